@@ -1,0 +1,1065 @@
+//! The kernel builder: kernels written as Rust closures over handle types.
+//!
+//! A kernel body is an ordinary Rust closure that runs once, when the kernel is built, and
+//! *records* what it does into the IR. Values of type [`Expr<T>`] stand for values computed on
+//! the device; ordinary Rust values and loops are compile-time constants and unrolled code
+//! (multi-staging): `for k in 0..4 { acc += x.at(i * 4 + k) }` emits four loads, while
+//! [`for_range`] emits a device loop.
+//!
+//! ```
+//! use strata::prelude::*;
+//! let saxpy = Kernel::build("saxpy", |k| {
+//!     let a = k.scalar::<f32>("a");
+//!     let x = k.read::<f32>("x");
+//!     let y = k.read_write::<f32>("y");
+//!     let i = global_id(0);
+//!     if_(i.lt(x.len()), || y.set(i, a * x.at(i) + y.at(i)));
+//! })
+//! .unwrap();
+//! ```
+//!
+//! Recording uses a per-thread context that [`Kernel::build`](crate::Kernel::build) opens and
+//! closes; the free functions ([`global_id`], [`if_`], [`barrier`], ...) and the operators on
+//! `Expr` append to the kernel being built. Calling them outside a build panics with a message
+//! saying so: that is a bug in the calling program, not bad input.
+
+mod math;
+mod ops;
+pub use math::{splat, vec2, vec3, vec4};
+pub mod types;
+
+use crate::ir::{
+    self, AtomicOp, Builtin, Expr as IrExpr, ExprId, Fence, GroupOp, Mem, ParamKind, Stmt, Type,
+    ValueId,
+};
+use std::cell::RefCell;
+use std::marker::PhantomData;
+pub use types::{
+    Arith, Bits, Element, Float, FloatArith, IntArith, Integer, KernelType, Numeric, ScalarType,
+    VectorType, WidensTo,
+};
+
+/// A value computed on the device, of kernel type `T`. Cheap to copy.
+#[derive(Clone, Copy)]
+pub struct Expr<T> {
+    pub(crate) id: ExprId,
+    trace: u32,
+    _t: PhantomData<fn() -> T>,
+}
+
+impl<T> std::fmt::Debug for Expr<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Expr(%{})", self.id.0)
+    }
+}
+
+/// How a gather reduction combines the values of all work-items.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum GatherOp {
+    /// Sum (integers wrap).
+    Add,
+    /// Minimum.
+    Min,
+    /// Maximum.
+    Max,
+}
+
+/// A gather reduction declared by a kernel: a hidden buffer parameter receiving one partial
+/// result per work-group.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GatherDecl {
+    /// Index of the hidden buffer parameter.
+    pub param: u32,
+    /// Combination.
+    pub op: GatherOp,
+    /// Element type.
+    pub ty: Type,
+}
+
+/// The result of recording a kernel.
+#[derive(Clone, Debug)]
+pub(crate) struct Traced {
+    pub function: ir::Function,
+    pub gathers: Vec<GatherDecl>,
+    pub errors: Vec<String>,
+}
+
+struct Trace {
+    id: u32,
+    f: ir::Function,
+    blocks: Vec<Vec<Stmt>>,
+    loops: Vec<ir::LoopId>,
+    errors: Vec<String>,
+    gathers: Vec<GatherDecl>,
+}
+
+thread_local! {
+    static TRACES: RefCell<Vec<Trace>> = const { RefCell::new(Vec::new()) };
+    static NEXT_TRACE: std::cell::Cell<u32> = const { std::cell::Cell::new(1) };
+}
+
+fn with<R>(f: impl FnOnce(&mut Trace) -> R) -> R {
+    TRACES.with(|t| {
+        let mut t = t.borrow_mut();
+        let tr = t.last_mut().expect(
+            "strata: kernel functions (global_id, if_, barrier, operators on Expr, ...) can only be used inside the closure given to Kernel::build",
+        );
+        f(tr)
+    })
+}
+
+/// Records the kernel `name` by running `body` once.
+pub(crate) fn trace(name: &str, body: impl FnOnce(&mut KernelDef)) -> Traced {
+    let id = NEXT_TRACE.with(|n| {
+        let v = n.get();
+        n.set(v.wrapping_add(1).max(1));
+        v
+    });
+    TRACES.with(|t| {
+        t.borrow_mut().push(Trace {
+            id,
+            f: ir::Function::new(name),
+            blocks: vec![Vec::new()],
+            loops: Vec::new(),
+            errors: Vec::new(),
+            gathers: Vec::new(),
+        })
+    });
+    struct Pop;
+    impl Drop for Pop {
+        fn drop(&mut self) {
+            TRACES.with(|t| {
+                t.borrow_mut().pop();
+            });
+        }
+    }
+    let guard = Pop;
+    body(&mut KernelDef { _private: () });
+    let mut tr = TRACES.with(|t| t.borrow_mut().pop()).expect("trace stack");
+    std::mem::forget(guard);
+    tr.f.body = tr.blocks.pop().unwrap_or_default();
+    if !tr.blocks.is_empty() {
+        tr.errors.push(
+            "a control-flow closure did not finish (was a panic caught inside the kernel body?)"
+                .into(),
+        );
+    }
+    Traced {
+        function: tr.f,
+        gathers: tr.gathers,
+        errors: tr.errors,
+    }
+}
+
+impl Trace {
+    fn intern(&mut self, e: IrExpr, ty: Type) -> ExprId {
+        self.f.exprs.intern(e, ty)
+    }
+    fn push(&mut self, s: Stmt) {
+        self.blocks.last_mut().expect("block").push(s);
+    }
+    fn check<T>(&mut self, e: Expr<T>) -> ExprId {
+        if e.trace != self.id {
+            self.errors.push(format!(
+                "an Expr recorded for another kernel (expression %{}) was used in kernel `{}`; values cannot cross kernels, pass them as parameters",
+                e.id.0, self.f.name
+            ));
+        }
+        e.id
+    }
+    fn expr<T>(&self, id: ExprId) -> Expr<T> {
+        Expr {
+            id,
+            trace: self.id,
+            _t: PhantomData,
+        }
+    }
+    fn new_value(&mut self, ty: Type, name: Option<String>) -> ValueId {
+        self.f.new_value(ty, name)
+    }
+    fn value_expr<T>(&mut self, v: ValueId, ty: Type) -> Expr<T> {
+        let id = self.intern(IrExpr::Value(v), ty);
+        self.expr(id)
+    }
+}
+
+/// Builds an expression node of type `R` from IR pieces.
+pub(crate) fn node<R: KernelType>(e: IrExpr) -> Expr<R> {
+    with(|t| {
+        let id = t.intern(e, R::TYPE);
+        t.expr(id)
+    })
+}
+
+/// Builds an expression node with an explicit type (for generic code whose result type is
+/// computed).
+pub(crate) fn node_typed<R>(e: IrExpr, ty: Type) -> Expr<R> {
+    with(|t| {
+        let id = t.intern(e, ty);
+        t.expr(id)
+    })
+}
+
+/// The id of `e` in the current kernel (recording an error if it belongs to another).
+pub(crate) fn id_of<T>(e: Expr<T>) -> ExprId {
+    with(|t| t.check(e))
+}
+
+fn record_error(msg: String) {
+    with(|t| t.errors.push(msg));
+}
+
+impl<T: KernelType> Expr<T> {
+    /// Gives the value a name that appears in the IR text and in generated code, and computes it
+    /// at this point.
+    pub fn named(self, name: &str) -> Expr<T> {
+        with(|t| {
+            let id = t.check(self);
+            let v = t.new_value(T::TYPE, Some(name.to_string()));
+            t.push(Stmt::Let { value: v, expr: id });
+            t.value_expr(v, T::TYPE)
+        })
+    }
+
+    /// The IR type of the value.
+    pub fn ty(self) -> Type {
+        T::TYPE
+    }
+}
+
+/// A constant.
+pub fn lit<T: ScalarType>(v: T) -> Expr<T> {
+    node(IrExpr::Literal(v.literal()))
+}
+
+impl<T: ScalarType> From<T> for Expr<T> {
+    fn from(v: T) -> Self {
+        lit(v)
+    }
+}
+
+macro_rules! widening_from {
+    ($($from:ty => $($to:ty),*;)*) => {$($(
+        impl From<Expr<$from>> for Expr<$to> {
+            /// Lossless implicit conversion.
+            fn from(e: Expr<$from>) -> Self {
+                e.cast::<$to>()
+            }
+        }
+    )*)*};
+}
+widening_from! {
+    i8 => i16, i32, i64, f32, f64;
+    i16 => i32, i64, f32, f64;
+    i32 => i64, f64;
+    u8 => u16, u32, u64, i16, i32, i64, f32, f64;
+    u16 => u32, u64, i32, i64, f32, f64;
+    u32 => u64, i64, f64;
+    f32 => f64;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Work-item ids
+
+fn builtin(b: Builtin) -> Expr<u32> {
+    if let Some(d) = b.dim() {
+        if d > 2 {
+            record_error(format!(
+                "{}({d}): the dimension must be 0, 1 or 2",
+                b.name()
+            ));
+        }
+    }
+    node(IrExpr::Builtin(b))
+}
+
+/// Index of this work-item in the launch, in dimension `dim` (0, 1 or 2). OpenCL
+/// `get_global_id`; CUDA `blockIdx * blockDim + threadIdx`.
+pub fn global_id(dim: u8) -> Expr<u32> {
+    builtin(Builtin::GlobalId(dim))
+}
+/// Index of this work-item in its work-group. OpenCL `get_local_id`; CUDA `threadIdx`.
+pub fn local_id(dim: u8) -> Expr<u32> {
+    builtin(Builtin::LocalId(dim))
+}
+/// Index of this work-group. OpenCL `get_group_id`; CUDA `blockIdx`.
+pub fn group_id(dim: u8) -> Expr<u32> {
+    builtin(Builtin::GroupId(dim))
+}
+/// Number of work-items in the launch. OpenCL `get_global_size`; CUDA `gridDim * blockDim`.
+pub fn global_size(dim: u8) -> Expr<u32> {
+    builtin(Builtin::GlobalSize(dim))
+}
+/// Number of work-items in a work-group. OpenCL `get_local_size`; CUDA `blockDim`.
+pub fn local_size(dim: u8) -> Expr<u32> {
+    builtin(Builtin::LocalSize(dim))
+}
+/// Number of work-groups. OpenCL `get_num_groups`; CUDA `gridDim`.
+pub fn num_groups(dim: u8) -> Expr<u32> {
+    builtin(Builtin::NumGroups(dim))
+}
+/// Linear index of this work-item in its work-group.
+pub fn local_linear_id() -> Expr<u32> {
+    builtin(Builtin::LocalLinearId)
+}
+/// Linear index of this work-group.
+pub fn group_linear_id() -> Expr<u32> {
+    builtin(Builtin::GroupLinearId)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Parameters and memory
+
+/// Handle given to the kernel closure; declares parameters, local memory and gathers, in
+/// launch order.
+pub struct KernelDef {
+    _private: (),
+}
+
+/// A buffer parameter holding elements of type `T`.
+#[derive(Clone, Copy, Debug)]
+pub struct BufferParam<T> {
+    param: u32,
+    trace: u32,
+    _t: PhantomData<fn() -> T>,
+}
+
+/// A local-memory array shared by the work-items of a work-group.
+#[derive(Clone, Copy, Debug)]
+pub struct LocalArray<T> {
+    index: u32,
+    trace: u32,
+    _t: PhantomData<fn() -> T>,
+}
+
+/// A private array: each work-item has its own.
+#[derive(Clone, Copy, Debug)]
+pub struct PrivateArray<T> {
+    index: u32,
+    trace: u32,
+    _t: PhantomData<fn() -> T>,
+}
+
+/// A private mutable variable. Reading it ([`Var::get`]) snapshots its current value.
+#[derive(Clone, Copy, Debug)]
+pub struct Var<T> {
+    index: u32,
+    trace: u32,
+    _t: PhantomData<fn() -> T>,
+}
+
+impl KernelDef {
+    fn param(&mut self, name: &str, kind: ParamKind) -> (u32, u32) {
+        with(|t| {
+            t.f.params.push(ir::Param {
+                name: name.to_string(),
+                kind,
+            });
+            (t.f.params.len() as u32 - 1, t.id)
+        })
+    }
+
+    /// A scalar parameter passed by value at launch.
+    pub fn scalar<T: ScalarType>(&mut self, name: &str) -> Expr<T> {
+        let (p, _) = self.param(name, ParamKind::Scalar(T::TYPE));
+        node(IrExpr::Param(p))
+    }
+
+    /// A buffer parameter with the given access.
+    pub fn buffer<T: Element>(&mut self, name: &str, access: ir::Access) -> BufferParam<T> {
+        let (param, trace) = self.param(
+            name,
+            ParamKind::Buffer {
+                elem: T::TYPE,
+                access,
+                len: None,
+            },
+        );
+        BufferParam {
+            param,
+            trace,
+            _t: PhantomData,
+        }
+    }
+
+    /// A buffer the kernel only reads.
+    pub fn read<T: Element>(&mut self, name: &str) -> BufferParam<T> {
+        self.buffer(name, ir::Access::Read)
+    }
+
+    /// A buffer the kernel only writes.
+    pub fn write<T: Element>(&mut self, name: &str) -> BufferParam<T> {
+        self.buffer(name, ir::Access::Write)
+    }
+
+    /// A buffer the kernel reads and writes (also needed for atomics).
+    pub fn read_write<T: Element>(&mut self, name: &str) -> BufferParam<T> {
+        self.buffer(name, ir::Access::ReadWrite)
+    }
+
+    /// A local-memory array of `len` elements, fixed when the kernel is built.
+    pub fn local_array<T: Element>(&mut self, name: &str, len: u32) -> LocalArray<T> {
+        with(|t| {
+            t.f.locals.push(ir::LocalDecl {
+                name: name.to_string(),
+                elem: T::TYPE,
+                len: ir::ArrayLen::Fixed(len),
+            });
+            LocalArray {
+                index: t.f.locals.len() as u32 - 1,
+                trace: t.id,
+                _t: PhantomData,
+            }
+        })
+    }
+
+    /// A local-memory array whose length is given at launch with [`LocalMem`](crate::LocalMem)
+    /// (it takes a parameter slot at this position).
+    pub fn local_array_dyn<T: Element>(&mut self, name: &str) -> LocalArray<T> {
+        let (p, _) = self.param(&format!("{name}_len"), ParamKind::LocalLen);
+        with(|t| {
+            t.f.locals.push(ir::LocalDecl {
+                name: name.to_string(),
+                elem: T::TYPE,
+                len: ir::ArrayLen::Param(p),
+            });
+            LocalArray {
+                index: t.f.locals.len() as u32 - 1,
+                trace: t.id,
+                _t: PhantomData,
+            }
+        })
+    }
+
+    fn gather<T: Numeric>(&mut self, value: Expr<T>, op: GatherOp) {
+        let n = with(|t| t.gathers.len());
+        let (param, _) = self.param(
+            &format!("gather{n}"),
+            ParamKind::Buffer {
+                elem: T::TYPE,
+                access: ir::Access::Write,
+                len: None,
+            },
+        );
+        let gop = match op {
+            GatherOp::Add => GroupOp::ReduceAdd,
+            GatherOp::Min => GroupOp::ReduceMin,
+            GatherOp::Max => GroupOp::ReduceMax,
+        };
+        let total = group_op(gop, value, None);
+        let out = BufferParam::<T> {
+            param,
+            trace: with(|t| t.id),
+            _t: PhantomData,
+        };
+        if_(local_linear_id().eq(0u32), || {
+            out.set(group_linear_id(), total)
+        });
+        with(|t| {
+            t.gathers.push(GatherDecl {
+                param,
+                op,
+                ty: T::TYPE,
+            })
+        });
+    }
+
+    /// Adds `value` over all work-items (Goopax `gather_add`); the launch returns the total
+    /// through [`Run::gather`](crate::Run::gather). Every work-item must reach this point.
+    pub fn gather_add<T: Numeric>(&mut self, value: Expr<T>) {
+        self.gather(value, GatherOp::Add)
+    }
+
+    /// The minimum of `value` over all work-items (Goopax `gather_min`).
+    pub fn gather_min<T: Numeric>(&mut self, value: Expr<T>) {
+        self.gather(value, GatherOp::Min)
+    }
+
+    /// The maximum of `value` over all work-items (Goopax `gather_max`).
+    pub fn gather_max<T: Numeric>(&mut self, value: Expr<T>) {
+        self.gather(value, GatherOp::Max)
+    }
+}
+
+/// Something that can index memory: an integer `Expr` or an integer constant.
+pub trait Index: Copy {
+    /// The index expression.
+    fn index_id(self) -> ExprId;
+}
+impl<T: Integer> Index for Expr<T> {
+    fn index_id(self) -> ExprId {
+        id_of(self)
+    }
+}
+macro_rules! const_index {
+    ($($t:ty),*) => {$(
+        impl Index for $t {
+            fn index_id(self) -> ExprId {
+                id_of(lit(self))
+            }
+        }
+    )*};
+}
+const_index!(i32, u32, i64, u64);
+impl Index for usize {
+    fn index_id(self) -> ExprId {
+        id_of(lit(self as u64))
+    }
+}
+
+fn load<T: KernelType>(mem: Mem, index: ExprId) -> Expr<T> {
+    with(|t| {
+        let v = t.new_value(T::TYPE, None);
+        t.push(Stmt::Load {
+            value: v,
+            mem,
+            index,
+        });
+        t.value_expr(v, T::TYPE)
+    })
+}
+
+fn store<T: KernelType>(mem: Mem, index: ExprId, value: Expr<T>) {
+    with(|t| {
+        let value = t.check(value);
+        t.push(Stmt::Store { mem, index, value });
+    })
+}
+
+fn atomic<T: KernelType>(
+    mem: Mem,
+    index: ExprId,
+    op: AtomicOp,
+    operand: Expr<T>,
+    compare: Option<Expr<T>>,
+) -> Expr<T> {
+    with(|t| {
+        let operand = t.check(operand);
+        let compare = compare.map(|c| t.check(c));
+        let v = t.new_value(T::TYPE, None);
+        t.push(Stmt::Atomic {
+            result: Some(v),
+            mem,
+            index,
+            op,
+            operand,
+            compare,
+        });
+        t.value_expr(v, T::TYPE)
+    })
+}
+
+fn check_handle(trace: u32, what: &str) {
+    with(|t| {
+        if t.id != trace {
+            t.errors.push(format!(
+                "a {what} of another kernel was used in kernel `{}`",
+                t.f.name
+            ));
+        }
+    })
+}
+
+macro_rules! memory_api {
+    ($ty:ident, $field:ident, $mem:expr, $what:literal) => {
+        impl<T: KernelType> $ty<T> {
+            fn mem(&self) -> Mem {
+                check_handle(self.trace, $what);
+                #[allow(clippy::redundant_closure_call)]
+                ($mem)(self.$field)
+            }
+            /// Reads element `i` (a snapshot: later stores do not change the returned value).
+            pub fn at(&self, i: impl Index) -> Expr<T> {
+                load(self.mem(), i.index_id())
+            }
+            /// Writes `value` to element `i`.
+            pub fn set(&self, i: impl Index, value: impl Into<Expr<T>>) {
+                store(self.mem(), i.index_id(), value.into())
+            }
+        }
+    };
+}
+
+memory_api!(BufferParam, param, Mem::Buffer, "buffer parameter");
+memory_api!(LocalArray, index, Mem::Local, "local array");
+memory_api!(PrivateArray, index, Mem::Private, "private array");
+
+macro_rules! atomics_api {
+    ($ty:ident) => {
+        impl<T: Numeric> $ty<T> {
+            /// Atomically adds `v` to element `i`; returns the old value. Integers wrap; `f32`
+            /// and `f64` are allowed.
+            pub fn atomic_add(&self, i: impl Index, v: impl Into<Expr<T>>) -> Expr<T> {
+                atomic(self.mem(), i.index_id(), AtomicOp::Add, v.into(), None)
+            }
+        }
+        impl<T: Integer> $ty<T> {
+            /// Atomically subtracts; returns the old value.
+            pub fn atomic_sub(&self, i: impl Index, v: impl Into<Expr<T>>) -> Expr<T> {
+                atomic(self.mem(), i.index_id(), AtomicOp::Sub, v.into(), None)
+            }
+            /// Atomic minimum; returns the old value.
+            pub fn atomic_min(&self, i: impl Index, v: impl Into<Expr<T>>) -> Expr<T> {
+                atomic(self.mem(), i.index_id(), AtomicOp::Min, v.into(), None)
+            }
+            /// Atomic maximum; returns the old value.
+            pub fn atomic_max(&self, i: impl Index, v: impl Into<Expr<T>>) -> Expr<T> {
+                atomic(self.mem(), i.index_id(), AtomicOp::Max, v.into(), None)
+            }
+            /// Atomic bitwise and; returns the old value.
+            pub fn atomic_and(&self, i: impl Index, v: impl Into<Expr<T>>) -> Expr<T> {
+                atomic(self.mem(), i.index_id(), AtomicOp::And, v.into(), None)
+            }
+            /// Atomic bitwise or; returns the old value.
+            pub fn atomic_or(&self, i: impl Index, v: impl Into<Expr<T>>) -> Expr<T> {
+                atomic(self.mem(), i.index_id(), AtomicOp::Or, v.into(), None)
+            }
+            /// Atomic bitwise xor; returns the old value.
+            pub fn atomic_xor(&self, i: impl Index, v: impl Into<Expr<T>>) -> Expr<T> {
+                atomic(self.mem(), i.index_id(), AtomicOp::Xor, v.into(), None)
+            }
+            /// Atomically replaces element `i` by `v`; returns the old value.
+            pub fn atomic_exchange(&self, i: impl Index, v: impl Into<Expr<T>>) -> Expr<T> {
+                atomic(self.mem(), i.index_id(), AtomicOp::Exchange, v.into(), None)
+            }
+            /// Atomically replaces element `i` by `new` if it equals `expected`; returns the old
+            /// value (equal to `expected` when the exchange happened).
+            pub fn atomic_compare_exchange(
+                &self,
+                i: impl Index,
+                expected: impl Into<Expr<T>>,
+                new: impl Into<Expr<T>>,
+            ) -> Expr<T> {
+                atomic(
+                    self.mem(),
+                    i.index_id(),
+                    AtomicOp::CompareExchange,
+                    new.into(),
+                    Some(expected.into()),
+                )
+            }
+        }
+    };
+}
+atomics_api!(BufferParam);
+atomics_api!(LocalArray);
+
+impl<T: KernelType> BufferParam<T> {
+    /// Number of elements of the buffer passed at launch.
+    pub fn len(&self) -> Expr<u32> {
+        check_handle(self.trace, "buffer parameter");
+        node(IrExpr::BufferLen(self.param))
+    }
+
+    /// Requires the buffer passed at launch to have exactly `n` elements (checked at launch).
+    pub fn expect_len(self, n: u64) -> Self {
+        with(|t| {
+            if let Some(ir::Param {
+                kind: ParamKind::Buffer { len, .. },
+                ..
+            }) = t.f.params.get_mut(self.param as usize)
+            {
+                *len = Some(n);
+            }
+        });
+        self
+    }
+}
+
+/// A private array of `len` elements.
+pub fn private_array<T: KernelType>(name: &str, len: u32) -> PrivateArray<T> {
+    with(|t| {
+        t.f.privates.push(ir::PrivateDecl {
+            name: name.to_string(),
+            elem: T::TYPE,
+            len: Some(len),
+        });
+        PrivateArray {
+            index: t.f.privates.len() as u32 - 1,
+            trace: t.id,
+            _t: PhantomData,
+        }
+    })
+}
+
+/// A private variable initialised to `init`.
+pub fn var<T: KernelType>(init: impl Into<Expr<T>>) -> Var<T> {
+    var_named("v", init)
+}
+
+/// A private variable with a name for the generated code.
+pub fn var_named<T: KernelType>(name: &str, init: impl Into<Expr<T>>) -> Var<T> {
+    let init = init.into();
+    let v = with(|t| {
+        t.f.privates.push(ir::PrivateDecl {
+            name: name.to_string(),
+            elem: T::TYPE,
+            len: None,
+        });
+        Var {
+            index: t.f.privates.len() as u32 - 1,
+            trace: t.id,
+            _t: PhantomData,
+        }
+    });
+    v.set(init);
+    v
+}
+
+impl<T: KernelType> Var<T> {
+    fn zero() -> ExprId {
+        id_of(lit(0u32))
+    }
+    /// The current value.
+    pub fn get(&self) -> Expr<T> {
+        check_handle(self.trace, "variable");
+        load(Mem::Private(self.index), Self::zero())
+    }
+    /// Assigns a new value.
+    pub fn set(&self, v: impl Into<Expr<T>>) {
+        check_handle(self.trace, "variable");
+        store(Mem::Private(self.index), Self::zero(), v.into())
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Control flow
+
+fn block(body: impl FnOnce()) -> Vec<Stmt> {
+    with(|t| t.blocks.push(Vec::new()));
+    body();
+    with(|t| t.blocks.pop().unwrap_or_default())
+}
+
+/// The continuation of an [`if_`], to add `else if` and `else` branches.
+pub struct IfChain {
+    depth: usize,
+    block_depth: usize,
+    block_len: usize,
+}
+
+/// Runs `then` on the work-items for which `cond` is true.
+pub fn if_(cond: impl Into<Expr<bool>>, then: impl FnOnce()) -> IfChain {
+    let cond = id_of(cond.into());
+    let then = block(then);
+    with(|t| {
+        t.push(Stmt::If {
+            cond,
+            then,
+            otherwise: Vec::new(),
+        });
+        IfChain {
+            depth: 0,
+            block_depth: t.blocks.len(),
+            block_len: t.blocks.last().map_or(0, Vec::len),
+        }
+    })
+}
+
+impl IfChain {
+    fn attach(&self, otherwise: Vec<Stmt>) -> bool {
+        with(|t| {
+            if t.blocks.len() != self.block_depth
+                || t.blocks.last().map_or(0, Vec::len) != self.block_len
+            {
+                t.errors.push("else_ / else_if must directly follow their if_ (nothing may be recorded in between)".into());
+                return false;
+            }
+            let mut s = t.blocks.last_mut().and_then(|b| b.last_mut());
+            for _ in 0..self.depth {
+                s = match s {
+                    Some(Stmt::If { otherwise, .. }) => otherwise.last_mut(),
+                    _ => None,
+                };
+            }
+            match s {
+                Some(Stmt::If { otherwise: o, .. }) => {
+                    *o = otherwise;
+                    true
+                }
+                _ => false,
+            }
+        })
+    }
+
+    /// Adds an `else if` branch.
+    pub fn else_if(self, cond: impl Into<Expr<bool>>, then: impl FnOnce()) -> IfChain {
+        let cond = cond.into();
+        let inner = block(|| {
+            let c = id_of(cond);
+            let then = block(then);
+            with(|t| {
+                t.push(Stmt::If {
+                    cond: c,
+                    then,
+                    otherwise: Vec::new(),
+                })
+            });
+        });
+        self.attach(inner);
+        IfChain {
+            depth: self.depth + 1,
+            ..self
+        }
+    }
+
+    /// Adds the `else` branch.
+    pub fn else_(self, otherwise: impl FnOnce()) {
+        let b = block(otherwise);
+        self.attach(b);
+    }
+}
+
+/// A loop, to `break` out of or `continue` from nested loops.
+#[derive(Clone, Copy, Debug)]
+pub struct LoopLabel {
+    id: ir::LoopId,
+    trace: u32,
+}
+
+impl LoopLabel {
+    /// Leaves this loop.
+    pub fn break_(self) {
+        self.jump(true)
+    }
+    /// Ends this loop's current iteration.
+    pub fn continue_(self) {
+        self.jump(false)
+    }
+    fn jump(self, brk: bool) {
+        with(|t| {
+            if t.id != self.trace || !t.loops.contains(&self.id) {
+                t.errors.push(format!(
+                    "{} of a loop that does not enclose this point",
+                    if brk { "break_" } else { "continue_" }
+                ));
+                return;
+            }
+            t.push(if brk {
+                Stmt::Break(self.id)
+            } else {
+                Stmt::Continue(self.id)
+            });
+        })
+    }
+}
+
+fn open_loop() -> ir::LoopId {
+    with(|t| {
+        let id = ir::LoopId(t.f.loop_count);
+        t.f.loop_count += 1;
+        t.loops.push(id);
+        id
+    })
+}
+
+fn close_loop() {
+    with(|t| {
+        t.loops.pop();
+    });
+}
+
+/// The innermost loop enclosing this point, to break out of it from deeper loops.
+pub fn current_loop() -> LoopLabel {
+    with(|t| match t.loops.last() {
+        Some(&id) => LoopLabel { id, trace: t.id },
+        None => {
+            t.errors.push("current_loop() outside of any loop".into());
+            LoopLabel {
+                id: ir::LoopId(u32::MAX),
+                trace: t.id,
+            }
+        }
+    })
+}
+
+/// Leaves the innermost loop.
+pub fn break_() {
+    with(|t| match t.loops.last() {
+        Some(&id) => t.push(Stmt::Break(id)),
+        None => t.errors.push("break_() outside of a loop".into()),
+    })
+}
+
+/// Ends the innermost loop's current iteration.
+pub fn continue_() {
+    with(|t| match t.loops.last() {
+        Some(&id) => t.push(Stmt::Continue(id)),
+        None => t.errors.push("continue_() outside of a loop".into()),
+    })
+}
+
+/// Ends this work-item.
+pub fn return_() {
+    with(|t| t.push(Stmt::Return))
+}
+
+/// A device loop `for i in start..end` (step 1).
+pub fn for_range<T: Integer>(
+    start: impl Into<Expr<T>>,
+    end: impl Into<Expr<T>>,
+    body: impl FnOnce(Expr<T>),
+) {
+    for_step(start, end, lit(num_one::<T>()), body)
+}
+
+fn num_one<T: Integer>() -> T {
+    crate::ir::eval::Num::from_i64(1)
+}
+
+/// A device loop from `start` while below `end` (or above, for a negative `step`), adding
+/// `step` after each iteration. A zero step is an error.
+pub fn for_step<T: Integer>(
+    start: impl Into<Expr<T>>,
+    end: impl Into<Expr<T>>,
+    step: impl Into<Expr<T>>,
+    body: impl FnOnce(Expr<T>),
+) {
+    let (start, end, step) = (id_of(start.into()), id_of(end.into()), id_of(step.into()));
+    let id = open_loop();
+    let (var, i) = with(|t| {
+        let v = t.new_value(T::TYPE, Some("i".into()));
+        (v, t.value_expr::<T>(v, T::TYPE))
+    });
+    let body = block(|| body(i));
+    close_loop();
+    with(|t| {
+        t.push(Stmt::For {
+            id,
+            var,
+            start,
+            end,
+            step,
+            body,
+        })
+    });
+}
+
+/// A device loop that runs `body` while `cond()` is true; `cond` is recorded at the top of
+/// every iteration.
+pub fn while_(cond: impl FnOnce() -> Expr<bool>, body: impl FnOnce()) {
+    let id = open_loop();
+    let body = block(|| {
+        let c = cond();
+        if_(!c, || with(|t| t.push(Stmt::Break(id))));
+        body();
+    });
+    close_loop();
+    with(|t| t.push(Stmt::Loop { id, body }));
+}
+
+/// A device loop that runs until [`break_`].
+pub fn loop_(body: impl FnOnce()) {
+    let id = open_loop();
+    let body = block(body);
+    close_loop();
+    with(|t| t.push(Stmt::Loop { id, body }));
+}
+
+/// `if cond { a } else { b }` as a value, computed without branching.
+pub fn select<T: KernelType>(
+    cond: impl Into<Expr<bool>>,
+    a: impl Into<Expr<T>>,
+    b: impl Into<Expr<T>>,
+) -> Expr<T> {
+    let (c, a, b) = (id_of(cond.into()), id_of(a.into()), id_of(b.into()));
+    node(IrExpr::Select(c, a, b))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Synchronisation and collectives
+
+/// Waits for every work-item of the work-group, and orders local and global memory.
+/// OpenCL `barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)`; CUDA `__syncthreads()`.
+pub fn barrier() {
+    with(|t| {
+        t.push(Stmt::Barrier(Fence {
+            local: true,
+            global: true,
+        }))
+    })
+}
+/// A barrier that orders local memory only.
+pub fn barrier_local() {
+    with(|t| {
+        t.push(Stmt::Barrier(Fence {
+            local: true,
+            global: false,
+        }))
+    })
+}
+/// A barrier that orders global memory only.
+pub fn barrier_global() {
+    with(|t| {
+        t.push(Stmt::Barrier(Fence {
+            local: false,
+            global: true,
+        }))
+    })
+}
+/// Orders this work-item's memory accesses (local and global). OpenCL `mem_fence`; CUDA
+/// `__threadfence()`.
+pub fn mem_fence() {
+    with(|t| {
+        t.push(Stmt::MemFence(Fence {
+            local: true,
+            global: true,
+        }))
+    })
+}
+
+fn group_op<T: KernelType>(op: GroupOp, arg: Expr<T>, source: Option<Expr<u32>>) -> Expr<T> {
+    with(|t| {
+        let arg = t.check(arg);
+        let source = source.map(|s| t.check(s));
+        let v = t.new_value(T::TYPE, None);
+        t.push(Stmt::Group {
+            value: v,
+            op,
+            arg,
+            source,
+        });
+        t.value_expr(v, T::TYPE)
+    })
+}
+
+/// Sum of `x` over the work-group (every work-item must call it).
+pub fn group_reduce_add<T: Numeric>(x: Expr<T>) -> Expr<T> {
+    group_op(GroupOp::ReduceAdd, x, None)
+}
+/// Minimum of `x` over the work-group.
+pub fn group_reduce_min<T: Numeric>(x: Expr<T>) -> Expr<T> {
+    group_op(GroupOp::ReduceMin, x, None)
+}
+/// Maximum of `x` over the work-group.
+pub fn group_reduce_max<T: Numeric>(x: Expr<T>) -> Expr<T> {
+    group_op(GroupOp::ReduceMax, x, None)
+}
+/// Sum of `x` over work-items `0..=local_linear_id()`.
+pub fn group_scan_inclusive_add<T: Numeric>(x: Expr<T>) -> Expr<T> {
+    group_op(GroupOp::ScanInclusiveAdd, x, None)
+}
+/// Sum of `x` over work-items `0..local_linear_id()`.
+pub fn group_scan_exclusive_add<T: Numeric>(x: Expr<T>) -> Expr<T> {
+    group_op(GroupOp::ScanExclusiveAdd, x, None)
+}
+/// Minimum of `x` over work-items `0..=local_linear_id()`.
+pub fn group_scan_inclusive_min<T: Numeric>(x: Expr<T>) -> Expr<T> {
+    group_op(GroupOp::ScanInclusiveMin, x, None)
+}
+/// Maximum of `x` over work-items `0..=local_linear_id()`.
+pub fn group_scan_inclusive_max<T: Numeric>(x: Expr<T>) -> Expr<T> {
+    group_op(GroupOp::ScanInclusiveMax, x, None)
+}
+/// The value of `x` in the work-item whose local linear id is `source`.
+pub fn group_broadcast<T: KernelType>(x: Expr<T>, source: impl Into<Expr<u32>>) -> Expr<T> {
+    group_op(GroupOp::Broadcast, x, Some(source.into()))
+}
+/// `true` if `b` is true in any work-item of the work-group.
+pub fn group_any(b: impl Into<Expr<bool>>) -> Expr<bool> {
+    group_op(GroupOp::Any, b.into(), None)
+}
+/// `true` if `b` is true in every work-item of the work-group.
+pub fn group_all(b: impl Into<Expr<bool>>) -> Expr<bool> {
+    group_op(GroupOp::All, b.into(), None)
+}

@@ -1,0 +1,170 @@
+//! Rust types that kernels compute with, and how they map to IR types.
+//!
+//! Scalars are Rust's own (`f32`, `u32`, `bool`, ...); vectors are Rust arrays `[T; 2]`,
+//! `[T; 3]` and `[T; 4]`. [`Element`]s are the types a [`Buffer`](crate::Buffer) can hold.
+
+use crate::ir::{Literal, Scalar, Type};
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// A type a kernel value can have: a scalar or a vector of 2 to 4 scalars.
+pub trait KernelType: Copy + Send + Sync + 'static + sealed::Sealed {
+    /// The IR type.
+    const TYPE: Type;
+}
+
+/// A scalar kernel type.
+pub trait ScalarType: KernelType {
+    /// The IR scalar.
+    const SCALAR: Scalar;
+    /// The value as an IR literal.
+    fn literal(self) -> Literal;
+}
+
+/// A numeric scalar (integers and floats).
+pub trait Numeric: ScalarType + bytemuck::Pod + PartialOrd + crate::ir::eval::Num {}
+/// An integer scalar.
+pub trait Integer: Numeric + crate::ir::eval::Int {}
+/// A float scalar (`f32`, `f64`).
+pub trait Float: Numeric + crate::ir::eval::Float {}
+
+/// A type a buffer can hold: numeric scalars and 2- or 4-vectors of them.
+pub trait Element: KernelType + bytemuck::Pod {}
+
+macro_rules! scalar {
+    ($t:ty, $s:ident, $($marker:ident),*) => {
+        impl sealed::Sealed for $t {}
+        impl KernelType for $t {
+            const TYPE: Type = Type::scalar(Scalar::$s);
+        }
+        impl ScalarType for $t {
+            const SCALAR: Scalar = Scalar::$s;
+            fn literal(self) -> Literal {
+                crate::ir::eval::Num::to_lit(self)
+            }
+        }
+        impl Element for $t {}
+        impl Numeric for $t {}
+        $( impl $marker for $t {} )*
+        impl sealed::Sealed for [$t; 2] {}
+        impl sealed::Sealed for [$t; 3] {}
+        impl sealed::Sealed for [$t; 4] {}
+        impl KernelType for [$t; 2] {
+            const TYPE: Type = Type::vector(Scalar::$s, 2);
+        }
+        impl KernelType for [$t; 3] {
+            const TYPE: Type = Type::vector(Scalar::$s, 3);
+        }
+        impl KernelType for [$t; 4] {
+            const TYPE: Type = Type::vector(Scalar::$s, 4);
+        }
+        impl Element for [$t; 2] {}
+        impl Element for [$t; 4] {}
+    };
+}
+
+scalar!(i8, I8, Integer);
+scalar!(i16, I16, Integer);
+scalar!(i32, I32, Integer);
+scalar!(i64, I64, Integer);
+scalar!(u8, U8, Integer);
+scalar!(u16, U16, Integer);
+scalar!(u32, U32, Integer);
+scalar!(u64, U64, Integer);
+scalar!(f32, F32, Float);
+scalar!(f64, F64, Float);
+
+impl sealed::Sealed for bool {}
+impl KernelType for bool {
+    const TYPE: Type = Type::BOOL;
+}
+impl ScalarType for bool {
+    const SCALAR: Scalar = Scalar::Bool;
+    fn literal(self) -> Literal {
+        Literal::bool(self)
+    }
+}
+impl sealed::Sealed for [bool; 2] {}
+impl sealed::Sealed for [bool; 3] {}
+impl sealed::Sealed for [bool; 4] {}
+impl KernelType for [bool; 2] {
+    const TYPE: Type = Type::vector(Scalar::Bool, 2);
+}
+impl KernelType for [bool; 3] {
+    const TYPE: Type = Type::vector(Scalar::Bool, 3);
+}
+impl KernelType for [bool; 4] {
+    const TYPE: Type = Type::vector(Scalar::Bool, 4);
+}
+
+/// A vector kernel type `[T; N]`.
+pub trait VectorType: KernelType {
+    /// Component type.
+    type Component: ScalarType;
+    /// Number of components.
+    const WIDTH: u8;
+}
+
+impl<T: ScalarType, const N: usize> VectorType for [T; N]
+where
+    [T; N]: KernelType,
+{
+    type Component = T;
+    const WIDTH: u8 = N as u8;
+}
+
+/// Implemented by `From` when a conversion is lossless, which is when strata converts
+/// implicitly (see [`Scalar::widens_to`]).
+pub trait WidensTo<T> {}
+
+macro_rules! widens {
+    ($from:ty => $($to:ty),*) => { $( impl WidensTo<$to> for $from {} )* };
+}
+widens!(i8 => i16, i32, i64, f32, f64);
+widens!(i16 => i32, i64, f32, f64);
+widens!(i32 => i64, f64);
+widens!(u8 => u16, u32, u64, i16, i32, i64, f32, f64);
+widens!(u16 => u32, u64, i32, i64, f32, f64);
+widens!(u32 => u64, i64, f64);
+widens!(f32 => f64);
+
+/// Types with arithmetic (`+ - * / %`, `min`, `max`, comparisons): numeric scalars and vectors.
+pub trait Arith: KernelType {
+    /// The matching `bool` type: `bool` for scalars, `[bool; N]` for vectors.
+    type Mask: KernelType;
+    /// The component type.
+    type Component: Numeric;
+}
+/// Integer scalars and vectors (bitwise operators, shifts, integer built-ins).
+pub trait IntArith: Arith {}
+/// Float scalars and vectors (the float math built-ins).
+pub trait FloatArith: Arith {}
+/// Types with `& | ^ !`: integers, `bool`, and vectors of them.
+pub trait Bits: KernelType {}
+
+macro_rules! arith {
+    ($marker:ident: $($t:ty),*) => {$(
+        impl Arith for $t { type Mask = bool; type Component = $t; }
+        impl Arith for [$t; 2] { type Mask = [bool; 2]; type Component = $t; }
+        impl Arith for [$t; 3] { type Mask = [bool; 3]; type Component = $t; }
+        impl Arith for [$t; 4] { type Mask = [bool; 4]; type Component = $t; }
+        impl $marker for $t {}
+        impl $marker for [$t; 2] {}
+        impl $marker for [$t; 3] {}
+        impl $marker for [$t; 4] {}
+    )*};
+}
+arith!(IntArith: i8, i16, i32, i64, u8, u16, u32, u64);
+arith!(FloatArith: f32, f64);
+
+macro_rules! bits {
+    ($($t:ty),*) => {$(
+        impl Bits for $t {}
+        impl Bits for [$t; 2] {}
+        impl Bits for [$t; 3] {}
+        impl Bits for [$t; 4] {}
+    )*};
+}
+bits!(bool, i8, i16, i32, i64, u8, u16, u32, u64);

@@ -1,0 +1,1498 @@
+//! Lowering of validated IR to a register program, and its lockstep execution.
+//!
+//! Lowering gives every expression and every value a register (a [`Column`] holding one value
+//! per work-item of the group) and attaches to each statement the operations that compute the
+//! expressions it needs, in operand order, skipping those already computed in an enclosing
+//! scope. Leaves (literals, parameters, sizes, ids) are computed once per worker or per group.
+//!
+//! Execution walks the statement tree with an execution mask. `break`, `continue` and `return`
+//! remove work-items from the masks of the enclosing blocks until the loop iteration, the loop
+//! or the kernel ends.
+
+use super::cpu_mem;
+use crate::error::{Error, Result, WorkItem};
+use crate::ir::eval::{self, with_int, with_scalar, Column, EvalError, Num};
+use crate::ir::{
+    self, AtomicOp, BinaryOp, Builtin, Expr, ExprId, GroupOp, Literal, LoopId, MathFn, Mem, Scalar,
+    Stmt, Type, UnaryOp, ValidFunction,
+};
+use crate::runtime::{ArgValue, NdRange};
+use rayon::prelude::*;
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering};
+
+type Reg = u32;
+
+#[derive(Clone, Debug)]
+enum Op {
+    Lit {
+        dst: Reg,
+        lit: Literal,
+    },
+    Param {
+        dst: Reg,
+        p: usize,
+    },
+    BufLen {
+        dst: Reg,
+        p: usize,
+    },
+    Builtin {
+        dst: Reg,
+        b: Builtin,
+    },
+    Unary {
+        dst: Reg,
+        op: UnaryOp,
+        a: Reg,
+        s: Scalar,
+        w: usize,
+    },
+    Binary {
+        dst: Reg,
+        op: BinaryOp,
+        a: Reg,
+        b: Reg,
+        s: Scalar,
+        w: usize,
+    },
+    Select {
+        dst: Reg,
+        c: Reg,
+        a: Reg,
+        b: Reg,
+        s: Scalar,
+        w: usize,
+        cw: usize,
+    },
+    Cast {
+        dst: Reg,
+        a: Reg,
+        from: Scalar,
+        to: Scalar,
+        w: usize,
+    },
+    Bitcast {
+        dst: Reg,
+        a: Reg,
+        bytes: usize,
+    },
+    Math {
+        dst: Reg,
+        f: MathFn,
+        args: Vec<Reg>,
+        s: Scalar,
+        w: usize,
+    },
+    Splat {
+        dst: Reg,
+        a: Reg,
+        size: usize,
+        w: usize,
+    },
+    Compose {
+        dst: Reg,
+        parts: Vec<Reg>,
+        size: usize,
+    },
+    Extract {
+        dst: Reg,
+        a: Reg,
+        i: usize,
+        size: usize,
+    },
+}
+
+#[derive(Clone, Copy, Debug)]
+struct MemRef {
+    mem: Mem,
+    elem: Type,
+}
+
+#[derive(Clone, Debug)]
+enum CStmt {
+    Let {
+        ops: Vec<Op>,
+        value: Reg,
+        src: Reg,
+        bytes: usize,
+    },
+    Load {
+        ops: Vec<Op>,
+        value: Reg,
+        m: MemRef,
+        index: Reg,
+        is: Scalar,
+    },
+    Store {
+        ops: Vec<Op>,
+        m: MemRef,
+        index: Reg,
+        is: Scalar,
+        value: Reg,
+    },
+    Atomic {
+        ops: Vec<Op>,
+        result: Option<Reg>,
+        m: MemRef,
+        index: Reg,
+        is: Scalar,
+        op: AtomicOp,
+        operand: Reg,
+        compare: Option<Reg>,
+    },
+    If {
+        ops: Vec<Op>,
+        cond: Reg,
+        then: Vec<CStmt>,
+        els: Vec<CStmt>,
+        exits: bool,
+    },
+    For {
+        ops: Vec<Op>,
+        id: LoopId,
+        var: Reg,
+        start: Reg,
+        end: Reg,
+        step: Reg,
+        s: Scalar,
+        body: Vec<CStmt>,
+        exits: bool,
+    },
+    Loop {
+        id: LoopId,
+        body: Vec<CStmt>,
+        exits: bool,
+    },
+    Break(LoopId),
+    Continue(LoopId),
+    Return,
+    Barrier,
+    Fence,
+    Group {
+        ops: Vec<Op>,
+        value: Reg,
+        op: GroupOp,
+        arg: Reg,
+        source: Option<Reg>,
+        ty: Type,
+    },
+}
+
+impl CStmt {
+    fn exits(&self) -> bool {
+        match self {
+            CStmt::Break(_) | CStmt::Continue(_) | CStmt::Return => true,
+            CStmt::If { exits, .. } | CStmt::For { exits, .. } | CStmt::Loop { exits, .. } => {
+                *exits
+            }
+            _ => false,
+        }
+    }
+}
+
+/// A kernel lowered for the CPU backend.
+pub(crate) struct Program {
+    name: String,
+    param_names: Vec<String>,
+    once: Vec<Op>,
+    per_group: Vec<Op>,
+    body: Vec<CStmt>,
+    n_regs: usize,
+    locals: Vec<(Type, ir::ArrayLen, String)>,
+    privates: Vec<(Type, u32, String)>,
+}
+
+struct Lowering<'a> {
+    f: &'a ir::Function,
+    n_exprs: u32,
+    avail: HashSet<ExprId>,
+    scopes: Vec<Vec<ExprId>>,
+}
+
+fn block_exits(b: &ir::Block) -> bool {
+    let mut e = false;
+    ir::walk_block(b, &mut |s| {
+        e |= matches!(s, Stmt::Break(_) | Stmt::Continue(_) | Stmt::Return)
+    });
+    e
+}
+
+impl Lowering<'_> {
+    fn reg(&self, e: ExprId) -> Reg {
+        match self.f.exprs.get(e) {
+            Expr::Value(v) => self.n_exprs + v.0,
+            _ => e.0,
+        }
+    }
+
+    fn value_reg(&self, v: ir::ValueId) -> Reg {
+        self.n_exprs + v.0
+    }
+
+    fn need(&mut self, e: ExprId, ops: &mut Vec<Op>) {
+        if self.avail.contains(&e) {
+            return;
+        }
+        let ex = self.f.exprs.get(e).clone();
+        if matches!(ex, Expr::Value(_)) {
+            return;
+        }
+        for o in ir::expr_operands(&ex) {
+            self.need(o, ops);
+        }
+        let ty = self.f.exprs.ty(e);
+        let dst = e.0;
+        let r = |x: ExprId| self.reg(x);
+        let op = match ex {
+            Expr::Unary(op, a) => Op::Unary {
+                dst,
+                op,
+                a: r(a),
+                s: ty.scalar,
+                w: ty.width as usize,
+            },
+            Expr::Binary(op, a, b) => {
+                let at = self.f.exprs.ty(a);
+                Op::Binary {
+                    dst,
+                    op,
+                    a: r(a),
+                    b: r(b),
+                    s: at.scalar,
+                    w: at.width as usize,
+                }
+            }
+            Expr::Select(c, a, b) => Op::Select {
+                dst,
+                c: r(c),
+                a: r(a),
+                b: r(b),
+                s: ty.scalar,
+                w: ty.width as usize,
+                cw: self.f.exprs.ty(c).width as usize,
+            },
+            Expr::Cast(a, to) => Op::Cast {
+                dst,
+                a: r(a),
+                from: self.f.exprs.ty(a).scalar,
+                to,
+                w: ty.width as usize,
+            },
+            Expr::Bitcast(a, _) => Op::Bitcast {
+                dst,
+                a: r(a),
+                bytes: ty.size(),
+            },
+            Expr::Math(f, args) => {
+                let at = self.f.exprs.ty(args[0]);
+                Op::Math {
+                    dst,
+                    f,
+                    args: args.iter().map(|&x| r(x)).collect(),
+                    s: at.scalar,
+                    w: at.width as usize,
+                }
+            }
+            Expr::Splat(a, w) => Op::Splat {
+                dst,
+                a: r(a),
+                size: ty.scalar.size(),
+                w: w as usize,
+            },
+            Expr::Compose(parts) => Op::Compose {
+                dst,
+                parts: parts.iter().map(|&x| r(x)).collect(),
+                size: ty.scalar.size(),
+            },
+            Expr::Extract(a, i) => Op::Extract {
+                dst,
+                a: r(a),
+                i: i as usize,
+                size: ty.scalar.size(),
+            },
+            Expr::Literal(_)
+            | Expr::Param(_)
+            | Expr::BufferLen(_)
+            | Expr::Builtin(_)
+            | Expr::Value(_) => {
+                unreachable!("leaves are computed up front")
+            }
+        };
+        ops.push(op);
+        self.avail.insert(e);
+        self.scopes.last_mut().unwrap().push(e);
+    }
+
+    fn needs(&mut self, es: &[ExprId]) -> Vec<Op> {
+        let mut ops = Vec::new();
+        for &e in es {
+            self.need(e, &mut ops);
+        }
+        ops
+    }
+
+    fn block(&mut self, b: &ir::Block) -> Vec<CStmt> {
+        self.scopes.push(Vec::new());
+        let out = b.iter().map(|s| self.stmt(s)).collect();
+        for e in self.scopes.pop().unwrap() {
+            self.avail.remove(&e);
+        }
+        out
+    }
+
+    fn mref(&self, mem: Mem) -> MemRef {
+        MemRef {
+            mem,
+            elem: self.f.mem_elem(mem).expect("validated"),
+        }
+    }
+
+    fn stmt(&mut self, s: &Stmt) -> CStmt {
+        let ops = self.needs(&ir::stmt_operands(s));
+        let is = |l: &Self, i: ExprId| l.f.exprs.ty(i).scalar;
+        match s {
+            Stmt::Let { value, expr } => CStmt::Let {
+                ops,
+                value: self.value_reg(*value),
+                src: self.reg(*expr),
+                bytes: self.f.exprs.ty(*expr).size(),
+            },
+            Stmt::Load { value, mem, index } => CStmt::Load {
+                ops,
+                value: self.value_reg(*value),
+                m: self.mref(*mem),
+                index: self.reg(*index),
+                is: is(self, *index),
+            },
+            Stmt::Store { mem, index, value } => CStmt::Store {
+                ops,
+                m: self.mref(*mem),
+                index: self.reg(*index),
+                is: is(self, *index),
+                value: self.reg(*value),
+            },
+            Stmt::Atomic {
+                result,
+                mem,
+                index,
+                op,
+                operand,
+                compare,
+            } => CStmt::Atomic {
+                ops,
+                result: result.map(|v| self.value_reg(v)),
+                m: self.mref(*mem),
+                index: self.reg(*index),
+                is: is(self, *index),
+                op: *op,
+                operand: self.reg(*operand),
+                compare: compare.map(|c| self.reg(c)),
+            },
+            Stmt::If {
+                cond,
+                then,
+                otherwise,
+            } => CStmt::If {
+                ops,
+                cond: self.reg(*cond),
+                exits: block_exits(then) || block_exits(otherwise),
+                then: self.block(then),
+                els: self.block(otherwise),
+            },
+            Stmt::For {
+                id,
+                var,
+                start,
+                end,
+                step,
+                body,
+            } => CStmt::For {
+                ops,
+                id: *id,
+                var: self.value_reg(*var),
+                start: self.reg(*start),
+                end: self.reg(*end),
+                step: self.reg(*step),
+                s: is(self, *start),
+                exits: block_exits(body),
+                body: self.block(body),
+            },
+            Stmt::Loop { id, body } => CStmt::Loop {
+                id: *id,
+                exits: block_exits(body),
+                body: self.block(body),
+            },
+            Stmt::Break(id) => CStmt::Break(*id),
+            Stmt::Continue(id) => CStmt::Continue(*id),
+            Stmt::Return => CStmt::Return,
+            Stmt::Barrier(_) => CStmt::Barrier,
+            Stmt::MemFence(_) => CStmt::Fence,
+            Stmt::Group {
+                value,
+                op,
+                arg,
+                source,
+            } => CStmt::Group {
+                ops,
+                value: self.value_reg(*value),
+                op: *op,
+                arg: self.reg(*arg),
+                source: source.map(|x| self.reg(x)),
+                ty: self.f.exprs.ty(*arg),
+            },
+        }
+    }
+}
+
+impl Program {
+    /// Lowers a validated function.
+    pub(crate) fn lower(vf: &ValidFunction) -> Program {
+        let f = vf.function();
+        let n_exprs = f.exprs.len() as u32;
+        let mut once = Vec::new();
+        let mut per_group = Vec::new();
+        let mut avail = HashSet::new();
+        for (id, e, _) in f.exprs.iter() {
+            let dst = id.0;
+            let op = match e {
+                Expr::Literal(l) => Op::Lit { dst, lit: *l },
+                Expr::Param(p) => Op::Param {
+                    dst,
+                    p: *p as usize,
+                },
+                Expr::BufferLen(p) => Op::BufLen {
+                    dst,
+                    p: *p as usize,
+                },
+                Expr::Builtin(b) => Op::Builtin { dst, b: *b },
+                _ => continue,
+            };
+            let group_dependent = matches!(
+                e,
+                Expr::Builtin(Builtin::GlobalId(_) | Builtin::GroupId(_) | Builtin::GroupLinearId)
+            );
+            if group_dependent {
+                per_group.push(op)
+            } else {
+                once.push(op)
+            }
+            avail.insert(id);
+        }
+        let mut l = Lowering {
+            f,
+            n_exprs,
+            avail,
+            scopes: vec![Vec::new()],
+        };
+        let body = l.block(&f.body);
+        Program {
+            name: f.name.clone(),
+            param_names: f.params.iter().map(|p| p.name.clone()).collect(),
+            once,
+            per_group,
+            body,
+            n_regs: (n_exprs as usize) + f.values.len(),
+            locals: f
+                .locals
+                .iter()
+                .map(|d| (d.elem, d.len, d.name.clone()))
+                .collect(),
+            privates: f
+                .privates
+                .iter()
+                .map(|d| (d.elem, d.count(), d.name.clone()))
+                .collect(),
+        }
+    }
+
+    /// Runs the program over `range` with resolved arguments.
+    pub(crate) fn launch(
+        &self,
+        _f: &ValidFunction,
+        range: NdRange,
+        args: &[ArgValue],
+    ) -> Result<()> {
+        if range.is_empty() {
+            return Ok(());
+        }
+        let local = range.local_size().expect("resolved range");
+        let groups = range.groups();
+        let total = range.group_count();
+        let globals: Vec<Global> = args
+            .iter()
+            .map(|a| match a {
+                ArgValue::Buffer { mem, len, .. } => Global {
+                    base: cpu_mem(mem).base(),
+                    len: *len,
+                },
+                _ => Global {
+                    base: std::ptr::null(),
+                    len: 0,
+                },
+            })
+            .collect();
+        let threads = rayon::current_num_threads().max(1);
+        let chunks = total.min(threads * 4).max(1);
+        let stop = AtomicBool::new(false);
+        let ctx = Ctx {
+            prog: self,
+            args,
+            globals: &globals,
+            local,
+            groups,
+            global: range.global_size(),
+            stop: &stop,
+        };
+        let results: Vec<Result<()>> = (0..chunks)
+            .into_par_iter()
+            .map(|c| {
+                let lo = c * total / chunks;
+                let hi = (c + 1) * total / chunks;
+                let mut w = Worker::new(&ctx)?;
+                for g in lo..hi {
+                    if stop.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    if let Err(e) = w.run_group(g) {
+                        stop.store(true, Ordering::Relaxed);
+                        return Err(e);
+                    }
+                }
+                Ok(())
+            })
+            .collect();
+        results.into_iter().collect::<Result<Vec<()>>>().map(|_| ())
+    }
+}
+
+/// A buffer argument as the interpreter sees it.
+struct Global {
+    base: *const u8,
+    len: u64,
+}
+
+// SAFETY: the pointers point into `CpuMem`s kept alive by the launch command for the whole
+// launch, and are only accessed through atomics.
+unsafe impl Sync for Global {}
+unsafe impl Send for Global {}
+
+struct Ctx<'a> {
+    prog: &'a Program,
+    args: &'a [ArgValue],
+    globals: &'a [Global],
+    local: [usize; 3],
+    groups: [usize; 3],
+    global: [usize; 3],
+    stop: &'a AtomicBool,
+}
+
+struct Frame {
+    id: LoopId,
+    broken: Vec<bool>,
+    continued: Vec<bool>,
+}
+
+struct Worker<'a> {
+    c: &'a Ctx<'a>,
+    lanes: usize,
+    regs: Vec<Column>,
+    locals: Vec<Column>,
+    local_lens: Vec<u64>,
+    privates: Vec<Column>,
+    returned: Vec<bool>,
+    frames: Vec<Frame>,
+    group: [u32; 3],
+    masks: Vec<Vec<bool>>,
+    idx: Vec<i64>,
+}
+
+macro_rules! words {
+    ($size:expr, $W:ident, $A:ident => $body:expr) => {
+        match $size {
+            1 => {
+                type $W = u8;
+                type $A = AtomicU8;
+                $body
+            }
+            2 => {
+                type $W = u16;
+                type $A = AtomicU16;
+                $body
+            }
+            4 => {
+                type $W = u32;
+                type $A = AtomicU32;
+                $body
+            }
+            _ => {
+                type $W = u64;
+                type $A = AtomicU64;
+                $body
+            }
+        }
+    };
+}
+
+impl<'a> Worker<'a> {
+    fn new(c: &'a Ctx<'a>) -> Result<Worker<'a>> {
+        let lanes: usize = c.local.iter().product();
+        let p = c.prog;
+        let mut local_lens = Vec::new();
+        let mut locals = Vec::new();
+        for (elem, len, _) in &p.locals {
+            let n = match len {
+                ir::ArrayLen::Fixed(n) => *n as u64,
+                ir::ArrayLen::Param(q) => match c.args[*q as usize] {
+                    ArgValue::LocalLen(n) => n as u64,
+                    _ => 0,
+                },
+            };
+            local_lens.push(n);
+            locals.push(Column::zeroed(n as usize * elem.size()));
+        }
+        let privates = p
+            .privates
+            .iter()
+            .map(|(elem, n, _)| Column::zeroed(lanes * *n as usize * elem.size()))
+            .collect();
+        let mut w = Worker {
+            c,
+            lanes,
+            regs: vec![Column::default(); p.n_regs],
+            locals,
+            local_lens,
+            privates,
+            returned: vec![false; lanes],
+            frames: Vec::new(),
+            group: [0; 3],
+            masks: Vec::new(),
+            idx: vec![0; lanes],
+        };
+        let ops = &c.prog.once;
+        let all = vec![true; lanes];
+        w.run_ops(ops, &all)?;
+        Ok(w)
+    }
+
+    fn item(&self, l: usize) -> WorkItem {
+        let [lx, ly, _] = self.c.local;
+        let local = [
+            (l % lx) as u32,
+            ((l / lx) % ly) as u32,
+            (l / (lx * ly)) as u32,
+        ];
+        let global = [0, 1, 2].map(|d| self.group[d] * self.c.local[d] as u32 + local[d]);
+        WorkItem {
+            global,
+            local,
+            group: self.group,
+        }
+    }
+
+    fn fault(&self, l: usize, message: impl Into<String>) -> Error {
+        Error::KernelFault {
+            kernel: self.c.prog.name.clone(),
+            message: message.into(),
+            item: self.item(l),
+        }
+    }
+
+    fn run_group(&mut self, g: usize) -> Result<()> {
+        let [gx, gy, _] = self.c.groups;
+        self.group = [
+            (g % gx) as u32,
+            ((g / gx) % gy) as u32,
+            (g / (gx * gy)) as u32,
+        ];
+        let all = vec![true; self.lanes];
+        let per_group = &self.c.prog.per_group;
+        self.run_ops(per_group, &all)?;
+        self.returned.iter_mut().for_each(|r| *r = false);
+        for c in self.locals.iter_mut().chain(self.privates.iter_mut()) {
+            c.bytes_mut().fill(0);
+        }
+        let body = &self.c.prog.body;
+        self.exec_block(body, &all)
+    }
+
+    fn take_mask(&mut self) -> Vec<bool> {
+        self.masks.pop().unwrap_or_else(|| vec![false; self.lanes])
+    }
+
+    fn alive(&self, l: usize) -> bool {
+        !self.returned[l] && self.frames.iter().all(|f| !f.broken[l] && !f.continued[l])
+    }
+
+    fn exec_block(&mut self, block: &[CStmt], entry: &[bool]) -> Result<()> {
+        let mut mask = self.take_mask();
+        mask.copy_from_slice(entry);
+        let mut r = Ok(());
+        for s in block {
+            if !mask.iter().any(|&m| m) {
+                break;
+            }
+            r = self.exec(s, &mask);
+            if r.is_err() {
+                break;
+            }
+            if s.exits() {
+                for (l, m) in mask.iter_mut().enumerate() {
+                    *m = *m && self.alive(l);
+                }
+            }
+        }
+        self.masks.push(mask);
+        r
+    }
+
+    fn col_mut(&mut self, r: Reg, bytes: usize) -> &mut Column {
+        let c = &mut self.regs[r as usize];
+        c.reserve_bytes(bytes);
+        c
+    }
+
+    fn leaf_u32(&mut self, dst: Reg, f: impl Fn(usize) -> u32) {
+        let n = self.lanes;
+        let c = self.col_mut(dst, n * 4);
+        for (l, v) in c.slice_mut::<u32>(n).iter_mut().enumerate() {
+            *v = f(l);
+        }
+    }
+
+    fn run_ops(&mut self, ops: &[Op], mask: &[bool]) -> Result<()> {
+        let n = self.lanes;
+        for op in ops {
+            match op {
+                Op::Lit { dst, lit } => {
+                    let s = lit.scalar;
+                    let c = self.col_mut(*dst, n * s.size());
+                    with_scalar!(s, T => {
+                        let v = T::from_lit(*lit);
+                        c.slice_mut::<T>(n).fill(v);
+                    });
+                }
+                Op::Param { dst, p } => {
+                    let lit = match self.c.args[*p] {
+                        ArgValue::Scalar(l) => l,
+                        _ => unreachable!("checked at launch"),
+                    };
+                    let s = lit.scalar;
+                    let c = self.col_mut(*dst, n * s.size());
+                    with_scalar!(s, T => c.slice_mut::<T>(n).fill(T::from_lit(lit)));
+                }
+                Op::BufLen { dst, p } => {
+                    let len = self.c.globals[*p].len as u32;
+                    self.leaf_u32(*dst, |_| len);
+                }
+                Op::Builtin { dst, b } => {
+                    let (loc, grp, glob, groups) =
+                        (self.c.local, self.group, self.c.global, self.c.groups);
+                    let lid = move |l: usize, d: usize| -> u32 {
+                        match d {
+                            0 => (l % loc[0]) as u32,
+                            1 => ((l / loc[0]) % loc[1]) as u32,
+                            _ => (l / (loc[0] * loc[1])) as u32,
+                        }
+                    };
+                    match *b {
+                        Builtin::GlobalId(d) => self.leaf_u32(*dst, |l| {
+                            grp[d as usize] * loc[d as usize] as u32 + lid(l, d as usize)
+                        }),
+                        Builtin::LocalId(d) => self.leaf_u32(*dst, |l| lid(l, d as usize)),
+                        Builtin::GroupId(d) => self.leaf_u32(*dst, |_| grp[d as usize]),
+                        Builtin::GlobalSize(d) => self.leaf_u32(*dst, |_| glob[d as usize] as u32),
+                        Builtin::LocalSize(d) => self.leaf_u32(*dst, |_| loc[d as usize] as u32),
+                        Builtin::NumGroups(d) => self.leaf_u32(*dst, |_| groups[d as usize] as u32),
+                        Builtin::LocalLinearId => self.leaf_u32(*dst, |l| l as u32),
+                        Builtin::GroupLinearId => {
+                            let v = grp[0]
+                                + grp[1] * groups[0] as u32
+                                + grp[2] * (groups[0] * groups[1]) as u32;
+                            self.leaf_u32(*dst, |_| v)
+                        }
+                    }
+                }
+                Op::Unary { dst, op, a, s, w } => {
+                    let mut out = std::mem::take(&mut self.regs[*dst as usize]);
+                    eval::unary(*op, *s, &self.regs[*a as usize], &mut out, n * w);
+                    self.regs[*dst as usize] = out;
+                }
+                Op::Binary {
+                    dst,
+                    op,
+                    a,
+                    b,
+                    s,
+                    w,
+                } => {
+                    let mut out = std::mem::take(&mut self.regs[*dst as usize]);
+                    let r = eval::binary(
+                        *op,
+                        *s,
+                        &self.regs[*a as usize],
+                        &self.regs[*b as usize],
+                        &mut out,
+                        n * w,
+                        &|i| mask[i % n],
+                    );
+                    self.regs[*dst as usize] = out;
+                    if let Err(EvalError::DivisionByZero(i)) = r {
+                        return Err(self.fault(
+                            i % n,
+                            format!(
+                                "integer {} by zero",
+                                if *op == BinaryOp::Div {
+                                    "division"
+                                } else {
+                                    "remainder"
+                                }
+                            ),
+                        ));
+                    }
+                }
+                Op::Select {
+                    dst,
+                    c,
+                    a,
+                    b,
+                    s,
+                    w,
+                    cw,
+                } => {
+                    let mut out = std::mem::take(&mut self.regs[*dst as usize]);
+                    eval::select(
+                        *s,
+                        &self.regs[*c as usize],
+                        &self.regs[*a as usize],
+                        &self.regs[*b as usize],
+                        &mut out,
+                        n * w,
+                        n * cw,
+                    );
+                    self.regs[*dst as usize] = out;
+                }
+                Op::Cast {
+                    dst,
+                    a,
+                    from,
+                    to,
+                    w,
+                } => {
+                    let mut out = std::mem::take(&mut self.regs[*dst as usize]);
+                    eval::cast(*from, *to, &self.regs[*a as usize], &mut out, n * w);
+                    self.regs[*dst as usize] = out;
+                }
+                Op::Bitcast { dst, a, bytes } => {
+                    let mut out = std::mem::take(&mut self.regs[*dst as usize]);
+                    out.reserve_bytes(n * bytes);
+                    out.bytes_mut()[..n * bytes]
+                        .copy_from_slice(&self.regs[*a as usize].bytes()[..n * bytes]);
+                    self.regs[*dst as usize] = out;
+                }
+                Op::Math { dst, f, args, s, w } => {
+                    let mut out = std::mem::take(&mut self.regs[*dst as usize]);
+                    let cols: Vec<&Column> = args.iter().map(|&r| &self.regs[r as usize]).collect();
+                    eval::math(*f, *s, &cols, &mut out, n, *w);
+                    self.regs[*dst as usize] = out;
+                }
+                Op::Splat { dst, a, size, w } => {
+                    let mut out = std::mem::take(&mut self.regs[*dst as usize]);
+                    out.reserve_bytes(n * size * w);
+                    let src = &self.regs[*a as usize].bytes()[..n * size];
+                    for c in 0..*w {
+                        out.bytes_mut()[c * n * size..(c + 1) * n * size].copy_from_slice(src);
+                    }
+                    self.regs[*dst as usize] = out;
+                }
+                Op::Compose { dst, parts, size } => {
+                    let mut out = std::mem::take(&mut self.regs[*dst as usize]);
+                    out.reserve_bytes(n * size * parts.len());
+                    for (c, p) in parts.iter().enumerate() {
+                        out.bytes_mut()[c * n * size..(c + 1) * n * size]
+                            .copy_from_slice(&self.regs[*p as usize].bytes()[..n * size]);
+                    }
+                    self.regs[*dst as usize] = out;
+                }
+                Op::Extract { dst, a, i, size } => {
+                    let mut out = std::mem::take(&mut self.regs[*dst as usize]);
+                    out.reserve_bytes(n * size);
+                    out.bytes_mut()[..n * size].copy_from_slice(
+                        &self.regs[*a as usize].bytes()[i * n * size..(i + 1) * n * size],
+                    );
+                    self.regs[*dst as usize] = out;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Loads the index register into `self.idx` for active lanes and checks it against `len`.
+    fn indices(
+        &mut self,
+        index: Reg,
+        is: Scalar,
+        mask: &[bool],
+        len: u64,
+        what: &dyn Fn() -> String,
+    ) -> Result<()> {
+        let n = self.lanes;
+        let col = &self.regs[index as usize];
+        with_int!(is, T => {
+            let s = col.slice::<T>(n);
+            for l in 0..n {
+                self.idx[l] = s[l].as_i64();
+            }
+        }, _ => unreachable!("validated: integer index"));
+        if is == Scalar::U64 {
+            let s = col.slice::<u64>(n);
+            for l in 0..n {
+                if s[l] > i64::MAX as u64 {
+                    self.idx[l] = i64::MAX;
+                }
+            }
+        }
+        for l in 0..n {
+            if mask[l] && (self.idx[l] < 0 || self.idx[l] as u64 >= len) {
+                return Err(Error::OutOfBounds {
+                    kernel: self.c.prog.name.clone(),
+                    memory: what(),
+                    index: self.idx[l],
+                    len,
+                    item: self.item(l),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    fn mem_len(&self, m: MemRef) -> u64 {
+        match m.mem {
+            Mem::Buffer(p) => self.c.globals[p as usize].len,
+            Mem::Local(i) => self.local_lens[i as usize],
+            Mem::Private(i) => self.c.prog.privates[i as usize].1 as u64,
+        }
+    }
+
+    fn mem_what(&self, m: MemRef) -> String {
+        let p = self.c.prog;
+        match m.mem {
+            Mem::Buffer(i) => format!("buffer `{}`", p.param_names[i as usize]),
+            Mem::Local(i) => format!("local array `{}`", p.locals[i as usize].2),
+            Mem::Private(i) => format!("private array `{}`", p.privates[i as usize].2),
+        }
+    }
+
+    fn load(&mut self, value: Reg, m: MemRef, index: Reg, is: Scalar, mask: &[bool]) -> Result<()> {
+        let len = self.mem_len(m);
+        let what = self.mem_what(m);
+        self.indices(index, is, mask, len, &|| what.clone())?;
+        let n = self.lanes;
+        let (size, w) = (m.elem.scalar.size(), m.elem.width as usize);
+        let mut out = std::mem::take(&mut self.regs[value as usize]);
+        out.reserve_bytes(n * size * w);
+        words!(size, W, A => {
+            let o = out.slice_mut::<W>(n * w);
+            match m.mem {
+                Mem::Buffer(p) => {
+                    let base = self.c.globals[p as usize].base as *const A;
+                    for l in (0..n).filter(|&l| mask[l]) {
+                        for c in 0..w {
+                            // SAFETY: the index was checked against the buffer's length.
+                            o[c * n + l] = unsafe { (*base.add(self.idx[l] as usize * w + c)).load(Ordering::Relaxed) };
+                        }
+                    }
+                }
+                Mem::Local(i) => {
+                    let src = self.locals[i as usize].slice::<W>(len as usize * w);
+                    for l in (0..n).filter(|&l| mask[l]) {
+                        for c in 0..w {
+                            o[c * n + l] = src[self.idx[l] as usize * w + c];
+                        }
+                    }
+                }
+                Mem::Private(i) => {
+                    let src = self.privates[i as usize].slice::<W>(n * len as usize * w);
+                    for l in (0..n).filter(|&l| mask[l]) {
+                        for c in 0..w {
+                            o[(c * n) + l] = src[(self.idx[l] as usize * w + c) * n + l];
+                        }
+                    }
+                }
+            }
+        });
+        self.regs[value as usize] = out;
+        Ok(())
+    }
+
+    fn store(
+        &mut self,
+        m: MemRef,
+        index: Reg,
+        is: Scalar,
+        value: Reg,
+        mask: &[bool],
+    ) -> Result<()> {
+        let len = self.mem_len(m);
+        let what = self.mem_what(m);
+        self.indices(index, is, mask, len, &|| what.clone())?;
+        let n = self.lanes;
+        let (size, w) = (m.elem.scalar.size(), m.elem.width as usize);
+        words!(size, W, A => {
+            let v = self.regs[value as usize].slice::<W>(n * w);
+            match m.mem {
+                Mem::Buffer(p) => {
+                    let base = self.c.globals[p as usize].base as *const A;
+                    for l in (0..n).filter(|&l| mask[l]) {
+                        for c in 0..w {
+                            // SAFETY: the index was checked against the buffer's length.
+                            unsafe { (*base.add(self.idx[l] as usize * w + c)).store(v[c * n + l], Ordering::Relaxed) };
+                        }
+                    }
+                }
+                Mem::Local(i) => {
+                    let dst = self.locals[i as usize].slice_mut::<W>(len as usize * w);
+                    for l in (0..n).filter(|&l| mask[l]) {
+                        for c in 0..w {
+                            dst[self.idx[l] as usize * w + c] = v[c * n + l];
+                        }
+                    }
+                }
+                Mem::Private(i) => {
+                    let dst = self.privates[i as usize].slice_mut::<W>(n * len as usize * w);
+                    for l in (0..n).filter(|&l| mask[l]) {
+                        for c in 0..w {
+                            dst[(self.idx[l] as usize * w + c) * n + l] = v[c * n + l];
+                        }
+                    }
+                }
+            }
+        });
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn atomic(
+        &mut self,
+        result: Option<Reg>,
+        m: MemRef,
+        index: Reg,
+        is: Scalar,
+        op: AtomicOp,
+        operand: Reg,
+        compare: Option<Reg>,
+        mask: &[bool],
+    ) -> Result<()> {
+        let len = self.mem_len(m);
+        let what = self.mem_what(m);
+        self.indices(index, is, mask, len, &|| what.clone())?;
+        let n = self.lanes;
+        let s = m.elem.scalar;
+        let mut out = result.map(|r| std::mem::take(&mut self.regs[r as usize]));
+        if let Some(o) = out.as_mut() {
+            o.reserve_bytes(n * s.size());
+        }
+        with_scalar!(s, T => {
+            let v = self.regs[operand as usize].slice::<T>(n).to_vec();
+            let cmp = compare.map(|c| self.regs[c as usize].slice::<T>(n).to_vec());
+            let apply = |old: T, l: usize| -> T { apply_atomic(op, old, v[l], cmp.as_ref().map(|c| c[l])) };
+            for l in (0..n).filter(|&l| mask[l]) {
+                let i = self.idx[l] as usize;
+                let old: T = match m.mem {
+                    Mem::Buffer(p) => {
+                        let base = self.c.globals[p as usize].base;
+                        // SAFETY: checked index; buffers are only accessed atomically.
+                        unsafe { atomic_rmw::<T>(base, i, |x| apply(x, l)) }
+                    }
+                    Mem::Local(li) => {
+                        let mem = self.locals[li as usize].slice_mut::<T>(len as usize);
+                        let old = mem[i];
+                        mem[i] = apply(old, l);
+                        old
+                    }
+                    Mem::Private(_) => unreachable!("validated: no private atomics"),
+                };
+                if let Some(o) = out.as_mut() {
+                    o.slice_mut::<T>(n)[l] = old;
+                }
+            }
+        });
+        if let (Some(r), Some(o)) = (result, out) {
+            self.regs[r as usize] = o;
+        }
+        Ok(())
+    }
+
+    fn check_uniform(&self, mask: &[bool], what: &str) -> Result<()> {
+        let reached = mask.iter().filter(|&&m| m).count();
+        if reached != self.lanes {
+            return Err(Error::BarrierDivergence {
+                kernel: self.c.prog.name.clone(),
+                what: what.into(),
+                reached,
+                size: self.lanes,
+                group: self.group,
+            });
+        }
+        Ok(())
+    }
+
+    fn group_op(
+        &mut self,
+        value: Reg,
+        op: GroupOp,
+        arg: Reg,
+        source: Option<Reg>,
+        ty: Type,
+        mask: &[bool],
+    ) -> Result<()> {
+        self.check_uniform(mask, op.name())?;
+        let n = self.lanes;
+        let w = ty.width as usize;
+        let mut out = std::mem::take(&mut self.regs[value as usize]);
+        out.reserve_bytes(n * ty.size());
+        if op == GroupOp::Broadcast {
+            let src = self.regs[source.expect("validated") as usize]
+                .slice::<u32>(n)
+                .to_vec();
+            if let Some(l) = src.iter().position(|&s| s as usize >= n) {
+                self.regs[value as usize] = out;
+                return Err(self.fault(
+                    l,
+                    format!(
+                        "group_broadcast from work-item {}, but the work-group has {n}",
+                        src[l]
+                    ),
+                ));
+            }
+            let size = ty.scalar.size();
+            let a = self.regs[arg as usize].bytes();
+            let o = out.bytes_mut();
+            for c in 0..w {
+                for l in 0..n {
+                    let from = (c * n + src[l] as usize) * size;
+                    let to = (c * n + l) * size;
+                    o[to..to + size].copy_from_slice(&a[from..from + size]);
+                }
+            }
+            self.regs[value as usize] = out;
+            return Ok(());
+        }
+        let s = ty.scalar;
+        if matches!(op, GroupOp::Any | GroupOp::All) {
+            let a = self.regs[arg as usize].slice::<u8>(n);
+            let r = if op == GroupOp::Any {
+                a.iter().any(|&x| x != 0)
+            } else {
+                a.iter().all(|&x| x != 0)
+            };
+            out.slice_mut::<u8>(n).fill(r as u8);
+            self.regs[value as usize] = out;
+            return Ok(());
+        }
+        with_scalar!(s, T => {
+            let a = self.regs[arg as usize].slice::<T>(n);
+            let o = out.slice_mut::<T>(n);
+            let (init, f): (T, fn(T, T) -> T) = match op {
+                GroupOp::ReduceAdd | GroupOp::ScanInclusiveAdd | GroupOp::ScanExclusiveAdd => (T::zero(), T::add),
+                GroupOp::ReduceMin | GroupOp::ScanInclusiveMin => (T::max_value(), T::min_),
+                _ => (T::min_value(), T::max_),
+            };
+            let mut acc = init;
+            match op {
+                GroupOp::ReduceAdd | GroupOp::ReduceMin | GroupOp::ReduceMax => {
+                    for &x in a {
+                        acc = f(acc, x);
+                    }
+                    o.fill(acc);
+                }
+                GroupOp::ScanExclusiveAdd => {
+                    for l in 0..n {
+                        o[l] = acc;
+                        acc = f(acc, a[l]);
+                    }
+                }
+                _ => {
+                    for l in 0..n {
+                        acc = f(acc, a[l]);
+                        o[l] = acc;
+                    }
+                }
+            }
+        });
+        self.regs[value as usize] = out;
+        Ok(())
+    }
+
+    fn exec(&mut self, s: &CStmt, mask: &[bool]) -> Result<()> {
+        let n = self.lanes;
+        match s {
+            CStmt::Let {
+                ops,
+                value,
+                src,
+                bytes,
+            } => {
+                self.run_ops(ops, mask)?;
+                if *bytes > 0 {
+                    let b = n * bytes;
+                    let mut out = std::mem::take(&mut self.regs[*value as usize]);
+                    out.reserve_bytes(b);
+                    out.bytes_mut()[..b].copy_from_slice(&self.regs[*src as usize].bytes()[..b]);
+                    self.regs[*value as usize] = out;
+                }
+                Ok(())
+            }
+            CStmt::Load {
+                ops,
+                value,
+                m,
+                index,
+                is,
+            } => {
+                self.run_ops(ops, mask)?;
+                self.load(*value, *m, *index, *is, mask)
+            }
+            CStmt::Store {
+                ops,
+                m,
+                index,
+                is,
+                value,
+            } => {
+                self.run_ops(ops, mask)?;
+                self.store(*m, *index, *is, *value, mask)
+            }
+            CStmt::Atomic {
+                ops,
+                result,
+                m,
+                index,
+                is,
+                op,
+                operand,
+                compare,
+            } => {
+                self.run_ops(ops, mask)?;
+                self.atomic(*result, *m, *index, *is, *op, *operand, *compare, mask)
+            }
+            CStmt::If {
+                ops,
+                cond,
+                then,
+                els,
+                ..
+            } => {
+                self.run_ops(ops, mask)?;
+                let c = self.regs[*cond as usize].slice::<u8>(n).to_vec();
+                let mut sub = self.take_mask();
+                for l in 0..n {
+                    sub[l] = mask[l] && c[l] != 0;
+                }
+                let mut r = Ok(());
+                if !then.is_empty() && sub.iter().any(|&m| m) {
+                    r = self.exec_block(then, &sub);
+                }
+                if r.is_ok() && !els.is_empty() {
+                    for l in 0..n {
+                        sub[l] = mask[l] && c[l] == 0;
+                    }
+                    if sub.iter().any(|&m| m) {
+                        r = self.exec_block(els, &sub);
+                    }
+                }
+                self.masks.push(sub);
+                r
+            }
+            CStmt::For {
+                ops,
+                id,
+                var,
+                start,
+                end,
+                step,
+                s,
+                body,
+                ..
+            } => {
+                self.run_ops(ops, mask)?;
+                let sz = s.size();
+                let b = n * sz;
+                let mut v = std::mem::take(&mut self.regs[*var as usize]);
+                v.reserve_bytes(b);
+                v.bytes_mut()[..b].copy_from_slice(&self.regs[*start as usize].bytes()[..b]);
+                self.regs[*var as usize] = v;
+                self.frames.push(Frame {
+                    id: *id,
+                    broken: vec![false; n],
+                    continued: vec![false; n],
+                });
+                let mut iter = self.take_mask();
+                let r = (|| -> Result<()> {
+                    loop {
+                        // Work-items whose counter passed the bound leave the loop.
+                        with_int!(*s, T => {
+                            let (vv, e, st) = (self.regs[*var as usize].slice::<T>(n), self.regs[*end as usize].slice::<T>(n), self.regs[*step as usize].slice::<T>(n));
+                            for l in 0..n {
+                                if mask[l] && self.alive(l) {
+                                    if st[l].is_zero() {
+                                        return Err(self.fault(l, "for loop step is 0; the loop would never end"));
+                                    }
+                                    let go = if st[l] > T::zero() { vv[l] < e[l] } else { vv[l] > e[l] };
+                                    if !go {
+                                        self.frames.last_mut().unwrap().broken[l] = true;
+                                    }
+                                }
+                            }
+                        }, _ => unreachable!("validated: integer counter"));
+                        for l in 0..n {
+                            iter[l] = mask[l] && self.alive(l);
+                        }
+                        if !iter.iter().any(|&m| m) {
+                            return Ok(());
+                        }
+                        self.exec_block(body, &iter)?;
+                        self.frames
+                            .last_mut()
+                            .unwrap()
+                            .continued
+                            .iter_mut()
+                            .for_each(|c| *c = false);
+                        with_int!(*s, T => {
+                            let st = self.regs[*step as usize].slice::<T>(n).to_vec();
+                            let alive: Vec<bool> = (0..n).map(|l| mask[l] && self.alive(l)).collect();
+                            let vv = self.regs[*var as usize].slice_mut::<T>(n);
+                            for l in 0..n {
+                                if alive[l] {
+                                    vv[l] = vv[l].add(st[l]);
+                                }
+                            }
+                        }, _ => unreachable!());
+                    }
+                })();
+                self.masks.push(iter);
+                self.frames.pop();
+                r
+            }
+            CStmt::Loop { id, body, .. } => {
+                self.frames.push(Frame {
+                    id: *id,
+                    broken: vec![false; n],
+                    continued: vec![false; n],
+                });
+                let mut iter = self.take_mask();
+                let r = (|| -> Result<()> {
+                    loop {
+                        for l in 0..n {
+                            iter[l] = mask[l] && self.alive(l);
+                        }
+                        if !iter.iter().any(|&m| m) {
+                            return Ok(());
+                        }
+                        if self.c.stop.load(Ordering::Relaxed) {
+                            return Ok(());
+                        }
+                        self.exec_block(body, &iter)?;
+                        self.frames
+                            .last_mut()
+                            .unwrap()
+                            .continued
+                            .iter_mut()
+                            .for_each(|c| *c = false);
+                    }
+                })();
+                self.masks.push(iter);
+                self.frames.pop();
+                r
+            }
+            CStmt::Break(id) | CStmt::Continue(id) => {
+                let brk = matches!(s, CStmt::Break(_));
+                let f = self
+                    .frames
+                    .iter_mut()
+                    .rev()
+                    .find(|f| f.id == *id)
+                    .expect("validated: enclosing loop");
+                let target = if brk { &mut f.broken } else { &mut f.continued };
+                for l in 0..n {
+                    if mask[l] {
+                        target[l] = true;
+                    }
+                }
+                Ok(())
+            }
+            CStmt::Return => {
+                for l in 0..n {
+                    if mask[l] {
+                        self.returned[l] = true;
+                    }
+                }
+                Ok(())
+            }
+            CStmt::Barrier => self.check_uniform(mask, "barrier"),
+            CStmt::Fence => {
+                std::sync::atomic::fence(Ordering::SeqCst);
+                Ok(())
+            }
+            CStmt::Group {
+                ops,
+                value,
+                op,
+                arg,
+                source,
+                ty,
+            } => {
+                self.run_ops(ops, mask)?;
+                self.group_op(*value, *op, *arg, *source, *ty, mask)
+            }
+        }
+    }
+}
+
+fn apply_atomic<T: Num>(op: AtomicOp, old: T, v: T, cmp: Option<T>) -> T {
+    let bits = |x: T| -> u64 {
+        let mut b = [0u8; 8];
+        b[..std::mem::size_of::<T>()].copy_from_slice(bytemuck::bytes_of(&x));
+        u64::from_le_bytes(b)
+    };
+    let from_bits = |b: u64| -> T {
+        bytemuck::pod_read_unaligned(&b.to_le_bytes()[..std::mem::size_of::<T>()])
+    };
+    match op {
+        AtomicOp::Add => old.add(v),
+        AtomicOp::Sub => old.sub(v),
+        AtomicOp::Min => old.min_(v),
+        AtomicOp::Max => old.max_(v),
+        AtomicOp::And => from_bits(bits(old) & bits(v)),
+        AtomicOp::Or => from_bits(bits(old) | bits(v)),
+        AtomicOp::Xor => from_bits(bits(old) ^ bits(v)),
+        AtomicOp::Exchange => v,
+        AtomicOp::CompareExchange => {
+            if bits(old) == bits(cmp.expect("validated")) {
+                v
+            } else {
+                old
+            }
+        }
+    }
+}
+
+/// Atomically replaces element `i` (of `T`'s size) at `base` by `f(old)`; returns the old value.
+///
+/// # Safety
+/// `base` must point to memory that holds at least `i + 1` elements of `T` and is only accessed
+/// atomically.
+unsafe fn atomic_rmw<T: Num>(base: *const u8, i: usize, f: impl Fn(T) -> T) -> T {
+    words!(std::mem::size_of::<T>(), W, A => {
+        let cell = &*(base as *const A).add(i);
+        let mut cur: W = cell.load(Ordering::Relaxed);
+        loop {
+            let old: T = bytemuck::pod_read_unaligned(&bytemuck::bytes_of(&cur)[..std::mem::size_of::<T>()]);
+            let new: W = bytemuck::pod_read_unaligned(&bytemuck::bytes_of(&f(old))[..std::mem::size_of::<W>()]);
+            match cell.compare_exchange_weak(cur, new, Ordering::AcqRel, Ordering::Relaxed) {
+                Ok(_) => return old,
+                Err(x) => cur = x,
+            }
+        }
+    })
+}

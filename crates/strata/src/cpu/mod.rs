@@ -1,0 +1,332 @@
+//! The built-in CPU backend: the reference semantics of strata and its debug backend.
+//!
+//! Each work-group runs in lockstep across its work-items: every operation is applied to all
+//! work-items of the group at once (one column of values per register), under an execution
+//! mask for divergent control flow. Barriers, local memory and divergence are therefore exact,
+//! and a barrier or collective reached by only part of a work-group is reported. Work-groups
+//! are spread over rayon's thread pool. Every memory access is bounds-checked; an access out of
+//! bounds is an error naming the kernel, memory, index and work-item.
+//!
+//! Buffers are arrays of atomic words accessed with relaxed atomics (plain loads and stores on
+//! x86-64), so even a kernel with data races between work-groups has defined behaviour here.
+
+mod exec;
+
+use crate::error::{Error, Result};
+use crate::ir::ValidFunction;
+use crate::runtime::{
+    BackendKind, Command, CompiledKernel, DeviceBackend, DeviceInfo, Event, Memory, QueueBackend,
+};
+use std::any::Any;
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+
+pub(crate) use exec::Program;
+
+/// Global memory of the CPU backend.
+pub(crate) struct CpuMem {
+    words: Box<[AtomicU64]>,
+    bytes: usize,
+}
+
+impl CpuMem {
+    fn new(bytes: usize, device: &str) -> Result<CpuMem> {
+        let n = bytes.div_ceil(8);
+        let mut v: Vec<AtomicU64> = Vec::new();
+        v.try_reserve_exact(n).map_err(|e| Error::OutOfMemory {
+            device: device.into(),
+            requested: bytes as u64,
+            reason: e.to_string(),
+        })?;
+        v.resize_with(n, || AtomicU64::new(0));
+        Ok(CpuMem {
+            words: v.into_boxed_slice(),
+            bytes,
+        })
+    }
+
+    pub(crate) fn base(&self) -> *const u8 {
+        self.words.as_ptr() as *const u8
+    }
+
+    fn byte(&self, i: usize) -> &AtomicU8 {
+        debug_assert!(i < self.words.len() * 8);
+        // SAFETY: `i` is inside the allocation; AtomicU8 has alignment 1 and the memory is only
+        // ever accessed atomically.
+        unsafe { &*(self.base().add(i) as *const AtomicU8) }
+    }
+
+    fn write(&self, offset: usize, data: &[u8]) {
+        let mut i = 0;
+        while i < data.len() && (offset + i) % 8 != 0 {
+            self.byte(offset + i).store(data[i], Ordering::Relaxed);
+            i += 1;
+        }
+        while i + 8 <= data.len() {
+            let w = u64::from_ne_bytes(data[i..i + 8].try_into().unwrap());
+            self.words[(offset + i) / 8].store(w, Ordering::Relaxed);
+            i += 8;
+        }
+        while i < data.len() {
+            self.byte(offset + i).store(data[i], Ordering::Relaxed);
+            i += 1;
+        }
+    }
+
+    fn read(&self, offset: usize, out: &mut [u8]) {
+        let mut i = 0;
+        while i < out.len() && (offset + i) % 8 != 0 {
+            out[i] = self.byte(offset + i).load(Ordering::Relaxed);
+            i += 1;
+        }
+        while i + 8 <= out.len() {
+            let w = self.words[(offset + i) / 8].load(Ordering::Relaxed);
+            out[i..i + 8].copy_from_slice(&w.to_ne_bytes());
+            i += 8;
+        }
+        while i < out.len() {
+            out[i] = self.byte(offset + i).load(Ordering::Relaxed);
+            i += 1;
+        }
+    }
+}
+
+impl Memory for CpuMem {
+    fn size(&self) -> usize {
+        self.bytes
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+fn cpu_mem(m: &Arc<dyn Memory>) -> &CpuMem {
+    m.as_any()
+        .downcast_ref::<CpuMem>()
+        .expect("strata bug: CPU command on memory of another backend")
+}
+
+/// The CPU device.
+pub(crate) struct CpuDevice {
+    info: DeviceInfo,
+}
+
+fn read_proc(path: &str, key: &str) -> Option<String> {
+    let text = std::fs::read_to_string(path).ok()?;
+    text.lines()
+        .find(|l| l.starts_with(key))
+        .and_then(|l| l.split(':').nth(1))
+        .map(|v| v.trim().to_string())
+}
+
+impl CpuDevice {
+    pub(crate) fn new() -> CpuDevice {
+        let threads = rayon::current_num_threads() as u32;
+        let model = read_proc("/proc/cpuinfo", "model name")
+            .unwrap_or_else(|| std::env::consts::ARCH.to_string());
+        let vendor = read_proc("/proc/cpuinfo", "vendor_id").unwrap_or_else(|| "unknown".into());
+        let total = read_proc("/proc/meminfo", "MemTotal")
+            .and_then(|v| {
+                v.split_whitespace()
+                    .next()
+                    .and_then(|n| n.parse::<u64>().ok())
+            })
+            .map_or(8 << 30, |kib| kib * 1024);
+        CpuDevice {
+            info: DeviceInfo {
+                backend: BackendKind::Cpu,
+                index: 0,
+                name: format!("strata CPU interpreter on {model}"),
+                vendor,
+                compute_units: threads,
+                max_work_group_size: 1024,
+                max_work_item_sizes: [1024, 1024, 64],
+                local_mem_size: 64 * 1024,
+                global_mem_size: total,
+                max_alloc_size: total / 2,
+                preferred_group_size: 1024,
+                supports_f64: true,
+                supports_int64_atomics: true,
+                extra: vec![("threads".into(), threads.to_string())],
+            },
+        }
+    }
+}
+
+struct CpuKernel {
+    program: Program,
+}
+
+impl CompiledKernel for CpuKernel {
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+impl DeviceBackend for CpuDevice {
+    fn info(&self) -> &DeviceInfo {
+        &self.info
+    }
+
+    fn alloc(&self, bytes: usize) -> Result<Arc<dyn Memory>> {
+        Ok(Arc::new(CpuMem::new(bytes, &self.info.spec())?))
+    }
+
+    fn compile(&self, f: &ValidFunction) -> Result<Arc<dyn CompiledKernel>> {
+        Ok(Arc::new(CpuKernel {
+            program: Program::lower(f),
+        }))
+    }
+
+    fn new_queue(&self) -> Result<Arc<dyn QueueBackend>> {
+        let (tx, rx) = mpsc::channel::<(Command, Vec<Event>, Event)>();
+        std::thread::Builder::new()
+            .name("strata-cpu-queue".into())
+            .spawn(move || {
+                for (cmd, wait, event) in rx {
+                    if let Err(e) = Event::wait_dependencies(&wait) {
+                        event.complete(Err(e));
+                        continue;
+                    }
+                    event.set_running();
+                    event.complete(run(cmd));
+                }
+            })
+            .map_err(|e| Error::Backend {
+                backend: "cpu",
+                message: format!("cannot start the queue thread: {e}"),
+            })?;
+        Ok(Arc::new(CpuQueue { tx: Mutex::new(tx) }))
+    }
+}
+
+struct CpuQueue {
+    tx: Mutex<mpsc::Sender<(Command, Vec<Event>, Event)>>,
+}
+
+impl QueueBackend for CpuQueue {
+    fn submit(&self, cmd: Command, wait: Vec<Event>) -> Event {
+        let e = Event::new();
+        if self
+            .tx
+            .lock()
+            .unwrap()
+            .send((cmd, wait, e.clone()))
+            .is_err()
+        {
+            e.complete(Err(Error::Backend {
+                backend: "cpu",
+                message: "the queue thread has stopped".into(),
+            }));
+        }
+        e
+    }
+}
+
+fn fits(mem: &Arc<dyn Memory>, offset: usize, len: usize) -> Result<()> {
+    if offset.checked_add(len).is_none_or(|end| end > mem.size()) {
+        return Err(Error::Backend {
+            backend: "cpu",
+            message: format!(
+                "strata bug: access of {len} bytes at {offset} in an allocation of {}",
+                mem.size()
+            ),
+        });
+    }
+    Ok(())
+}
+
+fn run(cmd: Command) -> Result<()> {
+    match &cmd {
+        Command::Write { mem, offset, data } => fits(mem, *offset, data.len())?,
+        Command::Read {
+            mem, offset, len, ..
+        }
+        | Command::Fill {
+            mem, offset, len, ..
+        } => fits(mem, *offset, *len)?,
+        Command::Copy {
+            src,
+            src_offset,
+            dst,
+            dst_offset,
+            len,
+        } => {
+            fits(src, *src_offset, *len)?;
+            fits(dst, *dst_offset, *len)?;
+        }
+        Command::Launch { .. } => {}
+    }
+    match cmd {
+        Command::Write { mem, offset, data } => {
+            cpu_mem(&mem).write(offset, &data);
+            Ok(())
+        }
+        Command::Read {
+            mem,
+            offset,
+            len,
+            out,
+        } => {
+            let mut v = vec![0u8; len];
+            cpu_mem(&mem).read(offset, &mut v);
+            *out.lock().unwrap() = v;
+            Ok(())
+        }
+        Command::Copy {
+            src,
+            src_offset,
+            dst,
+            dst_offset,
+            len,
+        } => {
+            const CHUNK: usize = 1 << 20;
+            let mut tmp = vec![0u8; len.min(CHUNK)];
+            let mut done = 0;
+            while done < len {
+                let n = (len - done).min(CHUNK);
+                cpu_mem(&src).read(src_offset + done, &mut tmp[..n]);
+                cpu_mem(&dst).write(dst_offset + done, &tmp[..n]);
+                done += n;
+            }
+            Ok(())
+        }
+        Command::Fill {
+            mem,
+            offset,
+            len,
+            pattern,
+        } => {
+            if pattern.is_empty() {
+                return Ok(());
+            }
+            let reps = (1 << 16) / pattern.len() + 1;
+            let chunk: Vec<u8> = pattern
+                .iter()
+                .copied()
+                .cycle()
+                .take(reps * pattern.len())
+                .collect();
+            let mut done = 0;
+            while done < len {
+                let n = (len - done).min(chunk.len());
+                cpu_mem(&mem).write(offset + done, &chunk[..n]);
+                done += n;
+            }
+            Ok(())
+        }
+        Command::Launch {
+            kernel,
+            function,
+            range,
+            args,
+        } => {
+            let k = kernel
+                .as_any()
+                .downcast_ref::<CpuKernel>()
+                .expect("strata bug: CPU launch of a kernel compiled elsewhere");
+            k.program.launch(&function, range, &args)
+        }
+    }
+}

@@ -1,0 +1,234 @@
+//! The error type of the runtime and front end. Every variant says what went wrong and what to
+//! change; kernel faults name the kernel, the memory, the index and the work-item.
+
+/// Coordinates of a work-item: its global, local and group ids.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+pub struct WorkItem {
+    /// `global_id(0..3)`
+    pub global: [u32; 3],
+    /// `local_id(0..3)`
+    pub local: [u32; 3],
+    /// `group_id(0..3)`
+    pub group: [u32; 3],
+}
+
+impl std::fmt::Display for WorkItem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let [gx, gy, gz] = self.global;
+        let [lx, ly, lz] = self.local;
+        let [wx, wy, wz] = self.group;
+        write!(f, "work-item global ({gx}, {gy}, {gz}), local ({lx}, {ly}, {lz}) in work-group ({wx}, {wy}, {wz})")
+    }
+}
+
+/// Everything that can go wrong in strata.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A device spec string could not be parsed.
+    #[error(
+        "invalid device `{0}`: write `cpu`, `opencl:N`, `cuda:N` or `best` (see `strata devices`)"
+    )]
+    InvalidDeviceSpec(String),
+
+    /// No device matches a spec.
+    #[error("no device `{spec}`: {reason}")]
+    DeviceNotFound {
+        /// The spec asked for.
+        spec: String,
+        /// Why: which devices exist, or why the backend is missing.
+        reason: String,
+    },
+
+    /// The kernel body recorded something invalid, or the IR failed validation.
+    #[error("{0}")]
+    InvalidKernel(String),
+
+    /// A kernel uses a feature the device lacks.
+    #[error("kernel `{kernel}` cannot run on {device}: {reason}")]
+    Unsupported {
+        /// Kernel name.
+        kernel: String,
+        /// Device name.
+        device: String,
+        /// The missing feature.
+        reason: String,
+    },
+
+    /// A backend compiler rejected generated source.
+    #[error("kernel `{kernel}` failed to compile for {backend}:\n{log}\n--- generated source ---\n{source_listing}")]
+    CompileFailed {
+        /// Kernel name.
+        kernel: String,
+        /// Backend and device.
+        backend: String,
+        /// The compiler's log.
+        log: String,
+        /// The generated source with line numbers.
+        source_listing: String,
+    },
+
+    /// Wrong number of launch arguments.
+    #[error("kernel `{kernel}` takes {expected} argument(s) ({signature}), but {got} were given")]
+    ArgumentCount {
+        /// Kernel name.
+        kernel: String,
+        /// Parameters expected.
+        expected: usize,
+        /// Arguments given.
+        got: usize,
+        /// The parameter list.
+        signature: String,
+    },
+
+    /// A launch argument has the wrong kind or type.
+    #[error("kernel `{kernel}` argument {index} (`{name}`): expected {expected}, got {got}")]
+    ArgumentType {
+        /// Kernel name.
+        kernel: String,
+        /// Argument position.
+        index: usize,
+        /// Parameter name.
+        name: String,
+        /// What the parameter takes.
+        expected: String,
+        /// What was given.
+        got: String,
+    },
+
+    /// A buffer argument has a length other than the one the kernel states.
+    #[error("kernel `{kernel}` argument {index} (`{name}`) must have exactly {expected} elements, but the buffer has {got}")]
+    ArgumentLength {
+        /// Kernel name.
+        kernel: String,
+        /// Argument position.
+        index: usize,
+        /// Parameter name.
+        name: String,
+        /// Length required.
+        expected: u64,
+        /// Length given.
+        got: u64,
+    },
+
+    /// One buffer is passed both where the kernel writes and where it declared read-only.
+    #[error("kernel `{kernel}`: the same buffer is passed as `{written}` (which the kernel writes) and as `{read_only}` (declared read-only); pass a copy, or declare `{read_only}` read_write")]
+    Aliasing {
+        /// Kernel name.
+        kernel: String,
+        /// The written parameter.
+        written: String,
+        /// The read-only parameter.
+        read_only: String,
+    },
+
+    /// A host slice or range does not fit the buffer.
+    #[error("{op}: {detail}")]
+    BufferRange {
+        /// The operation (`read`, `write`, `copy`, `fill`).
+        op: &'static str,
+        /// What does not fit.
+        detail: String,
+    },
+
+    /// A buffer of one device was used with a queue of another.
+    #[error("{op}: the buffer lives on {buffer_device}, but the queue runs on {queue_device}; copy it through the host or allocate it on the queue's device")]
+    WrongDevice {
+        /// The operation.
+        op: &'static str,
+        /// The buffer's device.
+        buffer_device: String,
+        /// The queue's device.
+        queue_device: String,
+    },
+
+    /// A launch's work sizes are invalid for the kernel or device.
+    #[error("invalid work size for kernel `{kernel}`: {reason}")]
+    InvalidWorkSize {
+        /// Kernel name.
+        kernel: String,
+        /// What is wrong and how to fix it.
+        reason: String,
+    },
+
+    /// An allocation does not fit the device.
+    #[error("out of memory on {device}: cannot allocate {requested} bytes ({reason})")]
+    OutOfMemory {
+        /// Device name.
+        device: String,
+        /// Bytes requested.
+        requested: u64,
+        /// The limit that was hit.
+        reason: String,
+    },
+
+    /// A kernel accessed memory outside its bounds.
+    #[error(
+        "kernel `{kernel}`: index {index} is out of bounds for {memory} of length {len}, at {item}"
+    )]
+    OutOfBounds {
+        /// Kernel name.
+        kernel: String,
+        /// The memory, e.g. "buffer `x`".
+        memory: String,
+        /// The index used.
+        index: i64,
+        /// The memory's length in elements.
+        len: u64,
+        /// Which work-item.
+        item: WorkItem,
+    },
+
+    /// A barrier or work-group collective reached by only part of a work-group.
+    #[error("kernel `{kernel}`: {what} reached by only {reached} of the {size} work-items of work-group ({gx}, {gy}, {gz}); every work-item of a work-group must reach it (do not put it under a condition that differs between work-items, or after a return)", gx = group[0], gy = group[1], gz = group[2])]
+    BarrierDivergence {
+        /// Kernel name.
+        kernel: String,
+        /// `barrier` or the collective's name.
+        what: String,
+        /// Work-items that reached it.
+        reached: usize,
+        /// Work-group size.
+        size: usize,
+        /// The work-group.
+        group: [u32; 3],
+    },
+
+    /// Any other fault while a kernel ran (integer division by zero, a zero loop step).
+    #[error("kernel `{kernel}`: {message}, at {item}")]
+    KernelFault {
+        /// Kernel name.
+        kernel: String,
+        /// What happened.
+        message: String,
+        /// Which work-item.
+        item: WorkItem,
+    },
+
+    /// A command did not run because a command it waited for failed.
+    #[error("not run: a command it waits for failed: {0}")]
+    DependencyFailed(String),
+
+    /// A driver or backend call failed.
+    #[error("{backend} error: {message}")]
+    Backend {
+        /// The backend.
+        backend: &'static str,
+        /// The driver's message.
+        message: String,
+    },
+}
+
+/// `Result` with strata's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Numbers the lines of generated source, for [`Error::CompileFailed`].
+pub fn number_lines(source: &str) -> String {
+    let width = source.lines().count().max(1).to_string().len();
+    source
+        .lines()
+        .enumerate()
+        .map(|(i, l)| format!("{:>width$} | {l}", i + 1))
+        .collect::<Vec<_>>()
+        .join("\n")
+}

@@ -1,0 +1,870 @@
+//! The kernel IR: typed, pure, interned expressions and a tree of statements that carry every
+//! side effect and all control flow.
+//!
+//! A [`Function`] is one kernel. Its expressions live in an [`ExprArena`] where identical
+//! expressions are one [`ExprId`] (common-subexpression elimination for free, and cheap equality
+//! of whole kernels). Expressions read only immutable things: literals, scalar parameters,
+//! work-item ids and [`ValueId`]s, the single-assignment results of statements. Everything that
+//! reads or writes memory is a [`Stmt`]: reading a variable or a buffer snapshots it into a value
+//! with [`Stmt::Load`].
+//!
+//! Semantics written here hold on every backend:
+//! - integer `+ - *` wrap (two's complement); shifts take the amount modulo the bit width;
+//! - integer division or remainder by zero is an error on the CPU backend (undefined on GPUs);
+//!   `MIN / -1` wraps to `MIN` and `MIN % -1` is 0;
+//! - float to integer casts saturate and map NaN to 0 (Rust `as`, OpenCL `convert_*_sat_rtz`);
+//! - integer to float and `f64` to `f32` casts round to nearest even;
+//! - float `min`/`max` return the other operand when one is NaN (IEEE `minNum`/`maxNum`).
+
+pub mod eval;
+pub mod passes;
+pub mod print;
+pub mod types;
+pub mod validate;
+
+use std::collections::HashMap;
+use std::fmt;
+
+pub use types::{Access, AddressSpace, Literal, Scalar, Type};
+pub use validate::{validate, ValidFunction, ValidationError, ValidationErrors};
+
+/// Index of an expression in its function's [`ExprArena`].
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
+pub struct ExprId(pub u32);
+
+/// A single-assignment value defined by a statement (a `let`, a load, an atomic's old value, a
+/// collective's result, a `for` counter).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
+pub struct ValueId(pub u32);
+
+/// Identifies a loop, the target of `break` and `continue`.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
+pub struct LoopId(pub u32);
+
+/// Work-item coordinates and sizes. The dimension is 0, 1 or 2; dimensions beyond the launch's
+/// have id 0 and size 1.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum Builtin {
+    /// Index of the work-item in the whole launch (`u32`).
+    GlobalId(u8),
+    /// Index of the work-item in its work-group (`u32`).
+    LocalId(u8),
+    /// Index of the work-group (`u32`).
+    GroupId(u8),
+    /// Number of work-items in the launch (`u32`).
+    GlobalSize(u8),
+    /// Number of work-items in a work-group (`u32`).
+    LocalSize(u8),
+    /// Number of work-groups (`u32`).
+    NumGroups(u8),
+    /// Linear index of the work-item in its work-group: `x + y*lx + z*lx*ly` (`u32`).
+    LocalLinearId,
+    /// Linear index of the work-group: `x + y*gx + z*gx*gy` (`u32`).
+    GroupLinearId,
+}
+
+impl Builtin {
+    /// Name used by the text form and the builder.
+    pub fn name(self) -> &'static str {
+        match self {
+            Builtin::GlobalId(_) => "global_id",
+            Builtin::LocalId(_) => "local_id",
+            Builtin::GroupId(_) => "group_id",
+            Builtin::GlobalSize(_) => "global_size",
+            Builtin::LocalSize(_) => "local_size",
+            Builtin::NumGroups(_) => "num_groups",
+            Builtin::LocalLinearId => "local_linear_id",
+            Builtin::GroupLinearId => "group_linear_id",
+        }
+    }
+
+    /// The dimension argument, if the built-in takes one.
+    pub fn dim(self) -> Option<u8> {
+        match self {
+            Builtin::GlobalId(d)
+            | Builtin::LocalId(d)
+            | Builtin::GroupId(d)
+            | Builtin::GlobalSize(d)
+            | Builtin::LocalSize(d)
+            | Builtin::NumGroups(d) => Some(d),
+            Builtin::LocalLinearId | Builtin::GroupLinearId => None,
+        }
+    }
+}
+
+/// Unary operators.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum UnaryOp {
+    /// Arithmetic negation (wrapping for integers).
+    Neg,
+    /// Bitwise complement for integers, logical not for `bool`.
+    Not,
+}
+
+/// Binary operators. Both operands have the same type; comparisons yield `bool` (of the same
+/// width); shifts take an unsigned or signed amount of the same type.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum BinaryOp {
+    /// `+`
+    Add,
+    /// `-`
+    Sub,
+    /// `*`
+    Mul,
+    /// `/` (integers round towards zero)
+    Div,
+    /// `%` (sign of the dividend; floats: `fmod`)
+    Rem,
+    /// `&` (logical and for `bool`)
+    And,
+    /// `|` (logical or for `bool`)
+    Or,
+    /// `^`
+    Xor,
+    /// `<<`
+    Shl,
+    /// `>>` (arithmetic for signed integers)
+    Shr,
+    /// `==`
+    Eq,
+    /// `!=`
+    Ne,
+    /// `<`
+    Lt,
+    /// `<=`
+    Le,
+    /// `>`
+    Gt,
+    /// `>=`
+    Ge,
+}
+
+impl BinaryOp {
+    /// `true` for the six comparisons.
+    pub fn is_comparison(self) -> bool {
+        matches!(
+            self,
+            BinaryOp::Eq | BinaryOp::Ne | BinaryOp::Lt | BinaryOp::Le | BinaryOp::Gt | BinaryOp::Ge
+        )
+    }
+
+    /// The operator's symbol.
+    pub fn symbol(self) -> &'static str {
+        match self {
+            BinaryOp::Add => "+",
+            BinaryOp::Sub => "-",
+            BinaryOp::Mul => "*",
+            BinaryOp::Div => "/",
+            BinaryOp::Rem => "%",
+            BinaryOp::And => "&",
+            BinaryOp::Or => "|",
+            BinaryOp::Xor => "^",
+            BinaryOp::Shl => "<<",
+            BinaryOp::Shr => ">>",
+            BinaryOp::Eq => "==",
+            BinaryOp::Ne => "!=",
+            BinaryOp::Lt => "<",
+            BinaryOp::Le => "<=",
+            BinaryOp::Gt => ">",
+            BinaryOp::Ge => ">=",
+        }
+    }
+}
+
+macro_rules! math_fns {
+    ($( $(#[$doc:meta])* $name:ident = $text:literal, $arity:literal, $kind:ident; )*) => {
+        /// Built-in functions of the OpenCL 1.2 math, integer, common, relational and geometric
+        /// families that exist on all three targets. Each is defined once here; the evaluator,
+        /// the validator and the code generators dispatch on this enum.
+        #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+        pub enum MathFn { $( $(#[$doc])* $name, )* }
+
+        impl MathFn {
+            /// Every built-in.
+            pub const ALL: &'static [MathFn] = &[ $( MathFn::$name, )* ];
+            /// The built-in's name (OpenCL spelling).
+            pub fn name(self) -> &'static str { match self { $( MathFn::$name => $text, )* } }
+            /// Number of arguments.
+            pub fn arity(self) -> usize { match self { $( MathFn::$name => $arity, )* } }
+            /// Which argument and result types the built-in takes.
+            pub fn kind(self) -> MathKind { match self { $( MathFn::$name => MathKind::$kind, )* } }
+        }
+    };
+}
+
+/// The typing rule of a [`MathFn`].
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum MathKind {
+    /// Float arguments, result of the same type (componentwise on vectors).
+    Float,
+    /// Integer arguments, result of the same type.
+    Int,
+    /// Any numeric type, result of the same type.
+    Numeric,
+    /// Float arguments, `bool` result of the same width.
+    FloatTest,
+    /// Float vectors, scalar float result (`dot`, `length`, `distance`).
+    Reduce,
+    /// Float vectors, vector result (`normalize`, `cross`).
+    Geometric,
+}
+
+math_fns! {
+    /// `sqrt(x)`
+    Sqrt = "sqrt", 1, Float;
+    /// `1 / sqrt(x)`
+    Rsqrt = "rsqrt", 1, Float;
+    /// Cube root.
+    Cbrt = "cbrt", 1, Float;
+    /// `e^x`
+    Exp = "exp", 1, Float;
+    /// `2^x`
+    Exp2 = "exp2", 1, Float;
+    /// `10^x`
+    Exp10 = "exp10", 1, Float;
+    /// `e^x - 1`
+    Expm1 = "expm1", 1, Float;
+    /// Natural logarithm.
+    Log = "log", 1, Float;
+    /// Base-2 logarithm.
+    Log2 = "log2", 1, Float;
+    /// Base-10 logarithm.
+    Log10 = "log10", 1, Float;
+    /// `ln(1 + x)`
+    Log1p = "log1p", 1, Float;
+    /// Sine.
+    Sin = "sin", 1, Float;
+    /// Cosine.
+    Cos = "cos", 1, Float;
+    /// Tangent.
+    Tan = "tan", 1, Float;
+    /// Arc sine.
+    Asin = "asin", 1, Float;
+    /// Arc cosine.
+    Acos = "acos", 1, Float;
+    /// Arc tangent.
+    Atan = "atan", 1, Float;
+    /// Hyperbolic sine.
+    Sinh = "sinh", 1, Float;
+    /// Hyperbolic cosine.
+    Cosh = "cosh", 1, Float;
+    /// Hyperbolic tangent.
+    Tanh = "tanh", 1, Float;
+    /// Inverse hyperbolic sine.
+    Asinh = "asinh", 1, Float;
+    /// Inverse hyperbolic cosine.
+    Acosh = "acosh", 1, Float;
+    /// Inverse hyperbolic tangent.
+    Atanh = "atanh", 1, Float;
+    /// Round down.
+    Floor = "floor", 1, Float;
+    /// Round up.
+    Ceil = "ceil", 1, Float;
+    /// Round half away from zero.
+    Round = "round", 1, Float;
+    /// Round towards zero.
+    Trunc = "trunc", 1, Float;
+    /// `x^y`
+    Pow = "pow", 2, Float;
+    /// `atan(y / x)` in the right quadrant; arguments `(y, x)`.
+    Atan2 = "atan2", 2, Float;
+    /// Float remainder with the sign of `x` (C `fmod`).
+    Fmod = "fmod", 2, Float;
+    /// `sqrt(x*x + y*y)` without undue overflow.
+    Hypot = "hypot", 2, Float;
+    /// Magnitude of `x` with the sign of `y`.
+    Copysign = "copysign", 2, Float;
+    /// `x * y + z` with one rounding.
+    Fma = "fma", 3, Float;
+    /// `x + (y - x) * a`
+    Mix = "mix", 3, Float;
+    /// `-1`, `0` or `1` (`0` keeps its sign, NaN gives 0).
+    Sign = "sign", 1, Float;
+    /// Degrees from radians.
+    Degrees = "degrees", 1, Float;
+    /// Radians from degrees.
+    Radians = "radians", 1, Float;
+    /// Absolute value (integers wrap: `abs(MIN) == MIN`).
+    Abs = "abs", 1, Numeric;
+    /// Smaller of two values.
+    Min = "min", 2, Numeric;
+    /// Larger of two values.
+    Max = "max", 2, Numeric;
+    /// `min(max(x, lo), hi)`
+    Clamp = "clamp", 3, Numeric;
+    /// Leading zero bits.
+    Clz = "clz", 1, Int;
+    /// Set bits.
+    Popcount = "popcount", 1, Int;
+    /// Rotate left by `y` modulo the bit width.
+    Rotate = "rotate", 2, Int;
+    /// High half of the full product.
+    MulHi = "mul_hi", 2, Int;
+    /// Saturating add.
+    AddSat = "add_sat", 2, Int;
+    /// Saturating subtract.
+    SubSat = "sub_sat", 2, Int;
+    /// `(x + y) >> 1` without overflow.
+    Hadd = "hadd", 2, Int;
+    /// `(x + y + 1) >> 1` without overflow.
+    Rhadd = "rhadd", 2, Int;
+    /// `x` is NaN.
+    IsNan = "isnan", 1, FloatTest;
+    /// `x` is infinite.
+    IsInf = "isinf", 1, FloatTest;
+    /// `x` is neither NaN nor infinite.
+    IsFinite = "isfinite", 1, FloatTest;
+    /// The sign bit of `x` is set.
+    Signbit = "signbit", 1, FloatTest;
+    /// Dot product.
+    Dot = "dot", 2, Reduce;
+    /// Euclidean length.
+    Length = "length", 1, Reduce;
+    /// `length(x - y)`
+    Distance = "distance", 2, Reduce;
+    /// `x / length(x)`
+    Normalize = "normalize", 1, Geometric;
+    /// Cross product of 3-vectors.
+    Cross = "cross", 2, Geometric;
+}
+
+/// A pure expression.
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+pub enum Expr {
+    /// A scalar constant.
+    Literal(Literal),
+    /// The value of scalar parameter `n` (an index into [`Function::params`]).
+    Param(u32),
+    /// The number of elements of buffer parameter `n` (`u32`).
+    BufferLen(u32),
+    /// A value defined by a statement.
+    Value(ValueId),
+    /// A work-item coordinate or size.
+    Builtin(Builtin),
+    /// A unary operation.
+    Unary(UnaryOp, ExprId),
+    /// A binary operation.
+    Binary(BinaryOp, ExprId, ExprId),
+    /// `cond ? a : b`, componentwise when `cond` is a vector of the same width.
+    Select(ExprId, ExprId, ExprId),
+    /// Value conversion to another component type (same width); see the module docs.
+    Cast(ExprId, Scalar),
+    /// Reinterpretation of the bits as another type of the same size.
+    Bitcast(ExprId, Type),
+    /// A built-in function.
+    Math(MathFn, Vec<ExprId>),
+    /// A vector with every component equal to a scalar.
+    Splat(ExprId, u8),
+    /// A vector from its scalar components.
+    Compose(Vec<ExprId>),
+    /// Component `n` of a vector.
+    Extract(ExprId, u8),
+}
+
+/// The expressions of one function, interned: adding an expression that already exists returns
+/// the existing id.
+#[derive(Clone, Default, Debug)]
+pub struct ExprArena {
+    exprs: Vec<(Expr, Type)>,
+    index: HashMap<Expr, ExprId>,
+}
+
+impl ExprArena {
+    /// An empty arena.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds `expr` of type `ty`, or returns the id it already has.
+    pub fn intern(&mut self, expr: Expr, ty: Type) -> ExprId {
+        if let Some(&id) = self.index.get(&expr) {
+            return id;
+        }
+        let id = ExprId(self.exprs.len() as u32);
+        self.exprs.push((expr.clone(), ty));
+        self.index.insert(expr, id);
+        id
+    }
+
+    /// The expression with id `id`.
+    pub fn get(&self, id: ExprId) -> &Expr {
+        &self.exprs[id.0 as usize].0
+    }
+
+    /// The type of expression `id`.
+    pub fn ty(&self, id: ExprId) -> Type {
+        self.exprs[id.0 as usize].1
+    }
+
+    /// Number of expressions.
+    pub fn len(&self) -> usize {
+        self.exprs.len()
+    }
+
+    /// `true` when there are no expressions.
+    pub fn is_empty(&self) -> bool {
+        self.exprs.is_empty()
+    }
+
+    /// Iterates over `(id, expr, type)` in creation order (operands before their users).
+    pub fn iter(&self) -> impl Iterator<Item = (ExprId, &Expr, Type)> {
+        self.exprs
+            .iter()
+            .enumerate()
+            .map(|(i, (e, t))| (ExprId(i as u32), e, *t))
+    }
+
+    /// The literal value of `id`, if it is a literal.
+    pub fn literal(&self, id: ExprId) -> Option<Literal> {
+        match self.get(id) {
+            Expr::Literal(l) => Some(*l),
+            _ => None,
+        }
+    }
+}
+
+/// A memory object a statement reads or writes.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum Mem {
+    /// Buffer parameter `n` (global memory).
+    Buffer(u32),
+    /// Local-memory array `n` ([`Function::locals`]).
+    Local(u32),
+    /// Private variable or array `n` ([`Function::privates`]).
+    Private(u32),
+}
+
+/// Memory-ordering scope of a barrier or fence.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub struct Fence {
+    /// Orders accesses to local memory.
+    pub local: bool,
+    /// Orders accesses to global memory.
+    pub global: bool,
+}
+
+/// Read-modify-write atomic operations. Each returns the old value.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum AtomicOp {
+    /// `old + v` (integers wrap; `f32`/`f64` add is allowed)
+    Add,
+    /// `old - v`
+    Sub,
+    /// `min(old, v)`
+    Min,
+    /// `max(old, v)`
+    Max,
+    /// `old & v`
+    And,
+    /// `old | v`
+    Or,
+    /// `old ^ v`
+    Xor,
+    /// `v`
+    Exchange,
+    /// `if old == compare { v } else { old }`
+    CompareExchange,
+}
+
+impl AtomicOp {
+    /// Name used by the text form.
+    pub fn name(self) -> &'static str {
+        match self {
+            AtomicOp::Add => "atomic_add",
+            AtomicOp::Sub => "atomic_sub",
+            AtomicOp::Min => "atomic_min",
+            AtomicOp::Max => "atomic_max",
+            AtomicOp::And => "atomic_and",
+            AtomicOp::Or => "atomic_or",
+            AtomicOp::Xor => "atomic_xor",
+            AtomicOp::Exchange => "atomic_xchg",
+            AtomicOp::CompareExchange => "atomic_cmpxchg",
+        }
+    }
+}
+
+/// Work-group collective operations. Every work-item of the work-group must reach them together
+/// (like a barrier); results are in local-linear-id order.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum GroupOp {
+    /// Sum over the work-group (integers wrap).
+    ReduceAdd,
+    /// Minimum over the work-group.
+    ReduceMin,
+    /// Maximum over the work-group.
+    ReduceMax,
+    /// Sum of the values of work-items `0..=self`.
+    ScanInclusiveAdd,
+    /// Sum of the values of work-items `0..self` (0 for the first).
+    ScanExclusiveAdd,
+    /// Minimum over work-items `0..=self`.
+    ScanInclusiveMin,
+    /// Maximum over work-items `0..=self`.
+    ScanInclusiveMax,
+    /// The value of the work-item whose local linear id is the second operand.
+    Broadcast,
+    /// `true` if the value is `true` in any work-item.
+    Any,
+    /// `true` if the value is `true` in every work-item.
+    All,
+}
+
+impl GroupOp {
+    /// Name used by the text form and the builder.
+    pub fn name(self) -> &'static str {
+        match self {
+            GroupOp::ReduceAdd => "group_reduce_add",
+            GroupOp::ReduceMin => "group_reduce_min",
+            GroupOp::ReduceMax => "group_reduce_max",
+            GroupOp::ScanInclusiveAdd => "group_scan_inclusive_add",
+            GroupOp::ScanExclusiveAdd => "group_scan_exclusive_add",
+            GroupOp::ScanInclusiveMin => "group_scan_inclusive_min",
+            GroupOp::ScanInclusiveMax => "group_scan_inclusive_max",
+            GroupOp::Broadcast => "group_broadcast",
+            GroupOp::Any => "group_any",
+            GroupOp::All => "group_all",
+        }
+    }
+}
+
+/// A sequence of statements.
+pub type Block = Vec<Stmt>;
+
+/// A statement.
+#[derive(Clone, PartialEq, Debug)]
+pub enum Stmt {
+    /// Defines `value` as the current value of a pure expression.
+    Let {
+        /// The value defined.
+        value: ValueId,
+        /// Its expression.
+        expr: ExprId,
+    },
+    /// Defines `value` as element `index` of `mem`.
+    Load {
+        /// The value defined.
+        value: ValueId,
+        /// The memory read.
+        mem: Mem,
+        /// Element index (any integer type; negative is out of bounds).
+        index: ExprId,
+    },
+    /// Writes `value` to element `index` of `mem`.
+    Store {
+        /// The memory written.
+        mem: Mem,
+        /// Element index.
+        index: ExprId,
+        /// The value stored (of the element type).
+        value: ExprId,
+    },
+    /// An atomic read-modify-write of element `index` of a buffer or local array; `result`, if
+    /// present, receives the old value.
+    Atomic {
+        /// Receives the old value.
+        result: Option<ValueId>,
+        /// The memory.
+        mem: Mem,
+        /// Element index.
+        index: ExprId,
+        /// The operation.
+        op: AtomicOp,
+        /// The operand.
+        operand: ExprId,
+        /// The expected value of a compare-exchange.
+        compare: Option<ExprId>,
+    },
+    /// Conditional execution.
+    If {
+        /// A scalar `bool`.
+        cond: ExprId,
+        /// Runs when `cond` is true.
+        then: Block,
+        /// Runs when `cond` is false.
+        otherwise: Block,
+    },
+    /// A counted loop: `var` runs from `start` while `var < end` (or `var > end` when `step` is
+    /// negative), adding `step` after each iteration (wrapping). `var` is read-only in `body`.
+    For {
+        /// The loop's id.
+        id: LoopId,
+        /// The counter.
+        var: ValueId,
+        /// First value.
+        start: ExprId,
+        /// Bound, exclusive.
+        end: ExprId,
+        /// Increment; a zero step is an error.
+        step: ExprId,
+        /// The body.
+        body: Block,
+    },
+    /// A loop that runs until a `break`.
+    Loop {
+        /// The loop's id.
+        id: LoopId,
+        /// The body.
+        body: Block,
+    },
+    /// Leaves loop `id` (which encloses this statement).
+    Break(LoopId),
+    /// Ends the current iteration of loop `id`.
+    Continue(LoopId),
+    /// Ends the work-item.
+    Return,
+    /// Waits until every work-item of the work-group reaches this barrier, ordering memory as
+    /// given.
+    Barrier(Fence),
+    /// Orders this work-item's memory accesses.
+    MemFence(Fence),
+    /// A work-group collective; `value` receives the result.
+    Group {
+        /// Receives the result.
+        value: ValueId,
+        /// The operation.
+        op: GroupOp,
+        /// The work-item's contribution.
+        arg: ExprId,
+        /// For `Broadcast`: the local linear id of the source work-item.
+        source: Option<ExprId>,
+    },
+}
+
+/// A kernel parameter.
+#[derive(Clone, PartialEq, Debug)]
+pub struct Param {
+    /// Name, carried into generated code.
+    pub name: String,
+    /// What the parameter is.
+    pub kind: ParamKind,
+}
+
+/// What a kernel parameter is.
+#[derive(Clone, Copy, PartialEq, Debug)]
+pub enum ParamKind {
+    /// A buffer of elements in global memory.
+    Buffer {
+        /// Element type.
+        elem: Type,
+        /// How the kernel uses it.
+        access: Access,
+        /// If set, the launch checks that the buffer has exactly this many elements.
+        len: Option<u64>,
+    },
+    /// A scalar passed by value.
+    Scalar(Type),
+    /// The element count of a local-memory array whose size is chosen at launch.
+    LocalLen,
+}
+
+/// The length of a local-memory array.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum ArrayLen {
+    /// Fixed when the kernel is built.
+    Fixed(u32),
+    /// Given at launch through [`ParamKind::LocalLen`] parameter `n`.
+    Param(u32),
+}
+
+/// A local-memory (work-group shared) array.
+#[derive(Clone, PartialEq, Debug)]
+pub struct LocalDecl {
+    /// Name.
+    pub name: String,
+    /// Element type.
+    pub elem: Type,
+    /// Number of elements.
+    pub len: ArrayLen,
+}
+
+/// A private variable (`len == None`) or private array.
+#[derive(Clone, PartialEq, Debug)]
+pub struct PrivateDecl {
+    /// Name.
+    pub name: String,
+    /// Element type.
+    pub elem: Type,
+    /// `None` for a variable, the element count for an array.
+    pub len: Option<u32>,
+}
+
+impl PrivateDecl {
+    /// Number of elements (1 for a variable).
+    pub fn count(&self) -> u32 {
+        self.len.unwrap_or(1)
+    }
+}
+
+/// A value's declaration: its type and, where the user gave one, its name.
+#[derive(Clone, PartialEq, Debug)]
+pub struct ValueDecl {
+    /// Name from the user's code, if known.
+    pub name: Option<String>,
+    /// Type.
+    pub ty: Type,
+}
+
+/// One kernel.
+#[derive(Clone, Debug)]
+pub struct Function {
+    /// Kernel name (a C identifier).
+    pub name: String,
+    /// Parameters in launch order.
+    pub params: Vec<Param>,
+    /// Pure expressions.
+    pub exprs: ExprArena,
+    /// Values defined by statements.
+    pub values: Vec<ValueDecl>,
+    /// Local-memory arrays.
+    pub locals: Vec<LocalDecl>,
+    /// Private variables and arrays.
+    pub privates: Vec<PrivateDecl>,
+    /// Number of loop ids used.
+    pub loop_count: u32,
+    /// The body.
+    pub body: Block,
+}
+
+impl Function {
+    /// An empty kernel called `name`.
+    pub fn new(name: impl Into<String>) -> Self {
+        Function {
+            name: name.into(),
+            params: Vec::new(),
+            exprs: ExprArena::new(),
+            values: Vec::new(),
+            locals: Vec::new(),
+            privates: Vec::new(),
+            loop_count: 0,
+            body: Vec::new(),
+        }
+    }
+
+    /// Declares a new value of type `ty`.
+    pub fn new_value(&mut self, ty: Type, name: Option<String>) -> ValueId {
+        self.values.push(ValueDecl { name, ty });
+        ValueId(self.values.len() as u32 - 1)
+    }
+
+    /// The element type of a memory object.
+    pub fn mem_elem(&self, mem: Mem) -> Option<Type> {
+        match mem {
+            Mem::Buffer(p) => match self.params.get(p as usize)?.kind {
+                ParamKind::Buffer { elem, .. } => Some(elem),
+                _ => None,
+            },
+            Mem::Local(l) => self.locals.get(l as usize).map(|d| d.elem),
+            Mem::Private(v) => self.privates.get(v as usize).map(|d| d.elem),
+        }
+    }
+
+    /// A readable name for a memory object.
+    pub fn mem_name(&self, mem: Mem) -> String {
+        match mem {
+            Mem::Buffer(p) => self
+                .params
+                .get(p as usize)
+                .map_or(format!("param{p}"), |d| d.name.clone()),
+            Mem::Local(l) => self
+                .locals
+                .get(l as usize)
+                .map_or(format!("local{l}"), |d| d.name.clone()),
+            Mem::Private(v) => self
+                .privates
+                .get(v as usize)
+                .map_or(format!("private{v}"), |d| d.name.clone()),
+        }
+    }
+}
+
+/// A set of kernels compiled together.
+#[derive(Clone, Debug, Default)]
+pub struct Module {
+    /// The kernels.
+    pub functions: Vec<Function>,
+}
+
+impl fmt::Display for Function {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&print::function_to_string(self))
+    }
+}
+
+/// Calls `f` on every statement of `block`, depth first, parents before children.
+pub fn walk_block(block: &Block, f: &mut impl FnMut(&Stmt)) {
+    for stmt in block {
+        f(stmt);
+        match stmt {
+            Stmt::If {
+                then, otherwise, ..
+            } => {
+                walk_block(then, f);
+                walk_block(otherwise, f);
+            }
+            Stmt::For { body, .. } | Stmt::Loop { body, .. } => walk_block(body, f),
+            Stmt::Let { .. }
+            | Stmt::Load { .. }
+            | Stmt::Store { .. }
+            | Stmt::Atomic { .. }
+            | Stmt::Break(_)
+            | Stmt::Continue(_)
+            | Stmt::Return
+            | Stmt::Barrier(_)
+            | Stmt::MemFence(_)
+            | Stmt::Group { .. } => {}
+        }
+    }
+}
+
+/// The expressions a statement uses directly (not those of nested blocks).
+pub fn stmt_operands(stmt: &Stmt) -> Vec<ExprId> {
+    match stmt {
+        Stmt::Let { expr, .. } => vec![*expr],
+        Stmt::Load { index, .. } => vec![*index],
+        Stmt::Store { index, value, .. } => vec![*index, *value],
+        Stmt::Atomic {
+            index,
+            operand,
+            compare,
+            ..
+        } => {
+            let mut v = vec![*index, *operand];
+            v.extend(compare.iter().copied());
+            v
+        }
+        Stmt::If { cond, .. } => vec![*cond],
+        Stmt::For {
+            start, end, step, ..
+        } => vec![*start, *end, *step],
+        Stmt::Group { arg, source, .. } => {
+            let mut v = vec![*arg];
+            v.extend(source.iter().copied());
+            v
+        }
+        Stmt::Loop { .. }
+        | Stmt::Break(_)
+        | Stmt::Continue(_)
+        | Stmt::Return
+        | Stmt::Barrier(_)
+        | Stmt::MemFence(_) => vec![],
+    }
+}
+
+/// The operands of an expression.
+pub fn expr_operands(expr: &Expr) -> Vec<ExprId> {
+    match expr {
+        Expr::Literal(_)
+        | Expr::Param(_)
+        | Expr::BufferLen(_)
+        | Expr::Value(_)
+        | Expr::Builtin(_) => vec![],
+        Expr::Unary(_, a)
+        | Expr::Cast(a, _)
+        | Expr::Bitcast(a, _)
+        | Expr::Splat(a, _)
+        | Expr::Extract(a, _) => vec![*a],
+        Expr::Binary(_, a, b) => vec![*a, *b],
+        Expr::Select(c, a, b) => vec![*c, *a, *b],
+        Expr::Math(_, args) | Expr::Compose(args) => args.clone(),
+    }
+}

@@ -1,0 +1,707 @@
+//! Optimization passes, each a plain function from [`Function`] to [`Function`]:
+//! [`fold_constants`], [`eliminate_dead_code`], [`unroll_loops`], and the pipeline
+//! [`optimize`] that runs them in order.
+//!
+//! Every pass rebuilds the expression arena from the statements, so expressions that are no
+//! longer used disappear and the result is compact.
+
+use super::eval;
+use super::*;
+use std::collections::{HashMap, HashSet};
+
+/// Options of the optimization pipeline.
+#[derive(Clone, Copy, Debug)]
+pub struct PassOptions {
+    /// Unroll `for` loops with compile-time bounds of at most this many iterations.
+    pub unroll_max_trips: u64,
+    /// ... and at most this many statements after unrolling.
+    pub unroll_max_stmts: usize,
+    /// Validate after every pass (panics on a pass bug; for tests).
+    pub validate_each: bool,
+}
+
+impl Default for PassOptions {
+    fn default() -> Self {
+        PassOptions {
+            unroll_max_trips: 16,
+            unroll_max_stmts: 512,
+            validate_each: cfg!(debug_assertions),
+        }
+    }
+}
+
+/// Runs unrolling, constant folding and dead-code elimination.
+pub fn optimize(f: Function, opts: &PassOptions) -> Function {
+    let check = |f: Function, pass: &str| {
+        if opts.validate_each {
+            if let Err(e) = validate(f.clone()) {
+                panic!("strata bug: pass `{pass}` produced invalid IR: {e}\n{f}");
+            }
+        }
+        f
+    };
+    let f = check(unroll_loops(f, opts), "unroll_loops");
+    let f = check(fold_constants(f), "fold_constants");
+    check(eliminate_dead_code(f), "eliminate_dead_code")
+}
+
+/// Copies expressions from an old arena into a new one, applying value substitutions and,
+/// optionally, folding.
+struct Rebuilder<'a> {
+    old: &'a ExprArena,
+    new: ExprArena,
+    memo: HashMap<ExprId, ExprId>,
+    subst: HashMap<ValueId, ExprId>,
+    fold: bool,
+}
+
+impl<'a> Rebuilder<'a> {
+    fn new(old: &'a ExprArena, fold: bool) -> Self {
+        Rebuilder {
+            old,
+            new: ExprArena::new(),
+            memo: HashMap::new(),
+            subst: HashMap::new(),
+            fold,
+        }
+    }
+
+    fn lit(&mut self, l: Literal) -> ExprId {
+        self.new.intern(Expr::Literal(l), Type::scalar(l.scalar))
+    }
+
+    fn expr(&mut self, id: ExprId) -> ExprId {
+        if let Some(&n) = self.memo.get(&id) {
+            return n;
+        }
+        let ty = self.old.ty(id);
+        let e = match self.old.get(id).clone() {
+            Expr::Value(v) => match self.subst.get(&v) {
+                Some(&n) => {
+                    self.memo.insert(id, n);
+                    return n;
+                }
+                None => Expr::Value(v),
+            },
+            Expr::Unary(op, a) => Expr::Unary(op, self.expr(a)),
+            Expr::Binary(op, a, b) => Expr::Binary(op, self.expr(a), self.expr(b)),
+            Expr::Select(c, a, b) => Expr::Select(self.expr(c), self.expr(a), self.expr(b)),
+            Expr::Cast(a, s) => Expr::Cast(self.expr(a), s),
+            Expr::Bitcast(a, t) => Expr::Bitcast(self.expr(a), t),
+            Expr::Math(m, args) => Expr::Math(m, args.iter().map(|&a| self.expr(a)).collect()),
+            Expr::Splat(a, w) => Expr::Splat(self.expr(a), w),
+            Expr::Compose(p) => Expr::Compose(p.iter().map(|&a| self.expr(a)).collect()),
+            Expr::Extract(a, i) => Expr::Extract(self.expr(a), i),
+            e @ (Expr::Literal(_) | Expr::Param(_) | Expr::BufferLen(_) | Expr::Builtin(_)) => e,
+        };
+        let n = if self.fold {
+            self.fold_expr(e, ty)
+        } else {
+            self.new.intern(e, ty)
+        };
+        self.memo.insert(id, n);
+        n
+    }
+
+    /// Folds `e` (whose operands are already in the new arena) if it is constant or an identity.
+    fn fold_expr(&mut self, e: Expr, ty: Type) -> ExprId {
+        let lit = |r: &Self, id: ExprId| r.new.literal(id);
+        match &e {
+            Expr::Unary(op, a) => {
+                if let Some(l) = lit(self, *a) {
+                    return self.lit(eval::fold_unary(*op, l));
+                }
+            }
+            Expr::Binary(op, a, b) => {
+                let (la, lb) = (lit(self, *a), lit(self, *b));
+                if let (Some(x), Some(y)) = (la, lb) {
+                    if let Some(r) = eval::fold_binary(*op, x, y) {
+                        return self.lit(r);
+                    }
+                }
+                if let Some(id) = self.identity(*op, *a, *b, la, lb, ty) {
+                    return id;
+                }
+            }
+            Expr::Select(c, a, b) => {
+                if let Some(l) = lit(self, *c) {
+                    return if l.bits != 0 { *a } else { *b };
+                }
+                if a == b {
+                    return *a;
+                }
+            }
+            Expr::Cast(a, s) => {
+                if let Some(l) = lit(self, *a) {
+                    return self.lit(eval::fold_cast(l, *s));
+                }
+                if self.new.ty(*a).scalar == *s {
+                    return *a;
+                }
+            }
+            Expr::Math(m, args)
+                if ty.width == 1 && !matches!(m.kind(), MathKind::Reduce | MathKind::Geometric) =>
+            {
+                let lits: Option<Vec<Literal>> = args.iter().map(|&a| lit(self, a)).collect();
+                if let Some(ls) = lits {
+                    return self.lit(eval::fold_math(*m, &ls));
+                }
+            }
+            Expr::Extract(v, i) => match self.new.get(*v).clone() {
+                Expr::Compose(parts) => return parts[*i as usize],
+                Expr::Splat(s, _) => return s,
+                _ => {}
+            },
+            _ => {}
+        }
+        self.new.intern(e, ty)
+    }
+
+    /// Algebraic identities that hold bit for bit (`x * 1.0` keeps NaN and `-0.0`; `x + 0` is
+    /// only an identity for integers).
+    fn identity(
+        &mut self,
+        op: BinaryOp,
+        a: ExprId,
+        b: ExprId,
+        la: Option<Literal>,
+        lb: Option<Literal>,
+        ty: Type,
+    ) -> Option<ExprId> {
+        let is = |l: Option<Literal>, v: f64| {
+            l.is_some_and(|l| {
+                l.scalar.is_numeric() && l.as_f64() == v && !(l.scalar.is_float() && v == 0.0)
+            })
+        };
+        let int = ty.scalar.is_int();
+        match op {
+            BinaryOp::Add if int && is(lb, 0.0) => Some(a),
+            BinaryOp::Add if int && is(la, 0.0) => Some(b),
+            BinaryOp::Sub if int && is(lb, 0.0) => Some(a),
+            BinaryOp::Mul if is(lb, 1.0) => Some(a),
+            BinaryOp::Mul if is(la, 1.0) => Some(b),
+            BinaryOp::Mul if int && (is(lb, 0.0) || is(la, 0.0)) => {
+                Some(self.lit(Literal::from_bits(ty.scalar, 0)))
+            }
+            BinaryOp::Div if is(lb, 1.0) => Some(a),
+            BinaryOp::Shl | BinaryOp::Shr | BinaryOp::Or | BinaryOp::Xor if int && is(lb, 0.0) => {
+                Some(a)
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Rewrites every statement's expressions with `r`; `stmt_hook` may replace a statement by a
+/// list of statements (after its expressions have been rewritten).
+fn rebuild_block(
+    block: &Block,
+    r: &mut Rebuilder,
+    hook: &mut dyn FnMut(Stmt, &mut Rebuilder, &mut Block),
+) -> Block {
+    let mut out = Vec::with_capacity(block.len());
+    for s in block {
+        let s = match s {
+            Stmt::Let { value, expr } => Stmt::Let {
+                value: *value,
+                expr: r.expr(*expr),
+            },
+            Stmt::Load { value, mem, index } => Stmt::Load {
+                value: *value,
+                mem: *mem,
+                index: r.expr(*index),
+            },
+            Stmt::Store { mem, index, value } => Stmt::Store {
+                mem: *mem,
+                index: r.expr(*index),
+                value: r.expr(*value),
+            },
+            Stmt::Atomic {
+                result,
+                mem,
+                index,
+                op,
+                operand,
+                compare,
+            } => Stmt::Atomic {
+                result: *result,
+                mem: *mem,
+                index: r.expr(*index),
+                op: *op,
+                operand: r.expr(*operand),
+                compare: compare.map(|c| r.expr(c)),
+            },
+            Stmt::If {
+                cond,
+                then,
+                otherwise,
+            } => {
+                let cond = r.expr(*cond);
+                let then = rebuild_block(then, r, hook);
+                let otherwise = rebuild_block(otherwise, r, hook);
+                Stmt::If {
+                    cond,
+                    then,
+                    otherwise,
+                }
+            }
+            Stmt::For {
+                id,
+                var,
+                start,
+                end,
+                step,
+                body,
+            } => {
+                let (start, end, step) = (r.expr(*start), r.expr(*end), r.expr(*step));
+                let body = rebuild_block(body, r, hook);
+                Stmt::For {
+                    id: *id,
+                    var: *var,
+                    start,
+                    end,
+                    step,
+                    body,
+                }
+            }
+            Stmt::Loop { id, body } => Stmt::Loop {
+                id: *id,
+                body: rebuild_block(body, r, hook),
+            },
+            Stmt::Group {
+                value,
+                op,
+                arg,
+                source,
+            } => Stmt::Group {
+                value: *value,
+                op: *op,
+                arg: r.expr(*arg),
+                source: source.map(|s| r.expr(s)),
+            },
+            s @ (Stmt::Break(_)
+            | Stmt::Continue(_)
+            | Stmt::Return
+            | Stmt::Barrier(_)
+            | Stmt::MemFence(_)) => s.clone(),
+        };
+        hook(s, r, &mut out);
+    }
+    out
+}
+
+fn with_body(
+    f: Function,
+    fold: bool,
+    hook: &mut dyn FnMut(Stmt, &mut Rebuilder, &mut Block),
+) -> Function {
+    let mut r = Rebuilder::new(&f.exprs, fold);
+    let body = rebuild_block(&f.body, &mut r, hook);
+    let exprs = r.new;
+    Function { exprs, body, ..f }
+}
+
+/// Replaces constant expressions by their values (computed by [`eval`], the evaluator the CPU
+/// backend runs), applies exact algebraic identities, and removes branches and loops whose
+/// condition is constant.
+pub fn fold_constants(f: Function) -> Function {
+    with_body(f, true, &mut |s, r, out| match s {
+        Stmt::If {
+            cond,
+            then,
+            otherwise,
+        } => match r.new.literal(cond) {
+            Some(l) if l.bits != 0 => out.extend(then),
+            Some(_) => out.extend(otherwise),
+            None => out.push(Stmt::If {
+                cond,
+                then,
+                otherwise,
+            }),
+        },
+        Stmt::For {
+            start, end, step, ..
+        } if matches!((r.new.literal(start), r.new.literal(end), r.new.literal(step)),
+                (Some(a), Some(b), Some(s)) if trip_count(a, b, s) == Some(0)) => {}
+        s => out.push(s),
+    })
+}
+
+/// Number of iterations of a `for` loop with constant bounds.
+pub fn trip_count(start: Literal, end: Literal, step: Literal) -> Option<u64> {
+    let (a, b, s) = (start.as_i128(), end.as_i128(), step.as_i128());
+    if s == 0 {
+        return None;
+    }
+    let trips = if s > 0 {
+        if a >= b {
+            0
+        } else {
+            (b - a + s - 1) / s
+        }
+    } else if a <= b {
+        0
+    } else {
+        (a - b + (-s) - 1) / (-s)
+    };
+    // Wrapping counters could run past the bound; only count loops whose counter stays in range.
+    let last = a + (trips - 1).max(0) * s;
+    let bits = start.scalar.bits();
+    let (lo, hi) = if start.scalar.is_signed() {
+        (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
+    } else {
+        (0, (1i128 << bits) - 1)
+    };
+    (last + s >= lo && last + s <= hi || trips == 0).then_some(trips as u64)
+}
+
+fn block_ends(s: &Stmt) -> bool {
+    matches!(s, Stmt::Return | Stmt::Break(_) | Stmt::Continue(_))
+}
+
+fn used_values(f: &Function) -> HashSet<ValueId> {
+    let mut used = HashSet::new();
+    let mut seen = HashSet::new();
+    let mut stack = Vec::new();
+    walk_block(&f.body, &mut |s| stack.extend(stmt_operands(s)));
+    while let Some(id) = stack.pop() {
+        if !seen.insert(id) {
+            continue;
+        }
+        let e = f.exprs.get(id);
+        if let Expr::Value(v) = e {
+            used.insert(*v);
+        }
+        stack.extend(expr_operands(e));
+    }
+    used
+}
+
+fn prune(block: Block, used: &HashSet<ValueId>, changed: &mut bool) -> Block {
+    let mut out = Vec::with_capacity(block.len());
+    for s in block {
+        let ends = block_ends(&s);
+        match s {
+            Stmt::Let { value, .. } if !used.contains(&value) => *changed = true,
+            Stmt::If {
+                cond,
+                then,
+                otherwise,
+            } => {
+                let then = prune(then, used, changed);
+                let otherwise = prune(otherwise, used, changed);
+                if then.is_empty() && otherwise.is_empty() {
+                    *changed = true;
+                } else {
+                    out.push(Stmt::If {
+                        cond,
+                        then,
+                        otherwise,
+                    });
+                }
+            }
+            Stmt::For {
+                id,
+                var,
+                start,
+                end,
+                step,
+                body,
+            } => {
+                let body = prune(body, used, changed);
+                out.push(Stmt::For {
+                    id,
+                    var,
+                    start,
+                    end,
+                    step,
+                    body,
+                });
+            }
+            Stmt::Loop { id, body } => out.push(Stmt::Loop {
+                id,
+                body: prune(body, used, changed),
+            }),
+            Stmt::Atomic {
+                result: Some(r),
+                mem,
+                index,
+                op,
+                operand,
+                compare,
+            } if !used.contains(&r) => {
+                *changed = true;
+                out.push(Stmt::Atomic {
+                    result: None,
+                    mem,
+                    index,
+                    op,
+                    operand,
+                    compare,
+                });
+            }
+            s => out.push(s),
+        }
+        if ends {
+            break;
+        }
+    }
+    out
+}
+
+/// Removes `let`s whose value is never used, statements after `return`, `break` or
+/// `continue`, and `if`s with two empty branches, then compacts the expression arena. Loads are
+/// kept even when unused, so that the CPU backend still reports their out-of-bounds accesses.
+pub fn eliminate_dead_code(mut f: Function) -> Function {
+    loop {
+        let used = used_values(&f);
+        let mut changed = false;
+        f.body = prune(std::mem::take(&mut f.body), &used, &mut changed);
+        if !changed {
+            break;
+        }
+    }
+    with_body(f, false, &mut |s, _, out| out.push(s))
+}
+
+fn count_stmts(b: &Block) -> usize {
+    let mut n = 0;
+    walk_block(b, &mut |_| n += 1);
+    n
+}
+
+fn targets(b: &Block, id: LoopId) -> bool {
+    let mut found = false;
+    walk_block(b, &mut |s| {
+        if matches!(s, Stmt::Break(l) | Stmt::Continue(l) if *l == id) {
+            found = true;
+        }
+    });
+    found
+}
+
+/// Unrolls `for` loops whose start, end and step are literals, that run at most
+/// `unroll_max_trips` times, grow to at most `unroll_max_stmts` statements, and contain no
+/// `break` or `continue` of their own. Each copy of the body gets fresh values and loop ids, and
+/// the counter becomes a literal.
+pub fn unroll_loops(f: Function, opts: &PassOptions) -> Function {
+    // Fold first, so that bounds computed from literals are literals.
+    let mut f = fold_constants(f);
+    let old = std::mem::take(&mut f.exprs);
+    let body = std::mem::take(&mut f.body);
+    let mut r = Rebuilder::new(&old, false);
+    let body = unroll_block(&body, &mut f, &mut r, opts, false);
+    f.exprs = r.new;
+    f.body = body;
+    f
+}
+
+/// Copies `block` (old arena) into the new arena, unrolling what can be unrolled. With `fresh`,
+/// every value and loop defined in the block gets a new id (the block is one copy of an
+/// unrolled body).
+fn unroll_block(
+    block: &Block,
+    f: &mut Function,
+    r: &mut Rebuilder,
+    opts: &PassOptions,
+    fresh: bool,
+) -> Block {
+    let define = |v: ValueId, f: &mut Function, r: &mut Rebuilder| {
+        if !fresh {
+            return v;
+        }
+        let d = f.values[v.0 as usize].clone();
+        let n = f.new_value(d.ty, d.name);
+        let e = r.new.intern(Expr::Value(n), d.ty);
+        r.subst.insert(v, e);
+        n
+    };
+    let new_loop = |id: LoopId, f: &mut Function| {
+        if !fresh {
+            return id;
+        }
+        f.loop_count += 1;
+        LoopId(f.loop_count - 1)
+    };
+    let mut out = Vec::with_capacity(block.len());
+    for s in block {
+        match s {
+            Stmt::Let { value, expr } => {
+                let expr = r.expr(*expr);
+                out.push(Stmt::Let {
+                    value: define(*value, f, r),
+                    expr,
+                });
+            }
+            Stmt::Load { value, mem, index } => {
+                let index = r.expr(*index);
+                out.push(Stmt::Load {
+                    value: define(*value, f, r),
+                    mem: *mem,
+                    index,
+                });
+            }
+            Stmt::Store { mem, index, value } => out.push(Stmt::Store {
+                mem: *mem,
+                index: r.expr(*index),
+                value: r.expr(*value),
+            }),
+            Stmt::Atomic {
+                result,
+                mem,
+                index,
+                op,
+                operand,
+                compare,
+            } => {
+                let (index, operand, compare) =
+                    (r.expr(*index), r.expr(*operand), compare.map(|c| r.expr(c)));
+                let result = result.map(|v| define(v, f, r));
+                out.push(Stmt::Atomic {
+                    result,
+                    mem: *mem,
+                    index,
+                    op: *op,
+                    operand,
+                    compare,
+                });
+            }
+            Stmt::Group {
+                value,
+                op,
+                arg,
+                source,
+            } => {
+                let (arg, source) = (r.expr(*arg), source.map(|x| r.expr(x)));
+                out.push(Stmt::Group {
+                    value: define(*value, f, r),
+                    op: *op,
+                    arg,
+                    source,
+                });
+            }
+            Stmt::If {
+                cond,
+                then,
+                otherwise,
+            } => {
+                let cond = r.expr(*cond);
+                let then = unroll_block(then, f, r, opts, fresh);
+                let otherwise = unroll_block(otherwise, f, r, opts, fresh);
+                out.push(Stmt::If {
+                    cond,
+                    then,
+                    otherwise,
+                });
+            }
+            Stmt::Loop { id, body } => {
+                let nid = new_loop(*id, f);
+                let body = relabel(unroll_block(body, f, r, opts, fresh), *id, nid);
+                out.push(Stmt::Loop { id: nid, body });
+            }
+            Stmt::For {
+                id,
+                var,
+                start,
+                end,
+                step,
+                body,
+            } => {
+                let lits = (
+                    r.old.literal(*start),
+                    r.old.literal(*end),
+                    r.old.literal(*step),
+                );
+                let trips = match lits {
+                    (Some(a), Some(b), Some(st)) => trip_count(a, b, st),
+                    _ => None,
+                };
+                match (trips, lits) {
+                    (Some(n), (Some(a), _, Some(st)))
+                        if n <= opts.unroll_max_trips
+                            && (n as usize) * count_stmts(body).max(1) <= opts.unroll_max_stmts
+                            && !targets(body, *id) =>
+                    {
+                        for k in 0..n as i128 {
+                            let v = Literal::from_bits(
+                                a.scalar,
+                                (a.as_i128() + k * st.as_i128()) as u64,
+                            );
+                            let e = r.new.intern(Expr::Literal(v), Type::scalar(v.scalar));
+                            // Expressions that depend on the counter or on values of the
+                            // previous copy must be rebuilt for this copy.
+                            r.memo.clear();
+                            r.subst.insert(*var, e);
+                            let copy = unroll_block(body, f, r, opts, true);
+                            out.extend(copy);
+                        }
+                        r.subst.remove(var);
+                        r.memo.clear();
+                    }
+                    _ => {
+                        let (start, end, step) = (r.expr(*start), r.expr(*end), r.expr(*step));
+                        let var = define(*var, f, r);
+                        let nid = new_loop(*id, f);
+                        let body = relabel(unroll_block(body, f, r, opts, fresh), *id, nid);
+                        out.push(Stmt::For {
+                            id: nid,
+                            var,
+                            start,
+                            end,
+                            step,
+                            body,
+                        });
+                    }
+                }
+            }
+            s @ (Stmt::Break(_)
+            | Stmt::Continue(_)
+            | Stmt::Return
+            | Stmt::Barrier(_)
+            | Stmt::MemFence(_)) => out.push(s.clone()),
+        }
+    }
+    out
+}
+
+fn relabel(block: Block, from: LoopId, to: LoopId) -> Block {
+    if from == to {
+        return block;
+    }
+    block
+        .into_iter()
+        .map(|s| match s {
+            Stmt::Break(l) if l == from => Stmt::Break(to),
+            Stmt::Continue(l) if l == from => Stmt::Continue(to),
+            Stmt::If {
+                cond,
+                then,
+                otherwise,
+            } => Stmt::If {
+                cond,
+                then: relabel(then, from, to),
+                otherwise: relabel(otherwise, from, to),
+            },
+            Stmt::For {
+                id,
+                var,
+                start,
+                end,
+                step,
+                body,
+            } => Stmt::For {
+                id,
+                var,
+                start,
+                end,
+                step,
+                body: relabel(body, from, to),
+            },
+            Stmt::Loop { id, body } => Stmt::Loop {
+                id,
+                body: relabel(body, from, to),
+            },
+            s => s,
+        })
+        .collect()
+}

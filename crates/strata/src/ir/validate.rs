@@ -1,0 +1,696 @@
+//! The validator: checks types, scoping, memory access and control flow of a [`Function`],
+//! collects every error with its location, and returns the facts backends need.
+//!
+//! Backends only accept a [`ValidFunction`], which only [`validate`] can make, so no backend sees
+//! unvalidated IR.
+
+use super::*;
+use std::collections::HashSet;
+use std::fmt;
+
+/// One problem found by the validator.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct ValidationError {
+    /// Where: a path of statements such as `body[2].then[0]`, or `expression %5`.
+    pub location: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// Every problem found in one function.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct ValidationErrors {
+    /// The kernel's name.
+    pub kernel: String,
+    /// The problems, in the order they were found.
+    pub errors: Vec<ValidationError>,
+}
+
+impl fmt::Display for ValidationErrors {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "kernel `{}` is invalid ({} error{}):",
+            self.kernel,
+            self.errors.len(),
+            if self.errors.len() == 1 { "" } else { "s" }
+        )?;
+        for e in &self.errors {
+            write!(f, "\n  at {}: {}", e.location, e.message)?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for ValidationErrors {}
+
+/// What the validator learned about a function, for backends and the launcher.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FunctionInfo {
+    /// Buffer parameters the kernel reads (index into params).
+    pub reads: HashSet<u32>,
+    /// Buffer parameters the kernel writes (stores or atomics).
+    pub writes: HashSet<u32>,
+    /// Uses `f64` anywhere.
+    pub uses_f64: bool,
+    /// Uses 64-bit integer atomics.
+    pub uses_int64_atomics: bool,
+    /// Uses float atomics.
+    pub uses_float_atomics: bool,
+    /// Contains a barrier or a work-group collective.
+    pub uses_barrier: bool,
+    /// Bytes of local memory of fixed size.
+    pub fixed_local_bytes: u64,
+}
+
+/// A function that passed validation, with its facts.
+#[derive(Clone, Debug)]
+pub struct ValidFunction {
+    function: Function,
+    info: FunctionInfo,
+}
+
+impl ValidFunction {
+    /// The function.
+    pub fn function(&self) -> &Function {
+        &self.function
+    }
+    /// The facts.
+    pub fn info(&self) -> &FunctionInfo {
+        &self.info
+    }
+}
+
+struct Validator<'a> {
+    f: &'a Function,
+    errors: Vec<ValidationError>,
+    path: Vec<String>,
+    defined: Vec<bool>,
+    scopes: Vec<Vec<ValueId>>,
+    in_scope: Vec<bool>,
+    loops: Vec<LoopId>,
+    info: FunctionInfo,
+}
+
+/// Validates `f`, returning it with its facts, or every error found.
+pub fn validate(f: Function) -> Result<ValidFunction, ValidationErrors> {
+    let mut v = Validator {
+        f: &f,
+        errors: Vec::new(),
+        path: Vec::new(),
+        defined: vec![false; f.values.len()],
+        scopes: vec![Vec::new()],
+        in_scope: vec![false; f.values.len()],
+        loops: Vec::new(),
+        info: FunctionInfo::default(),
+    };
+    v.check_decls();
+    v.check_exprs();
+    v.block("body", &f.body);
+    let info = std::mem::take(&mut v.info);
+    if v.errors.is_empty() {
+        Ok(ValidFunction { function: f, info })
+    } else {
+        Err(ValidationErrors {
+            kernel: f.name.clone(),
+            errors: v.errors,
+        })
+    }
+}
+
+fn is_ident(s: &str) -> bool {
+    let mut c = s.chars();
+    matches!(c.next(), Some(ch) if ch.is_ascii_alphabetic() || ch == '_')
+        && c.all(|ch| ch.is_ascii_alphanumeric() || ch == '_')
+}
+
+impl Validator<'_> {
+    fn err(&mut self, location: String, message: String) {
+        self.errors.push(ValidationError { location, message });
+    }
+
+    fn here(&self) -> String {
+        if self.path.is_empty() {
+            "kernel".into()
+        } else {
+            self.path.join(".")
+        }
+    }
+
+    fn err_here(&mut self, message: String) {
+        let loc = self.here();
+        self.err(loc, message);
+    }
+
+    fn check_decls(&mut self) {
+        let f = self.f;
+        if !is_ident(&f.name) {
+            self.err("kernel".into(), format!("kernel name `{}` is not an identifier (letters, digits and `_`, not starting with a digit)", f.name));
+        }
+        let mut names = HashSet::new();
+        for (i, p) in f.params.iter().enumerate() {
+            let loc = format!("parameter {i} `{}`", p.name);
+            if !is_ident(&p.name) {
+                self.err(loc.clone(), "parameter name is not an identifier".into());
+            }
+            if !names.insert(p.name.clone()) {
+                self.err(loc.clone(), "two parameters have this name".into());
+            }
+            match p.kind {
+                ParamKind::Buffer { elem, .. } => {
+                    if elem.width == 3 {
+                        self.err(loc, "buffers cannot hold 3-vectors (C targets pad them to 4); use 4-vectors or scalars".into());
+                    }
+                    if elem.scalar == Scalar::F64 {
+                        self.info.uses_f64 = true;
+                    }
+                }
+                ParamKind::Scalar(t) => {
+                    if t.scalar == Scalar::F64 {
+                        self.info.uses_f64 = true;
+                    }
+                }
+                ParamKind::LocalLen => {}
+            }
+        }
+        for (i, l) in f.locals.iter().enumerate() {
+            let loc = format!("local array {i} `{}`", l.name);
+            if l.elem.width == 3 {
+                self.err(
+                    loc.clone(),
+                    "local memory cannot hold 3-vectors; use 4-vectors".into(),
+                );
+            }
+            match l.len {
+                ArrayLen::Fixed(n) => {
+                    if n == 0 {
+                        self.err(loc, "a local array needs at least one element".into());
+                    }
+                    self.info.fixed_local_bytes += n as u64 * l.elem.size() as u64;
+                }
+                ArrayLen::Param(p) => {
+                    if !matches!(
+                        f.params.get(p as usize).map(|p| p.kind),
+                        Some(ParamKind::LocalLen)
+                    ) {
+                        self.err(loc, format!("its length refers to parameter {p}, which is not a local-length parameter"));
+                    }
+                }
+            }
+        }
+        for (i, p) in f.privates.iter().enumerate() {
+            if p.len == Some(0) {
+                self.err(
+                    format!("private array {i} `{}`", p.name),
+                    "a private array needs at least one element".into(),
+                );
+            }
+        }
+    }
+
+    fn check_exprs(&mut self) {
+        let f = self.f;
+        for (id, e, ty) in f.exprs.iter() {
+            if let Err(m) = self.expr_type(e, ty) {
+                self.err(
+                    format!("expression %{} ({})", id.0, print::expr_to_string(f, id)),
+                    m,
+                );
+            }
+            if ty.scalar == Scalar::F64 {
+                self.info.uses_f64 = true;
+            }
+        }
+    }
+
+    fn expr_type(&self, e: &Expr, ty: Type) -> Result<(), String> {
+        let f = self.f;
+        let t = |id: ExprId| -> Result<Type, String> {
+            if (id.0 as usize) < f.exprs.len() {
+                Ok(f.exprs.ty(id))
+            } else {
+                Err(format!("refers to missing expression %{}", id.0))
+            }
+        };
+        let expect = |want: Type| -> Result<(), String> {
+            if want == ty {
+                Ok(())
+            } else {
+                Err(format!("has type {ty} but should have type {want}"))
+            }
+        };
+        match e {
+            Expr::Literal(l) => expect(Type::scalar(l.scalar)),
+            Expr::Param(p) => match f.params.get(*p as usize).map(|p| p.kind) {
+                Some(ParamKind::Scalar(pt)) => expect(pt),
+                _ => Err(format!("parameter {p} is not a scalar parameter")),
+            },
+            Expr::BufferLen(p) => match f.params.get(*p as usize).map(|p| p.kind) {
+                Some(ParamKind::Buffer { .. }) => expect(Type::U32),
+                _ => Err(format!("parameter {p} is not a buffer")),
+            },
+            Expr::Value(v) => match f.values.get(v.0 as usize) {
+                Some(d) => expect(d.ty),
+                None => Err(format!("value {} is not declared", v.0)),
+            },
+            Expr::Builtin(b) => {
+                if b.dim().is_some_and(|d| d > 2) {
+                    return Err(format!("{} dimension must be 0, 1 or 2", b.name()));
+                }
+                expect(Type::U32)
+            }
+            Expr::Unary(op, a) => {
+                let at = t(*a)?;
+                match op {
+                    UnaryOp::Neg if !at.scalar.is_numeric() => {
+                        Err("negation of a bool; use `not`".into())
+                    }
+                    UnaryOp::Not if at.scalar.is_float() => Err("bitwise not of a float".into()),
+                    _ => expect(at),
+                }
+            }
+            Expr::Binary(op, a, b) => {
+                let (at, bt) = (t(*a)?, t(*b)?);
+                if at != bt {
+                    return Err(format!("operands of `{}` have different types {at} and {bt}; convert one explicitly with a cast", op.symbol()));
+                }
+                use BinaryOp::*;
+                match op {
+                    Add | Sub | Mul | Div | Rem if !at.scalar.is_numeric() => {
+                        Err(format!("`{}` on bool", op.symbol()))
+                    }
+                    And | Or | Xor if at.scalar.is_float() => {
+                        Err(format!("`{}` on a float", op.symbol()))
+                    }
+                    Shl | Shr if !at.scalar.is_int() => {
+                        Err(format!("`{}` needs integers", op.symbol()))
+                    }
+                    Lt | Le | Gt | Ge if at.scalar == Scalar::Bool => {
+                        Err(format!("`{}` on bool", op.symbol()))
+                    }
+                    _ if op.is_comparison() => expect(at.with_scalar(Scalar::Bool)),
+                    _ => expect(at),
+                }
+            }
+            Expr::Select(c, a, b) => {
+                let (ct, at, bt) = (t(*c)?, t(*a)?, t(*b)?);
+                if ct.scalar != Scalar::Bool || (ct.width != 1 && ct.width != at.width) {
+                    return Err(format!("select condition has type {ct}; it must be bool or a bool vector as wide as the values"));
+                }
+                if at != bt {
+                    return Err(format!(
+                        "select branches have different types {at} and {bt}"
+                    ));
+                }
+                expect(at)
+            }
+            Expr::Cast(a, s) => expect(t(*a)?.with_scalar(*s)),
+            Expr::Bitcast(a, to) => {
+                let at = t(*a)?;
+                if at.width != to.width
+                    || at.scalar.size() != to.scalar.size()
+                    || at.scalar == Scalar::Bool
+                    || to.scalar == Scalar::Bool
+                {
+                    return Err(format!("cannot reinterpret {at} as {to}: the types must have the same width and component size, and not be bool"));
+                }
+                expect(*to)
+            }
+            Expr::Math(fun, args) => {
+                if args.len() != fun.arity() {
+                    return Err(format!(
+                        "{} takes {} arguments, got {}",
+                        fun.name(),
+                        fun.arity(),
+                        args.len()
+                    ));
+                }
+                let at = t(args[0])?;
+                for &a in &args[1..] {
+                    if t(a)? != at {
+                        return Err(format!(
+                            "arguments of {} have different types {at} and {}",
+                            fun.name(),
+                            t(a)?
+                        ));
+                    }
+                }
+                let s = at.scalar;
+                match fun.kind() {
+                    MathKind::Float if !s.is_float() => {
+                        Err(format!("{} needs float arguments, got {at}", fun.name()))
+                    }
+                    MathKind::Int if !s.is_int() => {
+                        Err(format!("{} needs integer arguments, got {at}", fun.name()))
+                    }
+                    MathKind::Numeric if !s.is_numeric() => {
+                        Err(format!("{} needs numeric arguments, got {at}", fun.name()))
+                    }
+                    MathKind::FloatTest if !s.is_float() => {
+                        Err(format!("{} needs float arguments, got {at}", fun.name()))
+                    }
+                    MathKind::FloatTest => expect(at.with_scalar(Scalar::Bool)),
+                    MathKind::Reduce | MathKind::Geometric if !s.is_float() => {
+                        Err(format!("{} needs float arguments, got {at}", fun.name()))
+                    }
+                    MathKind::Reduce => expect(at.component()),
+                    MathKind::Geometric if *fun == MathFn::Cross && at.width < 3 => {
+                        Err("cross needs 3- or 4-vectors".into())
+                    }
+                    _ => expect(at),
+                }
+            }
+            Expr::Splat(a, w) => {
+                let at = t(*a)?;
+                if at.is_vector() || !(2..=4).contains(w) {
+                    return Err(format!(
+                        "splat needs a scalar and a width of 2 to 4, got {at} and {w}"
+                    ));
+                }
+                expect(Type::vector(at.scalar, *w))
+            }
+            Expr::Compose(parts) => {
+                if !(2..=4).contains(&parts.len()) {
+                    return Err(format!(
+                        "a vector has 2 to 4 components, got {}",
+                        parts.len()
+                    ));
+                }
+                let pt = t(parts[0])?;
+                for &p in parts {
+                    if t(p)? != pt || pt.is_vector() {
+                        return Err("vector components must be scalars of one type".into());
+                    }
+                }
+                expect(Type::vector(pt.scalar, parts.len() as u8))
+            }
+            Expr::Extract(a, i) => {
+                let at = t(*a)?;
+                if *i >= at.width {
+                    return Err(format!("component {i} of a {at}"));
+                }
+                expect(at.component())
+            }
+        }
+    }
+
+    /// Reports values used by `root` that are not in scope.
+    fn check_scope(&mut self, root: ExprId) {
+        let mut stack = vec![root];
+        let mut seen = HashSet::new();
+        while let Some(id) = stack.pop() {
+            if (id.0 as usize) >= self.f.exprs.len() || !seen.insert(id) {
+                continue;
+            }
+            let e = self.f.exprs.get(id);
+            if let Expr::Value(v) = e {
+                let ok = self.in_scope.get(v.0 as usize).copied().unwrap_or(false);
+                if !ok {
+                    let name = self.value_name(*v);
+                    self.err_here(format!("uses value {name} outside the block that defines it (or before it is defined)"));
+                }
+            }
+            stack.extend(expr_operands(e));
+        }
+    }
+
+    fn value_name(&self, v: ValueId) -> String {
+        match self.f.values.get(v.0 as usize).and_then(|d| d.name.clone()) {
+            Some(n) => format!("`{n}` (%v{})", v.0),
+            None => format!("%v{}", v.0),
+        }
+    }
+
+    fn define(&mut self, v: ValueId, ty: Type) {
+        let i = v.0 as usize;
+        if i >= self.defined.len() {
+            self.err_here(format!("defines undeclared value %v{}", v.0));
+            return;
+        }
+        if self.defined[i] {
+            let name = self.value_name(v);
+            self.err_here(format!("defines value {name} a second time"));
+        }
+        if self.f.values[i].ty != ty {
+            let name = self.value_name(v);
+            let decl = self.f.values[i].ty;
+            self.err_here(format!("value {name} is declared {decl} but gets a {ty}"));
+        }
+        self.defined[i] = true;
+        self.in_scope[i] = true;
+        self.scopes.last_mut().unwrap().push(v);
+    }
+
+    fn ty(&self, e: ExprId) -> Option<Type> {
+        ((e.0 as usize) < self.f.exprs.len()).then(|| self.f.exprs.ty(e))
+    }
+
+    fn check_index(&mut self, mem: Mem, index: ExprId) {
+        match self.ty(index) {
+            Some(t) if t.scalar.is_int() && t.width == 1 => {}
+            Some(t) => self.err_here(format!("index has type {t}; it must be a scalar integer")),
+            None => self.err_here("index refers to a missing expression".into()),
+        }
+        if let Mem::Private(p) = mem {
+            if let Some(d) = self.f.privates.get(p as usize) {
+                if d.len.is_none() && self.f.exprs.literal(index).is_none_or(|l| l.bits != 0) {
+                    self.err_here(format!(
+                        "variable `{}` is not an array; its index must be the literal 0",
+                        d.name
+                    ));
+                }
+            }
+        }
+    }
+
+    fn mem_elem(&mut self, mem: Mem) -> Option<Type> {
+        let e = self.f.mem_elem(mem);
+        if e.is_none() {
+            self.err_here(format!("refers to missing memory {mem:?}"));
+        }
+        e
+    }
+
+    fn buffer_access(&self, mem: Mem) -> Option<Access> {
+        match mem {
+            Mem::Buffer(p) => match self.f.params.get(p as usize)?.kind {
+                ParamKind::Buffer { access, .. } => Some(access),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    fn block(&mut self, name: &str, block: &Block) {
+        self.scopes.push(Vec::new());
+        for (i, s) in block.iter().enumerate() {
+            self.path.push(format!("{name}[{i}]"));
+            self.stmt(s);
+            self.path.pop();
+        }
+        for v in self.scopes.pop().unwrap() {
+            self.in_scope[v.0 as usize] = false;
+        }
+    }
+
+    fn stmt(&mut self, s: &Stmt) {
+        for e in stmt_operands(s) {
+            self.check_scope(e);
+        }
+        match s {
+            Stmt::Let { value, expr } => {
+                if let Some(t) = self.ty(*expr) {
+                    self.define(*value, t);
+                }
+            }
+            Stmt::Load { value, mem, index } => {
+                self.check_index(*mem, *index);
+                if let Some(elem) = self.mem_elem(*mem) {
+                    if let Some(a) = self.buffer_access(*mem) {
+                        if !a.can_read() {
+                            let n = self.f.mem_name(*mem);
+                            self.err_here(format!(
+                                "loads from buffer `{n}`, which is declared write-only"
+                            ));
+                        }
+                        if let Mem::Buffer(p) = mem {
+                            self.info.reads.insert(*p);
+                        }
+                    }
+                    self.define(*value, elem);
+                }
+            }
+            Stmt::Store { mem, index, value } => {
+                self.check_index(*mem, *index);
+                if let Some(elem) = self.mem_elem(*mem) {
+                    if let Some(a) = self.buffer_access(*mem) {
+                        if !a.can_write() {
+                            let n = self.f.mem_name(*mem);
+                            self.err_here(format!(
+                                "stores into buffer `{n}`, which is declared read-only"
+                            ));
+                        }
+                        if let Mem::Buffer(p) = mem {
+                            self.info.writes.insert(*p);
+                        }
+                    }
+                    if let Some(t) = self.ty(*value) {
+                        if t != elem {
+                            let n = self.f.mem_name(*mem);
+                            self.err_here(format!(
+                                "stores a {t} into `{n}`, whose elements are {elem}"
+                            ));
+                        }
+                    }
+                }
+            }
+            Stmt::Atomic {
+                result,
+                mem,
+                index,
+                op,
+                operand,
+                compare,
+            } => {
+                self.check_index(*mem, *index);
+                if matches!(mem, Mem::Private(_)) {
+                    self.err_here(
+                        "atomics work on buffers and local memory, not private variables".into(),
+                    );
+                }
+                if let Some(elem) = self.mem_elem(*mem) {
+                    if let Some(a) = self.buffer_access(*mem) {
+                        if a != Access::ReadWrite {
+                            let n = self.f.mem_name(*mem);
+                            self.err_here(format!("atomic on buffer `{n}`, which is declared {}; atomics need read_write", a.name()));
+                        }
+                        if let Mem::Buffer(p) = mem {
+                            self.info.reads.insert(*p);
+                            self.info.writes.insert(*p);
+                        }
+                    }
+                    let s = elem.scalar;
+                    let int_ok = s.is_int() && s.size() >= 4 && elem.width == 1;
+                    let float_ok = s.is_float() && elem.width == 1 && *op == AtomicOp::Add;
+                    if !(int_ok || float_ok) {
+                        self.err_here(format!("{} is not available on {elem}: atomics work on 32- and 64-bit integers, and add also on f32 and f64", op.name()));
+                    }
+                    if s.size() == 8 && s.is_int() {
+                        self.info.uses_int64_atomics = true;
+                    }
+                    if s.is_float() {
+                        self.info.uses_float_atomics = true;
+                    }
+                    for e in std::iter::once(*operand).chain(compare.iter().copied()) {
+                        if let Some(t) = self.ty(e) {
+                            if t != elem {
+                                self.err_here(format!(
+                                    "atomic operand has type {t}, the memory holds {elem}"
+                                ));
+                            }
+                        }
+                    }
+                    if compare.is_some() != (*op == AtomicOp::CompareExchange) {
+                        self.err_here(
+                            "a compare value is given exactly for compare-exchange".into(),
+                        );
+                    }
+                    if let Some(r) = result {
+                        self.define(*r, elem);
+                    }
+                }
+            }
+            Stmt::If {
+                cond,
+                then,
+                otherwise,
+            } => {
+                if self.ty(*cond) != Some(Type::BOOL) {
+                    self.err_here(format!(
+                        "if condition has type {}; it must be bool",
+                        self.ty(*cond).map_or("?".into(), |t| t.to_string())
+                    ));
+                }
+                self.block("then", then);
+                self.block("else", otherwise);
+            }
+            Stmt::For {
+                id,
+                var,
+                start,
+                end,
+                step,
+                body,
+            } => {
+                let t = self.ty(*start);
+                if t.is_none_or(|t| !t.scalar.is_int() || t.is_vector())
+                    || self.ty(*end) != t
+                    || self.ty(*step) != t
+                {
+                    self.err_here(
+                        "for loop start, end and step must be scalar integers of one type".into(),
+                    );
+                }
+                if self.f.exprs.literal(*step).is_some_and(|l| l.is_zero()) {
+                    self.err_here("for loop step is zero; the loop would never end".into());
+                }
+                self.loops.push(*id);
+                self.scopes.push(Vec::new());
+                if let Some(t) = t {
+                    self.define(*var, t);
+                }
+                self.block("for", body);
+                for v in self.scopes.pop().unwrap() {
+                    self.in_scope[v.0 as usize] = false;
+                }
+                self.loops.pop();
+            }
+            Stmt::Loop { id, body } => {
+                self.loops.push(*id);
+                self.block("loop", body);
+                self.loops.pop();
+            }
+            Stmt::Break(id) | Stmt::Continue(id) => {
+                if !self.loops.contains(id) {
+                    let what = if matches!(s, Stmt::Break(_)) {
+                        "break"
+                    } else {
+                        "continue"
+                    };
+                    self.err_here(format!(
+                        "{what} outside of the loop it names (loop {})",
+                        id.0
+                    ));
+                }
+            }
+            Stmt::Return | Stmt::MemFence(_) => {}
+            Stmt::Barrier(_) => self.info.uses_barrier = true,
+            Stmt::Group {
+                value,
+                op,
+                arg,
+                source,
+            } => {
+                self.info.uses_barrier = true;
+                let Some(t) = self.ty(*arg) else { return };
+                let ok = match op {
+                    GroupOp::Any | GroupOp::All => t == Type::BOOL,
+                    GroupOp::Broadcast => true,
+                    _ => t.scalar.is_numeric() && t.width == 1,
+                };
+                if !ok {
+                    self.err_here(format!("{} does not take a {t}", op.name()));
+                }
+                if (*op == GroupOp::Broadcast) != source.is_some() {
+                    self.err_here("a source work-item is given exactly for broadcast".into());
+                }
+                if let Some(src) = source {
+                    if self.ty(*src) != Some(Type::U32) {
+                        self.err_here("broadcast source must be a u32 local linear id".into());
+                    }
+                }
+                self.define(*value, t);
+            }
+        }
+    }
+}

@@ -1,0 +1,64 @@
+//! # strata
+//!
+//! Write GPU kernels once, in Rust, and run them on every device you have: NVIDIA GPUs through
+//! CUDA, any OpenCL device, and a built-in CPU backend that needs nothing installed and checks
+//! every memory access.
+//!
+//! ```
+//! use strata::prelude::*;
+//!
+//! # fn main() -> strata::Result<()> {
+//! let device = Device::from_spec("best")?;
+//! let queue = Queue::new(&device)?;
+//! let saxpy = Kernel::build("saxpy", |k| {
+//!     let a = k.scalar::<f32>("a");
+//!     let x = k.read::<f32>("x");
+//!     let y = k.read_write::<f32>("y");
+//!     let i = global_id(0);
+//!     if_(i.lt(x.len()), || y.set(i, a * x.at(i) + y.at(i)));
+//! })?;
+//! let x = Buffer::from_slice(&queue, &[1.0f32, 2.0, 3.0])?;
+//! let y = Buffer::from_slice(&queue, &[10.0f32, 20.0, 30.0])?;
+//! queue.launch(&saxpy, NdRange::new(3), args![2.0f32, &x, &y])?;
+//! assert_eq!(queue.read(&y)?, vec![12.0, 24.0, 36.0]);
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! Layers, bottom up: [`ir`] (typed kernel IR, validator, passes), [`builder`] (kernels as Rust
+//! closures), the runtime ([`Device`], [`Queue`], [`Buffer`], [`Kernel`], [`Event`]) over the
+//! backends (here the CPU backend), and the tools ([`conformance`], [`bench`]) behind the
+//! `strata` command.
+
+#![warn(missing_docs)]
+
+pub mod bench;
+pub mod builder;
+pub mod conformance;
+mod cpu;
+pub mod error;
+pub mod ir;
+mod runtime;
+
+pub use builder::KernelDef;
+pub use error::{Error, Result, WorkItem};
+pub use runtime::{
+    devices, json_str, unavailable_backends, BackendKind, Buffer, Device, DeviceInfo, Dims, Event,
+    Gathered, Kernel, KernelArg, LocalMem, NdRange, PendingRead, Profile, Queue, Run,
+};
+
+/// Everything a kernel author needs, in one import.
+pub mod prelude {
+    pub use crate::args;
+    pub use crate::builder::{
+        barrier, barrier_global, barrier_local, break_, continue_, current_loop, for_range,
+        for_step, global_id, global_size, group_all, group_any, group_broadcast, group_id,
+        group_linear_id, group_reduce_add, group_reduce_max, group_reduce_min,
+        group_scan_exclusive_add, group_scan_inclusive_add, group_scan_inclusive_max,
+        group_scan_inclusive_min, if_, lit, local_id, local_linear_id, local_size, loop_,
+        mem_fence, num_groups, private_array, return_, select, splat, var, var_named, vec2, vec3,
+        vec4, while_, BufferParam, Expr, KernelDef, LocalArray, LoopLabel, PrivateArray, Var,
+    };
+    pub use crate::ir::Access;
+    pub use crate::{Buffer, Device, Event, Kernel, LocalMem, NdRange, Queue};
+}

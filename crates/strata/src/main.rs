@@ -1,0 +1,2 @@
+//! The `strata` command.
+fn main() {}

@@ -1,0 +1,95 @@
+//! The interface every backend implements. The user-facing types ([`Device`](super::Device),
+//! [`Queue`](super::Queue), [`Buffer`](super::Buffer), [`Kernel`](super::Kernel)) are the same
+//! for all backends and hold these trait objects.
+
+use super::{DeviceInfo, Event, NdRange};
+use crate::error::Result;
+use crate::ir::{Literal, Type, ValidFunction};
+use std::any::Any;
+use std::sync::Arc;
+
+/// Device memory owned by a backend.
+pub(crate) trait Memory: Send + Sync + Any {
+    /// Size in bytes.
+    fn size(&self) -> usize;
+    /// For downcasting to the backend's own type.
+    fn as_any(&self) -> &dyn Any;
+}
+
+/// A kernel compiled for one device.
+pub(crate) trait CompiledKernel: Send + Sync + Any {
+    /// For downcasting to the backend's own type.
+    fn as_any(&self) -> &dyn Any;
+}
+
+/// A launch argument after checking.
+#[derive(Clone)]
+pub(crate) enum ArgValue {
+    /// A buffer: its memory, length in elements and element type.
+    Buffer {
+        mem: Arc<dyn Memory>,
+        len: u64,
+        elem: Type,
+    },
+    /// A scalar.
+    Scalar(Literal),
+    /// The length of a launch-sized local array, in elements.
+    LocalLen(u32),
+}
+
+/// One command of a queue.
+pub(crate) enum Command {
+    /// Host data to device memory at a byte offset.
+    Write {
+        mem: Arc<dyn Memory>,
+        offset: usize,
+        data: Vec<u8>,
+    },
+    /// Device memory to host: `len` bytes at a byte offset, delivered into `out`.
+    Read {
+        mem: Arc<dyn Memory>,
+        offset: usize,
+        len: usize,
+        out: Arc<std::sync::Mutex<Vec<u8>>>,
+    },
+    /// Device to device copy of `len` bytes.
+    Copy {
+        src: Arc<dyn Memory>,
+        src_offset: usize,
+        dst: Arc<dyn Memory>,
+        dst_offset: usize,
+        len: usize,
+    },
+    /// Repeats `pattern` over `len` bytes at a byte offset.
+    Fill {
+        mem: Arc<dyn Memory>,
+        offset: usize,
+        len: usize,
+        pattern: Vec<u8>,
+    },
+    /// Runs a kernel.
+    Launch {
+        kernel: Arc<dyn CompiledKernel>,
+        function: Arc<ValidFunction>,
+        range: NdRange,
+        args: Vec<ArgValue>,
+    },
+}
+
+/// An in-order queue of a backend.
+pub(crate) trait QueueBackend: Send + Sync {
+    /// Enqueues `cmd` to run after every event in `wait` has completed; returns its event.
+    fn submit(&self, cmd: Command, wait: Vec<Event>) -> Event;
+}
+
+/// One device of a backend.
+pub(crate) trait DeviceBackend: Send + Sync {
+    /// The property summary.
+    fn info(&self) -> &DeviceInfo;
+    /// Allocates `bytes` bytes, zeroed.
+    fn alloc(&self, bytes: usize) -> Result<Arc<dyn Memory>>;
+    /// Compiles a validated kernel.
+    fn compile(&self, f: &ValidFunction) -> Result<Arc<dyn CompiledKernel>>;
+    /// Creates an in-order queue.
+    fn new_queue(&self) -> Result<Arc<dyn QueueBackend>>;
+}

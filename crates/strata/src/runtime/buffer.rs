@@ -1,0 +1,134 @@
+//! Typed device memory.
+
+use super::{Device, Memory, Queue};
+use crate::builder::Element;
+use crate::error::{Error, Result};
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+/// A typed buffer of `len` elements in a device's global memory. Cloning shares the memory.
+pub struct Buffer<T> {
+    pub(crate) mem: Arc<dyn Memory>,
+    len: usize,
+    pub(crate) device: Device,
+    _t: PhantomData<T>,
+}
+
+impl<T> Clone for Buffer<T> {
+    fn clone(&self) -> Self {
+        Buffer {
+            mem: self.mem.clone(),
+            len: self.len,
+            device: self.device.clone(),
+            _t: PhantomData,
+        }
+    }
+}
+
+impl<T> std::fmt::Debug for Buffer<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "Buffer<{}>[{}] on {}",
+            std::any::type_name::<T>(),
+            self.len,
+            self.device.info().spec()
+        )
+    }
+}
+
+impl<T: Element> Buffer<T> {
+    /// A zeroed buffer of `len` elements on `device`. Fails with [`Error::OutOfMemory`] when the
+    /// size exceeds the device's largest allocation or its memory.
+    pub fn new(device: &Device, len: usize) -> Result<Buffer<T>> {
+        let info = device.info();
+        let bytes =
+            len.checked_mul(std::mem::size_of::<T>())
+                .ok_or_else(|| Error::OutOfMemory {
+                    device: info.spec(),
+                    requested: u64::MAX,
+                    reason: format!(
+                        "{len} elements of {} bytes overflow the address space",
+                        std::mem::size_of::<T>()
+                    ),
+                })?;
+        if bytes as u64 > info.max_alloc_size {
+            return Err(Error::OutOfMemory {
+                device: info.spec(),
+                requested: bytes as u64,
+                reason: format!(
+                    "the device's largest allocation is {} bytes",
+                    info.max_alloc_size
+                ),
+            });
+        }
+        let mem = device.inner.backend.alloc(bytes)?;
+        Ok(Buffer {
+            mem,
+            len,
+            device: device.clone(),
+            _t: PhantomData,
+        })
+    }
+
+    /// A buffer on the queue's device holding a copy of `data`.
+    pub fn from_slice(queue: &Queue, data: &[T]) -> Result<Buffer<T>> {
+        let b = Buffer::new(queue.device(), data.len())?;
+        queue.write(&b, 0, data)?;
+        Ok(b)
+    }
+
+    /// Reads the whole buffer (shorthand for [`Queue::read`]).
+    pub fn to_vec(&self, queue: &Queue) -> Result<Vec<T>> {
+        queue.read(self)
+    }
+}
+
+impl<T> Buffer<T> {
+    pub(crate) fn from_parts(mem: Arc<dyn Memory>, len: usize, device: Device) -> Buffer<T> {
+        Buffer {
+            mem,
+            len,
+            device,
+            _t: PhantomData,
+        }
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// `true` for a buffer of no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The device the buffer lives on.
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+
+    /// Whether two handles share the same memory.
+    pub fn same_memory<U>(&self, o: &Buffer<U>) -> bool {
+        Arc::ptr_eq(&self.mem, &o.mem)
+    }
+}
+
+/// A launch argument giving the element count of a local array declared with
+/// [`KernelDef::local_array_dyn`](crate::builder::KernelDef::local_array_dyn).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LocalMem<T> {
+    pub(crate) len: u32,
+    _t: PhantomData<T>,
+}
+
+impl<T: Element> LocalMem<T> {
+    /// `len` elements of local memory.
+    pub fn new(len: u32) -> Self {
+        LocalMem {
+            len,
+            _t: PhantomData,
+        }
+    }
+}

@@ -1,0 +1,135 @@
+//! Events: the completion of one queued command, with its status and profiling times.
+
+use crate::error::{Error, Result};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+#[derive(Debug)]
+enum Status {
+    Queued,
+    Running,
+    Done(Result<()>),
+}
+
+#[derive(Debug)]
+struct State {
+    status: Status,
+    start: Option<Instant>,
+    end: Option<Instant>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    state: Mutex<State>,
+    cv: Condvar,
+    queued: Instant,
+}
+
+/// The completion of one command. Cheap to clone; every clone observes the same command.
+#[derive(Clone, Debug)]
+pub struct Event {
+    inner: Arc<Inner>,
+}
+
+/// Profiling times of a completed command.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Profile {
+    /// From enqueue to start.
+    pub queued: Duration,
+    /// From start to end: the command's own run time.
+    pub duration: Duration,
+}
+
+impl Event {
+    pub(crate) fn new() -> Event {
+        Event {
+            inner: Arc::new(Inner {
+                state: Mutex::new(State {
+                    status: Status::Queued,
+                    start: None,
+                    end: None,
+                }),
+                cv: Condvar::new(),
+                queued: Instant::now(),
+            }),
+        }
+    }
+
+    /// An event that is already complete.
+    pub fn completed() -> Event {
+        let e = Event::new();
+        e.set_running();
+        e.complete(Ok(()));
+        e
+    }
+
+    pub(crate) fn set_running(&self) {
+        let mut s = self.inner.state.lock().unwrap();
+        s.status = Status::Running;
+        s.start = Some(Instant::now());
+    }
+
+    pub(crate) fn complete(&self, r: Result<()>) {
+        let mut s = self.inner.state.lock().unwrap();
+        if s.start.is_none() {
+            s.start = Some(Instant::now());
+        }
+        s.end = Some(Instant::now());
+        s.status = Status::Done(r);
+        self.inner.cv.notify_all();
+    }
+
+    /// Blocks until the command has completed; returns its error if it failed.
+    pub fn wait(&self) -> Result<()> {
+        let mut s = self.inner.state.lock().unwrap();
+        loop {
+            if let Status::Done(r) = &s.status {
+                return r.clone();
+            }
+            s = self.inner.cv.wait(s).unwrap();
+        }
+    }
+
+    /// Waits for every event; returns the first error.
+    pub fn wait_all(events: &[Event]) -> Result<()> {
+        let mut first = Ok(());
+        for e in events {
+            let r = e.wait();
+            if first.is_ok() {
+                first = r;
+            }
+        }
+        first
+    }
+
+    /// Whether the command has completed (successfully or not).
+    pub fn is_complete(&self) -> bool {
+        matches!(self.inner.state.lock().unwrap().status, Status::Done(_))
+    }
+
+    /// Profiling times, once the command has completed (`None` before).
+    pub fn profile(&self) -> Option<Profile> {
+        let s = self.inner.state.lock().unwrap();
+        match (&s.status, s.start, s.end) {
+            (Status::Done(_), Some(start), Some(end)) => Some(Profile {
+                queued: start.saturating_duration_since(self.inner.queued),
+                duration: end.saturating_duration_since(start),
+            }),
+            _ => None,
+        }
+    }
+
+    /// The command's run time (start to end), waiting for it to complete.
+    pub fn duration(&self) -> Result<Duration> {
+        self.wait()?;
+        Ok(self.profile().map_or(Duration::ZERO, |p| p.duration))
+    }
+
+    /// Waits for the events a command depends on; a failed dependency fails the command.
+    pub(crate) fn wait_dependencies(wait: &[Event]) -> Result<()> {
+        Event::wait_all(wait).map_err(|e| match e {
+            Error::DependencyFailed(m) => Error::DependencyFailed(m),
+            other => Error::DependencyFailed(other.to_string()),
+        })
+    }
+}

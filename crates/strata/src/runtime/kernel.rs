@@ -1,0 +1,650 @@
+//! Kernels, launch configurations, launch arguments and their checks, runs and gathers.
+//!
+//! **Work sizes.** A launch has a global size and a local (work-group) size in 1 to 3
+//! dimensions. The rule strata enforces on every backend: *an explicit local size must divide
+//! the global size in every dimension* (OpenCL 1.2's rule). To cover `n` items with work-groups
+//! of `l`, use [`NdRange::covering`], which rounds the global size up, and guard the kernel
+//! body with `if_(global_id(0).lt(n), ...)`. Without a local size, strata divides the work
+//! itself, choosing in dimension 0 the largest divisor of the global size that does not exceed
+//! the device's preferred group size, and 1 in the other dimensions. A global size of 0 in any
+//! dimension launches nothing. Global sizes must fit in `u32` (ids are `u32`).
+
+use super::{ArgValue, Buffer, Device, Event, LocalMem, Memory, PendingRead, Queue};
+use crate::builder::{self, Element, GatherDecl, GatherOp, KernelDef, ScalarType};
+use crate::error::{Error, Result};
+use crate::ir::{self, Access, ArrayLen, Literal, ParamKind, Type, ValidFunction};
+use std::sync::Arc;
+
+/// A kernel built from a Rust closure: validated, optimized IR, compiled per device on first
+/// launch and cached. Cheap to clone.
+#[derive(Clone)]
+pub struct Kernel {
+    inner: Arc<KernelInner>,
+}
+
+struct KernelInner {
+    valid: Arc<ValidFunction>,
+    key: String,
+    gathers: Vec<GatherDecl>,
+}
+
+impl std::fmt::Debug for Kernel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Kernel({})", self.name())
+    }
+}
+
+impl Kernel {
+    /// Records `body` into a kernel called `name` (a C identifier), validates and optimizes it.
+    /// Rust values captured by `body` are compile-time constants: building again with other
+    /// values gives another kernel (compiled separately), building again with the same values
+    /// gives the same IR, which devices do not compile twice. Set `STRATA_DUMP=ir` to print
+    /// the optimized IR of every kernel built.
+    pub fn build(name: &str, body: impl FnOnce(&mut KernelDef)) -> Result<Kernel> {
+        let traced = builder::trace(name, body);
+        if !traced.errors.is_empty() {
+            return Err(Error::InvalidKernel(format!(
+                "kernel `{name}` is invalid:\n  {}",
+                traced.errors.join("\n  ")
+            )));
+        }
+        Kernel::with_gathers(traced.function, traced.gathers)
+    }
+
+    /// A kernel from IR built by other means (a generator, a future front end).
+    pub fn from_ir(f: ir::Function) -> Result<Kernel> {
+        Kernel::with_gathers(f, Vec::new())
+    }
+
+    fn with_gathers(f: ir::Function, gathers: Vec<GatherDecl>) -> Result<Kernel> {
+        let text = f.to_string();
+        ir::validate(f.clone())
+            .map_err(|e| Error::InvalidKernel(format!("{e}\n--- IR ---\n{text}")))?;
+        let opts = ir::passes::PassOptions {
+            validate_each: false,
+            ..Default::default()
+        };
+        let optimized = ir::passes::optimize(f, &opts);
+        let otext = optimized.to_string();
+        let valid = ir::validate(optimized).map_err(|e| {
+            Error::InvalidKernel(format!("strata bug: optimization produced invalid IR: {e}\n--- IR before ---\n{text}\n--- after ---\n{otext}"))
+        })?;
+        if std::env::var("STRATA_DUMP").is_ok_and(|v| v.split(',').any(|p| p == "ir")) {
+            eprintln!("{otext}");
+        }
+        Ok(Kernel {
+            inner: Arc::new(KernelInner {
+                valid: Arc::new(valid),
+                key: otext,
+                gathers,
+            }),
+        })
+    }
+
+    /// The kernel's name.
+    pub fn name(&self) -> &str {
+        &self.inner.valid.function().name
+    }
+
+    /// The optimized IR.
+    pub fn ir(&self) -> &ir::Function {
+        self.inner.valid.function()
+    }
+
+    /// The optimized IR in text form.
+    pub fn ir_text(&self) -> &str {
+        &self.inner.key
+    }
+
+    /// The gather reductions the kernel declares, in declaration order.
+    pub fn gathers(&self) -> &[GatherDecl] {
+        &self.inner.gathers
+    }
+
+    pub(crate) fn cache_key(&self) -> &str {
+        &self.inner.key
+    }
+
+    pub(crate) fn valid(&self) -> &ValidFunction {
+        &self.inner.valid
+    }
+
+    pub(crate) fn valid_arc(&self) -> Arc<ValidFunction> {
+        self.inner.valid.clone()
+    }
+
+    fn is_gather(&self, p: usize) -> bool {
+        self.inner.gathers.iter().any(|g| g.param as usize == p)
+    }
+
+    /// The parameters a launch passes, as `name: type` text.
+    pub fn signature(&self) -> String {
+        args_signature(self.ir(), |p| self.is_gather(p))
+    }
+
+    /// Checks a launch and turns its arguments into backend values (gather buffers included).
+    pub(crate) fn prepare(
+        &self,
+        queue: &Queue,
+        range: NdRange,
+        args: &[KernelArg<'_>],
+    ) -> Result<(Vec<ArgValue>, Vec<GatherOut>, NdRange)> {
+        let f = self.ir();
+        let info = self.valid().info();
+        let dev = queue.device().info();
+        let name = &f.name;
+        if info.uses_f64 && !dev.supports_f64 {
+            return Err(Error::Unsupported {
+                kernel: name.clone(),
+                device: dev.spec(),
+                reason: "the kernel uses f64, which the device does not support".into(),
+            });
+        }
+        if info.uses_int64_atomics && !dev.supports_int64_atomics {
+            return Err(Error::Unsupported {
+                kernel: name.clone(),
+                device: dev.spec(),
+                reason: "the kernel uses 64-bit integer atomics, which the device does not support"
+                    .into(),
+            });
+        }
+        let user: Vec<usize> = (0..f.params.len())
+            .filter(|&p| !self.is_gather(p))
+            .collect();
+        if args.len() != user.len() {
+            return Err(Error::ArgumentCount {
+                kernel: name.clone(),
+                expected: user.len(),
+                got: args.len(),
+                signature: self.signature(),
+            });
+        }
+        let range = range.resolve(name, dev, f)?;
+        let mut values: Vec<Option<ArgValue>> = vec![None; f.params.len()];
+        let mut buffers: Vec<(usize, &Arc<dyn Memory>)> = Vec::new();
+        let mut dyn_local = 0u64;
+        for (i, (&p, arg)) in user.iter().zip(args).enumerate() {
+            let param = &f.params[p];
+            let mismatch = |expected: String| Error::ArgumentType {
+                kernel: name.clone(),
+                index: i,
+                name: param.name.clone(),
+                expected,
+                got: arg.describe(),
+            };
+            let v = match (param.kind, &arg.0) {
+                (
+                    ParamKind::Buffer { elem, len, .. },
+                    ArgInner::Buffer {
+                        mem,
+                        len: blen,
+                        elem: belem,
+                        device,
+                    },
+                ) => {
+                    if *belem != elem {
+                        return Err(mismatch(format!("a buffer of {elem}")));
+                    }
+                    if *device != queue.device() {
+                        return Err(Error::WrongDevice {
+                            op: "launch",
+                            buffer_device: device.info().spec(),
+                            queue_device: dev.spec(),
+                        });
+                    }
+                    if let Some(want) = len {
+                        if want != *blen as u64 {
+                            return Err(Error::ArgumentLength {
+                                kernel: name.clone(),
+                                index: i,
+                                name: param.name.clone(),
+                                expected: want,
+                                got: *blen as u64,
+                            });
+                        }
+                    }
+                    if *blen > u32::MAX as usize {
+                        return Err(mismatch(
+                            "a buffer of at most 2^32 - 1 elements (indices are u32)".into(),
+                        ));
+                    }
+                    buffers.push((p, *mem));
+                    ArgValue::Buffer {
+                        mem: (*mem).clone(),
+                        len: *blen as u64,
+                        elem,
+                    }
+                }
+                (ParamKind::Scalar(t), ArgInner::Scalar(l)) => {
+                    if Type::scalar(l.scalar) != t {
+                        return Err(mismatch(format!(
+                            "a {t} value (write the literal with a suffix, e.g. `2{t}`)"
+                        )));
+                    }
+                    ArgValue::Scalar(*l)
+                }
+                (ParamKind::LocalLen, ArgInner::Local { elem, len }) => {
+                    let decl = f.locals.iter().find(|l| l.len == ArrayLen::Param(p as u32));
+                    let want = decl.map(|d| d.elem);
+                    if want != Some(*elem) {
+                        return Err(mismatch(format!(
+                            "LocalMem<{}>",
+                            want.map_or("?".into(), |t| t.to_string())
+                        )));
+                    }
+                    if *len == 0 {
+                        return Err(mismatch("LocalMem of at least one element".into()));
+                    }
+                    dyn_local += *len as u64 * elem.size() as u64;
+                    ArgValue::LocalLen(*len)
+                }
+                (ParamKind::Buffer { elem, .. }, _) => {
+                    return Err(mismatch(format!("a buffer of {elem}")))
+                }
+                (ParamKind::Scalar(t), _) => return Err(mismatch(format!("a {t} value"))),
+                (ParamKind::LocalLen, _) => return Err(mismatch("a LocalMem size".into())),
+            };
+            values[p] = Some(v);
+        }
+        for &(w, wm) in &buffers {
+            if !info.writes.contains(&(w as u32)) {
+                continue;
+            }
+            for &(r, rm) in &buffers {
+                let ro = matches!(
+                    f.params[r].kind,
+                    ParamKind::Buffer {
+                        access: Access::Read,
+                        ..
+                    }
+                );
+                if r != w && ro && Arc::ptr_eq(wm, rm) {
+                    return Err(Error::Aliasing {
+                        kernel: name.clone(),
+                        written: f.params[w].name.clone(),
+                        read_only: f.params[r].name.clone(),
+                    });
+                }
+            }
+        }
+        let local_total = info.fixed_local_bytes + dyn_local;
+        if local_total > dev.local_mem_size {
+            return Err(Error::InvalidWorkSize {
+                kernel: name.clone(),
+                reason: format!("the kernel needs {local_total} bytes of local memory, the device has {} per work-group", dev.local_mem_size),
+            });
+        }
+        let groups = range.group_count();
+        let mut gathers = Vec::new();
+        for g in &self.inner.gathers {
+            let mem = queue.alloc_raw(groups.max(1) * g.ty.size())?;
+            values[g.param as usize] = Some(ArgValue::Buffer {
+                mem: mem.clone(),
+                len: groups as u64,
+                elem: g.ty,
+            });
+            gathers.push(GatherOut {
+                decl: g.clone(),
+                mem,
+                groups,
+            });
+        }
+        let values = values
+            .into_iter()
+            .map(|v| v.expect("every parameter has a value"))
+            .collect();
+        Ok((values, gathers, range))
+    }
+}
+
+/// `name: type` of every launch parameter of `f` except those `hidden` says to skip.
+pub(crate) fn args_signature(f: &ir::Function, hidden: impl Fn(usize) -> bool) -> String {
+    f.params
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !hidden(*i))
+        .map(|(_, p)| match p.kind {
+            ParamKind::Buffer { elem, access, .. } => {
+                format!("{}: Buffer<{elem}> ({})", p.name, access.name())
+            }
+            ParamKind::Scalar(t) => format!("{}: {t}", p.name),
+            ParamKind::LocalLen => format!("{}: LocalMem", p.name),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Sizes in 1 to 3 dimensions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Dims {
+    v: [usize; 3],
+    n: u8,
+}
+
+impl From<usize> for Dims {
+    fn from(x: usize) -> Dims {
+        Dims { v: [x, 1, 1], n: 1 }
+    }
+}
+impl From<[usize; 1]> for Dims {
+    fn from(x: [usize; 1]) -> Dims {
+        Dims {
+            v: [x[0], 1, 1],
+            n: 1,
+        }
+    }
+}
+impl From<[usize; 2]> for Dims {
+    fn from(x: [usize; 2]) -> Dims {
+        Dims {
+            v: [x[0], x[1], 1],
+            n: 2,
+        }
+    }
+}
+impl From<[usize; 3]> for Dims {
+    fn from(x: [usize; 3]) -> Dims {
+        Dims { v: x, n: 3 }
+    }
+}
+
+/// A launch configuration: global size and optional local size (see the module docs for the
+/// rule on sizes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NdRange {
+    global: [usize; 3],
+    local: Option<[usize; 3]>,
+    dims: u8,
+    local_dims: u8,
+}
+
+impl NdRange {
+    /// `global` work-items in 1 to 3 dimensions; the local size is chosen at launch.
+    pub fn new(global: impl Into<Dims>) -> NdRange {
+        let g = global.into();
+        NdRange {
+            global: g.v,
+            local: None,
+            dims: g.n,
+            local_dims: 0,
+        }
+    }
+
+    /// Sets an explicit local size (same number of dimensions as the global size).
+    pub fn local(self, local: impl Into<Dims>) -> NdRange {
+        let l = local.into();
+        NdRange {
+            local: Some(l.v),
+            local_dims: l.n,
+            ..self
+        }
+    }
+
+    /// One dimension of at least `n` work-items in work-groups of `local`: the global size is
+    /// `n` rounded up to a multiple of `local`; guard the body with `global_id(0) < n`.
+    pub fn covering(n: usize, local: usize) -> NdRange {
+        let local = local.max(1);
+        NdRange::new(n.div_ceil(local) * local).local(local)
+    }
+
+    /// The global size (unused dimensions are 1).
+    pub fn global_size(&self) -> [usize; 3] {
+        self.global
+    }
+
+    /// The local size, if set or resolved.
+    pub fn local_size(&self) -> Option<[usize; 3]> {
+        self.local
+    }
+
+    /// Number of dimensions.
+    pub fn dims(&self) -> u8 {
+        self.dims
+    }
+
+    /// Number of work-groups in each dimension (after resolution).
+    pub fn groups(&self) -> [usize; 3] {
+        let l = self.local.unwrap_or([1, 1, 1]);
+        [0, 1, 2].map(|d| self.global[d] / l[d].max(1))
+    }
+
+    /// Total number of work-groups.
+    pub fn group_count(&self) -> usize {
+        self.groups().iter().product()
+    }
+
+    /// Checks the sizes against the device and picks a local size if none was given.
+    pub(crate) fn resolve(
+        self,
+        kernel: &str,
+        dev: &super::DeviceInfo,
+        _f: &ir::Function,
+    ) -> Result<NdRange> {
+        let bad = |reason: String| Error::InvalidWorkSize {
+            kernel: kernel.to_string(),
+            reason,
+        };
+        if !(1..=3).contains(&self.dims) {
+            return Err(bad(format!(
+                "{} dimensions; launches have 1, 2 or 3",
+                self.dims
+            )));
+        }
+        for d in 0..3 {
+            if self.global[d] > u32::MAX as usize {
+                return Err(bad(format!(
+                    "global size {} in dimension {d} exceeds 2^32 - 1 (ids are u32)",
+                    self.global[d]
+                )));
+            }
+        }
+        let local = match self.local {
+            Some(l) => {
+                if self.local_dims != self.dims {
+                    return Err(bad(format!(
+                        "the global size has {} dimension(s) but the local size has {}",
+                        self.dims, self.local_dims
+                    )));
+                }
+                for d in 0..3 {
+                    if l[d] == 0 {
+                        return Err(bad(format!(
+                            "local size 0 in dimension {d}; local sizes are at least 1"
+                        )));
+                    }
+                    if l[d] > dev.max_work_item_sizes[d] {
+                        return Err(bad(format!(
+                            "local size {} in dimension {d} exceeds the device's maximum of {}",
+                            l[d], dev.max_work_item_sizes[d]
+                        )));
+                    }
+                    if self.global[d] % l[d] != 0 {
+                        return Err(bad(format!(
+                            "global size {} in dimension {d} is not a multiple of local size {}; round the global size up (NdRange::covering) and guard the kernel with `global_id({d}) < n`, or leave the local size to strata",
+                            self.global[d], l[d]
+                        )));
+                    }
+                }
+                let total: usize = l.iter().product();
+                if total > dev.max_work_group_size {
+                    return Err(bad(format!("work-group of {} work-items ({} x {} x {}) exceeds the device's maximum of {}", total, l[0], l[1], l[2], dev.max_work_group_size)));
+                }
+                l
+            }
+            None => {
+                let cap = dev
+                    .preferred_group_size
+                    .min(dev.max_work_item_sizes[0])
+                    .min(dev.max_work_group_size)
+                    .max(1);
+                let g = self.global[0];
+                let l0 = if g == 0 {
+                    1
+                } else {
+                    (1..=cap.min(g)).rev().find(|&d| g % d == 0).unwrap_or(1)
+                };
+                [l0, 1, 1]
+            }
+        };
+        Ok(NdRange {
+            local: Some(local),
+            local_dims: self.dims,
+            ..self
+        })
+    }
+
+    /// Whether the launch has no work-items.
+    pub fn is_empty(&self) -> bool {
+        self.global.contains(&0)
+    }
+}
+
+pub(crate) enum ArgInner<'a> {
+    Buffer {
+        mem: &'a Arc<dyn Memory>,
+        len: usize,
+        elem: Type,
+        device: &'a Device,
+    },
+    Scalar(Literal),
+    Local {
+        elem: Type,
+        len: u32,
+    },
+}
+
+/// One launch argument: a buffer, a scalar or a local-memory size. Made by `From`, usually
+/// through the [`args!`](crate::args) macro.
+pub struct KernelArg<'a>(pub(crate) ArgInner<'a>);
+
+impl KernelArg<'_> {
+    fn describe(&self) -> String {
+        match &self.0 {
+            ArgInner::Buffer { elem, len, .. } => format!("a buffer of {len} {elem}"),
+            ArgInner::Scalar(l) => format!("a {} value", l.scalar),
+            ArgInner::Local { elem, len } => format!("LocalMem<{elem}> of {len}"),
+        }
+    }
+}
+
+impl<'a, T: Element> From<&'a Buffer<T>> for KernelArg<'a> {
+    fn from(b: &'a Buffer<T>) -> Self {
+        KernelArg(ArgInner::Buffer {
+            mem: &b.mem,
+            len: b.len(),
+            elem: T::TYPE,
+            device: &b.device,
+        })
+    }
+}
+
+impl<T: ScalarType> From<T> for KernelArg<'_> {
+    fn from(v: T) -> Self {
+        KernelArg(ArgInner::Scalar(v.literal()))
+    }
+}
+
+impl<T: Element> From<LocalMem<T>> for KernelArg<'_> {
+    fn from(l: LocalMem<T>) -> Self {
+        KernelArg(ArgInner::Local {
+            elem: T::TYPE,
+            len: l.len,
+        })
+    }
+}
+
+/// Launch arguments: `args![&x, &y, 2.0f32, LocalMem::<f32>::new(256)]`.
+#[macro_export]
+macro_rules! args {
+    ($($a:expr),* $(,)?) => {
+        &[$($crate::KernelArg::from($a)),*]
+    };
+}
+
+pub(crate) struct GatherOut {
+    decl: GatherDecl,
+    mem: Arc<dyn Memory>,
+    groups: usize,
+}
+
+/// A launched kernel: its event and its gather results.
+pub struct Run {
+    event: Event,
+    gathers: Vec<GatherOut>,
+    queue: Queue,
+}
+
+impl Run {
+    pub(crate) fn new(event: Event, gathers: Vec<GatherOut>, queue: Queue) -> Run {
+        Run {
+            event,
+            gathers,
+            queue,
+        }
+    }
+
+    /// The launch's event.
+    pub fn event(&self) -> &Event {
+        &self.event
+    }
+
+    /// Waits for the kernel; returns its error if it faulted.
+    pub fn wait(&self) -> Result<()> {
+        self.event.wait()
+    }
+
+    /// The future value of gather reduction `index` (in declaration order); `T` must be its
+    /// element type.
+    pub fn gather<T: Element + crate::ir::eval::Num>(&self, index: usize) -> Result<Gathered<T>> {
+        let g = self.gathers.get(index).ok_or_else(|| Error::BufferRange {
+            op: "gather",
+            detail: format!(
+                "the kernel declares {} gather(s); index {index} does not exist",
+                self.gathers.len()
+            ),
+        })?;
+        if g.decl.ty != T::TYPE {
+            return Err(Error::BufferRange {
+                op: "gather",
+                detail: format!("gather {index} holds {}, not {}", g.decl.ty, T::TYPE),
+            });
+        }
+        let buf = Buffer::<T>::wrap(g.mem.clone(), g.groups, self.queue.device().clone());
+        let read = self.queue.enqueue_read(&buf, 0..g.groups, &[&self.event])?;
+        Ok(Gathered {
+            read,
+            op: g.decl.op,
+        })
+    }
+}
+
+/// The future result of a gather reduction (Goopax's `goopax_future`).
+pub struct Gathered<T> {
+    read: PendingRead<T>,
+    op: GatherOp,
+}
+
+impl<T: Element + crate::ir::eval::Num> Gathered<T> {
+    /// Waits for the kernel and combines the per-work-group partial results (in work-group
+    /// order, so the result is deterministic).
+    pub fn get(self) -> Result<T> {
+        let op = self.op;
+        let parts = self.read.wait()?;
+        let init = match op {
+            GatherOp::Add => T::zero(),
+            GatherOp::Min => T::max_value(),
+            GatherOp::Max => T::min_value(),
+        };
+        Ok(parts.into_iter().fold(init, |a, b| match op {
+            GatherOp::Add => a.add(b),
+            GatherOp::Min => a.min_(b),
+            GatherOp::Max => a.max_(b),
+        }))
+    }
+}
+
+impl<T> Buffer<T> {
+    pub(crate) fn wrap(mem: Arc<dyn Memory>, len: usize, device: Device) -> Buffer<T> {
+        Buffer::from_parts(mem, len, device)
+    }
+}

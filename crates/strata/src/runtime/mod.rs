@@ -1,0 +1,353 @@
+//! The runtime: devices of every backend behind one API.
+//!
+//! - [`devices`] lists every device of every backend compiled in and present; [`Device::from_spec`]
+//!   picks one by a spec string (`cpu`, `opencl:N`, `cuda:N`, `best`).
+//! - A [`Queue`] runs commands in order; every command has a blocking form and an `enqueue_`
+//!   form that returns an [`Event`] and takes a wait list.
+//! - A [`Buffer<T>`] is typed device memory; a [`Kernel`] is built once and launched many times,
+//!   compiled once per device and per distinct IR (staged values included).
+//!
+//! There is no hidden current device and no default queue (alpaka's rule).
+
+mod backend;
+mod buffer;
+mod event;
+mod kernel;
+mod queue;
+
+pub(crate) use backend::{ArgValue, Command, CompiledKernel, DeviceBackend, Memory, QueueBackend};
+pub use buffer::{Buffer, LocalMem};
+pub use event::{Event, Profile};
+pub use kernel::{Dims, Gathered, Kernel, KernelArg, NdRange, Run};
+pub use queue::{PendingRead, Queue};
+
+use crate::error::{Error, Result};
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// A backend: the way strata runs kernels on a kind of device.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum BackendKind {
+    /// The built-in CPU backend (always present).
+    Cpu,
+    /// OpenCL, through the system's OpenCL library.
+    OpenCl,
+    /// CUDA, through the driver API and NVRTC.
+    Cuda,
+}
+
+impl BackendKind {
+    /// `cpu`, `opencl` or `cuda`: the prefix of device specs.
+    pub fn name(self) -> &'static str {
+        match self {
+            BackendKind::Cpu => "cpu",
+            BackendKind::OpenCl => "opencl",
+            BackendKind::Cuda => "cuda",
+        }
+    }
+}
+
+impl fmt::Display for BackendKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A device's property summary.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DeviceInfo {
+    /// The backend.
+    pub backend: BackendKind,
+    /// Index among the devices of its backend (the `N` of `opencl:N`).
+    pub index: usize,
+    /// Device name.
+    pub name: String,
+    /// Vendor.
+    pub vendor: String,
+    /// Compute units (CPU: hardware threads used).
+    pub compute_units: u32,
+    /// Largest work-group (product of the local sizes).
+    pub max_work_group_size: usize,
+    /// Largest local size per dimension.
+    pub max_work_item_sizes: [usize; 3],
+    /// Local memory per work-group, in bytes.
+    pub local_mem_size: u64,
+    /// Global memory, in bytes.
+    pub global_mem_size: u64,
+    /// Largest single allocation, in bytes.
+    pub max_alloc_size: u64,
+    /// The local size automatic work division aims for in dimension 0.
+    pub preferred_group_size: usize,
+    /// Supports `f64`.
+    pub supports_f64: bool,
+    /// Supports 64-bit integer atomics.
+    pub supports_int64_atomics: bool,
+    /// Backend-specific facts (driver version, extensions, ...), as name and value.
+    pub extra: Vec<(String, String)>,
+}
+
+impl DeviceInfo {
+    /// The spec that selects this device, e.g. `cpu` or `opencl:1`.
+    pub fn spec(&self) -> String {
+        match self.backend {
+            BackendKind::Cpu => "cpu".into(),
+            b => format!("{}:{}", b.name(), self.index),
+        }
+    }
+
+    /// The summary as one JSON object.
+    pub fn to_json(&self) -> String {
+        let mut s = format!(
+            "{{\"spec\":{},\"backend\":{},\"name\":{},\"vendor\":{},\"compute_units\":{},\"max_work_group_size\":{},\"max_work_item_sizes\":[{},{},{}],\"local_mem_size\":{},\"global_mem_size\":{},\"max_alloc_size\":{},\"supports_f64\":{},\"supports_int64_atomics\":{}",
+            json_str(&self.spec()),
+            json_str(self.backend.name()),
+            json_str(&self.name),
+            json_str(&self.vendor),
+            self.compute_units,
+            self.max_work_group_size,
+            self.max_work_item_sizes[0],
+            self.max_work_item_sizes[1],
+            self.max_work_item_sizes[2],
+            self.local_mem_size,
+            self.global_mem_size,
+            self.max_alloc_size,
+            self.supports_f64,
+            self.supports_int64_atomics
+        );
+        for (k, v) in &self.extra {
+            s.push_str(&format!(",{}:{}", json_str(k), json_str(v)));
+        }
+        s.push('}');
+        s
+    }
+}
+
+/// A JSON string literal.
+pub fn json_str(s: &str) -> String {
+    let mut o = String::with_capacity(s.len() + 2);
+    o.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => o.push_str("\\\""),
+            '\\' => o.push_str("\\\\"),
+            '\n' => o.push_str("\\n"),
+            '\r' => o.push_str("\\r"),
+            '\t' => o.push_str("\\t"),
+            c if (c as u32) < 0x20 => o.push_str(&format!("\\u{:04x}", c as u32)),
+            c => o.push(c),
+        }
+    }
+    o.push('"');
+    o
+}
+
+impl fmt::Display for DeviceInfo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mib = |b: u64| b as f64 / (1024.0 * 1024.0);
+        writeln!(f, "{}: {} ({})", self.spec(), self.name, self.vendor)?;
+        writeln!(f, "  backend               {}", self.backend)?;
+        writeln!(f, "  compute units         {}", self.compute_units)?;
+        writeln!(f, "  max work-group size   {}", self.max_work_group_size)?;
+        let [x, y, z] = self.max_work_item_sizes;
+        writeln!(f, "  max local sizes       {x} x {y} x {z}")?;
+        writeln!(
+            f,
+            "  local memory          {:.1} KiB",
+            self.local_mem_size as f64 / 1024.0
+        )?;
+        writeln!(
+            f,
+            "  global memory         {:.0} MiB",
+            mib(self.global_mem_size)
+        )?;
+        writeln!(
+            f,
+            "  max allocation        {:.0} MiB",
+            mib(self.max_alloc_size)
+        )?;
+        writeln!(
+            f,
+            "  f64                   {}",
+            if self.supports_f64 { "yes" } else { "no" }
+        )?;
+        write!(
+            f,
+            "  64-bit atomics        {}",
+            if self.supports_int64_atomics {
+                "yes"
+            } else {
+                "no"
+            }
+        )?;
+        for (k, v) in &self.extra {
+            write!(f, "\n  {k:<21} {v}")?;
+        }
+        Ok(())
+    }
+}
+
+pub(crate) struct DeviceInner {
+    pub(crate) backend: Box<dyn DeviceBackend>,
+    pub(crate) uid: u64,
+    cache: Mutex<HashMap<String, Arc<dyn CompiledKernel>>>,
+    compiles: AtomicU64,
+}
+
+/// A device of some backend. Cheap to clone; clones share the kernel cache.
+#[derive(Clone)]
+pub struct Device {
+    pub(crate) inner: Arc<DeviceInner>,
+}
+
+impl fmt::Debug for Device {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Device({})", self.info().spec())
+    }
+}
+
+impl PartialEq for Device {
+    fn eq(&self, o: &Device) -> bool {
+        self.inner.uid == o.inner.uid
+    }
+}
+
+static NEXT_UID: AtomicU64 = AtomicU64::new(1);
+
+impl Device {
+    pub(crate) fn from_backend(backend: Box<dyn DeviceBackend>) -> Device {
+        Device {
+            inner: Arc::new(DeviceInner {
+                backend,
+                uid: NEXT_UID.fetch_add(1, Ordering::Relaxed),
+                cache: Mutex::new(HashMap::new()),
+                compiles: AtomicU64::new(0),
+            }),
+        }
+    }
+
+    /// The property summary.
+    pub fn info(&self) -> &DeviceInfo {
+        self.inner.backend.info()
+    }
+
+    /// The device named by `spec`: `cpu`, `opencl:N`, `cuda:N`, or `best` (the first CUDA
+    /// device, else the first OpenCL device that is not a CPU, else the CPU backend).
+    pub fn from_spec(spec: &str) -> Result<Device> {
+        let spec = spec.trim();
+        let all = devices();
+        if spec == "best" {
+            let pick = all
+                .iter()
+                .find(|d| d.info().backend == BackendKind::Cuda)
+                .or_else(|| {
+                    all.iter().find(|d| {
+                        d.info().backend == BackendKind::OpenCl
+                            && !d.info().name.to_lowercase().contains("cpu")
+                    })
+                })
+                .or_else(|| all.iter().find(|d| d.info().backend == BackendKind::Cpu));
+            return pick.cloned().ok_or_else(|| Error::DeviceNotFound {
+                spec: spec.into(),
+                reason: "no device at all".into(),
+            });
+        }
+        let (kind, index) = match spec.split_once(':') {
+            None if spec == "cpu" => (BackendKind::Cpu, 0),
+            Some((b, n)) => {
+                let kind = match b {
+                    "cpu" => BackendKind::Cpu,
+                    "opencl" => BackendKind::OpenCl,
+                    "cuda" => BackendKind::Cuda,
+                    _ => return Err(Error::InvalidDeviceSpec(spec.into())),
+                };
+                let n: usize = n
+                    .parse()
+                    .map_err(|_| Error::InvalidDeviceSpec(spec.into()))?;
+                (kind, n)
+            }
+            None => return Err(Error::InvalidDeviceSpec(spec.into())),
+        };
+        let of_kind: Vec<&Device> = all.iter().filter(|d| d.info().backend == kind).collect();
+        if let Some(d) = of_kind.get(index) {
+            return Ok((*d).clone());
+        }
+        let reason = if of_kind.is_empty() {
+            match unavailable_backends().into_iter().find(|(k, _)| *k == kind) {
+                Some((_, why)) => format!("the {kind} backend has no devices: {why}"),
+                None => format!("the {kind} backend has no devices"),
+            }
+        } else {
+            format!(
+                "the {kind} backend has {} device(s), numbered from 0",
+                of_kind.len()
+            )
+        };
+        Err(Error::DeviceNotFound {
+            spec: spec.into(),
+            reason,
+        })
+    }
+
+    /// Number of kernels compiled for this device so far (cache misses); the kernel cache is
+    /// keyed by the optimized IR, so rebuilding a kernel with the same staged values does not
+    /// recompile it.
+    pub fn compile_count(&self) -> u64 {
+        self.inner.compiles.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn compiled(&self, kernel: &Kernel) -> Result<Arc<dyn CompiledKernel>> {
+        let key = kernel.cache_key();
+        if let Some(k) = self.inner.cache.lock().unwrap().get(key) {
+            return Ok(k.clone());
+        }
+        let k = self.inner.backend.compile(kernel.valid())?;
+        self.inner.compiles.fetch_add(1, Ordering::Relaxed);
+        self.inner
+            .cache
+            .lock()
+            .unwrap()
+            .insert(key.to_string(), k.clone());
+        Ok(k)
+    }
+}
+
+struct Registry {
+    devices: Vec<Device>,
+    unavailable: Vec<(BackendKind, String)>,
+}
+
+fn registry() -> &'static Registry {
+    static REG: OnceLock<Registry> = OnceLock::new();
+    REG.get_or_init(|| {
+        let devices = vec![Device::from_backend(Box::new(crate::cpu::CpuDevice::new()))];
+        let unavailable = vec![
+            (
+                BackendKind::OpenCl,
+                "this build of strata has no OpenCL backend yet (issue: OpenCL backend)"
+                    .to_string(),
+            ),
+            (
+                BackendKind::Cuda,
+                "this build of strata has no CUDA backend yet (issue: CUDA backend)".to_string(),
+            ),
+        ];
+        Registry {
+            devices,
+            unavailable,
+        }
+    })
+}
+
+/// Every device of every backend compiled in and present. The CPU backend is always there.
+/// Never panics when a driver is missing: that backend is simply not listed, and
+/// [`unavailable_backends`] says why.
+pub fn devices() -> Vec<Device> {
+    registry().devices.clone()
+}
+
+/// The backends that have no devices here, and why.
+pub fn unavailable_backends() -> Vec<(BackendKind, String)> {
+    registry().unavailable.clone()
+}

@@ -1,0 +1,322 @@
+//! Queues: in-order command streams on one device. Every operation exists in a blocking form
+//! (returns when done) and an `enqueue_` form (returns an [`Event`] at once, runs after the
+//! events in its wait list).
+
+use super::{
+    ArgValue, Buffer, Command, Device, Event, Kernel, KernelArg, NdRange, QueueBackend, Run,
+};
+use crate::builder::Element;
+use crate::error::{Error, Result};
+use std::ops::Range;
+use std::sync::{Arc, Mutex};
+
+/// An in-order queue on a device (a CUDA stream, an OpenCL command queue).
+#[derive(Clone)]
+pub struct Queue {
+    device: Device,
+    backend: Arc<dyn QueueBackend>,
+    pending: Arc<Mutex<Vec<Event>>>,
+}
+
+/// The result of a non-blocking read: the data once the event completes.
+pub struct PendingRead<T> {
+    event: Event,
+    out: Arc<Mutex<Vec<u8>>>,
+    len: usize,
+    _t: std::marker::PhantomData<T>,
+}
+
+impl<T: Element> PendingRead<T> {
+    /// The read's event.
+    pub fn event(&self) -> &Event {
+        &self.event
+    }
+    /// Waits for the read and returns the data.
+    pub fn wait(self) -> Result<Vec<T>> {
+        self.event.wait()?;
+        let bytes = std::mem::take(&mut *self.out.lock().unwrap());
+        let mut v = vec![T::zeroed(); self.len];
+        bytemuck::cast_slice_mut::<T, u8>(&mut v).copy_from_slice(&bytes);
+        Ok(v)
+    }
+}
+
+fn range_check(op: &'static str, range: &Range<usize>, len: usize) -> Result<()> {
+    if range.start > range.end || range.end > len {
+        return Err(Error::BufferRange {
+            op,
+            detail: format!(
+                "range {}..{} does not fit a buffer of {len} elements",
+                range.start, range.end
+            ),
+        });
+    }
+    Ok(())
+}
+
+impl Queue {
+    /// A new queue on `device`.
+    pub fn new(device: &Device) -> Result<Queue> {
+        Ok(Queue {
+            device: device.clone(),
+            backend: device.inner.backend.new_queue()?,
+            pending: Arc::new(Mutex::new(Vec::new())),
+        })
+    }
+
+    /// The queue's device.
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+
+    fn submit(&self, cmd: Command, wait: &[&Event]) -> Event {
+        let e = self
+            .backend
+            .submit(cmd, wait.iter().map(|e| (*e).clone()).collect());
+        let mut p = self.pending.lock().unwrap();
+        p.retain(|e| !e.is_complete());
+        p.push(e.clone());
+        e
+    }
+
+    fn check_device<T>(&self, op: &'static str, buf: &Buffer<T>) -> Result<()> {
+        if buf.device != self.device {
+            return Err(Error::WrongDevice {
+                op,
+                buffer_device: buf.device.info().spec(),
+                queue_device: self.device.info().spec(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Waits for every command enqueued so far; returns the first error among those not yet
+    /// observed through their events.
+    pub fn finish(&self) -> Result<()> {
+        let events = std::mem::take(&mut *self.pending.lock().unwrap());
+        Event::wait_all(&events)
+    }
+
+    /// Writes `data` into `buf` starting at element `offset`, without blocking: the data is
+    /// copied first, so `data` may be dropped at once.
+    pub fn enqueue_write<T: Element>(
+        &self,
+        buf: &Buffer<T>,
+        offset: usize,
+        data: &[T],
+        wait: &[&Event],
+    ) -> Result<Event> {
+        self.check_device("write", buf)?;
+        range_check(
+            "write",
+            &(offset..offset.saturating_add(data.len())),
+            buf.len(),
+        )?;
+        let sz = std::mem::size_of::<T>();
+        Ok(self.submit(
+            Command::Write {
+                mem: buf.mem.clone(),
+                offset: offset * sz,
+                data: bytemuck::cast_slice(data).to_vec(),
+            },
+            wait,
+        ))
+    }
+
+    /// Writes `data` into `buf` starting at element `offset`.
+    pub fn write<T: Element>(&self, buf: &Buffer<T>, offset: usize, data: &[T]) -> Result<()> {
+        self.enqueue_write(buf, offset, data, &[])?.wait()
+    }
+
+    /// Reads elements `range` of `buf` without blocking.
+    pub fn enqueue_read<T: Element>(
+        &self,
+        buf: &Buffer<T>,
+        range: Range<usize>,
+        wait: &[&Event],
+    ) -> Result<PendingRead<T>> {
+        self.check_device("read", buf)?;
+        range_check("read", &range, buf.len())?;
+        let sz = std::mem::size_of::<T>();
+        let out = Arc::new(Mutex::new(Vec::new()));
+        let len = range.end - range.start;
+        let event = self.submit(
+            Command::Read {
+                mem: buf.mem.clone(),
+                offset: range.start * sz,
+                len: len * sz,
+                out: out.clone(),
+            },
+            wait,
+        );
+        Ok(PendingRead {
+            event,
+            out,
+            len,
+            _t: std::marker::PhantomData,
+        })
+    }
+
+    /// Reads elements `range` of `buf`.
+    pub fn read_range<T: Element>(&self, buf: &Buffer<T>, range: Range<usize>) -> Result<Vec<T>> {
+        self.enqueue_read(buf, range, &[])?.wait()
+    }
+
+    /// Reads the whole buffer into a new `Vec`.
+    pub fn read<T: Element>(&self, buf: &Buffer<T>) -> Result<Vec<T>> {
+        self.read_range(buf, 0..buf.len())
+    }
+
+    /// Reads the whole buffer into `out`, which must have the buffer's length.
+    pub fn read_into<T: Element>(&self, buf: &Buffer<T>, out: &mut [T]) -> Result<()> {
+        if out.len() != buf.len() {
+            return Err(Error::BufferRange {
+                op: "read",
+                detail: format!("the destination slice has {} elements but the buffer has {}; use read_range for part of a buffer", out.len(), buf.len()),
+            });
+        }
+        out.copy_from_slice(&self.read(buf)?);
+        Ok(())
+    }
+
+    /// Copies `len` elements from `src` at `src_offset` to `dst` at `dst_offset`, without
+    /// blocking. The ranges may overlap when `src` and `dst` are the same buffer only if they
+    /// do not intersect.
+    pub fn enqueue_copy<T: Element>(
+        &self,
+        src: &Buffer<T>,
+        src_offset: usize,
+        dst: &Buffer<T>,
+        dst_offset: usize,
+        len: usize,
+        wait: &[&Event],
+    ) -> Result<Event> {
+        self.check_device("copy", src)?;
+        self.check_device("copy", dst)?;
+        range_check(
+            "copy",
+            &(src_offset..src_offset.saturating_add(len)),
+            src.len(),
+        )?;
+        range_check(
+            "copy",
+            &(dst_offset..dst_offset.saturating_add(len)),
+            dst.len(),
+        )?;
+        if Arc::ptr_eq(&src.mem, &dst.mem)
+            && src_offset < dst_offset + len
+            && dst_offset < src_offset + len
+            && len > 0
+        {
+            return Err(Error::BufferRange {
+                op: "copy",
+                detail: format!(
+                    "source {}..{} and destination {}..{} overlap in the same buffer",
+                    src_offset,
+                    src_offset + len,
+                    dst_offset,
+                    dst_offset + len
+                ),
+            });
+        }
+        let sz = std::mem::size_of::<T>();
+        Ok(self.submit(
+            Command::Copy {
+                src: src.mem.clone(),
+                src_offset: src_offset * sz,
+                dst: dst.mem.clone(),
+                dst_offset: dst_offset * sz,
+                len: len * sz,
+            },
+            wait,
+        ))
+    }
+
+    /// Copies `len` elements between buffers (see [`Queue::enqueue_copy`]).
+    pub fn copy<T: Element>(
+        &self,
+        src: &Buffer<T>,
+        src_offset: usize,
+        dst: &Buffer<T>,
+        dst_offset: usize,
+        len: usize,
+    ) -> Result<()> {
+        self.enqueue_copy(src, src_offset, dst, dst_offset, len, &[])?
+            .wait()
+    }
+
+    /// Sets elements `range` of `buf` to `value`, without blocking.
+    pub fn enqueue_fill<T: Element>(
+        &self,
+        buf: &Buffer<T>,
+        value: T,
+        range: Range<usize>,
+        wait: &[&Event],
+    ) -> Result<Event> {
+        self.check_device("fill", buf)?;
+        range_check("fill", &range, buf.len())?;
+        let sz = std::mem::size_of::<T>();
+        Ok(self.submit(
+            Command::Fill {
+                mem: buf.mem.clone(),
+                offset: range.start * sz,
+                len: (range.end - range.start) * sz,
+                pattern: bytemuck::bytes_of(&value).to_vec(),
+            },
+            wait,
+        ))
+    }
+
+    /// Sets elements `range` of `buf` to `value`.
+    pub fn fill<T: Element>(&self, buf: &Buffer<T>, value: T, range: Range<usize>) -> Result<()> {
+        self.enqueue_fill(buf, value, range, &[])?.wait()
+    }
+
+    /// Launches `kernel` over `range` without blocking. The arguments are checked now (count,
+    /// kinds, element types, stated lengths, read-only aliasing, work sizes, local memory) and
+    /// the kernel is compiled for this device if it has not been.
+    pub fn enqueue_launch(
+        &self,
+        kernel: &Kernel,
+        range: NdRange,
+        args: &[KernelArg<'_>],
+        wait: &[&Event],
+    ) -> Result<Run> {
+        let (values, gathers, range) = kernel.prepare(self, range, args)?;
+        let compiled = self.device.compiled(kernel)?;
+        let event = self.submit(
+            Command::Launch {
+                kernel: compiled,
+                function: kernel.valid_arc(),
+                range,
+                args: values,
+            },
+            wait,
+        );
+        Ok(Run::new(event, gathers, self.clone()))
+    }
+
+    /// Launches `kernel` and waits for it.
+    pub fn launch(&self, kernel: &Kernel, range: NdRange, args: &[KernelArg<'_>]) -> Result<Run> {
+        let run = self.enqueue_launch(kernel, range, args, &[])?;
+        run.wait()?;
+        Ok(run)
+    }
+
+    pub(crate) fn alloc_raw(&self, bytes: usize) -> Result<Arc<dyn super::Memory>> {
+        self.device.inner.backend.alloc(bytes)
+    }
+}
+
+impl std::fmt::Debug for Queue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Queue({})", self.device.info().spec())
+    }
+}
+
+#[allow(dead_code)]
+fn _assert_send_sync() {
+    fn is<T: Send + Sync>() {}
+    is::<Queue>();
+    is::<ArgValue>();
+}
