@@ -4,7 +4,7 @@
 
 use super::{DeviceInfo, Event, NdRange};
 use crate::error::Result;
-use crate::ir::{Literal, Type, ValidFunction};
+use crate::ir::{Literal, ValidFunction};
 use std::any::Any;
 use std::sync::Arc;
 
@@ -25,12 +25,8 @@ pub(crate) trait CompiledKernel: Send + Sync + Any {
 /// A launch argument after checking.
 #[derive(Clone)]
 pub(crate) enum ArgValue {
-    /// A buffer: its memory, length in elements and element type.
-    Buffer {
-        mem: Arc<dyn Memory>,
-        len: u64,
-        elem: Type,
-    },
+    /// A buffer: its memory and length in elements.
+    Buffer { mem: Arc<dyn Memory>, len: u64 },
     /// A scalar.
     Scalar(Literal),
     /// The length of a launch-sized local array, in elements.
