@@ -212,7 +212,6 @@ impl Kernel {
                     ArgValue::Buffer {
                         mem: (*mem).clone(),
                         len: *blen as u64,
-                        elem,
                     }
                 }
                 (ParamKind::Scalar(t), ArgInner::Scalar(l)) => {
@@ -281,7 +280,6 @@ impl Kernel {
             values[g.param as usize] = Some(ArgValue::Buffer {
                 mem: mem.clone(),
                 len: groups as u64,
-                elem: g.ty,
             });
             gathers.push(GatherOut {
                 decl: g.clone(),
