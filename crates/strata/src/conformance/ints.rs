@@ -1,0 +1,202 @@
+//! Integer arithmetic, bitwise operators, shifts, comparisons and integer built-ins on every
+//! integer type, with wrap-around at the edges (`MAX + 1`, `MIN - 1`, `MIN / -1`, shifts by at
+//! least the bit width).
+
+use super::{case, Case};
+
+macro_rules! int_suite {
+    ($($t:ident, $w:ty;)*) => {
+        $(
+        #[allow(unused_comparisons)]
+        mod $t {
+            use super::super::{e, expect_eq_k, pairs, Rng};
+            use crate::prelude::*;
+
+            type T = $t;
+            type W = $w;
+            const BITS: u32 = T::BITS;
+
+            fn run<const K: usize>(
+                q: &Queue,
+                name: &str,
+                a: &[T],
+                b: &[T],
+                c: &[T],
+                body: impl FnOnce(Expr<T>, Expr<T>, Expr<T>) -> [Expr<T>; K],
+            ) -> Result<Vec<T>, String> {
+                let k = Kernel::build(name, |k| {
+                    let xa = k.read::<T>("a");
+                    let xb = k.read::<T>("b");
+                    let xc = k.read::<T>("c");
+                    let out = k.write::<T>("out");
+                    let i = global_id(0);
+                    if_(i.lt(xa.len()), || {
+                        let r = body(xa.at(i), xb.at(i), xc.at(i));
+                        for (j, v) in r.into_iter().enumerate() {
+                            out.set(i * K as u32 + j as u32, v);
+                        }
+                    });
+                })
+                .map_err(e)?;
+                let ab = Buffer::from_slice(q, a).map_err(e)?;
+                let bb = Buffer::from_slice(q, b).map_err(e)?;
+                let cb = Buffer::from_slice(q, c).map_err(e)?;
+                let ob = Buffer::<T>::new(q.device(), a.len() * K).map_err(e)?;
+                q.launch(&k, NdRange::covering(a.len(), 64), args![&ab, &bb, &cb, &ob])
+                    .map_err(e)?;
+                q.read(&ob).map_err(e)
+            }
+
+            fn third(seed: u64, n: usize) -> Vec<T> {
+                let mut r = Rng::new(seed);
+                (0..n).map(|_| r.next_u64() as T).collect()
+            }
+
+            pub(super) fn arith(q: &Queue) -> Result<(), String> {
+                let (a, b) = pairs::<T>(11, 333);
+                let c = third(12, a.len());
+                let got = run(q, concat!("arith_", stringify!($t)), &a, &b, &c, |x, y, _| {
+                    let d: Expr<T> = select(y.eq(0 as T), lit(1 as T), y);
+                    [x + y, x - y, x * y, x / d, x % d, -x, x + (1 as T), x - (1 as T), (3 as T) * x]
+                })?;
+                let mut want = Vec::new();
+                for i in 0..a.len() {
+                    let (x, y) = (a[i], b[i]);
+                    let d = if y == 0 { 1 } else { y };
+                    want.extend([
+                        x.wrapping_add(y),
+                        x.wrapping_sub(y),
+                        x.wrapping_mul(y),
+                        x.wrapping_div(d),
+                        x.wrapping_rem(d),
+                        x.wrapping_neg(),
+                        x.wrapping_add(1),
+                        x.wrapping_sub(1),
+                        (3 as T).wrapping_mul(x),
+                    ]);
+                }
+                expect_eq_k(
+                    concat!(stringify!($t), " arithmetic"),
+                    &["a+b", "a-b", "a*b", "a/b", "a%b", "-a", "a+1", "a-1", "3*a"],
+                    &got,
+                    &want,
+                )
+            }
+
+            pub(super) fn bits(q: &Queue) -> Result<(), String> {
+                let (a, _) = pairs::<T>(21, 300);
+                let mut r = Rng::new(22);
+                // Shift amounts: in range, at and beyond the bit width, and (signed) negative.
+                let b: Vec<T> = (0..a.len())
+                    .map(|i| match i % 4 {
+                        0 => (i as u32 % BITS) as T,
+                        1 => (BITS + (i as u32 % (2 * BITS))) as T,
+                        2 if T::MIN < 0 => (0 as T).wrapping_sub((r.below(BITS as u64) + 1) as T),
+                        _ => r.below(3 * BITS as u64) as T,
+                    })
+                    .collect();
+                let c = third(23, a.len());
+                let sh = (BITS + 3) as T;
+                let got = run(q, concat!("bits_", stringify!($t)), &a, &b, &c, |x, y, z| {
+                    let cmp = x.lt(z).cast::<T>()
+                        | (x.le(z).cast::<T>() << (1 as T))
+                        | (x.gt(z).cast::<T>() << (2 as T))
+                        | (x.ge(z).cast::<T>() << (3 as T))
+                        | (x.eq(z).cast::<T>() << (4 as T))
+                        | (x.ne(z).cast::<T>() << (5 as T))
+                        | (x.eq(x).cast::<T>() << (6 as T));
+                    [x & z, x | z, x ^ z, !x, x << y, x >> y, x << sh, x >> sh, cmp]
+                })?;
+                let mut want = Vec::new();
+                for i in 0..a.len() {
+                    let (x, y, z) = (a[i], b[i], c[i]);
+                    let m = ((y as u32) % BITS) as u32;
+                    let cmp = (x < z) as T
+                        | ((x <= z) as T) << 1
+                        | ((x > z) as T) << 2
+                        | ((x >= z) as T) << 3
+                        | ((x == z) as T) << 4
+                        | ((x != z) as T) << 5
+                        | (1 as T) << 6;
+                    want.extend([x & z, x | z, x ^ z, !x, x << m, x >> m, x << 3, x >> 3, cmp]);
+                }
+                expect_eq_k(
+                    concat!(stringify!($t), " bitwise"),
+                    &["a&c", "a|c", "a^c", "!a", "a<<b", "a>>b", "a<<(W+3)", "a>>(W+3)", "comparisons"],
+                    &got,
+                    &want,
+                )
+            }
+
+            pub(super) fn builtins(q: &Queue) -> Result<(), String> {
+                let (a, b) = pairs::<T>(31, 300);
+                let c = third(32, a.len());
+                let got = run(q, concat!("intfn_", stringify!($t)), &a, &b, &c, |x, y, z| {
+                    let (lo, hi) = (y.min(z), y.max(z));
+                    [
+                        x.clz(),
+                        x.popcount(),
+                        x.rotate(y),
+                        x.mul_hi(y),
+                        x.add_sat(y),
+                        x.sub_sat(y),
+                        x.hadd(y),
+                        x.rhadd(y),
+                        x.abs(),
+                        x.min(y),
+                        x.max(y),
+                        x.clamp(lo, hi),
+                    ]
+                })?;
+                let mut want = Vec::new();
+                for i in 0..a.len() {
+                    let (x, y, z) = (a[i], b[i], c[i]);
+                    let (lo, hi) = (y.min(z), y.max(z));
+                    want.extend([
+                        x.leading_zeros() as T,
+                        x.count_ones() as T,
+                        x.rotate_left((y as u32) & (BITS - 1)),
+                        ((x as W * y as W) >> BITS) as T,
+                        x.saturating_add(y),
+                        x.saturating_sub(y),
+                        (x >> 1).wrapping_add(y >> 1).wrapping_add(x & y & 1),
+                        (x >> 1).wrapping_add(y >> 1).wrapping_add((x | y) & 1),
+                        if x < 0 { x.wrapping_neg() } else { x },
+                        x.min(y),
+                        x.max(y),
+                        if x < lo { lo } else if x > hi { hi } else { x },
+                    ]);
+                }
+                expect_eq_k(
+                    concat!(stringify!($t), " built-ins"),
+                    &["clz", "popcount", "rotate", "mul_hi", "add_sat", "sub_sat", "hadd", "rhadd", "abs", "min", "max", "clamp"],
+                    &got,
+                    &want,
+                )
+            }
+        }
+        )*
+
+        /// The integer cases.
+        pub(super) fn cases() -> Vec<Case> {
+            vec![
+                $(
+                    case(concat!("int/", stringify!($t), "_arith"), $t::arith),
+                    case(concat!("int/", stringify!($t), "_bits"), $t::bits),
+                    case(concat!("int/", stringify!($t), "_builtins"), $t::builtins),
+                )*
+            ]
+        }
+    };
+}
+
+int_suite! {
+    i8, i16;
+    i16, i32;
+    i32, i64;
+    i64, i128;
+    u8, u16;
+    u16, u32;
+    u32, u64;
+    u64, u128;
+}
