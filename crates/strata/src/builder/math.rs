@@ -6,6 +6,7 @@ use super::types::{Arith, FloatArith, IntArith, KernelType, Numeric, ScalarType}
 use super::{id_of, node, node_typed, Expr};
 use crate::ir::{Expr as IrExpr, MathFn, Type};
 
+#[track_caller]
 fn call<T: KernelType, R: KernelType>(f: MathFn, args: &[Expr<T>]) -> Expr<R> {
     let ids = args.iter().map(|&a| id_of(a)).collect();
     node(IrExpr::Math(f, ids))
@@ -16,6 +17,7 @@ macro_rules! methods {
         impl<T: $bound> Expr<T> {
             $(
                 $(#[$doc])*
+                #[track_caller]
                 pub fn $name(self $(, $arg: impl Into<Expr<T>>)*) -> Expr<T> {
                     call(MathFn::$f, &[self $(, $arg.into())*])
                 }
@@ -132,22 +134,27 @@ methods! { IntArith;
 }
 
 impl<T: FloatArith> Expr<T> {
+    #[track_caller]
     fn test(self, f: MathFn) -> Expr<T::Mask> {
         call(f, &[self])
     }
     /// `true` where the value is NaN.
+    #[track_caller]
     pub fn is_nan(self) -> Expr<T::Mask> {
         self.test(MathFn::IsNan)
     }
     /// `true` where the value is infinite.
+    #[track_caller]
     pub fn is_inf(self) -> Expr<T::Mask> {
         self.test(MathFn::IsInf)
     }
     /// `true` where the value is neither NaN nor infinite.
+    #[track_caller]
     pub fn is_finite(self) -> Expr<T::Mask> {
         self.test(MathFn::IsFinite)
     }
     /// `true` where the sign bit is set.
+    #[track_caller]
     pub fn signbit(self) -> Expr<T::Mask> {
         self.test(MathFn::Signbit)
     }
@@ -158,6 +165,7 @@ where
     [T; N]: KernelType,
 {
     /// Component `i` (0 to N-1).
+    #[track_caller]
     pub fn get(self, i: u8) -> Expr<T> {
         if i as usize >= N {
             super::record_error(format!("component {i} of a {N}-vector"));
@@ -166,18 +174,22 @@ where
         node(IrExpr::Extract(a, i))
     }
     /// Component 0.
+    #[track_caller]
     pub fn x(self) -> Expr<T> {
         self.get(0)
     }
     /// Component 1.
+    #[track_caller]
     pub fn y(self) -> Expr<T> {
         self.get(1)
     }
     /// Component 2.
+    #[track_caller]
     pub fn z(self) -> Expr<T> {
         self.get(2)
     }
     /// Component 3.
+    #[track_caller]
     pub fn w(self) -> Expr<T> {
         self.get(3)
     }
@@ -188,22 +200,27 @@ where
     [F; N]: FloatArith,
 {
     /// Dot product.
+    #[track_caller]
     pub fn dot(self, o: Expr<[F; N]>) -> Expr<F> {
         call(MathFn::Dot, &[self, o])
     }
     /// Euclidean length.
+    #[track_caller]
     pub fn length(self) -> Expr<F> {
         call(MathFn::Length, &[self])
     }
     /// `(self - o).length()`
+    #[track_caller]
     pub fn distance(self, o: Expr<[F; N]>) -> Expr<F> {
         call(MathFn::Distance, &[self, o])
     }
     /// `self / self.length()`
+    #[track_caller]
     pub fn normalize(self) -> Expr<[F; N]> {
         call(MathFn::Normalize, &[self])
     }
     /// Cross product (3- and 4-vectors; the fourth component of the result is 0).
+    #[track_caller]
     pub fn cross(self, o: Expr<[F; N]>) -> Expr<[F; N]> {
         if N < 3 {
             super::record_error("cross needs 3- or 4-vectors".into());
@@ -213,6 +230,7 @@ where
 }
 
 /// A vector with every component equal to `x`.
+#[track_caller]
 pub fn splat<T: ScalarType, const N: usize>(x: impl Into<Expr<T>>) -> Expr<[T; N]>
 where
     [T; N]: KernelType,
@@ -221,6 +239,7 @@ where
     node_typed(IrExpr::Splat(a, N as u8), Type::vector(T::SCALAR, N as u8))
 }
 
+#[track_caller]
 fn compose<T: ScalarType, const N: usize>(parts: [Expr<T>; N]) -> Expr<[T; N]>
 where
     [T; N]: KernelType,
@@ -230,6 +249,7 @@ where
 }
 
 /// A 2-vector.
+#[track_caller]
 pub fn vec2<T: ScalarType>(x: impl Into<Expr<T>>, y: impl Into<Expr<T>>) -> Expr<[T; 2]>
 where
     [T; 2]: KernelType,
@@ -238,6 +258,7 @@ where
 }
 
 /// A 3-vector.
+#[track_caller]
 pub fn vec3<T: ScalarType>(
     x: impl Into<Expr<T>>,
     y: impl Into<Expr<T>>,
@@ -250,6 +271,7 @@ where
 }
 
 /// A 4-vector.
+#[track_caller]
 pub fn vec4<T: ScalarType>(
     x: impl Into<Expr<T>>,
     y: impl Into<Expr<T>>,

@@ -34,6 +34,12 @@ use crate::ir::{
 };
 use std::cell::RefCell;
 use std::marker::PhantomData;
+use std::panic::Location;
+
+/// ` (at file:line:column)`: where the kernel body made the call that recorded an error.
+fn at_str(l: &Location) -> String {
+    format!(" (at {}:{}:{})", l.file(), l.line(), l.column())
+}
 pub use types::{
     Arith, Bits, Element, Float, FloatArith, IntArith, Integer, KernelType, Numeric, ScalarType,
     VectorType, WidensTo,
@@ -158,11 +164,11 @@ impl Trace {
     fn push(&mut self, s: Stmt) {
         self.blocks.last_mut().expect("block").push(s);
     }
-    fn check<T>(&mut self, e: Expr<T>) -> ExprId {
+    fn check<T>(&mut self, e: Expr<T>, at: &Location) -> ExprId {
         if e.trace != self.id {
             self.errors.push(format!(
-                "an Expr recorded for another kernel (expression %{}) was used in kernel `{}`; values cannot cross kernels, pass them as parameters",
-                e.id.0, self.f.name
+                "an Expr recorded for another kernel (expression %{}) was used in kernel `{}`; values cannot cross kernels, pass them as parameters{}",
+                e.id.0, self.f.name, at_str(at)
             ));
         }
         e.id
@@ -201,20 +207,26 @@ pub(crate) fn node_typed<R>(e: IrExpr, ty: Type) -> Expr<R> {
 }
 
 /// The id of `e` in the current kernel (recording an error if it belongs to another).
+#[track_caller]
 pub(crate) fn id_of<T>(e: Expr<T>) -> ExprId {
-    with(|t| t.check(e))
+    let at = Location::caller();
+    with(|t| t.check(e, at))
 }
 
+#[track_caller]
 fn record_error(msg: String) {
-    with(|t| t.errors.push(msg));
+    let at = at_str(Location::caller());
+    with(|t| t.errors.push(msg + &at));
 }
 
 impl<T: KernelType> Expr<T> {
     /// Gives the value a name that appears in the IR text and in generated code, and computes it
     /// at this point.
+    #[track_caller]
     pub fn named(self, name: &str) -> Expr<T> {
+        let at = Location::caller();
         with(|t| {
-            let id = t.check(self);
+            let id = t.check(self, at);
             let v = t.new_value(T::TYPE, Some(name.to_string()));
             t.push(Stmt::Let { value: v, expr: id });
             t.value_expr(v, T::TYPE)
@@ -261,6 +273,7 @@ widening_from! {
 // ---------------------------------------------------------------------------------------------
 // Work-item ids
 
+#[track_caller]
 fn builtin(b: Builtin) -> Expr<u32> {
     if let Some(d) = b.dim() {
         if d > 2 {
@@ -275,34 +288,42 @@ fn builtin(b: Builtin) -> Expr<u32> {
 
 /// Index of this work-item in the launch, in dimension `dim` (0, 1 or 2). OpenCL
 /// `get_global_id`; CUDA `blockIdx * blockDim + threadIdx`.
+#[track_caller]
 pub fn global_id(dim: u8) -> Expr<u32> {
     builtin(Builtin::GlobalId(dim))
 }
 /// Index of this work-item in its work-group. OpenCL `get_local_id`; CUDA `threadIdx`.
+#[track_caller]
 pub fn local_id(dim: u8) -> Expr<u32> {
     builtin(Builtin::LocalId(dim))
 }
 /// Index of this work-group. OpenCL `get_group_id`; CUDA `blockIdx`.
+#[track_caller]
 pub fn group_id(dim: u8) -> Expr<u32> {
     builtin(Builtin::GroupId(dim))
 }
 /// Number of work-items in the launch. OpenCL `get_global_size`; CUDA `gridDim * blockDim`.
+#[track_caller]
 pub fn global_size(dim: u8) -> Expr<u32> {
     builtin(Builtin::GlobalSize(dim))
 }
 /// Number of work-items in a work-group. OpenCL `get_local_size`; CUDA `blockDim`.
+#[track_caller]
 pub fn local_size(dim: u8) -> Expr<u32> {
     builtin(Builtin::LocalSize(dim))
 }
 /// Number of work-groups. OpenCL `get_num_groups`; CUDA `gridDim`.
+#[track_caller]
 pub fn num_groups(dim: u8) -> Expr<u32> {
     builtin(Builtin::NumGroups(dim))
 }
 /// Linear index of this work-item in its work-group.
+#[track_caller]
 pub fn local_linear_id() -> Expr<u32> {
     builtin(Builtin::LocalLinearId)
 }
 /// Linear index of this work-group.
+#[track_caller]
 pub fn group_linear_id() -> Expr<u32> {
     builtin(Builtin::GroupLinearId)
 }
@@ -431,6 +452,7 @@ impl KernelDef {
         })
     }
 
+    #[track_caller]
     fn gather<T: Numeric>(&mut self, value: Expr<T>, op: GatherOp) {
         let n = with(|t| t.gathers.len());
         let (param, _) = self.param(
@@ -466,16 +488,19 @@ impl KernelDef {
 
     /// Adds `value` over all work-items (Goopax `gather_add`); the launch returns the total
     /// through [`Run::gather`](crate::Run::gather). Every work-item must reach this point.
+    #[track_caller]
     pub fn gather_add<T: Numeric>(&mut self, value: Expr<T>) {
         self.gather(value, GatherOp::Add)
     }
 
     /// The minimum of `value` over all work-items (Goopax `gather_min`).
+    #[track_caller]
     pub fn gather_min<T: Numeric>(&mut self, value: Expr<T>) {
         self.gather(value, GatherOp::Min)
     }
 
     /// The maximum of `value` over all work-items (Goopax `gather_max`).
+    #[track_caller]
     pub fn gather_max<T: Numeric>(&mut self, value: Expr<T>) {
         self.gather(value, GatherOp::Max)
     }
@@ -487,6 +512,7 @@ pub trait Index: Copy {
     fn index_id(self) -> ExprId;
 }
 impl<T: Integer> Index for Expr<T> {
+    #[track_caller]
     fn index_id(self) -> ExprId {
         id_of(self)
     }
@@ -519,13 +545,16 @@ fn load<T: KernelType>(mem: Mem, index: ExprId) -> Expr<T> {
     })
 }
 
+#[track_caller]
 fn store<T: KernelType>(mem: Mem, index: ExprId, value: Expr<T>) {
+    let at = Location::caller();
     with(|t| {
-        let value = t.check(value);
+        let value = t.check(value, at);
         t.push(Stmt::Store { mem, index, value });
     })
 }
 
+#[track_caller]
 fn atomic<T: KernelType>(
     mem: Mem,
     index: ExprId,
@@ -533,9 +562,10 @@ fn atomic<T: KernelType>(
     operand: Expr<T>,
     compare: Option<Expr<T>>,
 ) -> Expr<T> {
+    let at = Location::caller();
     with(|t| {
-        let operand = t.check(operand);
-        let compare = compare.map(|c| t.check(c));
+        let operand = t.check(operand, at);
+        let compare = compare.map(|c| t.check(c, at));
         let v = t.new_value(T::TYPE, None);
         t.push(Stmt::Atomic {
             result: Some(v),
@@ -549,12 +579,15 @@ fn atomic<T: KernelType>(
     })
 }
 
+#[track_caller]
 fn check_handle(trace: u32, what: &str) {
+    let at = Location::caller();
     with(|t| {
         if t.id != trace {
             t.errors.push(format!(
-                "a {what} of another kernel was used in kernel `{}`",
-                t.f.name
+                "a {what} of another kernel was used in kernel `{}`{}",
+                t.f.name,
+                at_str(at)
             ));
         }
     })
@@ -563,16 +596,19 @@ fn check_handle(trace: u32, what: &str) {
 macro_rules! memory_api {
     ($ty:ident, $field:ident, $mem:expr, $what:literal) => {
         impl<T: KernelType> $ty<T> {
+            #[track_caller]
             fn mem(&self) -> Mem {
                 check_handle(self.trace, $what);
                 #[allow(clippy::redundant_closure_call)]
                 ($mem)(self.$field)
             }
             /// Reads element `i` (a snapshot: later stores do not change the returned value).
+            #[track_caller]
             pub fn at(&self, i: impl Index) -> Expr<T> {
                 load(self.mem(), i.index_id())
             }
             /// Writes `value` to element `i`.
+            #[track_caller]
             pub fn set(&self, i: impl Index, value: impl Into<Expr<T>>) {
                 store(self.mem(), i.index_id(), value.into())
             }
@@ -589,41 +625,50 @@ macro_rules! atomics_api {
         impl<T: Numeric> $ty<T> {
             /// Atomically adds `v` to element `i`; returns the old value. Integers wrap; `f32`
             /// and `f64` are allowed.
+            #[track_caller]
             pub fn atomic_add(&self, i: impl Index, v: impl Into<Expr<T>>) -> Expr<T> {
                 atomic(self.mem(), i.index_id(), AtomicOp::Add, v.into(), None)
             }
         }
         impl<T: Integer> $ty<T> {
             /// Atomically subtracts; returns the old value.
+            #[track_caller]
             pub fn atomic_sub(&self, i: impl Index, v: impl Into<Expr<T>>) -> Expr<T> {
                 atomic(self.mem(), i.index_id(), AtomicOp::Sub, v.into(), None)
             }
             /// Atomic minimum; returns the old value.
+            #[track_caller]
             pub fn atomic_min(&self, i: impl Index, v: impl Into<Expr<T>>) -> Expr<T> {
                 atomic(self.mem(), i.index_id(), AtomicOp::Min, v.into(), None)
             }
             /// Atomic maximum; returns the old value.
+            #[track_caller]
             pub fn atomic_max(&self, i: impl Index, v: impl Into<Expr<T>>) -> Expr<T> {
                 atomic(self.mem(), i.index_id(), AtomicOp::Max, v.into(), None)
             }
             /// Atomic bitwise and; returns the old value.
+            #[track_caller]
             pub fn atomic_and(&self, i: impl Index, v: impl Into<Expr<T>>) -> Expr<T> {
                 atomic(self.mem(), i.index_id(), AtomicOp::And, v.into(), None)
             }
             /// Atomic bitwise or; returns the old value.
+            #[track_caller]
             pub fn atomic_or(&self, i: impl Index, v: impl Into<Expr<T>>) -> Expr<T> {
                 atomic(self.mem(), i.index_id(), AtomicOp::Or, v.into(), None)
             }
             /// Atomic bitwise xor; returns the old value.
+            #[track_caller]
             pub fn atomic_xor(&self, i: impl Index, v: impl Into<Expr<T>>) -> Expr<T> {
                 atomic(self.mem(), i.index_id(), AtomicOp::Xor, v.into(), None)
             }
             /// Atomically replaces element `i` by `v`; returns the old value.
+            #[track_caller]
             pub fn atomic_exchange(&self, i: impl Index, v: impl Into<Expr<T>>) -> Expr<T> {
                 atomic(self.mem(), i.index_id(), AtomicOp::Exchange, v.into(), None)
             }
             /// Atomically replaces element `i` by `new` if it equals `expected`; returns the old
             /// value (equal to `expected` when the exchange happened).
+            #[track_caller]
             pub fn atomic_compare_exchange(
                 &self,
                 i: impl Index,
@@ -646,6 +691,7 @@ atomics_api!(LocalArray);
 
 impl<T: KernelType> BufferParam<T> {
     /// Number of elements of the buffer passed at launch.
+    #[track_caller]
     pub fn len(&self) -> Expr<u32> {
         check_handle(self.trace, "buffer parameter");
         node(IrExpr::BufferLen(self.param))
@@ -683,11 +729,13 @@ pub fn private_array<T: KernelType>(name: &str, len: u32) -> PrivateArray<T> {
 }
 
 /// A private variable initialised to `init`.
+#[track_caller]
 pub fn var<T: KernelType>(init: impl Into<Expr<T>>) -> Var<T> {
     var_named("v", init)
 }
 
 /// A private variable with a name for the generated code.
+#[track_caller]
 pub fn var_named<T: KernelType>(name: &str, init: impl Into<Expr<T>>) -> Var<T> {
     let init = init.into();
     let v = with(|t| {
@@ -711,11 +759,13 @@ impl<T: KernelType> Var<T> {
         id_of(lit(0u32))
     }
     /// The current value.
+    #[track_caller]
     pub fn get(&self) -> Expr<T> {
         check_handle(self.trace, "variable");
         load(Mem::Private(self.index), Self::zero())
     }
     /// Assigns a new value.
+    #[track_caller]
     pub fn set(&self, v: impl Into<Expr<T>>) {
         check_handle(self.trace, "variable");
         store(Mem::Private(self.index), Self::zero(), v.into())
@@ -739,6 +789,7 @@ pub struct IfChain {
 }
 
 /// Runs `then` on the work-items for which `cond` is true.
+#[track_caller]
 pub fn if_(cond: impl Into<Expr<bool>>, then: impl FnOnce()) -> IfChain {
     let cond = id_of(cond.into());
     let then = block(then);
@@ -757,12 +808,14 @@ pub fn if_(cond: impl Into<Expr<bool>>, then: impl FnOnce()) -> IfChain {
 }
 
 impl IfChain {
+    #[track_caller]
     fn attach(&self, otherwise: Vec<Stmt>) -> bool {
+        let at = Location::caller();
         with(|t| {
             if t.blocks.len() != self.block_depth
                 || t.blocks.last().map_or(0, Vec::len) != self.block_len
             {
-                t.errors.push("else_ / else_if must directly follow their if_ (nothing may be recorded in between)".into());
+                t.errors.push(format!("else_ / else_if must directly follow their if_ (nothing may be recorded in between){}", at_str(at)));
                 return false;
             }
             let mut s = t.blocks.last_mut().and_then(|b| b.last_mut());
@@ -783,6 +836,7 @@ impl IfChain {
     }
 
     /// Adds an `else if` branch.
+    #[track_caller]
     pub fn else_if(self, cond: impl Into<Expr<bool>>, then: impl FnOnce()) -> IfChain {
         let cond = cond.into();
         let inner = block(|| {
@@ -804,6 +858,7 @@ impl IfChain {
     }
 
     /// Adds the `else` branch.
+    #[track_caller]
     pub fn else_(self, otherwise: impl FnOnce()) {
         let b = block(otherwise);
         self.attach(b);
@@ -819,19 +874,24 @@ pub struct LoopLabel {
 
 impl LoopLabel {
     /// Leaves this loop.
+    #[track_caller]
     pub fn break_(self) {
         self.jump(true)
     }
     /// Ends this loop's current iteration.
+    #[track_caller]
     pub fn continue_(self) {
         self.jump(false)
     }
+    #[track_caller]
     fn jump(self, brk: bool) {
+        let at = Location::caller();
         with(|t| {
             if t.id != self.trace || !t.loops.contains(&self.id) {
                 t.errors.push(format!(
-                    "{} of a loop that does not enclose this point",
-                    if brk { "break_" } else { "continue_" }
+                    "{} of a loop that does not enclose this point{}",
+                    if brk { "break_" } else { "continue_" },
+                    at_str(at)
                 ));
                 return;
             }
@@ -860,11 +920,14 @@ fn close_loop() {
 }
 
 /// The innermost loop enclosing this point, to break out of it from deeper loops.
+#[track_caller]
 pub fn current_loop() -> LoopLabel {
+    let at = Location::caller();
     with(|t| match t.loops.last() {
         Some(&id) => LoopLabel { id, trace: t.id },
         None => {
-            t.errors.push("current_loop() outside of any loop".into());
+            t.errors
+                .push(format!("current_loop() outside of any loop{}", at_str(at)));
             LoopLabel {
                 id: ir::LoopId(u32::MAX),
                 trace: t.id,
@@ -874,18 +937,26 @@ pub fn current_loop() -> LoopLabel {
 }
 
 /// Leaves the innermost loop.
+#[track_caller]
 pub fn break_() {
+    let at = Location::caller();
     with(|t| match t.loops.last() {
         Some(&id) => t.push(Stmt::Break(id)),
-        None => t.errors.push("break_() outside of a loop".into()),
+        None => t
+            .errors
+            .push(format!("break_() outside of a loop{}", at_str(at))),
     })
 }
 
 /// Ends the innermost loop's current iteration.
+#[track_caller]
 pub fn continue_() {
+    let at = Location::caller();
     with(|t| match t.loops.last() {
         Some(&id) => t.push(Stmt::Continue(id)),
-        None => t.errors.push("continue_() outside of a loop".into()),
+        None => t
+            .errors
+            .push(format!("continue_() outside of a loop{}", at_str(at))),
     })
 }
 
@@ -895,6 +966,7 @@ pub fn return_() {
 }
 
 /// A device loop `for i in start..end` (step 1).
+#[track_caller]
 pub fn for_range<T: Integer>(
     start: impl Into<Expr<T>>,
     end: impl Into<Expr<T>>,
@@ -909,6 +981,7 @@ fn num_one<T: Integer>() -> T {
 
 /// A device loop from `start` while below `end` (or above, for a negative `step`), adding
 /// `step` after each iteration. A zero step is an error.
+#[track_caller]
 pub fn for_step<T: Integer>(
     start: impl Into<Expr<T>>,
     end: impl Into<Expr<T>>,
@@ -937,6 +1010,7 @@ pub fn for_step<T: Integer>(
 
 /// A device loop that runs `body` while `cond()` is true; `cond` is recorded at the top of
 /// every iteration.
+#[track_caller]
 pub fn while_(cond: impl FnOnce() -> Expr<bool>, body: impl FnOnce()) {
     let id = open_loop();
     let body = block(|| {
@@ -957,6 +1031,7 @@ pub fn loop_(body: impl FnOnce()) {
 }
 
 /// `if cond { a } else { b }` as a value, computed without branching.
+#[track_caller]
 pub fn select<T: KernelType>(
     cond: impl Into<Expr<bool>>,
     a: impl Into<Expr<T>>,
@@ -1008,10 +1083,12 @@ pub fn mem_fence() {
     })
 }
 
+#[track_caller]
 fn group_op<T: KernelType>(op: GroupOp, arg: Expr<T>, source: Option<Expr<u32>>) -> Expr<T> {
+    let at = Location::caller();
     with(|t| {
-        let arg = t.check(arg);
-        let source = source.map(|s| t.check(s));
+        let arg = t.check(arg, at);
+        let source = source.map(|s| t.check(s, at));
         let v = t.new_value(T::TYPE, None);
         t.push(Stmt::Group {
             value: v,
@@ -1024,42 +1101,52 @@ fn group_op<T: KernelType>(op: GroupOp, arg: Expr<T>, source: Option<Expr<u32>>)
 }
 
 /// Sum of `x` over the work-group (every work-item must call it).
+#[track_caller]
 pub fn group_reduce_add<T: Numeric>(x: Expr<T>) -> Expr<T> {
     group_op(GroupOp::ReduceAdd, x, None)
 }
 /// Minimum of `x` over the work-group.
+#[track_caller]
 pub fn group_reduce_min<T: Numeric>(x: Expr<T>) -> Expr<T> {
     group_op(GroupOp::ReduceMin, x, None)
 }
 /// Maximum of `x` over the work-group.
+#[track_caller]
 pub fn group_reduce_max<T: Numeric>(x: Expr<T>) -> Expr<T> {
     group_op(GroupOp::ReduceMax, x, None)
 }
 /// Sum of `x` over work-items `0..=local_linear_id()`.
+#[track_caller]
 pub fn group_scan_inclusive_add<T: Numeric>(x: Expr<T>) -> Expr<T> {
     group_op(GroupOp::ScanInclusiveAdd, x, None)
 }
 /// Sum of `x` over work-items `0..local_linear_id()`.
+#[track_caller]
 pub fn group_scan_exclusive_add<T: Numeric>(x: Expr<T>) -> Expr<T> {
     group_op(GroupOp::ScanExclusiveAdd, x, None)
 }
 /// Minimum of `x` over work-items `0..=local_linear_id()`.
+#[track_caller]
 pub fn group_scan_inclusive_min<T: Numeric>(x: Expr<T>) -> Expr<T> {
     group_op(GroupOp::ScanInclusiveMin, x, None)
 }
 /// Maximum of `x` over work-items `0..=local_linear_id()`.
+#[track_caller]
 pub fn group_scan_inclusive_max<T: Numeric>(x: Expr<T>) -> Expr<T> {
     group_op(GroupOp::ScanInclusiveMax, x, None)
 }
 /// The value of `x` in the work-item whose local linear id is `source`.
+#[track_caller]
 pub fn group_broadcast<T: KernelType>(x: Expr<T>, source: impl Into<Expr<u32>>) -> Expr<T> {
     group_op(GroupOp::Broadcast, x, Some(source.into()))
 }
 /// `true` if `b` is true in any work-item of the work-group.
+#[track_caller]
 pub fn group_any(b: impl Into<Expr<bool>>) -> Expr<bool> {
     group_op(GroupOp::Any, b.into(), None)
 }
 /// `true` if `b` is true in every work-item of the work-group.
+#[track_caller]
 pub fn group_all(b: impl Into<Expr<bool>>) -> Expr<bool> {
     group_op(GroupOp::All, b.into(), None)
 }

@@ -11,6 +11,7 @@ use super::{id_of, lit, node, node_typed, Expr, Var};
 use crate::ir::{BinaryOp, Expr as IrExpr, Type, UnaryOp};
 use std::ops::*;
 
+#[track_caller]
 fn bin<T: KernelType, R: KernelType>(op: BinaryOp, a: Expr<T>, b: Expr<T>) -> Expr<R> {
     let (a, b) = (id_of(a), id_of(b));
     node(IrExpr::Binary(op, a, b))
@@ -20,6 +21,7 @@ macro_rules! arith_op {
     ($Tr:ident, $m:ident, $op:ident, $bound:ident) => {
         impl<T: $bound> $Tr<Expr<T>> for Expr<T> {
             type Output = Expr<T>;
+            #[track_caller]
             fn $m(self, r: Expr<T>) -> Expr<T> {
                 bin(BinaryOp::$op, self, r)
             }
@@ -30,6 +32,7 @@ macro_rules! scalar_rhs_op {
     ($Tr:ident, $m:ident, $op:ident, $bound:ident) => {
         impl<T: $bound + ScalarType> $Tr<T> for Expr<T> {
             type Output = Expr<T>;
+            #[track_caller]
             fn $m(self, r: T) -> Expr<T> {
                 bin(BinaryOp::$op, self, lit(r))
             }
@@ -60,12 +63,14 @@ scalar_rhs_op!(Shr, shr, Shr, Integer);
 
 impl BitAnd<bool> for Expr<bool> {
     type Output = Expr<bool>;
+    #[track_caller]
     fn bitand(self, r: bool) -> Expr<bool> {
         bin(BinaryOp::And, self, lit(r))
     }
 }
 impl BitOr<bool> for Expr<bool> {
     type Output = Expr<bool>;
+    #[track_caller]
     fn bitor(self, r: bool) -> Expr<bool> {
         bin(BinaryOp::Or, self, lit(r))
     }
@@ -79,6 +84,7 @@ macro_rules! vec_scalar_op {
             [T; N]: Arith,
         {
             type Output = Expr<[T; N]>;
+            #[track_caller]
             fn $m(self, r: Expr<T>) -> Expr<[T; N]> {
                 bin(BinaryOp::$op, self, super::splat::<T, N>(r))
             }
@@ -127,6 +133,7 @@ widening_ops! {
 
 impl<T: Arith> Neg for Expr<T> {
     type Output = Expr<T>;
+    #[track_caller]
     fn neg(self) -> Expr<T> {
         let a = id_of(self);
         node(IrExpr::Unary(UnaryOp::Neg, a))
@@ -135,6 +142,7 @@ impl<T: Arith> Neg for Expr<T> {
 
 impl<T: Bits> Not for Expr<T> {
     type Output = Expr<T>;
+    #[track_caller]
     fn not(self) -> Expr<T> {
         let a = id_of(self);
         node(IrExpr::Unary(UnaryOp::Not, a))
@@ -143,26 +151,32 @@ impl<T: Bits> Not for Expr<T> {
 
 impl<T: Arith> Expr<T> {
     /// `self == r`
+    #[track_caller]
     pub fn eq(self, r: impl Into<Expr<T>>) -> Expr<T::Mask> {
         bin(BinaryOp::Eq, self, r.into())
     }
     /// `self != r`
+    #[track_caller]
     pub fn ne(self, r: impl Into<Expr<T>>) -> Expr<T::Mask> {
         bin(BinaryOp::Ne, self, r.into())
     }
     /// `self < r`
+    #[track_caller]
     pub fn lt(self, r: impl Into<Expr<T>>) -> Expr<T::Mask> {
         bin(BinaryOp::Lt, self, r.into())
     }
     /// `self <= r`
+    #[track_caller]
     pub fn le(self, r: impl Into<Expr<T>>) -> Expr<T::Mask> {
         bin(BinaryOp::Le, self, r.into())
     }
     /// `self > r`
+    #[track_caller]
     pub fn gt(self, r: impl Into<Expr<T>>) -> Expr<T::Mask> {
         bin(BinaryOp::Gt, self, r.into())
     }
     /// `self >= r`
+    #[track_caller]
     pub fn ge(self, r: impl Into<Expr<T>>) -> Expr<T::Mask> {
         bin(BinaryOp::Ge, self, r.into())
     }
@@ -170,22 +184,28 @@ impl<T: Arith> Expr<T> {
 
 impl Expr<bool> {
     /// Logical and (both sides are evaluated; they have no side effects).
+    #[track_caller]
     pub fn and(self, r: impl Into<Expr<bool>>) -> Expr<bool> {
         self & r.into()
     }
     /// Logical or.
+    #[track_caller]
     pub fn or(self, r: impl Into<Expr<bool>>) -> Expr<bool> {
         self | r.into()
     }
     /// Logical not.
+    #[track_caller]
+    #[allow(clippy::should_implement_trait)] // `Not` is implemented too; this is for chaining
     pub fn not(self) -> Expr<bool> {
         !self
     }
     /// `self == r`
+    #[track_caller]
     pub fn eq(self, r: impl Into<Expr<bool>>) -> Expr<bool> {
         bin(BinaryOp::Eq, self, r.into())
     }
     /// `self != r`
+    #[track_caller]
     pub fn ne(self, r: impl Into<Expr<bool>>) -> Expr<bool> {
         bin(BinaryOp::Ne, self, r.into())
     }
@@ -195,6 +215,7 @@ impl<T: KernelType> Expr<T> {
     /// Converts the value to another component type of the same width (`Expr<f32>` to
     /// `Expr<i32>`, `Expr<[f32; 4]>` to `Expr<[u8; 4]>`). Float to integer saturates and maps
     /// NaN to 0; integer narrowing wraps; to `bool` is `!= 0`.
+    #[track_caller]
     pub fn cast<U: KernelType>(self) -> Expr<U> {
         if U::TYPE.width != T::TYPE.width {
             super::record_error(format!(
@@ -214,6 +235,7 @@ impl<T: KernelType> Expr<T> {
     }
 
     /// Reinterprets the bits as another type of the same size (`f32` as `u32`, ...).
+    #[track_caller]
     pub fn bitcast<U: KernelType>(self) -> Expr<U> {
         if U::TYPE.size() != T::TYPE.size() || U::TYPE.width != T::TYPE.width {
             super::record_error(format!(
@@ -230,6 +252,7 @@ impl<T: KernelType> Expr<T> {
 macro_rules! var_assign {
     ($Tr:ident, $m:ident, $op:tt, $bound:ident) => {
         impl<T: $bound, R: Into<Expr<T>>> $Tr<R> for Var<T> {
+            #[track_caller]
             fn $m(&mut self, r: R) {
                 let v = bin::<T, T>(BinaryOp::$op, self.get(), r.into());
                 self.set(v);

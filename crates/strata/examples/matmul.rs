@@ -1,0 +1,178 @@
+//! Matrix multiplication `C = A * B` (`A` is `m x k`, `B` is `k x n`, row-major), two ways,
+//! each compared with a host matmul:
+//!
+//! - naive: one work-item per element of `C`, a 2-D launch;
+//! - tiled: `TILE x TILE` work-groups copy tiles of `A` and `B` into local memory, wait at a
+//!   barrier, and accumulate from the tiles (Concurnas `matMultLocal`, the Goopax matmul).
+//!
+//! Sizes need not be multiples of the tile: the launch covers the matrix with whole
+//! work-groups and the kernels guard every access.
+//!
+//! ```text
+//! cargo run --release --example matmul
+//! ```
+
+use strata::prelude::*;
+
+/// The tile edge (work-groups are `TILE x TILE`).
+const TILE: u32 = 16;
+
+/// One work-item per element of `C`; dimension 0 is the column, dimension 1 the row.
+fn naive_kernel() -> strata::Result<Kernel> {
+    Kernel::build("matmul_naive", |k| {
+        let a = k.read::<f32>("a");
+        let b = k.read::<f32>("b");
+        let c = k.write::<f32>("c");
+        let (m, n, kk) = (
+            k.scalar::<u32>("m"),
+            k.scalar::<u32>("n"),
+            k.scalar::<u32>("k"),
+        );
+        let col = global_id(0);
+        let row = global_id(1);
+        if_(row.lt(m).and(col.lt(n)), || {
+            let mut acc = var_named("acc", 0.0f32);
+            for_range(0u32, kk, |p| acc += a.at(row * kk + p) * b.at(p * n + col));
+            c.set(row * n + col, acc.get());
+        });
+    })
+}
+
+/// Local-memory tiles; every work-item of a work-group takes part in the loads and barriers,
+/// also those outside `C`.
+fn tiled_kernel() -> strata::Result<Kernel> {
+    Kernel::build("matmul_tiled", |k| {
+        let a = k.read::<f32>("a");
+        let b = k.read::<f32>("b");
+        let c = k.write::<f32>("c");
+        let (m, n, kk) = (
+            k.scalar::<u32>("m"),
+            k.scalar::<u32>("n"),
+            k.scalar::<u32>("k"),
+        );
+        let a_tile = k.local_array::<f32>("a_tile", TILE * TILE);
+        let b_tile = k.local_array::<f32>("b_tile", TILE * TILE);
+        let (tx, ty) = (local_id(0), local_id(1));
+        let col = group_id(0) * TILE + tx;
+        let row = group_id(1) * TILE + ty;
+        let mut acc = var_named("acc", 0.0f32);
+        let tiles = (kk + (TILE - 1)) / TILE;
+        for_range(0u32, tiles, |t| {
+            let a_col = t * TILE + tx;
+            let b_row = t * TILE + ty;
+            if_(row.lt(m).and(a_col.lt(kk)), || {
+                a_tile.set(ty * TILE + tx, a.at(row * kk + a_col))
+            })
+            .else_(|| a_tile.set(ty * TILE + tx, 0.0f32));
+            if_(b_row.lt(kk).and(col.lt(n)), || {
+                b_tile.set(ty * TILE + tx, b.at(b_row * n + col))
+            })
+            .else_(|| b_tile.set(ty * TILE + tx, 0.0f32));
+            barrier_local();
+            // Unrolled at build time: TILE multiply-adds from local memory.
+            for p in 0..TILE {
+                acc += a_tile.at(ty * TILE + p) * b_tile.at(p * TILE + tx);
+            }
+            barrier_local();
+        });
+        if_(row.lt(m).and(col.lt(n)), || c.set(row * n + col, acc.get()));
+    })
+}
+
+/// `m x k` times `k x n` on the host, accumulating in `f64`.
+fn host_matmul(a: &[f32], b: &[f32], m: usize, n: usize, k: usize) -> Vec<f32> {
+    let mut c = vec![0.0f32; m * n];
+    for i in 0..m {
+        for j in 0..n {
+            let mut s = 0.0f64;
+            for p in 0..k {
+                s += a[i * k + p] as f64 * b[p * n + j] as f64;
+            }
+            c[i * n + j] = s as f32;
+        }
+    }
+    c
+}
+
+/// The result of one verified multiplication.
+struct Outcome {
+    method: &'static str,
+    kernel_time: std::time::Duration,
+    max_error: f32,
+}
+
+/// Multiplies random-looking `m x k` and `k x n` matrices both ways and checks them.
+fn matmuls(
+    device: &Device,
+    m: usize,
+    n: usize,
+    k: usize,
+) -> Result<Vec<Outcome>, Box<dyn std::error::Error>> {
+    let queue = Queue::new(device)?;
+    let av: Vec<f32> = (0..m * k)
+        .map(|i| ((i * 37) % 17) as f32 / 8.0 - 1.0)
+        .collect();
+    let bv: Vec<f32> = (0..k * n)
+        .map(|i| ((i * 11) % 13) as f32 / 6.0 - 1.0)
+        .collect();
+    let want = host_matmul(&av, &bv, m, n, k);
+    let a = Buffer::from_slice(&queue, &av)?;
+    let b = Buffer::from_slice(&queue, &bv)?;
+    let (mu, nu, ku) = (m as u32, n as u32, k as u32);
+    let t = TILE as usize;
+    let covering = NdRange::new([n.div_ceil(t) * t, m.div_ceil(t) * t]).local([t, t]);
+
+    let mut out = Vec::new();
+    for (method, kernel, range) in [
+        ("naive", naive_kernel()?, NdRange::new([n, m])),
+        ("tiled (local memory)", tiled_kernel()?, covering),
+    ] {
+        let c = Buffer::<f32>::new(device, m * n)?;
+        queue.fill(&c, f32::NAN, 0..m * n)?;
+        let run = queue.launch(&kernel, range, args![&a, &b, &c, mu, nu, ku])?;
+        let got = queue.read(&c)?;
+        let mut max_error = 0.0f32;
+        for (i, (&g, &w)) in got.iter().zip(&want).enumerate() {
+            let err = (g - w).abs();
+            // NaN fails this test too: the fill marks elements the kernel did not write.
+            if err.is_nan() || err > 1e-4 * (k as f32) * w.abs().max(1.0) {
+                return Err(
+                    format!("{method}: c[{}][{}] is {g}, expected {w}", i / n, i % n).into(),
+                );
+            }
+            max_error = max_error.max(err);
+        }
+        out.push(Outcome {
+            method,
+            kernel_time: run.event().duration()?,
+            max_error,
+        });
+    }
+    Ok(out)
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let device = Device::from_spec("best")?;
+    println!("device: {}", device.info().spec());
+    // Not multiples of the tile: the guards matter.
+    let (m, n, k) = (300, 200, 250);
+    for o in matmuls(&device, m, n, k)? {
+        let gflops = 2.0 * (m * n * k) as f64 / o.kernel_time.as_secs_f64() / 1e9;
+        println!(
+            "{m}x{k} * {k}x{n}, {:<21} {:9.3} ms ({gflops:.2} GFLOP/s), max |error| {:e}: OK",
+            o.method,
+            o.kernel_time.as_secs_f64() * 1e3,
+            o.max_error
+        );
+    }
+    Ok(())
+}
+
+#[test]
+fn matmuls_on_cpu() {
+    let device = Device::from_spec("cpu").unwrap();
+    let out = matmuls(&device, 37, 21, 45).unwrap();
+    assert_eq!(out.len(), 2);
+    // A square size that is a multiple of the tile as well.
+    matmuls(&device, 32, 32, 32).unwrap();
+}

@@ -1,0 +1,70 @@
+//! `y = a * x + y` on the best device, checked against the same computation in plain Rust.
+//!
+//! ```text
+//! cargo run --release --example saxpy
+//! ```
+
+use strata::prelude::*;
+
+/// The result of one verified saxpy run.
+struct Report {
+    n: usize,
+    kernel_time: std::time::Duration,
+    max_error: f32,
+}
+
+/// Runs saxpy on `n` elements on `device` and checks every element against the host.
+fn saxpy(device: &Device, n: usize) -> Result<Report, Box<dyn std::error::Error>> {
+    let queue = Queue::new(device)?;
+    let kernel = Kernel::build("saxpy", |k| {
+        let a = k.scalar::<f32>("a");
+        let x = k.read::<f32>("x");
+        let y = k.read_write::<f32>("y");
+        let i = global_id(0);
+        if_(i.lt(x.len()), || y.set(i, a * x.at(i) + y.at(i)));
+    })?;
+
+    let a = 2.5f32;
+    let xs: Vec<f32> = (0..n).map(|i| (i % 1000) as f32 * 0.25).collect();
+    let ys: Vec<f32> = (0..n).map(|i| 1.0 - (i % 37) as f32).collect();
+    let x = Buffer::from_slice(&queue, &xs)?;
+    let y = Buffer::from_slice(&queue, &ys)?;
+    let run = queue.launch(&kernel, NdRange::covering(n, 256), args![a, &x, &y])?;
+    let got = queue.read(&y)?;
+
+    let mut max_error = 0.0f32;
+    for i in 0..n {
+        let want = a * xs[i] + ys[i];
+        let err = (got[i] - want).abs();
+        // A GPU may fuse the multiply and add; allow one rounding of difference.
+        if err > want.abs() * 1e-6 + 1e-6 {
+            return Err(format!("saxpy: y[{i}] is {}, expected {want}", got[i]).into());
+        }
+        max_error = max_error.max(err);
+    }
+    Ok(Report {
+        n,
+        kernel_time: run.event().duration()?,
+        max_error,
+    })
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let device = Device::from_spec("best")?;
+    println!("device: {}", device.info().spec());
+    let r = saxpy(&device, 1 << 20)?;
+    println!(
+        "saxpy of {} elements: kernel {:.3} ms, max |error| {:e}: OK",
+        r.n,
+        r.kernel_time.as_secs_f64() * 1e3,
+        r.max_error
+    );
+    Ok(())
+}
+
+#[test]
+fn saxpy_on_cpu() {
+    let device = Device::from_spec("cpu").unwrap();
+    let r = saxpy(&device, 10_000).unwrap();
+    assert_eq!(r.n, 10_000);
+}

@@ -1,0 +1,336 @@
+//! The showcase: what strata does, in one run on the best device available.
+//!
+//! ```text
+//! cargo run --release --example showcase
+//! ```
+//!
+//! Prints the device's summary, then runs saxpy, a sum reduction (local-memory tree with
+//! barriers), a tiled matrix multiplication (local-memory tiles) and a Mandelbrot set (a
+//! divergent `while` loop per pixel), verifies each against plain Rust, prints kernel timings
+//! from the launch events, and ends with a one-line verdict.
+
+use std::time::{Duration, Instant};
+use strata::prelude::*;
+
+type BoxResult<T> = Result<T, Box<dyn std::error::Error>>;
+
+/// Problem sizes.
+#[derive(Clone, Copy)]
+struct Sizes {
+    saxpy: usize,
+    reduce: usize,
+    matmul: usize,
+    mandel: (usize, usize),
+    max_iter: u32,
+}
+
+/// The full-size run of `main`.
+const FULL: Sizes = Sizes {
+    saxpy: 1 << 22,
+    reduce: 1 << 22,
+    matmul: 512,
+    mandel: (512, 384),
+    max_iter: 256,
+};
+
+/// One verified step.
+struct Step {
+    name: String,
+    kernel_time: Duration,
+    /// Work done, for the throughput column: (amount, unit).
+    work: (f64, &'static str),
+    check: String,
+}
+
+fn saxpy(q: &Queue, n: usize) -> BoxResult<Step> {
+    let k = Kernel::build("saxpy", |k| {
+        let a = k.scalar::<f32>("a");
+        let x = k.read::<f32>("x");
+        let y = k.read_write::<f32>("y");
+        let i = global_id(0);
+        if_(i.lt(x.len()), || y.set(i, a * x.at(i) + y.at(i)));
+    })?;
+    let xs: Vec<f32> = (0..n).map(|i| (i % 1024) as f32 * 0.5).collect();
+    let ys: Vec<f32> = (0..n).map(|i| (i % 7) as f32).collect();
+    let (x, y) = (Buffer::from_slice(q, &xs)?, Buffer::from_slice(q, &ys)?);
+    let run = q.launch(&k, NdRange::covering(n, 256), args![3.0f32, &x, &y])?;
+    let got = q.read(&y)?;
+    let bad = (0..n)
+        .filter(|&i| {
+            let want = 3.0 * xs[i] + ys[i];
+            (got[i] - want).abs() > want.abs() * 1e-6
+        })
+        .count();
+    if bad > 0 {
+        return Err(format!("saxpy: {bad} of {n} elements are wrong").into());
+    }
+    Ok(Step {
+        name: format!("saxpy, {n} elements"),
+        kernel_time: run.event().duration()?,
+        work: (3.0 * 4.0 * n as f64 / 1e9, "GB/s"),
+        check: "every element equals the host's".into(),
+    })
+}
+
+fn reduce(q: &Queue, n: usize) -> BoxResult<Step> {
+    const LOCAL: u32 = 256;
+    const GROUPS: usize = 128;
+    let k = Kernel::build("reduce", |k| {
+        let x = k.read::<u32>("x");
+        let partials = k.write::<u32>("partials");
+        let tile = k.local_array::<u32>("tile", LOCAL);
+        let l = local_id(0);
+        let mut acc = var(0u32);
+        for_step::<u32>(global_id(0), x.len(), global_size(0), |j| acc += x.at(j));
+        tile.set(l, acc.get());
+        barrier();
+        let mut s = LOCAL / 2;
+        while s > 0 {
+            if_(l.lt(s), || tile.set(l, tile.at(l) + tile.at(l + s)));
+            barrier();
+            s /= 2;
+        }
+        if_(l.eq(0u32), || partials.set(group_id(0), tile.at(0u32)));
+    })?;
+    let xs: Vec<u32> = (0..n as u32)
+        .map(|i| i.wrapping_mul(2_654_435_761) >> 22)
+        .collect();
+    let x = Buffer::from_slice(q, &xs)?;
+    let partials = Buffer::<u32>::new(q.device(), GROUPS)?;
+    let range = NdRange::new(GROUPS * LOCAL as usize).local(LOCAL as usize);
+    let run = q.launch(&k, range, args![&x, &partials])?;
+    let got = q
+        .read(&partials)?
+        .iter()
+        .fold(0u32, |a, &b| a.wrapping_add(b));
+    let want = xs.iter().fold(0u32, |a, &b| a.wrapping_add(b));
+    if got != want {
+        return Err(format!("reduce: sum is {got}, expected {want}").into());
+    }
+    Ok(Step {
+        name: format!("sum reduction, {n} u32 (local tree)"),
+        kernel_time: run.event().duration()?,
+        work: (4.0 * n as f64 / 1e9, "GB/s"),
+        check: format!("sum {got} equals the host's"),
+    })
+}
+
+fn matmul(q: &Queue, n: usize) -> BoxResult<Step> {
+    const TILE: u32 = 16;
+    let k = Kernel::build("matmul_tiled", |k| {
+        let a = k.read::<f32>("a");
+        let b = k.read::<f32>("b");
+        let c = k.write::<f32>("c");
+        let n = k.scalar::<u32>("n");
+        let a_tile = k.local_array::<f32>("a_tile", TILE * TILE);
+        let b_tile = k.local_array::<f32>("b_tile", TILE * TILE);
+        let (tx, ty) = (local_id(0), local_id(1));
+        let col = group_id(0) * TILE + tx;
+        let row = group_id(1) * TILE + ty;
+        let mut acc = var(0.0f32);
+        for_range(0u32, (n + (TILE - 1)) / TILE, |t| {
+            let (a_col, b_row) = (t * TILE + tx, t * TILE + ty);
+            if_(row.lt(n).and(a_col.lt(n)), || {
+                a_tile.set(ty * TILE + tx, a.at(row * n + a_col))
+            })
+            .else_(|| a_tile.set(ty * TILE + tx, 0.0f32));
+            if_(b_row.lt(n).and(col.lt(n)), || {
+                b_tile.set(ty * TILE + tx, b.at(b_row * n + col))
+            })
+            .else_(|| b_tile.set(ty * TILE + tx, 0.0f32));
+            barrier_local();
+            for p in 0..TILE {
+                acc += a_tile.at(ty * TILE + p) * b_tile.at(p * TILE + tx);
+            }
+            barrier_local();
+        });
+        if_(row.lt(n).and(col.lt(n)), || c.set(row * n + col, acc.get()));
+    })?;
+    let av: Vec<f32> = (0..n * n)
+        .map(|i| ((i * 37) % 17) as f32 / 8.0 - 1.0)
+        .collect();
+    let bv: Vec<f32> = (0..n * n)
+        .map(|i| ((i * 11) % 13) as f32 / 6.0 - 1.0)
+        .collect();
+    let (a, b) = (Buffer::from_slice(q, &av)?, Buffer::from_slice(q, &bv)?);
+    let c = Buffer::<f32>::new(q.device(), n * n)?;
+    let t = TILE as usize;
+    let range = NdRange::new([n.div_ceil(t) * t; 2]).local([t, t]);
+    let run = q.launch(&k, range, args![&a, &b, &c, n as u32])?;
+    let got = q.read(&c)?;
+    // Host matmul, i-p-j order for speed, in f64.
+    let mut want = vec![0.0f64; n * n];
+    for i in 0..n {
+        for p in 0..n {
+            let aip = av[i * n + p] as f64;
+            for j in 0..n {
+                want[i * n + j] += aip * bv[p * n + j] as f64;
+            }
+        }
+    }
+    let max_err = got
+        .iter()
+        .zip(&want)
+        .map(|(&g, &w)| (g as f64 - w).abs())
+        .fold(
+            0.0f64,
+            |m, e| if e.is_nan() { f64::INFINITY } else { m.max(e) },
+        );
+    if max_err > 1e-3 * n as f64 {
+        return Err(format!("matmul: max error {max_err}").into());
+    }
+    Ok(Step {
+        name: format!("tiled matmul, {n}x{n} (16x16 local tiles)"),
+        kernel_time: run.event().duration()?,
+        work: (2.0 * (n * n * n) as f64 / 1e9, "GFLOP/s"),
+        check: format!("max |error| vs host {max_err:.1e}"),
+    })
+}
+
+fn mandelbrot(q: &Queue, (w, h): (usize, usize), max_iter: u32) -> BoxResult<Step> {
+    let k = Kernel::build("mandelbrot", |k| {
+        let out = k.write::<u32>("iters");
+        let (width, height) = (k.scalar::<u32>("width"), k.scalar::<u32>("height"));
+        let (x0, y0, d) = (
+            k.scalar::<f32>("x0"),
+            k.scalar::<f32>("y0"),
+            k.scalar::<f32>("d"),
+        );
+        let max_iter = k.scalar::<u32>("max_iter");
+        let (px, py) = (global_id(0), global_id(1));
+        if_(px.lt(width).and(py.lt(height)), || {
+            let cx = x0 + px.cast::<f32>() * d;
+            let cy = y0 + py.cast::<f32>() * d;
+            let (zx, zy, it) = (var(0.0f32), var(0.0f32), var(0u32));
+            while_(
+                || {
+                    let (x, y) = (zx.get(), zy.get());
+                    it.get().lt(max_iter).and((x * x + y * y).le(4.0f32))
+                },
+                || {
+                    let (x, y) = (zx.get(), zy.get());
+                    zx.set(x * x - y * y + cx);
+                    zy.set(2.0f32 * x * y + cy);
+                    it.set(it.get() + 1u32);
+                },
+            );
+            out.set(py * width + px, it.get());
+        });
+    })?;
+    let (x0, y0) = (-2.2f32, -1.2f32);
+    let d = 2.4 / h as f32;
+    let iters = Buffer::<u32>::new(q.device(), w * h)?;
+    let range = NdRange::new([w, h]);
+    let run = q.launch(
+        &k,
+        range,
+        args![&iters, w as u32, h as u32, x0, y0, d, max_iter],
+    )?;
+    let got = q.read(&iters)?;
+    let host = |px: usize, py: usize| {
+        let (cx, cy) = (x0 + px as f32 * d, y0 + py as f32 * d);
+        let (mut x, mut y, mut it) = (0.0f32, 0.0f32, 0u32);
+        while it < max_iter && x * x + y * y <= 4.0 {
+            let nx = x * x - y * y + cx;
+            y = 2.0 * x * y + cy;
+            x = nx;
+            it += 1;
+        }
+        it
+    };
+    let differ = (0..w * h).filter(|&i| got[i] != host(i % w, i / w)).count();
+    // A GPU may contract x * x + c into a fused multiply-add and leave the set at another
+    // iteration near its boundary; the CPU backend matches Rust exactly.
+    let allowed = if q.device().info().backend == strata::BackendKind::Cpu {
+        0
+    } else {
+        w * h / 100
+    };
+    if differ > allowed {
+        return Err(format!("mandelbrot: {differ} of {} pixels differ", w * h).into());
+    }
+    let inside = got.iter().filter(|&&i| i == max_iter).count();
+    let total: u64 = got.iter().map(|&i| i as u64).sum();
+    Ok(Step {
+        name: format!("mandelbrot, {w}x{h}, up to {max_iter} iterations"),
+        kernel_time: run.event().duration()?,
+        work: (total as f64 / 1e9, "G iterations/s"),
+        check: format!(
+            "{differ} pixels differ from the host, {:.1}% inside the set",
+            100.0 * inside as f64 / (w * h) as f64
+        ),
+    })
+}
+
+/// Runs every step on `device`; stops at the first failure.
+fn showcase(device: &Device, sizes: Sizes, print: bool) -> BoxResult<Vec<Step>> {
+    let q = Queue::new(device)?;
+    let mut steps = Vec::new();
+    let runs: [&dyn Fn() -> BoxResult<Step>; 4] = [
+        &|| saxpy(&q, sizes.saxpy),
+        &|| reduce(&q, sizes.reduce),
+        &|| matmul(&q, sizes.matmul),
+        &|| mandelbrot(&q, sizes.mandel, sizes.max_iter),
+    ];
+    for run in runs {
+        let step = run()?;
+        if print {
+            let secs = step.kernel_time.as_secs_f64();
+            println!(
+                "  {:<46} {:>9.3} ms  {:>8.2} {:<14} ok: {}",
+                step.name,
+                secs * 1e3,
+                step.work.0 / secs.max(1e-9),
+                step.work.1,
+                step.check
+            );
+        }
+        steps.push(step);
+    }
+    Ok(steps)
+}
+
+fn main() {
+    let start = Instant::now();
+    let device = match Device::from_spec("best") {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("verdict: FAILED, no device: {e}");
+            std::process::exit(1);
+        }
+    };
+    println!("{}", device.info());
+    println!();
+    match showcase(&device, FULL, true) {
+        Ok(steps) => {
+            let kernels: Duration = steps.iter().map(|s| s.kernel_time).sum();
+            println!();
+            println!(
+                "verdict: OK, {} kernels verified on {} (kernels {:.3} s, total {:.2} s)",
+                steps.len(),
+                device.info().spec(),
+                kernels.as_secs_f64(),
+                start.elapsed().as_secs_f64()
+            );
+        }
+        Err(e) => {
+            println!();
+            println!("verdict: FAILED on {}: {e}", device.info().spec());
+            std::process::exit(1);
+        }
+    }
+}
+
+#[test]
+fn showcase_on_cpu() {
+    let device = Device::from_spec("cpu").unwrap();
+    let small = Sizes {
+        saxpy: 10_000,
+        reduce: 100_000,
+        matmul: 45,
+        mandel: (61, 37),
+        max_iter: 64,
+    };
+    let steps = showcase(&device, small, false).unwrap();
+    assert_eq!(steps.len(), 4);
+}

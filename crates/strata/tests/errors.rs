@@ -1,0 +1,842 @@
+//! Every bad input, triggered through the public API, with assertions on the message text: the
+//! message must name what is wrong (kernel, parameter, sizes, indices, work-item) so that the
+//! user can fix it without a debugger.
+
+use std::cell::Cell;
+use strata::ir::{self, Literal, ParamKind, Scalar, Stmt, Type};
+use strata::prelude::*;
+use strata::{BackendKind, Error, Run};
+
+fn cpu() -> (Device, Queue) {
+    let d = Device::from_spec("cpu").unwrap();
+    let q = Queue::new(&d).unwrap();
+    (d, q)
+}
+
+/// The message of `r`, which must be an error.
+#[track_caller]
+fn msg<T>(r: strata::Result<T>) -> String {
+    match r {
+        Ok(_) => panic!("expected an error, got Ok"),
+        Err(e) => {
+            let m = e.to_string();
+            eprintln!("{m}\n");
+            m
+        }
+    }
+}
+
+/// Asserts that `m` contains every one of `parts`.
+#[track_caller]
+fn has(m: &str, parts: &[&str]) {
+    for p in parts {
+        assert!(m.contains(p), "message lacks {p:?}:\n{m}");
+    }
+}
+
+fn saxpy() -> Kernel {
+    Kernel::build("saxpy", |k| {
+        let a = k.scalar::<f32>("a");
+        let x = k.read::<f32>("x");
+        let y = k.read_write::<f32>("y");
+        let i = global_id(0);
+        if_(i.lt(x.len()), || y.set(i, a * x.at(i) + y.at(i)));
+    })
+    .unwrap()
+}
+
+/// A kernel that copies `x` to `y`; used where only the launch configuration matters.
+fn copy_kernel() -> Kernel {
+    Kernel::build("copy", |k| {
+        let x = k.read::<f32>("x");
+        let y = k.write::<f32>("y");
+        let i = global_id(0);
+        if_(i.lt(x.len()), || y.set(i, x.at(i)));
+    })
+    .unwrap()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Devices
+
+#[test]
+fn invalid_device_spec() {
+    for spec in ["gpu", "cuda:x", "opencl:", "vulkan:0"] {
+        let e = Device::from_spec(spec).unwrap_err();
+        assert!(matches!(e, Error::InvalidDeviceSpec(_)), "{spec}: {e:?}");
+        has(
+            &e.to_string(),
+            &[&format!("`{spec}`"), "cpu", "opencl:N", "cuda:N", "best"],
+        );
+    }
+}
+
+#[test]
+fn missing_devices() {
+    let count = |k: BackendKind| {
+        strata::devices()
+            .iter()
+            .filter(|d| d.info().backend == k)
+            .count()
+    };
+    // One past the last device of each backend (index 0 where a backend has none here).
+    for (kind, want) in [
+        (BackendKind::OpenCl, 0usize),
+        (BackendKind::Cuda, 3),
+        (BackendKind::Cpu, 1),
+    ] {
+        let n = count(kind);
+        let index = want.max(n);
+        let spec = format!("{}:{index}", kind.name());
+        let m = msg(Device::from_spec(&spec));
+        has(&m, &[&format!("no device `{spec}`"), kind.name()]);
+        if n == 0 {
+            // Says why the backend has no devices.
+            let (_, why) = strata::unavailable_backends()
+                .into_iter()
+                .find(|(k, _)| *k == kind)
+                .expect("a backend without devices is listed as unavailable");
+            has(&m, &["has no devices", &why]);
+        } else {
+            has(&m, &[&format!("has {n} device(s)"), "numbered from 0"]);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Launch arguments
+
+#[test]
+fn wrong_argument_count_lists_the_signature() {
+    let (_, q) = cpu();
+    let x = Buffer::from_slice(&q, &[1.0f32; 4]).unwrap();
+    let m = msg(q.launch(&saxpy(), NdRange::new(4), args![2.0f32, &x]));
+    has(
+        &m,
+        &[
+            "kernel `saxpy` takes 3 argument(s)",
+            "a: f32, x: Buffer<f32> (read), y: Buffer<f32> (read_write)",
+            "but 2 were given",
+        ],
+    );
+}
+
+#[test]
+fn wrong_buffer_element_type() {
+    let (_, q) = cpu();
+    let x = Buffer::from_slice(&q, &[1i32; 4]).unwrap();
+    let y = Buffer::from_slice(&q, &[1.0f32; 4]).unwrap();
+    let m = msg(q.launch(&saxpy(), NdRange::new(4), args![2.0f32, &x, &y]));
+    has(
+        &m,
+        &[
+            "kernel `saxpy` argument 1 (`x`)",
+            "expected a buffer of f32",
+            "got a buffer of 4 i32",
+        ],
+    );
+}
+
+#[test]
+fn wrong_scalar_type() {
+    let (_, q) = cpu();
+    let x = Buffer::from_slice(&q, &[1.0f32; 4]).unwrap();
+    let y = Buffer::from_slice(&q, &[1.0f32; 4]).unwrap();
+    let m = msg(q.launch(&saxpy(), NdRange::new(4), args![2.0f64, &x, &y]));
+    has(
+        &m,
+        &[
+            "argument 0 (`a`)",
+            "expected a f32 value",
+            "got a f64 value",
+            "2f32",
+        ],
+    );
+}
+
+#[test]
+fn scalar_where_a_buffer_is_expected() {
+    let (_, q) = cpu();
+    let y = Buffer::from_slice(&q, &[1.0f32; 4]).unwrap();
+    let m = msg(q.launch(&saxpy(), NdRange::new(4), args![2.0f32, 3.0f32, &y]));
+    has(
+        &m,
+        &[
+            "argument 1 (`x`)",
+            "expected a buffer of f32",
+            "got a f32 value",
+        ],
+    );
+    // And a buffer where a scalar is expected.
+    let m = msg(q.launch(&saxpy(), NdRange::new(4), args![&y, &y, &y]));
+    has(
+        &m,
+        &[
+            "argument 0 (`a`)",
+            "expected a f32 value",
+            "got a buffer of 4 f32",
+        ],
+    );
+}
+
+#[test]
+fn stated_buffer_length() {
+    let (_, q) = cpu();
+    let k = Kernel::build("fixed", |k| {
+        let x = k.read_write::<u32>("x").expect_len(16);
+        x.set(global_id(0), 1u32);
+    })
+    .unwrap();
+    let x = Buffer::<u32>::new(q.device(), 10).unwrap();
+    let m = msg(q.launch(&k, NdRange::new(10), args![&x]));
+    has(
+        &m,
+        &[
+            "kernel `fixed` argument 0 (`x`)",
+            "exactly 16 elements",
+            "the buffer has 10",
+        ],
+    );
+}
+
+#[test]
+fn aliasing_written_and_read_only() {
+    let (_, q) = cpu();
+    let y = Buffer::from_slice(&q, &[1.0f32; 4]).unwrap();
+    let m = msg(q.launch(&saxpy(), NdRange::new(4), args![2.0f32, &y, &y]));
+    has(
+        &m,
+        &[
+            "kernel `saxpy`",
+            "the same buffer",
+            "`y` (which the kernel writes)",
+            "`x` (declared read-only)",
+        ],
+    );
+    // A clone of the handle shares the memory: still aliasing.
+    let y2 = y.clone();
+    assert!(q
+        .launch(&saxpy(), NdRange::new(4), args![2.0f32, &y2, &y])
+        .is_err());
+}
+
+#[test]
+fn wrong_local_mem_argument() {
+    let (_, q) = cpu();
+    let k = Kernel::build("dynlocal", |k| {
+        let out = k.write::<f32>("out");
+        let scratch = k.local_array_dyn::<f32>("scratch");
+        scratch.set(local_id(0), 1.0f32);
+        barrier();
+        out.set(global_id(0), scratch.at(local_id(0)));
+    })
+    .unwrap();
+    let out = Buffer::<f32>::new(q.device(), 8).unwrap();
+    let m = msg(q.launch(&k, NdRange::new(8), args![&out, LocalMem::<u32>::new(8)]));
+    has(
+        &m,
+        &[
+            "argument 1 (`scratch_len`)",
+            "LocalMem<f32>",
+            "got LocalMem<u32> of 8",
+        ],
+    );
+    let m = msg(q.launch(&k, NdRange::new(8), args![&out, 8u32]));
+    has(
+        &m,
+        &[
+            "argument 1 (`scratch_len`)",
+            "a LocalMem size",
+            "got a u32 value",
+        ],
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Work sizes
+
+#[test]
+fn invalid_work_sizes() {
+    let (d, q) = cpu();
+    let info = d.info().clone();
+    let k = copy_kernel();
+    let x = Buffer::<f32>::new(&d, 4096).unwrap();
+    let y = Buffer::<f32>::new(&d, 4096).unwrap();
+    let launch = |r: NdRange| msg(q.launch(&k, r, args![&x, &y]));
+
+    let m = launch(NdRange::new(100).local(64));
+    has(
+        &m,
+        &[
+            "invalid work size for kernel `copy`",
+            "global size 100 in dimension 0 is not a multiple of local size 64",
+            "NdRange::covering",
+        ],
+    );
+    let m = launch(NdRange::new([8, 8]).local([8, 0]));
+    has(&m, &["local size 0 in dimension 1"]);
+
+    // Too large in one dimension (dimension 2 has the smallest limit).
+    let over = info.max_work_item_sizes[2] + 1;
+    let m = launch(NdRange::new([1, 1, over]).local([1, 1, over]));
+    has(
+        &m,
+        &[
+            &format!("local size {over} in dimension 2"),
+            &format!("maximum of {}", info.max_work_item_sizes[2]),
+        ],
+    );
+
+    // Each dimension fits, the product does not.
+    let side = (info.max_work_group_size as f64).sqrt() as usize + 1;
+    assert!(side <= info.max_work_item_sizes[0] && side <= info.max_work_item_sizes[1]);
+    let m = launch(NdRange::new([side, side]).local([side, side]));
+    has(
+        &m,
+        &[
+            &format!(
+                "work-group of {} work-items ({side} x {side} x 1)",
+                side * side
+            ),
+            &format!("maximum of {}", info.max_work_group_size),
+        ],
+    );
+
+    let m = launch(NdRange::new([64, 64]).local(64));
+    has(
+        &m,
+        &["the global size has 2 dimension(s) but the local size has 1"],
+    );
+
+    let big = u32::MAX as usize + 1;
+    let m = launch(NdRange::new([1, big]));
+    has(
+        &m,
+        &[&format!("global size {big} in dimension 1"), "2^32 - 1"],
+    );
+}
+
+#[test]
+fn too_much_local_memory() {
+    let (d, q) = cpu();
+    let have = d.info().local_mem_size;
+    let len = (have / 4 + 1) as u32;
+    let k = Kernel::build("hog", |k| {
+        let out = k.write::<f32>("out");
+        let big = k.local_array::<f32>("big", len);
+        big.set(local_id(0), 1.0f32);
+        barrier();
+        out.set(global_id(0), big.at(0u32));
+    })
+    .unwrap();
+    let out = Buffer::<f32>::new(&d, 8).unwrap();
+    let m = msg(q.launch(&k, NdRange::new(8), args![&out]));
+    has(
+        &m,
+        &[
+            "kernel `hog`",
+            &format!("needs {} bytes of local memory", len as u64 * 4),
+            &format!("the device has {have}"),
+        ],
+    );
+
+    // The same through a launch-time size.
+    let k = Kernel::build("hog_dyn", |k| {
+        let out = k.write::<f32>("out");
+        let big = k.local_array_dyn::<f32>("big");
+        big.set(local_id(0), 1.0f32);
+        barrier();
+        out.set(global_id(0), big.at(0u32));
+    })
+    .unwrap();
+    let m = msg(q.launch(&k, NdRange::new(8), args![&out, LocalMem::<f32>::new(len)]));
+    has(
+        &m,
+        &[
+            "kernel `hog_dyn`",
+            &format!("needs {} bytes of local memory", len as u64 * 4),
+        ],
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Allocation
+
+#[test]
+fn out_of_memory() {
+    let (d, _) = cpu();
+    let len = usize::MAX / 2;
+    let m = msg(Buffer::<f32>::new(&d, len));
+    has(
+        &m,
+        &[
+            "out of memory on cpu",
+            &format!("{len} elements of 4 bytes"),
+            "overflow",
+        ],
+    );
+
+    let max = d.info().max_alloc_size;
+    let len = (max / 4 + 1) as usize;
+    let m = msg(Buffer::<f32>::new(&d, len));
+    has(
+        &m,
+        &[
+            "out of memory on cpu",
+            &format!("cannot allocate {} bytes", len * 4),
+            &format!("largest allocation is {max} bytes"),
+        ],
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Kernel faults
+
+/// Launches a one-buffer kernel over `n` work-items in groups of `local` and returns its error.
+fn fault(k: &Kernel, n: usize, local: usize) -> String {
+    let (d, q) = cpu();
+    let buf = Buffer::<u32>::new(&d, n).unwrap();
+    msg(q.launch(k, NdRange::new(n).local(local), args![&buf]))
+}
+
+#[test]
+fn out_of_bounds_global_load_and_store() {
+    // Work-item 13 reads one past the end of a 16-element buffer.
+    let load = Kernel::build("oob_load", |k| {
+        let x = k.read_write::<u32>("x");
+        let i = global_id(0);
+        let j = select::<u32>(i.eq(13u32), x.len(), i);
+        let v = x.at(j);
+        x.set(i, v + 1u32);
+    })
+    .unwrap();
+    let m = fault(&load, 16, 8);
+    has(
+        &m,
+        &[
+            "kernel `oob_load`",
+            "index 16 is out of bounds for buffer `x` of length 16",
+            "work-item global (13, 0, 0), local (5, 0, 0) in work-group (1, 0, 0)",
+        ],
+    );
+
+    let store = Kernel::build("oob_store", |k| {
+        let x = k.read_write::<u32>("x");
+        let i = global_id(0);
+        if_(i.eq(6u32), || x.set(i + 100u32, 1u32));
+    })
+    .unwrap();
+    let m = fault(&store, 16, 4);
+    has(
+        &m,
+        &[
+            "kernel `oob_store`",
+            "index 106 is out of bounds for buffer `x` of length 16",
+            "global (6, 0, 0), local (2, 0, 0) in work-group (1, 0, 0)",
+        ],
+    );
+
+    // Negative indices are out of bounds too.
+    let neg = Kernel::build("oob_negative", |k| {
+        let x = k.read_write::<u32>("x");
+        let i = global_id(0).cast::<i32>();
+        if_(i.eq(3i32), || x.set(i - 5i32, 1u32));
+    })
+    .unwrap();
+    let m = fault(&neg, 8, 8);
+    has(
+        &m,
+        &[
+            "index -2 is out of bounds for buffer `x`",
+            "global (3, 0, 0)",
+        ],
+    );
+}
+
+#[test]
+fn out_of_bounds_local() {
+    let load = Kernel::build("oob_local_load", |k| {
+        let x = k.write::<u32>("x");
+        let tile = k.local_array::<u32>("tile", 8);
+        let l = local_id(0);
+        tile.set(l, l);
+        barrier();
+        // Work-item 7 of each group reads tile[8].
+        x.set(global_id(0), tile.at(l + 1u32));
+    })
+    .unwrap();
+    let m = fault(&load, 8, 8);
+    has(
+        &m,
+        &[
+            "kernel `oob_local_load`",
+            "index 8 is out of bounds for local array `tile` of length 8",
+            "global (7, 0, 0), local (7, 0, 0) in work-group (0, 0, 0)",
+        ],
+    );
+
+    let store = Kernel::build("oob_local_store", |k| {
+        let x = k.write::<u32>("x");
+        let tile = k.local_array::<u32>("tile", 8);
+        let l = local_id(0);
+        tile.set(l * 3u32, l);
+        barrier();
+        x.set(global_id(0), tile.at(0u32));
+    })
+    .unwrap();
+    let m = fault(&store, 8, 8);
+    // Work-item 3 is the first to store past the end (index 9).
+    has(
+        &m,
+        &[
+            "index 9 is out of bounds for local array `tile` of length 8",
+            "local (3, 0, 0)",
+        ],
+    );
+}
+
+#[test]
+fn out_of_bounds_private() {
+    let load = Kernel::build("oob_private_load", |k| {
+        let x = k.read_write::<u32>("x");
+        let p = private_array::<u32>("p", 4);
+        for j in 0..4u32 {
+            p.set(j, j);
+        }
+        let i = global_id(0);
+        x.set(i, p.at(x.at(i)));
+    })
+    .unwrap();
+    let (d, q) = cpu();
+    let xs: Vec<u32> = vec![0, 1, 2, 3, 0, 9, 1, 2];
+    let x = Buffer::from_slice(&q, &xs).unwrap();
+    let m = msg(q.launch(&load, NdRange::new(8).local(8), args![&x]));
+    has(
+        &m,
+        &[
+            "kernel `oob_private_load`",
+            "index 9 is out of bounds for private array `p` of length 4",
+            "global (5, 0, 0)",
+        ],
+    );
+
+    let store = Kernel::build("oob_private_store", |k| {
+        let x = k.read_write::<u32>("x");
+        let p = private_array::<u32>("p", 4);
+        let i = global_id(0);
+        p.set(x.at(i), 1u32);
+        x.set(i, p.at(0u32));
+    })
+    .unwrap();
+    let x = Buffer::from_slice(&q, &xs).unwrap();
+    let m = msg(q.launch(&store, NdRange::new(8).local(8), args![&x]));
+    has(
+        &m,
+        &[
+            "index 9 is out of bounds for private array `p` of length 4",
+            "global (5, 0, 0)",
+        ],
+    );
+    drop(d);
+}
+
+#[test]
+fn barrier_reached_by_part_of_a_work_group() {
+    let k = Kernel::build("half_barrier", |k| {
+        let x = k.read_write::<u32>("x");
+        let l = local_id(0);
+        if_(l.lt(3u32), || {
+            x.set(global_id(0), 1u32);
+            barrier();
+        });
+    })
+    .unwrap();
+    let m = fault(&k, 8, 8);
+    has(
+        &m,
+        &[
+            "kernel `half_barrier`",
+            "barrier reached by only 3 of the 8 work-items of work-group (0, 0, 0)",
+            "every work-item of a work-group must reach it",
+        ],
+    );
+}
+
+#[test]
+fn collective_in_divergent_code() {
+    let k = Kernel::build("half_reduce", |k| {
+        let x = k.read_write::<u32>("x");
+        let l = local_id(0);
+        if_(l.ge(5u32), || {
+            let s = group_reduce_add(l);
+            x.set(global_id(0), s);
+        });
+    })
+    .unwrap();
+    let m = fault(&k, 8, 8);
+    has(
+        &m,
+        &[
+            "kernel `half_reduce`",
+            "group_reduce_add reached by only 3 of the 8 work-items",
+        ],
+    );
+}
+
+#[test]
+fn integer_division_by_zero() {
+    for (name, rem) in [("div0", false), ("rem0", true)] {
+        let k = Kernel::build(name, |k| {
+            let x = k.read_write::<i32>("x");
+            let i = global_id(0);
+            let v = x.at(i);
+            let r = if rem { 100i32 % v } else { 100i32 / v };
+            x.set(i, r);
+        })
+        .unwrap();
+        let (_, q) = cpu();
+        let x = Buffer::from_slice(&q, &[1i32, 2, 3, 4, 0, 5, 6, 7]).unwrap();
+        let m = msg(q.launch(&k, NdRange::new(8).local(8), args![&x]));
+        let what = if rem { "remainder" } else { "division" };
+        has(
+            &m,
+            &[
+                &format!("kernel `{name}`"),
+                &format!("integer {what} by zero"),
+                "global (4, 0, 0)",
+            ],
+        );
+    }
+}
+
+#[test]
+fn zero_loop_step_at_run_time() {
+    let k = Kernel::build("stuck", |k| {
+        let x = k.read_write::<u32>("x");
+        let step = k.scalar::<u32>("step");
+        let mut acc = var(0u32);
+        for_step(0u32, 10u32, step, |j| acc += j);
+        x.set(global_id(0), acc.get());
+    })
+    .unwrap();
+    let (d, q) = cpu();
+    let x = Buffer::<u32>::new(&d, 4).unwrap();
+    let m = msg(q.launch(&k, NdRange::new(4), args![&x, 0u32]));
+    has(
+        &m,
+        &["kernel `stuck`", "for loop step is 0", "global (0, 0, 0)"],
+    );
+    // The same kernel with a step runs.
+    q.launch(&k, NdRange::new(4), args![&x, 3u32]).unwrap();
+    assert_eq!(
+        q.read(&x).unwrap(),
+        vec![(0..10).step_by(3).sum::<u32>(); 4]
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Invalid kernels
+
+#[test]
+fn builder_errors_are_all_reported() {
+    // An Expr recorded for one kernel, smuggled into another.
+    let stolen: Cell<Option<Expr<u32>>> = Cell::new(None);
+    Kernel::build("donor", |_| stolen.set(Some(global_id(0) * 7u32))).unwrap();
+    let stolen = stolen.get().unwrap();
+
+    // Each error names the line of the kernel body that caused it.
+    let lines = Cell::new([0u32; 4]);
+    let m = msg(Kernel::build("broken", |k| {
+        let x = k.read_write::<f32>("x");
+        let l0 = line!() + 1;
+        break_();
+        let v = vec4(1.0f32, 2.0, 3.0, 4.0);
+        let l1 = line!() + 1;
+        let w: Expr<f32> = v.cast::<f32>();
+        let l2 = line!() + 1;
+        x.set(stolen, w);
+        let l3 = line!() + 1;
+        continue_();
+        lines.set([l0, l1, l2, l3]);
+    }));
+    let at = |i: usize| format!("(at {}:{}:", file!(), lines.get()[i]);
+    has(
+        &m,
+        &[
+            "kernel `broken` is invalid",
+            &format!("break_() outside of a loop {}", at(0)),
+            &format!("cast from f32x4 to f32: casts keep the width; use a vector constructor or extract {}", at(1)),
+            "an Expr recorded for another kernel",
+            &format!("used in kernel `broken`; values cannot cross kernels, pass them as parameters {}", at(2)),
+            &format!("continue_() outside of a loop {}", at(3)),
+        ],
+    );
+    // Operators report where they were written, too.
+    let line = Cell::new(0);
+    let m = msg(Kernel::build("broken_op", |k| {
+        let x = k.read_write::<u32>("x");
+        line.set(line!() + 1);
+        let y = stolen + 1u32;
+        x.set(0u32, y);
+    }));
+    has(
+        &m,
+        &[
+            "an Expr recorded for another kernel",
+            &format!("(at {}:{}:", file!(), line.get()),
+        ],
+    );
+}
+
+#[test]
+fn value_used_outside_its_block() {
+    let leaked: Cell<Option<Expr<f32>>> = Cell::new(None);
+    let m = msg(Kernel::build("leak", |k| {
+        let x = k.read_write::<f32>("x");
+        let i = global_id(0);
+        if_(i.lt(4u32), || leaked.set(Some(x.at(i).named("inner"))));
+        x.set(i, leaked.get().unwrap());
+        // A second misuse, reported in the same message.
+        for_range(0u32, i, |_| leaked.set(Some(x.at(0u32))));
+        x.set(0u32, leaked.get().unwrap());
+    }));
+    has(
+        &m,
+        &[
+            "kernel `leak` is invalid (2 errors)",
+            "at body[1]: uses value `inner`",
+            "outside the block that defines it",
+            "at body[3]: uses value",
+            "--- IR ---",
+        ],
+    );
+}
+
+#[test]
+fn validator_reports_every_error_with_its_location() {
+    // Hand-built IR with four independent problems.
+    let mut f = ir::Function::new("handmade");
+    f.params.push(ir::Param {
+        name: "x".into(),
+        kind: ParamKind::Buffer {
+            elem: Type::F32,
+            access: ir::Access::Read,
+            len: None,
+        },
+    });
+    let one = f.exprs.intern(
+        ir::Expr::Literal(Literal::from_bits(Scalar::U32, 1)),
+        Type::U32,
+    );
+    let flt = f.exprs.intern(
+        ir::Expr::Literal(Literal::from_bits(Scalar::F32, 2.0f32.to_bits() as u64)),
+        Type::F32,
+    );
+    f.body = vec![
+        // Stores into a read-only buffer.
+        Stmt::Store {
+            mem: ir::Mem::Buffer(0),
+            index: one,
+            value: flt,
+        },
+        // Breaks out of a loop that does not exist.
+        Stmt::Break(ir::LoopId(7)),
+        // An if on a u32.
+        Stmt::If {
+            cond: one,
+            then: vec![Stmt::Return],
+            otherwise: vec![],
+        },
+    ];
+    let m = msg(Kernel::from_ir(f));
+    has(
+        &m,
+        &[
+            "kernel `handmade` is invalid (3 errors)",
+            "at body[0]: stores into buffer `x`, which is declared read-only",
+            "at body[1]: break outside of the loop it names (loop 7)",
+            "at body[2]: if condition has type u32; it must be bool",
+        ],
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Transfers
+
+#[test]
+fn transfer_ranges_that_do_not_fit() {
+    let (d, q) = cpu();
+    let b = Buffer::from_slice(&q, &[0u32; 10]).unwrap();
+    let m = msg(q.read_range(&b, 5..20));
+    has(
+        &m,
+        &["read", "range 5..20 does not fit a buffer of 10 elements"],
+    );
+    #[allow(clippy::reversed_empty_ranges)]
+    let m = msg(q.read_range(&b, 7..3));
+    has(&m, &["read", "range 7..3"]);
+    let m = msg(q.write(&b, 8, &[1u32; 5]));
+    has(
+        &m,
+        &["write", "range 8..13 does not fit a buffer of 10 elements"],
+    );
+    let m = msg(q.fill(&b, 1u32, 0..11));
+    has(
+        &m,
+        &["fill", "range 0..11 does not fit a buffer of 10 elements"],
+    );
+
+    let small = Buffer::<u32>::new(&d, 4).unwrap();
+    let m = msg(q.copy(&b, 2, &small, 0, 5));
+    has(
+        &m,
+        &["copy", "range 0..5 does not fit a buffer of 4 elements"],
+    );
+    let m = msg(q.copy(&small, 2, &b, 0, 3));
+    has(
+        &m,
+        &["copy", "range 2..5 does not fit a buffer of 4 elements"],
+    );
+
+    let m = msg(q.copy(&b, 0, &b, 4, 6));
+    has(
+        &m,
+        &[
+            "copy",
+            "source 0..6 and destination 4..10 overlap in the same buffer",
+        ],
+    );
+    // Disjoint ranges of one buffer are fine.
+    q.copy(&b, 0, &b, 5, 5).unwrap();
+
+    let mut out = vec![0u32; 5];
+    let m = msg(q.read_into(&b, &mut out));
+    has(
+        &m,
+        &[
+            "read",
+            "the destination slice has 5 elements but the buffer has 10",
+            "read_range",
+        ],
+    );
+}
+
+#[test]
+fn gather_with_wrong_type_or_index() {
+    let (_, q) = cpu();
+    let k = Kernel::build("g", |k| {
+        let x = k.read::<f32>("x");
+        k.gather_add(x.at(global_id(0)));
+    })
+    .unwrap();
+    let x = Buffer::from_slice(&q, &[1.0f32; 8]).unwrap();
+    let run: Run = q.launch(&k, NdRange::new(8), args![&x]).unwrap();
+    let m = msg(run.gather::<u32>(0).map(|_| ()));
+    has(&m, &["gather 0 holds f32, not u32"]);
+    let m = msg(run.gather::<f32>(3).map(|_| ()));
+    has(
+        &m,
+        &["the kernel declares 1 gather(s)", "index 3 does not exist"],
+    );
+    assert_eq!(run.gather::<f32>(0).unwrap().get().unwrap(), 8.0);
+}
