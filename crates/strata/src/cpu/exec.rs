@@ -9,6 +9,8 @@
 //! remove work-items from the masks of the enclosing blocks until the loop iteration, the loop
 //! or the kernel ends.
 
+#![allow(clippy::needless_range_loop)] // lane loops index several parallel columns
+
 use super::cpu_mem;
 use crate::error::{Error, Result, WorkItem};
 use crate::ir::eval::{self, with_int, with_scalar, Column, EvalError, Num};
@@ -605,6 +607,10 @@ struct Worker<'a> {
     group: [u32; 3],
     masks: Vec<Vec<bool>>,
     idx: Vec<i64>,
+    /// `local_id(d)` of every lane, computed once.
+    lids: [Vec<u32>; 3],
+    /// A mask with every work-item active.
+    all: Vec<bool>,
 }
 
 macro_rules! words {
@@ -668,6 +674,16 @@ impl<'a> Worker<'a> {
             group: [0; 3],
             masks: Vec::new(),
             idx: vec![0; lanes],
+            all: vec![true; lanes],
+            lids: [0, 1, 2].map(|d| {
+                (0..lanes)
+                    .map(|l| match d {
+                        0 => (l % c.local[0]) as u32,
+                        1 => ((l / c.local[0]) % c.local[1]) as u32,
+                        _ => (l / (c.local[0] * c.local[1])) as u32,
+                    })
+                    .collect()
+            }),
         };
         let ops = &c.prog.once;
         let all = vec![true; lanes];
@@ -705,15 +721,20 @@ impl<'a> Worker<'a> {
             ((g / gx) % gy) as u32,
             (g / (gx * gy)) as u32,
         ];
-        let all = vec![true; self.lanes];
+        let all = std::mem::take(&mut self.all);
         let per_group = &self.c.prog.per_group;
-        self.run_ops(per_group, &all)?;
+        let r = self.run_ops(per_group, &all);
+        self.all = all;
+        r?;
         self.returned.iter_mut().for_each(|r| *r = false);
         for c in self.locals.iter_mut().chain(self.privates.iter_mut()) {
             c.bytes_mut().fill(0);
         }
         let body = &self.c.prog.body;
-        self.exec_block(body, &all)
+        let all = std::mem::take(&mut self.all);
+        let r = self.exec_block(body, &all);
+        self.all = all;
+        r
     }
 
     fn take_mask(&mut self) -> Vec<bool> {
@@ -752,6 +773,17 @@ impl<'a> Worker<'a> {
         c
     }
 
+    /// `base + local_id(d)` for every lane.
+    fn leaf_lid(&mut self, dst: Reg, d: usize, base: u32) {
+        let n = self.lanes;
+        let mut c = std::mem::take(&mut self.regs[dst as usize]);
+        c.reserve_bytes(n * 4);
+        for (v, &l) in c.slice_mut::<u32>(n).iter_mut().zip(&self.lids[d]) {
+            *v = base.wrapping_add(l);
+        }
+        self.regs[dst as usize] = c;
+    }
+
     fn leaf_u32(&mut self, dst: Reg, f: impl Fn(usize) -> u32) {
         let n = self.lanes;
         let c = self.col_mut(dst, n * 4);
@@ -788,18 +820,12 @@ impl<'a> Worker<'a> {
                 Op::Builtin { dst, b } => {
                     let (loc, grp, glob, groups) =
                         (self.c.local, self.group, self.c.global, self.c.groups);
-                    let lid = move |l: usize, d: usize| -> u32 {
-                        match d {
-                            0 => (l % loc[0]) as u32,
-                            1 => ((l / loc[0]) % loc[1]) as u32,
-                            _ => (l / (loc[0] * loc[1])) as u32,
-                        }
-                    };
                     match *b {
-                        Builtin::GlobalId(d) => self.leaf_u32(*dst, |l| {
-                            grp[d as usize] * loc[d as usize] as u32 + lid(l, d as usize)
-                        }),
-                        Builtin::LocalId(d) => self.leaf_u32(*dst, |l| lid(l, d as usize)),
+                        Builtin::GlobalId(d) => {
+                            let base = grp[d as usize] * loc[d as usize] as u32;
+                            self.leaf_lid(*dst, d as usize, base)
+                        }
+                        Builtin::LocalId(d) => self.leaf_lid(*dst, d as usize, 0),
                         Builtin::GroupId(d) => self.leaf_u32(*dst, |_| grp[d as usize]),
                         Builtin::GlobalSize(d) => self.leaf_u32(*dst, |_| glob[d as usize] as u32),
                         Builtin::LocalSize(d) => self.leaf_u32(*dst, |_| loc[d as usize] as u32),
@@ -934,29 +960,37 @@ impl<'a> Worker<'a> {
         is: Scalar,
         mask: &[bool],
         len: u64,
-        what: &dyn Fn() -> String,
+        m: MemRef,
     ) -> Result<()> {
         let n = self.lanes;
         let col = &self.regs[index as usize];
         with_int!(is, T => {
             let s = col.slice::<T>(n);
-            for l in 0..n {
-                self.idx[l] = s[l].as_i64();
+            for (d, &x) in self.idx.iter_mut().zip(s) {
+                *d = x.as_i64();
             }
         }, _ => unreachable!("validated: integer index"));
         if is == Scalar::U64 {
-            let s = col.slice::<u64>(n);
-            for l in 0..n {
-                if s[l] > i64::MAX as u64 {
-                    self.idx[l] = i64::MAX;
+            for (d, &x) in self.idx.iter_mut().zip(col.slice::<u64>(n)) {
+                if x > i64::MAX as u64 {
+                    *d = i64::MAX;
                 }
             }
+        }
+        // A branch-free check first (it vectorizes); the culprit is looked for only on failure.
+        // Negative indices become huge as u64 and fail the same comparison.
+        let mut bad = false;
+        for (&i, &m) in self.idx.iter().zip(mask) {
+            bad |= m & (i as u64 >= len);
+        }
+        if !bad {
+            return Ok(());
         }
         for l in 0..n {
             if mask[l] && (self.idx[l] < 0 || self.idx[l] as u64 >= len) {
                 return Err(Error::OutOfBounds {
                     kernel: self.c.prog.name.clone(),
-                    memory: what(),
+                    memory: self.mem_what(m),
                     index: self.idx[l],
                     len,
                     item: self.item(l),
@@ -983,10 +1017,66 @@ impl<'a> Worker<'a> {
         }
     }
 
+    /// Scalar buffer element loads or stores with `u32` indices while every work-item is active:
+    /// the common case, done with one fused check and one tight loop. Returns `false` when the
+    /// case does not apply or an index is out of bounds (the general path then reports it).
+    fn fast_global(
+        &mut self,
+        reg: Reg,
+        m: MemRef,
+        index: Reg,
+        is: Scalar,
+        mask: &[bool],
+        store: bool,
+    ) -> bool {
+        let Mem::Buffer(p) = m.mem else { return false };
+        // `fold` rather than `all`: no early exit, so the scan vectorizes.
+        if is != Scalar::U32 || m.elem.width != 1 || !mask.iter().fold(true, |a, &x| a & x) {
+            return false;
+        }
+        let n = self.lanes;
+        let g = &self.c.globals[p as usize];
+        let idx = self.regs[index as usize].slice::<u32>(n);
+        let len = g.len;
+        let mut bad = false;
+        for &i in idx {
+            bad |= i as u64 >= len;
+        }
+        if bad {
+            return false;
+        }
+        let size = m.elem.scalar.size();
+        if store {
+            let v = &self.regs[reg as usize];
+            words!(size, W, A => {
+                let base = g.base as *const A;
+                for (&x, &i) in v.slice::<W>(n).iter().zip(idx) {
+                    // SAFETY: every index was checked against the buffer's length above.
+                    unsafe { (*base.add(i as usize)).store(x, Ordering::Relaxed) };
+                }
+            });
+        } else {
+            let mut out = std::mem::take(&mut self.regs[reg as usize]);
+            out.reserve_bytes(n * size);
+            let idx = self.regs[index as usize].slice::<u32>(n);
+            words!(size, W, A => {
+                let base = g.base as *const A;
+                for (o, &i) in out.slice_mut::<W>(n).iter_mut().zip(idx) {
+                    // SAFETY: every index was checked against the buffer's length above.
+                    *o = unsafe { (*base.add(i as usize)).load(Ordering::Relaxed) };
+                }
+            });
+            self.regs[reg as usize] = out;
+        }
+        true
+    }
+
     fn load(&mut self, value: Reg, m: MemRef, index: Reg, is: Scalar, mask: &[bool]) -> Result<()> {
+        if self.fast_global(value, m, index, is, mask, false) {
+            return Ok(());
+        }
         let len = self.mem_len(m);
-        let what = self.mem_what(m);
-        self.indices(index, is, mask, len, &|| what.clone())?;
+        self.indices(index, is, mask, len, m)?;
         let n = self.lanes;
         let (size, w) = (m.elem.scalar.size(), m.elem.width as usize);
         let mut out = std::mem::take(&mut self.regs[value as usize]);
@@ -1033,9 +1123,11 @@ impl<'a> Worker<'a> {
         value: Reg,
         mask: &[bool],
     ) -> Result<()> {
+        if self.fast_global(value, m, index, is, mask, true) {
+            return Ok(());
+        }
         let len = self.mem_len(m);
-        let what = self.mem_what(m);
-        self.indices(index, is, mask, len, &|| what.clone())?;
+        self.indices(index, is, mask, len, m)?;
         let n = self.lanes;
         let (size, w) = (m.elem.scalar.size(), m.elem.width as usize);
         words!(size, W, A => {
@@ -1084,8 +1176,7 @@ impl<'a> Worker<'a> {
         mask: &[bool],
     ) -> Result<()> {
         let len = self.mem_len(m);
-        let what = self.mem_what(m);
-        self.indices(index, is, mask, len, &|| what.clone())?;
+        self.indices(index, is, mask, len, m)?;
         let n = self.lanes;
         let s = m.elem.scalar;
         let mut out = result.map(|r| std::mem::take(&mut self.regs[r as usize]));
@@ -1284,24 +1375,25 @@ impl<'a> Worker<'a> {
                 ..
             } => {
                 self.run_ops(ops, mask)?;
-                let c = self.regs[*cond as usize].slice::<u8>(n).to_vec();
-                let mut sub = self.take_mask();
-                for l in 0..n {
-                    sub[l] = mask[l] && c[l] != 0;
+                // Both masks are made before either branch runs (a branch may reuse registers).
+                let (mut yes, mut no) = (self.take_mask(), self.take_mask());
+                let c = self.regs[*cond as usize].slice::<u8>(n);
+                let (mut any_yes, mut any_no) = (false, false);
+                for (((y, o), &m), &c) in yes.iter_mut().zip(no.iter_mut()).zip(mask).zip(c) {
+                    *y = m & (c != 0);
+                    *o = m & (c == 0);
+                    any_yes |= *y;
+                    any_no |= *o;
                 }
                 let mut r = Ok(());
-                if !then.is_empty() && sub.iter().any(|&m| m) {
-                    r = self.exec_block(then, &sub);
+                if !then.is_empty() && any_yes {
+                    r = self.exec_block(then, &yes);
                 }
-                if r.is_ok() && !els.is_empty() {
-                    for l in 0..n {
-                        sub[l] = mask[l] && c[l] == 0;
-                    }
-                    if sub.iter().any(|&m| m) {
-                        r = self.exec_block(els, &sub);
-                    }
+                if r.is_ok() && !els.is_empty() && any_no {
+                    r = self.exec_block(els, &no);
                 }
-                self.masks.push(sub);
+                self.masks.push(yes);
+                self.masks.push(no);
                 r
             }
             CStmt::For {
