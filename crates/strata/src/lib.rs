@@ -27,8 +27,8 @@
 //!
 //! Layers, bottom up: [`ir`] (typed kernel IR, validator, passes), [`builder`] (kernels as Rust
 //! closures), the runtime ([`Device`], [`Queue`], [`Buffer`], [`Kernel`], [`Event`]) over the
-//! backends (here the CPU backend), and the tools ([`conformance`], [`bench`]) behind the
-//! `strata` command.
+//! backends (here the CPU backend), and the tools ([`conformance`], [`bench`](mod@bench))
+//! behind the `strata` command.
 
 #![warn(missing_docs)]
 
@@ -46,6 +46,11 @@ pub use runtime::{
     devices, json_str, unavailable_backends, BackendKind, Buffer, Device, DeviceInfo, Dims, Event,
     Gathered, Kernel, KernelArg, LocalMem, NdRange, PendingRead, Profile, Queue, Run,
 };
+
+/// The README's code blocks, compiled and run as doc tests so the README stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeDoctests;
 
 /// Everything a kernel author needs, in one import.
 pub mod prelude {
