@@ -31,17 +31,31 @@ pub struct Event {
     inner: Arc<Inner>,
 }
 
-/// Profiling times of a completed command.
+/// Profiling times of a completed command. `submitted`, `start` and `end` are measured from one
+/// process-wide epoch (the first event created), like OpenCL's `CL_PROFILING_COMMAND_*`
+/// timestamps, so times of different events can be compared.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Profile {
+    /// When the command was enqueued.
+    pub submitted: Duration,
+    /// When it started running.
+    pub start: Duration,
+    /// When it ended.
+    pub end: Duration,
     /// From enqueue to start.
     pub queued: Duration,
     /// From start to end: the command's own run time.
     pub duration: Duration,
 }
 
+fn epoch() -> Instant {
+    static EPOCH: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+    *EPOCH.get_or_init(Instant::now)
+}
+
 impl Event {
     pub(crate) fn new() -> Event {
+        epoch();
         Event {
             inner: Arc::new(Inner {
                 state: Mutex::new(State {
@@ -112,6 +126,9 @@ impl Event {
         let s = self.inner.state.lock().unwrap();
         match (&s.status, s.start, s.end) {
             (Status::Done(_), Some(start), Some(end)) => Some(Profile {
+                submitted: self.inner.queued.saturating_duration_since(epoch()),
+                start: start.saturating_duration_since(epoch()),
+                end: end.saturating_duration_since(epoch()),
                 queued: start.saturating_duration_since(self.inner.queued),
                 duration: end.saturating_duration_since(start),
             }),
