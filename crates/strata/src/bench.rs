@@ -1,1 +1,696 @@
-//! Benchmarks.
+//! Benchmarks: four memory-bound kernels run on a device with strata and beside a hand-written
+//! Rust baseline (rayon) on the same host, in the same run. This is what `strata bench` runs.
+//!
+//! | bench   | computation              | bytes moved |
+//! |---------|--------------------------|-------------|
+//! | `vadd`  | `c[i] = a[i] + b[i]`     | `3 * 4 * n` |
+//! | `saxpy` | `y[i] = a * x[i] + y[i]` | `3 * 4 * n` |
+//! | `dot`   | `sum of x[i] * y[i]`     | `2 * 4 * n` |
+//! | `sum`   | `sum of x[i]`            | `4 * n`     |
+//!
+//! All data is `f32` (2^24 elements by default). Each benchmark runs once to warm up (which also
+//! compiles the kernel), then [`BenchOptions::reps`] times; the reported times are medians.
+//!
+//! - **strata time**: from the launch call until the result is complete. For `vadd` and `saxpy`
+//!   that is until the kernel has finished; for `dot` and `sum` until the scalar is on the host.
+//!   Inputs are uploaded beforehand and not timed; neither is the reset of the output between
+//!   repetitions (the output is filled with NaN, or for `saxpy` `y` is rewritten, before each
+//!   repetition, so every repetition computes its result from scratch).
+//! - **baseline time**: the same computation in plain Rust over host slices with rayon
+//!   (chunked loops the compiler vectorizes; reductions with eight accumulators per chunk), on
+//!   the rayon thread pool the CPU backend also uses.
+//! - **GB/s**: bytes the computation must move (table above) divided by the median time.
+//! - **ratio**: strata median / baseline median (below 1: strata is faster).
+//!
+//! Every strata result is checked against the baseline result: exactly (bit for bit) for `vadd`
+//! and `saxpy`, within a relative error of 10^-3 for `dot` and `sum`. A mismatch fails the
+//! benchmark with [`BenchError::WrongResult`]: a benchmark that computes the wrong thing
+//! measures nothing.
+//!
+//! **Launch configuration.** Every kernel uses work-groups of the device's
+//! [`preferred_group_size`](crate::DeviceInfo::preferred_group_size) (capped by its maximum
+//! work-group size). On the CPU backend that is 1024: the interpreter runs a work-group's
+//! work-items in lockstep, one operation over a column of 1024 values at a time, so large groups
+//! amortize the cost of interpreting each statement, and 2^24 / 1024 = 16384 groups still keep
+//! every rayon thread busy. `vadd` and `saxpy` use one work-item per element
+//! ([`NdRange::covering`] with a bounds guard). `dot` and `sum` reduce the way a GPU programmer
+//! would: each work-item accumulates its elements with a grid-stride loop, the work-group adds
+//! the work-items' values ([`KernelDef::gather_add`](crate::KernelDef::gather_add), a work-group
+//! reduction that writes one partial per group), and the partials are combined on the host
+//! when the result is read ([`Gathered::get`](crate::Gathered::get)). The grid has at most
+//! [`REDUCE_GROUPS_PER_UNIT`] groups per compute unit, so each work-item adds several elements
+//! and the partials stay few.
+
+use crate::prelude::*;
+use crate::{Error, Gathered};
+use rayon::prelude::*;
+use std::fmt;
+use std::time::Instant;
+
+/// The benchmarks, in the order they run.
+pub const BENCHES: [&str; 4] = ["vadd", "saxpy", "dot", "sum"];
+
+/// The default problem size: 2^24 elements.
+pub const DEFAULT_SIZE: usize = 1 << 24;
+
+/// The default number of timed repetitions.
+pub const DEFAULT_REPS: usize = 10;
+
+/// Largest number of work-groups per compute unit in the reduction kernels (`dot`, `sum`).
+pub const REDUCE_GROUPS_PER_UNIT: usize = 16;
+
+/// Relative error allowed between the strata and baseline results of `dot` and `sum`.
+pub const REDUCTION_TOLERANCE: f64 = 1e-3;
+
+/// The `a` of `saxpy`.
+pub const SAXPY_A: f32 = 2.5;
+
+/// Elements per rayon task in the baselines (64 KiB of `f32`).
+const CHUNK: usize = 1 << 14;
+
+/// What to run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BenchOptions {
+    /// Elements per vector (at least 1).
+    pub size: usize,
+    /// Timed repetitions after the warm-up (at least 1); times are their median.
+    pub reps: usize,
+    /// Keep only the benchmarks whose name contains this.
+    pub filter: Option<String>,
+}
+
+impl Default for BenchOptions {
+    fn default() -> Self {
+        BenchOptions {
+            size: DEFAULT_SIZE,
+            reps: DEFAULT_REPS,
+            filter: None,
+        }
+    }
+}
+
+/// The measurements of one benchmark.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BenchResult {
+    /// Benchmark name (`vadd`, `saxpy`, `dot`, `sum`).
+    pub bench: &'static str,
+    /// Spec of the device the strata kernels ran on.
+    pub device: String,
+    /// Elements per vector.
+    pub n: usize,
+    /// Timed repetitions.
+    pub reps: usize,
+    /// Work-group size of the strata launch.
+    pub local_size: usize,
+    /// Work-groups of the strata launch.
+    pub groups: usize,
+    /// Bytes the computation must move.
+    pub bytes: u64,
+    /// Median strata time, in seconds.
+    pub strata_s: f64,
+    /// The baseline's name: `rayon`.
+    pub baseline: &'static str,
+    /// Median baseline time, in seconds.
+    pub baseline_s: f64,
+    /// `strata_s / baseline_s`.
+    pub ratio: f64,
+    /// Relative difference between the strata and baseline results (0 for `vadd` and `saxpy`,
+    /// which must match exactly; at most [`REDUCTION_TOLERANCE`] for `dot` and `sum`).
+    pub rel_error: f64,
+}
+
+impl BenchResult {
+    /// Effective bandwidth of the strata kernels, in GB/s (10^9 bytes per second).
+    pub fn strata_gbps(&self) -> f64 {
+        gbps(self.bytes, self.strata_s)
+    }
+
+    /// Effective bandwidth of the baseline, in GB/s.
+    pub fn baseline_gbps(&self) -> f64 {
+        gbps(self.bytes, self.baseline_s)
+    }
+
+    /// The result as one JSON object.
+    pub fn to_json(&self) -> String {
+        format!(
+            "{{\"bench\":{},\"device\":{},\"n\":{},\"reps\":{},\"local_size\":{},\"groups\":{},\"bytes\":{},\"strata_s\":{},\"strata_gbps\":{},\"baseline\":{},\"baseline_s\":{},\"baseline_gbps\":{},\"ratio\":{},\"rel_error\":{}}}",
+            crate::json_str(self.bench),
+            crate::json_str(&self.device),
+            self.n,
+            self.reps,
+            self.local_size,
+            self.groups,
+            self.bytes,
+            json_num(self.strata_s),
+            json_num(self.strata_gbps()),
+            crate::json_str(self.baseline),
+            json_num(self.baseline_s),
+            json_num(self.baseline_gbps()),
+            json_num(self.ratio),
+            json_num(self.rel_error),
+        )
+    }
+}
+
+fn gbps(bytes: u64, s: f64) -> f64 {
+    if s > 0.0 {
+        bytes as f64 / s / 1e9
+    } else {
+        f64::INFINITY
+    }
+}
+
+/// A finite number as JSON (JSON has no infinity or NaN: those become `null`).
+fn json_num(x: f64) -> String {
+    if x.is_finite() {
+        format!("{x:e}")
+    } else {
+        "null".into()
+    }
+}
+
+/// Why a benchmark run failed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum BenchError {
+    /// A strata call failed.
+    Strata(Error),
+    /// The strata result differs from the baseline result.
+    WrongResult {
+        /// The benchmark.
+        bench: &'static str,
+        /// The first difference.
+        detail: String,
+    },
+    /// The options are unusable (size or repetitions of 0, a filter matching nothing).
+    InvalidOptions(String),
+}
+
+impl fmt::Display for BenchError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BenchError::Strata(e) => write!(f, "{e}"),
+            BenchError::WrongResult { bench, detail } => {
+                write!(f, "benchmark `{bench}` computed a wrong result: {detail}")
+            }
+            BenchError::InvalidOptions(m) => f.write_str(m),
+        }
+    }
+}
+
+impl std::error::Error for BenchError {}
+
+impl From<Error> for BenchError {
+    fn from(e: Error) -> Self {
+        BenchError::Strata(e)
+    }
+}
+
+/// The names of the benchmarks [`run`] would run with `filter`.
+pub fn selected(filter: Option<&str>) -> Vec<&'static str> {
+    BENCHES
+        .iter()
+        .copied()
+        .filter(|b| filter.is_none_or(|f| b.contains(f)))
+        .collect()
+}
+
+/// Runs the selected benchmarks on `device` (see the module docs) and returns their results.
+pub fn run(device: &Device, opts: &BenchOptions) -> Result<Vec<BenchResult>, BenchError> {
+    run_with(device, opts, |_| {})
+}
+
+/// Like [`run`], calling `done` with each result as soon as its benchmark has finished.
+pub fn run_with(
+    device: &Device,
+    opts: &BenchOptions,
+    mut done: impl FnMut(&BenchResult),
+) -> Result<Vec<BenchResult>, BenchError> {
+    if opts.size == 0 {
+        return Err(BenchError::InvalidOptions(
+            "the benchmark size must be at least 1 element".into(),
+        ));
+    }
+    if opts.reps == 0 {
+        return Err(BenchError::InvalidOptions(
+            "the number of repetitions must be at least 1".into(),
+        ));
+    }
+    let names = selected(opts.filter.as_deref());
+    if names.is_empty() {
+        return Err(BenchError::InvalidOptions(format!(
+            "no benchmark name contains `{}` (the benchmarks are {})",
+            opts.filter.as_deref().unwrap_or_default(),
+            BENCHES.join(", ")
+        )));
+    }
+    let n = opts.size;
+    check_size(device, n)?;
+    let queue = Queue::new(device)?;
+    let x = host_data(n, 1)?;
+    let y = host_data(n, 2)?;
+    let mut results = Vec::new();
+    for name in names {
+        let r = match name {
+            "vadd" => bench_vadd(&queue, &x, &y, opts.reps)?,
+            "saxpy" => bench_saxpy(&queue, &x, &y, opts.reps)?,
+            "dot" => bench_reduce(&queue, Reduction::Dot, &x, &y, opts.reps)?,
+            "sum" => bench_reduce(&queue, Reduction::Sum, &x, &y, opts.reps)?,
+            other => unreachable!("benchmark `{other}` is listed in BENCHES but not run"),
+        };
+        done(&r);
+        results.push(r);
+    }
+    Ok(results)
+}
+
+/// The results as an aligned text table, with a header naming the device.
+pub fn table(device: &Device, results: &[BenchResult]) -> String {
+    let info = device.info();
+    let mut rows = vec![[
+        "bench".to_string(),
+        "n".to_string(),
+        "local".to_string(),
+        "groups".to_string(),
+        "strata ms".to_string(),
+        "strata GB/s".to_string(),
+        "rayon ms".to_string(),
+        "rayon GB/s".to_string(),
+        "ratio".to_string(),
+        "rel err".to_string(),
+    ]];
+    for r in results {
+        rows.push([
+            r.bench.to_string(),
+            r.n.to_string(),
+            r.local_size.to_string(),
+            r.groups.to_string(),
+            format!("{:.3}", r.strata_s * 1e3),
+            format!("{:.2}", r.strata_gbps()),
+            format!("{:.3}", r.baseline_s * 1e3),
+            format!("{:.2}", r.baseline_gbps()),
+            format!("{:.2}", r.ratio),
+            format!("{:.1e}", r.rel_error),
+        ]);
+    }
+    let mut width = [0usize; 10];
+    for row in &rows {
+        for (w, c) in width.iter_mut().zip(row) {
+            *w = (*w).max(c.len());
+        }
+    }
+    let reps = results.first().map_or(0, |r| r.reps);
+    let mut out = format!(
+        "device {} ({}), median of {reps} repetition(s), baseline: rayon on {} thread(s)\n",
+        info.spec(),
+        info.name,
+        rayon::current_num_threads()
+    );
+    for row in &rows {
+        let line: Vec<String> = row
+            .iter()
+            .zip(width)
+            .enumerate()
+            .map(|(i, (c, w))| {
+                if i == 0 {
+                    format!("{c:<w$}")
+                } else {
+                    format!("{c:>w$}")
+                }
+            })
+            .collect();
+        out.push_str(line.join("  ").trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+/// Checks that `got` equals `want` bit for bit, naming the first difference.
+pub fn check_exact(bench: &'static str, got: &[f32], want: &[f32]) -> Result<(), BenchError> {
+    if got.len() != want.len() {
+        return Err(BenchError::WrongResult {
+            bench,
+            detail: format!("{} elements, expected {}", got.len(), want.len()),
+        });
+    }
+    match got
+        .iter()
+        .zip(want)
+        .position(|(g, w)| g.to_bits() != w.to_bits())
+    {
+        None => Ok(()),
+        Some(i) => Err(BenchError::WrongResult {
+            bench,
+            detail: format!(
+                "element {i} is {:e}, the baseline computed {:e}",
+                got[i], want[i]
+            ),
+        }),
+    }
+}
+
+/// Checks that `got` is within [`REDUCTION_TOLERANCE`] of `want` (relative); returns the
+/// relative error.
+pub fn check_close(bench: &'static str, got: f32, want: f32) -> Result<f64, BenchError> {
+    let (g, w) = (got as f64, want as f64);
+    let err = if g == w {
+        0.0
+    } else {
+        (g - w).abs() / w.abs().max(f64::MIN_POSITIVE)
+    };
+    // A NaN error is not `<=` anything: it fails too.
+    let within = err <= REDUCTION_TOLERANCE;
+    if !within {
+        return Err(BenchError::WrongResult {
+            bench,
+            detail: format!(
+                "got {got:e}, the baseline computed {want:e} (relative error {err:.2e}, allowed {REDUCTION_TOLERANCE:e})"
+            ),
+        });
+    }
+    Ok(err)
+}
+
+/// Refuses sizes strata cannot index (more than 2^32 - 1 elements) or the device cannot hold:
+/// a benchmark needs three vectors on the device and three on the host (the same memory, for
+/// the CPU backend).
+fn check_size(device: &Device, n: usize) -> Result<(), BenchError> {
+    let info = device.info();
+    if n > u32::MAX as usize {
+        return Err(BenchError::InvalidOptions(format!(
+            "the benchmark size {n} exceeds 2^32 - 1 elements (strata indices are u32)"
+        )));
+    }
+    let vector = 4 * n as u64;
+    let needed = if info.backend == crate::BackendKind::Cpu {
+        6 * vector
+    } else {
+        3 * vector
+    };
+    if vector > info.max_alloc_size || needed > info.global_mem_size {
+        return Err(BenchError::InvalidOptions(format!(
+            "the benchmark size {n} needs vectors of {vector} bytes, {needed} bytes in all; {} allows allocations of {} bytes and has {} bytes of memory",
+            info.spec(),
+            info.max_alloc_size,
+            info.global_mem_size
+        )));
+    }
+    Ok(())
+}
+
+/// Deterministic pseudo-random values in [0, 1), 24 significant bits (exact in `f32`).
+fn host_data(n: usize, seed: u64) -> Result<Vec<f32>, BenchError> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|e| {
+        BenchError::InvalidOptions(format!("cannot allocate {n} host elements: {e}"))
+    })?;
+    (0..n)
+        .into_par_iter()
+        .map(|i| {
+            // splitmix64
+            let mut z = (i as u64)
+                .wrapping_add(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15))
+                .wrapping_add(0x9E37_79B9_7F4A_7C15);
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^= z >> 31;
+            (z >> 40) as f32 / (1u64 << 24) as f32
+        })
+        .collect_into_vec(&mut v);
+    Ok(v)
+}
+
+fn median(mut t: Vec<f64>) -> f64 {
+    t.sort_by(f64::total_cmp);
+    let m = t.len() / 2;
+    if t.len() % 2 == 1 {
+        t[m]
+    } else {
+        (t[m - 1] + t[m]) / 2.0
+    }
+}
+
+fn group_size(device: &Device) -> usize {
+    let info = device.info();
+    info.preferred_group_size
+        .min(info.max_work_group_size)
+        .min(info.max_work_item_sizes[0])
+        .max(1)
+}
+
+/// Times `f` once to warm up, then `reps` times; returns the median, in seconds.
+fn timed<E>(reps: usize, mut f: impl FnMut() -> Result<f64, E>) -> Result<f64, E> {
+    f()?;
+    let mut t = Vec::with_capacity(reps);
+    for _ in 0..reps {
+        t.push(f()?);
+    }
+    Ok(median(t))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn result(
+    queue: &Queue,
+    bench: &'static str,
+    n: usize,
+    reps: usize,
+    range: NdRange,
+    bytes: u64,
+    strata_s: f64,
+    baseline_s: f64,
+    rel_error: f64,
+) -> BenchResult {
+    BenchResult {
+        bench,
+        device: queue.device().info().spec(),
+        n,
+        reps,
+        local_size: range.local_size().map_or(0, |l| l[0]),
+        groups: range.group_count(),
+        bytes,
+        strata_s,
+        baseline: "rayon",
+        baseline_s,
+        ratio: strata_s / baseline_s,
+        rel_error,
+    }
+}
+
+fn bench_vadd(q: &Queue, x: &[f32], y: &[f32], reps: usize) -> Result<BenchResult, BenchError> {
+    let n = x.len();
+    let k = Kernel::build("bench_vadd", |k| {
+        let a = k.read::<f32>("a");
+        let b = k.read::<f32>("b");
+        let c = k.write::<f32>("c");
+        let i = global_id(0);
+        if_(i.lt(c.len()), || c.set(i, a.at(i) + b.at(i)));
+    })?;
+    let range = NdRange::covering(n, group_size(q.device()));
+    let a = Buffer::from_slice(q, x)?;
+    let b = Buffer::from_slice(q, y)?;
+    let c = Buffer::<f32>::new(q.device(), n)?;
+    let strata_s = timed(reps, || -> Result<f64, Error> {
+        q.fill(&c, f32::NAN, 0..n)?;
+        let t = Instant::now();
+        q.launch(&k, range, args![&a, &b, &c])?;
+        Ok(t.elapsed().as_secs_f64())
+    })?;
+    let got = q.read(&c)?;
+
+    let mut want = vec![0.0f32; n];
+    let baseline_s = timed(reps, || -> Result<f64, Error> {
+        want.fill(f32::NAN);
+        let t = Instant::now();
+        want.par_chunks_mut(CHUNK)
+            .zip(x.par_chunks(CHUNK))
+            .zip(y.par_chunks(CHUNK))
+            .for_each(|((c, a), b)| {
+                for ((c, a), b) in c.iter_mut().zip(a).zip(b) {
+                    *c = a + b;
+                }
+            });
+        Ok(t.elapsed().as_secs_f64())
+    })?;
+    check_exact("vadd", &got, &want)?;
+    Ok(result(
+        q,
+        "vadd",
+        n,
+        reps,
+        range,
+        3 * 4 * n as u64,
+        strata_s,
+        baseline_s,
+        0.0,
+    ))
+}
+
+fn bench_saxpy(q: &Queue, x: &[f32], y0: &[f32], reps: usize) -> Result<BenchResult, BenchError> {
+    let n = x.len();
+    let k = Kernel::build("bench_saxpy", |k| {
+        let a = k.scalar::<f32>("a");
+        let x = k.read::<f32>("x");
+        let y = k.read_write::<f32>("y");
+        let i = global_id(0);
+        if_(i.lt(y.len()), || y.set(i, a * x.at(i) + y.at(i)));
+    })?;
+    let range = NdRange::covering(n, group_size(q.device()));
+    let xb = Buffer::from_slice(q, x)?;
+    let yb = Buffer::<f32>::new(q.device(), n)?;
+    let strata_s = timed(reps, || -> Result<f64, Error> {
+        q.write(&yb, 0, y0)?;
+        let t = Instant::now();
+        q.launch(&k, range, args![SAXPY_A, &xb, &yb])?;
+        Ok(t.elapsed().as_secs_f64())
+    })?;
+    let got = q.read(&yb)?;
+
+    let mut want = vec![0.0f32; n];
+    let baseline_s = timed(reps, || -> Result<f64, Error> {
+        want.copy_from_slice(y0);
+        let t = Instant::now();
+        want.par_chunks_mut(CHUNK)
+            .zip(x.par_chunks(CHUNK))
+            .for_each(|(y, x)| {
+                for (y, x) in y.iter_mut().zip(x) {
+                    *y += SAXPY_A * x;
+                }
+            });
+        Ok(t.elapsed().as_secs_f64())
+    })?;
+    check_exact("saxpy", &got, &want)?;
+    Ok(result(
+        q,
+        "saxpy",
+        n,
+        reps,
+        range,
+        3 * 4 * n as u64,
+        strata_s,
+        baseline_s,
+        0.0,
+    ))
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Reduction {
+    Dot,
+    Sum,
+}
+
+impl Reduction {
+    fn name(self) -> &'static str {
+        match self {
+            Reduction::Dot => "dot",
+            Reduction::Sum => "sum",
+        }
+    }
+}
+
+/// Sum of one chunk with eight independent accumulators (vectorizable).
+fn chunk_sum(x: &[f32]) -> f32 {
+    let mut acc = [0.0f32; 8];
+    let mut it = x.chunks_exact(8);
+    for c in &mut it {
+        for l in 0..8 {
+            acc[l] += c[l];
+        }
+    }
+    let mut s = acc.iter().sum::<f32>();
+    for v in it.remainder() {
+        s += v;
+    }
+    s
+}
+
+/// Dot product of one chunk with eight independent accumulators (vectorizable).
+fn chunk_dot(x: &[f32], y: &[f32]) -> f32 {
+    let mut acc = [0.0f32; 8];
+    let mut xi = x.chunks_exact(8);
+    let mut yi = y.chunks_exact(8);
+    for (a, b) in (&mut xi).zip(&mut yi) {
+        for l in 0..8 {
+            acc[l] += a[l] * b[l];
+        }
+    }
+    let mut s = acc.iter().sum::<f32>();
+    for (a, b) in xi.remainder().iter().zip(yi.remainder()) {
+        s += a * b;
+    }
+    s
+}
+
+fn bench_reduce(
+    q: &Queue,
+    which: Reduction,
+    x: &[f32],
+    y: &[f32],
+    reps: usize,
+) -> Result<BenchResult, BenchError> {
+    let n = x.len();
+    let name = which.name();
+    let k = Kernel::build(&format!("bench_{name}"), |k| {
+        let x = k.read::<f32>("x");
+        let y = (which == Reduction::Dot).then(|| k.read::<f32>("y"));
+        let acc = var(0.0f32);
+        // Grid-stride loop: work-item g adds elements g, g + G, g + 2G, ... (G = global size),
+        // so consecutive work-items read consecutive elements.
+        for_step(
+            global_id(0),
+            x.len(),
+            global_size(0),
+            |i: Expr<u32>| match y {
+                Some(y) => acc.set(acc.get() + x.at(i) * y.at(i)),
+                None => acc.set(acc.get() + x.at(i)),
+            },
+        );
+        k.gather_add(acc.get());
+    })?;
+    let local = group_size(q.device());
+    let units = (q.device().info().compute_units as usize).max(1);
+    let groups = n.div_ceil(local).min(units * REDUCE_GROUPS_PER_UNIT).max(1);
+    let range = NdRange::new(groups * local).local(local);
+    let xb = Buffer::from_slice(q, x)?;
+    let yb = Buffer::from_slice(q, y)?;
+
+    let baseline = || -> f32 {
+        match which {
+            Reduction::Dot => x
+                .par_chunks(CHUNK)
+                .zip(y.par_chunks(CHUNK))
+                .map(|(x, y)| chunk_dot(x, y))
+                .sum::<f32>(),
+            Reduction::Sum => x.par_chunks(CHUNK).map(chunk_sum).sum::<f32>(),
+        }
+    };
+    let mut want = 0.0f32;
+    let baseline_s = timed(reps, || -> Result<f64, Error> {
+        let t = Instant::now();
+        want = std::hint::black_box(baseline());
+        Ok(t.elapsed().as_secs_f64())
+    })?;
+
+    let mut worst = 0.0f64;
+    let strata_s = timed(reps, || -> Result<f64, BenchError> {
+        let t = Instant::now();
+        let run = match which {
+            Reduction::Dot => q.enqueue_launch(&k, range, args![&xb, &yb], &[])?,
+            Reduction::Sum => q.enqueue_launch(&k, range, args![&xb], &[])?,
+        };
+        let total: Gathered<f32> = run.gather::<f32>(0)?;
+        let got = total.get()?;
+        let dt = t.elapsed().as_secs_f64();
+        worst = worst.max(check_close(name, got, want)?);
+        Ok(dt)
+    })?;
+    Ok(result(
+        q,
+        name,
+        n,
+        reps,
+        range,
+        if which == Reduction::Dot { 8 } else { 4 } * n as u64,
+        strata_s,
+        baseline_s,
+        worst,
+    ))
+}

@@ -1,2 +1,283 @@
-//! The `strata` command.
-fn main() {}
+//! The `strata` command: list devices, run the conformance suite, run the benchmarks.
+//!
+//! Exit codes: 0 success, 1 failure (a device error, a failed conformance case, a wrong
+//! benchmark result), 2 bad command line.
+
+use std::io::Write;
+use std::process::ExitCode;
+use strata::bench::{self, BenchOptions};
+use strata::{conformance, Device, Queue};
+
+const USAGE: &str = "\
+usage: strata <command> [options]
+
+commands:
+  devices [--json] [--why]
+      Print the property summary of every device. --json: one JSON object per line.
+      --why: also list the backends that have no device here, and why.
+  check [--device SPEC] [--filter S]
+      Run the conformance suite (the cases whose name contains S) on a device; one line per
+      case, then `N passed, M failed`. Exit code 1 if a case failed.
+  bench [--json] [--filter S] [--device SPEC] [--size N] [--reps R]
+      Run the benchmarks vadd, saxpy, dot and sum (those whose name contains S) with strata
+      kernels on a device and with a rayon baseline on the host; N elements (default 2^24,
+      written as a number or as 2^K), median of R repetitions (default 10). --json: one JSON
+      object per line.
+  help
+      Print this text (so do -h and --help).
+
+A device SPEC is `cpu`, `opencl:N`, `cuda:N` (the N-th device of that backend, from 0; see
+`strata devices`) or `best` (the first CUDA device, else the first OpenCL GPU, else the CPU);
+the default is `best`.";
+
+/// A command-line error: the message, printed with a usage hint; exit code 2.
+struct UsageError(String);
+
+fn usage_error(msg: impl Into<String>) -> UsageError {
+    UsageError(msg.into())
+}
+
+/// Writes to stdout; a closed stdout (e.g. `strata devices | head -1`) ends the program quietly.
+fn out(s: &str) {
+    let mut o = std::io::stdout().lock();
+    if writeln!(o, "{s}").and_then(|_| o.flush()).is_err() {
+        std::process::exit(0);
+    }
+}
+
+/// The parsed command line.
+enum Command {
+    Help,
+    Devices {
+        json: bool,
+        why: bool,
+    },
+    Check {
+        device: String,
+        filter: Option<String>,
+    },
+    Bench {
+        json: bool,
+        device: String,
+        opts: BenchOptions,
+    },
+}
+
+/// Pulls the value of `flag` (`--flag VALUE` or `--flag=VALUE`).
+fn value(
+    flag: &str,
+    inline: Option<&str>,
+    rest: &mut impl Iterator<Item = String>,
+) -> Result<String, UsageError> {
+    match inline {
+        Some(v) => Ok(v.to_string()),
+        None => rest
+            .next()
+            .ok_or_else(|| usage_error(format!("`{flag}` needs a value"))),
+    }
+}
+
+/// A positive count: a decimal number or `2^K`.
+fn count(flag: &str, v: &str) -> Result<usize, UsageError> {
+    let bad = || {
+        usage_error(format!(
+            "`{flag}` takes a positive whole number (e.g. 4096 or 2^24), not `{v}`"
+        ))
+    };
+    let n = match v.split_once('^') {
+        Some(("2", k)) => {
+            let k: u32 = k.parse().map_err(|_| bad())?;
+            1usize
+                .checked_shl(k)
+                .filter(|_| k < usize::BITS)
+                .ok_or_else(bad)?
+        }
+        Some(_) => return Err(bad()),
+        None => v.parse::<usize>().map_err(|_| bad())?,
+    };
+    if n == 0 {
+        return Err(bad());
+    }
+    Ok(n)
+}
+
+fn parse(args: Vec<String>) -> Result<Command, UsageError> {
+    let mut it = args.into_iter();
+    let cmd = match it.next() {
+        None => return Err(usage_error("no command given")),
+        Some(c) => c,
+    };
+    if matches!(cmd.as_str(), "help" | "-h" | "--help") {
+        return Ok(Command::Help);
+    }
+    if !matches!(cmd.as_str(), "devices" | "check" | "bench") {
+        return Err(usage_error(format!(
+            "unknown command `{cmd}` (the commands are devices, check, bench and help)"
+        )));
+    }
+    let (mut json, mut why) = (false, false);
+    let mut device = "best".to_string();
+    let mut filter = None;
+    let mut opts = BenchOptions::default();
+    while let Some(arg) = it.next() {
+        let (flag, inline) = match arg.split_once('=') {
+            Some((f, v)) if f.starts_with("--") => (f.to_string(), Some(v)),
+            _ => (arg.clone(), None),
+        };
+        if inline.is_some() && matches!(flag.as_str(), "--json" | "--why" | "--help") {
+            return Err(usage_error(format!("`{flag}` takes no value")));
+        }
+        let allowed: &[&str] = match cmd.as_str() {
+            "devices" => &["--json", "--why"],
+            "check" => &["--device", "--filter"],
+            _ => &["--json", "--filter", "--device", "--size", "--reps"],
+        };
+        if flag == "-h" || flag == "--help" {
+            return Ok(Command::Help);
+        }
+        if !allowed.contains(&flag.as_str()) {
+            let what = if flag.starts_with('-') {
+                "unknown flag"
+            } else {
+                "unexpected argument"
+            };
+            return Err(usage_error(format!(
+                "{what} `{arg}` for `strata {cmd}` (it takes {})",
+                allowed.join(", ")
+            )));
+        }
+        match flag.as_str() {
+            "--json" => json = true,
+            "--why" => why = true,
+            "--device" => device = value(&flag, inline, &mut it)?,
+            "--filter" => filter = Some(value(&flag, inline, &mut it)?),
+            "--size" => opts.size = count(&flag, &value(&flag, inline, &mut it)?)?,
+            "--reps" => opts.reps = count(&flag, &value(&flag, inline, &mut it)?)?,
+            _ => unreachable!("every allowed flag is handled"),
+        }
+    }
+    Ok(match cmd.as_str() {
+        "devices" => Command::Devices { json, why },
+        "check" => Command::Check { device, filter },
+        _ => {
+            opts.filter = filter;
+            Command::Bench { json, device, opts }
+        }
+    })
+}
+
+fn devices(json: bool, why: bool) -> ExitCode {
+    for (i, d) in strata::devices().iter().enumerate() {
+        if json {
+            out(&d.info().to_json());
+        } else {
+            if i > 0 {
+                out("");
+            }
+            out(&d.info().to_string());
+        }
+    }
+    if why {
+        let missing = strata::unavailable_backends();
+        if json {
+            for (b, reason) in &missing {
+                out(&format!(
+                    "{{\"backend\":{},\"unavailable\":{}}}",
+                    strata::json_str(b.name()),
+                    strata::json_str(reason)
+                ));
+            }
+        } else if missing.is_empty() {
+            out("\nevery backend has devices");
+        } else {
+            out("\nunavailable backends:");
+            for (b, reason) in &missing {
+                out(&format!("  {b}: {reason}"));
+            }
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+fn open(spec: &str) -> Result<(Device, Queue), strata::Error> {
+    let device = Device::from_spec(spec)?;
+    let queue = Queue::new(&device)?;
+    Ok((device, queue))
+}
+
+fn check(spec: &str, filter: Option<&str>) -> ExitCode {
+    let (device, queue) = match open(spec) {
+        Ok(dq) => dq,
+        Err(e) => return fail(&e.to_string()),
+    };
+    eprintln!(
+        "conformance on {} ({})",
+        device.info().spec(),
+        device.info().name
+    );
+    let report = conformance::run(&queue, filter, |name, r| match r {
+        Ok(()) => out(&format!("ok   {name}")),
+        Err(m) => out(&format!("FAIL {name}: {}", m.replace('\n', "\n    "))),
+    });
+    out(&report.summary());
+    if report.passed.is_empty() && report.failed.is_empty() {
+        return fail(&format!(
+            "no conformance case name contains `{}`",
+            filter.unwrap_or_default()
+        ));
+    }
+    if report.failed.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+fn bench(json: bool, spec: &str, opts: &BenchOptions) -> ExitCode {
+    let device = match Device::from_spec(spec) {
+        Ok(d) => d,
+        Err(e) => return fail(&e.to_string()),
+    };
+    let results = bench::run_with(&device, opts, |r| {
+        if json {
+            out(&r.to_json());
+        } else {
+            eprintln!(
+                "{:<6} done: strata {:.3} ms, rayon {:.3} ms",
+                r.bench,
+                r.strata_s * 1e3,
+                r.baseline_s * 1e3
+            );
+        }
+    });
+    match results {
+        Ok(rs) => {
+            if !json {
+                out(bench::table(&device, &rs).trim_end());
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail(&e.to_string()),
+    }
+}
+
+fn fail(msg: &str) -> ExitCode {
+    eprintln!("strata: error: {msg}");
+    ExitCode::FAILURE
+}
+
+fn main() -> ExitCode {
+    match parse(std::env::args().skip(1).collect()) {
+        Ok(Command::Help) => {
+            out(USAGE);
+            ExitCode::SUCCESS
+        }
+        Ok(Command::Devices { json, why }) => devices(json, why),
+        Ok(Command::Check { device, filter }) => check(&device, filter.as_deref()),
+        Ok(Command::Bench { json, device, opts }) => bench(json, &device, &opts),
+        Err(UsageError(m)) => {
+            eprintln!("strata: error: {m}\nrun `strata help` for usage");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -282,7 +282,7 @@ fn any_all(q: &Queue) -> Result<(), String> {
             let any = c.iter().any(|&v| v != 0);
             let all = c.iter().all(|&v| v != 0);
             let none = c.iter().all(|&v| v == 0);
-            std::iter::repeat(any as u32 | (all as u32) << 1 | (none as u32) << 2).take(L)
+            std::iter::repeat_n(any as u32 | (all as u32) << 1 | (none as u32) << 2, L)
         })
         .collect();
     expect_eq("group_any / group_all", &q.read(&ob).map_err(e)?, &want)

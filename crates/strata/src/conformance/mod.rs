@@ -72,7 +72,7 @@ pub fn run(
     let mut report = Report::default();
     for case in cases()
         .into_iter()
-        .filter(|c| filter.map_or(true, |f| c.name.contains(f)))
+        .filter(|c| filter.is_none_or(|f| c.name.contains(f)))
     {
         let r = match catch_unwind(AssertUnwindSafe(|| (case.run)(queue))) {
             Ok(r) => r,

@@ -208,12 +208,16 @@ fn profiling(q: &Queue) -> Result<(), String> {
     check(pe.is_complete() && pe.profile().is_some(), || {
         "read event not complete after wait".into()
     })?;
-    check(p.submitted <= p.start && p.start <= p.end && p.end - p.start == p.duration, || {
-        format!("profile timestamps out of order: {p:?}")
-    })?;
+    check(
+        p.submitted <= p.start && p.start <= p.end && p.end - p.start == p.duration,
+        || format!("profile timestamps out of order: {p:?}"),
+    )?;
     let rp = pe.profile().ok_or("no profile for the read")?;
     check(rp.start >= p.end, || {
-        format!("the read waited for the launch but started at {:?}, before the launch ended at {:?}", rp.start, p.end)
+        format!(
+            "the read waited for the launch but started at {:?}, before the launch ended at {:?}",
+            rp.start, p.end
+        )
     })?;
     let want: Vec<u32> = (0..4u32)
         .map(|i| {

@@ -203,6 +203,8 @@ pub(crate) struct Program {
     n_regs: usize,
     locals: Vec<(Type, ir::ArrayLen, String)>,
     privates: Vec<(Type, u32, String)>,
+    /// Which privates are scalar variables (not arrays): their index is always 0.
+    private_is_var: Vec<bool>,
 }
 
 struct Lowering<'a> {
@@ -505,6 +507,7 @@ impl Program {
                 .iter()
                 .map(|d| (d.elem, d.count(), d.name.clone()))
                 .collect(),
+            private_is_var: f.privates.iter().map(|d| d.len.is_none()).collect(),
         }
     }
 
@@ -741,8 +744,23 @@ impl<'a> Worker<'a> {
         self.masks.pop().unwrap_or_else(|| vec![false; self.lanes])
     }
 
-    fn alive(&self, l: usize) -> bool {
-        !self.returned[l] && self.frames.iter().all(|f| !f.broken[l] && !f.continued[l])
+    /// Clears in `mask` the work-items that have returned, or left (or ended the iteration of)
+    /// an enclosing loop. Whole-column operations, so they vectorize.
+    fn keep_alive(&self, mask: &mut [bool]) {
+        for (m, &r) in mask.iter_mut().zip(&self.returned) {
+            *m &= !r;
+        }
+        for f in &self.frames {
+            for ((m, &b), &c) in mask.iter_mut().zip(&f.broken).zip(&f.continued) {
+                *m &= !(b | c);
+            }
+        }
+    }
+
+    /// `out = mask` restricted to the work-items still alive.
+    fn alive_into(&self, mask: &[bool], out: &mut [bool]) {
+        out.copy_from_slice(mask);
+        self.keep_alive(out);
     }
 
     fn exec_block(&mut self, block: &[CStmt], entry: &[bool]) -> Result<()> {
@@ -758,9 +776,7 @@ impl<'a> Worker<'a> {
                 break;
             }
             if s.exits() {
-                for (l, m) in mask.iter_mut().enumerate() {
-                    *m = *m && self.alive(l);
-                }
+                self.keep_alive(&mut mask);
             }
         }
         self.masks.push(mask);
@@ -1075,6 +1091,18 @@ impl<'a> Worker<'a> {
         if self.fast_global(value, m, index, is, mask, false) {
             return Ok(());
         }
+        if let Mem::Private(i) = m.mem {
+            if self.c.prog.private_is_var[i as usize] {
+                // A variable is laid out like a register: copy the whole column (the values of
+                // inactive work-items are never read).
+                let b = self.lanes * m.elem.size();
+                let mut out = std::mem::take(&mut self.regs[value as usize]);
+                out.reserve_bytes(b);
+                out.bytes_mut()[..b].copy_from_slice(&self.privates[i as usize].bytes()[..b]);
+                self.regs[value as usize] = out;
+                return Ok(());
+            }
+        }
         let len = self.mem_len(m);
         self.indices(index, is, mask, len, m)?;
         let n = self.lanes;
@@ -1125,6 +1153,29 @@ impl<'a> Worker<'a> {
     ) -> Result<()> {
         if self.fast_global(value, m, index, is, mask, true) {
             return Ok(());
+        }
+        if let Mem::Private(i) = m.mem {
+            if self.c.prog.private_is_var[i as usize] {
+                let (n, size) = (self.lanes, m.elem.scalar.size());
+                let (src, dst) = (&self.regs[value as usize], &mut self.privates[i as usize]);
+                if mask.iter().fold(true, |a, &x| a & x) {
+                    let b = n * m.elem.size();
+                    dst.bytes_mut()[..b].copy_from_slice(&src.bytes()[..b]);
+                } else {
+                    words!(size, W, _A => {
+                        let w = m.elem.width as usize;
+                        let (v, d) = (src.slice::<W>(n * w), dst.slice_mut::<W>(n * w));
+                        for c in 0..w {
+                            for l in 0..n {
+                                if mask[l] {
+                                    d[c * n + l] = v[c * n + l];
+                                }
+                            }
+                        }
+                    });
+                }
+                return Ok(());
+            }
         }
         let len = self.mem_len(m);
         self.indices(index, is, mask, len, m)?;
@@ -1286,8 +1337,8 @@ impl<'a> Worker<'a> {
             let o = out.slice_mut::<T>(n);
             let (init, f): (T, fn(T, T) -> T) = match op {
                 GroupOp::ReduceAdd | GroupOp::ScanInclusiveAdd | GroupOp::ScanExclusiveAdd => (T::zero(), T::add),
-                GroupOp::ReduceMin | GroupOp::ScanInclusiveMin => (T::max_value(), T::min_),
-                _ => (T::min_value(), T::max_),
+                GroupOp::ReduceMin | GroupOp::ScanInclusiveMin => (T::greatest(), T::min_),
+                _ => (T::least(), T::max_),
             };
             let mut acc = init;
             match op {
@@ -1421,45 +1472,43 @@ impl<'a> Worker<'a> {
                 });
                 let mut iter = self.take_mask();
                 let r = (|| -> Result<()> {
+                    // The step is loop-invariant: check it once.
+                    with_int!(*s, T => {
+                        let st = self.regs[*step as usize].slice::<T>(n);
+                        if let Some(l) = (0..n).find(|&l| mask[l] && st[l].is_zero()) {
+                            return Err(self.fault(l, "for loop step is 0; the loop would never end"));
+                        }
+                    }, _ => unreachable!("validated: integer counter"));
                     loop {
+                        self.alive_into(mask, &mut iter);
                         // Work-items whose counter passed the bound leave the loop.
+                        let mut any = false;
                         with_int!(*s, T => {
                             let (vv, e, st) = (self.regs[*var as usize].slice::<T>(n), self.regs[*end as usize].slice::<T>(n), self.regs[*step as usize].slice::<T>(n));
+                            let broken = &mut self.frames.last_mut().expect("frame").broken;
                             for l in 0..n {
-                                if mask[l] && self.alive(l) {
-                                    if st[l].is_zero() {
-                                        return Err(self.fault(l, "for loop step is 0; the loop would never end"));
-                                    }
-                                    let go = if st[l] > T::zero() { vv[l] < e[l] } else { vv[l] > e[l] };
-                                    if !go {
-                                        self.frames.last_mut().unwrap().broken[l] = true;
-                                    }
-                                }
+                                let go = if st[l] > T::zero() { vv[l] < e[l] } else { vv[l] > e[l] };
+                                let leave = iter[l] & !go;
+                                broken[l] |= leave;
+                                iter[l] &= go;
+                                any |= iter[l];
                             }
                         }, _ => unreachable!("validated: integer counter"));
-                        for l in 0..n {
-                            iter[l] = mask[l] && self.alive(l);
-                        }
-                        if !iter.iter().any(|&m| m) {
+                        if !any {
                             return Ok(());
                         }
                         self.exec_block(body, &iter)?;
-                        self.frames
-                            .last_mut()
-                            .unwrap()
-                            .continued
-                            .iter_mut()
-                            .for_each(|c| *c = false);
+                        self.frames.last_mut().expect("frame").continued.fill(false);
+                        // Every counter steps, also those of work-items that left: a counter is
+                        // only visible inside its loop, where those work-items no longer run.
+                        let mut v = std::mem::take(&mut self.regs[*var as usize]);
                         with_int!(*s, T => {
-                            let st = self.regs[*step as usize].slice::<T>(n).to_vec();
-                            let alive: Vec<bool> = (0..n).map(|l| mask[l] && self.alive(l)).collect();
-                            let vv = self.regs[*var as usize].slice_mut::<T>(n);
-                            for l in 0..n {
-                                if alive[l] {
-                                    vv[l] = vv[l].add(st[l]);
-                                }
+                            let st = self.regs[*step as usize].slice::<T>(n);
+                            for (x, &d) in v.slice_mut::<T>(n).iter_mut().zip(st) {
+                                *x = x.add(d);
                             }
                         }, _ => unreachable!());
+                        self.regs[*var as usize] = v;
                     }
                 })();
                 self.masks.push(iter);
@@ -1475,9 +1524,7 @@ impl<'a> Worker<'a> {
                 let mut iter = self.take_mask();
                 let r = (|| -> Result<()> {
                     loop {
-                        for l in 0..n {
-                            iter[l] = mask[l] && self.alive(l);
-                        }
+                        self.alive_into(mask, &mut iter);
                         if !iter.iter().any(|&m| m) {
                             return Ok(());
                         }
@@ -1485,12 +1532,7 @@ impl<'a> Worker<'a> {
                             return Ok(());
                         }
                         self.exec_block(body, &iter)?;
-                        self.frames
-                            .last_mut()
-                            .unwrap()
-                            .continued
-                            .iter_mut()
-                            .for_each(|c| *c = false);
+                        self.frames.last_mut().expect("frame").continued.fill(false);
                     }
                 })();
                 self.masks.push(iter);

@@ -239,9 +239,9 @@ pub trait Num: Copy + Pod + PartialOrd + Send + Sync + 'static {
     /// The additive identity.
     fn zero() -> Self;
     /// The largest value (`+inf` for floats), identity of `min`.
-    fn max_value() -> Self;
+    fn greatest() -> Self;
     /// The smallest value (`-inf` for floats), identity of `max`.
-    fn min_value() -> Self;
+    fn least() -> Self;
 }
 
 /// Operations of the integer types.
@@ -374,10 +374,10 @@ macro_rules! int_impl {
             fn zero() -> Self {
                 0
             }
-            fn max_value() -> Self {
+            fn greatest() -> Self {
                 <$t>::MAX
             }
-            fn min_value() -> Self {
+            fn least() -> Self {
                 <$t>::MIN
             }
         }
@@ -477,10 +477,10 @@ macro_rules! float_impl {
             fn zero() -> Self {
                 0.0
             }
-            fn max_value() -> Self {
+            fn greatest() -> Self {
                 <$t>::INFINITY
             }
-            fn min_value() -> Self {
+            fn least() -> Self {
                 <$t>::NEG_INFINITY
             }
         }

@@ -114,15 +114,18 @@ impl Scalar {
         if self as u8 == to as u8 {
             return true;
         }
-        match (self, to) {
-            (I8, I16 | I32 | I64) | (I16, I32 | I64) | (I32, I64) => true,
-            (U8, U16 | U32 | U64 | I16 | I32 | I64) => true,
-            (U16, U32 | U64 | I32 | I64) | (U32, U64 | I64) => true,
-            (F32, F64) => true,
-            (I8 | I16 | U8 | U16, F32 | F64) => true,
-            (I32 | U32, F64) => true,
-            _ => false,
-        }
+        matches!(
+            (self, to),
+            (I8, I16 | I32 | I64)
+                | (I16, I32 | I64)
+                | (I32, I64)
+                | (U8, U16 | U32 | U64 | I16 | I32 | I64)
+                | (U16, U32 | U64 | I32 | I64)
+                | (U32, U64 | I64)
+                | (F32, F64)
+                | (I8 | I16 | U8 | U16, F32 | F64)
+                | (I32 | U32, F64)
+        )
     }
 }
 

@@ -1,8 +1,8 @@
 //! The validator: checks types, scoping, memory access and control flow of a [`Function`],
 //! collects every error with its location, and returns the facts backends need.
 //!
-//! Backends only accept a [`ValidFunction`], which only [`validate`] can make, so no backend sees
-//! unvalidated IR.
+//! Backends only accept a [`ValidFunction`], which only [`validate`](fn@validate) can make, so no
+//! backend sees unvalidated IR.
 
 use super::*;
 use std::collections::HashSet;

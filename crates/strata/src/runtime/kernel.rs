@@ -412,6 +412,7 @@ impl NdRange {
     }
 
     /// Checks the sizes against the device and picks a local size if none was given.
+    #[allow(clippy::needless_range_loop)] // three parallel per-dimension arrays
     pub(crate) fn resolve(
         self,
         kernel: &str,
@@ -630,8 +631,8 @@ impl<T: Element + crate::ir::eval::Num> Gathered<T> {
         let parts = self.read.wait()?;
         let init = match op {
             GatherOp::Add => T::zero(),
-            GatherOp::Min => T::max_value(),
-            GatherOp::Max => T::min_value(),
+            GatherOp::Min => T::greatest(),
+            GatherOp::Max => T::least(),
         };
         Ok(parts.into_iter().fold(init, |a, b| match op {
             GatherOp::Add => a.add(b),

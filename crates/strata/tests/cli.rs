@@ -1,0 +1,237 @@
+//! The `strata` command, run as a separate process, and the benchmark library behind it.
+//! No timing assertions: speed is measured by `strata bench`, never by tests.
+
+use std::process::{Command, Output};
+use strata::bench::{self, BenchError, BenchOptions};
+use strata::Device;
+
+fn strata(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_strata"))
+        .args(args)
+        .output()
+        .expect("run the strata binary")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).expect("utf-8 stdout")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8(o.stderr.clone()).expect("utf-8 stderr")
+}
+
+#[test]
+fn devices_lists_the_cpu() {
+    let o = strata(&["devices"]);
+    assert_eq!(o.status.code(), Some(0), "stderr: {}", stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        text.lines().any(|l| l.starts_with("cpu: ")),
+        "no `cpu:` line in:\n{text}"
+    );
+    assert!(text.contains("compute units"), "{text}");
+}
+
+#[test]
+fn devices_json_is_one_object_per_line() {
+    let o = strata(&["devices", "--json"]);
+    assert_eq!(o.status.code(), Some(0), "stderr: {}", stderr(&o));
+    let text = stdout(&o);
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(!lines.is_empty());
+    for l in &lines {
+        assert!(l.starts_with('{') && l.ends_with('}'), "not an object: {l}");
+    }
+    assert!(
+        lines.iter().any(|l| l.contains("\"backend\":\"cpu\"")),
+        "no cpu device in:\n{text}"
+    );
+}
+
+#[test]
+fn devices_why_names_the_missing_backends() {
+    let o = strata(&["devices", "--why"]);
+    assert_eq!(o.status.code(), Some(0), "stderr: {}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.contains("cpu: "), "{text}");
+    for (backend, reason) in strata::unavailable_backends() {
+        assert!(
+            text.contains(&format!("{backend}: {reason}")),
+            "`{backend}` and its reason missing from:\n{text}"
+        );
+    }
+}
+
+#[test]
+fn check_on_cpu_passes() {
+    let o = strata(&["check", "--device", "cpu"]);
+    let text = stdout(&o);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "stdout:\n{text}\nstderr:\n{}",
+        stderr(&o)
+    );
+    let last = text.lines().last().expect("some output");
+    let (passed, failed) = last
+        .split_once(" passed, ")
+        .unwrap_or_else(|| panic!("last line is not `N passed, M failed`: {last}"));
+    assert!(passed.parse::<usize>().unwrap() > 0, "{last}");
+    assert_eq!(failed, "0 failed");
+    assert_eq!(
+        text.lines().filter(|l| l.contains(" passed, ")).count(),
+        1,
+        "exactly one summary line:\n{text}"
+    );
+    assert!(text.lines().any(|l| l.starts_with("ok   ")), "{text}");
+}
+
+#[test]
+fn check_with_an_invalid_device_fails() {
+    let o = strata(&["check", "--device", "nope:1"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(err.contains("invalid device `nope:1`"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn missing_device_fails_without_panicking() {
+    let o = strata(&["bench", "--device", "cuda:0", "--size", "16"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(err.contains("no device `cuda:0`"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn bench_json_has_one_line_per_benchmark() {
+    let o = strata(&[
+        "bench", "--size", "4096", "--reps", "2", "--json", "--device", "cpu",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "stderr: {}", stderr(&o));
+    let text = stdout(&o);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 4, "{text}");
+    for (l, name) in lines.iter().zip(bench::BENCHES) {
+        assert!(l.starts_with('{') && l.ends_with('}'), "{l}");
+        assert!(l.contains(&format!("\"bench\":\"{name}\"")), "{l}");
+        assert!(l.contains("\"device\":\"cpu\""), "{l}");
+        assert!(l.contains("\"n\":4096"), "{l}");
+        assert!(l.contains("\"baseline\":\"rayon\""), "{l}");
+        for key in [
+            "strata_s",
+            "baseline_s",
+            "ratio",
+            "strata_gbps",
+            "baseline_gbps",
+        ] {
+            assert!(l.contains(&format!("\"{key}\":")), "no `{key}` in {l}");
+        }
+    }
+}
+
+#[test]
+fn bench_table_and_filter() {
+    let o = strata(&["bench", "--size=1000", "--reps=1", "--filter", "sum"]);
+    assert_eq!(o.status.code(), Some(0), "stderr: {}", stderr(&o));
+    let text = stdout(&o);
+    let rows: Vec<&str> = text.lines().filter(|l| l.starts_with("sum ")).collect();
+    assert_eq!(rows.len(), 1, "{text}");
+    assert!(!text.contains("vadd"), "{text}");
+    assert!(text.contains("ratio"), "{text}");
+
+    let o = strata(&["bench", "--size", "64", "--filter", "nothing"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("no benchmark"), "{}", stderr(&o));
+}
+
+#[test]
+fn bad_command_lines_exit_2_with_a_usage_hint() {
+    for args in [
+        &["devices", "--frobnicate"][..],
+        &["bench", "--size", "lots"],
+        &["bench", "--reps", "0"],
+        &["bench", "--size"],
+        &["check", "--json"],
+        &["launch"],
+        &[],
+    ] {
+        let o = strata(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let err = stderr(&o);
+        assert!(err.contains("strata help"), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+}
+
+#[test]
+fn help_prints_usage() {
+    for args in [&["help"][..], &["--help"], &["bench", "-h"]] {
+        let o = strata(args);
+        assert_eq!(o.status.code(), Some(0), "{args:?}");
+        let text = stdout(&o);
+        assert!(text.starts_with("usage: strata"), "{text}");
+        assert!(text.contains("opencl:N"), "{text}");
+    }
+}
+
+#[test]
+fn bench_run_verifies_results() {
+    let dev = Device::from_spec("cpu").unwrap();
+    // A size that is not a multiple of the work-group size exercises the bounds guards.
+    let opts = BenchOptions {
+        size: 5000,
+        reps: 2,
+        filter: None,
+    };
+    let results = bench::run(&dev, &opts).unwrap();
+    let names: Vec<&str> = results.iter().map(|r| r.bench).collect();
+    assert_eq!(names, bench::BENCHES);
+    for r in &results {
+        assert_eq!(r.n, 5000);
+        assert_eq!(r.device, "cpu");
+        assert_eq!(r.baseline, "rayon");
+        assert!(r.strata_s > 0.0 && r.baseline_s > 0.0, "{r:?}");
+        assert!(r.local_size >= 1 && r.groups >= 1, "{r:?}");
+        match r.bench {
+            "vadd" | "saxpy" => assert_eq!(r.rel_error, 0.0, "{r:?}"),
+            _ => assert!(r.rel_error <= bench::REDUCTION_TOLERANCE, "{r:?}"),
+        }
+    }
+
+    let one = bench::run(
+        &dev,
+        &BenchOptions {
+            size: 1,
+            reps: 1,
+            filter: Some("a".into()),
+        },
+    )
+    .unwrap();
+    let names: Vec<&str> = one.iter().map(|r| r.bench).collect();
+    assert_eq!(names, ["vadd", "saxpy"]);
+}
+
+#[test]
+fn bench_checks_reject_wrong_results() {
+    assert!(bench::check_exact("vadd", &[1.0, 2.0], &[1.0, 2.0]).is_ok());
+    let e = bench::check_exact("vadd", &[1.0, 2.5], &[1.0, 2.0]).unwrap_err();
+    assert!(
+        matches!(&e, BenchError::WrongResult { bench: "vadd", detail } if detail.contains("element 1")),
+        "{e}"
+    );
+    assert!(bench::check_exact("vadd", &[f32::NAN], &[1.0]).is_err());
+    assert!(bench::check_exact("vadd", &[1.0], &[1.0, 2.0]).is_err());
+    assert!(bench::check_close("sum", 1000.5, 1000.0).is_ok());
+    assert!(bench::check_close("sum", 1002.0, 1000.0).is_err());
+    assert!(bench::check_close("dot", f32::NAN, 1.0).is_err());
+    let bad = bench::run(
+        &Device::from_spec("cpu").unwrap(),
+        &BenchOptions {
+            size: 0,
+            ..BenchOptions::default()
+        },
+    );
+    assert!(matches!(bad, Err(BenchError::InvalidOptions(_))));
+}
