@@ -9,7 +9,7 @@ macro_rules! float_suite {
         $(
         mod $t {
             use super::super::{
-                e, expect_close, expect_eq_k, expect_same, has_f64, inputs, map1, map2, map3,
+                expect_close, expect_eq_k, expect_same, has_f64, inputs, map1, map2, map3,
                 pairs, Rng,
             };
             use crate::prelude::*;
@@ -30,27 +30,7 @@ macro_rules! float_suite {
                 c: &[F],
                 body: impl FnOnce(Expr<F>, Expr<F>, Expr<F>) -> [Expr<F>; K],
             ) -> Result<Vec<F>, String> {
-                let k = Kernel::build(name, |k| {
-                    let xa = k.read::<F>("a");
-                    let xb = k.read::<F>("b");
-                    let xc = k.read::<F>("c");
-                    let out = k.write::<F>("out");
-                    let i = global_id(0);
-                    if_(i.lt(xa.len()), || {
-                        let r = body(xa.at(i), xb.at(i), xc.at(i));
-                        for (j, v) in r.into_iter().enumerate() {
-                            out.set(i * K as u32 + j as u32, v);
-                        }
-                    });
-                })
-                .map_err(e)?;
-                let ab = Buffer::from_slice(q, a).map_err(e)?;
-                let bb = Buffer::from_slice(q, b).map_err(e)?;
-                let cb = Buffer::from_slice(q, c).map_err(e)?;
-                let ob = Buffer::<F>::new(q.device(), a.len() * K).map_err(e)?;
-                q.launch(&k, NdRange::covering(a.len(), 64), args![&ab, &bb, &cb, &ob])
-                    .map_err(e)?;
-                q.read(&ob).map_err(e)
+                crate::conformance::run3(q, name, a, b, c, body)
             }
 
             /// Results whose sign of zero may differ (`min(0, -0)`).

@@ -9,7 +9,7 @@ macro_rules! int_suite {
         $(
         #[allow(unused_comparisons)]
         mod $t {
-            use super::super::{e, expect_eq_k, pairs, Rng};
+            use super::super::{expect_eq_k, pairs, Rng};
             use crate::prelude::*;
 
             type T = $t;
@@ -24,27 +24,7 @@ macro_rules! int_suite {
                 c: &[T],
                 body: impl FnOnce(Expr<T>, Expr<T>, Expr<T>) -> [Expr<T>; K],
             ) -> Result<Vec<T>, String> {
-                let k = Kernel::build(name, |k| {
-                    let xa = k.read::<T>("a");
-                    let xb = k.read::<T>("b");
-                    let xc = k.read::<T>("c");
-                    let out = k.write::<T>("out");
-                    let i = global_id(0);
-                    if_(i.lt(xa.len()), || {
-                        let r = body(xa.at(i), xb.at(i), xc.at(i));
-                        for (j, v) in r.into_iter().enumerate() {
-                            out.set(i * K as u32 + j as u32, v);
-                        }
-                    });
-                })
-                .map_err(e)?;
-                let ab = Buffer::from_slice(q, a).map_err(e)?;
-                let bb = Buffer::from_slice(q, b).map_err(e)?;
-                let cb = Buffer::from_slice(q, c).map_err(e)?;
-                let ob = Buffer::<T>::new(q.device(), a.len() * K).map_err(e)?;
-                q.launch(&k, NdRange::covering(a.len(), 64), args![&ab, &bb, &cb, &ob])
-                    .map_err(e)?;
-                q.read(&ob).map_err(e)
+                crate::conformance::run3(q, name, a, b, c, body)
             }
 
             fn third(seed: u64, n: usize) -> Vec<T> {

@@ -93,6 +93,43 @@ pub fn run(
     report
 }
 
+/// Runs a kernel that computes `K` results per item from the items of three input buffers
+/// (results of item `i` land at `out[i * K..][..K]`), and returns the results.
+pub(crate) fn run3<T: crate::builder::Element, const K: usize>(
+    q: &Queue,
+    name: &str,
+    a: &[T],
+    b: &[T],
+    c: &[T],
+    body: impl FnOnce(Expr<T>, Expr<T>, Expr<T>) -> [Expr<T>; K],
+) -> Result<Vec<T>, String> {
+    let k = Kernel::build(name, |k| {
+        let xa = k.read::<T>("a");
+        let xb = k.read::<T>("b");
+        let xc = k.read::<T>("c");
+        let out = k.write::<T>("out");
+        let i = global_id(0);
+        if_(i.lt(xa.len()), || {
+            let r = body(xa.at(i), xb.at(i), xc.at(i));
+            for (j, v) in r.into_iter().enumerate() {
+                out.set(i * K as u32 + j as u32, v);
+            }
+        });
+    })
+    .map_err(e)?;
+    let ab = Buffer::from_slice(q, a).map_err(e)?;
+    let bb = Buffer::from_slice(q, b).map_err(e)?;
+    let cb = Buffer::from_slice(q, c).map_err(e)?;
+    let ob = Buffer::<T>::new(q.device(), a.len() * K).map_err(e)?;
+    q.launch(
+        &k,
+        NdRange::covering(a.len(), 64),
+        args![&ab, &bb, &cb, &ob],
+    )
+    .map_err(e)?;
+    q.read(&ob).map_err(e)
+}
+
 /// Turns any displayable error into the case's error string.
 pub fn e<E: std::fmt::Display>(err: E) -> String {
     err.to_string()
