@@ -13,6 +13,38 @@ if ! command -v cargo >/dev/null 2>&1; then
 fi
 rustup component add rustfmt clippy >/dev/null 2>&1 || true
 
+# The OpenCL tests need an OpenCL library and a driver (ICD). Without one, install PoCL (OpenCL
+# on the CPU) with the ICD loader. The tests then require OpenCL: no OpenCL device is a failure.
+have_opencl() {
+    { ldconfig -p 2>/dev/null || /sbin/ldconfig -p 2>/dev/null; } | grep -q 'libOpenCL\.so\.1' &&
+        compgen -G '/etc/OpenCL/vendors/*.icd' >/dev/null
+}
+if have_opencl; then
+    echo "== opencl: ICD loader and driver present: $(cat /etc/OpenCL/vendors/*.icd | tr '\n' ' ')"
+else
+    echo "== opencl: no OpenCL ICD found; installing PoCL (pocl-opencl-icd, ocl-icd-libopencl1)"
+    if [ "$(id -u)" -eq 0 ]; then
+        as_root=()
+    elif command -v sudo >/dev/null 2>&1; then
+        as_root=(sudo)
+    else
+        echo "error: OpenCL is required by the tests; run as root or install sudo, or install" \
+            "an OpenCL driver (e.g. apt-get install pocl-opencl-icd ocl-icd-libopencl1)" >&2
+        exit 1
+    fi
+    echo "+ ${as_root[*]} apt-get update"
+    "${as_root[@]}" apt-get update
+    echo "+ ${as_root[*]} apt-get install -y pocl-opencl-icd ocl-icd-libopencl1"
+    "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive \
+        apt-get install -y pocl-opencl-icd ocl-icd-libopencl1
+    if ! have_opencl; then
+        echo "error: PoCL was installed but no OpenCL ICD is registered in /etc/OpenCL/vendors" >&2
+        exit 1
+    fi
+fi
+export STRATA_REQUIRE="${STRATA_REQUIRE:+$STRATA_REQUIRE,}opencl"
+echo "== STRATA_REQUIRE=$STRATA_REQUIRE"
+
 echo "== format"
 cargo fmt --all -- --check
 echo "== lint"

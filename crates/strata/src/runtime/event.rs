@@ -93,6 +93,23 @@ impl Event {
         self.inner.cv.notify_all();
     }
 
+    /// Completes the event with the command's run time as the device measured it (a GPU
+    /// backend's profiling counters): the end is now and the start `device_time` earlier (but
+    /// not before [`Event::set_running`]), so [`Profile::duration`] is the device's time rather
+    /// than the host's view of it, on the same clock as every other event.
+    pub(crate) fn complete_measured(&self, r: Result<()>, device_time: Duration) {
+        let mut s = self.inner.state.lock().unwrap();
+        let end = Instant::now();
+        let measured = end.checked_sub(device_time).unwrap_or(end);
+        s.start = Some(match s.start {
+            Some(running) if running > measured => running,
+            _ => measured.max(self.inner.queued),
+        });
+        s.end = Some(end);
+        s.status = Status::Done(r);
+        self.inner.cv.notify_all();
+    }
+
     /// Blocks until the command has completed; returns its error if it failed.
     pub fn wait(&self) -> Result<()> {
         let mut s = self.inner.state.lock().unwrap();

@@ -18,7 +18,7 @@ mod queue;
 pub(crate) use backend::{ArgValue, Command, CompiledKernel, DeviceBackend, Memory, QueueBackend};
 pub use buffer::{Buffer, LocalMem};
 pub use event::{Event, Profile};
-pub use kernel::{Dims, Gathered, Kernel, KernelArg, NdRange, Run};
+pub use kernel::{capture_kernels, Dims, Gathered, Kernel, KernelArg, NdRange, Run};
 pub use queue::{PendingRead, Queue};
 
 use crate::error::{Error, Result};
@@ -245,6 +245,9 @@ impl Device {
                     all.iter().find(|d| {
                         d.info().backend == BackendKind::OpenCl
                             && !d.info().name.to_lowercase().contains("cpu")
+                            && !d.info().extra.iter().any(|(k, v)| {
+                                k == "device type" && v.split(" + ").any(|t| t == "CPU")
+                            })
                     })
                 })
                 .or_else(|| all.iter().find(|d| d.info().backend == BackendKind::Cpu));
@@ -297,6 +300,12 @@ impl Device {
         self.inner.compiles.load(Ordering::Relaxed)
     }
 
+    /// Compiles `kernel` for this device now (launches compile on first use otherwise). A
+    /// kernel that fails to compile returns the backend's error, with the generated source.
+    pub fn compile(&self, kernel: &Kernel) -> Result<()> {
+        self.compiled(kernel).map(|_| ())
+    }
+
     pub(crate) fn compiled(&self, kernel: &Kernel) -> Result<Arc<dyn CompiledKernel>> {
         let key = kernel.cache_key();
         if let Some(k) = self.inner.cache.lock().unwrap().get(key) {
@@ -321,18 +330,18 @@ struct Registry {
 fn registry() -> &'static Registry {
     static REG: OnceLock<Registry> = OnceLock::new();
     REG.get_or_init(|| {
-        let devices = vec![Device::from_backend(Box::new(crate::cpu::CpuDevice::new()))];
-        let unavailable = vec![
-            (
-                BackendKind::OpenCl,
-                "this build of strata has no OpenCL backend yet (issue: OpenCL backend)"
-                    .to_string(),
-            ),
-            (
-                BackendKind::Cuda,
-                "this build of strata has no CUDA backend yet (issue: CUDA backend)".to_string(),
-            ),
-        ];
+        let mut devices = vec![Device::from_backend(Box::new(crate::cpu::CpuDevice::new()))];
+        let mut unavailable = Vec::new();
+        match crate::opencl::discover() {
+            Ok(found) => {
+                devices.extend(found.into_iter().map(|d| Device::from_backend(Box::new(d))))
+            }
+            Err(why) => unavailable.push((BackendKind::OpenCl, why)),
+        }
+        unavailable.push((
+            BackendKind::Cuda,
+            "this build of strata has no CUDA backend yet (issue: CUDA backend)".to_string(),
+        ));
         Registry {
             devices,
             unavailable,
