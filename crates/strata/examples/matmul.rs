@@ -169,7 +169,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 }
 
 #[test]
-fn matmuls_on_cpu() {
+pub fn matmuls_on_cpu() {
     let device = Device::from_spec("cpu").unwrap();
     let out = matmuls(&device, 37, 21, 45).unwrap();
     assert_eq!(out.len(), 2);

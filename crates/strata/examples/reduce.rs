@@ -143,7 +143,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 }
 
 #[test]
-fn reductions_on_cpu() {
+pub fn reductions_on_cpu() {
     let device = Device::from_spec("cpu").unwrap();
     // Not a multiple of the launch size, so the grid-stride loops run unevenly.
     let out = reductions(&device, 100_003).unwrap();

@@ -63,7 +63,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 }
 
 #[test]
-fn saxpy_on_cpu() {
+pub fn saxpy_on_cpu() {
     let device = Device::from_spec("cpu").unwrap();
     let r = saxpy(&device, 10_000).unwrap();
     assert_eq!(r.n, 10_000);

@@ -322,7 +322,7 @@ fn main() {
 }
 
 #[test]
-fn showcase_on_cpu() {
+pub fn showcase_on_cpu() {
     let device = Device::from_spec("cpu").unwrap();
     let small = Sizes {
         saxpy: 10_000,

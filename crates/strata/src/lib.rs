@@ -34,18 +34,24 @@
 
 pub mod bench;
 pub mod builder;
+pub mod codegen;
 pub mod conformance;
 mod cpu;
 pub mod error;
 pub mod ir;
+mod opencl;
 mod runtime;
 
 pub use builder::KernelDef;
 pub use error::{Error, Result, WorkItem};
 pub use runtime::{
-    devices, json_str, unavailable_backends, BackendKind, Buffer, Device, DeviceInfo, Dims, Event,
-    Gathered, Kernel, KernelArg, LocalMem, NdRange, PendingRead, Profile, Queue, Run,
+    capture_kernels, devices, json_str, unavailable_backends, BackendKind, Buffer, Device,
+    DeviceInfo, Dims, Event, Gathered, Kernel, KernelArg, LocalMem, NdRange, PendingRead, Profile,
+    Queue, Run,
 };
+/// Write a kernel as a plain Rust function; see the [`strata_macros`] crate docs and the
+/// README's `#[kernel]` section.
+pub use strata_macros::kernel;
 
 /// The README's code blocks, compiled and run as doc tests so the README stays true.
 #[cfg(doctest)]
@@ -65,5 +71,5 @@ pub mod prelude {
         vec4, while_, BufferParam, Expr, KernelDef, LocalArray, LoopLabel, PrivateArray, Var,
     };
     pub use crate::ir::Access;
-    pub use crate::{Buffer, Device, Event, Kernel, LocalMem, NdRange, Queue};
+    pub use crate::{kernel, Buffer, Device, Event, Kernel, LocalMem, NdRange, Queue};
 }

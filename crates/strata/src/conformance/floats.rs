@@ -327,7 +327,9 @@ macro_rules! float_suite {
                 unary(q, "tanh", 33, (-10.0, 10.0), ex, |x| x.tanh(), |x| x.tanh(), 6, a)?;
                 unary(q, "asinh", 34, (-100.0, 100.0), ex, |x| x.asinh(), |x| x.asinh(), 6, a)?;
                 unary(q, "acosh", 35, (1.0, 100.0), &[1.0, 2.0], |x| x.acosh(), |x| x.acosh(), 6, a)?;
-                unary(q, "atanh", 36, (-0.99, 0.99), ex, |x| x.atanh(), |x| x.atanh(), 6, a)
+                // Near |x| = 1 atanh amplifies input rounding ~50x; neither Rust's formula nor
+                // device libraries (PoCL: 9-10 ulp) are within 6 ulp of each other there.
+                unary(q, "atanh", 36, (-0.99, 0.99), ex, |x| x.atanh(), |x| x.atanh(), 16, a)
             }
 
             pub(super) fn misc(q: &Queue) -> Result<(), String> {

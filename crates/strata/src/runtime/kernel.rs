@@ -72,13 +72,19 @@ impl Kernel {
         if std::env::var("STRATA_DUMP").is_ok_and(|v| v.split(',').any(|p| p == "ir")) {
             eprintln!("{otext}");
         }
-        Ok(Kernel {
+        let k = Kernel {
             inner: Arc::new(KernelInner {
                 valid: Arc::new(valid),
                 key: otext,
                 gathers,
             }),
-        })
+        };
+        CAPTURE.with(|c| {
+            if let Some(v) = c.borrow_mut().as_mut() {
+                v.push(k.clone());
+            }
+        });
+        Ok(k)
     }
 
     /// The kernel's name.
@@ -89,6 +95,11 @@ impl Kernel {
     /// The optimized IR.
     pub fn ir(&self) -> &ir::Function {
         self.inner.valid.function()
+    }
+
+    /// The validated, optimized IR, as code generators take it.
+    pub fn valid_function(&self) -> &ValidFunction {
+        &self.inner.valid
     }
 
     /// The optimized IR in text form.
@@ -293,6 +304,32 @@ impl Kernel {
             .collect();
         Ok((values, gathers, range))
     }
+}
+
+thread_local! {
+    static CAPTURE: std::cell::RefCell<Option<Vec<Kernel>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Runs `f` and returns, beside its result, every kernel built on this thread while it ran, in
+/// build order. Tools use it to collect kernels: golden files of generated code, differential
+/// tests. An inner capture takes the kernels of its own span; the outer one resumes after it.
+pub fn capture_kernels<R>(f: impl FnOnce() -> R) -> (R, Vec<Kernel>) {
+    struct Restore(Option<Option<Vec<Kernel>>>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            if let Some(outer) = self.0.take() {
+                CAPTURE.with(|c| *c.borrow_mut() = outer);
+            }
+        }
+    }
+    let outer = CAPTURE.with(|c| c.borrow_mut().replace(Vec::new()));
+    let mut restore = Restore(Some(outer));
+    let r = f();
+    let got = CAPTURE.with(|c| c.borrow_mut().take()).unwrap_or_default();
+    if let Some(outer) = restore.0.take() {
+        CAPTURE.with(|c| *c.borrow_mut() = outer);
+    }
+    (r, got)
 }
 
 /// `name: type` of every launch parameter of `f` except those `hidden` says to skip.

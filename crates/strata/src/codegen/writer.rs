@@ -1,0 +1,1359 @@
+//! The C-family writer and the dialects it writes.
+//!
+//! The writer walks the validated IR once and prints one C statement per line. It keeps the
+//! IR's semantics exact on C targets:
+//! - vectors are written component by component (the IR's vector operations are componentwise),
+//!   so no dialect needs vector types and results match the CPU backend;
+//! - signed `+ - * <<` and negation are computed in the unsigned type (C leaves signed overflow
+//!   undefined); results narrower than `int` are cast back to their type; shift amounts are
+//!   masked to the bit width; `MIN / -1` and `MIN % -1` go through helpers;
+//! - float to integer conversions saturate and map NaN to 0; floats are printed so they read
+//!   back exactly (NaN and infinities by their bits);
+//! - `min`, `max`, `clamp` and `mix` are written out with the same formula the evaluator uses;
+//! - work-group collectives are lowered to a local scratch array combined in local-id order by
+//!   the first work-item, so float results match the CPU backend bit for bit.
+//!
+//! Expressions used once are written inline; expressions used more than once get a `const`
+//! temporary where first needed (the same scoping rule as the CPU backend's lowering).
+
+// Vector operands are written component by component: loops index several operands at once.
+#![allow(clippy::needless_range_loop)]
+
+use crate::ir::{
+    self, AtomicOp, BinaryOp, Builtin, Expr, ExprId, Fence, GroupOp, Literal, LoopId, MathFn,
+    MathKind, Mem, ParamKind, Scalar, Stmt, Type, UnaryOp, ValidFunction, ValueId,
+};
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::fmt::Write;
+
+/// A target dialect of C, as data. Placeholders: `{d}` a dimension number, `{c}` its axis
+/// letter (`x`, `y`, `z`), `{x}` an operand, `{t}` a type name.
+pub struct Dialect {
+    /// Name for comments and errors (`OpenCL C`).
+    pub name: &'static str,
+    /// Lines at the top of every file.
+    pub preamble: &'static str,
+    /// Lines added when the kernel uses `f64`.
+    pub f64_preamble: &'static str,
+    /// Lines added when the kernel uses 64-bit integer atomics.
+    pub int64_atomics_preamble: &'static str,
+    /// What precedes the kernel's name.
+    pub kernel_prefix: &'static str,
+    /// Qualifier of buffer pointers.
+    pub global: &'static str,
+    /// Qualifier of local-memory declarations and pointers.
+    pub local: &'static str,
+    /// Qualifier of helper functions.
+    pub helper_prefix: &'static str,
+    /// Type names, indexed like [`Scalar::ALL`].
+    pub types: [&'static str; 11],
+    /// Id built-ins: global id, local id, group id, global size, local size, number of groups.
+    pub ids: [&'static str; 6],
+    /// Barrier for (local, global, both) fences.
+    pub barriers: [&'static str; 3],
+    /// Memory fence for (local, global, both).
+    pub fences: [&'static str; 3],
+    /// Saturating, truncating float-to-integer conversion.
+    pub convert_sat: &'static str,
+    /// Reinterpretation of bits as type `{t}`.
+    pub bitcast: &'static str,
+    /// Atomic function names for 32-bit integers: add, sub, min, max, and, or, xor, exchange,
+    /// compare-exchange (`(pointer, expected, new)`).
+    pub atomics32: [&'static str; 9],
+    /// The same for 64-bit integers.
+    pub atomics64: [&'static str; 9],
+    /// Overrides of built-in function names (the default is [`MathFn::name`]).
+    pub math_names: &'static [(MathFn, &'static str)],
+    /// Compiler options the dialect needs for exact results.
+    pub options: &'static [&'static str],
+}
+
+/// OpenCL C 1.2.
+pub static OPENCL: Dialect = Dialect {
+    name: "OpenCL C",
+    preamble: "#pragma OPENCL FP_CONTRACT OFF\n",
+    f64_preamble: "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n",
+    int64_atomics_preamble: "#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable\n#pragma OPENCL EXTENSION cl_khr_int64_extended_atomics : enable\n",
+    kernel_prefix: "__kernel void",
+    global: "__global",
+    local: "__local",
+    helper_prefix: "static inline",
+    types: ["bool", "char", "short", "int", "long", "uchar", "ushort", "uint", "ulong", "float", "double"],
+    ids: ["get_global_id({d})", "get_local_id({d})", "get_group_id({d})", "get_global_size({d})", "get_local_size({d})", "get_num_groups({d})"],
+    barriers: ["barrier(CLK_LOCAL_MEM_FENCE)", "barrier(CLK_GLOBAL_MEM_FENCE)", "barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)"],
+    fences: ["mem_fence(CLK_LOCAL_MEM_FENCE)", "mem_fence(CLK_GLOBAL_MEM_FENCE)", "mem_fence(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)"],
+    convert_sat: "convert_{t}_sat_rtz({x})",
+    bitcast: "as_{t}({x})",
+    atomics32: ["atomic_add", "atomic_sub", "atomic_min", "atomic_max", "atomic_and", "atomic_or", "atomic_xor", "atomic_xchg", "atomic_cmpxchg"],
+    atomics64: ["atom_add", "atom_sub", "atom_min", "atom_max", "atom_and", "atom_or", "atom_xor", "atom_xchg", "atom_cmpxchg"],
+    math_names: &[],
+    options: &["-cl-std=CL1.2", "-cl-fp32-correctly-rounded-divide-sqrt"],
+};
+
+/// Generated source for one kernel.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Generated {
+    /// The whole translation unit.
+    pub source: String,
+    /// The kernel's entry point.
+    pub entry: String,
+    /// Compiler options the dialect needs (the runtime may add its own).
+    pub options: Vec<String>,
+}
+
+/// OpenCL C for `f`.
+pub fn opencl(f: &ValidFunction) -> Generated {
+    write(f, &OPENCL)
+}
+
+/// C source for `f` in `dialect`.
+pub fn write(vf: &ValidFunction, dialect: &'static Dialect) -> Generated {
+    let f = vf.function();
+    let mut w = Writer::new(vf, dialect);
+    w.kernel();
+    let mut src = String::new();
+    let _ = writeln!(
+        src,
+        "// Generated by strata from kernel `{}` ({}).",
+        f.name, dialect.name
+    );
+    src.push_str(dialect.preamble);
+    if vf.info().uses_f64 {
+        src.push_str(dialect.f64_preamble);
+    }
+    if vf.info().uses_int64_atomics {
+        src.push_str(dialect.int64_atomics_preamble);
+    }
+    if w.uses_scratch {
+        src.push_str("#ifndef STRATA_MAX_GROUP\n#define STRATA_MAX_GROUP 1024\n#endif\n");
+    }
+    for h in &w.helpers {
+        src.push('\n');
+        src.push_str(h);
+    }
+    src.push('\n');
+    src.push_str(&w.out);
+    Generated {
+        source: src,
+        entry: entry_name(&f.name),
+        options: dialect.options.iter().map(|s| s.to_string()).collect(),
+    }
+}
+
+const RESERVED: &[&str] = &[
+    "auto",
+    "break",
+    "case",
+    "char",
+    "const",
+    "continue",
+    "default",
+    "do",
+    "double",
+    "else",
+    "enum",
+    "extern",
+    "float",
+    "for",
+    "goto",
+    "if",
+    "inline",
+    "int",
+    "long",
+    "register",
+    "restrict",
+    "return",
+    "short",
+    "signed",
+    "sizeof",
+    "static",
+    "struct",
+    "switch",
+    "typedef",
+    "union",
+    "unsigned",
+    "void",
+    "volatile",
+    "while",
+    "bool",
+    "uchar",
+    "ushort",
+    "uint",
+    "ulong",
+    "half",
+    "kernel",
+    "global",
+    "local",
+    "constant",
+    "private",
+    "read_only",
+    "write_only",
+    "barrier",
+    "class",
+    "template",
+    "new",
+    "delete",
+    "this",
+    "true",
+    "false",
+    "namespace",
+    "using",
+];
+
+fn ident(name: &str) -> String {
+    let mut s: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if s.is_empty() || s.starts_with(|c: char| c.is_ascii_digit()) {
+        s.insert(0, '_');
+    }
+    // Names the writer generates itself: temporaries `eN`, values `vN` and `name_N`, buffer
+    // lengths `name_len`. A user name of that shape gets a trailing `_`.
+    let generated_shape = {
+        let digits = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
+        (s.starts_with('e') || s.starts_with('v')) && digits(&s[1..])
+            || s.rsplit_once('_').is_some_and(|(_, t)| digits(t))
+            || s.ends_with("_len")
+    };
+    if generated_shape
+        || RESERVED.contains(&s.as_str())
+        || s.starts_with("get_")
+        || s.starts_with("strata_")
+        || s.starts_with("__")
+    {
+        s.push('_');
+    }
+    s
+}
+
+/// The entry-point name for a kernel: its name, unless that is a built-in function or a
+/// reserved word of the target, in which case `_kernel` is appended.
+fn entry_name(name: &str) -> String {
+    const BUILTINS: &[&str] = &[
+        "select",
+        "bitselect",
+        "fabs",
+        "fmin",
+        "fmax",
+        "fdim",
+        "fract",
+        "modf",
+        "frexp",
+        "ldexp",
+        "ilogb",
+        "logb",
+        "nan",
+        "nextafter",
+        "remainder",
+        "remquo",
+        "rint",
+        "rootn",
+        "sincos",
+        "tgamma",
+        "lgamma",
+        "erf",
+        "erfc",
+        "maxmag",
+        "minmag",
+        "step",
+        "smoothstep",
+        "any",
+        "all",
+        "abs",
+        "abs_diff",
+        "min",
+        "max",
+        "clamp",
+        "dot",
+        "cross",
+        "length",
+        "mad",
+        "mad24",
+        "mul24",
+        "mad_hi",
+        "mad_sat",
+        "upsample",
+        "ctz",
+        "printf",
+        "shuffle",
+        "shuffle2",
+        "prefetch",
+        "mem_fence",
+        "read_mem_fence",
+        "write_mem_fence",
+        "wait_group_events",
+        "async_work_group_copy",
+        "async_work_group_strided_copy",
+        "isequal",
+        "isnotequal",
+        "isgreater",
+        "isgreaterequal",
+        "isless",
+        "islessequal",
+        "islessgreater",
+        "isnormal",
+        "isordered",
+        "isunordered",
+        "main",
+    ];
+    const PREFIXES: &[&str] = &[
+        "atomic_",
+        "atom_",
+        "convert_",
+        "as_",
+        "native_",
+        "half_",
+        "vload",
+        "vstore",
+        "work_group_",
+        "sub_group_",
+        "fast_",
+        "__",
+    ];
+    let builtin = ir::MathFn::ALL.iter().any(|m| m.name() == name)
+        || BUILTINS.contains(&name)
+        || PREFIXES.iter().any(|p| name.starts_with(p));
+    if builtin || RESERVED.contains(&name) {
+        format!("{name}_kernel")
+    } else {
+        ident(name)
+    }
+}
+
+struct Writer<'a> {
+    f: &'a ir::Function,
+    d: &'static Dialect,
+    out: String,
+    helpers: BTreeSet<String>,
+    uses: Vec<u32>,
+    avail: HashSet<ExprId>,
+    scopes: Vec<Vec<ExprId>>,
+    temps: HashMap<ExprId, String>,
+    indent: usize,
+    /// Enclosing loops, innermost last, with whether a goto label is needed for break / continue.
+    loops: Vec<LoopId>,
+    labels: HashSet<(LoopId, bool)>,
+    uses_scratch: bool,
+    scratch_types: BTreeSet<Scalar>,
+    param_names: Vec<String>,
+    local_names: Vec<String>,
+    private_names: Vec<String>,
+}
+
+fn axis(d: u8) -> char {
+    ['x', 'y', 'z'][d as usize % 3]
+}
+
+impl<'a> Writer<'a> {
+    fn new(vf: &'a ValidFunction, d: &'static Dialect) -> Self {
+        let f = vf.function();
+        let mut uses = vec![0u32; f.exprs.len()];
+        for (_, e, _) in f.exprs.iter() {
+            for o in ir::expr_operands(e) {
+                uses[o.0 as usize] += 1;
+            }
+        }
+        ir::walk_block(&f.body, &mut |s| {
+            for o in ir::stmt_operands(s) {
+                uses[o.0 as usize] += 1;
+            }
+        });
+        let mut labels = HashSet::new();
+        find_labels(&f.body, &mut Vec::new(), &mut labels);
+        let mut taken: HashSet<String> = HashSet::new();
+        let mut unique = |base: String| {
+            let mut n = base.clone();
+            let mut k = 1;
+            while !taken.insert(n.clone()) {
+                n = format!("{base}_{k}");
+                k += 1;
+            }
+            n
+        };
+        let param_names = f.params.iter().map(|p| unique(ident(&p.name))).collect();
+        let local_names = f.locals.iter().map(|l| unique(ident(&l.name))).collect();
+        let private_names = f.privates.iter().map(|p| unique(ident(&p.name))).collect();
+        Writer {
+            f,
+            d,
+            out: String::new(),
+            helpers: BTreeSet::new(),
+            uses,
+            avail: HashSet::new(),
+            scopes: vec![Vec::new()],
+            temps: HashMap::new(),
+            indent: 1,
+            loops: Vec::new(),
+            labels,
+            uses_scratch: false,
+            scratch_types: BTreeSet::new(),
+            param_names,
+            local_names,
+            private_names,
+        }
+    }
+
+    fn ty(&self, s: Scalar) -> &'static str {
+        self.d.types[Scalar::ALL.iter().position(|&x| x == s).expect("scalar")]
+    }
+
+    fn unsigned_of(s: Scalar) -> Scalar {
+        match s {
+            Scalar::I8 => Scalar::U8,
+            Scalar::I16 => Scalar::U16,
+            Scalar::I32 => Scalar::U32,
+            Scalar::I64 => Scalar::U64,
+            s => s,
+        }
+    }
+
+    fn line(&mut self, s: &str) {
+        for _ in 0..self.indent {
+            self.out.push_str("    ");
+        }
+        self.out.push_str(s);
+        self.out.push('\n');
+    }
+
+    fn value_name(&self, v: ValueId) -> String {
+        match self
+            .f
+            .values
+            .get(v.0 as usize)
+            .and_then(|d| d.name.as_deref())
+        {
+            Some(n) => format!("{}_{}", ident(n), v.0),
+            None => format!("v{}", v.0),
+        }
+    }
+
+    fn id(&self, b: usize, d: u8) -> String {
+        format!(
+            "(uint){}",
+            self.d.ids[b]
+                .replace("{d}", &d.to_string())
+                .replace("{c}", &axis(d).to_string())
+        )
+    }
+
+    fn builtin(&self, b: Builtin) -> String {
+        match b {
+            Builtin::GlobalId(d) => self.id(0, d),
+            Builtin::LocalId(d) => self.id(1, d),
+            Builtin::GroupId(d) => self.id(2, d),
+            Builtin::GlobalSize(d) => self.id(3, d),
+            Builtin::LocalSize(d) => self.id(4, d),
+            Builtin::NumGroups(d) => self.id(5, d),
+            Builtin::LocalLinearId => format!(
+                "({} + {} * ({} + {} * {}))",
+                self.id(1, 0),
+                self.id(4, 0),
+                self.id(1, 1),
+                self.id(4, 1),
+                self.id(1, 2)
+            ),
+            Builtin::GroupLinearId => format!(
+                "({} + {} * ({} + {} * {}))",
+                self.id(2, 0),
+                self.id(5, 0),
+                self.id(2, 1),
+                self.id(5, 1),
+                self.id(2, 2)
+            ),
+        }
+    }
+
+    fn literal(&self, l: Literal) -> String {
+        let t = self.ty(l.scalar);
+        match l.scalar {
+            Scalar::Bool => if l.bits != 0 { "true" } else { "false" }.into(),
+            Scalar::F32 => {
+                let v = f32::from_bits(l.bits as u32);
+                if v.is_finite() {
+                    format!("{v:?}f")
+                } else {
+                    self.d
+                        .bitcast
+                        .replace("{t}", t)
+                        .replace("{x}", &format!("0x{:08x}u", l.bits))
+                }
+            }
+            Scalar::F64 => {
+                let v = f64::from_bits(l.bits);
+                if v.is_finite() {
+                    format!("{v:?}")
+                } else {
+                    self.d
+                        .bitcast
+                        .replace("{t}", t)
+                        .replace("{x}", &format!("0x{:016x}ul", l.bits))
+                }
+            }
+            Scalar::I32 => {
+                let v = l.as_i128() as i32;
+                if v == i32::MIN {
+                    "(-2147483647 - 1)".into()
+                } else {
+                    v.to_string()
+                }
+            }
+            Scalar::I64 => {
+                let v = l.as_i128() as i64;
+                if v == i64::MIN {
+                    "(-9223372036854775807L - 1L)".into()
+                } else {
+                    format!("{v}L")
+                }
+            }
+            Scalar::U32 => format!("{}u", l.bits),
+            Scalar::U64 => format!("{}ul", l.bits),
+            _ => format!("(({t}){})", l.as_i128()),
+        }
+    }
+
+    /// The components of an expression: one C expression per component.
+    fn expr(&mut self, id: ExprId) -> Vec<String> {
+        if let Some(t) = self.temps.get(&id) {
+            let w = self.f.exprs.ty(id).width;
+            return if w == 1 {
+                vec![t.clone()]
+            } else {
+                (0..w).map(|c| format!("{t}_{c}")).collect()
+            };
+        }
+        self.render(id)
+    }
+
+    fn render(&mut self, id: ExprId) -> Vec<String> {
+        let ty = self.f.exprs.ty(id);
+        let w = ty.width as usize;
+        let e = self.f.exprs.get(id).clone();
+        match e {
+            Expr::Literal(l) => vec![self.literal(l)],
+            Expr::Param(p) => {
+                let n = self.param_names[p as usize].clone();
+                vec![if ty.scalar == Scalar::Bool {
+                    format!("({n} != 0)")
+                } else {
+                    n
+                }]
+            }
+            Expr::BufferLen(p) => vec![format!("{}_len", self.param_names[p as usize])],
+            Expr::Value(v) => {
+                let n = self.value_name(v);
+                if w == 1 {
+                    vec![n]
+                } else {
+                    (0..w).map(|c| format!("{n}_{c}")).collect()
+                }
+            }
+            Expr::Builtin(b) => vec![self.builtin(b)],
+            Expr::Unary(op, a) => {
+                let a = self.expr(a);
+                a.iter().map(|x| self.unary(op, ty.scalar, x)).collect()
+            }
+            Expr::Binary(op, a, b) => {
+                let s = self.f.exprs.ty(a).scalar;
+                let (a, b) = (self.expr(a), self.expr(b));
+                (0..w).map(|c| self.binary(op, s, &a[c], &b[c])).collect()
+            }
+            Expr::Select(c, a, b) => {
+                let (cv, a, b) = (self.expr(c), self.expr(a), self.expr(b));
+                (0..w)
+                    .map(|k| format!("({} ? {} : {})", cv[k % cv.len()], a[k], b[k]))
+                    .collect()
+            }
+            Expr::Cast(a, to) => {
+                let from = self.f.exprs.ty(a).scalar;
+                let a = self.expr(a);
+                a.iter().map(|x| self.cast(from, to, x)).collect()
+            }
+            Expr::Bitcast(a, to) => {
+                let t = self.ty(to.scalar);
+                let a = self.expr(a);
+                a.iter()
+                    .map(|x| self.d.bitcast.replace("{t}", t).replace("{x}", x))
+                    .collect()
+            }
+            Expr::Math(m, args) => {
+                let at = self.f.exprs.ty(args[0]);
+                let vals: Vec<Vec<String>> = args.iter().map(|&a| self.expr(a)).collect();
+                self.math(m, at, &vals)
+            }
+            Expr::Splat(a, n) => {
+                let a = self.expr(a);
+                vec![a[0].clone(); n as usize]
+            }
+            Expr::Compose(parts) => parts.iter().map(|&p| self.expr(p)[0].clone()).collect(),
+            Expr::Extract(a, i) => {
+                let a = self.expr(a);
+                vec![a[i as usize].clone()]
+            }
+        }
+    }
+
+    fn unary(&mut self, op: UnaryOp, s: Scalar, x: &str) -> String {
+        let t = self.ty(s);
+        match (op, s) {
+            (UnaryOp::Not, Scalar::Bool) => format!("(!{x})"),
+            (UnaryOp::Not, _) => format!("(({t})~{x})"),
+            (UnaryOp::Neg, _) if s.is_float() => format!("(-{x})"),
+            (UnaryOp::Neg, _) => {
+                let u = self.ty(Self::unsigned_of(s));
+                format!("(({t})(({u})0 - ({u}){x}))")
+            }
+        }
+    }
+
+    fn binary(&mut self, op: BinaryOp, s: Scalar, a: &str, b: &str) -> String {
+        use BinaryOp::*;
+        let t = self.ty(s);
+        if op.is_comparison() || s == Scalar::Bool {
+            let sym = match (op, s) {
+                (And, Scalar::Bool) => "&&",
+                (Or, Scalar::Bool) => "||",
+                (Xor, Scalar::Bool) => "!=",
+                _ => op.symbol(),
+            };
+            return format!("({a} {sym} {b})");
+        }
+        if s.is_float() {
+            return match op {
+                Rem => format!("fmod({a}, {b})"),
+                _ => format!("({a} {} {b})", op.symbol()),
+            };
+        }
+        let bits = s.bits();
+        let narrow = s.size() < 4;
+        // The unsigned type the operation is computed in: C promotes narrow types to `int`, where
+        // `ushort * ushort` and left shifts of negative values are undefined.
+        let wide_u = if narrow {
+            self.ty(Scalar::U32)
+        } else {
+            self.ty(Self::unsigned_of(s))
+        };
+        match op {
+            Add | Sub | Mul if s.is_signed() && !narrow => {
+                format!("(({t})(({wide_u}){a} {} ({wide_u}){b}))", op.symbol())
+            }
+            Mul if narrow => format!("(({t})(({wide_u}){a} * ({wide_u}){b}))"),
+            Shl => format!("(({t})(({wide_u}){a} << ({b} & {})))", bits - 1),
+            Shr => format!("(({t})({a} >> ({b} & {})))", bits - 1),
+            Div | Rem if s.is_signed() && !narrow => {
+                let name = format!("strata_{}_{t}", if op == Div { "div" } else { "rem" });
+                let body = if op == Div {
+                    format!(
+                        "return b == -1 ? ({t})(({u})0 - ({u})a) : a / b;",
+                        u = self.ty(Self::unsigned_of(s))
+                    )
+                } else {
+                    "return b == -1 ? 0 : a % b;".to_string()
+                };
+                self.helpers.insert(format!(
+                    "{} {t} {name}({t} a, {t} b) {{ {body} }}\n",
+                    self.d.helper_prefix
+                ));
+                format!("{name}({a}, {b})")
+            }
+            _ if narrow => format!("(({t})({a} {} {b}))", op.symbol()),
+            _ => format!("({a} {} {b})", op.symbol()),
+        }
+    }
+
+    fn cast(&mut self, from: Scalar, to: Scalar, x: &str) -> String {
+        let t = self.ty(to);
+        if from == to {
+            return x.to_string();
+        }
+        if to == Scalar::Bool {
+            return format!("({x} != 0)");
+        }
+        if from.is_float() && to.is_int() {
+            return self.d.convert_sat.replace("{t}", t).replace("{x}", x);
+        }
+        format!("(({t}){x})")
+    }
+
+    fn fname(&self, m: MathFn) -> &'static str {
+        self.d
+            .math_names
+            .iter()
+            .find(|(f, _)| *f == m)
+            .map_or(m.name(), |(_, n)| n)
+    }
+
+    fn math(&mut self, m: MathFn, at: Type, v: &[Vec<String>]) -> Vec<String> {
+        let w = at.width as usize;
+        let s = at.scalar;
+        let t = self.ty(s);
+        let float = s.is_float();
+        let zero = if s == Scalar::F32 { "0.0f" } else { "0.0" };
+        match m.kind() {
+            MathKind::Reduce => {
+                // acc = 0; acc += x*y per component, in order: the evaluator's formula.
+                let mut acc = zero.to_string();
+                for c in 0..w {
+                    let term = match m {
+                        MathFn::Dot => format!("({} * {})", v[0][c], v[1][c]),
+                        MathFn::Distance => {
+                            let d = format!("({} - {})", v[0][c], v[1][c]);
+                            format!("({d} * {d})")
+                        }
+                        _ => format!("({} * {})", v[0][c], v[0][c]),
+                    };
+                    acc = format!("({acc} + {term})");
+                }
+                vec![if m == MathFn::Dot {
+                    acc
+                } else {
+                    format!("sqrt({acc})")
+                }]
+            }
+            MathKind::Geometric if m == MathFn::Cross => {
+                let (a, b) = (&v[0], &v[1]);
+                let mut r = vec![
+                    format!("(({} * {}) - ({} * {}))", a[1], b[2], a[2], b[1]),
+                    format!("(({} * {}) - ({} * {}))", a[2], b[0], a[0], b[2]),
+                    format!("(({} * {}) - ({} * {}))", a[0], b[1], a[1], b[0]),
+                ];
+                if w == 4 {
+                    r.push(zero.to_string());
+                }
+                r
+            }
+            MathKind::Geometric => {
+                let mut acc = zero.to_string();
+                for c in 0..w {
+                    acc = format!("({acc} + ({} * {}))", v[0][c], v[0][c]);
+                }
+                (0..w)
+                    .map(|c| format!("({} / sqrt({acc}))", v[0][c]))
+                    .collect()
+            }
+            _ => (0..w)
+                .map(|c| {
+                    let a: Vec<&str> = v.iter().map(|x| x[c].as_str()).collect();
+                    match (m, float) {
+                        (MathFn::Min, true) => format!("fmin({}, {})", a[0], a[1]),
+                        (MathFn::Max, true) => format!("fmax({}, {})", a[0], a[1]),
+                        (MathFn::Clamp, true) => {
+                            format!("fmin(fmax({}, {}), {})", a[0], a[1], a[2])
+                        }
+                        (MathFn::Clamp, false) => format!("min(max({}, {}), {})", a[0], a[1], a[2]),
+                        (MathFn::Abs, true) => format!("fabs({})", a[0]),
+                        (MathFn::Abs, false) if s.is_signed() => {
+                            // Not the built-in: Clang lowers it to an intrinsic for which
+                            // abs(MIN) is poison; strata defines abs(MIN) == MIN.
+                            let u = self.ty(Self::unsigned_of(s));
+                            let name = format!("strata_abs_{t}");
+                            self.helpers.insert(format!(
+                                "{} {t} {name}({t} x) {{ return x < 0 ? ({t})(({u})0 - ({u})x) : x; }}\n",
+                                self.d.helper_prefix
+                            ));
+                            format!("{name}({})", a[0])
+                        }
+                        (MathFn::Abs, false) => a[0].to_string(),
+                        (MathFn::Mix, _) => format!("({0} + ({1} - {0}) * {2})", a[0], a[1], a[2]),
+                        (MathFn::Rsqrt, _) => format!(
+                            "(1.0{} / sqrt({}))",
+                            if s == Scalar::F32 { "f" } else { "" },
+                            a[0]
+                        ),
+                        (MathFn::IsNan | MathFn::IsInf | MathFn::IsFinite | MathFn::Signbit, _) => {
+                            format!("({}({}) != 0)", self.fname(m), a[0])
+                        }
+                        (
+                            MathFn::Clz
+                            | MathFn::Popcount
+                            | MathFn::Rotate
+                            | MathFn::MulHi
+                            | MathFn::AddSat
+                            | MathFn::SubSat
+                            | MathFn::Hadd
+                            | MathFn::Rhadd,
+                            _,
+                        ) => {
+                            format!("(({t}){}({}))", self.fname(m), a.join(", "))
+                        }
+                        _ => format!("{}({})", self.fname(m), a.join(", ")),
+                    }
+                })
+                .collect(),
+        }
+    }
+
+    /// Emits temporaries for the multi-use expressions `id` needs, operands first.
+    fn need(&mut self, id: ExprId) {
+        if self.avail.contains(&id) || self.temps.contains_key(&id) {
+            return;
+        }
+        let e = self.f.exprs.get(id).clone();
+        if matches!(
+            e,
+            Expr::Literal(_) | Expr::Param(_) | Expr::BufferLen(_) | Expr::Value(_)
+        ) {
+            return;
+        }
+        for o in ir::expr_operands(&e) {
+            self.need(o);
+        }
+        if self.uses[id.0 as usize] > 1 {
+            let ty = self.f.exprs.ty(id);
+            let name = format!("e{}", id.0);
+            let comps = self.render(id);
+            let t = self.ty(ty.scalar);
+            for (c, x) in comps.iter().enumerate() {
+                let n = if ty.width == 1 {
+                    name.clone()
+                } else {
+                    format!("{name}_{c}")
+                };
+                self.line(&format!("const {t} {n} = {x};"));
+            }
+            self.temps.insert(id, name);
+            self.avail.insert(id);
+            self.scopes.last_mut().expect("scope").push(id);
+        }
+    }
+
+    fn operands(&mut self, s: &Stmt) {
+        for o in ir::stmt_operands(s) {
+            self.need(o);
+        }
+    }
+
+    fn block(&mut self, b: &ir::Block) {
+        self.scopes.push(Vec::new());
+        self.indent += 1;
+        for s in b {
+            self.stmt(s);
+        }
+        self.indent -= 1;
+        for id in self.scopes.pop().expect("scope") {
+            self.avail.remove(&id);
+            self.temps.remove(&id);
+        }
+    }
+
+    fn mem_ref(&mut self, mem: Mem, index: ExprId, c: usize) -> String {
+        let w = self.f.mem_elem(mem).expect("validated").width as usize;
+        let i = self.expr(index)[0].clone();
+        let (name, scalar_var) = match mem {
+            Mem::Buffer(p) => (self.param_names[p as usize].clone(), false),
+            Mem::Local(l) => (self.local_names[l as usize].clone(), false),
+            Mem::Private(p) => (
+                self.private_names[p as usize].clone(),
+                self.f.privates[p as usize].len.is_none(),
+            ),
+        };
+        match (scalar_var, w) {
+            (true, 1) => name,
+            (true, _) => format!("{name}[{c}]"),
+            (false, 1) => format!("{name}[{i}]"),
+            (false, _) => format!("{name}[({i}) * {w} + {c}]"),
+        }
+    }
+
+    fn decl(&mut self, v: ValueId, comps: &[String]) {
+        let ty = self.f.values[v.0 as usize].ty;
+        let t = self.ty(ty.scalar);
+        let n = self.value_name(v);
+        if ty.width == 1 {
+            self.line(&format!("const {t} {n} = {};", comps[0]));
+        } else {
+            for (c, x) in comps.iter().enumerate() {
+                self.line(&format!("const {t} {n}_{c} = {x};"));
+            }
+        }
+    }
+
+    fn jump(&mut self, id: LoopId, brk: bool) {
+        if self.loops.last() == Some(&id) {
+            self.line(if brk { "break;" } else { "continue;" });
+        } else {
+            self.line(&format!(
+                "goto L{}_{};",
+                id.0,
+                if brk { "break" } else { "continue" }
+            ));
+        }
+    }
+
+    fn fence_index(f: Fence) -> usize {
+        match (f.local, f.global) {
+            (true, false) => 0,
+            (false, true) => 1,
+            _ => 2,
+        }
+    }
+
+    fn stmt(&mut self, s: &Stmt) {
+        self.operands(s);
+        match s {
+            Stmt::Let { value, expr } => {
+                let c = self.expr(*expr);
+                self.decl(*value, &c);
+            }
+            Stmt::Load { value, mem, index } => {
+                let w = self.f.values[value.0 as usize].ty.width as usize;
+                let comps: Vec<String> = (0..w).map(|c| self.mem_ref(*mem, *index, c)).collect();
+                self.decl(*value, &comps);
+            }
+            Stmt::Store { mem, index, value } => {
+                let v = self.expr(*value);
+                for (c, x) in v.iter().enumerate() {
+                    let r = self.mem_ref(*mem, *index, c);
+                    self.line(&format!("{r} = {x};"));
+                }
+            }
+            Stmt::Atomic {
+                result,
+                mem,
+                index,
+                op,
+                operand,
+                compare,
+            } => {
+                let call = self.atomic(*mem, *index, *op, *operand, *compare);
+                match result {
+                    Some(r) => self.decl(*r, &[call]),
+                    None => self.line(&format!("(void){call};")),
+                }
+            }
+            Stmt::If {
+                cond,
+                then,
+                otherwise,
+            } => {
+                let c = self.expr(*cond)[0].clone();
+                self.line(&format!("if ({}) {{", strip_parens(&c)));
+                self.block(then);
+                if !otherwise.is_empty() {
+                    self.line("} else {");
+                    self.block(otherwise);
+                }
+                self.line("}");
+            }
+            Stmt::For {
+                id,
+                var,
+                start,
+                end,
+                step,
+                body,
+            } => {
+                let s = self.f.values[var.0 as usize].ty.scalar;
+                let t = self.ty(s);
+                let n = self.value_name(*var);
+                let (a, e, st) = (
+                    self.expr(*start)[0].clone(),
+                    self.expr(*end)[0].clone(),
+                    self.expr(*step)[0].clone(),
+                );
+                let cond = match self.f.exprs.literal(*step) {
+                    Some(l) if l.as_i128() > 0 => format!("{n} < {e}"),
+                    Some(_) => format!("{n} > {e}"),
+                    None => format!("({st} > 0 ? {n} < {e} : {n} > {e})"),
+                };
+                let u = self.ty(Self::unsigned_of(s));
+                let inc = if self
+                    .f
+                    .exprs
+                    .literal(*step)
+                    .is_some_and(|l| l.as_i128() == 1)
+                {
+                    format!("{n}++")
+                } else if s.is_signed() || s.size() < 4 {
+                    format!("{n} = ({t})(({u}){n} + ({u}){st})")
+                } else {
+                    format!("{n} += {st}")
+                };
+                self.line(&format!("for ({t} {n} = {a}; {cond}; {inc}) {{"));
+                self.loop_body(*id, body);
+                self.line("}");
+                if self.labels.contains(&(*id, true)) {
+                    self.line(&format!("L{}_break:;", id.0));
+                }
+            }
+            Stmt::Loop { id, body } => {
+                self.line("for (;;) {");
+                self.loop_body(*id, body);
+                self.line("}");
+                if self.labels.contains(&(*id, true)) {
+                    self.line(&format!("L{}_break:;", id.0));
+                }
+            }
+            Stmt::Break(id) => self.jump(*id, true),
+            Stmt::Continue(id) => self.jump(*id, false),
+            Stmt::Return => self.line("return;"),
+            Stmt::Barrier(f) => {
+                let b = self.d.barriers[Self::fence_index(*f)];
+                self.line(&format!("{b};"));
+            }
+            Stmt::MemFence(f) => {
+                let b = self.d.fences[Self::fence_index(*f)];
+                self.line(&format!("{b};"));
+            }
+            Stmt::Group {
+                value,
+                op,
+                arg,
+                source,
+            } => self.group(*value, *op, *arg, *source),
+        }
+    }
+
+    fn loop_body(&mut self, id: LoopId, body: &ir::Block) {
+        self.loops.push(id);
+        if self.labels.contains(&(id, false)) {
+            // The body in its own block, so that `goto` to the label skips no declaration in
+            // the label's scope (C++ forbids that).
+            self.indent += 1;
+            self.line("{");
+            self.block(body);
+            self.line("}");
+            self.line(&format!("L{}_continue:;", id.0));
+            self.indent -= 1;
+        } else {
+            self.block(body);
+        }
+        self.loops.pop();
+    }
+
+    fn atomic(
+        &mut self,
+        mem: Mem,
+        index: ExprId,
+        op: AtomicOp,
+        operand: ExprId,
+        compare: Option<ExprId>,
+    ) -> String {
+        let elem = self.f.mem_elem(mem).expect("validated").scalar;
+        let p = format!("&{}", self.mem_ref(mem, index, 0));
+        let v = self.expr(operand)[0].clone();
+        let k = match op {
+            AtomicOp::Add => 0,
+            AtomicOp::Sub => 1,
+            AtomicOp::Min => 2,
+            AtomicOp::Max => 3,
+            AtomicOp::And => 4,
+            AtomicOp::Or => 5,
+            AtomicOp::Xor => 6,
+            AtomicOp::Exchange => 7,
+            AtomicOp::CompareExchange => 8,
+        };
+        let space = match mem {
+            Mem::Local(_) => self.d.local,
+            _ => self.d.global,
+        };
+        if elem.is_float() {
+            // Float add as a compare-exchange loop on the bits.
+            let t = self.ty(elem);
+            let (bits, names) = if elem == Scalar::F32 {
+                (Scalar::U32, &self.d.atomics32)
+            } else {
+                (Scalar::U64, &self.d.atomics64)
+            };
+            let u = self.ty(bits);
+            let cas = names[8];
+            let as_u = self.d.bitcast.replace("{t}", u);
+            let as_f = self.d.bitcast.replace("{t}", t);
+            let name = format!("strata_atomic_add_{t}_{}", space.trim_start_matches('_'));
+            self.helpers.insert(format!(
+                "{pre} {t} {name}(volatile {space} {t}* p, {t} v) {{\n    {u} old = {load};\n    for (;;) {{\n        {u} seen = {cas}((volatile {space} {u}*)p, old, {new});\n        if (seen == old) return {ret};\n        old = seen;\n    }}\n}}\n",
+                pre = self.d.helper_prefix,
+                load = as_u.replace("{x}", "*p"),
+                new = as_u.replace("{x}", &format!("({} + v)", as_f.replace("{x}", "old"))),
+                ret = as_f.replace("{x}", "old"),
+            ));
+            return format!("{name}({p}, {v})");
+        }
+        let f = if elem.size() == 8 {
+            self.d.atomics64[k]
+        } else {
+            self.d.atomics32[k]
+        };
+        match compare {
+            Some(c) => {
+                let c = self.expr(c)[0].clone();
+                format!("{f}({p}, {c}, {v})")
+            }
+            None => format!("{f}({p}, {v})"),
+        }
+    }
+
+    fn group(&mut self, value: ValueId, op: GroupOp, arg: ExprId, source: Option<ExprId>) {
+        self.uses_scratch = true;
+        let ty = self.f.exprs.ty(arg);
+        let s = if ty.scalar == Scalar::Bool {
+            Scalar::U8
+        } else {
+            ty.scalar
+        };
+        self.scratch_types.insert(s);
+        let t = self.ty(s);
+        let vt = self.ty(ty.scalar);
+        let scratch = format!("strata_scratch_{t}");
+        let lid = self.builtin(Builtin::LocalLinearId);
+        let size = format!(
+            "({} * {} * {})",
+            self.id(4, 0),
+            self.id(4, 1),
+            self.id(4, 2)
+        );
+        let bl = self.d.barriers[0];
+        let a = self.expr(arg);
+        let src = source.map(|x| self.expr(x)[0].clone());
+        let n = self.value_name(value);
+        for (c, x) in a.iter().enumerate() {
+            let r = if ty.width == 1 {
+                n.clone()
+            } else {
+                format!("{n}_{c}")
+            };
+            self.line(&format!("{vt} {r};"));
+            self.line("{");
+            self.indent += 1;
+            self.line(&format!("const uint lid = {lid};"));
+            self.line(&format!("{scratch}[lid] = ({t}){x};"));
+            self.line(&format!("{bl};"));
+            let (init, combine) = match op {
+                GroupOp::ReduceAdd | GroupOp::ScanInclusiveAdd | GroupOp::ScanExclusiveAdd => {
+                    let z = if s.is_float() {
+                        self.literal(Literal::from_bits(s, 0))
+                    } else {
+                        format!("({t})0")
+                    };
+                    let comb = if s.is_float() || !s.is_signed() || s.size() < 4 {
+                        format!("({t})(acc + x)")
+                    } else {
+                        let u = self.ty(Self::unsigned_of(s));
+                        format!("({t})(({u})acc + ({u})x)")
+                    };
+                    (z, comb)
+                }
+                GroupOp::ReduceMin | GroupOp::ScanInclusiveMin => (
+                    self.extreme(s, true),
+                    if s.is_float() {
+                        "fmin(acc, x)".into()
+                    } else {
+                        "min(acc, x)".into()
+                    },
+                ),
+                GroupOp::ReduceMax | GroupOp::ScanInclusiveMax => (
+                    self.extreme(s, false),
+                    if s.is_float() {
+                        "fmax(acc, x)".into()
+                    } else {
+                        "max(acc, x)".into()
+                    },
+                ),
+                GroupOp::Any => ("0".into(), "(acc | (x != 0))".into()),
+                GroupOp::All => ("1".into(), "(acc & (x != 0))".into()),
+                GroupOp::Broadcast => (String::new(), String::new()),
+            };
+            let read = match op {
+                GroupOp::Broadcast => format!("{scratch}[{}]", src.clone().expect("validated")),
+                GroupOp::ScanInclusiveAdd
+                | GroupOp::ScanExclusiveAdd
+                | GroupOp::ScanInclusiveMin
+                | GroupOp::ScanInclusiveMax => {
+                    format!("{scratch}[lid]")
+                }
+                _ => format!("{scratch}[STRATA_MAX_GROUP]"),
+            };
+            if op != GroupOp::Broadcast {
+                self.line("if (lid == 0) {");
+                self.indent += 1;
+                self.line(&format!("{t} acc = {init};"));
+                self.line(&format!("for (uint k = 0; k < {size}; k++) {{"));
+                self.indent += 1;
+                self.line(&format!("const {t} x = {scratch}[k];"));
+                match op {
+                    GroupOp::ScanExclusiveAdd => {
+                        self.line(&format!("{scratch}[k] = acc;"));
+                        self.line(&format!("acc = {combine};"));
+                    }
+                    GroupOp::ScanInclusiveAdd
+                    | GroupOp::ScanInclusiveMin
+                    | GroupOp::ScanInclusiveMax => {
+                        self.line(&format!("acc = {combine};"));
+                        self.line(&format!("{scratch}[k] = acc;"));
+                    }
+                    _ => self.line(&format!("acc = {combine};")),
+                }
+                self.indent -= 1;
+                self.line("}");
+                self.line(&format!("{scratch}[STRATA_MAX_GROUP] = acc;"));
+                self.indent -= 1;
+                self.line("}");
+                self.line(&format!("{bl};"));
+            }
+            let conv = if ty.scalar == Scalar::Bool {
+                format!("({read} != 0)")
+            } else {
+                read
+            };
+            self.line(&format!("{r} = {conv};"));
+            self.line(&format!("{bl};"));
+            self.indent -= 1;
+            self.line("}");
+        }
+    }
+
+    fn extreme(&self, s: Scalar, max: bool) -> String {
+        let l = match (s, max) {
+            (Scalar::F32, true) => Literal::from_bits(s, f32::INFINITY.to_bits() as u64),
+            (Scalar::F32, false) => Literal::from_bits(s, f32::NEG_INFINITY.to_bits() as u64),
+            (Scalar::F64, true) => Literal::from_bits(s, f64::INFINITY.to_bits()),
+            (Scalar::F64, false) => Literal::from_bits(s, f64::NEG_INFINITY.to_bits()),
+            _ => {
+                use crate::ir::eval::{with_int, Num};
+                let bits = with_int!(s, T => if max { T::greatest().to_lit().bits } else { T::least().to_lit().bits }, _ => 0);
+                Literal::from_bits(s, bits)
+            }
+        };
+        self.literal(l)
+    }
+
+    fn kernel(&mut self) {
+        let f = self.f;
+        let mut params = Vec::new();
+        for (i, p) in f.params.iter().enumerate() {
+            let n = self.param_names[i].clone();
+            match p.kind {
+                ParamKind::Buffer { elem, access, .. } => {
+                    let t = self.ty(elem.scalar);
+                    let c = if access == ir::Access::Read {
+                        "const "
+                    } else {
+                        ""
+                    };
+                    params.push(format!("{} {c}{t}* {n}", self.d.global));
+                    params.push(format!("const uint {n}_len"));
+                }
+                ParamKind::Scalar(t) => {
+                    let t = if t.scalar == Scalar::Bool {
+                        self.ty(Scalar::U8)
+                    } else {
+                        self.ty(t.scalar)
+                    };
+                    params.push(format!("const {t} {n}"));
+                }
+                ParamKind::LocalLen => {
+                    let (li, l) = f
+                        .locals
+                        .iter()
+                        .enumerate()
+                        .find(|(_, l)| l.len == ir::ArrayLen::Param(i as u32))
+                        .expect("validated");
+                    let t = self.ty(l.elem.scalar);
+                    params.push(format!("{} {t}* {}", self.d.local, self.local_names[li]));
+                }
+            }
+        }
+        // The body first (it decides which helpers and scratch arrays are needed).
+        let mut body = std::mem::take(&mut self.out);
+        for (i, l) in f.locals.iter().enumerate() {
+            if let ir::ArrayLen::Fixed(n) = l.len {
+                let t = self.ty(l.elem.scalar);
+                let line = format!(
+                    "{} {t} {}[{}];",
+                    self.d.local,
+                    self.local_names[i],
+                    n as usize * l.elem.width as usize
+                );
+                self.line(&line);
+            }
+        }
+        for (i, p) in f.privates.iter().enumerate() {
+            let t = self.ty(p.elem.scalar);
+            let n = self.private_names[i].clone();
+            let count = p.count() as usize * p.elem.width as usize;
+            match p.len {
+                None if p.elem.width == 1 => self.line(&format!("{t} {n} = 0;")),
+                _ => self.line(&format!("{t} {n}[{count}] = {{0}};")),
+            }
+        }
+        let decls = std::mem::take(&mut self.out);
+        for s in &f.body {
+            self.stmt(s);
+        }
+        let stmts = std::mem::take(&mut self.out);
+        let mut scratch = String::new();
+        for s in &self.scratch_types {
+            let t = self.ty(*s);
+            let _ = writeln!(
+                scratch,
+                "    {} {t} strata_scratch_{t}[STRATA_MAX_GROUP + 1];",
+                self.d.local
+            );
+        }
+        let _ = writeln!(body, "{} {}(", self.d.kernel_prefix, entry_name(&f.name));
+        for (i, p) in params.iter().enumerate() {
+            let _ = writeln!(
+                body,
+                "    {p}{}",
+                if i + 1 < params.len() { "," } else { "" }
+            );
+        }
+        body.push_str(") {\n");
+        body.push_str(&scratch);
+        body.push_str(&decls);
+        body.push_str(&stmts);
+        body.push_str("}\n");
+        self.out = body;
+    }
+}
+
+/// Finds the loops that need goto labels: a `break` or `continue` aimed past an inner loop.
+fn find_labels(b: &ir::Block, loops: &mut Vec<LoopId>, out: &mut HashSet<(LoopId, bool)>) {
+    for s in b {
+        match s {
+            Stmt::Break(id) | Stmt::Continue(id) if loops.last() != Some(id) => {
+                out.insert((*id, matches!(s, Stmt::Break(_))));
+            }
+            Stmt::If {
+                then, otherwise, ..
+            } => {
+                find_labels(then, loops, out);
+                find_labels(otherwise, loops, out);
+            }
+            Stmt::For { id, body, .. } | Stmt::Loop { id, body } => {
+                loops.push(*id);
+                find_labels(body, loops, out);
+                loops.pop();
+            }
+            _ => {}
+        }
+    }
+}
+
+/// `(x)` without its outer parentheses, for `if (...)`.
+fn strip_parens(s: &str) -> &str {
+    let b = s.as_bytes();
+    if b.first() == Some(&b'(') && b.last() == Some(&b')') {
+        let mut depth = 0;
+        for (i, &c) in b.iter().enumerate() {
+            match c {
+                b'(' => depth += 1,
+                b')' => {
+                    depth -= 1;
+                    if depth == 0 && i != b.len() - 1 {
+                        return s;
+                    }
+                }
+                _ => {}
+            }
+        }
+        return &s[1..s.len() - 1];
+    }
+    s
+}
