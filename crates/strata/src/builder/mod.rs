@@ -26,6 +26,7 @@
 mod math;
 mod ops;
 pub use math::{splat, vec2, vec3, vec4};
+pub mod support;
 pub mod types;
 
 use crate::ir::{

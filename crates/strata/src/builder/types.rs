@@ -23,12 +23,17 @@ pub trait ScalarType: KernelType {
     fn literal(self) -> Literal;
 }
 
-/// A numeric scalar (integers and floats).
-pub trait Numeric: ScalarType + bytemuck::Pod + PartialOrd + crate::ir::eval::Num {}
-/// An integer scalar.
-pub trait Integer: Numeric + crate::ir::eval::Int {}
-/// A float scalar (`f32`, `f64`).
-pub trait Float: Numeric + crate::ir::eval::Float {}
+/// A numeric scalar (integers and floats). It implies [`Element`] and [`Arith`], so generic
+/// code over `T: Numeric` (or `Integer`, `Float`) can use buffers of `T` and the operators on
+/// `Expr<T>`.
+pub trait Numeric:
+    ScalarType + Element + Arith<Mask = bool> + bytemuck::Pod + PartialOrd + crate::ir::eval::Num
+{
+}
+/// An integer scalar (implies [`IntArith`] and [`Bits`]).
+pub trait Integer: Numeric + IntArith + Bits + crate::ir::eval::Int {}
+/// A float scalar (`f32`, `f64`; implies [`FloatArith`]).
+pub trait Float: Numeric + FloatArith + crate::ir::eval::Float {}
 
 /// A type a buffer can hold: numeric scalars and 2- or 4-vectors of them.
 pub trait Element: KernelType + bytemuck::Pod {}

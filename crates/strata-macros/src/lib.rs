@@ -1,0 +1,236 @@
+//! `#[kernel]`: GPU kernels for [strata](https://docs.rs/strata) written as plain Rust
+//! functions. Use it through `strata::kernel` (also in `strata::prelude`).
+//!
+//! The attribute rewrites the function into calls of strata's tracing builder (the same calls a
+//! kernel written with `Kernel::build` makes, so both styles give identical IR), and generates a
+//! typed launch API next to it:
+//!
+//! ```ignore
+//! use strata::prelude::*;
+//!
+//! #[kernel]
+//! fn saxpy(a: f32, x: &[f32], y: &mut [f32]) {
+//!     let i = global_id(0);
+//!     if i < x.len() {
+//!         y[i] = a * x[i] + y[i];
+//!     }
+//! }
+//!
+//! let k = saxpy::build()?;                         // -> SaxpyKernel
+//! k.launch(&queue, NdRange::new(n), 2.0, &x, &y)?; // a: f32, x: &Buffer<f32>, y: &Buffer<f32>
+//! ```
+//!
+//! # What is generated
+//!
+//! For `#[kernel] fn name<G..>(params..)` without a return value:
+//!
+//! - the function itself, with device parameter types (`a: f32` becomes `Expr<f32>`, `&[T]` and
+//!   `&mut [T]` become `BufferParam<T>`), callable from other `#[kernel]` functions (it is
+//!   inlined into them);
+//! - `struct name<G..> {}` (a type, so `name::build(..)` and `name::<f64>::build(..)` resolve to
+//!   it while `name(..)` still calls the function) with `name::NAME` and
+//!   `name::build(stage and callable params..) -> strata::Result<NameKernel<G..>>`;
+//! - `struct NameKernel<G..>` with `launch(&queue, range, launch params..) -> Result<Run>`,
+//!   `enqueue(&queue, range, wait, launch params..)` and `kernel() -> &Kernel`. A launch
+//!   parameter is `T` for a scalar `a: T`, `&Buffer<T>` for `&[T]` and `&mut [T]`, and
+//!   `LocalMem<T>` for `#[local] &mut [T]`; a wrong type or count is a compile error.
+//!
+//! Parameters: `x: T` (a scalar passed at launch), `x: &[T]` (read-only buffer), `x: &mut [T]`
+//! (read-write buffer), `#[write] x: &mut [T]` (write-only buffer), `#[local] x: &mut [T]`
+//! (local memory sized at launch), `#[stage] n: T` (a host value given to `build`: a
+//! compile-time constant; each distinct value is a distinct kernel, compiled once per device),
+//! and `f: impl Fn(T) -> U` or `f: F` with `F: Fn(T) -> U` (a callable given to `build` and
+//! inlined: a closure over `Expr`s or another `#[kernel]` function).
+//!
+//! A function with a return value (`fn sq(x: f32) -> f32`) is a device function only: it has no
+//! launch API and is inlined where it is called. `#[kernel(device)]` makes any function a device
+//! function only; `#[kernel(name = "other")]` sets the kernel's name in the IR.
+//!
+//! # Host and device values
+//!
+//! The body runs once, at build time. A value is a **host** (staged) value when it is a
+//! literal, a constant, a `#[stage]` parameter, the counter of a host loop, or a `let` whose
+//! initializer uses only host values; it stays ordinary Rust and is a constant of the kernel.
+//! Every other value is a **device** value: parameters, built-ins (`global_id(0)`), buffer and
+//! array reads, results of device functions and callables, and anything computed from them.
+//!
+//! - `if c` / `while c` on a device `c` record a device `if_` / `while_`; on a host `c` they are
+//!   ordinary Rust (the branch not taken is not in the kernel).
+//! - `for i in a..b` and `for i in (a..b).step_by(s)` record a device loop when a bound or step
+//!   is a device value, and are ordinary (unrolled) Rust loops otherwise. `loop` is always a
+//!   device loop.
+//! - `let mut x = init` is a host variable when `init` is a host value and every assignment to
+//!   `x` assigns host values outside of device control flow; otherwise it is a device (private)
+//!   variable. `#[device] let mut` and `#[host] let mut` force either.
+//! - `let mut a = [v; N]` is a private array; `let t = local_array::<f32>(N)` local memory;
+//!   `let p = private_array::<f32>(N)` a private array left uninitialized.
+//! - `if` as a value becomes `select` when both arms are pure expressions (no memory access), and
+//!   a private variable assigned by each arm otherwise.
+//! - Comparisons and `&&` / `||` on device values become `lt`, `eq`, `and`, ... (both sides of
+//!   `&&` are evaluated); `x as T` becomes `x.cast::<T>()`; `x[i]` becomes `x.at(i)`, `x[i] = v`
+//!   `x.set(i, v)`.
+//! - `break` and `continue` (with labels) leave device loops with `break_()` / `continue_()`;
+//!   leaving a host loop from inside device control flow is a compile error. `return;` ends the
+//!   work-item.
+//!
+//! Built-ins keep their builder names: `global_id(d)`, `local_id(d)`, `group_id(d)`,
+//! `global_size(d)`, `local_size(d)`, `num_groups(d)`, `local_linear_id()`,
+//! `group_linear_id()`, `barrier()`, `barrier_local()`, `barrier_global()`, `mem_fence()`,
+//! `group_reduce_add(v)` and the other collectives, `select(c, a, b)`, `vec2..vec4`, `splat`,
+//! `gather_add(v)` / `gather_min` / `gather_max`, and methods on values and buffers
+//! (`x.sqrt()`, `x.min(y)`, `buf.len()`, `buf.atomic_add(i, v)`, ...).
+//!
+//! Rust that cannot run on a device is rejected with an error at its span that says what to
+//! write instead: `match`, `if let`, trait objects, heap allocation, recursion, references,
+//! panics (`panic!`, `unwrap`, `assert!`), string formatting, `?`, `unsafe`, `async`, nested
+//! functions and struct expressions.
+
+#![warn(missing_docs)]
+
+mod body;
+mod sig;
+
+use proc_macro::TokenStream;
+use proc_macro2::TokenStream as TokenStream2;
+use quote::quote;
+use std::collections::HashSet;
+use syn::{Error, ItemFn, ReturnType};
+
+/// Turns a plain Rust function into a strata kernel (and device function); see the crate
+/// documentation for the rules and for what is generated.
+#[proc_macro_attribute]
+pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let mut name: Option<String> = None;
+    let mut device_only = false;
+    let parser = syn::meta::parser(|meta| {
+        if meta.path.is_ident("name") {
+            let lit: syn::LitStr = meta.value()?.parse()?;
+            name = Some(lit.value());
+            Ok(())
+        } else if meta.path.is_ident("device") {
+            device_only = true;
+            Ok(())
+        } else {
+            Err(meta.error("`#[kernel]` takes `name = \"..\"` and `device`"))
+        }
+    });
+    if let Err(e) = syn::parse::Parser::parse(parser, attr) {
+        return e.to_compile_error().into();
+    }
+    let f = match syn::parse::<ItemFn>(item) {
+        Ok(f) => f,
+        Err(e) => return e.to_compile_error().into(),
+    };
+    match expand(f, name, device_only) {
+        Ok(t) => t.into(),
+        Err(errors) => {
+            let mut out = TokenStream2::new();
+            for e in errors {
+                out.extend(e.to_compile_error());
+            }
+            out.into()
+        }
+    }
+}
+
+fn expand(f: ItemFn, name: Option<String>, device_only: bool) -> Result<TokenStream2, Vec<Error>> {
+    let mut errors = Vec::new();
+    let sig = &f.sig;
+    if let Some(a) = &sig.asyncness {
+        errors.push(Error::new_spanned(a, "kernels cannot be `async`"));
+    }
+    if let Some(c) = &sig.constness {
+        errors.push(Error::new_spanned(c, "kernels cannot be `const`"));
+    }
+    if let Some(a) = &sig.abi {
+        errors.push(Error::new_spanned(a, "kernels cannot have an ABI"));
+    }
+    if let Some(v) = &sig.variadic {
+        errors.push(Error::new_spanned(v, "kernels cannot be variadic"));
+    }
+    let callables = sig::callable_generics(sig);
+    let mut new_sig = sig.clone();
+    let params = match sig::params(&mut new_sig, &callables) {
+        Ok(p) => p,
+        Err(e) => {
+            errors.push(e);
+            Vec::new()
+        }
+    };
+    let returns_value = match &sig.output {
+        ReturnType::Default => false,
+        ReturnType::Type(_, t) => !matches!(&**t, syn::Type::Tuple(tt) if tt.elems.is_empty()),
+    };
+    let mut ret_elem = None;
+    if let ReturnType::Type(arrow, t) = &sig.output {
+        if returns_value {
+            match sig::dev_ty(t) {
+                Ok(dt) => {
+                    if matches!(&**t, syn::Type::Path(_) | syn::Type::Array(_))
+                        && !sig::is_expr_type(t)
+                    {
+                        ret_elem = Some((**t).clone());
+                    }
+                    new_sig.output = ReturnType::Type(*arrow, Box::new(dt));
+                }
+                Err(e) => errors.push(e),
+            }
+        }
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+
+    // Translate the body, demoting `let mut` variables to device variables until stable.
+    let fn_name = sig.ident.to_string();
+    let mut demoted = HashSet::new();
+    let (body, cx_errors) = loop {
+        let mut cx = body::Cx::new(fn_name.clone(), demoted.clone());
+        let mut prologue = TokenStream2::new();
+        for p in &params {
+            let id = &p.ident;
+            let kind = match p.kind {
+                sig::ParamKind::Stage if p.mutable => body::Kind::HostMut,
+                sig::ParamKind::Stage => body::Kind::Host,
+                sig::ParamKind::Callable => body::Kind::Callable,
+                sig::ParamKind::Scalar if p.mutable => {
+                    let name = id.to_string();
+                    prologue.extend(quote!(let #id = ::strata::builder::support::var(#name, #id);));
+                    body::Kind::Var
+                }
+                _ => body::Kind::Dev,
+            };
+            cx.bind(&id.to_string(), kind);
+        }
+        let b = cx.block(&f.block, returns_value);
+        if cx.found.is_subset(&cx.demoted) || cx.demoted.len() > 64 {
+            break (quote!({ #prologue #b }), cx.errors);
+        }
+        demoted.extend(cx.found);
+    };
+    if !cx_errors.is_empty() {
+        return Err(cx_errors);
+    }
+    let body = match ret_elem {
+        Some(t) => {
+            quote!({ let __strata_r = #body; ::strata::builder::support::dev::<#t>(__strata_r) })
+        }
+        None => body,
+    };
+
+    let attrs = &f.attrs;
+    let vis = &f.vis;
+    let launch = if returns_value || device_only {
+        quote!()
+    } else {
+        let kernel_name = name.unwrap_or_else(|| fn_name.trim_start_matches("r#").to_string());
+        sig::launch_api(vis, &new_sig, &params, &kernel_name)
+    };
+    Ok(quote! {
+        #(#attrs)*
+        #[allow(unused_parens, unused_braces, unused_mut, unused_variables, clippy::all)]
+        #vis #new_sig #body
+
+        #launch
+    })
+}

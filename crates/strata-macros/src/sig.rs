@@ -1,0 +1,513 @@
+//! The signature of a `#[kernel]` function: its parameters, their device types, and the typed
+//! launch API generated for it.
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote, quote_spanned, ToTokens};
+use syn::spanned::Spanned;
+use syn::{
+    Error, FnArg, GenericParam, Ident, PathArguments, ReturnType, Signature, Type, TypeParamBound,
+};
+
+/// How a parameter is passed.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum ParamKind {
+    /// A scalar passed at launch: `a: f32` (an `Expr<f32>` in the body).
+    Scalar,
+    /// `x: &[T]`: a read-only buffer.
+    Read,
+    /// `y: &mut [T]`: a read-write buffer.
+    ReadWrite,
+    /// `#[write] y: &mut [T]`: a write-only buffer.
+    Write,
+    /// `#[local] tile: &mut [T]`: local memory sized at launch with `LocalMem<T>`.
+    Local,
+    /// `#[stage] n: u32`: a host value given to `build`, a compile-time constant.
+    Stage,
+    /// `f: impl Fn(f32) -> f32` or `f: F` with `F: Fn..`: a callable given to `build`, inlined.
+    Callable,
+}
+
+/// One parameter of the kernel function.
+pub struct Param {
+    pub ident: Ident,
+    pub mutable: bool,
+    pub kind: ParamKind,
+    /// The type as written (attributes removed).
+    pub ty: Type,
+    /// The element type of a buffer or local-memory parameter, or the scalar type.
+    pub elem: Option<Type>,
+}
+
+pub fn is_fn_trait(b: &TypeParamBound) -> bool {
+    if let TypeParamBound::Trait(t) = b {
+        if let Some(seg) = t.path.segments.last() {
+            return seg.ident == "Fn" || seg.ident == "FnMut" || seg.ident == "FnOnce";
+        }
+    }
+    false
+}
+
+/// The generic type parameters bounded by `Fn`, `FnMut` or `FnOnce` (in place or in the where
+/// clause).
+pub fn callable_generics(sig: &Signature) -> Vec<Ident> {
+    let mut out = Vec::new();
+    for p in &sig.generics.params {
+        if let GenericParam::Type(t) = p {
+            if t.bounds.iter().any(is_fn_trait) {
+                out.push(t.ident.clone());
+            }
+        }
+    }
+    if let Some(w) = &sig.generics.where_clause {
+        for pred in &w.predicates {
+            if let syn::WherePredicate::Type(pt) = pred {
+                if pt.bounds.iter().any(is_fn_trait) {
+                    if let Type::Path(tp) = &pt.bounded_ty {
+                        if let Some(id) = tp.path.get_ident() {
+                            out.push(id.clone());
+                        }
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+fn strata() -> TokenStream {
+    quote!(::strata)
+}
+
+/// The type a value of host type `ty` has inside the kernel body: scalars and vectors become
+/// `Expr<..>`, slices become buffer handles, `Fn` bounds get device argument and result types.
+pub fn dev_ty(ty: &Type) -> Result<Type, Error> {
+    let s = strata();
+    if is_expr_type(ty) {
+        return Ok(ty.clone());
+    }
+    Ok(match ty {
+        Type::Path(_) | Type::Array(_) => {
+            syn::parse_quote_spanned!(ty.span()=> #s::builder::Expr<#ty>)
+        }
+        Type::Paren(p) => dev_ty(&p.elem)?,
+        Type::Group(g) => dev_ty(&g.elem)?,
+        Type::Tuple(t) => {
+            let elems = t.elems.iter().map(dev_ty).collect::<Result<Vec<_>, _>>()?;
+            if elems.is_empty() {
+                ty.clone()
+            } else {
+                syn::parse_quote_spanned!(ty.span()=> (#(#elems,)*))
+            }
+        }
+        Type::Reference(r) => match &*r.elem {
+            Type::Slice(sl) => {
+                let e = &sl.elem;
+                syn::parse_quote_spanned!(ty.span()=> #s::builder::BufferParam<#e>)
+            }
+            _ => return Err(host_reference(ty)),
+        },
+        Type::ImplTrait(it) => {
+            let mut it = it.clone();
+            for b in it.bounds.iter_mut() {
+                rewrite_fn_bound(b)?;
+            }
+            Type::ImplTrait(it)
+        }
+        Type::TraitObject(_) => return Err(trait_object(ty)),
+        Type::Ptr(_) => {
+            return Err(Error::new_spanned(
+                ty,
+                "raw pointers are not available in kernels; take a buffer as `&[T]` or `&mut [T]`",
+            ))
+        }
+        _ => {
+            return Err(Error::new_spanned(
+                ty,
+                "this type cannot be used in a kernel; kernel values are scalars (`f32`, `u32`, a generic `T`, ...), vectors (`[f32; 4]`), buffers (`&[T]`, `&mut [T]`) and callables (`impl Fn(f32) -> f32`)",
+            ))
+        }
+    })
+}
+
+/// `Expr<..>` written by the user (or an array of them) is already a device type.
+pub fn is_expr_type(ty: &Type) -> bool {
+    match ty {
+        Type::Path(tp) => tp.path.segments.last().is_some_and(|s| s.ident == "Expr"),
+        Type::Array(a) => is_expr_type(&a.elem),
+        _ => false,
+    }
+}
+
+pub fn trait_object(ty: &impl ToTokens) -> Error {
+    Error::new_spanned(
+        ty,
+        "trait objects (`dyn Trait`) cannot run on a device: kernels are inlined at build time; take `impl Fn(..) -> ..` or a generic parameter `F: Fn(..) -> ..` instead",
+    )
+}
+
+pub fn host_reference(ty: &impl ToTokens) -> Error {
+    Error::new_spanned(
+        ty,
+        "references to host data are not available in kernels; pass a scalar by value (`a: f32`), a buffer as `&[T]` (read-only) or `&mut [T]` (read-write), or a build-time value with `#[stage]`",
+    )
+}
+
+/// Rewrites `Fn(f32) -> f32` into `Fn(Expr<f32>) -> Expr<f32>`.
+pub fn rewrite_fn_bound(b: &mut TypeParamBound) -> Result<(), Error> {
+    if let TypeParamBound::Trait(t) = b {
+        if let Some(seg) = t.path.segments.last_mut() {
+            if let PathArguments::Parenthesized(p) = &mut seg.arguments {
+                for input in p.inputs.iter_mut() {
+                    input.ty = dev_ty(&input.ty)?;
+                }
+                if let ReturnType::Type(_, out) = &mut p.output {
+                    **out = dev_ty(out)?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn take_attr(attrs: &mut Vec<syn::Attribute>, name: &str) -> Option<syn::Attribute> {
+    let i = attrs.iter().position(|a| a.path().is_ident(name))?;
+    Some(attrs.remove(i))
+}
+
+/// Classifies the parameters of `sig` (removing the attributes strata understands).
+pub fn params(sig: &mut Signature, callables: &[Ident]) -> Result<Vec<Param>, Error> {
+    let mut out = Vec::new();
+    let mut errors: Option<Error> = None;
+    let mut push_err = |e: Error| match &mut errors {
+        Some(all) => all.combine(e),
+        None => errors = Some(e),
+    };
+    for arg in sig.inputs.iter_mut() {
+        let pt = match arg {
+            FnArg::Receiver(r) => {
+                push_err(Error::new_spanned(
+                    r,
+                    "`self` is not available in kernels; kernels are free functions",
+                ));
+                continue;
+            }
+            FnArg::Typed(pt) => pt,
+        };
+        let stage = take_attr(&mut pt.attrs, "stage").is_some();
+        let write = take_attr(&mut pt.attrs, "write");
+        let local = take_attr(&mut pt.attrs, "local");
+        if let Some(a) = pt.attrs.first() {
+            push_err(Error::new_spanned(
+                a,
+                "unknown parameter attribute; kernel parameters take `#[stage]`, `#[write]` or `#[local]`",
+            ));
+        }
+        let (ident, mutable) = match &*pt.pat {
+            syn::Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => {
+                (pi.ident.clone(), pi.mutability.is_some())
+            }
+            other => {
+                push_err(Error::new_spanned(
+                    other,
+                    "kernel parameters must be plain names (`x: f32`); destructure inside the body",
+                ));
+                continue;
+            }
+        };
+        let ty = (*pt.ty).clone();
+        let is_callable = match &ty {
+            Type::ImplTrait(it) => it.bounds.iter().any(is_fn_trait),
+            Type::Path(tp) => tp.path.get_ident().is_some_and(|i| callables.contains(i)),
+            _ => false,
+        };
+        let (kind, elem) = if stage {
+            if let Some(w) = write.as_ref().or(local.as_ref()) {
+                push_err(Error::new_spanned(
+                    w,
+                    "a `#[stage]` parameter is a host value; it cannot also be a buffer",
+                ));
+            }
+            (ParamKind::Stage, None)
+        } else if is_callable {
+            (ParamKind::Callable, None)
+        } else {
+            match &ty {
+                Type::Reference(r) => match &*r.elem {
+                    Type::Slice(sl) => {
+                        let elem = Some((*sl.elem).clone());
+                        if r.mutability.is_none() {
+                            if let Some(w) = write.as_ref().or(local.as_ref()) {
+                                push_err(Error::new_spanned(
+                                    w,
+                                    "`#[write]` and `#[local]` go on `&mut [T]` parameters",
+                                ));
+                            }
+                            (ParamKind::Read, elem)
+                        } else if local.is_some() {
+                            (ParamKind::Local, elem)
+                        } else if write.is_some() {
+                            (ParamKind::Write, elem)
+                        } else {
+                            (ParamKind::ReadWrite, elem)
+                        }
+                    }
+                    Type::TraitObject(_) => {
+                        push_err(trait_object(&ty));
+                        continue;
+                    }
+                    _ => {
+                        push_err(host_reference(&ty));
+                        continue;
+                    }
+                },
+                Type::TraitObject(_) => {
+                    push_err(trait_object(&ty));
+                    continue;
+                }
+                _ => {
+                    if let Some(w) = write.as_ref().or(local.as_ref()) {
+                        push_err(Error::new_spanned(
+                            w,
+                            "`#[write]` and `#[local]` go on `&mut [T]` parameters",
+                        ));
+                    }
+                    (ParamKind::Scalar, Some(ty.clone()))
+                }
+            }
+        };
+        // The device type of the parameter inside the generated function.
+        let new_ty = match kind {
+            ParamKind::Stage => ty.clone(),
+            ParamKind::Callable => match dev_ty(&ty) {
+                Ok(t) => t,
+                Err(e) => {
+                    push_err(e);
+                    continue;
+                }
+            },
+            ParamKind::Local => {
+                let e = elem.clone().expect("local element type");
+                syn::parse_quote_spanned!(ty.span()=> ::strata::builder::LocalArray<#e>)
+            }
+            _ => match dev_ty(&ty) {
+                Ok(t) => t,
+                Err(e) => {
+                    push_err(e);
+                    continue;
+                }
+            },
+        };
+        *pt.ty = new_ty;
+        if mutable {
+            // `mut x: f32` becomes a device variable initialised from the parameter.
+            if let syn::Pat::Ident(pi) = &mut *pt.pat {
+                pi.mutability = None;
+            }
+        }
+        out.push(Param {
+            ident,
+            mutable,
+            kind,
+            ty,
+            elem,
+        });
+    }
+    // Fn bounds on generic parameters take device types too.
+    for p in sig.generics.params.iter_mut() {
+        if let GenericParam::Type(t) = p {
+            for b in t.bounds.iter_mut() {
+                if is_fn_trait(b) {
+                    if let Err(e) = rewrite_fn_bound(b) {
+                        push_err(e);
+                    }
+                }
+            }
+        }
+    }
+    if let Some(w) = &mut sig.generics.where_clause {
+        for pred in w.predicates.iter_mut() {
+            if let syn::WherePredicate::Type(pt) = pred {
+                for b in pt.bounds.iter_mut() {
+                    if is_fn_trait(b) {
+                        if let Err(e) = rewrite_fn_bound(b) {
+                            push_err(e);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    match errors {
+        Some(e) => Err(e),
+        None => Ok(out),
+    }
+}
+
+/// `matmul_tiled` -> `MatmulTiledKernel`.
+pub fn kernel_type_name(f: &Ident) -> Ident {
+    let mut s = String::new();
+    for part in f.to_string().trim_start_matches("r#").split('_') {
+        let mut c = part.chars();
+        if let Some(first) = c.next() {
+            s.extend(first.to_uppercase());
+            s.push_str(c.as_str());
+        }
+    }
+    format_ident!("{}Kernel", s, span = f.span())
+}
+
+/// The launch API: `struct name<..> {}` with `build`, and `NameKernel<..>` with `launch`.
+pub fn launch_api(
+    vis: &syn::Visibility,
+    sig: &Signature,
+    params: &[Param],
+    kernel_name: &str,
+) -> TokenStream {
+    let s = strata();
+    let f = &sig.ident;
+    let kty = kernel_type_name(f);
+    // The generated function's generics, for the call inside `build` (the Fn bounds of which
+    // take device types).
+    let type_params: Vec<&Ident> = sig
+        .generics
+        .params
+        .iter()
+        .filter_map(|p| match p {
+            GenericParam::Type(t) => Some(&t.ident),
+            _ => None,
+        })
+        .collect();
+    let marker = quote!(::core::marker::PhantomData<fn() -> (#(#type_params,)*)>);
+    let (new_impl_g, new_ty_g, new_where) = sig.generics.split_for_impl();
+    let turbofish = new_ty_g.as_turbofish();
+
+    let mut declare = Vec::new();
+    let mut call_args = Vec::new();
+    let mut build_params = Vec::new();
+    let mut call_build = Vec::new();
+    let mut launch_params = Vec::new();
+    let mut launch_args = Vec::new();
+    let mut doc_launch = Vec::new();
+    for p in params {
+        let id = &p.ident;
+        let name = id.to_string();
+        let decl_id = format_ident!("__strata_p_{}", id);
+        let sp = id.span();
+        match p.kind {
+            ParamKind::Stage | ParamKind::Callable => {
+                let ty = match p.kind {
+                    ParamKind::Callable => dev_ty(&p.ty).unwrap_or_else(|_| p.ty.clone()),
+                    _ => p.ty.clone(),
+                };
+                build_params.push(quote_spanned!(sp=> #id: #ty));
+                call_build.push(quote!(#id));
+                call_args.push(quote!(#id));
+                continue;
+            }
+            _ => {}
+        }
+        let elem = p.elem.as_ref().expect("element type");
+        let (decl, lty) = match p.kind {
+            ParamKind::Scalar => (
+                quote_spanned!(elem.span()=> __strata_k.scalar::<#elem>(#name)),
+                quote!(#elem),
+            ),
+            ParamKind::Read => (
+                quote_spanned!(elem.span()=> __strata_k.read::<#elem>(#name)),
+                quote!(&#s::Buffer<#elem>),
+            ),
+            ParamKind::ReadWrite => (
+                quote_spanned!(elem.span()=> __strata_k.read_write::<#elem>(#name)),
+                quote!(&#s::Buffer<#elem>),
+            ),
+            ParamKind::Write => (
+                quote_spanned!(elem.span()=> __strata_k.write::<#elem>(#name)),
+                quote!(&#s::Buffer<#elem>),
+            ),
+            ParamKind::Local => (
+                quote_spanned!(elem.span()=> __strata_k.local_array_dyn::<#elem>(#name)),
+                quote!(#s::LocalMem<#elem>),
+            ),
+            ParamKind::Stage | ParamKind::Callable => unreachable!(),
+        };
+        declare.push(quote!(let #decl_id = #decl;));
+        call_args.push(quote!(#decl_id));
+        launch_params.push(quote_spanned!(sp=> #id: #lty));
+        launch_args.push(quote!(#s::KernelArg::from(#id)));
+        doc_launch.push(format!("`{name}: {}`", lty.to_string().replace(" ", "")));
+    }
+    let build_doc = format!(
+        "Records the kernel `{kernel_name}` (running the body of `{f}` once), validates and optimizes it. Values of the build parameters are compile-time constants: building with the same values gives the same IR, which a device compiles only once."
+    );
+    let launch_doc = format!(
+        "Launches `{kernel_name}` over `range` with its arguments ({}) and waits for it. The types of the arguments are checked by the Rust compiler; sizes, devices and aliasing at launch.",
+        if doc_launch.is_empty() { "none".to_string() } else { doc_launch.join(", ") }
+    );
+    let struct_doc = format!(
+        "The kernel `{kernel_name}` generated by `#[kernel]` from the function `{f}`: [`{f}::build`]({f}::build) records it and returns a [`{kty}`]."
+    );
+    let kty_doc = format!("The built kernel `{kernel_name}`, with a launch method typed after the parameters of `{f}`.");
+    let phantom_init = quote!(::core::marker::PhantomData);
+    quote! {
+        #[doc = #struct_doc]
+        #[allow(non_camel_case_types, dead_code)]
+        #vis struct #f #new_impl_g #new_where {
+            _marker: #marker,
+        }
+
+        #[allow(dead_code)]
+        impl #new_impl_g #f #new_ty_g #new_where {
+            /// The kernel's name in the IR and in generated code.
+            pub const NAME: &'static str = #kernel_name;
+
+            #[doc = #build_doc]
+            #[allow(clippy::too_many_arguments)]
+            pub fn build(#(#build_params),*) -> #s::Result<#kty #new_ty_g> {
+                Self::build_named(#kernel_name, #(#call_build),*)
+            }
+
+            /// Like `build`, with another kernel name (a C identifier).
+            #[allow(clippy::too_many_arguments)]
+            pub fn build_named(name: &str, #(#build_params),*) -> #s::Result<#kty #new_ty_g> {
+                let kernel = #s::Kernel::build(name, |__strata_k| {
+                    #(#declare)*
+                    let _ = #f #turbofish (#(#call_args),*);
+                })?;
+                ::core::result::Result::Ok(#kty { kernel, _marker: #phantom_init })
+            }
+        }
+
+        #[doc = #kty_doc]
+        #[allow(dead_code)]
+        #vis struct #kty #new_impl_g #new_where {
+            kernel: #s::Kernel,
+            _marker: #marker,
+        }
+
+        #[allow(dead_code)]
+        impl #new_impl_g #kty #new_ty_g #new_where {
+            #[doc = #launch_doc]
+            #[allow(clippy::too_many_arguments)]
+            pub fn launch(&self, queue: &#s::Queue, range: #s::NdRange, #(#launch_params),*) -> #s::Result<#s::Run> {
+                queue.launch(&self.kernel, range, &[#(#launch_args),*])
+            }
+
+            /// Like `launch`, without waiting: the launch starts after the events of `wait`.
+            #[allow(clippy::too_many_arguments)]
+            pub fn enqueue(&self, queue: &#s::Queue, range: #s::NdRange, wait: &[&#s::Event], #(#launch_params),*) -> #s::Result<#s::Run> {
+                queue.enqueue_launch(&self.kernel, range, &[#(#launch_args),*], wait)
+            }
+
+            /// The untyped kernel (its IR, name and signature).
+            pub fn kernel(&self) -> &#s::Kernel {
+                &self.kernel
+            }
+        }
+
+        impl #new_impl_g ::core::clone::Clone for #kty #new_ty_g #new_where {
+            fn clone(&self) -> Self {
+                #kty { kernel: self.kernel.clone(), _marker: #phantom_init }
+            }
+        }
+    }
+}

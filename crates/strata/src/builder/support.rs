@@ -1,0 +1,250 @@
+//! Hooks for the code that `#[kernel]` generates (the `strata-macros` crate).
+//!
+//! Everything here is a thin, type-inference-friendly wrapper over the builder API, so that a
+//! kernel written as a plain Rust function records exactly the IR that the same kernel written
+//! with the builder records. The generics differ from the builder's in one way: a value that
+//! becomes an `Expr<T>` is taken as [`IntoDevice<T>`], which (unlike `Into<Expr<T>>`) has no
+//! widening conversions, so `T` is inferred from whichever argument fixes it
+//! (`for_range(0, n, ..)` with `n: Expr<u32>` counts in `u32`).
+//!
+//! These functions are public because generated code calls them from the user's crate; they
+//! are not meant to be called by hand, although doing so is harmless.
+
+use super::types::{Element, Integer, KernelType, Numeric, ScalarType};
+use super::{with, Expr, KernelDef, LocalArray, PrivateArray, Var};
+use crate::ir;
+use std::cell::Cell;
+use std::marker::PhantomData;
+
+/// A value that is, or becomes, an `Expr<T>`: an `Expr<T>` itself or a host scalar of type `T`
+/// (a staged value, recorded as a literal).
+pub trait IntoDevice<T: KernelType> {
+    /// The value as a device expression.
+    fn into_device(self) -> Expr<T>;
+}
+
+impl<T: KernelType> IntoDevice<T> for Expr<T> {
+    fn into_device(self) -> Expr<T> {
+        self
+    }
+}
+
+impl<T: ScalarType> IntoDevice<T> for T {
+    fn into_device(self) -> Expr<T> {
+        super::lit(self)
+    }
+}
+
+/// `v` as a device expression.
+pub fn dev<T: KernelType>(v: impl IntoDevice<T>) -> Expr<T> {
+    v.into_device()
+}
+
+/// `let mut name = init;` for a device variable: a private variable named `name`.
+#[track_caller]
+pub fn var<T: KernelType>(name: &str, init: impl IntoDevice<T>) -> Var<T> {
+    super::var_named(name, init.into_device())
+}
+
+/// `if c { a } else { b }` as a value, where both arms are pure: `select`.
+#[track_caller]
+pub fn select<T: KernelType>(
+    c: impl IntoDevice<bool>,
+    a: impl IntoDevice<T>,
+    b: impl IntoDevice<T>,
+) -> Expr<T> {
+    super::select(c.into_device(), a.into_device(), b.into_device())
+}
+
+/// A device `for i in start..end` loop.
+#[track_caller]
+pub fn for_range<T: Integer>(
+    start: impl IntoDevice<T>,
+    end: impl IntoDevice<T>,
+    body: impl FnOnce(Expr<T>),
+) {
+    super::for_range(start.into_device(), end.into_device(), body)
+}
+
+/// A device `for i in (start..end).step_by(step)` loop.
+#[track_caller]
+pub fn for_step<T: Integer>(
+    start: impl IntoDevice<T>,
+    end: impl IntoDevice<T>,
+    step: impl IntoDevice<T>,
+    body: impl FnOnce(Expr<T>),
+) {
+    super::for_step(
+        start.into_device(),
+        end.into_device(),
+        step.into_device(),
+        body,
+    )
+}
+
+/// The [`KernelDef`] of the kernel being recorded (device functions have no `k` handle; local
+/// memory and gathers are declared through this).
+#[track_caller]
+pub fn kernel_def() -> KernelDef {
+    // Panics with the builder's message when no kernel is being recorded.
+    with(|_| ());
+    KernelDef { _private: () }
+}
+
+/// `local_array::<T>(len)` bound to `name`: a local-memory array of `len` elements.
+#[track_caller]
+pub fn local_array<T: Element>(name: &str, len: u32) -> LocalArray<T> {
+    kernel_def().local_array(name, len)
+}
+
+/// A launch-sized local-memory array parameter (`#[local] name: &mut [T]`).
+#[track_caller]
+pub fn local_array_dyn<T: Element>(name: &str) -> LocalArray<T> {
+    kernel_def().local_array_dyn(name)
+}
+
+/// `private_array::<T>(len)` bound to `name`.
+pub fn private_array<T: KernelType>(name: &str, len: u32) -> PrivateArray<T> {
+    super::private_array(name, len)
+}
+
+/// `let mut name = [init; len];`: a private array with every element set to `init`.
+#[track_caller]
+pub fn private_array_init<T: KernelType>(
+    name: &str,
+    len: u32,
+    init: impl IntoDevice<T>,
+) -> PrivateArray<T> {
+    let a = super::private_array::<T>(name, len);
+    let init = init.into_device();
+    for i in 0..len {
+        a.set(i, init);
+    }
+    a
+}
+
+/// `gather_add(v)`: see [`KernelDef::gather_add`].
+#[track_caller]
+pub fn gather_add<T: Numeric>(v: impl IntoDevice<T>) {
+    kernel_def().gather_add(v.into_device())
+}
+
+/// `gather_min(v)`: see [`KernelDef::gather_min`].
+#[track_caller]
+pub fn gather_min<T: Numeric>(v: impl IntoDevice<T>) {
+    kernel_def().gather_min(v.into_device())
+}
+
+/// `gather_max(v)`: see [`KernelDef::gather_max`].
+#[track_caller]
+pub fn gather_max<T: Numeric>(v: impl IntoDevice<T>) {
+    kernel_def().gather_max(v.into_device())
+}
+
+/// The value of an `if` used as an expression whose arms are not pure values: a private
+/// variable, declared by the first arm that assigns it and read after the `if`.
+pub struct Slot<T> {
+    name: &'static str,
+    var: Cell<Option<Var<T>>>,
+    _t: PhantomData<fn() -> T>,
+}
+
+impl<T: KernelType> Slot<T> {
+    /// A slot whose variable will be called `name`.
+    pub fn new(name: &'static str) -> Self {
+        Slot {
+            name,
+            var: Cell::new(None),
+            _t: PhantomData,
+        }
+    }
+
+    /// Assigns the value of the arm being recorded.
+    #[track_caller]
+    pub fn put(&self, v: impl IntoDevice<T>) {
+        let v = v.into_device();
+        let var = match self.var.get() {
+            Some(var) => var,
+            None => {
+                let var = with(|t| {
+                    t.f.privates.push(ir::PrivateDecl {
+                        name: self.name.to_string(),
+                        elem: T::TYPE,
+                        len: None,
+                    });
+                    Var {
+                        index: t.f.privates.len() as u32 - 1,
+                        trace: t.id,
+                        _t: PhantomData,
+                    }
+                });
+                self.var.set(Some(var));
+                var
+            }
+        };
+        var.set(v);
+    }
+
+    /// The value after the `if`.
+    #[track_caller]
+    pub fn get(&self) -> Expr<T> {
+        match self.var.get() {
+            Some(var) => var.get(),
+            None => {
+                super::record_error(format!(
+                    "the value of `if` for `{}` was never assigned by any arm",
+                    self.name
+                ));
+                super::node_typed(
+                    ir::Expr::Literal(ir::Literal::from_bits(T::TYPE.scalar, 0)),
+                    T::TYPE,
+                )
+            }
+        }
+    }
+}
+
+/// `x[i]` on a device value: a load from a buffer, local or private array, or an element of a
+/// Rust array of device values (a host index).
+pub trait Load<I> {
+    /// The element type.
+    type Out;
+    /// Reads element `i`.
+    fn load(&self, i: I) -> Self::Out;
+}
+
+macro_rules! load_mem {
+    ($($ty:ident),*) => {$(
+        impl<T: KernelType, I: super::Index> Load<I> for super::$ty<T> {
+            type Out = Expr<T>;
+            #[track_caller]
+            fn load(&self, i: I) -> Expr<T> {
+                self.at(i)
+            }
+        }
+    )*};
+}
+load_mem!(BufferParam, LocalArray, PrivateArray);
+
+/// An index into a Rust array (a host value).
+pub trait HostIndex: Copy {
+    /// The index as `usize`.
+    fn to_usize(self) -> usize;
+}
+macro_rules! host_index {
+    ($($t:ty),*) => {$(
+        impl HostIndex for $t {
+            fn to_usize(self) -> usize {
+                self as usize
+            }
+        }
+    )*};
+}
+host_index!(usize, u32, i32, u64, i64, u8, u16, i8, i16);
+
+impl<T: Copy, I: HostIndex, const N: usize> Load<I> for [T; N] {
+    type Out = T;
+    fn load(&self, i: I) -> T {
+        self[i.to_usize()]
+    }
+}
