@@ -36,6 +36,8 @@ use std::sync::{Arc, Mutex};
 
 /// The options every program is built with: OpenCL C 1.2, and no option that relaxes IEEE
 /// semantics (no `-cl-fast-relaxed-math`, `-cl-mad-enable`, `-cl-denorms-are-zero`, ...).
+/// Generated kernels add the options their dialect asks for (correctly rounded division and
+/// square root) and the device's work-group limit.
 pub(crate) const BUILD_OPTIONS: &str = "-cl-std=CL1.2";
 
 /// The local size automatic work division aims for: a multiple of every GPU's SIMD width
@@ -270,7 +272,13 @@ impl OpenClDevice {
 
     /// Builds OpenCL C `source` and creates its kernel `entry`; a build failure is
     /// [`Error::CompileFailed`] with the driver's build log and the numbered source.
-    pub(crate) fn build(&self, kernel: &str, source: &str, entry: &str) -> Result<Arc<ClKernel>> {
+    pub(crate) fn build(
+        &self,
+        kernel: &str,
+        source: &str,
+        entry: &str,
+        options: &str,
+    ) -> Result<Arc<ClKernel>> {
         if source.contains('\0') || entry.contains('\0') {
             return Err(Error::Backend {
                 backend: "opencl",
@@ -279,7 +287,7 @@ impl OpenClDevice {
         }
         let mut program = Program::create_from_source(&self.context, source)
             .map_err(|e| cl_error("clCreateProgramWithSource", e))?;
-        if let Err(e) = program.build(&[self.id()], BUILD_OPTIONS) {
+        if let Err(e) = program.build(&[self.id()], options) {
             let log = clean(program.get_build_log(self.id()).unwrap_or_default());
             let log = if log.is_empty() {
                 format!("clBuildProgram failed: {e} (the driver gave no build log)")
@@ -406,8 +414,25 @@ impl DeviceBackend for OpenClDevice {
                 generated.entry, self.label, generated.source
             );
         }
-        let k: Arc<dyn CompiledKernel> =
-            self.build(&f.function().name, &generated.source, &generated.entry)?;
+        let mut options: Vec<String> = vec![BUILD_OPTIONS.to_string()];
+        options.extend(
+            generated
+                .options
+                .iter()
+                .filter(|o| o.as_str() != BUILD_OPTIONS)
+                .cloned(),
+        );
+        // Work-group collectives use scratch arrays sized by the largest work-group.
+        options.push(format!(
+            "-D STRATA_MAX_GROUP={}",
+            self.info.max_work_group_size
+        ));
+        let k: Arc<dyn CompiledKernel> = self.build(
+            &f.function().name,
+            &generated.source,
+            &generated.entry,
+            &options.join(" "),
+        )?;
         Ok(k)
     }
 

@@ -3,7 +3,7 @@
 //! `clEnqueueFillBuffer` does not take. They run on the first OpenCL device; without one they
 //! fail when `STRATA_REQUIRE` names `opencl` and are skipped otherwise.
 
-use super::{discover, ClKernel, OpenClDevice};
+use super::{discover, ClKernel, OpenClDevice, BUILD_OPTIONS};
 use crate::builder::{global_id, local_id};
 use crate::error::Error;
 use crate::ir::{Literal, Scalar};
@@ -92,7 +92,7 @@ kernel void abi(float a, uchar flag, char b, ulong c,
     }
 }
 "#;
-    let compiled = dev.build("abi", source, "abi").unwrap();
+    let compiled = dev.build("abi", source, "abi", BUILD_OPTIONS).unwrap();
     let q = dev.new_queue().unwrap();
     let x = dev.alloc(3 * 4).unwrap();
     write(&*q, &x, 0, bytemuck::cast_slice(&[1.0f32, 2.0, 3.5]));
@@ -160,7 +160,7 @@ kernel void abi(float a, uchar flag, char b, ulong c,
 fn a_build_failure_reports_the_log_and_the_numbered_source() {
     let Some(dev) = device() else { return };
     let source = "kernel void broken(global int* x, uint x_len) {\n    x[0] = undeclared;\n}\n";
-    let err = match dev.build("broken", source, "broken") {
+    let err = match dev.build("broken", source, "broken", BUILD_OPTIONS) {
         Err(e) => e,
         Ok(_) => panic!("a kernel using an undeclared name was built"),
     };
