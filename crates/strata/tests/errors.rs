@@ -840,3 +840,52 @@ fn gather_with_wrong_type_or_index() {
     );
     assert_eq!(run.gather::<f32>(0).unwrap().get().unwrap(), 8.0);
 }
+
+#[test]
+fn stub_without_cpu_body_is_rejected_by_the_cpu_backend() {
+    let dev = Device::from_spec("cpu").unwrap();
+    let q = Queue::new(&dev).unwrap();
+    let twice = Stub::<(f32,), f32>::new("twice")
+        .source("opencl", "float twice(float x) { return 2.0f * x; }");
+    let k = Kernel::build("needs_stub", |k| {
+        let x = k.read_write::<f32>("x");
+        let i = global_id(0);
+        x.set(i, twice.call((x.at(i),)));
+    })
+    .unwrap();
+    let x = Buffer::from_slice(&q, &[1.0f32; 4]).unwrap();
+    let msg = q
+        .launch(&k, NdRange::new(4), strata::args![&x])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        msg.contains("kernel `needs_stub` cannot run on cpu"),
+        "{msg}"
+    );
+    assert!(
+        msg.contains("stub function `twice` has no body for the CPU backend"),
+        "{msg}"
+    );
+    assert!(msg.contains("Stub::cpu"), "{msg}");
+}
+
+#[test]
+fn two_different_stubs_with_one_name_are_rejected() {
+    let a = Stub::<(u32,), u32>::new("f")
+        .source("opencl", "uint f(uint x) { return x; }")
+        .cpu(|x: u32| x);
+    let b = Stub::<(u32,), u32>::new("f")
+        .source("opencl", "uint f(uint x) { return x + 1u; }")
+        .cpu(|x: u32| x + 1);
+    let err = Kernel::build("two_fs", |k| {
+        let x = k.read_write::<u32>("x");
+        let i = global_id(0);
+        x.set(i, a.call((x.at(i),)) + b.call((x.at(i),)));
+    })
+    .unwrap_err()
+    .to_string();
+    assert!(
+        err.contains("two different stub functions are named `f` in kernel `two_fs`"),
+        "{err}"
+    );
+}

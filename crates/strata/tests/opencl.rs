@@ -425,3 +425,31 @@ fn strata_devices_why_lists_or_explains_opencl() {
         assert!(line.contains("pocl-opencl-icd"), "{line}");
     }
 }
+
+#[test]
+fn stub_without_opencl_source_is_rejected_before_the_driver() {
+    let twice = Stub::<(f32,), f32>::new("twice").cpu(|x: f32| 2.0 * x);
+    let k = Kernel::build("cpu_only_stub", |k| {
+        let x = k.read_write::<f32>("x");
+        let i = global_id(0);
+        x.set(i, twice.call((x.at(i),)));
+    })
+    .unwrap();
+    for q in queues() {
+        let x = Buffer::from_slice(&q, &[1.0f32; 4]).unwrap();
+        let msg = q
+            .launch(&k, NdRange::new(4), args![&x])
+            .unwrap_err()
+            .to_string();
+        let spec = q.device().info().spec();
+        assert!(
+            msg.contains(&format!("kernel `cpu_only_stub` cannot run on {spec}")),
+            "{msg}"
+        );
+        assert!(
+            msg.contains("stub function `twice` has no OpenCL C source"),
+            "{msg}"
+        );
+        assert!(msg.contains("Stub::source(\"opencl\""), "{msg}");
+    }
+}

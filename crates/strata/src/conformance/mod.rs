@@ -19,6 +19,7 @@ mod ids;
 mod ints;
 mod memory;
 mod queue_ops;
+mod stubs;
 mod vectors;
 
 /// One conformance case.
@@ -48,6 +49,7 @@ impl Report {
 /// Every case, in a stable order.
 pub fn cases() -> Vec<Case> {
     let mut v = Vec::new();
+    v.extend(stubs::cases());
     v.extend(ids::cases());
     v.extend(ints::cases());
     v.extend(floats::cases());

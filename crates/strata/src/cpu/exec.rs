@@ -103,6 +103,23 @@ enum Op {
         i: usize,
         size: usize,
     },
+    Stub {
+        dst: Reg,
+        name: String,
+        body: StubFn,
+        args: Vec<(Reg, Scalar)>,
+        ret: Scalar,
+    },
+}
+
+/// A stub's CPU body, printable for debugging.
+#[derive(Clone)]
+struct StubFn(ir::StubCpuBody);
+
+impl std::fmt::Debug for StubFn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("<cpu body>")
+    }
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -315,6 +332,19 @@ impl Lowering<'_> {
                 i: i as usize,
                 size: ty.scalar.size(),
             },
+            Expr::Stub(n, args) => {
+                let s = &self.f.stubs[n as usize];
+                Op::Stub {
+                    dst,
+                    name: s.name.clone(),
+                    body: StubFn(s.cpu.clone().expect("checked by Program::lower")),
+                    args: args
+                        .iter()
+                        .map(|&x| (r(x), self.f.exprs.ty(x).scalar))
+                        .collect(),
+                    ret: ty.scalar,
+                }
+            }
             Expr::Literal(_)
             | Expr::Param(_)
             | Expr::BufferLen(_)
@@ -451,8 +481,15 @@ impl Lowering<'_> {
 
 impl Program {
     /// Lowers a validated function.
-    pub(crate) fn lower(vf: &ValidFunction) -> Program {
+    pub(crate) fn lower(vf: &ValidFunction) -> Result<Program> {
         let f = vf.function();
+        if let Some(s) = f.stubs.iter().find(|s| s.cpu.is_none()) {
+            return Err(Error::Unsupported {
+                kernel: f.name.clone(),
+                device: "cpu".into(),
+                reason: format!("stub function `{}` has no body for the CPU backend; give it one with `Stub::cpu`", s.name),
+            });
+        }
         let n_exprs = f.exprs.len() as u32;
         let mut once = Vec::new();
         let mut per_group = Vec::new();
@@ -490,7 +527,7 @@ impl Program {
             scopes: vec![Vec::new()],
         };
         let body = l.block(&f.body);
-        Program {
+        Ok(Program {
             name: f.name.clone(),
             param_names: f.params.iter().map(|p| p.name.clone()).collect(),
             once,
@@ -508,7 +545,7 @@ impl Program {
                 .map(|d| (d.elem, d.count(), d.name.clone()))
                 .collect(),
             private_is_var: f.privates.iter().map(|d| d.len.is_none()).collect(),
-        }
+        })
     }
 
     /// Runs the program over `range` with resolved arguments.
@@ -953,6 +990,31 @@ impl<'a> Worker<'a> {
                     for (c, p) in parts.iter().enumerate() {
                         out.bytes_mut()[c * n * size..(c + 1) * n * size]
                             .copy_from_slice(&self.regs[*p as usize].bytes()[..n * size]);
+                    }
+                    self.regs[*dst as usize] = out;
+                }
+                Op::Stub {
+                    dst,
+                    name,
+                    body,
+                    args,
+                    ret,
+                } => {
+                    let mut out = std::mem::take(&mut self.regs[*dst as usize]);
+                    out.reserve_bytes(n * ret.size());
+                    let mut lits = Vec::with_capacity(args.len());
+                    for l in (0..n).filter(|&l| mask[l]) {
+                        lits.clear();
+                        lits.extend(
+                            args.iter()
+                                .map(|&(r, s)| self.regs[r as usize].literal(s, l)),
+                        );
+                        let v = (body.0)(&lits);
+                        if v.scalar != *ret {
+                            self.regs[*dst as usize] = out;
+                            return Err(self.fault(l, format!("the CPU body of stub `{name}` returned a {}, the stub returns {ret}", v.scalar)));
+                        }
+                        with_scalar!(*ret, T => out.slice_mut::<T>(n)[l] = T::from_lit(v));
                     }
                     self.regs[*dst as usize] = out;
                 }

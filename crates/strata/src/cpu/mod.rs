@@ -175,7 +175,7 @@ impl DeviceBackend for CpuDevice {
 
     fn compile(&self, f: &ValidFunction) -> Result<Arc<dyn CompiledKernel>> {
         Ok(Arc::new(CpuKernel {
-            program: Program::lower(f),
+            program: Program::lower(f)?,
         }))
     }
 

@@ -507,7 +507,15 @@ macro_rules! float_impl {
                     MathFn::Sinh => x.sinh(),
                     MathFn::Cosh => x.cosh(),
                     MathFn::Tanh => x.tanh(),
+                    // Rust's `asinh`/`acosh` overflow to infinity for |x| near MAX (they
+                    // square x); beyond 2^28, `ln(2|x|)` is the correctly rounded formula.
+                    MathFn::Asinh if x.abs() > (1u64 << 28) as $t => {
+                        (x.abs().ln() + std::f64::consts::LN_2 as $t).copysign(x)
+                    }
                     MathFn::Asinh => x.asinh(),
+                    MathFn::Acosh if x > (1u64 << 28) as $t => {
+                        x.ln() + std::f64::consts::LN_2 as $t
+                    }
                     MathFn::Acosh => x.acosh(),
                     MathFn::Atanh => x.atanh(),
                     MathFn::Floor => x.floor(),

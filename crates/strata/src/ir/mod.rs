@@ -359,6 +359,8 @@ pub enum Expr {
     Compose(Vec<ExprId>),
     /// Component `n` of a vector.
     Extract(ExprId, u8),
+    /// A call of stub function `n` ([`Function::stubs`]).
+    Stub(u32, Vec<ExprId>),
 }
 
 /// The expressions of one function, interned: adding an expression that already exists returns
@@ -721,6 +723,8 @@ pub struct Function {
     pub privates: Vec<PrivateDecl>,
     /// Number of loop ids used.
     pub loop_count: u32,
+    /// Stub functions the kernel calls.
+    pub stubs: Vec<StubDecl>,
     /// The body.
     pub body: Block,
 }
@@ -736,6 +740,7 @@ impl Function {
             locals: Vec::new(),
             privates: Vec::new(),
             loop_count: 0,
+            stubs: Vec::new(),
             body: Vec::new(),
         }
     }
@@ -774,6 +779,50 @@ impl Function {
                 .get(v as usize)
                 .map_or(format!("private{v}"), |d| d.name.clone()),
         }
+    }
+}
+
+/// The CPU body of a stub function: scalar arguments in, scalar result out.
+pub type StubCpuBody = std::sync::Arc<dyn Fn(&[Literal]) -> Literal + Send + Sync>;
+
+/// A helper function whose body is target source (Concurnas' `GPUStubFunction`): a pure
+/// function of scalars, with one body per dialect (`opencl`, `cuda`) and optionally a Rust body
+/// for the CPU backend. A backend without a body for itself rejects the kernel with a clear
+/// error. Stubs are identified by name and sources: two stubs of one name in one kernel must
+/// be the same.
+#[derive(Clone)]
+pub struct StubDecl {
+    /// The function's name in the sources (a C identifier).
+    pub name: String,
+    /// Parameter types (scalars).
+    pub params: Vec<Type>,
+    /// Result type (a scalar).
+    pub ret: Type,
+    /// Source per dialect key (`opencl`, `cuda`): a complete function definition.
+    pub sources: Vec<(String, String)>,
+    /// The body on the CPU backend.
+    pub cpu: Option<StubCpuBody>,
+}
+
+impl StubDecl {
+    /// The source for a dialect, if any.
+    pub fn source(&self, dialect: &str) -> Option<&str> {
+        self.sources
+            .iter()
+            .find(|(d, _)| d == dialect)
+            .map(|(_, s)| s.as_str())
+    }
+}
+
+impl std::fmt::Debug for StubDecl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StubDecl")
+            .field("name", &self.name)
+            .field("params", &self.params)
+            .field("ret", &self.ret)
+            .field("sources", &self.sources)
+            .field("cpu", &self.cpu.is_some())
+            .finish()
     }
 }
 
@@ -865,6 +914,6 @@ pub fn expr_operands(expr: &Expr) -> Vec<ExprId> {
         | Expr::Extract(a, _) => vec![*a],
         Expr::Binary(_, a, b) => vec![*a, *b],
         Expr::Select(c, a, b) => vec![*c, *a, *b],
-        Expr::Math(_, args) | Expr::Compose(args) => args.clone(),
+        Expr::Math(_, args) | Expr::Compose(args) | Expr::Stub(_, args) => args.clone(),
     }
 }

@@ -91,6 +91,7 @@ impl<'a> Rebuilder<'a> {
             Expr::Math(m, args) => Expr::Math(m, args.iter().map(|&a| self.expr(a)).collect()),
             Expr::Splat(a, w) => Expr::Splat(self.expr(a), w),
             Expr::Compose(p) => Expr::Compose(p.iter().map(|&a| self.expr(a)).collect()),
+            Expr::Stub(n, p) => Expr::Stub(n, p.iter().map(|&a| self.expr(a)).collect()),
             Expr::Extract(a, i) => Expr::Extract(self.expr(a), i),
             e @ (Expr::Literal(_) | Expr::Param(_) | Expr::BufferLen(_) | Expr::Builtin(_)) => e,
         };

@@ -99,6 +99,15 @@ fn write_expr(f: &Function, id: ExprId, out: &mut String) {
             write_expr(f, *a, out);
             out.push(')');
         }
+        Expr::Stub(n, args) => {
+            let _ = write!(
+                out,
+                "{}(",
+                f.stubs.get(*n as usize).map_or("<stub?>", |s| &s.name)
+            );
+            list(args, out);
+            out.push(')');
+        }
         Expr::Compose(parts) => {
             let _ = write!(out, "{}(", f.exprs.ty(id));
             list(parts, out);
@@ -287,6 +296,20 @@ pub fn function_to_string(f: &Function) -> String {
         }
     }
     out.push_str(") {\n");
+    for s in &f.stubs {
+        let params: Vec<String> = s.params.iter().map(|t| t.to_string()).collect();
+        let _ = writeln!(
+            out,
+            "  stub {}({}) -> {}{}",
+            s.name,
+            params.join(", "),
+            s.ret,
+            if s.cpu.is_some() { " [cpu]" } else { "" }
+        );
+        for (d, src) in &s.sources {
+            let _ = writeln!(out, "    {d}: {}", src.trim().replace('\n', "\n      "));
+        }
+    }
     for l in &f.locals {
         let len = match l.len {
             ArrayLen::Fixed(n) => n.to_string(),

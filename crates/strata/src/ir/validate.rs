@@ -369,6 +369,32 @@ impl Validator<'_> {
                 }
                 expect(Type::vector(at.scalar, *w))
             }
+            Expr::Stub(n, args) => {
+                let Some(s) = f.stubs.get(*n as usize) else {
+                    return Err(format!("stub function {n} is not declared"));
+                };
+                if args.len() != s.params.len() {
+                    return Err(format!(
+                        "stub `{}` takes {} arguments, got {}",
+                        s.name,
+                        s.params.len(),
+                        args.len()
+                    ));
+                }
+                for (i, (&a, &p)) in args.iter().zip(&s.params).enumerate() {
+                    if t(a)? != p {
+                        return Err(format!(
+                            "argument {i} of stub `{}` has type {}, the stub takes {p}",
+                            s.name,
+                            t(a)?
+                        ));
+                    }
+                }
+                if !is_ident(&s.name) {
+                    return Err(format!("stub name `{}` is not an identifier", s.name));
+                }
+                expect(s.ret)
+            }
             Expr::Compose(parts) => {
                 if !(2..=4).contains(&parts.len()) {
                     return Err(format!(

@@ -610,6 +610,16 @@ pub struct Run {
     queue: Queue,
 }
 
+impl std::fmt::Debug for Run {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Run")
+            .field("complete", &self.event.is_complete())
+            .field("gathers", &self.gathers.len())
+            .field("queue", &self.queue)
+            .finish()
+    }
+}
+
 impl Run {
     pub(crate) fn new(event: Event, gathers: Vec<GatherOut>, queue: Queue) -> Run {
         Run {
