@@ -42,7 +42,7 @@
 //! and the partials stay few.
 
 use crate::prelude::*;
-use crate::{Error, Gathered};
+use crate::{BackendKind, Error, Gathered};
 use rayon::prelude::*;
 use std::fmt;
 use std::time::Instant;
@@ -628,21 +628,27 @@ fn bench_reduce(
 ) -> Result<BenchResult, BenchError> {
     let n = x.len();
     let name = which.name();
+    // Staged on the device: OpenCL CPU drivers (PoCL) run a work-item's loop to the end before
+    // the next work-item, so there each work-item sums one contiguous chunk; GPUs (coalesced
+    // loads) and the strata CPU backend (one column per work-group) use a grid-stride loop.
+    let chunked = q.device().info().is_cpu() && q.device().info().backend != BackendKind::Cpu;
     let k = Kernel::build(&format!("bench_{name}"), |k| {
         let x = k.read::<f32>("x");
         let y = (which == Reduction::Dot).then(|| k.read::<f32>("y"));
         let acc = var(0.0f32);
-        // Grid-stride loop: work-item g adds elements g, g + G, g + 2G, ... (G = global size),
-        // so consecutive work-items read consecutive elements.
-        for_step(
-            global_id(0),
-            x.len(),
-            global_size(0),
-            |i: Expr<u32>| match y {
-                Some(y) => acc.set(acc.get() + x.at(i) * y.at(i)),
-                None => acc.set(acc.get() + x.at(i)),
-            },
-        );
+        let add = |i: Expr<u32>| match y {
+            Some(y) => acc.set(acc.get() + x.at(i) * y.at(i)),
+            None => acc.set(acc.get() + x.at(i)),
+        };
+        if chunked {
+            let chunk = (x.len() + global_size(0) - 1u32) / global_size(0);
+            let start = global_id(0) * chunk;
+            for_range(start.min(x.len()), (start + chunk).min(x.len()), add);
+        } else {
+            // Work-item g adds elements g, g + G, g + 2G, ... (G = global size), so
+            // consecutive work-items read consecutive elements.
+            for_step(global_id(0), x.len(), global_size(0), add);
+        }
         k.gather_add(acc.get());
     })?;
     let local = group_size(q.device());

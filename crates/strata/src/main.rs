@@ -1,12 +1,13 @@
-//! The `strata` command: list devices, run the conformance suite, run the benchmarks.
+//! The `strata` command: list devices, run the conformance suite, run differential tests, run
+//! the benchmarks.
 //!
-//! Exit codes: 0 success, 1 failure (a device error, a failed conformance case, a wrong
-//! benchmark result), 2 bad command line.
+//! Exit codes: 0 success, 1 failure (a device error, a failed conformance case, a differential
+//! mismatch, a wrong benchmark result), 2 bad command line.
 
 use std::io::Write;
 use std::process::ExitCode;
 use strata::bench::{self, BenchOptions};
-use strata::{conformance, Device, Queue};
+use strata::{conformance, difftest, Device, Queue};
 
 const USAGE: &str = "\
 usage: strata <command> [options]
@@ -18,7 +19,11 @@ commands:
   check [--device SPEC] [--filter S]
       Run the conformance suite (the cases whose name contains S) on a device; one line per
       case, then `N passed, M failed`. Exit code 1 if a case failed.
-  bench [--json] [--filter S] [--device SPEC] [--size N] [--reps R]
+  difftest [--device SPEC] [--seed N] [--programs N]
+      Run N random programs (default 1000) generated from seed N (default 1) on a device and
+      on the CPU backend, and compare their results; progress after each kernel, every
+      mismatch with its program, then `N passed, M failed`. Exit code 1 on a mismatch.
+  bench [--json] [--filter S] [--device SPEC[,SPEC...]] [--size N] [--reps R]
       Run the benchmarks vadd, saxpy, dot and sum (those whose name contains S) with strata
       kernels on a device and with a rayon baseline on the host; N elements (default 2^24,
       written as a number or as 2^K), median of R repetitions (default 10). --json: one JSON
@@ -55,6 +60,11 @@ enum Command {
     Check {
         device: String,
         filter: Option<String>,
+    },
+    Difftest {
+        device: String,
+        seed: u64,
+        programs: usize,
     },
     Bench {
         json: bool,
@@ -110,15 +120,16 @@ fn parse(args: Vec<String>) -> Result<Command, UsageError> {
     if matches!(cmd.as_str(), "help" | "-h" | "--help") {
         return Ok(Command::Help);
     }
-    if !matches!(cmd.as_str(), "devices" | "check" | "bench") {
+    if !matches!(cmd.as_str(), "devices" | "check" | "difftest" | "bench") {
         return Err(usage_error(format!(
-            "unknown command `{cmd}` (the commands are devices, check, bench and help)"
+            "unknown command `{cmd}` (the commands are devices, check, difftest, bench and help)"
         )));
     }
     let (mut json, mut why) = (false, false);
     let mut device = "best".to_string();
     let mut filter = None;
     let mut opts = BenchOptions::default();
+    let (mut seed, mut programs) = (1u64, 1000usize);
     while let Some(arg) = it.next() {
         let (flag, inline) = match arg.split_once('=') {
             Some((f, v)) if f.starts_with("--") => (f.to_string(), Some(v)),
@@ -130,6 +141,7 @@ fn parse(args: Vec<String>) -> Result<Command, UsageError> {
         let allowed: &[&str] = match cmd.as_str() {
             "devices" => &["--json", "--why"],
             "check" => &["--device", "--filter"],
+            "difftest" => &["--device", "--seed", "--programs"],
             _ => &["--json", "--filter", "--device", "--size", "--reps"],
         };
         if flag == "-h" || flag == "--help" {
@@ -153,12 +165,30 @@ fn parse(args: Vec<String>) -> Result<Command, UsageError> {
             "--filter" => filter = Some(value(&flag, inline, &mut it)?),
             "--size" => opts.size = count(&flag, &value(&flag, inline, &mut it)?)?,
             "--reps" => opts.reps = count(&flag, &value(&flag, inline, &mut it)?)?,
+            "--programs" => programs = count(&flag, &value(&flag, inline, &mut it)?)?,
+            "--seed" => {
+                let v = value(&flag, inline, &mut it)?;
+                let parsed = match v.strip_prefix("0x") {
+                    Some(h) => u64::from_str_radix(h, 16),
+                    None => v.parse(),
+                };
+                seed = parsed.map_err(|_| {
+                    usage_error(format!(
+                        "`--seed` takes a whole number (decimal or 0x hex), not `{v}`"
+                    ))
+                })?;
+            }
             _ => unreachable!("every allowed flag is handled"),
         }
     }
     Ok(match cmd.as_str() {
         "devices" => Command::Devices { json, why },
         "check" => Command::Check { device, filter },
+        "difftest" => Command::Difftest {
+            device,
+            seed,
+            programs,
+        },
         _ => {
             opts.filter = filter;
             Command::Bench { json, device, opts }
@@ -233,11 +263,62 @@ fn check(spec: &str, filter: Option<&str>) -> ExitCode {
     }
 }
 
-fn bench(json: bool, spec: &str, opts: &BenchOptions) -> ExitCode {
-    let device = match Device::from_spec(spec) {
-        Ok(d) => d,
-        Err(e) => return fail(&e.to_string()),
+fn difftest(spec: &str, seed: u64, programs: usize) -> ExitCode {
+    let (cpu, other) = match (open("cpu"), open(spec)) {
+        (Ok((_, c)), Ok((_, o))) => (c, o),
+        (Err(e), _) | (_, Err(e)) => return fail(&e.to_string()),
     };
+    let info = other.device().info();
+    eprintln!(
+        "differential test of {} ({}) against cpu, seed {seed}, {programs} programs",
+        info.spec(),
+        info.name
+    );
+    let mut shown = 0;
+    let report = difftest::run_with(&cpu, &other, seed, programs, |done, r| {
+        for m in &r.failed[shown..] {
+            out(&format!("FAIL {}", m.replace('\n', "\n    ")));
+        }
+        shown = r.failed.len();
+        out(&format!(
+            "{done}/{programs} programs: {} passed, {} failed",
+            r.passed, r.failed_programs
+        ));
+    });
+    match report {
+        Ok(r) => {
+            out(&r.summary());
+            if r.failed_programs == 0 {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            }
+        }
+        Err(e) => fail(&e),
+    }
+}
+
+fn bench(json: bool, spec: &str, opts: &BenchOptions) -> ExitCode {
+    // Several devices (`cpu,opencl:0`) run one after the other in the same process, each beside
+    // the same rayon baseline, so their tables can be compared side by side.
+    let mut devices = Vec::new();
+    for one in spec.split(',') {
+        match Device::from_spec(one) {
+            Ok(d) => devices.push(d),
+            Err(e) => return fail(&e.to_string()),
+        }
+    }
+    for device in devices {
+        let code = bench_one(json, &device, opts);
+        if code != ExitCode::SUCCESS {
+            return code;
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+fn bench_one(json: bool, device: &Device, opts: &BenchOptions) -> ExitCode {
+    let device = device.clone();
     let results = bench::run_with(&device, opts, |r| {
         if json {
             out(&r.to_json());
@@ -274,6 +355,11 @@ fn main() -> ExitCode {
         }
         Ok(Command::Devices { json, why }) => devices(json, why),
         Ok(Command::Check { device, filter }) => check(&device, filter.as_deref()),
+        Ok(Command::Difftest {
+            device,
+            seed,
+            programs,
+        }) => difftest(&device, seed, programs),
         Ok(Command::Bench { json, device, opts }) => bench(json, &device, &opts),
         Err(UsageError(m)) => {
             eprintln!("strata: error: {m}\nrun `strata help` for usage");

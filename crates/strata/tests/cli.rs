@@ -235,3 +235,63 @@ fn bench_checks_reject_wrong_results() {
     );
     assert!(matches!(bad, Err(BenchError::InvalidOptions(_))));
 }
+
+#[test]
+fn difftest_on_cpu_passes_and_reports_counts() {
+    let o = strata(&[
+        "difftest",
+        "--device",
+        "cpu",
+        "--seed",
+        "0x2a",
+        "--programs",
+        "40",
+    ]);
+    let text = stdout(&o);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "stdout:\n{text}\nstderr:\n{}",
+        stderr(&o)
+    );
+    assert!(
+        text.contains("40/40 programs"),
+        "no progress line in:\n{text}"
+    );
+    assert_eq!(text.lines().last(), Some("40 passed, 0 failed"), "{text}");
+    assert!(stderr(&o).contains("seed 42"), "{}", stderr(&o));
+}
+
+#[test]
+fn difftest_rejects_bad_arguments() {
+    for args in [
+        &["difftest", "--seed", "x"][..],
+        &["difftest", "--programs", "0"][..],
+        &["difftest", "--filter", "a"][..],
+    ] {
+        let o = strata(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+    }
+}
+
+#[test]
+fn bench_runs_several_devices_in_one_run() {
+    let out = Command::new(env!("CARGO_BIN_EXE_strata"))
+        .args([
+            "bench", "--device", "cpu,best", "--size", "2048", "--reps", "1", "--json",
+        ])
+        .output()
+        .expect("run strata");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 8, "four benchmarks per device:\n{text}");
+    assert!(
+        lines[..4].iter().all(|l| l.contains("\"device\":\"cpu\"")),
+        "{text}"
+    );
+}

@@ -70,7 +70,9 @@ fn opencl_golden_files() {
     let bless = std::env::var("STRATA_BLESS").is_ok_and(|v| v == "1");
     let mut mismatches = Vec::new();
     for (name, k) in &kernels {
-        let src = codegen::opencl(k.valid_function()).source;
+        let src = codegen::opencl(k.valid_function())
+            .expect("every golden kernel has OpenCL sources")
+            .source;
         let path = dir.join(format!("{name}.cl"));
         if bless {
             std::fs::create_dir_all(&dir).unwrap();

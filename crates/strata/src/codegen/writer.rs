@@ -19,6 +19,7 @@
 // Vector operands are written component by component: loops index several operands at once.
 #![allow(clippy::needless_range_loop)]
 
+use crate::error::{Error, Result};
 use crate::ir::{
     self, AtomicOp, BinaryOp, Builtin, Expr, ExprId, Fence, GroupOp, Literal, LoopId, MathFn,
     MathKind, Mem, ParamKind, Scalar, Stmt, Type, UnaryOp, ValidFunction, ValueId,
@@ -31,6 +32,8 @@ use std::fmt::Write;
 pub struct Dialect {
     /// Name for comments and errors (`OpenCL C`).
     pub name: &'static str,
+    /// Key of this dialect's sources in stub functions (`opencl`, `cuda`).
+    pub key: &'static str,
     /// Lines at the top of every file.
     pub preamble: &'static str,
     /// Lines added when the kernel uses `f64`.
@@ -71,6 +74,7 @@ pub struct Dialect {
 /// OpenCL C 1.2.
 pub static OPENCL: Dialect = Dialect {
     name: "OpenCL C",
+    key: "opencl",
     preamble: "#pragma OPENCL FP_CONTRACT OFF\n",
     f64_preamble: "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n",
     int64_atomics_preamble: "#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable\n#pragma OPENCL EXTENSION cl_khr_int64_extended_atomics : enable\n",
@@ -102,15 +106,24 @@ pub struct Generated {
 }
 
 /// OpenCL C for `f`.
-pub fn opencl(f: &ValidFunction) -> Generated {
+pub fn opencl(f: &ValidFunction) -> Result<Generated> {
     write(f, &OPENCL)
 }
 
 /// C source for `f` in `dialect`.
-pub fn write(vf: &ValidFunction, dialect: &'static Dialect) -> Generated {
+///
+/// Fails when the kernel calls a stub function that has no source for this dialect.
+pub fn write(vf: &ValidFunction, dialect: &'static Dialect) -> Result<Generated> {
     let f = vf.function();
     let mut w = Writer::new(vf, dialect);
     w.kernel();
+    if !w.missing.is_empty() {
+        return Err(Error::Unsupported {
+            kernel: f.name.clone(),
+            device: dialect.name.into(),
+            reason: w.missing.join("; "),
+        });
+    }
     let mut src = String::new();
     let _ = writeln!(
         src,
@@ -133,11 +146,11 @@ pub fn write(vf: &ValidFunction, dialect: &'static Dialect) -> Generated {
     }
     src.push('\n');
     src.push_str(&w.out);
-    Generated {
+    Ok(Generated {
         source: src,
         entry: entry_name(&f.name),
         options: dialect.options.iter().map(|s| s.to_string()).collect(),
-    }
+    })
 }
 
 const RESERVED: &[&str] = &[
@@ -341,6 +354,8 @@ struct Writer<'a> {
     loops: Vec<LoopId>,
     labels: HashSet<(LoopId, bool)>,
     uses_scratch: bool,
+    /// Stub functions without a source for this dialect.
+    missing: Vec<String>,
     scratch_types: BTreeSet<Scalar>,
     param_names: Vec<String>,
     local_names: Vec<String>,
@@ -393,6 +408,7 @@ impl<'a> Writer<'a> {
             loops: Vec::new(),
             labels,
             uses_scratch: false,
+            missing: Vec::new(),
             scratch_types: BTreeSet::new(),
             param_names,
             local_names,
@@ -566,8 +582,19 @@ impl<'a> Writer<'a> {
             }
             Expr::Select(c, a, b) => {
                 let (cv, a, b) = (self.expr(c), self.expr(a), self.expr(b));
+                // `?:` promotes types narrower than `int` to `int`; cast back so that overloaded
+                // built-ins taking the result (`min`, `mul_hi`, ...) see the IR's type.
+                let narrow = ty.scalar.is_int() && ty.scalar.size() < 4;
+                let t = self.ty(ty.scalar);
                 (0..w)
-                    .map(|k| format!("({} ? {} : {})", cv[k % cv.len()], a[k], b[k]))
+                    .map(|k| {
+                        let sel = format!("{} ? {} : {}", cv[k % cv.len()], a[k], b[k]);
+                        if narrow {
+                            format!("(({t})({sel}))")
+                        } else {
+                            format!("({sel})")
+                        }
+                    })
                     .collect()
             }
             Expr::Cast(a, to) => {
@@ -595,6 +622,21 @@ impl<'a> Writer<'a> {
             Expr::Extract(a, i) => {
                 let a = self.expr(a);
                 vec![a[i as usize].clone()]
+            }
+            Expr::Stub(n, args) => {
+                let stub = &self.f.stubs[n as usize];
+                match stub.source(self.d.key) {
+                    Some(src) => {
+                        self.helpers.insert(format!("{}\n", src.trim()));
+                    }
+                    None => self.missing.push(format!(
+                        "stub function `{}` has no {} source; give it one with `Stub::source(\"{}\", ...)`",
+                        stub.name, self.d.name, self.d.key
+                    )),
+                }
+                let name = stub.name.clone();
+                let a: Vec<String> = args.iter().map(|&x| self.expr(x)[0].clone()).collect();
+                vec![format!("{name}({})", a.join(", "))]
             }
         }
     }
@@ -960,6 +1002,8 @@ impl<'a> Writer<'a> {
                 let cond = match self.f.exprs.literal(*step) {
                     Some(l) if l.as_i128() > 0 => format!("{n} < {e}"),
                     Some(_) => format!("{n} > {e}"),
+                    // An unsigned step cannot be negative (a zero step is an error in the IR).
+                    None if !s.is_signed() => format!("{n} < {e}"),
                     None => format!("({st} > 0 ? {n} < {e} : {n} > {e})"),
                 };
                 let u = self.ty(Self::unsigned_of(s));

@@ -97,6 +97,17 @@ impl DeviceInfo {
         }
     }
 
+    /// Whether the device is a CPU: the strata CPU backend, or an OpenCL device of type CPU
+    /// (such as PoCL). Kernels may be staged differently for CPUs (contiguous chunks per
+    /// work-item rather than GPU-style strided access).
+    pub fn is_cpu(&self) -> bool {
+        self.backend == BackendKind::Cpu
+            || self
+                .extra
+                .iter()
+                .any(|(k, v)| k == "device type" && v.split(" + ").any(|t| t == "CPU"))
+    }
+
     /// The summary as one JSON object.
     pub fn to_json(&self) -> String {
         let mut s = format!(
@@ -242,13 +253,8 @@ impl Device {
                 .iter()
                 .find(|d| d.info().backend == BackendKind::Cuda)
                 .or_else(|| {
-                    all.iter().find(|d| {
-                        d.info().backend == BackendKind::OpenCl
-                            && !d.info().name.to_lowercase().contains("cpu")
-                            && !d.info().extra.iter().any(|(k, v)| {
-                                k == "device type" && v.split(" + ").any(|t| t == "CPU")
-                            })
-                    })
+                    all.iter()
+                        .find(|d| d.info().backend == BackendKind::OpenCl && !d.info().is_cpu())
                 })
                 .or_else(|| all.iter().find(|d| d.info().backend == BackendKind::Cpu));
             return pick.cloned().ok_or_else(|| Error::DeviceNotFound {

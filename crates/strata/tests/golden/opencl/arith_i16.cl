@@ -20,7 +20,7 @@ __kernel void arith_i16(
         out[e4] = ((short)(v0 + v1));
         out[(e4 + 1u)] = ((short)(v0 - v1));
         out[(e4 + 2u)] = ((short)((uint)v0 * (uint)v1));
-        const short e19 = ((v1 == ((short)0)) ? ((short)1) : v1);
+        const short e19 = ((short)((v1 == ((short)0)) ? ((short)1) : v1));
         out[(e4 + 3u)] = ((short)(v0 / e19));
         out[(e4 + 4u)] = ((short)(v0 % e19));
         out[(e4 + 5u)] = ((short)((ushort)0 - (ushort)v0));

@@ -20,7 +20,7 @@ __kernel void arith_i8(
         out[e4] = ((char)(v0 + v1));
         out[(e4 + 1u)] = ((char)(v0 - v1));
         out[(e4 + 2u)] = ((char)((uint)v0 * (uint)v1));
-        const char e19 = ((v1 == ((char)0)) ? ((char)1) : v1);
+        const char e19 = ((char)((v1 == ((char)0)) ? ((char)1) : v1));
         out[(e4 + 3u)] = ((char)(v0 / e19));
         out[(e4 + 4u)] = ((char)(v0 % e19));
         out[(e4 + 5u)] = ((char)((uchar)0 - (uchar)v0));

@@ -20,7 +20,7 @@ __kernel void arith_u16(
         out[e4] = ((ushort)(v0 + v1));
         out[(e4 + 1u)] = ((ushort)(v0 - v1));
         out[(e4 + 2u)] = ((ushort)((uint)v0 * (uint)v1));
-        const ushort e19 = ((v1 == ((ushort)0)) ? ((ushort)1) : v1);
+        const ushort e19 = ((ushort)((v1 == ((ushort)0)) ? ((ushort)1) : v1));
         out[(e4 + 3u)] = ((ushort)(v0 / e19));
         out[(e4 + 4u)] = ((ushort)(v0 % e19));
         out[(e4 + 5u)] = ((ushort)((ushort)0 - (ushort)v0));

@@ -20,7 +20,7 @@ __kernel void arith_u8(
         out[e4] = ((uchar)(v0 + v1));
         out[(e4 + 1u)] = ((uchar)(v0 - v1));
         out[(e4 + 2u)] = ((uchar)((uint)v0 * (uint)v1));
-        const uchar e19 = ((v1 == ((uchar)0)) ? ((uchar)1) : v1);
+        const uchar e19 = ((uchar)((v1 == ((uchar)0)) ? ((uchar)1) : v1));
         out[(e4 + 3u)] = ((uchar)(v0 / e19));
         out[(e4 + 4u)] = ((uchar)(v0 % e19));
         out[(e4 + 5u)] = ((uchar)((uchar)0 - (uchar)v0));

@@ -10,7 +10,7 @@ __kernel void reduce(
     __local uint tile[256];
     uint v = 0;
     v = 0u;
-    for (uint i_0 = (uint)get_global_id(0); ((uint)get_global_size(0) > 0 ? i_0 < x_len : i_0 > x_len); i_0 += (uint)get_global_size(0)) {
+    for (uint i_0 = (uint)get_global_id(0); i_0 < x_len; i_0 += (uint)get_global_size(0)) {
         const uint v1 = x[i_0];
         const uint v2 = v;
         v = (v2 + v1);

@@ -13,7 +13,7 @@ __kernel void reduce_gather(
     __local float strata_scratch_float[STRATA_MAX_GROUP + 1];
     float acc = 0;
     acc = 0.0f;
-    for (uint i_0 = (uint)get_global_id(0); ((uint)get_global_size(0) > 0 ? i_0 < x_len : i_0 > x_len); i_0 += (uint)get_global_size(0)) {
+    for (uint i_0 = (uint)get_global_id(0); i_0 < x_len; i_0 += (uint)get_global_size(0)) {
         const float v1 = x[i_0];
         const float v2 = acc;
         acc = (v2 + v1);
