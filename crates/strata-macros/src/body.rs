@@ -496,6 +496,22 @@ impl Cx {
                 }
             }
         }
+        // `let mut x = var(init);`: a device variable with the builder's default name (`v`).
+        if let Some(c) = as_var_call(init, self) {
+            if !mutable {
+                return self.error(err(
+                    l_span(id, init),
+                    "`var(init)` declares a device variable, which is assigned later: write `let mut x = var(init);`",
+                ));
+            }
+            let Expr::Path(p) = &*c.func else {
+                unreachable!()
+            };
+            let tf = &p.path.segments[0].arguments;
+            let v = self.expr(&c.args[0]);
+            self.bind(&name, Kind::Var);
+            return quote_spanned!(init.span()=> let #id = #st::builder::support::var #tf ("v", #v););
+        }
         if mutable {
             if let Expr::Repeat(r) = init {
                 if !force_host {
@@ -1196,6 +1212,12 @@ impl Cx {
                     if SUPPORT_BUILTINS.contains(&f.as_str()) {
                         return quote_spanned!(c.span()=> #st::builder::support::#id #tf (#(#args),*));
                     }
+                    if f == "var" {
+                        return self.error(err(
+                            c,
+                            "`var(init)` declares a device variable and is only available as the initializer of a `let mut` (`let mut x = var(init);`)",
+                        ));
+                    }
                     if NAMED_BUILTINS.contains(&f.as_str()) {
                         let name = format!("{f}{}", self.tmp);
                         self.tmp += 1;
@@ -1249,6 +1271,24 @@ impl Cx {
             quote_spanned!(sp=> (#l).#m(#r))
         }
     }
+}
+
+/// `init` as a call of the `var` built-in (`var(init)` or `var::<T>(init)`), unless a local
+/// binding shadows the name.
+fn as_var_call<'a>(init: &'a Expr, cx: &Cx) -> Option<&'a syn::ExprCall> {
+    let Expr::Call(c) = init else { return None };
+    let Expr::Path(p) = &*c.func else { return None };
+    (p.qself.is_none()
+        && p.path.segments.len() == 1
+        && p.path.segments[0].ident == "var"
+        && c.args.len() == 1
+        && cx.lookup("var").is_none())
+    .then_some(c)
+}
+
+/// The tokens of `let x = init` for an error that spans both.
+fn l_span(id: &Ident, init: &Expr) -> TokenStream {
+    quote!(#id #init)
 }
 
 fn bind_pat(cx: &mut Cx, p: &Pat, kind: Kind) {

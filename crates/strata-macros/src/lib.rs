@@ -61,7 +61,9 @@
 //!   device loop.
 //! - `let mut x = init` is a host variable when `init` is a host value and every assignment to
 //!   `x` assigns host values outside of device control flow; otherwise it is a device (private)
-//!   variable. `#[device] let mut` and `#[host] let mut` force either.
+//!   variable. `#[device] let mut` and `#[host] let mut` force either. A device variable is
+//!   named after its binding in the IR; `let mut x = var(init);` declares one named `v`, like
+//!   the builder's `var(init)`.
 //! - `let mut a = [v; N]` is a private array; `let t = local_array::<f32>(N)` local memory;
 //!   `let p = private_array::<f32>(N)` a private array left uninitialized.
 //! - `if` as a value becomes `select` when both arms are pure expressions (no memory access), and

@@ -13,16 +13,33 @@ struct Report {
     max_error: f32,
 }
 
-/// Runs saxpy on `n` elements on `device` and checks every element against the host.
-fn saxpy(device: &Device, n: usize) -> Result<Report, Box<dyn std::error::Error>> {
-    let queue = Queue::new(device)?;
-    let kernel = Kernel::build("saxpy", |k| {
+/// The kernel, written with the builder: parameters are declared on `k`, device values are
+/// `Expr`s, and control flow is `if_`.
+fn saxpy_kernel() -> strata::Result<Kernel> {
+    Kernel::build("saxpy", |k| {
         let a = k.scalar::<f32>("a");
         let x = k.read::<f32>("x");
         let y = k.read_write::<f32>("y");
         let i = global_id(0);
         if_(i.lt(x.len()), || y.set(i, a * x.at(i) + y.at(i)));
-    })?;
+    })
+}
+
+/// The same kernel as a plain Rust function: `saxpy_fn::build()` records exactly the IR of
+/// [`saxpy_kernel`] (checked by the test below), and its `launch` takes `a: f32, x: &Buffer<f32>,
+/// y: &Buffer<f32>`.
+#[kernel(name = "saxpy")]
+fn saxpy_fn(a: f32, x: &[f32], y: &mut [f32]) {
+    let i = global_id(0);
+    if i < x.len() {
+        y[i] = a * x[i] + y[i];
+    }
+}
+
+/// Runs saxpy on `n` elements on `device` and checks every element against the host.
+fn saxpy(device: &Device, n: usize) -> Result<Report, Box<dyn std::error::Error>> {
+    let queue = Queue::new(device)?;
+    let kernel = saxpy_kernel()?;
 
     let a = 2.5f32;
     let xs: Vec<f32> = (0..n).map(|i| (i % 1000) as f32 * 0.25).collect();
@@ -67,4 +84,11 @@ pub fn saxpy_on_cpu() {
     let device = Device::from_spec("cpu").unwrap();
     let r = saxpy(&device, 10_000).unwrap();
     assert_eq!(r.n, 10_000);
+}
+
+#[test]
+pub fn macro_style_matches_builder() {
+    let builder = saxpy_kernel().unwrap();
+    let macro_style = saxpy_fn::build().unwrap();
+    assert_eq!(macro_style.kernel().ir_text(), builder.ir_text());
 }

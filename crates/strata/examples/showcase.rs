@@ -262,6 +262,108 @@ fn mandelbrot(q: &Queue, (w, h): (usize, usize), max_iter: u32) -> BoxResult<Ste
     })
 }
 
+// The four kernels as plain Rust functions (`#[kernel]`), each recording exactly the IR of
+// the builder kernel of its step above (checked by the test at the end). `var(init)` declares
+// a private variable named `v`, like the builder's `var`.
+
+/// The kernel of [`saxpy`].
+#[kernel(name = "saxpy")]
+fn saxpy_fn(a: f32, x: &[f32], y: &mut [f32]) {
+    let i = global_id(0);
+    if i < x.len() {
+        y[i] = a * x[i] + y[i];
+    }
+}
+
+/// The kernel of [`reduce`].
+#[kernel(name = "reduce")]
+fn reduce_fn(x: &[u32], #[write] partials: &mut [u32]) {
+    const LOCAL: u32 = 256;
+    let tile = local_array::<u32>(LOCAL);
+    let l = local_id(0);
+    let mut acc = var(0u32);
+    for j in (global_id(0)..x.len()).step_by(global_size(0)) {
+        acc += x[j];
+    }
+    tile[l] = acc;
+    barrier();
+    let mut s = LOCAL / 2;
+    while s > 0 {
+        if l < s {
+            tile[l] = tile[l] + tile[l + s];
+        }
+        barrier();
+        s /= 2;
+    }
+    if l == 0u32 {
+        partials[group_id(0)] = tile[0u32];
+    }
+}
+
+/// The kernel of [`matmul`].
+#[kernel(name = "matmul_tiled")]
+fn matmul_fn(a: &[f32], b: &[f32], #[write] c: &mut [f32], n: u32) {
+    const TILE: u32 = 16;
+    let a_tile = local_array::<f32>(TILE * TILE);
+    let b_tile = local_array::<f32>(TILE * TILE);
+    let (tx, ty) = (local_id(0), local_id(1));
+    let col = group_id(0) * TILE + tx;
+    let row = group_id(1) * TILE + ty;
+    let mut acc = var(0.0f32);
+    for t in 0u32..(n + (TILE - 1)) / TILE {
+        let (a_col, b_row) = (t * TILE + tx, t * TILE + ty);
+        if row < n && a_col < n {
+            a_tile[ty * TILE + tx] = a[row * n + a_col];
+        } else {
+            a_tile[ty * TILE + tx] = 0.0f32;
+        }
+        if b_row < n && col < n {
+            b_tile[ty * TILE + tx] = b[b_row * n + col];
+        } else {
+            b_tile[ty * TILE + tx] = 0.0f32;
+        }
+        barrier_local();
+        for p in 0..TILE {
+            acc += a_tile[ty * TILE + p] * b_tile[p * TILE + tx];
+        }
+        barrier_local();
+    }
+    if row < n && col < n {
+        c[row * n + col] = acc;
+    }
+}
+
+/// The kernel of [`mandelbrot`].
+#[kernel(name = "mandelbrot")]
+fn mandelbrot_fn(
+    #[write] iters: &mut [u32],
+    width: u32,
+    height: u32,
+    x0: f32,
+    y0: f32,
+    d: f32,
+    max_iter: u32,
+) {
+    let (px, py) = (global_id(0), global_id(1));
+    if px < width && py < height {
+        let cx = x0 + px as f32 * d;
+        let cy = y0 + py as f32 * d;
+        let mut zx = var(0.0f32);
+        let mut zy = var(0.0f32);
+        let mut it = var(0u32);
+        while {
+            let (x, y) = (zx, zy);
+            it < max_iter && x * x + y * y <= 4.0f32
+        } {
+            let (x, y) = (zx, zy);
+            zx = x * x - y * y + cx;
+            zy = 2.0f32 * x * y + cy;
+            it = it + 1u32;
+        }
+        iters[py * width + px] = it;
+    }
+}
+
 /// Runs every step on `device`; stops at the first failure.
 fn showcase(device: &Device, sizes: Sizes, print: bool) -> BoxResult<Vec<Step>> {
     let q = Queue::new(device)?;
@@ -333,4 +435,30 @@ pub fn showcase_on_cpu() {
     };
     let steps = showcase(&device, small, false).unwrap();
     assert_eq!(steps.len(), 4);
+}
+
+#[test]
+pub fn macro_style_matches_builder() {
+    let device = Device::from_spec("cpu").unwrap();
+    let tiny = Sizes {
+        saxpy: 100,
+        reduce: 1000,
+        matmul: 16,
+        mandel: (8, 8),
+        max_iter: 8,
+    };
+    // The builder kernels, as the steps build them.
+    let (steps, built) = strata::capture_kernels(|| showcase(&device, tiny, false));
+    steps.unwrap();
+    let twins = [
+        saxpy_fn::build().unwrap().kernel().clone(),
+        reduce_fn::build().unwrap().kernel().clone(),
+        matmul_fn::build().unwrap().kernel().clone(),
+        mandelbrot_fn::build().unwrap().kernel().clone(),
+    ];
+    assert_eq!(built.len(), twins.len());
+    for (b, t) in built.iter().zip(&twins) {
+        assert_eq!(t.name(), b.name());
+        assert_eq!(t.ir_text(), b.ir_text(), "{}", b.name());
+    }
 }

@@ -25,10 +25,12 @@
 //! # }
 //! ```
 //!
-//! Layers, bottom up: [`ir`] (typed kernel IR, validator, passes), [`builder`] (kernels as Rust
-//! closures), the runtime ([`Device`], [`Queue`], [`Buffer`], [`Kernel`], [`Event`]) over the
-//! backends (here the CPU backend), and the tools ([`conformance`], [`bench`](mod@bench))
-//! behind the `strata` command.
+//! Layers, bottom up: [`ir`] (typed kernel IR, validator, passes), [`codegen`] (one C-family
+//! writer, dialects as data), [`builder`] (kernels as Rust closures) and the `#[kernel]`
+//! attribute (kernels as plain Rust functions), the runtime ([`Device`], [`Queue`], [`Buffer`],
+//! [`Kernel`], [`Event`]) over the backends (the CPU interpreter, always present, and OpenCL
+//! when an OpenCL library and device are there), and the tools ([`conformance`],
+//! [`bench`](mod@bench), [`difftest`]) behind the `strata` command.
 
 #![warn(missing_docs)]
 
@@ -37,6 +39,7 @@ pub mod builder;
 pub mod codegen;
 pub mod conformance;
 mod cpu;
+pub mod difftest;
 pub mod error;
 pub mod ir;
 mod opencl;
@@ -68,7 +71,7 @@ pub mod prelude {
         group_scan_exclusive_add, group_scan_inclusive_add, group_scan_inclusive_max,
         group_scan_inclusive_min, if_, lit, local_id, local_linear_id, local_size, loop_,
         mem_fence, num_groups, private_array, return_, select, splat, var, var_named, vec2, vec3,
-        vec4, while_, BufferParam, Expr, KernelDef, LocalArray, LoopLabel, PrivateArray, Var,
+        vec4, while_, BufferParam, Expr, KernelDef, LocalArray, LoopLabel, PrivateArray, Stub, Var,
     };
     pub use crate::ir::Access;
     pub use crate::{kernel, Buffer, Device, Event, Kernel, LocalMem, NdRange, Queue};

@@ -25,7 +25,9 @@
 
 mod math;
 mod ops;
+pub mod stub;
 pub use math::{splat, vec2, vec3, vec4};
+pub use stub::{Stub, StubArgs};
 pub mod support;
 pub mod types;
 
