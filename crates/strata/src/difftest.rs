@@ -23,7 +23,8 @@
 //! every work-group collective. Transcendental built-ins appear only as the last operation of a
 //! stored result, so their error cannot be amplified by later operations, and never get a NaN
 //! argument (PoCL 3.1 returns 0 for `exp(NaN * k)` once LLVM has folded the product to a
-//! constant NaN: a PoCL bug, not strata's). Private arrays are read
+//! constant NaN: a PoCL bug, not strata's; `floor`, `ceil`, `trunc` and `round` of such a
+//! constant NaN also give 0 there, so they never get a NaN argument either). Private arrays are read
 //! at computed indices but written only at literal ones: PoCL 3.1's default `loopvec`
 //! work-group method miscompiles a store at a computed index followed by a read at another
 //! (`POCL_WORK_GROUP_METHOD=cbs` gives the right result).
@@ -454,15 +455,18 @@ impl Gen<'_> {
     fn param_index(&self, name: &str) -> u32 {
         self.f.params.iter().position(|p| p.name == name).unwrap() as u32
     }
-    /// `x` with NaN replaced by 1, so its sign and payload are never observed.
+    /// `x` with NaN replaced by 1 and `-0.0` by `+0.0` (`x + 0.0` changes nothing else), so
+    /// neither a NaN's sign and payload nor the sign of a zero is observed: IEEE leaves the zero
+    /// that `min(-0.0, +0.0)` returns open, and devices differ.
     fn no_nan(&mut self, x: ExprId) -> ExprId {
         let s = self.ty(x);
         let nan = self.math(MathFn::IsNan, vec![x]);
-        let one = match s {
-            Scalar::F32 => self.lit(s, 1f32.to_bits() as u64),
-            _ => self.lit(s, 1f64.to_bits()),
+        let (one, zero) = match s {
+            Scalar::F32 => (self.lit(s, 1f32.to_bits() as u64), self.lit(s, 0)),
+            _ => (self.lit(s, 1f64.to_bits()), self.lit(s, 0)),
         };
-        self.select(nan, one, x)
+        let x = self.select(nan, one, x);
+        self.bin(BinaryOp::Add, x, zero)
     }
 
     // ----- statement helpers -----
@@ -713,7 +717,24 @@ impl Gen<'_> {
                 if m == MathFn::Copysign {
                     args[1] = self.no_nan(args[1]);
                 }
-                self.math(m, args)
+                if matches!(
+                    m,
+                    MathFn::Floor | MathFn::Ceil | MathFn::Trunc | MathFn::Round
+                ) {
+                    // PoCL 3.1 returns 0 for floor/ceil/trunc/round of a value LLVM has folded
+                    // to a constant NaN (`trunc(x * as_float(-16))`): a PoCL bug, not strata's.
+                    args[0] = self.no_nan(args[0]);
+                }
+                let r = self.math(m, args);
+                if matches!(m, MathFn::Min | MathFn::Max | MathFn::Clamp) {
+                    // IEEE leaves open which zero `min(-0.0, +0.0)` returns, and devices differ:
+                    // `+ 0.0` makes every zero result +0.0 so no later division or sign test
+                    // observes it (nothing else changes).
+                    let zero = self.lit(s, 0);
+                    self.bin(BinaryOp::Add, r, zero)
+                } else {
+                    r
+                }
             }
             16 => {
                 // Reinterpret an integer of the same size.
