@@ -15,12 +15,12 @@ mod exec;
 use crate::error::{Error, Result};
 use crate::ir::ValidFunction;
 use crate::runtime::{
-    BackendKind, Command, CompiledKernel, DeviceBackend, DeviceInfo, Event, Memory, QueueBackend,
+    BackendKind, Command, CompiledKernel, DeviceBackend, DeviceInfo, Memory, QueueBackend,
+    WorkerQueue,
 };
 use std::any::Any;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
-use std::sync::mpsc;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 pub(crate) use exec::Program;
 
@@ -180,47 +180,9 @@ impl DeviceBackend for CpuDevice {
     }
 
     fn new_queue(&self) -> Result<Arc<dyn QueueBackend>> {
-        let (tx, rx) = mpsc::channel::<(Command, Vec<Event>, Event)>();
-        std::thread::Builder::new()
-            .name("strata-cpu-queue".into())
-            .spawn(move || {
-                for (cmd, wait, event) in rx {
-                    if let Err(e) = Event::wait_dependencies(&wait) {
-                        event.complete(Err(e));
-                        continue;
-                    }
-                    event.set_running();
-                    event.complete(run(cmd));
-                }
-            })
-            .map_err(|e| Error::Backend {
-                backend: "cpu",
-                message: format!("cannot start the queue thread: {e}"),
-            })?;
-        Ok(Arc::new(CpuQueue { tx: Mutex::new(tx) }))
-    }
-}
-
-struct CpuQueue {
-    tx: Mutex<mpsc::Sender<(Command, Vec<Event>, Event)>>,
-}
-
-impl QueueBackend for CpuQueue {
-    fn submit(&self, cmd: Command, wait: Vec<Event>) -> Event {
-        let e = Event::new();
-        if self
-            .tx
-            .lock()
-            .unwrap()
-            .send((cmd, wait, e.clone()))
-            .is_err()
-        {
-            e.complete(Err(Error::Backend {
-                backend: "cpu",
-                message: "the queue thread has stopped".into(),
-            }));
-        }
-        e
+        Ok(Arc::new(WorkerQueue::spawn("cpu", |cmd| {
+            run(cmd).map(|()| None)
+        })?))
     }
 }
 

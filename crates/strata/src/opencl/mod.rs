@@ -444,6 +444,6 @@ impl DeviceBackend for OpenClDevice {
     }
 
     fn new_queue(&self) -> Result<Arc<dyn QueueBackend>> {
-        Ok(Arc::new(queue::ClQueue::new(self)?))
+        Ok(Arc::new(queue::new_queue(self)?))
     }
 }

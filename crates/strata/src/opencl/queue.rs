@@ -11,76 +11,28 @@ use super::{cl_error, ClKernel, ClMem, OpenClDevice};
 use crate::error::{Error, Result};
 use crate::ir::ArrayLen;
 use crate::ir::ValidFunction;
-use crate::runtime::{ArgValue, Command, CompiledKernel, Event, Memory, NdRange, QueueBackend};
+use crate::runtime::{ArgValue, Command, CompiledKernel, Memory, NdRange, WorkerQueue};
 use opencl3::command_queue::{CommandQueue, CL_QUEUE_PROFILING_ENABLE};
 use opencl3::error_codes::{ClError, CL_INVALID_WORK_GROUP_SIZE};
 use opencl3::event::Event as ClEvent;
 use opencl3::types::{cl_event, cl_uint, CL_NON_BLOCKING};
-use std::sync::mpsc;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
-type Job = (Command, Vec<Event>, Event);
-
-/// A strata queue on an OpenCL device.
-pub(crate) struct ClQueue {
-    tx: Mutex<mpsc::Sender<Job>>,
-}
-
-impl ClQueue {
-    pub(crate) fn new(dev: &OpenClDevice) -> Result<ClQueue> {
-        // SAFETY: the device is the one the context was created for.
-        let queue = unsafe {
-            CommandQueue::create(&dev.context, dev.id(), CL_QUEUE_PROFILING_ENABLE)
-                .map_err(|e| cl_error("clCreateCommandQueue", e))?
-        };
-        let worker = Worker {
-            queue,
-            _context: dev.context.clone(),
-            label: dev.label.clone(),
-        };
-        let (tx, rx) = mpsc::channel::<Job>();
-        std::thread::Builder::new()
-            .name("strata-opencl-queue".into())
-            .spawn(move || {
-                for (cmd, wait, event) in rx {
-                    if let Err(e) = Event::wait_dependencies(&wait) {
-                        event.complete(Err(e));
-                        continue;
-                    }
-                    event.set_running();
-                    match worker.run(cmd) {
-                        Ok(Some(device_time)) => event.complete_measured(Ok(()), device_time),
-                        Ok(None) => event.complete(Ok(())),
-                        Err(e) => event.complete(Err(e)),
-                    }
-                }
-            })
-            .map_err(|e| Error::Backend {
-                backend: "opencl",
-                message: format!("cannot start the queue thread: {e}"),
-            })?;
-        Ok(ClQueue { tx: Mutex::new(tx) })
-    }
-}
-
-impl QueueBackend for ClQueue {
-    fn submit(&self, cmd: Command, wait: Vec<Event>) -> Event {
-        let e = Event::new();
-        if self
-            .tx
-            .lock()
-            .unwrap()
-            .send((cmd, wait, e.clone()))
-            .is_err()
-        {
-            e.complete(Err(Error::Backend {
-                backend: "opencl",
-                message: "the queue thread has stopped".into(),
-            }));
-        }
-        e
-    }
+/// Creates the strata queue of an OpenCL device: a worker thread (shared with the other
+/// backends) running commands on one OpenCL command queue.
+pub(crate) fn new_queue(dev: &OpenClDevice) -> Result<WorkerQueue> {
+    // SAFETY: the device is the one the context was created for.
+    let queue = unsafe {
+        CommandQueue::create(&dev.context, dev.id(), CL_QUEUE_PROFILING_ENABLE)
+            .map_err(|e| cl_error("clCreateCommandQueue", e))?
+    };
+    let worker = Worker {
+        queue,
+        _context: dev.context.clone(),
+        label: dev.label.clone(),
+    };
+    WorkerQueue::spawn("opencl", move |cmd| worker.run(cmd))
 }
 
 struct Worker {

@@ -14,12 +14,14 @@ mod buffer;
 mod event;
 mod kernel;
 mod queue;
+mod worker;
 
 pub(crate) use backend::{ArgValue, Command, CompiledKernel, DeviceBackend, Memory, QueueBackend};
 pub use buffer::{Buffer, LocalMem};
 pub use event::{Event, Profile};
 pub use kernel::{capture_kernels, Dims, Gathered, Kernel, KernelArg, NdRange, Run};
 pub use queue::{PendingRead, Queue};
+pub(crate) use worker::WorkerQueue;
 
 use crate::error::{Error, Result};
 use std::collections::HashMap;
