@@ -452,7 +452,8 @@ impl<'a> Writer<'a> {
 
     fn id(&self, b: usize, d: u8) -> String {
         format!(
-            "(uint){}",
+            "({}){}",
+            self.ty(Scalar::U32),
             self.d.ids[b]
                 .replace("{d}", &d.to_string())
                 .replace("{c}", &axis(d).to_string())
@@ -1165,7 +1166,8 @@ impl<'a> Writer<'a> {
             self.line(&format!("{vt} {r};"));
             self.line("{");
             self.indent += 1;
-            self.line(&format!("const uint lid = {lid};"));
+            let u = self.ty(Scalar::U32);
+            self.line(&format!("const {u} lid = {lid};"));
             self.line(&format!("{scratch}[lid] = ({t}){x};"));
             self.line(&format!("{bl};"));
             let (init, combine) = match op {
@@ -1217,7 +1219,8 @@ impl<'a> Writer<'a> {
                 self.line("if (lid == 0) {");
                 self.indent += 1;
                 self.line(&format!("{t} acc = {init};"));
-                self.line(&format!("for (uint k = 0; k < {size}; k++) {{"));
+                let u = self.ty(Scalar::U32);
+                self.line(&format!("for ({u} k = 0; k < {size}; k++) {{"));
                 self.indent += 1;
                 self.line(&format!("const {t} x = {scratch}[k];"));
                 match op {
@@ -1281,7 +1284,7 @@ impl<'a> Writer<'a> {
                         ""
                     };
                     params.push(format!("{} {c}{t}* {n}", self.d.global));
-                    params.push(format!("const uint {n}_len"));
+                    params.push(format!("const {} {n}_len", self.ty(Scalar::U32)));
                 }
                 ParamKind::Scalar(t) => {
                     let t = if t.scalar == Scalar::Bool {

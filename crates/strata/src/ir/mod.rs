@@ -826,13 +826,6 @@ impl std::fmt::Debug for StubDecl {
     }
 }
 
-/// A set of kernels compiled together.
-#[derive(Clone, Debug, Default)]
-pub struct Module {
-    /// The kernels.
-    pub functions: Vec<Function>,
-}
-
 impl fmt::Display for Function {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&print::function_to_string(self))

@@ -655,7 +655,7 @@ impl Run {
                 detail: format!("gather {index} holds {}, not {}", g.decl.ty, T::TYPE),
             });
         }
-        let buf = Buffer::<T>::wrap(g.mem.clone(), g.groups, self.queue.device().clone());
+        let buf = Buffer::<T>::from_parts(g.mem.clone(), g.groups, self.queue.device().clone());
         let read = self.queue.enqueue_read(&buf, 0..g.groups, &[&self.event])?;
         Ok(Gathered {
             read,
@@ -686,11 +686,5 @@ impl<T: Element + crate::ir::eval::Num> Gathered<T> {
             GatherOp::Min => a.min_(b),
             GatherOp::Max => a.max_(b),
         }))
-    }
-}
-
-impl<T> Buffer<T> {
-    pub(crate) fn wrap(mem: Arc<dyn Memory>, len: usize, device: Device) -> Buffer<T> {
-        Buffer::from_parts(mem, len, device)
     }
 }
