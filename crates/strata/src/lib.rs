@@ -39,10 +39,12 @@ pub mod builder;
 pub mod codegen;
 pub mod conformance;
 mod cpu;
+pub mod cuda;
 pub mod difftest;
 pub mod error;
 pub mod ir;
 mod opencl;
+pub mod patterns;
 mod runtime;
 
 pub use builder::KernelDef;

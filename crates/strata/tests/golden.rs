@@ -1,7 +1,12 @@
-//! Golden files of generated code: the OpenCL C of every conformance kernel and every example
-//! kernel, compared with `tests/golden/opencl/*.cl`, and compiled by every OpenCL device
-//! present. Set `STRATA_BLESS=1` to rewrite the files (and delete stale ones) after an
-//! intended change of the generated code; review the diff like any other change.
+//! Golden files of generated code: the OpenCL C and the CUDA C++ of every conformance kernel
+//! and every example kernel, compared with `tests/golden/opencl/*.cl` and
+//! `tests/golden/cuda/*.cu`. Every kernel is also compiled by every OpenCL device present, and
+//! by NVRTC to PTX for sm_90 and sm_80 (no GPU needed). Set `STRATA_BLESS=1` to rewrite the
+//! files (and delete stale ones) after an intended change of the generated code; review the
+//! diff like any other change.
+//!
+//! NVRTC missing is a failure when `STRATA_REQUIRE` names `nvrtc` (the README's test command
+//! installs NVRTC and sets it), and skips the NVRTC test otherwise.
 
 #[path = "../examples/matmul.rs"]
 #[allow(dead_code)]
@@ -54,26 +59,37 @@ fn all_kernels() -> BTreeMap<String, Kernel> {
     named
 }
 
-fn golden_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden/opencl")
+fn golden_dir(dialect: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden")
+        .join(dialect)
 }
 
 #[test]
 fn opencl_golden_files() {
+    golden_files(&codegen::OPENCL, "cl");
+}
+
+#[test]
+fn cuda_golden_files() {
+    golden_files(&codegen::CUDA, "cu");
+}
+
+fn golden_files(dialect: &'static codegen::Dialect, ext: &str) {
     let kernels = all_kernels();
     assert!(
         kernels.len() > 100,
         "expected the conformance suite's kernels, got {}",
         kernels.len()
     );
-    let dir = golden_dir();
+    let dir = golden_dir(dialect.key);
     let bless = std::env::var("STRATA_BLESS").is_ok_and(|v| v == "1");
     let mut mismatches = Vec::new();
     for (name, k) in &kernels {
-        let src = codegen::opencl(k.valid_function())
-            .expect("every golden kernel has OpenCL sources")
+        let src = codegen::write(k.valid_function(), dialect)
+            .unwrap_or_else(|e| panic!("{name} has no {} source: {e}", dialect.name))
             .source;
-        let path = dir.join(format!("{name}.cl"));
+        let path = dir.join(format!("{name}.{ext}"));
         if bless {
             std::fs::create_dir_all(&dir).unwrap();
             std::fs::write(&path, &src).unwrap();
@@ -88,13 +104,13 @@ fn opencl_golden_files() {
                     .position(|(a, b)| a != b)
                     .map_or(old.lines().count().min(src.lines().count()), |i| i);
                 mismatches.push(format!(
-                    "{name}.cl differs from line {}:\n  golden:    {}\n  generated: {}",
+                    "{name}.{ext} differs from line {}:\n  golden:    {}\n  generated: {}",
                     line + 1,
                     old.lines().nth(line).unwrap_or("<end>"),
                     src.lines().nth(line).unwrap_or("<end>")
                 ));
             }
-            Err(_) => mismatches.push(format!("{name}.cl is missing")),
+            Err(_) => mismatches.push(format!("{name}.{ext} is missing")),
         }
     }
     let stale: Vec<String> = std::fs::read_dir(&dir)
@@ -103,7 +119,7 @@ fn opencl_golden_files() {
                 .map(|e| {
                     e.file_name()
                         .to_string_lossy()
-                        .trim_end_matches(".cl")
+                        .trim_end_matches(&format!(".{ext}"))
                         .to_string()
                 })
                 .filter(|n| !kernels.contains_key(n))
@@ -112,17 +128,18 @@ fn opencl_golden_files() {
         .unwrap_or_default();
     if bless {
         for n in &stale {
-            std::fs::remove_file(dir.join(format!("{n}.cl"))).unwrap();
+            std::fs::remove_file(dir.join(format!("{n}.{ext}"))).unwrap();
         }
         return;
     }
     for n in stale {
-        mismatches.push(format!("{n}.cl has no kernel any more"));
+        mismatches.push(format!("{n}.{ext} has no kernel any more"));
     }
     assert!(
         mismatches.is_empty(),
-        "{} golden file(s) out of date; if the change is intended, run `STRATA_BLESS=1 cargo test --test golden` and review the diff:\n{}",
+        "{} golden file(s) out of date; if the change is intended, run `STRATA_BLESS=1 cargo test --test golden` and review the diff of tests/golden/{}:\n{}",
         mismatches.len(),
+        dialect.key,
         mismatches.join("\n")
     );
 }
@@ -147,5 +164,55 @@ fn every_kernel_compiles_on_every_opencl_device() {
         "{} kernel(s) failed to compile:\n{}",
         failures.len(),
         failures.join("\n\n")
+    );
+}
+
+/// The architectures CI compiles for: the H100's, and the A100's as an older one.
+const NVRTC_ARCHS: [u32; 2] = [90, 80];
+
+#[test]
+fn every_kernel_compiles_with_nvrtc() {
+    let required = std::env::var("STRATA_REQUIRE")
+        .is_ok_and(|v| v.split(',').any(|b| b.trim() == "nvrtc"));
+    let version = match strata::cuda::nvrtc_version() {
+        Ok(v) => v,
+        Err(why) => {
+            assert!(!required, "STRATA_REQUIRE names nvrtc, but: {why}");
+            eprintln!("skipped: NVRTC cannot be loaded: {why}");
+            return;
+        }
+    };
+    let kernels = all_kernels();
+    let mut failures = Vec::new();
+    let mut compiled = 0;
+    for arch in NVRTC_ARCHS {
+        for (name, k) in &kernels {
+            let generated = codegen::cuda(k.valid_function()).expect("CUDA source");
+            match strata::cuda::compile_ptx(name, &generated, arch, &[]) {
+                Ok(ptx) => {
+                    assert!(
+                        ptx.text.contains(&format!(".target sm_{arch}"))
+                            && ptx.text.contains(&format!(".entry {}", generated.entry)),
+                        "{name}: the PTX for sm_{arch} lacks its target or entry point"
+                    );
+                    compiled += 1;
+                }
+                Err(e) => failures.push(format!("{name} for sm_{arch}: {e}")),
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} kernel(s) failed to compile with NVRTC {}.{}:\n{}",
+        failures.len(),
+        version.0,
+        version.1,
+        failures.join("\n\n")
+    );
+    eprintln!(
+        "NVRTC {}.{} ({}) compiled {compiled} kernels",
+        version.0,
+        version.1,
+        strata::cuda::nvrtc_path().unwrap().display()
     );
 }

@@ -12,4 +12,4 @@
 
 mod writer;
 
-pub use writer::{opencl, Dialect, Generated};
+pub use writer::{cuda, opencl, write, Dialect, Generated, CUDA, OPENCL};

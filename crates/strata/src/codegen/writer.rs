@@ -44,8 +44,15 @@ pub struct Dialect {
     pub kernel_prefix: &'static str,
     /// Qualifier of buffer pointers.
     pub global: &'static str,
-    /// Qualifier of local-memory declarations and pointers.
+    /// Qualifier of local-memory declarations.
     pub local: &'static str,
+    /// Qualifier of pointers to local memory (CUDA has none: its pointers are generic).
+    pub local_ptr: &'static str,
+    /// How a launch-sized local array reaches the kernel: `None` as a pointer argument in
+    /// [`Dialect::local_ptr`] space (OpenCL sets its size at launch); `Some(decl)` as a `uint`
+    /// byte offset into one dynamically sized block that `decl` declares, named
+    /// `strata_dyn_local` (CUDA's `extern __shared__`).
+    pub dynamic_local: Option<&'static str>,
     /// Qualifier of helper functions.
     pub helper_prefix: &'static str,
     /// Type names, indexed like [`Scalar::ALL`].
@@ -81,6 +88,8 @@ pub static OPENCL: Dialect = Dialect {
     kernel_prefix: "__kernel void",
     global: "__global",
     local: "__local",
+    local_ptr: "__local",
+    dynamic_local: None,
     helper_prefix: "static inline",
     types: ["bool", "char", "short", "int", "long", "uchar", "ushort", "uint", "ulong", "float", "double"],
     ids: ["get_global_id({d})", "get_local_id({d})", "get_group_id({d})", "get_global_size({d})", "get_local_size({d})", "get_num_groups({d})"],
@@ -93,6 +102,129 @@ pub static OPENCL: Dialect = Dialect {
     math_names: &[],
     options: &["-cl-std=CL1.2", "-cl-fp32-correctly-rounded-divide-sqrt"],
 };
+
+/// CUDA C++, compiled by NVRTC. The preamble gives the integer types short names and defines
+/// what OpenCL has built in and CUDA lacks (bit casts, saturating conversions, the integer
+/// built-ins, atomics over every integer width), each with the OpenCL semantics the evaluator
+/// implements.
+pub static CUDA: Dialect = Dialect {
+    name: "CUDA C++",
+    key: "cuda",
+    preamble: CUDA_PREAMBLE,
+    f64_preamble: "",
+    int64_atomics_preamble: "",
+    kernel_prefix: "extern \"C\" __global__ void",
+    global: "",
+    local: "__shared__",
+    local_ptr: "",
+    dynamic_local: Some("extern __shared__ __align__(16) unsigned char strata_dyn_local[];"),
+    helper_prefix: "static __device__ inline",
+    types: ["bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "float", "double"],
+    ids: ["(blockIdx.{c} * blockDim.{c} + threadIdx.{c})", "threadIdx.{c}", "blockIdx.{c}", "(gridDim.{c} * blockDim.{c})", "blockDim.{c}", "gridDim.{c}"],
+    barriers: ["__syncthreads()", "__syncthreads()", "__syncthreads()"],
+    fences: ["__threadfence_block()", "__threadfence()", "__threadfence()"],
+    convert_sat: "strata_convert_sat<{t}>({x})",
+    bitcast: "strata_as<{t}>({x})",
+    atomics32: ["strata_atomic_add", "strata_atomic_sub", "strata_atomic_min", "strata_atomic_max", "strata_atomic_and", "strata_atomic_or", "strata_atomic_xor", "strata_atomic_xchg", "strata_atomic_cmpxchg"],
+    atomics64: ["strata_atomic_add", "strata_atomic_sub", "strata_atomic_min", "strata_atomic_max", "strata_atomic_and", "strata_atomic_or", "strata_atomic_xor", "strata_atomic_xchg", "strata_atomic_cmpxchg"],
+    math_names: &[
+        (MathFn::Exp10, "strata_exp10"),
+        (MathFn::Sign, "strata_sign"),
+        (MathFn::Degrees, "strata_degrees"),
+        (MathFn::Radians, "strata_radians"),
+        (MathFn::Clz, "strata_clz"),
+        (MathFn::Popcount, "strata_popcount"),
+        (MathFn::Rotate, "strata_rotate"),
+        (MathFn::MulHi, "strata_mul_hi"),
+        (MathFn::AddSat, "strata_add_sat"),
+        (MathFn::SubSat, "strata_sub_sat"),
+        (MathFn::Hadd, "strata_hadd"),
+        (MathFn::Rhadd, "strata_rhadd"),
+    ],
+    options: &["--std=c++17", "--fmad=false"],
+};
+
+/// The CUDA dialect's definitions (see [`CUDA`]). 64-bit integers are `long` so that the
+/// writer's `L` and `ul` literals have exactly their type.
+const CUDA_PREAMBLE: &str = r#"typedef signed char i8; typedef short i16; typedef int i32; typedef long i64;
+typedef unsigned char u8; typedef unsigned short u16; typedef unsigned int u32; typedef unsigned long u64;
+template <typename T> struct strata_int;
+#define STRATA_INT(T, U, LO, HI) template <> struct strata_int<T> { typedef U u; static constexpr T lo = LO, hi = HI; };
+STRATA_INT(i8, u8, -128, 127) STRATA_INT(i16, u16, -32768, 32767)
+STRATA_INT(i32, u32, -2147483647 - 1, 2147483647) STRATA_INT(i64, u64, -9223372036854775807L - 1L, 9223372036854775807L)
+STRATA_INT(u8, u8, 0, 255) STRATA_INT(u16, u16, 0, 65535) STRATA_INT(u32, u32, 0u, 4294967295u) STRATA_INT(u64, u64, 0ul, 18446744073709551615ul)
+template <typename T, typename F> static __device__ inline T strata_as(F x) { union { F f; T t; } u; u.f = x; return u.t; }
+template <typename T, typename F> static __device__ inline T strata_convert_sat(F x) {
+    if (x != x) return (T)0;
+    if (x <= (F)strata_int<T>::lo) return strata_int<T>::lo;
+    if (x >= (F)strata_int<T>::hi) return strata_int<T>::hi;
+    return (T)x;
+}
+static __device__ inline float strata_exp10(float x) { return exp10f(x); }
+static __device__ inline double strata_exp10(double x) { return exp10(x); }
+template <typename T> static __device__ inline T strata_sign(T x) { return x != x ? (T)0 : x > (T)0 ? (T)1 : x < (T)0 ? (T)-1 : x; }
+static __device__ inline float strata_degrees(float x) { return x * 57.2957795130823208767981548141051703f; }
+static __device__ inline double strata_degrees(double x) { return x * (180.0 / 3.14159265358979323846264338327950288); }
+static __device__ inline float strata_radians(float x) { return x * (3.14159265358979323846264338327950288f / 180.0f); }
+static __device__ inline double strata_radians(double x) { return x * (3.14159265358979323846264338327950288 / 180.0); }
+template <typename T> static __device__ inline T strata_clz(T x) {
+    typedef typename strata_int<T>::u U;
+    if (sizeof(T) == 8) return (T)__clzll((long long)(U)x);
+    return (T)(__clz((int)(u32)(U)x) - (32 - 8 * (int)sizeof(T)));
+}
+template <typename T> static __device__ inline T strata_popcount(T x) {
+    typedef typename strata_int<T>::u U;
+    return sizeof(T) == 8 ? (T)__popcll((unsigned long long)(U)x) : (T)__popc((u32)(U)x);
+}
+template <typename T> static __device__ inline T strata_rotate(T x, T n) {
+    typedef typename strata_int<T>::u U;
+    const u32 bits = 8 * sizeof(T), k = (u32)((u64)(U)n % bits);
+    const u64 v = (U)x;
+    return k == 0 ? x : (T)(U)((v << k) | (v >> (bits - k)));
+}
+template <typename T> static __device__ inline T strata_mul_hi(T a, T b) {
+    if (sizeof(T) < 4) return (T)(((i32)a * (i32)b) >> (8 * sizeof(T)));
+    return (T)(((i64)a * (i64)b) >> 32);
+}
+template <> __device__ inline u32 strata_mul_hi(u32 a, u32 b) { return __umulhi(a, b); }
+template <> __device__ inline i64 strata_mul_hi(i64 a, i64 b) { return (i64)__mul64hi((long long)a, (long long)b); }
+template <> __device__ inline u64 strata_mul_hi(u64 a, u64 b) { return (u64)__umul64hi((unsigned long long)a, (unsigned long long)b); }
+template <typename T> static __device__ inline T strata_add_sat(T a, T b) {
+    typedef typename strata_int<T>::u U;
+    const T r = (T)((U)a + (U)b);
+    if (strata_int<T>::lo == 0) return r < a ? strata_int<T>::hi : r;
+    if (a > 0 && b > 0 && r < 0) return strata_int<T>::hi;
+    if (a < 0 && b < 0 && r >= 0) return strata_int<T>::lo;
+    return r;
+}
+template <typename T> static __device__ inline T strata_sub_sat(T a, T b) {
+    typedef typename strata_int<T>::u U;
+    const T r = (T)((U)a - (U)b);
+    if (strata_int<T>::lo == 0) return b > a ? (T)0 : r;
+    if (a >= 0 && b < 0 && r < 0) return strata_int<T>::hi;
+    if (a < 0 && b > 0 && r >= 0) return strata_int<T>::lo;
+    return r;
+}
+template <typename T> static __device__ inline T strata_hadd(T a, T b) { return (T)((a >> 1) + (b >> 1) + (a & b & 1)); }
+template <typename T> static __device__ inline T strata_rhadd(T a, T b) { return (T)((a >> 1) + (b >> 1) + ((a | b) & 1)); }
+#define STRATA_ATOMICS(T, C) \
+static __device__ inline T strata_atomic_add(volatile T* p, T v) { return (T)atomicAdd((C*)p, (C)v); } \
+static __device__ inline T strata_atomic_sub(volatile T* p, T v) { return (T)atomicAdd((C*)p, (C)0 - (C)v); } \
+static __device__ inline T strata_atomic_and(volatile T* p, T v) { return (T)atomicAnd((C*)p, (C)v); } \
+static __device__ inline T strata_atomic_or(volatile T* p, T v) { return (T)atomicOr((C*)p, (C)v); } \
+static __device__ inline T strata_atomic_xor(volatile T* p, T v) { return (T)atomicXor((C*)p, (C)v); } \
+static __device__ inline T strata_atomic_xchg(volatile T* p, T v) { return (T)atomicExch((C*)p, (C)v); } \
+static __device__ inline T strata_atomic_cmpxchg(volatile T* p, T c, T v) { return (T)atomicCAS((C*)p, (C)c, (C)v); }
+STRATA_ATOMICS(i32, unsigned int) STRATA_ATOMICS(u32, unsigned int) STRATA_ATOMICS(i64, unsigned long long) STRATA_ATOMICS(u64, unsigned long long)
+static __device__ inline i32 strata_atomic_min(volatile i32* p, i32 v) { return atomicMin((int*)p, v); }
+static __device__ inline i32 strata_atomic_max(volatile i32* p, i32 v) { return atomicMax((int*)p, v); }
+static __device__ inline u32 strata_atomic_min(volatile u32* p, u32 v) { return atomicMin((unsigned int*)p, v); }
+static __device__ inline u32 strata_atomic_max(volatile u32* p, u32 v) { return atomicMax((unsigned int*)p, v); }
+static __device__ inline i64 strata_atomic_min(volatile i64* p, i64 v) { return (i64)atomicMin((long long*)p, (long long)v); }
+static __device__ inline i64 strata_atomic_max(volatile i64* p, i64 v) { return (i64)atomicMax((long long*)p, (long long)v); }
+static __device__ inline u64 strata_atomic_min(volatile u64* p, u64 v) { return (u64)atomicMin((unsigned long long*)p, (unsigned long long)v); }
+static __device__ inline u64 strata_atomic_max(volatile u64* p, u64 v) { return (u64)atomicMax((unsigned long long*)p, (unsigned long long)v); }
+"#;
 
 /// Generated source for one kernel.
 #[derive(Clone, Debug, PartialEq)]
@@ -108,6 +240,11 @@ pub struct Generated {
 /// OpenCL C for `f`.
 pub fn opencl(f: &ValidFunction) -> Result<Generated> {
     write(f, &OPENCL)
+}
+
+/// CUDA C++ for `f`.
+pub fn cuda(f: &ValidFunction) -> Result<Generated> {
+    write(f, &CUDA)
 }
 
 /// C source for `f` in `dialect`.
@@ -211,6 +348,36 @@ const RESERVED: &[&str] = &[
     "false",
     "namespace",
     "using",
+    "operator",
+    "public",
+    "protected",
+    "virtual",
+    "friend",
+    "typename",
+    "explicit",
+    "mutable",
+    "asm",
+    "nullptr",
+    "constexpr",
+    "decltype",
+    "noexcept",
+    "and",
+    "or",
+    "not",
+    "xor",
+    "i8",
+    "i16",
+    "i32",
+    "i64",
+    "u8",
+    "u16",
+    "u32",
+    "u64",
+    "threadIdx",
+    "blockIdx",
+    "blockDim",
+    "gridDim",
+    "warpSize",
 ];
 
 fn ident(name: &str) -> String {
@@ -1095,7 +1262,7 @@ impl<'a> Writer<'a> {
             AtomicOp::CompareExchange => 8,
         };
         let space = match mem {
-            Mem::Local(_) => self.d.local,
+            Mem::Local(_) => self.d.local_ptr,
             _ => self.d.global,
         };
         if elem.is_float() {
@@ -1273,6 +1440,7 @@ impl<'a> Writer<'a> {
     fn kernel(&mut self) {
         let f = self.f;
         let mut params = Vec::new();
+        let mut dynamic = Vec::new();
         for (i, p) in f.params.iter().enumerate() {
             let n = self.param_names[i].clone();
             match p.kind {
@@ -1283,7 +1451,11 @@ impl<'a> Writer<'a> {
                     } else {
                         ""
                     };
-                    params.push(format!("{} {c}{t}* {n}", self.d.global));
+                    let space = match self.d.global {
+                        "" => String::new(),
+                        q => format!("{q} "),
+                    };
+                    params.push(format!("{space}{c}{t}* {n}"));
                     params.push(format!("const {} {n}_len", self.ty(Scalar::U32)));
                 }
                 ParamKind::Scalar(t) => {
@@ -1302,12 +1474,28 @@ impl<'a> Writer<'a> {
                         .find(|(_, l)| l.len == ir::ArrayLen::Param(i as u32))
                         .expect("validated");
                     let t = self.ty(l.elem.scalar);
-                    params.push(format!("{} {t}* {}", self.d.local, self.local_names[li]));
+                    let n = &self.local_names[li];
+                    match self.d.dynamic_local {
+                        None => params.push(format!("{} {t}* {n}", self.d.local_ptr)),
+                        Some(_) => {
+                            let u = self.ty(Scalar::U32);
+                            params.push(format!("const {u} strata_offset_{n}"));
+                            dynamic.push(format!(
+                                "{t}* const {n} = ({t}*)(strata_dyn_local + strata_offset_{n});"
+                            ));
+                        }
+                    }
                 }
             }
         }
         // The body first (it decides which helpers and scratch arrays are needed).
         let mut body = std::mem::take(&mut self.out);
+        if let (Some(decl), false) = (self.d.dynamic_local, dynamic.is_empty()) {
+            self.line(decl);
+            for line in &dynamic {
+                self.line(line);
+            }
+        }
         for (i, l) in f.locals.iter().enumerate() {
             if let ir::ArrayLen::Fixed(n) = l.len {
                 let t = self.ty(l.elem.scalar);

@@ -1,0 +1,392 @@
+//! The CUDA backend: NVIDIA GPUs through the CUDA driver API (`cudarc`), kernels generated as
+//! CUDA C++ ([`crate::codegen::cuda`]) and compiled at run time by NVRTC ([`nvrtc`]).
+//!
+//! Nothing CUDA is needed to build strata: the driver (`libcuda.so.1`) and NVRTC are loaded at
+//! run time. Before cudarc touches either library, strata opens it itself and checks every
+//! symbol it will call, because cudarc panics on a missing library or symbol. Without the
+//! driver, without a GPU, or without NVRTC, CUDA devices are simply not listed and
+//! [`crate::unavailable_backends`] (`strata devices --why`) says which and why.
+//!
+//! Each device uses its primary context. Kernels are compiled for the device's own compute
+//! capability (`--gpu-architecture=compute_XY`) through the PTX disk cache, then loaded with
+//! `cuModuleLoadData`. Each strata queue is a CUDA stream driven by a pipelined worker (see
+//! [`queue`]); allocations are zeroed; a launch-sized local array is a slice of the launch's
+//! dynamic shared memory.
+
+pub mod nvrtc;
+mod queue;
+
+use crate::error::{Error, Result};
+use crate::ir::ValidFunction;
+use crate::runtime::{
+    BackendKind, CompiledKernel, DeviceBackend, DeviceInfo, Memory, QueueBackend,
+};
+use cudarc::driver::{result as cu, sys};
+use std::any::Any;
+use std::ffi::CString;
+use std::sync::{Arc, OnceLock};
+
+pub use nvrtc::{compile_ptx, nvrtc_path, nvrtc_version, ptx_cache_dir, Ptx};
+
+/// The driver functions strata (through cudarc) calls.
+const DRIVER_SYMBOLS: &[&str] = &[
+    "cuInit",
+    "cuDriverGetVersion",
+    "cuDeviceGetCount",
+    "cuDeviceGet",
+    "cuDeviceGetName",
+    "cuDeviceGetAttribute",
+    "cuDeviceTotalMem_v2",
+    "cuDevicePrimaryCtxRetain",
+    "cuCtxSetCurrent",
+    "cuMemAlloc_v2",
+    "cuMemFree_v2",
+    "cuMemsetD8_v2",
+    "cuMemsetD8Async",
+    "cuMemsetD16Async",
+    "cuMemsetD32Async",
+    "cuMemcpyHtoDAsync_v2",
+    "cuMemcpyDtoHAsync_v2",
+    "cuMemcpyDtoDAsync_v2",
+    "cuStreamCreate",
+    "cuStreamSynchronize",
+    "cuStreamDestroy_v2",
+    "cuEventCreate",
+    "cuEventRecord",
+    "cuEventSynchronize",
+    "cuEventElapsedTime",
+    "cuEventDestroy_v2",
+    "cuModuleLoadData",
+    "cuModuleGetFunction",
+    "cuModuleUnload",
+    "cuFuncGetAttribute",
+    "cuLaunchKernel",
+    "cuGetErrorString",
+    "cuGetErrorName",
+];
+
+/// A failed driver call as strata's error.
+pub(crate) fn cu_error(call: &str, e: cu::DriverError) -> Error {
+    Error::Backend {
+        backend: "cuda",
+        message: format!("{call} failed: {e}"),
+    }
+}
+
+/// Opens the driver library and checks its symbols; keeps it loaded.
+fn driver_library() -> std::result::Result<(), String> {
+    static LIB: OnceLock<std::result::Result<libloading::Library, String>> = OnceLock::new();
+    LIB.get_or_init(|| {
+        // SAFETY: opening the driver library runs no initialization with preconditions.
+        let lib = unsafe { libloading::Library::new("libcuda.so.1") }.map_err(|e| {
+            format!(
+                "the CUDA driver library (libcuda.so.1) could not be loaded ({e}): no NVIDIA \
+                 driver is installed"
+            )
+        })?;
+        let missing: Vec<&str> = DRIVER_SYMBOLS
+            .iter()
+            .copied()
+            // SAFETY: only the symbol's address is looked up.
+            .filter(|s| unsafe { lib.get::<*const ()>(s.as_bytes()) }.is_err())
+            .collect();
+        if !missing.is_empty() {
+            return Err(format!(
+                "the CUDA driver library lacks {} (strata needs a driver for CUDA 12 or later)",
+                missing.join(", ")
+            ));
+        }
+        // SAFETY: only tries to open the library (by the names cudarc uses).
+        if !unsafe { sys::is_culib_present() } {
+            return Err("cudarc cannot open the CUDA driver library".into());
+        }
+        Ok(lib)
+    })
+    .as_ref()
+    .map(|_| ())
+    .map_err(|e| e.clone())
+}
+
+/// A CUDA context handle; the driver allows using it from any thread.
+#[derive(Clone, Copy)]
+pub(crate) struct Ctx(sys::CUcontext);
+// SAFETY: CUDA contexts are process-wide handles that every thread may bind.
+unsafe impl Send for Ctx {}
+// SAFETY: as above.
+unsafe impl Sync for Ctx {}
+
+impl Ctx {
+    /// Binds the context to the calling thread.
+    pub(crate) fn bind(self) -> Result<()> {
+        // SAFETY: the primary context is retained for the life of the process.
+        unsafe { cu::ctx::set_current(self.0) }.map_err(|e| cu_error("cuCtxSetCurrent", e))
+    }
+}
+
+/// Every CUDA device present, numbered by the driver's ordinals; or why there is none.
+pub(crate) fn discover() -> std::result::Result<Vec<CudaDevice>, String> {
+    driver_library()?;
+    cu::init().map_err(|e| {
+        format!("cuInit failed: {e} (no NVIDIA GPU, or the driver is not working)")
+    })?;
+    let count = cu::device::get_count().map_err(|e| format!("cuDeviceGetCount failed: {e}"))?;
+    if count == 0 {
+        return Err("the CUDA driver lists no device".into());
+    }
+    if let Err(why) = nvrtc::nvrtc_version() {
+        return Err(format!(
+            "the CUDA driver lists {count} device(s), but kernels cannot be compiled: {why}"
+        ));
+    }
+    let mut devices = Vec::new();
+    let mut problems = Vec::new();
+    for ordinal in 0..count {
+        match CudaDevice::new(ordinal, devices.len()) {
+            Ok(d) => devices.push(d),
+            Err(e) => problems.push(format!("device {ordinal}: {e}")),
+        }
+    }
+    if devices.is_empty() {
+        return Err(problems.join("; "));
+    }
+    Ok(devices)
+}
+
+/// One CUDA device.
+pub(crate) struct CudaDevice {
+    pub(crate) label: String,
+    info: DeviceInfo,
+    ctx: Ctx,
+    /// Compute capability as `10 * major + minor`.
+    arch: u32,
+}
+
+impl CudaDevice {
+    fn new(ordinal: i32, index: usize) -> Result<CudaDevice> {
+        let dev = cu::device::get(ordinal).map_err(|e| cu_error("cuDeviceGet", e))?;
+        let attr = |a: sys::CUdevice_attribute| -> Result<i32> {
+            // SAFETY: `dev` is a valid device handle.
+            unsafe { cu::device::get_attribute(dev, a) }
+                .map_err(|e| cu_error(&format!("cuDeviceGetAttribute({a:?})"), e))
+        };
+        use sys::CUdevice_attribute::*;
+        let major = attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
+        let minor = attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?;
+        let name = cu::device::get_name(dev).map_err(|e| cu_error("cuDeviceGetName", e))?;
+        // SAFETY: `dev` is a valid device handle.
+        let total = unsafe { cu::device::total_mem(dev) }
+            .map_err(|e| cu_error("cuDeviceTotalMem", e))? as u64;
+        // SAFETY: `dev` is valid; the primary context is never released (devices live as long
+        // as the process).
+        let ctx = Ctx(unsafe { cu::primary_ctx::retain(dev) }
+            .map_err(|e| cu_error("cuDevicePrimaryCtxRetain", e))?);
+        let mut driver = 0;
+        // SAFETY: the pointer is valid for a write.
+        unsafe { sys::cuDriverGetVersion(&mut driver) };
+        let max_threads = attr(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)? as usize;
+        let sm = attr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)? as u32;
+        let (nv_major, nv_minor) = nvrtc::nvrtc_version().unwrap_or((0, 0));
+        let info = DeviceInfo {
+            backend: BackendKind::Cuda,
+            index,
+            name: name.clone(),
+            vendor: "NVIDIA".into(),
+            compute_units: sm,
+            max_work_group_size: max_threads,
+            max_work_item_sizes: [
+                attr(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X)? as usize,
+                attr(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y)? as usize,
+                attr(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z)? as usize,
+            ],
+            local_mem_size: attr(CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK)? as u64,
+            global_mem_size: total,
+            max_alloc_size: total,
+            preferred_group_size: 256.min(max_threads),
+            supports_f64: true,
+            supports_int64_atomics: true,
+            extra: vec![
+                ("compute capability".into(), format!("{major}.{minor}")),
+                (
+                    "driver version".into(),
+                    format!("{}.{}", driver / 1000, (driver % 1000) / 10),
+                ),
+                ("nvrtc version".into(), format!("{nv_major}.{nv_minor}")),
+                (
+                    "max grid size".into(),
+                    format!(
+                        "{} x {} x {}",
+                        attr(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X)?,
+                        attr(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y)?,
+                        attr(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z)?
+                    ),
+                ),
+                ("warp size".into(), attr(CU_DEVICE_ATTRIBUTE_WARP_SIZE)?.to_string()),
+                ("device type".into(), "GPU".into()),
+            ],
+        };
+        Ok(CudaDevice {
+            label: format!("cuda:{index} ({name})"),
+            info,
+            ctx,
+            arch: (10 * major + minor) as u32,
+        })
+    }
+}
+
+/// Global memory of the CUDA backend. Zero-sized buffers get one byte (CUDA has no empty
+/// allocations).
+pub(crate) struct CuMem {
+    ptr: sys::CUdeviceptr,
+    bytes: usize,
+    ctx: Ctx,
+}
+
+impl CuMem {
+    pub(crate) fn ptr(&self) -> sys::CUdeviceptr {
+        self.ptr
+    }
+}
+
+impl Drop for CuMem {
+    fn drop(&mut self) {
+        // Commands keep their memory alive until they complete, so nothing uses it now.
+        if self.ctx.bind().is_ok() {
+            // SAFETY: `ptr` came from cuMemAlloc in this context and is freed once.
+            let _ = unsafe { cu::free_sync(self.ptr) };
+        }
+    }
+}
+
+impl Memory for CuMem {
+    fn size(&self) -> usize {
+        self.bytes
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// A module loaded on one device, and its kernel function.
+pub(crate) struct CuKernel {
+    pub(crate) name: String,
+    module: sys::CUmodule,
+    pub(crate) function: sys::CUfunction,
+    ctx: Ctx,
+}
+
+// SAFETY: module and function handles may be used from any thread that binds the context.
+unsafe impl Send for CuKernel {}
+// SAFETY: as above; launching is thread-safe in the driver.
+unsafe impl Sync for CuKernel {}
+
+impl Drop for CuKernel {
+    fn drop(&mut self) {
+        if self.ctx.bind().is_ok() {
+            // SAFETY: the module was loaded in this context; launches hold the kernel alive.
+            let _ = unsafe { cu::module::unload(self.module) };
+        }
+    }
+}
+
+impl CompiledKernel for CuKernel {
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+impl CudaDevice {
+    /// Loads PTX and looks up `entry`.
+    fn load(&self, kernel: &str, ptx: &str, entry: &str) -> Result<CuKernel> {
+        self.ctx.bind()?;
+        let image = CString::new(ptx).map_err(|_| Error::Backend {
+            backend: "cuda",
+            message: format!("strata bug: the PTX of `{kernel}` contains NUL"),
+        })?;
+        // SAFETY: `image` is NUL-terminated PTX text that outlives the call.
+        let module = unsafe { cu::module::load_data(image.as_ptr().cast()) }.map_err(|e| {
+            let mut err = cu_error(&format!("cuModuleLoadData(`{kernel}`) on {}", self.label), e);
+            if let Error::Backend { message, .. } = &mut err {
+                if e.0 == sys::CUresult::CUDA_ERROR_UNSUPPORTED_PTX_VERSION {
+                    message.push_str(
+                        " (NVRTC is newer than the driver: use an NVRTC of the driver's CUDA \
+                         version, through STRATA_NVRTC)",
+                    );
+                }
+            }
+            err
+        })?;
+        let name = CString::new(entry).map_err(|_| Error::Backend {
+            backend: "cuda",
+            message: format!("strata bug: the entry of `{kernel}` contains NUL"),
+        })?;
+        // SAFETY: `module` was just loaded; `name` is NUL-terminated.
+        let function = match unsafe { cu::module::get_function(module, name) } {
+            Ok(f) => f,
+            Err(e) => {
+                // SAFETY: the module was just loaded and is not used elsewhere.
+                let _ = unsafe { cu::module::unload(module) };
+                return Err(cu_error(&format!("cuModuleGetFunction(`{entry}`)"), e));
+            }
+        };
+        Ok(CuKernel {
+            name: kernel.to_string(),
+            module,
+            function,
+            ctx: self.ctx,
+        })
+    }
+}
+
+impl DeviceBackend for CudaDevice {
+    fn info(&self) -> &DeviceInfo {
+        &self.info
+    }
+
+    fn alloc(&self, bytes: usize) -> Result<Arc<dyn Memory>> {
+        self.ctx.bind()?;
+        let n = bytes.max(1);
+        let oom = |call: &str, e: cu::DriverError| Error::OutOfMemory {
+            device: self.info.spec(),
+            requested: bytes as u64,
+            reason: format!("{call}: {e}"),
+        };
+        // SAFETY: the context is bound; the size is non-zero.
+        let ptr = unsafe { cu::malloc_sync(n) }.map_err(|e| oom("cuMemAlloc", e))?;
+        let mem = CuMem {
+            ptr,
+            bytes,
+            ctx: self.ctx,
+        };
+        // SAFETY: `ptr` holds `n` bytes.
+        unsafe { cu::memset_d8_sync(ptr, 0, n) }.map_err(|e| oom("cuMemsetD8", e))?;
+        Ok(Arc::new(mem))
+    }
+
+    fn compile(&self, f: &ValidFunction) -> Result<Arc<dyn CompiledKernel>> {
+        let generated = crate::codegen::cuda(f).map_err(|e| match e {
+            Error::Unsupported { kernel, reason, .. } => Error::Unsupported {
+                kernel,
+                device: self.label.clone(),
+                reason,
+            },
+            e => e,
+        })?;
+        if std::env::var("STRATA_DUMP").is_ok_and(|v| v.split(',').any(|p| p == "cuda")) {
+            eprintln!(
+                "// {} for {}\n{}",
+                generated.entry, self.label, generated.source
+            );
+        }
+        let name = &f.function().name;
+        let extra = [format!(
+            "-DSTRATA_MAX_GROUP={}",
+            self.info.max_work_group_size
+        )];
+        let ptx = nvrtc::compile_ptx(name, &generated, self.arch, &extra)?;
+        Ok(Arc::new(self.load(name, &ptx.text, &generated.entry)?))
+    }
+
+    fn new_queue(&self) -> Result<Arc<dyn QueueBackend>> {
+        Ok(Arc::new(queue::new_queue(self)?))
+    }
+}

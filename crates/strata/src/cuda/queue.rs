@@ -1,0 +1,335 @@
+//! CUDA queues: one CUDA stream per strata queue, driven by a pipelined worker
+//! ([`WorkerQueue::spawn_pipelined`]).
+//!
+//! The worker waits for the command's strata dependencies (of any backend), then *issues* the
+//! command on the stream between two CUDA events and returns at once; the completion thread
+//! waits for the end event, measures the time between the events (the command's device time),
+//! and completes the strata event. So launches, copies and fills are asynchronous: the worker
+//! issues the next command while the GPU runs the previous one. The memory and host data a
+//! command uses are owned by its completion, so they live until the GPU is done with them.
+//!
+//! A read copies into host memory the completion hands over once the copy has finished. A
+//! write hands the driver pageable host memory, which the driver stages before the call
+//! returns.
+
+use super::{cu_error, CuKernel, CuMem, CudaDevice};
+use crate::error::{Error, Result};
+use crate::ir::{ArrayLen, ValidFunction};
+use crate::runtime::{ArgValue, Command, CompiledKernel, Finish, Memory, NdRange, WorkerQueue};
+use cudarc::driver::{result as cu, sys};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Creates the strata queue of a CUDA device.
+pub(crate) fn new_queue(dev: &CudaDevice) -> Result<WorkerQueue> {
+    let ctx = dev.ctx;
+    ctx.bind()?;
+    let stream = Stream(
+        cu::stream::create(cu::stream::StreamKind::NonBlocking)
+            .map_err(|e| cu_error("cuStreamCreate", e))?,
+    );
+    let worker = Worker {
+        stream,
+        max_grid: [i32::MAX as usize, 65535, 65535],
+    };
+    WorkerQueue::spawn_pipelined("cuda", move || ctx.bind(), move |cmd| worker.issue(cmd))
+}
+
+/// A stream, destroyed with the queue.
+struct Stream(sys::CUstream);
+// SAFETY: streams may be used from any thread that binds their context.
+unsafe impl Send for Stream {}
+
+impl Drop for Stream {
+    fn drop(&mut self) {
+        // SAFETY: the stream was created by cuStreamCreate and is destroyed once; pending work
+        // completes before the driver releases it.
+        let _ = unsafe { cu::stream::destroy(self.0) };
+    }
+}
+
+/// A CUDA event, destroyed when dropped.
+struct CuEvent(sys::CUevent);
+// SAFETY: events may be used from any thread that binds their context.
+unsafe impl Send for CuEvent {}
+
+impl Drop for CuEvent {
+    fn drop(&mut self) {
+        // SAFETY: created by cuEventCreate, destroyed once.
+        let _ = unsafe { cu::event::destroy(self.0) };
+    }
+}
+
+struct Worker {
+    stream: Stream,
+    max_grid: [usize; 3],
+}
+
+fn mem(m: &Arc<dyn Memory>) -> Result<&CuMem> {
+    m.as_any().downcast_ref::<CuMem>().ok_or(Error::Backend {
+        backend: "cuda",
+        message: "strata bug: CUDA command on memory of another backend".into(),
+    })
+}
+
+fn fits(m: &Arc<dyn Memory>, offset: usize, len: usize) -> Result<sys::CUdeviceptr> {
+    if offset.checked_add(len).is_none_or(|end| end > m.size()) {
+        return Err(Error::Backend {
+            backend: "cuda",
+            message: format!(
+                "strata bug: access of {len} bytes at {offset} in an allocation of {}",
+                m.size()
+            ),
+        });
+    }
+    Ok(mem(m)?.ptr() + offset as u64)
+}
+
+impl Worker {
+    fn record(&self) -> Result<CuEvent> {
+        let e = CuEvent(
+            cu::event::create(sys::CUevent_flags::CU_EVENT_DEFAULT)
+                .map_err(|e| cu_error("cuEventCreate", e))?,
+        );
+        // SAFETY: the event and the stream belong to the bound context.
+        unsafe { cu::event::record(e.0, self.stream.0) }
+            .map_err(|e| cu_error("cuEventRecord", e))?;
+        Ok(e)
+    }
+
+    /// Issues `cmd` between two events; the finish waits for the second.
+    fn issue(&self, cmd: Command) -> Result<Finish> {
+        let start = self.record()?;
+        let call: &'static str;
+        // What the command needs alive until it completes, and what to do after.
+        let mut after: Option<Box<dyn FnOnce() + Send>> = None;
+        let keep: Box<dyn Send> = match cmd {
+            Command::Write { mem, offset, data } => {
+                call = "cuMemcpyHtoDAsync";
+                let dst = fits(&mem, offset, data.len())?;
+                if !data.is_empty() {
+                    // SAFETY: `dst` holds `data.len()` bytes (checked); pageable host memory is
+                    // staged by the driver before the call returns.
+                    unsafe { cu::memcpy_htod_async(dst, &data, self.stream.0) }
+                        .map_err(|e| cu_error(call, e))?;
+                }
+                Box::new((mem, data))
+            }
+            Command::Read {
+                mem,
+                offset,
+                len,
+                out,
+            } => {
+                call = "cuMemcpyDtoHAsync";
+                let src = fits(&mem, offset, len)?;
+                let mut host = vec![0u8; len];
+                if len > 0 {
+                    // SAFETY: `src` holds `len` bytes (checked); `host` is `len` bytes and is
+                    // moved into the finish, which runs after the copy has completed.
+                    unsafe { cu::memcpy_dtoh_async(&mut host, src, self.stream.0) }
+                        .map_err(|e| cu_error(call, e))?;
+                }
+                after = Some(Box::new(move || *out.lock().unwrap() = host));
+                Box::new(mem)
+            }
+            Command::Copy {
+                src,
+                src_offset,
+                dst,
+                dst_offset,
+                len,
+            } => {
+                call = "cuMemcpyDtoDAsync";
+                let s = fits(&src, src_offset, len)?;
+                let d = fits(&dst, dst_offset, len)?;
+                if len > 0 {
+                    // SAFETY: both ranges are inside their allocations (checked).
+                    unsafe { cu::memcpy_dtod_async(d, s, len, self.stream.0) }
+                        .map_err(|e| cu_error(call, e))?;
+                }
+                Box::new((src, dst))
+            }
+            Command::Fill {
+                mem,
+                offset,
+                len,
+                pattern,
+            } => {
+                call = "cuMemsetAsync";
+                let dst = fits(&mem, offset, len)?;
+                let host = self.fill(dst, len, &pattern)?;
+                Box::new((mem, host))
+            }
+            Command::Launch {
+                kernel,
+                function,
+                range,
+                args,
+            } => {
+                call = "cuLaunchKernel";
+                self.launch(&*kernel, &function, range, &args)?;
+                Box::new((kernel, args))
+            }
+        };
+        let end = self.record()?;
+        Ok(Box::new(move || {
+            // Whole values, not their raw-pointer fields, move into the closure.
+            let (start, end) = (start, end);
+            // SAFETY: the event was recorded on this queue's stream.
+            unsafe { cu::event::synchronize(end.0) }.map_err(|e| {
+                cu_error(&format!("{call} (reported when waiting for it)"), e)
+            })?;
+            // SAFETY: both events were recorded and have completed.
+            let ms = unsafe { cu::event::elapsed(start.0, end.0) }
+                .map_err(|e| cu_error("cuEventElapsedTime", e))?;
+            drop(keep);
+            if let Some(f) = after {
+                f();
+            }
+            Ok(Some(Duration::from_secs_f64(f64::from(ms.max(0.0)) / 1e3)))
+        }))
+    }
+
+    /// Fills `len` bytes at `dst` with `pattern` repeated: with a memset when the pattern is
+    /// one byte, or 2 or 4 bytes at an aligned place; otherwise by writing the repeated
+    /// pattern from the host (returned, to be kept alive until the copy completes).
+    fn fill(&self, dst: sys::CUdeviceptr, len: usize, pattern: &[u8]) -> Result<Vec<u8>> {
+        let s = self.stream.0;
+        let p = pattern.len();
+        if len == 0 || p == 0 {
+            return Ok(Vec::new());
+        }
+        let aligned = |k: usize| p == k && dst % k as u64 == 0 && len % k == 0;
+        // SAFETY (all three): `dst` holds `len` bytes (checked by the caller) and is aligned
+        // to the element size of the memset used.
+        let r = if pattern.iter().all(|&b| b == pattern[0]) {
+            unsafe { cu::memset_d8_async(dst, pattern[0], len, s) }
+        } else if aligned(2) {
+            let v = u16::from_ne_bytes([pattern[0], pattern[1]]);
+            unsafe { sys::cuMemsetD16Async(dst, v, len / 2, s).result() }
+        } else if aligned(4) {
+            let v = u32::from_ne_bytes([pattern[0], pattern[1], pattern[2], pattern[3]]);
+            unsafe { sys::cuMemsetD32Async(dst, v, len / 4, s).result() }
+        } else {
+            let host: Vec<u8> = pattern.iter().copied().cycle().take(len).collect();
+            // SAFETY: `dst` holds `len` bytes; the driver stages pageable memory.
+            unsafe { cu::memcpy_htod_async(dst, &host, s) }
+                .map_err(|e| cu_error("cuMemcpyHtoDAsync", e))?;
+            return Ok(host);
+        };
+        r.map_err(|e| cu_error("cuMemsetAsync", e))?;
+        Ok(Vec::new())
+    }
+
+    fn launch(
+        &self,
+        kernel: &dyn CompiledKernel,
+        function: &ValidFunction,
+        range: NdRange,
+        args: &[ArgValue],
+    ) -> Result<()> {
+        let k = kernel
+            .as_any()
+            .downcast_ref::<CuKernel>()
+            .ok_or(Error::Backend {
+                backend: "cuda",
+                message: "strata bug: CUDA launch of a kernel compiled elsewhere".into(),
+            })?;
+        if range.is_empty() {
+            return Ok(());
+        }
+        let f = function.function();
+        let global = range.global_size();
+        let local = range.local_size().ok_or(Error::Backend {
+            backend: "cuda",
+            message: "strata bug: launch with an unresolved local size".into(),
+        })?;
+        let mut grid = [1u32; 3];
+        for d in 0..3 {
+            let g = global[d] / local[d].max(1);
+            if g > self.max_grid[d] {
+                return Err(Error::InvalidWorkSize {
+                    kernel: k.name.clone(),
+                    reason: format!(
+                        "{g} work-groups in dimension {d} exceed CUDA's limit of {}",
+                        self.max_grid[d]
+                    ),
+                });
+            }
+            grid[d] = g as u32;
+        }
+        // One 8-byte slot per kernel argument, in the generated signature's order: a buffer
+        // is its pointer and its `uint` length, a scalar its value, a launch-sized local array
+        // its byte offset into the dynamic shared memory.
+        let mut slots: Vec<u64> = Vec::with_capacity(2 * args.len());
+        let mut shared: usize = 0;
+        for (p, arg) in args.iter().enumerate() {
+            match arg {
+                ArgValue::Buffer { mem: m, len } => {
+                    slots.push(mem(m)?.ptr());
+                    let n = u32::try_from(*len).map_err(|_| Error::Backend {
+                        backend: "cuda",
+                        message: format!("buffer of {len} elements exceeds 2^32 - 1"),
+                    })?;
+                    slots.push(slot(u64::from(n), 4));
+                }
+                // A scalar of `size` bytes; `bool` is one byte 0 or 1, as the kernel declares it.
+                ArgValue::Scalar(lit) => slots.push(slot(lit.bits, lit.scalar.size())),
+                ArgValue::LocalLen(n) => {
+                    let elem = f
+                        .locals
+                        .iter()
+                        .find(|l| l.len == ArrayLen::Param(p as u32))
+                        .map_or(1, |l| l.elem.size());
+                    shared = shared.next_multiple_of(16);
+                    slots.push(slot(shared as u64, 4));
+                    shared += *n as usize * elem;
+                }
+            }
+        }
+        let mut params: Vec<*mut std::ffi::c_void> = slots
+            .iter_mut()
+            .map(|s| (s as *mut u64).cast())
+            .collect();
+        let shared = u32::try_from(shared).map_err(|_| Error::InvalidWorkSize {
+            kernel: k.name.clone(),
+            reason: format!("{shared} bytes of launch-sized local memory"),
+        })?;
+        // SAFETY: the function belongs to the bound context; `params` has one pointer per
+        // parameter of the generated signature, each to 8 readable bytes whose first bytes
+        // hold the value (see `slot`); the memory the buffers point to
+        // stays alive until the launch completes (the finish owns it).
+        unsafe {
+            cu::launch_kernel(
+                k.function,
+                (grid[0], grid[1], grid[2]),
+                (local[0] as u32, local[1] as u32, local[2] as u32),
+                shared,
+                self.stream.0,
+                &mut params,
+            )
+        }
+        .map_err(|e| {
+            cu_error(
+                &format!(
+                    "cuLaunchKernel(`{}`, grid {grid:?}, block {:?}, {shared} bytes of dynamic shared memory)",
+                    k.name,
+                    &local
+                ),
+                e,
+            )
+        })?;
+        Ok(())
+    }
+}
+
+/// An argument slot: 8 bytes whose first `size` bytes in memory are `value` of that size (the
+/// driver reads `size` bytes from the slot's address).
+fn slot(value: u64, size: usize) -> u64 {
+    if cfg!(target_endian = "big") {
+        value << (64 - 8 * size as u32)
+    } else {
+        value
+    }
+}
