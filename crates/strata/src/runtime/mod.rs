@@ -21,7 +21,7 @@ pub use buffer::{Buffer, LocalMem};
 pub use event::{Event, Profile};
 pub use kernel::{capture_kernels, Dims, Gathered, Kernel, KernelArg, NdRange, Run};
 pub use queue::{PendingRead, Queue};
-pub(crate) use worker::WorkerQueue;
+pub(crate) use worker::{Finish, WorkerQueue};
 
 use crate::error::{Error, Result};
 use std::collections::HashMap;
@@ -346,10 +346,23 @@ fn registry() -> &'static Registry {
             }
             Err(why) => unavailable.push((BackendKind::OpenCl, why)),
         }
-        unavailable.push((
-            BackendKind::Cuda,
-            "this build of strata has no CUDA backend yet (issue: CUDA backend)".to_string(),
-        ));
+        // A driver that crashes while being probed must not take the process down: a panic
+        // in discovery (cudarc panics on missing symbols) is reported as the reason.
+        let cuda = std::panic::catch_unwind(crate::cuda::discover).unwrap_or_else(|p| {
+            Err(format!(
+                "probing the CUDA driver panicked: {}",
+                p.downcast_ref::<String>()
+                    .map(String::as_str)
+                    .or_else(|| p.downcast_ref::<&str>().copied())
+                    .unwrap_or("(no message)")
+            ))
+        });
+        match cuda {
+            Ok(found) => {
+                devices.extend(found.into_iter().map(|d| Device::from_backend(Box::new(d))))
+            }
+            Err(why) => unavailable.push((BackendKind::Cuda, why)),
+        }
         Registry {
             devices,
             unavailable,
