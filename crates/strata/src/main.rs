@@ -28,6 +28,10 @@ commands:
       kernels on a device and with a rayon baseline on the host; N elements (default 2^24,
       written as a number or as 2^K), median of R repetitions (default 10). --json: one JSON
       object per line.
+  ptx [--arch N] [--filter S]
+      Compile every conformance kernel (those whose name contains S) to PTX for sm_N (default
+      90) with NVRTC, through the PTX disk cache; no GPU needed. Prints how many were compiled
+      and how many came from the cache, and NVRTC's version. Exit code 1 if one fails.
   help
       Print this text (so do -h and --help).
 
@@ -59,6 +63,10 @@ enum Command {
     },
     Check {
         device: String,
+        filter: Option<String>,
+    },
+    Ptx {
+        arch: u32,
         filter: Option<String>,
     },
     Difftest {
@@ -120,9 +128,9 @@ fn parse(args: Vec<String>) -> Result<Command, UsageError> {
     if matches!(cmd.as_str(), "help" | "-h" | "--help") {
         return Ok(Command::Help);
     }
-    if !matches!(cmd.as_str(), "devices" | "check" | "difftest" | "bench") {
+    if !matches!(cmd.as_str(), "devices" | "check" | "difftest" | "bench" | "ptx") {
         return Err(usage_error(format!(
-            "unknown command `{cmd}` (the commands are devices, check, difftest, bench and help)"
+            "unknown command `{cmd}` (the commands are devices, check, difftest, bench, ptx and help)"
         )));
     }
     let (mut json, mut why) = (false, false);
@@ -130,6 +138,7 @@ fn parse(args: Vec<String>) -> Result<Command, UsageError> {
     let mut filter = None;
     let mut opts = BenchOptions::default();
     let (mut seed, mut programs) = (1u64, 1000usize);
+    let mut arch = 90u32;
     while let Some(arg) = it.next() {
         let (flag, inline) = match arg.split_once('=') {
             Some((f, v)) if f.starts_with("--") => (f.to_string(), Some(v)),
@@ -142,6 +151,7 @@ fn parse(args: Vec<String>) -> Result<Command, UsageError> {
             "devices" => &["--json", "--why"],
             "check" => &["--device", "--filter"],
             "difftest" => &["--device", "--seed", "--programs"],
+            "ptx" => &["--arch", "--filter"],
             _ => &["--json", "--filter", "--device", "--size", "--reps"],
         };
         if flag == "-h" || flag == "--help" {
@@ -166,6 +176,19 @@ fn parse(args: Vec<String>) -> Result<Command, UsageError> {
             "--size" => opts.size = count(&flag, &value(&flag, inline, &mut it)?)?,
             "--reps" => opts.reps = count(&flag, &value(&flag, inline, &mut it)?)?,
             "--programs" => programs = count(&flag, &value(&flag, inline, &mut it)?)?,
+            "--arch" => {
+                let v = value(&flag, inline, &mut it)?;
+                arch = v
+                    .trim_start_matches("sm_")
+                    .parse()
+                    .ok()
+                    .filter(|a| (30..=200).contains(a))
+                    .ok_or_else(|| {
+                        usage_error(format!(
+                            "`--arch` takes a compute capability such as 90 or sm_80, not `{v}`"
+                        ))
+                    })?;
+            }
             "--seed" => {
                 let v = value(&flag, inline, &mut it)?;
                 let parsed = match v.strip_prefix("0x") {
@@ -184,6 +207,7 @@ fn parse(args: Vec<String>) -> Result<Command, UsageError> {
     Ok(match cmd.as_str() {
         "devices" => Command::Devices { json, why },
         "check" => Command::Check { device, filter },
+        "ptx" => Command::Ptx { arch, filter },
         "difftest" => Command::Difftest {
             device,
             seed,
@@ -342,6 +366,58 @@ fn bench_one(json: bool, device: &Device, opts: &BenchOptions) -> ExitCode {
     }
 }
 
+fn ptx(arch: u32, filter: Option<&str>) -> ExitCode {
+    let version = match strata::cuda::nvrtc_version() {
+        Ok(v) => v,
+        Err(why) => return fail(&why),
+    };
+    let cpu = match open("cpu") {
+        Ok((_, q)) => q,
+        Err(e) => return fail(&e.to_string()),
+    };
+    // The kernels are those the suite builds, captured while it runs on the CPU backend.
+    let (report, kernels) =
+        strata::capture_kernels(|| conformance::run(&cpu, filter, |_, _| {}));
+    if !report.failed.is_empty() {
+        return fail(&format!(
+            "the conformance suite failed on the CPU backend: {}",
+            report.summary()
+        ));
+    }
+    if kernels.is_empty() {
+        return fail(&format!(
+            "no conformance kernel matches the filter `{}`",
+            filter.unwrap_or("")
+        ));
+    }
+    let (mut compiled, mut cached, mut failed) = (0, 0, 0);
+    for k in &kernels {
+        let r = strata::codegen::cuda(k.valid_function())
+            .and_then(|g| strata::cuda::compile_ptx(k.name(), &g, arch, &[]));
+        match r {
+            Ok(p) if p.from_cache => cached += 1,
+            Ok(_) => compiled += 1,
+            Err(e) => {
+                failed += 1;
+                eprintln!("{e}\n");
+            }
+        }
+    }
+    let cache = strata::cuda::ptx_cache_dir()
+        .map_or("disabled".to_string(), |d| d.display().to_string());
+    out(&format!(
+        "NVRTC {}.{}, sm_{arch}: {} kernels, {compiled} compiled, {cached} from the cache ({cache}), {failed} failed",
+        version.0,
+        version.1,
+        kernels.len()
+    ));
+    if failed > 0 {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
 fn fail(msg: &str) -> ExitCode {
     eprintln!("strata: error: {msg}");
     ExitCode::FAILURE
@@ -355,6 +431,7 @@ fn main() -> ExitCode {
         }
         Ok(Command::Devices { json, why }) => devices(json, why),
         Ok(Command::Check { device, filter }) => check(&device, filter.as_deref()),
+        Ok(Command::Ptx { arch, filter }) => ptx(arch, filter.as_deref()),
         Ok(Command::Difftest {
             device,
             seed,

@@ -1,10 +1,10 @@
 //! Differential tests: random well-typed kernels from `strata::difftest` must give the same
-//! results on every OpenCL device as on the CPU backend (integers exactly, floats within the
+//! results on every OpenCL and CUDA device as on the CPU backend (integers exactly, floats within the
 //! bounds stated in `strata::difftest`).
 //!
 //! Every run checks at least 1,000 programs. `STRATA_DIFF_SEED` picks the seed (default fixed),
-//! `STRATA_DIFF_PROGRAMS` runs more programs. When `STRATA_REQUIRE` contains `opencl`, having no
-//! OpenCL device is a failure.
+//! `STRATA_DIFF_PROGRAMS` runs more programs. When `STRATA_REQUIRE` contains `opencl` (or `cuda`), having
+//! no OpenCL (CUDA) device is a failure.
 
 use strata::difftest;
 use strata::ir::{self, Stmt};
@@ -63,11 +63,42 @@ fn opencl_devices() -> Vec<Device> {
     devs
 }
 
+/// Every CUDA device; with none, fails when `STRATA_REQUIRE` names `cuda`.
+fn cuda_devices() -> Vec<Device> {
+    let devs: Vec<Device> = strata::devices()
+        .into_iter()
+        .filter(|d| d.info().backend == BackendKind::Cuda)
+        .collect();
+    if devs.is_empty() {
+        let why = strata::unavailable_backends()
+            .into_iter()
+            .find(|(b, _)| *b == BackendKind::Cuda)
+            .map_or("(no reason given)".into(), |(_, why)| why);
+        let required = std::env::var("STRATA_REQUIRE")
+            .is_ok_and(|v| v.split(',').any(|b| b.trim() == "cuda"));
+        assert!(
+            !required,
+            "STRATA_REQUIRE names cuda, but no CUDA device is listed: {why}"
+        );
+        eprintln!("no CUDA device, nothing compared: {why}");
+    }
+    devs
+}
+
+#[test]
+fn cuda_agrees_with_cpu() {
+    agree_with_cpu(cuda_devices());
+}
+
 #[test]
 fn opencl_agrees_with_cpu() {
+    agree_with_cpu(opencl_devices());
+}
+
+fn agree_with_cpu(devices: Vec<Device>) {
     let cpu = Queue::new(&Device::from_spec("cpu").unwrap()).unwrap();
     let (seed, n) = (seed(), programs());
-    for d in opencl_devices() {
+    for d in devices {
         let q = Queue::new(&d).unwrap();
         let t = std::time::Instant::now();
         let report = difftest::run(&cpu, &q, seed, n).unwrap_or_else(|m| panic!("{m}"));

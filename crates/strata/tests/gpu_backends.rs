@@ -1,49 +1,86 @@
-//! The OpenCL runtime on every OpenCL device present (PoCL in CI): device summaries, buffers,
-//! sub-ranges, fills, events across backends, profiling, allocation errors and the `strata
-//! devices` output. Kernels themselves are covered by the conformance suite, which runs on
-//! every device.
+//! The runtimes of the device backends on every OpenCL device (PoCL in CI) and every CUDA
+//! device present: device summaries, buffers, sub-ranges, fills, events across backends,
+//! profiling, allocation errors, launch arguments and the `strata devices` output. Kernels
+//! themselves are covered by the conformance suite, which runs on every device.
 //!
-//! When `STRATA_REQUIRE` contains `opencl` (scripts/test.sh sets it), having no OpenCL device is
-//! a failure, with the reason strata gives; otherwise these tests only check the devices there
-//! are.
+//! When `STRATA_REQUIRE` names a backend (`opencl`, `cuda`; scripts/test.sh names `opencl`),
+//! having no device of it is a failure, with the reason strata gives; otherwise these tests
+//! only check the devices there are.
 
 use std::process::Command;
 use strata::prelude::*;
 use strata::{BackendKind, Error};
 
-fn required() -> bool {
-    std::env::var("STRATA_REQUIRE").is_ok_and(|v| v.split(',').any(|b| b.trim() == "opencl"))
+fn required(kind: BackendKind) -> bool {
+    std::env::var("STRATA_REQUIRE")
+        .is_ok_and(|v| v.split(',').any(|b| b.trim() == kind.name()))
 }
 
-fn why_not() -> String {
+fn why_not(kind: BackendKind) -> String {
     strata::unavailable_backends()
         .into_iter()
-        .find(|(b, _)| *b == BackendKind::OpenCl)
+        .find(|(b, _)| *b == kind)
         .map_or("(no reason given)".into(), |(_, why)| why)
 }
 
-/// Every OpenCL device; with none, fails when OpenCL is required.
-fn opencl_devices() -> Vec<Device> {
+/// Every device of `kind`; with none, fails when that backend is required.
+fn devices_of(kind: BackendKind) -> Vec<Device> {
     let devs: Vec<Device> = strata::devices()
         .into_iter()
-        .filter(|d| d.info().backend == BackendKind::OpenCl)
+        .filter(|d| d.info().backend == kind)
         .collect();
     if devs.is_empty() {
         assert!(
-            !required(),
-            "STRATA_REQUIRE names opencl, but no OpenCL device is listed: {}",
-            why_not()
+            !required(kind),
+            "STRATA_REQUIRE names {kind}, but no {kind} device is listed: {}",
+            why_not(kind)
         );
-        eprintln!("no OpenCL device, nothing checked: {}", why_not());
+        eprintln!("no {kind} device, nothing checked: {}", why_not(kind));
     }
     devs
 }
 
+fn opencl_devices() -> Vec<Device> {
+    devices_of(BackendKind::OpenCl)
+}
+
+/// Every OpenCL and CUDA device.
+fn device_backends() -> Vec<Device> {
+    let mut all = devices_of(BackendKind::OpenCl);
+    all.extend(devices_of(BackendKind::Cuda));
+    all
+}
+
 fn queues() -> Vec<Queue> {
-    opencl_devices()
+    device_backends()
         .iter()
         .map(|d| Queue::new(d).expect("queue"))
         .collect()
+}
+
+#[test]
+fn cuda_is_listed_or_explained() {
+    let devs = devices_of(BackendKind::Cuda);
+    let reason = strata::unavailable_backends()
+        .into_iter()
+        .find(|(b, _)| *b == BackendKind::Cuda);
+    if devs.is_empty() {
+        let (_, why) = reason.expect("no CUDA device and no reason in unavailable_backends()");
+        assert!(why.contains("CUDA") || why.contains("NVRTC"), "{why}");
+    } else {
+        assert!(reason.is_none(), "{reason:?}");
+        for (i, d) in devs.iter().enumerate() {
+            let info = d.info();
+            assert_eq!(info.spec(), format!("cuda:{i}"));
+            assert_eq!(&Device::from_spec(&info.spec()).unwrap(), d);
+            assert!(info.max_work_group_size >= 256 && info.compute_units > 0, "{info}");
+            assert!(info.local_mem_size >= 16 * 1024, "{info}");
+            assert!(
+                info.extra.iter().any(|(k, _)| k == "compute capability"),
+                "{info}"
+            );
+        }
+    }
 }
 
 #[test]
@@ -234,7 +271,7 @@ fn slow_cpu_kernel() -> Kernel {
 }
 
 #[test]
-fn wait_lists_across_the_cpu_and_opencl_backends() {
+fn wait_lists_across_the_cpu_and_device_backends() {
     let cpu = Queue::new(&Device::from_spec("cpu").unwrap()).unwrap();
     let slow = slow_cpu_kernel();
     for q in queues() {
@@ -322,7 +359,7 @@ fn profiling_times_are_ordered_and_plausible() {
 
 #[test]
 fn allocation_failures_name_the_device_and_size() {
-    for d in opencl_devices() {
+    for d in device_backends() {
         let info = d.info();
         let too_big = info.max_alloc_size as usize + 1;
         match Buffer::<u8>::new(&d, too_big) {
@@ -412,7 +449,7 @@ fn strata_devices_why_lists_or_explains_opencl() {
         assert!(!text.contains("\n  opencl: "), "{text}");
     }
     // With an ICD loader that finds no driver, OpenCL is explained, not listed.
-    if required() {
+    if required(BackendKind::OpenCl) {
         let empty = std::env::temp_dir().join("strata-no-icds");
         std::fs::create_dir_all(&empty).unwrap();
         let text = strata_devices(&[("OCL_ICD_VENDORS", empty.to_str().unwrap())]);
@@ -427,7 +464,7 @@ fn strata_devices_why_lists_or_explains_opencl() {
 }
 
 #[test]
-fn stub_without_opencl_source_is_rejected_before_the_driver() {
+fn stub_without_a_source_for_the_device_is_rejected_before_the_driver() {
     let twice = Stub::<(f32,), f32>::new("twice").cpu(|x: f32| 2.0 * x);
     let k = Kernel::build("cpu_only_stub", |k| {
         let x = k.read_write::<f32>("x");
@@ -446,10 +483,14 @@ fn stub_without_opencl_source_is_rejected_before_the_driver() {
             msg.contains(&format!("kernel `cpu_only_stub` cannot run on {spec}")),
             "{msg}"
         );
+        let (language, key) = match q.device().info().backend {
+            BackendKind::Cuda => ("CUDA C++", "cuda"),
+            _ => ("OpenCL C", "opencl"),
+        };
         assert!(
-            msg.contains("stub function `twice` has no OpenCL C source"),
+            msg.contains(&format!("stub function `twice` has no {language} source")),
             "{msg}"
         );
-        assert!(msg.contains("Stub::source(\"opencl\""), "{msg}");
+        assert!(msg.contains(&format!("Stub::source(\"{key}\"")), "{msg}");
     }
 }
