@@ -42,7 +42,33 @@ else
         exit 1
     fi
 fi
-export STRATA_REQUIRE="${STRATA_REQUIRE:+$STRATA_REQUIRE,}opencl"
+# Every CUDA kernel is compiled to PTX by NVRTC, which needs no GPU. Without NVRTC, install the
+# NVRTC wheel from PyPI and point strata at it. The tests then require NVRTC: not loading it
+# is a failure. (CUDA kernels *run* only where a GPU is; STRATA_REQUIRE=cuda makes that required.)
+nvrtc_dir() {
+    python3 -c 'import nvidia.cuda_nvrtc as m; print(list(m.__path__)[0] + "/lib")' 2>/dev/null
+}
+have_nvrtc() {
+    [ -n "${STRATA_NVRTC:-}" ] ||
+        { ldconfig -p 2>/dev/null || /sbin/ldconfig -p 2>/dev/null; } | grep -q 'libnvrtc\.so' ||
+        compgen -G '/usr/local/cuda/lib64/libnvrtc.so*' >/dev/null ||
+        [ -n "$(nvrtc_dir)" ]
+}
+if ! have_nvrtc; then
+    if ! command -v python3 >/dev/null 2>&1; then
+        echo "error: NVRTC is required by the tests; install python3 and pip (to get the" \
+            "nvidia-cuda-nvrtc-cu12 wheel) or the CUDA toolkit" >&2
+        exit 1
+    fi
+    echo "== nvrtc: not found; installing the NVRTC wheel (pip install nvidia-cuda-nvrtc-cu12)"
+    python3 -m pip install --quiet --disable-pip-version-check 'nvidia-cuda-nvrtc-cu12>=12,<13' ||
+        python3 -m pip install --quiet --disable-pip-version-check --user 'nvidia-cuda-nvrtc-cu12>=12,<13'
+fi
+if [ -z "${STRATA_NVRTC:-}" ] && [ -n "$(nvrtc_dir)" ]; then
+    export STRATA_NVRTC="$(nvrtc_dir)"
+fi
+echo "== nvrtc: ${STRATA_NVRTC:-from the system library path}"
+export STRATA_REQUIRE="${STRATA_REQUIRE:+$STRATA_REQUIRE,}opencl,nvrtc"
 echo "== STRATA_REQUIRE=$STRATA_REQUIRE"
 
 echo "== format"

@@ -16,9 +16,13 @@
 //!   Inputs are uploaded beforehand and not timed; neither is the reset of the output between
 //!   repetitions (the output is filled with NaN, or for `saxpy` `y` is rewritten, before each
 //!   repetition, so every repetition computes its result from scratch).
-//! - **baseline time**: the same computation in plain Rust over host slices with rayon
-//!   (chunked loops the compiler vectorizes; reductions with eight accumulators per chunk), on
-//!   the rayon thread pool the CPU backend also uses.
+//! - **baseline time**: on the CPU backend and OpenCL devices, the same computation in plain
+//!   Rust over host slices with rayon (chunked loops the compiler vectorizes; reductions with
+//!   eight accumulators per chunk), on the rayon thread pool the CPU backend also uses. On a
+//!   CUDA device, hand-written CUDA C kernels compiled by NVRTC and launched through the raw
+//!   driver API on the same GPU ([`crate::cuda::baseline`]), timed the same way as strata;
+//!   their results are checked against rayon's too. [`gpu_limits`] adds the device-to-device
+//!   copy bandwidth and the launch cost, strata against a raw `cuLaunchKernel`.
 //! - **GB/s**: bytes the computation must move (table above) divided by the median time.
 //! - **ratio**: strata median / baseline median (below 1: strata is faster).
 //!
@@ -41,6 +45,7 @@
 //! [`REDUCE_GROUPS_PER_UNIT`] groups per compute unit, so each work-item adds several elements
 //! and the partials stay few.
 
+use crate::cuda::baseline::CudaBaseline;
 use crate::prelude::*;
 use crate::{BackendKind, Error, Gathered};
 use rayon::prelude::*;
@@ -108,7 +113,7 @@ pub struct BenchResult {
     pub bytes: u64,
     /// Median strata time, in seconds.
     pub strata_s: f64,
-    /// The baseline's name: `rayon`.
+    /// The baseline's name: `rayon`, or `cuda` (hand-written CUDA C) on a CUDA device.
     pub baseline: &'static str,
     /// Median baseline time, in seconds.
     pub baseline_s: f64,
@@ -248,13 +253,18 @@ pub fn run_with(
     let queue = Queue::new(device)?;
     let x = host_data(n, 1)?;
     let y = host_data(n, 2)?;
+    let cuda = match device.info().backend {
+        BackendKind::Cuda => Some(CudaBaseline::new(device)?),
+        _ => None,
+    };
+    let cuda = cuda.as_ref();
     let mut results = Vec::new();
     for name in names {
         let r = match name {
-            "vadd" => bench_vadd(&queue, &x, &y, opts.reps)?,
-            "saxpy" => bench_saxpy(&queue, &x, &y, opts.reps)?,
-            "dot" => bench_reduce(&queue, Reduction::Dot, &x, &y, opts.reps)?,
-            "sum" => bench_reduce(&queue, Reduction::Sum, &x, &y, opts.reps)?,
+            "vadd" => bench_vadd(&queue, &x, &y, opts.reps, cuda)?,
+            "saxpy" => bench_saxpy(&queue, &x, &y, opts.reps, cuda)?,
+            "dot" => bench_reduce(&queue, Reduction::Dot, &x, &y, opts.reps, cuda)?,
+            "sum" => bench_reduce(&queue, Reduction::Sum, &x, &y, opts.reps, cuda)?,
             other => unreachable!("benchmark `{other}` is listed in BENCHES but not run"),
         };
         done(&r);
@@ -263,9 +273,38 @@ pub fn run_with(
     Ok(results)
 }
 
+/// What bounds the benchmarks on a CUDA device, measured beside them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GpuLimits {
+    /// Device-to-device copy bandwidth over a vector of the benchmark size, counting bytes
+    /// read and written, in GB/s: the roof for the memory-bound benchmarks.
+    pub copy_gbps: f64,
+    /// Seconds per launch of a cached one-work-group kernel on a strata queue (1000 launches
+    /// issued back to back, then one wait).
+    pub strata_launch_s: f64,
+    /// The same with raw `cuLaunchKernel` calls of the same PTX on one stream.
+    pub raw_launch_s: f64,
+}
+
+/// Copy bandwidth and launch cost on a CUDA device (`None` on other devices).
+pub fn gpu_limits(device: &Device, opts: &BenchOptions) -> Result<Option<GpuLimits>, BenchError> {
+    if device.info().backend != BackendKind::Cuda {
+        return Ok(None);
+    }
+    let b = CudaBaseline::new(device)?;
+    let copy_gbps = b.copy_gbps(4 * opts.size.max(1), opts.reps.max(1))?;
+    let (strata_launch_s, raw_launch_s) = b.launch_overhead(1000)?;
+    Ok(Some(GpuLimits {
+        copy_gbps,
+        strata_launch_s,
+        raw_launch_s,
+    }))
+}
+
 /// The results as an aligned text table, with a header naming the device.
 pub fn table(device: &Device, results: &[BenchResult]) -> String {
     let info = device.info();
+    let baseline = results.first().map_or("rayon", |r| r.baseline);
     let mut rows = vec![[
         "bench".to_string(),
         "n".to_string(),
@@ -273,8 +312,8 @@ pub fn table(device: &Device, results: &[BenchResult]) -> String {
         "groups".to_string(),
         "strata ms".to_string(),
         "strata GB/s".to_string(),
-        "rayon ms".to_string(),
-        "rayon GB/s".to_string(),
+        format!("{baseline} ms"),
+        format!("{baseline} GB/s"),
         "ratio".to_string(),
         "rel err".to_string(),
     ]];
@@ -299,11 +338,14 @@ pub fn table(device: &Device, results: &[BenchResult]) -> String {
         }
     }
     let reps = results.first().map_or(0, |r| r.reps);
+    let against = match baseline {
+        "cuda" => "hand-written CUDA C through NVRTC on the same GPU".to_string(),
+        _ => format!("rayon on {} thread(s)", rayon::current_num_threads()),
+    };
     let mut out = format!(
-        "device {} ({}), median of {reps} repetition(s), baseline: rayon on {} thread(s)\n",
+        "device {} ({}), median of {reps} repetition(s), baseline: {against}\n",
         info.spec(),
         info.name,
-        rayon::current_num_threads()
     );
     for row in &rows {
         let line: Vec<String> = row
@@ -456,7 +498,7 @@ fn result(
     range: NdRange,
     bytes: u64,
     strata_s: f64,
-    baseline_s: f64,
+    (baseline, baseline_s): (&'static str, f64),
     rel_error: f64,
 ) -> BenchResult {
     BenchResult {
@@ -468,14 +510,20 @@ fn result(
         groups: range.group_count(),
         bytes,
         strata_s,
-        baseline: "rayon",
+        baseline,
         baseline_s,
         ratio: strata_s / baseline_s,
         rel_error,
     }
 }
 
-fn bench_vadd(q: &Queue, x: &[f32], y: &[f32], reps: usize) -> Result<BenchResult, BenchError> {
+fn bench_vadd(
+    q: &Queue,
+    x: &[f32],
+    y: &[f32],
+    reps: usize,
+    cuda: Option<&CudaBaseline>,
+) -> Result<BenchResult, BenchError> {
     let n = x.len();
     let k = Kernel::build("bench_vadd", |k| {
         let a = k.read::<f32>("a");
@@ -511,6 +559,14 @@ fn bench_vadd(q: &Queue, x: &[f32], y: &[f32], reps: usize) -> Result<BenchResul
         Ok(t.elapsed().as_secs_f64())
     })?;
     check_exact("vadd", &got, &want)?;
+    let baseline = match cuda {
+        Some(b) => {
+            let (s, base) = b.vadd(x, y, reps)?;
+            check_exact("vadd (the CUDA baseline)", &base, &want)?;
+            ("cuda", s)
+        }
+        None => ("rayon", baseline_s),
+    };
     Ok(result(
         q,
         "vadd",
@@ -519,12 +575,18 @@ fn bench_vadd(q: &Queue, x: &[f32], y: &[f32], reps: usize) -> Result<BenchResul
         range,
         3 * 4 * n as u64,
         strata_s,
-        baseline_s,
+        baseline,
         0.0,
     ))
 }
 
-fn bench_saxpy(q: &Queue, x: &[f32], y0: &[f32], reps: usize) -> Result<BenchResult, BenchError> {
+fn bench_saxpy(
+    q: &Queue,
+    x: &[f32],
+    y0: &[f32],
+    reps: usize,
+    cuda: Option<&CudaBaseline>,
+) -> Result<BenchResult, BenchError> {
     let n = x.len();
     let k = Kernel::build("bench_saxpy", |k| {
         let a = k.scalar::<f32>("a");
@@ -558,6 +620,14 @@ fn bench_saxpy(q: &Queue, x: &[f32], y0: &[f32], reps: usize) -> Result<BenchRes
         Ok(t.elapsed().as_secs_f64())
     })?;
     check_exact("saxpy", &got, &want)?;
+    let baseline = match cuda {
+        Some(b) => {
+            let (s, base) = b.saxpy(SAXPY_A, x, y0, reps)?;
+            check_exact("saxpy (the CUDA baseline)", &base, &want)?;
+            ("cuda", s)
+        }
+        None => ("rayon", baseline_s),
+    };
     Ok(result(
         q,
         "saxpy",
@@ -566,7 +636,7 @@ fn bench_saxpy(q: &Queue, x: &[f32], y0: &[f32], reps: usize) -> Result<BenchRes
         range,
         3 * 4 * n as u64,
         strata_s,
-        baseline_s,
+        baseline,
         0.0,
     ))
 }
@@ -625,6 +695,7 @@ fn bench_reduce(
     x: &[f32],
     y: &[f32],
     reps: usize,
+    cuda: Option<&CudaBaseline>,
 ) -> Result<BenchResult, BenchError> {
     let n = x.len();
     let name = which.name();
@@ -688,6 +759,18 @@ fn bench_reduce(
         worst = worst.max(check_close(name, got, want)?);
         Ok(dt)
     })?;
+    let baseline = match cuda {
+        Some(b) => {
+            let ys = (which == Reduction::Dot).then_some(y);
+            let (s, base) = b.reduce(x, ys, reps)?;
+            check_close(name, base, want).map_err(|e| BenchError::WrongResult {
+                bench: name,
+                detail: format!("the CUDA baseline is wrong: {e}"),
+            })?;
+            ("cuda", s)
+        }
+        None => ("rayon", baseline_s),
+    };
     Ok(result(
         q,
         name,
@@ -696,7 +779,7 @@ fn bench_reduce(
         range,
         if which == Reduction::Dot { 8 } else { 4 } * n as u64,
         strata_s,
-        baseline_s,
+        baseline,
         worst,
     ))
 }

@@ -128,7 +128,10 @@ fn parse(args: Vec<String>) -> Result<Command, UsageError> {
     if matches!(cmd.as_str(), "help" | "-h" | "--help") {
         return Ok(Command::Help);
     }
-    if !matches!(cmd.as_str(), "devices" | "check" | "difftest" | "bench" | "ptx") {
+    if !matches!(
+        cmd.as_str(),
+        "devices" | "check" | "difftest" | "bench" | "ptx"
+    ) {
         return Err(usage_error(format!(
             "unknown command `{cmd}` (the commands are devices, check, difftest, bench, ptx and help)"
         )));
@@ -348,9 +351,10 @@ fn bench_one(json: bool, device: &Device, opts: &BenchOptions) -> ExitCode {
             out(&r.to_json());
         } else {
             eprintln!(
-                "{:<6} done: strata {:.3} ms, rayon {:.3} ms",
+                "{:<6} done: strata {:.3} ms, {} {:.3} ms",
                 r.bench,
                 r.strata_s * 1e3,
+                r.baseline,
                 r.baseline_s * 1e3
             );
         }
@@ -359,6 +363,36 @@ fn bench_one(json: bool, device: &Device, opts: &BenchOptions) -> ExitCode {
         Ok(rs) => {
             if !json {
                 out(bench::table(&device, &rs).trim_end());
+            }
+            match bench::gpu_limits(&device, opts) {
+                Ok(Some(l)) if json => out(&format!(
+                    "{{\"device\":{},\"copy_gbps\":{},\"strata_launch_s\":{},\"raw_launch_s\":{}}}",
+                    strata::json_str(&device.info().spec()),
+                    l.copy_gbps,
+                    l.strata_launch_s,
+                    l.raw_launch_s
+                )),
+                Ok(Some(l)) => {
+                    out(&format!(
+                        "device-to-device copy: {:.1} GB/s; fraction of it reached by strata:",
+                        l.copy_gbps
+                    ));
+                    for r in &rs {
+                        out(&format!(
+                            "  {:<6} {:.2}",
+                            r.bench,
+                            r.strata_gbps() / l.copy_gbps
+                        ));
+                    }
+                    out(&format!(
+                        "launch of a cached kernel: strata {:.2} us, raw cuLaunchKernel {:.2} us (ratio {:.2})",
+                        l.strata_launch_s * 1e6,
+                        l.raw_launch_s * 1e6,
+                        l.strata_launch_s / l.raw_launch_s
+                    ));
+                }
+                Ok(None) => {}
+                Err(e) => return fail(&e.to_string()),
             }
             ExitCode::SUCCESS
         }
@@ -376,8 +410,7 @@ fn ptx(arch: u32, filter: Option<&str>) -> ExitCode {
         Err(e) => return fail(&e.to_string()),
     };
     // The kernels are those the suite builds, captured while it runs on the CPU backend.
-    let (report, kernels) =
-        strata::capture_kernels(|| conformance::run(&cpu, filter, |_, _| {}));
+    let (report, kernels) = strata::capture_kernels(|| conformance::run(&cpu, filter, |_, _| {}));
     if !report.failed.is_empty() {
         return fail(&format!(
             "the conformance suite failed on the CPU backend: {}",
@@ -403,8 +436,8 @@ fn ptx(arch: u32, filter: Option<&str>) -> ExitCode {
             }
         }
     }
-    let cache = strata::cuda::ptx_cache_dir()
-        .map_or("disabled".to_string(), |d| d.display().to_string());
+    let cache =
+        strata::cuda::ptx_cache_dir().map_or("disabled".to_string(), |d| d.display().to_string());
     out(&format!(
         "NVRTC {}.{}, sm_{arch}: {} kernels, {compiled} compiled, {cached} from the cache ({cache}), {failed} failed",
         version.0,

@@ -80,7 +80,10 @@ fn nvrtc_errors_carry_the_log_and_the_numbered_source() {
         .position(|l| l.contains("return x +* ;"))
         .unwrap()
         + 1;
-    assert!(msg.contains(&format!("uses_broken.cu({line}): error")), "{msg}");
+    assert!(
+        msg.contains(&format!("uses_broken.cu({line}): error")),
+        "{msg}"
+    );
     assert!(
         msg.contains(&format!("{line} | __device__ float broken")),
         "{msg}"
@@ -163,13 +166,11 @@ fn the_ptx_cache_can_be_disabled() {
 
 #[test]
 fn a_missing_nvrtc_is_a_clear_error() {
-    let o = strata(
-        &["ptx"],
-        &[("STRATA_NVRTC", "/nonexistent/libnvrtc.so.12")],
-    );
+    let o = strata(&["ptx"], &[("STRATA_NVRTC", "/nonexistent/libnvrtc.so.12")]);
     assert_eq!(o.status.code(), Some(1), "{}", text(&o));
     assert!(
-        text(&o).contains("STRATA_NVRTC is set to `/nonexistent/libnvrtc.so.12`, which does not exist"),
+        text(&o)
+            .contains("STRATA_NVRTC is set to `/nonexistent/libnvrtc.so.12`, which does not exist"),
         "{}",
         text(&o)
     );

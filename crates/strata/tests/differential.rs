@@ -74,8 +74,8 @@ fn cuda_devices() -> Vec<Device> {
             .into_iter()
             .find(|(b, _)| *b == BackendKind::Cuda)
             .map_or("(no reason given)".into(), |(_, why)| why);
-        let required = std::env::var("STRATA_REQUIRE")
-            .is_ok_and(|v| v.split(',').any(|b| b.trim() == "cuda"));
+        let required =
+            std::env::var("STRATA_REQUIRE").is_ok_and(|v| v.split(',').any(|b| b.trim() == "cuda"));
         assert!(
             !required,
             "STRATA_REQUIRE names cuda, but no CUDA device is listed: {why}"

@@ -172,8 +172,8 @@ const NVRTC_ARCHS: [u32; 2] = [90, 80];
 
 #[test]
 fn every_kernel_compiles_with_nvrtc() {
-    let required = std::env::var("STRATA_REQUIRE")
-        .is_ok_and(|v| v.split(',').any(|b| b.trim() == "nvrtc"));
+    let required =
+        std::env::var("STRATA_REQUIRE").is_ok_and(|v| v.split(',').any(|b| b.trim() == "nvrtc"));
     let version = match strata::cuda::nvrtc_version() {
         Ok(v) => v,
         Err(why) => {

@@ -12,8 +12,7 @@ use strata::prelude::*;
 use strata::{BackendKind, Error};
 
 fn required(kind: BackendKind) -> bool {
-    std::env::var("STRATA_REQUIRE")
-        .is_ok_and(|v| v.split(',').any(|b| b.trim() == kind.name()))
+    std::env::var("STRATA_REQUIRE").is_ok_and(|v| v.split(',').any(|b| b.trim() == kind.name()))
 }
 
 fn why_not(kind: BackendKind) -> String {
@@ -73,7 +72,10 @@ fn cuda_is_listed_or_explained() {
             let info = d.info();
             assert_eq!(info.spec(), format!("cuda:{i}"));
             assert_eq!(&Device::from_spec(&info.spec()).unwrap(), d);
-            assert!(info.max_work_group_size >= 256 && info.compute_units > 0, "{info}");
+            assert!(
+                info.max_work_group_size >= 256 && info.compute_units > 0,
+                "{info}"
+            );
             assert!(info.local_mem_size >= 16 * 1024, "{info}");
             assert!(
                 info.extra.iter().any(|(k, _)| k == "compute capability"),

@@ -107,6 +107,7 @@ pub static OPENCL: Dialect = Dialect {
 /// what OpenCL has built in and CUDA lacks (bit casts, saturating conversions, the integer
 /// built-ins, atomics over every integer width), each with the OpenCL semantics the evaluator
 /// implements.
+#[rustfmt::skip]
 pub static CUDA: Dialect = Dialect {
     name: "CUDA C++",
     key: "cuda",
@@ -125,8 +126,8 @@ pub static CUDA: Dialect = Dialect {
     fences: ["__threadfence_block()", "__threadfence()", "__threadfence()"],
     convert_sat: "strata_convert_sat<{t}>({x})",
     bitcast: "strata_as<{t}>({x})",
-    atomics32: ["strata_atomic_add", "strata_atomic_sub", "strata_atomic_min", "strata_atomic_max", "strata_atomic_and", "strata_atomic_or", "strata_atomic_xor", "strata_atomic_xchg", "strata_atomic_cmpxchg"],
-    atomics64: ["strata_atomic_add", "strata_atomic_sub", "strata_atomic_min", "strata_atomic_max", "strata_atomic_and", "strata_atomic_or", "strata_atomic_xor", "strata_atomic_xchg", "strata_atomic_cmpxchg"],
+    atomics32: CUDA_ATOMICS,
+    atomics64: CUDA_ATOMICS,
     math_names: &[
         (MathFn::Exp10, "strata_exp10"),
         (MathFn::Sign, "strata_sign"),
@@ -143,6 +144,19 @@ pub static CUDA: Dialect = Dialect {
     ],
     options: &["--std=c++17", "--fmad=false"],
 };
+
+/// The CUDA preamble's atomics, overloaded for 32- and 64-bit integers.
+const CUDA_ATOMICS: [&str; 9] = [
+    "strata_atomic_add",
+    "strata_atomic_sub",
+    "strata_atomic_min",
+    "strata_atomic_max",
+    "strata_atomic_and",
+    "strata_atomic_or",
+    "strata_atomic_xor",
+    "strata_atomic_xchg",
+    "strata_atomic_cmpxchg",
+];
 
 /// The CUDA dialect's definitions (see [`CUDA`]). 64-bit integers are `long` so that the
 /// writer's `L` and `ul` literals have exactly their type.

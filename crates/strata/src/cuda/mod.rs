@@ -13,6 +13,7 @@
 //! [`queue`]); allocations are zeroed; a launch-sized local array is a slice of the launch's
 //! dynamic shared memory.
 
+pub mod baseline;
 pub mod nvrtc;
 mod queue;
 
@@ -126,9 +127,8 @@ impl Ctx {
 /// Every CUDA device present, numbered by the driver's ordinals; or why there is none.
 pub(crate) fn discover() -> std::result::Result<Vec<CudaDevice>, String> {
     driver_library()?;
-    cu::init().map_err(|e| {
-        format!("cuInit failed: {e} (no NVIDIA GPU, or the driver is not working)")
-    })?;
+    cu::init()
+        .map_err(|e| format!("cuInit failed: {e} (no NVIDIA GPU, or the driver is not working)"))?;
     let count = cu::device::get_count().map_err(|e| format!("cuDeviceGetCount failed: {e}"))?;
     if count == 0 {
         return Err("the CUDA driver lists no device".into());
@@ -152,8 +152,8 @@ pub(crate) fn discover() -> std::result::Result<Vec<CudaDevice>, String> {
     Ok(devices)
 }
 
-/// One CUDA device.
-pub(crate) struct CudaDevice {
+/// One CUDA device (strata's backend object behind a [`crate::Device`] of `cuda:N`).
+pub struct CudaDevice {
     pub(crate) label: String,
     info: DeviceInfo,
     ctx: Ctx,
@@ -220,7 +220,10 @@ impl CudaDevice {
                         attr(CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z)?
                     ),
                 ),
-                ("warp size".into(), attr(CU_DEVICE_ATTRIBUTE_WARP_SIZE)?.to_string()),
+                (
+                    "warp size".into(),
+                    attr(CU_DEVICE_ATTRIBUTE_WARP_SIZE)?.to_string(),
+                ),
                 ("device type".into(), "GPU".into()),
             ],
         };
@@ -304,7 +307,10 @@ impl CudaDevice {
         })?;
         // SAFETY: `image` is NUL-terminated PTX text that outlives the call.
         let module = unsafe { cu::module::load_data(image.as_ptr().cast()) }.map_err(|e| {
-            let mut err = cu_error(&format!("cuModuleLoadData(`{kernel}`) on {}", self.label), e);
+            let mut err = cu_error(
+                &format!("cuModuleLoadData(`{kernel}`) on {}", self.label),
+                e,
+            );
             if let Error::Backend { message, .. } = &mut err {
                 if e.0 == sys::CUresult::CUDA_ERROR_UNSUPPORTED_PTX_VERSION {
                     message.push_str(
@@ -388,5 +394,9 @@ impl DeviceBackend for CudaDevice {
 
     fn new_queue(&self) -> Result<Arc<dyn QueueBackend>> {
         Ok(Arc::new(queue::new_queue(self)?))
+    }
+
+    fn cuda(&self) -> Option<&CudaDevice> {
+        Some(self)
     }
 }

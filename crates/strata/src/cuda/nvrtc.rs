@@ -200,7 +200,9 @@ fn hash128(parts: &[&[u8]]) -> u128 {
     for p in parts {
         for &x in p.iter().chain(&[0xff]) {
             a = (a ^ x as u64).wrapping_mul(0x0000_0100_0000_01b3);
-            b = (b ^ x as u64).wrapping_mul(0x0000_0100_0000_01b3).rotate_left(5);
+            b = (b ^ x as u64)
+                .wrapping_mul(0x0000_0100_0000_01b3)
+                .rotate_left(5);
         }
     }
     ((a as u128) << 64) | b as u128
@@ -237,7 +239,10 @@ pub fn compile_ptx(
         ))
     });
     if let Some(text) = file.as_ref().and_then(|f| std::fs::read_to_string(f).ok()) {
-        if let Some(ptx) = text.strip_prefix(&header).and_then(|t| t.strip_prefix('\n')) {
+        if let Some(ptx) = text
+            .strip_prefix(&header)
+            .and_then(|t| t.strip_prefix('\n'))
+        {
             return Ok(Ptx {
                 text: ptx.to_string(),
                 from_cache: true,
@@ -324,7 +329,7 @@ fn compile_uncached(
         });
     }
     // SAFETY: `prog` compiled successfully.
-    let ptx = unsafe { nv::get_ptx(prog.0) }
-        .map_err(|e| fail(format!("nvrtcGetPTX failed: {e:?}")))?;
+    let ptx =
+        unsafe { nv::get_ptx(prog.0) }.map_err(|e| fail(format!("nvrtcGetPTX failed: {e:?}")))?;
     Ok(c_text(ptx))
 }

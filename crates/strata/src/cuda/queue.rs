@@ -177,9 +177,8 @@ impl Worker {
             // Whole values, not their raw-pointer fields, move into the closure.
             let (start, end) = (start, end);
             // SAFETY: the event was recorded on this queue's stream.
-            unsafe { cu::event::synchronize(end.0) }.map_err(|e| {
-                cu_error(&format!("{call} (reported when waiting for it)"), e)
-            })?;
+            unsafe { cu::event::synchronize(end.0) }
+                .map_err(|e| cu_error(&format!("{call} (reported when waiting for it)"), e))?;
             // SAFETY: both events were recorded and have completed.
             let ms = unsafe { cu::event::elapsed(start.0, end.0) }
                 .map_err(|e| cu_error("cuEventElapsedTime", e))?;
@@ -288,10 +287,8 @@ impl Worker {
                 }
             }
         }
-        let mut params: Vec<*mut std::ffi::c_void> = slots
-            .iter_mut()
-            .map(|s| (s as *mut u64).cast())
-            .collect();
+        let mut params: Vec<*mut std::ffi::c_void> =
+            slots.iter_mut().map(|s| (s as *mut u64).cast()).collect();
         let shared = u32::try_from(shared).map_err(|_| Error::InvalidWorkSize {
             kernel: k.name.clone(),
             reason: format!("{shared} bytes of launch-sized local memory"),

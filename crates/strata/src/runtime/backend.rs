@@ -88,4 +88,8 @@ pub(crate) trait DeviceBackend: Send + Sync {
     fn compile(&self, f: &ValidFunction) -> Result<Arc<dyn CompiledKernel>>;
     /// Creates an in-order queue.
     fn new_queue(&self) -> Result<Arc<dyn QueueBackend>>;
+    /// The CUDA device, for the hand-written CUDA baselines of the benchmarks.
+    fn cuda(&self) -> Option<&crate::cuda::CudaDevice> {
+        None
+    }
 }

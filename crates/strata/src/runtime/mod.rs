@@ -245,6 +245,11 @@ impl Device {
         self.inner.backend.info()
     }
 
+    /// The CUDA device behind this device, if it is one.
+    pub(crate) fn cuda(&self) -> Option<&crate::cuda::CudaDevice> {
+        self.inner.backend.cuda()
+    }
+
     /// The device named by `spec`: `cpu`, `opencl:N`, `cuda:N`, or `best` (the first CUDA
     /// device, else the first OpenCL device that is not a CPU, else the CPU backend).
     pub fn from_spec(spec: &str) -> Result<Device> {

@@ -82,9 +82,9 @@ static __device__ inline u64 strata_atomic_max(volatile u64* p, u64 v) { return 
 #endif
 
 extern "C" __global__ void any_all(
-     const u32* x,
+    const u32* x,
     const u32 x_len,
-     u32* out,
+    u32* out,
     const u32 out_len
 ) {
     __shared__ u8 strata_scratch_u8[STRATA_MAX_GROUP + 1];

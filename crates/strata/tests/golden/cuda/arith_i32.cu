@@ -83,13 +83,13 @@ static __device__ inline i32 strata_div_i32(i32 a, i32 b) { return b == -1 ? (i3
 static __device__ inline i32 strata_rem_i32(i32 a, i32 b) { return b == -1 ? 0 : a % b; }
 
 extern "C" __global__ void arith_i32(
-     const i32* a,
+    const i32* a,
     const u32 a_len,
-     const i32* b,
+    const i32* b,
     const u32 b_len,
-     const i32* c,
+    const i32* c,
     const u32 c_len,
-     i32* out,
+    i32* out,
     const u32 out_len
 ) {
     const u32 e0 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);

@@ -83,13 +83,13 @@ static __device__ inline i64 strata_div_i64(i64 a, i64 b) { return b == -1 ? (i6
 static __device__ inline i64 strata_rem_i64(i64 a, i64 b) { return b == -1 ? 0 : a % b; }
 
 extern "C" __global__ void arith_i64(
-     const i64* a,
+    const i64* a,
     const u32 a_len,
-     const i64* b,
+    const i64* b,
     const u32 b_len,
-     const i64* c,
+    const i64* c,
     const u32 c_len,
-     i64* out,
+    i64* out,
     const u32 out_len
 ) {
     const u32 e0 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);

@@ -79,11 +79,11 @@ static __device__ inline u64 strata_atomic_min(volatile u64* p, u64 v) { return 
 static __device__ inline u64 strata_atomic_max(volatile u64* p, u64 v) { return (u64)atomicMax((unsigned long long*)p, (unsigned long long)v); }
 
 extern "C" __global__ void atomics_global_u32(
-     const u32* x,
+    const u32* x,
     const u32 x_len,
-     u32* acc,
+    u32* acc,
     const u32 acc_len,
-     u32* olds,
+    u32* olds,
     const u32 olds_len
 ) {
     const u32 e0 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);

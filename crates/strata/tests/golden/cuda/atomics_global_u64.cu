@@ -79,11 +79,11 @@ static __device__ inline u64 strata_atomic_min(volatile u64* p, u64 v) { return 
 static __device__ inline u64 strata_atomic_max(volatile u64* p, u64 v) { return (u64)atomicMax((unsigned long long*)p, (unsigned long long)v); }
 
 extern "C" __global__ void atomics_global_u64(
-     const u64* x,
+    const u64* x,
     const u32 x_len,
-     u64* acc,
+    u64* acc,
     const u32 acc_len,
-     u64* olds,
+    u64* olds,
     const u32 olds_len
 ) {
     const u32 e0 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);

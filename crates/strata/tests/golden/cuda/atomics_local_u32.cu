@@ -79,13 +79,13 @@ static __device__ inline u64 strata_atomic_min(volatile u64* p, u64 v) { return 
 static __device__ inline u64 strata_atomic_max(volatile u64* p, u64 v) { return (u64)atomicMax((unsigned long long*)p, (unsigned long long)v); }
 
 extern "C" __global__ void atomics_local_u32(
-     const u32* x,
+    const u32* x,
     const u32 x_len,
-     const u32* init,
+    const u32* init,
     const u32 init_len,
-     u32* out,
+    u32* out,
     const u32 out_len,
-     u32* olds,
+    u32* olds,
     const u32 olds_len
 ) {
     __shared__ u32 acc[9];

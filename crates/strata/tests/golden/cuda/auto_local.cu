@@ -79,7 +79,7 @@ static __device__ inline u64 strata_atomic_min(volatile u64* p, u64 v) { return 
 static __device__ inline u64 strata_atomic_max(volatile u64* p, u64 v) { return (u64)atomicMax((unsigned long long*)p, (unsigned long long)v); }
 
 extern "C" __global__ void auto_local(
-     u32* out,
+    u32* out,
     const u32 out_len
 ) {
     const u32 e0 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);

@@ -79,11 +79,11 @@ static __device__ inline u64 strata_atomic_min(volatile u64* p, u64 v) { return 
 static __device__ inline u64 strata_atomic_max(volatile u64* p, u64 v) { return (u64)atomicMax((unsigned long long*)p, (unsigned long long)v); }
 
 extern "C" __global__ void cas_loop(
-     const i32* x,
+    const i32* x,
     const u32 x_len,
-     i32* acc,
+    i32* acc,
     const u32 acc_len,
-     u32* tries,
+    u32* tries,
     const u32 tries_len
 ) {
     i32 v = 0;

@@ -79,9 +79,9 @@ static __device__ inline u64 strata_atomic_min(volatile u64* p, u64 v) { return 
 static __device__ inline u64 strata_atomic_max(volatile u64* p, u64 v) { return (u64)atomicMax((unsigned long long*)p, (unsigned long long)v); }
 
 extern "C" __global__ void continue_kernel(
-     const u32* x,
+    const u32* x,
     const u32 x_len,
-     u32* out,
+    u32* out,
     const u32 out_len
 ) {
     u32 v = 0;

@@ -82,11 +82,11 @@ static __device__ inline u64 strata_atomic_max(volatile u64* p, u64 v) { return 
 #endif
 
 extern "C" __global__ void empty_launch(
-     u32* out,
+    u32* out,
     const u32 out_len,
-     u32* gather0,
+    u32* gather0,
     const u32 gather0_len,
-     u32* gather1,
+    u32* gather1,
     const u32 gather1_len
 ) {
     __shared__ u32 strata_scratch_u32[STRATA_MAX_GROUP + 1];

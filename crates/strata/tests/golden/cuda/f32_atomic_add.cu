@@ -88,11 +88,11 @@ static __device__ inline float strata_atomic_add_float_(volatile  float* p, floa
 }
 
 extern "C" __global__ void f32_atomic_add(
-     const float* x,
+    const float* x,
     const u32 x_len,
-     float* acc,
+    float* acc,
     const u32 acc_len,
-     float* per,
+    float* per,
     const u32 per_len
 ) {
     __shared__ float lsum[1];

@@ -79,13 +79,13 @@ static __device__ inline u64 strata_atomic_min(volatile u64* p, u64 v) { return 
 static __device__ inline u64 strata_atomic_max(volatile u64* p, u64 v) { return (u64)atomicMax((unsigned long long*)p, (unsigned long long)v); }
 
 extern "C" __global__ void fexact_f32(
-     const float* a,
+    const float* a,
     const u32 a_len,
-     const float* b,
+    const float* b,
     const u32 b_len,
-     const float* c,
+    const float* c,
     const u32 c_len,
-     float* out,
+    float* out,
     const u32 out_len
 ) {
     const u32 e0 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);

@@ -79,9 +79,9 @@ static __device__ inline u64 strata_atomic_min(volatile u64* p, u64 v) { return 
 static __device__ inline u64 strata_atomic_max(volatile u64* p, u64 v) { return (u64)atomicMax((unsigned long long*)p, (unsigned long long)v); }
 
 extern "C" __global__ void for_counter_types(
-     const i64* x,
+    const i64* x,
     const u32 x_len,
-     i64* out,
+    i64* out,
     const u32 out_len
 ) {
     i64 v = 0;

@@ -82,7 +82,7 @@ extern "C" __global__ void for_step_dyn(
     const i32 start,
     const i32 end,
     const i32 step,
-     i32* out,
+    i32* out,
     const u32 out_len
 ) {
     i32 v = 0;

@@ -82,13 +82,13 @@ static __device__ inline u64 strata_atomic_max(volatile u64* p, u64 v) { return 
 #endif
 
 extern "C" __global__ void gather_2d(
-     const float* x,
+    const float* x,
     const u32 x_len,
-     float* gather0,
+    float* gather0,
     const u32 gather0_len,
-     float* gather1,
+    float* gather1,
     const u32 gather1_len,
-     i32* gather2,
+    i32* gather2,
     const u32 gather2_len
 ) {
     __shared__ i32 strata_scratch_i32[STRATA_MAX_GROUP + 1];

@@ -82,9 +82,9 @@ static __device__ inline u64 strata_atomic_max(volatile u64* p, u64 v) { return 
 #endif
 
 extern "C" __global__ void gather_add_u32(
-     const u32* x,
+    const u32* x,
     const u32 x_len,
-     u32* gather0,
+    u32* gather0,
     const u32 gather0_len
 ) {
     __shared__ u32 strata_scratch_u32[STRATA_MAX_GROUP + 1];

@@ -79,13 +79,13 @@ static __device__ inline u64 strata_atomic_min(volatile u64* p, u64 v) { return 
 static __device__ inline u64 strata_atomic_max(volatile u64* p, u64 v) { return (u64)atomicMax((unsigned long long*)p, (unsigned long long)v); }
 
 extern "C" __global__ void gather_scatter(
-     const float* x,
+    const float* x,
     const u32 x_len,
-     const u32* perm,
+    const u32* perm,
     const u32 perm_len,
-     float* gathered,
+    float* gathered,
     const u32 gathered_len,
-     float* scattered,
+    float* scattered,
     const u32 scattered_len
 ) {
     const u32 e0 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);

@@ -82,17 +82,17 @@ static __device__ inline u64 strata_atomic_max(volatile u64* p, u64 v) { return 
 #endif
 
 extern "C" __global__ void gather_several(
-     const i32* x,
+    const i32* x,
     const u32 x_len,
-     i64* gather0,
+    i64* gather0,
     const u32 gather0_len,
-     i32* gather1,
+    i32* gather1,
     const u32 gather1_len,
-     i32* gather2,
+    i32* gather2,
     const u32 gather2_len,
-     u32* gather3,
+    u32* gather3,
     const u32 gather3_len,
-     u32* gather4,
+    u32* gather4,
     const u32 gather4_len
 ) {
     __shared__ i32 strata_scratch_i32[STRATA_MAX_GROUP + 1];

@@ -82,7 +82,7 @@ extern "C" __global__ void guarded(
     const u32 nx,
     const u32 ny,
     const u32 nz,
-     u32* out,
+    u32* out,
     const u32 out_len
 ) {
     const u32 e0 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);

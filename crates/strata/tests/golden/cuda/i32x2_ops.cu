@@ -81,9 +81,9 @@ static __device__ inline u64 strata_atomic_max(volatile u64* p, u64 v) { return 
 static __device__ inline i32 strata_abs_i32(i32 x) { return x < 0 ? (i32)((u32)0 - (u32)x) : x; }
 
 extern "C" __global__ void i32x2_ops(
-     const i32* x,
+    const i32* x,
     const u32 x_len,
-     i32* out,
+    i32* out,
     const u32 out_len
 ) {
     const u32 e0 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);

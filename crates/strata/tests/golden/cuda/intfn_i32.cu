@@ -81,13 +81,13 @@ static __device__ inline u64 strata_atomic_max(volatile u64* p, u64 v) { return 
 static __device__ inline i32 strata_abs_i32(i32 x) { return x < 0 ? (i32)((u32)0 - (u32)x) : x; }
 
 extern "C" __global__ void intfn_i32(
-     const i32* a,
+    const i32* a,
     const u32 a_len,
-     const i32* b,
+    const i32* b,
     const u32 b_len,
-     const i32* c,
+    const i32* c,
     const u32 c_len,
-     i32* out,
+    i32* out,
     const u32 out_len
 ) {
     const u32 e0 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);

@@ -81,13 +81,13 @@ static __device__ inline u64 strata_atomic_max(volatile u64* p, u64 v) { return 
 static __device__ inline i64 strata_abs_i64(i64 x) { return x < 0 ? (i64)((u64)0 - (u64)x) : x; }
 
 extern "C" __global__ void intfn_i64(
-     const i64* a,
+    const i64* a,
     const u32 a_len,
-     const i64* b,
+    const i64* b,
     const u32 b_len,
-     const i64* c,
+    const i64* c,
     const u32 c_len,
-     i64* out,
+    i64* out,
     const u32 out_len
 ) {
     const u32 e0 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);

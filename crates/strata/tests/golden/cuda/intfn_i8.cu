@@ -81,13 +81,13 @@ static __device__ inline u64 strata_atomic_max(volatile u64* p, u64 v) { return 
 static __device__ inline i8 strata_abs_i8(i8 x) { return x < 0 ? (i8)((u8)0 - (u8)x) : x; }
 
 extern "C" __global__ void intfn_i8(
-     const i8* a,
+    const i8* a,
     const u32 a_len,
-     const i8* b,
+    const i8* b,
     const u32 b_len,
-     const i8* c,
+    const i8* c,
     const u32 c_len,
-     i8* out,
+    i8* out,
     const u32 out_len
 ) {
     const u32 e0 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);

@@ -79,11 +79,11 @@ static __device__ inline u64 strata_atomic_min(volatile u64* p, u64 v) { return 
 static __device__ inline u64 strata_atomic_max(volatile u64* p, u64 v) { return (u64)atomicMax((unsigned long long*)p, (unsigned long long)v); }
 
 extern "C" __global__ void matmul_tiled(
-     const float* a,
+    const float* a,
     const u32 a_len,
-     const float* b,
+    const float* b,
     const u32 b_len,
-     float* c,
+    float* c,
     const u32 c_len,
     const u32 n
 ) {

@@ -79,23 +79,23 @@ static __device__ inline u64 strata_atomic_min(volatile u64* p, u64 v) { return 
 static __device__ inline u64 strata_atomic_max(volatile u64* p, u64 v) { return (u64)atomicMax((unsigned long long*)p, (unsigned long long)v); }
 
 extern "C" __global__ void mixed_operators(
-     const double* a,
+    const double* a,
     const u32 a_len,
-     const float* b,
+    const float* b,
     const u32 b_len,
-     const i32* c,
+    const i32* c,
     const u32 c_len,
-     const i64* d,
+    const i64* d,
     const u32 d_len,
-     const u8* e,
+    const u8* e,
     const u32 e_len,
-     const u32* f,
+    const u32* f,
     const u32 f_len,
-     double* of,
+    double* of,
     const u32 of_len,
-     i64* oi,
+    i64* oi,
     const u32 oi_len,
-     u32* ou,
+    u32* ou,
     const u32 ou_len
 ) {
     const u32 e0 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);

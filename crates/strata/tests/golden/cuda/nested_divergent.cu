@@ -79,11 +79,11 @@ static __device__ inline u64 strata_atomic_min(volatile u64* p, u64 v) { return 
 static __device__ inline u64 strata_atomic_max(volatile u64* p, u64 v) { return (u64)atomicMax((unsigned long long*)p, (unsigned long long)v); }
 
 extern "C" __global__ void nested_divergent(
-     const u32* x,
+    const u32* x,
     const u32 x_len,
-     const u32* y,
+    const u32* y,
     const u32 y_len,
-     u32* out,
+    u32* out,
     const u32 out_len
 ) {
     u32 v = 0;

@@ -85,9 +85,9 @@ static __device__ inline i32 strata_div_i32(i32 a, i32 b) { return b == -1 ? (i3
 static __device__ inline i32 strata_rem_i32(i32 a, i32 b) { return b == -1 ? 0 : a % b; }
 
 extern "C" __global__ void private_vars(
-     const i32* x,
+    const i32* x,
     const u32 x_len,
-     i32* out,
+    i32* out,
     const u32 out_len
 ) {
     i32 v = 0;

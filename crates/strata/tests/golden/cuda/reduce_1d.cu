@@ -84,11 +84,11 @@ static __device__ inline u64 strata_atomic_max(volatile u64* p, u64 v) { return 
 static __device__ inline i32 strata_rem_i32(i32 a, i32 b) { return b == -1 ? 0 : a % b; }
 
 extern "C" __global__ void reduce_1d(
-     const i32* x,
+    const i32* x,
     const u32 x_len,
-     i32* out,
+    i32* out,
     const u32 out_len,
-     float* fout,
+    float* fout,
     const u32 fout_len
 ) {
     __shared__ i32 strata_scratch_i32[STRATA_MAX_GROUP + 1];

@@ -82,9 +82,9 @@ static __device__ inline u64 strata_atomic_max(volatile u64* p, u64 v) { return 
 #endif
 
 extern "C" __global__ void reduce_collective(
-     const float* x,
+    const float* x,
     const u32 x_len,
-     float* partials,
+    float* partials,
     const u32 partials_len
 ) {
     __shared__ float strata_scratch_float[STRATA_MAX_GROUP + 1];

@@ -79,9 +79,9 @@ static __device__ inline u64 strata_atomic_min(volatile u64* p, u64 v) { return 
 static __device__ inline u64 strata_atomic_max(volatile u64* p, u64 v) { return (u64)atomicMax((unsigned long long*)p, (unsigned long long)v); }
 
 extern "C" __global__ void reduce_tree(
-     const float* x,
+    const float* x,
     const u32 x_len,
-     float* partials,
+    float* partials,
     const u32 partials_len
 ) {
     __shared__ float tile[256];

@@ -80,9 +80,9 @@ static __device__ inline u64 strata_atomic_max(volatile u64* p, u64 v) { return 
 
 extern "C" __global__ void saxpy(
     const float a,
-     const float* x,
+    const float* x,
     const u32 x_len,
-     float* y,
+    float* y,
     const u32 y_len
 ) {
     const u32 e0 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);

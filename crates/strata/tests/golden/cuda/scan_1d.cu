@@ -82,9 +82,9 @@ static __device__ inline u64 strata_atomic_max(volatile u64* p, u64 v) { return 
 #endif
 
 extern "C" __global__ void scan_1d(
-     const i32* x,
+    const i32* x,
     const u32 x_len,
-     i32* out,
+    i32* out,
     const u32 out_len
 ) {
     __shared__ i32 strata_scratch_i32[STRATA_MAX_GROUP + 1];

@@ -79,13 +79,13 @@ static __device__ inline u64 strata_atomic_min(volatile u64* p, u64 v) { return 
 static __device__ inline u64 strata_atomic_max(volatile u64* p, u64 v) { return (u64)atomicMax((unsigned long long*)p, (unsigned long long)v); }
 
 extern "C" __global__ void small_types(
-     const u8* a,
+    const u8* a,
     const u32 a_len,
-     const i16* b,
+    const i16* b,
     const u32 b_len,
-     i8* oa,
+    i8* oa,
     const u32 oa_len,
-     u16* ob,
+    u16* ob,
     const u32 ob_len
 ) {
     const u32 e0 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);

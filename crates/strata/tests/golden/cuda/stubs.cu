@@ -83,11 +83,11 @@ __device__ float scale_add(float x, float y, int k, unsigned int m) { return x *
 __device__ unsigned int mix_bits(unsigned int a, unsigned int b) { return (a ^ (b << 7)) + (b >> 3); }
 
 extern "C" __global__ void stubs(
-     const u32* x,
+    const u32* x,
     const u32 x_len,
-     u32* out,
+    u32* out,
     const u32 out_len,
-     float* fout,
+    float* fout,
     const u32 fout_len
 ) {
     const u32 e0 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);

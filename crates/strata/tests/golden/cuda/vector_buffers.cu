@@ -79,15 +79,15 @@ static __device__ inline u64 strata_atomic_min(volatile u64* p, u64 v) { return 
 static __device__ inline u64 strata_atomic_max(volatile u64* p, u64 v) { return (u64)atomicMax((unsigned long long*)p, (unsigned long long)v); }
 
 extern "C" __global__ void vector_buffers(
-     const float* a,
+    const float* a,
     const u32 a_len,
-     const i32* b,
+    const i32* b,
     const u32 b_len,
-     u16* c,
+    u16* c,
     const u32 c_len,
-     float* oa,
+    float* oa,
     const u32 oa_len,
-     i32* ob,
+    i32* ob,
     const u32 ob_len
 ) {
     const u32 e0 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);

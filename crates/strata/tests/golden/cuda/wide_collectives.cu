@@ -82,11 +82,11 @@ static __device__ inline u64 strata_atomic_max(volatile u64* p, u64 v) { return 
 #endif
 
 extern "C" __global__ void wide_collectives(
-     const u64* x,
+    const u64* x,
     const u32 x_len,
-     u64* out,
+    u64* out,
     const u32 out_len,
-     double* fout,
+    double* fout,
     const u32 fout_len
 ) {
     __shared__ u64 strata_scratch_u64[STRATA_MAX_GROUP + 1];

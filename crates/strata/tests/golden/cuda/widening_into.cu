@@ -79,15 +79,15 @@ static __device__ inline u64 strata_atomic_min(volatile u64* p, u64 v) { return 
 static __device__ inline u64 strata_atomic_max(volatile u64* p, u64 v) { return (u64)atomicMax((unsigned long long*)p, (unsigned long long)v); }
 
 extern "C" __global__ void widening_into(
-     const i8* a,
+    const i8* a,
     const u32 a_len,
-     const u16* b,
+    const u16* b,
     const u32 b_len,
-     i32* o32,
+    i32* o32,
     const u32 o32_len,
-     u64* o64,
+    u64* o64,
     const u32 o64_len,
-     double* of,
+    double* of,
     const u32 of_len
 ) {
     const u32 e0 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);

@@ -1,0 +1,335 @@
+//! Hand-written CUDA baselines for `strata bench` on CUDA devices: the "low-level CUDA" of the
+//! PACXX paper. The kernels below are CUDA C written by hand, compiled by NVRTC directly and
+//! launched through the raw driver API (cudarc's `result` layer), with none of strata's layers
+//! in between. Each is timed like its strata counterpart: host wall time from the launch call
+//! until the result is complete (for reductions, until the scalar is on the host).
+//!
+//! Also measured here: the device-to-device copy bandwidth (the roof for memory-bound kernels)
+//! and the cost of launching a kernel, strata's cached launch against a raw `cuLaunchKernel`
+//! of the same PTX.
+
+use super::{cu_error, nvrtc, CudaDevice};
+use crate::codegen::Generated;
+use crate::error::{Error, Result};
+use crate::Device;
+use cudarc::driver::{result as cu, sys};
+use std::ffi::{c_void, CString};
+use std::time::Instant;
+
+const SOURCE: &str = r#"
+extern "C" __global__ void base_vadd(const float* a, const float* b, float* c, unsigned n) {
+    const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) c[i] = a[i] + b[i];
+}
+extern "C" __global__ void base_saxpy(float a, const float* x, float* y, unsigned n) {
+    const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = a * x[i] + y[i];
+}
+__device__ float block_sum(float acc) {
+    __shared__ float warps[32];
+    for (int o = 16; o > 0; o >>= 1) acc += __shfl_down_sync(0xffffffffu, acc, o);
+    const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+    if (lane == 0) warps[warp] = acc;
+    __syncthreads();
+    acc = 0.0f;
+    if (warp == 0) {
+        if (lane < (blockDim.x >> 5)) acc = warps[lane];
+        for (int o = 16; o > 0; o >>= 1) acc += __shfl_down_sync(0xffffffffu, acc, o);
+    }
+    return acc;
+}
+extern "C" __global__ void base_dot(const float* x, const float* y, float* out, unsigned n) {
+    float acc = 0.0f;
+    for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+        acc += x[i] * y[i];
+    acc = block_sum(acc);
+    if (threadIdx.x == 0) atomicAdd(out, acc);
+}
+extern "C" __global__ void base_sum(const float* x, float* out, unsigned n) {
+    float acc = 0.0f;
+    for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+        acc += x[i];
+    acc = block_sum(acc);
+    if (threadIdx.x == 0) atomicAdd(out, acc);
+}
+"#;
+
+/// Threads per block of the baselines (a multiple of 32, as `block_sum` requires).
+const BLOCK: u32 = 256;
+/// Blocks per multiprocessor of the reductions.
+const REDUCE_BLOCKS_PER_SM: u32 = 16;
+
+/// Device memory of the baselines.
+struct Mem(sys::CUdeviceptr);
+
+impl Drop for Mem {
+    fn drop(&mut self) {
+        // SAFETY: allocated by cuMemAlloc; every use has completed (each run synchronizes).
+        let _ = unsafe { cu::free_sync(self.0) };
+    }
+}
+
+/// The hand-written kernels, loaded on one CUDA device.
+pub struct CudaBaseline {
+    device: Device,
+    stream: sys::CUstream,
+    module: sys::CUmodule,
+    sms: u32,
+}
+
+impl Drop for CudaBaseline {
+    fn drop(&mut self) {
+        // SAFETY: created by this baseline, destroyed once, after every run synchronized.
+        unsafe {
+            let _ = cu::stream::destroy(self.stream);
+            let _ = cu::module::unload(self.module);
+        }
+    }
+}
+
+/// The CUDA device behind a strata device.
+fn cuda_device(device: &Device) -> Result<&CudaDevice> {
+    device.cuda().ok_or_else(|| Error::Backend {
+        backend: "cuda",
+        message: format!("{} is not a CUDA device", device.info().spec()),
+    })
+}
+
+impl CudaBaseline {
+    /// Compiles and loads the baselines on `device` (a CUDA device).
+    pub fn new(device: &Device) -> Result<CudaBaseline> {
+        let dev = cuda_device(device)?;
+        let generated = Generated {
+            source: SOURCE.to_string(),
+            entry: "strata_baselines".into(),
+            options: vec!["--std=c++17".into(), "--fmad=false".into()],
+        };
+        let ptx = nvrtc::compile_ptx("baselines", &generated, dev.arch, &[])?;
+        dev.ctx.bind()?;
+        let image = CString::new(ptx.text).expect("PTX has no NUL");
+        // SAFETY: NUL-terminated PTX, alive for the call.
+        let module = unsafe { cu::module::load_data(image.as_ptr().cast()) }
+            .map_err(|e| cu_error("cuModuleLoadData(baselines)", e))?;
+        let stream = cu::stream::create(cu::stream::StreamKind::NonBlocking)
+            .map_err(|e| cu_error("cuStreamCreate", e))?;
+        Ok(CudaBaseline {
+            device: device.clone(),
+            stream,
+            module,
+            sms: device.info().compute_units,
+        })
+    }
+
+    fn function(&self, name: &str) -> Result<sys::CUfunction> {
+        let n = CString::new(name).expect("no NUL");
+        // SAFETY: the module is loaded.
+        unsafe { cu::module::get_function(self.module, n) }
+            .map_err(|e| cu_error(&format!("cuModuleGetFunction({name})"), e))
+    }
+
+    fn upload(&self, data: &[f32]) -> Result<Mem> {
+        cuda_device(&self.device)?.ctx.bind()?;
+        let bytes = std::mem::size_of_val(data).max(4);
+        // SAFETY: a fresh allocation of `bytes`, written with at most `bytes` bytes.
+        unsafe {
+            let m = Mem(cu::malloc_sync(bytes).map_err(|e| cu_error("cuMemAlloc", e))?);
+            cu::memcpy_htod_sync(m.0, data).map_err(|e| cu_error("cuMemcpyHtoD", e))?;
+            Ok(m)
+        }
+    }
+
+    fn sync(&self) -> Result<()> {
+        // SAFETY: the stream is live.
+        unsafe { cu::stream::synchronize(self.stream) }
+            .map_err(|e| cu_error("cuStreamSynchronize", e))
+    }
+
+    /// Launches `f` with the given argument values (each pointed to by one entry).
+    fn launch(&self, f: sys::CUfunction, grid: u32, args: &mut [*mut c_void]) -> Result<()> {
+        // SAFETY: `args` matches the kernel's signature (the callers pass the hand-written
+        // kernels' parameters in order); the memory stays alive until `sync`.
+        unsafe { cu::launch_kernel(f, (grid, 1, 1), (BLOCK, 1, 1), 0, self.stream, args) }
+            .map_err(|e| cu_error("cuLaunchKernel(baseline)", e))
+    }
+
+    fn read(&self, m: &Mem, n: usize) -> Result<Vec<f32>> {
+        let mut v = vec![0.0f32; n];
+        self.sync()?;
+        // SAFETY: `m` holds at least `n` floats.
+        unsafe { cu::memcpy_dtoh_sync(&mut v, m.0) }.map_err(|e| cu_error("cuMemcpyDtoH", e))?;
+        Ok(v)
+    }
+
+    /// Median of `reps` timed runs after one warm-up.
+    fn timed(reps: usize, mut run: impl FnMut() -> Result<f64>) -> Result<f64> {
+        run()?;
+        let mut t: Vec<f64> = (0..reps).map(|_| run()).collect::<Result<_>>()?;
+        t.sort_by(f64::total_cmp);
+        Ok(t[t.len() / 2])
+    }
+
+    /// `c = a + b`: median seconds and the result.
+    pub fn vadd(&self, a: &[f32], b: &[f32], reps: usize) -> Result<(f64, Vec<f32>)> {
+        let n = a.len() as u32;
+        let f = self.function("base_vadd")?;
+        let (da, db, dc) = (self.upload(a)?, self.upload(b)?, self.upload(a)?);
+        let (mut pa, mut pb, mut pc, mut pn) = (da.0, db.0, dc.0, n);
+        let s = Self::timed(reps, || {
+            let t = Instant::now();
+            let mut args = [
+                (&raw mut pa).cast(),
+                (&raw mut pb).cast(),
+                (&raw mut pc).cast(),
+                (&raw mut pn).cast(),
+            ];
+            self.launch(f, n.div_ceil(BLOCK), &mut args)?;
+            self.sync()?;
+            Ok(t.elapsed().as_secs_f64())
+        })?;
+        Ok((s, self.read(&dc, a.len())?))
+    }
+
+    /// `y = a * x + y`, from `y0` each time: median seconds and the result.
+    pub fn saxpy(&self, a: f32, x: &[f32], y0: &[f32], reps: usize) -> Result<(f64, Vec<f32>)> {
+        let n = x.len() as u32;
+        let f = self.function("base_saxpy")?;
+        let (dx, dy) = (self.upload(x)?, self.upload(y0)?);
+        let (mut pa, mut px, mut py, mut pn) = (a, dx.0, dy.0, n);
+        let s = Self::timed(reps, || {
+            // SAFETY: `dy` holds `n` floats; synchronous, so untimed.
+            unsafe { cu::memcpy_htod_sync(dy.0, y0) }.map_err(|e| cu_error("cuMemcpyHtoD", e))?;
+            let t = Instant::now();
+            let mut args = [
+                (&raw mut pa).cast(),
+                (&raw mut px).cast(),
+                (&raw mut py).cast(),
+                (&raw mut pn).cast(),
+            ];
+            self.launch(f, n.div_ceil(BLOCK), &mut args)?;
+            self.sync()?;
+            Ok(t.elapsed().as_secs_f64())
+        })?;
+        Ok((s, self.read(&dy, x.len())?))
+    }
+
+    /// `sum of x[i] * y[i]` (`y` given) or `sum of x[i]`: median seconds and the result.
+    pub fn reduce(&self, x: &[f32], y: Option<&[f32]>, reps: usize) -> Result<(f64, f32)> {
+        let n = x.len() as u32;
+        let f = self.function(if y.is_some() { "base_dot" } else { "base_sum" })?;
+        let dx = self.upload(x)?;
+        let dy = y.map(|y| self.upload(y)).transpose()?;
+        let out = self.upload(&[0.0])?;
+        let grid = n
+            .div_ceil(BLOCK)
+            .clamp(1, self.sms.max(1) * REDUCE_BLOCKS_PER_SM);
+        let (mut px, mut py, mut po, mut pn) = (dx.0, dy.as_ref().map_or(0, |m| m.0), out.0, n);
+        let mut result = 0.0f32;
+        let s = Self::timed(reps, || {
+            let t = Instant::now();
+            // SAFETY: `out` holds one float.
+            unsafe { sys::cuMemsetD32Async(out.0, 0, 1, self.stream).result() }
+                .map_err(|e| cu_error("cuMemsetD32Async", e))?;
+            let mut with_y = [
+                (&raw mut px).cast(),
+                (&raw mut py).cast(),
+                (&raw mut po).cast(),
+                (&raw mut pn).cast(),
+            ];
+            let mut without_y = [
+                (&raw mut px).cast(),
+                (&raw mut po).cast(),
+                (&raw mut pn).cast(),
+            ];
+            let args: &mut [*mut c_void] = if y.is_some() {
+                &mut with_y
+            } else {
+                &mut without_y
+            };
+            self.launch(f, grid, args)?;
+            let mut v = [0.0f32];
+            // SAFETY: `out` holds one float; the copy is ordered after the launch.
+            unsafe { cu::memcpy_dtoh_async(&mut v, out.0, self.stream) }
+                .map_err(|e| cu_error("cuMemcpyDtoHAsync", e))?;
+            self.sync()?;
+            result = v[0];
+            Ok(t.elapsed().as_secs_f64())
+        })?;
+        Ok((s, result))
+    }
+
+    /// Device-to-device copy bandwidth over `bytes` bytes, in GB/s counting the bytes read and
+    /// written (`2 * bytes` per copy), the way the benchmarks count their bytes.
+    pub fn copy_gbps(&self, bytes: usize, reps: usize) -> Result<f64> {
+        cuda_device(&self.device)?.ctx.bind()?;
+        // SAFETY: two fresh allocations of `bytes`; the copy stays inside both.
+        let (src, dst) = unsafe {
+            (
+                Mem(cu::malloc_sync(bytes).map_err(|e| cu_error("cuMemAlloc", e))?),
+                Mem(cu::malloc_sync(bytes).map_err(|e| cu_error("cuMemAlloc", e))?),
+            )
+        };
+        let s = Self::timed(reps, || {
+            let t = Instant::now();
+            // SAFETY: as above.
+            unsafe { cu::memcpy_dtod_async(dst.0, src.0, bytes, self.stream) }
+                .map_err(|e| cu_error("cuMemcpyDtoDAsync", e))?;
+            self.sync()?;
+            Ok(t.elapsed().as_secs_f64())
+        })?;
+        Ok(2.0 * bytes as f64 / s / 1e9)
+    }
+
+    /// The cost of one launch, in seconds: `count` launches of the same one-work-item kernel
+    /// issued back to back, then one wait, divided by `count`. First with strata (a cached
+    /// kernel on a strata queue), then raw (`cuLaunchKernel` of the same PTX on a stream).
+    pub fn launch_overhead(&self, count: usize) -> Result<(f64, f64)> {
+        use crate::prelude::*;
+        let k = Kernel::build("launch_probe", |k| {
+            let y = k.read_write::<u32>("y");
+            if_(global_id(0).lt(y.len()), || y.set(0u32, y.at(0u32) + 1u32));
+        })?;
+        let q = Queue::new(&self.device)?;
+        let y = Buffer::<u32>::new(&self.device, 1)?;
+        let range = NdRange::new(32).local(32);
+        let strata = Self::timed(3, || {
+            let t = Instant::now();
+            for _ in 0..count {
+                q.enqueue_launch(&k, range, args![&y], &[])?;
+            }
+            q.finish()?;
+            Ok(t.elapsed().as_secs_f64() / count as f64)
+        })?;
+        let dev = cuda_device(&self.device)?;
+        let generated = crate::codegen::cuda(k.valid_function())?;
+        let extra = [format!(
+            "-DSTRATA_MAX_GROUP={}",
+            dev.info.max_work_group_size
+        )];
+        let ptx = nvrtc::compile_ptx("launch_probe", &generated, dev.arch, &extra)?;
+        let raw = dev.load("launch_probe", &ptx.text, &generated.entry)?;
+        let m = self.upload(&[0.0])?;
+        let (mut py, mut plen) = (m.0, 1u64);
+        let raw_s = Self::timed(3, || {
+            let t = Instant::now();
+            for _ in 0..count {
+                let mut args = [(&raw mut py).cast(), (&raw mut plen).cast()];
+                // SAFETY: the probe takes a pointer and its `uint` length (the low 4 bytes
+                // of `plen`); `m` outlives the launches.
+                unsafe {
+                    cu::launch_kernel(
+                        raw.function,
+                        (1, 1, 1),
+                        (32, 1, 1),
+                        0,
+                        self.stream,
+                        &mut args,
+                    )
+                }
+                .map_err(|e| cu_error("cuLaunchKernel(launch_probe)", e))?;
+            }
+            self.sync()?;
+            Ok(t.elapsed().as_secs_f64() / count as f64)
+        })?;
+        Ok((strata, raw_s))
+    }
+}
