@@ -1,0 +1,254 @@
+//! The CUDA dialect's preamble defines what OpenCL has built in and CUDA lacks (saturating
+//! conversions, bit casts, the integer built-ins, `sign`, `degrees`, `radians`). Its semantics
+//! must be the evaluator's (the CPU backend's), and that must hold even where no GPU runs
+//! the code: so the preamble is compiled here as host C++ (with the CUDA intrinsics it calls
+//! defined by their documented semantics), run on edge cases of every type, and compared bit
+//! for bit with `strata::ir::eval`.
+//!
+//! Needs a host C++ compiler (`c++`); without one the test is skipped, unless `STRATA_REQUIRE`
+//! names `nvrtc` (the README's test command), where that is a failure.
+
+use std::fmt::Write as _;
+use std::process::Command;
+use strata::codegen::CUDA;
+use strata::ir::eval::{fold_cast, fold_math};
+use strata::ir::{Literal, MathFn, Scalar};
+
+/// Host definitions of the CUDA intrinsics the preamble calls.
+const SHIMS: &str = r#"
+#include <cstdio>
+#include <cmath>
+#define __device__
+static int __clz(int x) { return x == 0 ? 32 : __builtin_clz((unsigned)x); }
+static int __clzll(long long x) { return x == 0 ? 64 : __builtin_clzll((unsigned long long)x); }
+static int __popc(unsigned x) { return __builtin_popcount(x); }
+static int __popcll(unsigned long long x) { return __builtin_popcountll(x); }
+static unsigned __umulhi(unsigned a, unsigned b) { return (unsigned)(((unsigned long long)a * b) >> 32); }
+static long long __mul64hi(long long a, long long b) { return (long long)(((__int128)a * b) >> 64); }
+static unsigned long long __umul64hi(unsigned long long a, unsigned long long b) { return (unsigned long long)(((unsigned __int128)a * b) >> 64); }
+template <typename T> T atomicAdd(T*, T v) { return v; }
+template <typename T> T atomicAnd(T*, T v) { return v; }
+template <typename T> T atomicOr(T*, T v) { return v; }
+template <typename T> T atomicXor(T*, T v) { return v; }
+template <typename T> T atomicExch(T*, T v) { return v; }
+template <typename T> T atomicCAS(T*, T, T v) { return v; }
+template <typename T> T atomicMin(T*, T v) { return v; }
+template <typename T> T atomicMax(T*, T v) { return v; }
+"#;
+
+const INTS: [Scalar; 8] = [
+    Scalar::I8,
+    Scalar::I16,
+    Scalar::I32,
+    Scalar::I64,
+    Scalar::U8,
+    Scalar::U16,
+    Scalar::U32,
+    Scalar::U64,
+];
+
+fn cname(s: Scalar) -> &'static str {
+    CUDA.types[Scalar::ALL.iter().position(|&x| x == s).unwrap()]
+}
+
+/// A C++ expression of exactly the literal's bits and type.
+fn c_lit(l: Literal) -> String {
+    let (u, t) = match l.scalar.size() {
+        1 => ("u8", cname(l.scalar)),
+        2 => ("u16", cname(l.scalar)),
+        4 => ("u32", cname(l.scalar)),
+        _ => ("u64", cname(l.scalar)),
+    };
+    format!("strata_as<{t}>(({u}){}ull)", l.bits)
+}
+
+fn int_values(s: Scalar) -> Vec<Literal> {
+    let bits = s.bits();
+    let mask = if bits == 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    };
+    let min = if s.is_signed() { 1u64 << (bits - 1) } else { 0 };
+    let max = if s.is_signed() { min - 1 } else { mask };
+    [
+        0,
+        1,
+        2,
+        3,
+        7,
+        100,
+        mask,
+        mask - 1,
+        min,
+        min + 1,
+        max,
+        max - 1,
+        0x5a5a_5a5a_5a5a_5a5a,
+    ]
+    .into_iter()
+    .map(|v| Literal::from_bits(s, v & mask))
+    .collect()
+}
+
+fn float_values(s: Scalar) -> Vec<Literal> {
+    let f = [
+        f64::NAN,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        0.0,
+        -0.0,
+        0.5,
+        -0.5,
+        -1.7,
+        1.5,
+        -2.25,
+        1e-40,
+        127.9,
+        128.0,
+        -128.9,
+        -129.0,
+        255.5,
+        256.0,
+        65535.9,
+        65536.0,
+        -32768.5,
+        2147483647.0,
+        2147483648.0,
+        -2147483648.0,
+        -2147483649.0,
+        4294967295.0,
+        4294967296.0,
+        9.2e18,
+        9.3e18,
+        -9.3e18,
+        1.8e19,
+        1.9e19,
+        3.0e38,
+    ];
+    f.iter()
+        .map(|&v| match s {
+            Scalar::F32 => Literal::from_bits(s, (v as f32).to_bits() as u64),
+            _ => Literal::from_bits(s, v.to_bits()),
+        })
+        .collect()
+}
+
+#[test]
+fn the_cuda_preamble_matches_the_evaluator() {
+    let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
+    if Command::new(&cxx).arg("--version").output().is_err() {
+        let required = std::env::var("STRATA_REQUIRE")
+            .is_ok_and(|v| v.split(',').any(|b| b.trim() == "nvrtc"));
+        assert!(
+            !required,
+            "no host C++ compiler (`{cxx}`) to check the CUDA preamble"
+        );
+        eprintln!("skipped: no host C++ compiler `{cxx}`");
+        return;
+    }
+    // Each case: a C++ expression, printed as its bits, and the evaluator's bits.
+    let mut cases: Vec<(String, String, u64)> = Vec::new();
+    let mut add = |what: String, expr: String, want: Literal| cases.push((what, expr, want.bits));
+    for s in INTS {
+        let t = cname(s);
+        let vals = int_values(s);
+        for &a in &vals {
+            for (f, name) in [
+                (MathFn::Clz, "strata_clz"),
+                (MathFn::Popcount, "strata_popcount"),
+            ] {
+                add(
+                    format!("{}({t} {:#x})", f.name(), a.bits),
+                    format!("{name}<{t}>({})", c_lit(a)),
+                    fold_math(f, &[a]),
+                );
+            }
+            for &b in &vals {
+                for (f, name) in [
+                    (MathFn::Rotate, "strata_rotate"),
+                    (MathFn::MulHi, "strata_mul_hi"),
+                    (MathFn::AddSat, "strata_add_sat"),
+                    (MathFn::SubSat, "strata_sub_sat"),
+                    (MathFn::Hadd, "strata_hadd"),
+                    (MathFn::Rhadd, "strata_rhadd"),
+                ] {
+                    add(
+                        format!("{}({t} {:#x}, {:#x})", f.name(), a.bits, b.bits),
+                        format!("{name}<{t}>({}, {})", c_lit(a), c_lit(b)),
+                        fold_math(f, &[a, b]),
+                    );
+                }
+            }
+        }
+    }
+    for fs in [Scalar::F32, Scalar::F64] {
+        let ft = cname(fs);
+        for x in float_values(fs) {
+            for s in INTS {
+                add(
+                    format!("convert_sat<{}>({ft} {:#x})", cname(s), x.bits),
+                    format!("strata_convert_sat<{}>({})", cname(s), c_lit(x)),
+                    fold_cast(x, s),
+                );
+            }
+            for (f, name) in [
+                (MathFn::Sign, "strata_sign"),
+                (MathFn::Degrees, "strata_degrees"),
+                (MathFn::Radians, "strata_radians"),
+            ] {
+                add(
+                    format!("{}({ft} {:#x})", f.name(), x.bits),
+                    format!("{name}({})", c_lit(x)),
+                    fold_math(f, &[x]),
+                );
+            }
+        }
+    }
+    let mut src = String::from(SHIMS);
+    src.push_str(CUDA.preamble);
+    src.push_str(
+        "template <typename T> static void put(T v) {\n    unsigned long long b = 0;\n    __builtin_memcpy(&b, &v, sizeof v);\n    std::printf(\"%llu\\n\", b);\n}\nint main() {\n",
+    );
+    for (_, expr, _) in &cases {
+        let _ = writeln!(src, "    put({expr});");
+    }
+    src.push_str("}\n");
+    let dir = std::env::temp_dir().join(format!("strata-preamble-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (cpp, exe) = (dir.join("preamble.cpp"), dir.join("preamble"));
+    std::fs::write(&cpp, &src).unwrap();
+    let built = Command::new(&cxx)
+        .args(["-std=c++17", "-O1", "-o"])
+        .arg(&exe)
+        .arg(&cpp)
+        .output()
+        .unwrap();
+    assert!(
+        built.status.success(),
+        "the preamble does not compile as host C++:\n{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let run = Command::new(&exe).output().unwrap();
+    assert!(run.status.success(), "{run:?}");
+    let got: Vec<u64> = String::from_utf8(run.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| l.parse().unwrap())
+        .collect();
+    assert_eq!(got.len(), cases.len());
+    let wrong: Vec<String> = cases
+        .iter()
+        .zip(&got)
+        .filter(|((_, _, want), got)| want != *got)
+        .map(|((what, _, want), got)| format!("{what}: preamble {got:#x}, evaluator {want:#x}"))
+        .collect();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(
+        wrong.is_empty(),
+        "{} of {} cases differ:\n{}",
+        wrong.len(),
+        cases.len(),
+        wrong.join("\n")
+    );
+}
