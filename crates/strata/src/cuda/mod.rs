@@ -126,9 +126,19 @@ impl Ctx {
 
 /// Every CUDA device present, numbered by the driver's ordinals; or why there is none.
 pub(crate) fn discover() -> std::result::Result<Vec<CudaDevice>, String> {
-    driver_library()?;
-    cu::init()
-        .map_err(|e| format!("cuInit failed: {e} (no NVIDIA GPU, or the driver is not working)"))?;
+    // Without a driver, say whether NVRTC is there: kernels still compile (`strata ptx`).
+    let with_nvrtc = |why: String| match nvrtc::nvrtc_version() {
+        Ok((major, minor)) => format!(
+            "{why}; NVRTC {major}.{minor} is present, so CUDA kernels still compile (`strata ptx`)"
+        ),
+        Err(_) => why,
+    };
+    driver_library().map_err(with_nvrtc)?;
+    cu::init().map_err(|e| {
+        with_nvrtc(format!(
+            "cuInit failed: {e} (no NVIDIA GPU, or the driver is not working)"
+        ))
+    })?;
     let count = cu::device::get_count().map_err(|e| format!("cuDeviceGetCount failed: {e}"))?;
     if count == 0 {
         return Err("the CUDA driver lists no device".into());
