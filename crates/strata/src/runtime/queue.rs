@@ -16,6 +16,7 @@ pub struct Queue {
     device: Device,
     backend: Arc<dyn QueueBackend>,
     pending: Arc<Mutex<Vec<Event>>>,
+    launches: Arc<std::sync::atomic::AtomicU64>,
 }
 
 /// The result of a non-blocking read: the data once the event completes.
@@ -61,6 +62,7 @@ impl Queue {
             device: device.clone(),
             backend: device.inner.backend.new_queue()?,
             pending: Arc::new(Mutex::new(Vec::new())),
+            launches: Arc::new(std::sync::atomic::AtomicU64::new(0)),
         })
     }
 
@@ -88,6 +90,13 @@ impl Queue {
             });
         }
         Ok(())
+    }
+
+    /// Number of kernel launches submitted through this queue (and its clones, which share the
+    /// count) so far. Launches of zero work-items are submitted too and counted. The count shows
+    /// how many kernels a computation took: a fused chain of pattern views runs as one launch.
+    pub fn launch_count(&self) -> u64 {
+        self.launches.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Waits for every command enqueued so far; returns the first error among those not yet
@@ -284,6 +293,8 @@ impl Queue {
     ) -> Result<Run> {
         let (values, gathers, range) = kernel.prepare(self, range, args)?;
         let compiled = self.device.compiled(kernel)?;
+        self.launches
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let event = self.submit(
             Command::Launch {
                 kernel: compiled,

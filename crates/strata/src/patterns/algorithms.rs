@@ -1,0 +1,134 @@
+//! Element-wise algorithms: `for_each`, `collect` (transform) and its asynchronous form, all
+//! one kernel whatever the chain of views.
+
+use super::{check_alias, check_u32, launch, mem_id, Cx, DeviceVec, Exec, Layout, Reads, View};
+use crate::builder::{global_id, group_id, if_, local_id, Element, Expr};
+use crate::error::{Error, Result};
+use crate::Event;
+
+/// A vector being computed: the result of [`View::collect_async`].
+pub struct AsyncVec<T> {
+    pub(crate) vec: DeviceVec<T>,
+    pub(crate) event: Event,
+}
+
+impl<T: Element> AsyncVec<T> {
+    /// The event of the kernel computing the vector.
+    pub fn event(&self) -> &Event {
+        &self.event
+    }
+
+    /// Whether the vector is computed.
+    pub fn is_complete(&self) -> bool {
+        self.event.is_complete()
+    }
+
+    /// Waits for the kernel; returns the vector, or the kernel's error.
+    pub fn wait(self) -> Result<DeviceVec<T>> {
+        self.event.wait()?;
+        Ok(self.vec)
+    }
+}
+
+/// Fails with [`Error::WrongDevice`] unless `v` lives on the exec's device.
+pub(crate) fn same_device<T: Element>(op: &'static str, ex: &Exec, v: &DeviceVec<T>) -> Result<()> {
+    if v.buffer().device() != ex.device() {
+        return Err(Error::WrongDevice {
+            op,
+            buffer_device: v.buffer().device().info().spec(),
+            queue_device: ex.device().info().spec(),
+        });
+    }
+    Ok(())
+}
+
+/// Checks a view and the size of its index space; returns what it reads.
+pub(crate) fn prepare<V: View>(op: &'static str, view: &V) -> Result<Reads> {
+    view.check()?;
+    check_u32(op, view.len())?;
+    let mut reads = Reads::default();
+    view.reads(true, &mut reads);
+    Ok(reads)
+}
+
+/// One kernel over `n` elements: `setup` declares the kernel's own parameters, then `body`
+/// is recorded for each element index (guarded by `i < n`), `items_per_thread` times per
+/// work-item in the staged layout.
+pub(crate) fn elementwise<S>(
+    ex: &Exec,
+    name: &str,
+    n: usize,
+    reads: &Reads,
+    outputs: &[usize],
+    setup: impl FnOnce(&mut Cx) -> S,
+    body: impl Fn(&mut Cx, &S, Expr<u32>),
+) -> Result<Event> {
+    if n == 0 {
+        return Ok(Event::completed());
+    }
+    let st = ex.staging();
+    let (gs, k) = (st.group_size, st.items_per_thread);
+    let groups = n.div_ceil(gs as usize * k as usize);
+    launch(ex, name, groups, reads, outputs, |cx| {
+        let s = setup(cx);
+        let n = cx.size("n", n);
+        let base = match st.layout {
+            Layout::Contiguous => global_id(0) * k,
+            Layout::Strided => group_id(0) * (gs * k) + local_id(0),
+        };
+        for j in 0..k {
+            let i = match st.layout {
+                Layout::Contiguous => base + j,
+                Layout::Strided => base + j * gs,
+            };
+            if_(i.lt(n), || body(cx, &s, i));
+        }
+    })
+}
+
+pub(crate) fn for_each<V: View, F: Fn(V::Item)>(ex: &Exec, view: &V, f: F) -> Result<()> {
+    let reads = prepare("for_each", view)?;
+    elementwise(
+        ex,
+        "pattern_for_each",
+        view.len(),
+        &reads,
+        &[],
+        |_| (),
+        |cx, _, i| f(view.at(cx, i)),
+    )?
+    .wait()
+}
+
+/// Enqueues the kernel writing the view into `dst`.
+pub(crate) fn collect_into<T: Element, V: View<Item = Expr<T>>>(
+    ex: &Exec,
+    view: &V,
+    dst: &DeviceVec<T>,
+) -> Result<Event> {
+    let reads = prepare("collect", view)?;
+    same_device("collect", ex, dst)?;
+    if dst.len() != view.len() {
+        return Err(Error::BufferRange {
+            op: "collect",
+            detail: format!(
+                "the destination has {} elements but the view has {}",
+                dst.len(),
+                view.len()
+            ),
+        });
+    }
+    check_alias("collect", &reads, dst)?;
+    elementwise(
+        ex,
+        "pattern_transform",
+        view.len(),
+        &reads,
+        &[mem_id(dst.buffer())],
+        |cx| (cx.write(dst.buffer()), cx.size("dst_off", dst.offset())),
+        |cx, (out, off), i| {
+            let v = view.at(cx, i);
+            out.set(*off + i, v)
+        },
+    )
+}

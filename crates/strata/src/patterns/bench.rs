@@ -1,0 +1,1 @@
+//! Pattern benchmarks (filled in below).

@@ -1,0 +1,342 @@
+//! The block pass shared by reductions and scans, and the scans themselves.
+//!
+//! A pass splits the `n` elements into `groups` contiguous blocks of `block` elements, one per
+//! work-group, and each block into contiguous parts of `per` elements, one per work-item. A
+//! work-item first combines its part in order; the work-group then scans the work-items'
+//! totals in local memory (Hillis–Steele, `log2(group_size)` steps, combining left with
+//! right, so only associativity is needed). A *reduce* pass writes each block's total; a
+//! *scan* pass goes over the part again, writing the running value from the work-item's
+//! prefix and the block's carry-in.
+//!
+//! Scans are reduce-then-scan: with one block, one scan pass; otherwise a reduce pass (block
+//! totals), a scan of the totals by one work-group (the carries), and a scan pass that starts
+//! each block from its carry. Every pass runs on the device.
+
+use super::algorithms::{prepare, same_device};
+use super::{check_alias, launch, mem_id, Cx, DeviceVec, Exec, Reads, View};
+use crate::builder::{
+    barrier, for_range, for_step, group_id, if_, lit, local_id, select, var_named, Expr, LocalArray, Numeric,
+};
+use crate::error::{Error, Result};
+use crate::{Buffer, Event};
+
+/// What a block pass writes.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Mode {
+    /// One total per block (`init` combined into block 0's).
+    Reduce,
+    /// The inclusive scan (the carry-in of block 0 is `init` if any).
+    Inclusive,
+    /// The exclusive scan from `init`.
+    Exclusive,
+}
+
+/// How a pass divides its elements.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Plan {
+    pub n: usize,
+    pub groups: usize,
+    pub block: usize,
+    pub per: usize,
+}
+
+/// Blocks of at least `group_size * items_per_thread` elements, at most `max_groups` of them,
+/// none empty (`n > 0`).
+pub(crate) fn plan(ex: &Exec, n: usize) -> Plan {
+    let st = ex.staging();
+    let (gs, k) = (st.group_size as usize, st.items_per_thread as usize);
+    let groups = n.div_ceil(gs * k).clamp(1, st.max_groups as usize);
+    let block = n.div_ceil(groups);
+    Plan {
+        n,
+        groups: n.div_ceil(block),
+        block,
+        per: block.div_ceil(gs),
+    }
+}
+
+/// One block (one work-group) for `n > 0` elements.
+pub(crate) fn plan_one(ex: &Exec, n: usize) -> Plan {
+    let gs = ex.staging().group_size as usize;
+    Plan {
+        n,
+        groups: 1,
+        block: n,
+        per: n.div_ceil(gs),
+    }
+}
+
+/// A pass's mode and destination.
+pub(crate) struct Pass<'a, T> {
+    pub mode: Mode,
+    pub init: Option<T>,
+    /// Inclusive scan of the block totals (scan passes after a reduce pass).
+    pub carries: Option<&'a Buffer<T>>,
+    pub out: &'a Buffer<T>,
+    pub out_off: usize,
+}
+
+/// The work-item's part of its work-group's block (as in the block passes).
+pub(crate) fn part(cx: &mut Cx, n: usize, block: usize, per: usize) -> (Expr<u32>, Expr<u32>) {
+    let n = cx.size("n", n);
+    let bsz = cx.size("block", block);
+    let per = cx.size("per", per);
+    let b0 = group_id(0) * bsz;
+    let bend = (b0 + bsz).min(n);
+    let start = (b0 + local_id(0) * per).min(bend).named("part_start");
+    let end = (start + per).min(bend).named("part_end");
+    (start, end)
+}
+
+/// Records `body(j)` for `j` in `start..end`, in order: a device loop stepping by `k` with `k`
+/// copies of the body (staged), then the remainder.
+pub(crate) fn seq(
+    cx: &mut Cx,
+    start: Expr<u32>,
+    end: Expr<u32>,
+    k: u32,
+    body: &mut dyn FnMut(&mut Cx, Expr<u32>),
+) {
+    if k == 1 {
+        for_range(start, end, |j| body(cx, j));
+        return;
+    }
+    let count = select(end.gt(start), end - start, 0u32);
+    let main_end = start + count / k * k;
+    for_step(start, main_end, lit(k), |j| {
+        for t in 0..k {
+            body(cx, j + t)
+        }
+    });
+    for_range(main_end, end, |j| body(cx, j));
+}
+
+/// The inclusive scan of `sc[0..gs]` (one value per work-item, just stored by each work-item)
+/// in local-id order, in place: `log2(gs)` Hillis–Steele steps that combine left with right.
+/// Every work-item of the work-group must call it.
+pub(crate) fn group_scan<T: Numeric>(
+    sc: LocalArray<T>,
+    gs: u32,
+    op: &dyn Fn(Expr<T>, Expr<T>) -> Expr<T>,
+) {
+    let l = local_id(0);
+    barrier();
+    let mut s = 1u32;
+    while s < gs {
+        let mine = sc.at(l);
+        let has_left = l.ge(s);
+        let left = sc.at(select::<u32>(has_left, l - s, l));
+        barrier();
+        sc.set(l, select(has_left, op(left, mine), mine));
+        barrier();
+        s *= 2;
+    }
+}
+
+/// Enqueues one block pass over `view` (see the module docs).
+pub(crate) fn block_pass<T, V, F>(
+    ex: &Exec,
+    name: &str,
+    view: &V,
+    op: &F,
+    plan: &Plan,
+    reads: &Reads,
+    pass: Pass<'_, T>,
+) -> Result<Event>
+where
+    T: Numeric,
+    V: View<Item = Expr<T>>,
+    F: Fn(Expr<T>, Expr<T>) -> Expr<T>,
+{
+    let st = ex.staging();
+    let (gs, k) = (st.group_size, st.items_per_thread);
+    launch(ex, name, plan.groups, reads, &[mem_id(pass.out)], |cx| {
+        let out = cx.write(pass.out);
+        let out_off = cx.size("out_off", pass.out_off);
+        let carries = pass.carries.map(|c| cx.read(c));
+        let init = pass.init.map(|v| cx.scalar("init", v));
+        let n = cx.size("n", plan.n);
+        let bsz = cx.size("block", plan.block);
+        let per = cx.size("per", plan.per);
+        let (g, l) = (group_id(0), local_id(0));
+        let b0 = (g * bsz).named("blk_start");
+        let bend = (b0 + bsz).min(n).named("blk_end");
+        let start = (b0 + l * per).min(bend).named("part_start");
+        let end = (start + per).min(bend).named("part_end");
+        // 1. The work-item's total, in order.
+        let acc = var_named("acc", lit(crate::ir::eval::Num::zero()));
+        if_(start.lt(end), || {
+            acc.set(view.at(cx, start));
+            seq(cx, start + 1u32, end, k, &mut |cx, j| {
+                acc.set(op(acc.get(), view.at(cx, j)))
+            });
+        });
+        // 2. Inclusive scan of the work-items' totals, in local-id order.
+        let sc = cx.local::<T>("scan", gs);
+        sc.set(l, acc.get());
+        group_scan(sc, gs, op);
+        match pass.mode {
+            Mode::Reduce => {
+                // Work-items past the block's end hold no total: the block's total is that of
+                // the last work-item with elements.
+                let items = ((bend - b0 + per - 1u32) / per).min(lit(gs));
+                let total = sc.at(items - 1u32);
+                let total = match init {
+                    Some(i) => select(g.eq(0u32), op(i, total), total),
+                    None => total,
+                };
+                if_(l.eq(0u32), || out.set(out_off + g, total));
+            }
+            Mode::Inclusive | Mode::Exclusive => {
+                let zero = lit(crate::ir::eval::Num::zero());
+                // The block's carry-in.
+                let (carry, has_carry) = match (carries, init) {
+                    (Some(c), init) => {
+                        let prev = c.at(select(g.gt(0u32), g - 1u32, 0u32));
+                        match init {
+                            Some(i) => (select(g.gt(0u32), prev, i), lit(true)),
+                            None => (prev, g.gt(0u32)),
+                        }
+                    }
+                    (None, Some(i)) => (i, lit(true)),
+                    (None, None) => (zero, lit(false)),
+                };
+                // The work-item's prefix: the carry, then the work-items before it.
+                let before = sc.at(select(l.gt(0u32), l - 1u32, 0u32));
+                let prefix = select(
+                    l.gt(0u32),
+                    select(has_carry, op(carry, before), before),
+                    carry,
+                );
+                let has_prefix = l.gt(0u32).or(has_carry);
+                let run = var_named("run", prefix);
+                if pass.mode == Mode::Exclusive {
+                    seq(cx, start, end, k, &mut |cx, j| {
+                        let v = view.at(cx, j);
+                        out.set(out_off + j, run.get());
+                        run.set(op(run.get(), v));
+                    });
+                } else {
+                    if_(start.lt(end), || {
+                        let v = view.at(cx, start);
+                        let r = select(has_prefix, op(prefix, v), v);
+                        out.set(out_off + start, r);
+                        run.set(r);
+                        seq(cx, start + 1u32, end, k, &mut |cx, j| {
+                            let r = op(run.get(), view.at(cx, j));
+                            out.set(out_off + j, r);
+                            run.set(r);
+                        });
+                    });
+                }
+            }
+        }
+    })
+}
+
+/// Scans `view` into `dst`: exclusive from `init` if given, else inclusive.
+pub(crate) fn scan<T, V, F>(
+    ex: &Exec,
+    view: &V,
+    op: &F,
+    init: Option<T>,
+    dst: &DeviceVec<T>,
+) -> Result<()>
+where
+    T: Numeric,
+    V: View<Item = Expr<T>>,
+    F: Fn(Expr<T>, Expr<T>) -> Expr<T>,
+{
+    let reads = prepare("scan", view)?;
+    same_device("scan", ex, dst)?;
+    let n = view.len();
+    if dst.len() != n {
+        return Err(Error::BufferRange {
+            op: "scan",
+            detail: format!(
+                "the output has {} elements but the input has {n}; they must be equal",
+                dst.len()
+            ),
+        });
+    }
+    check_alias("scan", &reads, dst)?;
+    if n == 0 {
+        return Ok(());
+    }
+    let mode = if init.is_some() {
+        Mode::Exclusive
+    } else {
+        Mode::Inclusive
+    };
+    let p = plan(ex, n);
+    let out = dst.buffer();
+    if p.groups == 1 {
+        let e = block_pass(
+            ex,
+            "pattern_scan",
+            view,
+            op,
+            &p,
+            &reads,
+            Pass {
+                mode,
+                init,
+                carries: None,
+                out,
+                out_off: dst.offset(),
+            },
+        )?;
+        return e.wait();
+    }
+    let partials = Buffer::<T>::new(ex.device(), p.groups)?;
+    let e1 = block_pass(
+        ex,
+        "pattern_reduce",
+        view,
+        op,
+        &p,
+        &reads,
+        Pass {
+            mode: Mode::Reduce,
+            init,
+            carries: None,
+            out: &partials,
+            out_off: 0,
+        },
+    )?;
+    let carries = Buffer::<T>::new(ex.device(), p.groups)?;
+    let pv = DeviceVec::from_parts(ex, partials, 0, p.groups);
+    let mut preads = Reads::default();
+    (&pv).reads(true, &mut preads);
+    let e2 = block_pass(
+        ex,
+        "pattern_scan",
+        &&pv,
+        op,
+        &plan_one(ex, p.groups),
+        &preads,
+        Pass {
+            mode: Mode::Inclusive,
+            init: None,
+            carries: None,
+            out: &carries,
+            out_off: 0,
+        },
+    )?;
+    let e3 = block_pass(
+        ex,
+        "pattern_scan",
+        view,
+        op,
+        &p,
+        &reads,
+        Pass {
+            mode,
+            init,
+            carries: Some(&carries),
+            out,
+            out_off: dst.offset(),
+        },
+    )?;
+    Event::wait_all(&[e1, e2, e3])
+}

@@ -1,0 +1,682 @@
+//! The patterns layer (`strata::patterns`) against sequential Rust on random inputs, on every
+//! device present: empty input, one element, sizes that are not powers of two, and sizes beyond
+//! one work-group times the number of work-groups (with a small staging: 64 work-items, 2
+//! elements each, at most 4 work-groups). Kernel launches are counted to prove that views fuse
+//! into the algorithm that consumes them, and compilations to prove multi-staging.
+//!
+//! When `STRATA_REQUIRE` contains `opencl`, having no OpenCL device is a failure.
+
+use strata::patterns::*;
+use strata::prelude::*;
+use strata::{BackendKind, Error};
+
+fn required() -> bool {
+    std::env::var("STRATA_REQUIRE").is_ok_and(|v| v.split(',').any(|b| b.trim() == "opencl"))
+}
+
+/// Every device: the CPU backend and each OpenCL device (required when `STRATA_REQUIRE` says).
+fn devices() -> Vec<Device> {
+    let all = strata::devices();
+    if !all.iter().any(|d| d.info().backend == BackendKind::OpenCl) {
+        let why = strata::unavailable_backends()
+            .into_iter()
+            .find(|(b, _)| *b == BackendKind::OpenCl)
+            .map_or("(no reason given)".into(), |(_, w)| w);
+        assert!(
+            !required(),
+            "STRATA_REQUIRE names opencl, but no OpenCL device is listed: {why}"
+        );
+        eprintln!("no OpenCL device, patterns checked on the CPU backend only: {why}");
+    }
+    all
+}
+
+/// The small staging: more elements than work-groups times work-items at modest sizes.
+fn small(ex: &Exec) -> Exec {
+    let gs = ex.staging().group_size.min(64);
+    ex.with_staging(Staging {
+        group_size: gs,
+        items_per_thread: 2,
+        max_groups: 4,
+        layout: Layout::Strided,
+    })
+    .unwrap()
+}
+
+/// For each device: its default exec and the small one.
+fn execs() -> Vec<Exec> {
+    let mut v = Vec::new();
+    for d in devices() {
+        let ex = Exec::new(&Queue::new(&d).unwrap());
+        v.push(small(&ex));
+        v.push(ex);
+    }
+    v
+}
+
+/// Sizes for an exec: edge cases, then past the small staging's coverage (4 x 64 x 2 = 512).
+const SIZES: [usize; 9] = [0, 1, 2, 3, 63, 65, 257, 1000, 5003];
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn u32s(&mut self, n: usize, below: u32) -> Vec<u32> {
+        (0..n).map(|_| (self.next() % below as u64) as u32).collect()
+    }
+    fn i32s(&mut self, n: usize) -> Vec<i32> {
+        (0..n).map(|_| self.next() as i32).collect()
+    }
+    /// Small integers as floats: sums are exact in any order.
+    fn f32s(&mut self, n: usize) -> Vec<f32> {
+        (0..n)
+            .map(|_| (self.next() % 2001) as f32 - 1000.0)
+            .collect()
+    }
+}
+
+fn label(ex: &Exec, n: usize) -> String {
+    format!(
+        "{} group {} x{} groups<={}, n={n}",
+        ex.device().info().spec(),
+        ex.staging().group_size,
+        ex.staging().items_per_thread,
+        ex.staging().max_groups
+    )
+}
+
+#[test]
+fn device_vec_host_slices_sub_slices_and_buffers() {
+    for ex in execs() {
+        let data: Vec<u32> = (0..100).collect();
+        let v = DeviceVec::from_slice(&ex, &data).unwrap();
+        assert_eq!(v.len(), 100);
+        assert_eq!(v.to_vec().unwrap(), data);
+        let s = v.slice(10..20).unwrap();
+        assert_eq!((s.offset(), s.len()), (10, 10));
+        assert_eq!(s.to_vec().unwrap(), data[10..20]);
+        assert_eq!(v.slice(..).unwrap().len(), 100);
+        assert!(v.slice(100..).unwrap().is_empty());
+        // Sub-slices share memory.
+        s.copy_from_slice(&[7; 10]).unwrap();
+        assert_eq!(v.to_vec().unwrap()[9..21], [9, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 20]);
+        // Buffer round trip without copying.
+        let buf = v.clone().into_buffer().unwrap();
+        assert!(buf.same_memory(v.buffer()));
+        let back = DeviceVec::from_buffer(&ex, buf.clone()).unwrap();
+        assert!(back.buffer().same_memory(&buf));
+        assert_eq!(back.len(), 100);
+        // A copy is new memory.
+        let c = s.to_owned_vec().unwrap();
+        assert!(!c.buffer().same_memory(v.buffer()));
+        assert_eq!(c.to_vec().unwrap(), vec![7; 10]);
+        let e: DeviceVec<f32> = DeviceVec::from_slice(&ex, &[]).unwrap();
+        assert!(e.is_empty() && e.to_vec().unwrap().is_empty());
+    }
+}
+
+#[test]
+fn views_against_rust() {
+    let mut rng = Rng(1);
+    for ex in execs() {
+        for n in SIZES {
+            let at = label(&ex, n);
+            let x = rng.f32s(n);
+            let y = rng.f32s(n);
+            let z = rng.f32s(n);
+            let w = rng.f32s(n);
+            let dx = DeviceVec::from_slice(&ex, &x).unwrap();
+            let dy = DeviceVec::from_slice(&ex, &y).unwrap();
+            let dz = DeviceVec::from_slice(&ex, &z).unwrap();
+            let dw = DeviceVec::from_slice(&ex, &w).unwrap();
+            let q = ex.queue();
+            // zip + map: one kernel.
+            let before = q.launch_count();
+            let got = zip(&dx, &dy)
+                .map(|(a, b)| a * 2.0f32 + b)
+                .collect(&ex)
+                .unwrap()
+                .to_vec()
+                .unwrap();
+            assert_eq!(q.launch_count() - before, (n > 0) as u64, "{at}");
+            let want: Vec<f32> = x.iter().zip(&y).map(|(a, b)| a * 2.0 + b).collect();
+            assert_eq!(got, want, "zip+map {at}");
+            // zip3, zip4
+            let got = zip3(&dx, &dy, &dz)
+                .map(|(a, b, c)| a - b * c)
+                .collect(&ex)
+                .unwrap()
+                .to_vec()
+                .unwrap();
+            let want: Vec<f32> = (0..n).map(|i| x[i] - y[i] * z[i]).collect();
+            assert_eq!(got, want, "zip3 {at}");
+            let before = q.launch_count();
+            let got = zip4(&dx, &dy, &dz, &dw)
+                .map(|(a, b, c, d)| (a + b) * (c - d))
+                .rev()
+                .collect(&ex)
+                .unwrap()
+                .to_vec()
+                .unwrap();
+            assert_eq!(q.launch_count() - before, (n > 0) as u64, "{at}");
+            let want: Vec<f32> = (0..n)
+                .rev()
+                .map(|i| (x[i] + y[i]) * (z[i] - w[i]))
+                .collect();
+            assert_eq!(got, want, "zip4+rev {at}");
+            // counting, constant, enumerate
+            let got = zip(counting(5, n), constant(3u32, n))
+                .enumerate()
+                .map(|(i, (c, k))| c * k + i)
+                .collect(&ex)
+                .unwrap()
+                .to_vec()
+                .unwrap();
+            let want: Vec<u32> = (0..n as u32).map(|i| (i + 5) * 3 + i).collect();
+            assert_eq!(got, want, "counting+constant+enumerate {at}");
+            // slice / take / skip / strided
+            let (a, b) = (n / 3, n - n / 4);
+            let got = View::slice(&dx, a..b).collect(&ex).unwrap().to_vec().unwrap();
+            assert_eq!(got, x[a..b], "slice {at}");
+            let got = (&dx).skip(2).take(7).collect(&ex).unwrap().to_vec().unwrap();
+            let want: Vec<f32> = x.iter().copied().skip(2).take(7).collect();
+            assert_eq!(got, want, "skip+take {at}");
+            for step in [1, 3, 64] {
+                let got = (&dx).strided(step).collect(&ex).unwrap().to_vec().unwrap();
+                let want: Vec<f32> = x.iter().copied().step_by(step).collect();
+                assert_eq!(got, want, "strided {step} {at}");
+            }
+            // gather by an index range (a permutation from the host), fused with a map
+            let idx: Vec<u32> = (0..n as u32).map(|i| (i * 7 + 3) % n.max(1) as u32).collect();
+            let didx = DeviceVec::from_slice(&ex, &idx).unwrap();
+            let before = q.launch_count();
+            let got = (&dx)
+                .gather(&didx)
+                .map(|v| -v)
+                .collect(&ex)
+                .unwrap()
+                .to_vec()
+                .unwrap();
+            assert_eq!(q.launch_count() - before, (n > 0) as u64, "{at}");
+            let want: Vec<f32> = idx.iter().map(|&i| -x[i as usize]).collect();
+            assert_eq!(got, want, "gather {at}");
+        }
+    }
+}
+
+#[test]
+fn for_each_and_async_collect() {
+    let mut rng = Rng(2);
+    for ex in execs() {
+        for n in SIZES {
+            let at = label(&ex, n);
+            let x = rng.i32s(n);
+            let dx = DeviceVec::from_slice(&ex, &x).unwrap();
+            let out = DeviceVec::<i32>::zeroed(&ex, n).unwrap();
+            let before = ex.queue().launch_count();
+            zip(&dx, out.slots())
+                .for_each(&ex, |(v, slot)| slot.set(v.wrapping_mul_hack()))
+                .unwrap();
+            assert_eq!(ex.queue().launch_count() - before, (n > 0) as u64);
+            let want: Vec<i32> = x.iter().map(|v| v.wrapping_mul(3)).collect();
+            assert_eq!(out.to_vec().unwrap(), want, "for_each {at}");
+            let pending = (&dx).map(|v| v + 1i32).collect_async(&ex).unwrap();
+            pending.event().wait().unwrap();
+            assert!(pending.is_complete());
+            let want: Vec<i32> = x.iter().map(|v| v.wrapping_add(1)).collect();
+            assert_eq!(pending.wait().unwrap().to_vec().unwrap(), want, "async {at}");
+        }
+    }
+}
+
+/// `v * 3` through the traced operators (a helper so the closure above reads plainly).
+trait MulHack {
+    fn wrapping_mul_hack(self) -> Expr<i32>;
+}
+impl MulHack for Expr<i32> {
+    fn wrapping_mul_hack(self) -> Expr<i32> {
+        self * 3i32
+    }
+}
+
+#[test]
+fn reductions_against_rust() {
+    let mut rng = Rng(3);
+    for ex in execs() {
+        let mut sizes = SIZES.to_vec();
+        if ex.staging().max_groups > 4 {
+            sizes.push(300_001);
+        }
+        for n in sizes {
+            let at = label(&ex, n);
+            let q = ex.queue();
+            let xi = rng.i32s(n);
+            let xu = rng.u32s(n, 1000);
+            let xf = rng.f32s(n);
+            let (di, du, df) = (
+                DeviceVec::from_slice(&ex, &xi).unwrap(),
+                DeviceVec::from_slice(&ex, &xu).unwrap(),
+                DeviceVec::from_slice(&ex, &xf).unwrap(),
+            );
+            let before = q.launch_count();
+            let s: i32 = (&di).sum(&ex).unwrap();
+            let passes = q.launch_count() - before;
+            assert_eq!(s, xi.iter().fold(0i32, |a, b| a.wrapping_add(*b)), "{at}");
+            let groups = n.div_ceil((ex.staging().group_size * ex.staging().items_per_thread) as usize);
+            let want_passes = match n {
+                0 => 0,
+                _ if groups.min(ex.staging().max_groups as usize) > 1 => 2,
+                _ => 1,
+            };
+            assert_eq!(passes, want_passes, "reduce passes {at}");
+            assert_eq!(
+                (&du).sum::<u32>(&ex).unwrap(),
+                xu.iter().sum::<u32>(),
+                "{at}"
+            );
+            assert_eq!((&df).sum::<f32>(&ex).unwrap(), xf.iter().sum::<f32>(), "{at}");
+            // dot: zip + map + reduce fused (same pass count as a plain sum)
+            let before = q.launch_count();
+            let dot = zip(&df, &df).map(|(a, b)| a * b).sum::<f32>(&ex).unwrap();
+            assert_eq!(q.launch_count() - before, want_passes, "{at}");
+            let want = xf.iter().map(|v| (v * v) as f64).sum::<f64>();
+            assert!(
+                (dot as f64 - want).abs() <= 1e-5 * want.abs(),
+                "dot {at}: {dot} vs {want}"
+            );
+            // user operator and init
+            let m = (&di).reduce(&ex, 17, |a, b| a.max(b)).unwrap();
+            assert_eq!(m, xi.iter().copied().fold(17, i32::max), "{at}");
+            // an associative, non-commutative operator: order is kept
+            let last = (&du).reduce(&ex, 12345, |_, b| b).unwrap();
+            assert_eq!(last, xu.last().copied().unwrap_or(12345), "last {at}");
+            let first = (&du).reduce(&ex, 7, |a, _| a).unwrap();
+            assert_eq!(first, 7, "first {at}");
+            assert_eq!((&df).min(&ex).unwrap(), xf.iter().copied().reduce(f32::min));
+            assert_eq!((&df).max(&ex).unwrap(), xf.iter().copied().reduce(f32::max));
+            assert_eq!((&di).min(&ex).unwrap(), xi.iter().copied().min());
+            assert_eq!((&du).max(&ex).unwrap(), xu.iter().copied().max());
+            // argmin / argmax: first index among equals
+            let want_min = xu
+                .iter()
+                .enumerate()
+                .min_by_key(|(_, v)| **v)
+                .map(|(i, v)| (i, *v));
+            assert_eq!((&du).argmin(&ex).unwrap(), want_min, "argmin {at}");
+            let want_max = xu
+                .iter()
+                .enumerate()
+                .rev()
+                .max_by_key(|(_, v)| **v)
+                .map(|(i, v)| (i, *v));
+            assert_eq!((&du).argmax(&ex).unwrap(), want_max, "argmax {at}");
+            let want_fmin = xf
+                .iter()
+                .enumerate()
+                .rev()
+                .min_by(|a, b| a.1.total_cmp(b.1))
+                .map(|(i, v)| (i, *v));
+            assert_eq!((&df).argmin(&ex).unwrap(), want_fmin, "argmin f32 {at}");
+            let want_imax = xi
+                .iter()
+                .enumerate()
+                .rev()
+                .max_by_key(|(_, v)| **v)
+                .map(|(i, v)| (i, *v));
+            assert_eq!((&di).argmax(&ex).unwrap(), want_imax, "argmax i32 {at}");
+            // count / any / all
+            let c = (&du).count(&ex, |v| v.lt(500u32)).unwrap();
+            assert_eq!(c, xu.iter().filter(|v| **v < 500).count(), "{at}");
+            assert_eq!(
+                (&du).any(&ex, |v| v.eq(999u32)).unwrap(),
+                xu.contains(&999)
+            );
+            assert_eq!(
+                (&du).all(&ex, |v| v.lt(1000u32)).unwrap(),
+                true,
+                "all {at}"
+            );
+            assert_eq!(
+                (&di).all(&ex, |v| v.ge(0i32)).unwrap(),
+                xi.iter().all(|v| *v >= 0)
+            );
+        }
+    }
+}
+
+#[test]
+fn scans_against_rust() {
+    let mut rng = Rng(4);
+    for ex in execs() {
+        let mut sizes = SIZES.to_vec();
+        if ex.staging().max_groups > 4 {
+            sizes.push(300_001);
+        }
+        for n in sizes {
+            let at = label(&ex, n);
+            let xi = rng.i32s(n);
+            let xf = rng.f32s(n);
+            let di = DeviceVec::from_slice(&ex, &xi).unwrap();
+            let df = DeviceVec::from_slice(&ex, &xf).unwrap();
+            let mut acc = 0i32;
+            let incl: Vec<i32> = xi
+                .iter()
+                .map(|v| {
+                    acc = acc.wrapping_add(*v);
+                    acc
+                })
+                .collect();
+            let got = (&di).inclusive_scan(&ex, |a, b| a + b).unwrap();
+            assert_eq!(got.to_vec().unwrap(), incl, "inclusive {at}");
+            let mut acc = 5i32;
+            let excl: Vec<i32> = xi
+                .iter()
+                .map(|v| {
+                    let o = acc;
+                    acc = acc.wrapping_add(*v);
+                    o
+                })
+                .collect();
+            let got = (&di).exclusive_scan(&ex, 5, |a, b| a + b).unwrap();
+            assert_eq!(got.to_vec().unwrap(), excl, "exclusive {at}");
+            // max-scan of floats, fused with a map
+            let mut m = f32::NEG_INFINITY;
+            let want: Vec<f32> = xf
+                .iter()
+                .map(|v| {
+                    m = m.max(v * 2.0);
+                    m
+                })
+                .collect();
+            let got = (&df)
+                .map(|v| v * 2.0f32)
+                .inclusive_scan(&ex, |a, b| a.max(b))
+                .unwrap();
+            assert_eq!(got.to_vec().unwrap(), want, "max scan {at}");
+            // non-commutative: `last` makes the inclusive scan the identity, the exclusive one
+            // a shift by one
+            let got = (&di).inclusive_scan(&ex, |_, b| b).unwrap();
+            assert_eq!(got.to_vec().unwrap(), xi, "last-scan {at}");
+            let got = (&di).exclusive_scan(&ex, -1, |_, b| b).unwrap();
+            let want: Vec<i32> = std::iter::once(-1)
+                .chain(xi.iter().copied())
+                .take(n)
+                .collect();
+            assert_eq!(got.to_vec().unwrap(), want, "last-exclusive {at}");
+            // into a sub-slice of a larger vector
+            let big = DeviceVec::<i32>::zeroed(&ex, n + 10).unwrap();
+            (&di)
+                .inclusive_scan_into(&ex, &big.slice(3..3 + n).unwrap(), |a, b| a + b)
+                .unwrap();
+            let got = big.to_vec().unwrap();
+            assert_eq!(got[3..3 + n], incl, "scan into slice {at}");
+            assert!(got[..3].iter().chain(&got[3 + n..]).all(|v| *v == 0));
+        }
+    }
+}
+
+#[test]
+fn filter_partition_histogram_against_rust() {
+    let mut rng = Rng(5);
+    for ex in execs() {
+        for n in SIZES {
+            let at = label(&ex, n);
+            let x = rng.u32s(n, 100);
+            let dx = DeviceVec::from_slice(&ex, &x).unwrap();
+            let got = (&dx).filter(&ex, |v| v.lt(30u32)).unwrap();
+            let want: Vec<u32> = x.iter().copied().filter(|v| *v < 30).collect();
+            assert_eq!(got.to_vec().unwrap(), want, "filter {at}");
+            let got = (&dx)
+                .map(|v| v * 2u32)
+                .filter(&ex, |v| v.gt(1000u32))
+                .unwrap();
+            assert!(got.is_empty(), "filter none {at}");
+            let (p, k) = (&dx).partition(&ex, |v| (v % 3u32).eq(0u32)).unwrap();
+            let (mut yes, no): (Vec<u32>, Vec<u32>) = x.iter().partition(|v| *v % 3 == 0);
+            assert_eq!(k, yes.len(), "{at}");
+            yes.extend(no);
+            assert_eq!(p.to_vec().unwrap(), yes, "partition {at}");
+            for bins in [1usize, 10, 64, 100, 5000] {
+                let h = (&dx)
+                    .map(move |v| v * 37u32 % 5001u32)
+                    .histogram(&ex, bins)
+                    .unwrap();
+                let mut want = vec![0u32; bins];
+                for v in &x {
+                    let b = (v * 37 % 5001) as usize;
+                    if b < bins {
+                        want[b] += 1;
+                    }
+                }
+                assert_eq!(h.to_vec().unwrap(), want, "histogram {bins} {at}");
+            }
+        }
+    }
+}
+
+#[test]
+fn reduce_by_key_against_rust() {
+    let mut rng = Rng(6);
+    for ex in execs() {
+        for n in SIZES {
+            let at = label(&ex, n);
+            // runs of random lengths
+            let mut keys = Vec::new();
+            let mut k = 0i32;
+            while keys.len() < n {
+                let len = (rng.next() % 9 + 1) as usize;
+                k += (rng.next() % 3) as i32 + 1;
+                keys.extend(std::iter::repeat_n(k, len.min(n - keys.len())));
+            }
+            let vals = rng.i32s(n);
+            let dk = DeviceVec::from_slice(&ex, &keys).unwrap();
+            let dv = DeviceVec::from_slice(&ex, &vals).unwrap();
+            let (rk, rv) = reduce_by_key(&ex, &dk, &dv, |a, b| a + b).unwrap();
+            let mut wk: Vec<i32> = Vec::new();
+            let mut wv: Vec<i32> = Vec::new();
+            for (k, v) in keys.iter().zip(&vals) {
+                if wk.last() == Some(k) {
+                    let l = wv.last_mut().unwrap();
+                    *l = l.wrapping_add(*v);
+                } else {
+                    wk.push(*k);
+                    wv.push(*v);
+                }
+            }
+            assert_eq!(rk.to_vec().unwrap(), wk, "keys {at}");
+            assert_eq!(rv.to_vec().unwrap(), wv, "values {at}");
+            // non-commutative: the first value of each run
+            let (_, first) = reduce_by_key(&ex, &dk, &dv, |a, _| a).unwrap();
+            let mut wf = Vec::new();
+            for i in 0..n {
+                if i == 0 || keys[i] != keys[i - 1] {
+                    wf.push(vals[i]);
+                }
+            }
+            assert_eq!(first.to_vec().unwrap(), wf, "first of runs {at}");
+        }
+    }
+}
+
+#[test]
+fn radix_sort_against_rust() {
+    let mut rng = Rng(7);
+    for ex in execs() {
+        let mut sizes = SIZES.to_vec();
+        if ex.staging().max_groups > 4 {
+            sizes.push(100_003);
+        }
+        for n in sizes {
+            let at = label(&ex, n);
+            let u = rng.u32s(n, u32::MAX);
+            let d = DeviceVec::from_slice(&ex, &u).unwrap();
+            d.sort().unwrap();
+            let mut want = u.clone();
+            want.sort();
+            assert_eq!(d.to_vec().unwrap(), want, "u32 {at}");
+            let i = rng.i32s(n);
+            let got = DeviceVec::from_slice(&ex, &i).unwrap();
+            got.sort().unwrap();
+            let mut want = i.clone();
+            want.sort();
+            assert_eq!(got.to_vec().unwrap(), want, "i32 {at}");
+            let mut f: Vec<f32> = (0..n)
+                .map(|_| f32::from_bits(rng.next() as u32))
+                .collect();
+            if n > 4 {
+                f[0] = -0.0;
+                f[1] = 0.0;
+                f[2] = f32::INFINITY;
+                f[3] = f32::NEG_INFINITY;
+            }
+            let got = DeviceVec::from_slice(&ex, &f).unwrap().sort().unwrap().to_vec().unwrap();
+            let mut want = f.clone();
+            want.sort_by(f32::total_cmp);
+            let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&got), bits(&want), "f32 {at}");
+            let l: Vec<u64> = (0..n).map(|_| rng.next()).collect();
+            let got = (&DeviceVec::from_slice(&ex, &l).unwrap()).sorted(&ex).unwrap();
+            let mut want = l.clone();
+            want.sort();
+            assert_eq!(got.to_vec().unwrap(), want, "u64 {at}");
+            // pairs: few distinct keys, values are the original positions: stability
+            let keys = rng.u32s(n, 16);
+            let vals: Vec<u32> = (0..n as u32).collect();
+            let (dk, dv) = (
+                DeviceVec::from_slice(&ex, &keys).unwrap(),
+                DeviceVec::from_slice(&ex, &vals).unwrap(),
+            );
+            sort_by_key(&ex, &dk, &dv).unwrap();
+            let mut want: Vec<(u32, u32)> = keys.iter().copied().zip(vals).collect();
+            want.sort_by_key(|p| p.0);
+            let (wk, wv): (Vec<u32>, Vec<u32>) = want.into_iter().unzip();
+            assert_eq!(dk.to_vec().unwrap(), wk, "pair keys {at}");
+            assert_eq!(dv.to_vec().unwrap(), wv, "pair values (stable) {at}");
+            // a sub-slice sorts in place and leaves the rest alone
+            if n > 10 {
+                let d = DeviceVec::from_slice(&ex, &u).unwrap();
+                d.slice(3..n - 2).unwrap().sort().unwrap();
+                let mut want = u.clone();
+                want[3..n - 2].sort();
+                assert_eq!(d.to_vec().unwrap(), want, "sub-slice {at}");
+            }
+        }
+    }
+}
+
+#[test]
+fn actions_chain() {
+    let mut rng = Rng(8);
+    for ex in execs() {
+        for n in [0usize, 1, 1000] {
+            let x = rng.i32s(n);
+            let v = DeviceVec::from_slice(&ex, &x).unwrap();
+            let before = ex.queue().launch_count();
+            v.transform(|a| a / 1024i32)
+                .unwrap()
+                .transform(|a| a * 2i32)
+                .unwrap();
+            assert_eq!(ex.queue().launch_count() - before, 2 * (n > 0) as u64);
+            let mut want: Vec<i32> = x.iter().map(|a| a / 1024 * 2).collect();
+            assert_eq!(v.to_vec().unwrap(), want);
+            v.sort()
+                .unwrap()
+                .inclusive_scan_in_place(|a, b| a + b)
+                .unwrap();
+            want.sort();
+            let mut acc = 0i32;
+            for w in want.iter_mut() {
+                acc = acc.wrapping_add(*w);
+                *w = acc;
+            }
+            assert_eq!(v.to_vec().unwrap(), want);
+            v.exclusive_scan_in_place(1, |a, b| a.max(b)).unwrap();
+            let mut m = 1i32;
+            for w in want.iter_mut() {
+                let o = m;
+                m = m.max(*w);
+                *w = o;
+            }
+            assert_eq!(v.to_vec().unwrap(), want);
+            v.fill(9).unwrap().transform(|a| a + 1i32).unwrap();
+            assert_eq!(v.to_vec().unwrap(), vec![10; n]);
+        }
+    }
+}
+
+#[test]
+fn bad_input_gives_typed_errors() {
+    let devs = devices();
+    let cpu = Exec::new(&Queue::new(&devs[0]).unwrap());
+    let x = DeviceVec::from_slice(&cpu, &[1.0f32, 2.0, 3.0]).unwrap();
+    let y = DeviceVec::from_slice(&cpu, &[1.0f32, 2.0]).unwrap();
+    let msg = |e: Error| e.to_string();
+    let e = zip(&x, &y).map(|(a, b)| a + b).collect(&cpu).unwrap_err();
+    assert!(matches!(e, Error::BufferRange { op: "zip", .. }), "{e}");
+    assert!(msg(e).contains("different lengths [3, 2]"));
+    let e = (&x).inclusive_scan_into(&cpu, &y, |a, b| a + b).unwrap_err();
+    assert!(
+        msg(e).contains("scan: the output has 2 elements but the input has 3"),
+        "scan"
+    );
+    let e = (&x).map(|a| a).collect_into(&cpu, &y).unwrap_err();
+    assert!(msg(e).contains("the destination has 2 elements but the view has 3"));
+    let e = x.slice(2..5).unwrap_err();
+    assert!(msg(e).contains("range 2..5 does not fit a vector of 3 elements"));
+    let e = View::slice(&x, 1..4).sum::<f32>(&cpu).unwrap_err();
+    assert!(msg(e).contains("slice: range 1..4 does not fit a view of 3 elements"));
+    let e = (&x).strided(0).collect(&cpu).unwrap_err();
+    assert!(msg(e).contains("a step of 0"));
+    let e = x.slice(1..).unwrap().into_buffer().unwrap_err();
+    assert!(msg(e).contains("not a whole buffer"));
+    // The output overlaps what the view reads at other positions.
+    let e = (&x).rev().collect_into(&cpu, &x).unwrap_err();
+    assert!(msg(e).contains("overlaps elements 0..3"), "alias");
+    let e = (&x).inclusive_scan_into(&cpu, &x, |a, b| a + b);
+    assert!(e.is_ok(), "an in-place scan is allowed");
+    let keys = DeviceVec::from_slice(&cpu, &[3u32, 1, 2]).unwrap();
+    let vals = DeviceVec::from_slice(&cpu, &[1u32, 2]).unwrap();
+    let e = sort_by_key(&cpu, &keys, &vals).unwrap_err();
+    assert!(msg(e).contains("3 keys but 2 values"));
+    let e = sort_by_key(&cpu, &keys, &keys).unwrap_err();
+    assert!(msg(e).contains("share memory"));
+    let e = reduce_by_key(&cpu, &keys, &vals, |a, b| a + b).unwrap_err();
+    assert!(msg(e).contains("3 keys but 2 values"));
+    let e = cpu.with_items_per_thread(0).unwrap_err();
+    assert!(matches!(e, Error::InvalidWorkSize { .. }));
+    assert!(msg(e).contains("items per thread 0"));
+    let e = cpu
+        .with_staging(Staging {
+            group_size: 1 << 20,
+            ..cpu.staging()
+        })
+        .unwrap_err();
+    assert!(msg(e).contains("staged work-group size 1048576"));
+    // Vectors and buffers of another device.
+    if let Some(other) = devs.get(1) {
+        let oex = Exec::new(&Queue::new(other).unwrap());
+        let buf = Buffer::from_slice(oex.queue(), &[1u32, 2]).unwrap();
+        let e = DeviceVec::from_buffer(&cpu, buf).unwrap_err();
+        assert!(matches!(e, Error::WrongDevice { .. }), "{e}");
+        assert!(msg(e).contains("DeviceVec::from_buffer: the buffer lives on"));
+        let ov = DeviceVec::from_slice(&oex, &[1.0f32, 2.0, 3.0]).unwrap();
+        let e = zip(&x, &ov).map(|(a, b)| a + b).collect(&cpu).unwrap_err();
+        assert!(matches!(e, Error::WrongDevice { .. }), "{e}");
+        let e = (&x).map(|a| a).collect_into(&cpu, &ov).unwrap_err();
+        assert!(msg(e).contains("collect: the buffer lives on"), "collect");
+    }
+    // A map closure that misuses the builder is an invalid kernel, not a panic.
+    let e = (&x)
+        .map(|a| {
+            let _ = global_id(7);
+            a
+        })
+        .collect(&cpu)
+        .unwrap_err();
+    assert!(matches!(e, Error::InvalidKernel(_)), "{e}");
+}
