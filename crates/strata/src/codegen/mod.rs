@@ -13,3 +13,24 @@
 mod writer;
 
 pub use writer::{cuda, opencl, write, Dialect, Generated, CUDA, OPENCL};
+
+/// The source of `f` in `dialect` for the device `label`, as a backend compiles it: a missing
+/// stub source names the device, and `STRATA_DUMP=<dialect key>` prints the source.
+pub(crate) fn for_device(
+    f: &crate::ir::ValidFunction,
+    dialect: &'static Dialect,
+    label: &str,
+) -> crate::Result<Generated> {
+    let generated = write(f, dialect).map_err(|e| match e {
+        crate::Error::Unsupported { kernel, reason, .. } => crate::Error::Unsupported {
+            kernel,
+            device: label.to_string(),
+            reason,
+        },
+        e => e,
+    })?;
+    if std::env::var("STRATA_DUMP").is_ok_and(|v| v.split(',').any(|p| p == dialect.key)) {
+        eprintln!("// {} for {label}\n{}", generated.entry, generated.source);
+    }
+    Ok(generated)
+}

@@ -379,20 +379,7 @@ impl DeviceBackend for CudaDevice {
     }
 
     fn compile(&self, f: &ValidFunction) -> Result<Arc<dyn CompiledKernel>> {
-        let generated = crate::codegen::cuda(f).map_err(|e| match e {
-            Error::Unsupported { kernel, reason, .. } => Error::Unsupported {
-                kernel,
-                device: self.label.clone(),
-                reason,
-            },
-            e => e,
-        })?;
-        if std::env::var("STRATA_DUMP").is_ok_and(|v| v.split(',').any(|p| p == "cuda")) {
-            eprintln!(
-                "// {} for {}\n{}",
-                generated.entry, self.label, generated.source
-            );
-        }
+        let generated = crate::codegen::for_device(f, &crate::codegen::CUDA, &self.label)?;
         let name = &f.function().name;
         let extra = [format!(
             "-DSTRATA_MAX_GROUP={}",

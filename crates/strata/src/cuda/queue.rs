@@ -15,7 +15,9 @@
 use super::{cu_error, CuKernel, CuMem, CudaDevice};
 use crate::error::{Error, Result};
 use crate::ir::{ArrayLen, ValidFunction};
-use crate::runtime::{ArgValue, Command, CompiledKernel, Finish, Memory, NdRange, WorkerQueue};
+use crate::runtime::{
+    check_range, ArgValue, Command, CompiledKernel, Finish, Memory, NdRange, WorkerQueue,
+};
 use cudarc::driver::{result as cu, sys};
 use std::sync::Arc;
 use std::time::Duration;
@@ -73,15 +75,7 @@ fn mem(m: &Arc<dyn Memory>) -> Result<&CuMem> {
 }
 
 fn fits(m: &Arc<dyn Memory>, offset: usize, len: usize) -> Result<sys::CUdeviceptr> {
-    if offset.checked_add(len).is_none_or(|end| end > m.size()) {
-        return Err(Error::Backend {
-            backend: "cuda",
-            message: format!(
-                "strata bug: access of {len} bytes at {offset} in an allocation of {}",
-                m.size()
-            ),
-        });
-    }
+    check_range("cuda", m, offset, len)?;
     Ok(mem(m)?.ptr() + offset as u64)
 }
 

@@ -407,20 +407,7 @@ impl DeviceBackend for OpenClDevice {
     }
 
     fn compile(&self, f: &ValidFunction) -> Result<Arc<dyn CompiledKernel>> {
-        let generated = crate::codegen::opencl(f).map_err(|e| match e {
-            Error::Unsupported { kernel, reason, .. } => Error::Unsupported {
-                kernel,
-                device: self.label.clone(),
-                reason,
-            },
-            e => e,
-        })?;
-        if std::env::var("STRATA_DUMP").is_ok_and(|v| v.split(',').any(|p| p == "opencl")) {
-            eprintln!(
-                "// {} for {}\n{}",
-                generated.entry, self.label, generated.source
-            );
-        }
+        let generated = crate::codegen::for_device(f, &crate::codegen::OPENCL, &self.label)?;
         let mut options: Vec<String> = vec![BUILD_OPTIONS.to_string()];
         options.extend(
             generated

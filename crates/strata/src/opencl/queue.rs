@@ -11,7 +11,9 @@ use super::{cl_error, ClKernel, ClMem, OpenClDevice};
 use crate::error::{Error, Result};
 use crate::ir::ArrayLen;
 use crate::ir::ValidFunction;
-use crate::runtime::{ArgValue, Command, CompiledKernel, Memory, NdRange, WorkerQueue};
+use crate::runtime::{
+    check_range, ArgValue, Command, CompiledKernel, Memory, NdRange, WorkerQueue,
+};
 use opencl3::command_queue::{CommandQueue, CL_QUEUE_PROFILING_ENABLE};
 use opencl3::error_codes::{ClError, CL_INVALID_WORK_GROUP_SIZE};
 use opencl3::event::Event as ClEvent;
@@ -50,16 +52,7 @@ fn cl_mem(m: &Arc<dyn Memory>) -> Result<&ClMem> {
 }
 
 fn fits(mem: &Arc<dyn Memory>, offset: usize, len: usize) -> Result<()> {
-    if offset.checked_add(len).is_none_or(|end| end > mem.size()) {
-        return Err(Error::Backend {
-            backend: "opencl",
-            message: format!(
-                "strata bug: access of {len} bytes at {offset} in an allocation of {}",
-                mem.size()
-            ),
-        });
-    }
-    Ok(())
+    check_range("opencl", mem, offset, len)
 }
 
 /// The pattern sizes `clEnqueueFillBuffer` accepts.

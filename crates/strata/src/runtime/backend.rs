@@ -93,3 +93,23 @@ pub(crate) trait DeviceBackend: Send + Sync {
         None
     }
 }
+
+/// Checks that `len` bytes at `offset` lie inside `mem` (the queue checked the user's range
+/// already, so a failure here is a strata bug, reported rather than risked).
+pub(crate) fn check_range(
+    backend: &'static str,
+    mem: &Arc<dyn Memory>,
+    offset: usize,
+    len: usize,
+) -> Result<()> {
+    if offset.checked_add(len).is_none_or(|end| end > mem.size()) {
+        return Err(crate::Error::Backend {
+            backend,
+            message: format!(
+                "strata bug: access of {len} bytes at {offset} in an allocation of {}",
+                mem.size()
+            ),
+        });
+    }
+    Ok(())
+}

@@ -16,7 +16,9 @@ mod kernel;
 mod queue;
 mod worker;
 
-pub(crate) use backend::{ArgValue, Command, CompiledKernel, DeviceBackend, Memory, QueueBackend};
+pub(crate) use backend::{
+    check_range, ArgValue, Command, CompiledKernel, DeviceBackend, Memory, QueueBackend,
+};
 pub use buffer::{Buffer, LocalMem};
 pub use event::{Event, Profile};
 pub use kernel::{capture_kernels, Dims, Gathered, Kernel, KernelArg, NdRange, Run};
