@@ -46,7 +46,9 @@ fi
 # NVRTC wheel from PyPI and point strata at it. The tests then require NVRTC: not loading it
 # is a failure. (CUDA kernels *run* only where a GPU is; STRATA_REQUIRE=cuda makes that required.)
 nvrtc_dir() {
-    python3 -c 'import nvidia.cuda_nvrtc as m; print(list(m.__path__)[0] + "/lib")' 2>/dev/null
+    local d
+    d="$(python3 -c 'import nvidia.cuda_nvrtc as m; print(list(m.__path__)[0] + "/lib")' 2>/dev/null)" &&
+        compgen -G "$d/libnvrtc.so*" >/dev/null && echo "$d"
 }
 have_nvrtc() {
     [ -n "${STRATA_NVRTC:-}" ] ||
