@@ -1,13 +1,15 @@
 //! Code generation for C-family targets: one writer, with each target's dialect as data.
 //!
-//! The writer turns a [`ValidFunction`] into C source for a dialect (OpenCL C now, CUDA C++
-//! next). The contract with the runtimes that launch the generated kernels:
+//! The writer turns a [`ValidFunction`](crate::ir::ValidFunction) into C source for a dialect
+//! (OpenCL C or CUDA C++). The contract with the runtimes that launch the generated kernels:
 //!
 //! - Kernel parameters follow the IR parameters in order. A buffer parameter becomes **two**
 //!   kernel arguments: the pointer, then its element count as a `uint` named `<name>_len`. A
 //!   scalar parameter is one argument of its type. A launch-sized local array
-//!   ([`ParamKind::LocalLen`](crate::ir::ParamKind::LocalLen)) is one `__local` pointer argument
-//!   whose size the runtime sets to `len * element size` bytes.
+//!   ([`ParamKind::LocalLen`](crate::ir::ParamKind::LocalLen)) is one argument: in OpenCL a
+//!   `__local` pointer whose size the runtime sets to `len * element size` bytes, in CUDA a
+//!   `uint` byte offset into the launch's dynamic shared memory, whose size the runtime sets to
+//!   the sum of the arrays' sizes (each at a 16-byte aligned offset).
 //! - The entry point has the IR function's name.
 
 mod writer;

@@ -10,7 +10,7 @@
 //! Each device uses its primary context. Kernels are compiled for the device's own compute
 //! capability (`--gpu-architecture=compute_XY`) through the PTX disk cache, then loaded with
 //! `cuModuleLoadData`. Each strata queue is a CUDA stream driven by a pipelined worker (see
-//! [`queue`]); allocations are zeroed; a launch-sized local array is a slice of the launch's
+//! `queue.rs`); allocations are zeroed; a launch-sized local array is a slice of the launch's
 //! dynamic shared memory.
 
 pub mod baseline;
