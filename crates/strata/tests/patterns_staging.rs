@@ -42,7 +42,12 @@ fn kernels_recompile_only_when_a_staged_value_changes() {
         assert_eq!(dot(&ex, &y.slice(7..90_007).unwrap(), 1.0), 90_000.0);
         assert_eq!(d.compile_count(), c0, "{spec}: same staging, other data");
         // constant() values are launch parameters too.
-        let c = |k: f32| zip(&x, constant(k, 4)).map(|(a, b)| a * b).sum::<f32>(&ex).unwrap();
+        let c = |k: f32| {
+            zip(&x, constant(k, 4))
+                .map(|(a, b)| a * b)
+                .sum::<f32>(&ex)
+                .unwrap()
+        };
         assert_eq!(c(2.0), 20.0);
         let c1 = d.compile_count();
         assert_eq!(c(5.0), 50.0);

@@ -17,9 +17,11 @@ impl<T: Element> DeviceVec<T> {
     /// Sets every element to `value` (a queue fill, no kernel).
     pub fn fill(&self, value: T) -> Result<&Self> {
         if !self.is_empty() {
-            self.exec()
-                .queue()
-                .fill(self.buffer(), value, self.offset()..self.offset() + self.len())?;
+            self.exec().queue().fill(
+                self.buffer(),
+                value,
+                self.offset()..self.offset() + self.len(),
+            )?;
         }
         Ok(self)
     }

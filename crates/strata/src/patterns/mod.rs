@@ -23,9 +23,9 @@
 //!   staged launch parameters). Sub-slices share memory; conversion to and from a
 //!   [`Buffer<T>`] does not copy.
 //! - [`View`]: a lazily computed range, a *traced function from index to value*. Leaves are
-//!   device vectors ([`&DeviceVec<T>`](DeviceVec)), [`counting`], [`constant`] and
+//!   device vectors ([`DeviceVec<T>`] and `&DeviceVec<T>`), [`counting`], [`constant`] and
 //!   [`DeviceVec::slots`]; adapters are [`zip`] (2 to 4 ranges), [`View::map`],
-//!   [`View::enumerate`], [`View::slice`] / [`View::take`] / [`View::skip`], [`View::rev`],
+//!   [`View::enumerate`], [`View::subrange`] / [`View::take`] / [`View::skip`], [`View::rev`],
 //!   [`View::strided`] and [`View::gather`]. Views never run anything by themselves: an
 //!   algorithm traces the whole chain into its kernel, so a chain of views plus one algorithm is
 //!   one kernel per algorithm pass. [`Queue::launch_count`](crate::Queue::launch_count) counts
@@ -141,7 +141,9 @@ impl<'k> Cx<'k> {
         if let Some(p) = self.find::<T>(id) {
             return p;
         }
-        let p = self.kd.buffer::<T>(&format!("b{}", self.bufs.len()), access);
+        let p = self
+            .kd
+            .buffer::<T>(&format!("b{}", self.bufs.len()), access);
         self.bufs.push((id, Box::new(p)));
         self.args.push(Box::new(b.clone()));
         p

@@ -49,7 +49,7 @@ where
     let result = Buffer::<T>::new(ex.device(), 1)?;
     let pv = DeviceVec::from_parts(ex, partials, 0, p.groups);
     let mut preads = Reads::default();
-    (&pv).reads(true, &mut preads);
+    pv.reads(true, &mut preads);
     let e2 = block_pass(
         ex,
         "pattern_reduce",

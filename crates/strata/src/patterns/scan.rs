@@ -15,7 +15,8 @@
 use super::algorithms::{prepare, same_device};
 use super::{check_alias, launch, mem_id, Cx, DeviceVec, Exec, Reads, View};
 use crate::builder::{
-    barrier, for_range, for_step, group_id, if_, lit, local_id, select, var_named, Expr, LocalArray, Numeric,
+    barrier, for_range, for_step, group_id, if_, lit, local_id, select, var_named, Expr,
+    LocalArray, Numeric,
 };
 use crate::error::{Error, Result};
 use crate::{Buffer, Event};
@@ -307,7 +308,7 @@ where
     let carries = Buffer::<T>::new(ex.device(), p.groups)?;
     let pv = DeviceVec::from_parts(ex, partials, 0, p.groups);
     let mut preads = Reads::default();
-    (&pv).reads(true, &mut preads);
+    pv.reads(true, &mut preads);
     let e2 = block_pass(
         ex,
         "pattern_scan",

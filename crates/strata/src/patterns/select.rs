@@ -205,10 +205,7 @@ where
     if values.len() != n {
         return Err(Error::BufferRange {
             op: "reduce_by_key",
-            detail: format!(
-                "{n} keys but {} values; they must be equal",
-                values.len()
-            ),
+            detail: format!("{n} keys but {} values; they must be equal", values.len()),
         });
     }
     if n == 0 {
@@ -229,7 +226,7 @@ where
     let starts = DeviceVec::<u32>::zeroed(ex, runs + 1)?;
     let mut reads = Reads::default();
     heads.reads(true, &mut reads);
-    (&run).reads(true, &mut reads);
+    run.reads(true, &mut reads);
     elementwise(
         ex,
         "pattern_run_starts",
@@ -245,7 +242,7 @@ where
         },
         |cx, (ko, so, nn), i| {
             let head = heads.at(cx, i);
-            let r = (&run).at(cx, i) - 1u32;
+            let r = run.at(cx, i) - 1u32;
             let k = keys.at(cx, i);
             if_(head.eq(1u32), || {
                 ko.set(r, k);
@@ -258,7 +255,7 @@ where
     let vals_out = DeviceVec::<V>::zeroed(ex, runs)?;
     let mut reads = Reads::default();
     values.reads(false, &mut reads);
-    (&starts).reads(false, &mut reads);
+    starts.reads(false, &mut reads);
     elementwise(
         ex,
         "pattern_reduce_runs",
@@ -267,8 +264,8 @@ where
         &[mem_id(vals_out.buffer())],
         |cx| cx.write(vals_out.buffer()),
         |cx, vo, r| {
-            let s = (&starts).at(cx, r);
-            let e = (&starts).at(cx, r + 1u32);
+            let s = starts.at(cx, r);
+            let e = starts.at(cx, r + 1u32);
             let acc = var_named("acc", values.at(cx, s));
             for_range(s + 1u32, e, |j| acc.set(op(acc.get(), values.at(cx, j))));
             vo.set(r, acc.get());

@@ -17,10 +17,10 @@
 //! ends in the vector.
 
 use super::scan::{group_scan, part, plan};
-use super::{check_u32, launch, mem_id, DeviceVec, Exec, Reads, Staging, View};
+use super::{check_u32, launch, mem_id, Cx, DeviceVec, Exec, Reads, Staging, View};
 use crate::builder::{
-    barrier, for_range, for_step, group_id, lit, local_id, private_array, select, Element,
-    Expr, Integer, Numeric,
+    barrier, for_range, for_step, group_id, lit, local_id, private_array, select, BufferParam,
+    Element, Expr, Integer, LocalArray, Numeric,
 };
 use crate::error::{Error, Result};
 use crate::{Buffer, Event};
@@ -124,6 +124,50 @@ fn digit<K: SortKey>(x: Expr<K>, shift: Expr<K::Bits>) -> Expr<u32> {
 struct Side<'a, T> {
     buf: &'a Buffer<T>,
     off: usize,
+}
+
+/// Counts the digits of the work-item's part (`start..end`) into local memory, `counts[d * gs
+/// + l]`, then turns the counts into their exclusive scan in (digit, work-item) order: entry
+/// `(d, l)` becomes the number of the block's elements with a smaller digit, or with digit `d`
+/// in the parts of work-items before `l`. Returns the array and the block's element count.
+fn digit_scan<K: SortKey>(
+    cx: &mut Cx,
+    keys: BufferParam<K>,
+    koff: Expr<u32>,
+    shift: Expr<K::Bits>,
+    start: Expr<u32>,
+    end: Expr<u32>,
+    gs: u32,
+) -> (LocalArray<u32>, Expr<u32>) {
+    let l = local_id(0);
+    let cnt = cx.local::<u32>("counts", DIGITS * gs);
+    let sc = cx.local::<u32>("scan", gs);
+    for d in 0..DIGITS {
+        cnt.set(l + d * gs, 0u32);
+    }
+    for_range::<u32>(start, end, |j| {
+        let c = digit::<K>(keys.at(koff + j), shift) * gs + l;
+        cnt.set(c, cnt.at(c) + 1u32);
+    });
+    barrier();
+    // Work-item l scans entries 16 l .. 16 l + 16, then the work-items' totals are scanned.
+    let mine = private_array::<u32>("mine", DIGITS);
+    let total = crate::builder::var_named("total", 0u32);
+    for t in 0..DIGITS {
+        let c = cnt.at(l * DIGITS + t);
+        mine.set(t, total.get());
+        total.set(total.get() + c);
+    }
+    sc.set(l, total.get());
+    group_scan(sc, gs, &|a, b| a + b);
+    let before = select(l.gt(0u32), sc.at(select(l.gt(0u32), l - 1u32, 0u32)), 0u32);
+    let all = sc.at(gs - 1);
+    barrier();
+    for t in 0..DIGITS {
+        cnt.set(l * DIGITS + t, before + mine.at(t));
+    }
+    barrier();
+    (cnt, all)
 }
 
 /// Sorts `keys` (and `values` alongside, if given) in place, stably.
@@ -231,25 +275,20 @@ pub(crate) fn sort_keys<K: SortKey, V: Element>(
                 let groups = cx.size("groups", g);
                 let shift = cx.scalar("shift", shift_bits);
                 let (start, end) = part(cx, n, p.block, p.per);
-                let l = local_id(0);
-                let cnt = cx.local::<u32>("counts", DIGITS * gs);
-                for d in 0..DIGITS {
-                    cnt.set(l + d * gs, 0u32);
-                }
-                for_range::<u32>(start, end, |j| {
-                    let c = digit::<K>(keys.at(koff + j), shift) * gs + l;
-                    cnt.set(c, cnt.at(c) + 1u32);
-                });
-                barrier();
-                for_step(l, lit(DIGITS), lit(gs), |d| {
-                    let total = crate::builder::var_named("total", 0u32);
-                    for_range(0u32, gs, |w| total.set(total.get() + cnt.at(d * gs + w)));
-                    out.set(d * groups + group_id(0), total.get());
+                let (cnt, total) = digit_scan::<K>(cx, keys, koff, shift, start, end, gs);
+                // Digit d's count in the block: the next digit's start minus its own.
+                for_step::<u32>(local_id(0), lit(DIGITS), lit(gs), |d| {
+                    let next = select::<u32>(
+                        d.lt(DIGITS - 1),
+                        cnt.at(select(d.lt(DIGITS - 1), d + 1u32, d) * gs),
+                        total,
+                    );
+                    out.set(d * groups + group_id(0), next - cnt.at(d * gs));
                 });
             },
         )?);
         // 2. First output position of every (digit, block).
-        (&hist).exclusive_scan_into(&ex, &offsets, 0u32, |a, b| a + b)?;
+        hist.exclusive_scan_into(&ex, &offsets, 0u32, |a, b| a + b)?;
         // 3. Stable scatter.
         let mut outputs = vec![mem_id(dst.buf)];
         if let Some((_, vd)) = &vals {
@@ -279,33 +318,7 @@ pub(crate) fn sort_keys<K: SortKey, V: Element>(
                 let shift = cx.scalar("shift", shift_bits);
                 let (start, end) = part(cx, n, p.block, p.per);
                 let l = local_id(0);
-                let cnt = cx.local::<u32>("counts", DIGITS * gs);
-                let sc = cx.local::<u32>("scan", gs);
-                for d in 0..DIGITS {
-                    cnt.set(l + d * gs, 0u32);
-                }
-                for_range::<u32>(start, end, |j| {
-                    let c = digit::<K>(keys.at(koff + j), shift) * gs + l;
-                    cnt.set(c, cnt.at(c) + 1u32);
-                });
-                barrier();
-                // Exclusive scan of the counts in (digit, work-item) order: work-item l
-                // takes entries 16 l .. 16 l + 16.
-                let mine = private_array::<u32>("mine", DIGITS);
-                let total = crate::builder::var_named("total", 0u32);
-                for t in 0..DIGITS {
-                    let c = cnt.at(l * DIGITS + t);
-                    mine.set(t, total.get());
-                    total.set(total.get() + c);
-                }
-                sc.set(l, total.get());
-                group_scan(sc, gs, &|a, b| a + b);
-                let before = select(l.gt(0u32), sc.at(select(l.gt(0u32), l - 1u32, 0u32)), 0u32);
-                barrier();
-                for t in 0..DIGITS {
-                    cnt.set(l * DIGITS + t, before + mine.at(t));
-                }
-                barrier();
+                let (cnt, _) = digit_scan::<K>(cx, keys, koff, shift, start, end, gs);
                 // Where this work-item's elements of each digit go.
                 let pos = private_array::<u32>("pos", DIGITS);
                 for d in 0..DIGITS {

@@ -143,7 +143,12 @@ impl<T: Element> DeviceVec<T> {
                 queue_device: ex.device().info().spec(),
             });
         }
-        Ok(DeviceVec::from_parts(ex, self.buf.clone(), self.offset, self.len))
+        Ok(DeviceVec::from_parts(
+            ex,
+            self.buf.clone(),
+            self.offset,
+            self.len,
+        ))
     }
 
     /// Elements `range` of this vector, sharing its memory (writes through either are seen by
@@ -228,5 +233,20 @@ impl<T: Element> View for &DeviceVec<T> {
         let p = cx.read(&self.buf);
         let off = cx.size("off", self.offset);
         p.at(off + i)
+    }
+}
+
+/// The vector as a view by value (a cheap handle sharing the memory), so that algorithms can
+/// be called on it directly: `v.sum(&ex)`.
+impl<T: Element> View for DeviceVec<T> {
+    type Item = Expr<T>;
+    fn len(&self) -> usize {
+        self.len
+    }
+    fn reads(&self, direct: bool, out: &mut Reads) {
+        (&self).reads(direct, out)
+    }
+    fn at(&self, cx: &mut super::Cx, i: Expr<u32>) -> Expr<T> {
+        (&self).at(cx, i)
     }
 }

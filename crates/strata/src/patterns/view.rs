@@ -99,8 +99,10 @@ pub trait View: Clone {
         Enumerate { inner: self }
     }
 
-    /// Elements `range` (checked when an algorithm runs).
-    fn slice(self, range: std::ops::Range<usize>) -> Slice<Self> {
+    /// Elements `range` (range-v3's `view::slice`; checked when an algorithm runs). Named
+    /// `subrange` so as not to collide with [`DeviceVec::slice`], which makes a vector of the
+    /// same elements sharing memory.
+    fn subrange(self, range: std::ops::Range<usize>) -> Slice<Self> {
         Slice {
             inner: self,
             start: range.start,
@@ -111,13 +113,13 @@ pub trait View: Clone {
     /// The first `n` elements (all of them if there are fewer).
     fn take(self, n: usize) -> Slice<Self> {
         let end = n.min(self.len());
-        self.slice(0..end)
+        self.subrange(0..end)
     }
 
     /// All but the first `n` elements (none if there are fewer).
     fn skip(self, n: usize) -> Slice<Self> {
         let len = self.len();
-        self.slice(n.min(len)..len)
+        self.subrange(n.min(len)..len)
     }
 
     /// The elements in reverse order.
@@ -578,7 +580,7 @@ impl<V: View> View for Enumerate<V> {
     }
 }
 
-/// [`View::slice`], [`View::take`], [`View::skip`].
+/// [`View::subrange`], [`View::take`], [`View::skip`].
 #[derive(Clone, Debug)]
 pub struct Slice<V> {
     inner: V,
@@ -595,7 +597,7 @@ impl<V: View> View for Slice<V> {
         self.inner.check()?;
         if self.start > self.end || self.end > self.inner.len() {
             return Err(Error::BufferRange {
-                op: "slice",
+                op: "subrange",
                 detail: format!(
                     "range {}..{} does not fit a view of {} elements",
                     self.start,
