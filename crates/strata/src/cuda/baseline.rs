@@ -286,10 +286,11 @@ impl CudaBaseline {
         use crate::prelude::*;
         let k = Kernel::build("launch_probe", |k| {
             let y = k.read_write::<u32>("y");
-            if_(global_id(0).lt(y.len()), || y.set(0u32, y.at(0u32) + 1u32));
+            let i = global_id(0);
+            if_(i.lt(y.len()), || y.set(i, y.at(i) + 1u32));
         })?;
         let q = Queue::new(&self.device)?;
-        let y = Buffer::<u32>::new(&self.device, 1)?;
+        let y = Buffer::<u32>::new(&self.device, 32)?;
         let range = NdRange::new(32).local(32);
         let strata = Self::timed(3, || {
             let t = Instant::now();
@@ -307,8 +308,8 @@ impl CudaBaseline {
         )];
         let ptx = nvrtc::compile_ptx("launch_probe", &generated, dev.arch, &extra)?;
         let raw = dev.load("launch_probe", &ptx.text, &generated.entry)?;
-        let m = self.upload(&[0.0])?;
-        let (mut py, mut plen) = (m.0, 1u64);
+        let m = self.upload(&[0.0; 32])?;
+        let (mut py, mut plen) = (m.0, 32u64);
         let raw_s = Self::timed(3, || {
             let t = Instant::now();
             for _ in 0..count {
