@@ -214,6 +214,7 @@ impl From<Error> for BenchError {
 pub fn selected(filter: Option<&str>) -> Vec<&'static str> {
     BENCHES
         .iter()
+        .chain(crate::patterns::bench::BENCHES.iter())
         .copied()
         .filter(|b| filter.is_none_or(|f| b.contains(f)))
         .collect()
@@ -265,7 +266,8 @@ pub fn run_with(
             "saxpy" => bench_saxpy(&queue, &x, &y, opts.reps, cuda)?,
             "dot" => bench_reduce(&queue, Reduction::Dot, &x, &y, opts.reps, cuda)?,
             "sum" => bench_reduce(&queue, Reduction::Sum, &x, &y, opts.reps, cuda)?,
-            other => unreachable!("benchmark `{other}` is listed in BENCHES but not run"),
+            // The pattern benchmarks (`pat_*`): src/patterns/bench.rs.
+            other => crate::patterns::bench::run(other, &queue, &x, &y, opts.reps)?,
         };
         done(&r);
         results.push(r);

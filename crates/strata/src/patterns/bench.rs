@@ -1,1 +1,308 @@
-//! Pattern benchmarks (filled in below).
+//! The pattern benchmarks of `strata bench`, each beside a hand-written rayon baseline in the
+//! same run (see [`crate::bench`] for timing, verification and the table):
+//!
+//! | bench             | computation with patterns                                   | bytes moved |
+//! |-------------------|-------------------------------------------------------------|-------------|
+//! | `pat_vadd`        | `zip(&x, &y).map(a + b).collect_into(&z)`                   | `12 n`      |
+//! | `pat_saxpy`       | `zip(&x, &y).map(a * x + y).collect_into(&y)` (views only)  | `12 n`      |
+//! | `pat_dot`         | `zip(&x, &y).map(a * b).sum()` (one fused kernel per pass)  | `8 n`       |
+//! | `pat_dot_unfused` | `zip(&x, &y).map(a * b).collect_into(&t)`, then `t.sum()`   | `8 n`       |
+//! | `pat_sum`         | `x.sum()`                                                   | `4 n`       |
+//! | `pat_scan`        | inclusive `+` scan of `u32`                                  | `8 n`       |
+//! | `pat_sort`        | radix sort of `u32` keys                                     | `8 n`       |
+//!
+//! The first four are the PACXX paper's benchmarks; `pat_dot_unfused` is the same dot product
+//! written with a temporary (two kernels and `8 n` more bytes of traffic), to show what fusion
+//! saves. Inputs are uploaded beforehand and, where the computation overwrites them (`saxpy`,
+//! `sort`), rewritten before each repetition, untimed. Times run from the call until the result
+//! is complete (on the host for the reductions). Results are checked against the baseline:
+//! exactly for `vadd`, `saxpy`, `scan` and `sort`, within
+//! [`REDUCTION_TOLERANCE`](crate::bench::REDUCTION_TOLERANCE) for the reductions.
+//!
+//! Baselines: rayon over host slices: chunked element-wise loops; chunked reductions; a
+//! two-pass chunked scan (chunk totals in parallel, their prefix, then the chunks in parallel);
+//! `par_sort_unstable`.
+
+use super::{zip, DeviceVec, Exec, View};
+use crate::bench::{check_close, check_exact, BenchError, BenchResult, SAXPY_A};
+use crate::prelude::*;
+use rayon::prelude::*;
+use std::time::Instant;
+
+/// The pattern benchmarks, in the order they run.
+pub const BENCHES: [&str; 7] = [
+    "pat_vadd",
+    "pat_saxpy",
+    "pat_dot",
+    "pat_dot_unfused",
+    "pat_sum",
+    "pat_scan",
+    "pat_sort",
+];
+
+const CHUNK: usize = 1 << 14;
+
+fn median(mut t: Vec<f64>) -> f64 {
+    t.sort_by(f64::total_cmp);
+    let m = t.len() / 2;
+    if t.len() % 2 == 1 {
+        t[m]
+    } else {
+        (t[m - 1] + t[m]) / 2.0
+    }
+}
+
+/// Runs `f` once to warm up, then `reps` times; `f` returns the seconds it measured.
+fn timed(reps: usize, mut f: impl FnMut() -> Result<f64, BenchError>) -> Result<f64, BenchError> {
+    f()?;
+    let mut t = Vec::with_capacity(reps);
+    for _ in 0..reps {
+        t.push(f()?);
+    }
+    Ok(median(t))
+}
+
+fn secs(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64()
+}
+
+fn exact_u32(bench: &'static str, got: &[u32], want: &[u32]) -> Result<(), BenchError> {
+    match got.iter().zip(want).position(|(g, w)| g != w) {
+        None if got.len() == want.len() => Ok(()),
+        None => Err(BenchError::WrongResult {
+            bench,
+            detail: format!("{} elements, expected {}", got.len(), want.len()),
+        }),
+        Some(i) => Err(BenchError::WrongResult {
+            bench,
+            detail: format!(
+                "element {i} is {}, the baseline computed {}",
+                got[i], want[i]
+            ),
+        }),
+    }
+}
+
+fn rayon_dot(x: &[f32], y: &[f32]) -> f32 {
+    x.par_chunks(CHUNK)
+        .zip(y.par_chunks(CHUNK))
+        .map(|(a, b)| {
+            let mut acc = [0.0f32; 8];
+            let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
+            let (ra, rb) = (ca.remainder(), cb.remainder());
+            for (u, v) in ca.zip(cb) {
+                for k in 0..8 {
+                    acc[k] += u[k] * v[k];
+                }
+            }
+            acc.iter().sum::<f32>() + ra.iter().zip(rb).map(|(u, v)| u * v).sum::<f32>()
+        })
+        .sum()
+}
+
+fn rayon_sum(x: &[f32]) -> f32 {
+    x.par_chunks(CHUNK)
+        .map(|a| {
+            let mut acc = [0.0f32; 8];
+            let c = a.chunks_exact(8);
+            let r = c.remainder();
+            for u in c {
+                for k in 0..8 {
+                    acc[k] += u[k];
+                }
+            }
+            acc.iter().sum::<f32>() + r.iter().sum::<f32>()
+        })
+        .sum()
+}
+
+fn rayon_scan(x: &[u32], out: &mut [u32]) {
+    let totals: Vec<u32> = x
+        .par_chunks(CHUNK)
+        .map(|c| c.iter().fold(0u32, |a, b| a.wrapping_add(*b)))
+        .collect();
+    let mut carry = Vec::with_capacity(totals.len());
+    let mut acc = 0u32;
+    for t in totals {
+        carry.push(acc);
+        acc = acc.wrapping_add(t);
+    }
+    out.par_chunks_mut(CHUNK)
+        .zip(x.par_chunks(CHUNK))
+        .zip(carry)
+        .for_each(|((o, c), mut acc)| {
+            for (o, v) in o.iter_mut().zip(c) {
+                acc = acc.wrapping_add(*v);
+                *o = acc;
+            }
+        });
+}
+
+/// Runs pattern benchmark `name` on `queue` with the inputs `x`, `y` (values in [0, 1)).
+pub fn run(
+    name: &'static str,
+    queue: &Queue,
+    x: &[f32],
+    y: &[f32],
+    reps: usize,
+) -> Result<BenchResult, BenchError> {
+    let ex = Exec::new(queue);
+    let n = x.len();
+    let dx = DeviceVec::from_slice(&ex, x)?;
+    let dy = DeviceVec::from_slice(&ex, y)?;
+    let (strata_s, baseline_s, rel_error, bytes) = match name {
+        "pat_vadd" => {
+            let z = DeviceVec::<f32>::zeroed(&ex, n)?;
+            let s = timed(reps, || {
+                let t = Instant::now();
+                zip(&dx, &dy).map(|(a, b)| a + b).collect_into(&ex, &z)?;
+                Ok(secs(t))
+            })?;
+            let mut want = vec![0.0f32; n];
+            let b = timed(reps, || {
+                let t = Instant::now();
+                want.par_chunks_mut(CHUNK)
+                    .zip(x.par_chunks(CHUNK).zip(y.par_chunks(CHUNK)))
+                    .for_each(|(o, (a, b))| {
+                        for ((o, a), b) in o.iter_mut().zip(a).zip(b) {
+                            *o = a + b
+                        }
+                    });
+                Ok(secs(t))
+            })?;
+            check_exact(name, &z.to_vec()?, &want)?;
+            (s, b, 0.0, 12 * n as u64)
+        }
+        "pat_saxpy" => {
+            let s = timed(reps, || {
+                dy.copy_from_slice(y)?;
+                let t = Instant::now();
+                zip(&dx, &dy)
+                    .map(|(x, y)| x * SAXPY_A + y)
+                    .collect_into(&ex, &dy)?;
+                Ok(secs(t))
+            })?;
+            let mut want = y.to_vec();
+            let b = timed(reps, || {
+                want.copy_from_slice(y);
+                let t = Instant::now();
+                want.par_chunks_mut(CHUNK)
+                    .zip(x.par_chunks(CHUNK))
+                    .for_each(|(o, a)| {
+                        for (o, a) in o.iter_mut().zip(a) {
+                            *o += SAXPY_A * a
+                        }
+                    });
+                Ok(secs(t))
+            })?;
+            check_exact(name, &dy.to_vec()?, &want)?;
+            (s, b, 0.0, 12 * n as u64)
+        }
+        "pat_dot" | "pat_dot_unfused" => {
+            let tmp = DeviceVec::<f32>::zeroed(&ex, n)?;
+            let mut got = 0.0f32;
+            let s = timed(reps, || {
+                let t = Instant::now();
+                got = if name == "pat_dot" {
+                    zip(&dx, &dy).map(|(a, b)| a * b).sum(&ex)?
+                } else {
+                    zip(&dx, &dy).map(|(a, b)| a * b).collect_into(&ex, &tmp)?;
+                    tmp.sum(&ex)?
+                };
+                Ok(secs(t))
+            })?;
+            let mut want = 0.0;
+            let b = timed(reps, || {
+                let t = Instant::now();
+                want = rayon_dot(x, y);
+                Ok(secs(t))
+            })?;
+            (s, b, check_close(name, got, want)?, 8 * n as u64)
+        }
+        "pat_sum" => {
+            let mut got = 0.0f32;
+            let s = timed(reps, || {
+                let t = Instant::now();
+                got = dx.sum(&ex)?;
+                Ok(secs(t))
+            })?;
+            let mut want = 0.0;
+            let b = timed(reps, || {
+                let t = Instant::now();
+                want = rayon_sum(x);
+                Ok(secs(t))
+            })?;
+            (s, b, check_close(name, got, want)?, 4 * n as u64)
+        }
+        "pat_scan" => {
+            let xu: Vec<u32> = x.iter().map(|v| (v * 1000.0) as u32).collect();
+            let du = DeviceVec::from_slice(&ex, &xu)?;
+            let out = DeviceVec::<u32>::zeroed(&ex, n)?;
+            let s = timed(reps, || {
+                let t = Instant::now();
+                du.inclusive_scan_into(&ex, &out, |a, b| a + b)?;
+                Ok(secs(t))
+            })?;
+            let mut want = vec![0u32; n];
+            let b = timed(reps, || {
+                let t = Instant::now();
+                rayon_scan(&xu, &mut want);
+                Ok(secs(t))
+            })?;
+            exact_u32(name, &out.to_vec()?, &want)?;
+            (s, b, 0.0, 8 * n as u64)
+        }
+        "pat_sort" => {
+            let keys: Vec<u32> = x.iter().map(|v| (v * 4294967296.0) as u32).collect();
+            let d = DeviceVec::<u32>::zeroed(&ex, n)?;
+            let s = timed(reps, || {
+                d.copy_from_slice(&keys)?;
+                let t = Instant::now();
+                d.sort()?;
+                Ok(secs(t))
+            })?;
+            let mut want = keys.clone();
+            let b = timed(reps, || {
+                want.copy_from_slice(&keys);
+                let t = Instant::now();
+                want.par_sort_unstable();
+                Ok(secs(t))
+            })?;
+            exact_u32(name, &d.to_vec()?, &want)?;
+            (s, b, 0.0, 8 * n as u64)
+        }
+        other => {
+            return Err(BenchError::InvalidOptions(format!(
+                "`{other}` is not a pattern benchmark"
+            )))
+        }
+    };
+    let st = ex.staging();
+    // The sort caps its work-groups at 256 work-items (16 local counts each).
+    let ex = if name == "pat_sort" {
+        ex.with_staging(super::Staging {
+            group_size: st.group_size.min(256),
+            ..st
+        })?
+    } else {
+        ex
+    };
+    let st = ex.staging();
+    Ok(BenchResult {
+        bench: name,
+        device: queue.device().info().spec(),
+        n,
+        reps,
+        local_size: st.group_size as usize,
+        groups: match name {
+            "pat_vadd" | "pat_saxpy" => n.div_ceil((st.group_size * st.items_per_thread) as usize),
+            _ => super::scan::plan(&ex, n.max(1)).groups,
+        },
+        bytes,
+        strata_s,
+        baseline: "rayon",
+        baseline_s,
+        ratio: strata_s / baseline_s,
+        rel_error,
+    })
+}

@@ -14,7 +14,8 @@ use crate::builder::{lit, Expr, Numeric};
 use crate::error::Result;
 use crate::{Buffer, Event};
 
-pub(crate) fn reduce<T, V, F>(ex: &Exec, view: &V, init: T, op: &F) -> Result<T>
+/// `commutative`: the operator is a built-in commutative one, so the strided layout may be used.
+pub(crate) fn reduce<T, V, F>(ex: &Exec, view: &V, init: T, op: &F, commutative: bool) -> Result<T>
 where
     T: Numeric,
     V: View<Item = Expr<T>>,
@@ -36,6 +37,7 @@ where
         &reads,
         Pass {
             mode: Mode::Reduce,
+            commutative,
             init: Some(init),
             carries: None,
             out: &partials,
@@ -59,6 +61,7 @@ where
         &preads,
         Pass {
             mode: Mode::Reduce,
+            commutative,
             init: None,
             carries: None,
             out: &result,
@@ -86,9 +89,9 @@ where
         key | idx.cast::<u64>()
     });
     let r = if largest {
-        packed.reduce(ex, 0u64, |a, b| a.max(b))?
+        reduce(ex, &packed, 0u64, &|a: Expr<u64>, b| a.max(b), true)?
     } else {
-        packed.reduce(ex, u64::MAX, |a, b| a.min(b))?
+        reduce(ex, &packed, u64::MAX, &|a: Expr<u64>, b| a.min(b), true)?
     };
     let low = r as u32;
     let index = if largest { u32::MAX - low } else { low };

@@ -13,7 +13,7 @@
 //! each block from its carry. Every pass runs on the device.
 
 use super::algorithms::{prepare, same_device};
-use super::{check_alias, launch, mem_id, Cx, DeviceVec, Exec, Reads, View};
+use super::{check_alias, launch, mem_id, Cx, DeviceVec, Exec, Layout, Reads, View};
 use crate::builder::{
     barrier, for_range, for_step, group_id, if_, lit, local_id, select, var_named, Expr,
     LocalArray, Numeric,
@@ -70,6 +70,9 @@ pub(crate) fn plan_one(ex: &Exec, n: usize) -> Plan {
 /// A pass's mode and destination.
 pub(crate) struct Pass<'a, T> {
     pub mode: Mode,
+    /// The operator is commutative (a built-in one): with the strided layout, a reduce pass
+    /// gives work-item `l` the block's elements `l, l + group_size, ...` (coalesced).
+    pub commutative: bool,
     pub init: Option<T>,
     /// Inclusive scan of the block totals (scan passes after a reduce pass).
     pub carries: Option<&'a Buffer<T>>,
@@ -134,6 +137,29 @@ pub(crate) fn group_scan<T: Numeric>(
     }
 }
 
+/// Records `body(j)` for `j = start, start + step, ...` below `end`, in order: a device loop
+/// with `k` copies of the body (staged), then the remainder.
+pub(crate) fn seq_by(
+    cx: &mut Cx,
+    start: Expr<u32>,
+    end: Expr<u32>,
+    step: u32,
+    k: u32,
+    body: &mut dyn FnMut(&mut Cx, Expr<u32>),
+) {
+    if step == 1 {
+        return seq(cx, start, end, k, body);
+    }
+    let count = select(end.gt(start), (end - start + (step - 1)) / step, 0u32);
+    let main = count / k * k;
+    for_step(0u32, main, lit(k), |c| {
+        for t in 0..k {
+            body(cx, start + (c + t) * step)
+        }
+    });
+    for_range(main, count, |c| body(cx, start + c * step));
+}
+
 /// Enqueues one block pass over `view` (see the module docs).
 pub(crate) fn block_pass<T, V, F>(
     ex: &Exec,
@@ -162,13 +188,18 @@ where
         let (g, l) = (group_id(0), local_id(0));
         let b0 = (g * bsz).named("blk_start");
         let bend = (b0 + bsz).min(n).named("blk_end");
-        let start = (b0 + l * per).min(bend).named("part_start");
-        let end = (start + per).min(bend).named("part_end");
+        let strided = pass.commutative && pass.mode == Mode::Reduce && st.layout == Layout::Strided;
+        let (start, end, step) = if strided {
+            ((b0 + l).min(bend).named("part_start"), bend, gs)
+        } else {
+            let start = (b0 + l * per).min(bend).named("part_start");
+            (start, (start + per).min(bend).named("part_end"), 1)
+        };
         // 1. The work-item's total, in order.
         let acc = var_named("acc", lit(crate::ir::eval::Num::zero()));
         if_(start.lt(end), || {
             acc.set(view.at(cx, start));
-            seq(cx, start + 1u32, end, k, &mut |cx, j| {
+            seq_by(cx, start + step, end, step, k, &mut |cx, j| {
                 acc.set(op(acc.get(), view.at(cx, j)))
             });
         });
@@ -180,7 +211,11 @@ where
             Mode::Reduce => {
                 // Work-items past the block's end hold no total: the block's total is that of
                 // the last work-item with elements.
-                let items = ((bend - b0 + per - 1u32) / per).min(lit(gs));
+                let items = if strided {
+                    (bend - b0).min(lit(gs))
+                } else {
+                    ((bend - b0 + per - 1u32) / per).min(lit(gs))
+                };
                 let total = sc.at(items - 1u32);
                 let total = match init {
                     Some(i) => select(g.eq(0u32), op(i, total), total),
@@ -281,6 +316,7 @@ where
             &reads,
             Pass {
                 mode,
+                commutative: false,
                 init,
                 carries: None,
                 out,
@@ -299,6 +335,7 @@ where
         &reads,
         Pass {
             mode: Mode::Reduce,
+            commutative: false,
             init,
             carries: None,
             out: &partials,
@@ -318,6 +355,7 @@ where
         &preads,
         Pass {
             mode: Mode::Inclusive,
+            commutative: false,
             init: None,
             carries: None,
             out: &carries,
@@ -333,6 +371,7 @@ where
         &reads,
         Pass {
             mode,
+            commutative: false,
             init,
             carries: Some(&carries),
             out,

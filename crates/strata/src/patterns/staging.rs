@@ -7,7 +7,7 @@
 //! device's kernel cache: a kernel is compiled again only when a staged value changes.
 
 use crate::error::{Error, Result};
-use crate::{Device, Queue};
+use crate::{BackendKind, Device, Queue};
 
 /// How element-wise kernels assign elements to work-items.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -31,14 +31,18 @@ pub struct Staging {
     /// Largest number of work-groups of reductions, scans and sorts (each work-group owns one
     /// contiguous block of the input; the work-group's results are combined by a second pass).
     pub max_groups: u32,
-    /// Element-to-work-item assignment of element-wise kernels.
+    /// Element-to-work-item assignment of element-wise kernels, and of reductions whose
+    /// operator is known to be commutative (`sum`, `min`, `max`, `count`, `argmin`, ...);
+    /// reductions and scans with a user operator always give each work-item a contiguous part,
+    /// to keep the order.
     pub layout: Layout,
 }
 
 impl Staging {
     /// The defaults for `device`: its preferred work-group size (at most 1024), 4 elements per
-    /// work-item, 16 work-groups per compute unit, and the contiguous layout on CPUs, strided
-    /// elsewhere.
+    /// work-item, 16 work-groups per compute unit, and the contiguous layout on OpenCL CPU
+    /// devices, strided elsewhere (GPUs, and the CPU backend, which runs work-groups in
+    /// lockstep).
     pub fn for_device(device: &Device) -> Staging {
         let info = device.info();
         let gs = info
@@ -50,7 +54,11 @@ impl Staging {
             group_size: gs as u32,
             items_per_thread: 4,
             max_groups: (info.compute_units.max(1) * 16).min(1024),
-            layout: if info.is_cpu() {
+            // PoCL and other OpenCL CPU devices run a work-item's loop to its end before the
+            // next work-item: contiguous runs are cache friendly. GPUs and the CPU backend (which
+            // runs a work-group in lockstep, one operation over all work-items at a time) want
+            // neighbouring work-items on neighbouring elements.
+            layout: if info.backend == BackendKind::OpenCl && info.is_cpu() {
                 Layout::Contiguous
             } else {
                 Layout::Strided

@@ -191,7 +191,7 @@ pub trait View: Clone {
     where
         Self: View<Item = Expr<T>>,
     {
-        reduce::reduce(ex, self, init, &op)
+        reduce::reduce(ex, self, init, &op, false)
     }
 
     /// The sum (integers wrap; 0 for no elements).
@@ -199,7 +199,7 @@ pub trait View: Clone {
     where
         Self: View<Item = Expr<T>>,
     {
-        self.reduce(ex, crate::ir::eval::Num::zero(), |a, b| a + b)
+        reduce::reduce(ex, self, crate::ir::eval::Num::zero(), &|a, b| a + b, true)
     }
 
     /// The smallest element (`None` for no elements; NaN is ignored as by `f32::min`).
@@ -211,8 +211,14 @@ pub trait View: Clone {
             self.check()?;
             return Ok(None);
         }
-        self.reduce(ex, crate::ir::eval::Num::greatest(), |a, b| a.min(b))
-            .map(Some)
+        reduce::reduce(
+            ex,
+            self,
+            crate::ir::eval::Num::greatest(),
+            &|a: Expr<T>, b| a.min(b),
+            true,
+        )
+        .map(Some)
     }
 
     /// The largest element (`None` for no elements; NaN is ignored as by `f32::max`).
@@ -224,8 +230,14 @@ pub trait View: Clone {
             self.check()?;
             return Ok(None);
         }
-        self.reduce(ex, crate::ir::eval::Num::least(), |a, b| a.max(b))
-            .map(Some)
+        reduce::reduce(
+            ex,
+            self,
+            crate::ir::eval::Num::least(),
+            &|a: Expr<T>, b| a.max(b),
+            true,
+        )
+        .map(Some)
     }
 
     /// Index and value of the smallest element, the first one among equals (floats compare by
