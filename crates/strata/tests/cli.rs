@@ -211,7 +211,9 @@ fn bench_run_verifies_results() {
     )
     .unwrap();
     let names: Vec<&str> = one.iter().map(|r| r.bench).collect();
-    assert_eq!(names, ["vadd", "saxpy"]);
+    let mut want = vec!["vadd", "saxpy"];
+    want.extend(bench::selected(Some("pat_")));
+    assert_eq!(names, want, "every pattern benchmark name contains `a`");
 }
 
 #[test]
@@ -290,9 +292,12 @@ fn bench_runs_several_devices_in_one_run() {
     );
     let text = String::from_utf8_lossy(&out.stdout);
     let lines: Vec<&str> = text.lines().collect();
-    assert_eq!(lines.len(), 8, "four benchmarks per device:\n{text}");
+    let per = bench::selected(None).len();
+    assert_eq!(lines.len(), 2 * per, "{per} benchmarks per device:\n{text}");
     assert!(
-        lines[..4].iter().all(|l| l.contains("\"device\":\"cpu\"")),
+        lines[..per]
+            .iter()
+            .all(|l| l.contains("\"device\":\"cpu\"")),
         "{text}"
     );
 }
