@@ -306,7 +306,11 @@ pub fn gpu_limits(device: &Device, opts: &BenchOptions) -> Result<Option<GpuLimi
 /// The results as an aligned text table, with a header naming the device.
 pub fn table(device: &Device, results: &[BenchResult]) -> String {
     let info = device.info();
-    let baseline = results.first().map_or("rayon", |r| r.baseline);
+    let first = results.first().map_or("rayon", |r| r.baseline);
+    // Rows against different baselines (on CUDA: hand-written CUDA C, or rayon where there is
+    // no CUDA baseline) name theirs.
+    let mixed = results.iter().any(|r| r.baseline != first);
+    let baseline = if mixed { "baseline" } else { first };
     let mut rows = vec![[
         "bench".to_string(),
         "n".to_string(),
@@ -321,7 +325,11 @@ pub fn table(device: &Device, results: &[BenchResult]) -> String {
     ]];
     for r in results {
         rows.push([
-            r.bench.to_string(),
+            if mixed {
+                format!("{} vs {}", r.bench, r.baseline)
+            } else {
+                r.bench.to_string()
+            },
             r.n.to_string(),
             r.local_size.to_string(),
             r.groups.to_string(),
@@ -340,9 +348,12 @@ pub fn table(device: &Device, results: &[BenchResult]) -> String {
         }
     }
     let reps = results.first().map_or(0, |r| r.reps);
+    let rayon_text = format!("rayon on {} thread(s)", rayon::current_num_threads());
+    let cuda_text = "hand-written CUDA C through NVRTC on the same GPU";
     let against = match baseline {
-        "cuda" => "hand-written CUDA C through NVRTC on the same GPU".to_string(),
-        _ => format!("rayon on {} thread(s)", rayon::current_num_threads()),
+        "cuda" => cuda_text.to_string(),
+        "baseline" => format!("{cuda_text} (`vs cuda`) or {rayon_text} (`vs rayon`)"),
+        _ => rayon_text,
     };
     let mut out = format!(
         "device {} ({}), median of {reps} repetition(s), baseline: {against}\n",

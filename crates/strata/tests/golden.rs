@@ -11,6 +11,9 @@
 #[path = "../examples/matmul.rs"]
 #[allow(dead_code)]
 mod matmul;
+#[path = "../examples/patterns.rs"]
+#[allow(dead_code)]
+mod patterns;
 #[path = "../examples/reduce.rs"]
 #[allow(dead_code)]
 mod reduce;
@@ -40,6 +43,8 @@ fn all_kernels() -> BTreeMap<String, Kernel> {
         reduce::reductions_on_cpu();
         matmul::matmuls_on_cpu();
         showcase::showcase_on_cpu();
+        patterns::patterns_on_cpu();
+        every_pattern_on_cpu();
     });
     let mut named = BTreeMap::new();
     let mut seen: BTreeMap<String, Vec<String>> = BTreeMap::new();
@@ -57,6 +62,75 @@ fn all_kernels() -> BTreeMap<String, Kernel> {
         named.insert(name, k);
     }
     named
+}
+
+/// Every algorithm of the patterns layer once, on the CPU backend, so that their kernels are
+/// golden files and compiled by every OpenCL device and by NVRTC like all others.
+fn every_pattern_on_cpu() {
+    use strata::patterns::*;
+    use strata::prelude::*;
+    let q = Queue::new(&Device::from_spec("cpu").unwrap()).unwrap();
+    let ex = Exec::new(&q);
+    let n = 300u32;
+    let u: Vec<u32> = (0..n)
+        .map(|i| i.wrapping_mul(2_654_435_761) % 1000)
+        .collect();
+    let du = DeviceVec::from_slice(&ex, &u).unwrap();
+    let di =
+        DeviceVec::from_slice(&ex, &u.iter().map(|&v| v as i32 - 500).collect::<Vec<_>>()).unwrap();
+    let df =
+        DeviceVec::from_slice(&ex, &u.iter().map(|&v| v as f32 * 0.5).collect::<Vec<_>>()).unwrap();
+    let dl =
+        DeviceVec::from_slice(&ex, &u.iter().map(|&v| v as u64 * 977).collect::<Vec<_>>()).unwrap();
+    let idx = DeviceVec::from_slice(&ex, &(0..n).rev().collect::<Vec<_>>()).unwrap();
+    zip(counting(0, n as usize), constant(3u32, n as usize))
+        .enumerate()
+        .map(|(i, (a, b))| i + a * b)
+        .collect(&ex)
+        .unwrap();
+    zip3(&du, &di, &df)
+        .map(|(a, b, c)| a.cast::<f32>() + b.cast::<f32>() * c)
+        .rev()
+        .strided(3)
+        .collect(&ex)
+        .unwrap();
+    (&du).gather(&idx).skip(5).take(100).collect(&ex).unwrap();
+    let out = DeviceVec::<u32>::zeroed(&ex, n as usize).unwrap();
+    zip(&du, out.slots())
+        .for_each(&ex, |(v, slot)| slot.set(v + 1u32))
+        .unwrap();
+    zip(&du, &du)
+        .map(|(a, b)| a * b)
+        .collect_async(&ex)
+        .unwrap();
+    du.sum(&ex).unwrap();
+    df.min(&ex).unwrap();
+    di.max(&ex).unwrap();
+    du.argmin(&ex).unwrap();
+    df.argmax(&ex).unwrap();
+    du.count(&ex, |v| v.lt(500u32)).unwrap();
+    du.any(&ex, |v| v.eq(999u32)).unwrap();
+    di.all(&ex, |v| v.ge(0i32)).unwrap();
+    di.reduce(&ex, 17, |a, b| a.max(b)).unwrap();
+    di.inclusive_scan(&ex, |a, b| a + b).unwrap();
+    di.exclusive_scan(&ex, 5, |a, b| a + b).unwrap();
+    du.filter(&ex, |v| v.lt(30u32)).unwrap();
+    du.partition(&ex, |v| (v % 3u32).eq(0u32)).unwrap();
+    (&du).map(|v| v % 64u32).histogram(&ex, 64).unwrap();
+    let keys = DeviceVec::from_slice(&ex, &u.iter().map(|v| v / 100).collect::<Vec<_>>()).unwrap();
+    reduce_by_key(&ex, &keys, &di, |a, b| a + b).unwrap();
+    du.sorted(&ex).unwrap();
+    di.sorted(&ex).unwrap();
+    df.sorted(&ex).unwrap();
+    dl.sorted(&ex).unwrap();
+    sort_by_key(&ex, &du, &df).unwrap();
+    du.sort()
+        .unwrap()
+        .transform(|v| v * 2u32)
+        .unwrap()
+        .fill(7)
+        .unwrap();
+    di.exclusive_scan_in_place(0, |a, b| a + b).unwrap();
 }
 
 fn golden_dir(dialect: &str) -> PathBuf {

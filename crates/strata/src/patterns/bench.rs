@@ -25,6 +25,7 @@
 
 use super::{zip, DeviceVec, Exec, View};
 use crate::bench::{check_close, check_exact, BenchError, BenchResult, SAXPY_A};
+use crate::cuda::baseline::CudaBaseline;
 use crate::prelude::*;
 use rayon::prelude::*;
 use std::time::Instant;
@@ -150,6 +151,22 @@ pub fn run(
     let n = x.len();
     let dx = DeviceVec::from_slice(&ex, x)?;
     let dy = DeviceVec::from_slice(&ex, y)?;
+    // On a CUDA device the element-wise and reduction benchmarks are compared with the
+    // hand-written CUDA C kernels (checked against rayon's results too); scan and sort with
+    // rayon, and with the copy bandwidth `strata bench` prints.
+    let cuda = match queue.device().info().backend {
+        crate::BackendKind::Cuda => Some(CudaBaseline::new(queue.device())?),
+        _ => None,
+    };
+    let mut baseline = "rayon";
+    let mut on_gpu =
+        |rayon_s: f64, run: &dyn Fn(&CudaBaseline) -> Result<f64, BenchError>| match &cuda {
+            Some(c) => {
+                baseline = "cuda";
+                run(c)
+            }
+            None => Ok(rayon_s),
+        };
     let (strata_s, baseline_s, rel_error, bytes) = match name {
         "pat_vadd" => {
             let z = DeviceVec::<f32>::zeroed(&ex, n)?;
@@ -171,6 +188,11 @@ pub fn run(
                 Ok(secs(t))
             })?;
             check_exact(name, &z.to_vec()?, &want)?;
+            let b = on_gpu(b, &|c| {
+                let (s, v) = c.vadd(x, y, reps)?;
+                check_exact("pat_vadd (the CUDA baseline)", &v, &want)?;
+                Ok(s)
+            })?;
             (s, b, 0.0, 12 * n as u64)
         }
         "pat_saxpy" => {
@@ -196,6 +218,11 @@ pub fn run(
                 Ok(secs(t))
             })?;
             check_exact(name, &dy.to_vec()?, &want)?;
+            let b = on_gpu(b, &|c| {
+                let (s, v) = c.saxpy(SAXPY_A, x, y, reps)?;
+                check_exact("pat_saxpy (the CUDA baseline)", &v, &want)?;
+                Ok(s)
+            })?;
             (s, b, 0.0, 12 * n as u64)
         }
         "pat_dot" | "pat_dot_unfused" => {
@@ -217,6 +244,11 @@ pub fn run(
                 want = rayon_dot(x, y);
                 Ok(secs(t))
             })?;
+            let b = on_gpu(b, &|c| {
+                let (s, v) = c.reduce(x, Some(y), reps)?;
+                check_close(name, v, want)?;
+                Ok(s)
+            })?;
             (s, b, check_close(name, got, want)?, 8 * n as u64)
         }
         "pat_sum" => {
@@ -231,6 +263,11 @@ pub fn run(
                 let t = Instant::now();
                 want = rayon_sum(x);
                 Ok(secs(t))
+            })?;
+            let b = on_gpu(b, &|c| {
+                let (s, v) = c.reduce(x, None, reps)?;
+                check_close(name, v, want)?;
+                Ok(s)
             })?;
             (s, b, check_close(name, got, want)?, 4 * n as u64)
         }
@@ -300,7 +337,7 @@ pub fn run(
         },
         bytes,
         strata_s,
-        baseline: "rayon",
+        baseline,
         baseline_s,
         ratio: strata_s / baseline_s,
         rel_error,
