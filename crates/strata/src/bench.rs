@@ -493,7 +493,7 @@ fn group_size(device: &Device) -> usize {
 }
 
 /// Times `f` once to warm up, then `reps` times; returns the median, in seconds.
-fn timed<E>(reps: usize, mut f: impl FnMut() -> Result<f64, E>) -> Result<f64, E> {
+pub(crate) fn timed<E>(reps: usize, mut f: impl FnMut() -> Result<f64, E>) -> Result<f64, E> {
     f()?;
     let mut t = Vec::with_capacity(reps);
     for _ in 0..reps {

@@ -85,12 +85,7 @@ fn driver_library() -> std::result::Result<(), String> {
                  driver is installed"
             )
         })?;
-        let missing: Vec<&str> = DRIVER_SYMBOLS
-            .iter()
-            .copied()
-            // SAFETY: only the symbol's address is looked up.
-            .filter(|s| unsafe { lib.get::<*const ()>(s.as_bytes()) }.is_err())
-            .collect();
+        let missing = missing_symbols(&lib, DRIVER_SYMBOLS);
         if !missing.is_empty() {
             return Err(format!(
                 "the CUDA driver library lacks {} (strata needs a driver for CUDA 12 or later)",
@@ -106,6 +101,19 @@ fn driver_library() -> std::result::Result<(), String> {
     .as_ref()
     .map(|_| ())
     .map_err(|e| e.clone())
+}
+
+/// The names in `symbols` that `lib` does not export.
+pub(crate) fn missing_symbols(
+    lib: &libloading::Library,
+    symbols: &[&'static str],
+) -> Vec<&'static str> {
+    symbols
+        .iter()
+        .copied()
+        // SAFETY: only the symbol's address is looked up; nothing is called.
+        .filter(|s| unsafe { lib.get::<*const ()>(s.as_bytes()) }.is_err())
+        .collect()
 }
 
 /// A CUDA context handle; the driver allows using it from any thread.

@@ -103,12 +103,7 @@ fn load() -> std::result::Result<Nvrtc, String> {
                 continue;
             }
         };
-        let missing: Vec<&str> = SYMBOLS
-            .iter()
-            .copied()
-            // SAFETY: only the symbol's address is looked up; nothing is called.
-            .filter(|s| unsafe { lib.get::<*const ()>(s.as_bytes()) }.is_err())
-            .collect();
+        let missing = super::missing_symbols(&lib, SYMBOLS);
         if !missing.is_empty() {
             return Err(format!(
                 "the NVRTC library `{}` lacks {} (too old? strata needs CUDA 12 or later)",

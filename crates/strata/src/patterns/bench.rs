@@ -43,24 +43,9 @@ pub const BENCHES: [&str; 7] = [
 
 const CHUNK: usize = 1 << 14;
 
-fn median(mut t: Vec<f64>) -> f64 {
-    t.sort_by(f64::total_cmp);
-    let m = t.len() / 2;
-    if t.len() % 2 == 1 {
-        t[m]
-    } else {
-        (t[m - 1] + t[m]) / 2.0
-    }
-}
-
-/// Runs `f` once to warm up, then `reps` times; `f` returns the seconds it measured.
-fn timed(reps: usize, mut f: impl FnMut() -> Result<f64, BenchError>) -> Result<f64, BenchError> {
-    f()?;
-    let mut t = Vec::with_capacity(reps);
-    for _ in 0..reps {
-        t.push(f()?);
-    }
-    Ok(median(t))
+/// Runs `f` once to warm up, then `reps` times; the median of the seconds `f` measured.
+fn timed(reps: usize, f: impl FnMut() -> Result<f64, BenchError>) -> Result<f64, BenchError> {
+    crate::bench::timed(reps, f)
 }
 
 fn secs(t: Instant) -> f64 {
