@@ -160,12 +160,9 @@ impl CudaBaseline {
         Ok(v)
     }
 
-    /// Median of `reps` timed runs after one warm-up.
-    fn timed(reps: usize, mut run: impl FnMut() -> Result<f64>) -> Result<f64> {
-        run()?;
-        let mut t: Vec<f64> = (0..reps).map(|_| run()).collect::<Result<_>>()?;
-        t.sort_by(f64::total_cmp);
-        Ok(t[t.len() / 2])
+    /// Median of `reps` timed runs after one warm-up (the benchmarks' own timing rule).
+    fn timed(reps: usize, run: impl FnMut() -> Result<f64>) -> Result<f64> {
+        crate::bench::timed(reps, run)
     }
 
     /// `c = a + b`: median seconds and the result.
