@@ -19,7 +19,7 @@ use crate::runtime::{
     check_range, ArgValue, Command, CompiledKernel, Finish, Memory, NdRange, WorkerQueue,
 };
 use cudarc::driver::{result as cu, sys};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// Creates the strata queue of a CUDA device.
@@ -32,6 +32,7 @@ pub(crate) fn new_queue(dev: &CudaDevice) -> Result<WorkerQueue> {
     );
     let worker = Worker {
         stream,
+        events: Arc::default(),
         max_grid: [i32::MAX as usize, 65535, 65535],
     };
     WorkerQueue::spawn_pipelined("cuda", move || ctx.bind(), move |cmd| worker.issue(cmd))
@@ -64,6 +65,9 @@ impl Drop for CuEvent {
 
 struct Worker {
     stream: Stream,
+    /// Events whose commands have completed, for reuse: creating two events per command would
+    /// add two driver calls to every launch.
+    events: Arc<Mutex<Vec<CuEvent>>>,
     max_grid: [usize; 3],
 }
 
@@ -81,10 +85,14 @@ fn fits(m: &Arc<dyn Memory>, offset: usize, len: usize) -> Result<sys::CUdevicep
 
 impl Worker {
     fn record(&self) -> Result<CuEvent> {
-        let e = CuEvent(
-            cu::event::create(sys::CUevent_flags::CU_EVENT_DEFAULT)
-                .map_err(|e| cu_error("cuEventCreate", e))?,
-        );
+        let reused = self.events.lock().unwrap().pop();
+        let e = match reused {
+            Some(e) => e,
+            None => CuEvent(
+                cu::event::create(sys::CUevent_flags::CU_EVENT_DEFAULT)
+                    .map_err(|e| cu_error("cuEventCreate", e))?,
+            ),
+        };
         // SAFETY: the event and the stream belong to the bound context.
         unsafe { cu::event::record(e.0, self.stream.0) }
             .map_err(|e| cu_error("cuEventRecord", e))?;
@@ -167,6 +175,7 @@ impl Worker {
             }
         };
         let end = self.record()?;
+        let pool = self.events.clone();
         Ok(Box::new(move || {
             // Whole values, not their raw-pointer fields, move into the closure.
             let (start, end) = (start, end);
@@ -176,6 +185,7 @@ impl Worker {
             // SAFETY: both events were recorded and have completed.
             let ms = unsafe { cu::event::elapsed(start.0, end.0) }
                 .map_err(|e| cu_error("cuEventElapsedTime", e))?;
+            pool.lock().unwrap().extend([start, end]);
             drop(keep);
             if let Some(f) = after {
                 f();
