@@ -72,6 +72,26 @@ where
     Ok(ex.queue().read_range(&result, 0..1)?[0])
 }
 
+/// The largest (`largest`) or smallest element, `None` for no elements: a commutative
+/// reduction from the type's least or greatest value.
+pub(crate) fn extreme<T, V>(ex: &Exec, view: &V, largest: bool) -> Result<Option<T>>
+where
+    T: Numeric,
+    V: View<Item = Expr<T>>,
+{
+    if view.is_empty() {
+        view.check()?;
+        return Ok(None);
+    }
+    let op = |a: Expr<T>, b: Expr<T>| if largest { a.max(b) } else { a.min(b) };
+    let init = if largest {
+        crate::ir::eval::Num::least()
+    } else {
+        crate::ir::eval::Num::greatest()
+    };
+    reduce(ex, view, init, &op, true).map(Some)
+}
+
 /// The first index of the smallest (or largest) element: a `u64` reduction of
 /// `order_bits(x) << 32 | i` (for the largest, `| (u32::MAX - i)`), fused with the view.
 pub(crate) fn arg_extreme<T, V>(ex: &Exec, view: &V, largest: bool) -> Result<Option<(usize, T)>>

@@ -207,18 +207,7 @@ pub trait View: Clone {
     where
         Self: View<Item = Expr<T>>,
     {
-        if self.is_empty() {
-            self.check()?;
-            return Ok(None);
-        }
-        reduce::reduce(
-            ex,
-            self,
-            crate::ir::eval::Num::greatest(),
-            &|a: Expr<T>, b| a.min(b),
-            true,
-        )
-        .map(Some)
+        reduce::extreme(ex, self, false)
     }
 
     /// The largest element (`None` for no elements; NaN is ignored as by `f32::max`).
@@ -226,18 +215,7 @@ pub trait View: Clone {
     where
         Self: View<Item = Expr<T>>,
     {
-        if self.is_empty() {
-            self.check()?;
-            return Ok(None);
-        }
-        reduce::reduce(
-            ex,
-            self,
-            crate::ir::eval::Num::least(),
-            &|a: Expr<T>, b| a.max(b),
-            true,
-        )
-        .map(Some)
+        reduce::extreme(ex, self, true)
     }
 
     /// Index and value of the smallest element, the first one among equals (floats compare by
