@@ -6,10 +6,11 @@
 //! **Finding NVRTC.** In order: the file or folder named by `STRATA_NVRTC`; the system's library
 //! search path (`libnvrtc.so`, `libnvrtc.so.12`, `libnvrtc.so.13`); `$CUDA_PATH/lib64`,
 //! `$CUDA_HOME/lib64` and `/usr/local/cuda/lib64`; and the `nvidia-cuda-nvrtc-cu12` Python
-//! wheel (`pip install nvidia-cuda-nvrtc-cu12`), found through `python3`. The library found
-//! is loaded by its path and kept loaded, and `cudarc` then finds it by its soname, so cudarc
-//! never searches on its own (it panics when it finds nothing). Every symbol strata calls is
-//! checked first, so an incomplete library is an error, not a panic.
+//! wheel (`pip install nvidia-cuda-nvrtc-cu12`, or the CUDA 13 wheel `nvidia-cuda-nvrtc`),
+//! found through `python3`. The library found is loaded by its path and kept loaded, and strata
+//! calls it through its own table of function pointers, resolved from that library (whatever
+//! its soname: NVRTC 12 and 13 both work). Every symbol is resolved when the library is loaded,
+//! so an incomplete library is an error, not a panic.
 //!
 //! **PTX cache.** Compiled PTX is stored in a folder, one file per kernel, named by a 128-bit
 //! hash of the source, the compile options, the target architecture and the NVRTC version (all
@@ -21,12 +22,11 @@
 
 use crate::codegen::Generated;
 use crate::error::{number_lines, Error, Result};
-use cudarc::nvrtc::{result as nv, sys as nvsys};
-use std::ffi::CString;
+use std::ffi::{c_char, c_int, c_void, CString};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-/// The NVRTC functions strata (through cudarc) calls.
+/// The NVRTC functions strata calls, in the order of the fields of [`Api`].
 const SYMBOLS: &[&str] = &[
     "nvrtcVersion",
     "nvrtcCreateProgram",
@@ -36,13 +36,91 @@ const SYMBOLS: &[&str] = &[
     "nvrtcGetProgramLog",
     "nvrtcGetPTXSize",
     "nvrtcGetPTX",
+    "nvrtcGetErrorString",
 ];
+
+/// NVRTC's status code (`nvrtcResult`); 0 is success.
+type Status = c_int;
+/// An NVRTC program handle (`nvrtcProgram`).
+type Program = *mut c_void;
+
+/// NVRTC's C API (the signatures are the same in CUDA 12 and 13), resolved from the library
+/// that was loaded. The pointers stay valid while [`Nvrtc::_lib`] is loaded, which is for the
+/// life of the process.
+struct Api {
+    version: unsafe extern "C" fn(*mut c_int, *mut c_int) -> Status,
+    create_program: unsafe extern "C" fn(
+        *mut Program,
+        *const c_char,
+        *const c_char,
+        c_int,
+        *const *const c_char,
+        *const *const c_char,
+    ) -> Status,
+    compile_program: unsafe extern "C" fn(Program, c_int, *const *const c_char) -> Status,
+    destroy_program: unsafe extern "C" fn(*mut Program) -> Status,
+    get_program_log_size: unsafe extern "C" fn(Program, *mut usize) -> Status,
+    get_program_log: unsafe extern "C" fn(Program, *mut c_char) -> Status,
+    get_ptx_size: unsafe extern "C" fn(Program, *mut usize) -> Status,
+    get_ptx: unsafe extern "C" fn(Program, *mut c_char) -> Status,
+    get_error_string: unsafe extern "C" fn(Status) -> *const c_char,
+}
+
+impl Api {
+    /// Resolves every function of the API from `lib`; the names missing, if any.
+    fn resolve(lib: &libloading::Library) -> std::result::Result<Api, Vec<&'static str>> {
+        let missing = super::missing_symbols(lib, SYMBOLS);
+        if !missing.is_empty() {
+            return Err(missing);
+        }
+        /// One symbol as a function pointer of the type the field expects.
+        fn get<T: Copy>(lib: &libloading::Library, name: &str) -> T {
+            // SAFETY: the symbol exists (checked above) and `T` is the C signature NVRTC
+            // documents for it; the pointer is used only while the library stays loaded.
+            unsafe { *lib.get::<T>(name.as_bytes()).expect("symbol checked present") }
+        }
+        Ok(Api {
+            version: get(lib, SYMBOLS[0]),
+            create_program: get(lib, SYMBOLS[1]),
+            compile_program: get(lib, SYMBOLS[2]),
+            destroy_program: get(lib, SYMBOLS[3]),
+            get_program_log_size: get(lib, SYMBOLS[4]),
+            get_program_log: get(lib, SYMBOLS[5]),
+            get_ptx_size: get(lib, SYMBOLS[6]),
+            get_ptx: get(lib, SYMBOLS[7]),
+            get_error_string: get(lib, SYMBOLS[8]),
+        })
+    }
+
+    /// An NVRTC status as text (`NVRTC_ERROR_COMPILATION`).
+    fn describe(&self, status: Status) -> String {
+        // SAFETY: NVRTC returns a static NUL-terminated string for every status.
+        let p = unsafe { (self.get_error_string)(status) };
+        if p.is_null() {
+            return format!("NVRTC error {status}");
+        }
+        // SAFETY: non-null, NUL-terminated, static.
+        unsafe { std::ffi::CStr::from_ptr(p) }
+            .to_string_lossy()
+            .into_owned()
+    }
+
+    /// `Ok` for success, else the call's name and the status as text.
+    fn check(&self, call: &str, status: Status) -> std::result::Result<(), String> {
+        if status == 0 {
+            Ok(())
+        } else {
+            Err(format!("{call} failed: {}", self.describe(status)))
+        }
+    }
+}
 
 /// The loaded NVRTC library.
 struct Nvrtc {
     path: PathBuf,
     version: (i32, i32),
-    /// Keeps the library loaded for the life of the process.
+    api: Api,
+    /// Keeps the library (and so every pointer of `api`) loaded for the life of the process.
     _lib: libloading::Library,
 }
 
@@ -70,18 +148,21 @@ fn candidates() -> std::result::Result<Vec<PathBuf>, String> {
         }
     }
     c.extend(in_dir(Path::new("/usr/local/cuda/lib64")));
-    // The pip wheel `nvidia-cuda-nvrtc-cu12`: ask Python where it is.
+    // The pip wheels: `nvidia-cuda-nvrtc-cu12` (`nvidia/cuda_nvrtc/lib`) and CUDA 13's
+    // `nvidia-cuda-nvrtc` (`nvidia/cu13/lib`); ask Python where they are.
+    const WHEELS: &str = "import importlib, os\n\
+        for m, sub in (('nvidia.cuda_nvrtc', 'lib'), ('nvidia.cu13', 'lib')):\n\
+        \x20   try: print(os.path.join(list(importlib.import_module(m).__path__)[0], sub))\n\
+        \x20   except Exception: pass\n";
     if let Ok(out) = std::process::Command::new("python3")
-        .args([
-            "-c",
-            "import nvidia.cuda_nvrtc as m; print(list(m.__path__)[0])",
-        ])
+        .args(["-c", WHEELS])
         .stderr(std::process::Stdio::null())
         .output()
     {
-        let dir = String::from_utf8_lossy(&out.stdout).trim().to_string();
-        if out.status.success() && !dir.is_empty() {
-            c.extend(in_dir(&Path::new(&dir).join("lib")));
+        for dir in String::from_utf8_lossy(&out.stdout).lines() {
+            if !dir.trim().is_empty() {
+                c.extend(in_dir(Path::new(dir.trim())));
+            }
         }
     }
     Ok(c)
@@ -103,34 +184,20 @@ fn load() -> std::result::Result<Nvrtc, String> {
                 continue;
             }
         };
-        let missing = super::missing_symbols(&lib, SYMBOLS);
-        if !missing.is_empty() {
-            return Err(format!(
+        let api = Api::resolve(&lib).map_err(|missing| {
+            format!(
                 "the NVRTC library `{}` lacks {} (too old? strata needs CUDA 12 or later)",
                 c.display(),
                 missing.join(", ")
-            ));
-        }
-        // cudarc opens NVRTC by name; with this library loaded, the dynamic loader matches
-        // that name against its soname.
-        // SAFETY: only tries to open the library.
-        if !unsafe { nvsys::is_culib_present() } {
-            return Err(format!(
-                "found NVRTC at `{}`, but cudarc cannot open it by any of the names it tries \
-                 (libnvrtc.so, libnvrtc.so.12, ...); put a `libnvrtc.so` link to it on \
-                 LD_LIBRARY_PATH",
-                c.display()
-            ));
-        }
+            )
+        })?;
         let (mut major, mut minor) = (0, 0);
-        // SAFETY: the symbol exists (checked above); the pointers are valid for writes.
-        let r = unsafe { nvsys::nvrtcVersion(&mut major, &mut minor) };
-        if r != nvsys::nvrtcResult::NVRTC_SUCCESS {
-            return Err(format!("nvrtcVersion failed: {r:?}"));
-        }
+        // SAFETY: the pointers are valid for writes.
+        api.check("nvrtcVersion", unsafe { (api.version)(&mut major, &mut minor) })?;
         return Ok(Nvrtc {
             path: c.clone(),
             version: (major, minor),
+            api,
             _lib: lib,
         });
     }
@@ -271,13 +338,45 @@ fn store(file: &Path, contents: &str) {
     }
 }
 
-fn c_text(v: Vec<std::ffi::c_char>) -> String {
-    let bytes: Vec<u8> = v
-        .into_iter()
-        .map(|c| c as u8)
-        .take_while(|&c| c != 0)
-        .collect();
-    String::from_utf8_lossy(&bytes).trim().to_string()
+/// A NUL-terminated C buffer as trimmed text.
+fn c_text(bytes: &[u8]) -> String {
+    let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+    String::from_utf8_lossy(&bytes[..end]).trim().to_string()
+}
+
+/// An NVRTC program, destroyed when dropped.
+struct LiveProgram<'a> {
+    handle: Program,
+    api: &'a Api,
+}
+
+impl Drop for LiveProgram<'_> {
+    fn drop(&mut self) {
+        // SAFETY: the program was created by nvrtcCreateProgram and is destroyed once.
+        let _ = unsafe { (self.api.destroy_program)(&mut self.handle) };
+    }
+}
+
+impl LiveProgram<'_> {
+    /// Reads one of the program's text outputs (the log or the PTX) through its size and
+    /// fill functions.
+    fn read(
+        &self,
+        what: &str,
+        size: unsafe extern "C" fn(Program, *mut usize) -> Status,
+        fill: unsafe extern "C" fn(Program, *mut c_char) -> Status,
+    ) -> std::result::Result<String, String> {
+        let mut n = 0usize;
+        // SAFETY: a live program; `n` is valid for writes.
+        self.api
+            .check(&format!("{what} size"), unsafe { size(self.handle, &mut n) })?;
+        let mut buf = vec![0u8; n.max(1)];
+        // SAFETY: `buf` holds the `n` bytes NVRTC said it will write.
+        self.api.check(what, unsafe {
+            fill(self.handle, buf.as_mut_ptr().cast())
+        })?;
+        Ok(c_text(&buf))
+    }
 }
 
 fn compile_uncached(
@@ -290,26 +389,38 @@ fn compile_uncached(
         backend: "cuda",
         message,
     };
+    let api = &lib.api;
     let src = CString::new(generated.source.as_str())
         .map_err(|_| fail(format!("strata bug: the source of `{kernel}` contains NUL")))?;
     let name = CString::new(format!("{}.cu", generated.entry))
         .map_err(|_| fail(format!("strata bug: the entry of `{kernel}` contains NUL")))?;
-    let prog = nv::create_program(&src, Some(&name))
-        .map_err(|e| fail(format!("nvrtcCreateProgram failed: {e:?}")))?;
-    struct Program(nvsys::nvrtcProgram);
-    impl Drop for Program {
-        fn drop(&mut self) {
-            // SAFETY: the program was created by nvrtcCreateProgram and is destroyed once.
-            let _ = unsafe { nv::destroy_program(self.0) };
-        }
-    }
-    let prog = Program(prog);
-    // SAFETY: `prog` is a live program; the options are NUL-free strings.
-    let compiled = unsafe { nv::compile_program(prog.0, options) };
-    if let Err(e) = compiled {
-        // SAFETY: `prog` is a live program.
-        let log = unsafe { nv::get_program_log(prog.0) }
-            .map(c_text)
+    let c_options = options
+        .iter()
+        .map(|o| CString::new(o.as_str()))
+        .collect::<std::result::Result<Vec<_>, _>>()
+        .map_err(|_| fail(format!("strata bug: an option of `{kernel}` contains NUL")))?;
+    let option_ptrs: Vec<*const c_char> = c_options.iter().map(|o| o.as_ptr()).collect();
+    let mut handle: Program = std::ptr::null_mut();
+    // SAFETY: NUL-terminated strings alive for the call; no headers (count 0, null arrays).
+    let created = unsafe {
+        (api.create_program)(
+            &mut handle,
+            src.as_ptr(),
+            name.as_ptr(),
+            0,
+            std::ptr::null(),
+            std::ptr::null(),
+        )
+    };
+    api.check("nvrtcCreateProgram", created).map_err(fail)?;
+    let prog = LiveProgram { handle, api };
+    // SAFETY: a live program; `option_ptrs` points at NUL-terminated strings alive here.
+    let compiled = unsafe {
+        (api.compile_program)(prog.handle, option_ptrs.len() as c_int, option_ptrs.as_ptr())
+    };
+    if let Err(e) = api.check("nvrtcCompileProgram", compiled) {
+        let log = prog
+            .read("nvrtcGetProgramLog", api.get_program_log_size, api.get_program_log)
             .unwrap_or_default();
         return Err(Error::CompileFailed {
             kernel: kernel.to_string(),
@@ -319,12 +430,10 @@ fn compile_uncached(
                 lib.version.1,
                 options.join(" ")
             ),
-            log: format!("nvrtcCompileProgram failed: {e:?}\n{log}"),
+            log: format!("{e}\n{log}"),
             source_listing: number_lines(&generated.source),
         });
     }
-    // SAFETY: `prog` compiled successfully.
-    let ptx =
-        unsafe { nv::get_ptx(prog.0) }.map_err(|e| fail(format!("nvrtcGetPTX failed: {e:?}")))?;
-    Ok(c_text(ptx))
+    prog.read("nvrtcGetPTX", api.get_ptx_size, api.get_ptx)
+        .map_err(fail)
 }

@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# The one-command GPU run: build here, run everything on a lent GPU machine.
+#
+#   bash scripts/gpu-run.sh build      # here: release build + test binaries, stripped, packed
+#                                      # into .gpu/ (ignored by git)
+#   bash scripts/gpu-run.sh device     # there: devices, check, difftest, every test binary with
+#                                      # STRATA_REQUIRE=cuda, bench at 2^26 (JSON), the CuPy and
+#                                      # PyTorch baselines; every log under $OUT
+#
+# With the device tool, the whole GPU session is one call after the build:
+#   run(command="bash scripts/gpu-run.sh device", carry=[".gpu"], timeout_s=600)
+#
+# The device machine has CUDA 13 (its own NVRTC), the driver, Python with CuPy and PyTorch, and
+# no Rust: everything Rust is built here. The binaries are packed with xz to stay far under the
+# 64 MiB that travels. Environment for `device`: STRATA_GPU_STEPS (space-separated subset of
+# `devices check bench baselines tests opencl difftest`, default all), STRATA_GPU_PROGRAMS
+# (difftest programs, default 10000), STRATA_GPU_SIZE (bench size, default 2^26),
+# STRATA_GPU_FILTER (bench filter).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+root="$(pwd)"
+mode="${1:-}"
+
+build() {
+    set -e
+    cargo build --release --locked --bin strata
+    # The test binaries (and the examples' tests), as cargo reports them.
+    cargo test --release --locked --no-run --all-targets --message-format=json \
+        >target/gpu-tests.json
+    rm -rf .gpu && mkdir -p .gpu/stage/tests
+    cp target/release/strata .gpu/stage/strata
+    python3 - "$root" <<'EOF'
+import json, shutil, sys, os
+root = sys.argv[1]
+seen = set()
+for line in open(os.path.join(root, "target/gpu-tests.json")):
+    m = json.loads(line)
+    if m.get("reason") != "compiler-artifact" or not m.get("executable"):
+        continue
+    if not m.get("profile", {}).get("test"):
+        continue
+    kind = m["target"]["kind"][0]
+    name = m["target"]["name"]
+    # kernel_ui runs rustc (trybuild): it needs a toolchain, and no GPU.
+    if name == "kernel_ui" or name == "strata-macros":
+        continue
+    out = f"{kind}-{name}"
+    if out in seen:
+        continue
+    seen.add(out)
+    shutil.copy(m["executable"], os.path.join(root, ".gpu/stage/tests", out))
+EOF
+    strip .gpu/stage/strata .gpu/stage/tests/*
+    # The OpenCL ICD loader, in case the GPU machine has NVIDIA's OpenCL driver but no loader.
+    mkdir -p .gpu/stage/lib
+    (cd .gpu && apt-get download ocl-icd-libopencl1 >/dev/null 2>&1 &&
+        dpkg -x ocl-icd-libopencl1_*.deb icd && rm -f ocl-icd-libopencl1_*.deb &&
+        cp -L icd/usr/lib/x86_64-linux-gnu/libOpenCL.so.1 stage/lib/ && rm -rf icd) ||
+        echo "note: could not fetch the OpenCL ICD loader; the opencl step needs one there"
+    # The tests find the CLI and their data through paths fixed at build time.
+    echo "$root" >.gpu/stage/build-root
+    tar -C .gpu/stage -cJf .gpu/bundle.tar.xz .
+    rm -rf .gpu/stage
+    ls -la .gpu
+    echo "built; now: run(command=\"bash scripts/gpu-run.sh device\", carry=[\".gpu\"])"
+}
+
+# Runs one step under a time limit (seconds, first argument), its output to $LOGS/<name>.log
+# and a one-line verdict to $LOGS/summary.txt.
+step() {
+    local limit="$1" name="$2"
+    shift 2
+    local t0=$SECONDS
+    # Never past the whole run's deadline (the device call's own limit is 600 s).
+    local left=$((${STRATA_GPU_DEADLINE:-570} - SECONDS))
+    if [ "$left" -lt 5 ]; then
+        echo "$name skipped: the run's deadline was reached" | tee -a "$LOGS/summary.txt"
+        return 0
+    fi
+    [ "$limit" -gt "$left" ] && limit=$left
+    echo "== $name: $*"
+    timeout -k 5 "$limit" "$@" >"$LOGS/$name.log" 2>&1
+    local rc=$?
+    echo "$name rc=$rc $((SECONDS - t0))s: $(tail -n 1 "$LOGS/$name.log" | cut -c1-200)" |
+        tee -a "$LOGS/summary.txt"
+    return 0
+}
+
+device() {
+    : "${OUT:?OUT must name the folder for logs}"
+    local steps="${STRATA_GPU_STEPS:-devices check bench baselines tests opencl difftest}"
+    local work=/tmp/strata-gpu
+    rm -rf "$work" && mkdir -p "$work/logs"
+    # Only 8 files come back from $OUT: the logs travel as one archive.
+    LOGS="$work/logs"
+    tar -C "$work" -xJf .gpu/bundle.tar.xz
+    # The build root as it was here, pointing at this copy, so that the tests' fixed paths
+    # (CARGO_MANIFEST_DIR, CARGO_BIN_EXE_strata) resolve.
+    local build_root
+    build_root="$(cat "$work/build-root")"
+    if [ "$build_root" != "$root" ] && [ ! -e "$build_root" ]; then
+        mkdir -p "$(dirname "$build_root")" && ln -s "$root" "$build_root"
+    fi
+    mkdir -p "$build_root/target/release"
+    cp "$work/strata" "$build_root/target/release/strata"
+    export PATH="$work:$PATH"
+    export STRATA_CUDA_CACHE="$work/ptx-cache"
+    {
+        date -u
+        nvidia-smi
+        nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv
+        ls -la /usr/local/cuda/lib64/libnvrtc* 2>&1
+        nvcc --version
+        python3 -c 'import cupy, torch; print("cupy", cupy.__version__, "torch", torch.__version__)'
+        ldconfig -p | grep -i -e opencl -e nvrtc -e libcuda
+        ls /usr/local/nvidia/lib64 2>&1 | head -50
+        ls /etc/OpenCL/vendors 2>&1
+    } >"$LOGS/machine.log" 2>&1
+    : >"$LOGS/summary.txt"
+    for s in $steps; do
+        case "$s" in
+        devices) step 60 devices strata devices --why ;;
+        check) step 200 check strata check --device cuda:0 ;;
+        difftest)
+            step "${STRATA_GPU_DIFF_LIMIT:-240}" difftest strata difftest --device cuda:0 --programs "${STRATA_GPU_PROGRAMS:-10000}"
+            ;;
+        tests)
+            for t in "$work"/tests/*; do
+                step 200 "test-$(basename "$t")" env STRATA_REQUIRE=cuda "$t" --test-threads=4
+            done
+            ;;
+        bench)
+            step 300 bench strata bench --device cuda:0 --size "${STRATA_GPU_SIZE:-2^26}" --json \
+                ${STRATA_GPU_FILTER:+--filter "$STRATA_GPU_FILTER"}
+            ;;
+        baselines) step 200 baselines python3 scripts/gpu_baselines.py ;;
+        opencl)
+            # NVIDIA's OpenCL driver, where the image has one: register it and check it.
+            local icd
+            icd="$({ ldconfig -p | grep -o '/[^ ]*libnvidia-opencl\.so\.1'
+                ls /usr/local/nvidia/lib64/libnvidia-opencl.so.1 \
+                    /usr/lib/x86_64-linux-gnu/libnvidia-opencl.so.1 2>/dev/null; } | head -1)"
+            ldconfig -p | grep -q 'libOpenCL\.so\.1' ||
+                export LD_LIBRARY_PATH="$work/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+            if [ -n "$icd" ]; then
+                mkdir -p /etc/OpenCL/vendors
+                [ -e /etc/OpenCL/vendors/nvidia.icd ] || echo "$icd" >/etc/OpenCL/vendors/nvidia.icd
+                step 60 opencl-devices strata devices --why
+                step 200 opencl-check strata check --device opencl:0
+            else
+                echo "opencl: no NVIDIA OpenCL driver (${icd:-none}) or no ICD loader" |
+                    tee -a "$LOGS/summary.txt"
+            fi
+            ;;
+        *) echo "unknown step $s" | tee -a "$LOGS/summary.txt" ;;
+        esac
+    done
+    [ -f "$LOGS/bench.log" ] && grep '^{' "$LOGS/bench.log" >"$OUT/bench.json"
+    cp "$LOGS/summary.txt" "$OUT/summary.txt"
+    tar -C "$LOGS" -czf "$OUT/logs.tar.gz" .
+    echo "== summary"
+    cat "$LOGS/summary.txt"
+}
+
+case "$mode" in
+build) build ;;
+device) device ;;
+*)
+    echo "usage: bash scripts/gpu-run.sh build|device" >&2
+    exit 2
+    ;;
+esac
