@@ -103,6 +103,19 @@ pub fn generate(seed: u64, opts: &Options) -> Function {
     build(&seeds, opts, "difftest").0
 }
 
+/// The kernel that [`run`] builds for programs `programs` of a run with seed `seed` (it runs
+/// them [`PROGRAMS_PER_KERNEL`] at a time: batch `b` is programs `100 b .. 100 b + 100`), with
+/// `opts.programs` ignored. For compiling exactly what a run compiles, e.g. with NVRTC alone.
+pub fn generate_range(seed: u64, programs: std::ops::Range<usize>, opts: &Options) -> Function {
+    let seeds: Vec<u64> = programs.clone().map(|i| program_seed(seed, i)).collect();
+    build(
+        &seeds,
+        opts,
+        &format!("difftest_{}", programs.start / PROGRAMS_PER_KERNEL),
+    )
+    .0
+}
+
 /// A kernel holding only the program with seed `program_seed` (as [`run`] reports it in a
 /// mismatch), for reproducing one program.
 pub fn program(program_seed: u64, opts: &Options) -> Function {

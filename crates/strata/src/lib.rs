@@ -50,9 +50,9 @@ mod runtime;
 pub use builder::KernelDef;
 pub use error::{Error, Result, WorkItem};
 pub use runtime::{
-    capture_kernels, devices, json_str, unavailable_backends, BackendKind, Buffer, Device,
-    DeviceInfo, Dims, Event, Gathered, Kernel, KernelArg, LocalMem, NdRange, PendingRead, Profile,
-    Queue, Run,
+    capture_kernels, device_problems, devices, json_str, unavailable_backends, BackendKind, Buffer,
+    Device, DeviceInfo, Dims, Event, Gathered, Kernel, KernelArg, LocalMem, NdRange, PendingRead,
+    Profile, Queue, Run,
 };
 /// Write a kernel as a plain Rust function; see the [`strata_macros`] crate docs and the
 /// README's `#[kernel]` section.

@@ -254,6 +254,21 @@ fn devices(json: bool, why: bool) -> ExitCode {
                 out(&format!("  {b}: {reason}"));
             }
         }
+        let problems = strata::device_problems();
+        if json {
+            for (b, problem) in &problems {
+                out(&format!(
+                    "{{\"backend\":{},\"problem\":{}}}",
+                    strata::json_str(b.name()),
+                    strata::json_str(problem)
+                ));
+            }
+        } else if !problems.is_empty() {
+            out("\ndevices that could not be opened:");
+            for (b, problem) in &problems {
+                out(&format!("  {b}: {problem}"));
+            }
+        }
     }
     ExitCode::SUCCESS
 }

@@ -1,5 +1,5 @@
 //! The CUDA dialect's preamble defines what OpenCL has built in and CUDA lacks (saturating
-//! conversions, bit casts, the integer built-ins, `sign`, `degrees`, `radians`). Its semantics
+//! conversions, bit casts, the integer built-ins, `abs`, `degrees`, `radians`). Its semantics
 //! must be the evaluator's (the CPU backend's), and that must hold even where no GPU runs
 //! the code: so the preamble is compiled here as host C++ (with the CUDA intrinsics it calls
 //! defined by their documented semantics), run on edge cases of every type, and compared bit
@@ -164,6 +164,14 @@ fn the_cuda_preamble_matches_the_evaluator() {
                     fold_math(f, &[a]),
                 );
             }
+            if s.is_signed() {
+                // No template argument: overload resolution must pick the exact helper.
+                add(
+                    format!("abs({t} {:#x})", a.bits),
+                    format!("strata_abs({})", c_lit(a)),
+                    fold_math(MathFn::Abs, &[a]),
+                );
+            }
             for &b in &vals {
                 for (f, name) in [
                     (MathFn::Rotate, "strata_rotate"),
@@ -193,7 +201,6 @@ fn the_cuda_preamble_matches_the_evaluator() {
                 );
             }
             for (f, name) in [
-                (MathFn::Sign, "strata_sign"),
                 (MathFn::Degrees, "strata_degrees"),
                 (MathFn::Radians, "strata_radians"),
             ] {

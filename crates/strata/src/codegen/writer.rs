@@ -65,6 +65,9 @@ pub struct Dialect {
     pub fences: [&'static str; 3],
     /// Saturating, truncating float-to-integer conversion.
     pub convert_sat: &'static str,
+    /// Whether [`Dialect::convert_sat`] needs a guard that maps NaN to 0 (OpenCL defines that
+    /// result, but NVIDIA's OpenCL driver returns the type's minimum for `long`).
+    pub convert_sat_nan_guard: bool,
     /// Reinterpretation of bits as type `{t}`.
     pub bitcast: &'static str,
     /// Atomic function names for 32-bit integers: add, sub, min, max, and, or, xor, exchange,
@@ -96,6 +99,7 @@ pub static OPENCL: Dialect = Dialect {
     barriers: ["barrier(CLK_LOCAL_MEM_FENCE)", "barrier(CLK_GLOBAL_MEM_FENCE)", "barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)"],
     fences: ["mem_fence(CLK_LOCAL_MEM_FENCE)", "mem_fence(CLK_GLOBAL_MEM_FENCE)", "mem_fence(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)"],
     convert_sat: "convert_{t}_sat_rtz({x})",
+    convert_sat_nan_guard: true,
     bitcast: "as_{t}({x})",
     atomics32: ["atomic_add", "atomic_sub", "atomic_min", "atomic_max", "atomic_and", "atomic_or", "atomic_xor", "atomic_xchg", "atomic_cmpxchg"],
     atomics64: ["atom_add", "atom_sub", "atom_min", "atom_max", "atom_and", "atom_or", "atom_xor", "atom_xchg", "atom_cmpxchg"],
@@ -125,12 +129,12 @@ pub static CUDA: Dialect = Dialect {
     barriers: ["__syncthreads()", "__syncthreads()", "__syncthreads()"],
     fences: ["__threadfence_block()", "__threadfence()", "__threadfence()"],
     convert_sat: "strata_convert_sat<{t}>({x})",
+    convert_sat_nan_guard: false,
     bitcast: "strata_as<{t}>({x})",
     atomics32: CUDA_ATOMICS,
     atomics64: CUDA_ATOMICS,
     math_names: &[
         (MathFn::Exp10, "strata_exp10"),
-        (MathFn::Sign, "strata_sign"),
         (MathFn::Degrees, "strata_degrees"),
         (MathFn::Radians, "strata_radians"),
         (MathFn::Clz, "strata_clz"),
@@ -140,6 +144,7 @@ pub static CUDA: Dialect = Dialect {
         (MathFn::AddSat, "strata_add_sat"),
         (MathFn::SubSat, "strata_sub_sat"),
         (MathFn::Hadd, "strata_hadd"),
+        (MathFn::Abs, "strata_abs"),
         (MathFn::Rhadd, "strata_rhadd"),
     ],
     options: &["--std=c++17", "--fmad=false"],
@@ -176,7 +181,6 @@ template <typename T, typename F> static __device__ inline T strata_convert_sat(
 }
 static __device__ inline float strata_exp10(float x) { return exp10f(x); }
 static __device__ inline double strata_exp10(double x) { return exp10(x); }
-template <typename T> static __device__ inline T strata_sign(T x) { return x != x ? (T)0 : x > (T)0 ? (T)1 : x < (T)0 ? (T)-1 : x; }
 static __device__ inline float strata_degrees(float x) { return x * 57.2957795130823208767981548141051703f; }
 static __device__ inline double strata_degrees(double x) { return x * (180.0 / 3.14159265358979323846264338327950288); }
 static __device__ inline float strata_radians(float x) { return x * (3.14159265358979323846264338327950288f / 180.0f); }
@@ -219,6 +223,14 @@ template <typename T> static __device__ inline T strata_sub_sat(T a, T b) {
     if (a < 0 && b > 0 && r >= 0) return strata_int<T>::lo;
     return r;
 }
+#ifdef __CUDA_ARCH__
+#define STRATA_OPAQUE(v, c) asm("" : "+" c(v))
+#else
+#define STRATA_OPAQUE(v, c) (void)0
+#endif
+template <typename T> static __device__ inline T strata_abs(T x) { u32 n = 0u - (u32)(i32)x; STRATA_OPAQUE(n, "r"); return x < 0 ? (T)n : x; }
+static __device__ inline i32 strata_abs(i32 x) { u32 n = 0u - (u32)x; STRATA_OPAQUE(n, "r"); return x < 0 ? (i32)n : x; }
+static __device__ inline i64 strata_abs(i64 x) { u64 n = 0ul - (u64)x; STRATA_OPAQUE(n, "l"); return x < 0 ? (i64)n : x; }
 template <typename T> static __device__ inline T strata_hadd(T a, T b) { return (T)((a >> 1) + (b >> 1) + (a & b & 1)); }
 template <typename T> static __device__ inline T strata_rhadd(T a, T b) { return (T)((a >> 1) + (b >> 1) + ((a | b) & 1)); }
 #define STRATA_ATOMICS(T, C) \
@@ -900,7 +912,17 @@ impl<'a> Writer<'a> {
             return format!("({x} != 0)");
         }
         if from.is_float() && to.is_int() {
-            return self.d.convert_sat.replace("{t}", t).replace("{x}", x);
+            if !self.d.convert_sat_nan_guard {
+                return self.d.convert_sat.replace("{t}", t).replace("{x}", x);
+            }
+            let f = self.ty(from);
+            let name = format!("strata_{t}_sat_{f}");
+            let convert = self.d.convert_sat.replace("{t}", t).replace("{x}", "x");
+            self.helpers.insert(format!(
+                "{} {t} {name}({f} x) {{ return x != x ? ({t})0 : {convert}; }}\n",
+                self.d.helper_prefix
+            ));
+            return format!("{name}({x})");
         }
         format!("(({t}){x})")
     }
@@ -970,8 +992,31 @@ impl<'a> Writer<'a> {
                         (MathFn::Clamp, true) => {
                             format!("fmin(fmax({}, {}), {})", a[0], a[1], a[2])
                         }
+                        // C's `min`/`max` on narrow integers may return `int` (CUDA has no
+                        // narrow overloads): cast back, so that overloaded callers see `t`.
+                        (MathFn::Clamp, false) if s.size() < 4 => {
+                            format!("(({t})min(max({}, {}), {}))", a[0], a[1], a[2])
+                        }
                         (MathFn::Clamp, false) => format!("min(max({}, {}), {})", a[0], a[1], a[2]),
+                        (MathFn::Min | MathFn::Max, false) if s.size() < 4 => {
+                            format!("(({t}){}({}, {}))", self.fname(m), a[0], a[1])
+                        }
                         (MathFn::Abs, true) => format!("fabs({})", a[0]),
+                        (MathFn::Sign, true) => {
+                            // A helper, not the built-in: NVIDIA's OpenCL returns +0 for
+                            // sign(-0.0); strata (and OpenCL) return the zero itself.
+                            let name = format!("strata_sign_{t}");
+                            self.helpers.insert(format!(
+                                "{} {t} {name}({t} x) {{ return x != x ? ({t})0 : x > ({t})0 ? ({t})1 : x < ({t})0 ? ({t})-1 : x; }}\n",
+                                self.d.helper_prefix
+                            ));
+                            format!("{name}({})", a[0])
+                        }
+                        (MathFn::Abs, false) if s.is_signed() && self.fname(m) != m.name() => {
+                            // The dialect's own exact helper (CUDA: ptxas may assume that the
+                            // result of PTX `abs` is never negative, which breaks abs(MIN)).
+                            format!("{}({})", self.fname(m), a[0])
+                        }
                         (MathFn::Abs, false) if s.is_signed() => {
                             // Not the built-in: Clang lowers it to an intrinsic for which
                             // abs(MIN) is poison; strata defines abs(MIN) == MIN.

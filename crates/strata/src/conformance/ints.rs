@@ -154,6 +154,55 @@ macro_rules! int_suite {
                     &want,
                 )
             }
+
+            /// Built-ins fed by other built-ins: results of `min`/`max`/`clamp`/`abs` as
+            /// operands. C promotes narrow integers to `int` in CUDA's `min`/`max`, and
+            /// compilers may assume `abs(x) >= 0`; strata's `abs(MIN)` is `MIN` and must stay
+            /// so through whatever consumes it.
+            pub(super) fn composed(q: &Queue) -> Result<(), String> {
+                let (a, b) = pairs::<T>(41, 300);
+                let c = third(42, a.len());
+                let got = run(q, concat!("intcomp_", stringify!($t)), &a, &b, &c, |x, y, z| {
+                    let (lo, hi) = (y.min(z), y.max(z));
+                    let ax = x.abs();
+                    [
+                        x.min(y).popcount(),
+                        x.clamp(lo, hi).rotate(y.max(z)),
+                        x.max(y).add_sat(z),
+                        z.rhadd(x.min(y)),
+                        x.min(z).hadd(y.max(x)),
+                        x.max(z).sub_sat(y.min(x)),
+                        ax % (ax | (1 as T)),
+                        ax.sub_sat(y),
+                        ax.lt(0 as T).cast::<T>(),
+                    ]
+                })?;
+                let mut want = Vec::new();
+                for i in 0..a.len() {
+                    let (x, y, z) = (a[i], b[i], c[i]);
+                    let (lo, hi) = (y.min(z), y.max(z));
+                    let ax = if x < 0 { x.wrapping_neg() } else { x };
+                    let (m1, m2) = (x.min(z), y.max(x));
+                    let clamped = if x < lo { lo } else if x > hi { hi } else { x };
+                    want.extend([
+                        x.min(y).count_ones() as T,
+                        clamped.rotate_left((y.max(z) as u32) & (BITS - 1)),
+                        x.max(y).saturating_add(z),
+                        (z >> 1).wrapping_add(x.min(y) >> 1).wrapping_add((z | x.min(y)) & 1),
+                        (m1 >> 1).wrapping_add(m2 >> 1).wrapping_add(m1 & m2 & 1),
+                        x.max(z).saturating_sub(y.min(x)),
+                        ax.wrapping_rem(ax | 1),
+                        ax.saturating_sub(y),
+                        (ax < 0) as T,
+                    ]);
+                }
+                expect_eq_k(
+                    concat!(stringify!($t), " composed built-ins"),
+                    &["popcount(min)", "rotate(clamp, max)", "add_sat(max)", "rhadd(_, min)", "hadd(min, max)", "sub_sat(max, min)", "abs % (abs|1)", "sub_sat(abs)", "abs < 0"],
+                    &got,
+                    &want,
+                )
+            }
         }
         )*
 
@@ -164,6 +213,7 @@ macro_rules! int_suite {
                     case(concat!("int/", stringify!($t), "_arith"), $t::arith),
                     case(concat!("int/", stringify!($t), "_bits"), $t::bits),
                     case(concat!("int/", stringify!($t), "_builtins"), $t::builtins),
+                    case(concat!("int/", stringify!($t), "_composed"), $t::composed),
                 )*
             ]
         }

@@ -64,7 +64,9 @@ fn clean(s: String) -> String {
 /// them, devices in each platform's order), numbered from 0. When there is none, the reason:
 /// the library could not be loaded, no platform, or platforms without devices (with the
 /// driver's error).
-pub(crate) fn discover() -> std::result::Result<Vec<OpenClDevice>, String> {
+/// Every OpenCL device that could be opened, and the problems met on the way (a platform that
+/// cannot list its devices, a device that cannot be opened) even when other devices work.
+pub(crate) fn discover() -> std::result::Result<(Vec<OpenClDevice>, Vec<String>), String> {
     // Some drivers (PoCL) initialize on the first clGetPlatformIDs and crash when another
     // thread queries devices meanwhile: discovery runs one thread at a time.
     static DISCOVERY: Mutex<()> = Mutex::new(());
@@ -136,7 +138,7 @@ pub(crate) fn discover() -> std::result::Result<Vec<OpenClDevice>, String> {
             }
         ))
     } else {
-        Ok(devices)
+        Ok((devices, problems))
     }
 }
 

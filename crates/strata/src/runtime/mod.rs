@@ -340,6 +340,7 @@ impl Device {
 struct Registry {
     devices: Vec<Device>,
     unavailable: Vec<(BackendKind, String)>,
+    problems: Vec<(BackendKind, String)>,
 }
 
 fn registry() -> &'static Registry {
@@ -347,9 +348,11 @@ fn registry() -> &'static Registry {
     REG.get_or_init(|| {
         let mut devices = vec![Device::from_backend(Box::new(crate::cpu::CpuDevice::new()))];
         let mut unavailable = Vec::new();
+        let mut problems = Vec::new();
         match crate::opencl::discover() {
-            Ok(found) => {
-                devices.extend(found.into_iter().map(|d| Device::from_backend(Box::new(d))))
+            Ok((found, skipped)) => {
+                devices.extend(found.into_iter().map(|d| Device::from_backend(Box::new(d))));
+                problems.extend(skipped.into_iter().map(|p| (BackendKind::OpenCl, p)));
             }
             Err(why) => unavailable.push((BackendKind::OpenCl, why)),
         }
@@ -373,6 +376,7 @@ fn registry() -> &'static Registry {
         Registry {
             devices,
             unavailable,
+            problems,
         }
     })
 }
@@ -387,4 +391,11 @@ pub fn devices() -> Vec<Device> {
 /// The backends that have no devices here, and why.
 pub fn unavailable_backends() -> Vec<(BackendKind, String)> {
     registry().unavailable.clone()
+}
+
+/// Problems met while opening the devices of backends that do have devices (an OpenCL platform
+/// that cannot list its devices, a device that cannot be opened): those devices are missing
+/// from [`devices`], and this says why.
+pub fn device_problems() -> Vec<(BackendKind, String)> {
+    registry().problems.clone()
 }

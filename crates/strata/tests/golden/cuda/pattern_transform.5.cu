@@ -15,7 +15,6 @@ template <typename T, typename F> static __device__ inline T strata_convert_sat(
 }
 static __device__ inline float strata_exp10(float x) { return exp10f(x); }
 static __device__ inline double strata_exp10(double x) { return exp10(x); }
-template <typename T> static __device__ inline T strata_sign(T x) { return x != x ? (T)0 : x > (T)0 ? (T)1 : x < (T)0 ? (T)-1 : x; }
 static __device__ inline float strata_degrees(float x) { return x * 57.2957795130823208767981548141051703f; }
 static __device__ inline double strata_degrees(double x) { return x * (180.0 / 3.14159265358979323846264338327950288); }
 static __device__ inline float strata_radians(float x) { return x * (3.14159265358979323846264338327950288f / 180.0f); }
@@ -58,6 +57,14 @@ template <typename T> static __device__ inline T strata_sub_sat(T a, T b) {
     if (a < 0 && b > 0 && r >= 0) return strata_int<T>::lo;
     return r;
 }
+#ifdef __CUDA_ARCH__
+#define STRATA_OPAQUE(v, c) asm("" : "+" c(v))
+#else
+#define STRATA_OPAQUE(v, c) (void)0
+#endif
+template <typename T> static __device__ inline T strata_abs(T x) { u32 n = 0u - (u32)(i32)x; STRATA_OPAQUE(n, "r"); return x < 0 ? (T)n : x; }
+static __device__ inline i32 strata_abs(i32 x) { u32 n = 0u - (u32)x; STRATA_OPAQUE(n, "r"); return x < 0 ? (i32)n : x; }
+static __device__ inline i64 strata_abs(i64 x) { u64 n = 0ul - (u64)x; STRATA_OPAQUE(n, "l"); return x < 0 ? (i64)n : x; }
 template <typename T> static __device__ inline T strata_hadd(T a, T b) { return (T)((a >> 1) + (b >> 1) + (a & b & 1)); }
 template <typename T> static __device__ inline T strata_rhadd(T a, T b) { return (T)((a >> 1) + (b >> 1) + ((a | b) & 1)); }
 #define STRATA_ATOMICS(T, C) \

@@ -2,6 +2,8 @@
 #pragma OPENCL FP_CONTRACT OFF
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 
+static inline int strata_int_sat_double(double x) { return x != x ? (int)0 : convert_int_sat_rtz(x); }
+
 __kernel void f64_to_i32(
     __global const double* x,
     const uint x_len,
@@ -11,6 +13,6 @@ __kernel void f64_to_i32(
     const uint e0 = (uint)get_global_id(0);
     if (e0 < x_len) {
         const double v0 = x[e0];
-        out[e0] = convert_int_sat_rtz(v0);
+        out[e0] = strata_int_sat_double(v0);
     }
 }

@@ -2,6 +2,8 @@
 #pragma OPENCL FP_CONTRACT OFF
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 
+static inline char strata_char_sat_double(double x) { return x != x ? (char)0 : convert_char_sat_rtz(x); }
+
 __kernel void f64_to_i8(
     __global const double* x,
     const uint x_len,
@@ -11,6 +13,6 @@ __kernel void f64_to_i8(
     const uint e0 = (uint)get_global_id(0);
     if (e0 < x_len) {
         const double v0 = x[e0];
-        out[e0] = convert_char_sat_rtz(v0);
+        out[e0] = strata_char_sat_double(v0);
     }
 }

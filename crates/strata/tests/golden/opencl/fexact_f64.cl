@@ -2,6 +2,8 @@
 #pragma OPENCL FP_CONTRACT OFF
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 
+static inline double strata_sign_double(double x) { return x != x ? (double)0 : x > (double)0 ? (double)1 : x < (double)0 ? (double)-1 : x; }
+
 __kernel void fexact_f64(
     __global const double* a,
     const uint a_len,
@@ -31,6 +33,6 @@ __kernel void fexact_f64(
         out[(e4 + 9u)] = fmin(v0, v1);
         out[(e4 + 10u)] = fmax(v0, v1);
         out[(e4 + 11u)] = fmin(fmax(v0, fmin(v1, v2)), fmax(v1, v2));
-        out[(e4 + 12u)] = sign(v0);
+        out[(e4 + 12u)] = strata_sign_double(v0);
     }
 }

@@ -28,8 +28,8 @@ __kernel void intfn_i16(
         out[(e4 + 6u)] = ((short)hadd(v0, v1));
         out[(e4 + 7u)] = ((short)rhadd(v0, v1));
         out[(e4 + 8u)] = strata_abs_short(v0);
-        out[(e4 + 9u)] = min(v0, v1);
-        out[(e4 + 10u)] = max(v0, v1);
-        out[(e4 + 11u)] = min(max(v0, min(v1, v2)), max(v1, v2));
+        out[(e4 + 9u)] = ((short)min(v0, v1));
+        out[(e4 + 10u)] = ((short)max(v0, v1));
+        out[(e4 + 11u)] = ((short)min(max(v0, ((short)min(v1, v2))), ((short)max(v1, v2))));
     }
 }

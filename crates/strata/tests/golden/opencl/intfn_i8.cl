@@ -28,8 +28,8 @@ __kernel void intfn_i8(
         out[(e4 + 6u)] = ((char)hadd(v0, v1));
         out[(e4 + 7u)] = ((char)rhadd(v0, v1));
         out[(e4 + 8u)] = strata_abs_char(v0);
-        out[(e4 + 9u)] = min(v0, v1);
-        out[(e4 + 10u)] = max(v0, v1);
-        out[(e4 + 11u)] = min(max(v0, min(v1, v2)), max(v1, v2));
+        out[(e4 + 9u)] = ((char)min(v0, v1));
+        out[(e4 + 10u)] = ((char)max(v0, v1));
+        out[(e4 + 11u)] = ((char)min(max(v0, ((char)min(v1, v2))), ((char)max(v1, v2))));
     }
 }

@@ -26,8 +26,8 @@ __kernel void intfn_u16(
         out[(e4 + 6u)] = ((ushort)hadd(v0, v1));
         out[(e4 + 7u)] = ((ushort)rhadd(v0, v1));
         out[(e4 + 8u)] = v0;
-        out[(e4 + 9u)] = min(v0, v1);
-        out[(e4 + 10u)] = max(v0, v1);
-        out[(e4 + 11u)] = min(max(v0, min(v1, v2)), max(v1, v2));
+        out[(e4 + 9u)] = ((ushort)min(v0, v1));
+        out[(e4 + 10u)] = ((ushort)max(v0, v1));
+        out[(e4 + 11u)] = ((ushort)min(max(v0, ((ushort)min(v1, v2))), ((ushort)max(v1, v2))));
     }
 }

@@ -26,8 +26,8 @@ __kernel void intfn_u8(
         out[(e4 + 6u)] = ((uchar)hadd(v0, v1));
         out[(e4 + 7u)] = ((uchar)rhadd(v0, v1));
         out[(e4 + 8u)] = v0;
-        out[(e4 + 9u)] = min(v0, v1);
-        out[(e4 + 10u)] = max(v0, v1);
-        out[(e4 + 11u)] = min(max(v0, min(v1, v2)), max(v1, v2));
+        out[(e4 + 9u)] = ((uchar)min(v0, v1));
+        out[(e4 + 10u)] = ((uchar)max(v0, v1));
+        out[(e4 + 11u)] = ((uchar)min(max(v0, ((uchar)min(v1, v2))), ((uchar)max(v1, v2))));
     }
 }

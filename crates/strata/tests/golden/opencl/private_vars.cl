@@ -5,6 +5,8 @@ static inline int strata_abs_int(int x) { return x < 0 ? (int)((uint)0 - (uint)x
 
 static inline int strata_div_int(int a, int b) { return b == -1 ? (int)((uint)0 - (uint)a) : a / b; }
 
+static inline int strata_int_sat_float(float x) { return x != x ? (int)0 : convert_int_sat_rtz(x); }
+
 static inline int strata_rem_int(int a, int b) { return b == -1 ? 0 : a % b; }
 
 __kernel void private_vars(
@@ -50,6 +52,6 @@ __kernel void private_vars(
         f = (v14 / 4.0f);
         const int v15 = v;
         const float v16 = f;
-        out[e0] = (v15 ^ convert_int_sat_rtz(v16));
+        out[e0] = (v15 ^ strata_int_sat_float(v16));
     }
 }
