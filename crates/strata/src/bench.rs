@@ -281,11 +281,29 @@ pub struct GpuLimits {
     /// Device-to-device copy bandwidth over a vector of the benchmark size, counting bytes
     /// read and written, in GB/s: the roof for the memory-bound benchmarks.
     pub copy_gbps: f64,
-    /// Seconds per launch of a cached one-work-group kernel on a strata queue (1000 launches
-    /// issued back to back, then one wait).
-    pub strata_launch_s: f64,
-    /// The same with raw `cuLaunchKernel` calls of the same PTX on one stream.
-    pub raw_launch_s: f64,
+    /// The cost of a launch, strata against raw `cuLaunchKernel` (1000 launches).
+    pub launch: crate::cuda::baseline::LaunchCost,
+}
+
+/// Builds and compiles ten distinct kernels on `device` (the same ten in every process) and
+/// returns the seconds that took: in a process whose compiled kernels are all in the disk
+/// cache (CUDA's, see [`crate::cuda::ptx_cache_dir`]), the warm start of a program of ten
+/// kernels. `strata bench` runs it in two fresh processes over an empty cache: the first
+/// compiles, the second starts warm.
+pub fn start_ten_kernels(device: &Device) -> Result<f64, BenchError> {
+    let t = Instant::now();
+    for k in 0..10u32 {
+        let kernel = Kernel::build(&format!("warm_start_{k}"), |kd| {
+            let x = kd.read_write::<f32>("x");
+            let i = global_id(0);
+            // A different constant per kernel: ten kernels, each compiled once.
+            if_(i.lt(x.len()), || {
+                x.set(i, x.at(i) * (k as f32 + 1.5) + (k as f32))
+            });
+        })?;
+        device.compile(&kernel)?;
+    }
+    Ok(t.elapsed().as_secs_f64())
 }
 
 /// Copy bandwidth and launch cost on a CUDA device (`None` on other devices).
@@ -295,12 +313,8 @@ pub fn gpu_limits(device: &Device, opts: &BenchOptions) -> Result<Option<GpuLimi
     }
     let b = CudaBaseline::new(device)?;
     let copy_gbps = b.copy_gbps(4 * opts.size.max(1), opts.reps.max(1))?;
-    let (strata_launch_s, raw_launch_s) = b.launch_overhead(1000)?;
-    Ok(Some(GpuLimits {
-        copy_gbps,
-        strata_launch_s,
-        raw_launch_s,
-    }))
+    let launch = b.launch_overhead(1000)?;
+    Ok(Some(GpuLimits { copy_gbps, launch }))
 }
 
 /// The results as an aligned text table, with a header naming the device.

@@ -382,13 +382,25 @@ fn bench_one(json: bool, device: &Device, opts: &BenchOptions) -> ExitCode {
                 out(bench::table(&device, &rs).trim_end());
             }
             match bench::gpu_limits(&device, opts) {
-                Ok(Some(l)) if json => out(&format!(
-                    "{{\"device\":{},\"copy_gbps\":{},\"strata_launch_s\":{},\"raw_launch_s\":{}}}",
-                    strata::json_str(&device.info().spec()),
-                    l.copy_gbps,
-                    l.strata_launch_s,
-                    l.raw_launch_s
-                )),
+                Ok(Some(l)) if json => {
+                    let (cold, warm, wall) = match warm_start(&device) {
+                        Ok(w) => w,
+                        Err(e) => return fail(&e),
+                    };
+                    out(&format!(
+                        "{{\"device\":{},\"copy_gbps\":{},\"strata_launch_s\":{},\"raw_launch_s\":{},\"raw_events_launch_s\":{},\"strata_blocking_s\":{},\"raw_blocking_s\":{},\"ten_kernels_cold_s\":{},\"ten_kernels_warm_s\":{},\"warm_process_s\":{}}}",
+                        strata::json_str(&device.info().spec()),
+                        l.copy_gbps,
+                        l.launch.strata_launch_s,
+                        l.launch.raw_launch_s,
+                        l.launch.raw_events_launch_s,
+                        l.launch.strata_blocking_s,
+                        l.launch.raw_blocking_s,
+                        cold,
+                        warm,
+                        wall
+                    ))
+                }
                 Ok(Some(l)) => {
                     out(&format!(
                         "device-to-device copy: {:.1} GB/s; fraction of it reached by strata:",
@@ -401,12 +413,29 @@ fn bench_one(json: bool, device: &Device, opts: &BenchOptions) -> ExitCode {
                             r.strata_gbps() / l.copy_gbps
                         ));
                     }
+                    let c = &l.launch;
                     out(&format!(
-                        "launch of a cached kernel: strata {:.2} us, raw cuLaunchKernel {:.2} us (ratio {:.2})",
-                        l.strata_launch_s * 1e6,
-                        l.raw_launch_s * 1e6,
-                        l.strata_launch_s / l.raw_launch_s
+                        "launch of a cached kernel: strata {:.2} us, raw cuLaunchKernel {:.2} us (ratio {:.2}; raw with two event records {:.2} us)",
+                        c.strata_launch_s * 1e6,
+                        c.raw_launch_s * 1e6,
+                        c.strata_launch_s / c.raw_launch_s,
+                        c.raw_events_launch_s * 1e6
                     ));
+                    out(&format!(
+                        "launch and wait: strata {:.2} us, raw launch + cuStreamSynchronize {:.2} us (ratio {:.2})",
+                        c.strata_blocking_s * 1e6,
+                        c.raw_blocking_s * 1e6,
+                        c.strata_blocking_s / c.raw_blocking_s
+                    ));
+                    match warm_start(&device) {
+                        Ok((cold, warm, wall)) => out(&format!(
+                            "ten kernels ready: {:.2} ms compiling, {:.2} ms from the disk cache (that process: {:.1} ms in all)",
+                            cold * 1e3,
+                            warm * 1e3,
+                            wall * 1e3
+                        )),
+                        Err(e) => return fail(&e),
+                    }
                 }
                 Ok(None) => {}
                 Err(e) => return fail(&e.to_string()),
@@ -473,8 +502,61 @@ fn fail(msg: &str) -> ExitCode {
     ExitCode::FAILURE
 }
 
+/// The hidden command `strata __start-ten-kernels SPEC`: prints the seconds
+/// [`bench::start_ten_kernels`] took in this process (run by `bench` in child processes).
+fn start_ten_kernels(spec: &str) -> ExitCode {
+    match Device::from_spec(spec)
+        .map_err(strata::bench::BenchError::from)
+        .and_then(|d| bench::start_ten_kernels(&d))
+    {
+        Ok(s) => {
+            out(&s.to_string());
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail(&e.to_string()),
+    }
+}
+
+/// The warm start of a program of ten kernels on `device`: two fresh processes share an
+/// empty kernel cache; the first compiles, the second reads the cache. Returns (cold kernels
+/// seconds, warm kernels seconds, warm process seconds).
+fn warm_start(device: &Device) -> Result<(f64, f64, f64), String> {
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find strata itself: {e}"))?;
+    let cache = std::env::temp_dir().join(format!("strata-warm-start-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&cache);
+    let run = || -> Result<(f64, f64), String> {
+        let t = std::time::Instant::now();
+        let o = std::process::Command::new(&exe)
+            .args(["__start-ten-kernels", &device.info().spec()])
+            .env("STRATA_CUDA_CACHE", &cache)
+            .output()
+            .map_err(|e| format!("cannot run {}: {e}", exe.display()))?;
+        let wall = t.elapsed().as_secs_f64();
+        let text = String::from_utf8_lossy(&o.stdout);
+        let s: f64 = text.trim().parse().map_err(|_| {
+            format!(
+                "the warm-start probe failed: {}{}",
+                text,
+                String::from_utf8_lossy(&o.stderr)
+            )
+        })?;
+        Ok((s, wall))
+    };
+    let cold = run();
+    let warm = run();
+    let _ = std::fs::remove_dir_all(&cache);
+    let ((cold, _), (warm, wall)) = (cold?, warm?);
+    Ok((cold, warm, wall))
+}
+
 fn main() -> ExitCode {
-    match parse(std::env::args().skip(1).collect()) {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if let [cmd, spec] = &args[..] {
+        if cmd == "__start-ten-kernels" {
+            return start_ten_kernels(spec);
+        }
+    }
+    match parse(args) {
         Ok(Command::Help) => {
             out(USAGE);
             ExitCode::SUCCESS

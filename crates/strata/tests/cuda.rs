@@ -224,3 +224,28 @@ fn difftest_kernels_compile_with_nvrtc() {
         failures.join("\n\n")
     );
 }
+
+/// Kernels reach a CUDA device as CUBINs (machine code: no JIT by the driver when loaded),
+/// compiled by NVRTC for the device's architecture and cached on disk like PTX.
+#[test]
+fn nvrtc_compiles_cubins_through_the_cache() {
+    if !nvrtc_present() {
+        return;
+    }
+    let k = Kernel::build("cubin_probe", |k| {
+        let x = k.read_write::<f32>("x");
+        let i = global_id(0);
+        if_(i.lt(x.len()), || x.set(i, x.at(i) * 3.0f32));
+    })
+    .unwrap();
+    let generated = codegen::cuda(k.valid_function()).unwrap();
+    let (cubin, _) =
+        cuda::compile("cubin_probe", &generated, cuda::Output::Cubin(90), &[]).unwrap();
+    assert_eq!(&cubin[..4], b"\x7fELF", "a CUBIN is an ELF image");
+    if cuda::ptx_cache_dir().is_some() {
+        let (again, from_cache) =
+            cuda::compile("cubin_probe", &generated, cuda::Output::Cubin(90), &[]).unwrap();
+        assert!(from_cache, "the second compile reads the cache");
+        assert_eq!(again, cubin, "the cache returns the same image");
+    }
+}

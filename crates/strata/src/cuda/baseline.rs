@@ -59,6 +59,23 @@ const BLOCK: u32 = 256;
 /// Blocks per multiprocessor of the reductions.
 const REDUCE_BLOCKS_PER_SM: u32 = 16;
 
+/// The cost of launching a cached kernel (seconds), measured by
+/// [`CudaBaseline::launch_overhead`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LaunchCost {
+    /// Per launch, with `count` launches on a strata queue issued back to back, then one wait.
+    pub strata_launch_s: f64,
+    /// The same with raw `cuLaunchKernel` calls on one stream.
+    pub raw_launch_s: f64,
+    /// Raw launches, each between two `cuEventRecord`s (what strata's queue issues per
+    /// command for its timing): how much of the difference the events are.
+    pub raw_events_launch_s: f64,
+    /// One blocking launch (`Queue::launch`: launch and wait), median.
+    pub strata_blocking_s: f64,
+    /// One raw launch followed by `cuStreamSynchronize`, median.
+    pub raw_blocking_s: f64,
+}
+
 /// Device memory of the baselines.
 struct Mem(sys::CUdeviceptr);
 
@@ -276,10 +293,9 @@ impl CudaBaseline {
         Ok(2.0 * bytes as f64 / s / 1e9)
     }
 
-    /// The cost of one launch, in seconds: `count` launches of the same one-work-item kernel
-    /// issued back to back, then one wait, divided by `count`. First with strata (a cached
-    /// kernel on a strata queue), then raw (`cuLaunchKernel` of the same PTX on a stream).
-    pub fn launch_overhead(&self, count: usize) -> Result<(f64, f64)> {
+    /// The cost of a launch of a cached one-work-group kernel, strata against raw
+    /// `cuLaunchKernel` of the same PTX on one stream (see [`LaunchCost`]).
+    pub fn launch_overhead(&self, count: usize) -> Result<LaunchCost> {
         use crate::prelude::*;
         let k = Kernel::build("launch_probe", |k| {
             let y = k.read_write::<u32>("y");
@@ -289,13 +305,19 @@ impl CudaBaseline {
         let q = Queue::new(&self.device)?;
         let y = Buffer::<u32>::new(&self.device, 32)?;
         let range = NdRange::new(32).local(32);
-        let strata = Self::timed(3, || {
+        q.launch(&k, range, args![&y])?;
+        let strata_launch_s = Self::timed(3, || {
             let t = Instant::now();
             for _ in 0..count {
                 q.enqueue_launch(&k, range, args![&y], &[])?;
             }
             q.finish()?;
             Ok(t.elapsed().as_secs_f64() / count as f64)
+        })?;
+        let strata_blocking_s = Self::timed(count, || {
+            let t = Instant::now();
+            q.launch(&k, range, args![&y])?;
+            Ok(t.elapsed().as_secs_f64())
         })?;
         let dev = cuda_device(&self.device)?;
         let generated = crate::codegen::cuda(k.valid_function())?;
@@ -307,27 +329,68 @@ impl CudaBaseline {
         let raw = dev.load("launch_probe", &ptx.text, &generated.entry)?;
         let m = self.upload(&[0.0; 32])?;
         let (mut py, mut plen) = (m.0, 32u64);
-        let raw_s = Self::timed(3, || {
+        let launch = |py: &mut u64, plen: &mut u64| -> Result<()> {
+            let mut args = [(py as *mut u64).cast(), (plen as *mut u64).cast()];
+            // SAFETY: the probe takes a pointer and its `uint` length (the low 4 bytes of
+            // `plen`); `m` outlives the launches.
+            unsafe {
+                cu::launch_kernel(
+                    raw.function,
+                    (1, 1, 1),
+                    (32, 1, 1),
+                    0,
+                    self.stream,
+                    &mut args,
+                )
+            }
+            .map_err(|e| cu_error("cuLaunchKernel(launch_probe)", e))
+        };
+        let raw_launch_s = Self::timed(3, || {
             let t = Instant::now();
             for _ in 0..count {
-                let mut args = [(&raw mut py).cast(), (&raw mut plen).cast()];
-                // SAFETY: the probe takes a pointer and its `uint` length (the low 4 bytes
-                // of `plen`); `m` outlives the launches.
-                unsafe {
-                    cu::launch_kernel(
-                        raw.function,
-                        (1, 1, 1),
-                        (32, 1, 1),
-                        0,
-                        self.stream,
-                        &mut args,
-                    )
-                }
-                .map_err(|e| cu_error("cuLaunchKernel(launch_probe)", e))?;
+                launch(&mut py, &mut plen)?;
             }
             self.sync()?;
             Ok(t.elapsed().as_secs_f64() / count as f64)
         })?;
-        Ok((strata, raw_s))
+        let raw_blocking_s = Self::timed(count, || {
+            let t = Instant::now();
+            launch(&mut py, &mut plen)?;
+            self.sync()?;
+            Ok(t.elapsed().as_secs_f64())
+        })?;
+        // What strata's queue adds to each command on the stream: two timing events.
+        let events = [(); 2].map(|()| {
+            cu::event::create(sys::CUevent_flags::CU_EVENT_DEFAULT)
+                .map_err(|e| cu_error("cuEventCreate", e))
+        });
+        let [e0, e1] = events;
+        let (e0, e1) = (e0?, e1?);
+        let raw_events_launch_s = Self::timed(3, || {
+            let t = Instant::now();
+            for _ in 0..count {
+                // SAFETY: both events belong to the bound context; the stream is live.
+                unsafe { cu::event::record(e0, self.stream) }
+                    .map_err(|e| cu_error("cuEventRecord", e))?;
+                launch(&mut py, &mut plen)?;
+                // SAFETY: as above.
+                unsafe { cu::event::record(e1, self.stream) }
+                    .map_err(|e| cu_error("cuEventRecord", e))?;
+            }
+            self.sync()?;
+            Ok(t.elapsed().as_secs_f64() / count as f64)
+        });
+        // SAFETY: created above; every use has completed (the stream was synchronized).
+        unsafe {
+            let _ = cu::event::destroy(e0);
+            let _ = cu::event::destroy(e1);
+        }
+        Ok(LaunchCost {
+            strata_launch_s,
+            raw_launch_s,
+            raw_events_launch_s: raw_events_launch_s?,
+            strata_blocking_s,
+            raw_blocking_s,
+        })
     }
 }

@@ -27,7 +27,7 @@ use std::any::Any;
 use std::ffi::CString;
 use std::sync::{Arc, OnceLock};
 
-pub use nvrtc::{compile_ptx, nvrtc_path, nvrtc_version, ptx_cache_dir, Ptx};
+pub use nvrtc::{compile, compile_ptx, nvrtc_path, nvrtc_version, ptx_cache_dir, Output, Ptx};
 
 /// The driver functions strata (through cudarc) calls.
 const DRIVER_SYMBOLS: &[&str] = &[
@@ -318,12 +318,18 @@ impl CompiledKernel for CuKernel {
 impl CudaDevice {
     /// Loads PTX and looks up `entry`.
     fn load(&self, kernel: &str, ptx: &str, entry: &str) -> Result<CuKernel> {
-        self.ctx.bind()?;
         let image = CString::new(ptx).map_err(|_| Error::Backend {
             backend: "cuda",
             message: format!("strata bug: the PTX of `{kernel}` contains NUL"),
         })?;
-        // SAFETY: `image` is NUL-terminated PTX text that outlives the call.
+        self.load_image(kernel, image.as_bytes_with_nul(), entry)
+    }
+
+    /// Loads a module image (NUL-terminated PTX, or a CUBIN) and looks up `entry`.
+    fn load_image(&self, kernel: &str, image: &[u8], entry: &str) -> Result<CuKernel> {
+        self.ctx.bind()?;
+        // SAFETY: `image` is a whole PTX text with its NUL or a whole CUBIN (the driver reads
+        // its size from its header), alive for the call.
         let module = unsafe { cu::module::load_data(image.as_ptr().cast()) }.map_err(|e| {
             let mut err = cu_error(
                 &format!("cuModuleLoadData(`{kernel}`) on {}", self.label),
@@ -393,8 +399,23 @@ impl DeviceBackend for CudaDevice {
             "-DSTRATA_MAX_GROUP={}",
             self.info.max_work_group_size
         )];
-        let ptx = nvrtc::compile_ptx(name, &generated, self.arch, &extra)?;
-        Ok(Arc::new(self.load(name, &ptx.text, &generated.entry)?))
+        // Machine code for this device (no JIT by the driver when loaded, and cached on disk);
+        // PTX, compiled by the driver, when the driver cannot load NVRTC's CUBIN (an NVRTC
+        // newer than the driver, say).
+        let (cubin, _) = nvrtc::compile(name, &generated, Output::Cubin(self.arch), &extra)?;
+        match self.load_image(name, &cubin, &generated.entry) {
+            Ok(k) => Ok(Arc::new(k)),
+            Err(cubin_error) => {
+                let ptx = nvrtc::compile_ptx(name, &generated, self.arch, &extra)?;
+                match self.load(name, &ptx.text, &generated.entry) {
+                    Ok(k) => Ok(Arc::new(k)),
+                    Err(ptx_error) => Err(Error::Backend {
+                        backend: "cuda",
+                        message: format!("{ptx_error} (and the CUBIN before it: {cubin_error})"),
+                    }),
+                }
+            }
+        }
     }
 
     fn new_queue(&self) -> Result<Arc<dyn QueueBackend>> {

@@ -37,6 +37,8 @@ const SYMBOLS: &[&str] = &[
     "nvrtcGetPTXSize",
     "nvrtcGetPTX",
     "nvrtcGetErrorString",
+    "nvrtcGetCUBINSize",
+    "nvrtcGetCUBIN",
 ];
 
 /// NVRTC's status code (`nvrtcResult`); 0 is success.
@@ -64,6 +66,8 @@ struct Api {
     get_ptx_size: unsafe extern "C" fn(Program, *mut usize) -> Status,
     get_ptx: unsafe extern "C" fn(Program, *mut c_char) -> Status,
     get_error_string: unsafe extern "C" fn(Status) -> *const c_char,
+    get_cubin_size: unsafe extern "C" fn(Program, *mut usize) -> Status,
+    get_cubin: unsafe extern "C" fn(Program, *mut c_char) -> Status,
 }
 
 impl Api {
@@ -92,6 +96,8 @@ impl Api {
             get_ptx_size: get(lib, SYMBOLS[6]),
             get_ptx: get(lib, SYMBOLS[7]),
             get_error_string: get(lib, SYMBOLS[8]),
+            get_cubin_size: get(lib, SYMBOLS[9]),
+            get_cubin: get(lib, SYMBOLS[10]),
         })
     }
 
@@ -259,6 +265,16 @@ pub struct Ptx {
     pub from_cache: bool,
 }
 
+/// What NVRTC produces: PTX (portable, compiled again by the driver when loaded) or a CUBIN
+/// (machine code for exactly one architecture, loaded as it is).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Output {
+    /// PTX for `compute_XY` (`90` for compute_90).
+    Ptx(u32),
+    /// A CUBIN for `sm_XY`.
+    Cubin(u32),
+}
+
 /// 128-bit FNV-1a (two 64-bit lanes with different offsets): a cache key, not a checksum
 /// against tampering.
 fn hash128(parts: &[&[u8]]) -> u128 {
@@ -284,12 +300,32 @@ pub fn compile_ptx(
     arch: u32,
     extra_options: &[String],
 ) -> Result<Ptx> {
+    let (bytes, from_cache) = compile(kernel, generated, Output::Ptx(arch), extra_options)?;
+    Ok(Ptx {
+        text: String::from_utf8_lossy(&bytes).into_owned(),
+        from_cache,
+    })
+}
+
+/// Compiles generated CUDA C++ to `output` through the disk cache, like [`compile_ptx`];
+/// returns the bytes (PTX text without its final NUL, or the CUBIN image) and whether they
+/// came from the cache.
+pub fn compile(
+    kernel: &str,
+    generated: &Generated,
+    output: Output,
+    extra_options: &[String],
+) -> Result<(Vec<u8>, bool)> {
     let lib = nvrtc().map_err(|why| Error::Backend {
         backend: "cuda",
         message: why,
     })?;
     let mut options: Vec<String> = generated.options.clone();
-    options.push(format!("--gpu-architecture=compute_{arch}"));
+    let (target, ext) = match output {
+        Output::Ptx(arch) => (format!("--gpu-architecture=compute_{arch}"), "ptx"),
+        Output::Cubin(arch) => (format!("--gpu-architecture=sm_{arch}"), "cubin"),
+    };
+    options.push(target);
     options.extend(extra_options.iter().cloned());
     let header = format!(
         "// strata PTX cache v1: NVRTC {}.{}, options {:?}, source {:032x}",
@@ -300,35 +336,32 @@ pub fn compile_ptx(
     );
     let file = ptx_cache_dir().map(|d| {
         d.join(format!(
-            "{}-{:032x}.ptx",
+            "{}-{:032x}.{ext}",
             generated.entry,
             hash128(&[header.as_bytes()])
         ))
     });
-    if let Some(text) = file.as_ref().and_then(|f| std::fs::read_to_string(f).ok()) {
-        if let Some(ptx) = text
-            .strip_prefix(&header)
-            .and_then(|t| t.strip_prefix('\n'))
+    if let Some(bytes) = file.as_ref().and_then(|f| std::fs::read(f).ok()) {
+        if let Some(body) = bytes
+            .strip_prefix(header.as_bytes())
+            .and_then(|t| t.strip_prefix(b"\n"))
         {
-            return Ok(Ptx {
-                text: ptx.to_string(),
-                from_cache: true,
-            });
+            return Ok((body.to_vec(), true));
         }
     }
-    let ptx = compile_uncached(kernel, generated, &options, lib)?;
+    let out = compile_uncached(kernel, generated, &options, lib, output)?;
     if let Some(f) = &file {
-        store(f, &format!("{header}\n{ptx}"));
+        let mut contents = header.into_bytes();
+        contents.push(b'\n');
+        contents.extend_from_slice(&out);
+        store(f, &contents);
     }
-    Ok(Ptx {
-        text: ptx,
-        from_cache: false,
-    })
+    Ok((out, false))
 }
 
 /// Writes a cache file atomically (a temporary file renamed into place), so that concurrent
 /// processes never read half a file. Failures are ignored: the cache is only a cache.
-fn store(file: &Path, contents: &str) {
+fn store(file: &Path, contents: &[u8]) {
     let Some(dir) = file.parent() else { return };
     if std::fs::create_dir_all(dir).is_err() {
         return;
@@ -349,6 +382,13 @@ fn c_text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(&bytes[..end]).trim().to_string()
 }
 
+/// A PTX buffer without its terminating NUL.
+fn ptx_bytes(mut bytes: Vec<u8>) -> Vec<u8> {
+    let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+    bytes.truncate(end);
+    bytes
+}
+
 /// An NVRTC program, destroyed when dropped.
 struct LiveProgram<'a> {
     handle: Program,
@@ -363,14 +403,14 @@ impl Drop for LiveProgram<'_> {
 }
 
 impl LiveProgram<'_> {
-    /// Reads one of the program's text outputs (the log or the PTX) through its size and
+    /// Reads one of the program's outputs (the log, the PTX, the CUBIN) through its size and
     /// fill functions.
     fn read(
         &self,
         what: &str,
         size: unsafe extern "C" fn(Program, *mut usize) -> Status,
         fill: unsafe extern "C" fn(Program, *mut c_char) -> Status,
-    ) -> std::result::Result<String, String> {
+    ) -> std::result::Result<Vec<u8>, String> {
         let mut n = 0usize;
         // SAFETY: a live program; `n` is valid for writes.
         self.api.check(&format!("{what} size"), unsafe {
@@ -380,7 +420,8 @@ impl LiveProgram<'_> {
         // SAFETY: `buf` holds the `n` bytes NVRTC said it will write.
         self.api
             .check(what, unsafe { fill(self.handle, buf.as_mut_ptr().cast()) })?;
-        Ok(c_text(&buf))
+        buf.truncate(n);
+        Ok(buf)
     }
 }
 
@@ -389,7 +430,8 @@ fn compile_uncached(
     generated: &Generated,
     options: &[String],
     lib: &Nvrtc,
-) -> Result<String> {
+    output: Output,
+) -> Result<Vec<u8>> {
     let fail = |message: String| Error::Backend {
         backend: "cuda",
         message,
@@ -434,6 +476,7 @@ fn compile_uncached(
                 api.get_program_log_size,
                 api.get_program_log,
             )
+            .map(|l| c_text(&l))
             .unwrap_or_default();
         return Err(Error::CompileFailed {
             kernel: kernel.to_string(),
@@ -447,6 +490,11 @@ fn compile_uncached(
             source_listing: number_lines(&generated.source),
         });
     }
-    prog.read("nvrtcGetPTX", api.get_ptx_size, api.get_ptx)
-        .map_err(fail)
+    match output {
+        Output::Ptx(_) => prog
+            .read("nvrtcGetPTX", api.get_ptx_size, api.get_ptx)
+            .map(ptx_bytes),
+        Output::Cubin(_) => prog.read("nvrtcGetCUBIN", api.get_cubin_size, api.get_cubin),
+    }
+    .map_err(fail)
 }

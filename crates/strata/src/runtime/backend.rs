@@ -76,6 +76,14 @@ pub(crate) enum Command {
 pub(crate) trait QueueBackend: Send + Sync {
     /// Enqueues `cmd` to run after every event in `wait` has completed; returns its event.
     fn submit(&self, cmd: Command, wait: Vec<Event>) -> Event;
+    /// Runs `cmd` after `wait` and returns its event once it has completed: what the blocking
+    /// operations of [`crate::Queue`] use. A backend may run it on the calling thread when
+    /// that keeps the queue's order (see `WorkerQueue`).
+    fn run_now(&self, cmd: Command, wait: Vec<Event>) -> Event {
+        let e = self.submit(cmd, wait);
+        let _ = e.wait();
+        e
+    }
 }
 
 /// One device of a backend.

@@ -72,9 +72,12 @@ impl Queue {
     }
 
     fn submit(&self, cmd: Command, wait: &[&Event]) -> Event {
-        let e = self
-            .backend
-            .submit(cmd, wait.iter().map(|e| (*e).clone()).collect());
+        let wait = wait.iter().map(|e| (*e).clone()).collect();
+        let e = if BLOCKING.with(|b| b.replace(false)) {
+            self.backend.run_now(cmd, wait)
+        } else {
+            self.backend.submit(cmd, wait)
+        };
         let mut p = self.pending.lock().unwrap();
         p.retain(|e| !e.is_complete());
         p.push(e.clone());
@@ -134,7 +137,7 @@ impl Queue {
 
     /// Writes `data` into `buf` starting at element `offset`.
     pub fn write<T: Element>(&self, buf: &Buffer<T>, offset: usize, data: &[T]) -> Result<()> {
-        self.enqueue_write(buf, offset, data, &[])?.wait()
+        blocking(|| self.enqueue_write(buf, offset, data, &[]))?.wait()
     }
 
     /// Reads elements `range` of `buf` without blocking.
@@ -168,7 +171,7 @@ impl Queue {
 
     /// Reads elements `range` of `buf`.
     pub fn read_range<T: Element>(&self, buf: &Buffer<T>, range: Range<usize>) -> Result<Vec<T>> {
-        self.enqueue_read(buf, range, &[])?.wait()
+        blocking(|| self.enqueue_read(buf, range, &[]))?.wait()
     }
 
     /// Reads the whole buffer into a new `Vec`.
@@ -250,8 +253,7 @@ impl Queue {
         dst_offset: usize,
         len: usize,
     ) -> Result<()> {
-        self.enqueue_copy(src, src_offset, dst, dst_offset, len, &[])?
-            .wait()
+        blocking(|| self.enqueue_copy(src, src_offset, dst, dst_offset, len, &[]))?.wait()
     }
 
     /// Sets elements `range` of `buf` to `value`, without blocking.
@@ -278,7 +280,7 @@ impl Queue {
 
     /// Sets elements `range` of `buf` to `value`.
     pub fn fill<T: Element>(&self, buf: &Buffer<T>, value: T, range: Range<usize>) -> Result<()> {
-        self.enqueue_fill(buf, value, range, &[])?.wait()
+        blocking(|| self.enqueue_fill(buf, value, range, &[]))?.wait()
     }
 
     /// Launches `kernel` over `range` without blocking. The arguments are checked now (count,
@@ -309,7 +311,7 @@ impl Queue {
 
     /// Launches `kernel` and waits for it.
     pub fn launch(&self, kernel: &Kernel, range: NdRange, args: &[KernelArg<'_>]) -> Result<Run> {
-        let run = self.enqueue_launch(kernel, range, args, &[])?;
+        let run = blocking(|| self.enqueue_launch(kernel, range, args, &[]))?;
         run.wait()?;
         Ok(run)
     }
@@ -323,6 +325,26 @@ impl std::fmt::Debug for Queue {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "Queue({})", self.device.info().spec())
     }
+}
+
+thread_local! {
+    /// Set by [`blocking`] for the one submission it wraps.
+    static BLOCKING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f`, whose one submission (its first) is a blocking operation: the backend may run it
+/// at once on this thread ([`super::backend::QueueBackend::run_now`]). The mark is cleared
+/// when `f` returns, whether it submitted or failed before.
+fn blocking<R>(f: impl FnOnce() -> R) -> R {
+    struct Clear;
+    impl Drop for Clear {
+        fn drop(&mut self) {
+            BLOCKING.with(|b| b.set(false));
+        }
+    }
+    BLOCKING.with(|b| b.set(true));
+    let _clear = Clear;
+    f()
 }
 
 #[allow(dead_code)]
