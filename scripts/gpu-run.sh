@@ -106,17 +106,9 @@ device() {
     cp "$work/strata" "$build_root/target/release/strata"
     export PATH="$work:$PATH"
     export STRATA_CUDA_CACHE="$work/ptx-cache"
-    # OpenCL: NVIDIA's driver alone, where the image has it (PoCL, also there, is what CI runs;
-    # here it would only slow every test down). The ICD loader travels in case there is none.
-    local icd
-    icd="$({ ldconfig -p | grep -o '/[^ ]*libnvidia-opencl\.so\.1'
-        ls /usr/local/nvidia/lib64/libnvidia-opencl.so.1 2>/dev/null; } | head -1)"
+    # The ICD loader travels in case the image has none (NVIDIA's OpenCL driver is there).
     ldconfig -p | grep -q 'libOpenCL\.so\.1' ||
         export LD_LIBRARY_PATH="$work/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-    if [ -n "$icd" ]; then
-        mkdir -p "$work/icd" && echo "$icd" >"$work/icd/nvidia.icd"
-        export OCL_ICD_VENDORS="$work/icd"
-    fi
     {
         date -u
         nvidia-smi
@@ -152,11 +144,18 @@ device() {
             ;;
         baselines) step 200 baselines python3 scripts/gpu_baselines.py ;;
         opencl)
-            if [ -n "$icd" ]; then
-                step 200 opencl-check strata check --device opencl:0
-                step 120 opencl-difftest strata difftest --device opencl:0 --programs 1000
+            # NVIDIA's OpenCL platform, if the driver exposes one (PoCL is there too).
+            local cl
+            cl="$(strata devices --json | python3 -c 'import json,sys
+for l in sys.stdin:
+    d = json.loads(l)
+    if d.get("backend") == "opencl" and "NVIDIA" in d.get("name", ""):
+        print(d["spec"]); break')"
+            if [ -n "$cl" ]; then
+                step 200 opencl-check strata check --device "$cl"
+                step 120 opencl-difftest strata difftest --device "$cl" --programs 1000
             else
-                echo "opencl: no NVIDIA OpenCL driver in this image" | tee -a "$LOGS/summary.txt"
+                echo "opencl: no NVIDIA OpenCL device" | tee -a "$LOGS/summary.txt"
             fi
             ;;
         *) echo "unknown step $s" | tee -a "$LOGS/summary.txt" ;;

@@ -1019,11 +1019,19 @@ impl<'a> Writer<'a> {
                         }
                         (MathFn::Abs, false) if s.is_signed() => {
                             // Not the built-in: Clang lowers it to an intrinsic for which
-                            // abs(MIN) is poison; strata defines abs(MIN) == MIN.
-                            let u = self.ty(Self::unsigned_of(s));
+                            // abs(MIN) is poison; strata defines abs(MIN) == MIN. NVIDIA's
+                            // OpenCL compiler turns even this form into PTX `abs`, whose
+                            // result ptxas treats as never negative (seen on an H100): there
+                            // an empty `asm` hides the negation (narrow types in `uint`).
+                            let (u, reg) = if s.size() == 8 {
+                                (self.ty(Self::unsigned_of(s)), "l")
+                            } else {
+                                (self.ty(Scalar::U32), "r")
+                            };
+                            let i = if s.size() == 8 { t } else { self.ty(Scalar::I32) };
                             let name = format!("strata_abs_{t}");
                             self.helpers.insert(format!(
-                                "{} {t} {name}({t} x) {{ return x < 0 ? ({t})(({u})0 - ({u})x) : x; }}\n",
+                                "{} {t} {name}({t} x) {{\n    {u} n = ({u})0 - ({u})({i})x;\n#if defined(__NV_CL_C_VERSION) || defined(cl_nv_pragma_unroll)\n    __asm__ volatile(\"\" : \"+{reg}\"(n));\n#endif\n    return x < 0 ? ({t})n : x;\n}}\n",
                                 self.d.helper_prefix
                             ));
                             format!("{name}({})", a[0])

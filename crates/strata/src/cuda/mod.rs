@@ -401,10 +401,20 @@ impl DeviceBackend for CudaDevice {
         )];
         // Machine code for this device (no JIT by the driver when loaded, and cached on disk);
         // PTX, compiled by the driver, when the driver cannot load NVRTC's CUBIN (an NVRTC
-        // newer than the driver, say).
-        let (cubin, _) = nvrtc::compile(name, &generated, Output::Cubin(self.arch), &extra)?;
-        match self.load_image(name, &cubin, &generated.entry) {
+        // newer than the driver, say), or when `STRATA_CUDA_LOAD=ptx` asks for it.
+        let cubin = match std::env::var("STRATA_CUDA_LOAD").as_deref() {
+            Ok("ptx") => Err(Error::Backend {
+                backend: "cuda",
+                message: "STRATA_CUDA_LOAD=ptx".into(),
+            }),
+            _ => nvrtc::compile(name, &generated, Output::Cubin(self.arch), &extra)
+                .and_then(|(cubin, _)| self.load_image(name, &cubin, &generated.entry)),
+        };
+        match cubin {
             Ok(k) => Ok(Arc::new(k)),
+            Err(Error::CompileFailed { .. }) => {
+                cubin.map(|k| Arc::new(k) as Arc<dyn CompiledKernel>)
+            }
             Err(cubin_error) => {
                 let ptx = nvrtc::compile_ptx(name, &generated, self.arch, &extra)?;
                 match self.load(name, &ptx.text, &generated.entry) {
