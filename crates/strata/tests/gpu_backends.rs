@@ -335,7 +335,12 @@ fn wait_lists_across_the_cpu_and_device_backends() {
 
 #[test]
 fn profiling_times_are_ordered_and_plausible() {
-    for q in queues() {
+    // Plain queues (host-observed times on CUDA) and profiling queues (device-measured).
+    let profiling: Vec<Queue> = queues()
+        .iter()
+        .map(|q| Queue::with_profiling(q.device()).unwrap())
+        .collect();
+    for q in queues().into_iter().chain(profiling) {
         let n = 4 << 20;
         let b = Buffer::<u8>::new(q.device(), n).unwrap();
         let data = vec![1u8; n];

@@ -179,7 +179,7 @@ impl DeviceBackend for CpuDevice {
         }))
     }
 
-    fn new_queue(&self) -> Result<Arc<dyn QueueBackend>> {
+    fn new_queue_with(&self, _profiling: bool) -> Result<Arc<dyn QueueBackend>> {
         Ok(Arc::new(WorkerQueue::spawn("cpu", |cmd| {
             run(cmd).map(|()| None)
         })?))

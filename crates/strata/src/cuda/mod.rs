@@ -428,8 +428,8 @@ impl DeviceBackend for CudaDevice {
         }
     }
 
-    fn new_queue(&self) -> Result<Arc<dyn QueueBackend>> {
-        Ok(Arc::new(queue::new_queue(self)?))
+    fn new_queue_with(&self, profiling: bool) -> Result<Arc<dyn QueueBackend>> {
+        Ok(Arc::new(queue::new_queue(self, profiling)?))
     }
 
     fn cuda(&self) -> Option<&CudaDevice> {

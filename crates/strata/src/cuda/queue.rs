@@ -23,7 +23,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// Creates the strata queue of a CUDA device.
-pub(crate) fn new_queue(dev: &CudaDevice) -> Result<WorkerQueue> {
+pub(crate) fn new_queue(dev: &CudaDevice, profiling: bool) -> Result<WorkerQueue> {
     let ctx = dev.ctx;
     ctx.bind()?;
     let stream = Stream(
@@ -34,6 +34,7 @@ pub(crate) fn new_queue(dev: &CudaDevice) -> Result<WorkerQueue> {
         stream,
         events: Arc::default(),
         max_grid: [i32::MAX as usize, 65535, 65535],
+        profiling,
     };
     WorkerQueue::spawn_pipelined("cuda", move || ctx.bind(), move |cmd| worker.issue(cmd))
 }
@@ -69,6 +70,9 @@ struct Worker {
     /// add two driver calls to every launch.
     events: Arc<Mutex<Vec<CuEvent>>>,
     max_grid: [usize; 3],
+    /// Whether commands are timed by the device (a start and an end timing event each);
+    /// otherwise each gets one end event without timing, which is cheaper to record and wait.
+    profiling: bool,
 }
 
 fn mem(m: &Arc<dyn Memory>) -> Result<&CuMem> {
@@ -89,8 +93,12 @@ impl Worker {
         let e = match reused {
             Some(e) => e,
             None => CuEvent(
-                cu::event::create(sys::CUevent_flags::CU_EVENT_DEFAULT)
-                    .map_err(|e| cu_error("cuEventCreate", e))?,
+                cu::event::create(if self.profiling {
+                    sys::CUevent_flags::CU_EVENT_DEFAULT
+                } else {
+                    sys::CUevent_flags::CU_EVENT_DISABLE_TIMING
+                })
+                .map_err(|e| cu_error("cuEventCreate", e))?,
             ),
         };
         // SAFETY: the event and the stream belong to the bound context.
@@ -99,9 +107,14 @@ impl Worker {
         Ok(e)
     }
 
-    /// Issues `cmd` between two events; the finish waits for the second.
+    /// Issues `cmd` (between two timing events when profiling, else before one event); the
+    /// finish waits for the last.
     fn issue(&self, cmd: Command) -> Result<Finish> {
-        let start = self.record()?;
+        let start = if self.profiling {
+            Some(self.record()?)
+        } else {
+            None
+        };
         let call: &'static str;
         // What the command needs alive until it completes, and what to do after.
         let mut after: Option<Box<dyn FnOnce() + Send>> = None;
@@ -182,15 +195,20 @@ impl Worker {
             // SAFETY: the event was recorded on this queue's stream.
             unsafe { cu::event::synchronize(end.0) }
                 .map_err(|e| cu_error(&format!("{call} (reported when waiting for it)"), e))?;
-            // SAFETY: both events were recorded and have completed.
-            let ms = unsafe { cu::event::elapsed(start.0, end.0) }
-                .map_err(|e| cu_error("cuEventElapsedTime", e))?;
-            pool.lock().unwrap().extend([start, end]);
+            let measured = match &start {
+                // SAFETY: both events were recorded with timing and have completed.
+                Some(start) => Some(
+                    unsafe { cu::event::elapsed(start.0, end.0) }
+                        .map_err(|e| cu_error("cuEventElapsedTime", e))?,
+                ),
+                None => None,
+            };
+            pool.lock().unwrap().extend(start.into_iter().chain([end]));
             drop(keep);
             if let Some(f) = after {
                 f();
             }
-            Ok(Some(Duration::from_secs_f64(f64::from(ms.max(0.0)) / 1e3)))
+            Ok(measured.map(|ms| Duration::from_secs_f64(f64::from(ms.max(0.0)) / 1e3)))
         }))
     }
 

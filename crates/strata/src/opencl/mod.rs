@@ -432,7 +432,7 @@ impl DeviceBackend for OpenClDevice {
         Ok(k)
     }
 
-    fn new_queue(&self) -> Result<Arc<dyn QueueBackend>> {
+    fn new_queue_with(&self, _profiling: bool) -> Result<Arc<dyn QueueBackend>> {
         Ok(Arc::new(queue::new_queue(self)?))
     }
 }

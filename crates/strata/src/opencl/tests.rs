@@ -93,7 +93,7 @@ kernel void abi(float a, uchar flag, char b, ulong c,
 }
 "#;
     let compiled = dev.build("abi", source, "abi", BUILD_OPTIONS).unwrap();
-    let q = dev.new_queue().unwrap();
+    let q = dev.new_queue_with(false).unwrap();
     let x = dev.alloc(3 * 4).unwrap();
     write(&*q, &x, 0, bytemuck::cast_slice(&[1.0f32, 2.0, 3.5]));
     let out = dev.alloc(32 * 8).unwrap();
@@ -193,7 +193,7 @@ fn a_build_failure_reports_the_log_and_the_numbered_source() {
 #[test]
 fn fill_with_a_pattern_opencl_cannot_take() {
     let Some(dev) = device() else { return };
-    let q = dev.new_queue().unwrap();
+    let q = dev.new_queue_with(false).unwrap();
     let mem = dev.alloc(12 * 1000 + 4).unwrap();
     q.submit(
         Command::Fill {

@@ -94,8 +94,10 @@ pub(crate) trait DeviceBackend: Send + Sync {
     fn alloc(&self, bytes: usize) -> Result<Arc<dyn Memory>>;
     /// Compiles a validated kernel.
     fn compile(&self, f: &ValidFunction) -> Result<Arc<dyn CompiledKernel>>;
-    /// Creates an in-order queue.
-    fn new_queue(&self) -> Result<Arc<dyn QueueBackend>>;
+    /// Creates an in-order queue; `profiling` asks for device-measured run times of its
+    /// commands where the backend measures them at a cost (CUDA: two timing events per
+    /// command instead of one event without timing).
+    fn new_queue_with(&self, profiling: bool) -> Result<Arc<dyn QueueBackend>>;
     /// The CUDA device, for the hand-written CUDA baselines of the benchmarks.
     fn cuda(&self) -> Option<&crate::cuda::CudaDevice> {
         None

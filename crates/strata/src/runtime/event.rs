@@ -84,13 +84,21 @@ impl Event {
     }
 
     pub(crate) fn complete(&self, r: Result<()>) {
+        self.complete_after(r, None);
+    }
+
+    /// Completes the event as observed now by the host, starting no earlier than
+    /// `not_before` (the end of the previous command of an in-order queue whose commands are
+    /// issued before their predecessors end); returns its end.
+    pub(crate) fn complete_after(&self, r: Result<()>, not_before: Option<Instant>) -> Instant {
         let mut s = self.inner.state.lock().unwrap();
-        if s.start.is_none() {
-            s.start = Some(Instant::now());
-        }
-        s.end = Some(Instant::now());
+        let end = Instant::now();
+        let start = s.start.unwrap_or(end);
+        s.start = Some(not_before.map_or(start, |t| start.max(t).min(end)));
+        s.end = Some(end);
         s.status = Status::Done(r);
         self.inner.cv.notify_all();
+        end
     }
 
     /// Completes the event with the command's run time as the device measured it (a GPU

@@ -9,11 +9,12 @@
 //! the device's preferred group size, and 1 in the other dimensions. A global size of 0 in any
 //! dimension launches nothing. Global sizes must fit in `u32` (ids are `u32`).
 
+use super::CompiledKernel;
 use super::{ArgValue, Buffer, Device, Event, LocalMem, Memory, PendingRead, Queue};
 use crate::builder::{self, Element, GatherDecl, GatherOp, KernelDef, ScalarType};
 use crate::error::{Error, Result};
 use crate::ir::{self, Access, ArrayLen, Literal, ParamKind, Type, ValidFunction};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// A kernel built from a Rust closure: validated, optimized IR, compiled per device on first
 /// launch and cached. Cheap to clone.
@@ -26,6 +27,27 @@ struct KernelInner {
     valid: Arc<ValidFunction>,
     key: String,
     gathers: Vec<GatherDecl>,
+    /// This kernel compiled, per device (the device's identity): a launch finds its code
+    /// without hashing the IR text for the device's cache.
+    compiled: Mutex<Vec<(usize, Arc<dyn CompiledKernel>)>>,
+}
+
+impl Kernel {
+    /// This kernel's code for the device identified by `device`, if compiled for it before.
+    pub(crate) fn compiled_for(&self, device: usize) -> Option<Arc<dyn CompiledKernel>> {
+        let memo = self.inner.compiled.lock().unwrap();
+        memo.iter()
+            .find(|(d, _)| *d == device)
+            .map(|(_, k)| k.clone())
+    }
+
+    /// Remembers this kernel's code for the device identified by `device`.
+    pub(crate) fn remember_compiled(&self, device: usize, k: Arc<dyn CompiledKernel>) {
+        let mut memo = self.inner.compiled.lock().unwrap();
+        if !memo.iter().any(|(d, _)| *d == device) {
+            memo.push((device, k));
+        }
+    }
 }
 
 impl std::fmt::Debug for Kernel {
@@ -77,6 +99,7 @@ impl Kernel {
                 valid: Arc::new(valid),
                 key: otext,
                 gathers,
+                compiled: Mutex::new(Vec::new()),
             }),
         };
         CAPTURE.with(|c| {

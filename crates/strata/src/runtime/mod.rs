@@ -322,17 +322,27 @@ impl Device {
     }
 
     pub(crate) fn compiled(&self, kernel: &Kernel) -> Result<Arc<dyn CompiledKernel>> {
-        let key = kernel.cache_key();
-        if let Some(k) = self.inner.cache.lock().unwrap().get(key) {
-            return Ok(k.clone());
+        // Devices live as long as the process, so the address of their state identifies them.
+        let id = Arc::as_ptr(&self.inner) as usize;
+        if let Some(k) = kernel.compiled_for(id) {
+            return Ok(k);
         }
-        let k = self.inner.backend.compile(kernel.valid())?;
-        self.inner.compiles.fetch_add(1, Ordering::Relaxed);
-        self.inner
-            .cache
-            .lock()
-            .unwrap()
-            .insert(key.to_string(), k.clone());
+        let key = kernel.cache_key();
+        let cached = self.inner.cache.lock().unwrap().get(key).cloned();
+        let k = match cached {
+            Some(k) => k,
+            None => {
+                let k = self.inner.backend.compile(kernel.valid())?;
+                self.inner.compiles.fetch_add(1, Ordering::Relaxed);
+                self.inner
+                    .cache
+                    .lock()
+                    .unwrap()
+                    .insert(key.to_string(), k.clone());
+                k
+            }
+        };
+        kernel.remember_compiled(id, k.clone());
         Ok(k)
     }
 }

@@ -11,7 +11,7 @@ use super::{Command, Event, QueueBackend};
 use crate::error::{Error, Result};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 type Job = (Command, Vec<Event>, Event);
 
@@ -40,12 +40,16 @@ pub(crate) struct WorkerQueue {
     init: Arc<dyn Fn() -> Result<()> + Send + Sync>,
 }
 
-/// Completes `event` with the outcome of a finished command.
-fn complete(event: &Event, r: Result<Option<Duration>>) {
+/// Completes `event` with the outcome of a finished command that started no earlier than
+/// `not_before` (the previous command's end); returns its end.
+fn complete(event: &Event, r: Result<Option<Duration>>, not_before: Option<Instant>) -> Instant {
     match r {
-        Ok(Some(device_time)) => event.complete_measured(Ok(()), device_time),
-        Ok(None) => event.complete(Ok(())),
-        Err(e) => event.complete(Err(e)),
+        Ok(Some(device_time)) => {
+            event.complete_measured(Ok(()), device_time);
+            Instant::now()
+        }
+        Ok(None) => event.complete_after(Ok(()), not_before),
+        Err(e) => event.complete_after(Err(e), not_before),
     }
 }
 
@@ -89,12 +93,13 @@ impl WorkerQueue {
             .name(format!("strata-{backend}-done"))
             .spawn(move || {
                 let ready = init_done();
+                let mut last_end = None;
                 for (event, issued) in done_rx {
                     let r = match &ready {
                         Err(e) => Err(e.clone()),
                         Ok(()) => issued.and_then(|finish| finish()),
                     };
-                    complete(&event, r);
+                    last_end = Some(complete(&event, r, last_end));
                     in_flight_done.fetch_sub(1, Ordering::AcqRel);
                 }
             })
@@ -171,7 +176,7 @@ impl QueueBackend for WorkerQueue {
                 (self.issue.lock().unwrap())(cmd)
             })
             .and_then(|finish| finish());
-        complete(&e, r);
+        complete(&e, r, None);
         drop(tx);
         e
     }
