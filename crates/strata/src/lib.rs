@@ -35,6 +35,7 @@
 #![warn(missing_docs)]
 
 pub mod bench;
+pub mod blas;
 pub mod builder;
 pub mod codegen;
 pub mod conformance;
