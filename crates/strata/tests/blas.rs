@@ -221,3 +221,94 @@ fn the_tiling_is_staged_into_the_kernel() {
         "{cuda}"
     );
 }
+
+/// cuBLAS, the SGEMM baseline on CUDA devices, loads through strata's own function table where
+/// it is installed (the CUDA toolkit, or the `nvidia-cublas-cu12` wheel); elsewhere the reason
+/// names what to install. It needs no GPU to load.
+#[test]
+fn cublas_loads_or_says_why() {
+    match (strata::cuda::cublas_path(), strata::cuda::cublas_version()) {
+        (Ok(path), Ok((major, minor, patch))) => {
+            assert!(
+                major >= 12,
+                "cuBLAS {major}.{minor}.{patch} at {}",
+                path.display()
+            );
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            assert!(name.starts_with("libcublas.so"), "{name}");
+            eprintln!("cuBLAS {major}.{minor}.{patch} from {}", path.display());
+        }
+        (Err(why), Err(again)) => {
+            assert_eq!(why, again);
+            assert!(
+                why.contains("cuBLAS") && why.contains("STRATA_CUBLAS"),
+                "{why}"
+            );
+            eprintln!("no cuBLAS (strata bench would compare SGEMM with CUDA C): {why}");
+        }
+        other => panic!("the path and the version disagree: {other:?}"),
+    }
+}
+
+/// Every tiling `strata bench` runs, compiled by NVRTC for the H100 (sm_90), with the PTX
+/// facts the speed depends on: the multiply-adds of a tile unrolled as fused `fma.rn.f32`
+/// (strata compiles CUDA with `--fmad=false`, so nothing else would fuse), every local-memory
+/// read and write a 16-byte vector access (`ld.shared.v4.f32`, `st.shared.v4.f32`: the vector
+/// tiles are declared 16-byte aligned), and no local (stack) memory.
+#[test]
+fn bench_tilings_compile_with_nvrtc_to_vector_loads_and_fmas() {
+    let version = match strata::cuda::nvrtc_version() {
+        Ok(v) => v,
+        Err(why) => {
+            let required = std::env::var("STRATA_REQUIRE")
+                .is_ok_and(|v| v.split(',').any(|b| b.trim() == "nvrtc"));
+            assert!(!required, "STRATA_REQUIRE names nvrtc, but: {why}");
+            eprintln!("skipped: NVRTC cannot be loaded: {why}");
+            return;
+        }
+    };
+    for name in strata::blas::bench::BENCHES {
+        let c = strata::blas::bench::config(name).unwrap();
+        let k = sgemm_kernel(&c).unwrap();
+        let generated = strata::codegen::cuda(k.valid_function()).unwrap();
+        let ptx = strata::cuda::compile_ptx(k.name(), &generated, 90, &[])
+            .unwrap_or_else(|e| panic!("{name}: {e}"))
+            .text;
+        let count = |s: &str| ptx.matches(s).count() as u32;
+        let (bk, tm, tn, t) = (c.block_k, c.thread_m, c.thread_n, c.threads());
+        let stores = 2 * (c.block_m / 4 * bk + bk * c.block_n / 4) / t;
+        let facts = [
+            ("fma.rn.f32", bk * tm * tn),
+            ("ld.shared.v4.f32", bk * (tm + tn) / 4),
+            ("st.shared.v4.f32", stores),
+            ("ld.shared.f32", 0),
+            ("st.shared.f32", 0),
+            (".local", 0),
+        ];
+        for (what, want) in facts {
+            assert_eq!(
+                count(what),
+                want,
+                "{name} (NVRTC {}.{}): {what} in\n{ptx}",
+                version.0,
+                version.1
+            );
+        }
+    }
+}
+
+/// Every tiling `strata bench` runs compiles on every OpenCL device and runs right on each
+/// device at the CPU benchmark size.
+#[test]
+fn bench_tilings_run_on_every_device() {
+    for d in devices() {
+        if d.info().backend == BackendKind::Cpu {
+            continue; // `strata bench` runs them all on the CPU backend (tests/cli.rs).
+        }
+        let q = Queue::new(&d).unwrap();
+        for name in strata::blas::bench::BENCHES {
+            let s = Sgemm::new(strata::blas::bench::config(name).unwrap()).unwrap();
+            check(&q, &s, 256, 256, 32);
+        }
+    }
+}

@@ -62,6 +62,8 @@
 //! `block_k`; other sizes are refused with [`Error::InvalidWorkSize`] (pad the matrices). Buffers
 //! must hold exactly `m * k`, `k * n` and `m * n` elements ([`Error::ArgumentLength`]).
 
+pub mod bench;
+
 use crate::error::{Error, Result};
 use crate::prelude::*;
 use crate::{Event, KernelArg, Run};
