@@ -11,6 +11,11 @@
 //! All data is `f32` (2^24 elements by default). Each benchmark runs once to warm up (which also
 //! compiles the kernel), then [`BenchOptions::reps`] times; the reported times are medians.
 //!
+//! `strata bench` also runs the pattern benchmarks (`pat_*`, [`crate::patterns::bench`]) and
+//! the compute-bound SGEMM benchmarks (`sgemm*`, [`crate::blas::bench`]: square matrices whose
+//! size the device decides, against cuBLAS on CUDA devices, with [`BenchResult::flops`] and
+//! TFLOP/s).
+//!
 //! - **strata time**: from the launch call until the result is complete. For `vadd` and `saxpy`
 //!   that is until the kernel has finished; for `dot` and `sum` until the scalar is on the host.
 //!   Inputs are uploaded beforehand and not timed; neither is the reset of the output between
