@@ -163,6 +163,18 @@ fn sizes_the_tiling_does_not_divide_are_typed_errors() {
         "{e}"
     );
     assert!(c.check_dims(0, 16, 4).is_err());
+    // Sizes whose products overflow are refused, not wrapped.
+    let e = c
+        .check_dims(usize::MAX - 15, 16, 4)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("2^32 - 1 elements"), "{e}");
+    let e = c
+        .with_group_m(u32::MAX)
+        .check_dims(16, 1 << 20, 4)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("smaller group_m"), "{e}");
     assert!(c.range(16, 16, 0).is_err());
     // Buffers of the wrong length.
     let e = s
@@ -190,6 +202,11 @@ fn tilings_that_cannot_be_built_are_typed_errors() {
             SgemmConfig::new(16, 16, 4, 4, 4).with_group_m(0),
             "at least 1",
         ),
+        (
+            SgemmConfig::new(1 << 30, 1 << 30, 8, 1 << 28, 1 << 28),
+            "local memory",
+        ),
+        (SgemmConfig::new(1 << 31, 1 << 31, 4, 4, 4), "at most 1024"),
     ] {
         match sgemm_kernel(&c) {
             Err(Error::InvalidKernel(m)) => {

@@ -141,14 +141,22 @@ impl SgemmConfig {
         s
     }
 
-    /// Work-items per work-group: `(block_m / thread_m) * (block_n / thread_n)`.
+    /// Work-items per work-group: `(block_m / thread_m) * (block_n / thread_n)` (saturating at
+    /// `u32::MAX`).
     pub fn threads(&self) -> u32 {
-        (self.block_m / self.thread_m.max(1)) * (self.block_n / self.thread_n.max(1))
+        let t = (self.block_m / self.thread_m.max(1)) as u64
+            * (self.block_n / self.thread_n.max(1)) as u64;
+        u32::try_from(t).unwrap_or(u32::MAX)
     }
 
     /// Bytes of local memory per work-group (two buffers of each tile).
     pub fn local_mem_bytes(&self) -> u64 {
-        2 * 16 * (self.a_tile_vecs() + self.b_tile_vecs()) as u64
+        let (bm, bn, bk) = (
+            self.block_m as u64,
+            self.block_n as u64,
+            self.block_k as u64,
+        );
+        2 * 16 * (bk * (bm / 4 + 1) + bk * (bn / 4))
     }
 
     /// `[f32; 4]` vectors per step of `k` in the local tile of `A` (one of padding).
@@ -200,15 +208,18 @@ impl SgemmConfig {
         if t > 1024 {
             return bad(format!("{t} work-items per work-group; at most 1024"));
         }
-        let a_loads = c.block_m / 4 * c.block_k;
-        let b_loads = c.block_k * c.block_n / 4;
-        if a_loads % t != 0 || b_loads % t != 0 {
+        let a_loads = (c.block_m / 4) as u64 * c.block_k as u64;
+        let b_loads = c.block_k as u64 * (c.block_n / 4) as u64;
+        if a_loads % t as u64 != 0 || b_loads % t as u64 != 0 {
             return bad(format!(
                 "the {t} work-items must divide the tile of A ({a_loads} groups of 4 rows) and of B ({b_loads} groups of 4 columns) evenly"
             ));
         }
-        if c.block_m.checked_mul(c.block_n).is_none() || c.local_mem_bytes() > u32::MAX as u64 {
-            return bad("the block is too large".into());
+        if c.local_mem_bytes() > 1 << 24 {
+            return bad(format!(
+                "the tiles need {} bytes of local memory, more than any device has per work-group",
+                c.local_mem_bytes()
+            ));
         }
         Ok(())
     }
@@ -238,13 +249,22 @@ impl SgemmConfig {
                 ),
             });
         }
-        if [m * k, k * n, m * n].iter().any(|&e| e > u32::MAX as usize)
-            || m.checked_mul(n).is_none()
-        {
+        let fits = |x: usize, y: usize| x.checked_mul(y).is_some_and(|p| p <= u32::MAX as usize);
+        if !(fits(m, k) && fits(k, n) && fits(m, n)) {
             return Err(Error::InvalidWorkSize {
                 kernel: self.name(),
                 reason: format!(
                     "{m} x {n} x {k} has matrices of more than 2^32 - 1 elements (strata indices are u32)"
+                ),
+            });
+        }
+        // The block order's band of `group_m` block rows is counted in u32 too.
+        if !fits(n / self.block_n as usize, self.group_m as usize) {
+            return Err(Error::InvalidWorkSize {
+                kernel: self.name(),
+                reason: format!(
+                    "n = {n} with bands of {} block rows makes more than 2^32 - 1 work-groups per band; build it with a smaller group_m",
+                    self.group_m
                 ),
             });
         }
@@ -467,7 +487,9 @@ impl Sgemm {
         a: &Buffer<f32>,
         b: &Buffer<f32>,
         c: &Buffer<f32>,
-        (m, n, k): (usize, usize, usize),
+        m: usize,
+        n: usize,
+        k: usize,
         wait: &[&Event],
     ) -> Result<Run> {
         let range = self.config.range(m, n, k)?;
@@ -507,7 +529,7 @@ impl Sgemm {
         n: usize,
         k: usize,
     ) -> Result<Run> {
-        let run = self.enqueue(queue, a, b, c, (m, n, k), &[])?;
+        let run = self.enqueue(queue, a, b, c, m, n, k, &[])?;
         run.wait()?;
         Ok(run)
     }
