@@ -293,8 +293,8 @@ pub fn run_with(
         _ => None,
     };
     let cuda = cuda.as_ref();
-    // The SGEMM inputs and baseline, made by the first SGEMM benchmark and shared by the others.
-    let mut gemm: Option<crate::blas::bench::Context> = None;
+    // The SGEMM inputs and baselines, made by the first SGEMM benchmark of each size.
+    let mut gemm = crate::blas::bench::Runs::default();
     let mut results = Vec::new();
     for name in names {
         let r = match name {
@@ -304,13 +304,7 @@ pub fn run_with(
             "sum" => bench_reduce(&queue, Reduction::Sum, &x, &y, opts.reps, cuda)?,
             // The SGEMM benchmarks (`sgemm*`): src/blas/bench.rs.
             sgemm if crate::blas::bench::config(sgemm).is_some() => {
-                let ctx = match gemm.take() {
-                    Some(c) => c,
-                    None => crate::blas::bench::Context::new(&queue, cuda, opts.reps)?,
-                };
-                let r = ctx.run(&queue, sgemm, opts.reps);
-                gemm = Some(ctx);
-                r?
+                gemm.run(&queue, sgemm, cuda, opts.reps)?
             }
             // The pattern benchmarks (`pat_*`): src/patterns/bench.rs.
             other => crate::patterns::bench::run(other, &queue, &x, &y, opts.reps)?,

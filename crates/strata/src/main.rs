@@ -30,7 +30,7 @@ commands:
       on a device and with a baseline (rayon on the host; on CUDA devices hand-written CUDA C,
       and cuBLAS for SGEMM); N elements (default 2^24, written as a number or as 2^K), median
       of R repetitions (default 10). SGEMM multiplies square matrices of 4096 (CUDA), 1024
-      (other GPUs) or 256 (CPU devices), whatever N. --json: one JSON object per line.
+      (other GPUs) or 128 (CPU devices), whatever N. --json: one JSON object per line.
   ptx [--arch N] [--filter S]
       Compile every conformance kernel (those whose name contains S) to PTX for sm_N (default
       90) with NVRTC, through the PTX disk cache; no GPU needed. Prints how many were compiled

@@ -119,9 +119,10 @@ fn bench_json_has_one_line_per_benchmark() {
         assert!(l.contains(&format!("\"bench\":\"{name}\"")), "{l}");
         assert!(l.contains("\"device\":\"cpu\""), "{l}");
         if name.starts_with("sgemm") {
-            // 256 x 256 matrices on CPU devices, whatever --size says; 2 * 256^3 operations.
-            assert!(l.contains("\"n\":256,"), "{l}");
-            assert!(l.contains("\"flops\":33554432,"), "{l}");
+            // 128 x 128 matrices on CPU devices, whatever --size says; 2 e^3 operations.
+            let e = 128;
+            assert!(l.contains(&format!("\"n\":{e},")), "{l}");
+            assert!(l.contains(&format!("\"flops\":{},", 2 * e * e * e)), "{l}");
             assert!(!l.contains("\"strata_tflops\":null"), "{l}");
         } else {
             assert!(l.contains("\"n\":4096"), "{l}");
@@ -158,7 +159,7 @@ fn bench_table_and_filter() {
     assert!(stderr(&o).contains("no benchmark"), "{}", stderr(&o));
     assert!(stderr(&o).contains("sgemm_64x64x8_8x8"), "{}", stderr(&o));
 
-    // A compute-bound row adds throughput columns; the matrices are 256 x 256 on the CPU.
+    // A compute-bound row adds throughput columns; the matrices are 128 x 128 on the CPU.
     let o = strata(&["bench", "--reps=1", "--device=cpu", "--filter", "sgemm_64x"]);
     assert_eq!(o.status.code(), Some(0), "stderr: {}", stderr(&o));
     let text = stdout(&o);
@@ -171,7 +172,7 @@ fn bench_table_and_filter() {
         .filter(|l| l.starts_with("sgemm_64x64x8_8x8 "))
         .collect();
     assert_eq!(rows.len(), 1, "{text}");
-    assert!(rows[0].split_whitespace().nth(1) == Some("256"), "{text}");
+    assert!(rows[0].split_whitespace().nth(1) == Some("128"), "{text}");
 }
 
 #[test]
@@ -218,7 +219,12 @@ fn bench_run_verifies_results() {
     assert_eq!(names, bench::selected(None));
     for r in &results {
         let sgemm = r.bench.starts_with("sgemm");
-        assert_eq!(r.n, if sgemm { 256 } else { 5000 }, "{r:?}");
+        let e = match strata::blas::bench::config(r.bench) {
+            Some(c) => strata::blas::bench::edge(dev.info(), &c),
+            None => 5000,
+        };
+        assert_eq!(r.n, e, "{r:?}");
+        assert!(!sgemm || e == 128, "{r:?}");
         assert_eq!(r.device, "cpu");
         assert_eq!(r.baseline, "rayon");
         assert!(r.strata_s > 0.0 && r.baseline_s > 0.0, "{r:?}");
@@ -229,7 +235,7 @@ fn bench_run_verifies_results() {
             _ if sgemm => {
                 assert!(r.rel_error > 0.0, "{r:?}");
                 assert!(r.rel_error <= strata::blas::bench::TOLERANCE, "{r:?}");
-                assert_eq!(r.flops, 2 * 256 * 256 * 256, "{r:?}");
+                assert_eq!(r.flops, 2 * (e * e * e) as u64, "{r:?}");
                 assert!(r.strata_tflops() > 0.0, "{r:?}");
             }
             _ => assert!(r.rel_error <= bench::REDUCTION_TOLERANCE, "{r:?}"),

@@ -9,22 +9,23 @@
 //! | `sgemm_128x128x16_8x8`   | `k` steps of 16 (half the barriers, twice the local memory) |
 //! | `sgemm_128x64x8_8x8`     | 128 x 64 blocks (128 work-items)                          |
 //! | `sgemm_64x64x8_8x8`      | 64 x 64 blocks (64 work-items)                            |
-//! | `sgemm_128x256x8_8x16`   | 128 x 256 blocks, 8 x 16 per work-item (128 accumulators) |
+//! | `sgemm_128x128x8_8x16`   | 8 x 16 per work-item (128 accumulators, 128 work-items)   |
 //!
 //! **Size.** The matrices are `e x e` with the edge `e` given by the device, not by
 //! `--size` (which is the vector length of the other benchmarks): [`edge`] is 4096 on CUDA
 //! devices (the size the cuBLAS comparison is quoted at), 1024 on other GPUs and accelerators,
-//! and 256 on CPU-type devices (the CPU interpreter and PoCL, where the baseline and the
-//! interpreter must finish in seconds). Every tiling above divides all three. A row's `n` is
-//! `e`, its `bytes` `3 * 4 * e^2` (each matrix moved once: the least any SGEMM moves) and its
-//! `flops` `2 * e^3`.
+//! and on CPU-type devices (the CPU interpreter and PoCL, where the interpreter must finish in
+//! a fraction of a second even in a debug build) the least multiple of 128 that the tiling's
+//! block divides: 128 for every tiling above. A row's `n` is `e`, its `bytes` `3 * 4 * e^2`
+//! (each matrix moved once: the least any SGEMM moves) and its `flops` `2 * e^3`.
 //!
 //! **Baseline.** On CUDA devices cuBLAS (`cublasSgemm`, fp32, TF32 off), loaded at run time
 //! ([`crate::cuda::cublas`]); where it cannot be loaded, a hand-written CUDA C kernel, and the
 //! row's baseline is `cuda` instead of `cublas` ([`crate::bench::gpu_limits`] reports why). On
 //! other devices a rayon matmul on the host: rows of `C` in parallel, each accumulated as
 //! `c[i][..] += a[i][p] * b[p][..]` over `p` in blocks of 64 (vectorized inner loop). The
-//! baseline runs once per `strata bench` run and every SGEMM row is compared with it.
+//! baseline runs once per `strata bench` run and size, and every SGEMM row of that size is
+//! compared with it.
 //!
 //! **Verification.** Inputs are pseudo-random in [-1, 1), never 0 (signs mix, so the sums
 //! cancel and rounding shows). Before a row is reported, strata's `C` must be within
@@ -48,7 +49,7 @@ pub const BENCHES: [&str; 6] = [
     "sgemm_128x128x16_8x8",
     "sgemm_128x64x8_8x8",
     "sgemm_64x64x8_8x8",
-    "sgemm_128x256x8_8x16",
+    "sgemm_128x128x8_8x16",
 ];
 
 /// Largest relative error (Frobenius norm) allowed between strata's product, the baseline's
@@ -67,25 +68,61 @@ pub fn config(bench: &str) -> Option<SgemmConfig> {
         "sgemm_128x128x16_8x8" => SgemmConfig::new(128, 128, 16, 8, 8),
         "sgemm_128x64x8_8x8" => SgemmConfig::new(128, 64, 8, 8, 8),
         "sgemm_64x64x8_8x8" => SgemmConfig::new(64, 64, 8, 8, 8),
-        "sgemm_128x256x8_8x16" => SgemmConfig::new(128, 256, 8, 8, 16),
+        "sgemm_128x128x8_8x16" => SgemmConfig::new(128, 128, 8, 8, 16),
         _ => return None,
     })
 }
 
-/// The matrix edge of the SGEMM benchmarks on a device: 4096 on CUDA devices, 256 on CPU-type
-/// devices, 1024 on the others (see the module docs).
-pub fn edge(info: &DeviceInfo) -> usize {
+/// The matrix edge of an SGEMM benchmark with tiling `c` on a device: 4096 on CUDA devices,
+/// 1024 on other GPUs and accelerators, and on CPU-type devices the least multiple of 128 that
+/// the block divides (see the module docs).
+pub fn edge(info: &DeviceInfo, c: &SgemmConfig) -> usize {
     if info.backend == BackendKind::Cuda {
         4096
     } else if info.is_cpu() {
-        256
+        let mut e = 128;
+        while e % c.block_m as usize != 0 || e % c.block_n as usize != 0 {
+            e += 128;
+        }
+        e
     } else {
         1024
     }
 }
 
-/// Inputs, baseline result and reference shared by the SGEMM rows of one run.
-pub(crate) struct Context {
+/// The SGEMM benchmarks of one `strata bench` run on one device: the inputs, baseline and
+/// reference of each matrix size, made by the first benchmark of that size.
+#[derive(Default)]
+pub(crate) struct Runs {
+    sizes: Vec<Context>,
+}
+
+impl Runs {
+    /// Runs the benchmark `name` (one of [`BENCHES`]) on `q`.
+    pub(crate) fn run(
+        &mut self,
+        q: &Queue,
+        name: &'static str,
+        cuda: Option<&CudaBaseline>,
+        reps: usize,
+    ) -> Result<BenchResult, BenchError> {
+        let config = config(name).ok_or_else(|| {
+            BenchError::InvalidOptions(format!("`{name}` is not an SGEMM benchmark"))
+        })?;
+        let e = edge(q.device().info(), &config);
+        let i = match self.sizes.iter().position(|c| c.e == e) {
+            Some(i) => i,
+            None => {
+                self.sizes.push(Context::new(q, e, cuda, reps)?);
+                self.sizes.len() - 1
+            }
+        };
+        self.sizes[i].run(q, name, config, reps)
+    }
+}
+
+/// Inputs, baseline result and reference shared by the SGEMM rows of one size.
+struct Context {
     e: usize,
     a: Buffer<f32>,
     b: Buffer<f32>,
@@ -163,12 +200,12 @@ fn rel_frobenius_par(got: &[f32], want: &[f32]) -> f64 {
 impl Context {
     /// Makes the inputs, runs the baseline (cuBLAS on a CUDA device, rayon elsewhere) and the
     /// sampled `f64` reference, and checks the baseline against the reference.
-    pub(crate) fn new(
+    fn new(
         q: &Queue,
+        e: usize,
         cuda: Option<&CudaBaseline>,
         reps: usize,
     ) -> Result<Context, BenchError> {
-        let e = edge(q.device().info());
         let a = signed_data(e * e, 11)?;
         let b = signed_data(e * e, 12)?;
         let reference: Vec<(usize, usize, f64)> = (0..SAMPLES)
@@ -226,16 +263,14 @@ impl Context {
         )
     }
 
-    /// Runs the benchmark `name` (one of [`BENCHES`]) on `q`.
-    pub(crate) fn run(
+    /// Runs the benchmark `name` with tiling `config` on `q`.
+    fn run(
         &self,
         q: &Queue,
         name: &'static str,
+        config: SgemmConfig,
         reps: usize,
     ) -> Result<BenchResult, BenchError> {
-        let config = config(name).ok_or_else(|| {
-            BenchError::InvalidOptions(format!("`{name}` is not an SGEMM benchmark"))
-        })?;
         let e = self.e;
         let sgemm = Sgemm::new(config)?;
         let range = config.range(e, e, e)?;
