@@ -39,9 +39,9 @@
 //!   the transposing stores of the 8 work-items of a quarter warp fall in distinct banks); `B`
 //!   as it is (`block_n / 4` vectors per step of `k`). In the inner loop a work-item reads its
 //!   `thread_m` values of `A` and `thread_n` values of `B` as `[f32; 4]` vectors from
-//!   `thread_m / 4` and `thread_n / 4` groups of 4 rows (columns) that lie `block_m / 4`
-//!   (`block_n / 4`) elements apart; work-items next to each other read vectors next to each
-//!   other, so a warp's reads are conflict-free or broadcasts.
+//!   `thread_m / 4` groups of 4 rows and `thread_n / 4` groups of 4 columns, the groups
+//!   `block_m / thread_m` (`block_n / thread_n`) vectors apart; work-items next to each other
+//!   read vectors next to each other, so a warp's reads are conflict-free or broadcasts.
 //! - **Work-item layout.** On GPUs a warp's 32 work-items cover 4 rows x 8 columns of sub-tiles
 //!   (when the tiling allows), so that one vector read of a warp touches 4 distinct vectors of
 //!   `A` and 8 of `B`.
