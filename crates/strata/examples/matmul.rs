@@ -1,17 +1,22 @@
-//! Matrix multiplication `C = A * B` (`A` is `m x k`, `B` is `k x n`, row-major), two ways,
+//! Matrix multiplication `C = A * B` (`A` is `m x k`, `B` is `k x n`, row-major), three ways,
 //! each compared with a host matmul:
 //!
 //! - naive: one work-item per element of `C`, a 2-D launch;
 //! - tiled: `TILE x TILE` work-groups copy tiles of `A` and `B` into local memory, wait at a
-//!   barrier, and accumulate from the tiles (Concurnas `matMultLocal`, the Goopax matmul).
+//!   barrier, and accumulate from the tiles (Concurnas `matMultLocal`, the Goopax matmul);
+//! - register-tiled: the library's SGEMM ([`strata::blas::Sgemm`]), where each work-item
+//!   computes an 8 x 8 sub-tile in registers from double-buffered local tiles, with the tiling
+//!   staged as Rust values. It is the fast one on GPUs (`strata bench --filter sgemm`).
 //!
-//! Sizes need not be multiples of the tile: the launch covers the matrix with whole
-//! work-groups and the kernels guard every access.
+//! For the first two, sizes need not be multiples of the tile: the launch covers the matrix
+//! with whole work-groups and the kernels guard every access. The register-tiled kernel takes
+//! whole tiles only and says so with a typed error otherwise; the example shows both cases.
 //!
 //! ```text
 //! cargo run --release --example matmul
 //! ```
 
+use strata::blas::{Sgemm, SgemmConfig};
 use strata::prelude::*;
 
 /// The tile edge (work-groups are `TILE x TILE`).
@@ -146,19 +151,22 @@ fn host_matmul(a: &[f32], b: &[f32], m: usize, n: usize, k: usize) -> Vec<f32> {
     c
 }
 
-/// The result of one verified multiplication.
+/// The result of one verified multiplication, or why the method cannot take the size.
 struct Outcome {
     method: &'static str,
     kernel_time: std::time::Duration,
     max_error: f32,
+    skipped: Option<strata::Error>,
 }
 
-/// Multiplies random-looking `m x k` and `k x n` matrices both ways and checks them.
+/// Multiplies random-looking `m x k` and `k x n` matrices the three ways (the register-tiled
+/// one with `sgemm`, where its tiling divides the sizes) and checks them.
 fn matmuls(
     device: &Device,
     m: usize,
     n: usize,
     k: usize,
+    sgemm: &Sgemm,
 ) -> Result<Vec<Outcome>, Box<dyn std::error::Error>> {
     let queue = Queue::new(device)?;
     let av: Vec<f32> = (0..m * k)
@@ -176,9 +184,26 @@ fn matmuls(
 
     let mut out = Vec::new();
     for (method, kernel, range) in [
-        ("naive", naive_kernel()?, NdRange::new([n, m])),
-        ("tiled (local memory)", tiled_kernel()?, covering),
+        ("naive", naive_kernel()?, Ok(NdRange::new([n, m]))),
+        ("tiled (local memory)", tiled_kernel()?, Ok(covering)),
+        (
+            "register-tiled (blas)",
+            sgemm.kernel().clone(),
+            sgemm.config().range(m, n, k),
+        ),
     ] {
+        let range = match range {
+            Ok(r) => r,
+            Err(e) => {
+                out.push(Outcome {
+                    method,
+                    kernel_time: std::time::Duration::ZERO,
+                    max_error: 0.0,
+                    skipped: Some(e),
+                });
+                continue;
+            }
+        };
         let c = Buffer::<f32>::new(device, m * n)?;
         queue.fill(&c, f32::NAN, 0..m * n)?;
         let run = queue.launch(&kernel, range, args![&a, &b, &c, mu, nu, ku])?;
@@ -198,17 +223,18 @@ fn matmuls(
             method,
             kernel_time: run.event().duration()?,
             max_error,
+            skipped: None,
         });
     }
     Ok(out)
 }
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let device = Device::from_spec("best")?;
-    println!("device: {}", device.info().spec());
-    // Not multiples of the tile: the guards matter.
-    let (m, n, k) = (300, 200, 250);
-    for o in matmuls(&device, m, n, k)? {
+fn report(m: usize, n: usize, k: usize, outcomes: &[Outcome]) {
+    for o in outcomes {
+        if let Some(why) = &o.skipped {
+            println!("{m}x{k} * {k}x{n}, {:<21} not run: {why}", o.method);
+            continue;
+        }
         let gflops = 2.0 * (m * n * k) as f64 / o.kernel_time.as_secs_f64() / 1e9;
         println!(
             "{m}x{k} * {k}x{n}, {:<21} {:9.3} ms ({gflops:.2} GFLOP/s), max |error| {:e}: OK",
@@ -217,16 +243,37 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             o.max_error
         );
     }
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let device = Device::from_spec("best")?;
+    println!("device: {}", device.info().spec());
+    // The GPU tiling: 128 x 128 blocks, 8 x 8 per work-item.
+    let sgemm = Sgemm::new(SgemmConfig::DEFAULT)?;
+    // Not multiples of the tile: the guards matter, and the register-tiled kernel refuses.
+    let (m, n, k) = (300, 200, 250);
+    report(m, n, k, &matmuls(&device, m, n, k, &sgemm)?);
+    // Whole tiles: all three (larger on GPUs, where the difference shows).
+    let e = if device.info().is_cpu() { 256 } else { 1024 };
+    report(e, e, e, &matmuls(&device, e, e, e, &sgemm)?);
     Ok(())
 }
 
 #[test]
 pub fn matmuls_on_cpu() {
     let device = Device::from_spec("cpu").unwrap();
-    let out = matmuls(&device, 37, 21, 45).unwrap();
-    assert_eq!(out.len(), 2);
-    // A square size that is a multiple of the tile as well.
-    matmuls(&device, 32, 32, 32).unwrap();
+    // A small tiling (16 x 16 blocks, 4 x 4 per work-item) for small matrices.
+    let sgemm = Sgemm::new(SgemmConfig::new(16, 16, 4, 4, 4)).unwrap();
+    let out = matmuls(&device, 37, 21, 45, &sgemm).unwrap();
+    assert_eq!(out.len(), 3);
+    assert!(out[..2].iter().all(|o| o.skipped.is_none()));
+    assert!(
+        matches!(&out[2].skipped, Some(strata::Error::InvalidWorkSize { reason, .. }) if reason.contains("m = 37")),
+        "the register-tiled kernel takes whole tiles only"
+    );
+    // A square size that is a multiple of the tiles as well: all three run and agree.
+    let out = matmuls(&device, 32, 32, 32, &sgemm).unwrap();
+    assert!(out.iter().all(|o| o.skipped.is_none()));
 }
 
 #[test]

@@ -11,6 +11,11 @@
 //! All data is `f32` (2^24 elements by default). Each benchmark runs once to warm up (which also
 //! compiles the kernel), then [`BenchOptions::reps`] times; the reported times are medians.
 //!
+//! `strata bench` also runs the pattern benchmarks (`pat_*`, [`crate::patterns::bench`]) and
+//! the compute-bound SGEMM benchmarks (`sgemm*`, [`crate::blas::bench`]: square matrices whose
+//! size the device decides, against cuBLAS on CUDA devices, with [`BenchResult::flops`] and
+//! TFLOP/s).
+//!
 //! - **strata time**: from the launch call until the result is complete. For `vadd` and `saxpy`
 //!   that is until the kernel has finished; for `dot` and `sum` until the scalar is on the host.
 //!   Inputs are uploaded beforehand and not timed; neither is the reset of the output between
@@ -111,6 +116,9 @@ pub struct BenchResult {
     pub groups: usize,
     /// Bytes the computation must move.
     pub bytes: u64,
+    /// Floating-point operations of the computation, for the compute-bound benchmarks (`sgemm*`:
+    /// `2 n^3`); 0 for the memory-bound ones.
+    pub flops: u64,
     /// Median strata time, in seconds.
     pub strata_s: f64,
     /// The baseline's name: `rayon`, or `cuda` (hand-written CUDA C) on a CUDA device.
@@ -135,10 +143,22 @@ impl BenchResult {
         gbps(self.bytes, self.baseline_s)
     }
 
-    /// The result as one JSON object.
+    /// Arithmetic throughput of the strata kernels, in TFLOP/s (10^12 operations per second);
+    /// NaN for the memory-bound benchmarks (`flops` 0).
+    pub fn strata_tflops(&self) -> f64 {
+        tflops(self.flops, self.strata_s)
+    }
+
+    /// Arithmetic throughput of the baseline, in TFLOP/s; NaN where `flops` is 0.
+    pub fn baseline_tflops(&self) -> f64 {
+        tflops(self.flops, self.baseline_s)
+    }
+
+    /// The result as one JSON object (`strata_tflops` and `baseline_tflops` are `null` for the
+    /// memory-bound benchmarks).
     pub fn to_json(&self) -> String {
         format!(
-            "{{\"bench\":{},\"device\":{},\"n\":{},\"reps\":{},\"local_size\":{},\"groups\":{},\"bytes\":{},\"strata_s\":{},\"strata_gbps\":{},\"baseline\":{},\"baseline_s\":{},\"baseline_gbps\":{},\"ratio\":{},\"rel_error\":{}}}",
+            "{{\"bench\":{},\"device\":{},\"n\":{},\"reps\":{},\"local_size\":{},\"groups\":{},\"bytes\":{},\"flops\":{},\"strata_s\":{},\"strata_gbps\":{},\"strata_tflops\":{},\"baseline\":{},\"baseline_s\":{},\"baseline_gbps\":{},\"baseline_tflops\":{},\"ratio\":{},\"rel_error\":{}}}",
             crate::json_str(self.bench),
             crate::json_str(&self.device),
             self.n,
@@ -146,11 +166,14 @@ impl BenchResult {
             self.local_size,
             self.groups,
             self.bytes,
+            self.flops,
             json_num(self.strata_s),
             json_num(self.strata_gbps()),
+            json_num(self.strata_tflops()),
             crate::json_str(self.baseline),
             json_num(self.baseline_s),
             json_num(self.baseline_gbps()),
+            json_num(self.baseline_tflops()),
             json_num(self.ratio),
             json_num(self.rel_error),
         )
@@ -160,6 +183,16 @@ impl BenchResult {
 fn gbps(bytes: u64, s: f64) -> f64 {
     if s > 0.0 {
         bytes as f64 / s / 1e9
+    } else {
+        f64::INFINITY
+    }
+}
+
+fn tflops(flops: u64, s: f64) -> f64 {
+    if flops == 0 {
+        f64::NAN
+    } else if s > 0.0 {
+        flops as f64 / s / 1e12
     } else {
         f64::INFINITY
     }
@@ -215,6 +248,7 @@ pub fn selected(filter: Option<&str>) -> Vec<&'static str> {
     BENCHES
         .iter()
         .chain(crate::patterns::bench::BENCHES.iter())
+        .chain(crate::blas::bench::BENCHES.iter())
         .copied()
         .filter(|b| filter.is_none_or(|f| b.contains(f)))
         .collect()
@@ -246,7 +280,7 @@ pub fn run_with(
         return Err(BenchError::InvalidOptions(format!(
             "no benchmark name contains `{}` (the benchmarks are {})",
             opts.filter.as_deref().unwrap_or_default(),
-            BENCHES.join(", ")
+            selected(None).join(", ")
         )));
     }
     let n = opts.size;
@@ -259,6 +293,8 @@ pub fn run_with(
         _ => None,
     };
     let cuda = cuda.as_ref();
+    // The SGEMM inputs and baselines, made by the first SGEMM benchmark of each size.
+    let mut gemm = crate::blas::bench::Runs::default();
     let mut results = Vec::new();
     for name in names {
         let r = match name {
@@ -266,6 +302,10 @@ pub fn run_with(
             "saxpy" => bench_saxpy(&queue, &x, &y, opts.reps, cuda)?,
             "dot" => bench_reduce(&queue, Reduction::Dot, &x, &y, opts.reps, cuda)?,
             "sum" => bench_reduce(&queue, Reduction::Sum, &x, &y, opts.reps, cuda)?,
+            // The SGEMM benchmarks (`sgemm*`): src/blas/bench.rs.
+            sgemm if crate::blas::bench::config(sgemm).is_some() => {
+                gemm.run(&queue, sgemm, cuda, opts.reps)?
+            }
             // The pattern benchmarks (`pat_*`): src/patterns/bench.rs.
             other => crate::patterns::bench::run(other, &queue, &x, &y, opts.reps)?,
         };
@@ -283,6 +323,10 @@ pub struct GpuLimits {
     pub copy_gbps: f64,
     /// The cost of a launch, strata against raw `cuLaunchKernel` (1000 launches).
     pub launch: crate::cuda::baseline::LaunchCost,
+    /// cuBLAS, the SGEMM baseline: its version and where it was loaded from; or why it could
+    /// not be loaded (the `sgemm*` rows then compare with a hand-written CUDA C kernel, whose
+    /// baseline name is `cuda`).
+    pub cublas: Result<String, String>,
 }
 
 /// Builds and compiles ten distinct kernels on `device` (the same ten in every process) and
@@ -306,7 +350,8 @@ pub fn start_ten_kernels(device: &Device) -> Result<f64, BenchError> {
     Ok(t.elapsed().as_secs_f64())
 }
 
-/// Copy bandwidth and launch cost on a CUDA device (`None` on other devices).
+/// Copy bandwidth, launch cost and the cuBLAS library on a CUDA device (`None` on other
+/// devices).
 pub fn gpu_limits(device: &Device, opts: &BenchOptions) -> Result<Option<GpuLimits>, BenchError> {
     if device.info().backend != BackendKind::Cuda {
         return Ok(None);
@@ -314,31 +359,64 @@ pub fn gpu_limits(device: &Device, opts: &BenchOptions) -> Result<Option<GpuLimi
     let b = CudaBaseline::new(device)?;
     let copy_gbps = b.copy_gbps(4 * opts.size.max(1), opts.reps.max(1))?;
     let launch = b.launch_overhead(1000)?;
-    Ok(Some(GpuLimits { copy_gbps, launch }))
+    Ok(Some(GpuLimits {
+        copy_gbps,
+        launch,
+        cublas: crate::cuda::cublas_path().and_then(|p| {
+            let (major, minor, patch) = crate::cuda::cublas_version()?;
+            Ok(format!("cuBLAS {major}.{minor}.{patch} ({})", p.display()))
+        }),
+    }))
 }
 
-/// The results as an aligned text table, with a header naming the device.
+/// What a baseline name stands for, in the table's header.
+fn baseline_text(name: &str) -> String {
+    match name {
+        "cuda" => "hand-written CUDA C through NVRTC on the same GPU".into(),
+        "cublas" => "cuBLAS (cublasSgemm, fp32) on the same GPU".into(),
+        "rayon" => format!("rayon on {} thread(s)", rayon::current_num_threads()),
+        other => other.into(),
+    }
+}
+
+/// The results as an aligned text table, with a header naming the device. Throughput columns
+/// in TFLOP/s are added when a compute-bound benchmark (`sgemm*`) is among the results.
 pub fn table(device: &Device, results: &[BenchResult]) -> String {
     let info = device.info();
     let first = results.first().map_or("rayon", |r| r.baseline);
-    // Rows against different baselines (on CUDA: hand-written CUDA C, or rayon where there is
-    // no CUDA baseline) name theirs.
+    // Rows against different baselines (on CUDA: hand-written CUDA C, cuBLAS, or rayon where
+    // there is no CUDA baseline) name theirs.
     let mixed = results.iter().any(|r| r.baseline != first);
     let baseline = if mixed { "baseline" } else { first };
-    let mut rows = vec![[
+    let flops = results.iter().any(|r| r.flops > 0);
+    let mut head = vec![
         "bench".to_string(),
         "n".to_string(),
         "local".to_string(),
         "groups".to_string(),
         "strata ms".to_string(),
         "strata GB/s".to_string(),
-        format!("{baseline} ms"),
-        format!("{baseline} GB/s"),
-        "ratio".to_string(),
-        "rel err".to_string(),
-    ]];
+    ];
+    if flops {
+        head.push("strata TFLOP/s".to_string());
+    }
+    head.extend([format!("{baseline} ms"), format!("{baseline} GB/s")]);
+    if flops {
+        head.push(format!("{baseline} TFLOP/s"));
+    }
+    head.extend(["ratio".to_string(), "rel err".to_string()]);
+    let tf = |x: f64| {
+        if x.is_nan() {
+            "-".to_string()
+        } else if x >= 0.1 {
+            format!("{x:.2}")
+        } else {
+            format!("{x:.1e}")
+        }
+    };
+    let mut rows = vec![head];
     for r in results {
-        rows.push([
+        let mut row = vec![
             if mixed {
                 format!("{} vs {}", r.bench, r.baseline)
             } else {
@@ -349,37 +427,53 @@ pub fn table(device: &Device, results: &[BenchResult]) -> String {
             r.groups.to_string(),
             format!("{:.3}", r.strata_s * 1e3),
             format!("{:.2}", r.strata_gbps()),
+        ];
+        if flops {
+            row.push(tf(r.strata_tflops()));
+        }
+        row.extend([
             format!("{:.3}", r.baseline_s * 1e3),
             format!("{:.2}", r.baseline_gbps()),
-            format!("{:.2}", r.ratio),
-            format!("{:.1e}", r.rel_error),
         ]);
+        if flops {
+            row.push(tf(r.baseline_tflops()));
+        }
+        row.extend([format!("{:.2}", r.ratio), format!("{:.1e}", r.rel_error)]);
+        rows.push(row);
     }
-    let mut width = [0usize; 10];
+    let mut width = vec![0usize; rows[0].len()];
     for row in &rows {
         for (w, c) in width.iter_mut().zip(row) {
             *w = (*w).max(c.len());
         }
     }
     let reps = results.first().map_or(0, |r| r.reps);
-    let rayon_text = format!("rayon on {} thread(s)", rayon::current_num_threads());
-    let cuda_text = "hand-written CUDA C through NVRTC on the same GPU";
-    let against = match baseline {
-        "cuda" => cuda_text.to_string(),
-        "baseline" => format!("{cuda_text} (`vs cuda`) or {rayon_text} (`vs rayon`)"),
-        _ => rayon_text,
+    let mut names: Vec<&str> = Vec::new();
+    for r in results {
+        if !names.contains(&r.baseline) {
+            names.push(r.baseline);
+        }
+    }
+    let against = if mixed {
+        let parts: Vec<String> = names
+            .iter()
+            .map(|n| format!("{} (`vs {n}`)", baseline_text(n)))
+            .collect();
+        format!("baselines: {}", parts.join(", "))
+    } else {
+        format!("baseline: {}", baseline_text(first))
     };
     let mut out = format!(
-        "device {} ({}), median of {reps} repetition(s), baseline: {against}\n",
+        "device {} ({}), median of {reps} repetition(s), {against}\n",
         info.spec(),
         info.name,
     );
     for row in &rows {
         let line: Vec<String> = row
             .iter()
-            .zip(width)
+            .zip(&width)
             .enumerate()
-            .map(|(i, (c, w))| {
+            .map(|(i, (c, &w))| {
                 if i == 0 {
                     format!("{c:<w$}")
                 } else {
@@ -467,7 +561,7 @@ fn check_size(device: &Device, n: usize) -> Result<(), BenchError> {
 }
 
 /// Deterministic pseudo-random values in [0, 1), 24 significant bits (exact in `f32`).
-fn host_data(n: usize, seed: u64) -> Result<Vec<f32>, BenchError> {
+pub(crate) fn host_data(n: usize, seed: u64) -> Result<Vec<f32>, BenchError> {
     let mut v = Vec::new();
     v.try_reserve_exact(n).map_err(|e| {
         BenchError::InvalidOptions(format!("cannot allocate {n} host elements: {e}"))
@@ -536,6 +630,7 @@ fn result(
         local_size: range.local_size().map_or(0, |l| l[0]),
         groups: range.group_count(),
         bytes,
+        flops: 0,
         strata_s,
         baseline,
         baseline_s,

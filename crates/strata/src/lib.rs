@@ -29,12 +29,14 @@
 //! writer, dialects as data), [`builder`] (kernels as Rust closures) and the `#[kernel]`
 //! attribute (kernels as plain Rust functions), the runtime ([`Device`], [`Queue`], [`Buffer`],
 //! [`Kernel`], [`Event`]) over the backends (the CPU interpreter, always present, and OpenCL
-//! when an OpenCL library and device are there), and the tools ([`conformance`],
-//! [`bench`](mod@bench), [`difftest`]) behind the `strata` command.
+//! when an OpenCL library and device are there), libraries built on the builder and the
+//! runtime ([`patterns`], [`blas`]), and the tools ([`conformance`], [`bench`](mod@bench),
+//! [`difftest`]) behind the `strata` command.
 
 #![warn(missing_docs)]
 
 pub mod bench;
+pub mod blas;
 pub mod builder;
 pub mod codegen;
 pub mod conformance;

@@ -24,12 +24,13 @@ commands:
       on the CPU backend, and compare their results; progress after each kernel, every
       mismatch with its program, then `N passed, M failed`. Exit code 1 on a mismatch.
   bench [--json] [--filter S] [--device SPEC[,SPEC...]] [--size N] [--reps R]
-      Run the benchmarks vadd, saxpy, dot and sum and the pattern benchmarks pat_vadd,
-      pat_saxpy, pat_dot, pat_dot_unfused, pat_sum, pat_scan, pat_sort (those whose name
-      contains S) with strata
-      kernels on a device and with a rayon baseline on the host; N elements (default 2^24,
-      written as a number or as 2^K), median of R repetitions (default 10). --json: one JSON
-      object per line.
+      Run the benchmarks vadd, saxpy, dot and sum, the pattern benchmarks pat_vadd,
+      pat_saxpy, pat_dot, pat_dot_unfused, pat_sum, pat_scan, pat_sort, and the SGEMM
+      benchmarks sgemm and sgemm_<tiling> (those whose name contains S) with strata kernels
+      on a device and with a baseline (rayon on the host; on CUDA devices hand-written CUDA C,
+      and cuBLAS for SGEMM); N elements (default 2^24, written as a number or as 2^K), median
+      of R repetitions (default 10). SGEMM multiplies square matrices of 4096 (CUDA), 1024
+      (other GPUs) or 128 (CPU devices), whatever N. --json: one JSON object per line.
   ptx [--arch N] [--filter S]
       Compile every conformance kernel (those whose name contains S) to PTX for sm_N (default
       90) with NVRTC, through the PTX disk cache; no GPU needed. Prints how many were compiled
@@ -388,7 +389,7 @@ fn bench_one(json: bool, device: &Device, opts: &BenchOptions) -> ExitCode {
                         Err(e) => return fail(&e),
                     };
                     out(&format!(
-                        "{{\"device\":{},\"copy_gbps\":{},\"strata_launch_s\":{},\"raw_launch_s\":{},\"raw_events_launch_s\":{},\"strata_blocking_s\":{},\"raw_blocking_s\":{},\"ten_kernels_cold_s\":{},\"ten_kernels_warm_s\":{},\"warm_process_s\":{}}}",
+                        "{{\"device\":{},\"copy_gbps\":{},\"strata_launch_s\":{},\"raw_launch_s\":{},\"raw_events_launch_s\":{},\"strata_blocking_s\":{},\"raw_blocking_s\":{},\"ten_kernels_cold_s\":{},\"ten_kernels_warm_s\":{},\"warm_process_s\":{},{}}}",
                         strata::json_str(&device.info().spec()),
                         l.copy_gbps,
                         l.launch.strata_launch_s,
@@ -398,7 +399,11 @@ fn bench_one(json: bool, device: &Device, opts: &BenchOptions) -> ExitCode {
                         l.launch.raw_blocking_s,
                         cold,
                         warm,
-                        wall
+                        wall,
+                        match &l.cublas {
+                            Ok(path) => format!("\"cublas\":{}", strata::json_str(path)),
+                            Err(why) => format!("\"cublas_missing\":{}", strata::json_str(why)),
+                        }
                     ))
                 }
                 Ok(Some(l)) => {
@@ -406,11 +411,27 @@ fn bench_one(json: bool, device: &Device, opts: &BenchOptions) -> ExitCode {
                         "device-to-device copy: {:.1} GB/s; fraction of it reached by strata:",
                         l.copy_gbps
                     ));
-                    for r in &rs {
+                    for r in rs.iter().filter(|r| r.flops == 0) {
                         out(&format!(
                             "  {:<6} {:.2}",
                             r.bench,
                             r.strata_gbps() / l.copy_gbps
+                        ));
+                    }
+                    match &l.cublas {
+                        _ if rs.iter().all(|r| r.flops == 0) => {}
+                        Ok(desc) => out(&format!("SGEMM baseline: {desc}; strata reaches:")),
+                        Err(why) => out(&format!(
+                            "cuBLAS baseline MISSING: {why}; the sgemm rows compare with hand-written CUDA C; strata reaches:"
+                        )),
+                    }
+                    for r in rs.iter().filter(|r| r.flops > 0) {
+                        out(&format!(
+                            "  {:<22} {:.2} TFLOP/s, {:.2} x the {} baseline's speed",
+                            r.bench,
+                            r.strata_tflops(),
+                            1.0 / r.ratio,
+                            r.baseline
                         ));
                     }
                     let c = &l.launch;

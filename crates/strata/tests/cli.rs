@@ -119,7 +119,17 @@ fn bench_json_has_one_line_per_benchmark() {
         assert!(l.starts_with('{') && l.ends_with('}'), "{l}");
         assert!(l.contains(&format!("\"bench\":\"{name}\"")), "{l}");
         assert!(l.contains("\"device\":\"cpu\""), "{l}");
-        assert!(l.contains("\"n\":4096"), "{l}");
+        if name.starts_with("sgemm") {
+            // 128 x 128 matrices on CPU devices, whatever --size says; 2 e^3 operations.
+            let e = 128;
+            assert!(l.contains(&format!("\"n\":{e},")), "{l}");
+            assert!(l.contains(&format!("\"flops\":{},", 2 * e * e * e)), "{l}");
+            assert!(!l.contains("\"strata_tflops\":null"), "{l}");
+        } else {
+            assert!(l.contains("\"n\":4096"), "{l}");
+            assert!(l.contains("\"flops\":0,"), "{l}");
+            assert!(l.contains("\"strata_tflops\":null"), "{l}");
+        }
         assert!(l.contains("\"baseline\":\"rayon\""), "{l}");
         for key in [
             "strata_s",
@@ -127,6 +137,8 @@ fn bench_json_has_one_line_per_benchmark() {
             "ratio",
             "strata_gbps",
             "baseline_gbps",
+            "strata_tflops",
+            "baseline_tflops",
         ] {
             assert!(l.contains(&format!("\"{key}\":")), "no `{key}` in {l}");
         }
@@ -146,6 +158,22 @@ fn bench_table_and_filter() {
     let o = strata(&["bench", "--size", "64", "--filter", "nothing"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("no benchmark"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("sgemm_64x64x8_8x8"), "{}", stderr(&o));
+
+    // A compute-bound row adds throughput columns; the matrices are 128 x 128 on the CPU.
+    let o = strata(&["bench", "--reps=1", "--device=cpu", "--filter", "sgemm_64x"]);
+    assert_eq!(o.status.code(), Some(0), "stderr: {}", stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        text.contains("strata TFLOP/s") && text.contains("rayon TFLOP/s"),
+        "{text}"
+    );
+    let rows: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("sgemm_64x64x8_8x8 "))
+        .collect();
+    assert_eq!(rows.len(), 1, "{text}");
+    assert!(rows[0].split_whitespace().nth(1) == Some("128"), "{text}");
 }
 
 #[test]
@@ -191,13 +219,26 @@ fn bench_run_verifies_results() {
     let names: Vec<&str> = results.iter().map(|r| r.bench).collect();
     assert_eq!(names, bench::selected(None));
     for r in &results {
-        assert_eq!(r.n, 5000);
+        let sgemm = r.bench.starts_with("sgemm");
+        let e = match strata::blas::bench::config(r.bench) {
+            Some(c) => strata::blas::bench::edge(dev.info(), &c),
+            None => 5000,
+        };
+        assert_eq!(r.n, e, "{r:?}");
+        assert!(!sgemm || e == 128, "{r:?}");
         assert_eq!(r.device, "cpu");
         assert_eq!(r.baseline, "rayon");
         assert!(r.strata_s > 0.0 && r.baseline_s > 0.0, "{r:?}");
         assert!(r.local_size >= 1 && r.groups >= 1, "{r:?}");
         match r.bench {
             "vadd" | "saxpy" => assert_eq!(r.rel_error, 0.0, "{r:?}"),
+            // Rounding differs from rayon's (fma against multiply-then-add), but only a little.
+            _ if sgemm => {
+                assert!(r.rel_error > 0.0, "{r:?}");
+                assert!(r.rel_error <= strata::blas::bench::TOLERANCE, "{r:?}");
+                assert_eq!(r.flops, 2 * (e * e * e) as u64, "{r:?}");
+                assert!(r.strata_tflops() > 0.0, "{r:?}");
+            }
             _ => assert!(r.rel_error <= bench::REDUCTION_TOLERANCE, "{r:?}"),
         }
     }

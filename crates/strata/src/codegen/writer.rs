@@ -3,7 +3,9 @@
 //! The writer walks the validated IR once and prints one C statement per line. It keeps the
 //! IR's semantics exact on C targets:
 //! - vectors are written component by component (the IR's vector operations are componentwise),
-//!   so no dialect needs vector types and results match the CPU backend;
+//!   so no dialect needs vector types and results match the CPU backend; local arrays of
+//!   vectors are aligned to the vector's size, so that the target compiler can still merge the
+//!   component accesses of one element into one vector access;
 //! - signed `+ - * <<` and negation are computed in the unsigned type (C leaves signed overflow
 //!   undefined); results narrower than `int` are cast back to their type; shift amounts are
 //!   masked to the bit width; `MIN / -1` and `MIN % -1` go through helpers;
@@ -1566,11 +1568,20 @@ impl<'a> Writer<'a> {
         for (i, l) in f.locals.iter().enumerate() {
             if let ir::ArrayLen::Fixed(n) = l.len {
                 let t = self.ty(l.elem.scalar);
+                // An array of 2- or 4-vectors is aligned to the vector's size, so that the
+                // compiler may merge the component accesses of one element into one vector
+                // access (`ld.shared.v4`); both dialects take the GNU attribute.
+                let w = l.elem.width as usize;
+                let align = if w > 1 {
+                    format!(" __attribute__((aligned({})))", w * l.elem.scalar.size())
+                } else {
+                    String::new()
+                };
                 let line = format!(
-                    "{} {t} {}[{}];",
+                    "{} {t} {}[{}]{align};",
                     self.d.local,
                     self.local_names[i],
-                    n as usize * l.elem.width as usize
+                    n as usize * w
                 );
                 self.line(&line);
             }

@@ -4,10 +4,14 @@
 //! in between. Each is timed like its strata counterpart: host wall time from the launch call
 //! until the result is complete (for reductions, until the scalar is on the host).
 //!
+//! SGEMM is compared with cuBLAS ([`super::cublas`]) where it can be loaded, else with a
+//! hand-written kernel (`base_sgemm`), and the result says which.
+//!
 //! Also measured here: the device-to-device copy bandwidth (the roof for memory-bound kernels)
 //! and the cost of launching a kernel, strata's cached launch against a raw `cuLaunchKernel`
 //! of the same PTX.
 
+use super::cublas::{cublas_path, cublas_version, CublasHandle};
 use super::{cu_error, nvrtc, CudaDevice};
 use crate::codegen::Generated;
 use crate::error::{Error, Result};
@@ -52,7 +56,37 @@ extern "C" __global__ void base_sum(const float* x, float* out, unsigned n) {
     acc = block_sum(acc);
     if (threadIdx.x == 0) atomicAdd(out, acc);
 }
+// The SGEMM fallback when cuBLAS cannot be loaded: 16 x 16 local-memory tiles, one element of C
+// per thread, m, n and k multiples of 16; blocks of 256 threads in one dimension.
+extern "C" __global__ void base_sgemm(const float* a, const float* b, float* c, unsigned m,
+                                      unsigned n, unsigned k) {
+    __shared__ float at[16][16], bt[16][16];
+    const unsigned tx = threadIdx.x % 16u, ty = threadIdx.x / 16u, blocks_n = n / 16u;
+    const unsigned row = blockIdx.x / blocks_n * 16u + ty, col = blockIdx.x % blocks_n * 16u + tx;
+    float acc = 0.0f;
+    for (unsigned t = 0; t < k; t += 16u) {
+        at[ty][tx] = a[row * k + t + tx];
+        bt[ty][tx] = b[(t + ty) * n + col];
+        __syncthreads();
+        for (int p = 0; p < 16; p++) acc = fmaf(at[ty][p], bt[p][tx], acc);
+        __syncthreads();
+    }
+    c[row * n + col] = acc;
+}
 "#;
+
+/// The SGEMM baseline's run: which baseline, its median time and its result.
+#[derive(Clone, Debug)]
+pub struct SgemmBaseline {
+    /// `cublas`, or `cuda` for the hand-written kernel where cuBLAS could not be loaded.
+    pub name: &'static str,
+    /// What ran: cuBLAS's version and path, or why cuBLAS is missing.
+    pub detail: String,
+    /// Median seconds of one multiplication (launch to completion).
+    pub seconds: f64,
+    /// The product, row-major.
+    pub c: Vec<f32>,
+}
 
 /// Threads per block of the baselines (a multiple of 32, as `block_sum` requires).
 const BLOCK: u32 = 256;
@@ -269,6 +303,92 @@ impl CudaBaseline {
             Ok(t.elapsed().as_secs_f64())
         })?;
         Ok((s, result))
+    }
+
+    /// `c = a * b` for row-major `a` (`m x k`) and `b` (`k x n`), with cuBLAS (`cublasSgemm` in
+    /// the default math mode: fp32, no TF32) on this baseline's stream; where cuBLAS cannot be
+    /// loaded, with the hand-written `base_sgemm` kernel instead (m, n and k multiples of 16),
+    /// and [`SgemmBaseline::name`] and [`SgemmBaseline::detail`] say so. A cuBLAS that loads
+    /// but fails is an error.
+    pub fn sgemm(
+        &self,
+        a: &[f32],
+        b: &[f32],
+        (m, n, k): (usize, usize, usize),
+        reps: usize,
+    ) -> Result<SgemmBaseline> {
+        if a.len() != m * k || b.len() != k * n {
+            return Err(Error::Backend {
+                backend: "cuda",
+                message: format!(
+                    "baseline SGEMM {m} x {n} x {k}: A has {} elements, B {}",
+                    a.len(),
+                    b.len()
+                ),
+            });
+        }
+        let (da, db) = (self.upload(a)?, self.upload(b)?);
+        // SAFETY: a fresh allocation, written only by the SGEMM below.
+        let dc = Mem(unsafe { cu::malloc_sync(4 * (m * n).max(1)) }
+            .map_err(|e| cu_error("cuMemAlloc", e))?);
+        let timed_run = |run: &mut dyn FnMut() -> Result<()>| {
+            Self::timed(reps, || {
+                let t = Instant::now();
+                run()?;
+                self.sync()?;
+                Ok(t.elapsed().as_secs_f64())
+            })
+        };
+        // cuBLAS missing means the fallback; cuBLAS failing once loaded is an error.
+        let (name, detail, seconds) = match cublas_path() {
+            Ok(path) => {
+                let h = CublasHandle::new(self.stream.cast())?;
+                let s = timed_run(&mut || {
+                    // SAFETY: the three allocations hold m * k, k * n and m * n floats and live
+                    // until after the synchronization that ends each run.
+                    unsafe { h.sgemm_row_major((m, n, k), da.0, db.0, dc.0) }
+                })?;
+                let (major, minor, patch) = cublas_version().unwrap_or_default();
+                let detail = format!(
+                    "cuBLAS {major}.{minor}.{patch} ({}), cublasSgemm, default math mode (fp32, no TF32)",
+                    path.display()
+                );
+                ("cublas", detail, s)
+            }
+            Err(why) => {
+                if m % 16 != 0 || n % 16 != 0 || k % 16 != 0 || m * n / 256 > u32::MAX as usize {
+                    return Err(Error::Backend {
+                        backend: "cuda",
+                        message: format!("cuBLAS is missing ({why}), and the hand-written SGEMM baseline takes multiples of 16, not {m} x {n} x {k}"),
+                    });
+                }
+                let f = self.function("base_sgemm")?;
+                let (mut pa, mut pb, mut pc) = (da.0, db.0, dc.0);
+                let (mut pm, mut pn, mut pk) = (m as u32, n as u32, k as u32);
+                let grid = (m * n / 256) as u32;
+                let s = timed_run(&mut || {
+                    let mut args = [
+                        (&raw mut pa).cast(),
+                        (&raw mut pb).cast(),
+                        (&raw mut pc).cast(),
+                        (&raw mut pm).cast(),
+                        (&raw mut pn).cast(),
+                        (&raw mut pk).cast(),
+                    ];
+                    self.launch(f, grid, &mut args)
+                })?;
+                let detail = format!(
+                    "cuBLAS baseline MISSING ({why}); hand-written CUDA C SGEMM (16 x 16 local tiles) instead"
+                );
+                ("cuda", detail, s)
+            }
+        };
+        Ok(SgemmBaseline {
+            name,
+            detail,
+            seconds,
+            c: self.read(&dc, m * n)?,
+        })
     }
 
     /// Device-to-device copy bandwidth over `bytes` bytes, in GB/s counting the bytes read and

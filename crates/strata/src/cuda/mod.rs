@@ -14,6 +14,7 @@
 //! dynamic shared memory.
 
 pub mod baseline;
+pub mod cublas;
 pub mod nvrtc;
 mod queue;
 
@@ -25,8 +26,10 @@ use crate::runtime::{
 use cudarc::driver::{result as cu, sys};
 use std::any::Any;
 use std::ffi::CString;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
+pub use cublas::{cublas_path, cublas_version};
 pub use nvrtc::{compile, compile_ptx, nvrtc_path, nvrtc_version, ptx_cache_dir, Output, Ptx};
 
 /// The driver functions strata (through cudarc) calls.
@@ -114,6 +117,59 @@ pub(crate) fn missing_symbols(
         // SAFETY: only the symbol's address is looked up; nothing is called.
         .filter(|s| unsafe { lib.get::<*const ()>(s.as_bytes()) }.is_err())
         .collect()
+}
+
+/// Where a CUDA library may be, in the order to try: the file or folder named by the
+/// environment variable `var` (and nothing else when it is set); the bare `names` (the system's
+/// library search path); `$CUDA_PATH/lib64`, `$CUDA_HOME/lib64` and `/usr/local/cuda/lib64`;
+/// and the folders of Python wheels, given as `(module, subfolder)` and found by asking
+/// `python3` where each module is. Fails only when `var` names a path that does not exist.
+pub(crate) fn library_candidates(
+    var: &str,
+    names: &[&str],
+    wheels: &[(&str, &str)],
+) -> std::result::Result<Vec<PathBuf>, String> {
+    let in_dir = |d: &Path| names.iter().map(|n| d.join(n)).collect::<Vec<_>>();
+    if let Some(v) = std::env::var_os(var).filter(|v| !v.is_empty()) {
+        let p = PathBuf::from(v);
+        return if p.is_dir() {
+            Ok(in_dir(&p))
+        } else if p.exists() {
+            Ok(vec![p])
+        } else {
+            Err(format!(
+                "{var} is set to `{}`, which does not exist",
+                p.display()
+            ))
+        };
+    }
+    let mut c: Vec<PathBuf> = names.iter().map(PathBuf::from).collect();
+    for env in ["CUDA_PATH", "CUDA_HOME"] {
+        if let Some(d) = std::env::var_os(env) {
+            c.extend(in_dir(&PathBuf::from(d).join("lib64")));
+        }
+    }
+    c.extend(in_dir(Path::new("/usr/local/cuda/lib64")));
+    if !wheels.is_empty() {
+        let mut script = String::from("import importlib, os\n");
+        for (module, sub) in wheels {
+            script.push_str(&format!(
+                "try: print(os.path.join(list(importlib.import_module('{module}').__path__)[0], '{sub}'))\nexcept Exception: pass\n"
+            ));
+        }
+        if let Ok(out) = std::process::Command::new("python3")
+            .args(["-c", &script])
+            .stderr(std::process::Stdio::null())
+            .output()
+        {
+            for dir in String::from_utf8_lossy(&out.stdout).lines() {
+                if !dir.trim().is_empty() {
+                    c.extend(in_dir(Path::new(dir.trim())));
+                }
+            }
+        }
+    }
+    Ok(c)
 }
 
 /// A CUDA context handle; the driver allows using it from any thread.

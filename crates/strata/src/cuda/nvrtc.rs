@@ -133,48 +133,15 @@ struct Nvrtc {
     _lib: libloading::Library,
 }
 
-/// Where NVRTC may be, in the order tried.
+/// Where NVRTC may be, in the order tried (see the module docs). The pip wheels:
+/// `nvidia-cuda-nvrtc-cu12` (`nvidia/cuda_nvrtc/lib`) and CUDA 13's `nvidia-cuda-nvrtc`
+/// (`nvidia/cu13/lib`).
 fn candidates() -> std::result::Result<Vec<PathBuf>, String> {
-    const NAMES: [&str; 3] = ["libnvrtc.so", "libnvrtc.so.12", "libnvrtc.so.13"];
-    let in_dir = |d: &Path| NAMES.iter().map(|n| d.join(n)).collect::<Vec<_>>();
-    if let Some(v) = std::env::var_os("STRATA_NVRTC").filter(|v| !v.is_empty()) {
-        let p = PathBuf::from(v);
-        return if p.is_dir() {
-            Ok(in_dir(&p))
-        } else if p.exists() {
-            Ok(vec![p])
-        } else {
-            Err(format!(
-                "STRATA_NVRTC is set to `{}`, which does not exist",
-                p.display()
-            ))
-        };
-    }
-    let mut c: Vec<PathBuf> = NAMES.iter().map(PathBuf::from).collect();
-    for var in ["CUDA_PATH", "CUDA_HOME"] {
-        if let Some(d) = std::env::var_os(var) {
-            c.extend(in_dir(&PathBuf::from(d).join("lib64")));
-        }
-    }
-    c.extend(in_dir(Path::new("/usr/local/cuda/lib64")));
-    // The pip wheels: `nvidia-cuda-nvrtc-cu12` (`nvidia/cuda_nvrtc/lib`) and CUDA 13's
-    // `nvidia-cuda-nvrtc` (`nvidia/cu13/lib`); ask Python where they are.
-    const WHEELS: &str = "import importlib, os\n\
-        for m, sub in (('nvidia.cuda_nvrtc', 'lib'), ('nvidia.cu13', 'lib')):\n\
-        \x20   try: print(os.path.join(list(importlib.import_module(m).__path__)[0], sub))\n\
-        \x20   except Exception: pass\n";
-    if let Ok(out) = std::process::Command::new("python3")
-        .args(["-c", WHEELS])
-        .stderr(std::process::Stdio::null())
-        .output()
-    {
-        for dir in String::from_utf8_lossy(&out.stdout).lines() {
-            if !dir.trim().is_empty() {
-                c.extend(in_dir(Path::new(dir.trim())));
-            }
-        }
-    }
-    Ok(c)
+    super::library_candidates(
+        "STRATA_NVRTC",
+        &["libnvrtc.so", "libnvrtc.so.12", "libnvrtc.so.13"],
+        &[("nvidia.cuda_nvrtc", "lib"), ("nvidia.cu13", "lib")],
+    )
 }
 
 fn load() -> std::result::Result<Nvrtc, String> {

@@ -321,6 +321,7 @@ pub fn run(
             _ => super::scan::plan(&ex, n.max(1)).groups,
         },
         bytes,
+        flops: 0,
         strata_s,
         baseline,
         baseline_s,
