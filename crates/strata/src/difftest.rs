@@ -1377,6 +1377,20 @@ fn run_programs(
         local_size: 1 << r.int(3, 5),
     };
     let inputs = Inputs::new(&mut r, &opts);
+    // Compile every batch's kernel for a compiling device first, on all cores: compiling
+    // (NVRTC, an OpenCL driver) is most of a run's time, and launches then find the kernels in
+    // the device's cache. A kernel that fails to compile fails again, and is reported, below.
+    if oi.backend != crate::BackendKind::Cpu {
+        use rayon::prelude::*;
+        let batches: Vec<&[usize]> = indices.chunks(PROGRAMS_PER_KERNEL).collect();
+        batches.par_iter().enumerate().for_each(|(b, batch)| {
+            let seeds: Vec<u64> = batch.iter().map(|&i| program_seed(seed, i)).collect();
+            let (f, _) = build(&seeds, &opts, &format!("difftest_{b}"));
+            if let Ok(k) = Kernel::from_ir(f) {
+                let _ = other.device().compile(&k);
+            }
+        });
+    }
     let mut report = Report::default();
     let mut done = 0;
     let mut batch = 0;

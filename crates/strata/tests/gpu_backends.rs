@@ -486,6 +486,17 @@ fn strata_devices_why_lists_or_explains_opencl() {
             .unwrap_or_else(|| panic!("OpenCL is not explained in:\n{text}"));
         assert!(line.contains("no platform"), "{line}");
         assert!(line.contains("pocl-opencl-icd"), "{line}");
+        // A platform filter that matches nothing names the variable and the platforms.
+        let text = strata_devices(&[("STRATA_OPENCL_PLATFORM", "no-such-platform")]);
+        assert!(!text.contains("\nopencl:0"), "{text}");
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("  opencl: "))
+            .unwrap_or_else(|| panic!("OpenCL is not explained in:\n{text}"));
+        assert!(
+            line.contains("STRATA_OPENCL_PLATFORM=`no-such-platform`"),
+            "{line}"
+        );
     }
 }
 
