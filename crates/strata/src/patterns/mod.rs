@@ -58,6 +58,7 @@
 mod actions;
 mod algorithms;
 pub mod bench;
+mod lookback;
 mod reduce;
 mod scan;
 mod select;
@@ -69,7 +70,7 @@ mod view;
 pub use algorithms::AsyncVec;
 pub use select::reduce_by_key;
 pub use sort::{sort_by_key, ArgKey, SortKey};
-pub use staging::{Exec, Layout, Staging};
+pub use staging::{Exec, Layout, ScanAlgorithm, Staging};
 pub use vec::DeviceVec;
 pub use view::{
     constant, counting, zip, zip3, zip4, Constant, Counting, Enumerate, Gather, Map, Reads,
