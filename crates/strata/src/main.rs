@@ -25,8 +25,9 @@ commands:
       mismatch with its program, then `N passed, M failed`. Exit code 1 on a mismatch.
   bench [--json] [--filter S] [--device SPEC[,SPEC...]] [--size N] [--reps R]
       Run the benchmarks vadd, saxpy, dot and sum and the pattern benchmarks pat_vadd,
-      pat_saxpy, pat_dot, pat_dot_unfused, pat_sum, pat_scan, pat_sort (those whose name
-      contains S) with strata
+      pat_saxpy, pat_dot, pat_dot_unfused, pat_sum, pat_scan, its staging variants
+      pat_scan_k4, _k8, _k12, _g512_k8, _g512_k16 and pat_scan_multipass, and pat_sort
+      (those whose name contains S) with strata
       kernels on a device and with a rayon baseline on the host; N elements (default 2^24,
       written as a number or as 2^K), median of R repetitions (default 10). --json: one JSON
       object per line.

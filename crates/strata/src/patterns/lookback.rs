@@ -2,7 +2,8 @@
 //! Prefix Scan with Decoupled Look-back", 2016), for devices that guarantee
 //! [`group_forward_progress`](crate::DeviceInfo::group_forward_progress).
 //!
-//! One launch of one work-group per tile of `group_size * items_per_thread` elements:
+//! One launch of one work-group per tile of `group_size * scan_items_per_thread` elements
+//! ([`Staging::scan_items_per_thread`]):
 //!
 //! 1. The work-group takes its tile number from an atomic counter (launch order, not
 //!    `group_id`: see `group_forward_progress` for why that makes waiting safe). The work-group
@@ -10,7 +11,7 @@
 //!    work-group has taken its number by then.
 //! 2. It loads the tile coalesced (work-item `l` reads elements `l, l + group_size, ...`) into
 //!    local memory (padded by one word in 32 against bank conflicts), and each work-item
-//!    combines its `items_per_thread` consecutive elements in order.
+//!    combines its `scan_items_per_thread` consecutive elements in order.
 //! 3. The work-group scans the work-items' totals: a work-group scan collective for built-in
 //!    operators on integers ([`BuiltinOp`], warp shuffles on CUDA), a Hillis–Steele scan in
 //!    local memory otherwise.
@@ -73,7 +74,7 @@ impl std::fmt::Debug for LookBackScratch {
 
 /// Bytes of local memory a look-back scan kernel declares with `staging`.
 pub(crate) fn local_bytes(st: Staging) -> u64 {
-    let tile = st.group_size as u64 * st.items_per_thread as u64;
+    let tile = st.group_size as u64 * st.scan_items_per_thread as u64;
     // The padded tile, the work-items' totals, the tile number and the carry.
     4 * (tile + tile / 32 + st.group_size as u64 + 2)
 }
@@ -121,7 +122,7 @@ where
     F: Fn(Expr<T>, Expr<T>) -> Expr<T>,
 {
     let st = ex.staging();
-    let (gs, k) = (st.group_size, st.items_per_thread);
+    let (gs, k) = (st.group_size, st.scan_items_per_thread);
     let tile_len = gs * k;
     let n = view.len();
     let tiles = n.div_ceil(tile_len as usize);

@@ -38,13 +38,18 @@ pub struct Staging {
     /// reductions and scans with a user operator always give each work-item a contiguous part,
     /// to keep the order.
     pub layout: Layout,
+    /// Elements per work-item of a look-back scan's tile ([`ScanAlgorithm::LookBack`]), 1 to
+    /// 64: a tile is `group_size * scan_items_per_thread` elements, loaded coalesced into
+    /// local memory and scanned by each work-item over consecutive elements.
+    pub scan_items_per_thread: u32,
 }
 
 impl Staging {
     /// The defaults for `device`: its preferred work-group size (at most 1024), 4 elements per
-    /// work-item, 16 work-groups per compute unit, and the contiguous layout on OpenCL CPU
+    /// work-item, 16 work-groups per compute unit, the contiguous layout on OpenCL CPU
     /// devices, strided elsewhere (GPUs, and the CPU backend, which runs work-groups in
-    /// lockstep).
+    /// lockstep), and look-back scan tiles of 16 elements per work-item on GPUs (4 on CPUs,
+    /// whose work-groups are large).
     pub fn for_device(device: &Device) -> Staging {
         let info = device.info();
         let gs = info
@@ -65,6 +70,7 @@ impl Staging {
             } else {
                 Layout::Strided
             },
+            scan_items_per_thread: if info.is_cpu() { 4 } else { 16 },
         }
     }
 
@@ -89,6 +95,12 @@ impl Staging {
             return Err(bad(format!(
                 "staged items per thread {}; allowed are 1 to 64",
                 self.items_per_thread
+            )));
+        }
+        if !(1..=64).contains(&self.scan_items_per_thread) {
+            return Err(bad(format!(
+                "staged scan items per thread {}; allowed are 1 to 64",
+                self.scan_items_per_thread
             )));
         }
         if !(1..=65536).contains(&self.max_groups) {
@@ -177,18 +189,25 @@ impl Exec {
     }
 
     /// The algorithm a scan of `elem_size`-byte elements runs with: [`ScanAlgorithm::MultiPass`]
-    /// or [`ScanAlgorithm::LookBack`], never `Auto`.
+    /// or [`ScanAlgorithm::LookBack`], never `Auto`. The look-back scan needs elements of 4
+    /// bytes and a tile that fits the device's local memory (asked for or not).
     pub fn scan_algorithm_for(&self, elem_size: usize) -> ScanAlgorithm {
         let info = self.device().info();
         let fits = super::lookback::local_bytes(self.staging) <= info.local_mem_size;
         match self.scan {
-            _ if elem_size != 4 => ScanAlgorithm::MultiPass,
-            ScanAlgorithm::Auto if info.backend == BackendKind::Cuda && fits => {
-                ScanAlgorithm::LookBack
-            }
+            _ if elem_size != 4 || !fits => ScanAlgorithm::MultiPass,
+            ScanAlgorithm::Auto if info.backend == BackendKind::Cuda => ScanAlgorithm::LookBack,
             ScanAlgorithm::LookBack => ScanAlgorithm::LookBack,
             _ => ScanAlgorithm::MultiPass,
         }
+    }
+
+    /// The same queue with another number of elements per work-item in look-back scan tiles.
+    pub fn with_scan_items_per_thread(&self, k: u32) -> Result<Exec> {
+        self.with_staging(Staging {
+            scan_items_per_thread: k,
+            ..self.staging
+        })
     }
 
     /// The same queue with another number of elements per work-item.

@@ -10,24 +10,23 @@ __kernel void gather_add_u32(
     __global uint* gather0,
     const uint gather0_len
 ) {
-    __local uint strata_scratch_uint[STRATA_MAX_GROUP + 1];
+    __local uint strata_scratch_uint[STRATA_MAX_GROUP];
     const uint e0 = (uint)get_global_id(0);
     const uint v0 = x[min(e0, (x_len - 1u))];
     uint v1;
     {
-        const uint lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        strata_scratch_uint[lid] = (uint)((e0 < x_len) ? v0 : 0u);
+        const uint strata_x = ((e0 < x_len) ? v0 : 0u);
+        const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
+        const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+        strata_scratch_uint[strata_lid] = (uint)((uint)0 + strata_x);
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid == 0) {
-            uint acc = (uint)0;
-            for (uint k = 0; k < ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2)); k++) {
-                const uint x = strata_scratch_uint[k];
-                acc = (uint)(acc + x);
-            }
-            strata_scratch_uint[STRATA_MAX_GROUP] = acc;
+        uint strata_s = 1u;
+        while (strata_s < strata_n) strata_s <<= 1;
+        for (strata_s >>= 1; strata_s > 0u; strata_s >>= 1) {
+            if (strata_lid < strata_s && strata_lid + strata_s < strata_n) strata_scratch_uint[strata_lid] = (uint)(strata_scratch_uint[strata_lid] + strata_scratch_uint[strata_lid + strata_s]);
+            barrier(CLK_LOCAL_MEM_FENCE);
         }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        v1 = strata_scratch_uint[STRATA_MAX_GROUP];
+        v1 = strata_scratch_uint[0];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     if (((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2))) == 0u) {

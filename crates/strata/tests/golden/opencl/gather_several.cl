@@ -18,27 +18,26 @@ __kernel void gather_several(
     __global uint* gather4,
     const uint gather4_len
 ) {
-    __local int strata_scratch_int[STRATA_MAX_GROUP + 1];
-    __local long strata_scratch_long[STRATA_MAX_GROUP + 1];
-    __local uint strata_scratch_uint[STRATA_MAX_GROUP + 1];
+    __local int strata_scratch_int[STRATA_MAX_GROUP];
+    __local long strata_scratch_long[STRATA_MAX_GROUP];
+    __local uint strata_scratch_uint[STRATA_MAX_GROUP];
     const uint e0 = (uint)get_global_id(0);
     const int v0 = x[min(e0, (x_len - 1u))];
     const bool e5 = (e0 < x_len);
     long v1;
     {
-        const uint lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        strata_scratch_long[lid] = (long)(e5 ? ((long)v0) : 0L);
+        const long strata_x = (e5 ? ((long)v0) : 0L);
+        const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
+        const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+        strata_scratch_long[strata_lid] = (long)((ulong)(long)0 + (ulong)strata_x);
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid == 0) {
-            long acc = (long)0;
-            for (uint k = 0; k < ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2)); k++) {
-                const long x = strata_scratch_long[k];
-                acc = (long)((ulong)acc + (ulong)x);
-            }
-            strata_scratch_long[STRATA_MAX_GROUP] = acc;
+        uint strata_s = 1u;
+        while (strata_s < strata_n) strata_s <<= 1;
+        for (strata_s >>= 1; strata_s > 0u; strata_s >>= 1) {
+            if (strata_lid < strata_s && strata_lid + strata_s < strata_n) strata_scratch_long[strata_lid] = (long)((ulong)strata_scratch_long[strata_lid] + (ulong)strata_scratch_long[strata_lid + strata_s]);
+            barrier(CLK_LOCAL_MEM_FENCE);
         }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        v1 = strata_scratch_long[STRATA_MAX_GROUP];
+        v1 = strata_scratch_long[0];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     const bool e12 = (((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2))) == 0u);
@@ -48,19 +47,18 @@ __kernel void gather_several(
     }
     int v2;
     {
-        const uint lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        strata_scratch_int[lid] = (int)(e5 ? v0 : 2147483647);
+        const int strata_x = (e5 ? v0 : 2147483647);
+        const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
+        const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+        strata_scratch_int[strata_lid] = (int)min(2147483647, strata_x);
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid == 0) {
-            int acc = 2147483647;
-            for (uint k = 0; k < ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2)); k++) {
-                const int x = strata_scratch_int[k];
-                acc = min(acc, x);
-            }
-            strata_scratch_int[STRATA_MAX_GROUP] = acc;
+        uint strata_s = 1u;
+        while (strata_s < strata_n) strata_s <<= 1;
+        for (strata_s >>= 1; strata_s > 0u; strata_s >>= 1) {
+            if (strata_lid < strata_s && strata_lid + strata_s < strata_n) strata_scratch_int[strata_lid] = (int)min(strata_scratch_int[strata_lid], strata_scratch_int[strata_lid + strata_s]);
+            barrier(CLK_LOCAL_MEM_FENCE);
         }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        v2 = strata_scratch_int[STRATA_MAX_GROUP];
+        v2 = strata_scratch_int[0];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     if (e12) {
@@ -69,19 +67,18 @@ __kernel void gather_several(
     }
     int v3;
     {
-        const uint lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        strata_scratch_int[lid] = (int)(e5 ? v0 : (-2147483647 - 1));
+        const int strata_x = (e5 ? v0 : (-2147483647 - 1));
+        const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
+        const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+        strata_scratch_int[strata_lid] = (int)max((-2147483647 - 1), strata_x);
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid == 0) {
-            int acc = (-2147483647 - 1);
-            for (uint k = 0; k < ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2)); k++) {
-                const int x = strata_scratch_int[k];
-                acc = max(acc, x);
-            }
-            strata_scratch_int[STRATA_MAX_GROUP] = acc;
+        uint strata_s = 1u;
+        while (strata_s < strata_n) strata_s <<= 1;
+        for (strata_s >>= 1; strata_s > 0u; strata_s >>= 1) {
+            if (strata_lid < strata_s && strata_lid + strata_s < strata_n) strata_scratch_int[strata_lid] = (int)max(strata_scratch_int[strata_lid], strata_scratch_int[strata_lid + strata_s]);
+            barrier(CLK_LOCAL_MEM_FENCE);
         }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        v3 = strata_scratch_int[STRATA_MAX_GROUP];
+        v3 = strata_scratch_int[0];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     if (e12) {
@@ -90,19 +87,18 @@ __kernel void gather_several(
     }
     uint v4;
     {
-        const uint lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        strata_scratch_uint[lid] = (uint)(e5 ? e0 : 0u);
+        const uint strata_x = (e5 ? e0 : 0u);
+        const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
+        const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+        strata_scratch_uint[strata_lid] = (uint)max(0u, strata_x);
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid == 0) {
-            uint acc = 0u;
-            for (uint k = 0; k < ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2)); k++) {
-                const uint x = strata_scratch_uint[k];
-                acc = max(acc, x);
-            }
-            strata_scratch_uint[STRATA_MAX_GROUP] = acc;
+        uint strata_s = 1u;
+        while (strata_s < strata_n) strata_s <<= 1;
+        for (strata_s >>= 1; strata_s > 0u; strata_s >>= 1) {
+            if (strata_lid < strata_s && strata_lid + strata_s < strata_n) strata_scratch_uint[strata_lid] = (uint)max(strata_scratch_uint[strata_lid], strata_scratch_uint[strata_lid + strata_s]);
+            barrier(CLK_LOCAL_MEM_FENCE);
         }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        v4 = strata_scratch_uint[STRATA_MAX_GROUP];
+        v4 = strata_scratch_uint[0];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     if (e12) {
@@ -111,19 +107,18 @@ __kernel void gather_several(
     }
     uint v5;
     {
-        const uint lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        strata_scratch_uint[lid] = (uint)(e5 ? 1u : 0u);
+        const uint strata_x = (e5 ? 1u : 0u);
+        const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
+        const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+        strata_scratch_uint[strata_lid] = (uint)((uint)0 + strata_x);
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid == 0) {
-            uint acc = (uint)0;
-            for (uint k = 0; k < ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2)); k++) {
-                const uint x = strata_scratch_uint[k];
-                acc = (uint)(acc + x);
-            }
-            strata_scratch_uint[STRATA_MAX_GROUP] = acc;
+        uint strata_s = 1u;
+        while (strata_s < strata_n) strata_s <<= 1;
+        for (strata_s >>= 1; strata_s > 0u; strata_s >>= 1) {
+            if (strata_lid < strata_s && strata_lid + strata_s < strata_n) strata_scratch_uint[strata_lid] = (uint)(strata_scratch_uint[strata_lid] + strata_scratch_uint[strata_lid + strata_s]);
+            barrier(CLK_LOCAL_MEM_FENCE);
         }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        v5 = strata_scratch_uint[STRATA_MAX_GROUP];
+        v5 = strata_scratch_uint[0];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     if (e12) {

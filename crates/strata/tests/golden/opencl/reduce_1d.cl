@@ -14,63 +14,60 @@ __kernel void reduce_1d(
     __global float* fout,
     const uint fout_len
 ) {
-    __local int strata_scratch_int[STRATA_MAX_GROUP + 1];
-    __local float strata_scratch_float[STRATA_MAX_GROUP + 1];
+    __local int strata_scratch_int[STRATA_MAX_GROUP];
+    __local float strata_scratch_float[STRATA_MAX_GROUP];
     const uint e0 = (uint)get_global_id(0);
     const int v0 = x[e0];
     int v1;
     {
-        const uint lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        strata_scratch_int[lid] = (int)v0;
+        const int strata_x = v0;
+        const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
+        const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+        strata_scratch_int[strata_lid] = (int)((uint)(int)0 + (uint)strata_x);
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid == 0) {
-            int acc = (int)0;
-            for (uint k = 0; k < ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2)); k++) {
-                const int x = strata_scratch_int[k];
-                acc = (int)((uint)acc + (uint)x);
-            }
-            strata_scratch_int[STRATA_MAX_GROUP] = acc;
+        uint strata_s = 1u;
+        while (strata_s < strata_n) strata_s <<= 1;
+        for (strata_s >>= 1; strata_s > 0u; strata_s >>= 1) {
+            if (strata_lid < strata_s && strata_lid + strata_s < strata_n) strata_scratch_int[strata_lid] = (int)((uint)strata_scratch_int[strata_lid] + (uint)strata_scratch_int[strata_lid + strata_s]);
+            barrier(CLK_LOCAL_MEM_FENCE);
         }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        v1 = strata_scratch_int[STRATA_MAX_GROUP];
+        v1 = strata_scratch_int[0];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     const uint e3 = (e0 * 3u);
     out[e3] = v1;
     int v2;
     {
-        const uint lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        strata_scratch_int[lid] = (int)v0;
+        const int strata_x = v0;
+        const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
+        const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+        strata_scratch_int[strata_lid] = (int)min(2147483647, strata_x);
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid == 0) {
-            int acc = 2147483647;
-            for (uint k = 0; k < ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2)); k++) {
-                const int x = strata_scratch_int[k];
-                acc = min(acc, x);
-            }
-            strata_scratch_int[STRATA_MAX_GROUP] = acc;
+        uint strata_s = 1u;
+        while (strata_s < strata_n) strata_s <<= 1;
+        for (strata_s >>= 1; strata_s > 0u; strata_s >>= 1) {
+            if (strata_lid < strata_s && strata_lid + strata_s < strata_n) strata_scratch_int[strata_lid] = (int)min(strata_scratch_int[strata_lid], strata_scratch_int[strata_lid + strata_s]);
+            barrier(CLK_LOCAL_MEM_FENCE);
         }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        v2 = strata_scratch_int[STRATA_MAX_GROUP];
+        v2 = strata_scratch_int[0];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     const uint e6 = (e3 + 1u);
     out[e6] = v2;
     int v3;
     {
-        const uint lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        strata_scratch_int[lid] = (int)v0;
+        const int strata_x = v0;
+        const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
+        const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+        strata_scratch_int[strata_lid] = (int)max((-2147483647 - 1), strata_x);
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid == 0) {
-            int acc = (-2147483647 - 1);
-            for (uint k = 0; k < ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2)); k++) {
-                const int x = strata_scratch_int[k];
-                acc = max(acc, x);
-            }
-            strata_scratch_int[STRATA_MAX_GROUP] = acc;
+        uint strata_s = 1u;
+        while (strata_s < strata_n) strata_s <<= 1;
+        for (strata_s >>= 1; strata_s > 0u; strata_s >>= 1) {
+            if (strata_lid < strata_s && strata_lid + strata_s < strata_n) strata_scratch_int[strata_lid] = (int)max(strata_scratch_int[strata_lid], strata_scratch_int[strata_lid + strata_s]);
+            barrier(CLK_LOCAL_MEM_FENCE);
         }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        v3 = strata_scratch_int[STRATA_MAX_GROUP];
+        v3 = strata_scratch_int[0];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     const uint e9 = (e3 + 2u);
@@ -78,55 +75,52 @@ __kernel void reduce_1d(
     const float e13 = ((float)strata_rem_int(v0, 1000));
     float v4;
     {
-        const uint lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        strata_scratch_float[lid] = (float)e13;
+        const float strata_x = e13;
+        const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
+        const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+        strata_scratch_float[strata_lid] = (0.0f + strata_x);
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid == 0) {
-            float acc = 0.0f;
-            for (uint k = 0; k < ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2)); k++) {
-                const float x = strata_scratch_float[k];
-                acc = (float)(acc + x);
-            }
-            strata_scratch_float[STRATA_MAX_GROUP] = acc;
+        uint strata_s = 1u;
+        while (strata_s < strata_n) strata_s <<= 1;
+        for (strata_s >>= 1; strata_s > 0u; strata_s >>= 1) {
+            if (strata_lid < strata_s && strata_lid + strata_s < strata_n) strata_scratch_float[strata_lid] = (strata_scratch_float[strata_lid] + strata_scratch_float[strata_lid + strata_s]);
+            barrier(CLK_LOCAL_MEM_FENCE);
         }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        v4 = strata_scratch_float[STRATA_MAX_GROUP];
+        v4 = strata_scratch_float[0];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     fout[e3] = v4;
     float v5;
     {
-        const uint lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        strata_scratch_float[lid] = (float)e13;
+        const float strata_x = e13;
+        const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
+        const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+        strata_scratch_float[strata_lid] = fmin(as_float(0x7f800000u), strata_x);
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid == 0) {
-            float acc = as_float(0x7f800000u);
-            for (uint k = 0; k < ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2)); k++) {
-                const float x = strata_scratch_float[k];
-                acc = fmin(acc, x);
-            }
-            strata_scratch_float[STRATA_MAX_GROUP] = acc;
+        uint strata_s = 1u;
+        while (strata_s < strata_n) strata_s <<= 1;
+        for (strata_s >>= 1; strata_s > 0u; strata_s >>= 1) {
+            if (strata_lid < strata_s && strata_lid + strata_s < strata_n) strata_scratch_float[strata_lid] = fmin(strata_scratch_float[strata_lid], strata_scratch_float[strata_lid + strata_s]);
+            barrier(CLK_LOCAL_MEM_FENCE);
         }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        v5 = strata_scratch_float[STRATA_MAX_GROUP];
+        v5 = strata_scratch_float[0];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     fout[e6] = v5;
     float v6;
     {
-        const uint lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        strata_scratch_float[lid] = (float)e13;
+        const float strata_x = e13;
+        const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
+        const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+        strata_scratch_float[strata_lid] = fmax(as_float(0xff800000u), strata_x);
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid == 0) {
-            float acc = as_float(0xff800000u);
-            for (uint k = 0; k < ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2)); k++) {
-                const float x = strata_scratch_float[k];
-                acc = fmax(acc, x);
-            }
-            strata_scratch_float[STRATA_MAX_GROUP] = acc;
+        uint strata_s = 1u;
+        while (strata_s < strata_n) strata_s <<= 1;
+        for (strata_s >>= 1; strata_s > 0u; strata_s >>= 1) {
+            if (strata_lid < strata_s && strata_lid + strata_s < strata_n) strata_scratch_float[strata_lid] = fmax(strata_scratch_float[strata_lid], strata_scratch_float[strata_lid + strata_s]);
+            barrier(CLK_LOCAL_MEM_FENCE);
         }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        v6 = strata_scratch_float[STRATA_MAX_GROUP];
+        v6 = strata_scratch_float[0];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     fout[e9] = v6;

@@ -10,7 +10,7 @@ __kernel void reduce_gather(
     __global float* gather0,
     const uint gather0_len
 ) {
-    __local float strata_scratch_float[STRATA_MAX_GROUP + 1];
+    __local float strata_scratch_float[STRATA_MAX_GROUP];
     float acc = 0;
     acc = 0.0f;
     for (uint i_0 = (uint)get_global_id(0); i_0 < x_len; i_0 += (uint)get_global_size(0)) {
@@ -21,19 +21,18 @@ __kernel void reduce_gather(
     const float v3 = acc;
     float v4;
     {
-        const uint lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        strata_scratch_float[lid] = (float)v3;
+        const float strata_x = v3;
+        const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
+        const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+        strata_scratch_float[strata_lid] = (0.0f + strata_x);
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid == 0) {
-            float acc = 0.0f;
-            for (uint k = 0; k < ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2)); k++) {
-                const float x = strata_scratch_float[k];
-                acc = (float)(acc + x);
-            }
-            strata_scratch_float[STRATA_MAX_GROUP] = acc;
+        uint strata_s = 1u;
+        while (strata_s < strata_n) strata_s <<= 1;
+        for (strata_s >>= 1; strata_s > 0u; strata_s >>= 1) {
+            if (strata_lid < strata_s && strata_lid + strata_s < strata_n) strata_scratch_float[strata_lid] = (strata_scratch_float[strata_lid] + strata_scratch_float[strata_lid + strata_s]);
+            barrier(CLK_LOCAL_MEM_FENCE);
         }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        v4 = strata_scratch_float[STRATA_MAX_GROUP];
+        v4 = strata_scratch_float[0];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     if (((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2))) == 0u) {

@@ -10,81 +10,75 @@ __kernel void reduce_scan_2d(
     __global int* out,
     const uint out_len
 ) {
-    __local int strata_scratch_int[STRATA_MAX_GROUP + 1];
+    __local int strata_scratch_int[STRATA_MAX_GROUP];
     const uint e4 = (((uint)get_global_id(1) * (uint)get_global_size(0)) + (uint)get_global_id(0));
     const int v0 = x[e4];
     int v1;
     {
-        const uint lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        strata_scratch_int[lid] = (int)v0;
+        const int strata_x = v0;
+        const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
+        const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+        strata_scratch_int[strata_lid] = (int)((uint)(int)0 + (uint)strata_x);
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid == 0) {
-            int acc = (int)0;
-            for (uint k = 0; k < ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2)); k++) {
-                const int x = strata_scratch_int[k];
-                acc = (int)((uint)acc + (uint)x);
-            }
-            strata_scratch_int[STRATA_MAX_GROUP] = acc;
+        uint strata_s = 1u;
+        while (strata_s < strata_n) strata_s <<= 1;
+        for (strata_s >>= 1; strata_s > 0u; strata_s >>= 1) {
+            if (strata_lid < strata_s && strata_lid + strata_s < strata_n) strata_scratch_int[strata_lid] = (int)((uint)strata_scratch_int[strata_lid] + (uint)strata_scratch_int[strata_lid + strata_s]);
+            barrier(CLK_LOCAL_MEM_FENCE);
         }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        v1 = strata_scratch_int[STRATA_MAX_GROUP];
+        v1 = strata_scratch_int[0];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     const uint e7 = (e4 * 4u);
     out[e7] = v1;
     int v2;
     {
-        const uint lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        strata_scratch_int[lid] = (int)v0;
+        const int strata_x = v0;
+        const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
+        const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+        strata_scratch_int[strata_lid] = (int)max((-2147483647 - 1), strata_x);
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid == 0) {
-            int acc = (-2147483647 - 1);
-            for (uint k = 0; k < ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2)); k++) {
-                const int x = strata_scratch_int[k];
-                acc = max(acc, x);
-            }
-            strata_scratch_int[STRATA_MAX_GROUP] = acc;
+        uint strata_s = 1u;
+        while (strata_s < strata_n) strata_s <<= 1;
+        for (strata_s >>= 1; strata_s > 0u; strata_s >>= 1) {
+            if (strata_lid < strata_s && strata_lid + strata_s < strata_n) strata_scratch_int[strata_lid] = (int)max(strata_scratch_int[strata_lid], strata_scratch_int[strata_lid + strata_s]);
+            barrier(CLK_LOCAL_MEM_FENCE);
         }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        v2 = strata_scratch_int[STRATA_MAX_GROUP];
+        v2 = strata_scratch_int[0];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     out[(e7 + 1u)] = v2;
     int v3;
     {
-        const uint lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        strata_scratch_int[lid] = (int)v0;
+        const int strata_x = v0;
+        const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
+        const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+        strata_scratch_int[strata_lid] = (int)((uint)(int)0 + (uint)strata_x);
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid == 0) {
-            int acc = (int)0;
-            for (uint k = 0; k < ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2)); k++) {
-                const int x = strata_scratch_int[k];
-                acc = (int)((uint)acc + (uint)x);
-                strata_scratch_int[k] = acc;
-            }
-            strata_scratch_int[STRATA_MAX_GROUP] = acc;
+        for (uint strata_s = 1u; strata_s < strata_n; strata_s <<= 1) {
+            const int strata_t = strata_lid >= strata_s ? (int)((uint)strata_scratch_int[strata_lid - strata_s] + (uint)strata_scratch_int[strata_lid]) : strata_scratch_int[strata_lid];
+            barrier(CLK_LOCAL_MEM_FENCE);
+            strata_scratch_int[strata_lid] = strata_t;
+            barrier(CLK_LOCAL_MEM_FENCE);
         }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        v3 = strata_scratch_int[lid];
+        v3 = strata_scratch_int[strata_lid];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     out[(e7 + 2u)] = v3;
     int v4;
     {
-        const uint lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        strata_scratch_int[lid] = (int)((int)((uint)v0 * (uint)2));
+        const int strata_x = ((int)((uint)v0 * (uint)2));
+        const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
+        const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+        strata_scratch_int[strata_lid] = (int)((uint)(int)0 + (uint)strata_x);
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid == 0) {
-            int acc = (int)0;
-            for (uint k = 0; k < ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2)); k++) {
-                const int x = strata_scratch_int[k];
-                strata_scratch_int[k] = acc;
-                acc = (int)((uint)acc + (uint)x);
-            }
-            strata_scratch_int[STRATA_MAX_GROUP] = acc;
+        for (uint strata_s = 1u; strata_s < strata_n; strata_s <<= 1) {
+            const int strata_t = strata_lid >= strata_s ? (int)((uint)strata_scratch_int[strata_lid - strata_s] + (uint)strata_scratch_int[strata_lid]) : strata_scratch_int[strata_lid];
+            barrier(CLK_LOCAL_MEM_FENCE);
+            strata_scratch_int[strata_lid] = strata_t;
+            barrier(CLK_LOCAL_MEM_FENCE);
         }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        v4 = strata_scratch_int[lid];
+        v4 = (strata_lid > 0u ? strata_scratch_int[strata_lid - 1u] : (int)0);
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     out[(e7 + 3u)] = v4;

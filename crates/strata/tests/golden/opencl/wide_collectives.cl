@@ -13,103 +13,95 @@ __kernel void wide_collectives(
     __global double* fout,
     const uint fout_len
 ) {
-    __local ulong strata_scratch_ulong[STRATA_MAX_GROUP + 1];
-    __local double strata_scratch_double[STRATA_MAX_GROUP + 1];
+    __local ulong strata_scratch_ulong[STRATA_MAX_GROUP];
+    __local double strata_scratch_double[STRATA_MAX_GROUP];
     const uint e0 = (uint)get_global_id(0);
     const ulong v0 = x[e0];
     ulong v1;
     {
-        const uint lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        strata_scratch_ulong[lid] = (ulong)v0;
+        const ulong strata_x = v0;
+        const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
+        const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+        strata_scratch_ulong[strata_lid] = (ulong)((ulong)0 + strata_x);
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid == 0) {
-            ulong acc = (ulong)0;
-            for (uint k = 0; k < ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2)); k++) {
-                const ulong x = strata_scratch_ulong[k];
-                acc = (ulong)(acc + x);
-            }
-            strata_scratch_ulong[STRATA_MAX_GROUP] = acc;
+        uint strata_s = 1u;
+        while (strata_s < strata_n) strata_s <<= 1;
+        for (strata_s >>= 1; strata_s > 0u; strata_s >>= 1) {
+            if (strata_lid < strata_s && strata_lid + strata_s < strata_n) strata_scratch_ulong[strata_lid] = (ulong)(strata_scratch_ulong[strata_lid] + strata_scratch_ulong[strata_lid + strata_s]);
+            barrier(CLK_LOCAL_MEM_FENCE);
         }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        v1 = strata_scratch_ulong[STRATA_MAX_GROUP];
+        v1 = strata_scratch_ulong[0];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     const uint e3 = (e0 * 3u);
     out[e3] = v1;
     ulong v2;
     {
-        const uint lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        strata_scratch_ulong[lid] = (ulong)v0;
+        const ulong strata_x = v0;
+        const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
+        const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+        strata_scratch_ulong[strata_lid] = (ulong)max(0ul, strata_x);
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid == 0) {
-            ulong acc = 0ul;
-            for (uint k = 0; k < ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2)); k++) {
-                const ulong x = strata_scratch_ulong[k];
-                acc = max(acc, x);
-                strata_scratch_ulong[k] = acc;
-            }
-            strata_scratch_ulong[STRATA_MAX_GROUP] = acc;
+        for (uint strata_s = 1u; strata_s < strata_n; strata_s <<= 1) {
+            const ulong strata_t = strata_lid >= strata_s ? (ulong)max(strata_scratch_ulong[strata_lid - strata_s], strata_scratch_ulong[strata_lid]) : strata_scratch_ulong[strata_lid];
+            barrier(CLK_LOCAL_MEM_FENCE);
+            strata_scratch_ulong[strata_lid] = strata_t;
+            barrier(CLK_LOCAL_MEM_FENCE);
         }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        v2 = strata_scratch_ulong[lid];
+        v2 = strata_scratch_ulong[strata_lid];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     out[(e3 + 1u)] = v2;
     ulong v3;
     {
-        const uint lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        strata_scratch_ulong[lid] = (ulong)v0;
+        const ulong strata_x = v0;
+        const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
+        const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+        strata_scratch_ulong[strata_lid] = (ulong)min(18446744073709551615ul, strata_x);
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid == 0) {
-            ulong acc = 18446744073709551615ul;
-            for (uint k = 0; k < ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2)); k++) {
-                const ulong x = strata_scratch_ulong[k];
-                acc = min(acc, x);
-            }
-            strata_scratch_ulong[STRATA_MAX_GROUP] = acc;
+        uint strata_s = 1u;
+        while (strata_s < strata_n) strata_s <<= 1;
+        for (strata_s >>= 1; strata_s > 0u; strata_s >>= 1) {
+            if (strata_lid < strata_s && strata_lid + strata_s < strata_n) strata_scratch_ulong[strata_lid] = (ulong)min(strata_scratch_ulong[strata_lid], strata_scratch_ulong[strata_lid + strata_s]);
+            barrier(CLK_LOCAL_MEM_FENCE);
         }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        v3 = strata_scratch_ulong[STRATA_MAX_GROUP];
+        v3 = strata_scratch_ulong[0];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     out[(e3 + 2u)] = v3;
     const double e13 = ((double)((ulong)(v0 >> (40ul & 63))));
     double v4;
     {
-        const uint lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        strata_scratch_double[lid] = (double)e13;
+        const double strata_x = e13;
+        const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
+        const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+        strata_scratch_double[strata_lid] = (0.0 + strata_x);
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid == 0) {
-            double acc = 0.0;
-            for (uint k = 0; k < ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2)); k++) {
-                const double x = strata_scratch_double[k];
-                acc = (double)(acc + x);
-                strata_scratch_double[k] = acc;
-            }
-            strata_scratch_double[STRATA_MAX_GROUP] = acc;
+        for (uint strata_s = 1u; strata_s < strata_n; strata_s <<= 1) {
+            const double strata_t = strata_lid >= strata_s ? (strata_scratch_double[strata_lid - strata_s] + strata_scratch_double[strata_lid]) : strata_scratch_double[strata_lid];
+            barrier(CLK_LOCAL_MEM_FENCE);
+            strata_scratch_double[strata_lid] = strata_t;
+            barrier(CLK_LOCAL_MEM_FENCE);
         }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        v4 = strata_scratch_double[lid];
+        v4 = strata_scratch_double[strata_lid];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     const uint e14 = (e0 * 2u);
     fout[e14] = v4;
     double v5;
     {
-        const uint lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        strata_scratch_double[lid] = (double)e13;
+        const double strata_x = e13;
+        const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
+        const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+        strata_scratch_double[strata_lid] = fmin(as_double(0x7ff0000000000000ul), strata_x);
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid == 0) {
-            double acc = as_double(0x7ff0000000000000ul);
-            for (uint k = 0; k < ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2)); k++) {
-                const double x = strata_scratch_double[k];
-                acc = fmin(acc, x);
-                strata_scratch_double[k] = acc;
-            }
-            strata_scratch_double[STRATA_MAX_GROUP] = acc;
+        for (uint strata_s = 1u; strata_s < strata_n; strata_s <<= 1) {
+            const double strata_t = strata_lid >= strata_s ? fmin(strata_scratch_double[strata_lid - strata_s], strata_scratch_double[strata_lid]) : strata_scratch_double[strata_lid];
+            barrier(CLK_LOCAL_MEM_FENCE);
+            strata_scratch_double[strata_lid] = strata_t;
+            barrier(CLK_LOCAL_MEM_FENCE);
         }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        v5 = strata_scratch_double[lid];
+        v5 = strata_scratch_double[strata_lid];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     fout[(e14 + 1u)] = v5;
