@@ -10,11 +10,12 @@
 //! - float to integer conversions saturate and map NaN to 0; floats are printed so they read
 //!   back exactly (NaN and infinities by their bits);
 //! - `min`, `max`, `clamp` and `mix` are written out with the same formula the evaluator uses;
-//! - work-group collectives are lowered as the dialect's [`Collectives`] says: log-step trees in
-//!   local memory (OpenCL) or warp shuffles (CUDA). Both are exact for integers, booleans and
-//!   float `min`/`max` (the operand is first combined with the identity, as the evaluator's
-//!   fold does, so a NaN operand never survives); float sums associate as the tree does, which
-//!   the IR allows (see [`GroupOp`]); broadcast goes through a local array.
+//! - work-group collectives are lowered as the dialect's [`Collectives`] says: a fold in
+//!   local-id order in local memory (OpenCL; float sums bit-identical to the CPU backend) or
+//!   warp shuffles (CUDA; the operand is first combined with the identity, as the evaluator's
+//!   fold does, so a NaN operand of min/max vanishes the same way). Both are exact for
+//!   integers, booleans and float `min`/`max`; a CUDA float sum associates as the shuffle tree
+//!   does, which the IR allows (see [`GroupOp`]); broadcast goes through a local array.
 //!
 //! Expressions used once are written inline; expressions used more than once get a `const`
 //! temporary where first needed (the same scoping rule as the CPU backend's lowering).
@@ -88,13 +89,17 @@ pub struct Dialect {
 
 /// How a dialect lowers the work-group collectives (reductions, scans, any/all; broadcast always
 /// goes through a local array indexed by the source work-item). Both are exact for integers,
-/// booleans and float `min`/`max`; float sums associate as the tree does (see
+/// booleans and float `min`/`max`; float sums associate as the lowering does (see
 /// [`GroupOp`](crate::ir::GroupOp)).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Collectives {
-    /// Log-step trees in a local scratch array: a reduction halves the active work-items at
-    /// each step, a scan doubles the distance (Hillis–Steele); `2 log2(n)` barriers at most.
-    LocalTree,
+    /// The work-items' values in a local scratch array, folded in local-id order by the first
+    /// work-item (two barriers, O(work-group size) steps): float sums equal the CPU backend's
+    /// bit for bit. Every barrier is at the top level of the collective's code, which CPU
+    /// OpenCL compilers (PoCL) turn into work-item loops cheaply; a log-step tree needs
+    /// barriers inside a loop, which made PoCL's compile times explode on kernels with dozens
+    /// of collectives (the differential tests').
+    LocalSerial,
     /// CUDA warps of 32: `__shfl_down_sync` reductions and `__shfl_up_sync` scans within each
     /// warp, one value per warp through a 32-entry shared array, and the warp totals combined
     /// by shuffles again (every warp does it, so no third barrier); any/all are
@@ -134,7 +139,7 @@ pub static OPENCL: Dialect = Dialect {
     atomics32: ["atomic_add", "atomic_sub", "atomic_min", "atomic_max", "atomic_and", "atomic_or", "atomic_xor", "atomic_xchg", "atomic_cmpxchg"],
     atomics64: ["atom_add", "atom_sub", "atom_min", "atom_max", "atom_and", "atom_or", "atom_xor", "atom_xchg", "atom_cmpxchg"],
     atomic_load: None,
-    collectives: Collectives::LocalTree,
+    collectives: Collectives::LocalSerial,
     math_names: &[],
     options: &["-cl-std=CL1.2", "-cl-fp32-correctly-rounded-divide-sqrt"],
 };
@@ -1377,7 +1382,7 @@ impl<'a> Writer<'a> {
         }
         match self.d.collectives {
             Collectives::WarpShuffle => self.group_warp(value, op, ty.scalar, arg),
-            Collectives::LocalTree => self.group_tree(value, op, ty.scalar, arg),
+            Collectives::LocalSerial => self.group_serial(value, op, ty.scalar, arg),
         }
     }
 
@@ -1474,8 +1479,9 @@ impl<'a> Writer<'a> {
         }
     }
 
-    /// [`Collectives::LocalTree`]: a log-step tree in a local scratch array (see there).
-    fn group_tree(&mut self, value: ValueId, op: GroupOp, vs: Scalar, arg: ExprId) {
+    /// [`Collectives::LocalSerial`]: the work-items' values in a local scratch array, folded in
+    /// local-id order by the first work-item (see there).
+    fn group_serial(&mut self, value: ValueId, op: GroupOp, vs: Scalar, arg: ExprId) {
         self.uses_scratch = true;
         let s = if vs == Scalar::Bool { Scalar::U8 } else { vs };
         self.scratch_types.insert(s);
@@ -1494,61 +1500,45 @@ impl<'a> Writer<'a> {
         } else {
             x
         };
-        self.line(&format!("const {t} strata_x = {x};"));
         self.line(&format!("const {u} strata_lid = {lid};"));
-        self.line(&format!("const {u} strata_n = {size};"));
-        let norm = self.comb(c, s, &id, "strata_x");
-        self.line(&format!("{sc}[strata_lid] = {norm};"));
+        self.line(&format!("{sc}[strata_lid] = {x};"));
         self.line(&format!("{bl};"));
-        let scan = matches!(
-            op,
-            GroupOp::ScanInclusiveAdd
-                | GroupOp::ScanExclusiveAdd
-                | GroupOp::ScanInclusiveMin
-                | GroupOp::ScanInclusiveMax
-        );
-        let read = if scan {
-            let pair = self.comb(
-                c,
-                s,
-                &format!("{sc}[strata_lid - strata_s]"),
-                &format!("{sc}[strata_lid]"),
-            );
-            self.line(&format!(
-                "for ({u} strata_s = 1u; strata_s < strata_n; strata_s <<= 1) {{"
-            ));
-            self.indent += 1;
-            self.line(&format!(
-                "const {t} strata_t = strata_lid >= strata_s ? {pair} : {sc}[strata_lid];"
-            ));
-            self.line(&format!("{bl};"));
-            self.line(&format!("{sc}[strata_lid] = strata_t;"));
-            self.line(&format!("{bl};"));
-            self.indent -= 1;
-            self.line("}");
-            if op == GroupOp::ScanExclusiveAdd {
-                format!("(strata_lid > 0u ? {sc}[strata_lid - 1u] : {id})")
-            } else {
-                format!("{sc}[strata_lid]")
+        self.line("if (strata_lid == 0u) {");
+        self.indent += 1;
+        self.line(&format!("{t} strata_acc = {id};"));
+        self.line(&format!("const {u} strata_n = {size};"));
+        self.line(&format!(
+            "for ({u} strata_k = 0u; strata_k < strata_n; strata_k++) {{"
+        ));
+        self.indent += 1;
+        self.line(&format!("const {t} strata_v = {sc}[strata_k];"));
+        let acc = self.comb(c, s, "strata_acc", "strata_v");
+        let scan = match op {
+            GroupOp::ScanExclusiveAdd => {
+                self.line(&format!("{sc}[strata_k] = strata_acc;"));
+                self.line(&format!("strata_acc = {acc};"));
+                true
             }
+            GroupOp::ScanInclusiveAdd | GroupOp::ScanInclusiveMin | GroupOp::ScanInclusiveMax => {
+                self.line(&format!("strata_acc = {acc};"));
+                self.line(&format!("{sc}[strata_k] = strata_acc;"));
+                true
+            }
+            _ => {
+                self.line(&format!("strata_acc = {acc};"));
+                false
+            }
+        };
+        self.indent -= 1;
+        self.line("}");
+        self.line(&format!("{sc}[STRATA_MAX_GROUP] = strata_acc;"));
+        self.indent -= 1;
+        self.line("}");
+        self.line(&format!("{bl};"));
+        let read = if scan {
+            format!("{sc}[strata_lid]")
         } else {
-            let pair = self.comb(
-                c,
-                s,
-                &format!("{sc}[strata_lid]"),
-                &format!("{sc}[strata_lid + strata_s]"),
-            );
-            self.line(&format!("{u} strata_s = 1u;"));
-            self.line("while (strata_s < strata_n) strata_s <<= 1;");
-            self.line("for (strata_s >>= 1; strata_s > 0u; strata_s >>= 1) {");
-            self.indent += 1;
-            self.line(&format!(
-                "if (strata_lid < strata_s && strata_lid + strata_s < strata_n) {sc}[strata_lid] = {pair};"
-            ));
-            self.line(&format!("{bl};"));
-            self.indent -= 1;
-            self.line("}");
-            format!("{sc}[0]")
+            format!("{sc}[STRATA_MAX_GROUP]")
         };
         let read = if vs == Scalar::Bool {
             format!("({read} != 0)")
@@ -1615,7 +1605,7 @@ impl<'a> Writer<'a> {
                 comb("p", "strata_part[j]"),
             );
             b.push_str(&warp_reduce("p"));
-            let _ = write!(b, "    p = ({t})__shfl_sync(mask, ({st})p, 0);\n");
+            let _ = writeln!(b, "    p = ({t})__shfl_sync(mask, ({st})p, 0);");
             if op == GroupOp::ScanExclusiveAdd {
                 let _ = write!(
                     b,
@@ -1751,7 +1741,7 @@ impl<'a> Writer<'a> {
             let t = self.ty(*s);
             let _ = writeln!(
                 scratch,
-                "    {} {t} strata_scratch_{t}[STRATA_MAX_GROUP];",
+                "    {} {t} strata_scratch_{t}[STRATA_MAX_GROUP + 1];",
                 self.d.local
             );
         }

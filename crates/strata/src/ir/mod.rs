@@ -492,8 +492,8 @@ impl AtomicOp {
 /// (`0`, the type's greatest value for `min`, its least for `max`; `±inf` for floats), over the
 /// operands of the work-items concerned: the reduction over all of them, the inclusive scan of
 /// work-item `l` over work-items `0..=l`, the exclusive scan over `0..l`. Backends may combine
-/// the operands in any order and grouping (the CPU backend folds in local-id order, OpenCL
-/// uses log-step trees in local memory, CUDA warp shuffles), which changes nothing for the
+/// the operands in any order and grouping (the CPU backend and OpenCL fold in local-id order,
+/// CUDA combines warp shuffles in a tree), which changes nothing for the
 /// exact operations: integer `add` (wrapping), `min` and `max`, `any`, `all`, and float `min`
 /// and `max` (NaN operands are dropped; an all-NaN fold gives the identity; only the sign of a
 /// zero result may differ when both zeros occur, as for `min`/`max` themselves). **Float

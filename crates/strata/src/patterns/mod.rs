@@ -50,10 +50,19 @@
 //! and per distinct staged values, and re-running it on other data or sizes compiles nothing.
 //!
 //! **Semantics.** Operators given to [`reduce`](View::reduce) and the scans must be
-//! associative; they need not be commutative: every reduction and scan combines elements in
-//! index order (each work-group owns a contiguous block, each work-item a contiguous part of
-//! it, and work-groups and work-items are combined in order). Floating-point results can still
-//! differ from a sequential left fold by rounding, because the grouping differs.
+//! associative; they need not be commutative: every reduction and scan with a user operator
+//! combines elements in index order (each work-group owns a contiguous block or tile, each
+//! work-item a contiguous part of it, and work-groups and work-items are combined in order).
+//! Floating-point results can still differ from a sequential left fold by rounding, because
+//! the grouping differs. The built-in reductions ([`sum`](View::sum), [`min`](View::min),
+//! [`max`](View::max) and those built on them), and user operators on integers that are exactly
+//! `a + b`, `a.min(b)` or `a.max(b)`, are commutative and may combine in any order: they use
+//! the work-group collectives (warp shuffles on CUDA), so a float `sum` is a sum in some
+//! association order (see [`GroupOp`](crate::ir::GroupOp)).
+//!
+//! **Scans** run as [`ScanAlgorithm`] says: on CUDA the single-pass scan with decoupled
+//! look-back for 4-byte elements (one launch; see [`DeviceInfo::group_forward_progress`](crate::DeviceInfo::group_forward_progress)
+//! for why its waiting is safe there), elsewhere reduce-then-scan in three launches.
 
 mod actions;
 mod algorithms;

@@ -88,8 +88,8 @@ extern "C" __global__ void broadcast(
     float* out,
     const u32 out_len
 ) {
-    __shared__ u32 strata_scratch_u32[STRATA_MAX_GROUP];
-    __shared__ float strata_scratch_float[STRATA_MAX_GROUP];
+    __shared__ u32 strata_scratch_u32[STRATA_MAX_GROUP + 1];
+    __shared__ float strata_scratch_float[STRATA_MAX_GROUP + 1];
     const u32 e4 = (((u32)(blockIdx.y * blockDim.y + threadIdx.y) * (u32)(gridDim.x * blockDim.x)) + (u32)(blockIdx.x * blockDim.x + threadIdx.x));
     const float v0 = x[e4];
     const u32 e13 = ((u32)blockDim.x * (u32)blockDim.y);

@@ -10,56 +10,62 @@ __kernel void any_all(
     __global uint* out,
     const uint out_len
 ) {
-    __local uchar strata_scratch_uchar[STRATA_MAX_GROUP];
+    __local uchar strata_scratch_uchar[STRATA_MAX_GROUP + 1];
     const uint e0 = (uint)get_global_id(0);
     const uint v0 = x[e0];
     const bool e3 = (v0 != 0u);
     bool v1;
     {
-        const uchar strata_x = (uchar)(e3 ? 1 : 0);
         const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
-        strata_scratch_uchar[strata_lid] = (uchar)((uchar)0 | strata_x);
+        strata_scratch_uchar[strata_lid] = (uchar)(e3 ? 1 : 0);
         barrier(CLK_LOCAL_MEM_FENCE);
-        uint strata_s = 1u;
-        while (strata_s < strata_n) strata_s <<= 1;
-        for (strata_s >>= 1; strata_s > 0u; strata_s >>= 1) {
-            if (strata_lid < strata_s && strata_lid + strata_s < strata_n) strata_scratch_uchar[strata_lid] = (uchar)(strata_scratch_uchar[strata_lid] | strata_scratch_uchar[strata_lid + strata_s]);
-            barrier(CLK_LOCAL_MEM_FENCE);
+        if (strata_lid == 0u) {
+            uchar strata_acc = (uchar)0;
+            const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+            for (uint strata_k = 0u; strata_k < strata_n; strata_k++) {
+                const uchar strata_v = strata_scratch_uchar[strata_k];
+                strata_acc = (uchar)(strata_acc | strata_v);
+            }
+            strata_scratch_uchar[STRATA_MAX_GROUP] = strata_acc;
         }
-        v1 = (strata_scratch_uchar[0] != 0);
+        barrier(CLK_LOCAL_MEM_FENCE);
+        v1 = (strata_scratch_uchar[STRATA_MAX_GROUP] != 0);
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     bool v2;
     {
-        const uchar strata_x = (uchar)(e3 ? 1 : 0);
         const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
-        strata_scratch_uchar[strata_lid] = (uchar)((uchar)1 & strata_x);
+        strata_scratch_uchar[strata_lid] = (uchar)(e3 ? 1 : 0);
         barrier(CLK_LOCAL_MEM_FENCE);
-        uint strata_s = 1u;
-        while (strata_s < strata_n) strata_s <<= 1;
-        for (strata_s >>= 1; strata_s > 0u; strata_s >>= 1) {
-            if (strata_lid < strata_s && strata_lid + strata_s < strata_n) strata_scratch_uchar[strata_lid] = (uchar)(strata_scratch_uchar[strata_lid] & strata_scratch_uchar[strata_lid + strata_s]);
-            barrier(CLK_LOCAL_MEM_FENCE);
+        if (strata_lid == 0u) {
+            uchar strata_acc = (uchar)1;
+            const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+            for (uint strata_k = 0u; strata_k < strata_n; strata_k++) {
+                const uchar strata_v = strata_scratch_uchar[strata_k];
+                strata_acc = (uchar)(strata_acc & strata_v);
+            }
+            strata_scratch_uchar[STRATA_MAX_GROUP] = strata_acc;
         }
-        v2 = (strata_scratch_uchar[0] != 0);
+        barrier(CLK_LOCAL_MEM_FENCE);
+        v2 = (strata_scratch_uchar[STRATA_MAX_GROUP] != 0);
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     bool v3;
     {
-        const uchar strata_x = (uchar)((!e3) ? 1 : 0);
         const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
-        strata_scratch_uchar[strata_lid] = (uchar)((uchar)1 & strata_x);
+        strata_scratch_uchar[strata_lid] = (uchar)((!e3) ? 1 : 0);
         barrier(CLK_LOCAL_MEM_FENCE);
-        uint strata_s = 1u;
-        while (strata_s < strata_n) strata_s <<= 1;
-        for (strata_s >>= 1; strata_s > 0u; strata_s >>= 1) {
-            if (strata_lid < strata_s && strata_lid + strata_s < strata_n) strata_scratch_uchar[strata_lid] = (uchar)(strata_scratch_uchar[strata_lid] & strata_scratch_uchar[strata_lid + strata_s]);
-            barrier(CLK_LOCAL_MEM_FENCE);
+        if (strata_lid == 0u) {
+            uchar strata_acc = (uchar)1;
+            const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+            for (uint strata_k = 0u; strata_k < strata_n; strata_k++) {
+                const uchar strata_v = strata_scratch_uchar[strata_k];
+                strata_acc = (uchar)(strata_acc & strata_v);
+            }
+            strata_scratch_uchar[STRATA_MAX_GROUP] = strata_acc;
         }
-        v3 = (strata_scratch_uchar[0] != 0);
+        barrier(CLK_LOCAL_MEM_FENCE);
+        v3 = (strata_scratch_uchar[STRATA_MAX_GROUP] != 0);
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     out[e0] = ((((uint)v1) | ((uint)((uint)((uint)v2) << (1u & 31)))) | ((uint)((uint)((uint)v3) << (2u & 31))));

@@ -10,8 +10,8 @@ __kernel void broadcast(
     __global float* out,
     const uint out_len
 ) {
-    __local uint strata_scratch_uint[STRATA_MAX_GROUP];
-    __local float strata_scratch_float[STRATA_MAX_GROUP];
+    __local uint strata_scratch_uint[STRATA_MAX_GROUP + 1];
+    __local float strata_scratch_float[STRATA_MAX_GROUP + 1];
     const uint e4 = (((uint)get_global_id(1) * (uint)get_global_size(0)) + (uint)get_global_id(0));
     const float v0 = x[e4];
     const uint e13 = ((uint)get_local_size(0) * (uint)get_local_size(1));

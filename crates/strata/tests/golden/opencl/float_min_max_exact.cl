@@ -10,74 +10,84 @@ __kernel void float_min_max_exact(
     __global float* out,
     const uint out_len
 ) {
-    __local float strata_scratch_float[STRATA_MAX_GROUP];
+    __local float strata_scratch_float[STRATA_MAX_GROUP + 1];
     const uint e0 = (uint)get_global_id(0);
     const float v0 = x[e0];
     float v1;
     {
-        const float strata_x = v0;
         const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
-        strata_scratch_float[strata_lid] = fmin(as_float(0x7f800000u), strata_x);
+        strata_scratch_float[strata_lid] = v0;
         barrier(CLK_LOCAL_MEM_FENCE);
-        uint strata_s = 1u;
-        while (strata_s < strata_n) strata_s <<= 1;
-        for (strata_s >>= 1; strata_s > 0u; strata_s >>= 1) {
-            if (strata_lid < strata_s && strata_lid + strata_s < strata_n) strata_scratch_float[strata_lid] = fmin(strata_scratch_float[strata_lid], strata_scratch_float[strata_lid + strata_s]);
-            barrier(CLK_LOCAL_MEM_FENCE);
+        if (strata_lid == 0u) {
+            float strata_acc = as_float(0x7f800000u);
+            const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+            for (uint strata_k = 0u; strata_k < strata_n; strata_k++) {
+                const float strata_v = strata_scratch_float[strata_k];
+                strata_acc = fmin(strata_acc, strata_v);
+            }
+            strata_scratch_float[STRATA_MAX_GROUP] = strata_acc;
         }
-        v1 = strata_scratch_float[0];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        v1 = strata_scratch_float[STRATA_MAX_GROUP];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     const uint e3 = (e0 * 4u);
     out[e3] = v1;
     float v2;
     {
-        const float strata_x = v0;
         const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
-        strata_scratch_float[strata_lid] = fmax(as_float(0xff800000u), strata_x);
+        strata_scratch_float[strata_lid] = v0;
         barrier(CLK_LOCAL_MEM_FENCE);
-        uint strata_s = 1u;
-        while (strata_s < strata_n) strata_s <<= 1;
-        for (strata_s >>= 1; strata_s > 0u; strata_s >>= 1) {
-            if (strata_lid < strata_s && strata_lid + strata_s < strata_n) strata_scratch_float[strata_lid] = fmax(strata_scratch_float[strata_lid], strata_scratch_float[strata_lid + strata_s]);
-            barrier(CLK_LOCAL_MEM_FENCE);
+        if (strata_lid == 0u) {
+            float strata_acc = as_float(0xff800000u);
+            const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+            for (uint strata_k = 0u; strata_k < strata_n; strata_k++) {
+                const float strata_v = strata_scratch_float[strata_k];
+                strata_acc = fmax(strata_acc, strata_v);
+            }
+            strata_scratch_float[STRATA_MAX_GROUP] = strata_acc;
         }
-        v2 = strata_scratch_float[0];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        v2 = strata_scratch_float[STRATA_MAX_GROUP];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     out[(e3 + 1u)] = v2;
     float v3;
     {
-        const float strata_x = v0;
         const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
-        strata_scratch_float[strata_lid] = fmin(as_float(0x7f800000u), strata_x);
+        strata_scratch_float[strata_lid] = v0;
         barrier(CLK_LOCAL_MEM_FENCE);
-        for (uint strata_s = 1u; strata_s < strata_n; strata_s <<= 1) {
-            const float strata_t = strata_lid >= strata_s ? fmin(strata_scratch_float[strata_lid - strata_s], strata_scratch_float[strata_lid]) : strata_scratch_float[strata_lid];
-            barrier(CLK_LOCAL_MEM_FENCE);
-            strata_scratch_float[strata_lid] = strata_t;
-            barrier(CLK_LOCAL_MEM_FENCE);
+        if (strata_lid == 0u) {
+            float strata_acc = as_float(0x7f800000u);
+            const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+            for (uint strata_k = 0u; strata_k < strata_n; strata_k++) {
+                const float strata_v = strata_scratch_float[strata_k];
+                strata_acc = fmin(strata_acc, strata_v);
+                strata_scratch_float[strata_k] = strata_acc;
+            }
+            strata_scratch_float[STRATA_MAX_GROUP] = strata_acc;
         }
+        barrier(CLK_LOCAL_MEM_FENCE);
         v3 = strata_scratch_float[strata_lid];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     out[(e3 + 2u)] = v3;
     float v4;
     {
-        const float strata_x = v0;
         const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
-        strata_scratch_float[strata_lid] = fmax(as_float(0xff800000u), strata_x);
+        strata_scratch_float[strata_lid] = v0;
         barrier(CLK_LOCAL_MEM_FENCE);
-        for (uint strata_s = 1u; strata_s < strata_n; strata_s <<= 1) {
-            const float strata_t = strata_lid >= strata_s ? fmax(strata_scratch_float[strata_lid - strata_s], strata_scratch_float[strata_lid]) : strata_scratch_float[strata_lid];
-            barrier(CLK_LOCAL_MEM_FENCE);
-            strata_scratch_float[strata_lid] = strata_t;
-            barrier(CLK_LOCAL_MEM_FENCE);
+        if (strata_lid == 0u) {
+            float strata_acc = as_float(0xff800000u);
+            const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+            for (uint strata_k = 0u; strata_k < strata_n; strata_k++) {
+                const float strata_v = strata_scratch_float[strata_k];
+                strata_acc = fmax(strata_acc, strata_v);
+                strata_scratch_float[strata_k] = strata_acc;
+            }
+            strata_scratch_float[STRATA_MAX_GROUP] = strata_acc;
         }
+        barrier(CLK_LOCAL_MEM_FENCE);
         v4 = strata_scratch_float[strata_lid];
         barrier(CLK_LOCAL_MEM_FENCE);
     }

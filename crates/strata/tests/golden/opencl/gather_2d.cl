@@ -14,25 +14,27 @@ __kernel void gather_2d(
     __global int* gather2,
     const uint gather2_len
 ) {
-    __local int strata_scratch_int[STRATA_MAX_GROUP];
-    __local float strata_scratch_float[STRATA_MAX_GROUP];
+    __local int strata_scratch_int[STRATA_MAX_GROUP + 1];
+    __local float strata_scratch_float[STRATA_MAX_GROUP + 1];
     const uint e0 = (uint)get_global_id(1);
     const uint e3 = (uint)get_global_id(0);
     const float v0 = x[((e0 * (uint)get_global_size(0)) + e3)];
     float v1;
     {
-        const float strata_x = v0;
         const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
-        strata_scratch_float[strata_lid] = (0.0f + strata_x);
+        strata_scratch_float[strata_lid] = v0;
         barrier(CLK_LOCAL_MEM_FENCE);
-        uint strata_s = 1u;
-        while (strata_s < strata_n) strata_s <<= 1;
-        for (strata_s >>= 1; strata_s > 0u; strata_s >>= 1) {
-            if (strata_lid < strata_s && strata_lid + strata_s < strata_n) strata_scratch_float[strata_lid] = (strata_scratch_float[strata_lid] + strata_scratch_float[strata_lid + strata_s]);
-            barrier(CLK_LOCAL_MEM_FENCE);
+        if (strata_lid == 0u) {
+            float strata_acc = 0.0f;
+            const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+            for (uint strata_k = 0u; strata_k < strata_n; strata_k++) {
+                const float strata_v = strata_scratch_float[strata_k];
+                strata_acc = (strata_acc + strata_v);
+            }
+            strata_scratch_float[STRATA_MAX_GROUP] = strata_acc;
         }
-        v1 = strata_scratch_float[0];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        v1 = strata_scratch_float[STRATA_MAX_GROUP];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     const bool e8 = (((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2))) == 0u);
@@ -42,18 +44,20 @@ __kernel void gather_2d(
     }
     float v2;
     {
-        const float strata_x = v0;
         const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
-        strata_scratch_float[strata_lid] = fmax(as_float(0xff800000u), strata_x);
+        strata_scratch_float[strata_lid] = v0;
         barrier(CLK_LOCAL_MEM_FENCE);
-        uint strata_s = 1u;
-        while (strata_s < strata_n) strata_s <<= 1;
-        for (strata_s >>= 1; strata_s > 0u; strata_s >>= 1) {
-            if (strata_lid < strata_s && strata_lid + strata_s < strata_n) strata_scratch_float[strata_lid] = fmax(strata_scratch_float[strata_lid], strata_scratch_float[strata_lid + strata_s]);
-            barrier(CLK_LOCAL_MEM_FENCE);
+        if (strata_lid == 0u) {
+            float strata_acc = as_float(0xff800000u);
+            const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+            for (uint strata_k = 0u; strata_k < strata_n; strata_k++) {
+                const float strata_v = strata_scratch_float[strata_k];
+                strata_acc = fmax(strata_acc, strata_v);
+            }
+            strata_scratch_float[STRATA_MAX_GROUP] = strata_acc;
         }
-        v2 = strata_scratch_float[0];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        v2 = strata_scratch_float[STRATA_MAX_GROUP];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     if (e8) {
@@ -62,18 +66,20 @@ __kernel void gather_2d(
     }
     int v3;
     {
-        const int strata_x = ((int)((uint)((int)e0) - (uint)((int)e3)));
         const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
-        strata_scratch_int[strata_lid] = (int)min(2147483647, strata_x);
+        strata_scratch_int[strata_lid] = ((int)((uint)((int)e0) - (uint)((int)e3)));
         barrier(CLK_LOCAL_MEM_FENCE);
-        uint strata_s = 1u;
-        while (strata_s < strata_n) strata_s <<= 1;
-        for (strata_s >>= 1; strata_s > 0u; strata_s >>= 1) {
-            if (strata_lid < strata_s && strata_lid + strata_s < strata_n) strata_scratch_int[strata_lid] = (int)min(strata_scratch_int[strata_lid], strata_scratch_int[strata_lid + strata_s]);
-            barrier(CLK_LOCAL_MEM_FENCE);
+        if (strata_lid == 0u) {
+            int strata_acc = 2147483647;
+            const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+            for (uint strata_k = 0u; strata_k < strata_n; strata_k++) {
+                const int strata_v = strata_scratch_int[strata_k];
+                strata_acc = (int)min(strata_acc, strata_v);
+            }
+            strata_scratch_int[STRATA_MAX_GROUP] = strata_acc;
         }
-        v3 = strata_scratch_int[0];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        v3 = strata_scratch_int[STRATA_MAX_GROUP];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     if (e8) {

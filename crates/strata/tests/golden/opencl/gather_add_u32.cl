@@ -10,23 +10,25 @@ __kernel void gather_add_u32(
     __global uint* gather0,
     const uint gather0_len
 ) {
-    __local uint strata_scratch_uint[STRATA_MAX_GROUP];
+    __local uint strata_scratch_uint[STRATA_MAX_GROUP + 1];
     const uint e0 = (uint)get_global_id(0);
     const uint v0 = x[min(e0, (x_len - 1u))];
     uint v1;
     {
-        const uint strata_x = ((e0 < x_len) ? v0 : 0u);
         const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
-        strata_scratch_uint[strata_lid] = (uint)((uint)0 + strata_x);
+        strata_scratch_uint[strata_lid] = ((e0 < x_len) ? v0 : 0u);
         barrier(CLK_LOCAL_MEM_FENCE);
-        uint strata_s = 1u;
-        while (strata_s < strata_n) strata_s <<= 1;
-        for (strata_s >>= 1; strata_s > 0u; strata_s >>= 1) {
-            if (strata_lid < strata_s && strata_lid + strata_s < strata_n) strata_scratch_uint[strata_lid] = (uint)(strata_scratch_uint[strata_lid] + strata_scratch_uint[strata_lid + strata_s]);
-            barrier(CLK_LOCAL_MEM_FENCE);
+        if (strata_lid == 0u) {
+            uint strata_acc = (uint)0;
+            const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+            for (uint strata_k = 0u; strata_k < strata_n; strata_k++) {
+                const uint strata_v = strata_scratch_uint[strata_k];
+                strata_acc = (uint)(strata_acc + strata_v);
+            }
+            strata_scratch_uint[STRATA_MAX_GROUP] = strata_acc;
         }
-        v1 = strata_scratch_uint[0];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        v1 = strata_scratch_uint[STRATA_MAX_GROUP];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     if (((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2))) == 0u) {

@@ -18,26 +18,28 @@ __kernel void gather_several(
     __global uint* gather4,
     const uint gather4_len
 ) {
-    __local int strata_scratch_int[STRATA_MAX_GROUP];
-    __local long strata_scratch_long[STRATA_MAX_GROUP];
-    __local uint strata_scratch_uint[STRATA_MAX_GROUP];
+    __local int strata_scratch_int[STRATA_MAX_GROUP + 1];
+    __local long strata_scratch_long[STRATA_MAX_GROUP + 1];
+    __local uint strata_scratch_uint[STRATA_MAX_GROUP + 1];
     const uint e0 = (uint)get_global_id(0);
     const int v0 = x[min(e0, (x_len - 1u))];
     const bool e5 = (e0 < x_len);
     long v1;
     {
-        const long strata_x = (e5 ? ((long)v0) : 0L);
         const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
-        strata_scratch_long[strata_lid] = (long)((ulong)(long)0 + (ulong)strata_x);
+        strata_scratch_long[strata_lid] = (e5 ? ((long)v0) : 0L);
         barrier(CLK_LOCAL_MEM_FENCE);
-        uint strata_s = 1u;
-        while (strata_s < strata_n) strata_s <<= 1;
-        for (strata_s >>= 1; strata_s > 0u; strata_s >>= 1) {
-            if (strata_lid < strata_s && strata_lid + strata_s < strata_n) strata_scratch_long[strata_lid] = (long)((ulong)strata_scratch_long[strata_lid] + (ulong)strata_scratch_long[strata_lid + strata_s]);
-            barrier(CLK_LOCAL_MEM_FENCE);
+        if (strata_lid == 0u) {
+            long strata_acc = (long)0;
+            const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+            for (uint strata_k = 0u; strata_k < strata_n; strata_k++) {
+                const long strata_v = strata_scratch_long[strata_k];
+                strata_acc = (long)((ulong)strata_acc + (ulong)strata_v);
+            }
+            strata_scratch_long[STRATA_MAX_GROUP] = strata_acc;
         }
-        v1 = strata_scratch_long[0];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        v1 = strata_scratch_long[STRATA_MAX_GROUP];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     const bool e12 = (((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2))) == 0u);
@@ -47,18 +49,20 @@ __kernel void gather_several(
     }
     int v2;
     {
-        const int strata_x = (e5 ? v0 : 2147483647);
         const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
-        strata_scratch_int[strata_lid] = (int)min(2147483647, strata_x);
+        strata_scratch_int[strata_lid] = (e5 ? v0 : 2147483647);
         barrier(CLK_LOCAL_MEM_FENCE);
-        uint strata_s = 1u;
-        while (strata_s < strata_n) strata_s <<= 1;
-        for (strata_s >>= 1; strata_s > 0u; strata_s >>= 1) {
-            if (strata_lid < strata_s && strata_lid + strata_s < strata_n) strata_scratch_int[strata_lid] = (int)min(strata_scratch_int[strata_lid], strata_scratch_int[strata_lid + strata_s]);
-            barrier(CLK_LOCAL_MEM_FENCE);
+        if (strata_lid == 0u) {
+            int strata_acc = 2147483647;
+            const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+            for (uint strata_k = 0u; strata_k < strata_n; strata_k++) {
+                const int strata_v = strata_scratch_int[strata_k];
+                strata_acc = (int)min(strata_acc, strata_v);
+            }
+            strata_scratch_int[STRATA_MAX_GROUP] = strata_acc;
         }
-        v2 = strata_scratch_int[0];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        v2 = strata_scratch_int[STRATA_MAX_GROUP];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     if (e12) {
@@ -67,18 +71,20 @@ __kernel void gather_several(
     }
     int v3;
     {
-        const int strata_x = (e5 ? v0 : (-2147483647 - 1));
         const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
-        strata_scratch_int[strata_lid] = (int)max((-2147483647 - 1), strata_x);
+        strata_scratch_int[strata_lid] = (e5 ? v0 : (-2147483647 - 1));
         barrier(CLK_LOCAL_MEM_FENCE);
-        uint strata_s = 1u;
-        while (strata_s < strata_n) strata_s <<= 1;
-        for (strata_s >>= 1; strata_s > 0u; strata_s >>= 1) {
-            if (strata_lid < strata_s && strata_lid + strata_s < strata_n) strata_scratch_int[strata_lid] = (int)max(strata_scratch_int[strata_lid], strata_scratch_int[strata_lid + strata_s]);
-            barrier(CLK_LOCAL_MEM_FENCE);
+        if (strata_lid == 0u) {
+            int strata_acc = (-2147483647 - 1);
+            const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+            for (uint strata_k = 0u; strata_k < strata_n; strata_k++) {
+                const int strata_v = strata_scratch_int[strata_k];
+                strata_acc = (int)max(strata_acc, strata_v);
+            }
+            strata_scratch_int[STRATA_MAX_GROUP] = strata_acc;
         }
-        v3 = strata_scratch_int[0];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        v3 = strata_scratch_int[STRATA_MAX_GROUP];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     if (e12) {
@@ -87,18 +93,20 @@ __kernel void gather_several(
     }
     uint v4;
     {
-        const uint strata_x = (e5 ? e0 : 0u);
         const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
-        strata_scratch_uint[strata_lid] = (uint)max(0u, strata_x);
+        strata_scratch_uint[strata_lid] = (e5 ? e0 : 0u);
         barrier(CLK_LOCAL_MEM_FENCE);
-        uint strata_s = 1u;
-        while (strata_s < strata_n) strata_s <<= 1;
-        for (strata_s >>= 1; strata_s > 0u; strata_s >>= 1) {
-            if (strata_lid < strata_s && strata_lid + strata_s < strata_n) strata_scratch_uint[strata_lid] = (uint)max(strata_scratch_uint[strata_lid], strata_scratch_uint[strata_lid + strata_s]);
-            barrier(CLK_LOCAL_MEM_FENCE);
+        if (strata_lid == 0u) {
+            uint strata_acc = 0u;
+            const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+            for (uint strata_k = 0u; strata_k < strata_n; strata_k++) {
+                const uint strata_v = strata_scratch_uint[strata_k];
+                strata_acc = (uint)max(strata_acc, strata_v);
+            }
+            strata_scratch_uint[STRATA_MAX_GROUP] = strata_acc;
         }
-        v4 = strata_scratch_uint[0];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        v4 = strata_scratch_uint[STRATA_MAX_GROUP];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     if (e12) {
@@ -107,18 +115,20 @@ __kernel void gather_several(
     }
     uint v5;
     {
-        const uint strata_x = (e5 ? 1u : 0u);
         const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
-        strata_scratch_uint[strata_lid] = (uint)((uint)0 + strata_x);
+        strata_scratch_uint[strata_lid] = (e5 ? 1u : 0u);
         barrier(CLK_LOCAL_MEM_FENCE);
-        uint strata_s = 1u;
-        while (strata_s < strata_n) strata_s <<= 1;
-        for (strata_s >>= 1; strata_s > 0u; strata_s >>= 1) {
-            if (strata_lid < strata_s && strata_lid + strata_s < strata_n) strata_scratch_uint[strata_lid] = (uint)(strata_scratch_uint[strata_lid] + strata_scratch_uint[strata_lid + strata_s]);
-            barrier(CLK_LOCAL_MEM_FENCE);
+        if (strata_lid == 0u) {
+            uint strata_acc = (uint)0;
+            const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+            for (uint strata_k = 0u; strata_k < strata_n; strata_k++) {
+                const uint strata_v = strata_scratch_uint[strata_k];
+                strata_acc = (uint)(strata_acc + strata_v);
+            }
+            strata_scratch_uint[STRATA_MAX_GROUP] = strata_acc;
         }
-        v5 = strata_scratch_uint[0];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        v5 = strata_scratch_uint[STRATA_MAX_GROUP];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     if (e12) {

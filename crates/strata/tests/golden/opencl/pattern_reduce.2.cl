@@ -15,7 +15,7 @@ __kernel void pattern_reduce(
     const uint b1_len,
     const uint off
 ) {
-    __local float strata_scratch_float[STRATA_MAX_GROUP];
+    __local float strata_scratch_float[STRATA_MAX_GROUP + 1];
     float acc = 0;
     const uint e0 = (uint)get_group_id(0);
     const uint blk_start_0 = (e0 * block);
@@ -53,18 +53,20 @@ __kernel void pattern_reduce(
     const float v16 = acc;
     float v17;
     {
-        const float strata_x = (e14 ? v16 : 0.0f);
         const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
-        strata_scratch_float[strata_lid] = (0.0f + strata_x);
+        strata_scratch_float[strata_lid] = (e14 ? v16 : 0.0f);
         barrier(CLK_LOCAL_MEM_FENCE);
-        uint strata_s = 1u;
-        while (strata_s < strata_n) strata_s <<= 1;
-        for (strata_s >>= 1; strata_s > 0u; strata_s >>= 1) {
-            if (strata_lid < strata_s && strata_lid + strata_s < strata_n) strata_scratch_float[strata_lid] = (strata_scratch_float[strata_lid] + strata_scratch_float[strata_lid + strata_s]);
-            barrier(CLK_LOCAL_MEM_FENCE);
+        if (strata_lid == 0u) {
+            float strata_acc = 0.0f;
+            const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+            for (uint strata_k = 0u; strata_k < strata_n; strata_k++) {
+                const float strata_v = strata_scratch_float[strata_k];
+                strata_acc = (strata_acc + strata_v);
+            }
+            strata_scratch_float[STRATA_MAX_GROUP] = strata_acc;
         }
-        v17 = strata_scratch_float[0];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        v17 = strata_scratch_float[STRATA_MAX_GROUP];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     if (e7 == 0u) {

@@ -16,7 +16,7 @@ __kernel void pattern_reduce(
     const uint b1_len,
     const uint off
 ) {
-    __local int strata_scratch_int[STRATA_MAX_GROUP];
+    __local int strata_scratch_int[STRATA_MAX_GROUP + 1];
     int acc = 0;
     const uint e0 = (uint)get_group_id(0);
     const uint blk_start_0 = (e0 * block);
@@ -54,18 +54,20 @@ __kernel void pattern_reduce(
     const int v16 = acc;
     int v17;
     {
-        const int strata_x = (e14 ? v16 : (-2147483647 - 1));
         const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
-        strata_scratch_int[strata_lid] = (int)max((-2147483647 - 1), strata_x);
+        strata_scratch_int[strata_lid] = (e14 ? v16 : (-2147483647 - 1));
         barrier(CLK_LOCAL_MEM_FENCE);
-        uint strata_s = 1u;
-        while (strata_s < strata_n) strata_s <<= 1;
-        for (strata_s >>= 1; strata_s > 0u; strata_s >>= 1) {
-            if (strata_lid < strata_s && strata_lid + strata_s < strata_n) strata_scratch_int[strata_lid] = (int)max(strata_scratch_int[strata_lid], strata_scratch_int[strata_lid + strata_s]);
-            barrier(CLK_LOCAL_MEM_FENCE);
+        if (strata_lid == 0u) {
+            int strata_acc = (-2147483647 - 1);
+            const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+            for (uint strata_k = 0u; strata_k < strata_n; strata_k++) {
+                const int strata_v = strata_scratch_int[strata_k];
+                strata_acc = (int)max(strata_acc, strata_v);
+            }
+            strata_scratch_int[STRATA_MAX_GROUP] = strata_acc;
         }
-        v17 = strata_scratch_int[0];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        v17 = strata_scratch_int[STRATA_MAX_GROUP];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     if (e7 == 0u) {

@@ -16,7 +16,7 @@ __kernel void pattern_reduce(
     const uint b1_len,
     const uint off
 ) {
-    __local ulong strata_scratch_ulong[STRATA_MAX_GROUP];
+    __local ulong strata_scratch_ulong[STRATA_MAX_GROUP + 1];
     ulong acc = 0;
     const uint e0 = (uint)get_group_id(0);
     const uint blk_start_0 = (e0 * block);
@@ -59,18 +59,20 @@ __kernel void pattern_reduce(
     const ulong v16 = acc;
     ulong v17;
     {
-        const ulong strata_x = (e14 ? v16 : 18446744073709551615ul);
         const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
-        strata_scratch_ulong[strata_lid] = (ulong)min(18446744073709551615ul, strata_x);
+        strata_scratch_ulong[strata_lid] = (e14 ? v16 : 18446744073709551615ul);
         barrier(CLK_LOCAL_MEM_FENCE);
-        uint strata_s = 1u;
-        while (strata_s < strata_n) strata_s <<= 1;
-        for (strata_s >>= 1; strata_s > 0u; strata_s >>= 1) {
-            if (strata_lid < strata_s && strata_lid + strata_s < strata_n) strata_scratch_ulong[strata_lid] = (ulong)min(strata_scratch_ulong[strata_lid], strata_scratch_ulong[strata_lid + strata_s]);
-            barrier(CLK_LOCAL_MEM_FENCE);
+        if (strata_lid == 0u) {
+            ulong strata_acc = 18446744073709551615ul;
+            const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+            for (uint strata_k = 0u; strata_k < strata_n; strata_k++) {
+                const ulong strata_v = strata_scratch_ulong[strata_k];
+                strata_acc = (ulong)min(strata_acc, strata_v);
+            }
+            strata_scratch_ulong[STRATA_MAX_GROUP] = strata_acc;
         }
-        v17 = strata_scratch_ulong[0];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        v17 = strata_scratch_ulong[STRATA_MAX_GROUP];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     if (e7 == 0u) {

@@ -18,7 +18,7 @@ __kernel void pattern_reduce(
     __global const float* b2,
     const uint b2_len
 ) {
-    __local float strata_scratch_float[STRATA_MAX_GROUP];
+    __local float strata_scratch_float[STRATA_MAX_GROUP + 1];
     float acc = 0;
     const uint e0 = (uint)get_group_id(0);
     const uint blk_start_0 = (e0 * block);
@@ -68,18 +68,20 @@ __kernel void pattern_reduce(
     const float v22 = acc;
     float v23;
     {
-        const float strata_x = (e14 ? v22 : 0.0f);
         const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
-        strata_scratch_float[strata_lid] = (0.0f + strata_x);
+        strata_scratch_float[strata_lid] = (e14 ? v22 : 0.0f);
         barrier(CLK_LOCAL_MEM_FENCE);
-        uint strata_s = 1u;
-        while (strata_s < strata_n) strata_s <<= 1;
-        for (strata_s >>= 1; strata_s > 0u; strata_s >>= 1) {
-            if (strata_lid < strata_s && strata_lid + strata_s < strata_n) strata_scratch_float[strata_lid] = (strata_scratch_float[strata_lid] + strata_scratch_float[strata_lid + strata_s]);
-            barrier(CLK_LOCAL_MEM_FENCE);
+        if (strata_lid == 0u) {
+            float strata_acc = 0.0f;
+            const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+            for (uint strata_k = 0u; strata_k < strata_n; strata_k++) {
+                const float strata_v = strata_scratch_float[strata_k];
+                strata_acc = (strata_acc + strata_v);
+            }
+            strata_scratch_float[STRATA_MAX_GROUP] = strata_acc;
         }
-        v23 = strata_scratch_float[0];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        v23 = strata_scratch_float[STRATA_MAX_GROUP];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     if (e7 == 0u) {

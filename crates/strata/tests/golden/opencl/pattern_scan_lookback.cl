@@ -21,7 +21,7 @@ __kernel void pattern_scan_lookback(
     const uint b3_len,
     const uint off
 ) {
-    __local uint strata_scratch_uint[STRATA_MAX_GROUP];
+    __local uint strata_scratch_uint[STRATA_MAX_GROUP + 1];
     __local uint tile_number[1];
     __local uint tile_data[4224];
     __local uint item_totals[256];
@@ -220,17 +220,20 @@ __kernel void pattern_scan_lookback(
     const uint e269 = ((e205 < tile_count_5) ? (e266 + v38) : e266);
     uint v39;
     {
-        const uint strata_x = ((item_start_22 < tile_count_5) ? e269 : 0u);
         const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
-        strata_scratch_uint[strata_lid] = (uint)((uint)0 + strata_x);
+        strata_scratch_uint[strata_lid] = ((item_start_22 < tile_count_5) ? e269 : 0u);
         barrier(CLK_LOCAL_MEM_FENCE);
-        for (uint strata_s = 1u; strata_s < strata_n; strata_s <<= 1) {
-            const uint strata_t = strata_lid >= strata_s ? (uint)(strata_scratch_uint[strata_lid - strata_s] + strata_scratch_uint[strata_lid]) : strata_scratch_uint[strata_lid];
-            barrier(CLK_LOCAL_MEM_FENCE);
-            strata_scratch_uint[strata_lid] = strata_t;
-            barrier(CLK_LOCAL_MEM_FENCE);
+        if (strata_lid == 0u) {
+            uint strata_acc = (uint)0;
+            const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+            for (uint strata_k = 0u; strata_k < strata_n; strata_k++) {
+                const uint strata_v = strata_scratch_uint[strata_k];
+                strata_acc = (uint)(strata_acc + strata_v);
+                strata_scratch_uint[strata_k] = strata_acc;
+            }
+            strata_scratch_uint[STRATA_MAX_GROUP] = strata_acc;
         }
+        barrier(CLK_LOCAL_MEM_FENCE);
         v39 = strata_scratch_uint[strata_lid];
         barrier(CLK_LOCAL_MEM_FENCE);
     }

@@ -14,60 +14,66 @@ __kernel void reduce_1d(
     __global float* fout,
     const uint fout_len
 ) {
-    __local int strata_scratch_int[STRATA_MAX_GROUP];
-    __local float strata_scratch_float[STRATA_MAX_GROUP];
+    __local int strata_scratch_int[STRATA_MAX_GROUP + 1];
+    __local float strata_scratch_float[STRATA_MAX_GROUP + 1];
     const uint e0 = (uint)get_global_id(0);
     const int v0 = x[e0];
     int v1;
     {
-        const int strata_x = v0;
         const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
-        strata_scratch_int[strata_lid] = (int)((uint)(int)0 + (uint)strata_x);
+        strata_scratch_int[strata_lid] = v0;
         barrier(CLK_LOCAL_MEM_FENCE);
-        uint strata_s = 1u;
-        while (strata_s < strata_n) strata_s <<= 1;
-        for (strata_s >>= 1; strata_s > 0u; strata_s >>= 1) {
-            if (strata_lid < strata_s && strata_lid + strata_s < strata_n) strata_scratch_int[strata_lid] = (int)((uint)strata_scratch_int[strata_lid] + (uint)strata_scratch_int[strata_lid + strata_s]);
-            barrier(CLK_LOCAL_MEM_FENCE);
+        if (strata_lid == 0u) {
+            int strata_acc = (int)0;
+            const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+            for (uint strata_k = 0u; strata_k < strata_n; strata_k++) {
+                const int strata_v = strata_scratch_int[strata_k];
+                strata_acc = (int)((uint)strata_acc + (uint)strata_v);
+            }
+            strata_scratch_int[STRATA_MAX_GROUP] = strata_acc;
         }
-        v1 = strata_scratch_int[0];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        v1 = strata_scratch_int[STRATA_MAX_GROUP];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     const uint e3 = (e0 * 3u);
     out[e3] = v1;
     int v2;
     {
-        const int strata_x = v0;
         const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
-        strata_scratch_int[strata_lid] = (int)min(2147483647, strata_x);
+        strata_scratch_int[strata_lid] = v0;
         barrier(CLK_LOCAL_MEM_FENCE);
-        uint strata_s = 1u;
-        while (strata_s < strata_n) strata_s <<= 1;
-        for (strata_s >>= 1; strata_s > 0u; strata_s >>= 1) {
-            if (strata_lid < strata_s && strata_lid + strata_s < strata_n) strata_scratch_int[strata_lid] = (int)min(strata_scratch_int[strata_lid], strata_scratch_int[strata_lid + strata_s]);
-            barrier(CLK_LOCAL_MEM_FENCE);
+        if (strata_lid == 0u) {
+            int strata_acc = 2147483647;
+            const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+            for (uint strata_k = 0u; strata_k < strata_n; strata_k++) {
+                const int strata_v = strata_scratch_int[strata_k];
+                strata_acc = (int)min(strata_acc, strata_v);
+            }
+            strata_scratch_int[STRATA_MAX_GROUP] = strata_acc;
         }
-        v2 = strata_scratch_int[0];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        v2 = strata_scratch_int[STRATA_MAX_GROUP];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     const uint e6 = (e3 + 1u);
     out[e6] = v2;
     int v3;
     {
-        const int strata_x = v0;
         const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
-        strata_scratch_int[strata_lid] = (int)max((-2147483647 - 1), strata_x);
+        strata_scratch_int[strata_lid] = v0;
         barrier(CLK_LOCAL_MEM_FENCE);
-        uint strata_s = 1u;
-        while (strata_s < strata_n) strata_s <<= 1;
-        for (strata_s >>= 1; strata_s > 0u; strata_s >>= 1) {
-            if (strata_lid < strata_s && strata_lid + strata_s < strata_n) strata_scratch_int[strata_lid] = (int)max(strata_scratch_int[strata_lid], strata_scratch_int[strata_lid + strata_s]);
-            barrier(CLK_LOCAL_MEM_FENCE);
+        if (strata_lid == 0u) {
+            int strata_acc = (-2147483647 - 1);
+            const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+            for (uint strata_k = 0u; strata_k < strata_n; strata_k++) {
+                const int strata_v = strata_scratch_int[strata_k];
+                strata_acc = (int)max(strata_acc, strata_v);
+            }
+            strata_scratch_int[STRATA_MAX_GROUP] = strata_acc;
         }
-        v3 = strata_scratch_int[0];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        v3 = strata_scratch_int[STRATA_MAX_GROUP];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     const uint e9 = (e3 + 2u);
@@ -75,52 +81,58 @@ __kernel void reduce_1d(
     const float e13 = ((float)strata_rem_int(v0, 1000));
     float v4;
     {
-        const float strata_x = e13;
         const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
-        strata_scratch_float[strata_lid] = (0.0f + strata_x);
+        strata_scratch_float[strata_lid] = e13;
         barrier(CLK_LOCAL_MEM_FENCE);
-        uint strata_s = 1u;
-        while (strata_s < strata_n) strata_s <<= 1;
-        for (strata_s >>= 1; strata_s > 0u; strata_s >>= 1) {
-            if (strata_lid < strata_s && strata_lid + strata_s < strata_n) strata_scratch_float[strata_lid] = (strata_scratch_float[strata_lid] + strata_scratch_float[strata_lid + strata_s]);
-            barrier(CLK_LOCAL_MEM_FENCE);
+        if (strata_lid == 0u) {
+            float strata_acc = 0.0f;
+            const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+            for (uint strata_k = 0u; strata_k < strata_n; strata_k++) {
+                const float strata_v = strata_scratch_float[strata_k];
+                strata_acc = (strata_acc + strata_v);
+            }
+            strata_scratch_float[STRATA_MAX_GROUP] = strata_acc;
         }
-        v4 = strata_scratch_float[0];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        v4 = strata_scratch_float[STRATA_MAX_GROUP];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     fout[e3] = v4;
     float v5;
     {
-        const float strata_x = e13;
         const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
-        strata_scratch_float[strata_lid] = fmin(as_float(0x7f800000u), strata_x);
+        strata_scratch_float[strata_lid] = e13;
         barrier(CLK_LOCAL_MEM_FENCE);
-        uint strata_s = 1u;
-        while (strata_s < strata_n) strata_s <<= 1;
-        for (strata_s >>= 1; strata_s > 0u; strata_s >>= 1) {
-            if (strata_lid < strata_s && strata_lid + strata_s < strata_n) strata_scratch_float[strata_lid] = fmin(strata_scratch_float[strata_lid], strata_scratch_float[strata_lid + strata_s]);
-            barrier(CLK_LOCAL_MEM_FENCE);
+        if (strata_lid == 0u) {
+            float strata_acc = as_float(0x7f800000u);
+            const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+            for (uint strata_k = 0u; strata_k < strata_n; strata_k++) {
+                const float strata_v = strata_scratch_float[strata_k];
+                strata_acc = fmin(strata_acc, strata_v);
+            }
+            strata_scratch_float[STRATA_MAX_GROUP] = strata_acc;
         }
-        v5 = strata_scratch_float[0];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        v5 = strata_scratch_float[STRATA_MAX_GROUP];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     fout[e6] = v5;
     float v6;
     {
-        const float strata_x = e13;
         const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
-        strata_scratch_float[strata_lid] = fmax(as_float(0xff800000u), strata_x);
+        strata_scratch_float[strata_lid] = e13;
         barrier(CLK_LOCAL_MEM_FENCE);
-        uint strata_s = 1u;
-        while (strata_s < strata_n) strata_s <<= 1;
-        for (strata_s >>= 1; strata_s > 0u; strata_s >>= 1) {
-            if (strata_lid < strata_s && strata_lid + strata_s < strata_n) strata_scratch_float[strata_lid] = fmax(strata_scratch_float[strata_lid], strata_scratch_float[strata_lid + strata_s]);
-            barrier(CLK_LOCAL_MEM_FENCE);
+        if (strata_lid == 0u) {
+            float strata_acc = as_float(0xff800000u);
+            const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+            for (uint strata_k = 0u; strata_k < strata_n; strata_k++) {
+                const float strata_v = strata_scratch_float[strata_k];
+                strata_acc = fmax(strata_acc, strata_v);
+            }
+            strata_scratch_float[STRATA_MAX_GROUP] = strata_acc;
         }
-        v6 = strata_scratch_float[0];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        v6 = strata_scratch_float[STRATA_MAX_GROUP];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     fout[e9] = v6;

@@ -10,75 +10,85 @@ __kernel void reduce_scan_2d(
     __global int* out,
     const uint out_len
 ) {
-    __local int strata_scratch_int[STRATA_MAX_GROUP];
+    __local int strata_scratch_int[STRATA_MAX_GROUP + 1];
     const uint e4 = (((uint)get_global_id(1) * (uint)get_global_size(0)) + (uint)get_global_id(0));
     const int v0 = x[e4];
     int v1;
     {
-        const int strata_x = v0;
         const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
-        strata_scratch_int[strata_lid] = (int)((uint)(int)0 + (uint)strata_x);
+        strata_scratch_int[strata_lid] = v0;
         barrier(CLK_LOCAL_MEM_FENCE);
-        uint strata_s = 1u;
-        while (strata_s < strata_n) strata_s <<= 1;
-        for (strata_s >>= 1; strata_s > 0u; strata_s >>= 1) {
-            if (strata_lid < strata_s && strata_lid + strata_s < strata_n) strata_scratch_int[strata_lid] = (int)((uint)strata_scratch_int[strata_lid] + (uint)strata_scratch_int[strata_lid + strata_s]);
-            barrier(CLK_LOCAL_MEM_FENCE);
+        if (strata_lid == 0u) {
+            int strata_acc = (int)0;
+            const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+            for (uint strata_k = 0u; strata_k < strata_n; strata_k++) {
+                const int strata_v = strata_scratch_int[strata_k];
+                strata_acc = (int)((uint)strata_acc + (uint)strata_v);
+            }
+            strata_scratch_int[STRATA_MAX_GROUP] = strata_acc;
         }
-        v1 = strata_scratch_int[0];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        v1 = strata_scratch_int[STRATA_MAX_GROUP];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     const uint e7 = (e4 * 4u);
     out[e7] = v1;
     int v2;
     {
-        const int strata_x = v0;
         const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
-        strata_scratch_int[strata_lid] = (int)max((-2147483647 - 1), strata_x);
+        strata_scratch_int[strata_lid] = v0;
         barrier(CLK_LOCAL_MEM_FENCE);
-        uint strata_s = 1u;
-        while (strata_s < strata_n) strata_s <<= 1;
-        for (strata_s >>= 1; strata_s > 0u; strata_s >>= 1) {
-            if (strata_lid < strata_s && strata_lid + strata_s < strata_n) strata_scratch_int[strata_lid] = (int)max(strata_scratch_int[strata_lid], strata_scratch_int[strata_lid + strata_s]);
-            barrier(CLK_LOCAL_MEM_FENCE);
+        if (strata_lid == 0u) {
+            int strata_acc = (-2147483647 - 1);
+            const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+            for (uint strata_k = 0u; strata_k < strata_n; strata_k++) {
+                const int strata_v = strata_scratch_int[strata_k];
+                strata_acc = (int)max(strata_acc, strata_v);
+            }
+            strata_scratch_int[STRATA_MAX_GROUP] = strata_acc;
         }
-        v2 = strata_scratch_int[0];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        v2 = strata_scratch_int[STRATA_MAX_GROUP];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     out[(e7 + 1u)] = v2;
     int v3;
     {
-        const int strata_x = v0;
         const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
-        strata_scratch_int[strata_lid] = (int)((uint)(int)0 + (uint)strata_x);
+        strata_scratch_int[strata_lid] = v0;
         barrier(CLK_LOCAL_MEM_FENCE);
-        for (uint strata_s = 1u; strata_s < strata_n; strata_s <<= 1) {
-            const int strata_t = strata_lid >= strata_s ? (int)((uint)strata_scratch_int[strata_lid - strata_s] + (uint)strata_scratch_int[strata_lid]) : strata_scratch_int[strata_lid];
-            barrier(CLK_LOCAL_MEM_FENCE);
-            strata_scratch_int[strata_lid] = strata_t;
-            barrier(CLK_LOCAL_MEM_FENCE);
+        if (strata_lid == 0u) {
+            int strata_acc = (int)0;
+            const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+            for (uint strata_k = 0u; strata_k < strata_n; strata_k++) {
+                const int strata_v = strata_scratch_int[strata_k];
+                strata_acc = (int)((uint)strata_acc + (uint)strata_v);
+                strata_scratch_int[strata_k] = strata_acc;
+            }
+            strata_scratch_int[STRATA_MAX_GROUP] = strata_acc;
         }
+        barrier(CLK_LOCAL_MEM_FENCE);
         v3 = strata_scratch_int[strata_lid];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     out[(e7 + 2u)] = v3;
     int v4;
     {
-        const int strata_x = ((int)((uint)v0 * (uint)2));
         const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
-        strata_scratch_int[strata_lid] = (int)((uint)(int)0 + (uint)strata_x);
+        strata_scratch_int[strata_lid] = ((int)((uint)v0 * (uint)2));
         barrier(CLK_LOCAL_MEM_FENCE);
-        for (uint strata_s = 1u; strata_s < strata_n; strata_s <<= 1) {
-            const int strata_t = strata_lid >= strata_s ? (int)((uint)strata_scratch_int[strata_lid - strata_s] + (uint)strata_scratch_int[strata_lid]) : strata_scratch_int[strata_lid];
-            barrier(CLK_LOCAL_MEM_FENCE);
-            strata_scratch_int[strata_lid] = strata_t;
-            barrier(CLK_LOCAL_MEM_FENCE);
+        if (strata_lid == 0u) {
+            int strata_acc = (int)0;
+            const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+            for (uint strata_k = 0u; strata_k < strata_n; strata_k++) {
+                const int strata_v = strata_scratch_int[strata_k];
+                strata_scratch_int[strata_k] = strata_acc;
+                strata_acc = (int)((uint)strata_acc + (uint)strata_v);
+            }
+            strata_scratch_int[STRATA_MAX_GROUP] = strata_acc;
         }
-        v4 = (strata_lid > 0u ? strata_scratch_int[strata_lid - 1u] : (int)0);
+        barrier(CLK_LOCAL_MEM_FENCE);
+        v4 = strata_scratch_int[strata_lid];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     out[(e7 + 3u)] = v4;

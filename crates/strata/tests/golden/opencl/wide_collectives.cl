@@ -13,76 +13,86 @@ __kernel void wide_collectives(
     __global double* fout,
     const uint fout_len
 ) {
-    __local ulong strata_scratch_ulong[STRATA_MAX_GROUP];
-    __local double strata_scratch_double[STRATA_MAX_GROUP];
+    __local ulong strata_scratch_ulong[STRATA_MAX_GROUP + 1];
+    __local double strata_scratch_double[STRATA_MAX_GROUP + 1];
     const uint e0 = (uint)get_global_id(0);
     const ulong v0 = x[e0];
     ulong v1;
     {
-        const ulong strata_x = v0;
         const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
-        strata_scratch_ulong[strata_lid] = (ulong)((ulong)0 + strata_x);
+        strata_scratch_ulong[strata_lid] = v0;
         barrier(CLK_LOCAL_MEM_FENCE);
-        uint strata_s = 1u;
-        while (strata_s < strata_n) strata_s <<= 1;
-        for (strata_s >>= 1; strata_s > 0u; strata_s >>= 1) {
-            if (strata_lid < strata_s && strata_lid + strata_s < strata_n) strata_scratch_ulong[strata_lid] = (ulong)(strata_scratch_ulong[strata_lid] + strata_scratch_ulong[strata_lid + strata_s]);
-            barrier(CLK_LOCAL_MEM_FENCE);
+        if (strata_lid == 0u) {
+            ulong strata_acc = (ulong)0;
+            const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+            for (uint strata_k = 0u; strata_k < strata_n; strata_k++) {
+                const ulong strata_v = strata_scratch_ulong[strata_k];
+                strata_acc = (ulong)(strata_acc + strata_v);
+            }
+            strata_scratch_ulong[STRATA_MAX_GROUP] = strata_acc;
         }
-        v1 = strata_scratch_ulong[0];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        v1 = strata_scratch_ulong[STRATA_MAX_GROUP];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     const uint e3 = (e0 * 3u);
     out[e3] = v1;
     ulong v2;
     {
-        const ulong strata_x = v0;
         const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
-        strata_scratch_ulong[strata_lid] = (ulong)max(0ul, strata_x);
+        strata_scratch_ulong[strata_lid] = v0;
         barrier(CLK_LOCAL_MEM_FENCE);
-        for (uint strata_s = 1u; strata_s < strata_n; strata_s <<= 1) {
-            const ulong strata_t = strata_lid >= strata_s ? (ulong)max(strata_scratch_ulong[strata_lid - strata_s], strata_scratch_ulong[strata_lid]) : strata_scratch_ulong[strata_lid];
-            barrier(CLK_LOCAL_MEM_FENCE);
-            strata_scratch_ulong[strata_lid] = strata_t;
-            barrier(CLK_LOCAL_MEM_FENCE);
+        if (strata_lid == 0u) {
+            ulong strata_acc = 0ul;
+            const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+            for (uint strata_k = 0u; strata_k < strata_n; strata_k++) {
+                const ulong strata_v = strata_scratch_ulong[strata_k];
+                strata_acc = (ulong)max(strata_acc, strata_v);
+                strata_scratch_ulong[strata_k] = strata_acc;
+            }
+            strata_scratch_ulong[STRATA_MAX_GROUP] = strata_acc;
         }
+        barrier(CLK_LOCAL_MEM_FENCE);
         v2 = strata_scratch_ulong[strata_lid];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     out[(e3 + 1u)] = v2;
     ulong v3;
     {
-        const ulong strata_x = v0;
         const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
-        strata_scratch_ulong[strata_lid] = (ulong)min(18446744073709551615ul, strata_x);
+        strata_scratch_ulong[strata_lid] = v0;
         barrier(CLK_LOCAL_MEM_FENCE);
-        uint strata_s = 1u;
-        while (strata_s < strata_n) strata_s <<= 1;
-        for (strata_s >>= 1; strata_s > 0u; strata_s >>= 1) {
-            if (strata_lid < strata_s && strata_lid + strata_s < strata_n) strata_scratch_ulong[strata_lid] = (ulong)min(strata_scratch_ulong[strata_lid], strata_scratch_ulong[strata_lid + strata_s]);
-            barrier(CLK_LOCAL_MEM_FENCE);
+        if (strata_lid == 0u) {
+            ulong strata_acc = 18446744073709551615ul;
+            const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+            for (uint strata_k = 0u; strata_k < strata_n; strata_k++) {
+                const ulong strata_v = strata_scratch_ulong[strata_k];
+                strata_acc = (ulong)min(strata_acc, strata_v);
+            }
+            strata_scratch_ulong[STRATA_MAX_GROUP] = strata_acc;
         }
-        v3 = strata_scratch_ulong[0];
+        barrier(CLK_LOCAL_MEM_FENCE);
+        v3 = strata_scratch_ulong[STRATA_MAX_GROUP];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     out[(e3 + 2u)] = v3;
     const double e13 = ((double)((ulong)(v0 >> (40ul & 63))));
     double v4;
     {
-        const double strata_x = e13;
         const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
-        strata_scratch_double[strata_lid] = (0.0 + strata_x);
+        strata_scratch_double[strata_lid] = e13;
         barrier(CLK_LOCAL_MEM_FENCE);
-        for (uint strata_s = 1u; strata_s < strata_n; strata_s <<= 1) {
-            const double strata_t = strata_lid >= strata_s ? (strata_scratch_double[strata_lid - strata_s] + strata_scratch_double[strata_lid]) : strata_scratch_double[strata_lid];
-            barrier(CLK_LOCAL_MEM_FENCE);
-            strata_scratch_double[strata_lid] = strata_t;
-            barrier(CLK_LOCAL_MEM_FENCE);
+        if (strata_lid == 0u) {
+            double strata_acc = 0.0;
+            const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+            for (uint strata_k = 0u; strata_k < strata_n; strata_k++) {
+                const double strata_v = strata_scratch_double[strata_k];
+                strata_acc = (strata_acc + strata_v);
+                strata_scratch_double[strata_k] = strata_acc;
+            }
+            strata_scratch_double[STRATA_MAX_GROUP] = strata_acc;
         }
+        barrier(CLK_LOCAL_MEM_FENCE);
         v4 = strata_scratch_double[strata_lid];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
@@ -90,17 +100,20 @@ __kernel void wide_collectives(
     fout[e14] = v4;
     double v5;
     {
-        const double strata_x = e13;
         const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
-        strata_scratch_double[strata_lid] = fmin(as_double(0x7ff0000000000000ul), strata_x);
+        strata_scratch_double[strata_lid] = e13;
         barrier(CLK_LOCAL_MEM_FENCE);
-        for (uint strata_s = 1u; strata_s < strata_n; strata_s <<= 1) {
-            const double strata_t = strata_lid >= strata_s ? fmin(strata_scratch_double[strata_lid - strata_s], strata_scratch_double[strata_lid]) : strata_scratch_double[strata_lid];
-            barrier(CLK_LOCAL_MEM_FENCE);
-            strata_scratch_double[strata_lid] = strata_t;
-            barrier(CLK_LOCAL_MEM_FENCE);
+        if (strata_lid == 0u) {
+            double strata_acc = as_double(0x7ff0000000000000ul);
+            const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+            for (uint strata_k = 0u; strata_k < strata_n; strata_k++) {
+                const double strata_v = strata_scratch_double[strata_k];
+                strata_acc = fmin(strata_acc, strata_v);
+                strata_scratch_double[strata_k] = strata_acc;
+            }
+            strata_scratch_double[STRATA_MAX_GROUP] = strata_acc;
         }
+        barrier(CLK_LOCAL_MEM_FENCE);
         v5 = strata_scratch_double[strata_lid];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
