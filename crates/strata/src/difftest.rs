@@ -19,7 +19,8 @@
 //! an enclosing loop; local memory written by one work-item and read by another after a barrier;
 //! atomics on global and local counters whose final value does not depend on the order of the
 //! work-items (add, sub, min, max, and, or, xor; checked after the kernel), and atomics on a
-//! work-item's own element whose old value is used (including exchange and compare-exchange);
+//! work-item's own element whose old value is used (including exchange and compare-exchange),
+//! sometimes followed by an atomic load of that element;
 //! every work-group collective. Transcendental built-ins appear only as the last operation of a
 //! stored result, so their error cannot be amplified by later operations, and never get a NaN
 //! argument (PoCL 3.1 returns 0 for `exp(NaN * k)` once LLVM has folded the product to a
@@ -36,6 +37,10 @@
 //! argument and `signbit` see `select(isnan(x), 1, x)`), because hardware and compilers produce
 //! different NaNs.
 //!
+//! Float collectives are stored and not used further (a sum's rounding depends on the backend's
+//! association order, see [`GroupOp`]); a float sum is stored beside the same collective
+//! over the operands' magnitudes, which bounds its difference.
+//!
 //! **Comparison.** Integers and booleans must match exactly. Floats: NaN matches any NaN. The
 //! exactly rounded operations (`+ - * /`, `sqrt`, `rsqrt` as `1/sqrt`, `fma`, `fmod`, `min`,
 //! `max`, `clamp`, `abs`, `floor`, `ceil`, `trunc`, `round`, `copysign`, `sign`, `mix`, casts)
@@ -45,7 +50,8 @@
 //! [`ulp_bound`] units in the last place (the OpenCL 1.2 bound plus one for the reference's own
 //! rounding), or, for functions whose results cross zero (trigonometric, logarithms, inverse
 //! hyperbolic), by that many multiples of the type's epsilon in absolute terms (results that are
-//! tiny after cancellation).
+//! tiny after cancellation). A float sum collective may differ by the bound of any summation
+//! order (see `sum_diff`).
 
 use crate::builder::Element;
 use crate::conformance::Rng;
@@ -129,6 +135,15 @@ enum Check {
     Exact,
     /// The result of a transcendental built-in.
     Approx(MathFn),
+    /// A float sum collective over at most `terms` operands, which backends may associate
+    /// differently: within `2 gamma(terms - 1)` times the reference's value in slot `mag` of
+    /// the same type (the same collective over the operands' magnitudes), see [`sum_diff`].
+    Sum {
+        /// The slot holding the sum of magnitudes.
+        mag: u32,
+        /// The largest number of operands.
+        terms: u32,
+    },
 }
 
 /// One output element per work-item: which program wrote it and how to compare it.
@@ -1150,6 +1165,16 @@ impl Gen<'_> {
                 compare,
             });
             self.bind(v, s);
+            if self.chance(40) {
+                // The element's new value, read back atomically.
+                let w = self.f.new_value(Type::scalar(s), None);
+                self.emit(Stmt::AtomicLoad {
+                    value: w,
+                    mem: Mem::Buffer(p),
+                    index,
+                });
+                self.bind(w, s);
+            }
         }
     }
 
@@ -1289,7 +1314,38 @@ impl Gen<'_> {
             arg,
             source,
         });
-        self.bind(v, s);
+        if !s.is_float() || op == GroupOp::Broadcast {
+            self.bind(v, s);
+            return;
+        }
+        // A float reduction or scan is stored, never computed with further: a sum's rounding
+        // depends on the backend's order (and a min or max of zeros may pick either sign), and
+        // later operations could amplify that without bound.
+        let ve = self.intern(Expr::Value(v), s);
+        if matches!(
+            op,
+            GroupOp::ReduceAdd | GroupOp::ScanInclusiveAdd | GroupOp::ScanExclusiveAdd
+        ) {
+            let ti = self.layout.types.iter().position(|&t| t == s).unwrap();
+            let mag = self.layout.outs[ti].len() as u32 + 1;
+            let abs = self.math(MathFn::Abs, vec![arg]);
+            let m = self.f.new_value(Type::scalar(s), None);
+            self.emit(Stmt::Group {
+                value: m,
+                op,
+                arg: abs,
+                source: None,
+            });
+            let me = self.intern(Expr::Value(m), s);
+            let check = Check::Sum {
+                mag,
+                terms: self.opts.local_size,
+            };
+            self.output(ve, check);
+            self.output(me, check);
+        } else {
+            self.output(ve, Check::Exact);
+        }
     }
 }
 
@@ -1649,7 +1705,7 @@ fn float_diff(s: Scalar, check: Check, g: u64, w: u64) -> Option<String> {
     };
     let ulps = (key(g) - key(w)).unsigned_abs();
     let (bound, abs) = match check {
-        Check::Exact => (0, 0.0),
+        Check::Exact | Check::Sum { .. } => (0, 0.0),
         Check::Approx(m) => {
             let b = ulp_bound(m);
             (b, if crosses_zero(m) { b as f64 * eps } else { 0.0 })
@@ -1667,6 +1723,49 @@ fn float_diff(s: Scalar, check: Check, g: u64, w: u64) -> Option<String> {
             }
         ))
     }
+}
+
+/// Comparison of a float sum collective (`got` against the reference's `want`), given the
+/// reference's sum of the operands' magnitudes `mag`: both are within `gamma(terms - 1) * mag`
+/// of the exact sum whatever their association, so they may differ by twice that, plus
+/// `terms` times the smallest normal number (devices may flush subnormal operands). A NaN
+/// magnitude (a NaN operand) requires a NaN; an infinite one, or one so large that another
+/// order may overflow, allows anything. `None` when the results agree.
+fn sum_diff(s: Scalar, terms: u32, got: u64, want: u64, mag: u64) -> Option<String> {
+    let (g, w, m, u, tiny, max) = match s {
+        Scalar::F32 => (
+            f32::from_bits(got as u32) as f64,
+            f32::from_bits(want as u32) as f64,
+            f32::from_bits(mag as u32) as f64,
+            f32::EPSILON as f64 / 2.0,
+            f32::MIN_POSITIVE as f64,
+            f32::MAX as f64,
+        ),
+        _ => (
+            f64::from_bits(got),
+            f64::from_bits(want),
+            f64::from_bits(mag),
+            f64::EPSILON / 2.0,
+            f64::MIN_POSITIVE,
+            f64::MAX,
+        ),
+    };
+    if m.is_nan() {
+        return (!g.is_nan()).then(|| "a number where a NaN operand makes the sum NaN".into());
+    }
+    if m.is_infinite() || m > max / 2.0 {
+        return None;
+    }
+    let k = terms.saturating_sub(1) as f64;
+    let allowed = 2.0 * k * u / (1.0 - k * u) * m + terms as f64 * tiny;
+    let err = (g - w).abs();
+    // A NaN difference (a NaN result) is not within anything.
+    let within = err <= allowed;
+    (!within).then(|| {
+        format!(
+            "a sum in some association order may differ by {allowed:e} (sum of magnitudes {m:e}), this one by {err:e}"
+        )
+    })
 }
 
 fn show(s: Scalar, bits: u64) -> String {
@@ -1688,7 +1787,9 @@ fn compare(
                 let i = slot * g + item;
                 let (w, o) = (want.outs[ti][i], got.outs[ti][i]);
                 *compared += 1;
-                let diff = if s.is_float() {
+                let diff = if let Check::Sum { mag, terms } = meta.check {
+                    sum_diff(s, terms, o, w, want.outs[ti][mag as usize * g + item])
+                } else if s.is_float() {
                     float_diff(s, meta.check, o, w)
                 } else {
                     (w != o).then(String::new)
@@ -1697,6 +1798,7 @@ fn compare(
                     let what = match meta.check {
                         Check::Exact => "exact".to_string(),
                         Check::Approx(m) => format!("result of {}", m.name()),
+                        Check::Sum { .. } => "float sum collective".to_string(),
                     };
                     let mut m = String::new();
                     let _ = write!(

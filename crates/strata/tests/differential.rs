@@ -127,12 +127,13 @@ fn generator_is_deterministic_and_covers_the_features() {
     assert_ne!(a.to_string(), difftest::generate(8, &opts).to_string());
     let text = a.to_string();
     ir::validate(a.clone()).unwrap_or_else(|e| panic!("{e}\n{text}"));
-    let (mut barrier, mut group, mut atomic, mut brk, mut cont, mut for_, mut loop_) =
-        (0, 0, 0, 0, 0, 0, 0);
+    let (mut barrier, mut group, mut atomic, mut load, mut brk, mut cont, mut for_, mut loop_) =
+        (0, 0, 0, 0, 0, 0, 0, 0);
     ir::walk_block(&a.body, &mut |s| match s {
         Stmt::Barrier(_) => barrier += 1,
         Stmt::Group { .. } => group += 1,
         Stmt::Atomic { .. } => atomic += 1,
+        Stmt::AtomicLoad { .. } => load += 1,
         Stmt::Break(_) => brk += 1,
         Stmt::Continue(_) => cont += 1,
         Stmt::For { .. } => for_ += 1,
@@ -143,6 +144,7 @@ fn generator_is_deterministic_and_covers_the_features() {
         ("barriers", barrier),
         ("collectives", group),
         ("atomics", atomic),
+        ("atomic loads", load),
         ("breaks", brk),
         ("continues", cont),
         ("for loops", for_),

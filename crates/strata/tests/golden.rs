@@ -134,6 +134,23 @@ fn every_pattern_on_cpu() {
         .fill(7)
         .unwrap();
     di.exclusive_scan_in_place(0, |a, b| a + b).unwrap();
+    // The look-back scan (the default on CUDA), forced here: with a built-in operator (the
+    // work-group scan collective) and a user one (the scan in local memory), exclusive.
+    let lb = ex
+        .with_scan_algorithm(ScanAlgorithm::LookBack)
+        .unwrap()
+        .with_staging(Staging {
+            group_size: 256,
+            scan_items_per_thread: 16,
+            ..ex.staging()
+        })
+        .unwrap();
+    let big = DeviceVec::from_slice(&lb, &u.repeat(20)).unwrap();
+    big.inclusive_scan(&lb, |a, b| a + b).unwrap();
+    (&big)
+        .map(|v| v.cast::<f32>())
+        .exclusive_scan(&lb, 1.5, |a, b| a.max(b))
+        .unwrap();
 }
 
 fn golden_dir(dialect: &str) -> PathBuf {

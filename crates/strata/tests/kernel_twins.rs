@@ -231,7 +231,8 @@ fn all_twins() -> Vec<(String, Vec<Kernel>)> {
 /// - `group/*` and `gather/*`: the collectives and `gather_add` / `gather_min` /
 ///   `gather_max` are built-ins of the macro;
 /// - `atomic/histogram`, `atomic/compare_exchange_loop`, `atomic/f32_add`,
-///   `atomic/u64_wide_contended`: buffer and local atomics are methods in both styles;
+///   `atomic/u64_wide_contended`, `atomic/load`: buffer and local atomics (and `atomic_load`)
+///   are methods in both styles;
 /// - `queue/copy`, `queue/fill`, `queue/read_into`, `queue/range_errors`: these cases launch no
 ///   kernel, so there is nothing to twin;
 /// - `stub/*`: kernels calling stub functions (device functions given as OpenCL source and a
@@ -245,6 +246,7 @@ const NOT_TWINNED: &[&str] = &[
     "atomic/compare_exchange_loop",
     "atomic/f32_add",
     "atomic/u64_wide_contended",
+    "atomic/load",
     "queue/copy",
     "queue/fill",
     "queue/read_into",

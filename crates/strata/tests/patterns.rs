@@ -39,6 +39,7 @@ fn small(ex: &Exec) -> Exec {
         items_per_thread: 2,
         max_groups: 4,
         layout: Layout::Strided,
+        scan_items_per_thread: 2,
     })
     .unwrap()
 }
@@ -89,11 +90,12 @@ impl Rng {
 
 fn label(ex: &Exec, n: usize) -> String {
     format!(
-        "{} group {} x{} groups<={}, n={n}",
+        "{} group {} x{} groups<={} {:?} scan, n={n}",
         ex.device().info().spec(),
         ex.staging().group_size,
         ex.staging().items_per_thread,
-        ex.staging().max_groups
+        ex.staging().max_groups,
+        ex.scan_algorithm_for(4),
     )
 }
 
@@ -356,10 +358,30 @@ fn reductions_against_rust() {
     }
 }
 
+/// [`cases`], plus the CPU backend's execs with the look-back scan forced (the CPU backend
+/// guarantees the progress it needs), with sizes of many tiles.
+fn scan_cases() -> Vec<(Exec, Vec<usize>)> {
+    let mut v = cases();
+    let cpu: Vec<(Exec, Vec<usize>)> = v
+        .iter()
+        .filter(|(ex, _)| ex.device().info().backend == BackendKind::Cpu)
+        .map(|(ex, sizes)| {
+            let mut sizes = sizes.clone();
+            sizes.push(20_011);
+            (
+                ex.with_scan_algorithm(ScanAlgorithm::LookBack).unwrap(),
+                sizes,
+            )
+        })
+        .collect();
+    v.extend(cpu);
+    v
+}
+
 #[test]
 fn scans_against_rust() {
     let mut rng = Rng(4);
-    for (ex, sizes) in cases() {
+    for (ex, sizes) in scan_cases() {
         for n in sizes {
             let at = label(&ex, n);
             let xi = rng.i32s(n);
@@ -419,6 +441,132 @@ fn scans_against_rust() {
             assert_eq!(got[3..3 + n], incl, "scan into slice {at}");
             assert!(got[..3].iter().chain(&got[3 + n..]).all(|v| *v == 0));
         }
+    }
+}
+
+/// Which scan each device runs, in how many launches; the look-back scan forced on the CPU
+/// backend (several tiles, waiting on predecessors from two threads) against Rust and against
+/// the multi-pass scan, repeatedly on one exec (its status words are reused, tagged with a new
+/// sequence number each time), and refused where progress between work-groups is not
+/// guaranteed.
+#[test]
+fn scan_algorithm_per_device() {
+    let mut rng = Rng(44);
+    for d in devices() {
+        let info = d.info();
+        let q = Queue::new(&d).unwrap();
+        let ex = Exec::new(&q);
+        let lookback_by_default = info.backend == BackendKind::Cuda;
+        let want = if lookback_by_default {
+            ScanAlgorithm::LookBack
+        } else {
+            ScanAlgorithm::MultiPass
+        };
+        assert_eq!(ex.scan_algorithm(), ScanAlgorithm::Auto);
+        assert_eq!(ex.scan_algorithm_for(4), want, "{}", info.spec());
+        assert_eq!(ex.scan_algorithm_for(8), ScanAlgorithm::MultiPass);
+        assert_eq!(
+            info.group_forward_progress(),
+            info.backend != BackendKind::OpenCl
+        );
+        let forced = ex.with_scan_algorithm(ScanAlgorithm::LookBack);
+        if info.backend == BackendKind::OpenCl {
+            let e = forced.unwrap_err();
+            assert!(matches!(e, Error::Unsupported { .. }), "{e}");
+            assert!(e.to_string().contains("look-back"), "{e}");
+            continue;
+        }
+        let lb = small(&forced.unwrap());
+        let mp = small(&ex)
+            .with_scan_algorithm(ScanAlgorithm::MultiPass)
+            .unwrap();
+        assert_eq!(lb.scan_algorithm_for(4), ScanAlgorithm::LookBack);
+        assert_eq!(lb.scan_algorithm_for(2), ScanAlgorithm::MultiPass);
+        for n in [1usize, 127, 128, 129, 3000, 50_000] {
+            let at = label(&lb, n);
+            let xu = rng.u32s(n, u32::MAX);
+            let du = DeviceVec::from_slice(&lb, &xu).unwrap();
+            let mut acc = 0u32;
+            let want: Vec<u32> = xu
+                .iter()
+                .map(|v| {
+                    acc = acc.wrapping_add(*v);
+                    acc
+                })
+                .collect();
+            // Three times on one exec: the status words of earlier scans must not leak in.
+            for rep in 0..3 {
+                let before = q.launch_count();
+                let got = du.inclusive_scan(&lb, |a, b| a + b).unwrap();
+                assert_eq!(q.launch_count() - before, 1, "one launch, {at}");
+                assert_eq!(
+                    got.to_vec().unwrap(),
+                    want,
+                    "look-back u32 +, rep {rep}, {at}"
+                );
+            }
+            let before = q.launch_count();
+            let got = du.inclusive_scan(&mp, |a, b| a + b).unwrap();
+            // The small staging's blocks hold 64 x 2 elements: one block is one launch.
+            let launches = if n <= 128 { 1 } else { 3 };
+            assert_eq!(q.launch_count() - before, launches, "multi-pass, {at}");
+            assert_eq!(got.to_vec().unwrap(), want, "multi-pass u32 +, {at}");
+            // A user operator that is not a built-in one (the local-memory scan of the
+            // work-items' totals), non-commutative and exclusive.
+            let got = du.exclusive_scan(&lb, 7, |_, b| b).unwrap();
+            let shifted: Vec<u32> = std::iter::once(7)
+                .chain(xu.iter().copied())
+                .take(n)
+                .collect();
+            assert_eq!(
+                got.to_vec().unwrap(),
+                shifted,
+                "look-back last-exclusive, {at}"
+            );
+            // Exclusive min from an init, a recognized built-in.
+            let mut m = 1u32 << 31;
+            let want_min: Vec<u32> = xu
+                .iter()
+                .map(|v| {
+                    let o = m;
+                    m = m.min(*v);
+                    o
+                })
+                .collect();
+            let got = du.exclusive_scan(&lb, 1 << 31, |a, b| b.min(a)).unwrap();
+            assert_eq!(
+                got.to_vec().unwrap(),
+                want_min,
+                "look-back exclusive min, {at}"
+            );
+            // In place, signed, through a map.
+            let xi: Vec<i32> = xu.iter().map(|&v| v as i32).collect();
+            let di = DeviceVec::from_slice(&lb, &xi).unwrap();
+            di.inclusive_scan_in_place(|a, b| a.max(b)).unwrap();
+            let mut m = i32::MIN;
+            let want_max: Vec<i32> = xi
+                .iter()
+                .map(|v| {
+                    m = m.max(*v);
+                    m
+                })
+                .collect();
+            assert_eq!(
+                di.to_vec().unwrap(),
+                want_max,
+                "look-back max in place, {at}"
+            );
+        }
+        // More tiles than the scratch held: it grows.
+        let n = 70_000;
+        let xs = rng.u32s(n, 1000);
+        let got = DeviceVec::from_slice(&lb, &xs)
+            .unwrap()
+            .inclusive_scan(&lb, |a, b| a + b)
+            .unwrap()
+            .to_vec()
+            .unwrap();
+        assert_eq!(got[n - 1], xs.iter().sum::<u32>(), "grown scratch");
     }
 }
 

@@ -582,6 +582,18 @@ fn atomic<T: KernelType>(
     })
 }
 
+fn atomic_load<T: KernelType>(mem: Mem, index: ExprId) -> Expr<T> {
+    with(|t| {
+        let v = t.new_value(T::TYPE, None);
+        t.push(Stmt::AtomicLoad {
+            value: v,
+            mem,
+            index,
+        });
+        t.value_expr(v, T::TYPE)
+    })
+}
+
 #[track_caller]
 fn check_handle(trace: u32, what: &str) {
     let at = Location::caller();
@@ -634,6 +646,15 @@ macro_rules! atomics_api {
             }
         }
         impl<T: Integer> $ty<T> {
+            /// Reads element `i` atomically (32- and 64-bit integers; relaxed: it orders no
+            /// other access). Unlike [`at`](Self::at), a loop polling this read sees the
+            /// writes that other work-groups make with atomics: the compiler may not hoist it
+            /// and the read is never served from a stale cache. On CUDA a `volatile` load, on
+            /// OpenCL an atomic or with 0.
+            #[track_caller]
+            pub fn atomic_load(&self, i: impl Index) -> Expr<T> {
+                atomic_load(self.mem(), i.index_id())
+            }
             /// Atomically subtracts; returns the old value.
             #[track_caller]
             pub fn atomic_sub(&self, i: impl Index, v: impl Into<Expr<T>>) -> Expr<T> {

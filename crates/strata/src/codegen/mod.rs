@@ -14,7 +14,7 @@
 
 mod writer;
 
-pub use writer::{cuda, opencl, write, Dialect, Generated, CUDA, OPENCL};
+pub use writer::{cuda, opencl, write, Collectives, Dialect, Generated, CUDA, OPENCL};
 
 /// The source of `f` in `dialect` for the device `label`, as a backend compiles it: a missing
 /// stub source names the device, and `STRATA_DUMP=<dialect key>` prints the source.

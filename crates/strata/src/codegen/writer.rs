@@ -12,8 +12,12 @@
 //! - float to integer conversions saturate and map NaN to 0; floats are printed so they read
 //!   back exactly (NaN and infinities by their bits);
 //! - `min`, `max`, `clamp` and `mix` are written out with the same formula the evaluator uses;
-//! - work-group collectives are lowered to a local scratch array combined in local-id order by
-//!   the first work-item, so float results match the CPU backend bit for bit.
+//! - work-group collectives are lowered as the dialect's [`Collectives`] says: a fold in
+//!   local-id order in local memory (OpenCL; float sums bit-identical to the CPU backend) or
+//!   warp shuffles (CUDA; the operand is first combined with the identity, as the evaluator's
+//!   fold does, so a NaN operand of min/max vanishes the same way). Both are exact for
+//!   integers, booleans and float `min`/`max`; a CUDA float sum associates as the shuffle tree
+//!   does, which the IR allows (see [`GroupOp`]); broadcast goes through a local array.
 //!
 //! Expressions used once are written inline; expressions used more than once get a `const`
 //! temporary where first needed (the same scoping rule as the CPU backend's lowering).
@@ -77,10 +81,45 @@ pub struct Dialect {
     pub atomics32: [&'static str; 9],
     /// The same for 64-bit integers.
     pub atomics64: [&'static str; 9],
+    /// An atomic load of the integer at pointer `{p}`; `None`: an atomic or with 0 (a
+    /// read-modify-write that returns the current value and changes nothing).
+    pub atomic_load: Option<&'static str>,
+    /// How work-group collectives are lowered.
+    pub collectives: Collectives,
     /// Overrides of built-in function names (the default is [`MathFn::name`]).
     pub math_names: &'static [(MathFn, &'static str)],
     /// Compiler options the dialect needs for exact results.
     pub options: &'static [&'static str],
+}
+
+/// How a dialect lowers the work-group collectives (reductions, scans, any/all; broadcast always
+/// goes through a local array indexed by the source work-item). Both are exact for integers,
+/// booleans and float `min`/`max`; float sums associate as the lowering does (see
+/// [`GroupOp`](crate::ir::GroupOp)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Collectives {
+    /// The work-items' values in a local scratch array, folded in local-id order by the first
+    /// work-item (two barriers, O(work-group size) steps): float sums equal the CPU backend's
+    /// bit for bit. Every barrier is at the top level of the collective's code, which CPU
+    /// OpenCL compilers (PoCL) turn into work-item loops cheaply; a log-step tree needs
+    /// barriers inside a loop, which made PoCL's compile times explode on kernels with dozens
+    /// of collectives (the differential tests').
+    LocalSerial,
+    /// CUDA warps of 32: `__shfl_down_sync` reductions and `__shfl_up_sync` scans within each
+    /// warp, one value per warp through a 32-entry shared array, and the warp totals combined
+    /// by shuffles again (every warp does it, so no third barrier); any/all are
+    /// `__syncthreads_or` / `__syncthreads_and`. Two barriers per collective.
+    WarpShuffle,
+}
+
+/// The combination of a collective.
+#[derive(Clone, Copy)]
+enum Comb {
+    Add,
+    Min,
+    Max,
+    Or,
+    And,
 }
 
 /// OpenCL C 1.2.
@@ -105,6 +144,8 @@ pub static OPENCL: Dialect = Dialect {
     bitcast: "as_{t}({x})",
     atomics32: ["atomic_add", "atomic_sub", "atomic_min", "atomic_max", "atomic_and", "atomic_or", "atomic_xor", "atomic_xchg", "atomic_cmpxchg"],
     atomics64: ["atom_add", "atom_sub", "atom_min", "atom_max", "atom_and", "atom_or", "atom_xor", "atom_xchg", "atom_cmpxchg"],
+    atomic_load: None,
+    collectives: Collectives::LocalSerial,
     math_names: &[],
     options: &["-cl-std=CL1.2", "-cl-fp32-correctly-rounded-divide-sqrt"],
 };
@@ -135,6 +176,8 @@ pub static CUDA: Dialect = Dialect {
     bitcast: "strata_as<{t}>({x})",
     atomics32: CUDA_ATOMICS,
     atomics64: CUDA_ATOMICS,
+    atomic_load: Some("strata_atomic_load({p})"),
+    collectives: Collectives::WarpShuffle,
     math_names: &[
         (MathFn::Exp10, "strata_exp10"),
         (MathFn::Degrees, "strata_degrees"),
@@ -252,6 +295,7 @@ static __device__ inline i64 strata_atomic_min(volatile i64* p, i64 v) { return 
 static __device__ inline i64 strata_atomic_max(volatile i64* p, i64 v) { return (i64)atomicMax((long long*)p, (long long)v); }
 static __device__ inline u64 strata_atomic_min(volatile u64* p, u64 v) { return (u64)atomicMin((unsigned long long*)p, (unsigned long long)v); }
 static __device__ inline u64 strata_atomic_max(volatile u64* p, u64 v) { return (u64)atomicMax((unsigned long long*)p, (unsigned long long)v); }
+template <typename T> static __device__ inline T strata_atomic_load(const volatile T* p) { return *p; }
 "#;
 
 /// Generated source for one kernel.
@@ -1192,6 +1236,22 @@ impl<'a> Writer<'a> {
                     self.line(&format!("{r} = {x};"));
                 }
             }
+            Stmt::AtomicLoad { value, mem, index } => {
+                let p = format!("&{}", self.mem_ref(*mem, *index, 0));
+                let read = match self.d.atomic_load {
+                    Some(f) => f.replace("{p}", &p),
+                    None => {
+                        let elem = self.f.mem_elem(*mem).expect("validated").scalar;
+                        let or = if elem.size() == 8 {
+                            self.d.atomics64[5]
+                        } else {
+                            self.d.atomics32[5]
+                        };
+                        format!("{or}({p}, ({})0)", self.ty(elem))
+                    }
+                };
+                self.decl(*value, &[read]);
+            }
             Stmt::Atomic {
                 result,
                 mem,
@@ -1371,8 +1431,68 @@ impl<'a> Writer<'a> {
     }
 
     fn group(&mut self, value: ValueId, op: GroupOp, arg: ExprId, source: Option<ExprId>) {
-        self.uses_scratch = true;
         let ty = self.f.exprs.ty(arg);
+        if op == GroupOp::Broadcast {
+            return self.group_broadcast(value, ty, arg, source.expect("validated"));
+        }
+        match self.d.collectives {
+            Collectives::WarpShuffle => self.group_warp(value, op, ty.scalar, arg),
+            Collectives::LocalSerial => self.group_serial(value, op, ty.scalar, arg),
+        }
+    }
+
+    /// The combination of a collective on scratch type `s` and its identity.
+    fn group_comb(&self, op: GroupOp, s: Scalar) -> (Comb, String) {
+        match op {
+            GroupOp::ReduceAdd | GroupOp::ScanInclusiveAdd | GroupOp::ScanExclusiveAdd => (
+                Comb::Add,
+                if s.is_float() {
+                    self.literal(Literal::from_bits(s, 0))
+                } else {
+                    format!("({})0", self.ty(s))
+                },
+            ),
+            GroupOp::ReduceMin | GroupOp::ScanInclusiveMin => (Comb::Min, self.extreme(s, true)),
+            GroupOp::ReduceMax | GroupOp::ScanInclusiveMax => (Comb::Max, self.extreme(s, false)),
+            GroupOp::Any => (Comb::Or, format!("({})0", self.ty(s))),
+            GroupOp::All | GroupOp::Broadcast => (Comb::And, format!("({})1", self.ty(s))),
+        }
+    }
+
+    /// `a` combined with `b` (`a` from the lower local ids) in type `s`, as the evaluator
+    /// computes it (integer sums wrap).
+    fn comb(&self, c: Comb, s: Scalar, a: &str, b: &str) -> String {
+        let t = self.ty(s);
+        match c {
+            Comb::Add if s.is_float() => format!("({a} + {b})"),
+            Comb::Add if s.is_signed() && s.size() >= 4 => {
+                let u = self.ty(Self::unsigned_of(s));
+                format!("({t})(({u}){a} + ({u}){b})")
+            }
+            Comb::Add => format!("({t})({a} + {b})"),
+            Comb::Min if s.is_float() => format!("fmin({a}, {b})"),
+            Comb::Max if s.is_float() => format!("fmax({a}, {b})"),
+            Comb::Min => format!("({t})min({a}, {b})"),
+            Comb::Max => format!("({t})max({a}, {b})"),
+            Comb::Or => format!("({t})({a} | {b})"),
+            Comb::And => format!("({t})({a} & {b})"),
+        }
+    }
+
+    /// The work-group size and the local linear id, as `u32` expressions.
+    fn group_size_and_id(&self) -> (String, String) {
+        let size = format!(
+            "({} * {} * {})",
+            self.id(4, 0),
+            self.id(4, 1),
+            self.id(4, 2)
+        );
+        (size, self.builtin(Builtin::LocalLinearId))
+    }
+
+    /// Broadcast through a local array indexed by local linear id (any type, any width).
+    fn group_broadcast(&mut self, value: ValueId, ty: Type, arg: ExprId, source: ExprId) {
+        self.uses_scratch = true;
         let s = if ty.scalar == Scalar::Bool {
             Scalar::U8
         } else {
@@ -1381,17 +1501,12 @@ impl<'a> Writer<'a> {
         self.scratch_types.insert(s);
         let t = self.ty(s);
         let vt = self.ty(ty.scalar);
+        let u = self.ty(Scalar::U32);
         let scratch = format!("strata_scratch_{t}");
-        let lid = self.builtin(Builtin::LocalLinearId);
-        let size = format!(
-            "({} * {} * {})",
-            self.id(4, 0),
-            self.id(4, 1),
-            self.id(4, 2)
-        );
+        let (_, lid) = self.group_size_and_id();
         let bl = self.d.barriers[0];
         let a = self.expr(arg);
-        let src = source.map(|x| self.expr(x)[0].clone());
+        let src = self.expr(source)[0].clone();
         let n = self.value_name(value);
         for (c, x) in a.iter().enumerate() {
             let r = if ty.width == 1 {
@@ -1402,93 +1517,178 @@ impl<'a> Writer<'a> {
             self.line(&format!("{vt} {r};"));
             self.line("{");
             self.indent += 1;
-            let u = self.ty(Scalar::U32);
-            self.line(&format!("const {u} lid = {lid};"));
-            self.line(&format!("{scratch}[lid] = ({t}){x};"));
+            self.line(&format!("const {t} strata_x = ({t}){x};"));
+            self.line(&format!("const {u} strata_src = {src};"));
+            self.line(&format!("{scratch}[{lid}] = strata_x;"));
             self.line(&format!("{bl};"));
-            let (init, combine) = match op {
-                GroupOp::ReduceAdd | GroupOp::ScanInclusiveAdd | GroupOp::ScanExclusiveAdd => {
-                    let z = if s.is_float() {
-                        self.literal(Literal::from_bits(s, 0))
-                    } else {
-                        format!("({t})0")
-                    };
-                    let comb = if s.is_float() || !s.is_signed() || s.size() < 4 {
-                        format!("({t})(acc + x)")
-                    } else {
-                        let u = self.ty(Self::unsigned_of(s));
-                        format!("({t})(({u})acc + ({u})x)")
-                    };
-                    (z, comb)
-                }
-                GroupOp::ReduceMin | GroupOp::ScanInclusiveMin => (
-                    self.extreme(s, true),
-                    if s.is_float() {
-                        "fmin(acc, x)".into()
-                    } else {
-                        "min(acc, x)".into()
-                    },
-                ),
-                GroupOp::ReduceMax | GroupOp::ScanInclusiveMax => (
-                    self.extreme(s, false),
-                    if s.is_float() {
-                        "fmax(acc, x)".into()
-                    } else {
-                        "max(acc, x)".into()
-                    },
-                ),
-                GroupOp::Any => ("0".into(), "(acc | (x != 0))".into()),
-                GroupOp::All => ("1".into(), "(acc & (x != 0))".into()),
-                GroupOp::Broadcast => (String::new(), String::new()),
-            };
-            let read = match op {
-                GroupOp::Broadcast => format!("{scratch}[{}]", src.clone().expect("validated")),
-                GroupOp::ScanInclusiveAdd
-                | GroupOp::ScanExclusiveAdd
-                | GroupOp::ScanInclusiveMin
-                | GroupOp::ScanInclusiveMax => {
-                    format!("{scratch}[lid]")
-                }
-                _ => format!("{scratch}[STRATA_MAX_GROUP]"),
-            };
-            if op != GroupOp::Broadcast {
-                self.line("if (lid == 0) {");
-                self.indent += 1;
-                self.line(&format!("{t} acc = {init};"));
-                let u = self.ty(Scalar::U32);
-                self.line(&format!("for ({u} k = 0; k < {size}; k++) {{"));
-                self.indent += 1;
-                self.line(&format!("const {t} x = {scratch}[k];"));
-                match op {
-                    GroupOp::ScanExclusiveAdd => {
-                        self.line(&format!("{scratch}[k] = acc;"));
-                        self.line(&format!("acc = {combine};"));
-                    }
-                    GroupOp::ScanInclusiveAdd
-                    | GroupOp::ScanInclusiveMin
-                    | GroupOp::ScanInclusiveMax => {
-                        self.line(&format!("acc = {combine};"));
-                        self.line(&format!("{scratch}[k] = acc;"));
-                    }
-                    _ => self.line(&format!("acc = {combine};")),
-                }
-                self.indent -= 1;
-                self.line("}");
-                self.line(&format!("{scratch}[STRATA_MAX_GROUP] = acc;"));
-                self.indent -= 1;
-                self.line("}");
-                self.line(&format!("{bl};"));
-            }
-            let conv = if ty.scalar == Scalar::Bool {
+            let read = format!("{scratch}[strata_src]");
+            let read = if ty.scalar == Scalar::Bool {
                 format!("({read} != 0)")
             } else {
                 read
             };
-            self.line(&format!("{r} = {conv};"));
+            self.line(&format!("{r} = {read};"));
             self.line(&format!("{bl};"));
             self.indent -= 1;
             self.line("}");
         }
+    }
+
+    /// [`Collectives::LocalSerial`]: the work-items' values in a local scratch array, folded in
+    /// local-id order by the first work-item (see there).
+    fn group_serial(&mut self, value: ValueId, op: GroupOp, vs: Scalar, arg: ExprId) {
+        self.uses_scratch = true;
+        let s = if vs == Scalar::Bool { Scalar::U8 } else { vs };
+        self.scratch_types.insert(s);
+        let (t, vt, u) = (self.ty(s), self.ty(vs), self.ty(Scalar::U32));
+        let sc = format!("strata_scratch_{t}");
+        let (size, lid) = self.group_size_and_id();
+        let bl = self.d.barriers[0];
+        let (c, id) = self.group_comb(op, s);
+        let x = self.expr(arg)[0].clone();
+        let r = self.value_name(value);
+        self.line(&format!("{vt} {r};"));
+        self.line("{");
+        self.indent += 1;
+        let x = if vs == Scalar::Bool {
+            format!("({t})({x} ? 1 : 0)")
+        } else {
+            x
+        };
+        self.line(&format!("const {u} strata_lid = {lid};"));
+        self.line(&format!("{sc}[strata_lid] = {x};"));
+        self.line(&format!("{bl};"));
+        self.line("if (strata_lid == 0u) {");
+        self.indent += 1;
+        self.line(&format!("{t} strata_acc = {id};"));
+        self.line(&format!("const {u} strata_n = {size};"));
+        self.line(&format!(
+            "for ({u} strata_k = 0u; strata_k < strata_n; strata_k++) {{"
+        ));
+        self.indent += 1;
+        self.line(&format!("const {t} strata_v = {sc}[strata_k];"));
+        let acc = self.comb(c, s, "strata_acc", "strata_v");
+        let scan = match op {
+            GroupOp::ScanExclusiveAdd => {
+                self.line(&format!("{sc}[strata_k] = strata_acc;"));
+                self.line(&format!("strata_acc = {acc};"));
+                true
+            }
+            GroupOp::ScanInclusiveAdd | GroupOp::ScanInclusiveMin | GroupOp::ScanInclusiveMax => {
+                self.line(&format!("strata_acc = {acc};"));
+                self.line(&format!("{sc}[strata_k] = strata_acc;"));
+                true
+            }
+            _ => {
+                self.line(&format!("strata_acc = {acc};"));
+                false
+            }
+        };
+        self.indent -= 1;
+        self.line("}");
+        self.line(&format!("{sc}[STRATA_MAX_GROUP] = strata_acc;"));
+        self.indent -= 1;
+        self.line("}");
+        self.line(&format!("{bl};"));
+        let read = if scan {
+            format!("{sc}[strata_lid]")
+        } else {
+            format!("{sc}[STRATA_MAX_GROUP]")
+        };
+        let read = if vs == Scalar::Bool {
+            format!("({read} != 0)")
+        } else {
+            read
+        };
+        self.line(&format!("{r} = {read};"));
+        self.line(&format!("{bl};"));
+        self.indent -= 1;
+        self.line("}");
+    }
+
+    /// [`Collectives::WarpShuffle`]: a call of a helper per operation and type (see there).
+    fn group_warp(&mut self, value: ValueId, op: GroupOp, vs: Scalar, arg: ExprId) {
+        let x = self.expr(arg)[0].clone();
+        let call = match op {
+            GroupOp::Any => format!("(__syncthreads_or({x} ? 1 : 0) != 0)"),
+            GroupOp::All => format!("(__syncthreads_and({x} ? 1 : 0) != 0)"),
+            _ => {
+                let name = self.warp_helper(op, vs);
+                format!("{name}({x})")
+            }
+        };
+        self.decl(value, &[call]);
+    }
+
+    /// Defines (once) the CUDA helper for a reduction or scan over type `s` and returns its
+    /// name. Within a warp of `live` lanes (the last warp of a work-group may be partial; the
+    /// shuffles' mask names exactly the lanes present) values move by shuffles; each warp's
+    /// total goes to `strata_part[warp]`; after a barrier, every warp combines the totals it
+    /// needs (all of them, or those of the warps before it) with shuffles again, and a second
+    /// barrier frees `strata_part` for the next call.
+    fn warp_helper(&mut self, op: GroupOp, s: Scalar) -> String {
+        let t = self.ty(s);
+        let name = format!("strata_{}_{t}", op.name());
+        // The type shuffled: `__shfl_*_sync` take 32- and 64-bit types.
+        let st = match (s.size(), s.is_float(), s.is_signed()) {
+            (8, false, true) => "long long",
+            (8, false, false) => "unsigned long long",
+            (_, true, _) => t,
+            (4, _, _) => t,
+            (_, _, true) => "int",
+            _ => "unsigned int",
+        };
+        let (c, id) = self.group_comb(op, s);
+        let comb = |a: &str, b: &str| self.comb(c, s, a, b);
+        let warp_reduce = |v: &str| {
+            format!(
+                "    #pragma unroll\n    for (u32 d = 16u; d > 0u; d >>= 1) {{\n        const {t} y = ({t})__shfl_down_sync(mask, ({st}){v}, d);\n        if (lane + d < live) {v} = {};\n    }}\n",
+                comb(v, "y")
+            )
+        };
+        let mut b = format!(
+            "{pre} {t} {name}({t} x) {{\n    __shared__ {t} strata_part[32];\n    const u32 n = blockDim.x * blockDim.y * blockDim.z;\n    const u32 lid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);\n    const u32 lane = lid & 31u, warp = lid >> 5;\n    const u32 live = min(32u, n - (lid & ~31u));\n    const u32 mask = live == 32u ? 0xffffffffu : (1u << live) - 1u;\n    x = {norm};\n",
+            pre = self.d.helper_prefix,
+            norm = comb(&id, "x"),
+        );
+        let scan = op != GroupOp::ReduceAdd && op != GroupOp::ReduceMin && op != GroupOp::ReduceMax;
+        if scan {
+            let _ = write!(
+                b,
+                "    #pragma unroll\n    for (u32 d = 1u; d < 32u; d <<= 1) {{\n        const {t} y = ({t})__shfl_up_sync(mask, ({st})x, d);\n        if (lane >= d) x = {};\n    }}\n    if (lane == live - 1u) strata_part[warp] = x;\n    __syncthreads();\n    {t} p = {id};\n    for (u32 j = lane; j < warp; j += live) p = {};\n",
+                comb("y", "x"),
+                comb("p", "strata_part[j]"),
+            );
+            b.push_str(&warp_reduce("p"));
+            let _ = writeln!(b, "    p = ({t})__shfl_sync(mask, ({st})p, 0);");
+            if op == GroupOp::ScanExclusiveAdd {
+                let _ = write!(
+                    b,
+                    "    const {t} e = ({t})__shfl_up_sync(mask, ({st})x, 1);\n    __syncthreads();\n    return lane == 0u ? p : {};\n}}\n",
+                    comb("p", "e")
+                );
+            } else {
+                let _ = write!(
+                    b,
+                    "    __syncthreads();\n    return {};\n}}\n",
+                    comb("p", "x")
+                );
+            }
+        } else {
+            b.push_str(&warp_reduce("x"));
+            let _ = write!(
+                b,
+                "    if (lane == 0u) strata_part[warp] = x;\n    __syncthreads();\n    {t} r = {id};\n    for (u32 j = lane; j < (n + 31u) >> 5; j += live) r = {};\n",
+                comb("r", "strata_part[j]"),
+            );
+            b.push_str(&warp_reduce("r"));
+            let _ = write!(
+                b,
+                "    r = ({t})__shfl_sync(mask, ({st})r, 0);\n    __syncthreads();\n    return r;\n}}\n"
+            );
+        }
+        self.helpers.insert(b);
+        name
     }
 
     fn extreme(&self, s: Scalar, max: bool) -> String {

@@ -221,8 +221,96 @@ pub(super) fn cases() -> Vec<Case> {
         case("atomic/compare_exchange_loop", cas_loop),
         case("atomic/f32_add", f32_add),
         case("atomic/u64_wide_contended", wide_u64),
+        case("atomic/load", atomic_load),
     ]);
     v
+}
+
+/// `atomic_load` of a counter every work-item of the group added to (after a barrier), of a
+/// local counter, and of the work-item's own element right after its own atomics, in 32 and
+/// (where the device has 64-bit atomics) 64 bits.
+fn atomic_load(q: &Queue) -> Result<(), String> {
+    const L: usize = 48;
+    let groups = 9;
+    let n = L * groups;
+    let wide = q.device().info().supports_int64_atomics;
+    let k = Kernel::build("atomic_load", |k| {
+        let counts = k.read_write::<u32>("counts");
+        let own = k.read_write::<i32>("own");
+        let own64 = k.read_write::<u64>("own64");
+        let out = k.write::<u32>("out");
+        let out64 = k.write::<u64>("out64");
+        let local = k.local_array::<u32>("local_count", 1);
+        let (g, l, i) = (group_id(0), local_id(0), global_id(0));
+        if_(l.eq(0u32), || local.set(0u32, 0u32));
+        barrier();
+        counts.atomic_add(g, l + 1u32);
+        local.atomic_add(0u32, 2u32);
+        barrier();
+        out.set(i * 4u32, counts.atomic_load(g));
+        out.set(i * 4u32 + 1u32, local.atomic_load(0u32));
+        own.atomic_xor(i, (i * 7u32).cast::<i32>() - 1000i32);
+        own.atomic_max(i, -5i32);
+        out.set(i * 4u32 + 2u32, own.atomic_load(i).cast::<u32>());
+        // A value never written by an atomic reads as stored.
+        out.set(
+            i * 4u32 + 3u32,
+            own.atomic_load((i + 1u32) % own.len()).cast::<u32>(),
+        );
+        if wide {
+            own64.atomic_add(i, (i.cast::<u64>() << 40u64) | 3u64);
+            out64.set(i, own64.atomic_load(i));
+        }
+    })
+    .map_err(e)?;
+    let counts = Buffer::<u32>::new(q.device(), groups).map_err(e)?;
+    let init: Vec<i32> = (0..n as i32).map(|v| v * 3 - 200).collect();
+    let own = Buffer::from_slice(q, &init).map_err(e)?;
+    let own64 = Buffer::<u64>::new(q.device(), n).map_err(e)?;
+    let out = Buffer::<u32>::new(q.device(), 4 * n).map_err(e)?;
+    let out64 = Buffer::<u64>::new(q.device(), n).map_err(e)?;
+    q.launch(
+        &k,
+        NdRange::new(n).local(L),
+        args![&counts, &own, &own64, &out, &out64],
+    )
+    .map_err(e)?;
+    let own_after: Vec<i32> = init
+        .iter()
+        .enumerate()
+        .map(|(i, &v)| (v ^ (i as i32 * 7 - 1000)).max(-5))
+        .collect();
+    let got = q.read(&out).map_err(e)?;
+    let mut want = Vec::with_capacity(4 * n);
+    for i in 0..n {
+        // Work-item i + 1 may or may not have run its atomics yet when i reads its element:
+        // either value is right.
+        let next = (i + 1) % n;
+        let seen = got[4 * i + 3] as i32;
+        let next_ok = seen == init[next] || seen == own_after[next];
+        check(next_ok, || {
+            format!(
+                "atomic_load of element {next} by work-item {i}: got {seen}, expected {} or {}",
+                init[next], own_after[next]
+            )
+        })?;
+        want.extend([
+            (L * (L + 1) / 2) as u32,
+            2 * L as u32,
+            own_after[i] as u32,
+            seen as u32,
+        ]);
+    }
+    expect_eq(
+        "atomic_load (group counter, local counter, own element, neighbour)",
+        &got,
+        &want,
+    )?;
+    if wide {
+        let want64: Vec<u64> = (0..n as u64).map(|i| (i << 40) | 3).collect();
+        expect_eq("atomic_load of u64", &q.read(&out64).map_err(e)?, &want64)?;
+    }
+    Ok(())
 }
 
 fn histogram(q: &Queue) -> Result<(), String> {

@@ -2,6 +2,7 @@
 //! and gather reductions read back through [`Run::gather`](crate::Run::gather).
 
 use super::{case, check, e, expect_eq, expect_eq_k, has_f64, Case, Rng};
+use crate::builder::{Element, Float};
 use crate::prelude::*;
 
 /// Cases of this area.
@@ -13,6 +14,8 @@ pub(super) fn cases() -> Vec<Case> {
         case("group/broadcast", broadcast),
         case("group/any_all", any_all),
         case("group/wide_types", wide_types),
+        case("group/float_add_bound", float_add_bound),
+        case("group/float_min_max_exact", float_min_max_exact),
         case("gather/add_u32", gather_add_u32),
         case("gather/several", gather_several),
         case("gather/float_and_2d", gather_float_2d),
@@ -458,6 +461,191 @@ fn gather_float_2d(q: &Queue) -> Result<(), String> {
                 (s, m, d)
             )
         })?;
+    }
+    Ok(())
+}
+
+/// Work-group sizes that cover one partial warp, several full and partial warps, and (where the
+/// device allows) 32 warps.
+fn float_shapes(q: &Queue) -> Vec<(usize, usize)> {
+    let max = q.device().info().max_work_group_size.min(1024);
+    let mut v = vec![(37usize, 3usize), (96, 5), (250, 2)];
+    if max >= 1024 {
+        v.push((1024, 2));
+    }
+    v.retain(|&(l, _)| l <= max);
+    v
+}
+
+/// A float type of the float-add bound test.
+trait BoundFloat: Float + Element + Copy + crate::ir::eval::Num {
+    /// The unit roundoff.
+    const U: f64;
+    fn to64(self) -> f64;
+    fn from64(v: f64) -> Self;
+}
+impl BoundFloat for f32 {
+    const U: f64 = 1.0 / (1u64 << 24) as f64;
+    fn to64(self) -> f64 {
+        self as f64
+    }
+    fn from64(v: f64) -> Self {
+        v as f32
+    }
+}
+impl BoundFloat for f64 {
+    const U: f64 = 1.0 / (1u64 << 53) as f64;
+    fn to64(self) -> f64 {
+        self
+    }
+    fn from64(v: f64) -> Self {
+        v
+    }
+}
+
+/// The exact-enough sum of `xs` (Neumaier's compensated sum in `f64`: error about `2^-53`
+/// times the sum of magnitudes, far below the `f32` bound and half the `f64` one, which is
+/// why the `f64` check allows twice the bound) and the sum of their magnitudes.
+fn sum_and_mag(xs: &[f64]) -> (f64, f64) {
+    let (mut s, mut c, mut m) = (0.0f64, 0.0f64, 0.0f64);
+    for &x in xs {
+        let t = s + x;
+        c += if s.abs() >= x.abs() {
+            (s - t) + x
+        } else {
+            (x - t) + s
+        };
+        s = t;
+        m += x.abs();
+    }
+    (s + c, m)
+}
+
+/// Float sums in some association order: reductions and both scans of non-integer values of
+/// mixed signs and magnitudes, each within `gamma(k) * sum |x|` of the exact sum of its `k + 1`
+/// operands (the rule in [`GroupOp`](crate::ir::GroupOp)'s docs).
+fn float_add_bound(q: &Queue) -> Result<(), String> {
+    float_add_bound_of::<f32>(q, 701)?;
+    if has_f64(q) {
+        float_add_bound_of::<f64>(q, 702)?;
+    }
+    Ok(())
+}
+
+fn float_add_bound_of<T: BoundFloat>(q: &Queue, seed: u64) -> Result<(), String> {
+    let k = Kernel::build("float_add_bound", |k| {
+        let x = k.read::<T>("x");
+        let out = k.write::<T>("out");
+        let i = global_id(0);
+        let v = x.at(i);
+        out.set(i * 3u32, group_reduce_add(v));
+        out.set(i * 3u32 + 1u32, group_scan_inclusive_add(v));
+        out.set(i * 3u32 + 2u32, group_scan_exclusive_add(v));
+    })
+    .map_err(e)?;
+    let mut r = Rng::new(seed);
+    // f64 references carry their own rounding (see `sum_and_mag`).
+    let slack = if T::U < 1e-10 { 2.0 } else { 1.0 };
+    for (l, groups) in float_shapes(q) {
+        let n = l * groups;
+        let xs: Vec<T> = (0..n)
+            .map(|_| {
+                let m = r.f64_in(0.5, 1.0) * 2f64.powi(r.int(-12, 12) as i32);
+                T::from64(if r.below(2) == 0 { -m } else { m })
+            })
+            .collect();
+        let xb = Buffer::from_slice(q, &xs).map_err(e)?;
+        let ob = Buffer::<T>::new(q.device(), 3 * n).map_err(e)?;
+        q.launch(&k, NdRange::new(n).local(l), args![&xb, &ob])
+            .map_err(e)?;
+        let got = q.read(&ob).map_err(e)?;
+        for (g, c) in xs.chunks(l).enumerate() {
+            let c64: Vec<f64> = c.iter().map(|v| v.to64()).collect();
+            for lid in 0..l {
+                let i = g * l + lid;
+                let checks = [
+                    ("reduce_add", &c64[..], got[3 * i]),
+                    ("scan_inclusive_add", &c64[..=lid], got[3 * i + 1]),
+                    ("scan_exclusive_add", &c64[..lid], got[3 * i + 2]),
+                ];
+                for (what, ops, v) in checks {
+                    let (exact, mag) = sum_and_mag(ops);
+                    let terms = ops.len().saturating_sub(1) as f64;
+                    let gamma = terms * T::U / (1.0 - terms * T::U);
+                    let bound = slack * gamma * mag;
+                    let err = (v.to64() - exact).abs();
+                    check(err <= bound, || {
+                        format!(
+                            "{what} of {} in groups of {l}, work-item {lid} of group {g}: got {:e}, exact {exact:e}, error {err:e} exceeds the bound {bound:e} for {} operands",
+                            std::any::type_name::<T>(),
+                            v.to64(),
+                            ops.len()
+                        )
+                    })?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Float `min`/`max` reductions and scans of non-integer values with NaNs (and one all-NaN
+/// group, whose fold is the identity) are exact on every backend, whatever the order.
+fn float_min_max_exact(q: &Queue) -> Result<(), String> {
+    let k = Kernel::build("float_min_max_exact", |k| {
+        let x = k.read::<f32>("x");
+        let out = k.write::<f32>("out");
+        let i = global_id(0);
+        let v = x.at(i);
+        out.set(i * 4u32, group_reduce_min(v));
+        out.set(i * 4u32 + 1u32, group_reduce_max(v));
+        out.set(i * 4u32 + 2u32, group_scan_inclusive_min(v));
+        out.set(i * 4u32 + 3u32, group_scan_inclusive_max(v));
+    })
+    .map_err(e)?;
+    let mut r = Rng::new(711);
+    for (l, groups) in float_shapes(q) {
+        let n = l * groups;
+        let xs: Vec<f32> = (0..n)
+            .map(|i| {
+                if i < l || r.below(8) == 0 {
+                    f32::NAN
+                } else {
+                    r.f32_in(-1000.0, 1000.0)
+                }
+            })
+            .collect();
+        let xb = Buffer::from_slice(q, &xs).map_err(e)?;
+        let ob = Buffer::<f32>::new(q.device(), 4 * n).map_err(e)?;
+        q.launch(&k, NdRange::new(n).local(l), args![&xb, &ob])
+            .map_err(e)?;
+        let mut want = Vec::with_capacity(4 * n);
+        for c in xs.chunks(l) {
+            let mn = c.iter().fold(f32::INFINITY, |a, &b| a.min(b));
+            let mx = c.iter().fold(f32::NEG_INFINITY, |a, &b| a.max(b));
+            let (mut smn, mut smx) = (f32::INFINITY, f32::NEG_INFINITY);
+            for &v in c {
+                smn = smn.min(v);
+                smx = smx.max(v);
+                want.extend([mn, mx, smn, smx]);
+            }
+        }
+        let got = q.read(&ob).map_err(e)?;
+        let names = [
+            "reduce_min",
+            "reduce_max",
+            "scan_inclusive_min",
+            "scan_inclusive_max",
+        ];
+        if let Some(i) = (0..4 * n).find(|&i| got[i].to_bits() != want[i].to_bits()) {
+            return Err(format!(
+                "float {} in groups of {l}, work-item {}: got {:e}, expected {:e}",
+                names[i % 4],
+                i / 4,
+                got[i],
+                want[i]
+            ));
+        }
     }
     Ok(())
 }

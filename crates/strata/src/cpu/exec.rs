@@ -392,13 +392,17 @@ impl Lowering<'_> {
                 src: self.reg(*expr),
                 bytes: self.f.exprs.ty(*expr).size(),
             },
-            Stmt::Load { value, mem, index } => CStmt::Load {
-                ops,
-                value: self.value_reg(*value),
-                m: self.mref(*mem),
-                index: self.reg(*index),
-                is: is(self, *index),
-            },
+            // Buffers are read with relaxed atomic loads anyway (see the module docs of
+            // `cpu`), and local memory belongs to one work-group run in lockstep.
+            Stmt::Load { value, mem, index } | Stmt::AtomicLoad { value, mem, index } => {
+                CStmt::Load {
+                    ops,
+                    value: self.value_reg(*value),
+                    m: self.mref(*mem),
+                    index: self.reg(*index),
+                    is: is(self, *index),
+                }
+            }
             Stmt::Store { mem, index, value } => CStmt::Store {
                 ops,
                 m: self.mref(*mem),

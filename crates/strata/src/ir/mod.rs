@@ -486,18 +486,38 @@ impl AtomicOp {
 }
 
 /// Work-group collective operations. Every work-item of the work-group must reach them together
-/// (like a barrier); results are in local-linear-id order.
+/// (like a barrier). Scans run in local-linear-id order.
+///
+/// **Results.** A reduction or scan is defined as the fold, from the operation's identity
+/// (`0`, the type's greatest value for `min`, its least for `max`; `±inf` for floats), over the
+/// operands of the work-items concerned: the reduction over all of them, the inclusive scan of
+/// work-item `l` over work-items `0..=l`, the exclusive scan over `0..l`. Backends may combine
+/// the operands in any order and grouping (the CPU backend and OpenCL fold in local-id order,
+/// CUDA combines warp shuffles in a tree), which changes nothing for the
+/// exact operations: integer `add` (wrapping), `min` and `max`, `any`, `all`, and float `min`
+/// and `max` (NaN operands are dropped; an all-NaN fold gives the identity; only the sign of a
+/// zero result may differ when both zeros occur, as for `min`/`max` themselves). **Float
+/// `add` is the one inexact case:** the result is the sum in *some* association order, so it
+/// may differ between backends (and between launch shapes) by rounding, within the bound of
+/// any summation order: `|result - exact| <= gamma(k) * sum(|x|)` over the `k + 1` operands,
+/// `gamma(k) = k u / (1 - k u)`, `u` the unit roundoff (`2^-24` for `f32`, `2^-53` for
+/// `f64`), plus what flushing subnormal operands to zero changes. The conformance suite and
+/// the differential tests hold every backend to exactly this rule. A result that must be
+/// reproducible bit for bit should reduce integers (or fixed-point values), or use the patterns
+/// layer's `reduce` with a user operator, which combines in index order with a grouping fixed
+/// by its staging.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub enum GroupOp {
-    /// Sum over the work-group (integers wrap).
+    /// Sum over the work-group (integers wrap; floats in some association order).
     ReduceAdd,
     /// Minimum over the work-group.
     ReduceMin,
     /// Maximum over the work-group.
     ReduceMax,
-    /// Sum of the values of work-items `0..=self`.
+    /// Sum of the values of work-items `0..=self` (floats in some association order).
     ScanInclusiveAdd,
-    /// Sum of the values of work-items `0..self` (0 for the first).
+    /// Sum of the values of work-items `0..self` (0 for the first; floats in some association
+    /// order).
     ScanExclusiveAdd,
     /// Minimum over work-items `0..=self`.
     ScanInclusiveMin,
@@ -575,6 +595,20 @@ pub enum Stmt {
         operand: ExprId,
         /// The expected value of a compare-exchange.
         compare: Option<ExprId>,
+    },
+    /// Defines `value` as element `index` of a buffer or local array, read atomically: the
+    /// read is never torn and never served from a stale copy, so a loop that polls a word
+    /// another work-group writes with an [`Stmt::Atomic`] eventually sees the new value (a
+    /// plain [`Stmt::Load`] in such a loop may be hoisted out of it by a C compiler). It
+    /// orders nothing else (relaxed). 32- and 64-bit integers, in `read_write` buffers or
+    /// local memory, like the read-modify-write atomics.
+    AtomicLoad {
+        /// The value defined.
+        value: ValueId,
+        /// The memory read.
+        mem: Mem,
+        /// Element index.
+        index: ExprId,
     },
     /// Conditional execution.
     If {
@@ -848,6 +882,7 @@ pub fn walk_block(block: &Block, f: &mut impl FnMut(&Stmt)) {
             | Stmt::Load { .. }
             | Stmt::Store { .. }
             | Stmt::Atomic { .. }
+            | Stmt::AtomicLoad { .. }
             | Stmt::Break(_)
             | Stmt::Continue(_)
             | Stmt::Return
@@ -862,7 +897,7 @@ pub fn walk_block(block: &Block, f: &mut impl FnMut(&Stmt)) {
 pub fn stmt_operands(stmt: &Stmt) -> Vec<ExprId> {
     match stmt {
         Stmt::Let { expr, .. } => vec![*expr],
-        Stmt::Load { index, .. } => vec![*index],
+        Stmt::Load { index, .. } | Stmt::AtomicLoad { index, .. } => vec![*index],
         Stmt::Store { index, value, .. } => vec![*index, *value],
         Stmt::Atomic {
             index,

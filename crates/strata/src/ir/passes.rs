@@ -212,6 +212,11 @@ fn rebuild_block(
                 mem: *mem,
                 index: r.expr(*index),
             },
+            Stmt::AtomicLoad { value, mem, index } => Stmt::AtomicLoad {
+                value: *value,
+                mem: *mem,
+                index: r.expr(*index),
+            },
             Stmt::Store { mem, index, value } => Stmt::Store {
                 mem: *mem,
                 index: r.expr(*index),
@@ -537,6 +542,14 @@ fn unroll_block(
             Stmt::Load { value, mem, index } => {
                 let index = r.expr(*index);
                 out.push(Stmt::Load {
+                    value: define(*value, f, r),
+                    mem: *mem,
+                    index,
+                });
+            }
+            Stmt::AtomicLoad { value, mem, index } => {
+                let index = r.expr(*index);
+                out.push(Stmt::AtomicLoad {
                     value: define(*value, f, r),
                     mem: *mem,
                     index,

@@ -169,6 +169,15 @@ fn write_stmt(f: &Function, s: &Stmt, depth: usize, out: &mut String) {
                 mem_ref(f, *mem, *index)
             );
         }
+        Stmt::AtomicLoad { value, mem, index } => {
+            let _ = writeln!(
+                out,
+                "{pad}{}: {} = atomic_load(&{})",
+                value_name(f, *value),
+                ty(*value),
+                mem_ref(f, *mem, *index)
+            );
+        }
         Stmt::Store { mem, index, value } => {
             let _ = writeln!(
                 out,

@@ -626,6 +626,36 @@ impl Validator<'_> {
                     }
                 }
             }
+            Stmt::AtomicLoad { value, mem, index } => {
+                self.check_index(*mem, *index);
+                if matches!(mem, Mem::Private(_)) {
+                    self.err_here(
+                        "atomic_load works on buffers and local memory, not private variables"
+                            .into(),
+                    );
+                }
+                if let Some(elem) = self.mem_elem(*mem) {
+                    if let Some(a) = self.buffer_access(*mem) {
+                        if a != Access::ReadWrite {
+                            let n = self.f.mem_name(*mem);
+                            self.err_here(format!("atomic_load of buffer `{n}`, which is declared {}; atomics need read_write", a.name()));
+                        }
+                        if let Mem::Buffer(p) = mem {
+                            self.info.reads.insert(*p);
+                        }
+                    }
+                    let s = elem.scalar;
+                    if !(s.is_int() && s.size() >= 4 && elem.width == 1) {
+                        self.err_here(format!(
+                            "atomic_load is not available on {elem}: it works on 32- and 64-bit integers"
+                        ));
+                    }
+                    if s.size() == 8 && s.is_int() {
+                        self.info.uses_int64_atomics = true;
+                    }
+                    self.define(*value, elem);
+                }
+            }
             Stmt::If {
                 cond,
                 then,

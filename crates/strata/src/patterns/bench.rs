@@ -9,7 +9,17 @@
 //! | `pat_dot_unfused` | `zip(&x, &y).map(a * b).collect_into(&t)`, then `t.sum()`   | `8 n`       |
 //! | `pat_sum`         | `x.sum()`                                                   | `4 n`       |
 //! | `pat_scan`        | inclusive `+` scan of `u32`                                  | `8 n`       |
+//! | `pat_scan_*`      | the same with another staging or algorithm (below)          | `8 n`       |
 //! | `pat_sort`        | radix sort of `u32` keys                                     | `8 n`       |
+//!
+//! **Scan variants**, to compare stagings in one run (`strata bench --filter pat_scan` runs
+//! them all): `pat_scan_kK` sets [`Staging::scan_items_per_thread`](super::Staging) to `K`
+//! (elements per work-item of a look-back tile), `pat_scan_gG_kK` also the work-group size to
+//! `G`, and `pat_scan_multipass` forces the portable three-pass scan
+//! ([`ScanAlgorithm::MultiPass`]). On devices where scans do not use the look-back scan (the
+//! CPU backend, OpenCL) the `K` variants run the multi-pass scan like `pat_scan`. The `local`
+//! and `groups` columns of a scan row are the work-group size and the number of work-groups
+//! (tiles) of the look-back pass, or of the first multi-pass pass.
 //!
 //! The first four are the PACXX paper's benchmarks; `pat_dot_unfused` is the same dot product
 //! written with a temporary (two kernels and `8 n` more bytes of traffic), to show what fusion
@@ -31,15 +41,52 @@ use rayon::prelude::*;
 use std::time::Instant;
 
 /// The pattern benchmarks, in the order they run.
-pub const BENCHES: [&str; 7] = [
+pub const BENCHES: [&str; 13] = [
     "pat_vadd",
     "pat_saxpy",
     "pat_dot",
     "pat_dot_unfused",
     "pat_sum",
     "pat_scan",
+    "pat_scan_k4",
+    "pat_scan_k8",
+    "pat_scan_k12",
+    "pat_scan_g512_k8",
+    "pat_scan_g512_k16",
+    "pat_scan_multipass",
     "pat_sort",
 ];
+
+/// The exec a scan benchmark runs with: `pat_scan` the default, `pat_scan_kK` with `K` items
+/// per work-item in look-back tiles, `pat_scan_gG_kK` also work-groups of `G` (capped by the
+/// device), `pat_scan_multipass` the multi-pass scan. `None` for other names.
+fn scan_exec(ex: &Exec, name: &str) -> Option<Result<Exec, BenchError>> {
+    let variant = name.strip_prefix("pat_scan")?;
+    if variant.is_empty() {
+        return Some(Ok(ex.clone()));
+    }
+    if variant == "_multipass" {
+        return Some(
+            ex.with_scan_algorithm(super::ScanAlgorithm::MultiPass)
+                .map_err(BenchError::from),
+        );
+    }
+    let mut st = ex.staging();
+    for part in variant.split('_').skip(1) {
+        let (key, v) = part.split_at(1);
+        let v: u32 = v.parse().ok()?;
+        match key {
+            "g" => {
+                let info = ex.device().info();
+                st.group_size =
+                    v.min(info.max_work_group_size.min(info.max_work_item_sizes[0]) as u32);
+            }
+            "k" => st.scan_items_per_thread = v,
+            _ => return None,
+        }
+    }
+    Some(ex.with_staging(st).map_err(BenchError::from))
+}
 
 const CHUNK: usize = 1 << 14;
 
@@ -256,13 +303,14 @@ pub fn run(
             })?;
             (s, b, check_close(name, got, want)?, 4 * n as u64)
         }
-        "pat_scan" => {
+        _ if scan_exec(&ex, name).is_some() => {
+            let sex = scan_exec(&ex, name).expect("a scan benchmark")?;
             let xu: Vec<u32> = x.iter().map(|v| (v * 1000.0) as u32).collect();
-            let du = DeviceVec::from_slice(&ex, &xu)?;
-            let out = DeviceVec::<u32>::zeroed(&ex, n)?;
+            let du = DeviceVec::from_slice(&sex, &xu)?;
+            let out = DeviceVec::<u32>::zeroed(&sex, n)?;
             let s = timed(reps, || {
                 let t = Instant::now();
-                du.inclusive_scan_into(&ex, &out, |a, b| a + b)?;
+                du.inclusive_scan_into(&sex, &out, |a, b| a + b)?;
                 Ok(secs(t))
             })?;
             let mut want = vec![0u32; n];
@@ -306,10 +354,14 @@ pub fn run(
             group_size: st.group_size.min(256),
             ..st
         })?
+    } else if let Some(sex) = scan_exec(&ex, name) {
+        sex?
     } else {
         ex
     };
     let st = ex.staging();
+    let lookback =
+        name.starts_with("pat_scan") && ex.scan_algorithm_for(4) == super::ScanAlgorithm::LookBack;
     Ok(BenchResult {
         bench: name,
         device: queue.device().info().spec(),
@@ -318,6 +370,7 @@ pub fn run(
         local_size: st.group_size as usize,
         groups: match name {
             "pat_vadd" | "pat_saxpy" => n.div_ceil((st.group_size * st.items_per_thread) as usize),
+            _ if lookback => n.div_ceil((st.group_size * st.scan_items_per_thread) as usize),
             _ => super::scan::plan(&ex, n.max(1)).groups,
         },
         bytes,

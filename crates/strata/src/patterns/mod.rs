@@ -50,14 +50,24 @@
 //! and per distinct staged values, and re-running it on other data or sizes compiles nothing.
 //!
 //! **Semantics.** Operators given to [`reduce`](View::reduce) and the scans must be
-//! associative; they need not be commutative: every reduction and scan combines elements in
-//! index order (each work-group owns a contiguous block, each work-item a contiguous part of
-//! it, and work-groups and work-items are combined in order). Floating-point results can still
-//! differ from a sequential left fold by rounding, because the grouping differs.
+//! associative; they need not be commutative: every reduction and scan with a user operator
+//! combines elements in index order (each work-group owns a contiguous block or tile, each
+//! work-item a contiguous part of it, and work-groups and work-items are combined in order).
+//! Floating-point results can still differ from a sequential left fold by rounding, because
+//! the grouping differs. The built-in reductions ([`sum`](View::sum), [`min`](View::min),
+//! [`max`](View::max) and those built on them), and user operators on integers that are exactly
+//! `a + b`, `a.min(b)` or `a.max(b)`, are commutative and may combine in any order: they use
+//! the work-group collectives (warp shuffles on CUDA), so a float `sum` is a sum in some
+//! association order (see [`GroupOp`](crate::ir::GroupOp)).
+//!
+//! **Scans** run as [`ScanAlgorithm`] says: on CUDA the single-pass scan with decoupled
+//! look-back for 4-byte elements (one launch; see [`DeviceInfo::group_forward_progress`](crate::DeviceInfo::group_forward_progress)
+//! for why its waiting is safe there), elsewhere reduce-then-scan in three launches.
 
 mod actions;
 mod algorithms;
 pub mod bench;
+mod lookback;
 mod reduce;
 mod scan;
 mod select;
@@ -69,7 +79,7 @@ mod view;
 pub use algorithms::AsyncVec;
 pub use select::reduce_by_key;
 pub use sort::{sort_by_key, ArgKey, SortKey};
-pub use staging::{Exec, Layout, Staging};
+pub use staging::{Exec, Layout, ScanAlgorithm, Staging};
 pub use vec::DeviceVec;
 pub use view::{
     constant, counting, zip, zip3, zip4, Constant, Counting, Enumerate, Gather, Map, Reads,

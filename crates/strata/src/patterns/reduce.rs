@@ -4,18 +4,29 @@
 //! A reduction is one block pass over the view (the view's chain is traced into it, so a
 //! `zip + map + reduce` is one kernel) writing one total per work-group, then, when there was
 //! more than one work-group, one more pass by a single work-group over those totals. Both
-//! passes run on the device; the host reads the one result.
+//! passes run on the device; the host reads the one result. Built-in operators (`sum`, `min`,
+//! `max`, and user operators on integers that are exactly `+`, `min` or `max`) combine the
+//! work-items' totals with the work-group reductions ([`crate::builder::group_reduce_add`],
+//! warp shuffles on CUDA); other operators with a scan in local memory, in index order.
 
 use super::algorithms::prepare;
-use super::scan::{block_pass, plan, plan_one, Mode, Pass};
+use super::scan::{block_pass, plan, plan_one, recognize, BuiltinOp, Mode, Pass};
 use super::sort::ArgKey;
 use super::{DeviceVec, Exec, Reads, View};
 use crate::builder::{lit, Expr, Numeric};
 use crate::error::Result;
 use crate::{Buffer, Event};
 
-/// `commutative`: the operator is a built-in commutative one, so the strided layout may be used.
-pub(crate) fn reduce<T, V, F>(ex: &Exec, view: &V, init: T, op: &F, commutative: bool) -> Result<T>
+/// `builtin`: the operator is that built-in one (`sum`, `min`, `max` and their users), so the
+/// strided layout and the work-group reductions may be used; a user operator on integers that
+/// is exactly one of them is recognized as such.
+pub(crate) fn reduce<T, V, F>(
+    ex: &Exec,
+    view: &V,
+    init: T,
+    op: &F,
+    builtin: Option<BuiltinOp>,
+) -> Result<T>
 where
     T: Numeric,
     V: View<Item = Expr<T>>,
@@ -26,6 +37,7 @@ where
     if n == 0 {
         return Ok(init);
     }
+    let builtin = builtin.or_else(|| recognize(op));
     let p = plan(ex, n);
     let partials = Buffer::<T>::new(ex.device(), p.groups)?;
     let e1 = block_pass(
@@ -37,7 +49,7 @@ where
         &reads,
         Pass {
             mode: Mode::Reduce,
-            commutative,
+            builtin,
             init: Some(init),
             carries: None,
             out: &partials,
@@ -61,7 +73,7 @@ where
         &preads,
         Pass {
             mode: Mode::Reduce,
-            commutative,
+            builtin,
             init: None,
             carries: None,
             out: &result,
@@ -89,7 +101,12 @@ where
     } else {
         crate::ir::eval::Num::greatest()
     };
-    reduce(ex, view, init, &op, true).map(Some)
+    let b = if largest {
+        BuiltinOp::Max
+    } else {
+        BuiltinOp::Min
+    };
+    reduce(ex, view, init, &op, Some(b)).map(Some)
 }
 
 /// The first index of the smallest (or largest) element: a `u64` reduction of
@@ -109,9 +126,11 @@ where
         key | idx.cast::<u64>()
     });
     let r = if largest {
-        reduce(ex, &packed, 0u64, &|a: Expr<u64>, b| a.max(b), true)?
+        let max = |a: Expr<u64>, b| a.max(b);
+        reduce(ex, &packed, 0u64, &max, Some(BuiltinOp::Max))?
     } else {
-        reduce(ex, &packed, u64::MAX, &|a: Expr<u64>, b| a.min(b), true)?
+        let min = |a: Expr<u64>, b| a.min(b);
+        reduce(ex, &packed, u64::MAX, &min, Some(BuiltinOp::Min))?
     };
     let low = r as u32;
     let index = if largest { u32::MAX - low } else { low };

@@ -13,13 +13,94 @@
 //! each block from its carry. Every pass runs on the device.
 
 use super::algorithms::{prepare, same_device};
-use super::{check_alias, launch, mem_id, Cx, DeviceVec, Exec, Layout, Reads, View};
+use super::{check_alias, launch, mem_id, Cx, DeviceVec, Exec, Layout, Reads, ScanAlgorithm, View};
 use crate::builder::{
-    barrier, for_range, for_step, group_id, if_, lit, local_id, select, var_named, Expr,
-    LocalArray, Numeric,
+    barrier, for_range, for_step, group_id, group_reduce_add, group_reduce_max, group_reduce_min,
+    group_scan_inclusive_add, group_scan_inclusive_max, group_scan_inclusive_min, if_, lit,
+    local_id, select, var_named, Expr, LocalArray, Numeric,
 };
 use crate::error::{Error, Result};
+use crate::ir::eval::Num;
+use crate::ir::{BinaryOp, Expr as IrExpr, ExprId, MathFn, Stmt};
 use crate::{Buffer, Event};
+
+/// An operator that is one of the work-group collectives' own: exact and commutative for
+/// integers (and `min`/`max` for floats), so reductions and scans may use
+/// [`group_reduce_add`] and its siblings, which CUDA lowers to warp shuffles.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum BuiltinOp {
+    Add,
+    Min,
+    Max,
+}
+
+impl BuiltinOp {
+    /// The operator's identity.
+    pub(crate) fn identity<T: Numeric>(self) -> Expr<T> {
+        lit(match self {
+            BuiltinOp::Add => Num::zero(),
+            BuiltinOp::Min => Num::greatest(),
+            BuiltinOp::Max => Num::least(),
+        })
+    }
+
+    /// The work-group reduction (every work-item must call it).
+    pub(crate) fn group_reduce<T: Numeric>(self, x: Expr<T>) -> Expr<T> {
+        match self {
+            BuiltinOp::Add => group_reduce_add(x),
+            BuiltinOp::Min => group_reduce_min(x),
+            BuiltinOp::Max => group_reduce_max(x),
+        }
+    }
+
+    /// The work-group inclusive scan (every work-item must call it).
+    pub(crate) fn group_scan<T: Numeric>(self, x: Expr<T>) -> Expr<T> {
+        match self {
+            BuiltinOp::Add => group_scan_inclusive_add(x),
+            BuiltinOp::Min => group_scan_inclusive_min(x),
+            BuiltinOp::Max => group_scan_inclusive_max(x),
+        }
+    }
+}
+
+/// Recognizes an operator on an integer type that is exactly `a + b`, `a.min(b)` or
+/// `a.max(b)` (either operand first) by recording it once, on two parameters, in a throwaway
+/// trace: for integers these equal the collectives bit for bit, whatever their order. Float
+/// operators are never recognized (a user's float `+` keeps its index-order combination).
+pub(crate) fn recognize<T, F>(op: &F) -> Option<BuiltinOp>
+where
+    T: Numeric,
+    F: Fn(Expr<T>, Expr<T>) -> Expr<T>,
+{
+    if !T::TYPE.scalar.is_int() {
+        return None;
+    }
+    let traced = crate::builder::trace("operator_probe", |kd| {
+        let a = kd.scalar::<T>("a");
+        let b = kd.scalar::<T>("b");
+        let out = kd.write::<T>("out");
+        out.set(0u32, op(a, b));
+    });
+    let f = &traced.function;
+    let [Stmt::Store { value, .. }] = f.body.as_slice() else {
+        return None;
+    };
+    if !traced.errors.is_empty() {
+        return None;
+    }
+    let params = |x: ExprId, y: ExprId| {
+        matches!(
+            (f.exprs.get(x), f.exprs.get(y)),
+            (IrExpr::Param(0), IrExpr::Param(1)) | (IrExpr::Param(1), IrExpr::Param(0))
+        )
+    };
+    match f.exprs.get(*value) {
+        IrExpr::Binary(BinaryOp::Add, x, y) if params(*x, *y) => Some(BuiltinOp::Add),
+        IrExpr::Math(MathFn::Min, a) if a.len() == 2 && params(a[0], a[1]) => Some(BuiltinOp::Min),
+        IrExpr::Math(MathFn::Max, a) if a.len() == 2 && params(a[0], a[1]) => Some(BuiltinOp::Max),
+        _ => None,
+    }
+}
 
 /// What a block pass writes.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -70,9 +151,10 @@ pub(crate) fn plan_one(ex: &Exec, n: usize) -> Plan {
 /// A pass's mode and destination.
 pub(crate) struct Pass<'a, T> {
     pub mode: Mode,
-    /// The operator is commutative (a built-in one): with the strided layout, a reduce pass
-    /// gives work-item `l` the block's elements `l, l + group_size, ...` (coalesced).
-    pub commutative: bool,
+    /// The operator is this built-in one (commutative): with the strided layout, a reduce pass
+    /// gives work-item `l` the block's elements `l, l + group_size, ...` (coalesced), and it
+    /// combines the work-items' totals with the work-group reduction.
+    pub builtin: Option<BuiltinOp>,
     pub init: Option<T>,
     /// Inclusive scan of the block totals (scan passes after a reduce pass).
     pub carries: Option<&'a Buffer<T>>,
@@ -188,7 +270,8 @@ where
         let (g, l) = (group_id(0), local_id(0));
         let b0 = (g * bsz).named("blk_start");
         let bend = (b0 + bsz).min(n).named("blk_end");
-        let strided = pass.commutative && pass.mode == Mode::Reduce && st.layout == Layout::Strided;
+        let strided =
+            pass.builtin.is_some() && pass.mode == Mode::Reduce && st.layout == Layout::Strided;
         let (start, end, step) = if strided {
             ((b0 + l).min(bend).named("part_start"), bend, gs)
         } else {
@@ -203,6 +286,17 @@ where
                 acc.set(op(acc.get(), view.at(cx, j)))
             });
         });
+        if let (Mode::Reduce, Some(b)) = (pass.mode, pass.builtin) {
+            // 2. The work-group reduction of the work-items' totals (the identity for those
+            // without elements).
+            let total = b.group_reduce(select(start.lt(end), acc.get(), b.identity()));
+            let total = match init {
+                Some(i) => select(g.eq(0u32), op(i, total), total),
+                None => total,
+            };
+            if_(l.eq(0u32), || out.set(out_off + g, total));
+            return;
+        }
         // 2. Inclusive scan of the work-items' totals, in local-id order.
         let sc = cx.local::<T>("scan", gs);
         sc.set(l, acc.get());
@@ -304,6 +398,9 @@ where
     } else {
         Mode::Inclusive
     };
+    if ex.scan_algorithm_for(std::mem::size_of::<T>()) == ScanAlgorithm::LookBack {
+        return super::lookback::scan(ex, view, op, init, dst, &reads);
+    }
     let p = plan(ex, n);
     let out = dst.buffer();
     if p.groups == 1 {
@@ -316,7 +413,7 @@ where
             &reads,
             Pass {
                 mode,
-                commutative: false,
+                builtin: None,
                 init,
                 carries: None,
                 out,
@@ -335,7 +432,7 @@ where
         &reads,
         Pass {
             mode: Mode::Reduce,
-            commutative: false,
+            builtin: None,
             init,
             carries: None,
             out: &partials,
@@ -355,7 +452,7 @@ where
         &preads,
         Pass {
             mode: Mode::Inclusive,
-            commutative: false,
+            builtin: None,
             init: None,
             carries: None,
             out: &carries,
@@ -371,7 +468,7 @@ where
         &reads,
         Pass {
             mode,
-            commutative: false,
+            builtin: None,
             init,
             carries: Some(&carries),
             out,

@@ -6,8 +6,10 @@
 //! the layout picks the index arithmetic), so it is part of the optimized IR that keys the
 //! device's kernel cache: a kernel is compiled again only when a staged value changes.
 
+use super::lookback::LookBackScratch;
 use crate::error::{Error, Result};
 use crate::{BackendKind, Device, Queue};
+use std::sync::{Arc, Mutex};
 
 /// How element-wise kernels assign elements to work-items.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -36,13 +38,18 @@ pub struct Staging {
     /// reductions and scans with a user operator always give each work-item a contiguous part,
     /// to keep the order.
     pub layout: Layout,
+    /// Elements per work-item of a look-back scan's tile ([`ScanAlgorithm::LookBack`]), 1 to
+    /// 64: a tile is `group_size * scan_items_per_thread` elements, loaded coalesced into
+    /// local memory and scanned by each work-item over consecutive elements.
+    pub scan_items_per_thread: u32,
 }
 
 impl Staging {
     /// The defaults for `device`: its preferred work-group size (at most 1024), 4 elements per
-    /// work-item, 16 work-groups per compute unit, and the contiguous layout on OpenCL CPU
+    /// work-item, 16 work-groups per compute unit, the contiguous layout on OpenCL CPU
     /// devices, strided elsewhere (GPUs, and the CPU backend, which runs work-groups in
-    /// lockstep).
+    /// lockstep), and look-back scan tiles of 16 elements per work-item on GPUs (4 on CPUs,
+    /// whose work-groups are large).
     pub fn for_device(device: &Device) -> Staging {
         let info = device.info();
         let gs = info
@@ -63,6 +70,7 @@ impl Staging {
             } else {
                 Layout::Strided
             },
+            scan_items_per_thread: if info.is_cpu() { 4 } else { 16 },
         }
     }
 
@@ -89,6 +97,12 @@ impl Staging {
                 self.items_per_thread
             )));
         }
+        if !(1..=64).contains(&self.scan_items_per_thread) {
+            return Err(bad(format!(
+                "staged scan items per thread {}; allowed are 1 to 64",
+                self.scan_items_per_thread
+            )));
+        }
         if !(1..=65536).contains(&self.max_groups) {
             return Err(bad(format!(
                 "staged maximum of work-groups {}; allowed are 1 to 65536",
@@ -99,11 +113,33 @@ impl Staging {
     }
 }
 
-/// Where and how patterns run: a queue and the [`Staging`] of its kernels. Cheap to clone.
+/// How scans ([`View::inclusive_scan`](super::View::inclusive_scan) and the others) run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ScanAlgorithm {
+    /// [`LookBack`](Self::LookBack) on CUDA devices for elements of 4 bytes (`i32`, `u32`,
+    /// `f32`) when the tile fits the device's local memory, [`MultiPass`](Self::MultiPass)
+    /// otherwise (OpenCL devices, the CPU backend, other element types).
+    Auto,
+    /// Reduce-then-scan: a pass writing each block's total, a scan of the totals by one
+    /// work-group, and a pass scanning each block from its carry (three launches, the input
+    /// read twice). Portable: no work-group ever waits for another.
+    MultiPass,
+    /// One pass with decoupled look-back (Merrill & Garland, 2016): each work-group takes a
+    /// tile number from an atomic counter, publishes its tile's total, then combines the
+    /// published values of the tiles before it, waiting for those not yet published; the
+    /// input is read once. Needs [`DeviceInfo::group_forward_progress`](crate::DeviceInfo::group_forward_progress).
+    /// Elements of other sizes than 4 bytes use [`MultiPass`](Self::MultiPass).
+    LookBack,
+}
+
+/// Where and how patterns run: a queue and the [`Staging`] of its kernels. Cheap to clone
+/// (clones share the scratch memory of look-back scans).
 #[derive(Clone, Debug)]
 pub struct Exec {
     queue: Queue,
     staging: Staging,
+    scan: ScanAlgorithm,
+    pub(crate) lookback: Arc<Mutex<Option<LookBackScratch>>>,
 }
 
 impl Exec {
@@ -112,6 +148,8 @@ impl Exec {
         Exec {
             queue: queue.clone(),
             staging: Staging::for_device(queue.device()),
+            scan: ScanAlgorithm::Auto,
+            lookback: Arc::new(Mutex::new(None)),
         }
     }
 
@@ -120,8 +158,55 @@ impl Exec {
     pub fn with_staging(&self, staging: Staging) -> Result<Exec> {
         staging.check(self.queue.device())?;
         Ok(Exec {
-            queue: self.queue.clone(),
             staging,
+            ..self.clone()
+        })
+    }
+
+    /// The same queue with another scan algorithm. [`ScanAlgorithm::LookBack`] fails with
+    /// [`Error::Unsupported`] on a device without
+    /// [`group_forward_progress`](crate::DeviceInfo::group_forward_progress) (OpenCL), where
+    /// a work-group waiting for another might wait forever; on the CPU backend it runs (for
+    /// tests: the interpreter spins a whole thread per waiting work-group).
+    pub fn with_scan_algorithm(&self, scan: ScanAlgorithm) -> Result<Exec> {
+        let info = self.device().info();
+        if scan == ScanAlgorithm::LookBack && !info.group_forward_progress() {
+            return Err(Error::Unsupported {
+                kernel: "pattern_scan_lookback".into(),
+                device: info.spec(),
+                reason: "the look-back scan needs work-groups that make progress while others wait for them, which OpenCL does not promise; use ScanAlgorithm::MultiPass or Auto".into(),
+            });
+        }
+        Ok(Exec {
+            scan,
+            ..self.clone()
+        })
+    }
+
+    /// The scan algorithm asked for ([`ScanAlgorithm::Auto`] unless set).
+    pub fn scan_algorithm(&self) -> ScanAlgorithm {
+        self.scan
+    }
+
+    /// The algorithm a scan of `elem_size`-byte elements runs with: [`ScanAlgorithm::MultiPass`]
+    /// or [`ScanAlgorithm::LookBack`], never `Auto`. The look-back scan needs elements of 4
+    /// bytes and a tile that fits the device's local memory (asked for or not).
+    pub fn scan_algorithm_for(&self, elem_size: usize) -> ScanAlgorithm {
+        let info = self.device().info();
+        let fits = super::lookback::local_bytes(self.staging) <= info.local_mem_size;
+        match self.scan {
+            _ if elem_size != 4 || !fits => ScanAlgorithm::MultiPass,
+            ScanAlgorithm::Auto if info.backend == BackendKind::Cuda => ScanAlgorithm::LookBack,
+            ScanAlgorithm::LookBack => ScanAlgorithm::LookBack,
+            _ => ScanAlgorithm::MultiPass,
+        }
+    }
+
+    /// The same queue with another number of elements per work-item in look-back scan tiles.
+    pub fn with_scan_items_per_thread(&self, k: u32) -> Result<Exec> {
+        self.with_staging(Staging {
+            scan_items_per_thread: k,
+            ..self.staging
         })
     }
 

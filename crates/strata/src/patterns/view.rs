@@ -191,7 +191,7 @@ pub trait View: Clone {
     where
         Self: View<Item = Expr<T>>,
     {
-        reduce::reduce(ex, self, init, &op, false)
+        reduce::reduce(ex, self, init, &op, None)
     }
 
     /// The sum (integers wrap; 0 for no elements).
@@ -199,7 +199,14 @@ pub trait View: Clone {
     where
         Self: View<Item = Expr<T>>,
     {
-        reduce::reduce(ex, self, crate::ir::eval::Num::zero(), &|a, b| a + b, true)
+        let add = |a, b| a + b;
+        reduce::reduce(
+            ex,
+            self,
+            crate::ir::eval::Num::zero(),
+            &add,
+            Some(scan::BuiltinOp::Add),
+        )
     }
 
     /// The smallest element (`None` for no elements; NaN is ignored as by `f32::min`).

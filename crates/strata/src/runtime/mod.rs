@@ -112,6 +112,33 @@ impl DeviceInfo {
                 .any(|(k, v)| k == "device type" && v.split(" + ").any(|t| t == "CPU"))
     }
 
+    /// Whether a work-group that has started running keeps making progress while other
+    /// work-groups of the same launch spin, waiting for memory it will write: what a
+    /// single-pass scan with decoupled look-back needs (each work-group takes a tile number
+    /// from an atomic counter and may wait for the tiles numbered before it).
+    ///
+    /// - **CUDA**: yes. A work-group (block) that has executed an instruction is resident on
+    ///   a multiprocessor until it exits, and the warp schedulers keep issuing from every
+    ///   resident warp that is not waiting at a barrier of its own block, so a block spinning
+    ///   on a flag never starves another resident block; compute preemption suspends and
+    ///   resumes whole launches, which keeps this true. A tile taken from the counter was
+    ///   taken by a block already running, so every tile a block waits for belongs to a
+    ///   running (or finished) block, and that block waits only for lower tiles: by induction
+    ///   from tile 0, which waits for nothing, every block finishes. (Tile numbers from
+    ///   `blockIdx` would not do: blocks need not start in index order, and resident blocks
+    ///   could all wait for ones that cannot start.)
+    /// - **The strata CPU backend**: yes. Each work-group runs from start to end on one rayon
+    ///   thread, without yielding to another work-group, and threads are preempted fairly by
+    ///   the operating system; a tile taken from the counter belongs to a work-group that is
+    ///   running on another thread or has finished. (With one thread, work-groups run one
+    ///   after the other, and the tiles before a work-group's are all finished.)
+    /// - **OpenCL**: no. OpenCL 1.2 promises nothing about the progress of one work-group
+    ///   while another waits, and drivers differ (some run work-groups one at a time on a CPU
+    ///   thread, some time-slice them); strata does not rely on any of them.
+    pub fn group_forward_progress(&self) -> bool {
+        matches!(self.backend, BackendKind::Cuda | BackendKind::Cpu)
+    }
+
     /// The summary as one JSON object.
     pub fn to_json(&self) -> String {
         let mut s = format!(

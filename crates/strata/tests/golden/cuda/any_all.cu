@@ -84,9 +84,7 @@ static __device__ inline i64 strata_atomic_min(volatile i64* p, i64 v) { return 
 static __device__ inline i64 strata_atomic_max(volatile i64* p, i64 v) { return (i64)atomicMax((long long*)p, (long long)v); }
 static __device__ inline u64 strata_atomic_min(volatile u64* p, u64 v) { return (u64)atomicMin((unsigned long long*)p, (unsigned long long)v); }
 static __device__ inline u64 strata_atomic_max(volatile u64* p, u64 v) { return (u64)atomicMax((unsigned long long*)p, (unsigned long long)v); }
-#ifndef STRATA_MAX_GROUP
-#define STRATA_MAX_GROUP 1024
-#endif
+template <typename T> static __device__ inline T strata_atomic_load(const volatile T* p) { return *p; }
 
 extern "C" __global__ void any_all(
     const u32* x,
@@ -94,60 +92,11 @@ extern "C" __global__ void any_all(
     u32* out,
     const u32 out_len
 ) {
-    __shared__ u8 strata_scratch_u8[STRATA_MAX_GROUP + 1];
     const u32 e0 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
     const u32 v0 = x[e0];
     const bool e3 = (v0 != 0u);
-    bool v1;
-    {
-        const u32 lid = ((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z));
-        strata_scratch_u8[lid] = (u8)e3;
-        __syncthreads();
-        if (lid == 0) {
-            u8 acc = 0;
-            for (u32 k = 0; k < ((u32)blockDim.x * (u32)blockDim.y * (u32)blockDim.z); k++) {
-                const u8 x = strata_scratch_u8[k];
-                acc = (acc | (x != 0));
-            }
-            strata_scratch_u8[STRATA_MAX_GROUP] = acc;
-        }
-        __syncthreads();
-        v1 = (strata_scratch_u8[STRATA_MAX_GROUP] != 0);
-        __syncthreads();
-    }
-    bool v2;
-    {
-        const u32 lid = ((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z));
-        strata_scratch_u8[lid] = (u8)e3;
-        __syncthreads();
-        if (lid == 0) {
-            u8 acc = 1;
-            for (u32 k = 0; k < ((u32)blockDim.x * (u32)blockDim.y * (u32)blockDim.z); k++) {
-                const u8 x = strata_scratch_u8[k];
-                acc = (acc & (x != 0));
-            }
-            strata_scratch_u8[STRATA_MAX_GROUP] = acc;
-        }
-        __syncthreads();
-        v2 = (strata_scratch_u8[STRATA_MAX_GROUP] != 0);
-        __syncthreads();
-    }
-    bool v3;
-    {
-        const u32 lid = ((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z));
-        strata_scratch_u8[lid] = (u8)(!e3);
-        __syncthreads();
-        if (lid == 0) {
-            u8 acc = 1;
-            for (u32 k = 0; k < ((u32)blockDim.x * (u32)blockDim.y * (u32)blockDim.z); k++) {
-                const u8 x = strata_scratch_u8[k];
-                acc = (acc & (x != 0));
-            }
-            strata_scratch_u8[STRATA_MAX_GROUP] = acc;
-        }
-        __syncthreads();
-        v3 = (strata_scratch_u8[STRATA_MAX_GROUP] != 0);
-        __syncthreads();
-    }
+    const bool v1 = (__syncthreads_or(e3 ? 1 : 0) != 0);
+    const bool v2 = (__syncthreads_and(e3 ? 1 : 0) != 0);
+    const bool v3 = (__syncthreads_and((!e3) ? 1 : 0) != 0);
     out[e0] = ((((u32)v1) | ((u32)((u32)((u32)v2) << (1u & 31)))) | ((u32)((u32)((u32)v3) << (2u & 31))));
 }

@@ -84,6 +84,7 @@ static __device__ inline i64 strata_atomic_min(volatile i64* p, i64 v) { return 
 static __device__ inline i64 strata_atomic_max(volatile i64* p, i64 v) { return (i64)atomicMax((long long*)p, (long long)v); }
 static __device__ inline u64 strata_atomic_min(volatile u64* p, u64 v) { return (u64)atomicMin((unsigned long long*)p, (unsigned long long)v); }
 static __device__ inline u64 strata_atomic_max(volatile u64* p, u64 v) { return (u64)atomicMax((unsigned long long*)p, (unsigned long long)v); }
+template <typename T> static __device__ inline T strata_atomic_load(const volatile T* p) { return *p; }
 #ifndef STRATA_MAX_GROUP
 #define STRATA_MAX_GROUP 1024
 #endif
@@ -101,35 +102,39 @@ extern "C" __global__ void broadcast(
     const u32 e13 = ((u32)blockDim.x * (u32)blockDim.y);
     float v1;
     {
-        const u32 lid = ((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z));
-        strata_scratch_float[lid] = (float)v0;
+        const float strata_x = (float)v0;
+        const u32 strata_src = (((((u32)blockIdx.x + (u32)gridDim.x * ((u32)blockIdx.y + (u32)gridDim.y * (u32)blockIdx.z)) * 7u) + 3u) % e13);
+        strata_scratch_float[((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z))] = strata_x;
         __syncthreads();
-        v1 = strata_scratch_float[(((((u32)blockIdx.x + (u32)gridDim.x * ((u32)blockIdx.y + (u32)gridDim.y * (u32)blockIdx.z)) * 7u) + 3u) % e13)];
+        v1 = strata_scratch_float[strata_src];
         __syncthreads();
     }
     const u32 e18 = ((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z));
     float v2_0;
     {
-        const u32 lid = ((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z));
-        strata_scratch_float[lid] = (float)v0;
+        const float strata_x = (float)v0;
+        const u32 strata_src = e18;
+        strata_scratch_float[((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z))] = strata_x;
         __syncthreads();
-        v2_0 = strata_scratch_float[e18];
+        v2_0 = strata_scratch_float[strata_src];
         __syncthreads();
     }
     float v2_1;
     {
-        const u32 lid = ((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z));
-        strata_scratch_float[lid] = (float)(v0 * 2.0f);
+        const float strata_x = (float)(v0 * 2.0f);
+        const u32 strata_src = e18;
+        strata_scratch_float[((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z))] = strata_x;
         __syncthreads();
-        v2_1 = strata_scratch_float[e18];
+        v2_1 = strata_scratch_float[strata_src];
         __syncthreads();
     }
     u32 v3;
     {
-        const u32 lid = ((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z));
-        strata_scratch_u32[lid] = (u32)e18;
+        const u32 strata_x = (u32)e18;
+        const u32 strata_src = (e13 - 1u);
+        strata_scratch_u32[((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z))] = strata_x;
         __syncthreads();
-        v3 = strata_scratch_u32[(e13 - 1u)];
+        v3 = strata_scratch_u32[strata_src];
         __syncthreads();
     }
     const u32 e21 = (e4 * 3u);

@@ -84,9 +84,61 @@ static __device__ inline i64 strata_atomic_min(volatile i64* p, i64 v) { return 
 static __device__ inline i64 strata_atomic_max(volatile i64* p, i64 v) { return (i64)atomicMax((long long*)p, (long long)v); }
 static __device__ inline u64 strata_atomic_min(volatile u64* p, u64 v) { return (u64)atomicMin((unsigned long long*)p, (unsigned long long)v); }
 static __device__ inline u64 strata_atomic_max(volatile u64* p, u64 v) { return (u64)atomicMax((unsigned long long*)p, (unsigned long long)v); }
-#ifndef STRATA_MAX_GROUP
-#define STRATA_MAX_GROUP 1024
-#endif
+template <typename T> static __device__ inline T strata_atomic_load(const volatile T* p) { return *p; }
+
+static __device__ inline u32 strata_group_reduce_add_u32(u32 x) {
+    __shared__ u32 strata_part[32];
+    const u32 n = blockDim.x * blockDim.y * blockDim.z;
+    const u32 lid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    const u32 lane = lid & 31u, warp = lid >> 5;
+    const u32 live = min(32u, n - (lid & ~31u));
+    const u32 mask = live == 32u ? 0xffffffffu : (1u << live) - 1u;
+    x = (u32)((u32)0 + x);
+    #pragma unroll
+    for (u32 d = 16u; d > 0u; d >>= 1) {
+        const u32 y = (u32)__shfl_down_sync(mask, (u32)x, d);
+        if (lane + d < live) x = (u32)(x + y);
+    }
+    if (lane == 0u) strata_part[warp] = x;
+    __syncthreads();
+    u32 r = (u32)0;
+    for (u32 j = lane; j < (n + 31u) >> 5; j += live) r = (u32)(r + strata_part[j]);
+    #pragma unroll
+    for (u32 d = 16u; d > 0u; d >>= 1) {
+        const u32 y = (u32)__shfl_down_sync(mask, (u32)r, d);
+        if (lane + d < live) r = (u32)(r + y);
+    }
+    r = (u32)__shfl_sync(mask, (u32)r, 0);
+    __syncthreads();
+    return r;
+}
+
+static __device__ inline u32 strata_group_reduce_min_u32(u32 x) {
+    __shared__ u32 strata_part[32];
+    const u32 n = blockDim.x * blockDim.y * blockDim.z;
+    const u32 lid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    const u32 lane = lid & 31u, warp = lid >> 5;
+    const u32 live = min(32u, n - (lid & ~31u));
+    const u32 mask = live == 32u ? 0xffffffffu : (1u << live) - 1u;
+    x = (u32)min(4294967295u, x);
+    #pragma unroll
+    for (u32 d = 16u; d > 0u; d >>= 1) {
+        const u32 y = (u32)__shfl_down_sync(mask, (u32)x, d);
+        if (lane + d < live) x = (u32)min(x, y);
+    }
+    if (lane == 0u) strata_part[warp] = x;
+    __syncthreads();
+    u32 r = 4294967295u;
+    for (u32 j = lane; j < (n + 31u) >> 5; j += live) r = (u32)min(r, strata_part[j]);
+    #pragma unroll
+    for (u32 d = 16u; d > 0u; d >>= 1) {
+        const u32 y = (u32)__shfl_down_sync(mask, (u32)r, d);
+        if (lane + d < live) r = (u32)min(r, y);
+    }
+    r = (u32)__shfl_sync(mask, (u32)r, 0);
+    __syncthreads();
+    return r;
+}
 
 extern "C" __global__ void empty_launch(
     u32* out,
@@ -96,47 +148,14 @@ extern "C" __global__ void empty_launch(
     u32* gather1,
     const u32 gather1_len
 ) {
-    __shared__ u32 strata_scratch_u32[STRATA_MAX_GROUP + 1];
     out[0u] = 1u;
-    u32 v0;
-    {
-        const u32 lid = ((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z));
-        strata_scratch_u32[lid] = (u32)1u;
-        __syncthreads();
-        if (lid == 0) {
-            u32 acc = (u32)0;
-            for (u32 k = 0; k < ((u32)blockDim.x * (u32)blockDim.y * (u32)blockDim.z); k++) {
-                const u32 x = strata_scratch_u32[k];
-                acc = (u32)(acc + x);
-            }
-            strata_scratch_u32[STRATA_MAX_GROUP] = acc;
-        }
-        __syncthreads();
-        v0 = strata_scratch_u32[STRATA_MAX_GROUP];
-        __syncthreads();
-    }
+    const u32 v0 = strata_group_reduce_add_u32(1u);
     const bool e3 = (((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z)) == 0u);
     if (e3) {
         const u32 e4 = ((u32)blockIdx.x + (u32)gridDim.x * ((u32)blockIdx.y + (u32)gridDim.y * (u32)blockIdx.z));
         gather0[e4] = v0;
     }
-    u32 v1;
-    {
-        const u32 lid = ((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z));
-        strata_scratch_u32[lid] = (u32)(u32)(blockIdx.x * blockDim.x + threadIdx.x);
-        __syncthreads();
-        if (lid == 0) {
-            u32 acc = 4294967295u;
-            for (u32 k = 0; k < ((u32)blockDim.x * (u32)blockDim.y * (u32)blockDim.z); k++) {
-                const u32 x = strata_scratch_u32[k];
-                acc = min(acc, x);
-            }
-            strata_scratch_u32[STRATA_MAX_GROUP] = acc;
-        }
-        __syncthreads();
-        v1 = strata_scratch_u32[STRATA_MAX_GROUP];
-        __syncthreads();
-    }
+    const u32 v1 = strata_group_reduce_min_u32((u32)(blockIdx.x * blockDim.x + threadIdx.x));
     if (e3) {
         const u32 e4 = ((u32)blockIdx.x + (u32)gridDim.x * ((u32)blockIdx.y + (u32)gridDim.y * (u32)blockIdx.z));
         gather1[e4] = v1;

@@ -84,9 +84,142 @@ static __device__ inline i64 strata_atomic_min(volatile i64* p, i64 v) { return 
 static __device__ inline i64 strata_atomic_max(volatile i64* p, i64 v) { return (i64)atomicMax((long long*)p, (long long)v); }
 static __device__ inline u64 strata_atomic_min(volatile u64* p, u64 v) { return (u64)atomicMin((unsigned long long*)p, (unsigned long long)v); }
 static __device__ inline u64 strata_atomic_max(volatile u64* p, u64 v) { return (u64)atomicMax((unsigned long long*)p, (unsigned long long)v); }
-#ifndef STRATA_MAX_GROUP
-#define STRATA_MAX_GROUP 1024
-#endif
+template <typename T> static __device__ inline T strata_atomic_load(const volatile T* p) { return *p; }
+
+static __device__ inline i32 strata_group_reduce_max_i32(i32 x) {
+    __shared__ i32 strata_part[32];
+    const u32 n = blockDim.x * blockDim.y * blockDim.z;
+    const u32 lid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    const u32 lane = lid & 31u, warp = lid >> 5;
+    const u32 live = min(32u, n - (lid & ~31u));
+    const u32 mask = live == 32u ? 0xffffffffu : (1u << live) - 1u;
+    x = (i32)max((-2147483647 - 1), x);
+    #pragma unroll
+    for (u32 d = 16u; d > 0u; d >>= 1) {
+        const i32 y = (i32)__shfl_down_sync(mask, (i32)x, d);
+        if (lane + d < live) x = (i32)max(x, y);
+    }
+    if (lane == 0u) strata_part[warp] = x;
+    __syncthreads();
+    i32 r = (-2147483647 - 1);
+    for (u32 j = lane; j < (n + 31u) >> 5; j += live) r = (i32)max(r, strata_part[j]);
+    #pragma unroll
+    for (u32 d = 16u; d > 0u; d >>= 1) {
+        const i32 y = (i32)__shfl_down_sync(mask, (i32)r, d);
+        if (lane + d < live) r = (i32)max(r, y);
+    }
+    r = (i32)__shfl_sync(mask, (i32)r, 0);
+    __syncthreads();
+    return r;
+}
+
+static __device__ inline i32 strata_group_reduce_min_i32(i32 x) {
+    __shared__ i32 strata_part[32];
+    const u32 n = blockDim.x * blockDim.y * blockDim.z;
+    const u32 lid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    const u32 lane = lid & 31u, warp = lid >> 5;
+    const u32 live = min(32u, n - (lid & ~31u));
+    const u32 mask = live == 32u ? 0xffffffffu : (1u << live) - 1u;
+    x = (i32)min(2147483647, x);
+    #pragma unroll
+    for (u32 d = 16u; d > 0u; d >>= 1) {
+        const i32 y = (i32)__shfl_down_sync(mask, (i32)x, d);
+        if (lane + d < live) x = (i32)min(x, y);
+    }
+    if (lane == 0u) strata_part[warp] = x;
+    __syncthreads();
+    i32 r = 2147483647;
+    for (u32 j = lane; j < (n + 31u) >> 5; j += live) r = (i32)min(r, strata_part[j]);
+    #pragma unroll
+    for (u32 d = 16u; d > 0u; d >>= 1) {
+        const i32 y = (i32)__shfl_down_sync(mask, (i32)r, d);
+        if (lane + d < live) r = (i32)min(r, y);
+    }
+    r = (i32)__shfl_sync(mask, (i32)r, 0);
+    __syncthreads();
+    return r;
+}
+
+static __device__ inline i64 strata_group_reduce_add_i64(i64 x) {
+    __shared__ i64 strata_part[32];
+    const u32 n = blockDim.x * blockDim.y * blockDim.z;
+    const u32 lid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    const u32 lane = lid & 31u, warp = lid >> 5;
+    const u32 live = min(32u, n - (lid & ~31u));
+    const u32 mask = live == 32u ? 0xffffffffu : (1u << live) - 1u;
+    x = (i64)((u64)(i64)0 + (u64)x);
+    #pragma unroll
+    for (u32 d = 16u; d > 0u; d >>= 1) {
+        const i64 y = (i64)__shfl_down_sync(mask, (long long)x, d);
+        if (lane + d < live) x = (i64)((u64)x + (u64)y);
+    }
+    if (lane == 0u) strata_part[warp] = x;
+    __syncthreads();
+    i64 r = (i64)0;
+    for (u32 j = lane; j < (n + 31u) >> 5; j += live) r = (i64)((u64)r + (u64)strata_part[j]);
+    #pragma unroll
+    for (u32 d = 16u; d > 0u; d >>= 1) {
+        const i64 y = (i64)__shfl_down_sync(mask, (long long)r, d);
+        if (lane + d < live) r = (i64)((u64)r + (u64)y);
+    }
+    r = (i64)__shfl_sync(mask, (long long)r, 0);
+    __syncthreads();
+    return r;
+}
+
+static __device__ inline u32 strata_group_reduce_add_u32(u32 x) {
+    __shared__ u32 strata_part[32];
+    const u32 n = blockDim.x * blockDim.y * blockDim.z;
+    const u32 lid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    const u32 lane = lid & 31u, warp = lid >> 5;
+    const u32 live = min(32u, n - (lid & ~31u));
+    const u32 mask = live == 32u ? 0xffffffffu : (1u << live) - 1u;
+    x = (u32)((u32)0 + x);
+    #pragma unroll
+    for (u32 d = 16u; d > 0u; d >>= 1) {
+        const u32 y = (u32)__shfl_down_sync(mask, (u32)x, d);
+        if (lane + d < live) x = (u32)(x + y);
+    }
+    if (lane == 0u) strata_part[warp] = x;
+    __syncthreads();
+    u32 r = (u32)0;
+    for (u32 j = lane; j < (n + 31u) >> 5; j += live) r = (u32)(r + strata_part[j]);
+    #pragma unroll
+    for (u32 d = 16u; d > 0u; d >>= 1) {
+        const u32 y = (u32)__shfl_down_sync(mask, (u32)r, d);
+        if (lane + d < live) r = (u32)(r + y);
+    }
+    r = (u32)__shfl_sync(mask, (u32)r, 0);
+    __syncthreads();
+    return r;
+}
+
+static __device__ inline u32 strata_group_reduce_max_u32(u32 x) {
+    __shared__ u32 strata_part[32];
+    const u32 n = blockDim.x * blockDim.y * blockDim.z;
+    const u32 lid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    const u32 lane = lid & 31u, warp = lid >> 5;
+    const u32 live = min(32u, n - (lid & ~31u));
+    const u32 mask = live == 32u ? 0xffffffffu : (1u << live) - 1u;
+    x = (u32)max(0u, x);
+    #pragma unroll
+    for (u32 d = 16u; d > 0u; d >>= 1) {
+        const u32 y = (u32)__shfl_down_sync(mask, (u32)x, d);
+        if (lane + d < live) x = (u32)max(x, y);
+    }
+    if (lane == 0u) strata_part[warp] = x;
+    __syncthreads();
+    u32 r = 0u;
+    for (u32 j = lane; j < (n + 31u) >> 5; j += live) r = (u32)max(r, strata_part[j]);
+    #pragma unroll
+    for (u32 d = 16u; d > 0u; d >>= 1) {
+        const u32 y = (u32)__shfl_down_sync(mask, (u32)r, d);
+        if (lane + d < live) r = (u32)max(r, y);
+    }
+    r = (u32)__shfl_sync(mask, (u32)r, 0);
+    __syncthreads();
+    return r;
+}
 
 extern "C" __global__ void gather_several(
     const i32* x,
@@ -102,114 +235,31 @@ extern "C" __global__ void gather_several(
     u32* gather4,
     const u32 gather4_len
 ) {
-    __shared__ i32 strata_scratch_i32[STRATA_MAX_GROUP + 1];
-    __shared__ i64 strata_scratch_i64[STRATA_MAX_GROUP + 1];
-    __shared__ u32 strata_scratch_u32[STRATA_MAX_GROUP + 1];
     const u32 e0 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
     const i32 v0 = x[min(e0, (x_len - 1u))];
     const bool e5 = (e0 < x_len);
-    i64 v1;
-    {
-        const u32 lid = ((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z));
-        strata_scratch_i64[lid] = (i64)(e5 ? ((i64)v0) : 0L);
-        __syncthreads();
-        if (lid == 0) {
-            i64 acc = (i64)0;
-            for (u32 k = 0; k < ((u32)blockDim.x * (u32)blockDim.y * (u32)blockDim.z); k++) {
-                const i64 x = strata_scratch_i64[k];
-                acc = (i64)((u64)acc + (u64)x);
-            }
-            strata_scratch_i64[STRATA_MAX_GROUP] = acc;
-        }
-        __syncthreads();
-        v1 = strata_scratch_i64[STRATA_MAX_GROUP];
-        __syncthreads();
-    }
+    const i64 v1 = strata_group_reduce_add_i64((e5 ? ((i64)v0) : 0L));
     const bool e12 = (((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z)) == 0u);
     if (e12) {
         const u32 e13 = ((u32)blockIdx.x + (u32)gridDim.x * ((u32)blockIdx.y + (u32)gridDim.y * (u32)blockIdx.z));
         gather0[e13] = v1;
     }
-    i32 v2;
-    {
-        const u32 lid = ((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z));
-        strata_scratch_i32[lid] = (i32)(e5 ? v0 : 2147483647);
-        __syncthreads();
-        if (lid == 0) {
-            i32 acc = 2147483647;
-            for (u32 k = 0; k < ((u32)blockDim.x * (u32)blockDim.y * (u32)blockDim.z); k++) {
-                const i32 x = strata_scratch_i32[k];
-                acc = min(acc, x);
-            }
-            strata_scratch_i32[STRATA_MAX_GROUP] = acc;
-        }
-        __syncthreads();
-        v2 = strata_scratch_i32[STRATA_MAX_GROUP];
-        __syncthreads();
-    }
+    const i32 v2 = strata_group_reduce_min_i32((e5 ? v0 : 2147483647));
     if (e12) {
         const u32 e13 = ((u32)blockIdx.x + (u32)gridDim.x * ((u32)blockIdx.y + (u32)gridDim.y * (u32)blockIdx.z));
         gather1[e13] = v2;
     }
-    i32 v3;
-    {
-        const u32 lid = ((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z));
-        strata_scratch_i32[lid] = (i32)(e5 ? v0 : (-2147483647 - 1));
-        __syncthreads();
-        if (lid == 0) {
-            i32 acc = (-2147483647 - 1);
-            for (u32 k = 0; k < ((u32)blockDim.x * (u32)blockDim.y * (u32)blockDim.z); k++) {
-                const i32 x = strata_scratch_i32[k];
-                acc = max(acc, x);
-            }
-            strata_scratch_i32[STRATA_MAX_GROUP] = acc;
-        }
-        __syncthreads();
-        v3 = strata_scratch_i32[STRATA_MAX_GROUP];
-        __syncthreads();
-    }
+    const i32 v3 = strata_group_reduce_max_i32((e5 ? v0 : (-2147483647 - 1)));
     if (e12) {
         const u32 e13 = ((u32)blockIdx.x + (u32)gridDim.x * ((u32)blockIdx.y + (u32)gridDim.y * (u32)blockIdx.z));
         gather2[e13] = v3;
     }
-    u32 v4;
-    {
-        const u32 lid = ((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z));
-        strata_scratch_u32[lid] = (u32)(e5 ? e0 : 0u);
-        __syncthreads();
-        if (lid == 0) {
-            u32 acc = 0u;
-            for (u32 k = 0; k < ((u32)blockDim.x * (u32)blockDim.y * (u32)blockDim.z); k++) {
-                const u32 x = strata_scratch_u32[k];
-                acc = max(acc, x);
-            }
-            strata_scratch_u32[STRATA_MAX_GROUP] = acc;
-        }
-        __syncthreads();
-        v4 = strata_scratch_u32[STRATA_MAX_GROUP];
-        __syncthreads();
-    }
+    const u32 v4 = strata_group_reduce_max_u32((e5 ? e0 : 0u));
     if (e12) {
         const u32 e13 = ((u32)blockIdx.x + (u32)gridDim.x * ((u32)blockIdx.y + (u32)gridDim.y * (u32)blockIdx.z));
         gather3[e13] = v4;
     }
-    u32 v5;
-    {
-        const u32 lid = ((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z));
-        strata_scratch_u32[lid] = (u32)(e5 ? 1u : 0u);
-        __syncthreads();
-        if (lid == 0) {
-            u32 acc = (u32)0;
-            for (u32 k = 0; k < ((u32)blockDim.x * (u32)blockDim.y * (u32)blockDim.z); k++) {
-                const u32 x = strata_scratch_u32[k];
-                acc = (u32)(acc + x);
-            }
-            strata_scratch_u32[STRATA_MAX_GROUP] = acc;
-        }
-        __syncthreads();
-        v5 = strata_scratch_u32[STRATA_MAX_GROUP];
-        __syncthreads();
-    }
+    const u32 v5 = strata_group_reduce_add_u32((e5 ? 1u : 0u));
     if (e12) {
         const u32 e13 = ((u32)blockIdx.x + (u32)gridDim.x * ((u32)blockIdx.y + (u32)gridDim.y * (u32)blockIdx.z));
         gather4[e13] = v5;

@@ -84,6 +84,34 @@ static __device__ inline i64 strata_atomic_min(volatile i64* p, i64 v) { return 
 static __device__ inline i64 strata_atomic_max(volatile i64* p, i64 v) { return (i64)atomicMax((long long*)p, (long long)v); }
 static __device__ inline u64 strata_atomic_min(volatile u64* p, u64 v) { return (u64)atomicMin((unsigned long long*)p, (unsigned long long)v); }
 static __device__ inline u64 strata_atomic_max(volatile u64* p, u64 v) { return (u64)atomicMax((unsigned long long*)p, (unsigned long long)v); }
+template <typename T> static __device__ inline T strata_atomic_load(const volatile T* p) { return *p; }
+
+static __device__ inline float strata_group_reduce_add_float(float x) {
+    __shared__ float strata_part[32];
+    const u32 n = blockDim.x * blockDim.y * blockDim.z;
+    const u32 lid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    const u32 lane = lid & 31u, warp = lid >> 5;
+    const u32 live = min(32u, n - (lid & ~31u));
+    const u32 mask = live == 32u ? 0xffffffffu : (1u << live) - 1u;
+    x = (0.0f + x);
+    #pragma unroll
+    for (u32 d = 16u; d > 0u; d >>= 1) {
+        const float y = (float)__shfl_down_sync(mask, (float)x, d);
+        if (lane + d < live) x = (x + y);
+    }
+    if (lane == 0u) strata_part[warp] = x;
+    __syncthreads();
+    float r = 0.0f;
+    for (u32 j = lane; j < (n + 31u) >> 5; j += live) r = (r + strata_part[j]);
+    #pragma unroll
+    for (u32 d = 16u; d > 0u; d >>= 1) {
+        const float y = (float)__shfl_down_sync(mask, (float)r, d);
+        if (lane + d < live) r = (r + y);
+    }
+    r = (float)__shfl_sync(mask, (float)r, 0);
+    __syncthreads();
+    return r;
+}
 
 extern "C" __global__ void pattern_reduce(
     float* b0,
@@ -96,7 +124,6 @@ extern "C" __global__ void pattern_reduce(
     const u32 b1_len,
     const u32 off
 ) {
-    __shared__ float scan[1024];
     float acc = 0;
     const u32 e0 = (u32)blockIdx.x;
     const u32 blk_start_0 = (e0 * block);
@@ -104,7 +131,8 @@ extern "C" __global__ void pattern_reduce(
     const u32 e7 = (u32)threadIdx.x;
     const u32 part_start_2 = min((blk_start_0 + e7), blk_end_1);
     acc = 0.0f;
-    if (part_start_2 < blk_end_1) {
+    const bool e14 = (part_start_2 < blk_end_1);
+    if (e14) {
         const float v3 = b1[(off + part_start_2)];
         acc = v3;
         const u32 e19 = (part_start_2 + 1024u);
@@ -131,70 +159,8 @@ extern "C" __global__ void pattern_reduce(
         }
     }
     const float v16 = acc;
-    scan[e7] = v16;
-    __syncthreads();
-    const float v17 = scan[e7];
-    const bool e68 = (e7 >= 1u);
-    const float v18 = scan[(e68 ? (e7 - 1u) : e7)];
-    __syncthreads();
-    scan[e7] = (e68 ? (v18 + v17) : v17);
-    __syncthreads();
-    const float v19 = scan[e7];
-    const bool e75 = (e7 >= 2u);
-    const float v20 = scan[(e75 ? (e7 - 2u) : e7)];
-    __syncthreads();
-    scan[e7] = (e75 ? (v20 + v19) : v19);
-    __syncthreads();
-    const float v21 = scan[e7];
-    const bool e82 = (e7 >= 4u);
-    const float v22 = scan[(e82 ? (e7 - 4u) : e7)];
-    __syncthreads();
-    scan[e7] = (e82 ? (v22 + v21) : v21);
-    __syncthreads();
-    const float v23 = scan[e7];
-    const bool e90 = (e7 >= 8u);
-    const float v24 = scan[(e90 ? (e7 - 8u) : e7)];
-    __syncthreads();
-    scan[e7] = (e90 ? (v24 + v23) : v23);
-    __syncthreads();
-    const float v25 = scan[e7];
-    const bool e98 = (e7 >= 16u);
-    const float v26 = scan[(e98 ? (e7 - 16u) : e7)];
-    __syncthreads();
-    scan[e7] = (e98 ? (v26 + v25) : v25);
-    __syncthreads();
-    const float v27 = scan[e7];
-    const bool e106 = (e7 >= 32u);
-    const float v28 = scan[(e106 ? (e7 - 32u) : e7)];
-    __syncthreads();
-    scan[e7] = (e106 ? (v28 + v27) : v27);
-    __syncthreads();
-    const float v29 = scan[e7];
-    const bool e114 = (e7 >= 64u);
-    const float v30 = scan[(e114 ? (e7 - 64u) : e7)];
-    __syncthreads();
-    scan[e7] = (e114 ? (v30 + v29) : v29);
-    __syncthreads();
-    const float v31 = scan[e7];
-    const bool e122 = (e7 >= 128u);
-    const float v32 = scan[(e122 ? (e7 - 128u) : e7)];
-    __syncthreads();
-    scan[e7] = (e122 ? (v32 + v31) : v31);
-    __syncthreads();
-    const float v33 = scan[e7];
-    const bool e130 = (e7 >= 256u);
-    const float v34 = scan[(e130 ? (e7 - 256u) : e7)];
-    __syncthreads();
-    scan[e7] = (e130 ? (v34 + v33) : v33);
-    __syncthreads();
-    const float v35 = scan[e7];
-    const bool e138 = (e7 >= 512u);
-    const float v36 = scan[(e138 ? (e7 - 512u) : e7)];
-    __syncthreads();
-    scan[e7] = (e138 ? (v36 + v35) : v35);
-    __syncthreads();
-    const float v37 = scan[(min((blk_end_1 - blk_start_0), 1024u) - 1u)];
+    const float v17 = strata_group_reduce_add_float((e14 ? v16 : 0.0f));
     if (e7 == 0u) {
-        b0[(out_off + e0)] = v37;
+        b0[(out_off + e0)] = v17;
     }
 }

@@ -84,6 +84,34 @@ static __device__ inline i64 strata_atomic_min(volatile i64* p, i64 v) { return 
 static __device__ inline i64 strata_atomic_max(volatile i64* p, i64 v) { return (i64)atomicMax((long long*)p, (long long)v); }
 static __device__ inline u64 strata_atomic_min(volatile u64* p, u64 v) { return (u64)atomicMin((unsigned long long*)p, (unsigned long long)v); }
 static __device__ inline u64 strata_atomic_max(volatile u64* p, u64 v) { return (u64)atomicMax((unsigned long long*)p, (unsigned long long)v); }
+template <typename T> static __device__ inline T strata_atomic_load(const volatile T* p) { return *p; }
+
+static __device__ inline i32 strata_group_reduce_max_i32(i32 x) {
+    __shared__ i32 strata_part[32];
+    const u32 n = blockDim.x * blockDim.y * blockDim.z;
+    const u32 lid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    const u32 lane = lid & 31u, warp = lid >> 5;
+    const u32 live = min(32u, n - (lid & ~31u));
+    const u32 mask = live == 32u ? 0xffffffffu : (1u << live) - 1u;
+    x = (i32)max((-2147483647 - 1), x);
+    #pragma unroll
+    for (u32 d = 16u; d > 0u; d >>= 1) {
+        const i32 y = (i32)__shfl_down_sync(mask, (i32)x, d);
+        if (lane + d < live) x = (i32)max(x, y);
+    }
+    if (lane == 0u) strata_part[warp] = x;
+    __syncthreads();
+    i32 r = (-2147483647 - 1);
+    for (u32 j = lane; j < (n + 31u) >> 5; j += live) r = (i32)max(r, strata_part[j]);
+    #pragma unroll
+    for (u32 d = 16u; d > 0u; d >>= 1) {
+        const i32 y = (i32)__shfl_down_sync(mask, (i32)r, d);
+        if (lane + d < live) r = (i32)max(r, y);
+    }
+    r = (i32)__shfl_sync(mask, (i32)r, 0);
+    __syncthreads();
+    return r;
+}
 
 extern "C" __global__ void pattern_reduce(
     i32* b0,
@@ -97,7 +125,6 @@ extern "C" __global__ void pattern_reduce(
     const u32 b1_len,
     const u32 off
 ) {
-    __shared__ i32 scan[1024];
     i32 acc = 0;
     const u32 e0 = (u32)blockIdx.x;
     const u32 blk_start_0 = (e0 * block);
@@ -105,7 +132,8 @@ extern "C" __global__ void pattern_reduce(
     const u32 e7 = (u32)threadIdx.x;
     const u32 part_start_2 = min((blk_start_0 + e7), blk_end_1);
     acc = 0;
-    if (part_start_2 < blk_end_1) {
+    const bool e14 = (part_start_2 < blk_end_1);
+    if (e14) {
         const i32 v3 = b1[(off + part_start_2)];
         acc = v3;
         const u32 e19 = (part_start_2 + 1024u);
@@ -132,70 +160,8 @@ extern "C" __global__ void pattern_reduce(
         }
     }
     const i32 v16 = acc;
-    scan[e7] = v16;
-    __syncthreads();
-    const i32 v17 = scan[e7];
-    const bool e68 = (e7 >= 1u);
-    const i32 v18 = scan[(e68 ? (e7 - 1u) : e7)];
-    __syncthreads();
-    scan[e7] = (e68 ? max(v18, v17) : v17);
-    __syncthreads();
-    const i32 v19 = scan[e7];
-    const bool e75 = (e7 >= 2u);
-    const i32 v20 = scan[(e75 ? (e7 - 2u) : e7)];
-    __syncthreads();
-    scan[e7] = (e75 ? max(v20, v19) : v19);
-    __syncthreads();
-    const i32 v21 = scan[e7];
-    const bool e82 = (e7 >= 4u);
-    const i32 v22 = scan[(e82 ? (e7 - 4u) : e7)];
-    __syncthreads();
-    scan[e7] = (e82 ? max(v22, v21) : v21);
-    __syncthreads();
-    const i32 v23 = scan[e7];
-    const bool e90 = (e7 >= 8u);
-    const i32 v24 = scan[(e90 ? (e7 - 8u) : e7)];
-    __syncthreads();
-    scan[e7] = (e90 ? max(v24, v23) : v23);
-    __syncthreads();
-    const i32 v25 = scan[e7];
-    const bool e98 = (e7 >= 16u);
-    const i32 v26 = scan[(e98 ? (e7 - 16u) : e7)];
-    __syncthreads();
-    scan[e7] = (e98 ? max(v26, v25) : v25);
-    __syncthreads();
-    const i32 v27 = scan[e7];
-    const bool e106 = (e7 >= 32u);
-    const i32 v28 = scan[(e106 ? (e7 - 32u) : e7)];
-    __syncthreads();
-    scan[e7] = (e106 ? max(v28, v27) : v27);
-    __syncthreads();
-    const i32 v29 = scan[e7];
-    const bool e114 = (e7 >= 64u);
-    const i32 v30 = scan[(e114 ? (e7 - 64u) : e7)];
-    __syncthreads();
-    scan[e7] = (e114 ? max(v30, v29) : v29);
-    __syncthreads();
-    const i32 v31 = scan[e7];
-    const bool e122 = (e7 >= 128u);
-    const i32 v32 = scan[(e122 ? (e7 - 128u) : e7)];
-    __syncthreads();
-    scan[e7] = (e122 ? max(v32, v31) : v31);
-    __syncthreads();
-    const i32 v33 = scan[e7];
-    const bool e130 = (e7 >= 256u);
-    const i32 v34 = scan[(e130 ? (e7 - 256u) : e7)];
-    __syncthreads();
-    scan[e7] = (e130 ? max(v34, v33) : v33);
-    __syncthreads();
-    const i32 v35 = scan[e7];
-    const bool e138 = (e7 >= 512u);
-    const i32 v36 = scan[(e138 ? (e7 - 512u) : e7)];
-    __syncthreads();
-    scan[e7] = (e138 ? max(v36, v35) : v35);
-    __syncthreads();
-    const i32 v37 = scan[(min((blk_end_1 - blk_start_0), 1024u) - 1u)];
+    const i32 v17 = strata_group_reduce_max_i32((e14 ? v16 : (-2147483647 - 1)));
     if (e7 == 0u) {
-        b0[(out_off + e0)] = ((e0 == 0u) ? max(init, v37) : v37);
+        b0[(out_off + e0)] = ((e0 == 0u) ? max(init, v17) : v17);
     }
 }

@@ -84,6 +84,34 @@ static __device__ inline i64 strata_atomic_min(volatile i64* p, i64 v) { return 
 static __device__ inline i64 strata_atomic_max(volatile i64* p, i64 v) { return (i64)atomicMax((long long*)p, (long long)v); }
 static __device__ inline u64 strata_atomic_min(volatile u64* p, u64 v) { return (u64)atomicMin((unsigned long long*)p, (unsigned long long)v); }
 static __device__ inline u64 strata_atomic_max(volatile u64* p, u64 v) { return (u64)atomicMax((unsigned long long*)p, (unsigned long long)v); }
+template <typename T> static __device__ inline T strata_atomic_load(const volatile T* p) { return *p; }
+
+static __device__ inline u64 strata_group_reduce_min_u64(u64 x) {
+    __shared__ u64 strata_part[32];
+    const u32 n = blockDim.x * blockDim.y * blockDim.z;
+    const u32 lid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    const u32 lane = lid & 31u, warp = lid >> 5;
+    const u32 live = min(32u, n - (lid & ~31u));
+    const u32 mask = live == 32u ? 0xffffffffu : (1u << live) - 1u;
+    x = (u64)min(18446744073709551615ul, x);
+    #pragma unroll
+    for (u32 d = 16u; d > 0u; d >>= 1) {
+        const u64 y = (u64)__shfl_down_sync(mask, (unsigned long long)x, d);
+        if (lane + d < live) x = (u64)min(x, y);
+    }
+    if (lane == 0u) strata_part[warp] = x;
+    __syncthreads();
+    u64 r = 18446744073709551615ul;
+    for (u32 j = lane; j < (n + 31u) >> 5; j += live) r = (u64)min(r, strata_part[j]);
+    #pragma unroll
+    for (u32 d = 16u; d > 0u; d >>= 1) {
+        const u64 y = (u64)__shfl_down_sync(mask, (unsigned long long)r, d);
+        if (lane + d < live) r = (u64)min(r, y);
+    }
+    r = (u64)__shfl_sync(mask, (unsigned long long)r, 0);
+    __syncthreads();
+    return r;
+}
 
 extern "C" __global__ void pattern_reduce(
     u64* b0,
@@ -97,7 +125,6 @@ extern "C" __global__ void pattern_reduce(
     const u32 b1_len,
     const u32 off
 ) {
-    __shared__ u64 scan[1024];
     u64 acc = 0;
     const u32 e0 = (u32)blockIdx.x;
     const u32 blk_start_0 = (e0 * block);
@@ -105,7 +132,8 @@ extern "C" __global__ void pattern_reduce(
     const u32 e7 = (u32)threadIdx.x;
     const u32 part_start_2 = min((blk_start_0 + e7), blk_end_1);
     acc = 0ul;
-    if (part_start_2 < blk_end_1) {
+    const bool e14 = (part_start_2 < blk_end_1);
+    if (e14) {
         const u32 v3 = b1[(off + part_start_2)];
         acc = (((u64)((u64)((u64)v3) << (32ul & 63))) | ((u64)part_start_2));
         const u32 e24 = (part_start_2 + 1024u);
@@ -137,70 +165,8 @@ extern "C" __global__ void pattern_reduce(
         }
     }
     const u64 v16 = acc;
-    scan[e7] = v16;
-    __syncthreads();
-    const u64 v17 = scan[e7];
-    const bool e93 = (e7 >= 1u);
-    const u64 v18 = scan[(e93 ? (e7 - 1u) : e7)];
-    __syncthreads();
-    scan[e7] = (e93 ? min(v18, v17) : v17);
-    __syncthreads();
-    const u64 v19 = scan[e7];
-    const bool e100 = (e7 >= 2u);
-    const u64 v20 = scan[(e100 ? (e7 - 2u) : e7)];
-    __syncthreads();
-    scan[e7] = (e100 ? min(v20, v19) : v19);
-    __syncthreads();
-    const u64 v21 = scan[e7];
-    const bool e107 = (e7 >= 4u);
-    const u64 v22 = scan[(e107 ? (e7 - 4u) : e7)];
-    __syncthreads();
-    scan[e7] = (e107 ? min(v22, v21) : v21);
-    __syncthreads();
-    const u64 v23 = scan[e7];
-    const bool e115 = (e7 >= 8u);
-    const u64 v24 = scan[(e115 ? (e7 - 8u) : e7)];
-    __syncthreads();
-    scan[e7] = (e115 ? min(v24, v23) : v23);
-    __syncthreads();
-    const u64 v25 = scan[e7];
-    const bool e123 = (e7 >= 16u);
-    const u64 v26 = scan[(e123 ? (e7 - 16u) : e7)];
-    __syncthreads();
-    scan[e7] = (e123 ? min(v26, v25) : v25);
-    __syncthreads();
-    const u64 v27 = scan[e7];
-    const bool e131 = (e7 >= 32u);
-    const u64 v28 = scan[(e131 ? (e7 - 32u) : e7)];
-    __syncthreads();
-    scan[e7] = (e131 ? min(v28, v27) : v27);
-    __syncthreads();
-    const u64 v29 = scan[e7];
-    const bool e139 = (e7 >= 64u);
-    const u64 v30 = scan[(e139 ? (e7 - 64u) : e7)];
-    __syncthreads();
-    scan[e7] = (e139 ? min(v30, v29) : v29);
-    __syncthreads();
-    const u64 v31 = scan[e7];
-    const bool e147 = (e7 >= 128u);
-    const u64 v32 = scan[(e147 ? (e7 - 128u) : e7)];
-    __syncthreads();
-    scan[e7] = (e147 ? min(v32, v31) : v31);
-    __syncthreads();
-    const u64 v33 = scan[e7];
-    const bool e155 = (e7 >= 256u);
-    const u64 v34 = scan[(e155 ? (e7 - 256u) : e7)];
-    __syncthreads();
-    scan[e7] = (e155 ? min(v34, v33) : v33);
-    __syncthreads();
-    const u64 v35 = scan[e7];
-    const bool e163 = (e7 >= 512u);
-    const u64 v36 = scan[(e163 ? (e7 - 512u) : e7)];
-    __syncthreads();
-    scan[e7] = (e163 ? min(v36, v35) : v35);
-    __syncthreads();
-    const u64 v37 = scan[(min((blk_end_1 - blk_start_0), 1024u) - 1u)];
+    const u64 v17 = strata_group_reduce_min_u64((e14 ? v16 : 18446744073709551615ul));
     if (e7 == 0u) {
-        b0[(out_off + e0)] = ((e0 == 0u) ? min(init, v37) : v37);
+        b0[(out_off + e0)] = ((e0 == 0u) ? min(init, v17) : v17);
     }
 }

@@ -84,6 +84,34 @@ static __device__ inline i64 strata_atomic_min(volatile i64* p, i64 v) { return 
 static __device__ inline i64 strata_atomic_max(volatile i64* p, i64 v) { return (i64)atomicMax((long long*)p, (long long)v); }
 static __device__ inline u64 strata_atomic_min(volatile u64* p, u64 v) { return (u64)atomicMin((unsigned long long*)p, (unsigned long long)v); }
 static __device__ inline u64 strata_atomic_max(volatile u64* p, u64 v) { return (u64)atomicMax((unsigned long long*)p, (unsigned long long)v); }
+template <typename T> static __device__ inline T strata_atomic_load(const volatile T* p) { return *p; }
+
+static __device__ inline u32 strata_group_reduce_add_u32(u32 x) {
+    __shared__ u32 strata_part[32];
+    const u32 n = blockDim.x * blockDim.y * blockDim.z;
+    const u32 lid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    const u32 lane = lid & 31u, warp = lid >> 5;
+    const u32 live = min(32u, n - (lid & ~31u));
+    const u32 mask = live == 32u ? 0xffffffffu : (1u << live) - 1u;
+    x = (u32)((u32)0 + x);
+    #pragma unroll
+    for (u32 d = 16u; d > 0u; d >>= 1) {
+        const u32 y = (u32)__shfl_down_sync(mask, (u32)x, d);
+        if (lane + d < live) x = (u32)(x + y);
+    }
+    if (lane == 0u) strata_part[warp] = x;
+    __syncthreads();
+    u32 r = (u32)0;
+    for (u32 j = lane; j < (n + 31u) >> 5; j += live) r = (u32)(r + strata_part[j]);
+    #pragma unroll
+    for (u32 d = 16u; d > 0u; d >>= 1) {
+        const u32 y = (u32)__shfl_down_sync(mask, (u32)r, d);
+        if (lane + d < live) r = (u32)(r + y);
+    }
+    r = (u32)__shfl_sync(mask, (u32)r, 0);
+    __syncthreads();
+    return r;
+}
 
 extern "C" __global__ void pattern_reduce(
     u32* b0,
@@ -97,7 +125,6 @@ extern "C" __global__ void pattern_reduce(
     const u32 b1_len,
     const u32 off
 ) {
-    __shared__ u32 scan[1024];
     u32 acc = 0;
     const u32 e0 = (u32)blockIdx.x;
     const u32 blk_start_0 = (e0 * block);
@@ -105,7 +132,8 @@ extern "C" __global__ void pattern_reduce(
     const u32 e7 = (u32)threadIdx.x;
     const u32 part_start_2 = min((blk_start_0 + e7), blk_end_1);
     acc = 0u;
-    if (part_start_2 < blk_end_1) {
+    const bool e13 = (part_start_2 < blk_end_1);
+    if (e13) {
         const u32 v3 = b1[(off + part_start_2)];
         acc = ((v3 < 500u) ? 1u : 0u);
         const u32 e22 = (part_start_2 + 1024u);
@@ -132,70 +160,8 @@ extern "C" __global__ void pattern_reduce(
         }
     }
     const u32 v16 = acc;
-    scan[e7] = v16;
-    __syncthreads();
-    const u32 v17 = scan[e7];
-    const bool e80 = (e7 >= 1u);
-    const u32 v18 = scan[(e80 ? (e7 - 1u) : e7)];
-    __syncthreads();
-    scan[e7] = (e80 ? (v18 + v17) : v17);
-    __syncthreads();
-    const u32 v19 = scan[e7];
-    const bool e87 = (e7 >= 2u);
-    const u32 v20 = scan[(e87 ? (e7 - 2u) : e7)];
-    __syncthreads();
-    scan[e7] = (e87 ? (v20 + v19) : v19);
-    __syncthreads();
-    const u32 v21 = scan[e7];
-    const bool e94 = (e7 >= 4u);
-    const u32 v22 = scan[(e94 ? (e7 - 4u) : e7)];
-    __syncthreads();
-    scan[e7] = (e94 ? (v22 + v21) : v21);
-    __syncthreads();
-    const u32 v23 = scan[e7];
-    const bool e102 = (e7 >= 8u);
-    const u32 v24 = scan[(e102 ? (e7 - 8u) : e7)];
-    __syncthreads();
-    scan[e7] = (e102 ? (v24 + v23) : v23);
-    __syncthreads();
-    const u32 v25 = scan[e7];
-    const bool e110 = (e7 >= 16u);
-    const u32 v26 = scan[(e110 ? (e7 - 16u) : e7)];
-    __syncthreads();
-    scan[e7] = (e110 ? (v26 + v25) : v25);
-    __syncthreads();
-    const u32 v27 = scan[e7];
-    const bool e118 = (e7 >= 32u);
-    const u32 v28 = scan[(e118 ? (e7 - 32u) : e7)];
-    __syncthreads();
-    scan[e7] = (e118 ? (v28 + v27) : v27);
-    __syncthreads();
-    const u32 v29 = scan[e7];
-    const bool e126 = (e7 >= 64u);
-    const u32 v30 = scan[(e126 ? (e7 - 64u) : e7)];
-    __syncthreads();
-    scan[e7] = (e126 ? (v30 + v29) : v29);
-    __syncthreads();
-    const u32 v31 = scan[e7];
-    const bool e134 = (e7 >= 128u);
-    const u32 v32 = scan[(e134 ? (e7 - 128u) : e7)];
-    __syncthreads();
-    scan[e7] = (e134 ? (v32 + v31) : v31);
-    __syncthreads();
-    const u32 v33 = scan[e7];
-    const bool e142 = (e7 >= 256u);
-    const u32 v34 = scan[(e142 ? (e7 - 256u) : e7)];
-    __syncthreads();
-    scan[e7] = (e142 ? (v34 + v33) : v33);
-    __syncthreads();
-    const u32 v35 = scan[e7];
-    const bool e150 = (e7 >= 512u);
-    const u32 v36 = scan[(e150 ? (e7 - 512u) : e7)];
-    __syncthreads();
-    scan[e7] = (e150 ? (v36 + v35) : v35);
-    __syncthreads();
-    const u32 v37 = scan[(min((blk_end_1 - blk_start_0), 1024u) - 1u)];
+    const u32 v17 = strata_group_reduce_add_u32((e13 ? v16 : 0u));
     if (e7 == 0u) {
-        b0[(out_off + e0)] = ((e0 == 0u) ? (init + v37) : v37);
+        b0[(out_off + e0)] = ((e0 == 0u) ? (init + v17) : v17);
     }
 }

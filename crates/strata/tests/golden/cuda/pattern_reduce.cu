@@ -84,6 +84,34 @@ static __device__ inline i64 strata_atomic_min(volatile i64* p, i64 v) { return 
 static __device__ inline i64 strata_atomic_max(volatile i64* p, i64 v) { return (i64)atomicMax((long long*)p, (long long)v); }
 static __device__ inline u64 strata_atomic_min(volatile u64* p, u64 v) { return (u64)atomicMin((unsigned long long*)p, (unsigned long long)v); }
 static __device__ inline u64 strata_atomic_max(volatile u64* p, u64 v) { return (u64)atomicMax((unsigned long long*)p, (unsigned long long)v); }
+template <typename T> static __device__ inline T strata_atomic_load(const volatile T* p) { return *p; }
+
+static __device__ inline float strata_group_reduce_add_float(float x) {
+    __shared__ float strata_part[32];
+    const u32 n = blockDim.x * blockDim.y * blockDim.z;
+    const u32 lid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    const u32 lane = lid & 31u, warp = lid >> 5;
+    const u32 live = min(32u, n - (lid & ~31u));
+    const u32 mask = live == 32u ? 0xffffffffu : (1u << live) - 1u;
+    x = (0.0f + x);
+    #pragma unroll
+    for (u32 d = 16u; d > 0u; d >>= 1) {
+        const float y = (float)__shfl_down_sync(mask, (float)x, d);
+        if (lane + d < live) x = (x + y);
+    }
+    if (lane == 0u) strata_part[warp] = x;
+    __syncthreads();
+    float r = 0.0f;
+    for (u32 j = lane; j < (n + 31u) >> 5; j += live) r = (r + strata_part[j]);
+    #pragma unroll
+    for (u32 d = 16u; d > 0u; d >>= 1) {
+        const float y = (float)__shfl_down_sync(mask, (float)r, d);
+        if (lane + d < live) r = (r + y);
+    }
+    r = (float)__shfl_sync(mask, (float)r, 0);
+    __syncthreads();
+    return r;
+}
 
 extern "C" __global__ void pattern_reduce(
     float* b0,
@@ -99,7 +127,6 @@ extern "C" __global__ void pattern_reduce(
     const float* b2,
     const u32 b2_len
 ) {
-    __shared__ float scan[1024];
     float acc = 0;
     const u32 e0 = (u32)blockIdx.x;
     const u32 blk_start_0 = (e0 * block);
@@ -107,7 +134,8 @@ extern "C" __global__ void pattern_reduce(
     const u32 e7 = (u32)threadIdx.x;
     const u32 part_start_2 = min((blk_start_0 + e7), blk_end_1);
     acc = 0.0f;
-    if (part_start_2 < blk_end_1) {
+    const bool e14 = (part_start_2 < blk_end_1);
+    if (e14) {
         const u32 e16 = (off + part_start_2);
         const float v3 = b1[e16];
         const float v4 = b2[e16];
@@ -146,70 +174,8 @@ extern "C" __global__ void pattern_reduce(
         }
     }
     const float v22 = acc;
-    scan[e7] = v22;
-    __syncthreads();
-    const float v23 = scan[e7];
-    const bool e80 = (e7 >= 1u);
-    const float v24 = scan[(e80 ? (e7 - 1u) : e7)];
-    __syncthreads();
-    scan[e7] = (e80 ? (v24 + v23) : v23);
-    __syncthreads();
-    const float v25 = scan[e7];
-    const bool e87 = (e7 >= 2u);
-    const float v26 = scan[(e87 ? (e7 - 2u) : e7)];
-    __syncthreads();
-    scan[e7] = (e87 ? (v26 + v25) : v25);
-    __syncthreads();
-    const float v27 = scan[e7];
-    const bool e94 = (e7 >= 4u);
-    const float v28 = scan[(e94 ? (e7 - 4u) : e7)];
-    __syncthreads();
-    scan[e7] = (e94 ? (v28 + v27) : v27);
-    __syncthreads();
-    const float v29 = scan[e7];
-    const bool e102 = (e7 >= 8u);
-    const float v30 = scan[(e102 ? (e7 - 8u) : e7)];
-    __syncthreads();
-    scan[e7] = (e102 ? (v30 + v29) : v29);
-    __syncthreads();
-    const float v31 = scan[e7];
-    const bool e110 = (e7 >= 16u);
-    const float v32 = scan[(e110 ? (e7 - 16u) : e7)];
-    __syncthreads();
-    scan[e7] = (e110 ? (v32 + v31) : v31);
-    __syncthreads();
-    const float v33 = scan[e7];
-    const bool e118 = (e7 >= 32u);
-    const float v34 = scan[(e118 ? (e7 - 32u) : e7)];
-    __syncthreads();
-    scan[e7] = (e118 ? (v34 + v33) : v33);
-    __syncthreads();
-    const float v35 = scan[e7];
-    const bool e126 = (e7 >= 64u);
-    const float v36 = scan[(e126 ? (e7 - 64u) : e7)];
-    __syncthreads();
-    scan[e7] = (e126 ? (v36 + v35) : v35);
-    __syncthreads();
-    const float v37 = scan[e7];
-    const bool e134 = (e7 >= 128u);
-    const float v38 = scan[(e134 ? (e7 - 128u) : e7)];
-    __syncthreads();
-    scan[e7] = (e134 ? (v38 + v37) : v37);
-    __syncthreads();
-    const float v39 = scan[e7];
-    const bool e142 = (e7 >= 256u);
-    const float v40 = scan[(e142 ? (e7 - 256u) : e7)];
-    __syncthreads();
-    scan[e7] = (e142 ? (v40 + v39) : v39);
-    __syncthreads();
-    const float v41 = scan[e7];
-    const bool e150 = (e7 >= 512u);
-    const float v42 = scan[(e150 ? (e7 - 512u) : e7)];
-    __syncthreads();
-    scan[e7] = (e150 ? (v42 + v41) : v41);
-    __syncthreads();
-    const float v43 = scan[(min((blk_end_1 - blk_start_0), 1024u) - 1u)];
+    const float v23 = strata_group_reduce_add_float((e14 ? v22 : 0.0f));
     if (e7 == 0u) {
-        b0[(out_off + e0)] = ((e0 == 0u) ? (init + v43) : v43);
+        b0[(out_off + e0)] = ((e0 == 0u) ? (init + v23) : v23);
     }
 }

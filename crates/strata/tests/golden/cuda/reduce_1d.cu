@@ -84,9 +84,169 @@ static __device__ inline i64 strata_atomic_min(volatile i64* p, i64 v) { return 
 static __device__ inline i64 strata_atomic_max(volatile i64* p, i64 v) { return (i64)atomicMax((long long*)p, (long long)v); }
 static __device__ inline u64 strata_atomic_min(volatile u64* p, u64 v) { return (u64)atomicMin((unsigned long long*)p, (unsigned long long)v); }
 static __device__ inline u64 strata_atomic_max(volatile u64* p, u64 v) { return (u64)atomicMax((unsigned long long*)p, (unsigned long long)v); }
-#ifndef STRATA_MAX_GROUP
-#define STRATA_MAX_GROUP 1024
-#endif
+template <typename T> static __device__ inline T strata_atomic_load(const volatile T* p) { return *p; }
+
+static __device__ inline float strata_group_reduce_add_float(float x) {
+    __shared__ float strata_part[32];
+    const u32 n = blockDim.x * blockDim.y * blockDim.z;
+    const u32 lid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    const u32 lane = lid & 31u, warp = lid >> 5;
+    const u32 live = min(32u, n - (lid & ~31u));
+    const u32 mask = live == 32u ? 0xffffffffu : (1u << live) - 1u;
+    x = (0.0f + x);
+    #pragma unroll
+    for (u32 d = 16u; d > 0u; d >>= 1) {
+        const float y = (float)__shfl_down_sync(mask, (float)x, d);
+        if (lane + d < live) x = (x + y);
+    }
+    if (lane == 0u) strata_part[warp] = x;
+    __syncthreads();
+    float r = 0.0f;
+    for (u32 j = lane; j < (n + 31u) >> 5; j += live) r = (r + strata_part[j]);
+    #pragma unroll
+    for (u32 d = 16u; d > 0u; d >>= 1) {
+        const float y = (float)__shfl_down_sync(mask, (float)r, d);
+        if (lane + d < live) r = (r + y);
+    }
+    r = (float)__shfl_sync(mask, (float)r, 0);
+    __syncthreads();
+    return r;
+}
+
+static __device__ inline float strata_group_reduce_max_float(float x) {
+    __shared__ float strata_part[32];
+    const u32 n = blockDim.x * blockDim.y * blockDim.z;
+    const u32 lid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    const u32 lane = lid & 31u, warp = lid >> 5;
+    const u32 live = min(32u, n - (lid & ~31u));
+    const u32 mask = live == 32u ? 0xffffffffu : (1u << live) - 1u;
+    x = fmax(strata_as<float>(0xff800000u), x);
+    #pragma unroll
+    for (u32 d = 16u; d > 0u; d >>= 1) {
+        const float y = (float)__shfl_down_sync(mask, (float)x, d);
+        if (lane + d < live) x = fmax(x, y);
+    }
+    if (lane == 0u) strata_part[warp] = x;
+    __syncthreads();
+    float r = strata_as<float>(0xff800000u);
+    for (u32 j = lane; j < (n + 31u) >> 5; j += live) r = fmax(r, strata_part[j]);
+    #pragma unroll
+    for (u32 d = 16u; d > 0u; d >>= 1) {
+        const float y = (float)__shfl_down_sync(mask, (float)r, d);
+        if (lane + d < live) r = fmax(r, y);
+    }
+    r = (float)__shfl_sync(mask, (float)r, 0);
+    __syncthreads();
+    return r;
+}
+
+static __device__ inline float strata_group_reduce_min_float(float x) {
+    __shared__ float strata_part[32];
+    const u32 n = blockDim.x * blockDim.y * blockDim.z;
+    const u32 lid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    const u32 lane = lid & 31u, warp = lid >> 5;
+    const u32 live = min(32u, n - (lid & ~31u));
+    const u32 mask = live == 32u ? 0xffffffffu : (1u << live) - 1u;
+    x = fmin(strata_as<float>(0x7f800000u), x);
+    #pragma unroll
+    for (u32 d = 16u; d > 0u; d >>= 1) {
+        const float y = (float)__shfl_down_sync(mask, (float)x, d);
+        if (lane + d < live) x = fmin(x, y);
+    }
+    if (lane == 0u) strata_part[warp] = x;
+    __syncthreads();
+    float r = strata_as<float>(0x7f800000u);
+    for (u32 j = lane; j < (n + 31u) >> 5; j += live) r = fmin(r, strata_part[j]);
+    #pragma unroll
+    for (u32 d = 16u; d > 0u; d >>= 1) {
+        const float y = (float)__shfl_down_sync(mask, (float)r, d);
+        if (lane + d < live) r = fmin(r, y);
+    }
+    r = (float)__shfl_sync(mask, (float)r, 0);
+    __syncthreads();
+    return r;
+}
+
+static __device__ inline i32 strata_group_reduce_add_i32(i32 x) {
+    __shared__ i32 strata_part[32];
+    const u32 n = blockDim.x * blockDim.y * blockDim.z;
+    const u32 lid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    const u32 lane = lid & 31u, warp = lid >> 5;
+    const u32 live = min(32u, n - (lid & ~31u));
+    const u32 mask = live == 32u ? 0xffffffffu : (1u << live) - 1u;
+    x = (i32)((u32)(i32)0 + (u32)x);
+    #pragma unroll
+    for (u32 d = 16u; d > 0u; d >>= 1) {
+        const i32 y = (i32)__shfl_down_sync(mask, (i32)x, d);
+        if (lane + d < live) x = (i32)((u32)x + (u32)y);
+    }
+    if (lane == 0u) strata_part[warp] = x;
+    __syncthreads();
+    i32 r = (i32)0;
+    for (u32 j = lane; j < (n + 31u) >> 5; j += live) r = (i32)((u32)r + (u32)strata_part[j]);
+    #pragma unroll
+    for (u32 d = 16u; d > 0u; d >>= 1) {
+        const i32 y = (i32)__shfl_down_sync(mask, (i32)r, d);
+        if (lane + d < live) r = (i32)((u32)r + (u32)y);
+    }
+    r = (i32)__shfl_sync(mask, (i32)r, 0);
+    __syncthreads();
+    return r;
+}
+
+static __device__ inline i32 strata_group_reduce_max_i32(i32 x) {
+    __shared__ i32 strata_part[32];
+    const u32 n = blockDim.x * blockDim.y * blockDim.z;
+    const u32 lid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    const u32 lane = lid & 31u, warp = lid >> 5;
+    const u32 live = min(32u, n - (lid & ~31u));
+    const u32 mask = live == 32u ? 0xffffffffu : (1u << live) - 1u;
+    x = (i32)max((-2147483647 - 1), x);
+    #pragma unroll
+    for (u32 d = 16u; d > 0u; d >>= 1) {
+        const i32 y = (i32)__shfl_down_sync(mask, (i32)x, d);
+        if (lane + d < live) x = (i32)max(x, y);
+    }
+    if (lane == 0u) strata_part[warp] = x;
+    __syncthreads();
+    i32 r = (-2147483647 - 1);
+    for (u32 j = lane; j < (n + 31u) >> 5; j += live) r = (i32)max(r, strata_part[j]);
+    #pragma unroll
+    for (u32 d = 16u; d > 0u; d >>= 1) {
+        const i32 y = (i32)__shfl_down_sync(mask, (i32)r, d);
+        if (lane + d < live) r = (i32)max(r, y);
+    }
+    r = (i32)__shfl_sync(mask, (i32)r, 0);
+    __syncthreads();
+    return r;
+}
+
+static __device__ inline i32 strata_group_reduce_min_i32(i32 x) {
+    __shared__ i32 strata_part[32];
+    const u32 n = blockDim.x * blockDim.y * blockDim.z;
+    const u32 lid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    const u32 lane = lid & 31u, warp = lid >> 5;
+    const u32 live = min(32u, n - (lid & ~31u));
+    const u32 mask = live == 32u ? 0xffffffffu : (1u << live) - 1u;
+    x = (i32)min(2147483647, x);
+    #pragma unroll
+    for (u32 d = 16u; d > 0u; d >>= 1) {
+        const i32 y = (i32)__shfl_down_sync(mask, (i32)x, d);
+        if (lane + d < live) x = (i32)min(x, y);
+    }
+    if (lane == 0u) strata_part[warp] = x;
+    __syncthreads();
+    i32 r = 2147483647;
+    for (u32 j = lane; j < (n + 31u) >> 5; j += live) r = (i32)min(r, strata_part[j]);
+    #pragma unroll
+    for (u32 d = 16u; d > 0u; d >>= 1) {
+        const i32 y = (i32)__shfl_down_sync(mask, (i32)r, d);
+        if (lane + d < live) r = (i32)min(r, y);
+    }
+    r = (i32)__shfl_sync(mask, (i32)r, 0);
+    __syncthreads();
+    return r;
+}
 
 static __device__ inline i32 strata_rem_i32(i32 a, i32 b) { return b == -1 ? 0 : a % b; }
 
@@ -98,120 +258,22 @@ extern "C" __global__ void reduce_1d(
     float* fout,
     const u32 fout_len
 ) {
-    __shared__ i32 strata_scratch_i32[STRATA_MAX_GROUP + 1];
-    __shared__ float strata_scratch_float[STRATA_MAX_GROUP + 1];
     const u32 e0 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
     const i32 v0 = x[e0];
-    i32 v1;
-    {
-        const u32 lid = ((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z));
-        strata_scratch_i32[lid] = (i32)v0;
-        __syncthreads();
-        if (lid == 0) {
-            i32 acc = (i32)0;
-            for (u32 k = 0; k < ((u32)blockDim.x * (u32)blockDim.y * (u32)blockDim.z); k++) {
-                const i32 x = strata_scratch_i32[k];
-                acc = (i32)((u32)acc + (u32)x);
-            }
-            strata_scratch_i32[STRATA_MAX_GROUP] = acc;
-        }
-        __syncthreads();
-        v1 = strata_scratch_i32[STRATA_MAX_GROUP];
-        __syncthreads();
-    }
+    const i32 v1 = strata_group_reduce_add_i32(v0);
     const u32 e3 = (e0 * 3u);
     out[e3] = v1;
-    i32 v2;
-    {
-        const u32 lid = ((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z));
-        strata_scratch_i32[lid] = (i32)v0;
-        __syncthreads();
-        if (lid == 0) {
-            i32 acc = 2147483647;
-            for (u32 k = 0; k < ((u32)blockDim.x * (u32)blockDim.y * (u32)blockDim.z); k++) {
-                const i32 x = strata_scratch_i32[k];
-                acc = min(acc, x);
-            }
-            strata_scratch_i32[STRATA_MAX_GROUP] = acc;
-        }
-        __syncthreads();
-        v2 = strata_scratch_i32[STRATA_MAX_GROUP];
-        __syncthreads();
-    }
+    const i32 v2 = strata_group_reduce_min_i32(v0);
     const u32 e6 = (e3 + 1u);
     out[e6] = v2;
-    i32 v3;
-    {
-        const u32 lid = ((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z));
-        strata_scratch_i32[lid] = (i32)v0;
-        __syncthreads();
-        if (lid == 0) {
-            i32 acc = (-2147483647 - 1);
-            for (u32 k = 0; k < ((u32)blockDim.x * (u32)blockDim.y * (u32)blockDim.z); k++) {
-                const i32 x = strata_scratch_i32[k];
-                acc = max(acc, x);
-            }
-            strata_scratch_i32[STRATA_MAX_GROUP] = acc;
-        }
-        __syncthreads();
-        v3 = strata_scratch_i32[STRATA_MAX_GROUP];
-        __syncthreads();
-    }
+    const i32 v3 = strata_group_reduce_max_i32(v0);
     const u32 e9 = (e3 + 2u);
     out[e9] = v3;
     const float e13 = ((float)strata_rem_i32(v0, 1000));
-    float v4;
-    {
-        const u32 lid = ((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z));
-        strata_scratch_float[lid] = (float)e13;
-        __syncthreads();
-        if (lid == 0) {
-            float acc = 0.0f;
-            for (u32 k = 0; k < ((u32)blockDim.x * (u32)blockDim.y * (u32)blockDim.z); k++) {
-                const float x = strata_scratch_float[k];
-                acc = (float)(acc + x);
-            }
-            strata_scratch_float[STRATA_MAX_GROUP] = acc;
-        }
-        __syncthreads();
-        v4 = strata_scratch_float[STRATA_MAX_GROUP];
-        __syncthreads();
-    }
+    const float v4 = strata_group_reduce_add_float(e13);
     fout[e3] = v4;
-    float v5;
-    {
-        const u32 lid = ((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z));
-        strata_scratch_float[lid] = (float)e13;
-        __syncthreads();
-        if (lid == 0) {
-            float acc = strata_as<float>(0x7f800000u);
-            for (u32 k = 0; k < ((u32)blockDim.x * (u32)blockDim.y * (u32)blockDim.z); k++) {
-                const float x = strata_scratch_float[k];
-                acc = fmin(acc, x);
-            }
-            strata_scratch_float[STRATA_MAX_GROUP] = acc;
-        }
-        __syncthreads();
-        v5 = strata_scratch_float[STRATA_MAX_GROUP];
-        __syncthreads();
-    }
+    const float v5 = strata_group_reduce_min_float(e13);
     fout[e6] = v5;
-    float v6;
-    {
-        const u32 lid = ((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z));
-        strata_scratch_float[lid] = (float)e13;
-        __syncthreads();
-        if (lid == 0) {
-            float acc = strata_as<float>(0xff800000u);
-            for (u32 k = 0; k < ((u32)blockDim.x * (u32)blockDim.y * (u32)blockDim.z); k++) {
-                const float x = strata_scratch_float[k];
-                acc = fmax(acc, x);
-            }
-            strata_scratch_float[STRATA_MAX_GROUP] = acc;
-        }
-        __syncthreads();
-        v6 = strata_scratch_float[STRATA_MAX_GROUP];
-        __syncthreads();
-    }
+    const float v6 = strata_group_reduce_max_float(e13);
     fout[e9] = v6;
 }

@@ -84,9 +84,34 @@ static __device__ inline i64 strata_atomic_min(volatile i64* p, i64 v) { return 
 static __device__ inline i64 strata_atomic_max(volatile i64* p, i64 v) { return (i64)atomicMax((long long*)p, (long long)v); }
 static __device__ inline u64 strata_atomic_min(volatile u64* p, u64 v) { return (u64)atomicMin((unsigned long long*)p, (unsigned long long)v); }
 static __device__ inline u64 strata_atomic_max(volatile u64* p, u64 v) { return (u64)atomicMax((unsigned long long*)p, (unsigned long long)v); }
-#ifndef STRATA_MAX_GROUP
-#define STRATA_MAX_GROUP 1024
-#endif
+template <typename T> static __device__ inline T strata_atomic_load(const volatile T* p) { return *p; }
+
+static __device__ inline float strata_group_reduce_add_float(float x) {
+    __shared__ float strata_part[32];
+    const u32 n = blockDim.x * blockDim.y * blockDim.z;
+    const u32 lid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    const u32 lane = lid & 31u, warp = lid >> 5;
+    const u32 live = min(32u, n - (lid & ~31u));
+    const u32 mask = live == 32u ? 0xffffffffu : (1u << live) - 1u;
+    x = (0.0f + x);
+    #pragma unroll
+    for (u32 d = 16u; d > 0u; d >>= 1) {
+        const float y = (float)__shfl_down_sync(mask, (float)x, d);
+        if (lane + d < live) x = (x + y);
+    }
+    if (lane == 0u) strata_part[warp] = x;
+    __syncthreads();
+    float r = 0.0f;
+    for (u32 j = lane; j < (n + 31u) >> 5; j += live) r = (r + strata_part[j]);
+    #pragma unroll
+    for (u32 d = 16u; d > 0u; d >>= 1) {
+        const float y = (float)__shfl_down_sync(mask, (float)r, d);
+        if (lane + d < live) r = (r + y);
+    }
+    r = (float)__shfl_sync(mask, (float)r, 0);
+    __syncthreads();
+    return r;
+}
 
 extern "C" __global__ void reduce_gather(
     const float* x,
@@ -94,7 +119,6 @@ extern "C" __global__ void reduce_gather(
     float* gather0,
     const u32 gather0_len
 ) {
-    __shared__ float strata_scratch_float[STRATA_MAX_GROUP + 1];
     float acc = 0;
     acc = 0.0f;
     for (u32 i_0 = (u32)(blockIdx.x * blockDim.x + threadIdx.x); i_0 < x_len; i_0 += (u32)(gridDim.x * blockDim.x)) {
@@ -103,23 +127,7 @@ extern "C" __global__ void reduce_gather(
         acc = (v2 + v1);
     }
     const float v3 = acc;
-    float v4;
-    {
-        const u32 lid = ((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z));
-        strata_scratch_float[lid] = (float)v3;
-        __syncthreads();
-        if (lid == 0) {
-            float acc = 0.0f;
-            for (u32 k = 0; k < ((u32)blockDim.x * (u32)blockDim.y * (u32)blockDim.z); k++) {
-                const float x = strata_scratch_float[k];
-                acc = (float)(acc + x);
-            }
-            strata_scratch_float[STRATA_MAX_GROUP] = acc;
-        }
-        __syncthreads();
-        v4 = strata_scratch_float[STRATA_MAX_GROUP];
-        __syncthreads();
-    }
+    const float v4 = strata_group_reduce_add_float(v3);
     if (((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z)) == 0u) {
         gather0[((u32)blockIdx.x + (u32)gridDim.x * ((u32)blockIdx.y + (u32)gridDim.y * (u32)blockIdx.z))] = v4;
     }

@@ -84,9 +84,116 @@ static __device__ inline i64 strata_atomic_min(volatile i64* p, i64 v) { return 
 static __device__ inline i64 strata_atomic_max(volatile i64* p, i64 v) { return (i64)atomicMax((long long*)p, (long long)v); }
 static __device__ inline u64 strata_atomic_min(volatile u64* p, u64 v) { return (u64)atomicMin((unsigned long long*)p, (unsigned long long)v); }
 static __device__ inline u64 strata_atomic_max(volatile u64* p, u64 v) { return (u64)atomicMax((unsigned long long*)p, (unsigned long long)v); }
-#ifndef STRATA_MAX_GROUP
-#define STRATA_MAX_GROUP 1024
-#endif
+template <typename T> static __device__ inline T strata_atomic_load(const volatile T* p) { return *p; }
+
+static __device__ inline i32 strata_group_reduce_add_i32(i32 x) {
+    __shared__ i32 strata_part[32];
+    const u32 n = blockDim.x * blockDim.y * blockDim.z;
+    const u32 lid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    const u32 lane = lid & 31u, warp = lid >> 5;
+    const u32 live = min(32u, n - (lid & ~31u));
+    const u32 mask = live == 32u ? 0xffffffffu : (1u << live) - 1u;
+    x = (i32)((u32)(i32)0 + (u32)x);
+    #pragma unroll
+    for (u32 d = 16u; d > 0u; d >>= 1) {
+        const i32 y = (i32)__shfl_down_sync(mask, (i32)x, d);
+        if (lane + d < live) x = (i32)((u32)x + (u32)y);
+    }
+    if (lane == 0u) strata_part[warp] = x;
+    __syncthreads();
+    i32 r = (i32)0;
+    for (u32 j = lane; j < (n + 31u) >> 5; j += live) r = (i32)((u32)r + (u32)strata_part[j]);
+    #pragma unroll
+    for (u32 d = 16u; d > 0u; d >>= 1) {
+        const i32 y = (i32)__shfl_down_sync(mask, (i32)r, d);
+        if (lane + d < live) r = (i32)((u32)r + (u32)y);
+    }
+    r = (i32)__shfl_sync(mask, (i32)r, 0);
+    __syncthreads();
+    return r;
+}
+
+static __device__ inline i32 strata_group_reduce_max_i32(i32 x) {
+    __shared__ i32 strata_part[32];
+    const u32 n = blockDim.x * blockDim.y * blockDim.z;
+    const u32 lid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    const u32 lane = lid & 31u, warp = lid >> 5;
+    const u32 live = min(32u, n - (lid & ~31u));
+    const u32 mask = live == 32u ? 0xffffffffu : (1u << live) - 1u;
+    x = (i32)max((-2147483647 - 1), x);
+    #pragma unroll
+    for (u32 d = 16u; d > 0u; d >>= 1) {
+        const i32 y = (i32)__shfl_down_sync(mask, (i32)x, d);
+        if (lane + d < live) x = (i32)max(x, y);
+    }
+    if (lane == 0u) strata_part[warp] = x;
+    __syncthreads();
+    i32 r = (-2147483647 - 1);
+    for (u32 j = lane; j < (n + 31u) >> 5; j += live) r = (i32)max(r, strata_part[j]);
+    #pragma unroll
+    for (u32 d = 16u; d > 0u; d >>= 1) {
+        const i32 y = (i32)__shfl_down_sync(mask, (i32)r, d);
+        if (lane + d < live) r = (i32)max(r, y);
+    }
+    r = (i32)__shfl_sync(mask, (i32)r, 0);
+    __syncthreads();
+    return r;
+}
+
+static __device__ inline i32 strata_group_scan_exclusive_add_i32(i32 x) {
+    __shared__ i32 strata_part[32];
+    const u32 n = blockDim.x * blockDim.y * blockDim.z;
+    const u32 lid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    const u32 lane = lid & 31u, warp = lid >> 5;
+    const u32 live = min(32u, n - (lid & ~31u));
+    const u32 mask = live == 32u ? 0xffffffffu : (1u << live) - 1u;
+    x = (i32)((u32)(i32)0 + (u32)x);
+    #pragma unroll
+    for (u32 d = 1u; d < 32u; d <<= 1) {
+        const i32 y = (i32)__shfl_up_sync(mask, (i32)x, d);
+        if (lane >= d) x = (i32)((u32)y + (u32)x);
+    }
+    if (lane == live - 1u) strata_part[warp] = x;
+    __syncthreads();
+    i32 p = (i32)0;
+    for (u32 j = lane; j < warp; j += live) p = (i32)((u32)p + (u32)strata_part[j]);
+    #pragma unroll
+    for (u32 d = 16u; d > 0u; d >>= 1) {
+        const i32 y = (i32)__shfl_down_sync(mask, (i32)p, d);
+        if (lane + d < live) p = (i32)((u32)p + (u32)y);
+    }
+    p = (i32)__shfl_sync(mask, (i32)p, 0);
+    const i32 e = (i32)__shfl_up_sync(mask, (i32)x, 1);
+    __syncthreads();
+    return lane == 0u ? p : (i32)((u32)p + (u32)e);
+}
+
+static __device__ inline i32 strata_group_scan_inclusive_add_i32(i32 x) {
+    __shared__ i32 strata_part[32];
+    const u32 n = blockDim.x * blockDim.y * blockDim.z;
+    const u32 lid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    const u32 lane = lid & 31u, warp = lid >> 5;
+    const u32 live = min(32u, n - (lid & ~31u));
+    const u32 mask = live == 32u ? 0xffffffffu : (1u << live) - 1u;
+    x = (i32)((u32)(i32)0 + (u32)x);
+    #pragma unroll
+    for (u32 d = 1u; d < 32u; d <<= 1) {
+        const i32 y = (i32)__shfl_up_sync(mask, (i32)x, d);
+        if (lane >= d) x = (i32)((u32)y + (u32)x);
+    }
+    if (lane == live - 1u) strata_part[warp] = x;
+    __syncthreads();
+    i32 p = (i32)0;
+    for (u32 j = lane; j < warp; j += live) p = (i32)((u32)p + (u32)strata_part[j]);
+    #pragma unroll
+    for (u32 d = 16u; d > 0u; d >>= 1) {
+        const i32 y = (i32)__shfl_down_sync(mask, (i32)p, d);
+        if (lane + d < live) p = (i32)((u32)p + (u32)y);
+    }
+    p = (i32)__shfl_sync(mask, (i32)p, 0);
+    __syncthreads();
+    return (i32)((u32)p + (u32)x);
+}
 
 extern "C" __global__ void reduce_scan_2d(
     const i32* x,
@@ -94,82 +201,15 @@ extern "C" __global__ void reduce_scan_2d(
     i32* out,
     const u32 out_len
 ) {
-    __shared__ i32 strata_scratch_i32[STRATA_MAX_GROUP + 1];
     const u32 e4 = (((u32)(blockIdx.y * blockDim.y + threadIdx.y) * (u32)(gridDim.x * blockDim.x)) + (u32)(blockIdx.x * blockDim.x + threadIdx.x));
     const i32 v0 = x[e4];
-    i32 v1;
-    {
-        const u32 lid = ((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z));
-        strata_scratch_i32[lid] = (i32)v0;
-        __syncthreads();
-        if (lid == 0) {
-            i32 acc = (i32)0;
-            for (u32 k = 0; k < ((u32)blockDim.x * (u32)blockDim.y * (u32)blockDim.z); k++) {
-                const i32 x = strata_scratch_i32[k];
-                acc = (i32)((u32)acc + (u32)x);
-            }
-            strata_scratch_i32[STRATA_MAX_GROUP] = acc;
-        }
-        __syncthreads();
-        v1 = strata_scratch_i32[STRATA_MAX_GROUP];
-        __syncthreads();
-    }
+    const i32 v1 = strata_group_reduce_add_i32(v0);
     const u32 e7 = (e4 * 4u);
     out[e7] = v1;
-    i32 v2;
-    {
-        const u32 lid = ((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z));
-        strata_scratch_i32[lid] = (i32)v0;
-        __syncthreads();
-        if (lid == 0) {
-            i32 acc = (-2147483647 - 1);
-            for (u32 k = 0; k < ((u32)blockDim.x * (u32)blockDim.y * (u32)blockDim.z); k++) {
-                const i32 x = strata_scratch_i32[k];
-                acc = max(acc, x);
-            }
-            strata_scratch_i32[STRATA_MAX_GROUP] = acc;
-        }
-        __syncthreads();
-        v2 = strata_scratch_i32[STRATA_MAX_GROUP];
-        __syncthreads();
-    }
+    const i32 v2 = strata_group_reduce_max_i32(v0);
     out[(e7 + 1u)] = v2;
-    i32 v3;
-    {
-        const u32 lid = ((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z));
-        strata_scratch_i32[lid] = (i32)v0;
-        __syncthreads();
-        if (lid == 0) {
-            i32 acc = (i32)0;
-            for (u32 k = 0; k < ((u32)blockDim.x * (u32)blockDim.y * (u32)blockDim.z); k++) {
-                const i32 x = strata_scratch_i32[k];
-                acc = (i32)((u32)acc + (u32)x);
-                strata_scratch_i32[k] = acc;
-            }
-            strata_scratch_i32[STRATA_MAX_GROUP] = acc;
-        }
-        __syncthreads();
-        v3 = strata_scratch_i32[lid];
-        __syncthreads();
-    }
+    const i32 v3 = strata_group_scan_inclusive_add_i32(v0);
     out[(e7 + 2u)] = v3;
-    i32 v4;
-    {
-        const u32 lid = ((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z));
-        strata_scratch_i32[lid] = (i32)((i32)((u32)v0 * (u32)2));
-        __syncthreads();
-        if (lid == 0) {
-            i32 acc = (i32)0;
-            for (u32 k = 0; k < ((u32)blockDim.x * (u32)blockDim.y * (u32)blockDim.z); k++) {
-                const i32 x = strata_scratch_i32[k];
-                strata_scratch_i32[k] = acc;
-                acc = (i32)((u32)acc + (u32)x);
-            }
-            strata_scratch_i32[STRATA_MAX_GROUP] = acc;
-        }
-        __syncthreads();
-        v4 = strata_scratch_i32[lid];
-        __syncthreads();
-    }
+    const i32 v4 = strata_group_scan_exclusive_add_i32(((i32)((u32)v0 * (u32)2)));
     out[(e7 + 3u)] = v4;
 }

@@ -84,9 +84,116 @@ static __device__ inline i64 strata_atomic_min(volatile i64* p, i64 v) { return 
 static __device__ inline i64 strata_atomic_max(volatile i64* p, i64 v) { return (i64)atomicMax((long long*)p, (long long)v); }
 static __device__ inline u64 strata_atomic_min(volatile u64* p, u64 v) { return (u64)atomicMin((unsigned long long*)p, (unsigned long long)v); }
 static __device__ inline u64 strata_atomic_max(volatile u64* p, u64 v) { return (u64)atomicMax((unsigned long long*)p, (unsigned long long)v); }
-#ifndef STRATA_MAX_GROUP
-#define STRATA_MAX_GROUP 1024
-#endif
+template <typename T> static __device__ inline T strata_atomic_load(const volatile T* p) { return *p; }
+
+static __device__ inline i32 strata_group_scan_exclusive_add_i32(i32 x) {
+    __shared__ i32 strata_part[32];
+    const u32 n = blockDim.x * blockDim.y * blockDim.z;
+    const u32 lid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    const u32 lane = lid & 31u, warp = lid >> 5;
+    const u32 live = min(32u, n - (lid & ~31u));
+    const u32 mask = live == 32u ? 0xffffffffu : (1u << live) - 1u;
+    x = (i32)((u32)(i32)0 + (u32)x);
+    #pragma unroll
+    for (u32 d = 1u; d < 32u; d <<= 1) {
+        const i32 y = (i32)__shfl_up_sync(mask, (i32)x, d);
+        if (lane >= d) x = (i32)((u32)y + (u32)x);
+    }
+    if (lane == live - 1u) strata_part[warp] = x;
+    __syncthreads();
+    i32 p = (i32)0;
+    for (u32 j = lane; j < warp; j += live) p = (i32)((u32)p + (u32)strata_part[j]);
+    #pragma unroll
+    for (u32 d = 16u; d > 0u; d >>= 1) {
+        const i32 y = (i32)__shfl_down_sync(mask, (i32)p, d);
+        if (lane + d < live) p = (i32)((u32)p + (u32)y);
+    }
+    p = (i32)__shfl_sync(mask, (i32)p, 0);
+    const i32 e = (i32)__shfl_up_sync(mask, (i32)x, 1);
+    __syncthreads();
+    return lane == 0u ? p : (i32)((u32)p + (u32)e);
+}
+
+static __device__ inline i32 strata_group_scan_inclusive_add_i32(i32 x) {
+    __shared__ i32 strata_part[32];
+    const u32 n = blockDim.x * blockDim.y * blockDim.z;
+    const u32 lid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    const u32 lane = lid & 31u, warp = lid >> 5;
+    const u32 live = min(32u, n - (lid & ~31u));
+    const u32 mask = live == 32u ? 0xffffffffu : (1u << live) - 1u;
+    x = (i32)((u32)(i32)0 + (u32)x);
+    #pragma unroll
+    for (u32 d = 1u; d < 32u; d <<= 1) {
+        const i32 y = (i32)__shfl_up_sync(mask, (i32)x, d);
+        if (lane >= d) x = (i32)((u32)y + (u32)x);
+    }
+    if (lane == live - 1u) strata_part[warp] = x;
+    __syncthreads();
+    i32 p = (i32)0;
+    for (u32 j = lane; j < warp; j += live) p = (i32)((u32)p + (u32)strata_part[j]);
+    #pragma unroll
+    for (u32 d = 16u; d > 0u; d >>= 1) {
+        const i32 y = (i32)__shfl_down_sync(mask, (i32)p, d);
+        if (lane + d < live) p = (i32)((u32)p + (u32)y);
+    }
+    p = (i32)__shfl_sync(mask, (i32)p, 0);
+    __syncthreads();
+    return (i32)((u32)p + (u32)x);
+}
+
+static __device__ inline i32 strata_group_scan_inclusive_max_i32(i32 x) {
+    __shared__ i32 strata_part[32];
+    const u32 n = blockDim.x * blockDim.y * blockDim.z;
+    const u32 lid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    const u32 lane = lid & 31u, warp = lid >> 5;
+    const u32 live = min(32u, n - (lid & ~31u));
+    const u32 mask = live == 32u ? 0xffffffffu : (1u << live) - 1u;
+    x = (i32)max((-2147483647 - 1), x);
+    #pragma unroll
+    for (u32 d = 1u; d < 32u; d <<= 1) {
+        const i32 y = (i32)__shfl_up_sync(mask, (i32)x, d);
+        if (lane >= d) x = (i32)max(y, x);
+    }
+    if (lane == live - 1u) strata_part[warp] = x;
+    __syncthreads();
+    i32 p = (-2147483647 - 1);
+    for (u32 j = lane; j < warp; j += live) p = (i32)max(p, strata_part[j]);
+    #pragma unroll
+    for (u32 d = 16u; d > 0u; d >>= 1) {
+        const i32 y = (i32)__shfl_down_sync(mask, (i32)p, d);
+        if (lane + d < live) p = (i32)max(p, y);
+    }
+    p = (i32)__shfl_sync(mask, (i32)p, 0);
+    __syncthreads();
+    return (i32)max(p, x);
+}
+
+static __device__ inline i32 strata_group_scan_inclusive_min_i32(i32 x) {
+    __shared__ i32 strata_part[32];
+    const u32 n = blockDim.x * blockDim.y * blockDim.z;
+    const u32 lid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    const u32 lane = lid & 31u, warp = lid >> 5;
+    const u32 live = min(32u, n - (lid & ~31u));
+    const u32 mask = live == 32u ? 0xffffffffu : (1u << live) - 1u;
+    x = (i32)min(2147483647, x);
+    #pragma unroll
+    for (u32 d = 1u; d < 32u; d <<= 1) {
+        const i32 y = (i32)__shfl_up_sync(mask, (i32)x, d);
+        if (lane >= d) x = (i32)min(y, x);
+    }
+    if (lane == live - 1u) strata_part[warp] = x;
+    __syncthreads();
+    i32 p = 2147483647;
+    for (u32 j = lane; j < warp; j += live) p = (i32)min(p, strata_part[j]);
+    #pragma unroll
+    for (u32 d = 16u; d > 0u; d >>= 1) {
+        const i32 y = (i32)__shfl_down_sync(mask, (i32)p, d);
+        if (lane + d < live) p = (i32)min(p, y);
+    }
+    p = (i32)__shfl_sync(mask, (i32)p, 0);
+    __syncthreads();
+    return (i32)min(p, x);
+}
 
 extern "C" __global__ void scan_1d(
     const i32* x,
@@ -94,83 +201,14 @@ extern "C" __global__ void scan_1d(
     i32* out,
     const u32 out_len
 ) {
-    __shared__ i32 strata_scratch_i32[STRATA_MAX_GROUP + 1];
     const u32 e0 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
     const i32 v0 = x[min(e0, (x_len - 1u))];
     const bool e5 = (e0 < x_len);
     const i32 e8 = (e5 ? v0 : 0);
-    i32 v1;
-    {
-        const u32 lid = ((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z));
-        strata_scratch_i32[lid] = (i32)e8;
-        __syncthreads();
-        if (lid == 0) {
-            i32 acc = (i32)0;
-            for (u32 k = 0; k < ((u32)blockDim.x * (u32)blockDim.y * (u32)blockDim.z); k++) {
-                const i32 x = strata_scratch_i32[k];
-                acc = (i32)((u32)acc + (u32)x);
-                strata_scratch_i32[k] = acc;
-            }
-            strata_scratch_i32[STRATA_MAX_GROUP] = acc;
-        }
-        __syncthreads();
-        v1 = strata_scratch_i32[lid];
-        __syncthreads();
-    }
-    i32 v2;
-    {
-        const u32 lid = ((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z));
-        strata_scratch_i32[lid] = (i32)(e5 ? v0 : 2147483647);
-        __syncthreads();
-        if (lid == 0) {
-            i32 acc = 2147483647;
-            for (u32 k = 0; k < ((u32)blockDim.x * (u32)blockDim.y * (u32)blockDim.z); k++) {
-                const i32 x = strata_scratch_i32[k];
-                acc = min(acc, x);
-                strata_scratch_i32[k] = acc;
-            }
-            strata_scratch_i32[STRATA_MAX_GROUP] = acc;
-        }
-        __syncthreads();
-        v2 = strata_scratch_i32[lid];
-        __syncthreads();
-    }
-    i32 v3;
-    {
-        const u32 lid = ((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z));
-        strata_scratch_i32[lid] = (i32)(e5 ? v0 : (-2147483647 - 1));
-        __syncthreads();
-        if (lid == 0) {
-            i32 acc = (-2147483647 - 1);
-            for (u32 k = 0; k < ((u32)blockDim.x * (u32)blockDim.y * (u32)blockDim.z); k++) {
-                const i32 x = strata_scratch_i32[k];
-                acc = max(acc, x);
-                strata_scratch_i32[k] = acc;
-            }
-            strata_scratch_i32[STRATA_MAX_GROUP] = acc;
-        }
-        __syncthreads();
-        v3 = strata_scratch_i32[lid];
-        __syncthreads();
-    }
-    i32 v4;
-    {
-        const u32 lid = ((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z));
-        strata_scratch_i32[lid] = (i32)e8;
-        __syncthreads();
-        if (lid == 0) {
-            i32 acc = (i32)0;
-            for (u32 k = 0; k < ((u32)blockDim.x * (u32)blockDim.y * (u32)blockDim.z); k++) {
-                const i32 x = strata_scratch_i32[k];
-                strata_scratch_i32[k] = acc;
-                acc = (i32)((u32)acc + (u32)x);
-            }
-            strata_scratch_i32[STRATA_MAX_GROUP] = acc;
-        }
-        __syncthreads();
-        v4 = strata_scratch_i32[lid];
-        __syncthreads();
-    }
+    const i32 v1 = strata_group_scan_inclusive_add_i32(e8);
+    const i32 v2 = strata_group_scan_inclusive_min_i32((e5 ? v0 : 2147483647));
+    const i32 v3 = strata_group_scan_inclusive_max_i32((e5 ? v0 : (-2147483647 - 1)));
+    const i32 v4 = strata_group_scan_exclusive_add_i32(e8);
     if (e5) {
         const u32 e14 = (e0 * 4u);
         out[e14] = v1;

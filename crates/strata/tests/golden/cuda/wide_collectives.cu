@@ -84,9 +84,142 @@ static __device__ inline i64 strata_atomic_min(volatile i64* p, i64 v) { return 
 static __device__ inline i64 strata_atomic_max(volatile i64* p, i64 v) { return (i64)atomicMax((long long*)p, (long long)v); }
 static __device__ inline u64 strata_atomic_min(volatile u64* p, u64 v) { return (u64)atomicMin((unsigned long long*)p, (unsigned long long)v); }
 static __device__ inline u64 strata_atomic_max(volatile u64* p, u64 v) { return (u64)atomicMax((unsigned long long*)p, (unsigned long long)v); }
-#ifndef STRATA_MAX_GROUP
-#define STRATA_MAX_GROUP 1024
-#endif
+template <typename T> static __device__ inline T strata_atomic_load(const volatile T* p) { return *p; }
+
+static __device__ inline double strata_group_scan_inclusive_add_double(double x) {
+    __shared__ double strata_part[32];
+    const u32 n = blockDim.x * blockDim.y * blockDim.z;
+    const u32 lid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    const u32 lane = lid & 31u, warp = lid >> 5;
+    const u32 live = min(32u, n - (lid & ~31u));
+    const u32 mask = live == 32u ? 0xffffffffu : (1u << live) - 1u;
+    x = (0.0 + x);
+    #pragma unroll
+    for (u32 d = 1u; d < 32u; d <<= 1) {
+        const double y = (double)__shfl_up_sync(mask, (double)x, d);
+        if (lane >= d) x = (y + x);
+    }
+    if (lane == live - 1u) strata_part[warp] = x;
+    __syncthreads();
+    double p = 0.0;
+    for (u32 j = lane; j < warp; j += live) p = (p + strata_part[j]);
+    #pragma unroll
+    for (u32 d = 16u; d > 0u; d >>= 1) {
+        const double y = (double)__shfl_down_sync(mask, (double)p, d);
+        if (lane + d < live) p = (p + y);
+    }
+    p = (double)__shfl_sync(mask, (double)p, 0);
+    __syncthreads();
+    return (p + x);
+}
+
+static __device__ inline double strata_group_scan_inclusive_min_double(double x) {
+    __shared__ double strata_part[32];
+    const u32 n = blockDim.x * blockDim.y * blockDim.z;
+    const u32 lid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    const u32 lane = lid & 31u, warp = lid >> 5;
+    const u32 live = min(32u, n - (lid & ~31u));
+    const u32 mask = live == 32u ? 0xffffffffu : (1u << live) - 1u;
+    x = fmin(strata_as<double>(0x7ff0000000000000ul), x);
+    #pragma unroll
+    for (u32 d = 1u; d < 32u; d <<= 1) {
+        const double y = (double)__shfl_up_sync(mask, (double)x, d);
+        if (lane >= d) x = fmin(y, x);
+    }
+    if (lane == live - 1u) strata_part[warp] = x;
+    __syncthreads();
+    double p = strata_as<double>(0x7ff0000000000000ul);
+    for (u32 j = lane; j < warp; j += live) p = fmin(p, strata_part[j]);
+    #pragma unroll
+    for (u32 d = 16u; d > 0u; d >>= 1) {
+        const double y = (double)__shfl_down_sync(mask, (double)p, d);
+        if (lane + d < live) p = fmin(p, y);
+    }
+    p = (double)__shfl_sync(mask, (double)p, 0);
+    __syncthreads();
+    return fmin(p, x);
+}
+
+static __device__ inline u64 strata_group_reduce_add_u64(u64 x) {
+    __shared__ u64 strata_part[32];
+    const u32 n = blockDim.x * blockDim.y * blockDim.z;
+    const u32 lid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    const u32 lane = lid & 31u, warp = lid >> 5;
+    const u32 live = min(32u, n - (lid & ~31u));
+    const u32 mask = live == 32u ? 0xffffffffu : (1u << live) - 1u;
+    x = (u64)((u64)0 + x);
+    #pragma unroll
+    for (u32 d = 16u; d > 0u; d >>= 1) {
+        const u64 y = (u64)__shfl_down_sync(mask, (unsigned long long)x, d);
+        if (lane + d < live) x = (u64)(x + y);
+    }
+    if (lane == 0u) strata_part[warp] = x;
+    __syncthreads();
+    u64 r = (u64)0;
+    for (u32 j = lane; j < (n + 31u) >> 5; j += live) r = (u64)(r + strata_part[j]);
+    #pragma unroll
+    for (u32 d = 16u; d > 0u; d >>= 1) {
+        const u64 y = (u64)__shfl_down_sync(mask, (unsigned long long)r, d);
+        if (lane + d < live) r = (u64)(r + y);
+    }
+    r = (u64)__shfl_sync(mask, (unsigned long long)r, 0);
+    __syncthreads();
+    return r;
+}
+
+static __device__ inline u64 strata_group_reduce_min_u64(u64 x) {
+    __shared__ u64 strata_part[32];
+    const u32 n = blockDim.x * blockDim.y * blockDim.z;
+    const u32 lid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    const u32 lane = lid & 31u, warp = lid >> 5;
+    const u32 live = min(32u, n - (lid & ~31u));
+    const u32 mask = live == 32u ? 0xffffffffu : (1u << live) - 1u;
+    x = (u64)min(18446744073709551615ul, x);
+    #pragma unroll
+    for (u32 d = 16u; d > 0u; d >>= 1) {
+        const u64 y = (u64)__shfl_down_sync(mask, (unsigned long long)x, d);
+        if (lane + d < live) x = (u64)min(x, y);
+    }
+    if (lane == 0u) strata_part[warp] = x;
+    __syncthreads();
+    u64 r = 18446744073709551615ul;
+    for (u32 j = lane; j < (n + 31u) >> 5; j += live) r = (u64)min(r, strata_part[j]);
+    #pragma unroll
+    for (u32 d = 16u; d > 0u; d >>= 1) {
+        const u64 y = (u64)__shfl_down_sync(mask, (unsigned long long)r, d);
+        if (lane + d < live) r = (u64)min(r, y);
+    }
+    r = (u64)__shfl_sync(mask, (unsigned long long)r, 0);
+    __syncthreads();
+    return r;
+}
+
+static __device__ inline u64 strata_group_scan_inclusive_max_u64(u64 x) {
+    __shared__ u64 strata_part[32];
+    const u32 n = blockDim.x * blockDim.y * blockDim.z;
+    const u32 lid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    const u32 lane = lid & 31u, warp = lid >> 5;
+    const u32 live = min(32u, n - (lid & ~31u));
+    const u32 mask = live == 32u ? 0xffffffffu : (1u << live) - 1u;
+    x = (u64)max(0ul, x);
+    #pragma unroll
+    for (u32 d = 1u; d < 32u; d <<= 1) {
+        const u64 y = (u64)__shfl_up_sync(mask, (unsigned long long)x, d);
+        if (lane >= d) x = (u64)max(y, x);
+    }
+    if (lane == live - 1u) strata_part[warp] = x;
+    __syncthreads();
+    u64 p = 0ul;
+    for (u32 j = lane; j < warp; j += live) p = (u64)max(p, strata_part[j]);
+    #pragma unroll
+    for (u32 d = 16u; d > 0u; d >>= 1) {
+        const u64 y = (u64)__shfl_down_sync(mask, (unsigned long long)p, d);
+        if (lane + d < live) p = (u64)max(p, y);
+    }
+    p = (u64)__shfl_sync(mask, (unsigned long long)p, 0);
+    __syncthreads();
+    return (u64)max(p, x);
+}
 
 extern "C" __global__ void wide_collectives(
     const u64* x,
@@ -96,104 +229,19 @@ extern "C" __global__ void wide_collectives(
     double* fout,
     const u32 fout_len
 ) {
-    __shared__ u64 strata_scratch_u64[STRATA_MAX_GROUP + 1];
-    __shared__ double strata_scratch_double[STRATA_MAX_GROUP + 1];
     const u32 e0 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
     const u64 v0 = x[e0];
-    u64 v1;
-    {
-        const u32 lid = ((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z));
-        strata_scratch_u64[lid] = (u64)v0;
-        __syncthreads();
-        if (lid == 0) {
-            u64 acc = (u64)0;
-            for (u32 k = 0; k < ((u32)blockDim.x * (u32)blockDim.y * (u32)blockDim.z); k++) {
-                const u64 x = strata_scratch_u64[k];
-                acc = (u64)(acc + x);
-            }
-            strata_scratch_u64[STRATA_MAX_GROUP] = acc;
-        }
-        __syncthreads();
-        v1 = strata_scratch_u64[STRATA_MAX_GROUP];
-        __syncthreads();
-    }
+    const u64 v1 = strata_group_reduce_add_u64(v0);
     const u32 e3 = (e0 * 3u);
     out[e3] = v1;
-    u64 v2;
-    {
-        const u32 lid = ((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z));
-        strata_scratch_u64[lid] = (u64)v0;
-        __syncthreads();
-        if (lid == 0) {
-            u64 acc = 0ul;
-            for (u32 k = 0; k < ((u32)blockDim.x * (u32)blockDim.y * (u32)blockDim.z); k++) {
-                const u64 x = strata_scratch_u64[k];
-                acc = max(acc, x);
-                strata_scratch_u64[k] = acc;
-            }
-            strata_scratch_u64[STRATA_MAX_GROUP] = acc;
-        }
-        __syncthreads();
-        v2 = strata_scratch_u64[lid];
-        __syncthreads();
-    }
+    const u64 v2 = strata_group_scan_inclusive_max_u64(v0);
     out[(e3 + 1u)] = v2;
-    u64 v3;
-    {
-        const u32 lid = ((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z));
-        strata_scratch_u64[lid] = (u64)v0;
-        __syncthreads();
-        if (lid == 0) {
-            u64 acc = 18446744073709551615ul;
-            for (u32 k = 0; k < ((u32)blockDim.x * (u32)blockDim.y * (u32)blockDim.z); k++) {
-                const u64 x = strata_scratch_u64[k];
-                acc = min(acc, x);
-            }
-            strata_scratch_u64[STRATA_MAX_GROUP] = acc;
-        }
-        __syncthreads();
-        v3 = strata_scratch_u64[STRATA_MAX_GROUP];
-        __syncthreads();
-    }
+    const u64 v3 = strata_group_reduce_min_u64(v0);
     out[(e3 + 2u)] = v3;
     const double e13 = ((double)((u64)(v0 >> (40ul & 63))));
-    double v4;
-    {
-        const u32 lid = ((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z));
-        strata_scratch_double[lid] = (double)e13;
-        __syncthreads();
-        if (lid == 0) {
-            double acc = 0.0;
-            for (u32 k = 0; k < ((u32)blockDim.x * (u32)blockDim.y * (u32)blockDim.z); k++) {
-                const double x = strata_scratch_double[k];
-                acc = (double)(acc + x);
-                strata_scratch_double[k] = acc;
-            }
-            strata_scratch_double[STRATA_MAX_GROUP] = acc;
-        }
-        __syncthreads();
-        v4 = strata_scratch_double[lid];
-        __syncthreads();
-    }
+    const double v4 = strata_group_scan_inclusive_add_double(e13);
     const u32 e14 = (e0 * 2u);
     fout[e14] = v4;
-    double v5;
-    {
-        const u32 lid = ((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z));
-        strata_scratch_double[lid] = (double)e13;
-        __syncthreads();
-        if (lid == 0) {
-            double acc = strata_as<double>(0x7ff0000000000000ul);
-            for (u32 k = 0; k < ((u32)blockDim.x * (u32)blockDim.y * (u32)blockDim.z); k++) {
-                const double x = strata_scratch_double[k];
-                acc = fmin(acc, x);
-                strata_scratch_double[k] = acc;
-            }
-            strata_scratch_double[STRATA_MAX_GROUP] = acc;
-        }
-        __syncthreads();
-        v5 = strata_scratch_double[lid];
-        __syncthreads();
-    }
+    const double v5 = strata_group_scan_inclusive_min_double(e13);
     fout[(e14 + 1u)] = v5;
 }

@@ -84,6 +84,7 @@ static __device__ inline i64 strata_atomic_min(volatile i64* p, i64 v) { return 
 static __device__ inline i64 strata_atomic_max(volatile i64* p, i64 v) { return (i64)atomicMax((long long*)p, (long long)v); }
 static __device__ inline u64 strata_atomic_min(volatile u64* p, u64 v) { return (u64)atomicMin((unsigned long long*)p, (unsigned long long)v); }
 static __device__ inline u64 strata_atomic_max(volatile u64* p, u64 v) { return (u64)atomicMax((unsigned long long*)p, (unsigned long long)v); }
+template <typename T> static __device__ inline T strata_atomic_load(const volatile T* p) { return *p; }
 
 extern "C" __global__ void wide_u64(
     u64* acc,

@@ -16,16 +16,17 @@ __kernel void any_all(
     const bool e3 = (v0 != 0u);
     bool v1;
     {
-        const uint lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        strata_scratch_uchar[lid] = (uchar)e3;
+        const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
+        strata_scratch_uchar[strata_lid] = (uchar)(e3 ? 1 : 0);
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid == 0) {
-            uchar acc = 0;
-            for (uint k = 0; k < ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2)); k++) {
-                const uchar x = strata_scratch_uchar[k];
-                acc = (acc | (x != 0));
+        if (strata_lid == 0u) {
+            uchar strata_acc = (uchar)0;
+            const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+            for (uint strata_k = 0u; strata_k < strata_n; strata_k++) {
+                const uchar strata_v = strata_scratch_uchar[strata_k];
+                strata_acc = (uchar)(strata_acc | strata_v);
             }
-            strata_scratch_uchar[STRATA_MAX_GROUP] = acc;
+            strata_scratch_uchar[STRATA_MAX_GROUP] = strata_acc;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         v1 = (strata_scratch_uchar[STRATA_MAX_GROUP] != 0);
@@ -33,16 +34,17 @@ __kernel void any_all(
     }
     bool v2;
     {
-        const uint lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        strata_scratch_uchar[lid] = (uchar)e3;
+        const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
+        strata_scratch_uchar[strata_lid] = (uchar)(e3 ? 1 : 0);
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid == 0) {
-            uchar acc = 1;
-            for (uint k = 0; k < ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2)); k++) {
-                const uchar x = strata_scratch_uchar[k];
-                acc = (acc & (x != 0));
+        if (strata_lid == 0u) {
+            uchar strata_acc = (uchar)1;
+            const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+            for (uint strata_k = 0u; strata_k < strata_n; strata_k++) {
+                const uchar strata_v = strata_scratch_uchar[strata_k];
+                strata_acc = (uchar)(strata_acc & strata_v);
             }
-            strata_scratch_uchar[STRATA_MAX_GROUP] = acc;
+            strata_scratch_uchar[STRATA_MAX_GROUP] = strata_acc;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         v2 = (strata_scratch_uchar[STRATA_MAX_GROUP] != 0);
@@ -50,16 +52,17 @@ __kernel void any_all(
     }
     bool v3;
     {
-        const uint lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        strata_scratch_uchar[lid] = (uchar)(!e3);
+        const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
+        strata_scratch_uchar[strata_lid] = (uchar)((!e3) ? 1 : 0);
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid == 0) {
-            uchar acc = 1;
-            for (uint k = 0; k < ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2)); k++) {
-                const uchar x = strata_scratch_uchar[k];
-                acc = (acc & (x != 0));
+        if (strata_lid == 0u) {
+            uchar strata_acc = (uchar)1;
+            const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+            for (uint strata_k = 0u; strata_k < strata_n; strata_k++) {
+                const uchar strata_v = strata_scratch_uchar[strata_k];
+                strata_acc = (uchar)(strata_acc & strata_v);
             }
-            strata_scratch_uchar[STRATA_MAX_GROUP] = acc;
+            strata_scratch_uchar[STRATA_MAX_GROUP] = strata_acc;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         v3 = (strata_scratch_uchar[STRATA_MAX_GROUP] != 0);

@@ -17,35 +17,39 @@ __kernel void broadcast(
     const uint e13 = ((uint)get_local_size(0) * (uint)get_local_size(1));
     float v1;
     {
-        const uint lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        strata_scratch_float[lid] = (float)v0;
+        const float strata_x = (float)v0;
+        const uint strata_src = (((((uint)get_group_id(0) + (uint)get_num_groups(0) * ((uint)get_group_id(1) + (uint)get_num_groups(1) * (uint)get_group_id(2))) * 7u) + 3u) % e13);
+        strata_scratch_float[((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)))] = strata_x;
         barrier(CLK_LOCAL_MEM_FENCE);
-        v1 = strata_scratch_float[(((((uint)get_group_id(0) + (uint)get_num_groups(0) * ((uint)get_group_id(1) + (uint)get_num_groups(1) * (uint)get_group_id(2))) * 7u) + 3u) % e13)];
+        v1 = strata_scratch_float[strata_src];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     const uint e18 = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
     float v2_0;
     {
-        const uint lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        strata_scratch_float[lid] = (float)v0;
+        const float strata_x = (float)v0;
+        const uint strata_src = e18;
+        strata_scratch_float[((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)))] = strata_x;
         barrier(CLK_LOCAL_MEM_FENCE);
-        v2_0 = strata_scratch_float[e18];
+        v2_0 = strata_scratch_float[strata_src];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     float v2_1;
     {
-        const uint lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        strata_scratch_float[lid] = (float)(v0 * 2.0f);
+        const float strata_x = (float)(v0 * 2.0f);
+        const uint strata_src = e18;
+        strata_scratch_float[((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)))] = strata_x;
         barrier(CLK_LOCAL_MEM_FENCE);
-        v2_1 = strata_scratch_float[e18];
+        v2_1 = strata_scratch_float[strata_src];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     uint v3;
     {
-        const uint lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        strata_scratch_uint[lid] = (uint)e18;
+        const uint strata_x = (uint)e18;
+        const uint strata_src = (e13 - 1u);
+        strata_scratch_uint[((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)))] = strata_x;
         barrier(CLK_LOCAL_MEM_FENCE);
-        v3 = strata_scratch_uint[(e13 - 1u)];
+        v3 = strata_scratch_uint[strata_src];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     const uint e21 = (e4 * 3u);

@@ -16,16 +16,17 @@ __kernel void empty_launch(
     out[0u] = 1u;
     uint v0;
     {
-        const uint lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        strata_scratch_uint[lid] = (uint)1u;
+        const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
+        strata_scratch_uint[strata_lid] = 1u;
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid == 0) {
-            uint acc = (uint)0;
-            for (uint k = 0; k < ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2)); k++) {
-                const uint x = strata_scratch_uint[k];
-                acc = (uint)(acc + x);
+        if (strata_lid == 0u) {
+            uint strata_acc = (uint)0;
+            const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+            for (uint strata_k = 0u; strata_k < strata_n; strata_k++) {
+                const uint strata_v = strata_scratch_uint[strata_k];
+                strata_acc = (uint)(strata_acc + strata_v);
             }
-            strata_scratch_uint[STRATA_MAX_GROUP] = acc;
+            strata_scratch_uint[STRATA_MAX_GROUP] = strata_acc;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         v0 = strata_scratch_uint[STRATA_MAX_GROUP];
@@ -38,16 +39,17 @@ __kernel void empty_launch(
     }
     uint v1;
     {
-        const uint lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        strata_scratch_uint[lid] = (uint)(uint)get_global_id(0);
+        const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
+        strata_scratch_uint[strata_lid] = (uint)get_global_id(0);
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid == 0) {
-            uint acc = 4294967295u;
-            for (uint k = 0; k < ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2)); k++) {
-                const uint x = strata_scratch_uint[k];
-                acc = min(acc, x);
+        if (strata_lid == 0u) {
+            uint strata_acc = 4294967295u;
+            const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+            for (uint strata_k = 0u; strata_k < strata_n; strata_k++) {
+                const uint strata_v = strata_scratch_uint[strata_k];
+                strata_acc = (uint)min(strata_acc, strata_v);
             }
-            strata_scratch_uint[STRATA_MAX_GROUP] = acc;
+            strata_scratch_uint[STRATA_MAX_GROUP] = strata_acc;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         v1 = strata_scratch_uint[STRATA_MAX_GROUP];

@@ -21,16 +21,17 @@ __kernel void gather_2d(
     const float v0 = x[((e0 * (uint)get_global_size(0)) + e3)];
     float v1;
     {
-        const uint lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        strata_scratch_float[lid] = (float)v0;
+        const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
+        strata_scratch_float[strata_lid] = v0;
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid == 0) {
-            float acc = 0.0f;
-            for (uint k = 0; k < ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2)); k++) {
-                const float x = strata_scratch_float[k];
-                acc = (float)(acc + x);
+        if (strata_lid == 0u) {
+            float strata_acc = 0.0f;
+            const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+            for (uint strata_k = 0u; strata_k < strata_n; strata_k++) {
+                const float strata_v = strata_scratch_float[strata_k];
+                strata_acc = (strata_acc + strata_v);
             }
-            strata_scratch_float[STRATA_MAX_GROUP] = acc;
+            strata_scratch_float[STRATA_MAX_GROUP] = strata_acc;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         v1 = strata_scratch_float[STRATA_MAX_GROUP];
@@ -43,16 +44,17 @@ __kernel void gather_2d(
     }
     float v2;
     {
-        const uint lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        strata_scratch_float[lid] = (float)v0;
+        const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
+        strata_scratch_float[strata_lid] = v0;
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid == 0) {
-            float acc = as_float(0xff800000u);
-            for (uint k = 0; k < ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2)); k++) {
-                const float x = strata_scratch_float[k];
-                acc = fmax(acc, x);
+        if (strata_lid == 0u) {
+            float strata_acc = as_float(0xff800000u);
+            const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+            for (uint strata_k = 0u; strata_k < strata_n; strata_k++) {
+                const float strata_v = strata_scratch_float[strata_k];
+                strata_acc = fmax(strata_acc, strata_v);
             }
-            strata_scratch_float[STRATA_MAX_GROUP] = acc;
+            strata_scratch_float[STRATA_MAX_GROUP] = strata_acc;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         v2 = strata_scratch_float[STRATA_MAX_GROUP];
@@ -64,16 +66,17 @@ __kernel void gather_2d(
     }
     int v3;
     {
-        const uint lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        strata_scratch_int[lid] = (int)((int)((uint)((int)e0) - (uint)((int)e3)));
+        const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
+        strata_scratch_int[strata_lid] = ((int)((uint)((int)e0) - (uint)((int)e3)));
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid == 0) {
-            int acc = 2147483647;
-            for (uint k = 0; k < ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2)); k++) {
-                const int x = strata_scratch_int[k];
-                acc = min(acc, x);
+        if (strata_lid == 0u) {
+            int strata_acc = 2147483647;
+            const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+            for (uint strata_k = 0u; strata_k < strata_n; strata_k++) {
+                const int strata_v = strata_scratch_int[strata_k];
+                strata_acc = (int)min(strata_acc, strata_v);
             }
-            strata_scratch_int[STRATA_MAX_GROUP] = acc;
+            strata_scratch_int[STRATA_MAX_GROUP] = strata_acc;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         v3 = strata_scratch_int[STRATA_MAX_GROUP];

@@ -15,16 +15,17 @@ __kernel void gather_add_u32(
     const uint v0 = x[min(e0, (x_len - 1u))];
     uint v1;
     {
-        const uint lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        strata_scratch_uint[lid] = (uint)((e0 < x_len) ? v0 : 0u);
+        const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
+        strata_scratch_uint[strata_lid] = ((e0 < x_len) ? v0 : 0u);
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid == 0) {
-            uint acc = (uint)0;
-            for (uint k = 0; k < ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2)); k++) {
-                const uint x = strata_scratch_uint[k];
-                acc = (uint)(acc + x);
+        if (strata_lid == 0u) {
+            uint strata_acc = (uint)0;
+            const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+            for (uint strata_k = 0u; strata_k < strata_n; strata_k++) {
+                const uint strata_v = strata_scratch_uint[strata_k];
+                strata_acc = (uint)(strata_acc + strata_v);
             }
-            strata_scratch_uint[STRATA_MAX_GROUP] = acc;
+            strata_scratch_uint[STRATA_MAX_GROUP] = strata_acc;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         v1 = strata_scratch_uint[STRATA_MAX_GROUP];

@@ -26,16 +26,17 @@ __kernel void gather_several(
     const bool e5 = (e0 < x_len);
     long v1;
     {
-        const uint lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        strata_scratch_long[lid] = (long)(e5 ? ((long)v0) : 0L);
+        const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
+        strata_scratch_long[strata_lid] = (e5 ? ((long)v0) : 0L);
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid == 0) {
-            long acc = (long)0;
-            for (uint k = 0; k < ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2)); k++) {
-                const long x = strata_scratch_long[k];
-                acc = (long)((ulong)acc + (ulong)x);
+        if (strata_lid == 0u) {
+            long strata_acc = (long)0;
+            const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+            for (uint strata_k = 0u; strata_k < strata_n; strata_k++) {
+                const long strata_v = strata_scratch_long[strata_k];
+                strata_acc = (long)((ulong)strata_acc + (ulong)strata_v);
             }
-            strata_scratch_long[STRATA_MAX_GROUP] = acc;
+            strata_scratch_long[STRATA_MAX_GROUP] = strata_acc;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         v1 = strata_scratch_long[STRATA_MAX_GROUP];
@@ -48,16 +49,17 @@ __kernel void gather_several(
     }
     int v2;
     {
-        const uint lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        strata_scratch_int[lid] = (int)(e5 ? v0 : 2147483647);
+        const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
+        strata_scratch_int[strata_lid] = (e5 ? v0 : 2147483647);
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid == 0) {
-            int acc = 2147483647;
-            for (uint k = 0; k < ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2)); k++) {
-                const int x = strata_scratch_int[k];
-                acc = min(acc, x);
+        if (strata_lid == 0u) {
+            int strata_acc = 2147483647;
+            const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+            for (uint strata_k = 0u; strata_k < strata_n; strata_k++) {
+                const int strata_v = strata_scratch_int[strata_k];
+                strata_acc = (int)min(strata_acc, strata_v);
             }
-            strata_scratch_int[STRATA_MAX_GROUP] = acc;
+            strata_scratch_int[STRATA_MAX_GROUP] = strata_acc;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         v2 = strata_scratch_int[STRATA_MAX_GROUP];
@@ -69,16 +71,17 @@ __kernel void gather_several(
     }
     int v3;
     {
-        const uint lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        strata_scratch_int[lid] = (int)(e5 ? v0 : (-2147483647 - 1));
+        const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
+        strata_scratch_int[strata_lid] = (e5 ? v0 : (-2147483647 - 1));
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid == 0) {
-            int acc = (-2147483647 - 1);
-            for (uint k = 0; k < ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2)); k++) {
-                const int x = strata_scratch_int[k];
-                acc = max(acc, x);
+        if (strata_lid == 0u) {
+            int strata_acc = (-2147483647 - 1);
+            const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+            for (uint strata_k = 0u; strata_k < strata_n; strata_k++) {
+                const int strata_v = strata_scratch_int[strata_k];
+                strata_acc = (int)max(strata_acc, strata_v);
             }
-            strata_scratch_int[STRATA_MAX_GROUP] = acc;
+            strata_scratch_int[STRATA_MAX_GROUP] = strata_acc;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         v3 = strata_scratch_int[STRATA_MAX_GROUP];
@@ -90,16 +93,17 @@ __kernel void gather_several(
     }
     uint v4;
     {
-        const uint lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        strata_scratch_uint[lid] = (uint)(e5 ? e0 : 0u);
+        const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
+        strata_scratch_uint[strata_lid] = (e5 ? e0 : 0u);
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid == 0) {
-            uint acc = 0u;
-            for (uint k = 0; k < ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2)); k++) {
-                const uint x = strata_scratch_uint[k];
-                acc = max(acc, x);
+        if (strata_lid == 0u) {
+            uint strata_acc = 0u;
+            const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+            for (uint strata_k = 0u; strata_k < strata_n; strata_k++) {
+                const uint strata_v = strata_scratch_uint[strata_k];
+                strata_acc = (uint)max(strata_acc, strata_v);
             }
-            strata_scratch_uint[STRATA_MAX_GROUP] = acc;
+            strata_scratch_uint[STRATA_MAX_GROUP] = strata_acc;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         v4 = strata_scratch_uint[STRATA_MAX_GROUP];
@@ -111,16 +115,17 @@ __kernel void gather_several(
     }
     uint v5;
     {
-        const uint lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        strata_scratch_uint[lid] = (uint)(e5 ? 1u : 0u);
+        const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
+        strata_scratch_uint[strata_lid] = (e5 ? 1u : 0u);
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid == 0) {
-            uint acc = (uint)0;
-            for (uint k = 0; k < ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2)); k++) {
-                const uint x = strata_scratch_uint[k];
-                acc = (uint)(acc + x);
+        if (strata_lid == 0u) {
+            uint strata_acc = (uint)0;
+            const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+            for (uint strata_k = 0u; strata_k < strata_n; strata_k++) {
+                const uint strata_v = strata_scratch_uint[strata_k];
+                strata_acc = (uint)(strata_acc + strata_v);
             }
-            strata_scratch_uint[STRATA_MAX_GROUP] = acc;
+            strata_scratch_uint[STRATA_MAX_GROUP] = strata_acc;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         v5 = strata_scratch_uint[STRATA_MAX_GROUP];

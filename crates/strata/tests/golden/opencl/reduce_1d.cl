@@ -20,16 +20,17 @@ __kernel void reduce_1d(
     const int v0 = x[e0];
     int v1;
     {
-        const uint lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        strata_scratch_int[lid] = (int)v0;
+        const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
+        strata_scratch_int[strata_lid] = v0;
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid == 0) {
-            int acc = (int)0;
-            for (uint k = 0; k < ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2)); k++) {
-                const int x = strata_scratch_int[k];
-                acc = (int)((uint)acc + (uint)x);
+        if (strata_lid == 0u) {
+            int strata_acc = (int)0;
+            const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+            for (uint strata_k = 0u; strata_k < strata_n; strata_k++) {
+                const int strata_v = strata_scratch_int[strata_k];
+                strata_acc = (int)((uint)strata_acc + (uint)strata_v);
             }
-            strata_scratch_int[STRATA_MAX_GROUP] = acc;
+            strata_scratch_int[STRATA_MAX_GROUP] = strata_acc;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         v1 = strata_scratch_int[STRATA_MAX_GROUP];
@@ -39,16 +40,17 @@ __kernel void reduce_1d(
     out[e3] = v1;
     int v2;
     {
-        const uint lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        strata_scratch_int[lid] = (int)v0;
+        const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
+        strata_scratch_int[strata_lid] = v0;
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid == 0) {
-            int acc = 2147483647;
-            for (uint k = 0; k < ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2)); k++) {
-                const int x = strata_scratch_int[k];
-                acc = min(acc, x);
+        if (strata_lid == 0u) {
+            int strata_acc = 2147483647;
+            const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+            for (uint strata_k = 0u; strata_k < strata_n; strata_k++) {
+                const int strata_v = strata_scratch_int[strata_k];
+                strata_acc = (int)min(strata_acc, strata_v);
             }
-            strata_scratch_int[STRATA_MAX_GROUP] = acc;
+            strata_scratch_int[STRATA_MAX_GROUP] = strata_acc;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         v2 = strata_scratch_int[STRATA_MAX_GROUP];
@@ -58,16 +60,17 @@ __kernel void reduce_1d(
     out[e6] = v2;
     int v3;
     {
-        const uint lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        strata_scratch_int[lid] = (int)v0;
+        const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
+        strata_scratch_int[strata_lid] = v0;
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid == 0) {
-            int acc = (-2147483647 - 1);
-            for (uint k = 0; k < ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2)); k++) {
-                const int x = strata_scratch_int[k];
-                acc = max(acc, x);
+        if (strata_lid == 0u) {
+            int strata_acc = (-2147483647 - 1);
+            const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+            for (uint strata_k = 0u; strata_k < strata_n; strata_k++) {
+                const int strata_v = strata_scratch_int[strata_k];
+                strata_acc = (int)max(strata_acc, strata_v);
             }
-            strata_scratch_int[STRATA_MAX_GROUP] = acc;
+            strata_scratch_int[STRATA_MAX_GROUP] = strata_acc;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         v3 = strata_scratch_int[STRATA_MAX_GROUP];
@@ -78,16 +81,17 @@ __kernel void reduce_1d(
     const float e13 = ((float)strata_rem_int(v0, 1000));
     float v4;
     {
-        const uint lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        strata_scratch_float[lid] = (float)e13;
+        const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
+        strata_scratch_float[strata_lid] = e13;
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid == 0) {
-            float acc = 0.0f;
-            for (uint k = 0; k < ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2)); k++) {
-                const float x = strata_scratch_float[k];
-                acc = (float)(acc + x);
+        if (strata_lid == 0u) {
+            float strata_acc = 0.0f;
+            const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+            for (uint strata_k = 0u; strata_k < strata_n; strata_k++) {
+                const float strata_v = strata_scratch_float[strata_k];
+                strata_acc = (strata_acc + strata_v);
             }
-            strata_scratch_float[STRATA_MAX_GROUP] = acc;
+            strata_scratch_float[STRATA_MAX_GROUP] = strata_acc;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         v4 = strata_scratch_float[STRATA_MAX_GROUP];
@@ -96,16 +100,17 @@ __kernel void reduce_1d(
     fout[e3] = v4;
     float v5;
     {
-        const uint lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        strata_scratch_float[lid] = (float)e13;
+        const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
+        strata_scratch_float[strata_lid] = e13;
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid == 0) {
-            float acc = as_float(0x7f800000u);
-            for (uint k = 0; k < ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2)); k++) {
-                const float x = strata_scratch_float[k];
-                acc = fmin(acc, x);
+        if (strata_lid == 0u) {
+            float strata_acc = as_float(0x7f800000u);
+            const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+            for (uint strata_k = 0u; strata_k < strata_n; strata_k++) {
+                const float strata_v = strata_scratch_float[strata_k];
+                strata_acc = fmin(strata_acc, strata_v);
             }
-            strata_scratch_float[STRATA_MAX_GROUP] = acc;
+            strata_scratch_float[STRATA_MAX_GROUP] = strata_acc;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         v5 = strata_scratch_float[STRATA_MAX_GROUP];
@@ -114,16 +119,17 @@ __kernel void reduce_1d(
     fout[e6] = v5;
     float v6;
     {
-        const uint lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        strata_scratch_float[lid] = (float)e13;
+        const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
+        strata_scratch_float[strata_lid] = e13;
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid == 0) {
-            float acc = as_float(0xff800000u);
-            for (uint k = 0; k < ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2)); k++) {
-                const float x = strata_scratch_float[k];
-                acc = fmax(acc, x);
+        if (strata_lid == 0u) {
+            float strata_acc = as_float(0xff800000u);
+            const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+            for (uint strata_k = 0u; strata_k < strata_n; strata_k++) {
+                const float strata_v = strata_scratch_float[strata_k];
+                strata_acc = fmax(strata_acc, strata_v);
             }
-            strata_scratch_float[STRATA_MAX_GROUP] = acc;
+            strata_scratch_float[STRATA_MAX_GROUP] = strata_acc;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         v6 = strata_scratch_float[STRATA_MAX_GROUP];

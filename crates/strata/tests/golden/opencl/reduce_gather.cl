@@ -21,16 +21,17 @@ __kernel void reduce_gather(
     const float v3 = acc;
     float v4;
     {
-        const uint lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        strata_scratch_float[lid] = (float)v3;
+        const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
+        strata_scratch_float[strata_lid] = v3;
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid == 0) {
-            float acc = 0.0f;
-            for (uint k = 0; k < ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2)); k++) {
-                const float x = strata_scratch_float[k];
-                acc = (float)(acc + x);
+        if (strata_lid == 0u) {
+            float strata_acc = 0.0f;
+            const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+            for (uint strata_k = 0u; strata_k < strata_n; strata_k++) {
+                const float strata_v = strata_scratch_float[strata_k];
+                strata_acc = (strata_acc + strata_v);
             }
-            strata_scratch_float[STRATA_MAX_GROUP] = acc;
+            strata_scratch_float[STRATA_MAX_GROUP] = strata_acc;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         v4 = strata_scratch_float[STRATA_MAX_GROUP];

@@ -15,16 +15,17 @@ __kernel void reduce_scan_2d(
     const int v0 = x[e4];
     int v1;
     {
-        const uint lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        strata_scratch_int[lid] = (int)v0;
+        const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
+        strata_scratch_int[strata_lid] = v0;
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid == 0) {
-            int acc = (int)0;
-            for (uint k = 0; k < ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2)); k++) {
-                const int x = strata_scratch_int[k];
-                acc = (int)((uint)acc + (uint)x);
+        if (strata_lid == 0u) {
+            int strata_acc = (int)0;
+            const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+            for (uint strata_k = 0u; strata_k < strata_n; strata_k++) {
+                const int strata_v = strata_scratch_int[strata_k];
+                strata_acc = (int)((uint)strata_acc + (uint)strata_v);
             }
-            strata_scratch_int[STRATA_MAX_GROUP] = acc;
+            strata_scratch_int[STRATA_MAX_GROUP] = strata_acc;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         v1 = strata_scratch_int[STRATA_MAX_GROUP];
@@ -34,16 +35,17 @@ __kernel void reduce_scan_2d(
     out[e7] = v1;
     int v2;
     {
-        const uint lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        strata_scratch_int[lid] = (int)v0;
+        const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
+        strata_scratch_int[strata_lid] = v0;
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid == 0) {
-            int acc = (-2147483647 - 1);
-            for (uint k = 0; k < ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2)); k++) {
-                const int x = strata_scratch_int[k];
-                acc = max(acc, x);
+        if (strata_lid == 0u) {
+            int strata_acc = (-2147483647 - 1);
+            const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+            for (uint strata_k = 0u; strata_k < strata_n; strata_k++) {
+                const int strata_v = strata_scratch_int[strata_k];
+                strata_acc = (int)max(strata_acc, strata_v);
             }
-            strata_scratch_int[STRATA_MAX_GROUP] = acc;
+            strata_scratch_int[STRATA_MAX_GROUP] = strata_acc;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         v2 = strata_scratch_int[STRATA_MAX_GROUP];
@@ -52,39 +54,41 @@ __kernel void reduce_scan_2d(
     out[(e7 + 1u)] = v2;
     int v3;
     {
-        const uint lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        strata_scratch_int[lid] = (int)v0;
+        const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
+        strata_scratch_int[strata_lid] = v0;
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid == 0) {
-            int acc = (int)0;
-            for (uint k = 0; k < ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2)); k++) {
-                const int x = strata_scratch_int[k];
-                acc = (int)((uint)acc + (uint)x);
-                strata_scratch_int[k] = acc;
+        if (strata_lid == 0u) {
+            int strata_acc = (int)0;
+            const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+            for (uint strata_k = 0u; strata_k < strata_n; strata_k++) {
+                const int strata_v = strata_scratch_int[strata_k];
+                strata_acc = (int)((uint)strata_acc + (uint)strata_v);
+                strata_scratch_int[strata_k] = strata_acc;
             }
-            strata_scratch_int[STRATA_MAX_GROUP] = acc;
+            strata_scratch_int[STRATA_MAX_GROUP] = strata_acc;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
-        v3 = strata_scratch_int[lid];
+        v3 = strata_scratch_int[strata_lid];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     out[(e7 + 2u)] = v3;
     int v4;
     {
-        const uint lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        strata_scratch_int[lid] = (int)((int)((uint)v0 * (uint)2));
+        const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
+        strata_scratch_int[strata_lid] = ((int)((uint)v0 * (uint)2));
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid == 0) {
-            int acc = (int)0;
-            for (uint k = 0; k < ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2)); k++) {
-                const int x = strata_scratch_int[k];
-                strata_scratch_int[k] = acc;
-                acc = (int)((uint)acc + (uint)x);
+        if (strata_lid == 0u) {
+            int strata_acc = (int)0;
+            const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+            for (uint strata_k = 0u; strata_k < strata_n; strata_k++) {
+                const int strata_v = strata_scratch_int[strata_k];
+                strata_scratch_int[strata_k] = strata_acc;
+                strata_acc = (int)((uint)strata_acc + (uint)strata_v);
             }
-            strata_scratch_int[STRATA_MAX_GROUP] = acc;
+            strata_scratch_int[STRATA_MAX_GROUP] = strata_acc;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
-        v4 = strata_scratch_int[lid];
+        v4 = strata_scratch_int[strata_lid];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     out[(e7 + 3u)] = v4;

@@ -17,74 +17,78 @@ __kernel void scan_1d(
     const int e8 = (e5 ? v0 : 0);
     int v1;
     {
-        const uint lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        strata_scratch_int[lid] = (int)e8;
+        const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
+        strata_scratch_int[strata_lid] = e8;
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid == 0) {
-            int acc = (int)0;
-            for (uint k = 0; k < ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2)); k++) {
-                const int x = strata_scratch_int[k];
-                acc = (int)((uint)acc + (uint)x);
-                strata_scratch_int[k] = acc;
+        if (strata_lid == 0u) {
+            int strata_acc = (int)0;
+            const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+            for (uint strata_k = 0u; strata_k < strata_n; strata_k++) {
+                const int strata_v = strata_scratch_int[strata_k];
+                strata_acc = (int)((uint)strata_acc + (uint)strata_v);
+                strata_scratch_int[strata_k] = strata_acc;
             }
-            strata_scratch_int[STRATA_MAX_GROUP] = acc;
+            strata_scratch_int[STRATA_MAX_GROUP] = strata_acc;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
-        v1 = strata_scratch_int[lid];
+        v1 = strata_scratch_int[strata_lid];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     int v2;
     {
-        const uint lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        strata_scratch_int[lid] = (int)(e5 ? v0 : 2147483647);
+        const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
+        strata_scratch_int[strata_lid] = (e5 ? v0 : 2147483647);
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid == 0) {
-            int acc = 2147483647;
-            for (uint k = 0; k < ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2)); k++) {
-                const int x = strata_scratch_int[k];
-                acc = min(acc, x);
-                strata_scratch_int[k] = acc;
+        if (strata_lid == 0u) {
+            int strata_acc = 2147483647;
+            const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+            for (uint strata_k = 0u; strata_k < strata_n; strata_k++) {
+                const int strata_v = strata_scratch_int[strata_k];
+                strata_acc = (int)min(strata_acc, strata_v);
+                strata_scratch_int[strata_k] = strata_acc;
             }
-            strata_scratch_int[STRATA_MAX_GROUP] = acc;
+            strata_scratch_int[STRATA_MAX_GROUP] = strata_acc;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
-        v2 = strata_scratch_int[lid];
+        v2 = strata_scratch_int[strata_lid];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     int v3;
     {
-        const uint lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        strata_scratch_int[lid] = (int)(e5 ? v0 : (-2147483647 - 1));
+        const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
+        strata_scratch_int[strata_lid] = (e5 ? v0 : (-2147483647 - 1));
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid == 0) {
-            int acc = (-2147483647 - 1);
-            for (uint k = 0; k < ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2)); k++) {
-                const int x = strata_scratch_int[k];
-                acc = max(acc, x);
-                strata_scratch_int[k] = acc;
+        if (strata_lid == 0u) {
+            int strata_acc = (-2147483647 - 1);
+            const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+            for (uint strata_k = 0u; strata_k < strata_n; strata_k++) {
+                const int strata_v = strata_scratch_int[strata_k];
+                strata_acc = (int)max(strata_acc, strata_v);
+                strata_scratch_int[strata_k] = strata_acc;
             }
-            strata_scratch_int[STRATA_MAX_GROUP] = acc;
+            strata_scratch_int[STRATA_MAX_GROUP] = strata_acc;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
-        v3 = strata_scratch_int[lid];
+        v3 = strata_scratch_int[strata_lid];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     int v4;
     {
-        const uint lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        strata_scratch_int[lid] = (int)e8;
+        const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
+        strata_scratch_int[strata_lid] = e8;
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid == 0) {
-            int acc = (int)0;
-            for (uint k = 0; k < ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2)); k++) {
-                const int x = strata_scratch_int[k];
-                strata_scratch_int[k] = acc;
-                acc = (int)((uint)acc + (uint)x);
+        if (strata_lid == 0u) {
+            int strata_acc = (int)0;
+            const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+            for (uint strata_k = 0u; strata_k < strata_n; strata_k++) {
+                const int strata_v = strata_scratch_int[strata_k];
+                strata_scratch_int[strata_k] = strata_acc;
+                strata_acc = (int)((uint)strata_acc + (uint)strata_v);
             }
-            strata_scratch_int[STRATA_MAX_GROUP] = acc;
+            strata_scratch_int[STRATA_MAX_GROUP] = strata_acc;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
-        v4 = strata_scratch_int[lid];
+        v4 = strata_scratch_int[strata_lid];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     if (e5) {

@@ -19,16 +19,17 @@ __kernel void wide_collectives(
     const ulong v0 = x[e0];
     ulong v1;
     {
-        const uint lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        strata_scratch_ulong[lid] = (ulong)v0;
+        const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
+        strata_scratch_ulong[strata_lid] = v0;
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid == 0) {
-            ulong acc = (ulong)0;
-            for (uint k = 0; k < ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2)); k++) {
-                const ulong x = strata_scratch_ulong[k];
-                acc = (ulong)(acc + x);
+        if (strata_lid == 0u) {
+            ulong strata_acc = (ulong)0;
+            const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+            for (uint strata_k = 0u; strata_k < strata_n; strata_k++) {
+                const ulong strata_v = strata_scratch_ulong[strata_k];
+                strata_acc = (ulong)(strata_acc + strata_v);
             }
-            strata_scratch_ulong[STRATA_MAX_GROUP] = acc;
+            strata_scratch_ulong[STRATA_MAX_GROUP] = strata_acc;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         v1 = strata_scratch_ulong[STRATA_MAX_GROUP];
@@ -38,35 +39,37 @@ __kernel void wide_collectives(
     out[e3] = v1;
     ulong v2;
     {
-        const uint lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        strata_scratch_ulong[lid] = (ulong)v0;
+        const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
+        strata_scratch_ulong[strata_lid] = v0;
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid == 0) {
-            ulong acc = 0ul;
-            for (uint k = 0; k < ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2)); k++) {
-                const ulong x = strata_scratch_ulong[k];
-                acc = max(acc, x);
-                strata_scratch_ulong[k] = acc;
+        if (strata_lid == 0u) {
+            ulong strata_acc = 0ul;
+            const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+            for (uint strata_k = 0u; strata_k < strata_n; strata_k++) {
+                const ulong strata_v = strata_scratch_ulong[strata_k];
+                strata_acc = (ulong)max(strata_acc, strata_v);
+                strata_scratch_ulong[strata_k] = strata_acc;
             }
-            strata_scratch_ulong[STRATA_MAX_GROUP] = acc;
+            strata_scratch_ulong[STRATA_MAX_GROUP] = strata_acc;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
-        v2 = strata_scratch_ulong[lid];
+        v2 = strata_scratch_ulong[strata_lid];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     out[(e3 + 1u)] = v2;
     ulong v3;
     {
-        const uint lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        strata_scratch_ulong[lid] = (ulong)v0;
+        const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
+        strata_scratch_ulong[strata_lid] = v0;
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid == 0) {
-            ulong acc = 18446744073709551615ul;
-            for (uint k = 0; k < ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2)); k++) {
-                const ulong x = strata_scratch_ulong[k];
-                acc = min(acc, x);
+        if (strata_lid == 0u) {
+            ulong strata_acc = 18446744073709551615ul;
+            const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+            for (uint strata_k = 0u; strata_k < strata_n; strata_k++) {
+                const ulong strata_v = strata_scratch_ulong[strata_k];
+                strata_acc = (ulong)min(strata_acc, strata_v);
             }
-            strata_scratch_ulong[STRATA_MAX_GROUP] = acc;
+            strata_scratch_ulong[STRATA_MAX_GROUP] = strata_acc;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         v3 = strata_scratch_ulong[STRATA_MAX_GROUP];
@@ -76,40 +79,42 @@ __kernel void wide_collectives(
     const double e13 = ((double)((ulong)(v0 >> (40ul & 63))));
     double v4;
     {
-        const uint lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        strata_scratch_double[lid] = (double)e13;
+        const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
+        strata_scratch_double[strata_lid] = e13;
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid == 0) {
-            double acc = 0.0;
-            for (uint k = 0; k < ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2)); k++) {
-                const double x = strata_scratch_double[k];
-                acc = (double)(acc + x);
-                strata_scratch_double[k] = acc;
+        if (strata_lid == 0u) {
+            double strata_acc = 0.0;
+            const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+            for (uint strata_k = 0u; strata_k < strata_n; strata_k++) {
+                const double strata_v = strata_scratch_double[strata_k];
+                strata_acc = (strata_acc + strata_v);
+                strata_scratch_double[strata_k] = strata_acc;
             }
-            strata_scratch_double[STRATA_MAX_GROUP] = acc;
+            strata_scratch_double[STRATA_MAX_GROUP] = strata_acc;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
-        v4 = strata_scratch_double[lid];
+        v4 = strata_scratch_double[strata_lid];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     const uint e14 = (e0 * 2u);
     fout[e14] = v4;
     double v5;
     {
-        const uint lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        strata_scratch_double[lid] = (double)e13;
+        const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
+        strata_scratch_double[strata_lid] = e13;
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid == 0) {
-            double acc = as_double(0x7ff0000000000000ul);
-            for (uint k = 0; k < ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2)); k++) {
-                const double x = strata_scratch_double[k];
-                acc = fmin(acc, x);
-                strata_scratch_double[k] = acc;
+        if (strata_lid == 0u) {
+            double strata_acc = as_double(0x7ff0000000000000ul);
+            const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+            for (uint strata_k = 0u; strata_k < strata_n; strata_k++) {
+                const double strata_v = strata_scratch_double[strata_k];
+                strata_acc = fmin(strata_acc, strata_v);
+                strata_scratch_double[strata_k] = strata_acc;
             }
-            strata_scratch_double[STRATA_MAX_GROUP] = acc;
+            strata_scratch_double[STRATA_MAX_GROUP] = strata_acc;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
-        v5 = strata_scratch_double[lid];
+        v5 = strata_scratch_double[strata_lid];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     fout[(e14 + 1u)] = v5;

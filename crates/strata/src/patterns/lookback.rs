@@ -1,0 +1,305 @@
+//! The single-pass scan with decoupled look-back (Merrill & Garland, "Single-pass Parallel
+//! Prefix Scan with Decoupled Look-back", 2016), for devices that guarantee
+//! [`group_forward_progress`](crate::DeviceInfo::group_forward_progress).
+//!
+//! One launch of one work-group per tile of `group_size * scan_items_per_thread` elements
+//! ([`Staging::scan_items_per_thread`]):
+//!
+//! 1. The work-group takes its tile number from an atomic counter (launch order, not
+//!    `group_id`: see `group_forward_progress` for why that makes waiting safe). The work-group
+//!    that takes the last number resets the counter to 0 for the next scan: every other
+//!    work-group has taken its number by then.
+//! 2. It loads the tile coalesced (work-item `l` reads elements `l, l + group_size, ...`) into
+//!    local memory (padded by one word in 32 against bank conflicts), and each work-item
+//!    combines its `scan_items_per_thread` consecutive elements in order.
+//! 3. The work-group scans the work-items' totals: a work-group scan collective for built-in
+//!    operators on integers ([`BuiltinOp`], warp shuffles on CUDA), a Hillis–Steele scan in
+//!    local memory otherwise.
+//! 4. Work-item 0 publishes the tile's total (status *aggregate*; tile 0 publishes its
+//!    inclusive prefix right away), then looks back over the tiles before it, newest first,
+//!    16 status words per step read at once with [`atomic_load`](crate::builder::BufferParam::atomic_load):
+//!    it combines aggregates into its exclusive prefix until it meets an *inclusive prefix*,
+//!    and waits (reads again) where a tile has published nothing yet. It then publishes its own
+//!    inclusive prefix.
+//! 5. Every work-item combines the prefix with its running values; the results go back through
+//!    local memory and are stored coalesced.
+//!
+//! A status word is one `u64`: the value's 32 bits below, `tag | flag` above, with `flag` 1
+//! (aggregate) or 2 (inclusive prefix) and `tag` the scan's sequence number times 4: a word
+//! of an earlier scan has another tag and reads as "nothing yet", so the status array is never
+//! cleared between scans. The counter, the status array and the sequence number are kept per
+//! [`Exec`] (and its clones), so a scan allocates nothing once warmed up. Value and flag are
+//! one word, written by one atomic exchange and read by one atomic load: no fence is needed.
+//!
+//! Elements are 4 bytes (`i32`, `u32`, `f32`). The operator only needs to be associative: the
+//! look-back combines the tiles' values in index order (`op(earlier, later)`). For integer
+//! operators the results equal the multi-pass scan's bit for bit; float operators may round
+//! differently (the grouping differs).
+
+use super::scan::{group_scan, recognize};
+use super::{launch, mem_id, DeviceVec, Exec, Reads, Staging, View};
+use crate::builder::{
+    barrier, if_, lit, local_id, loop_, select, var_named, Expr, KernelType, Numeric,
+};
+use crate::error::Result;
+use crate::Buffer;
+
+/// Status words read per look-back step.
+pub(crate) const WINDOW: u32 = 16;
+/// Status flag: the tile's own total is published.
+const AGGREGATE: u32 = 1;
+/// Status flag: the tile's inclusive prefix is published.
+const PREFIX: u32 = 2;
+/// Tags are `sequence << 2`; sequence numbers run from 1 to this.
+const MAX_SEQUENCE: u32 = (1 << 30) - 1;
+
+/// The memory a look-back scan keeps between scans.
+pub(crate) struct LookBackScratch {
+    /// One status word per tile.
+    status: Buffer<u64>,
+    /// The tile counter (0 between scans).
+    counter: Buffer<u32>,
+    /// The sequence number of the last scan.
+    sequence: u32,
+}
+
+impl std::fmt::Debug for LookBackScratch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LookBackScratch")
+            .field("tiles", &self.status.len())
+            .field("sequence", &self.sequence)
+            .finish()
+    }
+}
+
+/// Bytes of local memory a look-back scan kernel declares with `staging`.
+pub(crate) fn local_bytes(st: Staging) -> u64 {
+    let tile = st.group_size as u64 * st.scan_items_per_thread as u64;
+    // The padded tile, the work-items' totals, the tile number and the carry.
+    4 * (tile + tile / 32 + st.group_size as u64 + 2)
+}
+
+/// Takes the exec's scratch for a scan of `tiles` tiles (allocating it, or a larger one, as
+/// needed) with the next sequence number.
+fn take_scratch(ex: &Exec, tiles: usize) -> Result<LookBackScratch> {
+    let kept = ex
+        .lookback
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .take();
+    match kept {
+        Some(mut s) if s.status.len() >= tiles && s.sequence < MAX_SEQUENCE => {
+            s.sequence += 1;
+            Ok(s)
+        }
+        Some(s) if s.sequence < MAX_SEQUENCE => Ok(LookBackScratch {
+            // A fresh (zeroed) status array; the counter is 0 after every completed scan.
+            status: Buffer::new(ex.device(), tiles.next_power_of_two())?,
+            counter: s.counter,
+            sequence: 1,
+        }),
+        _ => Ok(LookBackScratch {
+            status: Buffer::new(ex.device(), tiles.next_power_of_two())?,
+            counter: Buffer::new(ex.device(), 1)?,
+            sequence: 1,
+        }),
+    }
+}
+
+/// Scans `view` into `dst` (exclusive from `init` if given, else inclusive) in one launch.
+/// `reads` is what the view reads; `dst` has the view's length, which is not 0.
+pub(crate) fn scan<T, V, F>(
+    ex: &Exec,
+    view: &V,
+    op: &F,
+    init: Option<T>,
+    dst: &DeviceVec<T>,
+    reads: &Reads,
+) -> Result<()>
+where
+    T: Numeric,
+    V: View<Item = Expr<T>>,
+    F: Fn(Expr<T>, Expr<T>) -> Expr<T>,
+{
+    let st = ex.staging();
+    let (gs, k) = (st.group_size, st.scan_items_per_thread);
+    let tile_len = gs * k;
+    let n = view.len();
+    let tiles = n.div_ceil(tile_len as usize);
+    let builtin = recognize(op);
+    let scratch = take_scratch(ex, tiles)?;
+    let tag = scratch.sequence << 2;
+    let event = launch(
+        ex,
+        "pattern_scan_lookback",
+        tiles,
+        reads,
+        &[mem_id(dst.buffer())],
+        |cx| {
+            let out = cx.write(dst.buffer());
+            let out_off = cx.size("out_off", dst.offset());
+            let status = cx.read_write(&scratch.status);
+            let counter = cx.read_write(&scratch.counter);
+            let n = cx.size("n", n);
+            let tiles = cx.size("tiles", tiles);
+            let tag = cx.scalar::<u32>("tag", tag);
+            let init = init.map(|v| cx.scalar("init", v));
+            let l = local_id(0);
+
+            // 1. The tile number, in launch order.
+            let tile_at = cx.local::<u32>("tile_number", 1);
+            if_(l.eq(0u32), || {
+                let t = counter.atomic_add(0u32, 1u32);
+                tile_at.set(0u32, t);
+                if_(t.eq(tiles - 1u32), || {
+                    counter.atomic_exchange(0u32, 0u32);
+                });
+            });
+            barrier();
+            let tile = tile_at.at(0u32).named("tile");
+            let t0 = (tile * tile_len).named("tile_start");
+            let count = (n - t0).min(lit(tile_len)).named("tile_count");
+
+            // 2. Coalesced loads into local memory; each work-item's `k` consecutive elements.
+            let data = cx.local::<T>("tile_data", tile_len + tile_len / 32);
+            let pad = |p: Expr<u32>| p + (p >> 5u32);
+            for j in 0..k {
+                let p = l + j * gs;
+                if_(p.lt(count), || data.set(pad(p), view.at(cx, t0 + p)));
+            }
+            barrier();
+            let base = (l * k).named("item_start");
+            let mut running = Vec::with_capacity(k as usize);
+            let mut run = data.at(pad(base));
+            running.push(run);
+            for j in 1..k {
+                let v = data.at(pad(base + j));
+                // Positions past the tile's end leave the running value as it is.
+                run = select((base + j).lt(count), op(run, v), run);
+                running.push(run);
+            }
+
+            // 3. Inclusive scan of the work-items' totals.
+            let totals = cx.local::<T>("item_totals", gs);
+            match builtin {
+                Some(b) => {
+                    let mine = select(base.lt(count), run, b.identity());
+                    totals.set(l, b.group_scan(mine));
+                    barrier();
+                }
+                None => {
+                    totals.set(l, run);
+                    group_scan(totals, gs, op);
+                }
+            }
+            let tile_total = totals.at((count - 1u32) / k).named("tile_total");
+            let before = totals.at(select(l.gt(0u32), l - 1u32, 0u32));
+
+            // 4. Publish and look back (work-item 0).
+            let carry_at = cx.local::<T>("carry", 1);
+            let pack = |flag: u32, v: Expr<T>| -> Expr<u64> {
+                ((tag | flag).cast::<u64>() << 32u64) | bits(v).cast::<u64>()
+            };
+            if_(l.eq(0u32), || {
+                if_(tile.eq(0u32), || {
+                    let p = match init {
+                        Some(i) => {
+                            carry_at.set(0u32, i);
+                            op(i, tile_total)
+                        }
+                        None => tile_total,
+                    };
+                    status.atomic_exchange(tile, pack(PREFIX, p));
+                })
+                .else_(|| {
+                    status.atomic_exchange(tile, pack(AGGREGATE, tile_total));
+                    // The next tile to read, and the combination of those read so far.
+                    let next = var_named("look", tile - 1u32);
+                    let acc = var_named("look_acc", tile_total);
+                    let has = var_named("look_has", false);
+                    loop_(|| {
+                        let at = next.get();
+                        let words: Vec<Expr<u64>> = (0..WINDOW)
+                            .map(|w| status.atomic_load(select(at.ge(w), at - w, 0u32)))
+                            .collect();
+                        let (mut a, mut h) = (acc.get(), has.get());
+                        let (mut stop, mut done, mut taken) = (lit(false), lit(false), lit(0u32));
+                        for word in words {
+                            let high = (word >> 32u64).cast::<u32>();
+                            let ready = (high & !3u32).eq(tag) & (high & 3u32).ne(0u32);
+                            let prefix = high.eq(tag | PREFIX);
+                            let v = from_bits::<T>(word.cast::<u32>());
+                            let take = !stop & ready;
+                            a = select(take, select(h, op(v, a), v), a);
+                            h = h | take;
+                            done = done | (take & prefix);
+                            taken = taken + select(take, 1u32, 0u32);
+                            // Stop at the first tile with nothing yet (wait for it), and
+                            // after the first inclusive prefix.
+                            stop = stop | !ready | prefix;
+                        }
+                        acc.set(a);
+                        has.set(h);
+                        if_(done, crate::builder::break_);
+                        next.set(at - taken);
+                    });
+                    let exclusive = acc.get();
+                    status.atomic_exchange(tile, pack(PREFIX, op(exclusive, tile_total)));
+                    carry_at.set(0u32, exclusive);
+                });
+            });
+            barrier();
+
+            // 5. Each work-item's prefix (the tiles before, then the work-items before), its
+            // results into local memory, then coalesced stores.
+            let has_carry = match init {
+                Some(_) => lit(true),
+                None => tile.gt(0u32),
+            };
+            let carry = carry_at.at(0u32);
+            let has_before = l.gt(0u32);
+            let prefix = select(
+                has_before,
+                select(has_carry, op(carry, before), before),
+                carry,
+            )
+            .named("prefix");
+            let has_prefix = has_before | has_carry;
+            for (j, &r) in running.iter().enumerate() {
+                let v = if init.is_some() {
+                    // Exclusive: the prefix, then the running values shifted by one.
+                    if j == 0 {
+                        prefix
+                    } else {
+                        op(prefix, running[j - 1])
+                    }
+                } else {
+                    select(has_prefix, op(prefix, r), r)
+                };
+                data.set(pad(base + j as u32), v);
+            }
+            barrier();
+            for j in 0..k {
+                let p = l + j * gs;
+                if_(p.lt(count), || out.set(out_off + t0 + p, data.at(pad(p))));
+            }
+        },
+    );
+    // On success the scratch is kept (its counter is back at 0); after a failure it is
+    // dropped, and the next scan starts from fresh memory.
+    event?.wait()?;
+    *ex.lookback
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(scratch);
+    Ok(())
+}
+
+/// The 32 bits of a 4-byte value.
+fn bits<T: KernelType>(v: Expr<T>) -> Expr<u32> {
+    v.bitcast::<u32>()
+}
+
+/// The 4-byte value of 32 bits.
+fn from_bits<T: KernelType>(b: Expr<u32>) -> Expr<T> {
+    b.bitcast::<T>()
+}
