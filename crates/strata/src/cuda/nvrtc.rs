@@ -77,7 +77,10 @@ impl Api {
         fn get<T: Copy>(lib: &libloading::Library, name: &str) -> T {
             // SAFETY: the symbol exists (checked above) and `T` is the C signature NVRTC
             // documents for it; the pointer is used only while the library stays loaded.
-            unsafe { *lib.get::<T>(name.as_bytes()).expect("symbol checked present") }
+            unsafe {
+                *lib.get::<T>(name.as_bytes())
+                    .expect("symbol checked present")
+            }
         }
         Ok(Api {
             version: get(lib, SYMBOLS[0]),
@@ -193,7 +196,9 @@ fn load() -> std::result::Result<Nvrtc, String> {
         })?;
         let (mut major, mut minor) = (0, 0);
         // SAFETY: the pointers are valid for writes.
-        api.check("nvrtcVersion", unsafe { (api.version)(&mut major, &mut minor) })?;
+        api.check("nvrtcVersion", unsafe {
+            (api.version)(&mut major, &mut minor)
+        })?;
         return Ok(Nvrtc {
             path: c.clone(),
             version: (major, minor),
@@ -368,13 +373,13 @@ impl LiveProgram<'_> {
     ) -> std::result::Result<String, String> {
         let mut n = 0usize;
         // SAFETY: a live program; `n` is valid for writes.
-        self.api
-            .check(&format!("{what} size"), unsafe { size(self.handle, &mut n) })?;
+        self.api.check(&format!("{what} size"), unsafe {
+            size(self.handle, &mut n)
+        })?;
         let mut buf = vec![0u8; n.max(1)];
         // SAFETY: `buf` holds the `n` bytes NVRTC said it will write.
-        self.api.check(what, unsafe {
-            fill(self.handle, buf.as_mut_ptr().cast())
-        })?;
+        self.api
+            .check(what, unsafe { fill(self.handle, buf.as_mut_ptr().cast()) })?;
         Ok(c_text(&buf))
     }
 }
@@ -416,11 +421,19 @@ fn compile_uncached(
     let prog = LiveProgram { handle, api };
     // SAFETY: a live program; `option_ptrs` points at NUL-terminated strings alive here.
     let compiled = unsafe {
-        (api.compile_program)(prog.handle, option_ptrs.len() as c_int, option_ptrs.as_ptr())
+        (api.compile_program)(
+            prog.handle,
+            option_ptrs.len() as c_int,
+            option_ptrs.as_ptr(),
+        )
     };
     if let Err(e) = api.check("nvrtcCompileProgram", compiled) {
         let log = prog
-            .read("nvrtcGetProgramLog", api.get_program_log_size, api.get_program_log)
+            .read(
+                "nvrtcGetProgramLog",
+                api.get_program_log_size,
+                api.get_program_log,
+            )
             .unwrap_or_default();
         return Err(Error::CompileFailed {
             kernel: kernel.to_string(),
