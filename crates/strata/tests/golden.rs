@@ -131,6 +131,20 @@ fn every_pattern_on_cpu() {
         .fill(7)
         .unwrap();
     di.exclusive_scan_in_place(0, |a, b| a + b).unwrap();
+    // The sort as GPUs stage it: 256 work-items ranking 16 keys each (fewer with values or
+    // 64-bit keys, to fit 48 KiB of local memory), 8-bit digits.
+    let gpu = ex
+        .with_sort_staging(SortStaging {
+            method: SortMethod::Tiles,
+            digit_bits: 8,
+            keys_per_thread: 16,
+            group_size: 256,
+            max_groups: 1024,
+        })
+        .unwrap();
+    du.sorted(&gpu).unwrap();
+    dl.sorted(&gpu).unwrap();
+    sort_by_key(&gpu, &du, &df).unwrap();
 }
 
 fn golden_dir(dialect: &str) -> PathBuf {

@@ -99,11 +99,109 @@ impl Staging {
     }
 }
 
-/// Where and how patterns run: a queue and the [`Staging`] of its kernels. Cheap to clone.
+/// How the radix sort ranks the keys of a pass (see the `sort` module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SortMethod {
+    /// Tiles of `group_size * keys_per_thread` keys are loaded coalesced into local memory and
+    /// ranked there by the whole work-group; the keys of a digit leave a tile as one run.
+    /// For GPUs.
+    Tiles,
+    /// Each work-item owns a contiguous part of its work-group's block, counts its digits
+    /// privately and moves its keys in order. For CPU devices, whose work-items run their
+    /// loops to the end one after another (few barriers, streaming access per work-item).
+    Parts,
+}
+
+/// The staged choices of the radix sort ([`DeviceVec::sort`](super::DeviceVec::sort),
+/// [`sort_by_key`](super::sort_by_key), [`View::sorted`](super::View::sorted)); see the
+/// `sort` module docs for the algorithm they parameterize.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct SortStaging {
+    /// The ranking method.
+    pub method: SortMethod,
+    /// Bits of the key sorted per pass, 1 to 8: `ceil(key bits / digit_bits)` passes over the
+    /// data (4 for `u32` keys with 8 bits).
+    pub digit_bits: u32,
+    /// [`SortMethod::Tiles`]: keys each work-item ranks per tile, 1 to 32; a tile is
+    /// `group_size * keys_per_thread` keys. Lowered (per key and value type) to what fits the
+    /// local memory. Unused by [`SortMethod::Parts`].
+    pub keys_per_thread: u32,
+    /// Work-items per work-group of the sort's kernels (at most the device's limit; lowered
+    /// when the kernels' local arrays would not fit).
+    pub group_size: u32,
+    /// Largest number of work-groups per pass.
+    pub max_groups: u32,
+}
+
+impl SortStaging {
+    /// The defaults for `device`: on GPUs [`SortMethod::Tiles`] with 8-bit digits, 16 keys per
+    /// work-item, 256 work-items and 8 work-groups per compute unit; on CPU devices (the CPU
+    /// backend and OpenCL CPU devices) [`SortMethod::Parts`] with 8-bit digits, 32 work-items
+    /// and 8 work-groups per compute unit.
+    pub fn for_device(device: &Device) -> SortStaging {
+        let info = device.info();
+        let max = info
+            .max_work_group_size
+            .min(info.max_work_item_sizes[0])
+            .max(1) as u32;
+        let cpu = info.backend == BackendKind::Cpu || info.is_cpu();
+        let (method, group_size) = if cpu {
+            (SortMethod::Parts, 32)
+        } else {
+            (SortMethod::Tiles, 256)
+        };
+        SortStaging {
+            method,
+            digit_bits: 8,
+            keys_per_thread: 16,
+            group_size: group_size.min(max),
+            max_groups: (info.compute_units.max(1) * 8).clamp(1, 65536),
+        }
+    }
+
+    fn check(&self, device: &Device) -> Result<()> {
+        let info = device.info();
+        let bad = |reason: String| Error::InvalidWorkSize {
+            kernel: "pattern_sort".into(),
+            reason,
+        };
+        let max = info.max_work_group_size.min(info.max_work_item_sizes[0]);
+        if self.group_size == 0 || self.group_size as usize > max {
+            return Err(bad(format!(
+                "staged sort work-group size {}; {} allows 1 to {max}",
+                self.group_size,
+                info.spec(),
+            )));
+        }
+        if !(1..=8).contains(&self.digit_bits) {
+            return Err(bad(format!(
+                "staged sort digit of {} bits; allowed are 1 to 8",
+                self.digit_bits
+            )));
+        }
+        if !(1..=32).contains(&self.keys_per_thread) {
+            return Err(bad(format!(
+                "staged sort keys per work-item {}; allowed are 1 to 32",
+                self.keys_per_thread
+            )));
+        }
+        if !(1..=65536).contains(&self.max_groups) {
+            return Err(bad(format!(
+                "staged sort maximum of work-groups {}; allowed are 1 to 65536",
+                self.max_groups
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// Where and how patterns run: a queue, the [`Staging`] of its kernels and the
+/// [`SortStaging`] of the radix sort. Cheap to clone.
 #[derive(Clone, Debug)]
 pub struct Exec {
     queue: Queue,
     staging: Staging,
+    sort: SortStaging,
 }
 
 impl Exec {
@@ -112,6 +210,7 @@ impl Exec {
         Exec {
             queue: queue.clone(),
             staging: Staging::for_device(queue.device()),
+            sort: SortStaging::for_device(queue.device()),
         }
     }
 
@@ -122,6 +221,18 @@ impl Exec {
         Ok(Exec {
             queue: self.queue.clone(),
             staging,
+            sort: self.sort,
+        })
+    }
+
+    /// The same queue and staging with another [`SortStaging`]; fails with
+    /// [`Error::InvalidWorkSize`] when the device cannot run it.
+    pub fn with_sort_staging(&self, sort: SortStaging) -> Result<Exec> {
+        sort.check(self.queue.device())?;
+        Ok(Exec {
+            queue: self.queue.clone(),
+            staging: self.staging,
+            sort,
         })
     }
 
@@ -146,5 +257,10 @@ impl Exec {
     /// The staged values.
     pub fn staging(&self) -> Staging {
         self.staging
+    }
+
+    /// The staged values of the radix sort.
+    pub fn sort_staging(&self) -> SortStaging {
+        self.sort
     }
 }
