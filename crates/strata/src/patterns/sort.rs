@@ -833,6 +833,21 @@ fn parts_scatter<K: SortKey, V: Element>(
     )
 }
 
+/// The work-items per work-group and the work-groups per pass with which `ex` sorts `n` keys
+/// of `pair` bytes with their values (for reports such as `strata bench`).
+pub(crate) fn shape(ex: &Exec, n: usize, pair: u64) -> Result<(usize, usize)> {
+    Ok(match ex.sort_staging().method {
+        SortMethod::Tiles => {
+            let p = sort_plan(ex, n.max(2), pair)?;
+            (p.gs as usize, p.groups)
+        }
+        SortMethod::Parts => {
+            let p = parts_plan(ex, n.max(2))?;
+            (p.gs as usize, p.groups)
+        }
+    })
+}
+
 /// Sorts `keys` (and `values` alongside, if given) in place, stably.
 pub(crate) fn sort_keys<K: SortKey, V: Element>(
     ex: &Exec,
