@@ -25,9 +25,9 @@ commands:
       mismatch with its program, then `N passed, M failed`. Exit code 1 on a mismatch.
   bench [--json] [--filter S] [--device SPEC[,SPEC...]] [--size N] [--reps R]
       Run the benchmarks vadd, saxpy, dot and sum and the pattern benchmarks pat_vadd,
-      pat_saxpy, pat_dot, pat_dot_unfused, pat_sum, pat_scan, pat_sort (those whose name
-      contains S) with strata
-      kernels on a device and with a rayon baseline on the host; N elements (default 2^24,
+      pat_saxpy, pat_dot, pat_dot_unfused, pat_sum, pat_scan, pat_sort and its variants
+      pat_sort_b4, _b6, _k8, _k12, _k20, _g128, _m4, _m16, _pairs, _u64 (those whose name
+      contains S; --filter pat_sort runs every sort) with strata kernels on a device and with a rayon baseline on the host; N elements (default 2^24,
       written as a number or as 2^K), median of R repetitions (default 10). --json: one JSON
       object per line.
   ptx [--arch N] [--filter S]
