@@ -237,7 +237,7 @@ fn local_budget(ex: &Exec) -> u64 {
 }
 
 /// The plan for `n > 1` keys: the staged tile, lowered until the downsweep fits the local
-/// memory budget (keys per work-item first, then the work-group size).
+/// memory budget (keys per work-item first, to powers of two, then the work-group size).
 fn sort_plan(ex: &Exec, n: usize, pair: u64) -> Result<SortPlan> {
     let st = ex.sort_staging();
     let mem = local_budget(ex);
@@ -246,7 +246,13 @@ fn sort_plan(ex: &Exec, n: usize, pair: u64) -> Result<SortPlan> {
     let mut kpt = st.keys_per_thread;
     while downsweep_bytes(gs, kpt, pair, bits) > mem {
         if kpt > 1 {
-            kpt -= 1;
+            // Lowered to a power of two: a work-item's keys then never straddle a padding
+            // slot (cheaper slot arithmetic), and fewer registers than the largest fit.
+            kpt = if kpt.is_power_of_two() {
+                kpt / 2
+            } else {
+                1 << kpt.ilog2()
+            };
         } else if gs > 1 {
             gs /= 2;
             kpt = st.keys_per_thread;

@@ -123,8 +123,9 @@ pub struct SortStaging {
     /// data (4 for `u32` keys with 8 bits).
     pub digit_bits: u32,
     /// [`SortMethod::Tiles`]: keys each work-item ranks per tile, 1 to 32; a tile is
-    /// `group_size * keys_per_thread` keys. Lowered (per key and value type) to what fits the
-    /// local memory. Unused by [`SortMethod::Parts`].
+    /// `group_size * keys_per_thread` keys. Lowered (per key and value type, to a power of
+    /// two) to what fits the local memory: with the GPU defaults 8 for `u32` keys with values
+    /// and for 64-bit keys. Unused by [`SortMethod::Parts`].
     pub keys_per_thread: u32,
     /// Work-items per work-group of the sort's kernels (at most the device's limit; lowered
     /// when the kernels' local arrays would not fit).

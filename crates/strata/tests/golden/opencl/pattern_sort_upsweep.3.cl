@@ -23,8 +23,8 @@ __kernel void pattern_sort_upsweep(
     const uint e11 = (e7 + min(span, (n - e7)));
     const uint e12 = (e7 + e0);
     const uint e18 = ((e11 > e12) ? (((e11 - e12) + 255u) / 256u) : 0u);
-    const uint e21 = ((e18 / 11u) * 11u);
-    for (uint i_1 = 0u; i_1 < e21; i_1 += 11u) {
+    const uint e21 = ((e18 / 8u) * 8u);
+    for (uint i_1 = 0u; i_1 < e21; i_1 += 8u) {
         const uint v2 = b0[(keys_off + (e12 + (i_1 * 256u)))];
         const uint e34 = (e0 & 31u);
         (void)atomic_add(&digit_counts[(((((uint)(v2 >> (shift & 31))) & 255u) * 32u) + e34)], 1u);
@@ -42,53 +42,47 @@ __kernel void pattern_sort_upsweep(
         (void)atomic_add(&digit_counts[(((((uint)(v14 >> (shift & 31))) & 255u) * 32u) + e34)], 1u);
         const uint v16 = b0[(keys_off + (e12 + ((i_1 + 7u) * 256u)))];
         (void)atomic_add(&digit_counts[(((((uint)(v16 >> (shift & 31))) & 255u) * 32u) + e34)], 1u);
-        const uint v18 = b0[(keys_off + (e12 + ((i_1 + 8u) * 256u)))];
-        (void)atomic_add(&digit_counts[(((((uint)(v18 >> (shift & 31))) & 255u) * 32u) + e34)], 1u);
-        const uint v20 = b0[(keys_off + (e12 + ((i_1 + 9u) * 256u)))];
-        (void)atomic_add(&digit_counts[(((((uint)(v20 >> (shift & 31))) & 255u) * 32u) + e34)], 1u);
-        const uint v22 = b0[(keys_off + (e12 + ((i_1 + 10u) * 256u)))];
-        (void)atomic_add(&digit_counts[(((((uint)(v22 >> (shift & 31))) & 255u) * 32u) + e34)], 1u);
     }
-    for (uint i_24 = e21; i_24 < e18; i_24++) {
-        const uint v25 = b0[(keys_off + (e12 + (i_24 * 256u)))];
+    for (uint i_18 = e21; i_18 < e18; i_18++) {
+        const uint v19 = b0[(keys_off + (e12 + (i_18 * 256u)))];
         const uint e34 = (e0 & 31u);
-        (void)atomic_add(&digit_counts[(((((uint)(v25 >> (shift & 31))) & 255u) * 32u) + e34)], 1u);
+        (void)atomic_add(&digit_counts[(((((uint)(v19 >> (shift & 31))) & 255u) * 32u) + e34)], 1u);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint i_27 = e0; i_27 < 256u; i_27 += 256u) {
-        const uint e146 = (i_27 * 32u);
-        const uint v28 = digit_counts[(e146 + (i_27 & 31u))];
-        const uint v29 = digit_counts[(e146 + ((i_27 + 1u) & 31u))];
-        const uint v30 = digit_counts[(e146 + ((i_27 + 2u) & 31u))];
-        const uint v31 = digit_counts[(e146 + ((i_27 + 3u) & 31u))];
-        const uint v32 = digit_counts[(e146 + ((i_27 + 4u) & 31u))];
-        const uint v33 = digit_counts[(e146 + ((i_27 + 5u) & 31u))];
-        const uint v34 = digit_counts[(e146 + ((i_27 + 6u) & 31u))];
-        const uint v35 = digit_counts[(e146 + ((i_27 + 7u) & 31u))];
-        const uint v36 = digit_counts[(e146 + ((i_27 + 8u) & 31u))];
-        const uint v37 = digit_counts[(e146 + ((i_27 + 9u) & 31u))];
-        const uint v38 = digit_counts[(e146 + ((i_27 + 10u) & 31u))];
-        const uint v39 = digit_counts[(e146 + ((i_27 + 11u) & 31u))];
-        const uint v40 = digit_counts[(e146 + ((i_27 + 12u) & 31u))];
-        const uint v41 = digit_counts[(e146 + ((i_27 + 13u) & 31u))];
-        const uint v42 = digit_counts[(e146 + ((i_27 + 14u) & 31u))];
-        const uint v43 = digit_counts[(e146 + ((i_27 + 15u) & 31u))];
-        const uint v44 = digit_counts[(e146 + ((i_27 + 16u) & 31u))];
-        const uint v45 = digit_counts[(e146 + ((i_27 + 17u) & 31u))];
-        const uint v46 = digit_counts[(e146 + ((i_27 + 18u) & 31u))];
-        const uint v47 = digit_counts[(e146 + ((i_27 + 19u) & 31u))];
-        const uint v48 = digit_counts[(e146 + ((i_27 + 20u) & 31u))];
-        const uint v49 = digit_counts[(e146 + ((i_27 + 21u) & 31u))];
-        const uint v50 = digit_counts[(e146 + ((i_27 + 22u) & 31u))];
-        const uint v51 = digit_counts[(e146 + ((i_27 + 23u) & 31u))];
-        const uint v52 = digit_counts[(e146 + ((i_27 + 24u) & 31u))];
-        const uint v53 = digit_counts[(e146 + ((i_27 + 25u) & 31u))];
-        const uint v54 = digit_counts[(e146 + ((i_27 + 26u) & 31u))];
-        const uint v55 = digit_counts[(e146 + ((i_27 + 27u) & 31u))];
-        const uint v56 = digit_counts[(e146 + ((i_27 + 28u) & 31u))];
-        const uint v57 = digit_counts[(e146 + ((i_27 + 29u) & 31u))];
-        const uint v58 = digit_counts[(e146 + ((i_27 + 30u) & 31u))];
-        const uint v59 = digit_counts[(e146 + ((i_27 + 31u) & 31u))];
-        b1[((i_27 * groups) + e5)] = (((((((((((((((((((((((((((((((v28 + v29) + v30) + v31) + v32) + v33) + v34) + v35) + v36) + v37) + v38) + v39) + v40) + v41) + v42) + v43) + v44) + v45) + v46) + v47) + v48) + v49) + v50) + v51) + v52) + v53) + v54) + v55) + v56) + v57) + v58) + v59);
+    for (uint i_21 = e0; i_21 < 256u; i_21 += 256u) {
+        const uint e116 = (i_21 * 32u);
+        const uint v22 = digit_counts[(e116 + (i_21 & 31u))];
+        const uint v23 = digit_counts[(e116 + ((i_21 + 1u) & 31u))];
+        const uint v24 = digit_counts[(e116 + ((i_21 + 2u) & 31u))];
+        const uint v25 = digit_counts[(e116 + ((i_21 + 3u) & 31u))];
+        const uint v26 = digit_counts[(e116 + ((i_21 + 4u) & 31u))];
+        const uint v27 = digit_counts[(e116 + ((i_21 + 5u) & 31u))];
+        const uint v28 = digit_counts[(e116 + ((i_21 + 6u) & 31u))];
+        const uint v29 = digit_counts[(e116 + ((i_21 + 7u) & 31u))];
+        const uint v30 = digit_counts[(e116 + ((i_21 + 8u) & 31u))];
+        const uint v31 = digit_counts[(e116 + ((i_21 + 9u) & 31u))];
+        const uint v32 = digit_counts[(e116 + ((i_21 + 10u) & 31u))];
+        const uint v33 = digit_counts[(e116 + ((i_21 + 11u) & 31u))];
+        const uint v34 = digit_counts[(e116 + ((i_21 + 12u) & 31u))];
+        const uint v35 = digit_counts[(e116 + ((i_21 + 13u) & 31u))];
+        const uint v36 = digit_counts[(e116 + ((i_21 + 14u) & 31u))];
+        const uint v37 = digit_counts[(e116 + ((i_21 + 15u) & 31u))];
+        const uint v38 = digit_counts[(e116 + ((i_21 + 16u) & 31u))];
+        const uint v39 = digit_counts[(e116 + ((i_21 + 17u) & 31u))];
+        const uint v40 = digit_counts[(e116 + ((i_21 + 18u) & 31u))];
+        const uint v41 = digit_counts[(e116 + ((i_21 + 19u) & 31u))];
+        const uint v42 = digit_counts[(e116 + ((i_21 + 20u) & 31u))];
+        const uint v43 = digit_counts[(e116 + ((i_21 + 21u) & 31u))];
+        const uint v44 = digit_counts[(e116 + ((i_21 + 22u) & 31u))];
+        const uint v45 = digit_counts[(e116 + ((i_21 + 23u) & 31u))];
+        const uint v46 = digit_counts[(e116 + ((i_21 + 24u) & 31u))];
+        const uint v47 = digit_counts[(e116 + ((i_21 + 25u) & 31u))];
+        const uint v48 = digit_counts[(e116 + ((i_21 + 26u) & 31u))];
+        const uint v49 = digit_counts[(e116 + ((i_21 + 27u) & 31u))];
+        const uint v50 = digit_counts[(e116 + ((i_21 + 28u) & 31u))];
+        const uint v51 = digit_counts[(e116 + ((i_21 + 29u) & 31u))];
+        const uint v52 = digit_counts[(e116 + ((i_21 + 30u) & 31u))];
+        const uint v53 = digit_counts[(e116 + ((i_21 + 31u) & 31u))];
+        b1[((i_21 * groups) + e5)] = (((((((((((((((((((((((((((((((v22 + v23) + v24) + v25) + v26) + v27) + v28) + v29) + v30) + v31) + v32) + v33) + v34) + v35) + v36) + v37) + v38) + v39) + v40) + v41) + v42) + v43) + v44) + v45) + v46) + v47) + v48) + v49) + v50) + v51) + v52) + v53);
     }
 }
