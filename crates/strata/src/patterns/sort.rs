@@ -326,6 +326,13 @@ impl GroupScan {
         (src.at(at) - x, src.at(2 * gs - 1))
     }
 
+    /// [`GroupScan::exclusive_sum`] of two values at once, each of whose totals is below
+    /// 2^16: one scan of `x + (y << 16)`.
+    fn exclusive_sum2(&self, x: Expr<u32>, y: Expr<u32>) -> (Expr<u32>, Expr<u32>) {
+        let (p, _) = self.exclusive_sum(x + (y << 16u32));
+        (p & 0xFFFFu32, p >> 16u32)
+    }
+
     /// The exclusive scan of `len` values `value(e)`: work-item `l` owns `ceil(len / gs)`
     /// consecutive values, the owners' sums are scanned, and each owner calls `write(e,
     /// prefix)` for its values (unrolled when every work-item owns the same few values; else
@@ -523,6 +530,9 @@ fn downsweep<K: SortKey, V: Element>(
             let next = cx.local::<u32>("digit_next", radix);
             let shift_to = cx.local::<u32>("digit_shift", radix);
             let scan = GroupScan::new(cx, gs);
+            // The tile's digit starts ride on the first ranking scan when every work-item owns
+            // the same few digits and no sum reaches 2^16.
+            let fused_starts = tile < 1 << 16 && radix % gs == 0 && radix / gs <= 8;
             // The slots of tile positions `l + i * gs` (strided) and `l * kpt + i` (blocked),
             // as a base plus a constant where the padding allows.
             let strided = |i: u32| -> Expr<u32> {
@@ -572,10 +582,12 @@ fn downsweep<K: SortKey, V: Element>(
                 }
                 barrier_local();
                 // 2. Where each digit starts in the sorted tile (`before`), as the shift from a
-                // tile position to its output position.
-                scan.scan_owned(radix, &|d| tcount.at(d), &|d, before| {
-                    shift_to.set(d, next.at(d) - before)
-                });
+                // tile position to its output position; when the counts allow, computed by the
+                // first sub-digit's work-group scan (both sums in one word) instead of one more.
+                let starts = |d: Expr<u32>, before: Expr<u32>| shift_to.set(d, next.at(d) - before);
+                if !fused_starts {
+                    scan.scan_owned(radix, &|d| tcount.at(d), &starts);
+                }
                 // 3. Rank the tile by each sub-digit in turn (see the module docs).
                 let load = |i: u32| (skeys.at(blocked(i)), svals.map(|sv| sv.at(blocked(i))));
                 let mut mine: Vec<_> = (0..kpt).map(load).collect();
@@ -595,7 +607,21 @@ fn downsweep<K: SortKey, V: Element>(
                     let s0 = l * seg;
                     let own: Vec<Expr<u32>> = (0..seg).map(|j| table.at(s0 + j)).collect();
                     let sum = own.iter().skip(1).fold(own[0], |a, v| a + *v);
-                    let (before, _) = scan.exclusive_sum(sum);
+                    let before = if fused_starts && si == 0 {
+                        let per = radix / gs;
+                        let d: Vec<Expr<u32>> = (0..per).map(|j| l * per + j).collect();
+                        let c: Vec<Expr<u32>> = d.iter().map(|&d| tcount.at(d)).collect();
+                        let csum = c.iter().skip(1).fold(c[0], |a, v| a + *v);
+                        let (before, cbefore) = scan.exclusive_sum2(sum, csum);
+                        let mut run = cbefore;
+                        for (d, c) in d.iter().zip(&c) {
+                            starts(*d, run);
+                            run = run + *c;
+                        }
+                        before
+                    } else {
+                        scan.exclusive_sum(sum).0
+                    };
                     let mut run = before;
                     for (j, v) in (0..seg).zip(&own) {
                         table.set(s0 + j, run);
