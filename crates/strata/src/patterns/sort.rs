@@ -926,12 +926,14 @@ pub(crate) fn sort_keys<K: SortKey, V: Element>(
     })?;
     let dev = ex.device();
     let radix = 1usize << bits;
-    let counts = Buffer::<u32>::new(dev, radix * groups)?;
-    let offsets = Buffer::<u32>::new(dev, radix * groups)?;
-    let totals = Buffer::<u32>::new(dev, radix)?;
-    let tmp_keys = Buffer::<K>::new(dev, n)?;
+    // Temporaries from the exec's scratch (kept from an earlier sort, else new).
+    let scratch = ex.scratch();
+    let counts = scratch.take::<u32>(dev, radix * groups)?;
+    let offsets = scratch.take::<u32>(dev, radix * groups)?;
+    let totals = scratch.take::<u32>(dev, radix)?;
+    let tmp_keys = scratch.take::<K>(dev, n)?;
     let tmp_vals = match values {
-        Some(_) => Some(Buffer::<V>::new(dev, n)?),
+        Some(_) => Some(scratch.take::<V>(dev, n)?),
         None => None,
     };
     let home_keys = Side {
@@ -1003,7 +1005,16 @@ pub(crate) fn sort_keys<K: SortKey, V: Element>(
             events.push(q.enqueue_copy(t, 0, v.buffer(), v.offset(), n, &[])?);
         }
     }
-    Event::wait_all(&events)
+    Event::wait_all(&events)?;
+    // Every command is complete: the temporaries are free for the next sort.
+    scratch.keep(counts);
+    scratch.keep(offsets);
+    scratch.keep(totals);
+    scratch.keep(tmp_keys);
+    if let Some(t) = tmp_vals {
+        scratch.keep(t);
+    }
+    Ok(())
 }
 
 /// Sorts `keys` ascending and applies the same permutation to `values`, stably (equal keys

@@ -6,8 +6,11 @@
 //! the layout picks the index arithmetic), so it is part of the optimized IR that keys the
 //! device's kernel cache: a kernel is compiled again only when a staged value changes.
 
+use crate::builder::Element;
 use crate::error::{Error, Result};
-use crate::{BackendKind, Device, Queue};
+use crate::{BackendKind, Buffer, Device, Queue};
+use std::any::Any;
+use std::sync::{Arc, Mutex};
 
 /// How element-wise kernels assign elements to work-items.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -196,13 +199,76 @@ impl SortStaging {
     }
 }
 
+/// Device buffers an algorithm keeps between calls (the sort's temporaries), shared by an
+/// [`Exec`] and its clones: allocating and zeroing them is a large part of a fast sort's time.
+/// A buffer is handed out to one call at a time and kept again only once that call's commands
+/// have completed.
+#[derive(Clone, Default)]
+pub(crate) struct Scratch(Arc<Mutex<Vec<Kept>>>);
+
+/// A kept buffer and its size in bytes.
+type Kept = (usize, Box<dyn Any + Send>);
+
+/// Most buffers a [`Scratch`] keeps (the smallest go first).
+const SCRATCH_KEPT: usize = 8;
+
+impl std::fmt::Debug for Scratch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Scratch({} buffers)", self.0.lock().unwrap().len())
+    }
+}
+
+impl Scratch {
+    /// A buffer of at least `len` elements: the smallest kept one that is large enough, or a
+    /// new (zeroed) one. Its contents are unspecified.
+    pub(crate) fn take<T: Element>(&self, device: &Device, len: usize) -> Result<Buffer<T>> {
+        let mut kept = self.0.lock().unwrap();
+        let best = kept
+            .iter()
+            .enumerate()
+            .filter_map(|(i, (_, b))| b.downcast_ref::<Buffer<T>>().map(|b| (i, b.len())))
+            .filter(|&(_, l)| l >= len)
+            .min_by_key(|&(_, l)| l)
+            .map(|(i, _)| i);
+        if let Some(i) = best {
+            if let Ok(b) = kept.swap_remove(i).1.downcast::<Buffer<T>>() {
+                return Ok(*b);
+            }
+        }
+        drop(kept);
+        Buffer::new(device, len.max(1))
+    }
+
+    /// Keeps `b` for a later [`Scratch::take`]; call it only when nothing uses `b` any more.
+    pub(crate) fn keep<T: Element>(&self, b: Buffer<T>) {
+        let mut kept = self.0.lock().unwrap();
+        kept.push((b.len() * std::mem::size_of::<T>(), Box::new(b)));
+        if kept.len() > SCRATCH_KEPT {
+            // Drop the smallest: the large ones are the expensive ones to allocate.
+            if let Some(i) = (0..kept.len()).min_by_key(|&i| kept[i].0) {
+                kept.swap_remove(i);
+            }
+        }
+    }
+
+    fn clear(&self) {
+        self.0.lock().unwrap().clear();
+    }
+}
+
 /// Where and how patterns run: a queue, the [`Staging`] of its kernels and the
 /// [`SortStaging`] of the radix sort. Cheap to clone.
+///
+/// The radix sort keeps its temporaries (a copy's worth of keys and values, and its digit
+/// counts) in the exec for the next sort, as a memory pool would: they stay allocated while the
+/// exec or a clone of it (every [`DeviceVec`](super::DeviceVec) holds one) lives, or until
+/// [`Exec::release_scratch`].
 #[derive(Clone, Debug)]
 pub struct Exec {
     queue: Queue,
     staging: Staging,
     sort: SortStaging,
+    scratch: Scratch,
 }
 
 impl Exec {
@@ -212,6 +278,7 @@ impl Exec {
             queue: queue.clone(),
             staging: Staging::for_device(queue.device()),
             sort: SortStaging::for_device(queue.device()),
+            scratch: Scratch::default(),
         }
     }
 
@@ -223,6 +290,7 @@ impl Exec {
             queue: self.queue.clone(),
             staging,
             sort: self.sort,
+            scratch: self.scratch.clone(),
         })
     }
 
@@ -234,6 +302,7 @@ impl Exec {
             queue: self.queue.clone(),
             staging: self.staging,
             sort,
+            scratch: self.scratch.clone(),
         })
     }
 
@@ -263,5 +332,15 @@ impl Exec {
     /// The staged values of the radix sort.
     pub fn sort_staging(&self) -> SortStaging {
         self.sort
+    }
+
+    /// Frees the temporaries the sort keeps for its next call (shared with this exec's
+    /// clones); the next sort allocates them again.
+    pub fn release_scratch(&self) {
+        self.scratch.clear();
+    }
+
+    pub(crate) fn scratch(&self) -> &Scratch {
+        &self.scratch
     }
 }
