@@ -73,7 +73,21 @@ fn every_pattern_on_cpu() {
     use strata::patterns::*;
     use strata::prelude::*;
     let q = Queue::new(&Device::from_spec("cpu").unwrap()).unwrap();
+    // Staged values that the CPU backend derives from the host (work-groups per core) are
+    // fixed here, so that the golden files do not depend on the machine that writes them.
     let ex = Exec::new(&q);
+    let ex = ex
+        .with_staging(Staging {
+            max_groups: 64,
+            ..ex.staging()
+        })
+        .unwrap();
+    let ex = ex
+        .with_sort_staging(SortStaging {
+            max_groups: 64,
+            ..ex.sort_staging()
+        })
+        .unwrap();
     let n = 300u32;
     let u: Vec<u32> = (0..n)
         .map(|i| i.wrapping_mul(2_654_435_761) % 1000)
@@ -151,6 +165,20 @@ fn every_pattern_on_cpu() {
         .map(|v| v.cast::<f32>())
         .exclusive_scan(&lb, 1.5, |a, b| a.max(b))
         .unwrap();
+    // The sort as GPUs stage it: 256 work-items ranking 16 keys each (fewer with values or
+    // 64-bit keys, to fit 48 KiB of local memory), 8-bit digits.
+    let gpu = ex
+        .with_sort_staging(SortStaging {
+            method: SortMethod::Tiles,
+            digit_bits: 8,
+            keys_per_thread: 16,
+            group_size: 256,
+            max_groups: 1024,
+        })
+        .unwrap();
+    du.sorted(&gpu).unwrap();
+    dl.sorted(&gpu).unwrap();
+    sort_by_key(&gpu, &du, &df).unwrap();
 }
 
 fn golden_dir(dialect: &str) -> PathBuf {
@@ -316,4 +344,77 @@ fn every_kernel_compiles_with_nvrtc() {
         version.1,
         strata::cuda::nvrtc_path().unwrap().display()
     );
+}
+
+/// The PTX of the sort's GPU kernels (the staging GPUs get by default) keeps what their speed
+/// rests on: no local-memory stack frame (the keys a work-item ranks, indexed by unrolled
+/// constants, stay in registers; a dynamically indexed private array would appear as a
+/// `__local_depot`), the histograms counted with shared-memory atomics, and the ranking's
+/// loads and stores in shared memory. Register counts and spills are decided later, by
+/// `ptxas`; see docs/BENCHMARKS.md for those.
+#[test]
+fn sort_kernels_ptx_for_gpus() {
+    use strata::patterns::*;
+    let required =
+        std::env::var("STRATA_REQUIRE").is_ok_and(|v| v.split(',').any(|b| b.trim() == "nvrtc"));
+    if let Err(why) = strata::cuda::nvrtc_version() {
+        assert!(!required, "STRATA_REQUIRE names nvrtc, but: {why}");
+        eprintln!("skipped: NVRTC cannot be loaded: {why}");
+        return;
+    }
+    let q = Queue::new(&Device::from_spec("cpu").unwrap()).unwrap();
+    let gpu = SortStaging {
+        method: SortMethod::Tiles,
+        digit_bits: 8,
+        keys_per_thread: 16,
+        group_size: 256,
+        max_groups: 1024,
+    };
+    let ex = Exec::new(&q).with_sort_staging(gpu).unwrap();
+    let keys: Vec<u32> = (0..5000u32)
+        .map(|i| i.wrapping_mul(2_654_435_761))
+        .collect();
+    let ((), kernels) = capture_kernels(|| {
+        let d = DeviceVec::from_slice(&ex, &keys).unwrap();
+        d.sort().unwrap();
+        let v = DeviceVec::from_slice(&ex, &keys).unwrap();
+        sort_by_key(&ex, &d, &v).unwrap();
+    });
+    let mut checked = BTreeMap::new();
+    for k in &kernels {
+        let generated = codegen::cuda(k.valid_function()).expect("CUDA source");
+        let ptx = strata::cuda::compile_ptx(k.name(), &generated, 90, &[])
+            .unwrap_or_else(|e| panic!("{}: {e}", k.name()))
+            .text;
+        let name = k.name();
+        assert!(
+            !ptx.contains("__local_depot") && !ptx.contains(".local"),
+            "{name} uses local memory (a private array not in registers)"
+        );
+        if name == "pattern_sort_upsweep" || name == "pattern_sort_downsweep" {
+            assert!(
+                ptx.contains("atom.shared.add.u32") || ptx.contains("red.shared.add.u32"),
+                "{name} counts digits without shared-memory atomics"
+            );
+        }
+        if name == "pattern_sort_downsweep" {
+            for op in [
+                "ld.shared",
+                "st.shared",
+                "bar.sync",
+                "ld.global",
+                "st.global",
+            ] {
+                assert!(ptx.contains(op), "{name} lacks {op}");
+            }
+        }
+        *checked.entry(name.to_string()).or_insert(0) += 1;
+    }
+    for name in [
+        "pattern_sort_upsweep",
+        "pattern_sort_scan",
+        "pattern_sort_downsweep",
+    ] {
+        assert!(checked.contains_key(name), "{name} was not captured");
+    }
 }

@@ -196,6 +196,59 @@ fn buffers_round_trip_and_start_zeroed() {
     }
 }
 
+/// A new allocation's zeroing is complete before the queue's first command on it runs: the
+/// fill, write or kernel right after the allocation is never overwritten with zeros. (On
+/// CUDA the zeroing was a memset issued to the legacy default stream, which the queues'
+/// non-blocking streams do not wait for; a u64 sort on an H100 came back all zeros.) Large
+/// buffers, so that a zeroing still running would overlap the next command.
+#[test]
+fn first_commands_on_new_memory_are_not_undone_by_its_zeroing() {
+    let k = Kernel::build("fill_index", |kd| {
+        let out = kd.write::<u32>("out");
+        let i = global_id(0);
+        out.set(i, i ^ 0x5A5A_5A5Au32);
+    })
+    .unwrap();
+    for q in queues() {
+        let d = q.device().clone();
+        let n = 1usize << 24;
+        let bad = |v: &[u32], want: &dyn Fn(usize) -> u32| {
+            v.iter().enumerate().position(|(i, &x)| x != want(i))
+        };
+        for round in 0..4 {
+            let b = Buffer::<u32>::new(&d, n).unwrap();
+            q.fill(&b, 0xA5A5_A5A5, 0..n).unwrap();
+            let v = q.read(&b).unwrap();
+            assert_eq!(
+                bad(&v, &|_| 0xA5A5_A5A5),
+                None,
+                "{}: fill, round {round}",
+                d.info().spec()
+            );
+            let data: Vec<u32> = (0..n as u32)
+                .map(|i| i.wrapping_mul(2_654_435_761))
+                .collect();
+            let b = Buffer::from_slice(&q, &data).unwrap();
+            let v = q.read(&b).unwrap();
+            assert_eq!(
+                bad(&v, &|i| data[i]),
+                None,
+                "{}: write, round {round}",
+                d.info().spec()
+            );
+            let b = Buffer::<u32>::new(&d, n).unwrap();
+            q.launch(&k, NdRange::new(n), args![&b]).unwrap();
+            let v = q.read(&b).unwrap();
+            assert_eq!(
+                bad(&v, &|i| i as u32 ^ 0x5A5A_5A5A),
+                None,
+                "{}: kernel, round {round}",
+                d.info().spec()
+            );
+        }
+    }
+}
+
 #[test]
 fn sub_range_write_read_copy() {
     for q in queues() {

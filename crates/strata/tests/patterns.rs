@@ -653,12 +653,65 @@ fn reduce_by_key_against_rust() {
     }
 }
 
+/// The sort's stagings on every device, with the small sizes: both methods, with tiles and
+/// parts small enough that the sizes cover several tiles per work-group, partial tiles and
+/// several work-groups, an odd pass count (5-bit digits: 7 passes for 32-bit keys, 13 for
+/// 64-bit ones; 3-bit digits: 11 and 22), a work-group size that is not a multiple of 32 and
+/// keys per work-item that do not divide 32 (the general padding arithmetic); then the
+/// device's default sort staging with a few sizes.
+fn sort_cases() -> Vec<(Exec, Vec<usize>)> {
+    let mut v = Vec::new();
+    let stagings = [
+        (SortMethod::Tiles, 8, 2, 64, 4),
+        (SortMethod::Tiles, 5, 3, 48, 3),
+        (SortMethod::Tiles, 4, 4, 32, 2),
+        (SortMethod::Parts, 8, 1, 16, 4),
+        (SortMethod::Parts, 3, 1, 8, 3),
+    ];
+    for d in devices() {
+        let ex = Exec::new(&Queue::new(&d).unwrap());
+        for (method, digit_bits, keys_per_thread, group_size, max_groups) in stagings {
+            let st = SortStaging {
+                method,
+                digit_bits,
+                keys_per_thread,
+                group_size,
+                max_groups,
+            };
+            v.push((ex.with_sort_staging(st).unwrap(), SIZES.to_vec()));
+        }
+        // The GPU defaults: 4096-key tiles, two per work-group at the largest size.
+        let gpu = SortStaging {
+            method: SortMethod::Tiles,
+            digit_bits: 8,
+            keys_per_thread: 16,
+            group_size: 256,
+            max_groups: 3,
+        };
+        v.push((ex.with_sort_staging(gpu).unwrap(), vec![3, 4097, 20_000]));
+        let mut sizes = vec![0, 1, 1000];
+        if d.info().backend != BackendKind::Cpu {
+            sizes.push(300_001);
+        }
+        v.push((ex, sizes));
+    }
+    v
+}
+
+fn sort_label(ex: &Exec, n: usize) -> String {
+    format!(
+        "{} {:?}, n={n}",
+        ex.device().info().spec(),
+        ex.sort_staging()
+    )
+}
+
 #[test]
 fn radix_sort_against_rust() {
     let mut rng = Rng(7);
-    for (ex, sizes) in cases() {
+    for (ex, sizes) in sort_cases() {
         for n in sizes {
-            let at = label(&ex, n);
+            let at = sort_label(&ex, n);
             let u = rng.u32s(n, u32::MAX);
             let d = DeviceVec::from_slice(&ex, &u).unwrap();
             d.sort().unwrap();
@@ -693,6 +746,12 @@ fn radix_sort_against_rust() {
             let mut want = l.clone();
             want.sort();
             assert_eq!(got.to_vec().unwrap(), want, "u64 {at}");
+            let s: Vec<i64> = (0..n).map(|_| rng.next() as i64).collect();
+            let got = DeviceVec::from_slice(&ex, &s).unwrap();
+            got.sort().unwrap();
+            let mut want = s.clone();
+            want.sort();
+            assert_eq!(got.to_vec().unwrap(), want, "i64 {at}");
             // pairs: few distinct keys, values are the original positions: stability
             let keys = rng.u32s(n, 16);
             let vals: Vec<u32> = (0..n as u32).collect();
@@ -706,6 +765,26 @@ fn radix_sort_against_rust() {
             let (wk, wv): (Vec<u32>, Vec<u32>) = want.into_iter().unzip();
             assert_eq!(dk.to_vec().unwrap(), wk, "pair keys {at}");
             assert_eq!(dv.to_vec().unwrap(), wv, "pair values (stable) {at}");
+            // 64-bit keys with 64-bit values (the largest pairs); many largest keys, which
+            // the sort also pads partial tiles with: the padding must stay behind them.
+            let keys: Vec<u64> = (0..n)
+                .map(|_| match rng.next() % 4 {
+                    0 => u64::MAX,
+                    1 => rng.next() % 3,
+                    _ => rng.next(),
+                })
+                .collect();
+            let vals: Vec<f64> = (0..n).map(|i| i as f64 * 0.5).collect();
+            let (dk, dv) = (
+                DeviceVec::from_slice(&ex, &keys).unwrap(),
+                DeviceVec::from_slice(&ex, &vals).unwrap(),
+            );
+            sort_by_key(&ex, &dk, &dv).unwrap();
+            let mut want: Vec<(u64, f64)> = keys.iter().copied().zip(vals).collect();
+            want.sort_by_key(|p| p.0);
+            let (wk, wv): (Vec<u64>, Vec<f64>) = want.into_iter().unzip();
+            assert_eq!(dk.to_vec().unwrap(), wk, "u64 pair keys {at}");
+            assert_eq!(dv.to_vec().unwrap(), wv, "f64 pair values (stable) {at}");
             // a sub-slice sorts in place and leaves the rest alone
             if n > 10 {
                 let d = DeviceVec::from_slice(&ex, &u).unwrap();
@@ -713,6 +792,11 @@ fn radix_sort_against_rust() {
                 let mut want = u.clone();
                 want[3..n - 2].sort();
                 assert_eq!(d.to_vec().unwrap(), want, "sub-slice {at}");
+            }
+            // The sorts above reused the temporaries of the ones before (larger and smaller,
+            // with stale contents); from here on they start afresh once.
+            if n == 257 {
+                ex.release_scratch();
             }
         }
     }

@@ -45,7 +45,6 @@ const DRIVER_SYMBOLS: &[&str] = &[
     "cuCtxSetCurrent",
     "cuMemAlloc_v2",
     "cuMemFree_v2",
-    "cuMemsetD8_v2",
     "cuMemsetD8Async",
     "cuMemsetD16Async",
     "cuMemsetD32Async",
@@ -443,8 +442,16 @@ impl DeviceBackend for CudaDevice {
             bytes,
             ctx: self.ctx,
         };
-        // SAFETY: `ptr` holds `n` bytes.
-        unsafe { cu::memset_d8_sync(ptr, 0, n) }.map_err(|e| oom("cuMemsetD8", e))?;
+        // Zero it, and wait for the zeroing. A memset without a stream is only *issued* to the
+        // legacy default stream, and strata's queues are non-blocking streams, which the legacy
+        // stream does not order: without the wait, a queue's first write or kernel on the new
+        // memory can run before the memset, which then overwrites its result with zeros.
+        // SAFETY: `ptr` holds `n` bytes; the null stream is the context's legacy stream.
+        unsafe { cu::memset_d8_async(ptr, 0, n, std::ptr::null_mut()) }
+            .map_err(|e| oom("cuMemsetD8Async", e))?;
+        // SAFETY: the null stream is the bound context's legacy stream.
+        unsafe { cu::stream::synchronize(std::ptr::null_mut()) }
+            .map_err(|e| cu_error("cuStreamSynchronize (zeroing a new allocation)", e))?;
         Ok(Arc::new(mem))
     }
 

@@ -11,6 +11,18 @@
 //! | `pat_scan`        | inclusive `+` scan of `u32`                                  | `8 n`       |
 //! | `pat_scan_*`      | the same with another staging or algorithm (below)          | `8 n`       |
 //! | `pat_sort`        | radix sort of `u32` keys                                     | `8 n`       |
+//! | `pat_sort_*`      | the same sort with one staged value changed (below)         | `8 n`       |
+//! | `pat_sort_pairs`  | `sort_by_key` of `u32` keys with `u32` values (stability checked) | `16 n` |
+//! | `pat_sort_u64`    | radix sort of `u64` keys                                     | `16 n`      |
+//!
+//! The sort variants change one value of the device's default [`SortStaging`], so that one
+//! `strata bench --filter pat_sort` run compares them (and `pat_sort_pairs`, `pat_sort_u64`): `pat_sort_b4` and `pat_sort_b6` sort 4- and 6-bit digits (8 and 6 passes for
+//! `u32`, instead of 4 passes of 8 bits); `pat_sort_k8`, `pat_sort_k12` and `pat_sort_k20`
+//! rank 8, 12 and 20 keys per work-item (the default is 16 on GPUs); `pat_sort_g128` runs
+//! work-groups of 128 work-items; `pat_sort_m4` and `pat_sort_m16` allow 4 and 16
+//! work-groups per compute unit (the default is 8 on GPUs). Their `local` and `groups`
+//! columns are the sort's own (work-items per work-group, work-groups per pass). The host
+//! baseline of the sorts is measured once per run and size and shared by all of them.
 //!
 //! **Scan variants**, to compare stagings in one run (`strata bench --filter pat_scan` runs
 //! them all): `pat_scan_kK` sets [`Staging::scan_items_per_thread`](super::Staging) to `K`
@@ -33,7 +45,7 @@
 //! two-pass chunked scan (chunk totals in parallel, their prefix, then the chunks in parallel);
 //! `par_sort_unstable`.
 
-use super::{zip, DeviceVec, Exec, View};
+use super::{zip, DeviceVec, Exec, SortStaging, View};
 use crate::bench::{check_close, check_exact, BenchError, BenchResult, SAXPY_A};
 use crate::cuda::baseline::CudaBaseline;
 use crate::prelude::*;
@@ -41,7 +53,7 @@ use rayon::prelude::*;
 use std::time::Instant;
 
 /// The pattern benchmarks, in the order they run.
-pub const BENCHES: [&str; 13] = [
+pub const BENCHES: [&str; 23] = [
     "pat_vadd",
     "pat_saxpy",
     "pat_dot",
@@ -55,6 +67,16 @@ pub const BENCHES: [&str; 13] = [
     "pat_scan_g512_k16",
     "pat_scan_multipass",
     "pat_sort",
+    "pat_sort_b4",
+    "pat_sort_b6",
+    "pat_sort_k8",
+    "pat_sort_k12",
+    "pat_sort_k20",
+    "pat_sort_g128",
+    "pat_sort_m4",
+    "pat_sort_m16",
+    "pat_sort_pairs",
+    "pat_sort_u64",
 ];
 
 /// The exec a scan benchmark runs with: `pat_scan` the default, `pat_scan_kK` with `K` items
@@ -86,6 +108,73 @@ fn scan_exec(ex: &Exec, name: &str) -> Option<Result<Exec, BenchError>> {
         }
     }
     Some(ex.with_staging(st).map_err(BenchError::from))
+}
+
+/// The sort staging of sort benchmark `name` on `device`, from the device's default.
+fn sort_staging(name: &str, device: &Device) -> Option<SortStaging> {
+    let d = SortStaging::for_device(device);
+    let units = device.info().compute_units.max(1);
+    Some(match name {
+        "pat_sort" | "pat_sort_pairs" | "pat_sort_u64" => d,
+        "pat_sort_b4" => SortStaging { digit_bits: 4, ..d },
+        "pat_sort_b6" => SortStaging { digit_bits: 6, ..d },
+        "pat_sort_k8" => SortStaging {
+            keys_per_thread: 8,
+            ..d
+        },
+        "pat_sort_k12" => SortStaging {
+            keys_per_thread: 12,
+            ..d
+        },
+        "pat_sort_k20" => SortStaging {
+            keys_per_thread: 20,
+            ..d
+        },
+        "pat_sort_g128" => SortStaging {
+            group_size: d.group_size.min(128),
+            ..d
+        },
+        "pat_sort_m4" => SortStaging {
+            max_groups: (units * 4).min(65536),
+            ..d
+        },
+        "pat_sort_m16" => SortStaging {
+            max_groups: (units * 16).min(65536),
+            ..d
+        },
+        _ => return None,
+    })
+}
+
+/// The host baseline of the sort benchmarks (the keys sorted, the median seconds), measured
+/// once per run of [`crate::bench::run`] and size, keyed by the keys' length and a hash.
+type SortBaseline = (usize, u64, Vec<u32>, f64);
+static SORT_BASELINE: std::sync::Mutex<Option<SortBaseline>> = std::sync::Mutex::new(None);
+
+fn hash_keys(keys: &[u32]) -> u64 {
+    keys.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &k| {
+        (h ^ k as u64).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+/// `par_sort_unstable` of `keys`: the sorted keys and the median time of `reps` runs.
+fn sort_baseline(keys: &[u32], reps: usize) -> Result<(Vec<u32>, f64), BenchError> {
+    let h = hash_keys(keys);
+    let mut cache = SORT_BASELINE.lock().unwrap();
+    if let Some((n, hh, want, s)) = cache.as_ref() {
+        if *n == keys.len() && *hh == h {
+            return Ok((want.clone(), *s));
+        }
+    }
+    let mut want = keys.to_vec();
+    let b = timed(reps, || {
+        want.copy_from_slice(keys);
+        let t = Instant::now();
+        want.par_sort_unstable();
+        Ok(secs(t))
+    })?;
+    *cache = Some((keys.len(), h, want.clone(), b));
+    Ok((want, b))
 }
 
 const CHUNK: usize = 1 << 14;
@@ -199,6 +288,8 @@ pub fn run(
             }
             None => Ok(rayon_s),
         };
+    // The sorts' own work-group size and work-groups per pass.
+    let mut sort_shape: Option<(usize, usize)> = None;
     let (strata_s, baseline_s, rel_error, bytes) = match name {
         "pat_vadd" => {
             let z = DeviceVec::<f32>::zeroed(&ex, n)?;
@@ -322,9 +413,54 @@ pub fn run(
             exact_u32(name, &out.to_vec()?, &want)?;
             (s, b, 0.0, 8 * n as u64)
         }
-        "pat_sort" => {
+        "pat_sort_pairs" => {
             let keys: Vec<u32> = x.iter().map(|v| (v * 4294967296.0) as u32).collect();
+            let ex = ex.with_sort_staging(
+                sort_staging(name, queue.device()).unwrap_or(ex.sort_staging()),
+            )?;
             let d = DeviceVec::<u32>::zeroed(&ex, n)?;
+            let v = DeviceVec::<u32>::zeroed(&ex, n)?;
+            let idx: Vec<u32> = (0..n as u32).collect();
+            let s = timed(reps, || {
+                d.copy_from_slice(&keys)?;
+                v.copy_from_slice(&idx)?;
+                let t = Instant::now();
+                super::sort_by_key(&ex, &d, &v)?;
+                Ok(secs(t))
+            })?;
+            let (want, b) = sort_baseline(&keys, reps)?;
+            let got = d.to_vec()?;
+            exact_u32(name, &got, &want)?;
+            // The values are the keys' original positions: stable means they carry those keys
+            // and rise within equal keys.
+            let vals = v.to_vec()?;
+            if let Some(i) = (0..n).find(|&i| {
+                keys[vals[i] as usize] != got[i]
+                    || (i > 0 && got[i] == got[i - 1] && vals[i] < vals[i - 1])
+            }) {
+                return Err(BenchError::WrongResult {
+                    bench: name,
+                    detail: format!(
+                        "value {i} is {}, not the stable position of key {}",
+                        vals[i], got[i]
+                    ),
+                });
+            }
+            sort_shape = Some(super::sort::shape(&ex, n, 8)?);
+            (s, b, 0.0, 16 * n as u64)
+        }
+        "pat_sort_u64" => {
+            let keys: Vec<u64> = x
+                .iter()
+                .zip(y)
+                .map(|(a, b)| {
+                    ((*a as f64 * 4294967296.0) as u64) << 32 | (*b as f64 * 4294967296.0) as u64
+                })
+                .collect();
+            let ex = ex.with_sort_staging(
+                sort_staging(name, queue.device()).unwrap_or(ex.sort_staging()),
+            )?;
+            let d = DeviceVec::<u64>::zeroed(&ex, n)?;
             let s = timed(reps, || {
                 d.copy_from_slice(&keys)?;
                 let t = Instant::now();
@@ -338,7 +474,34 @@ pub fn run(
                 want.par_sort_unstable();
                 Ok(secs(t))
             })?;
+            let got = d.to_vec()?;
+            if let Some(i) = (0..n).find(|&i| got[i] != want[i]) {
+                return Err(BenchError::WrongResult {
+                    bench: name,
+                    detail: format!(
+                        "element {i} is {}, the baseline computed {}",
+                        got[i], want[i]
+                    ),
+                });
+            }
+            sort_shape = Some(super::sort::shape(&ex, n, 8)?);
+            (s, b, 0.0, 16 * n as u64)
+        }
+        sort if sort_staging(sort, queue.device()).is_some() => {
+            let keys: Vec<u32> = x.iter().map(|v| (v * 4294967296.0) as u32).collect();
+            let ex = ex.with_sort_staging(
+                sort_staging(name, queue.device()).unwrap_or(ex.sort_staging()),
+            )?;
+            let d = DeviceVec::<u32>::zeroed(&ex, n)?;
+            let s = timed(reps, || {
+                d.copy_from_slice(&keys)?;
+                let t = Instant::now();
+                d.sort()?;
+                Ok(secs(t))
+            })?;
+            let (want, b) = sort_baseline(&keys, reps)?;
             exact_u32(name, &d.to_vec()?, &want)?;
+            sort_shape = Some(super::sort::shape(&ex, n, 4)?);
             (s, b, 0.0, 8 * n as u64)
         }
         other => {
@@ -347,32 +510,34 @@ pub fn run(
             )))
         }
     };
-    let st = ex.staging();
-    // The sort caps its work-groups at 256 work-items (16 local counts each).
-    let ex = if name == "pat_sort" {
-        ex.with_staging(super::Staging {
-            group_size: st.group_size.min(256),
-            ..st
-        })?
-    } else if let Some(sex) = scan_exec(&ex, name) {
-        sex?
-    } else {
-        ex
+    let (local_size, groups) = match sort_shape {
+        Some(shape) => shape,
+        None => {
+            let ex = scan_exec(&ex, name).transpose()?.unwrap_or(ex);
+            let st = ex.staging();
+            let lookback = name.starts_with("pat_scan")
+                && ex.scan_algorithm_for(4) == super::ScanAlgorithm::LookBack;
+            (
+                st.group_size as usize,
+                match name {
+                    "pat_vadd" | "pat_saxpy" => {
+                        n.div_ceil((st.group_size * st.items_per_thread) as usize)
+                    }
+                    _ if lookback => {
+                        n.div_ceil((st.group_size * st.scan_items_per_thread) as usize)
+                    }
+                    _ => super::scan::plan(&ex, n.max(1)).groups,
+                },
+            )
+        }
     };
-    let st = ex.staging();
-    let lookback =
-        name.starts_with("pat_scan") && ex.scan_algorithm_for(4) == super::ScanAlgorithm::LookBack;
     Ok(BenchResult {
         bench: name,
         device: queue.device().info().spec(),
         n,
         reps,
-        local_size: st.group_size as usize,
-        groups: match name {
-            "pat_vadd" | "pat_saxpy" => n.div_ceil((st.group_size * st.items_per_thread) as usize),
-            _ if lookback => n.div_ceil((st.group_size * st.scan_items_per_thread) as usize),
-            _ => super::scan::plan(&ex, n.max(1)).groups,
-        },
+        local_size,
+        groups,
         bytes,
         flops: 0,
         strata_s,

@@ -79,7 +79,7 @@ mod view;
 pub use algorithms::AsyncVec;
 pub use select::reduce_by_key;
 pub use sort::{sort_by_key, ArgKey, SortKey};
-pub use staging::{Exec, Layout, ScanAlgorithm, Staging};
+pub use staging::{Exec, Layout, ScanAlgorithm, SortMethod, SortStaging, Staging};
 pub use vec::DeviceVec;
 pub use view::{
     constant, counting, zip, zip3, zip4, Constant, Counting, Enumerate, Gather, Map, Reads,

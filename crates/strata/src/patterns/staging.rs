@@ -7,8 +7,10 @@
 //! device's kernel cache: a kernel is compiled again only when a staged value changes.
 
 use super::lookback::LookBackScratch;
+use crate::builder::Element;
 use crate::error::{Error, Result};
-use crate::{BackendKind, Device, Queue};
+use crate::{BackendKind, Buffer, Device, Queue};
+use std::any::Any;
 use std::sync::{Arc, Mutex};
 
 /// How element-wise kernels assign elements to work-items.
@@ -132,14 +134,176 @@ pub enum ScanAlgorithm {
     LookBack,
 }
 
-/// Where and how patterns run: a queue and the [`Staging`] of its kernels. Cheap to clone
-/// (clones share the scratch memory of look-back scans).
+/// How the radix sort ranks the keys of a pass (see the `sort` module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SortMethod {
+    /// Tiles of `group_size * keys_per_thread` keys are loaded coalesced into local memory and
+    /// ranked there by the whole work-group; the keys of a digit leave a tile as one run.
+    /// For GPUs.
+    Tiles,
+    /// Each work-item owns a contiguous part of its work-group's block, counts its digits
+    /// privately and moves its keys in order. For CPU devices, whose work-items run their
+    /// loops to the end one after another (few barriers, streaming access per work-item).
+    Parts,
+}
+
+/// The staged choices of the radix sort ([`DeviceVec::sort`](super::DeviceVec::sort),
+/// [`sort_by_key`](super::sort_by_key), [`View::sorted`](super::View::sorted)); see the
+/// `sort` module docs for the algorithm they parameterize.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct SortStaging {
+    /// The ranking method.
+    pub method: SortMethod,
+    /// Bits of the key sorted per pass, 1 to 8: `ceil(key bits / digit_bits)` passes over the
+    /// data (4 for `u32` keys with 8 bits).
+    pub digit_bits: u32,
+    /// [`SortMethod::Tiles`]: keys each work-item ranks per tile, 1 to 32; a tile is
+    /// `group_size * keys_per_thread` keys. Lowered (per key and value type, to a power of
+    /// two) to what fits the local memory: with the GPU defaults 8 for `u32` keys with values
+    /// and for 64-bit keys. Unused by [`SortMethod::Parts`].
+    pub keys_per_thread: u32,
+    /// Work-items per work-group of the sort's kernels (at most the device's limit; lowered
+    /// when the kernels' local arrays would not fit).
+    pub group_size: u32,
+    /// Largest number of work-groups per pass.
+    pub max_groups: u32,
+}
+
+impl SortStaging {
+    /// The defaults for `device`: on GPUs [`SortMethod::Tiles`] with 8-bit digits, 16 keys per
+    /// work-item, 256 work-items and 8 work-groups per compute unit; on CPU devices (the CPU
+    /// backend and OpenCL CPU devices) [`SortMethod::Parts`] with 8-bit digits, 32 work-items
+    /// and 8 work-groups per compute unit.
+    pub fn for_device(device: &Device) -> SortStaging {
+        let info = device.info();
+        let max = info
+            .max_work_group_size
+            .min(info.max_work_item_sizes[0])
+            .max(1) as u32;
+        let cpu = info.backend == BackendKind::Cpu || info.is_cpu();
+        let (method, group_size) = if cpu {
+            (SortMethod::Parts, 32)
+        } else {
+            (SortMethod::Tiles, 256)
+        };
+        SortStaging {
+            method,
+            digit_bits: 8,
+            keys_per_thread: 16,
+            group_size: group_size.min(max),
+            max_groups: (info.compute_units.max(1) * 8).clamp(1, 65536),
+        }
+    }
+
+    fn check(&self, device: &Device) -> Result<()> {
+        let info = device.info();
+        let bad = |reason: String| Error::InvalidWorkSize {
+            kernel: "pattern_sort".into(),
+            reason,
+        };
+        let max = info.max_work_group_size.min(info.max_work_item_sizes[0]);
+        if self.group_size == 0 || self.group_size as usize > max {
+            return Err(bad(format!(
+                "staged sort work-group size {}; {} allows 1 to {max}",
+                self.group_size,
+                info.spec(),
+            )));
+        }
+        if !(1..=8).contains(&self.digit_bits) {
+            return Err(bad(format!(
+                "staged sort digit of {} bits; allowed are 1 to 8",
+                self.digit_bits
+            )));
+        }
+        if !(1..=32).contains(&self.keys_per_thread) {
+            return Err(bad(format!(
+                "staged sort keys per work-item {}; allowed are 1 to 32",
+                self.keys_per_thread
+            )));
+        }
+        if !(1..=65536).contains(&self.max_groups) {
+            return Err(bad(format!(
+                "staged sort maximum of work-groups {}; allowed are 1 to 65536",
+                self.max_groups
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// Device buffers an algorithm keeps between calls (the sort's temporaries), shared by an
+/// [`Exec`] and its clones: allocating and zeroing them is a large part of a fast sort's time.
+/// A buffer is handed out to one call at a time and kept again only once that call's commands
+/// have completed.
+#[derive(Clone, Default)]
+pub(crate) struct Scratch(Arc<Mutex<Vec<Kept>>>);
+
+/// A kept buffer and its size in bytes.
+type Kept = (usize, Box<dyn Any + Send>);
+
+/// Most buffers a [`Scratch`] keeps (the smallest go first).
+const SCRATCH_KEPT: usize = 8;
+
+impl std::fmt::Debug for Scratch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Scratch({} buffers)", self.0.lock().unwrap().len())
+    }
+}
+
+impl Scratch {
+    /// A buffer of at least `len` elements: the smallest kept one that is large enough, or a
+    /// new (zeroed) one. Its contents are unspecified.
+    pub(crate) fn take<T: Element>(&self, device: &Device, len: usize) -> Result<Buffer<T>> {
+        let mut kept = self.0.lock().unwrap();
+        let best = kept
+            .iter()
+            .enumerate()
+            .filter_map(|(i, (_, b))| b.downcast_ref::<Buffer<T>>().map(|b| (i, b.len())))
+            .filter(|&(_, l)| l >= len)
+            .min_by_key(|&(_, l)| l)
+            .map(|(i, _)| i);
+        if let Some(i) = best {
+            if let Ok(b) = kept.swap_remove(i).1.downcast::<Buffer<T>>() {
+                return Ok(*b);
+            }
+        }
+        drop(kept);
+        Buffer::new(device, len.max(1))
+    }
+
+    /// Keeps `b` for a later [`Scratch::take`]; call it only when nothing uses `b` any more.
+    pub(crate) fn keep<T: Element>(&self, b: Buffer<T>) {
+        let mut kept = self.0.lock().unwrap();
+        kept.push((b.len() * std::mem::size_of::<T>(), Box::new(b)));
+        if kept.len() > SCRATCH_KEPT {
+            // Drop the smallest: the large ones are the expensive ones to allocate.
+            if let Some(i) = (0..kept.len()).min_by_key(|&i| kept[i].0) {
+                kept.swap_remove(i);
+            }
+        }
+    }
+
+    fn clear(&self) {
+        self.0.lock().unwrap().clear();
+    }
+}
+
+/// Where and how patterns run: a queue, the [`Staging`] of its kernels, the scan algorithm
+/// and the [`SortStaging`] of the radix sort. Cheap to clone (clones share the scratch
+/// memory of look-back scans and the sort's temporaries).
+///
+/// The radix sort keeps its temporaries (a copy's worth of keys and values, and its digit
+/// counts) in the exec for the next sort, as a memory pool would: they stay allocated while the
+/// exec or a clone of it (every [`DeviceVec`](super::DeviceVec) holds one) lives, or until
+/// [`Exec::release_scratch`].
 #[derive(Clone, Debug)]
 pub struct Exec {
     queue: Queue,
     staging: Staging,
     scan: ScanAlgorithm,
     pub(crate) lookback: Arc<Mutex<Option<LookBackScratch>>>,
+    sort: SortStaging,
+    scratch: Scratch,
 }
 
 impl Exec {
@@ -150,6 +314,8 @@ impl Exec {
             staging: Staging::for_device(queue.device()),
             scan: ScanAlgorithm::Auto,
             lookback: Arc::new(Mutex::new(None)),
+            sort: SortStaging::for_device(queue.device()),
+            scratch: Scratch::default(),
         }
     }
 
@@ -210,6 +376,16 @@ impl Exec {
         })
     }
 
+    /// The same queue and staging with another [`SortStaging`]; fails with
+    /// [`Error::InvalidWorkSize`] when the device cannot run it.
+    pub fn with_sort_staging(&self, sort: SortStaging) -> Result<Exec> {
+        sort.check(self.queue.device())?;
+        Ok(Exec {
+            sort,
+            ..self.clone()
+        })
+    }
+
     /// The same queue with another number of elements per work-item.
     pub fn with_items_per_thread(&self, k: u32) -> Result<Exec> {
         self.with_staging(Staging {
@@ -231,5 +407,20 @@ impl Exec {
     /// The staged values.
     pub fn staging(&self) -> Staging {
         self.staging
+    }
+
+    /// The staged values of the radix sort.
+    pub fn sort_staging(&self) -> SortStaging {
+        self.sort
+    }
+
+    /// Frees the temporaries the sort keeps for its next call (shared with this exec's
+    /// clones); the next sort allocates them again.
+    pub fn release_scratch(&self) {
+        self.scratch.clear();
+    }
+
+    pub(crate) fn scratch(&self) -> &Scratch {
+        &self.scratch
     }
 }

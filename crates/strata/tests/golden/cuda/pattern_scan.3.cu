@@ -87,162 +87,159 @@ static __device__ inline u64 strata_atomic_max(volatile u64* p, u64 v) { return 
 template <typename T> static __device__ inline T strata_atomic_load(const volatile T* p) { return *p; }
 
 extern "C" __global__ void pattern_scan(
-    float* b0,
+    i32* b0,
     const u32 b0_len,
     const u32 out_off,
-    const float* b1,
-    const u32 b1_len,
     const u32 n,
     const u32 block,
     const u32 per,
+    const i32* b1,
+    const u32 b1_len,
     const u32 off
 ) {
-    __shared__ float scan[1024];
-    float acc = 0;
-    float run = 0;
-    const u32 e0 = (u32)blockIdx.x;
-    const u32 blk_start_0 = (e0 * block);
+    __shared__ i32 scan[1024];
+    i32 acc = 0;
+    i32 run = 0;
+    const u32 blk_start_0 = ((u32)blockIdx.x * block);
     const u32 blk_end_1 = min((blk_start_0 + block), n);
     const u32 e7 = (u32)threadIdx.x;
     const u32 part_start_2 = min((blk_start_0 + (e7 * per)), blk_end_1);
     const u32 part_end_3 = min((part_start_2 + per), blk_end_1);
-    acc = 0.0f;
+    acc = 0;
     const bool e19 = (part_start_2 < part_end_3);
     if (e19) {
         const u32 e21 = (off + part_start_2);
-        const float v4 = b0[e21];
+        const i32 v4 = b1[e21];
         acc = v4;
         const u32 e24 = (part_start_2 + 1u);
         const u32 e31 = (e24 + ((((part_end_3 > e24) ? (part_end_3 - e24) : 0u) / 4u) * 4u));
         for (u32 i_5 = e24; i_5 < e31; i_5 += 4u) {
-            const float v6 = acc;
-            const float v7 = b0[(off + i_5)];
-            acc = fmax(v6, v7);
-            const float v8 = acc;
-            const float v9 = b0[(off + (i_5 + 1u))];
-            acc = fmax(v8, v9);
-            const float v10 = acc;
-            const float v11 = b0[(off + (i_5 + 2u))];
-            acc = fmax(v10, v11);
-            const float v12 = acc;
-            const float v13 = b0[(off + (i_5 + 3u))];
-            acc = fmax(v12, v13);
+            const i32 v6 = acc;
+            const i32 v7 = b1[(off + i_5)];
+            acc = ((i32)((u32)v6 + (u32)v7));
+            const i32 v8 = acc;
+            const i32 v9 = b1[(off + (i_5 + 1u))];
+            acc = ((i32)((u32)v8 + (u32)v9));
+            const i32 v10 = acc;
+            const i32 v11 = b1[(off + (i_5 + 2u))];
+            acc = ((i32)((u32)v10 + (u32)v11));
+            const i32 v12 = acc;
+            const i32 v13 = b1[(off + (i_5 + 3u))];
+            acc = ((i32)((u32)v12 + (u32)v13));
         }
         for (u32 i_14 = e31; i_14 < part_end_3; i_14++) {
-            const float v15 = acc;
-            const float v16 = b0[(off + i_14)];
-            acc = fmax(v15, v16);
+            const i32 v15 = acc;
+            const i32 v16 = b1[(off + i_14)];
+            acc = ((i32)((u32)v15 + (u32)v16));
         }
     }
-    const float v17 = acc;
+    const i32 v17 = acc;
     scan[e7] = v17;
     __syncthreads();
-    const float v18 = scan[e7];
+    const i32 v18 = scan[e7];
     const bool e60 = (e7 >= 1u);
     const u32 e61 = (e7 - 1u);
-    const float v19 = scan[(e60 ? e61 : e7)];
+    const i32 v19 = scan[(e60 ? e61 : e7)];
     __syncthreads();
-    scan[e7] = (e60 ? fmax(v19, v18) : v18);
+    scan[e7] = (e60 ? ((i32)((u32)v19 + (u32)v18)) : v18);
     __syncthreads();
-    const float v20 = scan[e7];
+    const i32 v20 = scan[e7];
     const bool e67 = (e7 >= 2u);
-    const float v21 = scan[(e67 ? (e7 - 2u) : e7)];
+    const i32 v21 = scan[(e67 ? (e7 - 2u) : e7)];
     __syncthreads();
-    scan[e7] = (e67 ? fmax(v21, v20) : v20);
+    scan[e7] = (e67 ? ((i32)((u32)v21 + (u32)v20)) : v20);
     __syncthreads();
-    const float v22 = scan[e7];
+    const i32 v22 = scan[e7];
     const bool e74 = (e7 >= 4u);
-    const float v23 = scan[(e74 ? (e7 - 4u) : e7)];
+    const i32 v23 = scan[(e74 ? (e7 - 4u) : e7)];
     __syncthreads();
-    scan[e7] = (e74 ? fmax(v23, v22) : v22);
+    scan[e7] = (e74 ? ((i32)((u32)v23 + (u32)v22)) : v22);
     __syncthreads();
-    const float v24 = scan[e7];
+    const i32 v24 = scan[e7];
     const bool e82 = (e7 >= 8u);
-    const float v25 = scan[(e82 ? (e7 - 8u) : e7)];
+    const i32 v25 = scan[(e82 ? (e7 - 8u) : e7)];
     __syncthreads();
-    scan[e7] = (e82 ? fmax(v25, v24) : v24);
+    scan[e7] = (e82 ? ((i32)((u32)v25 + (u32)v24)) : v24);
     __syncthreads();
-    const float v26 = scan[e7];
+    const i32 v26 = scan[e7];
     const bool e90 = (e7 >= 16u);
-    const float v27 = scan[(e90 ? (e7 - 16u) : e7)];
+    const i32 v27 = scan[(e90 ? (e7 - 16u) : e7)];
     __syncthreads();
-    scan[e7] = (e90 ? fmax(v27, v26) : v26);
+    scan[e7] = (e90 ? ((i32)((u32)v27 + (u32)v26)) : v26);
     __syncthreads();
-    const float v28 = scan[e7];
+    const i32 v28 = scan[e7];
     const bool e98 = (e7 >= 32u);
-    const float v29 = scan[(e98 ? (e7 - 32u) : e7)];
+    const i32 v29 = scan[(e98 ? (e7 - 32u) : e7)];
     __syncthreads();
-    scan[e7] = (e98 ? fmax(v29, v28) : v28);
+    scan[e7] = (e98 ? ((i32)((u32)v29 + (u32)v28)) : v28);
     __syncthreads();
-    const float v30 = scan[e7];
+    const i32 v30 = scan[e7];
     const bool e106 = (e7 >= 64u);
-    const float v31 = scan[(e106 ? (e7 - 64u) : e7)];
+    const i32 v31 = scan[(e106 ? (e7 - 64u) : e7)];
     __syncthreads();
-    scan[e7] = (e106 ? fmax(v31, v30) : v30);
+    scan[e7] = (e106 ? ((i32)((u32)v31 + (u32)v30)) : v30);
     __syncthreads();
-    const float v32 = scan[e7];
+    const i32 v32 = scan[e7];
     const bool e114 = (e7 >= 128u);
-    const float v33 = scan[(e114 ? (e7 - 128u) : e7)];
+    const i32 v33 = scan[(e114 ? (e7 - 128u) : e7)];
     __syncthreads();
-    scan[e7] = (e114 ? fmax(v33, v32) : v32);
+    scan[e7] = (e114 ? ((i32)((u32)v33 + (u32)v32)) : v32);
     __syncthreads();
-    const float v34 = scan[e7];
+    const i32 v34 = scan[e7];
     const bool e122 = (e7 >= 256u);
-    const float v35 = scan[(e122 ? (e7 - 256u) : e7)];
+    const i32 v35 = scan[(e122 ? (e7 - 256u) : e7)];
     __syncthreads();
-    scan[e7] = (e122 ? fmax(v35, v34) : v34);
+    scan[e7] = (e122 ? ((i32)((u32)v35 + (u32)v34)) : v34);
     __syncthreads();
-    const float v36 = scan[e7];
+    const i32 v36 = scan[e7];
     const bool e130 = (e7 >= 512u);
-    const float v37 = scan[(e130 ? (e7 - 512u) : e7)];
+    const i32 v37 = scan[(e130 ? (e7 - 512u) : e7)];
     __syncthreads();
-    scan[e7] = (e130 ? fmax(v37, v36) : v36);
+    scan[e7] = (e130 ? ((i32)((u32)v37 + (u32)v36)) : v36);
     __syncthreads();
-    const bool e137 = (e0 > 0u);
-    const float v38 = b1[(e137 ? (e0 - 1u) : 0u)];
-    const bool e140 = (e7 > 0u);
-    const float v39 = scan[(e140 ? e61 : 0u)];
-    const float e146 = (e140 ? (e137 ? fmax(v38, v39) : v39) : v38);
-    run = e146;
+    const bool e137 = (e7 > 0u);
+    const i32 v38 = scan[(e137 ? e61 : 0u)];
+    const i32 e140 = (e137 ? v38 : 0);
+    run = e140;
     if (e19) {
         const u32 e21 = (off + part_start_2);
-        const float v40 = b0[e21];
-        const float e152 = ((e140 || e137) ? fmax(e146, v40) : v40);
-        b0[(out_off + part_start_2)] = e152;
-        run = e152;
+        const i32 v39 = b1[e21];
+        const i32 e147 = ((e137 || false) ? ((i32)((u32)e140 + (u32)v39)) : v39);
+        b0[(out_off + part_start_2)] = e147;
+        run = e147;
         const u32 e24 = (part_start_2 + 1u);
         const u32 e31 = (e24 + ((((part_end_3 > e24) ? (part_end_3 - e24) : 0u) / 4u) * 4u));
-        for (u32 i_41 = e24; i_41 < e31; i_41 += 4u) {
-            const float v42 = run;
-            const float v43 = b0[(off + i_41)];
-            const float e158 = fmax(v42, v43);
-            b0[(out_off + i_41)] = e158;
-            run = e158;
-            const float v44 = run;
-            const u32 e159 = (i_41 + 1u);
-            const float v45 = b0[(off + e159)];
-            const float e164 = fmax(v44, v45);
-            b0[(out_off + e159)] = e164;
-            run = e164;
-            const float v46 = run;
-            const u32 e165 = (i_41 + 2u);
-            const float v47 = b0[(off + e165)];
-            const float e170 = fmax(v46, v47);
-            b0[(out_off + e165)] = e170;
-            run = e170;
-            const float v48 = run;
-            const u32 e171 = (i_41 + 3u);
-            const float v49 = b0[(off + e171)];
-            const float e176 = fmax(v48, v49);
-            b0[(out_off + e171)] = e176;
-            run = e176;
+        for (u32 i_40 = e24; i_40 < e31; i_40 += 4u) {
+            const i32 v41 = run;
+            const i32 v42 = b1[(off + i_40)];
+            const i32 e153 = ((i32)((u32)v41 + (u32)v42));
+            b0[(out_off + i_40)] = e153;
+            run = e153;
+            const i32 v43 = run;
+            const u32 e154 = (i_40 + 1u);
+            const i32 v44 = b1[(off + e154)];
+            const i32 e159 = ((i32)((u32)v43 + (u32)v44));
+            b0[(out_off + e154)] = e159;
+            run = e159;
+            const i32 v45 = run;
+            const u32 e160 = (i_40 + 2u);
+            const i32 v46 = b1[(off + e160)];
+            const i32 e165 = ((i32)((u32)v45 + (u32)v46));
+            b0[(out_off + e160)] = e165;
+            run = e165;
+            const i32 v47 = run;
+            const u32 e166 = (i_40 + 3u);
+            const i32 v48 = b1[(off + e166)];
+            const i32 e171 = ((i32)((u32)v47 + (u32)v48));
+            b0[(out_off + e166)] = e171;
+            run = e171;
         }
-        for (u32 i_50 = e31; i_50 < part_end_3; i_50++) {
-            const float v51 = run;
-            const float v52 = b0[(off + i_50)];
-            const float e182 = fmax(v51, v52);
-            b0[(out_off + i_50)] = e182;
-            run = e182;
+        for (u32 i_49 = e31; i_49 < part_end_3; i_49++) {
+            const i32 v50 = run;
+            const i32 v51 = b1[(off + i_49)];
+            const i32 e177 = ((i32)((u32)v50 + (u32)v51));
+            b0[(out_off + i_49)] = e177;
+            run = e177;
         }
     }
 }

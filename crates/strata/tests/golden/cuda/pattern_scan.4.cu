@@ -90,6 +90,7 @@ extern "C" __global__ void pattern_scan(
     i32* b0,
     const u32 b0_len,
     const u32 out_off,
+    const i32 init,
     const u32 n,
     const u32 block,
     const u32 per,
@@ -106,10 +107,8 @@ extern "C" __global__ void pattern_scan(
     const u32 part_start_2 = min((blk_start_0 + (e7 * per)), blk_end_1);
     const u32 part_end_3 = min((part_start_2 + per), blk_end_1);
     acc = 0;
-    const bool e19 = (part_start_2 < part_end_3);
-    if (e19) {
-        const u32 e21 = (off + part_start_2);
-        const i32 v4 = b1[e21];
+    if (part_start_2 < part_end_3) {
+        const i32 v4 = b1[(off + part_start_2)];
         acc = v4;
         const u32 e24 = (part_start_2 + 1u);
         const u32 e31 = (e24 + ((((part_end_3 > e24) ? (part_end_3 - e24) : 0u) / 4u) * 4u));
@@ -199,47 +198,38 @@ extern "C" __global__ void pattern_scan(
     __syncthreads();
     const bool e137 = (e7 > 0u);
     const i32 v38 = scan[(e137 ? e61 : 0u)];
-    const i32 e140 = (e137 ? v38 : 0);
-    run = e140;
-    if (e19) {
-        const u32 e21 = (off + part_start_2);
-        const i32 v39 = b1[e21];
-        const i32 e147 = ((e137 || false) ? ((i32)((u32)e140 + (u32)v39)) : v39);
-        b0[(out_off + part_start_2)] = e147;
-        run = e147;
-        const u32 e24 = (part_start_2 + 1u);
-        const u32 e31 = (e24 + ((((part_end_3 > e24) ? (part_end_3 - e24) : 0u) / 4u) * 4u));
-        for (u32 i_40 = e24; i_40 < e31; i_40 += 4u) {
-            const i32 v41 = run;
-            const i32 v42 = b1[(off + i_40)];
-            const i32 e153 = ((i32)((u32)v41 + (u32)v42));
-            b0[(out_off + i_40)] = e153;
-            run = e153;
-            const i32 v43 = run;
-            const u32 e154 = (i_40 + 1u);
-            const i32 v44 = b1[(off + e154)];
-            const i32 e159 = ((i32)((u32)v43 + (u32)v44));
-            b0[(out_off + e154)] = e159;
-            run = e159;
-            const i32 v45 = run;
-            const u32 e160 = (i_40 + 2u);
-            const i32 v46 = b1[(off + e160)];
-            const i32 e165 = ((i32)((u32)v45 + (u32)v46));
-            b0[(out_off + e160)] = e165;
-            run = e165;
-            const i32 v47 = run;
-            const u32 e166 = (i_40 + 3u);
-            const i32 v48 = b1[(off + e166)];
-            const i32 e171 = ((i32)((u32)v47 + (u32)v48));
-            b0[(out_off + e166)] = e171;
-            run = e171;
-        }
-        for (u32 i_49 = e31; i_49 < part_end_3; i_49++) {
-            const i32 v50 = run;
-            const i32 v51 = b1[(off + i_49)];
-            const i32 e177 = ((i32)((u32)v50 + (u32)v51));
-            b0[(out_off + i_49)] = e177;
-            run = e177;
-        }
+    run = (e137 ? ((i32)((u32)init + (u32)v38)) : init);
+    const u32 e148 = (part_start_2 + ((((part_end_3 > part_start_2) ? (part_end_3 - part_start_2) : 0u) / 4u) * 4u));
+    for (u32 i_39 = part_start_2; i_39 < e148; i_39 += 4u) {
+        const i32 v40 = b1[(off + i_39)];
+        const i32 v41 = run;
+        b0[(out_off + i_39)] = v41;
+        const i32 v42 = run;
+        run = ((i32)((u32)v42 + (u32)v40));
+        const u32 e157 = (i_39 + 1u);
+        const i32 v43 = b1[(off + e157)];
+        const i32 v44 = run;
+        b0[(out_off + e157)] = v44;
+        const i32 v45 = run;
+        run = ((i32)((u32)v45 + (u32)v43));
+        const u32 e164 = (i_39 + 2u);
+        const i32 v46 = b1[(off + e164)];
+        const i32 v47 = run;
+        b0[(out_off + e164)] = v47;
+        const i32 v48 = run;
+        run = ((i32)((u32)v48 + (u32)v46));
+        const u32 e171 = (i_39 + 3u);
+        const i32 v49 = b1[(off + e171)];
+        const i32 v50 = run;
+        b0[(out_off + e171)] = v50;
+        const i32 v51 = run;
+        run = ((i32)((u32)v51 + (u32)v49));
+    }
+    for (u32 i_52 = e148; i_52 < part_end_3; i_52++) {
+        const i32 v53 = b1[(off + i_52)];
+        const i32 v54 = run;
+        b0[(out_off + i_52)] = v54;
+        const i32 v55 = run;
+        run = ((i32)((u32)v55 + (u32)v53));
     }
 }

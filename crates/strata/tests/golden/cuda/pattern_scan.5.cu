@@ -87,149 +87,160 @@ static __device__ inline u64 strata_atomic_max(volatile u64* p, u64 v) { return 
 template <typename T> static __device__ inline T strata_atomic_load(const volatile T* p) { return *p; }
 
 extern "C" __global__ void pattern_scan(
-    i32* b0,
+    u32* b0,
     const u32 b0_len,
     const u32 out_off,
-    const i32 init,
     const u32 n,
     const u32 block,
     const u32 per,
-    const i32* b1,
+    const u32* b1,
     const u32 b1_len,
     const u32 off
 ) {
-    __shared__ i32 scan[1024];
-    i32 acc = 0;
-    i32 run = 0;
+    __shared__ u32 scan[1024];
+    u32 acc = 0;
+    u32 run = 0;
     const u32 blk_start_0 = ((u32)blockIdx.x * block);
     const u32 blk_end_1 = min((blk_start_0 + block), n);
     const u32 e7 = (u32)threadIdx.x;
     const u32 part_start_2 = min((blk_start_0 + (e7 * per)), blk_end_1);
     const u32 part_end_3 = min((part_start_2 + per), blk_end_1);
-    acc = 0;
-    if (part_start_2 < part_end_3) {
-        const i32 v4 = b1[(off + part_start_2)];
-        acc = v4;
-        const u32 e24 = (part_start_2 + 1u);
-        const u32 e31 = (e24 + ((((part_end_3 > e24) ? (part_end_3 - e24) : 0u) / 4u) * 4u));
-        for (u32 i_5 = e24; i_5 < e31; i_5 += 4u) {
-            const i32 v6 = acc;
-            const i32 v7 = b1[(off + i_5)];
-            acc = ((i32)((u32)v6 + (u32)v7));
-            const i32 v8 = acc;
-            const i32 v9 = b1[(off + (i_5 + 1u))];
-            acc = ((i32)((u32)v8 + (u32)v9));
-            const i32 v10 = acc;
-            const i32 v11 = b1[(off + (i_5 + 2u))];
-            acc = ((i32)((u32)v10 + (u32)v11));
-            const i32 v12 = acc;
-            const i32 v13 = b1[(off + (i_5 + 3u))];
-            acc = ((i32)((u32)v12 + (u32)v13));
+    acc = 0u;
+    const bool e18 = (part_start_2 < part_end_3);
+    if (e18) {
+        const u32 e20 = (off + part_start_2);
+        const u32 v4 = b1[e20];
+        acc = ((v4 < 30u) ? 1u : 0u);
+        const u32 e26 = (part_start_2 + 1u);
+        const u32 e33 = (e26 + ((((part_end_3 > e26) ? (part_end_3 - e26) : 0u) / 4u) * 4u));
+        for (u32 i_5 = e26; i_5 < e33; i_5 += 4u) {
+            const u32 v6 = acc;
+            const u32 v7 = b1[(off + i_5)];
+            acc = (v6 + ((v7 < 30u) ? 1u : 0u));
+            const u32 v8 = acc;
+            const u32 v9 = b1[(off + (i_5 + 1u))];
+            acc = (v8 + ((v9 < 30u) ? 1u : 0u));
+            const u32 v10 = acc;
+            const u32 v11 = b1[(off + (i_5 + 2u))];
+            acc = (v10 + ((v11 < 30u) ? 1u : 0u));
+            const u32 v12 = acc;
+            const u32 v13 = b1[(off + (i_5 + 3u))];
+            acc = (v12 + ((v13 < 30u) ? 1u : 0u));
         }
-        for (u32 i_14 = e31; i_14 < part_end_3; i_14++) {
-            const i32 v15 = acc;
-            const i32 v16 = b1[(off + i_14)];
-            acc = ((i32)((u32)v15 + (u32)v16));
+        for (u32 i_14 = e33; i_14 < part_end_3; i_14++) {
+            const u32 v15 = acc;
+            const u32 v16 = b1[(off + i_14)];
+            acc = (v15 + ((v16 < 30u) ? 1u : 0u));
         }
     }
-    const i32 v17 = acc;
+    const u32 v17 = acc;
     scan[e7] = v17;
     __syncthreads();
-    const i32 v18 = scan[e7];
-    const bool e60 = (e7 >= 1u);
-    const u32 e61 = (e7 - 1u);
-    const i32 v19 = scan[(e60 ? e61 : e7)];
+    const u32 v18 = scan[e7];
+    const bool e72 = (e7 >= 1u);
+    const u32 e73 = (e7 - 1u);
+    const u32 v19 = scan[(e72 ? e73 : e7)];
     __syncthreads();
-    scan[e7] = (e60 ? ((i32)((u32)v19 + (u32)v18)) : v18);
+    scan[e7] = (e72 ? (v19 + v18) : v18);
     __syncthreads();
-    const i32 v20 = scan[e7];
-    const bool e67 = (e7 >= 2u);
-    const i32 v21 = scan[(e67 ? (e7 - 2u) : e7)];
+    const u32 v20 = scan[e7];
+    const bool e79 = (e7 >= 2u);
+    const u32 v21 = scan[(e79 ? (e7 - 2u) : e7)];
     __syncthreads();
-    scan[e7] = (e67 ? ((i32)((u32)v21 + (u32)v20)) : v20);
+    scan[e7] = (e79 ? (v21 + v20) : v20);
     __syncthreads();
-    const i32 v22 = scan[e7];
-    const bool e74 = (e7 >= 4u);
-    const i32 v23 = scan[(e74 ? (e7 - 4u) : e7)];
+    const u32 v22 = scan[e7];
+    const bool e86 = (e7 >= 4u);
+    const u32 v23 = scan[(e86 ? (e7 - 4u) : e7)];
     __syncthreads();
-    scan[e7] = (e74 ? ((i32)((u32)v23 + (u32)v22)) : v22);
+    scan[e7] = (e86 ? (v23 + v22) : v22);
     __syncthreads();
-    const i32 v24 = scan[e7];
-    const bool e82 = (e7 >= 8u);
-    const i32 v25 = scan[(e82 ? (e7 - 8u) : e7)];
+    const u32 v24 = scan[e7];
+    const bool e94 = (e7 >= 8u);
+    const u32 v25 = scan[(e94 ? (e7 - 8u) : e7)];
     __syncthreads();
-    scan[e7] = (e82 ? ((i32)((u32)v25 + (u32)v24)) : v24);
+    scan[e7] = (e94 ? (v25 + v24) : v24);
     __syncthreads();
-    const i32 v26 = scan[e7];
-    const bool e90 = (e7 >= 16u);
-    const i32 v27 = scan[(e90 ? (e7 - 16u) : e7)];
+    const u32 v26 = scan[e7];
+    const bool e102 = (e7 >= 16u);
+    const u32 v27 = scan[(e102 ? (e7 - 16u) : e7)];
     __syncthreads();
-    scan[e7] = (e90 ? ((i32)((u32)v27 + (u32)v26)) : v26);
+    scan[e7] = (e102 ? (v27 + v26) : v26);
     __syncthreads();
-    const i32 v28 = scan[e7];
-    const bool e98 = (e7 >= 32u);
-    const i32 v29 = scan[(e98 ? (e7 - 32u) : e7)];
+    const u32 v28 = scan[e7];
+    const bool e110 = (e7 >= 32u);
+    const u32 v29 = scan[(e110 ? (e7 - 32u) : e7)];
     __syncthreads();
-    scan[e7] = (e98 ? ((i32)((u32)v29 + (u32)v28)) : v28);
+    scan[e7] = (e110 ? (v29 + v28) : v28);
     __syncthreads();
-    const i32 v30 = scan[e7];
-    const bool e106 = (e7 >= 64u);
-    const i32 v31 = scan[(e106 ? (e7 - 64u) : e7)];
+    const u32 v30 = scan[e7];
+    const bool e118 = (e7 >= 64u);
+    const u32 v31 = scan[(e118 ? (e7 - 64u) : e7)];
     __syncthreads();
-    scan[e7] = (e106 ? ((i32)((u32)v31 + (u32)v30)) : v30);
+    scan[e7] = (e118 ? (v31 + v30) : v30);
     __syncthreads();
-    const i32 v32 = scan[e7];
-    const bool e114 = (e7 >= 128u);
-    const i32 v33 = scan[(e114 ? (e7 - 128u) : e7)];
+    const u32 v32 = scan[e7];
+    const bool e126 = (e7 >= 128u);
+    const u32 v33 = scan[(e126 ? (e7 - 128u) : e7)];
     __syncthreads();
-    scan[e7] = (e114 ? ((i32)((u32)v33 + (u32)v32)) : v32);
+    scan[e7] = (e126 ? (v33 + v32) : v32);
     __syncthreads();
-    const i32 v34 = scan[e7];
-    const bool e122 = (e7 >= 256u);
-    const i32 v35 = scan[(e122 ? (e7 - 256u) : e7)];
+    const u32 v34 = scan[e7];
+    const bool e134 = (e7 >= 256u);
+    const u32 v35 = scan[(e134 ? (e7 - 256u) : e7)];
     __syncthreads();
-    scan[e7] = (e122 ? ((i32)((u32)v35 + (u32)v34)) : v34);
+    scan[e7] = (e134 ? (v35 + v34) : v34);
     __syncthreads();
-    const i32 v36 = scan[e7];
-    const bool e130 = (e7 >= 512u);
-    const i32 v37 = scan[(e130 ? (e7 - 512u) : e7)];
+    const u32 v36 = scan[e7];
+    const bool e142 = (e7 >= 512u);
+    const u32 v37 = scan[(e142 ? (e7 - 512u) : e7)];
     __syncthreads();
-    scan[e7] = (e130 ? ((i32)((u32)v37 + (u32)v36)) : v36);
+    scan[e7] = (e142 ? (v37 + v36) : v36);
     __syncthreads();
-    const bool e137 = (e7 > 0u);
-    const i32 v38 = scan[(e137 ? e61 : 0u)];
-    run = (e137 ? ((i32)((u32)init + (u32)v38)) : init);
-    const u32 e148 = (part_start_2 + ((((part_end_3 > part_start_2) ? (part_end_3 - part_start_2) : 0u) / 4u) * 4u));
-    for (u32 i_39 = part_start_2; i_39 < e148; i_39 += 4u) {
-        const i32 v40 = b1[(off + i_39)];
-        const i32 v41 = run;
-        b0[(out_off + i_39)] = v41;
-        const i32 v42 = run;
-        run = ((i32)((u32)v42 + (u32)v40));
-        const u32 e157 = (i_39 + 1u);
-        const i32 v43 = b1[(off + e157)];
-        const i32 v44 = run;
-        b0[(out_off + e157)] = v44;
-        const i32 v45 = run;
-        run = ((i32)((u32)v45 + (u32)v43));
-        const u32 e164 = (i_39 + 2u);
-        const i32 v46 = b1[(off + e164)];
-        const i32 v47 = run;
-        b0[(out_off + e164)] = v47;
-        const i32 v48 = run;
-        run = ((i32)((u32)v48 + (u32)v46));
-        const u32 e171 = (i_39 + 3u);
-        const i32 v49 = b1[(off + e171)];
-        const i32 v50 = run;
-        b0[(out_off + e171)] = v50;
-        const i32 v51 = run;
-        run = ((i32)((u32)v51 + (u32)v49));
-    }
-    for (u32 i_52 = e148; i_52 < part_end_3; i_52++) {
-        const i32 v53 = b1[(off + i_52)];
-        const i32 v54 = run;
-        b0[(out_off + i_52)] = v54;
-        const i32 v55 = run;
-        run = ((i32)((u32)v55 + (u32)v53));
+    const bool e149 = (e7 > 0u);
+    const u32 v38 = scan[(e149 ? e73 : 0u)];
+    const u32 e152 = (e149 ? v38 : 0u);
+    run = e152;
+    if (e18) {
+        const u32 e20 = (off + part_start_2);
+        const u32 v39 = b1[e20];
+        const u32 e159 = ((v39 < 30u) ? 1u : 0u);
+        const u32 e161 = ((e149 || false) ? (e152 + e159) : e159);
+        b0[(out_off + part_start_2)] = e161;
+        run = e161;
+        const u32 e26 = (part_start_2 + 1u);
+        const u32 e33 = (e26 + ((((part_end_3 > e26) ? (part_end_3 - e26) : 0u) / 4u) * 4u));
+        for (u32 i_40 = e26; i_40 < e33; i_40 += 4u) {
+            const u32 v41 = run;
+            const u32 v42 = b1[(off + i_40)];
+            const u32 e169 = (v41 + ((v42 < 30u) ? 1u : 0u));
+            b0[(out_off + i_40)] = e169;
+            run = e169;
+            const u32 v43 = run;
+            const u32 e170 = (i_40 + 1u);
+            const u32 v44 = b1[(off + e170)];
+            const u32 e177 = (v43 + ((v44 < 30u) ? 1u : 0u));
+            b0[(out_off + e170)] = e177;
+            run = e177;
+            const u32 v45 = run;
+            const u32 e178 = (i_40 + 2u);
+            const u32 v46 = b1[(off + e178)];
+            const u32 e185 = (v45 + ((v46 < 30u) ? 1u : 0u));
+            b0[(out_off + e178)] = e185;
+            run = e185;
+            const u32 v47 = run;
+            const u32 e186 = (i_40 + 3u);
+            const u32 v48 = b1[(off + e186)];
+            const u32 e193 = (v47 + ((v48 < 30u) ? 1u : 0u));
+            b0[(out_off + e186)] = e193;
+            run = e193;
+        }
+        for (u32 i_49 = e33; i_49 < part_end_3; i_49++) {
+            const u32 v50 = run;
+            const u32 v51 = b1[(off + i_49)];
+            const u32 e201 = (v50 + ((v51 < 30u) ? 1u : 0u));
+            b0[(out_off + i_49)] = e201;
+            run = e201;
+        }
     }
 }

@@ -87,192 +87,147 @@ static __device__ inline u64 strata_atomic_max(volatile u64* p, u64 v) { return 
 template <typename T> static __device__ inline T strata_atomic_load(const volatile T* p) { return *p; }
 
 extern "C" __global__ void pattern_scan(
-    u32* b0,
+    i32* b0,
     const u32 b0_len,
     const u32 out_off,
+    const i32 init,
     const u32 n,
     const u32 block,
     const u32 per,
-    const u32* b1,
-    const u32 b1_len,
-    const u32 off,
-    const u32 start
+    const u32 off
 ) {
-    __shared__ u32 scan[1024];
-    u32 acc = 0;
-    u32 run = 0;
+    __shared__ i32 scan[1024];
+    i32 acc = 0;
+    i32 run = 0;
     const u32 blk_start_0 = ((u32)blockIdx.x * block);
     const u32 blk_end_1 = min((blk_start_0 + block), n);
     const u32 e7 = (u32)threadIdx.x;
     const u32 part_start_2 = min((blk_start_0 + (e7 * per)), blk_end_1);
     const u32 part_end_3 = min((part_start_2 + per), blk_end_1);
-    acc = 0u;
-    const bool e18 = (part_start_2 < part_end_3);
-    if (e18) {
-        const u32 e20 = (off + part_start_2);
-        const u32 v4 = b1[e20];
-        const u32 e22 = (start + part_start_2);
-        const u32 e27 = (off + ((e22 > 0u) ? (e22 - 1u) : 0u));
-        const u32 v5 = b1[e27];
-        const bool e28 = (part_start_2 == 0u);
-        acc = ((e28 || (v4 != v5)) ? 1u : 0u);
-        const u32 e34 = (part_start_2 + 1u);
-        const u32 e41 = (e34 + ((((part_end_3 > e34) ? (part_end_3 - e34) : 0u) / 4u) * 4u));
-        for (u32 i_6 = e34; i_6 < e41; i_6 += 4u) {
-            const u32 v7 = acc;
-            const u32 v8 = b1[(off + i_6)];
-            const u32 e44 = (start + i_6);
-            const u32 v9 = b1[(off + ((e44 > 0u) ? (e44 - 1u) : 0u))];
-            acc = (v7 + (((i_6 == 0u) || (v8 != v9)) ? 1u : 0u));
-            const u32 v10 = acc;
-            const u32 e57 = (i_6 + 1u);
-            const u32 v11 = b1[(off + e57)];
-            const u32 e59 = (start + e57);
-            const u32 v12 = b1[(off + ((e59 > 0u) ? (e59 - 1u) : 0u))];
-            acc = (v10 + (((e57 == 0u) || (v11 != v12)) ? 1u : 0u));
-            const u32 v13 = acc;
-            const u32 e73 = (i_6 + 2u);
-            const u32 v14 = b1[(off + e73)];
-            const u32 e75 = (start + e73);
-            const u32 v15 = b1[(off + ((e75 > 0u) ? (e75 - 1u) : 0u))];
-            acc = (v13 + (((e73 == 0u) || (v14 != v15)) ? 1u : 0u));
-            const u32 v16 = acc;
-            const u32 e89 = (i_6 + 3u);
-            const u32 v17 = b1[(off + e89)];
-            const u32 e91 = (start + e89);
-            const u32 v18 = b1[(off + ((e91 > 0u) ? (e91 - 1u) : 0u))];
-            acc = (v16 + (((e89 == 0u) || (v17 != v18)) ? 1u : 0u));
+    acc = 0;
+    if (part_start_2 < part_end_3) {
+        const i32 v4 = b0[(off + part_start_2)];
+        acc = v4;
+        const u32 e24 = (part_start_2 + 1u);
+        const u32 e31 = (e24 + ((((part_end_3 > e24) ? (part_end_3 - e24) : 0u) / 4u) * 4u));
+        for (u32 i_5 = e24; i_5 < e31; i_5 += 4u) {
+            const i32 v6 = acc;
+            const i32 v7 = b0[(off + i_5)];
+            acc = ((i32)((u32)v6 + (u32)v7));
+            const i32 v8 = acc;
+            const i32 v9 = b0[(off + (i_5 + 1u))];
+            acc = ((i32)((u32)v8 + (u32)v9));
+            const i32 v10 = acc;
+            const i32 v11 = b0[(off + (i_5 + 2u))];
+            acc = ((i32)((u32)v10 + (u32)v11));
+            const i32 v12 = acc;
+            const i32 v13 = b0[(off + (i_5 + 3u))];
+            acc = ((i32)((u32)v12 + (u32)v13));
         }
-        for (u32 i_19 = e41; i_19 < part_end_3; i_19++) {
-            const u32 v20 = acc;
-            const u32 v21 = b1[(off + i_19)];
-            const u32 e106 = (start + i_19);
-            const u32 v22 = b1[(off + ((e106 > 0u) ? (e106 - 1u) : 0u))];
-            acc = (v20 + (((i_19 == 0u) || (v21 != v22)) ? 1u : 0u));
+        for (u32 i_14 = e31; i_14 < part_end_3; i_14++) {
+            const i32 v15 = acc;
+            const i32 v16 = b0[(off + i_14)];
+            acc = ((i32)((u32)v15 + (u32)v16));
         }
     }
-    const u32 v23 = acc;
-    scan[e7] = v23;
+    const i32 v17 = acc;
+    scan[e7] = v17;
     __syncthreads();
-    const u32 v24 = scan[e7];
-    const bool e120 = (e7 >= 1u);
-    const u32 e121 = (e7 - 1u);
-    const u32 v25 = scan[(e120 ? e121 : e7)];
+    const i32 v18 = scan[e7];
+    const bool e60 = (e7 >= 1u);
+    const u32 e61 = (e7 - 1u);
+    const i32 v19 = scan[(e60 ? e61 : e7)];
     __syncthreads();
-    scan[e7] = (e120 ? (v25 + v24) : v24);
+    scan[e7] = (e60 ? ((i32)((u32)v19 + (u32)v18)) : v18);
     __syncthreads();
-    const u32 v26 = scan[e7];
-    const bool e127 = (e7 >= 2u);
-    const u32 v27 = scan[(e127 ? (e7 - 2u) : e7)];
+    const i32 v20 = scan[e7];
+    const bool e67 = (e7 >= 2u);
+    const i32 v21 = scan[(e67 ? (e7 - 2u) : e7)];
     __syncthreads();
-    scan[e7] = (e127 ? (v27 + v26) : v26);
+    scan[e7] = (e67 ? ((i32)((u32)v21 + (u32)v20)) : v20);
     __syncthreads();
-    const u32 v28 = scan[e7];
-    const bool e134 = (e7 >= 4u);
-    const u32 v29 = scan[(e134 ? (e7 - 4u) : e7)];
+    const i32 v22 = scan[e7];
+    const bool e74 = (e7 >= 4u);
+    const i32 v23 = scan[(e74 ? (e7 - 4u) : e7)];
     __syncthreads();
-    scan[e7] = (e134 ? (v29 + v28) : v28);
+    scan[e7] = (e74 ? ((i32)((u32)v23 + (u32)v22)) : v22);
     __syncthreads();
-    const u32 v30 = scan[e7];
-    const bool e142 = (e7 >= 8u);
-    const u32 v31 = scan[(e142 ? (e7 - 8u) : e7)];
+    const i32 v24 = scan[e7];
+    const bool e82 = (e7 >= 8u);
+    const i32 v25 = scan[(e82 ? (e7 - 8u) : e7)];
     __syncthreads();
-    scan[e7] = (e142 ? (v31 + v30) : v30);
+    scan[e7] = (e82 ? ((i32)((u32)v25 + (u32)v24)) : v24);
     __syncthreads();
-    const u32 v32 = scan[e7];
-    const bool e150 = (e7 >= 16u);
-    const u32 v33 = scan[(e150 ? (e7 - 16u) : e7)];
+    const i32 v26 = scan[e7];
+    const bool e90 = (e7 >= 16u);
+    const i32 v27 = scan[(e90 ? (e7 - 16u) : e7)];
     __syncthreads();
-    scan[e7] = (e150 ? (v33 + v32) : v32);
+    scan[e7] = (e90 ? ((i32)((u32)v27 + (u32)v26)) : v26);
     __syncthreads();
-    const u32 v34 = scan[e7];
-    const bool e158 = (e7 >= 32u);
-    const u32 v35 = scan[(e158 ? (e7 - 32u) : e7)];
+    const i32 v28 = scan[e7];
+    const bool e98 = (e7 >= 32u);
+    const i32 v29 = scan[(e98 ? (e7 - 32u) : e7)];
     __syncthreads();
-    scan[e7] = (e158 ? (v35 + v34) : v34);
+    scan[e7] = (e98 ? ((i32)((u32)v29 + (u32)v28)) : v28);
     __syncthreads();
-    const u32 v36 = scan[e7];
-    const bool e166 = (e7 >= 64u);
-    const u32 v37 = scan[(e166 ? (e7 - 64u) : e7)];
+    const i32 v30 = scan[e7];
+    const bool e106 = (e7 >= 64u);
+    const i32 v31 = scan[(e106 ? (e7 - 64u) : e7)];
     __syncthreads();
-    scan[e7] = (e166 ? (v37 + v36) : v36);
+    scan[e7] = (e106 ? ((i32)((u32)v31 + (u32)v30)) : v30);
     __syncthreads();
-    const u32 v38 = scan[e7];
-    const bool e174 = (e7 >= 128u);
-    const u32 v39 = scan[(e174 ? (e7 - 128u) : e7)];
+    const i32 v32 = scan[e7];
+    const bool e114 = (e7 >= 128u);
+    const i32 v33 = scan[(e114 ? (e7 - 128u) : e7)];
     __syncthreads();
-    scan[e7] = (e174 ? (v39 + v38) : v38);
+    scan[e7] = (e114 ? ((i32)((u32)v33 + (u32)v32)) : v32);
     __syncthreads();
-    const u32 v40 = scan[e7];
-    const bool e182 = (e7 >= 256u);
-    const u32 v41 = scan[(e182 ? (e7 - 256u) : e7)];
+    const i32 v34 = scan[e7];
+    const bool e122 = (e7 >= 256u);
+    const i32 v35 = scan[(e122 ? (e7 - 256u) : e7)];
     __syncthreads();
-    scan[e7] = (e182 ? (v41 + v40) : v40);
+    scan[e7] = (e122 ? ((i32)((u32)v35 + (u32)v34)) : v34);
     __syncthreads();
-    const u32 v42 = scan[e7];
-    const bool e190 = (e7 >= 512u);
-    const u32 v43 = scan[(e190 ? (e7 - 512u) : e7)];
+    const i32 v36 = scan[e7];
+    const bool e130 = (e7 >= 512u);
+    const i32 v37 = scan[(e130 ? (e7 - 512u) : e7)];
     __syncthreads();
-    scan[e7] = (e190 ? (v43 + v42) : v42);
+    scan[e7] = (e130 ? ((i32)((u32)v37 + (u32)v36)) : v36);
     __syncthreads();
-    const bool e197 = (e7 > 0u);
-    const u32 v44 = scan[(e197 ? e121 : 0u)];
-    const u32 e200 = (e197 ? v44 : 0u);
-    run = e200;
-    if (e18) {
-        const u32 e20 = (off + part_start_2);
-        const u32 v45 = b1[e20];
-        const u32 e22 = (start + part_start_2);
-        const u32 e27 = (off + ((e22 > 0u) ? (e22 - 1u) : 0u));
-        const u32 v46 = b1[e27];
-        const bool e28 = (part_start_2 == 0u);
-        const u32 e209 = ((e28 || (v45 != v46)) ? 1u : 0u);
-        const u32 e211 = ((e197 || false) ? (e200 + e209) : e209);
-        b0[(out_off + part_start_2)] = e211;
-        run = e211;
-        const u32 e34 = (part_start_2 + 1u);
-        const u32 e41 = (e34 + ((((part_end_3 > e34) ? (part_end_3 - e34) : 0u) / 4u) * 4u));
-        for (u32 i_47 = e34; i_47 < e41; i_47 += 4u) {
-            const u32 v48 = run;
-            const u32 v49 = b1[(off + i_47)];
-            const u32 e214 = (start + i_47);
-            const u32 v50 = b1[(off + ((e214 > 0u) ? (e214 - 1u) : 0u))];
-            const u32 e227 = (v48 + (((i_47 == 0u) || (v49 != v50)) ? 1u : 0u));
-            b0[(out_off + i_47)] = e227;
-            run = e227;
-            const u32 v51 = run;
-            const u32 e228 = (i_47 + 1u);
-            const u32 v52 = b1[(off + e228)];
-            const u32 e230 = (start + e228);
-            const u32 v53 = b1[(off + ((e230 > 0u) ? (e230 - 1u) : 0u))];
-            const u32 e243 = (v51 + (((e228 == 0u) || (v52 != v53)) ? 1u : 0u));
-            b0[(out_off + e228)] = e243;
-            run = e243;
-            const u32 v54 = run;
-            const u32 e244 = (i_47 + 2u);
-            const u32 v55 = b1[(off + e244)];
-            const u32 e246 = (start + e244);
-            const u32 v56 = b1[(off + ((e246 > 0u) ? (e246 - 1u) : 0u))];
-            const u32 e259 = (v54 + (((e244 == 0u) || (v55 != v56)) ? 1u : 0u));
-            b0[(out_off + e244)] = e259;
-            run = e259;
-            const u32 v57 = run;
-            const u32 e260 = (i_47 + 3u);
-            const u32 v58 = b1[(off + e260)];
-            const u32 e262 = (start + e260);
-            const u32 v59 = b1[(off + ((e262 > 0u) ? (e262 - 1u) : 0u))];
-            const u32 e275 = (v57 + (((e260 == 0u) || (v58 != v59)) ? 1u : 0u));
-            b0[(out_off + e260)] = e275;
-            run = e275;
-        }
-        for (u32 i_60 = e41; i_60 < part_end_3; i_60++) {
-            const u32 v61 = run;
-            const u32 v62 = b1[(off + i_60)];
-            const u32 e278 = (start + i_60);
-            const u32 v63 = b1[(off + ((e278 > 0u) ? (e278 - 1u) : 0u))];
-            const u32 e291 = (v61 + (((i_60 == 0u) || (v62 != v63)) ? 1u : 0u));
-            b0[(out_off + i_60)] = e291;
-            run = e291;
-        }
+    const bool e137 = (e7 > 0u);
+    const i32 v38 = scan[(e137 ? e61 : 0u)];
+    run = (e137 ? ((i32)((u32)init + (u32)v38)) : init);
+    const u32 e148 = (part_start_2 + ((((part_end_3 > part_start_2) ? (part_end_3 - part_start_2) : 0u) / 4u) * 4u));
+    for (u32 i_39 = part_start_2; i_39 < e148; i_39 += 4u) {
+        const i32 v40 = b0[(off + i_39)];
+        const i32 v41 = run;
+        b0[(out_off + i_39)] = v41;
+        const i32 v42 = run;
+        run = ((i32)((u32)v42 + (u32)v40));
+        const u32 e157 = (i_39 + 1u);
+        const i32 v43 = b0[(off + e157)];
+        const i32 v44 = run;
+        b0[(out_off + e157)] = v44;
+        const i32 v45 = run;
+        run = ((i32)((u32)v45 + (u32)v43));
+        const u32 e164 = (i_39 + 2u);
+        const i32 v46 = b0[(off + e164)];
+        const i32 v47 = run;
+        b0[(out_off + e164)] = v47;
+        const i32 v48 = run;
+        run = ((i32)((u32)v48 + (u32)v46));
+        const u32 e171 = (i_39 + 3u);
+        const i32 v49 = b0[(off + e171)];
+        const i32 v50 = run;
+        b0[(out_off + e171)] = v50;
+        const i32 v51 = run;
+        run = ((i32)((u32)v51 + (u32)v49));
+    }
+    for (u32 i_52 = e148; i_52 < part_end_3; i_52++) {
+        const i32 v53 = b0[(off + i_52)];
+        const i32 v54 = run;
+        b0[(out_off + i_52)] = v54;
+        const i32 v55 = run;
+        run = ((i32)((u32)v55 + (u32)v53));
     }
 }

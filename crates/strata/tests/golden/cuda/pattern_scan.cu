@@ -87,137 +87,159 @@ static __device__ inline u64 strata_atomic_max(volatile u64* p, u64 v) { return 
 template <typename T> static __device__ inline T strata_atomic_load(const volatile T* p) { return *p; }
 
 extern "C" __global__ void pattern_scan(
-    u32* b0,
+    float* b0,
     const u32 b0_len,
     const u32 out_off,
-    const u32 init,
     const u32 n,
     const u32 block,
     const u32 per,
-    const u32* b1,
+    const float* b1,
     const u32 b1_len,
     const u32 off
 ) {
-    __shared__ u32 scan[256];
-    u32 acc = 0;
-    u32 run = 0;
+    __shared__ float scan[1024];
+    float acc = 0;
+    float run = 0;
     const u32 blk_start_0 = ((u32)blockIdx.x * block);
     const u32 blk_end_1 = min((blk_start_0 + block), n);
     const u32 e7 = (u32)threadIdx.x;
     const u32 part_start_2 = min((blk_start_0 + (e7 * per)), blk_end_1);
     const u32 part_end_3 = min((part_start_2 + per), blk_end_1);
-    acc = 0u;
-    if (part_start_2 < part_end_3) {
-        const u32 v4 = b1[(off + part_start_2)];
+    acc = 0.0f;
+    const bool e19 = (part_start_2 < part_end_3);
+    if (e19) {
+        const u32 e21 = (off + part_start_2);
+        const float v4 = b1[e21];
         acc = v4;
-        const u32 e23 = (part_start_2 + 1u);
-        const u32 e30 = (e23 + ((((part_end_3 > e23) ? (part_end_3 - e23) : 0u) / 4u) * 4u));
-        for (u32 i_5 = e23; i_5 < e30; i_5 += 4u) {
-            const u32 v6 = acc;
-            const u32 v7 = b1[(off + i_5)];
-            acc = (v6 + v7);
-            const u32 v8 = acc;
-            const u32 v9 = b1[(off + (i_5 + 1u))];
-            acc = (v8 + v9);
-            const u32 v10 = acc;
-            const u32 v11 = b1[(off + (i_5 + 2u))];
-            acc = (v10 + v11);
-            const u32 v12 = acc;
-            const u32 v13 = b1[(off + (i_5 + 3u))];
-            acc = (v12 + v13);
+        const u32 e24 = (part_start_2 + 1u);
+        const u32 e31 = (e24 + ((((part_end_3 > e24) ? (part_end_3 - e24) : 0u) / 4u) * 4u));
+        for (u32 i_5 = e24; i_5 < e31; i_5 += 4u) {
+            const float v6 = acc;
+            const float v7 = b1[(off + i_5)];
+            acc = fmax(v6, v7);
+            const float v8 = acc;
+            const float v9 = b1[(off + (i_5 + 1u))];
+            acc = fmax(v8, v9);
+            const float v10 = acc;
+            const float v11 = b1[(off + (i_5 + 2u))];
+            acc = fmax(v10, v11);
+            const float v12 = acc;
+            const float v13 = b1[(off + (i_5 + 3u))];
+            acc = fmax(v12, v13);
         }
-        for (u32 i_14 = e30; i_14 < part_end_3; i_14++) {
-            const u32 v15 = acc;
-            const u32 v16 = b1[(off + i_14)];
-            acc = (v15 + v16);
+        for (u32 i_14 = e31; i_14 < part_end_3; i_14++) {
+            const float v15 = acc;
+            const float v16 = b1[(off + i_14)];
+            acc = fmax(v15, v16);
         }
     }
-    const u32 v17 = acc;
+    const float v17 = acc;
     scan[e7] = v17;
     __syncthreads();
-    const u32 v18 = scan[e7];
-    const bool e59 = (e7 >= 1u);
-    const u32 e60 = (e7 - 1u);
-    const u32 v19 = scan[(e59 ? e60 : e7)];
+    const float v18 = scan[e7];
+    const bool e60 = (e7 >= 1u);
+    const u32 e61 = (e7 - 1u);
+    const float v19 = scan[(e60 ? e61 : e7)];
     __syncthreads();
-    scan[e7] = (e59 ? (v19 + v18) : v18);
+    scan[e7] = (e60 ? fmax(v19, v18) : v18);
     __syncthreads();
-    const u32 v20 = scan[e7];
-    const bool e66 = (e7 >= 2u);
-    const u32 v21 = scan[(e66 ? (e7 - 2u) : e7)];
+    const float v20 = scan[e7];
+    const bool e67 = (e7 >= 2u);
+    const float v21 = scan[(e67 ? (e7 - 2u) : e7)];
     __syncthreads();
-    scan[e7] = (e66 ? (v21 + v20) : v20);
+    scan[e7] = (e67 ? fmax(v21, v20) : v20);
     __syncthreads();
-    const u32 v22 = scan[e7];
-    const bool e73 = (e7 >= 4u);
-    const u32 v23 = scan[(e73 ? (e7 - 4u) : e7)];
+    const float v22 = scan[e7];
+    const bool e74 = (e7 >= 4u);
+    const float v23 = scan[(e74 ? (e7 - 4u) : e7)];
     __syncthreads();
-    scan[e7] = (e73 ? (v23 + v22) : v22);
+    scan[e7] = (e74 ? fmax(v23, v22) : v22);
     __syncthreads();
-    const u32 v24 = scan[e7];
-    const bool e81 = (e7 >= 8u);
-    const u32 v25 = scan[(e81 ? (e7 - 8u) : e7)];
+    const float v24 = scan[e7];
+    const bool e82 = (e7 >= 8u);
+    const float v25 = scan[(e82 ? (e7 - 8u) : e7)];
     __syncthreads();
-    scan[e7] = (e81 ? (v25 + v24) : v24);
+    scan[e7] = (e82 ? fmax(v25, v24) : v24);
     __syncthreads();
-    const u32 v26 = scan[e7];
-    const bool e89 = (e7 >= 16u);
-    const u32 v27 = scan[(e89 ? (e7 - 16u) : e7)];
+    const float v26 = scan[e7];
+    const bool e90 = (e7 >= 16u);
+    const float v27 = scan[(e90 ? (e7 - 16u) : e7)];
     __syncthreads();
-    scan[e7] = (e89 ? (v27 + v26) : v26);
+    scan[e7] = (e90 ? fmax(v27, v26) : v26);
     __syncthreads();
-    const u32 v28 = scan[e7];
-    const bool e97 = (e7 >= 32u);
-    const u32 v29 = scan[(e97 ? (e7 - 32u) : e7)];
+    const float v28 = scan[e7];
+    const bool e98 = (e7 >= 32u);
+    const float v29 = scan[(e98 ? (e7 - 32u) : e7)];
     __syncthreads();
-    scan[e7] = (e97 ? (v29 + v28) : v28);
+    scan[e7] = (e98 ? fmax(v29, v28) : v28);
     __syncthreads();
-    const u32 v30 = scan[e7];
-    const bool e105 = (e7 >= 64u);
-    const u32 v31 = scan[(e105 ? (e7 - 64u) : e7)];
+    const float v30 = scan[e7];
+    const bool e106 = (e7 >= 64u);
+    const float v31 = scan[(e106 ? (e7 - 64u) : e7)];
     __syncthreads();
-    scan[e7] = (e105 ? (v31 + v30) : v30);
+    scan[e7] = (e106 ? fmax(v31, v30) : v30);
     __syncthreads();
-    const u32 v32 = scan[e7];
-    const bool e113 = (e7 >= 128u);
-    const u32 v33 = scan[(e113 ? (e7 - 128u) : e7)];
+    const float v32 = scan[e7];
+    const bool e114 = (e7 >= 128u);
+    const float v33 = scan[(e114 ? (e7 - 128u) : e7)];
     __syncthreads();
-    scan[e7] = (e113 ? (v33 + v32) : v32);
+    scan[e7] = (e114 ? fmax(v33, v32) : v32);
     __syncthreads();
-    const bool e120 = (e7 > 0u);
-    const u32 v34 = scan[(e120 ? e60 : 0u)];
-    run = (e120 ? (init + v34) : init);
-    const u32 e131 = (part_start_2 + ((((part_end_3 > part_start_2) ? (part_end_3 - part_start_2) : 0u) / 4u) * 4u));
-    for (u32 i_35 = part_start_2; i_35 < e131; i_35 += 4u) {
-        const u32 v36 = b1[(off + i_35)];
-        const u32 v37 = run;
-        b0[(out_off + i_35)] = v37;
-        const u32 v38 = run;
-        run = (v38 + v36);
-        const u32 e140 = (i_35 + 1u);
-        const u32 v39 = b1[(off + e140)];
-        const u32 v40 = run;
-        b0[(out_off + e140)] = v40;
-        const u32 v41 = run;
-        run = (v41 + v39);
-        const u32 e147 = (i_35 + 2u);
-        const u32 v42 = b1[(off + e147)];
-        const u32 v43 = run;
-        b0[(out_off + e147)] = v43;
-        const u32 v44 = run;
-        run = (v44 + v42);
-        const u32 e154 = (i_35 + 3u);
-        const u32 v45 = b1[(off + e154)];
-        const u32 v46 = run;
-        b0[(out_off + e154)] = v46;
-        const u32 v47 = run;
-        run = (v47 + v45);
-    }
-    for (u32 i_48 = e131; i_48 < part_end_3; i_48++) {
-        const u32 v49 = b1[(off + i_48)];
-        const u32 v50 = run;
-        b0[(out_off + i_48)] = v50;
-        const u32 v51 = run;
-        run = (v51 + v49);
+    const float v34 = scan[e7];
+    const bool e122 = (e7 >= 256u);
+    const float v35 = scan[(e122 ? (e7 - 256u) : e7)];
+    __syncthreads();
+    scan[e7] = (e122 ? fmax(v35, v34) : v34);
+    __syncthreads();
+    const float v36 = scan[e7];
+    const bool e130 = (e7 >= 512u);
+    const float v37 = scan[(e130 ? (e7 - 512u) : e7)];
+    __syncthreads();
+    scan[e7] = (e130 ? fmax(v37, v36) : v36);
+    __syncthreads();
+    const bool e137 = (e7 > 0u);
+    const float v38 = scan[(e137 ? e61 : 0u)];
+    const float e140 = (e137 ? v38 : 0.0f);
+    run = e140;
+    if (e19) {
+        const u32 e21 = (off + part_start_2);
+        const float v39 = b1[e21];
+        const float e147 = ((e137 || false) ? fmax(e140, v39) : v39);
+        b0[(out_off + part_start_2)] = e147;
+        run = e147;
+        const u32 e24 = (part_start_2 + 1u);
+        const u32 e31 = (e24 + ((((part_end_3 > e24) ? (part_end_3 - e24) : 0u) / 4u) * 4u));
+        for (u32 i_40 = e24; i_40 < e31; i_40 += 4u) {
+            const float v41 = run;
+            const float v42 = b1[(off + i_40)];
+            const float e153 = fmax(v41, v42);
+            b0[(out_off + i_40)] = e153;
+            run = e153;
+            const float v43 = run;
+            const u32 e154 = (i_40 + 1u);
+            const float v44 = b1[(off + e154)];
+            const float e159 = fmax(v43, v44);
+            b0[(out_off + e154)] = e159;
+            run = e159;
+            const float v45 = run;
+            const u32 e160 = (i_40 + 2u);
+            const float v46 = b1[(off + e160)];
+            const float e165 = fmax(v45, v46);
+            b0[(out_off + e160)] = e165;
+            run = e165;
+            const float v47 = run;
+            const u32 e166 = (i_40 + 3u);
+            const float v48 = b1[(off + e166)];
+            const float e171 = fmax(v47, v48);
+            b0[(out_off + e166)] = e171;
+            run = e171;
+        }
+        for (u32 i_49 = e31; i_49 < part_end_3; i_49++) {
+            const float v50 = run;
+            const float v51 = b1[(off + i_49)];
+            const float e177 = fmax(v50, v51);
+            b0[(out_off + i_49)] = e177;
+            run = e177;
+        }
     }
 }

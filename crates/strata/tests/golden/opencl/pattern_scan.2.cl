@@ -5,17 +5,18 @@ __kernel void pattern_scan(
     __global float* b0,
     const uint b0_len,
     const uint out_off,
+    __global const float* b1,
+    const uint b1_len,
     const uint n,
     const uint block,
     const uint per,
-    __global const float* b1,
-    const uint b1_len,
     const uint off
 ) {
     __local float scan[1024];
     float acc = 0;
     float run = 0;
-    const uint blk_start_0 = ((uint)get_group_id(0) * block);
+    const uint e0 = (uint)get_group_id(0);
+    const uint blk_start_0 = (e0 * block);
     const uint blk_end_1 = min((blk_start_0 + block), n);
     const uint e7 = (uint)get_local_id(0);
     const uint part_start_2 = min((blk_start_0 + (e7 * per)), blk_end_1);
@@ -24,27 +25,27 @@ __kernel void pattern_scan(
     const bool e19 = (part_start_2 < part_end_3);
     if (e19) {
         const uint e21 = (off + part_start_2);
-        const float v4 = b1[e21];
+        const float v4 = b0[e21];
         acc = v4;
         const uint e24 = (part_start_2 + 1u);
         const uint e31 = (e24 + ((((part_end_3 > e24) ? (part_end_3 - e24) : 0u) / 4u) * 4u));
         for (uint i_5 = e24; i_5 < e31; i_5 += 4u) {
             const float v6 = acc;
-            const float v7 = b1[(off + i_5)];
+            const float v7 = b0[(off + i_5)];
             acc = fmax(v6, v7);
             const float v8 = acc;
-            const float v9 = b1[(off + (i_5 + 1u))];
+            const float v9 = b0[(off + (i_5 + 1u))];
             acc = fmax(v8, v9);
             const float v10 = acc;
-            const float v11 = b1[(off + (i_5 + 2u))];
+            const float v11 = b0[(off + (i_5 + 2u))];
             acc = fmax(v10, v11);
             const float v12 = acc;
-            const float v13 = b1[(off + (i_5 + 3u))];
+            const float v13 = b0[(off + (i_5 + 3u))];
             acc = fmax(v12, v13);
         }
         for (uint i_14 = e31; i_14 < part_end_3; i_14++) {
             const float v15 = acc;
-            const float v16 = b1[(off + i_14)];
+            const float v16 = b0[(off + i_14)];
             acc = fmax(v15, v16);
         }
     }
@@ -112,49 +113,51 @@ __kernel void pattern_scan(
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
     scan[e7] = (e130 ? fmax(v37, v36) : v36);
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const bool e137 = (e7 > 0u);
-    const float v38 = scan[(e137 ? e61 : 0u)];
-    const float e140 = (e137 ? v38 : 0.0f);
-    run = e140;
+    const bool e137 = (e0 > 0u);
+    const float v38 = b1[(e137 ? (e0 - 1u) : 0u)];
+    const bool e140 = (e7 > 0u);
+    const float v39 = scan[(e140 ? e61 : 0u)];
+    const float e146 = (e140 ? (e137 ? fmax(v38, v39) : v39) : v38);
+    run = e146;
     if (e19) {
         const uint e21 = (off + part_start_2);
-        const float v39 = b1[e21];
-        const float e147 = ((e137 || false) ? fmax(e140, v39) : v39);
-        b0[(out_off + part_start_2)] = e147;
-        run = e147;
+        const float v40 = b0[e21];
+        const float e152 = ((e140 || e137) ? fmax(e146, v40) : v40);
+        b0[(out_off + part_start_2)] = e152;
+        run = e152;
         const uint e24 = (part_start_2 + 1u);
         const uint e31 = (e24 + ((((part_end_3 > e24) ? (part_end_3 - e24) : 0u) / 4u) * 4u));
-        for (uint i_40 = e24; i_40 < e31; i_40 += 4u) {
-            const float v41 = run;
-            const float v42 = b1[(off + i_40)];
-            const float e153 = fmax(v41, v42);
-            b0[(out_off + i_40)] = e153;
-            run = e153;
-            const float v43 = run;
-            const uint e154 = (i_40 + 1u);
-            const float v44 = b1[(off + e154)];
-            const float e159 = fmax(v43, v44);
-            b0[(out_off + e154)] = e159;
-            run = e159;
-            const float v45 = run;
-            const uint e160 = (i_40 + 2u);
-            const float v46 = b1[(off + e160)];
-            const float e165 = fmax(v45, v46);
-            b0[(out_off + e160)] = e165;
-            run = e165;
-            const float v47 = run;
-            const uint e166 = (i_40 + 3u);
-            const float v48 = b1[(off + e166)];
-            const float e171 = fmax(v47, v48);
-            b0[(out_off + e166)] = e171;
-            run = e171;
+        for (uint i_41 = e24; i_41 < e31; i_41 += 4u) {
+            const float v42 = run;
+            const float v43 = b0[(off + i_41)];
+            const float e158 = fmax(v42, v43);
+            b0[(out_off + i_41)] = e158;
+            run = e158;
+            const float v44 = run;
+            const uint e159 = (i_41 + 1u);
+            const float v45 = b0[(off + e159)];
+            const float e164 = fmax(v44, v45);
+            b0[(out_off + e159)] = e164;
+            run = e164;
+            const float v46 = run;
+            const uint e165 = (i_41 + 2u);
+            const float v47 = b0[(off + e165)];
+            const float e170 = fmax(v46, v47);
+            b0[(out_off + e165)] = e170;
+            run = e170;
+            const float v48 = run;
+            const uint e171 = (i_41 + 3u);
+            const float v49 = b0[(off + e171)];
+            const float e176 = fmax(v48, v49);
+            b0[(out_off + e171)] = e176;
+            run = e176;
         }
-        for (uint i_49 = e31; i_49 < part_end_3; i_49++) {
-            const float v50 = run;
-            const float v51 = b1[(off + i_49)];
-            const float e177 = fmax(v50, v51);
-            b0[(out_off + i_49)] = e177;
-            run = e177;
+        for (uint i_50 = e31; i_50 < part_end_3; i_50++) {
+            const float v51 = run;
+            const float v52 = b0[(off + i_50)];
+            const float e182 = fmax(v51, v52);
+            b0[(out_off + i_50)] = e182;
+            run = e182;
         }
     }
 }

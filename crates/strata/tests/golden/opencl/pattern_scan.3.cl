@@ -2,162 +2,159 @@
 #pragma OPENCL FP_CONTRACT OFF
 
 __kernel void pattern_scan(
-    __global float* b0,
+    __global int* b0,
     const uint b0_len,
     const uint out_off,
-    __global const float* b1,
-    const uint b1_len,
     const uint n,
     const uint block,
     const uint per,
+    __global const int* b1,
+    const uint b1_len,
     const uint off
 ) {
-    __local float scan[1024];
-    float acc = 0;
-    float run = 0;
-    const uint e0 = (uint)get_group_id(0);
-    const uint blk_start_0 = (e0 * block);
+    __local int scan[1024];
+    int acc = 0;
+    int run = 0;
+    const uint blk_start_0 = ((uint)get_group_id(0) * block);
     const uint blk_end_1 = min((blk_start_0 + block), n);
     const uint e7 = (uint)get_local_id(0);
     const uint part_start_2 = min((blk_start_0 + (e7 * per)), blk_end_1);
     const uint part_end_3 = min((part_start_2 + per), blk_end_1);
-    acc = 0.0f;
+    acc = 0;
     const bool e19 = (part_start_2 < part_end_3);
     if (e19) {
         const uint e21 = (off + part_start_2);
-        const float v4 = b0[e21];
+        const int v4 = b1[e21];
         acc = v4;
         const uint e24 = (part_start_2 + 1u);
         const uint e31 = (e24 + ((((part_end_3 > e24) ? (part_end_3 - e24) : 0u) / 4u) * 4u));
         for (uint i_5 = e24; i_5 < e31; i_5 += 4u) {
-            const float v6 = acc;
-            const float v7 = b0[(off + i_5)];
-            acc = fmax(v6, v7);
-            const float v8 = acc;
-            const float v9 = b0[(off + (i_5 + 1u))];
-            acc = fmax(v8, v9);
-            const float v10 = acc;
-            const float v11 = b0[(off + (i_5 + 2u))];
-            acc = fmax(v10, v11);
-            const float v12 = acc;
-            const float v13 = b0[(off + (i_5 + 3u))];
-            acc = fmax(v12, v13);
+            const int v6 = acc;
+            const int v7 = b1[(off + i_5)];
+            acc = ((int)((uint)v6 + (uint)v7));
+            const int v8 = acc;
+            const int v9 = b1[(off + (i_5 + 1u))];
+            acc = ((int)((uint)v8 + (uint)v9));
+            const int v10 = acc;
+            const int v11 = b1[(off + (i_5 + 2u))];
+            acc = ((int)((uint)v10 + (uint)v11));
+            const int v12 = acc;
+            const int v13 = b1[(off + (i_5 + 3u))];
+            acc = ((int)((uint)v12 + (uint)v13));
         }
         for (uint i_14 = e31; i_14 < part_end_3; i_14++) {
-            const float v15 = acc;
-            const float v16 = b0[(off + i_14)];
-            acc = fmax(v15, v16);
+            const int v15 = acc;
+            const int v16 = b1[(off + i_14)];
+            acc = ((int)((uint)v15 + (uint)v16));
         }
     }
-    const float v17 = acc;
+    const int v17 = acc;
     scan[e7] = v17;
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const float v18 = scan[e7];
+    const int v18 = scan[e7];
     const bool e60 = (e7 >= 1u);
     const uint e61 = (e7 - 1u);
-    const float v19 = scan[(e60 ? e61 : e7)];
+    const int v19 = scan[(e60 ? e61 : e7)];
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    scan[e7] = (e60 ? fmax(v19, v18) : v18);
+    scan[e7] = (e60 ? ((int)((uint)v19 + (uint)v18)) : v18);
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const float v20 = scan[e7];
+    const int v20 = scan[e7];
     const bool e67 = (e7 >= 2u);
-    const float v21 = scan[(e67 ? (e7 - 2u) : e7)];
+    const int v21 = scan[(e67 ? (e7 - 2u) : e7)];
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    scan[e7] = (e67 ? fmax(v21, v20) : v20);
+    scan[e7] = (e67 ? ((int)((uint)v21 + (uint)v20)) : v20);
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const float v22 = scan[e7];
+    const int v22 = scan[e7];
     const bool e74 = (e7 >= 4u);
-    const float v23 = scan[(e74 ? (e7 - 4u) : e7)];
+    const int v23 = scan[(e74 ? (e7 - 4u) : e7)];
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    scan[e7] = (e74 ? fmax(v23, v22) : v22);
+    scan[e7] = (e74 ? ((int)((uint)v23 + (uint)v22)) : v22);
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const float v24 = scan[e7];
+    const int v24 = scan[e7];
     const bool e82 = (e7 >= 8u);
-    const float v25 = scan[(e82 ? (e7 - 8u) : e7)];
+    const int v25 = scan[(e82 ? (e7 - 8u) : e7)];
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    scan[e7] = (e82 ? fmax(v25, v24) : v24);
+    scan[e7] = (e82 ? ((int)((uint)v25 + (uint)v24)) : v24);
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const float v26 = scan[e7];
+    const int v26 = scan[e7];
     const bool e90 = (e7 >= 16u);
-    const float v27 = scan[(e90 ? (e7 - 16u) : e7)];
+    const int v27 = scan[(e90 ? (e7 - 16u) : e7)];
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    scan[e7] = (e90 ? fmax(v27, v26) : v26);
+    scan[e7] = (e90 ? ((int)((uint)v27 + (uint)v26)) : v26);
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const float v28 = scan[e7];
+    const int v28 = scan[e7];
     const bool e98 = (e7 >= 32u);
-    const float v29 = scan[(e98 ? (e7 - 32u) : e7)];
+    const int v29 = scan[(e98 ? (e7 - 32u) : e7)];
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    scan[e7] = (e98 ? fmax(v29, v28) : v28);
+    scan[e7] = (e98 ? ((int)((uint)v29 + (uint)v28)) : v28);
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const float v30 = scan[e7];
+    const int v30 = scan[e7];
     const bool e106 = (e7 >= 64u);
-    const float v31 = scan[(e106 ? (e7 - 64u) : e7)];
+    const int v31 = scan[(e106 ? (e7 - 64u) : e7)];
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    scan[e7] = (e106 ? fmax(v31, v30) : v30);
+    scan[e7] = (e106 ? ((int)((uint)v31 + (uint)v30)) : v30);
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const float v32 = scan[e7];
+    const int v32 = scan[e7];
     const bool e114 = (e7 >= 128u);
-    const float v33 = scan[(e114 ? (e7 - 128u) : e7)];
+    const int v33 = scan[(e114 ? (e7 - 128u) : e7)];
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    scan[e7] = (e114 ? fmax(v33, v32) : v32);
+    scan[e7] = (e114 ? ((int)((uint)v33 + (uint)v32)) : v32);
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const float v34 = scan[e7];
+    const int v34 = scan[e7];
     const bool e122 = (e7 >= 256u);
-    const float v35 = scan[(e122 ? (e7 - 256u) : e7)];
+    const int v35 = scan[(e122 ? (e7 - 256u) : e7)];
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    scan[e7] = (e122 ? fmax(v35, v34) : v34);
+    scan[e7] = (e122 ? ((int)((uint)v35 + (uint)v34)) : v34);
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const float v36 = scan[e7];
+    const int v36 = scan[e7];
     const bool e130 = (e7 >= 512u);
-    const float v37 = scan[(e130 ? (e7 - 512u) : e7)];
+    const int v37 = scan[(e130 ? (e7 - 512u) : e7)];
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    scan[e7] = (e130 ? fmax(v37, v36) : v36);
+    scan[e7] = (e130 ? ((int)((uint)v37 + (uint)v36)) : v36);
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const bool e137 = (e0 > 0u);
-    const float v38 = b1[(e137 ? (e0 - 1u) : 0u)];
-    const bool e140 = (e7 > 0u);
-    const float v39 = scan[(e140 ? e61 : 0u)];
-    const float e146 = (e140 ? (e137 ? fmax(v38, v39) : v39) : v38);
-    run = e146;
+    const bool e137 = (e7 > 0u);
+    const int v38 = scan[(e137 ? e61 : 0u)];
+    const int e140 = (e137 ? v38 : 0);
+    run = e140;
     if (e19) {
         const uint e21 = (off + part_start_2);
-        const float v40 = b0[e21];
-        const float e152 = ((e140 || e137) ? fmax(e146, v40) : v40);
-        b0[(out_off + part_start_2)] = e152;
-        run = e152;
+        const int v39 = b1[e21];
+        const int e147 = ((e137 || false) ? ((int)((uint)e140 + (uint)v39)) : v39);
+        b0[(out_off + part_start_2)] = e147;
+        run = e147;
         const uint e24 = (part_start_2 + 1u);
         const uint e31 = (e24 + ((((part_end_3 > e24) ? (part_end_3 - e24) : 0u) / 4u) * 4u));
-        for (uint i_41 = e24; i_41 < e31; i_41 += 4u) {
-            const float v42 = run;
-            const float v43 = b0[(off + i_41)];
-            const float e158 = fmax(v42, v43);
-            b0[(out_off + i_41)] = e158;
-            run = e158;
-            const float v44 = run;
-            const uint e159 = (i_41 + 1u);
-            const float v45 = b0[(off + e159)];
-            const float e164 = fmax(v44, v45);
-            b0[(out_off + e159)] = e164;
-            run = e164;
-            const float v46 = run;
-            const uint e165 = (i_41 + 2u);
-            const float v47 = b0[(off + e165)];
-            const float e170 = fmax(v46, v47);
-            b0[(out_off + e165)] = e170;
-            run = e170;
-            const float v48 = run;
-            const uint e171 = (i_41 + 3u);
-            const float v49 = b0[(off + e171)];
-            const float e176 = fmax(v48, v49);
-            b0[(out_off + e171)] = e176;
-            run = e176;
+        for (uint i_40 = e24; i_40 < e31; i_40 += 4u) {
+            const int v41 = run;
+            const int v42 = b1[(off + i_40)];
+            const int e153 = ((int)((uint)v41 + (uint)v42));
+            b0[(out_off + i_40)] = e153;
+            run = e153;
+            const int v43 = run;
+            const uint e154 = (i_40 + 1u);
+            const int v44 = b1[(off + e154)];
+            const int e159 = ((int)((uint)v43 + (uint)v44));
+            b0[(out_off + e154)] = e159;
+            run = e159;
+            const int v45 = run;
+            const uint e160 = (i_40 + 2u);
+            const int v46 = b1[(off + e160)];
+            const int e165 = ((int)((uint)v45 + (uint)v46));
+            b0[(out_off + e160)] = e165;
+            run = e165;
+            const int v47 = run;
+            const uint e166 = (i_40 + 3u);
+            const int v48 = b1[(off + e166)];
+            const int e171 = ((int)((uint)v47 + (uint)v48));
+            b0[(out_off + e166)] = e171;
+            run = e171;
         }
-        for (uint i_50 = e31; i_50 < part_end_3; i_50++) {
-            const float v51 = run;
-            const float v52 = b0[(off + i_50)];
-            const float e182 = fmax(v51, v52);
-            b0[(out_off + i_50)] = e182;
-            run = e182;
+        for (uint i_49 = e31; i_49 < part_end_3; i_49++) {
+            const int v50 = run;
+            const int v51 = b1[(off + i_49)];
+            const int e177 = ((int)((uint)v50 + (uint)v51));
+            b0[(out_off + i_49)] = e177;
+            run = e177;
         }
     }
 }

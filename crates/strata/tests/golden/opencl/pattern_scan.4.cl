@@ -5,6 +5,7 @@ __kernel void pattern_scan(
     __global int* b0,
     const uint b0_len,
     const uint out_off,
+    const int init,
     const uint n,
     const uint block,
     const uint per,
@@ -21,10 +22,8 @@ __kernel void pattern_scan(
     const uint part_start_2 = min((blk_start_0 + (e7 * per)), blk_end_1);
     const uint part_end_3 = min((part_start_2 + per), blk_end_1);
     acc = 0;
-    const bool e19 = (part_start_2 < part_end_3);
-    if (e19) {
-        const uint e21 = (off + part_start_2);
-        const int v4 = b1[e21];
+    if (part_start_2 < part_end_3) {
+        const int v4 = b1[(off + part_start_2)];
         acc = v4;
         const uint e24 = (part_start_2 + 1u);
         const uint e31 = (e24 + ((((part_end_3 > e24) ? (part_end_3 - e24) : 0u) / 4u) * 4u));
@@ -114,47 +113,38 @@ __kernel void pattern_scan(
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
     const bool e137 = (e7 > 0u);
     const int v38 = scan[(e137 ? e61 : 0u)];
-    const int e140 = (e137 ? v38 : 0);
-    run = e140;
-    if (e19) {
-        const uint e21 = (off + part_start_2);
-        const int v39 = b1[e21];
-        const int e147 = ((e137 || false) ? ((int)((uint)e140 + (uint)v39)) : v39);
-        b0[(out_off + part_start_2)] = e147;
-        run = e147;
-        const uint e24 = (part_start_2 + 1u);
-        const uint e31 = (e24 + ((((part_end_3 > e24) ? (part_end_3 - e24) : 0u) / 4u) * 4u));
-        for (uint i_40 = e24; i_40 < e31; i_40 += 4u) {
-            const int v41 = run;
-            const int v42 = b1[(off + i_40)];
-            const int e153 = ((int)((uint)v41 + (uint)v42));
-            b0[(out_off + i_40)] = e153;
-            run = e153;
-            const int v43 = run;
-            const uint e154 = (i_40 + 1u);
-            const int v44 = b1[(off + e154)];
-            const int e159 = ((int)((uint)v43 + (uint)v44));
-            b0[(out_off + e154)] = e159;
-            run = e159;
-            const int v45 = run;
-            const uint e160 = (i_40 + 2u);
-            const int v46 = b1[(off + e160)];
-            const int e165 = ((int)((uint)v45 + (uint)v46));
-            b0[(out_off + e160)] = e165;
-            run = e165;
-            const int v47 = run;
-            const uint e166 = (i_40 + 3u);
-            const int v48 = b1[(off + e166)];
-            const int e171 = ((int)((uint)v47 + (uint)v48));
-            b0[(out_off + e166)] = e171;
-            run = e171;
-        }
-        for (uint i_49 = e31; i_49 < part_end_3; i_49++) {
-            const int v50 = run;
-            const int v51 = b1[(off + i_49)];
-            const int e177 = ((int)((uint)v50 + (uint)v51));
-            b0[(out_off + i_49)] = e177;
-            run = e177;
-        }
+    run = (e137 ? ((int)((uint)init + (uint)v38)) : init);
+    const uint e148 = (part_start_2 + ((((part_end_3 > part_start_2) ? (part_end_3 - part_start_2) : 0u) / 4u) * 4u));
+    for (uint i_39 = part_start_2; i_39 < e148; i_39 += 4u) {
+        const int v40 = b1[(off + i_39)];
+        const int v41 = run;
+        b0[(out_off + i_39)] = v41;
+        const int v42 = run;
+        run = ((int)((uint)v42 + (uint)v40));
+        const uint e157 = (i_39 + 1u);
+        const int v43 = b1[(off + e157)];
+        const int v44 = run;
+        b0[(out_off + e157)] = v44;
+        const int v45 = run;
+        run = ((int)((uint)v45 + (uint)v43));
+        const uint e164 = (i_39 + 2u);
+        const int v46 = b1[(off + e164)];
+        const int v47 = run;
+        b0[(out_off + e164)] = v47;
+        const int v48 = run;
+        run = ((int)((uint)v48 + (uint)v46));
+        const uint e171 = (i_39 + 3u);
+        const int v49 = b1[(off + e171)];
+        const int v50 = run;
+        b0[(out_off + e171)] = v50;
+        const int v51 = run;
+        run = ((int)((uint)v51 + (uint)v49));
+    }
+    for (uint i_52 = e148; i_52 < part_end_3; i_52++) {
+        const int v53 = b1[(off + i_52)];
+        const int v54 = run;
+        b0[(out_off + i_52)] = v54;
+        const int v55 = run;
+        run = ((int)((uint)v55 + (uint)v53));
     }
 }

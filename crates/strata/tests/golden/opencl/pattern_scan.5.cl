@@ -2,149 +2,160 @@
 #pragma OPENCL FP_CONTRACT OFF
 
 __kernel void pattern_scan(
-    __global int* b0,
+    __global uint* b0,
     const uint b0_len,
     const uint out_off,
-    const int init,
     const uint n,
     const uint block,
     const uint per,
-    __global const int* b1,
+    __global const uint* b1,
     const uint b1_len,
     const uint off
 ) {
-    __local int scan[1024];
-    int acc = 0;
-    int run = 0;
+    __local uint scan[1024];
+    uint acc = 0;
+    uint run = 0;
     const uint blk_start_0 = ((uint)get_group_id(0) * block);
     const uint blk_end_1 = min((blk_start_0 + block), n);
     const uint e7 = (uint)get_local_id(0);
     const uint part_start_2 = min((blk_start_0 + (e7 * per)), blk_end_1);
     const uint part_end_3 = min((part_start_2 + per), blk_end_1);
-    acc = 0;
-    if (part_start_2 < part_end_3) {
-        const int v4 = b1[(off + part_start_2)];
-        acc = v4;
-        const uint e24 = (part_start_2 + 1u);
-        const uint e31 = (e24 + ((((part_end_3 > e24) ? (part_end_3 - e24) : 0u) / 4u) * 4u));
-        for (uint i_5 = e24; i_5 < e31; i_5 += 4u) {
-            const int v6 = acc;
-            const int v7 = b1[(off + i_5)];
-            acc = ((int)((uint)v6 + (uint)v7));
-            const int v8 = acc;
-            const int v9 = b1[(off + (i_5 + 1u))];
-            acc = ((int)((uint)v8 + (uint)v9));
-            const int v10 = acc;
-            const int v11 = b1[(off + (i_5 + 2u))];
-            acc = ((int)((uint)v10 + (uint)v11));
-            const int v12 = acc;
-            const int v13 = b1[(off + (i_5 + 3u))];
-            acc = ((int)((uint)v12 + (uint)v13));
+    acc = 0u;
+    const bool e18 = (part_start_2 < part_end_3);
+    if (e18) {
+        const uint e20 = (off + part_start_2);
+        const uint v4 = b1[e20];
+        acc = ((v4 < 30u) ? 1u : 0u);
+        const uint e26 = (part_start_2 + 1u);
+        const uint e33 = (e26 + ((((part_end_3 > e26) ? (part_end_3 - e26) : 0u) / 4u) * 4u));
+        for (uint i_5 = e26; i_5 < e33; i_5 += 4u) {
+            const uint v6 = acc;
+            const uint v7 = b1[(off + i_5)];
+            acc = (v6 + ((v7 < 30u) ? 1u : 0u));
+            const uint v8 = acc;
+            const uint v9 = b1[(off + (i_5 + 1u))];
+            acc = (v8 + ((v9 < 30u) ? 1u : 0u));
+            const uint v10 = acc;
+            const uint v11 = b1[(off + (i_5 + 2u))];
+            acc = (v10 + ((v11 < 30u) ? 1u : 0u));
+            const uint v12 = acc;
+            const uint v13 = b1[(off + (i_5 + 3u))];
+            acc = (v12 + ((v13 < 30u) ? 1u : 0u));
         }
-        for (uint i_14 = e31; i_14 < part_end_3; i_14++) {
-            const int v15 = acc;
-            const int v16 = b1[(off + i_14)];
-            acc = ((int)((uint)v15 + (uint)v16));
+        for (uint i_14 = e33; i_14 < part_end_3; i_14++) {
+            const uint v15 = acc;
+            const uint v16 = b1[(off + i_14)];
+            acc = (v15 + ((v16 < 30u) ? 1u : 0u));
         }
     }
-    const int v17 = acc;
+    const uint v17 = acc;
     scan[e7] = v17;
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const int v18 = scan[e7];
-    const bool e60 = (e7 >= 1u);
-    const uint e61 = (e7 - 1u);
-    const int v19 = scan[(e60 ? e61 : e7)];
+    const uint v18 = scan[e7];
+    const bool e72 = (e7 >= 1u);
+    const uint e73 = (e7 - 1u);
+    const uint v19 = scan[(e72 ? e73 : e7)];
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    scan[e7] = (e60 ? ((int)((uint)v19 + (uint)v18)) : v18);
+    scan[e7] = (e72 ? (v19 + v18) : v18);
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const int v20 = scan[e7];
-    const bool e67 = (e7 >= 2u);
-    const int v21 = scan[(e67 ? (e7 - 2u) : e7)];
+    const uint v20 = scan[e7];
+    const bool e79 = (e7 >= 2u);
+    const uint v21 = scan[(e79 ? (e7 - 2u) : e7)];
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    scan[e7] = (e67 ? ((int)((uint)v21 + (uint)v20)) : v20);
+    scan[e7] = (e79 ? (v21 + v20) : v20);
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const int v22 = scan[e7];
-    const bool e74 = (e7 >= 4u);
-    const int v23 = scan[(e74 ? (e7 - 4u) : e7)];
+    const uint v22 = scan[e7];
+    const bool e86 = (e7 >= 4u);
+    const uint v23 = scan[(e86 ? (e7 - 4u) : e7)];
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    scan[e7] = (e74 ? ((int)((uint)v23 + (uint)v22)) : v22);
+    scan[e7] = (e86 ? (v23 + v22) : v22);
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const int v24 = scan[e7];
-    const bool e82 = (e7 >= 8u);
-    const int v25 = scan[(e82 ? (e7 - 8u) : e7)];
+    const uint v24 = scan[e7];
+    const bool e94 = (e7 >= 8u);
+    const uint v25 = scan[(e94 ? (e7 - 8u) : e7)];
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    scan[e7] = (e82 ? ((int)((uint)v25 + (uint)v24)) : v24);
+    scan[e7] = (e94 ? (v25 + v24) : v24);
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const int v26 = scan[e7];
-    const bool e90 = (e7 >= 16u);
-    const int v27 = scan[(e90 ? (e7 - 16u) : e7)];
+    const uint v26 = scan[e7];
+    const bool e102 = (e7 >= 16u);
+    const uint v27 = scan[(e102 ? (e7 - 16u) : e7)];
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    scan[e7] = (e90 ? ((int)((uint)v27 + (uint)v26)) : v26);
+    scan[e7] = (e102 ? (v27 + v26) : v26);
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const int v28 = scan[e7];
-    const bool e98 = (e7 >= 32u);
-    const int v29 = scan[(e98 ? (e7 - 32u) : e7)];
+    const uint v28 = scan[e7];
+    const bool e110 = (e7 >= 32u);
+    const uint v29 = scan[(e110 ? (e7 - 32u) : e7)];
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    scan[e7] = (e98 ? ((int)((uint)v29 + (uint)v28)) : v28);
+    scan[e7] = (e110 ? (v29 + v28) : v28);
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const int v30 = scan[e7];
-    const bool e106 = (e7 >= 64u);
-    const int v31 = scan[(e106 ? (e7 - 64u) : e7)];
+    const uint v30 = scan[e7];
+    const bool e118 = (e7 >= 64u);
+    const uint v31 = scan[(e118 ? (e7 - 64u) : e7)];
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    scan[e7] = (e106 ? ((int)((uint)v31 + (uint)v30)) : v30);
+    scan[e7] = (e118 ? (v31 + v30) : v30);
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const int v32 = scan[e7];
-    const bool e114 = (e7 >= 128u);
-    const int v33 = scan[(e114 ? (e7 - 128u) : e7)];
+    const uint v32 = scan[e7];
+    const bool e126 = (e7 >= 128u);
+    const uint v33 = scan[(e126 ? (e7 - 128u) : e7)];
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    scan[e7] = (e114 ? ((int)((uint)v33 + (uint)v32)) : v32);
+    scan[e7] = (e126 ? (v33 + v32) : v32);
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const int v34 = scan[e7];
-    const bool e122 = (e7 >= 256u);
-    const int v35 = scan[(e122 ? (e7 - 256u) : e7)];
+    const uint v34 = scan[e7];
+    const bool e134 = (e7 >= 256u);
+    const uint v35 = scan[(e134 ? (e7 - 256u) : e7)];
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    scan[e7] = (e122 ? ((int)((uint)v35 + (uint)v34)) : v34);
+    scan[e7] = (e134 ? (v35 + v34) : v34);
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const int v36 = scan[e7];
-    const bool e130 = (e7 >= 512u);
-    const int v37 = scan[(e130 ? (e7 - 512u) : e7)];
+    const uint v36 = scan[e7];
+    const bool e142 = (e7 >= 512u);
+    const uint v37 = scan[(e142 ? (e7 - 512u) : e7)];
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    scan[e7] = (e130 ? ((int)((uint)v37 + (uint)v36)) : v36);
+    scan[e7] = (e142 ? (v37 + v36) : v36);
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const bool e137 = (e7 > 0u);
-    const int v38 = scan[(e137 ? e61 : 0u)];
-    run = (e137 ? ((int)((uint)init + (uint)v38)) : init);
-    const uint e148 = (part_start_2 + ((((part_end_3 > part_start_2) ? (part_end_3 - part_start_2) : 0u) / 4u) * 4u));
-    for (uint i_39 = part_start_2; i_39 < e148; i_39 += 4u) {
-        const int v40 = b1[(off + i_39)];
-        const int v41 = run;
-        b0[(out_off + i_39)] = v41;
-        const int v42 = run;
-        run = ((int)((uint)v42 + (uint)v40));
-        const uint e157 = (i_39 + 1u);
-        const int v43 = b1[(off + e157)];
-        const int v44 = run;
-        b0[(out_off + e157)] = v44;
-        const int v45 = run;
-        run = ((int)((uint)v45 + (uint)v43));
-        const uint e164 = (i_39 + 2u);
-        const int v46 = b1[(off + e164)];
-        const int v47 = run;
-        b0[(out_off + e164)] = v47;
-        const int v48 = run;
-        run = ((int)((uint)v48 + (uint)v46));
-        const uint e171 = (i_39 + 3u);
-        const int v49 = b1[(off + e171)];
-        const int v50 = run;
-        b0[(out_off + e171)] = v50;
-        const int v51 = run;
-        run = ((int)((uint)v51 + (uint)v49));
-    }
-    for (uint i_52 = e148; i_52 < part_end_3; i_52++) {
-        const int v53 = b1[(off + i_52)];
-        const int v54 = run;
-        b0[(out_off + i_52)] = v54;
-        const int v55 = run;
-        run = ((int)((uint)v55 + (uint)v53));
+    const bool e149 = (e7 > 0u);
+    const uint v38 = scan[(e149 ? e73 : 0u)];
+    const uint e152 = (e149 ? v38 : 0u);
+    run = e152;
+    if (e18) {
+        const uint e20 = (off + part_start_2);
+        const uint v39 = b1[e20];
+        const uint e159 = ((v39 < 30u) ? 1u : 0u);
+        const uint e161 = ((e149 || false) ? (e152 + e159) : e159);
+        b0[(out_off + part_start_2)] = e161;
+        run = e161;
+        const uint e26 = (part_start_2 + 1u);
+        const uint e33 = (e26 + ((((part_end_3 > e26) ? (part_end_3 - e26) : 0u) / 4u) * 4u));
+        for (uint i_40 = e26; i_40 < e33; i_40 += 4u) {
+            const uint v41 = run;
+            const uint v42 = b1[(off + i_40)];
+            const uint e169 = (v41 + ((v42 < 30u) ? 1u : 0u));
+            b0[(out_off + i_40)] = e169;
+            run = e169;
+            const uint v43 = run;
+            const uint e170 = (i_40 + 1u);
+            const uint v44 = b1[(off + e170)];
+            const uint e177 = (v43 + ((v44 < 30u) ? 1u : 0u));
+            b0[(out_off + e170)] = e177;
+            run = e177;
+            const uint v45 = run;
+            const uint e178 = (i_40 + 2u);
+            const uint v46 = b1[(off + e178)];
+            const uint e185 = (v45 + ((v46 < 30u) ? 1u : 0u));
+            b0[(out_off + e178)] = e185;
+            run = e185;
+            const uint v47 = run;
+            const uint e186 = (i_40 + 3u);
+            const uint v48 = b1[(off + e186)];
+            const uint e193 = (v47 + ((v48 < 30u) ? 1u : 0u));
+            b0[(out_off + e186)] = e193;
+            run = e193;
+        }
+        for (uint i_49 = e33; i_49 < part_end_3; i_49++) {
+            const uint v50 = run;
+            const uint v51 = b1[(off + i_49)];
+            const uint e201 = (v50 + ((v51 < 30u) ? 1u : 0u));
+            b0[(out_off + i_49)] = e201;
+            run = e201;
+        }
     }
 }

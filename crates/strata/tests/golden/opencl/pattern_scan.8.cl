@@ -2,192 +2,147 @@
 #pragma OPENCL FP_CONTRACT OFF
 
 __kernel void pattern_scan(
-    __global uint* b0,
+    __global int* b0,
     const uint b0_len,
     const uint out_off,
+    const int init,
     const uint n,
     const uint block,
     const uint per,
-    __global const uint* b1,
-    const uint b1_len,
-    const uint off,
-    const uint start
+    const uint off
 ) {
-    __local uint scan[1024];
-    uint acc = 0;
-    uint run = 0;
+    __local int scan[1024];
+    int acc = 0;
+    int run = 0;
     const uint blk_start_0 = ((uint)get_group_id(0) * block);
     const uint blk_end_1 = min((blk_start_0 + block), n);
     const uint e7 = (uint)get_local_id(0);
     const uint part_start_2 = min((blk_start_0 + (e7 * per)), blk_end_1);
     const uint part_end_3 = min((part_start_2 + per), blk_end_1);
-    acc = 0u;
-    const bool e18 = (part_start_2 < part_end_3);
-    if (e18) {
-        const uint e20 = (off + part_start_2);
-        const uint v4 = b1[e20];
-        const uint e22 = (start + part_start_2);
-        const uint e27 = (off + ((e22 > 0u) ? (e22 - 1u) : 0u));
-        const uint v5 = b1[e27];
-        const bool e28 = (part_start_2 == 0u);
-        acc = ((e28 || (v4 != v5)) ? 1u : 0u);
-        const uint e34 = (part_start_2 + 1u);
-        const uint e41 = (e34 + ((((part_end_3 > e34) ? (part_end_3 - e34) : 0u) / 4u) * 4u));
-        for (uint i_6 = e34; i_6 < e41; i_6 += 4u) {
-            const uint v7 = acc;
-            const uint v8 = b1[(off + i_6)];
-            const uint e44 = (start + i_6);
-            const uint v9 = b1[(off + ((e44 > 0u) ? (e44 - 1u) : 0u))];
-            acc = (v7 + (((i_6 == 0u) || (v8 != v9)) ? 1u : 0u));
-            const uint v10 = acc;
-            const uint e57 = (i_6 + 1u);
-            const uint v11 = b1[(off + e57)];
-            const uint e59 = (start + e57);
-            const uint v12 = b1[(off + ((e59 > 0u) ? (e59 - 1u) : 0u))];
-            acc = (v10 + (((e57 == 0u) || (v11 != v12)) ? 1u : 0u));
-            const uint v13 = acc;
-            const uint e73 = (i_6 + 2u);
-            const uint v14 = b1[(off + e73)];
-            const uint e75 = (start + e73);
-            const uint v15 = b1[(off + ((e75 > 0u) ? (e75 - 1u) : 0u))];
-            acc = (v13 + (((e73 == 0u) || (v14 != v15)) ? 1u : 0u));
-            const uint v16 = acc;
-            const uint e89 = (i_6 + 3u);
-            const uint v17 = b1[(off + e89)];
-            const uint e91 = (start + e89);
-            const uint v18 = b1[(off + ((e91 > 0u) ? (e91 - 1u) : 0u))];
-            acc = (v16 + (((e89 == 0u) || (v17 != v18)) ? 1u : 0u));
+    acc = 0;
+    if (part_start_2 < part_end_3) {
+        const int v4 = b0[(off + part_start_2)];
+        acc = v4;
+        const uint e24 = (part_start_2 + 1u);
+        const uint e31 = (e24 + ((((part_end_3 > e24) ? (part_end_3 - e24) : 0u) / 4u) * 4u));
+        for (uint i_5 = e24; i_5 < e31; i_5 += 4u) {
+            const int v6 = acc;
+            const int v7 = b0[(off + i_5)];
+            acc = ((int)((uint)v6 + (uint)v7));
+            const int v8 = acc;
+            const int v9 = b0[(off + (i_5 + 1u))];
+            acc = ((int)((uint)v8 + (uint)v9));
+            const int v10 = acc;
+            const int v11 = b0[(off + (i_5 + 2u))];
+            acc = ((int)((uint)v10 + (uint)v11));
+            const int v12 = acc;
+            const int v13 = b0[(off + (i_5 + 3u))];
+            acc = ((int)((uint)v12 + (uint)v13));
         }
-        for (uint i_19 = e41; i_19 < part_end_3; i_19++) {
-            const uint v20 = acc;
-            const uint v21 = b1[(off + i_19)];
-            const uint e106 = (start + i_19);
-            const uint v22 = b1[(off + ((e106 > 0u) ? (e106 - 1u) : 0u))];
-            acc = (v20 + (((i_19 == 0u) || (v21 != v22)) ? 1u : 0u));
+        for (uint i_14 = e31; i_14 < part_end_3; i_14++) {
+            const int v15 = acc;
+            const int v16 = b0[(off + i_14)];
+            acc = ((int)((uint)v15 + (uint)v16));
         }
     }
-    const uint v23 = acc;
-    scan[e7] = v23;
+    const int v17 = acc;
+    scan[e7] = v17;
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const uint v24 = scan[e7];
-    const bool e120 = (e7 >= 1u);
-    const uint e121 = (e7 - 1u);
-    const uint v25 = scan[(e120 ? e121 : e7)];
+    const int v18 = scan[e7];
+    const bool e60 = (e7 >= 1u);
+    const uint e61 = (e7 - 1u);
+    const int v19 = scan[(e60 ? e61 : e7)];
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    scan[e7] = (e120 ? (v25 + v24) : v24);
+    scan[e7] = (e60 ? ((int)((uint)v19 + (uint)v18)) : v18);
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const uint v26 = scan[e7];
-    const bool e127 = (e7 >= 2u);
-    const uint v27 = scan[(e127 ? (e7 - 2u) : e7)];
+    const int v20 = scan[e7];
+    const bool e67 = (e7 >= 2u);
+    const int v21 = scan[(e67 ? (e7 - 2u) : e7)];
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    scan[e7] = (e127 ? (v27 + v26) : v26);
+    scan[e7] = (e67 ? ((int)((uint)v21 + (uint)v20)) : v20);
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const uint v28 = scan[e7];
-    const bool e134 = (e7 >= 4u);
-    const uint v29 = scan[(e134 ? (e7 - 4u) : e7)];
+    const int v22 = scan[e7];
+    const bool e74 = (e7 >= 4u);
+    const int v23 = scan[(e74 ? (e7 - 4u) : e7)];
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    scan[e7] = (e134 ? (v29 + v28) : v28);
+    scan[e7] = (e74 ? ((int)((uint)v23 + (uint)v22)) : v22);
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const uint v30 = scan[e7];
-    const bool e142 = (e7 >= 8u);
-    const uint v31 = scan[(e142 ? (e7 - 8u) : e7)];
+    const int v24 = scan[e7];
+    const bool e82 = (e7 >= 8u);
+    const int v25 = scan[(e82 ? (e7 - 8u) : e7)];
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    scan[e7] = (e142 ? (v31 + v30) : v30);
+    scan[e7] = (e82 ? ((int)((uint)v25 + (uint)v24)) : v24);
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const uint v32 = scan[e7];
-    const bool e150 = (e7 >= 16u);
-    const uint v33 = scan[(e150 ? (e7 - 16u) : e7)];
+    const int v26 = scan[e7];
+    const bool e90 = (e7 >= 16u);
+    const int v27 = scan[(e90 ? (e7 - 16u) : e7)];
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    scan[e7] = (e150 ? (v33 + v32) : v32);
+    scan[e7] = (e90 ? ((int)((uint)v27 + (uint)v26)) : v26);
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const uint v34 = scan[e7];
-    const bool e158 = (e7 >= 32u);
-    const uint v35 = scan[(e158 ? (e7 - 32u) : e7)];
+    const int v28 = scan[e7];
+    const bool e98 = (e7 >= 32u);
+    const int v29 = scan[(e98 ? (e7 - 32u) : e7)];
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    scan[e7] = (e158 ? (v35 + v34) : v34);
+    scan[e7] = (e98 ? ((int)((uint)v29 + (uint)v28)) : v28);
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const uint v36 = scan[e7];
-    const bool e166 = (e7 >= 64u);
-    const uint v37 = scan[(e166 ? (e7 - 64u) : e7)];
+    const int v30 = scan[e7];
+    const bool e106 = (e7 >= 64u);
+    const int v31 = scan[(e106 ? (e7 - 64u) : e7)];
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    scan[e7] = (e166 ? (v37 + v36) : v36);
+    scan[e7] = (e106 ? ((int)((uint)v31 + (uint)v30)) : v30);
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const uint v38 = scan[e7];
-    const bool e174 = (e7 >= 128u);
-    const uint v39 = scan[(e174 ? (e7 - 128u) : e7)];
+    const int v32 = scan[e7];
+    const bool e114 = (e7 >= 128u);
+    const int v33 = scan[(e114 ? (e7 - 128u) : e7)];
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    scan[e7] = (e174 ? (v39 + v38) : v38);
+    scan[e7] = (e114 ? ((int)((uint)v33 + (uint)v32)) : v32);
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const uint v40 = scan[e7];
-    const bool e182 = (e7 >= 256u);
-    const uint v41 = scan[(e182 ? (e7 - 256u) : e7)];
+    const int v34 = scan[e7];
+    const bool e122 = (e7 >= 256u);
+    const int v35 = scan[(e122 ? (e7 - 256u) : e7)];
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    scan[e7] = (e182 ? (v41 + v40) : v40);
+    scan[e7] = (e122 ? ((int)((uint)v35 + (uint)v34)) : v34);
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const uint v42 = scan[e7];
-    const bool e190 = (e7 >= 512u);
-    const uint v43 = scan[(e190 ? (e7 - 512u) : e7)];
+    const int v36 = scan[e7];
+    const bool e130 = (e7 >= 512u);
+    const int v37 = scan[(e130 ? (e7 - 512u) : e7)];
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    scan[e7] = (e190 ? (v43 + v42) : v42);
+    scan[e7] = (e130 ? ((int)((uint)v37 + (uint)v36)) : v36);
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const bool e197 = (e7 > 0u);
-    const uint v44 = scan[(e197 ? e121 : 0u)];
-    const uint e200 = (e197 ? v44 : 0u);
-    run = e200;
-    if (e18) {
-        const uint e20 = (off + part_start_2);
-        const uint v45 = b1[e20];
-        const uint e22 = (start + part_start_2);
-        const uint e27 = (off + ((e22 > 0u) ? (e22 - 1u) : 0u));
-        const uint v46 = b1[e27];
-        const bool e28 = (part_start_2 == 0u);
-        const uint e209 = ((e28 || (v45 != v46)) ? 1u : 0u);
-        const uint e211 = ((e197 || false) ? (e200 + e209) : e209);
-        b0[(out_off + part_start_2)] = e211;
-        run = e211;
-        const uint e34 = (part_start_2 + 1u);
-        const uint e41 = (e34 + ((((part_end_3 > e34) ? (part_end_3 - e34) : 0u) / 4u) * 4u));
-        for (uint i_47 = e34; i_47 < e41; i_47 += 4u) {
-            const uint v48 = run;
-            const uint v49 = b1[(off + i_47)];
-            const uint e214 = (start + i_47);
-            const uint v50 = b1[(off + ((e214 > 0u) ? (e214 - 1u) : 0u))];
-            const uint e227 = (v48 + (((i_47 == 0u) || (v49 != v50)) ? 1u : 0u));
-            b0[(out_off + i_47)] = e227;
-            run = e227;
-            const uint v51 = run;
-            const uint e228 = (i_47 + 1u);
-            const uint v52 = b1[(off + e228)];
-            const uint e230 = (start + e228);
-            const uint v53 = b1[(off + ((e230 > 0u) ? (e230 - 1u) : 0u))];
-            const uint e243 = (v51 + (((e228 == 0u) || (v52 != v53)) ? 1u : 0u));
-            b0[(out_off + e228)] = e243;
-            run = e243;
-            const uint v54 = run;
-            const uint e244 = (i_47 + 2u);
-            const uint v55 = b1[(off + e244)];
-            const uint e246 = (start + e244);
-            const uint v56 = b1[(off + ((e246 > 0u) ? (e246 - 1u) : 0u))];
-            const uint e259 = (v54 + (((e244 == 0u) || (v55 != v56)) ? 1u : 0u));
-            b0[(out_off + e244)] = e259;
-            run = e259;
-            const uint v57 = run;
-            const uint e260 = (i_47 + 3u);
-            const uint v58 = b1[(off + e260)];
-            const uint e262 = (start + e260);
-            const uint v59 = b1[(off + ((e262 > 0u) ? (e262 - 1u) : 0u))];
-            const uint e275 = (v57 + (((e260 == 0u) || (v58 != v59)) ? 1u : 0u));
-            b0[(out_off + e260)] = e275;
-            run = e275;
-        }
-        for (uint i_60 = e41; i_60 < part_end_3; i_60++) {
-            const uint v61 = run;
-            const uint v62 = b1[(off + i_60)];
-            const uint e278 = (start + i_60);
-            const uint v63 = b1[(off + ((e278 > 0u) ? (e278 - 1u) : 0u))];
-            const uint e291 = (v61 + (((i_60 == 0u) || (v62 != v63)) ? 1u : 0u));
-            b0[(out_off + i_60)] = e291;
-            run = e291;
-        }
+    const bool e137 = (e7 > 0u);
+    const int v38 = scan[(e137 ? e61 : 0u)];
+    run = (e137 ? ((int)((uint)init + (uint)v38)) : init);
+    const uint e148 = (part_start_2 + ((((part_end_3 > part_start_2) ? (part_end_3 - part_start_2) : 0u) / 4u) * 4u));
+    for (uint i_39 = part_start_2; i_39 < e148; i_39 += 4u) {
+        const int v40 = b0[(off + i_39)];
+        const int v41 = run;
+        b0[(out_off + i_39)] = v41;
+        const int v42 = run;
+        run = ((int)((uint)v42 + (uint)v40));
+        const uint e157 = (i_39 + 1u);
+        const int v43 = b0[(off + e157)];
+        const int v44 = run;
+        b0[(out_off + e157)] = v44;
+        const int v45 = run;
+        run = ((int)((uint)v45 + (uint)v43));
+        const uint e164 = (i_39 + 2u);
+        const int v46 = b0[(off + e164)];
+        const int v47 = run;
+        b0[(out_off + e164)] = v47;
+        const int v48 = run;
+        run = ((int)((uint)v48 + (uint)v46));
+        const uint e171 = (i_39 + 3u);
+        const int v49 = b0[(off + e171)];
+        const int v50 = run;
+        b0[(out_off + e171)] = v50;
+        const int v51 = run;
+        run = ((int)((uint)v51 + (uint)v49));
+    }
+    for (uint i_52 = e148; i_52 < part_end_3; i_52++) {
+        const int v53 = b0[(off + i_52)];
+        const int v54 = run;
+        b0[(out_off + i_52)] = v54;
+        const int v55 = run;
+        run = ((int)((uint)v55 + (uint)v53));
     }
 }

@@ -2,137 +2,159 @@
 #pragma OPENCL FP_CONTRACT OFF
 
 __kernel void pattern_scan(
-    __global uint* b0,
+    __global float* b0,
     const uint b0_len,
     const uint out_off,
-    const uint init,
     const uint n,
     const uint block,
     const uint per,
-    __global const uint* b1,
+    __global const float* b1,
     const uint b1_len,
     const uint off
 ) {
-    __local uint scan[256];
-    uint acc = 0;
-    uint run = 0;
+    __local float scan[1024];
+    float acc = 0;
+    float run = 0;
     const uint blk_start_0 = ((uint)get_group_id(0) * block);
     const uint blk_end_1 = min((blk_start_0 + block), n);
     const uint e7 = (uint)get_local_id(0);
     const uint part_start_2 = min((blk_start_0 + (e7 * per)), blk_end_1);
     const uint part_end_3 = min((part_start_2 + per), blk_end_1);
-    acc = 0u;
-    if (part_start_2 < part_end_3) {
-        const uint v4 = b1[(off + part_start_2)];
+    acc = 0.0f;
+    const bool e19 = (part_start_2 < part_end_3);
+    if (e19) {
+        const uint e21 = (off + part_start_2);
+        const float v4 = b1[e21];
         acc = v4;
-        const uint e23 = (part_start_2 + 1u);
-        const uint e30 = (e23 + ((((part_end_3 > e23) ? (part_end_3 - e23) : 0u) / 4u) * 4u));
-        for (uint i_5 = e23; i_5 < e30; i_5 += 4u) {
-            const uint v6 = acc;
-            const uint v7 = b1[(off + i_5)];
-            acc = (v6 + v7);
-            const uint v8 = acc;
-            const uint v9 = b1[(off + (i_5 + 1u))];
-            acc = (v8 + v9);
-            const uint v10 = acc;
-            const uint v11 = b1[(off + (i_5 + 2u))];
-            acc = (v10 + v11);
-            const uint v12 = acc;
-            const uint v13 = b1[(off + (i_5 + 3u))];
-            acc = (v12 + v13);
+        const uint e24 = (part_start_2 + 1u);
+        const uint e31 = (e24 + ((((part_end_3 > e24) ? (part_end_3 - e24) : 0u) / 4u) * 4u));
+        for (uint i_5 = e24; i_5 < e31; i_5 += 4u) {
+            const float v6 = acc;
+            const float v7 = b1[(off + i_5)];
+            acc = fmax(v6, v7);
+            const float v8 = acc;
+            const float v9 = b1[(off + (i_5 + 1u))];
+            acc = fmax(v8, v9);
+            const float v10 = acc;
+            const float v11 = b1[(off + (i_5 + 2u))];
+            acc = fmax(v10, v11);
+            const float v12 = acc;
+            const float v13 = b1[(off + (i_5 + 3u))];
+            acc = fmax(v12, v13);
         }
-        for (uint i_14 = e30; i_14 < part_end_3; i_14++) {
-            const uint v15 = acc;
-            const uint v16 = b1[(off + i_14)];
-            acc = (v15 + v16);
+        for (uint i_14 = e31; i_14 < part_end_3; i_14++) {
+            const float v15 = acc;
+            const float v16 = b1[(off + i_14)];
+            acc = fmax(v15, v16);
         }
     }
-    const uint v17 = acc;
+    const float v17 = acc;
     scan[e7] = v17;
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const uint v18 = scan[e7];
-    const bool e59 = (e7 >= 1u);
-    const uint e60 = (e7 - 1u);
-    const uint v19 = scan[(e59 ? e60 : e7)];
+    const float v18 = scan[e7];
+    const bool e60 = (e7 >= 1u);
+    const uint e61 = (e7 - 1u);
+    const float v19 = scan[(e60 ? e61 : e7)];
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    scan[e7] = (e59 ? (v19 + v18) : v18);
+    scan[e7] = (e60 ? fmax(v19, v18) : v18);
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const uint v20 = scan[e7];
-    const bool e66 = (e7 >= 2u);
-    const uint v21 = scan[(e66 ? (e7 - 2u) : e7)];
+    const float v20 = scan[e7];
+    const bool e67 = (e7 >= 2u);
+    const float v21 = scan[(e67 ? (e7 - 2u) : e7)];
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    scan[e7] = (e66 ? (v21 + v20) : v20);
+    scan[e7] = (e67 ? fmax(v21, v20) : v20);
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const uint v22 = scan[e7];
-    const bool e73 = (e7 >= 4u);
-    const uint v23 = scan[(e73 ? (e7 - 4u) : e7)];
+    const float v22 = scan[e7];
+    const bool e74 = (e7 >= 4u);
+    const float v23 = scan[(e74 ? (e7 - 4u) : e7)];
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    scan[e7] = (e73 ? (v23 + v22) : v22);
+    scan[e7] = (e74 ? fmax(v23, v22) : v22);
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const uint v24 = scan[e7];
-    const bool e81 = (e7 >= 8u);
-    const uint v25 = scan[(e81 ? (e7 - 8u) : e7)];
+    const float v24 = scan[e7];
+    const bool e82 = (e7 >= 8u);
+    const float v25 = scan[(e82 ? (e7 - 8u) : e7)];
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    scan[e7] = (e81 ? (v25 + v24) : v24);
+    scan[e7] = (e82 ? fmax(v25, v24) : v24);
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const uint v26 = scan[e7];
-    const bool e89 = (e7 >= 16u);
-    const uint v27 = scan[(e89 ? (e7 - 16u) : e7)];
+    const float v26 = scan[e7];
+    const bool e90 = (e7 >= 16u);
+    const float v27 = scan[(e90 ? (e7 - 16u) : e7)];
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    scan[e7] = (e89 ? (v27 + v26) : v26);
+    scan[e7] = (e90 ? fmax(v27, v26) : v26);
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const uint v28 = scan[e7];
-    const bool e97 = (e7 >= 32u);
-    const uint v29 = scan[(e97 ? (e7 - 32u) : e7)];
+    const float v28 = scan[e7];
+    const bool e98 = (e7 >= 32u);
+    const float v29 = scan[(e98 ? (e7 - 32u) : e7)];
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    scan[e7] = (e97 ? (v29 + v28) : v28);
+    scan[e7] = (e98 ? fmax(v29, v28) : v28);
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const uint v30 = scan[e7];
-    const bool e105 = (e7 >= 64u);
-    const uint v31 = scan[(e105 ? (e7 - 64u) : e7)];
+    const float v30 = scan[e7];
+    const bool e106 = (e7 >= 64u);
+    const float v31 = scan[(e106 ? (e7 - 64u) : e7)];
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    scan[e7] = (e105 ? (v31 + v30) : v30);
+    scan[e7] = (e106 ? fmax(v31, v30) : v30);
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const uint v32 = scan[e7];
-    const bool e113 = (e7 >= 128u);
-    const uint v33 = scan[(e113 ? (e7 - 128u) : e7)];
+    const float v32 = scan[e7];
+    const bool e114 = (e7 >= 128u);
+    const float v33 = scan[(e114 ? (e7 - 128u) : e7)];
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    scan[e7] = (e113 ? (v33 + v32) : v32);
+    scan[e7] = (e114 ? fmax(v33, v32) : v32);
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const bool e120 = (e7 > 0u);
-    const uint v34 = scan[(e120 ? e60 : 0u)];
-    run = (e120 ? (init + v34) : init);
-    const uint e131 = (part_start_2 + ((((part_end_3 > part_start_2) ? (part_end_3 - part_start_2) : 0u) / 4u) * 4u));
-    for (uint i_35 = part_start_2; i_35 < e131; i_35 += 4u) {
-        const uint v36 = b1[(off + i_35)];
-        const uint v37 = run;
-        b0[(out_off + i_35)] = v37;
-        const uint v38 = run;
-        run = (v38 + v36);
-        const uint e140 = (i_35 + 1u);
-        const uint v39 = b1[(off + e140)];
-        const uint v40 = run;
-        b0[(out_off + e140)] = v40;
-        const uint v41 = run;
-        run = (v41 + v39);
-        const uint e147 = (i_35 + 2u);
-        const uint v42 = b1[(off + e147)];
-        const uint v43 = run;
-        b0[(out_off + e147)] = v43;
-        const uint v44 = run;
-        run = (v44 + v42);
-        const uint e154 = (i_35 + 3u);
-        const uint v45 = b1[(off + e154)];
-        const uint v46 = run;
-        b0[(out_off + e154)] = v46;
-        const uint v47 = run;
-        run = (v47 + v45);
-    }
-    for (uint i_48 = e131; i_48 < part_end_3; i_48++) {
-        const uint v49 = b1[(off + i_48)];
-        const uint v50 = run;
-        b0[(out_off + i_48)] = v50;
-        const uint v51 = run;
-        run = (v51 + v49);
+    const float v34 = scan[e7];
+    const bool e122 = (e7 >= 256u);
+    const float v35 = scan[(e122 ? (e7 - 256u) : e7)];
+    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+    scan[e7] = (e122 ? fmax(v35, v34) : v34);
+    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+    const float v36 = scan[e7];
+    const bool e130 = (e7 >= 512u);
+    const float v37 = scan[(e130 ? (e7 - 512u) : e7)];
+    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+    scan[e7] = (e130 ? fmax(v37, v36) : v36);
+    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+    const bool e137 = (e7 > 0u);
+    const float v38 = scan[(e137 ? e61 : 0u)];
+    const float e140 = (e137 ? v38 : 0.0f);
+    run = e140;
+    if (e19) {
+        const uint e21 = (off + part_start_2);
+        const float v39 = b1[e21];
+        const float e147 = ((e137 || false) ? fmax(e140, v39) : v39);
+        b0[(out_off + part_start_2)] = e147;
+        run = e147;
+        const uint e24 = (part_start_2 + 1u);
+        const uint e31 = (e24 + ((((part_end_3 > e24) ? (part_end_3 - e24) : 0u) / 4u) * 4u));
+        for (uint i_40 = e24; i_40 < e31; i_40 += 4u) {
+            const float v41 = run;
+            const float v42 = b1[(off + i_40)];
+            const float e153 = fmax(v41, v42);
+            b0[(out_off + i_40)] = e153;
+            run = e153;
+            const float v43 = run;
+            const uint e154 = (i_40 + 1u);
+            const float v44 = b1[(off + e154)];
+            const float e159 = fmax(v43, v44);
+            b0[(out_off + e154)] = e159;
+            run = e159;
+            const float v45 = run;
+            const uint e160 = (i_40 + 2u);
+            const float v46 = b1[(off + e160)];
+            const float e165 = fmax(v45, v46);
+            b0[(out_off + e160)] = e165;
+            run = e165;
+            const float v47 = run;
+            const uint e166 = (i_40 + 3u);
+            const float v48 = b1[(off + e166)];
+            const float e171 = fmax(v47, v48);
+            b0[(out_off + e166)] = e171;
+            run = e171;
+        }
+        for (uint i_49 = e31; i_49 < part_end_3; i_49++) {
+            const float v50 = run;
+            const float v51 = b1[(off + i_49)];
+            const float e177 = fmax(v50, v51);
+            b0[(out_off + i_49)] = e177;
+            run = e177;
+        }
     }
 }
