@@ -13,7 +13,7 @@
 # The device machine has CUDA 13 (its own NVRTC), the driver, Python with CuPy and PyTorch, and
 # no Rust: everything Rust is built here. The binaries are packed with xz to stay far under the
 # 64 MiB that travels. Environment for `device`: STRATA_GPU_STEPS (space-separated subset of
-# `devices check bench baselines tests opencl difftest`, default all), STRATA_GPU_PROGRAMS
+# `devices check bench baselines loadab tests opencl difftest`, default all but loadab), STRATA_GPU_PROGRAMS
 # (difftest programs, default 10000), STRATA_GPU_SIZE (bench size, default 2^26),
 # STRATA_GPU_FILTER (bench filter), STRATA_GPU_TESTS (words: run only the test binaries named
 # with one), STRATA_GPU_DEADLINE (seconds for the whole run, default 570).
@@ -148,6 +148,12 @@ device() {
                 ${STRATA_GPU_FILTER:+--filter "$STRATA_GPU_FILTER"}
             ;;
         baselines) step 200 baselines python3 scripts/gpu_baselines.py ;;
+        loadab)
+            # The same reductions with kernels loaded as CUBIN (the default) and as PTX.
+            step 60 load-cubin strata bench --device cuda:0 --size 2^26 --reps 20 --filter dot
+            step 60 load-ptx env STRATA_CUDA_LOAD=ptx strata bench --device cuda:0 --size 2^26 \
+                --reps 20 --filter dot
+            ;;
         opencl)
             if [ "${STRATA_OPENCL_PLATFORM:-}" = nvidia ]; then
                 step 200 opencl-check strata check --device opencl:0

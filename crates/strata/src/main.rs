@@ -25,9 +25,9 @@ commands:
       mismatch with its program, then `N passed, M failed`. Exit code 1 on a mismatch.
   bench [--json] [--filter S] [--device SPEC[,SPEC...]] [--size N] [--reps R]
       Run the benchmarks vadd, saxpy, dot and sum, the pattern benchmarks pat_vadd,
-      pat_saxpy, pat_dot, pat_dot_unfused, pat_sum, pat_scan, its staging variants
-      pat_scan_k4, _k8, _k12, _g512_k8, _g512_k16 and pat_scan_multipass, pat_sort and its
-      variants pat_sort_b4, _b6, _k8, _k12, _k20, _g128, _m4, _m16, _pairs, _u64, and the
+      pat_saxpy, pat_dot, pat_dot_unfused, pat_sum, pat_scan, its variants
+      pat_scan_lookback, _k4, _k8, _k12, _g512_k8, _g512_k16 and pat_scan_multipass, pat_sort
+      and its variants pat_sort_b4, _b6, _k8, _k12, _k20, _g128, _m4, _m16, _pairs, _u64, and the
       SGEMM benchmarks sgemm and sgemm_<tiling> (those whose name contains S; --filter
       pat_sort runs every sort) with strata kernels on a device and with a baseline (rayon on
       the host; on CUDA devices hand-written CUDA C, and cuBLAS for SGEMM); N elements

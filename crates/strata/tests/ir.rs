@@ -586,6 +586,58 @@ fn staged(factor: u32, offset: f32) -> Kernel {
     .unwrap()
 }
 
+/// A kernel whose expression DAG shares each step three times (the look-back scan's shape):
+/// building and launching it is linear in its size. Keyed or printed as a tree it would be
+/// 3^60 nodes (the look-back scan's 16 steps cost a second per launch that way, 2026-11-22).
+#[test]
+fn deeply_shared_expressions_build_and_run() {
+    let (_guard, d, q) = cpu();
+    let k = Kernel::build("shared_chain", |k| {
+        let x = k.read::<u32>("x");
+        let out = k.write::<u32>("out");
+        let i = global_id(0);
+        let mut a = x.at(i);
+        for step in 0..60u32 {
+            // `a` three times per step, never named.
+            a = select::<u32>(a.gt(step), a + 1u32, a ^ step) + (a & 1u32);
+        }
+        out.set(i, a);
+    })
+    .unwrap();
+    let xs: Vec<u32> = (0..64).map(|i| i * 37 % 101).collect();
+    let x = Buffer::from_slice(&q, &xs).unwrap();
+    let out = Buffer::<u32>::new(&d, xs.len()).unwrap();
+    q.launch(&k, NdRange::new(xs.len()), args![&x, &out])
+        .unwrap();
+    let want: Vec<u32> = xs
+        .iter()
+        .map(|&v| {
+            let mut a = v;
+            for step in 0..60u32 {
+                a = (if a > step { a + 1 } else { a ^ step }) + (a & 1);
+            }
+            a
+        })
+        .collect();
+    assert_eq!(q.read(&out).unwrap(), want);
+    // The same recording again is the same kernel for the device's cache.
+    let before = d.compile_count();
+    let again = Kernel::build("shared_chain", |k| {
+        let x = k.read::<u32>("x");
+        let out = k.write::<u32>("out");
+        let i = global_id(0);
+        let mut a = x.at(i);
+        for step in 0..60u32 {
+            a = select::<u32>(a.gt(step), a + 1u32, a ^ step) + (a & 1u32);
+        }
+        out.set(i, a);
+    })
+    .unwrap();
+    q.launch(&again, NdRange::new(xs.len()), args![&x, &out])
+        .unwrap();
+    assert_eq!(d.compile_count(), before, "found in the cache");
+}
+
 #[test]
 fn staged_values_compile_once_per_value() {
     let (_guard, d, q) = cpu();

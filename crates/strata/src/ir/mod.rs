@@ -860,6 +860,39 @@ impl std::fmt::Debug for StubDecl {
     }
 }
 
+impl Function {
+    /// A 128-bit fingerprint of the whole function (name, parameters, every expression of the
+    /// arena in order, values, declarations, stubs and the statement tree), linear in its size.
+    /// Equal functions have equal fingerprints; the device kernel caches key on it. (The IR
+    /// text is no key: it prints shared sub-expressions once per use, which grows
+    /// exponentially with chains of `select`s that each use the previous one twice.)
+    pub fn fingerprint(&self) -> u128 {
+        use std::hash::{Hash, Hasher};
+        // The parts without `Hash`; their `Debug` form is linear (it names expressions by id).
+        let rest = format!(
+            "{:?}{:?}{:?}{:?}{}{:?}{:?}",
+            self.params,
+            self.values,
+            self.locals,
+            self.privates,
+            self.loop_count,
+            self.stubs,
+            self.body
+        );
+        let mut hs = [1u8, 2].map(|salt| {
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            salt.hash(&mut h);
+            h
+        });
+        for h in &mut hs {
+            self.name.hash(h);
+            self.exprs.exprs.hash(h);
+            rest.hash(h);
+        }
+        (u128::from(hs[0].finish()) << 64) | u128::from(hs[1].finish())
+    }
+}
+
 impl fmt::Display for Function {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&print::function_to_string(self))

@@ -25,11 +25,13 @@
 //! baseline of the sorts is measured once per run and size and shared by all of them.
 //!
 //! **Scan variants**, to compare stagings in one run (`strata bench --filter pat_scan` runs
-//! them all): `pat_scan_kK` sets [`Staging::scan_items_per_thread`](super::Staging) to `K`
-//! (elements per work-item of a look-back tile), `pat_scan_gG_kK` also the work-group size to
-//! `G`, and `pat_scan_multipass` forces the portable three-pass scan
-//! ([`ScanAlgorithm::MultiPass`]). On devices where scans do not use the look-back scan (the
-//! CPU backend, OpenCL) the `K` variants run the multi-pass scan like `pat_scan`. The `local`
+//! them all): `pat_scan` is the default ([`ScanAlgorithm::Auto`], the multi-pass scan);
+//! `pat_scan_lookback` forces the single-pass look-back scan ([`ScanAlgorithm::LookBack`]),
+//! `pat_scan_kK` does too with [`Staging::scan_items_per_thread`](super::Staging) set to `K`
+//! (elements per work-item of a look-back tile), `pat_scan_gG_kK` also with the work-group size
+//! `G`; `pat_scan_multipass` forces the portable three-pass scan
+//! ([`ScanAlgorithm::MultiPass`]). Where the look-back scan cannot run (OpenCL) the look-back
+//! variants run the multi-pass scan like `pat_scan`. The `local`
 //! and `groups` columns of a scan row are the work-group size and the number of work-groups
 //! (tiles) of the look-back pass, or of the first multi-pass pass.
 //!
@@ -53,13 +55,14 @@ use rayon::prelude::*;
 use std::time::Instant;
 
 /// The pattern benchmarks, in the order they run.
-pub const BENCHES: [&str; 23] = [
+pub const BENCHES: [&str; 24] = [
     "pat_vadd",
     "pat_saxpy",
     "pat_dot",
     "pat_dot_unfused",
     "pat_sum",
     "pat_scan",
+    "pat_scan_lookback",
     "pat_scan_k4",
     "pat_scan_k8",
     "pat_scan_k12",
@@ -79,9 +82,11 @@ pub const BENCHES: [&str; 23] = [
     "pat_sort_u64",
 ];
 
-/// The exec a scan benchmark runs with: `pat_scan` the default, `pat_scan_kK` with `K` items
-/// per work-item in look-back tiles, `pat_scan_gG_kK` also work-groups of `G` (capped by the
-/// device), `pat_scan_multipass` the multi-pass scan. `None` for other names.
+/// The exec a scan benchmark runs with: `pat_scan` the default, `pat_scan_lookback` the
+/// look-back scan, `pat_scan_kK` the look-back scan with `K` items per work-item in its tiles,
+/// `pat_scan_gG_kK` also work-groups of `G` (capped by the device), `pat_scan_multipass` the
+/// multi-pass scan. The look-back variants stay on the default where the device cannot run the
+/// look-back scan. `None` for other names.
 fn scan_exec(ex: &Exec, name: &str) -> Option<Result<Exec, BenchError>> {
     let variant = name.strip_prefix("pat_scan")?;
     if variant.is_empty() {
@@ -92,6 +97,17 @@ fn scan_exec(ex: &Exec, name: &str) -> Option<Result<Exec, BenchError>> {
             ex.with_scan_algorithm(super::ScanAlgorithm::MultiPass)
                 .map_err(BenchError::from),
         );
+    }
+    let ex = if ex.device().info().group_forward_progress() {
+        match ex.with_scan_algorithm(super::ScanAlgorithm::LookBack) {
+            Ok(ex) => ex,
+            Err(e) => return Some(Err(e.into())),
+        }
+    } else {
+        ex.clone()
+    };
+    if variant == "_lookback" {
+        return Some(Ok(ex));
     }
     let mut st = ex.staging();
     for part in variant.split('_').skip(1) {

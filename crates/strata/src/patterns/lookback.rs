@@ -229,14 +229,16 @@ where
                             let ready = (high & !3u32).eq(tag) & (high & 3u32).ne(0u32);
                             let prefix = high.eq(tag | PREFIX);
                             let v = from_bits::<T>(word.cast::<u32>());
-                            let take = !stop & ready;
-                            a = select(take, select(h, op(v, a), v), a);
-                            h = h | take;
-                            done = done | (take & prefix);
-                            taken = taken + select(take, 1u32, 0u32);
+                            let take = (!stop & ready).named("look_take");
+                            // Each step's state is named (computed once, here): as one
+                            // expression the 16 steps would nest `a` three times per step.
+                            a = select(take, select(h, op(v, a), v), a).named("look_a");
+                            h = (h | take).named("look_h");
+                            done = (done | (take & prefix)).named("look_done");
+                            taken = (taken + select(take, 1u32, 0u32)).named("look_taken");
                             // Stop at the first tile with nothing yet (wait for it), and
                             // after the first inclusive prefix.
-                            stop = stop | !ready | prefix;
+                            stop = (stop | !ready | prefix).named("look_stop");
                         }
                         acc.set(a);
                         has.set(h);

@@ -118,9 +118,12 @@ impl Staging {
 /// How scans ([`View::inclusive_scan`](super::View::inclusive_scan) and the others) run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ScanAlgorithm {
-    /// [`LookBack`](Self::LookBack) on CUDA devices for elements of 4 bytes (`i32`, `u32`,
-    /// `f32`) when the tile fits the device's local memory, [`MultiPass`](Self::MultiPass)
-    /// otherwise (OpenCL devices, the CPU backend, other element types).
+    /// [`MultiPass`](Self::MultiPass) on every device. (The look-back scan was the default on
+    /// CUDA until its first measurement on an H100 took 1.1 s for 2^26 `u32`, against 8 ms for
+    /// the multi-pass scan, 2026-11-22: the host printed the kernel's IR on every build, which
+    /// grew exponentially with the look-back's unrolled steps. That is fixed; the look-back
+    /// scan's own GPU time is not measured yet, and `Auto` stays on the measured scan until
+    /// it is.)
     Auto,
     /// Reduce-then-scan: a pass writing each block's total, a scan of the totals by one
     /// work-group, and a pass scanning each block from its carry (three launches, the input
@@ -362,7 +365,6 @@ impl Exec {
         let fits = super::lookback::local_bytes(self.staging) <= info.local_mem_size;
         match self.scan {
             _ if elem_size != 4 || !fits => ScanAlgorithm::MultiPass,
-            ScanAlgorithm::Auto if info.backend == BackendKind::Cuda => ScanAlgorithm::LookBack,
             ScanAlgorithm::LookBack => ScanAlgorithm::LookBack,
             _ => ScanAlgorithm::MultiPass,
         }

@@ -25,7 +25,11 @@ pub struct Kernel {
 
 struct KernelInner {
     valid: Arc<ValidFunction>,
-    key: String,
+    /// [`ir::Function::fingerprint`] of the optimized IR: the device caches' key.
+    key: u128,
+    /// The optimized IR as text, printed when first asked for (it can be large: see
+    /// `fingerprint`).
+    text: std::sync::OnceLock<String>,
     gathers: Vec<GatherDecl>,
     /// This kernel compiled, per device (the device's identity): a launch finds its code
     /// without hashing the IR text for the device's cache.
@@ -79,25 +83,28 @@ impl Kernel {
     }
 
     fn with_gathers(f: ir::Function, gathers: Vec<GatherDecl>) -> Result<Kernel> {
-        let text = f.to_string();
+        // The IR is printed only for an error message (or STRATA_DUMP, or `ir_text`).
         ir::validate(f.clone())
-            .map_err(|e| Error::InvalidKernel(format!("{e}\n--- IR ---\n{text}")))?;
+            .map_err(|e| Error::InvalidKernel(format!("{e}\n--- IR ---\n{f}")))?;
+        let before = f.clone();
         let opts = ir::passes::PassOptions {
             validate_each: false,
             ..Default::default()
         };
         let optimized = ir::passes::optimize(f, &opts);
-        let otext = optimized.to_string();
-        let valid = ir::validate(optimized).map_err(|e| {
-            Error::InvalidKernel(format!("strata bug: optimization produced invalid IR: {e}\n--- IR before ---\n{text}\n--- after ---\n{otext}"))
+        let key = optimized.fingerprint();
+        let valid = ir::validate(optimized.clone()).map_err(|e| {
+            Error::InvalidKernel(format!("strata bug: optimization produced invalid IR: {e}\n--- IR before ---\n{before}\n--- after ---\n{optimized}"))
         })?;
+        drop((before, optimized));
         if std::env::var("STRATA_DUMP").is_ok_and(|v| v.split(',').any(|p| p == "ir")) {
-            eprintln!("{otext}");
+            eprintln!("{}", valid.function());
         }
         let k = Kernel {
             inner: Arc::new(KernelInner {
                 valid: Arc::new(valid),
-                key: otext,
+                key,
+                text: std::sync::OnceLock::new(),
                 gathers,
                 compiled: Mutex::new(Vec::new()),
             }),
@@ -127,7 +134,9 @@ impl Kernel {
 
     /// The optimized IR in text form.
     pub fn ir_text(&self) -> &str {
-        &self.inner.key
+        self.inner
+            .text
+            .get_or_init(|| self.inner.valid.function().to_string())
     }
 
     /// The gather reductions the kernel declares, in declaration order.
@@ -135,8 +144,8 @@ impl Kernel {
         &self.inner.gathers
     }
 
-    pub(crate) fn cache_key(&self) -> &str {
-        &self.inner.key
+    pub(crate) fn cache_key(&self) -> u128 {
+        self.inner.key
     }
 
     pub(crate) fn valid(&self) -> &ValidFunction {

@@ -233,7 +233,7 @@ impl fmt::Display for DeviceInfo {
 pub(crate) struct DeviceInner {
     pub(crate) backend: Box<dyn DeviceBackend>,
     pub(crate) uid: u64,
-    cache: Mutex<HashMap<String, Arc<dyn CompiledKernel>>>,
+    cache: Mutex<HashMap<u128, Arc<dyn CompiledKernel>>>,
     compiles: AtomicU64,
 }
 
@@ -355,17 +355,13 @@ impl Device {
             return Ok(k);
         }
         let key = kernel.cache_key();
-        let cached = self.inner.cache.lock().unwrap().get(key).cloned();
+        let cached = self.inner.cache.lock().unwrap().get(&key).cloned();
         let k = match cached {
             Some(k) => k,
             None => {
                 let k = self.inner.backend.compile(kernel.valid())?;
                 self.inner.compiles.fetch_add(1, Ordering::Relaxed);
-                self.inner
-                    .cache
-                    .lock()
-                    .unwrap()
-                    .insert(key.to_string(), k.clone());
+                self.inner.cache.lock().unwrap().insert(key, k.clone());
                 k
             }
         };
