@@ -636,6 +636,18 @@ fn deeply_shared_expressions_build_and_run() {
     q.launch(&again, NdRange::new(xs.len()), args![&x, &out])
         .unwrap();
     assert_eq!(d.compile_count(), before, "found in the cache");
+    // Its text names the shared steps once each (`$eN = ...` after the body) instead of
+    // repeating them: short, and every named expression is defined.
+    let text = k.ir_text();
+    assert!(text.len() < 20_000, "{} bytes:\n{text}", text.len());
+    assert!(text.contains("  where\n    $e"), "{text}");
+    for r in text.split("$e").skip(1) {
+        let n: String = r.chars().take_while(|c| c.is_ascii_digit()).collect();
+        assert!(
+            text.contains(&format!("    $e{n} = ")),
+            "$e{n} undefined:\n{text}"
+        );
+    }
 }
 
 #[test]

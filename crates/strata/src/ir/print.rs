@@ -7,6 +7,14 @@
 //!     load x_i: f32 = x[i]
 //!     ...
 //! ```
+//!
+//! Large sub-expressions used more than once are written once, after the body:
+//!
+//! ```text
+//!   store out[global_id(0)] = (select(($e42 > 6u32), ...) + ($e42 & 1u32))
+//!   where
+//!     $e42 = (select(...) + ...)
+//! ```
 
 use super::*;
 use std::fmt::Write;
@@ -19,24 +27,159 @@ pub fn value_name(f: &Function, v: ValueId) -> String {
     }
 }
 
-/// An expression, printed inline.
+/// Largest inline size (in expression nodes) of a sub-expression that is written out at each
+/// of its uses; a larger one used more than once is written once, as `$eN = ...` after the
+/// body (or after the expression), and referred to as `$eN`.
+const INLINE_MAX: u64 = 32;
+
+/// What a printing of `f` needs besides `f`: which expressions are written once under a name.
+/// Deciding in arena order (operands come before their users) keeps the text linear in the
+/// function's size; written inline, a chain of expressions that each use the previous one
+/// twice would double with every link.
+struct Printer<'a> {
+    f: &'a Function,
+    bound: Vec<bool>,
+}
+
+impl<'a> Printer<'a> {
+    fn new(f: &'a Function) -> Printer<'a> {
+        let n = f.exprs.len();
+        let mut uses = vec![0u32; n];
+        let count = |id: ExprId, uses: &mut Vec<u32>| {
+            if let Some(u) = uses.get_mut(id.0 as usize) {
+                *u = u.saturating_add(1);
+            }
+        };
+        for (_, e, _) in f.exprs.iter() {
+            for a in expr_operands(e) {
+                count(a, &mut uses);
+            }
+        }
+        fn stmts(b: &Block, on: &mut dyn FnMut(ExprId)) {
+            for s in b {
+                for a in stmt_operands(s) {
+                    on(a);
+                }
+                match s {
+                    Stmt::If {
+                        then, otherwise, ..
+                    } => {
+                        stmts(then, on);
+                        stmts(otherwise, on);
+                    }
+                    Stmt::For { body, .. } | Stmt::Loop { body, .. } => stmts(body, on),
+                    _ => {}
+                }
+            }
+        }
+        stmts(&f.body, &mut |a| count(a, &mut uses));
+        let mut size = vec![1u64; n];
+        let mut bound = vec![false; n];
+        for (id, e, _) in f.exprs.iter() {
+            let i = id.0 as usize;
+            let mut s = 1u64;
+            for a in expr_operands(e) {
+                let j = a.0 as usize;
+                // A well-formed arena refers only to earlier expressions.
+                if j < i && !bound[j] {
+                    s = s.saturating_add(size[j]);
+                } else {
+                    s = s.saturating_add(1);
+                }
+            }
+            size[i] = s;
+            bound[i] = s > INLINE_MAX && uses[i] > 1;
+        }
+        Printer { f, bound }
+    }
+
+    fn is_bound(&self, id: ExprId) -> bool {
+        self.bound.get(id.0 as usize).copied().unwrap_or(false)
+    }
+
+    fn string(&self, id: ExprId) -> String {
+        let mut s = String::new();
+        write_expr(self, id, &mut s);
+        s
+    }
+
+    /// The named expressions among `roots` and what they use, in arena order.
+    fn bound_under(&self, roots: &[ExprId]) -> Vec<ExprId> {
+        let mut seen = vec![false; self.f.exprs.len()];
+        let mut stack: Vec<ExprId> = roots.to_vec();
+        let mut found = Vec::new();
+        while let Some(id) = stack.pop() {
+            let i = id.0 as usize;
+            if i >= seen.len() || seen[i] {
+                continue;
+            }
+            seen[i] = true;
+            if self.bound[i] {
+                found.push(id);
+            }
+            stack.extend(
+                expr_operands(self.f.exprs.get(id))
+                    .into_iter()
+                    .filter(|a| (a.0 as usize) < i),
+            );
+        }
+        found.sort_by_key(|id| id.0);
+        found
+    }
+
+    /// `$eN = ...` for each named expression in `ids`.
+    fn definitions(&self, ids: &[ExprId]) -> Vec<String> {
+        ids.iter()
+            .map(|&id| {
+                let mut s = format!("$e{} = ", id.0);
+                write_inline(self, id, &mut s);
+                s
+            })
+            .collect()
+    }
+}
+
+/// An expression, printed inline; sub-expressions that are large and used more than once are
+/// written once after it (`... where $e7 = ...`).
 pub fn expr_to_string(f: &Function, id: ExprId) -> String {
-    let mut s = String::new();
-    write_expr(f, id, &mut s);
+    let p = Printer::new(f);
+    let mut s = p.string(id);
+    let defs = p.definitions(&p.bound_under(&[id]));
+    if !defs.is_empty() {
+        let _ = write!(s, " where {}", defs.join(", "));
+    }
     s
 }
 
-fn write_expr(f: &Function, id: ExprId, out: &mut String) {
+fn write_expr(p: &Printer, id: ExprId, out: &mut String) {
+    if p.is_bound(id) {
+        let _ = write!(out, "$e{}", id.0);
+    } else {
+        write_inline(p, id, out);
+    }
+}
+
+fn write_inline(p: &Printer, id: ExprId, out: &mut String) {
+    let f = p.f;
     if id.0 as usize >= f.exprs.len() {
         let _ = write!(out, "<missing %{}>", id.0);
         return;
     }
+    // An operand at or after its user (only in malformed IR) is named, not followed: a cycle
+    // would never end.
+    let write_expr = |p: &Printer, a: ExprId, out: &mut String| {
+        if a.0 >= id.0 {
+            let _ = write!(out, "%{}", a.0);
+        } else {
+            write_expr(p, a, out);
+        }
+    };
     let list = |args: &[ExprId], out: &mut String| {
         for (i, a) in args.iter().enumerate() {
             if i > 0 {
                 out.push_str(", ");
             }
-            write_expr(f, *a, out);
+            write_expr(p, *a, out);
         }
     };
     match f.exprs.get(id) {
@@ -65,13 +208,13 @@ fn write_expr(f: &Function, id: ExprId, out: &mut String) {
                 UnaryOp::Neg => "-",
                 UnaryOp::Not => "!",
             });
-            write_expr(f, *a, out);
+            write_expr(p, *a, out);
         }
         Expr::Binary(op, a, b) => {
             out.push('(');
-            write_expr(f, *a, out);
+            write_expr(p, *a, out);
             let _ = write!(out, " {} ", op.symbol());
-            write_expr(f, *b, out);
+            write_expr(p, *b, out);
             out.push(')');
         }
         Expr::Select(c, a, b) => {
@@ -81,12 +224,12 @@ fn write_expr(f: &Function, id: ExprId, out: &mut String) {
         }
         Expr::Cast(a, s) => {
             let _ = write!(out, "cast<{s}>(");
-            write_expr(f, *a, out);
+            write_expr(p, *a, out);
             out.push(')');
         }
         Expr::Bitcast(a, t) => {
             let _ = write!(out, "bitcast<{t}>(");
-            write_expr(f, *a, out);
+            write_expr(p, *a, out);
             out.push(')');
         }
         Expr::Math(m, args) => {
@@ -96,7 +239,7 @@ fn write_expr(f: &Function, id: ExprId, out: &mut String) {
         }
         Expr::Splat(a, w) => {
             let _ = write!(out, "splat{w}(");
-            write_expr(f, *a, out);
+            write_expr(p, *a, out);
             out.push(')');
         }
         Expr::Stub(n, args) => {
@@ -114,17 +257,18 @@ fn write_expr(f: &Function, id: ExprId, out: &mut String) {
             out.push(')');
         }
         Expr::Extract(a, i) => {
-            write_expr(f, *a, out);
+            write_expr(p, *a, out);
             let _ = write!(out, ".{}", ["x", "y", "z", "w"][*i as usize % 4]);
         }
     }
 }
 
-fn mem_ref(f: &Function, mem: Mem, index: ExprId) -> String {
+fn mem_ref(p: &Printer, mem: Mem, index: ExprId) -> String {
+    let f = p.f;
     let name = f.mem_name(mem);
     match mem {
         Mem::Private(p) if f.privates.get(p as usize).is_some_and(|d| d.len.is_none()) => name,
-        _ => format!("{name}[{}]", expr_to_string(f, index)),
+        _ => format!("{name}[{}]", p.string(index)),
     }
 }
 
@@ -137,13 +281,14 @@ fn fence_name(fe: Fence) -> &'static str {
     }
 }
 
-fn write_block(f: &Function, block: &Block, depth: usize, out: &mut String) {
+fn write_block(p: &Printer, block: &Block, depth: usize, out: &mut String) {
     for s in block {
-        write_stmt(f, s, depth, out);
+        write_stmt(p, s, depth, out);
     }
 }
 
-fn write_stmt(f: &Function, s: &Stmt, depth: usize, out: &mut String) {
+fn write_stmt(p: &Printer, s: &Stmt, depth: usize, out: &mut String) {
+    let f = p.f;
     let pad = "  ".repeat(depth);
     let ty = |v: ValueId| {
         f.values
@@ -157,7 +302,7 @@ fn write_stmt(f: &Function, s: &Stmt, depth: usize, out: &mut String) {
                 "{pad}let {}: {} = {}",
                 value_name(f, *value),
                 ty(*value),
-                expr_to_string(f, *expr)
+                p.string(*expr)
             );
         }
         Stmt::Load { value, mem, index } => {
@@ -166,7 +311,7 @@ fn write_stmt(f: &Function, s: &Stmt, depth: usize, out: &mut String) {
                 "{pad}load {}: {} = {}",
                 value_name(f, *value),
                 ty(*value),
-                mem_ref(f, *mem, *index)
+                mem_ref(p, *mem, *index)
             );
         }
         Stmt::AtomicLoad { value, mem, index } => {
@@ -175,15 +320,15 @@ fn write_stmt(f: &Function, s: &Stmt, depth: usize, out: &mut String) {
                 "{pad}{}: {} = atomic_load(&{})",
                 value_name(f, *value),
                 ty(*value),
-                mem_ref(f, *mem, *index)
+                mem_ref(p, *mem, *index)
             );
         }
         Stmt::Store { mem, index, value } => {
             let _ = writeln!(
                 out,
                 "{pad}store {} = {}",
-                mem_ref(f, *mem, *index),
-                expr_to_string(f, *value)
+                mem_ref(p, *mem, *index),
+                p.string(*value)
             );
         }
         Stmt::Atomic {
@@ -198,22 +343,22 @@ fn write_stmt(f: &Function, s: &Stmt, depth: usize, out: &mut String) {
             if let Some(r) = result {
                 let _ = write!(out, "{}: {} = ", value_name(f, *r), ty(*r));
             }
-            let _ = write!(out, "{}(&{}", op.name(), mem_ref(f, *mem, *index));
+            let _ = write!(out, "{}(&{}", op.name(), mem_ref(p, *mem, *index));
             if let Some(c) = compare {
-                let _ = write!(out, ", {}", expr_to_string(f, *c));
+                let _ = write!(out, ", {}", p.string(*c));
             }
-            let _ = writeln!(out, ", {})", expr_to_string(f, *operand));
+            let _ = writeln!(out, ", {})", p.string(*operand));
         }
         Stmt::If {
             cond,
             then,
             otherwise,
         } => {
-            let _ = writeln!(out, "{pad}if {} {{", expr_to_string(f, *cond));
-            write_block(f, then, depth + 1, out);
+            let _ = writeln!(out, "{pad}if {} {{", p.string(*cond));
+            write_block(p, then, depth + 1, out);
             if !otherwise.is_empty() {
                 let _ = writeln!(out, "{pad}}} else {{");
-                write_block(f, otherwise, depth + 1, out);
+                write_block(p, otherwise, depth + 1, out);
             }
             let _ = writeln!(out, "{pad}}}");
         }
@@ -231,16 +376,16 @@ fn write_stmt(f: &Function, s: &Stmt, depth: usize, out: &mut String) {
                 id.0,
                 value_name(f, *var),
                 ty(*var),
-                expr_to_string(f, *start),
-                expr_to_string(f, *end),
-                expr_to_string(f, *step)
+                p.string(*start),
+                p.string(*end),
+                p.string(*step)
             );
-            write_block(f, body, depth + 1, out);
+            write_block(p, body, depth + 1, out);
             let _ = writeln!(out, "{pad}}}");
         }
         Stmt::Loop { id, body } => {
             let _ = writeln!(out, "{pad}loop'{} {{", id.0);
-            write_block(f, body, depth + 1, out);
+            write_block(p, body, depth + 1, out);
             let _ = writeln!(out, "{pad}}}");
         }
         Stmt::Break(id) => {
@@ -270,10 +415,10 @@ fn write_stmt(f: &Function, s: &Stmt, depth: usize, out: &mut String) {
                 value_name(f, *value),
                 ty(*value),
                 op.name(),
-                expr_to_string(f, *arg)
+                p.string(*arg)
             );
             if let Some(src) = source {
-                let _ = write!(out, ", {}", expr_to_string(f, *src));
+                let _ = write!(out, ", {}", p.string(*src));
             }
             let _ = writeln!(out, ")");
         }
@@ -339,7 +484,16 @@ pub fn function_to_string(f: &Function) -> String {
             }
         }
     }
-    write_block(f, &f.body, 1, &mut out);
+    let p = Printer::new(f);
+    write_block(&p, &f.body, 1, &mut out);
+    let all: Vec<ExprId> = f.exprs.iter().map(|(id, _, _)| id).collect();
+    let defs = p.definitions(&p.bound_under(&all));
+    if !defs.is_empty() {
+        out.push_str("  where\n");
+        for d in defs {
+            let _ = writeln!(out, "    {d}");
+        }
+    }
     out.push_str("}\n");
     out
 }
