@@ -68,7 +68,11 @@ fn invalid_device_spec() {
             &e.to_string(),
             &[&format!("`{spec}`"), "cpu", "opencl:N", "cuda:N", "best"],
         );
+        // `str::parse` is the same, error included.
+        assert_eq!(spec.parse::<Device>().unwrap_err(), e);
     }
+    let d: Device = "cpu".parse().unwrap();
+    assert_eq!(d.info().backend, BackendKind::Cpu);
 }
 
 #[test]

@@ -59,8 +59,9 @@ impl fmt::Display for BackendKind {
     }
 }
 
-/// A device's property summary.
+/// A device's property summary. New properties may be added: it is `#[non_exhaustive]`.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct DeviceInfo {
     /// The backend.
     pub backend: BackendKind,
@@ -257,6 +258,15 @@ impl PartialEq for Device {
 
 static NEXT_UID: AtomicU64 = AtomicU64::new(1);
 
+/// `"cuda:0".parse::<Device>()`: [`Device::from_spec`].
+impl std::str::FromStr for Device {
+    type Err = Error;
+
+    fn from_str(spec: &str) -> Result<Device> {
+        Device::from_spec(spec)
+    }
+}
+
 impl Device {
     pub(crate) fn from_backend(backend: Box<dyn DeviceBackend>) -> Device {
         Device {
@@ -280,7 +290,8 @@ impl Device {
     }
 
     /// The device named by `spec`: `cpu`, `opencl:N`, `cuda:N`, or `best` (the first CUDA
-    /// device, else the first OpenCL device that is not a CPU, else the CPU backend).
+    /// device, else the first OpenCL device that is not a CPU, else the CPU backend). The same
+    /// as `spec.parse::<Device>()`.
     pub fn from_spec(spec: &str) -> Result<Device> {
         let spec = spec.trim();
         let all = devices();
