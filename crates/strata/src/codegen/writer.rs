@@ -608,17 +608,7 @@ fn axis(d: u8) -> char {
 impl<'a> Writer<'a> {
     fn new(vf: &'a ValidFunction, d: &'static Dialect) -> Self {
         let f = vf.function();
-        let mut uses = vec![0u32; f.exprs.len()];
-        for (_, e, _) in f.exprs.iter() {
-            for o in ir::expr_operands(e) {
-                uses[o.0 as usize] += 1;
-            }
-        }
-        ir::walk_block(&f.body, &mut |s| {
-            for o in ir::stmt_operands(s) {
-                uses[o.0 as usize] += 1;
-            }
-        });
+        let uses = ir::expr_uses(f);
         let mut labels = HashSet::new();
         find_labels(&f.body, &mut Vec::new(), &mut labels);
         let mut taken: HashSet<String> = HashSet::new();

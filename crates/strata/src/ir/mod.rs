@@ -926,6 +926,25 @@ pub fn walk_block(block: &Block, f: &mut impl FnMut(&Stmt)) {
     }
 }
 
+/// How many times each expression of `f`'s arena is used: as an operand of another
+/// expression (once per occurrence) or of a statement. Operands outside the arena (only in
+/// malformed IR) are not counted.
+pub fn expr_uses(f: &Function) -> Vec<u32> {
+    let mut uses = vec![0u32; f.exprs.len()];
+    let mut count = |id: ExprId| {
+        if let Some(u) = uses.get_mut(id.0 as usize) {
+            *u = u.saturating_add(1);
+        }
+    };
+    for (_, e, _) in f.exprs.iter() {
+        expr_operands(e).into_iter().for_each(&mut count);
+    }
+    walk_block(&f.body, &mut |s| {
+        stmt_operands(s).into_iter().for_each(&mut count)
+    });
+    uses
+}
+
 /// The expressions a statement uses directly (not those of nested blocks).
 pub fn stmt_operands(stmt: &Stmt) -> Vec<ExprId> {
     match stmt {

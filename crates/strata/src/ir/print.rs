@@ -44,35 +44,7 @@ struct Printer<'a> {
 impl<'a> Printer<'a> {
     fn new(f: &'a Function) -> Printer<'a> {
         let n = f.exprs.len();
-        let mut uses = vec![0u32; n];
-        let count = |id: ExprId, uses: &mut Vec<u32>| {
-            if let Some(u) = uses.get_mut(id.0 as usize) {
-                *u = u.saturating_add(1);
-            }
-        };
-        for (_, e, _) in f.exprs.iter() {
-            for a in expr_operands(e) {
-                count(a, &mut uses);
-            }
-        }
-        fn stmts(b: &Block, on: &mut dyn FnMut(ExprId)) {
-            for s in b {
-                for a in stmt_operands(s) {
-                    on(a);
-                }
-                match s {
-                    Stmt::If {
-                        then, otherwise, ..
-                    } => {
-                        stmts(then, on);
-                        stmts(otherwise, on);
-                    }
-                    Stmt::For { body, .. } | Stmt::Loop { body, .. } => stmts(body, on),
-                    _ => {}
-                }
-            }
-        }
-        stmts(&f.body, &mut |a| count(a, &mut uses));
+        let uses = expr_uses(f);
         let mut size = vec![1u64; n];
         let mut bound = vec![false; n];
         for (id, e, _) in f.exprs.iter() {
@@ -486,8 +458,13 @@ pub fn function_to_string(f: &Function) -> String {
     }
     let p = Printer::new(f);
     write_block(&p, &f.body, 1, &mut out);
-    let all: Vec<ExprId> = f.exprs.iter().map(|(id, _, _)| id).collect();
-    let defs = p.definitions(&p.bound_under(&all));
+    let named: Vec<ExprId> = f
+        .exprs
+        .iter()
+        .map(|(id, _, _)| id)
+        .filter(|&id| p.is_bound(id))
+        .collect();
+    let defs = p.definitions(&named);
     if !defs.is_empty() {
         out.push_str("  where\n");
         for d in defs {
