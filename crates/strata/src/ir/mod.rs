@@ -26,7 +26,7 @@ use std::collections::HashMap;
 use std::fmt;
 
 pub use types::{Access, AddressSpace, Literal, Scalar, Type};
-pub use validate::{validate, ValidFunction, ValidationError, ValidationErrors};
+pub use validate::{validate, validate_keeping, ValidFunction, ValidationError, ValidationErrors};
 
 /// Index of an expression in its function's [`ExprArena`].
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]

@@ -75,6 +75,10 @@ impl ValidFunction {
     pub fn function(&self) -> &Function {
         &self.function
     }
+    /// The function, for passes that transform it (which must validate it again).
+    pub fn into_function(self) -> Function {
+        self.function
+    }
     /// The facts.
     pub fn info(&self) -> &FunctionInfo {
         &self.info
@@ -94,6 +98,11 @@ struct Validator<'a> {
 
 /// Validates `f`, returning it with its facts, or every error found.
 pub fn validate(f: Function) -> Result<ValidFunction, ValidationErrors> {
+    validate_keeping(f).map_err(|(e, _)| e)
+}
+
+/// [`validate`], giving the function back with the errors (to print it) instead of dropping it.
+pub fn validate_keeping(f: Function) -> Result<ValidFunction, (ValidationErrors, Box<Function>)> {
     let mut v = Validator {
         f: &f,
         errors: Vec::new(),
@@ -111,10 +120,11 @@ pub fn validate(f: Function) -> Result<ValidFunction, ValidationErrors> {
     if v.errors.is_empty() {
         Ok(ValidFunction { function: f, info })
     } else {
-        Err(ValidationErrors {
+        let errors = ValidationErrors {
             kernel: f.name.clone(),
             errors: v.errors,
-        })
+        };
+        Err((errors, Box::new(f)))
     }
 }
 

@@ -83,9 +83,11 @@ impl Kernel {
     }
 
     fn with_gathers(f: ir::Function, gathers: Vec<GatherDecl>) -> Result<Kernel> {
-        // The IR is printed only for an error message (or STRATA_DUMP, or `ir_text`).
-        ir::validate(f.clone())
-            .map_err(|e| Error::InvalidKernel(format!("{e}\n--- IR ---\n{f}")))?;
+        // The IR is printed only for an error message (or STRATA_DUMP, or `ir_text`). The one
+        // copy kept is the input, for the message of an optimization bug.
+        let f = ir::validate_keeping(f)
+            .map_err(|(e, f)| Error::InvalidKernel(format!("{e}\n--- IR ---\n{f}")))?
+            .into_function();
         let before = f.clone();
         let opts = ir::passes::PassOptions {
             validate_each: false,
@@ -93,10 +95,10 @@ impl Kernel {
         };
         let optimized = ir::passes::optimize(f, &opts);
         let key = optimized.fingerprint();
-        let valid = ir::validate(optimized.clone()).map_err(|e| {
+        let valid = ir::validate_keeping(optimized).map_err(|(e, optimized)| {
             Error::InvalidKernel(format!("strata bug: optimization produced invalid IR: {e}\n--- IR before ---\n{before}\n--- after ---\n{optimized}"))
         })?;
-        drop((before, optimized));
+        drop(before);
         if std::env::var("STRATA_DUMP").is_ok_and(|v| v.split(',').any(|p| p == "ir")) {
             eprintln!("{}", valid.function());
         }
