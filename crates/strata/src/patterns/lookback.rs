@@ -27,8 +27,9 @@
 //! A status word is one `u64`: the value's 32 bits below, `tag | flag` above, with `flag` 1
 //! (aggregate) or 2 (inclusive prefix) and `tag` the scan's sequence number times 4: a word
 //! of an earlier scan has another tag and reads as "nothing yet", so the status array is never
-//! cleared between scans. The counter, the status array and the sequence number are kept per
-//! [`Exec`] (and its clones), so a scan allocates nothing once warmed up. Value and flag are
+//! cleared between scans. The counter, the status array and the sequence number are kept in
+//! the [`Exec`]'s scratch pool (shared with its clones), so a scan allocates nothing once
+//! warmed up. Value and flag are
 //! one word, written by one atomic exchange and read by one atomic load: no fence is needed.
 //!
 //! Elements are 4 bytes (`i32`, `u32`, `f32`). The operator only needs to be associative: the
@@ -82,23 +83,22 @@ pub(crate) fn local_bytes(st: Staging) -> u64 {
 /// Takes the exec's scratch for a scan of `tiles` tiles (allocating it, or a larger one, as
 /// needed) with the next sequence number.
 fn take_scratch(ex: &Exec, tiles: usize) -> Result<LookBackScratch> {
-    let kept = ex
-        .lookback
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-        .take();
+    // The largest kept one whose sequence numbers are not used up.
+    let kept = ex.scratch().take_kept::<LookBackScratch>(|s| {
+        (s.sequence < MAX_SEQUENCE).then_some(usize::MAX - s.status.len())
+    });
     match kept {
-        Some(mut s) if s.status.len() >= tiles && s.sequence < MAX_SEQUENCE => {
+        Some(mut s) if s.status.len() >= tiles => {
             s.sequence += 1;
             Ok(s)
         }
-        Some(s) if s.sequence < MAX_SEQUENCE => Ok(LookBackScratch {
+        Some(s) => Ok(LookBackScratch {
             // A fresh (zeroed) status array; the counter is 0 after every completed scan.
             status: Buffer::new(ex.device(), tiles.next_power_of_two())?,
             counter: s.counter,
             sequence: 1,
         }),
-        _ => Ok(LookBackScratch {
+        None => Ok(LookBackScratch {
             status: Buffer::new(ex.device(), tiles.next_power_of_two())?,
             counter: Buffer::new(ex.device(), 1)?,
             sequence: 1,
@@ -290,9 +290,8 @@ where
     // On success the scratch is kept (its counter is back at 0); after a failure it is
     // dropped, and the next scan starts from fresh memory.
     event?.wait()?;
-    *ex.lookback
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(scratch);
+    let bytes = scratch.status.len() * 8 + 4;
+    ex.scratch().keep_sized(bytes, scratch);
     Ok(())
 }
 

@@ -6,7 +6,6 @@
 //! the layout picks the index arithmetic), so it is part of the optimized IR that keys the
 //! device's kernel cache: a kernel is compiled again only when a staged value changes.
 
-use super::lookback::LookBackScratch;
 use crate::builder::Element;
 use crate::error::{Error, Result};
 use crate::{BackendKind, Buffer, Device, Queue};
@@ -257,27 +256,35 @@ impl Scratch {
     /// A buffer of at least `len` elements: the smallest kept one that is large enough, or a
     /// new (zeroed) one. Its contents are unspecified.
     pub(crate) fn take<T: Element>(&self, device: &Device, len: usize) -> Result<Buffer<T>> {
+        match self.take_kept::<Buffer<T>>(|b| (b.len() >= len).then_some(b.len())) {
+            Some(b) => Ok(b),
+            None => Buffer::new(device, len.max(1)),
+        }
+    }
+
+    /// Takes the kept `T` for which `rank` gives the smallest value; those it gives `None`
+    /// stay.
+    pub(crate) fn take_kept<T: Any + Send>(&self, rank: impl Fn(&T) -> Option<usize>) -> Option<T> {
         let mut kept = self.0.lock().unwrap();
         let best = kept
             .iter()
             .enumerate()
-            .filter_map(|(i, (_, b))| b.downcast_ref::<Buffer<T>>().map(|b| (i, b.len())))
-            .filter(|&(_, l)| l >= len)
-            .min_by_key(|&(_, l)| l)
-            .map(|(i, _)| i);
-        if let Some(i) = best {
-            if let Ok(b) = kept.swap_remove(i).1.downcast::<Buffer<T>>() {
-                return Ok(*b);
-            }
-        }
-        drop(kept);
-        Buffer::new(device, len.max(1))
+            .filter_map(|(i, (_, v))| v.downcast_ref::<T>().and_then(&rank).map(|r| (i, r)))
+            .min_by_key(|&(_, r)| r)
+            .map(|(i, _)| i)?;
+        kept.swap_remove(best).1.downcast::<T>().ok().map(|v| *v)
     }
 
     /// Keeps `b` for a later [`Scratch::take`]; call it only when nothing uses `b` any more.
     pub(crate) fn keep<T: Element>(&self, b: Buffer<T>) {
+        self.keep_sized(b.len() * std::mem::size_of::<T>(), b);
+    }
+
+    /// Keeps `v`, which holds `bytes` bytes of device memory, for a later
+    /// [`Scratch::take_kept`]; call it only when nothing uses `v`'s memory any more.
+    pub(crate) fn keep_sized<T: Any + Send>(&self, bytes: usize, v: T) {
         let mut kept = self.0.lock().unwrap();
-        kept.push((b.len() * std::mem::size_of::<T>(), Box::new(b)));
+        kept.push((bytes, Box::new(v)));
         if kept.len() > SCRATCH_KEPT {
             // Drop the smallest: the large ones are the expensive ones to allocate.
             if let Some(i) = (0..kept.len()).min_by_key(|&i| kept[i].0) {
@@ -292,19 +299,19 @@ impl Scratch {
 }
 
 /// Where and how patterns run: a queue, the [`Staging`] of its kernels, the scan algorithm
-/// and the [`SortStaging`] of the radix sort. Cheap to clone (clones share the scratch
-/// memory of look-back scans and the sort's temporaries).
+/// and the [`SortStaging`] of the radix sort. Cheap to clone (clones share the memory that
+/// look-back scans and the sort keep between calls).
 ///
 /// The radix sort keeps its temporaries (a copy's worth of keys and values, and its digit
 /// counts) in the exec for the next sort, as a memory pool would: they stay allocated while the
 /// exec or a clone of it (every [`DeviceVec`](super::DeviceVec) holds one) lives, or until
-/// [`Exec::release_scratch`].
+/// [`Exec::release_scratch`]. The look-back scan keeps its status words and tile counter the
+/// same way.
 #[derive(Clone, Debug)]
 pub struct Exec {
     queue: Queue,
     staging: Staging,
     scan: ScanAlgorithm,
-    pub(crate) lookback: Arc<Mutex<Option<LookBackScratch>>>,
     sort: SortStaging,
     scratch: Scratch,
 }
@@ -316,7 +323,6 @@ impl Exec {
             queue: queue.clone(),
             staging: Staging::for_device(queue.device()),
             scan: ScanAlgorithm::Auto,
-            lookback: Arc::new(Mutex::new(None)),
             sort: SortStaging::for_device(queue.device()),
             scratch: Scratch::default(),
         }
@@ -416,8 +422,8 @@ impl Exec {
         self.sort
     }
 
-    /// Frees the temporaries the sort keeps for its next call (shared with this exec's
-    /// clones); the next sort allocates them again.
+    /// Frees the memory the sort and the look-back scan keep for their next call (shared with
+    /// this exec's clones); the next call allocates it again.
     pub fn release_scratch(&self) {
         self.scratch.clear();
     }
