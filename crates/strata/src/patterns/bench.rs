@@ -304,6 +304,8 @@ pub fn run(
             }
             None => Ok(rayon_s),
         };
+    // The exec of a scan benchmark (`None` for the others).
+    let scan_ex = scan_exec(&ex, name).transpose()?;
     // The sorts' own work-group size and work-groups per pass.
     let mut sort_shape: Option<(usize, usize)> = None;
     let (strata_s, baseline_s, rel_error, bytes) = match name {
@@ -410,8 +412,8 @@ pub fn run(
             })?;
             (s, b, check_close(name, got, want)?, 4 * n as u64)
         }
-        _ if scan_exec(&ex, name).is_some() => {
-            let sex = scan_exec(&ex, name).expect("a scan benchmark")?;
+        _ if scan_ex.is_some() => {
+            let sex = scan_ex.clone().expect("a scan benchmark");
             let xu: Vec<u32> = x.iter().map(|v| (v * 1000.0) as u32).collect();
             let du = DeviceVec::from_slice(&sex, &xu)?;
             let out = DeviceVec::<u32>::zeroed(&sex, n)?;
@@ -529,7 +531,7 @@ pub fn run(
     let (local_size, groups) = match sort_shape {
         Some(shape) => shape,
         None => {
-            let ex = scan_exec(&ex, name).transpose()?.unwrap_or(ex);
+            let ex = scan_ex.unwrap_or(ex);
             let st = ex.staging();
             let lookback = name.starts_with("pat_scan")
                 && ex.scan_algorithm_for(4) == super::ScanAlgorithm::LookBack;
