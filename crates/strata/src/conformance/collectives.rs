@@ -19,6 +19,7 @@ pub(super) fn cases() -> Vec<Case> {
         case("gather/add_u32", gather_add_u32),
         case("gather/several", gather_several),
         case("gather/float_and_2d", gather_float_2d),
+        case("gather/groups_that_return", gather_groups_that_return),
     ]
 }
 
@@ -424,6 +425,66 @@ fn gather_several(q: &Queue) -> Result<(), String> {
     check(run.gather::<u32>(5).is_err(), || {
         "gather 5 does not exist".into()
     })
+}
+
+/// Work-groups whose work-items all return before the gathers write no partial; they must not
+/// change the result: each gather's skipped partials count as its operation's identity (not as
+/// zero, and not as what an earlier launch left in reused memory).
+fn gather_groups_that_return(q: &Queue) -> Result<(), String> {
+    const L: usize = 32;
+    let groups = 9;
+    let k = Kernel::build("gather_groups_that_return", |k| {
+        let x = k.read::<i32>("x");
+        let skip = k.scalar::<u32>("skip");
+        // Groups whose bit is set in `skip` leave at once, all their work-items together.
+        if_(((skip >> group_id(0)) & 1u32).eq(1u32), return_);
+        let v = x.at(global_id(0));
+        k.gather_add(v);
+        k.gather_min(v);
+        k.gather_max(v);
+        k.gather_min(v.cast::<f32>());
+    })
+    .map_err(e)?;
+    let mut r = Rng::new(681);
+    // Positive values first (a partial of zero would be a wrong minimum), then negative ones (a
+    // wrong maximum), then mixed; each launch reuses the partials of the one before.
+    for (lo, hi, skip) in [
+        (1, 1000, 0b0_1010_0110u32),
+        (-1000, -1, 0b1_0001_0001),
+        (-1000, 1000, 0b0_0000_0000),
+        (5, 9, 0b0_1111_1110),
+        (5, 9, 0b1_1111_1111),
+    ] {
+        let xs: Vec<i32> = (0..L * groups).map(|_| r.int(lo, hi) as i32).collect();
+        let xb = Buffer::from_slice(q, &xs).map_err(e)?;
+        let run = q
+            .launch(&k, NdRange::new(L * groups).local(L), args![&xb, skip])
+            .map_err(e)?;
+        let got = (
+            run.gather::<i32>(0).map_err(e)?.get().map_err(e)?,
+            run.gather::<i32>(1).map_err(e)?.get().map_err(e)?,
+            run.gather::<i32>(2).map_err(e)?.get().map_err(e)?,
+            run.gather::<f32>(3).map_err(e)?.get().map_err(e)?,
+        );
+        let kept: Vec<i32> = xs
+            .chunks(L)
+            .enumerate()
+            .filter(|(g, _)| skip >> g & 1 == 0)
+            .flat_map(|(_, c)| c.iter().copied())
+            .collect();
+        let want = (
+            kept.iter().sum::<i32>(),
+            kept.iter().copied().min().unwrap_or(i32::MAX),
+            kept.iter().copied().max().unwrap_or(i32::MIN),
+            kept.iter().map(|&v| v as f32).fold(f32::INFINITY, f32::min),
+        );
+        check(got == want, || {
+            format!(
+                "gathers (sum, min, max, min as f32) skipping groups {skip:#b}: got {got:?}, expected {want:?}"
+            )
+        })?;
+    }
+    Ok(())
 }
 
 fn gather_float_2d(q: &Queue) -> Result<(), String> {

@@ -10,7 +10,7 @@
 //! dimension launches nothing. Global sizes must fit in `u32` (ids are `u32`).
 
 use super::CompiledKernel;
-use super::{ArgValue, Buffer, Device, Event, LocalMem, Memory, PendingRead, Queue};
+use super::{ArgValue, Buffer, Command, Device, Event, LocalMem, Memory, PendingRead, Queue};
 use crate::builder::{self, Element, GatherDecl, GatherOp, KernelDef, ScalarType};
 use crate::error::{Error, Result};
 use crate::ir::{self, Access, ArrayLen, Literal, ParamKind, Type, ValidFunction};
@@ -83,6 +83,41 @@ impl Kernel {
     }
 
     fn with_gathers(f: ir::Function, gathers: Vec<GatherDecl>) -> Result<Kernel> {
+        // The same recorded IR again (a pattern called in a loop records its kernel at every
+        // call) is the same kernel: validation and optimization, most of the cost of a build,
+        // run once per distinct IR.
+        let traced = f.fingerprint();
+        let hit = BUILT
+            .lock()
+            .unwrap()
+            .get(&traced)
+            .filter(|k| k.inner.gathers == gathers)
+            .cloned();
+        let k = match hit {
+            Some(k) => k,
+            None => {
+                let k = Kernel::validated(f, gathers)?;
+                let mut built = BUILT.lock().unwrap();
+                if built.len() >= KEPT_BUILDS {
+                    built.clear();
+                }
+                built.insert(traced, k.clone());
+                k
+            }
+        };
+        if std::env::var("STRATA_DUMP").is_ok_and(|v| v.split(',').any(|p| p == "ir")) {
+            eprintln!("{}", k.ir());
+        }
+        CAPTURE.with(|c| {
+            if let Some(v) = c.borrow_mut().as_mut() {
+                v.push(k.clone());
+            }
+        });
+        Ok(k)
+    }
+
+    /// Validates and optimizes recorded IR into a new kernel.
+    fn validated(f: ir::Function, gathers: Vec<GatherDecl>) -> Result<Kernel> {
         // The IR is printed only for an error message (or STRATA_DUMP, or `ir_text`). The one
         // copy kept is the input, for the message of an optimization bug.
         let f = ir::validate_keeping(f)
@@ -99,10 +134,7 @@ impl Kernel {
             Error::InvalidKernel(format!("strata bug: optimization produced invalid IR: {e}\n--- IR before ---\n{before}\n--- after ---\n{optimized}"))
         })?;
         drop(before);
-        if std::env::var("STRATA_DUMP").is_ok_and(|v| v.split(',').any(|p| p == "ir")) {
-            eprintln!("{}", valid.function());
-        }
-        let k = Kernel {
+        Ok(Kernel {
             inner: Arc::new(KernelInner {
                 valid: Arc::new(valid),
                 key,
@@ -110,13 +142,7 @@ impl Kernel {
                 gathers,
                 compiled: Mutex::new(Vec::new()),
             }),
-        };
-        CAPTURE.with(|c| {
-            if let Some(v) = c.borrow_mut().as_mut() {
-                v.push(k.clone());
-            }
-        });
-        Ok(k)
+        })
     }
 
     /// The kernel's name.
@@ -321,7 +347,9 @@ impl Kernel {
         let groups = range.group_count();
         let mut gathers = Vec::new();
         for g in &self.inner.gathers {
-            let mem = queue.alloc_raw(groups.max(1) * g.ty.size())?;
+            let mem = queue
+                .device()
+                .gather_partials(groups.max(1) * g.ty.size())?;
             values[g.param as usize] = Some(ArgValue::Buffer {
                 mem: mem.clone(),
                 len: groups as u64,
@@ -339,6 +367,13 @@ impl Kernel {
         Ok((values, gathers, range))
     }
 }
+
+/// Kernels built, by the fingerprint of their recorded (unoptimized) IR.
+static BUILT: std::sync::LazyLock<Mutex<std::collections::HashMap<u128, Kernel>>> =
+    std::sync::LazyLock::new(Default::default);
+
+/// Most kernels [`BUILT`] keeps; when full it starts again empty.
+const KEPT_BUILDS: usize = 1024;
 
 thread_local! {
     static CAPTURE: std::cell::RefCell<Option<Vec<Kernel>>> = const { std::cell::RefCell::new(None) };
@@ -635,6 +670,44 @@ pub(crate) struct GatherOut {
     decl: GatherDecl,
     mem: Arc<dyn Memory>,
     groups: usize,
+}
+
+impl GatherOut {
+    /// The command that sets every partial to the identity of the gather's operation, to run
+    /// before the launch: a work-group whose work-items all return before the gather writes no
+    /// partial, and must not change the result. (The memory is reused from earlier launches.)
+    pub(crate) fn reset(&self) -> Command {
+        let op = self.decl.op;
+        fn id<T: crate::ir::eval::Num + bytemuck::Pod>(op: GatherOp) -> Vec<u8> {
+            let v = match op {
+                GatherOp::Add => T::zero(),
+                GatherOp::Min => T::greatest(),
+                GatherOp::Max => T::least(),
+            };
+            bytemuck::bytes_of(&v).to_vec()
+        }
+        use crate::ir::Scalar as S;
+        let lane = match self.decl.ty.scalar {
+            // Not a gather type (gathers are numeric); false is the bytes' zero.
+            S::Bool => vec![0],
+            S::I8 => id::<i8>(op),
+            S::I16 => id::<i16>(op),
+            S::I32 => id::<i32>(op),
+            S::I64 => id::<i64>(op),
+            S::U8 => id::<u8>(op),
+            S::U16 => id::<u16>(op),
+            S::U32 => id::<u32>(op),
+            S::U64 => id::<u64>(op),
+            S::F32 => id::<f32>(op),
+            S::F64 => id::<f64>(op),
+        };
+        Command::Fill {
+            mem: self.mem.clone(),
+            offset: 0,
+            len: self.groups.max(1) * self.decl.ty.size(),
+            pattern: lane.repeat(self.decl.ty.width as usize),
+        }
+    }
 }
 
 /// A launched kernel: its event and its gather results.

@@ -231,7 +231,13 @@ impl fmt::Display for DeviceInfo {
     }
 }
 
+/// Most gather partial buffers a device keeps for reuse ([`Device::gather_partials`]).
+const KEPT_PARTIALS: usize = 16;
+
 pub(crate) struct DeviceInner {
+    /// Gather partial buffers kept for the next launches (declared first: dropped before the
+    /// backend whose memory they are).
+    partials: Mutex<Vec<Arc<dyn backend::Memory>>>,
     pub(crate) backend: Box<dyn DeviceBackend>,
     pub(crate) uid: u64,
     cache: Mutex<HashMap<u128, Arc<dyn CompiledKernel>>>,
@@ -271,6 +277,7 @@ impl Device {
     pub(crate) fn from_backend(backend: Box<dyn DeviceBackend>) -> Device {
         Device {
             inner: Arc::new(DeviceInner {
+                partials: Mutex::new(Vec::new()),
                 backend,
                 uid: NEXT_UID.fetch_add(1, Ordering::Relaxed),
                 cache: Mutex::new(HashMap::new()),
@@ -357,6 +364,37 @@ impl Device {
     /// kernel that fails to compile returns the backend's error, with the generated source.
     pub fn compile(&self, kernel: &Kernel) -> Result<()> {
         self.compiled(kernel).map(|_| ())
+    }
+
+    /// Memory of at least `bytes` bytes for a launch's gather partials, contents unspecified:
+    /// the smallest kept buffer that is large enough and that nothing else holds (no launch,
+    /// read or [`Gathered`](crate::Gathered) still uses it), or a new one, kept for later
+    /// launches while fewer than [`KEPT_PARTIALS`] are. A reduction launched in a loop thus
+    /// allocates nothing after its first launch (on CUDA an allocation costs a
+    /// `cuMemAlloc`, a waited memset and a synchronizing `cuMemFree`).
+    pub(crate) fn gather_partials(&self, bytes: usize) -> Result<Arc<dyn backend::Memory>> {
+        let mut kept = self.inner.partials.lock().unwrap();
+        // Under the lock, a buffer only the pool holds cannot be taken by anyone else.
+        let idle = |m: &&Arc<dyn backend::Memory>| Arc::strong_count(m) == 1;
+        if let Some(m) = kept
+            .iter()
+            .filter(idle)
+            .filter(|m| m.size() >= bytes)
+            .min_by_key(|m| m.size())
+        {
+            return Ok(m.clone());
+        }
+        let m = self.inner.backend.alloc(bytes)?;
+        if kept.len() < KEPT_PARTIALS {
+            kept.push(m.clone());
+        } else if let Some(i) = (0..kept.len())
+            .filter(|&i| idle(&&kept[i]))
+            .min_by_key(|&i| kept[i].size())
+        {
+            // Full: the new buffer replaces the smallest idle one.
+            kept[i] = m.clone();
+        }
+        Ok(m)
     }
 
     pub(crate) fn compiled(&self, kernel: &Kernel) -> Result<Arc<dyn CompiledKernel>> {

@@ -308,6 +308,11 @@ impl Queue {
     ) -> Result<Run> {
         let (values, gathers, range) = kernel.prepare(self, range, args)?;
         let compiled = self.device.compiled(kernel)?;
+        // The gathers' partials (reused memory) start at their operation's identity; the queue
+        // is in order, so the launch runs after these.
+        for g in &gathers {
+            self.submit(g.reset(), &[]);
+        }
         self.launches
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let event = self.submit(
@@ -327,10 +332,6 @@ impl Queue {
         let run = blocking(|| self.enqueue_launch(kernel, range, args, &[]))?;
         run.wait()?;
         Ok(run)
-    }
-
-    pub(crate) fn alloc_raw(&self, bytes: usize) -> Result<Arc<dyn super::Memory>> {
-        self.device.inner.backend.alloc(bytes)
     }
 }
 
