@@ -15,7 +15,7 @@ use super::sort::ArgKey;
 use super::{DeviceVec, Exec, Reads, View};
 use crate::builder::{lit, Expr, Numeric};
 use crate::error::Result;
-use crate::{Buffer, Event};
+use crate::Event;
 
 /// `builtin`: the operator is that built-in one (`sum`, `min`, `max` and their users), so the
 /// strided layout and the work-group reductions may be used; a user operator on integers that
@@ -39,7 +39,10 @@ where
     }
     let builtin = builtin.or_else(|| recognize(op));
     let p = plan(ex, n);
-    let partials = Buffer::<T>::new(ex.device(), p.groups)?;
+    // Temporaries from the exec's scratch, kept again for the next call once the result is
+    // read (a new allocation costs more than a small reduction).
+    let scratch = ex.scratch();
+    let partials = scratch.take::<T>(ex.device(), p.groups)?;
     let e1 = block_pass(
         ex,
         "pattern_reduce",
@@ -58,10 +61,12 @@ where
     )?;
     if p.groups == 1 {
         e1.wait()?;
-        return Ok(ex.queue().read_range(&partials, 0..1)?[0]);
+        let r = ex.queue().read_range(&partials, 0..1)?[0];
+        scratch.keep(partials);
+        return Ok(r);
     }
-    let result = Buffer::<T>::new(ex.device(), 1)?;
-    let pv = DeviceVec::from_parts(ex, partials, 0, p.groups);
+    let result = scratch.take::<T>(ex.device(), 1)?;
+    let pv = DeviceVec::from_parts(ex, partials.clone(), 0, p.groups);
     let mut preads = Reads::default();
     pv.reads(true, &mut preads);
     let e2 = block_pass(
@@ -81,7 +86,11 @@ where
         },
     )?;
     Event::wait_all(&[e1, e2])?;
-    Ok(ex.queue().read_range(&result, 0..1)?[0])
+    let r = ex.queue().read_range(&result, 0..1)?[0];
+    drop(pv);
+    scratch.keep(partials);
+    scratch.keep(result);
+    Ok(r)
 }
 
 /// The largest (`largest`) or smallest element, `None` for no elements: a commutative

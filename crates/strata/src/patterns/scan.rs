@@ -422,7 +422,9 @@ where
         )?;
         return e.wait();
     }
-    let partials = Buffer::<T>::new(ex.device(), p.groups)?;
+    // Temporaries from the exec's scratch, kept again once the scan has completed.
+    let scratch = ex.scratch();
+    let partials = scratch.take::<T>(ex.device(), p.groups)?;
     let e1 = block_pass(
         ex,
         "pattern_reduce",
@@ -439,8 +441,8 @@ where
             out_off: 0,
         },
     )?;
-    let carries = Buffer::<T>::new(ex.device(), p.groups)?;
-    let pv = DeviceVec::from_parts(ex, partials, 0, p.groups);
+    let carries = scratch.take::<T>(ex.device(), p.groups)?;
+    let pv = DeviceVec::from_parts(ex, partials.clone(), 0, p.groups);
     let mut preads = Reads::default();
     pv.reads(true, &mut preads);
     let e2 = block_pass(
@@ -475,5 +477,9 @@ where
             out_off: dst.offset(),
         },
     )?;
-    Event::wait_all(&[e1, e2, e3])
+    Event::wait_all(&[e1, e2, e3])?;
+    drop(pv);
+    scratch.keep(partials);
+    scratch.keep(carries);
+    Ok(())
 }

@@ -244,7 +244,7 @@ pub(crate) struct Scratch(Arc<Mutex<Vec<Kept>>>);
 type Kept = (usize, Box<dyn Any + Send>);
 
 /// Most buffers a [`Scratch`] keeps (the smallest go first).
-const SCRATCH_KEPT: usize = 8;
+const SCRATCH_KEPT: usize = 12;
 
 impl std::fmt::Debug for Scratch {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -306,7 +306,7 @@ impl Scratch {
 /// counts) in the exec for the next sort, as a memory pool would: they stay allocated while the
 /// exec or a clone of it (every [`DeviceVec`](super::DeviceVec) holds one) lives, or until
 /// [`Exec::release_scratch`]. The look-back scan keeps its status words and tile counter the
-/// same way.
+/// same way, and reductions and multi-pass scans their per-work-group partials.
 #[derive(Clone, Debug)]
 pub struct Exec {
     queue: Queue,
