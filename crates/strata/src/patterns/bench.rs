@@ -25,7 +25,8 @@
 //! baseline of the sorts is measured once per run and size and shared by all of them.
 //!
 //! **Scan variants**, to compare stagings in one run (`strata bench --filter pat_scan` runs
-//! them all): `pat_scan` is the default ([`ScanAlgorithm::Auto`], the multi-pass scan);
+//! them all): `pat_scan` is the default ([`ScanAlgorithm::Auto`]: the look-back scan on CUDA,
+//! the multi-pass scan elsewhere);
 //! `pat_scan_lookback` forces the single-pass look-back scan ([`ScanAlgorithm::LookBack`]),
 //! `pat_scan_kK` does too with [`Staging::scan_items_per_thread`](super::Staging) set to `K`
 //! (elements per work-item of a look-back tile), `pat_scan_gG_kK` also with the work-group size

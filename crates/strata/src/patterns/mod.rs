@@ -60,11 +60,11 @@
 //! the work-group collectives (warp shuffles on CUDA), so a float `sum` is a sum in some
 //! association order (see [`GroupOp`](crate::ir::GroupOp)).
 //!
-//! **Scans** run as [`ScanAlgorithm`] says: by default reduce-then-scan in three launches on
-//! every device; asked for, on CUDA and the CPU backend, the single-pass scan with decoupled
-//! look-back for 4-byte elements (one launch; see [`DeviceInfo::group_forward_progress`](crate::DeviceInfo::group_forward_progress)
-//! for why its waiting is safe there; not the default until its GPU time is measured: see
-//! [`ScanAlgorithm::Auto`]).
+//! **Scans** run as [`ScanAlgorithm`] says: by default, on CUDA, the single-pass scan with
+//! decoupled look-back for 4-byte elements (one launch; see [`DeviceInfo::group_forward_progress`](crate::DeviceInfo::group_forward_progress)
+//! for why its waiting is safe there), and reduce-then-scan in three launches elsewhere and for
+//! other elements (the CPU backend can run the look-back scan when asked, but it is slower
+//! there; see [`ScanAlgorithm::Auto`]).
 
 mod actions;
 mod algorithms;

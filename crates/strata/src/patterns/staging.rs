@@ -117,12 +117,10 @@ impl Staging {
 /// How scans ([`View::inclusive_scan`](super::View::inclusive_scan) and the others) run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ScanAlgorithm {
-    /// [`MultiPass`](Self::MultiPass) on every device. (The look-back scan was the default on
-    /// CUDA until its first measurement on an H100 took 1.1 s for 2^26 `u32`, against 8 ms for
-    /// the multi-pass scan, 2026-11-22: the host printed the kernel's IR on every build, which
-    /// grew exponentially with the look-back's unrolled steps. That is fixed; the look-back
-    /// scan's own GPU time is not measured yet, and `Auto` stays on the measured scan until
-    /// it is.)
+    /// [`LookBack`](Self::LookBack) on CUDA devices, [`MultiPass`](Self::MultiPass) elsewhere
+    /// (and for elements the look-back scan does not take). Measured with `strata bench
+    /// --filter pat_scan` at 2^26 `u32` on an H100 (2026-11-23): look-back 1.16 ms, multi-pass
+    /// 5.65 ms; on the CPU backend (2^22, 2 cores) multi-pass 48 ms, look-back 111-296 ms.
     Auto,
     /// Reduce-then-scan: a pass writing each block's total, a scan of the totals by one
     /// work-group, and a pass scanning each block from its carry (three launches, the input
@@ -372,6 +370,9 @@ impl Exec {
         match self.scan {
             _ if elem_size != 4 || !fits => ScanAlgorithm::MultiPass,
             ScanAlgorithm::LookBack => ScanAlgorithm::LookBack,
+            ScanAlgorithm::Auto if info.backend == crate::BackendKind::Cuda => {
+                ScanAlgorithm::LookBack
+            }
             _ => ScanAlgorithm::MultiPass,
         }
     }

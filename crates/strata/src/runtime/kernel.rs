@@ -10,7 +10,7 @@
 //! dimension launches nothing. Global sizes must fit in `u32` (ids are `u32`).
 
 use super::CompiledKernel;
-use super::{ArgValue, Buffer, Command, Device, Event, LocalMem, Memory, PendingRead, Queue};
+use super::{ArgValue, Buffer, Command, Device, Event, LocalMem, Memory, Queue};
 use crate::builder::{self, Element, GatherDecl, GatherOp, KernelDef, ScalarType};
 use crate::error::{Error, Result};
 use crate::ir::{self, Access, ArrayLen, Literal, ParamKind, Type, ValidFunction};
@@ -763,9 +763,10 @@ impl Run {
             });
         }
         let buf = Buffer::<T>::from_parts(g.mem.clone(), g.groups, self.queue.device().clone());
-        let read = self.queue.enqueue_read(&buf, 0..g.groups, &[&self.event])?;
         Ok(Gathered {
-            read,
+            buf,
+            queue: self.queue.clone(),
+            launch: self.event.clone(),
             op: g.decl.op,
         })
     }
@@ -773,7 +774,11 @@ impl Run {
 
 /// The future result of a gather reduction (Goopax's `goopax_future`).
 pub struct Gathered<T> {
-    read: PendingRead<T>,
+    /// The per-work-group partials.
+    buf: Buffer<T>,
+    /// The launch's queue: in order, so a read on it follows the launch.
+    queue: Queue,
+    launch: Event,
     op: GatherOp,
 }
 
@@ -782,7 +787,12 @@ impl<T: Element + crate::ir::eval::Num> Gathered<T> {
     /// order, so the result is deterministic).
     pub fn get(self) -> Result<T> {
         let op = self.op;
-        let parts = self.read.wait()?;
+        // A blocking read, which follows the launch on its in-order queue (on CUDA it runs on
+        // this thread when nothing else is waiting to be issued: no hand-over between threads).
+        let parts = self.queue.read(&self.buf);
+        // The launch's own outcome first: a launch that failed left the partials unwritten.
+        self.launch.wait()?;
+        let parts = parts?;
         let init = match op {
             GatherOp::Add => T::zero(),
             GatherOp::Min => T::greatest(),

@@ -15,6 +15,9 @@ use std::time::{Duration, Instant};
 
 type Job = (Command, Vec<Event>, Event);
 
+/// An issued command (or the error of issuing it) on its way to the completion thread.
+type Issued = (Event, Result<Finish>);
+
 /// What completes an issued command: waits for the device, then returns the run time it
 /// measured (if any). It owns whatever the command needs alive until then (memory, host data).
 pub(crate) type Finish = Box<dyn FnOnce() -> Result<Option<Duration>> + Send>;
@@ -30,11 +33,24 @@ type Issue = Arc<Mutex<Box<dyn FnMut(Command) -> Result<Finish> + Send>>>;
 /// caller's thread instead: no hand-over to the worker and back, so a blocking launch costs
 /// what the driver call costs (on CUDA, three thread wake-ups less). The submission lock is
 /// held meanwhile, so the queue stays in order.
+///
+/// **Inline issue** (pipelined queues whose issuing does not wait for the device, CUDA's): a
+/// launch, copy or fill submitted when the worker has nothing left to issue and the command's
+/// wait list is complete is issued on the caller's thread, and only its [`Finish`] goes to the
+/// completion thread. The submission lock orders it after everything issued before; a
+/// non-blocking launch then costs the driver call and no hand-over to the worker. A blocking
+/// command in the same situation is also finished on the caller's thread.
 pub(crate) struct WorkerQueue {
     tx: Mutex<mpsc::Sender<Job>>,
     backend: &'static str,
     /// Commands submitted and not yet completed.
     in_flight: Arc<AtomicUsize>,
+    /// Commands handed to the worker that it has not issued yet (and sent on to the
+    /// completion thread).
+    queued: Arc<AtomicUsize>,
+    /// The completion thread's channel, for commands issued inline; `None` where commands are
+    /// not issued inline.
+    done: Option<Mutex<mpsc::Sender<Issued>>>,
     issue: Issue,
     /// Prepares a thread to issue commands (binds a device context).
     init: Arc<dyn Fn() -> Result<()> + Send + Sync>,
@@ -60,14 +76,16 @@ impl WorkerQueue {
         backend: &'static str,
         mut run: impl FnMut(Command) -> Result<Option<Duration>> + Send + 'static,
     ) -> Result<WorkerQueue> {
-        // A synchronous backend is a pipelined one whose finish has nothing left to wait for.
-        Self::spawn_pipelined(
+        // A synchronous backend is a pipelined one whose finish has nothing left to wait for
+        // (and whose commands are not issued inline: issuing is running them).
+        Self::start(
             backend,
             || Ok(()),
             move |cmd| {
                 let r = run(cmd);
                 Ok(Box::new(move || r) as Finish)
             },
+            false,
         )
     }
 
@@ -75,10 +93,21 @@ impl WorkerQueue {
     /// it and returns its [`Finish`]; a completion thread calls the finishes in order. Both
     /// threads first run `init` (to bind a device context, say), as does a caller that runs a
     /// command inline.
+    /// Launches, copies and fills are issued inline when the worker is idle (see the type's
+    /// docs): `issue` must not wait for the device.
     pub(crate) fn spawn_pipelined(
         backend: &'static str,
         init: impl Fn() -> Result<()> + Send + Sync + 'static,
         issue: impl FnMut(Command) -> Result<Finish> + Send + 'static,
+    ) -> Result<WorkerQueue> {
+        Self::start(backend, init, issue, true)
+    }
+
+    fn start(
+        backend: &'static str,
+        init: impl Fn() -> Result<()> + Send + Sync + 'static,
+        issue: impl FnMut(Command) -> Result<Finish> + Send + 'static,
+        inline: bool,
     ) -> Result<WorkerQueue> {
         let start_failed = |e: std::io::Error| Error::Backend {
             backend,
@@ -87,7 +116,9 @@ impl WorkerQueue {
         let init: Arc<dyn Fn() -> Result<()> + Send + Sync> = Arc::new(init);
         let issue: Issue = Arc::new(Mutex::new(Box::new(issue)));
         let in_flight = Arc::new(AtomicUsize::new(0));
-        let (done_tx, done_rx) = mpsc::channel::<(Event, Result<Finish>)>();
+        let queued = Arc::new(AtomicUsize::new(0));
+        let (done_tx, done_rx) = mpsc::channel::<Issued>();
+        let done = inline.then(|| Mutex::new(done_tx.clone()));
         let (init_done, in_flight_done) = (init.clone(), in_flight.clone());
         std::thread::Builder::new()
             .name(format!("strata-{backend}-done"))
@@ -105,7 +136,8 @@ impl WorkerQueue {
             })
             .map_err(start_failed)?;
         let (tx, rx) = mpsc::channel::<Job>();
-        let (init_worker, issue_worker) = (init.clone(), issue.clone());
+        let (init_worker, issue_worker, queued_worker) =
+            (init.clone(), issue.clone(), queued.clone());
         std::thread::Builder::new()
             .name(format!("strata-{backend}-queue"))
             .spawn(move || {
@@ -124,6 +156,8 @@ impl WorkerQueue {
                             message: "the queue's completion thread has stopped".into(),
                         }));
                     }
+                    // Only now: a caller that sees no queued job may issue after this one.
+                    queued_worker.fetch_sub(1, Ordering::AcqRel);
                 }
             })
             .map_err(start_failed)?;
@@ -131,6 +165,8 @@ impl WorkerQueue {
             tx: Mutex::new(tx),
             backend,
             in_flight,
+            queued,
+            done,
             issue,
             init,
         })
@@ -139,13 +175,39 @@ impl WorkerQueue {
     /// Hands `cmd` to the worker; the caller holds the submission lock `tx`.
     fn send(&self, tx: &mpsc::Sender<Job>, cmd: Command, wait: Vec<Event>, e: &Event) {
         self.in_flight.fetch_add(1, Ordering::AcqRel);
+        self.queued.fetch_add(1, Ordering::AcqRel);
         if tx.send((cmd, wait, e.clone())).is_err() {
             self.in_flight.fetch_sub(1, Ordering::AcqRel);
+            self.queued.fetch_sub(1, Ordering::AcqRel);
             e.complete(Err(Error::Backend {
                 backend: self.backend,
                 message: "the queue thread has stopped".into(),
             }));
         }
+    }
+
+    /// Whether `cmd`, with wait list `wait`, may be issued on the caller's thread now; the
+    /// caller holds the submission lock. Reads and writes only when `blocking`: a copy from or
+    /// to pageable host memory can wait for the device.
+    fn can_issue_inline(&self, cmd: &Command, wait: &[Event], blocking: bool) -> bool {
+        self.done.is_some()
+            && (blocking
+                || matches!(
+                    cmd,
+                    Command::Launch { .. } | Command::Fill { .. } | Command::Copy { .. }
+                ))
+            && self.queued.load(Ordering::Acquire) == 0
+            && wait.iter().all(Event::is_complete)
+    }
+
+    /// Issues `cmd` on the caller's thread (see [`WorkerQueue::can_issue_inline`]).
+    fn issue_inline(&self, cmd: Command, wait: &[Event], e: &Event) -> Result<Finish> {
+        (self.init)()
+            .and_then(|()| Event::wait_dependencies(wait))
+            .and_then(|()| {
+                e.set_running();
+                (self.issue.lock().unwrap())(cmd)
+            })
     }
 }
 
@@ -153,6 +215,19 @@ impl QueueBackend for WorkerQueue {
     fn submit(&self, cmd: Command, wait: Vec<Event>) -> Event {
         let e = Event::new();
         let tx = self.tx.lock().unwrap();
+        if let (true, Some(done)) = (self.can_issue_inline(&cmd, &wait, false), &self.done) {
+            let issued = self.issue_inline(cmd, &wait, &e);
+            self.in_flight.fetch_add(1, Ordering::AcqRel);
+            if let Err(mpsc::SendError((event, _))) = done.lock().unwrap().send((e.clone(), issued))
+            {
+                self.in_flight.fetch_sub(1, Ordering::AcqRel);
+                event.complete(Err(Error::Backend {
+                    backend: self.backend,
+                    message: "the queue's completion thread has stopped".into(),
+                }));
+            }
+            return e;
+        }
         self.send(&tx, cmd, wait, &e);
         e
     }
@@ -162,6 +237,16 @@ impl QueueBackend for WorkerQueue {
         let tx = self.tx.lock().unwrap();
         let idle =
             self.in_flight.load(Ordering::Acquire) == 0 && wait.iter().all(Event::is_complete);
+        if !idle && self.can_issue_inline(&cmd, &wait, true) {
+            // Earlier commands are still on the device, all issued: this one follows them on
+            // the device, and is finished here (its finish waits for them too).
+            let r = self
+                .issue_inline(cmd, &wait, &e)
+                .and_then(|finish| finish());
+            complete(&e, r, None);
+            drop(tx);
+            return e;
+        }
         if !idle {
             self.send(&tx, cmd, wait, &e);
             drop(tx);
