@@ -373,6 +373,35 @@ fn folding_agrees_with_the_backend_on_casts() {
     fold_agrees(0.1f32, 0.2, |x, y| x + y, 0.1f32 + 0.2f32);
 }
 
+#[test]
+fn folding_agrees_with_the_backend_on_bitcasts() {
+    fold_agrees(
+        65535.0f32,
+        0.0,
+        |x, _| x.bitcast::<i32>(),
+        65535.0f32.to_bits() as i32,
+    );
+    fold_agrees(-0.0f32, 0.0, |x, _| x.bitcast::<u32>(), (-0.0f32).to_bits());
+    fold_agrees(
+        0x7fc0_0001u32,
+        0,
+        |x, _| x.bitcast::<f32>(),
+        f32::from_bits(0x7fc0_0001),
+    );
+    fold_agrees(
+        -1i64,
+        0,
+        |x, _| x.bitcast::<f64>(),
+        f64::from_bits(u64::MAX),
+    );
+    fold_agrees(
+        2.5f64,
+        0.0,
+        |x, _| x.bitcast::<i64>(),
+        2.5f64.to_bits() as i64,
+    );
+}
+
 // ---------------------------------------------------------------------------------------------
 // Dead-code elimination
 

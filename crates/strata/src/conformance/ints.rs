@@ -230,3 +230,60 @@ int_suite! {
     u32, u64;
     u64, u128;
 }
+
+/// `hadd` and `rhadd` of a constant and a negated `mul_hi` by a constant: NVRTC 13.0 compiled
+/// `hadd(1, -mul_hi(-659724457, 28))` to 4 (it is 3) when the CUDA code wrote `hadd` bitwise
+/// (found by the differential generator on an H100, 2026-11-23).
+pub(super) fn hadd_after_mul_hi(q: &crate::Queue) -> Result<(), String> {
+    use super::{expect_eq_k, Rng};
+    use crate::prelude::*;
+    const C: i32 = -659_724_457;
+    let mut r = Rng::new(47);
+    let mut xs: Vec<i32> = vec![28, 0, 1, -1, 33, i32::MAX, i32::MIN];
+    xs.extend((0..57).map(|_| r.next_u64() as i32));
+    let ys: Vec<i32> = xs.iter().map(|&x| x.wrapping_mul(7)).collect();
+    let got = super::run3(q, "hadd_after_mul_hi", &xs, &ys, &xs, |x, y, _| {
+        let m = -lit(C).mul_hi(x);
+        [lit(1i32).hadd(m), lit(1i32).rhadd(m), y.hadd(m), m.rhadd(y)]
+    })?;
+    let mut want = Vec::new();
+    for (&x, &y) in xs.iter().zip(&ys) {
+        let m = (((C as i64) * (x as i64)) >> 32) as i32;
+        let m = m.wrapping_neg() as i64;
+        let (h, rh) = (
+            |a: i64, b: i64| ((a + b) >> 1) as i32,
+            |a: i64, b: i64| ((a + b + 1) >> 1) as i32,
+        );
+        want.extend([h(1, m), rh(1, m), h(y as i64, m), rh(m, y as i64)]);
+    }
+    let got64 = super::run3(
+        q,
+        "hadd_after_mul_hi_i64",
+        &[28i64, -5, 1 << 40],
+        &[3i64, 4, 5],
+        &[0i64; 3],
+        |x, y, _| {
+            let m = -lit(C as i64 * 4_294_967_296).mul_hi(x);
+            [lit(1i64).hadd(m), lit(1i64).rhadd(m), y.hadd(m)]
+        },
+    )?;
+    let mut want64 = Vec::new();
+    for (&x, &y) in [28i64, -5, 1 << 40].iter().zip(&[3i64, 4, 5]) {
+        let m = (((C as i64 * 4_294_967_296) as i128 * x as i128) >> 64) as i64;
+        let m = m.wrapping_neg() as i128;
+        let h = |a: i128, b: i128| ((a + b) >> 1) as i64;
+        want64.extend([h(1, m), ((1 + m + 1) >> 1) as i64, h(y as i128, m)]);
+    }
+    expect_eq_k(
+        "i32 hadd/rhadd of -mul_hi",
+        &["hadd(1, m)", "rhadd(1, m)", "hadd(y, m)", "rhadd(m, y)"],
+        &got,
+        &want,
+    )?;
+    expect_eq_k(
+        "i64 hadd/rhadd of -mul_hi",
+        &["hadd(1, m)", "rhadd(1, m)", "hadd(y, m)"],
+        &got64,
+        &want64,
+    )
+}

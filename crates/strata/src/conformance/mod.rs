@@ -52,6 +52,7 @@ pub fn cases() -> Vec<Case> {
     v.extend(stubs::cases());
     v.extend(ids::cases());
     v.extend(ints::cases());
+    v.push(case("int/hadd_after_mul_hi", ints::hadd_after_mul_hi));
     v.extend(floats::cases());
     v.extend(casts::cases());
     v.extend(vectors::cases());

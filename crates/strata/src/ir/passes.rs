@@ -140,6 +140,14 @@ impl<'a> Rebuilder<'a> {
                     return *a;
                 }
             }
+            Expr::Bitcast(a, t) if t.width == 1 => {
+                // Same size (validated): the literal's bits, as the other type. (Also keeps
+                // `as_int(65535.0f)` out of NVIDIA's OpenCL C compiler, which stored 0 for it
+                // in one large difftest kernel, 2026-11-22.)
+                if let Some(l) = lit(self, *a) {
+                    return self.lit(Literal::from_bits(t.scalar, l.bits));
+                }
+            }
             Expr::Math(m, args)
                 if ty.width == 1 && !matches!(m.kind(), MathKind::Reduce | MathKind::Geometric) =>
             {

@@ -65,8 +65,16 @@ template <typename T> static __device__ inline T strata_sub_sat(T a, T b) {
 template <typename T> static __device__ inline T strata_abs(T x) { u32 n = 0u - (u32)(i32)x; STRATA_OPAQUE(n, "r"); return x < 0 ? (T)n : x; }
 static __device__ inline i32 strata_abs(i32 x) { u32 n = 0u - (u32)x; STRATA_OPAQUE(n, "r"); return x < 0 ? (i32)n : x; }
 static __device__ inline i64 strata_abs(i64 x) { u64 n = 0ul - (u64)x; STRATA_OPAQUE(n, "l"); return x < 0 ? (i64)n : x; }
-template <typename T> static __device__ inline T strata_hadd(T a, T b) { return (T)((a >> 1) + (b >> 1) + (a & b & 1)); }
-template <typename T> static __device__ inline T strata_rhadd(T a, T b) { return (T)((a >> 1) + (b >> 1) + ((a | b) & 1)); }
+// Up to 32 bits through a 64-bit sum: NVRTC 13.0 miscompiled the bitwise form of
+// hadd(1, -mul_hi(c, k)) (conformance case int/hadd_after_mul_hi).
+template <typename T> static __device__ inline T strata_hadd(T a, T b) {
+    if (sizeof(T) < 8) return (T)(((i64)a + (i64)b) >> 1);
+    return (T)((a >> 1) + (b >> 1) + (a & b & 1));
+}
+template <typename T> static __device__ inline T strata_rhadd(T a, T b) {
+    if (sizeof(T) < 8) return (T)(((i64)a + (i64)b + 1) >> 1);
+    return (T)((a >> 1) + (b >> 1) + ((a | b) & 1));
+}
 #define STRATA_ATOMICS(T, C) \
 static __device__ inline T strata_atomic_add(volatile T* p, T v) { return (T)atomicAdd((C*)p, (C)v); } \
 static __device__ inline T strata_atomic_sub(volatile T* p, T v) { return (T)atomicAdd((C*)p, (C)0 - (C)v); } \
