@@ -12,6 +12,13 @@
 use std::time::{Duration, Instant};
 use strata::prelude::*;
 
+// The `#[kernel]` twin of `mandelbrot` below, shared with the `mandelbrot` example.
+#[cfg(test)]
+#[path = "common/mandelbrot_kernel.rs"]
+mod mandelbrot_kernel;
+#[cfg(test)]
+use mandelbrot_kernel::mandelbrot_fn;
+
 type BoxResult<T> = Result<T, Box<dyn std::error::Error>>;
 
 /// Problem sizes.
@@ -330,37 +337,6 @@ fn matmul_fn(a: &[f32], b: &[f32], #[write] c: &mut [f32], n: u32) {
     }
     if row < n && col < n {
         c[row * n + col] = acc;
-    }
-}
-
-/// The kernel of [`mandelbrot`].
-#[kernel(name = "mandelbrot")]
-fn mandelbrot_fn(
-    #[write] iters: &mut [u32],
-    width: u32,
-    height: u32,
-    x0: f32,
-    y0: f32,
-    d: f32,
-    max_iter: u32,
-) {
-    let (px, py) = (global_id(0), global_id(1));
-    if px < width && py < height {
-        let cx = x0 + px as f32 * d;
-        let cy = y0 + py as f32 * d;
-        let mut zx = var(0.0f32);
-        let mut zy = var(0.0f32);
-        let mut it = var(0u32);
-        while {
-            let (x, y) = (zx, zy);
-            it < max_iter && x * x + y * y <= 4.0f32
-        } {
-            let (x, y) = (zx, zy);
-            zx = x * x - y * y + cx;
-            zy = 2.0f32 * x * y + cy;
-            it = it + 1u32;
-        }
-        iters[py * width + px] = it;
     }
 }
 

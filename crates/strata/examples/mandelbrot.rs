@@ -1,0 +1,165 @@
+//! The Mandelbrot set as a PNG picture, computed on the best device available.
+//!
+//! ```text
+//! cargo run --release --example mandelbrot
+//! cargo run --release --example mandelbrot -- --device cpu --size 800x600 --iters 500 --out m.png
+//! ```
+//!
+//! One work-item per pixel counts the iterations of `z = z^2 + c` (the kernel is shared with
+//! the showcase: `examples/common/mandelbrot_kernel.rs`); the host colours the counts and
+//! writes the picture with the `png` crate, then prints where it went.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use strata::prelude::*;
+
+#[path = "common/mandelbrot_kernel.rs"]
+mod mandelbrot_kernel;
+use mandelbrot_kernel::mandelbrot_fn;
+
+type BoxResult<T> = Result<T, Box<dyn std::error::Error>>;
+
+/// What to draw and where.
+struct Options {
+    device: String,
+    size: (usize, usize),
+    max_iter: u32,
+    out: PathBuf,
+}
+
+fn parse_args() -> BoxResult<Options> {
+    let mut o = Options {
+        device: "best".into(),
+        size: (1024, 768),
+        max_iter: 256,
+        out: PathBuf::from("mandelbrot.png"),
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        let mut value = || args.next().ok_or_else(|| format!("{a} needs a value"));
+        match a.as_str() {
+            "--device" => o.device = value()?,
+            "--size" => {
+                let v = value()?;
+                let (w, h) = v
+                    .split_once('x')
+                    .ok_or_else(|| format!("--size {v}: write WIDTHxHEIGHT"))?;
+                o.size = (w.parse()?, h.parse()?);
+            }
+            "--iters" => o.max_iter = value()?.parse()?,
+            "--out" => o.out = PathBuf::from(value()?),
+            _ => {
+                return Err(format!(
+                    "unknown argument {a}; use --device SPEC, --size WxH, --iters N, --out FILE"
+                )
+                .into())
+            }
+        }
+    }
+    if o.size.0 == 0 || o.size.1 == 0 || o.max_iter == 0 {
+        return Err("the size and the iteration count must not be zero".into());
+    }
+    Ok(o)
+}
+
+/// The iteration counts of a `w x h` view of the set (the whole set, centred), and the
+/// kernel's run time.
+fn iterations(q: &Queue, (w, h): (usize, usize), max_iter: u32) -> BoxResult<(Vec<u32>, Duration)> {
+    // 3.0 x 2.4 of the plane around -0.7 + 0i, square pixels, whichever side limits.
+    let d = (3.0 / w as f32).max(2.4 / h as f32);
+    let (x0, y0) = (-0.7 - d * w as f32 / 2.0, -d * h as f32 / 2.0);
+    let iters = Buffer::<u32>::new(q.device(), w * h)?;
+    let k = mandelbrot_fn::build()?;
+    let run = k.launch(
+        q,
+        NdRange::new([w, h]),
+        &iters,
+        w as u32,
+        h as u32,
+        x0,
+        y0,
+        d,
+        max_iter,
+    )?;
+    Ok((q.read(&iters)?, run.event().duration()?))
+}
+
+/// RGB bytes for the counts: black inside the set, a smooth palette outside.
+fn colours(iters: &[u32], max_iter: u32) -> Vec<u8> {
+    let mut rgb = Vec::with_capacity(iters.len() * 3);
+    for &it in iters {
+        if it >= max_iter {
+            rgb.extend([0, 0, 0]);
+            continue;
+        }
+        let t = (it as f32 / max_iter as f32).sqrt();
+        let u = 1.0 - t;
+        let c = |v: f32| (v.clamp(0.0, 1.0) * 255.0) as u8;
+        rgb.extend([
+            c(9.0 * u * t * t * t),
+            c(15.0 * u * u * t * t),
+            c(8.5 * u * u * u * t),
+        ]);
+    }
+    rgb
+}
+
+/// Writes an 8-bit RGB PNG.
+fn write_png(path: &Path, (w, h): (usize, usize), rgb: &[u8]) -> BoxResult<()> {
+    let file = std::io::BufWriter::new(std::fs::File::create(path)?);
+    let mut enc = png::Encoder::new(file, w as u32, h as u32);
+    enc.set_color(png::ColorType::Rgb);
+    enc.set_depth(png::BitDepth::Eight);
+    let mut writer = enc.write_header()?;
+    writer.write_image_data(rgb)?;
+    writer.finish()?;
+    Ok(())
+}
+
+fn main() {
+    let run = || -> BoxResult<()> {
+        let o = parse_args()?;
+        let device: Device = o.device.parse()?;
+        let q = Queue::new(&device)?;
+        let (iters, kernel) = iterations(&q, o.size, o.max_iter)?;
+        write_png(&o.out, o.size, &colours(&iters, o.max_iter))?;
+        println!(
+            "wrote {} ({}x{}, up to {} iterations, on {}: kernel {:.3} ms)",
+            o.out.display(),
+            o.size.0,
+            o.size.1,
+            o.max_iter,
+            device.info().spec(),
+            kernel.as_secs_f64() * 1e3
+        );
+        Ok(())
+    };
+    if let Err(e) = run() {
+        eprintln!("mandelbrot: {e}");
+        std::process::exit(1);
+    }
+}
+
+#[test]
+fn writes_a_png_of_the_asked_size() {
+    let q = Queue::new(&Device::from_spec("cpu").unwrap()).unwrap();
+    let size = (64, 48);
+    let (iters, _) = iterations(&q, size, 64).unwrap();
+    // The view holds the main cardioid (inside) and the outside.
+    assert!(iters.contains(&64) && iters.iter().any(|&i| i < 4));
+    let path = std::env::temp_dir().join(format!("strata-mandelbrot-{}.png", std::process::id()));
+    write_png(&path, size, &colours(&iters, 64)).unwrap();
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&path).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    assert_eq!((info.width, info.height), (64, 48));
+    assert_eq!(info.color_type, png::ColorType::Rgb);
+    // The pixel at the cardioid's centre (-0.25 + 0i) is black; the corner is not.
+    let (w, d) = (64usize, 3.0f32 / 64.0);
+    let px = ((-0.25 + 0.7) / d + w as f32 / 2.0) as usize;
+    let at = |x: usize, y: usize| &buf[(y * w + x) * 3..(y * w + x) * 3 + 3];
+    assert_eq!(at(px, 24), [0, 0, 0]);
+    assert_ne!(at(0, 0), [0, 0, 0]);
+}
