@@ -893,3 +893,83 @@ fn two_different_stubs_with_one_name_are_rejected() {
         "{err}"
     );
 }
+
+/// A kernel that writes one element past the end of `out` (a fault on the CPU backend).
+fn out_of_bounds() -> Kernel {
+    Kernel::build("oob", |k| {
+        let out = k.write::<u32>("out");
+        out.set(out.len() + global_id(0), 1u32);
+    })
+    .unwrap()
+}
+
+/// In an in-order queue a failed command fails the commands after it until the failure is
+/// observed (a wait returning it, or `finish`); then the queue runs normally again.
+#[test]
+fn a_failed_command_fails_the_rest_of_its_queue_until_observed() {
+    let (cpu, qc) = cpu();
+    let oob = out_of_bounds();
+    let small = Buffer::<u32>::new(&cpu, 4).unwrap();
+
+    // On the same queue: the fault, not waited for, then a blocking read.
+    let data = Buffer::from_slice(&qc, &[1u32, 2, 3]).unwrap();
+    let run = qc
+        .enqueue_launch(&oob, NdRange::new(1), args![&small], &[])
+        .unwrap();
+    let m = msg(qc.read(&data));
+    has(
+        &m,
+        &["an earlier command on this queue failed", "out of bounds"],
+    );
+    // The read's error observed the failure: the queue works again, and the run keeps its own
+    // error.
+    assert_eq!(qc.read(&data).unwrap(), [1, 2, 3]);
+    has(
+        &msg(run.wait()),
+        &["index 4 is out of bounds for buffer `out`"],
+    );
+    qc.finish().unwrap();
+
+    // `finish` reports a failure nobody waited for, once.
+    qc.enqueue_launch(&oob, NdRange::new(1), args![&small], &[])
+        .unwrap();
+    has(&msg(qc.finish()), &["out of bounds"]);
+    qc.finish().unwrap();
+    assert_eq!(qc.read(&data).unwrap(), [1, 2, 3]);
+
+    // On every device's queue: a command failed through its wait list poisons that queue.
+    for d in strata::devices() {
+        let q = Queue::new(&d).unwrap();
+        let b = Buffer::from_slice(&q, &[1u32, 2, 3]).unwrap();
+        let fault = qc
+            .enqueue_launch(&oob, NdRange::new(1), args![&small], &[])
+            .unwrap();
+        let write = q
+            .enqueue_write(&b, 0, &[9, 9, 9], &[fault.event()])
+            .unwrap();
+        let m = msg(q.read(&b));
+        has(
+            &m,
+            &["an earlier command on this queue failed", "out of bounds"],
+        );
+        assert_eq!(q.read(&b).unwrap(), [1, 2, 3], "{}", d.info().spec());
+        has(
+            &msg(write.wait()),
+            &["not run: a command it waits for failed"],
+        );
+        q.finish().unwrap();
+        // And through `finish`.
+        let fault = qc
+            .enqueue_launch(&oob, NdRange::new(1), args![&small], &[])
+            .unwrap();
+        q.enqueue_write(&b, 0, &[9, 9, 9], &[fault.event()])
+            .unwrap();
+        has(
+            &msg(q.finish()),
+            &["not run: a command it waits for failed"],
+        );
+        q.finish().unwrap();
+        assert_eq!(q.read(&b).unwrap(), [1, 2, 3], "{}", d.info().spec());
+        let _ = qc.finish();
+    }
+}

@@ -402,6 +402,39 @@ fn folding_agrees_with_the_backend_on_bitcasts() {
     );
 }
 
+/// Two stubs of one name whose CPU bodies differ make two kernels (the kernel caches must not
+/// hand the second the first one's body); the same stub used again is the same kernel.
+#[test]
+fn stubs_with_other_cpu_bodies_are_other_kernels() {
+    let (_guard, d, q) = cpu();
+    let src = "uint f(uint x) { return x + 1u; }";
+    let plus = Stub::<(u32,), u32>::new("f")
+        .source("opencl", src)
+        .cpu(|x: u32| x + 1);
+    let times = Stub::<(u32,), u32>::new("f")
+        .source("opencl", src)
+        .cpu(|x: u32| x * 10);
+    let run = |s: &Stub<(u32,), u32>| {
+        let k = Kernel::build("stub_body", |k| {
+            let out = k.write::<u32>("out");
+            out.set(0u32, s.call((lit(5u32),)));
+        })
+        .unwrap();
+        let o = Buffer::<u32>::new(&d, 1).unwrap();
+        q.launch(&k, NdRange::new(1), args![&o]).unwrap();
+        q.read(&o).unwrap()[0]
+    };
+    assert_eq!(run(&plus), 6);
+    assert_eq!(run(&times), 50);
+    let before = d.compile_count();
+    assert_eq!(run(&plus), 6);
+    assert_eq!(
+        d.compile_count(),
+        before,
+        "the same stub again is a cache hit"
+    );
+}
+
 // ---------------------------------------------------------------------------------------------
 // Dead-code elimination
 

@@ -862,7 +862,8 @@ impl std::fmt::Debug for StubDecl {
 
 impl Function {
     /// A 128-bit fingerprint of the whole function (name, parameters, every expression of the
-    /// arena in order, values, declarations, stubs and the statement tree), linear in its size.
+    /// arena in order with its literals' bits, values, declarations, stubs with their sources
+    /// and the identity of their CPU bodies, and the statement tree), linear in its size.
     /// Equal functions have equal fingerprints; the device kernel caches key on it. (The IR
     /// text is no key: it prints shared sub-expressions once per use, which grows
     /// exponentially with chains of `select`s that each use the previous one twice.)
@@ -884,10 +885,22 @@ impl Function {
             salt.hash(&mut h);
             h
         });
+        // A stub's CPU body is Rust code, known by identity: the same `Stub` (its one `Arc`)
+        // is the same body, two stubs of one name with other bodies are other kernels.
+        let bodies: Vec<usize> = self
+            .stubs
+            .iter()
+            .map(|s| {
+                s.cpu
+                    .as_ref()
+                    .map_or(0, |b| std::sync::Arc::as_ptr(b) as *const () as usize)
+            })
+            .collect();
         for h in &mut hs {
             self.name.hash(h);
             self.exprs.exprs.hash(h);
             rest.hash(h);
+            bodies.hash(h);
         }
         (u128::from(hs[0].finish()) << 64) | u128::from(hs[1].finish())
     }

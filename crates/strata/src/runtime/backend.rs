@@ -84,6 +84,11 @@ pub(crate) trait QueueBackend: Send + Sync {
         let _ = e.wait();
         e
     }
+    /// Takes the queue's unobserved failure (see [`super::worker::Failure`]), if any; taking it
+    /// counts as observing it.
+    fn take_failure(&self) -> Option<crate::Error> {
+        None
+    }
 }
 
 /// One device of a backend.

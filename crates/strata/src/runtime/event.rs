@@ -23,6 +23,9 @@ struct Inner {
     state: Mutex<State>,
     cv: Condvar,
     queued: Instant,
+    /// Set when a wait has returned this event's error to the user (see
+    /// [`Event::observed`]).
+    observed: std::sync::atomic::AtomicBool,
 }
 
 /// The completion of one command. Cheap to clone; every clone observes the same command.
@@ -65,6 +68,7 @@ impl Event {
                 }),
                 cv: Condvar::new(),
                 queued: Instant::now(),
+                observed: std::sync::atomic::AtomicBool::new(false),
             }),
         }
     }
@@ -120,6 +124,18 @@ impl Event {
 
     /// Blocks until the command has completed; returns its error if it failed.
     pub fn wait(&self) -> Result<()> {
+        let r = self.wait_unobserved();
+        if r.is_err() {
+            self.inner
+                .observed
+                .store(true, std::sync::atomic::Ordering::Release);
+        }
+        r
+    }
+
+    /// Waits like [`Event::wait`] without counting as the user's observation of a failure
+    /// (for strata's own waits).
+    pub(crate) fn wait_unobserved(&self) -> Result<()> {
         let mut s = self.inner.state.lock().unwrap();
         loop {
             if let Status::Done(r) = &s.status {
@@ -127,6 +143,14 @@ impl Event {
             }
             s = self.inner.cv.wait(s).unwrap();
         }
+    }
+
+    /// Whether a wait ([`Event::wait`] and what calls it) has returned this event's error to
+    /// the user: a queue stops failing later commands for a failure once it is observed.
+    pub(crate) fn observed(&self) -> bool {
+        self.inner
+            .observed
+            .load(std::sync::atomic::Ordering::Acquire)
     }
 
     /// Waits for every event; returns the first error.
@@ -169,7 +193,14 @@ impl Event {
 
     /// Waits for the events a command depends on; a failed dependency fails the command.
     pub(crate) fn wait_dependencies(wait: &[Event]) -> Result<()> {
-        Event::wait_all(wait).map_err(|e| match e {
+        let mut first = Ok(());
+        for e in wait {
+            let r = e.wait_unobserved();
+            if first.is_ok() {
+                first = r;
+            }
+        }
+        first.map_err(|e| match e {
             Error::DependencyFailed(m) => Error::DependencyFailed(m),
             other => Error::DependencyFailed(other.to_string()),
         })

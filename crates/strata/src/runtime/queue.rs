@@ -11,6 +11,15 @@ use std::ops::Range;
 use std::sync::{Arc, Mutex};
 
 /// An in-order queue on a device (a CUDA stream, an OpenCL command queue).
+///
+/// **Failures.** Every command depends on the commands enqueued before it on the same queue.
+/// When one fails (a kernel's out-of-bounds access on the CPU backend, a driver error), every
+/// later command on the queue fails too, with [`Error::DependencyFailed`](crate::Error::DependencyFailed)
+/// naming the first failure, until the failure is observed: a wait that returns one of these
+/// errors (on the failed [`Run`], [`Event`] or a later read), or [`Queue::finish`], which
+/// reports it. A command that was already running when the failure became known is not
+/// recalled: its effects happen, its result is an error. After the failure is observed the
+/// queue runs normally again.
 #[derive(Clone)]
 pub struct Queue {
     device: Device,
@@ -116,10 +125,15 @@ impl Queue {
     }
 
     /// Waits for every command enqueued so far; returns the first error among those not yet
-    /// observed through their events.
+    /// observed through their events, and the queue's unobserved failure (see "Failures"
+    /// above), which it observes.
     pub fn finish(&self) -> Result<()> {
         let events = std::mem::take(&mut *self.pending.lock().unwrap());
-        Event::wait_all(&events)
+        let waited = Event::wait_all(&events);
+        // A failure of a command nobody waited for (completed, so no longer pending) is
+        // reported here once; `finish` observes it (see "Failures" in the type's docs).
+        let failure = self.backend.take_failure();
+        waited.and(failure.map_or(Ok(()), Err))
     }
 
     /// Writes `data` into `buf` starting at element `offset`, without blocking: the data is

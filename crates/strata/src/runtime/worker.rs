@@ -54,12 +54,67 @@ pub(crate) struct WorkerQueue {
     issue: Issue,
     /// Prepares a thread to issue commands (binds a device context).
     init: Arc<dyn Fn() -> Result<()> + Send + Sync>,
+    /// The unobserved failure of a command, which fails the commands after it.
+    failure: Arc<Failure>,
+}
+
+/// A queue's unobserved failure: the first failed command's error, and the events of that
+/// command and of the commands failed because of it. In an in-order queue every command
+/// depends on those before it, so while a failure is unobserved every later command fails
+/// with [`Error::DependencyFailed`] (after running: a command already on the device is not
+/// recalled). A wait that returns one of these errors to the user, or
+/// [`crate::Queue::finish`], observes it and the queue runs normally again.
+#[derive(Default)]
+pub(crate) struct Failure(Mutex<Option<(Error, Vec<Event>)>>);
+
+impl Failure {
+    /// The unobserved failure, if any (an observed one is dropped here).
+    fn current(slot: &mut Option<(Error, Vec<Event>)>) -> Option<&mut (Error, Vec<Event>)> {
+        if slot
+            .as_ref()
+            .is_some_and(|(_, events)| events.iter().any(Event::observed))
+        {
+            *slot = None;
+        }
+        slot.as_mut()
+    }
+
+    /// The outcome `r` of `event`'s command, failed if an earlier failure is unobserved; a
+    /// failure with none before becomes the queue's failure.
+    fn apply<T>(&self, event: &Event, r: Result<T>) -> Result<T> {
+        let mut slot = self.0.lock().unwrap();
+        match (Self::current(&mut slot), r) {
+            (Some((first, events)), r) => {
+                events.push(event.clone());
+                let why = format!("an earlier command on this queue failed: {first}");
+                r.and(Err(Error::DependencyFailed(why)))
+            }
+            (None, Err(e)) => {
+                *slot = Some((e.clone(), vec![event.clone()]));
+                Err(e)
+            }
+            (None, Ok(v)) => Ok(v),
+        }
+    }
+
+    /// Takes the unobserved failure, which counts as observing it.
+    pub(crate) fn take(&self) -> Option<Error> {
+        let mut slot = self.0.lock().unwrap();
+        Self::current(&mut slot)?;
+        slot.take().map(|(e, _)| e)
+    }
 }
 
 /// Completes `event` with the outcome of a finished command that started no earlier than
-/// `not_before` (the previous command's end); returns its end.
-fn complete(event: &Event, r: Result<Option<Duration>>, not_before: Option<Instant>) -> Instant {
-    match r {
+/// `not_before` (the previous command's end), after the queue's `failure` has had its say;
+/// returns its end.
+fn complete(
+    failure: &Failure,
+    event: &Event,
+    r: Result<Option<Duration>>,
+    not_before: Option<Instant>,
+) -> Instant {
+    match failure.apply(event, r) {
         Ok(Some(device_time)) => {
             event.complete_measured(Ok(()), device_time);
             Instant::now()
@@ -119,6 +174,8 @@ impl WorkerQueue {
         let queued = Arc::new(AtomicUsize::new(0));
         let (done_tx, done_rx) = mpsc::channel::<Issued>();
         let done = inline.then(|| Mutex::new(done_tx.clone()));
+        let failure = Arc::new(Failure::default());
+        let failure_done = failure.clone();
         let (init_done, in_flight_done) = (init.clone(), in_flight.clone());
         std::thread::Builder::new()
             .name(format!("strata-{backend}-done"))
@@ -130,7 +187,7 @@ impl WorkerQueue {
                         Err(e) => Err(e.clone()),
                         Ok(()) => issued.and_then(|finish| finish()),
                     };
-                    last_end = Some(complete(&event, r, last_end));
+                    last_end = Some(complete(&failure_done, &event, r, last_end));
                     in_flight_done.fetch_sub(1, Ordering::AcqRel);
                 }
             })
@@ -169,6 +226,7 @@ impl WorkerQueue {
             done,
             issue,
             init,
+            failure,
         })
     }
 
@@ -212,6 +270,10 @@ impl WorkerQueue {
 }
 
 impl QueueBackend for WorkerQueue {
+    fn take_failure(&self) -> Option<Error> {
+        self.failure.take()
+    }
+
     fn submit(&self, cmd: Command, wait: Vec<Event>) -> Event {
         let e = Event::new();
         let tx = self.tx.lock().unwrap();
@@ -243,14 +305,19 @@ impl QueueBackend for WorkerQueue {
             let r = self
                 .issue_inline(cmd, &wait, &e)
                 .and_then(|finish| finish());
-            complete(&e, r, None);
+            // The completion thread has the earlier commands' outcomes (a failure among them
+            // fails this one): the device is done with them, so it is about to complete them.
+            while self.in_flight.load(Ordering::Acquire) != 0 {
+                std::thread::yield_now();
+            }
+            complete(&self.failure, &e, r, None);
             drop(tx);
             return e;
         }
         if !idle {
             self.send(&tx, cmd, wait, &e);
             drop(tx);
-            let _ = e.wait();
+            let _ = e.wait_unobserved();
             return e;
         }
         // Idle: nothing of this queue is on the device, and `tx` keeps it so until we are done.
@@ -261,7 +328,7 @@ impl QueueBackend for WorkerQueue {
                 (self.issue.lock().unwrap())(cmd)
             })
             .and_then(|finish| finish());
-        complete(&e, r, None);
+        complete(&self.failure, &e, r, None);
         drop(tx);
         e
     }
