@@ -383,6 +383,9 @@ fn wait_lists_across_the_cpu_and_device_backends() {
         ));
         assert_eq!(q.read(&b).unwrap(), vec![1000, 1001, 1002, 1003]);
         q.finish().unwrap();
+        // The fault itself, observed here: until then it fails every later command of the CPU
+        // queue (the next device's round uses that queue again).
+        assert!(bad.wait().is_err());
     }
 }
 
