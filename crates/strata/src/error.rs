@@ -217,6 +217,24 @@ pub enum Error {
         /// The driver's message.
         message: String,
     },
+
+    /// Running a command panicked (in a stub function's CPU body, say). The command failed;
+    /// its queue stays usable.
+    #[error("{backend}: running the command panicked: {message}")]
+    Panicked {
+        /// The backend whose queue ran the command.
+        backend: &'static str,
+        /// The panic's message.
+        message: String,
+    },
+}
+
+/// The message of a caught panic's payload.
+pub(crate) fn panic_message(p: &(dyn std::any::Any + Send)) -> &str {
+    p.downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| p.downcast_ref::<&str>().copied())
+        .unwrap_or("(no message)")
 }
 
 /// `Result` with strata's [`Error`].

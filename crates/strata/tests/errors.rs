@@ -973,3 +973,71 @@ fn a_failed_command_fails_the_rest_of_its_queue_until_observed() {
         let _ = qc.finish();
     }
 }
+
+/// A panic in a stub's CPU body fails that launch with `Error::Panicked` carrying the panic's
+/// message, blocking or not, and the queue keeps working.
+#[test]
+fn a_panic_in_a_stub_body_fails_the_launch_and_the_queue_goes_on() {
+    let (d, q) = cpu();
+    let picky = Stub::<(u32,), u32>::new("picky").cpu(|x: u32| {
+        if x == 7 {
+            panic!("picky refuses {x}");
+        }
+        x + 1
+    });
+    let k = Kernel::build("uses_picky", |k| {
+        let x = k.read::<u32>("x");
+        let y = k.write::<u32>("y");
+        let i = global_id(0);
+        y.set(i, picky.call((x.at(i),)));
+    })
+    .unwrap();
+    let y = Buffer::<u32>::new(&d, 4).unwrap();
+    let bad = Buffer::from_slice(&q, &[1u32, 2, 7, 4]).unwrap();
+    let good = Buffer::from_slice(&q, &[1u32, 2, 3, 4]).unwrap();
+    // Blocking (on an idle queue it runs on this thread) and not (on the queue's thread).
+    let m = msg(q.launch(&k, NdRange::new(4), args![&bad, &y]));
+    has(&m, &["running the command panicked", "picky refuses 7"]);
+    let run = q
+        .enqueue_launch(&k, NdRange::new(4), args![&bad, &y], &[])
+        .unwrap();
+    has(&msg(run.wait()), &["panicked", "picky refuses 7"]);
+    q.launch(&k, NdRange::new(4), args![&good, &y]).unwrap();
+    assert_eq!(q.read(&y).unwrap(), [2, 3, 4, 5]);
+    q.finish().unwrap();
+}
+
+/// An `Expr` from a kernel recorded on another thread is the same clear error as one from an
+/// earlier kernel of this thread (each thread's first recording used to have the same id).
+#[test]
+fn an_expr_from_another_threads_kernel_is_rejected() {
+    // Fresh threads: each records its first kernel.
+    let stolen = std::thread::spawn(|| {
+        let mut out = None;
+        Kernel::build("donor", |k| {
+            let x = k.read_write::<u32>("x");
+            let v = global_id(0) * 3u32;
+            x.set(0u32, v);
+            out = Some(v);
+        })
+        .unwrap();
+        out.unwrap()
+    })
+    .join()
+    .unwrap();
+    let m = std::thread::spawn(move || {
+        msg(Kernel::build("thief", |k| {
+            let x = k.read_write::<u32>("x");
+            x.set(0u32, stolen + 1u32);
+        }))
+    })
+    .join()
+    .unwrap();
+    has(
+        &m,
+        &[
+            "an Expr recorded for another kernel",
+            "used in kernel `thief`; values cannot cross kernels",
+        ],
+    );
+}

@@ -104,8 +104,11 @@ struct Trace {
 
 thread_local! {
     static TRACES: RefCell<Vec<Trace>> = const { RefCell::new(Vec::new()) };
-    static NEXT_TRACE: std::cell::Cell<u32> = const { std::cell::Cell::new(1) };
 }
+
+/// The id of the next recording, process-wide: an `Expr` (or handle) carries its recording's
+/// id, so one taken from a kernel recorded on another thread is told apart too.
+static NEXT_TRACE: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(1);
 
 fn with<R>(f: impl FnOnce(&mut Trace) -> R) -> R {
     TRACES.with(|t| {
@@ -119,11 +122,13 @@ fn with<R>(f: impl FnOnce(&mut Trace) -> R) -> R {
 
 /// Records the kernel `name` by running `body` once.
 pub(crate) fn trace(name: &str, body: impl FnOnce(&mut KernelDef)) -> Traced {
-    let id = NEXT_TRACE.with(|n| {
-        let v = n.get();
-        n.set(v.wrapping_add(1).max(1));
-        v
-    });
+    // Zero is never an id (wrapping skips it).
+    let id = loop {
+        let v = NEXT_TRACE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        if v != 0 {
+            break v;
+        }
+    };
     TRACES.with(|t| {
         t.borrow_mut().push(Trace {
             id,

@@ -79,13 +79,7 @@ pub fn run(
     {
         let r = match catch_unwind(AssertUnwindSafe(|| (case.run)(queue))) {
             Ok(r) => r,
-            Err(p) => Err(format!(
-                "panicked: {}",
-                p.downcast_ref::<String>()
-                    .cloned()
-                    .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-                    .unwrap_or_default()
-            )),
+            Err(p) => Err(format!("panicked: {}", crate::error::panic_message(&*p))),
         };
         progress(case.name, &r);
         match r {

@@ -443,10 +443,7 @@ fn registry() -> &'static Registry {
         let cuda = std::panic::catch_unwind(crate::cuda::discover).unwrap_or_else(|p| {
             Err(format!(
                 "probing the CUDA driver panicked: {}",
-                p.downcast_ref::<String>()
-                    .map(String::as_str)
-                    .or_else(|| p.downcast_ref::<&str>().copied())
-                    .unwrap_or("(no message)")
+                crate::error::panic_message(&*p)
             ))
         });
         match cuda {

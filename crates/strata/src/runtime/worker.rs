@@ -105,6 +105,25 @@ impl Failure {
     }
 }
 
+/// Runs `f`, a command's issue or finish, turning a panic into [`Error::Panicked`]: a panic
+/// must neither kill a queue's thread (its later commands would never complete) nor unwind
+/// into the caller of a blocking operation.
+fn caught<T>(backend: &'static str, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|p| {
+        Err(Error::Panicked {
+            backend,
+            message: crate::error::panic_message(&*p).to_string(),
+        })
+    })
+}
+
+/// Issues `cmd` with `issue` (see [`caught`]). A panic while the lock was held leaves the
+/// issuing state as the command left it; later commands use it anyway.
+fn issue_caught(backend: &'static str, issue: &Issue, cmd: Command) -> Result<Finish> {
+    let mut issue = issue.lock().unwrap_or_else(|e| e.into_inner());
+    caught(backend, || issue(cmd))
+}
+
 /// Completes `event` with the outcome of a finished command that started no earlier than
 /// `not_before` (the previous command's end), after the queue's `failure` has had its say;
 /// returns its end.
@@ -185,7 +204,7 @@ impl WorkerQueue {
                 for (event, issued) in done_rx {
                     let r = match &ready {
                         Err(e) => Err(e.clone()),
-                        Ok(()) => issued.and_then(|finish| finish()),
+                        Ok(()) => issued.and_then(|finish| caught(backend, finish)),
                     };
                     last_end = Some(complete(&failure_done, &event, r, last_end));
                     in_flight_done.fetch_sub(1, Ordering::AcqRel);
@@ -205,7 +224,7 @@ impl WorkerQueue {
                         .and_then(|()| Event::wait_dependencies(&wait))
                         .and_then(|()| {
                             event.set_running();
-                            (issue_worker.lock().unwrap())(cmd)
+                            issue_caught(backend, &issue_worker, cmd)
                         });
                     if let Err(mpsc::SendError((event, _))) = done_tx.send((event, issued)) {
                         event.complete(Err(Error::Backend {
@@ -264,7 +283,7 @@ impl WorkerQueue {
             .and_then(|()| Event::wait_dependencies(wait))
             .and_then(|()| {
                 e.set_running();
-                (self.issue.lock().unwrap())(cmd)
+                issue_caught(self.backend, &self.issue, cmd)
             })
     }
 }
@@ -304,7 +323,7 @@ impl QueueBackend for WorkerQueue {
             // the device, and is finished here (its finish waits for them too).
             let r = self
                 .issue_inline(cmd, &wait, &e)
-                .and_then(|finish| finish());
+                .and_then(|finish| caught(self.backend, finish));
             // The completion thread has the earlier commands' outcomes (a failure among them
             // fails this one): the device is done with them, so it is about to complete them.
             while self.in_flight.load(Ordering::Acquire) != 0 {
@@ -325,9 +344,9 @@ impl QueueBackend for WorkerQueue {
             .and_then(|()| Event::wait_dependencies(&wait))
             .and_then(|()| {
                 e.set_running();
-                (self.issue.lock().unwrap())(cmd)
+                issue_caught(self.backend, &self.issue, cmd)
             })
-            .and_then(|finish| finish());
+            .and_then(|finish| caught(self.backend, finish));
         complete(&self.failure, &e, r, None);
         drop(tx);
         e
