@@ -231,6 +231,9 @@ impl fmt::Display for DeviceInfo {
     }
 }
 
+/// A kernel's compilation for one device, done once.
+type CompileSlot = Arc<OnceLock<Result<Arc<dyn CompiledKernel>>>>;
+
 /// Most gather partial buffers a device keeps for reuse ([`Device::gather_partials`]).
 const KEPT_PARTIALS: usize = 16;
 
@@ -240,7 +243,9 @@ pub(crate) struct DeviceInner {
     partials: Mutex<Vec<Arc<dyn backend::Memory>>>,
     pub(crate) backend: Box<dyn DeviceBackend>,
     pub(crate) uid: u64,
-    cache: Mutex<HashMap<u128, Arc<dyn CompiledKernel>>>,
+    /// Compiled kernels by [`Kernel::cache_key`]; a slot is filled by the first thread that
+    /// asks, the others wait on it.
+    cache: Mutex<HashMap<u128, CompileSlot>>,
     compiles: AtomicU64,
 }
 
@@ -404,16 +409,33 @@ impl Device {
             return Ok(k);
         }
         let key = kernel.cache_key();
-        let cached = self.inner.cache.lock().unwrap().get(&key).cloned();
-        let k = match cached {
-            Some(k) => k,
-            None => {
-                let k = self.inner.backend.compile(kernel.valid())?;
-                self.inner.compiles.fetch_add(1, Ordering::Relaxed);
-                self.inner.cache.lock().unwrap().insert(key, k.clone());
-                k
+        // One compilation per kernel and device, also when several threads ask at once: the
+        // first to ask compiles, the others wait for its result (a failure is not kept: the
+        // next request tries again).
+        let slot = self
+            .inner
+            .cache
+            .lock()
+            .unwrap()
+            .entry(key)
+            .or_default()
+            .clone();
+        let k = slot
+            .get_or_init(|| {
+                let r = self.inner.backend.compile(kernel.valid());
+                if r.is_ok() {
+                    self.inner.compiles.fetch_add(1, Ordering::Relaxed);
+                }
+                r
+            })
+            .clone();
+        if k.is_err() {
+            let mut cache = self.inner.cache.lock().unwrap();
+            if cache.get(&key).is_some_and(|s| Arc::ptr_eq(s, &slot)) {
+                cache.remove(&key);
             }
-        };
+        }
+        let k = k?;
         kernel.remember_compiled(id, k.clone());
         Ok(k)
     }
