@@ -234,6 +234,47 @@ impl fmt::Display for DeviceInfo {
 /// A kernel's compilation for one device, done once.
 type CompileSlot = Arc<OnceLock<Result<Arc<dyn CompiledKernel>>>>;
 
+/// How many compiled kernels a device keeps by default ([`Device::set_kernel_cache_capacity`]).
+pub const KERNEL_CACHE_CAPACITY: usize = 1024;
+
+/// A device's compiled kernels, the least recently used evicted beyond `capacity`.
+struct KernelCache {
+    /// Each key's slot and the tick of its last use.
+    slots: HashMap<u128, (CompileSlot, u64)>,
+    tick: u64,
+    capacity: usize,
+}
+
+impl KernelCache {
+    /// The slot of `key` (new and empty if absent), marked as used now.
+    fn slot(&mut self, key: u128) -> CompileSlot {
+        self.tick += 1;
+        let tick = self.tick;
+        let slot = self.slots.entry(key).or_insert_with(|| (Arc::default(), 0));
+        slot.1 = tick;
+        let slot = slot.0.clone();
+        self.evict();
+        slot
+    }
+
+    /// Drops the least recently used slots beyond the capacity. (A kernel object that was
+    /// compiled keeps its own reference to the code; an evicted kernel built again compiles
+    /// again.)
+    fn evict(&mut self) {
+        while self.slots.len() > self.capacity {
+            let oldest = self
+                .slots
+                .iter()
+                .min_by_key(|(_, (_, t))| *t)
+                .map(|(k, _)| *k);
+            match oldest {
+                Some(k) => self.slots.remove(&k),
+                None => break,
+            };
+        }
+    }
+}
+
 /// Most gather partial buffers a device keeps for reuse ([`Device::gather_partials`]).
 const KEPT_PARTIALS: usize = 16;
 
@@ -245,7 +286,7 @@ pub(crate) struct DeviceInner {
     pub(crate) uid: u64,
     /// Compiled kernels by [`Kernel::cache_key`]; a slot is filled by the first thread that
     /// asks, the others wait on it.
-    cache: Mutex<HashMap<u128, CompileSlot>>,
+    cache: Mutex<KernelCache>,
     compiles: AtomicU64,
 }
 
@@ -285,7 +326,11 @@ impl Device {
                 partials: Mutex::new(Vec::new()),
                 backend,
                 uid: NEXT_UID.fetch_add(1, Ordering::Relaxed),
-                cache: Mutex::new(HashMap::new()),
+                cache: Mutex::new(KernelCache {
+                    slots: HashMap::new(),
+                    tick: 0,
+                    capacity: KERNEL_CACHE_CAPACITY,
+                }),
                 compiles: AtomicU64::new(0),
             }),
         }
@@ -365,6 +410,26 @@ impl Device {
         self.inner.compiles.load(Ordering::Relaxed)
     }
 
+    /// Number of compiled kernels the device's cache holds now.
+    pub fn cached_kernels(&self) -> usize {
+        self.inner.cache.lock().unwrap().slots.len()
+    }
+
+    /// Sets how many compiled kernels the device's cache keeps (at least 1; the default is
+    /// [`KERNEL_CACHE_CAPACITY`]); beyond it the least recently used are dropped. Clones of the
+    /// device share the cache.
+    pub fn set_kernel_cache_capacity(&self, kernels: usize) {
+        let mut cache = self.inner.cache.lock().unwrap();
+        cache.capacity = kernels.max(1);
+        cache.evict();
+    }
+
+    /// Drops every compiled kernel from the device's cache (kernels still alive keep the code
+    /// they were compiled to; others compile again when next launched).
+    pub fn clear_kernel_cache(&self) {
+        self.inner.cache.lock().unwrap().slots.clear();
+    }
+
     /// Compiles `kernel` for this device now (launches compile on first use otherwise). A
     /// kernel that fails to compile returns the backend's error, with the generated source.
     pub fn compile(&self, kernel: &Kernel) -> Result<()> {
@@ -412,14 +477,7 @@ impl Device {
         // One compilation per kernel and device, also when several threads ask at once: the
         // first to ask compiles, the others wait for its result (a failure is not kept: the
         // next request tries again).
-        let slot = self
-            .inner
-            .cache
-            .lock()
-            .unwrap()
-            .entry(key)
-            .or_default()
-            .clone();
+        let slot = self.inner.cache.lock().unwrap().slot(key);
         let k = slot
             .get_or_init(|| {
                 let r = self.inner.backend.compile(kernel.valid());
@@ -431,8 +489,12 @@ impl Device {
             .clone();
         if k.is_err() {
             let mut cache = self.inner.cache.lock().unwrap();
-            if cache.get(&key).is_some_and(|s| Arc::ptr_eq(s, &slot)) {
-                cache.remove(&key);
+            if cache
+                .slots
+                .get(&key)
+                .is_some_and(|(s, _)| Arc::ptr_eq(s, &slot))
+            {
+                cache.slots.remove(&key);
             }
         }
         let k = k?;
