@@ -1041,30 +1041,3 @@ fn an_expr_from_another_threads_kernel_is_rejected() {
         ],
     );
 }
-
-/// Eight threads asking for the same new kernel at once compile it once per device (the others
-/// wait for that compilation).
-#[test]
-fn concurrent_builds_compile_once() {
-    for d in strata::devices() {
-        let before = d.compile_count();
-        // A kernel no other test builds, new for this device.
-        let salt = d.info().spec().len() as u32 * 7919 + 17;
-        let barrier = std::sync::Barrier::new(8);
-        std::thread::scope(|s| {
-            for _ in 0..8 {
-                s.spawn(|| {
-                    let k = Kernel::build("compiled_once", |k| {
-                        let x = k.read_write::<u32>("x");
-                        let i = global_id(0);
-                        x.set(i, x.at(i) * salt + 1u32);
-                    })
-                    .unwrap();
-                    barrier.wait();
-                    d.compile(&k).unwrap();
-                });
-            }
-        });
-        assert_eq!(d.compile_count() - before, 1, "{}", d.info().spec());
-    }
-}
