@@ -318,35 +318,23 @@ impl QueueBackend for WorkerQueue {
         let tx = self.tx.lock().unwrap();
         let idle =
             self.in_flight.load(Ordering::Acquire) == 0 && wait.iter().all(Event::is_complete);
-        if !idle && self.can_issue_inline(&cmd, &wait, true) {
-            // Earlier commands are still on the device, all issued: this one follows them on
-            // the device, and is finished here (its finish waits for them too).
-            let r = self
-                .issue_inline(cmd, &wait, &e)
-                .and_then(|finish| caught(self.backend, finish));
-            // The completion thread has the earlier commands' outcomes (a failure among them
-            // fails this one): the device is done with them, so it is about to complete them.
-            while self.in_flight.load(Ordering::Acquire) != 0 {
-                std::thread::yield_now();
-            }
-            complete(&self.failure, &e, r, None);
-            drop(tx);
-            return e;
-        }
-        if !idle {
+        if !(idle || self.can_issue_inline(&cmd, &wait, true)) {
             self.send(&tx, cmd, wait, &e);
             drop(tx);
             let _ = e.wait_unobserved();
             return e;
         }
-        // Idle: nothing of this queue is on the device, and `tx` keeps it so until we are done.
-        let r = (self.init)()
-            .and_then(|()| Event::wait_dependencies(&wait))
-            .and_then(|()| {
-                e.set_running();
-                issue_caught(self.backend, &self.issue, cmd)
-            })
+        // Idle (nothing of this queue on the device), or every earlier command issued: this one
+        // is issued and finished here, `tx` keeping the queue in order meanwhile; its finish
+        // waits for the earlier commands on the device too.
+        let r = self
+            .issue_inline(cmd, &wait, &e)
             .and_then(|finish| caught(self.backend, finish));
+        // The completion thread has the earlier commands' outcomes (a failure among them fails
+        // this one): the device is done with them, so it is about to complete them.
+        while self.in_flight.load(Ordering::Acquire) != 0 {
+            std::thread::yield_now();
+        }
         complete(&self.failure, &e, r, None);
         drop(tx);
         e
