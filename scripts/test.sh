@@ -77,6 +77,17 @@ echo "== format"
 cargo fmt --all -- --check
 echo "== lint"
 cargo clippy --all-targets --locked -- -D warnings
+echo "== the library's dependencies: none of the tools'"
+tools_deps="$(cargo tree --locked -p strata -e normal --prefix none | grep -E '^(clap|serde|serde_json|indicatif|plotters|image|png) ' || true)"
+if [ -n "$tools_deps" ]; then
+    echo "error: the strata library depends on what only the tools need:" >&2
+    echo "$tools_deps" >&2
+    exit 1
+fi
+echo "== the CPU backend alone (no opencl, no cuda feature)"
+cargo build --locked -p strata --no-default-features
+cargo clippy --locked -p strata --no-default-features --lib --test features -- -D warnings
+cargo test --locked -p strata --no-default-features --test features
 echo "== tests"
 cargo test --locked --all-targets
 echo "== doc tests"

@@ -3,6 +3,7 @@
 
 /// Coordinates of a work-item: its global, local and group ids.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+#[non_exhaustive]
 pub struct WorkItem {
     /// `global_id(0..3)`
     pub global: [u32; 3],
@@ -229,8 +230,10 @@ pub enum Error {
     },
 }
 
-/// The message of a caught panic's payload.
-pub(crate) fn panic_message(p: &(dyn std::any::Any + Send)) -> &str {
+/// The message of a caught panic's payload (from [`std::panic::catch_unwind`]): the text given
+/// to `panic!`, or `(no message)`. strata reports panics in stub bodies with it
+/// ([`Error::Panicked`]); tools that catch panics themselves (the conformance suite) use it too.
+pub fn panic_message(p: &(dyn std::any::Any + Send)) -> &str {
     p.downcast_ref::<String>()
         .map(String::as_str)
         .or_else(|| p.downcast_ref::<&str>().copied())

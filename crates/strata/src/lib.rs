@@ -30,21 +30,31 @@
 //! attribute (kernels as plain Rust functions), the runtime ([`Device`], [`Queue`], [`Buffer`],
 //! [`Kernel`], [`Event`]) over the backends (the CPU interpreter, always present, and OpenCL
 //! when an OpenCL library and device are there), libraries built on the builder and the
-//! runtime ([`patterns`], [`blas`]), and the tools ([`conformance`], [`bench`](mod@bench),
-//! [`difftest`]) behind the `strata` command.
+//! runtime ([`patterns`], [`blas`]). The tools behind the `strata` command (the conformance
+//! suite, the differential generator, the benchmarks) live in the `strata-cli` crate.
+//!
+//! ## Cargo features
+//!
+//! - `opencl` (default): the OpenCL backend, through the system's OpenCL library, loaded at
+//!   run time.
+//! - `cuda` (default): the CUDA backend (the driver API and NVRTC, both loaded at run time) and
+//!   [`cuda`]'s compiler entry points.
+//!
+//! Without either, strata has the CPU backend alone (`cargo build --no-default-features`); the
+//! code generators ([`codegen`]) are always there, and a spec naming a backend that was left out
+//! fails with [`Error::DeviceNotFound`] saying which feature to turn on.
 
 #![warn(missing_docs)]
 
-pub mod bench;
 pub mod blas;
 pub mod builder;
 pub mod codegen;
-pub mod conformance;
 mod cpu;
+#[cfg(feature = "cuda")]
 pub mod cuda;
-pub mod difftest;
 pub mod error;
 pub mod ir;
+#[cfg(feature = "opencl")]
 mod opencl;
 pub mod patterns;
 mod runtime;
@@ -52,9 +62,9 @@ mod runtime;
 pub use builder::KernelDef;
 pub use error::{Error, Result, WorkItem};
 pub use runtime::{
-    capture_kernels, device_problems, devices, json_str, unavailable_backends, BackendKind, Buffer,
-    Device, DeviceInfo, Dims, Event, Gathered, Kernel, KernelArg, LocalMem, NdRange, PendingRead,
-    Profile, Queue, Run, KERNEL_CACHE_CAPACITY,
+    capture_kernels, device_problems, devices, unavailable_backends, BackendKind, Buffer, Device,
+    DeviceInfo, Dims, Event, Gathered, Kernel, KernelArg, LocalMem, NdRange, PendingRead, Profile,
+    Queue, Run, KERNEL_CACHE_CAPACITY,
 };
 /// Write a kernel as a plain Rust function; see the [`strata_macros`] crate docs and the
 /// README's `#[kernel]` section.

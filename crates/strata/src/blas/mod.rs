@@ -62,8 +62,6 @@
 //! `block_k`; other sizes are refused with [`Error::InvalidWorkSize`] (pad the matrices). Buffers
 //! must hold exactly `m * k`, `k * n` and `m * n` elements ([`Error::ArgumentLength`]).
 
-pub mod bench;
-
 use crate::error::{Error, Result};
 use crate::prelude::*;
 use crate::{Event, KernelArg, Run};
@@ -192,13 +190,13 @@ impl SgemmConfig {
         {
             return bad("every size must be at least 1".into());
         }
-        if c.thread_m % 4 != 0 || c.thread_n % 4 != 0 {
+        if !c.thread_m.is_multiple_of(4) || !c.thread_n.is_multiple_of(4) {
             return bad(format!(
                 "thread_m ({}) and thread_n ({}) must be multiples of 4 (they are read as [f32; 4] vectors)",
                 c.thread_m, c.thread_n
             ));
         }
-        if c.block_m % c.thread_m != 0 || c.block_n % c.thread_n != 0 {
+        if !c.block_m.is_multiple_of(c.thread_m) || !c.block_n.is_multiple_of(c.thread_n) {
             return bad(format!(
                 "the block ({} x {}) must be a multiple of the register tile ({} x {})",
                 c.block_m, c.block_n, c.thread_m, c.thread_n
@@ -210,7 +208,7 @@ impl SgemmConfig {
         }
         let a_loads = (c.block_m / 4) as u64 * c.block_k as u64;
         let b_loads = c.block_k as u64 * (c.block_n / 4) as u64;
-        if a_loads % t as u64 != 0 || b_loads % t as u64 != 0 {
+        if !a_loads.is_multiple_of(t as u64) || !b_loads.is_multiple_of(t as u64) {
             return bad(format!(
                 "the {t} work-items must divide the tile of A ({a_loads} groups of 4 rows) and of B ({b_loads} groups of 4 columns) evenly"
             ));
@@ -285,7 +283,7 @@ impl SgemmConfig {
 /// `(row, col)` of work-item `tid`. Warps (32 work-items) cover 4 x 8 tiles where the tiling
 /// allows, else the layout is row-major.
 fn layout(tid: Expr<u32>, rows: u32, cols: u32) -> (Expr<u32>, Expr<u32>) {
-    if cols % 8 == 0 && rows % 4 == 0 {
+    if cols.is_multiple_of(8) && rows.is_multiple_of(4) {
         let lane = tid % 32u32;
         let warp = tid / 32u32;
         let warps_per_row = cols / 8;

@@ -18,6 +18,7 @@ pub use writer::{cuda, opencl, write, Collectives, Dialect, Generated, CUDA, OPE
 
 /// The source of `f` in `dialect` for the device `label`, as a backend compiles it: a missing
 /// stub source names the device, and `STRATA_DUMP=<dialect key>` prints the source.
+#[cfg(any(feature = "opencl", feature = "cuda"))]
 pub(crate) fn for_device(
     f: &crate::ir::ValidFunction,
     dialect: &'static Dialect,

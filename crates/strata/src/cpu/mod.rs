@@ -59,7 +59,7 @@ impl CpuMem {
 
     fn write(&self, offset: usize, data: &[u8]) {
         let mut i = 0;
-        while i < data.len() && (offset + i) % 8 != 0 {
+        while i < data.len() && !(offset + i).is_multiple_of(8) {
             self.byte(offset + i).store(data[i], Ordering::Relaxed);
             i += 1;
         }
@@ -76,7 +76,7 @@ impl CpuMem {
 
     fn read(&self, offset: usize, out: &mut [u8]) {
         let mut i = 0;
-        while i < out.len() && (offset + i) % 8 != 0 {
+        while i < out.len() && !(offset + i).is_multiple_of(8) {
             out[i] = self.byte(offset + i).load(Ordering::Relaxed);
             i += 1;
         }

@@ -13,8 +13,6 @@
 //! `queue.rs`); allocations are zeroed; a launch-sized local array is a slice of the launch's
 //! dynamic shared memory.
 
-pub mod baseline;
-pub mod cublas;
 pub mod nvrtc;
 mod queue;
 
@@ -29,7 +27,6 @@ use std::ffi::CString;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
-pub use cublas::{cublas_path, cublas_version};
 pub use nvrtc::{compile, compile_ptx, nvrtc_path, nvrtc_version, ptx_cache_dir, Output, Ptx};
 
 /// The driver functions strata (through cudarc) calls.
@@ -105,11 +102,9 @@ fn driver_library() -> std::result::Result<(), String> {
     .map_err(|e| e.clone())
 }
 
-/// The names in `symbols` that `lib` does not export.
-pub(crate) fn missing_symbols(
-    lib: &libloading::Library,
-    symbols: &[&'static str],
-) -> Vec<&'static str> {
+/// The names in `symbols` that `lib` does not export: check them before calling through a
+/// library that panics on a missing symbol (cudarc does).
+pub fn missing_symbols(lib: &libloading::Library, symbols: &[&'static str]) -> Vec<&'static str> {
     symbols
         .iter()
         .copied()
@@ -123,7 +118,11 @@ pub(crate) fn missing_symbols(
 /// library search path); `$CUDA_PATH/lib64`, `$CUDA_HOME/lib64` and `/usr/local/cuda/lib64`;
 /// and the folders of Python wheels, given as `(module, subfolder)` and found by asking
 /// `python3` where each module is. Fails only when `var` names a path that does not exist.
-pub(crate) fn library_candidates(
+///
+/// strata finds NVRTC this way (`STRATA_NVRTC`, `libnvrtc.so*`, the `nvidia.cuda_nvrtc`
+/// wheel); other CUDA libraries used beside strata (cuBLAS for `strata bench`) can be found the
+/// same way.
+pub fn library_candidates(
     var: &str,
     names: &[&str],
     wheels: &[(&str, &str)],
@@ -226,10 +225,12 @@ pub(crate) fn discover() -> std::result::Result<Vec<CudaDevice>, String> {
 }
 
 /// One CUDA device (strata's backend object behind a [`crate::Device`] of `cuda:N`).
-pub struct CudaDevice {
+pub(crate) struct CudaDevice {
     pub(crate) label: String,
     info: DeviceInfo,
     ctx: Ctx,
+    /// The driver's ordinal.
+    ordinal: i32,
     /// Compute capability as `10 * major + minor`.
     arch: u32,
 }
@@ -304,7 +305,41 @@ impl CudaDevice {
             label: format!("cuda:{index} ({name})"),
             info,
             ctx,
+            ordinal,
             arch: (10 * major + minor) as u32,
+        })
+    }
+}
+
+/// The native handles of a CUDA device, for code that calls the CUDA driver API beside strata
+/// ([`Device::cuda_handles`](crate::Device::cuda_handles)): hand-written kernels, other CUDA
+/// libraries, the baselines of `strata bench`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CudaHandles {
+    /// The device's ordinal (`CUdevice`).
+    pub device: i32,
+    /// The device's primary context (`CUcontext`), the one strata uses. strata retains it for
+    /// the life of the process: it stays valid, and must not be released or destroyed.
+    /// Memory allocated and modules loaded in it can be used with strata's queues.
+    pub context: *mut std::ffi::c_void,
+    /// The compute capability as `10 * major + minor` (90 for an H100): the architecture
+    /// strata compiles the device's kernels for.
+    pub arch: u32,
+}
+
+// SAFETY: the handles are process-wide values the driver lets every thread use.
+unsafe impl Send for CudaHandles {}
+// SAFETY: as above.
+unsafe impl Sync for CudaHandles {}
+
+impl crate::Device {
+    /// The native CUDA handles of a `cuda:N` device; `None` for devices of other backends.
+    pub fn cuda_handles(&self) -> Option<CudaHandles> {
+        self.cuda().map(|d| CudaHandles {
+            device: d.ordinal,
+            context: d.ctx.0.cast(),
+            arch: d.arch,
         })
     }
 }

@@ -225,6 +225,7 @@ pub fn ptx_cache_dir() -> Option<PathBuf> {
 
 /// Compiled PTX.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct Ptx {
     /// The PTX text.
     pub text: String,

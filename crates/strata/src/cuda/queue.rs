@@ -221,7 +221,7 @@ impl Worker {
         if len == 0 || p == 0 {
             return Ok(Vec::new());
         }
-        let aligned = |k: usize| p == k && dst % k as u64 == 0 && len % k == 0;
+        let aligned = |k: usize| p == k && dst.is_multiple_of(k as u64) && len.is_multiple_of(k);
         // SAFETY (all three): `dst` holds `len` bytes (checked by the caller) and is aligned
         // to the element size of the memset used.
         let r = if pattern.iter().all(|&b| b == pattern[0]) {

@@ -382,7 +382,7 @@ impl CompiledKernel for ClKernel {
 fn zero_pattern_size(n: usize) -> usize {
     [16, 8, 4, 2, 1]
         .into_iter()
-        .find(|p| n % p == 0)
+        .find(|p| n.is_multiple_of(*p))
         .unwrap_or(1)
 }
 

@@ -57,7 +57,10 @@ fn fits(mem: &Arc<dyn Memory>, offset: usize, len: usize) -> Result<()> {
 
 /// The pattern sizes `clEnqueueFillBuffer` accepts.
 fn fill_pattern_ok(pattern: usize, offset: usize, len: usize) -> bool {
-    pattern.is_power_of_two() && pattern <= 128 && offset % pattern == 0 && len % pattern == 0
+    pattern.is_power_of_two()
+        && pattern <= 128
+        && offset.is_multiple_of(pattern)
+        && len.is_multiple_of(pattern)
 }
 
 impl Worker {

@@ -68,7 +68,6 @@
 
 mod actions;
 mod algorithms;
-pub mod bench;
 mod lookback;
 mod reduce;
 mod scan;
@@ -81,7 +80,7 @@ mod view;
 pub use algorithms::AsyncVec;
 pub use select::reduce_by_key;
 pub use sort::{sort_by_key, ArgKey, SortKey};
-pub use staging::{Exec, Layout, ScanAlgorithm, SortMethod, SortStaging, Staging};
+pub use staging::{Exec, LaunchShape, Layout, ScanAlgorithm, SortMethod, SortStaging, Staging};
 pub use vec::DeviceVec;
 pub use view::{
     constant, counting, zip, zip3, zip4, Constant, Counting, Enumerate, Gather, Map, Reads,

@@ -345,7 +345,7 @@ impl GroupScan {
     ) {
         let l = local_id(0);
         let per = len.div_ceil(self.gs);
-        if len % self.gs == 0 && per <= 8 {
+        if len.is_multiple_of(self.gs) && per <= 8 {
             // Every work-item owns `per` values: unrolled, no bounds.
             let e: Vec<Expr<u32>> = (0..per).map(|j| l * per + j).collect();
             let v: Vec<Expr<u32>> = e.iter().map(|&e| value(e)).collect();
@@ -532,7 +532,7 @@ fn downsweep<K: SortKey, V: Element>(
             let scan = GroupScan::new(cx, gs);
             // The tile's digit starts ride on the first ranking scan when every work-item owns
             // the same few digits and no sum reaches 2^16.
-            let fused_starts = tile < 1 << 16 && radix % gs == 0 && radix / gs <= 8;
+            let fused_starts = tile < 1 << 16 && radix.is_multiple_of(gs) && radix / gs <= 8;
             // The slots of tile positions `l + i * gs` (strided) and `l * kpt + i` (blocked),
             // as a base plus a constant where the padding allows.
             let strided = |i: u32| -> Expr<u32> {

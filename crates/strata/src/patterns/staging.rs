@@ -296,6 +296,16 @@ impl Scratch {
     }
 }
 
+/// The launch shape of a pattern's kernel: work-items per work-group and work-groups
+/// ([`Exec::scan_shape`], [`Exec::sort_shape`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LaunchShape {
+    /// Work-items per work-group.
+    pub local_size: usize,
+    /// Work-groups.
+    pub groups: usize,
+}
+
 /// Where and how patterns run: a queue, the [`Staging`] of its kernels, the scan algorithm
 /// and the [`SortStaging`] of the radix sort. Cheap to clone (clones share the memory that
 /// look-back scans and the sort keep between calls).
@@ -421,6 +431,33 @@ impl Exec {
     /// The staged values of the radix sort.
     pub fn sort_staging(&self) -> SortStaging {
         self.sort
+    }
+
+    /// How a scan of `n` elements of `elem_size` bytes is launched with this exec's staging:
+    /// the work-items per work-group and the work-groups of its widest pass (the one launch of
+    /// the look-back scan; the first pass of the multi-pass scan). For reports, such as
+    /// `strata bench`'s `local_size` and `groups` columns.
+    pub fn scan_shape(&self, n: usize, elem_size: usize) -> LaunchShape {
+        let st = self.staging;
+        let groups = match self.scan_algorithm_for(elem_size) {
+            ScanAlgorithm::LookBack => {
+                n.div_ceil((st.group_size * st.scan_items_per_thread) as usize)
+            }
+            _ => super::scan::plan(self, n.max(1)).groups,
+        };
+        LaunchShape {
+            local_size: st.group_size as usize,
+            groups,
+        }
+    }
+
+    /// How a sort of `n` keys is launched with this exec's sort staging, `pair_bytes` being
+    /// the bytes of a key and its value together (4 for `u32` keys alone, 8 for `u32` keys
+    /// with `u32` values or `u64` keys): the work-items per work-group and the work-groups of
+    /// each pass. Fails as the sort itself would for a staging the device cannot run.
+    pub fn sort_shape(&self, n: usize, pair_bytes: u64) -> Result<LaunchShape> {
+        let (local_size, groups) = super::sort::shape(self, n, pair_bytes)?;
+        Ok(LaunchShape { local_size, groups })
     }
 
     /// Frees the memory the sort and the look-back scan keep for their next call (shared with

@@ -103,7 +103,8 @@ pub(crate) trait DeviceBackend: Send + Sync {
     /// commands where the backend measures them at a cost (CUDA: two timing events per
     /// command instead of one event without timing).
     fn new_queue_with(&self, profiling: bool) -> Result<Arc<dyn QueueBackend>>;
-    /// The CUDA device, for the hand-written CUDA baselines of the benchmarks.
+    /// The CUDA device, for its native handles ([`crate::Device::cuda_handles`]).
+    #[cfg(feature = "cuda")]
     fn cuda(&self) -> Option<&crate::cuda::CudaDevice> {
         None
     }
@@ -111,6 +112,7 @@ pub(crate) trait DeviceBackend: Send + Sync {
 
 /// Checks that `len` bytes at `offset` lie inside `mem` (the queue checked the user's range
 /// already, so a failure here is a strata bug, reported rather than risked).
+#[cfg(any(feature = "opencl", feature = "cuda"))]
 pub(crate) fn check_range(
     backend: &'static str,
     mem: &Arc<dyn Memory>,

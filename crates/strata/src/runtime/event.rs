@@ -38,6 +38,7 @@ pub struct Event {
 /// process-wide epoch (the first event created), like OpenCL's `CL_PROFILING_COMMAND_*`
 /// timestamps, so times of different events can be compared.
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct Profile {
     /// When the command was enqueued.
     pub submitted: Duration,

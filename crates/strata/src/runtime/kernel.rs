@@ -563,7 +563,7 @@ impl NdRange {
                             l[d], dev.max_work_item_sizes[d]
                         )));
                     }
-                    if self.global[d] % l[d] != 0 {
+                    if !self.global[d].is_multiple_of(l[d]) {
                         return Err(bad(format!(
                             "global size {} in dimension {d} is not a multiple of local size {}; round the global size up (NdRange::covering) and guard the kernel with `global_id({d}) < n`, or leave the local size to strata",
                             self.global[d], l[d]
@@ -586,7 +586,10 @@ impl NdRange {
                 let l0 = if g == 0 {
                     1
                 } else {
-                    (1..=cap.min(g)).rev().find(|&d| g % d == 0).unwrap_or(1)
+                    (1..=cap.min(g))
+                        .rev()
+                        .find(|&d| g.is_multiple_of(d))
+                        .unwrap_or(1)
                 };
                 [l0, 1, 1]
             }

@@ -16,14 +16,16 @@ mod kernel;
 mod queue;
 mod worker;
 
-pub(crate) use backend::{
-    check_range, ArgValue, Command, CompiledKernel, DeviceBackend, Memory, QueueBackend,
-};
+#[cfg(any(feature = "opencl", feature = "cuda"))]
+pub(crate) use backend::check_range;
+pub(crate) use backend::{ArgValue, Command, CompiledKernel, DeviceBackend, Memory, QueueBackend};
 pub use buffer::{Buffer, LocalMem};
 pub use event::{Event, Profile};
 pub use kernel::{capture_kernels, Dims, Gathered, Kernel, KernelArg, NdRange, Run};
 pub use queue::{PendingRead, Queue};
-pub(crate) use worker::{Finish, WorkerQueue};
+#[cfg(feature = "cuda")]
+pub(crate) use worker::Finish;
+pub(crate) use worker::WorkerQueue;
 
 use crate::error::{Error, Result};
 use std::collections::HashMap;
@@ -139,51 +141,6 @@ impl DeviceInfo {
     pub fn group_forward_progress(&self) -> bool {
         matches!(self.backend, BackendKind::Cuda | BackendKind::Cpu)
     }
-
-    /// The summary as one JSON object.
-    pub fn to_json(&self) -> String {
-        let mut s = format!(
-            "{{\"spec\":{},\"backend\":{},\"name\":{},\"vendor\":{},\"compute_units\":{},\"max_work_group_size\":{},\"max_work_item_sizes\":[{},{},{}],\"local_mem_size\":{},\"global_mem_size\":{},\"max_alloc_size\":{},\"supports_f64\":{},\"supports_int64_atomics\":{}",
-            json_str(&self.spec()),
-            json_str(self.backend.name()),
-            json_str(&self.name),
-            json_str(&self.vendor),
-            self.compute_units,
-            self.max_work_group_size,
-            self.max_work_item_sizes[0],
-            self.max_work_item_sizes[1],
-            self.max_work_item_sizes[2],
-            self.local_mem_size,
-            self.global_mem_size,
-            self.max_alloc_size,
-            self.supports_f64,
-            self.supports_int64_atomics
-        );
-        for (k, v) in &self.extra {
-            s.push_str(&format!(",{}:{}", json_str(k), json_str(v)));
-        }
-        s.push('}');
-        s
-    }
-}
-
-/// A JSON string literal.
-pub fn json_str(s: &str) -> String {
-    let mut o = String::with_capacity(s.len() + 2);
-    o.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => o.push_str("\\\""),
-            '\\' => o.push_str("\\\\"),
-            '\n' => o.push_str("\\n"),
-            '\r' => o.push_str("\\r"),
-            '\t' => o.push_str("\\t"),
-            c if (c as u32) < 0x20 => o.push_str(&format!("\\u{:04x}", c as u32)),
-            c => o.push(c),
-        }
-    }
-    o.push('"');
-    o
 }
 
 impl fmt::Display for DeviceInfo {
@@ -342,6 +299,7 @@ impl Device {
     }
 
     /// The CUDA device behind this device, if it is one.
+    #[cfg(feature = "cuda")]
     pub(crate) fn cuda(&self) -> Option<&crate::cuda::CudaDevice> {
         self.inner.backend.cuda()
     }
@@ -503,6 +461,15 @@ impl Device {
     }
 }
 
+/// Why a backend left out at build time has no devices.
+#[cfg(not(all(feature = "opencl", feature = "cuda")))]
+fn left_out(feature: &str) -> String {
+    format!(
+        "strata was built without its `{feature}` feature (enable it in Cargo.toml: \
+         strata = {{ features = [\"{feature}\"] }})"
+    )
+}
+
 struct Registry {
     devices: Vec<Device>,
     unavailable: Vec<(BackendKind, String)>,
@@ -512,9 +479,13 @@ struct Registry {
 fn registry() -> &'static Registry {
     static REG: OnceLock<Registry> = OnceLock::new();
     REG.get_or_init(|| {
+        // (Without the device backends, nothing is added to `devices` and `problems`.)
+        #[cfg_attr(not(any(feature = "opencl", feature = "cuda")), allow(unused_mut))]
         let mut devices = vec![Device::from_backend(Box::new(crate::cpu::CpuDevice::new()))];
         let mut unavailable = Vec::new();
+        #[cfg_attr(not(feature = "opencl"), allow(unused_mut))]
         let mut problems = Vec::new();
+        #[cfg(feature = "opencl")]
         match crate::opencl::discover() {
             Ok((found, skipped)) => {
                 devices.extend(found.into_iter().map(|d| Device::from_backend(Box::new(d))));
@@ -522,20 +493,24 @@ fn registry() -> &'static Registry {
             }
             Err(why) => unavailable.push((BackendKind::OpenCl, why)),
         }
+        #[cfg(not(feature = "opencl"))]
+        unavailable.push((BackendKind::OpenCl, left_out("opencl")));
         // A driver that crashes while being probed must not take the process down: a panic
         // in discovery (cudarc panics on missing symbols) is reported as the reason.
-        let cuda = std::panic::catch_unwind(crate::cuda::discover).unwrap_or_else(|p| {
+        #[cfg(feature = "cuda")]
+        match std::panic::catch_unwind(crate::cuda::discover).unwrap_or_else(|p| {
             Err(format!(
                 "probing the CUDA driver panicked: {}",
                 crate::error::panic_message(&*p)
             ))
-        });
-        match cuda {
+        }) {
             Ok(found) => {
                 devices.extend(found.into_iter().map(|d| Device::from_backend(Box::new(d))))
             }
             Err(why) => unavailable.push((BackendKind::Cuda, why)),
         }
+        #[cfg(not(feature = "cuda"))]
+        unavailable.push((BackendKind::Cuda, left_out("cuda")));
         Registry {
             devices,
             unavailable,

@@ -169,6 +169,7 @@ impl WorkerQueue {
     /// command inline.
     /// Launches, copies and fills are issued inline when the worker is idle (see the type's
     /// docs): `issue` must not wait for the device.
+    #[cfg(feature = "cuda")]
     pub(crate) fn spawn_pipelined(
         backend: &'static str,
         init: impl Fn() -> Result<()> + Send + Sync + 'static,

@@ -1,0 +1,879 @@
+//! Benchmarks: four memory-bound kernels run on a device with strata and beside a hand-written
+//! Rust baseline (rayon) on the same host, in the same run. This is what `strata bench` runs.
+//!
+//! | bench   | computation              | bytes moved |
+//! |---------|--------------------------|-------------|
+//! | `vadd`  | `c[i] = a[i] + b[i]`     | `3 * 4 * n` |
+//! | `saxpy` | `y[i] = a * x[i] + y[i]` | `3 * 4 * n` |
+//! | `dot`   | `sum of x[i] * y[i]`     | `2 * 4 * n` |
+//! | `sum`   | `sum of x[i]`            | `4 * n`     |
+//!
+//! All data is `f32` (2^24 elements by default). Each benchmark runs once to warm up (which also
+//! compiles the kernel), then [`BenchOptions::reps`] times; the reported times are medians.
+//!
+//! `strata bench` also runs the pattern benchmarks (`pat_*`, [`crate::bench::patterns`]) and
+//! the compute-bound SGEMM benchmarks (`sgemm*`, [`crate::bench::blas`]: square matrices whose
+//! size the device decides, against cuBLAS on CUDA devices, with [`BenchResult::flops`] and
+//! TFLOP/s).
+//!
+//! - **strata time**: from the launch call until the result is complete. For `vadd` and `saxpy`
+//!   that is until the kernel has finished; for `dot` and `sum` until the scalar is on the host.
+//!   Inputs are uploaded beforehand and not timed; neither is the reset of the output between
+//!   repetitions (the output is filled with NaN, or for `saxpy` `y` is rewritten, before each
+//!   repetition, so every repetition computes its result from scratch).
+//! - **baseline time**: on the CPU backend and OpenCL devices, the same computation in plain
+//!   Rust over host slices with rayon (chunked loops the compiler vectorizes; reductions with
+//!   eight accumulators per chunk), on the rayon thread pool the CPU backend also uses. On a
+//!   CUDA device, hand-written CUDA C kernels compiled by NVRTC and launched through the raw
+//!   driver API on the same GPU ([`crate::bench::cuda`]), timed the same way as strata;
+//!   their results are checked against rayon's too. [`gpu_limits`] adds the device-to-device
+//!   copy bandwidth and the launch cost, strata against a raw `cuLaunchKernel`.
+//! - **GB/s**: bytes the computation must move (table above) divided by the median time.
+//! - **ratio**: strata median / baseline median (below 1: strata is faster).
+//!
+//! Every strata result is checked against the baseline result: exactly (bit for bit) for `vadd`
+//! and `saxpy`, within a relative error of 10^-3 for `dot` and `sum`. A mismatch fails the
+//! benchmark with [`BenchError::WrongResult`]: a benchmark that computes the wrong thing
+//! measures nothing.
+//!
+//! **Launch configuration.** Every kernel uses work-groups of the device's
+//! [`preferred_group_size`](strata::DeviceInfo::preferred_group_size) (capped by its maximum
+//! work-group size). On the CPU backend that is 1024: the interpreter runs a work-group's
+//! work-items in lockstep, one operation over a column of 1024 values at a time, so large groups
+//! amortize the cost of interpreting each statement, and 2^24 / 1024 = 16384 groups still keep
+//! every rayon thread busy. `vadd` and `saxpy` use one work-item per element
+//! ([`NdRange::covering`] with a bounds guard). `dot` and `sum` reduce the way a GPU programmer
+//! would: each work-item accumulates its elements with a grid-stride loop, the work-group adds
+//! the work-items' values ([`KernelDef::gather_add`](strata::KernelDef::gather_add), a work-group
+//! reduction that writes one partial per group), and the partials are combined on the host
+//! when the result is read ([`Gathered::get`](strata::Gathered::get)). The grid has at most
+//! [`REDUCE_GROUPS_PER_UNIT`] groups per compute unit, so each work-item adds several elements
+//! and the partials stay few.
+
+pub mod blas;
+pub mod cublas;
+pub mod cuda;
+pub mod patterns;
+pub mod plot;
+
+use crate::bench::cuda::CudaBaseline;
+use rayon::prelude::*;
+use std::fmt;
+use std::time::Instant;
+use strata::prelude::*;
+use strata::{BackendKind, Error, Gathered};
+
+/// The benchmarks, in the order they run.
+pub const BENCHES: [&str; 4] = ["vadd", "saxpy", "dot", "sum"];
+
+/// The default problem size: 2^24 elements.
+pub const DEFAULT_SIZE: usize = 1 << 24;
+
+/// The default number of timed repetitions.
+pub const DEFAULT_REPS: usize = 10;
+
+/// Largest number of work-groups per compute unit in the reduction kernels (`dot`, `sum`).
+pub const REDUCE_GROUPS_PER_UNIT: usize = 16;
+
+/// Relative error allowed between the strata and baseline results of `dot` and `sum`.
+pub const REDUCTION_TOLERANCE: f64 = 1e-3;
+
+/// The `a` of `saxpy`.
+pub const SAXPY_A: f32 = 2.5;
+
+/// Elements per rayon task in the baselines (64 KiB of `f32`).
+const CHUNK: usize = 1 << 14;
+
+/// What to run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BenchOptions {
+    /// Elements per vector (at least 1).
+    pub size: usize,
+    /// Timed repetitions after the warm-up (at least 1); times are their median.
+    pub reps: usize,
+    /// Keep only the benchmarks whose name contains this.
+    pub filter: Option<String>,
+}
+
+impl Default for BenchOptions {
+    fn default() -> Self {
+        BenchOptions {
+            size: DEFAULT_SIZE,
+            reps: DEFAULT_REPS,
+            filter: None,
+        }
+    }
+}
+
+/// The measurements of one benchmark.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BenchResult {
+    /// Benchmark name (`vadd`, `saxpy`, `dot`, `sum`).
+    pub bench: &'static str,
+    /// Spec of the device the strata kernels ran on.
+    pub device: String,
+    /// Elements per vector.
+    pub n: usize,
+    /// Timed repetitions.
+    pub reps: usize,
+    /// Work-group size of the strata launch.
+    pub local_size: usize,
+    /// Work-groups of the strata launch.
+    pub groups: usize,
+    /// Bytes the computation must move.
+    pub bytes: u64,
+    /// Floating-point operations of the computation, for the compute-bound benchmarks (`sgemm*`:
+    /// `2 n^3`); 0 for the memory-bound ones.
+    pub flops: u64,
+    /// Median strata time, in seconds.
+    pub strata_s: f64,
+    /// The baseline's name: `rayon`, or `cuda` (hand-written CUDA C) on a CUDA device.
+    pub baseline: &'static str,
+    /// Median baseline time, in seconds.
+    pub baseline_s: f64,
+    /// `strata_s / baseline_s`.
+    pub ratio: f64,
+    /// Relative difference between the strata and baseline results (0 for `vadd` and `saxpy`,
+    /// which must match exactly; at most [`REDUCTION_TOLERANCE`] for `dot` and `sum`).
+    pub rel_error: f64,
+}
+
+impl BenchResult {
+    /// Effective bandwidth of the strata kernels, in GB/s (10^9 bytes per second).
+    pub fn strata_gbps(&self) -> f64 {
+        gbps(self.bytes, self.strata_s)
+    }
+
+    /// Effective bandwidth of the baseline, in GB/s.
+    pub fn baseline_gbps(&self) -> f64 {
+        gbps(self.bytes, self.baseline_s)
+    }
+
+    /// Arithmetic throughput of the strata kernels, in TFLOP/s (10^12 operations per second);
+    /// NaN for the memory-bound benchmarks (`flops` 0).
+    pub fn strata_tflops(&self) -> f64 {
+        tflops(self.flops, self.strata_s)
+    }
+
+    /// Arithmetic throughput of the baseline, in TFLOP/s; NaN where `flops` is 0.
+    pub fn baseline_tflops(&self) -> f64 {
+        tflops(self.flops, self.baseline_s)
+    }
+}
+
+fn gbps(bytes: u64, s: f64) -> f64 {
+    if s > 0.0 {
+        bytes as f64 / s / 1e9
+    } else {
+        f64::INFINITY
+    }
+}
+
+fn tflops(flops: u64, s: f64) -> f64 {
+    if flops == 0 {
+        f64::NAN
+    } else if s > 0.0 {
+        flops as f64 / s / 1e12
+    } else {
+        f64::INFINITY
+    }
+}
+
+/// Why a benchmark run failed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum BenchError {
+    /// A strata call failed.
+    Strata(Error),
+    /// The strata result differs from the baseline result.
+    WrongResult {
+        /// The benchmark.
+        bench: &'static str,
+        /// The first difference.
+        detail: String,
+    },
+    /// The options are unusable (size or repetitions of 0, a filter matching nothing).
+    InvalidOptions(String),
+}
+
+impl fmt::Display for BenchError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BenchError::Strata(e) => write!(f, "{e}"),
+            BenchError::WrongResult { bench, detail } => {
+                write!(f, "benchmark `{bench}` computed a wrong result: {detail}")
+            }
+            BenchError::InvalidOptions(m) => f.write_str(m),
+        }
+    }
+}
+
+impl std::error::Error for BenchError {}
+
+impl From<Error> for BenchError {
+    fn from(e: Error) -> Self {
+        BenchError::Strata(e)
+    }
+}
+
+/// The names of the benchmarks [`run`] would run with `filter`.
+pub fn selected(filter: Option<&str>) -> Vec<&'static str> {
+    BENCHES
+        .iter()
+        .chain(crate::bench::patterns::BENCHES.iter())
+        .chain(crate::bench::blas::BENCHES.iter())
+        .copied()
+        .filter(|b| filter.is_none_or(|f| b.contains(f)))
+        .collect()
+}
+
+/// Runs the selected benchmarks on `device` (see the module docs) and returns their results.
+pub fn run(device: &Device, opts: &BenchOptions) -> Result<Vec<BenchResult>, BenchError> {
+    run_with(device, opts, |_| {})
+}
+
+/// Like [`run`], calling `done` with each result as soon as its benchmark has finished.
+pub fn run_with(
+    device: &Device,
+    opts: &BenchOptions,
+    mut done: impl FnMut(&BenchResult),
+) -> Result<Vec<BenchResult>, BenchError> {
+    if opts.size == 0 {
+        return Err(BenchError::InvalidOptions(
+            "the benchmark size must be at least 1 element".into(),
+        ));
+    }
+    if opts.reps == 0 {
+        return Err(BenchError::InvalidOptions(
+            "the number of repetitions must be at least 1".into(),
+        ));
+    }
+    let names = selected(opts.filter.as_deref());
+    if names.is_empty() {
+        return Err(BenchError::InvalidOptions(format!(
+            "no benchmark name contains `{}` (the benchmarks are {})",
+            opts.filter.as_deref().unwrap_or_default(),
+            selected(None).join(", ")
+        )));
+    }
+    let n = opts.size;
+    check_size(device, n)?;
+    let queue = Queue::new(device)?;
+    let x = host_data(n, 1)?;
+    let y = host_data(n, 2)?;
+    let cuda = match device.info().backend {
+        BackendKind::Cuda => Some(CudaBaseline::new(device)?),
+        _ => None,
+    };
+    let cuda = cuda.as_ref();
+    // The SGEMM inputs and baselines, made by the first SGEMM benchmark of each size.
+    let mut gemm = crate::bench::blas::Runs::default();
+    let mut results = Vec::new();
+    for name in names {
+        let r = match name {
+            "vadd" => bench_vadd(&queue, &x, &y, opts.reps, cuda)?,
+            "saxpy" => bench_saxpy(&queue, &x, &y, opts.reps, cuda)?,
+            "dot" => bench_reduce(&queue, Reduction::Dot, &x, &y, opts.reps, cuda)?,
+            "sum" => bench_reduce(&queue, Reduction::Sum, &x, &y, opts.reps, cuda)?,
+            // The SGEMM benchmarks (`sgemm*`): src/blas/bench.rs.
+            sgemm if crate::bench::blas::config(sgemm).is_some() => {
+                gemm.run(&queue, sgemm, cuda, opts.reps)?
+            }
+            // The pattern benchmarks (`pat_*`): src/patterns/bench.rs.
+            other => crate::bench::patterns::run(other, &queue, &x, &y, opts.reps)?,
+        };
+        done(&r);
+        results.push(r);
+    }
+    Ok(results)
+}
+
+/// What bounds the benchmarks on a CUDA device, measured beside them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GpuLimits {
+    /// Device-to-device copy bandwidth over a vector of the benchmark size, counting bytes
+    /// read and written, in GB/s: the roof for the memory-bound benchmarks.
+    pub copy_gbps: f64,
+    /// The cost of a launch, strata against raw `cuLaunchKernel` (1000 launches).
+    pub launch: crate::bench::cuda::LaunchCost,
+    /// cuBLAS, the SGEMM baseline: its version and where it was loaded from; or why it could
+    /// not be loaded (the `sgemm*` rows then compare with a hand-written CUDA C kernel, whose
+    /// baseline name is `cuda`).
+    pub cublas: Result<String, String>,
+}
+
+/// Builds and compiles ten distinct kernels on `device` (the same ten in every process) and
+/// returns the seconds that took: in a process whose compiled kernels are all in the disk
+/// cache (CUDA's, see [`strata::cuda::ptx_cache_dir`]), the warm start of a program of ten
+/// kernels. `strata bench` runs it in two fresh processes over an empty cache: the first
+/// compiles, the second starts warm.
+pub fn start_ten_kernels(device: &Device) -> Result<f64, BenchError> {
+    let t = Instant::now();
+    for k in 0..10u32 {
+        let kernel = Kernel::build(&format!("warm_start_{k}"), |kd| {
+            let x = kd.read_write::<f32>("x");
+            let i = global_id(0);
+            // A different constant per kernel: ten kernels, each compiled once.
+            if_(i.lt(x.len()), || {
+                x.set(i, x.at(i) * (k as f32 + 1.5) + (k as f32))
+            });
+        })?;
+        device.compile(&kernel)?;
+    }
+    Ok(t.elapsed().as_secs_f64())
+}
+
+/// Copy bandwidth, launch cost and the cuBLAS library on a CUDA device (`None` on other
+/// devices).
+pub fn gpu_limits(device: &Device, opts: &BenchOptions) -> Result<Option<GpuLimits>, BenchError> {
+    if device.info().backend != BackendKind::Cuda {
+        return Ok(None);
+    }
+    let b = CudaBaseline::new(device)?;
+    let copy_gbps = b.copy_gbps(4 * opts.size.max(1), opts.reps.max(1))?;
+    let launch = b.launch_overhead(1000)?;
+    Ok(Some(GpuLimits {
+        copy_gbps,
+        launch,
+        cublas: cublas::cublas_path().and_then(|p| {
+            let (major, minor, patch) = cublas::cublas_version()?;
+            Ok(format!("cuBLAS {major}.{minor}.{patch} ({})", p.display()))
+        }),
+    }))
+}
+
+/// What a baseline name stands for, in the table's header.
+fn baseline_text(name: &str) -> String {
+    match name {
+        "cuda" => "hand-written CUDA C through NVRTC on the same GPU".into(),
+        "cublas" => "cuBLAS (cublasSgemm, fp32) on the same GPU".into(),
+        "rayon" => format!("rayon on {} thread(s)", rayon::current_num_threads()),
+        other => other.into(),
+    }
+}
+
+/// The results as an aligned text table, with a header naming the device. Throughput columns
+/// in TFLOP/s are added when a compute-bound benchmark (`sgemm*`) is among the results.
+pub fn table(device: &Device, results: &[BenchResult]) -> String {
+    let info = device.info();
+    let first = results.first().map_or("rayon", |r| r.baseline);
+    // Rows against different baselines (on CUDA: hand-written CUDA C, cuBLAS, or rayon where
+    // there is no CUDA baseline) name theirs.
+    let mixed = results.iter().any(|r| r.baseline != first);
+    let baseline = if mixed { "baseline" } else { first };
+    let flops = results.iter().any(|r| r.flops > 0);
+    let mut head = vec![
+        "bench".to_string(),
+        "n".to_string(),
+        "local".to_string(),
+        "groups".to_string(),
+        "strata ms".to_string(),
+        "strata GB/s".to_string(),
+    ];
+    if flops {
+        head.push("strata TFLOP/s".to_string());
+    }
+    head.extend([format!("{baseline} ms"), format!("{baseline} GB/s")]);
+    if flops {
+        head.push(format!("{baseline} TFLOP/s"));
+    }
+    head.extend(["ratio".to_string(), "rel err".to_string()]);
+    let tf = |x: f64| {
+        if x.is_nan() {
+            "-".to_string()
+        } else if x >= 0.1 {
+            format!("{x:.2}")
+        } else {
+            format!("{x:.1e}")
+        }
+    };
+    let mut rows = vec![head];
+    for r in results {
+        let mut row = vec![
+            if mixed {
+                format!("{} vs {}", r.bench, r.baseline)
+            } else {
+                r.bench.to_string()
+            },
+            r.n.to_string(),
+            r.local_size.to_string(),
+            r.groups.to_string(),
+            format!("{:.3}", r.strata_s * 1e3),
+            format!("{:.2}", r.strata_gbps()),
+        ];
+        if flops {
+            row.push(tf(r.strata_tflops()));
+        }
+        row.extend([
+            format!("{:.3}", r.baseline_s * 1e3),
+            format!("{:.2}", r.baseline_gbps()),
+        ]);
+        if flops {
+            row.push(tf(r.baseline_tflops()));
+        }
+        row.extend([format!("{:.2}", r.ratio), format!("{:.1e}", r.rel_error)]);
+        rows.push(row);
+    }
+    let mut width = vec![0usize; rows[0].len()];
+    for row in &rows {
+        for (w, c) in width.iter_mut().zip(row) {
+            *w = (*w).max(c.len());
+        }
+    }
+    let reps = results.first().map_or(0, |r| r.reps);
+    let mut names: Vec<&str> = Vec::new();
+    for r in results {
+        if !names.contains(&r.baseline) {
+            names.push(r.baseline);
+        }
+    }
+    let against = if mixed {
+        let parts: Vec<String> = names
+            .iter()
+            .map(|n| format!("{} (`vs {n}`)", baseline_text(n)))
+            .collect();
+        format!("baselines: {}", parts.join(", "))
+    } else {
+        format!("baseline: {}", baseline_text(first))
+    };
+    let mut out = format!(
+        "device {} ({}), median of {reps} repetition(s), {against}\n",
+        info.spec(),
+        info.name,
+    );
+    for row in &rows {
+        let line: Vec<String> = row
+            .iter()
+            .zip(&width)
+            .enumerate()
+            .map(|(i, (c, &w))| {
+                if i == 0 {
+                    format!("{c:<w$}")
+                } else {
+                    format!("{c:>w$}")
+                }
+            })
+            .collect();
+        out.push_str(line.join("  ").trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+/// Checks that `got` equals `want` bit for bit, naming the first difference.
+pub fn check_exact(bench: &'static str, got: &[f32], want: &[f32]) -> Result<(), BenchError> {
+    if got.len() != want.len() {
+        return Err(BenchError::WrongResult {
+            bench,
+            detail: format!("{} elements, expected {}", got.len(), want.len()),
+        });
+    }
+    match got
+        .iter()
+        .zip(want)
+        .position(|(g, w)| g.to_bits() != w.to_bits())
+    {
+        None => Ok(()),
+        Some(i) => Err(BenchError::WrongResult {
+            bench,
+            detail: format!(
+                "element {i} is {:e}, the baseline computed {:e}",
+                got[i], want[i]
+            ),
+        }),
+    }
+}
+
+/// Checks that `got` is within [`REDUCTION_TOLERANCE`] of `want` (relative); returns the
+/// relative error.
+pub fn check_close(bench: &'static str, got: f32, want: f32) -> Result<f64, BenchError> {
+    let (g, w) = (got as f64, want as f64);
+    let err = if g == w {
+        0.0
+    } else {
+        (g - w).abs() / w.abs().max(f64::MIN_POSITIVE)
+    };
+    // A NaN error is not `<=` anything: it fails too.
+    let within = err <= REDUCTION_TOLERANCE;
+    if !within {
+        return Err(BenchError::WrongResult {
+            bench,
+            detail: format!(
+                "got {got:e}, the baseline computed {want:e} (relative error {err:.2e}, allowed {REDUCTION_TOLERANCE:e})"
+            ),
+        });
+    }
+    Ok(err)
+}
+
+/// Refuses sizes strata cannot index (more than 2^32 - 1 elements) or the device cannot hold:
+/// a benchmark needs three vectors on the device and three on the host (the same memory, for
+/// the CPU backend).
+fn check_size(device: &Device, n: usize) -> Result<(), BenchError> {
+    let info = device.info();
+    if n > u32::MAX as usize {
+        return Err(BenchError::InvalidOptions(format!(
+            "the benchmark size {n} exceeds 2^32 - 1 elements (strata indices are u32)"
+        )));
+    }
+    let vector = 4 * n as u64;
+    let needed = if info.backend == strata::BackendKind::Cpu {
+        6 * vector
+    } else {
+        3 * vector
+    };
+    if vector > info.max_alloc_size || needed > info.global_mem_size {
+        return Err(BenchError::InvalidOptions(format!(
+            "the benchmark size {n} needs vectors of {vector} bytes, {needed} bytes in all; {} allows allocations of {} bytes and has {} bytes of memory",
+            info.spec(),
+            info.max_alloc_size,
+            info.global_mem_size
+        )));
+    }
+    Ok(())
+}
+
+/// Deterministic pseudo-random values in [0, 1), 24 significant bits (exact in `f32`).
+pub(crate) fn host_data(n: usize, seed: u64) -> Result<Vec<f32>, BenchError> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|e| {
+        BenchError::InvalidOptions(format!("cannot allocate {n} host elements: {e}"))
+    })?;
+    (0..n)
+        .into_par_iter()
+        .map(|i| {
+            // splitmix64
+            let mut z = (i as u64)
+                .wrapping_add(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15))
+                .wrapping_add(0x9E37_79B9_7F4A_7C15);
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^= z >> 31;
+            (z >> 40) as f32 / (1u64 << 24) as f32
+        })
+        .collect_into_vec(&mut v);
+    Ok(v)
+}
+
+fn median(mut t: Vec<f64>) -> f64 {
+    t.sort_by(f64::total_cmp);
+    let m = t.len() / 2;
+    if t.len() % 2 == 1 {
+        t[m]
+    } else {
+        (t[m - 1] + t[m]) / 2.0
+    }
+}
+
+fn group_size(device: &Device) -> usize {
+    let info = device.info();
+    info.preferred_group_size
+        .min(info.max_work_group_size)
+        .min(info.max_work_item_sizes[0])
+        .max(1)
+}
+
+/// Times `f` once to warm up, then `reps` times; returns the median, in seconds.
+pub(crate) fn timed<E>(reps: usize, mut f: impl FnMut() -> Result<f64, E>) -> Result<f64, E> {
+    f()?;
+    let mut t = Vec::with_capacity(reps);
+    for _ in 0..reps {
+        t.push(f()?);
+    }
+    Ok(median(t))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn result(
+    queue: &Queue,
+    bench: &'static str,
+    n: usize,
+    reps: usize,
+    range: NdRange,
+    bytes: u64,
+    strata_s: f64,
+    (baseline, baseline_s): (&'static str, f64),
+    rel_error: f64,
+) -> BenchResult {
+    BenchResult {
+        bench,
+        device: queue.device().info().spec(),
+        n,
+        reps,
+        local_size: range.local_size().map_or(0, |l| l[0]),
+        groups: range.group_count(),
+        bytes,
+        flops: 0,
+        strata_s,
+        baseline,
+        baseline_s,
+        ratio: strata_s / baseline_s,
+        rel_error,
+    }
+}
+
+fn bench_vadd(
+    q: &Queue,
+    x: &[f32],
+    y: &[f32],
+    reps: usize,
+    cuda: Option<&CudaBaseline>,
+) -> Result<BenchResult, BenchError> {
+    let n = x.len();
+    let k = Kernel::build("bench_vadd", |k| {
+        let a = k.read::<f32>("a");
+        let b = k.read::<f32>("b");
+        let c = k.write::<f32>("c");
+        let i = global_id(0);
+        if_(i.lt(c.len()), || c.set(i, a.at(i) + b.at(i)));
+    })?;
+    let range = NdRange::covering(n, group_size(q.device()));
+    let a = Buffer::from_slice(q, x)?;
+    let b = Buffer::from_slice(q, y)?;
+    let c = Buffer::<f32>::new(q.device(), n)?;
+    let strata_s = timed(reps, || -> Result<f64, Error> {
+        q.fill(&c, f32::NAN, 0..n)?;
+        let t = Instant::now();
+        q.launch(&k, range, args![&a, &b, &c])?;
+        Ok(t.elapsed().as_secs_f64())
+    })?;
+    let got = q.read(&c)?;
+
+    let mut want = vec![0.0f32; n];
+    let baseline_s = timed(reps, || -> Result<f64, Error> {
+        want.fill(f32::NAN);
+        let t = Instant::now();
+        want.par_chunks_mut(CHUNK)
+            .zip(x.par_chunks(CHUNK))
+            .zip(y.par_chunks(CHUNK))
+            .for_each(|((c, a), b)| {
+                for ((c, a), b) in c.iter_mut().zip(a).zip(b) {
+                    *c = a + b;
+                }
+            });
+        Ok(t.elapsed().as_secs_f64())
+    })?;
+    check_exact("vadd", &got, &want)?;
+    let baseline = match cuda {
+        Some(b) => {
+            let (s, base) = b.vadd(x, y, reps)?;
+            check_exact("vadd (the CUDA baseline)", &base, &want)?;
+            ("cuda", s)
+        }
+        None => ("rayon", baseline_s),
+    };
+    Ok(result(
+        q,
+        "vadd",
+        n,
+        reps,
+        range,
+        3 * 4 * n as u64,
+        strata_s,
+        baseline,
+        0.0,
+    ))
+}
+
+fn bench_saxpy(
+    q: &Queue,
+    x: &[f32],
+    y0: &[f32],
+    reps: usize,
+    cuda: Option<&CudaBaseline>,
+) -> Result<BenchResult, BenchError> {
+    let n = x.len();
+    let k = Kernel::build("bench_saxpy", |k| {
+        let a = k.scalar::<f32>("a");
+        let x = k.read::<f32>("x");
+        let y = k.read_write::<f32>("y");
+        let i = global_id(0);
+        if_(i.lt(y.len()), || y.set(i, a * x.at(i) + y.at(i)));
+    })?;
+    let range = NdRange::covering(n, group_size(q.device()));
+    let xb = Buffer::from_slice(q, x)?;
+    let yb = Buffer::<f32>::new(q.device(), n)?;
+    let strata_s = timed(reps, || -> Result<f64, Error> {
+        q.write(&yb, 0, y0)?;
+        let t = Instant::now();
+        q.launch(&k, range, args![SAXPY_A, &xb, &yb])?;
+        Ok(t.elapsed().as_secs_f64())
+    })?;
+    let got = q.read(&yb)?;
+
+    let mut want = vec![0.0f32; n];
+    let baseline_s = timed(reps, || -> Result<f64, Error> {
+        want.copy_from_slice(y0);
+        let t = Instant::now();
+        want.par_chunks_mut(CHUNK)
+            .zip(x.par_chunks(CHUNK))
+            .for_each(|(y, x)| {
+                for (y, x) in y.iter_mut().zip(x) {
+                    *y += SAXPY_A * x;
+                }
+            });
+        Ok(t.elapsed().as_secs_f64())
+    })?;
+    check_exact("saxpy", &got, &want)?;
+    let baseline = match cuda {
+        Some(b) => {
+            let (s, base) = b.saxpy(SAXPY_A, x, y0, reps)?;
+            check_exact("saxpy (the CUDA baseline)", &base, &want)?;
+            ("cuda", s)
+        }
+        None => ("rayon", baseline_s),
+    };
+    Ok(result(
+        q,
+        "saxpy",
+        n,
+        reps,
+        range,
+        3 * 4 * n as u64,
+        strata_s,
+        baseline,
+        0.0,
+    ))
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Reduction {
+    Dot,
+    Sum,
+}
+
+impl Reduction {
+    fn name(self) -> &'static str {
+        match self {
+            Reduction::Dot => "dot",
+            Reduction::Sum => "sum",
+        }
+    }
+}
+
+/// Sum of one chunk with eight independent accumulators (vectorizable).
+fn chunk_sum(x: &[f32]) -> f32 {
+    let mut acc = [0.0f32; 8];
+    let mut it = x.chunks_exact(8);
+    for c in &mut it {
+        for l in 0..8 {
+            acc[l] += c[l];
+        }
+    }
+    let mut s = acc.iter().sum::<f32>();
+    for v in it.remainder() {
+        s += v;
+    }
+    s
+}
+
+/// Dot product of one chunk with eight independent accumulators (vectorizable).
+fn chunk_dot(x: &[f32], y: &[f32]) -> f32 {
+    let mut acc = [0.0f32; 8];
+    let mut xi = x.chunks_exact(8);
+    let mut yi = y.chunks_exact(8);
+    for (a, b) in (&mut xi).zip(&mut yi) {
+        for l in 0..8 {
+            acc[l] += a[l] * b[l];
+        }
+    }
+    let mut s = acc.iter().sum::<f32>();
+    for (a, b) in xi.remainder().iter().zip(yi.remainder()) {
+        s += a * b;
+    }
+    s
+}
+
+fn bench_reduce(
+    q: &Queue,
+    which: Reduction,
+    x: &[f32],
+    y: &[f32],
+    reps: usize,
+    cuda: Option<&CudaBaseline>,
+) -> Result<BenchResult, BenchError> {
+    let n = x.len();
+    let name = which.name();
+    // Staged on the device: OpenCL CPU drivers (PoCL) run a work-item's loop to the end before
+    // the next work-item, so there each work-item sums one contiguous chunk; GPUs (coalesced
+    // loads) and the strata CPU backend (one column per work-group) use a grid-stride loop.
+    let chunked = q.device().info().is_cpu() && q.device().info().backend != BackendKind::Cpu;
+    let k = Kernel::build(&format!("bench_{name}"), |k| {
+        let x = k.read::<f32>("x");
+        let y = (which == Reduction::Dot).then(|| k.read::<f32>("y"));
+        let acc = var(0.0f32);
+        let add = |i: Expr<u32>| match y {
+            Some(y) => acc.set(acc.get() + x.at(i) * y.at(i)),
+            None => acc.set(acc.get() + x.at(i)),
+        };
+        if chunked {
+            let chunk = (x.len() + global_size(0) - 1u32) / global_size(0);
+            let start = global_id(0) * chunk;
+            for_range(start.min(x.len()), (start + chunk).min(x.len()), add);
+        } else {
+            // Work-item g adds elements g, g + G, g + 2G, ... (G = global size), so
+            // consecutive work-items read consecutive elements.
+            for_step(global_id(0), x.len(), global_size(0), add);
+        }
+        k.gather_add(acc.get());
+    })?;
+    let local = group_size(q.device());
+    let units = (q.device().info().compute_units as usize).max(1);
+    let groups = n.div_ceil(local).min(units * REDUCE_GROUPS_PER_UNIT).max(1);
+    let range = NdRange::new(groups * local).local(local);
+    let xb = Buffer::from_slice(q, x)?;
+    let yb = Buffer::from_slice(q, y)?;
+
+    let baseline = || -> f32 {
+        match which {
+            Reduction::Dot => x
+                .par_chunks(CHUNK)
+                .zip(y.par_chunks(CHUNK))
+                .map(|(x, y)| chunk_dot(x, y))
+                .sum::<f32>(),
+            Reduction::Sum => x.par_chunks(CHUNK).map(chunk_sum).sum::<f32>(),
+        }
+    };
+    let mut want = 0.0f32;
+    let baseline_s = timed(reps, || -> Result<f64, Error> {
+        let t = Instant::now();
+        want = std::hint::black_box(baseline());
+        Ok(t.elapsed().as_secs_f64())
+    })?;
+
+    let mut worst = 0.0f64;
+    let strata_s = timed(reps, || -> Result<f64, BenchError> {
+        let t = Instant::now();
+        let run = match which {
+            Reduction::Dot => q.enqueue_launch(&k, range, args![&xb, &yb], &[])?,
+            Reduction::Sum => q.enqueue_launch(&k, range, args![&xb], &[])?,
+        };
+        let total: Gathered<f32> = run.gather::<f32>(0)?;
+        let got = total.get()?;
+        let dt = t.elapsed().as_secs_f64();
+        worst = worst.max(check_close(name, got, want)?);
+        Ok(dt)
+    })?;
+    let baseline = match cuda {
+        Some(b) => {
+            let ys = (which == Reduction::Dot).then_some(y);
+            let (s, base) = b.reduce(x, ys, reps)?;
+            check_close(name, base, want).map_err(|e| BenchError::WrongResult {
+                bench: name,
+                detail: format!("the CUDA baseline is wrong: {e}"),
+            })?;
+            ("cuda", s)
+        }
+        None => ("rayon", baseline_s),
+    };
+    Ok(result(
+        q,
+        name,
+        n,
+        reps,
+        range,
+        if which == Reduction::Dot { 8 } else { 4 } * n as u64,
+        strata_s,
+        baseline,
+        worst,
+    ))
+}

@@ -1,0 +1,564 @@
+//! The pattern benchmarks of `strata bench`, each beside a hand-written rayon baseline in the
+//! same run (see [`crate::bench`] for timing, verification and the table):
+//!
+//! | bench             | computation with patterns                                   | bytes moved |
+//! |-------------------|-------------------------------------------------------------|-------------|
+//! | `pat_vadd`        | `zip(&x, &y).map(a + b).collect_into(&z)`                   | `12 n`      |
+//! | `pat_saxpy`       | `zip(&x, &y).map(a * x + y).collect_into(&y)` (views only)  | `12 n`      |
+//! | `pat_dot`         | `zip(&x, &y).map(a * b).sum()` (one fused kernel per pass)  | `8 n`       |
+//! | `pat_dot_unfused` | `zip(&x, &y).map(a * b).collect_into(&t)`, then `t.sum()`   | `8 n`       |
+//! | `pat_sum`         | `x.sum()`                                                   | `4 n`       |
+//! | `pat_scan`        | inclusive `+` scan of `u32`                                  | `8 n`       |
+//! | `pat_scan_*`      | the same with another staging or algorithm (below)          | `8 n`       |
+//! | `pat_sort`        | radix sort of `u32` keys                                     | `8 n`       |
+//! | `pat_sort_*`      | the same sort with one staged value changed (below)         | `8 n`       |
+//! | `pat_sort_pairs`  | `sort_by_key` of `u32` keys with `u32` values (stability checked) | `16 n` |
+//! | `pat_sort_u64`    | radix sort of `u64` keys                                     | `16 n`      |
+//!
+//! The sort variants change one value of the device's default [`SortStaging`], so that one
+//! `strata bench --filter pat_sort` run compares them (and `pat_sort_pairs`, `pat_sort_u64`): `pat_sort_b4` and `pat_sort_b6` sort 4- and 6-bit digits (8 and 6 passes for
+//! `u32`, instead of 4 passes of 8 bits); `pat_sort_k8`, `pat_sort_k12` and `pat_sort_k20`
+//! rank 8, 12 and 20 keys per work-item (the default is 16 on GPUs); `pat_sort_g128` runs
+//! work-groups of 128 work-items; `pat_sort_m4` and `pat_sort_m16` allow 4 and 16
+//! work-groups per compute unit (the default is 8 on GPUs). Their `local` and `groups`
+//! columns are the sort's own (work-items per work-group, work-groups per pass). The host
+//! baseline of the sorts is measured once per run and size and shared by all of them.
+//!
+//! **Scan variants**, to compare stagings in one run (`strata bench --filter pat_scan` runs
+//! them all): `pat_scan` is the default ([`ScanAlgorithm::Auto`]: the look-back scan on CUDA,
+//! the multi-pass scan elsewhere);
+//! `pat_scan_lookback` forces the single-pass look-back scan ([`ScanAlgorithm::LookBack`]),
+//! `pat_scan_kK` does too with [`Staging::scan_items_per_thread`](super::Staging) set to `K`
+//! (elements per work-item of a look-back tile), `pat_scan_gG_kK` also with the work-group size
+//! `G`; `pat_scan_multipass` forces the portable three-pass scan
+//! ([`ScanAlgorithm::MultiPass`]). Where the look-back scan cannot run (OpenCL) the look-back
+//! variants run the multi-pass scan like `pat_scan`. The `local`
+//! and `groups` columns of a scan row are the work-group size and the number of work-groups
+//! (tiles) of the look-back pass, or of the first multi-pass pass.
+//!
+//! The first four are the PACXX paper's benchmarks; `pat_dot_unfused` is the same dot product
+//! written with a temporary (two kernels and `8 n` more bytes of traffic), to show what fusion
+//! saves. Inputs are uploaded beforehand and, where the computation overwrites them (`saxpy`,
+//! `sort`), rewritten before each repetition, untimed. Times run from the call until the result
+//! is complete (on the host for the reductions). Results are checked against the baseline:
+//! exactly for `vadd`, `saxpy`, `scan` and `sort`, within
+//! [`REDUCTION_TOLERANCE`](crate::bench::REDUCTION_TOLERANCE) for the reductions.
+//!
+//! Baselines: rayon over host slices: chunked element-wise loops; chunked reductions; a
+//! two-pass chunked scan (chunk totals in parallel, their prefix, then the chunks in parallel);
+//! `par_sort_unstable`.
+
+use crate::bench::cuda::CudaBaseline;
+use crate::bench::{check_close, check_exact, BenchError, BenchResult, SAXPY_A};
+use rayon::prelude::*;
+use std::time::Instant;
+use strata::patterns::{zip, DeviceVec, Exec, LaunchShape, SortStaging, View};
+use strata::prelude::*;
+
+/// The pattern benchmarks, in the order they run.
+pub const BENCHES: [&str; 24] = [
+    "pat_vadd",
+    "pat_saxpy",
+    "pat_dot",
+    "pat_dot_unfused",
+    "pat_sum",
+    "pat_scan",
+    "pat_scan_lookback",
+    "pat_scan_k4",
+    "pat_scan_k8",
+    "pat_scan_k12",
+    "pat_scan_g512_k8",
+    "pat_scan_g512_k16",
+    "pat_scan_multipass",
+    "pat_sort",
+    "pat_sort_b4",
+    "pat_sort_b6",
+    "pat_sort_k8",
+    "pat_sort_k12",
+    "pat_sort_k20",
+    "pat_sort_g128",
+    "pat_sort_m4",
+    "pat_sort_m16",
+    "pat_sort_pairs",
+    "pat_sort_u64",
+];
+
+/// The exec a scan benchmark runs with: `pat_scan` the default, `pat_scan_lookback` the
+/// look-back scan, `pat_scan_kK` the look-back scan with `K` items per work-item in its tiles,
+/// `pat_scan_gG_kK` also work-groups of `G` (capped by the device), `pat_scan_multipass` the
+/// multi-pass scan. The look-back variants stay on the default where the device cannot run the
+/// look-back scan. `None` for other names.
+fn scan_exec(ex: &Exec, name: &str) -> Option<Result<Exec, BenchError>> {
+    let variant = name.strip_prefix("pat_scan")?;
+    if variant.is_empty() {
+        return Some(Ok(ex.clone()));
+    }
+    if variant == "_multipass" {
+        return Some(
+            ex.with_scan_algorithm(strata::patterns::ScanAlgorithm::MultiPass)
+                .map_err(BenchError::from),
+        );
+    }
+    let ex = if ex.device().info().group_forward_progress() {
+        match ex.with_scan_algorithm(strata::patterns::ScanAlgorithm::LookBack) {
+            Ok(ex) => ex,
+            Err(e) => return Some(Err(e.into())),
+        }
+    } else {
+        ex.clone()
+    };
+    if variant == "_lookback" {
+        return Some(Ok(ex));
+    }
+    let mut st = ex.staging();
+    for part in variant.split('_').skip(1) {
+        let (key, v) = part.split_at(1);
+        let v: u32 = v.parse().ok()?;
+        match key {
+            "g" => {
+                let info = ex.device().info();
+                st.group_size =
+                    v.min(info.max_work_group_size.min(info.max_work_item_sizes[0]) as u32);
+            }
+            "k" => st.scan_items_per_thread = v,
+            _ => return None,
+        }
+    }
+    Some(ex.with_staging(st).map_err(BenchError::from))
+}
+
+/// The sort staging of sort benchmark `name` on `device`, from the device's default.
+fn sort_staging(name: &str, device: &Device) -> Option<SortStaging> {
+    let d = SortStaging::for_device(device);
+    let units = device.info().compute_units.max(1);
+    Some(match name {
+        "pat_sort" | "pat_sort_pairs" | "pat_sort_u64" => d,
+        "pat_sort_b4" => SortStaging { digit_bits: 4, ..d },
+        "pat_sort_b6" => SortStaging { digit_bits: 6, ..d },
+        "pat_sort_k8" => SortStaging {
+            keys_per_thread: 8,
+            ..d
+        },
+        "pat_sort_k12" => SortStaging {
+            keys_per_thread: 12,
+            ..d
+        },
+        "pat_sort_k20" => SortStaging {
+            keys_per_thread: 20,
+            ..d
+        },
+        "pat_sort_g128" => SortStaging {
+            group_size: d.group_size.min(128),
+            ..d
+        },
+        "pat_sort_m4" => SortStaging {
+            max_groups: (units * 4).min(65536),
+            ..d
+        },
+        "pat_sort_m16" => SortStaging {
+            max_groups: (units * 16).min(65536),
+            ..d
+        },
+        _ => return None,
+    })
+}
+
+/// The host baseline of the sort benchmarks (the keys sorted, the median seconds), measured
+/// once per run of [`crate::bench::run`] and size, keyed by the keys' length and a hash.
+type SortBaseline = (usize, u64, Vec<u32>, f64);
+static SORT_BASELINE: std::sync::Mutex<Option<SortBaseline>> = std::sync::Mutex::new(None);
+
+fn hash_keys(keys: &[u32]) -> u64 {
+    keys.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &k| {
+        (h ^ k as u64).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+/// `par_sort_unstable` of `keys`: the sorted keys and the median time of `reps` runs.
+fn sort_baseline(keys: &[u32], reps: usize) -> Result<(Vec<u32>, f64), BenchError> {
+    let h = hash_keys(keys);
+    let mut cache = SORT_BASELINE.lock().unwrap();
+    if let Some((n, hh, want, s)) = cache.as_ref() {
+        if *n == keys.len() && *hh == h {
+            return Ok((want.clone(), *s));
+        }
+    }
+    let mut want = keys.to_vec();
+    let b = timed(reps, || {
+        want.copy_from_slice(keys);
+        let t = Instant::now();
+        want.par_sort_unstable();
+        Ok(secs(t))
+    })?;
+    *cache = Some((keys.len(), h, want.clone(), b));
+    Ok((want, b))
+}
+
+const CHUNK: usize = 1 << 14;
+
+/// Runs `f` once to warm up, then `reps` times; the median of the seconds `f` measured.
+fn timed(reps: usize, f: impl FnMut() -> Result<f64, BenchError>) -> Result<f64, BenchError> {
+    crate::bench::timed(reps, f)
+}
+
+fn secs(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64()
+}
+
+fn exact_u32(bench: &'static str, got: &[u32], want: &[u32]) -> Result<(), BenchError> {
+    match got.iter().zip(want).position(|(g, w)| g != w) {
+        None if got.len() == want.len() => Ok(()),
+        None => Err(BenchError::WrongResult {
+            bench,
+            detail: format!("{} elements, expected {}", got.len(), want.len()),
+        }),
+        Some(i) => Err(BenchError::WrongResult {
+            bench,
+            detail: format!(
+                "element {i} is {}, the baseline computed {}",
+                got[i], want[i]
+            ),
+        }),
+    }
+}
+
+fn rayon_dot(x: &[f32], y: &[f32]) -> f32 {
+    x.par_chunks(CHUNK)
+        .zip(y.par_chunks(CHUNK))
+        .map(|(a, b)| {
+            let mut acc = [0.0f32; 8];
+            let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
+            let (ra, rb) = (ca.remainder(), cb.remainder());
+            for (u, v) in ca.zip(cb) {
+                for k in 0..8 {
+                    acc[k] += u[k] * v[k];
+                }
+            }
+            acc.iter().sum::<f32>() + ra.iter().zip(rb).map(|(u, v)| u * v).sum::<f32>()
+        })
+        .sum()
+}
+
+fn rayon_sum(x: &[f32]) -> f32 {
+    x.par_chunks(CHUNK)
+        .map(|a| {
+            let mut acc = [0.0f32; 8];
+            let c = a.chunks_exact(8);
+            let r = c.remainder();
+            for u in c {
+                for k in 0..8 {
+                    acc[k] += u[k];
+                }
+            }
+            acc.iter().sum::<f32>() + r.iter().sum::<f32>()
+        })
+        .sum()
+}
+
+fn rayon_scan(x: &[u32], out: &mut [u32]) {
+    let totals: Vec<u32> = x
+        .par_chunks(CHUNK)
+        .map(|c| c.iter().fold(0u32, |a, b| a.wrapping_add(*b)))
+        .collect();
+    let mut carry = Vec::with_capacity(totals.len());
+    let mut acc = 0u32;
+    for t in totals {
+        carry.push(acc);
+        acc = acc.wrapping_add(t);
+    }
+    out.par_chunks_mut(CHUNK)
+        .zip(x.par_chunks(CHUNK))
+        .zip(carry)
+        .for_each(|((o, c), mut acc)| {
+            for (o, v) in o.iter_mut().zip(c) {
+                acc = acc.wrapping_add(*v);
+                *o = acc;
+            }
+        });
+}
+
+/// Runs pattern benchmark `name` on `queue` with the inputs `x`, `y` (values in [0, 1)).
+pub fn run(
+    name: &'static str,
+    queue: &Queue,
+    x: &[f32],
+    y: &[f32],
+    reps: usize,
+) -> Result<BenchResult, BenchError> {
+    let ex = Exec::new(queue);
+    let n = x.len();
+    let dx = DeviceVec::from_slice(&ex, x)?;
+    let dy = DeviceVec::from_slice(&ex, y)?;
+    // On a CUDA device the element-wise and reduction benchmarks are compared with the
+    // hand-written CUDA C kernels (checked against rayon's results too); scan and sort with
+    // rayon, and with the copy bandwidth `strata bench` prints.
+    let cuda = match queue.device().info().backend {
+        strata::BackendKind::Cuda => Some(CudaBaseline::new(queue.device())?),
+        _ => None,
+    };
+    let mut baseline = "rayon";
+    let mut on_gpu =
+        |rayon_s: f64, run: &dyn Fn(&CudaBaseline) -> Result<f64, BenchError>| match &cuda {
+            Some(c) => {
+                baseline = "cuda";
+                run(c)
+            }
+            None => Ok(rayon_s),
+        };
+    // The exec of a scan benchmark (`None` for the others).
+    let scan_ex = scan_exec(&ex, name).transpose()?;
+    // The sorts' own work-group size and work-groups per pass.
+    let mut sort_shape: Option<LaunchShape> = None;
+    let (strata_s, baseline_s, rel_error, bytes) = match name {
+        "pat_vadd" => {
+            let z = DeviceVec::<f32>::zeroed(&ex, n)?;
+            let s = timed(reps, || {
+                let t = Instant::now();
+                zip(&dx, &dy).map(|(a, b)| a + b).collect_into(&ex, &z)?;
+                Ok(secs(t))
+            })?;
+            let mut want = vec![0.0f32; n];
+            let b = timed(reps, || {
+                let t = Instant::now();
+                want.par_chunks_mut(CHUNK)
+                    .zip(x.par_chunks(CHUNK).zip(y.par_chunks(CHUNK)))
+                    .for_each(|(o, (a, b))| {
+                        for ((o, a), b) in o.iter_mut().zip(a).zip(b) {
+                            *o = a + b
+                        }
+                    });
+                Ok(secs(t))
+            })?;
+            check_exact(name, &z.to_vec()?, &want)?;
+            let b = on_gpu(b, &|c| {
+                let (s, v) = c.vadd(x, y, reps)?;
+                check_exact("pat_vadd (the CUDA baseline)", &v, &want)?;
+                Ok(s)
+            })?;
+            (s, b, 0.0, 12 * n as u64)
+        }
+        "pat_saxpy" => {
+            let s = timed(reps, || {
+                dy.copy_from_slice(y)?;
+                let t = Instant::now();
+                zip(&dx, &dy)
+                    .map(|(x, y)| x * SAXPY_A + y)
+                    .collect_into(&ex, &dy)?;
+                Ok(secs(t))
+            })?;
+            let mut want = y.to_vec();
+            let b = timed(reps, || {
+                want.copy_from_slice(y);
+                let t = Instant::now();
+                want.par_chunks_mut(CHUNK)
+                    .zip(x.par_chunks(CHUNK))
+                    .for_each(|(o, a)| {
+                        for (o, a) in o.iter_mut().zip(a) {
+                            *o += SAXPY_A * a
+                        }
+                    });
+                Ok(secs(t))
+            })?;
+            check_exact(name, &dy.to_vec()?, &want)?;
+            let b = on_gpu(b, &|c| {
+                let (s, v) = c.saxpy(SAXPY_A, x, y, reps)?;
+                check_exact("pat_saxpy (the CUDA baseline)", &v, &want)?;
+                Ok(s)
+            })?;
+            (s, b, 0.0, 12 * n as u64)
+        }
+        "pat_dot" | "pat_dot_unfused" => {
+            let tmp = DeviceVec::<f32>::zeroed(&ex, n)?;
+            let mut got = 0.0f32;
+            let s = timed(reps, || {
+                let t = Instant::now();
+                got = if name == "pat_dot" {
+                    zip(&dx, &dy).map(|(a, b)| a * b).sum(&ex)?
+                } else {
+                    zip(&dx, &dy).map(|(a, b)| a * b).collect_into(&ex, &tmp)?;
+                    tmp.sum(&ex)?
+                };
+                Ok(secs(t))
+            })?;
+            let mut want = 0.0;
+            let b = timed(reps, || {
+                let t = Instant::now();
+                want = rayon_dot(x, y);
+                Ok(secs(t))
+            })?;
+            let b = on_gpu(b, &|c| {
+                let (s, v) = c.reduce(x, Some(y), reps)?;
+                check_close(name, v, want)?;
+                Ok(s)
+            })?;
+            (s, b, check_close(name, got, want)?, 8 * n as u64)
+        }
+        "pat_sum" => {
+            let mut got = 0.0f32;
+            let s = timed(reps, || {
+                let t = Instant::now();
+                got = dx.sum(&ex)?;
+                Ok(secs(t))
+            })?;
+            let mut want = 0.0;
+            let b = timed(reps, || {
+                let t = Instant::now();
+                want = rayon_sum(x);
+                Ok(secs(t))
+            })?;
+            let b = on_gpu(b, &|c| {
+                let (s, v) = c.reduce(x, None, reps)?;
+                check_close(name, v, want)?;
+                Ok(s)
+            })?;
+            (s, b, check_close(name, got, want)?, 4 * n as u64)
+        }
+        _ if scan_ex.is_some() => {
+            let sex = scan_ex.clone().expect("a scan benchmark");
+            let xu: Vec<u32> = x.iter().map(|v| (v * 1000.0) as u32).collect();
+            let du = DeviceVec::from_slice(&sex, &xu)?;
+            let out = DeviceVec::<u32>::zeroed(&sex, n)?;
+            let s = timed(reps, || {
+                let t = Instant::now();
+                du.inclusive_scan_into(&sex, &out, |a, b| a + b)?;
+                Ok(secs(t))
+            })?;
+            let mut want = vec![0u32; n];
+            let b = timed(reps, || {
+                let t = Instant::now();
+                rayon_scan(&xu, &mut want);
+                Ok(secs(t))
+            })?;
+            exact_u32(name, &out.to_vec()?, &want)?;
+            (s, b, 0.0, 8 * n as u64)
+        }
+        "pat_sort_pairs" => {
+            let keys: Vec<u32> = x.iter().map(|v| (v * 4294967296.0) as u32).collect();
+            let ex = ex.with_sort_staging(
+                sort_staging(name, queue.device()).unwrap_or(ex.sort_staging()),
+            )?;
+            let d = DeviceVec::<u32>::zeroed(&ex, n)?;
+            let v = DeviceVec::<u32>::zeroed(&ex, n)?;
+            let idx: Vec<u32> = (0..n as u32).collect();
+            let s = timed(reps, || {
+                d.copy_from_slice(&keys)?;
+                v.copy_from_slice(&idx)?;
+                let t = Instant::now();
+                strata::patterns::sort_by_key(&ex, &d, &v)?;
+                Ok(secs(t))
+            })?;
+            let (want, b) = sort_baseline(&keys, reps)?;
+            let got = d.to_vec()?;
+            exact_u32(name, &got, &want)?;
+            // The values are the keys' original positions: stable means they carry those keys
+            // and rise within equal keys.
+            let vals = v.to_vec()?;
+            if let Some(i) = (0..n).find(|&i| {
+                keys[vals[i] as usize] != got[i]
+                    || (i > 0 && got[i] == got[i - 1] && vals[i] < vals[i - 1])
+            }) {
+                return Err(BenchError::WrongResult {
+                    bench: name,
+                    detail: format!(
+                        "value {i} is {}, not the stable position of key {}",
+                        vals[i], got[i]
+                    ),
+                });
+            }
+            sort_shape = Some(ex.sort_shape(n, 8)?);
+            (s, b, 0.0, 16 * n as u64)
+        }
+        "pat_sort_u64" => {
+            let keys: Vec<u64> = x
+                .iter()
+                .zip(y)
+                .map(|(a, b)| {
+                    ((*a as f64 * 4294967296.0) as u64) << 32 | (*b as f64 * 4294967296.0) as u64
+                })
+                .collect();
+            let ex = ex.with_sort_staging(
+                sort_staging(name, queue.device()).unwrap_or(ex.sort_staging()),
+            )?;
+            let d = DeviceVec::<u64>::zeroed(&ex, n)?;
+            let s = timed(reps, || {
+                d.copy_from_slice(&keys)?;
+                let t = Instant::now();
+                d.sort()?;
+                Ok(secs(t))
+            })?;
+            let mut want = keys.clone();
+            let b = timed(reps, || {
+                want.copy_from_slice(&keys);
+                let t = Instant::now();
+                want.par_sort_unstable();
+                Ok(secs(t))
+            })?;
+            let got = d.to_vec()?;
+            if let Some(i) = (0..n).find(|&i| got[i] != want[i]) {
+                return Err(BenchError::WrongResult {
+                    bench: name,
+                    detail: format!(
+                        "element {i} is {}, the baseline computed {}",
+                        got[i], want[i]
+                    ),
+                });
+            }
+            sort_shape = Some(ex.sort_shape(n, 8)?);
+            (s, b, 0.0, 16 * n as u64)
+        }
+        sort if sort_staging(sort, queue.device()).is_some() => {
+            let keys: Vec<u32> = x.iter().map(|v| (v * 4294967296.0) as u32).collect();
+            let ex = ex.with_sort_staging(
+                sort_staging(name, queue.device()).unwrap_or(ex.sort_staging()),
+            )?;
+            let d = DeviceVec::<u32>::zeroed(&ex, n)?;
+            let s = timed(reps, || {
+                d.copy_from_slice(&keys)?;
+                let t = Instant::now();
+                d.sort()?;
+                Ok(secs(t))
+            })?;
+            let (want, b) = sort_baseline(&keys, reps)?;
+            exact_u32(name, &d.to_vec()?, &want)?;
+            sort_shape = Some(ex.sort_shape(n, 4)?);
+            (s, b, 0.0, 8 * n as u64)
+        }
+        other => {
+            return Err(BenchError::InvalidOptions(format!(
+                "`{other}` is not a pattern benchmark"
+            )))
+        }
+    };
+    let shape = match sort_shape {
+        Some(shape) => shape,
+        None => {
+            let ex = scan_ex.unwrap_or(ex);
+            match name {
+                "pat_vadd" | "pat_saxpy" => {
+                    let st = ex.staging();
+                    LaunchShape {
+                        local_size: st.group_size as usize,
+                        groups: n.div_ceil((st.group_size * st.items_per_thread) as usize),
+                    }
+                }
+                _ => ex.scan_shape(n, 4),
+            }
+        }
+    };
+    let (local_size, groups) = (shape.local_size, shape.groups);
+    Ok(BenchResult {
+        bench: name,
+        device: queue.device().info().spec(),
+        n,
+        reps,
+        local_size,
+        groups,
+        bytes,
+        flops: 0,
+        strata_s,
+        baseline,
+        baseline_s,
+        ratio: strata_s / baseline_s,
+        rel_error,
+    })
+}

@@ -1,0 +1,618 @@
+//! The `strata` command: list devices, run the conformance suite, run differential tests, run
+//! the benchmarks and draw them, compile every conformance kernel with NVRTC.
+//!
+//! Exit codes: 0 success, 1 failure (a device error, a failed conformance case, a differential
+//! mismatch, a wrong benchmark result), 2 bad command line.
+
+use clap::{Parser, Subcommand};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use strata::{Device, Queue};
+use strata_cli::bench::{self, BenchOptions, BenchResult};
+use strata_cli::progress::Progress;
+use strata_cli::report::{self, BenchLine, DeviceLine, DifftestLine, GpuLimitsLine};
+use strata_cli::{conformance, difftest};
+
+const SPECS: &str = "\
+A device SPEC is `cpu`, `opencl:N`, `cuda:N` (the N-th device of that backend, from 0; see \
+`strata devices`) or `best` (the first CUDA device, else the first OpenCL GPU, else the CPU); \
+the default is `best`.
+
+Exit codes: 0 success, 1 failure (a device error, a failed conformance case, a differential \
+mismatch, a wrong benchmark result), 2 bad command line.";
+
+/// Write GPU kernels once, in Rust: the strata tools.
+#[derive(Parser)]
+#[command(name = "strata", version, after_long_help = SPECS, after_help = SPECS)]
+#[command(arg_required_else_help = true, disable_help_subcommand = false)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Print the property summary of every device.
+    Devices {
+        /// One JSON object per line.
+        #[arg(long)]
+        json: bool,
+        /// Also list the backends that have no device here, and why.
+        #[arg(long)]
+        why: bool,
+    },
+    /// Run the conformance suite on a device: one line per case, then `N passed, M failed`.
+    /// Exit code 1 if a case failed.
+    #[command(after_help = SPECS)]
+    Check {
+        /// The device (see SPEC below).
+        #[arg(long, default_value = "best", value_name = "SPEC")]
+        device: String,
+        /// Only the cases whose name contains this text.
+        #[arg(long, value_name = "TEXT")]
+        filter: Option<String>,
+    },
+    /// Run random programs on a device and on the CPU backend and compare their results:
+    /// progress after each kernel, every mismatch with its program, then `N passed, M failed`.
+    /// Exit code 1 on a mismatch.
+    #[command(after_help = SPECS)]
+    Difftest {
+        /// The device compared with the CPU backend.
+        #[arg(long, default_value = "best", value_name = "SPEC")]
+        device: String,
+        /// The seed the programs are generated from (decimal or 0x hex).
+        #[arg(long, default_value = "1", value_parser = parse_seed)]
+        seed: u64,
+        /// How many programs (a number or 2^K).
+        #[arg(long, default_value = "1000", value_parser = parse_count)]
+        programs: usize,
+        /// Print the summary as one JSON object (after the progress lines).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run the benchmarks with strata kernels on a device and with a baseline (rayon on the
+    /// host; on CUDA devices hand-written CUDA C, and cuBLAS for SGEMM), median of R runs.
+    ///
+    /// The benchmarks: vadd, saxpy, dot and sum; the patterns pat_vadd, pat_saxpy, pat_dot,
+    /// pat_dot_unfused, pat_sum, pat_scan (and its variants pat_scan_lookback, _k4, _k8, _k12,
+    /// _g512_k8, _g512_k16, pat_scan_multipass), pat_sort (and pat_sort_b4, _b6, _k8, _k12,
+    /// _k20, _g128, _m4, _m16, _pairs, _u64); and SGEMM, sgemm and sgemm_<tiling>, on square
+    /// matrices of 4096 (CUDA), 1024 (other GPUs) or 128 (CPU devices), whatever the size.
+    #[command(after_help = SPECS)]
+    Bench {
+        /// One JSON object per benchmark (and per CUDA device, one of its limits).
+        #[arg(long)]
+        json: bool,
+        /// Only the benchmarks whose name contains this text (`pat_sort` runs every sort).
+        #[arg(long, value_name = "TEXT")]
+        filter: Option<String>,
+        /// The device, or several separated by commas, run one after the other.
+        #[arg(long, default_value = "best", value_name = "SPEC[,SPEC...]")]
+        device: String,
+        /// Elements per vector (a number or 2^K).
+        #[arg(long, default_value = "2^24", value_parser = parse_count)]
+        size: usize,
+        /// Timed repetitions; the median is reported.
+        #[arg(long, default_value = "10", value_parser = parse_count)]
+        reps: usize,
+        /// Also draw the ratios as a bar chart, one panel per device, into this SVG file.
+        #[arg(long, value_name = "FILE.svg", value_parser = parse_svg)]
+        plot: Option<PathBuf>,
+    },
+    /// Draw saved `strata bench --json` output as a bar chart of ratios per device.
+    Plot {
+        /// Files of `strata bench --json` lines (`-` for stdin).
+        #[arg(required = true, value_name = "RESULTS")]
+        inputs: Vec<PathBuf>,
+        /// The SVG file to write.
+        #[arg(long, short, value_name = "FILE.svg", value_parser = parse_svg)]
+        out: PathBuf,
+    },
+    /// Compile every conformance kernel to PTX with NVRTC, through the PTX disk cache (no GPU
+    /// needed); print how many were compiled and how many came from the cache.
+    Ptx {
+        /// The compute capability, as 90 or sm_90.
+        #[arg(long, default_value = "90", value_parser = parse_arch)]
+        arch: u32,
+        /// Only the kernels of the cases whose name contains this text.
+        #[arg(long, value_name = "TEXT")]
+        filter: Option<String>,
+    },
+    /// Internal: prints the seconds ten kernels take to be ready on SPEC in this process
+    /// (run by `bench` in child processes, to measure the disk cache).
+    #[command(name = "__start-ten-kernels", hide = true)]
+    StartTenKernels { spec: String },
+}
+
+/// A positive count: a decimal number or `2^K`.
+fn parse_count(v: &str) -> Result<usize, String> {
+    let bad = || format!("takes a positive whole number (e.g. 4096 or 2^24), not `{v}`");
+    let n = match v.split_once('^') {
+        Some(("2", k)) => {
+            let k: u32 = k.parse().map_err(|_| bad())?;
+            1usize
+                .checked_shl(k)
+                .filter(|_| k < usize::BITS)
+                .ok_or_else(bad)?
+        }
+        Some(_) => return Err(bad()),
+        None => v.parse::<usize>().map_err(|_| bad())?,
+    };
+    if n == 0 {
+        return Err(bad());
+    }
+    Ok(n)
+}
+
+/// A seed: decimal or `0x` hexadecimal.
+fn parse_seed(v: &str) -> Result<u64, String> {
+    match v.strip_prefix("0x") {
+        Some(h) => u64::from_str_radix(h, 16),
+        None => v.parse(),
+    }
+    .map_err(|_| format!("takes a whole number (decimal or 0x hex), not `{v}`"))
+}
+
+/// A compute capability: `90` or `sm_90`.
+fn parse_arch(v: &str) -> Result<u32, String> {
+    v.trim_start_matches("sm_")
+        .parse()
+        .ok()
+        .filter(|a| (30..=200).contains(a))
+        .ok_or_else(|| format!("takes a compute capability such as 90 or sm_80, not `{v}`"))
+}
+
+/// A chart file: its name must end in `.svg`.
+fn parse_svg(v: &str) -> Result<PathBuf, String> {
+    let p = PathBuf::from(v);
+    if p.extension().and_then(|e| e.to_str()) == Some("svg") {
+        Ok(p)
+    } else {
+        Err(format!(
+            "charts are written as SVG: name a file ending in .svg, not `{v}`"
+        ))
+    }
+}
+
+/// Writes to stdout; a closed stdout (e.g. `strata devices | head -1`) ends the program quietly.
+fn out(s: &str) {
+    let mut o = std::io::stdout().lock();
+    if writeln!(o, "{s}").and_then(|_| o.flush()).is_err() {
+        std::process::exit(0);
+    }
+}
+
+fn fail(msg: &str) -> ExitCode {
+    eprintln!("strata: error: {msg}");
+    ExitCode::FAILURE
+}
+
+fn devices(json: bool, why: bool) -> ExitCode {
+    for (i, d) in strata::devices().iter().enumerate() {
+        if json {
+            out(&report::line(&DeviceLine(d.info())));
+        } else {
+            if i > 0 {
+                out("");
+            }
+            out(&d.info().to_string());
+        }
+    }
+    if !why {
+        return ExitCode::SUCCESS;
+    }
+    let missing = strata::unavailable_backends();
+    let problems = strata::device_problems();
+    if json {
+        for (b, reason) in missing {
+            out(&report::line(&report::Unavailable {
+                backend: b.name().into(),
+                unavailable: reason,
+            }));
+        }
+        for (b, problem) in problems {
+            out(&report::line(&report::Problem {
+                backend: b.name().into(),
+                problem,
+            }));
+        }
+        return ExitCode::SUCCESS;
+    }
+    if missing.is_empty() {
+        out("\nevery backend has devices");
+    } else {
+        out("\nunavailable backends:");
+        for (b, reason) in &missing {
+            out(&format!("  {b}: {reason}"));
+        }
+    }
+    if !problems.is_empty() {
+        out("\ndevices that could not be opened:");
+        for (b, problem) in &problems {
+            out(&format!("  {b}: {problem}"));
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+fn open(spec: &str) -> Result<(Device, Queue), strata::Error> {
+    let device = Device::from_spec(spec)?;
+    let queue = Queue::new(&device)?;
+    Ok((device, queue))
+}
+
+fn check(spec: &str, filter: Option<&str>) -> ExitCode {
+    let (device, queue) = match open(spec) {
+        Ok(dq) => dq,
+        Err(e) => return fail(&e.to_string()),
+    };
+    eprintln!(
+        "conformance on {} ({})",
+        device.info().spec(),
+        device.info().name
+    );
+    let progress = Progress::new("cases", conformance::matching(filter).len() as u64);
+    let mut done = 0;
+    let report = conformance::run(&queue, filter, |name, r| {
+        done += 1;
+        progress.suspend(|| match r {
+            Ok(()) => out(&format!("ok   {name}")),
+            Err(m) => out(&format!("FAIL {name}: {}", m.replace('\n', "\n    "))),
+        });
+        progress.set(done, name);
+    });
+    progress.finish();
+    out(&report.summary());
+    if report.passed.is_empty() && report.failed.is_empty() {
+        return fail(&format!(
+            "no conformance case name contains `{}`",
+            filter.unwrap_or_default()
+        ));
+    }
+    if report.failed.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+fn difftest(spec: &str, seed: u64, programs: usize, json: bool) -> ExitCode {
+    let (cpu, other) = match (open("cpu"), open(spec)) {
+        (Ok((_, c)), Ok((_, o))) => (c, o),
+        (Err(e), _) | (_, Err(e)) => return fail(&e.to_string()),
+    };
+    let info = other.device().info();
+    eprintln!(
+        "differential test of {} ({}) against cpu, seed {seed}, {programs} programs",
+        info.spec(),
+        info.name
+    );
+    let progress = Progress::new("programs", programs as u64);
+    let mut shown = 0;
+    let report = difftest::run_with(&cpu, &other, seed, programs, |done, r| {
+        progress.suspend(|| {
+            for m in &r.failed[shown..] {
+                out(&format!("FAIL {}", m.replace('\n', "\n    ")));
+            }
+            out(&format!(
+                "{done}/{programs} programs: {} passed, {} failed",
+                r.passed, r.failed_programs
+            ));
+        });
+        shown = r.failed.len();
+        progress.set(done as u64, format!("{} failed", r.failed_programs));
+    });
+    progress.finish();
+    match report {
+        Ok(r) => {
+            out(&r.summary());
+            if json {
+                out(&report::line(&DifftestLine {
+                    device: info.spec(),
+                    seed,
+                    programs,
+                    passed: r.passed,
+                    failed_programs: r.failed_programs,
+                    kernels: r.kernels,
+                    compared: r.compared,
+                    failures: r.failed.clone(),
+                }));
+            }
+            if r.failed_programs == 0 {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            }
+        }
+        Err(e) => fail(&e),
+    }
+}
+
+fn bench_all(json: bool, spec: &str, opts: &BenchOptions, plot: Option<&Path>) -> ExitCode {
+    // Several devices (`cpu,opencl:0`) run one after the other in the same process, each beside
+    // the same rayon baseline, so their tables can be compared side by side.
+    let mut devices = Vec::new();
+    for one in spec.split(',') {
+        match Device::from_spec(one) {
+            Ok(d) => devices.push(d),
+            Err(e) => return fail(&e.to_string()),
+        }
+    }
+    let mut lines = Vec::new();
+    for device in devices {
+        match bench_one(json, &device, opts) {
+            Ok(rs) => lines.extend(rs.iter().map(BenchLine::from)),
+            Err(msg) => return fail(&msg),
+        }
+    }
+    if let Some(path) = plot {
+        if let Err(e) = bench::plot::write_svg(path, &lines) {
+            return fail(&e);
+        }
+        eprintln!("chart written to {}", path.display());
+    }
+    ExitCode::SUCCESS
+}
+
+fn bench_one(json: bool, device: &Device, opts: &BenchOptions) -> Result<Vec<BenchResult>, String> {
+    let progress = Progress::new(
+        "benchmarks",
+        bench::selected(opts.filter.as_deref()).len() as u64,
+    );
+    let mut done = 0;
+    let results = bench::run_with(device, opts, |r| {
+        done += 1;
+        progress.suspend(|| {
+            if json {
+                out(&report::line(&BenchLine::from(r)));
+            } else {
+                eprintln!(
+                    "{:<6} done: strata {:.3} ms, {} {:.3} ms",
+                    r.bench,
+                    r.strata_s * 1e3,
+                    r.baseline,
+                    r.baseline_s * 1e3
+                );
+            }
+        });
+        progress.set(done, r.bench);
+    });
+    progress.finish();
+    let rs = results.map_err(|e| e.to_string())?;
+    if !json {
+        out(bench::table(device, &rs).trim_end());
+    }
+    let Some(l) = bench::gpu_limits(device, opts).map_err(|e| e.to_string())? else {
+        return Ok(rs);
+    };
+    let (cold, warm, wall) = warm_start(device)?;
+    if json {
+        let (cublas, cublas_missing) = match &l.cublas {
+            Ok(path) => (Some(path.clone()), None),
+            Err(why) => (None, Some(why.clone())),
+        };
+        out(&report::line(&GpuLimitsLine {
+            device: device.info().spec(),
+            copy_gbps: l.copy_gbps,
+            strata_launch_s: l.launch.strata_launch_s,
+            raw_launch_s: l.launch.raw_launch_s,
+            raw_events_launch_s: l.launch.raw_events_launch_s,
+            strata_blocking_s: l.launch.strata_blocking_s,
+            raw_blocking_s: l.launch.raw_blocking_s,
+            ten_kernels_cold_s: cold,
+            ten_kernels_warm_s: warm,
+            warm_process_s: wall,
+            cublas,
+            cublas_missing,
+        }));
+        return Ok(rs);
+    }
+    out(&format!(
+        "device-to-device copy: {:.1} GB/s; fraction of it reached by strata:",
+        l.copy_gbps
+    ));
+    for r in rs.iter().filter(|r| r.flops == 0) {
+        out(&format!(
+            "  {:<6} {:.2}",
+            r.bench,
+            r.strata_gbps() / l.copy_gbps
+        ));
+    }
+    match &l.cublas {
+        _ if rs.iter().all(|r| r.flops == 0) => {}
+        Ok(desc) => out(&format!("SGEMM baseline: {desc}; strata reaches:")),
+        Err(why) => out(&format!(
+            "cuBLAS baseline MISSING: {why}; the sgemm rows compare with hand-written CUDA C; strata reaches:"
+        )),
+    }
+    for r in rs.iter().filter(|r| r.flops > 0) {
+        out(&format!(
+            "  {:<22} {:.2} TFLOP/s, {:.2} x the {} baseline's speed",
+            r.bench,
+            r.strata_tflops(),
+            1.0 / r.ratio,
+            r.baseline
+        ));
+    }
+    let c = &l.launch;
+    out(&format!(
+        "launch of a cached kernel: strata {:.2} us, raw cuLaunchKernel {:.2} us (ratio {:.2}; raw with two event records {:.2} us)",
+        c.strata_launch_s * 1e6,
+        c.raw_launch_s * 1e6,
+        c.strata_launch_s / c.raw_launch_s,
+        c.raw_events_launch_s * 1e6
+    ));
+    out(&format!(
+        "launch and wait: strata {:.2} us, raw launch + cuStreamSynchronize {:.2} us (ratio {:.2})",
+        c.strata_blocking_s * 1e6,
+        c.raw_blocking_s * 1e6,
+        c.strata_blocking_s / c.raw_blocking_s
+    ));
+    out(&format!(
+        "ten kernels ready: {:.2} ms compiling, {:.2} ms from the disk cache (that process: {:.1} ms in all)",
+        cold * 1e3,
+        warm * 1e3,
+        wall * 1e3
+    ));
+    Ok(rs)
+}
+
+fn plot(inputs: &[PathBuf], path: &Path) -> ExitCode {
+    let mut lines = Vec::new();
+    for input in inputs {
+        let text = if input.as_os_str() == "-" {
+            let mut s = String::new();
+            std::io::Read::read_to_string(&mut std::io::stdin(), &mut s).map(|_| s)
+        } else {
+            std::fs::read_to_string(input)
+        };
+        let text = match text {
+            Ok(t) => t,
+            Err(e) => return fail(&format!("cannot read {}: {e}", input.display())),
+        };
+        match report::read_bench_lines(&text) {
+            Ok(ls) => lines.extend(ls),
+            Err(e) => return fail(&format!("{}: {e}", input.display())),
+        }
+    }
+    match bench::plot::write_svg(path, &lines) {
+        Ok(()) => {
+            eprintln!(
+                "chart of {} results written to {}",
+                lines.len(),
+                path.display()
+            );
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail(&e),
+    }
+}
+
+fn ptx(arch: u32, filter: Option<&str>) -> ExitCode {
+    let version = match strata::cuda::nvrtc_version() {
+        Ok(v) => v,
+        Err(why) => return fail(&why),
+    };
+    let cpu = match open("cpu") {
+        Ok((_, q)) => q,
+        Err(e) => return fail(&e.to_string()),
+    };
+    // The kernels are those the suite builds, captured while it runs on the CPU backend.
+    let (report, kernels) = strata::capture_kernels(|| conformance::run(&cpu, filter, |_, _| {}));
+    if !report.failed.is_empty() {
+        return fail(&format!(
+            "the conformance suite failed on the CPU backend: {}",
+            report.summary()
+        ));
+    }
+    if kernels.is_empty() {
+        return fail(&format!(
+            "no conformance kernel matches the filter `{}`",
+            filter.unwrap_or("")
+        ));
+    }
+    let (mut compiled, mut cached, mut failed) = (0, 0, 0);
+    for k in &kernels {
+        let r = strata::codegen::cuda(k.valid_function())
+            .and_then(|g| strata::cuda::compile_ptx(k.name(), &g, arch, &[]));
+        match r {
+            Ok(p) if p.from_cache => cached += 1,
+            Ok(_) => compiled += 1,
+            Err(e) => {
+                failed += 1;
+                eprintln!("{e}\n");
+            }
+        }
+    }
+    let cache =
+        strata::cuda::ptx_cache_dir().map_or("disabled".to_string(), |d| d.display().to_string());
+    out(&format!(
+        "NVRTC {}.{}, sm_{arch}: {} kernels, {compiled} compiled, {cached} from the cache ({cache}), {failed} failed",
+        version.0,
+        version.1,
+        kernels.len()
+    ));
+    if failed > 0 {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// `strata __start-ten-kernels SPEC`: prints the seconds [`bench::start_ten_kernels`] took in
+/// this process.
+fn start_ten_kernels(spec: &str) -> ExitCode {
+    match Device::from_spec(spec)
+        .map_err(bench::BenchError::from)
+        .and_then(|d| bench::start_ten_kernels(&d))
+    {
+        Ok(s) => {
+            out(&s.to_string());
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail(&e.to_string()),
+    }
+}
+
+/// The warm start of a program of ten kernels on `device`: two fresh processes share an
+/// empty kernel cache; the first compiles, the second reads the cache. Returns (cold kernels
+/// seconds, warm kernels seconds, warm process seconds).
+fn warm_start(device: &Device) -> Result<(f64, f64, f64), String> {
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find strata itself: {e}"))?;
+    let cache = std::env::temp_dir().join(format!("strata-warm-start-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&cache);
+    let run = || -> Result<(f64, f64), String> {
+        let t = std::time::Instant::now();
+        let o = std::process::Command::new(&exe)
+            .args(["__start-ten-kernels", &device.info().spec()])
+            .env("STRATA_CUDA_CACHE", &cache)
+            .output()
+            .map_err(|e| format!("cannot run {}: {e}", exe.display()))?;
+        let wall = t.elapsed().as_secs_f64();
+        let text = String::from_utf8_lossy(&o.stdout);
+        let s: f64 = text.trim().parse().map_err(|_| {
+            format!(
+                "the warm-start probe failed: {}{}",
+                text,
+                String::from_utf8_lossy(&o.stderr)
+            )
+        })?;
+        Ok((s, wall))
+    };
+    let cold = run();
+    let warm = run();
+    let _ = std::fs::remove_dir_all(&cache);
+    let ((cold, _), (warm, wall)) = (cold?, warm?);
+    Ok((cold, warm, wall))
+}
+
+fn main() -> ExitCode {
+    // clap prints usage errors with exit code 2, and help (`-h`, `--help`, `strata help`)
+    // with 0.
+    let cli = Cli::parse();
+    match cli.command {
+        Command::Devices { json, why } => devices(json, why),
+        Command::Check { device, filter } => check(&device, filter.as_deref()),
+        Command::Difftest {
+            device,
+            seed,
+            programs,
+            json,
+        } => difftest(&device, seed, programs, json),
+        Command::Bench {
+            json,
+            filter,
+            device,
+            size,
+            reps,
+            plot: chart,
+        } => {
+            let opts = BenchOptions { size, reps, filter };
+            bench_all(json, &device, &opts, chart.as_deref())
+        }
+        Command::Plot { inputs, out } => plot(&inputs, &out),
+        Command::Ptx { arch, filter } => ptx(arch, filter.as_deref()),
+        Command::StartTenKernels { spec } => start_ten_kernels(&spec),
+    }
+}

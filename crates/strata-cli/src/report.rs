@@ -1,0 +1,208 @@
+//! The JSON lines `strata` prints with `--json`, one object per line, written (and read back)
+//! through serde. The field names are the interface: scripts and `scripts/gpu-run.sh` read
+//! them, so they change only by adding fields.
+//!
+//! - `strata devices --json`: a [`DeviceLine`] per device; with `--why`, an [`Unavailable`] per
+//!   backend without devices and a [`Problem`] per device that could not be opened.
+//! - `strata bench --json`: a [`BenchLine`] per benchmark, then on CUDA devices one
+//!   [`GpuLimitsLine`].
+//! - `strata difftest --json`: one [`DifftestLine`] at the end.
+
+use crate::bench::BenchResult;
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Serialize, Serializer};
+use strata::DeviceInfo;
+
+/// A device's property summary: the fields of [`DeviceInfo`] (`backend` by name, and `spec`
+/// added), then each of its backend-specific facts ([`DeviceInfo::extra`]) as a field of its
+/// own, named as the backend names it (`"platform"`, `"compute capability"`, ...).
+pub struct DeviceLine<'a>(pub &'a DeviceInfo);
+
+impl Serialize for DeviceLine<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let d = self.0;
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("spec", &d.spec())?;
+        m.serialize_entry("backend", d.backend.name())?;
+        m.serialize_entry("name", &d.name)?;
+        m.serialize_entry("vendor", &d.vendor)?;
+        m.serialize_entry("compute_units", &d.compute_units)?;
+        m.serialize_entry("max_work_group_size", &d.max_work_group_size)?;
+        m.serialize_entry("max_work_item_sizes", &d.max_work_item_sizes)?;
+        m.serialize_entry("local_mem_size", &d.local_mem_size)?;
+        m.serialize_entry("global_mem_size", &d.global_mem_size)?;
+        m.serialize_entry("max_alloc_size", &d.max_alloc_size)?;
+        m.serialize_entry("supports_f64", &d.supports_f64)?;
+        m.serialize_entry("supports_int64_atomics", &d.supports_int64_atomics)?;
+        for (k, v) in &d.extra {
+            m.serialize_entry(k, v)?;
+        }
+        m.end()
+    }
+}
+
+/// A backend with no devices here, and why (`strata devices --why --json`).
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+pub struct Unavailable {
+    /// `opencl` or `cuda`.
+    pub backend: String,
+    /// Why it has no devices.
+    pub unavailable: String,
+}
+
+/// A device that could not be opened (`strata devices --why --json`).
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+pub struct Problem {
+    /// The backend whose device it is.
+    pub backend: String,
+    /// What went wrong.
+    pub problem: String,
+}
+
+/// One benchmark's measurements: a [`BenchResult`] with its derived throughputs. Non-finite
+/// numbers (the TFLOP/s of memory-bound benchmarks) are `null`.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+pub struct BenchLine {
+    /// Benchmark name.
+    pub bench: String,
+    /// Spec of the device the strata kernels ran on.
+    pub device: String,
+    /// Elements per vector (for `sgemm*`, the benchmark size asked for).
+    pub n: usize,
+    /// Timed repetitions.
+    pub reps: usize,
+    /// Work-group size of the strata launch.
+    pub local_size: usize,
+    /// Work-groups of the strata launch.
+    pub groups: usize,
+    /// Bytes the computation must move.
+    pub bytes: u64,
+    /// Floating-point operations (0 for memory-bound benchmarks).
+    pub flops: u64,
+    /// Median strata time, in seconds.
+    pub strata_s: f64,
+    /// strata's effective bandwidth, GB/s.
+    pub strata_gbps: Option<f64>,
+    /// strata's arithmetic throughput, TFLOP/s (`null` when `flops` is 0).
+    pub strata_tflops: Option<f64>,
+    /// The baseline's name (`rayon`, `cuda`, `cublas`).
+    pub baseline: String,
+    /// Median baseline time, in seconds.
+    pub baseline_s: f64,
+    /// The baseline's effective bandwidth, GB/s.
+    pub baseline_gbps: Option<f64>,
+    /// The baseline's arithmetic throughput, TFLOP/s.
+    pub baseline_tflops: Option<f64>,
+    /// `strata_s / baseline_s` (below 1: strata is faster).
+    pub ratio: f64,
+    /// Relative difference between the two results.
+    pub rel_error: f64,
+}
+
+/// `Some(x)` for a finite `x`: JSON has no infinity or NaN.
+fn finite(x: f64) -> Option<f64> {
+    x.is_finite().then_some(x)
+}
+
+impl From<&BenchResult> for BenchLine {
+    fn from(r: &BenchResult) -> BenchLine {
+        BenchLine {
+            bench: r.bench.to_string(),
+            device: r.device.clone(),
+            n: r.n,
+            reps: r.reps,
+            local_size: r.local_size,
+            groups: r.groups,
+            bytes: r.bytes,
+            flops: r.flops,
+            strata_s: r.strata_s,
+            strata_gbps: finite(r.strata_gbps()),
+            strata_tflops: finite(r.strata_tflops()),
+            baseline: r.baseline.to_string(),
+            baseline_s: r.baseline_s,
+            baseline_gbps: finite(r.baseline_gbps()),
+            baseline_tflops: finite(r.baseline_tflops()),
+            ratio: r.ratio,
+            rel_error: r.rel_error,
+        }
+    }
+}
+
+/// What bounds the benchmarks on a CUDA device ([`crate::bench::gpu_limits`]), and the warm
+/// start of a ten-kernel program, as `strata bench --json` prints it after the benchmarks.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+pub struct GpuLimitsLine {
+    /// The device's spec.
+    pub device: String,
+    /// Device-to-device copy bandwidth, GB/s.
+    pub copy_gbps: f64,
+    /// A launch of a cached kernel through strata, seconds.
+    pub strata_launch_s: f64,
+    /// A raw `cuLaunchKernel` of the same code, seconds.
+    pub raw_launch_s: f64,
+    /// A raw launch between two event records, seconds.
+    pub raw_events_launch_s: f64,
+    /// A blocking strata launch (launch and wait), seconds.
+    pub strata_blocking_s: f64,
+    /// A raw launch and `cuStreamSynchronize`, seconds.
+    pub raw_blocking_s: f64,
+    /// Ten kernels made ready in a fresh process with an empty disk cache, seconds.
+    pub ten_kernels_cold_s: f64,
+    /// The same from the disk cache, seconds.
+    pub ten_kernels_warm_s: f64,
+    /// That warm process from start to exit, seconds.
+    pub warm_process_s: f64,
+    /// cuBLAS's version and path, when it was loaded.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub cublas: Option<String>,
+    /// Why cuBLAS could not be loaded.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub cublas_missing: Option<String>,
+}
+
+/// The outcome of `strata difftest --json`.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+pub struct DifftestLine {
+    /// The device compared with the CPU backend.
+    pub device: String,
+    /// The seed the programs were generated from.
+    pub seed: u64,
+    /// Programs run.
+    pub programs: usize,
+    /// Programs whose every output agreed.
+    pub passed: usize,
+    /// Programs with at least one differing output.
+    pub failed_programs: usize,
+    /// Kernels compiled (programs are batched into kernels).
+    pub kernels: usize,
+    /// Output values compared.
+    pub compared: usize,
+    /// Each mismatch, with its program.
+    pub failures: Vec<String>,
+}
+
+/// `value` as one line of JSON.
+pub fn line(value: &impl Serialize) -> String {
+    serde_json::to_string(value).expect("the report types serialize to JSON")
+}
+
+/// Reads the [`BenchLine`]s of `strata bench --json` output (other lines, such as the
+/// [`GpuLimitsLine`], are skipped); fails on a line that is not JSON, naming it.
+pub fn read_bench_lines(text: &str) -> Result<Vec<BenchLine>, String> {
+    let mut out = Vec::new();
+    for (i, l) in text.lines().enumerate() {
+        let l = l.trim();
+        if l.is_empty() {
+            continue;
+        }
+        let v: serde_json::Value =
+            serde_json::from_str(l).map_err(|e| format!("line {}: not JSON: {e}", i + 1))?;
+        if v.get("bench").is_some() {
+            out.push(
+                serde_json::from_value(v)
+                    .map_err(|e| format!("line {}: not a benchmark line: {e}", i + 1))?,
+            );
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,417 @@
+//! The `strata` command, run as a separate process, and the benchmark library behind it.
+//! No timing assertions: speed is measured by `strata bench`, never by tests.
+
+use std::process::{Command, Output};
+use strata::Device;
+use strata_cli::bench::{self, BenchError, BenchOptions};
+
+fn strata(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_strata"))
+        .args(args)
+        .output()
+        .expect("run the strata binary")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).expect("utf-8 stdout")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8(o.stderr.clone()).expect("utf-8 stderr")
+}
+
+#[test]
+fn devices_lists_the_cpu() {
+    let o = strata(&["devices"]);
+    assert_eq!(o.status.code(), Some(0), "stderr: {}", stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        text.lines().any(|l| l.starts_with("cpu: ")),
+        "no `cpu:` line in:\n{text}"
+    );
+    assert!(text.contains("compute units"), "{text}");
+}
+
+#[test]
+fn devices_json_is_one_object_per_line() {
+    let o = strata(&["devices", "--json"]);
+    assert_eq!(o.status.code(), Some(0), "stderr: {}", stderr(&o));
+    let text = stdout(&o);
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(!lines.is_empty());
+    for l in &lines {
+        assert!(l.starts_with('{') && l.ends_with('}'), "not an object: {l}");
+    }
+    assert!(
+        lines.iter().any(|l| l.contains("\"backend\":\"cpu\"")),
+        "no cpu device in:\n{text}"
+    );
+}
+
+#[test]
+fn devices_why_names_the_missing_backends() {
+    let o = strata(&["devices", "--why"]);
+    assert_eq!(o.status.code(), Some(0), "stderr: {}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.contains("cpu: "), "{text}");
+    for (backend, reason) in strata::unavailable_backends() {
+        assert!(
+            text.contains(&format!("{backend}: {reason}")),
+            "`{backend}` and its reason missing from:\n{text}"
+        );
+    }
+}
+
+#[test]
+fn check_on_cpu_passes() {
+    let o = strata(&["check", "--device", "cpu"]);
+    let text = stdout(&o);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "stdout:\n{text}\nstderr:\n{}",
+        stderr(&o)
+    );
+    let last = text.lines().last().expect("some output");
+    let (passed, failed) = last
+        .split_once(" passed, ")
+        .unwrap_or_else(|| panic!("last line is not `N passed, M failed`: {last}"));
+    assert!(passed.parse::<usize>().unwrap() > 0, "{last}");
+    assert_eq!(failed, "0 failed");
+    assert_eq!(
+        text.lines().filter(|l| l.contains(" passed, ")).count(),
+        1,
+        "exactly one summary line:\n{text}"
+    );
+    assert!(text.lines().any(|l| l.starts_with("ok   ")), "{text}");
+}
+
+#[test]
+fn check_with_an_invalid_device_fails() {
+    let o = strata(&["check", "--device", "nope:1"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(err.contains("invalid device `nope:1`"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn missing_device_fails_without_panicking() {
+    // No machine has 100 CUDA devices: with or without a GPU this names a missing device.
+    let o = strata(&["bench", "--device", "cuda:99", "--size", "16"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(err.contains("no device `cuda:99`"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn bench_json_has_one_line_per_benchmark() {
+    let o = strata(&[
+        "bench", "--size", "4096", "--reps", "2", "--json", "--device", "cpu",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "stderr: {}", stderr(&o));
+    let text = stdout(&o);
+    let lines: Vec<&str> = text.lines().collect();
+    let names = bench::selected(None);
+    assert_eq!(lines.len(), names.len(), "{text}");
+    for (l, name) in lines.iter().zip(names) {
+        assert!(l.starts_with('{') && l.ends_with('}'), "{l}");
+        assert!(l.contains(&format!("\"bench\":\"{name}\"")), "{l}");
+        assert!(l.contains("\"device\":\"cpu\""), "{l}");
+        if name.starts_with("sgemm") {
+            // 128 x 128 matrices on CPU devices, whatever --size says; 2 e^3 operations.
+            let e = 128;
+            assert!(l.contains(&format!("\"n\":{e},")), "{l}");
+            assert!(l.contains(&format!("\"flops\":{},", 2 * e * e * e)), "{l}");
+            assert!(!l.contains("\"strata_tflops\":null"), "{l}");
+        } else {
+            assert!(l.contains("\"n\":4096"), "{l}");
+            assert!(l.contains("\"flops\":0,"), "{l}");
+            assert!(l.contains("\"strata_tflops\":null"), "{l}");
+        }
+        assert!(l.contains("\"baseline\":\"rayon\""), "{l}");
+        for key in [
+            "strata_s",
+            "baseline_s",
+            "ratio",
+            "strata_gbps",
+            "baseline_gbps",
+            "strata_tflops",
+            "baseline_tflops",
+        ] {
+            assert!(l.contains(&format!("\"{key}\":")), "no `{key}` in {l}");
+        }
+    }
+}
+
+#[test]
+fn bench_table_and_filter() {
+    let o = strata(&["bench", "--size=1000", "--reps=1", "--filter", "sum"]);
+    assert_eq!(o.status.code(), Some(0), "stderr: {}", stderr(&o));
+    let text = stdout(&o);
+    let rows: Vec<&str> = text.lines().filter(|l| l.starts_with("sum ")).collect();
+    assert_eq!(rows.len(), 1, "{text}");
+    assert!(!text.contains("vadd"), "{text}");
+    assert!(text.contains("ratio"), "{text}");
+
+    let o = strata(&["bench", "--size", "64", "--filter", "nothing"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("no benchmark"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("sgemm_64x64x8_8x8"), "{}", stderr(&o));
+
+    // A compute-bound row adds throughput columns; the matrices are 128 x 128 on the CPU.
+    let o = strata(&["bench", "--reps=1", "--device=cpu", "--filter", "sgemm_64x"]);
+    assert_eq!(o.status.code(), Some(0), "stderr: {}", stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        text.contains("strata TFLOP/s") && text.contains("rayon TFLOP/s"),
+        "{text}"
+    );
+    let rows: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("sgemm_64x64x8_8x8 "))
+        .collect();
+    assert_eq!(rows.len(), 1, "{text}");
+    assert!(rows[0].split_whitespace().nth(1) == Some("128"), "{text}");
+}
+
+#[test]
+fn bad_command_lines_exit_2_with_a_usage_hint() {
+    for args in [
+        &["devices", "--frobnicate"][..],
+        &["bench", "--size", "lots"],
+        &["bench", "--reps", "0"],
+        &["bench", "--size"],
+        &["check", "--json"],
+        &["launch"],
+        &[],
+    ] {
+        let o = strata(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let err = stderr(&o);
+        assert!(err.contains("'--help'"), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+    // The message names the value and what was expected.
+    let err = stderr(&strata(&["bench", "--size", "lots"]));
+    assert!(
+        err.contains("invalid value 'lots' for '--size <SIZE>': takes a positive whole number (e.g. 4096 or 2^24), not `lots`"),
+        "{err}"
+    );
+    let err = stderr(&strata(&["bench", "--plot", "chart.png"]));
+    assert!(
+        err.contains("charts are written as SVG: name a file ending in .svg, not `chart.png`"),
+        "{err}"
+    );
+}
+
+#[test]
+fn help_prints_usage() {
+    for (args, usage) in [
+        (&["help"][..], "Usage: strata <COMMAND>"),
+        (&["--help"], "Usage: strata <COMMAND>"),
+        (&["bench", "-h"], "Usage: strata bench [OPTIONS]"),
+        (&["help", "difftest"], "Usage: strata difftest [OPTIONS]"),
+    ] {
+        let o = strata(args);
+        assert_eq!(o.status.code(), Some(0), "{args:?}");
+        let text = stdout(&o);
+        assert!(text.contains(usage), "{args:?}: {text}");
+        assert!(text.contains("opencl:N"), "{text}");
+    }
+}
+
+#[test]
+fn bench_run_verifies_results() {
+    let dev = Device::from_spec("cpu").unwrap();
+    // A size that is not a multiple of the work-group size exercises the bounds guards.
+    let opts = BenchOptions {
+        size: 5000,
+        reps: 2,
+        filter: None,
+    };
+    let results = bench::run(&dev, &opts).unwrap();
+    let names: Vec<&str> = results.iter().map(|r| r.bench).collect();
+    assert_eq!(names, bench::selected(None));
+    for r in &results {
+        let sgemm = r.bench.starts_with("sgemm");
+        let e = match strata_cli::bench::blas::config(r.bench) {
+            Some(c) => strata_cli::bench::blas::edge(dev.info(), &c),
+            None => 5000,
+        };
+        assert_eq!(r.n, e, "{r:?}");
+        assert!(!sgemm || e == 128, "{r:?}");
+        assert_eq!(r.device, "cpu");
+        assert_eq!(r.baseline, "rayon");
+        assert!(r.strata_s > 0.0 && r.baseline_s > 0.0, "{r:?}");
+        assert!(r.local_size >= 1 && r.groups >= 1, "{r:?}");
+        match r.bench {
+            "vadd" | "saxpy" => assert_eq!(r.rel_error, 0.0, "{r:?}"),
+            // Rounding differs from rayon's (fma against multiply-then-add), but only a little.
+            _ if sgemm => {
+                assert!(r.rel_error > 0.0, "{r:?}");
+                assert!(r.rel_error <= strata_cli::bench::blas::TOLERANCE, "{r:?}");
+                assert_eq!(r.flops, 2 * (e * e * e) as u64, "{r:?}");
+                assert!(r.strata_tflops() > 0.0, "{r:?}");
+            }
+            _ => assert!(r.rel_error <= bench::REDUCTION_TOLERANCE, "{r:?}"),
+        }
+    }
+
+    let one = bench::run(
+        &dev,
+        &BenchOptions {
+            size: 1,
+            reps: 1,
+            filter: Some("a".into()),
+        },
+    )
+    .unwrap();
+    let names: Vec<&str> = one.iter().map(|r| r.bench).collect();
+    let mut want = vec!["vadd", "saxpy"];
+    want.extend(bench::selected(Some("pat_")));
+    assert_eq!(names, want, "every pattern benchmark name contains `a`");
+}
+
+#[test]
+fn bench_checks_reject_wrong_results() {
+    assert!(bench::check_exact("vadd", &[1.0, 2.0], &[1.0, 2.0]).is_ok());
+    let e = bench::check_exact("vadd", &[1.0, 2.5], &[1.0, 2.0]).unwrap_err();
+    assert!(
+        matches!(&e, BenchError::WrongResult { bench: "vadd", detail } if detail.contains("element 1")),
+        "{e}"
+    );
+    assert!(bench::check_exact("vadd", &[f32::NAN], &[1.0]).is_err());
+    assert!(bench::check_exact("vadd", &[1.0], &[1.0, 2.0]).is_err());
+    assert!(bench::check_close("sum", 1000.5, 1000.0).is_ok());
+    assert!(bench::check_close("sum", 1002.0, 1000.0).is_err());
+    assert!(bench::check_close("dot", f32::NAN, 1.0).is_err());
+    let bad = bench::run(
+        &Device::from_spec("cpu").unwrap(),
+        &BenchOptions {
+            size: 0,
+            ..BenchOptions::default()
+        },
+    );
+    assert!(matches!(bad, Err(BenchError::InvalidOptions(_))));
+}
+
+#[test]
+fn difftest_on_cpu_passes_and_reports_counts() {
+    let o = strata(&[
+        "difftest",
+        "--device",
+        "cpu",
+        "--seed",
+        "0x2a",
+        "--programs",
+        "40",
+    ]);
+    let text = stdout(&o);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "stdout:\n{text}\nstderr:\n{}",
+        stderr(&o)
+    );
+    assert!(
+        text.contains("40/40 programs"),
+        "no progress line in:\n{text}"
+    );
+    assert_eq!(text.lines().last(), Some("40 passed, 0 failed"), "{text}");
+    assert!(stderr(&o).contains("seed 42"), "{}", stderr(&o));
+
+    // With --json, the summary is also one JSON object, last.
+    let o = strata(&["difftest", "--device", "cpu", "--programs", "8", "--json"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let text = stdout(&o);
+    let last = text.lines().last().unwrap();
+    let r: strata_cli::report::DifftestLine = serde_json::from_str(last).unwrap();
+    assert_eq!(
+        (r.device.as_str(), r.seed, r.programs),
+        ("cpu", 1, 8),
+        "{last}"
+    );
+    assert_eq!((r.passed, r.failed_programs), (8, 0), "{last}");
+    assert!(
+        r.kernels >= 1 && r.compared > 0 && r.failures.is_empty(),
+        "{last}"
+    );
+}
+
+#[test]
+fn difftest_rejects_bad_arguments() {
+    for args in [
+        &["difftest", "--seed", "x"][..],
+        &["difftest", "--programs", "0"][..],
+        &["difftest", "--filter", "a"][..],
+    ] {
+        let o = strata(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+    }
+}
+
+#[test]
+fn bench_runs_several_devices_in_one_run() {
+    let out = Command::new(env!("CARGO_BIN_EXE_strata"))
+        .args([
+            "bench", "--device", "cpu,best", "--size", "2048", "--reps", "1", "--json",
+        ])
+        .output()
+        .expect("run strata");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    // One line per benchmark and device; a CUDA device adds one line of device figures (copy
+    // bandwidth, launch cost) after its benchmarks.
+    let (lines, device_lines): (Vec<&str>, Vec<&str>) =
+        text.lines().partition(|l| l.contains("\"bench\":"));
+    assert!(
+        device_lines.iter().all(|l| l.contains("\"copy_gbps\":")),
+        "{text}"
+    );
+    let per = bench::selected(None).len();
+    assert_eq!(lines.len(), 2 * per, "{per} benchmarks per device:\n{text}");
+    assert!(
+        lines[..per]
+            .iter()
+            .all(|l| l.contains("\"device\":\"cpu\"")),
+        "{text}"
+    );
+}
+
+/// Long commands draw a progress bar (position and ETA) when stderr is a terminal, and only
+/// their plain lines otherwise. The terminal is a pseudo-terminal from `script` (util-linux).
+#[test]
+fn progress_bar_on_a_terminal_plain_lines_otherwise() {
+    let exe = env!("CARGO_BIN_EXE_strata");
+    let cmd = format!("{exe} check --device cpu --filter int/i16");
+    let o = Command::new("script")
+        .args(["-qec", &cmd, "/dev/null"])
+        .output()
+        .expect("`script` (util-linux) runs a command on a pseudo-terminal");
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(o.status.code(), Some(0), "{text}");
+    let cases = strata_cli::conformance::matching(Some("int/i16")).len();
+    assert!(cases > 0);
+    assert!(
+        text.contains(&format!("/{cases} cases [")) && text.contains("ETA"),
+        "no progress bar in:\n{text}"
+    );
+    // Without a terminal: no bar, no escape codes, no carriage returns.
+    let o = strata(&["check", "--device", "cpu", "--filter", "int/i16"]);
+    let (out, err) = (stdout(&o), stderr(&o));
+    assert!(!err.contains("ETA") && !out.contains("ETA"), "{err}");
+    assert!(
+        !format!("{out}{err}").contains(['\r', '\x1b']),
+        "{out}{err}"
+    );
+    assert_eq!(
+        out.lines().filter(|l| l.starts_with("ok   ")).count(),
+        cases
+    );
+}

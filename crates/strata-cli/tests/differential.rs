@@ -1,0 +1,192 @@
+//! Differential tests: random well-typed kernels from `strata_cli::difftest` must give the same
+//! results on every OpenCL and CUDA device as on the CPU backend (integers exactly, floats within the
+//! bounds stated in `strata_cli::difftest`).
+//!
+//! Every run checks at least 1,000 programs. `STRATA_DIFF_SEED` picks the seed (default fixed),
+//! `STRATA_DIFF_PROGRAMS` runs more programs. When `STRATA_REQUIRE` contains `opencl` (or `cuda`), having
+//! no OpenCL (CUDA) device is a failure.
+
+use strata::ir::{self, Stmt};
+use strata::prelude::*;
+use strata::BackendKind;
+use strata_cli::difftest;
+
+const DEFAULT_SEED: u64 = 0x5EED_2024;
+const MIN_PROGRAMS: usize = 1000;
+
+fn required() -> bool {
+    std::env::var("STRATA_REQUIRE").is_ok_and(|v| v.split(',').any(|b| b.trim() == "opencl"))
+}
+
+fn seed() -> u64 {
+    match std::env::var("STRATA_DIFF_SEED") {
+        Ok(s) => {
+            let s = s.trim();
+            let parsed = match s.strip_prefix("0x") {
+                Some(h) => u64::from_str_radix(h, 16),
+                None => s.parse(),
+            };
+            parsed.unwrap_or_else(|_| panic!("STRATA_DIFF_SEED is not a number: `{s}`"))
+        }
+        Err(_) => DEFAULT_SEED,
+    }
+}
+
+fn programs() -> usize {
+    std::env::var("STRATA_DIFF_PROGRAMS")
+        .ok()
+        .map(|s| {
+            s.trim()
+                .parse::<usize>()
+                .unwrap_or_else(|_| panic!("STRATA_DIFF_PROGRAMS is not a number: `{s}`"))
+        })
+        .unwrap_or(MIN_PROGRAMS)
+        .max(MIN_PROGRAMS)
+}
+
+fn opencl_devices() -> Vec<Device> {
+    let devs: Vec<Device> = strata::devices()
+        .into_iter()
+        .filter(|d| d.info().backend == BackendKind::OpenCl)
+        .collect();
+    if devs.is_empty() {
+        let why = strata::unavailable_backends()
+            .into_iter()
+            .find(|(b, _)| *b == BackendKind::OpenCl)
+            .map_or("(no reason given)".into(), |(_, why)| why);
+        assert!(
+            !required(),
+            "STRATA_REQUIRE names opencl, but no OpenCL device is listed: {why}"
+        );
+        eprintln!("no OpenCL device, nothing compared: {why}");
+    }
+    devs
+}
+
+/// Every CUDA device; with none, fails when `STRATA_REQUIRE` names `cuda`.
+fn cuda_devices() -> Vec<Device> {
+    let devs: Vec<Device> = strata::devices()
+        .into_iter()
+        .filter(|d| d.info().backend == BackendKind::Cuda)
+        .collect();
+    if devs.is_empty() {
+        let why = strata::unavailable_backends()
+            .into_iter()
+            .find(|(b, _)| *b == BackendKind::Cuda)
+            .map_or("(no reason given)".into(), |(_, why)| why);
+        let required =
+            std::env::var("STRATA_REQUIRE").is_ok_and(|v| v.split(',').any(|b| b.trim() == "cuda"));
+        assert!(
+            !required,
+            "STRATA_REQUIRE names cuda, but no CUDA device is listed: {why}"
+        );
+        eprintln!("no CUDA device, nothing compared: {why}");
+    }
+    devs
+}
+
+#[test]
+fn cuda_agrees_with_cpu() {
+    agree_with_cpu(cuda_devices());
+}
+
+#[test]
+fn opencl_agrees_with_cpu() {
+    agree_with_cpu(opencl_devices());
+}
+
+fn agree_with_cpu(devices: Vec<Device>) {
+    let cpu = Queue::new(&Device::from_spec("cpu").unwrap()).unwrap();
+    let (seed, n) = (seed(), programs());
+    for d in devices {
+        let q = Queue::new(&d).unwrap();
+        let t = std::time::Instant::now();
+        let report = difftest::run(&cpu, &q, seed, n).unwrap_or_else(|m| panic!("{m}"));
+        eprintln!(
+            "{}: seed {seed}: {} ({} kernels, {} values) in {:.1} s",
+            d.info().spec(),
+            report.summary(),
+            report.kernels,
+            report.compared,
+            t.elapsed().as_secs_f64()
+        );
+        assert_eq!(report.passed, n);
+    }
+}
+
+/// The generator is deterministic, produces valid IR, and covers what it promises.
+#[test]
+fn generator_is_deterministic_and_covers_the_features() {
+    let opts = difftest::Options {
+        programs: 200,
+        ..Default::default()
+    };
+    let a = difftest::generate(7, &opts);
+    let b = difftest::generate(7, &opts);
+    assert_eq!(a.to_string(), b.to_string());
+    assert_ne!(a.to_string(), difftest::generate(8, &opts).to_string());
+    let text = a.to_string();
+    ir::validate(a.clone()).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    let (mut barrier, mut group, mut atomic, mut load, mut brk, mut cont, mut for_, mut loop_) =
+        (0, 0, 0, 0, 0, 0, 0, 0);
+    ir::walk_block(&a.body, &mut |s| match s {
+        Stmt::Barrier(_) => barrier += 1,
+        Stmt::Group { .. } => group += 1,
+        Stmt::Atomic { .. } => atomic += 1,
+        Stmt::AtomicLoad { .. } => load += 1,
+        Stmt::Break(_) => brk += 1,
+        Stmt::Continue(_) => cont += 1,
+        Stmt::For { .. } => for_ += 1,
+        Stmt::Loop { .. } => loop_ += 1,
+        _ => {}
+    });
+    for (what, n) in [
+        ("barriers", barrier),
+        ("collectives", group),
+        ("atomics", atomic),
+        ("atomic loads", load),
+        ("breaks", brk),
+        ("continues", cont),
+        ("for loops", for_),
+        ("loops", loop_),
+    ] {
+        assert!(n > 0, "no {what} in 200 programs");
+    }
+    for needle in [
+        "sin(",
+        "pow(",
+        "fma(",
+        "sqrt(",
+        "cast<f32>",
+        "cast<i64>",
+        "bitcast<",
+        "mul_hi(",
+        "<<",
+        "select(",
+        "group_scan",
+    ] {
+        assert!(text.contains(needle), "no `{needle}` in 200 programs");
+    }
+    // Without f64, no f64 anywhere.
+    let no64 = difftest::generate(
+        7,
+        &difftest::Options {
+            programs: 50,
+            f64: false,
+            int64_atomics: false,
+            ..Default::default()
+        },
+    );
+    let v = ir::validate(no64).unwrap();
+    assert!(!v.info().uses_f64 && !v.info().uses_int64_atomics);
+}
+
+/// The CPU backend agrees with itself (two queues; runs without an OpenCL device too).
+#[test]
+fn cpu_agrees_with_itself() {
+    let cpu = Queue::new(&Device::from_spec("cpu").unwrap()).unwrap();
+    let cpu2 = Queue::new(&Device::from_spec("cpu").unwrap()).unwrap();
+    let report = difftest::run(&cpu, &cpu2, 11, 150).unwrap_or_else(|m| panic!("{m}"));
+    assert_eq!(report.passed, 150);
+    assert!(report.compared > 150 * 64);
+}

@@ -1,0 +1,1644 @@
+//! Conformance kernels in both styles: each `#[kernel]` twin here must record exactly the IR of
+//! the builder-style kernel that the conformance case (`strata_cli::conformance`) builds. The
+//! builder kernels are captured while the case runs on the CPU backend
+//! (`strata::capture_kernels`), so the comparison is against the real conformance kernels.
+
+use std::collections::BTreeSet;
+use strata::builder::{Element, Numeric};
+use strata::prelude::*;
+
+// ---------------------------------------------------------------------------------------------
+// Shared kernels: the `run3` / `map2` helpers of the conformance suite, as `#[kernel]`s that
+// take the per-case computation as a callable.
+
+/// `K` results per item of three inputs (`conformance::run3`).
+#[kernel]
+fn run3<T: Numeric, const K: usize>(
+    a: &[T],
+    b: &[T],
+    c: &[T],
+    #[write] out: &mut [T],
+    body: impl Fn(T, T, T) -> [Expr<T>; K],
+) {
+    let i = global_id(0);
+    if i < a.len() {
+        let r = body(a[i], b[i], c[i]);
+        for j in 0..K {
+            out[i * K as u32 + j as u32] = r[j];
+        }
+    }
+}
+
+/// One result per item of two inputs (`conformance::map2`).
+#[kernel]
+fn map2<A: Element, B: Element, R: Element>(
+    x: &[A],
+    y: &[B],
+    #[write] out: &mut [R],
+    f: impl Fn(A, B) -> R,
+) {
+    let i = global_id(0);
+    if i < x.len() {
+        out[i] = f(x[i], y[i]);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Integers: int/<T>_arith, int/<T>_bits, int/<T>_builtins for the eight integer types.
+
+macro_rules! int_twins {
+    ($($t:ident),*) => {$(
+        #[allow(unused_comparisons, clippy::all)]
+        mod $t {
+            use super::*;
+            type T = $t;
+            const BITS: u32 = T::BITS;
+            const SH: T = (BITS + 3) as T;
+
+            #[kernel]
+            fn arith(x: T, y: T, _z: T) -> [Expr<T>; 9] {
+                let d = if y == 0 as T { 1 as T } else { y };
+                [x + y, x - y, x * y, x / d, x % d, -x, x + 1 as T, x - 1 as T, 3 as T * x]
+            }
+
+            #[kernel]
+            fn bits(x: T, y: T, z: T) -> [Expr<T>; 9] {
+                let cmp = (x < z) as T
+                    | ((x <= z) as T) << 1 as T
+                    | ((x > z) as T) << 2 as T
+                    | ((x >= z) as T) << 3 as T
+                    | ((x == z) as T) << 4 as T
+                    | ((x != z) as T) << 5 as T
+                    | ((x == x) as T) << 6 as T;
+                [x & z, x | z, x ^ z, !x, x << y, x >> y, x << SH, x >> SH, cmp]
+            }
+
+            #[kernel]
+            fn builtins(x: T, y: T, z: T) -> [Expr<T>; 12] {
+                let (lo, hi) = (y.min(z), y.max(z));
+                [
+                    x.clz(),
+                    x.popcount(),
+                    x.rotate(y),
+                    x.mul_hi(y),
+                    x.add_sat(y),
+                    x.sub_sat(y),
+                    x.hadd(y),
+                    x.rhadd(y),
+                    x.abs(),
+                    x.min(y),
+                    x.max(y),
+                    x.clamp(lo, hi),
+                ]
+            }
+
+            pub fn twins() -> Vec<(String, Vec<Kernel>)> {
+                let n = stringify!($t);
+                vec![
+                    (format!("int/{n}_arith"), vec![run3::<T, 9>::build_named(&format!("arith_{n}"), arith).unwrap().kernel().clone()]),
+                    (format!("int/{n}_bits"), vec![run3::<T, 9>::build_named(&format!("bits_{n}"), bits).unwrap().kernel().clone()]),
+                    (format!("int/{n}_builtins"), vec![run3::<T, 12>::build_named(&format!("intfn_{n}"), builtins).unwrap().kernel().clone()]),
+                ]
+            }
+        }
+    )*};
+}
+int_twins!(i8, i16, i32, i64, u8, u16, u32, u64);
+
+// ---------------------------------------------------------------------------------------------
+// Floats: float/<F>_arith, float/<F>_compare, float/<F>_nan_inf, math/<F>_exact.
+
+macro_rules! float_twins {
+    ($($t:ident),*) => {$(
+        #[allow(clippy::all)]
+        mod $t {
+            use super::*;
+            type F = $t;
+
+            #[kernel]
+            fn arith(x: F, y: F, z: F) -> [Expr<F>; 9] {
+                [x + y, x - y, x * y, x / y, x % y, -x, x * y + z, 2.0 as F * x, x / (4.0 as F)]
+            }
+
+            #[kernel]
+            fn compare(x: F, y: F) -> u32 {
+                (x < y) as u32
+                    | ((x <= y) as u32) << 1u32
+                    | ((x > y) as u32) << 2u32
+                    | ((x >= y) as u32) << 3u32
+                    | ((x == y) as u32) << 4u32
+                    | ((x != y) as u32) << 5u32
+                    | (if x < y || x.is_nan() { 1u32 } else { 0u32 }) << 6u32
+                    | (if !(x >= y && y > 0.0 as F) { 1u32 } else { 0u32 }) << 7u32
+            }
+
+            #[kernel]
+            fn special(x: F, y: F, _z: F) -> [Expr<F>; 14] {
+                let one = lit(1.0 as F);
+                [
+                    one / x,
+                    x.sqrt(),
+                    x.min(y),
+                    x.max(y),
+                    x - x,
+                    x * y,
+                    x.log(),
+                    x.exp(),
+                    if x.is_nan() { one } else { 0.0 as F },
+                    if x.is_inf() { one } else { 0.0 as F },
+                    if x.is_finite() { one } else { 0.0 as F },
+                    if x.signbit() { one } else { 0.0 as F },
+                    x.copysign(y),
+                    x.abs(),
+                ]
+            }
+
+            #[kernel]
+            fn exact(x: F, y: F, z: F) -> [Expr<F>; 13] {
+                let (lo, hi) = (y.min(z), y.max(z));
+                [
+                    x.abs().sqrt(),
+                    x.floor(),
+                    x.ceil(),
+                    x.round(),
+                    x.trunc(),
+                    x.fmod(y),
+                    x.copysign(y),
+                    x.fma(y, z),
+                    x.abs(),
+                    x.min(y),
+                    x.max(y),
+                    x.clamp(lo, hi),
+                    x.sign(),
+                ]
+            }
+
+            pub fn twins() -> Vec<(String, Vec<Kernel>)> {
+                let n = stringify!($t);
+                vec![
+                    (format!("float/{n}_arith"), vec![run3::<F, 9>::build_named(&format!("farith_{n}"), arith).unwrap().kernel().clone()]),
+                    (format!("float/{n}_compare"), vec![map2::<F, F, u32>::build_named(&format!("fcmp_{n}"), compare).unwrap().kernel().clone()]),
+                    (format!("float/{n}_nan_inf"), vec![run3::<F, 14>::build_named(&format!("fspecial_{n}"), special).unwrap().kernel().clone()]),
+                    (format!("math/{n}_exact"), vec![run3::<F, 13>::build_named(&format!("fexact_{n}"), exact).unwrap().kernel().clone()]),
+                ]
+            }
+        }
+    )*};
+}
+float_twins!(f32, f64);
+
+// ---------------------------------------------------------------------------------------------
+
+fn all_twins() -> Vec<(String, Vec<Kernel>)> {
+    let mut v = Vec::new();
+    for f in [
+        i8::twins,
+        i16::twins,
+        i32::twins,
+        i64::twins,
+        u8::twins,
+        u16::twins,
+        u32::twins,
+        u64::twins,
+        f32::twins,
+        f64::twins,
+    ] {
+        v.extend(f());
+    }
+    for f in [
+        atomics::i32::twins,
+        atomics::u32::twins,
+        atomics::i64::twins,
+        atomics::u64::twins,
+    ] {
+        v.extend(f());
+    }
+    v.extend(other_twins());
+    v.extend(math::f32::twins());
+    v.extend(math::f64::twins());
+    v.extend(casts::twins());
+    v.extend(control::twins());
+    v.extend(memory::twins());
+    v.extend(queue::twins());
+    v
+}
+
+/// The conformance cases without a `#[kernel]` twin here. None of them needs anything the
+/// macro lacks; they are simply not written in both styles yet:
+///
+/// - `vector/*`: vector constructors, components, geometric functions (`vec2..vec4`,
+///   `splat`, `.x()`, `.dot()`, ...) are all available in `#[kernel]` functions;
+/// - `group/*` and `gather/*`: the collectives and `gather_add` / `gather_min` /
+///   `gather_max` are built-ins of the macro;
+/// - `atomic/histogram`, `atomic/compare_exchange_loop`, `atomic/f32_add`,
+///   `atomic/u64_wide_contended`, `atomic/load`: buffer and local atomics (and `atomic_load`)
+///   are methods in both styles;
+/// - `queue/copy`, `queue/fill`, `queue/read_into`, `queue/range_errors`: these cases launch no
+///   kernel, so there is nothing to twin;
+/// - `int/*_composed`: narrow-integer `min`/`max`/`clamp`/`abs` results fed into further
+///   operations (regressions from the H100's NVRTC), all of them `#[kernel]` built-ins too;
+/// - `stub/*`: kernels calling stub functions (device functions given as OpenCL source and a
+///   CPU body), which are new in the builder and have no `#[kernel]` syntax yet.
+const NOT_TWINNED: &[&str] = &[
+    "stub/",
+    "vector/",
+    "group/",
+    "gather/",
+    "atomic/histogram",
+    "atomic/compare_exchange_loop",
+    "atomic/f32_add",
+    "atomic/u64_wide_contended",
+    "atomic/load",
+    "queue/copy",
+    "queue/fill",
+    "queue/read_into",
+    "queue/range_errors",
+    "int/i8_composed",
+    "int/u8_composed",
+    "int/i16_composed",
+    "int/u16_composed",
+    "int/i32_composed",
+    "int/u32_composed",
+    "int/i64_composed",
+    "int/u64_composed",
+    "int/hadd_after_mul_hi",
+];
+
+/// How many conformance cases must have twins (the number twinned when the list was last
+/// extended); guards against twins being dropped.
+const MIN_TWINNED: usize = 97;
+
+#[test]
+fn conformance_kernels_have_identical_macro_twins() {
+    let device = Device::from_spec("cpu").unwrap();
+    let queue = Queue::new(&device).unwrap();
+    let cases = strata_cli::conformance::cases();
+    let total = cases.len();
+    let mut covered = BTreeSet::new();
+    for (case_name, twins) in all_twins() {
+        let case = cases
+            .iter()
+            .find(|c| c.name == case_name)
+            .unwrap_or_else(|| panic!("no conformance case {case_name}"));
+        let (result, built) = strata::capture_kernels(|| (case.run)(&queue));
+        result.unwrap_or_else(|e| panic!("{case_name} failed: {e}"));
+        assert!(
+            !built.is_empty(),
+            "{case_name} builds no kernel: nothing to twin"
+        );
+        // One twin stands for a kernel the case builds several times.
+        let twins = if twins.len() == 1 && built.len() > 1 {
+            vec![twins[0].clone(); built.len()]
+        } else {
+            twins
+        };
+        assert_eq!(
+            built
+                .iter()
+                .map(|k| k.name().to_string())
+                .collect::<Vec<_>>(),
+            twins
+                .iter()
+                .map(|k| k.name().to_string())
+                .collect::<Vec<_>>(),
+            "{case_name}: the twins must be the case's kernels, in build order"
+        );
+        for (b, t) in built.iter().zip(&twins) {
+            assert_eq!(
+                t.ir_text(),
+                b.ir_text(),
+                "{case_name}: kernel `{}` differs between the builder (right) and #[kernel] (left)",
+                b.name()
+            );
+        }
+        assert!(
+            covered.insert(case_name.clone()),
+            "{case_name} twinned twice"
+        );
+    }
+    let untwinned: Vec<&str> = cases
+        .iter()
+        .map(|c| c.name)
+        .filter(|n| !covered.contains(*n))
+        .collect();
+    println!(
+        "{} of {total} conformance cases have #[kernel] twins:",
+        covered.len()
+    );
+    for name in &covered {
+        println!("  twinned: {name}");
+    }
+    for name in &untwinned {
+        println!("  not twinned: {name}");
+    }
+    // The list of cases without twins is kept true: a new case is either twinned or listed.
+    for name in &untwinned {
+        assert!(
+            NOT_TWINNED.iter().any(|p| name.starts_with(p)),
+            "{name} has no #[kernel] twin and is not in NOT_TWINNED"
+        );
+    }
+    assert!(
+        covered.len() >= MIN_TWINNED,
+        "only {} of {total} conformance cases have #[kernel] twins, expected at least {MIN_TWINNED}",
+        covered.len()
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Atomics: atomic/<T>_global and atomic/<T>_local.
+
+macro_rules! atomic_twins {
+    ($($t:ident),*) => {$(
+        #[allow(clippy::all)]
+        pub mod $t {
+            use super::*;
+            type T = $t;
+
+            #[kernel]
+            fn global(x: &[T], acc: &mut [T], #[write] olds: &mut [T]) {
+                let i = global_id(0);
+                if i < x.len() {
+                    let v = x[i];
+                    acc.atomic_add(0u32, v);
+                    acc.atomic_sub(1u32, v);
+                    acc.atomic_min(2u32, v);
+                    acc.atomic_max(3u32, v);
+                    acc.atomic_and(4u32, v | (lit(1 as T) << v));
+                    acc.atomic_or(5u32, v & (0xff as T));
+                    acc.atomic_xor(6u32, v);
+                    let id = i as T + 1 as T;
+                    olds[i * 3u32] = acc.atomic_exchange(7u32, id);
+                    olds[i * 3u32 + 1u32] = acc.atomic_compare_exchange(8u32, 5 as T, id);
+                    olds[i * 3u32 + 2u32] = acc.atomic_add(9u32, 1 as T);
+                }
+            }
+
+            #[kernel]
+            fn local(x: &[T], init: &[T], #[write] out: &mut [T], #[write] olds: &mut [T]) {
+                let acc = local_array::<T>(9);
+                let l = local_id(0);
+                let i = global_id(0);
+                if l < 9u32 {
+                    acc[l] = init[l];
+                }
+                barrier();
+                let v = x[i];
+                if i < x.len() {
+                    acc.atomic_add(0u32, v);
+                    acc.atomic_sub(1u32, v);
+                    acc.atomic_min(2u32, v);
+                    acc.atomic_max(3u32, v);
+                    acc.atomic_and(4u32, v | (lit(1 as T) << v));
+                    acc.atomic_or(5u32, v & (0xff as T));
+                    acc.atomic_xor(6u32, v);
+                    olds[i * 2u32] = acc.atomic_add(7u32, 1 as T);
+                    olds[i * 2u32 + 1u32] = acc.atomic_compare_exchange(8u32, 0 as T, l as T + 1 as T);
+                }
+                barrier();
+                if l < 9u32 {
+                    out[group_id(0) * 9u32 + l] = acc[l];
+                }
+            }
+
+            pub fn twins() -> Vec<(String, Vec<Kernel>)> {
+                let n = stringify!($t);
+                vec![
+                    (format!("atomic/{n}_global"), vec![global::build_named(&format!("atomics_global_{n}")).unwrap().kernel().clone()]),
+                    (format!("atomic/{n}_local"), vec![local::build_named(&format!("atomics_local_{n}")).unwrap().kernel().clone()]),
+                ]
+            }
+        }
+    )*};
+}
+
+mod atomics {
+    use super::*;
+    atomic_twins!(i32, u32, i64, u64);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Work-item ids: ids/*.
+
+#[kernel]
+fn all_ids(#[write] out: &mut [u32]) {
+    let lin = (global_id(2) * global_size(1) + global_id(1)) * global_size(0) + global_id(0);
+    let vals = [
+        global_id(0),
+        global_id(1),
+        global_id(2),
+        local_id(0),
+        local_id(1),
+        local_id(2),
+        group_id(0),
+        group_id(1),
+        group_id(2),
+        global_size(0),
+        global_size(1),
+        global_size(2),
+        local_size(0),
+        local_size(1),
+        local_size(2),
+        num_groups(0),
+        num_groups(1),
+        num_groups(2),
+        local_linear_id(),
+        group_linear_id(),
+    ];
+    for f in 0..20 {
+        out[lin * 20u32 + f as u32] = vals[f];
+    }
+}
+
+#[kernel]
+fn guarded(nx: u32, ny: u32, nz: u32, out: &mut [u32]) {
+    let (x, y, z) = (global_id(0), global_id(1), global_id(2));
+    if x < nx && y < ny && z < nz {
+        let i = (z * ny + y) * nx + x;
+        out.atomic_add(i, (x << 20u32) | (y << 10u32) | z);
+    }
+}
+
+#[kernel]
+fn auto_local(out: &mut [u32]) {
+    let i = global_id(1) * global_size(0) + global_id(0);
+    let consistent = local_size(0) * num_groups(0) == global_size(0)
+        && local_size(1) * num_groups(1) == global_size(1)
+        && group_id(0) * local_size(0) + local_id(0) == global_id(0)
+        && group_id(1) * local_size(1) + local_id(1) == global_id(1)
+        && local_id(0) < local_size(0);
+    out.atomic_add(i, if consistent { 1u32 } else { 1000u32 });
+}
+
+#[kernel]
+fn unused_dims(#[write] out: &mut [u32]) {
+    let i = global_id(0);
+    if i < out.len() / 9u32 {
+        let vals = [
+            global_id(1),
+            global_id(2),
+            local_id(1),
+            local_id(2),
+            group_id(1),
+            group_id(2),
+            global_size(1),
+            local_size(2),
+            num_groups(1) + num_groups(2),
+        ];
+        for f in 0..9 {
+            out[i * 9u32 + f as u32] = vals[f];
+        }
+    }
+}
+
+#[kernel]
+fn empty_launch(#[write] out: &mut [u32]) {
+    out[0u32] = 1u32;
+    gather_add(lit(1u32));
+    gather_min(global_id(0));
+}
+
+#[kernel]
+fn empty_buffer(x: &[f32], #[write] y: &mut [f32], #[write] lens: &mut [u32]) {
+    let i = global_id(0);
+    if i < x.len() {
+        y[i] = x[i] * 2.0f32;
+    }
+    if i < lens.len() {
+        lens[i] = x.len() + y.len() * 10u32 + 1u32;
+    }
+}
+
+fn k<K>(r: strata::Result<K>, get: impl Fn(&K) -> &Kernel) -> Kernel {
+    get(&r.unwrap()).clone()
+}
+
+fn other_twins() -> Vec<(String, Vec<Kernel>)> {
+    let ids = k(all_ids::build(), |k| k.kernel());
+    let guarded = k(guarded::build(), |k| k.kernel());
+    vec![
+        ("ids/1d".into(), vec![ids.clone()]),
+        ("ids/2d".into(), vec![ids.clone()]),
+        ("ids/3d".into(), vec![ids]),
+        ("ids/2d_guarded".into(), vec![guarded.clone()]),
+        ("ids/3d_guarded".into(), vec![guarded]),
+        (
+            "ids/auto_local_size".into(),
+            vec![k(auto_local::build(), |k| k.kernel())],
+        ),
+        (
+            "ids/unused_dimensions".into(),
+            vec![k(unused_dims::build(), |k| k.kernel())],
+        ),
+        (
+            "ids/empty_launch".into(),
+            vec![k(empty_launch::build(), |k| k.kernel())],
+        ),
+        (
+            "ids/empty_buffer".into(),
+            vec![k(empty_buffer::build(), |k| k.kernel())],
+        ),
+    ]
+}
+
+// ---------------------------------------------------------------------------------------------
+// More shared kernels: `conformance::map1` and `conformance::map3`.
+
+/// One result per item of one input (`conformance::map1`).
+#[kernel]
+fn map1<A: Element, R: Element>(x: &[A], #[write] out: &mut [R], f: impl Fn(A) -> R) {
+    let i = global_id(0);
+    if i < x.len() {
+        out[i] = f(x[i]);
+    }
+}
+
+/// One result per item of three inputs of one type (`conformance::map3`).
+#[kernel]
+fn map3<A: Element, R: Element>(
+    x: &[A],
+    y: &[A],
+    z: &[A],
+    #[write] out: &mut [R],
+    f: impl Fn(A, A, A) -> R,
+) {
+    let i = global_id(0);
+    if i < x.len() {
+        out[i] = f(x[i], y[i], z[i]);
+    }
+}
+
+/// `map1` named `name` over `f`.
+fn m1<A: Element, R: Element>(name: &str, f: impl Fn(Expr<A>) -> Expr<R>) -> Kernel {
+    map1::<A, R>::build_named(name, f).unwrap().kernel().clone()
+}
+
+/// `map2` named `name` over `f`.
+fn m2<A: Element, B: Element, R: Element>(
+    name: &str,
+    f: impl Fn(Expr<A>, Expr<B>) -> Expr<R>,
+) -> Kernel {
+    map2::<A, B, R>::build_named(name, f)
+        .unwrap()
+        .kernel()
+        .clone()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Float math: math/<F>_exp_log_pow, math/<F>_trig, math/<F>_hyperbolic, math/<F>_misc.
+
+macro_rules! float_math_twins {
+    ($($t:ident),*) => {$(
+        #[allow(clippy::all)]
+        pub mod $t {
+            use super::*;
+            type F = $t;
+
+            #[kernel]
+            fn folded(x: F) -> F {
+                x * lit(2.0 as F).sqrt() + lit(-3.5 as F).floor() + lit(0.25 as F).max(lit(F::NAN))
+            }
+
+            pub fn twins() -> Vec<(String, Vec<Kernel>)> {
+                let n = stringify!($t);
+                let exp_log = vec![
+                    m1::<F, F>("exp", |x| x.exp()),
+                    m1::<F, F>("exp2", |x| x.exp2()),
+                    m1::<F, F>("exp10", |x| x.exp10()),
+                    m1::<F, F>("expm1", |x| x.expm1()),
+                    m1::<F, F>("log", |x| x.log()),
+                    m1::<F, F>("log2", |x| x.log2()),
+                    m1::<F, F>("log10", |x| x.log10()),
+                    m1::<F, F>("log1p", |x| x.log1p()),
+                    m1::<F, F>("cbrt", |x| x.cbrt()),
+                    m1::<F, F>("rsqrt", |x| x.rsqrt()),
+                    m1::<F, F>("sqrt", |x| x.sqrt()),
+                    m2::<F, F, F>("pow", |x, y| x.pow(y)),
+                ];
+                let trig = vec![
+                    m1::<F, F>("sin", |x| x.sin()),
+                    m1::<F, F>("cos", |x| x.cos()),
+                    m1::<F, F>("tan", |x| x.tan()),
+                    m1::<F, F>("asin", |x| x.asin()),
+                    m1::<F, F>("acos", |x| x.acos()),
+                    m1::<F, F>("atan", |x| x.atan()),
+                    m2::<F, F, F>("atan2", |y, x| y.atan2(x)),
+                ];
+                let hyperbolic = vec![
+                    m1::<F, F>("sinh", |x| x.sinh()),
+                    m1::<F, F>("cosh", |x| x.cosh()),
+                    m1::<F, F>("tanh", |x| x.tanh()),
+                    m1::<F, F>("asinh", |x| x.asinh()),
+                    m1::<F, F>("acosh", |x| x.acosh()),
+                    m1::<F, F>("atanh", |x| x.atanh()),
+                ];
+                let misc = vec![
+                    m1::<F, F>("degrees", |x| x.degrees()),
+                    m1::<F, F>("radians", |x| x.radians()),
+                    m2::<F, F, F>("hypot", |x, y| x.hypot(y)),
+                    map3::<F, F>::build_named("mix", |x, y, t| x.mix(y, t)).unwrap().kernel().clone(),
+                    m1::<F, F>("folded", folded),
+                ];
+                vec![
+                    (format!("math/{n}_exp_log_pow"), exp_log),
+                    (format!("math/{n}_trig"), trig),
+                    (format!("math/{n}_hyperbolic"), hyperbolic),
+                    (format!("math/{n}_misc"), misc),
+                ]
+            }
+        }
+    )*};
+}
+
+mod math {
+    use super::*;
+    float_math_twins!(f32, f64);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Casts: cast/*.
+
+mod casts {
+    use super::*;
+
+    /// `x as R`, the kernel of every `cast_int` / `cast_float` conversion.
+    #[kernel]
+    fn to<A: Element, R: Element>(x: A) -> R {
+        x as R
+    }
+
+    /// A numeric value as a `bool`, as `0` or `1`.
+    #[kernel]
+    fn to_bool<A: Element>(x: A) -> u32 {
+        x as bool as u32
+    }
+
+    #[kernel]
+    fn bool_to_numbers(x: i32) -> f32 {
+        let b = x > 0i32;
+        b as f32 * 2.0f32 + b as i32 as f32 + (!b) as u8 as f32 * 10.0f32
+    }
+
+    #[kernel]
+    fn widening_into(
+        a: &[i8],
+        b: &[u16],
+        #[write] o32: &mut [i32],
+        #[write] o64: &mut [u64],
+        #[write] of: &mut [f64],
+    ) {
+        let i = global_id(0);
+        if i < a.len() {
+            let x = a[i];
+            let y = b[i];
+            o32[i * 2u32] = x as i32;
+            o32[i * 2u32 + 1u32] = y as i32;
+            o64[i * 2u32] = y as u64;
+            o64[i * 2u32 + 1u32] = x as i16 as i64 as u64;
+            of[i * 2u32] = x as f32 as f64;
+            of[i * 2u32 + 1u32] = y as f64;
+        }
+    }
+
+    #[kernel]
+    fn mixed_operators(
+        a: &[f64],
+        b: &[f32],
+        c: &[i32],
+        d: &[i64],
+        e: &[u8],
+        f: &[u32],
+        #[write] of: &mut [f64],
+        #[write] oi: &mut [i64],
+        #[write] ou: &mut [u32],
+    ) {
+        let i = global_id(0);
+        if i < a.len() {
+            let (a, b, c, d, e, f) = (a[i], b[i], c[i], d[i], e[i], f[i]);
+            let j = i * 4u32;
+            of[j] = a + b;
+            of[j + 1u32] = b * a;
+            of[j + 2u32] = a - c;
+            of[j + 3u32] = b / a;
+            oi[j] = d + c;
+            oi[j + 1u32] = c * d;
+            oi[j + 2u32] = d - f;
+            oi[j + 3u32] = e + d;
+            ou[j] = f + e;
+            ou[j + 1u32] = e * f;
+            ou[j + 2u32] = f - e;
+            ou[j + 3u32] = e as u32 + 1u32;
+        }
+    }
+
+    fn c<A: Element, R: Element>(name: &str) -> Kernel {
+        m1::<A, R>(name, to::<A, R>)
+    }
+
+    pub fn twins() -> Vec<(String, Vec<Kernel>)> {
+        vec![
+            (
+                "cast/int_narrowing".into(),
+                vec![
+                    c::<i32, i8>("i32_to_i8"),
+                    c::<i32, u8>("i32_to_u8"),
+                    c::<i32, i16>("i32_to_i16"),
+                    c::<u32, u16>("u32_to_u16"),
+                    c::<u32, u8>("u32_to_u8"),
+                    c::<i64, i32>("i64_to_i32"),
+                    c::<i64, u16>("i64_to_u16"),
+                    c::<u64, u32>("u64_to_u32"),
+                    c::<u64, i8>("u64_to_i8"),
+                    c::<i16, u8>("i16_to_u8"),
+                    c::<u16, i8>("u16_to_i8"),
+                ],
+            ),
+            (
+                "cast/int_sign_change".into(),
+                vec![
+                    c::<i32, u32>("i32_to_u32"),
+                    c::<u32, i32>("u32_to_i32"),
+                    c::<i8, u8>("i8_to_u8"),
+                    c::<u8, i8>("u8_to_i8"),
+                    c::<i64, u64>("i64_to_u64"),
+                    c::<u64, i64>("u64_to_i64"),
+                    c::<i8, u32>("i8_to_u32"),
+                    c::<i16, u64>("i16_to_u64"),
+                    c::<u8, i64>("u8_to_i64"),
+                    c::<i32, i64>("i32_to_i64"),
+                ],
+            ),
+            (
+                "cast/widening_into".into(),
+                vec![k(widening_into::build(), |k| k.kernel())],
+            ),
+            (
+                "cast/mixed_operators".into(),
+                vec![k(mixed_operators::build(), |k| k.kernel())],
+            ),
+            (
+                "cast/float_to_int_saturating".into(),
+                vec![
+                    c::<f32, i32>("f32_to_i32"),
+                    c::<f32, u32>("f32_to_u32"),
+                    c::<f32, i8>("f32_to_i8"),
+                    c::<f32, u8>("f32_to_u8"),
+                    c::<f32, i16>("f32_to_i16"),
+                    c::<f32, u16>("f32_to_u16"),
+                    c::<f32, i64>("f32_to_i64"),
+                    c::<f32, u64>("f32_to_u64"),
+                    c::<f64, i32>("f64_to_i32"),
+                    c::<f64, u32>("f64_to_u32"),
+                    c::<f64, i64>("f64_to_i64"),
+                    c::<f64, u64>("f64_to_u64"),
+                    c::<f64, u8>("f64_to_u8"),
+                    c::<f64, i8>("f64_to_i8"),
+                ],
+            ),
+            (
+                "cast/int_to_float_rounding".into(),
+                vec![
+                    c::<i32, f32>("i32_to_f32"),
+                    c::<u32, f32>("u32_to_f32"),
+                    c::<i64, f32>("i64_to_f32"),
+                    c::<u64, f32>("u64_to_f32"),
+                    c::<i8, f32>("i8_to_f32"),
+                    c::<u16, f32>("u16_to_f32"),
+                    c::<i64, f64>("i64_to_f64"),
+                    c::<u64, f64>("u64_to_f64"),
+                    c::<u32, f64>("u32_to_f64"),
+                    c::<i32, f64>("i32_to_f64"),
+                ],
+            ),
+            (
+                "cast/f64_f32".into(),
+                vec![c::<f64, f32>("f64_to_f32"), c::<f32, f64>("f32_to_f64")],
+            ),
+            (
+                "cast/bool".into(),
+                vec![
+                    m1::<i32, u32>("i32_to_bool", to_bool::<i32>),
+                    m1::<u8, u32>("u8_to_bool", to_bool::<u8>),
+                    m1::<f32, u32>("f32_to_bool", to_bool::<f32>),
+                    m1::<i32, f32>("bool_to_numbers", bool_to_numbers),
+                ],
+            ),
+            (
+                "cast/bitcast".into(),
+                vec![
+                    m1::<u32, u32>("bitcast_roundtrip32", |x| {
+                        x.bitcast::<f32>().bitcast::<u32>() ^ 0x5555_5555u32
+                    }),
+                    m1::<f32, u32>("bitcast_f32_u32", |x| x.bitcast::<u32>()),
+                    m1::<u32, f32>("bitcast_u32_f32", |x| x.bitcast::<f32>() * 1.0f32),
+                    m1::<i32, i32>("bitcast_i32_f32_u32", |x| {
+                        x.bitcast::<u32>().bitcast::<i32>() + 1i32
+                    }),
+                    m1::<u64, u64>("bitcast_roundtrip64", |x| {
+                        x.bitcast::<f64>().bitcast::<u64>() ^ 0xAAAA_5555_0000_FFFFu64
+                    }),
+                    m1::<f64, u64>("bitcast_f64_u64", |x| x.bitcast::<u64>()),
+                    m1::<u64, f64>("bitcast_u64_f64", |x| x.bitcast::<f64>() + 0.0f64),
+                ],
+            ),
+        ]
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Control flow: control/*. A `for` over constant bounds is unrolled by `#[kernel]` unless a
+// bound is a device value, so the device loops with constant bounds of the builder kernels
+// start at `lit(..)`.
+
+mod control {
+    use super::*;
+
+    const ROWS: u32 = 9;
+    const COLS: u32 = 11;
+
+    #[kernel]
+    fn if_chain(x: i32) -> i32 {
+        let mut r = var(0i32);
+        if x < 0i32 {
+            if x < -1000i32 {
+                r = -2i32;
+            } else {
+                r = -1i32;
+            }
+        } else if x == 0i32 {
+            r = 10i32;
+        } else if x < 100i32 {
+            r = x * 2i32;
+        } else if x % 2i32 == 0i32 {
+            r = x / 2i32;
+        } else {
+            r = 7i32;
+        }
+        // A chain without else: unmatched work-items keep the value.
+        if x == 1i32 {
+            r = r + 1000i32;
+        } else if x == 2i32 {
+            r = r + 2000i32;
+        }
+        r
+    }
+
+    #[kernel]
+    fn divergent(x: &[u32], #[write] out: &mut [u32]) {
+        let i = global_id(0);
+        let l = local_id(0);
+        if i < x.len() {
+            let mut v = x[i];
+            if l % 3u32 == 0u32 {
+                v = v * 3u32;
+                if l & 4u32 != 0u32 {
+                    v = v + 100u32;
+                } else if v > 1000u32 {
+                    v = v - 1000u32;
+                }
+            } else if l % 3u32 == 1u32 {
+                v = v ^ 0xffu32;
+            } else {
+                v = v.rotate(l);
+            }
+            out[i] = v;
+        }
+    }
+
+    #[kernel]
+    fn select_logic(x: i32, y: i32) -> i32 {
+        let p = x < y;
+        let r = x > 0i32;
+        let s = y == 7i32 || y < -5i32;
+        let bits = [
+            p && r,
+            p || r,
+            !p,
+            p ^ r,
+            p == r,
+            p != s,
+            (p & s) | !r,
+            p & true,
+            r | false,
+        ];
+        #[host]
+        let mut acc = lit(0i32);
+        for k in 0..9 {
+            acc = acc | ((if bits[k] { 1i32 } else { 0i32 }) << k as i32);
+        }
+        acc + (if p { x } else { y }) * 1024i32 + (if r { 1.5f32 } else { -2.0f32 }) as i32
+    }
+
+    #[kernel]
+    fn for_divergent(n: u32) -> u32 {
+        let mut acc = var(1u32);
+        for j in 0u32..n {
+            acc += j * j + 1u32;
+        }
+        for j in n..3u32 {
+            acc += j * 1000u32;
+        }
+        acc
+    }
+
+    #[kernel]
+    fn for_step_dyn(start: i32, end: i32, step: i32, #[write] out: &mut [i32]) {
+        let i = global_id(0);
+        let mut c = var(0i32);
+        let mut s = var(0i32);
+        let mut last = var(-12345i32);
+        // Each work-item starts at a different offset: divergent trip counts.
+        for j in (start + i as i32..end).step_by(step) {
+            c += 1i32;
+            s += j * j + 3i32;
+            last = j;
+        }
+        out[i * 3u32] = c;
+        out[i * 3u32 + 1u32] = s;
+        out[i * 3u32 + 2u32] = last;
+    }
+
+    #[kernel]
+    fn for_step_const(
+        #[stage] a: i32,
+        #[stage] b: i32,
+        #[stage] st: i32,
+        #[write] out: &mut [i32],
+    ) {
+        let mut c = var(0i32);
+        let mut s = var(0i32);
+        let mut last = var(-12345i32);
+        for j in (lit(a)..b).step_by(st) {
+            c += 1i32;
+            s += j * j + 3i32;
+            last = j;
+        }
+        out[0u32] = c;
+        out[1u32] = s;
+        out[2u32] = last;
+    }
+
+    #[kernel]
+    fn for_constant(x: u32) -> u32 {
+        let mut acc = var(x);
+        for j in lit(0u32)..8u32 {
+            acc += (x >> j) & 1u32;
+        }
+        for j in lit(0u32)..100u32 {
+            acc += j ^ x;
+        }
+        for j in lit(0u32)..6u32 {
+            if j == 2u32 {
+                continue;
+            }
+            acc *= 3u32;
+        }
+        for _ in lit(5u32)..5u32 {
+            acc = 0u32;
+        }
+        for _ in (lit(3i32)..3i32).step_by(-1i32) {
+            acc = 1u32;
+        }
+        acc
+    }
+
+    #[kernel]
+    fn for_counter_types(n: i64) -> i64 {
+        let mut acc = var(0i64);
+        for j in -n..n {
+            acc += j * j;
+        }
+        for j in (n as i8..-100i8).step_by(-7i8) {
+            acc += j as i64;
+        }
+        for j in (lit(1u64 << 40)..(1u64 << 40) + 5u64).step_by(2u64) {
+            acc += j as i64;
+        }
+        for j in (lit(250u8)..255u8).step_by(3u8) {
+            acc += j as i64 * 1000i64;
+        }
+        acc
+    }
+
+    #[kernel]
+    fn collatz(x: u32) -> [u32; 2] {
+        let mut v = x;
+        let mut steps = var(0u32);
+        while v != 1u32 && steps < 300u32 {
+            let c = v;
+            v = if c % 2u32 == 0u32 {
+                c / 2u32
+            } else {
+                c * 3u32 + 1u32
+            };
+            steps += 1u32;
+        }
+        // A while loop whose condition is false at once.
+        while v > 1_000_000u32 {
+            v = 0u32;
+        }
+        vec2::<u32>(steps, v)
+    }
+
+    #[kernel]
+    fn loop_break(x: u32) -> u32 {
+        let mut v = x;
+        let mut n = var(0u32);
+        loop {
+            if v == 0u32 {
+                break;
+            }
+            v = v & (v - 1u32);
+            n += 1u32;
+        }
+        n
+    }
+
+    #[kernel]
+    fn continue_case(n: u32) -> u32 {
+        let mut acc = var(0u32);
+        for j in 0u32..n {
+            if j % 3u32 == 0u32 {
+                continue;
+            }
+            acc += j;
+            if j > 40u32 {
+                continue;
+            }
+            acc += 1000u32;
+        }
+        let mut k = var(0u32);
+        loop {
+            k = k + 1u32;
+            if k > n {
+                break;
+            }
+            if (k & 1u32) == 1u32 {
+                continue;
+            }
+            acc += k * 7u32;
+        }
+        acc
+    }
+
+    #[kernel]
+    fn nested_break(m: &[i32], t: &[i32], #[write] out: &mut [i32]) {
+        let i = global_id(0);
+        if i < t.len() {
+            let target = t[i];
+            let mut found = var(-1i32);
+            let mut visited = var(0i32);
+            'outer: for r in lit(0u32)..ROWS {
+                for c in lit(0u32)..COLS {
+                    visited += 1i32;
+                    let idx = r * COLS + c;
+                    if m[i * (ROWS * COLS) + idx] == target {
+                        found = idx as i32;
+                        break 'outer;
+                    }
+                }
+            }
+            out[i * 2u32] = found;
+            out[i * 2u32 + 1u32] = visited;
+        }
+    }
+
+    #[kernel]
+    fn nested_continue(m: &[i32], t: &[i32], #[write] out: &mut [i32]) {
+        let i = global_id(0);
+        if i < t.len() {
+            let mut sum = var(0i32);
+            let mut r = var(0u32);
+            'outer: loop {
+                let row = r;
+                if row >= ROWS {
+                    break;
+                }
+                r = row + 1u32;
+                for c in lit(0u32)..COLS {
+                    let v = m[i * (ROWS * COLS) + row * COLS + c];
+                    if v < 0i32 {
+                        continue 'outer;
+                    }
+                    if v > t[i] {
+                        continue;
+                    }
+                    sum += v;
+                }
+                sum += 1000i32;
+            }
+            out[i] = sum;
+        }
+    }
+
+    #[kernel]
+    fn nested_divergent(n: u32, m: u32) -> u32 {
+        let mut acc = var(0u32);
+        for j in 0u32..n {
+            let mut k = var(0u32);
+            while k < j + m {
+                if k + j == 7u32 {
+                    break;
+                }
+                acc += k * (j + 1u32);
+                k = k + 1u32;
+            }
+            for l in 0u32..j % 4u32 {
+                if l == m % 3u32 {
+                    continue;
+                }
+                acc += 100u32;
+            }
+        }
+        acc
+    }
+
+    #[kernel]
+    fn early_return(x: &[u32], out: &mut [u32]) {
+        let i = global_id(0);
+        if i >= x.len() {
+            return;
+        }
+        let v = x[i];
+        if v % 5u32 == 0u32 {
+            out[i] = 100u32;
+            return;
+        }
+        for j in lit(0u32)..10u32 {
+            if j == v % 7u32 {
+                out[i] = 200u32 + j;
+                return;
+            }
+        }
+        out[i] = 999u32;
+    }
+
+    #[kernel]
+    fn return_in_loop(x: &[u32], #[write] out: &mut [u32]) {
+        let i = global_id(0);
+        if i >= x.len() {
+            return;
+        }
+        let v = x[i];
+        let mut c = var(0u32);
+        loop {
+            c = c + 1u32;
+            if c == v % 11u32 + 20u32 {
+                out[i] = 300u32 + c;
+                return;
+            }
+        }
+        out[i] = 999u32;
+    }
+
+    #[kernel]
+    fn staging(#[stage] weights: [f32; 4], x: &[f32], #[write] out: &mut [f32]) {
+        let i = global_id(0);
+        if i < x.len() / 4u32 {
+            // A host variable holding a device value: rebound, not a private variable.
+            #[host]
+            let mut acc = lit(0.0f32);
+            // A host loop: four loads and four multiply-adds in the kernel.
+            for j in 0..4 {
+                acc = acc + x[i * 4u32 + j as u32] * weights[j];
+            }
+            // A host `if`: only one branch is recorded.
+            if weights[0] > 0.0 {
+                acc = acc * 2.0f32;
+            } else {
+                acc = acc * 1000.0f32;
+            }
+            out[i] = acc;
+        }
+    }
+
+    #[kernel]
+    fn staged(#[stage] c: i32, #[stage] shift: u32, x: &[i32], #[write] out: &mut [i32]) {
+        let i = global_id(0);
+        if i < x.len() {
+            #[host]
+            let mut v = x[i] * c;
+            for _ in 0..shift {
+                v = v + (v >> 1i32);
+            }
+            out[i] = v;
+        }
+    }
+
+    pub fn twins() -> Vec<(String, Vec<Kernel>)> {
+        let combos = [
+            (10, -5, -3),
+            (0, 20, 7),
+            (5, 5, 1),
+            (5, 0, 1),
+            (0, 5, -1),
+            (-3, 3, 2),
+            (100, -100, -17),
+            (-50, 60, 1),
+            (0, 1000, 333),
+        ];
+        let mut for_steps = vec![k(for_step_dyn::build(), |k| k.kernel())];
+        for (a, b, st) in combos {
+            for_steps.push(k(for_step_const::build(a, b, st), |k| k.kernel()));
+        }
+        let staged_runs = [
+            (3, 2),
+            (3, 2),
+            (3, 2),
+            (-7, 0),
+            (1, 5),
+            (0, 1),
+            (i32::MAX, 3),
+        ];
+        vec![
+            (
+                "control/if_else_chain".into(),
+                vec![m1::<i32, i32>("if_chain", if_chain)],
+            ),
+            (
+                "control/divergent_branches".into(),
+                vec![k(divergent::build(), |k| k.kernel())],
+            ),
+            (
+                "control/select_and_logic".into(),
+                vec![m2::<i32, i32, i32>("select_logic", select_logic)],
+            ),
+            (
+                "control/for_range_divergent".into(),
+                vec![m1::<u32, u32>("for_divergent", for_divergent)],
+            ),
+            ("control/for_step".into(), for_steps),
+            (
+                "control/for_constant_bounds".into(),
+                vec![m1::<u32, u32>("for_constant", for_constant)],
+            ),
+            (
+                "control/for_counter_types".into(),
+                vec![m1::<i64, i64>("for_counter_types", for_counter_types)],
+            ),
+            (
+                "control/while_loop".into(),
+                vec![m1::<u32, [u32; 2]>("collatz", collatz)],
+            ),
+            (
+                "control/loop_break".into(),
+                vec![m1::<u32, u32>("loop_break", loop_break)],
+            ),
+            (
+                "control/continue".into(),
+                vec![m1::<u32, u32>("continue", continue_case)],
+            ),
+            (
+                "control/nested_break".into(),
+                vec![k(nested_break::build(), |k| k.kernel())],
+            ),
+            (
+                "control/nested_continue".into(),
+                vec![k(nested_continue::build(), |k| k.kernel())],
+            ),
+            (
+                "control/nested_divergent_loops".into(),
+                vec![m2::<u32, u32, u32>("nested_divergent", nested_divergent)],
+            ),
+            (
+                "control/early_return".into(),
+                vec![
+                    k(early_return::build(), |k| k.kernel()),
+                    k(return_in_loop::build(), |k| k.kernel()),
+                ],
+            ),
+            (
+                "control/staging_unrolled".into(),
+                vec![k(staging::build([0.5f32, -1.0, 2.0, 0.25]), |k| k.kernel())],
+            ),
+            (
+                "control/staged_constants".into(),
+                staged_runs
+                    .iter()
+                    .map(|&(c, shift)| k(staged::build(c, shift), |k| k.kernel()))
+                    .collect(),
+            ),
+        ]
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Memory: memory/*.
+
+mod memory {
+    use super::*;
+
+    const M: u32 = 9;
+    const L: u32 = 96;
+    const LB: u32 = 48;
+
+    #[kernel]
+    fn saxpy(a: f32, x: &[f32], y: &mut [f32]) {
+        let i = global_id(0);
+        if i < x.len() {
+            y[i] = a * x[i] + y[i];
+        }
+    }
+
+    #[kernel]
+    fn private_vars(x: i32) -> i32 {
+        let mut v = x;
+        v += 12345i32;
+        v -= x >> 3i32;
+        v *= 7i32;
+        v /= if x == 0i32 {
+            3i32
+        } else {
+            x.abs().max(1i32) | 1i32
+        };
+        v %= 1000i32;
+        v &= !0x10i32;
+        v |= 0x100i32;
+        v ^= x;
+        v <<= 3i32;
+        v >>= 1i32;
+        let mut f = x as f32;
+        f += 0.5f32;
+        f *= 2.0f32;
+        f -= 1.0f32;
+        f /= 4.0f32;
+        v ^ f as i32
+    }
+
+    #[kernel]
+    fn private_sort(x: &[i32], #[write] out: &mut [i32]) {
+        let i = global_id(0);
+        if i < x.len() / M {
+            let a = private_array::<i32>(M);
+            let b = private_array::<[f32; 2]>(3);
+            for j in lit(0u32)..M {
+                a[j] = x[i * M + j];
+            }
+            for p in lit(0u32)..M {
+                for j in 0u32..M - 1u32 - p {
+                    let (u, w) = (a[j], a[j + 1u32]);
+                    if u > w {
+                        a[j] = w;
+                        a[j + 1u32] = u;
+                    }
+                }
+            }
+            for j in lit(0u32)..3u32 {
+                b[j] = vec2::<f32>(a[j] as f32, a[M - 1u32 - j] as f32);
+            }
+            for j in lit(0u32)..M {
+                out[i * (M + 1u32) + j] = a[j];
+            }
+            let s = b[0u32] + b[1u32] + b[2u32];
+            out[i * (M + 1u32) + M] = (s.x() - s.y()) as i32;
+        }
+    }
+
+    #[kernel]
+    fn local_reverse(x: &[u32], #[write] out: &mut [u32]) {
+        let tile = local_array::<u32>(L);
+        let l = local_id(0);
+        let i = global_id(0);
+        tile[l] = x[i];
+        barrier();
+        let v = tile[L - 1u32 - l];
+        barrier();
+        // Reuse the array after the barrier: rotate by 5.
+        tile[(l + 5u32) % L] = v;
+        barrier();
+        out[i] = tile[l] ^ group_id(0);
+    }
+
+    #[kernel]
+    fn local_dyn(
+        x: &[i32],
+        #[write] out: &mut [i32],
+        #[local] a: &mut [i32],
+        #[local] b: &mut [i64],
+    ) {
+        let fixed = local_array::<i32>(1);
+        let l = local_id(0);
+        let n = local_size(0);
+        let i = global_id(0);
+        a[l] = x[i];
+        b[l] = x[i] as i64 * 3i64;
+        if l == 0u32 {
+            fixed[0u32] = 17i32;
+        }
+        barrier_local();
+        let mut s = var(0i32);
+        let mut t = var(0i64);
+        for j in 0u32..l + 1u32 {
+            s += a[j];
+            t += b[j];
+        }
+        out[i * 2u32] = s + fixed[0u32];
+        out[i * 2u32 + 1u32] = (t - b[n - 1u32]) as i32;
+    }
+
+    #[kernel]
+    fn local_tree(x: &[u32], #[write] out: &mut [u32], half: u32, #[local] tile: &mut [u32]) {
+        let l = local_id(0);
+        let i = global_id(0);
+        // `select`, not `if`: the load is made by every work-item.
+        tile[l] = select(i < x.len(), x[i.min(x.len() - 1u32)], 0u32);
+        barrier();
+        let mut s = var(half);
+        while s > 0u32 {
+            if l < s {
+                tile[l] = tile[l] + tile[l + s];
+            }
+            barrier();
+            s = s >> 1u32;
+        }
+        if l == 0u32 {
+            out[group_id(0)] = tile[0u32];
+        }
+    }
+
+    #[kernel]
+    fn barrier_variants(x: &[u32], scratch: &mut [u32], #[write] out: &mut [u32]) {
+        let tile = local_array::<u32>(LB);
+        let l = local_id(0);
+        let i = global_id(0);
+        let base = group_id(0) * LB;
+        // Exchange through local memory ...
+        tile[l] = x[i];
+        barrier_local();
+        let a = tile[(l + 1u32) % LB];
+        // ... through global memory, within the work-group ...
+        scratch[i] = a * 3u32;
+        barrier_global();
+        let b = scratch[base + (l + 7u32) % LB];
+        // ... and through both with the full barrier.
+        barrier();
+        tile[l] = b;
+        scratch[i] = b + 1u32;
+        barrier();
+        out[i] = tile[LB - 1u32 - l] ^ scratch[base + (l * 5u32) % LB];
+    }
+
+    #[kernel(name = "mem_fence")]
+    fn fence(data: &mut [u32], flags: &mut [u32]) {
+        let i = global_id(0);
+        if i < data.len() {
+            data[i] = i * 3u32 + 1u32;
+            mem_fence();
+            flags.atomic_exchange(i, 1u32);
+            mem_fence();
+            flags.atomic_add(i, data[i]);
+        }
+    }
+
+    #[kernel]
+    fn gather_scatter(
+        x: &[f32],
+        perm: &[u32],
+        #[write] gathered: &mut [f32],
+        #[write] scattered: &mut [f32],
+    ) {
+        let i = global_id(0);
+        if i < x.len() {
+            let j = perm[i];
+            gathered[i] = x[j];
+            scattered[j] = x[i] + 1.0f32;
+        }
+    }
+
+    #[kernel]
+    fn small_types(a: &[u8], b: &[i16], #[write] oa: &mut [i8], #[write] ob: &mut [u16]) {
+        let i = global_id(0);
+        if i < a.len() {
+            oa[i] = (a[i] + 100u8) as i8 >> 1i8;
+            ob[i] = b[i] as u16 * 3u16 + a[i];
+        }
+    }
+
+    #[kernel]
+    fn index_types(x: &[i64], #[write] out: &mut [i64]) {
+        let i = global_id(0);
+        if i < x.len() {
+            let i32i = i as i32;
+            let i64i = i as i64;
+            let u64i = i as u64;
+            let v = x[i32i] + x[u64i] * 2i64 - x[i64i] + x[0u32] + x[1i32] - x[2u64]
+                + x[3i64]
+                + x[4usize];
+            out[u64i] = v;
+        }
+    }
+
+    #[kernel]
+    fn in_place(x: &mut [u32]) {
+        // The buffer passed at launch must have exactly 640 elements.
+        x.expect_len(640);
+        let i = global_id(0);
+        x[i] = x[i].rotate(i) + 1u32;
+        x[i] = x[i] * 5u32;
+    }
+
+    pub fn twins() -> Vec<(String, Vec<Kernel>)> {
+        vec![
+            (
+                "memory/saxpy".into(),
+                vec![k(saxpy::build(), |k| k.kernel())],
+            ),
+            (
+                "memory/private_variables".into(),
+                vec![m1::<i32, i32>("private_vars", private_vars)],
+            ),
+            (
+                "memory/private_array".into(),
+                vec![k(private_sort::build(), |k| k.kernel())],
+            ),
+            (
+                "memory/local_fixed".into(),
+                vec![k(local_reverse::build(), |k| k.kernel())],
+            ),
+            (
+                "memory/local_dyn".into(),
+                vec![k(local_dyn::build(), |k| k.kernel())],
+            ),
+            (
+                "memory/local_tree_reduction".into(),
+                vec![k(local_tree::build(), |k| k.kernel())],
+            ),
+            (
+                "memory/barrier_variants".into(),
+                vec![k(barrier_variants::build(), |k| k.kernel())],
+            ),
+            (
+                "memory/mem_fence".into(),
+                vec![k(fence::build(), |k| k.kernel())],
+            ),
+            (
+                "memory/gather_scatter".into(),
+                vec![k(gather_scatter::build(), |k| k.kernel())],
+            ),
+            (
+                "memory/small_element_types".into(),
+                vec![k(small_types::build(), |k| k.kernel())],
+            ),
+            (
+                "memory/index_types".into(),
+                vec![k(index_types::build(), |k| k.kernel())],
+            ),
+            (
+                "memory/in_place_and_expect_len".into(),
+                vec![k(in_place::build(), |k| k.kernel())],
+            ),
+        ]
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Queue operations: the cases of queue/* that launch kernels.
+
+mod queue {
+    use super::*;
+
+    #[kernel]
+    fn plus_one(x: &mut [u32]) {
+        let i = global_id(0);
+        if i < x.len() {
+            x[i] = x[i] + 1u32;
+        }
+    }
+
+    #[kernel]
+    fn times3(x: &[u32], #[write] y: &mut [u32]) {
+        let i = global_id(0);
+        if i < x.len() {
+            y[i] = x[i] * 3u32;
+        }
+    }
+
+    #[kernel]
+    fn busy(x: &mut [u32]) {
+        let i = global_id(0);
+        let mut acc = var(i);
+        for j in lit(0u32)..200u32 {
+            acc += acc * 3u32 + j;
+        }
+        if i < x.len() {
+            x[i] = acc;
+        }
+    }
+
+    pub fn twins() -> Vec<(String, Vec<Kernel>)> {
+        vec![
+            (
+                "queue/read_range_write_offset".into(),
+                vec![k(plus_one::build(), |k| k.kernel())],
+            ),
+            (
+                "queue/enqueue_wait_lists".into(),
+                vec![k(times3::build(), |k| k.kernel())],
+            ),
+            (
+                "queue/events_and_profiling".into(),
+                vec![k(busy::build(), |k| k.kernel())],
+            ),
+        ]
+    }
+}
