@@ -76,6 +76,15 @@ pub struct Dialect {
     pub convert_sat_nan_guard: bool,
     /// Reinterpretation of bits as type `{t}`.
     pub bitcast: &'static str,
+    /// Integer expressions of 32 and 64 bits that are 0 at run time but whose bits from the
+    /// exponent up the target compiler cannot know, added to the bits of NaN literals; `None`:
+    /// NaN literals are plain bitcasts. PoCL 3.1 (LLVM) turns `floor`, `ceil`, `trunc`, `round`,
+    /// `exp`, `exp2` and `tanh` of a value it can prove to be NaN (`x * NaN`, a private
+    /// variable holding NaN) into 0: its built-ins are compiled for finite values, so a known
+    /// NaN operand becomes poison; the same functions of a NaN computed at run time are NaN.
+    /// The OpenCL dialect uses `get_global_id(0) >> 63` (ids are below 2^63), shifted up to the
+    /// exponent: `get_work_dim()` does not do, PoCL knows its value when it compiles.
+    pub opaque_zero: Option<[&'static str; 2]>,
     /// Atomic function names for 32-bit integers: add, sub, min, max, and, or, xor, exchange,
     /// compare-exchange (`(pointer, expected, new)`).
     pub atomics32: [&'static str; 9],
@@ -142,6 +151,10 @@ pub static OPENCL: Dialect = Dialect {
     convert_sat: "convert_{t}_sat_rtz({x})",
     convert_sat_nan_guard: true,
     bitcast: "as_{t}({x})",
+    opaque_zero: Some([
+        "((uint)((ulong)get_global_id(0) >> 63) << 23)",
+        "(((ulong)get_global_id(0) >> 63) << 52)",
+    ]),
     atomics32: ["atomic_add", "atomic_sub", "atomic_min", "atomic_max", "atomic_and", "atomic_or", "atomic_xor", "atomic_xchg", "atomic_cmpxchg"],
     atomics64: ["atom_add", "atom_sub", "atom_min", "atom_max", "atom_and", "atom_or", "atom_xor", "atom_xchg", "atom_cmpxchg"],
     atomic_load: None,
@@ -174,6 +187,7 @@ pub static CUDA: Dialect = Dialect {
     convert_sat: "strata_convert_sat<{t}>({x})",
     convert_sat_nan_guard: false,
     bitcast: "strata_as<{t}>({x})",
+    opaque_zero: None,
     atomics32: CUDA_ATOMICS,
     atomics64: CUDA_ATOMICS,
     atomic_load: Some("strata_atomic_load({p})"),
@@ -728,27 +742,27 @@ impl<'a> Writer<'a> {
         let t = self.ty(l.scalar);
         match l.scalar {
             Scalar::Bool => if l.bits != 0 { "true" } else { "false" }.into(),
-            Scalar::F32 => {
-                let v = f32::from_bits(l.bits as u32);
+            Scalar::F32 | Scalar::F64 => {
+                let (v, bits) = match l.scalar {
+                    Scalar::F32 => (
+                        f32::from_bits(l.bits as u32) as f64,
+                        format!("0x{:08x}u", l.bits),
+                    ),
+                    _ => (f64::from_bits(l.bits), format!("0x{:016x}ul", l.bits)),
+                };
                 if v.is_finite() {
-                    format!("{v:?}f")
-                } else {
-                    self.d
-                        .bitcast
-                        .replace("{t}", t)
-                        .replace("{x}", &format!("0x{:08x}u", l.bits))
+                    return match l.scalar {
+                        Scalar::F32 => format!("{:?}f", v as f32),
+                        _ => format!("{v:?}"),
+                    };
                 }
-            }
-            Scalar::F64 => {
-                let v = f64::from_bits(l.bits);
-                if v.is_finite() {
-                    format!("{v:?}")
-                } else {
-                    self.d
-                        .bitcast
-                        .replace("{t}", t)
-                        .replace("{x}", &format!("0x{:016x}ul", l.bits))
-                }
+                let bits = match self.d.opaque_zero {
+                    Some(zero) if v.is_nan() => {
+                        format!("({bits} + {})", zero[usize::from(l.scalar == Scalar::F64)])
+                    }
+                    _ => bits,
+                };
+                self.d.bitcast.replace("{t}", t).replace("{x}", &bits)
             }
             Scalar::I32 => {
                 let v = l.as_i128() as i32;

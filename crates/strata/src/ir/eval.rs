@@ -516,7 +516,18 @@ macro_rules! float_impl {
                     MathFn::Acosh if x > (1u64 << 28) as $t => {
                         x.ln() + std::f64::consts::LN_2 as $t
                     }
+                    // Rust's `acosh` is `ln(x + sqrt(x^2 - 1))`, which loses most of its bits
+                    // near 1 (239 ulp in f32); with `t = x - 1` (exact there),
+                    // `log1p(t + sqrt(t * (t + 2)))` keeps them.
+                    MathFn::Acosh if x >= 1.0 => {
+                        let t = x - 1.0;
+                        (t + (t * (t + 2.0)).sqrt()).ln_1p()
+                    }
                     MathFn::Acosh => x.acosh(),
+                    // Rust's `atanh` is `log1p(2x / (1 - x)) / 2`, whose rounded quotient is
+                    // amplified near +-1 (363,409 ulp in f32 at -0.99999994). Both `log1p`s
+                    // below are accurate and never cancel (their signs differ).
+                    MathFn::Atanh if x.abs() < 1.0 => 0.5 * (x.ln_1p() - (-x).ln_1p()),
                     MathFn::Atanh => x.atanh(),
                     MathFn::Floor => x.floor(),
                     MathFn::Ceil => x.ceil(),

@@ -192,6 +192,29 @@ macro_rules! math_fns {
     };
 }
 
+impl MathFn {
+    /// How far a backend's result of this float built-in may be from the exact result, in
+    /// units in the last place of the result type: OpenCL 1.2's bounds for the full profile
+    /// (section 7.4, the same for `f32` and `f64`), which strata holds every backend to, the
+    /// CPU evaluator and constant folding included (`tests/math_accuracy.rs` sweeps them). 0
+    /// for the built-ins whose result is exact or correctly rounded (`sqrt` included: strata
+    /// asks every compiler for a correctly rounded square root), for integer and test
+    /// built-ins, and for the geometric ones, whose error follows from their arithmetic.
+    pub fn ulp_bound(self) -> u32 {
+        match self {
+            MathFn::Cbrt | MathFn::Log1p | MathFn::Rsqrt | MathFn::Degrees | MathFn::Radians => 2,
+            MathFn::Exp | MathFn::Exp2 | MathFn::Exp10 | MathFn::Expm1 => 3,
+            MathFn::Log | MathFn::Log2 | MathFn::Log10 => 3,
+            MathFn::Sin | MathFn::Cos | MathFn::Sinh | MathFn::Cosh => 4,
+            MathFn::Asin | MathFn::Acos | MathFn::Asinh | MathFn::Acosh | MathFn::Hypot => 4,
+            MathFn::Tan | MathFn::Tanh | MathFn::Atan | MathFn::Atanh => 5,
+            MathFn::Atan2 => 6,
+            MathFn::Pow => 16,
+            _ => 0,
+        }
+    }
+}
+
 /// The typing rule of a [`MathFn`].
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum MathKind {
