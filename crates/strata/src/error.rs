@@ -163,6 +163,25 @@ pub enum Error {
         reason: String,
     },
 
+    /// A launch was cancelled ([`crate::Run::cancel`]) before it ran or, on the CPU backend,
+    /// between work-groups.
+    #[error("kernel `{kernel}` was cancelled")]
+    Cancelled {
+        /// Kernel name.
+        kernel: String,
+    },
+
+    /// A wait with a time limit ran out; the commands keep running.
+    #[error(
+        "{what} did not complete within {waited:?}; it keeps running (wait again, or cancel it)"
+    )]
+    TimedOut {
+        /// What was waited for.
+        what: String,
+        /// The time limit.
+        waited: std::time::Duration,
+    },
+
     /// A kernel accessed memory outside its bounds.
     #[error(
         "kernel `{kernel}`: index {index} is out of bounds for {memory} of length {len}, at {item}"

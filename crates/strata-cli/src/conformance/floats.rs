@@ -177,10 +177,11 @@ macro_rules! float_suite {
                 Ok(())
             }
 
-            /// Built-ins of a NaN the device's compiler can see: a product with a NaN literal,
-            /// a private variable holding one. PoCL 3.1 turned `floor`, `ceil`, `trunc`,
-            /// `round`, `exp`, `exp2` and `tanh` of such a NaN into 0 until the OpenCL writer
-            /// made NaN literals opaque to it (`Dialect::opaque_zero`).
+            /// Built-ins of a NaN the device's compiler could see: a product with a NaN
+            /// literal, a private variable holding one, `-inf / -inf` of a private infinity.
+            /// PoCL 3.1 turned `floor`, `ceil`, `trunc`, `round`, `exp`, `exp2` and `tanh` of
+            /// such a NaN into 0 until the OpenCL writer made NaN and infinity literals opaque
+            /// to it (`Dialect::opaque_zero`).
             pub(super) fn nan_literal(q: &Queue) -> Result<(), String> {
                 if skip(q) {
                     return Ok(());
@@ -200,21 +201,25 @@ macro_rules! float_suite {
                 let got = run(q, concat!("fnan_literal_", stringify!($t)), &a, &zero, &zero, |x, _, _| {
                     let p = var::<F>(lit(F::NAN));
                     let held = p.get();
+                    let q = var::<F>(lit(F::NEG_INFINITY));
+                    let inf = q.get();
                     let mut r = Vec::new();
                     for (_, f) in fns {
                         r.push(f(x * F::NAN));
                         r.push(f(x + held));
+                        r.push(f(inf / F::NEG_INFINITY));
                     }
-                    let r: [Expr<F>; 16] = r.try_into().expect("two results per built-in");
+                    let r: [Expr<F>; 24] = r.try_into().expect("three results per built-in");
                     r
                 })?;
+                let hows = ["x * NaN", "x + a private NaN", "-inf / -inf"];
                 for (i, g) in got.iter().enumerate() {
                     if !g.is_nan() {
-                        let (name, how) = (fns[i % 16 / 2].0, ["x * NaN", "x + a private NaN"][i % 2]);
+                        let (name, how) = (fns[i % 24 / 3].0, hows[i % 3]);
                         return Err(format!(
                             "{} {name}({how}) with x = {:?} is {g:?}, not NaN",
                             stringify!($t),
-                            a[i / 16]
+                            a[i / 24]
                         ));
                     }
                 }

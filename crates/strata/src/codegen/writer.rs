@@ -77,13 +77,15 @@ pub struct Dialect {
     /// Reinterpretation of bits as type `{t}`.
     pub bitcast: &'static str,
     /// Integer expressions of 32 and 64 bits that are 0 at run time but whose bits from the
-    /// exponent up the target compiler cannot know, added to the bits of NaN literals; `None`:
-    /// NaN literals are plain bitcasts. PoCL 3.1 (LLVM) turns `floor`, `ceil`, `trunc`, `round`,
-    /// `exp`, `exp2` and `tanh` of a value it can prove to be NaN (`x * NaN`, a private
-    /// variable holding NaN) into 0: its built-ins are compiled for finite values, so a known
-    /// NaN operand becomes poison; the same functions of a NaN computed at run time are NaN.
-    /// The OpenCL dialect uses `get_global_id(0) >> 63` (ids are below 2^63), shifted up to the
-    /// exponent: `get_work_dim()` does not do, PoCL knows its value when it compiles.
+    /// exponent up the target compiler cannot know, added to the bits of NaN and infinity
+    /// literals; `None`: they are plain bitcasts. PoCL 3.1 (LLVM) turns `floor`, `ceil`,
+    /// `trunc`, `round`, `exp`, `exp2` and `tanh` of a value it can prove to be NaN (`x * NaN`,
+    /// a private variable holding NaN, `-inf / -inf`) into 0: its built-ins are compiled for
+    /// finite values, so a known NaN operand becomes poison; the same functions of a NaN
+    /// computed at run time are NaN. Hiding infinities too keeps LLVM from deriving NaNs
+    /// (`inf - inf`, `inf / inf`, `0 * inf`) from them. The OpenCL dialect uses
+    /// `get_global_id(0) >> 63` (ids are below 2^63), shifted up to the exponent:
+    /// `get_work_dim()` does not do, PoCL knows its value when it compiles.
     pub opaque_zero: Option<[&'static str; 2]>,
     /// Atomic function names for 32-bit integers: add, sub, min, max, and, or, xor, exchange,
     /// compare-exchange (`(pointer, expected, new)`).
@@ -757,7 +759,7 @@ impl<'a> Writer<'a> {
                     };
                 }
                 let bits = match self.d.opaque_zero {
-                    Some(zero) if v.is_nan() => {
+                    Some(zero) => {
                         format!("({bits} + {})", zero[usize::from(l.scalar == Scalar::F64)])
                     }
                     _ => bits,

@@ -553,11 +553,14 @@ impl Program {
     }
 
     /// Runs the program over `range` with resolved arguments.
+    /// Runs the program over `range` with resolved arguments; stops between work-groups with
+    /// [`Error::Cancelled`] once `cancel` is set.
     pub(crate) fn launch(
         &self,
-        _f: &ValidFunction,
+        f: &ValidFunction,
         range: NdRange,
         args: &[ArgValue],
+        cancel: &AtomicBool,
     ) -> Result<()> {
         if range.is_empty() {
             return Ok(());
@@ -599,6 +602,12 @@ impl Program {
                 for g in lo..hi {
                     if stop.load(Ordering::Relaxed) {
                         break;
+                    }
+                    if cancel.load(Ordering::Acquire) {
+                        stop.store(true, Ordering::Relaxed);
+                        return Err(Error::Cancelled {
+                            kernel: f.function().name.clone(),
+                        });
                     }
                     if let Err(e) = w.run_group(g) {
                         stop.store(true, Ordering::Relaxed);

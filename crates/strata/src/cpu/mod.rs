@@ -200,6 +200,9 @@ fn fits(mem: &Arc<dyn Memory>, offset: usize, len: usize) -> Result<()> {
 }
 
 fn run(cmd: Command) -> Result<()> {
+    if let Some(e) = cmd.cancelled() {
+        return Err(e);
+    }
     match &cmd {
         Command::Write { mem, offset, data } => fits(mem, *offset, data.len())?,
         Command::Read {
@@ -283,12 +286,13 @@ fn run(cmd: Command) -> Result<()> {
             function,
             range,
             args,
+            cancel,
         } => {
             let k = kernel
                 .as_any()
                 .downcast_ref::<CpuKernel>()
                 .expect("strata bug: CPU launch of a kernel compiled elsewhere");
-            k.program.launch(&function, range, &args)
+            k.program.launch(&function, range, &args, &cancel)
         }
     }
 }

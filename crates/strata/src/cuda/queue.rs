@@ -110,6 +110,9 @@ impl Worker {
     /// Issues `cmd` (between two timing events when profiling, else before one event); the
     /// finish waits for the last.
     fn issue(&self, cmd: Command) -> Result<Finish> {
+        if let Some(e) = cmd.cancelled() {
+            return Err(e);
+        }
         let start = if self.profiling {
             Some(self.record()?)
         } else {
@@ -181,6 +184,7 @@ impl Worker {
                 function,
                 range,
                 args,
+                ..
             } => {
                 call = "cuLaunchKernel";
                 self.launch(&*kernel, &function, range, &args)?;

@@ -102,6 +102,9 @@ impl Worker {
 
     /// Runs one command to completion; `Some(time)` when the device measured it.
     fn run(&self, cmd: Command) -> Result<Option<Duration>> {
+        if let Some(e) = cmd.cancelled() {
+            return Err(e);
+        }
         let q = self.queue.get();
         let none = std::ptr::null::<cl_event>();
         match cmd {
@@ -260,6 +263,7 @@ impl Worker {
                 function,
                 range,
                 args,
+                ..
             } => self.launch(&*kernel, &function, range, &args),
         }
     }

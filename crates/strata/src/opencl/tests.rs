@@ -123,6 +123,7 @@ kernel void abi(float a, uchar flag, char b, ulong c,
             function,
             range,
             args,
+            cancel: Default::default(),
         },
         vec![],
     )

@@ -3,7 +3,7 @@
 //! for all backends and hold these trait objects.
 
 use super::{DeviceInfo, Event, NdRange};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::ir::{Literal, ValidFunction};
 use std::any::Any;
 use std::sync::Arc;
@@ -69,7 +69,24 @@ pub(crate) enum Command {
         function: Arc<ValidFunction>,
         range: NdRange,
         args: Vec<ArgValue>,
+        /// Set by [`crate::Run::cancel`]: a launch not yet handed to the device does not run;
+        /// the CPU backend also checks it between work-groups.
+        cancel: Arc<std::sync::atomic::AtomicBool>,
     },
+}
+
+impl Command {
+    /// The error of a launch cancelled before it was handed to the device, if this is one.
+    pub(crate) fn cancelled(&self) -> Option<Error> {
+        match self {
+            Command::Launch {
+                function, cancel, ..
+            } if cancel.load(std::sync::atomic::Ordering::Acquire) => Some(Error::Cancelled {
+                kernel: function.function().name.clone(),
+            }),
+            _ => None,
+        }
+    }
 }
 
 /// An in-order queue of a backend.

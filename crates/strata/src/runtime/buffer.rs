@@ -39,7 +39,8 @@ impl<T> std::fmt::Debug for Buffer<T> {
 
 impl<T: Element> Buffer<T> {
     /// A zeroed buffer of `len` elements on `device`. Fails with [`Error::OutOfMemory`] when the
-    /// size exceeds the device's largest allocation or its memory.
+    /// size exceeds the device's largest allocation, its memory, or its memory budget
+    /// ([`Device::memory_budget`]: on host-memory devices, also what the host has left).
     pub fn new(device: &Device, len: usize) -> Result<Buffer<T>> {
         let info = device.info();
         let bytes =
@@ -62,7 +63,7 @@ impl<T: Element> Buffer<T> {
                 ),
             });
         }
-        let mem = device.inner.backend.alloc(bytes)?;
+        let mem = device.alloc(bytes)?;
         Ok(Buffer {
             mem,
             len,

@@ -134,6 +134,32 @@ impl Event {
         r
     }
 
+    /// Like [`Event::wait`], giving up after `timeout`: then it fails with
+    /// [`Error::TimedOut`] and the command keeps running.
+    pub fn wait_timeout(&self, timeout: Duration) -> Result<()> {
+        let deadline = Instant::now() + timeout;
+        let mut s = self.inner.state.lock().unwrap();
+        loop {
+            if let Status::Done(r) = &s.status {
+                let r = r.clone();
+                if r.is_err() {
+                    self.inner
+                        .observed
+                        .store(true, std::sync::atomic::Ordering::Release);
+                }
+                return r;
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(Error::TimedOut {
+                    what: "the command".into(),
+                    waited: timeout,
+                });
+            }
+            s = self.inner.cv.wait_timeout(s, left).unwrap().0;
+        }
+    }
+
     /// Waits like [`Event::wait`] without counting as the user's observation of a failure
     /// (for strata's own waits).
     pub(crate) fn wait_unobserved(&self) -> Result<()> {

@@ -718,6 +718,7 @@ pub struct Run {
     event: Event,
     gathers: Vec<GatherOut>,
     queue: Queue,
+    cancel: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl std::fmt::Debug for Run {
@@ -731,12 +732,37 @@ impl std::fmt::Debug for Run {
 }
 
 impl Run {
-    pub(crate) fn new(event: Event, gathers: Vec<GatherOut>, queue: Queue) -> Run {
+    pub(crate) fn new(
+        event: Event,
+        gathers: Vec<GatherOut>,
+        queue: Queue,
+        cancel: Arc<std::sync::atomic::AtomicBool>,
+    ) -> Run {
         Run {
             event,
             gathers,
             queue,
+            cancel,
         }
+    }
+
+    /// Asks the launch to stop. A launch not yet handed to its device (waiting behind other
+    /// commands of its queue) never runs. On the CPU backend a running launch stops between
+    /// work-groups: the work-groups that had started finish, the others never run, so the
+    /// buffers it writes hold a mix of old and new values. On OpenCL and CUDA a launch the
+    /// driver has been given runs to its end. A stopped launch fails with
+    /// [`Error::Cancelled`], which, like any failure, fails the later commands of its queue
+    /// until it is observed (see [`Queue`]'s "Failures"); cancelling a launch that completed
+    /// changes nothing.
+    pub fn cancel(&self) {
+        self.cancel
+            .store(true, std::sync::atomic::Ordering::Release);
+    }
+
+    /// Like [`Run::wait`], giving up after `timeout` with [`Error::TimedOut`] (the kernel
+    /// keeps running; [`Run::cancel`] stops it where the backend can).
+    pub fn wait_timeout(&self, timeout: std::time::Duration) -> Result<()> {
+        self.event.wait_timeout(timeout)
     }
 
     /// The launch's event.

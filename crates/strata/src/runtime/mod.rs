@@ -12,6 +12,7 @@
 mod backend;
 mod buffer;
 mod event;
+mod host;
 mod kernel;
 mod queue;
 mod worker;
@@ -232,6 +233,29 @@ impl KernelCache {
     }
 }
 
+/// Memory charged to its device's budget while it lives: the backend's memory, which backends
+/// still downcast to their own type through [`backend::Memory::as_any`].
+struct Charged {
+    inner: Arc<dyn backend::Memory>,
+    bytes: u64,
+    in_use: Arc<AtomicU64>,
+}
+
+impl backend::Memory for Charged {
+    fn size(&self) -> usize {
+        self.inner.size()
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self.inner.as_any()
+    }
+}
+
+impl Drop for Charged {
+    fn drop(&mut self) {
+        self.in_use.fetch_sub(self.bytes, Ordering::Relaxed);
+    }
+}
+
 /// Most gather partial buffers a device keeps for reuse ([`Device::gather_partials`]).
 const KEPT_PARTIALS: usize = 16;
 
@@ -245,6 +269,11 @@ pub(crate) struct DeviceInner {
     /// asks, the others wait on it.
     cache: Mutex<KernelCache>,
     compiles: AtomicU64,
+    /// Bytes of this device's memory that strata's live allocations hold (buffers and kept
+    /// gather partials; released when the last user, a command in flight included, drops it).
+    in_use: Arc<AtomicU64>,
+    /// The budget set by [`Device::set_memory_budget`]; 0: the default.
+    budget: AtomicU64,
 }
 
 /// A device of some backend. Cheap to clone; clones share the kernel cache.
@@ -289,6 +318,8 @@ impl Device {
                     capacity: KERNEL_CACHE_CAPACITY,
                 }),
                 compiles: AtomicU64::new(0),
+                in_use: Arc::new(AtomicU64::new(0)),
+                budget: AtomicU64::new(0),
             }),
         }
     }
@@ -412,7 +443,7 @@ impl Device {
         {
             return Ok(m.clone());
         }
-        let m = self.inner.backend.alloc(bytes)?;
+        let m = self.alloc(bytes)?;
         if kept.len() < KEPT_PARTIALS {
             kept.push(m.clone());
         } else if let Some(i) = (0..kept.len())
@@ -423,6 +454,83 @@ impl Device {
             kept[i] = m.clone();
         }
         Ok(m)
+    }
+
+    /// How many bytes strata may allocate on this device: what [`Device::set_memory_budget`]
+    /// set, else the device's global memory. On devices whose memory is the host's (the CPU
+    /// backend, OpenCL CPU devices such as PoCL), each allocation of 1 MiB or more must also
+    /// fit what the host has left now: `MemAvailable`, and the limit of the process's cgroup
+    /// (`memory.max` less `memory.current`, v2; `memory.limit_in_bytes` less usage, v1).
+    /// Beyond either, allocations fail with [`Error::OutOfMemory`] before the driver is asked:
+    /// drivers of host memory over-commit, and the process would be killed by the
+    /// out-of-memory killer, or hang, when the memory is touched.
+    pub fn memory_budget(&self) -> u64 {
+        match self.inner.budget.load(Ordering::Relaxed) {
+            0 => self.info().global_mem_size,
+            b => b,
+        }
+    }
+
+    /// Sets the budget of [`Device::memory_budget`] (`None`: back to the default). Clones of
+    /// the device share it. Lowering it below what is in use frees nothing: later allocations
+    /// fail until enough memory is released.
+    pub fn set_memory_budget(&self, bytes: Option<u64>) {
+        self.inner
+            .budget
+            .store(bytes.map_or(0, |b| b.max(1)), Ordering::Relaxed);
+    }
+
+    /// Bytes of the device's memory held by strata's live allocations now.
+    pub fn memory_in_use(&self) -> u64 {
+        self.inner.in_use.load(Ordering::Relaxed)
+    }
+
+    /// Allocates `bytes` of device memory, zeroed, charged to the device's budget while it
+    /// lives ([`Device::memory_budget`]).
+    pub(crate) fn alloc(&self, bytes: usize) -> Result<Arc<dyn backend::Memory>> {
+        let want = bytes as u64;
+        let info = self.info();
+        let oom = |reason: String| Error::OutOfMemory {
+            device: info.spec(),
+            requested: want,
+            reason,
+        };
+        let in_use = &self.inner.in_use;
+        let budget = self.memory_budget();
+        let before = in_use.fetch_add(want, Ordering::Relaxed);
+        let release = || in_use.fetch_sub(want, Ordering::Relaxed);
+        if before.saturating_add(want) > budget {
+            release();
+            return Err(oom(format!(
+                "strata's allocations on it hold {before} bytes of its {budget}-byte budget{}",
+                if self.inner.budget.load(Ordering::Relaxed) == 0 {
+                    " (its global memory; see Device::set_memory_budget)"
+                } else {
+                    " (set by Device::set_memory_budget)"
+                }
+            )));
+        }
+        if info.is_cpu() && want >= 1 << 20 {
+            if let Some((left, what)) = host::headroom() {
+                if want > left {
+                    release();
+                    return Err(oom(format!(
+                        "the device's memory is the host's, which has {left} bytes left ({what})"
+                    )));
+                }
+            }
+        }
+        match self.inner.backend.alloc(bytes) {
+            Ok(inner) => Ok(Arc::new(Charged {
+                inner,
+                bytes: want,
+                in_use: in_use.clone(),
+            })),
+            Err(e) => {
+                release();
+                Err(e)
+            }
+        }
     }
 
     pub(crate) fn compiled(&self, kernel: &Kernel) -> Result<Arc<dyn CompiledKernel>> {

@@ -136,6 +136,37 @@ impl Queue {
         waited.and(failure.map_or(Ok(()), Err))
     }
 
+    /// Like [`Queue::finish`], giving up after `timeout`: then it fails with
+    /// [`Error::TimedOut`], the commands keep running, and a later `finish` still waits for
+    /// them.
+    pub fn finish_timeout(&self, timeout: std::time::Duration) -> Result<()> {
+        let deadline = std::time::Instant::now() + timeout;
+        let events = std::mem::take(&mut *self.pending.lock().unwrap());
+        let mut first = Ok(());
+        for (i, e) in events.iter().enumerate() {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            match e.wait_timeout(left) {
+                Err(Error::TimedOut { .. }) => {
+                    // Put back what is not done, before anything enqueued meanwhile.
+                    let mut p = self.pending.lock().unwrap();
+                    let rest: Vec<Event> = events[i..].to_vec();
+                    p.splice(0..0, rest);
+                    return Err(Error::TimedOut {
+                        what: format!(
+                            "the queue on {} ({} command(s) still running or queued)",
+                            self.device.info().spec(),
+                            events.len() - i
+                        ),
+                        waited: timeout,
+                    });
+                }
+                r => first = first.and(r),
+            }
+        }
+        let failure = self.backend.take_failure();
+        first.and(failure.map_or(Ok(()), Err))
+    }
+
     /// Writes `data` into `buf` starting at element `offset`, without blocking: the data is
     /// copied first, so `data` may be dropped at once.
     pub fn enqueue_write<T: Element>(
@@ -329,16 +360,18 @@ impl Queue {
         }
         self.launches
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let cancel = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let event = self.submit(
             Command::Launch {
                 kernel: compiled,
                 function: kernel.valid_arc(),
                 range,
                 args: values,
+                cancel: cancel.clone(),
             },
             wait,
         );
-        Ok(Run::new(event, gathers, self.clone()))
+        Ok(Run::new(event, gathers, self.clone(), cancel))
     }
 
     /// Launches `kernel` and waits for it.

@@ -12,6 +12,7 @@ __kernel void fnan_literal_f32(
     const uint out_len
 ) {
     float v = 0;
+    float v_1 = 0;
     const uint e0 = (uint)get_global_id(0);
     if (e0 < a_len) {
         const float v0 = a[e0];
@@ -19,24 +20,35 @@ __kernel void fnan_literal_f32(
         const float v2 = c[e0];
         v = as_float((0x7fc00000u + ((uint)((ulong)get_global_id(0) >> 63) << 23)));
         const float v3 = v;
-        const uint e6 = (e0 * 16u);
-        const float e8 = (v0 * as_float((0x7fc00000u + ((uint)((ulong)get_global_id(0) >> 63) << 23))));
-        out[e6] = floor(e8);
-        const float e13 = (v0 + v3);
-        out[(e6 + 1u)] = floor(e13);
-        out[(e6 + 2u)] = ceil(e8);
-        out[(e6 + 3u)] = ceil(e13);
-        out[(e6 + 4u)] = trunc(e8);
-        out[(e6 + 5u)] = trunc(e13);
-        out[(e6 + 6u)] = round(e8);
-        out[(e6 + 7u)] = round(e13);
-        out[(e6 + 8u)] = exp(e8);
-        out[(e6 + 9u)] = exp(e13);
-        out[(e6 + 10u)] = exp2(e8);
-        out[(e6 + 11u)] = exp2(e13);
-        out[(e6 + 12u)] = tanh(e8);
-        out[(e6 + 13u)] = tanh(e13);
-        out[(e6 + 14u)] = sin(e8);
-        out[(e6 + 15u)] = sin(e13);
+        v_1 = as_float((0xff800000u + ((uint)((ulong)get_global_id(0) >> 63) << 23)));
+        const float v4 = v_1;
+        const uint e7 = (e0 * 24u);
+        const float e9 = (v0 * as_float((0x7fc00000u + ((uint)((ulong)get_global_id(0) >> 63) << 23))));
+        out[e7] = floor(e9);
+        const float e14 = (v0 + v3);
+        out[(e7 + 1u)] = floor(e14);
+        const float e19 = (v4 / as_float((0xff800000u + ((uint)((ulong)get_global_id(0) >> 63) << 23))));
+        out[(e7 + 2u)] = floor(e19);
+        out[(e7 + 3u)] = ceil(e9);
+        out[(e7 + 4u)] = ceil(e14);
+        out[(e7 + 5u)] = ceil(e19);
+        out[(e7 + 6u)] = trunc(e9);
+        out[(e7 + 7u)] = trunc(e14);
+        out[(e7 + 8u)] = trunc(e19);
+        out[(e7 + 9u)] = round(e9);
+        out[(e7 + 10u)] = round(e14);
+        out[(e7 + 11u)] = round(e19);
+        out[(e7 + 12u)] = exp(e9);
+        out[(e7 + 13u)] = exp(e14);
+        out[(e7 + 14u)] = exp(e19);
+        out[(e7 + 15u)] = exp2(e9);
+        out[(e7 + 16u)] = exp2(e14);
+        out[(e7 + 17u)] = exp2(e19);
+        out[(e7 + 18u)] = tanh(e9);
+        out[(e7 + 19u)] = tanh(e14);
+        out[(e7 + 20u)] = tanh(e19);
+        out[(e7 + 21u)] = sin(e9);
+        out[(e7 + 22u)] = sin(e14);
+        out[(e7 + 23u)] = sin(e19);
     }
 }

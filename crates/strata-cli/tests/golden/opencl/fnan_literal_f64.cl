@@ -13,6 +13,7 @@ __kernel void fnan_literal_f64(
     const uint out_len
 ) {
     double v = 0;
+    double v_1 = 0;
     const uint e0 = (uint)get_global_id(0);
     if (e0 < a_len) {
         const double v0 = a[e0];
@@ -20,24 +21,35 @@ __kernel void fnan_literal_f64(
         const double v2 = c[e0];
         v = as_double((0x7ff8000000000000ul + (((ulong)get_global_id(0) >> 63) << 52)));
         const double v3 = v;
-        const uint e6 = (e0 * 16u);
-        const double e8 = (v0 * as_double((0x7ff8000000000000ul + (((ulong)get_global_id(0) >> 63) << 52))));
-        out[e6] = floor(e8);
-        const double e13 = (v0 + v3);
-        out[(e6 + 1u)] = floor(e13);
-        out[(e6 + 2u)] = ceil(e8);
-        out[(e6 + 3u)] = ceil(e13);
-        out[(e6 + 4u)] = trunc(e8);
-        out[(e6 + 5u)] = trunc(e13);
-        out[(e6 + 6u)] = round(e8);
-        out[(e6 + 7u)] = round(e13);
-        out[(e6 + 8u)] = exp(e8);
-        out[(e6 + 9u)] = exp(e13);
-        out[(e6 + 10u)] = exp2(e8);
-        out[(e6 + 11u)] = exp2(e13);
-        out[(e6 + 12u)] = tanh(e8);
-        out[(e6 + 13u)] = tanh(e13);
-        out[(e6 + 14u)] = sin(e8);
-        out[(e6 + 15u)] = sin(e13);
+        v_1 = as_double((0xfff0000000000000ul + (((ulong)get_global_id(0) >> 63) << 52)));
+        const double v4 = v_1;
+        const uint e7 = (e0 * 24u);
+        const double e9 = (v0 * as_double((0x7ff8000000000000ul + (((ulong)get_global_id(0) >> 63) << 52))));
+        out[e7] = floor(e9);
+        const double e14 = (v0 + v3);
+        out[(e7 + 1u)] = floor(e14);
+        const double e19 = (v4 / as_double((0xfff0000000000000ul + (((ulong)get_global_id(0) >> 63) << 52))));
+        out[(e7 + 2u)] = floor(e19);
+        out[(e7 + 3u)] = ceil(e9);
+        out[(e7 + 4u)] = ceil(e14);
+        out[(e7 + 5u)] = ceil(e19);
+        out[(e7 + 6u)] = trunc(e9);
+        out[(e7 + 7u)] = trunc(e14);
+        out[(e7 + 8u)] = trunc(e19);
+        out[(e7 + 9u)] = round(e9);
+        out[(e7 + 10u)] = round(e14);
+        out[(e7 + 11u)] = round(e19);
+        out[(e7 + 12u)] = exp(e9);
+        out[(e7 + 13u)] = exp(e14);
+        out[(e7 + 14u)] = exp(e19);
+        out[(e7 + 15u)] = exp2(e9);
+        out[(e7 + 16u)] = exp2(e14);
+        out[(e7 + 17u)] = exp2(e19);
+        out[(e7 + 18u)] = tanh(e9);
+        out[(e7 + 19u)] = tanh(e14);
+        out[(e7 + 20u)] = tanh(e19);
+        out[(e7 + 21u)] = sin(e9);
+        out[(e7 + 22u)] = sin(e14);
+        out[(e7 + 23u)] = sin(e19);
     }
 }
