@@ -57,6 +57,7 @@ pub mod ir;
 #[cfg(feature = "opencl")]
 mod opencl;
 pub mod patterns;
+pub mod random;
 mod runtime;
 
 pub use builder::KernelDef;

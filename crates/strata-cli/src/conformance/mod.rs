@@ -19,6 +19,7 @@ mod ids;
 mod ints;
 mod memory;
 mod queue_ops;
+mod random;
 mod stubs;
 mod vectors;
 
@@ -61,6 +62,7 @@ pub fn cases() -> Vec<Case> {
     v.extend(atomics::cases());
     v.extend(collectives::cases());
     v.extend(queue_ops::cases());
+    v.extend(random::cases());
     v.sort_by_key(|c| c.name);
     v
 }
@@ -493,7 +495,7 @@ fn map3<A: Element, R: Element>(
 
 /// Whether the queue's device supports `f64` (cases on `f64` pass trivially where it does
 /// not).
-fn has_f64(q: &Queue) -> bool {
+pub(crate) fn has_f64(q: &Queue) -> bool {
     q.device().info().supports_f64
 }
 
