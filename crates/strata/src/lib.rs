@@ -64,8 +64,8 @@ pub use builder::KernelDef;
 pub use error::{Error, Result, WorkItem};
 pub use runtime::{
     capture_kernels, device_problems, devices, unavailable_backends, BackendKind, Buffer, Device,
-    DeviceInfo, Dims, Event, Gathered, Kernel, KernelArg, LocalMem, NdRange, PendingRead, Profile,
-    Queue, Run, KERNEL_CACHE_CAPACITY,
+    DeviceInfo, Dims, Event, Gathered, Kernel, KernelArg, LocalMem, NativeMemory, NdRange,
+    OpenClHandles, Ownership, PendingRead, Profile, Queue, Run, KERNEL_CACHE_CAPACITY,
 };
 /// Write a kernel as a plain Rust function; see the [`strata_macros`] crate docs and the
 /// README's `#[kernel]` section.

@@ -99,6 +99,12 @@ impl Memory for CpuMem {
     fn as_any(&self) -> &dyn Any {
         self
     }
+    fn native(&self) -> crate::runtime::NativeMemory {
+        crate::runtime::NativeMemory::Host {
+            ptr: self.base() as *mut u8,
+            len: self.bytes,
+        }
+    }
 }
 
 fn cpu_mem(m: &Arc<dyn Memory>) -> &CpuMem {

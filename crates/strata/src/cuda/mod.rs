@@ -41,6 +41,7 @@ const DRIVER_SYMBOLS: &[&str] = &[
     "cuDevicePrimaryCtxRetain",
     "cuCtxSetCurrent",
     "cuMemAlloc_v2",
+    "cuMemGetAddressRange_v2",
     "cuMemFree_v2",
     "cuMemsetD8Async",
     "cuMemsetD16Async",
@@ -350,6 +351,9 @@ pub(crate) struct CuMem {
     ptr: sys::CUdeviceptr,
     bytes: usize,
     ctx: Ctx,
+    /// Whether strata frees it (memory from `Buffer::from_native` with `Ownership::Borrowed`
+    /// is the application's).
+    owned: bool,
 }
 
 impl CuMem {
@@ -361,7 +365,7 @@ impl CuMem {
 impl Drop for CuMem {
     fn drop(&mut self) {
         // Commands keep their memory alive until they complete, so nothing uses it now.
-        if self.ctx.bind().is_ok() {
+        if self.owned && self.ctx.bind().is_ok() {
             // SAFETY: `ptr` came from cuMemAlloc in this context and is freed once.
             let _ = unsafe { cu::free_sync(self.ptr) };
         }
@@ -374,6 +378,9 @@ impl Memory for CuMem {
     }
     fn as_any(&self) -> &dyn Any {
         self
+    }
+    fn native(&self) -> crate::runtime::NativeMemory {
+        crate::runtime::NativeMemory::Cuda(self.ptr)
     }
 }
 
@@ -476,6 +483,7 @@ impl DeviceBackend for CudaDevice {
             ptr,
             bytes,
             ctx: self.ctx,
+            owned: true,
         };
         // Zero it, and wait for the zeroing. A memset without a stream is only *issued* to the
         // legacy default stream, and strata's queues are non-blocking streams, which the legacy
@@ -528,6 +536,50 @@ impl DeviceBackend for CudaDevice {
 
     fn new_queue_with(&self, profiling: bool) -> Result<Arc<dyn QueueBackend>> {
         Ok(Arc::new(queue::new_queue(self, profiling)?))
+    }
+
+    unsafe fn wrap_memory(
+        &self,
+        mem: crate::runtime::NativeMemory,
+        bytes: usize,
+        ownership: crate::runtime::Ownership,
+    ) -> Result<Arc<dyn Memory>> {
+        let crate::runtime::NativeMemory::Cuda(ptr) = mem else {
+            return Err(Error::Backend {
+                backend: "cuda",
+                message: format!("{} takes a CUDA device pointer, not {mem:?}", self.label),
+            });
+        };
+        self.ctx.bind()?;
+        let (mut base, mut size) = (0u64, 0usize);
+        // SAFETY: the out-pointers are valid; the driver checks `ptr`.
+        unsafe { sys::cuMemGetAddressRange_v2(&mut base, &mut size, ptr).result() }.map_err(
+            |e| {
+                cu_error(
+                    "cuMemGetAddressRange (the pointer is not memory of this context?)",
+                    e,
+                )
+            },
+        )?;
+        let left = (base + size as u64).saturating_sub(ptr);
+        if left < bytes as u64 {
+            return Err(Error::BufferRange {
+                op: "from_native",
+                detail: format!(
+                    "the allocation holds {left} bytes from the pointer; the buffer needs {bytes}"
+                ),
+            });
+        }
+        Ok(Arc::new(CuMem {
+            ptr,
+            bytes,
+            ctx: self.ctx,
+            owned: ownership == crate::runtime::Ownership::Owned,
+        }))
+    }
+
+    unsafe fn wrap_queue(&self, stream: *mut std::ffi::c_void) -> Result<Arc<dyn QueueBackend>> {
+        Ok(Arc::new(queue::wrap_stream(self, stream.cast())?))
     }
 
     fn cuda(&self) -> Option<&CudaDevice> {

@@ -29,26 +29,45 @@ pub(crate) fn new_queue(dev: &CudaDevice, profiling: bool) -> Result<WorkerQueue
     let stream = Stream(
         cu::stream::create(cu::stream::StreamKind::NonBlocking)
             .map_err(|e| cu_error("cuStreamCreate", e))?,
+        true,
     );
+    spawn(dev, stream, profiling)
+}
+
+/// A strata queue on the application's stream, which strata never destroys. The stream must
+/// belong to the device's primary context (the one in `Device::cuda_handles`).
+pub(crate) fn wrap_stream(dev: &CudaDevice, stream: sys::CUstream) -> Result<WorkerQueue> {
+    dev.ctx.bind()?;
+    spawn(dev, Stream(stream, false), false)
+}
+
+fn spawn(dev: &CudaDevice, stream: Stream, profiling: bool) -> Result<WorkerQueue> {
+    let ctx = dev.ctx;
+    let native = stream.0;
     let worker = Worker {
         stream,
         events: Arc::default(),
         max_grid: [i32::MAX as usize, 65535, 65535],
         profiling,
     };
-    WorkerQueue::spawn_pipelined("cuda", move || ctx.bind(), move |cmd| worker.issue(cmd))
+    Ok(
+        WorkerQueue::spawn_pipelined("cuda", move || ctx.bind(), move |cmd| worker.issue(cmd))?
+            .with_native(native.cast()),
+    )
 }
 
-/// A stream, destroyed with the queue.
-struct Stream(sys::CUstream);
+/// A stream, destroyed with the queue when strata created it (the flag).
+struct Stream(sys::CUstream, bool);
 // SAFETY: streams may be used from any thread that binds their context.
 unsafe impl Send for Stream {}
 
 impl Drop for Stream {
     fn drop(&mut self) {
-        // SAFETY: the stream was created by cuStreamCreate and is destroyed once; pending work
-        // completes before the driver releases it.
-        let _ = unsafe { cu::stream::destroy(self.0) };
+        if self.1 {
+            // SAFETY: the stream was created by cuStreamCreate and is destroyed once; pending
+            // work completes before the driver releases it.
+            let _ = unsafe { cu::stream::destroy(self.0) };
+        }
     }
 }
 

@@ -21,7 +21,8 @@ mod tests;
 use crate::error::{Error, Result};
 use crate::ir::ValidFunction;
 use crate::runtime::{
-    BackendKind, CompiledKernel, DeviceBackend, DeviceInfo, Memory, QueueBackend,
+    BackendKind, CompiledKernel, DeviceBackend, DeviceInfo, Memory, NativeMemory, OpenClHandles,
+    Ownership, QueueBackend,
 };
 use opencl3::context::Context;
 use opencl3::device::{
@@ -361,6 +362,35 @@ impl Memory for ClMem {
     fn as_any(&self) -> &dyn Any {
         self
     }
+    fn native(&self) -> NativeMemory {
+        NativeMemory::OpenCl(self.handle())
+    }
+}
+
+impl OpenClDevice {
+    /// The device's native handles.
+    pub(crate) fn handles(&self) -> OpenClHandles {
+        OpenClHandles {
+            platform: self.device.platform().unwrap_or(std::ptr::null_mut()),
+            device: self.id(),
+            context: self.context.get(),
+        }
+    }
+
+    /// Fails unless the context of an application's object (`what`) is this device's.
+    fn same_context(&self, what: &str, context: Option<isize>) -> Result<()> {
+        if context == Some(self.context.get() as isize) {
+            return Ok(());
+        }
+        Err(Error::Backend {
+            backend: "opencl",
+            message: format!(
+                "the {what} belongs to another OpenCL context than {}'s (strata's context of a \
+                 device is in Device::opencl_handles)",
+                self.label
+            ),
+        })
+    }
 }
 
 /// A kernel built for one OpenCL device. The `cl_kernel` holds its arguments, so a launch
@@ -454,5 +484,68 @@ impl DeviceBackend for OpenClDevice {
 
     fn new_queue_with(&self, _profiling: bool) -> Result<Arc<dyn QueueBackend>> {
         Ok(Arc::new(queue::new_queue(self)?))
+    }
+
+    unsafe fn wrap_memory(
+        &self,
+        mem: NativeMemory,
+        bytes: usize,
+        ownership: Ownership,
+    ) -> Result<Arc<dyn Memory>> {
+        use cl3::memory::{get_mem_object_info, retain_mem_object, CL_MEM_CONTEXT, CL_MEM_SIZE};
+        use cl3::types::cl_mem;
+        let NativeMemory::OpenCl(m) = mem else {
+            return Err(Error::Backend {
+                backend: "opencl",
+                message: format!(
+                    "{} takes an OpenCL buffer (cl_mem), not {mem:?}",
+                    self.label
+                ),
+            });
+        };
+        let m = m as cl_mem;
+        let info = |what, e| cl_error(what, ClError(e));
+        let size = match get_mem_object_info(m, CL_MEM_SIZE)
+            .map_err(|e| info("clGetMemObjectInfo(CL_MEM_SIZE)", e))?
+        {
+            cl3::info_type::InfoType::Size(s) => s,
+            other => {
+                return Err(Error::Backend {
+                    backend: "opencl",
+                    message: format!("clGetMemObjectInfo(CL_MEM_SIZE) gave {other:?}"),
+                })
+            }
+        };
+        let context = match get_mem_object_info(m, CL_MEM_CONTEXT)
+            .map_err(|e| info("clGetMemObjectInfo(CL_MEM_CONTEXT)", e))?
+        {
+            cl3::info_type::InfoType::Ptr(p) => Some(p),
+            _ => None,
+        };
+        self.same_context("cl_mem", context)?;
+        if size < bytes {
+            return Err(Error::BufferRange {
+                op: "from_native",
+                detail: format!("the cl_mem holds {size} bytes; the buffer needs {bytes}"),
+            });
+        }
+        if ownership == Ownership::Borrowed {
+            // SAFETY: `m` is a valid memory object (its info was just read); strata's
+            // reference is released when its buffer is dropped.
+            unsafe { retain_mem_object(m) }.map_err(|e| info("clRetainMemObject", e))?;
+        }
+        Ok(Arc::new(ClMem {
+            buffer: ClBuffer::new(m),
+            bytes,
+        }))
+    }
+
+    unsafe fn wrap_queue(&self, q: *mut std::ffi::c_void) -> Result<Arc<dyn QueueBackend>> {
+        // SAFETY: the caller passes a valid command queue (Queue::from_native).
+        Ok(Arc::new(unsafe { queue::wrap_queue(self, q.cast()) }?))
+    }
+
+    fn opencl(&self) -> Option<&OpenClDevice> {
+        Some(self)
     }
 }

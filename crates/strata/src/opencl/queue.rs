@@ -29,12 +29,69 @@ pub(crate) fn new_queue(dev: &OpenClDevice) -> Result<WorkerQueue> {
         CommandQueue::create(&dev.context, dev.id(), CL_QUEUE_PROFILING_ENABLE)
             .map_err(|e| cl_error("clCreateCommandQueue", e))?
     };
+    spawn(dev, queue)
+}
+
+/// The worker of a strata queue on `queue`.
+fn spawn(dev: &OpenClDevice, queue: CommandQueue) -> Result<WorkerQueue> {
+    let native = queue.get();
     let worker = Worker {
         queue,
         _context: dev.context.clone(),
         label: dev.label.clone(),
     };
-    WorkerQueue::spawn("opencl", move |cmd| worker.run(cmd))
+    Ok(WorkerQueue::spawn("opencl", move |cmd| worker.run(cmd))?.with_native(native.cast()))
+}
+
+/// A strata queue on the application's command queue `q`, which must be in-order, of this
+/// device and of strata's context for it. strata retains it while it uses it.
+///
+/// # Safety
+/// `q` must be a valid command queue.
+pub(crate) unsafe fn wrap_queue(
+    dev: &OpenClDevice,
+    q: opencl3::types::cl_command_queue,
+) -> Result<WorkerQueue> {
+    use cl3::command_queue::{
+        get_command_queue_info, retain_command_queue, CL_QUEUE_CONTEXT, CL_QUEUE_DEVICE,
+        CL_QUEUE_PROPERTIES,
+    };
+    use cl3::info_type::InfoType;
+    let info = |param, what| {
+        get_command_queue_info(q, param)
+            .map_err(|e| cl_error(what, opencl3::error_codes::ClError(e)))
+    };
+    let context = match info(CL_QUEUE_CONTEXT, "clGetCommandQueueInfo(CL_QUEUE_CONTEXT)")? {
+        InfoType::Ptr(p) => Some(p),
+        _ => None,
+    };
+    dev.same_context("command queue", context)?;
+    let device = match info(CL_QUEUE_DEVICE, "clGetCommandQueueInfo(CL_QUEUE_DEVICE)")? {
+        InfoType::Ptr(p) => p,
+        _ => 0,
+    };
+    if device != dev.id() as isize {
+        return Err(Error::Backend {
+            backend: "opencl",
+            message: format!("the command queue is of another device than {}", dev.label),
+        });
+    }
+    if let InfoType::Ulong(p) = info(
+        CL_QUEUE_PROPERTIES,
+        "clGetCommandQueueInfo(CL_QUEUE_PROPERTIES)",
+    )? {
+        if p & opencl3::command_queue::CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE != 0 {
+            return Err(Error::Backend {
+                backend: "opencl",
+                message: "the command queue executes out of order; strata queues are in order"
+                    .into(),
+            });
+        }
+    }
+    // SAFETY: `q` is valid (its info was just read); the reference is released with the queue.
+    unsafe { retain_command_queue(q) }
+        .map_err(|e| cl_error("clRetainCommandQueue", opencl3::error_codes::ClError(e)))?;
+    spawn(dev, CommandQueue::new(q, 3))
 }
 
 struct Worker {

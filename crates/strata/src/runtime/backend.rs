@@ -14,6 +14,8 @@ pub(crate) trait Memory: Send + Sync + Any {
     fn size(&self) -> usize;
     /// For downcasting to the backend's own type.
     fn as_any(&self) -> &dyn Any;
+    /// The backend's own handle of the memory.
+    fn native(&self) -> super::NativeMemory;
 }
 
 /// A kernel compiled for one device.
@@ -106,6 +108,11 @@ pub(crate) trait QueueBackend: Send + Sync {
     fn take_failure(&self) -> Option<crate::Error> {
         None
     }
+    /// The backend's own queue handle (`cl_command_queue`, `CUstream`); null where there is
+    /// none.
+    fn native(&self) -> *mut std::ffi::c_void {
+        std::ptr::null_mut()
+    }
 }
 
 /// One device of a backend.
@@ -120,6 +127,48 @@ pub(crate) trait DeviceBackend: Send + Sync {
     /// commands where the backend measures them at a cost (CUDA: two timing events per
     /// command instead of one event without timing).
     fn new_queue_with(&self, profiling: bool) -> Result<Arc<dyn QueueBackend>>;
+    /// Memory the application allocated through the backend's API, as strata memory of
+    /// `bytes` bytes (see [`crate::Buffer::from_native`]).
+    ///
+    /// # Safety
+    /// As [`crate::Buffer::from_native`].
+    unsafe fn wrap_memory(
+        &self,
+        mem: super::NativeMemory,
+        bytes: usize,
+        ownership: super::Ownership,
+    ) -> Result<Arc<dyn Memory>> {
+        let _ = (mem, bytes, ownership);
+        Err(Error::Backend {
+            backend: self.info().backend.name(),
+            message: format!(
+                "{} cannot use memory allocated outside strata (Buffer::from_native takes \
+                 OpenCL buffers and CUDA device pointers)",
+                self.info().spec()
+            ),
+        })
+    }
+    /// A strata queue on the application's own queue handle (see
+    /// [`crate::Queue::from_native`]).
+    ///
+    /// # Safety
+    /// As [`crate::Queue::from_native`].
+    unsafe fn wrap_queue(&self, queue: *mut std::ffi::c_void) -> Result<Arc<dyn QueueBackend>> {
+        let _ = queue;
+        Err(Error::Backend {
+            backend: self.info().backend.name(),
+            message: format!(
+                "{} has no native queues to wrap (Queue::from_native takes OpenCL command \
+                 queues and CUDA streams)",
+                self.info().spec()
+            ),
+        })
+    }
+    /// The OpenCL device, for its native handles ([`crate::Device::opencl_handles`]).
+    #[cfg(feature = "opencl")]
+    fn opencl(&self) -> Option<&crate::opencl::OpenClDevice> {
+        None
+    }
     /// The CUDA device, for its native handles ([`crate::Device::cuda_handles`]).
     #[cfg(feature = "cuda")]
     fn cuda(&self) -> Option<&crate::cuda::CudaDevice> {

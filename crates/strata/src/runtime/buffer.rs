@@ -86,6 +86,53 @@ impl<T: Element> Buffer<T> {
 }
 
 impl<T> Buffer<T> {
+    /// The native handle of the buffer's memory: a `cl_mem` on OpenCL devices, a
+    /// `CUdeviceptr` on CUDA devices, the host address and length on the CPU backend. The
+    /// whole memory: a buffer is never a view of part of another.
+    ///
+    /// # Safety
+    /// The handle is valid while this buffer, a clone of it, or a command using it lives;
+    /// strata frees the memory after that (unless it came from [`Buffer::from_native`] with
+    /// [`Ownership::Borrowed`](crate::Ownership::Borrowed)). Reading or writing through it
+    /// while a strata command uses the memory is a data race: order it with the queue (finish
+    /// or wait for the commands first; with a native queue handle of the same queue, enqueue
+    /// after them). On the CPU backend the memory is read and written by kernels as atomic
+    /// 64-bit words, so plain accesses must not overlap a running kernel.
+    pub unsafe fn native(&self) -> crate::NativeMemory {
+        self.mem.native()
+    }
+
+    /// A buffer of `len` elements in memory the application allocated through the backend's
+    /// API: a `cl_mem` of the device's OpenCL context ([`Device::opencl_handles`]), or a
+    /// `CUdeviceptr` in the device's primary context ([`Device::cuda_handles`]). No copy is
+    /// made. The memory must hold `len` elements (checked: `CL_MEM_SIZE`, or the CUDA
+    /// allocation's range from the pointer) and is not charged to the device's memory budget.
+    /// The CPU backend takes no foreign memory. Errors: [`Error::Backend`] for a handle of
+    /// another backend or context, [`Error::BufferRange`] for memory that is too small.
+    ///
+    /// # Safety
+    /// `mem` must be a valid handle of the device's backend, its bytes laid out as `len`
+    /// values of `T`, and, with [`Ownership::Borrowed`](crate::Ownership::Borrowed), kept
+    /// alive by the application while the buffer, its clones and their commands live; with
+    /// [`Ownership::Owned`](crate::Ownership::Owned) the application gives its reference to
+    /// strata and must not free it. Nothing else may write it while strata commands use it.
+    pub unsafe fn from_native(
+        device: &Device,
+        mem: crate::NativeMemory,
+        len: usize,
+        ownership: crate::Ownership,
+    ) -> Result<Buffer<T>> {
+        let bytes =
+            len.checked_mul(std::mem::size_of::<T>())
+                .ok_or_else(|| Error::BufferRange {
+                    op: "from_native",
+                    detail: format!("{len} elements overflow the address space"),
+                })?;
+        // SAFETY: as this function's contract.
+        let mem = unsafe { device.inner.backend.wrap_memory(mem, bytes, ownership) }?;
+        Ok(Buffer::from_parts(mem, len, device.clone()))
+    }
+
     pub(crate) fn from_parts(mem: Arc<dyn Memory>, len: usize, device: Device) -> Buffer<T> {
         Buffer {
             mem,

@@ -13,6 +13,7 @@ mod backend;
 mod buffer;
 mod event;
 mod host;
+mod interop;
 mod kernel;
 mod queue;
 mod worker;
@@ -22,6 +23,7 @@ pub(crate) use backend::check_range;
 pub(crate) use backend::{ArgValue, Command, CompiledKernel, DeviceBackend, Memory, QueueBackend};
 pub use buffer::{Buffer, LocalMem};
 pub use event::{Event, Profile};
+pub use interop::{NativeMemory, OpenClHandles, Ownership};
 pub use kernel::{capture_kernels, Dims, Gathered, Kernel, KernelArg, NdRange, Run};
 pub use queue::{PendingRead, Queue};
 #[cfg(feature = "cuda")]
@@ -248,6 +250,9 @@ impl backend::Memory for Charged {
     fn as_any(&self) -> &dyn std::any::Any {
         self.inner.as_any()
     }
+    fn native(&self) -> NativeMemory {
+        self.inner.native()
+    }
 }
 
 impl Drop for Charged {
@@ -327,6 +332,12 @@ impl Device {
     /// The property summary.
     pub fn info(&self) -> &DeviceInfo {
         self.inner.backend.info()
+    }
+
+    /// The native handles of an OpenCL device (`opencl:N`); `None` for other backends.
+    #[cfg(feature = "opencl")]
+    pub fn opencl_handles(&self) -> Option<OpenClHandles> {
+        self.inner.backend.opencl().map(|d| d.handles())
     }
 
     /// The CUDA device behind this device, if it is one.

@@ -79,6 +79,40 @@ impl Queue {
         Self::create(device, true)
     }
 
+    /// The backend's own handle of this queue: the `cl_command_queue` on an OpenCL device, the
+    /// `CUstream` on a CUDA device; `None` on the CPU backend.
+    ///
+    /// # Safety
+    /// The handle is valid while this queue or a clone of it lives (strata then releases or
+    /// destroys it, unless it came from [`Queue::from_native`]). Commands the application
+    /// enqueues on it run in order with strata's only once strata has issued its own: wait
+    /// for strata's commands (their events, or [`Queue::finish`]) before enqueueing work that
+    /// depends on them, and finish the application's work before strata commands that depend
+    /// on it.
+    pub unsafe fn native(&self) -> Option<*mut std::ffi::c_void> {
+        Some(self.backend.native()).filter(|p| !p.is_null())
+    }
+
+    /// A strata queue on the application's own queue of `device`: an in-order
+    /// `cl_command_queue` of the device in strata's context ([`Device::opencl_handles`]; it is
+    /// retained while strata uses it), or a `CUstream` of the device's primary context
+    /// ([`Device::cuda_handles`]; strata never destroys it). Errors: [`Error::Backend`] for a
+    /// queue of another context or device, an out-of-order OpenCL queue, or a CPU device.
+    ///
+    /// # Safety
+    /// `queue` must be a valid handle of the device's backend, and a CUDA stream must outlive
+    /// the strata queue and its clones.
+    pub unsafe fn from_native(device: &Device, queue: *mut std::ffi::c_void) -> Result<Queue> {
+        // SAFETY: as this function's contract.
+        let backend = unsafe { device.inner.backend.wrap_queue(queue) }?;
+        Ok(Queue {
+            device: device.clone(),
+            backend,
+            pending: Arc::new(Mutex::new(Vec::new())),
+            launches: Arc::new(std::sync::atomic::AtomicU64::new(0)),
+        })
+    }
+
     fn create(device: &Device, profiling: bool) -> Result<Queue> {
         Ok(Queue {
             device: device.clone(),

@@ -54,6 +54,9 @@ pub(crate) struct WorkerQueue {
     issue: Issue,
     /// Prepares a thread to issue commands (binds a device context).
     init: Arc<dyn Fn() -> Result<()> + Send + Sync>,
+    /// The backend's own queue handle (`cl_command_queue`, `CUstream`), as an address; 0 where
+    /// there is none (the CPU backend).
+    native: usize,
     /// The unobserved failure of a command, which fails the commands after it.
     failure: Arc<Failure>,
 }
@@ -144,6 +147,13 @@ fn complete(
 }
 
 impl WorkerQueue {
+    /// The same queue, recording the backend's own handle of it ([`QueueBackend::native`]).
+    #[cfg(any(feature = "opencl", feature = "cuda"))]
+    pub(crate) fn with_native(mut self, handle: *mut std::ffi::c_void) -> WorkerQueue {
+        self.native = handle as usize;
+        self
+    }
+
     /// Starts the worker. `run` executes one command and returns the run time the device
     /// measured, if it measures one (the event's own clock is used otherwise).
     pub(crate) fn spawn(
@@ -246,6 +256,7 @@ impl WorkerQueue {
             done,
             issue,
             init,
+            native: 0,
             failure,
         })
     }
@@ -290,6 +301,9 @@ impl WorkerQueue {
 }
 
 impl QueueBackend for WorkerQueue {
+    fn native(&self) -> *mut std::ffi::c_void {
+        self.native as *mut std::ffi::c_void
+    }
     fn take_failure(&self) -> Option<Error> {
         self.failure.take()
     }

@@ -1,0 +1,59 @@
+//! Meeting other GPU code: the native handles behind strata's devices, queues and buffers, and
+//! strata buffers and queues made from the application's own handles (OpenCL objects, CUDA
+//! device pointers and streams).
+//!
+//! Handles are raw pointers and integers of the backend's C API (`cl_mem` is `*mut c_void`,
+//! `CUdeviceptr` is `u64`), so that any binding (cl3, opencl3, cudarc, a hand-written FFI)
+//! can take them.
+
+use std::ffi::c_void;
+
+/// The native handle of a buffer's memory ([`crate::Buffer::native`],
+/// [`crate::Buffer::from_native`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum NativeMemory {
+    /// Host memory of the CPU backend: its first byte and its length in bytes.
+    Host {
+        /// The first byte.
+        ptr: *mut u8,
+        /// Bytes.
+        len: usize,
+    },
+    /// An OpenCL buffer (`cl_mem`).
+    OpenCl(*mut c_void),
+    /// A CUDA device pointer (`CUdeviceptr`).
+    Cuda(u64),
+}
+
+/// Who frees memory made into a strata buffer by [`crate::Buffer::from_native`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ownership {
+    /// The application keeps it: strata never frees it (an OpenCL buffer is retained while
+    /// strata uses it and released after, so the application's own reference stays valid; a
+    /// CUDA allocation is left alone). The application must keep it alive while strata's
+    /// buffer, its clones and the commands using them live.
+    Borrowed,
+    /// strata frees it when the buffer, its clones and the commands using them are done
+    /// (`clReleaseMemObject`, `cuMemFree`): the application gives up its reference.
+    Owned,
+}
+
+/// The native handles of an OpenCL device ([`crate::Device::opencl_handles`]). strata keeps
+/// them (and its reference to the context) for the life of the process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct OpenClHandles {
+    /// The platform (`cl_platform_id`).
+    pub platform: *mut c_void,
+    /// The device (`cl_device_id`).
+    pub device: *mut c_void,
+    /// The context strata created for the device (`cl_context`): memory and queues used with
+    /// strata's buffers and kernels must belong to it.
+    pub context: *mut c_void,
+}
+
+// SAFETY: the handles are process-wide values that OpenCL lets every thread use.
+unsafe impl Send for OpenClHandles {}
+// SAFETY: as above.
+unsafe impl Sync for OpenClHandles {}
