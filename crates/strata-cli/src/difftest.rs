@@ -23,9 +23,9 @@
 //! sometimes followed by an atomic load of that element;
 //! every work-group collective. Transcendental built-ins appear only as the last operation of a
 //! stored result, so their error cannot be amplified by later operations; their arguments may
-//! be NaN (PoCL 3.1 returned 0 for `exp`, `floor`, `ceil`, `trunc`, `round` and `tanh` of a
-//! product with a NaN literal until the OpenCL writer made NaN literals opaque to the driver's
-//! compiler, see `Dialect::opaque_zero`). Private arrays are read
+//! be NaN (PoCL 3.1 returns 0 for `exp`, `exp2`, `floor`, `ceil`, `trunc`, `round` and `tanh` of
+//! a NaN its compiler can prove; the OpenCL writer calls them through helpers that return a NaN
+//! argument itself, see `Dialect::nan_guarded`). Private arrays are read
 //! at computed indices but written only at literal ones: PoCL 3.1's default `loopvec`
 //! work-group method miscompiles a store at a computed index followed by a read at another
 //! (`POCL_WORK_GROUP_METHOD=cbs` gives the right result).
@@ -863,9 +863,9 @@ impl Gen<'_> {
                     let m = self.pick(&APPROX2);
                     (m, vec![self.expr(t, 2), self.expr(t, 2)])
                 };
-                // NaN arguments included: PoCL 3.1 used to return 0 for `exp(x * NaN)` once LLVM
-                // saw the NaN literal; the OpenCL writer makes NaN literals opaque
-                // (`Dialect::opaque_zero`).
+                // NaN arguments included: PoCL 3.1 returns 0 for `exp(x * NaN)` once LLVM can
+                // prove the NaN; the OpenCL writer guards those built-ins
+                // (`Dialect::nan_guarded`).
                 let e = self.math(m, args);
                 self.output(e, Check::Approx(m));
             } else {

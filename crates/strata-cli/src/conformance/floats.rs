@@ -179,9 +179,9 @@ macro_rules! float_suite {
 
             /// Built-ins of a NaN the device's compiler could see: a product with a NaN
             /// literal, a private variable holding one, `-inf / -inf` of a private infinity.
-            /// PoCL 3.1 turned `floor`, `ceil`, `trunc`, `round`, `exp`, `exp2` and `tanh` of
-            /// such a NaN into 0 until the OpenCL writer made NaN and infinity literals opaque
-            /// to it (`Dialect::opaque_zero`).
+            /// PoCL 3.1 turns `floor`, `ceil`, `trunc`, `round`, `exp`, `exp2` and `tanh` of
+            /// such a NaN into 0; the OpenCL writer calls them through helpers that return a
+            /// NaN argument itself (`Dialect::nan_guarded`).
             pub(super) fn nan_literal(q: &Queue) -> Result<(), String> {
                 if skip(q) {
                     return Ok(());

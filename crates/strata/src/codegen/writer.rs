@@ -76,17 +76,6 @@ pub struct Dialect {
     pub convert_sat_nan_guard: bool,
     /// Reinterpretation of bits as type `{t}`.
     pub bitcast: &'static str,
-    /// Integer expressions of 32 and 64 bits that are 0 at run time but whose bits from the
-    /// exponent up the target compiler cannot know, added to the bits of NaN and infinity
-    /// literals; `None`: they are plain bitcasts. PoCL 3.1 (LLVM) turns `floor`, `ceil`,
-    /// `trunc`, `round`, `exp`, `exp2` and `tanh` of a value it can prove to be NaN (`x * NaN`,
-    /// a private variable holding NaN, `-inf / -inf`) into 0: its built-ins are compiled for
-    /// finite values, so a known NaN operand becomes poison; the same functions of a NaN
-    /// computed at run time are NaN. Hiding infinities too keeps LLVM from deriving NaNs
-    /// (`inf - inf`, `inf / inf`, `0 * inf`) from them. The OpenCL dialect uses
-    /// `get_global_id(0) >> 63` (ids are below 2^63), shifted up to the exponent:
-    /// `get_work_dim()` does not do, PoCL knows its value when it compiles.
-    pub opaque_zero: Option<[&'static str; 2]>,
     /// Atomic function names for 32-bit integers: add, sub, min, max, and, or, xor, exchange,
     /// compare-exchange (`(pointer, expected, new)`).
     pub atomics32: [&'static str; 9],
@@ -99,6 +88,12 @@ pub struct Dialect {
     pub collectives: Collectives,
     /// Overrides of built-in function names (the default is [`MathFn::name`]).
     pub math_names: &'static [(MathFn, &'static str)],
+    /// Float built-ins called through a helper that returns a NaN argument itself. PoCL 3.1
+    /// returns 0 for these of a NaN its compiler (LLVM) can prove, however the NaN arose (a
+    /// literal, `bitcast<f64>(-1)` of constants, `-inf / -inf`): its built-ins are compiled
+    /// for finite values, so a known NaN operand becomes poison. The helper's test stays
+    /// outside the built-in, where no such assumption holds.
+    pub nan_guarded: &'static [MathFn],
     /// Compiler options the dialect needs for exact results.
     pub options: &'static [&'static str],
 }
@@ -153,15 +148,20 @@ pub static OPENCL: Dialect = Dialect {
     convert_sat: "convert_{t}_sat_rtz({x})",
     convert_sat_nan_guard: true,
     bitcast: "as_{t}({x})",
-    opaque_zero: Some([
-        "((uint)((ulong)get_global_id(0) >> 63) << 23)",
-        "(((ulong)get_global_id(0) >> 63) << 52)",
-    ]),
     atomics32: ["atomic_add", "atomic_sub", "atomic_min", "atomic_max", "atomic_and", "atomic_or", "atomic_xor", "atomic_xchg", "atomic_cmpxchg"],
     atomics64: ["atom_add", "atom_sub", "atom_min", "atom_max", "atom_and", "atom_or", "atom_xor", "atom_xchg", "atom_cmpxchg"],
     atomic_load: None,
     collectives: Collectives::LocalSerial,
     math_names: &[],
+    nan_guarded: &[
+        MathFn::Floor,
+        MathFn::Ceil,
+        MathFn::Trunc,
+        MathFn::Round,
+        MathFn::Exp,
+        MathFn::Exp2,
+        MathFn::Tanh,
+    ],
     options: &["-cl-std=CL1.2", "-cl-fp32-correctly-rounded-divide-sqrt"],
 };
 
@@ -189,7 +189,6 @@ pub static CUDA: Dialect = Dialect {
     convert_sat: "strata_convert_sat<{t}>({x})",
     convert_sat_nan_guard: false,
     bitcast: "strata_as<{t}>({x})",
-    opaque_zero: None,
     atomics32: CUDA_ATOMICS,
     atomics64: CUDA_ATOMICS,
     atomic_load: Some("strata_atomic_load({p})"),
@@ -208,6 +207,7 @@ pub static CUDA: Dialect = Dialect {
         (MathFn::Abs, "strata_abs"),
         (MathFn::Rhadd, "strata_rhadd"),
     ],
+    nan_guarded: &[],
     options: &["--std=c++17", "--fmad=false"],
 };
 
@@ -752,19 +752,11 @@ impl<'a> Writer<'a> {
                     ),
                     _ => (f64::from_bits(l.bits), format!("0x{:016x}ul", l.bits)),
                 };
-                if v.is_finite() {
-                    return match l.scalar {
-                        Scalar::F32 => format!("{:?}f", v as f32),
-                        _ => format!("{v:?}"),
-                    };
+                match l.scalar {
+                    _ if !v.is_finite() => self.d.bitcast.replace("{t}", t).replace("{x}", &bits),
+                    Scalar::F32 => format!("{:?}f", v as f32),
+                    _ => format!("{v:?}"),
                 }
-                let bits = match self.d.opaque_zero {
-                    Some(zero) => {
-                        format!("({bits} + {})", zero[usize::from(l.scalar == Scalar::F64)])
-                    }
-                    _ => bits,
-                };
-                self.d.bitcast.replace("{t}", t).replace("{x}", &bits)
             }
             Scalar::I32 => {
                 let v = l.as_i128() as i32;
@@ -1062,6 +1054,15 @@ impl<'a> Writer<'a> {
                             format!("(({t}){}({}, {}))", self.fname(m), a[0], a[1])
                         }
                         (MathFn::Abs, true) => format!("fabs({})", a[0]),
+                        (_, true) if self.d.nan_guarded.contains(&m) => {
+                            let f = self.fname(m);
+                            let name = format!("strata_{f}_{t}");
+                            self.helpers.insert(format!(
+                                "{} {t} {name}({t} x) {{ return isnan(x) ? x : {f}(x); }}\n",
+                                self.d.helper_prefix
+                            ));
+                            format!("{name}({})", a[0])
+                        }
                         (MathFn::Sign, true) => {
                             // A helper, not the built-in: NVIDIA's OpenCL returns +0 for
                             // sign(-0.0); strata (and OpenCL) return the zero itself.

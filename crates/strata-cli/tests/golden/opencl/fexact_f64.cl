@@ -2,7 +2,15 @@
 #pragma OPENCL FP_CONTRACT OFF
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 
+static inline double strata_ceil_double(double x) { return isnan(x) ? x : ceil(x); }
+
+static inline double strata_floor_double(double x) { return isnan(x) ? x : floor(x); }
+
+static inline double strata_round_double(double x) { return isnan(x) ? x : round(x); }
+
 static inline double strata_sign_double(double x) { return x != x ? (double)0 : x > (double)0 ? (double)1 : x < (double)0 ? (double)-1 : x; }
+
+static inline double strata_trunc_double(double x) { return isnan(x) ? x : trunc(x); }
 
 __kernel void fexact_f64(
     __global const double* a,
@@ -22,10 +30,10 @@ __kernel void fexact_f64(
         const uint e4 = (e0 * 13u);
         const double e6 = fabs(v0);
         out[e4] = sqrt(e6);
-        out[(e4 + 1u)] = floor(v0);
-        out[(e4 + 2u)] = ceil(v0);
-        out[(e4 + 3u)] = round(v0);
-        out[(e4 + 4u)] = trunc(v0);
+        out[(e4 + 1u)] = strata_floor_double(v0);
+        out[(e4 + 2u)] = strata_ceil_double(v0);
+        out[(e4 + 3u)] = strata_round_double(v0);
+        out[(e4 + 4u)] = strata_trunc_double(v0);
         out[(e4 + 5u)] = fmod(v0, v1);
         out[(e4 + 6u)] = copysign(v0, v1);
         out[(e4 + 7u)] = fma(v0, v1, v2);

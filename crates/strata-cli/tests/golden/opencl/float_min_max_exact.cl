@@ -19,7 +19,7 @@ __kernel void float_min_max_exact(
         strata_scratch_float[strata_lid] = v0;
         barrier(CLK_LOCAL_MEM_FENCE);
         if (strata_lid == 0u) {
-            float strata_acc = as_float((0x7f800000u + ((uint)((ulong)get_global_id(0) >> 63) << 23)));
+            float strata_acc = as_float(0x7f800000u);
             const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
             for (uint strata_k = 0u; strata_k < strata_n; strata_k++) {
                 const float strata_v = strata_scratch_float[strata_k];
@@ -39,7 +39,7 @@ __kernel void float_min_max_exact(
         strata_scratch_float[strata_lid] = v0;
         barrier(CLK_LOCAL_MEM_FENCE);
         if (strata_lid == 0u) {
-            float strata_acc = as_float((0xff800000u + ((uint)((ulong)get_global_id(0) >> 63) << 23)));
+            float strata_acc = as_float(0xff800000u);
             const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
             for (uint strata_k = 0u; strata_k < strata_n; strata_k++) {
                 const float strata_v = strata_scratch_float[strata_k];
@@ -58,7 +58,7 @@ __kernel void float_min_max_exact(
         strata_scratch_float[strata_lid] = v0;
         barrier(CLK_LOCAL_MEM_FENCE);
         if (strata_lid == 0u) {
-            float strata_acc = as_float((0x7f800000u + ((uint)((ulong)get_global_id(0) >> 63) << 23)));
+            float strata_acc = as_float(0x7f800000u);
             const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
             for (uint strata_k = 0u; strata_k < strata_n; strata_k++) {
                 const float strata_v = strata_scratch_float[strata_k];
@@ -78,7 +78,7 @@ __kernel void float_min_max_exact(
         strata_scratch_float[strata_lid] = v0;
         barrier(CLK_LOCAL_MEM_FENCE);
         if (strata_lid == 0u) {
-            float strata_acc = as_float((0xff800000u + ((uint)((ulong)get_global_id(0) >> 63) << 23)));
+            float strata_acc = as_float(0xff800000u);
             const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
             for (uint strata_k = 0u; strata_k < strata_n; strata_k++) {
                 const float strata_v = strata_scratch_float[strata_k];

@@ -2,6 +2,20 @@
 #pragma OPENCL FP_CONTRACT OFF
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 
+static inline double strata_ceil_double(double x) { return isnan(x) ? x : ceil(x); }
+
+static inline double strata_exp2_double(double x) { return isnan(x) ? x : exp2(x); }
+
+static inline double strata_exp_double(double x) { return isnan(x) ? x : exp(x); }
+
+static inline double strata_floor_double(double x) { return isnan(x) ? x : floor(x); }
+
+static inline double strata_round_double(double x) { return isnan(x) ? x : round(x); }
+
+static inline double strata_tanh_double(double x) { return isnan(x) ? x : tanh(x); }
+
+static inline double strata_trunc_double(double x) { return isnan(x) ? x : trunc(x); }
+
 __kernel void fnan_literal_f64(
     __global const double* a,
     const uint a_len,
@@ -19,35 +33,35 @@ __kernel void fnan_literal_f64(
         const double v0 = a[e0];
         const double v1 = b[e0];
         const double v2 = c[e0];
-        v = as_double((0x7ff8000000000000ul + (((ulong)get_global_id(0) >> 63) << 52)));
+        v = as_double(0x7ff8000000000000ul);
         const double v3 = v;
-        v_1 = as_double((0xfff0000000000000ul + (((ulong)get_global_id(0) >> 63) << 52)));
+        v_1 = as_double(0xfff0000000000000ul);
         const double v4 = v_1;
         const uint e7 = (e0 * 24u);
-        const double e9 = (v0 * as_double((0x7ff8000000000000ul + (((ulong)get_global_id(0) >> 63) << 52))));
-        out[e7] = floor(e9);
+        const double e9 = (v0 * as_double(0x7ff8000000000000ul));
+        out[e7] = strata_floor_double(e9);
         const double e14 = (v0 + v3);
-        out[(e7 + 1u)] = floor(e14);
-        const double e19 = (v4 / as_double((0xfff0000000000000ul + (((ulong)get_global_id(0) >> 63) << 52))));
-        out[(e7 + 2u)] = floor(e19);
-        out[(e7 + 3u)] = ceil(e9);
-        out[(e7 + 4u)] = ceil(e14);
-        out[(e7 + 5u)] = ceil(e19);
-        out[(e7 + 6u)] = trunc(e9);
-        out[(e7 + 7u)] = trunc(e14);
-        out[(e7 + 8u)] = trunc(e19);
-        out[(e7 + 9u)] = round(e9);
-        out[(e7 + 10u)] = round(e14);
-        out[(e7 + 11u)] = round(e19);
-        out[(e7 + 12u)] = exp(e9);
-        out[(e7 + 13u)] = exp(e14);
-        out[(e7 + 14u)] = exp(e19);
-        out[(e7 + 15u)] = exp2(e9);
-        out[(e7 + 16u)] = exp2(e14);
-        out[(e7 + 17u)] = exp2(e19);
-        out[(e7 + 18u)] = tanh(e9);
-        out[(e7 + 19u)] = tanh(e14);
-        out[(e7 + 20u)] = tanh(e19);
+        out[(e7 + 1u)] = strata_floor_double(e14);
+        const double e19 = (v4 / as_double(0xfff0000000000000ul));
+        out[(e7 + 2u)] = strata_floor_double(e19);
+        out[(e7 + 3u)] = strata_ceil_double(e9);
+        out[(e7 + 4u)] = strata_ceil_double(e14);
+        out[(e7 + 5u)] = strata_ceil_double(e19);
+        out[(e7 + 6u)] = strata_trunc_double(e9);
+        out[(e7 + 7u)] = strata_trunc_double(e14);
+        out[(e7 + 8u)] = strata_trunc_double(e19);
+        out[(e7 + 9u)] = strata_round_double(e9);
+        out[(e7 + 10u)] = strata_round_double(e14);
+        out[(e7 + 11u)] = strata_round_double(e19);
+        out[(e7 + 12u)] = strata_exp_double(e9);
+        out[(e7 + 13u)] = strata_exp_double(e14);
+        out[(e7 + 14u)] = strata_exp_double(e19);
+        out[(e7 + 15u)] = strata_exp2_double(e9);
+        out[(e7 + 16u)] = strata_exp2_double(e14);
+        out[(e7 + 17u)] = strata_exp2_double(e19);
+        out[(e7 + 18u)] = strata_tanh_double(e9);
+        out[(e7 + 19u)] = strata_tanh_double(e14);
+        out[(e7 + 20u)] = strata_tanh_double(e19);
         out[(e7 + 21u)] = sin(e9);
         out[(e7 + 22u)] = sin(e14);
         out[(e7 + 23u)] = sin(e19);

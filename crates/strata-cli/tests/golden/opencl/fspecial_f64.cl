@@ -2,6 +2,8 @@
 #pragma OPENCL FP_CONTRACT OFF
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 
+static inline double strata_exp_double(double x) { return isnan(x) ? x : exp(x); }
+
 __kernel void fspecial_f64(
     __global const double* a,
     const uint a_len,
@@ -25,7 +27,7 @@ __kernel void fspecial_f64(
         out[(e4 + 4u)] = (v0 - v0);
         out[(e4 + 5u)] = (v0 * v1);
         out[(e4 + 6u)] = log(v0);
-        out[(e4 + 7u)] = exp(v0);
+        out[(e4 + 7u)] = strata_exp_double(v0);
         out[(e4 + 8u)] = ((isnan(v0) != 0) ? 1.0 : 0.0);
         out[(e4 + 9u)] = ((isinf(v0) != 0) ? 1.0 : 0.0);
         out[(e4 + 10u)] = ((isfinite(v0) != 0) ? 1.0 : 0.0);

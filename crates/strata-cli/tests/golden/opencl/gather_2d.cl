@@ -48,7 +48,7 @@ __kernel void gather_2d(
         strata_scratch_float[strata_lid] = v0;
         barrier(CLK_LOCAL_MEM_FENCE);
         if (strata_lid == 0u) {
-            float strata_acc = as_float((0xff800000u + ((uint)((ulong)get_global_id(0) >> 63) << 23)));
+            float strata_acc = as_float(0xff800000u);
             const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
             for (uint strata_k = 0u; strata_k < strata_n; strata_k++) {
                 const float strata_v = strata_scratch_float[strata_k];
