@@ -239,7 +239,7 @@ fn all_twins() -> Vec<(String, Vec<Kernel>)> {
 ///   operations (regressions from the H100's NVRTC), all of them `#[kernel]` built-ins too;
 /// - `float/*_nan_literal`: floor, ceil, trunc, round, exp, exp2, tanh and sin of a NaN the
 ///   driver's compiler can see (a regression case for PoCL), all `#[kernel]` built-ins too;
-/// - `random/*`: Philox4x32-10 (`strata::random`), helper functions of `Expr`s that a
+/// - `rng/*`: Philox4x32-10 (`strata::random`), helper functions of `Expr`s that a
 ///   `#[kernel]` function calls the same way;
 /// - `stub/*`: kernels calling stub functions (device functions given as OpenCL source and a
 ///   CPU body), which are new in the builder and have no `#[kernel]` syntax yet.
@@ -268,7 +268,7 @@ const NOT_TWINNED: &[&str] = &[
     "int/hadd_after_mul_hi",
     "float/f32_nan_literal",
     "float/f64_nan_literal",
-    "random/",
+    "rng/",
 ];
 
 /// How many conformance cases must have twins (the number twinned when the list was last

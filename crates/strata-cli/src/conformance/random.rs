@@ -9,8 +9,8 @@ use strata::random::{self, Philox};
 /// Cases of this area.
 pub(super) fn cases() -> Vec<Case> {
     vec![
-        case("random/philox_known_answers", known_answers),
-        case("random/philox_streams", streams),
+        case("rng/philox_known_answers", known_answers),
+        case("rng/philox_streams", streams),
     ]
 }
 

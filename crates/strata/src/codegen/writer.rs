@@ -89,10 +89,13 @@ pub struct Dialect {
     /// Overrides of built-in function names (the default is [`MathFn::name`]).
     pub math_names: &'static [(MathFn, &'static str)],
     /// Float built-ins called through a helper that returns a NaN argument itself. PoCL 3.1
-    /// returns 0 for these of a NaN its compiler (LLVM) can prove, however the NaN arose (a
+    /// returns 0 for some of them (seen: `floor`, `ceil`, `trunc`, `round`, `exp`, `exp2`,
+    /// `expm1`, `tanh`) of a NaN its compiler (LLVM) can prove, however the NaN arose (a
     /// literal, `bitcast<f64>(-1)` of constants, `-inf / -inf`): its built-ins are compiled
     /// for finite values, so a known NaN operand becomes poison. The helper's test stays
-    /// outside the built-in, where no such assumption holds.
+    /// outside the built-in, where no such assumption holds. OpenCL guards every one-argument
+    /// float built-in whose value at NaN is NaN (a compare and a select each), not only those
+    /// seen failing: each new one was found by a random program, never by a user.
     pub nan_guarded: &'static [MathFn],
     /// Compiler options the dialect needs for exact results.
     pub options: &'static [&'static str],
@@ -154,13 +157,33 @@ pub static OPENCL: Dialect = Dialect {
     collectives: Collectives::LocalSerial,
     math_names: &[],
     nan_guarded: &[
+        MathFn::Sqrt,
+        MathFn::Rsqrt,
+        MathFn::Cbrt,
+        MathFn::Exp,
+        MathFn::Exp2,
+        MathFn::Exp10,
+        MathFn::Expm1,
+        MathFn::Log,
+        MathFn::Log2,
+        MathFn::Log10,
+        MathFn::Log1p,
+        MathFn::Sin,
+        MathFn::Cos,
+        MathFn::Tan,
+        MathFn::Asin,
+        MathFn::Acos,
+        MathFn::Atan,
+        MathFn::Sinh,
+        MathFn::Cosh,
+        MathFn::Tanh,
+        MathFn::Asinh,
+        MathFn::Acosh,
+        MathFn::Atanh,
         MathFn::Floor,
         MathFn::Ceil,
         MathFn::Trunc,
         MathFn::Round,
-        MathFn::Exp,
-        MathFn::Exp2,
-        MathFn::Tanh,
     ],
     options: &["-cl-std=CL1.2", "-cl-fp32-correctly-rounded-divide-sqrt"],
 };

@@ -2,6 +2,8 @@
 #pragma OPENCL FP_CONTRACT OFF
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 
+static inline double strata_acosh_double(double x) { return isnan(x) ? x : acosh(x); }
+
 __kernel void acosh_kernel(
     __global const double* x,
     const uint x_len,
@@ -11,6 +13,6 @@ __kernel void acosh_kernel(
     const uint e0 = (uint)get_global_id(0);
     if (e0 < x_len) {
         const double v0 = x[e0];
-        out[e0] = acosh(v0);
+        out[e0] = strata_acosh_double(v0);
     }
 }

@@ -7,6 +7,8 @@ static inline float strata_floor_float(float x) { return isnan(x) ? x : floor(x)
 
 static inline float strata_round_float(float x) { return isnan(x) ? x : round(x); }
 
+static inline float strata_sqrt_float(float x) { return isnan(x) ? x : sqrt(x); }
+
 static inline float strata_trunc_float(float x) { return isnan(x) ? x : trunc(x); }
 
 __kernel void f32x4_math(
@@ -21,9 +23,9 @@ __kernel void f32x4_math(
         const float v0_1 = x[(e0) * 4 + 1];
         const float v0_2 = x[(e0) * 4 + 2];
         const float v0_3 = x[(e0) * 4 + 3];
-        out[(e0) * 4 + 0] = ((((sqrt(v0_0) + strata_floor_float(v0_0)) + fmin(strata_ceil_float(v0_0), 50.0f)) + fmin(fmax(strata_trunc_float(v0_0), 10.0f), 20.0f)) + strata_round_float(v0_0));
-        out[(e0) * 4 + 1] = ((((sqrt(v0_1) + strata_floor_float(v0_1)) + fmin(strata_ceil_float(v0_1), 50.0f)) + fmin(fmax(strata_trunc_float(v0_1), 10.0f), 20.0f)) + strata_round_float(v0_1));
-        out[(e0) * 4 + 2] = ((((sqrt(v0_2) + strata_floor_float(v0_2)) + fmin(strata_ceil_float(v0_2), 50.0f)) + fmin(fmax(strata_trunc_float(v0_2), 10.0f), 20.0f)) + strata_round_float(v0_2));
-        out[(e0) * 4 + 3] = ((((sqrt(v0_3) + strata_floor_float(v0_3)) + fmin(strata_ceil_float(v0_3), 50.0f)) + fmin(fmax(strata_trunc_float(v0_3), 10.0f), 20.0f)) + strata_round_float(v0_3));
+        out[(e0) * 4 + 0] = ((((strata_sqrt_float(v0_0) + strata_floor_float(v0_0)) + fmin(strata_ceil_float(v0_0), 50.0f)) + fmin(fmax(strata_trunc_float(v0_0), 10.0f), 20.0f)) + strata_round_float(v0_0));
+        out[(e0) * 4 + 1] = ((((strata_sqrt_float(v0_1) + strata_floor_float(v0_1)) + fmin(strata_ceil_float(v0_1), 50.0f)) + fmin(fmax(strata_trunc_float(v0_1), 10.0f), 20.0f)) + strata_round_float(v0_1));
+        out[(e0) * 4 + 2] = ((((strata_sqrt_float(v0_2) + strata_floor_float(v0_2)) + fmin(strata_ceil_float(v0_2), 50.0f)) + fmin(fmax(strata_trunc_float(v0_2), 10.0f), 20.0f)) + strata_round_float(v0_2));
+        out[(e0) * 4 + 3] = ((((strata_sqrt_float(v0_3) + strata_floor_float(v0_3)) + fmin(strata_ceil_float(v0_3), 50.0f)) + fmin(fmax(strata_trunc_float(v0_3), 10.0f), 20.0f)) + strata_round_float(v0_3));
     }
 }

@@ -3,6 +3,8 @@
 
 static inline float strata_exp2_float(float x) { return isnan(x) ? x : exp2(x); }
 
+static inline float strata_sin_float(float x) { return isnan(x) ? x : sin(x); }
+
 __kernel void f32x4_transcendental(
     __global const float* x,
     const uint x_len,
@@ -15,9 +17,9 @@ __kernel void f32x4_transcendental(
         const float v0_1 = x[(e0) * 4 + 1];
         const float v0_2 = x[(e0) * 4 + 2];
         const float v0_3 = x[(e0) * 4 + 3];
-        out[(e0) * 4 + 0] = (strata_exp2_float(v0_0) + sin(v0_0));
-        out[(e0) * 4 + 1] = (strata_exp2_float(v0_1) + sin(v0_1));
-        out[(e0) * 4 + 2] = (strata_exp2_float(v0_2) + sin(v0_2));
-        out[(e0) * 4 + 3] = (strata_exp2_float(v0_3) + sin(v0_3));
+        out[(e0) * 4 + 0] = (strata_exp2_float(v0_0) + strata_sin_float(v0_0));
+        out[(e0) * 4 + 1] = (strata_exp2_float(v0_1) + strata_sin_float(v0_1));
+        out[(e0) * 4 + 2] = (strata_exp2_float(v0_2) + strata_sin_float(v0_2));
+        out[(e0) * 4 + 3] = (strata_exp2_float(v0_3) + strata_sin_float(v0_3));
     }
 }

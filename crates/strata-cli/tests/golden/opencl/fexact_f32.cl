@@ -9,6 +9,8 @@ static inline float strata_round_float(float x) { return isnan(x) ? x : round(x)
 
 static inline float strata_sign_float(float x) { return x != x ? (float)0 : x > (float)0 ? (float)1 : x < (float)0 ? (float)-1 : x; }
 
+static inline float strata_sqrt_float(float x) { return isnan(x) ? x : sqrt(x); }
+
 static inline float strata_trunc_float(float x) { return isnan(x) ? x : trunc(x); }
 
 __kernel void fexact_f32(
@@ -28,7 +30,7 @@ __kernel void fexact_f32(
         const float v2 = c[e0];
         const uint e4 = (e0 * 13u);
         const float e6 = fabs(v0);
-        out[e4] = sqrt(e6);
+        out[e4] = strata_sqrt_float(e6);
         out[(e4 + 1u)] = strata_floor_float(v0);
         out[(e4 + 2u)] = strata_ceil_float(v0);
         out[(e4 + 3u)] = strata_round_float(v0);

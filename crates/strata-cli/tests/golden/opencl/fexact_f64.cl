@@ -10,6 +10,8 @@ static inline double strata_round_double(double x) { return isnan(x) ? x : round
 
 static inline double strata_sign_double(double x) { return x != x ? (double)0 : x > (double)0 ? (double)1 : x < (double)0 ? (double)-1 : x; }
 
+static inline double strata_sqrt_double(double x) { return isnan(x) ? x : sqrt(x); }
+
 static inline double strata_trunc_double(double x) { return isnan(x) ? x : trunc(x); }
 
 __kernel void fexact_f64(
@@ -29,7 +31,7 @@ __kernel void fexact_f64(
         const double v2 = c[e0];
         const uint e4 = (e0 * 13u);
         const double e6 = fabs(v0);
-        out[e4] = sqrt(e6);
+        out[e4] = strata_sqrt_double(e6);
         out[(e4 + 1u)] = strata_floor_double(v0);
         out[(e4 + 2u)] = strata_ceil_double(v0);
         out[(e4 + 3u)] = strata_round_double(v0);

@@ -11,6 +11,8 @@ static inline float strata_floor_float(float x) { return isnan(x) ? x : floor(x)
 
 static inline float strata_round_float(float x) { return isnan(x) ? x : round(x); }
 
+static inline float strata_sin_float(float x) { return isnan(x) ? x : sin(x); }
+
 static inline float strata_tanh_float(float x) { return isnan(x) ? x : tanh(x); }
 
 static inline float strata_trunc_float(float x) { return isnan(x) ? x : trunc(x); }
@@ -61,8 +63,8 @@ __kernel void fnan_literal_f32(
         out[(e7 + 18u)] = strata_tanh_float(e9);
         out[(e7 + 19u)] = strata_tanh_float(e14);
         out[(e7 + 20u)] = strata_tanh_float(e19);
-        out[(e7 + 21u)] = sin(e9);
-        out[(e7 + 22u)] = sin(e14);
-        out[(e7 + 23u)] = sin(e19);
+        out[(e7 + 21u)] = strata_sin_float(e9);
+        out[(e7 + 22u)] = strata_sin_float(e14);
+        out[(e7 + 23u)] = strata_sin_float(e19);
     }
 }

@@ -12,6 +12,8 @@ static inline double strata_floor_double(double x) { return isnan(x) ? x : floor
 
 static inline double strata_round_double(double x) { return isnan(x) ? x : round(x); }
 
+static inline double strata_sin_double(double x) { return isnan(x) ? x : sin(x); }
+
 static inline double strata_tanh_double(double x) { return isnan(x) ? x : tanh(x); }
 
 static inline double strata_trunc_double(double x) { return isnan(x) ? x : trunc(x); }
@@ -62,8 +64,8 @@ __kernel void fnan_literal_f64(
         out[(e7 + 18u)] = strata_tanh_double(e9);
         out[(e7 + 19u)] = strata_tanh_double(e14);
         out[(e7 + 20u)] = strata_tanh_double(e19);
-        out[(e7 + 21u)] = sin(e9);
-        out[(e7 + 22u)] = sin(e14);
-        out[(e7 + 23u)] = sin(e19);
+        out[(e7 + 21u)] = strata_sin_double(e9);
+        out[(e7 + 22u)] = strata_sin_double(e14);
+        out[(e7 + 23u)] = strata_sin_double(e19);
     }
 }

@@ -3,6 +3,10 @@
 
 static inline float strata_exp_float(float x) { return isnan(x) ? x : exp(x); }
 
+static inline float strata_log_float(float x) { return isnan(x) ? x : log(x); }
+
+static inline float strata_sqrt_float(float x) { return isnan(x) ? x : sqrt(x); }
+
 __kernel void fspecial_f32(
     __global const float* a,
     const uint a_len,
@@ -20,12 +24,12 @@ __kernel void fspecial_f32(
         const float v2 = c[e0];
         const uint e4 = (e0 * 14u);
         out[e4] = (1.0f / v0);
-        out[(e4 + 1u)] = sqrt(v0);
+        out[(e4 + 1u)] = strata_sqrt_float(v0);
         out[(e4 + 2u)] = fmin(v0, v1);
         out[(e4 + 3u)] = fmax(v0, v1);
         out[(e4 + 4u)] = (v0 - v0);
         out[(e4 + 5u)] = (v0 * v1);
-        out[(e4 + 6u)] = log(v0);
+        out[(e4 + 6u)] = strata_log_float(v0);
         out[(e4 + 7u)] = strata_exp_float(v0);
         out[(e4 + 8u)] = ((isnan(v0) != 0) ? 1.0f : 0.0f);
         out[(e4 + 9u)] = ((isinf(v0) != 0) ? 1.0f : 0.0f);

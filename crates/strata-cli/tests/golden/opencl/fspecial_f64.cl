@@ -4,6 +4,10 @@
 
 static inline double strata_exp_double(double x) { return isnan(x) ? x : exp(x); }
 
+static inline double strata_log_double(double x) { return isnan(x) ? x : log(x); }
+
+static inline double strata_sqrt_double(double x) { return isnan(x) ? x : sqrt(x); }
+
 __kernel void fspecial_f64(
     __global const double* a,
     const uint a_len,
@@ -21,12 +25,12 @@ __kernel void fspecial_f64(
         const double v2 = c[e0];
         const uint e4 = (e0 * 14u);
         out[e4] = (1.0 / v0);
-        out[(e4 + 1u)] = sqrt(v0);
+        out[(e4 + 1u)] = strata_sqrt_double(v0);
         out[(e4 + 2u)] = fmin(v0, v1);
         out[(e4 + 3u)] = fmax(v0, v1);
         out[(e4 + 4u)] = (v0 - v0);
         out[(e4 + 5u)] = (v0 * v1);
-        out[(e4 + 6u)] = log(v0);
+        out[(e4 + 6u)] = strata_log_double(v0);
         out[(e4 + 7u)] = strata_exp_double(v0);
         out[(e4 + 8u)] = ((isnan(v0) != 0) ? 1.0 : 0.0);
         out[(e4 + 9u)] = ((isinf(v0) != 0) ? 1.0 : 0.0);

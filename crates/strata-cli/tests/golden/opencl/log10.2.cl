@@ -2,6 +2,8 @@
 #pragma OPENCL FP_CONTRACT OFF
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 
+static inline double strata_log10_double(double x) { return isnan(x) ? x : log10(x); }
+
 __kernel void log10_kernel(
     __global const double* x,
     const uint x_len,
@@ -11,6 +13,6 @@ __kernel void log10_kernel(
     const uint e0 = (uint)get_global_id(0);
     if (e0 < x_len) {
         const double v0 = x[e0];
-        out[e0] = log10(v0);
+        out[e0] = strata_log10_double(v0);
     }
 }

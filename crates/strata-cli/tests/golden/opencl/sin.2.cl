@@ -2,6 +2,8 @@
 #pragma OPENCL FP_CONTRACT OFF
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 
+static inline double strata_sin_double(double x) { return isnan(x) ? x : sin(x); }
+
 __kernel void sin_kernel(
     __global const double* x,
     const uint x_len,
@@ -11,6 +13,6 @@ __kernel void sin_kernel(
     const uint e0 = (uint)get_global_id(0);
     if (e0 < x_len) {
         const double v0 = x[e0];
-        out[e0] = sin(v0);
+        out[e0] = strata_sin_double(v0);
     }
 }

@@ -2,6 +2,8 @@
 #pragma OPENCL FP_CONTRACT OFF
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 
+static inline double strata_sinh_double(double x) { return isnan(x) ? x : sinh(x); }
+
 __kernel void sinh_kernel(
     __global const double* x,
     const uint x_len,
@@ -11,6 +13,6 @@ __kernel void sinh_kernel(
     const uint e0 = (uint)get_global_id(0);
     if (e0 < x_len) {
         const double v0 = x[e0];
-        out[e0] = sinh(v0);
+        out[e0] = strata_sinh_double(v0);
     }
 }

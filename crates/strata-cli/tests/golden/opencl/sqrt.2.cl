@@ -2,6 +2,8 @@
 #pragma OPENCL FP_CONTRACT OFF
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 
+static inline double strata_sqrt_double(double x) { return isnan(x) ? x : sqrt(x); }
+
 __kernel void sqrt_kernel(
     __global const double* x,
     const uint x_len,
@@ -11,6 +13,6 @@ __kernel void sqrt_kernel(
     const uint e0 = (uint)get_global_id(0);
     if (e0 < x_len) {
         const double v0 = x[e0];
-        out[e0] = sqrt(v0);
+        out[e0] = strata_sqrt_double(v0);
     }
 }
