@@ -70,6 +70,10 @@ enum Command {
         /// Print the summary as one JSON object (after the progress lines).
         #[arg(long)]
         json: bool,
+        /// Run only program N of the run (alone in its kernel, with the same inputs): to
+        /// reproduce a reported mismatch.
+        #[arg(long, value_name = "N")]
+        only: Option<usize>,
     },
     /// Run the benchmarks with strata kernels on a device and with a baseline (rayon on the
     /// host; on CUDA devices hand-written CUDA C, and cuBLAS for SGEMM), median of R runs.
@@ -319,6 +323,28 @@ fn difftest(spec: &str, seed: u64, programs: usize, json: bool) -> ExitCode {
                     failures: r.failed.clone(),
                 }));
             }
+            if r.failed_programs == 0 {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            }
+        }
+        Err(e) => fail(&e),
+    }
+}
+
+/// `strata difftest --only N`: program `index` of the run with `seed`, alone.
+fn difftest_one(spec: &str, seed: u64, index: usize) -> ExitCode {
+    let (cpu, other) = match (open("cpu"), open(spec)) {
+        (Ok((_, c)), Ok((_, o))) => (c, o),
+        (Err(e), _) | (_, Err(e)) => return fail(&e.to_string()),
+    };
+    match difftest::run_one(&cpu, &other, seed, index) {
+        Ok(r) => {
+            for m in &r.failed {
+                out(&format!("FAIL {}", m.replace('\n', "\n    ")));
+            }
+            out(&r.summary());
             if r.failed_programs == 0 {
                 ExitCode::SUCCESS
             } else {
@@ -599,7 +625,11 @@ fn main() -> ExitCode {
             seed,
             programs,
             json,
-        } => difftest(&device, seed, programs, json),
+            only,
+        } => match only {
+            Some(index) => difftest_one(&device, seed, index),
+            None => difftest(&device, seed, programs, json),
+        },
         Command::Bench {
             json,
             filter,

@@ -212,6 +212,33 @@ macro_rules! float_suite {
                     let r: [Expr<F>; 24] = r.try_into().expect("three results per built-in");
                     r
                 })?;
+                // Two-argument built-ins of such a NaN, with IEEE's exceptions to "NaN in, NaN
+                // out": pow(x, 0) = pow(1, y) = 1, hypot(inf, y) = inf.
+                let two = run(q, concat!("fnan_literal2_", stringify!($t)), &a, &zero, &zero, |x, _, _| {
+                    let n = x * F::NAN;
+                    [
+                        n.pow(lit(0.0 as F)),
+                        lit(1.0 as F).pow(n),
+                        lit(F::INFINITY).hypot(n),
+                        n.pow(lit(2.0 as F)),
+                        n.atan2(lit(1.0 as F)),
+                        n.hypot(lit(3.0 as F)),
+                        n.fmod(lit(2.0 as F)),
+                    ]
+                })?;
+                let names = ["pow(NaN, 0)", "pow(1, NaN)", "hypot(inf, NaN)", "pow(NaN, 2)", "atan2(NaN, 1)", "hypot(NaN, 3)", "fmod(NaN, 2)"];
+                let want = [1.0 as F, 1.0, F::INFINITY, F::NAN, F::NAN, F::NAN, F::NAN];
+                for (i, g) in two.iter().enumerate() {
+                    let w = want[i % 7];
+                    if !(g == &w || (g.is_nan() && w.is_nan())) {
+                        return Err(format!(
+                            "{} {} with x = {:?} is {g:?}, not {w:?}",
+                            stringify!($t),
+                            names[i % 7],
+                            a[i / 7]
+                        ));
+                    }
+                }
                 let hows = ["x * NaN", "x + a private NaN", "-inf / -inf"];
                 for (i, g) in got.iter().enumerate() {
                     if !g.is_nan() {

@@ -184,6 +184,10 @@ pub static OPENCL: Dialect = Dialect {
         MathFn::Ceil,
         MathFn::Trunc,
         MathFn::Round,
+        MathFn::Pow,
+        MathFn::Atan2,
+        MathFn::Hypot,
+        MathFn::Fmod,
     ],
     options: &["-cl-std=CL1.2", "-cl-fp32-correctly-rounded-divide-sqrt"],
 };
@@ -1080,11 +1084,36 @@ impl<'a> Writer<'a> {
                         (_, true) if self.d.nan_guarded.contains(&m) => {
                             let f = self.fname(m);
                             let name = format!("strata_{f}_{t}");
+                            // The value with a NaN argument, as IEEE 754 (and the evaluator)
+                            // defines it: NaN, but pow(x, 0) = pow(1, y) = 1 and
+                            // hypot(inf, y) = inf.
+                            let body = match m.arity() {
+                                1 => format!("return isnan(x) ? x : {f}(x);"),
+                                _ => {
+                                    let special = match m {
+                                        MathFn::Pow => {
+                                            format!("(y == ({t})0 || x == ({t})1) ? ({t})1 : ")
+                                        }
+                                        MathFn::Hypot => format!(
+                                            "(isinf(x) || isinf(y)) ? ({t})INFINITY : "
+                                        ),
+                                        _ => String::new(),
+                                    };
+                                    format!(
+                                        "return (isnan(x) || isnan(y)) ? ({special}x + y) : {f}(x, y);"
+                                    )
+                                }
+                            };
+                            let params = if m.arity() == 1 {
+                                format!("{t} x")
+                            } else {
+                                format!("{t} x, {t} y")
+                            };
                             self.helpers.insert(format!(
-                                "{} {t} {name}({t} x) {{ return isnan(x) ? x : {f}(x); }}\n",
+                                "{} {t} {name}({params}) {{ {body} }}\n",
                                 self.d.helper_prefix
                             ));
-                            format!("{name}({})", a[0])
+                            format!("{name}({})", a.join(", "))
                         }
                         (MathFn::Sign, true) => {
                             // A helper, not the built-in: NVIDIA's OpenCL returns +0 for

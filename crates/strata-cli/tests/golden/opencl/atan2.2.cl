@@ -2,6 +2,8 @@
 #pragma OPENCL FP_CONTRACT OFF
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 
+static inline double strata_atan2_double(double x, double y) { return (isnan(x) || isnan(y)) ? (x + y) : atan2(x, y); }
+
 __kernel void atan2_kernel(
     __global const double* x,
     const uint x_len,
@@ -14,6 +16,6 @@ __kernel void atan2_kernel(
     if (e0 < x_len) {
         const double v0 = x[e0];
         const double v1 = y[e0];
-        out[e0] = atan2(v0, v1);
+        out[e0] = strata_atan2_double(v0, v1);
     }
 }

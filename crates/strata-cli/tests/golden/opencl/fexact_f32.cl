@@ -5,6 +5,8 @@ static inline float strata_ceil_float(float x) { return isnan(x) ? x : ceil(x); 
 
 static inline float strata_floor_float(float x) { return isnan(x) ? x : floor(x); }
 
+static inline float strata_fmod_float(float x, float y) { return (isnan(x) || isnan(y)) ? (x + y) : fmod(x, y); }
+
 static inline float strata_round_float(float x) { return isnan(x) ? x : round(x); }
 
 static inline float strata_sign_float(float x) { return x != x ? (float)0 : x > (float)0 ? (float)1 : x < (float)0 ? (float)-1 : x; }
@@ -35,7 +37,7 @@ __kernel void fexact_f32(
         out[(e4 + 2u)] = strata_ceil_float(v0);
         out[(e4 + 3u)] = strata_round_float(v0);
         out[(e4 + 4u)] = strata_trunc_float(v0);
-        out[(e4 + 5u)] = fmod(v0, v1);
+        out[(e4 + 5u)] = strata_fmod_float(v0, v1);
         out[(e4 + 6u)] = copysign(v0, v1);
         out[(e4 + 7u)] = fma(v0, v1, v2);
         out[(e4 + 8u)] = e6;

@@ -6,6 +6,8 @@ static inline double strata_ceil_double(double x) { return isnan(x) ? x : ceil(x
 
 static inline double strata_floor_double(double x) { return isnan(x) ? x : floor(x); }
 
+static inline double strata_fmod_double(double x, double y) { return (isnan(x) || isnan(y)) ? (x + y) : fmod(x, y); }
+
 static inline double strata_round_double(double x) { return isnan(x) ? x : round(x); }
 
 static inline double strata_sign_double(double x) { return x != x ? (double)0 : x > (double)0 ? (double)1 : x < (double)0 ? (double)-1 : x; }
@@ -36,7 +38,7 @@ __kernel void fexact_f64(
         out[(e4 + 2u)] = strata_ceil_double(v0);
         out[(e4 + 3u)] = strata_round_double(v0);
         out[(e4 + 4u)] = strata_trunc_double(v0);
-        out[(e4 + 5u)] = fmod(v0, v1);
+        out[(e4 + 5u)] = strata_fmod_double(v0, v1);
         out[(e4 + 6u)] = copysign(v0, v1);
         out[(e4 + 7u)] = fma(v0, v1, v2);
         out[(e4 + 8u)] = e6;

@@ -2,6 +2,8 @@
 #pragma OPENCL FP_CONTRACT OFF
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 
+static inline double strata_hypot_double(double x, double y) { return (isnan(x) || isnan(y)) ? ((isinf(x) || isinf(y)) ? (double)INFINITY : x + y) : hypot(x, y); }
+
 __kernel void hypot_kernel(
     __global const double* x,
     const uint x_len,
@@ -14,6 +16,6 @@ __kernel void hypot_kernel(
     if (e0 < x_len) {
         const double v0 = x[e0];
         const double v1 = y[e0];
-        out[e0] = hypot(v0, v1);
+        out[e0] = strata_hypot_double(v0, v1);
     }
 }

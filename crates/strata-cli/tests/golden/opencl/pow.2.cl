@@ -2,6 +2,8 @@
 #pragma OPENCL FP_CONTRACT OFF
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 
+static inline double strata_pow_double(double x, double y) { return (isnan(x) || isnan(y)) ? ((y == (double)0 || x == (double)1) ? (double)1 : x + y) : pow(x, y); }
+
 __kernel void pow_kernel(
     __global const double* x,
     const uint x_len,
@@ -14,6 +16,6 @@ __kernel void pow_kernel(
     if (e0 < x_len) {
         const double v0 = x[e0];
         const double v1 = y[e0];
-        out[e0] = pow(v0, v1);
+        out[e0] = strata_pow_double(v0, v1);
     }
 }
