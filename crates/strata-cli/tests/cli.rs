@@ -322,6 +322,13 @@ fn difftest_on_cpu_passes_and_reports_counts() {
     assert_eq!(text.lines().last(), Some("40 passed, 0 failed"), "{text}");
     assert!(stderr(&o).contains("seed 42"), "{}", stderr(&o));
 
+    // --only runs one program of the run alone.
+    let o = strata(&[
+        "difftest", "--device", "cpu", "--seed", "0x2a", "--only", "17",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stdout(&o).lines().last(), Some("1 passed, 0 failed"));
+
     // With --json, the summary is also one JSON object, last.
     let o = strata(&["difftest", "--device", "cpu", "--programs", "8", "--json"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
