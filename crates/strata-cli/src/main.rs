@@ -170,13 +170,8 @@ fn parse_arch(v: &str) -> Result<u32, String> {
 /// A chart file: its name must end in `.svg`.
 fn parse_svg(v: &str) -> Result<PathBuf, String> {
     let p = PathBuf::from(v);
-    if p.extension().and_then(|e| e.to_str()) == Some("svg") {
-        Ok(p)
-    } else {
-        Err(format!(
-            "charts are written as SVG: name a file ending in .svg, not `{v}`"
-        ))
-    }
+    bench::plot::check_svg_path(&p)?;
+    Ok(p)
 }
 
 /// Writes to stdout; a closed stdout (e.g. `strata devices | head -1`) ends the program quietly.
@@ -246,6 +241,11 @@ fn open(spec: &str) -> Result<(Device, Queue), strata::Error> {
     Ok((device, queue))
 }
 
+/// Queues on the CPU backend (the reference) and on the device `spec`, for `difftest`.
+fn cpu_and(spec: &str) -> Result<(Queue, Queue), strata::Error> {
+    Ok((open("cpu")?.1, open(spec)?.1))
+}
+
 fn check(spec: &str, filter: Option<&str>) -> ExitCode {
     let (device, queue) = match open(spec) {
         Ok(dq) => dq,
@@ -282,9 +282,9 @@ fn check(spec: &str, filter: Option<&str>) -> ExitCode {
 }
 
 fn difftest(spec: &str, seed: u64, programs: usize, json: bool) -> ExitCode {
-    let (cpu, other) = match (open("cpu"), open(spec)) {
-        (Ok((_, c)), Ok((_, o))) => (c, o),
-        (Err(e), _) | (_, Err(e)) => return fail(&e.to_string()),
+    let (cpu, other) = match cpu_and(spec) {
+        Ok(qs) => qs,
+        Err(e) => return fail(&e.to_string()),
     };
     let info = other.device().info();
     eprintln!(
@@ -335,9 +335,9 @@ fn difftest(spec: &str, seed: u64, programs: usize, json: bool) -> ExitCode {
 
 /// `strata difftest --only N`: program `index` of the run with `seed`, alone.
 fn difftest_one(spec: &str, seed: u64, index: usize) -> ExitCode {
-    let (cpu, other) = match (open("cpu"), open(spec)) {
-        (Ok((_, c)), Ok((_, o))) => (c, o),
-        (Err(e), _) | (_, Err(e)) => return fail(&e.to_string()),
+    let (cpu, other) = match cpu_and(spec) {
+        Ok(qs) => qs,
+        Err(e) => return fail(&e.to_string()),
     };
     match difftest::run_one(&cpu, &other, seed, index) {
         Ok(r) => {

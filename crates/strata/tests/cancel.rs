@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 use strata::prelude::*;
-use strata::Error;
+use strata::{Error, Run};
 
 const GROUPS: usize = 1 << 14;
 
@@ -24,13 +24,8 @@ fn spin() -> Kernel {
     .unwrap()
 }
 
-fn cpu() -> Queue {
-    Queue::new(&Device::from_spec("cpu").unwrap()).unwrap()
-}
-
-#[test]
-fn a_running_cpu_launch_times_out_then_stops_between_work_groups() {
-    let q = cpu();
+/// [`spin`] launched on `q` over `GROUPS` work-groups, and the buffer it marks.
+fn start_spin(q: &Queue) -> (Buffer<u32>, Run) {
     let done = Buffer::<u32>::new(q.device(), GROUPS).unwrap();
     let run = q
         .enqueue_launch(
@@ -40,6 +35,17 @@ fn a_running_cpu_launch_times_out_then_stops_between_work_groups() {
             &[],
         )
         .unwrap();
+    (done, run)
+}
+
+fn cpu() -> Queue {
+    Queue::new(&Device::from_spec("cpu").unwrap()).unwrap()
+}
+
+#[test]
+fn a_running_cpu_launch_times_out_then_stops_between_work_groups() {
+    let q = cpu();
+    let (done, run) = start_spin(&q);
     let err = run.wait_timeout(Duration::from_millis(20)).unwrap_err();
     assert!(matches!(err, Error::TimedOut { .. }), "{err:?}");
     assert_eq!(
@@ -68,21 +74,13 @@ fn a_running_cpu_launch_times_out_then_stops_between_work_groups() {
 #[test]
 fn a_queued_launch_cancelled_before_it_starts_never_runs() {
     let q = cpu();
-    let done = Buffer::<u32>::new(q.device(), GROUPS).unwrap();
     let marks = Buffer::<u32>::new(q.device(), 64).unwrap();
     let mark = Kernel::build("mark", |k| {
         let m = k.write::<u32>("m");
         m.set(global_id(0), 9u32);
     })
     .unwrap();
-    let long = q
-        .enqueue_launch(
-            &spin(),
-            NdRange::new(GROUPS * 64).local(64),
-            args![&done],
-            &[],
-        )
-        .unwrap();
+    let (_done, long) = start_spin(&q);
     let queued = q
         .enqueue_launch(&mark, NdRange::new(64), args![&marks], &[])
         .unwrap();
@@ -109,15 +107,7 @@ fn a_queued_launch_cancelled_before_it_starts_never_runs() {
 #[test]
 fn finish_timeout_leaves_the_commands_running() {
     let q = cpu();
-    let done = Buffer::<u32>::new(q.device(), GROUPS).unwrap();
-    let run = q
-        .enqueue_launch(
-            &spin(),
-            NdRange::new(GROUPS * 64).local(64),
-            args![&done],
-            &[],
-        )
-        .unwrap();
+    let (_done, run) = start_spin(&q);
     let err = q.finish_timeout(Duration::from_millis(10)).unwrap_err();
     assert!(matches!(err, Error::TimedOut { .. }), "{err:?}");
     assert!(

@@ -19,12 +19,7 @@ const WIDTH: u32 = 1000;
 /// the machine that draws it, and scales). Fails on an empty result list, on another file
 /// extension and on a write error, with a message saying which.
 pub fn write_svg(path: &Path, lines: &[BenchLine]) -> Result<(), String> {
-    if path.extension().and_then(|e| e.to_str()) != Some("svg") {
-        return Err(format!(
-            "the chart is written as SVG: name a file ending in .svg, not `{}`",
-            path.display()
-        ));
-    }
+    check_svg_path(path)?;
     if lines.is_empty() {
         return Err("no benchmark results to plot".into());
     }
@@ -55,6 +50,18 @@ pub fn write_svg(path: &Path, lines: &[BenchLine]) -> Result<(), String> {
     }
     rest.present().map_err(|e| err(&e))?;
     Ok(())
+}
+
+/// Fails unless `path` names an SVG file (the only format charts are written in).
+pub fn check_svg_path(path: &Path) -> Result<(), String> {
+    if path.extension().and_then(|e| e.to_str()) == Some("svg") {
+        Ok(())
+    } else {
+        Err(format!(
+            "charts are written as SVG: name a file ending in .svg, not `{}`",
+            path.display()
+        ))
+    }
 }
 
 /// The ratio axis: from a bit below the smallest ratio (or 1) to a bit above the largest.

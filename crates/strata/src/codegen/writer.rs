@@ -767,22 +767,29 @@ impl<'a> Writer<'a> {
         }
     }
 
+    /// The dialect's reinterpretation of the integer expression `bits` as type `t`.
+    fn bits_as(&self, t: &str, bits: &str) -> String {
+        self.d.bitcast.replace("{t}", t).replace("{x}", bits)
+    }
+
     fn literal(&self, l: Literal) -> String {
         let t = self.ty(l.scalar);
         match l.scalar {
             Scalar::Bool => if l.bits != 0 { "true" } else { "false" }.into(),
-            Scalar::F32 | Scalar::F64 => {
-                let (v, bits) = match l.scalar {
-                    Scalar::F32 => (
-                        f32::from_bits(l.bits as u32) as f64,
-                        format!("0x{:08x}u", l.bits),
-                    ),
-                    _ => (f64::from_bits(l.bits), format!("0x{:016x}ul", l.bits)),
-                };
-                match l.scalar {
-                    _ if !v.is_finite() => self.d.bitcast.replace("{t}", t).replace("{x}", &bits),
-                    Scalar::F32 => format!("{:?}f", v as f32),
-                    _ => format!("{v:?}"),
+            Scalar::F32 => {
+                let v = f32::from_bits(l.bits as u32);
+                if v.is_finite() {
+                    format!("{v:?}f")
+                } else {
+                    self.bits_as(t, &format!("0x{:08x}u", l.bits))
+                }
+            }
+            Scalar::F64 => {
+                let v = f64::from_bits(l.bits);
+                if v.is_finite() {
+                    format!("{v:?}")
+                } else {
+                    self.bits_as(t, &format!("0x{:016x}ul", l.bits))
                 }
             }
             Scalar::I32 => {
