@@ -1438,7 +1438,7 @@ fn run_programs(
     // Compile every batch's kernel for a compiling device first, on all cores: compiling
     // (NVRTC, an OpenCL driver) is most of a run's time, and launches then find the kernels in
     // the device's cache. A kernel that fails to compile fails again, and is reported, below.
-    if oi.backend != strata::BackendKind::Cpu {
+    if !oi.backend.is_builtin_cpu() {
         use rayon::prelude::*;
         let batches: Vec<&[usize]> = indices.chunks(PROGRAMS_PER_KERNEL).collect();
         batches.par_iter().enumerate().for_each(|(b, batch)| {

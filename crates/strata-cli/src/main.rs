@@ -15,9 +15,9 @@ use strata_cli::report::{self, BenchLine, DeviceLine, DifftestLine, GpuLimitsLin
 use strata_cli::{conformance, difftest};
 
 const SPECS: &str = "\
-A device SPEC is `cpu`, `opencl:N`, `cuda:N` (the N-th device of that backend, from 0; see \
-`strata devices`) or `best` (the first CUDA device, else the first OpenCL GPU, else the CPU); \
-the default is `best`.
+A device SPEC is `cpu` (the compiled CPU backend), `interp` (the CPU interpreter), `opencl:N`, \
+`cuda:N` (the N-th device of that backend, from 0; see `strata devices`) or `best` (the first \
+CUDA device, else the first OpenCL GPU, else `cpu`); the default is `best`.
 
 Exit codes: 0 success, 1 failure (a device error, a failed conformance case, a differential \
 mismatch, a wrong benchmark result), 2 bad command line.";
@@ -53,12 +53,13 @@ enum Command {
         #[arg(long, value_name = "TEXT")]
         filter: Option<String>,
     },
-    /// Run random programs on a device and on the CPU backend and compare their results:
+    /// Run random programs on a device and on the CPU interpreter (`interp`, the reference)
+    /// and compare their results:
     /// progress after each kernel, every mismatch with its program, then `N passed, M failed`.
     /// Exit code 1 on a mismatch.
     #[command(after_help = SPECS)]
     Difftest {
-        /// The device compared with the CPU backend.
+        /// The device compared with the interpreter.
         #[arg(long, default_value = "best", value_name = "SPEC")]
         device: String,
         /// The seed the programs are generated from (decimal or 0x hex).
@@ -241,9 +242,9 @@ fn open(spec: &str) -> Result<(Device, Queue), strata::Error> {
     Ok((device, queue))
 }
 
-/// Queues on the CPU backend (the reference) and on the device `spec`, for `difftest`.
+/// Queues on the interpreter (the reference) and on the device `spec`, for `difftest`.
 fn cpu_and(spec: &str) -> Result<(Queue, Queue), strata::Error> {
-    Ok((open("cpu")?.1, open(spec)?.1))
+    Ok((open("interp")?.1, open(spec)?.1))
 }
 
 fn check(spec: &str, filter: Option<&str>) -> ExitCode {

@@ -516,7 +516,7 @@ fn check_size(device: &Device, n: usize) -> Result<(), BenchError> {
         )));
     }
     let vector = 4 * n as u64;
-    let needed = if info.backend == strata::BackendKind::Cpu {
+    let needed = if info.backend.is_builtin_cpu() {
         6 * vector
     } else {
         3 * vector
@@ -794,9 +794,10 @@ fn bench_reduce(
     let n = x.len();
     let name = which.name();
     // Staged on the device: OpenCL CPU drivers (PoCL) run a work-item's loop to the end before
-    // the next work-item, so there each work-item sums one contiguous chunk; GPUs (coalesced
-    // loads) and the strata CPU backend (one column per work-group) use a grid-stride loop.
-    let chunked = q.device().info().is_cpu() && q.device().info().backend != BackendKind::Cpu;
+    // the next work-item, as does the compiled CPU backend, so there each work-item sums one
+    // contiguous chunk; GPUs (coalesced loads) and the interpreter (one column per
+    // work-group) use a grid-stride loop.
+    let chunked = q.device().info().is_cpu() && q.device().info().backend != BackendKind::Interp;
     let k = Kernel::build(&format!("bench_{name}"), |k| {
         let x = k.read::<f32>("x");
         let y = (which == Reduction::Dot).then(|| k.read::<f32>("y"));

@@ -1365,80 +1365,11 @@ impl<'a> Worker<'a> {
     ) -> Result<()> {
         self.check_uniform(mask, op.name())?;
         let n = self.lanes;
-        let w = ty.width as usize;
         let mut out = std::mem::take(&mut self.regs[value as usize]);
-        out.reserve_bytes(n * ty.size());
-        if op == GroupOp::Broadcast {
-            let src = self.regs[source.expect("validated") as usize]
-                .slice::<u32>(n)
-                .to_vec();
-            if let Some(l) = src.iter().position(|&s| s as usize >= n) {
-                self.regs[value as usize] = out;
-                return Err(self.fault(
-                    l,
-                    format!(
-                        "group_broadcast from work-item {}, but the work-group has {n}",
-                        src[l]
-                    ),
-                ));
-            }
-            let size = ty.scalar.size();
-            let a = self.regs[arg as usize].bytes();
-            let o = out.bytes_mut();
-            for c in 0..w {
-                for l in 0..n {
-                    let from = (c * n + src[l] as usize) * size;
-                    let to = (c * n + l) * size;
-                    o[to..to + size].copy_from_slice(&a[from..from + size]);
-                }
-            }
-            self.regs[value as usize] = out;
-            return Ok(());
-        }
-        let s = ty.scalar;
-        if matches!(op, GroupOp::Any | GroupOp::All) {
-            let a = self.regs[arg as usize].slice::<u8>(n);
-            let r = if op == GroupOp::Any {
-                a.iter().any(|&x| x != 0)
-            } else {
-                a.iter().all(|&x| x != 0)
-            };
-            out.slice_mut::<u8>(n).fill(r as u8);
-            self.regs[value as usize] = out;
-            return Ok(());
-        }
-        with_scalar!(s, T => {
-            let a = self.regs[arg as usize].slice::<T>(n);
-            let o = out.slice_mut::<T>(n);
-            let (init, f): (T, fn(T, T) -> T) = match op {
-                GroupOp::ReduceAdd | GroupOp::ScanInclusiveAdd | GroupOp::ScanExclusiveAdd => (T::zero(), T::add),
-                GroupOp::ReduceMin | GroupOp::ScanInclusiveMin => (T::greatest(), T::min_),
-                _ => (T::least(), T::max_),
-            };
-            let mut acc = init;
-            match op {
-                GroupOp::ReduceAdd | GroupOp::ReduceMin | GroupOp::ReduceMax => {
-                    for &x in a {
-                        acc = f(acc, x);
-                    }
-                    o.fill(acc);
-                }
-                GroupOp::ScanExclusiveAdd => {
-                    for l in 0..n {
-                        o[l] = acc;
-                        acc = f(acc, a[l]);
-                    }
-                }
-                _ => {
-                    for l in 0..n {
-                        acc = f(acc, a[l]);
-                        o[l] = acc;
-                    }
-                }
-            }
-        });
+        let src = source.map(|s| self.regs[s as usize].slice::<u32>(n));
+        let r = collective(op, ty, n, &self.regs[arg as usize], src, &mut out);
         self.regs[value as usize] = out;
-        Ok(())
+        r.map_err(|(l, from)| self.fault(l, broadcast_message(from, n)))
     }
 
     fn exec(&mut self, s: &CStmt, mask: &[bool]) -> Result<()> {
@@ -1658,7 +1589,89 @@ impl<'a> Worker<'a> {
     }
 }
 
-fn apply_atomic<T: Num>(op: AtomicOp, old: T, v: T, cmp: Option<T>) -> T {
+/// What a `group_broadcast` from a work-item outside the work-group says.
+pub(super) fn broadcast_message(from: u32, n: usize) -> String {
+    format!("group_broadcast from work-item {from}, but the work-group has {n}")
+}
+
+/// Computes work-group collective `op` over the `n` work-items of a group: `arg` holds each
+/// work-item's operand (of type `ty`, component-major: component `c` of work-item `l` at
+/// `c * n + l`), `source` the source work-item of each for a broadcast; the results go to
+/// `out` in the same layout. The one definition of the collectives' results on the CPU
+/// backends (the interpreter and the compiled backend). A broadcast from a work-item outside
+/// the group fails with `(work-item, source)`.
+pub(super) fn collective(
+    op: GroupOp,
+    ty: Type,
+    n: usize,
+    arg: &Column,
+    source: Option<&[u32]>,
+    out: &mut Column,
+) -> std::result::Result<(), (usize, u32)> {
+    let w = ty.width as usize;
+    out.reserve_bytes(n * ty.size());
+    if op == GroupOp::Broadcast {
+        let src = source.expect("validated: broadcast has a source");
+        if let Some(l) = src.iter().position(|&s| s as usize >= n) {
+            return Err((l, src[l]));
+        }
+        let size = ty.scalar.size();
+        let a = arg.bytes();
+        let o = out.bytes_mut();
+        for c in 0..w {
+            for l in 0..n {
+                let from = (c * n + src[l] as usize) * size;
+                let to = (c * n + l) * size;
+                o[to..to + size].copy_from_slice(&a[from..from + size]);
+            }
+        }
+        return Ok(());
+    }
+    let s = ty.scalar;
+    if matches!(op, GroupOp::Any | GroupOp::All) {
+        let a = arg.slice::<u8>(n);
+        let r = if op == GroupOp::Any {
+            a.iter().any(|&x| x != 0)
+        } else {
+            a.iter().all(|&x| x != 0)
+        };
+        out.slice_mut::<u8>(n).fill(r as u8);
+        return Ok(());
+    }
+    with_scalar!(s, T => {
+        let a = arg.slice::<T>(n);
+        let o = out.slice_mut::<T>(n);
+        let (init, f): (T, fn(T, T) -> T) = match op {
+            GroupOp::ReduceAdd | GroupOp::ScanInclusiveAdd | GroupOp::ScanExclusiveAdd => (T::zero(), T::add),
+            GroupOp::ReduceMin | GroupOp::ScanInclusiveMin => (T::greatest(), T::min_),
+            _ => (T::least(), T::max_),
+        };
+        let mut acc = init;
+        match op {
+            GroupOp::ReduceAdd | GroupOp::ReduceMin | GroupOp::ReduceMax => {
+                for &x in a {
+                    acc = f(acc, x);
+                }
+                o.fill(acc);
+            }
+            GroupOp::ScanExclusiveAdd => {
+                for l in 0..n {
+                    o[l] = acc;
+                    acc = f(acc, a[l]);
+                }
+            }
+            _ => {
+                for l in 0..n {
+                    acc = f(acc, a[l]);
+                    o[l] = acc;
+                }
+            }
+        }
+    });
+    Ok(())
+}
+
+pub(super) fn apply_atomic<T: Num>(op: AtomicOp, old: T, v: T, cmp: Option<T>) -> T {
     let bits = |x: T| -> u64 {
         let mut b = [0u8; 8];
         b[..std::mem::size_of::<T>()].copy_from_slice(bytemuck::bytes_of(&x));
@@ -1691,7 +1704,7 @@ fn apply_atomic<T: Num>(op: AtomicOp, old: T, v: T, cmp: Option<T>) -> T {
 /// # Safety
 /// `base` must point to memory that holds at least `i + 1` elements of `T` and is only accessed
 /// atomically.
-unsafe fn atomic_rmw<T: Num>(base: *const u8, i: usize, f: impl Fn(T) -> T) -> T {
+pub(super) unsafe fn atomic_rmw<T: Num>(base: *const u8, i: usize, f: impl Fn(T) -> T) -> T {
     words!(std::mem::size_of::<T>(), W, A => {
         let cell = &*(base as *const A).add(i);
         let mut cur: W = cell.load(Ordering::Relaxed);

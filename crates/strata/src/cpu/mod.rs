@@ -1,6 +1,8 @@
-//! The built-in CPU backend: the reference semantics of strata and its debug backend.
+//! The built-in CPU backends: `cpu`, kernels compiled to native code ([`jit`]), and `interp`,
+//! the lockstep interpreter ([`exec`]): the reference semantics of strata and its debug
+//! backend. Both share the device memory below and report the same errors.
 //!
-//! Each work-group runs in lockstep across its work-items: every operation is applied to all
+//! In the interpreter each work-group runs in lockstep across its work-items: every operation is applied to all
 //! work-items of the group at once (one column of values per register), under an execution
 //! mask for divergent control flow. Barriers, local memory and divergence are therefore exact,
 //! and a barrier or collective reached by only part of a work-group is reported. Work-groups
@@ -11,6 +13,7 @@
 //! x86-64), so even a kernel with data races between work-groups has defined behaviour here.
 
 mod exec;
+mod jit;
 
 use crate::error::{Error, Result};
 use crate::ir::ValidFunction;
@@ -113,9 +116,10 @@ fn cpu_mem(m: &Arc<dyn Memory>) -> &CpuMem {
         .expect("strata bug: CPU command on memory of another backend")
 }
 
-/// The CPU device.
+/// A CPU device: the compiled backend or the interpreter.
 pub(crate) struct CpuDevice {
     info: DeviceInfo,
+    compiled: bool,
 }
 
 fn read_proc(path: &str, key: &str) -> Option<String> {
@@ -127,7 +131,8 @@ fn read_proc(path: &str, key: &str) -> Option<String> {
 }
 
 impl CpuDevice {
-    pub(crate) fn new() -> CpuDevice {
+    /// The compiled backend (`cpu`) when `compiled`, else the interpreter (`interp`).
+    pub(crate) fn new(compiled: bool) -> CpuDevice {
         let threads = rayon::current_num_threads() as u32;
         let model = read_proc("/proc/cpuinfo", "model name")
             .unwrap_or_else(|| std::env::consts::ARCH.to_string());
@@ -141,9 +146,17 @@ impl CpuDevice {
             .map_or(8 << 30, |kib| kib * 1024);
         CpuDevice {
             info: DeviceInfo {
-                backend: BackendKind::Cpu,
+                backend: if compiled {
+                    BackendKind::Cpu
+                } else {
+                    BackendKind::Interp
+                },
                 index: 0,
-                name: format!("strata CPU interpreter on {model}"),
+                name: if compiled {
+                    format!("strata CPU (compiled with Cranelift) on {model}")
+                } else {
+                    format!("strata CPU interpreter on {model}")
+                },
                 vendor,
                 compute_units: threads,
                 max_work_group_size: 1024,
@@ -156,12 +169,14 @@ impl CpuDevice {
                 supports_int64_atomics: true,
                 extra: vec![("threads".into(), threads.to_string())],
             },
+            compiled,
         }
     }
 }
 
-struct CpuKernel {
-    program: Program,
+enum CpuKernel {
+    Interpreted(Program),
+    Compiled(jit::JitProgram),
 }
 
 impl CompiledKernel for CpuKernel {
@@ -180,8 +195,10 @@ impl DeviceBackend for CpuDevice {
     }
 
     fn compile(&self, f: &ValidFunction) -> Result<Arc<dyn CompiledKernel>> {
-        Ok(Arc::new(CpuKernel {
-            program: Program::lower(f)?,
+        Ok(Arc::new(if self.compiled {
+            CpuKernel::Compiled(jit::JitProgram::compile(f)?)
+        } else {
+            CpuKernel::Interpreted(Program::lower(f)?)
         }))
     }
 
@@ -298,7 +315,10 @@ fn run(cmd: Command) -> Result<()> {
                 .as_any()
                 .downcast_ref::<CpuKernel>()
                 .expect("strata bug: CPU launch of a kernel compiled elsewhere");
-            k.program.launch(&function, range, &args, &cancel)
+            match k {
+                CpuKernel::Interpreted(p) => p.launch(&function, range, &args, &cancel),
+                CpuKernel::Compiled(p) => p.launch(range, &args, &cancel),
+            }
         }
     }
 }

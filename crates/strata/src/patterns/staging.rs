@@ -180,7 +180,7 @@ impl SortStaging {
             .max_work_group_size
             .min(info.max_work_item_sizes[0])
             .max(1) as u32;
-        let cpu = info.backend == BackendKind::Cpu || info.is_cpu();
+        let cpu = info.is_cpu();
         let (method, group_size) = if cpu {
             (SortMethod::Parts, 32)
         } else {

@@ -1,7 +1,7 @@
 //! The runtime: devices of every backend behind one API.
 //!
 //! - [`devices`] lists every device of every backend compiled in and present; [`Device::from_spec`]
-//!   picks one by a spec string (`cpu`, `opencl:N`, `cuda:N`, `best`).
+//!   picks one by a spec string (`cpu`, `interp`, `opencl:N`, `cuda:N`, `best`).
 //! - A [`Queue`] runs commands in order; every command has a blocking form and an `enqueue_`
 //!   form that returns an [`Event`] and takes a wait list.
 //! - A [`Buffer<T>`] is typed device memory; a [`Kernel`] is built once and launched many times,
@@ -39,8 +39,11 @@ use std::sync::{Arc, Mutex, OnceLock};
 /// A backend: the way strata runs kernels on a kind of device.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub enum BackendKind {
-    /// The built-in CPU backend (always present).
+    /// The built-in CPU backend, kernels compiled to native code (always present).
     Cpu,
+    /// The built-in CPU interpreter: the reference semantics and the debug backend (always
+    /// present).
+    Interp,
     /// OpenCL, through the system's OpenCL library.
     OpenCl,
     /// CUDA, through the driver API and NVRTC.
@@ -48,13 +51,21 @@ pub enum BackendKind {
 }
 
 impl BackendKind {
-    /// `cpu`, `opencl` or `cuda`: the prefix of device specs.
+    /// `cpu`, `interp`, `opencl` or `cuda`: the prefix of device specs.
     pub fn name(self) -> &'static str {
         match self {
             BackendKind::Cpu => "cpu",
+            BackendKind::Interp => "interp",
             BackendKind::OpenCl => "opencl",
             BackendKind::Cuda => "cuda",
         }
+    }
+}
+
+impl BackendKind {
+    /// `true` for strata's own CPU backends (`cpu` and `interp`), which need nothing installed.
+    pub fn is_builtin_cpu(self) -> bool {
+        matches!(self, BackendKind::Cpu | BackendKind::Interp)
     }
 }
 
@@ -103,6 +114,7 @@ impl DeviceInfo {
     pub fn spec(&self) -> String {
         match self.backend {
             BackendKind::Cpu => "cpu".into(),
+            BackendKind::Interp => "interp".into(),
             b => format!("{}:{}", b.name(), self.index),
         }
     }
@@ -111,7 +123,7 @@ impl DeviceInfo {
     /// (such as PoCL). Kernels may be staged differently for CPUs (contiguous chunks per
     /// work-item rather than GPU-style strided access).
     pub fn is_cpu(&self) -> bool {
-        self.backend == BackendKind::Cpu
+        self.backend.is_builtin_cpu()
             || self
                 .extra
                 .iter()
@@ -142,7 +154,10 @@ impl DeviceInfo {
     ///   while another waits, and drivers differ (some run work-groups one at a time on a CPU
     ///   thread, some time-slice them); strata does not rely on any of them.
     pub fn group_forward_progress(&self) -> bool {
-        matches!(self.backend, BackendKind::Cuda | BackendKind::Cpu)
+        matches!(
+            self.backend,
+            BackendKind::Cuda | BackendKind::Cpu | BackendKind::Interp
+        )
     }
 }
 
@@ -346,7 +361,8 @@ impl Device {
         self.inner.backend.cuda()
     }
 
-    /// The device named by `spec`: `cpu`, `opencl:N`, `cuda:N`, or `best` (the first CUDA
+    /// The device named by `spec`: `cpu` (the compiled CPU backend), `interp` (the CPU
+    /// interpreter), `opencl:N`, `cuda:N`, or `best` (the first CUDA
     /// device, else the first OpenCL device that is not a CPU, else the CPU backend). The same
     /// as `spec.parse::<Device>()`.
     pub fn from_spec(spec: &str) -> Result<Device> {
@@ -368,9 +384,11 @@ impl Device {
         }
         let (kind, index) = match spec.split_once(':') {
             None if spec == "cpu" => (BackendKind::Cpu, 0),
+            None if spec == "interp" => (BackendKind::Interp, 0),
             Some((b, n)) => {
                 let kind = match b {
                     "cpu" => BackendKind::Cpu,
+                    "interp" => BackendKind::Interp,
                     "opencl" => BackendKind::OpenCl,
                     "cuda" => BackendKind::Cuda,
                     _ => return Err(Error::InvalidDeviceSpec(spec.into())),
@@ -600,7 +618,10 @@ fn registry() -> &'static Registry {
     REG.get_or_init(|| {
         // (Without the device backends, nothing is added to `devices` and `problems`.)
         #[cfg_attr(not(any(feature = "opencl", feature = "cuda")), allow(unused_mut))]
-        let mut devices = vec![Device::from_backend(Box::new(crate::cpu::CpuDevice::new()))];
+        let mut devices = vec![
+            Device::from_backend(Box::new(crate::cpu::CpuDevice::new(true))),
+            Device::from_backend(Box::new(crate::cpu::CpuDevice::new(false))),
+        ];
         let mut unavailable = Vec::new();
         #[cfg_attr(not(feature = "opencl"), allow(unused_mut))]
         let mut problems = Vec::new();

@@ -1,0 +1,1198 @@
+//! Cranelift code for the regions of a [`Plan`]: one function per region, a loop over the
+//! work-items of the group with the region's statements as its body, one work-item at a time
+//! with its values in registers (vectors as one register per component).
+
+use super::{Env, Fault, MemArg, Plan, RegionFn, RegionPlan, Site};
+use crate::ir::{
+    BinaryOp, Builtin, Expr, ExprId, Function, Literal, LoopId, MathFn, MathKind, Mem, Scalar,
+    Stmt, Type, UnaryOp, ValueId,
+};
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
+use cranelift_codegen::ir::immediates::{Ieee32, Ieee64};
+use cranelift_codegen::ir::{
+    self as cl, types, AbiParam, BlockArg, InstBuilder, MemFlags, StackSlotData, StackSlotKind,
+    Value,
+};
+use cranelift_codegen::isa::OwnedTargetIsa;
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext, Variable};
+use cranelift_jit::{JITBuilder, JITModule};
+use cranelift_module::{Linkage, Module};
+use std::collections::{HashMap, HashSet};
+use std::mem::offset_of;
+
+/// Compiles every region of `plan`; fault sites are appended to `sites`.
+pub(super) fn compile(
+    f: &Function,
+    plan: &Plan,
+    isa: OwnedTargetIsa,
+    sites: &mut Vec<Site>,
+) -> Result<(JITModule, Vec<RegionFn>), String> {
+    let builder = JITBuilder::with_isa(isa, cranelift_module::default_libcall_names());
+    let mut module = JITModule::new(builder);
+    let ptr = module.target_config().pointer_type();
+    let mut sig = module.make_signature();
+    sig.params.push(AbiParam::new(ptr));
+    sig.params.push(AbiParam::new(ptr));
+    sig.returns.push(AbiParam::new(types::I32));
+    let mut ctx = module.make_context();
+    let mut fctx = FunctionBuilderContext::new();
+    let mut ids = Vec::new();
+    for (i, r) in plan.regions.iter().enumerate() {
+        let id = module
+            .declare_function(&format!("region{i}"), Linkage::Local, &sig)
+            .map_err(|e| e.to_string())?;
+        ctx.func.signature = sig.clone();
+        let b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
+        Gen::emit(b, f, plan, r, sites, ptr);
+        module
+            .define_function(id, &mut ctx)
+            .map_err(|e| format!("{e:?}"))?;
+        module.clear_context(&mut ctx);
+        ids.push(id);
+    }
+    module.finalize_definitions().map_err(|e| e.to_string())?;
+    let fns = ids
+        .iter()
+        .map(|&id| {
+            let p = module.get_finalized_function(id);
+            // SAFETY: the function was compiled with `RegionFn`'s signature.
+            unsafe { std::mem::transmute::<*const u8, RegionFn>(p) }
+        })
+        .collect();
+    Ok((module, fns))
+}
+
+/// The Cranelift type of a scalar (`bool` is a byte, 0 or 1).
+fn cl_ty(s: Scalar) -> cl::Type {
+    match s {
+        Scalar::Bool | Scalar::I8 | Scalar::U8 => types::I8,
+        Scalar::I16 | Scalar::U16 => types::I16,
+        Scalar::I32 | Scalar::U32 => types::I32,
+        Scalar::I64 | Scalar::U64 => types::I64,
+        Scalar::F32 => types::F32,
+        Scalar::F64 => types::F64,
+    }
+}
+
+fn scalar_index(s: Scalar) -> i64 {
+    Scalar::ALL.iter().position(|&x| x == s).expect("every scalar") as i64
+}
+
+fn math_index(m: MathFn) -> i64 {
+    MathFn::ALL.iter().position(|&x| x == m).expect("every built-in") as i64
+}
+
+fn atomic_index(op: crate::ir::AtomicOp) -> i64 {
+    super::ATOMIC_OPS
+        .iter()
+        .position(|&x| x == op)
+        .expect("every atomic") as i64
+}
+
+const MEM: MemFlags = MemFlags::new().with_notrap();
+
+struct Gen<'a, 'b> {
+    b: FunctionBuilder<'b>,
+    f: &'a Function,
+    plan: &'a Plan,
+    sites: &'a mut Vec<Site>,
+    ptr: cl::Type,
+    env: Value,
+    bufs: Vec<(Value, Value)>,
+    scalars: Vec<Option<Value>>,
+    locals: Vec<(Value, Value)>,
+    local: [Value; 3],
+    group: [Value; 3],
+    groups: [Value; 3],
+    stop: Value,
+    cancel: Value,
+    lid: [Variable; 3],
+    lane: Variable,
+    lrec: Value,
+    vars: HashMap<(bool, u32, u8), Variable>,
+    memo: Vec<HashMap<ExprId, Vec<Value>>>,
+    loops: Vec<(LoopId, cl::Block, cl::Block)>,
+    lane_next: cl::Block,
+    fault: cl::Block,
+    defined: HashSet<ValueId>,
+}
+
+impl<'a, 'b> Gen<'a, 'b> {
+    fn emit(
+        mut b: FunctionBuilder<'b>,
+        f: &'a Function,
+        plan: &'a Plan,
+        r: &'a RegionPlan,
+        sites: &'a mut Vec<Site>,
+        ptr: cl::Type,
+    ) {
+        let entry = b.create_block();
+        b.append_block_params_for_function_params(entry);
+        b.switch_to_block(entry);
+        let env = b.block_params(entry)[0];
+        let mask = b.block_params(entry)[1];
+        let ro = MEM.with_readonly();
+        let ld = |b: &mut FunctionBuilder, ty, base, off: usize| b.ins().load(ty, ro, base, off as i32);
+        let bufs_p = ld(&mut b, ptr, env, offset_of!(Env, bufs));
+        let scal_p = ld(&mut b, ptr, env, offset_of!(Env, scalars));
+        let locs_p = ld(&mut b, ptr, env, offset_of!(Env, locals));
+        let records = ld(&mut b, ptr, env, offset_of!(Env, records));
+        let stop = ld(&mut b, ptr, env, offset_of!(Env, stop));
+        let cancel = ld(&mut b, ptr, env, offset_of!(Env, cancel));
+        let m = std::mem::size_of::<MemArg>();
+        let mut bufs = Vec::new();
+        let mut scalars = Vec::new();
+        for (p, param) in f.params.iter().enumerate() {
+            let base = ld(&mut b, ptr, bufs_p, p * m + offset_of!(MemArg, base));
+            let len = ld(&mut b, types::I64, bufs_p, p * m + offset_of!(MemArg, len));
+            bufs.push((base, len));
+            let bits = ld(&mut b, types::I64, scal_p, p * 8);
+            scalars.push(match param.kind {
+                crate::ir::ParamKind::Scalar(t) => Some(from_bits(&mut b, bits, t.scalar)),
+                crate::ir::ParamKind::LocalLen => Some(b.ins().ireduce(types::I32, bits)),
+                crate::ir::ParamKind::Buffer { .. } => None,
+            });
+        }
+        let locals = (0..f.locals.len())
+            .map(|i| {
+                let base = ld(&mut b, ptr, locs_p, i * m + offset_of!(MemArg, base));
+                let len = ld(&mut b, types::I64, locs_p, i * m + offset_of!(MemArg, len));
+                (base, len)
+            })
+            .collect();
+        let dim = |b: &mut FunctionBuilder, off: usize| {
+            [0, 1, 2].map(|d| ld(b, types::I32, env, off + 4 * d))
+        };
+        let local = dim(&mut b, offset_of!(Env, local));
+        let group = dim(&mut b, offset_of!(Env, group));
+        let groups = dim(&mut b, offset_of!(Env, groups));
+
+        // The fault exit: records the site, work-item, index and length; returns 1.
+        let fault = b.create_block();
+        b.set_cold_block(fault);
+        let lane = b.declare_var(types::I32);
+        let lid = [0, 1, 2].map(|_| b.declare_var(types::I32));
+        let (site_v, idx_v, len_v) = (
+            b.append_block_param(fault, types::I32),
+            b.append_block_param(fault, types::I64),
+            b.append_block_param(fault, types::I64),
+        );
+        let lane_next = b.create_block();
+        let done = b.create_block();
+        let (zh, zb, yh, yb, xh, xb, body, yn, zn) = (
+            b.create_block(),
+            b.create_block(),
+            b.create_block(),
+            b.create_block(),
+            b.create_block(),
+            b.create_block(),
+            b.create_block(),
+            b.create_block(),
+            b.create_block(),
+        );
+        let zero = b.ins().iconst(types::I32, 0);
+        b.def_var(lid[2], zero);
+        b.ins().jump(zh, &[]);
+        // for z, for y, for x: the work-items of the group in local-linear-id order.
+        let header = |b: &mut FunctionBuilder, h, var: Variable, n: Value, inner, next| {
+            b.switch_to_block(h);
+            let v = b.use_var(var);
+            let go = b.ins().icmp(IntCC::UnsignedLessThan, v, n);
+            b.ins().brif(go, inner, &[], next, &[]);
+        };
+        header(&mut b, zh, lid[2], local[2], zb, done);
+        b.switch_to_block(zb);
+        b.def_var(lid[1], zero);
+        b.ins().jump(yh, &[]);
+        header(&mut b, yh, lid[1], local[1], yb, zn);
+        b.switch_to_block(yb);
+        b.def_var(lid[0], zero);
+        b.ins().jump(xh, &[]);
+        header(&mut b, xh, lid[0], local[0], xb, yn);
+        b.switch_to_block(xb);
+        let (x, y, z) = (b.use_var(lid[0]), b.use_var(lid[1]), b.use_var(lid[2]));
+        let zy = b.ins().imul(z, local[1]);
+        let zy = b.ins().iadd(zy, y);
+        let l = b.ins().imul(zy, local[0]);
+        let l = b.ins().iadd(l, x);
+        b.def_var(lane, l);
+        let l64 = b.ins().uextend(ptr, l);
+        let ma = b.ins().iadd(mask, l64);
+        let active = b.ins().load(types::I8, MEM.with_readonly(), ma, 0);
+        b.ins().brif(active, body, &[], lane_next, &[]);
+        b.switch_to_block(body);
+        let off = b.ins().imul_imm(l64, plan.record as i64);
+        let lrec = b.ins().iadd(records, off);
+
+        let (defined, _) = super::values_of(f, &r.stmts, &[]);
+        let mut g = Gen {
+            b,
+            f,
+            plan,
+            sites,
+            ptr,
+            env,
+            bufs,
+            scalars,
+            locals,
+            local,
+            group,
+            groups,
+            stop,
+            cancel,
+            lid,
+            lane,
+            lrec,
+            vars: HashMap::new(),
+            memo: vec![HashMap::new()],
+            loops: Vec::new(),
+            lane_next,
+            fault,
+            defined,
+        };
+        // Private variables kept in registers start at zero, like every private.
+        for (i, d) in f.privates.iter().enumerate() {
+            if plan.privates[i].is_none() {
+                for c in 0..d.elem.width {
+                    let z = g.zero(d.elem.scalar);
+                    let v = g.var(true, i as u32, c, d.elem.scalar);
+                    g.b.def_var(v, z);
+                }
+            }
+        }
+        g.block(&r.stmts);
+        for (e, slot) in &r.exports {
+            let vals = g.expr(*e);
+            g.store_rec(slot.off, slot.ty, &vals);
+        }
+        g.b.ins().jump(lane_next, &[]);
+        let mut b = g.b;
+
+        b.switch_to_block(lane_next);
+        let x = b.use_var(lid[0]);
+        let x1 = b.ins().iadd_imm(x, 1);
+        b.def_var(lid[0], x1);
+        b.ins().jump(xh, &[]);
+        b.switch_to_block(yn);
+        let y = b.use_var(lid[1]);
+        let y1 = b.ins().iadd_imm(y, 1);
+        b.def_var(lid[1], y1);
+        b.ins().jump(yh, &[]);
+        b.switch_to_block(zn);
+        let z = b.use_var(lid[2]);
+        let z1 = b.ins().iadd_imm(z, 1);
+        b.def_var(lid[2], z1);
+        b.ins().jump(zh, &[]);
+        b.switch_to_block(done);
+        let ok = b.ins().iconst(types::I32, 0);
+        b.ins().return_(&[ok]);
+
+        b.switch_to_block(fault);
+        let fp = b.ins().load(ptr, MEM, env, offset_of!(Env, fault) as i32);
+        let lane_v = b.use_var(lane);
+        b.ins().store(MEM, site_v, fp, offset_of!(Fault, site) as i32);
+        b.ins().store(MEM, lane_v, fp, offset_of!(Fault, lane) as i32);
+        b.ins().store(MEM, idx_v, fp, offset_of!(Fault, index) as i32);
+        b.ins().store(MEM, len_v, fp, offset_of!(Fault, len) as i32);
+        let one = b.ins().iconst(types::I32, 1);
+        b.ins().return_(&[one]);
+        b.seal_all_blocks();
+        b.finalize();
+    }
+
+    // ---- small helpers ----
+
+    fn var(&mut self, private: bool, id: u32, comp: u8, s: Scalar) -> Variable {
+        if let Some(v) = self.vars.get(&(private, id, comp)) {
+            return *v;
+        }
+        let v = self.b.declare_var(cl_ty(s));
+        self.vars.insert((private, id, comp), v);
+        v
+    }
+
+    fn zero(&mut self, s: Scalar) -> Value {
+        self.lit(Literal::from_bits(s, 0))
+    }
+
+    fn iconst(&mut self, ty: cl::Type, v: i64) -> Value {
+        let bits = ty.bits();
+        let v = if bits == 64 { v } else { v & ((1i64 << bits) - 1) };
+        self.b.ins().iconst(ty, v)
+    }
+
+    fn lit(&mut self, l: Literal) -> Value {
+        match l.scalar {
+            Scalar::F32 => self.b.ins().f32const(Ieee32::with_bits(l.bits as u32)),
+            Scalar::F64 => self.b.ins().f64const(Ieee64::with_bits(l.bits)),
+            s => self.b.ins().iconst(cl_ty(s), l.bits as i64),
+        }
+    }
+
+    /// Jumps to the fault exit with `site` when `bad` is set.
+    fn fault_if(&mut self, bad: Value, site: Site, index: Value, len: Value) {
+        self.sites.push(site);
+        let s = self.b.ins().iconst(types::I32, self.sites.len() as i64 - 1);
+        let cont = self.b.create_block();
+        let args = [BlockArg::Value(s), BlockArg::Value(index), BlockArg::Value(len)];
+        self.b.ins().brif(bad, self.fault, &args, cont, &[]);
+        self.b.switch_to_block(cont);
+    }
+
+    /// Continues in a fresh block after a jump that ends the current one (what follows is
+    /// unreachable, but the statements after a `break` still need a block to go in).
+    fn after_jump(&mut self) {
+        let dead = self.b.create_block();
+        self.b.switch_to_block(dead);
+    }
+
+    fn store_rec(&mut self, off: u32, ty: Type, vals: &[Value]) {
+        let size = ty.scalar.size();
+        for (c, v) in vals.iter().enumerate() {
+            self.b
+                .ins()
+                .store(MEM, *v, self.lrec, (off as usize + c * size) as i32);
+        }
+    }
+
+    fn load_rec(&mut self, off: u32, ty: Type) -> Vec<Value> {
+        let size = ty.scalar.size();
+        (0..ty.width as usize)
+            .map(|c| {
+                self.b.ins().load(
+                    cl_ty(ty.scalar),
+                    MEM,
+                    self.lrec,
+                    (off as usize + c * size) as i32,
+                )
+            })
+            .collect()
+    }
+
+    fn lookup(&self, e: ExprId) -> Option<Vec<Value>> {
+        self.memo.iter().rev().find_map(|m| m.get(&e).cloned())
+    }
+
+    fn call(&mut self, func: usize, params: &[cl::Type], ret: Option<cl::Type>, args: &[Value]) -> Option<Value> {
+        let mut sig = cl::Signature::new(self.b.func.signature.call_conv);
+        sig.params.extend(params.iter().map(|&t| AbiParam::new(t)));
+        sig.returns.extend(ret.map(AbiParam::new));
+        let sr = self.b.import_signature(sig);
+        let fp = self.b.ins().iconst(self.ptr, func as i64);
+        let call = self.b.ins().call_indirect(sr, fp, args);
+        self.b.inst_results(call).first().copied()
+    }
+
+    // ---- statements ----
+
+    fn block(&mut self, stmts: &[Stmt]) {
+        self.memo.push(HashMap::new());
+        for s in stmts {
+            self.stmt(s);
+        }
+        self.memo.pop();
+    }
+
+    /// Defines IR value `v` as `vals`, in registers and, if another region reads it, in the
+    /// record.
+    fn define(&mut self, v: ValueId, vals: &[Value]) {
+        let ty = self.f.values[v.0 as usize].ty;
+        for (c, &x) in vals.iter().enumerate() {
+            let var = self.var(false, v.0, c as u8, ty.scalar);
+            self.b.def_var(var, x);
+        }
+        if let Some(slot) = self.plan.values.get(&v).copied() {
+            self.store_rec(slot.off, ty, vals);
+        }
+    }
+
+    /// The index as `i64` (negative for negative signed indices), checked against `len`;
+    /// returns the address of element `index` of `mem`.
+    fn address(&mut self, mem: Mem, index: ExprId) -> Value {
+        let is = self.f.exprs.ty(index).scalar;
+        let i = self.expr(index)[0];
+        let i = match is.size() {
+            8 => i,
+            _ if is.is_signed() => self.b.ins().sextend(types::I64, i),
+            _ => self.b.ins().uextend(types::I64, i),
+        };
+        let elem = self.f.mem_elem(mem).expect("validated memory");
+        let (base, len) = match mem {
+            Mem::Buffer(p) => self.bufs[p as usize],
+            Mem::Local(l) => self.locals[l as usize],
+            Mem::Private(p) => {
+                let off = self.plan.privates[p as usize].expect("private array in the record");
+                let base = self.b.ins().iadd_imm(self.lrec, off as i64);
+                let n = self.f.privates[p as usize].count();
+                let len = self.b.ins().iconst(types::I64, n as i64);
+                (base, len)
+            }
+        };
+        let bad = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, i, len);
+        self.fault_if(bad, Site::OutOfBounds { mem, scalar: is }, i, len);
+        let off = self.b.ins().imul_imm(i, elem.size() as i64);
+        self.b.ins().iadd(base, off)
+    }
+
+    fn private_var(&self, mem: Mem) -> Option<u32> {
+        match mem {
+            Mem::Private(p) if self.f.privates[p as usize].len.is_none() => Some(p),
+            _ => None,
+        }
+    }
+
+    fn stmt(&mut self, s: &Stmt) {
+        match s {
+            Stmt::Let { value, expr } => {
+                let vals = self.expr(*expr);
+                self.define(*value, &vals);
+            }
+            Stmt::Load { value, mem, index } => {
+                let elem = self.f.mem_elem(*mem).expect("validated memory");
+                let vals = if let Some(p) = self.private_var(*mem) {
+                    match self.plan.privates[p as usize] {
+                        None => (0..elem.width)
+                            .map(|c| {
+                                let v = self.var(true, p, c, elem.scalar);
+                                self.b.use_var(v)
+                            })
+                            .collect(),
+                        Some(off) => self.load_rec(off, elem),
+                    }
+                } else {
+                    let a = self.address(*mem, *index);
+                    let size = elem.scalar.size();
+                    (0..elem.width as usize)
+                        .map(|c| self.b.ins().load(cl_ty(elem.scalar), MEM, a, (c * size) as i32))
+                        .collect()
+                };
+                self.define(*value, &vals);
+            }
+            Stmt::Store { mem, index, value } => {
+                let elem = self.f.mem_elem(*mem).expect("validated memory");
+                let vals = self.expr(*value);
+                if let Some(p) = self.private_var(*mem) {
+                    match self.plan.privates[p as usize] {
+                        None => {
+                            for (c, &x) in vals.iter().enumerate() {
+                                let v = self.var(true, p, c as u8, elem.scalar);
+                                self.b.def_var(v, x);
+                            }
+                        }
+                        Some(off) => self.store_rec(off, elem, &vals),
+                    }
+                } else {
+                    let a = self.address(*mem, *index);
+                    let size = elem.scalar.size();
+                    for (c, &x) in vals.iter().enumerate() {
+                        self.b.ins().store(MEM, x, a, (c * size) as i32);
+                    }
+                }
+            }
+            Stmt::Atomic {
+                result,
+                mem,
+                index,
+                op,
+                operand,
+                compare,
+            } => {
+                let s = self.f.mem_elem(*mem).expect("validated memory").scalar;
+                let v = self.expr(*operand)[0];
+                let v = self.to_bits(v, s);
+                let c = match compare {
+                    Some(c) => {
+                        let c = self.expr(*c)[0];
+                        self.to_bits(c, s)
+                    }
+                    None => self.b.ins().iconst(types::I64, 0),
+                };
+                let a = self.address(*mem, *index);
+                let si = self.b.ins().iconst(types::I32, scalar_index(s));
+                let oi = self.b.ins().iconst(types::I32, atomic_index(*op));
+                let old = self
+                    .call(
+                        super::atomic as *const () as usize,
+                        &[self.ptr, types::I32, types::I32, types::I64, types::I64],
+                        Some(types::I64),
+                        &[a, si, oi, v, c],
+                    )
+                    .expect("a result");
+                if let Some(r) = result {
+                    let old = from_bits(&mut self.b, old, s);
+                    self.define(*r, &[old]);
+                }
+            }
+            Stmt::AtomicLoad { value, mem, index } => {
+                let s = self.f.mem_elem(*mem).expect("validated memory").scalar;
+                let a = self.address(*mem, *index);
+                let v = self.b.ins().atomic_load(cl_ty(s), MemFlags::new(), a);
+                self.define(*value, &[v]);
+            }
+            Stmt::If {
+                cond,
+                then,
+                otherwise,
+            } => {
+                let c = self.expr(*cond)[0];
+                let (t, e, merge) = (
+                    self.b.create_block(),
+                    self.b.create_block(),
+                    self.b.create_block(),
+                );
+                self.b.ins().brif(c, t, &[], e, &[]);
+                self.b.switch_to_block(t);
+                self.block(then);
+                self.b.ins().jump(merge, &[]);
+                self.b.switch_to_block(e);
+                self.block(otherwise);
+                self.b.ins().jump(merge, &[]);
+                self.b.switch_to_block(merge);
+            }
+            Stmt::For {
+                id,
+                var,
+                start,
+                end,
+                step,
+                body,
+            } => {
+                let s = self.f.values[var.0 as usize].ty.scalar;
+                let (v0, e, st) = (self.expr(*start)[0], self.expr(*end)[0], self.expr(*step)[0]);
+                let z = self.iconst(cl_ty(s), 0);
+                let is_zero = self.b.ins().icmp(IntCC::Equal, st, z);
+                let zi = self.b.ins().iconst(types::I64, 0);
+                self.fault_if(is_zero, Site::ZeroStep, zi, zi);
+                let up = if s.is_signed() {
+                    self.b.ins().icmp(IntCC::SignedGreaterThan, st, z)
+                } else {
+                    self.b.ins().iconst(types::I8, 1)
+                };
+                self.define(*var, &[v0]);
+                let (hdr, bodyb, latch, exit) = (
+                    self.b.create_block(),
+                    self.b.create_block(),
+                    self.b.create_block(),
+                    self.b.create_block(),
+                );
+                self.b.ins().jump(hdr, &[]);
+                self.b.switch_to_block(hdr);
+                let vv = self.var(false, var.0, 0, s);
+                let cur = self.b.use_var(vv);
+                let (lt, gt) = if s.is_signed() {
+                    (IntCC::SignedLessThan, IntCC::SignedGreaterThan)
+                } else {
+                    (IntCC::UnsignedLessThan, IntCC::UnsignedGreaterThan)
+                };
+                let below = self.b.ins().icmp(lt, cur, e);
+                let above = self.b.ins().icmp(gt, cur, e);
+                let go = self.b.ins().select(up, below, above);
+                self.b.ins().brif(go, bodyb, &[], exit, &[]);
+                self.b.switch_to_block(bodyb);
+                self.loops.push((*id, latch, exit));
+                self.block(body);
+                self.loops.pop();
+                self.b.ins().jump(latch, &[]);
+                self.b.switch_to_block(latch);
+                let cur = self.b.use_var(vv);
+                let next = self.b.ins().iadd(cur, st);
+                self.define(*var, &[next]);
+                self.b.ins().jump(hdr, &[]);
+                self.b.switch_to_block(exit);
+            }
+            Stmt::Loop { id, body } => {
+                let (hdr, bodyb, exit) = (
+                    self.b.create_block(),
+                    self.b.create_block(),
+                    self.b.create_block(),
+                );
+                self.b.ins().jump(hdr, &[]);
+                self.b.switch_to_block(hdr);
+                // A loop may spin on memory another work-group writes: poll the stop flags.
+                let s = self.b.ins().load(types::I8, MEM, self.stop, 0);
+                let c = self.b.ins().load(types::I8, MEM, self.cancel, 0);
+                let any = self.b.ins().bor(s, c);
+                let stopped = self.b.ins().iconst(types::I32, 0);
+                let zi = self.b.ins().iconst(types::I64, 0);
+                let args = [BlockArg::Value(stopped), BlockArg::Value(zi), BlockArg::Value(zi)];
+                self.b.ins().brif(any, self.fault, &args, bodyb, &[]);
+                self.b.switch_to_block(bodyb);
+                self.loops.push((*id, hdr, exit));
+                self.block(body);
+                self.loops.pop();
+                self.b.ins().jump(hdr, &[]);
+                self.b.switch_to_block(exit);
+            }
+            Stmt::Break(id) | Stmt::Continue(id) => {
+                let brk = matches!(s, Stmt::Break(_));
+                if let Some(&(_, cont, exit)) = self.loops.iter().rev().find(|l| l.0 == *id) {
+                    self.b.ins().jump(if brk { exit } else { cont }, &[]);
+                } else {
+                    // A group-level loop: the work-item leaves the region and the group-level
+                    // code sees its flag.
+                    let (b, c) = self.plan.loop_flags[id];
+                    let one = self.b.ins().iconst(types::I8, 1);
+                    let off = if brk { b } else { c };
+                    self.b.ins().store(MEM, one, self.lrec, off as i32);
+                    self.b.ins().jump(self.lane_next, &[]);
+                }
+                self.after_jump();
+            }
+            Stmt::Return => {
+                if !self.plan.simple {
+                    let one = self.b.ins().iconst(types::I8, 1);
+                    self.b
+                        .ins()
+                        .store(MEM, one, self.lrec, self.plan.returned as i32);
+                }
+                self.b.ins().jump(self.lane_next, &[]);
+                self.after_jump();
+            }
+            Stmt::MemFence(_) => {
+                self.b.ins().fence();
+            }
+            Stmt::Barrier(_) | Stmt::Group { .. } => {
+                unreachable!("barriers and collectives are between regions")
+            }
+        }
+    }
+
+    // ---- expressions ----
+
+    /// The bits of a scalar, zero-extended to `i64` (as [`Literal`] keeps them).
+    fn to_bits(&mut self, v: Value, s: Scalar) -> Value {
+        let v = match s {
+            Scalar::F32 => self.b.ins().bitcast(types::I32, MemFlags::new(), v),
+            Scalar::F64 => self.b.ins().bitcast(types::I64, MemFlags::new(), v),
+            _ => v,
+        };
+        if s.size() == 8 {
+            v
+        } else {
+            self.b.ins().uextend(types::I64, v)
+        }
+    }
+
+    fn expr(&mut self, e: ExprId) -> Vec<Value> {
+        if let Some(v) = self.lookup(e) {
+            return v;
+        }
+        let ty = self.f.exprs.ty(e);
+        let expr = self.f.exprs.get(e).clone();
+        let vals = match expr {
+            Expr::Literal(l) => vec![self.lit(l)],
+            Expr::Param(p) => vec![self.scalars[p as usize].expect("scalar parameter")],
+            Expr::BufferLen(p) => {
+                let len = self.bufs[p as usize].1;
+                vec![self.b.ins().ireduce(types::I32, len)]
+            }
+            Expr::Value(v) => {
+                if self.defined.contains(&v) {
+                    (0..ty.width)
+                        .map(|c| {
+                            let var = self.var(false, v.0, c, ty.scalar);
+                            self.b.use_var(var)
+                        })
+                        .collect()
+                } else {
+                    let slot = self.plan.values[&v];
+                    self.load_rec(slot.off, slot.ty)
+                }
+            }
+            Expr::Builtin(b) => vec![self.builtin(b)],
+            Expr::Unary(op, a) => {
+                let s = self.f.exprs.ty(a).scalar;
+                let a = self.expr(a);
+                a.into_iter()
+                    .map(|x| match (op, s) {
+                        (UnaryOp::Neg, s) if s.is_float() => self.b.ins().fneg(x),
+                        (UnaryOp::Neg, _) => self.b.ins().ineg(x),
+                        (UnaryOp::Not, Scalar::Bool) => self.b.ins().bxor_imm(x, 1),
+                        (UnaryOp::Not, _) => self.b.ins().bnot(x),
+                    })
+                    .collect()
+            }
+            Expr::Binary(op, a, b) => {
+                let s = self.f.exprs.ty(a).scalar;
+                let (a, b) = (self.expr(a), self.expr(b));
+                a.into_iter()
+                    .zip(b)
+                    .map(|(x, y)| self.binary(op, s, x, y))
+                    .collect()
+            }
+            Expr::Select(c, a, b) => {
+                let (c, a, b) = (self.expr(c), self.expr(a), self.expr(b));
+                let cw = c.len();
+                (0..a.len())
+                    .map(|i| self.b.ins().select(c[i % cw], a[i], b[i]))
+                    .collect()
+            }
+            Expr::Cast(a, to) => {
+                let from = self.f.exprs.ty(a).scalar;
+                let a = self.expr(a);
+                a.into_iter().map(|x| self.cast(x, from, to)).collect()
+            }
+            Expr::Bitcast(a, to) => {
+                let from = self.f.exprs.ty(a);
+                let a = self.expr(a);
+                self.bitcast(&a, from, to)
+            }
+            Expr::Math(m, args) => {
+                let s = self.f.exprs.ty(args[0]).scalar;
+                let w = self.f.exprs.ty(args[0]).width as usize;
+                let vals: Vec<Vec<Value>> = args.iter().map(|&a| self.expr(a)).collect();
+                self.math(m, s, w, &vals)
+            }
+            Expr::Splat(a, n) => {
+                let a = self.expr(a)[0];
+                vec![a; n as usize]
+            }
+            Expr::Compose(parts) => parts.iter().flat_map(|&p| self.expr(p)).collect(),
+            Expr::Extract(a, n) => vec![self.expr(a)[n as usize]],
+            Expr::Stub(n, args) => {
+                let vals: Vec<Value> = args.iter().map(|&a| self.expr(a)[0]).collect();
+                vec![self.stub(n, &vals, &args, ty.scalar)]
+            }
+        };
+        self.memo
+            .last_mut()
+            .expect("a scope")
+            .insert(e, vals.clone());
+        vals
+    }
+
+    fn builtin(&mut self, b: Builtin) -> Value {
+        let d = |d: u8| (d as usize).min(2);
+        match b {
+            Builtin::LocalId(k) => {
+                let v = self.lid[d(k)];
+                self.b.use_var(v)
+            }
+            Builtin::GroupId(k) => self.group[d(k)],
+            Builtin::LocalSize(k) => self.local[d(k)],
+            Builtin::NumGroups(k) => self.groups[d(k)],
+            Builtin::GlobalSize(k) => self.b.ins().imul(self.groups[d(k)], self.local[d(k)]),
+            Builtin::GlobalId(k) => {
+                let base = self.b.ins().imul(self.group[d(k)], self.local[d(k)]);
+                let v = self.lid[d(k)];
+                let l = self.b.use_var(v);
+                self.b.ins().iadd(base, l)
+            }
+            Builtin::LocalLinearId => self.b.use_var(self.lane),
+            Builtin::GroupLinearId => {
+                let [gx, gy, gz] = self.group;
+                let [nx, ny, _] = self.groups;
+                let a = self.b.ins().imul(gz, ny);
+                let a = self.b.ins().iadd(a, gy);
+                let a = self.b.ins().imul(a, nx);
+                self.b.ins().iadd(a, gx)
+            }
+        }
+    }
+
+    fn binary(&mut self, op: BinaryOp, s: Scalar, x: Value, y: Value) -> Value {
+        use BinaryOp::*;
+        if s == Scalar::Bool {
+            return match op {
+                And => self.b.ins().band(x, y),
+                Or => self.b.ins().bor(x, y),
+                Xor | Ne => self.b.ins().bxor(x, y),
+                Eq => self.b.ins().icmp(IntCC::Equal, x, y),
+                _ => unreachable!("validated: {} on bool", op.symbol()),
+            };
+        }
+        if s.is_float() {
+            let cc = |c| Some(c);
+            let fc = match op {
+                Eq => cc(FloatCC::Equal),
+                Ne => cc(FloatCC::NotEqual),
+                Lt => cc(FloatCC::LessThan),
+                Le => cc(FloatCC::LessThanOrEqual),
+                Gt => cc(FloatCC::GreaterThan),
+                Ge => cc(FloatCC::GreaterThanOrEqual),
+                _ => None,
+            };
+            if let Some(c) = fc {
+                return self.b.ins().fcmp(c, x, y);
+            }
+            return match op {
+                Add => self.b.ins().fadd(x, y),
+                Sub => self.b.ins().fsub(x, y),
+                Mul => self.b.ins().fmul(x, y),
+                Div => self.b.ins().fdiv(x, y),
+                Rem => self.float_call(MathFn::Fmod, s, &[x, y]),
+                _ => unreachable!("validated: {} on {s}", op.symbol()),
+            };
+        }
+        let signed = s.is_signed();
+        let ic = |sc, uc| if signed { sc } else { uc };
+        match op {
+            Add => self.b.ins().iadd(x, y),
+            Sub => self.b.ins().isub(x, y),
+            Mul => self.b.ins().imul(x, y),
+            And => self.b.ins().band(x, y),
+            Or => self.b.ins().bor(x, y),
+            Xor => self.b.ins().bxor(x, y),
+            Shl => self.b.ins().ishl(x, y),
+            Shr if signed => self.b.ins().sshr(x, y),
+            Shr => self.b.ins().ushr(x, y),
+            Eq => self.b.ins().icmp(IntCC::Equal, x, y),
+            Ne => self.b.ins().icmp(IntCC::NotEqual, x, y),
+            Lt => self.b.ins().icmp(ic(IntCC::SignedLessThan, IntCC::UnsignedLessThan), x, y),
+            Le => self.b.ins().icmp(
+                ic(IntCC::SignedLessThanOrEqual, IntCC::UnsignedLessThanOrEqual),
+                x,
+                y,
+            ),
+            Gt => self.b.ins().icmp(ic(IntCC::SignedGreaterThan, IntCC::UnsignedGreaterThan), x, y),
+            Ge => self.b.ins().icmp(
+                ic(IntCC::SignedGreaterThanOrEqual, IntCC::UnsignedGreaterThanOrEqual),
+                x,
+                y,
+            ),
+            Div | Rem => {
+                let ty = cl_ty(s);
+                let z = self.iconst(ty, 0);
+                let is_zero = self.b.ins().icmp(IntCC::Equal, y, z);
+                let zi = self.b.ins().iconst(types::I64, 0);
+                self.fault_if(is_zero, Site::DivByZero(op == Div), zi, zi);
+                if signed {
+                    // `MIN / -1` wraps to `MIN` and `MIN % -1` is 0; the hardware traps.
+                    let m1 = self.iconst(ty, -1);
+                    let one = self.iconst(ty, 1);
+                    let is_m1 = self.b.ins().icmp(IntCC::Equal, y, m1);
+                    let safe = self.b.ins().select(is_m1, one, y);
+                    if op == Div {
+                        let q = self.b.ins().sdiv(x, safe);
+                        let n = self.b.ins().ineg(x);
+                        self.b.ins().select(is_m1, n, q)
+                    } else {
+                        let r = self.b.ins().srem(x, safe);
+                        self.b.ins().select(is_m1, z, r)
+                    }
+                } else if op == Div {
+                    self.b.ins().udiv(x, y)
+                } else {
+                    self.b.ins().urem(x, y)
+                }
+            }
+        }
+    }
+
+    fn cast(&mut self, x: Value, from: Scalar, to: Scalar) -> Value {
+        if from == to {
+            return x;
+        }
+        let from = if from == Scalar::Bool { Scalar::U8 } else { from };
+        if to == Scalar::Bool {
+            return if from.is_float() {
+                let z = self.zero(from);
+                self.b.ins().fcmp(FloatCC::NotEqual, x, z)
+            } else {
+                let z = self.zero(from);
+                self.b.ins().icmp(IntCC::NotEqual, x, z)
+            };
+        }
+        let (fs, ts) = (from.size(), to.size());
+        match (from.is_float(), to.is_float()) {
+            (false, false) => {
+                if fs == ts {
+                    x
+                } else if fs > ts {
+                    self.b.ins().ireduce(cl_ty(to), x)
+                } else if from.is_signed() {
+                    self.b.ins().sextend(cl_ty(to), x)
+                } else {
+                    self.b.ins().uextend(cl_ty(to), x)
+                }
+            }
+            (false, true) => {
+                let x = if fs < 4 {
+                    if from.is_signed() {
+                        self.b.ins().sextend(types::I32, x)
+                    } else {
+                        self.b.ins().uextend(types::I32, x)
+                    }
+                } else {
+                    x
+                };
+                if from.is_signed() {
+                    self.b.ins().fcvt_from_sint(cl_ty(to), x)
+                } else {
+                    self.b.ins().fcvt_from_uint(cl_ty(to), x)
+                }
+            }
+            (true, true) => {
+                if ts > fs {
+                    self.b.ins().fpromote(types::F64, x)
+                } else {
+                    self.b.ins().fdemote(types::F32, x)
+                }
+            }
+            (true, false) if ts >= 4 => {
+                if to.is_signed() {
+                    self.b.ins().fcvt_to_sint_sat(cl_ty(to), x)
+                } else {
+                    self.b.ins().fcvt_to_uint_sat(cl_ty(to), x)
+                }
+            }
+            (true, false) => {
+                // To 8- and 16-bit integers: the evaluator's conversion.
+                let bits = self.to_bits(x, from);
+                let f = self.b.ins().iconst(types::I32, scalar_index(from));
+                let t = self.b.ins().iconst(types::I32, scalar_index(to));
+                let r = self
+                    .call(
+                        super::cast_bits as *const () as usize,
+                        &[types::I32, types::I32, types::I64],
+                        Some(types::I64),
+                        &[f, t, bits],
+                    )
+                    .expect("a result");
+                self.b.ins().ireduce(cl_ty(to), r)
+            }
+        }
+    }
+
+    fn bitcast(&mut self, a: &[Value], from: Type, to: Type) -> Vec<Value> {
+        if from.width == to.width {
+            return a
+                .iter()
+                .map(|&x| {
+                    if cl_ty(from.scalar) == cl_ty(to.scalar) {
+                        x
+                    } else {
+                        self.b.ins().bitcast(cl_ty(to.scalar), MemFlags::new(), x)
+                    }
+                })
+                .collect();
+        }
+        // Different shapes: through memory.
+        let slot = self
+            .b
+            .create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 32, 3));
+        let (fs, ts) = (from.scalar.size(), to.scalar.size());
+        for (c, &x) in a.iter().enumerate() {
+            self.b.ins().stack_store(x, slot, (c * fs) as i32);
+        }
+        (0..to.width as usize)
+            .map(|c| self.b.ins().stack_load(cl_ty(to.scalar), slot, (c * ts) as i32))
+            .collect()
+    }
+
+    /// A float built-in through the evaluator's implementation.
+    fn float_call(&mut self, m: MathFn, s: Scalar, args: &[Value]) -> Value {
+        let t = cl_ty(s);
+        let f = match (s, args.len()) {
+            (Scalar::F32, 1) => super::math1_f32 as *const () as usize,
+            (Scalar::F32, 2) => super::math2_f32 as *const () as usize,
+            (Scalar::F32, _) => super::math3_f32 as *const () as usize,
+            (_, 1) => super::math1_f64 as *const () as usize,
+            (_, 2) => super::math2_f64 as *const () as usize,
+            _ => super::math3_f64 as *const () as usize,
+        };
+        let mi = self.b.ins().iconst(types::I32, math_index(m));
+        let mut params = vec![types::I32];
+        params.extend(std::iter::repeat_n(t, args.len()));
+        let mut all = vec![mi];
+        all.extend_from_slice(args);
+        self.call(f, &params, Some(t), &all).expect("a result")
+    }
+
+    fn math(&mut self, m: MathFn, s: Scalar, w: usize, a: &[Vec<Value>]) -> Vec<Value> {
+        let comp = |i: usize, c: usize| a[i][c];
+        match m.kind() {
+            MathKind::FloatTest => (0..w)
+                .map(|c| {
+                    let x = comp(0, c);
+                    match m {
+                        MathFn::IsNan => self.b.ins().fcmp(FloatCC::Unordered, x, x),
+                        MathFn::IsInf | MathFn::IsFinite => {
+                            let ax = self.b.ins().fabs(x);
+                            let inf = self.lit(Literal::from_bits(
+                                s,
+                                if s == Scalar::F32 {
+                                    f32::INFINITY.to_bits() as u64
+                                } else {
+                                    f64::INFINITY.to_bits()
+                                },
+                            ));
+                            let cc = if m == MathFn::IsInf {
+                                FloatCC::Equal
+                            } else {
+                                FloatCC::LessThan
+                            };
+                            self.b.ins().fcmp(cc, ax, inf)
+                        }
+                        _ => {
+                            let it = if s == Scalar::F32 { types::I32 } else { types::I64 };
+                            let bits = self.b.ins().bitcast(it, MemFlags::new(), x);
+                            self.b.ins().icmp_imm(IntCC::SignedLessThan, bits, 0)
+                        }
+                    }
+                })
+                .collect(),
+            MathKind::Reduce => {
+                let mut acc = self.zero(s);
+                for c in 0..w {
+                    let x = comp(0, c);
+                    let v = match m {
+                        MathFn::Dot => self.b.ins().fmul(x, comp(1, c)),
+                        MathFn::Distance => {
+                            let d = self.b.ins().fsub(x, comp(1, c));
+                            self.b.ins().fmul(d, d)
+                        }
+                        _ => self.b.ins().fmul(x, x),
+                    };
+                    acc = self.b.ins().fadd(acc, v);
+                }
+                if m != MathFn::Dot {
+                    acc = self.b.ins().sqrt(acc);
+                }
+                vec![acc]
+            }
+            MathKind::Geometric if m == MathFn::Cross => {
+                let mut cross = |i: usize, j: usize| {
+                    let p = self.b.ins().fmul(comp(0, i), comp(1, j));
+                    let q = self.b.ins().fmul(comp(0, j), comp(1, i));
+                    self.b.ins().fsub(p, q)
+                };
+                let mut out = vec![cross(1, 2), cross(2, 0), cross(0, 1)];
+                if w == 4 {
+                    out.push(self.zero(s));
+                }
+                out
+            }
+            MathKind::Geometric => {
+                let mut acc = self.zero(s);
+                for c in 0..w {
+                    let sq = self.b.ins().fmul(comp(0, c), comp(0, c));
+                    acc = self.b.ins().fadd(acc, sq);
+                }
+                let len = self.b.ins().sqrt(acc);
+                (0..w).map(|c| self.b.ins().fdiv(comp(0, c), len)).collect()
+            }
+            _ if s.is_float() => (0..w)
+                .map(|c| {
+                    let x = comp(0, c);
+                    match m {
+                        MathFn::Sqrt => self.b.ins().sqrt(x),
+                        MathFn::Rsqrt => {
+                            let r = self.b.ins().sqrt(x);
+                            let one = self.lit(Literal::from_bits(
+                                s,
+                                if s == Scalar::F32 {
+                                    1f32.to_bits() as u64
+                                } else {
+                                    1f64.to_bits()
+                                },
+                            ));
+                            self.b.ins().fdiv(one, r)
+                        }
+                        MathFn::Abs => self.b.ins().fabs(x),
+                        MathFn::Floor => self.b.ins().floor(x),
+                        MathFn::Ceil => self.b.ins().ceil(x),
+                        MathFn::Trunc => self.b.ins().trunc(x),
+                        MathFn::Copysign => self.b.ins().fcopysign(x, comp(1, c)),
+                        MathFn::Fma => self.b.ins().fma(x, comp(1, c), comp(2, c)),
+                        MathFn::Mix => {
+                            let d = self.b.ins().fsub(comp(1, c), x);
+                            let p = self.b.ins().fmul(d, comp(2, c));
+                            self.b.ins().fadd(x, p)
+                        }
+                        _ => {
+                            let args: Vec<Value> = (0..m.arity()).map(|i| comp(i, c)).collect();
+                            self.float_call(m, s, &args)
+                        }
+                    }
+                })
+                .collect(),
+            _ => (0..w)
+                .map(|c| {
+                    let x = comp(0, c);
+                    let signed = s.is_signed();
+                    match m {
+                        MathFn::Abs if signed => self.b.ins().iabs(x),
+                        MathFn::Abs => x,
+                        MathFn::Min if signed => self.b.ins().smin(x, comp(1, c)),
+                        MathFn::Min => self.b.ins().umin(x, comp(1, c)),
+                        MathFn::Max if signed => self.b.ins().smax(x, comp(1, c)),
+                        MathFn::Max => self.b.ins().umax(x, comp(1, c)),
+                        MathFn::Clamp if signed => {
+                            let lo = self.b.ins().smax(x, comp(1, c));
+                            self.b.ins().smin(lo, comp(2, c))
+                        }
+                        MathFn::Clamp => {
+                            let lo = self.b.ins().umax(x, comp(1, c));
+                            self.b.ins().umin(lo, comp(2, c))
+                        }
+                        _ => {
+                            let mut bits = Vec::new();
+                            for i in 0..3 {
+                                bits.push(if i < m.arity() {
+                                    self.to_bits(comp(i, c), s)
+                                } else {
+                                    self.b.ins().iconst(types::I64, 0)
+                                });
+                            }
+                            let mi = self.b.ins().iconst(types::I32, math_index(m));
+                            let si = self.b.ins().iconst(types::I32, scalar_index(s));
+                            let r = self
+                                .call(
+                                    super::int_math as *const () as usize,
+                                    &[types::I32, types::I32, types::I64, types::I64, types::I64],
+                                    Some(types::I64),
+                                    &[mi, si, bits[0], bits[1], bits[2]],
+                                )
+                                .expect("a result");
+                            from_bits(&mut self.b, r, s)
+                        }
+                    }
+                })
+                .collect(),
+        }
+    }
+
+    fn stub(&mut self, n: u32, vals: &[Value], args: &[ExprId], ret: Scalar) -> Value {
+        let count = vals.len().max(1);
+        let slot = self.b.create_sized_stack_slot(StackSlotData::new(
+            StackSlotKind::ExplicitSlot,
+            (count * 8 + 8) as u32,
+            3,
+        ));
+        for (i, (&v, &a)) in vals.iter().zip(args).enumerate() {
+            let s = self.f.exprs.ty(a).scalar;
+            let bits = self.to_bits(v, s);
+            self.b.ins().stack_store(bits, slot, (i * 8) as i32);
+        }
+        let ap = self.b.ins().stack_addr(self.ptr, slot, 0);
+        let op = self.b.ins().stack_addr(self.ptr, slot, (count * 8) as i32);
+        let ni = self.b.ins().iconst(types::I32, n as i64);
+        let status = self
+            .call(
+                super::stub as *const () as usize,
+                &[self.ptr, types::I32, self.ptr, self.ptr],
+                Some(types::I32),
+                &[self.env, ni, ap, op],
+            )
+            .expect("a status");
+        let zi = self.b.ins().iconst(types::I64, 0);
+        let name = self.f.stubs[n as usize].name.clone();
+        self.fault_if(status, Site::StubPanic(name), zi, zi);
+        let r = self.b.ins().stack_load(types::I64, slot, (count * 8) as i32);
+        from_bits(&mut self.b, r, ret)
+    }
+}
+
+/// A scalar of type `s` from its bits in an `i64`.
+fn from_bits(b: &mut FunctionBuilder, bits: Value, s: Scalar) -> Value {
+    match s {
+        Scalar::F64 => b.ins().bitcast(types::F64, MemFlags::new(), bits),
+        Scalar::F32 => {
+            let i = b.ins().ireduce(types::I32, bits);
+            b.ins().bitcast(types::F32, MemFlags::new(), i)
+        }
+        Scalar::I64 | Scalar::U64 => bits,
+        s => b.ins().ireduce(cl_ty(s), bits),
+    }
+}
