@@ -1,6 +1,7 @@
 //! Differential tests: random well-typed kernels from `strata_cli::difftest` must give the same
-//! results on every OpenCL and CUDA device as on the CPU backend (integers exactly, floats within the
-//! bounds stated in `strata_cli::difftest`).
+//! results on the compiled CPU backend (`cpu`) and every OpenCL and CUDA device as on the CPU
+//! interpreter (`interp`, the reference; integers exactly, floats within the bounds stated in
+//! `strata_cli::difftest`).
 //!
 //! Every run checks at least 1,000 programs. `STRATA_DIFF_SEED` picks the seed (default fixed),
 //! `STRATA_DIFF_PROGRAMS` runs more programs. When `STRATA_REQUIRE` contains `opencl` (or `cuda`), having
@@ -86,17 +87,23 @@ fn cuda_devices() -> Vec<Device> {
 }
 
 #[test]
-fn cuda_agrees_with_cpu() {
-    agree_with_cpu(cuda_devices());
+fn cuda_agrees_with_interp() {
+    agree_with_interp(cuda_devices());
 }
 
 #[test]
-fn opencl_agrees_with_cpu() {
-    agree_with_cpu(opencl_devices());
+fn opencl_agrees_with_interp() {
+    agree_with_interp(opencl_devices());
 }
 
-fn agree_with_cpu(devices: Vec<Device>) {
-    let cpu = Queue::new(&Device::from_spec("cpu").unwrap()).unwrap();
+/// The compiled CPU backend against the interpreter: always present, so always run.
+#[test]
+fn compiled_cpu_agrees_with_interp() {
+    agree_with_interp(vec![Device::from_spec("cpu").unwrap()]);
+}
+
+fn agree_with_interp(devices: Vec<Device>) {
+    let cpu = Queue::new(&Device::from_spec("interp").unwrap()).unwrap();
     let (seed, n) = (seed(), programs());
     for d in devices {
         let q = Queue::new(&d).unwrap();
@@ -181,11 +188,11 @@ fn generator_is_deterministic_and_covers_the_features() {
     assert!(!v.info().uses_f64 && !v.info().uses_int64_atomics);
 }
 
-/// The CPU backend agrees with itself (two queues; runs without an OpenCL device too).
+/// The interpreter agrees with itself (two queues): the reference is deterministic.
 #[test]
-fn cpu_agrees_with_itself() {
-    let cpu = Queue::new(&Device::from_spec("cpu").unwrap()).unwrap();
-    let cpu2 = Queue::new(&Device::from_spec("cpu").unwrap()).unwrap();
+fn interp_agrees_with_itself() {
+    let cpu = Queue::new(&Device::from_spec("interp").unwrap()).unwrap();
+    let cpu2 = Queue::new(&Device::from_spec("interp").unwrap()).unwrap();
     let report = difftest::run(&cpu, &cpu2, 11, 150).unwrap_or_else(|m| panic!("{m}"));
     assert_eq!(report.passed, 150);
     assert!(report.compared > 150 * 64);

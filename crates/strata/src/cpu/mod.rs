@@ -176,7 +176,7 @@ impl CpuDevice {
 
 enum CpuKernel {
     Interpreted(Program),
-    Compiled(jit::JitProgram),
+    Compiled(Box<jit::JitProgram>),
 }
 
 impl CompiledKernel for CpuKernel {
@@ -196,7 +196,7 @@ impl DeviceBackend for CpuDevice {
 
     fn compile(&self, f: &ValidFunction) -> Result<Arc<dyn CompiledKernel>> {
         Ok(Arc::new(if self.compiled {
-            CpuKernel::Compiled(jit::JitProgram::compile(f)?)
+            CpuKernel::Compiled(Box::new(jit::JitProgram::compile(f)?))
         } else {
             CpuKernel::Interpreted(Program::lower(f)?)
         }))

@@ -44,9 +44,22 @@ pub(super) fn compile(
         ctx.func.signature = sig.clone();
         let b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
         Gen::emit(b, f, plan, r, sites, ptr);
+        let dump = std::env::var_os("STRATA_CPU_DISASM").is_some();
+        ctx.set_disasm(dump);
         module
             .define_function(id, &mut ctx)
             .map_err(|e| format!("{e:?}"))?;
+        if let Some(code) = ctx
+            .compiled_code()
+            .and_then(|c| c.vcode.as_ref())
+            .filter(|_| dump)
+        {
+            eprintln!(
+                "; kernel `{}`, region {i}\n{}\n{code}",
+                f.name,
+                ctx.func.display()
+            );
+        }
         module.clear_context(&mut ctx);
         ids.push(id);
     }
@@ -75,11 +88,17 @@ fn cl_ty(s: Scalar) -> cl::Type {
 }
 
 fn scalar_index(s: Scalar) -> i64 {
-    Scalar::ALL.iter().position(|&x| x == s).expect("every scalar") as i64
+    Scalar::ALL
+        .iter()
+        .position(|&x| x == s)
+        .expect("every scalar") as i64
 }
 
 fn math_index(m: MathFn) -> i64 {
-    MathFn::ALL.iter().position(|&x| x == m).expect("every built-in") as i64
+    MathFn::ALL
+        .iter()
+        .position(|&x| x == m)
+        .expect("every built-in") as i64
 }
 
 fn atomic_index(op: crate::ir::AtomicOp) -> i64 {
@@ -98,12 +117,13 @@ struct Gen<'a, 'b> {
     sites: &'a mut Vec<Site>,
     ptr: cl::Type,
     env: Value,
-    bufs: Vec<(Value, Value)>,
-    scalars: Vec<Option<Value>>,
-    locals: Vec<(Value, Value)>,
+    /// The tables of buffer and local arrays and the scalar arguments: what a work-item
+    /// reads of them is loaded where it is used, which keeps few values live across the
+    /// work-item loop (fewer spills than loading everything up front).
+    bufs_p: Value,
+    scal_p: Value,
+    locs_p: Value,
     local: [Value; 3],
-    group: [Value; 3],
-    groups: [Value; 3],
     stop: Value,
     cancel: Value,
     lid: [Variable; 3],
@@ -132,40 +152,15 @@ impl<'a, 'b> Gen<'a, 'b> {
         let env = b.block_params(entry)[0];
         let mask = b.block_params(entry)[1];
         let ro = MEM.with_readonly();
-        let ld = |b: &mut FunctionBuilder, ty, base, off: usize| b.ins().load(ty, ro, base, off as i32);
+        let ld =
+            |b: &mut FunctionBuilder, ty, base, off: usize| b.ins().load(ty, ro, base, off as i32);
         let bufs_p = ld(&mut b, ptr, env, offset_of!(Env, bufs));
         let scal_p = ld(&mut b, ptr, env, offset_of!(Env, scalars));
         let locs_p = ld(&mut b, ptr, env, offset_of!(Env, locals));
         let records = ld(&mut b, ptr, env, offset_of!(Env, records));
         let stop = ld(&mut b, ptr, env, offset_of!(Env, stop));
         let cancel = ld(&mut b, ptr, env, offset_of!(Env, cancel));
-        let m = std::mem::size_of::<MemArg>();
-        let mut bufs = Vec::new();
-        let mut scalars = Vec::new();
-        for (p, param) in f.params.iter().enumerate() {
-            let base = ld(&mut b, ptr, bufs_p, p * m + offset_of!(MemArg, base));
-            let len = ld(&mut b, types::I64, bufs_p, p * m + offset_of!(MemArg, len));
-            bufs.push((base, len));
-            let bits = ld(&mut b, types::I64, scal_p, p * 8);
-            scalars.push(match param.kind {
-                crate::ir::ParamKind::Scalar(t) => Some(from_bits(&mut b, bits, t.scalar)),
-                crate::ir::ParamKind::LocalLen => Some(b.ins().ireduce(types::I32, bits)),
-                crate::ir::ParamKind::Buffer { .. } => None,
-            });
-        }
-        let locals = (0..f.locals.len())
-            .map(|i| {
-                let base = ld(&mut b, ptr, locs_p, i * m + offset_of!(MemArg, base));
-                let len = ld(&mut b, types::I64, locs_p, i * m + offset_of!(MemArg, len));
-                (base, len)
-            })
-            .collect();
-        let dim = |b: &mut FunctionBuilder, off: usize| {
-            [0, 1, 2].map(|d| ld(b, types::I32, env, off + 4 * d))
-        };
-        let local = dim(&mut b, offset_of!(Env, local));
-        let group = dim(&mut b, offset_of!(Env, group));
-        let groups = dim(&mut b, offset_of!(Env, groups));
+        let local = [0, 1, 2].map(|d| ld(&mut b, types::I32, env, offset_of!(Env, local) + 4 * d));
 
         // The fault exit: records the site, work-item, index and length; returns 1.
         let fault = b.create_block();
@@ -217,9 +212,14 @@ impl<'a, 'b> Gen<'a, 'b> {
         let l = b.ins().iadd(l, x);
         b.def_var(lane, l);
         let l64 = b.ins().uextend(ptr, l);
-        let ma = b.ins().iadd(mask, l64);
-        let active = b.ins().load(types::I8, MEM.with_readonly(), ma, 0);
-        b.ins().brif(active, body, &[], lane_next, &[]);
+        if plan.simple {
+            // One region, nothing at group level: every work-item runs it.
+            b.ins().jump(body, &[]);
+        } else {
+            let ma = b.ins().iadd(mask, l64);
+            let active = b.ins().load(types::I8, MEM.with_readonly(), ma, 0);
+            b.ins().brif(active, body, &[], lane_next, &[]);
+        }
         b.switch_to_block(body);
         let off = b.ins().imul_imm(l64, plan.record as i64);
         let lrec = b.ins().iadd(records, off);
@@ -232,12 +232,10 @@ impl<'a, 'b> Gen<'a, 'b> {
             sites,
             ptr,
             env,
-            bufs,
-            scalars,
-            locals,
+            bufs_p,
+            scal_p,
+            locs_p,
             local,
-            group,
-            groups,
             stop,
             cancel,
             lid,
@@ -290,9 +288,12 @@ impl<'a, 'b> Gen<'a, 'b> {
         b.switch_to_block(fault);
         let fp = b.ins().load(ptr, MEM, env, offset_of!(Env, fault) as i32);
         let lane_v = b.use_var(lane);
-        b.ins().store(MEM, site_v, fp, offset_of!(Fault, site) as i32);
-        b.ins().store(MEM, lane_v, fp, offset_of!(Fault, lane) as i32);
-        b.ins().store(MEM, idx_v, fp, offset_of!(Fault, index) as i32);
+        b.ins()
+            .store(MEM, site_v, fp, offset_of!(Fault, site) as i32);
+        b.ins()
+            .store(MEM, lane_v, fp, offset_of!(Fault, lane) as i32);
+        b.ins()
+            .store(MEM, idx_v, fp, offset_of!(Fault, index) as i32);
         b.ins().store(MEM, len_v, fp, offset_of!(Fault, len) as i32);
         let one = b.ins().iconst(types::I32, 1);
         b.ins().return_(&[one]);
@@ -317,7 +318,11 @@ impl<'a, 'b> Gen<'a, 'b> {
 
     fn iconst(&mut self, ty: cl::Type, v: i64) -> Value {
         let bits = ty.bits();
-        let v = if bits == 64 { v } else { v & ((1i64 << bits) - 1) };
+        let v = if bits == 64 {
+            v
+        } else {
+            v & ((1i64 << bits) - 1)
+        };
         self.b.ins().iconst(ty, v)
     }
 
@@ -334,7 +339,11 @@ impl<'a, 'b> Gen<'a, 'b> {
         self.sites.push(site);
         let s = self.b.ins().iconst(types::I32, self.sites.len() as i64 - 1);
         let cont = self.b.create_block();
-        let args = [BlockArg::Value(s), BlockArg::Value(index), BlockArg::Value(len)];
+        let args = [
+            BlockArg::Value(s),
+            BlockArg::Value(index),
+            BlockArg::Value(len),
+        ];
         self.b.ins().brif(bad, self.fault, &args, cont, &[]);
         self.b.switch_to_block(cont);
     }
@@ -369,11 +378,46 @@ impl<'a, 'b> Gen<'a, 'b> {
             .collect()
     }
 
+    /// Base and length (`i64`) of entry `i` of a [`MemArg`] table.
+    fn mem_arg(&mut self, table: Value, i: u32) -> (Value, Value) {
+        let m = std::mem::size_of::<MemArg>() as i32;
+        let ro = MEM.with_readonly();
+        let base = self.b.ins().load(
+            self.ptr,
+            ro,
+            table,
+            i as i32 * m + offset_of!(MemArg, base) as i32,
+        );
+        let len = self.b.ins().load(
+            types::I64,
+            ro,
+            table,
+            i as i32 * m + offset_of!(MemArg, len) as i32,
+        );
+        (base, len)
+    }
+
+    /// Component `d` of a `[u32; 3]` of the environment.
+    fn env_dim(&mut self, off: usize, d: usize) -> Value {
+        self.b.ins().load(
+            types::I32,
+            MEM.with_readonly(),
+            self.env,
+            (off + 4 * d) as i32,
+        )
+    }
+
     fn lookup(&self, e: ExprId) -> Option<Vec<Value>> {
         self.memo.iter().rev().find_map(|m| m.get(&e).cloned())
     }
 
-    fn call(&mut self, func: usize, params: &[cl::Type], ret: Option<cl::Type>, args: &[Value]) -> Option<Value> {
+    fn call(
+        &mut self,
+        func: usize,
+        params: &[cl::Type],
+        ret: Option<cl::Type>,
+        args: &[Value],
+    ) -> Option<Value> {
         let mut sig = cl::Signature::new(self.b.func.signature.call_conv);
         sig.params.extend(params.iter().map(|&t| AbiParam::new(t)));
         sig.returns.extend(ret.map(AbiParam::new));
@@ -418,8 +462,8 @@ impl<'a, 'b> Gen<'a, 'b> {
         };
         let elem = self.f.mem_elem(mem).expect("validated memory");
         let (base, len) = match mem {
-            Mem::Buffer(p) => self.bufs[p as usize],
-            Mem::Local(l) => self.locals[l as usize],
+            Mem::Buffer(p) => self.mem_arg(self.bufs_p, p),
+            Mem::Local(l) => self.mem_arg(self.locs_p, l),
             Mem::Private(p) => {
                 let off = self.plan.privates[p as usize].expect("private array in the record");
                 let base = self.b.ins().iadd_imm(self.lrec, off as i64);
@@ -463,7 +507,11 @@ impl<'a, 'b> Gen<'a, 'b> {
                     let a = self.address(*mem, *index);
                     let size = elem.scalar.size();
                     (0..elem.width as usize)
-                        .map(|c| self.b.ins().load(cl_ty(elem.scalar), MEM, a, (c * size) as i32))
+                        .map(|c| {
+                            self.b
+                                .ins()
+                                .load(cl_ty(elem.scalar), MEM, a, (c * size) as i32)
+                        })
                         .collect()
                 };
                 self.define(*value, &vals);
@@ -499,11 +547,11 @@ impl<'a, 'b> Gen<'a, 'b> {
             } => {
                 let s = self.f.mem_elem(*mem).expect("validated memory").scalar;
                 let v = self.expr(*operand)[0];
-                let v = self.to_bits(v, s);
+                let v = self.bits_of(v, s);
                 let c = match compare {
                     Some(c) => {
                         let c = self.expr(*c)[0];
-                        self.to_bits(c, s)
+                        self.bits_of(c, s)
                     }
                     None => self.b.ins().iconst(types::I64, 0),
                 };
@@ -558,7 +606,11 @@ impl<'a, 'b> Gen<'a, 'b> {
                 body,
             } => {
                 let s = self.f.values[var.0 as usize].ty.scalar;
-                let (v0, e, st) = (self.expr(*start)[0], self.expr(*end)[0], self.expr(*step)[0]);
+                let (v0, e, st) = (
+                    self.expr(*start)[0],
+                    self.expr(*end)[0],
+                    self.expr(*step)[0],
+                );
                 let z = self.iconst(cl_ty(s), 0);
                 let is_zero = self.b.ins().icmp(IntCC::Equal, st, z);
                 let zi = self.b.ins().iconst(types::I64, 0);
@@ -614,7 +666,11 @@ impl<'a, 'b> Gen<'a, 'b> {
                 let any = self.b.ins().bor(s, c);
                 let stopped = self.b.ins().iconst(types::I32, 0);
                 let zi = self.b.ins().iconst(types::I64, 0);
-                let args = [BlockArg::Value(stopped), BlockArg::Value(zi), BlockArg::Value(zi)];
+                let args = [
+                    BlockArg::Value(stopped),
+                    BlockArg::Value(zi),
+                    BlockArg::Value(zi),
+                ];
                 self.b.ins().brif(any, self.fault, &args, bodyb, &[]);
                 self.b.switch_to_block(bodyb);
                 self.loops.push((*id, hdr, exit));
@@ -660,7 +716,7 @@ impl<'a, 'b> Gen<'a, 'b> {
     // ---- expressions ----
 
     /// The bits of a scalar, zero-extended to `i64` (as [`Literal`] keeps them).
-    fn to_bits(&mut self, v: Value, s: Scalar) -> Value {
+    fn bits_of(&mut self, v: Value, s: Scalar) -> Value {
         let v = match s {
             Scalar::F32 => self.b.ins().bitcast(types::I32, MemFlags::new(), v),
             Scalar::F64 => self.b.ins().bitcast(types::I64, MemFlags::new(), v),
@@ -681,9 +737,18 @@ impl<'a, 'b> Gen<'a, 'b> {
         let expr = self.f.exprs.get(e).clone();
         let vals = match expr {
             Expr::Literal(l) => vec![self.lit(l)],
-            Expr::Param(p) => vec![self.scalars[p as usize].expect("scalar parameter")],
+            Expr::Param(p) => {
+                let bits =
+                    self.b
+                        .ins()
+                        .load(types::I64, MEM.with_readonly(), self.scal_p, p as i32 * 8);
+                vec![match self.f.params[p as usize].kind {
+                    crate::ir::ParamKind::Scalar(t) => from_bits(&mut self.b, bits, t.scalar),
+                    _ => self.b.ins().ireduce(types::I32, bits),
+                }]
+            }
             Expr::BufferLen(p) => {
-                let len = self.bufs[p as usize].1;
+                let len = self.mem_arg(self.bufs_p, p).1;
                 vec![self.b.ins().ireduce(types::I32, len)]
             }
             Expr::Value(v) => {
@@ -768,20 +833,24 @@ impl<'a, 'b> Gen<'a, 'b> {
                 let v = self.lid[d(k)];
                 self.b.use_var(v)
             }
-            Builtin::GroupId(k) => self.group[d(k)],
+            Builtin::GroupId(k) => self.env_dim(offset_of!(Env, group), d(k)),
             Builtin::LocalSize(k) => self.local[d(k)],
-            Builtin::NumGroups(k) => self.groups[d(k)],
-            Builtin::GlobalSize(k) => self.b.ins().imul(self.groups[d(k)], self.local[d(k)]),
+            Builtin::NumGroups(k) => self.env_dim(offset_of!(Env, groups), d(k)),
+            Builtin::GlobalSize(k) => {
+                let n = self.env_dim(offset_of!(Env, groups), d(k));
+                self.b.ins().imul(n, self.local[d(k)])
+            }
             Builtin::GlobalId(k) => {
-                let base = self.b.ins().imul(self.group[d(k)], self.local[d(k)]);
+                let g = self.env_dim(offset_of!(Env, group), d(k));
+                let base = self.b.ins().imul(g, self.local[d(k)]);
                 let v = self.lid[d(k)];
                 let l = self.b.use_var(v);
                 self.b.ins().iadd(base, l)
             }
             Builtin::LocalLinearId => self.b.use_var(self.lane),
             Builtin::GroupLinearId => {
-                let [gx, gy, gz] = self.group;
-                let [nx, ny, _] = self.groups;
+                let [gx, gy, gz] = [0, 1, 2].map(|k| self.env_dim(offset_of!(Env, group), k));
+                let [nx, ny] = [0, 1].map(|k| self.env_dim(offset_of!(Env, groups), k));
                 let a = self.b.ins().imul(gz, ny);
                 let a = self.b.ins().iadd(a, gy);
                 let a = self.b.ins().imul(a, nx);
@@ -838,15 +907,25 @@ impl<'a, 'b> Gen<'a, 'b> {
             Shr => self.b.ins().ushr(x, y),
             Eq => self.b.ins().icmp(IntCC::Equal, x, y),
             Ne => self.b.ins().icmp(IntCC::NotEqual, x, y),
-            Lt => self.b.ins().icmp(ic(IntCC::SignedLessThan, IntCC::UnsignedLessThan), x, y),
+            Lt => self
+                .b
+                .ins()
+                .icmp(ic(IntCC::SignedLessThan, IntCC::UnsignedLessThan), x, y),
             Le => self.b.ins().icmp(
                 ic(IntCC::SignedLessThanOrEqual, IntCC::UnsignedLessThanOrEqual),
                 x,
                 y,
             ),
-            Gt => self.b.ins().icmp(ic(IntCC::SignedGreaterThan, IntCC::UnsignedGreaterThan), x, y),
+            Gt => self.b.ins().icmp(
+                ic(IntCC::SignedGreaterThan, IntCC::UnsignedGreaterThan),
+                x,
+                y,
+            ),
             Ge => self.b.ins().icmp(
-                ic(IntCC::SignedGreaterThanOrEqual, IntCC::UnsignedGreaterThanOrEqual),
+                ic(
+                    IntCC::SignedGreaterThanOrEqual,
+                    IntCC::UnsignedGreaterThanOrEqual,
+                ),
                 x,
                 y,
             ),
@@ -883,7 +962,11 @@ impl<'a, 'b> Gen<'a, 'b> {
         if from == to {
             return x;
         }
-        let from = if from == Scalar::Bool { Scalar::U8 } else { from };
+        let from = if from == Scalar::Bool {
+            Scalar::U8
+        } else {
+            from
+        };
         if to == Scalar::Bool {
             return if from.is_float() {
                 let z = self.zero(from);
@@ -938,7 +1021,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             }
             (true, false) => {
                 // To 8- and 16-bit integers: the evaluator's conversion.
-                let bits = self.to_bits(x, from);
+                let bits = self.bits_of(x, from);
                 let f = self.b.ins().iconst(types::I32, scalar_index(from));
                 let t = self.b.ins().iconst(types::I32, scalar_index(to));
                 let r = self
@@ -968,15 +1051,19 @@ impl<'a, 'b> Gen<'a, 'b> {
                 .collect();
         }
         // Different shapes: through memory.
-        let slot = self
-            .b
-            .create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 32, 3));
+        let slot =
+            self.b
+                .create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 32, 3));
         let (fs, ts) = (from.scalar.size(), to.scalar.size());
         for (c, &x) in a.iter().enumerate() {
             self.b.ins().stack_store(x, slot, (c * fs) as i32);
         }
         (0..to.width as usize)
-            .map(|c| self.b.ins().stack_load(cl_ty(to.scalar), slot, (c * ts) as i32))
+            .map(|c| {
+                self.b
+                    .ins()
+                    .stack_load(cl_ty(to.scalar), slot, (c * ts) as i32)
+            })
             .collect()
     }
 
@@ -1025,7 +1112,11 @@ impl<'a, 'b> Gen<'a, 'b> {
                             self.b.ins().fcmp(cc, ax, inf)
                         }
                         _ => {
-                            let it = if s == Scalar::F32 { types::I32 } else { types::I64 };
+                            let it = if s == Scalar::F32 {
+                                types::I32
+                            } else {
+                                types::I64
+                            };
                             let bits = self.b.ins().bitcast(it, MemFlags::new(), x);
                             self.b.ins().icmp_imm(IntCC::SignedLessThan, bits, 0)
                         }
@@ -1130,7 +1221,7 @@ impl<'a, 'b> Gen<'a, 'b> {
                             let mut bits = Vec::new();
                             for i in 0..3 {
                                 bits.push(if i < m.arity() {
-                                    self.to_bits(comp(i, c), s)
+                                    self.bits_of(comp(i, c), s)
                                 } else {
                                     self.b.ins().iconst(types::I64, 0)
                                 });
@@ -1162,7 +1253,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         ));
         for (i, (&v, &a)) in vals.iter().zip(args).enumerate() {
             let s = self.f.exprs.ty(a).scalar;
-            let bits = self.to_bits(v, s);
+            let bits = self.bits_of(v, s);
             self.b.ins().stack_store(bits, slot, (i * 8) as i32);
         }
         let ap = self.b.ins().stack_addr(self.ptr, slot, 0);
@@ -1179,7 +1270,10 @@ impl<'a, 'b> Gen<'a, 'b> {
         let zi = self.b.ins().iconst(types::I64, 0);
         let name = self.f.stubs[n as usize].name.clone();
         self.fault_if(status, Site::StubPanic(name), zi, zi);
-        let r = self.b.ins().stack_load(types::I64, slot, (count * 8) as i32);
+        let r = self
+            .b
+            .ins()
+            .stack_load(types::I64, slot, (count * 8) as i32);
         from_bits(&mut self.b, r, ret)
     }
 }

@@ -22,10 +22,12 @@
 //! the same bits. Every access is bounds-checked with the interpreter's error; a `loop` polls
 //! the launch's cancel flag.
 
+#![allow(clippy::needless_range_loop)] // lane loops index several per-work-item arrays
+
 mod lower;
 
-use super::exec::{broadcast_message, collective};
 use super::cpu_mem;
+use super::exec::{broadcast_message, collective};
 use crate::error::{Error, Result, WorkItem};
 use crate::ir::eval::{with_int, Column, Num};
 use crate::ir::{self, ExprId, Function, GroupOp, LoopId, Mem, Scalar, Stmt, Type, ValueId};
@@ -204,7 +206,12 @@ impl Planner<'_> {
         s
     }
 
-    fn flush(&mut self, nodes: &mut Vec<Node>, pending: &mut Vec<Stmt>, exports: Vec<(ExprId, Slot)>) {
+    fn flush(
+        &mut self,
+        nodes: &mut Vec<Node>,
+        pending: &mut Vec<Stmt>,
+        exports: Vec<(ExprId, Slot)>,
+    ) {
         if pending.is_empty() && exports.is_empty() {
             return;
         }
@@ -310,14 +317,20 @@ impl Planner<'_> {
 }
 
 /// The values a block defines, and the values its expressions read.
-fn values_of(f: &Function, stmts: &[Stmt], extra: &[ExprId]) -> (HashSet<ValueId>, HashSet<ValueId>) {
+fn values_of(
+    f: &Function,
+    stmts: &[Stmt],
+    extra: &[ExprId],
+) -> (HashSet<ValueId>, HashSet<ValueId>) {
     let mut defs = HashSet::new();
     let mut roots: Vec<ExprId> = extra.to_vec();
     for s in stmts {
         ir::walk_block(&vec![s.clone()], &mut |s| {
             roots.extend(ir::stmt_operands(s));
             match s {
-                Stmt::Let { value, .. } | Stmt::Load { value, .. } | Stmt::AtomicLoad { value, .. } => {
+                Stmt::Let { value, .. }
+                | Stmt::Load { value, .. }
+                | Stmt::AtomicLoad { value, .. } => {
                     defs.insert(*value);
                 }
                 Stmt::Atomic {
@@ -435,7 +448,9 @@ fn isa() -> Result<cranelift_codegen::isa::OwnedTargetIsa> {
         use cranelift_codegen::settings::{self, Configurable};
         let mut flags = settings::builder();
         let set = |flags: &mut settings::Builder, k: &str, v: &str| {
-            flags.set(k, v).map_err(|e| format!("cranelift setting {k}: {e}"))
+            flags
+                .set(k, v)
+                .map_err(|e| format!("cranelift setting {k}: {e}"))
         };
         set(&mut flags, "opt_level", "speed")?;
         set(&mut flags, "is_pic", "false")?;
@@ -443,9 +458,14 @@ fn isa() -> Result<cranelift_codegen::isa::OwnedTargetIsa> {
         set(
             &mut flags,
             "enable_verifier",
-            if cfg!(debug_assertions) { "true" } else { "false" },
+            if cfg!(debug_assertions) {
+                "true"
+            } else {
+                "false"
+            },
         )?;
-        let isa = cranelift_native::builder().map_err(|e| format!("no native code generator: {e}"))?;
+        let isa =
+            cranelift_native::builder().map_err(|e| format!("no native code generator: {e}"))?;
         isa.finish(settings::Flags::new(flags))
             .map_err(|e| format!("cranelift: {e}"))
     })
@@ -469,12 +489,11 @@ impl JitProgram {
         }
         let plan = Plan::new(f);
         let mut sites = vec![Site::Stopped];
-        let (code, regions) = lower::compile(f, &plan, isa()?, &mut sites).map_err(|message| {
-            Error::Backend {
+        let (code, regions) =
+            lower::compile(f, &plan, isa()?, &mut sites).map_err(|message| Error::Backend {
                 backend: "cpu",
                 message: format!("compiling kernel `{}`: {message}", f.name),
-            }
-        })?;
+            })?;
         Ok(JitProgram {
             name: f.name.clone(),
             param_names: f.params.iter().map(|p| p.name.clone()).collect(),
@@ -498,7 +517,12 @@ impl JitProgram {
 
     /// Runs the program over `range` with resolved arguments; stops between work-groups (and
     /// in every `loop` iteration) with [`Error::Cancelled`] once `cancel` is set.
-    pub(crate) fn launch(&self, range: NdRange, args: &[ArgValue], cancel: &AtomicBool) -> Result<()> {
+    pub(crate) fn launch(
+        &self,
+        range: NdRange,
+        args: &[ArgValue],
+        cancel: &AtomicBool,
+    ) -> Result<()> {
         if range.is_empty() {
             return Ok(());
         }
@@ -721,12 +745,24 @@ impl<'a> Worker<'a> {
             }
             Site::DivByZero(div) => self.fault(
                 l,
-                format!("integer {} by zero", if *div { "division" } else { "remainder" }),
+                format!(
+                    "integer {} by zero",
+                    if *div { "division" } else { "remainder" }
+                ),
             ),
             Site::ZeroStep => self.fault(l, "for loop step is 0; the loop would never end"),
             Site::StubPanic(name) => {
+                // The interpreter lets the panic reach the queue, which reports it as
+                // `Panicked`; the same error here, with the work-item.
                 let why = self.panic.take().unwrap_or_default();
-                self.fault(l, format!("the CPU body of stub function `{name}` panicked: {why}"))
+                Error::Panicked {
+                    backend: "cpu",
+                    message: format!(
+                        "{why} (in the CPU body of stub function `{name}`, kernel `{}`, {})",
+                        self.p.name,
+                        self.item(l)
+                    ),
+                }
             }
             Site::Stopped => self.p.cancelled(),
         }
@@ -844,7 +880,8 @@ impl<'a> Worker<'a> {
         for l in 0..n {
             for k in 0..s.ty.width as usize {
                 // SAFETY: component `k` of the slot in lane `l`'s record.
-                let src = unsafe { std::slice::from_raw_parts(self.rec(l, s.off).add(k * size), size) };
+                let src =
+                    unsafe { std::slice::from_raw_parts(self.rec(l, s.off).add(k * size), size) };
                 let to = (k * n + l) * size;
                 out[to..to + size].copy_from_slice(src);
             }
@@ -861,7 +898,11 @@ impl<'a> Worker<'a> {
                 let dst = self.rec_mut(l, s.off);
                 // SAFETY: component `k` of the slot in lane `l`'s record.
                 unsafe {
-                    std::ptr::copy_nonoverlapping(c.bytes()[from..].as_ptr(), dst.add(k * size), size)
+                    std::ptr::copy_nonoverlapping(
+                        c.bytes()[from..].as_ptr(),
+                        dst.add(k * size),
+                        size,
+                    )
                 };
             }
         }
@@ -893,7 +934,14 @@ impl<'a> Worker<'a> {
                 let a = self.column(*arg);
                 let src = source.map(|s| self.column(s));
                 let mut out = Column::default();
-                let r = collective(*op, value.ty, n, &a, src.as_ref().map(|c| c.slice::<u32>(n)), &mut out);
+                let r = collective(
+                    *op,
+                    value.ty,
+                    n,
+                    &a,
+                    src.as_ref().map(|c| c.slice::<u32>(n)),
+                    &mut out,
+                );
                 if let Err((l, from)) = r {
                     return Err(self.fault(l, broadcast_message(from, n)));
                 }
