@@ -82,8 +82,11 @@ enum Command {
     /// The benchmarks: vadd, saxpy, dot and sum; the patterns pat_vadd, pat_saxpy, pat_dot,
     /// pat_dot_unfused, pat_sum, pat_scan (and its variants pat_scan_lookback, _k4, _k8, _k12,
     /// _g512_k8, _g512_k16, pat_scan_multipass), pat_sort (and pat_sort_b4, _b6, _k8, _k12,
-    /// _k20, _g128, _m4, _m16, _pairs, _u64); and SGEMM, sgemm and sgemm_<tiling>, on square
-    /// matrices of 4096 (CUDA), 1024 (other GPUs) or 128 (CPU devices), whatever the size.
+    /// _k20, _g128, _m4, _m16, _pairs, _u64); SGEMM, sgemm and sgemm_<tiling>, on square
+    /// matrices of 4096 (CUDA), 1024 (other GPUs) or 128 (CPU devices), whatever the size;
+    /// and the compute kernels mandelbrot (2048 x 2048 pixels), nbody (16384 bodies) and
+    /// matmul (1024 x 1024, local-memory tiles), with their compile times, scaled down by a
+    /// size below 2^24 (and 16 times on interp).
     #[command(after_help = SPECS)]
     Bench {
         /// One JSON object per benchmark (and per CUDA device, one of its limits).
@@ -95,7 +98,8 @@ enum Command {
         /// The device, or several separated by commas, run one after the other.
         #[arg(long, default_value = "best", value_name = "SPEC[,SPEC...]")]
         device: String,
-        /// Elements per vector (a number or 2^K).
+        /// Elements per vector (a number or 2^K); below 2^24 it also scales down the work of
+        /// mandelbrot, nbody and matmul by size / 2^24.
         #[arg(long, default_value = "2^24", value_parser = parse_count)]
         size: usize,
         /// Timed repetitions; the median is reported.

@@ -60,7 +60,8 @@ pub struct Problem {
 }
 
 /// One benchmark's measurements: a [`BenchResult`] with its derived throughputs. Non-finite
-/// numbers (the TFLOP/s of memory-bound benchmarks) are `null`.
+/// numbers (the TFLOP/s of memory-bound benchmarks) are `null`, and so are the compile times
+/// of the benchmarks that do not measure them.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
 pub struct BenchLine {
     /// Benchmark name.
@@ -97,6 +98,13 @@ pub struct BenchLine {
     pub ratio: f64,
     /// Relative difference between the two results.
     pub rel_error: f64,
+    /// Building and compiling the kernel when the device's kernel cache misses, seconds
+    /// (the compute benchmarks; `null` for the others, absent in older output).
+    #[serde(default)]
+    pub compile_s: Option<f64>,
+    /// Building it again and compiling it from the device's kernel cache, seconds.
+    #[serde(default)]
+    pub compile_cached_s: Option<f64>,
 }
 
 /// `Some(x)` for a finite `x`: JSON has no infinity or NaN.
@@ -124,6 +132,8 @@ impl From<&BenchResult> for BenchLine {
             baseline_tflops: finite(r.baseline_tflops()),
             ratio: r.ratio,
             rel_error: r.rel_error,
+            compile_s: r.compile_s.and_then(finite),
+            compile_cached_s: r.compile_cached_s.and_then(finite),
         }
     }
 }

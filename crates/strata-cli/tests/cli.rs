@@ -115,11 +115,25 @@ fn bench_json_has_one_line_per_benchmark() {
     let lines: Vec<&str> = text.lines().collect();
     let names = bench::selected(None);
     assert_eq!(lines.len(), names.len(), "{text}");
+    let cpu = Device::from_spec("cpu").unwrap();
     for (l, name) in lines.iter().zip(names) {
         assert!(l.starts_with('{') && l.ends_with('}'), "{l}");
         assert!(l.contains(&format!("\"bench\":\"{name}\"")), "{l}");
         assert!(l.contains("\"device\":\"cpu\""), "{l}");
-        if name.starts_with("sgemm") {
+        let compute = bench::compute::problem_size(name, cpu.info(), 4096);
+        // Only the compute benchmarks measure their kernel's compile time.
+        assert_eq!(l.contains("\"compile_s\":null"), compute.is_none(), "{l}");
+        assert_eq!(
+            l.contains("\"compile_cached_s\":null"),
+            compute.is_none(),
+            "{l}"
+        );
+        if let Some(n) = compute {
+            // Scaled down with the size: 4096 / 2^24 of the work.
+            assert!(l.contains(&format!("\"n\":{n},")), "{l}");
+            assert!(!l.contains("\"flops\":0,"), "{l}");
+            assert!(!l.contains("\"strata_tflops\":null"), "{l}");
+        } else if name.starts_with("sgemm") {
             // 128 x 128 matrices on CPU devices, whatever --size says; 2 e^3 operations.
             let e = 128;
             assert!(l.contains(&format!("\"n\":{e},")), "{l}");
@@ -139,6 +153,8 @@ fn bench_json_has_one_line_per_benchmark() {
             "baseline_gbps",
             "strata_tflops",
             "baseline_tflops",
+            "compile_s",
+            "compile_cached_s",
         ] {
             assert!(l.contains(&format!("\"{key}\":")), "no `{key}` in {l}");
         }
@@ -236,9 +252,11 @@ fn bench_run_verifies_results() {
     assert_eq!(names, bench::selected(None));
     for r in &results {
         let sgemm = r.bench.starts_with("sgemm");
-        let e = match strata_cli::bench::blas::config(r.bench) {
-            Some(c) => strata_cli::bench::blas::edge(dev.info(), &c),
-            None => 5000,
+        let compute = bench::compute::problem_size(r.bench, dev.info(), 5000);
+        let e = match (strata_cli::bench::blas::config(r.bench), compute) {
+            (Some(c), _) => strata_cli::bench::blas::edge(dev.info(), &c),
+            (None, Some(n)) => n,
+            (None, None) => 5000,
         };
         assert_eq!(r.n, e, "{r:?}");
         assert!(!sgemm || e == 128, "{r:?}");
@@ -246,8 +264,14 @@ fn bench_run_verifies_results() {
         assert_eq!(r.baseline, "rayon");
         assert!(r.strata_s > 0.0 && r.baseline_s > 0.0, "{r:?}");
         assert!(r.local_size >= 1 && r.groups >= 1, "{r:?}");
+        assert_eq!(r.compile_s.is_some(), compute.is_some(), "{r:?}");
+        assert_eq!(r.compile_cached_s.is_some(), compute.is_some(), "{r:?}");
         match r.bench {
-            "vadd" | "saxpy" => assert_eq!(r.rel_error, 0.0, "{r:?}"),
+            "vadd" | "saxpy" | "mandelbrot" => assert_eq!(r.rel_error, 0.0, "{r:?}"),
+            _ if compute.is_some() => {
+                assert!(r.rel_error <= bench::compute::TOLERANCE, "{r:?}");
+                assert!(r.flops > 0 && r.strata_tflops() > 0.0, "{r:?}");
+            }
             // Rounding differs from rayon's (fma against multiply-then-add), but only a little.
             _ if sgemm => {
                 assert!(r.rel_error > 0.0, "{r:?}");
@@ -271,7 +295,109 @@ fn bench_run_verifies_results() {
     let names: Vec<&str> = one.iter().map(|r| r.bench).collect();
     let mut want = vec!["vadd", "saxpy"];
     want.extend(bench::selected(Some("pat_")));
-    assert_eq!(names, want, "every pattern benchmark name contains `a`");
+    want.extend(["mandelbrot", "matmul"]);
+    assert_eq!(
+        names, want,
+        "every pattern benchmark name contains `a`, and two compute ones"
+    );
+}
+
+/// The compute benchmarks (`mandelbrot`, `nbody`, `matmul`) run on the compiled CPU backend and
+/// on the interpreter at a small size, each checked against its rayon baseline by the run
+/// itself (a mismatch fails it), with flops and both compile times; the table shows the
+/// compile times.
+#[test]
+fn bench_compute_kernels_run_and_are_checked() {
+    use bench::compute::{problem_size, BENCHES};
+    let size = 1 << 16;
+    for spec in ["cpu", "interp"] {
+        let dev = Device::from_spec(spec).unwrap();
+        let info = dev.info();
+        // The full sizes at the default size and above; 2^-8 of the work at 2^16 (a further
+        // 16th on the interpreter).
+        for big in [bench::DEFAULT_SIZE, usize::MAX] {
+            let full: Vec<_> = BENCHES.iter().map(|b| problem_size(b, info, big)).collect();
+            let want = match spec {
+                "cpu" => [2048, 16384, 1024],
+                _ => [512, 4096, 406],
+            };
+            assert_eq!(full, want.map(Some), "{spec}");
+        }
+        for name in BENCHES {
+            let opts = BenchOptions {
+                size,
+                reps: 1,
+                filter: Some(name.into()),
+            };
+            let rs = bench::run(&dev, &opts).unwrap_or_else(|e| panic!("{spec} {name}: {e}"));
+            assert_eq!(rs.len(), 1, "{rs:?}");
+            let r = &rs[0];
+            assert_eq!((r.bench, r.device.as_str()), (name, spec), "{r:?}");
+            assert_eq!(Some(r.n), problem_size(name, info, size), "{r:?}");
+            assert!(r.n > 1 && r.n < problem_size(name, info, usize::MAX).unwrap());
+            assert_eq!(r.baseline, "rayon", "{r:?}");
+            assert!(r.flops > 0 && r.strata_tflops() > 0.0, "{r:?}");
+            assert!(r.strata_s > 0.0 && r.baseline_s > 0.0, "{r:?}");
+            assert!(r.compile_s.is_some_and(|s| s > 0.0), "{r:?}");
+            assert!(r.compile_cached_s.is_some_and(|s| s > 0.0), "{r:?}");
+            match name {
+                "mandelbrot" => assert_eq!(r.rel_error, 0.0, "{r:?}"),
+                _ => assert!(r.rel_error <= bench::compute::TOLERANCE, "{r:?}"),
+            }
+            match name {
+                "nbody" => assert_eq!(r.flops, 20 * (r.n * r.n) as u64, "{r:?}"),
+                "matmul" => assert_eq!(r.flops, 2 * (r.n * r.n * r.n) as u64, "{r:?}"),
+                // 8 per iteration: at least one iteration per pixel, at most the limit.
+                _ => assert!(
+                    r.flops >= 8 * (r.n * r.n) as u64 && r.flops <= 8 * 256 * (r.n * r.n) as u64,
+                    "{r:?}"
+                ),
+            }
+        }
+    }
+
+    let o = strata(&[
+        "bench", "--device", "cpu", "--filter", "nbody", "--size", "2^12", "--reps", "1",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "stderr: {}", stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        text.contains("compile ms") && text.contains("cached ms"),
+        "{text}"
+    );
+    let row = text
+        .lines()
+        .find(|l| l.starts_with("nbody "))
+        .unwrap_or_else(|| panic!("no nbody row in:\n{text}"));
+    assert!(!row.ends_with('-'), "{text}");
+}
+
+/// The checks of the compute benchmarks fail on a wrong result.
+#[test]
+fn bench_compute_checks_reject_wrong_results() {
+    use bench::compute::{check_counts, check_vectors};
+    assert_eq!(
+        check_counts("mandelbrot", &[1, 2, 3], &[1, 2, 3]).unwrap(),
+        0.0
+    );
+    let e = check_counts("mandelbrot", &[1, 5, 3], &[1, 2, 3]).unwrap_err();
+    assert!(
+        matches!(&e, BenchError::WrongResult { bench: "mandelbrot", detail } if detail.contains("element 1")),
+        "{e}"
+    );
+    assert!(check_counts("mandelbrot", &[1], &[1, 2]).is_err());
+    let want: [&[f32]; 3] = [&[1.0, 0.0], &[0.0, 2.0], &[0.0, 0.0]];
+    assert_eq!(check_vectors("nbody", want, want).unwrap(), 0.0);
+    // Within 10^-3 of the largest vector (2): fine; beyond: wrong, naming the body.
+    let err = check_vectors("nbody", [&[1.001, 0.0], want[1], want[2]], want).unwrap();
+    assert!(err > 0.0 && err <= bench::compute::TOLERANCE, "{err}");
+    let e = check_vectors("nbody", [want[0], &[0.0, 2.01], want[2]], want).unwrap_err();
+    assert!(
+        matches!(&e, BenchError::WrongResult { bench: "nbody", detail } if detail.contains("element 1")),
+        "{e}"
+    );
+    assert!(check_vectors("nbody", [want[0], want[1], &[0.0, f32::NAN]], want).is_err());
+    assert!(check_vectors("nbody", [&[1.0], want[1], want[2]], want).is_err());
 }
 
 #[test]

@@ -134,7 +134,7 @@ struct Context {
 }
 
 /// Values in [-1, 1) with 24-bit resolution, 0 replaced by 0.5.
-fn signed_data(n: usize, seed: u64) -> Result<Vec<f32>, BenchError> {
+pub(crate) fn signed_data(n: usize, seed: u64) -> Result<Vec<f32>, BenchError> {
     let mut v = host_data(n, seed)?;
     v.par_iter_mut().for_each(|x| {
         *x = 2.0 * *x - 1.0;
@@ -146,7 +146,7 @@ fn signed_data(n: usize, seed: u64) -> Result<Vec<f32>, BenchError> {
 }
 
 /// `c = a * b` (`e x e`, row-major) with rayon: rows of `c` in parallel, `k` in blocks of 64.
-fn rayon_sgemm(a: &[f32], b: &[f32], e: usize) -> Vec<f32> {
+pub(crate) fn rayon_sgemm(a: &[f32], b: &[f32], e: usize) -> Vec<f32> {
     const ROWS: usize = 8;
     const KB: usize = 64;
     let mut c = vec![0.0f32; e * e];
@@ -181,7 +181,7 @@ fn rel_frobenius(pairs: impl Iterator<Item = (f64, f64)>) -> f64 {
 }
 
 /// [`rel_frobenius`] of two whole matrices, in parallel.
-fn rel_frobenius_par(got: &[f32], want: &[f32]) -> f64 {
+pub(crate) fn rel_frobenius_par(got: &[f32], want: &[f32]) -> f64 {
     let (num, den) = got
         .par_iter()
         .zip(want)
@@ -329,6 +329,8 @@ impl Context {
             baseline_s: self.baseline_s,
             ratio: strata_s / self.baseline_s,
             rel_error,
+            compile_s: None,
+            compile_cached_s: None,
         })
     }
 }

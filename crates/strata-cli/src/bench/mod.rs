@@ -14,7 +14,10 @@
 //! `strata bench` also runs the pattern benchmarks (`pat_*`, [`crate::bench::patterns`]) and
 //! the compute-bound SGEMM benchmarks (`sgemm*`, [`crate::bench::blas`]: square matrices whose
 //! size the device decides, against cuBLAS on CUDA devices, with [`BenchResult::flops`] and
-//! TFLOP/s).
+//! TFLOP/s), then the compute-bound kernels `mandelbrot`, `nbody` and `matmul`
+//! ([`crate::bench::compute`]: fixed problem sizes that a `--size` below the default scales
+//! down, rayon baselines, TFLOP/s, and each kernel's compile time with and without the
+//! device's kernel cache: [`BenchResult::compile_s`], [`BenchResult::compile_cached_s`]).
 //!
 //! - **strata time**: from the launch call until the result is complete. For `vadd` and `saxpy`
 //!   that is until the kernel has finished; for `dot` and `sum` until the scalar is on the host.
@@ -51,6 +54,7 @@
 //! and the partials stay few.
 
 pub mod blas;
+pub mod compute;
 pub mod cublas;
 pub mod cuda;
 pub mod patterns;
@@ -122,8 +126,9 @@ pub struct BenchResult {
     pub groups: usize,
     /// Bytes the computation must move.
     pub bytes: u64,
-    /// Floating-point operations of the computation, for the compute-bound benchmarks (`sgemm*`:
-    /// `2 n^3`); 0 for the memory-bound ones.
+    /// Floating-point operations of the computation, for the compute-bound benchmarks (`sgemm*`
+    /// and `matmul`: `2 n^3`; `nbody` and `mandelbrot`: see [`crate::bench::compute`]); 0 for
+    /// the memory-bound ones.
     pub flops: u64,
     /// Median strata time, in seconds.
     pub strata_s: f64,
@@ -136,6 +141,13 @@ pub struct BenchResult {
     /// Relative difference between the strata and baseline results (0 for `vadd` and `saxpy`,
     /// which must match exactly; at most [`REDUCTION_TOLERANCE`] for `dot` and `sum`).
     pub rel_error: f64,
+    /// Seconds to build the benchmark's kernel and compile it for the device when the device's
+    /// kernel cache does not hold it (the compute benchmarks, [`crate::bench::compute`];
+    /// `None` for the others).
+    pub compile_s: Option<f64>,
+    /// Seconds to build the same kernel again and get it compiled from the device's kernel
+    /// cache (median); `None` where [`BenchResult::compile_s`] is.
+    pub compile_cached_s: Option<f64>,
 }
 
 impl BenchResult {
@@ -221,6 +233,7 @@ pub fn selected(filter: Option<&str>) -> Vec<&'static str> {
         .iter()
         .chain(crate::bench::patterns::BENCHES.iter())
         .chain(crate::bench::blas::BENCHES.iter())
+        .chain(crate::bench::compute::BENCHES.iter())
         .copied()
         .filter(|b| filter.is_none_or(|f| b.contains(f)))
         .collect()
@@ -277,6 +290,10 @@ pub fn run_with(
             // The SGEMM benchmarks (`sgemm*`): src/blas/bench.rs.
             sgemm if crate::bench::blas::config(sgemm).is_some() => {
                 gemm.run(&queue, sgemm, cuda, opts.reps)?
+            }
+            // The compute benchmarks (`mandelbrot`, `nbody`, `matmul`): compute.rs.
+            compute if crate::bench::compute::BENCHES.contains(&compute) => {
+                crate::bench::compute::run(compute, &queue, n, opts.reps)?
             }
             // The pattern benchmarks (`pat_*`): src/patterns/bench.rs.
             other => crate::bench::patterns::run(other, &queue, &x, &y, opts.reps)?,
@@ -352,7 +369,9 @@ fn baseline_text(name: &str) -> String {
 }
 
 /// The results as an aligned text table, with a header naming the device. Throughput columns
-/// in TFLOP/s are added when a compute-bound benchmark (`sgemm*`) is among the results.
+/// in TFLOP/s are added when a compute-bound benchmark (`sgemm*`, `mandelbrot`, `nbody`,
+/// `matmul`) is among the results, and compile-time columns (`compile ms`: a miss of the
+/// device's kernel cache, `cached ms`: a hit) when a row has them (`-` in the other rows).
 pub fn table(device: &Device, results: &[BenchResult]) -> String {
     let info = device.info();
     let first = results.first().map_or("rayon", |r| r.baseline);
@@ -361,6 +380,7 @@ pub fn table(device: &Device, results: &[BenchResult]) -> String {
     let mixed = results.iter().any(|r| r.baseline != first);
     let baseline = if mixed { "baseline" } else { first };
     let flops = results.iter().any(|r| r.flops > 0);
+    let compile = results.iter().any(|r| r.compile_s.is_some());
     let mut head = vec![
         "bench".to_string(),
         "n".to_string(),
@@ -377,6 +397,9 @@ pub fn table(device: &Device, results: &[BenchResult]) -> String {
         head.push(format!("{baseline} TFLOP/s"));
     }
     head.extend(["ratio".to_string(), "rel err".to_string()]);
+    if compile {
+        head.extend(["compile ms".to_string(), "cached ms".to_string()]);
+    }
     let tf = |x: f64| {
         if x.is_nan() {
             "-".to_string()
@@ -411,6 +434,10 @@ pub fn table(device: &Device, results: &[BenchResult]) -> String {
             row.push(tf(r.baseline_tflops()));
         }
         row.extend([format!("{:.2}", r.ratio), format!("{:.1e}", r.rel_error)]);
+        if compile {
+            let ms = |s: Option<f64>| s.map_or("-".to_string(), |s| format!("{:.3}", s * 1e3));
+            row.extend([ms(r.compile_s), ms(r.compile_cached_s)]);
+        }
         rows.push(row);
     }
     let mut width = vec![0usize; rows[0].len()];
@@ -608,6 +635,8 @@ fn result(
         baseline_s,
         ratio: strata_s / baseline_s,
         rel_error,
+        compile_s: None,
+        compile_cached_s: None,
     }
 }
 

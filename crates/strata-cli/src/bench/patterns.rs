@@ -560,5 +560,7 @@ pub fn run(
         baseline_s,
         ratio: strata_s / baseline_s,
         rel_error,
+        compile_s: None,
+        compile_cached_s: None,
     })
 }

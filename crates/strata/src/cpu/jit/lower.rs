@@ -37,13 +37,24 @@ pub(super) fn compile(
     let mut ctx = module.make_context();
     let mut fctx = FunctionBuilderContext::new();
     let mut ids = Vec::new();
-    for (i, r) in plan.regions.iter().enumerate() {
+    // A one-region kernel that vectorizes gets a second function: four work-items per
+    // iteration in SIMD lanes (used when the work-group's first dimension is a multiple of 4).
+    let mut jobs: Vec<(usize, bool)> = (0..plan.regions.len()).map(|i| (i, false)).collect();
+    if plan.simple && super::simd::vectorizable(f) {
+        jobs.push((0, true));
+    }
+    for (i, vector) in jobs {
+        let r = &plan.regions[i];
         let id = module
-            .declare_function(&format!("region{i}"), Linkage::Local, &sig)
+            .declare_function(
+                &format!("region{i}{}", if vector { "_x4" } else { "" }),
+                Linkage::Local,
+                &sig,
+            )
             .map_err(|e| e.to_string())?;
         ctx.func.signature = sig.clone();
         let b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
-        Gen::emit(b, f, plan, r, sites, ptr);
+        Gen::emit(b, f, plan, r, sites, ptr, vector);
         let dump = std::env::var_os("STRATA_CPU_DISASM").is_some();
         ctx.set_disasm(dump);
         module
@@ -55,8 +66,9 @@ pub(super) fn compile(
             .filter(|_| dump)
         {
             eprintln!(
-                "; kernel `{}`, region {i}\n{}\n{code}",
+                "; kernel `{}`, region {i}{}\n{}\n{code}",
                 f.name,
+                if vector { " (4 lanes)" } else { "" },
                 ctx.func.display()
             );
         }
@@ -76,7 +88,7 @@ pub(super) fn compile(
 }
 
 /// The Cranelift type of a scalar (`bool` is a byte, 0 or 1).
-fn cl_ty(s: Scalar) -> cl::Type {
+pub(super) fn cl_ty(s: Scalar) -> cl::Type {
     match s {
         Scalar::Bool | Scalar::I8 | Scalar::U8 => types::I8,
         Scalar::I16 | Scalar::U16 => types::I16,
@@ -108,33 +120,46 @@ fn atomic_index(op: crate::ir::AtomicOp) -> i64 {
         .expect("every atomic") as i64
 }
 
-const MEM: MemFlags = MemFlags::new().with_notrap();
+pub(super) const MEM: MemFlags = MemFlags::new().with_notrap();
 
-struct Gen<'a, 'b> {
-    b: FunctionBuilder<'b>,
-    f: &'a Function,
-    plan: &'a Plan,
-    sites: &'a mut Vec<Site>,
-    ptr: cl::Type,
-    env: Value,
+/// Loads of the launch's tables (buffers, scalars, ids), which never change during a call:
+/// free to move, so loop-invariant code motion takes them out of the work-item loop.
+pub(super) const TABLE: MemFlags = MemFlags::new()
+    .with_notrap()
+    .with_readonly()
+    .with_can_move();
+
+pub(super) struct Gen<'a, 'b> {
+    pub(super) b: FunctionBuilder<'b>,
+    pub(super) f: &'a Function,
+    pub(super) plan: &'a Plan,
+    pub(super) sites: &'a mut Vec<Site>,
+    pub(super) ptr: cl::Type,
+    pub(super) env: Value,
     /// The tables of buffer and local arrays and the scalar arguments: what a work-item
     /// reads of them is loaded where it is used, which keeps few values live across the
     /// work-item loop (fewer spills than loading everything up front).
-    bufs_p: Value,
-    scal_p: Value,
-    locs_p: Value,
-    local: [Value; 3],
-    stop: Value,
-    cancel: Value,
-    lid: [Variable; 3],
-    lane: Variable,
-    lrec: Value,
-    vars: HashMap<(bool, u32, u8), Variable>,
-    memo: Vec<HashMap<ExprId, Vec<Value>>>,
-    loops: Vec<(LoopId, cl::Block, cl::Block)>,
-    lane_next: cl::Block,
-    fault: cl::Block,
-    defined: HashSet<ValueId>,
+    pub(super) bufs_p: Value,
+    pub(super) scal_p: Value,
+    pub(super) locs_p: Value,
+    pub(super) local: [Value; 3],
+    pub(super) stop: Value,
+    pub(super) cancel: Value,
+    pub(super) lid: [Variable; 3],
+    pub(super) lane: Variable,
+    pub(super) lrec: Value,
+    pub(super) vars: HashMap<(bool, u32, u8), Variable>,
+    pub(super) memo: Vec<HashMap<ExprId, Vec<Value>>>,
+    pub(super) loops: Vec<(LoopId, cl::Block, cl::Block)>,
+    pub(super) lane_next: cl::Block,
+    pub(super) fault: cl::Block,
+    pub(super) defined: HashSet<ValueId>,
+    /// Vector mode ([`super::simd`]): the active lanes, and per enclosing loop the lanes that
+    /// left it and the lanes that ended the iteration.
+    pub(super) cur: Option<Variable>,
+    pub(super) vloops: Vec<(LoopId, Variable, Variable)>,
+    /// The work-item a fault names, where it is not `lane` (a lane of a vector).
+    pub(super) fault_lane: Option<Value>,
 }
 
 impl<'a, 'b> Gen<'a, 'b> {
@@ -145,6 +170,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         r: &'a RegionPlan,
         sites: &'a mut Vec<Site>,
         ptr: cl::Type,
+        vector: bool,
     ) {
         let entry = b.create_block();
         b.append_block_params_for_function_params(entry);
@@ -167,7 +193,8 @@ impl<'a, 'b> Gen<'a, 'b> {
         b.set_cold_block(fault);
         let lane = b.declare_var(types::I32);
         let lid = [0, 1, 2].map(|_| b.declare_var(types::I32));
-        let (site_v, idx_v, len_v) = (
+        let (site_v, lane_v, idx_v, len_v) = (
+            b.append_block_param(fault, types::I32),
             b.append_block_param(fault, types::I32),
             b.append_block_param(fault, types::I64),
             b.append_block_param(fault, types::I64),
@@ -225,6 +252,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         let lrec = b.ins().iadd(records, off);
 
         let (defined, _) = super::values_of(f, &r.stmts, &[]);
+        let cur = vector.then(|| b.declare_var(types::I32X4));
         let mut g = Gen {
             b,
             f,
@@ -247,10 +275,13 @@ impl<'a, 'b> Gen<'a, 'b> {
             lane_next,
             fault,
             defined,
+            cur,
+            vloops: Vec::new(),
+            fault_lane: None,
         };
         // Private variables kept in registers start at zero, like every private.
         for (i, d) in f.privates.iter().enumerate() {
-            if plan.privates[i].is_none() {
+            if plan.privates[i].is_none() && !vector {
                 for c in 0..d.elem.width {
                     let z = g.zero(d.elem.scalar);
                     let v = g.var(true, i as u32, c, d.elem.scalar);
@@ -258,7 +289,11 @@ impl<'a, 'b> Gen<'a, 'b> {
                 }
             }
         }
-        g.block(&r.stmts);
+        if vector {
+            g.vector_body(&r.stmts);
+        } else {
+            g.block(&r.stmts);
+        }
         for (e, slot) in &r.exports {
             let vals = g.expr(*e);
             g.store_rec(slot.off, slot.ty, &vals);
@@ -268,7 +303,7 @@ impl<'a, 'b> Gen<'a, 'b> {
 
         b.switch_to_block(lane_next);
         let x = b.use_var(lid[0]);
-        let x1 = b.ins().iadd_imm(x, 1);
+        let x1 = b.ins().iadd_imm(x, if vector { 4 } else { 1 });
         b.def_var(lid[0], x1);
         b.ins().jump(xh, &[]);
         b.switch_to_block(yn);
@@ -287,7 +322,6 @@ impl<'a, 'b> Gen<'a, 'b> {
 
         b.switch_to_block(fault);
         let fp = b.ins().load(ptr, MEM, env, offset_of!(Env, fault) as i32);
-        let lane_v = b.use_var(lane);
         b.ins()
             .store(MEM, site_v, fp, offset_of!(Fault, site) as i32);
         b.ins()
@@ -303,7 +337,7 @@ impl<'a, 'b> Gen<'a, 'b> {
 
     // ---- small helpers ----
 
-    fn var(&mut self, private: bool, id: u32, comp: u8, s: Scalar) -> Variable {
+    pub(super) fn var(&mut self, private: bool, id: u32, comp: u8, s: Scalar) -> Variable {
         if let Some(v) = self.vars.get(&(private, id, comp)) {
             return *v;
         }
@@ -312,11 +346,11 @@ impl<'a, 'b> Gen<'a, 'b> {
         v
     }
 
-    fn zero(&mut self, s: Scalar) -> Value {
+    pub(super) fn zero(&mut self, s: Scalar) -> Value {
         self.lit(Literal::from_bits(s, 0))
     }
 
-    fn iconst(&mut self, ty: cl::Type, v: i64) -> Value {
+    pub(super) fn iconst(&mut self, ty: cl::Type, v: i64) -> Value {
         let bits = ty.bits();
         let v = if bits == 64 {
             v
@@ -326,7 +360,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         self.b.ins().iconst(ty, v)
     }
 
-    fn lit(&mut self, l: Literal) -> Value {
+    pub(super) fn lit(&mut self, l: Literal) -> Value {
         match l.scalar {
             Scalar::F32 => self.b.ins().f32const(Ieee32::with_bits(l.bits as u32)),
             Scalar::F64 => self.b.ins().f64const(Ieee64::with_bits(l.bits)),
@@ -335,12 +369,17 @@ impl<'a, 'b> Gen<'a, 'b> {
     }
 
     /// Jumps to the fault exit with `site` when `bad` is set.
-    fn fault_if(&mut self, bad: Value, site: Site, index: Value, len: Value) {
+    pub(super) fn fault_if(&mut self, bad: Value, site: Site, index: Value, len: Value) {
         self.sites.push(site);
         let s = self.b.ins().iconst(types::I32, self.sites.len() as i64 - 1);
         let cont = self.b.create_block();
+        let lane = match self.fault_lane {
+            Some(l) => l,
+            None => self.b.use_var(self.lane),
+        };
         let args = [
             BlockArg::Value(s),
+            BlockArg::Value(lane),
             BlockArg::Value(index),
             BlockArg::Value(len),
         ];
@@ -350,7 +389,7 @@ impl<'a, 'b> Gen<'a, 'b> {
 
     /// Continues in a fresh block after a jump that ends the current one (what follows is
     /// unreachable, but the statements after a `break` still need a block to go in).
-    fn after_jump(&mut self) {
+    pub(super) fn after_jump(&mut self) {
         let dead = self.b.create_block();
         self.b.switch_to_block(dead);
     }
@@ -379,9 +418,9 @@ impl<'a, 'b> Gen<'a, 'b> {
     }
 
     /// Base and length (`i64`) of entry `i` of a [`MemArg`] table.
-    fn mem_arg(&mut self, table: Value, i: u32) -> (Value, Value) {
+    pub(super) fn mem_arg(&mut self, table: Value, i: u32) -> (Value, Value) {
         let m = std::mem::size_of::<MemArg>() as i32;
-        let ro = MEM.with_readonly();
+        let ro = TABLE;
         let base = self.b.ins().load(
             self.ptr,
             ro,
@@ -398,20 +437,17 @@ impl<'a, 'b> Gen<'a, 'b> {
     }
 
     /// Component `d` of a `[u32; 3]` of the environment.
-    fn env_dim(&mut self, off: usize, d: usize) -> Value {
-        self.b.ins().load(
-            types::I32,
-            MEM.with_readonly(),
-            self.env,
-            (off + 4 * d) as i32,
-        )
+    pub(super) fn env_dim(&mut self, off: usize, d: usize) -> Value {
+        self.b
+            .ins()
+            .load(types::I32, TABLE, self.env, (off + 4 * d) as i32)
     }
 
-    fn lookup(&self, e: ExprId) -> Option<Vec<Value>> {
+    pub(super) fn lookup(&self, e: ExprId) -> Option<Vec<Value>> {
         self.memo.iter().rev().find_map(|m| m.get(&e).cloned())
     }
 
-    fn call(
+    pub(super) fn call(
         &mut self,
         func: usize,
         params: &[cl::Type],
@@ -427,6 +463,24 @@ impl<'a, 'b> Gen<'a, 'b> {
         self.b.inst_results(call).first().copied()
     }
 
+    /// Leaves with the `Stopped` fault when the launch was cancelled or another work-group
+    /// failed; else continues in `next`.
+    pub(super) fn poll_stop(&mut self, next: cl::Block) {
+        let s = self.b.ins().load(types::I8, MEM, self.stop, 0);
+        let c = self.b.ins().load(types::I8, MEM, self.cancel, 0);
+        let any = self.b.ins().bor(s, c);
+        let stopped = self.b.ins().iconst(types::I32, 0);
+        let lane = self.b.use_var(self.lane);
+        let zi = self.b.ins().iconst(types::I64, 0);
+        let args = [
+            BlockArg::Value(stopped),
+            BlockArg::Value(lane),
+            BlockArg::Value(zi),
+            BlockArg::Value(zi),
+        ];
+        self.b.ins().brif(any, self.fault, &args, next, &[]);
+    }
+
     // ---- statements ----
 
     fn block(&mut self, stmts: &[Stmt]) {
@@ -439,7 +493,7 @@ impl<'a, 'b> Gen<'a, 'b> {
 
     /// Defines IR value `v` as `vals`, in registers and, if another region reads it, in the
     /// record.
-    fn define(&mut self, v: ValueId, vals: &[Value]) {
+    pub(super) fn define(&mut self, v: ValueId, vals: &[Value]) {
         let ty = self.f.values[v.0 as usize].ty;
         for (c, &x) in vals.iter().enumerate() {
             let var = self.var(false, v.0, c as u8, ty.scalar);
@@ -478,7 +532,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         self.b.ins().iadd(base, off)
     }
 
-    fn private_var(&self, mem: Mem) -> Option<u32> {
+    pub(super) fn private_var(&self, mem: Mem) -> Option<u32> {
         match mem {
             Mem::Private(p) if self.f.privates[p as usize].len.is_none() => Some(p),
             _ => None,
@@ -661,17 +715,7 @@ impl<'a, 'b> Gen<'a, 'b> {
                 self.b.ins().jump(hdr, &[]);
                 self.b.switch_to_block(hdr);
                 // A loop may spin on memory another work-group writes: poll the stop flags.
-                let s = self.b.ins().load(types::I8, MEM, self.stop, 0);
-                let c = self.b.ins().load(types::I8, MEM, self.cancel, 0);
-                let any = self.b.ins().bor(s, c);
-                let stopped = self.b.ins().iconst(types::I32, 0);
-                let zi = self.b.ins().iconst(types::I64, 0);
-                let args = [
-                    BlockArg::Value(stopped),
-                    BlockArg::Value(zi),
-                    BlockArg::Value(zi),
-                ];
-                self.b.ins().brif(any, self.fault, &args, bodyb, &[]);
+                self.poll_stop(bodyb);
                 self.b.switch_to_block(bodyb);
                 self.loops.push((*id, hdr, exit));
                 self.block(body);
@@ -716,7 +760,7 @@ impl<'a, 'b> Gen<'a, 'b> {
     // ---- expressions ----
 
     /// The bits of a scalar, zero-extended to `i64` (as [`Literal`] keeps them).
-    fn bits_of(&mut self, v: Value, s: Scalar) -> Value {
+    pub(super) fn bits_of(&mut self, v: Value, s: Scalar) -> Value {
         let v = match s {
             Scalar::F32 => self.b.ins().bitcast(types::I32, MemFlags::new(), v),
             Scalar::F64 => self.b.ins().bitcast(types::I64, MemFlags::new(), v),
@@ -738,10 +782,10 @@ impl<'a, 'b> Gen<'a, 'b> {
         let vals = match expr {
             Expr::Literal(l) => vec![self.lit(l)],
             Expr::Param(p) => {
-                let bits =
-                    self.b
-                        .ins()
-                        .load(types::I64, MEM.with_readonly(), self.scal_p, p as i32 * 8);
+                let bits = self
+                    .b
+                    .ins()
+                    .load(types::I64, TABLE, self.scal_p, p as i32 * 8);
                 vec![match self.f.params[p as usize].kind {
                     crate::ir::ParamKind::Scalar(t) => from_bits(&mut self.b, bits, t.scalar),
                     _ => self.b.ins().ireduce(types::I32, bits),
@@ -826,7 +870,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         vals
     }
 
-    fn builtin(&mut self, b: Builtin) -> Value {
+    pub(super) fn builtin(&mut self, b: Builtin) -> Value {
         let d = |d: u8| (d as usize).min(2);
         match b {
             Builtin::LocalId(k) => {
@@ -859,7 +903,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         }
     }
 
-    fn binary(&mut self, op: BinaryOp, s: Scalar, x: Value, y: Value) -> Value {
+    pub(super) fn binary(&mut self, op: BinaryOp, s: Scalar, x: Value, y: Value) -> Value {
         use BinaryOp::*;
         if s == Scalar::Bool {
             return match op {
@@ -958,7 +1002,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         }
     }
 
-    fn cast(&mut self, x: Value, from: Scalar, to: Scalar) -> Value {
+    pub(super) fn cast(&mut self, x: Value, from: Scalar, to: Scalar) -> Value {
         if from == to {
             return x;
         }
@@ -1086,7 +1130,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         self.call(f, &params, Some(t), &all).expect("a result")
     }
 
-    fn math(&mut self, m: MathFn, s: Scalar, w: usize, a: &[Vec<Value>]) -> Vec<Value> {
+    pub(super) fn math(&mut self, m: MathFn, s: Scalar, w: usize, a: &[Vec<Value>]) -> Vec<Value> {
         let comp = |i: usize, c: usize| a[i][c];
         match m.kind() {
             MathKind::FloatTest => (0..w)
@@ -1279,7 +1323,7 @@ impl<'a, 'b> Gen<'a, 'b> {
 }
 
 /// A scalar of type `s` from its bits in an `i64`.
-fn from_bits(b: &mut FunctionBuilder, bits: Value, s: Scalar) -> Value {
+pub(super) fn from_bits(b: &mut FunctionBuilder, bits: Value, s: Scalar) -> Value {
     match s {
         Scalar::F64 => b.ins().bitcast(types::F64, MemFlags::new(), bits),
         Scalar::F32 => {

@@ -25,6 +25,7 @@
 #![allow(clippy::needless_range_loop)] // lane loops index several per-work-item arrays
 
 mod lower;
+mod simd;
 
 use super::cpu_mem;
 use super::exec::{broadcast_message, collective};
@@ -433,6 +434,8 @@ pub(crate) struct JitProgram {
     param_names: Vec<String>,
     plan: Plan,
     regions: Vec<RegionFn>,
+    /// The vector variant of a one-region kernel ([`simd`]), when it has one.
+    vector: Option<RegionFn>,
     sites: Vec<Site>,
     locals: Vec<(Type, ir::ArrayLen, String)>,
     privates: Vec<(Type, u32, String)>,
@@ -489,16 +492,18 @@ impl JitProgram {
         }
         let plan = Plan::new(f);
         let mut sites = vec![Site::Stopped];
-        let (code, regions) =
+        let (code, mut regions) =
             lower::compile(f, &plan, isa()?, &mut sites).map_err(|message| Error::Backend {
                 backend: "cpu",
                 message: format!("compiling kernel `{}`: {message}", f.name),
             })?;
+        let vector = (regions.len() > plan.regions.len()).then(|| regions.pop().expect("compiled"));
         Ok(JitProgram {
             name: f.name.clone(),
             param_names: f.params.iter().map(|p| p.name.clone()).collect(),
             plan,
             regions,
+            vector,
             sites,
             locals: f
                 .locals
@@ -769,9 +774,13 @@ impl<'a> Worker<'a> {
     }
 
     fn call(&mut self, region: usize, mask: &[u8]) -> Result<()> {
+        self.call_fn(self.p.regions[region], mask)
+    }
+
+    fn call_fn(&mut self, f: RegionFn, mask: &[u8]) -> Result<()> {
         // SAFETY: the region was compiled for this program; `env` points at this worker's
         // records, local memory and the launch's buffers, all sized for this launch.
-        let status = unsafe { (self.p.regions[region])(&*self.env, mask.as_ptr()) };
+        let status = unsafe { f(&*self.env, mask.as_ptr()) };
         if status == 0 {
             Ok(())
         } else {
@@ -792,7 +801,12 @@ impl<'a> Worker<'a> {
         }
         let all = std::mem::take(&mut self.all);
         let r = if self.p.plan.simple {
-            self.call(0, &all)
+            match self.p.vector {
+                Some(v) if self.s.local[0].is_multiple_of(simd::LANES as usize) => {
+                    self.call_fn(v, &all)
+                }
+                _ => self.call(0, &all),
+            }
         } else {
             let tree = &self.p.plan.tree;
             self.exec_block(tree, &all)

@@ -1,0 +1,947 @@
+//! Four work-items per iteration in SIMD lanes: the vector variant of a one-region kernel.
+//!
+//! A kernel whose values are all 32-bit scalars or `bool`s, without local memory, private
+//! arrays, atomics or stubs ([`vectorizable`]), is compiled a second time with every IR value
+//! a 4-lane vector (`f32x4`, `i32x4`; a `bool` is a lane mask of all ones or zeros), one lane
+//! per work-item of four consecutive local ids. Divergent control flow runs under an
+//! execution mask, as the interpreter's columns do: an `if` runs each side for the lanes that
+//! take it (and skips a side no lane takes), a loop runs while any lane is in it, `break`,
+//! `continue` and `return` remove lanes. A buffer access whose four indices are consecutive
+//! and whose lanes are all active is one vector load or store; otherwise each active lane
+//! accesses its element alone (a gather or scatter), so an inactive lane never touches memory.
+//! Bounds are checked for the active lanes, with the same error. What has no vector
+//! instruction (integer division, shifts by per-lane amounts, the transcendental built-ins,
+//! some conversions) is computed lane by lane with the scalar code, so the results are the
+//! scalar backend's, bit for bit.
+
+use super::lower::{cl_ty, from_bits, Gen, MEM, TABLE};
+use super::Site;
+use crate::ir::{
+    walk_block, BinaryOp, Builtin, Expr, ExprId, Function, Literal, MathFn, Mem, ParamKind, Scalar,
+    Stmt, Type, UnaryOp, ValueId,
+};
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
+use cranelift_codegen::ir::{self as cl, types, Endianness, InstBuilder, MemFlags, Value};
+use cranelift_frontend::Variable;
+
+/// Work-items per vector.
+pub(super) const LANES: u32 = 4;
+
+fn lane_type(t: Type) -> bool {
+    t.width == 1
+        && matches!(
+            t.scalar,
+            Scalar::I32 | Scalar::U32 | Scalar::F32 | Scalar::Bool
+        )
+}
+
+/// Whether `f` (a kernel without barriers) has a vector variant.
+pub(super) fn vectorizable(f: &Function) -> bool {
+    if !f.locals.is_empty() || !f.stubs.is_empty() {
+        return false;
+    }
+    if f.privates
+        .iter()
+        .any(|d| d.len.is_some() || !lane_type(d.elem))
+    {
+        return false;
+    }
+    let params_ok = f.params.iter().all(|p| match p.kind {
+        ParamKind::Buffer { elem, .. } => lane_type(elem) && elem.scalar != Scalar::Bool,
+        ParamKind::Scalar(t) => lane_type(t),
+        ParamKind::LocalLen => false,
+    });
+    if !params_ok
+        || f.values.iter().any(|v| !lane_type(v.ty))
+        || f.exprs
+            .iter()
+            .any(|(_, e, t)| !lane_type(t) || matches!(e, Expr::Stub(..)))
+    {
+        return false;
+    }
+    let mut ok = true;
+    walk_block(&f.body, &mut |s| {
+        if matches!(
+            s,
+            Stmt::Atomic { .. } | Stmt::AtomicLoad { .. } | Stmt::Barrier(_) | Stmt::Group { .. }
+        ) {
+            ok = false;
+        }
+    });
+    ok
+}
+
+/// The vector type of a lane type.
+fn vty(s: Scalar) -> cl::Type {
+    if s == Scalar::F32 {
+        types::F32X4
+    } else {
+        types::I32X4
+    }
+}
+
+/// Whether `e` has no lane-dependent part: literals, parameters, lengths, work-group ids and
+/// sizes, and pure operations on them.
+fn uniform(f: &Function, e: ExprId) -> bool {
+    match f.exprs.get(e) {
+        Expr::Literal(_) | Expr::Param(_) | Expr::BufferLen(_) => true,
+        Expr::Builtin(b) => !matches!(
+            b,
+            Builtin::GlobalId(_) | Builtin::LocalId(_) | Builtin::LocalLinearId
+        ),
+        Expr::Unary(_, a) | Expr::Cast(a, _) => uniform(f, *a),
+        Expr::Binary(_, a, b) => uniform(f, *a) && uniform(f, *b),
+        _ => false,
+    }
+}
+
+/// Whether the four lanes of `e` are consecutive integers (the first lane's value plus
+/// 0, 1, 2, 3, up to wrapping): the local or global id in dimension 0, plus or minus
+/// something uniform.
+fn consecutive(f: &Function, e: ExprId) -> bool {
+    match f.exprs.get(e) {
+        Expr::Builtin(Builtin::GlobalId(0) | Builtin::LocalId(0) | Builtin::LocalLinearId) => true,
+        Expr::Binary(BinaryOp::Add, a, b) => {
+            (consecutive(f, *a) && uniform(f, *b)) || (uniform(f, *a) && consecutive(f, *b))
+        }
+        Expr::Binary(BinaryOp::Sub, a, b) => consecutive(f, *a) && uniform(f, *b),
+        Expr::Cast(a, to) => {
+            matches!(to, Scalar::I32 | Scalar::U32)
+                && matches!(f.exprs.ty(*a).scalar, Scalar::I32 | Scalar::U32)
+                && consecutive(f, *a)
+        }
+        _ => false,
+    }
+}
+
+fn lanes_flags() -> MemFlags {
+    MemFlags::new().with_endianness(Endianness::Little)
+}
+
+impl Gen<'_, '_> {
+    /// The body of the vector variant: `stmts` for four work-items, all active at the start.
+    pub(super) fn vector_body(&mut self, stmts: &[Stmt]) {
+        let all = self.splat_i32(-1);
+        self.set_mask(all);
+        for (i, d) in self.f.privates.iter().enumerate() {
+            let z = self.vzero(d.elem.scalar);
+            let v = self.vvar(true, i as u32, d.elem.scalar);
+            self.b.def_var(v, z);
+        }
+        self.vblock(stmts);
+    }
+
+    fn mask(&mut self) -> Value {
+        let c = self.cur.expect("vector mode");
+        self.b.use_var(c)
+    }
+
+    fn set_mask(&mut self, m: Value) {
+        let c = self.cur.expect("vector mode");
+        self.b.def_var(c, m);
+    }
+
+    fn splat_i32(&mut self, v: i64) -> Value {
+        let x = self.b.ins().iconst(types::I32, v & 0xffff_ffff);
+        self.b.ins().splat(types::I32X4, x)
+    }
+
+    fn vzero(&mut self, s: Scalar) -> Value {
+        let z = self.zero(if s == Scalar::Bool { Scalar::I32 } else { s });
+        self.b.ins().splat(vty(s), z)
+    }
+
+    fn iota(&mut self) -> Value {
+        let bytes: Vec<u8> = (0..LANES).flat_map(|i| i.to_le_bytes()).collect();
+        let c = self.b.func.dfg.constants.insert(bytes.into());
+        self.b.ins().vconst(types::I32X4, c)
+    }
+
+    /// A scalar splat into the four lanes (`bool`s become masks).
+    fn splat(&mut self, x: Value, s: Scalar) -> Value {
+        if s == Scalar::Bool {
+            let w = self.b.ins().uextend(types::I32, x);
+            let m = self.b.ins().ineg(w);
+            return self.b.ins().splat(types::I32X4, m);
+        }
+        self.b.ins().splat(vty(s), x)
+    }
+
+    /// `m` reinterpreted as lanes of `ty` (a mask selecting floats).
+    fn as_lanes(&mut self, m: Value, ty: cl::Type) -> Value {
+        if ty == types::I32X4 {
+            m
+        } else {
+            self.b.ins().bitcast(ty, lanes_flags(), m)
+        }
+    }
+
+    fn vvar(&mut self, private: bool, id: u32, s: Scalar) -> Variable {
+        if let Some(v) = self.vars.get(&(private, id, 0)) {
+            return *v;
+        }
+        let v = self.b.declare_var(vty(s));
+        self.vars.insert((private, id, 0), v);
+        v
+    }
+
+    /// The local linear id of lane `k`.
+    fn lane_id(&mut self, k: u32) -> Value {
+        let l = self.b.use_var(self.lane);
+        self.b.ins().iadd_imm(l, k as i64)
+    }
+
+    /// `f` applied lane by lane to scalars extracted from `args` (of lane types `ss`): the
+    /// scalar code for what has no vector instruction. Faults name the lane's work-item.
+    fn per_lane(
+        &mut self,
+        args: &[Value],
+        ss: &[Scalar],
+        out: Scalar,
+        mut f: impl FnMut(&mut Self, &[Value]) -> Value,
+    ) -> Value {
+        let mut acc = self.vzero(out);
+        for k in 0..LANES {
+            let xs: Vec<Value> = args
+                .iter()
+                .zip(ss)
+                .map(|(&v, &s)| {
+                    let x = self.b.ins().extractlane(v, k as u8);
+                    if s == Scalar::Bool {
+                        let b = self.b.ins().ireduce(types::I8, x);
+                        self.b.ins().band_imm(b, 1)
+                    } else {
+                        x
+                    }
+                })
+                .collect();
+            let lane = self.lane_id(k);
+            self.fault_lane = Some(lane);
+            let r = f(self, &xs);
+            let r = if out == Scalar::Bool {
+                let w = self.b.ins().uextend(types::I32, r);
+                self.b.ins().ineg(w)
+            } else {
+                r
+            };
+            acc = self.b.ins().insertlane(acc, r, k as u8);
+        }
+        self.fault_lane = None;
+        acc
+    }
+
+    // ---- statements ----
+
+    fn vblock(&mut self, stmts: &[Stmt]) {
+        self.memo.push(Default::default());
+        for s in stmts {
+            self.vstmt(s);
+        }
+        self.memo.pop();
+    }
+
+    fn define_lanes(&mut self, v: ValueId, x: Value) {
+        let s = self.f.values[v.0 as usize].ty.scalar;
+        let var = self.vvar(false, v.0, s);
+        self.b.def_var(var, x);
+    }
+
+    /// Checks the active lanes' indices against the memory's length; returns the base address
+    /// and the indices as `i32x4`.
+    fn lanes_index(&mut self, mem: Mem, index: ExprId) -> (Value, Value) {
+        let is = self.f.exprs.ty(index).scalar;
+        let idx = self.vexpr(index);
+        let Mem::Buffer(p) = mem else {
+            unreachable!("vectorized kernels use buffers only")
+        };
+        let (base, len) = self.mem_arg(self.bufs_p, p);
+        // Lengths beyond u32::MAX admit every unsigned 32-bit index.
+        let cap = self.b.ins().iconst(types::I64, u32::MAX as i64);
+        let big = self.b.ins().icmp(IntCC::UnsignedGreaterThan, len, cap);
+        let len32 = self.b.ins().ireduce(types::I32, len);
+        let lenv = self.b.ins().splat(types::I32X4, len32);
+        let mut bad = self
+            .b
+            .ins()
+            .icmp(IntCC::UnsignedGreaterThanOrEqual, idx, lenv);
+        let bigw = self.b.ins().uextend(types::I32, big);
+        let bigm = self.b.ins().ineg(bigw);
+        let bigv = self.b.ins().splat(types::I32X4, bigm);
+        bad = self.b.ins().band_not(bad, bigv);
+        if is.is_signed() {
+            let z = self.splat_i32(0);
+            let neg = self.b.ins().icmp(IntCC::SignedLessThan, idx, z);
+            bad = self.b.ins().bor(bad, neg);
+        }
+        let m = self.mask();
+        bad = self.b.ins().band(bad, m);
+        let any = self.b.ins().vany_true(bad);
+        let (cold, ok) = (self.b.create_block(), self.b.create_block());
+        self.b.set_cold_block(cold);
+        self.b.ins().brif(any, cold, &[], ok, &[]);
+        self.b.switch_to_block(cold);
+        for k in 0..LANES {
+            let bk = self.b.ins().extractlane(bad, k as u8);
+            let ik = self.b.ins().extractlane(idx, k as u8);
+            let ik = if is.is_signed() {
+                self.b.ins().sextend(types::I64, ik)
+            } else {
+                self.b.ins().uextend(types::I64, ik)
+            };
+            let lane = self.lane_id(k);
+            self.fault_lane = Some(lane);
+            self.fault_if(bk, Site::OutOfBounds { mem, scalar: is }, ik, len);
+        }
+        self.fault_lane = None;
+        self.b.ins().jump(ok, &[]);
+        self.b.switch_to_block(ok);
+        (base, idx)
+    }
+
+    /// Whether the four indices are consecutive and every lane is active: then the access is
+    /// one vector access at the first index.
+    fn whole_vector(&mut self, idx: Value) -> Value {
+        let i0 = self.b.ins().extractlane(idx, 0);
+        let s0 = self.b.ins().splat(types::I32X4, i0);
+        let io = self.iota();
+        let seq = self.b.ins().iadd(s0, io);
+        let eq = self.b.ins().icmp(IntCC::Equal, idx, seq);
+        let m = self.mask();
+        let both = self.b.ins().band(eq, m);
+        self.b.ins().vall_true(both)
+    }
+
+    fn elem_addr(&mut self, base: Value, i: Value) -> Value {
+        let i = self.b.ins().uextend(types::I64, i);
+        let off = self.b.ins().imul_imm(i, 4);
+        self.b.ins().iadd(base, off)
+    }
+
+    /// The fast path of an access at consecutive indices: when every lane is active and the
+    /// four elements lie inside the buffer (without wrapping), branches to `fast` with the
+    /// address of the first element; else to `slow`.
+    fn consecutive_access(
+        &mut self,
+        mem: Mem,
+        index: ExprId,
+        fast: cl::Block,
+        slow: cl::Block,
+    ) -> Value {
+        let is = self.f.exprs.ty(index).scalar;
+        let idx = self.vexpr(index);
+        let Mem::Buffer(p) = mem else {
+            unreachable!("vectorized kernels use buffers only")
+        };
+        let (base, len) = self.mem_arg(self.bufs_p, p);
+        let i0 = self.b.ins().extractlane(idx, 0);
+        let i0 = if is.is_signed() {
+            self.b.ins().sextend(types::I64, i0)
+        } else {
+            self.b.ins().uextend(types::I64, i0)
+        };
+        // Lanes past 2^31 (2^32 unsigned) would wrap: not consecutive in memory.
+        let wrap = self
+            .b
+            .ins()
+            .iconst(types::I64, if is.is_signed() { 1 << 31 } else { 1 << 32 });
+        let lim = self.b.ins().umin(len, wrap);
+        let end = self.b.ins().iadd_imm(i0, LANES as i64);
+        let inside = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, end, lim);
+        let m = self.mask();
+        let full = self.b.ins().vall_true(m);
+        let ok = self.b.ins().band(inside, full);
+        let off = self.b.ins().imul_imm(i0, 4);
+        let addr = self.b.ins().iadd(base, off);
+        self.b.ins().brif(ok, fast, &[], slow, &[]);
+        addr
+    }
+
+    fn vload(&mut self, mem: Mem, index: ExprId) -> Value {
+        let s = self.f.mem_elem(mem).expect("validated memory").scalar;
+        let ty = vty(s);
+        if consecutive(self.f, index) {
+            let (fast, slow, merge) = (
+                self.b.create_block(),
+                self.b.create_block(),
+                self.b.create_block(),
+            );
+            let out = self.b.append_block_param(merge, ty);
+            let addr = self.consecutive_access(mem, index, fast, slow);
+            self.b.switch_to_block(fast);
+            let v = self.b.ins().load(ty, MEM, addr, 0);
+            self.b.ins().jump(merge, &[cl::BlockArg::Value(v)]);
+            self.b.switch_to_block(slow);
+            let v = self.vload_general(mem, index);
+            self.b.ins().jump(merge, &[cl::BlockArg::Value(v)]);
+            self.b.switch_to_block(merge);
+            return out;
+        }
+        self.vload_general(mem, index)
+    }
+
+    fn vstore(&mut self, mem: Mem, index: ExprId, v: Value) {
+        if consecutive(self.f, index) {
+            let (fast, slow, merge) = (
+                self.b.create_block(),
+                self.b.create_block(),
+                self.b.create_block(),
+            );
+            let addr = self.consecutive_access(mem, index, fast, slow);
+            self.b.switch_to_block(fast);
+            self.b.ins().store(MEM, v, addr, 0);
+            self.b.ins().jump(merge, &[]);
+            self.b.switch_to_block(slow);
+            self.vstore_general(mem, index, v);
+            self.b.ins().jump(merge, &[]);
+            self.b.switch_to_block(merge);
+            return;
+        }
+        self.vstore_general(mem, index, v)
+    }
+
+    fn vload_general(&mut self, mem: Mem, index: ExprId) -> Value {
+        let s = self.f.mem_elem(mem).expect("validated memory").scalar;
+        let (ty, ety) = (vty(s), cl_ty(s));
+        let (base, idx) = self.lanes_index(mem, index);
+        let (whole, some, merge) = (
+            self.b.create_block(),
+            self.b.create_block(),
+            self.b.create_block(),
+        );
+        let out = self.b.append_block_param(merge, ty);
+        let whole_ok = self.whole_vector(idx);
+        let z = self.vzero(s);
+        self.b.ins().brif(whole_ok, whole, &[], some, &[]);
+        self.b.switch_to_block(whole);
+        let i0 = self.b.ins().extractlane(idx, 0);
+        let a = self.elem_addr(base, i0);
+        let v = self.b.ins().load(ty, MEM, a, 0);
+        self.b.ins().jump(merge, &[cl::BlockArg::Value(v)]);
+        // Lane by lane, the active lanes only.
+        self.b.switch_to_block(some);
+        let m = self.mask();
+        let mut acc = z;
+        for k in 0..LANES {
+            let (on, next) = (self.b.create_block(), self.b.create_block());
+            let p = self.b.append_block_param(next, ty);
+            let mk = self.b.ins().extractlane(m, k as u8);
+            self.b
+                .ins()
+                .brif(mk, on, &[], next, &[cl::BlockArg::Value(acc)]);
+            self.b.switch_to_block(on);
+            let ik = self.b.ins().extractlane(idx, k as u8);
+            let a = self.elem_addr(base, ik);
+            let x = self.b.ins().load(ety, MEM, a, 0);
+            let with = self.b.ins().insertlane(acc, x, k as u8);
+            self.b.ins().jump(next, &[cl::BlockArg::Value(with)]);
+            self.b.switch_to_block(next);
+            acc = p;
+        }
+        self.b.ins().jump(merge, &[cl::BlockArg::Value(acc)]);
+        self.b.switch_to_block(merge);
+        out
+    }
+
+    fn vstore_general(&mut self, mem: Mem, index: ExprId, v: Value) {
+        let s = self.f.mem_elem(mem).expect("validated memory").scalar;
+        let (base, idx) = self.lanes_index(mem, index);
+        let (whole, some, merge) = (
+            self.b.create_block(),
+            self.b.create_block(),
+            self.b.create_block(),
+        );
+        let whole_ok = self.whole_vector(idx);
+        self.b.ins().brif(whole_ok, whole, &[], some, &[]);
+        self.b.switch_to_block(whole);
+        let i0 = self.b.ins().extractlane(idx, 0);
+        let a = self.elem_addr(base, i0);
+        self.b.ins().store(MEM, v, a, 0);
+        self.b.ins().jump(merge, &[]);
+        self.b.switch_to_block(some);
+        let m = self.mask();
+        let _ = s;
+        for k in 0..LANES {
+            let (on, next) = (self.b.create_block(), self.b.create_block());
+            let mk = self.b.ins().extractlane(m, k as u8);
+            self.b.ins().brif(mk, on, &[], next, &[]);
+            self.b.switch_to_block(on);
+            let ik = self.b.ins().extractlane(idx, k as u8);
+            let a = self.elem_addr(base, ik);
+            let x = self.b.ins().extractlane(v, k as u8);
+            self.b.ins().store(MEM, x, a, 0);
+            self.b.ins().jump(next, &[]);
+            self.b.switch_to_block(next);
+        }
+        self.b.ins().jump(merge, &[]);
+        self.b.switch_to_block(merge);
+    }
+
+    fn vloop_vars(&mut self, id: crate::ir::LoopId) -> (Variable, Variable) {
+        let &(_, brk, cont) = self
+            .vloops
+            .iter()
+            .rev()
+            .find(|l| l.0 == id)
+            .expect("validated: enclosing loop");
+        (brk, cont)
+    }
+
+    fn vstmt(&mut self, s: &Stmt) {
+        match s {
+            Stmt::Let { value, expr } => {
+                let x = self.vexpr(*expr);
+                self.define_lanes(*value, x);
+            }
+            Stmt::Load { value, mem, index } => {
+                let x = match self.private_var(*mem) {
+                    Some(p) => {
+                        let s = self.f.privates[p as usize].elem.scalar;
+                        let v = self.vvar(true, p, s);
+                        self.b.use_var(v)
+                    }
+                    None => self.vload(*mem, *index),
+                };
+                self.define_lanes(*value, x);
+            }
+            Stmt::Store { mem, index, value } => {
+                let x = self.vexpr(*value);
+                match self.private_var(*mem) {
+                    Some(p) => {
+                        let s = self.f.privates[p as usize].elem.scalar;
+                        let v = self.vvar(true, p, s);
+                        let old = self.b.use_var(v);
+                        let m = self.mask();
+                        let m = self.as_lanes(m, vty(s));
+                        let new = self.b.ins().bitselect(m, x, old);
+                        self.b.def_var(v, new);
+                    }
+                    None => self.vstore(*mem, *index, x),
+                }
+            }
+            Stmt::If {
+                cond,
+                then,
+                otherwise,
+            } => {
+                let c = self.vexpr(*cond);
+                let m0 = self.mask();
+                let t = self.b.ins().band(m0, c);
+                let e = self.b.ins().band_not(m0, c);
+                let (tb, j1, eb, j2) = (
+                    self.b.create_block(),
+                    self.b.create_block(),
+                    self.b.create_block(),
+                    self.b.create_block(),
+                );
+                self.set_mask(t);
+                let any_t = self.b.ins().vany_true(t);
+                self.b.ins().brif(any_t, tb, &[], j1, &[]);
+                self.b.switch_to_block(tb);
+                self.vblock(then);
+                self.b.ins().jump(j1, &[]);
+                self.b.switch_to_block(j1);
+                let after_then = self.mask();
+                self.set_mask(e);
+                let any_e = self.b.ins().vany_true(e);
+                self.b.ins().brif(any_e, eb, &[], j2, &[]);
+                self.b.switch_to_block(eb);
+                self.vblock(otherwise);
+                self.b.ins().jump(j2, &[]);
+                self.b.switch_to_block(j2);
+                let after_else = self.mask();
+                let m = self.b.ins().bor(after_then, after_else);
+                self.set_mask(m);
+            }
+            Stmt::For {
+                id,
+                var,
+                start,
+                end,
+                step,
+                body,
+            } => {
+                let s = self.f.values[var.0 as usize].ty.scalar;
+                let (v0, e, st) = (self.vexpr(*start), self.vexpr(*end), self.vexpr(*step));
+                let z = self.splat_i32(0);
+                let m0 = self.mask();
+                let zero_step = self.b.ins().icmp(IntCC::Equal, st, z);
+                let bad = self.b.ins().band(zero_step, m0);
+                for k in 0..LANES {
+                    let bk = self.b.ins().extractlane(bad, k as u8);
+                    let lane = self.lane_id(k);
+                    self.fault_lane = Some(lane);
+                    let zi = self.b.ins().iconst(types::I64, 0);
+                    self.fault_if(bk, Site::ZeroStep, zi, zi);
+                }
+                self.fault_lane = None;
+                let up = if s.is_signed() {
+                    self.b.ins().icmp(IntCC::SignedGreaterThan, st, z)
+                } else {
+                    self.splat_i32(-1)
+                };
+                self.define_lanes(*var, v0);
+                let (brk, cont) = (
+                    self.b.declare_var(types::I32X4),
+                    self.b.declare_var(types::I32X4),
+                );
+                self.b.def_var(brk, z);
+                self.b.def_var(cont, z);
+                let (hdr, bodyb, latch, exit) = (
+                    self.b.create_block(),
+                    self.b.create_block(),
+                    self.b.create_block(),
+                    self.b.create_block(),
+                );
+                self.b.ins().jump(hdr, &[]);
+                self.b.switch_to_block(hdr);
+                let vv = self.vvar(false, var.0, s);
+                let cur = self.b.use_var(vv);
+                let (lt, gt) = if s.is_signed() {
+                    (IntCC::SignedLessThan, IntCC::SignedGreaterThan)
+                } else {
+                    (IntCC::UnsignedLessThan, IntCC::UnsignedGreaterThan)
+                };
+                let below = self.b.ins().icmp(lt, cur, e);
+                let above = self.b.ins().icmp(gt, cur, e);
+                let go = self.b.ins().bitselect(up, below, above);
+                let m = self.mask();
+                let leaving = self.b.ins().band_not(m, go);
+                let bv = self.b.use_var(brk);
+                let bv = self.b.ins().bor(bv, leaving);
+                self.b.def_var(brk, bv);
+                let m = self.b.ins().band(m, go);
+                self.set_mask(m);
+                let any = self.b.ins().vany_true(m);
+                self.b.ins().brif(any, bodyb, &[], exit, &[]);
+                self.b.switch_to_block(bodyb);
+                self.vloops.push((*id, brk, cont));
+                self.vblock(body);
+                self.vloops.pop();
+                self.b.ins().jump(latch, &[]);
+                self.b.switch_to_block(latch);
+                let m = self.mask();
+                let c = self.b.use_var(cont);
+                let m = self.b.ins().bor(m, c);
+                self.set_mask(m);
+                self.b.def_var(cont, z);
+                let cur = self.b.use_var(vv);
+                let next = self.b.ins().iadd(cur, st);
+                self.define_lanes(*var, next);
+                self.b.ins().jump(hdr, &[]);
+                self.b.switch_to_block(exit);
+                let out = self.b.use_var(brk);
+                self.set_mask(out);
+            }
+            Stmt::Loop { id, body } => {
+                let z = self.splat_i32(0);
+                let (brk, cont) = (
+                    self.b.declare_var(types::I32X4),
+                    self.b.declare_var(types::I32X4),
+                );
+                self.b.def_var(brk, z);
+                self.b.def_var(cont, z);
+                let (hdr, test, bodyb, exit) = (
+                    self.b.create_block(),
+                    self.b.create_block(),
+                    self.b.create_block(),
+                    self.b.create_block(),
+                );
+                self.b.ins().jump(hdr, &[]);
+                self.b.switch_to_block(hdr);
+                self.poll_stop(test);
+                self.b.switch_to_block(test);
+                let m = self.mask();
+                let any = self.b.ins().vany_true(m);
+                self.b.ins().brif(any, bodyb, &[], exit, &[]);
+                self.b.switch_to_block(bodyb);
+                self.vloops.push((*id, brk, cont));
+                self.vblock(body);
+                self.vloops.pop();
+                let m = self.mask();
+                let c = self.b.use_var(cont);
+                let m = self.b.ins().bor(m, c);
+                self.set_mask(m);
+                self.b.def_var(cont, z);
+                self.b.ins().jump(hdr, &[]);
+                self.b.switch_to_block(exit);
+                let out = self.b.use_var(brk);
+                self.set_mask(out);
+            }
+            Stmt::Break(id) | Stmt::Continue(id) => {
+                let (brk, cont) = self.vloop_vars(*id);
+                let target = if matches!(s, Stmt::Break(_)) {
+                    brk
+                } else {
+                    cont
+                };
+                let m = self.mask();
+                let t = self.b.use_var(target);
+                let t = self.b.ins().bor(t, m);
+                self.b.def_var(target, t);
+                let z = self.splat_i32(0);
+                self.set_mask(z);
+            }
+            Stmt::Return => {
+                let z = self.splat_i32(0);
+                self.set_mask(z);
+            }
+            Stmt::MemFence(_) => {
+                self.b.ins().fence();
+            }
+            Stmt::Atomic { .. }
+            | Stmt::AtomicLoad { .. }
+            | Stmt::Barrier(_)
+            | Stmt::Group { .. } => unreachable!("not in vectorized kernels"),
+        }
+    }
+
+    // ---- expressions ----
+
+    fn vexpr(&mut self, e: ExprId) -> Value {
+        if let Some(v) = self.lookup(e) {
+            return v[0];
+        }
+        let ty = self.f.exprs.ty(e);
+        let s = ty.scalar;
+        let expr = self.f.exprs.get(e).clone();
+        let v = match expr {
+            Expr::Literal(l) => {
+                if s == Scalar::Bool {
+                    self.splat_i32(-(l.bits as i64))
+                } else {
+                    let x = self.lit(l);
+                    self.splat(x, s)
+                }
+            }
+            Expr::Param(p) => {
+                let bits = self
+                    .b
+                    .ins()
+                    .load(types::I64, TABLE, self.scal_p, p as i32 * 8);
+                let x = from_bits(&mut self.b, bits, s);
+                self.splat(x, s)
+            }
+            Expr::BufferLen(p) => {
+                let len = self.mem_arg(self.bufs_p, p).1;
+                let x = self.b.ins().ireduce(types::I32, len);
+                self.splat(x, s)
+            }
+            Expr::Value(v) => {
+                let var = self.vvar(false, v.0, s);
+                self.b.use_var(var)
+            }
+            Expr::Builtin(b) => self.vbuiltin(b),
+            Expr::Unary(op, a) => {
+                let x = self.vexpr(a);
+                match op {
+                    UnaryOp::Neg if s.is_float() => self.b.ins().fneg(x),
+                    UnaryOp::Neg => self.b.ins().ineg(x),
+                    UnaryOp::Not => self.b.ins().bnot(x),
+                }
+            }
+            Expr::Binary(op, a, b) => {
+                let os = self.f.exprs.ty(a).scalar;
+                let (x, y) = (self.vexpr(a), self.vexpr(b));
+                self.vbinary(op, os, x, y)
+            }
+            Expr::Select(c, a, b) => {
+                let (c, x, y) = (self.vexpr(c), self.vexpr(a), self.vexpr(b));
+                let c = self.as_lanes(c, vty(s));
+                self.b.ins().bitselect(c, x, y)
+            }
+            Expr::Cast(a, to) => {
+                let from = self.f.exprs.ty(a).scalar;
+                let x = self.vexpr(a);
+                self.vcast(x, from, to)
+            }
+            Expr::Bitcast(a, to) => {
+                let x = self.vexpr(a);
+                let from = vty(self.f.exprs.ty(a).scalar);
+                if from == vty(to.scalar) {
+                    x
+                } else {
+                    self.b.ins().bitcast(vty(to.scalar), lanes_flags(), x)
+                }
+            }
+            Expr::Math(m, args) => {
+                let a = self.f.exprs.ty(args[0]).scalar;
+                let xs: Vec<Value> = args.iter().map(|&x| self.vexpr(x)).collect();
+                self.vmath(m, a, &xs)
+            }
+            Expr::Splat(..) | Expr::Compose(..) | Expr::Extract(..) | Expr::Stub(..) => {
+                unreachable!("not in vectorized kernels")
+            }
+        };
+        self.memo.last_mut().expect("a scope").insert(e, vec![v]);
+        v
+    }
+
+    fn vbuiltin(&mut self, b: Builtin) -> Value {
+        let lane_base = match b {
+            Builtin::LocalId(0) => Some(self.b.use_var(self.lid[0])),
+            Builtin::LocalLinearId => Some(self.b.use_var(self.lane)),
+            Builtin::GlobalId(0) => Some(self.builtin(b)),
+            _ => None,
+        };
+        match lane_base {
+            Some(x) => {
+                let v = self.b.ins().splat(types::I32X4, x);
+                let io = self.iota();
+                self.b.ins().iadd(v, io)
+            }
+            None => {
+                let x = self.builtin(b);
+                self.b.ins().splat(types::I32X4, x)
+            }
+        }
+    }
+
+    fn vbinary(&mut self, op: BinaryOp, s: Scalar, x: Value, y: Value) -> Value {
+        use BinaryOp::*;
+        if s == Scalar::Bool {
+            return match op {
+                And => self.b.ins().band(x, y),
+                Or => self.b.ins().bor(x, y),
+                Xor | Ne => self.b.ins().bxor(x, y),
+                Eq => self.b.ins().icmp(IntCC::Equal, x, y),
+                _ => unreachable!("validated: {} on bool", op.symbol()),
+            };
+        }
+        let out = if op.is_comparison() { Scalar::Bool } else { s };
+        if s.is_float() {
+            let fc = match op {
+                Eq => Some(FloatCC::Equal),
+                Ne => Some(FloatCC::NotEqual),
+                Lt => Some(FloatCC::LessThan),
+                Le => Some(FloatCC::LessThanOrEqual),
+                Gt => Some(FloatCC::GreaterThan),
+                Ge => Some(FloatCC::GreaterThanOrEqual),
+                _ => None,
+            };
+            if let Some(c) = fc {
+                return self.b.ins().fcmp(c, x, y);
+            }
+            return match op {
+                Add => self.b.ins().fadd(x, y),
+                Sub => self.b.ins().fsub(x, y),
+                Mul => self.b.ins().fmul(x, y),
+                Div => self.b.ins().fdiv(x, y),
+                _ => self.per_lane(&[x, y], &[s, s], out, |g, v| g.binary(op, s, v[0], v[1])),
+            };
+        }
+        let signed = s.is_signed();
+        let ic = |sc, uc| if signed { sc } else { uc };
+        match op {
+            Add => self.b.ins().iadd(x, y),
+            Sub => self.b.ins().isub(x, y),
+            Mul => self.b.ins().imul(x, y),
+            And => self.b.ins().band(x, y),
+            Or => self.b.ins().bor(x, y),
+            Xor => self.b.ins().bxor(x, y),
+            Eq => self.b.ins().icmp(IntCC::Equal, x, y),
+            Ne => self.b.ins().icmp(IntCC::NotEqual, x, y),
+            Lt => self
+                .b
+                .ins()
+                .icmp(ic(IntCC::SignedLessThan, IntCC::UnsignedLessThan), x, y),
+            Le => self.b.ins().icmp(
+                ic(IntCC::SignedLessThanOrEqual, IntCC::UnsignedLessThanOrEqual),
+                x,
+                y,
+            ),
+            Gt => self.b.ins().icmp(
+                ic(IntCC::SignedGreaterThan, IntCC::UnsignedGreaterThan),
+                x,
+                y,
+            ),
+            Ge => self.b.ins().icmp(
+                ic(
+                    IntCC::SignedGreaterThanOrEqual,
+                    IntCC::UnsignedGreaterThanOrEqual,
+                ),
+                x,
+                y,
+            ),
+            Div | Rem => {
+                // Inactive lanes divide by 1: only an active lane's zero divisor is a fault.
+                let m = self.mask();
+                let one = self.splat_i32(1);
+                let y = self.b.ins().bitselect(m, y, one);
+                self.per_lane(&[x, y], &[s, s], out, |g, v| g.binary(op, s, v[0], v[1]))
+            }
+            Shl | Shr => self.per_lane(&[x, y], &[s, s], out, |g, v| g.binary(op, s, v[0], v[1])),
+        }
+    }
+
+    fn vcast(&mut self, x: Value, from: Scalar, to: Scalar) -> Value {
+        use Scalar::*;
+        match (from, to) {
+            (a, b) if a == b => x,
+            (I32, U32) | (U32, I32) => x,
+            (F32, Bool) => {
+                let z = self.vzero(F32);
+                self.b.ins().fcmp(FloatCC::NotEqual, x, z)
+            }
+            (_, Bool) => {
+                let z = self.splat_i32(0);
+                self.b.ins().icmp(IntCC::NotEqual, x, z)
+            }
+            (Bool, I32 | U32) => {
+                let one = self.splat_i32(1);
+                self.b.ins().band(x, one)
+            }
+            (Bool, F32) => {
+                let one = self.splat_i32(1);
+                let i = self.b.ins().band(x, one);
+                self.b.ins().fcvt_from_sint(types::F32X4, i)
+            }
+            (I32, F32) => self.b.ins().fcvt_from_sint(types::F32X4, x),
+            (F32, I32) => self.b.ins().fcvt_to_sint_sat(types::I32X4, x),
+            _ => self.per_lane(&[x], &[from], to, |g, v| g.cast(v[0], from, to)),
+        }
+    }
+
+    fn vmath(&mut self, m: MathFn, s: Scalar, xs: &[Value]) -> Value {
+        let x = xs[0];
+        match m {
+            MathFn::Sqrt if s.is_float() => self.b.ins().sqrt(x),
+            MathFn::Rsqrt => {
+                let r = self.b.ins().sqrt(x);
+                let one = self.lit(Literal::from_bits(Scalar::F32, 1f32.to_bits() as u64));
+                let one = self.b.ins().splat(types::F32X4, one);
+                self.b.ins().fdiv(one, r)
+            }
+            MathFn::Abs if s.is_float() => self.b.ins().fabs(x),
+            MathFn::Abs if s == Scalar::I32 => self.b.ins().iabs(x),
+            MathFn::Abs => x,
+            MathFn::Floor => self.b.ins().floor(x),
+            MathFn::Ceil => self.b.ins().ceil(x),
+            MathFn::Trunc => self.b.ins().trunc(x),
+            MathFn::Mix => {
+                let d = self.b.ins().fsub(xs[1], x);
+                let p = self.b.ins().fmul(d, xs[2]);
+                self.b.ins().fadd(x, p)
+            }
+            MathFn::Min if !s.is_float() => match s {
+                Scalar::I32 => self.b.ins().smin(x, xs[1]),
+                _ => self.b.ins().umin(x, xs[1]),
+            },
+            MathFn::Max if !s.is_float() => match s {
+                Scalar::I32 => self.b.ins().smax(x, xs[1]),
+                _ => self.b.ins().umax(x, xs[1]),
+            },
+            _ => {
+                let out = if m.kind() == crate::ir::MathKind::FloatTest {
+                    Scalar::Bool
+                } else {
+                    s
+                };
+                let ss = vec![s; xs.len()];
+                self.per_lane(xs, &ss, out, |g, v| {
+                    let args: Vec<Vec<Value>> = v.iter().map(|&a| vec![a]).collect();
+                    g.math(m, s, 1, &args)[0]
+                })
+            }
+        }
+    }
+}
