@@ -289,6 +289,32 @@ impl<'a, 'b> Gen<'a, 'b> {
                 }
             }
         }
+        // Private variables kept in the record between regions live in registers inside
+        // one: loaded when the work-item starts the region, stored when it leaves it.
+        let mut synced = Vec::new();
+        if !vector {
+            crate::ir::walk_block(&r.stmts, &mut |s| {
+                if let Stmt::Load { mem, .. } | Stmt::Store { mem, .. } = s {
+                    if let Some(p) = g.private_var(*mem) {
+                        if let Some(off) = plan.privates[p as usize] {
+                            if !synced.iter().any(|&(q, _)| q == p) {
+                                synced.push((p, off));
+                            }
+                        }
+                    }
+                }
+            });
+        }
+        let lane_end = g.b.create_block();
+        g.lane_next = lane_end;
+        for &(p, off) in &synced {
+            let elem = f.privates[p as usize].elem;
+            let vals = g.load_rec(off, elem);
+            for (c, x) in vals.into_iter().enumerate() {
+                let v = g.var(true, p, c as u8, elem.scalar);
+                g.b.def_var(v, x);
+            }
+        }
         if vector {
             g.vector_body(&r.stmts);
         } else {
@@ -297,6 +323,18 @@ impl<'a, 'b> Gen<'a, 'b> {
         for (e, slot) in &r.exports {
             let vals = g.expr(*e);
             g.store_rec(slot.off, slot.ty, &vals);
+        }
+        g.b.ins().jump(lane_end, &[]);
+        g.b.switch_to_block(lane_end);
+        for &(p, off) in &synced {
+            let elem = f.privates[p as usize].elem;
+            let vals: Vec<Value> = (0..elem.width)
+                .map(|c| {
+                    let v = g.var(true, p, c, elem.scalar);
+                    g.b.use_var(v)
+                })
+                .collect();
+            g.store_rec(off, elem, &vals);
         }
         g.b.ins().jump(lane_next, &[]);
         let mut b = g.b;
@@ -547,16 +585,14 @@ impl<'a, 'b> Gen<'a, 'b> {
             }
             Stmt::Load { value, mem, index } => {
                 let elem = self.f.mem_elem(*mem).expect("validated memory");
-                let vals = if let Some(p) = self.private_var(*mem) {
-                    match self.plan.privates[p as usize] {
-                        None => (0..elem.width)
-                            .map(|c| {
-                                let v = self.var(true, p, c, elem.scalar);
-                                self.b.use_var(v)
-                            })
-                            .collect(),
-                        Some(off) => self.load_rec(off, elem),
-                    }
+                let vals: Vec<Value> = if let Some(p) = self.private_var(*mem) {
+                    // In registers (synchronized with the record at the region's edges).
+                    (0..elem.width)
+                        .map(|c| {
+                            let v = self.var(true, p, c, elem.scalar);
+                            self.b.use_var(v)
+                        })
+                        .collect()
                 } else {
                     let a = self.address(*mem, *index);
                     let size = elem.scalar.size();
@@ -574,14 +610,9 @@ impl<'a, 'b> Gen<'a, 'b> {
                 let elem = self.f.mem_elem(*mem).expect("validated memory");
                 let vals = self.expr(*value);
                 if let Some(p) = self.private_var(*mem) {
-                    match self.plan.privates[p as usize] {
-                        None => {
-                            for (c, &x) in vals.iter().enumerate() {
-                                let v = self.var(true, p, c as u8, elem.scalar);
-                                self.b.def_var(v, x);
-                            }
-                        }
-                        Some(off) => self.store_rec(off, elem, &vals),
+                    for (c, &x) in vals.iter().enumerate() {
+                        let v = self.var(true, p, c as u8, elem.scalar);
+                        self.b.def_var(v, x);
                     }
                 } else {
                     let a = self.address(*mem, *index);

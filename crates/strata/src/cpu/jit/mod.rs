@@ -160,6 +160,9 @@ pub(super) struct Plan {
     record: usize,
     /// The kernel is one region with nothing at group level.
     simple: bool,
+    /// Per region: whether a work-item may leave it early (`return`, or `break`/`continue`
+    /// of a group-level loop).
+    exits: Vec<bool>,
 }
 
 fn has_sync(s: &Stmt) -> bool {
@@ -398,6 +401,23 @@ impl Plan {
             })
             .collect();
         let record = p.record.div_ceil(8) * 8;
+        let exits = p
+            .regions
+            .iter()
+            .map(|r| {
+                let mut local = HashSet::new();
+                let mut exits = false;
+                ir::walk_block(&r.stmts, &mut |s| match s {
+                    Stmt::For { id, .. } | Stmt::Loop { id, .. } => {
+                        local.insert(*id);
+                    }
+                    Stmt::Return => exits = true,
+                    Stmt::Break(id) | Stmt::Continue(id) if !local.contains(id) => exits = true,
+                    _ => {}
+                });
+                exits
+            })
+            .collect();
         Plan {
             regions: p.regions,
             tree,
@@ -407,6 +427,19 @@ impl Plan {
             loop_flags: p.loop_flags,
             record,
             simple,
+            exits,
+        }
+    }
+
+    /// Whether running `node` may remove work-items from the enclosing block's mask.
+    fn may_exit(&self, node: &Node) -> bool {
+        match node {
+            Node::Region(i) => self.exits[*i],
+            Node::If { then, els, .. } => then.iter().chain(els).any(|n| self.may_exit(n)),
+            Node::For { body, .. } | Node::Loop { body, .. } => {
+                body.iter().any(|n| self.may_exit(n))
+            }
+            Node::Barrier | Node::Group { .. } => false,
         }
     }
 }
@@ -627,7 +660,8 @@ unsafe impl Sync for Shared<'_> {}
 
 /// Group-level loop state: which work-items left the loop or ended the iteration.
 struct Frame {
-    id: LoopId,
+    /// Record offsets of the loop's `broken` and `continued` flags.
+    flags: (u32, u32),
 }
 
 /// One thread's state: the records, local memory and masks of the work-group it runs.
@@ -844,7 +878,7 @@ impl<'a> Worker<'a> {
             }
             let mut gone = self.flag(l, plan.returned);
             for f in &self.frames {
-                let (b, c) = plan.loop_flags[&f.id];
+                let (b, c) = f.flags;
                 gone |= self.flag(l, b) | self.flag(l, c);
             }
             if gone {
@@ -865,7 +899,9 @@ impl<'a> Worker<'a> {
             if r.is_err() {
                 break;
             }
-            self.keep_alive(&mut mask);
+            if self.p.plan.may_exit(n) {
+                self.keep_alive(&mut mask);
+            }
         }
         self.masks.push(mask);
         r
@@ -981,7 +1017,9 @@ impl<'a> Worker<'a> {
                 r
             }
             Node::Loop { id, body } => {
-                self.frames.push(Frame { id: *id });
+                self.frames.push(Frame {
+                    flags: self.p.plan.loop_flags[id],
+                });
                 self.clear_flags(*id, true);
                 let mut iter = self.take_mask();
                 let r = (|| -> Result<()> {
@@ -1030,7 +1068,9 @@ impl<'a> Worker<'a> {
                         }
                     }
                 }, _ => unreachable!("validated: integer counter"));
-                self.frames.push(Frame { id: *id });
+                self.frames.push(Frame {
+                    flags: self.p.plan.loop_flags[id],
+                });
                 self.clear_flags(*id, true);
                 let mut iter = self.take_mask();
                 let (broken, _) = self.p.plan.loop_flags[id];
