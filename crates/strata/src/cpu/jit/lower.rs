@@ -160,6 +160,21 @@ pub(super) struct Gen<'a, 'b> {
     pub(super) vloops: Vec<(LoopId, Variable, Variable)>,
     /// The work-item a fault names, where it is not `lane` (a lane of a vector).
     pub(super) fault_lane: Option<Value>,
+    /// Integer divisions computed before a loop that uses them ([`Gen::hoist_divisions`]):
+    /// their values, their zero-divisor tests (with whether each is a division), and the
+    /// depth of the scope they belong to.
+    pub(super) hoisted: HashMap<ExprId, Hoisted>,
+    /// While hoisting: the zero-divisor tests deferred so far, and those of each expression.
+    pub(super) nofault: Option<Vec<(Value, bool)>>,
+    pub(super) checks_of: HashMap<ExprId, Vec<(Value, bool)>>,
+}
+
+/// An expression computed ahead of the loop that uses it.
+#[derive(Clone)]
+pub(super) struct Hoisted {
+    vals: Vec<Value>,
+    checks: Vec<(Value, bool)>,
+    depth: usize,
 }
 
 impl<'a, 'b> Gen<'a, 'b> {
@@ -278,6 +293,9 @@ impl<'a, 'b> Gen<'a, 'b> {
             cur,
             vloops: Vec::new(),
             fault_lane: None,
+            hoisted: HashMap::new(),
+            nofault: None,
+            checks_of: HashMap::new(),
         };
         // Private variables kept in registers start at zero, like every private.
         for (i, d) in f.privates.iter().enumerate() {
@@ -481,8 +499,120 @@ impl<'a, 'b> Gen<'a, 'b> {
             .load(types::I32, TABLE, self.env, (off + 4 * d) as i32)
     }
 
-    pub(super) fn lookup(&self, e: ExprId) -> Option<Vec<Value>> {
-        self.memo.iter().rev().find_map(|m| m.get(&e).cloned())
+    /// The value of an expression computed earlier in scope. While hoisting, the deferred
+    /// zero-divisor tests of what it reuses join the current expression's; outside, a hoisted
+    /// expression's tests run here, at its first use in this scope (where the unhoisted
+    /// division would have run them).
+    pub(super) fn lookup(&mut self, e: ExprId) -> Option<Vec<Value>> {
+        if let Some(v) = self.memo.iter().rev().find_map(|m| m.get(&e).cloned()) {
+            if let (Some(acc), Some(c)) = (self.nofault.as_mut(), self.checks_of.get(&e)) {
+                acc.extend(c.iter().copied());
+            }
+            return Some(v);
+        }
+        let h = self.hoisted.get(&e)?.clone();
+        match self.nofault.as_mut() {
+            Some(acc) => acc.extend(h.checks.iter().copied()),
+            None => {
+                self.emit_checks(&h.checks);
+                self.memo
+                    .last_mut()
+                    .expect("a scope")
+                    .insert(e, h.vals.clone());
+            }
+        }
+        Some(h.vals)
+    }
+
+    /// Records the value of `e` in the current scope (and, while hoisting, its deferred tests:
+    /// those added since `start`).
+    pub(super) fn remember(&mut self, e: ExprId, vals: Vec<Value>, start: usize) {
+        if let Some(acc) = &self.nofault {
+            self.checks_of.insert(e, acc[start..].to_vec());
+        }
+        self.memo.last_mut().expect("a scope").insert(e, vals);
+    }
+
+    pub(super) fn deferred_len(&self) -> usize {
+        self.nofault.as_ref().map_or(0, |a| a.len())
+    }
+
+    /// Faults when a deferred zero-divisor test holds (for an active lane, in vector mode).
+    fn emit_checks(&mut self, checks: &[(Value, bool)]) {
+        for &(zero, div) in checks {
+            let zi = self.b.ins().iconst(types::I64, 0);
+            if self.cur.is_some() {
+                self.lanes_fault(zero, Site::DivByZero(div), zi);
+            } else {
+                self.fault_if(zero, Site::DivByZero(div), zi, zi);
+            }
+        }
+    }
+
+    /// Computes the integer divisions and remainders that `body` (a loop's) uses and that do
+    /// not depend on anything the loop defines, once before the loop, with their zero-divisor
+    /// tests deferred to where the loop uses them: faults stay where and when they were, and
+    /// the division (which Cranelift does not move, as it may trap) leaves the loop.
+    pub(super) fn hoist_divisions(&mut self, body: &[Stmt], counter: Option<ValueId>) {
+        let (mut inner, _) = super::values_of(self.f, body, &[]);
+        inner.extend(counter);
+        let mut roots = Vec::new();
+        crate::ir::walk_block(&body.to_vec(), &mut |s| {
+            roots.extend(crate::ir::stmt_operands(s))
+        });
+        let mut variant: HashMap<ExprId, bool> = HashMap::new();
+        let mut seen = HashSet::new();
+        let mut found = Vec::new();
+        while let Some(e) = roots.pop() {
+            if !seen.insert(e) {
+                continue;
+            }
+            let expr = self.f.exprs.get(e);
+            if let Expr::Binary(BinaryOp::Div | BinaryOp::Rem, ..) = expr {
+                let s = self.f.exprs.ty(e).scalar;
+                if s.is_int() && !depends(self.f, e, &inner, &mut variant) {
+                    found.push(e);
+                }
+            }
+            roots.extend(crate::ir::expr_operands(expr));
+        }
+        if found.is_empty() {
+            return;
+        }
+        found.sort();
+        self.memo.push(HashMap::new());
+        self.nofault = Some(Vec::new());
+        let mut done = Vec::new();
+        for e in found {
+            let vals = if self.cur.is_some() {
+                vec![self.vexpr_pub(e)]
+            } else {
+                self.expr(e)
+            };
+            let checks = self.checks_of.get(&e).cloned().unwrap_or_default();
+            done.push((e, vals, checks));
+        }
+        self.nofault = None;
+        self.checks_of.clear();
+        self.memo.pop();
+        let depth = self.memo.len();
+        for (e, vals, checks) in done {
+            self.hoisted.insert(
+                e,
+                Hoisted {
+                    vals,
+                    checks,
+                    depth,
+                },
+            );
+        }
+    }
+
+    /// Leaves a scope: its memoized and hoisted expressions go out of scope.
+    pub(super) fn pop_scope(&mut self) {
+        self.memo.pop();
+        let depth = self.memo.len();
+        self.hoisted.retain(|_, h| h.depth <= depth);
     }
 
     pub(super) fn call(
@@ -526,7 +656,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         for s in stmts {
             self.stmt(s);
         }
-        self.memo.pop();
+        self.pop_scope();
     }
 
     /// Defines IR value `v` as `vals`, in registers and, if another region reads it, in the
@@ -705,6 +835,7 @@ impl<'a, 'b> Gen<'a, 'b> {
                 } else {
                     self.b.ins().iconst(types::I8, 1)
                 };
+                self.hoist_divisions(body, Some(*var));
                 self.define(*var, &[v0]);
                 let (hdr, bodyb, latch, exit) = (
                     self.b.create_block(),
@@ -738,6 +869,7 @@ impl<'a, 'b> Gen<'a, 'b> {
                 self.b.switch_to_block(exit);
             }
             Stmt::Loop { id, body } => {
+                self.hoist_divisions(body, None);
                 let (hdr, bodyb, exit) = (
                     self.b.create_block(),
                     self.b.create_block(),
@@ -808,6 +940,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         if let Some(v) = self.lookup(e) {
             return v;
         }
+        let start = self.deferred_len();
         let ty = self.f.exprs.ty(e);
         let expr = self.f.exprs.get(e).clone();
         let vals = match expr {
@@ -894,10 +1027,7 @@ impl<'a, 'b> Gen<'a, 'b> {
                 vec![self.stub(n, &vals, &args, ty.scalar)]
             }
         };
-        self.memo
-            .last_mut()
-            .expect("a scope")
-            .insert(e, vals.clone());
+        self.remember(e, vals.clone(), start);
         vals
     }
 
@@ -1008,8 +1138,16 @@ impl<'a, 'b> Gen<'a, 'b> {
                 let ty = cl_ty(s);
                 let z = self.iconst(ty, 0);
                 let is_zero = self.b.ins().icmp(IntCC::Equal, y, z);
-                let zi = self.b.ins().iconst(types::I64, 0);
-                self.fault_if(is_zero, Site::DivByZero(op == Div), zi, zi);
+                let y = if let Some(acc) = self.nofault.as_mut() {
+                    // Hoisted: the test is deferred to the use; divide by 1 meanwhile.
+                    acc.push((is_zero, op == Div));
+                    let one = self.iconst(ty, 1);
+                    self.b.ins().select(is_zero, one, y)
+                } else {
+                    let zi = self.b.ins().iconst(types::I64, 0);
+                    self.fault_if(is_zero, Site::DivByZero(op == Div), zi, zi);
+                    y
+                };
                 if signed {
                     // `MIN / -1` wraps to `MIN` and `MIN % -1` is 0; the hardware traps.
                     let m1 = self.iconst(ty, -1);
@@ -1351,6 +1489,27 @@ impl<'a, 'b> Gen<'a, 'b> {
             .stack_load(types::I64, slot, (count * 8) as i32);
         from_bits(&mut self.b, r, ret)
     }
+}
+
+/// Whether `e` reads a value in `inner` (memoized in `memo`).
+fn depends(
+    f: &Function,
+    e: ExprId,
+    inner: &HashSet<ValueId>,
+    memo: &mut HashMap<ExprId, bool>,
+) -> bool {
+    if let Some(&d) = memo.get(&e) {
+        return d;
+    }
+    let expr = f.exprs.get(e);
+    let d = match expr {
+        Expr::Value(v) => inner.contains(v),
+        _ => crate::ir::expr_operands(expr)
+            .into_iter()
+            .any(|o| depends(f, o, inner, memo)),
+    };
+    memo.insert(e, d);
+    d
 }
 
 /// A scalar of type `s` from its bits in an `i64`.

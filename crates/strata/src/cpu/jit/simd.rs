@@ -237,7 +237,32 @@ impl Gen<'_, '_> {
         for s in stmts {
             self.vstmt(s);
         }
-        self.memo.pop();
+        self.pop_scope();
+    }
+
+    /// [`Gen::vexpr`] for the hoisting in `lower`.
+    pub(super) fn vexpr_pub(&mut self, e: ExprId) -> Value {
+        self.vexpr(e)
+    }
+
+    /// Faults (naming the first such lane) when `bad` holds for an active lane.
+    pub(super) fn lanes_fault(&mut self, bad: Value, site: Site, index: Value) {
+        let m = self.mask();
+        let bad = self.b.ins().band(bad, m);
+        let any = self.b.ins().vany_true(bad);
+        let (cold, ok) = (self.b.create_block(), self.b.create_block());
+        self.b.set_cold_block(cold);
+        self.b.ins().brif(any, cold, &[], ok, &[]);
+        self.b.switch_to_block(cold);
+        for k in 0..LANES {
+            let bk = self.b.ins().extractlane(bad, k as u8);
+            let lane = self.lane_id(k);
+            self.fault_lane = Some(lane);
+            self.fault_if(bk, site.clone(), index, index);
+        }
+        self.fault_lane = None;
+        self.b.ins().jump(ok, &[]);
+        self.b.switch_to_block(ok);
     }
 
     fn define_lanes(&mut self, v: ValueId, x: Value) {
@@ -376,7 +401,44 @@ impl Gen<'_, '_> {
             self.b.switch_to_block(merge);
             return out;
         }
-        self.vload_general(mem, index)
+        // The same index in every active lane (a loop counter, say): one scalar load.
+        let is = self.f.exprs.ty(index).scalar;
+        let idx = self.vexpr(index);
+        let Mem::Buffer(p) = mem else {
+            unreachable!("vectorized kernels use buffers only")
+        };
+        let (base, len) = self.mem_arg(self.bufs_p, p);
+        let i0 = self.b.ins().extractlane(idx, 0);
+        let s0 = self.b.ins().splat(types::I32X4, i0);
+        let same = self.b.ins().icmp(IntCC::Equal, idx, s0);
+        let m = self.mask();
+        let same = self.b.ins().band(same, m);
+        let all = self.b.ins().vall_true(same);
+        let i0 = if is.is_signed() {
+            self.b.ins().sextend(types::I64, i0)
+        } else {
+            self.b.ins().uextend(types::I64, i0)
+        };
+        let inside = self.b.ins().icmp(IntCC::UnsignedLessThan, i0, len);
+        let ok = self.b.ins().band(all, inside);
+        let (fast, slow, merge) = (
+            self.b.create_block(),
+            self.b.create_block(),
+            self.b.create_block(),
+        );
+        let out = self.b.append_block_param(merge, ty);
+        self.b.ins().brif(ok, fast, &[], slow, &[]);
+        self.b.switch_to_block(fast);
+        let off = self.b.ins().imul_imm(i0, 4);
+        let addr = self.b.ins().iadd(base, off);
+        let x = self.b.ins().load(cl_ty(s), MEM, addr, 0);
+        let v = self.b.ins().splat(ty, x);
+        self.b.ins().jump(merge, &[cl::BlockArg::Value(v)]);
+        self.b.switch_to_block(slow);
+        let v = self.vload_general(mem, index);
+        self.b.ins().jump(merge, &[cl::BlockArg::Value(v)]);
+        self.b.switch_to_block(merge);
+        out
     }
 
     fn vstore(&mut self, mem: Mem, index: ExprId, v: Value) {
@@ -533,20 +595,29 @@ impl Gen<'_, '_> {
                     self.b.create_block(),
                     self.b.create_block(),
                 );
+                // Each side runs when a lane takes it (an empty side is not tested).
                 self.set_mask(t);
-                let any_t = self.b.ins().vany_true(t);
-                self.b.ins().brif(any_t, tb, &[], j1, &[]);
-                self.b.switch_to_block(tb);
-                self.vblock(then);
-                self.b.ins().jump(j1, &[]);
+                if then.is_empty() {
+                    self.b.ins().jump(j1, &[]);
+                } else {
+                    let any_t = self.b.ins().vany_true(t);
+                    self.b.ins().brif(any_t, tb, &[], j1, &[]);
+                    self.b.switch_to_block(tb);
+                    self.vblock(then);
+                    self.b.ins().jump(j1, &[]);
+                }
                 self.b.switch_to_block(j1);
                 let after_then = self.mask();
                 self.set_mask(e);
-                let any_e = self.b.ins().vany_true(e);
-                self.b.ins().brif(any_e, eb, &[], j2, &[]);
-                self.b.switch_to_block(eb);
-                self.vblock(otherwise);
-                self.b.ins().jump(j2, &[]);
+                if otherwise.is_empty() {
+                    self.b.ins().jump(j2, &[]);
+                } else {
+                    let any_e = self.b.ins().vany_true(e);
+                    self.b.ins().brif(any_e, eb, &[], j2, &[]);
+                    self.b.switch_to_block(eb);
+                    self.vblock(otherwise);
+                    self.b.ins().jump(j2, &[]);
+                }
                 self.b.switch_to_block(j2);
                 let after_else = self.mask();
                 let m = self.b.ins().bor(after_then, after_else);
@@ -579,6 +650,7 @@ impl Gen<'_, '_> {
                 } else {
                     self.splat_i32(-1)
                 };
+                self.hoist_divisions(body, Some(*var));
                 self.define_lanes(*var, v0);
                 let (brk, cont) = (
                     self.b.declare_var(types::I32X4),
@@ -633,6 +705,7 @@ impl Gen<'_, '_> {
                 self.set_mask(out);
             }
             Stmt::Loop { id, body } => {
+                self.hoist_divisions(body, None);
                 let z = self.splat_i32(0);
                 let (brk, cont) = (
                     self.b.declare_var(types::I32X4),
@@ -701,6 +774,7 @@ impl Gen<'_, '_> {
         if let Some(v) = self.lookup(e) {
             return v[0];
         }
+        let start = self.deferred_len();
         let ty = self.f.exprs.ty(e);
         let s = ty.scalar;
         let expr = self.f.exprs.get(e).clone();
@@ -772,7 +846,7 @@ impl Gen<'_, '_> {
                 unreachable!("not in vectorized kernels")
             }
         };
-        self.memo.last_mut().expect("a scope").insert(e, vec![v]);
+        self.remember(e, vec![v], start);
         v
     }
 
@@ -863,11 +937,25 @@ impl Gen<'_, '_> {
                 y,
             ),
             Div | Rem => {
-                // Inactive lanes divide by 1: only an active lane's zero divisor is a fault.
-                let m = self.mask();
                 let one = self.splat_i32(1);
-                let y = self.b.ins().bitselect(m, y, one);
-                self.per_lane(&[x, y], &[s, s], out, |g, v| g.binary(op, s, v[0], v[1]))
+                let y = if self.nofault.is_some() {
+                    // Hoisted: every zero divisor becomes 1, the test waits for the use.
+                    let z = self.splat_i32(0);
+                    let zero = self.b.ins().icmp(IntCC::Equal, y, z);
+                    self.nofault
+                        .as_mut()
+                        .expect("hoisting")
+                        .push((zero, op == Div));
+                    self.b.ins().bitselect(zero, one, y)
+                } else {
+                    // Inactive lanes divide by 1: only an active lane's zero divisor is a fault.
+                    let m = self.mask();
+                    self.b.ins().bitselect(m, y, one)
+                };
+                let saved = self.nofault.take();
+                let r = self.per_lane(&[x, y], &[s, s], out, |g, v| g.binary(op, s, v[0], v[1]));
+                self.nofault = saved;
+                r
             }
             Shl | Shr => self.per_lane(&[x, y], &[s, s], out, |g, v| g.binary(op, s, v[0], v[1])),
         }
