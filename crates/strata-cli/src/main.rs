@@ -86,7 +86,9 @@ enum Command {
     /// matrices of 4096 (CUDA), 1024 (other GPUs) or 128 (CPU devices), whatever the size;
     /// and the compute kernels mandelbrot (2048 x 2048 pixels), nbody (16384 bodies) and
     /// matmul (1024 x 1024, local-memory tiles), with their compile times, scaled down by a
-    /// size below 2^24 (and 16 times on interp).
+    /// size below 2^24 (and 16 times on interp). Without a filter (or with `--filter compile`,
+    /// alone) also the compile time of every conformance kernel on the device: median, 90th
+    /// percentile and max.
     #[command(after_help = SPECS)]
     Bench {
         /// One JSON object per benchmark (and per CUDA device, one of its limits).
@@ -386,7 +388,35 @@ fn bench_all(json: bool, spec: &str, opts: &BenchOptions, plot: Option<&Path>) -
     ExitCode::SUCCESS
 }
 
+/// Prints how long `device` takes to compile the conformance suite's kernels.
+fn suite_compile(json: bool, device: &Device) -> Result<(), String> {
+    let c = bench::compute::suite_compile_times(device).map_err(|e| e.to_string())?;
+    if json {
+        out(&report::line(&report::SuiteCompileLine {
+            device: device.info().spec(),
+            compile_kernels: c.kernels,
+            compile_median_s: c.median_s,
+            compile_p90_s: c.p90_s,
+            compile_max_s: c.max_s,
+        }));
+    } else {
+        out(&format!(
+            "compile time of the {} conformance kernels on {} (first build each): median {:.3} ms, 90th percentile {:.3} ms, max {:.3} ms",
+            c.kernels,
+            device.info().spec(),
+            c.median_s * 1e3,
+            c.p90_s * 1e3,
+            c.max_s * 1e3
+        ));
+    }
+    Ok(())
+}
+
 fn bench_one(json: bool, device: &Device, opts: &BenchOptions) -> Result<Vec<BenchResult>, String> {
+    if opts.filter.as_deref() == Some("compile") {
+        suite_compile(json, device)?;
+        return Ok(Vec::new());
+    }
     let progress = Progress::new(
         "benchmarks",
         bench::selected(opts.filter.as_deref()).len() as u64,
@@ -413,6 +443,9 @@ fn bench_one(json: bool, device: &Device, opts: &BenchOptions) -> Result<Vec<Ben
     let rs = results.map_err(|e| e.to_string())?;
     if !json {
         out(bench::table(device, &rs).trim_end());
+    }
+    if opts.filter.is_none() {
+        suite_compile(json, device)?;
     }
     let Some(l) = bench::gpu_limits(device, opts).map_err(|e| e.to_string())? else {
         return Ok(rs);

@@ -138,6 +138,23 @@ impl From<&BenchResult> for BenchLine {
     }
 }
 
+/// How long a device takes to compile the conformance suite's kernels
+/// ([`crate::bench::compute::suite_compile_times`]), as `strata bench --json` prints it after
+/// the benchmarks when no filter is given or the filter is `compile`.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+pub struct SuiteCompileLine {
+    /// Spec of the device.
+    pub device: String,
+    /// Distinct kernels compiled.
+    pub compile_kernels: usize,
+    /// Median seconds per kernel.
+    pub compile_median_s: f64,
+    /// 90th percentile, seconds.
+    pub compile_p90_s: f64,
+    /// Slowest kernel, seconds.
+    pub compile_max_s: f64,
+}
+
 /// What bounds the benchmarks on a CUDA device ([`crate::bench::gpu_limits`]), and the warm
 /// start of a ten-kernel program, as `strata bench --json` prints it after the benchmarks.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]

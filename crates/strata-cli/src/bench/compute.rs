@@ -142,6 +142,59 @@ pub(crate) fn run(
     }
 }
 
+/// How long `device` takes to compile the kernels of the conformance suite.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SuiteCompileTimes {
+    /// Distinct kernels compiled.
+    pub kernels: usize,
+    /// Median seconds per kernel.
+    pub median_s: f64,
+    /// 90th percentile, seconds.
+    pub p90_s: f64,
+    /// Slowest kernel, seconds.
+    pub max_s: f64,
+}
+
+/// Compiles every kernel the conformance suite builds (recorded while the suite runs on the
+/// `interp` device) on `device`, each with the device's kernel cache cleared first, so every
+/// compile is a first build in this process (caches outside it, such as PoCL's and CUDA's
+/// disk caches, still apply). Only the device compile is timed, not tracing and optimizing.
+pub fn suite_compile_times(device: &Device) -> Result<SuiteCompileTimes, BenchError> {
+    let interp = Queue::new(&Device::from_spec("interp")?)?;
+    let (report, kernels) =
+        strata::capture_kernels(|| crate::conformance::run(&interp, None, |_, _| {}));
+    if !report.failed.is_empty() {
+        return Err(BenchError::WrongResult {
+            bench: "compile",
+            detail: format!(
+                "the conformance suite failed on the interpreter: {}",
+                report.summary()
+            ),
+        });
+    }
+    let mut times = Vec::with_capacity(kernels.len());
+    for k in &kernels {
+        device.clear_kernel_cache();
+        let t = Instant::now();
+        device.compile(k)?;
+        times.push(t.elapsed().as_secs_f64());
+    }
+    if times.is_empty() {
+        return Err(BenchError::WrongResult {
+            bench: "compile",
+            detail: "the conformance suite built no kernel".into(),
+        });
+    }
+    times.sort_by(f64::total_cmp);
+    let at = |q: f64| times[((times.len() - 1) as f64 * q).round() as usize];
+    Ok(SuiteCompileTimes {
+        kernels: times.len(),
+        median_s: at(0.5),
+        p90_s: at(0.9),
+        max_s: *times.last().expect("not empty"),
+    })
+}
+
 /// Builds a kernel and compiles it on `device` twice: first missing the device's kernel cache,
 /// then (median of `reps`, after one warm-up) finding it there. Returns the kernel and the two
 /// times in seconds.

@@ -19,7 +19,6 @@ use crate::ir::{
     Stmt, Type, UnaryOp, ValidFunction,
 };
 use crate::runtime::{ArgValue, NdRange};
-use rayon::prelude::*;
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering};
 
@@ -581,8 +580,6 @@ impl Program {
                 },
             })
             .collect();
-        let threads = rayon::current_num_threads().max(1);
-        let chunks = total.min(threads * 4).max(1);
         let stop = AtomicBool::new(false);
         let ctx = Ctx {
             prog: self,
@@ -593,31 +590,14 @@ impl Program {
             global: range.global_size(),
             stop: &stop,
         };
-        let results: Vec<Result<()>> = (0..chunks)
-            .into_par_iter()
-            .map(|c| {
-                let lo = c * total / chunks;
-                let hi = (c + 1) * total / chunks;
-                let mut w = Worker::new(&ctx)?;
-                for g in lo..hi {
-                    if stop.load(Ordering::Relaxed) {
-                        break;
-                    }
-                    if cancel.load(Ordering::Acquire) {
-                        stop.store(true, Ordering::Relaxed);
-                        return Err(Error::Cancelled {
-                            kernel: f.function().name.clone(),
-                        });
-                    }
-                    if let Err(e) = w.run_group(g) {
-                        stop.store(true, Ordering::Relaxed);
-                        return Err(e);
-                    }
-                }
-                Ok(())
-            })
-            .collect();
-        results.into_iter().collect::<Result<Vec<()>>>().map(|_| ())
+        super::run_groups(
+            total,
+            &f.function().name,
+            cancel,
+            &stop,
+            || Worker::new(&ctx),
+            |w, g| w.run_group(g),
+        )
     }
 }
 

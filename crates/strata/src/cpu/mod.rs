@@ -22,7 +22,7 @@ use crate::runtime::{
     WorkerQueue,
 };
 use std::any::Any;
-use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 
 pub(crate) use exec::Program;
@@ -206,6 +206,53 @@ impl DeviceBackend for CpuDevice {
         Ok(Arc::new(WorkerQueue::spawn("cpu", |cmd| {
             run(cmd).map(|()| None)
         })?))
+    }
+}
+
+/// Runs work-groups `0..total` over rayon's pool in contiguous chunks, one worker (`make`) per
+/// chunk, `run(worker, group)` for each: the launch loop of both CPU backends. The first
+/// failing chunk sets `stop`, which the others check between work-groups (and which a kernel
+/// spinning in a loop polls); `cancel` ends the launch with [`Error::Cancelled`]. Returns the
+/// first error in chunk order, leaving out the `Cancelled` of chunks that only stopped
+/// because another failed.
+fn run_groups<W>(
+    total: usize,
+    kernel: &str,
+    cancel: &AtomicBool,
+    stop: &AtomicBool,
+    make: impl Fn() -> Result<W> + Sync,
+    run: impl Fn(&mut W, usize) -> Result<()> + Sync,
+) -> Result<()> {
+    use rayon::prelude::*;
+    let threads = rayon::current_num_threads().max(1);
+    let chunks = total.min(threads * 4).max(1);
+    let cancelled = || Error::Cancelled {
+        kernel: kernel.to_string(),
+    };
+    let results: Vec<Result<()>> = (0..chunks)
+        .into_par_iter()
+        .map(|c| {
+            let mut w = make()?;
+            for g in c * total / chunks..(c + 1) * total / chunks {
+                if stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                if cancel.load(Ordering::Acquire) {
+                    stop.store(true, Ordering::Relaxed);
+                    return Err(cancelled());
+                }
+                if let Err(e) = run(&mut w, g) {
+                    stop.store(true, Ordering::Relaxed);
+                    return Err(e);
+                }
+            }
+            Ok(())
+        })
+        .collect();
+    let real = |e: &Error| !matches!(e, Error::Cancelled { .. }) || cancel.load(Ordering::Acquire);
+    match results.into_iter().filter_map(|r| r.err()).find(real) {
+        Some(e) => Err(e),
+        None => Ok(()),
     }
 }
 

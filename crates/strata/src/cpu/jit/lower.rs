@@ -1066,74 +1066,15 @@ impl<'a, 'b> Gen<'a, 'b> {
 
     pub(super) fn binary(&mut self, op: BinaryOp, s: Scalar, x: Value, y: Value) -> Value {
         use BinaryOp::*;
-        if s == Scalar::Bool {
-            return match op {
-                And => self.b.ins().band(x, y),
-                Or => self.b.ins().bor(x, y),
-                Xor | Ne => self.b.ins().bxor(x, y),
-                Eq => self.b.ins().icmp(IntCC::Equal, x, y),
-                _ => unreachable!("validated: {} on bool", op.symbol()),
-            };
-        }
-        if s.is_float() {
-            let cc = |c| Some(c);
-            let fc = match op {
-                Eq => cc(FloatCC::Equal),
-                Ne => cc(FloatCC::NotEqual),
-                Lt => cc(FloatCC::LessThan),
-                Le => cc(FloatCC::LessThanOrEqual),
-                Gt => cc(FloatCC::GreaterThan),
-                Ge => cc(FloatCC::GreaterThanOrEqual),
-                _ => None,
-            };
-            if let Some(c) = fc {
-                return self.b.ins().fcmp(c, x, y);
-            }
-            return match op {
-                Add => self.b.ins().fadd(x, y),
-                Sub => self.b.ins().fsub(x, y),
-                Mul => self.b.ins().fmul(x, y),
-                Div => self.b.ins().fdiv(x, y),
-                Rem => self.float_call(MathFn::Fmod, s, &[x, y]),
-                _ => unreachable!("validated: {} on {s}", op.symbol()),
-            };
+        if let Some(v) = direct_binary(&mut self.b, op, s, x, y) {
+            return v;
         }
         let signed = s.is_signed();
-        let ic = |sc, uc| if signed { sc } else { uc };
         match op {
-            Add => self.b.ins().iadd(x, y),
-            Sub => self.b.ins().isub(x, y),
-            Mul => self.b.ins().imul(x, y),
-            And => self.b.ins().band(x, y),
-            Or => self.b.ins().bor(x, y),
-            Xor => self.b.ins().bxor(x, y),
+            Rem if s.is_float() => self.float_call(MathFn::Fmod, s, &[x, y]),
             Shl => self.b.ins().ishl(x, y),
             Shr if signed => self.b.ins().sshr(x, y),
             Shr => self.b.ins().ushr(x, y),
-            Eq => self.b.ins().icmp(IntCC::Equal, x, y),
-            Ne => self.b.ins().icmp(IntCC::NotEqual, x, y),
-            Lt => self
-                .b
-                .ins()
-                .icmp(ic(IntCC::SignedLessThan, IntCC::UnsignedLessThan), x, y),
-            Le => self.b.ins().icmp(
-                ic(IntCC::SignedLessThanOrEqual, IntCC::UnsignedLessThanOrEqual),
-                x,
-                y,
-            ),
-            Gt => self.b.ins().icmp(
-                ic(IntCC::SignedGreaterThan, IntCC::UnsignedGreaterThan),
-                x,
-                y,
-            ),
-            Ge => self.b.ins().icmp(
-                ic(
-                    IntCC::SignedGreaterThanOrEqual,
-                    IntCC::UnsignedGreaterThanOrEqual,
-                ),
-                x,
-                y,
-            ),
             Div | Rem => {
                 let ty = cl_ty(s);
                 let z = self.iconst(ty, 0);
@@ -1168,6 +1109,7 @@ impl<'a, 'b> Gen<'a, 'b> {
                     self.b.ins().urem(x, y)
                 }
             }
+            _ => unreachable!("{} has one instruction", op.symbol()),
         }
     }
 
@@ -1489,6 +1431,67 @@ impl<'a, 'b> Gen<'a, 'b> {
             .stack_load(types::I64, slot, (count * 8) as i32);
         from_bits(&mut self.b, r, ret)
     }
+}
+
+/// `x op y` where one Cranelift instruction computes it, the same for scalars and for vectors
+/// of lanes (comparisons give `bool` bytes, or lane masks): the `bool` operators, integer
+/// `+ - * & | ^` and comparisons, float `+ - * /` and comparisons (ordered but `!=`, as
+/// Rust's). `None` for the rest (division and remainder of integers, `fmod`, shifts), which
+/// the scalar and vector code each do their way.
+pub(super) fn direct_binary(
+    b: &mut FunctionBuilder,
+    op: BinaryOp,
+    s: Scalar,
+    x: Value,
+    y: Value,
+) -> Option<Value> {
+    use BinaryOp::*;
+    let ins = b.ins();
+    if s == Scalar::Bool {
+        return Some(match op {
+            And => ins.band(x, y),
+            Or => ins.bor(x, y),
+            Xor | Ne => ins.bxor(x, y),
+            Eq => ins.icmp(IntCC::Equal, x, y),
+            _ => unreachable!("validated: {} on bool", op.symbol()),
+        });
+    }
+    if s.is_float() {
+        let fc = match op {
+            Eq => FloatCC::Equal,
+            Ne => FloatCC::NotEqual,
+            Lt => FloatCC::LessThan,
+            Le => FloatCC::LessThanOrEqual,
+            Gt => FloatCC::GreaterThan,
+            Ge => FloatCC::GreaterThanOrEqual,
+            Add => return Some(ins.fadd(x, y)),
+            Sub => return Some(ins.fsub(x, y)),
+            Mul => return Some(ins.fmul(x, y)),
+            Div => return Some(ins.fdiv(x, y)),
+            _ => return None,
+        };
+        return Some(ins.fcmp(fc, x, y));
+    }
+    let ic = |sc, uc| if s.is_signed() { sc } else { uc };
+    let cc = match op {
+        Add => return Some(ins.iadd(x, y)),
+        Sub => return Some(ins.isub(x, y)),
+        Mul => return Some(ins.imul(x, y)),
+        And => return Some(ins.band(x, y)),
+        Or => return Some(ins.bor(x, y)),
+        Xor => return Some(ins.bxor(x, y)),
+        Eq => IntCC::Equal,
+        Ne => IntCC::NotEqual,
+        Lt => ic(IntCC::SignedLessThan, IntCC::UnsignedLessThan),
+        Le => ic(IntCC::SignedLessThanOrEqual, IntCC::UnsignedLessThanOrEqual),
+        Gt => ic(IntCC::SignedGreaterThan, IntCC::UnsignedGreaterThan),
+        Ge => ic(
+            IntCC::SignedGreaterThanOrEqual,
+            IntCC::UnsignedGreaterThanOrEqual,
+        ),
+        Div | Rem | Shl | Shr => return None,
+    };
+    Some(ins.icmp(cc, x, y))
 }
 
 /// Whether `e` reads a value in `inner` (memoized in `memo`).

@@ -34,7 +34,6 @@ use crate::ir::eval::{with_int, Column, Num};
 use crate::ir::{self, ExprId, Function, GroupOp, LoopId, Mem, Scalar, Stmt, Type, ValueId};
 use crate::ir::{Block, ValidFunction};
 use crate::runtime::{ArgValue, NdRange};
-use rayon::prelude::*;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
@@ -588,8 +587,6 @@ impl JitProgram {
                 ArgValue::Buffer { .. } => 0,
             })
             .collect();
-        let threads = rayon::current_num_threads().max(1);
-        let chunks = total.min(threads * 4).max(1);
         let stop = AtomicBool::new(false);
         let shared = Shared {
             bufs: SendPtr(bufs.as_ptr()),
@@ -600,38 +597,14 @@ impl JitProgram {
             stop: &stop,
             cancel,
         };
-        let results: Vec<Result<()>> = (0..chunks)
-            .into_par_iter()
-            .map(|c| {
-                let lo = c * total / chunks;
-                let hi = (c + 1) * total / chunks;
-                let mut w = Worker::new(self, &shared);
-                for g in lo..hi {
-                    if stop.load(Ordering::Relaxed) {
-                        break;
-                    }
-                    if cancel.load(Ordering::Acquire) {
-                        stop.store(true, Ordering::Relaxed);
-                        return Err(self.cancelled());
-                    }
-                    if let Err(e) = w.run_group(g) {
-                        stop.store(true, Ordering::Relaxed);
-                        return Err(e);
-                    }
-                }
-                Ok(())
-            })
-            .collect();
-        // A work-group stopped by another's failure reports nothing of its own.
-        let mut first = None;
-        for r in results {
-            match r {
-                Err(Error::Cancelled { .. }) if !cancel.load(Ordering::Acquire) => {}
-                Err(e) if first.is_none() => first = Some(e),
-                _ => {}
-            }
-        }
-        first.map_or(Ok(()), Err)
+        super::run_groups(
+            total,
+            &self.name,
+            cancel,
+            &stop,
+            || Ok(Worker::new(self, &shared)),
+            |w, g| w.run_group(g),
+        )
     }
 
     fn cancelled(&self) -> Error {

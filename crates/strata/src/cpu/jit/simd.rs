@@ -14,7 +14,7 @@
 //! some conversions) is computed lane by lane with the scalar code, so the results are the
 //! scalar backend's, bit for bit.
 
-use super::lower::{cl_ty, from_bits, Gen, MEM, TABLE};
+use super::lower::{cl_ty, direct_binary, from_bits, Gen, MEM, TABLE};
 use super::Site;
 use crate::ir::{
     walk_block, BinaryOp, Builtin, Expr, ExprId, Function, Literal, MathFn, Mem, ParamKind, Scalar,
@@ -872,70 +872,14 @@ impl Gen<'_, '_> {
 
     fn vbinary(&mut self, op: BinaryOp, s: Scalar, x: Value, y: Value) -> Value {
         use BinaryOp::*;
-        if s == Scalar::Bool {
-            return match op {
-                And => self.b.ins().band(x, y),
-                Or => self.b.ins().bor(x, y),
-                Xor | Ne => self.b.ins().bxor(x, y),
-                Eq => self.b.ins().icmp(IntCC::Equal, x, y),
-                _ => unreachable!("validated: {} on bool", op.symbol()),
-            };
+        if let Some(v) = direct_binary(&mut self.b, op, s, x, y) {
+            return v;
         }
         let out = if op.is_comparison() { Scalar::Bool } else { s };
-        if s.is_float() {
-            let fc = match op {
-                Eq => Some(FloatCC::Equal),
-                Ne => Some(FloatCC::NotEqual),
-                Lt => Some(FloatCC::LessThan),
-                Le => Some(FloatCC::LessThanOrEqual),
-                Gt => Some(FloatCC::GreaterThan),
-                Ge => Some(FloatCC::GreaterThanOrEqual),
-                _ => None,
-            };
-            if let Some(c) = fc {
-                return self.b.ins().fcmp(c, x, y);
-            }
-            return match op {
-                Add => self.b.ins().fadd(x, y),
-                Sub => self.b.ins().fsub(x, y),
-                Mul => self.b.ins().fmul(x, y),
-                Div => self.b.ins().fdiv(x, y),
-                _ => self.per_lane(&[x, y], &[s, s], out, |g, v| g.binary(op, s, v[0], v[1])),
-            };
-        }
-        let signed = s.is_signed();
-        let ic = |sc, uc| if signed { sc } else { uc };
         match op {
-            Add => self.b.ins().iadd(x, y),
-            Sub => self.b.ins().isub(x, y),
-            Mul => self.b.ins().imul(x, y),
-            And => self.b.ins().band(x, y),
-            Or => self.b.ins().bor(x, y),
-            Xor => self.b.ins().bxor(x, y),
-            Eq => self.b.ins().icmp(IntCC::Equal, x, y),
-            Ne => self.b.ins().icmp(IntCC::NotEqual, x, y),
-            Lt => self
-                .b
-                .ins()
-                .icmp(ic(IntCC::SignedLessThan, IntCC::UnsignedLessThan), x, y),
-            Le => self.b.ins().icmp(
-                ic(IntCC::SignedLessThanOrEqual, IntCC::UnsignedLessThanOrEqual),
-                x,
-                y,
-            ),
-            Gt => self.b.ins().icmp(
-                ic(IntCC::SignedGreaterThan, IntCC::UnsignedGreaterThan),
-                x,
-                y,
-            ),
-            Ge => self.b.ins().icmp(
-                ic(
-                    IntCC::SignedGreaterThanOrEqual,
-                    IntCC::UnsignedGreaterThanOrEqual,
-                ),
-                x,
-                y,
-            ),
+            Rem if s.is_float() => {
+                self.per_lane(&[x, y], &[s, s], out, |g, v| g.binary(op, s, v[0], v[1]))
+            }
             Div | Rem => {
                 let one = self.splat_i32(1);
                 let y = if self.nofault.is_some() {
@@ -958,6 +902,7 @@ impl Gen<'_, '_> {
                 r
             }
             Shl | Shr => self.per_lane(&[x, y], &[s, s], out, |g, v| g.binary(op, s, v[0], v[1])),
+            _ => unreachable!("{} has one instruction", op.symbol()),
         }
     }
 
