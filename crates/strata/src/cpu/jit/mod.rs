@@ -614,8 +614,10 @@ impl JitProgram {
     }
 }
 
+/// The launch's buffer table, shared by the workers of all threads.
 struct SendPtr(*const MemArg);
 
+/// What every worker of a launch reads.
 struct Shared<'a> {
     bufs: SendPtr,
     scalars: &'a [u64],
