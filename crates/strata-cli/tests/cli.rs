@@ -112,7 +112,13 @@ fn bench_json_has_one_line_per_benchmark() {
     ]);
     assert_eq!(o.status.code(), Some(0), "stderr: {}", stderr(&o));
     let text = stdout(&o);
-    let lines: Vec<&str> = text.lines().collect();
+    let mut lines: Vec<&str> = text.lines().collect();
+    // Without a filter, one line of the conformance kernels' compile times follows.
+    let compile = lines.pop().unwrap_or_default();
+    assert!(
+        compile.contains("\"device\":\"cpu\"") && compile.contains("\"compile_median_s\":"),
+        "{compile}"
+    );
     let names = bench::selected(None);
     assert_eq!(lines.len(), names.len(), "{text}");
     let cpu = Device::from_spec("cpu").unwrap();
@@ -503,8 +509,19 @@ fn bench_runs_several_devices_in_one_run() {
     // bandwidth, launch cost) after its benchmarks.
     let (lines, device_lines): (Vec<&str>, Vec<&str>) =
         text.lines().partition(|l| l.contains("\"bench\":"));
+    // And, without a filter, one line of compile times per device.
     assert!(
-        device_lines.iter().all(|l| l.contains("\"copy_gbps\":")),
+        device_lines
+            .iter()
+            .all(|l| l.contains("\"copy_gbps\":") || l.contains("\"compile_kernels\":")),
+        "{text}"
+    );
+    assert_eq!(
+        device_lines
+            .iter()
+            .filter(|l| l.contains("\"compile_kernels\":"))
+            .count(),
+        2,
         "{text}"
     );
     let per = bench::selected(None).len();
