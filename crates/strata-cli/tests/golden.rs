@@ -31,7 +31,7 @@ use strata_cli::conformance;
 
 /// Every kernel of the conformance suite and the examples, named uniquely and stably.
 fn all_kernels() -> BTreeMap<String, Kernel> {
-    let cpu = Device::from_spec("cpu").expect("the CPU backend is always there");
+    let cpu = Device::from_spec("interp").expect("the interpreter is always there");
     let queue = Queue::new(&cpu).expect("queue");
     let ((), kernels) = capture_kernels(|| {
         let report = conformance::run(&queue, None, |_, _| {});
@@ -68,18 +68,20 @@ fn all_kernels() -> BTreeMap<String, Kernel> {
     named
 }
 
-/// Every algorithm of the patterns layer once, on the CPU backend, so that their kernels are
+/// Every algorithm of the patterns layer once, on the interpreter, so that their kernels are
 /// golden files and compiled by every OpenCL device and by NVRTC like all others.
 fn every_pattern_on_cpu() {
     use strata::patterns::*;
     use strata::prelude::*;
-    let q = Queue::new(&Device::from_spec("cpu").unwrap()).unwrap();
+    let q = Queue::new(&Device::from_spec("interp").unwrap()).unwrap();
     // Staged values that the CPU backend derives from the host (work-groups per core) are
     // fixed here, so that the golden files do not depend on the machine that writes them.
     let ex = Exec::new(&q);
     let ex = ex
         .with_staging(Staging {
             max_groups: 64,
+            layout: Layout::Strided,
+            reduce_layout: Layout::Strided,
             ..ex.staging()
         })
         .unwrap();
@@ -363,7 +365,7 @@ fn sort_kernels_ptx_for_gpus() {
         eprintln!("skipped: NVRTC cannot be loaded: {why}");
         return;
     }
-    let q = Queue::new(&Device::from_spec("cpu").unwrap()).unwrap();
+    let q = Queue::new(&Device::from_spec("interp").unwrap()).unwrap();
     let gpu = SortStaging {
         method: SortMethod::Tiles,
         digit_bits: 8,

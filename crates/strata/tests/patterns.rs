@@ -39,6 +39,7 @@ fn small(ex: &Exec) -> Exec {
         items_per_thread: 2,
         max_groups: 4,
         layout: Layout::Strided,
+        reduce_layout: Layout::Strided,
         scan_items_per_thread: 2,
     })
     .unwrap()

@@ -270,8 +270,9 @@ where
         let (g, l) = (group_id(0), local_id(0));
         let b0 = (g * bsz).named("blk_start");
         let bend = (b0 + bsz).min(n).named("blk_end");
-        let strided =
-            pass.builtin.is_some() && pass.mode == Mode::Reduce && st.layout == Layout::Strided;
+        let strided = pass.builtin.is_some()
+            && pass.mode == Mode::Reduce
+            && st.reduce_layout == Layout::Strided;
         let (start, end, step) = if strided {
             ((b0 + l).min(bend).named("part_start"), bend, gs)
         } else {

@@ -34,11 +34,12 @@ pub struct Staging {
     /// Largest number of work-groups of reductions, scans and sorts (each work-group owns one
     /// contiguous block of the input; the work-group's results are combined by a second pass).
     pub max_groups: u32,
-    /// Element-to-work-item assignment of element-wise kernels, and of reductions whose
-    /// operator is known to be commutative (`sum`, `min`, `max`, `count`, `argmin`, ...);
-    /// reductions and scans with a user operator always give each work-item a contiguous part,
-    /// to keep the order.
+    /// Element-to-work-item assignment of element-wise kernels (`collect`, `for_each`).
     pub layout: Layout,
+    /// Element-to-work-item assignment of reductions whose operator is known to be
+    /// commutative (`sum`, `min`, `max`, `count`, `argmin`, ...); reductions and scans with a
+    /// user operator always give each work-item a contiguous part, to keep the order.
+    pub reduce_layout: Layout,
     /// Elements per work-item of a look-back scan's tile ([`ScanAlgorithm::LookBack`]), 1 to
     /// 64: a tile is `group_size * scan_items_per_thread` elements, loaded coalesced into
     /// local memory and scanned by each work-item over consecutive elements.
@@ -48,9 +49,11 @@ pub struct Staging {
 impl Staging {
     /// The defaults for `device`: its preferred work-group size (at most 1024), 4 elements per
     /// work-item, 16 work-groups per compute unit, the contiguous layout on OpenCL CPU
-    /// devices, strided elsewhere (GPUs, and the CPU backend, which runs work-groups in
-    /// lockstep), and look-back scan tiles of 16 elements per work-item on GPUs (4 on CPUs,
-    /// whose work-groups are large).
+    /// devices, strided elsewhere (GPUs, the interpreter, which runs work-groups in lockstep,
+    /// and the compiled CPU backend, whose SIMD lanes are neighbouring work-items), except
+    /// for reductions on the compiled CPU backend, contiguous (a reduction ends in a
+    /// collective, so it runs one work-item at a time there), and look-back scan tiles of 16
+    /// elements per work-item on GPUs (4 on CPUs, whose work-groups are large).
     pub fn for_device(device: &Device) -> Staging {
         let info = device.info();
         let gs = info
@@ -58,6 +61,7 @@ impl Staging {
             .min(info.max_work_group_size)
             .min(info.max_work_item_sizes[0])
             .clamp(1, 1024);
+        let opencl_cpu = info.backend == BackendKind::OpenCl && info.is_cpu();
         Staging {
             group_size: gs as u32,
             items_per_thread: 4,
@@ -66,7 +70,12 @@ impl Staging {
             // next work-item: contiguous runs are cache friendly. GPUs and the CPU backend (which
             // runs a work-group in lockstep, one operation over all work-items at a time) want
             // neighbouring work-items on neighbouring elements.
-            layout: if info.backend == BackendKind::OpenCl && info.is_cpu() {
+            layout: if opencl_cpu {
+                Layout::Contiguous
+            } else {
+                Layout::Strided
+            },
+            reduce_layout: if opencl_cpu || info.backend == BackendKind::Cpu {
                 Layout::Contiguous
             } else {
                 Layout::Strided

@@ -137,38 +137,38 @@ extern "C" __global__ void pattern_reduce(
     const u32 blk_start_0 = (e0 * block);
     const u32 blk_end_1 = min((blk_start_0 + block), n);
     const u32 e7 = (u32)threadIdx.x;
-    const u32 part_start_2 = min((blk_start_0 + e7), blk_end_1);
+    const u32 part_start_2 = min((blk_start_0 + (e7 * per)), blk_end_1);
+    const u32 part_end_3 = min((part_start_2 + per), blk_end_1);
     acc = 0.0f;
-    const bool e14 = (part_start_2 < blk_end_1);
-    if (e14) {
-        const float v3 = b1[(off + part_start_2)];
-        acc = v3;
-        const u32 e19 = (part_start_2 + 1024u);
-        const u32 e25 = ((blk_end_1 > e19) ? (((blk_end_1 - e19) + 1023u) / 1024u) : 0u);
-        const u32 e28 = ((e25 / 4u) * 4u);
-        for (u32 i_4 = 0u; i_4 < e28; i_4 += 4u) {
-            const float v5 = acc;
-            const float v6 = b1[(off + (e19 + (i_4 * 1024u)))];
-            acc = (v5 + v6);
-            const float v7 = acc;
-            const float v8 = b1[(off + (e19 + ((i_4 + 1u) * 1024u)))];
-            acc = (v7 + v8);
-            const float v9 = acc;
-            const float v10 = b1[(off + (e19 + ((i_4 + 2u) * 1024u)))];
-            acc = (v9 + v10);
-            const float v11 = acc;
-            const float v12 = b1[(off + (e19 + ((i_4 + 3u) * 1024u)))];
-            acc = (v11 + v12);
+    const bool e19 = (part_start_2 < part_end_3);
+    if (e19) {
+        const float v4 = b1[(off + part_start_2)];
+        acc = v4;
+        const u32 e24 = (part_start_2 + 1u);
+        const u32 e31 = (e24 + ((((part_end_3 > e24) ? (part_end_3 - e24) : 0u) / 4u) * 4u));
+        for (u32 i_5 = e24; i_5 < e31; i_5 += 4u) {
+            const float v6 = acc;
+            const float v7 = b1[(off + i_5)];
+            acc = (v6 + v7);
+            const float v8 = acc;
+            const float v9 = b1[(off + (i_5 + 1u))];
+            acc = (v8 + v9);
+            const float v10 = acc;
+            const float v11 = b1[(off + (i_5 + 2u))];
+            acc = (v10 + v11);
+            const float v12 = acc;
+            const float v13 = b1[(off + (i_5 + 3u))];
+            acc = (v12 + v13);
         }
-        for (u32 i_13 = e28; i_13 < e25; i_13++) {
-            const float v14 = acc;
-            const float v15 = b1[(off + (e19 + (i_13 * 1024u)))];
-            acc = (v14 + v15);
+        for (u32 i_14 = e31; i_14 < part_end_3; i_14++) {
+            const float v15 = acc;
+            const float v16 = b1[(off + i_14)];
+            acc = (v15 + v16);
         }
     }
-    const float v16 = acc;
-    const float v17 = strata_group_reduce_add_float((e14 ? v16 : 0.0f));
+    const float v17 = acc;
+    const float v18 = strata_group_reduce_add_float((e19 ? v17 : 0.0f));
     if (e7 == 0u) {
-        b0[(out_off + e0)] = v17;
+        b0[(out_off + e0)] = v18;
     }
 }

@@ -24,52 +24,52 @@ __kernel void pattern_reduce(
     const uint blk_start_0 = (e0 * block);
     const uint blk_end_1 = min((blk_start_0 + block), n);
     const uint e7 = (uint)get_local_id(0);
-    const uint part_start_2 = min((blk_start_0 + e7), blk_end_1);
+    const uint part_start_2 = min((blk_start_0 + (e7 * per)), blk_end_1);
+    const uint part_end_3 = min((part_start_2 + per), blk_end_1);
     acc = 0.0f;
-    const bool e14 = (part_start_2 < blk_end_1);
-    if (e14) {
-        const uint e16 = (off + part_start_2);
-        const float v3 = b1[e16];
-        const float v4 = b2[e16];
-        acc = (v3 * v4);
-        const uint e21 = (part_start_2 + 1024u);
-        const uint e27 = ((blk_end_1 > e21) ? (((blk_end_1 - e21) + 1023u) / 1024u) : 0u);
-        const uint e30 = ((e27 / 4u) * 4u);
-        for (uint i_5 = 0u; i_5 < e30; i_5 += 4u) {
-            const float v6 = acc;
-            const uint e34 = (off + (e21 + (i_5 * 1024u)));
-            const float v7 = b1[e34];
-            const float v8 = b2[e34];
-            acc = (v6 + (v7 * v8));
-            const float v9 = acc;
-            const uint e44 = (off + (e21 + ((i_5 + 1u) * 1024u)));
-            const float v10 = b1[e44];
-            const float v11 = b2[e44];
-            acc = (v9 + (v10 * v11));
-            const float v12 = acc;
-            const uint e54 = (off + (e21 + ((i_5 + 2u) * 1024u)));
-            const float v13 = b1[e54];
-            const float v14 = b2[e54];
-            acc = (v12 + (v13 * v14));
-            const float v15 = acc;
-            const uint e64 = (off + (e21 + ((i_5 + 3u) * 1024u)));
-            const float v16 = b1[e64];
-            const float v17 = b2[e64];
-            acc = (v15 + (v16 * v17));
+    const bool e19 = (part_start_2 < part_end_3);
+    if (e19) {
+        const uint e21 = (off + part_start_2);
+        const float v4 = b1[e21];
+        const float v5 = b2[e21];
+        acc = (v4 * v5);
+        const uint e26 = (part_start_2 + 1u);
+        const uint e33 = (e26 + ((((part_end_3 > e26) ? (part_end_3 - e26) : 0u) / 4u) * 4u));
+        for (uint i_6 = e26; i_6 < e33; i_6 += 4u) {
+            const float v7 = acc;
+            const uint e35 = (off + i_6);
+            const float v8 = b1[e35];
+            const float v9 = b2[e35];
+            acc = (v7 + (v8 * v9));
+            const float v10 = acc;
+            const uint e42 = (off + (i_6 + 1u));
+            const float v11 = b1[e42];
+            const float v12 = b2[e42];
+            acc = (v10 + (v11 * v12));
+            const float v13 = acc;
+            const uint e50 = (off + (i_6 + 2u));
+            const float v14 = b1[e50];
+            const float v15 = b2[e50];
+            acc = (v13 + (v14 * v15));
+            const float v16 = acc;
+            const uint e58 = (off + (i_6 + 3u));
+            const float v17 = b1[e58];
+            const float v18 = b2[e58];
+            acc = (v16 + (v17 * v18));
         }
-        for (uint i_18 = e30; i_18 < e27; i_18++) {
-            const float v19 = acc;
-            const uint e73 = (off + (e21 + (i_18 * 1024u)));
-            const float v20 = b1[e73];
-            const float v21 = b2[e73];
-            acc = (v19 + (v20 * v21));
+        for (uint i_19 = e33; i_19 < part_end_3; i_19++) {
+            const float v20 = acc;
+            const uint e65 = (off + i_19);
+            const float v21 = b1[e65];
+            const float v22 = b2[e65];
+            acc = (v20 + (v21 * v22));
         }
     }
-    const float v22 = acc;
-    float v23;
+    const float v23 = acc;
+    float v24;
     {
         const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        strata_scratch_float[strata_lid] = (e14 ? v22 : 0.0f);
+        strata_scratch_float[strata_lid] = (e19 ? v23 : 0.0f);
         barrier(CLK_LOCAL_MEM_FENCE);
         if (strata_lid == 0u) {
             float strata_acc = 0.0f;
@@ -81,10 +81,10 @@ __kernel void pattern_reduce(
             strata_scratch_float[STRATA_MAX_GROUP] = strata_acc;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
-        v23 = strata_scratch_float[STRATA_MAX_GROUP];
+        v24 = strata_scratch_float[STRATA_MAX_GROUP];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     if (e7 == 0u) {
-        b0[(out_off + e0)] = ((e0 == 0u) ? (init + v23) : v23);
+        b0[(out_off + e0)] = ((e0 == 0u) ? (init + v24) : v24);
     }
 }
