@@ -163,3 +163,48 @@ fn division_by_zero_only_where_a_work_item_divides() {
         assert_eq!(fail(&cpu, local), want, "local size {local}");
     }
 }
+
+/// Nested loops whose inner loop leaves or continues the outer one, a `return` deep inside,
+/// and a `loop` left by `break`: the masks of the SIMD variant against the interpreter.
+#[test]
+fn nested_loops_leave_each_other_as_on_the_interpreter() {
+    let (cpu, interp) = queues();
+    let k = Kernel::build("nested", |k| {
+        let x = k.read::<i32>("x");
+        let out = k.write::<i32>("out");
+        let i = global_id(0);
+        let acc = var_named("acc", 0i32);
+        let v = x.at(i);
+        for_range(0i32, 6i32, |a| {
+            let outer = current_loop();
+            let b = var_named("b", 0i32);
+            loop_(|| {
+                b.set(b.get() + 1i32);
+                if_(v.eq(-7i32 * a), || {
+                    out.set(i, -1i32);
+                    return_();
+                });
+                if_(b.get().gt(v % 5i32 + a), || break_());
+                if_((v + b.get() * a).eq(17i32), || outer.continue_());
+                if_((v * a + b.get()).gt(90i32), || outer.break_());
+                acc.set(acc.get() * 3i32 + b.get() - a);
+            });
+            acc.set(acc.get() ^ (a << 3i32));
+        });
+        out.set(i, acc.get());
+    })
+    .unwrap();
+    let xs: Vec<i32> = (0..96).map(|i| (i * 37 % 61) - 20).collect();
+    let run = |q: &Queue, local: usize| {
+        let x = Buffer::from_slice(q, &xs).unwrap();
+        let out = Buffer::<i32>::new(q.device(), xs.len()).unwrap();
+        q.launch(&k, NdRange::new(xs.len()).local(local), args![&x, &out])
+            .unwrap();
+        q.read(&out).unwrap()
+    };
+    let want = run(&interp, 8);
+    assert!(want.contains(&-1), "some work-item returns early");
+    for local in [8, 4, 32, 3] {
+        assert_eq!(run(&cpu, local), want, "local size {local}");
+    }
+}
