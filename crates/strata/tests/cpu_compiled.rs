@@ -208,3 +208,456 @@ fn nested_loops_leave_each_other_as_on_the_interpreter() {
         assert_eq!(run(&cpu, local), want, "local size {local}");
     }
 }
+
+/// Random kernels the SIMD variant takes (32-bit values and `bool`s only, no barriers): every
+/// kind of divergence, loads at consecutive, shared and random indices, private variables,
+/// integer division and shifts, casts, selects and built-ins. (The difftest generator's
+/// kernels batch many programs with barriers and 64-bit values, so they run on the scalar
+/// path; this is the SIMD path's random differential test.)
+mod random {
+    use strata::ir::{
+        Access, BinaryOp, Builtin, Expr, ExprId, Function, Literal, LoopId, MathFn, Mem, Param,
+        ParamKind, PrivateDecl, Scalar, Stmt, Type, UnaryOp,
+    };
+
+    pub const N: u32 = 64;
+    pub const TYPES: [Scalar; 3] = [Scalar::I32, Scalar::U32, Scalar::F32];
+
+    /// A small deterministic generator (xorshift).
+    pub struct Rng(pub u64);
+    impl Rng {
+        pub fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+        fn below(&mut self, n: u64) -> u64 {
+            self.next() % n
+        }
+        fn pick<T: Copy>(&mut self, v: &[T]) -> T {
+            v[self.below(v.len() as u64) as usize]
+        }
+    }
+
+    pub struct Gen {
+        pub f: Function,
+        r: Rng,
+        blocks: Vec<Vec<Stmt>>,
+        scope: Vec<Vec<(ExprId, Scalar)>>,
+        loops: Vec<LoopId>,
+    }
+
+    impl Gen {
+        pub fn new(seed: u64) -> Gen {
+            let mut f = Function::new("random_simd");
+            for t in TYPES {
+                f.params.push(Param {
+                    name: format!("in_{t}"),
+                    kind: ParamKind::Buffer {
+                        elem: Type::scalar(t),
+                        access: Access::Read,
+                        len: None,
+                    },
+                });
+            }
+            for t in TYPES {
+                f.params.push(Param {
+                    name: format!("out_{t}"),
+                    kind: ParamKind::Buffer {
+                        elem: Type::scalar(t),
+                        access: Access::Write,
+                        len: None,
+                    },
+                });
+            }
+            f.params.push(Param {
+                name: "k".into(),
+                kind: ParamKind::Scalar(Type::scalar(Scalar::U32)),
+            });
+            for t in TYPES {
+                f.privates.push(PrivateDecl {
+                    name: format!("p_{t}"),
+                    elem: Type::scalar(t),
+                    len: None,
+                });
+            }
+            Gen {
+                f,
+                r: Rng(seed | 1),
+                blocks: vec![Vec::new()],
+                scope: vec![Vec::new()],
+                loops: Vec::new(),
+            }
+        }
+
+        fn ty_index(t: Scalar) -> u32 {
+            TYPES.iter().position(|&x| x == t).unwrap() as u32
+        }
+        fn e(&mut self, e: Expr, t: Scalar) -> ExprId {
+            self.f.exprs.intern(e, Type::scalar(t))
+        }
+        fn lit(&mut self, t: Scalar) -> ExprId {
+            let bits = match t {
+                Scalar::F32 => (self.r.below(2000) as f32 / 16.0 - 60.0).to_bits() as u64,
+                Scalar::Bool => self.r.below(2),
+                _ => match self.r.below(4) {
+                    0 => self.r.next() & 0xffff_ffff,
+                    _ => self.r.below(40),
+                },
+            };
+            self.e(Expr::Literal(Literal::from_bits(t, bits)), t)
+        }
+        fn emit(&mut self, s: Stmt) {
+            self.blocks.last_mut().unwrap().push(s);
+        }
+        fn value(&mut self, e: ExprId, t: Scalar) -> ExprId {
+            let v = self.f.new_value(Type::scalar(t), None);
+            self.emit(Stmt::Let { value: v, expr: e });
+            let x = self.e(Expr::Value(v), t);
+            self.scope.last_mut().unwrap().push((x, t));
+            x
+        }
+        fn gid(&mut self) -> ExprId {
+            self.e(Expr::Builtin(Builtin::GlobalId(0)), Scalar::U32)
+        }
+        /// An index in `0..N`: the work-item's own, one all work-items share, or any.
+        fn index(&mut self) -> ExprId {
+            let n = self.e(
+                Expr::Literal(Literal::from_bits(Scalar::U32, N as u64)),
+                Scalar::U32,
+            );
+            match self.r.below(3) {
+                0 => self.gid(),
+                1 => {
+                    let k = self.e(Expr::Param(6), Scalar::U32);
+                    self.e(Expr::Binary(BinaryOp::Rem, k, n), Scalar::U32)
+                }
+                _ => {
+                    let x = self.expr(Scalar::U32, 2);
+                    self.e(Expr::Binary(BinaryOp::Rem, x, n), Scalar::U32)
+                }
+            }
+        }
+        fn load(&mut self, t: Scalar) -> ExprId {
+            let i = self.index();
+            let v = self.f.new_value(Type::scalar(t), None);
+            self.emit(Stmt::Load {
+                value: v,
+                mem: Mem::Buffer(Self::ty_index(t)),
+                index: i,
+            });
+            let x = self.e(Expr::Value(v), t);
+            self.scope.last_mut().unwrap().push((x, t));
+            x
+        }
+        fn leaf(&mut self, t: Scalar) -> ExprId {
+            let mine: Vec<ExprId> = self
+                .scope
+                .iter()
+                .flatten()
+                .filter(|(_, s)| *s == t)
+                .map(|(e, _)| *e)
+                .collect();
+            match self.r.below(4) {
+                0 if !mine.is_empty() => self.r.pick(&mine),
+                1 if t != Scalar::Bool => self.load(t),
+                2 if t == Scalar::U32 => self.gid(),
+                _ => self.lit(t),
+            }
+        }
+        pub fn expr(&mut self, t: Scalar, d: u32) -> ExprId {
+            use BinaryOp::*;
+            if d == 0 {
+                return self.leaf(t);
+            }
+            let d = d - 1;
+            if t == Scalar::Bool {
+                return match self.r.below(4) {
+                    0 => {
+                        let a = self.expr(Scalar::Bool, d);
+                        let b = self.expr(Scalar::Bool, d);
+                        let op = self.r.pick(&[And, Or, Xor, Eq]);
+                        self.e(Expr::Binary(op, a, b), t)
+                    }
+                    1 => {
+                        let a = self.expr(Scalar::Bool, d);
+                        self.e(Expr::Unary(UnaryOp::Not, a), t)
+                    }
+                    _ => {
+                        let s = self.r.pick(&TYPES);
+                        let a = self.expr(s, d);
+                        let b = self.expr(s, d);
+                        let op = self.r.pick(&[Eq, Ne, Lt, Le, Gt, Ge]);
+                        self.e(Expr::Binary(op, a, b), t)
+                    }
+                };
+            }
+            match self.r.below(10) {
+                0..=3 => {
+                    let a = self.expr(t, d);
+                    let mut b = self.expr(t, d);
+                    let ops: &[BinaryOp] = if t == Scalar::F32 {
+                        &[Add, Sub, Mul, Div]
+                    } else {
+                        &[Add, Sub, Mul, Div, Rem, And, Or, Xor, Shl, Shr]
+                    };
+                    let op = self.r.pick(ops);
+                    if t != Scalar::F32 && matches!(op, Div | Rem) {
+                        // Never by zero.
+                        let one = self.e(Expr::Literal(Literal::from_bits(t, 1)), t);
+                        b = self.e(Expr::Binary(Or, b, one), t);
+                    }
+                    self.e(Expr::Binary(op, a, b), t)
+                }
+                4 => {
+                    let c = self.expr(Scalar::Bool, d);
+                    let a = self.expr(t, d);
+                    let b = self.expr(t, d);
+                    self.e(Expr::Select(c, a, b), t)
+                }
+                5 => {
+                    let from = self
+                        .r
+                        .pick(&[Scalar::I32, Scalar::U32, Scalar::F32, Scalar::Bool]);
+                    let a = self.expr(from, d);
+                    if from == t {
+                        a
+                    } else {
+                        self.e(Expr::Cast(a, t), t)
+                    }
+                }
+                6 if t == Scalar::F32 => {
+                    let m = self.r.pick(&[
+                        MathFn::Sqrt,
+                        MathFn::Abs,
+                        MathFn::Floor,
+                        MathFn::Sin,
+                        MathFn::Min,
+                        MathFn::Mix,
+                    ]);
+                    let args = (0..m.arity()).map(|_| self.expr(t, d)).collect();
+                    self.e(Expr::Math(m, args), t)
+                }
+                6 => {
+                    let m = self
+                        .r
+                        .pick(&[MathFn::Min, MathFn::Max, MathFn::Abs, MathFn::Clz]);
+                    let args = (0..m.arity()).map(|_| self.expr(t, d)).collect();
+                    self.e(Expr::Math(m, args), t)
+                }
+                7 => {
+                    let p = Self::ty_index(t);
+                    let v = self.f.new_value(Type::scalar(t), None);
+                    let zero = self.e(
+                        Expr::Literal(Literal::from_bits(Scalar::U32, 0)),
+                        Scalar::U32,
+                    );
+                    self.emit(Stmt::Load {
+                        value: v,
+                        mem: Mem::Private(p),
+                        index: zero,
+                    });
+                    self.e(Expr::Value(v), t)
+                }
+                _ => self.leaf(t),
+            }
+        }
+
+        fn block(&mut self, depth: u32, n: u32) -> Vec<Stmt> {
+            self.blocks.push(Vec::new());
+            self.scope.push(Vec::new());
+            for _ in 0..n {
+                self.stmt(depth);
+            }
+            self.scope.pop();
+            self.blocks.pop().unwrap()
+        }
+
+        pub fn stmt(&mut self, depth: u32) {
+            let zero = self.e(
+                Expr::Literal(Literal::from_bits(Scalar::U32, 0)),
+                Scalar::U32,
+            );
+            match self.r.below(12) {
+                0..=2 => {
+                    let t = self.r.pick(&TYPES);
+                    let e = self.expr(t, 3);
+                    self.value(e, t);
+                }
+                3 | 4 => {
+                    let t = self.r.pick(&TYPES);
+                    let e = self.expr(t, 3);
+                    self.emit(Stmt::Store {
+                        mem: Mem::Private(Self::ty_index(t)),
+                        index: zero,
+                        value: e,
+                    });
+                }
+                5 => {
+                    let t = self.r.pick(&TYPES);
+                    let e = self.expr(t, 2);
+                    let i = self.gid();
+                    self.emit(Stmt::Store {
+                        mem: Mem::Buffer(3 + Self::ty_index(t)),
+                        index: i,
+                        value: e,
+                    });
+                }
+                6 | 7 if depth < 3 => {
+                    let cond = self.expr(Scalar::Bool, 2);
+                    let then = self.block(depth + 1, 3);
+                    let otherwise = if self.r.below(2) == 0 {
+                        Vec::new()
+                    } else {
+                        self.block(depth + 1, 2)
+                    };
+                    self.emit(Stmt::If {
+                        cond,
+                        then,
+                        otherwise,
+                    });
+                }
+                8 if depth < 3 => {
+                    let id = LoopId(self.f.loop_count);
+                    self.f.loop_count += 1;
+                    let var = self.f.new_value(Type::scalar(Scalar::U32), None);
+                    let x = self.expr(Scalar::U32, 1);
+                    let seven = self.e(
+                        Expr::Literal(Literal::from_bits(Scalar::U32, 7)),
+                        Scalar::U32,
+                    );
+                    let end = self.e(Expr::Binary(BinaryOp::Rem, x, seven), Scalar::U32);
+                    let one = self.e(
+                        Expr::Literal(Literal::from_bits(Scalar::U32, 1)),
+                        Scalar::U32,
+                    );
+                    self.loops.push(id);
+                    let counter = self.e(Expr::Value(var), Scalar::U32);
+                    self.scope.push(vec![(counter, Scalar::U32)]);
+                    let body = self.block(depth + 1, 3);
+                    self.scope.pop();
+                    self.loops.pop();
+                    self.emit(Stmt::For {
+                        id,
+                        var,
+                        start: zero,
+                        end,
+                        step: one,
+                        body,
+                    });
+                }
+                9 if !self.loops.is_empty() => {
+                    let cond = self.expr(Scalar::Bool, 2);
+                    let target = self.r.pick(&self.loops.clone());
+                    let jump = if self.r.below(2) == 0 {
+                        Stmt::Break(target)
+                    } else {
+                        Stmt::Continue(target)
+                    };
+                    self.emit(Stmt::If {
+                        cond,
+                        then: vec![jump],
+                        otherwise: Vec::new(),
+                    });
+                }
+                10 if self.r.below(4) == 0 => {
+                    let cond = self.expr(Scalar::Bool, 2);
+                    self.emit(Stmt::If {
+                        cond,
+                        then: vec![Stmt::Return],
+                        otherwise: Vec::new(),
+                    });
+                }
+                _ => {
+                    let t = self.r.pick(&TYPES);
+                    self.load(t);
+                }
+            }
+        }
+
+        /// The kernel: `n` statements, then every private variable stored to the work-item's
+        /// element of its output.
+        pub fn kernel(mut self, n: u32) -> Function {
+            for _ in 0..n {
+                self.stmt(0);
+            }
+            for t in TYPES {
+                let p = Self::ty_index(t);
+                let v = self.f.new_value(Type::scalar(t), None);
+                let zero = self.e(
+                    Expr::Literal(Literal::from_bits(Scalar::U32, 0)),
+                    Scalar::U32,
+                );
+                self.emit(Stmt::Load {
+                    value: v,
+                    mem: Mem::Private(p),
+                    index: zero,
+                });
+                let x = self.e(Expr::Value(v), t);
+                let i = self.gid();
+                self.emit(Stmt::Store {
+                    mem: Mem::Buffer(3 + p),
+                    index: i,
+                    value: x,
+                });
+            }
+            self.f.body = self.blocks.pop().unwrap();
+            self.f
+        }
+    }
+}
+
+#[test]
+fn random_simd_kernels_agree_with_the_interpreter() {
+    use random::{Gen, N};
+    let (cpu, interp) = queues();
+    let n = N as usize;
+    let ints: Vec<i32> = (0..n as i32).map(|i| (i * 7919) % 201 - 100).collect();
+    let uints: Vec<u32> = (0..N)
+        .map(|i| i.wrapping_mul(2_654_435_761) >> (i % 29))
+        .collect();
+    let mut floats: Vec<f32> = (0..n).map(|i| i as f32 * 1.25 - 30.0).collect();
+    floats[5] = f32::NAN;
+    floats[9] = f32::INFINITY;
+    floats[13] = -0.0;
+    let same = |a: &[f32], b: &[f32]| {
+        a.iter()
+            .zip(b)
+            .all(|(x, y)| x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan()))
+    };
+    for seed in 1..=300u64 {
+        let f = Gen::new(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15)).kernel(8);
+        let text = f.to_string();
+        let k = Kernel::from_ir(f).unwrap_or_else(|e| panic!("seed {seed}: {e}\n{text}"));
+        let run = |q: &Queue, local: usize| {
+            let i = Buffer::from_slice(q, &ints).unwrap();
+            let u = Buffer::from_slice(q, &uints).unwrap();
+            let fl = Buffer::from_slice(q, &floats).unwrap();
+            let (oi, ou, of) = (
+                Buffer::<i32>::new(q.device(), n).unwrap(),
+                Buffer::<u32>::new(q.device(), n).unwrap(),
+                Buffer::<f32>::new(q.device(), n).unwrap(),
+            );
+            q.launch(
+                &k,
+                NdRange::new(n).local(local),
+                args![&i, &u, &fl, &oi, &ou, &of, 37u32],
+            )
+            .unwrap_or_else(|e| panic!("seed {seed}: {e}\n{text}"));
+            (
+                q.read(&oi).unwrap(),
+                q.read(&ou).unwrap(),
+                q.read(&of).unwrap(),
+            )
+        };
+        let want = run(&interp, 8);
+        for local in [8, 16, 2] {
+            let got = run(&cpu, local);
+            assert!(
+                got.0 == want.0 && got.1 == want.1 && same(&got.2, &want.2),
+                "seed {seed}, local size {local}: cpu {got:?}\ninterp {want:?}\n{text}"
+            );
+        }
+    }
+}
