@@ -211,14 +211,11 @@ impl CStmt {
 
 /// A kernel lowered for the CPU backend.
 pub(crate) struct Program {
-    name: String,
-    param_names: Vec<String>,
+    decls: super::Decls,
     once: Vec<Op>,
     per_group: Vec<Op>,
     body: Vec<CStmt>,
     n_regs: usize,
-    locals: Vec<(Type, ir::ArrayLen, String)>,
-    privates: Vec<(Type, u32, String)>,
     /// Which privates are scalar variables (not arrays): their index is always 0.
     private_is_var: Vec<bool>,
 }
@@ -486,13 +483,7 @@ impl Program {
     /// Lowers a validated function.
     pub(crate) fn lower(vf: &ValidFunction) -> Result<Program> {
         let f = vf.function();
-        if let Some(s) = f.stubs.iter().find(|s| s.cpu.is_none()) {
-            return Err(Error::Unsupported {
-                kernel: f.name.clone(),
-                device: "cpu".into(),
-                reason: format!("stub function `{}` has no body for the CPU backend; give it one with `Stub::cpu`", s.name),
-            });
-        }
+        let decls = super::Decls::new(f)?;
         let n_exprs = f.exprs.len() as u32;
         let mut once = Vec::new();
         let mut per_group = Vec::new();
@@ -531,22 +522,11 @@ impl Program {
         };
         let body = l.block(&f.body);
         Ok(Program {
-            name: f.name.clone(),
-            param_names: f.params.iter().map(|p| p.name.clone()).collect(),
+            decls,
             once,
             per_group,
             body,
             n_regs: (n_exprs as usize) + f.values.len(),
-            locals: f
-                .locals
-                .iter()
-                .map(|d| (d.elem, d.len, d.name.clone()))
-                .collect(),
-            privates: f
-                .privates
-                .iter()
-                .map(|d| (d.elem, d.count(), d.name.clone()))
-                .collect(),
             private_is_var: f.privates.iter().map(|d| d.len.is_none()).collect(),
         })
     }
@@ -556,7 +536,6 @@ impl Program {
     /// [`Error::Cancelled`] once `cancel` is set.
     pub(crate) fn launch(
         &self,
-        f: &ValidFunction,
         range: NdRange,
         args: &[ArgValue],
         cancel: &AtomicBool,
@@ -592,7 +571,7 @@ impl Program {
         };
         super::run_groups(
             total,
-            &f.function().name,
+            &self.decls.name,
             cancel,
             &stop,
             || Worker::new(&ctx),
@@ -679,18 +658,13 @@ impl<'a> Worker<'a> {
         let p = c.prog;
         let mut local_lens = Vec::new();
         let mut locals = Vec::new();
-        for (elem, len, _) in &p.locals {
-            let n = match len {
-                ir::ArrayLen::Fixed(n) => *n as u64,
-                ir::ArrayLen::Param(q) => match c.args[*q as usize] {
-                    ArgValue::LocalLen(n) => n as u64,
-                    _ => 0,
-                },
-            };
+        for (i, (elem, _, _)) in p.decls.locals.iter().enumerate() {
+            let n = p.decls.local_len(i, c.args);
             local_lens.push(n);
             locals.push(Column::zeroed(n as usize * elem.size()));
         }
         let privates = p
+            .decls
             .privates
             .iter()
             .map(|(elem, n, _)| Column::zeroed(lanes * *n as usize * elem.size()))
@@ -725,23 +699,12 @@ impl<'a> Worker<'a> {
     }
 
     fn item(&self, l: usize) -> WorkItem {
-        let [lx, ly, _] = self.c.local;
-        let local = [
-            (l % lx) as u32,
-            ((l / lx) % ly) as u32,
-            (l / (lx * ly)) as u32,
-        ];
-        let global = [0, 1, 2].map(|d| self.group[d] * self.c.local[d] as u32 + local[d]);
-        WorkItem {
-            global,
-            local,
-            group: self.group,
-        }
+        super::work_item(l, self.c.local, self.group)
     }
 
     fn fault(&self, l: usize, message: impl Into<String>) -> Error {
         Error::KernelFault {
-            kernel: self.c.prog.name.clone(),
+            kernel: self.c.prog.decls.name.clone(),
             message: message.into(),
             item: self.item(l),
         }
@@ -1060,7 +1023,7 @@ impl<'a> Worker<'a> {
         for l in 0..n {
             if mask[l] && (self.idx[l] < 0 || self.idx[l] as u64 >= len) {
                 return Err(Error::OutOfBounds {
-                    kernel: self.c.prog.name.clone(),
+                    kernel: self.c.prog.decls.name.clone(),
                     memory: self.mem_what(m),
                     index: self.idx[l],
                     len,
@@ -1075,17 +1038,12 @@ impl<'a> Worker<'a> {
         match m.mem {
             Mem::Buffer(p) => self.c.globals[p as usize].len,
             Mem::Local(i) => self.local_lens[i as usize],
-            Mem::Private(i) => self.c.prog.privates[i as usize].1 as u64,
+            Mem::Private(i) => self.c.prog.decls.privates[i as usize].1 as u64,
         }
     }
 
     fn mem_what(&self, m: MemRef) -> String {
-        let p = self.c.prog;
-        match m.mem {
-            Mem::Buffer(i) => format!("buffer `{}`", p.param_names[i as usize]),
-            Mem::Local(i) => format!("local array `{}`", p.locals[i as usize].2),
-            Mem::Private(i) => format!("private array `{}`", p.privates[i as usize].2),
-        }
+        self.c.prog.decls.mem_what(m.mem)
     }
 
     /// Scalar buffer element loads or stores with `u32` indices while every work-item is active:
@@ -1324,7 +1282,7 @@ impl<'a> Worker<'a> {
         let reached = mask.iter().filter(|&&m| m).count();
         if reached != self.lanes {
             return Err(Error::BarrierDivergence {
-                kernel: self.c.prog.name.clone(),
+                kernel: self.c.prog.decls.name.clone(),
                 what: what.into(),
                 reached,
                 size: self.lanes,

@@ -15,11 +15,12 @@
 mod exec;
 mod jit;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, WorkItem};
 use crate::ir::ValidFunction;
+use crate::ir::{self, Type};
 use crate::runtime::{
-    BackendKind, Command, CompiledKernel, DeviceBackend, DeviceInfo, Memory, QueueBackend,
-    WorkerQueue,
+    ArgValue, BackendKind, Command, CompiledKernel, DeviceBackend, DeviceInfo, Memory,
+    QueueBackend, WorkerQueue,
 };
 use std::any::Any;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
@@ -209,6 +210,81 @@ impl DeviceBackend for CpuDevice {
     }
 }
 
+/// What both CPU backends keep of a kernel's declarations: the names their errors use and
+/// the local and private arrays they allocate.
+pub(crate) struct Decls {
+    /// Kernel name.
+    pub(crate) name: String,
+    param_names: Vec<String>,
+    /// Element type, length and name of each local array.
+    pub(crate) locals: Vec<(Type, ir::ArrayLen, String)>,
+    /// Element type, element count (1 for a variable) and name of each private.
+    pub(crate) privates: Vec<(Type, u32, String)>,
+}
+
+impl Decls {
+    /// The declarations of `f`; fails when a stub has no CPU body.
+    pub(crate) fn new(f: &ir::Function) -> Result<Decls> {
+        if let Some(s) = f.stubs.iter().find(|s| s.cpu.is_none()) {
+            return Err(Error::Unsupported {
+                kernel: f.name.clone(),
+                device: "cpu".into(),
+                reason: format!("stub function `{}` has no body for the CPU backend; give it one with `Stub::cpu`", s.name),
+            });
+        }
+        Ok(Decls {
+            name: f.name.clone(),
+            param_names: f.params.iter().map(|p| p.name.clone()).collect(),
+            locals: f
+                .locals
+                .iter()
+                .map(|d| (d.elem, d.len, d.name.clone()))
+                .collect(),
+            privates: f
+                .privates
+                .iter()
+                .map(|d| (d.elem, d.count(), d.name.clone()))
+                .collect(),
+        })
+    }
+
+    /// How an error names `mem`, e.g. "buffer `x`".
+    pub(crate) fn mem_what(&self, mem: ir::Mem) -> String {
+        match mem {
+            ir::Mem::Buffer(i) => format!("buffer `{}`", self.param_names[i as usize]),
+            ir::Mem::Local(i) => format!("local array `{}`", self.locals[i as usize].2),
+            ir::Mem::Private(i) => format!("private array `{}`", self.privates[i as usize].2),
+        }
+    }
+
+    /// The element count of local array `i` in a launch with `args`.
+    pub(crate) fn local_len(&self, i: usize, args: &[ArgValue]) -> u64 {
+        match self.locals[i].1 {
+            ir::ArrayLen::Fixed(n) => n as u64,
+            ir::ArrayLen::Param(q) => match args[q as usize] {
+                ArgValue::LocalLen(n) => n as u64,
+                _ => 0,
+            },
+        }
+    }
+}
+
+/// The ids of work-item `l` (local linear id) of work-group `group`, with work-groups of
+/// `local` work-items.
+pub(crate) fn work_item(l: usize, local: [usize; 3], group: [u32; 3]) -> WorkItem {
+    let [lx, ly, _] = local;
+    let lid = [
+        (l % lx) as u32,
+        ((l / lx) % ly) as u32,
+        (l / (lx * ly)) as u32,
+    ];
+    WorkItem {
+        global: [0, 1, 2].map(|d| group[d] * local[d] as u32 + lid[d]),
+        local: lid,
+        group,
+    }
+}
+
 /// Runs work-groups `0..total` over rayon's pool in contiguous chunks, one worker (`make`) per
 /// chunk, `run(worker, group)` for each: the launch loop of both CPU backends. The first
 /// failing chunk sets `stop`, which the others check between work-groups (and which a kernel
@@ -353,7 +429,7 @@ fn run(cmd: Command) -> Result<()> {
         }
         Command::Launch {
             kernel,
-            function,
+            function: _,
             range,
             args,
             cancel,
@@ -363,7 +439,7 @@ fn run(cmd: Command) -> Result<()> {
                 .downcast_ref::<CpuKernel>()
                 .expect("strata bug: CPU launch of a kernel compiled elsewhere");
             match k {
-                CpuKernel::Interpreted(p) => p.launch(&function, range, &args, &cancel),
+                CpuKernel::Interpreted(p) => p.launch(range, &args, &cancel),
                 CpuKernel::Compiled(p) => p.launch(range, &args, &cancel),
             }
         }

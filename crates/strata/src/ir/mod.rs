@@ -936,7 +936,7 @@ impl fmt::Display for Function {
 }
 
 /// Calls `f` on every statement of `block`, depth first, parents before children.
-pub fn walk_block(block: &Block, f: &mut impl FnMut(&Stmt)) {
+pub fn walk_block(block: &[Stmt], f: &mut impl FnMut(&Stmt)) {
     for stmt in block {
         f(stmt);
         match stmt {

@@ -540,10 +540,10 @@ impl<'a, 'b> Gen<'a, 'b> {
     /// Faults when a deferred zero-divisor test holds (for an active lane, in vector mode).
     fn emit_checks(&mut self, checks: &[(Value, bool)]) {
         for &(zero, div) in checks {
-            let zi = self.b.ins().iconst(types::I64, 0);
             if self.cur.is_some() {
-                self.lanes_fault(zero, Site::DivByZero(div), zi);
+                self.lanes_fault_plain(zero, Site::DivByZero(div));
             } else {
+                let zi = self.b.ins().iconst(types::I64, 0);
                 self.fault_if(zero, Site::DivByZero(div), zi, zi);
             }
         }
@@ -557,9 +557,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         let (mut inner, _) = super::values_of(self.f, body, &[]);
         inner.extend(counter);
         let mut roots = Vec::new();
-        crate::ir::walk_block(&body.to_vec(), &mut |s| {
-            roots.extend(crate::ir::stmt_operands(s))
-        });
+        crate::ir::walk_block(body, &mut |s| roots.extend(crate::ir::stmt_operands(s)));
         let mut variant: HashMap<ExprId, bool> = HashMap::new();
         let mut seen = HashSet::new();
         let mut found = Vec::new();
@@ -585,7 +583,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         let mut done = Vec::new();
         for e in found {
             let vals = if self.cur.is_some() {
-                vec![self.vexpr_pub(e)]
+                vec![self.vexpr(e)]
             } else {
                 self.expr(e)
             };

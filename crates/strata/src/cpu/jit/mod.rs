@@ -328,7 +328,7 @@ fn values_of(
     let mut defs = HashSet::new();
     let mut roots: Vec<ExprId> = extra.to_vec();
     for s in stmts {
-        ir::walk_block(&vec![s.clone()], &mut |s| {
+        ir::walk_block(std::slice::from_ref(s), &mut |s| {
             roots.extend(ir::stmt_operands(s));
             match s {
                 Stmt::Let { value, .. }
@@ -462,15 +462,12 @@ impl Drop for Code {
 
 /// A kernel compiled to native code.
 pub(crate) struct JitProgram {
-    name: String,
-    param_names: Vec<String>,
+    decls: super::Decls,
     plan: Plan,
     regions: Vec<RegionFn>,
     /// The vector variant of a one-region kernel ([`simd`]), when it has one.
     vector: Option<RegionFn>,
     sites: Vec<Site>,
-    locals: Vec<(Type, ir::ArrayLen, String)>,
-    privates: Vec<(Type, u32, String)>,
     stubs: Vec<ir::StubDecl>,
     _code: Code,
 }
@@ -515,13 +512,7 @@ impl JitProgram {
     /// Compiles a validated function.
     pub(crate) fn compile(vf: &ValidFunction) -> Result<JitProgram> {
         let f = vf.function();
-        if let Some(s) = f.stubs.iter().find(|s| s.cpu.is_none()) {
-            return Err(Error::Unsupported {
-                kernel: f.name.clone(),
-                device: "cpu".into(),
-                reason: format!("stub function `{}` has no body for the CPU backend; give it one with `Stub::cpu`", s.name),
-            });
-        }
+        let decls = super::Decls::new(f)?;
         let plan = Plan::new(f);
         let mut sites = vec![Site::Stopped];
         let (code, mut regions) =
@@ -531,22 +522,11 @@ impl JitProgram {
             })?;
         let vector = (regions.len() > plan.regions.len()).then(|| regions.pop().expect("compiled"));
         Ok(JitProgram {
-            name: f.name.clone(),
-            param_names: f.params.iter().map(|p| p.name.clone()).collect(),
+            decls,
             plan,
             regions,
             vector,
             sites,
-            locals: f
-                .locals
-                .iter()
-                .map(|d| (d.elem, d.len, d.name.clone()))
-                .collect(),
-            privates: f
-                .privates
-                .iter()
-                .map(|d| (d.elem, d.count(), d.name.clone()))
-                .collect(),
             stubs: f.stubs.clone(),
             _code: Code(Some(code)),
         })
@@ -589,7 +569,7 @@ impl JitProgram {
             .collect();
         let stop = AtomicBool::new(false);
         let shared = Shared {
-            bufs: SendPtr(bufs.as_ptr()),
+            bufs: bufs.as_ptr(),
             scalars: &scalars,
             args,
             local,
@@ -599,7 +579,7 @@ impl JitProgram {
         };
         super::run_groups(
             total,
-            &self.name,
+            &self.decls.name,
             cancel,
             &stop,
             || Ok(Worker::new(self, &shared)),
@@ -609,17 +589,14 @@ impl JitProgram {
 
     fn cancelled(&self) -> Error {
         Error::Cancelled {
-            kernel: self.name.clone(),
+            kernel: self.decls.name.clone(),
         }
     }
 }
 
-/// The launch's buffer table, shared by the workers of all threads.
-struct SendPtr(*const MemArg);
-
 /// What every worker of a launch reads.
 struct Shared<'a> {
-    bufs: SendPtr,
+    bufs: *const MemArg,
     scalars: &'a [u64],
     args: &'a [ArgValue],
     local: [usize; 3],
@@ -660,14 +637,8 @@ impl<'a> Worker<'a> {
         let lanes: usize = s.local.iter().product();
         let mut locals = Vec::new();
         let mut local_args = Vec::new();
-        for (elem, len, _) in &p.locals {
-            let n = match len {
-                ir::ArrayLen::Fixed(n) => *n as u64,
-                ir::ArrayLen::Param(q) => match s.args[*q as usize] {
-                    ArgValue::LocalLen(n) => n as u64,
-                    _ => 0,
-                },
-            };
+        for (i, (elem, _, _)) in p.decls.locals.iter().enumerate() {
+            let n = p.decls.local_len(i, s.args);
             let mut v = vec![0u64; (n as usize * elem.size()).div_ceil(8).max(1)];
             local_args.push(MemArg {
                 base: v.as_mut_ptr() as *mut u8,
@@ -679,7 +650,7 @@ impl<'a> Worker<'a> {
         let mut fault = Box::new(Fault::default());
         let mut panic = Box::new(None);
         let env = Box::new(Env {
-            bufs: s.bufs.0,
+            bufs: s.bufs,
             scalars: s.scalars.as_ptr(),
             locals: local_args.as_ptr(),
             records: records.as_mut_ptr() as *mut u8,
@@ -710,24 +681,12 @@ impl<'a> Worker<'a> {
     }
 
     fn item(&self, l: usize) -> WorkItem {
-        let [lx, ly, _] = self.s.local;
-        let local = [
-            (l % lx) as u32,
-            ((l / lx) % ly) as u32,
-            (l / (lx * ly)) as u32,
-        ];
-        let group = self.env.group;
-        let global = [0, 1, 2].map(|d| group[d] * self.s.local[d] as u32 + local[d]);
-        WorkItem {
-            global,
-            local,
-            group,
-        }
+        super::work_item(l, self.s.local, self.env.group)
     }
 
     fn fault(&self, l: usize, message: impl Into<String>) -> Error {
         Error::KernelFault {
-            kernel: self.p.name.clone(),
+            kernel: self.p.decls.name.clone(),
             message: message.into(),
             item: self.item(l),
         }
@@ -744,14 +703,9 @@ impl<'a> Worker<'a> {
                 } else {
                     f.index
                 };
-                let memory = match *mem {
-                    Mem::Buffer(i) => format!("buffer `{}`", self.p.param_names[i as usize]),
-                    Mem::Local(i) => format!("local array `{}`", self.p.locals[i as usize].2),
-                    Mem::Private(i) => format!("private array `{}`", self.p.privates[i as usize].2),
-                };
                 Error::OutOfBounds {
-                    kernel: self.p.name.clone(),
-                    memory,
+                    kernel: self.p.decls.name.clone(),
+                    memory: self.p.decls.mem_what(*mem),
                     index,
                     len: f.len,
                     item: self.item(l),
@@ -773,7 +727,7 @@ impl<'a> Worker<'a> {
                     backend: "cpu",
                     message: format!(
                         "{why} (in the CPU body of stub function `{name}`, kernel `{}`, {})",
-                        self.p.name,
+                        self.p.decls.name,
                         self.item(l)
                     ),
                 }
@@ -886,7 +840,7 @@ impl<'a> Worker<'a> {
         let reached = mask.iter().filter(|&&m| m != 0).count();
         if reached != self.lanes {
             return Err(Error::BarrierDivergence {
-                kernel: self.p.name.clone(),
+                kernel: self.p.decls.name.clone(),
                 what: what.into(),
                 reached,
                 size: self.lanes,

@@ -240,13 +240,14 @@ impl Gen<'_, '_> {
         self.pop_scope();
     }
 
-    /// [`Gen::vexpr`] for the hoisting in `lower`.
-    pub(super) fn vexpr_pub(&mut self, e: ExprId) -> Value {
-        self.vexpr(e)
-    }
-
-    /// Faults (naming the first such lane) when `bad` holds for an active lane.
-    pub(super) fn lanes_fault(&mut self, bad: Value, site: Site, index: Value) {
+    /// Faults at `site` (naming the first such lane) when `bad` holds for an active lane;
+    /// `detail(lane)` gives the index and length the fault reports, computed only then.
+    pub(super) fn lanes_fault(
+        &mut self,
+        bad: Value,
+        site: Site,
+        mut detail: impl FnMut(&mut Self, u8) -> (Value, Value),
+    ) {
         let m = self.mask();
         let bad = self.b.ins().band(bad, m);
         let any = self.b.ins().vany_true(bad);
@@ -254,15 +255,22 @@ impl Gen<'_, '_> {
         self.b.set_cold_block(cold);
         self.b.ins().brif(any, cold, &[], ok, &[]);
         self.b.switch_to_block(cold);
-        for k in 0..LANES {
-            let bk = self.b.ins().extractlane(bad, k as u8);
-            let lane = self.lane_id(k);
+        for k in 0..LANES as u8 {
+            let bk = self.b.ins().extractlane(bad, k);
+            let (index, len) = detail(self, k);
+            let lane = self.lane_id(k as u32);
             self.fault_lane = Some(lane);
-            self.fault_if(bk, site.clone(), index, index);
+            self.fault_if(bk, site.clone(), index, len);
         }
         self.fault_lane = None;
         self.b.ins().jump(ok, &[]);
         self.b.switch_to_block(ok);
+    }
+
+    /// [`Gen::lanes_fault`] for faults without an index.
+    pub(super) fn lanes_fault_plain(&mut self, bad: Value, site: Site) {
+        let zi = self.b.ins().iconst(types::I64, 0);
+        self.lanes_fault(bad, site, |_, _| (zi, zi));
     }
 
     fn define_lanes(&mut self, v: ValueId, x: Value) {
@@ -298,28 +306,15 @@ impl Gen<'_, '_> {
             let neg = self.b.ins().icmp(IntCC::SignedLessThan, idx, z);
             bad = self.b.ins().bor(bad, neg);
         }
-        let m = self.mask();
-        bad = self.b.ins().band(bad, m);
-        let any = self.b.ins().vany_true(bad);
-        let (cold, ok) = (self.b.create_block(), self.b.create_block());
-        self.b.set_cold_block(cold);
-        self.b.ins().brif(any, cold, &[], ok, &[]);
-        self.b.switch_to_block(cold);
-        for k in 0..LANES {
-            let bk = self.b.ins().extractlane(bad, k as u8);
-            let ik = self.b.ins().extractlane(idx, k as u8);
+        self.lanes_fault(bad, Site::OutOfBounds { mem, scalar: is }, |g, k| {
+            let ik = g.b.ins().extractlane(idx, k);
             let ik = if is.is_signed() {
-                self.b.ins().sextend(types::I64, ik)
+                g.b.ins().sextend(types::I64, ik)
             } else {
-                self.b.ins().uextend(types::I64, ik)
+                g.b.ins().uextend(types::I64, ik)
             };
-            let lane = self.lane_id(k);
-            self.fault_lane = Some(lane);
-            self.fault_if(bk, Site::OutOfBounds { mem, scalar: is }, ik, len);
-        }
-        self.fault_lane = None;
-        self.b.ins().jump(ok, &[]);
-        self.b.switch_to_block(ok);
+            (ik, len)
+        });
         (base, idx)
     }
 
@@ -505,7 +500,6 @@ impl Gen<'_, '_> {
     }
 
     fn vstore_general(&mut self, mem: Mem, index: ExprId, v: Value) {
-        let s = self.f.mem_elem(mem).expect("validated memory").scalar;
         let (base, idx) = self.lanes_index(mem, index);
         let (whole, some, merge) = (
             self.b.create_block(),
@@ -521,7 +515,6 @@ impl Gen<'_, '_> {
         self.b.ins().jump(merge, &[]);
         self.b.switch_to_block(some);
         let m = self.mask();
-        let _ = s;
         for k in 0..LANES {
             let (on, next) = (self.b.create_block(), self.b.create_block());
             let mk = self.b.ins().extractlane(m, k as u8);
@@ -634,17 +627,8 @@ impl Gen<'_, '_> {
                 let s = self.f.values[var.0 as usize].ty.scalar;
                 let (v0, e, st) = (self.vexpr(*start), self.vexpr(*end), self.vexpr(*step));
                 let z = self.splat_i32(0);
-                let m0 = self.mask();
                 let zero_step = self.b.ins().icmp(IntCC::Equal, st, z);
-                let bad = self.b.ins().band(zero_step, m0);
-                for k in 0..LANES {
-                    let bk = self.b.ins().extractlane(bad, k as u8);
-                    let lane = self.lane_id(k);
-                    self.fault_lane = Some(lane);
-                    let zi = self.b.ins().iconst(types::I64, 0);
-                    self.fault_if(bk, Site::ZeroStep, zi, zi);
-                }
-                self.fault_lane = None;
+                self.lanes_fault_plain(zero_step, Site::ZeroStep);
                 let up = if s.is_signed() {
                     self.b.ins().icmp(IntCC::SignedGreaterThan, st, z)
                 } else {
@@ -770,7 +754,7 @@ impl Gen<'_, '_> {
 
     // ---- expressions ----
 
-    fn vexpr(&mut self, e: ExprId) -> Value {
+    pub(super) fn vexpr(&mut self, e: ExprId) -> Value {
         if let Some(v) = self.lookup(e) {
             return v[0];
         }
