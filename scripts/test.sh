@@ -72,6 +72,10 @@ fi
 echo "== nvrtc: ${STRATA_NVRTC:-from the system library path}"
 export STRATA_REQUIRE="${STRATA_REQUIRE:+$STRATA_REQUIRE,}opencl,nvrtc"
 echo "== STRATA_REQUIRE=$STRATA_REQUIRE"
+# Tests run with tuning records of their own (none unless a test writes them), never with the
+# records `strata tune` left in this user's cache.
+export STRATA_TUNE_DIR="$(mktemp -d)"
+echo "== STRATA_TUNE_DIR=$STRATA_TUNE_DIR"
 
 echo "== format"
 cargo fmt --all -- --check

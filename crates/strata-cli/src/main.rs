@@ -82,7 +82,9 @@ enum Command {
     /// The benchmarks: vadd, saxpy, dot and sum; the patterns pat_vadd, pat_saxpy, pat_dot,
     /// pat_dot_unfused, pat_sum, pat_scan (and its variants pat_scan_lookback, _k4, _k8, _k12,
     /// _g512_k8, _g512_k16, pat_scan_multipass), pat_sort (and pat_sort_b4, _b6, _k8, _k12,
-    /// _k20, _g128, _m4, _m16, _pairs, _u64); SGEMM, sgemm and sgemm_<tiling>, on square
+    /// _k20, _g128, _m4, _m16, _pairs, _u64); pat_vadd_tuned, pat_sum_tuned, pat_scan_tuned and
+    /// pat_sort_tuned, each beside its default row, with the tuning record of the size in the
+    /// records file (see `strata tune`) or else tuned in the run; SGEMM, sgemm and sgemm_<tiling>, on square
     /// matrices of 4096 (CUDA), 1024 (other GPUs) or 128 (CPU devices), whatever the size;
     /// and the compute kernels mandelbrot (2048 x 2048 pixels), nbody (16384 bodies) and
     /// matmul (1024 x 1024, local-memory tiles), with their compile times, scaled down by a
@@ -110,6 +112,38 @@ enum Command {
         /// Also draw the ratios as a bar chart, one panel per device, into this SVG file.
         #[arg(long, value_name = "FILE.svg", value_parser = parse_svg)]
         plot: Option<PathBuf>,
+    },
+    /// Tune the built-in pattern kernels (map, reduce, scan, sort of `u32`) on a device: time
+    /// candidate stagings from the device's defaults, one parameter at a time, keep the fastest,
+    /// print the gain, and save the records that later processes' patterns use (the records
+    /// file: `$STRATA_TUNE_DIR/records.tsv`, else `~/.cache/strata/tune/records.tsv`).
+    #[command(after_help = SPECS)]
+    Tune {
+        /// The device, or several separated by commas, tuned one after the other.
+        #[arg(long, default_value = "best", value_name = "SPEC[,SPEC...]")]
+        device: String,
+        /// Elements per operation (a number or 2^K); records apply to the nearest size class.
+        #[arg(long, default_value = "2^22", value_parser = parse_count)]
+        size: usize,
+        /// Timed runs per configuration; the median counts.
+        #[arg(long, default_value = "5", value_parser = parse_count)]
+        reps: usize,
+        /// The operations, separated by commas.
+        #[arg(long, default_value = "map,reduce,scan,sort", value_parser = strata_cli::tune::parse_ops)]
+        ops: std::vec::Vec<strata::tune::TunedOp>,
+        /// The records file (instead of the default one).
+        #[arg(long, value_name = "FILE")]
+        records: Option<PathBuf>,
+        /// Tune and print, but save nothing.
+        #[arg(long)]
+        no_save: bool,
+        /// Tune nothing: print what the patterns run with on the device at this size, from the
+        /// records file.
+        #[arg(long)]
+        show: bool,
+        /// One JSON object per tuned operation.
+        #[arg(long)]
+        json: bool,
     },
     /// Draw saved `strata bench --json` output as a bar chart of ratios per device.
     Plot {
@@ -384,6 +418,68 @@ fn bench_all(json: bool, spec: &str, opts: &BenchOptions, plot: Option<&Path>) -
             return fail(&e);
         }
         eprintln!("chart written to {}", path.display());
+    }
+    ExitCode::SUCCESS
+}
+
+/// `strata tune`: tunes (or with `show`, reports) each device of `spec`; saves into `file`.
+fn tune(
+    spec: &str,
+    opts: &strata_cli::tune::TuneOptions,
+    file: Option<&Path>,
+    save: bool,
+    show: bool,
+    json: bool,
+) -> ExitCode {
+    use strata_cli::tune::{self as t, TuneLine};
+    if (save || show) && file.is_none() {
+        return fail(
+            "no records file: STRATA_TUNE_DIR is off and --records is not given (use --no-save to tune without saving)",
+        );
+    }
+    for one in spec.split(',') {
+        let (device, queue) = match open(one) {
+            Ok(dq) => dq,
+            Err(e) => return fail(&e.to_string()),
+        };
+        if show {
+            let path = file.expect("checked above");
+            match strata::tune::Tuning::load(path) {
+                Ok(tuning) => {
+                    out(&format!("records: {}", path.display()));
+                    out(t::show(&device, &tuning, opts.size).trim_end());
+                }
+                Err(e) => return fail(&e.to_string()),
+            }
+            continue;
+        }
+        let result = t::run(&queue, opts, |r| {
+            if json {
+                out(&report::line(&TuneLine::new(&device, r)));
+            } else {
+                eprintln!(
+                    "tuned {} on {}: {:.2}x ({} configurations)",
+                    r.record.op,
+                    device.info().spec(),
+                    r.gain(),
+                    r.trials.len()
+                );
+            }
+        });
+        let (tuner, reports) = match result {
+            Ok(r) => r,
+            Err(e) => return fail(&e.to_string()),
+        };
+        if !json {
+            out(t::table(&device, &reports).trim_end());
+        }
+        if save {
+            let path = file.expect("checked above");
+            if let Err(e) = tuner.save(path) {
+                return fail(&e.to_string());
+            }
+            eprintln!("records saved to {}", path.display());
+        }
     }
     ExitCode::SUCCESS
 }
@@ -678,6 +774,20 @@ fn main() -> ExitCode {
         } => {
             let opts = BenchOptions { size, reps, filter };
             bench_all(json, &device, &opts, chart.as_deref())
+        }
+        Command::Tune {
+            device,
+            size,
+            reps,
+            ops,
+            records,
+            no_save,
+            show,
+            json,
+        } => {
+            let opts = strata_cli::tune::TuneOptions { size, reps, ops };
+            let file = records.or_else(strata::tune::default_path);
+            tune(&device, &opts, file.as_deref(), !no_save, show, json)
         }
         Command::Plot { inputs, out } => plot(&inputs, &out),
         Command::Ptx { arch, filter } => ptx(arch, filter.as_deref()),

@@ -105,6 +105,10 @@ pub struct BenchLine {
     /// Building it again and compiling it from the device's kernel cache, seconds.
     #[serde(default)]
     pub compile_cached_s: Option<f64>,
+    /// For the `_tuned` pattern benchmarks, the tuned configuration and where it came from;
+    /// absent for the others.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tuned: Option<String>,
 }
 
 /// `Some(x)` for a finite `x`: JSON has no infinity or NaN.
@@ -134,6 +138,7 @@ impl From<&BenchResult> for BenchLine {
             rel_error: r.rel_error,
             compile_s: r.compile_s.and_then(finite),
             compile_cached_s: r.compile_cached_s.and_then(finite),
+            tuned: r.tuned.clone(),
         }
     }
 }

@@ -238,6 +238,16 @@ pub enum Error {
         message: String,
     },
 
+    /// Tuning records that cannot be read or written, or a tuning run that went wrong (a
+    /// configuration that changed an exact result, none that ran); see [`crate::tune`].
+    #[error("tuning records {path}: {reason}")]
+    Tuning {
+        /// The records file (`(memory)` for a tuning run).
+        path: String,
+        /// What is wrong.
+        reason: String,
+    },
+
     /// Running a command panicked (in a stub function's CPU body, say). The command failed;
     /// its queue stays usable.
     #[error("{backend}: running the command panicked: {message}")]

@@ -59,6 +59,7 @@ mod opencl;
 pub mod patterns;
 pub mod random;
 mod runtime;
+pub mod tune;
 
 pub use builder::KernelDef;
 pub use error::{Error, Result, WorkItem};
@@ -67,6 +68,21 @@ pub use runtime::{
     DeviceInfo, Dims, Event, Gathered, Kernel, KernelArg, LocalMem, NativeMemory, NdRange,
     OpenClHandles, Ownership, PendingRead, Profile, Queue, Run, KERNEL_CACHE_CAPACITY,
 };
+/// A folder of strata's under the user's cache: `$ENV` if set (`off`, `0` or empty: none),
+/// else `$XDG_CACHE_HOME/strata/SUB`, else `~/.cache/strata/SUB`.
+pub(crate) fn user_cache_dir(env: &str, sub: &str) -> Option<std::path::PathBuf> {
+    use std::path::PathBuf;
+    match std::env::var_os(env) {
+        Some(v) if v == "off" || v == "0" || v.is_empty() => None,
+        Some(v) => Some(PathBuf::from(v)),
+        None => std::env::var_os("XDG_CACHE_HOME")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+            .map(|d| d.join("strata").join(sub)),
+    }
+}
+
 /// Write a kernel as a plain Rust function; see the [`strata_macros`] crate docs and the
 /// README's `#[kernel]` section.
 pub use strata_macros::kernel;

@@ -331,6 +331,7 @@ impl Context {
             rel_error,
             compile_s: None,
             compile_cached_s: None,
+            tuned: None,
         })
     }
 }

@@ -691,6 +691,7 @@ fn result(
         rel_error: 0.0,
         compile_s: None,
         compile_cached_s: None,
+        tuned: None,
     }
 }
 

@@ -148,6 +148,9 @@ pub struct BenchResult {
     /// Seconds to build the same kernel again and get it compiled from the device's kernel
     /// cache (median); `None` where [`BenchResult::compile_s`] is.
     pub compile_cached_s: Option<f64>,
+    /// For the `_tuned` pattern benchmarks, the tuned configuration and where it came from
+    /// (the records file, or a tuning run in this benchmark run); `None` for the others.
+    pub tuned: Option<String>,
 }
 
 impl BenchResult {
@@ -483,6 +486,11 @@ pub fn table(device: &Device, results: &[BenchResult]) -> String {
         out.push_str(line.join("  ").trim_end());
         out.push('\n');
     }
+    for r in results {
+        if let Some(t) = &r.tuned {
+            out.push_str(&format!("{}: {t}\n", r.bench));
+        }
+    }
     out
 }
 
@@ -637,6 +645,7 @@ fn result(
         rel_error,
         compile_s: None,
         compile_cached_s: None,
+        tuned: None,
     }
 }
 

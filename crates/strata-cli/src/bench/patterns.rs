@@ -14,6 +14,15 @@
 //! | `pat_sort_*`      | the same sort with one staged value changed (below)         | `8 n`       |
 //! | `pat_sort_pairs`  | `sort_by_key` of `u32` keys with `u32` values (stability checked) | `16 n` |
 //! | `pat_sort_u64`    | radix sort of `u64` keys                                     | `16 n`      |
+//! | `pat_*_tuned`     | `pat_vadd`, `pat_sum`, `pat_scan`, `pat_sort`, tuned (below) | as theirs   |
+//!
+//! **Tuned against default.** Every other pattern row runs with the device's default staging
+//! (untuned, whatever tuning records exist). `pat_vadd_tuned`, `pat_sum_tuned`,
+//! `pat_scan_tuned` and `pat_sort_tuned`, each listed right after its default row, run the
+//! same computation with the tuned staging ([`strata::tune`]): the record of the benchmark's
+//! size class in the default records file when there is one (what `strata tune` wrote), else a
+//! [`Tuner`] run on the device at the benchmark's size first (untimed, not saved). The table
+//! names the configuration and where it came from below the rows.
 //!
 //! The sort variants change one value of the device's default [`SortStaging`], so that one
 //! `strata bench --filter pat_sort` run compares them (and `pat_sort_pairs`, `pat_sort_u64`): `pat_sort_b4` and `pat_sort_b6` sort 4- and 6-bit digits (8 and 6 passes for
@@ -54,15 +63,19 @@ use rayon::prelude::*;
 use std::time::Instant;
 use strata::patterns::{zip, DeviceVec, Exec, LaunchShape, SortStaging, View};
 use strata::prelude::*;
+use strata::tune::{size_class, TunedOp, Tuner};
 
 /// The pattern benchmarks, in the order they run.
-pub const BENCHES: [&str; 24] = [
+pub const BENCHES: [&str; 28] = [
     "pat_vadd",
+    "pat_vadd_tuned",
     "pat_saxpy",
     "pat_dot",
     "pat_dot_unfused",
     "pat_sum",
+    "pat_sum_tuned",
     "pat_scan",
+    "pat_scan_tuned",
     "pat_scan_lookback",
     "pat_scan_k4",
     "pat_scan_k8",
@@ -71,6 +84,7 @@ pub const BENCHES: [&str; 24] = [
     "pat_scan_g512_k16",
     "pat_scan_multipass",
     "pat_sort",
+    "pat_sort_tuned",
     "pat_sort_b4",
     "pat_sort_b6",
     "pat_sort_k8",
@@ -82,6 +96,46 @@ pub const BENCHES: [&str; 24] = [
     "pat_sort_pairs",
     "pat_sort_u64",
 ];
+
+/// The exec of a `_tuned` benchmark over `n` elements, the operation its base benchmark
+/// runs, and where its configuration comes from: the record of that size class in the default
+/// records file if there is one, else a [`Tuner`] run now on this device at `n` (not saved).
+fn tuned_exec(
+    queue: &Queue,
+    base: &str,
+    n: usize,
+    reps: usize,
+) -> Result<(Exec, String), BenchError> {
+    let op = match base {
+        "pat_vadd" => TunedOp::Map,
+        "pat_sum" => TunedOp::Reduce,
+        "pat_scan" => TunedOp::Scan,
+        "pat_sort" => TunedOp::Sort,
+        other => {
+            return Err(BenchError::InvalidOptions(format!(
+                "`{other}_tuned` is not a pattern benchmark"
+            )))
+        }
+    };
+    let ex = Exec::new(queue);
+    let recorded = ex
+        .tuning()
+        .and_then(|t| t.lookup(queue.device(), &op.key(4), n))
+        .filter(|r| r.class == size_class(n))
+        .map(|r| r.choice);
+    let (ex, source) = match recorded {
+        Some(c) => (ex, format!("{c} (from the records file)")),
+        None => {
+            let mut tuner = Tuner::new(queue).reps(reps.min(5));
+            let report = tuner.tune(op, n)?;
+            (
+                ex.with_tuning(tuner.records()),
+                format!("{} (tuned in this run)", report.record.choice),
+            )
+        }
+    };
+    Ok((ex.tuned_for(op, 4, n), source))
+}
 
 /// The exec a scan benchmark runs with: `pat_scan` the default, `pat_scan_lookback` the
 /// look-back scan, `pat_scan_kK` the look-back scan with `K` items per work-item in its tiles,
@@ -127,9 +181,11 @@ fn scan_exec(ex: &Exec, name: &str) -> Option<Result<Exec, BenchError>> {
     Some(ex.with_staging(st).map_err(BenchError::from))
 }
 
-/// The sort staging of sort benchmark `name` on `device`, from the device's default.
-fn sort_staging(name: &str, device: &Device) -> Option<SortStaging> {
-    let d = SortStaging::for_device(device);
+/// The sort staging of sort benchmark `name`, from `ex`'s (the device's default, or the tuned
+/// one of `pat_sort_tuned`).
+fn sort_staging(name: &str, ex: &Exec) -> Option<SortStaging> {
+    let device = ex.device();
+    let d = ex.sort_staging();
     let units = device.info().compute_units.max(1);
     Some(match name {
         "pat_sort" | "pat_sort_pairs" | "pat_sort_u64" => d,
@@ -285,7 +341,30 @@ pub fn run(
     y: &[f32],
     reps: usize,
 ) -> Result<BenchResult, BenchError> {
-    let ex = Exec::new(queue);
+    match name.strip_suffix("_tuned") {
+        Some(base) => {
+            let (ex, source) = tuned_exec(queue, base, x.len(), reps)?;
+            let r = run_with(base, &ex, x, y, reps)?;
+            Ok(BenchResult {
+                bench: name,
+                tuned: Some(source),
+                ..r
+            })
+        }
+        None => run_with(name, &Exec::new(queue).untuned(), x, y, reps),
+    }
+}
+
+/// Runs benchmark `name` with the exec `ex` (its staging as it is).
+fn run_with(
+    name: &'static str,
+    ex: &Exec,
+    x: &[f32],
+    y: &[f32],
+    reps: usize,
+) -> Result<BenchResult, BenchError> {
+    let queue = ex.queue();
+    let ex = ex.clone();
     let n = x.len();
     let dx = DeviceVec::from_slice(&ex, x)?;
     let dy = DeviceVec::from_slice(&ex, y)?;
@@ -434,9 +513,7 @@ pub fn run(
         }
         "pat_sort_pairs" => {
             let keys: Vec<u32> = x.iter().map(|v| (v * 4294967296.0) as u32).collect();
-            let ex = ex.with_sort_staging(
-                sort_staging(name, queue.device()).unwrap_or(ex.sort_staging()),
-            )?;
+            let ex = ex.with_sort_staging(sort_staging(name, &ex).unwrap_or(ex.sort_staging()))?;
             let d = DeviceVec::<u32>::zeroed(&ex, n)?;
             let v = DeviceVec::<u32>::zeroed(&ex, n)?;
             let idx: Vec<u32> = (0..n as u32).collect();
@@ -476,9 +553,7 @@ pub fn run(
                     ((*a as f64 * 4294967296.0) as u64) << 32 | (*b as f64 * 4294967296.0) as u64
                 })
                 .collect();
-            let ex = ex.with_sort_staging(
-                sort_staging(name, queue.device()).unwrap_or(ex.sort_staging()),
-            )?;
+            let ex = ex.with_sort_staging(sort_staging(name, &ex).unwrap_or(ex.sort_staging()))?;
             let d = DeviceVec::<u64>::zeroed(&ex, n)?;
             let s = timed(reps, || {
                 d.copy_from_slice(&keys)?;
@@ -506,11 +581,9 @@ pub fn run(
             sort_shape = Some(ex.sort_shape(n, 8)?);
             (s, b, 0.0, 16 * n as u64)
         }
-        sort if sort_staging(sort, queue.device()).is_some() => {
+        sort if sort_staging(sort, &ex).is_some() => {
             let keys: Vec<u32> = x.iter().map(|v| (v * 4294967296.0) as u32).collect();
-            let ex = ex.with_sort_staging(
-                sort_staging(name, queue.device()).unwrap_or(ex.sort_staging()),
-            )?;
+            let ex = ex.with_sort_staging(sort_staging(name, &ex).unwrap_or(ex.sort_staging()))?;
             let d = DeviceVec::<u32>::zeroed(&ex, n)?;
             let s = timed(reps, || {
                 d.copy_from_slice(&keys)?;
@@ -562,5 +635,6 @@ pub fn run(
         rel_error,
         compile_s: None,
         compile_cached_s: None,
+        tuned: None,
     })
 }

@@ -212,15 +212,7 @@ pub fn nvrtc_path() -> std::result::Result<PathBuf, String> {
 
 /// The PTX cache folder, or `None` when `STRATA_CUDA_CACHE=off` (see the module docs).
 pub fn ptx_cache_dir() -> Option<PathBuf> {
-    match std::env::var_os("STRATA_CUDA_CACHE") {
-        Some(v) if v == "off" || v == "0" || v.is_empty() => None,
-        Some(v) => Some(PathBuf::from(v)),
-        None => std::env::var_os("XDG_CACHE_HOME")
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-            .map(|d| d.join("strata").join("ptx")),
-    }
+    crate::user_cache_dir("STRATA_CUDA_CACHE", "ptx")
 }
 
 /// Compiled PTX.

@@ -4,6 +4,7 @@
 use super::{check_alias, check_u32, launch, mem_id, Cx, DeviceVec, Exec, Layout, Reads, View};
 use crate::builder::{global_id, group_id, if_, local_id, Element, Expr};
 use crate::error::{Error, Result};
+use crate::tune::TunedOp;
 use crate::Event;
 
 /// A vector being computed: the result of [`View::collect_async`].
@@ -66,6 +67,7 @@ pub(crate) fn elementwise<S>(
     if n == 0 {
         return Ok(Event::completed());
     }
+    let ex = &ex.tuned_for(TunedOp::Map, 0, n);
     let st = ex.staging();
     let (gs, k) = (st.group_size, st.items_per_thread);
     let groups = n.div_ceil(gs as usize * k as usize);

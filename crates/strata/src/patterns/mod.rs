@@ -79,6 +79,7 @@ mod view;
 
 pub use algorithms::AsyncVec;
 pub use select::reduce_by_key;
+pub(crate) use sort::sort_keys;
 pub use sort::{sort_by_key, ArgKey, SortKey};
 pub use staging::{Exec, LaunchShape, Layout, ScanAlgorithm, SortMethod, SortStaging, Staging};
 pub use vec::DeviceVec;

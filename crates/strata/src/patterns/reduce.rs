@@ -15,6 +15,7 @@ use super::sort::ArgKey;
 use super::{DeviceVec, Exec, Reads, View};
 use crate::builder::{lit, Expr, Numeric};
 use crate::error::Result;
+use crate::tune::TunedOp;
 use crate::Event;
 
 /// `builtin`: the operator is that built-in one (`sum`, `min`, `max` and their users), so the
@@ -37,6 +38,7 @@ where
     if n == 0 {
         return Ok(init);
     }
+    let ex = &ex.tuned_for(TunedOp::Reduce, std::mem::size_of::<T>(), n);
     let builtin = builtin.or_else(|| recognize(op));
     let p = plan(ex, n);
     // Temporaries from the exec's scratch, kept again for the next call once the result is

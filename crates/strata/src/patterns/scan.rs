@@ -22,6 +22,7 @@ use crate::builder::{
 use crate::error::{Error, Result};
 use crate::ir::eval::Num;
 use crate::ir::{BinaryOp, Expr as IrExpr, ExprId, MathFn, Stmt};
+use crate::tune::TunedOp;
 use crate::{Buffer, Event};
 
 /// An operator that is one of the work-group collectives' own: exact and commutative for
@@ -399,6 +400,7 @@ where
     } else {
         Mode::Inclusive
     };
+    let ex = &ex.tuned_for(TunedOp::Scan, std::mem::size_of::<T>(), n);
     if ex.scan_algorithm_for(std::mem::size_of::<T>()) == ScanAlgorithm::LookBack {
         return super::lookback::scan(ex, view, op, init, dst, &reads);
     }

@@ -62,6 +62,7 @@ use crate::builder::{
     Expr, Integer, LocalArray, Numeric,
 };
 use crate::error::{Error, Result};
+use crate::tune::TunedOp;
 use crate::{Buffer, Event};
 
 /// A key type the radix sort orders (ascending): `u32`, `i32`, `f32`, `u64`, `i64`.
@@ -908,6 +909,7 @@ pub(crate) fn sort_keys<K: SortKey, V: Element>(
         return Ok(());
     }
     let pair = std::mem::size_of::<K>() + values.map_or(0, |_| std::mem::size_of::<V>());
+    let ex = &ex.tuned_for(TunedOp::Sort, pair, n);
     let method = ex.sort_staging().method;
     let (tiles, parts) = match method {
         SortMethod::Tiles => (Some(sort_plan(ex, n, pair as u64)?), None),

@@ -8,6 +8,7 @@
 
 use crate::builder::Element;
 use crate::error::{Error, Result};
+use crate::tune::{device_key, Choice, TunedOp, Tuning};
 use crate::{BackendKind, Buffer, Device, Queue};
 use std::any::Any;
 use std::sync::{Arc, Mutex};
@@ -84,7 +85,7 @@ impl Staging {
         }
     }
 
-    fn check(&self, device: &Device) -> Result<()> {
+    pub(crate) fn check(&self, device: &Device) -> Result<()> {
         let info = device.info();
         let bad = |reason: String| Error::InvalidWorkSize {
             kernel: "patterns".into(),
@@ -204,7 +205,7 @@ impl SortStaging {
         }
     }
 
-    fn check(&self, device: &Device) -> Result<()> {
+    pub(crate) fn check(&self, device: &Device) -> Result<()> {
         let info = device.info();
         let bad = |reason: String| Error::InvalidWorkSize {
             kernel: "pattern_sort".into(),
@@ -324,6 +325,13 @@ pub struct LaunchShape {
 /// exec or a clone of it (every [`DeviceVec`](super::DeviceVec) holds one) lives, or until
 /// [`Exec::release_scratch`]. The look-back scan keeps its status words and tile counter the
 /// same way, and reductions and multi-pass scans their per-work-group partials.
+///
+/// **Tuning.** An exec made by [`Exec::new`] carries the tuning records of its device
+/// ([`crate::tune`]): each pattern call runs with the record of its operation and nearest
+/// size class where there is one ([`Exec::tuned_for`]), else with the defaults. Setting a
+/// staging explicitly (`with_staging`, `with_items_per_thread`, `with_sort_staging`,
+/// `with_scan_algorithm`, `with_scan_items_per_thread`) or [`Exec::untuned`] drops the records:
+/// an explicit choice always wins.
 #[derive(Clone, Debug)]
 pub struct Exec {
     queue: Queue,
@@ -331,18 +339,73 @@ pub struct Exec {
     scan: ScanAlgorithm,
     sort: SortStaging,
     scratch: Scratch,
+    tuning: Option<Arc<(String, Tuning)>>,
 }
 
 impl Exec {
-    /// Patterns on `queue` with the device's default staging.
+    /// Patterns on `queue` with the device's default staging and its tuning records from the
+    /// default records file ([`Tuning::default_records`]), if any.
     pub fn new(queue: &Queue) -> Exec {
-        Exec {
+        let ex = Exec {
             queue: queue.clone(),
             staging: Staging::for_device(queue.device()),
             scan: ScanAlgorithm::Auto,
             sort: SortStaging::for_device(queue.device()),
             scratch: Scratch::default(),
+            tuning: None,
+        };
+        ex.with_tuning(&Tuning::default_records())
+    }
+
+    /// The same exec using the records of `tuning` for its device (only those) instead of its
+    /// own.
+    pub fn with_tuning(&self, tuning: &Tuning) -> Exec {
+        let mine = tuning.for_device(self.device());
+        Exec {
+            tuning: (!mine.records().is_empty())
+                .then(|| Arc::new((device_key(self.device().info()), mine))),
+            ..self.clone()
         }
+    }
+
+    /// The same exec without tuning records: every pattern call runs with this exec's staging.
+    pub fn untuned(&self) -> Exec {
+        Exec {
+            tuning: None,
+            ..self.clone()
+        }
+    }
+
+    /// The tuning records this exec applies (those of its device), if any.
+    pub fn tuning(&self) -> Option<&Tuning> {
+        self.tuning.as_deref().map(|t| &t.1)
+    }
+
+    /// The exec a pattern call of `op` over `n` elements of `elem_bytes` bytes (for the sort:
+    /// key and value together) runs with: this one with the staging of the tuning record of
+    /// that operation and the nearest size class, if there is one and the device can run it;
+    /// this one untuned otherwise. The patterns call it on entry; it is public to show what
+    /// they will run with.
+    pub fn tuned_for(&self, op: TunedOp, elem_bytes: usize, n: usize) -> Exec {
+        let untuned = self.untuned();
+        let Some(t) = &self.tuning else {
+            return untuned;
+        };
+        let Some(rec) = t.1.lookup_key(&t.0, &op.key(elem_bytes), n) else {
+            return untuned;
+        };
+        let tuned = match rec.choice {
+            Choice::Staging { staging, scan } => {
+                let ex = untuned.with_staging(staging);
+                match scan {
+                    Some(a) => ex.and_then(|ex| ex.with_scan_algorithm(a)),
+                    None => ex,
+                }
+            }
+            Choice::Sort(s) => untuned.with_sort_staging(s),
+            Choice::LocalSize(_) => return untuned,
+        };
+        tuned.unwrap_or(untuned)
     }
 
     /// The same queue with other staged values; fails with [`Error::InvalidWorkSize`] when the
@@ -351,6 +414,7 @@ impl Exec {
         staging.check(self.queue.device())?;
         Ok(Exec {
             staging,
+            tuning: None,
             ..self.clone()
         })
     }
@@ -371,6 +435,7 @@ impl Exec {
         }
         Ok(Exec {
             scan,
+            tuning: None,
             ..self.clone()
         })
     }
@@ -410,6 +475,7 @@ impl Exec {
         sort.check(self.queue.device())?;
         Ok(Exec {
             sort,
+            tuning: None,
             ..self.clone()
         })
     }
