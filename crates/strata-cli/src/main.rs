@@ -113,7 +113,8 @@ enum Command {
         #[arg(long, value_name = "FILE.svg", value_parser = parse_svg)]
         plot: Option<PathBuf>,
     },
-    /// Tune the built-in pattern kernels (map, reduce, scan, sort of `u32`) on a device: time
+    /// Tune the built-in pattern kernels (map, reduce, scan, sort; of u32 and f32 unless
+    /// `--types` says otherwise) on a device: time
     /// candidate stagings from the device's defaults, one parameter at a time, keep the fastest,
     /// print the gain, and save the records that later processes' patterns use (the records
     /// file: `$STRATA_TUNE_DIR/records.tsv`, else `~/.cache/strata/tune/records.tsv`).
@@ -131,6 +132,10 @@ enum Command {
         /// The operations, separated by commas.
         #[arg(long, default_value = "map,reduce,scan,sort", value_parser = strata_cli::tune::parse_ops)]
         ops: std::vec::Vec<strata::tune::TunedOp>,
+        /// The element types each operation is tuned for, separated by commas (u32, i32, f32,
+        /// u64, i64); `map` is tuned once, whatever the type.
+        #[arg(long, default_value = "u32,f32", value_parser = strata_cli::tune::parse_types)]
+        types: std::vec::Vec<std::string::String>,
         /// The records file (instead of the default one).
         #[arg(long, value_name = "FILE")]
         records: Option<PathBuf>,
@@ -447,7 +452,7 @@ fn tune(
             match strata::tune::Tuning::load(path) {
                 Ok(tuning) => {
                     out(&format!("records: {}", path.display()));
-                    out(t::show(&device, &tuning, opts.size).trim_end());
+                    out(t::show(&device, &tuning, opts.size, &opts.types).trim_end());
                 }
                 Err(e) => return fail(&e.to_string()),
             }
@@ -780,12 +785,18 @@ fn main() -> ExitCode {
             size,
             reps,
             ops,
+            types,
             records,
             no_save,
             show,
             json,
         } => {
-            let opts = strata_cli::tune::TuneOptions { size, reps, ops };
+            let opts = strata_cli::tune::TuneOptions {
+                size,
+                reps,
+                ops,
+                types,
+            };
             let file = records.or_else(strata::tune::default_path);
             tune(&device, &opts, file.as_deref(), !no_save, show, json)
         }

@@ -14,6 +14,28 @@ pub struct TuneOptions {
     pub reps: usize,
     /// The operations, in order.
     pub ops: Vec<TunedOp>,
+    /// The element types each operation is tuned for (`map` once, whatever they are).
+    pub types: Vec<String>,
+}
+
+/// The element types the tuner takes.
+pub const TYPES: [&str; 5] = ["u32", "i32", "f32", "u64", "i64"];
+
+/// The element types named in `list` (`u32,f32`); an error names an unknown one.
+pub fn parse_types(list: &str) -> Result<Vec<String>, String> {
+    list.split(',')
+        .map(|s| {
+            let s = s.trim();
+            if TYPES.contains(&s) {
+                Ok(s.to_string())
+            } else {
+                Err(format!(
+                    "`{s}` is not a type the tuner takes ({})",
+                    TYPES.join(", ")
+                ))
+            }
+        })
+        .collect()
 }
 
 /// The operations named in `list` (`map,reduce,scan,sort`); an error names an unknown one.
@@ -37,9 +59,17 @@ pub fn run(
     let mut tuner = Tuner::new(queue).reps(opts.reps);
     let mut reports = Vec::new();
     for &op in &opts.ops {
-        let r = tuner.tune(op, opts.size)?;
-        progress(&r);
-        reports.push(r);
+        let types = match op {
+            TunedOp::Map => &opts.types[..opts.types.len().min(1)],
+            _ => &opts.types[..],
+        };
+        for ty in types {
+            let r = tuner
+                .tune_named(op, ty, opts.size)
+                .expect("types are checked by parse_types")?;
+            progress(&r);
+            reports.push(r);
+        }
     }
     Ok((tuner, reports))
 }
@@ -147,17 +177,25 @@ pub fn table(device: &Device, reports: &[TuneReport]) -> String {
     out
 }
 
-/// What the patterns on `device` run with for `n` elements under `tuning`: one line per
-/// operation, the record used (its size class) or `defaults`.
-pub fn show(device: &Device, tuning: &Tuning, n: usize) -> String {
+/// What the patterns on `device` run with for `n` elements of each of `types` under `tuning`:
+/// one line per operation and type, the record used (its size class) or `defaults`.
+pub fn show(device: &Device, tuning: &Tuning, n: usize, types: &[String]) -> String {
     let mut out = format!(
         "device {} ({}), n = {n} (size class {})\n",
         device.info().spec(),
         device.info().name,
         size_class(n)
     );
+    let mut keys: Vec<String> = Vec::new();
     for op in TunedOp::ALL {
-        let key = op.key(4);
+        for ty in types {
+            let key = op.key(ty);
+            if !keys.contains(&key) {
+                keys.push(key);
+            }
+        }
+    }
+    for key in keys {
         match tuning.lookup(device, &key, n) {
             Some(r) => out.push_str(&format!(
                 "{key}: {} (record of size class {}, {:.2}x over the default)\n",

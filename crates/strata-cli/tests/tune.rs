@@ -66,7 +66,15 @@ fn records_written_by_strata_tune_are_used_by_later_processes() {
     );
     assert_eq!(o.status.code(), Some(0), "stderr: {}", text(&o.stderr));
     let out = text(&o.stdout);
-    for op in ["map", "reduce/4", "scan/4", "sort/4"] {
+    for op in [
+        "map",
+        "reduce/u32",
+        "scan/u32",
+        "sort/u32",
+        "reduce/f32",
+        "scan/f32",
+        "sort/f32",
+    ] {
         assert!(
             out.lines().any(|l| l.starts_with(op) && l.contains(&size)),
             "no `{op}` row in:\n{out}"
@@ -74,7 +82,7 @@ fn records_written_by_strata_tune_are_used_by_later_processes() {
     }
     let file = dir.join("records.tsv");
     let tuning = Tuning::load(&file).expect("the records strata tune wrote");
-    assert_eq!(tuning.records().len(), 4 * specs.len(), "{tuning:?}");
+    assert_eq!(tuning.records().len(), 7 * specs.len(), "{tuning:?}");
 
     for spec in &specs {
         let device = Device::from_spec(spec).unwrap();
@@ -83,9 +91,9 @@ fn records_written_by_strata_tune_are_used_by_later_processes() {
         let ex = Exec::new(&q).with_tuning(&tuning);
         for op in TunedOp::ALL {
             let rec = tuning
-                .lookup(&device, &op.key(4), n)
+                .lookup(&device, &op.key("u32"), n)
                 .unwrap_or_else(|| panic!("{spec}: no record of {op:?}"));
-            let used = ex.tuned_for(op, 4, n);
+            let used = ex.tuned_for(op, "u32", n);
             match rec.choice {
                 Choice::Staging { staging, scan } => {
                     assert_eq!(used.staging(), staging, "{spec} {op:?}");
@@ -119,8 +127,12 @@ fn records_written_by_strata_tune_are_used_by_later_processes() {
         let shown = text(&o.stdout);
         assert!(shown.contains(&file.display().to_string()), "{shown}");
         for op in TunedOp::ALL {
-            let rec = tuning.lookup(&device, &op.key(4), n).unwrap();
-            let line = format!("{}: {} (record of size class 12,", op.key(4), rec.choice);
+            let rec = tuning.lookup(&device, &op.key("u32"), n).unwrap();
+            let line = format!(
+                "{}: {} (record of size class 12,",
+                op.key("u32"),
+                rec.choice
+            );
             assert!(shown.contains(&line), "no `{line}` in:\n{shown}");
         }
 

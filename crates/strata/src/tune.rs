@@ -30,7 +30,7 @@
 
 use crate::error::{Error, Result};
 use crate::patterns::{
-    zip, DeviceVec, Exec, Layout, ScanAlgorithm, SortMethod, SortStaging, Staging, View,
+    zip, DeviceVec, Exec, Layout, ScanAlgorithm, SortKey, SortMethod, SortStaging, Staging, View,
 };
 use crate::{Device, DeviceInfo, Queue};
 use std::fmt;
@@ -70,13 +70,42 @@ impl TunedOp {
         TunedOp::ALL.into_iter().find(|op| op.name() == name)
     }
 
-    /// The record key of this operation on elements of `elem_bytes` bytes (for the sort: a key
-    /// and its value together): `map` (element-wise kernels are tuned whatever their
-    /// elements), `reduce/4`, `scan/8`, `sort/4`, ...
-    pub fn key(self, elem_bytes: usize) -> String {
+    /// The record key of this operation on elements of type `elem` (`u32`, `f32`, ...; for
+    /// the sort the key's type): `map` (element-wise kernels are tuned whatever their
+    /// elements: they move data), `reduce/f32`, `scan/u32`, `sort/u64`, ...
+    pub fn key(self, elem: &str) -> String {
         match self {
             TunedOp::Map => "map".into(),
-            _ => format!("{}/{elem_bytes}", self.name()),
+            _ => format!("{}/{elem}", self.name()),
+        }
+    }
+}
+
+/// An element type the tuner can tune the patterns on: the sort's key types (`u32`, `i32`,
+/// `f32`, `u64`, `i64`). Reductions and scans of floats are tuned on the values 0 and 1, whose
+/// sums are exact in any order, so that every configuration must give the same result.
+pub trait Tunable: SortKey {
+    /// A value of the data `op` is tuned on, made from the random bits `bits`.
+    fn sample(op: TunedOp, bits: u64) -> Self;
+}
+
+macro_rules! tunable_int {
+    ($($t:ty),*) => {$(
+        impl Tunable for $t {
+            fn sample(_: TunedOp, bits: u64) -> $t {
+                bits as $t
+            }
+        }
+    )*};
+}
+tunable_int!(u32, i32, u64, i64);
+
+impl Tunable for f32 {
+    fn sample(op: TunedOp, bits: u64) -> f32 {
+        match op {
+            TunedOp::Reduce | TunedOp::Scan => (bits & 1) as f32,
+            // Finite values in [-512, 512) on a 1/1024 grid.
+            _ => ((bits >> 44) as f32) / 1024.0 - 512.0,
         }
     }
 }
@@ -493,21 +522,22 @@ impl Tuner {
         self.tuning.save(path)
     }
 
-    /// Tunes the pattern operation `op` at `n` `u32` elements (`map`: the element-wise sum of
+    /// Tunes the pattern operation `op` at `n` elements of `T` (`map`: the element-wise sum of
     /// two vectors; `reduce`: a sum; `scan`: an inclusive `+` scan; `sort`: a sort of keys
     /// alone), starting from the device's defaults; records and returns the fastest
-    /// configuration. Fails with [`Error::Tuning`] if a configuration gives another result than
-    /// the default's, and with the device's errors; configurations the device cannot run are
-    /// skipped (listed in the report).
-    pub fn tune(&mut self, op: TunedOp, n: usize) -> Result<TuneReport> {
+    /// configuration (for `map` under the key `map`, whatever `T`). Fails with
+    /// [`Error::Tuning`] if a configuration gives another result than the default's, and
+    /// with the device's errors; configurations the device cannot run are skipped (listed in
+    /// the report). Floats are tuned on exact data (see [`Tunable`]).
+    pub fn tune<T: Tunable>(&mut self, op: TunedOp, n: usize) -> Result<TuneReport> {
         crate::patterns::check_u32("tune", n)?;
         let ex = Exec::new(&self.queue).untuned();
-        let work = Workload::new(&ex, op, n.max(1))?;
+        let work = Workload::<T>::new(&ex, op, n.max(1))?;
         let default = match op {
             TunedOp::Sort => Choice::Sort(ex.sort_staging()),
             TunedOp::Scan => Choice::Staging {
                 staging: ex.staging(),
-                scan: Some(ex.scan_algorithm_for(4)),
+                scan: Some(ex.scan_algorithm_for(std::mem::size_of::<T>())),
             },
             _ => Choice::Staging {
                 staging: ex.staging(),
@@ -516,8 +546,20 @@ impl Tuner {
         };
         let mut search = Search::new(self.reps, default);
         search.run(op, |c, read| work.run(&ex, c, read))?;
-        let key = op.key(4);
-        self.finish(key, n, search)
+        self.finish(op.key(&T::TYPE.to_string()), n, search)
+    }
+
+    /// [`Tuner::tune`] with the element type named `elem` (`u32`, `i32`, `f32`, `u64` or
+    /// `i64`); `None` for another name.
+    pub fn tune_named(&mut self, op: TunedOp, elem: &str, n: usize) -> Option<Result<TuneReport>> {
+        Some(match elem {
+            "u32" => self.tune::<u32>(op, n),
+            "i32" => self.tune::<i32>(op, n),
+            "f32" => self.tune::<f32>(op, n),
+            "u64" => self.tune::<u64>(op, n),
+            "i64" => self.tune::<i64>(op, n),
+            _ => return None,
+        })
     }
 
     /// Tunes the local size of a user kernel `kernel` over `n` work-items: `run(local)` must
@@ -594,7 +636,7 @@ pub const MARGIN: f64 = 0.03;
 
 /// Runs one configuration: the seconds it took and, when asked (`true`), its result, read
 /// back after the timing.
-type RunFn<'a> = dyn FnMut(Choice, bool) -> Result<(f64, Vec<u32>)> + 'a;
+type RunFn<'a> = dyn FnMut(Choice, bool) -> Result<(f64, Vec<u8>)> + 'a;
 
 /// The coordinate descent: measured configurations, the first result as the reference.
 struct Search {
@@ -602,7 +644,8 @@ struct Search {
     default: Choice,
     trials: Vec<(Choice, f64)>,
     skipped: Vec<(Choice, String)>,
-    reference: Option<(Choice, Vec<u32>)>,
+    /// The first configuration's result, as bytes (floats compare bit for bit).
+    reference: Option<(Choice, Vec<u8>)>,
 }
 
 impl Search {
@@ -661,9 +704,8 @@ impl Search {
                     return Err(Error::Tuning {
                         path: "(memory)".into(),
                         reason: format!(
-                            "configuration `{c}` gave another result than `{rc}`: element {i} is {:?}, not {:?}",
-                            first.get(i),
-                            want.get(i)
+                            "configuration `{c}` gave another result than `{rc}` (from byte {i} of {} on)",
+                            want.len()
                         ),
                     });
                 }
@@ -682,7 +724,7 @@ impl Search {
     fn run(
         &mut self,
         op: TunedOp,
-        mut run: impl FnMut(Choice, bool) -> Result<(f64, Vec<u32>)>,
+        mut run: impl FnMut(Choice, bool) -> Result<(f64, Vec<u8>)>,
     ) -> Result<()> {
         self.measure(self.default, &mut run)?;
         for &axis in axes(op) {
@@ -821,28 +863,26 @@ fn axis_values(c: &Choice, axis: Axis) -> Vec<Choice> {
     }
 }
 
-/// The data one operation is tuned on (`u32`, pseudo-random, the same for every
-/// configuration).
-struct Workload {
+/// The data one operation is tuned on (pseudo-random, the same for every configuration).
+struct Workload<T: Tunable> {
     op: TunedOp,
-    host: Vec<u32>,
-    x: DeviceVec<u32>,
-    y: DeviceVec<u32>,
-    out: DeviceVec<u32>,
+    host: Vec<T>,
+    x: DeviceVec<T>,
+    y: DeviceVec<T>,
+    out: DeviceVec<T>,
 }
 
-impl Workload {
-    fn new(ex: &Exec, op: TunedOp, n: usize) -> Result<Workload> {
+impl<T: Tunable> Workload<T> {
+    fn new(ex: &Exec, op: TunedOp, n: usize) -> Result<Workload<T>> {
         let mut s = 0x9e37_79b9_7f4a_7c15u64;
-        let host: Vec<u32> = (0..n)
-            .map(|_| {
-                s = s
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                (s >> 33) as u32
-            })
-            .collect();
-        let y: Vec<u32> = host.iter().map(|v| v.rotate_left(7)).collect();
+        let mut next = || {
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            s
+        };
+        let host: Vec<T> = (0..n).map(|_| T::sample(op, next())).collect();
+        let y: Vec<T> = (0..n).map(|_| T::sample(op, next())).collect();
         Ok(Workload {
             op,
             x: DeviceVec::from_slice(ex, &host)?,
@@ -853,8 +893,8 @@ impl Workload {
     }
 
     /// Runs the operation with configuration `c` (on `base`'s queue): the seconds from the
-    /// call until the result is complete and, if `read`, the result.
-    fn run(&self, base: &Exec, c: Choice, read: bool) -> Result<(f64, Vec<u32>)> {
+    /// call until the result is complete and, if `read`, the result's bytes.
+    fn run(&self, base: &Exec, c: Choice, read: bool) -> Result<(f64, Vec<u8>)> {
         let ex = match c {
             Choice::Staging { staging, scan } => {
                 let ex = base.with_staging(staging)?;
@@ -878,7 +918,7 @@ impl Workload {
                     .collect_into(&ex, &self.out)?;
                 None
             }
-            TunedOp::Reduce => Some(self.x.sum::<u32>(&ex)?),
+            TunedOp::Reduce => Some(self.x.sum::<T>(&ex)?),
             TunedOp::Scan => {
                 self.x.inclusive_scan_into(&ex, &self.out, |a, b| a + b)?;
                 None
@@ -891,8 +931,8 @@ impl Workload {
         let secs = t.elapsed().as_secs_f64();
         let result = match (read, total) {
             (false, _) => Vec::new(),
-            (true, Some(v)) => vec![v],
-            (true, None) => self.out.to_vec()?,
+            (true, Some(v)) => bytemuck::bytes_of(&v).to_vec(),
+            (true, None) => bytemuck::cast_slice(&self.out.to_vec()?).to_vec(),
         };
         Ok((secs, result))
     }

@@ -71,7 +71,7 @@ fn records_round_trip_through_the_file_and_merge() {
     let mut t = Tuning::new();
     t.insert(record(
         &cpu,
-        "reduce/4",
+        "reduce/u32",
         20,
         Choice::Staging {
             staging: planted(&ex),
@@ -80,7 +80,7 @@ fn records_round_trip_through_the_file_and_merge() {
     ));
     t.insert(record(
         &cpu,
-        "scan/8",
+        "scan/u64",
         12,
         Choice::Staging {
             staging: planted(&ex),
@@ -89,7 +89,7 @@ fn records_round_trip_through_the_file_and_merge() {
     ));
     t.insert(record(
         &cpu,
-        "sort/4",
+        "sort/u32",
         22,
         Choice::Sort(SortStaging {
             method: SortMethod::Tiles,
@@ -174,7 +174,7 @@ fn the_nearest_size_class_is_used_and_explicit_staging_wins() {
     for (class, st) in [(10, small), (20, large)] {
         t.insert(record(
             &cpu,
-            "reduce/4",
+            "reduce/u32",
             class,
             Choice::Staging {
                 staging: st,
@@ -200,7 +200,7 @@ fn the_nearest_size_class_is_used_and_explicit_staging_wins() {
         device: "OpenCl|elsewhere|1.0|8 units".into(),
         ..record(
             &cpu,
-            "sort/4",
+            "sort/u32",
             10,
             Choice::Sort(SortStaging {
                 digit_bits: 4,
@@ -209,7 +209,7 @@ fn the_nearest_size_class_is_used_and_explicit_staging_wins() {
         )
     });
     let tuned = ex.with_tuning(&t);
-    let staged = |n| tuned.tuned_for(TunedOp::Reduce, 4, n).staging();
+    let staged = |n| tuned.tuned_for(TunedOp::Reduce, "u32", n).staging();
     assert_eq!(size_class(1 << 14), 14);
     assert_eq!(size_class((1 << 14) + 1), 15);
     assert_eq!(staged(1000), small);
@@ -221,11 +221,20 @@ fn the_nearest_size_class_is_used_and_explicit_staging_wins() {
     );
     assert_eq!(staged(1 << 26), large);
     // Another element size, another operation, a record it cannot run, another device: defaults.
-    assert_eq!(tuned.tuned_for(TunedOp::Reduce, 8, 1000).staging(), default);
-    assert_eq!(tuned.tuned_for(TunedOp::Scan, 4, 1000).staging(), default);
-    assert_eq!(tuned.tuned_for(TunedOp::Map, 0, 1000).staging(), default);
     assert_eq!(
-        tuned.tuned_for(TunedOp::Sort, 4, 1000).sort_staging(),
+        tuned.tuned_for(TunedOp::Reduce, "f32", 1000).staging(),
+        default
+    );
+    assert_eq!(
+        tuned.tuned_for(TunedOp::Scan, "u32", 1000).staging(),
+        default
+    );
+    assert_eq!(
+        tuned.tuned_for(TunedOp::Map, "u32", 1000).staging(),
+        default
+    );
+    assert_eq!(
+        tuned.tuned_for(TunedOp::Sort, "u32", 1000).sort_staging(),
         ex.sort_staging()
     );
     // An explicit staging drops the records.
@@ -233,7 +242,7 @@ fn the_nearest_size_class_is_used_and_explicit_staging_wins() {
     assert!(explicit.tuning().is_none());
     assert_eq!(
         explicit
-            .tuned_for(TunedOp::Reduce, 4, 1000)
+            .tuned_for(TunedOp::Reduce, "u32", 1000)
             .staging()
             .items_per_thread,
         2
@@ -260,18 +269,18 @@ fn patterns_run_the_kernels_of_the_tuned_staging() {
             ..ex.sort_staging()
         };
         let mut t = Tuning::new();
-        for op in ["map", "reduce/4", "scan/4"] {
+        for op in ["map", "reduce/u32", "scan/u32"] {
             t.insert(record(
                 &device,
                 op,
                 13,
                 Choice::Staging {
                     staging: st,
-                    scan: Some(ScanAlgorithm::MultiPass).filter(|_| op == "scan/4"),
+                    scan: Some(ScanAlgorithm::MultiPass).filter(|_| op == "scan/u32"),
                 },
             ));
         }
-        t.insert(record(&device, "sort/4", 13, Choice::Sort(sort)));
+        t.insert(record(&device, "sort/u32", 13, Choice::Sort(sort)));
         let tuned = ex.with_tuning(&t);
         let by_hand = ex
             .with_staging(st)
@@ -330,14 +339,14 @@ fn the_tuner_keeps_exact_results_on_every_device() {
         let n = if device.info().backend == BackendKind::Interp {
             1500
         } else {
-            20_000
+            8_000
         };
         let mut tuner = Tuner::new(&q).reps(1);
         for op in TunedOp::ALL {
             let r = tuner
-                .tune(op, n)
+                .tune::<u32>(op, n)
                 .unwrap_or_else(|e| panic!("{spec}: tuning {op:?}: {e}"));
-            assert_eq!(r.record.op, op.key(4));
+            assert_eq!(r.record.op, op.key("u32"));
             assert_eq!(r.record.class, size_class(n));
             assert_eq!(r.record.device, device_key(device.info()));
             assert!(
@@ -360,7 +369,14 @@ fn the_tuner_keeps_exact_results_on_every_device() {
                 );
             }
         }
-        assert_eq!(tuner.records().records().len(), 4);
+        // Floats: reductions and scans of 0s and 1s, exact in any order.
+        for op in [TunedOp::Reduce, TunedOp::Scan, TunedOp::Sort] {
+            let r = tuner
+                .tune::<f32>(op, n)
+                .unwrap_or_else(|e| panic!("{spec}: tuning {op:?} of f32: {e}"));
+            assert_eq!(r.record.op, op.key("f32"));
+        }
+        assert_eq!(tuner.records().records().len(), 7);
         // The tuned exec gives the untuned results on other data (exact operations).
         let ex = Exec::new(&q).untuned();
         let tuned = ex.with_tuning(tuner.records());

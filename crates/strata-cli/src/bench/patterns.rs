@@ -106,11 +106,12 @@ fn tuned_exec(
     n: usize,
     reps: usize,
 ) -> Result<(Exec, String), BenchError> {
-    let op = match base {
-        "pat_vadd" => TunedOp::Map,
-        "pat_sum" => TunedOp::Reduce,
-        "pat_scan" => TunedOp::Scan,
-        "pat_sort" => TunedOp::Sort,
+    // The operation and element type each base benchmark runs.
+    let (op, ty) = match base {
+        "pat_vadd" => (TunedOp::Map, "f32"),
+        "pat_sum" => (TunedOp::Reduce, "f32"),
+        "pat_scan" => (TunedOp::Scan, "u32"),
+        "pat_sort" => (TunedOp::Sort, "u32"),
         other => {
             return Err(BenchError::InvalidOptions(format!(
                 "`{other}_tuned` is not a pattern benchmark"
@@ -120,21 +121,23 @@ fn tuned_exec(
     let ex = Exec::new(queue);
     let recorded = ex
         .tuning()
-        .and_then(|t| t.lookup(queue.device(), &op.key(4), n))
+        .and_then(|t| t.lookup(queue.device(), &op.key(ty), n))
         .filter(|r| r.class == size_class(n))
         .map(|r| r.choice);
     let (ex, source) = match recorded {
         Some(c) => (ex, format!("{c} (from the records file)")),
         None => {
             let mut tuner = Tuner::new(queue).reps(reps.min(5));
-            let report = tuner.tune(op, n)?;
+            let report = tuner
+                .tune_named(op, ty, n)
+                .expect("a type the tuner takes")?;
             (
                 ex.with_tuning(tuner.records()),
                 format!("{} (tuned in this run)", report.record.choice),
             )
         }
     };
-    Ok((ex.tuned_for(op, 4, n), source))
+    Ok((ex.tuned_for(op, ty, n), source))
 }
 
 /// The exec a scan benchmark runs with: `pat_scan` the default, `pat_scan_lookback` the

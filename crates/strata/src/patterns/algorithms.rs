@@ -67,7 +67,7 @@ pub(crate) fn elementwise<S>(
     if n == 0 {
         return Ok(Event::completed());
     }
-    let ex = &ex.tuned_for(TunedOp::Map, 0, n);
+    let ex = &ex.tuned_for(TunedOp::Map, "", n);
     let st = ex.staging();
     let (gs, k) = (st.group_size, st.items_per_thread);
     let groups = n.div_ceil(gs as usize * k as usize);

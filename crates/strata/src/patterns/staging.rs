@@ -381,17 +381,17 @@ impl Exec {
         self.tuning.as_deref().map(|t| &t.1)
     }
 
-    /// The exec a pattern call of `op` over `n` elements of `elem_bytes` bytes (for the sort:
-    /// key and value together) runs with: this one with the staging of the tuning record of
-    /// that operation and the nearest size class, if there is one and the device can run it;
-    /// this one untuned otherwise. The patterns call it on entry; it is public to show what
-    /// they will run with.
-    pub fn tuned_for(&self, op: TunedOp, elem_bytes: usize, n: usize) -> Exec {
+    /// The exec a pattern call of `op` over `n` elements of type `elem` (`u32`, `f32`, ...;
+    /// for the sort the key's type; ignored for [`TunedOp::Map`]) runs with: this one with the
+    /// staging of the tuning record of that operation and the nearest size class, if there is
+    /// one and the device can run it; this one untuned otherwise. The patterns call it on
+    /// entry; it is public to show what they will run with.
+    pub fn tuned_for(&self, op: TunedOp, elem: &str, n: usize) -> Exec {
         let untuned = self.untuned();
         let Some(t) = &self.tuning else {
             return untuned;
         };
-        let Some(rec) = t.1.lookup_key(&t.0, &op.key(elem_bytes), n) else {
+        let Some(rec) = t.1.lookup_key(&t.0, &op.key(elem), n) else {
             return untuned;
         };
         let tuned = match rec.choice {
