@@ -544,8 +544,12 @@ impl Tuner {
                 scan: None,
             },
         };
-        let mut search = Search::new(self.reps, default);
-        search.run(op, |c, read| work.run(&ex, c, read))?;
+        let mut search = Search::new(self.reps, work.effective(&ex, default));
+        search.run(
+            op,
+            |c| work.effective(&ex, c),
+            |c, read| work.run(&ex, c, read),
+        )?;
         self.finish(op.key(&T::TYPE.to_string()), n, search)
     }
 
@@ -580,16 +584,18 @@ impl Tuner {
             });
         };
         let mut search = Search::new(self.reps, Choice::LocalSize(first));
+        let mut timed = |c, _| match c {
+            Choice::LocalSize(l) => {
+                let t = Instant::now();
+                run(l)?;
+                Ok((t.elapsed().as_secs_f64(), Vec::new()))
+            }
+            _ => unreachable!("local sizes only"),
+        };
         for &l in candidates {
-            search.measure(Choice::LocalSize(l), &mut |c, _| match c {
-                Choice::LocalSize(l) => {
-                    let t = Instant::now();
-                    run(l)?;
-                    Ok((t.elapsed().as_secs_f64(), Vec::new()))
-                }
-                _ => unreachable!("local sizes only"),
-            })?;
+            search.measure(Choice::LocalSize(l), &mut timed)?;
         }
+        search.confirm(&mut timed)?;
         self.finish(format!("kernel/{kernel}"), n, search)
     }
 
@@ -612,13 +618,19 @@ impl Tuner {
             .iter()
             .find(|(c, _)| *c == search.default)
             .map_or(best_s, |t| t.1);
+        // The winner of the search stays only if it wins the side-by-side comparison.
+        let (choice, default_s, tuned_s) = match search.confirmed {
+            Some((c, d, t)) if t * (1.0 + MARGIN) < d => (c, d, t),
+            Some((_, d, _)) => (search.default, d, d),
+            None => (best, default_s, best_s),
+        };
         let record = TuneRecord {
             device: device_key(self.queue.device().info()),
             op,
             class: size_class(n),
-            choice: best,
+            choice,
             default_s,
-            tuned_s: best_s,
+            tuned_s,
         };
         self.tuning.insert(record.clone());
         Ok(TuneReport {
@@ -646,6 +658,9 @@ struct Search {
     skipped: Vec<(Choice, String)>,
     /// The first configuration's result, as bytes (floats compare bit for bit).
     reference: Option<(Choice, Vec<u8>)>,
+    /// The fastest configuration and the medians of the default and of it, timed alternately
+    /// at the end ([`Search::confirm`]).
+    confirmed: Option<(Choice, f64, f64)>,
 }
 
 impl Search {
@@ -656,6 +671,7 @@ impl Search {
             trials: Vec::new(),
             skipped: Vec::new(),
             reference: None,
+            confirmed: None,
         }
     }
 
@@ -715,26 +731,53 @@ impl Search {
         for _ in 0..self.reps {
             times.push(run(c, false)?.0);
         }
-        times.sort_by(f64::total_cmp);
-        self.trials.push((c, times[times.len() / 2]));
+        self.trials.push((c, median(times)));
         Ok(())
     }
 
     /// Coordinate descent from the default over the parameters of `op`.
+    /// Each candidate goes through `effective` first (the configuration the device really
+    /// runs), so that two that run the same kernels are timed once.
     fn run(
         &mut self,
         op: TunedOp,
+        effective: impl Fn(Choice) -> Choice,
         mut run: impl FnMut(Choice, bool) -> Result<(f64, Vec<u8>)>,
     ) -> Result<()> {
         self.measure(self.default, &mut run)?;
         for &axis in axes(op) {
             let current = self.best().map_or(self.default, |b| b.0);
             for c in axis_values(&current, axis) {
-                self.measure(c, &mut run)?;
+                self.measure(effective(c), &mut run)?;
             }
         }
+        self.confirm(&mut run)
+    }
+
+    /// Times the default and the fastest configuration again, alternately (`reps` each, at
+    /// least 3), so that both see the same machine: on a shared or throttling machine the
+    /// first timings of a search can be minutes apart. [`Tuner`] keeps the winner only if it
+    /// is still more than [`MARGIN`] faster in this comparison.
+    fn confirm(&mut self, run: &mut RunFn<'_>) -> Result<()> {
+        let Some((best, _)) = self.best() else {
+            return Ok(());
+        };
+        if best == self.default {
+            return Ok(());
+        }
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        for _ in 0..self.reps.max(3) {
+            a.push(run(self.default, false)?.0);
+            b.push(run(best, false)?.0);
+        }
+        self.confirmed = Some((best, median(a), median(b)));
         Ok(())
     }
+}
+
+fn median(mut t: Vec<f64>) -> f64 {
+    t.sort_by(f64::total_cmp);
+    t[t.len() / 2]
 }
 
 const GROUPS: [u32; 6] = [32, 64, 128, 256, 512, 1024];
@@ -890,6 +933,24 @@ impl<T: Tunable> Workload<T> {
             out: DeviceVec::zeroed(ex, n)?,
             host,
         })
+    }
+
+    /// The configuration `c` really runs as: the sort lowers its work-group size to what its
+    /// local arrays allow, so a sort staging is recorded with the size it runs with.
+    fn effective(&self, base: &Exec, c: Choice) -> Choice {
+        let Choice::Sort(s) = c else {
+            return c;
+        };
+        let shape = base
+            .with_sort_staging(s)
+            .and_then(|ex| ex.sort_shape(self.host.len(), std::mem::size_of::<T>() as u64));
+        match shape {
+            Ok(shape) => Choice::Sort(SortStaging {
+                group_size: shape.local_size as u32,
+                ..s
+            }),
+            Err(_) => c,
+        }
     }
 
     /// Runs the operation with configuration `c` (on `base`'s queue): the seconds from the

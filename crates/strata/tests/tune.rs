@@ -359,14 +359,16 @@ fn the_tuner_keeps_exact_results_on_every_device() {
                 "{spec}: default timed"
             );
             assert!(r.trials.iter().any(|t| t.0 == r.record.choice));
-            let default_s = r.trials.iter().find(|t| t.0 == r.default).unwrap().1;
-            assert_eq!(r.record.default_s, default_s);
-            // The default is kept unless another configuration is clearly faster.
+            assert!(r.record.default_s > 0.0 && r.record.tuned_s > 0.0);
+            // The default is kept unless another configuration is clearly faster (in the
+            // final side-by-side timing); kept, it is recorded with its own time.
             if r.record.choice != r.default {
                 assert!(
-                    r.record.tuned_s * (1.0 + MARGIN) < default_s,
+                    r.record.tuned_s * (1.0 + MARGIN) < r.record.default_s,
                     "{spec}: {r:?}"
                 );
+            } else {
+                assert_eq!(r.record.tuned_s, r.record.default_s, "{spec}: {r:?}");
             }
         }
         // Floats: reductions and scans of 0s and 1s, exact in any order.
@@ -423,8 +425,22 @@ fn a_user_kernels_local_size_is_tuned_and_recorded() {
                 k.launch(&q, NdRange::covering(n, local), &xb, &yb)?.wait()
             })
             .unwrap();
-        // Each candidate: one untimed run, then two timed.
-        assert_eq!(seen, [64, 64, 64, 16, 16, 16, 128, 128, 128]);
+        // Each candidate: one untimed run, then two timed; then, if another than the first
+        // was fastest, three more of the first and that one, alternately.
+        assert_eq!(seen[..9], [64, 64, 64, 16, 16, 16, 128, 128, 128]);
+        let best = match r.record.choice {
+            Choice::LocalSize(l) => l,
+            other => panic!("{other:?}"),
+        };
+        let rest: Vec<usize> = match seen[9..].iter().find(|&&l| l != 64) {
+            Some(&b) => [64, b].repeat(3),
+            None => Vec::new(),
+        };
+        assert_eq!(seen[9..], rest[..], "{seen:?}");
+        assert!(
+            rest.is_empty() || rest[1] == best || best == 64,
+            "{seen:?} {r:?}"
+        );
         assert_eq!(r.default, Choice::LocalSize(64));
         assert!(matches!(r.record.choice, Choice::LocalSize(64 | 16 | 128)));
         assert_eq!(r.record.op, "kernel/scale");
