@@ -238,3 +238,36 @@ pub fn read_bench_lines(text: &str) -> Result<Vec<BenchLine>, String> {
     }
     Ok(out)
 }
+
+/// `rows` as aligned text, one line each: the first column left-aligned, the others
+/// right-aligned, columns two spaces apart (the tables of `strata bench` and `strata tune`).
+pub fn aligned<R: AsRef<[String]>>(rows: &[R]) -> String {
+    let mut width: Vec<usize> = Vec::new();
+    for row in rows {
+        for (i, c) in row.as_ref().iter().enumerate() {
+            if width.len() <= i {
+                width.push(0);
+            }
+            width[i] = width[i].max(c.len());
+        }
+    }
+    let mut out = String::new();
+    for row in rows {
+        let cells: Vec<String> = row
+            .as_ref()
+            .iter()
+            .zip(&width)
+            .enumerate()
+            .map(|(i, (c, &w))| {
+                if i == 0 {
+                    format!("{c:<w$}")
+                } else {
+                    format!("{c:>w$}")
+                }
+            })
+            .collect();
+        out.push_str(cells.join("  ").trim_end());
+        out.push('\n');
+    }
+    out
+}

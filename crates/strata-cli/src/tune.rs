@@ -142,29 +142,8 @@ pub fn table(device: &Device, reports: &[TuneReport]) -> String {
             format!("{} (+{} skipped)", r.trials.len(), r.skipped.len()),
         ]);
     }
-    let mut width = [0usize; 6];
-    for row in &rows {
-        for (w, c) in width.iter_mut().zip(row) {
-            *w = (*w).max(c.len());
-        }
-    }
     let mut out = format!("device {} ({})\n", info.spec(), info.name);
-    for row in &rows {
-        let cells: Vec<String> = row
-            .iter()
-            .zip(width)
-            .enumerate()
-            .map(|(i, (c, w))| {
-                if i == 0 {
-                    format!("{c:<w$}")
-                } else {
-                    format!("{c:>w$}")
-                }
-            })
-            .collect();
-        out.push_str(cells.join("  ").trim_end());
-        out.push('\n');
-    }
+    out.push_str(&crate::report::aligned(&rows));
     for r in reports {
         out.push_str(&format!(
             "{}: default {}\n{}  tuned   {}\n",

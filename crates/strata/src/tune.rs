@@ -544,7 +544,7 @@ impl Tuner {
                 scan: None,
             },
         };
-        let mut search = Search::new(self.reps, work.effective(&ex, default));
+        let mut search = Search::new(self.reps, work.effective(&ex, default).0);
         search.run(
             op,
             |c| work.effective(&ex, c),
@@ -736,19 +736,28 @@ impl Search {
     }
 
     /// Coordinate descent from the default over the parameters of `op`.
-    /// Each candidate goes through `effective` first (the configuration the device really
-    /// runs), so that two that run the same kernels are timed once.
+    /// `effective` gives, for a candidate, the configuration to time (what the device will
+    /// really run where it differs) and what it runs as; a candidate that runs as one timed
+    /// (or skipped) already is not timed again.
     fn run(
         &mut self,
         op: TunedOp,
-        effective: impl Fn(Choice) -> Choice,
+        effective: impl Fn(Choice) -> (Choice, Choice),
         mut run: impl FnMut(Choice, bool) -> Result<(f64, Vec<u8>)>,
     ) -> Result<()> {
-        self.measure(self.default, &mut run)?;
+        self.measure(effective(self.default).0, &mut run)?;
         for &axis in axes(op) {
             let current = self.best().map_or(self.default, |b| b.0);
             for c in axis_values(&current, axis) {
-                self.measure(effective(c), &mut run)?;
+                let (c, runs_as) = effective(c);
+                let seen = self.trials.iter().map(|t| t.0);
+                if seen
+                    .chain(self.skipped.iter().map(|t| t.0))
+                    .any(|t| effective(t).1 == runs_as)
+                {
+                    continue;
+                }
+                self.measure(c, &mut run)?;
             }
         }
         self.confirm(&mut run)
@@ -935,22 +944,43 @@ impl<T: Tunable> Workload<T> {
         })
     }
 
-    /// The configuration `c` really runs as: the sort lowers its work-group size to what its
-    /// local arrays allow, so a sort staging is recorded with the size it runs with.
-    fn effective(&self, base: &Exec, c: Choice) -> Choice {
-        let Choice::Sort(s) = c else {
-            return c;
+    /// The configuration to time for `c`, and what it runs as. The sort lowers its
+    /// work-group size to what its local arrays allow, so a sort staging is timed (and
+    /// recorded) with the size it runs with. A reduction or multi-pass scan never runs more
+    /// work-groups than `ceil(m / (group * items))` for the largest size `m` of the size class,
+    /// so a larger `max_groups` runs as that (timed as given: the value matters again when
+    /// the work-group size or items per work-item change).
+    fn effective(&self, base: &Exec, c: Choice) -> (Choice, Choice) {
+        let s = match c {
+            Choice::Sort(s) => s,
+            Choice::Staging { staging: st, scan }
+                if matches!(self.op, TunedOp::Reduce | TunedOp::Scan)
+                    && scan != Some(ScanAlgorithm::LookBack) =>
+            {
+                let largest = 1u64 << size_class(self.host.len());
+                let needed = largest.div_ceil(st.group_size as u64 * st.items_per_thread as u64);
+                let runs_as = Choice::Staging {
+                    staging: Staging {
+                        max_groups: st.max_groups.min(needed.max(1) as u32),
+                        ..st
+                    },
+                    scan,
+                };
+                return (c, runs_as);
+            }
+            _ => return (c, c),
         };
         let shape = base
             .with_sort_staging(s)
             .and_then(|ex| ex.sort_shape(self.host.len(), std::mem::size_of::<T>() as u64));
-        match shape {
+        let c = match shape {
             Ok(shape) => Choice::Sort(SortStaging {
                 group_size: shape.local_size as u32,
                 ..s
             }),
             Err(_) => c,
-        }
+        };
+        (c, c)
     }
 
     /// Runs the operation with configuration `c` (on `base`'s queue): the seconds from the

@@ -443,12 +443,6 @@ pub fn table(device: &Device, results: &[BenchResult]) -> String {
         }
         rows.push(row);
     }
-    let mut width = vec![0usize; rows[0].len()];
-    for row in &rows {
-        for (w, c) in width.iter_mut().zip(row) {
-            *w = (*w).max(c.len());
-        }
-    }
     let reps = results.first().map_or(0, |r| r.reps);
     let mut names: Vec<&str> = Vec::new();
     for r in results {
@@ -470,22 +464,7 @@ pub fn table(device: &Device, results: &[BenchResult]) -> String {
         info.spec(),
         info.name,
     );
-    for row in &rows {
-        let line: Vec<String> = row
-            .iter()
-            .zip(&width)
-            .enumerate()
-            .map(|(i, (c, &w))| {
-                if i == 0 {
-                    format!("{c:<w$}")
-                } else {
-                    format!("{c:>w$}")
-                }
-            })
-            .collect();
-        out.push_str(line.join("  ").trim_end());
-        out.push('\n');
-    }
+    out.push_str(&crate::report::aligned(&rows));
     for r in results {
         if let Some(t) = &r.tuned {
             out.push_str(&format!("{}: {t}\n", r.bench));
