@@ -89,3 +89,63 @@ fn generic_closure_stage() {
     let s = sum_rows::build(4).unwrap();
     println!("{}", s.kernel().ir_text());
 }
+
+#[kernel]
+fn swizzled(v: &[[f32; 4]], #[write] out: &mut [[f32; 4]], #[write] halves: &mut [[f32; 2]]) {
+    let i = global_id(0);
+    if i < v.len() {
+        let a = v[i];
+        let b = a.wzyx();
+        let c = a.zyx();
+        out[i] = vec4(
+            b.x() + c.z(),
+            a.yy().y(),
+            a.swizzle([2, 2, 1]).x(),
+            a.lo().y(),
+        );
+        halves[i] = a.odd();
+    }
+}
+
+/// Swizzles and halves in `#[kernel]` are the builder's methods on values.
+#[test]
+fn swizzles_in_kernel_functions() {
+    let (d, q) = cpu();
+    let host: Vec<[f32; 4]> = (0..37)
+        .map(|i| [i as f32, 2.0 * i as f32, -(i as f32), 0.5])
+        .collect();
+    let v = Buffer::from_slice(&q, &host).unwrap();
+    let out = Buffer::<[f32; 4]>::new(&d, host.len()).unwrap();
+    let halves = Buffer::<[f32; 2]>::new(&d, host.len()).unwrap();
+    swizzled::build()
+        .unwrap()
+        .launch(&q, NdRange::new(host.len()), &v, &out, &halves)
+        .unwrap()
+        .wait()
+        .unwrap();
+    let want: Vec<[f32; 4]> = host
+        .iter()
+        .map(|a| [a[3] + a[0], a[1], a[2], a[1]])
+        .collect();
+    assert_eq!(q.read(&out).unwrap(), want);
+    let want: Vec<[f32; 2]> = host.iter().map(|a| [a[1], a[3]]).collect();
+    assert_eq!(q.read(&halves).unwrap(), want);
+}
+
+/// A swizzle naming a component the vector lacks is a build error at the caller's line.
+#[test]
+fn a_swizzle_past_the_vector_is_a_build_error_at_its_line() {
+    let line = line!() + 3;
+    let e = strata::Kernel::build("bad_swizzle", |_| {
+        let v = vec3::<f32>(1.0f32, 2.0f32, 3.0f32);
+        let _ = v.xw();
+    })
+    .unwrap_err();
+    let msg = e.to_string();
+    assert!(
+        matches!(e, strata::Error::InvalidKernel(_))
+            && msg.contains("component 3 of a 3-vector")
+            && msg.contains(&format!("kernel_macro.rs:{line}")),
+        "{msg}"
+    );
+}

@@ -18,6 +18,8 @@ pub(super) fn cases() -> Vec<Case> {
         case("vector/geometric_f64", geometric_f64),
         case("vector/buffers_of_vectors", vector_buffers),
         case("vector/casts_and_math", vector_casts_math),
+        case("swizzle/reads", swizzle_reads),
+        case("swizzle/halves", swizzle_halves),
     ]
 }
 
@@ -67,6 +69,104 @@ fn construct(q: &Queue) -> Result<(), String> {
         })
         .collect();
     expect_eq("vector components", &got, &want)
+}
+
+/// `v` with its components picked by `idx` (the host side of a swizzle).
+fn pick<const N: usize, const M: usize>(v: [i32; N], idx: [usize; M]) -> [i32; M] {
+    idx.map(|i| v[i])
+}
+
+/// Named and indexed swizzles of 2-, 3- and 4-vectors, with repeated components, in every
+/// output width, each result folded into the output so that one wrong component shows.
+fn swizzle_reads(q: &Queue) -> Result<(), String> {
+    let xs = inputs::<i32>(171, 257, true);
+    let got = map1(q, "swizzle_reads", &xs, |x: Expr<i32>| {
+        let v4 = vec4::<i32>(x, x ^ 0x5a5ai32, x >> 2i32, lit(9i32) - x);
+        let v3 = vec3::<i32>(x * 3i32, x + 100i32, -x);
+        let v2 = vec2::<i32>(x & 0xffi32, x | 7i32);
+        let fold4 = |v: Expr<[i32; 4]>| v.x() * 3i32 + v.y() * 5i32 + v.z() * 7i32 + v.w() * 11i32;
+        let fold3 = |v: Expr<[i32; 3]>| v.x() * 3i32 + v.y() * 5i32 + v.z() * 7i32;
+        let fold2 = |v: Expr<[i32; 2]>| v.x() * 3i32 + v.y() * 5i32;
+        let a = fold4(v4.wzyx()) + fold4(v4.xxyy()) * 2i32 + fold4(v4.zwxy()) * 4i32;
+        let b = fold3(v4.zyx()) + fold3(v4.www()) * 2i32 + fold2(v4.wy()) * 4i32;
+        let c = fold4(v3.zzyx()) + fold3(v3.yzx()) * 2i32 + fold2(v3.zx()) * 4i32;
+        let d = fold4(v2.yxyx()) + fold3(v2.yyx()) * 2i32 + fold2(v2.yx()) * 4i32;
+        let e = fold4(v4.swizzle([3, 3, 0, 2])) + fold2(v3.swizzle([2, 2])) * 2i32;
+        vec4::<i32>(a, b + e, c, d)
+    })?;
+    let f4 = |v: [i32; 4]| {
+        v[0].wrapping_mul(3)
+            .wrapping_add(v[1].wrapping_mul(5))
+            .wrapping_add(v[2].wrapping_mul(7))
+            .wrapping_add(v[3].wrapping_mul(11))
+    };
+    let f3 = |v: [i32; 3]| {
+        v[0].wrapping_mul(3)
+            .wrapping_add(v[1].wrapping_mul(5))
+            .wrapping_add(v[2].wrapping_mul(7))
+    };
+    let f2 = |v: [i32; 2]| v[0].wrapping_mul(3).wrapping_add(v[1].wrapping_mul(5));
+    let want: Vec<[i32; 4]> = xs
+        .iter()
+        .map(|&x| {
+            let v4 = [x, x ^ 0x5a5a, x >> 2, 9i32.wrapping_sub(x)];
+            let v3 = [x.wrapping_mul(3), x.wrapping_add(100), x.wrapping_neg()];
+            let v2 = [x & 0xff, x | 7];
+            let a = f4(pick(v4, [3, 2, 1, 0]))
+                .wrapping_add(f4(pick(v4, [0, 0, 1, 1])).wrapping_mul(2))
+                .wrapping_add(f4(pick(v4, [2, 3, 0, 1])).wrapping_mul(4));
+            let b = f3(pick(v4, [2, 1, 0]))
+                .wrapping_add(f3(pick(v4, [3, 3, 3])).wrapping_mul(2))
+                .wrapping_add(f2(pick(v4, [3, 1])).wrapping_mul(4));
+            let c = f4(pick(v3, [2, 2, 1, 0]))
+                .wrapping_add(f3(pick(v3, [1, 2, 0])).wrapping_mul(2))
+                .wrapping_add(f2(pick(v3, [2, 0])).wrapping_mul(4));
+            let d = f4(pick(v2, [1, 0, 1, 0]))
+                .wrapping_add(f3(pick(v2, [1, 1, 0])).wrapping_mul(2))
+                .wrapping_add(f2(pick(v2, [1, 0])).wrapping_mul(4));
+            let e = f4(pick(v4, [3, 3, 0, 2])).wrapping_add(f2(pick(v3, [2, 2])).wrapping_mul(2));
+            [a, b.wrapping_add(e), c, d]
+        })
+        .collect();
+    expect_eq("swizzles", &got, &want)
+}
+
+/// `lo`, `hi`, `even` and `odd` of 4- and 2-vectors.
+fn swizzle_halves(q: &Queue) -> Result<(), String> {
+    let xs = inputs::<i32>(172, 129, true);
+    let got = map1(q, "swizzle_halves", &xs, |x: Expr<i32>| {
+        let v = vec4::<i32>(x, x * 3i32, x ^ 0x77i32, lit(1i32) - x);
+        let h = vec2::<i32>(x >> 1i32, x + 5i32);
+        let lo = v.lo();
+        let hi = v.hi();
+        let ev = v.even();
+        let od = v.odd();
+        vec4::<i32>(
+            lo.x() * 3i32 + lo.y() * 5i32,
+            hi.x() * 3i32 + hi.y() * 5i32,
+            ev.x() * 3i32 + ev.y() * 5i32 + h.lo() * 7i32 + h.even() * 11i32,
+            od.x() * 3i32 + od.y() * 5i32 + h.hi() * 7i32 + h.odd() * 11i32,
+        )
+    })?;
+    let f2 = |a: i32, b: i32| a.wrapping_mul(3).wrapping_add(b.wrapping_mul(5));
+    let want: Vec<[i32; 4]> = xs
+        .iter()
+        .map(|&x| {
+            let v = [x, x.wrapping_mul(3), x ^ 0x77, 1i32.wrapping_sub(x)];
+            let h = [x >> 1, x.wrapping_add(5)];
+            [
+                f2(v[0], v[1]),
+                f2(v[2], v[3]),
+                f2(v[0], v[2])
+                    .wrapping_add(h[0].wrapping_mul(7))
+                    .wrapping_add(h[0].wrapping_mul(11)),
+                f2(v[1], v[3])
+                    .wrapping_add(h[1].wrapping_mul(7))
+                    .wrapping_add(h[1].wrapping_mul(11)),
+            ]
+        })
+        .collect();
+    expect_eq("vector halves", &got, &want)
 }
 
 /// A name, a device operation and the host operation it must match componentwise.

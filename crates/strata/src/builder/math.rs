@@ -240,7 +240,7 @@ where
 }
 
 #[track_caller]
-fn compose<T: ScalarType, const N: usize>(parts: [Expr<T>; N]) -> Expr<[T; N]>
+pub(super) fn compose<T: ScalarType, const N: usize>(parts: [Expr<T>; N]) -> Expr<[T; N]>
 where
     [T; N]: KernelType,
 {

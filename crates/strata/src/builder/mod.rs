@@ -26,6 +26,7 @@
 mod math;
 mod ops;
 pub mod stub;
+mod swizzle;
 pub use math::{splat, vec2, vec3, vec4};
 pub use stub::{Stub, StubArgs};
 pub mod support;
