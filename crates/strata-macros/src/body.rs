@@ -252,6 +252,7 @@ impl Cx {
             Expr::MethodCall(m) => {
                 let name = m.method.to_string();
                 !name.starts_with("atomic_")
+                    && !name.starts_with("set_")
                     && name != "at"
                     && name != "set"
                     && name != "get"
@@ -1048,7 +1049,15 @@ impl Cx {
                 if ["to_string", "to_owned"].contains(&name.as_str()) {
                     return self.error(err(&m.method, FORMAT_MSG));
                 }
-                let recv = self.expr_method_receiver(&m.receiver);
+                // `a.set_xz(w)` on a device variable: a swizzle write into the variable
+                // itself (the `Var`), not into a copy of its value.
+                let var_write = name.starts_with("set_")
+                    && matches!(&*m.receiver, Expr::Path(p) if p.path.get_ident().is_some_and(|id| self.lookup(&id.to_string()).is_some_and(|(k, _)| k == Kind::Var)));
+                let recv = if var_write {
+                    self.expr_place(&m.receiver)
+                } else {
+                    self.expr_method_receiver(&m.receiver)
+                };
                 let args: Vec<TokenStream> = m.args.iter().map(|a| self.expr(a)).collect();
                 let method = &m.method;
                 let tf = &m.turbofish;

@@ -149,3 +149,62 @@ fn a_swizzle_past_the_vector_is_a_build_error_at_its_line() {
         "{msg}"
     );
 }
+
+#[kernel]
+fn swizzle_write(v: &[[f32; 4]], #[write] out: &mut [[f32; 4]]) {
+    let i = global_id(0);
+    if i < v.len() {
+        let mut a = v[i];
+        a.set_wx(a.xy());
+        if a.y() > 3.0 {
+            a.set_zy(vec2(a.y(), 0.0f32));
+        }
+        out[i] = a;
+    }
+}
+
+/// `a.set_wx(..)` on a `let mut` device vector writes those components of the variable.
+#[test]
+fn swizzle_writes_in_kernel_functions() {
+    let (d, q) = cpu();
+    let host: Vec<[f32; 4]> = (0..21)
+        .map(|i| [i as f32, 0.5 * i as f32, 7.0, -1.0])
+        .collect();
+    let v = Buffer::from_slice(&q, &host).unwrap();
+    let out = Buffer::<[f32; 4]>::new(&d, host.len()).unwrap();
+    swizzle_write::build()
+        .unwrap()
+        .launch(&q, NdRange::new(host.len()), &v, &out)
+        .unwrap()
+        .wait()
+        .unwrap();
+    let want: Vec<[f32; 4]> = host
+        .iter()
+        .map(|a| {
+            let mut a = *a;
+            (a[3], a[0]) = (a[0], a[1]);
+            if a[1] > 3.0 {
+                (a[2], a[1]) = (a[1], 0.0);
+            }
+            a
+        })
+        .collect();
+    assert_eq!(q.read(&out).unwrap(), want);
+}
+
+/// A swizzle write naming a component twice is a build error at its line.
+#[test]
+fn a_swizzle_write_with_a_repeated_component_is_a_build_error() {
+    let line = line!() + 3;
+    let e = strata::Kernel::build("bad_swizzle_write", |_| {
+        let a = var(vec4::<f32>(1.0f32, 2.0f32, 3.0f32, 4.0f32));
+        a.set_swizzle([1, 1], vec2::<f32>(0.0f32, 1.0f32));
+    })
+    .unwrap_err();
+    let msg = e.to_string();
+    assert!(
+        msg.contains("a swizzle write names component 1 twice ([1, 1])")
+            && msg.contains(&format!("kernel_macro.rs:{line}")),
+        "{msg}"
+    );
+}

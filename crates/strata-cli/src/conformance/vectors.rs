@@ -20,6 +20,7 @@ pub(super) fn cases() -> Vec<Case> {
         case("vector/casts_and_math", vector_casts_math),
         case("swizzle/reads", swizzle_reads),
         case("swizzle/halves", swizzle_halves),
+        case("swizzle/writes", swizzle_writes),
     ]
 }
 
@@ -129,6 +130,58 @@ fn swizzle_reads(q: &Queue) -> Result<(), String> {
         })
         .collect();
     expect_eq("swizzles", &got, &want)
+}
+
+/// Swizzle writes into vector variables: named (`set_zx`, `set_wyz`, `set_yx`), indexed, and a
+/// full permutation, inside device control flow.
+fn swizzle_writes(q: &Queue) -> Result<(), String> {
+    let xs = inputs::<i32>(173, 201, true);
+    let got = map1(q, "swizzle_writes", &xs, |x: Expr<i32>| {
+        let a = var_named("a", vec4::<i32>(x, x + 1i32, x * 2i32, lit(5i32)));
+        let b = var_named("b", vec3::<i32>(-x, x ^ 3i32, lit(8i32)));
+        a.set_zx(vec2::<i32>(x * 7i32, lit(-2i32)));
+        if_(x.gt(0i32), || {
+            a.set_wyz(b.get());
+            b.set_swizzle([2, 0], vec2::<i32>(x >> 1i32, lit(11i32)));
+        });
+        let c = var_named("c", vec2::<i32>(x, lit(4i32)));
+        c.set_yx(c.get());
+        let d = var_named("d", a.get());
+        d.set_wzyx(a.get());
+        vec4::<i32>(
+            d.get().x() * 3i32 + d.get().y() * 5i32,
+            d.get().z() * 7i32 + d.get().w() * 11i32,
+            b.get().x() * 3i32 + b.get().y() * 5i32 + b.get().z() * 7i32,
+            c.get().x() * 3i32 + c.get().y() * 5i32,
+        )
+    })?;
+    let want: Vec<[i32; 4]> = xs
+        .iter()
+        .map(|&x| {
+            let mut a = [x, x.wrapping_add(1), x.wrapping_mul(2), 5];
+            let mut b = [x.wrapping_neg(), x ^ 3, 8];
+            a[2] = x.wrapping_mul(7);
+            a[0] = -2;
+            if x > 0 {
+                a[3] = b[0];
+                a[1] = b[1];
+                a[2] = b[2];
+                b[2] = x >> 1;
+                b[0] = 11;
+            }
+            let c = [4, x];
+            let d = [a[3], a[2], a[1], a[0]];
+            let w =
+                |u: i32, v: i32, p: i32, r: i32| u.wrapping_mul(p).wrapping_add(v.wrapping_mul(r));
+            [
+                w(d[0], d[1], 3, 5),
+                w(d[2], d[3], 7, 11),
+                w(b[0], b[1], 3, 5).wrapping_add(b[2].wrapping_mul(7)),
+                w(c[0], c[1], 3, 5),
+            ]
+        })
+        .collect();
+    expect_eq("swizzle writes", &got, &want)
 }
 
 /// `lo`, `hi`, `even` and `odd` of 4- and 2-vectors.

@@ -1,12 +1,13 @@
-//! Swizzles of 2-, 3- and 4-vectors (reads): `v.zyx()`, `v.xxyy()`, `v.swizzle([2, 0])`, and
-//! OpenCL's halves `lo`/`hi`/`even`/`odd`. Every swizzle is a composition of component reads
+//! Swizzles of 2-, 3- and 4-vectors: reads (`v.zyx()`, `v.xxyy()`, `v.swizzle([2, 0])`, and
+//! OpenCL's halves `lo`/`hi`/`even`/`odd`) and writes into a vector variable with distinct
+//! components (`a.set_xz(w)`, `a.set_swizzle([3, 0], w)`). Every swizzle is a composition of component reads
 //! (`Extract` into `Compose` in the IR), so every backend runs it as it runs those; a component
 //! the vector does not have (`w` of a 3-vector) is a build error naming it, as with
 //! [`Expr::get`].
 
 use super::math::compose;
 use super::types::{KernelType, Numeric};
-use super::Expr;
+use super::{record_error, Expr, Var};
 
 impl<T: Numeric, const N: usize> Expr<[T; N]>
 where
@@ -26,6 +27,62 @@ where
         }
         compose(parts)
     }
+}
+
+impl<T: Numeric, const N: usize> Var<[T; N]>
+where
+    [T; N]: KernelType,
+{
+    /// Assigns the components of `value`, in order, to components `idx` of the variable
+    /// (distinct, each one the vector has), leaving the others: `a.set_swizzle([2, 0], w)` is
+    /// OpenCL's `a.zx = w`. A repeated or missing component is a build error at this line.
+    #[track_caller]
+    pub fn set_swizzle<const M: usize>(&self, idx: [u8; M], value: impl Into<Expr<[T; M]>>)
+    where
+        [T; M]: KernelType,
+    {
+        let value = value.into();
+        for a in 0..M {
+            if idx[..a].contains(&idx[a]) {
+                record_error(format!(
+                    "a swizzle write names component {} twice ({idx:?})",
+                    idx[a]
+                ));
+            }
+        }
+        let cur = self.get();
+        let mut parts = [cur.get(0); N];
+        for (k, part) in parts.iter_mut().enumerate().skip(1) {
+            *part = cur.get(k as u8);
+        }
+        for (j, &i) in idx.iter().enumerate() {
+            if (i as usize) < N {
+                parts[i as usize] = value.get(j as u8);
+            } else {
+                record_error(format!("component {i} of a {N}-vector"));
+            }
+        }
+        self.set(compose(parts));
+    }
+}
+
+/// Named swizzle writes taking `$w`-vectors.
+macro_rules! swizzle_writes {
+    ($w:literal: $($name:ident [$($i:literal),+])*) => {
+        impl<T: Numeric, const N: usize> Var<[T; N]>
+        where
+            [T; N]: KernelType,
+            [T; $w]: KernelType,
+        {
+            $(
+                #[doc = concat!("Assigns a ", stringify!($w), "-vector to components `", stringify!($name), "` (see [`Var::set_swizzle`]).")]
+                #[track_caller]
+                pub fn $name(&self, value: impl Into<Expr<[T; $w]>>) {
+                    self.set_swizzle([$($i),+], value)
+                }
+            )*
+        }
+    };
 }
 
 /// Named swizzles returning `$w`-vectors.
@@ -444,3 +501,72 @@ where
         self.swizzle([1, 3])
     }
 }
+
+swizzle_writes!(2:
+    set_xy [0, 1]
+    set_xz [0, 2]
+    set_xw [0, 3]
+    set_yx [1, 0]
+    set_yz [1, 2]
+    set_yw [1, 3]
+    set_zx [2, 0]
+    set_zy [2, 1]
+    set_zw [2, 3]
+    set_wx [3, 0]
+    set_wy [3, 1]
+    set_wz [3, 2]
+);
+
+swizzle_writes!(3:
+    set_xyz [0, 1, 2]
+    set_xyw [0, 1, 3]
+    set_xzy [0, 2, 1]
+    set_xzw [0, 2, 3]
+    set_xwy [0, 3, 1]
+    set_xwz [0, 3, 2]
+    set_yxz [1, 0, 2]
+    set_yxw [1, 0, 3]
+    set_yzx [1, 2, 0]
+    set_yzw [1, 2, 3]
+    set_ywx [1, 3, 0]
+    set_ywz [1, 3, 2]
+    set_zxy [2, 0, 1]
+    set_zxw [2, 0, 3]
+    set_zyx [2, 1, 0]
+    set_zyw [2, 1, 3]
+    set_zwx [2, 3, 0]
+    set_zwy [2, 3, 1]
+    set_wxy [3, 0, 1]
+    set_wxz [3, 0, 2]
+    set_wyx [3, 1, 0]
+    set_wyz [3, 1, 2]
+    set_wzx [3, 2, 0]
+    set_wzy [3, 2, 1]
+);
+
+swizzle_writes!(4:
+    set_xyzw [0, 1, 2, 3]
+    set_xywz [0, 1, 3, 2]
+    set_xzyw [0, 2, 1, 3]
+    set_xzwy [0, 2, 3, 1]
+    set_xwyz [0, 3, 1, 2]
+    set_xwzy [0, 3, 2, 1]
+    set_yxzw [1, 0, 2, 3]
+    set_yxwz [1, 0, 3, 2]
+    set_yzxw [1, 2, 0, 3]
+    set_yzwx [1, 2, 3, 0]
+    set_ywxz [1, 3, 0, 2]
+    set_ywzx [1, 3, 2, 0]
+    set_zxyw [2, 0, 1, 3]
+    set_zxwy [2, 0, 3, 1]
+    set_zyxw [2, 1, 0, 3]
+    set_zywx [2, 1, 3, 0]
+    set_zwxy [2, 3, 0, 1]
+    set_zwyx [2, 3, 1, 0]
+    set_wxyz [3, 0, 1, 2]
+    set_wxzy [3, 0, 2, 1]
+    set_wyxz [3, 1, 0, 2]
+    set_wyzx [3, 1, 2, 0]
+    set_wzxy [3, 2, 0, 1]
+    set_wzyx [3, 2, 1, 0]
+);
