@@ -228,6 +228,8 @@ fn all_twins() -> Vec<(String, Vec<Kernel>)> {
 ///
 /// - `vector/*`: vector constructors, components, geometric functions (`vec2..vec4`,
 ///   `splat`, `.x()`, `.dot()`, ...) are all available in `#[kernel]` functions;
+/// - `swizzle/*`: the swizzle methods (`.zyx()`, `.lo()`, `set_zx`) are the same in
+///   `#[kernel]` functions (`crates/strata/tests/kernel_macro.rs` runs them there);
 /// - `group/*` and `gather/*`: the collectives and `gather_add` / `gather_min` /
 ///   `gather_max` are built-ins of the macro;
 /// - `atomic/histogram`, `atomic/compare_exchange_loop`, `atomic/f32_add`,
@@ -246,6 +248,7 @@ fn all_twins() -> Vec<(String, Vec<Kernel>)> {
 const NOT_TWINNED: &[&str] = &[
     "stub/",
     "vector/",
+    "swizzle/",
     "group/",
     "gather/",
     "atomic/histogram",
