@@ -2,7 +2,7 @@
 //! prints what each configuration gained, and saves the records that later processes use.
 
 use serde::{Deserialize, Serialize};
-use strata::tune::{size_class, TuneReport, TunedOp, Tuner, Tuning};
+use strata::tune::{size_class, TuneReport, TunedOp, Tuner, Tuning, TYPES};
 use strata::{Device, Queue};
 
 /// What `strata tune` tunes.
@@ -17,9 +17,6 @@ pub struct TuneOptions {
     /// The element types each operation is tuned for (`map` once, whatever they are).
     pub types: Vec<String>,
 }
-
-/// The element types the tuner takes.
-pub const TYPES: [&str; 5] = ["u32", "i32", "f32", "u64", "i64"];
 
 /// The element types named in `list` (`u32,f32`); an error names an unknown one.
 pub fn parse_types(list: &str) -> Result<Vec<String>, String> {

@@ -73,7 +73,7 @@ impl TunedOp {
     /// The record key of this operation on elements of type `elem` (`u32`, `f32`, ...; for
     /// the sort the key's type): `map` (element-wise kernels are tuned whatever their
     /// elements: they move data), `reduce/f32`, `scan/u32`, `sort/u64`, ...
-    pub fn key(self, elem: &str) -> String {
+    pub fn key(self, elem: impl fmt::Display) -> String {
         match self {
             TunedOp::Map => "map".into(),
             _ => format!("{}/{elem}", self.name()),
@@ -109,6 +109,9 @@ impl Tunable for f32 {
         }
     }
 }
+
+/// The names of the [`Tunable`] types, as [`Tuner::tune_named`] takes them.
+pub const TYPES: [&str; 5] = ["u32", "i32", "f32", "u64", "i64"];
 
 /// A tuned configuration.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -378,15 +381,13 @@ impl Tuning {
     /// one on a tie), if any.
     pub fn lookup(&self, device: &Device, op: &str, n: usize) -> Option<&TuneRecord> {
         let key = device_key(device.info());
-        self.lookup_key(&key, op, n)
+        nearest(self.records.iter().filter(|r| r.device == key), op, n)
     }
 
-    pub(crate) fn lookup_key(&self, device: &str, op: &str, n: usize) -> Option<&TuneRecord> {
-        let class = size_class(n) as i64;
-        self.records
-            .iter()
-            .filter(|r| r.device == device && r.op == op)
-            .min_by_key(|r| ((r.class as i64 - class).abs(), -(r.class as i64)))
+    /// [`Tuning::lookup`] among all records, whatever their device (for a table that holds
+    /// one device's records, as [`Tuning::for_device`] makes).
+    pub(crate) fn lookup_any_device(&self, op: &str, n: usize) -> Option<&TuneRecord> {
+        nearest(self.records.iter(), op, n)
     }
 
     /// Writes these records into the file at `path`, merged with the records already there
@@ -424,6 +425,19 @@ impl Tuning {
 }
 
 static DEFAULT: Mutex<Option<Arc<Tuning>>> = Mutex::new(None);
+
+/// The record of `op` among `records` whose size class is nearest to that of `n` (the larger
+/// one on a tie).
+fn nearest<'a>(
+    records: impl Iterator<Item = &'a TuneRecord>,
+    op: &str,
+    n: usize,
+) -> Option<&'a TuneRecord> {
+    let class = size_class(n) as i64;
+    records
+        .filter(|r| r.op == op)
+        .min_by_key(|r| ((r.class as i64 - class).abs(), -(r.class as i64)))
+}
 
 fn parse_line(line: &str) -> std::result::Result<TuneRecord, String> {
     let f: Vec<&str> = line.split('\t').collect();
@@ -550,11 +564,11 @@ impl Tuner {
             |c| work.effective(&ex, c),
             |c, read| work.run(&ex, c, read),
         )?;
-        self.finish(op.key(&T::TYPE.to_string()), n, search)
+        self.finish(op.key(T::TYPE), n, search)
     }
 
-    /// [`Tuner::tune`] with the element type named `elem` (`u32`, `i32`, `f32`, `u64` or
-    /// `i64`); `None` for another name.
+    /// [`Tuner::tune`] with the element type named `elem` (one of [`TYPES`]); `None` for
+    /// another name.
     pub fn tune_named(&mut self, op: TunedOp, elem: &str, n: usize) -> Option<Result<TuneReport>> {
         Some(match elem {
             "u32" => self.tune::<u32>(op, n),

@@ -38,7 +38,7 @@ where
     if n == 0 {
         return Ok(init);
     }
-    let ex = &ex.tuned_for(TunedOp::Reduce, &T::TYPE.to_string(), n);
+    let ex = &ex.tuned_for(TunedOp::Reduce, T::TYPE, n);
     let builtin = builtin.or_else(|| recognize(op));
     let p = plan(ex, n);
     // Temporaries from the exec's scratch, kept again for the next call once the result is

@@ -400,7 +400,7 @@ where
     } else {
         Mode::Inclusive
     };
-    let ex = &ex.tuned_for(TunedOp::Scan, &T::TYPE.to_string(), n);
+    let ex = &ex.tuned_for(TunedOp::Scan, T::TYPE, n);
     if ex.scan_algorithm_for(std::mem::size_of::<T>()) == ScanAlgorithm::LookBack {
         return super::lookback::scan(ex, view, op, init, dst, &reads);
     }

@@ -909,7 +909,7 @@ pub(crate) fn sort_keys<K: SortKey, V: Element>(
         return Ok(());
     }
     let pair = std::mem::size_of::<K>() + values.map_or(0, |_| std::mem::size_of::<V>());
-    let ex = &ex.tuned_for(TunedOp::Sort, &K::TYPE.to_string(), n);
+    let ex = &ex.tuned_for(TunedOp::Sort, K::TYPE, n);
     let method = ex.sort_staging().method;
     let (tiles, parts) = match method {
         SortMethod::Tiles => (Some(sort_plan(ex, n, pair as u64)?), None),

@@ -8,7 +8,7 @@
 
 use crate::builder::Element;
 use crate::error::{Error, Result};
-use crate::tune::{device_key, Choice, TunedOp, Tuning};
+use crate::tune::{Choice, TunedOp, Tuning};
 use crate::{BackendKind, Buffer, Device, Queue};
 use std::any::Any;
 use std::sync::{Arc, Mutex};
@@ -339,7 +339,8 @@ pub struct Exec {
     scan: ScanAlgorithm,
     sort: SortStaging,
     scratch: Scratch,
-    tuning: Option<Arc<(String, Tuning)>>,
+    /// The tuning records of this exec's device, if it has any.
+    tuning: Option<Arc<Tuning>>,
 }
 
 impl Exec {
@@ -362,8 +363,7 @@ impl Exec {
     pub fn with_tuning(&self, tuning: &Tuning) -> Exec {
         let mine = tuning.for_device(self.device());
         Exec {
-            tuning: (!mine.records().is_empty())
-                .then(|| Arc::new((device_key(self.device().info()), mine))),
+            tuning: (!mine.records().is_empty()).then(|| Arc::new(mine)),
             ..self.clone()
         }
     }
@@ -378,7 +378,7 @@ impl Exec {
 
     /// The tuning records this exec applies (those of its device), if any.
     pub fn tuning(&self) -> Option<&Tuning> {
-        self.tuning.as_deref().map(|t| &t.1)
+        self.tuning.as_deref()
     }
 
     /// The exec a pattern call of `op` over `n` elements of type `elem` (`u32`, `f32`, ...;
@@ -386,12 +386,13 @@ impl Exec {
     /// staging of the tuning record of that operation and the nearest size class, if there is
     /// one and the device can run it; this one untuned otherwise. The patterns call it on
     /// entry; it is public to show what they will run with.
-    pub fn tuned_for(&self, op: TunedOp, elem: &str, n: usize) -> Exec {
+    pub fn tuned_for(&self, op: TunedOp, elem: impl std::fmt::Display, n: usize) -> Exec {
         let untuned = self.untuned();
+        // The key is made only when there are records: most execs have none.
         let Some(t) = &self.tuning else {
             return untuned;
         };
-        let Some(rec) = t.1.lookup_key(&t.0, &op.key(elem), n) else {
+        let Some(rec) = t.lookup_any_device(&op.key(elem), n) else {
             return untuned;
         };
         let tuned = match rec.choice {
