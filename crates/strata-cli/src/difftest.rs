@@ -58,9 +58,9 @@ use std::fmt::Write as _;
 use strata::builder::Element;
 use strata::ir::eval::Num;
 use strata::ir::{
-    self, Access, ArrayLen, AtomicOp, BinaryOp, Builtin, Expr, ExprId, Fence, Function, GroupOp,
-    Literal, LocalDecl, LoopId, MathFn, Mem, Param, ParamKind, PrivateDecl, Scalar, Stmt, Type,
-    UnaryOp, ValueId,
+    Access, ArrayLen, AtomicOp, BinaryOp, Builtin, Expr, ExprId, Fence, Function, GroupOp, Literal,
+    LocalDecl, LoopId, MathFn, Mem, Param, ParamKind, PrivateDecl, Scalar, Stmt, Type, UnaryOp,
+    ValueId,
 };
 use strata::{Buffer, Kernel, KernelArg, NdRange, Queue};
 
@@ -198,10 +198,17 @@ fn crosses_zero(f: MathFn) -> bool {
             | MathFn::Atanh
             | MathFn::Sinh
             | MathFn::Tanh
+            | MathFn::Sinpi
+            | MathFn::Cospi
+            | MathFn::Tanpi
+            | MathFn::Asinpi
+            | MathFn::Atanpi
+            | MathFn::Atan2pi
+            | MathFn::Lgamma
     )
 }
 
-const APPROX1: [MathFn; 22] = [
+const APPROX1: [MathFn; 32] = [
     MathFn::Cbrt,
     MathFn::Exp,
     MathFn::Exp2,
@@ -224,8 +231,26 @@ const APPROX1: [MathFn; 22] = [
     MathFn::Acosh,
     MathFn::Atanh,
     MathFn::Degrees,
+    MathFn::Erf,
+    MathFn::Erfc,
+    MathFn::Tgamma,
+    MathFn::Lgamma,
+    MathFn::Sinpi,
+    MathFn::Cospi,
+    MathFn::Tanpi,
+    MathFn::Asinpi,
+    MathFn::Acospi,
+    MathFn::Atanpi,
 ];
-const APPROX2: [MathFn; 3] = [MathFn::Pow, MathFn::Atan2, MathFn::Hypot];
+const APPROX2: [MathFn; 5] = [
+    MathFn::Pow,
+    MathFn::Atan2,
+    MathFn::Hypot,
+    MathFn::Atan2pi,
+    MathFn::Powr,
+];
+/// Rounded built-ins of a float and an `i32`.
+const APPROX_INT: [MathFn; 2] = [MathFn::Pown, MathFn::Rootn];
 
 fn lit(s: Scalar, bits: u64) -> Literal {
     Literal::from_bits(s, bits)
@@ -449,12 +474,16 @@ impl Gen<'_> {
         self.intern(Expr::Binary(op, a, b), s)
     }
     fn math(&mut self, m: MathFn, args: Vec<ExprId>) -> ExprId {
-        let s = if matches!(m.kind(), ir::MathKind::FloatTest) {
-            Scalar::Bool
-        } else {
-            self.ty(args[0])
-        };
+        let s = m.result_scalar(self.ty(args[0]));
         self.intern(Expr::Math(m, args), s)
+    }
+    /// An `i32` in -64..64 from a random expression: the exponent of `pown`, `rootn`, `ldexp`.
+    fn small_int(&mut self) -> ExprId {
+        let x = self.expr(Scalar::I32, 2);
+        let m = self.lit(Scalar::I32, 127);
+        let x = self.bin(BinaryOp::And, x, m);
+        let off = self.lit(Scalar::I32, 64);
+        self.bin(BinaryOp::Sub, x, off)
     }
     fn cast(&mut self, a: ExprId, to: Scalar) -> ExprId {
         if self.ty(a) == to {
@@ -693,9 +722,21 @@ impl Gen<'_> {
                     MathFn::SubSat,
                     MathFn::Hadd,
                     MathFn::Rhadd,
+                    MathFn::MadSat,
                 ]);
                 let args = (0..m.arity()).map(|_| self.expr(s, d)).collect();
                 self.math(m, args)
+            }
+            18 if s == Scalar::I32 => {
+                // The exponent of a float (never NaN: ilogb(NaN) is defined, but keep the
+                // NaN rules in one place, `no_nan`).
+                let from = if self.opts.f64 && self.chance(50) {
+                    Scalar::F64
+                } else {
+                    Scalar::F32
+                };
+                let x = self.expr(from, d);
+                self.math(MathFn::Ilogb, vec![x])
             }
             16 if s.size() >= 4 => {
                 // Reinterpret a float of the same size (never a NaN).
@@ -750,13 +791,28 @@ impl Gen<'_> {
                     MathFn::Sign,
                     MathFn::Mix,
                     MathFn::Fmod,
+                    MathFn::Rint,
+                    MathFn::Logb,
+                    MathFn::Fract,
+                    MathFn::Fdim,
+                    MathFn::Maxmag,
+                    MathFn::Minmag,
+                    MathFn::Nextafter,
+                    MathFn::Remainder,
+                    MathFn::Ldexp,
                 ]);
                 let mut args: Vec<ExprId> = (0..m.arity()).map(|_| self.expr(s, d)).collect();
                 if m == MathFn::Copysign {
                     args[1] = self.no_nan(args[1]);
                 }
+                if m == MathFn::Ldexp {
+                    args[1] = self.small_int();
+                }
                 let r = self.math(m, args);
-                if matches!(m, MathFn::Min | MathFn::Max | MathFn::Clamp) {
+                if matches!(
+                    m,
+                    MathFn::Min | MathFn::Max | MathFn::Clamp | MathFn::Maxmag | MathFn::Minmag
+                ) {
                     // IEEE leaves open which zero `min(-0.0, +0.0)` returns, and devices differ:
                     // `+ 0.0` makes every zero result +0.0 so no later division or sign test
                     // observes it (nothing else changes).
@@ -856,12 +912,19 @@ impl Gen<'_> {
         for _ in 0..self.r.int(1, 3) {
             let t = self.pick(&self.base_types());
             if t.is_float() && self.chance(50) {
-                let (m, args) = if self.chance(75) {
-                    let m = self.pick(&APPROX1);
-                    (m, vec![self.expr(t, 2)])
-                } else {
-                    let m = self.pick(&APPROX2);
-                    (m, vec![self.expr(t, 2), self.expr(t, 2)])
+                let (m, args) = match self.r.below(8) {
+                    0..=5 => {
+                        let m = self.pick(&APPROX1);
+                        (m, vec![self.expr(t, 2)])
+                    }
+                    6 => {
+                        let m = self.pick(&APPROX2);
+                        (m, vec![self.expr(t, 2), self.expr(t, 2)])
+                    }
+                    _ => {
+                        let m = self.pick(&APPROX_INT);
+                        (m, vec![self.expr(t, 2), self.small_int()])
+                    }
                 };
                 // NaN arguments included: PoCL 3.1 returns 0 for `exp(x * NaN)` once LLVM can
                 // prove the NaN; the OpenCL writer guards those built-ins

@@ -292,6 +292,12 @@ fn every_kernel_compiles_on_every_opencl_device() {
     );
 }
 
+/// Kernels whose PTX has an integer `abs` from NVIDIA's math library rather than from strata:
+/// the double `tgamma` (CUDA 12.9) takes `abs.s32` of an exponent it then compares with 1023,
+/// a value that is never the most negative integer, so the H100's `abs` hazard (below) cannot
+/// reach it.
+const LIBRARY_ABS: [&str; 1] = ["tgamma_f64"];
+
 /// The architectures CI compiles for: the H100's, and the A100's as an older one.
 const NVRTC_ARCHS: [u32; 2] = [90, 80];
 
@@ -323,10 +329,11 @@ fn every_kernel_compiles_with_nvrtc() {
                     // On the H100 (2026-11-22), code consuming PTX `abs.s32`/`abs.s64` of the
                     // most negative value went wrong (ptxas treats the result as never
                     // negative); strata's `abs(MIN)` is `MIN`, so no integer `abs` may reach it.
-                    assert!(
-                        !ptx.text.contains("abs.s"),
-                        "{name}: the PTX for sm_{arch} has an integer `abs` instruction"
-                    );
+                    if ptx.text.contains("abs.s") && !LIBRARY_ABS.contains(&name.as_str()) {
+                        failures.push(format!(
+                            "{name}: the PTX for sm_{arch} has an integer `abs` instruction"
+                        ));
+                    }
                     compiled += 1;
                 }
                 Err(e) => failures.push(format!("{name} for sm_{arch}: {e}")),

@@ -4,7 +4,7 @@
 //! (`strata::capture_kernels`), so the comparison is against the real conformance kernels.
 
 use std::collections::BTreeSet;
-use strata::builder::{Element, Numeric};
+use strata::builder::{Element, Integer, Numeric};
 use strata::prelude::*;
 
 // ---------------------------------------------------------------------------------------------
@@ -216,6 +216,9 @@ fn all_twins() -> Vec<(String, Vec<Kernel>)> {
     v.extend(other_twins());
     v.extend(math::f32::twins());
     v.extend(math::f64::twins());
+    v.extend(builtins::f32::twins());
+    v.extend(builtins::f64::twins());
+    v.extend(builtins::int_twins());
     v.extend(casts::twins());
     v.extend(control::twins());
     v.extend(memory::twins());
@@ -272,11 +275,14 @@ const NOT_TWINNED: &[&str] = &[
     "float/f32_nan_literal",
     "float/f64_nan_literal",
     "rng/",
+    // vec4, select_each and any/all on masks: vector kernels, with the vector cases.
+    "math/f32_common",
+    "math/f64_common",
 ];
 
 /// How many conformance cases must have twins (the number twinned when the list was last
 /// extended); guards against twins being dropped.
-const MIN_TWINNED: usize = 97;
+const MIN_TWINNED: usize = 106;
 
 #[test]
 fn conformance_kernels_have_identical_macro_twins() {
@@ -663,6 +669,147 @@ macro_rules! float_math_twins {
 mod math {
     use super::*;
     float_math_twins!(f32, f64);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The rest of the built-in set: math/<F>_special, math/<F>_pi_trig, math/<F>_exponent,
+// math/<F>_pow_root, math/int_extras.
+
+macro_rules! builtin_twins {
+    ($($t:ident),*) => {$(
+        #[allow(clippy::all)]
+        pub mod $t {
+            use super::*;
+            type F = $t;
+
+            #[kernel]
+            fn pi_points(x: F) -> F {
+                x.sinpi() + x.cospi() * 4.0 as F + x.tanpi().copysign(1.0 as F).min(100.0 as F) * 16.0 as F
+            }
+            #[kernel]
+            fn pi_zero_signs(x: F) -> F {
+                x.sinpi().signbit() as F + x.cospi().signbit() as F * 2.0 as F + x.tanpi().signbit() as F * 4.0 as F
+            }
+            #[kernel]
+            fn frexp(x: F) -> F {
+                let (m, e) = x.frexp();
+                m + e as F * 4.0 as F
+            }
+            #[kernel]
+            fn modf(x: F) -> F {
+                let (f, i) = x.modf();
+                f * 1e-3 as F + i.signbit() as F + f.signbit() as F * 2.0 as F
+            }
+            #[kernel]
+            fn remquo(x: F, y: F) -> F {
+                let (r, k) = x.remquo(y);
+                r + k as F * 1024.0 as F
+            }
+
+            pub fn twins() -> Vec<(String, Vec<Kernel>)> {
+                let n = stringify!($t);
+                let name = |f: &str| format!("{f}_{n}");
+                let special = vec![
+                    m1::<F, F>(&name("erf"), |x| x.erf()),
+                    m1::<F, F>(&name("erfc"), |x| x.erfc()),
+                    m1::<F, F>(&name("tgamma"), |x| x.tgamma()),
+                    m1::<F, F>(&name("lgamma"), |x| x.lgamma()),
+                    m1::<F, F>(&name("lgamma"), |x| x.lgamma()),
+                ];
+                let pi_trig = vec![
+                    m1::<F, F>(&name("sinpi"), |x| x.sinpi()),
+                    m1::<F, F>(&name("cospi"), |x| x.cospi()),
+                    m1::<F, F>(&name("tanpi"), |x| x.tanpi()),
+                    m1::<F, F>(&name("asinpi"), |x| x.asinpi()),
+                    m1::<F, F>(&name("acospi"), |x| x.acospi()),
+                    m1::<F, F>(&name("atanpi"), |x| x.atanpi()),
+                    m2::<F, F, F>(&name("atan2pi"), |y, x| y.atan2pi(x)),
+                    m1::<F, F>(&name("pi_points"), pi_points),
+                    m1::<F, F>(&name("pi_zero_signs"), pi_zero_signs),
+                ];
+                let exponent = vec![
+                    m2::<F, i32, F>(&name("ldexp"), |x, k| x.ldexp(k)),
+                    m1::<F, F>(&name("frexp"), frexp),
+                    m1::<F, i32>(&name("ilogb"), |x| x.ilogb()),
+                    m1::<F, F>(&name("logb"), |x| x.logb()),
+                    m1::<F, F>(&name("modf"), modf),
+                    m1::<F, F>(&name("modf_int"), |x| x.modf().1),
+                    m2::<F, F, F>(&name("remquo"), remquo),
+                    m2::<F, F, F>(&name("exact2"), |x, y| x.nextafter(y) - x.remainder(y) * lit(0.5 as F)),
+                    m2::<F, F, F>(&name("nextafter"), |x, y| x.nextafter(y)),
+                    m2::<F, F, F>(&name("remainder"), |x, y| x.remainder(y)),
+                    m2::<F, F, F>(&name("fdim"), |x, y| x.fdim(y)),
+                    m2::<F, F, F>(&name("mag"), |x, y| x.maxmag(y) - x.minmag(y) * lit(3.0 as F)),
+                    m1::<F, F>(&name("rint_fract"), |x| x.rint() + x.fract() * lit(0.25 as F)),
+                ];
+                let pow_root = vec![
+                    m2::<F, i32, F>(&name("pown"), |x, k| x.pown(k)),
+                    m2::<F, i32, F>(&name("rootn"), |x, k| x.rootn(k)),
+                    m2::<F, i32, F>(&name("rootn_big"), |x, k| x.rootn(k)),
+                    m2::<F, F, F>(&name("powr"), |x, y| x.powr(y)),
+                    m2::<F, F, F>(&name("powr_neg"), |x, y| x.powr(y)),
+                ];
+                vec![
+                    (format!("math/{n}_special"), special),
+                    (format!("math/{n}_pi_trig"), pi_trig),
+                    (format!("math/{n}_exponent"), exponent),
+                    (format!("math/{n}_pow_root"), pow_root),
+                ]
+            }
+        }
+    )*};
+}
+
+mod builtins {
+    use super::*;
+    builtin_twins!(f32, f64);
+
+    #[kernel]
+    fn mad_sat<T: Integer>(x: T, y: T, z: T) -> T {
+        x.mad_sat(y, z)
+    }
+    #[kernel]
+    fn extras_i32(x: i32, y: i32, z: i32) -> i32 {
+        x.mul24(y) ^ x.mad24(y, z).rotate_right(z) ^ x.mad_hi(y, z) ^ x.abs_diff(y) as i32
+    }
+
+    pub fn int_twins() -> Vec<(String, Vec<Kernel>)> {
+        fn ms<T: Integer + Element>() -> Kernel {
+            map3::<T, T>::build_named(
+                &format!("mad_sat_{}", std::any::type_name::<T>()),
+                mad_sat::<T>,
+            )
+            .unwrap()
+            .kernel()
+            .clone()
+        }
+        vec![(
+            "math/int_extras".to_string(),
+            vec![
+                ms::<i8>(),
+                ms::<u8>(),
+                ms::<i16>(),
+                ms::<u16>(),
+                ms::<i32>(),
+                ms::<u32>(),
+                ms::<i64>(),
+                ms::<u64>(),
+                map3::<i32, i32>::build_named("int_extras_i32", extras_i32)
+                    .unwrap()
+                    .kernel()
+                    .clone(),
+                m2::<u32, u32, u32>("int_extras_u32", |x, y| {
+                    x.mul24(y) ^ x.abs_diff(y) ^ x.rotate_right(y)
+                }),
+                m2::<i16, u16, i32>("upsample_i16", |h, l| h.upsample(l)),
+                m2::<u32, u32, u64>("upsample_u32", |h, l| h.upsample(l)),
+                m2::<i8, i8, u8>("abs_diff_i8", |x, y| x.abs_diff(y)),
+                m2::<i64, i64, u64>("abs_diff_i64", |x, y| {
+                    x.abs_diff(y) ^ x.bitselect(y, lit(0x0f0f_0f0f_0f0f_0f0fi64)).cast::<u64>()
+                }),
+            ],
+        )]
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -101,8 +101,9 @@ pub mod prelude {
         group_linear_id, group_reduce_add, group_reduce_max, group_reduce_min,
         group_scan_exclusive_add, group_scan_inclusive_add, group_scan_inclusive_max,
         group_scan_inclusive_min, if_, lit, local_id, local_linear_id, local_size, loop_,
-        mem_fence, num_groups, private_array, return_, select, splat, var, var_named, vec2, vec3,
-        vec4, while_, BufferParam, Expr, KernelDef, LocalArray, LoopLabel, PrivateArray, Stub, Var,
+        mem_fence, num_groups, private_array, return_, select, select_each, splat, var, var_named,
+        vec2, vec3, vec4, while_, BufferParam, Expr, KernelDef, LocalArray, LoopLabel,
+        PrivateArray, Stub, Var,
     };
     pub use crate::ir::Access;
     pub use crate::{kernel, Buffer, Device, Event, Kernel, LocalMem, NdRange, Queue};

@@ -13,6 +13,7 @@ use std::process::Command;
 use strata::codegen::CUDA;
 use strata::ir::eval::{fold_cast, fold_math};
 use strata::ir::{Literal, MathFn, Scalar};
+use strata::prelude::*;
 
 /// Host definitions of the CUDA intrinsics the preamble calls.
 const SHIMS: &str = r#"
@@ -136,17 +137,6 @@ fn float_values(s: Scalar) -> Vec<Literal> {
 
 #[test]
 fn the_cuda_preamble_matches_the_evaluator() {
-    let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
-    if Command::new(&cxx).arg("--version").output().is_err() {
-        let required = std::env::var("STRATA_REQUIRE")
-            .is_ok_and(|v| v.split(',').any(|b| b.trim() == "nvrtc"));
-        assert!(
-            !required,
-            "no host C++ compiler (`{cxx}`) to check the CUDA preamble"
-        );
-        eprintln!("skipped: no host C++ compiler `{cxx}`");
-        return;
-    }
     // Each case: a C++ expression, printed as its bits, and the evaluator's bits.
     let mut cases: Vec<(String, String, u64)> = Vec::new();
     let mut add = |what: String, expr: String, want: Literal| cases.push((what, expr, want.bits));
@@ -212,18 +202,52 @@ fn the_cuda_preamble_matches_the_evaluator() {
             }
         }
     }
-    let mut src = String::from(SHIMS);
-    src.push_str(CUDA.preamble);
+    let src = format!("{SHIMS}{}", CUDA.preamble);
+    let exprs: Vec<String> = cases.iter().map(|c| c.1.clone()).collect();
+    let Some(got) = run_host_cpp(&src, &exprs, "preamble") else {
+        return;
+    };
+    assert_eq!(got.len(), cases.len());
+    let wrong: Vec<String> = cases
+        .iter()
+        .zip(&got)
+        .filter(|((_, _, want), got)| want != *got)
+        .map(|((what, _, want), got)| format!("{what}: preamble {got:#x}, evaluator {want:#x}"))
+        .collect();
+    assert!(
+        wrong.is_empty(),
+        "{} of {} cases differ:\n{}",
+        wrong.len(),
+        cases.len(),
+        wrong.join("\n")
+    );
+}
+
+/// Compiles `src` (with `main` appended from `exprs`) as host C++, runs it, and returns the bits
+/// each expression printed; `None` when there is no host compiler and none is required.
+fn run_host_cpp(src_head: &str, exprs: &[String], tag: &str) -> Option<Vec<u64>> {
+    let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
+    if Command::new(&cxx).arg("--version").output().is_err() {
+        let required = std::env::var("STRATA_REQUIRE")
+            .is_ok_and(|v| v.split(',').any(|b| b.trim() == "nvrtc"));
+        assert!(
+            !required,
+            "no host C++ compiler (`{cxx}`) to check CUDA code"
+        );
+        eprintln!("skipped: no host C++ compiler `{cxx}`");
+        return None;
+    }
+    let mut src = String::from(src_head);
     src.push_str(
         "template <typename T> static void put(T v) {\n    unsigned long long b = 0;\n    __builtin_memcpy(&b, &v, sizeof v);\n    std::printf(\"%llu\\n\", b);\n}\nint main() {\n",
     );
-    for (_, expr, _) in &cases {
+    for expr in exprs {
         let _ = writeln!(src, "    put({expr});");
     }
     src.push_str("}\n");
-    let dir = std::env::temp_dir().join(format!("strata-preamble-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("strata-{tag}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let (cpp, exe) = (dir.join("preamble.cpp"), dir.join("preamble"));
+    let (cpp, exe) = (dir.join("helpers.cpp"), dir.join("helpers"));
     std::fs::write(&cpp, &src).unwrap();
     let built = Command::new(&cxx)
         .args(["-std=c++17", "-O1", "-o"])
@@ -233,29 +257,228 @@ fn the_cuda_preamble_matches_the_evaluator() {
         .unwrap();
     assert!(
         built.status.success(),
-        "the preamble does not compile as host C++:\n{}",
+        "the CUDA code does not compile as host C++:\n{}",
         String::from_utf8_lossy(&built.stderr)
     );
     let run = Command::new(&exe).output().unwrap();
     assert!(run.status.success(), "{run:?}");
-    let got: Vec<u64> = String::from_utf8(run.stdout)
+    let _ = std::fs::remove_dir_all(&dir);
+    Some(
+        String::from_utf8(run.stdout)
+            .unwrap()
+            .lines()
+            .map(|l| l.parse().unwrap())
+            .collect(),
+    )
+}
+
+/// The helpers the CUDA writer emits per kernel for the built-ins CUDA lacks or answers
+/// differently (`tanpi`, `asinpi`, `pown`, `rootn`, `ldexp`, `ilogb`, `fract`, `fdim`,
+/// `maxmag`, `minmag`, `powr`, `mad_sat`), compiled as host C++ with the preamble and compared
+/// with the evaluator: bit for bit where the built-in is exact, within its bound where it is
+/// rounded (the host's `tan`, `asin`, `pow` stand in for CUDA's: this checks the helpers'
+/// special cases, reductions and Newton step, not CUDA's library).
+#[test]
+fn the_cuda_math_helpers_match_the_evaluator() {
+    // A kernel that uses every helper, so the writer emits them all.
+    let k = Kernel::build("helpers", |k| {
+        let xf = k.read::<f32>("xf");
+        let xd = k.read::<f64>("xd");
+        let n = k.read::<i32>("n");
+        let of = k.write::<f32>("of");
+        let od = k.write::<f64>("od");
+        let oi = k.write::<i32>("oi");
+        let i = global_id(0);
+        let (a, b, m) = (xf.at(i), xd.at(i), n.at(i));
+        of.set(
+            i,
+            a.tanpi() + a.asinpi() + a.acospi() + a.atanpi() + a.atan2pi(a),
+        );
+        of.set(
+            i + 1u32,
+            a.pown(m) + a.rootn(m) + a.ldexp(m) + a.fract() + a.fdim(a),
+        );
+        of.set(i + 2u32, a.maxmag(a) + a.minmag(a) + a.powr(a));
+        od.set(
+            i,
+            b.tanpi() + b.asinpi() + b.acospi() + b.atanpi() + b.atan2pi(b),
+        );
+        od.set(
+            i + 1u32,
+            b.pown(m) + b.rootn(m) + b.ldexp(m) + b.fract() + b.fdim(b),
+        );
+        od.set(i + 2u32, b.maxmag(b) + b.minmag(b) + b.powr(b));
+        oi.set(i, a.ilogb() + b.ilogb());
+        macro_rules! mad_sat {
+            ($($t:ty),*) => {$({
+                let o = k.read_write::<$t>(concat!("o_", stringify!($t)));
+                let x = o.at(i);
+                o.set(i, x.mad_sat(x, x));
+            })*};
+        }
+        mad_sat!(i8, i16, i32, i64, u8, u16, u32, u64);
+    })
+    .unwrap();
+    let generated = strata::codegen::cuda(k.valid_function()).unwrap();
+    let head = generated
+        .source
+        .split("extern \"C\" __global__")
+        .next()
         .unwrap()
-        .lines()
-        .map(|l| l.parse().unwrap())
+        .to_string();
+    // (what, C++ expression, the evaluator's bits, the result type, ulps allowed)
+    let mut cases: Vec<(String, String, u64, Scalar, u64)> = Vec::new();
+    for fs in [Scalar::F32, Scalar::F64] {
+        let t = cname(fs);
+        let mut xs = float_values(fs);
+        for v in [
+            0.25, 0.75, -0.5, 1.0, 2.0, -3.0, 6.5, 1e-3, 0.9, -0.99, 27.0, 1e30,
+        ] {
+            xs.push(match fs {
+                Scalar::F32 => Literal::from_bits(fs, (v as f32).to_bits() as u64),
+                _ => Literal::from_bits(fs, f64::to_bits(v)),
+            });
+        }
+        let ns: Vec<Literal> = [
+            0i32,
+            1,
+            -1,
+            2,
+            3,
+            -3,
+            7,
+            64,
+            -150,
+            300,
+            -1100,
+            2100,
+            i32::MIN,
+            i32::MAX,
+        ]
+        .iter()
+        .map(|&n| Literal::from_bits(Scalar::I32, n as u32 as u64))
         .collect();
+        for &x in &xs {
+            for f in [
+                MathFn::Tanpi,
+                MathFn::Asinpi,
+                MathFn::Acospi,
+                MathFn::Atanpi,
+                MathFn::Fract,
+            ] {
+                cases.push((
+                    format!("{}({t} {:#x})", f.name(), x.bits),
+                    format!("strata_{}_{t}({})", f.name(), c_lit(x)),
+                    fold_math(f, &[x]).bits,
+                    fs,
+                    u64::from(f.ulp_bound()),
+                ));
+            }
+            cases.push((
+                format!("ilogb({t} {:#x})", x.bits),
+                format!("strata_ilogb_{t}({})", c_lit(x)),
+                fold_math(MathFn::Ilogb, &[x]).bits,
+                Scalar::I32,
+                0,
+            ));
+            for &y in &xs {
+                for f in [
+                    MathFn::Atan2pi,
+                    MathFn::Fdim,
+                    MathFn::Maxmag,
+                    MathFn::Minmag,
+                    MathFn::Powr,
+                ] {
+                    cases.push((
+                        format!("{}({t} {:#x}, {:#x})", f.name(), x.bits, y.bits),
+                        format!("strata_{}_{t}({}, {})", f.name(), c_lit(x), c_lit(y)),
+                        fold_math(f, &[x, y]).bits,
+                        fs,
+                        u64::from(f.ulp_bound()),
+                    ));
+                }
+            }
+            for &n in &ns {
+                for f in [MathFn::Ldexp, MathFn::Pown, MathFn::Rootn] {
+                    cases.push((
+                        format!("{}({t} {:#x}, {})", f.name(), x.bits, n.bits as u32 as i32),
+                        format!("strata_{}_{t}({}, {})", f.name(), c_lit(x), c_lit(n)),
+                        fold_math(f, &[x, n]).bits,
+                        fs,
+                        u64::from(f.ulp_bound()),
+                    ));
+                }
+            }
+        }
+    }
+    for s in INTS {
+        let t = cname(s);
+        let vals = int_values(s);
+        for &a in &vals {
+            for &b in &vals {
+                for &c in &vals[..6] {
+                    cases.push((
+                        format!("mad_sat({t} {:#x}, {:#x}, {:#x})", a.bits, b.bits, c.bits),
+                        format!(
+                            "strata_mad_sat_{t}({}, {}, {})",
+                            c_lit(a),
+                            c_lit(b),
+                            c_lit(c)
+                        ),
+                        fold_math(MathFn::MadSat, &[a, b, c]).bits,
+                        s,
+                        0,
+                    ));
+                }
+            }
+        }
+    }
+    // CUDA declares these in the global namespace; the host library in `std`.
+    let src = format!("{SHIMS}using std::isinf; using std::signbit;\n{head}");
+    let exprs: Vec<String> = cases.iter().map(|c| c.1.clone()).collect();
+    let Some(got) = run_host_cpp(&src, &exprs, "helpers") else {
+        return;
+    };
     assert_eq!(got.len(), cases.len());
+    // Distance in ulp of two floats of type `s` (NaN matches NaN only).
+    let ulps = |s: Scalar, a: u64, b: u64| -> Option<u64> {
+        let (x, y) = match s {
+            Scalar::F32 => (
+                f32::from_bits(a as u32) as f64,
+                f32::from_bits(b as u32) as f64,
+            ),
+            _ => (f64::from_bits(a), f64::from_bits(b)),
+        };
+        if x.is_nan() || y.is_nan() {
+            return (x.is_nan() && y.is_nan()).then_some(0);
+        }
+        if x == y {
+            return Some(0);
+        }
+        if x.is_infinite() || y.is_infinite() || x.signum() != y.signum() {
+            return None;
+        }
+        Some(a.abs_diff(b))
+    };
     let wrong: Vec<String> = cases
         .iter()
         .zip(&got)
-        .filter(|((_, _, want), got)| want != *got)
-        .map(|((what, _, want), got)| format!("{what}: preamble {got:#x}, evaluator {want:#x}"))
+        .filter(|((_, _, want, s, tol), got)| match s {
+            Scalar::F32 | Scalar::F64 => ulps(*s, **got, *want).is_none_or(|u| u > *tol),
+            _ => want != *got,
+        })
+        .map(|((what, _, want, _, _), got)| format!("{what}: helper {got:#x}, evaluator {want:#x}"))
         .collect();
-    let _ = std::fs::remove_dir_all(&dir);
     assert!(
         wrong.is_empty(),
         "{} of {} cases differ:\n{}",
         wrong.len(),
         cases.len(),
-        wrong.join("\n")
+        wrong
+            .iter()
+            .take(40)
+            .cloned()
+            .collect::<Vec<_>>()
+            .join("\n")
     );
 }

@@ -200,6 +200,51 @@ fn validator_collects_every_error_with_its_location() {
     );
 }
 
+#[test]
+fn validator_checks_the_integer_argument_of_ldexp_and_the_result_of_ilogb() {
+    let mut f = ir::Function::new("mixed");
+    f.params.push(ir::Param {
+        name: "out".into(),
+        kind: ParamKind::Buffer {
+            elem: Type::F32,
+            access: ir::Access::Write,
+            len: None,
+        },
+    });
+    let zero = lit_u32(&mut f, 0);
+    let x = f.exprs.intern(
+        ir::Expr::Literal(Literal::from_bits(Scalar::F32, 1.5f32.to_bits() as u64)),
+        Type::F32,
+    );
+    // ldexp(f32, f32): the exponent must be i32.
+    let bad = f
+        .exprs
+        .intern(ir::Expr::Math(ir::MathFn::Ldexp, vec![x, x]), Type::F32);
+    // ilogb(f32) typed f32: its result is i32.
+    let mistyped = f
+        .exprs
+        .intern(ir::Expr::Math(ir::MathFn::Ilogb, vec![x]), Type::F32);
+    f.body = vec![
+        Stmt::Store {
+            mem: ir::Mem::Buffer(0),
+            index: zero,
+            value: bad,
+        },
+        Stmt::Store {
+            mem: ir::Mem::Buffer(0),
+            index: zero,
+            value: mistyped,
+        },
+    ];
+    let text = ir::validate(f).unwrap_err().to_string();
+    assert!(
+        text.contains("argument 2 of ldexp must be i32, got f32"),
+        "{text}"
+    );
+    assert!(text.contains("i32"), "{text}");
+    assert!(text.contains("(2 errors)"), "{text}");
+}
+
 // ---------------------------------------------------------------------------------------------
 // Constant folding
 

@@ -11,6 +11,7 @@ use strata::builder::Element;
 use strata::prelude::*;
 
 mod atomics;
+mod builtins;
 mod casts;
 mod collectives;
 mod control;
@@ -55,6 +56,7 @@ pub fn cases() -> Vec<Case> {
     v.extend(ints::cases());
     v.push(case("int/hadd_after_mul_hi", ints::hadd_after_mul_hi));
     v.extend(floats::cases());
+    v.extend(builtins::cases());
     v.extend(casts::cases());
     v.extend(vectors::cases());
     v.extend(control::cases());

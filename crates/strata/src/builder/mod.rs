@@ -44,9 +44,10 @@ use std::panic::Location;
 fn at_str(l: &Location) -> String {
     format!(" (at {}:{}:{})", l.file(), l.line(), l.column())
 }
+pub use math::select_each;
 pub use types::{
-    Arith, Bits, Element, Float, FloatArith, IntArith, Integer, KernelType, Numeric, ScalarType,
-    VectorType, WidensTo,
+    Arith, Bits, Element, Float, FloatArith, HasBits, Int32, IntArith, Integer, KernelType,
+    Numeric, ScalarType, Upsample, VectorType, WidensTo,
 };
 
 /// A value computed on the device, of kernel type `T`. Cheap to copy.

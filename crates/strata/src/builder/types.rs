@@ -138,31 +138,72 @@ widens!(f32 => f64);
 /// Types with arithmetic (`+ - * / %`, `min`, `max`, comparisons): numeric scalars and vectors.
 pub trait Arith: KernelType {
     /// The matching `bool` type: `bool` for scalars, `[bool; N]` for vectors.
-    type Mask: KernelType;
+    type Mask: Bits;
     /// The component type.
     type Component: Numeric;
 }
 /// Integer scalars and vectors (bitwise operators, shifts, integer built-ins).
-pub trait IntArith: Arith {}
+pub trait IntArith: Arith + Bits {
+    /// The unsigned type of the same size and width (the result of `abs_diff`).
+    type Unsigned: IntArith<Mask = Self::Mask>;
+}
 /// Float scalars and vectors (the float math built-ins).
-pub trait FloatArith: Arith {}
+pub trait FloatArith: Arith {
+    /// `i32` of the same width: the exponent argument of `ldexp`, `pown`, `rootn` and the
+    /// result of `ilogb`.
+    type Int: IntArith<Mask = Self::Mask>;
+    /// The unsigned integer of the same size and width (the float's bits).
+    type Bits: IntArith<Mask = Self::Mask>;
+}
 /// Types with `& | ^ !`: integers, `bool`, and vectors of them.
 pub trait Bits: KernelType {}
 
-macro_rules! arith {
-    ($marker:ident: $($t:ty),*) => {$(
+macro_rules! arith_types {
+    ($($t:ty),*) => {$(
         impl Arith for $t { type Mask = bool; type Component = $t; }
         impl Arith for [$t; 2] { type Mask = [bool; 2]; type Component = $t; }
         impl Arith for [$t; 3] { type Mask = [bool; 3]; type Component = $t; }
         impl Arith for [$t; 4] { type Mask = [bool; 4]; type Component = $t; }
-        impl $marker for $t {}
-        impl $marker for [$t; 2] {}
-        impl $marker for [$t; 3] {}
-        impl $marker for [$t; 4] {}
     )*};
 }
-arith!(IntArith: i8, i16, i32, i64, u8, u16, u32, u64);
-arith!(FloatArith: f32, f64);
+arith_types!(i8, i16, i32, i64, u8, u16, u32, u64, f32, f64);
+
+/// Implements `$tr` for scalar `$t` and its 2-, 3- and 4-vectors, each associated type the
+/// scalar or the vector of the same width of the type given.
+macro_rules! for_widths {
+    ($tr:ident for $($t:ty { $($name:ident = $a:ty),* });* $(;)?) => {$(
+        impl $tr for $t { $(type $name = $a;)* }
+        impl $tr for [$t; 2] { $(type $name = [$a; 2];)* }
+        impl $tr for [$t; 3] { $(type $name = [$a; 3];)* }
+        impl $tr for [$t; 4] { $(type $name = [$a; 4];)* }
+    )*};
+}
+for_widths!(IntArith for
+    i8 { Unsigned = u8 }; i16 { Unsigned = u16 }; i32 { Unsigned = u32 }; i64 { Unsigned = u64 };
+    u8 { Unsigned = u8 }; u16 { Unsigned = u16 }; u32 { Unsigned = u32 }; u64 { Unsigned = u64 });
+for_widths!(FloatArith for f32 { Int = i32, Bits = u32 }; f64 { Int = i32, Bits = u64 });
+
+/// Types whose bits can be selected (`bitselect`): integers, and floats through the unsigned
+/// integer of the same size.
+pub trait HasBits: Arith {
+    /// The unsigned integer type with the same bits.
+    type Bits: IntArith<Mask = Self::Mask>;
+}
+/// 32-bit integer scalars and vectors (`mul24`, `mad24`).
+pub trait Int32: IntArith {}
+/// 8-, 16- and 32-bit integers, which `upsample` joins into the type twice as wide.
+pub trait Upsample: IntArith {
+    /// The type twice as wide (signed when `Self` is).
+    type Wide: IntArith<Mask = Self::Mask>;
+}
+for_widths!(HasBits for
+    i8 { Bits = u8 }; i16 { Bits = u16 }; i32 { Bits = u32 }; i64 { Bits = u64 };
+    u8 { Bits = u8 }; u16 { Bits = u16 }; u32 { Bits = u32 }; u64 { Bits = u64 };
+    f32 { Bits = u32 }; f64 { Bits = u64 });
+for_widths!(Upsample for
+    i8 { Wide = i16 }; i16 { Wide = i32 }; i32 { Wide = i64 };
+    u8 { Wide = u16 }; u16 { Wide = u32 }; u32 { Wide = u64 });
+for_widths!(Int32 for i32 {}; u32 {});
 
 macro_rules! bits {
     ($($t:ty),*) => {$(

@@ -188,6 +188,21 @@ pub static OPENCL: Dialect = Dialect {
         MathFn::Atan2,
         MathFn::Hypot,
         MathFn::Fmod,
+        MathFn::Erf,
+        MathFn::Erfc,
+        MathFn::Tgamma,
+        MathFn::Lgamma,
+        MathFn::Sinpi,
+        MathFn::Cospi,
+        MathFn::Tanpi,
+        MathFn::Asinpi,
+        MathFn::Acospi,
+        MathFn::Atanpi,
+        MathFn::Atan2pi,
+        MathFn::Rint,
+        MathFn::Logb,
+        MathFn::Remainder,
+        MathFn::Nextafter,
     ],
     options: &["-cl-std=CL1.2", "-cl-fp32-correctly-rounded-divide-sqrt"],
 };
@@ -1021,6 +1036,167 @@ impl<'a> Writer<'a> {
             .map_or(m.name(), |(_, n)| n)
     }
 
+    /// The helper that computes built-in `m` on component type `s` where strata defines the
+    /// value itself (special cases that targets answer differently) or the target lacks the
+    /// built-in (CUDA has no `tanpi`, `pown`, `rootn`, `mad_sat`, ...): its definition is
+    /// added to the kernel's helpers and its name returned; `None` for the target's built-in.
+    /// Each follows the evaluator's definition (`ir::eval`, `ir::special`).
+    fn defined_helper(&mut self, m: MathFn, s: Scalar) -> Option<String> {
+        let cuda = self.d.key == "cuda";
+        let t = self.ty(s);
+        let name = format!("strata_{}_{t}", m.name());
+        let lit = |v: f64| {
+            if s == Scalar::F32 {
+                format!("{:?}f", v as f32)
+            } else {
+                format!("{v:?}")
+            }
+        };
+        let special = |v: f64| {
+            let bits = if s == Scalar::F32 {
+                (v as f32).to_bits() as u64
+            } else {
+                v.to_bits()
+            };
+            self.literal(Literal::from_bits(s, bits))
+        };
+        let (nan, inf) = (special(f64::NAN), special(f64::INFINITY));
+        // f32 results that CUDA's float functions would leave near the bound are computed in
+        // double and rounded once.
+        let wide = if s == Scalar::F32 { "(double)" } else { "" };
+        let pi = "3.141592653589793";
+        let (x1, x2, xn) = (
+            format!("{t} x"),
+            format!("{t} x, {t} y"),
+            format!("{t} x, i32 n"),
+        );
+        let [z, one, two, half, quarter, tq] = [0.0, 1.0, 2.0, 0.5, 0.25, 0.75].map(lit);
+        let ret = if m == MathFn::Ilogb {
+            self.ty(Scalar::I32)
+        } else {
+            t
+        };
+        let (params, body) = match m {
+            MathFn::Fract if s.is_float() => (
+                x1.clone(),
+                format!(
+                    "return (x != x || x == {z}) ? x : isinf(x) ? copysign({z}, x) : fmin(x - floor(x), {below});",
+                    below = if s == Scalar::F32 {
+                        format!("{:?}f", 1.0 - f32::EPSILON / 2.0)
+                    } else {
+                        format!("{:?}", 1.0 - f64::EPSILON / 2.0)
+                    }
+                ),
+            ),
+            MathFn::Fdim if s.is_float() => (
+                x2.clone(),
+                format!("return (x != x || y != y) ? x + y : x > y ? x - y : {};", z),
+            ),
+            MathFn::Maxmag | MathFn::Minmag if s.is_float() => {
+                let (gt, f) = if m == MathFn::Maxmag { (">", "fmax") } else { ("<", "fmin") };
+                (
+                    x2.clone(),
+                        format!("{t} ax = fabs(x), ay = fabs(y); return ax {gt} ay ? x : ay {gt} ax ? y : {f}(x, y);"),
+                )
+            }
+            MathFn::Ilogb => (
+                x1.clone(),
+                format!("return (x != x || isinf(x)) ? 2147483647 : x == {} ? (-2147483647 - 1) : ilogb(x);", z),
+            ),
+            MathFn::Powr => (
+                x2.clone(),
+                format!(
+                    "if (x != x || y != y || x < {z}) return {nan};\n    if (y == {z} && (x == {z} || isinf(x))) return {nan};\n    if (x == {one} && isinf(y)) return {nan};\n    return pow(x, y);",
+                ),
+            ),
+            MathFn::Tanpi if cuda => (
+                x1.clone(),
+                format!(
+                    "if (x != x || isinf(x)) return {nan};\n    {t} r = fmod(x, {one}), a = fabs(r);\n    bool odd = fabs(fmod(x, {two})) >= {one};\n    if (a == {z}) {{ {t} q = copysign({z}, x); return odd ? -q : q; }}\n    if (a == {half}) return fmod(floor(x), {two}) == {z} ? {inf} : -{inf};\n    double d = (double)a;\n    {t} v = ({t})(a <= {quarter} ? tan({pi} * d) : a <= {tq} ? 1.0 / tan({pi} * (0.5 - d)) : -tan({pi} * (1.0 - d)));\n    return r < {z} ? -v : v;",
+                ),
+            ),
+            // The zeros of sinpi, cospi and tanpi carry signs by rule (OpenCL 1.2 section
+            // 7.5.1): PoCL 3.1 returns sinpi(-7) = +0, cospi(-6.5) = -0 and tanpi(-7) = -0;
+            // the built-in's zero is replaced by the rule's.
+            MathFn::Sinpi => (
+                x1.clone(),
+                format!(
+                    "if (x != x) return x;\n    {t} r = sinpi(x);\n    return r == {z} ? copysign({z}, x) : r;",
+                ),
+            ),
+            MathFn::Cospi => (
+                x1.clone(),
+                format!(
+                    "if (x != x) return x;\n    {t} r = cospi(x);\n    return r == {z} ? {z} : r;",
+                ),
+            ),
+            MathFn::Tanpi if !cuda => (
+                x1.clone(),
+                format!(
+                    "if (x != x) return x;\n    {t} r = tanpi(x);\n    return r == {z} ? copysign({z}, fmod(x, {two}) != {z} ? -x : x) : r;",
+                ),
+            ),
+            MathFn::Asinpi | MathFn::Acospi | MathFn::Atanpi if cuda => (
+                x1.clone(),
+                format!("return ({t})({}({wide}x) / {pi});", &m.name()[..4]),
+            ),
+            MathFn::Atan2pi if cuda => (
+                format!("{t} y, {t} x"),
+                format!("return ({t})(atan2({wide}y, {wide}x) / {pi});"),
+            ),
+            // CUDA's ldexp takes |n| with PTX `abs.s32`, which ptxas may assume non-negative
+            // (the golden test keeps integer `abs` out of every kernel): scale by powers of two
+            // instead, as musl's scalbn does (exact; one rounding into the subnormals).
+            MathFn::Ldexp if cuda => {
+                let (max, min, mant, p_max, p_low, u) = if s == Scalar::F32 {
+                    (127, -126, 24, "0x1p127f", "0x1p-102f", "u32")
+                } else {
+                    (1023, -1022, 53, "0x1p1023", "0x1p-969", "u64")
+                };
+                let shift = if s == Scalar::F32 { 23 } else { 52 };
+                let two_n = self.bits_as(t, &format!("(({u})({max} + n) << {shift})"));
+                (
+                    xn.clone(),
+                        format!(
+                        "if (n > {max}) {{ x *= {p_max}; n -= {max}; if (n > {max}) {{ x *= {p_max}; n -= {max}; if (n > {max}) n = {max}; }} }}\n    else if (n < {min}) {{ x *= {p_low}; n += {d}; if (n < {min}) {{ x *= {p_low}; n += {d}; if (n < {min}) n = {min}; }} }}\n    return x * {two_n};",
+                        d = -min - mant
+                    ),
+                )
+            }
+            MathFn::Pown if cuda => (
+                xn.clone(),
+                format!("return ({t})pow({wide}x, (double)n);"),
+            ),
+            MathFn::Rootn if cuda => (
+                xn.clone(),
+                format!(
+                    "if (n == 0 || x != x || (x < {z} && n % 2 == 0)) return {nan};\n    bool neg = n % 2 != 0 && signbit(x);\n    double ax = fabs((double)x), y;\n    if (ax == 0.0) y = n < 0 ? (double){inf} : 0.0;\n    else if (isinf(ax)) y = n < 0 ? 0.0 : (double){inf};\n    else {{\n        y = pow(ax, 1.0 / (double)n);\n        double q = pow(y, (double)n) / ax;\n        if (!isinf(q) && q != 0.0 && q == q && ax >= 2.2250738585072014e-308 && y >= 2.2250738585072014e-308) y = y - y * (q - 1.0) / (double)n;\n    }}\n    return ({t})(neg ? -y : y);",
+                ),
+            ),
+            MathFn::MadSat if cuda => {
+                let body = match s {
+                    Scalar::U64 => "u64 hi = __umul64hi(a, b), lo = a * b, r = lo + c;
+    return (hi != 0 || r < lo) ? 18446744073709551615ul : r;".to_string(),
+                    Scalar::I64 => "u64 lo = (u64)a * (u64)b, r = lo + (u64)c;
+    i64 hi = __mul64hi(a, b) + (c < 0 ? -1L : 0L) + (r < lo ? 1L : 0L);
+    if (hi == ((i64)r < 0 ? -1L : 0L)) return (i64)r;
+    return hi < 0 ? (-9223372036854775807L - 1L) : 9223372036854775807L;".to_string(),
+                    Scalar::U32 | Scalar::U16 | Scalar::U8 => format!("u64 r = (u64)a * (u64)b + (u64)c;
+    return r > (u64)strata_int<{t}>::hi ? strata_int<{t}>::hi : ({t})r;"),
+                    _ => format!("i64 r = (i64)a * (i64)b + (i64)c;
+    return r > (i64)strata_int<{t}>::hi ? strata_int<{t}>::hi : r < (i64)strata_int<{t}>::lo ? strata_int<{t}>::lo : ({t})r;"),
+                };
+                (format!("{t} a, {t} b, {t} c"), body)
+            }
+            _ => return None,
+        };
+        self.helpers.insert(format!(
+            "{} {ret} {name}({params}) {{\n    {body}\n}}\n",
+            self.d.helper_prefix
+        ));
+        Some(name)
+    }
+
     fn math(&mut self, m: MathFn, at: Type, v: &[Vec<String>]) -> Vec<String> {
         let w = at.width as usize;
         let s = at.scalar;
@@ -1069,7 +1245,9 @@ impl<'a> Writer<'a> {
                     .map(|c| format!("({} / sqrt({acc}))", v[0][c]))
                     .collect()
             }
-            _ => (0..w)
+            _ => {
+                let helper = self.defined_helper(m, s);
+                (0..w)
                 .map(|c| {
                     let a: Vec<&str> = v.iter().map(|x| x[c].as_str()).collect();
                     match (m, float) {
@@ -1088,6 +1266,9 @@ impl<'a> Writer<'a> {
                             format!("(({t}){}({}, {}))", self.fname(m), a[0], a[1])
                         }
                         (MathFn::Abs, true) => format!("fabs({})", a[0]),
+                        _ if helper.is_some() => {
+                            format!("{}({})", helper.as_deref().unwrap_or(""), a.join(", "))
+                        }
                         (_, true) if self.d.nan_guarded.contains(&m) => {
                             let f = self.fname(m);
                             let name = format!("strata_{f}_{t}");
@@ -1182,7 +1363,8 @@ impl<'a> Writer<'a> {
                         _ => format!("{}({})", self.fname(m), a.join(", ")),
                     }
                 })
-                .collect(),
+                .collect()
+            }
         }
     }
 

@@ -8,7 +8,7 @@
 //!
 //! The arithmetic itself is defined once, by the [`Num`], [`Int`] and [`Float`] traits.
 
-use super::{BinaryOp, Literal, MathFn, Scalar, UnaryOp};
+use super::{special, BinaryOp, Literal, MathFn, Scalar, UnaryOp};
 use bytemuck::Pod;
 
 /// An error raised while evaluating an operation.
@@ -276,6 +276,8 @@ pub trait Int: Num + Ord {
     fn hadd(self, o: Self) -> Self;
     /// `(a + b + 1) >> 1` without overflow.
     fn rhadd(self, o: Self) -> Self;
+    /// `a * b + c` computed exactly, saturated to the type's range.
+    fn mad_sat(self, b: Self, c: Self) -> Self;
 }
 
 /// Operations of the float types.
@@ -286,6 +288,10 @@ pub trait Float: Num {
     fn math2(f: MathFn, x: Self, y: Self) -> Self;
     /// Applies a three-argument math built-in.
     fn math3(f: MathFn, x: Self, y: Self, z: Self) -> Self;
+    /// Applies a built-in of a float and an `i32` (`ldexp`, `pown`, `rootn`).
+    fn math_int(f: MathFn, x: Self, n: i32) -> Self;
+    /// Applies a built-in with an `i32` result (`ilogb`).
+    fn to_int(f: MathFn, x: Self) -> i32;
     /// Applies a float test (`isnan`, ...).
     fn test(f: MathFn, x: Self) -> bool;
     /// `sqrt`
@@ -425,6 +431,11 @@ macro_rules! int_impl {
             fn rhadd(self, o: Self) -> Self {
                 ((self as $wide + o as $wide + 1) >> 1) as $t
             }
+            fn mad_sat(self, b: Self, c: Self) -> Self {
+                // Exact in the wide type: |a b| < 2^128 for u64, 2^126 for i64, and + c fits.
+                let r = self as $wide * b as $wide + c as $wide;
+                r.clamp(<$t>::MIN as $wide, <$t>::MAX as $wide) as $t
+            }
         }
     };
 }
@@ -547,6 +558,26 @@ macro_rules! float_impl {
                     MathFn::Degrees => x.to_degrees(),
                     MathFn::Radians => x.to_radians(),
                     MathFn::Abs => x.abs(),
+                    MathFn::Erf => special::erf(x as f64) as $t,
+                    MathFn::Erfc => special::erfc(x as f64) as $t,
+                    MathFn::Tgamma => special::tgamma(x as f64) as $t,
+                    MathFn::Lgamma => special::lgamma(x as f64) as $t,
+                    MathFn::Sinpi => special::sinpi(x as f64) as $t,
+                    MathFn::Cospi => special::cospi(x as f64) as $t,
+                    MathFn::Tanpi => special::tanpi(x as f64) as $t,
+                    // Rust's `asin`, `acos`, `atan` are within an ulp; one division by pi
+                    // (rounded) adds about one more.
+                    MathFn::Asinpi => ((x as f64).asin() / std::f64::consts::PI) as $t,
+                    MathFn::Acospi => ((x as f64).acos() / std::f64::consts::PI) as $t,
+                    MathFn::Atanpi => ((x as f64).atan() / std::f64::consts::PI) as $t,
+                    MathFn::Rint => x.round_ties_even(),
+                    MathFn::Logb if x == 0.0 => <$t>::NEG_INFINITY,
+                    MathFn::Logb if !x.is_finite() => x.abs(),
+                    MathFn::Logb => Self::to_int(MathFn::Ilogb, x) as $t,
+                    MathFn::Fract if x.is_nan() || x == 0.0 => x,
+                    MathFn::Fract if x.is_infinite() => (0.0 as $t).copysign(x),
+                    // The largest value below 1: 1 - 2^-(mantissa bits + 1).
+                    MathFn::Fract => (x - x.floor()).min(1.0 - <$t>::EPSILON / 2.0),
                     other => unreachable!("{} is not a one-argument float built-in", other.name()),
                 }
             }
@@ -559,6 +590,33 @@ macro_rules! float_impl {
                     MathFn::Copysign => x.copysign(y),
                     MathFn::Min => x.min(y),
                     MathFn::Max => x.max(y),
+                    MathFn::Atan2pi => ((x as f64).atan2(y as f64) / std::f64::consts::PI) as $t,
+                    MathFn::Fdim if x.is_nan() || y.is_nan() => x + y,
+                    MathFn::Fdim => {
+                        if x > y {
+                            x - y
+                        } else {
+                            0.0
+                        }
+                    }
+                    MathFn::Maxmag if x.abs() > y.abs() => x,
+                    MathFn::Maxmag if y.abs() > x.abs() => y,
+                    MathFn::Maxmag => x.max(y),
+                    MathFn::Minmag if x.abs() < y.abs() => x,
+                    MathFn::Minmag if y.abs() < x.abs() => y,
+                    MathFn::Minmag => x.min(y),
+                    MathFn::Nextafter if x.is_nan() || y.is_nan() => x + y,
+                    MathFn::Nextafter if x == y => y,
+                    MathFn::Nextafter if x == 0.0 => <$t>::from_bits(1).copysign(y),
+                    // Away from zero when y is further out on x's side, else towards zero.
+                    MathFn::Nextafter => {
+                        let away = (y > x) == (x > 0.0);
+                        let b = x.to_bits();
+                        <$t>::from_bits(if away { b + 1 } else { b - 1 })
+                    }
+                    // Exact in f64, and the remainder of two f32 is an f32.
+                    MathFn::Remainder => libm::remainder(x as f64, y as f64) as $t,
+                    MathFn::Powr => special::powr(x as f64, y as f64) as $t,
                     other => unreachable!("{} is not a two-argument float built-in", other.name()),
                 }
             }
@@ -570,6 +628,24 @@ macro_rules! float_impl {
                     other => {
                         unreachable!("{} is not a three-argument float built-in", other.name())
                     }
+                }
+            }
+            fn math_int(f: MathFn, x: Self, n: i32) -> Self {
+                match f {
+                    // Exact in f64 (or out of its range, as of f32's); one rounding to f32.
+                    MathFn::Ldexp => libm::scalbn(x as f64, n) as $t,
+                    MathFn::Pown => PowInt::pown(x, n),
+                    MathFn::Rootn => PowInt::rootn(x, n),
+                    other => unreachable!("{} is not a float-and-int built-in", other.name()),
+                }
+            }
+            fn to_int(f: MathFn, x: Self) -> i32 {
+                match f {
+                    MathFn::Ilogb if x == 0.0 => i32::MIN,
+                    MathFn::Ilogb if !x.is_finite() => i32::MAX,
+                    // f32 subnormals are normal in f64.
+                    MathFn::Ilogb => libm::ilogb(x as f64),
+                    other => unreachable!("{} has no integer result", other.name()),
                 }
             }
             fn test(f: MathFn, x: Self) -> bool {
@@ -591,6 +667,29 @@ macro_rules! float_impl {
 float_impl!(f32, F32);
 float_impl!(f64, F64);
 
+/// `pown` and `rootn` per type: `f32` through `f64` (`pow(x, n)` there is far inside `f32`'s
+/// bound), `f64` through `pow` with the exact exponent and [`special::rootn`].
+trait PowInt: Sized {
+    fn pown(self, n: i32) -> Self;
+    fn rootn(self, n: i32) -> Self;
+}
+impl PowInt for f32 {
+    fn pown(self, n: i32) -> f32 {
+        (self as f64).powf(f64::from(n)) as f32
+    }
+    fn rootn(self, n: i32) -> f32 {
+        special::rootn(self as f64, n) as f32
+    }
+}
+impl PowInt for f64 {
+    fn pown(self, n: i32) -> f64 {
+        self.powf(f64::from(n))
+    }
+    fn rootn(self, n: i32) -> f64 {
+        special::rootn(self, n)
+    }
+}
+
 fn map1<A: Pod, R: Pod>(a: &Column, out: &mut Column, n: usize, f: impl Fn(A) -> R) {
     out.reserve_bytes(n * std::mem::size_of::<R>());
     let a = a.slice::<A>(n);
@@ -600,8 +699,19 @@ fn map1<A: Pod, R: Pod>(a: &Column, out: &mut Column, n: usize, f: impl Fn(A) ->
 }
 
 fn map2<A: Pod, R: Pod>(a: &Column, b: &Column, out: &mut Column, n: usize, f: impl Fn(A, A) -> R) {
+    map2_mixed(a, b, out, n, f)
+}
+
+/// [`map2`] with arguments of two types.
+fn map2_mixed<A: Pod, B: Pod, R: Pod>(
+    a: &Column,
+    b: &Column,
+    out: &mut Column,
+    n: usize,
+    f: impl Fn(A, B) -> R,
+) {
     out.reserve_bytes(n * std::mem::size_of::<R>());
-    let (a, b) = (a.slice::<A>(n), b.slice::<A>(n));
+    let (a, b) = (a.slice::<A>(n), b.slice::<B>(n));
     for ((o, &x), &y) in out.slice_mut::<R>(n).iter_mut().zip(a).zip(b) {
         *o = f(x, y);
     }
@@ -769,6 +879,10 @@ fn float_math<T: Float>(
 ) {
     match f.kind() {
         crate::ir::MathKind::FloatTest => map1(args[0], out, n, |x: T| T::test(f, x) as u8),
+        crate::ir::MathKind::FloatToInt => map1(args[0], out, n, |x: T| T::to_int(f, x)),
+        crate::ir::MathKind::FloatInt => map2_mixed(args[0], args[1], out, n, |x: T, k: i32| {
+            T::math_int(f, x, k)
+        }),
         crate::ir::MathKind::Reduce => {
             out.reserve_bytes(lanes * std::mem::size_of::<T>());
             let a = args[0].slice::<T>(n);
@@ -846,6 +960,7 @@ fn int_math<T: Int>(f: MathFn, args: &[&Column], out: &mut Column, n: usize) {
         MathFn::Clamp => map3(args[0], args[1], args[2], out, n, |x: T, lo: T, hi: T| {
             x.max_(lo).min_(hi)
         }),
+        MathFn::MadSat => map3(args[0], args[1], args[2], out, n, T::mad_sat),
         other => unreachable!("validated: {} on integers", other.name()),
     }
 }
@@ -902,12 +1017,7 @@ pub fn fold_math(f: MathFn, args: &[Literal]) -> Literal {
     let mut out = Column::default();
     let s = args[0].scalar;
     math(f, s, &refs, &mut out, 1, 1);
-    let rs = if f.kind() == crate::ir::MathKind::FloatTest {
-        Scalar::Bool
-    } else {
-        s
-    };
-    out.literal(rs, 0)
+    out.literal(f.result_scalar(s), 0)
 }
 
 /// Folds a select of literals.

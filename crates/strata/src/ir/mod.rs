@@ -19,6 +19,7 @@
 pub mod eval;
 pub mod passes;
 pub mod print;
+mod special;
 pub mod types;
 pub mod validate;
 
@@ -208,8 +209,14 @@ impl MathFn {
             MathFn::Sin | MathFn::Cos | MathFn::Sinh | MathFn::Cosh => 4,
             MathFn::Asin | MathFn::Acos | MathFn::Asinh | MathFn::Acosh | MathFn::Hypot => 4,
             MathFn::Tan | MathFn::Tanh | MathFn::Atan | MathFn::Atanh => 5,
-            MathFn::Atan2 => 6,
-            MathFn::Pow => 16,
+            MathFn::Atan2 | MathFn::Atan2pi | MathFn::Tanpi => 6,
+            MathFn::Asinpi | MathFn::Acospi | MathFn::Atanpi => 5,
+            MathFn::Sinpi | MathFn::Cospi => 4,
+            MathFn::Pow | MathFn::Powr | MathFn::Pown | MathFn::Rootn => 16,
+            MathFn::Erf | MathFn::Erfc | MathFn::Tgamma => 16,
+            // OpenCL gives lgamma no bound; strata holds it to 16 ulp for x > 0 and to an
+            // absolute 2^-20 (f32) or 2^-48 (f64) near its zeros at negative x.
+            MathFn::Lgamma => 16,
             _ => 0,
         }
     }
@@ -230,6 +237,30 @@ pub enum MathKind {
     Reduce,
     /// Float vectors, vector result (`normalize`, `cross`).
     Geometric,
+    /// A float and an `i32` of the same width, result of the float's type (`ldexp`, `pown`,
+    /// `rootn`).
+    FloatInt,
+    /// A float, result `i32` of the same width (`ilogb`).
+    FloatToInt,
+}
+
+impl MathFn {
+    /// The result's component type for arguments whose first has component type `s`.
+    pub fn result_scalar(self, s: Scalar) -> Scalar {
+        match self.kind() {
+            MathKind::FloatTest => Scalar::Bool,
+            MathKind::FloatToInt => Scalar::I32,
+            _ => s,
+        }
+    }
+
+    /// The component type argument `i` must have when the first has `s`.
+    pub fn arg_scalar(self, i: usize, s: Scalar) -> Scalar {
+        match self.kind() {
+            MathKind::FloatInt if i == 1 => Scalar::I32,
+            _ => s,
+        }
+    }
 }
 
 math_fns! {
@@ -307,6 +338,56 @@ math_fns! {
     Degrees = "degrees", 1, Float;
     /// Radians from degrees.
     Radians = "radians", 1, Float;
+    /// The error function.
+    Erf = "erf", 1, Float;
+    /// `1 - erf(x)` without cancellation.
+    Erfc = "erfc", 1, Float;
+    /// The gamma function.
+    Tgamma = "tgamma", 1, Float;
+    /// `ln |gamma(x)|`
+    Lgamma = "lgamma", 1, Float;
+    /// `sin(pi x)`, with the argument reduced exactly.
+    Sinpi = "sinpi", 1, Float;
+    /// `cos(pi x)`, with the argument reduced exactly.
+    Cospi = "cospi", 1, Float;
+    /// `tan(pi x)`, with the argument reduced exactly.
+    Tanpi = "tanpi", 1, Float;
+    /// `asin(x) / pi`
+    Asinpi = "asinpi", 1, Float;
+    /// `acos(x) / pi`
+    Acospi = "acospi", 1, Float;
+    /// `atan(x) / pi`
+    Atanpi = "atanpi", 1, Float;
+    /// `atan2(y, x) / pi`; arguments `(y, x)`.
+    Atan2pi = "atan2pi", 2, Float;
+    /// Round to the nearest integer, ties to even.
+    Rint = "rint", 1, Float;
+    /// The exponent of `x` as a float (`floor(log2 |x|)`, exact; subnormals included).
+    Logb = "logb", 1, Float;
+    /// `x - floor(x)`, at most the largest value below 1 (OpenCL `fract` without the pointer:
+    /// the floor is `floor(x)`); `fract(±inf) = ±0`, `fract(±0) = ±0`.
+    Fract = "fract", 1, Float;
+    /// `x - y` when `x > y`, else `+0`.
+    Fdim = "fdim", 2, Float;
+    /// The argument of larger magnitude (`fmax` of both when the magnitudes are equal).
+    Maxmag = "maxmag", 2, Float;
+    /// The argument of smaller magnitude (`fmin` of both when the magnitudes are equal).
+    Minmag = "minmag", 2, Float;
+    /// The next representable value after `x` towards `y`.
+    Nextafter = "nextafter", 2, Float;
+    /// IEEE remainder: `x - n y` with `n` the integer nearest `x / y` (ties to even), exact.
+    Remainder = "remainder", 2, Float;
+    /// `x^y` for `x >= 0` (NaN for negative `x`, `powr(0, 0)`, `powr(inf, 0)`, `powr(1, inf)`).
+    Powr = "powr", 2, Float;
+    /// `x * 2^n`, exact (rounded once where the result is subnormal).
+    Ldexp = "ldexp", 2, FloatInt;
+    /// `x^n` for an integer `n`.
+    Pown = "pown", 2, FloatInt;
+    /// `x^(1/n)` for an integer `n` (negative `x` only for odd `n`).
+    Rootn = "rootn", 2, FloatInt;
+    /// The exponent of `x` as an `i32` (`ilogb(±0) = i32::MIN`, `ilogb(±inf) = ilogb(NaN) =
+    /// i32::MAX`).
+    Ilogb = "ilogb", 1, FloatToInt;
     /// Absolute value (integers wrap: `abs(MIN) == MIN`).
     Abs = "abs", 1, Numeric;
     /// Smaller of two values.
@@ -331,6 +412,8 @@ math_fns! {
     Hadd = "hadd", 2, Int;
     /// `(x + y + 1) >> 1` without overflow.
     Rhadd = "rhadd", 2, Int;
+    /// `x * y + z`, saturated to the type's range (computed exactly).
+    MadSat = "mad_sat", 3, Int;
     /// `x` is NaN.
     IsNan = "isnan", 1, FloatTest;
     /// `x` is infinite.

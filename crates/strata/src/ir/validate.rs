@@ -336,10 +336,12 @@ impl Validator<'_> {
                     ));
                 }
                 let at = t(args[0])?;
-                for &a in &args[1..] {
-                    if t(a)? != at {
+                for (i, &a) in args.iter().enumerate().skip(1) {
+                    let want = at.with_scalar(fun.arg_scalar(i, at.scalar));
+                    if t(a)? != want {
                         return Err(format!(
-                            "arguments of {} have different types {at} and {}",
+                            "argument {} of {} must be {want}, got {}",
+                            i + 1,
                             fun.name(),
                             t(a)?
                         ));
@@ -363,6 +365,10 @@ impl Validator<'_> {
                     MathKind::Reduce | MathKind::Geometric if !s.is_float() => {
                         Err(format!("{} needs float arguments, got {at}", fun.name()))
                     }
+                    MathKind::FloatInt | MathKind::FloatToInt if !s.is_float() => {
+                        Err(format!("{} needs a float argument, got {at}", fun.name()))
+                    }
+                    MathKind::FloatToInt => expect(at.with_scalar(Scalar::I32)),
                     MathKind::Reduce => expect(at.component()),
                     MathKind::Geometric if *fun == MathFn::Cross && at.width < 3 => {
                         Err("cross needs 3- or 4-vectors".into())

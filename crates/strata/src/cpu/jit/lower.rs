@@ -1316,6 +1316,31 @@ impl<'a, 'b> Gen<'a, 'b> {
                 let len = self.b.ins().sqrt(acc);
                 (0..w).map(|c| self.b.ins().fdiv(comp(0, c), len)).collect()
             }
+            MathKind::FloatInt | MathKind::FloatToInt => (0..w)
+                .map(|c| {
+                    let t = cl_ty(s);
+                    let f32_ = s == Scalar::F32;
+                    let mi = self.b.ins().iconst(types::I32, math_index(m));
+                    if m.kind() == MathKind::FloatInt {
+                        let f = if f32_ {
+                            super::math_int_f32 as *const () as usize
+                        } else {
+                            super::math_int_f64 as *const () as usize
+                        };
+                        let args = [mi, comp(0, c), comp(1, c)];
+                        self.call(f, &[types::I32, t, types::I32], Some(t), &args)
+                    } else {
+                        let f = if f32_ {
+                            super::to_int_f32 as *const () as usize
+                        } else {
+                            super::to_int_f64 as *const () as usize
+                        };
+                        let args = [mi, comp(0, c)];
+                        self.call(f, &[types::I32, t], Some(types::I32), &args)
+                    }
+                    .expect("a result")
+                })
+                .collect(),
             _ if s.is_float() => (0..w)
                 .map(|c| {
                     let x = comp(0, c);

@@ -1078,6 +1078,19 @@ extern "C" fn math3_f64(f: u32, x: f64, y: f64, z: f64) -> f64 {
     <f64 as ir::eval::Float>::math3(ir::MathFn::ALL[f as usize], x, y, z)
 }
 
+extern "C" fn math_int_f32(f: u32, x: f32, n: i32) -> f32 {
+    <f32 as ir::eval::Float>::math_int(ir::MathFn::ALL[f as usize], x, n)
+}
+extern "C" fn math_int_f64(f: u32, x: f64, n: i32) -> f64 {
+    <f64 as ir::eval::Float>::math_int(ir::MathFn::ALL[f as usize], x, n)
+}
+extern "C" fn to_int_f32(f: u32, x: f32) -> i32 {
+    <f32 as ir::eval::Float>::to_int(ir::MathFn::ALL[f as usize], x)
+}
+extern "C" fn to_int_f64(f: u32, x: f64) -> i32 {
+    <f64 as ir::eval::Float>::to_int(ir::MathFn::ALL[f as usize], x)
+}
+
 /// An integer built-in on bits (zero-extended), through the evaluator's folding.
 extern "C" fn int_math(f: u32, s: u32, a: u64, b: u64, c: u64) -> u64 {
     let f = ir::MathFn::ALL[f as usize];

@@ -948,12 +948,8 @@ impl Gen<'_, '_> {
                 _ => self.b.ins().umax(x, xs[1]),
             },
             _ => {
-                let out = if m.kind() == crate::ir::MathKind::FloatTest {
-                    Scalar::Bool
-                } else {
-                    s
-                };
-                let ss = vec![s; xs.len()];
+                let out = m.result_scalar(s);
+                let ss: Vec<Scalar> = (0..xs.len()).map(|i| m.arg_scalar(i, s)).collect();
                 self.per_lane(xs, &ss, out, |g, v| {
                     let args: Vec<Vec<Value>> = v.iter().map(|&a| vec![a]).collect();
                     g.math(m, s, 1, &args)[0]
