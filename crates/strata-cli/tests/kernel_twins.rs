@@ -219,6 +219,7 @@ fn all_twins() -> Vec<(String, Vec<Kernel>)> {
     v.extend(builtins::f32::twins());
     v.extend(builtins::f64::twins());
     v.extend(builtins::int_twins());
+    v.extend(conversions::twins());
     v.extend(casts::twins());
     v.extend(control::twins());
     v.extend(memory::twins());
@@ -282,7 +283,7 @@ const NOT_TWINNED: &[&str] = &[
 
 /// How many conformance cases must have twins (the number twinned when the list was last
 /// extended); guards against twins being dropped.
-const MIN_TWINNED: usize = 106;
+const MIN_TWINNED: usize = 109;
 
 #[test]
 fn conformance_kernels_have_identical_macro_twins() {
@@ -758,6 +759,86 @@ macro_rules! builtin_twins {
             }
         }
     )*};
+}
+
+// ---------------------------------------------------------------------------------------------
+// Conversions with rounding modes: cast/rounding_modes_to_float, cast/rounding_modes_to_int,
+// cast/saturating_int.
+
+mod conversions {
+    use super::*;
+
+    const MODES: [Rounding; 4] = [
+        Rounding::NearestEven,
+        Rounding::TowardZero,
+        Rounding::Up,
+        Rounding::Down,
+    ];
+
+    #[kernel]
+    fn modes<A: Element, R: Element>(x: &[A], #[write] out: &mut [R]) {
+        let i = global_id(0);
+        if i < x.len() {
+            let v = x[i];
+            for j in 0..4 {
+                out[i * 4u32 + j as u32] = v.convert::<R>(MODES[j]);
+            }
+        }
+    }
+
+    #[kernel]
+    fn round_i64x2_f32x2(x: &[[i64; 2]], #[write] out: &mut [[f32; 2]]) {
+        let i = global_id(0);
+        if i < x.len() {
+            out[i] = x[i].convert::<[f32; 2]>(Rounding::Down);
+        }
+    }
+
+    fn m<A: Element, R: Element>(name: &str) -> Kernel {
+        modes::<A, R>::build_named(name).unwrap().kernel().clone()
+    }
+
+    pub fn twins() -> Vec<(String, Vec<Kernel>)> {
+        vec![
+            (
+                "cast/rounding_modes_to_float".into(),
+                vec![
+                    m::<i32, f32>("round_i32_f32"),
+                    m::<u32, f32>("round_u32_f32"),
+                    m::<i64, f32>("round_i64_f32"),
+                    m::<u64, f32>("round_u64_f32"),
+                    m::<i64, f64>("round_i64_f64"),
+                    m::<u64, f64>("round_u64_f64"),
+                    m::<f64, f32>("round_f64_f32"),
+                    round_i64x2_f32x2::build().unwrap().kernel().clone(),
+                ],
+            ),
+            (
+                "cast/rounding_modes_to_int".into(),
+                vec![
+                    m::<f32, i32>("round_f32_i32"),
+                    m::<f32, u8>("round_f32_u8"),
+                    m::<f32, i64>("round_f32_i64"),
+                    m::<f64, i64>("round_f64_i64"),
+                    m::<f64, u32>("round_f64_u32"),
+                    m::<f64, i16>("round_f64_i16"),
+                ],
+            ),
+            (
+                "cast/saturating_int".into(),
+                vec![
+                    m1::<i32, u8>("sat_i32_u8", |x| x.cast_sat()),
+                    m1::<u32, i32>("sat_u32_i32", |x| x.cast_sat()),
+                    m1::<i64, u32>("sat_i64_u32", |x| x.cast_sat()),
+                    m1::<u64, i64>("sat_u64_i64", |x| x.cast_sat()),
+                    m1::<i16, i8>("sat_i16_i8", |x| x.cast_sat()),
+                    m1::<i8, u64>("sat_i8_u64", |x| x.cast_sat()),
+                    m1::<u16, i16>("sat_u16_i16", |x| x.cast_sat()),
+                    m1::<i64, i32>("sat_i64_i32", |x| x.cast_sat()),
+                ],
+            ),
+        ]
+    }
 }
 
 mod builtins {

@@ -103,7 +103,7 @@ pub mod prelude {
         group_scan_inclusive_min, if_, lit, local_id, local_linear_id, local_size, loop_,
         mem_fence, num_groups, private_array, return_, select, select_each, splat, var, var_named,
         vec2, vec3, vec4, while_, BufferParam, Expr, KernelDef, LocalArray, LoopLabel,
-        PrivateArray, Stub, Var,
+        PrivateArray, Rounding, Stub, Var,
     };
     pub use crate::ir::Access;
     pub use crate::{kernel, Buffer, Device, Event, Kernel, LocalMem, NdRange, Queue};

@@ -693,6 +693,35 @@ fn builder_errors_are_all_reported() {
 }
 
 #[test]
+fn conversion_errors_name_the_line() {
+    let lines = Cell::new([0u32; 2]);
+    let m = msg(Kernel::build("bad_convert", |k| {
+        let x = k.read_write::<f32>("x");
+        let v = x.at(0u32);
+        let l0 = line!() + 1;
+        let a: Expr<f64> = v.cast_sat::<f64>();
+        let l1 = line!() + 1;
+        let b: Expr<[i32; 2]> = v.convert::<[i32; 2]>(Rounding::Up);
+        x.set(0u32, a.cast::<f32>() + b.x().cast::<f32>());
+        lines.set([l0, l1]);
+    }));
+    let at = |i: usize| format!("(at {}:{}:", file!(), lines.get()[i]);
+    has(
+        &m,
+        &[
+            &format!(
+                "cast_sat to f64: saturation is for integer targets; use `cast` or `convert` {}",
+                at(0)
+            ),
+            &format!(
+                "convert from f32 to i32x2: conversions keep the width and take numeric types {}",
+                at(1)
+            ),
+        ],
+    );
+}
+
+#[test]
 fn value_used_outside_its_block() {
     let leaked: Cell<Option<Expr<f32>>> = Cell::new(None);
     let m = msg(Kernel::build("leak", |k| {

@@ -15,6 +15,7 @@ mod builtins;
 mod casts;
 mod collectives;
 mod control;
+mod convert;
 mod floats;
 mod ids;
 mod ints;
@@ -58,6 +59,7 @@ pub fn cases() -> Vec<Case> {
     v.extend(floats::cases());
     v.extend(builtins::cases());
     v.extend(casts::cases());
+    v.extend(convert::cases());
     v.extend(vectors::cases());
     v.extend(control::cases());
     v.extend(memory::cases());

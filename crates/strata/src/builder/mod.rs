@@ -23,6 +23,7 @@
 //! `Expr` append to the kernel being built. Calling them outside a build panics with a message
 //! saying so: that is a bug in the calling program, not bad input.
 
+mod convert;
 mod math;
 mod ops;
 pub mod stub;
@@ -44,6 +45,7 @@ use std::panic::Location;
 fn at_str(l: &Location) -> String {
     format!(" (at {}:{}:{})", l.file(), l.line(), l.column())
 }
+pub use convert::Rounding;
 pub use math::select_each;
 pub use types::{
     Arith, Bits, Element, Float, FloatArith, HasBits, Int32, IntArith, Integer, KernelType,
@@ -205,6 +207,12 @@ pub(crate) fn node<R: KernelType>(e: IrExpr) -> Expr<R> {
         let id = t.intern(e, R::TYPE);
         t.expr(id)
     })
+}
+
+/// The expression with id `id` of the kernel being built, as an `Expr<R>` (the caller knows its
+/// type is `R`).
+pub(crate) fn expr_of<R>(id: ExprId) -> Expr<R> {
+    with(|t| t.expr(id))
 }
 
 /// Builds an expression node with an explicit type (for generic code whose result type is
