@@ -4,13 +4,15 @@
 
 use super::{case, e, expect_eq, has_f64, Case};
 use strata::prelude::*;
-use strata::random::{self, Philox};
+use strata::random::{self, Philox, Well512, Well512Host};
 
 /// Cases of this area.
 pub(super) fn cases() -> Vec<Case> {
     vec![
         case("rng/philox_known_answers", known_answers),
         case("rng/philox_streams", streams),
+        case("rng/normal", normal),
+        case("rng/well512_state", well512),
     ]
 }
 
@@ -140,4 +142,128 @@ fn streams(q: &Queue) -> Result<(), String> {
         return Err(format!("300 dice never showed every face: {got:?}"));
     }
     Ok(())
+}
+
+/// Normal variates: the device's bits are the host's (the transform uses only exactly rounded
+/// operations), over a stream long enough to reach every quadrant and tiny `u1`.
+fn normal(q: &Queue) -> Result<(), String> {
+    const N: usize = 2048;
+    let f64s = has_f64(q);
+    let k = Kernel::build("philox_normal", |k| {
+        let seed = k.scalar::<u64>("seed");
+        let singles = k.write::<f32>("singles");
+        let doubles = k.write::<f64>("doubles");
+        let i = global_id(0);
+        if_(i.lt(singles.len() / 2u32), || {
+            let [a, b, c, d] = Philox::new(seed, i.cast::<u64>()).block(0u32);
+            let [x, y] = Philox::normal_f32(a, b);
+            singles.set(i * 2u32, x);
+            singles.set(i * 2u32 + 1u32, y);
+            if f64s {
+                let [x, y] = Philox::normal_f64([a, b, c, d]);
+                doubles.set(i * 2u32, x);
+                doubles.set(i * 2u32 + 1u32, y);
+            }
+        });
+    })
+    .map_err(e)?;
+    let singles = Buffer::<f32>::new(q.device(), 2 * N).map_err(e)?;
+    let doubles = Buffer::<f64>::new(q.device(), if f64s { 2 * N } else { 1 }).map_err(e)?;
+    let seed = 0x005e_ed0f_9a55_u64;
+    q.launch(
+        &k,
+        NdRange::covering(N, 64),
+        args![seed, &singles, &doubles],
+    )
+    .map_err(e)?;
+    let blocks: Vec<[u32; 4]> = (0..N as u64)
+        .map(|i| Philox::host_block(seed, i, 0))
+        .collect();
+    let want: Vec<u32> = blocks
+        .iter()
+        .flat_map(|b| random::normal_f32(b[0], b[1]))
+        .map(f32::to_bits)
+        .collect();
+    let got: Vec<u32> = q
+        .read(&singles)
+        .map_err(e)?
+        .iter()
+        .map(|x| x.to_bits())
+        .collect();
+    expect_eq("normal_f32 bits", &got, &want)?;
+    if f64s {
+        let want: Vec<u64> = blocks
+            .iter()
+            .flat_map(|&b| random::normal_f64(b))
+            .map(f64::to_bits)
+            .collect();
+        let got: Vec<u64> = q
+            .read(&doubles)
+            .map_err(e)?
+            .iter()
+            .map(|x| x.to_bits())
+            .collect();
+        expect_eq("normal_f64 bits", &got, &want)?;
+    }
+    Ok(())
+}
+
+/// WELL512 keeps its state in a buffer: three launches of five words per work-item continue
+/// the host generator's streams, and the stored states equal the host's.
+fn well512(q: &Queue) -> Result<(), String> {
+    const N: usize = 200;
+    const DRAWS: u32 = 5;
+    let k = Kernel::build("well512_draws", |k| {
+        let states = k.read_write::<u32>("states");
+        let out = k.write::<u32>("out");
+        let normals = k.write::<f32>("normals");
+        let i = global_id(0);
+        if_(i.lt(normals.len()), || {
+            let mut g = Well512::load(states, i);
+            for j in 0..DRAWS {
+                out.set(i * DRAWS + j, g.next_u32());
+            }
+            let [x, _] = g.normal_f32();
+            normals.set(i, x);
+            g.store();
+        });
+    })
+    .map_err(e)?;
+    let seed = 77u64;
+    let states = Buffer::from_slice(q, &Well512::seed_states(seed, N)).map_err(e)?;
+    let out = Buffer::<u32>::new(q.device(), N * DRAWS as usize).map_err(e)?;
+    let normals = Buffer::<f32>::new(q.device(), N).map_err(e)?;
+    let mut host: Vec<Well512Host> = (0..N as u64).map(|i| Well512Host::new(seed, i)).collect();
+    for launch in 0..3 {
+        q.launch(&k, NdRange::covering(N, 32), args![&states, &out, &normals])
+            .map_err(e)?;
+        let mut want = Vec::new();
+        let mut want_normals = Vec::new();
+        for g in &mut host {
+            want.extend((0..DRAWS).map(|_| g.next_u32()));
+            let (a, b) = (g.next_u32(), g.next_u32());
+            want_normals.push(random::normal_f32(a, b)[0].to_bits());
+        }
+        expect_eq(
+            &format!("WELL512 words, launch {launch}"),
+            &q.read(&out).map_err(e)?,
+            &want,
+        )?;
+        let got: Vec<u32> = q
+            .read(&normals)
+            .map_err(e)?
+            .iter()
+            .map(|x| x.to_bits())
+            .collect();
+        expect_eq(
+            &format!("WELL512 normals, launch {launch}"),
+            &got,
+            &want_normals,
+        )?;
+    }
+    let want: Vec<u32> = host
+        .iter()
+        .flat_map(|g| g.state.into_iter().chain([g.index]))
+        .collect();
+    expect_eq("WELL512 stored states", &q.read(&states).map_err(e)?, &want)
 }
