@@ -4,6 +4,7 @@
 //! takes the nearest value and steps one ulp (`nextafter`) where it lies on the wrong side,
 //! found by converting it back exactly.
 
+use super::math::{literal_of, literal_splat};
 use super::{expr_of, id_of, node_typed, record_error, Expr, KernelType};
 use crate::ir::{BinaryOp, Expr as IrExpr, ExprId, Literal, MathFn, Scalar, Type, UnaryOp};
 
@@ -36,30 +37,16 @@ impl Ops {
     fn node(&self, e: IrExpr, s: Scalar) -> ExprId {
         id_of(node_typed::<()>(e, self.ty(s)))
     }
-    /// The literal with these bits, splatted to the width.
-    fn lit(&self, l: Literal) -> ExprId {
-        let one = id_of(node_typed::<()>(IrExpr::Literal(l), Type::scalar(l.scalar)));
-        if self.width == 1 {
-            one
-        } else {
-            self.node(IrExpr::Splat(one, self.width), l.scalar)
-        }
-    }
     fn int(&self, s: Scalar, v: i128) -> ExprId {
         let mask = if s.size() == 8 {
             u64::MAX
         } else {
             (1u64 << (8 * s.size())) - 1
         };
-        self.lit(Literal::from_bits(s, v as u64 & mask))
+        literal_splat(Literal::from_bits(s, v as u64 & mask), self.width)
     }
     fn float(&self, s: Scalar, v: f64) -> ExprId {
-        let bits = if s == Scalar::F32 {
-            (v as f32).to_bits() as u64
-        } else {
-            v.to_bits()
-        };
-        self.lit(Literal::from_bits(s, bits))
+        literal_splat(literal_of(v, s), self.width)
     }
     fn bin(&self, op: BinaryOp, a: ExprId, b: ExprId, s: Scalar) -> ExprId {
         self.node(IrExpr::Binary(op, a, b), s)

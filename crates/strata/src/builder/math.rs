@@ -5,8 +5,8 @@
 use super::types::{
     Arith, FloatArith, HasBits, Int32, IntArith, KernelType, Numeric, ScalarType, Upsample,
 };
-use super::{id_of, node, node_typed, Expr};
-use crate::ir::{eval, Expr as IrExpr, Literal, MathFn, Scalar, Type};
+use super::{expr_of, id_of, node, node_typed, Expr};
+use crate::ir::{eval, Expr as IrExpr, ExprId, Literal, MathFn, Scalar, Type};
 
 #[track_caller]
 fn call<T: KernelType, R: KernelType>(f: MathFn, args: &[Expr<T>]) -> Expr<R> {
@@ -164,18 +164,31 @@ methods! { IntArith;
     mad_sat = MadSat(b, c);
 }
 
+/// `v` as a literal of component type `s`, converted as the IR converts.
+pub(super) fn literal_of(v: f64, s: Scalar) -> Literal {
+    eval::fold_cast(Literal::from_bits(Scalar::F64, v.to_bits()), s)
+}
+
+/// Literal `l` splatted to `width` components (the literal itself for width 1).
+#[track_caller]
+pub(super) fn literal_splat(l: Literal, width: u8) -> ExprId {
+    let one = id_of(node_typed::<()>(IrExpr::Literal(l), Type::scalar(l.scalar)));
+    if width == 1 {
+        one
+    } else {
+        let ty = Type {
+            scalar: l.scalar,
+            width,
+        };
+        id_of(node_typed::<()>(IrExpr::Splat(one, width), ty))
+    }
+}
+
 /// A constant of type `T`: `v` converted to the component type (as the IR converts), splatted
 /// for vectors.
 #[track_caller]
 fn constant<T: KernelType>(v: f64) -> Expr<T> {
-    let s = T::TYPE.scalar;
-    let l = eval::fold_cast(Literal::from_bits(Scalar::F64, v.to_bits()), s);
-    if T::TYPE.width == 1 {
-        node(IrExpr::Literal(l))
-    } else {
-        let c: Expr<()> = node_typed(IrExpr::Literal(l), Type::scalar(s));
-        node(IrExpr::Splat(id_of(c), T::TYPE.width))
-    }
+    expr_of(literal_splat(literal_of(v, T::TYPE.scalar), T::TYPE.width))
 }
 
 /// `mask ? a : b`, component by component.

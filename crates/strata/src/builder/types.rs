@@ -152,8 +152,6 @@ pub trait FloatArith: Arith {
     /// `i32` of the same width: the exponent argument of `ldexp`, `pown`, `rootn` and the
     /// result of `ilogb`.
     type Int: IntArith<Mask = Self::Mask>;
-    /// The unsigned integer of the same size and width (the float's bits).
-    type Bits: IntArith<Mask = Self::Mask>;
 }
 /// Types with `& | ^ !`: integers, `bool`, and vectors of them.
 pub trait Bits: KernelType {}
@@ -181,7 +179,7 @@ macro_rules! for_widths {
 for_widths!(IntArith for
     i8 { Unsigned = u8 }; i16 { Unsigned = u16 }; i32 { Unsigned = u32 }; i64 { Unsigned = u64 };
     u8 { Unsigned = u8 }; u16 { Unsigned = u16 }; u32 { Unsigned = u32 }; u64 { Unsigned = u64 });
-for_widths!(FloatArith for f32 { Int = i32, Bits = u32 }; f64 { Int = i32, Bits = u64 });
+for_widths!(FloatArith for f32 { Int = i32 }; f64 { Int = i32 });
 
 /// Types whose bits can be selected (`bitselect`): integers, and floats through the unsigned
 /// integer of the same size.

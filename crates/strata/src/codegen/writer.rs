@@ -1042,7 +1042,18 @@ impl<'a> Writer<'a> {
     /// added to the kernel's helpers and its name returned; `None` for the target's built-in.
     /// Each follows the evaluator's definition (`ir::eval`, `ir::special`).
     fn defined_helper(&mut self, m: MathFn, s: Scalar) -> Option<String> {
+        // Most calls have no helper: decide before formatting anything.
         let cuda = self.d.key == "cuda";
+        let helped = match m {
+            MathFn::Fract | MathFn::Fdim | MathFn::Maxmag | MathFn::Minmag => s.is_float(),
+            MathFn::Ilogb | MathFn::Powr | MathFn::Sinpi | MathFn::Cospi | MathFn::Tanpi => true,
+            MathFn::Asinpi | MathFn::Acospi | MathFn::Atanpi | MathFn::Atan2pi => cuda,
+            MathFn::Ldexp | MathFn::Pown | MathFn::Rootn | MathFn::MadSat => cuda,
+            _ => false,
+        };
+        if !helped {
+            return None;
+        }
         let t = self.ty(s);
         let name = format!("strata_{}_{t}", m.name());
         let lit = |v: f64| {
@@ -1081,11 +1092,11 @@ impl<'a> Writer<'a> {
                 x1.clone(),
                 format!(
                     "return (x != x || x == {z}) ? x : isinf(x) ? copysign({z}, x) : fmin(x - floor(x), {below});",
-                    below = if s == Scalar::F32 {
-                        format!("{:?}f", 1.0 - f32::EPSILON / 2.0)
+                    below = lit(if s == Scalar::F32 {
+                        1.0 - f64::from(f32::EPSILON) / 2.0
                     } else {
-                        format!("{:?}", 1.0 - f64::EPSILON / 2.0)
-                    }
+                        1.0 - f64::EPSILON / 2.0
+                    })
                 ),
             ),
             MathFn::Fdim if s.is_float() => (

@@ -67,9 +67,8 @@ pub fn tanpi(x: f64) -> f64 {
         return if odd { -z } else { z };
     }
     if a == 0.5 {
-        // floor(x) even <=> x % 2 in [0, 1) for x >= 0, in [-2, -1) shifted: test directly.
         let f = x.floor();
-        return if (f % 2.0) == 0.0 {
+        return if f % 2.0 == 0.0 {
             f64::INFINITY
         } else {
             f64::NEG_INFINITY
