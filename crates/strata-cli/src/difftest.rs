@@ -58,9 +58,9 @@ use std::fmt::Write as _;
 use strata::builder::Element;
 use strata::ir::eval::Num;
 use strata::ir::{
-    Access, ArrayLen, AtomicOp, BinaryOp, Builtin, Expr, ExprId, Fence, Function, GroupOp, Literal,
-    LocalDecl, LoopId, MathFn, Mem, Param, ParamKind, PrivateDecl, Scalar, Stmt, Type, UnaryOp,
-    ValueId,
+    Access, ArrayLen, AtomicOp, BinaryOp, Builtin, Expr, ExprId, Fence, Function, GroupOp,
+    GroupScope, Literal, LocalDecl, LoopId, MathFn, Mem, Param, ParamKind, PrivateDecl, Scalar,
+    Stmt, Type, UnaryOp, ValueId,
 };
 use strata::{Buffer, Kernel, KernelArg, NdRange, Queue};
 
@@ -81,6 +81,9 @@ pub struct Options {
     /// The work-group size the kernel is launched with (a power of two dividing
     /// [`GLOBAL_SIZE`]); local arrays and broadcasts depend on it.
     pub local_size: u32,
+    /// The sub-group size of the devices compared, if they share one: sub-group collectives
+    /// are generated only then (their results depend on it).
+    pub sub_group_size: Option<u32>,
 }
 
 impl Default for Options {
@@ -90,6 +93,7 @@ impl Default for Options {
             f64: true,
             int64_atomics: true,
             local_size: 16,
+            sub_group_size: Some(32),
         }
     }
 }
@@ -1351,34 +1355,58 @@ impl Gen<'_> {
         self.load(Mem::Local(a), zero, s);
     }
 
-    /// A work-group collective.
+    /// A collective of the work-group or (half the time, where the devices share a sub-group
+    /// size) of the sub-group.
     fn collective(&mut self) {
-        let op = self.pick(&[
-            GroupOp::ReduceAdd,
-            GroupOp::ReduceMin,
-            GroupOp::ReduceMax,
-            GroupOp::ScanInclusiveAdd,
-            GroupOp::ScanExclusiveAdd,
-            GroupOp::ScanInclusiveMin,
-            GroupOp::ScanInclusiveMax,
-            GroupOp::Broadcast,
-            GroupOp::Any,
-            GroupOp::All,
-        ]);
+        let local = self.opts.local_size;
+        let sub_group = self.opts.sub_group_size.filter(|_| self.chance(50));
+        let (scope, smallest) = match sub_group {
+            // The smallest group's size bounds a broadcast's source.
+            Some(sg) => (
+                GroupScope::SubGroup,
+                Builtin::SubGroupSize
+                    .sub_group_value(local - 1, local, sg)
+                    .expect("a sub-group built-in"),
+            ),
+            _ => (GroupScope::WorkGroup, local),
+        };
+        let ops: Vec<GroupOp> = GroupOp::ALL
+            .into_iter()
+            .filter(|op| scope == GroupScope::SubGroup || !op.sub_group_only())
+            .collect();
+        let op = self.pick(&ops);
         let s = match op {
-            GroupOp::Any | GroupOp::All => Scalar::Bool,
+            GroupOp::Any | GroupOp::All | GroupOp::Ballot => Scalar::Bool,
             _ => self.pick(&self.base_types()),
         };
         let arg = self.expr(s, 3);
-        let src = self.r.below(self.opts.local_size as u64) as u32;
-        let source = (op == GroupOp::Broadcast).then(|| self.u32(src));
-        let v = self.f.new_value(Type::scalar(s), None);
+        let source = match op {
+            GroupOp::Broadcast => {
+                let src = self.r.below(smallest as u64) as u32;
+                Some(self.u32(src))
+            }
+            // Shuffles take any lane, mask or delta: out-of-range ones give the own value.
+            _ if op.takes_source() => Some(if self.chance(50) {
+                let src = self.r.below(40) as u32;
+                self.u32(src)
+            } else {
+                self.expr(Scalar::U32, 2)
+            }),
+            _ => None,
+        };
+        let ty = op.result_type(Type::scalar(s));
+        let v = self.f.new_value(ty, None);
         self.emit(Stmt::Group {
             value: v,
             op,
+            scope,
             arg,
             source,
         });
+        if !s.is_float() || !op.is_fold() {
+            self.bind(v, ty.scalar);
+            return;
+        }
         if !s.is_float() || op == GroupOp::Broadcast {
             self.bind(v, s);
             return;
@@ -1398,6 +1426,7 @@ impl Gen<'_> {
             self.emit(Stmt::Group {
                 value: m,
                 op,
+                scope,
                 arg: abs,
                 source: None,
             });
@@ -1495,7 +1524,8 @@ fn run_programs(
         programs: 0,
         f64: ri.supports_f64 && oi.supports_f64,
         int64_atomics: ri.supports_int64_atomics && oi.supports_int64_atomics,
-        local_size: 1 << r.int(3, 5),
+        local_size: 1 << r.int(3, 6),
+        sub_group_size: (ri.sub_group_size == oi.sub_group_size).then_some(ri.sub_group_size),
     };
     let inputs = Inputs::new(&mut r, &opts);
     // Compile every batch's kernel for a compiling device first, on all cores: compiling

@@ -224,6 +224,7 @@ fn all_twins() -> Vec<(String, Vec<Kernel>)> {
     v.extend(control::twins());
     v.extend(memory::twins());
     v.extend(queue::twins());
+    v.extend(subgroups::twins());
     v
 }
 
@@ -283,7 +284,7 @@ const NOT_TWINNED: &[&str] = &[
 
 /// How many conformance cases must have twins (the number twinned when the list was last
 /// extended); guards against twins being dropped.
-const MIN_TWINNED: usize = 109;
+const MIN_TWINNED: usize = 115;
 
 #[test]
 fn conformance_kernels_have_identical_macro_twins() {
@@ -1876,6 +1877,183 @@ mod queue {
             (
                 "queue/events_and_profiling".into(),
                 vec![k(busy::build(), |k| k.kernel())],
+            ),
+        ]
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sub-groups: subgroup/*, and group/scan_exclusive_min_max.
+
+mod subgroups {
+    use super::*;
+
+    #[kernel]
+    fn subgroup_ids(#[write] out: &mut [u32]) {
+        let i = global_id(1) * global_size(0) + global_id(0);
+        let vals = [
+            sub_group_size(),
+            max_sub_group_size(),
+            num_sub_groups(),
+            sub_group_id(),
+            sub_group_local_id(),
+            local_linear_id(),
+        ];
+        for f in 0..6 {
+            out[i * 6u32 + f as u32] = vals[f];
+        }
+    }
+
+    #[kernel]
+    fn subgroup_reduce(x: &[i32], #[write] out: &mut [i32], #[write] fout: &mut [f32]) {
+        let i = global_id(0);
+        let v = x[i];
+        let f = (v % 1000i32) as f32;
+        let b = v as u8;
+        out[i * 4u32] = sub_group_reduce_add(v);
+        out[i * 4u32 + 1u32] = sub_group_reduce_min(v);
+        out[i * 4u32 + 2u32] = sub_group_reduce_max(v);
+        out[i * 4u32 + 3u32] = sub_group_reduce_add(b) as i32;
+        fout[i * 3u32] = sub_group_reduce_add(f);
+        fout[i * 3u32 + 1u32] = sub_group_reduce_min(f);
+        fout[i * 3u32 + 2u32] = sub_group_reduce_max(f);
+    }
+
+    #[kernel]
+    fn subgroup_scan(x: &[i32], #[write] out: &mut [i32], #[write] fout: &mut [f32]) {
+        let i = global_id(0);
+        let v = x[i];
+        let f = (v % 1000i32) as f32;
+        let vals = [
+            sub_group_scan_inclusive_add(v),
+            sub_group_scan_inclusive_min(v),
+            sub_group_scan_inclusive_max(v),
+            sub_group_scan_exclusive_add(v),
+            sub_group_scan_exclusive_min(v),
+            sub_group_scan_exclusive_max(v),
+        ];
+        for j in 0..6 {
+            out[i * 6u32 + j as u32] = vals[j];
+        }
+        fout[i * 3u32] = sub_group_scan_inclusive_add(f);
+        fout[i * 3u32 + 1u32] = sub_group_scan_exclusive_min(f);
+        fout[i * 3u32 + 2u32] = sub_group_scan_exclusive_max(f);
+    }
+
+    #[kernel]
+    fn subgroup_shuffle(
+        x: &[i32],
+        #[write] out: &mut [i32],
+        #[write] wout: &mut [i64],
+        #[write] vout: &mut [[f32; 4]],
+    ) {
+        let i = global_id(0);
+        let v = x[i];
+        let lane = sub_group_local_id();
+        let w = v as i64 * 1_000_003i64;
+        let f = (v % 4096i32) as f32;
+        let vals = [
+            sub_group_shuffle(v, (lane * 7u32 + 3u32) % 37u32),
+            sub_group_shuffle(v, 0u32),
+            sub_group_shuffle_xor(v, 1u32),
+            sub_group_shuffle_xor(v, 6u32),
+            sub_group_shuffle_xor(v, 31u32),
+            sub_group_shuffle_xor(v, 32u32),
+            sub_group_shuffle_up(v, 1u32),
+            sub_group_shuffle_up(v, 5u32),
+            sub_group_shuffle_up(v, u32::MAX),
+            sub_group_shuffle_down(v, 1u32),
+            sub_group_shuffle_down(v, 7u32),
+            sub_group_shuffle_down(v, u32::MAX),
+            sub_group_shuffle_down(v, lane),
+            sub_group_shuffle_xor(v as u8, 2u32) as i32,
+            if sub_group_shuffle(v > 0i32, lane + 1u32) {
+                1i32
+            } else {
+                0i32
+            },
+        ];
+        for j in 0..15 {
+            out[i * 15u32 + j as u32] = vals[j];
+        }
+        wout[i] = sub_group_shuffle_up(w, 2u32);
+        let s = sub_group_shuffle_xor(vec3::<f32>(f, f + 0.5f32, -f), 3u32);
+        vout[i] = vec4::<f32>(s.x(), s.y(), s.z(), lit(1.0f32));
+    }
+
+    #[kernel]
+    fn subgroup_vote(x: &[i32], #[write] out: &mut [u32]) {
+        let i = global_id(0);
+        let v = x[i];
+        let lane = sub_group_local_id();
+        let vals = [
+            sub_group_broadcast(v, 3u32) as u32,
+            sub_group_broadcast(v, lane * 5u32 % sub_group_size()) as u32,
+            sub_group_ballot(v % 3i32 == 0i32),
+            sub_group_ballot(lit(true)),
+            if sub_group_any(v % 31i32 == 0i32) {
+                1u32
+            } else {
+                0u32
+            },
+            if sub_group_all(v % 16i32 != 0i32) {
+                1u32
+            } else {
+                0u32
+            },
+        ];
+        for j in 0..6 {
+            out[i * 6u32 + j as u32] = vals[j];
+        }
+    }
+
+    #[kernel]
+    fn group_scan_exclusive_min_max(
+        x: &[i32],
+        #[write] out: &mut [i32],
+        #[write] fout: &mut [f32],
+    ) {
+        let i = global_id(0);
+        let inr = i < x.len();
+        let v = x[i.min(x.len() - 1u32)];
+        let f = v as f32;
+        let mn = group_scan_exclusive_min(if inr { v } else { i32::MAX });
+        let mx = group_scan_exclusive_max(if inr { v } else { i32::MIN });
+        let fmn = group_scan_exclusive_min(f);
+        let fmx = group_scan_exclusive_max(f);
+        if inr {
+            out[i * 2u32] = mn;
+            out[i * 2u32 + 1u32] = mx;
+            fout[i * 2u32] = fmn;
+            fout[i * 2u32 + 1u32] = fmx;
+        }
+    }
+
+    pub fn twins() -> Vec<(String, Vec<Kernel>)> {
+        vec![
+            (
+                "subgroup/ids".into(),
+                vec![k(subgroup_ids::build(), |k| k.kernel())],
+            ),
+            (
+                "subgroup/reduce".into(),
+                vec![k(subgroup_reduce::build(), |k| k.kernel())],
+            ),
+            (
+                "subgroup/scan".into(),
+                vec![k(subgroup_scan::build(), |k| k.kernel())],
+            ),
+            (
+                "subgroup/shuffle".into(),
+                vec![k(subgroup_shuffle::build(), |k| k.kernel())],
+            ),
+            (
+                "subgroup/broadcast_ballot_vote".into(),
+                vec![k(subgroup_vote::build(), |k| k.kernel())],
+            ),
+            (
+                "group/scan_exclusive_min_max".into(),
+                vec![k(group_scan_exclusive_min_max::build(), |k| k.kernel())],
             ),
         ]
     }

@@ -78,7 +78,10 @@
 //! Built-ins keep their builder names: `global_id(d)`, `local_id(d)`, `group_id(d)`,
 //! `global_size(d)`, `local_size(d)`, `num_groups(d)`, `local_linear_id()`,
 //! `group_linear_id()`, `barrier()`, `barrier_local()`, `barrier_global()`, `mem_fence()`,
-//! `group_reduce_add(v)` and the other collectives, `select(c, a, b)`, `vec2..vec4`, `splat`,
+//! `group_reduce_add(v)` and the other collectives, the sub-group ids (`sub_group_size()`,
+//! `max_sub_group_size()`, `num_sub_groups()`, `sub_group_id()`, `sub_group_local_id()`) and
+//! collectives (`sub_group_reduce_add(v)`, `sub_group_shuffle_xor(v, m)`,
+//! `sub_group_ballot(p)`, ...), `select(c, a, b)`, `vec2..vec4`, `splat`,
 //! `gather_add(v)` / `gather_min` / `gather_max`, and methods on values and buffers
 //! (`x.sqrt()`, `x.min(y)`, `buf.len()`, `buf.atomic_add(i, v)`, ...).
 //!

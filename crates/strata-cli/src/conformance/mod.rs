@@ -23,6 +23,7 @@ mod memory;
 mod queue_ops;
 mod random;
 mod stubs;
+mod subgroups;
 mod vectors;
 
 /// One conformance case.
@@ -65,6 +66,7 @@ pub fn cases() -> Vec<Case> {
     v.extend(memory::cases());
     v.extend(atomics::cases());
     v.extend(collectives::cases());
+    v.extend(subgroups::cases());
     v.extend(queue_ops::cases());
     v.extend(random::cases());
     v.sort_by_key(|c| c.name);

@@ -27,6 +27,7 @@ mod convert;
 mod math;
 mod ops;
 pub mod stub;
+mod subgroup;
 mod swizzle;
 pub use math::{splat, vec2, vec3, vec4};
 pub use stub::{Stub, StubArgs};
@@ -34,8 +35,8 @@ pub mod support;
 pub mod types;
 
 use crate::ir::{
-    self, AtomicOp, Builtin, Expr as IrExpr, ExprId, Fence, GroupOp, Mem, ParamKind, Stmt, Type,
-    ValueId,
+    self, AtomicOp, Builtin, Expr as IrExpr, ExprId, Fence, GroupOp, GroupScope, Mem, ParamKind,
+    Stmt, Type, ValueId,
 };
 use std::cell::RefCell;
 use std::marker::PhantomData;
@@ -47,6 +48,14 @@ fn at_str(l: &Location) -> String {
 }
 pub use convert::Rounding;
 pub use math::select_each;
+pub use subgroup::{
+    max_sub_group_size, num_sub_groups, sub_group_all, sub_group_any, sub_group_ballot,
+    sub_group_broadcast, sub_group_id, sub_group_local_id, sub_group_reduce_add,
+    sub_group_reduce_max, sub_group_reduce_min, sub_group_scan_exclusive_add,
+    sub_group_scan_exclusive_max, sub_group_scan_exclusive_min, sub_group_scan_inclusive_add,
+    sub_group_scan_inclusive_max, sub_group_scan_inclusive_min, sub_group_shuffle,
+    sub_group_shuffle_down, sub_group_shuffle_up, sub_group_shuffle_xor, sub_group_size,
+};
 pub use types::{
     Arith, Bits, Element, Float, FloatArith, HasBits, Int32, IntArith, Integer, KernelType,
     Numeric, ScalarType, Upsample, VectorType, WidensTo,
@@ -292,7 +301,7 @@ widening_from! {
 // Work-item ids
 
 #[track_caller]
-fn builtin(b: Builtin) -> Expr<u32> {
+pub(crate) fn builtin(b: Builtin) -> Expr<u32> {
     if let Some(d) = b.dim() {
         if d > 2 {
             record_error(format!(
@@ -1122,21 +1131,35 @@ pub fn mem_fence() {
     })
 }
 
+/// Records collective `op` of `scope` on `arg` (and `source`, see
+/// [`GroupOp::takes_source`]); its result has type `R` ([`GroupOp::result_type`]).
 #[track_caller]
-fn group_op<T: KernelType>(op: GroupOp, arg: Expr<T>, source: Option<Expr<u32>>) -> Expr<T> {
+fn collective<T: KernelType, R: KernelType>(
+    op: GroupOp,
+    scope: GroupScope,
+    arg: Expr<T>,
+    source: Option<Expr<u32>>,
+) -> Expr<R> {
+    debug_assert_eq!(op.result_type(T::TYPE), R::TYPE);
     let at = Location::caller();
     with(|t| {
         let arg = t.check(arg, at);
         let source = source.map(|s| t.check(s, at));
-        let v = t.new_value(T::TYPE, None);
+        let v = t.new_value(R::TYPE, None);
         t.push(Stmt::Group {
             value: v,
             op,
+            scope,
             arg,
             source,
         });
-        t.value_expr(v, T::TYPE)
+        t.value_expr(v, R::TYPE)
     })
+}
+
+#[track_caller]
+fn group_op<T: KernelType>(op: GroupOp, arg: Expr<T>, source: Option<Expr<u32>>) -> Expr<T> {
+    collective(op, GroupScope::WorkGroup, arg, source)
 }
 
 /// Sum of `x` over the work-group (every work-item must call it).
@@ -1173,6 +1196,18 @@ pub fn group_scan_inclusive_min<T: Numeric>(x: Expr<T>) -> Expr<T> {
 #[track_caller]
 pub fn group_scan_inclusive_max<T: Numeric>(x: Expr<T>) -> Expr<T> {
     group_op(GroupOp::ScanInclusiveMax, x, None)
+}
+/// Minimum of `x` over work-items `0..local_linear_id()` (the type's greatest value, `+inf`
+/// for floats, in the first).
+#[track_caller]
+pub fn group_scan_exclusive_min<T: Numeric>(x: Expr<T>) -> Expr<T> {
+    group_op(GroupOp::ScanExclusiveMin, x, None)
+}
+/// Maximum of `x` over work-items `0..local_linear_id()` (the type's least value, `-inf` for
+/// floats, in the first).
+#[track_caller]
+pub fn group_scan_exclusive_max<T: Numeric>(x: Expr<T>) -> Expr<T> {
+    group_op(GroupOp::ScanExclusiveMax, x, None)
 }
 /// The value of `x` in the work-item whose local linear id is `source`.
 #[track_caller]

@@ -27,8 +27,8 @@
 
 use crate::error::{Error, Result};
 use crate::ir::{
-    self, AtomicOp, BinaryOp, Builtin, Expr, ExprId, Fence, GroupOp, Literal, LoopId, MathFn,
-    MathKind, Mem, ParamKind, Scalar, Stmt, Type, UnaryOp, ValidFunction, ValueId,
+    self, AtomicOp, BinaryOp, Builtin, Expr, ExprId, Fence, GroupOp, GroupScope, Literal, LoopId,
+    MathFn, MathKind, Mem, ParamKind, Scalar, Stmt, Type, UnaryOp, ValidFunction, ValueId,
 };
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::fmt::Write;
@@ -84,8 +84,12 @@ pub struct Dialect {
     /// An atomic load of the integer at pointer `{p}`; `None`: an atomic or with 0 (a
     /// read-modify-write that returns the current value and changes nothing).
     pub atomic_load: Option<&'static str>,
-    /// How work-group collectives are lowered.
+    /// How work-group collectives are lowered (and sub-group ones: in local memory for
+    /// [`Collectives::LocalSerial`], by warp intrinsics for [`Collectives::WarpShuffle`]).
     pub collectives: Collectives,
+    /// The sub-group size kernels see (a power of two, at most 32; see
+    /// [`GroupScope`](crate::ir::GroupScope)).
+    pub sub_group_size: u32,
     /// Overrides of built-in function names (the default is [`MathFn::name`]).
     pub math_names: &'static [(MathFn, &'static str)],
     /// Float built-ins called through a helper that returns a NaN argument itself. PoCL 3.1
@@ -121,6 +125,16 @@ pub enum Collectives {
     WarpShuffle,
 }
 
+/// The first lines of every CUDA warp helper: the work-group size `n`, the local linear id
+/// `lid`, the `lane` and `warp`, how many lanes the warp has (`live`: the last warp of a
+/// work-group may be partial) and the shuffles' `mask` of exactly those lanes.
+const WARP_PROLOGUE: &str = "    const u32 n = blockDim.x * blockDim.y * blockDim.z;
+    const u32 lid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    const u32 lane = lid & 31u, warp = lid >> 5;
+    const u32 live = min(32u, n - (lid & ~31u));
+    const u32 mask = live == 32u ? 0xffffffffu : (1u << live) - 1u;
+";
+
 /// The combination of a collective.
 #[derive(Clone, Copy)]
 enum Comb {
@@ -155,6 +169,7 @@ pub static OPENCL: Dialect = Dialect {
     atomics64: ["atom_add", "atom_sub", "atom_min", "atom_max", "atom_and", "atom_or", "atom_xor", "atom_xchg", "atom_cmpxchg"],
     atomic_load: None,
     collectives: Collectives::LocalSerial,
+    sub_group_size: 32,
     math_names: &[],
     nan_guarded: &[
         MathFn::Sqrt,
@@ -235,6 +250,7 @@ pub static CUDA: Dialect = Dialect {
     atomics64: CUDA_ATOMICS,
     atomic_load: Some("strata_atomic_load({p})"),
     collectives: Collectives::WarpShuffle,
+    sub_group_size: 32,
     math_names: &[
         (MathFn::Exp10, "strata_exp10"),
         (MathFn::Degrees, "strata_degrees"),
@@ -779,6 +795,21 @@ impl<'a> Writer<'a> {
                 self.id(5, 1),
                 self.id(2, 2)
             ),
+            // The formulas of `Builtin::sub_group_value`.
+            Builtin::MaxSubGroupSize => format!("{}u", self.d.sub_group_size),
+            Builtin::SubGroupId
+            | Builtin::SubGroupLocalId
+            | Builtin::NumSubGroups
+            | Builtin::SubGroupSize => {
+                let (size, lid) = self.group_size_and_id();
+                let sg = self.d.sub_group_size;
+                match b {
+                    Builtin::SubGroupId => format!("({lid} / {sg}u)"),
+                    Builtin::SubGroupLocalId => format!("({lid} % {sg}u)"),
+                    Builtin::NumSubGroups => format!("(({size} + {}u) / {sg}u)", sg - 1),
+                    _ => format!("min({sg}u, {size} - {lid} / {sg}u * {sg}u)"),
+                }
+            }
         }
     }
 
@@ -1612,9 +1643,20 @@ impl<'a> Writer<'a> {
             Stmt::Group {
                 value,
                 op,
+                scope: GroupScope::WorkGroup,
                 arg,
                 source,
             } => self.group(*value, *op, *arg, *source),
+            Stmt::Group {
+                value,
+                op,
+                scope: GroupScope::SubGroup,
+                arg,
+                source,
+            } => match self.d.collectives {
+                Collectives::LocalSerial => self.sub_group_local(*value, *op, *arg, *source),
+                Collectives::WarpShuffle => self.sub_group_warp(*value, *op, *arg, *source),
+            },
         }
     }
 
@@ -1719,10 +1761,15 @@ impl<'a> Writer<'a> {
                     format!("({})0", self.ty(s))
                 },
             ),
-            GroupOp::ReduceMin | GroupOp::ScanInclusiveMin => (Comb::Min, self.extreme(s, true)),
-            GroupOp::ReduceMax | GroupOp::ScanInclusiveMax => (Comb::Max, self.extreme(s, false)),
+            GroupOp::ReduceMin | GroupOp::ScanInclusiveMin | GroupOp::ScanExclusiveMin => {
+                (Comb::Min, self.extreme(s, true))
+            }
+            GroupOp::ReduceMax | GroupOp::ScanInclusiveMax | GroupOp::ScanExclusiveMax => {
+                (Comb::Max, self.extreme(s, false))
+            }
             GroupOp::Any => (Comb::Or, format!("({})0", self.ty(s))),
-            GroupOp::All | GroupOp::Broadcast => (Comb::And, format!("({})1", self.ty(s))),
+            // All, and the operations that fold nothing.
+            _ => (Comb::And, format!("({})1", self.ty(s))),
         }
     }
 
@@ -1835,22 +1882,14 @@ impl<'a> Writer<'a> {
         self.indent += 1;
         self.line(&format!("const {t} strata_v = {sc}[strata_k];"));
         let acc = self.comb(c, s, "strata_acc", "strata_v");
-        let scan = match op {
-            GroupOp::ScanExclusiveAdd => {
-                self.line(&format!("{sc}[strata_k] = strata_acc;"));
-                self.line(&format!("strata_acc = {acc};"));
-                true
-            }
-            GroupOp::ScanInclusiveAdd | GroupOp::ScanInclusiveMin | GroupOp::ScanInclusiveMax => {
-                self.line(&format!("strata_acc = {acc};"));
-                self.line(&format!("{sc}[strata_k] = strata_acc;"));
-                true
-            }
-            _ => {
-                self.line(&format!("strata_acc = {acc};"));
-                false
-            }
-        };
+        let scan = op.is_fold() && !op.is_reduce();
+        if op.is_exclusive() {
+            self.line(&format!("{sc}[strata_k] = strata_acc;"));
+        }
+        self.line(&format!("strata_acc = {acc};"));
+        if scan && !op.is_exclusive() {
+            self.line(&format!("{sc}[strata_k] = strata_acc;"));
+        }
         self.indent -= 1;
         self.line("}");
         self.line(&format!("{sc}[STRATA_MAX_GROUP] = strata_acc;"));
@@ -1895,16 +1934,8 @@ impl<'a> Writer<'a> {
     /// barrier frees `strata_part` for the next call.
     fn warp_helper(&mut self, op: GroupOp, s: Scalar) -> String {
         let t = self.ty(s);
-        let name = format!("strata_{}_{t}", op.name());
-        // The type shuffled: `__shfl_*_sync` take 32- and 64-bit types.
-        let st = match (s.size(), s.is_float(), s.is_signed()) {
-            (8, false, true) => "long long",
-            (8, false, false) => "unsigned long long",
-            (_, true, _) => t,
-            (4, _, _) => t,
-            (_, _, true) => "int",
-            _ => "unsigned int",
-        };
+        let name = format!("strata_{}_{t}", op.name(GroupScope::WorkGroup));
+        let st = self.shuffled_type(s);
         let (c, id) = self.group_comb(op, s);
         let comb = |a: &str, b: &str| self.comb(c, s, a, b);
         let warp_reduce = |v: &str| {
@@ -1914,11 +1945,11 @@ impl<'a> Writer<'a> {
             )
         };
         let mut b = format!(
-            "{pre} {t} {name}({t} x) {{\n    __shared__ {t} strata_part[32];\n    const u32 n = blockDim.x * blockDim.y * blockDim.z;\n    const u32 lid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);\n    const u32 lane = lid & 31u, warp = lid >> 5;\n    const u32 live = min(32u, n - (lid & ~31u));\n    const u32 mask = live == 32u ? 0xffffffffu : (1u << live) - 1u;\n    x = {norm};\n",
+            "{pre} {t} {name}({t} x) {{\n    __shared__ {t} strata_part[32];\n{WARP_PROLOGUE}    x = {norm};\n",
             pre = self.d.helper_prefix,
             norm = comb(&id, "x"),
         );
-        let scan = op != GroupOp::ReduceAdd && op != GroupOp::ReduceMin && op != GroupOp::ReduceMax;
+        let scan = !op.is_reduce();
         if scan {
             let _ = write!(
                 b,
@@ -1928,7 +1959,7 @@ impl<'a> Writer<'a> {
             );
             b.push_str(&warp_reduce("p"));
             let _ = writeln!(b, "    p = ({t})__shfl_sync(mask, ({st})p, 0);");
-            if op == GroupOp::ScanExclusiveAdd {
+            if op.is_exclusive() {
                 let _ = write!(
                     b,
                     "    const {t} e = ({t})__shfl_up_sync(mask, ({st})x, 1);\n    __syncthreads();\n    return lane == 0u ? p : {};\n}}\n",
@@ -1956,6 +1987,210 @@ impl<'a> Writer<'a> {
         }
         self.helpers.insert(b);
         name
+    }
+
+    /// The type a value of `s` is shuffled as: `__shfl_*_sync` take 32- and 64-bit types.
+    fn shuffled_type(&self, s: Scalar) -> &'static str {
+        match (s.size(), s.is_float(), s.is_signed()) {
+            (8, false, true) => "long long",
+            (8, false, false) => "unsigned long long",
+            (_, true, _) | (4, _, _) => self.ty(s),
+            (_, _, true) => "int",
+            _ => "unsigned int",
+        }
+    }
+
+    /// A lane's source for a shuffle-like `op` with second operand `strata_s`, as C: whether
+    /// the source is a lane of the sub-group (of `len` lanes; this work-item is `lane`), and
+    /// which lane. The conditions avoid unsigned wrap-around.
+    fn shuffle_source(op: GroupOp, lane: &str, len: &str) -> (String, String) {
+        match op {
+            GroupOp::ShuffleXor => (
+                format!("(({lane} ^ strata_s) < {len})"),
+                format!("({lane} ^ strata_s)"),
+            ),
+            GroupOp::ShuffleUp => (
+                format!("(strata_s <= {lane})"),
+                format!("({lane} - strata_s)"),
+            ),
+            GroupOp::ShuffleDown => (
+                format!("(strata_s < {len} - {lane})"),
+                format!("({lane} + strata_s)"),
+            ),
+            // Shuffle, and broadcast (whose source outside the sub-group is unspecified).
+            _ => (format!("(strata_s < {len})"), "strata_s".into()),
+        }
+    }
+
+    /// A sub-group collective through local memory ([`Collectives::LocalSerial`]): each
+    /// component goes to the scratch array at the local linear id; after a barrier, every
+    /// work-item computes its result from its sub-group's entries, folding in lane order (so
+    /// float sums equal the CPU backend's bit for bit); a second barrier frees the scratch.
+    fn sub_group_local(
+        &mut self,
+        value: ValueId,
+        op: GroupOp,
+        arg: ExprId,
+        source: Option<ExprId>,
+    ) {
+        self.uses_scratch = true;
+        let ty = self.f.exprs.ty(arg);
+        let vs = ty.scalar;
+        let s = if vs == Scalar::Bool { Scalar::U8 } else { vs };
+        self.scratch_types.insert(s);
+        let (t, u) = (self.ty(s), self.ty(Scalar::U32));
+        let rt = op.result_type(ty);
+        let sc = format!("strata_scratch_{t}");
+        let (size, lid) = self.group_size_and_id();
+        let sg = self.d.sub_group_size;
+        let bl = self.d.barriers[0];
+        let a = self.expr(arg);
+        let src = source.map(|x| self.expr(x)[0].clone());
+        let r = self.value_name(value);
+        let names: Vec<String> = if rt.width == 1 {
+            vec![r]
+        } else {
+            (0..rt.width).map(|c| format!("{r}_{c}")).collect()
+        };
+        for n in &names {
+            self.line(&format!("{} {n};", self.ty(rt.scalar)));
+        }
+        self.line("{");
+        self.indent += 1;
+        self.line(&format!("const {u} strata_lid = {lid};"));
+        self.line(&format!(
+            "const {u} strata_base = strata_lid / {sg}u * {sg}u;"
+        ));
+        self.line(&format!(
+            "const {u} strata_lane = strata_lid - strata_base;"
+        ));
+        self.line(&format!(
+            "const {u} strata_len = min({sg}u, {size} - strata_base);"
+        ));
+        if let Some(src) = src {
+            let (ok, from) = Self::shuffle_source(op, "strata_lane", "strata_len");
+            self.line(&format!("const {u} strata_s = {src};"));
+            self.line(&format!(
+                "const {u} strata_from = {ok} ? strata_base + {from} : strata_lid;"
+            ));
+        }
+        let as_bool = |x: String| {
+            if vs == Scalar::Bool {
+                format!("({x} != 0)")
+            } else {
+                x
+            }
+        };
+        for (c, x) in a.iter().enumerate() {
+            let x = if vs == Scalar::Bool {
+                format!("({t})({x} ? 1 : 0)")
+            } else {
+                x.clone()
+            };
+            self.line(&format!("{sc}[strata_lid] = {x};"));
+            self.line(&format!("{bl};"));
+            if op.takes_source() {
+                let read = as_bool(format!("{sc}[strata_from]"));
+                self.line(&format!("{} = {read};", names[c]));
+            } else if op == GroupOp::Ballot {
+                self.line(&format!("{u} strata_m = 0u;"));
+                self.line(&format!(
+                    "for ({u} strata_k = 0u; strata_k < strata_len; strata_k++) strata_m |= ({u})({sc}[strata_base + strata_k] != 0) << strata_k;"
+                ));
+                self.line(&format!("{} = strata_m;", names[0]));
+            } else {
+                let (cb, id) = self.group_comb(op, s);
+                let end = if op.is_reduce() || !op.is_fold() {
+                    "strata_len"
+                } else if op.is_exclusive() {
+                    "strata_lane"
+                } else {
+                    "strata_lane + 1u"
+                };
+                self.line(&format!("{t} strata_acc = {id};"));
+                let acc = self.comb(
+                    cb,
+                    s,
+                    "strata_acc",
+                    &format!("{sc}[strata_base + strata_k]"),
+                );
+                self.line(&format!(
+                    "for ({u} strata_k = 0u; strata_k < {end}; strata_k++) strata_acc = {acc};"
+                ));
+                self.line(&format!("{} = {};", names[0], as_bool("strata_acc".into())));
+            }
+            self.line(&format!("{bl};"));
+        }
+        self.indent -= 1;
+        self.line("}");
+    }
+
+    /// A sub-group collective by CUDA warp intrinsics ([`Collectives::WarpShuffle`]): a call of
+    /// a helper per operation and type (per component for vectors). The shuffles' and
+    /// ballot's mask names exactly the warp's lanes present (the last warp of a work-group may
+    /// be partial); reductions combine `__shfl_down_sync` in a tree and take lane 0's result,
+    /// scans step by `__shfl_up_sync`.
+    fn sub_group_warp(&mut self, value: ValueId, op: GroupOp, arg: ExprId, source: Option<ExprId>) {
+        let ty = self.f.exprs.ty(arg);
+        let s = ty.scalar;
+        let t = self.ty(s);
+        let st = self.shuffled_type(s);
+        let name = format!("strata_{}_{t}", op.name(GroupScope::SubGroup));
+        let pre = self.d.helper_prefix;
+        let rt = self.ty(op.result_type(ty).scalar);
+        let param = if op.takes_source() {
+            ", u32 strata_s"
+        } else {
+            ""
+        };
+        let mut b = format!("{pre} {rt} {name}({t} x{param}) {{\n{WARP_PROLOGUE}");
+        match op {
+            GroupOp::Ballot => b.push_str("    return __ballot_sync(mask, x);\n"),
+            GroupOp::Any => b.push_str("    return __any_sync(mask, x) != 0;\n"),
+            GroupOp::All => b.push_str("    return __all_sync(mask, x) != 0;\n"),
+            _ if op.takes_source() => {
+                let (ok, from) = Self::shuffle_source(op, "lane", "live");
+                let _ = writeln!(
+                    b,
+                    "    return ({t})__shfl_sync(mask, ({st})x, {ok} ? {from} : lane);"
+                );
+            }
+            _ => {
+                let (c, id) = self.group_comb(op, s);
+                let comb = |a: &str, b: &str| self.comb(c, s, a, b);
+                let _ = writeln!(b, "    x = {};", comb(&id, "x"));
+                if op.is_reduce() {
+                    let _ = write!(
+                        b,
+                        "    #pragma unroll\n    for (u32 d = 16u; d > 0u; d >>= 1) {{\n        const {t} y = ({t})__shfl_down_sync(mask, ({st})x, d);\n        if (lane + d < live) x = {};\n    }}\n    return ({t})__shfl_sync(mask, ({st})x, 0);\n",
+                        comb("x", "y")
+                    );
+                } else {
+                    let _ = write!(
+                        b,
+                        "    #pragma unroll\n    for (u32 d = 1u; d < 32u; d <<= 1) {{\n        const {t} y = ({t})__shfl_up_sync(mask, ({st})x, d);\n        if (lane >= d) x = {};\n    }}\n",
+                        comb("y", "x")
+                    );
+                    if op.is_exclusive() {
+                        let _ = write!(
+                            b,
+                            "    const {t} e = ({t})__shfl_up_sync(mask, ({st})x, 1);\n    return lane == 0u ? {id} : e;\n"
+                        );
+                    } else {
+                        b.push_str("    return x;\n");
+                    }
+                }
+            }
+        }
+        b.push_str("}\n");
+        self.helpers.insert(b);
+        let a = self.expr(arg);
+        let src = source.map(|x| format!(", {}", self.expr(x)[0]));
+        let calls: Vec<String> = a
+            .iter()
+            .map(|x| format!("{name}({x}{})", src.as_deref().unwrap_or("")))
+            .collect();
+        self.decl(value, &calls);
     }
 
     fn extreme(&self, s: Scalar, max: bool) -> String {

@@ -15,8 +15,8 @@ use super::cpu_mem;
 use crate::error::{Error, Result, WorkItem};
 use crate::ir::eval::{self, with_int, with_scalar, Column, EvalError, Num};
 use crate::ir::{
-    self, AtomicOp, BinaryOp, Builtin, Expr, ExprId, GroupOp, Literal, LoopId, MathFn, Mem, Scalar,
-    Stmt, Type, UnaryOp, ValidFunction,
+    self, AtomicOp, BinaryOp, Builtin, Expr, ExprId, GroupOp, GroupScope, Literal, LoopId, MathFn,
+    Mem, Scalar, Stmt, Type, UnaryOp, ValidFunction,
 };
 use crate::runtime::{ArgValue, NdRange};
 use std::collections::HashSet;
@@ -191,6 +191,7 @@ enum CStmt {
         ops: Vec<Op>,
         value: Reg,
         op: GroupOp,
+        scope: GroupScope,
         arg: Reg,
         source: Option<Reg>,
         ty: Type,
@@ -465,12 +466,14 @@ impl Lowering<'_> {
             Stmt::Group {
                 value,
                 op,
+                scope,
                 arg,
                 source,
             } => CStmt::Group {
                 ops,
                 value: self.value_reg(*value),
                 op: *op,
+                scope: *scope,
                 arg: self.reg(*arg),
                 source: source.map(|x| self.reg(x)),
                 ty: self.f.exprs.ty(*arg),
@@ -845,6 +848,13 @@ impl<'a> Worker<'a> {
                                 + grp[1] * groups[0] as u32
                                 + grp[2] * (groups[0] * groups[1]) as u32;
                             self.leaf_u32(*dst, |_| v)
+                        }
+                        b => {
+                            let size = n as u32;
+                            self.leaf_u32(*dst, |l| {
+                                b.sub_group_value(l as u32, size, super::SUB_GROUP_SIZE)
+                                    .expect("the other built-ins are matched above")
+                            })
                         }
                     }
                 }
@@ -1295,19 +1305,19 @@ impl<'a> Worker<'a> {
     fn group_op(
         &mut self,
         value: Reg,
-        op: GroupOp,
+        (op, scope): (GroupOp, GroupScope),
         arg: Reg,
         source: Option<Reg>,
         ty: Type,
         mask: &[bool],
     ) -> Result<()> {
-        self.check_uniform(mask, op.name())?;
+        self.check_uniform(mask, op.name(scope))?;
         let n = self.lanes;
         let mut out = std::mem::take(&mut self.regs[value as usize]);
         let src = source.map(|s| self.regs[s as usize].slice::<u32>(n));
-        let r = collective(op, ty, n, &self.regs[arg as usize], src, &mut out);
+        let r = collective(op, scope, ty, n, &self.regs[arg as usize], src, &mut out);
         self.regs[value as usize] = out;
-        r.map_err(|(l, from)| self.fault(l, broadcast_message(from, n)))
+        r.map_err(|(l, message)| self.fault(l, message))
     }
 
     fn exec(&mut self, s: &CStmt, mask: &[bool]) -> Result<()> {
@@ -1516,90 +1526,124 @@ impl<'a> Worker<'a> {
                 ops,
                 value,
                 op,
+                scope,
                 arg,
                 source,
                 ty,
             } => {
                 self.run_ops(ops, mask)?;
-                self.group_op(*value, *op, *arg, *source, *ty, mask)
+                self.group_op(*value, (*op, *scope), *arg, *source, *ty, mask)
             }
         }
     }
 }
 
-/// What a `group_broadcast` from a work-item outside the work-group says.
-pub(super) fn broadcast_message(from: u32, n: usize) -> String {
-    format!("group_broadcast from work-item {from}, but the work-group has {n}")
-}
-
-/// Computes work-group collective `op` over the `n` work-items of a group: `arg` holds each
-/// work-item's operand (of type `ty`, component-major: component `c` of work-item `l` at
-/// `c * n + l`), `source` the source work-item of each for a broadcast; the results go to
-/// `out` in the same layout. The one definition of the collectives' results on the CPU
-/// backends (the interpreter and the compiled backend). A broadcast from a work-item outside
-/// the group fails with `(work-item, source)`.
+/// Computes collective `op` of `scope` over the `n` work-items of a work-group, cut into
+/// sub-groups of [`SUB_GROUP_SIZE`](super::SUB_GROUP_SIZE) for [`GroupScope::SubGroup`]:
+/// `arg` holds each work-item's operand (of type `ty`, component-major: component `c` of
+/// work-item `l` at `c * n + l`), `source` each one's second operand (see
+/// [`GroupOp::takes_source`]); the results go to `out` in the same layout. The one definition
+/// of the collectives' results on the CPU backends (the interpreter and the compiled backend).
+/// A broadcast from outside the group fails with the work-item and a message.
 pub(super) fn collective(
     op: GroupOp,
+    scope: GroupScope,
     ty: Type,
     n: usize,
     arg: &Column,
     source: Option<&[u32]>,
     out: &mut Column,
-) -> std::result::Result<(), (usize, u32)> {
-    let w = ty.width as usize;
-    out.reserve_bytes(n * ty.size());
-    if op == GroupOp::Broadcast {
-        let src = source.expect("validated: broadcast has a source");
-        if let Some(l) = src.iter().position(|&s| s as usize >= n) {
-            return Err((l, src[l]));
-        }
+) -> std::result::Result<(), (usize, String)> {
+    let run = match scope {
+        GroupScope::WorkGroup => n,
+        GroupScope::SubGroup => super::SUB_GROUP_SIZE as usize,
+    };
+    // The groups: runs of consecutive work-items.
+    let groups = (0..n).step_by(run.max(1)).map(|b| b..(b + run).min(n));
+    out.reserve_bytes(n * op.result_type(ty).size());
+    if op.takes_source() {
+        let src = source.expect("validated: the operation has a second operand");
         let size = ty.scalar.size();
         let a = arg.bytes();
         let o = out.bytes_mut();
-        for c in 0..w {
-            for l in 0..n {
-                let from = (c * n + src[l] as usize) * size;
-                let to = (c * n + l) * size;
-                o[to..to + size].copy_from_slice(&a[from..from + size]);
+        for g in groups {
+            let len = g.len();
+            for l in g.clone() {
+                let (lane, s) = (l - g.start, src[l] as usize);
+                let from = match op {
+                    GroupOp::Broadcast if s >= len => {
+                        let message = match scope {
+                            GroupScope::WorkGroup => format!(
+                                "group_broadcast from work-item {s}, but the work-group has {len}"
+                            ),
+                            GroupScope::SubGroup => format!(
+                                "sub_group_broadcast from lane {s}, but the sub-group has {len}"
+                            ),
+                        };
+                        return Err((l, message));
+                    }
+                    GroupOp::Broadcast | GroupOp::Shuffle => Some(s),
+                    GroupOp::ShuffleXor => Some(lane ^ s),
+                    GroupOp::ShuffleUp => lane.checked_sub(s),
+                    _ => lane.checked_add(s),
+                };
+                let from = g.start + from.filter(|&f| f < len).unwrap_or(lane);
+                for c in 0..ty.width as usize {
+                    let (from, to) = ((c * n + from) * size, (c * n + l) * size);
+                    o[to..to + size].copy_from_slice(&a[from..from + size]);
+                }
             }
         }
         return Ok(());
     }
-    let s = ty.scalar;
-    if matches!(op, GroupOp::Any | GroupOp::All) {
+    if matches!(op, GroupOp::Any | GroupOp::All | GroupOp::Ballot) {
         let a = arg.slice::<u8>(n);
-        let r = if op == GroupOp::Any {
-            a.iter().any(|&x| x != 0)
+        let mut bits = vec![0u32; n];
+        let mut flags = vec![0u8; n];
+        for g in groups {
+            let r = match op {
+                GroupOp::Any => a[g.clone()].iter().any(|&x| x != 0),
+                GroupOp::All => a[g.clone()].iter().all(|&x| x != 0),
+                _ => {
+                    let m = (g.clone())
+                        .filter(|&l| a[l] != 0)
+                        .fold(0u32, |m, l| m | 1 << (l - g.start));
+                    bits[g].fill(m);
+                    continue;
+                }
+            };
+            flags[g].fill(r as u8);
+        }
+        if op == GroupOp::Ballot {
+            out.slice_mut::<u32>(n).copy_from_slice(&bits);
         } else {
-            a.iter().all(|&x| x != 0)
-        };
-        out.slice_mut::<u8>(n).fill(r as u8);
+            out.slice_mut::<u8>(n).copy_from_slice(&flags);
+        }
         return Ok(());
     }
+    let s = ty.scalar;
     with_scalar!(s, T => {
         let a = arg.slice::<T>(n);
         let o = out.slice_mut::<T>(n);
         let (init, f): (T, fn(T, T) -> T) = match op {
             GroupOp::ReduceAdd | GroupOp::ScanInclusiveAdd | GroupOp::ScanExclusiveAdd => (T::zero(), T::add),
-            GroupOp::ReduceMin | GroupOp::ScanInclusiveMin => (T::greatest(), T::min_),
+            GroupOp::ReduceMin | GroupOp::ScanInclusiveMin | GroupOp::ScanExclusiveMin => (T::greatest(), T::min_),
             _ => (T::least(), T::max_),
         };
-        let mut acc = init;
-        match op {
-            GroupOp::ReduceAdd | GroupOp::ReduceMin | GroupOp::ReduceMax => {
-                for &x in a {
+        for g in groups {
+            let mut acc = init;
+            if op.is_reduce() {
+                for &x in &a[g.clone()] {
                     acc = f(acc, x);
                 }
-                o.fill(acc);
-            }
-            GroupOp::ScanExclusiveAdd => {
-                for l in 0..n {
+                o[g].fill(acc);
+            } else if op.is_exclusive() {
+                for l in g {
                     o[l] = acc;
                     acc = f(acc, a[l]);
                 }
-            }
-            _ => {
-                for l in 0..n {
+            } else {
+                for l in g {
                     acc = f(acc, a[l]);
                     o[l] = acc;
                 }

@@ -28,6 +28,11 @@ use std::sync::Arc;
 
 pub(crate) use exec::Program;
 
+/// The sub-group size of both CPU backends: a sub-group is a run of this many consecutive
+/// work-items (see [`ir::GroupScope`]). 32, CUDA's warp size, so that sub-group code written
+/// for NVIDIA GPUs gives the same results here.
+pub(crate) const SUB_GROUP_SIZE: u32 = 32;
+
 /// Global memory of the CPU backend.
 pub(crate) struct CpuMem {
     words: Box<[AtomicU64]>,
@@ -168,6 +173,7 @@ impl CpuDevice {
                 preferred_group_size: 1024,
                 supports_f64: true,
                 supports_int64_atomics: true,
+                sub_group_size: SUB_GROUP_SIZE,
                 extra: vec![("threads".into(), threads.to_string())],
             },
             compiled,

@@ -279,6 +279,7 @@ impl CudaDevice {
             preferred_group_size: 256.min(max_threads),
             supports_f64: true,
             supports_int64_atomics: true,
+            sub_group_size: crate::codegen::CUDA.sub_group_size,
             extra: vec![
                 ("compute capability".into(), format!("{major}.{minor}")),
                 (

@@ -62,6 +62,19 @@ pub enum Builtin {
     LocalLinearId,
     /// Linear index of the work-group: `x + y*gx + z*gx*gy` (`u32`).
     GroupLinearId,
+    /// Number of work-items in this work-item's sub-group (`u32`): the device's sub-group size,
+    /// or less in the last sub-group of a work-group whose size is not a multiple of it. See
+    /// [`GroupScope::SubGroup`].
+    SubGroupSize,
+    /// The device's sub-group size (`u32`, at most 32): the size of every sub-group but
+    /// perhaps the last.
+    MaxSubGroupSize,
+    /// Number of sub-groups in the work-group (`u32`).
+    NumSubGroups,
+    /// Index of this work-item's sub-group in the work-group: `local_linear_id / size` (`u32`).
+    SubGroupId,
+    /// Index of the work-item in its sub-group, its *lane*: `local_linear_id % size` (`u32`).
+    SubGroupLocalId,
 }
 
 impl Builtin {
@@ -76,7 +89,33 @@ impl Builtin {
             Builtin::NumGroups(_) => "num_groups",
             Builtin::LocalLinearId => "local_linear_id",
             Builtin::GroupLinearId => "group_linear_id",
+            Builtin::SubGroupSize => "sub_group_size",
+            Builtin::MaxSubGroupSize => "max_sub_group_size",
+            Builtin::NumSubGroups => "num_sub_groups",
+            Builtin::SubGroupId => "sub_group_id",
+            Builtin::SubGroupLocalId => "sub_group_local_id",
         }
+    }
+
+    /// The value of a sub-group built-in for the work-item with local linear id `lid` in a
+    /// work-group of `group_size` work-items, on a device whose sub-group size is `sg`; `None`
+    /// for the other built-ins. The one definition of these values: the CPU backends call it,
+    /// the code generators write the same formulas.
+    pub fn sub_group_value(self, lid: u32, group_size: u32, sg: u32) -> Option<u32> {
+        Some(match self {
+            Builtin::SubGroupSize => sg.min(group_size - lid / sg * sg),
+            Builtin::MaxSubGroupSize => sg,
+            Builtin::NumSubGroups => group_size.div_ceil(sg),
+            Builtin::SubGroupId => lid / sg,
+            Builtin::SubGroupLocalId => lid % sg,
+            _ => return None,
+        })
+    }
+
+    /// Whether this is one of the sub-group built-ins, whose values depend on the device's
+    /// sub-group size.
+    pub fn is_sub_group(self) -> bool {
+        self.sub_group_value(0, 1, 1).is_some()
     }
 
     /// The dimension argument, if the built-in takes one.
@@ -88,7 +127,13 @@ impl Builtin {
             | Builtin::GlobalSize(d)
             | Builtin::LocalSize(d)
             | Builtin::NumGroups(d) => Some(d),
-            Builtin::LocalLinearId | Builtin::GroupLinearId => None,
+            Builtin::LocalLinearId
+            | Builtin::GroupLinearId
+            | Builtin::SubGroupSize
+            | Builtin::MaxSubGroupSize
+            | Builtin::NumSubGroups
+            | Builtin::SubGroupId
+            | Builtin::SubGroupLocalId => None,
         }
     }
 }
@@ -591,13 +636,15 @@ impl AtomicOp {
     }
 }
 
-/// Work-group collective operations. Every work-item of the work-group must reach them together
-/// (like a barrier). Scans run in local-linear-id order.
+/// Collective operations of a work-group or of a sub-group (see [`GroupScope`]). Every
+/// work-item of the work-group must reach them together (like a barrier), sub-group
+/// operations included. Scans run in local-linear-id order (lane order in a sub-group).
 ///
 /// **Results.** A reduction or scan is defined as the fold, from the operation's identity
 /// (`0`, the type's greatest value for `min`, its least for `max`; `±inf` for floats), over the
-/// operands of the work-items concerned: the reduction over all of them, the inclusive scan of
-/// work-item `l` over work-items `0..=l`, the exclusive scan over `0..l`. Backends may combine
+/// operands of the work-items concerned (those of the work-group, or of the sub-group): the
+/// reduction over all of them, the inclusive scan of work-item `l` over work-items `0..=l`, the
+/// exclusive scan over `0..l` (the identity for the first). Backends may combine
 /// the operands in any order and grouping (the CPU backend and OpenCL fold in local-id order,
 /// CUDA combines warp shuffles in a tree), which changes nothing for the
 /// exact operations: integer `add` (wrapping), `min` and `max`, `any`, `all`, and float `min`
@@ -612,13 +659,16 @@ impl AtomicOp {
 /// reproducible bit for bit should reduce integers (or fixed-point values), or use the patterns
 /// layer's `reduce` with a user operator, which combines in index order with a grouping fixed
 /// by its staging.
+///
+/// **Data movement** (broadcast, the shuffles) takes any type, vectors included, and is exact.
+/// The shuffles and `Ballot` exist for sub-groups only.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub enum GroupOp {
-    /// Sum over the work-group (integers wrap; floats in some association order).
+    /// Sum over the group (integers wrap; floats in some association order).
     ReduceAdd,
-    /// Minimum over the work-group.
+    /// Minimum over the group.
     ReduceMin,
-    /// Maximum over the work-group.
+    /// Maximum over the group.
     ReduceMax,
     /// Sum of the values of work-items `0..=self` (floats in some association order).
     ScanInclusiveAdd,
@@ -629,28 +679,153 @@ pub enum GroupOp {
     ScanInclusiveMin,
     /// Maximum over work-items `0..=self`.
     ScanInclusiveMax,
-    /// The value of the work-item whose local linear id is the second operand.
+    /// Minimum over work-items `0..self` (the type's greatest value, `+inf` for floats, for
+    /// the first).
+    ScanExclusiveMin,
+    /// Maximum over work-items `0..self` (the type's least value, `-inf` for floats, for the
+    /// first).
+    ScanExclusiveMax,
+    /// The value of the work-item whose local linear id (lane, in a sub-group) is the second
+    /// operand. A source outside the group is an error on the CPU backends and an unspecified
+    /// value on the others.
     Broadcast,
     /// `true` if the value is `true` in any work-item.
     Any,
     /// `true` if the value is `true` in every work-item.
     All,
+    /// Sub-groups only: the value of lane `source` (the second operand); the work-item's own
+    /// value when `source` is not a lane of the sub-group.
+    Shuffle,
+    /// Sub-groups only: the value of lane `lane ^ mask` (the second operand is the mask); the
+    /// own value when that is not a lane of the sub-group.
+    ShuffleXor,
+    /// Sub-groups only: the value of lane `lane - delta` (the second operand is the delta);
+    /// the own value when that is below 0.
+    ShuffleUp,
+    /// Sub-groups only: the value of lane `lane + delta`; the own value when that is not a
+    /// lane of the sub-group.
+    ShuffleDown,
+    /// Sub-groups only: a `u32` whose bit `l` is the `bool` operand of lane `l` (bits of lanes
+    /// the sub-group does not have are 0).
+    Ballot,
+}
+
+/// Which work-items a collective ([`Stmt::Group`]) spans.
+///
+/// **Sub-groups.** A work-group is cut into sub-groups of consecutive local linear ids: the
+/// device's sub-group size `S` ([`Builtin::MaxSubGroupSize`], at most 32, reported as the
+/// runtime's `DeviceInfo::sub_group_size`), the last one smaller when the work-group's size is
+/// not a multiple of `S`. Sub-group `g` holds the work-items `g*S .. min((g+1)*S, size)`; a
+/// work-item's lane is its index in its sub-group. On CUDA a sub-group is a warp; OpenCL
+/// (without native sub-groups) and the CPU backends compute the same thing in local memory
+/// or in runs of consecutive lanes. Results are the same on every backend of the same `S`.
+/// Like a work-group collective, a sub-group collective must be reached by every work-item of
+/// the work-group (the rule OpenCL devices without sub-groups need; the CPU backends check it).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum GroupScope {
+    /// The whole work-group.
+    WorkGroup,
+    /// The work-item's sub-group.
+    SubGroup,
+}
+
+macro_rules! group_op_names {
+    ($($op:ident => $name:literal),* $(,)?) => {
+        impl GroupOp {
+            /// Every operation.
+            pub const ALL: [GroupOp; 17] = [$(GroupOp::$op),*];
+
+            /// Name used by the text form and the builder: `group_` or `sub_group_` and the
+            /// operation (`sub_group_reduce_add`).
+            pub fn name(self, scope: GroupScope) -> &'static str {
+                match (scope, self) {
+                    $(
+                        (GroupScope::WorkGroup, GroupOp::$op) => concat!("group_", $name),
+                        (GroupScope::SubGroup, GroupOp::$op) => concat!("sub_group_", $name),
+                    )*
+                }
+            }
+        }
+    };
+}
+
+group_op_names! {
+    ReduceAdd => "reduce_add",
+    ReduceMin => "reduce_min",
+    ReduceMax => "reduce_max",
+    ScanInclusiveAdd => "scan_inclusive_add",
+    ScanExclusiveAdd => "scan_exclusive_add",
+    ScanInclusiveMin => "scan_inclusive_min",
+    ScanInclusiveMax => "scan_inclusive_max",
+    ScanExclusiveMin => "scan_exclusive_min",
+    ScanExclusiveMax => "scan_exclusive_max",
+    Broadcast => "broadcast",
+    Any => "any",
+    All => "all",
+    Shuffle => "shuffle",
+    ShuffleXor => "shuffle_xor",
+    ShuffleUp => "shuffle_up",
+    ShuffleDown => "shuffle_down",
+    Ballot => "ballot",
 }
 
 impl GroupOp {
-    /// Name used by the text form and the builder.
-    pub fn name(self) -> &'static str {
-        match self {
-            GroupOp::ReduceAdd => "group_reduce_add",
-            GroupOp::ReduceMin => "group_reduce_min",
-            GroupOp::ReduceMax => "group_reduce_max",
-            GroupOp::ScanInclusiveAdd => "group_scan_inclusive_add",
-            GroupOp::ScanExclusiveAdd => "group_scan_exclusive_add",
-            GroupOp::ScanInclusiveMin => "group_scan_inclusive_min",
-            GroupOp::ScanInclusiveMax => "group_scan_inclusive_max",
-            GroupOp::Broadcast => "group_broadcast",
-            GroupOp::Any => "group_any",
-            GroupOp::All => "group_all",
+    /// Whether the operation takes a second operand, a `u32` ([`Stmt::Group`]'s `source`):
+    /// broadcast and the shuffles.
+    pub fn takes_source(self) -> bool {
+        matches!(
+            self,
+            GroupOp::Broadcast
+                | GroupOp::Shuffle
+                | GroupOp::ShuffleXor
+                | GroupOp::ShuffleUp
+                | GroupOp::ShuffleDown
+        )
+    }
+
+    /// Whether the operation exists for sub-groups only (the shuffles and ballot).
+    pub fn sub_group_only(self) -> bool {
+        (self.takes_source() && self != GroupOp::Broadcast) || self == GroupOp::Ballot
+    }
+
+    /// Whether the operation is a reduction or a scan (a fold with an identity).
+    pub fn is_fold(self) -> bool {
+        matches!(
+            self,
+            GroupOp::ReduceAdd
+                | GroupOp::ReduceMin
+                | GroupOp::ReduceMax
+                | GroupOp::ScanInclusiveAdd
+                | GroupOp::ScanExclusiveAdd
+                | GroupOp::ScanInclusiveMin
+                | GroupOp::ScanInclusiveMax
+                | GroupOp::ScanExclusiveMin
+                | GroupOp::ScanExclusiveMax
+        )
+    }
+
+    /// Whether the operation is a reduction (every work-item gets the same fold).
+    pub fn is_reduce(self) -> bool {
+        matches!(
+            self,
+            GroupOp::ReduceAdd | GroupOp::ReduceMin | GroupOp::ReduceMax
+        )
+    }
+
+    /// Whether the operation is an exclusive scan.
+    pub fn is_exclusive(self) -> bool {
+        matches!(
+            self,
+            GroupOp::ScanExclusiveAdd | GroupOp::ScanExclusiveMin | GroupOp::ScanExclusiveMax
+        )
+    }
+
+    /// The result type for an operand of type `arg` (`u32` for ballot, `arg` otherwise).
+    pub fn result_type(self, arg: Type) -> Type {
+        if self == GroupOp::Ballot {
+            Type::U32
+        } else {
+            arg
         }
     }
 }
@@ -759,15 +934,18 @@ pub enum Stmt {
     Barrier(Fence),
     /// Orders this work-item's memory accesses.
     MemFence(Fence),
-    /// A work-group collective; `value` receives the result.
+    /// A collective of the work-group or of the sub-group; `value` receives the result.
     Group {
         /// Receives the result.
         value: ValueId,
         /// The operation.
         op: GroupOp,
+        /// Which work-items it spans.
+        scope: GroupScope,
         /// The work-item's contribution.
         arg: ExprId,
-        /// For `Broadcast`: the local linear id of the source work-item.
+        /// For broadcast, the source's local linear id (its lane, in a sub-group); for the
+        /// shuffles, the lane, mask or delta ([`GroupOp::takes_source`]).
         source: Option<ExprId>,
     },
 }

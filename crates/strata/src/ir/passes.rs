@@ -285,11 +285,13 @@ fn rebuild_block(
             Stmt::Group {
                 value,
                 op,
+                scope,
                 arg,
                 source,
             } => Stmt::Group {
                 value: *value,
                 op: *op,
+                scope: *scope,
                 arg: r.expr(*arg),
                 source: source.map(|s| r.expr(s)),
             },
@@ -591,6 +593,7 @@ fn unroll_block(
             Stmt::Group {
                 value,
                 op,
+                scope,
                 arg,
                 source,
             } => {
@@ -598,6 +601,7 @@ fn unroll_block(
                 out.push(Stmt::Group {
                     value: define(*value, f, r),
                     op: *op,
+                    scope: *scope,
                     arg,
                     source,
                 });

@@ -378,6 +378,7 @@ fn write_stmt(p: &Printer, s: &Stmt, depth: usize, out: &mut String) {
         Stmt::Group {
             value,
             op,
+            scope,
             arg,
             source,
         } => {
@@ -386,7 +387,7 @@ fn write_stmt(p: &Printer, s: &Stmt, depth: usize, out: &mut String) {
                 "{pad}{}: {} = {}({}",
                 value_name(f, *value),
                 ty(*value),
-                op.name(),
+                op.name(*scope),
                 p.string(*arg)
             );
             if let Some(src) = source {

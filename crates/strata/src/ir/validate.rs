@@ -740,28 +740,35 @@ impl Validator<'_> {
             Stmt::Group {
                 value,
                 op,
+                scope,
                 arg,
                 source,
             } => {
                 self.info.uses_barrier = true;
+                let name = op.name(*scope);
                 let Some(t) = self.ty(*arg) else { return };
                 let ok = match op {
-                    GroupOp::Any | GroupOp::All => t == Type::BOOL,
-                    GroupOp::Broadcast => true,
+                    GroupOp::Any | GroupOp::All | GroupOp::Ballot => t == Type::BOOL,
+                    _ if op.takes_source() => true,
                     _ => t.scalar.is_numeric() && t.width == 1,
                 };
                 if !ok {
-                    self.err_here(format!("{} does not take a {t}", op.name()));
+                    self.err_here(format!("{name} does not take a {t}"));
                 }
-                if (*op == GroupOp::Broadcast) != source.is_some() {
-                    self.err_here("a source work-item is given exactly for broadcast".into());
+                if op.sub_group_only() && *scope != GroupScope::SubGroup {
+                    self.err_here(format!("{name} exists for sub-groups only"));
+                }
+                if op.takes_source() != source.is_some() {
+                    self.err_here(format!(
+                        "a second operand is given exactly for broadcast and the shuffles, not {name}"
+                    ));
                 }
                 if let Some(src) = source {
                     if self.ty(*src) != Some(Type::U32) {
-                        self.err_here("broadcast source must be a u32 local linear id".into());
+                        self.err_here(format!("the second operand of {name} must be a u32"));
                     }
                 }
-                self.define(*value, t);
+                self.define(*value, op.result_type(t));
             }
         }
     }

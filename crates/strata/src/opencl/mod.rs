@@ -256,6 +256,7 @@ impl OpenClDevice {
             preferred_group_size,
             supports_f64,
             supports_int64_atomics,
+            sub_group_size: crate::codegen::OPENCL.sub_group_size,
             extra: vec![
                 ("platform".into(), pname.to_string()),
                 (

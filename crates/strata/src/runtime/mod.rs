@@ -105,6 +105,10 @@ pub struct DeviceInfo {
     pub supports_f64: bool,
     /// Supports 64-bit integer atomics.
     pub supports_int64_atomics: bool,
+    /// The sub-group size kernels see (`max_sub_group_size()`, at most 32): 32 on CUDA (a
+    /// warp), 32 on OpenCL (sub-groups computed in local memory) and on the CPU backends (runs
+    /// of consecutive work-items). See [`crate::ir::GroupScope`].
+    pub sub_group_size: u32,
     /// Backend-specific facts (driver version, extensions, ...), as name and value.
     pub extra: Vec<(String, String)>,
 }
@@ -185,6 +189,7 @@ impl fmt::Display for DeviceInfo {
             "  max allocation        {:.0} MiB",
             mib(self.max_alloc_size)
         )?;
+        writeln!(f, "  sub-group size        {}", self.sub_group_size)?;
         writeln!(
             f,
             "  f64                   {}",

@@ -20,6 +20,10 @@ use cranelift_module::{Linkage, Module};
 use std::collections::{HashMap, HashSet};
 use std::mem::offset_of;
 
+/// The sub-group size (a power of two).
+const SG: u32 = crate::cpu::SUB_GROUP_SIZE;
+const _: () = assert!(SG.is_power_of_two());
+
 /// Compiles every region of `plan`; fault sites are appended to `sites`.
 pub(super) fn compile(
     f: &Function,
@@ -1051,6 +1055,29 @@ impl<'a, 'b> Gen<'a, 'b> {
                 self.b.ins().iadd(base, l)
             }
             Builtin::LocalLinearId => self.b.use_var(self.lane),
+            Builtin::MaxSubGroupSize => self.b.ins().iconst(types::I32, SG as i64),
+            Builtin::SubGroupId => {
+                let l = self.b.use_var(self.lane);
+                self.b.ins().ushr_imm(l, SG.trailing_zeros() as i64)
+            }
+            Builtin::SubGroupLocalId => {
+                let l = self.b.use_var(self.lane);
+                self.b.ins().band_imm(l, SG as i64 - 1)
+            }
+            Builtin::NumSubGroups | Builtin::SubGroupSize => {
+                // Formulas of `Builtin::sub_group_value` (SG a power of two).
+                let n = self.b.ins().imul(self.local[0], self.local[1]);
+                let n = self.b.ins().imul(n, self.local[2]);
+                if b == Builtin::NumSubGroups {
+                    let n = self.b.ins().iadd_imm(n, SG as i64 - 1);
+                    return self.b.ins().ushr_imm(n, SG.trailing_zeros() as i64);
+                }
+                let l = self.b.use_var(self.lane);
+                let base = self.b.ins().band_imm(l, !(SG as i64 - 1));
+                let rest = self.b.ins().isub(n, base);
+                let sg = self.b.ins().iconst(types::I32, SG as i64);
+                self.b.ins().umin(rest, sg)
+            }
             Builtin::GroupLinearId => {
                 let [gx, gy, gz] = [0, 1, 2].map(|k| self.env_dim(offset_of!(Env, group), k));
                 let [nx, ny] = [0, 1].map(|k| self.env_dim(offset_of!(Env, groups), k));

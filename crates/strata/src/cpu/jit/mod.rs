@@ -28,10 +28,12 @@ mod lower;
 mod simd;
 
 use super::cpu_mem;
-use super::exec::{broadcast_message, collective};
+use super::exec::collective;
 use crate::error::{Error, Result, WorkItem};
 use crate::ir::eval::{with_int, Column, Num};
-use crate::ir::{self, ExprId, Function, GroupOp, LoopId, Mem, Scalar, Stmt, Type, ValueId};
+use crate::ir::{
+    self, ExprId, Function, GroupOp, GroupScope, LoopId, Mem, Scalar, Stmt, Type, ValueId,
+};
 use crate::ir::{Block, ValidFunction};
 use crate::runtime::{ArgValue, NdRange};
 use std::collections::{HashMap, HashSet};
@@ -130,6 +132,7 @@ enum Node {
     Group {
         value: Slot,
         op: GroupOp,
+        scope: GroupScope,
         arg: Slot,
         source: Option<Slot>,
     },
@@ -241,6 +244,7 @@ impl Planner<'_> {
                 Stmt::Group {
                     value,
                     op,
+                    scope,
                     arg,
                     source,
                 } => {
@@ -253,6 +257,7 @@ impl Planner<'_> {
                     nodes.push(Node::Group {
                         value,
                         op: *op,
+                        scope: *scope,
                         arg: a.1,
                         source: src.map(|s| s.1),
                     });
@@ -906,23 +911,25 @@ impl<'a> Worker<'a> {
             Node::Group {
                 value,
                 op,
+                scope,
                 arg,
                 source,
             } => {
-                self.check_uniform(mask, op.name())?;
+                self.check_uniform(mask, op.name(*scope))?;
                 let a = self.column(*arg);
                 let src = source.map(|s| self.column(s));
                 let mut out = Column::default();
                 let r = collective(
                     *op,
-                    value.ty,
+                    *scope,
+                    arg.ty,
                     n,
                     &a,
                     src.as_ref().map(|c| c.slice::<u32>(n)),
                     &mut out,
                 );
-                if let Err((l, from)) = r {
-                    return Err(self.fault(l, broadcast_message(from, n)));
+                if let Err((l, message)) = r {
+                    return Err(self.fault(l, message));
                 }
                 self.set_column(*value, &out, mask);
                 Ok(())

@@ -53,9 +53,11 @@ pub(super) fn vectorizable(f: &Function) -> bool {
     });
     if !params_ok
         || f.values.iter().any(|v| !lane_type(v.ty))
-        || f.exprs
-            .iter()
-            .any(|(_, e, t)| !lane_type(t) || matches!(e, Expr::Stub(..)))
+        || f.exprs.iter().any(|(_, e, t)| {
+            !lane_type(t)
+                || matches!(e, Expr::Stub(..))
+                || matches!(e, Expr::Builtin(b) if b.is_sub_group())
+        })
     {
         return false;
     }
