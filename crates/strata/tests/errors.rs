@@ -588,6 +588,59 @@ fn collective_in_divergent_code() {
 }
 
 #[test]
+fn sub_group_collective_in_divergent_code() {
+    // Sub-group collectives follow the work-group rule (what OpenCL without native sub-groups
+    // needs): a sub-group whose lanes all arrive is not enough.
+    let k = Kernel::build("half_sub_reduce", |k| {
+        let x = k.read_write::<u32>("x");
+        let l = local_id(0);
+        if_(l.lt(32u32), || {
+            let s = sub_group_reduce_add(l);
+            x.set(global_id(0), s);
+        });
+    })
+    .unwrap();
+    for spec in ["cpu", "interp"] {
+        let d = Device::from_spec(spec).unwrap();
+        let q = Queue::new(&d).unwrap();
+        let buf = Buffer::<u32>::new(&d, 64).unwrap();
+        let m = msg(q.launch(&k, NdRange::new(64).local(64), args![&buf]));
+        has(
+            &m,
+            &[
+                "kernel `half_sub_reduce`",
+                "sub_group_reduce_add reached by only 32 of the 64 work-items",
+            ],
+        );
+    }
+}
+
+#[test]
+fn sub_group_broadcast_from_a_missing_lane() {
+    // 40 work-items: sub-groups of 32 and 8; lane 10 exists in the first only.
+    let k = Kernel::build("far_broadcast", |k| {
+        let x = k.read_write::<u32>("x");
+        let i = global_id(0);
+        x.set(i, sub_group_broadcast(i, 10u32));
+    })
+    .unwrap();
+    for spec in ["cpu", "interp"] {
+        let d = Device::from_spec(spec).unwrap();
+        let q = Queue::new(&d).unwrap();
+        let buf = Buffer::<u32>::new(&d, 40).unwrap();
+        let m = msg(q.launch(&k, NdRange::new(40).local(40), args![&buf]));
+        has(
+            &m,
+            &[
+                "kernel `far_broadcast`",
+                "sub_group_broadcast from lane 10, but the sub-group has 8",
+                "global (32, 0, 0)",
+            ],
+        );
+    }
+}
+
+#[test]
 fn integer_division_by_zero() {
     for (name, rem) in [("div0", false), ("rem0", true)] {
         let k = Kernel::build(name, |k| {

@@ -245,6 +245,83 @@ fn validator_checks_the_integer_argument_of_ldexp_and_the_result_of_ilogb() {
     assert!(text.contains("(2 errors)"), "{text}");
 }
 
+#[test]
+fn validator_checks_collective_scopes_and_operands() {
+    let mut f = ir::Function::new("collectives");
+    let x = lit_u32(&mut f, 7);
+    let yes = f.exprs.intern(
+        ir::Expr::Literal(Literal::from_bits(Scalar::Bool, 1)),
+        Type::BOOL,
+    );
+    let group = |f: &mut ir::Function, op, scope, arg, source, ty| {
+        let value = f.new_value(ty, None);
+        Stmt::Group {
+            value,
+            op,
+            scope,
+            arg,
+            source,
+        }
+    };
+    use ir::{GroupOp, GroupScope};
+    f.body = vec![
+        // A shuffle of the work-group: shuffles are sub-group operations.
+        group(
+            &mut f,
+            GroupOp::Shuffle,
+            GroupScope::WorkGroup,
+            x,
+            Some(x),
+            Type::U32,
+        ),
+        // A shuffle without its lane.
+        group(
+            &mut f,
+            GroupOp::ShuffleXor,
+            GroupScope::SubGroup,
+            x,
+            None,
+            Type::U32,
+        ),
+        // A ballot of a u32, and a ballot whose result is typed bool (it is u32).
+        group(
+            &mut f,
+            GroupOp::Ballot,
+            GroupScope::SubGroup,
+            x,
+            None,
+            Type::U32,
+        ),
+        group(
+            &mut f,
+            GroupOp::Ballot,
+            GroupScope::SubGroup,
+            yes,
+            None,
+            Type::BOOL,
+        ),
+        // A well-formed one.
+        group(
+            &mut f,
+            GroupOp::ShuffleDown,
+            GroupScope::SubGroup,
+            yes,
+            Some(x),
+            Type::BOOL,
+        ),
+    ];
+    let text = ir::validate(f).unwrap_err().to_string();
+    for want in [
+        "at body[0]: group_shuffle exists for sub-groups only",
+        "at body[1]: a second operand is given exactly for broadcast and the shuffles, not sub_group_shuffle_xor",
+        "at body[2]: sub_group_ballot does not take a u32",
+        "(4 errors)",
+    ] {
+        assert!(text.contains(want), "missing {want:?} in\n{text}");
+    }
+    assert!(!text.contains("body[4]"), "{text}");
+}
+
 // ---------------------------------------------------------------------------------------------
 // Constant folding
 

@@ -1078,6 +1078,7 @@ impl<'a> Writer<'a> {
         let helped = match m {
             MathFn::Fract | MathFn::Fdim | MathFn::Maxmag | MathFn::Minmag => s.is_float(),
             MathFn::Ilogb | MathFn::Powr | MathFn::Sinpi | MathFn::Cospi | MathFn::Tanpi => true,
+            MathFn::Rint => !cuda && s.is_float(),
             MathFn::Asinpi | MathFn::Acospi | MathFn::Atanpi | MathFn::Atan2pi => cuda,
             MathFn::Ldexp | MathFn::Pown | MathFn::Rootn | MathFn::MadSat => cuda,
             _ => false,
@@ -1144,6 +1145,16 @@ impl<'a> Writer<'a> {
             MathFn::Ilogb => (
                 x1.clone(),
                 format!("return (x != x || isinf(x)) ? 2147483647 : x == {} ? (-2147483647 - 1) : ilogb(x);", z),
+            ),
+            // PoCL 3.1's `rint` of a value its compiler can prove is infinite or beyond 2^52
+            // (`rint(DBL_MAX)`) made the whole kernel store nothing (seen in the differential
+            // tests): such values are already integers, and only the others reach `rint`.
+            MathFn::Rint => (
+                x1.clone(),
+                format!(
+                    "return fabs(x) < {} ? rint(x) : x;",
+                    lit(if s == Scalar::F32 { 8388608.0 } else { 4503599627370496.0 })
+                ),
             ),
             MathFn::Powr => (
                 x2.clone(),

@@ -101,7 +101,7 @@ pub fn validate(f: Function) -> Result<ValidFunction, ValidationErrors> {
     validate_keeping(f).map_err(|(e, _)| e)
 }
 
-/// [`validate`], giving the function back with the errors (to print it) instead of dropping it.
+/// [`validate()`], giving the function back with the errors (to print it) instead of dropping it.
 pub fn validate_keeping(f: Function) -> Result<ValidFunction, (ValidationErrors, Box<Function>)> {
     let mut v = Validator {
         f: &f,
