@@ -5,7 +5,9 @@ static inline float strata_fmod_float(float x, float y) { return (isnan(x) || is
 
 static inline float strata_remainder_float(float x, float y) { return (isnan(x) || isnan(y)) ? (x + y) : remainder(x, y); }
 
-static inline float strata_rint_float(float x) { return isnan(x) ? x : rint(x); }
+static inline float strata_rint_float(float x) {
+    return fabs(x) < 8388608.0f ? rint(x) : x;
+}
 
 static inline int strata_int_sat_float(float x) { return x != x ? (int)0 : convert_int_sat_rtz(x); }
 

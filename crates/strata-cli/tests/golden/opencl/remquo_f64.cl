@@ -6,7 +6,9 @@ static inline double strata_fmod_double(double x, double y) { return (isnan(x) |
 
 static inline double strata_remainder_double(double x, double y) { return (isnan(x) || isnan(y)) ? (x + y) : remainder(x, y); }
 
-static inline double strata_rint_double(double x) { return isnan(x) ? x : rint(x); }
+static inline double strata_rint_double(double x) {
+    return fabs(x) < 4503599627370496.0 ? rint(x) : x;
+}
 
 static inline int strata_int_sat_double(double x) { return x != x ? (int)0 : convert_int_sat_rtz(x); }
 

@@ -5,7 +5,9 @@ static inline float strata_fract_float(float x) {
     return (x != x || x == 0.0f) ? x : isinf(x) ? copysign(0.0f, x) : fmin(x - floor(x), 0.99999994f);
 }
 
-static inline float strata_rint_float(float x) { return isnan(x) ? x : rint(x); }
+static inline float strata_rint_float(float x) {
+    return fabs(x) < 8388608.0f ? rint(x) : x;
+}
 
 __kernel void rint_fract_f32(
     __global const float* x,

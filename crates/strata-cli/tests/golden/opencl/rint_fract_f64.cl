@@ -6,7 +6,9 @@ static inline double strata_fract_double(double x) {
     return (x != x || x == 0.0) ? x : isinf(x) ? copysign(0.0, x) : fmin(x - floor(x), 0.9999999999999999);
 }
 
-static inline double strata_rint_double(double x) { return isnan(x) ? x : rint(x); }
+static inline double strata_rint_double(double x) {
+    return fabs(x) < 4503599627370496.0 ? rint(x) : x;
+}
 
 __kernel void rint_fract_f64(
     __global const double* x,

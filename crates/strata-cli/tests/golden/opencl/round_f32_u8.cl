@@ -5,7 +5,9 @@ static inline float strata_ceil_float(float x) { return isnan(x) ? x : ceil(x); 
 
 static inline float strata_floor_float(float x) { return isnan(x) ? x : floor(x); }
 
-static inline float strata_rint_float(float x) { return isnan(x) ? x : rint(x); }
+static inline float strata_rint_float(float x) {
+    return fabs(x) < 8388608.0f ? rint(x) : x;
+}
 
 static inline float strata_trunc_float(float x) { return isnan(x) ? x : trunc(x); }
 

@@ -6,7 +6,9 @@ static inline double strata_ceil_double(double x) { return isnan(x) ? x : ceil(x
 
 static inline double strata_floor_double(double x) { return isnan(x) ? x : floor(x); }
 
-static inline double strata_rint_double(double x) { return isnan(x) ? x : rint(x); }
+static inline double strata_rint_double(double x) {
+    return fabs(x) < 4503599627370496.0 ? rint(x) : x;
+}
 
 static inline double strata_trunc_double(double x) { return isnan(x) ? x : trunc(x); }
 
