@@ -58,9 +58,9 @@ use std::fmt::Write as _;
 use strata::builder::Element;
 use strata::ir::eval::Num;
 use strata::ir::{
-    Access, ArrayLen, AtomicOp, BinaryOp, Builtin, Expr, ExprId, Fence, Function, GroupOp,
-    GroupScope, Literal, LocalDecl, LoopId, MathFn, Mem, Param, ParamKind, PrivateDecl, Scalar,
-    Stmt, Type, UnaryOp, ValueId,
+    Access, ArrayLen, AtomicOp, AtomicOrder, BinaryOp, Builtin, Expr, ExprId, Fence, Function,
+    GroupOp, GroupScope, Literal, LocalDecl, LoopId, MathFn, Mem, MemOrder, MemScope, Param,
+    ParamKind, PrivateDecl, Scalar, Stmt, Type, UnaryOp, ValueId,
 };
 use strata::{Buffer, Kernel, KernelArg, NdRange, Queue};
 
@@ -1202,6 +1202,7 @@ impl Gen<'_> {
                 AtomicOp::Or,
                 AtomicOp::Xor,
             ]);
+            let order = self.atomic_order(false);
             self.emit(Stmt::Atomic {
                 result: None,
                 mem: Mem::Buffer(p),
@@ -1209,6 +1210,7 @@ impl Gen<'_> {
                 op,
                 operand,
                 compare: None,
+                order,
             });
         } else {
             let index = self.bin(BinaryOp::Add, base, gid);
@@ -1225,6 +1227,7 @@ impl Gen<'_> {
             ]);
             let compare = (op == AtomicOp::CompareExchange).then(|| self.expr(s, 1));
             let v = self.f.new_value(Type::scalar(s), None);
+            let order = self.atomic_order(false);
             self.emit(Stmt::Atomic {
                 result: Some(v),
                 mem: Mem::Buffer(p),
@@ -1232,19 +1235,60 @@ impl Gen<'_> {
                 op,
                 operand,
                 compare,
+                order,
             });
             self.bind(v, s);
             if self.chance(40) {
                 // The element's new value, read back atomically.
                 let w = self.f.new_value(Type::scalar(s), None);
+                let order = self.atomic_order(true);
                 self.emit(Stmt::AtomicLoad {
                     value: w,
                     mem: Mem::Buffer(p),
                     index,
+                    order,
                 });
                 self.bind(w, s);
             }
         }
+    }
+
+    /// The memory order of an atomic (of a load: relaxed, acquire or seq_cst), relaxed more
+    /// often than not; sometimes a fence before it. Orders change no value a program computes
+    /// (its atomics touch its own elements only), so they test the code the orders generate.
+    fn atomic_order(&mut self, load: bool) -> AtomicOrder {
+        let scope = self.pick(&[MemScope::WorkGroup, MemScope::Device]);
+        if self.chance(15) {
+            let order = self.pick(&[
+                MemOrder::Acquire,
+                MemOrder::Release,
+                MemOrder::AcqRel,
+                MemOrder::SeqCst,
+            ]);
+            let spaces = self.pick(&[(true, false), (false, true), (true, true)]);
+            self.emit(Stmt::MemFence {
+                spaces: Fence {
+                    local: spaces.0,
+                    global: spaces.1,
+                },
+                order: AtomicOrder { order, scope },
+            });
+        }
+        if self.chance(60) {
+            return AtomicOrder::RELAXED;
+        }
+        let order = if load {
+            self.pick(&[MemOrder::Relaxed, MemOrder::Acquire, MemOrder::SeqCst])
+        } else {
+            self.pick(&[
+                MemOrder::Relaxed,
+                MemOrder::Acquire,
+                MemOrder::Release,
+                MemOrder::AcqRel,
+                MemOrder::SeqCst,
+            ])
+        };
+        AtomicOrder { order, scope }
     }
 
     fn new_local(&mut self, s: Scalar, len: u32) -> u32 {
@@ -1333,6 +1377,7 @@ impl Gen<'_> {
             AtomicOp::Xor,
         ]);
         let operand = self.expr(s, 3);
+        let order = self.atomic_order(false);
         let atomic = Stmt::Atomic {
             result: None,
             mem: Mem::Local(a),
@@ -1340,6 +1385,7 @@ impl Gen<'_> {
             op,
             operand,
             compare: None,
+            order,
         };
         if self.chance(40) {
             let cond = self.expr(Scalar::Bool, 2);

@@ -225,6 +225,7 @@ fn all_twins() -> Vec<(String, Vec<Kernel>)> {
     v.extend(memory::twins());
     v.extend(queue::twins());
     v.extend(subgroups::twins());
+    v.extend(ordering::twins());
     v
 }
 
@@ -284,7 +285,7 @@ const NOT_TWINNED: &[&str] = &[
 
 /// How many conformance cases must have twins (the number twinned when the list was last
 /// extended); guards against twins being dropped.
-const MIN_TWINNED: usize = 115;
+const MIN_TWINNED: usize = 119;
 
 #[test]
 fn conformance_kernels_have_identical_macro_twins() {
@@ -2054,6 +2055,123 @@ mod subgroups {
             (
                 "group/scan_exclusive_min_max".into(),
                 vec![k(group_scan_exclusive_min_max::build(), |k| k.kernel())],
+            ),
+        ]
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Memory order and scope: atomic_order/*.
+
+mod ordering {
+    use super::*;
+    use MemOrder::*;
+    use MemScope::*;
+
+    #[kernel]
+    fn atomic_orders(c: &mut [u32], #[write] olds: &mut [u32]) {
+        let tile = local_array::<u32>(1);
+        let i = global_id(0);
+        if local_id(0) == 0u32 {
+            tile[0u32] = 0u32;
+        }
+        barrier_local();
+        c.ordered(AcqRel, Device).atomic_add(0u32, 1u32);
+        c.ordered(Release, Device).atomic_sub(1u32, 1u32);
+        c.ordered(SeqCst, WorkGroup).atomic_max(2u32, i);
+        c.ordered(Acquire, Device).atomic_min(3u32, i);
+        c.ordered(Relaxed, WorkGroup)
+            .atomic_or(4u32, lit(1u32) << (i % 32u32));
+        c.ordered(SeqCst, Device).atomic_xor(5u32, i);
+        fence(Release, Device);
+        fence(Acquire, WorkGroup);
+        fence(SeqCst, Device);
+        fence(AcqRel, WorkGroup);
+        loop {
+            let seen = c.ordered(Acquire, Device).atomic_load(6u32);
+            let old = c
+                .ordered(AcqRel, Device)
+                .atomic_compare_exchange(6u32, seen, seen + 1u32);
+            if old == seen {
+                break;
+            }
+        }
+        olds[i] = c.ordered(SeqCst, Device).atomic_exchange(7u32, i);
+        tile.ordered(AcqRel, WorkGroup).atomic_add(0u32, 1u32);
+        barrier_local();
+        if local_id(0) == 0u32 {
+            c.ordered(Release, WorkGroup).atomic_add(8u32, tile[0u32]);
+        }
+    }
+
+    macro_rules! float_atomics {
+        ($name:ident, $t:ty) => {
+            #[kernel]
+            fn $name(x: &[$t], acc: &mut [$t], #[write] olds: &mut [$t]) {
+                let tile = local_array::<$t>(2);
+                let i = global_id(0);
+                let v = x[i];
+                if local_id(0) == 0u32 {
+                    tile[0u32] = <$t>::INFINITY;
+                    tile[1u32] = <$t>::NEG_INFINITY;
+                }
+                barrier_local();
+                acc.atomic_min(0u32, v);
+                acc.atomic_max(1u32, v);
+                olds[i] = acc.atomic_exchange(2u32, v);
+                tile.atomic_min(0u32, v);
+                tile.atomic_max(1u32, v);
+                barrier_local();
+                if local_id(0) == 0u32 {
+                    acc.atomic_min(3u32, tile[0u32]);
+                    acc.atomic_max(4u32, tile[1u32]);
+                }
+            }
+        };
+    }
+    float_atomics!(float_atomics_f32, f32);
+    float_atomics!(float_atomics_f64, f64);
+
+    #[kernel]
+    fn message_passing(data: &mut [u32], flags: &mut [u32], #[write] seen: &mut [u32], tries: u32) {
+        let g = group_id(0);
+        let pair = g / 2u32;
+        if local_id(0) == 0u32 {
+            if g % 2u32 == 0u32 {
+                data[pair] = pair * 7u32 + 1u32;
+                flags.ordered(Release, Device).atomic_exchange(pair, 1u32);
+            } else {
+                let mut got = var(0u32);
+                let mut k = var(0u32);
+                while k < tries && got == 0u32 {
+                    let f = flags.ordered(Acquire, Device).atomic_load(pair);
+                    if f == 1u32 {
+                        got = data[pair];
+                    }
+                    k = k + 1u32;
+                }
+                seen[pair] = got;
+            }
+        }
+    }
+
+    pub fn twins() -> Vec<(String, Vec<Kernel>)> {
+        vec![
+            (
+                "atomic_order/orders_and_scopes".into(),
+                vec![k(atomic_orders::build(), |k| k.kernel())],
+            ),
+            (
+                "atomic_order/float_min_max_exchange_f32".into(),
+                vec![k(float_atomics_f32::build(), |k| k.kernel())],
+            ),
+            (
+                "atomic_order/float_min_max_exchange_f64".into(),
+                vec![k(float_atomics_f64::build(), |k| k.kernel())],
+            ),
+            (
+                "atomic_order/message_passing".into(),
+                vec![k(message_passing::build(), |k| k.kernel())],
             ),
         ]
     }

@@ -57,6 +57,7 @@ const BUILTINS: &[&str] = &[
     "barrier_local",
     "barrier_global",
     "mem_fence",
+    "fence",
     "group_reduce_add",
     "group_reduce_min",
     "group_reduce_max",

@@ -78,6 +78,7 @@
 //! Built-ins keep their builder names: `global_id(d)`, `local_id(d)`, `group_id(d)`,
 //! `global_size(d)`, `local_size(d)`, `num_groups(d)`, `local_linear_id()`,
 //! `group_linear_id()`, `barrier()`, `barrier_local()`, `barrier_global()`, `mem_fence()`,
+//! `fence(order, scope)`,
 //! `group_reduce_add(v)` and the other collectives, the sub-group ids (`sub_group_size()`,
 //! `max_sub_group_size()`, `num_sub_groups()`, `sub_group_id()`, `sub_group_local_id()`) and
 //! collectives (`sub_group_reduce_add(v)`, `sub_group_shuffle_xor(v, m)`,

@@ -96,7 +96,7 @@ pub struct ReadmeDoctests;
 pub mod prelude {
     pub use crate::args;
     pub use crate::builder::{
-        barrier, barrier_global, barrier_local, break_, continue_, current_loop, for_range,
+        barrier, barrier_global, barrier_local, break_, continue_, current_loop, fence, for_range,
         for_step, global_id, global_size, group_all, group_any, group_broadcast, group_id,
         group_linear_id, group_reduce_add, group_reduce_max, group_reduce_min,
         group_scan_exclusive_add, group_scan_exclusive_max, group_scan_exclusive_min,
@@ -109,7 +109,7 @@ pub mod prelude {
         sub_group_scan_inclusive_add, sub_group_scan_inclusive_max, sub_group_scan_inclusive_min,
         sub_group_shuffle, sub_group_shuffle_down, sub_group_shuffle_up, sub_group_shuffle_xor,
         sub_group_size, var, var_named, vec2, vec3, vec4, while_, BufferParam, Expr, KernelDef,
-        LocalArray, LoopLabel, PrivateArray, Rounding, Stub, Var,
+        LocalArray, LoopLabel, MemOrder, MemScope, Ordered, PrivateArray, Rounding, Stub, Var,
     };
     pub use crate::ir::Access;
     pub use crate::{kernel, Buffer, Device, Event, Kernel, LocalMem, NdRange, Queue};

@@ -641,6 +641,43 @@ fn sub_group_broadcast_from_a_missing_lane() {
 }
 
 #[test]
+fn orders_an_atomic_or_fence_cannot_have() {
+    let m = Kernel::build("relaxed_fence", |k| {
+        let x = k.read_write::<u32>("x");
+        x.set(0u32, 1u32);
+        fence(MemOrder::Relaxed, MemScope::Device);
+    })
+    .map(|_| ())
+    .unwrap_err()
+    .to_string();
+    has(
+        &m,
+        &[
+            "kernel `relaxed_fence` is invalid",
+            "a relaxed fence orders nothing: give it acquire, release, acq_rel or seq_cst",
+        ],
+    );
+    let m = Kernel::build("release_load", |k| {
+        let x = k.read_write::<u32>("x");
+        let v = x
+            .ordered(MemOrder::Release, MemScope::WorkGroup)
+            .atomic_load(0u32);
+        x.set(1u32, v);
+    })
+    .map(|_| ())
+    .unwrap_err()
+    .to_string();
+    has(
+        &m,
+        &[
+            "kernel `release_load` is invalid",
+            "an atomic load cannot be release: it writes nothing to release (use an atomic exchange)",
+            "atomic_load(&x[0u32], release, work_group)",
+        ],
+    );
+}
+
+#[test]
 fn integer_division_by_zero() {
     for (name, rem) in [("div0", false), ("rem0", true)] {
         let k = Kernel::build(name, |k| {

@@ -20,6 +20,7 @@ mod floats;
 mod ids;
 mod ints;
 mod memory;
+mod ordering;
 mod queue_ops;
 mod random;
 mod stubs;
@@ -65,6 +66,7 @@ pub fn cases() -> Vec<Case> {
     v.extend(control::cases());
     v.extend(memory::cases());
     v.extend(atomics::cases());
+    v.extend(ordering::cases());
     v.extend(collectives::cases());
     v.extend(subgroups::cases());
     v.extend(queue_ops::cases());

@@ -35,8 +35,8 @@ pub mod support;
 pub mod types;
 
 use crate::ir::{
-    self, AtomicOp, Builtin, Expr as IrExpr, ExprId, Fence, GroupOp, GroupScope, Mem, ParamKind,
-    Stmt, Type, ValueId,
+    self, AtomicOp, AtomicOrder, Builtin, Expr as IrExpr, ExprId, Fence, GroupOp, GroupScope, Mem,
+    ParamKind, Stmt, Type, ValueId,
 };
 use std::cell::RefCell;
 use std::marker::PhantomData;
@@ -46,6 +46,7 @@ use std::panic::Location;
 fn at_str(l: &Location) -> String {
     format!(" (at {}:{}:{})", l.file(), l.line(), l.column())
 }
+pub use crate::ir::{MemOrder, MemScope};
 pub use convert::Rounding;
 pub use math::select_each;
 pub use subgroup::{
@@ -583,7 +584,7 @@ fn store<T: KernelType>(mem: Mem, index: ExprId, value: Expr<T>) {
 
 #[track_caller]
 fn atomic<T: KernelType>(
-    mem: Mem,
+    (mem, order): (Mem, AtomicOrder),
     index: ExprId,
     op: AtomicOp,
     operand: Expr<T>,
@@ -601,18 +602,20 @@ fn atomic<T: KernelType>(
             op,
             operand,
             compare,
+            order,
         });
         t.value_expr(v, T::TYPE)
     })
 }
 
-fn atomic_load<T: KernelType>(mem: Mem, index: ExprId) -> Expr<T> {
+fn atomic_load<T: KernelType>((mem, order): (Mem, AtomicOrder), index: ExprId) -> Expr<T> {
     with(|t| {
         let v = t.new_value(T::TYPE, None);
         t.push(Stmt::AtomicLoad {
             value: v,
             mem,
             index,
+            order,
         });
         t.value_expr(v, T::TYPE)
     })
@@ -666,53 +669,61 @@ macro_rules! atomics_api {
             /// and `f64` are allowed.
             #[track_caller]
             pub fn atomic_add(&self, i: impl Index, v: impl Into<Expr<T>>) -> Expr<T> {
-                atomic(self.mem(), i.index_id(), AtomicOp::Add, v.into(), None)
+                atomic(self.target(), i.index_id(), AtomicOp::Add, v.into(), None)
+            }
+            /// Atomic minimum; returns the old value. On floats a NaN operand leaves the
+            /// element unchanged and a NaN element is replaced, like [`Expr::min`].
+            #[track_caller]
+            pub fn atomic_min(&self, i: impl Index, v: impl Into<Expr<T>>) -> Expr<T> {
+                atomic(self.target(), i.index_id(), AtomicOp::Min, v.into(), None)
+            }
+            /// Atomic maximum; returns the old value (floats as [`atomic_min`](Self::atomic_min)).
+            #[track_caller]
+            pub fn atomic_max(&self, i: impl Index, v: impl Into<Expr<T>>) -> Expr<T> {
+                atomic(self.target(), i.index_id(), AtomicOp::Max, v.into(), None)
+            }
+            /// Atomically replaces element `i` by `v`; returns the old value (floats
+            /// included, bit for bit).
+            #[track_caller]
+            pub fn atomic_exchange(&self, i: impl Index, v: impl Into<Expr<T>>) -> Expr<T> {
+                atomic(
+                    self.target(),
+                    i.index_id(),
+                    AtomicOp::Exchange,
+                    v.into(),
+                    None,
+                )
             }
         }
         impl<T: Integer> $ty<T> {
-            /// Reads element `i` atomically (32- and 64-bit integers; relaxed: it orders no
-            /// other access). Unlike [`at`](Self::at), a loop polling this read sees the
-            /// writes that other work-groups make with atomics: the compiler may not hoist it
-            /// and the read is never served from a stale cache. On CUDA a `volatile` load, on
-            /// OpenCL an atomic or with 0.
+            /// Reads element `i` atomically (32- and 64-bit integers). Unlike
+            /// [`at`](Self::at), a loop polling this read sees the writes that other
+            /// work-groups make with atomics: the compiler may not hoist it and the read is
+            /// never served from a stale cache. On CUDA a `volatile` load, on OpenCL an atomic
+            /// or with 0. Relaxed, unless read through [`ordered`](BufferParam::ordered).
             #[track_caller]
             pub fn atomic_load(&self, i: impl Index) -> Expr<T> {
-                atomic_load(self.mem(), i.index_id())
+                atomic_load(self.target(), i.index_id())
             }
             /// Atomically subtracts; returns the old value.
             #[track_caller]
             pub fn atomic_sub(&self, i: impl Index, v: impl Into<Expr<T>>) -> Expr<T> {
-                atomic(self.mem(), i.index_id(), AtomicOp::Sub, v.into(), None)
-            }
-            /// Atomic minimum; returns the old value.
-            #[track_caller]
-            pub fn atomic_min(&self, i: impl Index, v: impl Into<Expr<T>>) -> Expr<T> {
-                atomic(self.mem(), i.index_id(), AtomicOp::Min, v.into(), None)
-            }
-            /// Atomic maximum; returns the old value.
-            #[track_caller]
-            pub fn atomic_max(&self, i: impl Index, v: impl Into<Expr<T>>) -> Expr<T> {
-                atomic(self.mem(), i.index_id(), AtomicOp::Max, v.into(), None)
+                atomic(self.target(), i.index_id(), AtomicOp::Sub, v.into(), None)
             }
             /// Atomic bitwise and; returns the old value.
             #[track_caller]
             pub fn atomic_and(&self, i: impl Index, v: impl Into<Expr<T>>) -> Expr<T> {
-                atomic(self.mem(), i.index_id(), AtomicOp::And, v.into(), None)
+                atomic(self.target(), i.index_id(), AtomicOp::And, v.into(), None)
             }
             /// Atomic bitwise or; returns the old value.
             #[track_caller]
             pub fn atomic_or(&self, i: impl Index, v: impl Into<Expr<T>>) -> Expr<T> {
-                atomic(self.mem(), i.index_id(), AtomicOp::Or, v.into(), None)
+                atomic(self.target(), i.index_id(), AtomicOp::Or, v.into(), None)
             }
             /// Atomic bitwise xor; returns the old value.
             #[track_caller]
             pub fn atomic_xor(&self, i: impl Index, v: impl Into<Expr<T>>) -> Expr<T> {
-                atomic(self.mem(), i.index_id(), AtomicOp::Xor, v.into(), None)
-            }
-            /// Atomically replaces element `i` by `v`; returns the old value.
-            #[track_caller]
-            pub fn atomic_exchange(&self, i: impl Index, v: impl Into<Expr<T>>) -> Expr<T> {
-                atomic(self.mem(), i.index_id(), AtomicOp::Exchange, v.into(), None)
+                atomic(self.target(), i.index_id(), AtomicOp::Xor, v.into(), None)
             }
             /// Atomically replaces element `i` by `new` if it equals `expected`; returns the old
             /// value (equal to `expected` when the exchange happened).
@@ -724,7 +735,7 @@ macro_rules! atomics_api {
                 new: impl Into<Expr<T>>,
             ) -> Expr<T> {
                 atomic(
-                    self.mem(),
+                    self.target(),
                     i.index_id(),
                     AtomicOp::CompareExchange,
                     new.into(),
@@ -736,6 +747,49 @@ macro_rules! atomics_api {
 }
 atomics_api!(BufferParam);
 atomics_api!(LocalArray);
+atomics_api!(Ordered);
+
+macro_rules! ordered_api {
+    ($ty:ident) => {
+        impl<T: KernelType> $ty<T> {
+            /// The memory and order its atomics use: relaxed, device scope.
+            #[track_caller]
+            fn target(&self) -> (Mem, AtomicOrder) {
+                (self.mem(), AtomicOrder::RELAXED)
+            }
+            /// The same memory, with atomics of memory order `order` at scope `scope`:
+            /// `flags.ordered(MemOrder::Release, MemScope::Device).atomic_exchange(i, 1u32)`
+            /// publishes the stores made before it to the work-items that read the flag with
+            /// `ordered(MemOrder::Acquire, ..).atomic_load(i)`. See [`ir::AtomicOrder`] for how
+            /// each backend implements the orders.
+            #[track_caller]
+            pub fn ordered(&self, order: MemOrder, scope: MemScope) -> Ordered<T> {
+                Ordered {
+                    mem: self.mem(),
+                    order: AtomicOrder { order, scope },
+                    _t: PhantomData,
+                }
+            }
+        }
+    };
+}
+ordered_api!(BufferParam);
+ordered_api!(LocalArray);
+
+/// A buffer or local array whose atomics have a memory order and scope (see
+/// [`BufferParam::ordered`]): the same atomic methods.
+#[derive(Clone, Copy)]
+pub struct Ordered<T> {
+    mem: Mem,
+    order: AtomicOrder,
+    _t: PhantomData<T>,
+}
+
+impl<T: KernelType> Ordered<T> {
+    fn target(&self) -> (Mem, AtomicOrder) {
+        (self.mem, self.order)
+    }
+}
 
 impl<T: KernelType> BufferParam<T> {
     /// Number of elements of the buffer passed at launch.
@@ -1120,14 +1174,25 @@ pub fn barrier_global() {
         }))
     })
 }
-/// Orders this work-item's memory accesses (local and global). OpenCL `mem_fence`; CUDA
-/// `__threadfence()`.
+/// Orders this work-item's memory accesses (local and global), sequentially consistent at
+/// device scope. OpenCL `mem_fence`; CUDA `__threadfence()`.
 pub fn mem_fence() {
+    fence(MemOrder::SeqCst, MemScope::Device)
+}
+/// A fence of memory order `order` (not relaxed: that is an error at build time) and scope
+/// `scope`, ordering this work-item's accesses to local and global memory: with `Release`,
+/// the accesses before it stay before the atomic stores after it; with `Acquire`, the
+/// accesses after it stay after the atomic loads before it. OpenCL `mem_fence` (OpenCL C 1.2
+/// has no scopes); CUDA `__threadfence_block()` or `__threadfence()`.
+pub fn fence(order: MemOrder, scope: MemScope) {
     with(|t| {
-        t.push(Stmt::MemFence(Fence {
-            local: true,
-            global: true,
-        }))
+        t.push(Stmt::MemFence {
+            spaces: Fence {
+                local: true,
+                global: true,
+            },
+            order: AtomicOrder { order, scope },
+        })
     })
 }
 

@@ -69,6 +69,9 @@ pub struct Dialect {
     pub barriers: [&'static str; 3],
     /// Memory fence for (local, global, both).
     pub fences: [&'static str; 3],
+    /// A fence of work-group scope (CUDA's `__threadfence_block()`), where the dialect has one;
+    /// otherwise every fence is one of [`Dialect::fences`] (OpenCL C 1.2's have no scope).
+    pub work_group_fence: Option<&'static str>,
     /// Saturating, truncating float-to-integer conversion.
     pub convert_sat: &'static str,
     /// Whether [`Dialect::convert_sat`] needs a guard that maps NaN to 0 (OpenCL defines that
@@ -162,6 +165,7 @@ pub static OPENCL: Dialect = Dialect {
     ids: ["get_global_id({d})", "get_local_id({d})", "get_group_id({d})", "get_global_size({d})", "get_local_size({d})", "get_num_groups({d})"],
     barriers: ["barrier(CLK_LOCAL_MEM_FENCE)", "barrier(CLK_GLOBAL_MEM_FENCE)", "barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)"],
     fences: ["mem_fence(CLK_LOCAL_MEM_FENCE)", "mem_fence(CLK_GLOBAL_MEM_FENCE)", "mem_fence(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)"],
+    work_group_fence: None,
     convert_sat: "convert_{t}_sat_rtz({x})",
     convert_sat_nan_guard: true,
     bitcast: "as_{t}({x})",
@@ -243,6 +247,7 @@ pub static CUDA: Dialect = Dialect {
     ids: ["(blockIdx.{c} * blockDim.{c} + threadIdx.{c})", "threadIdx.{c}", "blockIdx.{c}", "(gridDim.{c} * blockDim.{c})", "blockDim.{c}", "gridDim.{c}"],
     barriers: ["__syncthreads()", "__syncthreads()", "__syncthreads()"],
     fences: ["__threadfence_block()", "__threadfence()", "__threadfence()"],
+    work_group_fence: Some("__threadfence_block()"),
     convert_sat: "strata_convert_sat<{t}>({x})",
     convert_sat_nan_guard: false,
     bitcast: "strata_as<{t}>({x})",
@@ -1518,6 +1523,33 @@ impl<'a> Writer<'a> {
         }
     }
 
+    /// The dialect's fence of memory `spaces` at `scope`.
+    fn fence(&self, spaces: Fence, scope: ir::MemScope) -> &'static str {
+        match (scope, self.d.work_group_fence) {
+            (ir::MemScope::WorkGroup, Some(f)) => f,
+            _ => self.d.fences[Self::fence_index(spaces)],
+        }
+    }
+
+    /// The fence an atomic of `order` needs before it (`before`: when it releases) or after
+    /// it (when it acquires), if any: atomics themselves are relaxed in both dialects (see
+    /// [`ir::AtomicOrder`]).
+    fn order_fence(&mut self, order: ir::AtomicOrder, before: bool) {
+        let needed = if before {
+            order.order.releases()
+        } else {
+            order.order.acquires()
+        };
+        if needed {
+            let all = Fence {
+                local: true,
+                global: true,
+            };
+            let f = self.fence(all, order.scope);
+            self.line(&format!("{f};"));
+        }
+    }
+
     fn fence_index(f: Fence) -> usize {
         match (f.local, f.global) {
             (true, false) => 0,
@@ -1545,7 +1577,12 @@ impl<'a> Writer<'a> {
                     self.line(&format!("{r} = {x};"));
                 }
             }
-            Stmt::AtomicLoad { value, mem, index } => {
+            Stmt::AtomicLoad {
+                value,
+                mem,
+                index,
+                order,
+            } => {
                 let p = format!("&{}", self.mem_ref(*mem, *index, 0));
                 let read = match self.d.atomic_load {
                     Some(f) => f.replace("{p}", &p),
@@ -1560,6 +1597,7 @@ impl<'a> Writer<'a> {
                     }
                 };
                 self.decl(*value, &[read]);
+                self.order_fence(*order, false);
             }
             Stmt::Atomic {
                 result,
@@ -1568,12 +1606,15 @@ impl<'a> Writer<'a> {
                 op,
                 operand,
                 compare,
+                order,
             } => {
                 let call = self.atomic(*mem, *index, *op, *operand, *compare);
+                self.order_fence(*order, true);
                 match result {
                     Some(r) => self.decl(*r, &[call]),
                     None => self.line(&format!("(void){call};")),
                 }
+                self.order_fence(*order, false);
             }
             Stmt::If {
                 cond,
@@ -1647,8 +1688,8 @@ impl<'a> Writer<'a> {
                 let b = self.d.barriers[Self::fence_index(*f)];
                 self.line(&format!("{b};"));
             }
-            Stmt::MemFence(f) => {
-                let b = self.d.fences[Self::fence_index(*f)];
+            Stmt::MemFence { spaces, order } => {
+                let b = self.fence(*spaces, order.scope);
                 self.line(&format!("{b};"));
             }
             Stmt::Group {
@@ -1715,7 +1756,8 @@ impl<'a> Writer<'a> {
             _ => self.d.global,
         };
         if elem.is_float() {
-            // Float add as a compare-exchange loop on the bits.
+            // Float add, min, max and exchange as a compare-exchange loop on the bits (min and
+            // max with the evaluator's NaN rule, `fmin`/`fmax`).
             let t = self.ty(elem);
             let (bits, names) = if elem == Scalar::F32 {
                 (Scalar::U32, &self.d.atomics32)
@@ -1726,12 +1768,19 @@ impl<'a> Writer<'a> {
             let cas = names[8];
             let as_u = self.d.bitcast.replace("{t}", u);
             let as_f = self.d.bitcast.replace("{t}", t);
-            let name = format!("strata_atomic_add_{t}_{}", space.trim_start_matches('_'));
+            let f = as_f.replace("{x}", "old");
+            let (what, new) = match op {
+                AtomicOp::Min => ("min", format!("fmin({f}, v)")),
+                AtomicOp::Max => ("max", format!("fmax({f}, v)")),
+                AtomicOp::Exchange => ("xchg", "v".to_string()),
+                _ => ("add", format!("({f} + v)")),
+            };
+            let name = format!("strata_atomic_{what}_{t}_{}", space.trim_start_matches('_'));
             self.helpers.insert(format!(
                 "{pre} {t} {name}(volatile {space} {t}* p, {t} v) {{\n    {u} old = {load};\n    for (;;) {{\n        {u} seen = {cas}((volatile {space} {u}*)p, old, {new});\n        if (seen == old) return {ret};\n        old = seen;\n    }}\n}}\n",
                 pre = self.d.helper_prefix,
                 load = as_u.replace("{x}", "*p"),
-                new = as_u.replace("{x}", &format!("({} + v)", as_f.replace("{x}", "old"))),
+                new = as_u.replace("{x}", &new),
                 ret = as_f.replace("{x}", "old"),
             ));
             return format!("{name}({p}, {v})");

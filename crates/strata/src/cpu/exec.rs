@@ -141,6 +141,8 @@ enum CStmt {
         m: MemRef,
         index: Reg,
         is: Scalar,
+        /// An acquiring atomic load: a fence follows the read.
+        acquire: bool,
     },
     Store {
         ops: Vec<Op>,
@@ -390,16 +392,29 @@ impl Lowering<'_> {
                 bytes: self.f.exprs.ty(*expr).size(),
             },
             // Buffers are read with relaxed atomic loads anyway (see the module docs of
-            // `cpu`), and local memory belongs to one work-group run in lockstep.
-            Stmt::Load { value, mem, index } | Stmt::AtomicLoad { value, mem, index } => {
-                CStmt::Load {
-                    ops,
-                    value: self.value_reg(*value),
-                    m: self.mref(*mem),
-                    index: self.reg(*index),
-                    is: is(self, *index),
-                }
-            }
+            // `cpu`), and local memory belongs to one work-group run in lockstep; an acquiring
+            // atomic load is followed by a fence.
+            Stmt::Load { value, mem, index } => CStmt::Load {
+                ops,
+                value: self.value_reg(*value),
+                m: self.mref(*mem),
+                index: self.reg(*index),
+                is: is(self, *index),
+                acquire: false,
+            },
+            Stmt::AtomicLoad {
+                value,
+                mem,
+                index,
+                order,
+            } => CStmt::Load {
+                ops,
+                value: self.value_reg(*value),
+                m: self.mref(*mem),
+                index: self.reg(*index),
+                is: is(self, *index),
+                acquire: order.order.acquires(),
+            },
             Stmt::Store { mem, index, value } => CStmt::Store {
                 ops,
                 m: self.mref(*mem),
@@ -407,6 +422,7 @@ impl Lowering<'_> {
                 is: is(self, *index),
                 value: self.reg(*value),
             },
+            // Every atomic is sequentially consistent here (`atomic_rmw`), whatever the order.
             Stmt::Atomic {
                 result,
                 mem,
@@ -414,6 +430,7 @@ impl Lowering<'_> {
                 op,
                 operand,
                 compare,
+                order: _,
             } => CStmt::Atomic {
                 ops,
                 result: result.map(|v| self.value_reg(v)),
@@ -462,7 +479,7 @@ impl Lowering<'_> {
             Stmt::Continue(id) => CStmt::Continue(*id),
             Stmt::Return => CStmt::Return,
             Stmt::Barrier(_) => CStmt::Barrier,
-            Stmt::MemFence(_) => CStmt::Fence,
+            Stmt::MemFence { .. } => CStmt::Fence,
             Stmt::Group {
                 value,
                 op,
@@ -1345,9 +1362,14 @@ impl<'a> Worker<'a> {
                 m,
                 index,
                 is,
+                acquire,
             } => {
                 self.run_ops(ops, mask)?;
-                self.load(*value, *m, *index, *is, mask)
+                self.load(*value, *m, *index, *is, mask)?;
+                if *acquire {
+                    std::sync::atomic::fence(Ordering::SeqCst);
+                }
+                Ok(())
             }
             CStmt::Store {
                 ops,
@@ -1693,7 +1715,8 @@ pub(super) unsafe fn atomic_rmw<T: Num>(base: *const u8, i: usize, f: impl Fn(T)
         loop {
             let old: T = bytemuck::pod_read_unaligned(&bytemuck::bytes_of(&cur)[..std::mem::size_of::<T>()]);
             let new: W = bytemuck::pod_read_unaligned(&bytemuck::bytes_of(&f(old))[..std::mem::size_of::<W>()]);
-            match cell.compare_exchange_weak(cur, new, Ordering::AcqRel, Ordering::Relaxed) {
+            // Sequentially consistent whatever the IR asks for (`ir::AtomicOrder`).
+            match cell.compare_exchange_weak(cur, new, Ordering::SeqCst, Ordering::Relaxed) {
                 Ok(_) => return old,
                 Err(x) => cur = x,
             }

@@ -596,6 +596,100 @@ pub struct Fence {
     pub global: bool,
 }
 
+/// The memory order of an atomic operation or a fence, as in C++ and OpenCL 2.0: what the
+/// work-item's other memory accesses may not be reordered across.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum MemOrder {
+    /// Only the atomicity of the operation itself.
+    Relaxed,
+    /// Later accesses stay after it (loads and read-modify-writes).
+    Acquire,
+    /// Earlier accesses stay before it (read-modify-writes).
+    Release,
+    /// Both (read-modify-writes and fences).
+    AcqRel,
+    /// Both, and one total order of all `SeqCst` operations.
+    SeqCst,
+}
+
+impl MemOrder {
+    /// Name used by the text form.
+    pub fn name(self) -> &'static str {
+        match self {
+            MemOrder::Relaxed => "relaxed",
+            MemOrder::Acquire => "acquire",
+            MemOrder::Release => "release",
+            MemOrder::AcqRel => "acq_rel",
+            MemOrder::SeqCst => "seq_cst",
+        }
+    }
+
+    /// Whether earlier accesses must stay before the operation (release, acq_rel, seq_cst).
+    pub fn releases(self) -> bool {
+        matches!(
+            self,
+            MemOrder::Release | MemOrder::AcqRel | MemOrder::SeqCst
+        )
+    }
+
+    /// Whether later accesses must stay after the operation (acquire, acq_rel, seq_cst).
+    pub fn acquires(self) -> bool {
+        matches!(
+            self,
+            MemOrder::Acquire | MemOrder::AcqRel | MemOrder::SeqCst
+        )
+    }
+}
+
+/// Which work-items an atomic operation or fence orders memory with.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum MemScope {
+    /// The work-items of the work-group.
+    WorkGroup,
+    /// Every work-item of the launch (and the device's other launches).
+    Device,
+}
+
+impl MemScope {
+    /// Name used by the text form.
+    pub fn name(self) -> &'static str {
+        match self {
+            MemScope::WorkGroup => "work_group",
+            MemScope::Device => "device",
+        }
+    }
+}
+
+/// The memory order and scope of an atomic operation or a fence.
+///
+/// Backends implement an order at least as strong as the one asked for: OpenCL C 1.2 has no
+/// ordered atomics, so a relaxed atomic gets a `mem_fence` (of local and global memory) before
+/// it when it releases and after it when it acquires; CUDA does the same with
+/// `__threadfence_block()` (work-group scope) or `__threadfence()` (device scope), which are
+/// sequentially consistent fences; the CPU backends make every atomic and fence sequentially
+/// consistent. A program that is correct under the order it asks for is correct on all of them.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub struct AtomicOrder {
+    /// The order.
+    pub order: MemOrder,
+    /// The scope.
+    pub scope: MemScope,
+}
+
+impl AtomicOrder {
+    /// Relaxed, device scope: what atomics without an order are.
+    pub const RELAXED: AtomicOrder = AtomicOrder {
+        order: MemOrder::Relaxed,
+        scope: MemScope::Device,
+    };
+}
+
+impl fmt::Display for AtomicOrder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}, {}", self.order.name(), self.scope.name())
+    }
+}
+
 /// Read-modify-write atomic operations. Each returns the old value.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub enum AtomicOp {
@@ -876,13 +970,15 @@ pub enum Stmt {
         operand: ExprId,
         /// The expected value of a compare-exchange.
         compare: Option<ExprId>,
+        /// Memory order and scope.
+        order: AtomicOrder,
     },
     /// Defines `value` as element `index` of a buffer or local array, read atomically: the
     /// read is never torn and never served from a stale copy, so a loop that polls a word
     /// another work-group writes with an [`Stmt::Atomic`] eventually sees the new value (a
     /// plain [`Stmt::Load`] in such a loop may be hoisted out of it by a C compiler). It
-    /// orders nothing else (relaxed). 32- and 64-bit integers, in `read_write` buffers or
-    /// local memory, like the read-modify-write atomics.
+    /// orders other accesses as its `order` says (relaxed, acquire or seq_cst). 32- and 64-bit
+    /// integers, in `read_write` buffers or local memory, like the read-modify-write atomics.
     AtomicLoad {
         /// The value defined.
         value: ValueId,
@@ -890,6 +986,8 @@ pub enum Stmt {
         mem: Mem,
         /// Element index.
         index: ExprId,
+        /// Memory order (relaxed or acquire or seq_cst) and scope.
+        order: AtomicOrder,
     },
     /// Conditional execution.
     If {
@@ -932,8 +1030,14 @@ pub enum Stmt {
     /// Waits until every work-item of the work-group reaches this barrier, ordering memory as
     /// given.
     Barrier(Fence),
-    /// Orders this work-item's memory accesses.
-    MemFence(Fence),
+    /// Orders this work-item's accesses to the memory `spaces` name, with the order (not
+    /// relaxed) and scope given.
+    MemFence {
+        /// The address spaces ordered.
+        spaces: Fence,
+        /// Order and scope.
+        order: AtomicOrder,
+    },
     /// A collective of the work-group or of the sub-group; `value` receives the result.
     Group {
         /// Receives the result.
@@ -1217,7 +1321,7 @@ pub fn walk_block(block: &[Stmt], f: &mut impl FnMut(&Stmt)) {
             | Stmt::Continue(_)
             | Stmt::Return
             | Stmt::Barrier(_)
-            | Stmt::MemFence(_)
+            | Stmt::MemFence { .. }
             | Stmt::Group { .. } => {}
         }
     }
@@ -1272,7 +1376,7 @@ pub fn stmt_operands(stmt: &Stmt) -> Vec<ExprId> {
         | Stmt::Continue(_)
         | Stmt::Return
         | Stmt::Barrier(_)
-        | Stmt::MemFence(_) => vec![],
+        | Stmt::MemFence { .. } => vec![],
     }
 }
 

@@ -220,10 +220,16 @@ fn rebuild_block(
                 mem: *mem,
                 index: r.expr(*index),
             },
-            Stmt::AtomicLoad { value, mem, index } => Stmt::AtomicLoad {
+            Stmt::AtomicLoad {
+                value,
+                mem,
+                index,
+                order,
+            } => Stmt::AtomicLoad {
                 value: *value,
                 mem: *mem,
                 index: r.expr(*index),
+                order: *order,
             },
             Stmt::Store { mem, index, value } => Stmt::Store {
                 mem: *mem,
@@ -237,11 +243,13 @@ fn rebuild_block(
                 op,
                 operand,
                 compare,
+                order,
             } => Stmt::Atomic {
                 result: *result,
                 mem: *mem,
                 index: r.expr(*index),
                 op: *op,
+                order: *order,
                 operand: r.expr(*operand),
                 compare: compare.map(|c| r.expr(c)),
             },
@@ -299,7 +307,7 @@ fn rebuild_block(
             | Stmt::Continue(_)
             | Stmt::Return
             | Stmt::Barrier(_)
-            | Stmt::MemFence(_)) => s.clone(),
+            | Stmt::MemFence { .. }) => s.clone(),
         };
         hook(s, r, &mut out);
     }
@@ -445,6 +453,7 @@ fn prune(block: Block, used: &HashSet<ValueId>, changed: &mut bool) -> Block {
                 op,
                 operand,
                 compare,
+                order,
             } if !used.contains(&r) => {
                 *changed = true;
                 out.push(Stmt::Atomic {
@@ -452,6 +461,7 @@ fn prune(block: Block, used: &HashSet<ValueId>, changed: &mut bool) -> Block {
                     mem,
                     index,
                     op,
+                    order,
                     operand,
                     compare,
                 });
@@ -557,12 +567,18 @@ fn unroll_block(
                     index,
                 });
             }
-            Stmt::AtomicLoad { value, mem, index } => {
+            Stmt::AtomicLoad {
+                value,
+                mem,
+                index,
+                order,
+            } => {
                 let index = r.expr(*index);
                 out.push(Stmt::AtomicLoad {
                     value: define(*value, f, r),
                     mem: *mem,
                     index,
+                    order: *order,
                 });
             }
             Stmt::Store { mem, index, value } => out.push(Stmt::Store {
@@ -577,6 +593,7 @@ fn unroll_block(
                 op,
                 operand,
                 compare,
+                order,
             } => {
                 let (index, operand, compare) =
                     (r.expr(*index), r.expr(*operand), compare.map(|c| r.expr(c)));
@@ -586,6 +603,7 @@ fn unroll_block(
                     mem: *mem,
                     index,
                     op: *op,
+                    order: *order,
                     operand,
                     compare,
                 });
@@ -684,7 +702,7 @@ fn unroll_block(
             | Stmt::Continue(_)
             | Stmt::Return
             | Stmt::Barrier(_)
-            | Stmt::MemFence(_)) => out.push(s.clone()),
+            | Stmt::MemFence { .. }) => out.push(s.clone()),
         }
     }
     out

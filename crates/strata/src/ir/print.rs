@@ -244,6 +244,15 @@ fn mem_ref(p: &Printer, mem: Mem, index: ExprId) -> String {
     }
 }
 
+/// `, order, scope` after an atomic's operands, when it is not relaxed at device scope.
+fn order_suffix(order: AtomicOrder) -> String {
+    if order == AtomicOrder::RELAXED {
+        String::new()
+    } else {
+        format!(", {order}")
+    }
+}
+
 fn fence_name(fe: Fence) -> &'static str {
     match (fe.local, fe.global) {
         (true, true) => "local+global",
@@ -286,13 +295,19 @@ fn write_stmt(p: &Printer, s: &Stmt, depth: usize, out: &mut String) {
                 mem_ref(p, *mem, *index)
             );
         }
-        Stmt::AtomicLoad { value, mem, index } => {
+        Stmt::AtomicLoad {
+            value,
+            mem,
+            index,
+            order,
+        } => {
             let _ = writeln!(
                 out,
-                "{pad}{}: {} = atomic_load(&{})",
+                "{pad}{}: {} = atomic_load(&{}{})",
                 value_name(f, *value),
                 ty(*value),
-                mem_ref(p, *mem, *index)
+                mem_ref(p, *mem, *index),
+                order_suffix(*order)
             );
         }
         Stmt::Store { mem, index, value } => {
@@ -310,6 +325,7 @@ fn write_stmt(p: &Printer, s: &Stmt, depth: usize, out: &mut String) {
             op,
             operand,
             compare,
+            order,
         } => {
             let _ = write!(out, "{pad}");
             if let Some(r) = result {
@@ -319,7 +335,7 @@ fn write_stmt(p: &Printer, s: &Stmt, depth: usize, out: &mut String) {
             if let Some(c) = compare {
                 let _ = write!(out, ", {}", p.string(*c));
             }
-            let _ = writeln!(out, ", {})", p.string(*operand));
+            let _ = writeln!(out, ", {}{})", p.string(*operand), order_suffix(*order));
         }
         Stmt::If {
             cond,
@@ -372,8 +388,8 @@ fn write_stmt(p: &Printer, s: &Stmt, depth: usize, out: &mut String) {
         Stmt::Barrier(fe) => {
             let _ = writeln!(out, "{pad}barrier({})", fence_name(*fe));
         }
-        Stmt::MemFence(fe) => {
-            let _ = writeln!(out, "{pad}mem_fence({})", fence_name(*fe));
+        Stmt::MemFence { spaces, order } => {
+            let _ = writeln!(out, "{pad}mem_fence({}, {order})", fence_name(*spaces));
         }
         Stmt::Group {
             value,

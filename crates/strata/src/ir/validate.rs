@@ -593,6 +593,7 @@ impl Validator<'_> {
                 op,
                 operand,
                 compare,
+                order: _,
             } => {
                 self.check_index(*mem, *index);
                 if matches!(mem, Mem::Private(_)) {
@@ -613,9 +614,14 @@ impl Validator<'_> {
                     }
                     let s = elem.scalar;
                     let int_ok = s.is_int() && s.size() >= 4 && elem.width == 1;
-                    let float_ok = s.is_float() && elem.width == 1 && *op == AtomicOp::Add;
+                    let float_ok = s.is_float()
+                        && elem.width == 1
+                        && matches!(
+                            op,
+                            AtomicOp::Add | AtomicOp::Min | AtomicOp::Max | AtomicOp::Exchange
+                        );
                     if !(int_ok || float_ok) {
-                        self.err_here(format!("{} is not available on {elem}: atomics work on 32- and 64-bit integers, and add also on f32 and f64", op.name()));
+                        self.err_here(format!("{} is not available on {elem}: atomics work on 32- and 64-bit integers, and add, min, max and exchange also on f32 and f64", op.name()));
                     }
                     if s.size() == 8 && s.is_int() {
                         self.info.uses_int64_atomics = true;
@@ -642,8 +648,19 @@ impl Validator<'_> {
                     }
                 }
             }
-            Stmt::AtomicLoad { value, mem, index } => {
+            Stmt::AtomicLoad {
+                value,
+                mem,
+                index,
+                order,
+            } => {
                 self.check_index(*mem, *index);
+                if order.order.releases() && order.order != MemOrder::SeqCst {
+                    self.err_here(format!(
+                        "an atomic load cannot be {}: it writes nothing to release (use an atomic exchange)",
+                        order.order.name()
+                    ));
+                }
                 if matches!(mem, Mem::Private(_)) {
                     self.err_here(
                         "atomic_load works on buffers and local memory, not private variables"
@@ -735,7 +752,12 @@ impl Validator<'_> {
                     ));
                 }
             }
-            Stmt::Return | Stmt::MemFence(_) => {}
+            Stmt::Return => {}
+            Stmt::MemFence { order, .. } => {
+                if order.order == MemOrder::Relaxed {
+                    self.err_here("a relaxed fence orders nothing: give it acquire, release, acq_rel or seq_cst".into());
+                }
+            }
             Stmt::Barrier(_) => self.info.uses_barrier = true,
             Stmt::Group {
                 value,

@@ -761,6 +761,8 @@ impl<'a, 'b> Gen<'a, 'b> {
                 op,
                 operand,
                 compare,
+                // Sequentially consistent whatever the order (`exec::atomic_rmw`).
+                order: _,
             } => {
                 let s = self.f.mem_elem(*mem).expect("validated memory").scalar;
                 let v = self.expr(*operand)[0];
@@ -788,7 +790,10 @@ impl<'a, 'b> Gen<'a, 'b> {
                     self.define(*r, &[old]);
                 }
             }
-            Stmt::AtomicLoad { value, mem, index } => {
+            // Cranelift's atomic loads are sequentially consistent, whatever the order asked.
+            Stmt::AtomicLoad {
+                value, mem, index, ..
+            } => {
                 let s = self.f.mem_elem(*mem).expect("validated memory").scalar;
                 let a = self.address(*mem, *index);
                 let v = self.b.ins().atomic_load(cl_ty(s), MemFlags::new(), a);
@@ -913,7 +918,7 @@ impl<'a, 'b> Gen<'a, 'b> {
                 self.b.ins().jump(self.lane_next, &[]);
                 self.after_jump();
             }
-            Stmt::MemFence(_) => {
+            Stmt::MemFence { .. } => {
                 self.b.ins().fence();
             }
             Stmt::Barrier(_) | Stmt::Group { .. } => {

@@ -744,7 +744,7 @@ impl Gen<'_, '_> {
                 let z = self.splat_i32(0);
                 self.set_mask(z);
             }
-            Stmt::MemFence(_) => {
+            Stmt::MemFence { .. } => {
                 self.b.ins().fence();
             }
             Stmt::Atomic { .. }
