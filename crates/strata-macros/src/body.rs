@@ -61,6 +61,7 @@ const BUILTINS: &[&str] = &[
     "group_reduce_add",
     "group_reduce_min",
     "group_reduce_max",
+    "group_reduce_with",
     "group_scan_inclusive_add",
     "group_scan_exclusive_add",
     "group_scan_inclusive_min",
@@ -102,7 +103,13 @@ const BUILTINS: &[&str] = &[
 /// Built-ins that take the name of the `let` they are bound to.
 const NAMED_BUILTINS: &[&str] = &["local_array", "private_array"];
 /// Built-ins implemented in `strata::builder::support`.
-const SUPPORT_BUILTINS: &[&str] = &["select", "gather_add", "gather_min", "gather_max"];
+const SUPPORT_BUILTINS: &[&str] = &[
+    "select",
+    "gather_add",
+    "gather_min",
+    "gather_max",
+    "gather_with",
+];
 
 const PANIC_MACROS: &[&str] = &[
     "panic",

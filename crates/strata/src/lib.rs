@@ -98,7 +98,7 @@ pub mod prelude {
     pub use crate::builder::{
         barrier, barrier_global, barrier_local, break_, continue_, current_loop, fence, for_range,
         for_step, global_id, global_size, group_all, group_any, group_broadcast, group_id,
-        group_linear_id, group_reduce_add, group_reduce_max, group_reduce_min,
+        group_linear_id, group_reduce_add, group_reduce_max, group_reduce_min, group_reduce_with,
         group_scan_exclusive_add, group_scan_exclusive_max, group_scan_exclusive_min,
         group_scan_inclusive_add, group_scan_inclusive_max, group_scan_inclusive_min, if_, lit,
         local_id, local_linear_id, local_size, loop_, max_sub_group_size, mem_fence, num_groups,

@@ -208,3 +208,40 @@ fn a_swizzle_write_with_a_repeated_component_is_a_build_error() {
         "{msg}"
     );
 }
+
+#[kernel]
+fn odd_product(x: &[u32], #[write] out: &mut [u32]) {
+    let i = global_id(0);
+    let v = x[i] | 1u32;
+    out[i] = group_reduce_with(v, |a, b| a * b);
+    gather_with(v, 1u32, |a, b| a * b);
+}
+
+#[test]
+fn user_defined_reductions_in_kernel_functions() {
+    let (_d, q) = cpu();
+    let k = odd_product::build().unwrap();
+    let b = Kernel::build("odd_product", |k| {
+        let x = k.read::<u32>("x");
+        let out = k.write::<u32>("out");
+        let i = global_id(0);
+        let v = x.at(i) | 1u32;
+        out.set(i, group_reduce_with(v, |a, b| a * b));
+        k.gather_with(v, 1u32, |a, b| a * b);
+    })
+    .unwrap();
+    assert_eq!(k.kernel().ir_text(), b.ir_text());
+    let xs: Vec<u32> = (0..96u32).map(|i| i.wrapping_mul(2654435761)).collect();
+    let x = Buffer::from_slice(&q, &xs).unwrap();
+    let out = Buffer::<u32>::new(q.device(), 96).unwrap();
+    let run = q
+        .launch(k.kernel(), NdRange::new(96).local(48), args![&x, &out])
+        .unwrap();
+    let total = run.gather::<u32>(0).unwrap().get().unwrap();
+    let prod = |s: &[u32]| s.iter().fold(1u32, |a, &b| a.wrapping_mul(b | 1));
+    assert_eq!(total, prod(&xs));
+    let got = q.read(&out).unwrap();
+    for (i, g) in got.iter().enumerate() {
+        assert_eq!(*g, prod(&xs[i / 48 * 48..i / 48 * 48 + 48]), "item {i}");
+    }
+}

@@ -16,7 +16,9 @@ pub(super) fn cases() -> Vec<Case> {
         case("group/wide_types", wide_types),
         case("group/float_add_bound", float_add_bound),
         case("group/float_min_max_exact", float_min_max_exact),
+        case("group/reduce_with", reduce_with),
         case("gather/add_u32", gather_add_u32),
+        case("gather/user_defined", gather_user_defined),
         case("gather/several", gather_several),
         case("gather/float_and_2d", gather_float_2d),
         case("gather/groups_that_return", gather_groups_that_return),
@@ -373,6 +375,125 @@ fn gather_add_u32(q: &Queue) -> Result<(), String> {
         let want = xs.iter().fold(0u32, |a, &b| a.wrapping_add(b));
         check(got == want, || {
             format!("gather_add over {n} items: got {got}, expected {want}")
+        })?;
+    }
+    Ok(())
+}
+
+/// `group_reduce_with` with integer and float functions, in work-groups of many shapes: whole
+/// and partial sub-groups, several levels of partials, a single work-item, 2-D groups.
+fn reduce_with(q: &Queue) -> Result<(), String> {
+    let k = Kernel::build("group_reduce_with", |k| {
+        let x = k.read::<u32>("x");
+        let out = k.write::<u32>("out");
+        let fout = k.write::<f32>("fout");
+        let i = global_id(1) * global_size(0) + global_id(0);
+        let v = x.at(i);
+        out.set(i * 2u32, group_reduce_with(v | 1u32, |a, b| a * b));
+        out.set(
+            i * 2u32 + 1u32,
+            group_reduce_with(v, |a, b| a ^ (b >> 1u32)),
+        );
+        let f = (v % 1000u32).cast::<f32>() - 500.0f32;
+        fout.set(i, group_reduce_with(f, |a, b| a.max(b)));
+    })
+    .map_err(e)?;
+    let mut r = Rng::new(671);
+    for (g, l) in [
+        ([192usize, 1usize], [64usize, 1usize]),
+        ([300, 1], [100, 1]),
+        ([1024, 1], [1024, 1]),
+        ([5, 1], [1, 1]),
+        ([24, 10], [8, 5]),
+    ] {
+        let n = g[0] * g[1];
+        let xs: Vec<u32> = (0..n).map(|_| r.next_u64() as u32).collect();
+        let xb = Buffer::from_slice(q, &xs).map_err(e)?;
+        let ob = Buffer::<u32>::new(q.device(), 2 * n).map_err(e)?;
+        let fb = Buffer::<f32>::new(q.device(), n).map_err(e)?;
+        q.launch(&k, NdRange::new(g).local(l), args![&xb, &ob, &fb])
+            .map_err(e)?;
+        let got = q.read(&ob).map_err(e)?;
+        let fgot = q.read(&fb).map_err(e)?;
+        // The work-group of item (x, y) and its members.
+        let group = |x: usize, y: usize| {
+            let (gx, gy) = (x / l[0], y / l[1]);
+            let mut m = Vec::new();
+            for yy in gy * l[1]..(gy + 1) * l[1] {
+                for xx in gx * l[0]..(gx + 1) * l[0] {
+                    m.push(xs[yy * g[0] + xx]);
+                }
+            }
+            m
+        };
+        for y in 0..g[1] {
+            for x in 0..g[0] {
+                let i = y * g[0] + x;
+                let m = group(x, y);
+                let prod = m.iter().fold(1u32, |a, &b| a.wrapping_mul(b | 1));
+                let fmax = m
+                    .iter()
+                    .map(|v| (v % 1000) as f32 - 500.0)
+                    .fold(f32::NEG_INFINITY, f32::max);
+                check(got[2 * i] == prod && fgot[i] == fmax, || {
+                    format!(
+                        "group_reduce_with, global {g:?}, local {l:?}, item ({x}, {y}): product {} (expected {prod}), max {} (expected {fmax})",
+                        got[2 * i], fgot[i]
+                    )
+                })?;
+                // `a ^ (b >> 1)` is neither associative nor commutative: only agreement
+                // within the work-group is required of it (one value, the same everywhere).
+                check(
+                    got[2 * i + 1] == got[2 * (y / l[1] * l[1] * g[0] + x / l[0] * l[0]) + 1],
+                    || {
+                        format!("group_reduce_with gave work-items of one group different values, global {g:?}, local {l:?}, item ({x}, {y})")
+                    },
+                )?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Gathers with user functions: a wrapping product of odd values, a bitwise and, and a float
+/// maximum, over launches of several shapes (the work-items out of range contribute the
+/// identity).
+fn gather_user_defined(q: &Queue) -> Result<(), String> {
+    let k = Kernel::build("gather_user_defined", |k| {
+        let x = k.read::<u32>("x");
+        let i = global_id(0);
+        let inr = i.lt(x.len());
+        let v = x.at(i.min(x.len() - 1u32));
+        k.gather_with(select::<u32>(inr, v | 1u32, 1u32), 1u32, |a, b| a * b);
+        k.gather_with(select::<u32>(inr, v, u32::MAX), u32::MAX, |a, b| a & b);
+        let f = (v % 100_000u32).cast::<f32>() * 0.25f32;
+        k.gather_with(
+            select::<f32>(inr, f, f32::NEG_INFINITY),
+            f32::NEG_INFINITY,
+            |a, b| a.max(b),
+        );
+    })
+    .map_err(e)?;
+    let mut r = Rng::new(681);
+    for (n, l) in [(1000usize, 64usize), (4099, 256), (1, 1), (777, 100)] {
+        // Mostly ones in the high bits, so that the and is not simply 0.
+        let xs: Vec<u32> = (0..n).map(|_| r.next_u64() as u32 | 0xfff0_0000).collect();
+        let xb = Buffer::from_slice(q, &xs).map_err(e)?;
+        let run = q
+            .launch(&k, NdRange::covering(n, l), args![&xb])
+            .map_err(e)?;
+        let prod = run.gather::<u32>(0).map_err(e)?.get().map_err(e)?;
+        let and = run.gather::<u32>(1).map_err(e)?.get().map_err(e)?;
+        let fmax = run.gather::<f32>(2).map_err(e)?.get().map_err(e)?;
+        let want = (
+            xs.iter().fold(1u32, |a, &b| a.wrapping_mul(b | 1)),
+            xs.iter().fold(u32::MAX, |a, &b| a & b),
+            xs.iter()
+                .map(|v| (v % 100_000) as f32 * 0.25)
+                .fold(f32::NEG_INFINITY, f32::max),
+        );
+        check((prod, and, fmax) == want, || {
+            format!("gathers with user functions over {n} items in groups of {l}: got (product, and, max) = {:?}, expected {want:?}", (prod, and, fmax))
         })?;
     }
     Ok(())

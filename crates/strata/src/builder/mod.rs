@@ -85,11 +85,26 @@ pub enum GatherOp {
     Min,
     /// Maximum.
     Max,
+    /// A user's associative and commutative function ([`KernelDef::gather_with`]): its
+    /// identity and combining kernel are in [`GatherDecl::custom`].
+    Custom,
+}
+
+/// The function of a user-defined gather or work-group reduction.
+type CombineFn<'a, T> = dyn Fn(Expr<T>, Expr<T>) -> Expr<T> + 'a;
+
+/// A user-defined gather's identity and the kernel that combines its per-work-group partials.
+#[derive(Clone, Debug)]
+pub struct CustomGather {
+    /// The identity's bytes (one element).
+    pub identity: Vec<u8>,
+    /// One work-item folding the partials buffer (`parts`) in work-group order into `out[0]`.
+    pub combine: crate::Kernel,
 }
 
 /// A gather reduction declared by a kernel: a hidden buffer parameter receiving one partial
 /// result per work-group.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub struct GatherDecl {
     /// Index of the hidden buffer parameter.
     pub param: u32,
@@ -97,6 +112,21 @@ pub struct GatherDecl {
     pub op: GatherOp,
     /// Element type.
     pub ty: Type,
+    /// For [`GatherOp::Custom`]: its identity and combining kernel.
+    pub custom: Option<CustomGather>,
+}
+
+impl PartialEq for GatherDecl {
+    fn eq(&self, o: &GatherDecl) -> bool {
+        let custom = match (&self.custom, &o.custom) {
+            (None, None) => true,
+            (Some(a), Some(b)) => {
+                a.identity == b.identity && a.combine.cache_key() == b.combine.cache_key()
+            }
+            _ => false,
+        };
+        self.param == o.param && self.op == o.op && self.ty == o.ty && custom
+    }
 }
 
 /// The result of recording a kernel.
@@ -481,7 +511,12 @@ impl KernelDef {
     }
 
     #[track_caller]
-    fn gather<T: Numeric>(&mut self, value: Expr<T>, op: GatherOp) {
+    fn gather<T: Numeric>(
+        &mut self,
+        value: Expr<T>,
+        op: GatherOp,
+        custom: Option<(T, &CombineFn<'_, T>)>,
+    ) {
         let n = with(|t| t.gathers.len());
         let (param, _) = self.param(
             &format!("gather{n}"),
@@ -491,12 +526,39 @@ impl KernelDef {
                 len: None,
             },
         );
-        let gop = match op {
-            GatherOp::Add => GroupOp::ReduceAdd,
-            GatherOp::Min => GroupOp::ReduceMin,
-            GatherOp::Max => GroupOp::ReduceMax,
+        let (total, custom) = match (op, custom) {
+            (GatherOp::Add, _) => (group_op(GroupOp::ReduceAdd, value, None), None),
+            (GatherOp::Min, _) => (group_op(GroupOp::ReduceMin, value, None), None),
+            (GatherOp::Max, _) => (group_op(GroupOp::ReduceMax, value, None), None),
+            (_, Some((identity, f))) => {
+                let name = with(|t| format!("{}_gather{n}_combine", t.f.name));
+                let combine = crate::Kernel::build(&name, |k| {
+                    let parts = k.read::<T>("parts");
+                    let out = k.write::<T>("out");
+                    if_(global_id(0).eq(0u32), || {
+                        let acc = var(lit(identity));
+                        for_range(0u32, parts.len(), |j| acc.set(f(acc.get(), parts.at(j))));
+                        out.set(0u32, acc.get());
+                    });
+                });
+                let combine = match combine {
+                    Ok(k) => k,
+                    Err(e) => {
+                        with(|t| {
+                            t.errors
+                                .push(format!("the combining function of gather {n}: {e}"))
+                        });
+                        return;
+                    }
+                };
+                let custom = CustomGather {
+                    identity: bytemuck::bytes_of(&identity).to_vec(),
+                    combine,
+                };
+                (group_reduce_with(value, f), Some(custom))
+            }
+            (GatherOp::Custom, None) => unreachable!("a custom gather has its function"),
         };
-        let total = group_op(gop, value, None);
         let out = BufferParam::<T> {
             param,
             trace: with(|t| t.id),
@@ -510,27 +572,45 @@ impl KernelDef {
                 param,
                 op,
                 ty: T::TYPE,
+                custom,
             })
         });
+    }
+
+    /// Combines `value` over all work-items with `op`, a function that must be associative and
+    /// commutative with `identity` as its identity (a product, a bitwise and, an argmax
+    /// packed into a `u64`, ...); the launch returns the result through
+    /// [`Run::gather`](crate::Run::gather), like [`gather_add`](Self::gather_add). Each
+    /// work-group folds its values with [`group_reduce_with`]; its partial result goes to a
+    /// hidden buffer, which a second kernel (built here from the same `op`) folds in
+    /// work-group order on the launch's device. Every work-item must reach this point.
+    #[track_caller]
+    pub fn gather_with<T: Numeric>(
+        &mut self,
+        value: Expr<T>,
+        identity: T,
+        op: impl Fn(Expr<T>, Expr<T>) -> Expr<T>,
+    ) {
+        self.gather(value, GatherOp::Custom, Some((identity, &op)))
     }
 
     /// Adds `value` over all work-items (Goopax `gather_add`); the launch returns the total
     /// through [`Run::gather`](crate::Run::gather). Every work-item must reach this point.
     #[track_caller]
     pub fn gather_add<T: Numeric>(&mut self, value: Expr<T>) {
-        self.gather(value, GatherOp::Add)
+        self.gather(value, GatherOp::Add, None)
     }
 
     /// The minimum of `value` over all work-items (Goopax `gather_min`).
     #[track_caller]
     pub fn gather_min<T: Numeric>(&mut self, value: Expr<T>) {
-        self.gather(value, GatherOp::Min)
+        self.gather(value, GatherOp::Min, None)
     }
 
     /// The maximum of `value` over all work-items (Goopax `gather_max`).
     #[track_caller]
     pub fn gather_max<T: Numeric>(&mut self, value: Expr<T>) {
-        self.gather(value, GatherOp::Max)
+        self.gather(value, GatherOp::Max, None)
     }
 }
 
@@ -1225,6 +1305,50 @@ fn collective<T: KernelType, R: KernelType>(
 #[track_caller]
 fn group_op<T: KernelType>(op: GroupOp, arg: Expr<T>, source: Option<Expr<u32>>) -> Expr<T> {
     collective(op, GroupScope::WorkGroup, arg, source)
+}
+
+/// The fold of `x` over the work-group with `op`, which must be associative and commutative:
+/// every work-item gets the same result, combined in a fixed tree (so one launch shape gives
+/// the same bits on every backend of the same sub-group size, floats included). Built from
+/// the collectives: sub-group shuffles fold each sub-group's values into its first lane, a
+/// broadcast brings those partials together, and so on until one value is left. Every
+/// work-item must call it.
+#[track_caller]
+pub fn group_reduce_with<T: KernelType>(
+    x: Expr<T>,
+    op: impl Fn(Expr<T>, Expr<T>) -> Expr<T>,
+) -> Expr<T> {
+    let size = local_size(0) * local_size(1) * local_size(2);
+    let lid = local_linear_id();
+    let sg = max_sub_group_size();
+    let base = lid - sub_group_local_id();
+    let lane = sub_group_local_id();
+    let v = var(x);
+    // The values left: `count` of them, value k held by work-item k * stride.
+    let count = var::<u32>(size);
+    let stride = var::<u32>(lit(1u32));
+    while_(
+        || count.get().gt(1u32),
+        || {
+            let n = count.get();
+            let y = var(group_broadcast(v.get(), lid.min(n - 1u32) * stride.get()));
+            // Values k < n are now at work-items k; each sub-group folds its own into lane 0.
+            let live = select::<u32>(base.lt(n), sg.min(n - base), 0u32);
+            let d = var(sg / 2u32);
+            while_(
+                || d.get().gt(0u32),
+                || {
+                    let other = sub_group_shuffle_down(y.get(), d.get());
+                    if_((lane + d.get()).lt(live), || y.set(op(y.get(), other)));
+                    d.set(d.get() / 2u32);
+                },
+            );
+            v.set(y.get());
+            count.set((n + sg - 1u32) / sg);
+            stride.set(sg);
+        },
+    );
+    group_broadcast(v.get(), 0u32)
 }
 
 /// Sum of `x` over the work-group (every work-item must call it).

@@ -141,6 +141,16 @@ pub fn gather_max<T: Numeric>(v: impl IntoDevice<T>) {
     kernel_def().gather_max(v.into_device())
 }
 
+/// `gather_with(v, identity, |a, b| ...)`: see [`KernelDef::gather_with`].
+#[track_caller]
+pub fn gather_with<T: Numeric>(
+    v: impl IntoDevice<T>,
+    identity: T,
+    op: impl Fn(Expr<T>, Expr<T>) -> Expr<T>,
+) {
+    kernel_def().gather_with(v.into_device(), identity, op)
+}
+
 /// The value of an `if` used as an expression whose arms are not pure values: a private
 /// variable, declared by the first arm that assigns it and read after the `if`.
 pub struct Slot<T> {

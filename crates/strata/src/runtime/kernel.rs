@@ -683,26 +683,29 @@ impl GatherOut {
         let op = self.decl.op;
         fn id<T: crate::ir::eval::Num + bytemuck::Pod>(op: GatherOp) -> Vec<u8> {
             let v = match op {
-                GatherOp::Add => T::zero(),
+                GatherOp::Add | GatherOp::Custom => T::zero(),
                 GatherOp::Min => T::greatest(),
                 GatherOp::Max => T::least(),
             };
             bytemuck::bytes_of(&v).to_vec()
         }
         use crate::ir::Scalar as S;
-        let lane = match self.decl.ty.scalar {
-            // Not a gather type (gathers are numeric); false is the bytes' zero.
-            S::Bool => vec![0],
-            S::I8 => id::<i8>(op),
-            S::I16 => id::<i16>(op),
-            S::I32 => id::<i32>(op),
-            S::I64 => id::<i64>(op),
-            S::U8 => id::<u8>(op),
-            S::U16 => id::<u16>(op),
-            S::U32 => id::<u32>(op),
-            S::U64 => id::<u64>(op),
-            S::F32 => id::<f32>(op),
-            S::F64 => id::<f64>(op),
+        let lane = match (&self.decl.custom, self.decl.ty.scalar) {
+            (Some(c), _) => c.identity.clone(),
+            (None, s) => match s {
+                // Not a gather type (gathers are numeric); false is the bytes' zero.
+                S::Bool => vec![0],
+                S::I8 => id::<i8>(op),
+                S::I16 => id::<i16>(op),
+                S::I32 => id::<i32>(op),
+                S::I64 => id::<i64>(op),
+                S::U8 => id::<u8>(op),
+                S::U16 => id::<u16>(op),
+                S::U32 => id::<u32>(op),
+                S::U64 => id::<u64>(op),
+                S::F32 => id::<f32>(op),
+                S::F64 => id::<f64>(op),
+            },
         };
         Command::Fill {
             mem: self.mem.clone(),
@@ -797,6 +800,7 @@ impl Run {
             queue: self.queue.clone(),
             launch: self.event.clone(),
             op: g.decl.op,
+            combine: g.decl.custom.as_ref().map(|c| c.combine.clone()),
         })
     }
 }
@@ -809,6 +813,8 @@ pub struct Gathered<T> {
     queue: Queue,
     launch: Event,
     op: GatherOp,
+    /// For a user-defined gather: the kernel that folds the partials.
+    combine: Option<Kernel>,
 }
 
 impl<T: Element + crate::ir::eval::Num> Gathered<T> {
@@ -816,6 +822,17 @@ impl<T: Element + crate::ir::eval::Num> Gathered<T> {
     /// order, so the result is deterministic).
     pub fn get(self) -> Result<T> {
         let op = self.op;
+        if let Some(combine) = &self.combine {
+            // The user's function folds the partials on the launch's device, in work-group
+            // order, after the launch (the queue is in order).
+            let out = Buffer::<T>::new(self.queue.device(), 1)?;
+            let folded = self
+                .queue
+                .launch(combine, NdRange::new(1), crate::args![&self.buf, &out]);
+            self.launch.wait()?;
+            folded?;
+            return Ok(self.queue.read(&out)?[0]);
+        }
         // A blocking read, which follows the launch on its in-order queue (on CUDA it runs on
         // this thread when nothing else is waiting to be issued: no hand-over between threads).
         let parts = self.queue.read(&self.buf);
@@ -823,14 +840,14 @@ impl<T: Element + crate::ir::eval::Num> Gathered<T> {
         self.launch.wait()?;
         let parts = parts?;
         let init = match op {
-            GatherOp::Add => T::zero(),
             GatherOp::Min => T::greatest(),
             GatherOp::Max => T::least(),
+            _ => T::zero(),
         };
         Ok(parts.into_iter().fold(init, |a, b| match op {
-            GatherOp::Add => a.add(b),
             GatherOp::Min => a.min_(b),
             GatherOp::Max => a.max_(b),
+            _ => a.add(b),
         }))
     }
 }
