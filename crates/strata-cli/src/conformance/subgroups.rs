@@ -97,7 +97,6 @@ fn ids(q: &Queue) -> Result<(), String> {
 }
 
 fn reduce(q: &Queue) -> Result<(), String> {
-    let sg = sg(q);
     let k = Kernel::build("subgroup_reduce", |k| {
         let x = k.read::<i32>("x");
         let out = k.write::<i32>("out");
@@ -116,16 +115,16 @@ fn reduce(q: &Queue) -> Result<(), String> {
         fout.set(i * 3u32 + 2u32, sub_group_reduce_max(f));
     })
     .map_err(e)?;
-    let mut r = Rng::new(1401);
-    for (n, l) in [(240usize, 80usize), (60, 20), (64, 64)] {
-        let xs: Vec<i32> = (0..n).map(|_| r.next_u64() as i32).collect();
-        let xb = Buffer::from_slice(q, &xs).map_err(e)?;
-        let ob = Buffer::<i32>::new(q.device(), 4 * n).map_err(e)?;
-        let fb = Buffer::<f32>::new(q.device(), 3 * n).map_err(e)?;
-        q.launch(&k, NdRange::new(n).local(l), args![&xb, &ob, &fb])
-            .map_err(e)?;
-        let (mut want, mut fwant) = (vec![0; 4 * n], vec![0.0; 3 * n]);
-        for s in sub_groups(n, l, sg) {
+    folds(
+        q,
+        &k,
+        (1401, 0),
+        (
+            "reductions",
+            &["reduce_add", "reduce_min", "reduce_max", "reduce_add(u8)"],
+        ),
+        &["reduce_add", "reduce_min", "reduce_max"],
+        |xs, s, want, fwant| {
             let v = &xs[s.clone()];
             let add = v.iter().fold(0i32, |a, &b| a.wrapping_add(b));
             let bytes = v.iter().fold(0u8, |a, &b| a.wrapping_add(b as u8));
@@ -143,17 +142,45 @@ fn reduce(q: &Queue) -> Result<(), String> {
                     *fs.iter().max().unwrap() as f32,
                 ]);
             }
+        },
+    )
+}
+
+/// Runs a fold case's kernel `k` (reading `x`, writing `names.len()` i32 results and
+/// `fnames.len()` f32 results per work-item) on random inputs (seed, right shift) in
+/// work-groups of several sizes, and compares with what `expect` writes for each sub-group.
+fn folds(
+    q: &Queue,
+    k: &Kernel,
+    (seed, shift): (u64, u32),
+    (kind, names): (&str, &[&str]),
+    fnames: &[&str],
+    expect: impl Fn(&[i32], Range<usize>, &mut [i32], &mut [f32]),
+) -> Result<(), String> {
+    let sg = sg(q);
+    let (ki, kf) = (names.len(), fnames.len());
+    let mut r = Rng::new(seed);
+    for (n, l) in [(240usize, 80usize), (60, 20), (64, 64)] {
+        let xs: Vec<i32> = (0..n).map(|_| r.next_u64() as i32 >> shift).collect();
+        let xb = Buffer::from_slice(q, &xs).map_err(e)?;
+        let ob = Buffer::<i32>::new(q.device(), ki * n).map_err(e)?;
+        let fb = Buffer::<f32>::new(q.device(), kf * n).map_err(e)?;
+        q.launch(k, NdRange::new(n).local(l), args![&xb, &ob, &fb])
+            .map_err(e)?;
+        let (mut want, mut fwant) = (vec![0; ki * n], vec![0.0; kf * n]);
+        for s in sub_groups(n, l, sg) {
+            expect(&xs, s, &mut want, &mut fwant);
         }
         let what = format!("{n} items in groups of {l}, sub-group size {sg}");
         expect_eq_k(
-            &format!("i32 and u8 sub-group reductions, {what}"),
-            &["reduce_add", "reduce_min", "reduce_max", "reduce_add(u8)"],
+            &format!("i32 sub-group {kind}, {what}"),
+            names,
             &q.read(&ob).map_err(e)?,
             &want,
         )?;
         expect_eq_k(
-            &format!("f32 sub-group reductions, {what}"),
-            &["reduce_add", "reduce_min", "reduce_max"],
+            &format!("f32 sub-group {kind}, {what}"),
+            fnames,
             &q.read(&fb).map_err(e)?,
             &fwant,
         )?;
@@ -162,7 +189,6 @@ fn reduce(q: &Queue) -> Result<(), String> {
 }
 
 fn scan(q: &Queue) -> Result<(), String> {
-    let sg = sg(q);
     let k = Kernel::build("subgroup_scan", |k| {
         let x = k.read::<i32>("x");
         let out = k.write::<i32>("out");
@@ -186,16 +212,23 @@ fn scan(q: &Queue) -> Result<(), String> {
         fout.set(i * 3u32 + 2u32, sub_group_scan_exclusive_max(f));
     })
     .map_err(e)?;
-    let mut r = Rng::new(1402);
-    for (n, l) in [(240usize, 80usize), (60, 20), (64, 64)] {
-        let xs: Vec<i32> = (0..n).map(|_| r.next_u64() as i32 >> 2).collect();
-        let xb = Buffer::from_slice(q, &xs).map_err(e)?;
-        let ob = Buffer::<i32>::new(q.device(), 6 * n).map_err(e)?;
-        let fb = Buffer::<f32>::new(q.device(), 3 * n).map_err(e)?;
-        q.launch(&k, NdRange::new(n).local(l), args![&xb, &ob, &fb])
-            .map_err(e)?;
-        let (mut want, mut fwant) = (vec![0; 6 * n], vec![0.0; 3 * n]);
-        for s in sub_groups(n, l, sg) {
+    folds(
+        q,
+        &k,
+        (1402, 2),
+        (
+            "scans",
+            &[
+                "inclusive_add",
+                "inclusive_min",
+                "inclusive_max",
+                "exclusive_add",
+                "exclusive_min",
+                "exclusive_max",
+            ],
+        ),
+        &["inclusive_add", "exclusive_min", "exclusive_max"],
+        |xs, s, want, fwant| {
             let (mut add, mut mn, mut mx) = (0i32, i32::MAX, i32::MIN);
             let (mut fadd, mut fmn, mut fmx) = (0.0f32, f32::INFINITY, f32::NEG_INFINITY);
             for i in s {
@@ -212,29 +245,8 @@ fn scan(q: &Queue) -> Result<(), String> {
                 want[6 * i..6 * i + 6].copy_from_slice(&[add, mn, mx, ex_add, ex_mn, ex_mx]);
                 fwant[3 * i] = fadd;
             }
-        }
-        let what = format!("{n} items in groups of {l}, sub-group size {sg}");
-        expect_eq_k(
-            &format!("i32 sub-group scans, {what}"),
-            &[
-                "inclusive_add",
-                "inclusive_min",
-                "inclusive_max",
-                "exclusive_add",
-                "exclusive_min",
-                "exclusive_max",
-            ],
-            &q.read(&ob).map_err(e)?,
-            &want,
-        )?;
-        expect_eq_k(
-            &format!("f32 sub-group scans, {what}"),
-            &["inclusive_add", "exclusive_min", "exclusive_max"],
-            &q.read(&fb).map_err(e)?,
-            &fwant,
-        )?;
-    }
-    Ok(())
+        },
+    )
 }
 
 /// Which lane a shuffle of lane `lane` in a sub-group of `len` lanes reads, by the rule of

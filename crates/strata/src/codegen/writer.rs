@@ -129,11 +129,11 @@ pub enum Collectives {
 }
 
 /// The first lines of every CUDA warp helper: the work-group size `n`, the local linear id
-/// `lid`, the `lane` and `warp`, how many lanes the warp has (`live`: the last warp of a
-/// work-group may be partial) and the shuffles' `mask` of exactly those lanes.
+/// `lid`, the `lane`, how many lanes the warp has (`live`: the last warp of a work-group may be
+/// partial) and the shuffles' `mask` of exactly those lanes.
 const WARP_PROLOGUE: &str = "    const u32 n = blockDim.x * blockDim.y * blockDim.z;
     const u32 lid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-    const u32 lane = lid & 31u, warp = lid >> 5;
+    const u32 lane = lid & 31u;
     const u32 live = min(32u, n - (lid & ~31u));
     const u32 mask = live == 32u ? 0xffffffffu : (1u << live) - 1u;
 ";
@@ -2005,7 +2005,7 @@ impl<'a> Writer<'a> {
             )
         };
         let mut b = format!(
-            "{pre} {t} {name}({t} x) {{\n    __shared__ {t} strata_part[32];\n{WARP_PROLOGUE}    x = {norm};\n",
+            "{pre} {t} {name}({t} x) {{\n    __shared__ {t} strata_part[32];\n{WARP_PROLOGUE}    const u32 warp = lid >> 5;\n    x = {norm};\n",
             pre = self.d.helper_prefix,
             norm = comb(&id, "x"),
         );

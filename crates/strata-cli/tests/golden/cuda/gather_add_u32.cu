@@ -98,9 +98,10 @@ static __device__ inline u32 strata_group_reduce_add_u32(u32 x) {
     __shared__ u32 strata_part[32];
     const u32 n = blockDim.x * blockDim.y * blockDim.z;
     const u32 lid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-    const u32 lane = lid & 31u, warp = lid >> 5;
+    const u32 lane = lid & 31u;
     const u32 live = min(32u, n - (lid & ~31u));
     const u32 mask = live == 32u ? 0xffffffffu : (1u << live) - 1u;
+    const u32 warp = lid >> 5;
     x = (u32)((u32)0 + x);
     #pragma unroll
     for (u32 d = 16u; d > 0u; d >>= 1) {

@@ -100,7 +100,7 @@ template <typename T> static __device__ inline T strata_atomic_load(const volati
 static __device__ inline float strata_sub_group_shuffle_down_float(float x, u32 strata_s) {
     const u32 n = blockDim.x * blockDim.y * blockDim.z;
     const u32 lid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-    const u32 lane = lid & 31u, warp = lid >> 5;
+    const u32 lane = lid & 31u;
     const u32 live = min(32u, n - (lid & ~31u));
     const u32 mask = live == 32u ? 0xffffffffu : (1u << live) - 1u;
     return (float)__shfl_sync(mask, (float)x, (strata_s < live - lane) ? (lane + strata_s) : lane);
@@ -109,7 +109,7 @@ static __device__ inline float strata_sub_group_shuffle_down_float(float x, u32 
 static __device__ inline u32 strata_sub_group_shuffle_down_u32(u32 x, u32 strata_s) {
     const u32 n = blockDim.x * blockDim.y * blockDim.z;
     const u32 lid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-    const u32 lane = lid & 31u, warp = lid >> 5;
+    const u32 lane = lid & 31u;
     const u32 live = min(32u, n - (lid & ~31u));
     const u32 mask = live == 32u ? 0xffffffffu : (1u << live) - 1u;
     return (u32)__shfl_sync(mask, (u32)x, (strata_s < live - lane) ? (lane + strata_s) : lane);

@@ -98,9 +98,10 @@ static __device__ inline float strata_group_reduce_add_float(float x) {
     __shared__ float strata_part[32];
     const u32 n = blockDim.x * blockDim.y * blockDim.z;
     const u32 lid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-    const u32 lane = lid & 31u, warp = lid >> 5;
+    const u32 lane = lid & 31u;
     const u32 live = min(32u, n - (lid & ~31u));
     const u32 mask = live == 32u ? 0xffffffffu : (1u << live) - 1u;
+    const u32 warp = lid >> 5;
     x = (0.0f + x);
     #pragma unroll
     for (u32 d = 16u; d > 0u; d >>= 1) {

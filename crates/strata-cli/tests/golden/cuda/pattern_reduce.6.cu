@@ -98,9 +98,10 @@ static __device__ inline i32 strata_group_reduce_max_i32(i32 x) {
     __shared__ i32 strata_part[32];
     const u32 n = blockDim.x * blockDim.y * blockDim.z;
     const u32 lid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-    const u32 lane = lid & 31u, warp = lid >> 5;
+    const u32 lane = lid & 31u;
     const u32 live = min(32u, n - (lid & ~31u));
     const u32 mask = live == 32u ? 0xffffffffu : (1u << live) - 1u;
+    const u32 warp = lid >> 5;
     x = (i32)max((-2147483647 - 1), x);
     #pragma unroll
     for (u32 d = 16u; d > 0u; d >>= 1) {

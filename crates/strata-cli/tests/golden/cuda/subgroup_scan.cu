@@ -97,7 +97,7 @@ template <typename T> static __device__ inline T strata_atomic_load(const volati
 static __device__ inline float strata_sub_group_scan_exclusive_max_float(float x) {
     const u32 n = blockDim.x * blockDim.y * blockDim.z;
     const u32 lid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-    const u32 lane = lid & 31u, warp = lid >> 5;
+    const u32 lane = lid & 31u;
     const u32 live = min(32u, n - (lid & ~31u));
     const u32 mask = live == 32u ? 0xffffffffu : (1u << live) - 1u;
     x = fmax(strata_as<float>(0xff800000u), x);
@@ -113,7 +113,7 @@ static __device__ inline float strata_sub_group_scan_exclusive_max_float(float x
 static __device__ inline float strata_sub_group_scan_exclusive_min_float(float x) {
     const u32 n = blockDim.x * blockDim.y * blockDim.z;
     const u32 lid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-    const u32 lane = lid & 31u, warp = lid >> 5;
+    const u32 lane = lid & 31u;
     const u32 live = min(32u, n - (lid & ~31u));
     const u32 mask = live == 32u ? 0xffffffffu : (1u << live) - 1u;
     x = fmin(strata_as<float>(0x7f800000u), x);
@@ -129,7 +129,7 @@ static __device__ inline float strata_sub_group_scan_exclusive_min_float(float x
 static __device__ inline float strata_sub_group_scan_inclusive_add_float(float x) {
     const u32 n = blockDim.x * blockDim.y * blockDim.z;
     const u32 lid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-    const u32 lane = lid & 31u, warp = lid >> 5;
+    const u32 lane = lid & 31u;
     const u32 live = min(32u, n - (lid & ~31u));
     const u32 mask = live == 32u ? 0xffffffffu : (1u << live) - 1u;
     x = (0.0f + x);
@@ -146,7 +146,7 @@ static __device__ inline i32 strata_rem_i32(i32 a, i32 b) { return b == -1 ? 0 :
 static __device__ inline i32 strata_sub_group_scan_exclusive_add_i32(i32 x) {
     const u32 n = blockDim.x * blockDim.y * blockDim.z;
     const u32 lid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-    const u32 lane = lid & 31u, warp = lid >> 5;
+    const u32 lane = lid & 31u;
     const u32 live = min(32u, n - (lid & ~31u));
     const u32 mask = live == 32u ? 0xffffffffu : (1u << live) - 1u;
     x = (i32)((u32)(i32)0 + (u32)x);
@@ -162,7 +162,7 @@ static __device__ inline i32 strata_sub_group_scan_exclusive_add_i32(i32 x) {
 static __device__ inline i32 strata_sub_group_scan_exclusive_max_i32(i32 x) {
     const u32 n = blockDim.x * blockDim.y * blockDim.z;
     const u32 lid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-    const u32 lane = lid & 31u, warp = lid >> 5;
+    const u32 lane = lid & 31u;
     const u32 live = min(32u, n - (lid & ~31u));
     const u32 mask = live == 32u ? 0xffffffffu : (1u << live) - 1u;
     x = (i32)max((-2147483647 - 1), x);
@@ -178,7 +178,7 @@ static __device__ inline i32 strata_sub_group_scan_exclusive_max_i32(i32 x) {
 static __device__ inline i32 strata_sub_group_scan_exclusive_min_i32(i32 x) {
     const u32 n = blockDim.x * blockDim.y * blockDim.z;
     const u32 lid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-    const u32 lane = lid & 31u, warp = lid >> 5;
+    const u32 lane = lid & 31u;
     const u32 live = min(32u, n - (lid & ~31u));
     const u32 mask = live == 32u ? 0xffffffffu : (1u << live) - 1u;
     x = (i32)min(2147483647, x);
@@ -194,7 +194,7 @@ static __device__ inline i32 strata_sub_group_scan_exclusive_min_i32(i32 x) {
 static __device__ inline i32 strata_sub_group_scan_inclusive_add_i32(i32 x) {
     const u32 n = blockDim.x * blockDim.y * blockDim.z;
     const u32 lid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-    const u32 lane = lid & 31u, warp = lid >> 5;
+    const u32 lane = lid & 31u;
     const u32 live = min(32u, n - (lid & ~31u));
     const u32 mask = live == 32u ? 0xffffffffu : (1u << live) - 1u;
     x = (i32)((u32)(i32)0 + (u32)x);
@@ -209,7 +209,7 @@ static __device__ inline i32 strata_sub_group_scan_inclusive_add_i32(i32 x) {
 static __device__ inline i32 strata_sub_group_scan_inclusive_max_i32(i32 x) {
     const u32 n = blockDim.x * blockDim.y * blockDim.z;
     const u32 lid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-    const u32 lane = lid & 31u, warp = lid >> 5;
+    const u32 lane = lid & 31u;
     const u32 live = min(32u, n - (lid & ~31u));
     const u32 mask = live == 32u ? 0xffffffffu : (1u << live) - 1u;
     x = (i32)max((-2147483647 - 1), x);
@@ -224,7 +224,7 @@ static __device__ inline i32 strata_sub_group_scan_inclusive_max_i32(i32 x) {
 static __device__ inline i32 strata_sub_group_scan_inclusive_min_i32(i32 x) {
     const u32 n = blockDim.x * blockDim.y * blockDim.z;
     const u32 lid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-    const u32 lane = lid & 31u, warp = lid >> 5;
+    const u32 lane = lid & 31u;
     const u32 live = min(32u, n - (lid & ~31u));
     const u32 mask = live == 32u ? 0xffffffffu : (1u << live) - 1u;
     x = (i32)min(2147483647, x);

@@ -97,7 +97,7 @@ template <typename T> static __device__ inline T strata_atomic_load(const volati
 static __device__ inline bool strata_sub_group_shuffle_bool(bool x, u32 strata_s) {
     const u32 n = blockDim.x * blockDim.y * blockDim.z;
     const u32 lid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-    const u32 lane = lid & 31u, warp = lid >> 5;
+    const u32 lane = lid & 31u;
     const u32 live = min(32u, n - (lid & ~31u));
     const u32 mask = live == 32u ? 0xffffffffu : (1u << live) - 1u;
     return (bool)__shfl_sync(mask, (unsigned int)x, (strata_s < live) ? strata_s : lane);
@@ -106,7 +106,7 @@ static __device__ inline bool strata_sub_group_shuffle_bool(bool x, u32 strata_s
 static __device__ inline float strata_sub_group_shuffle_xor_float(float x, u32 strata_s) {
     const u32 n = blockDim.x * blockDim.y * blockDim.z;
     const u32 lid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-    const u32 lane = lid & 31u, warp = lid >> 5;
+    const u32 lane = lid & 31u;
     const u32 live = min(32u, n - (lid & ~31u));
     const u32 mask = live == 32u ? 0xffffffffu : (1u << live) - 1u;
     return (float)__shfl_sync(mask, (float)x, ((lane ^ strata_s) < live) ? (lane ^ strata_s) : lane);
@@ -117,7 +117,7 @@ static __device__ inline i32 strata_rem_i32(i32 a, i32 b) { return b == -1 ? 0 :
 static __device__ inline i32 strata_sub_group_shuffle_down_i32(i32 x, u32 strata_s) {
     const u32 n = blockDim.x * blockDim.y * blockDim.z;
     const u32 lid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-    const u32 lane = lid & 31u, warp = lid >> 5;
+    const u32 lane = lid & 31u;
     const u32 live = min(32u, n - (lid & ~31u));
     const u32 mask = live == 32u ? 0xffffffffu : (1u << live) - 1u;
     return (i32)__shfl_sync(mask, (i32)x, (strata_s < live - lane) ? (lane + strata_s) : lane);
@@ -126,7 +126,7 @@ static __device__ inline i32 strata_sub_group_shuffle_down_i32(i32 x, u32 strata
 static __device__ inline i32 strata_sub_group_shuffle_i32(i32 x, u32 strata_s) {
     const u32 n = blockDim.x * blockDim.y * blockDim.z;
     const u32 lid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-    const u32 lane = lid & 31u, warp = lid >> 5;
+    const u32 lane = lid & 31u;
     const u32 live = min(32u, n - (lid & ~31u));
     const u32 mask = live == 32u ? 0xffffffffu : (1u << live) - 1u;
     return (i32)__shfl_sync(mask, (i32)x, (strata_s < live) ? strata_s : lane);
@@ -135,7 +135,7 @@ static __device__ inline i32 strata_sub_group_shuffle_i32(i32 x, u32 strata_s) {
 static __device__ inline i32 strata_sub_group_shuffle_up_i32(i32 x, u32 strata_s) {
     const u32 n = blockDim.x * blockDim.y * blockDim.z;
     const u32 lid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-    const u32 lane = lid & 31u, warp = lid >> 5;
+    const u32 lane = lid & 31u;
     const u32 live = min(32u, n - (lid & ~31u));
     const u32 mask = live == 32u ? 0xffffffffu : (1u << live) - 1u;
     return (i32)__shfl_sync(mask, (i32)x, (strata_s <= lane) ? (lane - strata_s) : lane);
@@ -144,7 +144,7 @@ static __device__ inline i32 strata_sub_group_shuffle_up_i32(i32 x, u32 strata_s
 static __device__ inline i32 strata_sub_group_shuffle_xor_i32(i32 x, u32 strata_s) {
     const u32 n = blockDim.x * blockDim.y * blockDim.z;
     const u32 lid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-    const u32 lane = lid & 31u, warp = lid >> 5;
+    const u32 lane = lid & 31u;
     const u32 live = min(32u, n - (lid & ~31u));
     const u32 mask = live == 32u ? 0xffffffffu : (1u << live) - 1u;
     return (i32)__shfl_sync(mask, (i32)x, ((lane ^ strata_s) < live) ? (lane ^ strata_s) : lane);
@@ -153,7 +153,7 @@ static __device__ inline i32 strata_sub_group_shuffle_xor_i32(i32 x, u32 strata_
 static __device__ inline i64 strata_sub_group_shuffle_up_i64(i64 x, u32 strata_s) {
     const u32 n = blockDim.x * blockDim.y * blockDim.z;
     const u32 lid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-    const u32 lane = lid & 31u, warp = lid >> 5;
+    const u32 lane = lid & 31u;
     const u32 live = min(32u, n - (lid & ~31u));
     const u32 mask = live == 32u ? 0xffffffffu : (1u << live) - 1u;
     return (i64)__shfl_sync(mask, (long long)x, (strata_s <= lane) ? (lane - strata_s) : lane);
@@ -162,7 +162,7 @@ static __device__ inline i64 strata_sub_group_shuffle_up_i64(i64 x, u32 strata_s
 static __device__ inline u8 strata_sub_group_shuffle_xor_u8(u8 x, u32 strata_s) {
     const u32 n = blockDim.x * blockDim.y * blockDim.z;
     const u32 lid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-    const u32 lane = lid & 31u, warp = lid >> 5;
+    const u32 lane = lid & 31u;
     const u32 live = min(32u, n - (lid & ~31u));
     const u32 mask = live == 32u ? 0xffffffffu : (1u << live) - 1u;
     return (u8)__shfl_sync(mask, (unsigned int)x, ((lane ^ strata_s) < live) ? (lane ^ strata_s) : lane);

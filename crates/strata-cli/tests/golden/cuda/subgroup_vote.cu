@@ -97,7 +97,7 @@ template <typename T> static __device__ inline T strata_atomic_load(const volati
 static __device__ inline bool strata_sub_group_all_bool(bool x) {
     const u32 n = blockDim.x * blockDim.y * blockDim.z;
     const u32 lid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-    const u32 lane = lid & 31u, warp = lid >> 5;
+    const u32 lane = lid & 31u;
     const u32 live = min(32u, n - (lid & ~31u));
     const u32 mask = live == 32u ? 0xffffffffu : (1u << live) - 1u;
     return __all_sync(mask, x) != 0;
@@ -106,7 +106,7 @@ static __device__ inline bool strata_sub_group_all_bool(bool x) {
 static __device__ inline bool strata_sub_group_any_bool(bool x) {
     const u32 n = blockDim.x * blockDim.y * blockDim.z;
     const u32 lid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-    const u32 lane = lid & 31u, warp = lid >> 5;
+    const u32 lane = lid & 31u;
     const u32 live = min(32u, n - (lid & ~31u));
     const u32 mask = live == 32u ? 0xffffffffu : (1u << live) - 1u;
     return __any_sync(mask, x) != 0;
@@ -117,7 +117,7 @@ static __device__ inline i32 strata_rem_i32(i32 a, i32 b) { return b == -1 ? 0 :
 static __device__ inline i32 strata_sub_group_broadcast_i32(i32 x, u32 strata_s) {
     const u32 n = blockDim.x * blockDim.y * blockDim.z;
     const u32 lid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-    const u32 lane = lid & 31u, warp = lid >> 5;
+    const u32 lane = lid & 31u;
     const u32 live = min(32u, n - (lid & ~31u));
     const u32 mask = live == 32u ? 0xffffffffu : (1u << live) - 1u;
     return (i32)__shfl_sync(mask, (i32)x, (strata_s < live) ? strata_s : lane);
@@ -126,7 +126,7 @@ static __device__ inline i32 strata_sub_group_broadcast_i32(i32 x, u32 strata_s)
 static __device__ inline u32 strata_sub_group_ballot_bool(bool x) {
     const u32 n = blockDim.x * blockDim.y * blockDim.z;
     const u32 lid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-    const u32 lane = lid & 31u, warp = lid >> 5;
+    const u32 lane = lid & 31u;
     const u32 live = min(32u, n - (lid & ~31u));
     const u32 mask = live == 32u ? 0xffffffffu : (1u << live) - 1u;
     return __ballot_sync(mask, x);
