@@ -245,3 +245,35 @@ fn user_defined_reductions_in_kernel_functions() {
         assert_eq!(*g, prod(&xs[i / 48 * 48..i / 48 * 48 + 48]), "item {i}");
     }
 }
+
+#[kernel]
+fn rgb_to_gray(rgb: &[[u8; 3]], #[write] gray: &mut [f32], #[write] bgr: &mut [[u8; 3]]) {
+    let i = global_id(0);
+    if i < rgb.len() {
+        let f = rgb[i].cast::<[f32; 3]>();
+        gray[i] = f.x() * 0.25f32 + f.y() * 0.5f32 + f.z() * 0.25f32;
+        bgr[i] = rgb[i].zyx();
+    }
+}
+
+#[test]
+fn buffers_of_3_vectors_in_kernel_functions() {
+    let (_d, q) = cpu();
+    let px: Vec<[u8; 3]> = (0..50u8).map(|i| [i, i.wrapping_mul(7), 255 - i]).collect();
+    let rgb = Buffer::from_slice(&q, &px).unwrap();
+    let gray = Buffer::<f32>::new(q.device(), 50).unwrap();
+    let bgr = Buffer::<[u8; 3]>::new(q.device(), 50).unwrap();
+    rgb_to_gray::build()
+        .unwrap()
+        .launch(&q, NdRange::covering(50, 16), &rgb, &gray, &bgr)
+        .unwrap();
+    let g = q.read(&gray).unwrap();
+    let b = q.read(&bgr).unwrap();
+    for (i, p) in px.iter().enumerate() {
+        assert_eq!(
+            g[i],
+            p[0] as f32 * 0.25 + p[1] as f32 * 0.5 + p[2] as f32 * 0.25
+        );
+        assert_eq!(b[i], [p[2], p[1], p[0]]);
+    }
+}

@@ -17,6 +17,7 @@ pub(super) fn cases() -> Vec<Case> {
         case("vector/geometric_f32", geometric_f32),
         case("vector/geometric_f64", geometric_f64),
         case("vector/buffers_of_vectors", vector_buffers),
+        case("vector/buffers_of_3_vectors", vector3_buffers),
         case("vector/casts_and_math", vector_casts_math),
         case("swizzle/reads", swizzle_reads),
         case("swizzle/halves", swizzle_halves),
@@ -477,6 +478,83 @@ macro_rules! geometric {
 }
 geometric!(geometric_f32, f32, 8, 1e-4);
 geometric!(geometric_f64, f64, 8, 1e-12);
+
+/// Buffers of 3-vectors, packed as in Rust (`[u8; 3]` is 3 bytes, `[f32; 3]` 12): RGB pixels
+/// read and written, positions updated in place, fill with a 3-component pattern and copy.
+fn vector3_buffers(q: &Queue) -> Result<(), String> {
+    let n = 333;
+    let mut r = Rng::new(161);
+    let rgb: Vec<[u8; 3]> = (0..n).map(|_| [0; 3].map(|_| r.next_u64() as u8)).collect();
+    let pos: Vec<[f32; 3]> = (0..n)
+        .map(|_| [0; 3].map(|_| r.f32_in(-1e3, 1e3)))
+        .collect();
+    let k = Kernel::build("vector3_buffers", |k| {
+        let rgb = k.read::<[u8; 3]>("rgb");
+        let gray = k.write::<f32>("gray");
+        let bgr = k.write::<[u8; 3]>("bgr");
+        let pos = k.read_write::<[f32; 3]>("pos");
+        let i = global_id(0);
+        if_(i.lt(rgb.len()), || {
+            let c = rgb.at(i);
+            let f = c.cast::<[f32; 3]>();
+            gray.set(i, f.x() * 0.25f32 + f.y() * 0.5f32 + f.z() * 0.25f32);
+            bgr.set(i, c.zyx());
+            let p = pos.at(i);
+            pos.set(
+                i,
+                vec3::<f32>(p.y() * 2.0f32, p.z() * 2.0f32, p.x() * 2.0f32),
+            );
+        });
+    })
+    .map_err(e)?;
+    let rb = Buffer::from_slice(q, &rgb).map_err(e)?;
+    let gb = Buffer::<f32>::new(q.device(), n).map_err(e)?;
+    let bb = Buffer::<[u8; 3]>::new(q.device(), n).map_err(e)?;
+    let pb = Buffer::from_slice(q, &pos).map_err(e)?;
+    q.launch(&k, NdRange::covering(n, 64), args![&rb, &gb, &bb, &pb])
+        .map_err(e)?;
+    let gray: Vec<f32> = rgb
+        .iter()
+        .map(|c| c[0] as f32 * 0.25 + c[1] as f32 * 0.5 + c[2] as f32 * 0.25)
+        .collect();
+    expect_eq("gray from [u8; 3]", &q.read(&gb).map_err(e)?, &gray)?;
+    let bgr: Vec<[u8; 3]> = rgb.iter().map(|c| [c[2], c[1], c[0]]).collect();
+    expect_eq(
+        "[u8; 3] swizzled and stored",
+        &q.read(&bb).map_err(e)?,
+        &bgr,
+    )?;
+    let moved: Vec<[f32; 3]> = pos
+        .iter()
+        .map(|p| [p[1] * 2.0, p[2] * 2.0, p[0] * 2.0])
+        .collect();
+    expect_eq(
+        "[f32; 3] updated in place",
+        &q.read(&pb).map_err(e)?,
+        &moved,
+    )?;
+    // A 3-component pattern (6 bytes) over part of a buffer, then a copy of it.
+    let wb = Buffer::<[u16; 3]>::new(q.device(), 100).map_err(e)?;
+    q.fill(&wb, [0; 3], 0..100).map_err(e)?;
+    q.fill(&wb, [1, 2, 0xfffe], 10..77).map_err(e)?;
+    let cb = Buffer::<[u16; 3]>::new(q.device(), 100).map_err(e)?;
+    q.fill(&cb, [7; 3], 0..100).map_err(e)?;
+    q.copy(&wb, 5, &cb, 0, 90).map_err(e)?;
+    let filled: Vec<[u16; 3]> = (0..100)
+        .map(|i| {
+            if (10..77).contains(&i) {
+                [1, 2, 0xfffe]
+            } else {
+                [0; 3]
+            }
+        })
+        .collect();
+    expect_eq("[u16; 3] fill", &q.read(&wb).map_err(e)?, &filled)?;
+    let copied: Vec<[u16; 3]> = (0..100)
+        .map(|i| if i < 90 { filled[i + 5] } else { [7; 3] })
+        .collect();
+    expect_eq("[u16; 3] copy", &q.read(&cb).map_err(e)?, &copied)
+}
 
 fn vector_buffers(q: &Queue) -> Result<(), String> {
     // Loads and stores of [f32; 4], [i32; 2] and [u16; 4] elements, with a permutation.

@@ -35,7 +35,9 @@ pub trait Integer: Numeric + IntArith + Bits + crate::ir::eval::Int {}
 /// A float scalar (`f32`, `f64`; implies [`FloatArith`]).
 pub trait Float: Numeric + FloatArith + crate::ir::eval::Float {}
 
-/// A type a buffer can hold: numeric scalars and 2- or 4-vectors of them.
+/// A type a buffer can hold: numeric scalars and 2-, 3- or 4-vectors of them. A 3-vector is
+/// packed as in Rust (`[f32; 3]` is 12 bytes: RGB pixels, positions), not padded to 4
+/// components as OpenCL's `float3`.
 pub trait Element: KernelType + bytemuck::Pod {}
 
 macro_rules! scalar {
@@ -66,6 +68,7 @@ macro_rules! scalar {
             const TYPE: Type = Type::vector(Scalar::$s, 4);
         }
         impl Element for [$t; 2] {}
+        impl Element for [$t; 3] {}
         impl Element for [$t; 4] {}
     };
 }

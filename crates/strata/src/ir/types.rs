@@ -174,8 +174,9 @@ impl Type {
         Type::scalar(self.scalar)
     }
 
-    /// Size in bytes of the packed components (a 3-vector is 3 components; strata never stores
-    /// 3-vectors in buffers or local memory, where C targets would pad them to 4).
+    /// Size in bytes of the packed components: a 3-vector is 3 components, in registers and in
+    /// buffers alike (the code generators index buffers of vectors by component, so no C
+    /// vector type pads them to 4; local memory holds no 3-vectors).
     pub const fn size(self) -> usize {
         self.scalar.size() * self.width as usize
     }

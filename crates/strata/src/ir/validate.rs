@@ -168,9 +168,6 @@ impl Validator<'_> {
             }
             match p.kind {
                 ParamKind::Buffer { elem, .. } => {
-                    if elem.width == 3 {
-                        self.err(loc, "buffers cannot hold 3-vectors (C targets pad them to 4); use 4-vectors or scalars".into());
-                    }
                     if elem.scalar == Scalar::F64 {
                         self.info.uses_f64 = true;
                     }
