@@ -46,6 +46,9 @@ struct Loop {
 /// Built-in functions, called by their builder names.
 const BUILTINS: &[&str] = &[
     "global_id",
+    "global_id2",
+    "global_id3",
+    "in_bounds",
     "local_id",
     "group_id",
     "global_size",

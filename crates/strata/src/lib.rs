@@ -97,19 +97,20 @@ pub mod prelude {
     pub use crate::args;
     pub use crate::builder::{
         barrier, barrier_global, barrier_local, break_, continue_, current_loop, fence, for_range,
-        for_step, global_id, global_size, group_all, group_any, group_broadcast, group_id,
-        group_linear_id, group_reduce_add, group_reduce_max, group_reduce_min, group_reduce_with,
-        group_scan_exclusive_add, group_scan_exclusive_max, group_scan_exclusive_min,
-        group_scan_inclusive_add, group_scan_inclusive_max, group_scan_inclusive_min, if_, lit,
-        local_id, local_linear_id, local_size, loop_, max_sub_group_size, mem_fence, num_groups,
-        num_sub_groups, private_array, return_, select, select_each, splat, sub_group_all,
-        sub_group_any, sub_group_ballot, sub_group_broadcast, sub_group_id, sub_group_local_id,
-        sub_group_reduce_add, sub_group_reduce_max, sub_group_reduce_min,
-        sub_group_scan_exclusive_add, sub_group_scan_exclusive_max, sub_group_scan_exclusive_min,
-        sub_group_scan_inclusive_add, sub_group_scan_inclusive_max, sub_group_scan_inclusive_min,
-        sub_group_shuffle, sub_group_shuffle_down, sub_group_shuffle_up, sub_group_shuffle_xor,
-        sub_group_size, var, var_named, vec2, vec3, vec4, while_, BufferParam, Expr, KernelDef,
-        LocalArray, LoopLabel, MemOrder, MemScope, Ordered, PrivateArray, Rounding, Stub, Var,
+        for_step, global_id, global_id2, global_id3, global_size, group_all, group_any,
+        group_broadcast, group_id, group_linear_id, group_reduce_add, group_reduce_max,
+        group_reduce_min, group_reduce_with, group_scan_exclusive_add, group_scan_exclusive_max,
+        group_scan_exclusive_min, group_scan_inclusive_add, group_scan_inclusive_max,
+        group_scan_inclusive_min, if_, in_bounds, lit, local_id, local_linear_id, local_size,
+        loop_, max_sub_group_size, mem_fence, num_groups, num_sub_groups, private_array, return_,
+        select, select_each, splat, sub_group_all, sub_group_any, sub_group_ballot,
+        sub_group_broadcast, sub_group_id, sub_group_local_id, sub_group_reduce_add,
+        sub_group_reduce_max, sub_group_reduce_min, sub_group_scan_exclusive_add,
+        sub_group_scan_exclusive_max, sub_group_scan_exclusive_min, sub_group_scan_inclusive_add,
+        sub_group_scan_inclusive_max, sub_group_scan_inclusive_min, sub_group_shuffle,
+        sub_group_shuffle_down, sub_group_shuffle_up, sub_group_shuffle_xor, sub_group_size, var,
+        var_named, vec2, vec3, vec4, while_, BufferParam, Expr, KernelDef, LocalArray, LoopLabel,
+        MemOrder, MemScope, Ordered, PrivateArray, Rounding, Stub, Var,
     };
     pub use crate::ir::Access;
     pub use crate::{kernel, Buffer, Device, Event, Kernel, LocalMem, NdRange, Queue};

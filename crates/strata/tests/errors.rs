@@ -279,6 +279,24 @@ fn invalid_work_sizes() {
     );
     let m = launch(NdRange::new([8, 8]).local([8, 0]));
     has(&m, &["local size 0 in dimension 1"]);
+    // In 2-D and 3-D the message names the n-D remedy.
+    let m = launch(NdRange::new([64, 37]).local([16, 8]));
+    has(
+        &m,
+        &[
+            "global size 37 in dimension 1 is not a multiple of local size 8",
+            "`NdRange::covering([w, h], [lx, ly])`",
+            "`if in_bounds(global_id2(), vec2(w, h))`",
+        ],
+    );
+    let m = launch(NdRange::new([8, 8, 5]).local([4, 4, 2]));
+    has(
+        &m,
+        &[
+            "`NdRange::covering([w, h, d], [lx, ly, lz])`",
+            "`if in_bounds(global_id3(), vec3(w, h, d))`",
+        ],
+    );
 
     // Too large in one dimension (dimension 2 has the smallest limit).
     let over = info.max_work_item_sizes[2] + 1;

@@ -13,6 +13,8 @@ pub(super) fn cases() -> Vec<Case> {
         case("ids/3d", ids_3d),
         case("ids/2d_guarded", guarded_2d),
         case("ids/3d_guarded", guarded_3d),
+        case("ids/covering_2d", covering_2d),
+        case("ids/covering_3d", covering_3d),
         case("ids/auto_local_size", auto_local),
         case("ids/unused_dimensions", unused_dims),
         case("ids/empty_launch", empty_launch),
@@ -225,6 +227,73 @@ fn guarded_2d(q: &Queue) -> Result<(), String> {
 fn guarded_3d(q: &Queue) -> Result<(), String> {
     guarded(q, [13, 7, 5], [4, 4, 2], 3)?;
     guarded(q, [3, 17, 9], [2, 8, 4], 3)
+}
+
+/// `NdRange::covering` in 2-D: the global size rounded up per dimension, and the guard
+/// `in_bounds(global_id2(), ...)` lets every cell of a 100 x 37 grid be visited exactly once.
+fn covering_2d(q: &Queue) -> Result<(), String> {
+    let k = Kernel::build("covering_2d", |k| {
+        let w = k.scalar::<u32>("w");
+        let h = k.scalar::<u32>("h");
+        let out = k.read_write::<u32>("out");
+        let p = global_id2();
+        if_(in_bounds(p, vec2::<u32>(w, h)), || {
+            out.atomic_add(p.y() * w + p.x(), (p.x() << 16u32) + p.y() + 1u32);
+        });
+    })
+    .map_err(e)?;
+    let (w, h) = (100usize, 37usize);
+    let range = NdRange::covering([w, h], [16, 8]);
+    check(range.global_size() == [112, 40, 1], || {
+        format!(
+            "covering([100, 37], [16, 8]) has global size {:?}",
+            range.global_size()
+        )
+    })?;
+    let ob = Buffer::<u32>::new(q.device(), w * h).map_err(e)?;
+    q.fill(&ob, 0, 0..w * h).map_err(e)?;
+    q.launch(&k, range, args![w as u32, h as u32, &ob])
+        .map_err(e)?;
+    let want: Vec<u32> = (0..w * h)
+        .map(|i| (((i % w) << 16) + i / w + 1) as u32)
+        .collect();
+    expect_eq(
+        "2-D covering, each cell once",
+        &q.read(&ob).map_err(e)?,
+        &want,
+    )
+}
+
+/// The same in 3-D, with `global_id3()`.
+fn covering_3d(q: &Queue) -> Result<(), String> {
+    let k = Kernel::build("covering_3d", |k| {
+        let n = k.scalar::<u32>("n");
+        let out = k.read_write::<u32>("out");
+        let p = global_id3();
+        let (w, h) = (10u32, 7u32);
+        if_(in_bounds(p, vec3::<u32>(lit(w), lit(h), n)), || {
+            let i = (p.z() * h + p.y()) * w + p.x();
+            out.atomic_add(i, i + 1u32);
+        });
+    })
+    .map_err(e)?;
+    let (w, h, d) = (10usize, 7usize, 5usize);
+    let range = NdRange::covering([w, h, d], [4, 4, 2]);
+    check(range.global_size() == [12, 8, 6], || {
+        format!(
+            "covering([10, 7, 5], [4, 4, 2]) has global size {:?}",
+            range.global_size()
+        )
+    })?;
+    let ob = Buffer::<u32>::new(q.device(), w * h * d).map_err(e)?;
+    q.fill(&ob, 0, 0..w * h * d).map_err(e)?;
+    q.launch(&k, range, args![d as u32, &ob]).map_err(e)?;
+    let want: Vec<u32> = (1..=(w * h * d) as u32).collect();
+    expect_eq(
+        "3-D covering, each cell once",
+        &q.read(&ob).map_err(e)?,
+        &want,
+    )
 }
 
 fn auto_local(q: &Queue) -> Result<(), String> {

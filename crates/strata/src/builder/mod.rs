@@ -385,6 +385,30 @@ pub fn local_linear_id() -> Expr<u32> {
 pub fn group_linear_id() -> Expr<u32> {
     builtin(Builtin::GroupLinearId)
 }
+/// The work-item's global id in dimensions 0 and 1, as a vector (`.x()`, `.y()`).
+#[track_caller]
+pub fn global_id2() -> Expr<[u32; 2]> {
+    vec2::<u32>(global_id(0), global_id(1))
+}
+/// The work-item's global id in dimensions 0, 1 and 2, as a vector.
+#[track_caller]
+pub fn global_id3() -> Expr<[u32; 3]> {
+    math::vec3::<u32>(global_id(0), global_id(1), global_id(2))
+}
+/// Whether every coordinate of `id` is below `extent`'s: the guard of an n-D launch that
+/// [`NdRange::covering`](crate::NdRange::covering) rounded up, such as
+/// `in_bounds(global_id2(), vec2(w, h))`.
+#[track_caller]
+pub fn in_bounds<const N: usize>(
+    id: Expr<[u32; N]>,
+    extent: impl Into<Expr<[u32; N]>>,
+) -> Expr<bool>
+where
+    [u32; N]: Arith<Mask = [bool; N]>,
+    [bool; N]: KernelType,
+{
+    id.lt(extent).all()
+}
 
 // ---------------------------------------------------------------------------------------------
 // Parameters and memory

@@ -484,11 +484,21 @@ impl NdRange {
         }
     }
 
-    /// One dimension of at least `n` work-items in work-groups of `local`: the global size is
-    /// `n` rounded up to a multiple of `local`; guard the body with `global_id(0) < n`.
-    pub fn covering(n: usize, local: usize) -> NdRange {
-        let local = local.max(1);
-        NdRange::new(n.div_ceil(local) * local).local(local)
+    /// At least `n` work-items in work-groups of `local`, in 1 to 3 dimensions: the global size
+    /// is `n` rounded up to a multiple of `local` in each dimension (a local size of 0 counts
+    /// as 1). Guard the body: `global_id(0) < n` in 1-D, or
+    /// `in_bounds(global_id2(), vec2(w, h))` for `covering([w, h], [16, 16])` (and
+    /// `global_id3()` in 3-D). `n` and `local` must have the same number of dimensions (a
+    /// launch with mismatched ones fails with [`Error::InvalidWorkSize`]).
+    pub fn covering(n: impl Into<Dims>, local: impl Into<Dims>) -> NdRange {
+        let (n, l) = (n.into(), local.into());
+        let mut g = n;
+        let mut local = l;
+        for d in 0..3 {
+            local.v[d] = l.v[d].max(1);
+            g.v[d] = n.v[d].div_ceil(local.v[d]) * local.v[d];
+        }
+        NdRange::new(g).local(local)
     }
 
     /// The global size (unused dimensions are 1).
@@ -565,8 +575,18 @@ impl NdRange {
                     }
                     if !self.global[d].is_multiple_of(l[d]) {
                         return Err(bad(format!(
-                            "global size {} in dimension {d} is not a multiple of local size {}; round the global size up (NdRange::covering) and guard the kernel with `global_id({d}) < n`, or leave the local size to strata",
-                            self.global[d], l[d]
+                            "global size {} in dimension {d} is not a multiple of local size {}; round the global size up ({}) and guard the kernel ({}), or leave the local size to strata",
+                            self.global[d], l[d],
+                            match self.dims {
+                                1 => "`NdRange::covering(n, local)`",
+                                2 => "`NdRange::covering([w, h], [lx, ly])`",
+                                _ => "`NdRange::covering([w, h, d], [lx, ly, lz])`",
+                            },
+                            match self.dims {
+                                1 => "`if global_id(0) < n`",
+                                2 => "`if in_bounds(global_id2(), vec2(w, h))`",
+                                _ => "`if in_bounds(global_id3(), vec3(w, h, d))`",
+                            }
                         )));
                     }
                 }
