@@ -371,12 +371,30 @@ fn too_much_local_memory() {
         out.set(global_id(0), big.at(0u32));
     })
     .unwrap();
-    let m = msg(q.launch(&k, NdRange::new(8), args![&out, LocalMem::<f32>::new(len)]));
+    let m = msg(q.launch(
+        &k,
+        NdRange::new(8),
+        args![&out, LocalMem::<f32>::new(len as usize)],
+    ));
     has(
         &m,
         &[
             "kernel `hog_dyn`",
             &format!("needs {} bytes of local memory", len as u64 * 4),
+        ],
+    );
+    // A length no launch can pass (local lengths are u32 in kernels).
+    let m = msg(q.launch(
+        &k,
+        NdRange::new(8),
+        args![&out, LocalMem::<f32>::new(1 << 33)],
+    ));
+    has(
+        &m,
+        &[
+            "kernel `hog_dyn`",
+            "LocalMem of at most 2^32 - 1 elements",
+            "LocalMem<f32> of 8589934592",
         ],
     );
 }

@@ -215,8 +215,8 @@ fn local_dyn(q: &Queue) -> Result<(), String> {
             args![
                 &xb,
                 &ob,
-                LocalMem::<i32>::new(l as u32),
-                LocalMem::<i64>::new(l as u32 + 3)
+                LocalMem::<i32>::new(l),
+                LocalMem::<i64>::new(l + 3)
             ],
         )
         .map_err(e)?;
@@ -280,7 +280,7 @@ fn local_tree(q: &Queue) -> Result<(), String> {
         q.launch(
             &k,
             NdRange::covering(n, l),
-            args![&xb, &ob, l as u32 / 2, LocalMem::<u32>::new(l as u32)],
+            args![&xb, &ob, l as u32 / 2, LocalMem::<u32>::new(l)],
         )
         .map_err(e)?;
         let want: Vec<u32> = xs

@@ -100,16 +100,18 @@ fn copies(q: &Queue) -> Result<(), String> {
 
 fn fills(q: &Queue) -> Result<(), String> {
     let b = Buffer::<u16>::new(q.device(), 1001).map_err(e)?;
-    q.fill(&b, 0xbeef, 0..1001).map_err(e)?;
+    q.fill(&b, 0xbeef, ..).map_err(e)?;
     expect_eq(
         "whole fill",
         &q.read(&b).map_err(e)?,
         &vec![0xbeefu16; 1001],
     )?;
     q.fill(&b, 7, 3..10).map_err(e)?;
-    q.fill(&b, 9, 1000..1001).map_err(e)?;
+    q.fill(&b, 9, 1000..).map_err(e)?;
     q.fill(&b, 1, 500..500).map_err(e)?;
+    q.fill(&b, 5, ..=1).map_err(e)?;
     let mut want = vec![0xbeefu16; 1001];
+    want[..=1].fill(5);
     want[3..10].fill(7);
     want[1000] = 9;
     expect_eq("range fills", &q.read(&b).map_err(e)?, &want)?;
@@ -258,6 +260,9 @@ fn range_errors(q: &Queue) -> Result<(), String> {
         ("write 95 + 6", q.write(&b, 95, &[0; 6]).is_err()),
         ("write 101 + 0", q.write(&b, 101, &[]).is_err()),
         ("fill 0..101", q.fill(&b, 1, 0..101).is_err()),
+        ("fill ..=100", q.fill(&b, 1, ..=100).is_err()),
+        ("fill 101..", q.fill(&b, 1, 101..).is_err()),
+        ("fill 100..", q.fill(&b, 1, 100..).is_ok()),
         ("copy src 60 + 41", q.copy(&b, 60, &c, 0, 41).is_err()),
         ("copy dst 10 + 41", q.copy(&b, 0, &c, 10, 41).is_err()),
         ("copy overlapping", q.copy(&b, 0, &b, 10, 20).is_err()),

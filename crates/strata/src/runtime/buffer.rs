@@ -167,13 +167,13 @@ impl<T> Buffer<T> {
 /// [`KernelDef::local_array_dyn`](crate::builder::KernelDef::local_array_dyn).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LocalMem<T> {
-    pub(crate) len: u32,
+    pub(crate) len: usize,
     _t: PhantomData<T>,
 }
 
 impl<T: Element> LocalMem<T> {
-    /// `len` elements of local memory.
-    pub fn new(len: u32) -> Self {
+    /// `len` elements of local memory (checked at launch against the device's local memory).
+    pub fn new(len: usize) -> Self {
         LocalMem {
             len,
             _t: PhantomData,

@@ -305,8 +305,11 @@ impl Kernel {
                     if *len == 0 {
                         return Err(mismatch("LocalMem of at least one element".into()));
                     }
+                    let Ok(n) = u32::try_from(*len) else {
+                        return Err(mismatch("LocalMem of at most 2^32 - 1 elements".into()));
+                    };
                     dyn_local += *len as u64 * elem.size() as u64;
-                    ArgValue::LocalLen(*len)
+                    ArgValue::LocalLen(n)
                 }
                 (ParamKind::Buffer { elem, .. }, _) => {
                     return Err(mismatch(format!("a buffer of {elem}")))
@@ -637,7 +640,7 @@ pub(crate) enum ArgInner<'a> {
     Scalar(Literal),
     Local {
         elem: Type,
-        len: u32,
+        len: usize,
     },
 }
 

@@ -7,7 +7,7 @@ use super::{
 };
 use crate::builder::Element;
 use crate::error::{Error, Result};
-use std::ops::Range;
+use std::ops::{Range, RangeBounds};
 use std::sync::{Arc, Mutex};
 
 /// An in-order queue on a device (a CUDA stream, an OpenCL command queue).
@@ -49,6 +49,22 @@ impl<T: Element> PendingRead<T> {
         bytemuck::cast_slice_mut::<T, u8>(&mut v).copy_from_slice(&bytes);
         Ok(v)
     }
+}
+
+/// `range` with its open ends closed at 0 and `len`.
+fn bounded(range: impl RangeBounds<usize>, len: usize) -> Range<usize> {
+    use std::ops::Bound;
+    let start = match range.start_bound() {
+        Bound::Included(&s) => s,
+        Bound::Excluded(&s) => s.saturating_add(1),
+        Bound::Unbounded => 0,
+    };
+    let end = match range.end_bound() {
+        Bound::Included(&e) => e.saturating_add(1),
+        Bound::Excluded(&e) => e,
+        Bound::Unbounded => len,
+    };
+    start..end
 }
 
 fn range_check(op: &'static str, range: &Range<usize>, len: usize) -> Result<()> {
@@ -353,10 +369,11 @@ impl Queue {
         &self,
         buf: &Buffer<T>,
         value: T,
-        range: Range<usize>,
+        range: impl RangeBounds<usize>,
         wait: &[&Event],
     ) -> Result<Event> {
         self.check_device("fill", buf)?;
+        let range = bounded(range, buf.len());
         range_check("fill", &range, buf.len())?;
         let sz = std::mem::size_of::<T>();
         Ok(self.submit(
@@ -370,8 +387,14 @@ impl Queue {
         ))
     }
 
-    /// Sets elements `range` of `buf` to `value`.
-    pub fn fill<T: Element>(&self, buf: &Buffer<T>, value: T, range: Range<usize>) -> Result<()> {
+    /// Sets elements `range` of `buf` to `value`: any range, `..` for the whole buffer
+    /// (`q.fill(&b, 0.0, ..)`), `10..`, `..=7`.
+    pub fn fill<T: Element>(
+        &self,
+        buf: &Buffer<T>,
+        value: T,
+        range: impl RangeBounds<usize>,
+    ) -> Result<()> {
         blocking(|| self.enqueue_fill(buf, value, range, &[]))?.wait()
     }
 
