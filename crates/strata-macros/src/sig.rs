@@ -15,6 +15,8 @@ pub enum ParamKind {
     Scalar,
     /// `x: &[T]`: a read-only buffer.
     Read,
+    /// `#[constant] w: &[T]`: a read-only buffer in the constant address space.
+    Constant,
     /// `y: &mut [T]`: a read-write buffer.
     ReadWrite,
     /// `#[write] y: &mut [T]`: a write-only buffer.
@@ -196,10 +198,11 @@ pub fn params(sig: &mut Signature, callables: &[Ident]) -> Result<Vec<Param>, Er
         let stage = take_attr(&mut pt.attrs, "stage").is_some();
         let write = take_attr(&mut pt.attrs, "write");
         let local = take_attr(&mut pt.attrs, "local");
+        let constant = take_attr(&mut pt.attrs, "constant");
         if let Some(a) = pt.attrs.first() {
             push_err(Error::new_spanned(
                 a,
-                "unknown parameter attribute; kernel parameters take `#[stage]`, `#[write]` or `#[local]`",
+                "unknown parameter attribute; kernel parameters take `#[stage]`, `#[write]`, `#[local]` or `#[constant]`",
             ));
         }
         let (ident, mutable) = match &*pt.pat {
@@ -242,6 +245,16 @@ pub fn params(sig: &mut Signature, callables: &[Ident]) -> Result<Vec<Param>, Er
                                     "`#[write]` and `#[local]` go on `&mut [T]` parameters",
                                 ));
                             }
+                            if constant.is_some() {
+                                (ParamKind::Constant, elem)
+                            } else {
+                                (ParamKind::Read, elem)
+                            }
+                        } else if let Some(c) = constant.as_ref() {
+                            push_err(Error::new_spanned(
+                                c,
+                                "`#[constant]` goes on `&[T]` parameters: constant buffers are read-only",
+                            ));
                             (ParamKind::Read, elem)
                         } else if local.is_some() {
                             (ParamKind::Local, elem)
@@ -414,6 +427,10 @@ pub fn launch_api(
             ),
             ParamKind::Read => (
                 quote_spanned!(elem.span()=> __strata_k.read::<#elem>(#name)),
+                quote!(&#s::Buffer<#elem>),
+            ),
+            ParamKind::Constant => (
+                quote_spanned!(elem.span()=> __strata_k.constant::<#elem>(#name)),
                 quote!(&#s::Buffer<#elem>),
             ),
             ParamKind::ReadWrite => (

@@ -19,7 +19,66 @@ pub(super) fn cases() -> Vec<Case> {
         case("memory/small_element_types", small_types),
         case("memory/index_types", index_types),
         case("memory/in_place_and_expect_len", in_place),
+        case("memory/constant_buffer", constant_buffer),
     ]
+}
+
+/// A 1-D convolution whose taps are a constant buffer (OpenCL `__constant`); where the device
+/// limits constant buffers, one over the limit is a typed launch error.
+fn constant_buffer(q: &Queue) -> Result<(), String> {
+    let k = Kernel::build("constant_taps", |k| {
+        let x = k.read::<f32>("x");
+        let taps = k.constant::<f32>("taps");
+        let out = k.write::<f32>("out");
+        let i = global_id(0);
+        if_(i.lt(out.len()), || {
+            let acc = var(0.0f32);
+            for_range(0u32, taps.len(), |j| {
+                acc.set(acc.get() + x.at(i + j) * taps.at(j));
+            });
+            out.set(i, acc.get());
+        });
+    })
+    .map_err(e)?;
+    let mut r = Rng::new(171);
+    let taps: Vec<f32> = (0..9).map(|_| r.int(-8, 8) as f32 * 0.125).collect();
+    let n = 500;
+    let xs: Vec<f32> = (0..n + taps.len() - 1)
+        .map(|_| r.int(-1000, 1000) as f32)
+        .collect();
+    let xb = Buffer::from_slice(q, &xs).map_err(e)?;
+    let tb = Buffer::from_slice(q, &taps).map_err(e)?;
+    let ob = Buffer::<f32>::new(q.device(), n).map_err(e)?;
+    q.launch(&k, NdRange::covering(n, 64), args![&xb, &tb, &ob])
+        .map_err(e)?;
+    // Products of integers and eighths, summed in order: exact.
+    let want: Vec<f32> = (0..n)
+        .map(|i| (0..taps.len()).fold(0.0f32, |a, j| a + xs[i + j] * taps[j]))
+        .collect();
+    expect_eq(
+        "convolution with constant taps",
+        &q.read(&ob).map_err(e)?,
+        &want,
+    )?;
+    if let Some(max) = q.device().info().max_constant_buffer_size {
+        // One element over the limit (only where the limit is small enough to allocate).
+        if max <= 64 << 20 {
+            let big = Buffer::<f32>::new(q.device(), max as usize / 4 + 1).map_err(e)?;
+            let m = match q.launch(&k, NdRange::covering(n, 64), args![&xb, &big, &ob]) {
+                Ok(_) => {
+                    return Err(format!(
+                        "a constant buffer over the device's {max} bytes was accepted"
+                    ))
+                }
+                Err(err) => err.to_string(),
+            };
+            check(
+                m.contains(&format!("a constant buffer of at most {max} bytes")),
+                || format!("the error for a constant buffer over the limit says: {m}"),
+            )?;
+        }
+    }
+    Ok(())
 }
 
 fn saxpy(q: &Queue) -> Result<(), String> {

@@ -490,6 +490,14 @@ impl KernelDef {
         self.buffer(name, ir::Access::Read)
     }
 
+    /// A small buffer the kernel only reads, in the constant address space where the device
+    /// has one (OpenCL `__constant`: coefficients, filter taps, lookup tables every work-item
+    /// reads); `#[constant] w: &[T]` in `#[kernel]`. A launch with a buffer over the device's
+    /// limit (`DeviceInfo::max_constant_buffer_size`) fails with a typed error.
+    pub fn constant<T: Element>(&mut self, name: &str) -> BufferParam<T> {
+        self.buffer(name, ir::Access::Constant)
+    }
+
     /// A buffer the kernel only writes.
     pub fn write<T: Element>(&mut self, name: &str) -> BufferParam<T> {
         self.buffer(name, ir::Access::Write)

@@ -52,6 +52,10 @@ pub struct Dialect {
     pub global: &'static str,
     /// Qualifier of local-memory declarations.
     pub local: &'static str,
+    /// A constant buffer parameter (`{t}` its element type, `{n}` its name): OpenCL's
+    /// `__constant` space; CUDA a `const __restrict__` pointer into global memory, which its
+    /// compiler may read through the read-only data cache.
+    pub constant_buffer: &'static str,
     /// Qualifier of pointers to local memory (CUDA has none: its pointers are generic).
     pub local_ptr: &'static str,
     /// How a launch-sized local array reaches the kernel: `None` as a pointer argument in
@@ -159,6 +163,7 @@ pub static OPENCL: Dialect = Dialect {
     global: "__global",
     local: "__local",
     local_ptr: "__local",
+    constant_buffer: "__constant const {t}* {n}",
     dynamic_local: None,
     helper_prefix: "static inline",
     types: ["bool", "char", "short", "int", "long", "uchar", "ushort", "uint", "ulong", "float", "double"],
@@ -241,6 +246,7 @@ pub static CUDA: Dialect = Dialect {
     global: "",
     local: "__shared__",
     local_ptr: "",
+    constant_buffer: "const {t}* __restrict__ {n}",
     dynamic_local: Some("extern __shared__ __align__(16) unsigned char strata_dyn_local[];"),
     helper_prefix: "static __device__ inline",
     types: ["bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "float", "double"],
@@ -2277,16 +2283,16 @@ impl<'a> Writer<'a> {
             match p.kind {
                 ParamKind::Buffer { elem, access, .. } => {
                     let t = self.ty(elem.scalar);
-                    let c = if access == ir::Access::Read {
-                        "const "
-                    } else {
-                        ""
-                    };
+                    let c = if access.is_read_only() { "const " } else { "" };
                     let space = match self.d.global {
                         "" => String::new(),
                         q => format!("{q} "),
                     };
-                    params.push(format!("{space}{c}{t}* {n}"));
+                    if access == ir::Access::Constant {
+                        params.push(self.d.constant_buffer.replace("{t}", t).replace("{n}", &n));
+                    } else {
+                        params.push(format!("{space}{c}{t}* {n}"));
+                    }
                     params.push(format!("const {} {n}_len", self.ty(Scalar::U32)));
                 }
                 ParamKind::Scalar(t) => {

@@ -174,6 +174,8 @@ impl CpuDevice {
                 supports_f64: true,
                 supports_int64_atomics: true,
                 sub_group_size: SUB_GROUP_SIZE,
+                max_constant_buffer_size: None,
+                max_constant_args: None,
                 extra: vec![("threads".into(), threads.to_string())],
             },
             compiled,

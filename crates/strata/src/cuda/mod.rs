@@ -280,6 +280,9 @@ impl CudaDevice {
             supports_f64: true,
             supports_int64_atomics: true,
             sub_group_size: crate::codegen::CUDA.sub_group_size,
+            // Constant buffers are `const __restrict__` pointers into global memory.
+            max_constant_buffer_size: None,
+            max_constant_args: None,
             extra: vec![
                 ("compute capability".into(), format!("{major}.{minor}")),
                 (

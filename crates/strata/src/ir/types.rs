@@ -307,23 +307,32 @@ pub enum Access {
     Write,
     /// Loads, stores and atomics.
     ReadWrite,
+    /// Loads only, from a small buffer in the constant address space (OpenCL `__constant`;
+    /// elsewhere a read-only buffer): for coefficients every work-item reads. Its size is
+    /// checked at launch against the device's limit (`DeviceInfo::max_constant_buffer_size`).
+    Constant,
 }
 
 impl Access {
-    /// `true` for `Read` and `ReadWrite`.
+    /// `true` for `Read`, `ReadWrite` and `Constant`.
     pub const fn can_read(self) -> bool {
-        matches!(self, Access::Read | Access::ReadWrite)
+        matches!(self, Access::Read | Access::ReadWrite | Access::Constant)
+    }
+    /// `true` for `Read` and `Constant`: the kernel never writes it.
+    pub const fn is_read_only(self) -> bool {
+        matches!(self, Access::Read | Access::Constant)
     }
     /// `true` for `Write` and `ReadWrite`.
     pub const fn can_write(self) -> bool {
         matches!(self, Access::Write | Access::ReadWrite)
     }
-    /// `read`, `write` or `read_write`.
+    /// `read`, `write`, `read_write` or `constant`.
     pub const fn name(self) -> &'static str {
         match self {
             Access::Read => "read",
             Access::Write => "write",
             Access::ReadWrite => "read_write",
+            Access::Constant => "constant",
         }
     }
 }

@@ -257,6 +257,8 @@ impl OpenClDevice {
             supports_f64,
             supports_int64_atomics,
             sub_group_size: crate::codegen::OPENCL.sub_group_size,
+            max_constant_buffer_size: device.max_constant_buffer_size().ok(),
+            max_constant_args: device.max_constant_args().ok(),
             extra: vec![
                 ("platform".into(), pname.to_string()),
                 (

@@ -13,7 +13,7 @@ use super::CompiledKernel;
 use super::{ArgValue, Buffer, Command, Device, Event, LocalMem, Memory, Queue};
 use crate::builder::{self, Element, GatherDecl, GatherOp, KernelDef, ScalarType};
 use crate::error::{Error, Result};
-use crate::ir::{self, Access, ArrayLen, Literal, ParamKind, Type, ValidFunction};
+use crate::ir::{self, ArrayLen, Literal, ParamKind, Type, ValidFunction};
 use std::sync::{Arc, Mutex};
 
 /// A kernel built from a Rust closure: validated, optimized IR, compiled per device on first
@@ -234,6 +234,7 @@ impl Kernel {
         let mut values: Vec<Option<ArgValue>> = vec![None; f.params.len()];
         let mut buffers: Vec<(usize, &Arc<dyn Memory>)> = Vec::new();
         let mut dyn_local = 0u64;
+        let mut constants = 0u32;
         for (i, (&p, arg)) in user.iter().zip(args).enumerate() {
             let param = &f.params[p];
             let mismatch = |expected: String| Error::ArgumentType {
@@ -245,7 +246,7 @@ impl Kernel {
             };
             let v = match (param.kind, &arg.0) {
                 (
-                    ParamKind::Buffer { elem, len, .. },
+                    ParamKind::Buffer { elem, len, access },
                     ArgInner::Buffer {
                         mem,
                         len: blen,
@@ -278,6 +279,20 @@ impl Kernel {
                         return Err(mismatch(
                             "a buffer of at most 2^32 - 1 elements (indices are u32)".into(),
                         ));
+                    }
+                    if access == ir::Access::Constant {
+                        constants += 1;
+                        let bytes = *blen as u64 * elem.size() as u64;
+                        if let Some(max) = dev.max_constant_buffer_size.filter(|&m| bytes > m) {
+                            return Err(mismatch(format!(
+                                "a constant buffer of at most {max} bytes (the device's limit; this one has {bytes}): pass a larger one as a read-only buffer (`&[T]`) instead"
+                            )));
+                        }
+                        if let Some(max) = dev.max_constant_args.filter(|&m| constants > m) {
+                            return Err(mismatch(format!(
+                                "at most {max} constant buffers per kernel (the device's limit): make the others read-only buffers"
+                            )));
+                        }
                     }
                     buffers.push((p, *mem));
                     ArgValue::Buffer {
@@ -326,10 +341,7 @@ impl Kernel {
             for &(r, rm) in &buffers {
                 let ro = matches!(
                     f.params[r].kind,
-                    ParamKind::Buffer {
-                        access: Access::Read,
-                        ..
-                    }
+                    ParamKind::Buffer { access, .. } if access.is_read_only()
                 );
                 if r != w && ro && Arc::ptr_eq(wm, rm) {
                     return Err(Error::Aliasing {

@@ -109,6 +109,12 @@ pub struct DeviceInfo {
     /// warp), 32 on OpenCL (sub-groups computed in local memory) and on the CPU backends (runs
     /// of consecutive work-items). See [`crate::ir::GroupScope`].
     pub sub_group_size: u32,
+    /// The largest constant buffer (`Access::Constant`) in bytes, where the device has a
+    /// constant address space (OpenCL's `CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE`); `None` where
+    /// constant buffers are ordinary read-only memory (CUDA, the CPU backends).
+    pub max_constant_buffer_size: Option<u64>,
+    /// The most constant buffers one kernel may take (OpenCL's `CL_DEVICE_MAX_CONSTANT_ARGS`).
+    pub max_constant_args: Option<u32>,
     /// Backend-specific facts (driver version, extensions, ...), as name and value.
     pub extra: Vec<(String, String)>,
 }
@@ -190,6 +196,13 @@ impl fmt::Display for DeviceInfo {
             mib(self.max_alloc_size)
         )?;
         writeln!(f, "  sub-group size        {}", self.sub_group_size)?;
+        if let (Some(b), Some(n)) = (self.max_constant_buffer_size, self.max_constant_args) {
+            writeln!(
+                f,
+                "  constant buffers      {n} of at most {:.1} KiB",
+                b as f64 / 1024.0
+            )?;
+        }
         writeln!(
             f,
             "  f64                   {}",
