@@ -4,7 +4,7 @@ use super::{check_u32, Exec, Reads, Slots, View};
 use crate::builder::{Element, Expr};
 use crate::error::{Error, Result};
 use crate::Buffer;
-use std::ops::{Bound, RangeBounds};
+use std::ops::RangeBounds;
 
 /// A vector of `T` in a device's memory, bound to an [`Exec`] (queue and staging) that its
 /// actions run with. It is a window (`offset`, `len`) on a [`Buffer<T>`]: cloning it, taking
@@ -154,16 +154,7 @@ impl<T: Element> DeviceVec<T> {
     /// Elements `range` of this vector, sharing its memory (writes through either are seen by
     /// both). Fails with [`Error::BufferRange`] when the range does not fit.
     pub fn slice(&self, range: impl RangeBounds<usize>) -> Result<DeviceVec<T>> {
-        let start = match range.start_bound() {
-            Bound::Included(&s) => s,
-            Bound::Excluded(&s) => s.saturating_add(1),
-            Bound::Unbounded => 0,
-        };
-        let end = match range.end_bound() {
-            Bound::Included(&e) => e.saturating_add(1),
-            Bound::Excluded(&e) => e,
-            Bound::Unbounded => self.len,
-        };
+        let std::ops::Range { start, end } = crate::runtime::bounded(range, self.len);
         if start > end || end > self.len {
             return Err(Error::BufferRange {
                 op: "DeviceVec::slice",

@@ -25,6 +25,7 @@ pub use buffer::{Buffer, LocalMem};
 pub use event::{Event, Profile};
 pub use interop::{NativeMemory, OpenClHandles, Ownership};
 pub use kernel::{capture_kernels, Dims, Gathered, Kernel, KernelArg, NdRange, Run};
+pub(crate) use queue::bounded;
 pub use queue::{PendingRead, Queue};
 #[cfg(feature = "cuda")]
 pub(crate) use worker::Finish;

@@ -51,8 +51,8 @@ impl<T: Element> PendingRead<T> {
     }
 }
 
-/// `range` with its open ends closed at 0 and `len`.
-fn bounded(range: impl RangeBounds<usize>, len: usize) -> Range<usize> {
+/// `range` with its open ends closed at 0 and `len` (not checked against `len`).
+pub(crate) fn bounded(range: impl RangeBounds<usize>, len: usize) -> Range<usize> {
     use std::ops::Bound;
     let start = match range.start_bound() {
         Bound::Included(&s) => s,
