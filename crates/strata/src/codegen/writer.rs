@@ -2004,12 +2004,7 @@ impl<'a> Writer<'a> {
         let st = self.shuffled_type(s);
         let (c, id) = self.group_comb(op, s);
         let comb = |a: &str, b: &str| self.comb(c, s, a, b);
-        let warp_reduce = |v: &str| {
-            format!(
-                "    #pragma unroll\n    for (u32 d = 16u; d > 0u; d >>= 1) {{\n        const {t} y = ({t})__shfl_down_sync(mask, ({st}){v}, d);\n        if (lane + d < live) {v} = {};\n    }}\n",
-                comb(v, "y")
-            )
-        };
+        let warp_reduce = |v: &str| self.warp_tree(c, s, v);
         let mut b = format!(
             "{pre} {t} {name}({t} x) {{\n    __shared__ {t} strata_part[32];\n{WARP_PROLOGUE}    const u32 warp = lid >> 5;\n    x = {norm};\n",
             pre = self.d.helper_prefix,
@@ -2017,10 +2012,10 @@ impl<'a> Writer<'a> {
         );
         let scan = !op.is_reduce();
         if scan {
+            b.push_str(&self.warp_scan_steps(c, s));
             let _ = write!(
                 b,
-                "    #pragma unroll\n    for (u32 d = 1u; d < 32u; d <<= 1) {{\n        const {t} y = ({t})__shfl_up_sync(mask, ({st})x, d);\n        if (lane >= d) x = {};\n    }}\n    if (lane == live - 1u) strata_part[warp] = x;\n    __syncthreads();\n    {t} p = {id};\n    for (u32 j = lane; j < warp; j += live) p = {};\n",
-                comb("y", "x"),
+                "    if (lane == live - 1u) strata_part[warp] = x;\n    __syncthreads();\n    {t} p = {id};\n    for (u32 j = lane; j < warp; j += live) p = {};\n",
                 comb("p", "strata_part[j]"),
             );
             b.push_str(&warp_reduce("p"));
@@ -2053,6 +2048,25 @@ impl<'a> Writer<'a> {
         }
         self.helpers.insert(b);
         name
+    }
+
+    /// CUDA: the `__shfl_down_sync` tree that combines the warp's values of `v` into lane 0
+    /// (lanes past `live` take no part).
+    fn warp_tree(&self, c: Comb, s: Scalar, v: &str) -> String {
+        let (t, st) = (self.ty(s), self.shuffled_type(s));
+        format!(
+            "    #pragma unroll\n    for (u32 d = 16u; d > 0u; d >>= 1) {{\n        const {t} y = ({t})__shfl_down_sync(mask, ({st}){v}, d);\n        if (lane + d < live) {v} = {};\n    }}\n",
+            self.comb(c, s, v, "y")
+        )
+    }
+
+    /// CUDA: the `__shfl_up_sync` steps that turn `x` into the warp's inclusive scan.
+    fn warp_scan_steps(&self, c: Comb, s: Scalar) -> String {
+        let (t, st) = (self.ty(s), self.shuffled_type(s));
+        format!(
+            "    #pragma unroll\n    for (u32 d = 1u; d < 32u; d <<= 1) {{\n        const {t} y = ({t})__shfl_up_sync(mask, ({st})x, d);\n        if (lane >= d) x = {};\n    }}\n",
+            self.comb(c, s, "y", "x")
+        )
     }
 
     /// The type a value of `s` is shuffled as: `__shfl_*_sync` take 32- and 64-bit types.
@@ -2226,17 +2240,10 @@ impl<'a> Writer<'a> {
                 let comb = |a: &str, b: &str| self.comb(c, s, a, b);
                 let _ = writeln!(b, "    x = {};", comb(&id, "x"));
                 if op.is_reduce() {
-                    let _ = write!(
-                        b,
-                        "    #pragma unroll\n    for (u32 d = 16u; d > 0u; d >>= 1) {{\n        const {t} y = ({t})__shfl_down_sync(mask, ({st})x, d);\n        if (lane + d < live) x = {};\n    }}\n    return ({t})__shfl_sync(mask, ({st})x, 0);\n",
-                        comb("x", "y")
-                    );
+                    b.push_str(&self.warp_tree(c, s, "x"));
+                    let _ = writeln!(b, "    return ({t})__shfl_sync(mask, ({st})x, 0);");
                 } else {
-                    let _ = write!(
-                        b,
-                        "    #pragma unroll\n    for (u32 d = 1u; d < 32u; d <<= 1) {{\n        const {t} y = ({t})__shfl_up_sync(mask, ({st})x, d);\n        if (lane >= d) x = {};\n    }}\n",
-                        comb("y", "x")
-                    );
+                    b.push_str(&self.warp_scan_steps(c, s));
                     if op.is_exclusive() {
                         let _ = write!(
                             b,
