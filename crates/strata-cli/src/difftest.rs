@@ -55,7 +55,7 @@
 
 use crate::conformance::Rng;
 use std::fmt::Write as _;
-use strata::builder::Element;
+use strata::builder::Value;
 use strata::ir::eval::Num;
 use strata::ir::{
     Access, ArrayLen, AtomicOp, AtomicOrder, BinaryOp, Builtin, Expr, ExprId, Fence, Function,
@@ -372,7 +372,7 @@ fn build(seeds: &[u64], opts: &Options, name: &str) -> (Function, Layout) {
         f.params.push(Param {
             name: format!("in_{t}"),
             kind: ParamKind::Buffer {
-                elem: Type::scalar(t),
+                elem: strata::ir::Elem::Value(Type::scalar(t)),
                 access: Access::Read,
                 len: Some(INPUT_LEN as u64),
             },
@@ -386,7 +386,7 @@ fn build(seeds: &[u64], opts: &Options, name: &str) -> (Function, Layout) {
         f.params.push(Param {
             name: format!("out_{t}"),
             kind: ParamKind::Buffer {
-                elem: Type::scalar(t),
+                elem: strata::ir::Elem::Value(Type::scalar(t)),
                 access: Access::Write,
                 len: None,
             },
@@ -396,7 +396,7 @@ fn build(seeds: &[u64], opts: &Options, name: &str) -> (Function, Layout) {
         f.params.push(Param {
             name: format!("atom_{t}"),
             kind: ParamKind::Buffer {
-                elem: Type::scalar(t),
+                elem: strata::ir::Elem::Value(Type::scalar(t)),
                 access: Access::ReadWrite,
                 len: None,
             },
@@ -1722,12 +1722,12 @@ macro_rules! any_buffer {
     };
 }
 
-fn upload<T: Element + Num>(q: &Queue, data: &[Literal]) -> strata::Result<Buffer<T>> {
+fn upload<T: Value + Num>(q: &Queue, data: &[Literal]) -> strata::Result<Buffer<T>> {
     let v: Vec<T> = data.iter().map(|&l| T::from_lit(l)).collect();
     Buffer::from_slice(q, &v)
 }
 
-fn bits<T: Element + Num>(q: &Queue, b: &Buffer<T>) -> strata::Result<Vec<u64>> {
+fn bits<T: Value + Num>(q: &Queue, b: &Buffer<T>) -> strata::Result<Vec<u64>> {
     Ok(q.read(b)?.into_iter().map(|x| x.to_lit().bits).collect())
 }
 

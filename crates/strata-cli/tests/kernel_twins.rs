@@ -4,7 +4,7 @@
 //! (`strata::capture_kernels`), so the comparison is against the real conformance kernels.
 
 use std::collections::BTreeSet;
-use strata::builder::{Element, Integer, Numeric};
+use strata::builder::{Integer, Numeric, Value};
 use strata::prelude::*;
 
 // ---------------------------------------------------------------------------------------------
@@ -31,7 +31,7 @@ fn run3<T: Numeric, const K: usize>(
 
 /// One result per item of two inputs (`conformance::map2`).
 #[kernel]
-fn map2<A: Element, B: Element, R: Element>(
+fn map2<A: Value, B: Value, R: Value>(
     x: &[A],
     y: &[B],
     #[write] out: &mut [R],
@@ -591,7 +591,7 @@ fn other_twins() -> Vec<(String, Vec<Kernel>)> {
 
 /// One result per item of one input (`conformance::map1`).
 #[kernel]
-fn map1<A: Element, R: Element>(x: &[A], #[write] out: &mut [R], f: impl Fn(A) -> R) {
+fn map1<A: Value, R: Value>(x: &[A], #[write] out: &mut [R], f: impl Fn(A) -> R) {
     let i = global_id(0);
     if i < x.len() {
         out[i] = f(x[i]);
@@ -600,7 +600,7 @@ fn map1<A: Element, R: Element>(x: &[A], #[write] out: &mut [R], f: impl Fn(A) -
 
 /// One result per item of three inputs of one type (`conformance::map3`).
 #[kernel]
-fn map3<A: Element, R: Element>(
+fn map3<A: Value, R: Value>(
     x: &[A],
     y: &[A],
     z: &[A],
@@ -614,15 +614,12 @@ fn map3<A: Element, R: Element>(
 }
 
 /// `map1` named `name` over `f`.
-fn m1<A: Element, R: Element>(name: &str, f: impl Fn(Expr<A>) -> Expr<R>) -> Kernel {
+fn m1<A: Value, R: Value>(name: &str, f: impl Fn(Expr<A>) -> Expr<R>) -> Kernel {
     map1::<A, R>::build_named(name, f).unwrap().kernel().clone()
 }
 
 /// `map2` named `name` over `f`.
-fn m2<A: Element, B: Element, R: Element>(
-    name: &str,
-    f: impl Fn(Expr<A>, Expr<B>) -> Expr<R>,
-) -> Kernel {
+fn m2<A: Value, B: Value, R: Value>(name: &str, f: impl Fn(Expr<A>, Expr<B>) -> Expr<R>) -> Kernel {
     map2::<A, B, R>::build_named(name, f)
         .unwrap()
         .kernel()
@@ -804,7 +801,7 @@ mod conversions {
     ];
 
     #[kernel]
-    fn modes<A: Element, R: Element>(x: &[A], #[write] out: &mut [R]) {
+    fn modes<A: Value, R: Value>(x: &[A], #[write] out: &mut [R]) {
         let i = global_id(0);
         if i < x.len() {
             let v = x[i];
@@ -822,7 +819,7 @@ mod conversions {
         }
     }
 
-    fn m<A: Element, R: Element>(name: &str) -> Kernel {
+    fn m<A: Value, R: Value>(name: &str) -> Kernel {
         modes::<A, R>::build_named(name).unwrap().kernel().clone()
     }
 
@@ -883,7 +880,7 @@ mod builtins {
     }
 
     pub fn int_twins() -> Vec<(String, Vec<Kernel>)> {
-        fn ms<T: Integer + Element>() -> Kernel {
+        fn ms<T: Integer + Value>() -> Kernel {
             map3::<T, T>::build_named(
                 &format!("mad_sat_{}", std::any::type_name::<T>()),
                 mad_sat::<T>,
@@ -929,13 +926,13 @@ mod casts {
 
     /// `x as R`, the kernel of every `cast_int` / `cast_float` conversion.
     #[kernel]
-    fn to<A: Element, R: Element>(x: A) -> R {
+    fn to<A: Value, R: Value>(x: A) -> R {
         x as R
     }
 
     /// A numeric value as a `bool`, as `0` or `1`.
     #[kernel]
-    fn to_bool<A: Element>(x: A) -> u32 {
+    fn to_bool<A: Value>(x: A) -> u32 {
         x as bool as u32
     }
 
@@ -997,7 +994,7 @@ mod casts {
         }
     }
 
-    fn c<A: Element, R: Element>(name: &str) -> Kernel {
+    fn c<A: Value, R: Value>(name: &str) -> Kernel {
         m1::<A, R>(name, to::<A, R>)
     }
 

@@ -94,6 +94,7 @@
 #![warn(missing_docs)]
 
 mod body;
+mod element;
 mod sig;
 
 use proc_macro::TokenStream;
@@ -101,6 +102,21 @@ use proc_macro2::TokenStream as TokenStream2;
 use quote::quote;
 use std::collections::HashSet;
 use syn::{Error, ItemFn, ReturnType};
+
+/// Makes a `#[repr(C)]` struct of scalars, vectors (`[f32; 3]`), fixed arrays and other such
+/// structs a buffer element (`Buffer<Particle>`, `&[Particle]` in a kernel); see
+/// `strata::builder::Element`. It implements `Element`, `bytemuck::Pod` and
+/// `bytemuck::Zeroable` (do not derive those too), and generates `{Name}Dev` (the struct inside
+/// a kernel: its fields as device values) and `{Name}Place` (an element of a buffer of the
+/// struct: its fields as places to load and store). Compile errors explain what is not
+/// allowed: generic, packed or non-`repr(C)` structs, references, padding bytes.
+#[proc_macro_derive(Element)]
+pub fn derive_element(item: TokenStream) -> TokenStream {
+    match syn::parse::<syn::DeriveInput>(item).and_then(element::expand) {
+        Ok(t) => t.into(),
+        Err(e) => e.to_compile_error().into(),
+    }
+}
 
 /// Turns a plain Rust function into a strata kernel (and device function); see the crate
 /// documentation for the rules and for what is generated.

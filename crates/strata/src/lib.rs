@@ -87,6 +87,13 @@ pub(crate) fn user_cache_dir(env: &str, sub: &str) -> Option<std::path::PathBuf>
 /// README's `#[kernel]` section.
 pub use strata_macros::kernel;
 
+/// `#[derive(Element)]`: a `#[repr(C)]` struct as a buffer element; see
+/// [`builder::Element`] and the README's "Structs" section.
+pub use strata_macros::Element;
+
+/// The `bytemuck` crate, whose `Pod` and `Zeroable` `#[derive(Element)]` implements.
+pub use bytemuck;
+
 /// The README's code blocks, compiled and run as doc tests so the README stays true.
 #[cfg(doctest)]
 #[doc = include_str!("../../../README.md")]

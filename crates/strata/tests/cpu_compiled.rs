@@ -255,7 +255,7 @@ mod random {
                 f.params.push(Param {
                     name: format!("in_{t}"),
                     kind: ParamKind::Buffer {
-                        elem: Type::scalar(t),
+                        elem: strata::ir::Elem::Value(Type::scalar(t)),
                         access: Access::Read,
                         len: None,
                     },
@@ -265,7 +265,7 @@ mod random {
                 f.params.push(Param {
                     name: format!("out_{t}"),
                     kind: ParamKind::Buffer {
-                        elem: Type::scalar(t),
+                        elem: strata::ir::Elem::Value(Type::scalar(t)),
                         access: Access::Write,
                         len: None,
                     },

@@ -878,7 +878,7 @@ fn validator_reports_every_error_with_its_location() {
     f.params.push(ir::Param {
         name: "x".into(),
         kind: ParamKind::Buffer {
-            elem: Type::F32,
+            elem: strata::ir::Elem::Value(Type::F32),
             access: ir::Access::Read,
             len: None,
         },

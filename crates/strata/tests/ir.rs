@@ -4,7 +4,7 @@
 //! device compiles each distinct kernel once).
 
 use std::sync::{Mutex, MutexGuard};
-use strata::builder::{Element, ScalarType};
+use strata::builder::{ScalarType, Value};
 use strata::ir::{self, passes, Literal, ParamKind, Scalar, Stmt, Type};
 use strata::prelude::*;
 
@@ -103,7 +103,7 @@ fn validator_collects_every_error_with_its_location() {
     f.params.push(ir::Param {
         name: "out".into(),
         kind: ParamKind::Buffer {
-            elem: Type::F32,
+            elem: strata::ir::Elem::Value(Type::F32),
             access: ir::Access::Write,
             len: None,
         },
@@ -206,7 +206,7 @@ fn validator_checks_the_integer_argument_of_ldexp_and_the_result_of_ilogb() {
     f.params.push(ir::Param {
         name: "out".into(),
         kind: ParamKind::Buffer {
-            elem: Type::F32,
+            elem: strata::ir::Elem::Value(Type::F32),
             access: ir::Access::Write,
             len: None,
         },
@@ -346,7 +346,7 @@ fn folding_a_constant_subexpression() {
     f.params.push(ir::Param {
         name: "out".into(),
         kind: ParamKind::Buffer {
-            elem: Type::U32,
+            elem: strata::ir::Elem::Value(Type::U32),
             access: ir::Access::Write,
             len: None,
         },
@@ -386,7 +386,7 @@ fn folding_a_constant_subexpression() {
 fn fold_agrees<T, R>(a: T, b: T, f: impl Fn(Expr<T>, Expr<T>) -> Expr<R>, host: R)
 where
     T: ScalarType + std::fmt::Debug,
-    R: Element + std::fmt::Debug,
+    R: Value + std::fmt::Debug,
 {
     let folded = Kernel::build("folded", |k| {
         let out = k.write::<R>("out");
@@ -591,7 +591,7 @@ fn dead_code_pass_on_hand_built_ir() {
     f.params.push(ir::Param {
         name: "out".into(),
         kind: ParamKind::Buffer {
-            elem: Type::U32,
+            elem: strata::ir::Elem::Value(Type::U32),
             access: ir::Access::Write,
             len: None,
         },

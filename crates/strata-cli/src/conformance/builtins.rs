@@ -311,7 +311,7 @@ mod ints {
     /// `mad_sat` on every integer type against the exact product in `i128`.
     fn mad_sat<T>(q: &Queue, seed: u64) -> Result<(), String>
     where
-        T: strata::builder::Integer + strata::builder::Element + super::super::Gen,
+        T: strata::builder::Integer + strata::builder::Value + super::super::Gen,
         T: Into<i128> + TryFrom<i128> + std::fmt::Debug + PartialEq,
         T: num_bounds::Bounds,
     {

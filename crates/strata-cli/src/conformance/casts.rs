@@ -6,7 +6,7 @@ use super::{
     case, e, expect_eq, expect_eq_k, expect_same, has_f64, inputs, map1, Case, CloseFloat, Gen,
 };
 use std::fmt::Debug;
-use strata::builder::Element;
+use strata::builder::Value;
 use strata::prelude::*;
 
 /// Cases of this area.
@@ -62,7 +62,7 @@ const F_EDGES: [f64; 34] = [
     -0.0,
 ];
 
-fn cast_int<A: Element + Gen + Debug, R: Element + PartialEq + Debug>(
+fn cast_int<A: Value + Gen + Debug, R: Value + PartialEq + Debug>(
     q: &Queue,
     name: &str,
     extra: &[A],
@@ -81,7 +81,7 @@ fn cast_int<A: Element + Gen + Debug, R: Element + PartialEq + Debug>(
     }
 }
 
-fn cast_float<A: Element + Gen + Debug, R: Element + CloseFloat>(
+fn cast_float<A: Value + Gen + Debug, R: Value + CloseFloat>(
     q: &Queue,
     name: &str,
     extra: &[A],
@@ -351,7 +351,7 @@ fn f64_f32(q: &Queue) -> Result<(), String> {
     cast_float::<f32, f64>(q, "f32_to_f64", &f32_edges(), |x| x as f64)
 }
 
-fn to_bool_u32<A: Element>(x: Expr<A>) -> Expr<u32> {
+fn to_bool_u32<A: Value>(x: Expr<A>) -> Expr<u32> {
     x.cast::<bool>().cast::<u32>()
 }
 

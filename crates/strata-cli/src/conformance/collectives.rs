@@ -2,7 +2,7 @@
 //! and gather reductions read back through [`Run::gather`](strata::Run::gather).
 
 use super::{case, check, e, expect_eq, expect_eq_k, has_f64, Case, Rng};
-use strata::builder::{Element, Float};
+use strata::builder::{Float, Value};
 use strata::prelude::*;
 
 /// Cases of this area.
@@ -660,7 +660,7 @@ fn float_shapes(q: &Queue) -> Vec<(usize, usize)> {
 }
 
 /// A float type of the float-add bound test.
-trait BoundFloat: Float + Element + Copy + strata::ir::eval::Num {
+trait BoundFloat: Float + Value + Copy + strata::ir::eval::Num {
     /// The unit roundoff.
     const U: f64;
     fn to64(self) -> f64;

@@ -4,7 +4,7 @@
 
 use super::{case, e, expect_eq, has_f64, inputs, Gen};
 use std::cmp::Ordering;
-use strata::builder::Element;
+use strata::builder::Value;
 use strata::prelude::*;
 
 pub(super) fn cases() -> Vec<Case> {
@@ -24,7 +24,7 @@ const MODES: [Rounding; 4] = [
 ];
 
 /// `x.convert::<R>(mode)` for the four modes, four results per input.
-fn run_modes<A: Element, R: Element>(q: &Queue, name: &str, xs: &[A]) -> Result<Vec<R>, String> {
+fn run_modes<A: Value, R: Value>(q: &Queue, name: &str, xs: &[A]) -> Result<Vec<R>, String> {
     let k = Kernel::build(name, |k| {
         let x = k.read::<A>("x");
         let out = k.write::<R>("out");
@@ -242,10 +242,7 @@ fn to_int(q: &Queue) -> Result<(), String> {
 }
 
 fn saturating_int(q: &Queue) -> Result<(), String> {
-    fn sat<
-        A: Element + Gen + Into<i128>,
-        R: Element + TryFrom<i128> + PartialEq + std::fmt::Debug,
-    >(
+    fn sat<A: Value + Gen + Into<i128>, R: Value + TryFrom<i128> + PartialEq + std::fmt::Debug>(
         q: &Queue,
         name: &str,
         seed: u64,

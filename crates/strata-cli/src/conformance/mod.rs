@@ -7,7 +7,7 @@
 //! `sqrt`, GPU math libraries are allowed a few ULP on transcendental functions).
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use strata::builder::Element;
+use strata::builder::Value;
 use strata::prelude::*;
 
 mod atomics;
@@ -107,7 +107,7 @@ pub fn run(
 
 /// Runs a kernel that computes `K` results per item from the items of three input buffers
 /// (results of item `i` land at `out[i * K..][..K]`), and returns the results.
-pub(crate) fn run3<T: strata::builder::Element, const K: usize>(
+pub(crate) fn run3<T: strata::builder::Value, const K: usize>(
     q: &Queue,
     name: &str,
     a: &[T],
@@ -426,7 +426,7 @@ fn pairs<T: Gen>(seed: u64, n: usize) -> (Vec<T>, Vec<T>) {
 }
 
 /// Runs `out[i] = f(x[i])` over `xs` (work-groups of 64, guarded) and returns `out`.
-fn map1<A: Element, R: Element>(
+fn map1<A: Value, R: Value>(
     q: &Queue,
     name: &str,
     xs: &[A],
@@ -447,7 +447,7 @@ fn map1<A: Element, R: Element>(
 }
 
 /// Runs `out[i] = f(x[i], y[i])` (work-groups of 96, guarded) and returns `out`.
-fn map2<A: Element, B: Element, R: Element>(
+fn map2<A: Value, B: Value, R: Value>(
     q: &Queue,
     name: &str,
     xs: &[A],
@@ -471,7 +471,7 @@ fn map2<A: Element, B: Element, R: Element>(
 }
 
 /// Runs `out[i] = f(x[i], y[i], z[i])` (work-groups of 32, guarded) and returns `out`.
-fn map3<A: Element, R: Element>(
+fn map3<A: Value, R: Value>(
     q: &Queue,
     name: &str,
     xs: &[A],

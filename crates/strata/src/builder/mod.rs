@@ -26,6 +26,7 @@
 mod convert;
 mod math;
 mod ops;
+mod structs;
 pub mod stub;
 mod subgroup;
 mod swizzle;
@@ -49,6 +50,7 @@ fn at_str(l: &Location) -> String {
 pub use crate::ir::{MemOrder, MemScope};
 pub use convert::Rounding;
 pub use math::select_each;
+pub use structs::{array_places, FieldAccess, FieldPlace, Place};
 pub use subgroup::{
     max_sub_group_size, num_sub_groups, sub_group_all, sub_group_any, sub_group_ballot,
     sub_group_broadcast, sub_group_id, sub_group_local_id, sub_group_reduce_add,
@@ -58,8 +60,8 @@ pub use subgroup::{
     sub_group_shuffle_down, sub_group_shuffle_up, sub_group_shuffle_xor, sub_group_size,
 };
 pub use types::{
-    Arith, Bits, Element, Float, FloatArith, HasBits, Int32, IntArith, Integer, KernelType,
-    Numeric, ScalarType, Upsample, VectorType, WidensTo,
+    Arith, Bits, Element, FieldLayout, Float, FloatArith, HasBits, Int32, IntArith, Integer,
+    KernelType, Layout, Numeric, ScalarType, StructLayout, Upsample, Value, VectorType, WidensTo,
 };
 
 /// A value computed on the device, of kernel type `T`. Cheap to copy.
@@ -470,10 +472,11 @@ impl KernelDef {
 
     /// A buffer parameter with the given access.
     pub fn buffer<T: Element>(&mut self, name: &str, access: ir::Access) -> BufferParam<T> {
+        let elem = structs::declare(T::LAYOUT);
         let (param, trace) = self.param(
             name,
             ParamKind::Buffer {
-                elem: T::TYPE,
+                elem,
                 access,
                 len: None,
             },
@@ -509,7 +512,7 @@ impl KernelDef {
     }
 
     /// A local-memory array of `len` elements, fixed when the kernel is built.
-    pub fn local_array<T: Element>(&mut self, name: &str, len: u32) -> LocalArray<T> {
+    pub fn local_array<T: Value>(&mut self, name: &str, len: u32) -> LocalArray<T> {
         with(|t| {
             t.f.locals.push(ir::LocalDecl {
                 name: name.to_string(),
@@ -526,7 +529,7 @@ impl KernelDef {
 
     /// A local-memory array whose length is given at launch with [`LocalMem`](crate::LocalMem)
     /// (it takes a parameter slot at this position).
-    pub fn local_array_dyn<T: Element>(&mut self, name: &str) -> LocalArray<T> {
+    pub fn local_array_dyn<T: Value>(&mut self, name: &str) -> LocalArray<T> {
         let (p, _) = self.param(&format!("{name}_len"), ParamKind::LocalLen);
         with(|t| {
             t.f.locals.push(ir::LocalDecl {
@@ -553,7 +556,7 @@ impl KernelDef {
         let (param, _) = self.param(
             &format!("gather{n}"),
             ParamKind::Buffer {
-                elem: T::TYPE,
+                elem: ir::Elem::Value(T::TYPE),
                 access: ir::Access::Write,
                 len: None,
             },
@@ -903,7 +906,7 @@ impl<T: KernelType> Ordered<T> {
     }
 }
 
-impl<T: KernelType> BufferParam<T> {
+impl<T: Element> BufferParam<T> {
     /// Number of elements of the buffer passed at launch.
     #[track_caller]
     pub fn len(&self) -> Expr<u32> {

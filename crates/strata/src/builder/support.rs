@@ -10,7 +10,7 @@
 //! These functions are public because generated code calls them from the user's crate; they
 //! are not meant to be called by hand, although doing so is harmless.
 
-use super::types::{Element, Integer, KernelType, Numeric, ScalarType};
+use super::types::{Integer, KernelType, Numeric, ScalarType, Value};
 use super::{with, Expr, KernelDef, LocalArray, PrivateArray, Var};
 use crate::ir;
 use std::cell::Cell;
@@ -93,13 +93,13 @@ pub fn kernel_def() -> KernelDef {
 
 /// `local_array::<T>(len)` bound to `name`: a local-memory array of `len` elements.
 #[track_caller]
-pub fn local_array<T: Element>(name: &str, len: u32) -> LocalArray<T> {
+pub fn local_array<T: Value>(name: &str, len: u32) -> LocalArray<T> {
     kernel_def().local_array(name, len)
 }
 
 /// A launch-sized local-memory array parameter (`#[local] name: &mut [T]`).
 #[track_caller]
-pub fn local_array_dyn<T: Element>(name: &str) -> LocalArray<T> {
+pub fn local_array_dyn<T: Value>(name: &str) -> LocalArray<T> {
     kernel_def().local_array_dyn(name)
 }
 

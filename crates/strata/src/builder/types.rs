@@ -27,7 +27,7 @@ pub trait ScalarType: KernelType {
 /// code over `T: Numeric` (or `Integer`, `Float`) can use buffers of `T` and the operators on
 /// `Expr<T>`.
 pub trait Numeric:
-    ScalarType + Element + Arith<Mask = bool> + bytemuck::Pod + PartialOrd + crate::ir::eval::Num
+    ScalarType + Value + Arith<Mask = bool> + bytemuck::Pod + PartialOrd + crate::ir::eval::Num
 {
 }
 /// An integer scalar (implies [`IntArith`] and [`Bits`]).
@@ -35,10 +35,114 @@ pub trait Integer: Numeric + IntArith + Bits + crate::ir::eval::Int {}
 /// A float scalar (`f32`, `f64`; implies [`FloatArith`]).
 pub trait Float: Numeric + FloatArith + crate::ir::eval::Float {}
 
-/// A type a buffer can hold: numeric scalars and 2-, 3- or 4-vectors of them. A 3-vector is
-/// packed as in Rust (`[f32; 3]` is 12 bytes: RGB pixels, positions), not padded to 4
-/// components as OpenCL's `float3`.
-pub trait Element: KernelType + bytemuck::Pod {}
+/// A type a buffer can hold: numeric scalars, 2-, 3- or 4-vectors of them, and user structs
+/// with `#[derive(Element)]`. A 3-vector is packed as in Rust (`[f32; 3]` is 12 bytes: RGB
+/// pixels, positions), not padded to 4 components as OpenCL's `float3`.
+///
+/// # Safety
+/// [`LAYOUT`](Element::LAYOUT) must describe `Self`'s memory exactly (size, alignment, and each
+/// field's offset and type): kernels on every backend address the buffer's bytes by it.
+/// Implement it with `#[derive(Element)]`, which checks all of that at compile time.
+pub unsafe trait Element: bytemuck::Pod + Send + Sync + 'static {
+    /// How the element is laid out.
+    const LAYOUT: Layout;
+    /// The element's value inside a kernel: [`Expr<Self>`](super::Expr) for scalars and
+    /// vectors, a struct of device values for a struct.
+    type Dev;
+    /// The element (or a field of that type) at a place in a buffer of structs, read with
+    /// `load` and written with `store` ([`Place`](super::Place) for scalars and vectors).
+    type Place;
+    /// The place at `at` (called by the place of the enclosing struct).
+    #[doc(hidden)]
+    fn place(at: super::FieldPlace) -> Self::Place;
+}
+
+/// A buffer element that is also a kernel value: a scalar or a vector (every [`Element`]
+/// except structs).
+pub trait Value: Element<Dev = super::Expr<Self>, Place = super::Place<Self>> + KernelType {}
+impl<T: Element<Dev = super::Expr<T>, Place = super::Place<T>> + KernelType> Value for T {}
+
+/// How an [`Element`] is laid out in memory.
+#[derive(Clone, Copy, Debug)]
+pub enum Layout {
+    /// A scalar or vector.
+    Value(Type),
+    /// A `#[repr(C)]` struct.
+    Struct(&'static StructLayout),
+}
+
+impl Layout {
+    /// The type's name: `f32`, `[f32; 3]`, a struct's name.
+    pub fn name(&self) -> String {
+        match self {
+            Layout::Value(t) => t.to_string(),
+            Layout::Struct(s) => s.name.to_string(),
+        }
+    }
+
+    /// Whether this is the layout of element `elem` of kernel `f` (the same type, or a struct
+    /// of the same name, size, alignment and fields).
+    pub fn matches(&self, f: &crate::ir::Function, elem: crate::ir::Elem) -> bool {
+        use crate::ir::Elem;
+        match (self, elem) {
+            (Layout::Value(t), Elem::Value(u)) => *t == u,
+            (Layout::Struct(s), Elem::Struct(i)) => f.structs.get(i as usize).is_some_and(|d| {
+                d.name == s.name
+                    && d.size as usize == s.size
+                    && d.align as usize == s.align
+                    && d.fields.len() == s.fields.len()
+                    && d.fields.iter().zip(s.fields).all(|(a, b)| {
+                        a.name == b.name
+                            && a.offset as usize == b.offset
+                            && a.len.map(|n| n as usize) == b.len
+                            && b.ty.matches(f, a.ty)
+                    })
+            }),
+            _ => false,
+        }
+    }
+}
+
+/// The layout of a `#[derive(Element)]` struct (sizes and offsets in bytes).
+#[derive(Debug)]
+pub struct StructLayout {
+    /// The struct's name (a C identifier).
+    pub name: &'static str,
+    /// `size_of`.
+    pub size: usize,
+    /// `align_of`.
+    pub align: usize,
+    /// The fields, in declaration order.
+    pub fields: &'static [FieldLayout],
+}
+
+/// One field of a [`StructLayout`].
+#[derive(Debug)]
+pub struct FieldLayout {
+    /// The field's name.
+    pub name: &'static str,
+    /// `offset_of`.
+    pub offset: usize,
+    /// The field's type (the element type of an array field).
+    pub ty: Layout,
+    /// `Some(n)` for an array field `[ty; n]`.
+    pub len: Option<usize>,
+}
+
+macro_rules! value_element {
+    ($($t:ty),*) => {$(
+        // SAFETY: a scalar or vector's layout is its IR type's (size and alignment of the
+        // component, components packed).
+        unsafe impl Element for $t {
+            const LAYOUT: Layout = Layout::Value(<$t as KernelType>::TYPE);
+            type Dev = super::Expr<$t>;
+            type Place = super::Place<$t>;
+            fn place(at: super::FieldPlace) -> Self::Place {
+                super::Place::new(at)
+            }
+        }
+    )*};
+}
 
 macro_rules! scalar {
     ($t:ty, $s:ident, $($marker:ident),*) => {
@@ -52,7 +156,7 @@ macro_rules! scalar {
                 crate::ir::eval::Num::to_lit(self)
             }
         }
-        impl Element for $t {}
+        value_element!($t, [$t; 2], [$t; 3], [$t; 4]);
         impl Numeric for $t {}
         $( impl $marker for $t {} )*
         impl sealed::Sealed for [$t; 2] {}
@@ -67,9 +171,6 @@ macro_rules! scalar {
         impl KernelType for [$t; 4] {
             const TYPE: Type = Type::vector(Scalar::$s, 4);
         }
-        impl Element for [$t; 2] {}
-        impl Element for [$t; 3] {}
-        impl Element for [$t; 4] {}
     };
 }
 

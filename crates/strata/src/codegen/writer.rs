@@ -442,6 +442,7 @@ pub fn write(vf: &ValidFunction, dialect: &'static Dialect) -> Result<Generated>
     if w.uses_scratch {
         src.push_str("#ifndef STRATA_MAX_GROUP\n#define STRATA_MAX_GROUP 1024\n#endif\n");
     }
+    src.push_str(&w.structs());
     for h in &w.helpers {
         src.push('\n');
         src.push_str(h);
@@ -544,6 +545,17 @@ const RESERVED: &[&str] = &[
     "gridDim",
     "warpSize",
 ];
+
+/// A struct field's name in C: the Rust name unless it is reserved in C or in the dialects
+/// (then with a trailing `_`). Field names live in their struct's scope, so no other name can
+/// clash with them.
+fn field_ident(name: &str) -> String {
+    if RESERVED.contains(&name) || name.starts_with("__") {
+        format!("{name}_")
+    } else {
+        name.to_string()
+    }
+}
 
 fn ident(name: &str) -> String {
     let mut s: String = name
@@ -692,6 +704,7 @@ struct Writer<'a> {
     param_names: Vec<String>,
     local_names: Vec<String>,
     private_names: Vec<String>,
+    struct_names: Vec<String>,
 }
 
 fn axis(d: u8) -> char {
@@ -717,6 +730,7 @@ impl<'a> Writer<'a> {
         let param_names = f.params.iter().map(|p| unique(ident(&p.name))).collect();
         let local_names = f.locals.iter().map(|l| unique(ident(&l.name))).collect();
         let private_names = f.privates.iter().map(|p| unique(ident(&p.name))).collect();
+        let struct_names = f.structs.iter().map(|d| unique(ident(&d.name))).collect();
         Writer {
             f,
             d,
@@ -735,7 +749,82 @@ impl<'a> Writer<'a> {
             param_names,
             local_names,
             private_names,
+            struct_names,
         }
+    }
+
+    /// The declarations of the structs buffers hold, in Rust's `#[repr(C)]` layout: scalar
+    /// fields, vectors as arrays of their components (a `float2` would be aligned to 8 bytes,
+    /// Rust's `[f32; 2]` is aligned to 4), nested structs and fixed arrays, the struct aligned
+    /// as in Rust; then a check of every offset and size that fails to compile (a negative array
+    /// size) if the C compiler laid the struct out otherwise.
+    fn structs(&self) -> String {
+        let mut out = String::new();
+        for (i, d) in self.f.structs.iter().enumerate() {
+            let n = &self.struct_names[i];
+            let _ = writeln!(
+                out,
+                "typedef struct __attribute__((aligned({}))) {n} {{",
+                d.align
+            );
+            for fd in &d.fields {
+                let (t, width) = match fd.ty {
+                    ir::Elem::Value(t) => (self.ty(t.scalar), t.width as u32),
+                    ir::Elem::Struct(k) => (self.struct_names[k as usize].as_str(), 1),
+                };
+                let count = fd.len.unwrap_or(1) * width;
+                let name = field_ident(&fd.name);
+                if fd.len.is_none() && width == 1 {
+                    let _ = writeln!(out, "    {t} {name};");
+                } else {
+                    let _ = writeln!(out, "    {t} {name}[{count}];");
+                }
+            }
+            let _ = writeln!(out, "}} {n};");
+            let _ = writeln!(
+                out,
+                "typedef char strata_layout_{n}[(sizeof({n}) == {}) ? 1 : -1];",
+                d.size
+            );
+            for fd in &d.fields {
+                let name = field_ident(&fd.name);
+                let _ = writeln!(
+                    out,
+                    "typedef char strata_layout_{n}_{name}[(__builtin_offsetof({n}, {name}) == {}) ? 1 : -1];",
+                    fd.offset
+                );
+            }
+        }
+        out
+    }
+
+    /// `.vel`, `.pos[2]`: a field view's path in C.
+    fn field_suffix(&self, v: &ir::FieldView) -> String {
+        let mut out = String::new();
+        let Some(ParamKind::Buffer {
+            elem: ir::Elem::Struct(mut s),
+            ..
+        }) = self.f.params.get(v.buffer as usize).map(|p| p.kind)
+        else {
+            return out;
+        };
+        // Vectors are arrays of components in C: a step into a vector field and the
+        // component index of a whole-vector access both index that array.
+        for step in &v.path {
+            match *step {
+                ir::FieldStep::Field(i) => {
+                    let fd = &self.f.structs[s as usize].fields[i as usize];
+                    let _ = write!(out, ".{}", field_ident(&fd.name));
+                    if let ir::Elem::Struct(k) = fd.ty {
+                        s = k;
+                    }
+                }
+                ir::FieldStep::Elem(k) => {
+                    let _ = write!(out, "[{k}]");
+                }
+            }
+        }
+        out
     }
 
     fn ty(&self, s: Scalar) -> &'static str {
@@ -1489,6 +1578,15 @@ impl<'a> Writer<'a> {
         let w = self.f.mem_elem(mem).expect("validated").width as usize;
         let i = self.expr(index)[0].clone();
         let (name, scalar_var) = match mem {
+            Mem::Field(v) => {
+                let v = &self.f.fields[v as usize];
+                let base = &self.param_names[v.buffer as usize];
+                let suffix = self.field_suffix(v);
+                return match w {
+                    1 => format!("{base}[{i}]{suffix}"),
+                    _ => format!("{base}[{i}]{suffix}[{c}]"),
+                };
+            }
             Mem::Buffer(p) => (self.param_names[p as usize].clone(), false),
             Mem::Local(l) => (self.local_names[l as usize].clone(), false),
             Mem::Private(p) => (
@@ -2289,7 +2387,10 @@ impl<'a> Writer<'a> {
             let n = self.param_names[i].clone();
             match p.kind {
                 ParamKind::Buffer { elem, access, .. } => {
-                    let t = self.ty(elem.scalar);
+                    let t = match elem {
+                        ir::Elem::Value(t) => self.ty(t.scalar),
+                        ir::Elem::Struct(k) => self.struct_names[k as usize].as_str(),
+                    };
                     let c = if access.is_read_only() { "const " } else { "" };
                     let space = match self.d.global {
                         "" => String::new(),

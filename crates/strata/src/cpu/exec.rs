@@ -123,8 +123,16 @@ impl std::fmt::Debug for StubFn {
 
 #[derive(Clone, Copy, Debug)]
 struct MemRef {
+    /// The memory addressed: a field view's buffer for a field.
     mem: Mem,
+    /// The memory the kernel named (a field view), for messages.
+    shown: Mem,
     elem: Type,
+    /// Components (of the element's scalar) from one element to the next: the width, or a
+    /// struct's size for a field of a buffer of structs.
+    stride: usize,
+    /// Components from the start of an element to the field.
+    offset: usize,
 }
 
 #[derive(Clone, Debug)]
@@ -375,9 +383,29 @@ impl Lowering<'_> {
     }
 
     fn mref(&self, mem: Mem) -> MemRef {
-        MemRef {
-            mem,
-            elem: self.f.mem_elem(mem).expect("validated"),
+        let elem = self.f.mem_elem(mem).expect("validated");
+        match mem {
+            // Struct sizes and field offsets are multiples of the field's scalar size (a
+            // `#[repr(C)]` layout aligns every scalar to its size).
+            Mem::Field(v) => {
+                let v = &self.f.fields[v as usize];
+                let size = elem.scalar.size();
+                let stride = self.f.buffer_elem_size(v.buffer).expect("validated") / size;
+                MemRef {
+                    mem: Mem::Buffer(v.buffer),
+                    shown: mem,
+                    elem,
+                    stride,
+                    offset: v.offset as usize / size,
+                }
+            }
+            _ => MemRef {
+                mem,
+                shown: mem,
+                elem,
+                stride: elem.width as usize,
+                offset: 0,
+            },
         }
     }
 
@@ -1066,11 +1094,12 @@ impl<'a> Worker<'a> {
             Mem::Buffer(p) => self.c.globals[p as usize].len,
             Mem::Local(i) => self.local_lens[i as usize],
             Mem::Private(i) => self.c.prog.decls.privates[i as usize].1 as u64,
+            Mem::Field(_) => unreachable!("a field view is addressed through its buffer"),
         }
     }
 
     fn mem_what(&self, m: MemRef) -> String {
-        self.c.prog.decls.mem_what(m.mem)
+        self.c.prog.decls.mem_what(m.shown)
     }
 
     /// Scalar buffer element loads or stores with `u32` indices while every work-item is active:
@@ -1108,7 +1137,7 @@ impl<'a> Worker<'a> {
                 let base = g.base as *const A;
                 for (&x, &i) in v.slice::<W>(n).iter().zip(idx) {
                     // SAFETY: every index was checked against the buffer's length above.
-                    unsafe { (*base.add(i as usize)).store(x, Ordering::Relaxed) };
+                    unsafe { (*base.add(i as usize * m.stride + m.offset)).store(x, Ordering::Relaxed) };
                 }
             });
         } else {
@@ -1119,7 +1148,7 @@ impl<'a> Worker<'a> {
                 let base = g.base as *const A;
                 for (o, &i) in out.slice_mut::<W>(n).iter_mut().zip(idx) {
                     // SAFETY: every index was checked against the buffer's length above.
-                    *o = unsafe { (*base.add(i as usize)).load(Ordering::Relaxed) };
+                    *o = unsafe { (*base.add(i as usize * m.stride + m.offset)).load(Ordering::Relaxed) };
                 }
             });
             self.regs[reg as usize] = out;
@@ -1157,10 +1186,11 @@ impl<'a> Worker<'a> {
                     for l in (0..n).filter(|&l| mask[l]) {
                         for c in 0..w {
                             // SAFETY: the index was checked against the buffer's length.
-                            o[c * n + l] = unsafe { (*base.add(self.idx[l] as usize * w + c)).load(Ordering::Relaxed) };
+                            o[c * n + l] = unsafe { (*base.add(self.idx[l] as usize * m.stride + m.offset + c)).load(Ordering::Relaxed) };
                         }
                     }
                 }
+                Mem::Field(_) => unreachable!("a field view is addressed through its buffer"),
                 Mem::Local(i) => {
                     let src = self.locals[i as usize].slice::<W>(len as usize * w);
                     for l in (0..n).filter(|&l| mask[l]) {
@@ -1229,10 +1259,11 @@ impl<'a> Worker<'a> {
                     for l in (0..n).filter(|&l| mask[l]) {
                         for c in 0..w {
                             // SAFETY: the index was checked against the buffer's length.
-                            unsafe { (*base.add(self.idx[l] as usize * w + c)).store(v[c * n + l], Ordering::Relaxed) };
+                            unsafe { (*base.add(self.idx[l] as usize * m.stride + m.offset + c)).store(v[c * n + l], Ordering::Relaxed) };
                         }
                     }
                 }
+                Mem::Field(_) => unreachable!("a field view is addressed through its buffer"),
                 Mem::Local(i) => {
                     let dst = self.locals[i as usize].slice_mut::<W>(len as usize * w);
                     for l in (0..n).filter(|&l| mask[l]) {
@@ -1284,7 +1315,7 @@ impl<'a> Worker<'a> {
                     Mem::Buffer(p) => {
                         let base = self.c.globals[p as usize].base;
                         // SAFETY: checked index; buffers are only accessed atomically.
-                        unsafe { atomic_rmw::<T>(base, i, |x| apply(x, l)) }
+                        unsafe { atomic_rmw::<T>(base, i * m.stride + m.offset, |x| apply(x, l)) }
                     }
                     Mem::Local(li) => {
                         let mem = self.locals[li as usize].slice_mut::<T>(len as usize);
@@ -1293,6 +1324,7 @@ impl<'a> Worker<'a> {
                         old
                     }
                     Mem::Private(_) => unreachable!("validated: no private atomics"),
+                    Mem::Field(_) => unreachable!("a field view is addressed through its buffer"),
                 };
                 if let Some(o) = out.as_mut() {
                     o.slice_mut::<T>(n)[l] = old;

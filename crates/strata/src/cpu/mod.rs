@@ -184,7 +184,7 @@ impl CpuDevice {
 }
 
 enum CpuKernel {
-    Interpreted(Program),
+    Interpreted(Box<Program>),
     Compiled(Box<jit::JitProgram>),
 }
 
@@ -207,7 +207,7 @@ impl DeviceBackend for CpuDevice {
         Ok(Arc::new(if self.compiled {
             CpuKernel::Compiled(Box::new(jit::JitProgram::compile(f)?))
         } else {
-            CpuKernel::Interpreted(Program::lower(f)?)
+            CpuKernel::Interpreted(Box::new(Program::lower(f)?))
         }))
     }
 
@@ -228,6 +228,8 @@ pub(crate) struct Decls {
     pub(crate) locals: Vec<(Type, ir::ArrayLen, String)>,
     /// Element type, element count (1 for a variable) and name of each private.
     pub(crate) privates: Vec<(Type, u32, String)>,
+    /// How each field view is named (`ps[].vel`).
+    fields: Vec<String>,
 }
 
 impl Decls {
@@ -253,6 +255,9 @@ impl Decls {
                 .iter()
                 .map(|d| (d.elem, d.count(), d.name.clone()))
                 .collect(),
+            fields: (0..f.fields.len() as u32)
+                .map(|v| f.mem_name(ir::Mem::Field(v)))
+                .collect(),
         })
     }
 
@@ -262,6 +267,7 @@ impl Decls {
             ir::Mem::Buffer(i) => format!("buffer `{}`", self.param_names[i as usize]),
             ir::Mem::Local(i) => format!("local array `{}`", self.locals[i as usize].2),
             ir::Mem::Private(i) => format!("private array `{}`", self.privates[i as usize].2),
+            ir::Mem::Field(i) => format!("field `{}`", self.fields[i as usize]),
         }
     }
 

@@ -240,6 +240,15 @@ fn mem_ref(p: &Printer, mem: Mem, index: ExprId) -> String {
     let name = f.mem_name(mem);
     match mem {
         Mem::Private(p) if f.privates.get(p as usize).is_some_and(|d| d.len.is_none()) => name,
+        Mem::Field(v) => match f.fields.get(v as usize) {
+            Some(d) => format!(
+                "{}[{}]{}",
+                f.mem_name(Mem::Buffer(d.buffer)),
+                p.string(index),
+                f.path_suffix(d)
+            ),
+            None => format!("{name}[{}]", p.string(index)),
+        },
         _ => format!("{name}[{}]", p.string(index)),
     }
 }
@@ -424,7 +433,13 @@ pub fn function_to_string(f: &Function) -> String {
         }
         match p.kind {
             ParamKind::Buffer { elem, access, len } => {
-                let _ = write!(out, "{}: global {} [{elem}", p.name, access.name());
+                let _ = write!(
+                    out,
+                    "{}: global {} [{}",
+                    p.name,
+                    access.name(),
+                    f.elem_name(elem)
+                );
                 if let Some(n) = len {
                     let _ = write!(out, "; {n}");
                 }
@@ -439,6 +454,27 @@ pub fn function_to_string(f: &Function) -> String {
         }
     }
     out.push_str(") {\n");
+    for d in &f.structs {
+        let fields: Vec<String> = d
+            .fields
+            .iter()
+            .map(|x| {
+                let ty = f.elem_name(x.ty);
+                match x.len {
+                    Some(n) => format!("{}: [{ty}; {n}] @{}", x.name, x.offset),
+                    None => format!("{}: {ty} @{}", x.name, x.offset),
+                }
+            })
+            .collect();
+        let _ = writeln!(
+            out,
+            "  struct {} {{ {} }} size {} align {}",
+            d.name,
+            fields.join(", "),
+            d.size,
+            d.align
+        );
+    }
     for s in &f.stubs {
         let params: Vec<String> = s.params.iter().map(|t| t.to_string()).collect();
         let _ = writeln!(

@@ -167,11 +167,17 @@ impl Validator<'_> {
                 self.err(loc.clone(), "two parameters have this name".into());
             }
             match p.kind {
-                ParamKind::Buffer { elem, .. } => {
-                    if elem.scalar == Scalar::F64 {
-                        self.info.uses_f64 = true;
+                ParamKind::Buffer { elem, .. } => match elem {
+                    Elem::Value(t) => {
+                        if t.scalar == Scalar::F64 {
+                            self.info.uses_f64 = true;
+                        }
                     }
-                }
+                    Elem::Struct(s) if s as usize >= f.structs.len() => {
+                        self.err(loc.clone(), format!("refers to missing struct {s}"));
+                    }
+                    Elem::Struct(_) => {}
+                },
                 ParamKind::Scalar(t) => {
                     if t.scalar == Scalar::F64 {
                         self.info.uses_f64 = true;
@@ -205,12 +211,108 @@ impl Validator<'_> {
                 }
             }
         }
+        self.check_structs();
         for (i, p) in f.privates.iter().enumerate() {
             if p.len == Some(0) {
                 self.err(
                     format!("private array {i} `{}`", p.name),
                     "a private array needs at least one element".into(),
                 );
+            }
+        }
+    }
+
+    /// Struct declarations: C identifiers, nested structs declared first, every field aligned
+    /// for its type and inside the struct; and the field views, whose paths must lead from a
+    /// buffer of structs to a scalar or vector.
+    fn check_structs(&mut self) {
+        let f = self.f;
+        let mut names = HashSet::new();
+        for (i, d) in f.structs.iter().enumerate() {
+            let loc = format!("struct {i} `{}`", d.name);
+            if !is_ident(&d.name) || !names.insert(d.name.as_str()) {
+                self.err(
+                    loc.clone(),
+                    "the name is not an identifier or not unique".into(),
+                );
+            }
+            if !d.align.is_power_of_two() || !d.size.is_multiple_of(d.align) {
+                self.err(
+                    loc.clone(),
+                    format!(
+                        "size {} and alignment {} are not a valid layout",
+                        d.size, d.align
+                    ),
+                );
+            }
+            let mut fields = HashSet::new();
+            for fd in &d.fields {
+                let floc = format!("{loc} field `{}`", fd.name);
+                if !is_ident(&fd.name) || !fields.insert(fd.name.as_str()) {
+                    self.err(
+                        floc.clone(),
+                        "the name is not an identifier or not unique".into(),
+                    );
+                }
+                let (size, align) = match fd.ty {
+                    Elem::Value(t) => {
+                        if t.scalar == Scalar::F64 {
+                            self.info.uses_f64 = true;
+                        }
+                        if t.scalar == Scalar::Bool {
+                            self.err(floc.clone(), "struct fields cannot be bool (its size differs between C compilers); use u8 or u32".into());
+                        }
+                        (t.size() as u64, t.scalar.size() as u64)
+                    }
+                    Elem::Struct(n) if (n as usize) < i => {
+                        let inner = &f.structs[n as usize];
+                        (inner.size as u64, inner.align as u64)
+                    }
+                    Elem::Struct(n) => {
+                        self.err(
+                            floc,
+                            format!("refers to struct {n}, which is not declared before it"),
+                        );
+                        continue;
+                    }
+                };
+                let end = fd.offset as u64 + size * fd.len.unwrap_or(1) as u64;
+                if !(fd.offset as u64).is_multiple_of(align)
+                    || end > d.size as u64
+                    || fd.len == Some(0)
+                {
+                    self.err(
+                        floc,
+                        format!("offset {} does not fit the struct's layout", fd.offset),
+                    );
+                }
+            }
+        }
+        for (i, v) in f.fields.iter().enumerate() {
+            let loc = format!("field view {i}");
+            let root = match f.params.get(v.buffer as usize).map(|p| p.kind) {
+                Some(ParamKind::Buffer {
+                    elem: Elem::Struct(s),
+                    ..
+                }) => s,
+                _ => {
+                    self.err(
+                        loc,
+                        format!("parameter {} is not a buffer of structs", v.buffer),
+                    );
+                    continue;
+                }
+            };
+            match f.resolve_path(root, &v.path) {
+                Ok((ty, offset)) if ty == v.ty && offset == v.offset => {}
+                Ok((ty, offset)) => self.err(
+                    loc,
+                    format!(
+                        "its path leads to a {ty} at offset {offset}, not a {} at {}",
+                        v.ty, v.offset
+                    ),
+                ),
+                Err(e) => self.err(loc, e),
             }
         }
     }
@@ -505,17 +607,23 @@ impl Validator<'_> {
     fn mem_elem(&mut self, mem: Mem) -> Option<Type> {
         let e = self.f.mem_elem(mem);
         if e.is_none() {
-            self.err_here(format!("refers to missing memory {mem:?}"));
+            match mem {
+                Mem::Buffer(p) if self.f.buffer_elem_size(p).is_some() => {
+                    let n = self.f.mem_name(mem);
+                    self.err_here(format!(
+                        "accesses buffer `{n}` of structs as a whole; structs are read and written field by field (field views)"
+                    ));
+                }
+                _ => self.err_here(format!("refers to missing memory {mem:?}")),
+            }
         }
         e
     }
 
     fn buffer_access(&self, mem: Mem) -> Option<Access> {
-        match mem {
-            Mem::Buffer(p) => match self.f.params.get(p as usize)?.kind {
-                ParamKind::Buffer { access, .. } => Some(access),
-                _ => None,
-            },
+        let p = self.f.mem_buffer(mem)?;
+        match self.f.params.get(p as usize)?.kind {
+            ParamKind::Buffer { access, .. } => Some(access),
             _ => None,
         }
     }
@@ -552,8 +660,8 @@ impl Validator<'_> {
                                 "loads from buffer `{n}`, which is declared write-only"
                             ));
                         }
-                        if let Mem::Buffer(p) = mem {
-                            self.info.reads.insert(*p);
+                        if let Some(p) = self.f.mem_buffer(*mem) {
+                            self.info.reads.insert(p);
                         }
                     }
                     self.define(*value, elem);
@@ -569,8 +677,8 @@ impl Validator<'_> {
                                 "stores into buffer `{n}`, which is declared read-only"
                             ));
                         }
-                        if let Mem::Buffer(p) = mem {
-                            self.info.writes.insert(*p);
+                        if let Some(p) = self.f.mem_buffer(*mem) {
+                            self.info.writes.insert(p);
                         }
                     }
                     if let Some(t) = self.ty(*value) {
@@ -604,9 +712,9 @@ impl Validator<'_> {
                             let n = self.f.mem_name(*mem);
                             self.err_here(format!("atomic on buffer `{n}`, which is declared {}; atomics need read_write", a.name()));
                         }
-                        if let Mem::Buffer(p) = mem {
-                            self.info.reads.insert(*p);
-                            self.info.writes.insert(*p);
+                        if let Some(p) = self.f.mem_buffer(*mem) {
+                            self.info.reads.insert(p);
+                            self.info.writes.insert(p);
                         }
                     }
                     let s = elem.scalar;
@@ -670,8 +778,8 @@ impl Validator<'_> {
                             let n = self.f.mem_name(*mem);
                             self.err_here(format!("atomic_load of buffer `{n}`, which is declared {}; atomics need read_write", a.name()));
                         }
-                        if let Mem::Buffer(p) = mem {
-                            self.info.reads.insert(*p);
+                        if let Some(p) = self.f.mem_buffer(*mem) {
+                            self.info.reads.insert(p);
                         }
                     }
                     let s = elem.scalar;

@@ -4,10 +4,10 @@
 
 use super::sort::{sort_keys, SortKey};
 use super::{DeviceVec, View};
-use crate::builder::{Element, Expr, Numeric};
+use crate::builder::{Expr, Numeric, Value};
 use crate::error::Result;
 
-impl<T: Element> DeviceVec<T> {
+impl<T: Value> DeviceVec<T> {
     /// Replaces every element `x` by `f(x)`, in one kernel.
     pub fn transform<F: Fn(Expr<T>) -> Expr<T> + Clone>(&self, f: F) -> Result<&Self> {
         self.map(f).collect_into(self.exec(), self)?;

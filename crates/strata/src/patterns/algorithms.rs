@@ -2,7 +2,7 @@
 //! one kernel whatever the chain of views.
 
 use super::{check_alias, check_u32, launch, mem_id, Cx, DeviceVec, Exec, Layout, Reads, View};
-use crate::builder::{global_id, group_id, if_, local_id, Element, Expr};
+use crate::builder::{global_id, group_id, if_, local_id, Expr, Value};
 use crate::error::{Error, Result};
 use crate::tune::TunedOp;
 use crate::Event;
@@ -13,7 +13,7 @@ pub struct AsyncVec<T> {
     pub(crate) event: Event,
 }
 
-impl<T: Element> AsyncVec<T> {
+impl<T: Value> AsyncVec<T> {
     /// The event of the kernel computing the vector.
     pub fn event(&self) -> &Event {
         &self.event
@@ -32,7 +32,7 @@ impl<T: Element> AsyncVec<T> {
 }
 
 /// Fails with [`Error::WrongDevice`] unless `v` lives on the exec's device.
-pub(crate) fn same_device<T: Element>(op: &'static str, ex: &Exec, v: &DeviceVec<T>) -> Result<()> {
+pub(crate) fn same_device<T: Value>(op: &'static str, ex: &Exec, v: &DeviceVec<T>) -> Result<()> {
     if v.buffer().device() != ex.device() {
         return Err(Error::WrongDevice {
             op,
@@ -103,7 +103,7 @@ pub(crate) fn for_each<V: View, F: Fn(V::Item)>(ex: &Exec, view: &V, f: F) -> Re
 }
 
 /// Enqueues the kernel writing the view into `dst`.
-pub(crate) fn collect_into<T: Element, V: View<Item = Expr<T>>>(
+pub(crate) fn collect_into<T: Value, V: View<Item = Expr<T>>>(
     ex: &Exec,
     view: &V,
     dst: &DeviceVec<T>,

@@ -88,7 +88,7 @@ pub use view::{
     Reverse, Slice, Slot, Slots, Strided, View, Zip2, Zip3, Zip4,
 };
 
-use crate::builder::{BufferParam, Element, Expr, KernelDef, LocalArray, ScalarType};
+use crate::builder::{BufferParam, Expr, KernelDef, LocalArray, ScalarType, Value};
 use crate::error::{Error, Result};
 use crate::{Buffer, Event, Kernel, KernelArg, NdRange};
 use std::any::Any;
@@ -97,7 +97,7 @@ use std::any::Any;
 trait LaunchArg {
     fn arg(&self) -> KernelArg<'_>;
 }
-impl<T: Element> LaunchArg for Buffer<T> {
+impl<T: Value> LaunchArg for Buffer<T> {
     fn arg(&self) -> KernelArg<'_> {
         KernelArg::from(self)
     }
@@ -141,14 +141,14 @@ impl<'k> Cx<'k> {
         }
     }
 
-    fn find<T: Element>(&self, id: usize) -> Option<BufferParam<T>> {
+    fn find<T: Value>(&self, id: usize) -> Option<BufferParam<T>> {
         self.bufs
             .iter()
             .find(|(m, _)| *m == id)
             .and_then(|(_, p)| p.downcast_ref::<BufferParam<T>>().copied())
     }
 
-    fn declare<T: Element>(&mut self, b: &Buffer<T>, access: crate::ir::Access) -> BufferParam<T> {
+    fn declare<T: Value>(&mut self, b: &Buffer<T>, access: crate::ir::Access) -> BufferParam<T> {
         let id = mem_id(b);
         if let Some(p) = self.find::<T>(id) {
             return p;
@@ -163,7 +163,7 @@ impl<'k> Cx<'k> {
 
     /// The kernel parameter for a buffer the kernel reads (read-write when the same kernel also
     /// writes that memory).
-    pub fn read<T: Element>(&mut self, b: &Buffer<T>) -> BufferParam<T> {
+    pub fn read<T: Value>(&mut self, b: &Buffer<T>) -> BufferParam<T> {
         let access = if self.written.contains(&mem_id(b)) {
             crate::ir::Access::ReadWrite
         } else {
@@ -174,7 +174,7 @@ impl<'k> Cx<'k> {
 
     /// The kernel parameter for a buffer the kernel writes (read-write when the kernel's views
     /// also read that memory).
-    pub fn write<T: Element>(&mut self, b: &Buffer<T>) -> BufferParam<T> {
+    pub fn write<T: Value>(&mut self, b: &Buffer<T>) -> BufferParam<T> {
         let access = if self.read.contains(&mem_id(b)) {
             crate::ir::Access::ReadWrite
         } else {
@@ -184,7 +184,7 @@ impl<'k> Cx<'k> {
     }
 
     /// The kernel parameter for a buffer the kernel writes and reads.
-    pub fn read_write<T: Element>(&mut self, b: &Buffer<T>) -> BufferParam<T> {
+    pub fn read_write<T: Value>(&mut self, b: &Buffer<T>) -> BufferParam<T> {
         self.declare(b, crate::ir::Access::ReadWrite)
     }
 
@@ -218,7 +218,7 @@ impl<'k> Cx<'k> {
     }
 
     /// A local-memory array of `len` elements (a staged size).
-    pub fn local<T: Element>(&mut self, name: &str, len: u32) -> LocalArray<T> {
+    pub fn local<T: Value>(&mut self, name: &str, len: u32) -> LocalArray<T> {
         self.kd.local_array::<T>(name, len)
     }
 }
@@ -262,7 +262,7 @@ pub(crate) fn launch(
 /// Checks that an output does not overlap memory that a view reads at other positions: an
 /// output may only be the very vector an input reads element for element (in-place
 /// transforms and scans).
-pub(crate) fn check_alias<T: Element>(
+pub(crate) fn check_alias<T: Value>(
     op: &'static str,
     reads: &Reads,
     out: &DeviceVec<T>,

@@ -58,8 +58,8 @@
 
 use super::{check_u32, launch, mem_id, Cx, DeviceVec, Exec, Reads, SortMethod, Staging};
 use crate::builder::{
-    barrier_local, for_range, for_step, group_id, if_, lit, local_id, select, var_named, Element,
-    Expr, Integer, LocalArray, Numeric,
+    barrier_local, for_range, for_step, group_id, if_, lit, local_id, select, var_named, Expr,
+    Integer, LocalArray, Numeric, Value,
 };
 use crate::error::{Error, Result};
 use crate::tune::TunedOp;
@@ -478,7 +478,7 @@ struct Moves<'a, K, V> {
 }
 
 /// The downsweep (see the module docs).
-fn downsweep<K: SortKey, V: Element>(
+fn downsweep<K: SortKey, V: Value>(
     ex: &Exec,
     p: &SortPlan,
     mv: &Moves<'_, K, V>,
@@ -799,7 +799,7 @@ fn parts_count<K: SortKey>(
 }
 
 /// [`SortMethod::Parts`]: every key (and value) to its position, in order within each part.
-fn parts_scatter<K: SortKey, V: Element>(
+fn parts_scatter<K: SortKey, V: Value>(
     ex: &Exec,
     p: &PartsPlan,
     mv: &Moves<'_, K, V>,
@@ -882,7 +882,7 @@ pub(crate) fn shape(ex: &Exec, n: usize, pair: u64) -> Result<(usize, usize)> {
 }
 
 /// Sorts `keys` (and `values` alongside, if given) in place, stably.
-pub(crate) fn sort_keys<K: SortKey, V: Element>(
+pub(crate) fn sort_keys<K: SortKey, V: Value>(
     ex: &Exec,
     keys: &DeviceVec<K>,
     values: Option<&DeviceVec<V>>,
@@ -1022,7 +1022,7 @@ pub(crate) fn sort_keys<K: SortKey, V: Element>(
 /// Sorts `keys` ascending and applies the same permutation to `values`, stably (equal keys
 /// keep their order), in place. Both must live on the exec's device and have the same length,
 /// in different memory.
-pub fn sort_by_key<K: SortKey, V: Element>(
+pub fn sort_by_key<K: SortKey, V: Value>(
     ex: &Exec,
     keys: &DeviceVec<K>,
     values: &DeviceVec<V>,

@@ -6,7 +6,7 @@
 //! the layout picks the index arithmetic), so it is part of the optimized IR that keys the
 //! device's kernel cache: a kernel is compiled again only when a staged value changes.
 
-use crate::builder::Element;
+use crate::builder::Value;
 use crate::error::{Error, Result};
 use crate::tune::{Choice, TunedOp, Tuning};
 use crate::{BackendKind, Buffer, Device, Queue};
@@ -263,7 +263,7 @@ impl std::fmt::Debug for Scratch {
 impl Scratch {
     /// A buffer of at least `len` elements: the smallest kept one that is large enough, or a
     /// new (zeroed) one. Its contents are unspecified.
-    pub(crate) fn take<T: Element>(&self, device: &Device, len: usize) -> Result<Buffer<T>> {
+    pub(crate) fn take<T: Value>(&self, device: &Device, len: usize) -> Result<Buffer<T>> {
         match self.take_kept::<Buffer<T>>(|b| (b.len() >= len).then_some(b.len())) {
             Some(b) => Ok(b),
             None => Buffer::new(device, len.max(1)),
@@ -284,7 +284,7 @@ impl Scratch {
     }
 
     /// Keeps `b` for a later [`Scratch::take`]; call it only when nothing uses `b` any more.
-    pub(crate) fn keep<T: Element>(&self, b: Buffer<T>) {
+    pub(crate) fn keep<T: Value>(&self, b: Buffer<T>) {
         self.keep_sized(b.len() * std::mem::size_of::<T>(), b);
     }
 

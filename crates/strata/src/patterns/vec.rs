@@ -1,7 +1,7 @@
 //! [`DeviceVec<T>`]: a typed vector on one device, the container of the patterns layer.
 
 use super::{check_u32, Exec, Reads, Slots, View};
-use crate::builder::{Element, Expr};
+use crate::builder::{Expr, Value};
 use crate::error::{Error, Result};
 use crate::Buffer;
 use std::ops::RangeBounds;
@@ -41,7 +41,7 @@ impl<T> std::fmt::Debug for DeviceVec<T> {
     }
 }
 
-impl<T: Element> DeviceVec<T> {
+impl<T: Value> DeviceVec<T> {
     /// A vector of `len` zeros on the exec's device.
     pub fn zeroed(ex: &Exec, len: usize) -> Result<DeviceVec<T>> {
         check_u32("DeviceVec::zeroed", len)?;
@@ -212,7 +212,7 @@ impl<T: Element> DeviceVec<T> {
     }
 }
 
-impl<T: Element> View for &DeviceVec<T> {
+impl<T: Value> View for &DeviceVec<T> {
     type Item = Expr<T>;
     fn len(&self) -> usize {
         self.len
@@ -229,7 +229,7 @@ impl<T: Element> View for &DeviceVec<T> {
 
 /// The vector as a view by value (a cheap handle sharing the memory), so that algorithms can
 /// be called on it directly: `v.sum(&ex)`.
-impl<T: Element> View for DeviceVec<T> {
+impl<T: Value> View for DeviceVec<T> {
     type Item = Expr<T>;
     fn len(&self) -> usize {
         self.len

@@ -10,7 +10,7 @@
 
 use super::algorithms::{self, AsyncVec};
 use super::{reduce, scan, select, sort, Cx, DeviceVec, Exec};
-use crate::builder::{BufferParam, Element, Expr, Numeric, ScalarType};
+use crate::builder::{BufferParam, Expr, Numeric, ScalarType, Value};
 use crate::error::{Error, Result};
 use crate::Buffer;
 
@@ -153,7 +153,7 @@ pub trait View: Clone {
     }
 
     /// Evaluates the view into a new vector, in one kernel (transform).
-    fn collect<T: Element>(&self, ex: &Exec) -> Result<DeviceVec<T>>
+    fn collect<T: Value>(&self, ex: &Exec) -> Result<DeviceVec<T>>
     where
         Self: View<Item = Expr<T>>,
     {
@@ -162,7 +162,7 @@ pub trait View: Clone {
 
     /// Evaluates the view into `dst`, which must have the view's length and may be an input
     /// only where the view reads it element for element (in-place transform).
-    fn collect_into<T: Element>(&self, ex: &Exec, dst: &DeviceVec<T>) -> Result<()>
+    fn collect_into<T: Value>(&self, ex: &Exec, dst: &DeviceVec<T>) -> Result<()>
     where
         Self: View<Item = Expr<T>>,
     {
@@ -171,7 +171,7 @@ pub trait View: Clone {
 
     /// Starts evaluating the view into a new vector and returns at once; the result carries the
     /// launch's [`Event`](crate::Event).
-    fn collect_async<T: Element>(&self, ex: &Exec) -> Result<AsyncVec<T>>
+    fn collect_async<T: Value>(&self, ex: &Exec) -> Result<AsyncVec<T>>
     where
         Self: View<Item = Expr<T>>,
     {
@@ -421,7 +421,7 @@ pub struct Slot<T> {
     index: Expr<u32>,
 }
 
-impl<T: Element> Slot<T> {
+impl<T: Value> Slot<T> {
     /// The element's current value.
     pub fn get(&self) -> Expr<T> {
         self.buf.at(self.index)
@@ -456,13 +456,13 @@ impl<T> Clone for Slots<T> {
     }
 }
 
-impl<T: Element> Slots<T> {
+impl<T: Value> Slots<T> {
     pub(crate) fn new(vec: DeviceVec<T>) -> Self {
         Slots { vec }
     }
 }
 
-impl<T: Element> View for Slots<T> {
+impl<T: Value> View for Slots<T> {
     type Item = Slot<T>;
     fn len(&self) -> usize {
         self.vec.len()

@@ -171,7 +171,7 @@ pub struct LocalMem<T> {
     _t: PhantomData<T>,
 }
 
-impl<T: Element> LocalMem<T> {
+impl<T: crate::builder::Value> LocalMem<T> {
     /// `len` elements of local memory (checked at launch against the device's local memory).
     pub fn new(len: usize) -> Self {
         LocalMem {

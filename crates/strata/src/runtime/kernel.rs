@@ -11,7 +11,7 @@
 
 use super::CompiledKernel;
 use super::{ArgValue, Buffer, Command, Device, Event, LocalMem, Memory, Queue};
-use crate::builder::{self, Element, GatherDecl, GatherOp, KernelDef, ScalarType};
+use crate::builder::{self, Element, GatherDecl, GatherOp, KernelDef, Layout, ScalarType, Value};
 use crate::error::{Error, Result};
 use crate::ir::{self, ArrayLen, Literal, ParamKind, Type, ValidFunction};
 use std::sync::{Arc, Mutex};
@@ -254,8 +254,8 @@ impl Kernel {
                         device,
                     },
                 ) => {
-                    if *belem != elem {
-                        return Err(mismatch(format!("a buffer of {elem}")));
+                    if !belem.matches(f, elem) {
+                        return Err(mismatch(format!("a buffer of {}", f.elem_name(elem))));
                     }
                     if *device != queue.device() {
                         return Err(Error::WrongDevice {
@@ -282,7 +282,7 @@ impl Kernel {
                     }
                     if access == ir::Access::Constant {
                         constants += 1;
-                        let bytes = *blen as u64 * elem.size() as u64;
+                        let bytes = *blen as u64 * f.elem_size(elem) as u64;
                         if let Some(max) = dev.max_constant_buffer_size.filter(|&m| bytes > m) {
                             return Err(mismatch(format!(
                                 "a constant buffer of at most {max} bytes (the device's limit; this one has {bytes}): pass a larger one as a read-only buffer (`&[T]`) instead"
@@ -327,7 +327,7 @@ impl Kernel {
                     ArgValue::LocalLen(n)
                 }
                 (ParamKind::Buffer { elem, .. }, _) => {
-                    return Err(mismatch(format!("a buffer of {elem}")))
+                    return Err(mismatch(format!("a buffer of {}", f.elem_name(elem))))
                 }
                 (ParamKind::Scalar(t), _) => return Err(mismatch(format!("a {t} value"))),
                 (ParamKind::LocalLen, _) => return Err(mismatch("a LocalMem size".into())),
@@ -424,7 +424,12 @@ pub(crate) fn args_signature(f: &ir::Function, hidden: impl Fn(usize) -> bool) -
         .filter(|(i, _)| !hidden(*i))
         .map(|(_, p)| match p.kind {
             ParamKind::Buffer { elem, access, .. } => {
-                format!("{}: Buffer<{elem}> ({})", p.name, access.name())
+                format!(
+                    "{}: Buffer<{}> ({})",
+                    p.name,
+                    f.elem_name(elem),
+                    access.name()
+                )
             }
             ParamKind::Scalar(t) => format!("{}: {t}", p.name),
             ParamKind::LocalLen => format!("{}: LocalMem", p.name),
@@ -646,7 +651,7 @@ pub(crate) enum ArgInner<'a> {
     Buffer {
         mem: &'a Arc<dyn Memory>,
         len: usize,
-        elem: Type,
+        elem: Layout,
         device: &'a Device,
     },
     Scalar(Literal),
@@ -663,7 +668,7 @@ pub struct KernelArg<'a>(pub(crate) ArgInner<'a>);
 impl KernelArg<'_> {
     fn describe(&self) -> String {
         match &self.0 {
-            ArgInner::Buffer { elem, len, .. } => format!("a buffer of {len} {elem}"),
+            ArgInner::Buffer { elem, len, .. } => format!("a buffer of {len} {}", elem.name()),
             ArgInner::Scalar(l) => format!("a {} value", l.scalar),
             ArgInner::Local { elem, len } => format!("LocalMem<{elem}> of {len}"),
         }
@@ -675,7 +680,7 @@ impl<'a, T: Element> From<&'a Buffer<T>> for KernelArg<'a> {
         KernelArg(ArgInner::Buffer {
             mem: &b.mem,
             len: b.len(),
-            elem: T::TYPE,
+            elem: T::LAYOUT,
             device: &b.device,
         })
     }
@@ -687,7 +692,7 @@ impl<T: ScalarType> From<T> for KernelArg<'_> {
     }
 }
 
-impl<T: Element> From<LocalMem<T>> for KernelArg<'_> {
+impl<T: Value> From<LocalMem<T>> for KernelArg<'_> {
     fn from(l: LocalMem<T>) -> Self {
         KernelArg(ArgInner::Local {
             elem: T::TYPE,
@@ -815,7 +820,7 @@ impl Run {
 
     /// The future value of gather reduction `index` (in declaration order); `T` must be its
     /// element type.
-    pub fn gather<T: Element + crate::ir::eval::Num>(&self, index: usize) -> Result<Gathered<T>> {
+    pub fn gather<T: Value + crate::ir::eval::Num>(&self, index: usize) -> Result<Gathered<T>> {
         let g = self.gathers.get(index).ok_or_else(|| Error::BufferRange {
             op: "gather",
             detail: format!(
@@ -852,7 +857,7 @@ pub struct Gathered<T> {
     combine: Option<Kernel>,
 }
 
-impl<T: Element + crate::ir::eval::Num> Gathered<T> {
+impl<T: Value + crate::ir::eval::Num> Gathered<T> {
     /// Waits for the kernel and combines the per-work-group partial results (in work-group
     /// order, so the result is deterministic).
     pub fn get(self) -> Result<T> {

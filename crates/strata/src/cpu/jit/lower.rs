@@ -685,8 +685,19 @@ impl<'a, 'b> Gen<'a, 'b> {
             _ => self.b.ins().uextend(types::I64, i),
         };
         let elem = self.f.mem_elem(mem).expect("validated memory");
+        // A field of a buffer of structs: the struct's size from one element to the next,
+        // then the field's offset.
+        let (stride, field_offset) = match mem {
+            Mem::Field(v) => {
+                let v = &self.f.fields[v as usize];
+                let size = self.f.buffer_elem_size(v.buffer).expect("validated");
+                (size, v.offset as i64)
+            }
+            _ => (elem.size(), 0),
+        };
         let (base, len) = match mem {
             Mem::Buffer(p) => self.mem_arg(self.bufs_p, p),
+            Mem::Field(v) => self.mem_arg(self.bufs_p, self.f.fields[v as usize].buffer),
             Mem::Local(l) => self.mem_arg(self.locs_p, l),
             Mem::Private(p) => {
                 let off = self.plan.privates[p as usize].expect("private array in the record");
@@ -698,8 +709,12 @@ impl<'a, 'b> Gen<'a, 'b> {
         };
         let bad = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, i, len);
         self.fault_if(bad, Site::OutOfBounds { mem, scalar: is }, i, len);
-        let off = self.b.ins().imul_imm(i, elem.size() as i64);
-        self.b.ins().iadd(base, off)
+        let off = self.b.ins().imul_imm(i, stride as i64);
+        let at = self.b.ins().iadd(base, off);
+        match field_offset {
+            0 => at,
+            o => self.b.ins().iadd_imm(at, o),
+        }
     }
 
     pub(super) fn private_var(&self, mem: Mem) -> Option<u32> {

@@ -47,7 +47,10 @@ pub(super) fn vectorizable(f: &Function) -> bool {
         return false;
     }
     let params_ok = f.params.iter().all(|p| match p.kind {
-        ParamKind::Buffer { elem, .. } => lane_type(elem) && elem.scalar != Scalar::Bool,
+        // Buffers of structs take the scalar path (their fields are strided).
+        ParamKind::Buffer { elem, .. } => elem
+            .value()
+            .is_some_and(|t| lane_type(t) && t.scalar != Scalar::Bool),
         ParamKind::Scalar(t) => lane_type(t),
         ParamKind::LocalLen => false,
     });

@@ -1,0 +1,103 @@
+//! Buffers of user structs (`#[derive(Element)]`) on every backend present.
+
+use strata::builder::FieldAccess;
+use strata::prelude::*;
+
+#[derive(Clone, Copy, Debug, PartialEq, strata::Element)]
+#[repr(C)]
+struct Inner {
+    a: u16,
+    b: i16,
+    c: [u8; 4],
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, strata::Element)]
+#[repr(C)]
+struct Particle {
+    pos: [f32; 3],
+    mass: f32,
+    vel: [f32; 3],
+    id: u32,
+    inner: Inner,
+    hist: [Inner; 2],
+    w: f64,
+}
+
+#[test]
+fn builder_round_trip() {
+    let k = Kernel::build("structs_rt", |k| {
+        let src = k.read::<Particle>("src");
+        let dst = k.write::<Particle>("dst");
+        let i = global_id(0);
+        let p = src.item(i).load();
+        dst.item(i).store(p);
+    })
+    .unwrap();
+    println!("{}", k.ir_text());
+}
+
+fn sample(n: usize) -> Vec<Particle> {
+    (0..n)
+        .map(|i| {
+            let f = i as f32;
+            Particle {
+                pos: [f, f + 0.5, -f],
+                mass: 1.0 + f,
+                vel: [0.25, -0.5, f * 0.125],
+                id: i as u32 * 7,
+                inner: Inner {
+                    a: i as u16,
+                    b: -(i as i16),
+                    c: [i as u8, 1, 2, 3],
+                },
+                hist: [
+                    Inner {
+                        a: 10,
+                        b: 20,
+                        c: [4, 5, 6, 7],
+                    },
+                    Inner {
+                        a: 30,
+                        b: -40,
+                        c: [8, 9, 10, 11],
+                    },
+                ],
+                w: f as f64 * 1.5,
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn round_trip_on_every_backend() {
+    for spec in ["interp", "cpu", "opencl:0"] {
+        let Ok(dev) = Device::from_spec(spec) else {
+            continue;
+        };
+        let q = Queue::new(&dev).unwrap();
+        let k = Kernel::build("structs_rt2", |k| {
+            let src = k.read::<Particle>("src");
+            let dst = k.write::<Particle>("dst");
+            let i = global_id(0);
+            let mut p = src.item(i).load();
+            p.pos = p.pos + p.vel;
+            p.hist[1].b = lit(0i16) - p.hist[0].b;
+            dst.item(i).store(p);
+        })
+        .unwrap();
+        let xs = sample(37);
+        let src = Buffer::from_slice(&q, &xs).unwrap();
+        let dst = Buffer::<Particle>::new(&dev, xs.len()).unwrap();
+        q.launch(&k, NdRange::new(xs.len()), args![&src, &dst])
+            .unwrap();
+        let got = dst.to_vec(&q).unwrap();
+        for (g, x) in got.iter().zip(&xs) {
+            let mut want = *x;
+            for c in 0..3 {
+                want.pos[c] = x.pos[c] + x.vel[c];
+            }
+            want.hist[1].b = -x.hist[0].b;
+            assert_eq!(*g, want, "on {spec}");
+        }
+    }
+}
