@@ -226,6 +226,7 @@ fn all_twins() -> Vec<(String, Vec<Kernel>)> {
     v.extend(queue::twins());
     v.extend(subgroups::twins());
     v.extend(ordering::twins());
+    v.extend(structs::twins());
     v
 }
 
@@ -285,7 +286,7 @@ const NOT_TWINNED: &[&str] = &[
 
 /// How many conformance cases must have twins (the number twinned when the list was last
 /// extended); guards against twins being dropped.
-const MIN_TWINNED: usize = 122;
+const MIN_TWINNED: usize = 124;
 
 #[test]
 fn conformance_kernels_have_identical_macro_twins() {
@@ -2211,6 +2212,48 @@ mod ordering {
             (
                 "atomic_order/message_passing".into(),
                 vec![k(message_passing::build(), |k| k.kernel())],
+            ),
+        ]
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// User structs: structs/*.
+
+mod structs {
+    use super::*;
+    use strata_cli::conformance::structs::Particle;
+
+    #[kernel]
+    fn struct_round_trip(src: &[Particle], #[write] dst: &mut [Particle]) {
+        let i = global_id(0);
+        if i < src.len() {
+            dst[i] = src[i];
+        }
+    }
+
+    #[kernel]
+    fn struct_fields(ps: &mut [Particle], dt: f32) {
+        let i = global_id(0);
+        if i < ps.len() {
+            let p = ps[i];
+            ps[i].pos = p.pos + p.vel * splat(dt);
+            ps[i].hist[1].a = p.hist[0].a + p.inner.a;
+            ps[i].taps[3] = p.taps[0] ^ p.taps[4];
+            ps[i].id += 1u32;
+            ps[i].w = p.w * 2.0;
+        }
+    }
+
+    pub fn twins() -> Vec<(String, Vec<Kernel>)> {
+        vec![
+            (
+                "structs/round_trip".into(),
+                vec![k(struct_round_trip::build(), |k| k.kernel())],
+            ),
+            (
+                "structs/field_update".into(),
+                vec![k(struct_fields::build(), |k| k.kernel())],
             ),
         ]
     }

@@ -633,6 +633,10 @@ impl Cx {
 
     fn assign(&mut self, a: &syn::ExprAssign) -> TokenStream {
         let st = s();
+        if let Some(place) = self.field_place(&a.left) {
+            let v = self.expr(&a.right);
+            return quote_spanned!(a.span()=> #st::builder::support::store_field(&#place, #v));
+        }
         match &*a.left {
             Expr::Path(p) if p.path.get_ident().is_some() => {
                 let id = p.path.get_ident().expect("ident");
@@ -683,6 +687,14 @@ impl Cx {
 
     fn compound(&mut self, b: &syn::ExprBinary) -> TokenStream {
         let op = compound_to_binary(&b.op);
+        if let Some(place) = self.field_place(&b.left) {
+            let st = s();
+            let v = self.expr(&b.right);
+            return quote_spanned!(b.span()=> {
+                let __strata_p = #place;
+                #st::builder::support::store_field(&__strata_p, #st::builder::FieldAccess::load(&__strata_p) #op (#v))
+            });
+        }
         match &*b.left {
             Expr::Path(p) if p.path.get_ident().is_some() => {
                 let id = p.path.get_ident().expect("ident");
@@ -1163,17 +1175,16 @@ impl Cx {
                 }
                 quote_spanned!(r.span()=> #st::builder::return_())
             }
-            Expr::Field(f) => match &f.member {
-                syn::Member::Unnamed(_) => {
-                    let base = self.expr(&f.base);
-                    let m = &f.member;
-                    quote!(#base.#m)
+            Expr::Field(f) => {
+                // `ps[i].vel.x`: one field of an element of a buffer of structs, read alone.
+                if let Some(place) = self.field_place(e) {
+                    return quote_spanned!(f.span()=> #st::builder::FieldAccess::load(&#place));
                 }
-                syn::Member::Named(n) => self.error(err(
-                    n,
-                    "fields are not available in kernels; vector components are read with `.x()`, `.y()`, `.z()`, `.w()` or `.get(i)`",
-                )),
-            },
+                // A field of a struct value (`p.vel` after `let p = ps[i];`), or a tuple field.
+                let base = self.expr(&f.base);
+                let m = &f.member;
+                quote!(#base.#m)
+            }
             Expr::Match(m) => self.error(err(
                 m.match_token,
                 "`match` is not supported in kernels; write an `if` / `else if` chain",
@@ -1194,6 +1205,41 @@ impl Cx {
             Expr::Let(l) => self.error(err(l, "`let` expressions are not supported in kernels")),
             other => self.error(err(other, "this expression is not supported in kernels")),
         }
+    }
+
+    /// `buf[i].a.b[2]` where `buf` is a buffer: the place of that field of element `i`
+    /// (`buf.item(i).a.b[2]`), read or written alone. `None` for any other expression.
+    fn field_place(&mut self, e: &Expr) -> Option<TokenStream> {
+        let mut steps = Vec::new();
+        let mut at = e;
+        loop {
+            match at {
+                Expr::Field(f) if matches!(f.member, syn::Member::Named(_)) => {
+                    let m = &f.member;
+                    steps.push(quote!(.#m));
+                    at = &f.base;
+                }
+                // A constant index into an array field: `ps[i].hist[1].a`.
+                Expr::Index(ix) if matches!(&*ix.expr, Expr::Field(_)) => {
+                    let k = self.expr(&ix.index);
+                    steps.push(quote!([#k]));
+                    at = &ix.expr;
+                }
+                Expr::Paren(p) => at = &p.expr,
+                _ => break,
+            }
+        }
+        let Expr::Index(ix) = at else { return None };
+        if steps.is_empty()
+            || !matches!(self.kind_of_path(&ix.expr), Some(Kind::Dev))
+            || !matches!(&*ix.expr, Expr::Path(_))
+        {
+            return None;
+        }
+        let base = self.expr_place(&ix.expr);
+        let i = self.expr(&ix.index);
+        steps.reverse();
+        Some(quote_spanned!(ix.bracket_token.span.join()=> #base.item(#i) #(#steps)*))
     }
 
     fn expr_method_receiver(&mut self, e: &Expr) -> TokenStream {

@@ -108,6 +108,8 @@ pub fn expand(input: DeriveInput) -> Result<TokenStream, Error> {
             ));
         }
         let fvis = &f.vis;
+        let fdoc = format!("The field `{fname}`.");
+        let fvis = quote!(#[doc = #fdoc] #fvis);
         sizes.push(quote!(::core::mem::size_of::<#ty>()));
         match kind(ty) {
             FieldKind::One(e) => {

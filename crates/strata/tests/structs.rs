@@ -101,3 +101,53 @@ fn round_trip_on_every_backend() {
         }
     }
 }
+
+#[kernel]
+fn step(ps: &mut [Particle], dt: f32) {
+    let i = global_id(0);
+    if i < ps.len() {
+        let p = ps[i];
+        ps[i].pos = p.pos + p.vel * splat(dt);
+        ps[i].hist[1].a = p.hist[0].a + p.inner.a;
+        ps[i].id += 1u32;
+    }
+}
+
+#[kernel]
+fn copy_all(src: &[Particle], dst: &mut [Particle]) {
+    let i = global_id(0);
+    if i < src.len() {
+        dst[i] = src[i];
+    }
+}
+
+#[test]
+fn kernel_macro_fields() {
+    for spec in ["interp", "cpu", "opencl:0"] {
+        let Ok(dev) = Device::from_spec(spec) else {
+            continue;
+        };
+        let q = Queue::new(&dev).unwrap();
+        let xs = sample(19);
+        let ps = Buffer::from_slice(&q, &xs).unwrap();
+        step::build()
+            .unwrap()
+            .launch(&q, NdRange::new(32), &ps, 0.5)
+            .unwrap();
+        let out = Buffer::<Particle>::new(&dev, xs.len()).unwrap();
+        copy_all::build()
+            .unwrap()
+            .launch(&q, NdRange::new(32), &ps, &out)
+            .unwrap();
+        let got = out.to_vec(&q).unwrap();
+        for (g, x) in got.iter().zip(&xs) {
+            let mut want = *x;
+            for c in 0..3 {
+                want.pos[c] = x.pos[c] + x.vel[c] * 0.5;
+            }
+            want.hist[1].a = x.hist[0].a.wrapping_add(x.inner.a);
+            want.id += 1;
+            assert_eq!(*g, want, "on {spec}");
+        }
+    }
+}

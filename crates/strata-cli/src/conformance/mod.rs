@@ -23,6 +23,7 @@ mod memory;
 mod ordering;
 mod queue_ops;
 mod random;
+pub mod structs;
 mod stubs;
 mod subgroups;
 mod vectors;
@@ -71,6 +72,7 @@ pub fn cases() -> Vec<Case> {
     v.extend(subgroups::cases());
     v.extend(queue_ops::cases());
     v.extend(random::cases());
+    v.extend(structs::cases());
     v.sort_by_key(|c| c.name);
     v
 }

@@ -750,6 +750,45 @@ fn check_handle(trace: u32, what: &str) {
     })
 }
 
+impl<T> BufferParam<T> {
+    #[track_caller]
+    fn mem(&self) -> Mem {
+        check_handle(self.trace, "buffer parameter");
+        Mem::Buffer(self.param)
+    }
+}
+
+impl<T: Element> BufferParam<T> {
+    /// Reads element `i` (a snapshot: later stores do not change the returned value): an
+    /// [`Expr`] for scalars and vectors, the struct's device form for a struct (every field
+    /// read; [`item`](Self::item) reads one field).
+    #[track_caller]
+    pub fn at(&self, i: impl Index) -> T::Dev {
+        T::load_elem(self, i.index_id())
+    }
+    /// Writes `value` to element `i` (a struct field by field).
+    #[track_caller]
+    pub fn set(&self, i: impl Index, value: impl Into<T::Dev>) {
+        T::store_elem(self, i.index_id(), value.into())
+    }
+    /// Reads element `index` of a buffer of scalars or vectors.
+    #[track_caller]
+    pub(crate) fn load_value(&self, index: ExprId) -> Expr<T>
+    where
+        T: KernelType,
+    {
+        load(self.mem(), index)
+    }
+    /// Writes element `index` of a buffer of scalars or vectors.
+    #[track_caller]
+    pub(crate) fn store_value(&self, index: ExprId, v: Expr<T>)
+    where
+        T: KernelType,
+    {
+        store(self.mem(), index, v)
+    }
+}
+
 macro_rules! memory_api {
     ($ty:ident, $field:ident, $mem:expr, $what:literal) => {
         impl<T: KernelType> $ty<T> {
@@ -773,7 +812,6 @@ macro_rules! memory_api {
     };
 }
 
-memory_api!(BufferParam, param, Mem::Buffer, "buffer parameter");
 memory_api!(LocalArray, index, Mem::Local, "local array");
 memory_api!(PrivateArray, index, Mem::Private, "private array");
 

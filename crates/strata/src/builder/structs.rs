@@ -10,6 +10,7 @@
 use super::types::{Element, KernelType, Layout};
 use super::{check_handle, load, store, with, BufferParam, Expr, Index};
 use crate::ir::{self, ExprId, FieldStep, Mem};
+
 use std::marker::PhantomData;
 use std::panic::Location;
 
@@ -137,11 +138,16 @@ impl<T: Element> BufferParam<T> {
     /// and written with [`FieldAccess::load`] / [`FieldAccess::store`] (field by field).
     #[track_caller]
     pub fn item(&self, i: impl Index) -> T::Place {
+        self.item_at(i.index_id())
+    }
+
+    #[track_caller]
+    pub(crate) fn item_at(&self, index: ExprId) -> T::Place {
         check_handle(self.trace, "buffer parameter");
         T::place(FieldPlace {
             buffer: self.param,
             trace: self.trace,
-            index: i.index_id(),
+            index,
             path: Vec::new(),
         })
     }

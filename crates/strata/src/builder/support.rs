@@ -35,6 +35,12 @@ impl<T: ScalarType> IntoDevice<T> for T {
     }
 }
 
+/// `ps[i].f = v`: writes a field of an element of a buffer of structs.
+#[track_caller]
+pub fn store_field<P: super::FieldAccess>(place: &P, v: impl Into<P::Value>) {
+    place.store(v.into())
+}
+
 /// `v` as a device expression.
 pub fn dev<T: KernelType>(v: impl IntoDevice<T>) -> Expr<T> {
     v.into_device()
@@ -234,7 +240,15 @@ macro_rules! load_mem {
         }
     )*};
 }
-load_mem!(BufferParam, LocalArray, PrivateArray);
+load_mem!(LocalArray, PrivateArray);
+
+impl<T: super::Element, I: super::Index> Load<I> for super::BufferParam<T> {
+    type Out = T::Dev;
+    #[track_caller]
+    fn load(&self, i: I) -> T::Dev {
+        self.at(i)
+    }
+}
 
 /// An index into a Rust array (a host value).
 pub trait HostIndex: Copy {

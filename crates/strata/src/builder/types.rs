@@ -51,10 +51,22 @@ pub unsafe trait Element: bytemuck::Pod + Send + Sync + 'static {
     type Dev;
     /// The element (or a field of that type) at a place in a buffer of structs, read with
     /// `load` and written with `store` ([`Place`](super::Place) for scalars and vectors).
-    type Place;
+    type Place: super::FieldAccess<Value = Self::Dev>;
     /// The place at `at` (called by the place of the enclosing struct).
     #[doc(hidden)]
     fn place(at: super::FieldPlace) -> Self::Place;
+    /// Reads element `index` of `buf` (a struct field by field).
+    #[doc(hidden)]
+    #[track_caller]
+    fn load_elem(buf: &super::BufferParam<Self>, index: crate::ir::ExprId) -> Self::Dev {
+        super::FieldAccess::load(&buf.item_at(index))
+    }
+    /// Writes element `index` of `buf` (a struct field by field).
+    #[doc(hidden)]
+    #[track_caller]
+    fn store_elem(buf: &super::BufferParam<Self>, index: crate::ir::ExprId, v: Self::Dev) {
+        super::FieldAccess::store(&buf.item_at(index), v)
+    }
 }
 
 /// A buffer element that is also a kernel value: a scalar or a vector (every [`Element`]
@@ -139,6 +151,14 @@ macro_rules! value_element {
             type Place = super::Place<$t>;
             fn place(at: super::FieldPlace) -> Self::Place {
                 super::Place::new(at)
+            }
+            #[track_caller]
+            fn load_elem(buf: &super::BufferParam<Self>, index: crate::ir::ExprId) -> Self::Dev {
+                buf.load_value(index)
+            }
+            #[track_caller]
+            fn store_elem(buf: &super::BufferParam<Self>, index: crate::ir::ExprId, v: Self::Dev) {
+                buf.store_value(index, v)
             }
         }
     )*};

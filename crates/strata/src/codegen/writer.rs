@@ -58,6 +58,13 @@ pub struct Dialect {
     pub constant_buffer: &'static str,
     /// Qualifier of pointers to local memory (CUDA has none: its pointers are generic).
     pub local_ptr: &'static str,
+    /// A compile-time check (`{cond}` the condition, `{id}` a C identifier naming it): a
+    /// negative array size in OpenCL C (C99 has no `_Static_assert`), `static_assert` in CUDA.
+    pub static_check: &'static str,
+    /// The compile-time `offsetof` of the dialect's compilers, if any (`{t}` the struct, `{f}`
+    /// the field): clang's built-in for OpenCL (checked under `__clang__` only); NVRTC has
+    /// none without the C++ headers, so CUDA checks the size and alignment of structs alone.
+    pub offset_of: Option<&'static str>,
     /// How a launch-sized local array reaches the kernel: `None` as a pointer argument in
     /// [`Dialect::local_ptr`] space (OpenCL sets its size at launch); `Some(decl)` as a `uint`
     /// byte offset into one dynamically sized block that `decl` declares, named
@@ -163,6 +170,8 @@ pub static OPENCL: Dialect = Dialect {
     global: "__global",
     local: "__local",
     local_ptr: "__local",
+    static_check: "typedef char {id}[({cond}) ? 1 : -1];",
+    offset_of: Some("__builtin_offsetof({t}, {f})"),
     constant_buffer: "__constant const {t}* {n}",
     dynamic_local: None,
     helper_prefix: "static inline",
@@ -246,6 +255,8 @@ pub static CUDA: Dialect = Dialect {
     global: "",
     local: "__shared__",
     local_ptr: "",
+    static_check: "static_assert({cond}, \"{id}: the C layout differs from Rust's\");",
+    offset_of: None,
     constant_buffer: "const {t}* __restrict__ {n}",
     dynamic_local: Some("extern __shared__ __align__(16) unsigned char strata_dyn_local[];"),
     helper_prefix: "static __device__ inline",
@@ -781,18 +792,33 @@ impl<'a> Writer<'a> {
                 }
             }
             let _ = writeln!(out, "}} {n};");
-            let _ = writeln!(
-                out,
-                "typedef char strata_layout_{n}[(sizeof({n}) == {}) ? 1 : -1];",
-                d.size
-            );
-            for fd in &d.fields {
-                let name = field_ident(&fd.name);
-                let _ = writeln!(
-                    out,
-                    "typedef char strata_layout_{n}_{name}[(__builtin_offsetof({n}, {name}) == {}) ? 1 : -1];",
-                    fd.offset
-                );
+            let check = |id: String, cond: String| {
+                self.d
+                    .static_check
+                    .replace("{id}", &id)
+                    .replace("{cond}", &cond)
+                    + "\n"
+            };
+            out.push_str(&check(
+                format!("strata_layout_{n}"),
+                format!("sizeof({n}) == {}", d.size),
+            ));
+            if let Some(offset_of) = self.d.offset_of {
+                out.push_str("#ifdef __clang__\n");
+                for fd in &d.fields {
+                    let name = field_ident(&fd.name);
+                    let off = offset_of.replace("{t}", n).replace("{f}", &name);
+                    out.push_str(&check(
+                        format!("strata_layout_{n}_{name}"),
+                        format!("{off} == {}", fd.offset),
+                    ));
+                }
+                out.push_str("#endif\n");
+            } else {
+                out.push_str(&check(
+                    format!("strata_layout_{n}_align"),
+                    format!("alignof({n}) == {}", d.align),
+                ));
             }
         }
         out
