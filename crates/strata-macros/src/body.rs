@@ -1200,7 +1200,7 @@ impl Cx {
             Expr::Async(a) => self.error(err(a, "`async` is not available in kernels")),
             Expr::Await(a) => self.error(err(a, "`.await` is not available in kernels")),
             Expr::Unsafe(u) => self.error(err(u.unsafe_token, "`unsafe` is not available in kernels (and not needed: every access is checked or defined)")),
-            Expr::Struct(st) => self.error(err(st, "structs are not available in kernels yet; pass their fields as separate parameters")),
+            Expr::Struct(st) => self.error(err(st, "struct literals are not available in kernels; read a `#[derive(Element)]` struct from a buffer (`let p = ps[i];`), then write it whole (`out[i] = p;`) or field by field (`ps[i].vel = v;`)")),
             Expr::Range(r) => self.error(err(r, "ranges are only available as the iterator of a `for` loop")),
             Expr::Let(l) => self.error(err(l, "`let` expressions are not supported in kernels")),
             other => self.error(err(other, "this expression is not supported in kernels")),

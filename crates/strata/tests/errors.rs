@@ -1196,3 +1196,72 @@ fn an_expr_from_another_threads_kernel_is_rejected() {
         ],
     );
 }
+
+#[derive(Clone, Copy, strata::Element)]
+#[repr(C)]
+struct Body {
+    pos: [f32; 3],
+    mass: f32,
+}
+
+#[derive(Clone, Copy, strata::Element)]
+#[repr(C)]
+struct Other {
+    pos: [f32; 3],
+    charge: f32,
+}
+
+#[test]
+fn wrong_struct_buffer() {
+    let (_, q) = cpu();
+    let k = Kernel::build("bodies", |k| {
+        let b = k.read_write::<Body>("b");
+        let i = global_id(0);
+        b.item(i).mass.store(b.item(i).mass.load() * 2.0f32);
+    })
+    .unwrap();
+    // A buffer of another struct of the same size, and a buffer of scalars.
+    let other = Buffer::from_slice(
+        &q,
+        &[Other {
+            pos: [0.0; 3],
+            charge: 1.0,
+        }],
+    )
+    .unwrap();
+    let m = msg(q.launch(&k, NdRange::new(1), args![&other]));
+    has(
+        &m,
+        &[
+            "kernel `bodies` argument 0 (`b`)",
+            "expected a buffer of Body",
+            "got a buffer of 1 Other",
+        ],
+    );
+    let floats = Buffer::from_slice(&q, &[0.0f32; 4]).unwrap();
+    let m = msg(q.launch(&k, NdRange::new(1), args![&floats]));
+    has(&m, &["expected a buffer of Body", "got a buffer of 4 f32"]);
+}
+
+#[test]
+fn two_structs_of_one_name_in_a_kernel() {
+    mod a {
+        #[derive(Clone, Copy, strata::Element)]
+        #[repr(C)]
+        pub struct Body {
+            pub x: f32,
+        }
+    }
+    let e = Kernel::build("two_bodies", |k| {
+        let p = k.read::<Body>("p");
+        let q = k.write::<a::Body>("q");
+        let i = global_id(0);
+        q.item(i).x.store(p.item(i).mass.load());
+    })
+    .unwrap_err()
+    .to_string();
+    has(
+        &e,
+        &["two different structs named `Body` are used in kernel `two_bodies`"],
+    );
+}

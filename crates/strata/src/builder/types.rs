@@ -43,6 +43,10 @@ pub trait Float: Numeric + FloatArith + crate::ir::eval::Float {}
 /// [`LAYOUT`](Element::LAYOUT) must describe `Self`'s memory exactly (size, alignment, and each
 /// field's offset and type): kernels on every backend address the buffer's bytes by it.
 /// Implement it with `#[derive(Element)]`, which checks all of that at compile time.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a buffer element",
+    note = "buffers hold numeric scalars, their 2-, 3- and 4-vectors (`[f32; 3]`), and `#[repr(C)]` structs of those with `#[derive(strata::Element)]`"
+)]
 pub unsafe trait Element: bytemuck::Pod + Send + Sync + 'static {
     /// How the element is laid out.
     const LAYOUT: Layout;
