@@ -266,6 +266,9 @@ const NOT_TWINNED: &[&str] = &[
     "queue/fill",
     "queue/read_into",
     "queue/range_errors",
+    // Rectangular transfers of 2-D and 3-D buffers: no kernel.
+    "pitched/regions_",
+    "pitched/region_errors",
     "int/i8_composed",
     "int/u8_composed",
     "int/i16_composed",

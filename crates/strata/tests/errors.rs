@@ -1196,3 +1196,39 @@ fn an_expr_from_another_threads_kernel_is_rejected() {
         ],
     );
 }
+
+#[test]
+fn pitched_regions_out_of_range() {
+    let (_, q) = cpu();
+    let img = Buffer2::<f32>::new(&q, [5, 3]).unwrap();
+    let m = msg(q.read_region(&img, [4, 0], [2, 1]));
+    has(
+        &m,
+        &[
+            "read_region",
+            "the region of [2, 1] elements at [4, 0] does not fit the extent [5, 3] (dimension 0)",
+        ],
+    );
+    let m = msg(q.write_region(&img, [0, 1], [5, 2], &[0.0; 9]));
+    has(
+        &m,
+        &["the host slice has 9 elements but the region [5, 2] holds 10"],
+    );
+    let m = msg(Buffer2::from_slice(&q, [4, 4], &[1u8; 15]));
+    has(
+        &m,
+        &[
+            "write_region",
+            "the host slice has 15 elements but the region [4, 4] holds 16",
+        ],
+    );
+    let m = msg(Buffer3::<u64>::new(&q, [usize::MAX / 2, 3, 1]));
+    has(&m, &["overflow the address space"]);
+    let other = Device::from_spec("interp").unwrap();
+    let elsewhere = Buffer2::<f32>::new(&other, [5, 3]).unwrap();
+    let m = msg(q.copy_region(&img, [0, 0], &elsewhere, [0, 0], [1, 1]));
+    has(
+        &m,
+        &["copy_region: the buffer lives on interp, but the queue runs on cpu"],
+    );
+}
