@@ -110,8 +110,9 @@ pub mod prelude {
         sub_group_scan_exclusive_max, sub_group_scan_exclusive_min, sub_group_scan_inclusive_add,
         sub_group_scan_inclusive_max, sub_group_scan_inclusive_min, sub_group_shuffle,
         sub_group_shuffle_down, sub_group_shuffle_up, sub_group_shuffle_xor, sub_group_size, var,
-        var_named, vec2, vec3, vec4, while_, BufferParam, Expr, KernelDef, LocalArray, LoopLabel,
-        MemOrder, MemScope, Ordered, PrivateArray, Rounding, Stub, Var,
+        var_named, vec2, vec3, vec4, while_, BufferParam, BufferParam2, BufferParam3, Expr,
+        KernelDef, LocalArray, LoopLabel, MemOrder, MemScope, Ordered, PrivateArray, Rounding,
+        Stub, Var,
     };
     pub use crate::ir::Access;
     pub use crate::{

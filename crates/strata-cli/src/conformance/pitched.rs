@@ -1,4 +1,5 @@
-//! 2-D and 3-D buffers with pitched rows: odd widths so that the pitch is not the width, and
+//! 2-D and 3-D buffers with pitched rows: kernels that index them by coordinates (a blur, a
+//! transpose of RGB pixels, a 3-D kernel), odd widths so that the pitch is not the width, and
 //! the rectangular transfers (write, read, copy, fill of regions) against a host model.
 
 use super::{case, check, e, expect_eq, Case};
@@ -7,6 +8,9 @@ use strata::prelude::*;
 /// Cases of this area.
 pub(super) fn cases() -> Vec<Case> {
     vec![
+        case("pitched/blur_2d", blur_2d),
+        case("pitched/transpose_rgb", transpose_rgb),
+        case("pitched/volume_3d", volume_3d),
         case("pitched/regions_2d", regions_2d),
         case("pitched/regions_3d", regions_3d),
         case("pitched/region_errors", region_errors),
@@ -38,6 +42,142 @@ fn padded<T: strata::builder::Element, const D: usize>(
             b.extent()[0]
         )
     })
+}
+
+/// A 3 x 3 box sum with clamped edges on a 37 x 23 `f32` image (small integers, so every
+/// backend's sums are exact), launched over the image's extent and guarded by it.
+fn blur_2d(q: &Queue) -> Result<(), String> {
+    let k = Kernel::build("blur_2d", |k| {
+        let src = k.read2::<f32>("src");
+        let dst = k.write2::<f32>("dst");
+        let p = global_id2();
+        let ext = src.extent();
+        if_(in_bounds(p, ext), || {
+            let x = p.x();
+            let y = p.y();
+            let xm = x.max(1u32) - 1u32;
+            let xp = (x + 1u32).min(ext.x() - 1u32);
+            let ym = y.max(1u32) - 1u32;
+            let yp = (y + 1u32).min(ext.y() - 1u32);
+            let sum = src.at2(ym, xm)
+                + src.at2(ym, x)
+                + src.at2(ym, xp)
+                + src.at2(y, xm)
+                + src.at2(y, x)
+                + src.at2(y, xp)
+                + src.at2(yp, xm)
+                + src.at2(yp, x)
+                + src.at2(yp, xp);
+            dst.set2(y, x, sum);
+        });
+    })
+    .map_err(e)?;
+    let (w, h) = (37usize, 23usize);
+    let host: Vec<f32> = pattern(w * h, 1).iter().map(|&v| (v % 64) as f32).collect();
+    let src = Buffer2::from_slice(q, [w, h], &host).map_err(e)?;
+    let dst = Buffer2::<f32>::new(q, [w, h]).map_err(e)?;
+    padded(q, &src)?;
+    q.launch(
+        &k,
+        NdRange::covering(src.extent(), [8, 8]),
+        args![&src, &dst],
+    )
+    .map_err(e)?;
+    let mut want = vec![0.0f32; w * h];
+    for y in 0..h {
+        for x in 0..w {
+            // The kernel's order of additions.
+            let mut s = None;
+            for yy in [y.saturating_sub(1), y, (y + 1).min(h - 1)] {
+                for xx in [x.saturating_sub(1), x, (x + 1).min(w - 1)] {
+                    let v = host[yy * w + xx];
+                    s = Some(s.map_or(v, |s: f32| s + v));
+                }
+            }
+            want[y * w + x] = s.unwrap_or(0.0);
+        }
+    }
+    expect_eq("3 x 3 box sum", &dst.to_vec(q).map_err(e)?, &want)
+}
+
+/// Transposes a 13 x 7 image of `[f32; 3]` pixels (12 bytes: the pitch rule's odd element
+/// size) into a 7 x 13 one; the guard uses the source's extent.
+fn transpose_rgb(q: &Queue) -> Result<(), String> {
+    let k = Kernel::build("transpose_rgb", |k| {
+        let src = k.read2::<[f32; 3]>("src");
+        let dst = k.write2::<[f32; 3]>("dst");
+        let p = global_id2();
+        if_(in_bounds(p, src.extent()), || {
+            dst.set((p.x(), p.y()), src.at((p.y(), p.x())));
+        });
+    })
+    .map_err(e)?;
+    let (w, h) = (13usize, 7usize);
+    let host: Vec<[f32; 3]> = pattern(w * h * 3, 2)
+        .chunks(3)
+        .map(|c| [c[0] as f32, c[1] as f32 * 0.5, -(c[2] as f32)])
+        .collect();
+    let src = Buffer2::from_slice(q, [w, h], &host).map_err(e)?;
+    let dst = Buffer2::<[f32; 3]>::new(q, [h, w]).map_err(e)?;
+    padded(q, &src)?;
+    q.launch(&k, NdRange::covering([w, h], [4, 4]), args![&src, &dst])
+        .map_err(e)?;
+    let mut want = vec![[0.0f32; 3]; w * h];
+    for y in 0..h {
+        for x in 0..w {
+            want[x * h + y] = host[y * w + x];
+        }
+    }
+    expect_eq("transposed pixels", &dst.to_vec(q).map_err(e)?, &want)
+}
+
+/// A 3-D kernel on a 9 x 5 x 4 `u32` volume: each element plus its neighbour in the next
+/// slice (wrapping around), times the slice number plus one, through the slice pitch.
+fn volume_3d(q: &Queue) -> Result<(), String> {
+    let k = Kernel::build("volume_3d", |k| {
+        let vol = k.read3::<u32>("vol");
+        let out = k.write3::<u32>("out");
+        let p = global_id3();
+        let ext = vol.extent();
+        if_(in_bounds(p, ext), || {
+            let x = p.x();
+            let y = p.y();
+            let z = p.z();
+            let next = select::<u32>((z + 1u32).lt(ext.z()), z + 1u32, lit(0u32));
+            let v = vol.at3(z, y, x) + vol.at((next, y, x));
+            out.set3(z, y, x, v * (z + 1u32));
+        });
+    })
+    .map_err(e)?;
+    let (w, h, d) = (9usize, 5usize, 4usize);
+    let host = pattern(w * h * d, 3);
+    let vol = Buffer3::from_slice(q, [w, h, d], &host).map_err(e)?;
+    let out = Buffer3::<u32>::new(q, [w, h, d]).map_err(e)?;
+    padded(q, &vol)?;
+    check(vol.slice_pitch() == vol.pitch() * h, || {
+        format!(
+            "slice pitch {} for pitch {}",
+            vol.slice_pitch(),
+            vol.pitch()
+        )
+    })?;
+    q.launch(
+        &k,
+        NdRange::covering(vol.extent(), [4, 4, 2]),
+        args![&vol, &out],
+    )
+    .map_err(e)?;
+    let at = |x: usize, y: usize, z: usize| host[(z * h + y) * w + x];
+    let mut want = vec![0u32; w * h * d];
+    for z in 0..d {
+        for y in 0..h {
+            for x in 0..w {
+                let v = at(x, y, z).wrapping_add(at(x, y, (z + 1) % d));
+                want[(z * h + y) * w + x] = v.wrapping_mul(z as u32 + 1);
+            }
+        }
+    }
+    expect_eq("3-D neighbours", &out.to_vec(q).map_err(e)?, &want)
 }
 
 /// A host model of a `D`-dimensional image: `[w, h, d]` packed tightly.

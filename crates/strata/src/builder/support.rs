@@ -236,6 +236,14 @@ macro_rules! load_mem {
 }
 load_mem!(BufferParam, LocalArray, PrivateArray);
 
+impl<T: KernelType, C: super::Coords<D>, const D: usize> Load<C> for super::PitchedParam<T, D> {
+    type Out = Expr<T>;
+    #[track_caller]
+    fn load(&self, c: C) -> Expr<T> {
+        self.at(c)
+    }
+}
+
 /// An index into a Rust array (a host value).
 pub trait HostIndex: Copy {
     /// The index as `usize`.

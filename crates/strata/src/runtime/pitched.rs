@@ -1,6 +1,8 @@
 //! 2-D and 3-D buffers: extents, and rows (and slices) padded to a pitch chosen for the
 //! device's alignment ([`pitch_elements`]). The memory is one ordinary [`Buffer`]; element
-//! `(x, y, z)` lives at `z * slice_pitch + y * pitch + x`.
+//! `(x, y, z)` lives at `z * slice_pitch + y * pitch + x`. Kernels index them by coordinates
+//! (`KernelDef::read2` and friends): the pitches are hidden launch parameters that the launch
+//! fills in from the buffer it is given.
 
 use super::{Buffer, Command, Device, Event, PendingRead, Queue, RectSide};
 use crate::builder::Element;
