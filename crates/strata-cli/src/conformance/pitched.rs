@@ -13,6 +13,7 @@ pub(super) fn cases() -> Vec<Case> {
         case("pitched/volume_3d", volume_3d),
         case("pitched/regions_2d", regions_2d),
         case("pitched/regions_3d", regions_3d),
+        case("pitched/regions_enqueued", regions_enqueued),
         case("pitched/region_errors", region_errors),
     ]
 }
@@ -324,6 +325,60 @@ fn regions_3d(q: &Queue) -> Result<(), String> {
     let moved = ma.read([4, 2, 1], [9, 3, 2]);
     mb.write([30, 0, 2], [9, 3, 2], &moved);
     expect_eq("copied volume region", &b.to_vec(q).map_err(e)?, &mb.data)
+}
+
+/// The `enqueue_` forms chained by events (write, copy, fill, read), and the layout the
+/// kernels index: element `(x, y, z)` of the flat memory (`as_buffer`) at
+/// `z * slice_pitch + y * pitch + x`, the padding untouched by region transfers.
+fn regions_enqueued(q: &Queue) -> Result<(), String> {
+    let (w, h, d) = (5usize, 3usize, 2usize);
+    let a = Buffer3::<u16>::new(q, [w, h, d]).map_err(e)?;
+    let b = Buffer3::<u16>::new(q, [w, h, d]).map_err(e)?;
+    b.fill(q, 0xffff).map_err(e)?;
+    let host: Vec<u16> = (1..=(w * h * d) as u16).collect();
+    let written = q
+        .enqueue_write_region(&a, [0; 3], [w, h, d], &host, &[])
+        .map_err(e)?;
+    let copied = q
+        .enqueue_copy_region(&a, [1, 0, 0], &b, [0, 1, 1], [4, 2, 1], &[&written])
+        .map_err(e)?;
+    let filled = q
+        .enqueue_fill_region(&b, 7, [4, 0, 0], [1, 3, 2], &[&copied])
+        .map_err(e)?;
+    let read = q
+        .enqueue_read_region(&b, [0; 3], [w, h, d], &[&filled])
+        .map_err(e)?;
+    let got = read.wait().map_err(e)?;
+    let mut want = vec![0xffffu16; w * h * d];
+    for y in 0..2 {
+        for x in 0..4 {
+            want[(h + y + 1) * w + x] = host[y * w + x + 1];
+        }
+    }
+    for z in 0..d {
+        for y in 0..h {
+            want[(z * h + y) * w + 4] = 7;
+        }
+    }
+    expect_eq("enqueued region transfers", &got, &want)?;
+    // The flat memory: each element at its pitched position, the padding still zero.
+    let flat = q.read(a.as_buffer()).map_err(e)?;
+    check(flat.len() == a.slice_pitch() * d, || {
+        format!(
+            "{} elements for slice pitch {}",
+            flat.len(),
+            a.slice_pitch()
+        )
+    })?;
+    let mut want = vec![0u16; flat.len()];
+    for z in 0..d {
+        for y in 0..h {
+            for x in 0..w {
+                want[z * a.slice_pitch() + y * a.pitch() + x] = host[(z * h + y) * w + x];
+            }
+        }
+    }
+    expect_eq("pitched layout", &flat, &want)
 }
 
 /// Regions outside the extent, host slices of the wrong length, overlapping copies within
