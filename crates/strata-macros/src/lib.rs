@@ -41,6 +41,10 @@
 //! compile-time constant; each distinct value is a distinct kernel, compiled once per device),
 //! and `f: impl Fn(T) -> U` or `f: F` with `F: Fn(T) -> U` (a callable given to `build` and
 //! inlined: a closure over `Expr`s or another `#[kernel]` function).
+//! 2-D and 3-D buffers: `img: &Buffer2<T>` / `&Buffer3<T>` (read-only), `&mut` (read-write,
+//! `#[write]` for write-only), `BufferParam2<T>` / `BufferParam3<T>` in the body, indexed by
+//! coordinates row first (`img[(y, x)]`, `vol[(z, y, x)]`); the launch parameter is
+//! `&Buffer2<T>` / `&Buffer3<T>`.
 //!
 //! A function with a return value (`fn sq(x: f32) -> f32`) is a device function only: it has no
 //! launch API and is inlined where it is called. `#[kernel(device)]` makes any function a device

@@ -38,6 +38,26 @@ pub struct Param {
     pub ty: Type,
     /// The element type of a buffer or local-memory parameter, or the scalar type.
     pub elem: Option<Type>,
+    /// 2 or 3 for a 2-D or 3-D buffer (`&Buffer2<T>`, `&mut Buffer3<T>`), else 0.
+    pub dims: u8,
+}
+
+/// `Buffer2<T>` or `Buffer3<T>` (any path ending so): the dimensions and `T`.
+pub fn pitched_elem(ty: &Type) -> Option<(u8, Type)> {
+    let Type::Path(tp) = ty else { return None };
+    let seg = tp.path.segments.last()?;
+    let dims = match seg.ident.to_string().as_str() {
+        "Buffer2" => 2,
+        "Buffer3" => 3,
+        _ => return None,
+    };
+    let PathArguments::AngleBracketed(a) = &seg.arguments else {
+        return None;
+    };
+    match a.args.first() {
+        Some(syn::GenericArgument::Type(t)) if a.args.len() == 1 => Some((dims, t.clone())),
+        _ => None,
+    }
 }
 
 pub fn is_fn_trait(b: &TypeParamBound) -> bool {
@@ -106,7 +126,11 @@ pub fn dev_ty(ty: &Type) -> Result<Type, Error> {
                 let e = &sl.elem;
                 syn::parse_quote_spanned!(ty.span()=> #s::builder::BufferParam<#e>)
             }
-            _ => return Err(host_reference(ty)),
+            other => match pitched_elem(other) {
+                Some((2, e)) => syn::parse_quote_spanned!(ty.span()=> #s::builder::BufferParam2<#e>),
+                Some((_, e)) => syn::parse_quote_spanned!(ty.span()=> #s::builder::BufferParam3<#e>),
+                None => return Err(host_reference(ty)),
+            },
         },
         Type::ImplTrait(it) => {
             let mut it = it.clone();
@@ -223,6 +247,7 @@ pub fn params(sig: &mut Signature, callables: &[Ident]) -> Result<Vec<Param>, Er
             Type::Path(tp) => tp.path.get_ident().is_some_and(|i| callables.contains(i)),
             _ => false,
         };
+        let mut dims = 0u8;
         let (kind, elem) = if stage {
             if let Some(w) = write.as_ref().or(local.as_ref()) {
                 push_err(Error::new_spanned(
@@ -268,10 +293,34 @@ pub fn params(sig: &mut Signature, callables: &[Ident]) -> Result<Vec<Param>, Er
                         push_err(trait_object(&ty));
                         continue;
                     }
-                    _ => {
-                        push_err(host_reference(&ty));
-                        continue;
-                    }
+                    other => match pitched_elem(other) {
+                        Some((d, e)) => {
+                            dims = d;
+                            if let Some(a) = local.as_ref().or(constant.as_ref()) {
+                                push_err(Error::new_spanned(
+                                    a,
+                                    "`#[local]` and `#[constant]` go on `&[T]`/`&mut [T]` parameters, not on 2-D or 3-D buffers",
+                                ));
+                            }
+                            if r.mutability.is_none() {
+                                if let Some(w) = write.as_ref() {
+                                    push_err(Error::new_spanned(
+                                        w,
+                                        "`#[write]` goes on `&mut Buffer2<T>`/`&mut Buffer3<T>` parameters",
+                                    ));
+                                }
+                                (ParamKind::Read, Some(e))
+                            } else if write.is_some() {
+                                (ParamKind::Write, Some(e))
+                            } else {
+                                (ParamKind::ReadWrite, Some(e))
+                            }
+                        }
+                        None => {
+                            push_err(host_reference(&ty));
+                            continue;
+                        }
+                    },
                 },
                 Type::TraitObject(_) => {
                     push_err(trait_object(&ty));
@@ -323,6 +372,7 @@ pub fn params(sig: &mut Signature, callables: &[Ident]) -> Result<Vec<Param>, Er
             kind,
             ty,
             elem,
+            dims,
         });
     }
     // Fn bounds on generic parameters take device types too.
@@ -420,7 +470,27 @@ pub fn launch_api(
             _ => {}
         }
         let elem = p.elem.as_ref().expect("element type");
+        let pitched = match (p.dims, p.kind) {
+            (2 | 3, ParamKind::Read | ParamKind::Write | ParamKind::ReadWrite) => {
+                let method = format_ident!(
+                    "{}{}",
+                    match p.kind {
+                        ParamKind::Read => "read",
+                        ParamKind::Write => "write",
+                        _ => "read_write",
+                    },
+                    p.dims
+                );
+                let bty = format_ident!("Buffer{}", p.dims);
+                Some((
+                    quote_spanned!(elem.span()=> __strata_k.#method::<#elem>(#name)),
+                    quote!(&#s::#bty<#elem>),
+                ))
+            }
+            _ => None,
+        };
         let (decl, lty) = match p.kind {
+            _ if pitched.is_some() => pitched.expect("pitched"),
             ParamKind::Scalar => (
                 quote_spanned!(elem.span()=> __strata_k.scalar::<#elem>(#name)),
                 quote!(#elem),

@@ -64,9 +64,10 @@ pub mod tune;
 pub use builder::KernelDef;
 pub use error::{Error, Result, WorkItem};
 pub use runtime::{
-    capture_kernels, device_problems, devices, unavailable_backends, BackendKind, Buffer, Device,
-    DeviceInfo, Dims, Event, Gathered, Kernel, KernelArg, LocalMem, NativeMemory, NdRange,
-    OpenClHandles, Ownership, PendingRead, Profile, Queue, Run, KERNEL_CACHE_CAPACITY,
+    capture_kernels, device_problems, devices, pitch_elements, unavailable_backends, BackendKind,
+    Buffer, Buffer2, Buffer3, Device, DeviceInfo, Dims, Event, Gathered, Kernel, KernelArg,
+    LocalMem, NativeMemory, NdRange, OpenClHandles, Ownership, PendingRead, PitchedBuffer, Profile,
+    Queue, Run, KERNEL_CACHE_CAPACITY,
 };
 /// A folder of strata's under the user's cache: `$ENV` if set (`off`, `0` or empty: none),
 /// else `$XDG_CACHE_HOME/strata/SUB`, else `~/.cache/strata/SUB`.
@@ -116,9 +117,12 @@ pub mod prelude {
         sub_group_scan_exclusive_max, sub_group_scan_exclusive_min, sub_group_scan_inclusive_add,
         sub_group_scan_inclusive_max, sub_group_scan_inclusive_min, sub_group_shuffle,
         sub_group_shuffle_down, sub_group_shuffle_up, sub_group_shuffle_xor, sub_group_size, var,
-        var_named, vec2, vec3, vec4, while_, BufferParam, Expr, KernelDef, LocalArray, LoopLabel,
-        MemOrder, MemScope, Ordered, PrivateArray, Rounding, Stub, Var,
+        var_named, vec2, vec3, vec4, while_, BufferParam, BufferParam2, BufferParam3, Expr,
+        KernelDef, LocalArray, LoopLabel, MemOrder, MemScope, Ordered, PrivateArray, Rounding,
+        Stub, Var,
     };
     pub use crate::ir::Access;
-    pub use crate::{kernel, Buffer, Device, Event, Kernel, LocalMem, NdRange, Queue};
+    pub use crate::{
+        kernel, Buffer, Buffer2, Buffer3, Device, Event, Kernel, LocalMem, NdRange, Queue,
+    };
 }

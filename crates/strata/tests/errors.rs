@@ -1265,3 +1265,109 @@ fn two_structs_of_one_name_in_a_kernel() {
         &["two different structs named `Body` are used in kernel `two_bodies`"],
     );
 }
+
+/// A 2-D kernel: `dst[(y, x)] = src[(y, x)]` over the source's extent.
+fn copy_2d() -> Kernel {
+    Kernel::build("copy_2d", |k| {
+        let src = k.read2::<f32>("src");
+        let dst = k.write2::<f32>("dst");
+        let p = global_id2();
+        if_(in_bounds(p, src.extent()), || {
+            dst.set2(p.y(), p.x(), src.at2(p.y(), p.x()))
+        });
+    })
+    .unwrap()
+}
+
+#[test]
+fn pitched_buffer_of_the_wrong_shape_or_type() {
+    let (_, q) = cpu();
+    let k = copy_2d();
+    assert_eq!(
+        k.signature(),
+        "src: Buffer2<f32> (read), dst: Buffer2<f32> (write)"
+    );
+    let img = Buffer2::<f32>::new(&q, [5, 3]).unwrap();
+    let flat = Buffer::<f32>::new(q.device(), 15).unwrap();
+    let ints = Buffer2::<u32>::new(&q, [5, 3]).unwrap();
+    let vol = Buffer3::<f32>::new(&q, [5, 3, 2]).unwrap();
+    let range = NdRange::covering(img.extent(), [4, 4]);
+    let m = msg(q.launch(&k, range, args![&flat, &img]));
+    has(
+        &m,
+        &[
+            "kernel `copy_2d` argument 0 (`src`)",
+            "expected a 2-D buffer of f32 (Buffer2<f32>)",
+            "got a buffer of 15 f32",
+        ],
+    );
+    let m = msg(q.launch(&k, range, args![&img, &ints]));
+    has(
+        &m,
+        &[
+            "argument 1 (`dst`)",
+            "expected a 2-D buffer of f32 (Buffer2<f32>)",
+            "got a 2-D buffer of [5, 3] u32",
+        ],
+    );
+    let m = msg(q.launch(&k, range, args![&vol, &img]));
+    has(
+        &m,
+        &[
+            "argument 0 (`src`)",
+            "expected a 2-D buffer of f32",
+            "got a 3-D buffer of [5, 3, 2] f32",
+        ],
+    );
+    // A 2-D buffer where a flat one is expected.
+    let m = msg(q.launch(&saxpy(), NdRange::new(4), args![2.0f32, &img, &flat]));
+    has(
+        &m,
+        &[
+            "argument 1 (`x`)",
+            "expected a buffer of f32",
+            "got a 2-D buffer of [5, 3] f32",
+        ],
+    );
+    // The right shapes launch (one image as both is the read-only aliasing error).
+    let m = msg(q.launch(&k, range, args![&img, &img.clone()]));
+    has(&m, &["`dst`", "`src`"]);
+    let out = Buffer2::<f32>::new(&q, [5, 3]).unwrap();
+    q.launch(&k, range, args![&img, &out]).unwrap();
+}
+
+#[test]
+fn pitched_regions_out_of_range() {
+    let (_, q) = cpu();
+    let img = Buffer2::<f32>::new(&q, [5, 3]).unwrap();
+    let m = msg(q.read_region(&img, [4, 0], [2, 1]));
+    has(
+        &m,
+        &[
+            "read_region",
+            "the region of [2, 1] elements at [4, 0] does not fit the extent [5, 3] (dimension 0)",
+        ],
+    );
+    let m = msg(q.write_region(&img, [0, 1], [5, 2], &[0.0; 9]));
+    has(
+        &m,
+        &["the host slice has 9 elements but the region [5, 2] holds 10"],
+    );
+    let m = msg(Buffer2::from_slice(&q, [4, 4], &[1u8; 15]));
+    has(
+        &m,
+        &[
+            "write_region",
+            "the host slice has 15 elements but the region [4, 4] holds 16",
+        ],
+    );
+    let m = msg(Buffer3::<u64>::new(&q, [usize::MAX / 2, 3, 1]));
+    has(&m, &["overflow the address space"]);
+    let other = Device::from_spec("interp").unwrap();
+    let elsewhere = Buffer2::<f32>::new(&other, [5, 3]).unwrap();
+    let m = msg(q.copy_region(&img, [0, 0], &elsewhere, [0, 0], [1, 1]));
+    has(
+        &m,
+        &["copy_region: the buffer lives on interp, but the queue runs on cpu"],
+    );
+}

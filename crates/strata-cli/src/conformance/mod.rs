@@ -21,6 +21,7 @@ mod ids;
 mod ints;
 mod memory;
 mod ordering;
+mod pitched;
 mod queue_ops;
 mod random;
 pub mod structs;
@@ -71,6 +72,7 @@ pub fn cases() -> Vec<Case> {
     v.extend(collectives::cases());
     v.extend(subgroups::cases());
     v.extend(queue_ops::cases());
+    v.extend(pitched::cases());
     v.extend(random::cases());
     v.extend(structs::cases());
     v.sort_by_key(|c| c.name);

@@ -26,11 +26,13 @@
 mod convert;
 mod math;
 mod ops;
+mod pitched;
 mod structs;
 pub mod stub;
 mod subgroup;
 mod swizzle;
 pub use math::{splat, vec2, vec3, vec4};
+pub use pitched::{BufferParam2, BufferParam3, Coords, PitchedDecl, PitchedParam};
 pub use stub::{Stub, StubArgs};
 pub mod support;
 pub mod types;
@@ -136,6 +138,7 @@ impl PartialEq for GatherDecl {
 pub(crate) struct Traced {
     pub function: ir::Function,
     pub gathers: Vec<GatherDecl>,
+    pub pitched: Vec<PitchedDecl>,
     pub errors: Vec<String>,
 }
 
@@ -146,6 +149,7 @@ struct Trace {
     loops: Vec<ir::LoopId>,
     errors: Vec<String>,
     gathers: Vec<GatherDecl>,
+    pitched: Vec<PitchedDecl>,
 }
 
 thread_local! {
@@ -183,6 +187,7 @@ pub(crate) fn trace(name: &str, body: impl FnOnce(&mut KernelDef)) -> Traced {
             loops: Vec::new(),
             errors: Vec::new(),
             gathers: Vec::new(),
+            pitched: Vec::new(),
         })
     });
     struct Pop;
@@ -207,6 +212,7 @@ pub(crate) fn trace(name: &str, body: impl FnOnce(&mut KernelDef)) -> Traced {
     Traced {
         function: tr.f,
         gathers: tr.gathers,
+        pitched: tr.pitched,
         errors: tr.errors,
     }
 }

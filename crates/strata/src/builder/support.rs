@@ -250,6 +250,14 @@ impl<T: super::Element, I: super::Index> Load<I> for super::BufferParam<T> {
     }
 }
 
+impl<T: super::Element, C: super::Coords<D>, const D: usize> Load<C> for super::PitchedParam<T, D> {
+    type Out = T::Dev;
+    #[track_caller]
+    fn load(&self, c: C) -> T::Dev {
+        self.at(c)
+    }
+}
+
 /// An index into a Rust array (a host value).
 pub trait HostIndex: Copy {
     /// The index as `usize`.

@@ -20,7 +20,7 @@ use crate::ir::ValidFunction;
 use crate::ir::{self, Type};
 use crate::runtime::{
     ArgValue, BackendKind, Command, CompiledKernel, DeviceBackend, DeviceInfo, Memory,
-    QueueBackend, WorkerQueue,
+    QueueBackend, RectSide, WorkerQueue,
 };
 use std::any::Any;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
@@ -176,6 +176,7 @@ impl CpuDevice {
                 sub_group_size: SUB_GROUP_SIZE,
                 max_constant_buffer_size: None,
                 max_constant_args: None,
+                pitch_alignment: 64,
                 extra: vec![("threads".into(), threads.to_string())],
             },
             compiled,
@@ -359,6 +360,19 @@ fn fits(mem: &Arc<dyn Memory>, offset: usize, len: usize) -> Result<()> {
     Ok(())
 }
 
+/// Calls `f(row, slice)` for every row of a box of `region` (bytes per row, rows, slices), in
+/// memory order; nothing for an empty box.
+fn for_rows(region: [usize; 3], mut f: impl FnMut(usize, usize)) {
+    if region[0] == 0 {
+        return;
+    }
+    for slice in 0..region[2] {
+        for row in 0..region[1] {
+            f(row, slice);
+        }
+    }
+}
+
 fn run(cmd: Command) -> Result<()> {
     if let Some(e) = cmd.cancelled() {
         return Err(e);
@@ -381,9 +395,67 @@ fn run(cmd: Command) -> Result<()> {
             fits(src, *src_offset, *len)?;
             fits(dst, *dst_offset, *len)?;
         }
+        Command::WriteRect {
+            mem, at, region, ..
+        }
+        | Command::ReadRect {
+            mem, at, region, ..
+        } => at.check("cpu", mem.size(), *region)?,
+        Command::CopyRect {
+            src,
+            src_at,
+            dst,
+            dst_at,
+            region,
+        } => {
+            src_at.check("cpu", src.size(), *region)?;
+            dst_at.check("cpu", dst.size(), *region)?;
+        }
         Command::Launch { .. } => {}
     }
     match cmd {
+        Command::WriteRect {
+            mem,
+            at,
+            region,
+            data,
+        } => {
+            let host = RectSide::packed(region);
+            for_rows(region, |row, slice| {
+                let h = host.row_offset(row, slice);
+                cpu_mem(&mem).write(at.row_offset(row, slice), &data[h..h + region[0]]);
+            });
+            Ok(())
+        }
+        Command::ReadRect {
+            mem,
+            at,
+            region,
+            out,
+        } => {
+            let host = RectSide::packed(region);
+            let mut v = vec![0u8; region.iter().product()];
+            for_rows(region, |row, slice| {
+                let h = host.row_offset(row, slice);
+                cpu_mem(&mem).read(at.row_offset(row, slice), &mut v[h..h + region[0]]);
+            });
+            *out.lock().unwrap() = v;
+            Ok(())
+        }
+        Command::CopyRect {
+            src,
+            src_at,
+            dst,
+            dst_at,
+            region,
+        } => {
+            let mut row = vec![0u8; region[0]];
+            for_rows(region, |r, slice| {
+                cpu_mem(&src).read(src_at.row_offset(r, slice), &mut row);
+                cpu_mem(&dst).write(dst_at.row_offset(r, slice), &row);
+            });
+            Ok(())
+        }
         Command::Write { mem, offset, data } => {
             cpu_mem(&mem).write(offset, &data);
             Ok(())

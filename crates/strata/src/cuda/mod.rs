@@ -49,6 +49,7 @@ const DRIVER_SYMBOLS: &[&str] = &[
     "cuMemcpyHtoDAsync_v2",
     "cuMemcpyDtoHAsync_v2",
     "cuMemcpyDtoDAsync_v2",
+    "cuMemcpy3DAsync_v2",
     "cuStreamCreate",
     "cuStreamSynchronize",
     "cuStreamDestroy_v2",
@@ -283,6 +284,8 @@ impl CudaDevice {
             // Constant buffers are `const __restrict__` pointers into global memory.
             max_constant_buffer_size: None,
             max_constant_args: None,
+            // The row pitch cuMemAllocPitch gives on recent GPUs.
+            pitch_alignment: 512,
             extra: vec![
                 ("compute capability".into(), format!("{major}.{minor}")),
                 (

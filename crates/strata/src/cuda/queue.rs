@@ -16,7 +16,7 @@ use super::{cu_error, CuKernel, CuMem, CudaDevice};
 use crate::error::{Error, Result};
 use crate::ir::{ArrayLen, ValidFunction};
 use crate::runtime::{
-    check_range, ArgValue, Command, CompiledKernel, Finish, Memory, NdRange, WorkerQueue,
+    check_range, ArgValue, Command, CompiledKernel, Finish, Memory, NdRange, RectSide, WorkerQueue,
 };
 use cudarc::driver::{result as cu, sys};
 use std::sync::{Arc, Mutex};
@@ -104,6 +104,74 @@ fn mem(m: &Arc<dyn Memory>) -> Result<&CuMem> {
 fn fits(m: &Arc<dyn Memory>, offset: usize, len: usize) -> Result<sys::CUdeviceptr> {
     check_range("cuda", m, offset, len)?;
     Ok(mem(m)?.ptr() + offset as u64)
+}
+
+/// One side of a `cuMemcpy3D`: host or device memory, and where the box lies in it.
+enum Place {
+    Host(*const u8),
+    HostMut(*mut u8),
+    Device(sys::CUdeviceptr),
+}
+
+/// Copies a box of `region` (bytes per row, rows, slices) between two places with
+/// `cuMemcpy3DAsync` on `stream`; nothing for an empty box.
+///
+/// # Safety
+/// Both boxes must lie inside their memory (checked by the caller with [`RectSide::check`]),
+/// host memory must live until the copy has completed, and device boxes must not overlap.
+unsafe fn memcpy_3d(
+    stream: sys::CUstream,
+    (src, src_at): (Place, RectSide),
+    (dst, dst_at): (Place, RectSide),
+    region: [usize; 3],
+) -> Result<()> {
+    use sys::CUmemorytype::{CU_MEMORYTYPE_DEVICE, CU_MEMORYTYPE_HOST};
+    if region.contains(&0) {
+        return Ok(());
+    }
+    let null = std::ptr::null_mut();
+    let (src_type, src_host, src_device) = match src {
+        Place::Host(p) => (CU_MEMORYTYPE_HOST, p.cast(), 0),
+        Place::HostMut(p) => (CU_MEMORYTYPE_HOST, p.cast_const().cast(), 0),
+        Place::Device(d) => (CU_MEMORYTYPE_DEVICE, std::ptr::null(), d),
+    };
+    let (dst_type, dst_host, dst_device) = match dst {
+        Place::HostMut(p) => (CU_MEMORYTYPE_HOST, p.cast(), 0),
+        Place::Host(p) => (CU_MEMORYTYPE_HOST, p.cast_mut().cast(), 0),
+        Place::Device(d) => (CU_MEMORYTYPE_DEVICE, null, d),
+    };
+    let copy = sys::CUDA_MEMCPY3D {
+        srcXInBytes: src_at.origin[0],
+        srcY: src_at.origin[1],
+        srcZ: src_at.origin[2],
+        srcLOD: 0,
+        srcMemoryType: src_type,
+        srcHost: src_host,
+        srcDevice: src_device,
+        srcArray: std::ptr::null_mut(),
+        reserved0: null,
+        srcPitch: src_at.pitch[0],
+        // Rows per slice.
+        srcHeight: src_at.pitch[1] / src_at.pitch[0].max(1),
+        dstXInBytes: dst_at.origin[0],
+        dstY: dst_at.origin[1],
+        dstZ: dst_at.origin[2],
+        dstLOD: 0,
+        dstMemoryType: dst_type,
+        dstHost: dst_host,
+        dstDevice: dst_device,
+        dstArray: std::ptr::null_mut(),
+        reserved1: null,
+        dstPitch: dst_at.pitch[0],
+        dstHeight: dst_at.pitch[1] / dst_at.pitch[0].max(1),
+        WidthInBytes: region[0],
+        Height: region[1],
+        Depth: region[2],
+    };
+    // SAFETY: as this function's contract; `copy` describes both boxes.
+    unsafe { sys::cuMemcpy3DAsync_v2(&copy, stream) }
+        .result()
+        .map_err(|e| cu_error("cuMemcpy3DAsync", e))
 }
 
 impl Worker {
@@ -197,6 +265,56 @@ impl Worker {
                 let dst = fits(&mem, offset, len)?;
                 let host = self.fill(dst, len, &pattern)?;
                 Box::new((mem, host))
+            }
+            Command::WriteRect {
+                mem: m,
+                at,
+                region,
+                data,
+            } => {
+                call = "cuMemcpy3DAsync";
+                at.check("cuda", m.size(), region)?;
+                let host = (Place::Host(data.as_ptr()), RectSide::packed(region));
+                let dev = (Place::Device(mem(&m)?.ptr()), at);
+                // SAFETY: the box fits the allocation (checked); `data` is moved into the
+                // finish, which runs after the copy has completed.
+                unsafe { memcpy_3d(self.stream.0, host, dev, region) }?;
+                Box::new((m, data))
+            }
+            Command::ReadRect {
+                mem: m,
+                at,
+                region,
+                out,
+            } => {
+                call = "cuMemcpy3DAsync";
+                at.check("cuda", m.size(), region)?;
+                let mut host = vec![0u8; region.iter().product()];
+                let dev = (Place::Device(mem(&m)?.ptr()), at);
+                let to = (Place::HostMut(host.as_mut_ptr()), RectSide::packed(region));
+                // SAFETY: the box fits the allocation (checked); `host` holds the packed box
+                // and is moved (its heap memory stays put) into the finish, which runs after
+                // the copy has completed.
+                unsafe { memcpy_3d(self.stream.0, dev, to, region) }?;
+                after = Some(Box::new(move || *out.lock().unwrap() = host));
+                Box::new(m)
+            }
+            Command::CopyRect {
+                src,
+                src_at,
+                dst,
+                dst_at,
+                region,
+            } => {
+                call = "cuMemcpy3DAsync";
+                src_at.check("cuda", src.size(), region)?;
+                dst_at.check("cuda", dst.size(), region)?;
+                let from = (Place::Device(mem(&src)?.ptr()), src_at);
+                let to = (Place::Device(mem(&dst)?.ptr()), dst_at);
+                // SAFETY: both boxes fit their allocations (checked) and do not overlap
+                // (checked by the runtime).
+                unsafe { memcpy_3d(self.stream.0, from, to, region) }?;
+                Box::new((src, dst))
             }
             Command::Launch {
                 kernel,

@@ -259,6 +259,10 @@ impl OpenClDevice {
             sub_group_size: crate::codegen::OPENCL.sub_group_size,
             max_constant_buffer_size: device.max_constant_buffer_size().ok(),
             max_constant_args: device.max_constant_args().ok(),
+            // CL_DEVICE_MEM_BASE_ADDR_ALIGN is in bits.
+            pitch_alignment: device
+                .mem_base_addr_align()
+                .map_or(256, |bits| (bits as usize / 8).max(64)),
             extra: vec![
                 ("platform".into(), pname.to_string()),
                 (

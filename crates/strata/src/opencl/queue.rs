@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::ir::ArrayLen;
 use crate::ir::ValidFunction;
 use crate::runtime::{
-    check_range, ArgValue, Command, CompiledKernel, Memory, NdRange, WorkerQueue,
+    check_range, ArgValue, Command, CompiledKernel, Memory, NdRange, RectSide, WorkerQueue,
 };
 use opencl3::command_queue::{CommandQueue, CL_QUEUE_PROFILING_ENABLE};
 use opencl3::error_codes::{ClError, CL_INVALID_WORK_GROUP_SIZE};
@@ -314,6 +314,109 @@ impl Worker {
                     done += n;
                 }
                 self.finish("clEnqueueWriteBuffer", &events)
+            }
+            Command::WriteRect {
+                mem,
+                at,
+                region,
+                data,
+            } => {
+                at.check("opencl", mem.size(), region)?;
+                if region.contains(&0) {
+                    return Ok(None);
+                }
+                let host = RectSide::packed(region);
+                // SAFETY: the box fits the buffer (checked above) and `data` holds the packed
+                // box; it lives until the command has completed (`finish` waits for it).
+                let e = unsafe {
+                    cl3::command_queue::enqueue_write_buffer_rect(
+                        q,
+                        cl_mem(&mem)?.handle(),
+                        CL_NON_BLOCKING,
+                        at.origin.as_ptr(),
+                        host.origin.as_ptr(),
+                        region.as_ptr(),
+                        at.pitch[0],
+                        at.pitch[1],
+                        host.pitch[0],
+                        host.pitch[1],
+                        data.as_ptr().cast(),
+                        0,
+                        none,
+                    )
+                }
+                .map_err(|e| cl_error("clEnqueueWriteBufferRect", e))?;
+                self.finish("clEnqueueWriteBufferRect", &[e])
+            }
+            Command::ReadRect {
+                mem,
+                at,
+                region,
+                out,
+            } => {
+                at.check("opencl", mem.size(), region)?;
+                let mut v = vec![0u8; region.iter().product()];
+                if v.is_empty() {
+                    *out.lock().unwrap() = v;
+                    return Ok(None);
+                }
+                let host = RectSide::packed(region);
+                // SAFETY: the box fits the buffer; `v` holds the packed box and is neither
+                // moved nor dropped until the command has completed.
+                let e = unsafe {
+                    cl3::command_queue::enqueue_read_buffer_rect(
+                        q,
+                        cl_mem(&mem)?.handle(),
+                        CL_NON_BLOCKING,
+                        at.origin.as_ptr(),
+                        host.origin.as_ptr(),
+                        region.as_ptr(),
+                        at.pitch[0],
+                        at.pitch[1],
+                        host.pitch[0],
+                        host.pitch[1],
+                        v.as_mut_ptr().cast(),
+                        0,
+                        none,
+                    )
+                }
+                .map_err(|e| cl_error("clEnqueueReadBufferRect", e))?;
+                let t = self.finish("clEnqueueReadBufferRect", &[e])?;
+                *out.lock().unwrap() = v;
+                Ok(t)
+            }
+            Command::CopyRect {
+                src,
+                src_at,
+                dst,
+                dst_at,
+                region,
+            } => {
+                src_at.check("opencl", src.size(), region)?;
+                dst_at.check("opencl", dst.size(), region)?;
+                if region.contains(&0) {
+                    return Ok(None);
+                }
+                // SAFETY: both boxes fit their buffers; the runtime checked that they do not
+                // overlap when the buffers are the same.
+                let e = unsafe {
+                    cl3::command_queue::enqueue_copy_buffer_rect(
+                        q,
+                        cl_mem(&src)?.handle(),
+                        cl_mem(&dst)?.handle(),
+                        src_at.origin.as_ptr(),
+                        dst_at.origin.as_ptr(),
+                        region.as_ptr(),
+                        src_at.pitch[0],
+                        src_at.pitch[1],
+                        dst_at.pitch[0],
+                        dst_at.pitch[1],
+                        0,
+                        none,
+                    )
+                }
+                .map_err(|e| cl_error("clEnqueueCopyBufferRect", e))?;
+                self.finish("clEnqueueCopyBufferRect", &[e])
             }
             Command::Launch {
                 kernel,

@@ -65,6 +65,29 @@ pub(crate) enum Command {
         len: usize,
         pattern: Vec<u8>,
     },
+    /// Host data (a box of `region` packed tightly: rows of `region[0]` bytes, `region[1]`
+    /// rows per slice, `region[2]` slices) into the box of memory at `at`.
+    WriteRect {
+        mem: Arc<dyn Memory>,
+        at: RectSide,
+        region: [usize; 3],
+        data: Vec<u8>,
+    },
+    /// The box of memory at `at` to host, delivered into `out` packed tightly.
+    ReadRect {
+        mem: Arc<dyn Memory>,
+        at: RectSide,
+        region: [usize; 3],
+        out: Arc<std::sync::Mutex<Vec<u8>>>,
+    },
+    /// A box of memory to another (device to device); the boxes do not overlap.
+    CopyRect {
+        src: Arc<dyn Memory>,
+        src_at: RectSide,
+        dst: Arc<dyn Memory>,
+        dst_at: RectSide,
+        region: [usize; 3],
+    },
     /// Runs a kernel.
     Launch {
         kernel: Arc<dyn CompiledKernel>,
@@ -75,6 +98,66 @@ pub(crate) enum Command {
         /// the CPU backend also checks it between work-groups.
         cancel: Arc<std::sync::atomic::AtomicBool>,
     },
+}
+
+/// Where a box of bytes lies in memory laid out in rows and slices (OpenCL's `*BufferRect`
+/// and CUDA's `cuMemcpy3D` describe one side of a copy the same way): `origin` is the box's
+/// first byte as (byte in the row, row, slice), `pitch` the bytes from one row to the next and
+/// from one slice to the next. A box's size (`region`) is (bytes per row, rows, slices).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct RectSide {
+    pub origin: [usize; 3],
+    pub pitch: [usize; 2],
+}
+
+impl RectSide {
+    /// Host memory holding a box of `region` packed tightly, from its first byte.
+    pub(crate) fn packed(region: [usize; 3]) -> RectSide {
+        RectSide {
+            origin: [0; 3],
+            pitch: [region[0], region[0] * region[1]],
+        }
+    }
+
+    /// The byte offset of the row `row` of slice `slice` of the box.
+    pub(crate) fn row_offset(&self, row: usize, slice: usize) -> usize {
+        (self.origin[2] + slice) * self.pitch[1]
+            + (self.origin[1] + row) * self.pitch[0]
+            + self.origin[0]
+    }
+
+    /// Checks that the box `region` at this side lies inside `size` bytes and that its rows
+    /// and slices do not overlap each other (the runtime checked the user's region already,
+    /// so a failure here is a strata bug, reported rather than risked).
+    pub(crate) fn check(
+        &self,
+        backend: &'static str,
+        size: usize,
+        region: [usize; 3],
+    ) -> Result<()> {
+        if region.contains(&0) {
+            return Ok(());
+        }
+        let end = (|| {
+            let last = (self.origin[2] + region[2] - 1)
+                .checked_mul(self.pitch[1])?
+                .checked_add((self.origin[1] + region[1] - 1).checked_mul(self.pitch[0])?)?
+                .checked_add(self.origin[0])?;
+            last.checked_add(region[0])
+        })();
+        let rows_fit = self.origin[0] + region[0] <= self.pitch[0]
+            && (region[2] == 1 || (self.origin[1] + region[1]) * self.pitch[0] <= self.pitch[1]);
+        if end.is_none_or(|e| e > size) || !rows_fit {
+            return Err(Error::Backend {
+                backend,
+                message: format!(
+                    "strata bug: a box of {region:?} bytes/rows/slices at {:?} with pitches {:?} does not fit an allocation of {size} bytes",
+                    self.origin, self.pitch
+                ),
+            });
+        }
+        Ok(())
+    }
 }
 
 impl Command {

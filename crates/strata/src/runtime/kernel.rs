@@ -11,7 +11,9 @@
 
 use super::CompiledKernel;
 use super::{ArgValue, Buffer, Command, Device, Event, LocalMem, Memory, Queue};
-use crate::builder::{self, Element, GatherDecl, GatherOp, KernelDef, Layout, ScalarType, Value};
+use crate::builder::{
+    self, Element, GatherDecl, GatherOp, KernelDef, Layout, PitchedDecl, ScalarType, Value,
+};
 use crate::error::{Error, Result};
 use crate::ir::{self, ArrayLen, Literal, ParamKind, Type, ValidFunction};
 use std::sync::{Arc, Mutex};
@@ -31,6 +33,8 @@ struct KernelInner {
     /// `fingerprint`).
     text: std::sync::OnceLock<String>,
     gathers: Vec<GatherDecl>,
+    /// The 2-D and 3-D buffer parameters, whose hidden parameters a launch fills in.
+    pitched: Vec<PitchedDecl>,
     /// This kernel compiled, per device (the device's identity): a launch finds its code
     /// without hashing the IR text for the device's cache.
     compiled: Mutex<Vec<(usize, Arc<dyn CompiledKernel>)>>,
@@ -74,15 +78,19 @@ impl Kernel {
                 traced.errors.join("\n  ")
             )));
         }
-        Kernel::with_gathers(traced.function, traced.gathers)
+        Kernel::with_gathers(traced.function, traced.gathers, traced.pitched)
     }
 
     /// A kernel from IR built by other means (a generator, a future front end).
     pub fn from_ir(f: ir::Function) -> Result<Kernel> {
-        Kernel::with_gathers(f, Vec::new())
+        Kernel::with_gathers(f, Vec::new(), Vec::new())
     }
 
-    fn with_gathers(f: ir::Function, gathers: Vec<GatherDecl>) -> Result<Kernel> {
+    fn with_gathers(
+        f: ir::Function,
+        gathers: Vec<GatherDecl>,
+        pitched: Vec<PitchedDecl>,
+    ) -> Result<Kernel> {
         // The same recorded IR again (a pattern called in a loop records its kernel at every
         // call) is the same kernel: validation and optimization, most of the cost of a build,
         // run once per distinct IR.
@@ -91,12 +99,12 @@ impl Kernel {
             .lock()
             .unwrap()
             .get(&traced)
-            .filter(|k| k.inner.gathers == gathers)
+            .filter(|k| k.inner.gathers == gathers && k.inner.pitched == pitched)
             .cloned();
         let k = match hit {
             Some(k) => k,
             None => {
-                let k = Kernel::validated(f, gathers)?;
+                let k = Kernel::validated(f, gathers, pitched)?;
                 let mut built = BUILT.lock().unwrap();
                 if built.len() >= KEPT_BUILDS {
                     built.clear();
@@ -117,7 +125,11 @@ impl Kernel {
     }
 
     /// Validates and optimizes recorded IR into a new kernel.
-    fn validated(f: ir::Function, gathers: Vec<GatherDecl>) -> Result<Kernel> {
+    fn validated(
+        f: ir::Function,
+        gathers: Vec<GatherDecl>,
+        pitched: Vec<PitchedDecl>,
+    ) -> Result<Kernel> {
         // The IR is printed only for an error message (or STRATA_DUMP, or `ir_text`). The one
         // copy kept is the input, for the message of an optimization bug.
         let f = ir::validate_keeping(f)
@@ -140,6 +152,7 @@ impl Kernel {
                 key,
                 text: std::sync::OnceLock::new(),
                 gathers,
+                pitched,
                 compiled: Mutex::new(Vec::new()),
             }),
         })
@@ -188,9 +201,33 @@ impl Kernel {
         self.inner.gathers.iter().any(|g| g.param as usize == p)
     }
 
+    /// The 2-D and 3-D buffer parameters of the kernel, in declaration order.
+    pub fn pitched(&self) -> &[PitchedDecl] {
+        &self.inner.pitched
+    }
+
+    /// Whether parameter `p` is filled in by the launch: a gather's buffer, or a pitch or
+    /// extent of a 2-D or 3-D buffer.
+    fn is_hidden(&self, p: usize) -> bool {
+        self.is_gather(p)
+            || self.inner.pitched.iter().any(|d| {
+                d.pitches
+                    .iter()
+                    .chain(d.extent.iter().flatten())
+                    .any(|&q| q as usize == p)
+            })
+    }
+
     /// The parameters a launch passes, as `name: type` text.
     pub fn signature(&self) -> String {
-        args_signature(self.ir(), |p| self.is_gather(p))
+        let dims = |p: usize| {
+            self.inner
+                .pitched
+                .iter()
+                .find(|d| d.param as usize == p)
+                .map(|d| d.dims)
+        };
+        args_signature(self.ir(), |p| self.is_hidden(p), dims)
     }
 
     /// Checks a launch and turns its arguments into backend values (gather buffers included).
@@ -220,7 +257,7 @@ impl Kernel {
             });
         }
         let user: Vec<usize> = (0..f.params.len())
-            .filter(|&p| !self.is_gather(p))
+            .filter(|&p| !self.is_hidden(p))
             .collect();
         if args.len() != user.len() {
             return Err(Error::ArgumentCount {
@@ -244,6 +281,49 @@ impl Kernel {
                 expected,
                 got: arg.describe(),
             };
+            // A 2-D or 3-D buffer parameter takes a buffer of its dimensions, and its hidden
+            // parameters take the buffer's pitches and extent.
+            let pitched = self.inner.pitched.iter().find(|d| d.param as usize == p);
+            let arg_dims = match &arg.0 {
+                ArgInner::Buffer { pitched, .. } => pitched.as_ref().map(|s| s.dims),
+                _ => None,
+            };
+            let want_buffer = |elem: ir::Elem| {
+                let elem = f.elem_name(elem);
+                match pitched {
+                    Some(d) => {
+                        format!("a {}-D buffer of {elem} (Buffer{}<{elem}>)", d.dims, d.dims)
+                    }
+                    None => format!("a buffer of {elem}"),
+                }
+            };
+            if let (ParamKind::Buffer { elem, .. }, true) =
+                (param.kind, pitched.map(|d| d.dims) != arg_dims)
+            {
+                return Err(mismatch(want_buffer(elem)));
+            }
+            if let (
+                Some(d),
+                ArgInner::Buffer {
+                    pitched: Some(s), ..
+                },
+            ) = (pitched, &arg.0)
+            {
+                let hidden = d
+                    .pitches
+                    .iter()
+                    .zip(s.pitch)
+                    .chain(d.extent.iter().flatten().zip(s.extent));
+                for (&q, v) in hidden {
+                    let Ok(v) = u32::try_from(v) else {
+                        return Err(mismatch(format!(
+                            "a {}-D buffer whose pitches and extent fit u32 (indices are u32)",
+                            d.dims
+                        )));
+                    };
+                    values[q as usize] = Some(ArgValue::Scalar(v.literal()));
+                }
+            }
             let v = match (param.kind, &arg.0) {
                 (
                     ParamKind::Buffer { elem, len, access },
@@ -252,10 +332,11 @@ impl Kernel {
                         len: blen,
                         elem: belem,
                         device,
+                        ..
                     },
                 ) => {
                     if !belem.matches(f, elem) {
-                        return Err(mismatch(format!("a buffer of {}", f.elem_name(elem))));
+                        return Err(mismatch(want_buffer(elem)));
                     }
                     if *device != queue.device() {
                         return Err(Error::WrongDevice {
@@ -417,15 +498,20 @@ pub fn capture_kernels<R>(f: impl FnOnce() -> R) -> (R, Vec<Kernel>) {
 }
 
 /// `name: type` of every launch parameter of `f` except those `hidden` says to skip.
-pub(crate) fn args_signature(f: &ir::Function, hidden: impl Fn(usize) -> bool) -> String {
+pub(crate) fn args_signature(
+    f: &ir::Function,
+    hidden: impl Fn(usize) -> bool,
+    dims: impl Fn(usize) -> Option<u8>,
+) -> String {
     f.params
         .iter()
         .enumerate()
         .filter(|(i, _)| !hidden(*i))
-        .map(|(_, p)| match p.kind {
+        .map(|(i, p)| match p.kind {
             ParamKind::Buffer { elem, access, .. } => {
+                let d = dims(i).map_or(String::new(), |d| d.to_string());
                 format!(
-                    "{}: Buffer<{}> ({})",
+                    "{}: Buffer{d}<{}> ({})",
                     p.name,
                     f.elem_name(elem),
                     access.name()
@@ -647,12 +733,23 @@ impl NdRange {
     }
 }
 
+/// The shape of a 2-D or 3-D buffer argument.
+pub(crate) struct PitchedShape {
+    pub dims: u8,
+    /// Row and slice pitch, in elements.
+    pub pitch: [usize; 2],
+    /// Width, height and depth (1 in 2-D).
+    pub extent: [usize; 3],
+}
+
 pub(crate) enum ArgInner<'a> {
     Buffer {
         mem: &'a Arc<dyn Memory>,
         len: usize,
         elem: Layout,
         device: &'a Device,
+        /// For a 2-D or 3-D buffer, its shape.
+        pitched: Option<PitchedShape>,
     },
     Scalar(Literal),
     Local {
@@ -668,6 +765,14 @@ pub struct KernelArg<'a>(pub(crate) ArgInner<'a>);
 impl KernelArg<'_> {
     fn describe(&self) -> String {
         match &self.0 {
+            ArgInner::Buffer {
+                elem,
+                pitched: Some(s),
+                ..
+            } => {
+                let e = &s.extent[..s.dims as usize];
+                format!("a {}-D buffer of {e:?} {}", s.dims, elem.name())
+            }
             ArgInner::Buffer { elem, len, .. } => format!("a buffer of {len} {}", elem.name()),
             ArgInner::Scalar(l) => format!("a {} value", l.scalar),
             ArgInner::Local { elem, len } => format!("LocalMem<{elem}> of {len}"),
@@ -682,6 +787,26 @@ impl<'a, T: Element> From<&'a Buffer<T>> for KernelArg<'a> {
             len: b.len(),
             elem: T::LAYOUT,
             device: &b.device,
+            pitched: None,
+        })
+    }
+}
+
+impl<'a, T: Element, const D: usize> From<&'a super::PitchedBuffer<T, D>> for KernelArg<'a> {
+    fn from(b: &'a super::PitchedBuffer<T, D>) -> Self {
+        let flat = b.as_buffer();
+        let mut extent = [1; 3];
+        extent[..D].copy_from_slice(&b.extent());
+        KernelArg(ArgInner::Buffer {
+            mem: &flat.mem,
+            len: flat.len(),
+            elem: T::LAYOUT,
+            device: &flat.device,
+            pitched: Some(PitchedShape {
+                dims: D as u8,
+                pitch: [b.pitch(), b.slice_pitch()],
+                extent,
+            }),
         })
     }
 }

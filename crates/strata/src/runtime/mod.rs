@@ -15,16 +15,20 @@ mod event;
 mod host;
 mod interop;
 mod kernel;
+mod pitched;
 mod queue;
 mod worker;
 
 #[cfg(any(feature = "opencl", feature = "cuda"))]
 pub(crate) use backend::check_range;
-pub(crate) use backend::{ArgValue, Command, CompiledKernel, DeviceBackend, Memory, QueueBackend};
+pub(crate) use backend::{
+    ArgValue, Command, CompiledKernel, DeviceBackend, Memory, QueueBackend, RectSide,
+};
 pub use buffer::{Buffer, LocalMem};
 pub use event::{Event, Profile};
 pub use interop::{NativeMemory, OpenClHandles, Ownership};
 pub use kernel::{capture_kernels, Dims, Gathered, Kernel, KernelArg, NdRange, Run};
+pub use pitched::{pitch_elements, Buffer2, Buffer3, PitchedBuffer};
 pub(crate) use queue::bounded;
 pub use queue::{PendingRead, Queue};
 #[cfg(feature = "cuda")]
@@ -116,6 +120,11 @@ pub struct DeviceInfo {
     pub max_constant_buffer_size: Option<u64>,
     /// The most constant buffers one kernel may take (OpenCL's `CL_DEVICE_MAX_CONSTANT_ARGS`).
     pub max_constant_args: Option<u32>,
+    /// The alignment in bytes of the rows (and slices) of 2-D and 3-D buffers
+    /// ([`Buffer2`], [`Buffer3`]; see [`pitch_elements`]): 64 on the CPU backends (a cache
+    /// line, so SIMD rows start aligned), OpenCL's `CL_DEVICE_MEM_BASE_ADDR_ALIGN` (in bytes,
+    /// at least 64), 512 on CUDA (the pitch `cuMemAllocPitch` gives on recent GPUs).
+    pub pitch_alignment: usize,
     /// Backend-specific facts (driver version, extensions, ...), as name and value.
     pub extra: Vec<(String, String)>,
 }
@@ -197,6 +206,7 @@ impl fmt::Display for DeviceInfo {
             mib(self.max_alloc_size)
         )?;
         writeln!(f, "  sub-group size        {}", self.sub_group_size)?;
+        writeln!(f, "  pitch alignment       {} bytes", self.pitch_alignment)?;
         if let (Some(b), Some(n)) = (self.max_constant_buffer_size, self.max_constant_args) {
             writeln!(
                 f,
@@ -324,6 +334,14 @@ pub struct Device {
 impl fmt::Debug for Device {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "Device({})", self.info().spec())
+    }
+}
+
+impl AsRef<Device> for Device {
+    /// The device itself: allocations take anything that names a device (a `&Device` or a
+    /// `&Queue`).
+    fn as_ref(&self) -> &Device {
+        self
     }
 }
 

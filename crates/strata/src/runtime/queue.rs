@@ -37,6 +37,16 @@ pub struct PendingRead<T> {
 }
 
 impl<T: Element> PendingRead<T> {
+    /// The read of `len` elements that `event` delivers into `out`.
+    pub(crate) fn new(event: Event, out: Arc<Mutex<Vec<u8>>>, len: usize) -> Self {
+        PendingRead {
+            event,
+            out,
+            len,
+            _t: std::marker::PhantomData,
+        }
+    }
+
     /// The read's event.
     pub fn event(&self) -> &Event {
         &self.event
@@ -143,7 +153,7 @@ impl Queue {
         &self.device
     }
 
-    fn submit(&self, cmd: Command, wait: &[&Event]) -> Event {
+    pub(crate) fn submit(&self, cmd: Command, wait: &[&Event]) -> Event {
         let wait = wait.iter().map(|e| (*e).clone()).collect();
         let e = if BLOCKING.with(|b| b.replace(false)) {
             self.backend.run_now(cmd, wait)
@@ -156,7 +166,7 @@ impl Queue {
         e
     }
 
-    fn check_device<T>(&self, op: &'static str, buf: &Buffer<T>) -> Result<()> {
+    pub(crate) fn check_device<T>(&self, op: &'static str, buf: &Buffer<T>) -> Result<()> {
         if buf.device != self.device {
             return Err(Error::WrongDevice {
                 op,
@@ -439,6 +449,14 @@ impl Queue {
     }
 }
 
+impl AsRef<Device> for Queue {
+    /// The queue's device: allocations take anything that names a device
+    /// (`Buffer2::new(&queue, ..)` as well as `Buffer2::new(&device, ..)`).
+    fn as_ref(&self) -> &Device {
+        &self.device
+    }
+}
+
 impl std::fmt::Debug for Queue {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "Queue({})", self.device.info().spec())
@@ -453,7 +471,7 @@ thread_local! {
 /// Runs `f`, whose one submission (its first) is a blocking operation: the backend may run it
 /// at once on this thread ([`super::backend::QueueBackend::run_now`]). The mark is cleared
 /// when `f` returns, whether it submitted or failed before.
-fn blocking<R>(f: impl FnOnce() -> R) -> R {
+pub(crate) fn blocking<R>(f: impl FnOnce() -> R) -> R {
     struct Clear;
     impl Drop for Clear {
         fn drop(&mut self) {
