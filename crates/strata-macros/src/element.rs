@@ -95,6 +95,7 @@ pub fn expand(input: DeriveInput) -> Result<TokenStream, Error> {
     let mut loads = Vec::new();
     let mut stores = Vec::new();
     let mut checks = Vec::new();
+    let mut declares = Vec::new();
     let mut sizes = Vec::new();
     for (i, f) in fields.iter().enumerate() {
         let id = f.ident.as_ref().expect("named field");
@@ -125,6 +126,7 @@ pub fn expand(input: DeriveInput) -> Result<TokenStream, Error> {
                 dev_fields.push(quote!(#fvis #id: <#e as #st::Element>::Dev));
                 place_fields.push(quote!(#fvis #id: <#e as #st::Element>::Place));
                 place_init.push(quote!(#id: <#e as #st::Element>::place(at.field(#i))));
+                declares.push(quote!(#id: <#e as #st::Element>::declare_value(&::std::format!("{}_{}", name, #fname))));
             }
             FieldKind::Array(e, n) => {
                 checks.push(quote_spanned!(e.span()=> __strata_is_element::<#e>();));
@@ -139,6 +141,7 @@ pub fn expand(input: DeriveInput) -> Result<TokenStream, Error> {
                 dev_fields.push(quote!(#fvis #id: [<#e as #st::Element>::Dev; #n]));
                 place_fields.push(quote!(#fvis #id: [<#e as #st::Element>::Place; #n]));
                 place_init.push(quote!(#id: #st::array_places::<#e, { #n }>(&at.field(#i))));
+                declares.push(quote!(#id: ::core::array::from_fn(|k| <#e as #st::Element>::declare_value(&::std::format!("{}_{}_{}", name, #fname, k)))));
             }
         }
         loads.push(quote!(#id: #st::FieldAccess::load(&self.#id)));
@@ -183,6 +186,23 @@ pub fn expand(input: DeriveInput) -> Result<TokenStream, Error> {
             type Place = #place;
             fn place(at: #st::FieldPlace) -> #place {
                 #place { #(#place_init),* }
+            }
+            fn declare_value(name: &str) -> #dev {
+                #dev { #(#declares),* }
+            }
+        }
+
+        impl #st::ByValue for #name {
+            type Dev = #dev;
+            #[track_caller]
+            fn declare(name: &str) -> #dev {
+                <#name as #st::Element>::declare_value(name)
+            }
+        }
+
+        impl<'a> ::core::convert::From<#name> for ::strata::KernelArg<'a> {
+            fn from(v: #name) -> Self {
+                ::strata::KernelArg::fields(&v)
             }
         }
 

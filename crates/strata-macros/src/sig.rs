@@ -100,6 +100,29 @@ fn strata() -> TokenStream {
     quote!(::strata)
 }
 
+/// Whether a type path may name a `#[derive(Element)]` struct: not a primitive scalar and not
+/// a one-letter name (a generic parameter, kept as `Expr<T>` so that its bounds apply).
+fn may_be_struct(p: &syn::TypePath) -> bool {
+    const PRIMITIVES: &[&str] = &[
+        "bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64", "usize",
+        "isize", "f16",
+    ];
+    if p.qself.is_some() {
+        return false;
+    }
+    match p.path.get_ident() {
+        Some(id) => {
+            let n = id.to_string();
+            !PRIMITIVES.contains(&n.as_str()) && n.len() > 1
+        }
+        None => p
+            .path
+            .segments
+            .last()
+            .is_some_and(|s| s.arguments.is_empty() && s.ident != "Expr" && s.ident != "f16"),
+    }
+}
+
 /// The type a value of host type `ty` has inside the kernel body: scalars and vectors become
 /// `Expr<..>`, slices become buffer handles, `Fn` bounds get device argument and result types.
 pub fn dev_ty(ty: &Type) -> Result<Type, Error> {
@@ -108,6 +131,11 @@ pub fn dev_ty(ty: &Type) -> Result<Type, Error> {
         return Ok(ty.clone());
     }
     Ok(match ty {
+        // A struct passed by value (`p: Particle`): its device form, through the trait that
+        // scalars implement too (`Expr<T>`), so a type alias of a scalar also works.
+        Type::Path(p) if may_be_struct(p) => {
+            syn::parse_quote_spanned!(ty.span()=> <#ty as #s::builder::ByValue>::Dev)
+        }
         Type::Path(_) | Type::Array(_) => {
             syn::parse_quote_spanned!(ty.span()=> #s::builder::Expr<#ty>)
         }
@@ -492,7 +520,7 @@ pub fn launch_api(
         let (decl, lty) = match p.kind {
             _ if pitched.is_some() => pitched.expect("pitched"),
             ParamKind::Scalar => (
-                quote_spanned!(elem.span()=> __strata_k.scalar::<#elem>(#name)),
+                quote_spanned!(elem.span()=> <#elem as #s::builder::ByValue>::declare(#name)),
                 quote!(#elem),
             ),
             ParamKind::Read => (

@@ -151,3 +151,44 @@ fn kernel_macro_fields() {
         }
     }
 }
+
+/// A struct passed by value: its fields arrive as scalar launch arguments.
+#[kernel]
+fn place_at(ps: &mut [Particle], origin: Particle) {
+    let i = global_id(0);
+    if i < ps.len() {
+        ps[i].pos = ps[i].pos + origin.pos;
+        ps[i].hist[1] = origin.hist[0];
+        ps[i].w = origin.w;
+    }
+}
+
+#[test]
+fn struct_by_value() {
+    let k = place_at::build().unwrap();
+    assert!(
+        k.kernel().ir_text().contains("origin_pos_0"),
+        "{}",
+        k.kernel().ir_text()
+    );
+    for spec in ["interp", "cpu", "opencl:0"] {
+        let Ok(dev) = Device::from_spec(spec) else {
+            continue;
+        };
+        let q = Queue::new(&dev).unwrap();
+        let xs = sample(9);
+        let o = sample(4)[3];
+        let ps = Buffer::from_slice(&q, &xs).unwrap();
+        k.launch(&q, NdRange::new(16), &ps, o).unwrap();
+        let got = ps.to_vec(&q).unwrap();
+        for (g, x) in got.iter().zip(&xs) {
+            let mut want = *x;
+            for c in 0..3 {
+                want.pos[c] = x.pos[c] + o.pos[c];
+            }
+            want.hist[1] = o.hist[0];
+            want.w = o.w;
+            assert_eq!(*g, want, "on {spec}");
+        }
+    }
+}

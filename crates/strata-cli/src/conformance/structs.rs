@@ -49,6 +49,7 @@ pub(super) fn cases() -> Vec<Case> {
     vec![
         case("structs/round_trip", round_trip),
         case("structs/field_update", field_update),
+        case("structs/by_value", by_value),
     ]
 }
 
@@ -139,4 +140,38 @@ fn field_update(q: &Queue) -> Result<(), String> {
         })
         .collect();
     expect_eq("particles updated", &q.read(&ps).map_err(e)?, &want)
+}
+
+/// A struct passed by value at launch (one scalar parameter per scalar of its fields): a
+/// 3-vector added to every element, a nested struct and a double stored into it.
+fn by_value(q: &Queue) -> Result<(), String> {
+    let k = Kernel::build("struct_by_value", |k| {
+        let ps = k.read_write::<Particle>("ps");
+        let origin = k.by_value::<Particle>("origin");
+        let i = global_id(0);
+        if_(i.lt(ps.len()), || {
+            ps.item(i).pos.store(ps.item(i).pos.load() + origin.pos);
+            strata::builder::FieldAccess::store(&ps.item(i).hist[1], origin.hist[0]);
+            ps.item(i).w.store(origin.w);
+            ps.item(i).q.store(origin.q);
+        });
+    })
+    .map_err(e)?;
+    let xs = particles(1303, 100);
+    let o = particles(1304, 1)[0];
+    let ps = Buffer::from_slice(q, &xs).map_err(e)?;
+    q.launch(&k, NdRange::covering(xs.len(), 64), args![&ps, o])
+        .map_err(e)?;
+    let want: Vec<Particle> = xs
+        .iter()
+        .map(|x| {
+            let mut p = *x;
+            p.pos = std::array::from_fn(|c| x.pos[c] + o.pos[c]);
+            p.hist[1] = o.hist[0];
+            p.w = o.w;
+            p.q = o.q;
+            p
+        })
+        .collect();
+    expect_eq("particles moved", &q.read(&ps).map_err(e)?, &want)
 }

@@ -52,7 +52,7 @@ fn at_str(l: &Location) -> String {
 pub use crate::ir::{MemOrder, MemScope};
 pub use convert::Rounding;
 pub use math::select_each;
-pub use structs::{array_places, FieldAccess, FieldPlace, Place};
+pub use structs::{array_places, ByValue, FieldAccess, FieldPlace, Place};
 pub use subgroup::{
     max_sub_group_size, num_sub_groups, sub_group_all, sub_group_any, sub_group_ballot,
     sub_group_broadcast, sub_group_id, sub_group_local_id, sub_group_reduce_add,
@@ -468,6 +468,14 @@ impl KernelDef {
             });
             (t.f.params.len() as u32 - 1, t.id)
         })
+    }
+
+    /// A parameter passed by value at launch: a scalar, or a `#[derive(Element)]` struct
+    /// (`k.by_value::<Particle>("p")` gives its fields as device values; the launch argument
+    /// is the struct, one scalar parameter per scalar of its fields).
+    #[track_caller]
+    pub fn by_value<T: ByValue>(&mut self, name: &str) -> T::Dev {
+        T::declare(name)
     }
 
     /// A scalar parameter passed by value at launch.

@@ -191,3 +191,65 @@ pub(crate) fn declare(layout: Layout) -> ir::Elem {
         }
     }
 }
+
+/// A type a kernel takes by value at launch: a scalar (one parameter) or a
+/// `#[derive(Element)]` struct (one scalar parameter per scalar of its fields, named
+/// `name_field`, `name_field_0`, ...; the launch argument is the struct itself).
+pub trait ByValue {
+    /// Its value inside the kernel: `Expr<T>` for a scalar, the struct's device form.
+    type Dev;
+    /// Declares the parameter(s) called `name` in the kernel being built.
+    fn declare(name: &str) -> Self::Dev;
+}
+
+impl<T: super::ScalarType> ByValue for T {
+    type Dev = Expr<T>;
+    #[track_caller]
+    fn declare(name: &str) -> Expr<T> {
+        scalar_param(name)
+    }
+}
+
+fn scalar_param<T: super::ScalarType>(name: &str) -> Expr<T> {
+    let p = with(|t| {
+        t.f.params.push(ir::Param {
+            name: name.to_string(),
+            kind: ir::ParamKind::Scalar(T::TYPE),
+        });
+        t.f.params.len() as u32 - 1
+    });
+    super::node(ir::Expr::Param(p))
+}
+
+/// A by-value parameter of element type `T` (a field of a struct passed by value): one scalar
+/// parameter, or one per component of a vector (`name_0`, `name_1`, ...).
+#[doc(hidden)]
+pub fn value_param<T: super::Value>(name: &str) -> Expr<T> {
+    let ty = T::TYPE;
+    if ty.width == 1 {
+        let p = with(|t| {
+            t.f.params.push(ir::Param {
+                name: name.to_string(),
+                kind: ir::ParamKind::Scalar(ty),
+            });
+            t.f.params.len() as u32 - 1
+        });
+        return super::node(ir::Expr::Param(p));
+    }
+    let ids: Vec<ExprId> = (0..ty.width)
+        .map(|c| {
+            let p = with(|t| {
+                t.f.params.push(ir::Param {
+                    name: format!("{name}_{c}"),
+                    kind: ir::ParamKind::Scalar(ir::Type::scalar(ty.scalar)),
+                });
+                t.f.params.len() as u32 - 1
+            });
+            super::id_of(super::node_typed::<T>(
+                ir::Expr::Param(p),
+                ir::Type::scalar(ty.scalar),
+            ))
+        })
+        .collect();
+    super::node_typed(ir::Expr::Compose(ids), ty)
+}

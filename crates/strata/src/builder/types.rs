@@ -59,6 +59,10 @@ pub unsafe trait Element: bytemuck::Pod + Send + Sync + 'static {
     /// The place at `at` (called by the place of the enclosing struct).
     #[doc(hidden)]
     fn place(at: super::FieldPlace) -> Self::Place;
+    /// Declares the by-value parameter(s) `name` of this type (a field of a struct passed by
+    /// value): one per scalar.
+    #[doc(hidden)]
+    fn declare_value(name: &str) -> Self::Dev;
     /// Reads element `index` of `buf` (a struct field by field).
     #[doc(hidden)]
     #[track_caller]
@@ -119,6 +123,33 @@ impl Layout {
     }
 }
 
+/// The scalars of a value of layout `layout` whose bytes are `bytes`, in declaration order (a
+/// vector's components in turn): the launch arguments of a struct passed by value.
+pub(crate) fn scalars_of(layout: Layout, bytes: &[u8], out: &mut Vec<Literal>) {
+    match layout {
+        Layout::Value(t) => {
+            let size = t.scalar.size();
+            for c in 0..t.width as usize {
+                let mut b = [0u8; 8];
+                b[..size].copy_from_slice(&bytes[c * size..(c + 1) * size]);
+                out.push(Literal::from_bits(t.scalar, u64::from_le_bytes(b)));
+            }
+        }
+        Layout::Struct(s) => {
+            for f in s.fields {
+                let size = match f.ty {
+                    Layout::Value(t) => t.size(),
+                    Layout::Struct(i) => i.size,
+                };
+                for k in 0..f.len.unwrap_or(1) {
+                    let at = f.offset + k * size;
+                    scalars_of(f.ty, &bytes[at..at + size], out);
+                }
+            }
+        }
+    }
+}
+
 /// The layout of a `#[derive(Element)]` struct (sizes and offsets in bytes).
 #[derive(Debug)]
 pub struct StructLayout {
@@ -155,6 +186,9 @@ macro_rules! value_element {
             type Place = super::Place<$t>;
             fn place(at: super::FieldPlace) -> Self::Place {
                 super::Place::new(at)
+            }
+            fn declare_value(name: &str) -> Self::Dev {
+                super::structs::value_param::<$t>(name)
             }
             #[track_caller]
             fn load_elem(buf: &super::BufferParam<Self>, index: crate::ir::ExprId) -> Self::Dev {

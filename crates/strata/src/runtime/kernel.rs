@@ -259,6 +259,39 @@ impl Kernel {
         let user: Vec<usize> = (0..f.params.len())
             .filter(|&p| !self.is_hidden(p))
             .collect();
+        // A struct passed by value is its fields' scalars, one parameter each.
+        let expanded: Vec<KernelArg<'_>>;
+        let args = if args.iter().any(|a| matches!(a.0, ArgInner::Fields(_))) {
+            expanded = args
+                .iter()
+                .flat_map(|a| match &a.0 {
+                    ArgInner::Fields(l) => {
+                        l.iter().map(|&l| KernelArg(ArgInner::Scalar(l))).collect()
+                    }
+                    ArgInner::Buffer {
+                        mem,
+                        len,
+                        elem,
+                        device,
+                        pitched,
+                    } => vec![KernelArg(ArgInner::Buffer {
+                        mem,
+                        len: *len,
+                        elem: *elem,
+                        device,
+                        pitched: *pitched,
+                    })],
+                    ArgInner::Scalar(l) => vec![KernelArg(ArgInner::Scalar(*l))],
+                    ArgInner::Local { elem, len } => vec![KernelArg(ArgInner::Local {
+                        elem: *elem,
+                        len: *len,
+                    })],
+                })
+                .collect();
+            &expanded[..]
+        } else {
+            args
+        };
         if args.len() != user.len() {
             return Err(Error::ArgumentCount {
                 kernel: name.clone(),
@@ -734,6 +767,7 @@ impl NdRange {
 }
 
 /// The shape of a 2-D or 3-D buffer argument.
+#[derive(Clone, Copy)]
 pub(crate) struct PitchedShape {
     pub dims: u8,
     /// Row and slice pitch, in elements.
@@ -752,6 +786,8 @@ pub(crate) enum ArgInner<'a> {
         pitched: Option<PitchedShape>,
     },
     Scalar(Literal),
+    /// A struct by value: its fields' scalars in declaration order (one parameter each).
+    Fields(Vec<Literal>),
     Local {
         elem: Type,
         len: usize,
@@ -775,6 +811,7 @@ impl KernelArg<'_> {
             }
             ArgInner::Buffer { elem, len, .. } => format!("a buffer of {len} {}", elem.name()),
             ArgInner::Scalar(l) => format!("a {} value", l.scalar),
+            ArgInner::Fields(l) => format!("a struct of {} scalars", l.len()),
             ArgInner::Local { elem, len } => format!("LocalMem<{elem}> of {len}"),
         }
     }
@@ -808,6 +845,16 @@ impl<'a, T: Element, const D: usize> From<&'a super::PitchedBuffer<T, D>> for Ke
                 extent,
             }),
         })
+    }
+}
+
+impl KernelArg<'_> {
+    /// A `#[derive(Element)]` struct passed by value (what its `From` impl calls).
+    #[doc(hidden)]
+    pub fn fields<T: Element>(v: &T) -> Self {
+        let mut out = Vec::new();
+        builder::types::scalars_of(T::LAYOUT, bytemuck::bytes_of(v), &mut out);
+        KernelArg(ArgInner::Fields(out))
     }
 }
 
