@@ -1196,3 +1196,38 @@ fn an_expr_from_another_threads_kernel_is_rejected() {
         ],
     );
 }
+
+/// A buffer allocated through another device's queue (`Buffer::new(&queue, n)` names the
+/// queue's device) used with a queue of a different device is refused, for transfers and
+/// launches alike, with a message naming both devices and the remedy.
+#[test]
+fn a_buffer_of_another_device_is_refused_by_a_queue() {
+    let (cpu, qc) = cpu();
+    let interp = Device::from_spec("interp").unwrap();
+    let qi = Queue::new(&interp).unwrap();
+    let on_interp = Buffer::<f32>::new(&qi, 4).unwrap();
+    assert!(on_interp.device() == &interp);
+    let on_cpu = Buffer::<f32>::new(&cpu, 4).unwrap();
+    assert!(on_cpu.device() == &cpu);
+    let both = [
+        "the buffer lives on interp",
+        "the queue runs on cpu",
+        "allocate it on the queue's device",
+    ];
+    has(&msg(qc.read(&on_interp)), &both);
+    has(&msg(qc.write(&on_interp, 0, &[1.0; 4])), &both);
+    has(&msg(qc.fill(&on_interp, 0.0, ..)), &both);
+    let m = msg(qc.launch(
+        &saxpy(),
+        NdRange::new(4),
+        args![2.0f32, &on_interp, &on_cpu],
+    ));
+    has(
+        &m,
+        &[
+            "launch:",
+            "the buffer lives on interp",
+            "the queue runs on cpu",
+        ],
+    );
+}

@@ -860,7 +860,7 @@ impl<T: Element + crate::ir::eval::Num> Gathered<T> {
         if let Some(combine) = &self.combine {
             // The user's function folds the partials on the launch's device, in work-group
             // order, after the launch (the queue is in order).
-            let out = Buffer::<T>::new(self.queue.device(), 1)?;
+            let out = Buffer::<T>::new(&self.queue, 1)?;
             let folded = self
                 .queue
                 .launch(combine, NdRange::new(1), crate::args![&self.buf, &out]);

@@ -344,6 +344,14 @@ impl std::str::FromStr for Device {
     }
 }
 
+/// A device names itself: allocation functions take `impl AsRef<Device>`, so they accept a
+/// [`Device`] or a [`Queue`] (whose device is meant) alike.
+impl AsRef<Device> for Device {
+    fn as_ref(&self) -> &Device {
+        self
+    }
+}
+
 impl Device {
     pub(crate) fn from_backend(backend: Box<dyn DeviceBackend>) -> Device {
         Device {

@@ -439,6 +439,14 @@ impl Queue {
     }
 }
 
+/// A queue names its device: `Buffer::new(&queue, n)` allocates on the queue's device, like
+/// `Buffer::new(queue.device(), n)`.
+impl AsRef<Device> for Queue {
+    fn as_ref(&self) -> &Device {
+        &self.device
+    }
+}
+
 impl std::fmt::Debug for Queue {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "Queue({})", self.device.info().spec())
