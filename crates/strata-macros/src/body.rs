@@ -35,6 +35,8 @@ struct Binding {
     name: String,
     kind: Kind,
     depth: usize,
+    /// A host value whose Rust type its definition fixes (see [`Cx::is_typed_host`]).
+    typed: bool,
 }
 
 struct Loop {
@@ -188,7 +190,73 @@ impl Cx {
             name: name.to_string(),
             kind,
             depth,
+            typed: false,
         });
+    }
+
+    /// Binds a host value whose type its definition states (a `#[stage]` parameter, a `let`
+    /// with a type or a typed initializer).
+    pub fn bind_typed(&mut self, name: &str, kind: Kind) {
+        self.bind(name, kind);
+        if let Some(b) = self.scopes.last_mut().and_then(|s| s.last_mut()) {
+            b.typed = true;
+        }
+    }
+
+    /// Whether `e` is a host value whose Rust type is fixed by its definition rather than
+    /// inferred from where it is used: a constant or other item from outside the kernel
+    /// (`W`, `u32::MAX`), a suffixed literal (`16usize`), a cast, a typed host binding, or
+    /// arithmetic and method calls on those. Beside a device value such a value is wrapped in
+    /// `Staged`, which converts it to the device value's type when it fits; untyped host values
+    /// (`2`, `let k = 4;`) are left to Rust's inference.
+    fn is_typed_host(&self, e: &Expr) -> bool {
+        match e {
+            Expr::Lit(l) => match &l.lit {
+                syn::Lit::Int(i) => !i.suffix().is_empty(),
+                syn::Lit::Float(f) => !f.suffix().is_empty(),
+                _ => false,
+            },
+            Expr::Path(p) => match p.path.get_ident() {
+                Some(i) => {
+                    let name = i.to_string();
+                    self.scopes
+                        .iter()
+                        .rev()
+                        .flat_map(|s| s.iter().rev())
+                        .find(|b| b.name == name)
+                        .is_none_or(|b| b.typed && matches!(b.kind, Kind::Host | Kind::HostMut))
+                }
+                None => p.qself.is_none(),
+            },
+            Expr::Paren(p) => self.is_typed_host(&p.expr),
+            Expr::Group(g) => self.is_typed_host(&g.expr),
+            Expr::Cast(_) => self.is_host(e),
+            Expr::Unary(u) => self.is_typed_host(&u.expr),
+            Expr::MethodCall(m) => self.is_typed_host(&m.receiver),
+            Expr::Binary(b) => match b.op {
+                BinOp::Shl(_) | BinOp::Shr(_) => self.is_typed_host(&b.left),
+                BinOp::Add(_)
+                | BinOp::Sub(_)
+                | BinOp::Mul(_)
+                | BinOp::Div(_)
+                | BinOp::Rem(_)
+                | BinOp::BitAnd(_)
+                | BinOp::BitOr(_)
+                | BinOp::BitXor(_) => self.is_typed_host(&b.left) || self.is_typed_host(&b.right),
+                _ => false,
+            },
+            _ => false,
+        }
+    }
+
+    /// A host operand beside a device value: wrapped in `Staged` when its type is fixed (see
+    /// [`Cx::is_typed_host`]), as it is otherwise.
+    fn staged_operand(&self, e: &Expr, tokens: TokenStream) -> TokenStream {
+        if self.is_host(e) && self.is_typed_host(e) {
+            quote_spanned!(e.span()=> ::strata::builder::support::Staged(#tokens))
+        } else {
+            tokens
+        }
     }
 
     fn lookup(&self, name: &str) -> Option<(Kind, usize)> {
@@ -567,7 +635,11 @@ impl Cx {
                 !force_dev && (force_host || (self.is_host(init) && !self.demoted.contains(&name)));
             let e = self.expr(init);
             if host {
-                self.bind(&name, Kind::HostMut);
+                if ty.is_some() || self.is_typed_host(init) {
+                    self.bind_typed(&name, Kind::HostMut);
+                } else {
+                    self.bind(&name, Kind::HostMut);
+                }
                 let ty = ty.map(|t| quote!(: #t));
                 quote!(#[allow(unused_mut)] let mut #id #ty = #e;)
             } else {
@@ -583,7 +655,11 @@ impl Cx {
                 _ => self.expr(init),
             };
             if host {
-                self.bind(&name, Kind::Host);
+                if ty.is_some() || self.is_typed_host(init) {
+                    self.bind_typed(&name, Kind::Host);
+                } else {
+                    self.bind(&name, Kind::Host);
+                }
                 let ty = ty.map(|t| quote!(: #t));
                 quote!(let #id #ty = #e;)
             } else if is_arr {
@@ -901,8 +977,13 @@ impl Cx {
             ));
         }
         let a = self.expr(start);
+        let a = self.staged_operand(start, a);
         let b = self.expr(end);
-        let sv = step.map(|s| self.expr(s));
+        let b = self.staged_operand(end, b);
+        let sv = step.map(|s| {
+            let t = self.expr(s);
+            self.staged_operand(s, t)
+        });
         let pat = match &*f.pat {
             Pat::Ident(pi)
                 if pi.subpat.is_none() && pi.by_ref.is_none() && pi.mutability.is_none() =>
@@ -1293,6 +1374,14 @@ impl Cx {
         if lh && rh {
             return quote!((#l #op #r));
         }
+        let typed = (lh && self.is_typed_host(&b.left)) || (rh && self.is_typed_host(&b.right));
+        let (l, r) = if lh {
+            (self.staged_operand(&b.left, l), r)
+        } else if rh {
+            (l, self.staged_operand(&b.right, r))
+        } else {
+            (l, r)
+        };
         let sp = b.op.span();
         let method = |name: &str| Ident::new(name, sp);
         let (m, swapped) = match b.op {
@@ -1306,13 +1395,20 @@ impl Cx {
             BinOp::Or(_) => ("or", "or"),
             _ => return quote_spanned!(sp=> (#l #op #r)),
         };
-        if lh {
-            // A host value on the left of a device comparison: `0 < x` is `x > 0`.
-            let m = method(swapped);
-            quote_spanned!(sp=> (#r).#m(#l))
+        // A host value on the left of a device comparison: `0 < x` is `x > 0`.
+        let (m, d, h) = if lh {
+            (method(swapped), r, l)
         } else {
-            let m = method(m);
-            quote_spanned!(sp=> (#l).#m(#r))
+            (method(m), l, r)
+        };
+        if typed {
+            // The typed host value converts to the device value's type first (at this line).
+            quote_spanned!(sp=> {
+                let (__strata_d, __strata_h) = ::strata::builder::support::staged_pair(#d, #h);
+                __strata_d.#m(__strata_h)
+            })
+        } else {
+            quote_spanned!(sp=> (#d).#m(#h))
         }
     }
 }

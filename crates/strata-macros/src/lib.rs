@@ -206,7 +206,12 @@ fn expand(f: ItemFn, name: Option<String>, device_only: bool) -> Result<TokenStr
                 }
                 _ => body::Kind::Dev,
             };
-            cx.bind(&id.to_string(), kind);
+            if matches!(kind, body::Kind::Host | body::Kind::HostMut) {
+                // A `#[stage]` parameter's type is written in the signature.
+                cx.bind_typed(&id.to_string(), kind);
+            } else {
+                cx.bind(&id.to_string(), kind);
+            }
         }
         let b = cx.block(&f.block, returns_value);
         if cx.found.is_subset(&cx.demoted) || cx.demoted.len() > 64 {

@@ -1231,3 +1231,40 @@ fn a_buffer_of_another_device_is_refused_by_a_queue() {
         ],
     );
 }
+
+const TOO_WIDE: usize = 1 << 40;
+const NOT_A_F32: usize = TOO_WIDE + 1;
+
+#[kernel]
+fn too_wide_constant(out: &mut [u32]) {
+    let i = global_id(0);
+    if i < TOO_WIDE {
+        out[i] = 1u32;
+    }
+}
+
+#[kernel]
+fn inexact_constant(out: &mut [f32]) {
+    let i = global_id(0);
+    out[i] = out[i] * NOT_A_F32;
+}
+
+/// A typed host value beside a device value converts to the device value's type only when
+/// its value fits; otherwise building the kernel fails with the value, both types and the
+/// line.
+#[test]
+fn a_constant_that_does_not_fit_the_device_type_is_a_build_error() {
+    let m = msg(too_wide_constant::build().map(|_| ()));
+    has(
+        &m,
+        &[
+            "the host value 1099511627776 (usize) does not fit the device value's type u32",
+            "errors.rs:",
+        ],
+    );
+    let m = msg(inexact_constant::build().map(|_| ()));
+    has(
+        &m,
+        &["the host value 1099511627777 (usize) is not exactly a f32"],
+    );
+}

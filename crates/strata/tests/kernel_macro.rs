@@ -277,3 +277,83 @@ fn buffers_of_3_vectors_in_kernel_functions() {
         assert_eq!(b[i], [p[2], p[1], p[0]]);
     }
 }
+
+/// Every device here: the CPU backends and each OpenCL (PoCL) and CUDA device.
+fn all_queues() -> Vec<Queue> {
+    let devices = strata::devices();
+    for spec in ["cpu", "interp"] {
+        assert!(devices.iter().any(|d| d.info().spec() == spec), "{spec}");
+    }
+    devices.iter().map(|d| Queue::new(d).unwrap()).collect()
+}
+
+const W: usize = 16;
+const LIMIT: u64 = 40;
+const HALF: u8 = 2;
+
+/// `usize` (and other typed) constants beside device values of another type: operators,
+/// comparisons (on either side) and device `for` bounds convert them to the device value's
+/// type, the value checked when the kernel is built.
+#[kernel]
+fn typed_constants(x: &[u32], #[write] out: &mut [u32], #[write] f: &mut [f32]) {
+    let i = global_id(0);
+    let w2 = W * 2;
+    if i < W {
+        let mut acc = 0u32;
+        for k in i..W {
+            acc += x[k];
+        }
+        out[i] = acc * W + (W - i) + i % W;
+    }
+    if w2 > i && x[i] > LIMIT {
+        out[i] = 1u32 << HALF;
+    }
+    f[i] = x[i].cast::<f32>() / HALF;
+}
+
+#[test]
+fn usize_constants_convert_to_the_device_type_on_every_backend() {
+    let k = typed_constants::build().unwrap();
+    // The same IR as the kernel written with `u32` (and `f32`) literals: the conversions
+    // happen when the kernel is built.
+    let twin = Kernel::build("typed_constants", |k| {
+        let x = k.read::<u32>("x");
+        let out = k.write::<u32>("out");
+        let f = k.write::<f32>("f");
+        let i = global_id(0);
+        if_(i.lt(16u32), || {
+            let acc = var_named("acc", lit(0u32));
+            for_range(i, lit(16u32), |k: Expr<u32>| {
+                let v = x.at(k);
+                acc.set(acc.get() + v)
+            });
+            out.set(i, acc.get() * 16u32 + (lit(16u32) - i) + i % 16u32);
+        });
+        if_(i.lt(32u32).and(x.at(i).gt(40u32)), || out.set(i, 4u32));
+        f.set(i, x.at(i).cast::<f32>() / 2.0f32);
+    })
+    .unwrap();
+    assert_eq!(k.kernel().ir_text(), twin.ir_text());
+    let xs: Vec<u32> = (0..48u32).map(|v| v * 3 % 50).collect();
+    let mut want = vec![0u32; 48];
+    for i in 0..48 {
+        if i < 16 {
+            let acc: u32 = xs[i..16].iter().sum();
+            want[i] = acc * 16 + (16 - i as u32) + i as u32 % 16;
+        }
+        if i < 32 && xs[i] > 40 {
+            want[i] = 4;
+        }
+    }
+    for q in all_queues() {
+        let spec = q.device().info().spec();
+        eprintln!("on {spec}");
+        let x = Buffer::from_slice(&q, &xs).unwrap();
+        let out = Buffer::<u32>::new(&q, 48).unwrap();
+        let f = Buffer::<f32>::new(&q, 48).unwrap();
+        k.launch(&q, NdRange::new(48), &x, &out, &f).unwrap();
+        assert_eq!(q.read(&out).unwrap(), want, "{spec}");
+        let fs: Vec<f32> = xs.iter().map(|&v| v as f32 / 2.0).collect();
+        assert_eq!(q.read(&f).unwrap(), fs, "{spec}");
+    }
+}

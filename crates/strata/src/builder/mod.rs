@@ -26,6 +26,7 @@
 mod convert;
 mod math;
 mod ops;
+mod staged;
 pub mod stub;
 mod subgroup;
 mod swizzle;

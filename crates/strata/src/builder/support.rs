@@ -35,6 +35,17 @@ impl<T: ScalarType> IntoDevice<T> for T {
     }
 }
 
+pub use super::staged::{staged_pair, Staged, StagedAs};
+
+/// A typed host value beside a device value converts when it fits (see [`Staged`]): the
+/// bounds of a device `for` loop take it like an operator does.
+impl<T: ScalarType, H: StagedAs<T>> IntoDevice<T> for Staged<H> {
+    #[track_caller]
+    fn into_device(self) -> Expr<T> {
+        self.0.staged()
+    }
+}
+
 /// `v` as a device expression.
 pub fn dev<T: KernelType>(v: impl IntoDevice<T>) -> Expr<T> {
     v.into_device()
