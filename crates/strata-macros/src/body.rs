@@ -934,8 +934,41 @@ impl Cx {
         }
     }
 
+    /// `#[host]` / `#[device]` on a loop states where it runs; a loop that runs elsewhere is a
+    /// compile error saying why (`device`: whether it does run on the device; `on`: the
+    /// bound or condition that decides). `None` when the statement holds or is not made.
+    fn check_loop_attr(
+        &mut self,
+        attrs: &[syn::Attribute],
+        device: bool,
+        what: &str,
+        on: &dyn ToTokens,
+    ) -> Option<TokenStream> {
+        let host_attr = attrs.iter().find(|a| a.path().is_ident("host"));
+        let dev_attr = attrs.iter().find(|a| a.path().is_ident("device"));
+        let msg = match (host_attr, dev_attr) {
+            (Some(a), _) if device => (
+                a,
+                format!("this `{what}` runs on the device, not unrolled on the host: {}", if what == "loop" {
+                    "`loop` is always a device loop".to_string()
+                } else {
+                    format!("`{}` uses a device value (a parameter, a built-in, a memory read, a device variable, or something computed from them). Make it a host value (a literal, a constant, a `#[stage]` parameter, a host `let`) to unroll the loop when the kernel is built", on.to_token_stream())
+                }),
+            ),
+            (_, Some(a)) if !device => (
+                a,
+                format!("this `{what}` is unrolled on the host when the kernel is built, not a device loop: `{}` uses host values only (literals, constants, `#[stage]` parameters, host `let`s). Use a device value for a bound (a scalar parameter) to loop on the device", on.to_token_stream()),
+            ),
+            _ => return None,
+        };
+        Some(self.error(err(msg.0, &msg.1)))
+    }
+
     fn for_loop(&mut self, f: &syn::ExprForLoop) -> TokenStream {
         let st = s();
+        if let Some(e) = self.check_loop_attr(&f.attrs, !self.is_host(&f.expr), "for", &f.expr) {
+            return e;
+        }
         if self.is_host(&f.expr) {
             // A host loop: unrolled at build time. The iterator uses host values only, which
             // are ordinary Rust.
@@ -1026,6 +1059,9 @@ impl Cx {
             return self.error(err(l, "`while let` is not supported in kernels; use `while cond` or `loop` with `if .. { break }`"));
         }
         let st = s();
+        if let Some(e) = self.check_loop_attr(&w.attrs, !self.is_host(&w.cond), "while", &w.cond) {
+            return e;
+        }
         if self.is_host(&w.cond) {
             let c = self.expr(&w.cond);
             self.loops.push(Loop {
@@ -1054,6 +1090,9 @@ impl Cx {
 
     fn loop_loop(&mut self, l: &syn::ExprLoop) -> TokenStream {
         let st = s();
+        if let Some(e) = self.check_loop_attr(&l.attrs, true, "loop", &l.loop_token) {
+            return e;
+        }
         let (label, prefix) = self.label_prefix(&l.label);
         self.depth += 1;
         self.loops.push(Loop {

@@ -64,6 +64,29 @@
 //!   variable. `#[device] let mut` and `#[host] let mut` force either. A device variable is
 //!   named after its binding in the IR; `let mut x = var(init);` declares one named `v`, like
 //!   the builder's `var(init)`.
+//!
+//! So where a loop runs follows from its bounds or condition, decided for the whole body
+//! (the translation is repeated until no more `let mut` variables become device variables):
+//!
+//! | loop | runs on the host (unrolled at build) | runs on the device (`for'`/`loop'` in the IR) |
+//! |---|---|---|
+//! | `for k in a..b` | `a`, `b` (and the step) are host values | a bound or the step is a device value |
+//! | `while c` | `c` uses host values only, e.g. a `let mut` that only host values are assigned to outside device control flow | `c` uses a device value, e.g. a `let mut` assigned a device value or assigned inside a device `if` or loop |
+//! | `loop` | never | always |
+//!
+//! `#[host]` or `#[device]` on a `for`, `while` or `loop` states where it runs; a loop that
+//! runs elsewhere is a compile error naming the bound or condition that decides. (A device
+//! `for` with literal bounds can still be unrolled later by the IR optimizer.)
+//!
+//! A *typed* host value (a constant or other item from outside the kernel, `u32::MAX`, a
+//! suffixed literal, a `#[stage]` parameter, a cast, a `let` with a type or initialized from
+//! those) used beside a device value in an operator (`i * W`), a comparison (`i < W`, either
+//! side) or a device `for` bound (`for k in i..W`) converts to the device value's type when
+//! its value fits: integers to any integer type whose range holds the value and to floats
+//! that hold it exactly, `f32` to `f64` (`strata::builder::support::Staged`). A value that
+//! does not fit fails `build` with an error naming it, both types and the line; types that
+//! never convert (`f64` beside `f32`) are a compile error saying to write `as`. Untyped host
+//! values (`2`, `let k = 4;`) take the device value's type by Rust's inference, as before.
 //! - `let mut a = [v; N]` is a private array; `let t = local_array::<f32>(N)` local memory;
 //!   `let p = private_array::<f32>(N)` a private array left uninitialized.
 //! - `if` as a value becomes `select` when both arms are pure expressions (no memory access), and

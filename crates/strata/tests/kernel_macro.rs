@@ -357,3 +357,139 @@ fn usize_constants_convert_to_the_device_type_on_every_backend() {
         assert_eq!(q.read(&f).unwrap(), fs, "{spec}");
     }
 }
+
+/// How many device `for` loops and other device loops (`while`, `loop`) the optimized IR of
+/// `k` holds (`for'N` and `loop'N` in its text form).
+fn device_loops(k: &Kernel) -> (usize, usize) {
+    let t = k.ir_text();
+    (t.matches("for'").count(), t.matches("loop'").count())
+}
+
+/// A `for` over host bounds (a `#[stage]` parameter) is unrolled when the kernel is built:
+/// no loop is left, the body appears `n` times.
+#[kernel]
+fn host_for(#[stage] n: u32, x: &[u32], #[write] out: &mut [u32]) {
+    let i = global_id(0);
+    let mut acc = 0u32;
+    #[host]
+    for k in 0..n {
+        acc += x[i * n + k];
+    }
+    out[i] = acc;
+}
+
+/// The same loop over a scalar parameter is a device loop.
+#[kernel]
+fn device_for(n: u32, x: &[u32], #[write] out: &mut [u32]) {
+    let i = global_id(0);
+    let mut acc = 0u32;
+    #[device]
+    for k in 0..n {
+        acc += x[i * n + k];
+    }
+    out[i] = acc;
+}
+
+/// A `while` over a `let mut` that only host values are assigned to, outside device control
+/// flow, is unrolled: `step` stays a Rust value.
+#[kernel]
+fn host_while(x: &[u32], #[write] out: &mut [u32]) {
+    let i = global_id(0);
+    let mut acc = 0u32;
+    let mut step = 1u32;
+    #[host]
+    while step < 16 {
+        acc += x[i] * step;
+        step *= 2;
+    }
+    out[i] = acc;
+}
+
+/// The same `while` once `step` is assigned inside a device `if`: `step` becomes a device
+/// variable, and the loop over it a device loop.
+#[kernel]
+fn device_while(x: &[u32], #[write] out: &mut [u32]) {
+    let i = global_id(0);
+    let mut acc = 0u32;
+    let mut step = 1u32;
+    if x[i] > 50 {
+        step = 4u32;
+    }
+    #[device]
+    while step < 16 {
+        acc += x[i] * step;
+        step *= 2;
+    }
+    out[i] = acc;
+}
+
+/// `loop` is always a device loop.
+#[kernel]
+fn device_loop(x: &[u32], #[write] out: &mut [u32]) {
+    let i = global_id(0);
+    let mut v = x[i];
+    let mut steps = 0u32;
+    #[device]
+    loop {
+        if v <= 1 {
+            break;
+        }
+        v = if v % 2 == 0 { v / 2 } else { 3 * v + 1 };
+        steps += 1;
+    }
+    out[i] = steps;
+}
+
+#[test]
+fn where_each_loop_runs_is_the_documented_rule() {
+    let xs: Vec<u32> = (0..64u32).map(|v| (v * 13 + 5) % 97).collect();
+    let n = 4u32;
+    let host_for_k = host_for::build(n).unwrap();
+    let device_for_k = device_for::build().unwrap();
+    let host_while_k = host_while::build().unwrap();
+    let device_while_k = device_while::build().unwrap();
+    let device_loop_k = device_loop::build().unwrap();
+    assert_eq!(device_loops(host_for_k.kernel()), (0, 0));
+    assert_eq!(device_loops(device_for_k.kernel()), (1, 0));
+    assert_eq!(device_loops(host_while_k.kernel()), (0, 0));
+    assert_eq!(device_loops(device_while_k.kernel()), (0, 1));
+    assert_eq!(device_loops(device_loop_k.kernel()), (0, 1));
+    // The unrolled loop's body appears once per iteration: `n` loads of `x`.
+    assert_eq!(host_for_k.kernel().ir_text().matches("= x[").count(), 4);
+    let sums: Vec<u32> = (0..16).map(|i| xs[i * 4..i * 4 + 4].iter().sum()).collect();
+    let collatz = |mut v: u32| {
+        let mut s = 0;
+        while v > 1 {
+            v = if v & 1 == 0 { v / 2 } else { 3 * v + 1 };
+            s += 1;
+        }
+        s
+    };
+    for q in all_queues() {
+        let spec = q.device().info().spec();
+        let x = Buffer::from_slice(&q, &xs).unwrap();
+        let out = Buffer::<u32>::new(&q, 64).unwrap();
+        host_for_k.launch(&q, NdRange::new(16), &x, &out).unwrap();
+        assert_eq!(q.read(&out).unwrap()[..16], sums[..], "host_for {spec}");
+        device_for_k
+            .launch(&q, NdRange::new(16), n, &x, &out)
+            .unwrap();
+        assert_eq!(q.read(&out).unwrap()[..16], sums[..], "device_for {spec}");
+        host_while_k.launch(&q, NdRange::new(64), &x, &out).unwrap();
+        let want: Vec<u32> = xs.iter().map(|v| v * 15).collect();
+        assert_eq!(q.read(&out).unwrap(), want, "host_while {spec}");
+        device_while_k
+            .launch(&q, NdRange::new(64), &x, &out)
+            .unwrap();
+        let want: Vec<u32> = xs
+            .iter()
+            .map(|&v| if v > 50 { v * 12 } else { v * 15 })
+            .collect();
+        assert_eq!(q.read(&out).unwrap(), want, "device_while {spec}");
+        device_loop_k
+            .launch(&q, NdRange::new(64), &x, &out)
+            .unwrap();
+        let want: Vec<u32> = xs.iter().map(|&v| collatz(v)).collect();
+        assert_eq!(q.read(&out).unwrap(), want, "device_loop {spec}");
+    }
+}
