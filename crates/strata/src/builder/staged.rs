@@ -24,7 +24,7 @@ pub struct Staged<H>(pub H);
 /// conversions of [`Staged`]).
 #[diagnostic::on_unimplemented(
     message = "a host value of type `{Self}` cannot be used as a `{T}` beside a device value",
-    label = "a `{Self}` here, where the device value beside it is a `{T}`",
+    label = "a `{Self}` host value beside a `{T}` device value",
     note = "strata converts a typed host value (a `const`, a `#[stage]` parameter) to the device value's type when that cannot lose it: integers to integers (the value is checked when the kernel is built) and to floats that hold it exactly, `f32` to `f64`; convert it yourself here, e.g. `W as {T}`"
 )]
 pub trait StagedAs<T: ScalarType>: Copy {
