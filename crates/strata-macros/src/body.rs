@@ -154,6 +154,9 @@ pub struct Cx {
     /// Names found to need demotion during this pass.
     pub found: HashSet<String>,
     pub errors: Vec<Error>,
+    /// Named gathers (`let total = gather_add::<u32>(v);` at the top level): name and
+    /// element type, in declaration order.
+    pub gathers: Vec<(Ident, syn::Type)>,
     fn_name: String,
     tmp: usize,
 }
@@ -179,6 +182,7 @@ impl Cx {
             demoted,
             found: HashSet::new(),
             errors: Vec::new(),
+            gathers: Vec::new(),
             fn_name,
             tmp: 0,
         }
@@ -584,6 +588,11 @@ impl Cx {
     ) -> TokenStream {
         let name = id.to_string();
         let st = s();
+        if !mutable {
+            if let Some(t) = self.named_gather(id, ty, init) {
+                return t;
+            }
+        }
         // Handles: local and private arrays.
         if let Expr::Call(c) = init {
             if let Expr::Path(p) = &*c.func {
@@ -675,6 +684,88 @@ impl Cx {
                 }
             }
         }
+    }
+
+    /// `let total = gather_add::<u32>(v);` (or `let total: GatherHandle<u32> = gather_add(v);`,
+    /// and `gather_min`, `gather_max`, `gather_with`): a named gather, whose typed result the
+    /// launch API returns in a field `total`. `None` when `init` is not a gather.
+    fn named_gather(
+        &mut self,
+        id: &Ident,
+        ty: Option<&syn::Type>,
+        init: &Expr,
+    ) -> Option<TokenStream> {
+        let Expr::Call(c) = init else { return None };
+        let Expr::Path(p) = &*c.func else { return None };
+        let seg = p.path.segments.last()?;
+        let f = seg.ident.to_string();
+        if p.qself.is_some()
+            || p.path.segments.len() != 1
+            || !f.starts_with("gather_")
+            || !SUPPORT_BUILTINS.contains(&f.as_str())
+            || self.lookup(&f).is_some()
+        {
+            return None;
+        }
+        let first_type = |args: &syn::PathArguments| match args {
+            syn::PathArguments::AngleBracketed(a) => a.args.iter().find_map(|g| match g {
+                syn::GenericArgument::Type(t) => Some(t.clone()),
+                _ => None,
+            }),
+            _ => None,
+        };
+        let annotated = ty.and_then(|t| match t {
+            syn::Type::Path(tp) => tp
+                .path
+                .segments
+                .last()
+                .filter(|s| s.ident == "GatherHandle")
+                .and_then(|s| first_type(&s.arguments)),
+            _ => None,
+        });
+        let Some(elem) = annotated.or_else(|| first_type(&seg.arguments)) else {
+            return Some(self.error(err(
+                l_span(id, init),
+                &format!("a named gather states its element type, which the launch returns: `let {id} = {f}::<u32>(..);` (or leave it unnamed, `{f}(..);`, and read it with `run.gather::<T>(index)`)"),
+            )));
+        };
+        if self.scopes.len() != 2 || self.depth != 0 || !self.loops.is_empty() {
+            return Some(self.error(err(
+                l_span(id, init),
+                "a named gather is declared at the top level of the kernel body, outside `if`s, loops and blocks, so that every launch has it exactly once; move it there, or leave it unnamed (`gather_add(..);`) and read it with `run.gather::<T>(index)`",
+            )));
+        }
+        if self.gathers.iter().any(|(g, _)| g == id) {
+            return Some(self.error(err(
+                id,
+                &format!("two gathers are named `{id}`; the launch returns each gather in a field of its name"),
+            )));
+        }
+        let call = self.expr(init);
+        self.bind(&id.to_string(), Kind::Host);
+        self.gathers.push((id.clone(), elem.clone()));
+        let keep = format_ident!("__strata_gather_{}", id);
+        Some(quote! {
+            let #id: ::strata::builder::GatherHandle<#elem> = #call;
+            let #keep = #id;
+        })
+    }
+
+    /// The kernel function's body: like [`Cx::block`] without a value, ending with the tuple
+    /// of the named gathers' handles when there are any (the function returns them to the
+    /// generated `build`).
+    pub fn kernel_block(&mut self, b: &Block) -> TokenStream {
+        self.scopes.push(Vec::new());
+        let mut body = self.stmts(&b.stmts, false, TokenStream::new());
+        if !self.gathers.is_empty() {
+            let keep = self
+                .gathers
+                .iter()
+                .map(|(id, _)| format_ident!("__strata_gather_{}", id));
+            body.extend(quote!((#(#keep,)*)));
+        }
+        self.scopes.pop();
+        quote_spanned!(b.brace_token.span.join()=> { #body })
     }
 
     fn named_builtin(&mut self, c: &syn::ExprCall, name: &str) -> TokenStream {

@@ -34,6 +34,13 @@
 //!   `enqueue(&queue, range, wait, launch params..)` and `kernel() -> &Kernel`. A launch
 //!   parameter is `T` for a scalar `a: T`, `&Buffer<T>` for `&[T]` and `&mut [T]`, and
 //!   `LocalMem<T>` for `#[local] &mut [T]`; a wrong type or count is a compile error.
+//! - with named gathers (`let total = gather_add::<u32>(v);` or `let total:
+//!   GatherHandle<u32> = gather_add(v);`, also `gather_min`, `gather_max`, `gather_with`, at
+//!   the top level of the body): `launch` and `enqueue` return `NameRun<G..>` instead of `Run`,
+//!   with `pub run: Run` and one `pub total: Gathered<u32>` per name (derefs to the `Run`, so
+//!   `run.gather::<T>(index)` still reads any gather by position). The function then returns
+//!   the gathers' `GatherHandle`s. A named gather without its type, inside an `if`, a loop or
+//!   a block, or named twice is a compile error.
 //!
 //! Parameters: `x: T` (a scalar passed at launch), `x: &[T]` (read-only buffer), `x: &mut [T]`
 //! (read-write buffer), `#[write] x: &mut [T]` (write-only buffer), `#[local] x: &mut [T]`
@@ -213,7 +220,8 @@ fn expand(f: ItemFn, name: Option<String>, device_only: bool) -> Result<TokenStr
     // Translate the body, demoting `let mut` variables to device variables until stable.
     let fn_name = sig.ident.to_string();
     let mut demoted = HashSet::new();
-    let (body, cx_errors) = loop {
+    let launches = !returns_value && !device_only;
+    let (body, cx_errors, gathers) = loop {
         let mut cx = body::Cx::new(fn_name.clone(), demoted.clone());
         let mut prologue = TokenStream2::new();
         for p in &params {
@@ -236,9 +244,13 @@ fn expand(f: ItemFn, name: Option<String>, device_only: bool) -> Result<TokenStr
                 cx.bind(&id.to_string(), kind);
             }
         }
-        let b = cx.block(&f.block, returns_value);
+        let b = if launches {
+            cx.kernel_block(&f.block)
+        } else {
+            cx.block(&f.block, returns_value)
+        };
         if cx.found.is_subset(&cx.demoted) || cx.demoted.len() > 64 {
-            break (quote!({ #prologue #b }), cx.errors);
+            break (quote!({ #prologue #b }), cx.errors, cx.gathers);
         }
         demoted.extend(cx.found);
     };
@@ -252,13 +264,18 @@ fn expand(f: ItemFn, name: Option<String>, device_only: bool) -> Result<TokenStr
         None => body,
     };
 
+    if launches && !gathers.is_empty() {
+        // The kernel function returns its named gathers' handles (to `build`).
+        let tys = gathers.iter().map(|(_, t)| t);
+        new_sig.output = syn::parse_quote!(-> (#(::strata::builder::GatherHandle<#tys>,)*));
+    }
     let attrs = &f.attrs;
     let vis = &f.vis;
     let launch = if returns_value || device_only {
         quote!()
     } else {
         let kernel_name = name.unwrap_or_else(|| fn_name.trim_start_matches("r#").to_string());
-        sig::launch_api(vis, &new_sig, &params, &kernel_name)
+        sig::launch_api(vis, &new_sig, &params, &kernel_name, &gathers)
     };
     Ok(quote! {
         #(#attrs)*

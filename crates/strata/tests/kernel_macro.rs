@@ -358,6 +358,69 @@ fn usize_constants_convert_to_the_device_type_on_every_backend() {
     }
 }
 
+/// Named gathers: each `let name = gather_..::<T>(..)` (or `let name: GatherHandle<T> = ..`)
+/// becomes a field `name: Gathered<T>` of the launch's result.
+#[kernel]
+fn stats(x: &[u32], scale: f32) {
+    let i = global_id(0);
+    let v = x[i];
+    gather_add(v); // unnamed: by position only (index 0)
+    let total = gather_add::<u32>(v);
+    let lo = gather_min::<u32>(v);
+    let peak: strata::builder::GatherHandle<f32> = gather_max(v.cast::<f32>() * scale);
+    let odd = gather_with::<u32>(v | 1u32, 1u32, |a, b| a * b);
+}
+
+#[test]
+fn named_gathers_are_typed_fields_of_the_launch_on_every_backend() {
+    let k = stats::build().unwrap();
+    let xs: Vec<u32> = (0..300u32).map(|i| (i * 37 + 11) % 101).collect();
+    let sum: u32 = xs.iter().sum();
+    let min = *xs.iter().min().unwrap();
+    let max = *xs.iter().max().unwrap() as f32 * 0.5;
+    let prod = xs.iter().fold(1u32, |a, &b| a.wrapping_mul(b | 1));
+    for q in all_queues() {
+        let spec = q.device().info().spec();
+        let x = Buffer::from_slice(&q, &xs).unwrap();
+        let run: StatsRun = k.launch(&q, NdRange::new(300), &x, 0.5).unwrap();
+        // The positional API still works, through `Deref` to the `Run`.
+        assert_eq!(run.gather::<u32>(0).unwrap().get().unwrap(), sum, "{spec}");
+        assert_eq!(run.gather::<u32>(1).unwrap().get().unwrap(), sum, "{spec}");
+        let total: u32 = run.total.get().unwrap();
+        let lo: u32 = run.lo.get().unwrap();
+        let peak: f32 = run.peak.get().unwrap();
+        let odd: u32 = run.odd.get().unwrap();
+        assert_eq!((total, lo, peak, odd), (sum, min, max, prod), "{spec}");
+        // `enqueue` returns the same typed run.
+        let run = k.enqueue(&q, NdRange::new(300), &[], &x, 2.0).unwrap();
+        assert_eq!(run.peak.get().unwrap(), max * 4.0, "{spec}");
+    }
+}
+
+/// The builder's gather declarations return typed handles, read back with `Run::gathered`.
+#[test]
+fn builder_gathers_return_typed_handles() {
+    let (_d, q) = cpu();
+    let mut handles = None;
+    let k = Kernel::build("handles", |k| {
+        let x = k.read::<i32>("x");
+        let v = x.at(global_id(0));
+        let lo = k.gather_min(v);
+        let total = k.gather_add(v.cast::<i64>());
+        handles = Some((lo, total));
+    })
+    .unwrap();
+    let (lo, total) = handles.unwrap();
+    assert_eq!((lo.index(), total.index()), (0, 1));
+    let xs: Vec<i32> = (0..100).map(|i| 50 - i * 3).collect();
+    let x = Buffer::from_slice(&q, &xs).unwrap();
+    let run = q.launch(&k, NdRange::new(100), args![&x]).unwrap();
+    let got_lo: i32 = run.gathered(lo).unwrap().get().unwrap();
+    let got_total: i64 = run.gathered(total).unwrap().get().unwrap();
+    assert_eq!(got_lo, *xs.iter().min().unwrap());
+    assert_eq!(got_total, xs.iter().map(|&v| v as i64).sum::<i64>());
+}
+
 /// How many device `for` loops and other device loops (`while`, `loop`) the optimized IR of
 /// `k` holds (`for'N` and `loop'N` in its text form).
 fn device_loops(k: &Kernel) -> (usize, usize) {

@@ -11,7 +11,7 @@
 //! are not meant to be called by hand, although doing so is harmless.
 
 use super::types::{Element, Integer, KernelType, Numeric, ScalarType};
-use super::{with, Expr, KernelDef, LocalArray, PrivateArray, Var};
+use super::{with, Expr, GatherHandle, KernelDef, LocalArray, PrivateArray, Var};
 use crate::ir;
 use std::cell::Cell;
 use std::marker::PhantomData;
@@ -136,19 +136,19 @@ pub fn private_array_init<T: KernelType>(
 
 /// `gather_add(v)`: see [`KernelDef::gather_add`].
 #[track_caller]
-pub fn gather_add<T: Numeric>(v: impl IntoDevice<T>) {
+pub fn gather_add<T: Numeric>(v: impl IntoDevice<T>) -> GatherHandle<T> {
     kernel_def().gather_add(v.into_device())
 }
 
 /// `gather_min(v)`: see [`KernelDef::gather_min`].
 #[track_caller]
-pub fn gather_min<T: Numeric>(v: impl IntoDevice<T>) {
+pub fn gather_min<T: Numeric>(v: impl IntoDevice<T>) -> GatherHandle<T> {
     kernel_def().gather_min(v.into_device())
 }
 
 /// `gather_max(v)`: see [`KernelDef::gather_max`].
 #[track_caller]
-pub fn gather_max<T: Numeric>(v: impl IntoDevice<T>) {
+pub fn gather_max<T: Numeric>(v: impl IntoDevice<T>) -> GatherHandle<T> {
     kernel_def().gather_max(v.into_device())
 }
 
@@ -158,7 +158,7 @@ pub fn gather_with<T: Numeric>(
     v: impl IntoDevice<T>,
     identity: T,
     op: impl Fn(Expr<T>, Expr<T>) -> Expr<T>,
-) {
+) -> GatherHandle<T> {
     kernel_def().gather_with(v.into_device(), identity, op)
 }
 

@@ -838,6 +838,17 @@ impl Run {
             combine: g.decl.custom.as_ref().map(|c| c.combine.clone()),
         })
     }
+
+    /// The future value of the gather reduction `handle` names: the handle its declaration
+    /// returned ([`KernelDef::gather_add`] and the others), which carries the element type.
+    /// A handle of another kernel whose gather at that position has another type, or that
+    /// has fewer gathers, gives the errors of [`Run::gather`].
+    pub fn gathered<T: Element + crate::ir::eval::Num>(
+        &self,
+        handle: builder::GatherHandle<T>,
+    ) -> Result<Gathered<T>> {
+        self.gather(handle.index())
+    }
 }
 
 /// The future result of a gather reduction (Goopax's `goopax_future`).
