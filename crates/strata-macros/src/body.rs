@@ -807,7 +807,12 @@ impl Cx {
                 match self.lookup(&name) {
                     Some((Kind::Var, _)) => {
                         let v = self.expr(&a.right);
-                        quote_spanned!(a.span()=> #id.set(#st::builder::support::dev(#v)))
+                        if self.is_host(&a.right) && self.is_typed_host(&a.right) {
+                            // A typed host value converts to the variable's type when it fits.
+                            quote_spanned!(a.span()=> #id.set(#st::builder::support::staged_for(&#id, #st::builder::support::Staged(#v))))
+                        } else {
+                            quote_spanned!(a.span()=> #id.set(#st::builder::support::dev(#v)))
+                        }
                     }
                     Some((Kind::HostMut, depth)) => {
                         if !self.is_host(&a.right) || self.depth > depth {
@@ -858,6 +863,12 @@ impl Cx {
                 let opt = &b.op;
                 match self.lookup(&name) {
                     Some((Kind::Var, _)) => {
+                        let v = if self.is_host(&b.right) && self.is_typed_host(&b.right) {
+                            // A typed host value converts to the variable's type when it fits.
+                            quote_spanned!(b.span()=> ::strata::builder::support::staged_for(&#id, ::strata::builder::support::Staged(#v)))
+                        } else {
+                            v
+                        };
                         quote_spanned!(b.span()=> { let mut __strata_v = #id; __strata_v #opt #v; })
                     }
                     Some((Kind::HostMut, depth)) => {

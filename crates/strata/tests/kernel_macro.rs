@@ -358,6 +358,36 @@ fn usize_constants_convert_to_the_device_type_on_every_backend() {
     }
 }
 
+/// Typed constants assigned to a device variable, plainly and with compound assignment.
+#[kernel]
+fn typed_assign(x: &[u32], #[write] out: &mut [u32]) {
+    let i = global_id(0);
+    let mut acc = x[i];
+    acc += W;
+    acc *= HALF;
+    if acc > LIMIT {
+        acc = W;
+    }
+    out[i] = acc;
+}
+
+#[test]
+fn typed_constants_assign_to_device_variables_on_every_backend() {
+    let k = typed_assign::build().unwrap();
+    let xs: Vec<u32> = (0..40u32).collect();
+    let want: Vec<u32> = xs
+        .iter()
+        .map(|&v| if (v + 16) * 2 > 40 { 16 } else { (v + 16) * 2 })
+        .collect();
+    for q in all_queues() {
+        let spec = q.device().info().spec();
+        let x = Buffer::from_slice(&q, &xs).unwrap();
+        let out = Buffer::<u32>::new(&q, 40).unwrap();
+        k.launch(&q, NdRange::new(40), &x, &out).unwrap();
+        assert_eq!(q.read(&out).unwrap(), want, "{spec}");
+    }
+}
+
 /// Named gathers: each `let name = gather_..::<T>(..)` (or `let name: GatherHandle<T> = ..`)
 /// becomes a field `name: Gathered<T>` of the launch's result.
 #[kernel]

@@ -1,9 +1,10 @@
 //! Typed host values (constants) beside device values: `#[kernel]` wraps a host operand whose
 //! Rust type is fixed by its definition (a `const W: usize`, `u32::MAX`, a suffixed literal, a
 //! `#[stage]` parameter, a `let` with a type or initialized from those) in [`Staged`] when it
-//! meets a device value in an operator, a comparison or the bounds of a device `for` loop. The
-//! value then converts to the device value's type when it fits: integers to any integer type
-//! whose range holds the value, integers to floats that represent it exactly, `f32` to `f64`.
+//! meets a device value in an operator, a comparison, the bounds of a device `for` loop or an
+//! assignment to a device variable (`acc = W`, `acc += W`). The value then converts to the
+//! device value's type when it fits: integers to any integer type whose range holds the
+//! value, integers to floats that represent it exactly, `f32` to `f64`.
 //! A value that does not fit is an error of [`Kernel::build`](crate::Kernel::build) naming
 //! the value, both types and the line; a pair of types that never converts (`f64` to `f32`)
 //! is a compile error saying to write `as`.
@@ -12,7 +13,7 @@
 //! device value beside them, as without `Staged`.
 
 use super::types::{Integer, Numeric, ScalarType};
-use super::{lit, Expr};
+use super::{lit, Expr, Var};
 use std::ops::*;
 
 /// A typed host value used beside a device value in a `#[kernel]` (see the module docs). Only
@@ -100,6 +101,13 @@ macro_rules! same {
     )*};
 }
 same!(f32 => f32, f64 => f64, f32 => f64, bool => bool);
+
+/// A typed host value assigned to a device variable (`x = W`, `x += W`), converted to the
+/// variable's type.
+#[track_caller]
+pub fn staged_for<T: ScalarType, H: StagedAs<T>>(_var: &Var<T>, host: Staged<H>) -> Expr<T> {
+    host.0.staged()
+}
 
 /// A device value and a typed host value beside it in a comparison or a logical operator,
 /// the host value converted to the device value's type.
