@@ -644,7 +644,7 @@ impl Cx {
                 !force_dev && (force_host || (self.is_host(init) && !self.demoted.contains(&name)));
             let e = self.expr(init);
             if host {
-                if ty.is_some() || self.is_typed_host(init) {
+                if self.is_host(init) && (ty.is_some() || self.is_typed_host(init)) {
                     self.bind_typed(&name, Kind::HostMut);
                 } else {
                     self.bind(&name, Kind::HostMut);
@@ -664,7 +664,7 @@ impl Cx {
                 _ => self.expr(init),
             };
             if host {
-                if ty.is_some() || self.is_typed_host(init) {
+                if self.is_host(init) && (ty.is_some() || self.is_typed_host(init)) {
                     self.bind_typed(&name, Kind::Host);
                 } else {
                     self.bind(&name, Kind::Host);
@@ -834,6 +834,13 @@ impl Cx {
                 let v = self.expr(&a.right);
                 match kind {
                     Some(Kind::Host | Kind::HostMut | Kind::DevArr) => quote!(#base[#i] = #v),
+                    _ if matches!(&*ix.expr, Expr::Path(_))
+                        && self.is_host(&a.right)
+                        && self.is_typed_host(&a.right) =>
+                    {
+                        // A typed host value converts to the element type when it fits.
+                        quote_spanned!(a.span()=> #base.set(#i, #st::builder::support::staged_elem(&#base, #st::builder::support::Staged(#v))))
+                    }
                     _ => quote_spanned!(a.span()=> #base.set(#i, #v)),
                 }
             }
@@ -889,6 +896,14 @@ impl Cx {
                     Some(Kind::Host | Kind::HostMut | Kind::DevArr) => {
                         let opt = &b.op;
                         quote!(#base[#i] #opt #v)
+                    }
+                    _ if self.is_host(&b.right) && self.is_typed_host(&b.right) => {
+                        // A typed host value converts to the element type when it fits.
+                        let v = self.staged_operand(&b.right, v);
+                        quote_spanned!(b.span()=> {
+                            let __strata_i = #i;
+                            #base.set(__strata_i, #base.at(__strata_i) #op #v)
+                        })
                     }
                     _ => quote_spanned!(b.span()=> {
                         let __strata_i = #i;

@@ -88,8 +88,8 @@
 //! A *typed* host value (a constant or other item from outside the kernel, `u32::MAX`, a
 //! suffixed literal, a `#[stage]` parameter, a cast, a `let` with a type or initialized from
 //! those) used beside a device value in an operator (`i * W`), a comparison (`i < W`, either
-//! side), a device `for` bound (`for k in i..W`) or an assignment to a device variable
-//! (`acc += W`) converts to the device value's type when
+//! side), a device `for` bound (`for k in i..W`) or an assignment to a device variable or a
+//! memory element (`acc += W`, `y[i] = W`) converts to the device value's type when
 //! its value fits: integers to any integer type whose range holds the value and to floats
 //! that hold it exactly, `f32` to `f64` (`strata::builder::support::Staged`). A value that
 //! does not fit fails `build` with an error naming it, both types and the line; types that

@@ -360,7 +360,7 @@ fn usize_constants_convert_to_the_device_type_on_every_backend() {
 
 /// Typed constants assigned to a device variable, plainly and with compound assignment.
 #[kernel]
-fn typed_assign(x: &[u32], #[write] out: &mut [u32]) {
+fn typed_assign(x: &[u32], out: &mut [u32]) {
     let i = global_id(0);
     let mut acc = x[i];
     acc += W;
@@ -369,6 +369,10 @@ fn typed_assign(x: &[u32], #[write] out: &mut [u32]) {
         acc = W;
     }
     out[i] = acc;
+    if i == 0 {
+        out[i] = W;
+        out[i] += HALF;
+    }
 }
 
 #[test]
@@ -379,6 +383,8 @@ fn typed_constants_assign_to_device_variables_on_every_backend() {
         .iter()
         .map(|&v| if (v + 16) * 2 > 40 { 16 } else { (v + 16) * 2 })
         .collect();
+    let mut want = want;
+    want[0] = 18;
     for q in all_queues() {
         let spec = q.device().info().spec();
         let x = Buffer::from_slice(&q, &xs).unwrap();

@@ -2,7 +2,7 @@
 //! Rust type is fixed by its definition (a `const W: usize`, `u32::MAX`, a suffixed literal, a
 //! `#[stage]` parameter, a `let` with a type or initialized from those) in [`Staged`] when it
 //! meets a device value in an operator, a comparison, the bounds of a device `for` loop or an
-//! assignment to a device variable (`acc = W`, `acc += W`). The value then converts to the
+//! assignment to a device variable or memory element (`acc = W`, `acc += W`, `y[i] = W`). The value then converts to the
 //! device value's type when it fits: integers to any integer type whose range holds the
 //! value, integers to floats that represent it exactly, `f32` to `f64`.
 //! A value that does not fit is an error of [`Kernel::build`](crate::Kernel::build) naming
@@ -106,6 +106,31 @@ same!(f32 => f32, f64 => f64, f32 => f64, bool => bool);
 /// variable's type.
 #[track_caller]
 pub fn staged_for<T: ScalarType, H: StagedAs<T>>(_var: &Var<T>, host: Staged<H>) -> Expr<T> {
+    host.0.staged()
+}
+
+/// Memory whose elements a typed host value can be stored into (`y[i] = W`).
+pub trait StagedStore {
+    /// The element type.
+    type Elem: ScalarType;
+}
+
+macro_rules! staged_store {
+    ($($ty:ident),*) => {$(
+        impl<T: ScalarType> StagedStore for super::$ty<T> {
+            type Elem = T;
+        }
+    )*};
+}
+staged_store!(BufferParam, LocalArray, PrivateArray);
+
+/// A typed host value stored into an element of `mem` (`y[i] = W`), converted to the
+/// element type.
+#[track_caller]
+pub fn staged_elem<M: StagedStore, H: StagedAs<M::Elem>>(
+    _mem: &M,
+    host: Staged<H>,
+) -> Expr<M::Elem> {
     host.0.staged()
 }
 

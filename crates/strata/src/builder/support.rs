@@ -35,7 +35,7 @@ impl<T: ScalarType> IntoDevice<T> for T {
     }
 }
 
-pub use super::staged::{staged_for, staged_pair, Staged, StagedAs};
+pub use super::staged::{staged_elem, staged_for, staged_pair, Staged, StagedAs, StagedStore};
 
 /// A typed host value beside a device value converts when it fits (see [`Staged`]): the
 /// bounds of a device `for` loop take it like an operator does.
