@@ -592,3 +592,30 @@ fn where_each_loop_runs_is_the_documented_rule() {
         assert_eq!(q.read(&out).unwrap(), want, "device_loop {spec}");
     }
 }
+
+/// A named gather of a generic kernel: the run is generic too.
+#[kernel]
+fn generic_total<T: strata::builder::Numeric>(x: &[T]) {
+    let total = gather_add::<T>(x[global_id(0)]);
+}
+
+#[test]
+fn named_gathers_in_generic_kernels() {
+    let kf = generic_total::<f32>::build().unwrap();
+    let ki = generic_total::<i64>::build().unwrap();
+    for q in all_queues() {
+        let spec = q.device().info().spec();
+        let x = Buffer::from_slice(&q, &[1.5f32, 2.0, 3.5]).unwrap();
+        let run: GenericTotalRun<f32> = kf.launch(&q, NdRange::new(3), &x).unwrap();
+        let t: f32 = run.total.get().unwrap();
+        assert_eq!(t, 7.0, "{spec}");
+        let x = Buffer::from_slice(&q, &[-5i64, 1 << 40, 3]).unwrap();
+        let t: i64 = ki
+            .launch(&q, NdRange::new(3), &x)
+            .unwrap()
+            .total
+            .get()
+            .unwrap();
+        assert_eq!(t, (1 << 40) - 2, "{spec}");
+    }
+}
