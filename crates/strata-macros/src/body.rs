@@ -35,6 +35,8 @@ struct Binding {
     name: String,
     kind: Kind,
     depth: usize,
+    /// A host value whose Rust type its definition fixes (see [`Cx::is_typed_host`]).
+    typed: bool,
 }
 
 struct Loop {
@@ -152,6 +154,9 @@ pub struct Cx {
     /// Names found to need demotion during this pass.
     pub found: HashSet<String>,
     pub errors: Vec<Error>,
+    /// Named gathers (`let total = gather_add::<u32>(v);` at the top level): name and
+    /// element type, in declaration order.
+    pub gathers: Vec<(Ident, syn::Type)>,
     fn_name: String,
     tmp: usize,
 }
@@ -177,6 +182,7 @@ impl Cx {
             demoted,
             found: HashSet::new(),
             errors: Vec::new(),
+            gathers: Vec::new(),
             fn_name,
             tmp: 0,
         }
@@ -188,7 +194,73 @@ impl Cx {
             name: name.to_string(),
             kind,
             depth,
+            typed: false,
         });
+    }
+
+    /// Binds a host value whose type its definition states (a `#[stage]` parameter, a `let`
+    /// with a type or a typed initializer).
+    pub fn bind_typed(&mut self, name: &str, kind: Kind) {
+        self.bind(name, kind);
+        if let Some(b) = self.scopes.last_mut().and_then(|s| s.last_mut()) {
+            b.typed = true;
+        }
+    }
+
+    /// Whether `e` is a host value whose Rust type is fixed by its definition rather than
+    /// inferred from where it is used: a constant or other item from outside the kernel
+    /// (`W`, `u32::MAX`), a suffixed literal (`16usize`), a cast, a typed host binding, or
+    /// arithmetic and method calls on those. Beside a device value such a value is wrapped in
+    /// `Staged`, which converts it to the device value's type when it fits; untyped host values
+    /// (`2`, `let k = 4;`) are left to Rust's inference.
+    fn is_typed_host(&self, e: &Expr) -> bool {
+        match e {
+            Expr::Lit(l) => match &l.lit {
+                syn::Lit::Int(i) => !i.suffix().is_empty(),
+                syn::Lit::Float(f) => !f.suffix().is_empty(),
+                _ => false,
+            },
+            Expr::Path(p) => match p.path.get_ident() {
+                Some(i) => {
+                    let name = i.to_string();
+                    self.scopes
+                        .iter()
+                        .rev()
+                        .flat_map(|s| s.iter().rev())
+                        .find(|b| b.name == name)
+                        .is_none_or(|b| b.typed && matches!(b.kind, Kind::Host | Kind::HostMut))
+                }
+                None => p.qself.is_none(),
+            },
+            Expr::Paren(p) => self.is_typed_host(&p.expr),
+            Expr::Group(g) => self.is_typed_host(&g.expr),
+            Expr::Cast(_) => self.is_host(e),
+            Expr::Unary(u) => self.is_typed_host(&u.expr),
+            Expr::MethodCall(m) => self.is_typed_host(&m.receiver),
+            Expr::Binary(b) => match b.op {
+                BinOp::Shl(_) | BinOp::Shr(_) => self.is_typed_host(&b.left),
+                BinOp::Add(_)
+                | BinOp::Sub(_)
+                | BinOp::Mul(_)
+                | BinOp::Div(_)
+                | BinOp::Rem(_)
+                | BinOp::BitAnd(_)
+                | BinOp::BitOr(_)
+                | BinOp::BitXor(_) => self.is_typed_host(&b.left) || self.is_typed_host(&b.right),
+                _ => false,
+            },
+            _ => false,
+        }
+    }
+
+    /// A host operand beside a device value: wrapped in `Staged` when its type is fixed (see
+    /// [`Cx::is_typed_host`]), as it is otherwise.
+    fn staged_operand(&self, e: &Expr, tokens: TokenStream) -> TokenStream {
+        if self.is_host(e) && self.is_typed_host(e) {
+            quote_spanned!(e.span()=> ::strata::builder::support::Staged(#tokens))
+        } else {
+            tokens
+        }
     }
 
     fn lookup(&self, name: &str) -> Option<(Kind, usize)> {
@@ -516,6 +588,11 @@ impl Cx {
     ) -> TokenStream {
         let name = id.to_string();
         let st = s();
+        if !mutable {
+            if let Some(t) = self.named_gather(id, ty, init) {
+                return t;
+            }
+        }
         // Handles: local and private arrays.
         if let Expr::Call(c) = init {
             if let Expr::Path(p) = &*c.func {
@@ -567,7 +644,11 @@ impl Cx {
                 !force_dev && (force_host || (self.is_host(init) && !self.demoted.contains(&name)));
             let e = self.expr(init);
             if host {
-                self.bind(&name, Kind::HostMut);
+                if self.is_host(init) && (ty.is_some() || self.is_typed_host(init)) {
+                    self.bind_typed(&name, Kind::HostMut);
+                } else {
+                    self.bind(&name, Kind::HostMut);
+                }
                 let ty = ty.map(|t| quote!(: #t));
                 quote!(#[allow(unused_mut)] let mut #id #ty = #e;)
             } else {
@@ -583,7 +664,11 @@ impl Cx {
                 _ => self.expr(init),
             };
             if host {
-                self.bind(&name, Kind::Host);
+                if self.is_host(init) && (ty.is_some() || self.is_typed_host(init)) {
+                    self.bind_typed(&name, Kind::Host);
+                } else {
+                    self.bind(&name, Kind::Host);
+                }
                 let ty = ty.map(|t| quote!(: #t));
                 quote!(let #id #ty = #e;)
             } else if is_arr {
@@ -599,6 +684,88 @@ impl Cx {
                 }
             }
         }
+    }
+
+    /// `let total = gather_add::<u32>(v);` (or `let total: GatherHandle<u32> = gather_add(v);`,
+    /// and `gather_min`, `gather_max`, `gather_with`): a named gather, whose typed result the
+    /// launch API returns in a field `total`. `None` when `init` is not a gather.
+    fn named_gather(
+        &mut self,
+        id: &Ident,
+        ty: Option<&syn::Type>,
+        init: &Expr,
+    ) -> Option<TokenStream> {
+        let Expr::Call(c) = init else { return None };
+        let Expr::Path(p) = &*c.func else { return None };
+        let seg = p.path.segments.last()?;
+        let f = seg.ident.to_string();
+        if p.qself.is_some()
+            || p.path.segments.len() != 1
+            || !f.starts_with("gather_")
+            || !SUPPORT_BUILTINS.contains(&f.as_str())
+            || self.lookup(&f).is_some()
+        {
+            return None;
+        }
+        let first_type = |args: &syn::PathArguments| match args {
+            syn::PathArguments::AngleBracketed(a) => a.args.iter().find_map(|g| match g {
+                syn::GenericArgument::Type(t) => Some(t.clone()),
+                _ => None,
+            }),
+            _ => None,
+        };
+        let annotated = ty.and_then(|t| match t {
+            syn::Type::Path(tp) => tp
+                .path
+                .segments
+                .last()
+                .filter(|s| s.ident == "GatherHandle")
+                .and_then(|s| first_type(&s.arguments)),
+            _ => None,
+        });
+        let Some(elem) = annotated.or_else(|| first_type(&seg.arguments)) else {
+            return Some(self.error(err(
+                l_span(id, init),
+                &format!("a named gather states its element type, which the launch returns: `let {id} = {f}::<u32>(..);` (or leave it unnamed, `{f}(..);`, and read it with `run.gather::<T>(index)`)"),
+            )));
+        };
+        if self.scopes.len() != 2 || self.depth != 0 || !self.loops.is_empty() {
+            return Some(self.error(err(
+                l_span(id, init),
+                "a named gather is declared at the top level of the kernel body, outside `if`s, loops and blocks, so that every launch has it exactly once; move it there, or leave it unnamed (`gather_add(..);`) and read it with `run.gather::<T>(index)`",
+            )));
+        }
+        if self.gathers.iter().any(|(g, _)| g == id) {
+            return Some(self.error(err(
+                id,
+                &format!("two gathers are named `{id}`; the launch returns each gather in a field of its name"),
+            )));
+        }
+        let call = self.expr(init);
+        self.bind(&id.to_string(), Kind::Host);
+        self.gathers.push((id.clone(), elem.clone()));
+        let keep = format_ident!("__strata_gather_{}", id);
+        Some(quote! {
+            let #id: ::strata::builder::GatherHandle<#elem> = #call;
+            let #keep = #id;
+        })
+    }
+
+    /// The kernel function's body: like [`Cx::block`] without a value, ending with the tuple
+    /// of the named gathers' handles when there are any (the function returns them to the
+    /// generated `build`).
+    pub fn kernel_block(&mut self, b: &Block) -> TokenStream {
+        self.scopes.push(Vec::new());
+        let mut body = self.stmts(&b.stmts, false, TokenStream::new());
+        if !self.gathers.is_empty() {
+            let keep = self
+                .gathers
+                .iter()
+                .map(|(id, _)| format_ident!("__strata_gather_{}", id));
+            body.extend(quote!((#(#keep,)*)));
+        }
+        self.scopes.pop();
+        quote_spanned!(b.brace_token.span.join()=> { #body })
     }
 
     fn named_builtin(&mut self, c: &syn::ExprCall, name: &str) -> TokenStream {
@@ -644,7 +811,12 @@ impl Cx {
                 match self.lookup(&name) {
                     Some((Kind::Var, _)) => {
                         let v = self.expr(&a.right);
-                        quote_spanned!(a.span()=> #id.set(#st::builder::support::dev(#v)))
+                        if self.is_host(&a.right) && self.is_typed_host(&a.right) {
+                            // A typed host value converts to the variable's type when it fits.
+                            quote_spanned!(a.span()=> #id.set(#st::builder::support::staged_for(&#id, #st::builder::support::Staged(#v))))
+                        } else {
+                            quote_spanned!(a.span()=> #id.set(#st::builder::support::dev(#v)))
+                        }
                     }
                     Some((Kind::HostMut, depth)) => {
                         if !self.is_host(&a.right) || self.depth > depth {
@@ -666,6 +838,13 @@ impl Cx {
                 let v = self.expr(&a.right);
                 match kind {
                     Some(Kind::Host | Kind::HostMut | Kind::DevArr) => quote!(#base[#i] = #v),
+                    _ if matches!(&*ix.expr, Expr::Path(_))
+                        && self.is_host(&a.right)
+                        && self.is_typed_host(&a.right) =>
+                    {
+                        // A typed host value converts to the element type when it fits.
+                        quote_spanned!(a.span()=> #base.set(#i, #st::builder::support::staged_elem(&#base, #st::builder::support::Staged(#v))))
+                    }
                     _ => quote_spanned!(a.span()=> #base.set(#i, #v)),
                 }
             }
@@ -703,6 +882,12 @@ impl Cx {
                 let opt = &b.op;
                 match self.lookup(&name) {
                     Some((Kind::Var, _)) => {
+                        let v = if self.is_host(&b.right) && self.is_typed_host(&b.right) {
+                            // A typed host value converts to the variable's type when it fits.
+                            quote_spanned!(b.span()=> ::strata::builder::support::staged_for(&#id, ::strata::builder::support::Staged(#v)))
+                        } else {
+                            v
+                        };
                         quote_spanned!(b.span()=> { let mut __strata_v = #id; __strata_v #opt #v; })
                     }
                     Some((Kind::HostMut, depth)) => {
@@ -723,6 +908,14 @@ impl Cx {
                     Some(Kind::Host | Kind::HostMut | Kind::DevArr) => {
                         let opt = &b.op;
                         quote!(#base[#i] #opt #v)
+                    }
+                    _ if self.is_host(&b.right) && self.is_typed_host(&b.right) => {
+                        // A typed host value converts to the element type when it fits.
+                        let v = self.staged_operand(&b.right, v);
+                        quote_spanned!(b.span()=> {
+                            let __strata_i = #i;
+                            #base.set(__strata_i, #base.at(__strata_i) #op #v)
+                        })
                     }
                     _ => quote_spanned!(b.span()=> {
                         let __strata_i = #i;
@@ -870,8 +1063,41 @@ impl Cx {
         }
     }
 
+    /// `#[host]` / `#[device]` on a loop states where it runs; a loop that runs elsewhere is a
+    /// compile error saying why (`device`: whether it does run on the device; `on`: the
+    /// bound or condition that decides). `None` when the statement holds or is not made.
+    fn check_loop_attr(
+        &mut self,
+        attrs: &[syn::Attribute],
+        device: bool,
+        what: &str,
+        on: &dyn ToTokens,
+    ) -> Option<TokenStream> {
+        let host_attr = attrs.iter().find(|a| a.path().is_ident("host"));
+        let dev_attr = attrs.iter().find(|a| a.path().is_ident("device"));
+        let msg = match (host_attr, dev_attr) {
+            (Some(a), _) if device => (
+                a,
+                format!("this `{what}` runs on the device, not unrolled on the host: {}", if what == "loop" {
+                    "`loop` is always a device loop".to_string()
+                } else {
+                    format!("`{}` uses a device value (a parameter, a built-in, a memory read, a device variable, or something computed from them). Make it a host value (a literal, a constant, a `#[stage]` parameter, a host `let`) to unroll the loop when the kernel is built", on.to_token_stream())
+                }),
+            ),
+            (_, Some(a)) if !device => (
+                a,
+                format!("this `{what}` is unrolled on the host when the kernel is built, not a device loop: `{}` uses host values only (literals, constants, `#[stage]` parameters, host `let`s). Use a device value for a bound (a scalar parameter) to loop on the device", on.to_token_stream()),
+            ),
+            _ => return None,
+        };
+        Some(self.error(err(msg.0, &msg.1)))
+    }
+
     fn for_loop(&mut self, f: &syn::ExprForLoop) -> TokenStream {
         let st = s();
+        if let Some(e) = self.check_loop_attr(&f.attrs, !self.is_host(&f.expr), "for", &f.expr) {
+            return e;
+        }
         if self.is_host(&f.expr) {
             // A host loop: unrolled at build time. The iterator uses host values only, which
             // are ordinary Rust.
@@ -913,8 +1139,13 @@ impl Cx {
             ));
         }
         let a = self.expr(start);
+        let a = self.staged_operand(start, a);
         let b = self.expr(end);
-        let sv = step.map(|s| self.expr(s));
+        let b = self.staged_operand(end, b);
+        let sv = step.map(|s| {
+            let t = self.expr(s);
+            self.staged_operand(s, t)
+        });
         let pat = match &*f.pat {
             Pat::Ident(pi)
                 if pi.subpat.is_none() && pi.by_ref.is_none() && pi.mutability.is_none() =>
@@ -957,6 +1188,9 @@ impl Cx {
             return self.error(err(l, "`while let` is not supported in kernels; use `while cond` or `loop` with `if .. { break }`"));
         }
         let st = s();
+        if let Some(e) = self.check_loop_attr(&w.attrs, !self.is_host(&w.cond), "while", &w.cond) {
+            return e;
+        }
         if self.is_host(&w.cond) {
             let c = self.expr(&w.cond);
             self.loops.push(Loop {
@@ -985,6 +1219,9 @@ impl Cx {
 
     fn loop_loop(&mut self, l: &syn::ExprLoop) -> TokenStream {
         let st = s();
+        if let Some(e) = self.check_loop_attr(&l.attrs, true, "loop", &l.loop_token) {
+            return e;
+        }
         let (label, prefix) = self.label_prefix(&l.label);
         self.depth += 1;
         self.loops.push(Loop {
@@ -1339,6 +1576,14 @@ impl Cx {
         if lh && rh {
             return quote!((#l #op #r));
         }
+        let typed = (lh && self.is_typed_host(&b.left)) || (rh && self.is_typed_host(&b.right));
+        let (l, r) = if lh {
+            (self.staged_operand(&b.left, l), r)
+        } else if rh {
+            (l, self.staged_operand(&b.right, r))
+        } else {
+            (l, r)
+        };
         let sp = b.op.span();
         let method = |name: &str| Ident::new(name, sp);
         let (m, swapped) = match b.op {
@@ -1352,13 +1597,20 @@ impl Cx {
             BinOp::Or(_) => ("or", "or"),
             _ => return quote_spanned!(sp=> (#l #op #r)),
         };
-        if lh {
-            // A host value on the left of a device comparison: `0 < x` is `x > 0`.
-            let m = method(swapped);
-            quote_spanned!(sp=> (#r).#m(#l))
+        // A host value on the left of a device comparison: `0 < x` is `x > 0`.
+        let (m, d, h) = if lh {
+            (method(swapped), r, l)
         } else {
-            let m = method(m);
-            quote_spanned!(sp=> (#l).#m(#r))
+            (method(m), l, r)
+        };
+        if typed {
+            // The typed host value converts to the device value's type first (at this line).
+            quote_spanned!(sp=> {
+                let (__strata_d, __strata_h) = ::strata::builder::support::staged_pair(#d, #h);
+                __strata_d.#m(__strata_h)
+            })
+        } else {
+            quote_spanned!(sp=> (#d).#m(#h))
         }
     }
 }

@@ -34,6 +34,13 @@
 //!   `enqueue(&queue, range, wait, launch params..)` and `kernel() -> &Kernel`. A launch
 //!   parameter is `T` for a scalar `a: T`, `&Buffer<T>` for `&[T]` and `&mut [T]`, and
 //!   `LocalMem<T>` for `#[local] &mut [T]`; a wrong type or count is a compile error.
+//! - with named gathers (`let total = gather_add::<u32>(v);` or `let total:
+//!   GatherHandle<u32> = gather_add(v);`, also `gather_min`, `gather_max`, `gather_with`, at
+//!   the top level of the body): `launch` and `enqueue` return `NameRun<G..>` instead of `Run`,
+//!   with `pub run: Run` and one `pub total: Gathered<u32>` per name (derefs to the `Run`, so
+//!   `run.gather::<T>(index)` still reads any gather by position). The function then returns
+//!   the gathers' `GatherHandle`s. A named gather without its type, inside an `if`, a loop or
+//!   a block, or named twice is a compile error.
 //!
 //! Parameters: `x: T` (a scalar passed at launch), `x: &[T]` (read-only buffer), `x: &mut [T]`
 //! (read-write buffer), `#[write] x: &mut [T]` (write-only buffer), `#[local] x: &mut [T]`
@@ -68,6 +75,30 @@
 //!   variable. `#[device] let mut` and `#[host] let mut` force either. A device variable is
 //!   named after its binding in the IR; `let mut x = var(init);` declares one named `v`, like
 //!   the builder's `var(init)`.
+//!
+//! So where a loop runs follows from its bounds or condition, decided for the whole body
+//! (the translation is repeated until no more `let mut` variables become device variables):
+//!
+//! | loop | runs on the host (unrolled at build) | runs on the device (`for'`/`loop'` in the IR) |
+//! |---|---|---|
+//! | `for k in a..b` | `a`, `b` (and the step) are host values | a bound or the step is a device value |
+//! | `while c` | `c` uses host values only, e.g. a `let mut` that only host values are assigned to outside device control flow | `c` uses a device value, e.g. a `let mut` assigned a device value or assigned inside a device `if` or loop |
+//! | `loop` | never | always |
+//!
+//! `#[host]` or `#[device]` on a `for`, `while` or `loop` states where it runs; a loop that
+//! runs elsewhere is a compile error naming the bound or condition that decides. (A device
+//! `for` with literal bounds can still be unrolled later by the IR optimizer.)
+//!
+//! A *typed* host value (a constant or other item from outside the kernel, `u32::MAX`, a
+//! suffixed literal, a `#[stage]` parameter, a cast, a `let` with a type or initialized from
+//! those) used beside a device value in an operator (`i * W`), a comparison (`i < W`, either
+//! side), a device `for` bound (`for k in i..W`) or an assignment to a device variable or a
+//! memory element (`acc += W`, `y[i] = W`) converts to the device value's type when
+//! its value fits: integers to any integer type whose range holds the value and to floats
+//! that hold it exactly, `f32` to `f64` (`strata::builder::support::Staged`). A value that
+//! does not fit fails `build` with an error naming it, both types and the line; types that
+//! never convert (`f64` beside `f32`) are a compile error saying to write `as`. Untyped host
+//! values (`2`, `let k = 4;`) take the device value's type by Rust's inference, as before.
 //! - `let mut a = [v; N]` is a private array; `let t = local_array::<f32>(N)` local memory;
 //!   `let p = private_array::<f32>(N)` a private array left uninitialized.
 //! - `if` as a value becomes `select` when both arms are pure expressions (no memory access), and
@@ -210,7 +241,8 @@ fn expand(f: ItemFn, name: Option<String>, device_only: bool) -> Result<TokenStr
     // Translate the body, demoting `let mut` variables to device variables until stable.
     let fn_name = sig.ident.to_string();
     let mut demoted = HashSet::new();
-    let (body, cx_errors) = loop {
+    let launches = !returns_value && !device_only;
+    let (body, cx_errors, gathers) = loop {
         let mut cx = body::Cx::new(fn_name.clone(), demoted.clone());
         let mut prologue = TokenStream2::new();
         for p in &params {
@@ -226,11 +258,20 @@ fn expand(f: ItemFn, name: Option<String>, device_only: bool) -> Result<TokenStr
                 }
                 _ => body::Kind::Dev,
             };
-            cx.bind(&id.to_string(), kind);
+            if matches!(kind, body::Kind::Host | body::Kind::HostMut) {
+                // A `#[stage]` parameter's type is written in the signature.
+                cx.bind_typed(&id.to_string(), kind);
+            } else {
+                cx.bind(&id.to_string(), kind);
+            }
         }
-        let b = cx.block(&f.block, returns_value);
+        let b = if launches {
+            cx.kernel_block(&f.block)
+        } else {
+            cx.block(&f.block, returns_value)
+        };
         if cx.found.is_subset(&cx.demoted) || cx.demoted.len() > 64 {
-            break (quote!({ #prologue #b }), cx.errors);
+            break (quote!({ #prologue #b }), cx.errors, cx.gathers);
         }
         demoted.extend(cx.found);
     };
@@ -244,13 +285,18 @@ fn expand(f: ItemFn, name: Option<String>, device_only: bool) -> Result<TokenStr
         None => body,
     };
 
+    if launches && !gathers.is_empty() {
+        // The kernel function returns its named gathers' handles (to `build`).
+        let tys = gathers.iter().map(|(_, t)| t);
+        new_sig.output = syn::parse_quote!(-> (#(::strata::builder::GatherHandle<#tys>,)*));
+    }
     let attrs = &f.attrs;
     let vis = &f.vis;
     let launch = if returns_value || device_only {
         quote!()
     } else {
         let kernel_name = name.unwrap_or_else(|| fn_name.trim_start_matches("r#").to_string());
-        sig::launch_api(vis, &new_sig, &params, &kernel_name)
+        sig::launch_api(vis, &new_sig, &params, &kernel_name, &gathers)
     };
     Ok(quote! {
         #(#attrs)*

@@ -453,10 +453,12 @@ pub fn launch_api(
     sig: &Signature,
     params: &[Param],
     kernel_name: &str,
+    gathers: &[(Ident, syn::Type)],
 ) -> TokenStream {
     let s = strata();
     let f = &sig.ident;
     let kty = kernel_type_name(f);
+    let run_items = gather_run(vis, sig, &kty, kernel_name, gathers);
     // The generated function's generics, for the call inside `build` (the Fn bounds of which
     // take device types).
     let type_params: Vec<&Ident> = sig
@@ -563,6 +565,36 @@ pub fn launch_api(
     );
     let kty_doc = format!("The built kernel `{kernel_name}`, with a launch method typed after the parameters of `{f}`.");
     let phantom_init = quote!(::core::marker::PhantomData);
+    let GatherRun {
+        field: gathers_field,
+        clone: gathers_clone,
+        run_ty,
+        make_run,
+        run_struct,
+    } = run_items;
+    let build_body = if gathers_field.is_empty() {
+        quote! {
+            let kernel = #s::Kernel::build(name, |__strata_k| {
+                #(#declare)*
+                let _ = #f #turbofish (#(#call_args),*);
+            })?;
+            ::core::result::Result::Ok(#kty { kernel, _marker: #phantom_init })
+        }
+    } else {
+        // The kernel function returns its named gathers' handles; `Kernel::build` runs it
+        // exactly once when it succeeds.
+        quote! {
+            let mut __strata_g = ::core::option::Option::None;
+            let kernel = #s::Kernel::build(name, |__strata_k| {
+                #(#declare)*
+                __strata_g = ::core::option::Option::Some(#f #turbofish (#(#call_args),*));
+            })?;
+            match __strata_g {
+                ::core::option::Option::Some(gathers) => ::core::result::Result::Ok(#kty { kernel, gathers, _marker: #phantom_init }),
+                ::core::option::Option::None => ::core::result::Result::Err(#s::Error::InvalidKernel(::std::format!("kernel `{}`: its body did not run", name))),
+            }
+        }
+    };
     quote! {
         #[doc = #struct_doc]
         #[allow(non_camel_case_types, dead_code)]
@@ -584,11 +616,7 @@ pub fn launch_api(
             /// Like `build`, with another kernel name (a C identifier).
             #[allow(clippy::too_many_arguments)]
             pub fn build_named(name: &str, #(#build_params),*) -> #s::Result<#kty #new_ty_g> {
-                let kernel = #s::Kernel::build(name, |__strata_k| {
-                    #(#declare)*
-                    let _ = #f #turbofish (#(#call_args),*);
-                })?;
-                ::core::result::Result::Ok(#kty { kernel, _marker: #phantom_init })
+                #build_body
             }
         }
 
@@ -596,6 +624,7 @@ pub fn launch_api(
         #[allow(dead_code)]
         #vis struct #kty #new_impl_g #new_where {
             kernel: #s::Kernel,
+            #gathers_field
             _marker: #marker,
         }
 
@@ -603,14 +632,16 @@ pub fn launch_api(
         impl #new_impl_g #kty #new_ty_g #new_where {
             #[doc = #launch_doc]
             #[allow(clippy::too_many_arguments)]
-            pub fn launch(&self, queue: &#s::Queue, range: #s::NdRange, #(#launch_params),*) -> #s::Result<#s::Run> {
-                queue.launch(&self.kernel, range, &[#(#launch_args),*])
+            pub fn launch(&self, queue: &#s::Queue, range: #s::NdRange, #(#launch_params),*) -> #s::Result<#run_ty> {
+                let run = queue.launch(&self.kernel, range, &[#(#launch_args),*])?;
+                #make_run
             }
 
             /// Like `launch`, without waiting: the launch starts after the events of `wait`.
             #[allow(clippy::too_many_arguments)]
-            pub fn enqueue(&self, queue: &#s::Queue, range: #s::NdRange, wait: &[&#s::Event], #(#launch_params),*) -> #s::Result<#s::Run> {
-                queue.enqueue_launch(&self.kernel, range, &[#(#launch_args),*], wait)
+            pub fn enqueue(&self, queue: &#s::Queue, range: #s::NdRange, wait: &[&#s::Event], #(#launch_params),*) -> #s::Result<#run_ty> {
+                let run = queue.enqueue_launch(&self.kernel, range, &[#(#launch_args),*], wait)?;
+                #make_run
             }
 
             /// The untyped kernel (its IR, name and signature).
@@ -621,8 +652,103 @@ pub fn launch_api(
 
         impl #new_impl_g ::core::clone::Clone for #kty #new_ty_g #new_where {
             fn clone(&self) -> Self {
-                #kty { kernel: self.kernel.clone(), _marker: #phantom_init }
+                #kty { kernel: self.kernel.clone(), #gathers_clone _marker: #phantom_init }
             }
         }
+
+        #run_struct
+    }
+}
+
+/// What the named gathers of a kernel add to its launch API.
+struct GatherRun {
+    /// The kernel struct's field holding the handles.
+    field: TokenStream,
+    /// Its clone.
+    clone: TokenStream,
+    /// The launch's return type.
+    run_ty: TokenStream,
+    /// The launch's result from `run` (a `Run`).
+    make_run: TokenStream,
+    /// The run struct, if any.
+    run_struct: TokenStream,
+}
+
+/// A kernel with named gathers (`let total = gather_add::<u32>(v);`) launches into
+/// `NameRun { run, total: Gathered<u32>, .. }`, which derefs to the `Run`; others return the
+/// `Run` itself.
+fn gather_run(
+    vis: &syn::Visibility,
+    sig: &Signature,
+    kty: &Ident,
+    kernel_name: &str,
+    gathers: &[(Ident, syn::Type)],
+) -> GatherRun {
+    let s = strata();
+    if gathers.is_empty() {
+        return GatherRun {
+            field: quote!(),
+            clone: quote!(),
+            run_ty: quote!(#s::Run),
+            make_run: quote!(::core::result::Result::Ok(run)),
+            run_struct: quote!(),
+        };
+    }
+    let base = kty.to_string();
+    let rty = format_ident!("{}Run", base.trim_end_matches("Kernel"), span = kty.span());
+    let type_params: Vec<&Ident> = sig
+        .generics
+        .params
+        .iter()
+        .filter_map(|p| match p {
+            GenericParam::Type(t) => Some(&t.ident),
+            _ => None,
+        })
+        .collect();
+    let marker = quote!(::core::marker::PhantomData<fn() -> (#(#type_params,)*)>);
+    let (impl_g, ty_g, where_c) = sig.generics.split_for_impl();
+    let names: Vec<&Ident> = gathers.iter().map(|(n, _)| n).collect();
+    let tys: Vec<&syn::Type> = gathers.iter().map(|(_, t)| t).collect();
+    let idx = (0..gathers.len()).map(syn::Index::from);
+    let docs = gathers.iter().map(|(n, t)| {
+        format!(
+            "The result of the gather `{n}` of this launch (`let {n} = gather_..::<{}>(..);` in the kernel); `get()` waits for the launch and combines it.",
+            t.to_token_stream().to_string().replace(' ', "")
+        )
+    });
+    let struct_doc = format!(
+        "A launch of `{kernel_name}` (what `{kty}::launch` returns): the `Run` (also through `Deref`) and one typed field per named gather."
+    );
+    GatherRun {
+        field: quote!(gathers: (#(::strata::builder::GatherHandle<#tys>,)*),),
+        clone: quote!(gathers: self.gathers,),
+        run_ty: quote!(#rty #ty_g),
+        make_run: quote! {
+            ::core::result::Result::Ok(#rty {
+                #(#names: run.gathered(self.gathers.#idx)?,)*
+                run,
+                _marker: ::core::marker::PhantomData,
+            })
+        },
+        run_struct: quote! {
+            #[doc = #struct_doc]
+            #[allow(dead_code)]
+            #vis struct #rty #impl_g #where_c {
+                /// The launch: its event, waiting, cancelling, and its gathers by position.
+                pub run: #s::Run,
+                #(
+                    #[doc = #docs]
+                    pub #names: #s::Gathered<#tys>,
+                )*
+                _marker: #marker,
+            }
+
+            impl #impl_g ::core::ops::Deref for #rty #ty_g #where_c {
+                type Target = #s::Run;
+                fn deref(&self) -> &#s::Run {
+                    &self.run
+                }
+            }
+        },
     }
 }

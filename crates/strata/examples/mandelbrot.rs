@@ -68,7 +68,7 @@ fn iterations(q: &Queue, (w, h): (usize, usize), max_iter: u32) -> BoxResult<(Ve
     // 3.0 x 2.4 of the plane around -0.7 + 0i, square pixels, whichever side limits.
     let d = (3.0 / w as f32).max(2.4 / h as f32);
     let (x0, y0) = (-0.7 - d * w as f32 / 2.0, -d * h as f32 / 2.0);
-    let iters = Buffer::<u32>::new(q.device(), w * h)?;
+    let iters = Buffer::<u32>::new(q, w * h)?;
     let k = mandelbrot_fn::build()?;
     let run = k.launch(
         q,

@@ -129,8 +129,8 @@ fn two_pass(
     kernel: &Kernel,
     x: &Buffer<f32>,
 ) -> strata::Result<(f32, std::time::Duration)> {
-    let partials = Buffer::<f32>::new(queue.device(), GROUPS as usize)?;
-    let total = Buffer::<f32>::new(queue.device(), 1)?;
+    let partials = Buffer::<f32>::new(queue, GROUPS as usize)?;
+    let total = Buffer::<f32>::new(queue, 1)?;
     let range = NdRange::new((LOCAL * GROUPS) as usize).local(LOCAL as usize);
     let first = queue.launch(kernel, range, args![x, &partials])?;
     let range = NdRange::new(LOCAL as usize).local(LOCAL as usize);

@@ -103,7 +103,7 @@ fn reduce(q: &Queue, n: usize) -> BoxResult<Step> {
         .map(|i| i.wrapping_mul(2_654_435_761) >> 22)
         .collect();
     let x = Buffer::from_slice(q, &xs)?;
-    let partials = Buffer::<u32>::new(q.device(), GROUPS)?;
+    let partials = Buffer::<u32>::new(q, GROUPS)?;
     let range = NdRange::new(GROUPS * LOCAL as usize).local(LOCAL as usize);
     let run = q.launch(&k, range, args![&x, &partials])?;
     let got = q
@@ -160,7 +160,7 @@ fn matmul(q: &Queue, n: usize) -> BoxResult<Step> {
         .map(|i| ((i * 11) % 13) as f32 / 6.0 - 1.0)
         .collect();
     let (a, b) = (Buffer::from_slice(q, &av)?, Buffer::from_slice(q, &bv)?);
-    let c = Buffer::<f32>::new(q.device(), n * n)?;
+    let c = Buffer::<f32>::new(q, n * n)?;
     let t = TILE as usize;
     let range = NdRange::new([n.div_ceil(t) * t; 2]).local([t, t]);
     let run = q.launch(&k, range, args![&a, &b, &c, n as u32])?;
@@ -226,7 +226,7 @@ fn mandelbrot(q: &Queue, (w, h): (usize, usize), max_iter: u32) -> BoxResult<Ste
     })?;
     let (x0, y0) = (-2.2f32, -1.2f32);
     let d = 2.4 / h as f32;
-    let iters = Buffer::<u32>::new(q.device(), w * h)?;
+    let iters = Buffer::<u32>::new(q, w * h)?;
     let range = NdRange::new([w, h]);
     let run = q.launch(
         &k,

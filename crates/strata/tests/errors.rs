@@ -1371,3 +1371,75 @@ fn pitched_regions_out_of_range() {
         &["copy_region: the buffer lives on interp, but the queue runs on cpu"],
     );
 }
+
+/// A buffer allocated through another device's queue (`Buffer::new(&queue, n)` names the
+/// queue's device) used with a queue of a different device is refused, for transfers and
+/// launches alike, with a message naming both devices and the remedy.
+#[test]
+fn a_buffer_of_another_device_is_refused_by_a_queue() {
+    let (cpu, qc) = cpu();
+    let interp = Device::from_spec("interp").unwrap();
+    let qi = Queue::new(&interp).unwrap();
+    let on_interp = Buffer::<f32>::new(&qi, 4).unwrap();
+    assert!(on_interp.device() == &interp);
+    let on_cpu = Buffer::<f32>::new(&cpu, 4).unwrap();
+    assert!(on_cpu.device() == &cpu);
+    let both = [
+        "the buffer lives on interp",
+        "the queue runs on cpu",
+        "allocate it on the queue's device",
+    ];
+    has(&msg(qc.read(&on_interp)), &both);
+    has(&msg(qc.write(&on_interp, 0, &[1.0; 4])), &both);
+    has(&msg(qc.fill(&on_interp, 0.0, ..)), &both);
+    let m = msg(qc.launch(
+        &saxpy(),
+        NdRange::new(4),
+        args![2.0f32, &on_interp, &on_cpu],
+    ));
+    has(
+        &m,
+        &[
+            "launch:",
+            "the buffer lives on interp",
+            "the queue runs on cpu",
+        ],
+    );
+}
+
+const TOO_WIDE: usize = 1 << 40;
+const NOT_A_F32: usize = TOO_WIDE + 1;
+
+#[kernel]
+fn too_wide_constant(out: &mut [u32]) {
+    let i = global_id(0);
+    if i < TOO_WIDE {
+        out[i] = 1u32;
+    }
+}
+
+#[kernel]
+fn inexact_constant(out: &mut [f32]) {
+    let i = global_id(0);
+    out[i] = out[i] * NOT_A_F32;
+}
+
+/// A typed host value beside a device value converts to the device value's type only when
+/// its value fits; otherwise building the kernel fails with the value, both types and the
+/// line.
+#[test]
+fn a_constant_that_does_not_fit_the_device_type_is_a_build_error() {
+    let m = msg(too_wide_constant::build().map(|_| ()));
+    has(
+        &m,
+        &[
+            "the host value 1099511627776 (usize) does not fit the device value's type u32",
+            "errors.rs:",
+        ],
+    );
+    let m = msg(inexact_constant::build().map(|_| ()));
+    has(
+        &m,
+        &["the host value 1099511627777 (usize) is not exactly a f32"],
+    );
+}

@@ -277,3 +277,345 @@ fn buffers_of_3_vectors_in_kernel_functions() {
         assert_eq!(b[i], [p[2], p[1], p[0]]);
     }
 }
+
+/// Every device here: the CPU backends and each OpenCL (PoCL) and CUDA device.
+fn all_queues() -> Vec<Queue> {
+    let devices = strata::devices();
+    for spec in ["cpu", "interp"] {
+        assert!(devices.iter().any(|d| d.info().spec() == spec), "{spec}");
+    }
+    devices.iter().map(|d| Queue::new(d).unwrap()).collect()
+}
+
+const W: usize = 16;
+const LIMIT: u64 = 40;
+const HALF: u8 = 2;
+
+/// `usize` (and other typed) constants beside device values of another type: operators,
+/// comparisons (on either side) and device `for` bounds convert them to the device value's
+/// type, the value checked when the kernel is built.
+#[kernel]
+fn typed_constants(x: &[u32], #[write] out: &mut [u32], #[write] f: &mut [f32]) {
+    let i = global_id(0);
+    let w2 = W * 2;
+    if i < W {
+        let mut acc = 0u32;
+        for k in i..W {
+            acc += x[k];
+        }
+        out[i] = acc * W + (W - i) + i % W;
+    }
+    if w2 > i && x[i] > LIMIT {
+        out[i] = 1u32 << HALF;
+    }
+    f[i] = x[i].cast::<f32>() / HALF;
+}
+
+#[test]
+fn usize_constants_convert_to_the_device_type_on_every_backend() {
+    let k = typed_constants::build().unwrap();
+    // The same IR as the kernel written with `u32` (and `f32`) literals: the conversions
+    // happen when the kernel is built.
+    let twin = Kernel::build("typed_constants", |k| {
+        let x = k.read::<u32>("x");
+        let out = k.write::<u32>("out");
+        let f = k.write::<f32>("f");
+        let i = global_id(0);
+        if_(i.lt(16u32), || {
+            let acc = var_named("acc", lit(0u32));
+            for_range(i, lit(16u32), |k: Expr<u32>| {
+                let v = x.at(k);
+                acc.set(acc.get() + v)
+            });
+            out.set(i, acc.get() * 16u32 + (lit(16u32) - i) + i % 16u32);
+        });
+        if_(i.lt(32u32).and(x.at(i).gt(40u32)), || out.set(i, 4u32));
+        f.set(i, x.at(i).cast::<f32>() / 2.0f32);
+    })
+    .unwrap();
+    assert_eq!(k.kernel().ir_text(), twin.ir_text());
+    let xs: Vec<u32> = (0..48u32).map(|v| v * 3 % 50).collect();
+    let mut want = vec![0u32; 48];
+    for i in 0..48 {
+        if i < 16 {
+            let acc: u32 = xs[i..16].iter().sum();
+            want[i] = acc * 16 + (16 - i as u32) + i as u32 % 16;
+        }
+        if i < 32 && xs[i] > 40 {
+            want[i] = 4;
+        }
+    }
+    for q in all_queues() {
+        let spec = q.device().info().spec();
+        eprintln!("on {spec}");
+        let x = Buffer::from_slice(&q, &xs).unwrap();
+        let out = Buffer::<u32>::new(&q, 48).unwrap();
+        let f = Buffer::<f32>::new(&q, 48).unwrap();
+        k.launch(&q, NdRange::new(48), &x, &out, &f).unwrap();
+        assert_eq!(q.read(&out).unwrap(), want, "{spec}");
+        let fs: Vec<f32> = xs.iter().map(|&v| v as f32 / 2.0).collect();
+        assert_eq!(q.read(&f).unwrap(), fs, "{spec}");
+    }
+}
+
+/// Typed constants assigned to a device variable, plainly and with compound assignment.
+#[kernel]
+fn typed_assign(x: &[u32], out: &mut [u32]) {
+    let i = global_id(0);
+    let mut acc = x[i];
+    acc += W;
+    acc *= HALF;
+    if acc > LIMIT {
+        acc = W;
+    }
+    out[i] = acc;
+    if i == 0 {
+        out[i] = W;
+        out[i] += HALF;
+    }
+}
+
+#[test]
+fn typed_constants_assign_to_device_variables_on_every_backend() {
+    let k = typed_assign::build().unwrap();
+    let xs: Vec<u32> = (0..40u32).collect();
+    let want: Vec<u32> = xs
+        .iter()
+        .map(|&v| if (v + 16) * 2 > 40 { 16 } else { (v + 16) * 2 })
+        .collect();
+    let mut want = want;
+    want[0] = 18;
+    for q in all_queues() {
+        let spec = q.device().info().spec();
+        let x = Buffer::from_slice(&q, &xs).unwrap();
+        let out = Buffer::<u32>::new(&q, 40).unwrap();
+        k.launch(&q, NdRange::new(40), &x, &out).unwrap();
+        assert_eq!(q.read(&out).unwrap(), want, "{spec}");
+    }
+}
+
+/// Named gathers: each `let name = gather_..::<T>(..)` (or `let name: GatherHandle<T> = ..`)
+/// becomes a field `name: Gathered<T>` of the launch's result.
+#[kernel]
+fn stats(x: &[u32], scale: f32) {
+    let i = global_id(0);
+    let v = x[i];
+    gather_add(v); // unnamed: by position only (index 0)
+    let total = gather_add::<u32>(v);
+    let lo = gather_min::<u32>(v);
+    let peak: strata::builder::GatherHandle<f32> = gather_max(v.cast::<f32>() * scale);
+    let odd = gather_with::<u32>(v | 1u32, 1u32, |a, b| a * b);
+}
+
+#[test]
+fn named_gathers_are_typed_fields_of_the_launch_on_every_backend() {
+    let k = stats::build().unwrap();
+    let xs: Vec<u32> = (0..300u32).map(|i| (i * 37 + 11) % 101).collect();
+    let sum: u32 = xs.iter().sum();
+    let min = *xs.iter().min().unwrap();
+    let max = *xs.iter().max().unwrap() as f32 * 0.5;
+    let prod = xs.iter().fold(1u32, |a, &b| a.wrapping_mul(b | 1));
+    for q in all_queues() {
+        let spec = q.device().info().spec();
+        let x = Buffer::from_slice(&q, &xs).unwrap();
+        let run: StatsRun = k.launch(&q, NdRange::new(300), &x, 0.5).unwrap();
+        // The positional API still works, through `Deref` to the `Run`.
+        assert_eq!(run.gather::<u32>(0).unwrap().get().unwrap(), sum, "{spec}");
+        assert_eq!(run.gather::<u32>(1).unwrap().get().unwrap(), sum, "{spec}");
+        let total: u32 = run.total.get().unwrap();
+        let lo: u32 = run.lo.get().unwrap();
+        let peak: f32 = run.peak.get().unwrap();
+        let odd: u32 = run.odd.get().unwrap();
+        assert_eq!((total, lo, peak, odd), (sum, min, max, prod), "{spec}");
+        // `enqueue` returns the same typed run.
+        let run = k.enqueue(&q, NdRange::new(300), &[], &x, 2.0).unwrap();
+        assert_eq!(run.peak.get().unwrap(), max * 4.0, "{spec}");
+    }
+}
+
+/// The builder's gather declarations return typed handles, read back with `Run::gathered`.
+#[test]
+fn builder_gathers_return_typed_handles() {
+    let (_d, q) = cpu();
+    let mut handles = None;
+    let k = Kernel::build("handles", |k| {
+        let x = k.read::<i32>("x");
+        let v = x.at(global_id(0));
+        let lo = k.gather_min(v);
+        let total = k.gather_add(v.cast::<i64>());
+        handles = Some((lo, total));
+    })
+    .unwrap();
+    let (lo, total) = handles.unwrap();
+    assert_eq!((lo.index(), total.index()), (0, 1));
+    let xs: Vec<i32> = (0..100).map(|i| 50 - i * 3).collect();
+    let x = Buffer::from_slice(&q, &xs).unwrap();
+    let run = q.launch(&k, NdRange::new(100), args![&x]).unwrap();
+    let got_lo: i32 = run.gathered(lo).unwrap().get().unwrap();
+    let got_total: i64 = run.gathered(total).unwrap().get().unwrap();
+    assert_eq!(got_lo, *xs.iter().min().unwrap());
+    assert_eq!(got_total, xs.iter().map(|&v| v as i64).sum::<i64>());
+}
+
+/// How many device `for` loops and other device loops (`while`, `loop`) the optimized IR of
+/// `k` holds (`for'N` and `loop'N` in its text form).
+fn device_loops(k: &Kernel) -> (usize, usize) {
+    let t = k.ir_text();
+    (t.matches("for'").count(), t.matches("loop'").count())
+}
+
+/// A `for` over host bounds (a `#[stage]` parameter) is unrolled when the kernel is built:
+/// no loop is left, the body appears `n` times.
+#[kernel]
+fn host_for(#[stage] n: u32, x: &[u32], #[write] out: &mut [u32]) {
+    let i = global_id(0);
+    let mut acc = 0u32;
+    #[host]
+    for k in 0..n {
+        acc += x[i * n + k];
+    }
+    out[i] = acc;
+}
+
+/// The same loop over a scalar parameter is a device loop.
+#[kernel]
+fn device_for(n: u32, x: &[u32], #[write] out: &mut [u32]) {
+    let i = global_id(0);
+    let mut acc = 0u32;
+    #[device]
+    for k in 0..n {
+        acc += x[i * n + k];
+    }
+    out[i] = acc;
+}
+
+/// A `while` over a `let mut` that only host values are assigned to, outside device control
+/// flow, is unrolled: `step` stays a Rust value.
+#[kernel]
+fn host_while(x: &[u32], #[write] out: &mut [u32]) {
+    let i = global_id(0);
+    let mut acc = 0u32;
+    let mut step = 1u32;
+    #[host]
+    while step < 16 {
+        acc += x[i] * step;
+        step *= 2;
+    }
+    out[i] = acc;
+}
+
+/// The same `while` once `step` is assigned inside a device `if`: `step` becomes a device
+/// variable, and the loop over it a device loop.
+#[kernel]
+fn device_while(x: &[u32], #[write] out: &mut [u32]) {
+    let i = global_id(0);
+    let mut acc = 0u32;
+    let mut step = 1u32;
+    if x[i] > 50 {
+        step = 4u32;
+    }
+    #[device]
+    while step < 16 {
+        acc += x[i] * step;
+        step *= 2;
+    }
+    out[i] = acc;
+}
+
+/// `loop` is always a device loop.
+#[kernel]
+fn device_loop(x: &[u32], #[write] out: &mut [u32]) {
+    let i = global_id(0);
+    let mut v = x[i];
+    let mut steps = 0u32;
+    #[device]
+    loop {
+        if v <= 1 {
+            break;
+        }
+        v = if v % 2 == 0 { v / 2 } else { 3 * v + 1 };
+        steps += 1;
+    }
+    out[i] = steps;
+}
+
+#[test]
+fn where_each_loop_runs_is_the_documented_rule() {
+    let xs: Vec<u32> = (0..64u32).map(|v| (v * 13 + 5) % 97).collect();
+    let n = 4u32;
+    let host_for_k = host_for::build(n).unwrap();
+    let device_for_k = device_for::build().unwrap();
+    let host_while_k = host_while::build().unwrap();
+    let device_while_k = device_while::build().unwrap();
+    let device_loop_k = device_loop::build().unwrap();
+    assert_eq!(device_loops(host_for_k.kernel()), (0, 0));
+    assert_eq!(device_loops(device_for_k.kernel()), (1, 0));
+    assert_eq!(device_loops(host_while_k.kernel()), (0, 0));
+    assert_eq!(device_loops(device_while_k.kernel()), (0, 1));
+    assert_eq!(device_loops(device_loop_k.kernel()), (0, 1));
+    // The unrolled loop's body appears once per iteration: `n` loads of `x`.
+    assert_eq!(host_for_k.kernel().ir_text().matches("= x[").count(), 4);
+    let sums: Vec<u32> = (0..16).map(|i| xs[i * 4..i * 4 + 4].iter().sum()).collect();
+    let collatz = |mut v: u32| {
+        let mut s = 0;
+        while v > 1 {
+            v = if v & 1 == 0 { v / 2 } else { 3 * v + 1 };
+            s += 1;
+        }
+        s
+    };
+    for q in all_queues() {
+        let spec = q.device().info().spec();
+        let x = Buffer::from_slice(&q, &xs).unwrap();
+        let out = Buffer::<u32>::new(&q, 64).unwrap();
+        host_for_k.launch(&q, NdRange::new(16), &x, &out).unwrap();
+        assert_eq!(q.read(&out).unwrap()[..16], sums[..], "host_for {spec}");
+        device_for_k
+            .launch(&q, NdRange::new(16), n, &x, &out)
+            .unwrap();
+        assert_eq!(q.read(&out).unwrap()[..16], sums[..], "device_for {spec}");
+        host_while_k.launch(&q, NdRange::new(64), &x, &out).unwrap();
+        let want: Vec<u32> = xs.iter().map(|v| v * 15).collect();
+        assert_eq!(q.read(&out).unwrap(), want, "host_while {spec}");
+        device_while_k
+            .launch(&q, NdRange::new(64), &x, &out)
+            .unwrap();
+        let want: Vec<u32> = xs
+            .iter()
+            .map(|&v| if v > 50 { v * 12 } else { v * 15 })
+            .collect();
+        assert_eq!(q.read(&out).unwrap(), want, "device_while {spec}");
+        device_loop_k
+            .launch(&q, NdRange::new(64), &x, &out)
+            .unwrap();
+        let want: Vec<u32> = xs.iter().map(|&v| collatz(v)).collect();
+        assert_eq!(q.read(&out).unwrap(), want, "device_loop {spec}");
+    }
+}
+
+/// A named gather of a generic kernel: the run is generic too.
+#[kernel]
+fn generic_total<T: strata::builder::Numeric>(x: &[T]) {
+    let total = gather_add::<T>(x[global_id(0)]);
+}
+
+#[test]
+fn named_gathers_in_generic_kernels() {
+    let kf = generic_total::<f32>::build().unwrap();
+    let ki = generic_total::<i64>::build().unwrap();
+    for q in all_queues() {
+        let spec = q.device().info().spec();
+        let x = Buffer::from_slice(&q, &[1.5f32, 2.0, 3.5]).unwrap();
+        let run: GenericTotalRun<f32> = kf.launch(&q, NdRange::new(3), &x).unwrap();
+        let t: f32 = run.total.get().unwrap();
+        assert_eq!(t, 7.0, "{spec}");
+        let x = Buffer::from_slice(&q, &[-5i64, 1 << 40, 3]).unwrap();
+        let t: i64 = ki
+            .launch(&q, NdRange::new(3), &x)
+            .unwrap()
+            .total
+            .get()
+            .unwrap();
+        assert_eq!(t, (1 << 40) - 2, "{spec}");
+    }
+}

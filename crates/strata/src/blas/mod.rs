@@ -12,7 +12,7 @@
 //! let a: Vec<f32> = (0..m * k).map(|i| (i % 7) as f32).collect();
 //! let b: Vec<f32> = (0..k * n).map(|i| (i % 5) as f32).collect();
 //! let (da, db) = (Buffer::from_slice(&queue, &a)?, Buffer::from_slice(&queue, &b)?);
-//! let dc = Buffer::<f32>::new(queue.device(), m * n)?;
+//! let dc = Buffer::<f32>::new(&queue, m * n)?;
 //! sgemm.launch(&queue, &da, &db, &dc, m, n, k)?;
 //! let c = queue.read(&dc)?;
 //! let want: f32 = (0..k).map(|p| a[3 * k + p] * b[p * n + 5]).sum();

@@ -27,6 +27,7 @@ mod convert;
 mod math;
 mod ops;
 mod pitched;
+mod staged;
 mod structs;
 pub mod stub;
 mod subgroup;
@@ -130,6 +131,44 @@ impl PartialEq for GatherDecl {
             _ => false,
         };
         self.param == o.param && self.op == o.op && self.ty == o.ty && custom
+    }
+}
+
+/// A typed handle of a gather reduction, returned where the kernel declares it
+/// ([`KernelDef::gather_add`] and the others): its position among the kernel's gathers and
+/// its element type. [`Run::gathered`](crate::Run::gathered) reads the launch's result
+/// through it, so the type cannot be mistaken (the positional
+/// [`Run::gather`](crate::Run::gather) checks it at run time). `#[kernel]` launches with named
+/// gathers (`let total = gather_add::<u32>(v);`) return a run with one typed field per name.
+pub struct GatherHandle<T> {
+    index: usize,
+    _t: PhantomData<fn() -> T>,
+}
+
+impl<T> GatherHandle<T> {
+    /// The gather's position among the kernel's gathers (declaration order), as
+    /// [`Run::gather`](crate::Run::gather) takes it.
+    pub fn index(&self) -> usize {
+        self.index
+    }
+}
+
+impl<T> Clone for GatherHandle<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for GatherHandle<T> {}
+
+impl<T> std::fmt::Debug for GatherHandle<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "GatherHandle<{}>({})",
+            std::any::type_name::<T>(),
+            self.index
+        )
     }
 }
 
@@ -565,8 +604,12 @@ impl KernelDef {
         value: Expr<T>,
         op: GatherOp,
         custom: Option<(T, &CombineFn<'_, T>)>,
-    ) {
+    ) -> GatherHandle<T> {
         let n = with(|t| t.gathers.len());
+        let handle = GatherHandle {
+            index: n,
+            _t: PhantomData,
+        };
         let (param, _) = self.param(
             &format!("gather{n}"),
             ParamKind::Buffer {
@@ -597,7 +640,7 @@ impl KernelDef {
                             t.errors
                                 .push(format!("the combining function of gather {n}: {e}"))
                         });
-                        return;
+                        return handle;
                     }
                 };
                 let custom = CustomGather {
@@ -624,12 +667,14 @@ impl KernelDef {
                 custom,
             })
         });
+        handle
     }
 
     /// Combines `value` over all work-items with `op`, a function that must be associative and
     /// commutative with `identity` as its identity (a product, a bitwise and, an argmax
     /// packed into a `u64`, ...); the launch returns the result through
-    /// [`Run::gather`](crate::Run::gather), like [`gather_add`](Self::gather_add). Each
+    /// [`Run::gathered`](crate::Run::gathered) with the returned handle, like
+    /// [`gather_add`](Self::gather_add). Each
     /// work-group folds its values with [`group_reduce_with`]; its partial result goes to a
     /// hidden buffer, which a second kernel (built here from the same `op`) folds in
     /// work-group order on the launch's device. Every work-item must reach this point.
@@ -639,26 +684,27 @@ impl KernelDef {
         value: Expr<T>,
         identity: T,
         op: impl Fn(Expr<T>, Expr<T>) -> Expr<T>,
-    ) {
+    ) -> GatherHandle<T> {
         self.gather(value, GatherOp::Custom, Some((identity, &op)))
     }
 
     /// Adds `value` over all work-items (Goopax `gather_add`); the launch returns the total
-    /// through [`Run::gather`](crate::Run::gather). Every work-item must reach this point.
+    /// through [`Run::gathered`](crate::Run::gathered) with the returned handle (or by
+    /// position, [`Run::gather`](crate::Run::gather)). Every work-item must reach this point.
     #[track_caller]
-    pub fn gather_add<T: Numeric>(&mut self, value: Expr<T>) {
+    pub fn gather_add<T: Numeric>(&mut self, value: Expr<T>) -> GatherHandle<T> {
         self.gather(value, GatherOp::Add, None)
     }
 
     /// The minimum of `value` over all work-items (Goopax `gather_min`).
     #[track_caller]
-    pub fn gather_min<T: Numeric>(&mut self, value: Expr<T>) {
+    pub fn gather_min<T: Numeric>(&mut self, value: Expr<T>) -> GatherHandle<T> {
         self.gather(value, GatherOp::Min, None)
     }
 
     /// The maximum of `value` over all work-items (Goopax `gather_max`).
     #[track_caller]
-    pub fn gather_max<T: Numeric>(&mut self, value: Expr<T>) {
+    pub fn gather_max<T: Numeric>(&mut self, value: Expr<T>) -> GatherHandle<T> {
         self.gather(value, GatherOp::Max, None)
     }
 }

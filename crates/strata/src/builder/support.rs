@@ -11,7 +11,7 @@
 //! are not meant to be called by hand, although doing so is harmless.
 
 use super::types::{Integer, KernelType, Numeric, ScalarType, Value};
-use super::{with, Expr, KernelDef, LocalArray, PrivateArray, Var};
+use super::{with, Expr, GatherHandle, KernelDef, LocalArray, PrivateArray, Var};
 use crate::ir;
 use std::cell::Cell;
 use std::marker::PhantomData;
@@ -39,6 +39,17 @@ impl<T: ScalarType> IntoDevice<T> for T {
 #[track_caller]
 pub fn store_field<P: super::FieldAccess>(place: &P, v: impl Into<P::Value>) {
     place.store(v.into())
+}
+
+pub use super::staged::{staged_elem, staged_for, staged_pair, Staged, StagedAs, StagedStore};
+
+/// A typed host value beside a device value converts when it fits (see [`Staged`]): the
+/// bounds of a device `for` loop take it like an operator does.
+impl<T: ScalarType, H: StagedAs<T>> IntoDevice<T> for Staged<H> {
+    #[track_caller]
+    fn into_device(self) -> Expr<T> {
+        self.0.staged()
+    }
 }
 
 /// `v` as a device expression.
@@ -131,19 +142,19 @@ pub fn private_array_init<T: KernelType>(
 
 /// `gather_add(v)`: see [`KernelDef::gather_add`].
 #[track_caller]
-pub fn gather_add<T: Numeric>(v: impl IntoDevice<T>) {
+pub fn gather_add<T: Numeric>(v: impl IntoDevice<T>) -> GatherHandle<T> {
     kernel_def().gather_add(v.into_device())
 }
 
 /// `gather_min(v)`: see [`KernelDef::gather_min`].
 #[track_caller]
-pub fn gather_min<T: Numeric>(v: impl IntoDevice<T>) {
+pub fn gather_min<T: Numeric>(v: impl IntoDevice<T>) -> GatherHandle<T> {
     kernel_def().gather_min(v.into_device())
 }
 
 /// `gather_max(v)`: see [`KernelDef::gather_max`].
 #[track_caller]
-pub fn gather_max<T: Numeric>(v: impl IntoDevice<T>) {
+pub fn gather_max<T: Numeric>(v: impl IntoDevice<T>) -> GatherHandle<T> {
     kernel_def().gather_max(v.into_device())
 }
 
@@ -153,7 +164,7 @@ pub fn gather_with<T: Numeric>(
     v: impl IntoDevice<T>,
     identity: T,
     op: impl Fn(Expr<T>, Expr<T>) -> Expr<T>,
-) {
+) -> GatherHandle<T> {
     kernel_def().gather_with(v.into_device(), identity, op)
 }
 

@@ -94,13 +94,13 @@ fn take_scratch(ex: &Exec, tiles: usize) -> Result<LookBackScratch> {
         }
         Some(s) => Ok(LookBackScratch {
             // A fresh (zeroed) status array; the counter is 0 after every completed scan.
-            status: Buffer::new(ex.device(), tiles.next_power_of_two())?,
+            status: Buffer::new(ex, tiles.next_power_of_two())?,
             counter: s.counter,
             sequence: 1,
         }),
         None => Ok(LookBackScratch {
-            status: Buffer::new(ex.device(), tiles.next_power_of_two())?,
-            counter: Buffer::new(ex.device(), 1)?,
+            status: Buffer::new(ex, tiles.next_power_of_two())?,
+            counter: Buffer::new(ex, 1)?,
             sequence: 1,
         }),
     }

@@ -343,6 +343,13 @@ pub struct Exec {
     tuning: Option<Arc<Tuning>>,
 }
 
+/// An exec names its queue's device: `Buffer::new(&ex, n)` allocates there.
+impl AsRef<Device> for Exec {
+    fn as_ref(&self) -> &Device {
+        self.queue.device()
+    }
+}
+
 impl Exec {
     /// Patterns on `queue` with the device's default staging and its tuning records from the
     /// default records file ([`Tuning::default_records`]), if any.

@@ -45,7 +45,7 @@ impl<T: Value> DeviceVec<T> {
     /// A vector of `len` zeros on the exec's device.
     pub fn zeroed(ex: &Exec, len: usize) -> Result<DeviceVec<T>> {
         check_u32("DeviceVec::zeroed", len)?;
-        let buf = Buffer::new(ex.device(), len)?;
+        let buf = Buffer::new(ex, len)?;
         Ok(DeviceVec {
             buf,
             offset: 0,

@@ -38,10 +38,16 @@ impl<T> std::fmt::Debug for Buffer<T> {
 }
 
 impl<T: Element> Buffer<T> {
-    /// A zeroed buffer of `len` elements on `device`. Fails with [`Error::OutOfMemory`] when the
-    /// size exceeds the device's largest allocation, its memory, or its memory budget
+    /// A zeroed buffer of `len` elements on `device`: anything that names a device, a
+    /// [`Device`] or a [`Queue`] (its device), so `Buffer::new(&queue, n)` and
+    /// `Buffer::new(&device, n)` both work. Fails with [`Error::OutOfMemory`] when the size
+    /// exceeds the device's largest allocation, its memory, or its memory budget
     /// ([`Device::memory_budget`]: on host-memory devices, also what the host has left).
-    pub fn new(device: &Device, len: usize) -> Result<Buffer<T>> {
+    ///
+    /// Allocation takes anything that names a device; constructors that upload data
+    /// ([`Buffer::from_slice`]) take a [`Queue`], which they need to copy.
+    pub fn new(device: impl AsRef<Device>, len: usize) -> Result<Buffer<T>> {
+        let device = device.as_ref();
         let info = device.info();
         let bytes =
             len.checked_mul(std::mem::size_of::<T>())
@@ -72,9 +78,9 @@ impl<T: Element> Buffer<T> {
         })
     }
 
-    /// A buffer on the queue's device holding a copy of `data`.
+    /// A buffer on the queue's device holding a copy of `data`, written through `queue`.
     pub fn from_slice(queue: &Queue, data: &[T]) -> Result<Buffer<T>> {
-        let b = Buffer::new(queue.device(), data.len())?;
+        let b = Buffer::new(queue, data.len())?;
         queue.write(&b, 0, data)?;
         Ok(b)
     }

@@ -1015,6 +1015,17 @@ impl Run {
             combine: g.decl.custom.as_ref().map(|c| c.combine.clone()),
         })
     }
+
+    /// The future value of the gather reduction `handle` names: the handle its declaration
+    /// returned ([`KernelDef::gather_add`] and the others), which carries the element type.
+    /// A handle of another kernel whose gather at that position has another type, or that
+    /// has fewer gathers, gives the errors of [`Run::gather`].
+    pub fn gathered<T: Value + crate::ir::eval::Num>(
+        &self,
+        handle: builder::GatherHandle<T>,
+    ) -> Result<Gathered<T>> {
+        self.gather(handle.index())
+    }
 }
 
 /// The future result of a gather reduction (Goopax's `goopax_future`).
@@ -1037,7 +1048,7 @@ impl<T: Value + crate::ir::eval::Num> Gathered<T> {
         if let Some(combine) = &self.combine {
             // The user's function folds the partials on the launch's device, in work-group
             // order, after the launch (the queue is in order).
-            let out = Buffer::<T>::new(self.queue.device(), 1)?;
+            let out = Buffer::<T>::new(&self.queue, 1)?;
             let folded = self
                 .queue
                 .launch(combine, NdRange::new(1), crate::args![&self.buf, &out]);

@@ -337,14 +337,6 @@ impl fmt::Debug for Device {
     }
 }
 
-impl AsRef<Device> for Device {
-    /// The device itself: allocations take anything that names a device (a `&Device` or a
-    /// `&Queue`).
-    fn as_ref(&self) -> &Device {
-        self
-    }
-}
-
 impl PartialEq for Device {
     fn eq(&self, o: &Device) -> bool {
         self.inner.uid == o.inner.uid
@@ -359,6 +351,14 @@ impl std::str::FromStr for Device {
 
     fn from_str(spec: &str) -> Result<Device> {
         Device::from_spec(spec)
+    }
+}
+
+/// A device names itself: allocation functions take `impl AsRef<Device>`, so they accept a
+/// [`Device`] or a [`Queue`] (whose device is meant) alike.
+impl AsRef<Device> for Device {
+    fn as_ref(&self) -> &Device {
+        self
     }
 }
 

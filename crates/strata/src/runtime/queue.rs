@@ -449,9 +449,9 @@ impl Queue {
     }
 }
 
+/// A queue names its device: `Buffer::new(&queue, n)` (and `Buffer2::new(&queue, ..)`)
+/// allocates on the queue's device, like `Buffer::new(queue.device(), n)`.
 impl AsRef<Device> for Queue {
-    /// The queue's device: allocations take anything that names a device
-    /// (`Buffer2::new(&queue, ..)` as well as `Buffer2::new(&device, ..)`).
     fn as_ref(&self) -> &Device {
         &self.device
     }
