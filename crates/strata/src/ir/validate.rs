@@ -53,6 +53,8 @@ pub struct FunctionInfo {
     pub writes: HashSet<u32>,
     /// Uses `f64` anywhere.
     pub uses_f64: bool,
+    /// Uses `f16` anywhere (an expression, a parameter, local or private memory).
+    pub uses_f16: bool,
     /// Uses 64-bit integer atomics.
     pub uses_int64_atomics: bool,
     /// Uses float atomics.
@@ -171,17 +173,20 @@ impl Validator<'_> {
                     if elem.scalar == Scalar::F64 {
                         self.info.uses_f64 = true;
                     }
+                    self.info.uses_f16 |= elem.scalar == Scalar::F16;
                 }
                 ParamKind::Scalar(t) => {
                     if t.scalar == Scalar::F64 {
                         self.info.uses_f64 = true;
                     }
+                    self.info.uses_f16 |= t.scalar == Scalar::F16;
                 }
                 ParamKind::LocalLen => {}
             }
         }
         for (i, l) in f.locals.iter().enumerate() {
             let loc = format!("local array {i} `{}`", l.name);
+            self.info.uses_f16 |= l.elem.scalar == Scalar::F16;
             if l.elem.width == 3 {
                 self.err(
                     loc.clone(),
@@ -206,6 +211,7 @@ impl Validator<'_> {
             }
         }
         for (i, p) in f.privates.iter().enumerate() {
+            self.info.uses_f16 |= p.elem.scalar == Scalar::F16;
             if p.len == Some(0) {
                 self.err(
                     format!("private array {i} `{}`", p.name),
@@ -227,6 +233,7 @@ impl Validator<'_> {
             if ty.scalar == Scalar::F64 {
                 self.info.uses_f64 = true;
             }
+            self.info.uses_f16 |= ty.scalar == Scalar::F16;
         }
     }
 
@@ -612,6 +619,7 @@ impl Validator<'_> {
                     let s = elem.scalar;
                     let int_ok = s.is_int() && s.size() >= 4 && elem.width == 1;
                     let float_ok = s.is_float()
+                        && s.size() >= 4
                         && elem.width == 1
                         && matches!(
                             op,
@@ -771,7 +779,11 @@ impl Validator<'_> {
                     _ if op.takes_source() => true,
                     _ => t.scalar.is_numeric() && t.width == 1,
                 };
-                if !ok {
+                if t.scalar == Scalar::F16 {
+                    self.err_here(format!(
+                        "{name} does not take f16 values; convert them to f32 first"
+                    ));
+                } else if !ok {
                     self.err_here(format!("{name} does not take a {t}"));
                 }
                 if op.sub_group_only() && *scope != GroupScope::SubGroup {
