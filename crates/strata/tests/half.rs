@@ -288,3 +288,47 @@ fn rounding_from_f64_is_to_nearest_even() {
         assert!(same(f16_from_f64(v as f64), f16::from_f32(v)), "{v:e}");
     }
 }
+
+/// A scalar `f16` parameter, a local array and a variable of `f16` across a loop and a barrier.
+#[test]
+fn parameters_locals_and_variables() {
+    let n = 256usize;
+    let mut r = Rng(99);
+    let xs: Vec<f16> = (0..n)
+        .map(|_| f16::from_f32((r.next() % 2000) as f32 / 256.0 - 4.0))
+        .collect();
+    let s = f16::from_f32(0.7);
+    for q in devices() {
+        let k = Kernel::build("half_state", |k| {
+            let scale = k.scalar::<f16>("scale");
+            let x = k.read::<f16>("x");
+            let out = k.write::<f16>("out");
+            let tile = k.local_array::<f16>("tile", 64);
+            let (i, l) = (global_id(0), local_id(0));
+            let acc = var(x.at(i));
+            for_range(0u32, 3u32, |_| acc.set(acc.get() * scale + f16::ONE));
+            tile.set(l, acc.get());
+            barrier();
+            out.set(i, tile.at(63u32 - l));
+        })
+        .unwrap();
+        let x = Buffer::from_slice(&q, &xs).unwrap();
+        let out = Buffer::<f16>::new(q.device(), n).unwrap();
+        q.launch(&k, NdRange::new(n).local(64), args![s, &x, &out])
+            .unwrap();
+        let got = q.read(&out).unwrap();
+        for i in 0..n {
+            let j = i / 64 * 64 + 63 - i % 64;
+            let mut b = xs[j];
+            for _ in 0..3 {
+                b = f16::from_f32(f16::from_f32(b.to_f32() * s.to_f32()).to_f32() + 1.0);
+            }
+            assert!(
+                same(got[i], b),
+                "{}: out[{i}] = {:?}, want {b:?}",
+                q.device().info().spec(),
+                got[i]
+            );
+        }
+    }
+}
