@@ -317,17 +317,16 @@ fn parameters_locals_and_variables() {
         q.launch(&k, NdRange::new(n).local(64), args![s, &x, &out])
             .unwrap();
         let got = q.read(&out).unwrap();
-        for i in 0..n {
+        for (i, &g) in got.iter().enumerate() {
             let j = i / 64 * 64 + 63 - i % 64;
             let mut b = xs[j];
             for _ in 0..3 {
                 b = f16::from_f32(f16::from_f32(b.to_f32() * s.to_f32()).to_f32() + 1.0);
             }
             assert!(
-                same(got[i], b),
-                "{}: out[{i}] = {:?}, want {b:?}",
-                q.device().info().spec(),
-                got[i]
+                same(g, b),
+                "{}: out[{i}] = {g:?}, want {b:?}",
+                q.device().info().spec()
             );
         }
     }
