@@ -33,6 +33,7 @@ impl Serialize for DeviceLine<'_> {
         m.serialize_entry("global_mem_size", &d.global_mem_size)?;
         m.serialize_entry("max_alloc_size", &d.max_alloc_size)?;
         m.serialize_entry("supports_f64", &d.supports_f64)?;
+        m.serialize_entry("supports_f16", &d.supports_f16)?;
         m.serialize_entry("supports_int64_atomics", &d.supports_int64_atomics)?;
         for (k, v) in &d.extra {
             m.serialize_entry(k, v)?;

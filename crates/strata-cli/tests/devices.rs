@@ -140,6 +140,7 @@ fn devices_json_has_every_field() {
         );
         assert_eq!(v["global_mem_size"], info.global_mem_size, "{v}");
         assert_eq!(v["supports_f64"], info.supports_f64, "{v}");
+        assert_eq!(v["supports_f16"], info.supports_f16, "{v}");
         for (k, val) in &info.extra {
             assert_eq!(v[k.as_str()], val.as_str(), "{k} in {v}");
         }

@@ -228,6 +228,7 @@ fn all_twins() -> Vec<(String, Vec<Kernel>)> {
     v.extend(ordering::twins());
     v.extend(structs::twins());
     v.extend(pitched::twins());
+    v.extend(half::twins());
     v
 }
 
@@ -290,7 +291,7 @@ const NOT_TWINNED: &[&str] = &[
 
 /// How many conformance cases must have twins (the number twinned when the list was last
 /// extended); guards against twins being dropped.
-const MIN_TWINNED: usize = 128;
+const MIN_TWINNED: usize = 133;
 
 #[test]
 fn conformance_kernels_have_identical_macro_twins() {
@@ -2341,6 +2342,153 @@ mod structs {
             (
                 "structs/field_update".into(),
                 vec![k(struct_fields::build(), |k| k.kernel())],
+            ),
+        ]
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Half precision: half/*.
+
+mod half {
+    use super::*;
+    use strata::f16;
+
+    type V3 = [f16; 3];
+
+    #[kernel]
+    fn arith(x: f16, y: f16, z: f16) -> [Expr<f16>; 7] {
+        [x + y, x - y, x * y, x / y, x % y, x.sqrt(), x.fma(y, z)]
+    }
+
+    #[kernel]
+    fn to_f32(x: f16, _y: f16) -> f32 {
+        x as f32
+    }
+
+    #[kernel]
+    fn to_f64(x: f16, _y: f16) -> f64 {
+        x as f64
+    }
+
+    #[kernel]
+    fn to_i32(x: f16, _y: f16) -> i32 {
+        x as i32
+    }
+
+    #[kernel]
+    fn to_u8(x: f16, _y: f16) -> u8 {
+        x as u8
+    }
+
+    #[kernel]
+    fn to_bool(x: f16, _y: f16) -> u8 {
+        (x as bool) as u8
+    }
+
+    #[kernel]
+    fn from_f32(x: f32, _y: f16) -> f16 {
+        x as f16
+    }
+
+    #[kernel]
+    fn from_f64(x: f64, _y: f16) -> f16 {
+        x as f16
+    }
+
+    #[kernel]
+    fn from_i32(x: i32, _y: f16) -> f16 {
+        x as f16
+    }
+
+    /// `run3` over 3-vectors (the shared `run3` twin takes scalars only).
+    #[kernel]
+    fn half_vec3(a: &[V3], b: &[V3], c: &[V3], #[write] out: &mut [V3]) {
+        let i = global_id(0);
+        if i < a.len() {
+            let (x, y, z) = (a[i], b[i], c[i]);
+            let r = [x + y, x * y, x.fma(y, z), x.min(y)];
+            for j in 0..4 {
+                out[i * 4u32 + j as u32] = r[j];
+            }
+        }
+    }
+
+    #[kernel]
+    fn storage_widen(x: f16, y: f32) -> f32 {
+        x * y + 1.0f32
+    }
+
+    #[kernel]
+    fn math(x: f16, _y: f16, _z: f16) -> [Expr<f16>; 5] {
+        [x.exp(), x.log(), x.sin(), x.tanh(), x.cbrt()]
+    }
+
+    pub fn twins() -> Vec<(String, Vec<Kernel>)> {
+        vec![
+            (
+                "half/arith".into(),
+                vec![run3::<f16, 7>::build_named("half_arith", arith)
+                    .unwrap()
+                    .kernel()
+                    .clone()],
+            ),
+            (
+                "half/convert".into(),
+                vec![
+                    map2::<f16, f16, f32>::build_named("half_to_f32", to_f32)
+                        .unwrap()
+                        .kernel()
+                        .clone(),
+                    map2::<f16, f16, f64>::build_named("half_to_f64", to_f64)
+                        .unwrap()
+                        .kernel()
+                        .clone(),
+                    map2::<f16, f16, i32>::build_named("half_to_i32", to_i32)
+                        .unwrap()
+                        .kernel()
+                        .clone(),
+                    map2::<f16, f16, u8>::build_named("half_to_u8", to_u8)
+                        .unwrap()
+                        .kernel()
+                        .clone(),
+                    map2::<f16, f16, u8>::build_named("half_to_bool", to_bool)
+                        .unwrap()
+                        .kernel()
+                        .clone(),
+                    map2::<f32, f16, f16>::build_named("half_from_f32", from_f32)
+                        .unwrap()
+                        .kernel()
+                        .clone(),
+                    map2::<f64, f16, f16>::build_named("half_from_f64", from_f64)
+                        .unwrap()
+                        .kernel()
+                        .clone(),
+                    map2::<i32, f16, f16>::build_named("half_from_i32", from_i32)
+                        .unwrap()
+                        .kernel()
+                        .clone(),
+                ],
+            ),
+            (
+                "half/vectors".into(),
+                vec![half_vec3::build().unwrap().kernel().clone()],
+            ),
+            (
+                "half/storage_widen".into(),
+                vec![
+                    map2::<f16, f32, f32>::build_named("half_storage_widen", storage_widen)
+                        .unwrap()
+                        .kernel()
+                        .clone(),
+                ],
+            ),
+            (
+                "half/math_bound".into(),
+                vec![run3::<f16, 5>::build_named("half_math", math)
+                    .unwrap()
+                    .kernel()
+                    .clone()],
             ),
         ]
     }

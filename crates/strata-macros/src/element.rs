@@ -8,7 +8,7 @@ use syn::{Data, DeriveInput, Error, Fields, Type};
 
 /// The scalar types a vector field `[S; 2|3|4]` may have.
 const SCALARS: &[&str] = &[
-    "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64",
+    "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f16", "f32", "f64",
 ];
 
 /// How a field is declared.

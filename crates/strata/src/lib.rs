@@ -63,6 +63,8 @@ pub mod tune;
 
 pub use builder::KernelDef;
 pub use error::{Error, Result, WorkItem};
+/// IEEE half precision, the Rust type of the kernel type `f16` (from the `half` crate).
+pub use half::f16;
 pub use runtime::{
     capture_kernels, device_problems, devices, pitch_elements, unavailable_backends, BackendKind,
     Buffer, Buffer2, Buffer3, Device, DeviceInfo, Dims, Event, Gathered, Kernel, KernelArg,

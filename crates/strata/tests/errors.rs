@@ -1443,3 +1443,71 @@ fn a_constant_that_does_not_fit_the_device_type_is_a_build_error() {
         &["the host value 1099511627777 (usize) is not exactly a f32"],
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// f16
+
+#[test]
+fn f16_in_collectives_and_atomics_is_rejected() {
+    let m = msg(Kernel::build("half_group", |k| {
+        let x = k.read_write::<strata::f16>("x");
+        let s = group_reduce_add(x.at(global_id(0)));
+        x.set(global_id(0), s);
+    }));
+    has(
+        &m,
+        &[
+            "half_group",
+            "group_reduce_add does not take f16 values; convert them to f32 first",
+        ],
+    );
+    let m = msg(Kernel::build("half_atomic", |k| {
+        let x = k.read_write::<strata::f16>("x");
+        x.atomic_add(0u32, strata::f16::ONE);
+    }));
+    has(
+        &m,
+        &[
+            "half_atomic",
+            "add is not available on f16: atomics work on 32- and 64-bit integers, and add, min, max and exchange also on f32 and f64",
+        ],
+    );
+}
+
+/// On every device without `f16` (here: PoCL, which lacks `cl_khr_fp16`), launching or
+/// compiling an `f16` kernel is the typed error, before any source is compiled.
+#[test]
+fn f16_on_a_device_without_it() {
+    let k = Kernel::build("halves", |k| {
+        let x = k.read_write::<strata::f16>("x");
+        let i = global_id(0);
+        x.set(i, x.at(i) * strata::f16::from_f32(2.0));
+    })
+    .unwrap();
+    let mut checked = 0;
+    for d in strata::devices() {
+        if d.info().supports_f16 {
+            continue;
+        }
+        let q = Queue::new(&d).unwrap();
+        let x = Buffer::from_slice(&q, &[strata::f16::ONE; 4]).unwrap();
+        for m in [
+            msg(q.launch(&k, NdRange::new(4), args![&x])),
+            msg(d.compile(&k)),
+        ] {
+            has(
+                &m,
+                &[
+                    "kernel `halves` cannot run on",
+                    &d.info().spec(),
+                    "the kernel uses f16, which the device does not support (OpenCL needs the cl_khr_fp16 extension)",
+                ],
+            );
+        }
+        assert!(matches!(d.compile(&k), Err(Error::Unsupported { .. })));
+        checked += 1;
+    }
+    // The CPU backends always have f16.
+    assert!(Device::from_spec("cpu").unwrap().info().supports_f16);
+    eprintln!("checked {checked} device(s) without f16");
+}

@@ -1,6 +1,7 @@
 //! Buffers of user structs (`#[derive(Element)]`) on every backend present.
 
 use strata::builder::FieldAccess;
+use strata::f16;
 use strata::prelude::*;
 
 #[derive(Clone, Copy, Debug, PartialEq, strata::Element)]
@@ -188,6 +189,57 @@ fn struct_by_value() {
             }
             want.hist[1] = o.hist[0];
             want.w = o.w;
+            assert_eq!(*g, want, "on {spec}");
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, strata::Element)]
+#[repr(C)]
+struct Texel {
+    rgb: [f16; 3],
+    a: f16,
+    weight: f32,
+}
+
+/// A struct with f16 fields: loaded, computed with (in f16) and stored back, on the devices
+/// with f16 (`cpu`, `interp`; PoCL lacks `cl_khr_fp16`, a typed error checked in `half/*`).
+#[kernel]
+fn brighten(ts: &mut [Texel]) {
+    let i = global_id(0);
+    if i < ts.len() {
+        let t = ts[i];
+        ts[i].rgb = t.rgb * splat(t.a);
+        ts[i].weight = t.weight + (t.a as f32);
+    }
+}
+
+#[test]
+fn f16_fields() {
+    let k = brighten::build().unwrap();
+    for spec in ["interp", "cpu"] {
+        let dev = Device::from_spec(spec).unwrap();
+        let q = Queue::new(&dev).unwrap();
+        let xs: Vec<Texel> = (0..10)
+            .map(|i| Texel {
+                rgb: [
+                    f16::from_f32(i as f32 * 0.25),
+                    f16::from_f32(1.5),
+                    f16::from_f32(-2.0),
+                ],
+                a: f16::from_f32(0.5 + i as f32),
+                weight: i as f32,
+            })
+            .collect();
+        let ts = Buffer::from_slice(&q, &xs).unwrap();
+        k.launch(&q, NdRange::new(10), &ts).unwrap();
+        let got = ts.to_vec(&q).unwrap();
+        for (g, x) in got.iter().zip(&xs) {
+            let want = Texel {
+                rgb: x.rgb.map(|c| f16::from_f64(c.to_f64() * x.a.to_f64())),
+                a: x.a,
+                weight: x.weight + x.a.to_f32(),
+            };
             assert_eq!(*g, want, "on {spec}");
         }
     }

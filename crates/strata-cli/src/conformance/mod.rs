@@ -17,6 +17,7 @@ mod collectives;
 mod control;
 mod convert;
 mod floats;
+mod half;
 mod ids;
 mod ints;
 mod memory;
@@ -61,6 +62,7 @@ pub fn cases() -> Vec<Case> {
     v.extend(ints::cases());
     v.push(case("int/hadd_after_mul_hi", ints::hadd_after_mul_hi));
     v.extend(floats::cases());
+    v.extend(half::cases());
     v.extend(builtins::cases());
     v.extend(casts::cases());
     v.extend(convert::cases());

@@ -296,10 +296,10 @@ impl<T: FloatArith> Expr<T> {
     /// `true` where the value is normal (finite, not zero, not subnormal).
     #[track_caller]
     pub fn is_normal(self) -> Expr<T::Mask> {
-        let min = if T::TYPE.scalar == Scalar::F32 {
-            f32::MIN_POSITIVE as f64
-        } else {
-            f64::MIN_POSITIVE
+        let min = match T::TYPE.scalar {
+            Scalar::F16 => half::f16::MIN_POSITIVE.to_f64(),
+            Scalar::F32 => f32::MIN_POSITIVE as f64,
+            _ => f64::MIN_POSITIVE,
         };
         self.is_finite() & self.abs().ge(constant::<T>(min))
     }

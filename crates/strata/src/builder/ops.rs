@@ -106,7 +106,7 @@ macro_rules! lhs_literal {
         impl Rem<Expr<$t>> for $t { type Output = Expr<$t>; fn rem(self, r: Expr<$t>) -> Expr<$t> { lit(self) % r } }
     )*};
 }
-lhs_literal!(i8, i16, i32, i64, u8, u16, u32, u64, f32, f64);
+lhs_literal!(i8, i16, i32, i64, u8, u16, u32, u64, half::f16, f32, f64);
 
 /// Mixed-type arithmetic where one side widens losslessly into the other.
 macro_rules! widening_ops {
@@ -129,6 +129,7 @@ widening_ops! {
     u16 => u32, u64, i32, i64, f32, f64;
     u32 => u64, i64, f64;
     f32 => f64;
+    half::f16 => f32, f64;
 }
 
 impl<T: Arith> Neg for Expr<T> {

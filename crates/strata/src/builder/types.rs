@@ -1,6 +1,7 @@
 //! Rust types that kernels compute with, and how they map to IR types.
 //!
-//! Scalars are Rust's own (`f32`, `u32`, `bool`, ...); vectors are Rust arrays `[T; 2]`,
+//! Scalars are Rust's own (`f32`, `u32`, `bool`, ...) and `half::f16` (re-exported as
+//! `strata::f16`); vectors are Rust arrays `[T; 2]`,
 //! `[T; 3]` and `[T; 4]`. [`Element`]s are the types a [`Buffer`](crate::Buffer) can hold.
 
 use crate::ir::{Literal, Scalar, Type};
@@ -32,7 +33,7 @@ pub trait Numeric:
 }
 /// An integer scalar (implies [`IntArith`] and [`Bits`]).
 pub trait Integer: Numeric + IntArith + Bits + crate::ir::eval::Int {}
-/// A float scalar (`f32`, `f64`; implies [`FloatArith`]).
+/// A float scalar (`f16`, `f32`, `f64`; implies [`FloatArith`]).
 pub trait Float: Numeric + FloatArith + crate::ir::eval::Float {}
 
 /// A type a buffer can hold: numeric scalars, 2-, 3- or 4-vectors of them, and user structs
@@ -240,6 +241,7 @@ scalar!(u8, U8, Integer);
 scalar!(u16, U16, Integer);
 scalar!(u32, U32, Integer);
 scalar!(u64, U64, Integer);
+scalar!(half::f16, F16, Float);
 scalar!(f32, F32, Float);
 scalar!(f64, F64, Float);
 
@@ -296,6 +298,7 @@ widens!(u8 => u16, u32, u64, i16, i32, i64, f32, f64);
 widens!(u16 => u32, u64, i32, i64, f32, f64);
 widens!(u32 => u64, i64, f64);
 widens!(f32 => f64);
+widens!(half::f16 => f32, f64);
 
 /// Types with arithmetic (`+ - * / %`, `min`, `max`, comparisons): numeric scalars and vectors.
 pub trait Arith: KernelType {
@@ -326,7 +329,7 @@ macro_rules! arith_types {
         impl Arith for [$t; 4] { type Mask = [bool; 4]; type Component = $t; }
     )*};
 }
-arith_types!(i8, i16, i32, i64, u8, u16, u32, u64, f32, f64);
+arith_types!(i8, i16, i32, i64, u8, u16, u32, u64, half::f16, f32, f64);
 
 /// Implements `$tr` for scalar `$t` and its 2-, 3- and 4-vectors, each associated type the
 /// scalar or the vector of the same width of the type given.
@@ -341,7 +344,7 @@ macro_rules! for_widths {
 for_widths!(IntArith for
     i8 { Unsigned = u8 }; i16 { Unsigned = u16 }; i32 { Unsigned = u32 }; i64 { Unsigned = u64 };
     u8 { Unsigned = u8 }; u16 { Unsigned = u16 }; u32 { Unsigned = u32 }; u64 { Unsigned = u64 });
-for_widths!(FloatArith for f32 { Int = i32 }; f64 { Int = i32 });
+for_widths!(FloatArith for half::f16 { Int = i32 }; f32 { Int = i32 }; f64 { Int = i32 });
 
 /// Types whose bits can be selected (`bitselect`): integers, and floats through the unsigned
 /// integer of the same size.
@@ -359,7 +362,7 @@ pub trait Upsample: IntArith {
 for_widths!(HasBits for
     i8 { Bits = u8 }; i16 { Bits = u16 }; i32 { Bits = u32 }; i64 { Bits = u64 };
     u8 { Bits = u8 }; u16 { Bits = u16 }; u32 { Bits = u32 }; u64 { Bits = u64 };
-    f32 { Bits = u32 }; f64 { Bits = u64 });
+    half::f16 { Bits = u16 }; f32 { Bits = u32 }; f64 { Bits = u64 });
 for_widths!(Upsample for
     i8 { Wide = i16 }; i16 { Wide = i32 }; i32 { Wide = i64 };
     u8 { Wide = u16 }; u16 { Wide = u32 }; u32 { Wide = u64 });

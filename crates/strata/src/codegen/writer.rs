@@ -44,6 +44,13 @@ pub struct Dialect {
     pub preamble: &'static str,
     /// Lines added when the kernel uses `f64`.
     pub f64_preamble: &'static str,
+    /// Lines added when the kernel uses `f16`.
+    pub f16_preamble: &'static str,
+    /// Conversions of `{x}` between `f16` and the wider floats: `f16` to `f32`, `f32` to `f16`,
+    /// `f16` to `f64`, `f64` to `f16` (rounding to nearest even). Kernels reach the writer
+    /// with their `f16` arithmetic lowered to `f32` (`ir::passes::lower_f16`), so these,
+    /// loads, stores and selects are all an `f16` meets.
+    pub f16_casts: [&'static str; 4],
     /// Lines added when the kernel uses 64-bit integer atomics.
     pub int64_atomics_preamble: &'static str,
     /// What precedes the kernel's name.
@@ -73,7 +80,7 @@ pub struct Dialect {
     /// Qualifier of helper functions.
     pub helper_prefix: &'static str,
     /// Type names, indexed like [`Scalar::ALL`].
-    pub types: [&'static str; 11],
+    pub types: [&'static str; 12],
     /// Id built-ins: global id, local id, group id, global size, local size, number of groups.
     pub ids: [&'static str; 6],
     /// Barrier for (local, global, both) fences.
@@ -165,6 +172,8 @@ pub static OPENCL: Dialect = Dialect {
     key: "opencl",
     preamble: "#pragma OPENCL FP_CONTRACT OFF\n",
     f64_preamble: "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n",
+    f16_preamble: "#pragma OPENCL EXTENSION cl_khr_fp16 : enable\n",
+    f16_casts: ["((float){x})", "((half){x})", "((double){x})", "((half){x})"],
     int64_atomics_preamble: "#pragma OPENCL EXTENSION cl_khr_int64_base_atomics : enable\n#pragma OPENCL EXTENSION cl_khr_int64_extended_atomics : enable\n",
     kernel_prefix: "__kernel void",
     global: "__global",
@@ -175,7 +184,7 @@ pub static OPENCL: Dialect = Dialect {
     constant_buffer: "__constant const {t}* {n}",
     dynamic_local: None,
     helper_prefix: "static inline",
-    types: ["bool", "char", "short", "int", "long", "uchar", "ushort", "uint", "ulong", "float", "double"],
+    types: ["bool", "char", "short", "int", "long", "uchar", "ushort", "uint", "ulong", "half", "float", "double"],
     ids: ["get_global_id({d})", "get_local_id({d})", "get_group_id({d})", "get_global_size({d})", "get_local_size({d})", "get_num_groups({d})"],
     barriers: ["barrier(CLK_LOCAL_MEM_FENCE)", "barrier(CLK_GLOBAL_MEM_FENCE)", "barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)"],
     fences: ["mem_fence(CLK_LOCAL_MEM_FENCE)", "mem_fence(CLK_GLOBAL_MEM_FENCE)", "mem_fence(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)"],
@@ -250,6 +259,8 @@ pub static CUDA: Dialect = Dialect {
     key: "cuda",
     preamble: CUDA_PREAMBLE,
     f64_preamble: "",
+    f16_preamble: CUDA_F16_PREAMBLE,
+    f16_casts: ["strata_h2f({x})", "strata_f2h({x})", "strata_h2d({x})", "strata_d2h({x})"],
     int64_atomics_preamble: "",
     kernel_prefix: "extern \"C\" __global__ void",
     global: "",
@@ -260,7 +271,7 @@ pub static CUDA: Dialect = Dialect {
     constant_buffer: "const {t}* __restrict__ {n}",
     dynamic_local: Some("extern __shared__ __align__(16) unsigned char strata_dyn_local[];"),
     helper_prefix: "static __device__ inline",
-    types: ["bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "float", "double"],
+    types: ["bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f16", "float", "double"],
     ids: ["(blockIdx.{c} * blockDim.{c} + threadIdx.{c})", "threadIdx.{c}", "blockIdx.{c}", "(gridDim.{c} * blockDim.{c})", "blockDim.{c}", "gridDim.{c}"],
     barriers: ["__syncthreads()", "__syncthreads()", "__syncthreads()"],
     fences: ["__threadfence_block()", "__threadfence()", "__threadfence()"],
@@ -402,6 +413,16 @@ static __device__ inline u64 strata_atomic_max(volatile u64* p, u64 v) { return 
 template <typename T> static __device__ inline T strata_atomic_load(const volatile T* p) { return *p; }
 "#;
 
+/// The CUDA dialect's `f16`: its bits in an `unsigned short` (NVRTC finds no `cuda_fp16.h`
+/// without the CUDA toolkit), converted by the PTX `cvt` instructions, which round to nearest
+/// even (`.rn`) and keep NaN, infinities and subnormals.
+const CUDA_F16_PREAMBLE: &str = r#"typedef unsigned short f16;
+static __device__ inline float strata_h2f(f16 h) { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h)); return f; }
+static __device__ inline f16 strata_f2h(float f) { f16 h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }
+static __device__ inline double strata_h2d(f16 h) { double d; asm("cvt.f64.f16 %0, %1;" : "=d"(d) : "h"(h)); return d; }
+static __device__ inline f16 strata_d2h(double d) { f16 h; asm("cvt.rn.f16.f64 %0, %1;" : "=h"(h) : "d"(d)); return h; }
+"#;
+
 /// Generated source for one kernel.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Generated {
@@ -446,6 +467,9 @@ pub fn write(vf: &ValidFunction, dialect: &'static Dialect) -> Result<Generated>
     src.push_str(dialect.preamble);
     if vf.info().uses_f64 {
         src.push_str(dialect.f64_preamble);
+    }
+    if vf.info().uses_f16 {
+        src.push_str(dialect.f16_preamble);
     }
     if vf.info().uses_int64_atomics {
         src.push_str(dialect.int64_atomics_preamble);
@@ -982,6 +1006,10 @@ impl<'a> Writer<'a> {
             }
             Scalar::U32 => format!("{}u", l.bits),
             Scalar::U64 => format!("{}ul", l.bits),
+            Scalar::F16 => {
+                let u = self.ty(Scalar::U16);
+                self.bits_as(t, &format!("(({u})0x{:04x})", l.bits))
+            }
             _ => format!("(({t}){})", l.as_i128()),
         }
     }
@@ -1165,6 +1193,24 @@ impl<'a> Writer<'a> {
         let t = self.ty(to);
         if from == to {
             return x.to_string();
+        }
+        if from == Scalar::F16 || to == Scalar::F16 {
+            let k = match (from, to) {
+                (Scalar::F16, Scalar::F32) => 0,
+                (Scalar::F32, Scalar::F16) => 1,
+                (Scalar::F16, Scalar::F64) => 2,
+                (Scalar::F64, Scalar::F16) => 3,
+                // Through f32, as `lower_f16` writes them (exact; see there).
+                (Scalar::F16, _) => {
+                    let w = self.cast(from, Scalar::F32, x);
+                    return self.cast(Scalar::F32, to, &w);
+                }
+                _ => {
+                    let w = self.cast(from, Scalar::F32, x);
+                    return self.cast(Scalar::F32, to, &w);
+                }
+            };
+            return self.d.f16_casts[k].replace("{x}", x);
         }
         if to == Scalar::Bool {
             return format!("({x} != 0)");

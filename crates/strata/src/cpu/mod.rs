@@ -172,6 +172,7 @@ impl CpuDevice {
                 max_alloc_size: total / 2,
                 preferred_group_size: 1024,
                 supports_f64: true,
+                supports_f16: true,
                 supports_int64_atomics: true,
                 sub_group_size: SUB_GROUP_SIZE,
                 max_constant_buffer_size: None,

@@ -279,6 +279,7 @@ impl CudaDevice {
             max_alloc_size: total,
             preferred_group_size: 256.min(max_threads),
             supports_f64: true,
+            supports_f16: true,
             supports_int64_atomics: true,
             sub_group_size: crate::codegen::CUDA.sub_group_size,
             // Constant buffers are `const __restrict__` pointers into global memory.

@@ -116,6 +116,10 @@ macro_rules! with_scalar {
                 type $T = u64;
                 $body
             }
+            $crate::ir::Scalar::F16 => {
+                type $T = half::f16;
+                $body
+            }
             $crate::ir::Scalar::F32 => {
                 type $T = f32;
                 $body
@@ -667,6 +671,238 @@ macro_rules! float_impl {
 float_impl!(f32, F32);
 float_impl!(f64, F64);
 
+/// `f16` from `f64`, rounded once to nearest even (overflow to infinity, NaN stays NaN with the
+/// quiet bit set and the top payload bits). The `half` crate's conversions from `f64` are not
+/// this: `from_f64` goes through `f32` where the CPU has F16C (two roundings), and its
+/// portable code ignores the low 32 bits of the `f64`, so it misrounds near ties.
+pub fn f16_from_f64(v: f64) -> half::f16 {
+    let b = v.to_bits();
+    let sign = ((b >> 48) & 0x8000) as u16;
+    let exp = ((b >> 52) & 0x7ff) as i32;
+    let man = b & ((1u64 << 52) - 1);
+    if exp == 0x7ff {
+        let nan = if man == 0 {
+            0
+        } else {
+            0x200 | (man >> 42) as u16
+        };
+        return half::f16::from_bits(sign | 0x7c00 | nan);
+    }
+    if exp == 0 {
+        // Zero or an f64 subnormal: far below half the smallest f16.
+        return half::f16::from_bits(sign);
+    }
+    let e = exp - 1023;
+    if e > 15 {
+        return half::f16::from_bits(sign | 0x7c00);
+    }
+    // The value is `full * 2^(e - 52)`; the result counts units of 2^(e - 10) (normal) or
+    // 2^-24 (subnormal).
+    let full = man | (1u64 << 52);
+    let unit = if e >= -14 { e - 10 } else { -24 };
+    let shift = (unit - (e - 52)) as u32;
+    if shift >= 64 {
+        return half::f16::from_bits(sign);
+    }
+    let q = full >> shift;
+    let rem = full & ((1u64 << shift) - 1);
+    let halfway = 1u64 << (shift - 1);
+    let q = q + u64::from(rem > halfway || (rem == halfway && q & 1 == 1));
+    let bits = if e >= -14 {
+        // A carry out of the significand steps the exponent, up to infinity (0x7c00).
+        (((e + 15) as u64) << 10) + (q - 1024)
+    } else {
+        q
+    };
+    half::f16::from_bits(sign | bits as u16)
+}
+
+/// `f16`, the definition: `+ - * /` of two `f16` are computed in `f64` and rounded once more to
+/// `f16`. Sums and products of two `f16` are exact in `f64` (at most 40 and 22 significant
+/// bits); a quotient is rounded twice, which gives the once-rounded result because `f64` has at
+/// least `2 * 11 + 2` bits (Figueroa, "When is double rounding innocuous?", 1995).
+impl Num for half::f16 {
+    const FLOAT: bool = true;
+    const SIGNED: bool = true;
+    fn from_lit(l: Literal) -> Self {
+        half::f16::from_bits(l.bits as u16)
+    }
+    fn to_lit(self) -> Literal {
+        Literal::from_bits(Scalar::F16, self.to_bits() as u64)
+    }
+    fn add(self, o: Self) -> Self {
+        f16_from_f64(self.to_f64() + o.to_f64())
+    }
+    fn sub(self, o: Self) -> Self {
+        f16_from_f64(self.to_f64() - o.to_f64())
+    }
+    fn mul(self, o: Self) -> Self {
+        f16_from_f64(self.to_f64() * o.to_f64())
+    }
+    fn div(self, o: Self) -> Option<Self> {
+        Some(f16_from_f64(self.to_f64() / o.to_f64()))
+    }
+    fn rem(self, o: Self) -> Option<Self> {
+        // `fmod` is exact: the remainder of two f16 is an f16.
+        Some(f16_from_f64(self.to_f64() % o.to_f64()))
+    }
+    fn neg(self) -> Self {
+        -self
+    }
+    fn min_(self, o: Self) -> Self {
+        f16_from_f64(self.to_f32().min(o.to_f32()) as f64)
+    }
+    fn max_(self, o: Self) -> Self {
+        f16_from_f64(self.to_f32().max(o.to_f32()) as f64)
+    }
+    fn abs_(self) -> Self {
+        half::f16::from_bits(self.to_bits() & 0x7fff)
+    }
+    fn as_f64(self) -> f64 {
+        self.to_f64()
+    }
+    fn as_i64(self) -> i64 {
+        self.to_f64() as i64
+    }
+    fn as_u64(self) -> u64 {
+        self.to_f64() as u64
+    }
+    fn from_f64(v: f64) -> Self {
+        f16_from_f64(v)
+    }
+    fn from_f32(v: f32) -> Self {
+        f16_from_f64(v as f64)
+    }
+    fn from_i64(v: i64) -> Self {
+        // Exact in f64 up to 2^53; beyond, the rounded f64 still rounds to infinity.
+        f16_from_f64(v as f64)
+    }
+    fn from_u64(v: u64) -> Self {
+        f16_from_f64(v as f64)
+    }
+    fn is_zero(self) -> bool {
+        self.to_bits() & 0x7fff == 0
+    }
+    fn zero() -> Self {
+        half::f16::ZERO
+    }
+    fn greatest() -> Self {
+        half::f16::INFINITY
+    }
+    fn least() -> Self {
+        half::f16::NEG_INFINITY
+    }
+}
+
+/// The `f16` built-ins that are not the `f32` built-in rounded (see the IR's module docs):
+/// `sqrt` (rounded once), `fma` (rounded once), `nextafter` (a step in `f16`) and `fract`
+/// (below 1 in `f16`). `None` for the others.
+pub fn f16_special(f: MathFn, a: &[half::f16]) -> Option<half::f16> {
+    let w = |i: usize| a[i].to_f64();
+    Some(match f {
+        // Rounded twice (f64 has 2 * 11 + 2 bits or more): innocuous.
+        MathFn::Sqrt => f16_from_f64(w(0).sqrt()),
+        // `a * b` is exact in f64 (22 bits). `a * b + c` is exact too unless the terms are more
+        // than 53 bits apart, which (f16 spans 2^-24 to 2^16, and a product below 2^17 for a
+        // finite result) happens only when |a * b| < 2^-29 |c|: then both the exact and the f64
+        // sum round to c or its neighbour the same way, far from an f16 rounding boundary.
+        MathFn::Fma => f16_from_f64(w(0).mul_add(w(1), w(2))),
+        MathFn::Nextafter => {
+            let (x, y) = (a[0], a[1]);
+            if x.is_nan() || y.is_nan() {
+                x.add(y)
+            } else if x == y {
+                y
+            } else if x.is_zero() {
+                half::f16::from_bits(1 | (y.to_bits() & 0x8000))
+            } else {
+                let away = (y > x) == (x > half::f16::ZERO);
+                let b = x.to_bits();
+                half::f16::from_bits(if away { b + 1 } else { b - 1 })
+            }
+        }
+        MathFn::Fract => {
+            let r = f16_from_f64(<f32 as Float>::math1(MathFn::Fract, a[0].to_f32()) as f64);
+            // The largest f16 below 1.
+            let below = half::f16::from_bits(0x3bff);
+            if r > below {
+                below
+            } else {
+                r
+            }
+        }
+        _ => return None,
+    })
+}
+
+/// The `f16` built-ins: [`f16_special`] where it applies, otherwise the `f32` built-in of the
+/// widened arguments, rounded (see the IR's module docs).
+impl Float for half::f16 {
+    fn math1(f: MathFn, x: Self) -> Self {
+        f16_special(f, &[x]).unwrap_or_else(|| <Self as Num>::from_f32(f32::math1(f, x.to_f32())))
+    }
+    fn math2(f: MathFn, x: Self, y: Self) -> Self {
+        f16_special(f, &[x, y])
+            .unwrap_or_else(|| <Self as Num>::from_f32(f32::math2(f, x.to_f32(), y.to_f32())))
+    }
+    fn math3(f: MathFn, x: Self, y: Self, z: Self) -> Self {
+        f16_special(f, &[x, y, z]).unwrap_or_else(|| {
+            <Self as Num>::from_f32(f32::math3(f, x.to_f32(), y.to_f32(), z.to_f32()))
+        })
+    }
+    fn math_int(f: MathFn, x: Self, n: i32) -> Self {
+        <Self as Num>::from_f32(f32::math_int(f, x.to_f32(), n))
+    }
+    fn to_int(f: MathFn, x: Self) -> i32 {
+        f32::to_int(f, x.to_f32())
+    }
+    fn test(f: MathFn, x: Self) -> bool {
+        f32::test(f, x.to_f32())
+    }
+    fn sqrt_(self) -> Self {
+        Self::math1(MathFn::Sqrt, self)
+    }
+}
+
+/// `f16` built-ins over columns: [`f16_special`] where it applies, otherwise the `f32` built-in
+/// of the widened arguments with float results rounded to `f16`.
+fn f16_math(f: MathFn, args: &[&Column], out: &mut Column, lanes: usize, width: usize) {
+    let n = lanes * width;
+    if f16_special(f, &[half::f16::ZERO; 3]).is_some() {
+        out.reserve_bytes(n * 2);
+        let cols: Vec<&[half::f16]> = args.iter().map(|c| c.slice::<half::f16>(n)).collect();
+        for (i, o) in out.slice_mut::<half::f16>(n).iter_mut().enumerate() {
+            let a: Vec<half::f16> = cols.iter().map(|c| c[i]).collect();
+            *o = f16_special(f, &a).expect("a special built-in");
+        }
+        return;
+    }
+    let wide: Vec<Column> = args
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            if f.kind() == crate::ir::MathKind::FloatInt && i == 1 {
+                return (*c).clone();
+            }
+            let mut w = Column::default();
+            cast(Scalar::F16, Scalar::F32, c, &mut w, n);
+            w
+        })
+        .collect();
+    let refs: Vec<&Column> = wide.iter().collect();
+    let mut r = Column::default();
+    float_math::<f32>(f, &refs, &mut r, n, lanes, width);
+    if f.result_scalar(Scalar::F32) == Scalar::F32 {
+        let m = match f.kind() {
+            crate::ir::MathKind::Reduce => lanes,
+            _ => n,
+        };
+        cast(Scalar::F32, Scalar::F16, &r, out, m);
+    } else {
+        *out = r;
+    }
+}
+
 /// `pown` and `rootn` per type: `f32` through `f64` (`pow(x, n)` there is far inside `f32`'s
 /// bound), `f64` through `pow` with the exact exponent and [`special::rootn`].
 trait PowInt: Sized {
@@ -849,17 +1085,19 @@ pub fn select(
     })
 }
 
+// `<D as Num>`: `half::f16` has inherent `from_f64`/`from_f32` of its own, which a path through
+// the concrete type would call instead (and which misround, see `f16_from_f64`).
 fn cast_from<S: Num>(to: Scalar, a: &Column, out: &mut Column, n: usize) {
     if to == Scalar::Bool {
         return map1(a, out, n, |x: S| (!x.is_zero()) as u8);
     }
     with_scalar!(to, D => {
         if S::FLOAT {
-            map1(a, out, n, |x: S| D::from_f64(x.as_f64()))
+            map1(a, out, n, |x: S| <D as Num>::from_f64(x.as_f64()))
         } else if S::SIGNED {
-            map1(a, out, n, |x: S| D::from_i64(x.as_i64()))
+            map1(a, out, n, |x: S| <D as Num>::from_i64(x.as_i64()))
         } else {
-            map1(a, out, n, |x: S| D::from_u64(x.as_u64()))
+            map1(a, out, n, |x: S| <D as Num>::from_u64(x.as_u64()))
         }
     })
 }
@@ -969,6 +1207,9 @@ fn int_math<T: Int>(f: MathFn, args: &[&Column], out: &mut Column, n: usize) {
 /// work-items (`n == lanes * width` components per argument).
 pub fn math(f: MathFn, s: Scalar, args: &[&Column], out: &mut Column, lanes: usize, width: usize) {
     let n = lanes * width;
+    if s == Scalar::F16 {
+        return f16_math(f, args, out, lanes, width);
+    }
     with_float!(s, F => float_math::<F>(f, args, out, n, lanes, width), _ => {
         with_int!(s, I => int_math::<I>(f, args, out, n), _ => unreachable!("validated: {} on {s}", f.name()))
     })

@@ -15,6 +15,25 @@
 //! - float to integer casts saturate and map NaN to 0 (Rust `as`, OpenCL `convert_*_sat_rtz`);
 //! - integer to float and `f64` to `f32` casts round to nearest even;
 //! - float `min`/`max` return the other operand when one is NaN (IEEE `minNum`/`maxNum`).
+//!
+//! `f16` (IEEE binary16, `half::f16`) is an arithmetic type with these rules:
+//! - `+ - * /`, `%` (`fmod`), `sqrt` and `fma` give the exact result rounded to nearest even,
+//!   like `f32` and `f64`; conversions to `f16` (from every type) round to nearest even, with
+//!   overflow to infinity; conversions from `f16` follow the rules above (to integers
+//!   saturating, NaN to 0);
+//! - comparisons, `min`, `max`, `abs`, `copysign`, `floor`, `ceil`, `trunc`, `round`, `rint`,
+//!   `ilogb`, `logb` and `remainder` are exact as for the other float types, `ldexp` rounds
+//!   once; `nextafter` steps to the neighbouring `f16`, `fract` is at most `1 - 2^-11`;
+//! - every other built-in (the transcendentals, `pow`, `mix`, `dot`, `length`, ...) is the
+//!   `f32` built-in of the widened arguments, rounded to `f16`: within 1 ulp of `f16` of the
+//!   exact result wherever the `f32` built-in is within 2^-11 relative of it (every built-in on
+//!   every backend away from overflow and cancellation);
+//! - work-group and sub-group collectives and atomics do not take `f16` (widen to `f32`).
+//!
+//! Backends implement `f16` through [`passes::lower_f16`], which rewrites every `f16` operation
+//! into `f32` operations between conversions (exact for the rounded operations: `f32` has
+//! `2 * 11 + 2` bits, so rounding twice gives the once-rounded result), so that a backend only
+//! converts between `f16` and `f32` or `f64`, and loads, stores and selects `f16` values.
 
 pub mod eval;
 pub mod passes;

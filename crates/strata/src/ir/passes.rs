@@ -1,6 +1,6 @@
 //! Optimization passes, each a plain function from [`Function`] to [`Function`]:
-//! [`fold_constants`], [`eliminate_dead_code`], [`unroll_loops`], and the pipeline
-//! [`optimize`] that runs them in order.
+//! [`fold_constants`], [`eliminate_dead_code`], [`unroll_loops`], the `f16` lowering
+//! [`lower_f16`], and the pipeline [`optimize`] that runs them in order.
 //!
 //! Every pass rebuilds the expression arena from the statements, so expressions that are no
 //! longer used disappear and the result is compact.
@@ -30,7 +30,7 @@ impl Default for PassOptions {
     }
 }
 
-/// Runs unrolling, constant folding and dead-code elimination.
+/// Runs unrolling, the `f16` lowering, constant folding and dead-code elimination.
 pub fn optimize(f: Function, opts: &PassOptions) -> Function {
     let check = |f: Function, pass: &str| {
         if opts.validate_each {
@@ -41,6 +41,7 @@ pub fn optimize(f: Function, opts: &PassOptions) -> Function {
         f
     };
     let f = check(unroll_loops(f, opts), "unroll_loops");
+    let f = check(lower_f16(f), "lower_f16");
     let f = check(fold_constants(f), "fold_constants");
     check(eliminate_dead_code(f), "eliminate_dead_code")
 }
@@ -53,6 +54,8 @@ struct Rebuilder<'a> {
     memo: HashMap<ExprId, ExprId>,
     subst: HashMap<ValueId, ExprId>,
     fold: bool,
+    /// Rewrite `f16` operations into `f32` ones ([`lower_f16`]).
+    lower: bool,
 }
 
 impl<'a> Rebuilder<'a> {
@@ -63,6 +66,7 @@ impl<'a> Rebuilder<'a> {
             memo: HashMap::new(),
             subst: HashMap::new(),
             fold,
+            lower: false,
         }
     }
 
@@ -95,7 +99,9 @@ impl<'a> Rebuilder<'a> {
             Expr::Extract(a, i) => Expr::Extract(self.expr(a), i),
             e @ (Expr::Literal(_) | Expr::Param(_) | Expr::BufferLen(_) | Expr::Builtin(_)) => e,
         };
-        let n = if self.fold {
+        let n = if self.lower {
+            self.lower_expr(e, ty)
+        } else if self.fold {
             self.fold_expr(e, ty)
         } else {
             self.new.intern(e, ty)
@@ -139,6 +145,12 @@ impl<'a> Rebuilder<'a> {
                 if self.new.ty(*a).scalar == *s {
                     return *a;
                 }
+                // `f16` widened and rounded back (what `lower_f16` leaves between operations).
+                if let Expr::Cast(x, Scalar::F32) = *self.new.get(*a) {
+                    if *s == Scalar::F16 && self.new.ty(x).scalar == Scalar::F16 {
+                        return x;
+                    }
+                }
             }
             Expr::Bitcast(a, t) if t.width == 1 => {
                 // Same size (validated): the literal's bits, as the other type. (Also keeps
@@ -164,6 +176,181 @@ impl<'a> Rebuilder<'a> {
             _ => {}
         }
         self.new.intern(e, ty)
+    }
+
+    /// A literal of `ty`'s shape (splat over a vector).
+    fn lit_as(&mut self, l: Literal, width: u8) -> ExprId {
+        let x = self.lit(l);
+        if width == 1 {
+            x
+        } else {
+            self.new
+                .intern(Expr::Splat(x, width), Type::vector(l.scalar, width))
+        }
+    }
+
+    fn op(&mut self, op: BinaryOp, a: ExprId, b: ExprId) -> ExprId {
+        let t = self.new.ty(a);
+        let t = if op.is_comparison() {
+            t.with_scalar(Scalar::Bool)
+        } else {
+            t
+        };
+        self.new.intern(Expr::Binary(op, a, b), t)
+    }
+
+    fn convert(&mut self, a: ExprId, to: Scalar) -> ExprId {
+        let t = self.new.ty(a).with_scalar(to);
+        self.new.intern(Expr::Cast(a, to), t)
+    }
+
+    fn bits_as(&mut self, a: ExprId, to: Scalar) -> ExprId {
+        let t = self.new.ty(a).with_scalar(to);
+        self.new.intern(Expr::Bitcast(a, t), t)
+    }
+
+    fn select(&mut self, c: ExprId, a: ExprId, b: ExprId) -> ExprId {
+        let t = self.new.ty(a);
+        self.new.intern(Expr::Select(c, a, b), t)
+    }
+
+    /// `e` (operands already rewritten) with its `f16` operations as `f32` operations between
+    /// conversions; the rules are in the IR's module docs.
+    fn lower_expr(&mut self, e: Expr, ty: Type) -> ExprId {
+        use Scalar::{F16, F32, F64};
+        let is_half = |r: &Self, a: ExprId| r.new.ty(a).scalar == F16;
+        match e {
+            Expr::Unary(UnaryOp::Neg, a) if is_half(self, a) => {
+                let w = self.convert(a, F32);
+                let n = self
+                    .new
+                    .intern(Expr::Unary(UnaryOp::Neg, w), ty.with_scalar(F32));
+                self.convert(n, F16)
+            }
+            Expr::Binary(op, a, b) if is_half(self, a) => {
+                let (wa, wb) = (self.convert(a, F32), self.convert(b, F32));
+                let r = self.op(op, wa, wb);
+                if op.is_comparison() {
+                    r
+                } else {
+                    self.convert(r, F16)
+                }
+            }
+            // Conversions between f16 and the integers and bool go through f32, exactly: an
+            // f16 is exact in f32, and an integer that f32 rounds is beyond 2^24, where f16 is
+            // infinite however it was rounded.
+            Expr::Cast(a, to) if is_half(self, a) && !matches!(to, F16 | F32 | F64) => {
+                let w = self.convert(a, F32);
+                self.convert(w, to)
+            }
+            Expr::Cast(a, F16) if !matches!(self.new.ty(a).scalar, F16 | F32 | F64) => {
+                let w = self.convert(a, F32);
+                self.convert(w, F16)
+            }
+            Expr::Math(m, args) if is_half(self, args[0]) => self.lower_math(m, &args, ty),
+            e => self.new.intern(e, ty),
+        }
+    }
+
+    fn lower_math(&mut self, m: MathFn, args: &[ExprId], ty: Type) -> ExprId {
+        use Scalar::{F16, F32, U16, U32};
+        let w = ty.width;
+        let f32_lit = |v: f32| Literal::from_bits(F32, v.to_bits() as u64);
+        let wide: Vec<ExprId> = args
+            .iter()
+            .enumerate()
+            .map(|(i, &a)| {
+                if m.arg_scalar(i, F16) == F16 {
+                    self.convert(a, F32)
+                } else {
+                    a
+                }
+            })
+            .collect();
+        match m {
+            // Rounded to odd in f32, then to f16: correct (Boldo and Melquiond, 2008: f32 has
+            // more than 11 + 2 bits). `a * b` is exact in f32 and `s + e == a * b + c` exactly
+            // (TwoSum); when `e != 0` and `s` is even, `s` moves one step towards `e`.
+            MathFn::Fma => {
+                let (a, b, c) = (wide[0], wide[1], wide[2]);
+                let p = self.op(BinaryOp::Mul, a, b);
+                let s = self.op(BinaryOp::Add, p, c);
+                let bb = self.op(BinaryOp::Sub, s, p);
+                let sb = self.op(BinaryOp::Sub, s, bb);
+                let e1 = self.op(BinaryOp::Sub, p, sb);
+                let e2 = self.op(BinaryOp::Sub, c, bb);
+                let e = self.op(BinaryOp::Add, e1, e2);
+                let zero = self.lit_as(f32_lit(0.0), w);
+                let ae = self
+                    .new
+                    .intern(Expr::Math(MathFn::Abs, vec![e]), ty.with_scalar(F32));
+                // NaN and infinity (a NaN error term) stay as they are.
+                let inexact = self.op(BinaryOp::Gt, ae, zero);
+                let bits = self.bits_as(s, U32);
+                let one = self.lit_as(Literal::from_bits(U32, 1), w);
+                let low = self.op(BinaryOp::And, bits, one);
+                let zero_u = self.lit_as(Literal::from_bits(U32, 0), w);
+                let even = self.op(BinaryOp::Eq, low, zero_u);
+                let fix = self.op(BinaryOp::And, inexact, even);
+                let s_neg = self.op(BinaryOp::Lt, s, zero);
+                let e_neg = self.op(BinaryOp::Lt, e, zero);
+                let outward = self.op(BinaryOp::Eq, s_neg, e_neg);
+                let minus_one = self.lit_as(Literal::from_bits(U32, u32::MAX as u64), w);
+                let step = self.select(outward, one, minus_one);
+                let moved = self.op(BinaryOp::Add, bits, step);
+                let odd = self.select(fix, moved, bits);
+                let r = self.bits_as(odd, F32);
+                self.convert(r, F16)
+            }
+            MathFn::Nextafter => {
+                let (x, y) = (args[0], args[1]);
+                let (wx, wy) = (wide[0], wide[1]);
+                let nx = self.op(BinaryOp::Ne, wx, wx);
+                let ny = self.op(BinaryOp::Ne, wy, wy);
+                let nan = self.op(BinaryOp::Or, nx, ny);
+                let sum = self.op(BinaryOp::Add, wx, wy);
+                let sum = self.convert(sum, F16);
+                let eq = self.op(BinaryOp::Eq, wx, wy);
+                let zero = self.lit_as(f32_lit(0.0), w);
+                let x_zero = self.op(BinaryOp::Eq, wx, zero);
+                let up = self.op(BinaryOp::Gt, wy, wx);
+                let pos = self.op(BinaryOp::Gt, wx, zero);
+                let away = self.op(BinaryOp::Eq, up, pos);
+                let bx = self.bits_as(x, U16);
+                let one = self.lit_as(Literal::from_bits(U16, 1), w);
+                let inc = self.op(BinaryOp::Add, bx, one);
+                let dec = self.op(BinaryOp::Sub, bx, one);
+                let stepped = self.select(away, inc, dec);
+                let stepped = self.bits_as(stepped, F16);
+                let by = self.bits_as(y, U16);
+                let sign = self.lit_as(Literal::from_bits(U16, 0x8000), w);
+                let ys = self.op(BinaryOp::And, by, sign);
+                let tiny = self.op(BinaryOp::Or, ys, one);
+                let tiny = self.bits_as(tiny, F16);
+                let r = self.select(x_zero, tiny, stepped);
+                let r = self.select(eq, y, r);
+                self.select(nan, sum, r)
+            }
+            MathFn::Fract => {
+                let f = self
+                    .new
+                    .intern(Expr::Math(MathFn::Fract, wide), ty.with_scalar(F32));
+                // The largest f16 below 1 (a NaN stays).
+                let below = self.lit_as(f32_lit(1.0 - 1.0 / 2048.0), w);
+                let over = self.op(BinaryOp::Gt, f, below);
+                let r = self.select(over, below, f);
+                self.convert(r, F16)
+            }
+            _ => {
+                let rs = m.result_scalar(F32);
+                let r = self.new.intern(Expr::Math(m, wide), ty.with_scalar(rs));
+                if rs == F32 {
+                    self.convert(r, F16)
+                } else {
+                    r
+                }
+            }
+        }
     }
 
     /// Algebraic identities that hold bit for bit (`x * 1.0` keeps NaN and `-0.0`; `x + 0` is
@@ -349,6 +536,24 @@ pub fn fold_constants(f: Function) -> Function {
                 (Some(a), Some(b), Some(s)) if trip_count(a, b, s) == Some(0)) => {}
         s => out.push(s),
     })
+}
+
+/// Rewrites every `f16` operation as `f32` operations between conversions, so that backends
+/// only convert, load, store and select `f16` values: `+ - * / %`, negation and comparisons
+/// on the widened operands (each result rounded back: exact, see the IR's module docs),
+/// conversions between `f16` and non-float types through `f32`, `fma` rounded to odd in `f32`,
+/// `nextafter` on the bits, `fract` clamped below 1, and the other built-ins as the `f32`
+/// built-in rounded. Run by [`optimize`]; the evaluator's direct `f16` operations are the
+/// definition this pass is tested against (`tests/half.rs`).
+pub fn lower_f16(f: Function) -> Function {
+    if !f.exprs.iter().any(|(_, _, t)| t.scalar == Scalar::F16) {
+        return f;
+    }
+    let mut r = Rebuilder::new(&f.exprs, false);
+    r.lower = true;
+    let body = rebuild_block(&f.body, &mut r, &mut |s, _, out| out.push(s));
+    let exprs = r.new;
+    Function { exprs, body, ..f }
 }
 
 /// Number of iterations of a `for` loop with constant bounds.

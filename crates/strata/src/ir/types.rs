@@ -27,6 +27,10 @@ pub enum Scalar {
     U32,
     /// 64-bit unsigned integer.
     U64,
+    /// IEEE-754 binary16 (half precision, `half::f16`): every operation is the exact result
+    /// rounded to nearest even (see the IR's module docs). Kernels that use it need a device
+    /// with `DeviceInfo::supports_f16`.
+    F16,
     /// IEEE-754 binary32.
     F32,
     /// IEEE-754 binary64.
@@ -35,7 +39,7 @@ pub enum Scalar {
 
 impl Scalar {
     /// Every scalar type, in declaration order.
-    pub const ALL: [Scalar; 11] = [
+    pub const ALL: [Scalar; 12] = [
         Scalar::Bool,
         Scalar::I8,
         Scalar::I16,
@@ -45,6 +49,7 @@ impl Scalar {
         Scalar::U16,
         Scalar::U32,
         Scalar::U64,
+        Scalar::F16,
         Scalar::F32,
         Scalar::F64,
     ];
@@ -53,7 +58,7 @@ impl Scalar {
     pub const fn size(self) -> usize {
         match self {
             Scalar::Bool | Scalar::I8 | Scalar::U8 => 1,
-            Scalar::I16 | Scalar::U16 => 2,
+            Scalar::I16 | Scalar::U16 | Scalar::F16 => 2,
             Scalar::I32 | Scalar::U32 | Scalar::F32 => 4,
             Scalar::I64 | Scalar::U64 | Scalar::F64 => 8,
         }
@@ -64,9 +69,9 @@ impl Scalar {
         self.size() as u32 * 8
     }
 
-    /// `true` for `f32` and `f64`.
+    /// `true` for `f16`, `f32` and `f64`.
     pub const fn is_float(self) -> bool {
-        matches!(self, Scalar::F32 | Scalar::F64)
+        matches!(self, Scalar::F16 | Scalar::F32 | Scalar::F64)
     }
 
     /// `true` for the signed and unsigned integer types (not `bool`).
@@ -78,7 +83,13 @@ impl Scalar {
     pub const fn is_signed(self) -> bool {
         matches!(
             self,
-            Scalar::I8 | Scalar::I16 | Scalar::I32 | Scalar::I64 | Scalar::F32 | Scalar::F64
+            Scalar::I8
+                | Scalar::I16
+                | Scalar::I32
+                | Scalar::I64
+                | Scalar::F16
+                | Scalar::F32
+                | Scalar::F64
         )
     }
 
@@ -99,6 +110,7 @@ impl Scalar {
             Scalar::U16 => "u16",
             Scalar::U32 => "u32",
             Scalar::U64 => "u64",
+            Scalar::F16 => "f16",
             Scalar::F32 => "f32",
             Scalar::F64 => "f64",
         }
@@ -106,7 +118,8 @@ impl Scalar {
 
     /// Whether a value of `self` converts to `to` without loss, which is when strata converts
     /// implicitly (Goopax's rule): integer widening that keeps the sign rules (unsigned may widen
-    /// into a larger signed type, signed never becomes unsigned), `f32` to `f64`, and integers
+    /// into a larger signed type, signed never becomes unsigned), `f16` to `f32` and `f64`, `f32`
+    /// to `f64`, and integers
     /// into a float type whose mantissa holds every value (8- and 16-bit into `f32`, up to
     /// 32-bit into `f64`). Narrowing, float to integer and signed to unsigned need a cast.
     pub const fn widens_to(self, to: Scalar) -> bool {
@@ -123,6 +136,7 @@ impl Scalar {
                 | (U16, U32 | U64 | I32 | I64)
                 | (U32, U64 | I64)
                 | (F32, F64)
+                | (F16, F32 | F64)
                 | (I8 | I16 | U8 | U16, F32 | F64)
                 | (I32 | U32, F64)
         )
@@ -244,6 +258,7 @@ impl Literal {
             Scalar::I16 => self.bits as u16 as i16 as i128,
             Scalar::I32 => self.bits as u32 as i32 as i128,
             Scalar::I64 => self.bits as i64 as i128,
+            Scalar::F16 => half::f16::from_bits(self.bits as u16).to_f64() as i128,
             Scalar::F32 => f32::from_bits(self.bits as u32) as i128,
             Scalar::F64 => f64::from_bits(self.bits) as i128,
         }
@@ -252,6 +267,7 @@ impl Literal {
     /// The value as `f64` (exact for every type but 64-bit integers beyond 2^53).
     pub fn as_f64(self) -> f64 {
         match self.scalar {
+            Scalar::F16 => half::f16::from_bits(self.bits as u16).to_f64(),
             Scalar::F32 => f32::from_bits(self.bits as u32) as f64,
             Scalar::F64 => f64::from_bits(self.bits),
             _ => self.as_i128() as f64,
@@ -261,6 +277,7 @@ impl Literal {
     /// `true` when the value is zero (`-0.0` counts as zero).
     pub fn is_zero(self) -> bool {
         match self.scalar {
+            Scalar::F16 => self.bits & 0x7fff == 0,
             Scalar::F32 => f32::from_bits(self.bits as u32) == 0.0,
             Scalar::F64 => f64::from_bits(self.bits) == 0.0,
             _ => self.bits == 0,
@@ -272,6 +289,14 @@ impl fmt::Display for Literal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.scalar {
             Scalar::Bool => write!(f, "{}", self.bits != 0),
+            Scalar::F16 => {
+                let v = half::f16::from_bits(self.bits as u16);
+                if v.is_nan() {
+                    write!(f, "NaN(0x{:04x})f16", self.bits)
+                } else {
+                    write!(f, "{:?}f16", v.to_f32())
+                }
+            }
             Scalar::F32 => {
                 let v = f32::from_bits(self.bits as u32);
                 write!(f, "{v:?}f32")

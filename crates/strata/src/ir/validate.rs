@@ -53,6 +53,8 @@ pub struct FunctionInfo {
     pub writes: HashSet<u32>,
     /// Uses `f64` anywhere.
     pub uses_f64: bool,
+    /// Uses `f16` anywhere (an expression, a parameter, local or private memory).
+    pub uses_f16: bool,
     /// Uses 64-bit integer atomics.
     pub uses_int64_atomics: bool,
     /// Uses float atomics.
@@ -172,6 +174,7 @@ impl Validator<'_> {
                         if t.scalar == Scalar::F64 {
                             self.info.uses_f64 = true;
                         }
+                        self.info.uses_f16 |= t.scalar == Scalar::F16;
                     }
                     Elem::Struct(s) if s as usize >= f.structs.len() => {
                         self.err(loc.clone(), format!("refers to missing struct {s}"));
@@ -182,12 +185,14 @@ impl Validator<'_> {
                     if t.scalar == Scalar::F64 {
                         self.info.uses_f64 = true;
                     }
+                    self.info.uses_f16 |= t.scalar == Scalar::F16;
                 }
                 ParamKind::LocalLen => {}
             }
         }
         for (i, l) in f.locals.iter().enumerate() {
             let loc = format!("local array {i} `{}`", l.name);
+            self.info.uses_f16 |= l.elem.scalar == Scalar::F16;
             if l.elem.width == 3 {
                 self.err(
                     loc.clone(),
@@ -213,6 +218,7 @@ impl Validator<'_> {
         }
         self.check_structs();
         for (i, p) in f.privates.iter().enumerate() {
+            self.info.uses_f16 |= p.elem.scalar == Scalar::F16;
             if p.len == Some(0) {
                 self.err(
                     format!("private array {i} `{}`", p.name),
@@ -259,6 +265,7 @@ impl Validator<'_> {
                         if t.scalar == Scalar::F64 {
                             self.info.uses_f64 = true;
                         }
+                        self.info.uses_f16 |= t.scalar == Scalar::F16;
                         if t.scalar == Scalar::Bool {
                             self.err(floc.clone(), "struct fields cannot be bool (its size differs between C compilers); use u8 or u32".into());
                         }
@@ -329,6 +336,7 @@ impl Validator<'_> {
             if ty.scalar == Scalar::F64 {
                 self.info.uses_f64 = true;
             }
+            self.info.uses_f16 |= ty.scalar == Scalar::F16;
         }
     }
 
@@ -720,6 +728,7 @@ impl Validator<'_> {
                     let s = elem.scalar;
                     let int_ok = s.is_int() && s.size() >= 4 && elem.width == 1;
                     let float_ok = s.is_float()
+                        && s.size() >= 4
                         && elem.width == 1
                         && matches!(
                             op,
@@ -879,7 +888,11 @@ impl Validator<'_> {
                     _ if op.takes_source() => true,
                     _ => t.scalar.is_numeric() && t.width == 1,
                 };
-                if !ok {
+                if t.scalar == Scalar::F16 {
+                    self.err_here(format!(
+                        "{name} does not take f16 values; convert them to f32 first"
+                    ));
+                } else if !ok {
                     self.err_here(format!("{name} does not take a {t}"));
                 }
                 if op.sub_group_only() && *scope != GroupScope::SubGroup {

@@ -255,6 +255,7 @@ impl OpenClDevice {
                 .map_err(q("clGetDeviceInfo(CL_DEVICE_MAX_MEM_ALLOC_SIZE)"))?,
             preferred_group_size,
             supports_f64,
+            supports_f16: has_ext("cl_khr_fp16"),
             supports_int64_atomics,
             sub_group_size: crate::codegen::OPENCL.sub_group_size,
             max_constant_buffer_size: device.max_constant_buffer_size().ok(),

@@ -230,6 +230,37 @@ impl Kernel {
         args_signature(self.ir(), |p| self.is_hidden(p), dims)
     }
 
+    /// Whether the device has what the kernel uses (`f64`, `f16`, 64-bit integer atomics): a
+    /// typed error naming what is missing, checked before any source is compiled (by launches
+    /// and by [`Device::compile`](crate::Device::compile)).
+    pub(crate) fn check_features(&self, dev: &crate::DeviceInfo) -> Result<()> {
+        let info = self.valid().info();
+        let name = &self.ir().name;
+        if info.uses_f64 && !dev.supports_f64 {
+            return Err(Error::Unsupported {
+                kernel: name.clone(),
+                device: dev.spec(),
+                reason: "the kernel uses f64, which the device does not support".into(),
+            });
+        }
+        if info.uses_f16 && !dev.supports_f16 {
+            return Err(Error::Unsupported {
+                kernel: name.clone(),
+                device: dev.spec(),
+                reason: "the kernel uses f16, which the device does not support (OpenCL needs the cl_khr_fp16 extension)".into(),
+            });
+        }
+        if info.uses_int64_atomics && !dev.supports_int64_atomics {
+            return Err(Error::Unsupported {
+                kernel: name.clone(),
+                device: dev.spec(),
+                reason: "the kernel uses 64-bit integer atomics, which the device does not support"
+                    .into(),
+            });
+        }
+        Ok(())
+    }
+
     /// Checks a launch and turns its arguments into backend values (gather buffers included).
     pub(crate) fn prepare(
         &self,
@@ -241,21 +272,7 @@ impl Kernel {
         let info = self.valid().info();
         let dev = queue.device().info();
         let name = &f.name;
-        if info.uses_f64 && !dev.supports_f64 {
-            return Err(Error::Unsupported {
-                kernel: name.clone(),
-                device: dev.spec(),
-                reason: "the kernel uses f64, which the device does not support".into(),
-            });
-        }
-        if info.uses_int64_atomics && !dev.supports_int64_atomics {
-            return Err(Error::Unsupported {
-                kernel: name.clone(),
-                device: dev.spec(),
-                reason: "the kernel uses 64-bit integer atomics, which the device does not support"
-                    .into(),
-            });
-        }
+        self.check_features(dev)?;
         let user: Vec<usize> = (0..f.params.len())
             .filter(|&p| !self.is_hidden(p))
             .collect();
@@ -915,6 +932,7 @@ impl GatherOut {
                 S::U16 => id::<u16>(op),
                 S::U32 => id::<u32>(op),
                 S::U64 => id::<u64>(op),
+                S::F16 => id::<half::f16>(op),
                 S::F32 => id::<f32>(op),
                 S::F64 => id::<f64>(op),
             },

@@ -108,6 +108,10 @@ pub struct DeviceInfo {
     pub preferred_group_size: usize,
     /// Supports `f64`.
     pub supports_f64: bool,
+    /// Supports `f16` (OpenCL: the `cl_khr_fp16` extension; CUDA and the CPU backends: always,
+    /// computing in `f32` between conversions). A kernel that uses `f16` on a device without
+    /// it fails at launch with `Error::Unsupported`, before any source is compiled.
+    pub supports_f16: bool,
     /// Supports 64-bit integer atomics.
     pub supports_int64_atomics: bool,
     /// The sub-group size kernels see (`max_sub_group_size()`, at most 32): 32 on CUDA (a
@@ -218,6 +222,11 @@ impl fmt::Display for DeviceInfo {
             f,
             "  f64                   {}",
             if self.supports_f64 { "yes" } else { "no" }
+        )?;
+        writeln!(
+            f,
+            "  f16                   {}",
+            if self.supports_f16 { "yes" } else { "no" }
         )?;
         write!(
             f,
@@ -600,6 +609,7 @@ impl Device {
     }
 
     pub(crate) fn compiled(&self, kernel: &Kernel) -> Result<Arc<dyn CompiledKernel>> {
+        kernel.check_features(self.info())?;
         // Devices live as long as the process, so the address of their state identifies them.
         let id = Arc::as_ptr(&self.inner) as usize;
         if let Some(k) = kernel.compiled_for(id) {

@@ -91,11 +91,13 @@ pub(super) fn compile(
     Ok((module, fns))
 }
 
-/// The Cranelift type of a scalar (`bool` is a byte, 0 or 1).
+/// The Cranelift type of a scalar (`bool` is a byte, 0 or 1; `f16` its bits: kernels reach
+/// the backend with their `f16` arithmetic lowered to `f32` by `ir::passes::lower_f16`, so an
+/// `f16` is only loaded, stored, selected and converted).
 pub(super) fn cl_ty(s: Scalar) -> cl::Type {
     match s {
         Scalar::Bool | Scalar::I8 | Scalar::U8 => types::I8,
-        Scalar::I16 | Scalar::U16 => types::I16,
+        Scalar::I16 | Scalar::U16 | Scalar::F16 => types::I16,
         Scalar::I32 | Scalar::U32 => types::I32,
         Scalar::I64 | Scalar::U64 => types::I64,
         Scalar::F32 => types::F32,
@@ -1167,6 +1169,21 @@ impl<'a, 'b> Gen<'a, 'b> {
         } else {
             from
         };
+        if from == Scalar::F16 || to == Scalar::F16 {
+            // The evaluator's conversion (on bits: an `f16` is an `i16` here).
+            let bits = self.bits_of(x, from);
+            let f = self.b.ins().iconst(types::I32, scalar_index(from));
+            let t = self.b.ins().iconst(types::I32, scalar_index(to));
+            let r = self
+                .call(
+                    super::cast_bits as *const () as usize,
+                    &[types::I32, types::I32, types::I64],
+                    Some(types::I64),
+                    &[f, t, bits],
+                )
+                .expect("a result");
+            return from_bits(&mut self.b, r, to);
+        }
         if to == Scalar::Bool {
             return if from.is_float() {
                 let z = self.zero(from);
