@@ -396,21 +396,8 @@ fn run(cmd: Command) -> Result<()> {
             fits(src, *src_offset, *len)?;
             fits(dst, *dst_offset, *len)?;
         }
-        Command::WriteRect {
-            mem, at, region, ..
-        }
-        | Command::ReadRect {
-            mem, at, region, ..
-        } => at.check("cpu", mem.size(), *region)?,
-        Command::CopyRect {
-            src,
-            src_at,
-            dst,
-            dst_at,
-            region,
-        } => {
-            src_at.check("cpu", src.size(), *region)?;
-            dst_at.check("cpu", dst.size(), *region)?;
+        Command::WriteRect { .. } | Command::ReadRect { .. } | Command::CopyRect { .. } => {
+            cmd.check_rects("cpu")?
         }
         Command::Launch { .. } => {}
     }

@@ -200,6 +200,7 @@ impl Worker {
         if let Some(e) = cmd.cancelled() {
             return Err(e);
         }
+        cmd.check_rects("cuda")?;
         let start = if self.profiling {
             Some(self.record()?)
         } else {
@@ -273,7 +274,6 @@ impl Worker {
                 data,
             } => {
                 call = "cuMemcpy3DAsync";
-                at.check("cuda", m.size(), region)?;
                 let host = (Place::Host(data.as_ptr()), RectSide::packed(region));
                 let dev = (Place::Device(mem(&m)?.ptr()), at);
                 // SAFETY: the box fits the allocation (checked); `data` is moved into the
@@ -288,7 +288,6 @@ impl Worker {
                 out,
             } => {
                 call = "cuMemcpy3DAsync";
-                at.check("cuda", m.size(), region)?;
                 let mut host = vec![0u8; region.iter().product()];
                 let dev = (Place::Device(mem(&m)?.ptr()), at);
                 let to = (Place::HostMut(host.as_mut_ptr()), RectSide::packed(region));
@@ -307,8 +306,6 @@ impl Worker {
                 region,
             } => {
                 call = "cuMemcpy3DAsync";
-                src_at.check("cuda", src.size(), region)?;
-                dst_at.check("cuda", dst.size(), region)?;
                 let from = (Place::Device(mem(&src)?.ptr()), src_at);
                 let to = (Place::Device(mem(&dst)?.ptr()), dst_at);
                 // SAFETY: both boxes fit their allocations (checked) and do not overlap

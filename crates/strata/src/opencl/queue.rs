@@ -162,6 +162,7 @@ impl Worker {
         if let Some(e) = cmd.cancelled() {
             return Err(e);
         }
+        cmd.check_rects("opencl")?;
         let q = self.queue.get();
         let none = std::ptr::null::<cl_event>();
         match cmd {
@@ -321,7 +322,6 @@ impl Worker {
                 region,
                 data,
             } => {
-                at.check("opencl", mem.size(), region)?;
                 if region.contains(&0) {
                     return Ok(None);
                 }
@@ -354,7 +354,6 @@ impl Worker {
                 region,
                 out,
             } => {
-                at.check("opencl", mem.size(), region)?;
                 let mut v = vec![0u8; region.iter().product()];
                 if v.is_empty() {
                     *out.lock().unwrap() = v;
@@ -392,8 +391,6 @@ impl Worker {
                 dst_at,
                 region,
             } => {
-                src_at.check("opencl", src.size(), region)?;
-                dst_at.check("opencl", dst.size(), region)?;
                 if region.contains(&0) {
                     return Ok(None);
                 }

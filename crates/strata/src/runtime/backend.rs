@@ -172,6 +172,31 @@ impl Command {
             _ => None,
         }
     }
+
+    /// Checks a rectangular command's boxes against their allocations
+    /// ([`RectSide::check`]); every other command passes. Each backend calls it before it
+    /// runs a command.
+    pub(crate) fn check_rects(&self, backend: &'static str) -> Result<()> {
+        match self {
+            Command::WriteRect {
+                mem, at, region, ..
+            }
+            | Command::ReadRect {
+                mem, at, region, ..
+            } => at.check(backend, mem.size(), *region),
+            Command::CopyRect {
+                src,
+                src_at,
+                dst,
+                dst_at,
+                region,
+            } => {
+                src_at.check(backend, src.size(), *region)?;
+                dst_at.check(backend, dst.size(), *region)
+            }
+            _ => Ok(()),
+        }
+    }
 }
 
 /// An in-order queue of a backend.

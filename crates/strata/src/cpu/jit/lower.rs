@@ -1171,17 +1171,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         };
         if from == Scalar::F16 || to == Scalar::F16 {
             // The evaluator's conversion (on bits: an `f16` is an `i16` here).
-            let bits = self.bits_of(x, from);
-            let f = self.b.ins().iconst(types::I32, scalar_index(from));
-            let t = self.b.ins().iconst(types::I32, scalar_index(to));
-            let r = self
-                .call(
-                    super::cast_bits as *const () as usize,
-                    &[types::I32, types::I32, types::I64],
-                    Some(types::I64),
-                    &[f, t, bits],
-                )
-                .expect("a result");
+            let r = self.cast_by_evaluator(x, from, to);
             return from_bits(&mut self.b, r, to);
         }
         if to == Scalar::Bool {
@@ -1238,20 +1228,25 @@ impl<'a, 'b> Gen<'a, 'b> {
             }
             (true, false) => {
                 // To 8- and 16-bit integers: the evaluator's conversion.
-                let bits = self.bits_of(x, from);
-                let f = self.b.ins().iconst(types::I32, scalar_index(from));
-                let t = self.b.ins().iconst(types::I32, scalar_index(to));
-                let r = self
-                    .call(
-                        super::cast_bits as *const () as usize,
-                        &[types::I32, types::I32, types::I64],
-                        Some(types::I64),
-                        &[f, t, bits],
-                    )
-                    .expect("a result");
+                let r = self.cast_by_evaluator(x, from, to);
                 self.b.ins().ireduce(cl_ty(to), r)
             }
         }
+    }
+
+    /// `x` converted from `from` to `to` by a call of the evaluator's conversion
+    /// (`cast_bits`): the result's bits, zero-extended to `i64`.
+    fn cast_by_evaluator(&mut self, x: Value, from: Scalar, to: Scalar) -> Value {
+        let bits = self.bits_of(x, from);
+        let f = self.b.ins().iconst(types::I32, scalar_index(from));
+        let t = self.b.ins().iconst(types::I32, scalar_index(to));
+        self.call(
+            super::cast_bits as *const () as usize,
+            &[types::I32, types::I32, types::I64],
+            Some(types::I64),
+            &[f, t, bits],
+        )
+        .expect("a result")
     }
 
     fn bitcast(&mut self, a: &[Value], from: Type, to: Type) -> Vec<Value> {
