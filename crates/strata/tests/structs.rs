@@ -34,7 +34,13 @@ fn builder_round_trip() {
         dst.item(i).store(p);
     })
     .unwrap();
-    println!("{}", k.ir_text());
+    // Every scalar or vector field of the nested structs and arrays is loaded and stored
+    // alone, by its path.
+    let ir = k.ir_text();
+    for path in [".pos", ".inner.c", ".hist[1].b", ".w"] {
+        assert!(ir.contains(&format!("src[global_id(0)]{path}")), "{ir}");
+        assert!(ir.contains(&format!("dst[global_id(0)]{path}")), "{ir}");
+    }
 }
 
 fn sample(n: usize) -> Vec<Particle> {

@@ -461,6 +461,17 @@ where
 // ---------------------------------------------------------------------------------------------
 // Parameters and memory
 
+/// Appends a parameter to the kernel being built; returns its index and the kernel's trace id.
+fn declare_param(name: &str, kind: ParamKind) -> (u32, u32) {
+    with(|t| {
+        t.f.params.push(ir::Param {
+            name: name.to_string(),
+            kind,
+        });
+        (t.f.params.len() as u32 - 1, t.id)
+    })
+}
+
 /// Handle given to the kernel closure; declares parameters, local memory and gathers, in
 /// launch order.
 pub struct KernelDef {
@@ -501,13 +512,7 @@ pub struct Var<T> {
 
 impl KernelDef {
     fn param(&mut self, name: &str, kind: ParamKind) -> (u32, u32) {
-        with(|t| {
-            t.f.params.push(ir::Param {
-                name: name.to_string(),
-                kind,
-            });
-            (t.f.params.len() as u32 - 1, t.id)
-        })
+        declare_param(name, kind)
     }
 
     /// A parameter passed by value at launch: a scalar, or a `#[derive(Element)]` struct

@@ -211,13 +211,7 @@ impl<T: super::ScalarType> ByValue for T {
 }
 
 fn scalar_param<T: super::ScalarType>(name: &str) -> Expr<T> {
-    let p = with(|t| {
-        t.f.params.push(ir::Param {
-            name: name.to_string(),
-            kind: ir::ParamKind::Scalar(T::TYPE),
-        });
-        t.f.params.len() as u32 - 1
-    });
+    let (p, _) = super::declare_param(name, ir::ParamKind::Scalar(T::TYPE));
     super::node(ir::Expr::Param(p))
 }
 

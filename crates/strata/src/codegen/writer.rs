@@ -848,35 +848,6 @@ impl<'a> Writer<'a> {
         out
     }
 
-    /// `.vel`, `.pos[2]`: a field view's path in C.
-    fn field_suffix(&self, v: &ir::FieldView) -> String {
-        let mut out = String::new();
-        let Some(ParamKind::Buffer {
-            elem: ir::Elem::Struct(mut s),
-            ..
-        }) = self.f.params.get(v.buffer as usize).map(|p| p.kind)
-        else {
-            return out;
-        };
-        // Vectors are arrays of components in C: a step into a vector field and the
-        // component index of a whole-vector access both index that array.
-        for step in &v.path {
-            match *step {
-                ir::FieldStep::Field(i) => {
-                    let fd = &self.f.structs[s as usize].fields[i as usize];
-                    let _ = write!(out, ".{}", field_ident(&fd.name));
-                    if let ir::Elem::Struct(k) = fd.ty {
-                        s = k;
-                    }
-                }
-                ir::FieldStep::Elem(k) => {
-                    let _ = write!(out, "[{k}]");
-                }
-            }
-        }
-        out
-    }
-
     fn ty(&self, s: Scalar) -> &'static str {
         self.d.types[Scalar::ALL.iter().position(|&x| x == s).expect("scalar")]
     }
@@ -1653,7 +1624,7 @@ impl<'a> Writer<'a> {
             Mem::Field(v) => {
                 let v = &self.f.fields[v as usize];
                 let base = &self.param_names[v.buffer as usize];
-                let suffix = self.field_suffix(v);
+                let suffix = self.f.path_suffix_named(v, field_ident);
                 return match w {
                     1 => format!("{base}[{i}]{suffix}"),
                     _ => format!("{base}[{i}]{suffix}[{c}]"),

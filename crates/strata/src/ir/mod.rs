@@ -1418,6 +1418,12 @@ impl Function {
 
     /// A field view's path as C spells it after the element: `.vel`, `.pos[2]`, `.a.b[1]`.
     pub fn path_suffix(&self, view: &FieldView) -> String {
+        self.path_suffix_named(view, |n| n.to_string())
+    }
+
+    /// [`path_suffix`](Self::path_suffix) with each field's name as `name` spells it (the C
+    /// writer's escaping of reserved words).
+    pub fn path_suffix_named(&self, view: &FieldView, name: impl Fn(&str) -> String) -> String {
         let mut out = String::new();
         let Some(ParamKind::Buffer {
             elem: Elem::Struct(mut s),
@@ -1437,7 +1443,7 @@ impl Function {
                         return out;
                     };
                     out.push('.');
-                    out.push_str(&f.name);
+                    out.push_str(&name(&f.name));
                     if let Elem::Struct(n) = f.ty {
                         s = n;
                     }

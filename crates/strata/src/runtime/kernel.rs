@@ -285,24 +285,7 @@ impl Kernel {
                     ArgInner::Fields(l) => {
                         l.iter().map(|&l| KernelArg(ArgInner::Scalar(l))).collect()
                     }
-                    ArgInner::Buffer {
-                        mem,
-                        len,
-                        elem,
-                        device,
-                        pitched,
-                    } => vec![KernelArg(ArgInner::Buffer {
-                        mem,
-                        len: *len,
-                        elem: *elem,
-                        device,
-                        pitched: *pitched,
-                    })],
-                    ArgInner::Scalar(l) => vec![KernelArg(ArgInner::Scalar(*l))],
-                    ArgInner::Local { elem, len } => vec![KernelArg(ArgInner::Local {
-                        elem: *elem,
-                        len: *len,
-                    })],
+                    _ => vec![a.clone()],
                 })
                 .collect();
             &expanded[..]
@@ -793,6 +776,7 @@ pub(crate) struct PitchedShape {
     pub extent: [usize; 3],
 }
 
+#[derive(Clone)]
 pub(crate) enum ArgInner<'a> {
     Buffer {
         mem: &'a Arc<dyn Memory>,
@@ -813,6 +797,7 @@ pub(crate) enum ArgInner<'a> {
 
 /// One launch argument: a buffer, a scalar or a local-memory size. Made by `From`, usually
 /// through the [`args!`](crate::args) macro.
+#[derive(Clone)]
 pub struct KernelArg<'a>(pub(crate) ArgInner<'a>);
 
 impl KernelArg<'_> {
