@@ -28,7 +28,7 @@ impl std::fmt::Display for WorkItem {
 pub enum Error {
     /// A device spec string could not be parsed.
     #[error(
-        "invalid device `{0}`: write `cpu`, `opencl:N`, `cuda:N` or `best` (see `strata devices`)"
+        "invalid device `{0}`: write `cpu`, `interp`, `opencl:N`, `cuda:N` or `best`, optionally followed by `+checked` (see `strata devices`)"
     )]
     InvalidDeviceSpec(String),
 
@@ -184,7 +184,7 @@ pub enum Error {
 
     /// A kernel accessed memory outside its bounds.
     #[error(
-        "kernel `{kernel}`: index {index} is out of bounds for {memory} of length {len}, at {item}"
+        "kernel `{kernel}`: index {index} is out of bounds for {memory} of length {len}, at {item}{}", crate::ir::source_suffix(*.at)
     )]
     OutOfBounds {
         /// Kernel name.
@@ -197,6 +197,8 @@ pub enum Error {
         len: u64,
         /// Which work-item.
         item: WorkItem,
+        /// The line of the kernel's source that made the access, where known.
+        at: crate::ir::SourceLoc,
     },
 
     /// A barrier or work-group collective reached by only part of a work-group.

@@ -742,13 +742,16 @@ impl Index for usize {
     }
 }
 
+#[track_caller]
 fn load<T: KernelType>(mem: Mem, index: ExprId) -> Expr<T> {
+    let at = Some(Location::caller());
     with(|t| {
         let v = t.new_value(T::TYPE, None);
         t.push(Stmt::Load {
             value: v,
             mem,
             index,
+            at,
         });
         t.value_expr(v, T::TYPE)
     })
@@ -759,7 +762,12 @@ fn store<T: KernelType>(mem: Mem, index: ExprId, value: Expr<T>) {
     let at = Location::caller();
     with(|t| {
         let value = t.check(value, at);
-        t.push(Stmt::Store { mem, index, value });
+        t.push(Stmt::Store {
+            mem,
+            index,
+            value,
+            at: Some(at),
+        });
     })
 }
 
@@ -784,12 +792,15 @@ fn atomic<T: KernelType>(
             operand,
             compare,
             order,
+            at: Some(at),
         });
         t.value_expr(v, T::TYPE)
     })
 }
 
+#[track_caller]
 fn atomic_load<T: KernelType>((mem, order): (Mem, AtomicOrder), index: ExprId) -> Expr<T> {
+    let at = Some(Location::caller());
     with(|t| {
         let v = t.new_value(T::TYPE, None);
         t.push(Stmt::AtomicLoad {
@@ -797,6 +808,7 @@ fn atomic_load<T: KernelType>((mem, order): (Mem, AtomicOrder), index: ExprId) -
             mem,
             index,
             order,
+            at,
         });
         t.value_expr(v, T::TYPE)
     })

@@ -1712,12 +1712,16 @@ impl<'a> Writer<'a> {
                 let c = self.expr(*expr);
                 self.decl(*value, &c);
             }
-            Stmt::Load { value, mem, index } => {
+            Stmt::Load {
+                value, mem, index, ..
+            } => {
                 let w = self.f.values[value.0 as usize].ty.width as usize;
                 let comps: Vec<String> = (0..w).map(|c| self.mem_ref(*mem, *index, c)).collect();
                 self.decl(*value, &comps);
             }
-            Stmt::Store { mem, index, value } => {
+            Stmt::Store {
+                mem, index, value, ..
+            } => {
                 let v = self.expr(*value);
                 for (c, x) in v.iter().enumerate() {
                     let r = self.mem_ref(*mem, *index, c);
@@ -1729,6 +1733,7 @@ impl<'a> Writer<'a> {
                 mem,
                 index,
                 order,
+                ..
             } => {
                 let p = format!("&{}", self.mem_ref(*mem, *index, 0));
                 let read = match self.d.atomic_load {
@@ -1754,6 +1759,7 @@ impl<'a> Writer<'a> {
                 operand,
                 compare,
                 order,
+                ..
             } => {
                 let call = self.atomic(*mem, *index, *op, *operand, *compare);
                 self.order_fence(*order, true);

@@ -14,7 +14,7 @@
 use super::cpu_mem;
 use crate::error::{Error, Result, WorkItem};
 use crate::ir::eval::{self, with_int, with_scalar, Column, EvalError, Num};
-use crate::ir::{
+use crate::ir::{SourceLoc, 
     self, AtomicOp, BinaryOp, Builtin, Expr, ExprId, GroupOp, GroupScope, Literal, LoopId, MathFn,
     Mem, Scalar, Stmt, Type, UnaryOp, ValidFunction,
 };
@@ -133,6 +133,8 @@ struct MemRef {
     stride: usize,
     /// Components from the start of an element to the field.
     offset: usize,
+    /// The user's line of the access, for messages.
+    at: SourceLoc,
 }
 
 #[derive(Clone, Debug)]
@@ -382,7 +384,7 @@ impl Lowering<'_> {
         out
     }
 
-    fn mref(&self, mem: Mem) -> MemRef {
+    fn mref(&self, mem: Mem, at: SourceLoc) -> MemRef {
         let elem = self.f.mem_elem(mem).expect("validated");
         match mem {
             // Struct sizes and field offsets are multiples of the field's scalar size (a
@@ -397,6 +399,7 @@ impl Lowering<'_> {
                     elem,
                     stride,
                     offset: v.offset as usize / size,
+                    at,
                 }
             }
             _ => MemRef {
@@ -405,6 +408,7 @@ impl Lowering<'_> {
                 elem,
                 stride: elem.width as usize,
                 offset: 0,
+                at,
             },
         }
     }
@@ -422,10 +426,15 @@ impl Lowering<'_> {
             // Buffers are read with relaxed atomic loads anyway (see the module docs of
             // `cpu`), and local memory belongs to one work-group run in lockstep; an acquiring
             // atomic load is followed by a fence.
-            Stmt::Load { value, mem, index } => CStmt::Load {
+            Stmt::Load {
+                value,
+                mem,
+                index,
+                at,
+            } => CStmt::Load {
                 ops,
                 value: self.value_reg(*value),
-                m: self.mref(*mem),
+                m: self.mref(*mem, *at),
                 index: self.reg(*index),
                 is: is(self, *index),
                 acquire: false,
@@ -435,17 +444,23 @@ impl Lowering<'_> {
                 mem,
                 index,
                 order,
+                at,
             } => CStmt::Load {
                 ops,
                 value: self.value_reg(*value),
-                m: self.mref(*mem),
+                m: self.mref(*mem, *at),
                 index: self.reg(*index),
                 is: is(self, *index),
                 acquire: order.order.acquires(),
             },
-            Stmt::Store { mem, index, value } => CStmt::Store {
+            Stmt::Store {
+                mem,
+                index,
+                value,
+                at,
+            } => CStmt::Store {
                 ops,
-                m: self.mref(*mem),
+                m: self.mref(*mem, *at),
                 index: self.reg(*index),
                 is: is(self, *index),
                 value: self.reg(*value),
@@ -459,10 +474,11 @@ impl Lowering<'_> {
                 operand,
                 compare,
                 order: _,
+                at,
             } => CStmt::Atomic {
                 ops,
                 result: result.map(|v| self.value_reg(v)),
-                m: self.mref(*mem),
+                m: self.mref(*mem, *at),
                 index: self.reg(*index),
                 is: is(self, *index),
                 op: *op,
@@ -1083,6 +1099,7 @@ impl<'a> Worker<'a> {
                     index: self.idx[l],
                     len,
                     item: self.item(l),
+                    at: m.at,
                 });
             }
         }

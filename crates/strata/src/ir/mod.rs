@@ -35,6 +35,7 @@
 //! `2 * 11 + 2` bits, so rounding twice gives the once-rounded result), so that a backend only
 //! converts between `f16` and `f32` or `f64`, and loads, stores and selects `f16` values.
 
+pub mod checked;
 pub mod eval;
 pub mod passes;
 pub mod print;
@@ -1020,6 +1021,21 @@ impl GroupOp {
 /// A sequence of statements.
 pub type Block = Vec<Stmt>;
 
+/// Where in the user's source a statement was recorded: the caller of the builder function
+/// (`#[track_caller]`), which is a line of the kernel closure, or of the `#[kernel]` function
+/// (the macro gives its calls the user's spans). `None` for IR written by hand. Error messages
+/// of kernel faults name it; it is part of [`Function::fingerprint`] but printed nowhere else.
+pub type SourceLoc = Option<&'static std::panic::Location<'static>>;
+
+/// ` at FILE:LINE:COLUMN`, or nothing for an unknown location: the suffix error messages put
+/// after the work-item.
+pub fn source_suffix(at: SourceLoc) -> String {
+    match at {
+        Some(l) => format!(", line {}:{}:{}", l.file(), l.line(), l.column()),
+        None => String::new(),
+    }
+}
+
 /// A statement.
 #[derive(Clone, PartialEq, Debug)]
 pub enum Stmt {
@@ -1038,6 +1054,8 @@ pub enum Stmt {
         mem: Mem,
         /// Element index (any integer type; negative is out of bounds).
         index: ExprId,
+        /// Where the user's code recorded it ([`SourceLoc`]).
+        at: SourceLoc,
     },
     /// Writes `value` to element `index` of `mem`.
     Store {
@@ -1047,6 +1065,8 @@ pub enum Stmt {
         index: ExprId,
         /// The value stored (of the element type).
         value: ExprId,
+        /// Where the user's code recorded it ([`SourceLoc`]).
+        at: SourceLoc,
     },
     /// An atomic read-modify-write of element `index` of a buffer or local array; `result`, if
     /// present, receives the old value.
@@ -1065,6 +1085,8 @@ pub enum Stmt {
         compare: Option<ExprId>,
         /// Memory order and scope.
         order: AtomicOrder,
+        /// Where the user's code recorded it ([`SourceLoc`]).
+        at: SourceLoc,
     },
     /// Defines `value` as element `index` of a buffer or local array, read atomically: the
     /// read is never torn and never served from a stale copy, so a loop that polls a word
@@ -1081,6 +1103,8 @@ pub enum Stmt {
         index: ExprId,
         /// Memory order (relaxed or acquire or seq_cst) and scope.
         order: AtomicOrder,
+        /// Where the user's code recorded it ([`SourceLoc`]).
+        at: SourceLoc,
     },
     /// Conditional execution.
     If {

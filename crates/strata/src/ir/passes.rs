@@ -402,26 +402,40 @@ fn rebuild_block(
                 value: *value,
                 expr: r.expr(*expr),
             },
-            Stmt::Load { value, mem, index } => Stmt::Load {
+            Stmt::Load {
+                value,
+                mem,
+                index,
+                at,
+            } => Stmt::Load {
                 value: *value,
                 mem: *mem,
                 index: r.expr(*index),
+                at: *at,
             },
             Stmt::AtomicLoad {
                 value,
                 mem,
                 index,
                 order,
+                at,
             } => Stmt::AtomicLoad {
                 value: *value,
                 mem: *mem,
                 index: r.expr(*index),
                 order: *order,
+                at: *at,
             },
-            Stmt::Store { mem, index, value } => Stmt::Store {
+            Stmt::Store {
+                mem,
+                index,
+                value,
+                at,
+            } => Stmt::Store {
                 mem: *mem,
                 index: r.expr(*index),
                 value: r.expr(*value),
+                at: *at,
             },
             Stmt::Atomic {
                 result,
@@ -431,6 +445,7 @@ fn rebuild_block(
                 operand,
                 compare,
                 order,
+                at,
             } => Stmt::Atomic {
                 result: *result,
                 mem: *mem,
@@ -439,6 +454,7 @@ fn rebuild_block(
                 order: *order,
                 operand: r.expr(*operand),
                 compare: compare.map(|c| r.expr(c)),
+                at: *at,
             },
             Stmt::If {
                 cond,
@@ -659,6 +675,7 @@ fn prune(block: Block, used: &HashSet<ValueId>, changed: &mut bool) -> Block {
                 operand,
                 compare,
                 order,
+                at,
             } if !used.contains(&r) => {
                 *changed = true;
                 out.push(Stmt::Atomic {
@@ -669,6 +686,7 @@ fn prune(block: Block, used: &HashSet<ValueId>, changed: &mut bool) -> Block {
                     order,
                     operand,
                     compare,
+                    at,
                 });
             }
             s => out.push(s),
@@ -764,12 +782,18 @@ fn unroll_block(
                     expr,
                 });
             }
-            Stmt::Load { value, mem, index } => {
+            Stmt::Load {
+                value,
+                mem,
+                index,
+                at,
+            } => {
                 let index = r.expr(*index);
                 out.push(Stmt::Load {
                     value: define(*value, f, r),
                     mem: *mem,
                     index,
+                    at: *at,
                 });
             }
             Stmt::AtomicLoad {
@@ -777,6 +801,7 @@ fn unroll_block(
                 mem,
                 index,
                 order,
+                at,
             } => {
                 let index = r.expr(*index);
                 out.push(Stmt::AtomicLoad {
@@ -784,12 +809,19 @@ fn unroll_block(
                     mem: *mem,
                     index,
                     order: *order,
+                    at: *at,
                 });
             }
-            Stmt::Store { mem, index, value } => out.push(Stmt::Store {
+            Stmt::Store {
+                mem,
+                index,
+                value,
+                at,
+            } => out.push(Stmt::Store {
                 mem: *mem,
                 index: r.expr(*index),
                 value: r.expr(*value),
+                at: *at,
             }),
             Stmt::Atomic {
                 result,
@@ -799,6 +831,7 @@ fn unroll_block(
                 operand,
                 compare,
                 order,
+                at,
             } => {
                 let (index, operand, compare) =
                     (r.expr(*index), r.expr(*operand), compare.map(|c| r.expr(c)));
@@ -811,6 +844,7 @@ fn unroll_block(
                     order: *order,
                     operand,
                     compare,
+                    at: *at,
                 });
             }
             Stmt::Group {

@@ -295,7 +295,9 @@ fn write_stmt(p: &Printer, s: &Stmt, depth: usize, out: &mut String) {
                 p.string(*expr)
             );
         }
-        Stmt::Load { value, mem, index } => {
+        Stmt::Load {
+            value, mem, index, ..
+        } => {
             let _ = writeln!(
                 out,
                 "{pad}load {}: {} = {}",
@@ -309,6 +311,7 @@ fn write_stmt(p: &Printer, s: &Stmt, depth: usize, out: &mut String) {
             mem,
             index,
             order,
+            ..
         } => {
             let _ = writeln!(
                 out,
@@ -319,7 +322,9 @@ fn write_stmt(p: &Printer, s: &Stmt, depth: usize, out: &mut String) {
                 order_suffix(*order)
             );
         }
-        Stmt::Store { mem, index, value } => {
+        Stmt::Store {
+            mem, index, value, ..
+        } => {
             let _ = writeln!(
                 out,
                 "{pad}store {} = {}",
@@ -335,6 +340,7 @@ fn write_stmt(p: &Printer, s: &Stmt, depth: usize, out: &mut String) {
             operand,
             compare,
             order,
+            ..
         } => {
             let _ = write!(out, "{pad}");
             if let Some(r) = result {

@@ -658,7 +658,9 @@ impl Validator<'_> {
                     self.define(*value, t);
                 }
             }
-            Stmt::Load { value, mem, index } => {
+            Stmt::Load {
+                value, mem, index, ..
+            } => {
                 self.check_index(*mem, *index);
                 if let Some(elem) = self.mem_elem(*mem) {
                     if let Some(a) = self.buffer_access(*mem) {
@@ -675,7 +677,9 @@ impl Validator<'_> {
                     self.define(*value, elem);
                 }
             }
-            Stmt::Store { mem, index, value } => {
+            Stmt::Store {
+                mem, index, value, ..
+            } => {
                 self.check_index(*mem, *index);
                 if let Some(elem) = self.mem_elem(*mem) {
                     if let Some(a) = self.buffer_access(*mem) {
@@ -706,7 +710,7 @@ impl Validator<'_> {
                 op,
                 operand,
                 compare,
-                order: _,
+                ..
             } => {
                 self.check_index(*mem, *index);
                 if matches!(mem, Mem::Private(_)) {
@@ -767,6 +771,7 @@ impl Validator<'_> {
                 mem,
                 index,
                 order,
+                ..
             } => {
                 self.check_index(*mem, *index);
                 if order.order.releases() && order.order != MemOrder::SeqCst {

@@ -38,6 +38,17 @@ struct KernelInner {
     /// This kernel compiled, per device (the device's identity): a launch finds its code
     /// without hashing the IR text for the device's cache.
     compiled: Mutex<Vec<(usize, Arc<dyn CompiledKernel>)>>,
+    /// The kernel instrumented for checked mode, made when first launched on a checked device.
+    checked: std::sync::OnceLock<Result<Arc<CheckedKernel>>>,
+}
+
+/// A kernel instrumented for checked mode ([`ir::checked::instrument`]), validated and
+/// optimized.
+pub(crate) struct CheckedKernel {
+    pub(crate) valid: Arc<ValidFunction>,
+    pub(crate) key: u128,
+    pub(crate) sites: Vec<ir::checked::CheckSite>,
+    pub(crate) local_lens: Vec<(u32, u32)>,
 }
 
 impl Kernel {
@@ -154,8 +165,38 @@ impl Kernel {
                 gathers,
                 pitched,
                 compiled: Mutex::new(Vec::new()),
+                checked: std::sync::OnceLock::new(),
             }),
         })
+    }
+
+    /// The kernel instrumented for checked mode (made once).
+    pub(crate) fn checked(&self) -> Result<Arc<CheckedKernel>> {
+        self.inner
+            .checked
+            .get_or_init(|| {
+                let ins = ir::checked::instrument(self.inner.valid.function());
+                let bug = |e: ir::ValidationErrors, f: &ir::Function| {
+                    Error::InvalidKernel(format!(
+                        "strata bug: checked mode's instrumentation produced invalid IR: {e}\n--- IR ---\n{f}"
+                    ))
+                };
+                let valid = ir::validate_keeping(ins.function).map_err(|(e, f)| bug(e, &f))?;
+                let opts = ir::passes::PassOptions {
+                    validate_each: false,
+                    ..Default::default()
+                };
+                let optimized = ir::passes::optimize(valid.into_function(), &opts);
+                let key = optimized.fingerprint();
+                let valid = ir::validate_keeping(optimized).map_err(|(e, f)| bug(e, &f))?;
+                Ok(Arc::new(CheckedKernel {
+                    valid: Arc::new(valid),
+                    key,
+                    sites: ins.sites,
+                    local_lens: ins.local_lens,
+                }))
+            })
+            .clone()
     }
 
     /// The kernel's name.

@@ -335,22 +335,42 @@ pub(crate) struct DeviceInner {
 }
 
 /// A device of some backend. Cheap to clone; clones share the kernel cache.
+///
+/// **Checked mode.** [`Device::checked`] (or a spec ending in `+checked`: `cpu+checked`,
+/// `interp+checked`, `opencl:0+checked`, `cuda:0+checked`) is the same device with every
+/// launch checked: each access to a buffer, local array or private array is tested against
+/// its length in the code generated for the device (OpenCL C, CUDA C++, the compiled CPU code,
+/// the interpreter alike), an access out of bounds is skipped (a load gives 0) and the first
+/// one is reported after the launch as [`Error::OutOfBounds`], naming the kernel, the memory,
+/// the index, the work-item and the kernel's source line. On `interp+checked` the interpreter
+/// also finds data races and reads of memory nobody wrote ([`Error::DataRace`],
+/// [`Error::UninitializedRead`]). A checked launch waits for its end (the fault is read back
+/// before `enqueue_launch` returns). Kernels compiled in checked mode are cached apart from
+/// the others; a checked device and its plain form share memory (they compare equal), so
+/// buffers pass between them.
 #[derive(Clone)]
 pub struct Device {
     pub(crate) inner: Arc<DeviceInner>,
+    checked: bool,
 }
 
 impl fmt::Debug for Device {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Device({})", self.info().spec())
+        write!(f, "Device({})", self.spec())
     }
 }
 
+/// Devices are equal when they are the same device (checked mode or not: the memory is the
+/// same).
 impl PartialEq for Device {
     fn eq(&self, o: &Device) -> bool {
         self.inner.uid == o.inner.uid
     }
 }
+
+/// Salt of the kernel cache keys of checked kernels (their IR differs from the plain one's
+/// anyway; the salt keeps even a kernel without accesses apart).
+const CHECKED_KEY: u128 = 0x6368_6563_6b65_6400_0000_0000_0000_0001;
 
 static NEXT_UID: AtomicU64 = AtomicU64::new(1);
 
@@ -387,6 +407,39 @@ impl Device {
                 in_use: Arc::new(AtomicU64::new(0)),
                 budget: AtomicU64::new(0),
             }),
+            checked: false,
+        }
+    }
+
+    /// This device in checked mode (see the type's docs): the spec `SPEC+checked`.
+    pub fn checked(&self) -> Device {
+        Device {
+            inner: self.inner.clone(),
+            checked: true,
+        }
+    }
+
+    /// This device without checked mode.
+    pub fn unchecked(&self) -> Device {
+        Device {
+            inner: self.inner.clone(),
+            checked: false,
+        }
+    }
+
+    /// Whether launches on this device are checked ([`Device::checked`]).
+    pub fn is_checked(&self) -> bool {
+        self.checked
+    }
+
+    /// The spec that selects this device: [`DeviceInfo::spec`], with `+checked` in checked
+    /// mode.
+    pub fn spec(&self) -> String {
+        let s = self.info().spec();
+        if self.checked {
+            format!("{s}+checked")
+        } else {
+            s
         }
     }
 
@@ -409,10 +462,25 @@ impl Device {
 
     /// The device named by `spec`: `cpu` (the compiled CPU backend), `interp` (the CPU
     /// interpreter), `opencl:N`, `cuda:N`, or `best` (the first CUDA
-    /// device, else the first OpenCL device that is not a CPU, else the CPU backend). The same
-    /// as `spec.parse::<Device>()`.
+    /// device, else the first OpenCL device that is not a CPU, else the CPU backend); any of
+    /// them may end in `+checked` for the device in checked mode ([`Device::checked`]). The
+    /// same as `spec.parse::<Device>()`.
     pub fn from_spec(spec: &str) -> Result<Device> {
         let spec = spec.trim();
+        if let Some(plain) = spec.strip_suffix("+checked") {
+            if plain.contains('+') {
+                return Err(Error::InvalidDeviceSpec(spec.into()));
+            }
+            return match Device::from_spec(plain) {
+                Ok(d) => Ok(d.checked()),
+                Err(Error::InvalidDeviceSpec(_)) => Err(Error::InvalidDeviceSpec(spec.into())),
+                Err(Error::DeviceNotFound { reason, .. }) => Err(Error::DeviceNotFound {
+                    spec: spec.into(),
+                    reason,
+                }),
+                Err(e) => Err(e),
+            };
+        }
         let all = devices();
         if spec == "best" {
             let pick = all
@@ -610,19 +678,31 @@ impl Device {
 
     pub(crate) fn compiled(&self, kernel: &Kernel) -> Result<Arc<dyn CompiledKernel>> {
         kernel.check_features(self.info())?;
-        // Devices live as long as the process, so the address of their state identifies them.
-        let id = Arc::as_ptr(&self.inner) as usize;
+        // Devices live as long as the process, so the address of their state identifies them
+        // (aligned: the low bit is free for checked mode).
+        let id = Arc::as_ptr(&self.inner) as usize | self.checked as usize;
         if let Some(k) = kernel.compiled_for(id) {
             return Ok(k);
         }
-        let key = kernel.cache_key();
+        let checked = if self.checked {
+            Some(kernel.checked()?)
+        } else {
+            None
+        };
+        let key = match &checked {
+            Some(c) => c.key ^ CHECKED_KEY,
+            None => kernel.cache_key(),
+        };
         // One compilation per kernel and device, also when several threads ask at once: the
         // first to ask compiles, the others wait for its result (a failure is not kept: the
         // next request tries again).
         let slot = self.inner.cache.lock().unwrap().slot(key);
         let k = slot
             .get_or_init(|| {
-                let r = self.inner.backend.compile(kernel.valid());
+                let r = match &checked {
+                    Some(c) => self.inner.backend.compile(&c.valid),
+                    None => self.inner.backend.compile(kernel.valid()),
+                };
                 if r.is_ok() {
                     self.inner.compiles.fetch_add(1, Ordering::Relaxed);
                 }

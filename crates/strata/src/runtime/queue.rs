@@ -418,8 +418,37 @@ impl Queue {
         args: &[KernelArg<'_>],
         wait: &[&Event],
     ) -> Result<Run> {
-        let (values, gathers, range) = kernel.prepare(self, range, args)?;
+        let (mut values, gathers, range) = kernel.prepare(self, range, args)?;
         let compiled = self.device.compiled(kernel)?;
+        let checked = if self.device.is_checked() {
+            Some(kernel.checked()?)
+        } else {
+            None
+        };
+        // Checked mode: the fault buffer (zeroed) and the lengths of launch-sized local arrays
+        // are hidden arguments after the user's.
+        let fault = match &checked {
+            Some(c) => {
+                let words = crate::ir::checked::FAULT_WORDS;
+                let mem = self.device.alloc(words * 4)?;
+                values.push(ArgValue::Buffer {
+                    mem: mem.clone(),
+                    len: words as u64,
+                });
+                for &(p, _) in &c.local_lens {
+                    let n = match values[p as usize] {
+                        ArgValue::LocalLen(n) => n,
+                        _ => 0,
+                    };
+                    values.push(ArgValue::Scalar(crate::ir::Literal::from_bits(
+                        crate::ir::Scalar::U32,
+                        n as u64,
+                    )));
+                }
+                Some(mem)
+            }
+            None => None,
+        };
         // The gathers' partials (reused memory) start at their operation's identity; the queue
         // is in order, so the launch runs after these.
         for g in &gathers {
@@ -431,14 +460,72 @@ impl Queue {
         let event = self.submit(
             Command::Launch {
                 kernel: compiled,
-                function: kernel.valid_arc(),
+                function: match &checked {
+                    Some(c) => c.valid.clone(),
+                    None => kernel.valid_arc(),
+                },
                 range,
                 args: values,
                 cancel: cancel.clone(),
             },
             wait,
         );
+        if let (Some(c), Some(mem)) = (&checked, fault) {
+            self.check_faults(&c.sites, kernel.name(), &event, mem)?;
+        }
         Ok(Run::new(event, gathers, self.clone(), cancel))
+    }
+
+    /// Checked mode: waits for a launch and turns the fault it recorded, if any, into the
+    /// interpreter's error ([`crate::ir::checked`] has the fault buffer's layout).
+    fn check_faults(
+        &self,
+        sites: &[crate::ir::checked::CheckSite],
+        kernel: &str,
+        launch: &Event,
+        mem: Arc<dyn super::Memory>,
+    ) -> Result<()> {
+        launch.wait()?;
+        let words = crate::ir::checked::FAULT_WORDS;
+        let out = Arc::new(Mutex::new(Vec::new()));
+        self.submit(
+            Command::Read {
+                mem,
+                offset: 0,
+                len: words * 4,
+                out: out.clone(),
+            },
+            &[],
+        )
+        .wait()?;
+        let bytes = out.lock().unwrap();
+        let w: Vec<u32> = bytes
+            .chunks_exact(4)
+            .map(|c| u32::from_ne_bytes([c[0], c[1], c[2], c[3]]))
+            .collect();
+        if w.len() < words || w[0] == 0 {
+            return Ok(());
+        }
+        let wide = |k: usize| u64::from(w[k]) | (u64::from(w[k + 1]) << 32);
+        let site = sites.get(w[1] as usize).cloned().unwrap_or_else(|| {
+            crate::ir::checked::CheckSite {
+                memory: "memory".into(),
+                at: None,
+            }
+        });
+        let ids = |k: usize| [w[k], w[k + 1], w[k + 2]];
+        Err(Error::OutOfBounds {
+            kernel: kernel.to_string(),
+            memory: site.memory,
+            index: wide(2) as i64,
+            len: wide(4),
+            item: crate::error::WorkItem {
+                global: ids(6),
+                local: ids(9),
+                group: ids(12),
+            },
+            at: site.at,
+        })
     }
 
     /// Launches `kernel` and waits for it.

@@ -173,6 +173,8 @@ pub(super) struct Gen<'a, 'b> {
     /// While hoisting: the zero-divisor tests deferred so far, and those of each expression.
     pub(super) nofault: Option<Vec<(Value, bool)>>,
     pub(super) checks_of: HashMap<ExprId, Vec<(Value, bool)>>,
+    /// The user's line of the access being lowered, for out-of-bounds faults.
+    pub(super) at: crate::ir::SourceLoc,
 }
 
 /// An expression computed ahead of the loop that uses it.
@@ -300,6 +302,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             vloops: Vec::new(),
             fault_lane: None,
             hoisted: HashMap::new(),
+            at: None,
             nofault: None,
             checks_of: HashMap::new(),
         };
@@ -710,7 +713,8 @@ impl<'a, 'b> Gen<'a, 'b> {
             }
         };
         let bad = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, i, len);
-        self.fault_if(bad, Site::OutOfBounds { mem, scalar: is }, i, len);
+        let at = self.at;
+        self.fault_if(bad, Site::OutOfBounds { mem, scalar: is, at }, i, len);
         let off = self.b.ins().imul_imm(i, stride as i64);
         let at = self.b.ins().iadd(base, off);
         match field_offset {
@@ -727,12 +731,21 @@ impl<'a, 'b> Gen<'a, 'b> {
     }
 
     fn stmt(&mut self, s: &Stmt) {
+        if let Stmt::Load { at, .. }
+        | Stmt::Store { at, .. }
+        | Stmt::Atomic { at, .. }
+        | Stmt::AtomicLoad { at, .. } = s
+        {
+            self.at = *at;
+        }
         match s {
             Stmt::Let { value, expr } => {
                 let vals = self.expr(*expr);
                 self.define(*value, &vals);
             }
-            Stmt::Load { value, mem, index } => {
+            Stmt::Load {
+                value, mem, index, ..
+            } => {
                 let elem = self.f.mem_elem(*mem).expect("validated memory");
                 let vals: Vec<Value> = if let Some(p) = self.private_var(*mem) {
                     // In registers (synchronized with the record at the region's edges).
@@ -755,7 +768,9 @@ impl<'a, 'b> Gen<'a, 'b> {
                 };
                 self.define(*value, &vals);
             }
-            Stmt::Store { mem, index, value } => {
+            Stmt::Store {
+                mem, index, value, ..
+            } => {
                 let elem = self.f.mem_elem(*mem).expect("validated memory");
                 let vals = self.expr(*value);
                 if let Some(p) = self.private_var(*mem) {
@@ -779,7 +794,7 @@ impl<'a, 'b> Gen<'a, 'b> {
                 operand,
                 compare,
                 // Sequentially consistent whatever the order (`exec::atomic_rmw`).
-                order: _,
+                ..
             } => {
                 let s = self.f.mem_elem(*mem).expect("validated memory").scalar;
                 let v = self.expr(*operand)[0];

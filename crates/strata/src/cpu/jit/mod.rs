@@ -89,7 +89,11 @@ struct Env {
 #[derive(Clone, Debug)]
 enum Site {
     /// An access out of bounds; `scalar` is the index's type.
-    OutOfBounds { mem: Mem, scalar: Scalar },
+    OutOfBounds {
+        mem: Mem,
+        scalar: Scalar,
+        at: crate::ir::SourceLoc,
+    },
     /// Integer division (`true`) or remainder by zero.
     DivByZero(bool),
     /// A `for` loop with step 0.
@@ -702,7 +706,7 @@ impl<'a> Worker<'a> {
         let f = *self.fault;
         let l = f.lane as usize;
         match &self.p.sites[f.site as usize] {
-            Site::OutOfBounds { mem, scalar } => {
+            Site::OutOfBounds { mem, scalar, at } => {
                 let index = if *scalar == Scalar::U64 && f.index < 0 {
                     i64::MAX
                 } else {
@@ -714,6 +718,7 @@ impl<'a> Worker<'a> {
                     index,
                     len: f.len,
                     item: self.item(l),
+                    at: *at,
                 }
             }
             Site::DivByZero(div) => self.fault(

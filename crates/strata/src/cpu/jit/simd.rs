@@ -311,7 +311,8 @@ impl Gen<'_, '_> {
             let neg = self.b.ins().icmp(IntCC::SignedLessThan, idx, z);
             bad = self.b.ins().bor(bad, neg);
         }
-        self.lanes_fault(bad, Site::OutOfBounds { mem, scalar: is }, |g, k| {
+        let at = self.at;
+        self.lanes_fault(bad, Site::OutOfBounds { mem, scalar: is, at }, |g, k| {
             let ik = g.b.ins().extractlane(idx, k);
             let ik = if is.is_signed() {
                 g.b.ins().sextend(types::I64, ik)
@@ -547,12 +548,21 @@ impl Gen<'_, '_> {
     }
 
     fn vstmt(&mut self, s: &Stmt) {
+        if let Stmt::Load { at, .. }
+        | Stmt::Store { at, .. }
+        | Stmt::Atomic { at, .. }
+        | Stmt::AtomicLoad { at, .. } = s
+        {
+            self.at = *at;
+        }
         match s {
             Stmt::Let { value, expr } => {
                 let x = self.vexpr(*expr);
                 self.define_lanes(*value, x);
             }
-            Stmt::Load { value, mem, index } => {
+            Stmt::Load {
+                value, mem, index, ..
+            } => {
                 let x = match self.private_var(*mem) {
                     Some(p) => {
                         let s = self.f.privates[p as usize].elem.scalar;
@@ -563,7 +573,9 @@ impl Gen<'_, '_> {
                 };
                 self.define_lanes(*value, x);
             }
-            Stmt::Store { mem, index, value } => {
+            Stmt::Store {
+                mem, index, value, ..
+            } => {
                 let x = self.vexpr(*value);
                 match self.private_var(*mem) {
                     Some(p) => {

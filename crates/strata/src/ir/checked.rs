@@ -1,0 +1,463 @@
+//! Checked mode's instrumentation ([`instrument`]): the one rewrite of a kernel that makes every
+//! backend (generated OpenCL C and CUDA C++, the compiled CPU code, the interpreter) test each
+//! access to a buffer, local array or private array against its length, skip an access out of
+//! bounds, and record the first one in a hidden buffer that the runtime reads after the launch
+//! and turns into [`crate::Error::OutOfBounds`].
+//!
+//! The hidden buffer holds [`FAULT_WORDS`] `u32` words: word 0 counts the faults (each faulting
+//! work-item adds 1 atomically); the work-item that found it 0 writes the rest: the access's
+//! site (an index into [`Instrumented::sites`]), the index and the length (64 bits each, low
+//! word first), and its global, local and group ids. A load out of bounds gives 0 (it reads a
+//! private variable set to 0 at the kernel's start), an atomic out of bounds returns 0.
+
+use super::{
+    Access, AtomicOp, AtomicOrder, BinaryOp, Block, Builtin, Elem, Expr, ExprId, Function,
+    Literal, Mem, Param, ParamKind, PrivateDecl, Scalar, SourceLoc, Stmt, Type, ValueId,
+};
+use std::collections::HashMap;
+
+/// Words of the hidden fault buffer.
+pub const FAULT_WORDS: usize = 15;
+
+/// An instrumented access.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CheckSite {
+    /// How errors name the memory, e.g. "buffer `x`".
+    pub memory: String,
+    /// The user's line.
+    pub at: SourceLoc,
+}
+
+/// A kernel rewritten for checked mode.
+#[derive(Clone, Debug)]
+pub struct Instrumented {
+    /// The kernel with its accesses guarded; its parameters are the original ones, then the
+    /// fault buffer, then one `u32` scalar per launch-sized local array (its length).
+    pub function: Function,
+    /// The guarded accesses, by the site number the fault buffer records.
+    pub sites: Vec<CheckSite>,
+    /// The parameter of the fault buffer (`read_write [u32]`, [`FAULT_WORDS`] long).
+    pub fault_param: u32,
+    /// For each launch-sized local array's length parameter ([`ParamKind::LocalLen`]), the
+    /// hidden `u32` scalar parameter that repeats it (an IR expression cannot read a
+    /// `LocalLen` parameter).
+    pub local_lens: Vec<(u32, u32)>,
+}
+
+/// How an error names `mem` of `f`, e.g. "buffer `x`" or "local array `tile`".
+pub fn mem_what(f: &Function, mem: Mem) -> String {
+    let kind = match mem {
+        Mem::Buffer(_) => "buffer",
+        Mem::Local(_) => "local array",
+        Mem::Private(_) => "private array",
+        Mem::Field(_) => "field",
+    };
+    format!("{kind} `{}`", f.mem_name(mem))
+}
+
+struct Rewriter {
+    f: Function,
+    sites: Vec<CheckSite>,
+    fault: u32,
+    /// `LocalLen` parameter to its hidden scalar parameter.
+    lens: HashMap<u32, u32>,
+    /// The private variable that carries a guarded load's result, per type.
+    carriers: HashMap<Type, u32>,
+}
+
+/// Rewrites `f` for checked mode (see the module docs). The result is valid IR when `f` is.
+pub fn instrument(f: &Function) -> Instrumented {
+    let mut f = f.clone();
+    let body = std::mem::take(&mut f.body);
+    let name = unique_name(&f, "strata_fault");
+    f.params.push(Param {
+        name,
+        kind: ParamKind::Buffer {
+            elem: Elem::Value(Type::U32),
+            access: Access::ReadWrite,
+            len: Some(FAULT_WORDS as u64),
+        },
+    });
+    let fault = f.params.len() as u32 - 1;
+    let mut lens = HashMap::new();
+    let dynamic: Vec<(u32, String)> = f
+        .locals
+        .iter()
+        .filter_map(|l| match l.len {
+            super::ArrayLen::Param(p) => Some((p, l.name.clone())),
+            super::ArrayLen::Fixed(_) => None,
+        })
+        .collect();
+    for (p, local) in dynamic {
+        let name = unique_name(&f, &format!("strata_{local}_count"));
+        f.params.push(Param {
+            name,
+            kind: ParamKind::Scalar(Type::U32),
+        });
+        lens.insert(p, f.params.len() as u32 - 1);
+    }
+    let mut r = Rewriter {
+        f,
+        sites: Vec::new(),
+        fault,
+        lens,
+        carriers: HashMap::new(),
+    };
+    let mut body = r.block(body);
+    // The carriers start at 0: what a load out of bounds gives.
+    let mut init: Block = Vec::new();
+    let mut carriers: Vec<(Type, u32)> = r.carriers.iter().map(|(t, p)| (*t, *p)).collect();
+    carriers.sort_by_key(|&(_, p)| p);
+    for (ty, p) in carriers {
+        let zero = r.zero(ty);
+        let index = r.lit(Scalar::U32, 0);
+        init.push(Stmt::Store {
+            mem: Mem::Private(p),
+            index,
+            value: zero,
+            at: None,
+        });
+    }
+    init.append(&mut body);
+    r.f.body = init;
+    let local_lens = {
+        let mut v: Vec<(u32, u32)> = r.lens.iter().map(|(a, b)| (*a, *b)).collect();
+        v.sort();
+        v
+    };
+    Instrumented {
+        function: r.f,
+        sites: r.sites,
+        fault_param: fault,
+        local_lens,
+    }
+}
+
+/// `base`, or `base_2`, `base_3` ... : a name no parameter, local or private has.
+fn unique_name(f: &Function, base: &str) -> String {
+    let taken = |n: &str| {
+        f.params.iter().any(|p| p.name == n)
+            || f.locals.iter().any(|l| l.name == n)
+            || f.privates.iter().any(|p| p.name == n)
+    };
+    let mut name = base.to_string();
+    let mut k = 2;
+    while taken(&name) {
+        name = format!("{base}_{k}");
+        k += 1;
+    }
+    name
+}
+
+impl Rewriter {
+    fn e(&mut self, e: Expr, ty: Type) -> ExprId {
+        self.f.exprs.intern(e, ty)
+    }
+
+    fn lit(&mut self, s: Scalar, bits: u64) -> ExprId {
+        self.e(Expr::Literal(Literal::from_bits(s, bits)), Type::scalar(s))
+    }
+
+    fn zero(&mut self, ty: Type) -> ExprId {
+        let z = self.lit(ty.scalar, 0);
+        if ty.width == 1 {
+            z
+        } else {
+            self.e(Expr::Splat(z, ty.width), ty)
+        }
+    }
+
+    fn cast(&mut self, x: ExprId, s: Scalar) -> ExprId {
+        if self.f.exprs.ty(x).scalar == s {
+            x
+        } else {
+            self.e(Expr::Cast(x, s), Type::scalar(s))
+        }
+    }
+
+    /// The element count of `mem` as a `u64` expression; `None` for a private variable (not
+    /// an array: always index 0).
+    fn len(&mut self, mem: Mem) -> Option<ExprId> {
+        let n = match mem {
+            Mem::Buffer(p) => self.e(Expr::BufferLen(p), Type::U32),
+            Mem::Field(v) => {
+                let p = self.f.fields[v as usize].buffer;
+                self.e(Expr::BufferLen(p), Type::U32)
+            }
+            Mem::Local(l) => match self.f.locals[l as usize].len {
+                super::ArrayLen::Fixed(n) => self.lit(Scalar::U64, n as u64),
+                super::ArrayLen::Param(p) => {
+                    let q = self.lens[&p];
+                    self.e(Expr::Param(q), Type::U32)
+                }
+            },
+            Mem::Private(p) => match self.f.privates[p as usize].len {
+                Some(n) => self.lit(Scalar::U64, n as u64),
+                None => return None,
+            },
+        };
+        Some(self.cast(n, Scalar::U64))
+    }
+
+    fn new_value(&mut self, ty: Type) -> ValueId {
+        self.f.new_value(ty, None)
+    }
+
+    fn carrier(&mut self, ty: Type) -> u32 {
+        if let Some(&p) = self.carriers.get(&ty) {
+            return p;
+        }
+        let name = unique_name(&self.f, &format!("strata_loaded{}", self.carriers.len()));
+        self.f.privates.push(PrivateDecl {
+            name,
+            elem: ty,
+            len: None,
+        });
+        let p = self.f.privates.len() as u32 - 1;
+        self.carriers.insert(ty, p);
+        p
+    }
+
+    /// The test that `index` is inside `mem`, and the statements recording a fault, or `None`
+    /// where nothing needs testing.
+    fn guard(&mut self, mem: Mem, index: ExprId, at: SourceLoc) -> Option<(ExprId, Block)> {
+        let len = self.len(mem)?;
+        let wide = self.cast(index, Scalar::U64);
+        let ok = self.e(Expr::Binary(BinaryOp::Lt, wide, len), Type::BOOL);
+        let site = self.sites.len() as u64;
+        self.sites.push(CheckSite {
+            memory: mem_what(&self.f, mem),
+            at,
+        });
+        let fault = Mem::Buffer(self.fault);
+        let count = self.new_value(Type::U32);
+        let zero = self.lit(Scalar::U32, 0);
+        let one = self.lit(Scalar::U32, 1);
+        let mut record: Block = Vec::new();
+        let mut put = |r: &mut Rewriter, word: u64, v: ExprId| {
+            let index = r.lit(Scalar::U32, word);
+            let value = r.cast(v, Scalar::U32);
+            record.push(Stmt::Store {
+                mem: fault,
+                index,
+                value,
+                at: None,
+            });
+        };
+        let site = self.lit(Scalar::U32, site);
+        put(self, 1, site);
+        let k32 = self.lit(Scalar::U64, 32);
+        for (word, x) in [(2, wide), (4, len)] {
+            put(self, word, x);
+            let hi = self.e(Expr::Binary(BinaryOp::Shr, x, k32), Type::U64);
+            put(self, word + 1, hi);
+        }
+        for d in 0..3u8 {
+            for (base, b) in [
+                (6, Builtin::GlobalId(d)),
+                (9, Builtin::LocalId(d)),
+                (12, Builtin::GroupId(d)),
+            ] {
+                let id = self.e(Expr::Builtin(b), Type::U32);
+                put(self, base + d as u64, id);
+            }
+        }
+        let counted = self.e(Expr::Value(count), Type::U32);
+        let first = self.e(Expr::Binary(BinaryOp::Eq, counted, zero), Type::BOOL);
+        let fault_block = vec![
+            Stmt::Atomic {
+                result: Some(count),
+                mem: fault,
+                index: zero,
+                op: AtomicOp::Add,
+                operand: one,
+                compare: None,
+                order: AtomicOrder::RELAXED,
+                at: None,
+            },
+            Stmt::If {
+                cond: first,
+                then: record,
+                otherwise: Vec::new(),
+            },
+        ];
+        Some((ok, fault_block))
+    }
+
+    fn block(&mut self, b: Block) -> Block {
+        let mut out = Vec::with_capacity(b.len());
+        for s in b {
+            self.stmt(s, &mut out);
+        }
+        out
+    }
+
+    /// Guards `access` (which defines `value`, if any) and pushes the result.
+    fn guarded(
+        &mut self,
+        mem: Mem,
+        index: ExprId,
+        at: SourceLoc,
+        access: Stmt,
+        value: Option<(ValueId, Type)>,
+        out: &mut Block,
+    ) {
+        let Some((ok, fault)) = self.guard(mem, index, at) else {
+            out.push(access);
+            return;
+        };
+        match value {
+            None => out.push(Stmt::If {
+                cond: ok,
+                then: vec![access],
+                otherwise: fault,
+            }),
+            Some((v, ty)) => {
+                // The access defines a fresh value inside the `if`; the carrier takes it out.
+                let inner = self.new_value(ty);
+                let access = redefine(access, inner);
+                let carrier = self.carrier(ty);
+                let zero = self.lit(Scalar::U32, 0);
+                let value = self.e(Expr::Value(inner), ty);
+                out.push(Stmt::If {
+                    cond: ok,
+                    then: vec![
+                        access,
+                        Stmt::Store {
+                            mem: Mem::Private(carrier),
+                            index: zero,
+                            value,
+                            at: None,
+                        },
+                    ],
+                    otherwise: fault,
+                });
+                out.push(Stmt::Load {
+                    value: v,
+                    mem: Mem::Private(carrier),
+                    index: zero,
+                    at: None,
+                });
+            }
+        }
+    }
+
+    fn stmt(&mut self, s: Stmt, out: &mut Block) {
+        match s {
+            Stmt::Load {
+                value,
+                mem,
+                index,
+                at,
+            }
+            | Stmt::AtomicLoad {
+                value,
+                mem,
+                index,
+                at,
+                ..
+            } => {
+                let ty = self.f.values[value.0 as usize].ty;
+                self.guarded(mem, index, at, s, Some((value, ty)), out);
+            }
+            Stmt::Store { mem, index, at, .. } => self.guarded(mem, index, at, s, None, out),
+            Stmt::Atomic {
+                result,
+                mem,
+                index,
+                at,
+                ..
+            } => {
+                let value = result.map(|v| (v, self.f.values[v.0 as usize].ty));
+                self.guarded(mem, index, at, s, value, out);
+            }
+            Stmt::If {
+                cond,
+                then,
+                otherwise,
+            } => {
+                let then = self.block(then);
+                let otherwise = self.block(otherwise);
+                out.push(Stmt::If {
+                    cond,
+                    then,
+                    otherwise,
+                });
+            }
+            Stmt::For {
+                id,
+                var,
+                start,
+                end,
+                step,
+                body,
+            } => {
+                let body = self.block(body);
+                out.push(Stmt::For {
+                    id,
+                    var,
+                    start,
+                    end,
+                    step,
+                    body,
+                });
+            }
+            Stmt::Loop { id, body } => {
+                let body = self.block(body);
+                out.push(Stmt::Loop { id, body });
+            }
+            s @ (Stmt::Let { .. }
+            | Stmt::Break(_)
+            | Stmt::Continue(_)
+            | Stmt::Return
+            | Stmt::Barrier(_)
+            | Stmt::MemFence { .. }
+            | Stmt::Group { .. }) => out.push(s),
+        }
+    }
+}
+
+/// `s` (a load, atomic load or atomic with a result) defining `v` instead.
+fn redefine(s: Stmt, v: ValueId) -> Stmt {
+    match s {
+        Stmt::Load { mem, index, at, .. } => Stmt::Load {
+            value: v,
+            mem,
+            index,
+            at,
+        },
+        Stmt::AtomicLoad {
+            mem,
+            index,
+            order,
+            at,
+            ..
+        } => Stmt::AtomicLoad {
+            value: v,
+            mem,
+            index,
+            order,
+            at,
+        },
+        Stmt::Atomic {
+            mem,
+            index,
+            op,
+            operand,
+            compare,
+            order,
+            at,
+            ..
+        } => Stmt::Atomic {
+            result: Some(v),
+            mem,
+            index,
+            op,
+            operand,
+            compare,
+            order,
+            at,
+        },
+        s => s,
+    }
+}
