@@ -563,6 +563,7 @@ impl Gen<'_> {
             value: v,
             mem,
             index,
+            at: None,
         });
         self.bind(v, s)
     }
@@ -895,6 +896,7 @@ impl Gen<'_> {
                     mem: Mem::Private(index),
                     index: i,
                     value: e,
+                    at: None,
                 });
             }
             self.privates.push(Private { index, ty: t, len });
@@ -959,6 +961,7 @@ impl Gen<'_> {
             mem: Mem::Buffer(p),
             index: idx,
             value: e,
+            at: None,
         });
     }
 
@@ -1022,6 +1025,7 @@ impl Gen<'_> {
             mem: Mem::Private(p.index),
             index: i,
             value: v,
+            at: None,
         });
     }
 
@@ -1118,6 +1122,7 @@ impl Gen<'_> {
             mem: Mem::Private(index),
             index: zero,
             value: zero,
+            at: None,
         });
         let n = if self.chance(50) {
             let n = self.r.int(0, 5) as u32;
@@ -1144,6 +1149,7 @@ impl Gen<'_> {
                 mem: Mem::Private(index),
                 index: zero,
                 value: c1,
+                at: None,
             });
             for _ in 0..k {
                 g.stmt(depth + 1);
@@ -1211,6 +1217,7 @@ impl Gen<'_> {
                 operand,
                 compare: None,
                 order,
+                at: None,
             });
         } else {
             let index = self.bin(BinaryOp::Add, base, gid);
@@ -1236,6 +1243,7 @@ impl Gen<'_> {
                 operand,
                 compare,
                 order,
+                at: None,
             });
             self.bind(v, s);
             if self.chance(40) {
@@ -1247,6 +1255,7 @@ impl Gen<'_> {
                     mem: Mem::Buffer(p),
                     index,
                     order,
+                    at: None,
                 });
                 self.bind(w, s);
             }
@@ -1328,6 +1337,7 @@ impl Gen<'_> {
             mem: Mem::Local(a),
             index: lid,
             value: v,
+            at: None,
         });
         self.barrier();
         let idx = match self.r.below(3) {
@@ -1363,6 +1373,7 @@ impl Gen<'_> {
                 mem: Mem::Local(a),
                 index: zero,
                 value: init,
+                at: None,
             }],
             otherwise: Vec::new(),
         });
@@ -1386,6 +1397,7 @@ impl Gen<'_> {
             operand,
             compare: None,
             order,
+            at: None,
         };
         if self.chance(40) {
             let cond = self.expr(Scalar::Bool, 2);

@@ -17,7 +17,7 @@ use strata_cli::{conformance, difftest};
 const SPECS: &str = "\
 A device SPEC is `cpu` (the compiled CPU backend), `interp` (the CPU interpreter), `opencl:N`, \
 `cuda:N` (the N-th device of that backend, from 0; see `strata devices`) or `best` (the first \
-CUDA device, else the first OpenCL GPU, else `cpu`); the default is `best`.
+CUDA device, else the first OpenCL GPU, else `cpu`); the default is `best`. Any SPEC may end in `+checked` (`cpu+checked`, `opencl:0+checked`): the device in checked mode, where every access is bounds-checked and `interp+checked` also finds data races and uninitialized reads; `strata check` then also runs the planted-bug cases (`checked/`).
 
 Exit codes: 0 success, 1 failure (a device error, a failed conformance case, a differential \
 mismatch, a wrong benchmark result), 2 bad command line.";
@@ -297,11 +297,7 @@ fn check(spec: &str, filter: Option<&str>) -> ExitCode {
         Ok(dq) => dq,
         Err(e) => return fail(&e.to_string()),
     };
-    eprintln!(
-        "conformance on {} ({})",
-        device.info().spec(),
-        device.info().name
-    );
+    eprintln!("conformance on {} ({})", device.spec(), device.info().name);
     let progress = Progress::new("cases", conformance::matching(filter).len() as u64);
     let mut done = 0;
     let report = conformance::run(&queue, filter, |name, r| {
@@ -335,7 +331,7 @@ fn difftest(spec: &str, seed: u64, programs: usize, json: bool) -> ExitCode {
     let info = other.device().info();
     eprintln!(
         "differential test of {} ({}) against cpu, seed {seed}, {programs} programs",
-        info.spec(),
+        other.device().spec(),
         info.name
     );
     let progress = Progress::new("programs", programs as u64);
@@ -359,7 +355,7 @@ fn difftest(spec: &str, seed: u64, programs: usize, json: bool) -> ExitCode {
             out(&r.summary());
             if json {
                 out(&report::line(&DifftestLine {
-                    device: info.spec(),
+                    device: other.device().spec(),
                     seed,
                     programs,
                     passed: r.passed,
@@ -465,7 +461,7 @@ fn tune(
                 eprintln!(
                     "tuned {} on {}: {:.2}x ({} configurations)",
                     r.record.op,
-                    device.info().spec(),
+                    device.spec(),
                     r.gain(),
                     r.trials.len()
                 );
@@ -494,7 +490,7 @@ fn suite_compile(json: bool, device: &Device) -> Result<(), String> {
     let c = bench::compute::suite_compile_times(device).map_err(|e| e.to_string())?;
     if json {
         out(&report::line(&report::SuiteCompileLine {
-            device: device.info().spec(),
+            device: device.spec(),
             compile_kernels: c.kernels,
             compile_median_s: c.median_s,
             compile_p90_s: c.p90_s,
@@ -504,7 +500,7 @@ fn suite_compile(json: bool, device: &Device) -> Result<(), String> {
         out(&format!(
             "compile time of the {} conformance kernels on {} (first build each): median {:.3} ms, 90th percentile {:.3} ms, max {:.3} ms",
             c.kernels,
-            device.info().spec(),
+            device.spec(),
             c.median_s * 1e3,
             c.p90_s * 1e3,
             c.max_s * 1e3
@@ -558,7 +554,7 @@ fn bench_one(json: bool, device: &Device, opts: &BenchOptions) -> Result<Vec<Ben
             Err(why) => (None, Some(why.clone())),
         };
         out(&report::line(&GpuLimitsLine {
-            device: device.info().spec(),
+            device: device.spec(),
             copy_gbps: l.copy_gbps,
             strata_launch_s: l.launch.strata_launch_s,
             raw_launch_s: l.launch.raw_launch_s,
@@ -730,7 +726,7 @@ fn warm_start(device: &Device) -> Result<(f64, f64, f64), String> {
     let run = || -> Result<(f64, f64), String> {
         let t = std::time::Instant::now();
         let o = std::process::Command::new(&exe)
-            .args(["__start-ten-kernels", &device.info().spec()])
+            .args(["__start-ten-kernels", &device.spec()])
             .env("STRATA_CUDA_CACHE", &cache)
             .output()
             .map_err(|e| format!("cannot run {}: {e}", exe.display()))?;

@@ -103,7 +103,12 @@ fn out_of_bounds_load_gives_zero_and_local_and_private_are_checked() {
             "{}: {m}",
             dev.spec()
         );
-        assert_eq!(q.read(&out).unwrap(), [1, 2, 3, 0, 5, 6, 7, 8], "{}", dev.spec());
+        assert_eq!(
+            q.read(&out).unwrap(),
+            [1, 2, 3, 0, 5, 6, 7, 8],
+            "{}",
+            dev.spec()
+        );
 
         let k = Kernel::build("oob_private", |k| {
             let out = k.write::<u32>("out");

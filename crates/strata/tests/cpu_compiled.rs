@@ -362,6 +362,7 @@ mod random {
                 value: v,
                 mem: Mem::Buffer(Self::ty_index(t)),
                 index: i,
+                at: None,
             });
             let x = self.e(Expr::Value(v), t);
             self.scope.last_mut().unwrap().push((x, t));
@@ -473,6 +474,7 @@ mod random {
                         value: v,
                         mem: Mem::Private(p),
                         index: zero,
+                        at: None,
                     });
                     self.e(Expr::Value(v), t)
                 }
@@ -508,6 +510,7 @@ mod random {
                         mem: Mem::Private(Self::ty_index(t)),
                         index: zero,
                         value: e,
+                        at: None,
                     });
                 }
                 5 => {
@@ -518,6 +521,7 @@ mod random {
                         mem: Mem::Buffer(3 + Self::ty_index(t)),
                         index: i,
                         value: e,
+                        at: None,
                     });
                 }
                 6 | 7 if depth < 3 => {
@@ -609,6 +613,7 @@ mod random {
                     value: v,
                     mem: Mem::Private(p),
                     index: zero,
+                    at: None,
                 });
                 let x = self.e(Expr::Value(v), t);
                 let i = self.gid();
@@ -616,6 +621,7 @@ mod random {
                     mem: Mem::Buffer(3 + p),
                     index: i,
                     value: x,
+                    at: None,
                 });
             }
             self.f.body = self.blocks.pop().unwrap();

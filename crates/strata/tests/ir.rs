@@ -140,11 +140,13 @@ fn validator_collects_every_error_with_its_location() {
             mem: ir::Mem::Buffer(0),
             index: inner_e,
             value: half,
+            at: None,
         },
         Stmt::Load {
             value: loaded,
             mem: ir::Mem::Buffer(0),
             index: zero,
+            at: None,
         },
         Stmt::For {
             id: ir::LoopId(0),
@@ -229,11 +231,13 @@ fn validator_checks_the_integer_argument_of_ldexp_and_the_result_of_ilogb() {
             mem: ir::Mem::Buffer(0),
             index: zero,
             value: bad,
+            at: None,
         },
         Stmt::Store {
             mem: ir::Mem::Buffer(0),
             index: zero,
             value: mistyped,
+            at: None,
         },
     ];
     let text = ir::validate(f).unwrap_err().to_string();
@@ -365,6 +369,7 @@ fn folding_a_constant_subexpression() {
         mem: ir::Mem::Buffer(1),
         index: zero,
         value: prod,
+        at: None,
     }];
     assert!(f
         .to_string()
@@ -614,12 +619,14 @@ fn dead_code_pass_on_hand_built_ir() {
             mem: ir::Mem::Buffer(0),
             index: zero,
             value: one,
+            at: None,
         },
         Stmt::Return,
         Stmt::Store {
             mem: ir::Mem::Buffer(0),
             index: one,
             value: one,
+            at: None,
         },
     ];
     let before = f.to_string();

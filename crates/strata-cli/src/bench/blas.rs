@@ -317,7 +317,7 @@ impl Context {
         let (e64, local) = (e as u64, config.threads() as usize);
         Ok(BenchResult {
             bench: name,
-            device: q.device().info().spec(),
+            device: q.device().spec(),
             n: e,
             reps,
             local_size: local,

@@ -675,7 +675,7 @@ fn result(
 ) -> BenchResult {
     BenchResult {
         bench,
-        device: q.device().info().spec(),
+        device: q.device().spec(),
         n,
         reps,
         local_size: range

@@ -151,7 +151,7 @@ fn cu_error(call: &str, e: cu::DriverError) -> Error {
 fn cuda_device(device: &Device) -> Result<CudaHandles> {
     device.cuda_handles().ok_or_else(|| Error::Backend {
         backend: "cuda",
-        message: format!("{} is not a CUDA device", device.info().spec()),
+        message: format!("{} is not a CUDA device", device.spec()),
     })
 }
 

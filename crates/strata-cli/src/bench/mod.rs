@@ -461,7 +461,7 @@ pub fn table(device: &Device, results: &[BenchResult]) -> String {
     };
     let mut out = format!(
         "device {} ({}), median of {reps} repetition(s), {against}\n",
-        info.spec(),
+        device.spec(),
         info.name,
     );
     out.push_str(&crate::report::aligned(&rows));
@@ -610,7 +610,7 @@ fn result(
 ) -> BenchResult {
     BenchResult {
         bench,
-        device: queue.device().info().spec(),
+        device: queue.device().spec(),
         n,
         reps,
         local_size: range.local_size().map_or(0, |l| l[0]),

@@ -624,7 +624,7 @@ fn run_with(
     let (local_size, groups) = (shape.local_size, shape.groups);
     Ok(BenchResult {
         bench: name,
-        device: queue.device().info().spec(),
+        device: queue.device().spec(),
         n,
         reps,
         local_size,

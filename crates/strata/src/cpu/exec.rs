@@ -14,9 +14,9 @@
 use super::cpu_mem;
 use crate::error::{Error, Result, WorkItem};
 use crate::ir::eval::{self, with_int, with_scalar, Column, EvalError, Num};
-use crate::ir::{SourceLoc, 
+use crate::ir::{
     self, AtomicOp, BinaryOp, Builtin, Expr, ExprId, GroupOp, GroupScope, Literal, LoopId, MathFn,
-    Mem, Scalar, Stmt, Type, UnaryOp, ValidFunction,
+    Mem, Scalar, SourceLoc, Stmt, Type, UnaryOp, ValidFunction,
 };
 use crate::runtime::{ArgValue, NdRange};
 use std::collections::HashSet;

@@ -11,8 +11,8 @@
 //! private variable set to 0 at the kernel's start), an atomic out of bounds returns 0.
 
 use super::{
-    Access, AtomicOp, AtomicOrder, BinaryOp, Block, Builtin, Elem, Expr, ExprId, Function,
-    Literal, Mem, Param, ParamKind, PrivateDecl, Scalar, SourceLoc, Stmt, Type, ValueId,
+    Access, AtomicOp, AtomicOrder, BinaryOp, Block, Builtin, Elem, Expr, ExprId, Function, Literal,
+    Mem, Param, ParamKind, PrivateDecl, Scalar, SourceLoc, Stmt, Type, ValueId,
 };
 use std::collections::HashMap;
 

@@ -507,12 +507,14 @@ impl Queue {
             return Ok(());
         }
         let wide = |k: usize| u64::from(w[k]) | (u64::from(w[k + 1]) << 32);
-        let site = sites.get(w[1] as usize).cloned().unwrap_or_else(|| {
-            crate::ir::checked::CheckSite {
-                memory: "memory".into(),
-                at: None,
-            }
-        });
+        let site =
+            sites
+                .get(w[1] as usize)
+                .cloned()
+                .unwrap_or_else(|| crate::ir::checked::CheckSite {
+                    memory: "memory".into(),
+                    at: None,
+                });
         let ids = |k: usize| [w[k], w[k + 1], w[k + 2]];
         Err(Error::OutOfBounds {
             kernel: kernel.to_string(),

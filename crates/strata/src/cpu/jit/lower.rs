@@ -714,7 +714,16 @@ impl<'a, 'b> Gen<'a, 'b> {
         };
         let bad = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, i, len);
         let at = self.at;
-        self.fault_if(bad, Site::OutOfBounds { mem, scalar: is, at }, i, len);
+        self.fault_if(
+            bad,
+            Site::OutOfBounds {
+                mem,
+                scalar: is,
+                at,
+            },
+            i,
+            len,
+        );
         let off = self.b.ins().imul_imm(i, stride as i64);
         let at = self.b.ins().iadd(base, off);
         match field_offset {

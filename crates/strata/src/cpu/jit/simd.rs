@@ -312,15 +312,23 @@ impl Gen<'_, '_> {
             bad = self.b.ins().bor(bad, neg);
         }
         let at = self.at;
-        self.lanes_fault(bad, Site::OutOfBounds { mem, scalar: is, at }, |g, k| {
-            let ik = g.b.ins().extractlane(idx, k);
-            let ik = if is.is_signed() {
-                g.b.ins().sextend(types::I64, ik)
-            } else {
-                g.b.ins().uextend(types::I64, ik)
-            };
-            (ik, len)
-        });
+        self.lanes_fault(
+            bad,
+            Site::OutOfBounds {
+                mem,
+                scalar: is,
+                at,
+            },
+            |g, k| {
+                let ik = g.b.ins().extractlane(idx, k);
+                let ik = if is.is_signed() {
+                    g.b.ins().sextend(types::I64, ik)
+                } else {
+                    g.b.ins().uextend(types::I64, ik)
+                };
+                (ik, len)
+            },
+        );
         (base, idx)
     }
 
