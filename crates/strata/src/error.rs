@@ -201,6 +201,52 @@ pub enum Error {
         at: crate::ir::SourceLoc,
     },
 
+    /// Checked mode (`interp+checked`): two work-items touched the same element of global or
+    /// local memory, at least one of them writing and neither through an atomic, with no
+    /// barrier between them (or from different work-groups of one launch).
+    #[error("kernel `{kernel}`: data race on element {index} of {memory}: {second_access} by {second}{} and {first_access} by {first}{}, {why}", crate::ir::source_suffix(*.second_at), crate::ir::source_suffix(*.first_at))]
+    DataRace {
+        /// Kernel name.
+        kernel: String,
+        /// The memory, e.g. "buffer `x`".
+        memory: String,
+        /// The element.
+        index: i64,
+        /// The earlier access: `write` or `read`.
+        first_access: &'static str,
+        /// The work-item of the earlier access.
+        first: WorkItem,
+        /// The line of the earlier access.
+        first_at: crate::ir::SourceLoc,
+        /// The later access: `write` or `read`.
+        second_access: &'static str,
+        /// The work-item of the later access.
+        second: WorkItem,
+        /// The line of the later access.
+        second_at: crate::ir::SourceLoc,
+        /// Why they are unordered: no barrier between them, or different work-groups.
+        why: &'static str,
+    },
+
+    /// Checked mode (`interp+checked`): a work-item read memory nobody wrote: local memory or
+    /// a private array element not written before in this launch, or an element of a buffer
+    /// made by [`crate::Buffer::uninit`] that nothing has written since.
+    #[error("kernel `{kernel}`: element {index} of {memory} is read before anything wrote it ({why}), at {item}{}", crate::ir::source_suffix(*.at))]
+    UninitializedRead {
+        /// Kernel name.
+        kernel: String,
+        /// The memory, e.g. "local array `tile`".
+        memory: String,
+        /// The element.
+        index: i64,
+        /// Which work-item read it.
+        item: WorkItem,
+        /// The line of the read.
+        at: crate::ir::SourceLoc,
+        /// What "before" means for this memory.
+        why: &'static str,
+    },
+
     /// A barrier or work-group collective reached by only part of a work-group.
     #[error("kernel `{kernel}`: {what} reached by only {reached} of the {size} work-items of work-group ({gx}, {gy}, {gz}); every work-item of a work-group must reach it (do not put it under a condition that differs between work-items, or after a return)", gx = group[0], gy = group[1], gz = group[2])]
     BarrierDivergence {

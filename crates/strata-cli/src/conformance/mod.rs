@@ -13,6 +13,7 @@ use strata::prelude::*;
 mod atomics;
 mod builtins;
 mod casts;
+mod checked;
 mod collectives;
 mod control;
 mod convert;
@@ -77,6 +78,7 @@ pub fn cases() -> Vec<Case> {
     v.extend(pitched::cases());
     v.extend(random::cases());
     v.extend(structs::cases());
+    v.extend(checked::cases());
     v.sort_by_key(|c| c.name);
     v
 }

@@ -153,6 +153,8 @@ enum CStmt {
         is: Scalar,
         /// An acquiring atomic load: a fence follows the read.
         acquire: bool,
+        /// An atomic load (not part of data races).
+        atomic: bool,
     },
     Store {
         ops: Vec<Op>,
@@ -231,7 +233,111 @@ pub(crate) struct Program {
     n_regs: usize,
     /// Which privates are scalar variables (not arrays): their index is always 0.
     private_is_var: Vec<bool>,
+    /// Checked mode ([`ir::Function::checked`]): keep shadow memory, report data races and
+    /// uninitialized reads.
+    checked: bool,
+    /// Checked mode: report races between work-groups (not when the kernel orders work-groups
+    /// itself with fences or ordered atomics, which the shadow memory does not follow).
+    cross_group: bool,
 }
+
+/// Whether `b` holds a fence or an atomic that releases or acquires.
+fn orders_memory(b: &ir::Block) -> bool {
+    b.iter().any(|s| match s {
+        Stmt::MemFence { .. } => true,
+        Stmt::Atomic { order, .. } | Stmt::AtomicLoad { order, .. } => {
+            order.order != ir::MemOrder::Relaxed
+        }
+        Stmt::If {
+            then, otherwise, ..
+        } => orders_memory(then) || orders_memory(otherwise),
+        Stmt::For { body, .. } | Stmt::Loop { body, .. } => orders_memory(body),
+        _ => false,
+    })
+}
+
+/// Checked mode: one access in shadow memory.
+#[derive(Clone, Copy, Debug)]
+struct Acc {
+    group: [u32; 3],
+    /// Local linear id.
+    lane: u32,
+    /// Barriers (and work-group collectives) the work-group had passed.
+    phase: u32,
+    at: SourceLoc,
+}
+
+impl Acc {
+    fn same_item(&self, o: &Acc) -> bool {
+        self.group == o.group && self.lane == o.lane
+    }
+}
+
+/// Checked mode: the shadow of one element: its last writer, up to two readers since, and
+/// whether anything wrote it (local memory).
+#[derive(Clone, Copy, Debug, Default)]
+struct Cell {
+    w: Option<Acc>,
+    r: [Option<Acc>; 2],
+    init: bool,
+}
+
+/// What a shadowed access does.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Kind {
+    Read,
+    Write,
+    /// An atomic: reads (for uninitialized memory) and writes, but races with nothing.
+    Atomic,
+    /// An atomic load.
+    AtomicRead,
+}
+
+impl Cell {
+    /// Records `me`; returns the earlier access it races with, and whether that one wrote.
+    fn touch(&mut self, me: Acc, kind: Kind, cross_group: bool) -> Option<(Acc, bool)> {
+        let unordered = |p: &Acc| {
+            !p.same_item(&me)
+                && if p.group == me.group {
+                    p.phase == me.phase
+                } else {
+                    cross_group
+                }
+        };
+        match kind {
+            Kind::Atomic => {
+                self.init = true;
+                return None;
+            }
+            Kind::AtomicRead => return None,
+            Kind::Read | Kind::Write => {}
+        }
+        if let Some(w) = self.w.filter(|w| unordered(w)) {
+            return Some((w, true));
+        }
+        if kind == Kind::Write {
+            if let Some(r) = self.r.iter().flatten().find(|r| unordered(r)) {
+                return Some((*r, false));
+            }
+            self.w = Some(me);
+            self.r = [None, None];
+            self.init = true;
+        } else if self.r[0].is_none_or(|r| r.same_item(&me) || !unordered(&r)) {
+            self.r[0] = Some(me);
+        } else {
+            self.r[1] = Some(me);
+        }
+        None
+    }
+}
+
+/// Checked mode: the shadow of a launch's buffers, by parameter: cells by byte offset, in
+/// shards so that work-groups running in parallel rarely wait for each other.
+struct GlobalShadow {
+    bufs: Vec<Vec<std::sync::Mutex<std::collections::HashMap<u64, Cell>>>>,
+}
+
+const SHARDS: usize = 64;
 
 struct Lowering<'a> {
     f: &'a ir::Function,
@@ -438,6 +544,7 @@ impl Lowering<'_> {
                 index: self.reg(*index),
                 is: is(self, *index),
                 acquire: false,
+                atomic: false,
             },
             Stmt::AtomicLoad {
                 value,
@@ -452,6 +559,7 @@ impl Lowering<'_> {
                 index: self.reg(*index),
                 is: is(self, *index),
                 acquire: order.order.acquires(),
+                atomic: true,
             },
             Stmt::Store {
                 mem,
@@ -592,7 +700,14 @@ impl Program {
             body,
             n_regs: (n_exprs as usize) + f.values.len(),
             private_is_var: f.privates.iter().map(|d| d.len.is_none()).collect(),
+            checked: f.checked,
+            cross_group: !orders_memory(&f.body),
         })
+    }
+
+    /// Whether the program keeps shadow memory (checked mode).
+    pub(crate) fn checked(&self) -> bool {
+        self.checked
     }
 
     /// Runs the program over `range` with resolved arguments.
@@ -624,9 +739,27 @@ impl Program {
             })
             .collect();
         let stop = AtomicBool::new(false);
+        let mems: Vec<Option<&super::CpuMem>> = args
+            .iter()
+            .map(|a| match a {
+                ArgValue::Buffer { mem, .. } => Some(cpu_mem(mem)),
+                _ => None,
+            })
+            .collect();
+        let shadow = self.checked.then(|| GlobalShadow {
+            bufs: args
+                .iter()
+                .map(|a| match a {
+                    ArgValue::Buffer { .. } => (0..SHARDS).map(|_| Default::default()).collect(),
+                    _ => Vec::new(),
+                })
+                .collect(),
+        });
         let ctx = Ctx {
             prog: self,
             args,
+            mems: &mems,
+            shadow: shadow.as_ref(),
             globals: &globals,
             local,
             groups,
@@ -658,6 +791,9 @@ unsafe impl Send for Global {}
 struct Ctx<'a> {
     prog: &'a Program,
     args: &'a [ArgValue],
+    /// The buffers' memory (for which bytes were written, in checked mode).
+    mems: &'a [Option<&'a super::CpuMem>],
+    shadow: Option<&'a GlobalShadow>,
     globals: &'a [Global],
     local: [usize; 3],
     groups: [usize; 3],
@@ -687,6 +823,12 @@ struct Worker<'a> {
     lids: [Vec<u32>; 3],
     /// A mask with every work-item active.
     all: Vec<bool>,
+    /// Checked mode: barriers and collectives passed by the work-group, the shadow of each
+    /// local array's elements, and which private array elements each work-item wrote (element
+    /// `i` of lane `l` at `i * lanes + l`).
+    phase: u32,
+    local_cells: Vec<Vec<Cell>>,
+    private_init: Vec<Vec<bool>>,
 }
 
 macro_rules! words {
@@ -733,7 +875,28 @@ impl<'a> Worker<'a> {
             .iter()
             .map(|(elem, n, _)| Column::zeroed(lanes * *n as usize * elem.size()))
             .collect();
+        let checked = p.checked;
+        let local_cells = if checked {
+            local_lens
+                .iter()
+                .map(|&n| vec![Cell::default(); n as usize])
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let private_init = if checked {
+            p.decls
+                .privates
+                .iter()
+                .map(|(_, n, _)| vec![false; lanes * *n as usize])
+                .collect()
+        } else {
+            Vec::new()
+        };
         let mut w = Worker {
+            phase: 0,
+            local_cells,
+            private_init,
             c,
             lanes,
             regs: vec![Column::default(); p.n_regs],
@@ -789,6 +952,13 @@ impl<'a> Worker<'a> {
         self.returned.iter_mut().for_each(|r| *r = false);
         for c in self.locals.iter_mut().chain(self.privates.iter_mut()) {
             c.bytes_mut().fill(0);
+        }
+        self.phase = 0;
+        for c in &mut self.local_cells {
+            c.fill(Cell::default());
+        }
+        for p in &mut self.private_init {
+            p.fill(false);
         }
         let body = &self.c.prog.body;
         let all = std::mem::take(&mut self.all);
@@ -1132,6 +1302,9 @@ impl<'a> Worker<'a> {
         store: bool,
     ) -> bool {
         let Mem::Buffer(p) = m.mem else { return false };
+        if self.c.prog.checked {
+            return false;
+        }
         // `fold` rather than `all`: no early exit, so the scan vectorizes.
         if is != Scalar::U32 || m.elem.width != 1 || !mask.iter().fold(true, |a, &x| a & x) {
             return false;
@@ -1173,7 +1346,14 @@ impl<'a> Worker<'a> {
         true
     }
 
-    fn load(&mut self, value: Reg, m: MemRef, index: Reg, is: Scalar, mask: &[bool]) -> Result<()> {
+    fn load(
+        &mut self,
+        value: Reg,
+        (m, kind): (MemRef, Kind),
+        index: Reg,
+        is: Scalar,
+        mask: &[bool],
+    ) -> Result<()> {
         if self.fast_global(value, m, index, is, mask, false) {
             return Ok(());
         }
@@ -1191,6 +1371,9 @@ impl<'a> Worker<'a> {
         }
         let len = self.mem_len(m);
         self.indices(index, is, mask, len, m)?;
+        if self.c.prog.checked {
+            self.shadow(m, kind, mask)?;
+        }
         let n = self.lanes;
         let (size, w) = (m.elem.scalar.size(), m.elem.width as usize);
         let mut out = std::mem::take(&mut self.regs[value as usize]);
@@ -1266,6 +1449,9 @@ impl<'a> Worker<'a> {
         }
         let len = self.mem_len(m);
         self.indices(index, is, mask, len, m)?;
+        if self.c.prog.checked {
+            self.shadow(m, Kind::Write, mask)?;
+        }
         let n = self.lanes;
         let (size, w) = (m.elem.scalar.size(), m.elem.width as usize);
         words!(size, W, A => {
@@ -1316,6 +1502,9 @@ impl<'a> Worker<'a> {
     ) -> Result<()> {
         let len = self.mem_len(m);
         self.indices(index, is, mask, len, m)?;
+        if self.c.prog.checked {
+            self.shadow(m, Kind::Atomic, mask)?;
+        }
         let n = self.lanes;
         let s = m.elem.scalar;
         let mut out = result.map(|r| std::mem::take(&mut self.regs[r as usize]));
@@ -1354,6 +1543,89 @@ impl<'a> Worker<'a> {
         Ok(())
     }
 
+    /// Checked mode: records the accesses of the active lanes (their indices in `self.idx`,
+    /// already checked) in shadow memory, reporting the first data race or read of memory
+    /// nobody wrote.
+    fn shadow(&mut self, m: MemRef, kind: Kind, mask: &[bool]) -> Result<()> {
+        let n = self.lanes;
+        let reads = matches!(kind, Kind::Read | Kind::Atomic | Kind::AtomicRead);
+        for l in (0..n).filter(|&l| mask[l]) {
+            let i = self.idx[l];
+            let me = Acc {
+                group: self.group,
+                lane: l as u32,
+                phase: self.phase,
+                at: m.at,
+            };
+            let (race, uninit) = match m.mem {
+                Mem::Field(_) => unreachable!("a field view is addressed through its buffer"),
+                Mem::Buffer(p) => {
+                    let size = m.elem.scalar.size();
+                    let off = (i as usize * m.stride + m.offset) * size;
+                    let bytes = size * m.elem.width as usize;
+                    let mem = self.c.mems[p as usize].expect("a buffer argument");
+                    let uninit = reads && !mem.is_written(off, bytes);
+                    if kind != Kind::Read {
+                        mem.mark_written(off, bytes);
+                    }
+                    let shards = &self.c.shadow.expect("checked").bufs[p as usize];
+                    let key = off as u64;
+                    let race = shards[(key as usize / size) % SHARDS]
+                        .lock()
+                        .unwrap()
+                        .entry(key)
+                        .or_default()
+                        .touch(me, kind, self.c.prog.cross_group);
+                    (race, uninit.then_some("since the buffer was made by Buffer::uninit"))
+                }
+                Mem::Local(a) => {
+                    let cell = &mut self.local_cells[a as usize][i as usize];
+                    let uninit = reads && !cell.init;
+                    (
+                        cell.touch(me, kind, false),
+                        uninit.then_some("in this work-group"),
+                    )
+                }
+                Mem::Private(a) => {
+                    let bit = &mut self.private_init[a as usize][i as usize * n + l];
+                    let uninit = reads && !*bit;
+                    *bit |= kind != Kind::Read;
+                    (None, uninit.then_some("by this work-item"))
+                }
+            };
+            if let Some(why) = uninit {
+                return Err(Error::UninitializedRead {
+                    kernel: self.c.prog.decls.name.clone(),
+                    memory: self.mem_what(m),
+                    index: i,
+                    item: self.item(l),
+                    at: m.at,
+                    why,
+                });
+            }
+            if let Some((other, wrote)) = race {
+                let name = |w: bool| if w { "write" } else { "read" };
+                return Err(Error::DataRace {
+                    kernel: self.c.prog.decls.name.clone(),
+                    memory: self.mem_what(m),
+                    index: i,
+                    first_access: name(wrote),
+                    first: super::work_item(other.lane as usize, self.c.local, other.group),
+                    first_at: other.at,
+                    second_access: name(kind == Kind::Write),
+                    second: self.item(l),
+                    second_at: m.at,
+                    why: if other.group == self.group {
+                        "with no barrier between them"
+                    } else {
+                        "in different work-groups of one launch"
+                    },
+                });
+            }
+        }
+        Ok(())
+    }
+
     fn check_uniform(&self, mask: &[bool], what: &str) -> Result<()> {
         let reached = mask.iter().filter(|&&m| m).count();
         if reached != self.lanes {
@@ -1378,6 +1650,9 @@ impl<'a> Worker<'a> {
         mask: &[bool],
     ) -> Result<()> {
         self.check_uniform(mask, op.name(scope))?;
+        if scope == GroupScope::WorkGroup {
+            self.phase += 1;
+        }
         let n = self.lanes;
         let mut out = std::mem::take(&mut self.regs[value as usize]);
         let src = source.map(|s| self.regs[s as usize].slice::<u32>(n));
@@ -1412,9 +1687,11 @@ impl<'a> Worker<'a> {
                 index,
                 is,
                 acquire,
+                atomic,
             } => {
                 self.run_ops(ops, mask)?;
-                self.load(*value, *m, *index, *is, mask)?;
+                let kind = if *atomic { Kind::AtomicRead } else { Kind::Read };
+                self.load(*value, (*m, kind), *index, *is, mask)?;
                 if *acquire {
                     std::sync::atomic::fence(Ordering::SeqCst);
                 }
@@ -1588,7 +1865,11 @@ impl<'a> Worker<'a> {
                 }
                 Ok(())
             }
-            CStmt::Barrier => self.check_uniform(mask, "barrier"),
+            CStmt::Barrier => {
+                self.check_uniform(mask, "barrier")?;
+                self.phase += 1;
+                Ok(())
+            }
             CStmt::Fence => {
                 std::sync::atomic::fence(Ordering::SeqCst);
                 Ok(())

@@ -37,9 +37,47 @@ pub(crate) const SUB_GROUP_SIZE: u32 = 32;
 pub(crate) struct CpuMem {
     words: Box<[AtomicU64]>,
     bytes: usize,
+    /// For memory allocated uninitialized ([`crate::Buffer::uninit`]): one bit per byte, set
+    /// once the byte has been written (by the host, a copy, a fill, or a kernel), which
+    /// `interp+checked` consults to report reads of bytes nobody wrote.
+    written: Option<Box<[AtomicU64]>>,
 }
 
 impl CpuMem {
+    /// Memory whose bytes count as unwritten until something writes them (still zeroed).
+    fn new_uninit(bytes: usize, device: &str) -> Result<CpuMem> {
+        let mut m = CpuMem::new(bytes, device)?;
+        m.written = Some((0..bytes.div_ceil(64)).map(|_| AtomicU64::new(0)).collect());
+        Ok(m)
+    }
+
+    /// Marks `len` bytes at `offset` written.
+    pub(crate) fn mark_written(&self, offset: usize, len: usize) {
+        let Some(bits) = &self.written else { return };
+        for b in offset..(offset + len).min(self.bytes) {
+            bits[b / 64].fetch_or(1 << (b % 64), Ordering::Relaxed);
+        }
+    }
+
+    /// Marks every byte written.
+    pub(crate) fn mark_all_written(&self) {
+        if let Some(bits) = &self.written {
+            for w in bits.iter() {
+                w.store(u64::MAX, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Whether every one of `len` bytes at `offset` has been written (always, for memory not
+    /// allocated uninitialized).
+    pub(crate) fn is_written(&self, offset: usize, len: usize) -> bool {
+        let Some(bits) = &self.written else {
+            return true;
+        };
+        (offset..(offset + len).min(self.bytes))
+            .all(|b| bits[b / 64].load(Ordering::Relaxed) & (1 << (b % 64)) != 0)
+    }
+
     fn new(bytes: usize, device: &str) -> Result<CpuMem> {
         let n = bytes.div_ceil(8);
         let mut v: Vec<AtomicU64> = Vec::new();
@@ -52,6 +90,7 @@ impl CpuMem {
         Ok(CpuMem {
             words: v.into_boxed_slice(),
             bytes,
+            written: None,
         })
     }
 
@@ -67,6 +106,7 @@ impl CpuMem {
     }
 
     fn write(&self, offset: usize, data: &[u8]) {
+        self.mark_written(offset, data.len());
         let mut i = 0;
         while i < data.len() && !(offset + i).is_multiple_of(8) {
             self.byte(offset + i).store(data[i], Ordering::Relaxed);
@@ -203,6 +243,10 @@ impl DeviceBackend for CpuDevice {
 
     fn alloc(&self, bytes: usize) -> Result<Arc<dyn Memory>> {
         Ok(Arc::new(CpuMem::new(bytes, &self.info.spec())?))
+    }
+
+    fn alloc_uninit(&self, bytes: usize) -> Result<Arc<dyn Memory>> {
+        Ok(Arc::new(CpuMem::new_uninit(bytes, &self.info.spec())?))
     }
 
     fn compile(&self, f: &ValidFunction) -> Result<Arc<dyn CompiledKernel>> {
@@ -503,7 +547,7 @@ fn run(cmd: Command) -> Result<()> {
         }
         Command::Launch {
             kernel,
-            function: _,
+            function,
             range,
             args,
             cancel,
@@ -512,6 +556,16 @@ fn run(cmd: Command) -> Result<()> {
                 .as_any()
                 .downcast_ref::<CpuKernel>()
                 .expect("strata bug: CPU launch of a kernel compiled elsewhere");
+            let tracked = matches!(k, CpuKernel::Interpreted(p) if p.checked());
+            if !tracked {
+                // Only `interp+checked` follows what a kernel writes: after any other launch,
+                // every buffer the kernel may write counts as written.
+                for p in &function.info().writes {
+                    if let Some(ArgValue::Buffer { mem, .. }) = args.get(*p as usize) {
+                        cpu_mem(mem).mark_all_written();
+                    }
+                }
+            }
             match k {
                 CpuKernel::Interpreted(p) => p.launch(range, &args, &cancel),
                 CpuKernel::Compiled(p) => p.launch(range, &args, &cancel),

@@ -68,6 +68,7 @@ struct Rewriter {
 /// Rewrites `f` for checked mode (see the module docs). The result is valid IR when `f` is.
 pub fn instrument(f: &Function) -> Instrumented {
     let mut f = f.clone();
+    f.checked = true;
     let body = std::mem::take(&mut f.body);
     let name = unique_name(&f, "strata_fault");
     f.params.push(Param {

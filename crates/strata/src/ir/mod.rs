@@ -1271,6 +1271,9 @@ pub struct Function {
     pub fields: Vec<FieldView>,
     /// The body.
     pub body: Block,
+    /// Instrumented for checked mode ([`checked::instrument`]): the interpreter then also
+    /// keeps shadow memory and reports data races and uninitialized reads.
+    pub checked: bool,
 }
 
 impl Function {
@@ -1288,6 +1291,7 @@ impl Function {
             structs: Vec::new(),
             fields: Vec::new(),
             body: Vec::new(),
+            checked: false,
         }
     }
 
@@ -1534,14 +1538,15 @@ impl Function {
         use std::hash::{Hash, Hasher};
         // The parts without `Hash`; their `Debug` form is linear (it names expressions by id).
         let rest = format!(
-            "{:?}{:?}{:?}{:?}{}{:?}{:?}",
+            "{:?}{:?}{:?}{:?}{}{:?}{:?}{}",
             self.params,
             self.values,
             self.locals,
             self.privates,
             self.loop_count,
             self.stubs,
-            self.body
+            self.body,
+            self.checked
         );
         let mut hs = [1u8, 2].map(|salt| {
             let mut h = std::collections::hash_map::DefaultHasher::new();

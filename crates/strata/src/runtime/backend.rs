@@ -229,6 +229,12 @@ pub(crate) trait DeviceBackend: Send + Sync {
     fn info(&self) -> &DeviceInfo;
     /// Allocates `bytes` bytes, zeroed.
     fn alloc(&self, bytes: usize) -> Result<Arc<dyn Memory>>;
+    /// Allocates `bytes` bytes whose contents count as unwritten ([`crate::Buffer::uninit`]):
+    /// zeroed all the same; the CPU backend remembers which bytes get written, for
+    /// `interp+checked`.
+    fn alloc_uninit(&self, bytes: usize) -> Result<Arc<dyn Memory>> {
+        self.alloc(bytes)
+    }
     /// Compiles a validated kernel.
     fn compile(&self, f: &ValidFunction) -> Result<Arc<dyn CompiledKernel>>;
     /// Creates an in-order queue; `profiling` asks for device-measured run times of its

@@ -38,7 +38,8 @@ impl<T> std::fmt::Debug for Buffer<T> {
 }
 
 impl<T: Element> Buffer<T> {
-    /// A zeroed buffer of `len` elements on `device`: anything that names a device, a
+    /// A zeroed buffer of `len` elements on `device` (every element 0, on every backend;
+    /// [`Buffer::uninit`] for one whose contents count as unwritten): anything that names a device, a
     /// [`Device`] or a [`Queue`] (its device), so `Buffer::new(&queue, n)` and
     /// `Buffer::new(&device, n)` both work. Fails with [`Error::OutOfMemory`] when the size
     /// exceeds the device's largest allocation, its memory, or its memory budget
@@ -47,7 +48,18 @@ impl<T: Element> Buffer<T> {
     /// Allocation takes anything that names a device; constructors that upload data
     /// ([`Buffer::from_slice`]) take a [`Queue`], which they need to copy.
     pub fn new(device: impl AsRef<Device>, len: usize) -> Result<Buffer<T>> {
-        let device = device.as_ref();
+        Buffer::allocate(device.as_ref(), len, false)
+    }
+
+    /// A buffer of `len` elements whose contents are unspecified until written: a kernel must
+    /// not read an element before something (the host, a copy, a fill, a kernel) wrote it.
+    /// `interp+checked` reports such a read ([`Error::UninitializedRead`]); the memory is in
+    /// fact zeroed on every backend today, so the cost is that of [`Buffer::new`].
+    pub fn uninit(device: impl AsRef<Device>, len: usize) -> Result<Buffer<T>> {
+        Buffer::allocate(device.as_ref(), len, true)
+    }
+
+    fn allocate(device: &Device, len: usize, uninit: bool) -> Result<Buffer<T>> {
         let info = device.info();
         let bytes =
             len.checked_mul(std::mem::size_of::<T>())
@@ -69,7 +81,11 @@ impl<T: Element> Buffer<T> {
                 ),
             });
         }
-        let mem = device.alloc(bytes)?;
+        let mem = if uninit {
+            device.alloc_uninit(bytes)?
+        } else {
+            device.alloc(bytes)?
+        };
         Ok(Buffer {
             mem,
             len,

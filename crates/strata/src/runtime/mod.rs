@@ -432,6 +432,13 @@ impl Device {
         self.checked
     }
 
+    /// Whether checked launches on this device also find data races and uninitialized reads
+    /// (shadow memory): `interp+checked`. Other devices in checked mode find out-of-bounds
+    /// accesses and barrier divergence.
+    pub fn finds_races(&self) -> bool {
+        self.checked && self.info().backend == BackendKind::Interp
+    }
+
     /// The spec that selects this device: [`DeviceInfo::spec`], with `+checked` in checked
     /// mode.
     pub fn spec(&self) -> String {
@@ -631,6 +638,15 @@ impl Device {
     /// Allocates `bytes` of device memory, zeroed, charged to the device's budget while it
     /// lives ([`Device::memory_budget`]).
     pub(crate) fn alloc(&self, bytes: usize) -> Result<Arc<dyn backend::Memory>> {
+        self.alloc_as(bytes, false)
+    }
+
+    /// [`Device::alloc`] of memory whose bytes count as unwritten ([`Buffer::uninit`]).
+    pub(crate) fn alloc_uninit(&self, bytes: usize) -> Result<Arc<dyn backend::Memory>> {
+        self.alloc_as(bytes, true)
+    }
+
+    fn alloc_as(&self, bytes: usize, uninit: bool) -> Result<Arc<dyn backend::Memory>> {
         let want = bytes as u64;
         let info = self.info();
         let oom = |reason: String| Error::OutOfMemory {
@@ -663,7 +679,12 @@ impl Device {
                 }
             }
         }
-        match self.inner.backend.alloc(bytes) {
+        let mem = if uninit {
+            self.inner.backend.alloc_uninit(bytes)
+        } else {
+            self.inner.backend.alloc(bytes)
+        };
+        match mem {
             Ok(inner) => Ok(Arc::new(Charged {
                 inner,
                 bytes: want,
