@@ -9,6 +9,15 @@
 //! site (an index into [`Instrumented::sites`]), the index and the length (64 bits each, low
 //! word first), and its global, local and group ids. A load out of bounds gives 0 (it reads a
 //! private variable set to 0 at the kernel's start), an atomic out of bounds returns 0.
+//!
+//! **Barrier divergence.** Before every `if` whose branches hold a barrier or a collective, the
+//! work-group counts the work-items taking the `then` branch (a `group_reduce_add`, where every
+//! work-item is present: the enclosing `if`s were checked the same way); when some but not all
+//! take it, the fault is recorded (its site says which barrier, the index word holds how many
+//! work-items reach it, the length word the work-group's size) and the whole group skips the
+//! `if`, so the divergent barrier never runs: on a GPU it would hang or be undefined. A
+//! barrier after some work-items returned, or in a loop whose trip count differs between
+//! work-items, is not caught this way (the CPU backends catch every case themselves).
 
 use super::{
     Access, AtomicOp, AtomicOrder, BinaryOp, Block, Builtin, Elem, Expr, ExprId, Function, Literal,
@@ -19,13 +28,25 @@ use std::collections::HashMap;
 /// Words of the hidden fault buffer.
 pub const FAULT_WORDS: usize = 15;
 
-/// An instrumented access.
+/// An instrumented access, or an `if` holding a barrier.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CheckSite {
-    /// How errors name the memory, e.g. "buffer `x`".
+    /// How errors name the memory, e.g. "buffer `x`"; for a divergence site, the barrier or
+    /// collective (`barrier`, `group_reduce_add`, ...).
     pub memory: String,
     /// The user's line.
     pub at: SourceLoc,
+    /// What the site checks.
+    pub kind: SiteKind,
+}
+
+/// What a [`CheckSite`] checks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SiteKind {
+    /// An access against its memory's length.
+    Bounds,
+    /// That all or none of the work-group take a branch holding a barrier or collective.
+    Divergence,
 }
 
 /// A kernel rewritten for checked mode.
@@ -229,7 +250,13 @@ impl Rewriter {
         self.sites.push(CheckSite {
             memory: mem_what(&self.f, mem),
             at,
+            kind: SiteKind::Bounds,
         });
+        Some((ok, self.record(site, wide, len)))
+    }
+
+    /// The statements recording a fault at `site` with `index` and `len` (`u64`).
+    fn record(&mut self, site: u64, wide: ExprId, len: ExprId) -> Block {
         let fault = Mem::Buffer(self.fault);
         let count = self.new_value(Type::U32);
         let zero = self.lit(Scalar::U32, 0);
@@ -265,7 +292,7 @@ impl Rewriter {
         }
         let counted = self.e(Expr::Value(count), Type::U32);
         let first = self.e(Expr::Binary(BinaryOp::Eq, counted, zero), Type::BOOL);
-        let fault_block = vec![
+        vec![
             Stmt::Atomic {
                 result: Some(count),
                 mem: fault,
@@ -281,8 +308,60 @@ impl Rewriter {
                 then: record,
                 otherwise: Vec::new(),
             },
-        ];
-        Some((ok, fault_block))
+        ]
+    }
+
+    /// Guards an `if` whose branches hold a barrier or collective `what` (see the module
+    /// docs): pushes the count, the fault, and the `if` under `not divergent`.
+    fn guard_divergence(&mut self, what: (String, bool), s: Stmt, cond: ExprId, out: &mut Block) {
+        let (name, in_then) = what;
+        let site = self.sites.len() as u64;
+        self.sites.push(CheckSite {
+            memory: name,
+            at: None,
+            kind: SiteKind::Divergence,
+        });
+        let (one, zero) = (self.lit(Scalar::U32, 1), self.lit(Scalar::U32, 0));
+        let vote = self.e(Expr::Select(cond, one, zero), Type::U32);
+        let taken = self.new_value(Type::U32);
+        out.push(Stmt::Group {
+            value: taken,
+            op: super::GroupOp::ReduceAdd,
+            scope: super::GroupScope::WorkGroup,
+            arg: vote,
+            source: None,
+        });
+        let taken = self.e(Expr::Value(taken), Type::U32);
+        let mut size = self.e(Expr::Builtin(Builtin::LocalSize(0)), Type::U32);
+        for d in 1..3 {
+            let s = self.e(Expr::Builtin(Builtin::LocalSize(d)), Type::U32);
+            size = self.e(Expr::Binary(BinaryOp::Mul, size, s), Type::U32);
+        }
+        let some = self.e(Expr::Binary(BinaryOp::Ne, taken, zero), Type::BOOL);
+        let not_all = self.e(Expr::Binary(BinaryOp::Ne, taken, size), Type::BOOL);
+        let divergent = self.e(Expr::Binary(BinaryOp::And, some, not_all), Type::BOOL);
+        let uniform = self.e(Expr::Unary(super::UnaryOp::Not, divergent), Type::BOOL);
+        let reached = if in_then {
+            taken
+        } else {
+            self.e(Expr::Binary(BinaryOp::Sub, size, taken), Type::U32)
+        };
+        let (reached, size64) = (self.cast(reached, Scalar::U64), self.cast(size, Scalar::U64));
+        // One work-item records it: the first of the work-group.
+        let lid = self.e(Expr::Builtin(Builtin::LocalLinearId), Type::U32);
+        let first = self.e(Expr::Binary(BinaryOp::Eq, lid, zero), Type::BOOL);
+        let report = self.e(Expr::Binary(BinaryOp::And, divergent, first), Type::BOOL);
+        let record = self.record(site, reached, size64);
+        out.push(Stmt::If {
+            cond: report,
+            then: record,
+            otherwise: Vec::new(),
+        });
+        out.push(Stmt::If {
+            cond: uniform,
+            then: vec![s],
+            otherwise: Vec::new(),
+        });
     }
 
     fn block(&mut self, b: Block) -> Block {
@@ -377,13 +456,22 @@ impl Rewriter {
                 then,
                 otherwise,
             } => {
+                let what = match (first_sync(&then), first_sync(&otherwise)) {
+                    (Some(w), _) => Some((w, true)),
+                    (None, Some(w)) => Some((w, false)),
+                    (None, None) => None,
+                };
                 let then = self.block(then);
                 let otherwise = self.block(otherwise);
-                out.push(Stmt::If {
+                let s = Stmt::If {
                     cond,
                     then,
                     otherwise,
-                });
+                };
+                match what {
+                    Some(what) => self.guard_divergence(what, s, cond, out),
+                    None => out.push(s),
+                }
             }
             Stmt::For {
                 id,
@@ -416,6 +504,19 @@ impl Rewriter {
             | Stmt::Group { .. }) => out.push(s),
         }
     }
+}
+
+/// The name of the first barrier or collective in `b`, at any depth.
+fn first_sync(b: &Block) -> Option<String> {
+    b.iter().find_map(|s| match s {
+        Stmt::Barrier(_) => Some("barrier".to_string()),
+        Stmt::Group { op, scope, .. } => Some(op.name(*scope).to_string()),
+        Stmt::If {
+            then, otherwise, ..
+        } => first_sync(then).or_else(|| first_sync(otherwise)),
+        Stmt::For { body, .. } | Stmt::Loop { body, .. } => first_sync(body),
+        _ => None,
+    })
 }
 
 /// `s` (a load, atomic load or atomic with a result) defining `v` instead.

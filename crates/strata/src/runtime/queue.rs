@@ -507,15 +507,23 @@ impl Queue {
             return Ok(());
         }
         let wide = |k: usize| u64::from(w[k]) | (u64::from(w[k + 1]) << 32);
-        let site =
-            sites
-                .get(w[1] as usize)
-                .cloned()
-                .unwrap_or_else(|| crate::ir::checked::CheckSite {
-                    memory: "memory".into(),
-                    at: None,
-                });
+        let site = sites.get(w[1] as usize).cloned().unwrap_or_else(|| {
+            crate::ir::checked::CheckSite {
+                memory: "memory".into(),
+                at: None,
+                kind: crate::ir::checked::SiteKind::Bounds,
+            }
+        });
         let ids = |k: usize| [w[k], w[k + 1], w[k + 2]];
+        if site.kind == crate::ir::checked::SiteKind::Divergence {
+            return Err(Error::BarrierDivergence {
+                kernel: kernel.to_string(),
+                what: site.memory,
+                reached: wide(2) as usize,
+                size: wide(4) as usize,
+                group: ids(12),
+            });
+        }
         Err(Error::OutOfBounds {
             kernel: kernel.to_string(),
             memory: site.memory,
