@@ -200,6 +200,80 @@ fn cuda_golden_files() {
     golden_files(&codegen::CUDA, "cu");
 }
 
+/// The kernels whose checked-mode variants (`Kernel::checked_function`) have golden files
+/// too, in `tests/golden/opencl-checked/` and `.../cuda-checked/`: the planted bugs of the
+/// `checked/` conformance cases (every kind of instrumented access and the barrier-divergence
+/// count) and the tiled matrix products (barriers in loops).
+fn checked_kernels() -> BTreeMap<String, Kernel> {
+    all_kernels()
+        .into_iter()
+        .filter(|(n, _)| {
+            ["planted_", "checked_", "matmul_"]
+                .iter()
+                .any(|p| n.starts_with(p))
+        })
+        .collect()
+}
+
+#[test]
+fn opencl_checked_golden_files() {
+    checked_golden_files(&codegen::OPENCL, "cl");
+}
+
+#[test]
+fn cuda_checked_golden_files() {
+    checked_golden_files(&codegen::CUDA, "cu");
+}
+
+fn checked_golden_files(dialect: &'static codegen::Dialect, ext: &str) {
+    let kernels = checked_kernels();
+    assert!(
+        kernels.len() >= 12,
+        "expected the planted bugs, got {}",
+        kernels.len()
+    );
+    let checked: BTreeMap<String, std::sync::Arc<strata::ir::ValidFunction>> = kernels
+        .iter()
+        .map(|(n, k)| (n.clone(), k.checked_function().expect("checked variant")))
+        .collect();
+    compare_golden(
+        checked.iter().map(|(n, f)| (n, &**f)).collect(),
+        &format!("{}-checked", dialect.key),
+        dialect,
+        ext,
+    );
+    // Compiled by every OpenCL device / by NVRTC, like the plain kernels.
+    let mut failures = Vec::new();
+    if dialect.key == codegen::OPENCL.key {
+        for d in strata::devices()
+            .into_iter()
+            .filter(|d| d.info().backend == BackendKind::OpenCl)
+        {
+            let d = d.checked();
+            for (name, k) in &kernels {
+                if let Err(e) = d.compile(k) {
+                    failures.push(format!("{name} on {}: {e}", d.spec()));
+                }
+            }
+        }
+    } else if strata::cuda::nvrtc_version().is_ok() {
+        for (name, f) in &checked {
+            let generated = codegen::cuda(f).expect("CUDA source");
+            for arch in NVRTC_ARCHS {
+                if let Err(e) = strata::cuda::compile_ptx(name, &generated, arch, &[]) {
+                    failures.push(format!("{name} for sm_{arch}: {e}"));
+                }
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} checked kernel(s) failed to compile:\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
+}
+
 fn golden_files(dialect: &'static codegen::Dialect, ext: &str) {
     let kernels = all_kernels();
     assert!(
@@ -207,11 +281,30 @@ fn golden_files(dialect: &'static codegen::Dialect, ext: &str) {
         "expected the conformance suite's kernels, got {}",
         kernels.len()
     );
-    let dir = golden_dir(dialect.key);
+    compare_golden(
+        kernels
+            .iter()
+            .map(|(n, k)| (n, k.valid_function()))
+            .collect(),
+        dialect.key,
+        dialect,
+        ext,
+    );
+}
+
+/// Compares (or with `STRATA_BLESS=1` writes) the generated source of `kernels` with the
+/// files of `tests/golden/<dir>/`.
+fn compare_golden(
+    kernels: BTreeMap<&String, &strata::ir::ValidFunction>,
+    dir_name: &str,
+    dialect: &'static codegen::Dialect,
+    ext: &str,
+) {
+    let dir = golden_dir(dir_name);
     let bless = std::env::var("STRATA_BLESS").is_ok_and(|v| v == "1");
     let mut mismatches = Vec::new();
-    for (name, k) in &kernels {
-        let src = codegen::write(k.valid_function(), dialect)
+    for (name, f) in &kernels {
+        let src = codegen::write(f, dialect)
             .unwrap_or_else(|e| panic!("{name} has no {} source: {e}", dialect.name))
             .source;
         let path = dir.join(format!("{name}.{ext}"));
@@ -264,7 +357,7 @@ fn golden_files(dialect: &'static codegen::Dialect, ext: &str) {
         mismatches.is_empty(),
         "{} golden file(s) out of date; if the change is intended, run `STRATA_BLESS=1 cargo test --test golden` and review the diff of tests/golden/{}:\n{}",
         mismatches.len(),
-        dialect.key,
+        dir_name,
         mismatches.join("\n")
     );
 }

@@ -3,8 +3,17 @@
 //! spec parsing; separate caching. (The planted-bug suite of `strata check` covers every defect
 //! kind on every device; these are the library's own tests.)
 
+use std::sync::Mutex;
 use strata::prelude::*;
 use strata::Error;
+
+/// The tests run one at a time: `checked_kernels_are_cached_apart` counts compilations, which
+/// the devices count for all their users.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner())
+}
 
 /// Every present device that can run the tests here, in checked mode.
 fn checked_devices() -> Vec<Device> {
@@ -25,6 +34,7 @@ fn expect_oob(r: strata::Result<strata::Run>) -> (String, Error) {
 
 #[test]
 fn specs_parse_with_checked() {
+    let _one = serial();
     for spec in ["cpu+checked", "interp+checked", " cpu+checked "] {
         let d = Device::from_spec(spec).unwrap();
         assert!(d.is_checked(), "{spec}");
@@ -47,6 +57,7 @@ fn specs_parse_with_checked() {
 
 #[test]
 fn out_of_bounds_global_store_names_line_and_work_item() {
+    let _one = serial();
     for dev in checked_devices() {
         let q = Queue::new(&dev).unwrap();
         let mut line = 0;
@@ -82,6 +93,7 @@ fn out_of_bounds_global_store_names_line_and_work_item() {
 
 #[test]
 fn out_of_bounds_load_gives_zero_and_local_and_private_are_checked() {
+    let _one = serial();
     for dev in checked_devices() {
         let q = Queue::new(&dev).unwrap();
         let k = Kernel::build("oob_local", |k| {
@@ -131,6 +143,7 @@ fn out_of_bounds_load_gives_zero_and_local_and_private_are_checked() {
 
 #[test]
 fn launch_sized_local_arrays_are_checked() {
+    let _one = serial();
     for dev in checked_devices() {
         let q = Queue::new(&dev).unwrap();
         let k = Kernel::build("oob_dyn", |k| {
@@ -164,6 +177,7 @@ fn launch_sized_local_arrays_are_checked() {
 
 #[test]
 fn checked_kernels_are_cached_apart() {
+    let _one = serial();
     let plain = Device::from_spec("cpu").unwrap();
     let checked = plain.checked();
     let k = Kernel::build("cache_apart", |k| {
@@ -177,4 +191,116 @@ fn checked_kernels_are_cached_apart() {
     checked.compile(&k).unwrap();
     plain.compile(&k).unwrap();
     assert_eq!(plain.compile_count() - before, 2, "one plain, one checked");
+}
+
+/// The line `oob_macro`'s store is on.
+const MACRO_STORE_LINE: u32 = line!() + 6;
+
+#[kernel]
+fn oob_macro(x: &[u32], #[write] out: &mut [u32]) {
+    let i = global_id(0);
+    let v = x[i];
+    out[i + 1u32] = v;
+}
+
+#[test]
+fn kernel_macro_errors_point_at_the_functions_line() {
+    let _one = serial();
+    for dev in checked_devices() {
+        let q = Queue::new(&dev).unwrap();
+        let k = oob_macro::build().unwrap();
+        let x = Buffer::from_slice(&q, &[1u32, 2, 3, 4]).unwrap();
+        let out = Buffer::<u32>::new(&q, 4).unwrap();
+        let r = k.launch(&q, NdRange::new(4), &x, &out);
+        let (m, e) = expect_oob(r);
+        assert!(
+            m.contains("index 4 is out of bounds for buffer `out` of length 4")
+                && m.contains("global (3, 0, 0)"),
+            "{}: {m}",
+            dev.spec()
+        );
+        match e {
+            Error::OutOfBounds { at: Some(at), .. } => {
+                assert!(at.file().ends_with("tests/checked.rs"), "{at}");
+                assert_eq!(at.line(), MACRO_STORE_LINE, "{m}");
+            }
+            e => panic!("no source location: {e:?}"),
+        }
+    }
+}
+
+#[test]
+fn races_and_uninitialized_reads_on_the_interpreter() {
+    let _one = serial();
+    let dev = Device::from_spec("interp+checked").unwrap();
+    assert!(dev.finds_races());
+    assert!(!Device::from_spec("cpu+checked").unwrap().finds_races());
+    assert!(!Device::from_spec("interp").unwrap().finds_races());
+    let q = Queue::new(&dev).unwrap();
+    // Work-item i writes x[i] and reads x[i + 1] in the same phase: a race; with a barrier
+    // between the read and the write (the classic fix), none.
+    for fixed in [false, true] {
+        let k = Kernel::build("shift", |k| {
+            let x = k.read_write::<u32>("x");
+            let i = local_id(0);
+            let v = x.at((i + 1u32) % 8u32);
+            if fixed {
+                barrier();
+            }
+            x.set(i, v);
+        })
+        .unwrap();
+        let x = Buffer::from_slice(&q, &[0u32, 1, 2, 3, 4, 5, 6, 7]).unwrap();
+        let r = q.launch(&k, NdRange::new(8).local(8), args![&x]);
+        if fixed {
+            r.unwrap();
+            assert_eq!(q.read(&x).unwrap(), [1, 2, 3, 4, 5, 6, 7, 0]);
+        } else {
+            let m = match r {
+                Err(e @ Error::DataRace { .. }) => e.to_string(),
+                r => panic!("expected a data race, got {r:?}"),
+            };
+            assert!(
+                m.contains(
+                    "data race on element 0 of buffer `x`: write by work-item global (0, 0, 0)"
+                ) && m.contains("read by work-item global (7, 0, 0)")
+                    && m.contains("with no barrier between them"),
+                "{m}"
+            );
+        }
+    }
+    // Atomics never race.
+    let k = Kernel::build("count", |k| {
+        let c = k.read_write::<u32>("c");
+        c.atomic_add(0u32, 1u32);
+    })
+    .unwrap();
+    let c = Buffer::<u32>::new(&q, 1).unwrap();
+    q.launch(&k, NdRange::new(64).local(16), args![&c]).unwrap();
+    assert_eq!(q.read(&c).unwrap(), [64]);
+    // A buffer made by Buffer::uninit and written by a launch that is not checked (whose
+    // writes are not followed) counts as written: no false report.
+    let cpu_q = Queue::new(&dev.unchecked()).unwrap();
+    let x = Buffer::<u32>::uninit(&cpu_q, 8).unwrap();
+    let fill = Kernel::build("fill_x", |k| {
+        let x = k.write::<u32>("x");
+        x.set(global_id(0), 5u32);
+    })
+    .unwrap();
+    cpu_q.launch(&fill, NdRange::new(8), args![&x]).unwrap();
+    let read = Kernel::build("read_x", |k| {
+        let x = k.read::<u32>("x");
+        let out = k.write::<u32>("out");
+        out.set(global_id(0), x.at(global_id(0)));
+    })
+    .unwrap();
+    let out = Buffer::<u32>::new(&q, 8).unwrap();
+    q.launch(&read, NdRange::new(8), args![&x, &out]).unwrap();
+    assert_eq!(q.read(&out).unwrap(), [5; 8]);
+    // Unwritten, it is reported.
+    let y = Buffer::<u32>::uninit(&q, 8).unwrap();
+    match q.launch(&read, NdRange::new(8), args![&y, &out]) {
+        Err(Error::UninitializedRead { index: 0, .. }) => {}
+        r => panic!("expected an uninitialized read, got {r:?}"),
+    }
 }

@@ -54,7 +54,9 @@ fn expect_fault(
                 None => Ok(()),
             }
         }
-        Err(err) => Err(format!("{what}: expected another kind of error, got: {err}")),
+        Err(err) => Err(format!(
+            "{what}: expected another kind of error, got: {err}"
+        )),
     }
 }
 
@@ -419,11 +421,7 @@ fn uninit_buffer(q: &Queue) -> Result<(), String> {
     q.fill(&x, 4u32, 6..).map_err(e)?;
     q.launch(&k, NdRange::new(8).local(8), args![&x, &out])
         .map_err(e)?;
-    expect_eq(
-        "out",
-        &q.read(&out).map_err(e)?,
-        &[3, 3, 3, 3, 3, 3, 4, 4],
-    )
+    expect_eq("out", &q.read(&out).map_err(e)?, &[3, 3, 3, 3, 3, 3, 4, 4])
 }
 
 fn barrier_divergence(q: &Queue) -> Result<(), String> {

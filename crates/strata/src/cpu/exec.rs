@@ -1576,7 +1576,10 @@ impl<'a> Worker<'a> {
                         .entry(key)
                         .or_default()
                         .touch(me, kind, self.c.prog.cross_group);
-                    (race, uninit.then_some("since the buffer was made by Buffer::uninit"))
+                    (
+                        race,
+                        uninit.then_some("since the buffer was made by Buffer::uninit"),
+                    )
                 }
                 Mem::Local(a) => {
                     let cell = &mut self.local_cells[a as usize][i as usize];
@@ -1690,7 +1693,11 @@ impl<'a> Worker<'a> {
                 atomic,
             } => {
                 self.run_ops(ops, mask)?;
-                let kind = if *atomic { Kind::AtomicRead } else { Kind::Read };
+                let kind = if *atomic {
+                    Kind::AtomicRead
+                } else {
+                    Kind::Read
+                };
                 self.load(*value, (*m, kind), *index, *is, mask)?;
                 if *acquire {
                     std::sync::atomic::fence(Ordering::SeqCst);

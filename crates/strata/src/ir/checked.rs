@@ -7,7 +7,8 @@
 //! The hidden buffer holds [`FAULT_WORDS`] `u32` words: word 0 counts the faults (each faulting
 //! work-item adds 1 atomically); the work-item that found it 0 writes the rest: the access's
 //! site (an index into [`Instrumented::sites`]), the index and the length (64 bits each, low
-//! word first), and its global, local and group ids. A load out of bounds gives 0 (it reads a
+//! word first), and its global id (the host derives the local and group ids from the launch's
+//! work-group size). A load out of bounds gives 0 (it reads a
 //! private variable set to 0 at the kernel's start), an atomic out of bounds returns 0.
 //!
 //! **Barrier divergence.** Before every `if` whose branches hold a barrier or a collective, the
@@ -26,7 +27,7 @@ use super::{
 use std::collections::HashMap;
 
 /// Words of the hidden fault buffer.
-pub const FAULT_WORDS: usize = 15;
+pub const FAULT_WORDS: usize = 9;
 
 /// An instrumented access, or an `if` holding a barrier.
 #[derive(Clone, Debug, PartialEq)]
@@ -281,14 +282,8 @@ impl Rewriter {
             put(self, word + 1, hi);
         }
         for d in 0..3u8 {
-            for (base, b) in [
-                (6, Builtin::GlobalId(d)),
-                (9, Builtin::LocalId(d)),
-                (12, Builtin::GroupId(d)),
-            ] {
-                let id = self.e(Expr::Builtin(b), Type::U32);
-                put(self, base + d as u64, id);
-            }
+            let id = self.e(Expr::Builtin(Builtin::GlobalId(d)), Type::U32);
+            put(self, 6 + d as u64, id);
         }
         let counted = self.e(Expr::Value(count), Type::U32);
         let first = self.e(Expr::Binary(BinaryOp::Eq, counted, zero), Type::BOOL);
@@ -346,7 +341,10 @@ impl Rewriter {
         } else {
             self.e(Expr::Binary(BinaryOp::Sub, size, taken), Type::U32)
         };
-        let (reached, size64) = (self.cast(reached, Scalar::U64), self.cast(size, Scalar::U64));
+        let (reached, size64) = (
+            self.cast(reached, Scalar::U64),
+            self.cast(size, Scalar::U64),
+        );
         // One work-item records it: the first of the work-group.
         let lid = self.e(Expr::Builtin(Builtin::LocalLinearId), Type::U32);
         let first = self.e(Expr::Binary(BinaryOp::Eq, lid, zero), Type::BOOL);

@@ -214,6 +214,13 @@ impl Kernel {
         &self.inner.valid
     }
 
+    /// The kernel as checked mode compiles it ([`crate::Device::checked`]): instrumented by
+    /// [`ir::checked::instrument`], validated and optimized. What code generators take, like
+    /// [`Kernel::valid_function`].
+    pub fn checked_function(&self) -> Result<Arc<ValidFunction>> {
+        Ok(self.checked()?.valid.clone())
+    }
+
     /// The optimized IR in text form.
     pub fn ir_text(&self) -> &str {
         self.inner

@@ -457,6 +457,7 @@ impl Queue {
         self.launches
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let cancel = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let local = range.local_size().unwrap_or([1; 3]);
         let event = self.submit(
             Command::Launch {
                 kernel: compiled,
@@ -471,7 +472,7 @@ impl Queue {
             wait,
         );
         if let (Some(c), Some(mem)) = (&checked, fault) {
-            self.check_faults(&c.sites, kernel.name(), &event, mem)?;
+            self.check_faults(&c.sites, kernel.name(), (&event, local), mem)?;
         }
         Ok(Run::new(event, gathers, self.clone(), cancel))
     }
@@ -482,7 +483,7 @@ impl Queue {
         &self,
         sites: &[crate::ir::checked::CheckSite],
         kernel: &str,
-        launch: &Event,
+        (launch, local): (&Event, [usize; 3]),
         mem: Arc<dyn super::Memory>,
     ) -> Result<()> {
         launch.wait()?;
@@ -507,21 +508,25 @@ impl Queue {
             return Ok(());
         }
         let wide = |k: usize| u64::from(w[k]) | (u64::from(w[k + 1]) << 32);
-        let site = sites.get(w[1] as usize).cloned().unwrap_or_else(|| {
-            crate::ir::checked::CheckSite {
-                memory: "memory".into(),
-                at: None,
-                kind: crate::ir::checked::SiteKind::Bounds,
-            }
-        });
-        let ids = |k: usize| [w[k], w[k + 1], w[k + 2]];
+        let site =
+            sites
+                .get(w[1] as usize)
+                .cloned()
+                .unwrap_or_else(|| crate::ir::checked::CheckSite {
+                    memory: "memory".into(),
+                    at: None,
+                    kind: crate::ir::checked::SiteKind::Bounds,
+                });
+        let global = [w[6], w[7], w[8]];
+        let local = local.map(|l| l.max(1) as u32);
+        let group = [0, 1, 2].map(|d| global[d] / local[d]);
         if site.kind == crate::ir::checked::SiteKind::Divergence {
             return Err(Error::BarrierDivergence {
                 kernel: kernel.to_string(),
                 what: site.memory,
                 reached: wide(2) as usize,
                 size: wide(4) as usize,
-                group: ids(12),
+                group,
             });
         }
         Err(Error::OutOfBounds {
@@ -530,9 +535,9 @@ impl Queue {
             index: wide(2) as i64,
             len: wide(4),
             item: crate::error::WorkItem {
-                global: ids(6),
-                local: ids(9),
-                group: ids(12),
+                global,
+                local: [0, 1, 2].map(|d| global[d] % local[d]),
+                group,
             },
             at: site.at,
         })
