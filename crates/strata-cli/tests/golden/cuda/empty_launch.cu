@@ -158,16 +158,19 @@ extern "C" __global__ void empty_launch(
     u32* gather1,
     const u32 gather1_len
 ) {
-    out[0u] = 1u;
-    const u32 v0 = strata_group_reduce_add_u32(1u);
-    const bool e3 = (((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z)) == 0u);
-    if (e3) {
-        const u32 e4 = ((u32)blockIdx.x + (u32)gridDim.x * ((u32)blockIdx.y + (u32)gridDim.y * (u32)blockIdx.z));
-        gather0[e4] = v0;
+    const u32 e0 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+    if (e0 == 0u) {
+        out[0u] = 1u;
     }
-    const u32 v1 = strata_group_reduce_min_u32((u32)(blockIdx.x * blockDim.x + threadIdx.x));
-    if (e3) {
-        const u32 e4 = ((u32)blockIdx.x + (u32)gridDim.x * ((u32)blockIdx.y + (u32)gridDim.y * (u32)blockIdx.z));
-        gather1[e4] = v1;
+    const u32 v0 = strata_group_reduce_add_u32(1u);
+    const bool e5 = (((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z)) == 0u);
+    if (e5) {
+        const u32 e6 = ((u32)blockIdx.x + (u32)gridDim.x * ((u32)blockIdx.y + (u32)gridDim.y * (u32)blockIdx.z));
+        gather0[e6] = v0;
+    }
+    const u32 v1 = strata_group_reduce_min_u32(e0);
+    if (e5) {
+        const u32 e6 = ((u32)blockIdx.x + (u32)gridDim.x * ((u32)blockIdx.y + (u32)gridDim.y * (u32)blockIdx.z));
+        gather1[e6] = v1;
     }
 }

@@ -13,7 +13,10 @@ __kernel void empty_launch(
     const uint gather1_len
 ) {
     __local uint strata_scratch_uint[STRATA_MAX_GROUP + 1];
-    out[0u] = 1u;
+    const uint e0 = (uint)get_global_id(0);
+    if (e0 == 0u) {
+        out[0u] = 1u;
+    }
     uint v0;
     {
         const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
@@ -32,15 +35,15 @@ __kernel void empty_launch(
         v0 = strata_scratch_uint[STRATA_MAX_GROUP];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
-    const bool e3 = (((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2))) == 0u);
-    if (e3) {
-        const uint e4 = ((uint)get_group_id(0) + (uint)get_num_groups(0) * ((uint)get_group_id(1) + (uint)get_num_groups(1) * (uint)get_group_id(2)));
-        gather0[e4] = v0;
+    const bool e5 = (((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2))) == 0u);
+    if (e5) {
+        const uint e6 = ((uint)get_group_id(0) + (uint)get_num_groups(0) * ((uint)get_group_id(1) + (uint)get_num_groups(1) * (uint)get_group_id(2)));
+        gather0[e6] = v0;
     }
     uint v1;
     {
         const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        strata_scratch_uint[strata_lid] = (uint)get_global_id(0);
+        strata_scratch_uint[strata_lid] = e0;
         barrier(CLK_LOCAL_MEM_FENCE);
         if (strata_lid == 0u) {
             uint strata_acc = 4294967295u;
@@ -55,8 +58,8 @@ __kernel void empty_launch(
         v1 = strata_scratch_uint[STRATA_MAX_GROUP];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
-    if (e3) {
-        const uint e4 = ((uint)get_group_id(0) + (uint)get_num_groups(0) * ((uint)get_group_id(1) + (uint)get_num_groups(1) * (uint)get_group_id(2)));
-        gather1[e4] = v1;
+    if (e5) {
+        const uint e6 = ((uint)get_group_id(0) + (uint)get_num_groups(0) * ((uint)get_group_id(1) + (uint)get_num_groups(1) * (uint)get_group_id(2)));
+        gather1[e6] = v1;
     }
 }
