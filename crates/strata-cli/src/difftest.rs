@@ -563,7 +563,7 @@ impl Gen<'_> {
             value: v,
             mem,
             index,
-            at: None,
+            at: strata::ir::SourceLoc::NONE,
         });
         self.bind(v, s)
     }
@@ -896,7 +896,7 @@ impl Gen<'_> {
                     mem: Mem::Private(index),
                     index: i,
                     value: e,
-                    at: None,
+                    at: strata::ir::SourceLoc::NONE,
                 });
             }
             self.privates.push(Private { index, ty: t, len });
@@ -961,7 +961,7 @@ impl Gen<'_> {
             mem: Mem::Buffer(p),
             index: idx,
             value: e,
-            at: None,
+            at: strata::ir::SourceLoc::NONE,
         });
     }
 
@@ -1025,7 +1025,7 @@ impl Gen<'_> {
             mem: Mem::Private(p.index),
             index: i,
             value: v,
-            at: None,
+            at: strata::ir::SourceLoc::NONE,
         });
     }
 
@@ -1122,7 +1122,7 @@ impl Gen<'_> {
             mem: Mem::Private(index),
             index: zero,
             value: zero,
-            at: None,
+            at: strata::ir::SourceLoc::NONE,
         });
         let n = if self.chance(50) {
             let n = self.r.int(0, 5) as u32;
@@ -1149,7 +1149,7 @@ impl Gen<'_> {
                 mem: Mem::Private(index),
                 index: zero,
                 value: c1,
-                at: None,
+                at: strata::ir::SourceLoc::NONE,
             });
             for _ in 0..k {
                 g.stmt(depth + 1);
@@ -1217,7 +1217,7 @@ impl Gen<'_> {
                 operand,
                 compare: None,
                 order,
-                at: None,
+                at: strata::ir::SourceLoc::NONE,
             });
         } else {
             let index = self.bin(BinaryOp::Add, base, gid);
@@ -1243,7 +1243,7 @@ impl Gen<'_> {
                 operand,
                 compare,
                 order,
-                at: None,
+                at: strata::ir::SourceLoc::NONE,
             });
             self.bind(v, s);
             if self.chance(40) {
@@ -1255,7 +1255,7 @@ impl Gen<'_> {
                     mem: Mem::Buffer(p),
                     index,
                     order,
-                    at: None,
+                    at: strata::ir::SourceLoc::NONE,
                 });
                 self.bind(w, s);
             }
@@ -1337,7 +1337,7 @@ impl Gen<'_> {
             mem: Mem::Local(a),
             index: lid,
             value: v,
-            at: None,
+            at: strata::ir::SourceLoc::NONE,
         });
         self.barrier();
         let idx = match self.r.below(3) {
@@ -1373,7 +1373,7 @@ impl Gen<'_> {
                 mem: Mem::Local(a),
                 index: zero,
                 value: init,
-                at: None,
+                at: strata::ir::SourceLoc::NONE,
             }],
             otherwise: Vec::new(),
         });
@@ -1397,7 +1397,7 @@ impl Gen<'_> {
             operand,
             compare: None,
             order,
-            at: None,
+            at: strata::ir::SourceLoc::NONE,
         };
         if self.chance(40) {
             let cond = self.expr(Scalar::Bool, 2);

@@ -362,7 +362,7 @@ mod random {
                 value: v,
                 mem: Mem::Buffer(Self::ty_index(t)),
                 index: i,
-                at: None,
+                at: strata::ir::SourceLoc::NONE,
             });
             let x = self.e(Expr::Value(v), t);
             self.scope.last_mut().unwrap().push((x, t));
@@ -474,7 +474,7 @@ mod random {
                         value: v,
                         mem: Mem::Private(p),
                         index: zero,
-                        at: None,
+                        at: strata::ir::SourceLoc::NONE,
                     });
                     self.e(Expr::Value(v), t)
                 }
@@ -510,7 +510,7 @@ mod random {
                         mem: Mem::Private(Self::ty_index(t)),
                         index: zero,
                         value: e,
-                        at: None,
+                        at: strata::ir::SourceLoc::NONE,
                     });
                 }
                 5 => {
@@ -521,7 +521,7 @@ mod random {
                         mem: Mem::Buffer(3 + Self::ty_index(t)),
                         index: i,
                         value: e,
-                        at: None,
+                        at: strata::ir::SourceLoc::NONE,
                     });
                 }
                 6 | 7 if depth < 3 => {
@@ -613,7 +613,7 @@ mod random {
                     value: v,
                     mem: Mem::Private(p),
                     index: zero,
-                    at: None,
+                    at: strata::ir::SourceLoc::NONE,
                 });
                 let x = self.e(Expr::Value(v), t);
                 let i = self.gid();
@@ -621,7 +621,7 @@ mod random {
                     mem: Mem::Buffer(3 + p),
                     index: i,
                     value: x,
-                    at: None,
+                    at: strata::ir::SourceLoc::NONE,
                 });
             }
             self.f.body = self.blocks.pop().unwrap();

@@ -897,7 +897,7 @@ fn validator_reports_every_error_with_its_location() {
             mem: ir::Mem::Buffer(0),
             index: one,
             value: flt,
-            at: None,
+            at: strata::ir::SourceLoc::NONE,
         },
         // Breaks out of a loop that does not exist.
         Stmt::Break(ir::LoopId(7)),

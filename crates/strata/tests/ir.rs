@@ -140,13 +140,13 @@ fn validator_collects_every_error_with_its_location() {
             mem: ir::Mem::Buffer(0),
             index: inner_e,
             value: half,
-            at: None,
+            at: strata::ir::SourceLoc::NONE,
         },
         Stmt::Load {
             value: loaded,
             mem: ir::Mem::Buffer(0),
             index: zero,
-            at: None,
+            at: strata::ir::SourceLoc::NONE,
         },
         Stmt::For {
             id: ir::LoopId(0),
@@ -231,13 +231,13 @@ fn validator_checks_the_integer_argument_of_ldexp_and_the_result_of_ilogb() {
             mem: ir::Mem::Buffer(0),
             index: zero,
             value: bad,
-            at: None,
+            at: strata::ir::SourceLoc::NONE,
         },
         Stmt::Store {
             mem: ir::Mem::Buffer(0),
             index: zero,
             value: mistyped,
-            at: None,
+            at: strata::ir::SourceLoc::NONE,
         },
     ];
     let text = ir::validate(f).unwrap_err().to_string();
@@ -369,7 +369,7 @@ fn folding_a_constant_subexpression() {
         mem: ir::Mem::Buffer(1),
         index: zero,
         value: prod,
-        at: None,
+        at: strata::ir::SourceLoc::NONE,
     }];
     assert!(f
         .to_string()
@@ -619,14 +619,14 @@ fn dead_code_pass_on_hand_built_ir() {
             mem: ir::Mem::Buffer(0),
             index: zero,
             value: one,
-            at: None,
+            at: strata::ir::SourceLoc::NONE,
         },
         Stmt::Return,
         Stmt::Store {
             mem: ir::Mem::Buffer(0),
             index: one,
             value: one,
-            at: None,
+            at: strata::ir::SourceLoc::NONE,
         },
     ];
     let before = f.to_string();

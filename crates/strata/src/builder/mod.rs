@@ -744,7 +744,7 @@ impl Index for usize {
 
 #[track_caller]
 fn load<T: KernelType>(mem: Mem, index: ExprId) -> Expr<T> {
-    let at = Some(Location::caller());
+    let at = ir::SourceLoc::caller();
     with(|t| {
         let v = t.new_value(T::TYPE, None);
         t.push(Stmt::Load {
@@ -766,7 +766,7 @@ fn store<T: KernelType>(mem: Mem, index: ExprId, value: Expr<T>) {
             mem,
             index,
             value,
-            at: Some(at),
+            at: ir::SourceLoc(Some(at)),
         });
     })
 }
@@ -792,7 +792,7 @@ fn atomic<T: KernelType>(
             operand,
             compare,
             order,
-            at: Some(at),
+            at: ir::SourceLoc(Some(at)),
         });
         t.value_expr(v, T::TYPE)
     })
@@ -800,7 +800,7 @@ fn atomic<T: KernelType>(
 
 #[track_caller]
 fn atomic_load<T: KernelType>((mem, order): (Mem, AtomicOrder), index: ExprId) -> Expr<T> {
-    let at = Some(Location::caller());
+    let at = ir::SourceLoc::caller();
     with(|t| {
         let v = t.new_value(T::TYPE, None);
         t.push(Stmt::AtomicLoad {

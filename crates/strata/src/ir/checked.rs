@@ -138,7 +138,7 @@ pub fn instrument(f: &Function) -> Instrumented {
             mem: Mem::Private(p),
             index,
             value: zero,
-            at: None,
+            at: SourceLoc::NONE,
         });
     }
     init.append(&mut body);
@@ -270,7 +270,7 @@ impl Rewriter {
                 mem: fault,
                 index,
                 value,
-                at: None,
+                at: SourceLoc::NONE,
             });
         };
         let site = self.lit(Scalar::U32, site);
@@ -296,7 +296,7 @@ impl Rewriter {
                 operand: one,
                 compare: None,
                 order: AtomicOrder::RELAXED,
-                at: None,
+                at: SourceLoc::NONE,
             },
             Stmt::If {
                 cond: first,
@@ -313,7 +313,7 @@ impl Rewriter {
         let site = self.sites.len() as u64;
         self.sites.push(CheckSite {
             memory: name,
-            at: None,
+            at: SourceLoc::NONE,
             kind: SiteKind::Divergence,
         });
         let (one, zero) = (self.lit(Scalar::U32, 1), self.lit(Scalar::U32, 0));
@@ -405,7 +405,7 @@ impl Rewriter {
                             mem: Mem::Private(carrier),
                             index: zero,
                             value,
-                            at: None,
+                            at: SourceLoc::NONE,
                         },
                     ],
                     otherwise: fault,
@@ -414,7 +414,7 @@ impl Rewriter {
                     value: v,
                     mem: Mem::Private(carrier),
                     index: zero,
-                    at: None,
+                    at: SourceLoc::NONE,
                 });
             }
         }

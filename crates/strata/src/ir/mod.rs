@@ -1023,15 +1023,62 @@ pub type Block = Vec<Stmt>;
 
 /// Where in the user's source a statement was recorded: the caller of the builder function
 /// (`#[track_caller]`), which is a line of the kernel closure, or of the `#[kernel]` function
-/// (the macro gives its calls the user's spans). `None` for IR written by hand. Error messages
-/// of kernel faults name it; it is part of [`Function::fingerprint`] but printed nowhere else.
-pub type SourceLoc = Option<&'static std::panic::Location<'static>>;
+/// (the macro gives its calls the user's spans); [`SourceLoc::NONE`] for IR written by hand.
+/// Error messages of kernel faults name it.
+///
+/// A location is not part of what a kernel computes: any two compare equal, and their `Debug`
+/// form is the same, so the same kernel recorded at two places has one
+/// [`Function::fingerprint`] and is compiled once per device.
+#[derive(Clone, Copy, Default)]
+pub struct SourceLoc(pub Option<&'static std::panic::Location<'static>>);
 
-/// ` at FILE:LINE:COLUMN`, or nothing for an unknown location: the suffix error messages put
-/// after the work-item.
+impl SourceLoc {
+    /// No location.
+    pub const NONE: SourceLoc = SourceLoc(None);
+
+    /// The caller of the function calling this (`#[track_caller]` all the way up).
+    #[track_caller]
+    pub fn caller() -> SourceLoc {
+        SourceLoc(Some(std::panic::Location::caller()))
+    }
+
+    /// The line, if known.
+    pub fn line(self) -> Option<u32> {
+        self.0.map(|l| l.line())
+    }
+
+    /// The file, if known.
+    pub fn file(self) -> Option<&'static str> {
+        self.0.map(|l| l.file())
+    }
+}
+
+impl PartialEq for SourceLoc {
+    fn eq(&self, _: &SourceLoc) -> bool {
+        true
+    }
+}
+
+impl fmt::Debug for SourceLoc {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("_")
+    }
+}
+
+impl fmt::Display for SourceLoc {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Some(l) => write!(f, "{}:{}:{}", l.file(), l.line(), l.column()),
+            None => f.write_str("(unknown)"),
+        }
+    }
+}
+
+/// `, line FILE:LINE:COLUMN`, or nothing for an unknown location: the suffix error messages
+/// put after the work-item.
 pub fn source_suffix(at: SourceLoc) -> String {
-    match at {
-        Some(l) => format!(", line {}:{}:{}", l.file(), l.line(), l.column()),
+    match at.0 {
+        Some(_) => format!(", line {at}"),
         None => String::new(),
     }
 }
@@ -1571,6 +1618,38 @@ impl Function {
             bodies.hash(h);
         }
         (u128::from(hs[0].finish()) << 64) | u128::from(hs[1].finish())
+    }
+}
+
+impl Function {
+    /// A hash of the source locations of the statements ([`SourceLoc`]), which
+    /// [`Function::fingerprint`] leaves out: with it, the same kernel recorded at two places
+    /// is told apart where its error messages matter (the runtime's cache of built kernels).
+    pub fn locations_fingerprint(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        fn walk(b: &Block, h: &mut impl Hasher) {
+            for s in b {
+                match s {
+                    Stmt::Load { at, .. }
+                    | Stmt::Store { at, .. }
+                    | Stmt::Atomic { at, .. }
+                    | Stmt::AtomicLoad { at, .. } => {
+                        at.0.map(|l| (l.file(), l.line(), l.column())).hash(h)
+                    }
+                    Stmt::If {
+                        then, otherwise, ..
+                    } => {
+                        walk(then, h);
+                        walk(otherwise, h);
+                    }
+                    Stmt::For { body, .. } | Stmt::Loop { body, .. } => walk(body, h),
+                    _ => {}
+                }
+            }
+        }
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        walk(&self.body, &mut h);
+        h.finish()
     }
 }
 

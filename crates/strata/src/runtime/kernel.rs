@@ -105,7 +105,9 @@ impl Kernel {
         // The same recorded IR again (a pattern called in a loop records its kernel at every
         // call) is the same kernel: validation and optimization, most of the cost of a build,
         // run once per distinct IR.
-        let traced = f.fingerprint();
+        // Source locations are part of this key (not of the devices' cache key), so that a
+        // kernel recorded at another place names its own lines in errors.
+        let traced = f.fingerprint() ^ u128::from(f.locations_fingerprint());
         let hit = BUILT
             .lock()
             .unwrap()

@@ -514,7 +514,7 @@ impl Queue {
                 .cloned()
                 .unwrap_or_else(|| crate::ir::checked::CheckSite {
                     memory: "memory".into(),
-                    at: None,
+                    at: crate::ir::SourceLoc::NONE,
                     kind: crate::ir::checked::SiteKind::Bounds,
                 });
         let global = [w[6], w[7], w[8]];

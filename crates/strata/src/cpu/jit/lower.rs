@@ -302,7 +302,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             vloops: Vec::new(),
             fault_lane: None,
             hoisted: HashMap::new(),
-            at: None,
+            at: crate::ir::SourceLoc::NONE,
             nofault: None,
             checks_of: HashMap::new(),
         };
