@@ -565,3 +565,66 @@ fn progress_bar_on_a_terminal_plain_lines_otherwise() {
         cases
     );
 }
+
+#[test]
+fn checked_specs_are_accepted_everywhere() {
+    // `check`: the planted bugs pass on the checked interpreter.
+    let o = strata(&[
+        "check",
+        "--device",
+        "interp+checked",
+        "--filter",
+        "checked/",
+    ]);
+    let text = stdout(&o);
+    assert_eq!(o.status.code(), Some(0), "{text}\n{}", stderr(&o));
+    assert_eq!(text.lines().last(), Some("12 passed, 0 failed"), "{text}");
+    assert!(stderr(&o).contains("interp+checked"), "{}", stderr(&o));
+    // `difftest`: the checked compiled backend against the interpreter.
+    let o = strata(&[
+        "difftest",
+        "--device",
+        "cpu+checked",
+        "--programs",
+        "4",
+        "--json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let last = stdout(&o).lines().last().unwrap().to_string();
+    let r: strata_cli::report::DifftestLine = serde_json::from_str(&last).unwrap();
+    assert_eq!(
+        (r.device.as_str(), r.passed, r.failed_programs),
+        ("cpu+checked", 4, 0)
+    );
+    // `bench`: rows name the checked device.
+    let o = strata(&[
+        "bench",
+        "--device",
+        "cpu,cpu+checked",
+        "--filter",
+        "saxpy",
+        "--size",
+        "4096",
+        "--reps",
+        "1",
+        "--json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let devices: Vec<String> = stdout(&o)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<strata_cli::report::BenchLine>(l).ok())
+        .map(|b| b.device)
+        .collect();
+    assert!(
+        devices.iter().any(|d| d == "cpu") && devices.iter().any(|d| d == "cpu+checked"),
+        "{devices:?}"
+    );
+    // A malformed suffix is a usage error naming the spec.
+    let o = strata(&["check", "--device", "cpu+fast"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("invalid device `cpu+fast`"),
+        "{}",
+        stderr(&o)
+    );
+}
