@@ -261,10 +261,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
 #[test]
 pub fn matmuls_on_cpu() {
-    let device = Device::from_spec("cpu").unwrap();
+    matmuls_on(&Device::from_spec("cpu").unwrap());
+}
+
+/// The example's check on `device` (the tests run it in checked mode too).
+pub fn matmuls_on(device: &Device) {
     // A small tiling (16 x 16 blocks, 4 x 4 per work-item) for small matrices.
     let sgemm = Sgemm::new(SgemmConfig::new(16, 16, 4, 4, 4)).unwrap();
-    let out = matmuls(&device, 37, 21, 45, &sgemm).unwrap();
+    let out = matmuls(device, 37, 21, 45, &sgemm).unwrap();
     assert_eq!(out.len(), 3);
     assert!(out[..2].iter().all(|o| o.skipped.is_none()));
     assert!(
@@ -272,7 +276,7 @@ pub fn matmuls_on_cpu() {
         "the register-tiled kernel takes whole tiles only"
     );
     // A square size that is a multiple of the tiles as well: all three run and agree.
-    let out = matmuls(&device, 32, 32, 32, &sgemm).unwrap();
+    let out = matmuls(device, 32, 32, 32, &sgemm).unwrap();
     assert!(out.iter().all(|o| o.skipped.is_none()));
 }
 

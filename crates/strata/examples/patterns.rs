@@ -44,8 +44,12 @@ fn on(queue: &Queue) -> strata::Result<u64> {
 
 /// Runs the example on the CPU backend (for tests).
 pub fn patterns_on_cpu() -> u64 {
-    let q = Queue::new(&Device::from_spec("cpu").unwrap()).unwrap();
-    on(&q).unwrap()
+    patterns_on(&Device::from_spec("cpu").unwrap())
+}
+
+/// The example on `device` (the tests run it in checked mode too); its launch count.
+pub fn patterns_on(device: &Device) -> u64 {
+    on(&Queue::new(device).unwrap()).unwrap()
 }
 
 fn main() -> strata::Result<()> {

@@ -196,9 +196,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
 #[test]
 pub fn reductions_on_cpu() {
-    let device = Device::from_spec("cpu").unwrap();
+    reductions_on(&Device::from_spec("cpu").unwrap());
+}
+
+/// The example's check on `device` (the tests run it in checked mode too).
+pub fn reductions_on(device: &Device) {
     // Not a multiple of the launch size, so the grid-stride loops run unevenly.
-    let out = reductions(&device, 100_003).unwrap();
+    let out = reductions(device, 100_003).unwrap();
     assert_eq!(out.len(), 3);
 }
 

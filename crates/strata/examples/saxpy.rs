@@ -81,8 +81,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
 #[test]
 pub fn saxpy_on_cpu() {
-    let device = Device::from_spec("cpu").unwrap();
-    let r = saxpy(&device, 10_000).unwrap();
+    saxpy_on(&Device::from_spec("cpu").unwrap());
+}
+
+/// The example's check on `device` (the tests run it in checked mode too).
+pub fn saxpy_on(device: &Device) {
+    let r = saxpy(device, 10_000).unwrap();
     assert_eq!(r.n, 10_000);
 }
 

@@ -401,7 +401,11 @@ fn main() {
 
 #[test]
 pub fn showcase_on_cpu() {
-    let device = Device::from_spec("cpu").unwrap();
+    showcase_on(&Device::from_spec("cpu").unwrap());
+}
+
+/// The example's check on `device` (the tests run it in checked mode too).
+pub fn showcase_on(device: &Device) {
     let small = Sizes {
         saxpy: 10_000,
         reduce: 100_000,
@@ -409,7 +413,7 @@ pub fn showcase_on_cpu() {
         mandel: (61, 37),
         max_iter: 64,
     };
-    let steps = showcase(&device, small, false).unwrap();
+    let steps = showcase(device, small, false).unwrap();
     assert_eq!(steps.len(), 4);
 }
 
