@@ -22,6 +22,36 @@ impl std::fmt::Display for WorkItem {
     }
 }
 
+/// One of the two accesses of a data race ([`Error::DataRace`]).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[non_exhaustive]
+pub struct RaceAccess {
+    /// `write` or `read`.
+    pub access: &'static str,
+    /// The work-item.
+    pub item: WorkItem,
+    /// The line of the kernel's source.
+    pub at: crate::ir::SourceLoc,
+}
+
+impl RaceAccess {
+    pub(crate) fn new(access: &'static str, item: WorkItem, at: crate::ir::SourceLoc) -> Self {
+        RaceAccess { access, item, at }
+    }
+}
+
+impl std::fmt::Display for RaceAccess {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} by {}{}",
+            self.access,
+            self.item,
+            crate::ir::source_suffix(self.at)
+        )
+    }
+}
+
 /// Everything that can go wrong in strata.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
@@ -204,7 +234,9 @@ pub enum Error {
     /// Checked mode (`interp+checked`): two work-items touched the same element of global or
     /// local memory, at least one of them writing and neither through an atomic, with no
     /// barrier between them (or from different work-groups of one launch).
-    #[error("kernel `{kernel}`: data race on element {index} of {memory}: {second_access} by {second}{} and {first_access} by {first}{}, {why}", crate::ir::source_suffix(*.second_at), crate::ir::source_suffix(*.first_at))]
+    #[error(
+        "kernel `{kernel}`: data race on element {index} of {memory}: {second} and {first}, {why}"
+    )]
     DataRace {
         /// Kernel name.
         kernel: String,
@@ -212,18 +244,10 @@ pub enum Error {
         memory: String,
         /// The element.
         index: i64,
-        /// The earlier access: `write` or `read`.
-        first_access: &'static str,
-        /// The work-item of the earlier access.
-        first: WorkItem,
-        /// The line of the earlier access.
-        first_at: crate::ir::SourceLoc,
-        /// The later access: `write` or `read`.
-        second_access: &'static str,
-        /// The work-item of the later access.
-        second: WorkItem,
-        /// The line of the later access.
-        second_at: crate::ir::SourceLoc,
+        /// The earlier access.
+        first: Box<RaceAccess>,
+        /// The later access, which found the race.
+        second: Box<RaceAccess>,
         /// Why they are unordered: no barrier between them, or different work-groups.
         why: &'static str,
     },

@@ -62,7 +62,7 @@ mod runtime;
 pub mod tune;
 
 pub use builder::KernelDef;
-pub use error::{Error, Result, WorkItem};
+pub use error::{Error, RaceAccess, Result, WorkItem};
 /// IEEE half precision, the Rust type of the kernel type `f16` (from the `half` crate).
 pub use half::f16;
 pub use runtime::{

@@ -12,7 +12,7 @@
 #![allow(clippy::needless_range_loop)] // lane loops index several parallel columns
 
 use super::cpu_mem;
-use crate::error::{Error, Result, WorkItem};
+use crate::error::{Error, RaceAccess, Result, WorkItem};
 use crate::ir::eval::{self, with_int, with_scalar, Column, EvalError, Num};
 use crate::ir::{
     self, AtomicOp, BinaryOp, Builtin, Expr, ExprId, GroupOp, GroupScope, Literal, LoopId, MathFn,
@@ -1612,12 +1612,16 @@ impl<'a> Worker<'a> {
                     kernel: self.c.prog.decls.name.clone(),
                     memory: self.mem_what(m),
                     index: i,
-                    first_access: name(wrote),
-                    first: super::work_item(other.lane as usize, self.c.local, other.group),
-                    first_at: other.at,
-                    second_access: name(kind == Kind::Write),
-                    second: self.item(l),
-                    second_at: m.at,
+                    first: Box::new(RaceAccess::new(
+                        name(wrote),
+                        super::work_item(other.lane as usize, self.c.local, other.group),
+                        other.at,
+                    )),
+                    second: Box::new(RaceAccess::new(
+                        name(kind == Kind::Write),
+                        self.item(l),
+                        m.at,
+                    )),
                     why: if other.group == self.group {
                         "with no barrier between them"
                     } else {

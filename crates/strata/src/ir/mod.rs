@@ -1059,6 +1059,8 @@ impl PartialEq for SourceLoc {
     }
 }
 
+impl Eq for SourceLoc {}
+
 impl fmt::Debug for SourceLoc {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("_")

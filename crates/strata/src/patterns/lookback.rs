@@ -207,7 +207,12 @@ where
                             carry_at.set(0u32, i);
                             op(i, tile_total)
                         }
-                        None => tile_total,
+                        None => {
+                            // Read below by every tile (and discarded by tile 0): written, so
+                            // that no work-item reads local memory nobody wrote.
+                            carry_at.set(0u32, tile_total);
+                            tile_total
+                        }
                     };
                     status.atomic_exchange(tile, pack(PREFIX, p));
                 })

@@ -342,10 +342,11 @@ extern "C" __global__ void pattern_scan_lookback(
     const u32 v42 = item_totals[(e275 ? (e0 - 1u) : 0u)];
     if (e2) {
         if (tile_3 == 0u) {
-            const u32 e280 = (tag | 2u);
-            const u64 e283 = ((u64)((u64)((u64)e280) << (32ul & 63)));
+            carry[0u] = tile_total_41;
+            const u32 e281 = (tag | 2u);
+            const u64 e284 = ((u64)((u64)((u64)e281) << (32ul & 63)));
             const u64 e286 = ((u64)strata_as<u32>(tile_total_41));
-            (void)strata_atomic_xchg(&b1[tile_3], (e283 | e286));
+            (void)strata_atomic_xchg(&b1[tile_3], (e284 | e286));
         } else {
             const u64 e286 = ((u64)strata_as<u32>(tile_total_41));
             (void)strata_atomic_xchg(&b1[tile_3], (((u64)((u64)((u64)(tag | 1u)) << (32ul & 63))) | e286));
@@ -378,8 +379,8 @@ extern "C" __global__ void pattern_scan_lookback(
                 const u32 e356 = strata_as<u32>(((u32)v46));
                 const u32 look_a_65 = (look_take_64 ? (v63 ? (e356 + v62) : e356) : v62);
                 const bool look_h_66 = (v63 || look_take_64);
-                const u32 e280 = (tag | 2u);
-                const bool e362 = (e345 == e280);
+                const u32 e281 = (tag | 2u);
+                const bool e362 = (e345 == e281);
                 const bool look_done_67 = (false || (look_take_64 && e362));
                 const u32 look_taken_68 = (look_take_64 ? 1u : 0u);
                 const bool look_stop_69 = ((false || (!e351)) || e362);
@@ -389,7 +390,7 @@ extern "C" __global__ void pattern_scan_lookback(
                 const u32 e383 = strata_as<u32>(((u32)v47));
                 const u32 look_a_71 = (look_take_70 ? (look_h_66 ? (e383 + look_a_65) : e383) : look_a_65);
                 const bool look_h_72 = (look_h_66 || look_take_70);
-                const bool e390 = (e373 == e280);
+                const bool e390 = (e373 == e281);
                 const bool look_done_73 = (look_done_67 || (look_take_70 && e390));
                 const u32 look_taken_74 = (look_taken_68 + (look_take_70 ? 1u : 0u));
                 const bool look_stop_75 = ((look_stop_69 || (!e378)) || e390);
@@ -399,7 +400,7 @@ extern "C" __global__ void pattern_scan_lookback(
                 const u32 e413 = strata_as<u32>(((u32)v48));
                 const u32 look_a_77 = (look_take_76 ? (look_h_72 ? (e413 + look_a_71) : e413) : look_a_71);
                 const bool look_h_78 = (look_h_72 || look_take_76);
-                const bool e420 = (e403 == e280);
+                const bool e420 = (e403 == e281);
                 const bool look_done_79 = (look_done_73 || (look_take_76 && e420));
                 const u32 look_taken_80 = (look_taken_74 + (look_take_76 ? 1u : 0u));
                 const bool look_stop_81 = ((look_stop_75 || (!e408)) || e420);
@@ -409,7 +410,7 @@ extern "C" __global__ void pattern_scan_lookback(
                 const u32 e443 = strata_as<u32>(((u32)v49));
                 const u32 look_a_83 = (look_take_82 ? (look_h_78 ? (e443 + look_a_77) : e443) : look_a_77);
                 const bool look_h_84 = (look_h_78 || look_take_82);
-                const bool e450 = (e433 == e280);
+                const bool e450 = (e433 == e281);
                 const bool look_done_85 = (look_done_79 || (look_take_82 && e450));
                 const u32 look_taken_86 = (look_taken_80 + (look_take_82 ? 1u : 0u));
                 const bool look_stop_87 = ((look_stop_81 || (!e438)) || e450);
@@ -419,7 +420,7 @@ extern "C" __global__ void pattern_scan_lookback(
                 const u32 e473 = strata_as<u32>(((u32)v50));
                 const u32 look_a_89 = (look_take_88 ? (look_h_84 ? (e473 + look_a_83) : e473) : look_a_83);
                 const bool look_h_90 = (look_h_84 || look_take_88);
-                const bool e480 = (e463 == e280);
+                const bool e480 = (e463 == e281);
                 const bool look_done_91 = (look_done_85 || (look_take_88 && e480));
                 const u32 look_taken_92 = (look_taken_86 + (look_take_88 ? 1u : 0u));
                 const bool look_stop_93 = ((look_stop_87 || (!e468)) || e480);
@@ -429,7 +430,7 @@ extern "C" __global__ void pattern_scan_lookback(
                 const u32 e503 = strata_as<u32>(((u32)v51));
                 const u32 look_a_95 = (look_take_94 ? (look_h_90 ? (e503 + look_a_89) : e503) : look_a_89);
                 const bool look_h_96 = (look_h_90 || look_take_94);
-                const bool e510 = (e493 == e280);
+                const bool e510 = (e493 == e281);
                 const bool look_done_97 = (look_done_91 || (look_take_94 && e510));
                 const u32 look_taken_98 = (look_taken_92 + (look_take_94 ? 1u : 0u));
                 const bool look_stop_99 = ((look_stop_93 || (!e498)) || e510);
@@ -439,7 +440,7 @@ extern "C" __global__ void pattern_scan_lookback(
                 const u32 e533 = strata_as<u32>(((u32)v52));
                 const u32 look_a_101 = (look_take_100 ? (look_h_96 ? (e533 + look_a_95) : e533) : look_a_95);
                 const bool look_h_102 = (look_h_96 || look_take_100);
-                const bool e540 = (e523 == e280);
+                const bool e540 = (e523 == e281);
                 const bool look_done_103 = (look_done_97 || (look_take_100 && e540));
                 const u32 look_taken_104 = (look_taken_98 + (look_take_100 ? 1u : 0u));
                 const bool look_stop_105 = ((look_stop_99 || (!e528)) || e540);
@@ -449,7 +450,7 @@ extern "C" __global__ void pattern_scan_lookback(
                 const u32 e563 = strata_as<u32>(((u32)v53));
                 const u32 look_a_107 = (look_take_106 ? (look_h_102 ? (e563 + look_a_101) : e563) : look_a_101);
                 const bool look_h_108 = (look_h_102 || look_take_106);
-                const bool e570 = (e553 == e280);
+                const bool e570 = (e553 == e281);
                 const bool look_done_109 = (look_done_103 || (look_take_106 && e570));
                 const u32 look_taken_110 = (look_taken_104 + (look_take_106 ? 1u : 0u));
                 const bool look_stop_111 = ((look_stop_105 || (!e558)) || e570);
@@ -459,7 +460,7 @@ extern "C" __global__ void pattern_scan_lookback(
                 const u32 e593 = strata_as<u32>(((u32)v54));
                 const u32 look_a_113 = (look_take_112 ? (look_h_108 ? (e593 + look_a_107) : e593) : look_a_107);
                 const bool look_h_114 = (look_h_108 || look_take_112);
-                const bool e600 = (e583 == e280);
+                const bool e600 = (e583 == e281);
                 const bool look_done_115 = (look_done_109 || (look_take_112 && e600));
                 const u32 look_taken_116 = (look_taken_110 + (look_take_112 ? 1u : 0u));
                 const bool look_stop_117 = ((look_stop_111 || (!e588)) || e600);
@@ -469,7 +470,7 @@ extern "C" __global__ void pattern_scan_lookback(
                 const u32 e623 = strata_as<u32>(((u32)v55));
                 const u32 look_a_119 = (look_take_118 ? (look_h_114 ? (e623 + look_a_113) : e623) : look_a_113);
                 const bool look_h_120 = (look_h_114 || look_take_118);
-                const bool e630 = (e613 == e280);
+                const bool e630 = (e613 == e281);
                 const bool look_done_121 = (look_done_115 || (look_take_118 && e630));
                 const u32 look_taken_122 = (look_taken_116 + (look_take_118 ? 1u : 0u));
                 const bool look_stop_123 = ((look_stop_117 || (!e618)) || e630);
@@ -479,7 +480,7 @@ extern "C" __global__ void pattern_scan_lookback(
                 const u32 e653 = strata_as<u32>(((u32)v56));
                 const u32 look_a_125 = (look_take_124 ? (look_h_120 ? (e653 + look_a_119) : e653) : look_a_119);
                 const bool look_h_126 = (look_h_120 || look_take_124);
-                const bool e660 = (e643 == e280);
+                const bool e660 = (e643 == e281);
                 const bool look_done_127 = (look_done_121 || (look_take_124 && e660));
                 const u32 look_taken_128 = (look_taken_122 + (look_take_124 ? 1u : 0u));
                 const bool look_stop_129 = ((look_stop_123 || (!e648)) || e660);
@@ -489,7 +490,7 @@ extern "C" __global__ void pattern_scan_lookback(
                 const u32 e683 = strata_as<u32>(((u32)v57));
                 const u32 look_a_131 = (look_take_130 ? (look_h_126 ? (e683 + look_a_125) : e683) : look_a_125);
                 const bool look_h_132 = (look_h_126 || look_take_130);
-                const bool e690 = (e673 == e280);
+                const bool e690 = (e673 == e281);
                 const bool look_done_133 = (look_done_127 || (look_take_130 && e690));
                 const u32 look_taken_134 = (look_taken_128 + (look_take_130 ? 1u : 0u));
                 const bool look_stop_135 = ((look_stop_129 || (!e678)) || e690);
@@ -499,7 +500,7 @@ extern "C" __global__ void pattern_scan_lookback(
                 const u32 e713 = strata_as<u32>(((u32)v58));
                 const u32 look_a_137 = (look_take_136 ? (look_h_132 ? (e713 + look_a_131) : e713) : look_a_131);
                 const bool look_h_138 = (look_h_132 || look_take_136);
-                const bool e720 = (e703 == e280);
+                const bool e720 = (e703 == e281);
                 const bool look_done_139 = (look_done_133 || (look_take_136 && e720));
                 const u32 look_taken_140 = (look_taken_134 + (look_take_136 ? 1u : 0u));
                 const bool look_stop_141 = ((look_stop_135 || (!e708)) || e720);
@@ -509,7 +510,7 @@ extern "C" __global__ void pattern_scan_lookback(
                 const u32 e743 = strata_as<u32>(((u32)v59));
                 const u32 look_a_143 = (look_take_142 ? (look_h_138 ? (e743 + look_a_137) : e743) : look_a_137);
                 const bool look_h_144 = (look_h_138 || look_take_142);
-                const bool e750 = (e733 == e280);
+                const bool e750 = (e733 == e281);
                 const bool look_done_145 = (look_done_139 || (look_take_142 && e750));
                 const u32 look_taken_146 = (look_taken_140 + (look_take_142 ? 1u : 0u));
                 const bool look_stop_147 = ((look_stop_141 || (!e738)) || e750);
@@ -519,7 +520,7 @@ extern "C" __global__ void pattern_scan_lookback(
                 const u32 e773 = strata_as<u32>(((u32)v60));
                 const u32 look_a_149 = (look_take_148 ? (look_h_144 ? (e773 + look_a_143) : e773) : look_a_143);
                 const bool look_h_150 = (look_h_144 || look_take_148);
-                const bool e780 = (e763 == e280);
+                const bool e780 = (e763 == e281);
                 const bool look_done_151 = (look_done_145 || (look_take_148 && e780));
                 const u32 look_taken_152 = (look_taken_146 + (look_take_148 ? 1u : 0u));
                 const bool look_stop_153 = ((look_stop_147 || (!e768)) || e780);
@@ -528,7 +529,7 @@ extern "C" __global__ void pattern_scan_lookback(
                 const u32 e803 = strata_as<u32>(((u32)v61));
                 const u32 look_a_155 = (look_take_154 ? (look_h_150 ? (e803 + look_a_149) : e803) : look_a_149);
                 const bool look_h_156 = (look_h_150 || look_take_154);
-                const bool look_done_157 = (look_done_151 || (look_take_154 && (e793 == e280)));
+                const bool look_done_157 = (look_done_151 || (look_take_154 && (e793 == e281)));
                 const u32 look_taken_158 = (look_taken_152 + (look_take_154 ? 1u : 0u));
                 look_acc = look_a_155;
                 look_has = look_h_156;
@@ -538,9 +539,9 @@ extern "C" __global__ void pattern_scan_lookback(
                 look = (v45 - look_taken_158);
             }
             const u32 v160 = look_acc;
-            const u32 e280 = (tag | 2u);
-            const u64 e283 = ((u64)((u64)((u64)e280) << (32ul & 63)));
-            (void)strata_atomic_xchg(&b1[tile_3], (e283 | ((u64)strata_as<u32>((v160 + tile_total_41)))));
+            const u32 e281 = (tag | 2u);
+            const u64 e284 = ((u64)((u64)((u64)e281) << (32ul & 63)));
+            (void)strata_atomic_xchg(&b1[tile_3], (e284 | ((u64)strata_as<u32>((v160 + tile_total_41)))));
             carry[0u] = v160;
         }
     }
