@@ -165,7 +165,10 @@ where
             let pad = |p: Expr<u32>| p + (p >> 5u32);
             for j in 0..k {
                 let p = l + j * gs;
-                if_(p.lt(count), || data.set(pad(p), view.at(cx, t0 + p)));
+                // Past the end of the last tile: zeros, so that the reads below (whose values
+                // are then discarded) read memory someone wrote.
+                if_(p.lt(count), || data.set(pad(p), view.at(cx, t0 + p)))
+                    .else_(|| data.set(pad(p), lit(<T as bytemuck::Zeroable>::zeroed())));
             }
             barrier();
             let base = (l * k).named("item_start");

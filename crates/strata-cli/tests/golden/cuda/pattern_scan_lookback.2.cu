@@ -136,236 +136,284 @@ extern "C" __global__ void pattern_scan_lookback(
         const u32 v6 = b3[(off + (tile_start_4 + e0))];
         const u32 e23 = (e0 + ((u32)(e0 >> (5u & 31))));
         tile_data[e23] = ((float)v6);
+    } else {
+        const u32 e23 = (e0 + ((u32)(e0 >> (5u & 31))));
+        tile_data[e23] = 0.0f;
     }
-    const u32 e27 = (e0 + 256u);
-    const bool e28 = (e27 < tile_count_5);
-    if (e28) {
-        const u32 v7 = b3[(off + (tile_start_4 + e27))];
-        const u32 e32 = (e27 + ((u32)(e27 >> (5u & 31))));
-        tile_data[e32] = ((float)v7);
+    const u32 e28 = (e0 + 256u);
+    const bool e29 = (e28 < tile_count_5);
+    if (e29) {
+        const u32 v7 = b3[(off + (tile_start_4 + e28))];
+        const u32 e33 = (e28 + ((u32)(e28 >> (5u & 31))));
+        tile_data[e33] = ((float)v7);
+    } else {
+        const u32 e33 = (e28 + ((u32)(e28 >> (5u & 31))));
+        tile_data[e33] = 0.0f;
     }
-    const u32 e36 = (e0 + 512u);
-    const bool e37 = (e36 < tile_count_5);
-    if (e37) {
-        const u32 v8 = b3[(off + (tile_start_4 + e36))];
-        const u32 e41 = (e36 + ((u32)(e36 >> (5u & 31))));
-        tile_data[e41] = ((float)v8);
+    const u32 e37 = (e0 + 512u);
+    const bool e38 = (e37 < tile_count_5);
+    if (e38) {
+        const u32 v8 = b3[(off + (tile_start_4 + e37))];
+        const u32 e42 = (e37 + ((u32)(e37 >> (5u & 31))));
+        tile_data[e42] = ((float)v8);
+    } else {
+        const u32 e42 = (e37 + ((u32)(e37 >> (5u & 31))));
+        tile_data[e42] = 0.0f;
     }
-    const u32 e45 = (e0 + 768u);
-    const bool e46 = (e45 < tile_count_5);
-    if (e46) {
-        const u32 v9 = b3[(off + (tile_start_4 + e45))];
-        const u32 e50 = (e45 + ((u32)(e45 >> (5u & 31))));
-        tile_data[e50] = ((float)v9);
+    const u32 e46 = (e0 + 768u);
+    const bool e47 = (e46 < tile_count_5);
+    if (e47) {
+        const u32 v9 = b3[(off + (tile_start_4 + e46))];
+        const u32 e51 = (e46 + ((u32)(e46 >> (5u & 31))));
+        tile_data[e51] = ((float)v9);
+    } else {
+        const u32 e51 = (e46 + ((u32)(e46 >> (5u & 31))));
+        tile_data[e51] = 0.0f;
     }
-    const u32 e54 = (e0 + 1024u);
-    const bool e55 = (e54 < tile_count_5);
-    if (e55) {
-        const u32 v10 = b3[(off + (tile_start_4 + e54))];
-        const u32 e59 = (e54 + ((u32)(e54 >> (5u & 31))));
-        tile_data[e59] = ((float)v10);
+    const u32 e55 = (e0 + 1024u);
+    const bool e56 = (e55 < tile_count_5);
+    if (e56) {
+        const u32 v10 = b3[(off + (tile_start_4 + e55))];
+        const u32 e60 = (e55 + ((u32)(e55 >> (5u & 31))));
+        tile_data[e60] = ((float)v10);
+    } else {
+        const u32 e60 = (e55 + ((u32)(e55 >> (5u & 31))));
+        tile_data[e60] = 0.0f;
     }
-    const u32 e63 = (e0 + 1280u);
-    const bool e64 = (e63 < tile_count_5);
-    if (e64) {
-        const u32 v11 = b3[(off + (tile_start_4 + e63))];
-        const u32 e68 = (e63 + ((u32)(e63 >> (5u & 31))));
-        tile_data[e68] = ((float)v11);
+    const u32 e64 = (e0 + 1280u);
+    const bool e65 = (e64 < tile_count_5);
+    if (e65) {
+        const u32 v11 = b3[(off + (tile_start_4 + e64))];
+        const u32 e69 = (e64 + ((u32)(e64 >> (5u & 31))));
+        tile_data[e69] = ((float)v11);
+    } else {
+        const u32 e69 = (e64 + ((u32)(e64 >> (5u & 31))));
+        tile_data[e69] = 0.0f;
     }
-    const u32 e72 = (e0 + 1536u);
-    const bool e73 = (e72 < tile_count_5);
-    if (e73) {
-        const u32 v12 = b3[(off + (tile_start_4 + e72))];
-        const u32 e77 = (e72 + ((u32)(e72 >> (5u & 31))));
-        tile_data[e77] = ((float)v12);
+    const u32 e73 = (e0 + 1536u);
+    const bool e74 = (e73 < tile_count_5);
+    if (e74) {
+        const u32 v12 = b3[(off + (tile_start_4 + e73))];
+        const u32 e78 = (e73 + ((u32)(e73 >> (5u & 31))));
+        tile_data[e78] = ((float)v12);
+    } else {
+        const u32 e78 = (e73 + ((u32)(e73 >> (5u & 31))));
+        tile_data[e78] = 0.0f;
     }
-    const u32 e81 = (e0 + 1792u);
-    const bool e82 = (e81 < tile_count_5);
-    if (e82) {
-        const u32 v13 = b3[(off + (tile_start_4 + e81))];
-        const u32 e86 = (e81 + ((u32)(e81 >> (5u & 31))));
-        tile_data[e86] = ((float)v13);
+    const u32 e82 = (e0 + 1792u);
+    const bool e83 = (e82 < tile_count_5);
+    if (e83) {
+        const u32 v13 = b3[(off + (tile_start_4 + e82))];
+        const u32 e87 = (e82 + ((u32)(e82 >> (5u & 31))));
+        tile_data[e87] = ((float)v13);
+    } else {
+        const u32 e87 = (e82 + ((u32)(e82 >> (5u & 31))));
+        tile_data[e87] = 0.0f;
     }
-    const u32 e90 = (e0 + 2048u);
-    const bool e91 = (e90 < tile_count_5);
-    if (e91) {
-        const u32 v14 = b3[(off + (tile_start_4 + e90))];
-        const u32 e95 = (e90 + ((u32)(e90 >> (5u & 31))));
-        tile_data[e95] = ((float)v14);
+    const u32 e91 = (e0 + 2048u);
+    const bool e92 = (e91 < tile_count_5);
+    if (e92) {
+        const u32 v14 = b3[(off + (tile_start_4 + e91))];
+        const u32 e96 = (e91 + ((u32)(e91 >> (5u & 31))));
+        tile_data[e96] = ((float)v14);
+    } else {
+        const u32 e96 = (e91 + ((u32)(e91 >> (5u & 31))));
+        tile_data[e96] = 0.0f;
     }
-    const u32 e99 = (e0 + 2304u);
-    const bool e100 = (e99 < tile_count_5);
-    if (e100) {
-        const u32 v15 = b3[(off + (tile_start_4 + e99))];
-        const u32 e104 = (e99 + ((u32)(e99 >> (5u & 31))));
-        tile_data[e104] = ((float)v15);
+    const u32 e100 = (e0 + 2304u);
+    const bool e101 = (e100 < tile_count_5);
+    if (e101) {
+        const u32 v15 = b3[(off + (tile_start_4 + e100))];
+        const u32 e105 = (e100 + ((u32)(e100 >> (5u & 31))));
+        tile_data[e105] = ((float)v15);
+    } else {
+        const u32 e105 = (e100 + ((u32)(e100 >> (5u & 31))));
+        tile_data[e105] = 0.0f;
     }
-    const u32 e108 = (e0 + 2560u);
-    const bool e109 = (e108 < tile_count_5);
-    if (e109) {
-        const u32 v16 = b3[(off + (tile_start_4 + e108))];
-        const u32 e113 = (e108 + ((u32)(e108 >> (5u & 31))));
-        tile_data[e113] = ((float)v16);
+    const u32 e109 = (e0 + 2560u);
+    const bool e110 = (e109 < tile_count_5);
+    if (e110) {
+        const u32 v16 = b3[(off + (tile_start_4 + e109))];
+        const u32 e114 = (e109 + ((u32)(e109 >> (5u & 31))));
+        tile_data[e114] = ((float)v16);
+    } else {
+        const u32 e114 = (e109 + ((u32)(e109 >> (5u & 31))));
+        tile_data[e114] = 0.0f;
     }
-    const u32 e117 = (e0 + 2816u);
-    const bool e118 = (e117 < tile_count_5);
-    if (e118) {
-        const u32 v17 = b3[(off + (tile_start_4 + e117))];
-        const u32 e122 = (e117 + ((u32)(e117 >> (5u & 31))));
-        tile_data[e122] = ((float)v17);
+    const u32 e118 = (e0 + 2816u);
+    const bool e119 = (e118 < tile_count_5);
+    if (e119) {
+        const u32 v17 = b3[(off + (tile_start_4 + e118))];
+        const u32 e123 = (e118 + ((u32)(e118 >> (5u & 31))));
+        tile_data[e123] = ((float)v17);
+    } else {
+        const u32 e123 = (e118 + ((u32)(e118 >> (5u & 31))));
+        tile_data[e123] = 0.0f;
     }
-    const u32 e126 = (e0 + 3072u);
-    const bool e127 = (e126 < tile_count_5);
-    if (e127) {
-        const u32 v18 = b3[(off + (tile_start_4 + e126))];
-        const u32 e131 = (e126 + ((u32)(e126 >> (5u & 31))));
-        tile_data[e131] = ((float)v18);
+    const u32 e127 = (e0 + 3072u);
+    const bool e128 = (e127 < tile_count_5);
+    if (e128) {
+        const u32 v18 = b3[(off + (tile_start_4 + e127))];
+        const u32 e132 = (e127 + ((u32)(e127 >> (5u & 31))));
+        tile_data[e132] = ((float)v18);
+    } else {
+        const u32 e132 = (e127 + ((u32)(e127 >> (5u & 31))));
+        tile_data[e132] = 0.0f;
     }
-    const u32 e135 = (e0 + 3328u);
-    const bool e136 = (e135 < tile_count_5);
-    if (e136) {
-        const u32 v19 = b3[(off + (tile_start_4 + e135))];
-        const u32 e140 = (e135 + ((u32)(e135 >> (5u & 31))));
-        tile_data[e140] = ((float)v19);
+    const u32 e136 = (e0 + 3328u);
+    const bool e137 = (e136 < tile_count_5);
+    if (e137) {
+        const u32 v19 = b3[(off + (tile_start_4 + e136))];
+        const u32 e141 = (e136 + ((u32)(e136 >> (5u & 31))));
+        tile_data[e141] = ((float)v19);
+    } else {
+        const u32 e141 = (e136 + ((u32)(e136 >> (5u & 31))));
+        tile_data[e141] = 0.0f;
     }
-    const u32 e144 = (e0 + 3584u);
-    const bool e145 = (e144 < tile_count_5);
-    if (e145) {
-        const u32 v20 = b3[(off + (tile_start_4 + e144))];
-        const u32 e149 = (e144 + ((u32)(e144 >> (5u & 31))));
-        tile_data[e149] = ((float)v20);
+    const u32 e145 = (e0 + 3584u);
+    const bool e146 = (e145 < tile_count_5);
+    if (e146) {
+        const u32 v20 = b3[(off + (tile_start_4 + e145))];
+        const u32 e150 = (e145 + ((u32)(e145 >> (5u & 31))));
+        tile_data[e150] = ((float)v20);
+    } else {
+        const u32 e150 = (e145 + ((u32)(e145 >> (5u & 31))));
+        tile_data[e150] = 0.0f;
     }
-    const u32 e153 = (e0 + 3840u);
-    const bool e154 = (e153 < tile_count_5);
-    if (e154) {
-        const u32 v21 = b3[(off + (tile_start_4 + e153))];
-        const u32 e158 = (e153 + ((u32)(e153 >> (5u & 31))));
-        tile_data[e158] = ((float)v21);
+    const u32 e154 = (e0 + 3840u);
+    const bool e155 = (e154 < tile_count_5);
+    if (e155) {
+        const u32 v21 = b3[(off + (tile_start_4 + e154))];
+        const u32 e159 = (e154 + ((u32)(e154 >> (5u & 31))));
+        tile_data[e159] = ((float)v21);
+    } else {
+        const u32 e159 = (e154 + ((u32)(e154 >> (5u & 31))));
+        tile_data[e159] = 0.0f;
     }
     __syncthreads();
     const u32 item_start_22 = (e0 * 16u);
-    const u32 e165 = (item_start_22 + ((u32)(item_start_22 >> (5u & 31))));
-    const float v23 = tile_data[e165];
-    const u32 e166 = (item_start_22 + 1u);
-    const u32 e168 = (e166 + ((u32)(e166 >> (5u & 31))));
-    const float v24 = tile_data[e168];
-    const u32 e170 = (item_start_22 + 2u);
-    const u32 e172 = (e170 + ((u32)(e170 >> (5u & 31))));
-    const float v25 = tile_data[e172];
-    const u32 e174 = (item_start_22 + 3u);
-    const u32 e176 = (e174 + ((u32)(e174 >> (5u & 31))));
-    const float v26 = tile_data[e176];
-    const u32 e178 = (item_start_22 + 4u);
-    const u32 e180 = (e178 + ((u32)(e178 >> (5u & 31))));
-    const float v27 = tile_data[e180];
-    const u32 e181 = (item_start_22 + 5u);
-    const u32 e183 = (e181 + ((u32)(e181 >> (5u & 31))));
-    const float v28 = tile_data[e183];
-    const u32 e185 = (item_start_22 + 6u);
-    const u32 e187 = (e185 + ((u32)(e185 >> (5u & 31))));
-    const float v29 = tile_data[e187];
-    const u32 e189 = (item_start_22 + 7u);
-    const u32 e191 = (e189 + ((u32)(e189 >> (5u & 31))));
-    const float v30 = tile_data[e191];
-    const u32 e193 = (item_start_22 + 8u);
-    const u32 e195 = (e193 + ((u32)(e193 >> (5u & 31))));
-    const float v31 = tile_data[e195];
-    const u32 e197 = (item_start_22 + 9u);
-    const u32 e199 = (e197 + ((u32)(e197 >> (5u & 31))));
-    const float v32 = tile_data[e199];
-    const u32 e201 = (item_start_22 + 10u);
-    const u32 e203 = (e201 + ((u32)(e201 >> (5u & 31))));
-    const float v33 = tile_data[e203];
-    const u32 e205 = (item_start_22 + 11u);
-    const u32 e207 = (e205 + ((u32)(e205 >> (5u & 31))));
-    const float v34 = tile_data[e207];
-    const u32 e209 = (item_start_22 + 12u);
-    const u32 e211 = (e209 + ((u32)(e209 >> (5u & 31))));
-    const float v35 = tile_data[e211];
-    const u32 e213 = (item_start_22 + 13u);
-    const u32 e215 = (e213 + ((u32)(e213 >> (5u & 31))));
-    const float v36 = tile_data[e215];
-    const u32 e217 = (item_start_22 + 14u);
-    const u32 e219 = (e217 + ((u32)(e217 >> (5u & 31))));
-    const float v37 = tile_data[e219];
-    const u32 e221 = (item_start_22 + 15u);
-    const u32 e223 = (e221 + ((u32)(e221 >> (5u & 31))));
-    const float v38 = tile_data[e223];
-    const float e242 = ((e166 < tile_count_5) ? fmax(v23, v24) : v23);
-    const float e245 = ((e170 < tile_count_5) ? fmax(e242, v25) : e242);
-    const float e248 = ((e174 < tile_count_5) ? fmax(e245, v26) : e245);
-    const float e251 = ((e178 < tile_count_5) ? fmax(e248, v27) : e248);
-    const float e254 = ((e181 < tile_count_5) ? fmax(e251, v28) : e251);
-    const float e257 = ((e185 < tile_count_5) ? fmax(e254, v29) : e254);
-    const float e260 = ((e189 < tile_count_5) ? fmax(e257, v30) : e257);
-    const float e263 = ((e193 < tile_count_5) ? fmax(e260, v31) : e260);
-    const float e266 = ((e197 < tile_count_5) ? fmax(e263, v32) : e263);
-    const float e269 = ((e201 < tile_count_5) ? fmax(e266, v33) : e266);
-    const float e272 = ((e205 < tile_count_5) ? fmax(e269, v34) : e269);
-    const float e275 = ((e209 < tile_count_5) ? fmax(e272, v35) : e272);
-    const float e278 = ((e213 < tile_count_5) ? fmax(e275, v36) : e275);
-    const float e281 = ((e217 < tile_count_5) ? fmax(e278, v37) : e278);
-    item_totals[e0] = ((e221 < tile_count_5) ? fmax(e281, v38) : e281);
+    const u32 e166 = (item_start_22 + ((u32)(item_start_22 >> (5u & 31))));
+    const float v23 = tile_data[e166];
+    const u32 e167 = (item_start_22 + 1u);
+    const u32 e169 = (e167 + ((u32)(e167 >> (5u & 31))));
+    const float v24 = tile_data[e169];
+    const u32 e171 = (item_start_22 + 2u);
+    const u32 e173 = (e171 + ((u32)(e171 >> (5u & 31))));
+    const float v25 = tile_data[e173];
+    const u32 e175 = (item_start_22 + 3u);
+    const u32 e177 = (e175 + ((u32)(e175 >> (5u & 31))));
+    const float v26 = tile_data[e177];
+    const u32 e179 = (item_start_22 + 4u);
+    const u32 e181 = (e179 + ((u32)(e179 >> (5u & 31))));
+    const float v27 = tile_data[e181];
+    const u32 e182 = (item_start_22 + 5u);
+    const u32 e184 = (e182 + ((u32)(e182 >> (5u & 31))));
+    const float v28 = tile_data[e184];
+    const u32 e186 = (item_start_22 + 6u);
+    const u32 e188 = (e186 + ((u32)(e186 >> (5u & 31))));
+    const float v29 = tile_data[e188];
+    const u32 e190 = (item_start_22 + 7u);
+    const u32 e192 = (e190 + ((u32)(e190 >> (5u & 31))));
+    const float v30 = tile_data[e192];
+    const u32 e194 = (item_start_22 + 8u);
+    const u32 e196 = (e194 + ((u32)(e194 >> (5u & 31))));
+    const float v31 = tile_data[e196];
+    const u32 e198 = (item_start_22 + 9u);
+    const u32 e200 = (e198 + ((u32)(e198 >> (5u & 31))));
+    const float v32 = tile_data[e200];
+    const u32 e202 = (item_start_22 + 10u);
+    const u32 e204 = (e202 + ((u32)(e202 >> (5u & 31))));
+    const float v33 = tile_data[e204];
+    const u32 e206 = (item_start_22 + 11u);
+    const u32 e208 = (e206 + ((u32)(e206 >> (5u & 31))));
+    const float v34 = tile_data[e208];
+    const u32 e210 = (item_start_22 + 12u);
+    const u32 e212 = (e210 + ((u32)(e210 >> (5u & 31))));
+    const float v35 = tile_data[e212];
+    const u32 e214 = (item_start_22 + 13u);
+    const u32 e216 = (e214 + ((u32)(e214 >> (5u & 31))));
+    const float v36 = tile_data[e216];
+    const u32 e218 = (item_start_22 + 14u);
+    const u32 e220 = (e218 + ((u32)(e218 >> (5u & 31))));
+    const float v37 = tile_data[e220];
+    const u32 e222 = (item_start_22 + 15u);
+    const u32 e224 = (e222 + ((u32)(e222 >> (5u & 31))));
+    const float v38 = tile_data[e224];
+    const float e243 = ((e167 < tile_count_5) ? fmax(v23, v24) : v23);
+    const float e246 = ((e171 < tile_count_5) ? fmax(e243, v25) : e243);
+    const float e249 = ((e175 < tile_count_5) ? fmax(e246, v26) : e246);
+    const float e252 = ((e179 < tile_count_5) ? fmax(e249, v27) : e249);
+    const float e255 = ((e182 < tile_count_5) ? fmax(e252, v28) : e252);
+    const float e258 = ((e186 < tile_count_5) ? fmax(e255, v29) : e255);
+    const float e261 = ((e190 < tile_count_5) ? fmax(e258, v30) : e258);
+    const float e264 = ((e194 < tile_count_5) ? fmax(e261, v31) : e261);
+    const float e267 = ((e198 < tile_count_5) ? fmax(e264, v32) : e264);
+    const float e270 = ((e202 < tile_count_5) ? fmax(e267, v33) : e267);
+    const float e273 = ((e206 < tile_count_5) ? fmax(e270, v34) : e270);
+    const float e276 = ((e210 < tile_count_5) ? fmax(e273, v35) : e273);
+    const float e279 = ((e214 < tile_count_5) ? fmax(e276, v36) : e276);
+    const float e282 = ((e218 < tile_count_5) ? fmax(e279, v37) : e279);
+    item_totals[e0] = ((e222 < tile_count_5) ? fmax(e282, v38) : e282);
     __syncthreads();
     const float v39 = item_totals[e0];
-    const bool e285 = (e0 >= 1u);
-    const u32 e286 = (e0 - 1u);
-    const float v40 = item_totals[(e285 ? e286 : e0)];
+    const bool e286 = (e0 >= 1u);
+    const u32 e287 = (e0 - 1u);
+    const float v40 = item_totals[(e286 ? e287 : e0)];
     __syncthreads();
-    item_totals[e0] = (e285 ? fmax(v40, v39) : v39);
+    item_totals[e0] = (e286 ? fmax(v40, v39) : v39);
     __syncthreads();
     const float v41 = item_totals[e0];
-    const bool e292 = (e0 >= 2u);
-    const float v42 = item_totals[(e292 ? (e0 - 2u) : e0)];
+    const bool e293 = (e0 >= 2u);
+    const float v42 = item_totals[(e293 ? (e0 - 2u) : e0)];
     __syncthreads();
-    item_totals[e0] = (e292 ? fmax(v42, v41) : v41);
+    item_totals[e0] = (e293 ? fmax(v42, v41) : v41);
     __syncthreads();
     const float v43 = item_totals[e0];
-    const bool e299 = (e0 >= 4u);
-    const float v44 = item_totals[(e299 ? (e0 - 4u) : e0)];
+    const bool e300 = (e0 >= 4u);
+    const float v44 = item_totals[(e300 ? (e0 - 4u) : e0)];
     __syncthreads();
-    item_totals[e0] = (e299 ? fmax(v44, v43) : v43);
+    item_totals[e0] = (e300 ? fmax(v44, v43) : v43);
     __syncthreads();
     const float v45 = item_totals[e0];
-    const bool e306 = (e0 >= 8u);
-    const float v46 = item_totals[(e306 ? (e0 - 8u) : e0)];
+    const bool e307 = (e0 >= 8u);
+    const float v46 = item_totals[(e307 ? (e0 - 8u) : e0)];
     __syncthreads();
-    item_totals[e0] = (e306 ? fmax(v46, v45) : v45);
+    item_totals[e0] = (e307 ? fmax(v46, v45) : v45);
     __syncthreads();
     const float v47 = item_totals[e0];
-    const bool e313 = (e0 >= 16u);
-    const float v48 = item_totals[(e313 ? (e0 - 16u) : e0)];
+    const bool e314 = (e0 >= 16u);
+    const float v48 = item_totals[(e314 ? (e0 - 16u) : e0)];
     __syncthreads();
-    item_totals[e0] = (e313 ? fmax(v48, v47) : v47);
+    item_totals[e0] = (e314 ? fmax(v48, v47) : v47);
     __syncthreads();
     const float v49 = item_totals[e0];
-    const bool e321 = (e0 >= 32u);
-    const float v50 = item_totals[(e321 ? (e0 - 32u) : e0)];
+    const bool e322 = (e0 >= 32u);
+    const float v50 = item_totals[(e322 ? (e0 - 32u) : e0)];
     __syncthreads();
-    item_totals[e0] = (e321 ? fmax(v50, v49) : v49);
+    item_totals[e0] = (e322 ? fmax(v50, v49) : v49);
     __syncthreads();
     const float v51 = item_totals[e0];
-    const bool e329 = (e0 >= 64u);
-    const float v52 = item_totals[(e329 ? (e0 - 64u) : e0)];
+    const bool e330 = (e0 >= 64u);
+    const float v52 = item_totals[(e330 ? (e0 - 64u) : e0)];
     __syncthreads();
-    item_totals[e0] = (e329 ? fmax(v52, v51) : v51);
+    item_totals[e0] = (e330 ? fmax(v52, v51) : v51);
     __syncthreads();
     const float v53 = item_totals[e0];
-    const bool e337 = (e0 >= 128u);
-    const float v54 = item_totals[(e337 ? (e0 - 128u) : e0)];
+    const bool e338 = (e0 >= 128u);
+    const float v54 = item_totals[(e338 ? (e0 - 128u) : e0)];
     __syncthreads();
-    item_totals[e0] = (e337 ? fmax(v54, v53) : v53);
+    item_totals[e0] = (e338 ? fmax(v54, v53) : v53);
     __syncthreads();
     const float v55 = item_totals[((tile_count_5 - 1u) / 16u)];
     const float tile_total_56 = v55;
-    const bool e347 = (e0 > 0u);
-    const float v57 = item_totals[(e347 ? e286 : 0u)];
+    const bool e348 = (e0 > 0u);
+    const float v57 = item_totals[(e348 ? e287 : 0u)];
     if (e2) {
         if (tile_3 == 0u) {
             carry[0u] = init;
-            const u32 e352 = (tag | 2u);
-            const u64 e355 = ((u64)((u64)((u64)e352) << (32ul & 63)));
-            (void)strata_atomic_xchg(&b1[tile_3], (e355 | ((u64)strata_as<u32>(fmax(init, tile_total_56)))));
+            const u32 e353 = (tag | 2u);
+            const u64 e356 = ((u64)((u64)((u64)e353) << (32ul & 63)));
+            (void)strata_atomic_xchg(&b1[tile_3], (e356 | ((u64)strata_as<u32>(fmax(init, tile_total_56)))));
         } else {
             (void)strata_atomic_xchg(&b1[tile_3], (((u64)((u64)((u64)(tag | 1u)) << (32ul & 63))) | ((u64)strata_as<u32>(tile_total_56))));
             look = (tile_3 - 1u);
@@ -391,163 +439,163 @@ extern "C" __global__ void pattern_scan_lookback(
                 const u64 v76 = strata_atomic_load(&b1[((v60 >= 15u) ? (v60 - 15u) : 0u)]);
                 const float v77 = look_acc;
                 const bool v78 = look_has;
-                const u32 e420 = ((u32)((u64)(v61 >> (32ul & 63))));
-                const bool e426 = (((e420 & 4294967292u) == tag) && ((e420 & 3u) != 0u));
-                const bool look_take_79 = (true && e426);
-                const float e431 = strata_as<float>(((u32)v61));
-                const float look_a_80 = (look_take_79 ? (v78 ? fmax(e431, v77) : e431) : v77);
+                const u32 e421 = ((u32)((u64)(v61 >> (32ul & 63))));
+                const bool e427 = (((e421 & 4294967292u) == tag) && ((e421 & 3u) != 0u));
+                const bool look_take_79 = (true && e427);
+                const float e432 = strata_as<float>(((u32)v61));
+                const float look_a_80 = (look_take_79 ? (v78 ? fmax(e432, v77) : e432) : v77);
                 const bool look_h_81 = (v78 || look_take_79);
-                const u32 e352 = (tag | 2u);
-                const bool e437 = (e420 == e352);
-                const bool look_done_82 = (false || (look_take_79 && e437));
+                const u32 e353 = (tag | 2u);
+                const bool e438 = (e421 == e353);
+                const bool look_done_82 = (false || (look_take_79 && e438));
                 const u32 look_taken_83 = (look_take_79 ? 1u : 0u);
-                const bool look_stop_84 = ((false || (!e426)) || e437);
-                const u32 e448 = ((u32)((u64)(v62 >> (32ul & 63))));
-                const bool e453 = (((e448 & 4294967292u) == tag) && ((e448 & 3u) != 0u));
-                const bool look_take_85 = ((!look_stop_84) && e453);
-                const float e458 = strata_as<float>(((u32)v62));
-                const float look_a_86 = (look_take_85 ? (look_h_81 ? fmax(e458, look_a_80) : e458) : look_a_80);
+                const bool look_stop_84 = ((false || (!e427)) || e438);
+                const u32 e449 = ((u32)((u64)(v62 >> (32ul & 63))));
+                const bool e454 = (((e449 & 4294967292u) == tag) && ((e449 & 3u) != 0u));
+                const bool look_take_85 = ((!look_stop_84) && e454);
+                const float e459 = strata_as<float>(((u32)v62));
+                const float look_a_86 = (look_take_85 ? (look_h_81 ? fmax(e459, look_a_80) : e459) : look_a_80);
                 const bool look_h_87 = (look_h_81 || look_take_85);
-                const bool e465 = (e448 == e352);
-                const bool look_done_88 = (look_done_82 || (look_take_85 && e465));
+                const bool e466 = (e449 == e353);
+                const bool look_done_88 = (look_done_82 || (look_take_85 && e466));
                 const u32 look_taken_89 = (look_taken_83 + (look_take_85 ? 1u : 0u));
-                const bool look_stop_90 = ((look_stop_84 || (!e453)) || e465);
-                const u32 e478 = ((u32)((u64)(v63 >> (32ul & 63))));
-                const bool e483 = (((e478 & 4294967292u) == tag) && ((e478 & 3u) != 0u));
-                const bool look_take_91 = ((!look_stop_90) && e483);
-                const float e488 = strata_as<float>(((u32)v63));
-                const float look_a_92 = (look_take_91 ? (look_h_87 ? fmax(e488, look_a_86) : e488) : look_a_86);
+                const bool look_stop_90 = ((look_stop_84 || (!e454)) || e466);
+                const u32 e479 = ((u32)((u64)(v63 >> (32ul & 63))));
+                const bool e484 = (((e479 & 4294967292u) == tag) && ((e479 & 3u) != 0u));
+                const bool look_take_91 = ((!look_stop_90) && e484);
+                const float e489 = strata_as<float>(((u32)v63));
+                const float look_a_92 = (look_take_91 ? (look_h_87 ? fmax(e489, look_a_86) : e489) : look_a_86);
                 const bool look_h_93 = (look_h_87 || look_take_91);
-                const bool e495 = (e478 == e352);
-                const bool look_done_94 = (look_done_88 || (look_take_91 && e495));
+                const bool e496 = (e479 == e353);
+                const bool look_done_94 = (look_done_88 || (look_take_91 && e496));
                 const u32 look_taken_95 = (look_taken_89 + (look_take_91 ? 1u : 0u));
-                const bool look_stop_96 = ((look_stop_90 || (!e483)) || e495);
-                const u32 e508 = ((u32)((u64)(v64 >> (32ul & 63))));
-                const bool e513 = (((e508 & 4294967292u) == tag) && ((e508 & 3u) != 0u));
-                const bool look_take_97 = ((!look_stop_96) && e513);
-                const float e518 = strata_as<float>(((u32)v64));
-                const float look_a_98 = (look_take_97 ? (look_h_93 ? fmax(e518, look_a_92) : e518) : look_a_92);
+                const bool look_stop_96 = ((look_stop_90 || (!e484)) || e496);
+                const u32 e509 = ((u32)((u64)(v64 >> (32ul & 63))));
+                const bool e514 = (((e509 & 4294967292u) == tag) && ((e509 & 3u) != 0u));
+                const bool look_take_97 = ((!look_stop_96) && e514);
+                const float e519 = strata_as<float>(((u32)v64));
+                const float look_a_98 = (look_take_97 ? (look_h_93 ? fmax(e519, look_a_92) : e519) : look_a_92);
                 const bool look_h_99 = (look_h_93 || look_take_97);
-                const bool e525 = (e508 == e352);
-                const bool look_done_100 = (look_done_94 || (look_take_97 && e525));
+                const bool e526 = (e509 == e353);
+                const bool look_done_100 = (look_done_94 || (look_take_97 && e526));
                 const u32 look_taken_101 = (look_taken_95 + (look_take_97 ? 1u : 0u));
-                const bool look_stop_102 = ((look_stop_96 || (!e513)) || e525);
-                const u32 e538 = ((u32)((u64)(v65 >> (32ul & 63))));
-                const bool e543 = (((e538 & 4294967292u) == tag) && ((e538 & 3u) != 0u));
-                const bool look_take_103 = ((!look_stop_102) && e543);
-                const float e548 = strata_as<float>(((u32)v65));
-                const float look_a_104 = (look_take_103 ? (look_h_99 ? fmax(e548, look_a_98) : e548) : look_a_98);
+                const bool look_stop_102 = ((look_stop_96 || (!e514)) || e526);
+                const u32 e539 = ((u32)((u64)(v65 >> (32ul & 63))));
+                const bool e544 = (((e539 & 4294967292u) == tag) && ((e539 & 3u) != 0u));
+                const bool look_take_103 = ((!look_stop_102) && e544);
+                const float e549 = strata_as<float>(((u32)v65));
+                const float look_a_104 = (look_take_103 ? (look_h_99 ? fmax(e549, look_a_98) : e549) : look_a_98);
                 const bool look_h_105 = (look_h_99 || look_take_103);
-                const bool e555 = (e538 == e352);
-                const bool look_done_106 = (look_done_100 || (look_take_103 && e555));
+                const bool e556 = (e539 == e353);
+                const bool look_done_106 = (look_done_100 || (look_take_103 && e556));
                 const u32 look_taken_107 = (look_taken_101 + (look_take_103 ? 1u : 0u));
-                const bool look_stop_108 = ((look_stop_102 || (!e543)) || e555);
-                const u32 e568 = ((u32)((u64)(v66 >> (32ul & 63))));
-                const bool e573 = (((e568 & 4294967292u) == tag) && ((e568 & 3u) != 0u));
-                const bool look_take_109 = ((!look_stop_108) && e573);
-                const float e578 = strata_as<float>(((u32)v66));
-                const float look_a_110 = (look_take_109 ? (look_h_105 ? fmax(e578, look_a_104) : e578) : look_a_104);
+                const bool look_stop_108 = ((look_stop_102 || (!e544)) || e556);
+                const u32 e569 = ((u32)((u64)(v66 >> (32ul & 63))));
+                const bool e574 = (((e569 & 4294967292u) == tag) && ((e569 & 3u) != 0u));
+                const bool look_take_109 = ((!look_stop_108) && e574);
+                const float e579 = strata_as<float>(((u32)v66));
+                const float look_a_110 = (look_take_109 ? (look_h_105 ? fmax(e579, look_a_104) : e579) : look_a_104);
                 const bool look_h_111 = (look_h_105 || look_take_109);
-                const bool e585 = (e568 == e352);
-                const bool look_done_112 = (look_done_106 || (look_take_109 && e585));
+                const bool e586 = (e569 == e353);
+                const bool look_done_112 = (look_done_106 || (look_take_109 && e586));
                 const u32 look_taken_113 = (look_taken_107 + (look_take_109 ? 1u : 0u));
-                const bool look_stop_114 = ((look_stop_108 || (!e573)) || e585);
-                const u32 e598 = ((u32)((u64)(v67 >> (32ul & 63))));
-                const bool e603 = (((e598 & 4294967292u) == tag) && ((e598 & 3u) != 0u));
-                const bool look_take_115 = ((!look_stop_114) && e603);
-                const float e608 = strata_as<float>(((u32)v67));
-                const float look_a_116 = (look_take_115 ? (look_h_111 ? fmax(e608, look_a_110) : e608) : look_a_110);
+                const bool look_stop_114 = ((look_stop_108 || (!e574)) || e586);
+                const u32 e599 = ((u32)((u64)(v67 >> (32ul & 63))));
+                const bool e604 = (((e599 & 4294967292u) == tag) && ((e599 & 3u) != 0u));
+                const bool look_take_115 = ((!look_stop_114) && e604);
+                const float e609 = strata_as<float>(((u32)v67));
+                const float look_a_116 = (look_take_115 ? (look_h_111 ? fmax(e609, look_a_110) : e609) : look_a_110);
                 const bool look_h_117 = (look_h_111 || look_take_115);
-                const bool e615 = (e598 == e352);
-                const bool look_done_118 = (look_done_112 || (look_take_115 && e615));
+                const bool e616 = (e599 == e353);
+                const bool look_done_118 = (look_done_112 || (look_take_115 && e616));
                 const u32 look_taken_119 = (look_taken_113 + (look_take_115 ? 1u : 0u));
-                const bool look_stop_120 = ((look_stop_114 || (!e603)) || e615);
-                const u32 e628 = ((u32)((u64)(v68 >> (32ul & 63))));
-                const bool e633 = (((e628 & 4294967292u) == tag) && ((e628 & 3u) != 0u));
-                const bool look_take_121 = ((!look_stop_120) && e633);
-                const float e638 = strata_as<float>(((u32)v68));
-                const float look_a_122 = (look_take_121 ? (look_h_117 ? fmax(e638, look_a_116) : e638) : look_a_116);
+                const bool look_stop_120 = ((look_stop_114 || (!e604)) || e616);
+                const u32 e629 = ((u32)((u64)(v68 >> (32ul & 63))));
+                const bool e634 = (((e629 & 4294967292u) == tag) && ((e629 & 3u) != 0u));
+                const bool look_take_121 = ((!look_stop_120) && e634);
+                const float e639 = strata_as<float>(((u32)v68));
+                const float look_a_122 = (look_take_121 ? (look_h_117 ? fmax(e639, look_a_116) : e639) : look_a_116);
                 const bool look_h_123 = (look_h_117 || look_take_121);
-                const bool e645 = (e628 == e352);
-                const bool look_done_124 = (look_done_118 || (look_take_121 && e645));
+                const bool e646 = (e629 == e353);
+                const bool look_done_124 = (look_done_118 || (look_take_121 && e646));
                 const u32 look_taken_125 = (look_taken_119 + (look_take_121 ? 1u : 0u));
-                const bool look_stop_126 = ((look_stop_120 || (!e633)) || e645);
-                const u32 e658 = ((u32)((u64)(v69 >> (32ul & 63))));
-                const bool e663 = (((e658 & 4294967292u) == tag) && ((e658 & 3u) != 0u));
-                const bool look_take_127 = ((!look_stop_126) && e663);
-                const float e668 = strata_as<float>(((u32)v69));
-                const float look_a_128 = (look_take_127 ? (look_h_123 ? fmax(e668, look_a_122) : e668) : look_a_122);
+                const bool look_stop_126 = ((look_stop_120 || (!e634)) || e646);
+                const u32 e659 = ((u32)((u64)(v69 >> (32ul & 63))));
+                const bool e664 = (((e659 & 4294967292u) == tag) && ((e659 & 3u) != 0u));
+                const bool look_take_127 = ((!look_stop_126) && e664);
+                const float e669 = strata_as<float>(((u32)v69));
+                const float look_a_128 = (look_take_127 ? (look_h_123 ? fmax(e669, look_a_122) : e669) : look_a_122);
                 const bool look_h_129 = (look_h_123 || look_take_127);
-                const bool e675 = (e658 == e352);
-                const bool look_done_130 = (look_done_124 || (look_take_127 && e675));
+                const bool e676 = (e659 == e353);
+                const bool look_done_130 = (look_done_124 || (look_take_127 && e676));
                 const u32 look_taken_131 = (look_taken_125 + (look_take_127 ? 1u : 0u));
-                const bool look_stop_132 = ((look_stop_126 || (!e663)) || e675);
-                const u32 e688 = ((u32)((u64)(v70 >> (32ul & 63))));
-                const bool e693 = (((e688 & 4294967292u) == tag) && ((e688 & 3u) != 0u));
-                const bool look_take_133 = ((!look_stop_132) && e693);
-                const float e698 = strata_as<float>(((u32)v70));
-                const float look_a_134 = (look_take_133 ? (look_h_129 ? fmax(e698, look_a_128) : e698) : look_a_128);
+                const bool look_stop_132 = ((look_stop_126 || (!e664)) || e676);
+                const u32 e689 = ((u32)((u64)(v70 >> (32ul & 63))));
+                const bool e694 = (((e689 & 4294967292u) == tag) && ((e689 & 3u) != 0u));
+                const bool look_take_133 = ((!look_stop_132) && e694);
+                const float e699 = strata_as<float>(((u32)v70));
+                const float look_a_134 = (look_take_133 ? (look_h_129 ? fmax(e699, look_a_128) : e699) : look_a_128);
                 const bool look_h_135 = (look_h_129 || look_take_133);
-                const bool e705 = (e688 == e352);
-                const bool look_done_136 = (look_done_130 || (look_take_133 && e705));
+                const bool e706 = (e689 == e353);
+                const bool look_done_136 = (look_done_130 || (look_take_133 && e706));
                 const u32 look_taken_137 = (look_taken_131 + (look_take_133 ? 1u : 0u));
-                const bool look_stop_138 = ((look_stop_132 || (!e693)) || e705);
-                const u32 e718 = ((u32)((u64)(v71 >> (32ul & 63))));
-                const bool e723 = (((e718 & 4294967292u) == tag) && ((e718 & 3u) != 0u));
-                const bool look_take_139 = ((!look_stop_138) && e723);
-                const float e728 = strata_as<float>(((u32)v71));
-                const float look_a_140 = (look_take_139 ? (look_h_135 ? fmax(e728, look_a_134) : e728) : look_a_134);
+                const bool look_stop_138 = ((look_stop_132 || (!e694)) || e706);
+                const u32 e719 = ((u32)((u64)(v71 >> (32ul & 63))));
+                const bool e724 = (((e719 & 4294967292u) == tag) && ((e719 & 3u) != 0u));
+                const bool look_take_139 = ((!look_stop_138) && e724);
+                const float e729 = strata_as<float>(((u32)v71));
+                const float look_a_140 = (look_take_139 ? (look_h_135 ? fmax(e729, look_a_134) : e729) : look_a_134);
                 const bool look_h_141 = (look_h_135 || look_take_139);
-                const bool e735 = (e718 == e352);
-                const bool look_done_142 = (look_done_136 || (look_take_139 && e735));
+                const bool e736 = (e719 == e353);
+                const bool look_done_142 = (look_done_136 || (look_take_139 && e736));
                 const u32 look_taken_143 = (look_taken_137 + (look_take_139 ? 1u : 0u));
-                const bool look_stop_144 = ((look_stop_138 || (!e723)) || e735);
-                const u32 e748 = ((u32)((u64)(v72 >> (32ul & 63))));
-                const bool e753 = (((e748 & 4294967292u) == tag) && ((e748 & 3u) != 0u));
-                const bool look_take_145 = ((!look_stop_144) && e753);
-                const float e758 = strata_as<float>(((u32)v72));
-                const float look_a_146 = (look_take_145 ? (look_h_141 ? fmax(e758, look_a_140) : e758) : look_a_140);
+                const bool look_stop_144 = ((look_stop_138 || (!e724)) || e736);
+                const u32 e749 = ((u32)((u64)(v72 >> (32ul & 63))));
+                const bool e754 = (((e749 & 4294967292u) == tag) && ((e749 & 3u) != 0u));
+                const bool look_take_145 = ((!look_stop_144) && e754);
+                const float e759 = strata_as<float>(((u32)v72));
+                const float look_a_146 = (look_take_145 ? (look_h_141 ? fmax(e759, look_a_140) : e759) : look_a_140);
                 const bool look_h_147 = (look_h_141 || look_take_145);
-                const bool e765 = (e748 == e352);
-                const bool look_done_148 = (look_done_142 || (look_take_145 && e765));
+                const bool e766 = (e749 == e353);
+                const bool look_done_148 = (look_done_142 || (look_take_145 && e766));
                 const u32 look_taken_149 = (look_taken_143 + (look_take_145 ? 1u : 0u));
-                const bool look_stop_150 = ((look_stop_144 || (!e753)) || e765);
-                const u32 e778 = ((u32)((u64)(v73 >> (32ul & 63))));
-                const bool e783 = (((e778 & 4294967292u) == tag) && ((e778 & 3u) != 0u));
-                const bool look_take_151 = ((!look_stop_150) && e783);
-                const float e788 = strata_as<float>(((u32)v73));
-                const float look_a_152 = (look_take_151 ? (look_h_147 ? fmax(e788, look_a_146) : e788) : look_a_146);
+                const bool look_stop_150 = ((look_stop_144 || (!e754)) || e766);
+                const u32 e779 = ((u32)((u64)(v73 >> (32ul & 63))));
+                const bool e784 = (((e779 & 4294967292u) == tag) && ((e779 & 3u) != 0u));
+                const bool look_take_151 = ((!look_stop_150) && e784);
+                const float e789 = strata_as<float>(((u32)v73));
+                const float look_a_152 = (look_take_151 ? (look_h_147 ? fmax(e789, look_a_146) : e789) : look_a_146);
                 const bool look_h_153 = (look_h_147 || look_take_151);
-                const bool e795 = (e778 == e352);
-                const bool look_done_154 = (look_done_148 || (look_take_151 && e795));
+                const bool e796 = (e779 == e353);
+                const bool look_done_154 = (look_done_148 || (look_take_151 && e796));
                 const u32 look_taken_155 = (look_taken_149 + (look_take_151 ? 1u : 0u));
-                const bool look_stop_156 = ((look_stop_150 || (!e783)) || e795);
-                const u32 e808 = ((u32)((u64)(v74 >> (32ul & 63))));
-                const bool e813 = (((e808 & 4294967292u) == tag) && ((e808 & 3u) != 0u));
-                const bool look_take_157 = ((!look_stop_156) && e813);
-                const float e818 = strata_as<float>(((u32)v74));
-                const float look_a_158 = (look_take_157 ? (look_h_153 ? fmax(e818, look_a_152) : e818) : look_a_152);
+                const bool look_stop_156 = ((look_stop_150 || (!e784)) || e796);
+                const u32 e809 = ((u32)((u64)(v74 >> (32ul & 63))));
+                const bool e814 = (((e809 & 4294967292u) == tag) && ((e809 & 3u) != 0u));
+                const bool look_take_157 = ((!look_stop_156) && e814);
+                const float e819 = strata_as<float>(((u32)v74));
+                const float look_a_158 = (look_take_157 ? (look_h_153 ? fmax(e819, look_a_152) : e819) : look_a_152);
                 const bool look_h_159 = (look_h_153 || look_take_157);
-                const bool e825 = (e808 == e352);
-                const bool look_done_160 = (look_done_154 || (look_take_157 && e825));
+                const bool e826 = (e809 == e353);
+                const bool look_done_160 = (look_done_154 || (look_take_157 && e826));
                 const u32 look_taken_161 = (look_taken_155 + (look_take_157 ? 1u : 0u));
-                const bool look_stop_162 = ((look_stop_156 || (!e813)) || e825);
-                const u32 e838 = ((u32)((u64)(v75 >> (32ul & 63))));
-                const bool e843 = (((e838 & 4294967292u) == tag) && ((e838 & 3u) != 0u));
-                const bool look_take_163 = ((!look_stop_162) && e843);
-                const float e848 = strata_as<float>(((u32)v75));
-                const float look_a_164 = (look_take_163 ? (look_h_159 ? fmax(e848, look_a_158) : e848) : look_a_158);
+                const bool look_stop_162 = ((look_stop_156 || (!e814)) || e826);
+                const u32 e839 = ((u32)((u64)(v75 >> (32ul & 63))));
+                const bool e844 = (((e839 & 4294967292u) == tag) && ((e839 & 3u) != 0u));
+                const bool look_take_163 = ((!look_stop_162) && e844);
+                const float e849 = strata_as<float>(((u32)v75));
+                const float look_a_164 = (look_take_163 ? (look_h_159 ? fmax(e849, look_a_158) : e849) : look_a_158);
                 const bool look_h_165 = (look_h_159 || look_take_163);
-                const bool e855 = (e838 == e352);
-                const bool look_done_166 = (look_done_160 || (look_take_163 && e855));
+                const bool e856 = (e839 == e353);
+                const bool look_done_166 = (look_done_160 || (look_take_163 && e856));
                 const u32 look_taken_167 = (look_taken_161 + (look_take_163 ? 1u : 0u));
-                const bool look_stop_168 = ((look_stop_162 || (!e843)) || e855);
-                const u32 e868 = ((u32)((u64)(v76 >> (32ul & 63))));
-                const bool look_take_169 = ((!look_stop_168) && (((e868 & 4294967292u) == tag) && ((e868 & 3u) != 0u)));
-                const float e878 = strata_as<float>(((u32)v76));
-                const float look_a_170 = (look_take_169 ? (look_h_165 ? fmax(e878, look_a_164) : e878) : look_a_164);
+                const bool look_stop_168 = ((look_stop_162 || (!e844)) || e856);
+                const u32 e869 = ((u32)((u64)(v76 >> (32ul & 63))));
+                const bool look_take_169 = ((!look_stop_168) && (((e869 & 4294967292u) == tag) && ((e869 & 3u) != 0u)));
+                const float e879 = strata_as<float>(((u32)v76));
+                const float look_a_170 = (look_take_169 ? (look_h_165 ? fmax(e879, look_a_164) : e879) : look_a_164);
                 const bool look_h_171 = (look_h_165 || look_take_169);
-                const bool look_done_172 = (look_done_166 || (look_take_169 && (e868 == e352)));
+                const bool look_done_172 = (look_done_166 || (look_take_169 && (e869 == e353)));
                 const u32 look_taken_173 = (look_taken_167 + (look_take_169 ? 1u : 0u));
                 look_acc = look_a_170;
                 look_has = look_h_171;
@@ -557,126 +605,126 @@ extern "C" __global__ void pattern_scan_lookback(
                 look = (v60 - look_taken_173);
             }
             const float v175 = look_acc;
-            const u32 e352 = (tag | 2u);
-            const u64 e355 = ((u64)((u64)((u64)e352) << (32ul & 63)));
-            (void)strata_atomic_xchg(&b1[tile_3], (e355 | ((u64)strata_as<u32>(fmax(v175, tile_total_56)))));
+            const u32 e353 = (tag | 2u);
+            const u64 e356 = ((u64)((u64)((u64)e353) << (32ul & 63)));
+            (void)strata_atomic_xchg(&b1[tile_3], (e356 | ((u64)strata_as<u32>(fmax(v175, tile_total_56)))));
             carry[0u] = v175;
         }
     }
     __syncthreads();
     const float v177 = carry[0u];
-    const float prefix_178 = (e347 ? fmax(v177, v57) : v177);
-    tile_data[e165] = prefix_178;
-    tile_data[e168] = fmax(prefix_178, v23);
-    tile_data[e172] = fmax(prefix_178, e242);
-    tile_data[e176] = fmax(prefix_178, e245);
-    tile_data[e180] = fmax(prefix_178, e248);
-    tile_data[e183] = fmax(prefix_178, e251);
-    tile_data[e187] = fmax(prefix_178, e254);
-    tile_data[e191] = fmax(prefix_178, e257);
-    tile_data[e195] = fmax(prefix_178, e260);
-    tile_data[e199] = fmax(prefix_178, e263);
-    tile_data[e203] = fmax(prefix_178, e266);
-    tile_data[e207] = fmax(prefix_178, e269);
-    tile_data[e211] = fmax(prefix_178, e272);
-    tile_data[e215] = fmax(prefix_178, e275);
-    tile_data[e219] = fmax(prefix_178, e278);
-    tile_data[e223] = fmax(prefix_178, e281);
+    const float prefix_178 = (e348 ? fmax(v177, v57) : v177);
+    tile_data[e166] = prefix_178;
+    tile_data[e169] = fmax(prefix_178, v23);
+    tile_data[e173] = fmax(prefix_178, e243);
+    tile_data[e177] = fmax(prefix_178, e246);
+    tile_data[e181] = fmax(prefix_178, e249);
+    tile_data[e184] = fmax(prefix_178, e252);
+    tile_data[e188] = fmax(prefix_178, e255);
+    tile_data[e192] = fmax(prefix_178, e258);
+    tile_data[e196] = fmax(prefix_178, e261);
+    tile_data[e200] = fmax(prefix_178, e264);
+    tile_data[e204] = fmax(prefix_178, e267);
+    tile_data[e208] = fmax(prefix_178, e270);
+    tile_data[e212] = fmax(prefix_178, e273);
+    tile_data[e216] = fmax(prefix_178, e276);
+    tile_data[e220] = fmax(prefix_178, e279);
+    tile_data[e224] = fmax(prefix_178, e282);
     __syncthreads();
     if (e17) {
         const u32 e23 = (e0 + ((u32)(e0 >> (5u & 31))));
         const float v179 = tile_data[e23];
-        const u32 e922 = (out_off + tile_start_4);
-        b0[(e922 + e0)] = v179;
+        const u32 e923 = (out_off + tile_start_4);
+        b0[(e923 + e0)] = v179;
     }
-    if (e28) {
-        const u32 e32 = (e27 + ((u32)(e27 >> (5u & 31))));
-        const float v180 = tile_data[e32];
-        const u32 e922 = (out_off + tile_start_4);
-        b0[(e922 + e27)] = v180;
+    if (e29) {
+        const u32 e33 = (e28 + ((u32)(e28 >> (5u & 31))));
+        const float v180 = tile_data[e33];
+        const u32 e923 = (out_off + tile_start_4);
+        b0[(e923 + e28)] = v180;
     }
-    if (e37) {
-        const u32 e41 = (e36 + ((u32)(e36 >> (5u & 31))));
-        const float v181 = tile_data[e41];
-        const u32 e922 = (out_off + tile_start_4);
-        b0[(e922 + e36)] = v181;
+    if (e38) {
+        const u32 e42 = (e37 + ((u32)(e37 >> (5u & 31))));
+        const float v181 = tile_data[e42];
+        const u32 e923 = (out_off + tile_start_4);
+        b0[(e923 + e37)] = v181;
     }
-    if (e46) {
-        const u32 e50 = (e45 + ((u32)(e45 >> (5u & 31))));
-        const float v182 = tile_data[e50];
-        const u32 e922 = (out_off + tile_start_4);
-        b0[(e922 + e45)] = v182;
+    if (e47) {
+        const u32 e51 = (e46 + ((u32)(e46 >> (5u & 31))));
+        const float v182 = tile_data[e51];
+        const u32 e923 = (out_off + tile_start_4);
+        b0[(e923 + e46)] = v182;
     }
-    if (e55) {
-        const u32 e59 = (e54 + ((u32)(e54 >> (5u & 31))));
-        const float v183 = tile_data[e59];
-        const u32 e922 = (out_off + tile_start_4);
-        b0[(e922 + e54)] = v183;
+    if (e56) {
+        const u32 e60 = (e55 + ((u32)(e55 >> (5u & 31))));
+        const float v183 = tile_data[e60];
+        const u32 e923 = (out_off + tile_start_4);
+        b0[(e923 + e55)] = v183;
     }
-    if (e64) {
-        const u32 e68 = (e63 + ((u32)(e63 >> (5u & 31))));
-        const float v184 = tile_data[e68];
-        const u32 e922 = (out_off + tile_start_4);
-        b0[(e922 + e63)] = v184;
+    if (e65) {
+        const u32 e69 = (e64 + ((u32)(e64 >> (5u & 31))));
+        const float v184 = tile_data[e69];
+        const u32 e923 = (out_off + tile_start_4);
+        b0[(e923 + e64)] = v184;
     }
-    if (e73) {
-        const u32 e77 = (e72 + ((u32)(e72 >> (5u & 31))));
-        const float v185 = tile_data[e77];
-        const u32 e922 = (out_off + tile_start_4);
-        b0[(e922 + e72)] = v185;
+    if (e74) {
+        const u32 e78 = (e73 + ((u32)(e73 >> (5u & 31))));
+        const float v185 = tile_data[e78];
+        const u32 e923 = (out_off + tile_start_4);
+        b0[(e923 + e73)] = v185;
     }
-    if (e82) {
-        const u32 e86 = (e81 + ((u32)(e81 >> (5u & 31))));
-        const float v186 = tile_data[e86];
-        const u32 e922 = (out_off + tile_start_4);
-        b0[(e922 + e81)] = v186;
+    if (e83) {
+        const u32 e87 = (e82 + ((u32)(e82 >> (5u & 31))));
+        const float v186 = tile_data[e87];
+        const u32 e923 = (out_off + tile_start_4);
+        b0[(e923 + e82)] = v186;
     }
-    if (e91) {
-        const u32 e95 = (e90 + ((u32)(e90 >> (5u & 31))));
-        const float v187 = tile_data[e95];
-        const u32 e922 = (out_off + tile_start_4);
-        b0[(e922 + e90)] = v187;
+    if (e92) {
+        const u32 e96 = (e91 + ((u32)(e91 >> (5u & 31))));
+        const float v187 = tile_data[e96];
+        const u32 e923 = (out_off + tile_start_4);
+        b0[(e923 + e91)] = v187;
     }
-    if (e100) {
-        const u32 e104 = (e99 + ((u32)(e99 >> (5u & 31))));
-        const float v188 = tile_data[e104];
-        const u32 e922 = (out_off + tile_start_4);
-        b0[(e922 + e99)] = v188;
+    if (e101) {
+        const u32 e105 = (e100 + ((u32)(e100 >> (5u & 31))));
+        const float v188 = tile_data[e105];
+        const u32 e923 = (out_off + tile_start_4);
+        b0[(e923 + e100)] = v188;
     }
-    if (e109) {
-        const u32 e113 = (e108 + ((u32)(e108 >> (5u & 31))));
-        const float v189 = tile_data[e113];
-        const u32 e922 = (out_off + tile_start_4);
-        b0[(e922 + e108)] = v189;
+    if (e110) {
+        const u32 e114 = (e109 + ((u32)(e109 >> (5u & 31))));
+        const float v189 = tile_data[e114];
+        const u32 e923 = (out_off + tile_start_4);
+        b0[(e923 + e109)] = v189;
     }
-    if (e118) {
-        const u32 e122 = (e117 + ((u32)(e117 >> (5u & 31))));
-        const float v190 = tile_data[e122];
-        const u32 e922 = (out_off + tile_start_4);
-        b0[(e922 + e117)] = v190;
+    if (e119) {
+        const u32 e123 = (e118 + ((u32)(e118 >> (5u & 31))));
+        const float v190 = tile_data[e123];
+        const u32 e923 = (out_off + tile_start_4);
+        b0[(e923 + e118)] = v190;
     }
-    if (e127) {
-        const u32 e131 = (e126 + ((u32)(e126 >> (5u & 31))));
-        const float v191 = tile_data[e131];
-        const u32 e922 = (out_off + tile_start_4);
-        b0[(e922 + e126)] = v191;
+    if (e128) {
+        const u32 e132 = (e127 + ((u32)(e127 >> (5u & 31))));
+        const float v191 = tile_data[e132];
+        const u32 e923 = (out_off + tile_start_4);
+        b0[(e923 + e127)] = v191;
     }
-    if (e136) {
-        const u32 e140 = (e135 + ((u32)(e135 >> (5u & 31))));
-        const float v192 = tile_data[e140];
-        const u32 e922 = (out_off + tile_start_4);
-        b0[(e922 + e135)] = v192;
+    if (e137) {
+        const u32 e141 = (e136 + ((u32)(e136 >> (5u & 31))));
+        const float v192 = tile_data[e141];
+        const u32 e923 = (out_off + tile_start_4);
+        b0[(e923 + e136)] = v192;
     }
-    if (e145) {
-        const u32 e149 = (e144 + ((u32)(e144 >> (5u & 31))));
-        const float v193 = tile_data[e149];
-        const u32 e922 = (out_off + tile_start_4);
-        b0[(e922 + e144)] = v193;
+    if (e146) {
+        const u32 e150 = (e145 + ((u32)(e145 >> (5u & 31))));
+        const float v193 = tile_data[e150];
+        const u32 e923 = (out_off + tile_start_4);
+        b0[(e923 + e145)] = v193;
     }
-    if (e154) {
-        const u32 e158 = (e153 + ((u32)(e153 >> (5u & 31))));
-        const float v194 = tile_data[e158];
-        const u32 e922 = (out_off + tile_start_4);
-        b0[(e922 + e153)] = v194;
+    if (e155) {
+        const u32 e159 = (e154 + ((u32)(e154 >> (5u & 31))));
+        const float v194 = tile_data[e159];
+        const u32 e923 = (out_off + tile_start_4);
+        b0[(e923 + e154)] = v194;
     }
 }

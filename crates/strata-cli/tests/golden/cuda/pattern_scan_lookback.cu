@@ -163,6 +163,9 @@ extern "C" __global__ void pattern_scan_lookback(
         const u32 v6 = b3[(off + (tile_start_4 + e0))];
         const u32 e23 = (e0 + ((u32)(e0 >> (5u & 31))));
         tile_data[e23] = v6;
+    } else {
+        const u32 e23 = (e0 + ((u32)(e0 >> (5u & 31))));
+        tile_data[e23] = 0u;
     }
     const u32 e26 = (e0 + 256u);
     const bool e27 = (e26 < tile_count_5);
@@ -170,6 +173,9 @@ extern "C" __global__ void pattern_scan_lookback(
         const u32 v7 = b3[(off + (tile_start_4 + e26))];
         const u32 e31 = (e26 + ((u32)(e26 >> (5u & 31))));
         tile_data[e31] = v7;
+    } else {
+        const u32 e31 = (e26 + ((u32)(e26 >> (5u & 31))));
+        tile_data[e31] = 0u;
     }
     const u32 e34 = (e0 + 512u);
     const bool e35 = (e34 < tile_count_5);
@@ -177,6 +183,9 @@ extern "C" __global__ void pattern_scan_lookback(
         const u32 v8 = b3[(off + (tile_start_4 + e34))];
         const u32 e39 = (e34 + ((u32)(e34 >> (5u & 31))));
         tile_data[e39] = v8;
+    } else {
+        const u32 e39 = (e34 + ((u32)(e34 >> (5u & 31))));
+        tile_data[e39] = 0u;
     }
     const u32 e42 = (e0 + 768u);
     const bool e43 = (e42 < tile_count_5);
@@ -184,6 +193,9 @@ extern "C" __global__ void pattern_scan_lookback(
         const u32 v9 = b3[(off + (tile_start_4 + e42))];
         const u32 e47 = (e42 + ((u32)(e42 >> (5u & 31))));
         tile_data[e47] = v9;
+    } else {
+        const u32 e47 = (e42 + ((u32)(e42 >> (5u & 31))));
+        tile_data[e47] = 0u;
     }
     const u32 e50 = (e0 + 1024u);
     const bool e51 = (e50 < tile_count_5);
@@ -191,6 +203,9 @@ extern "C" __global__ void pattern_scan_lookback(
         const u32 v10 = b3[(off + (tile_start_4 + e50))];
         const u32 e55 = (e50 + ((u32)(e50 >> (5u & 31))));
         tile_data[e55] = v10;
+    } else {
+        const u32 e55 = (e50 + ((u32)(e50 >> (5u & 31))));
+        tile_data[e55] = 0u;
     }
     const u32 e58 = (e0 + 1280u);
     const bool e59 = (e58 < tile_count_5);
@@ -198,6 +213,9 @@ extern "C" __global__ void pattern_scan_lookback(
         const u32 v11 = b3[(off + (tile_start_4 + e58))];
         const u32 e63 = (e58 + ((u32)(e58 >> (5u & 31))));
         tile_data[e63] = v11;
+    } else {
+        const u32 e63 = (e58 + ((u32)(e58 >> (5u & 31))));
+        tile_data[e63] = 0u;
     }
     const u32 e66 = (e0 + 1536u);
     const bool e67 = (e66 < tile_count_5);
@@ -205,6 +223,9 @@ extern "C" __global__ void pattern_scan_lookback(
         const u32 v12 = b3[(off + (tile_start_4 + e66))];
         const u32 e71 = (e66 + ((u32)(e66 >> (5u & 31))));
         tile_data[e71] = v12;
+    } else {
+        const u32 e71 = (e66 + ((u32)(e66 >> (5u & 31))));
+        tile_data[e71] = 0u;
     }
     const u32 e74 = (e0 + 1792u);
     const bool e75 = (e74 < tile_count_5);
@@ -212,6 +233,9 @@ extern "C" __global__ void pattern_scan_lookback(
         const u32 v13 = b3[(off + (tile_start_4 + e74))];
         const u32 e79 = (e74 + ((u32)(e74 >> (5u & 31))));
         tile_data[e79] = v13;
+    } else {
+        const u32 e79 = (e74 + ((u32)(e74 >> (5u & 31))));
+        tile_data[e79] = 0u;
     }
     const u32 e82 = (e0 + 2048u);
     const bool e83 = (e82 < tile_count_5);
@@ -219,6 +243,9 @@ extern "C" __global__ void pattern_scan_lookback(
         const u32 v14 = b3[(off + (tile_start_4 + e82))];
         const u32 e87 = (e82 + ((u32)(e82 >> (5u & 31))));
         tile_data[e87] = v14;
+    } else {
+        const u32 e87 = (e82 + ((u32)(e82 >> (5u & 31))));
+        tile_data[e87] = 0u;
     }
     const u32 e90 = (e0 + 2304u);
     const bool e91 = (e90 < tile_count_5);
@@ -226,6 +253,9 @@ extern "C" __global__ void pattern_scan_lookback(
         const u32 v15 = b3[(off + (tile_start_4 + e90))];
         const u32 e95 = (e90 + ((u32)(e90 >> (5u & 31))));
         tile_data[e95] = v15;
+    } else {
+        const u32 e95 = (e90 + ((u32)(e90 >> (5u & 31))));
+        tile_data[e95] = 0u;
     }
     const u32 e98 = (e0 + 2560u);
     const bool e99 = (e98 < tile_count_5);
@@ -233,6 +263,9 @@ extern "C" __global__ void pattern_scan_lookback(
         const u32 v16 = b3[(off + (tile_start_4 + e98))];
         const u32 e103 = (e98 + ((u32)(e98 >> (5u & 31))));
         tile_data[e103] = v16;
+    } else {
+        const u32 e103 = (e98 + ((u32)(e98 >> (5u & 31))));
+        tile_data[e103] = 0u;
     }
     const u32 e106 = (e0 + 2816u);
     const bool e107 = (e106 < tile_count_5);
@@ -240,6 +273,9 @@ extern "C" __global__ void pattern_scan_lookback(
         const u32 v17 = b3[(off + (tile_start_4 + e106))];
         const u32 e111 = (e106 + ((u32)(e106 >> (5u & 31))));
         tile_data[e111] = v17;
+    } else {
+        const u32 e111 = (e106 + ((u32)(e106 >> (5u & 31))));
+        tile_data[e111] = 0u;
     }
     const u32 e114 = (e0 + 3072u);
     const bool e115 = (e114 < tile_count_5);
@@ -247,6 +283,9 @@ extern "C" __global__ void pattern_scan_lookback(
         const u32 v18 = b3[(off + (tile_start_4 + e114))];
         const u32 e119 = (e114 + ((u32)(e114 >> (5u & 31))));
         tile_data[e119] = v18;
+    } else {
+        const u32 e119 = (e114 + ((u32)(e114 >> (5u & 31))));
+        tile_data[e119] = 0u;
     }
     const u32 e122 = (e0 + 3328u);
     const bool e123 = (e122 < tile_count_5);
@@ -254,6 +293,9 @@ extern "C" __global__ void pattern_scan_lookback(
         const u32 v19 = b3[(off + (tile_start_4 + e122))];
         const u32 e127 = (e122 + ((u32)(e122 >> (5u & 31))));
         tile_data[e127] = v19;
+    } else {
+        const u32 e127 = (e122 + ((u32)(e122 >> (5u & 31))));
+        tile_data[e127] = 0u;
     }
     const u32 e130 = (e0 + 3584u);
     const bool e131 = (e130 < tile_count_5);
@@ -261,6 +303,9 @@ extern "C" __global__ void pattern_scan_lookback(
         const u32 v20 = b3[(off + (tile_start_4 + e130))];
         const u32 e135 = (e130 + ((u32)(e130 >> (5u & 31))));
         tile_data[e135] = v20;
+    } else {
+        const u32 e135 = (e130 + ((u32)(e130 >> (5u & 31))));
+        tile_data[e135] = 0u;
     }
     const u32 e138 = (e0 + 3840u);
     const bool e139 = (e138 < tile_count_5);
@@ -268,6 +313,9 @@ extern "C" __global__ void pattern_scan_lookback(
         const u32 v21 = b3[(off + (tile_start_4 + e138))];
         const u32 e143 = (e138 + ((u32)(e138 >> (5u & 31))));
         tile_data[e143] = v21;
+    } else {
+        const u32 e143 = (e138 + ((u32)(e138 >> (5u & 31))));
+        tile_data[e143] = 0u;
     }
     __syncthreads();
     const u32 item_start_22 = (e0 * 16u);

@@ -48,6 +48,9 @@ __kernel void pattern_scan_lookback(
         const uint v6 = b3[(off + (tile_start_4 + e0))];
         const uint e23 = (e0 + ((uint)(e0 >> (5u & 31))));
         tile_data[e23] = v6;
+    } else {
+        const uint e23 = (e0 + ((uint)(e0 >> (5u & 31))));
+        tile_data[e23] = 0u;
     }
     const uint e26 = (e0 + 256u);
     const bool e27 = (e26 < tile_count_5);
@@ -55,6 +58,9 @@ __kernel void pattern_scan_lookback(
         const uint v7 = b3[(off + (tile_start_4 + e26))];
         const uint e31 = (e26 + ((uint)(e26 >> (5u & 31))));
         tile_data[e31] = v7;
+    } else {
+        const uint e31 = (e26 + ((uint)(e26 >> (5u & 31))));
+        tile_data[e31] = 0u;
     }
     const uint e34 = (e0 + 512u);
     const bool e35 = (e34 < tile_count_5);
@@ -62,6 +68,9 @@ __kernel void pattern_scan_lookback(
         const uint v8 = b3[(off + (tile_start_4 + e34))];
         const uint e39 = (e34 + ((uint)(e34 >> (5u & 31))));
         tile_data[e39] = v8;
+    } else {
+        const uint e39 = (e34 + ((uint)(e34 >> (5u & 31))));
+        tile_data[e39] = 0u;
     }
     const uint e42 = (e0 + 768u);
     const bool e43 = (e42 < tile_count_5);
@@ -69,6 +78,9 @@ __kernel void pattern_scan_lookback(
         const uint v9 = b3[(off + (tile_start_4 + e42))];
         const uint e47 = (e42 + ((uint)(e42 >> (5u & 31))));
         tile_data[e47] = v9;
+    } else {
+        const uint e47 = (e42 + ((uint)(e42 >> (5u & 31))));
+        tile_data[e47] = 0u;
     }
     const uint e50 = (e0 + 1024u);
     const bool e51 = (e50 < tile_count_5);
@@ -76,6 +88,9 @@ __kernel void pattern_scan_lookback(
         const uint v10 = b3[(off + (tile_start_4 + e50))];
         const uint e55 = (e50 + ((uint)(e50 >> (5u & 31))));
         tile_data[e55] = v10;
+    } else {
+        const uint e55 = (e50 + ((uint)(e50 >> (5u & 31))));
+        tile_data[e55] = 0u;
     }
     const uint e58 = (e0 + 1280u);
     const bool e59 = (e58 < tile_count_5);
@@ -83,6 +98,9 @@ __kernel void pattern_scan_lookback(
         const uint v11 = b3[(off + (tile_start_4 + e58))];
         const uint e63 = (e58 + ((uint)(e58 >> (5u & 31))));
         tile_data[e63] = v11;
+    } else {
+        const uint e63 = (e58 + ((uint)(e58 >> (5u & 31))));
+        tile_data[e63] = 0u;
     }
     const uint e66 = (e0 + 1536u);
     const bool e67 = (e66 < tile_count_5);
@@ -90,6 +108,9 @@ __kernel void pattern_scan_lookback(
         const uint v12 = b3[(off + (tile_start_4 + e66))];
         const uint e71 = (e66 + ((uint)(e66 >> (5u & 31))));
         tile_data[e71] = v12;
+    } else {
+        const uint e71 = (e66 + ((uint)(e66 >> (5u & 31))));
+        tile_data[e71] = 0u;
     }
     const uint e74 = (e0 + 1792u);
     const bool e75 = (e74 < tile_count_5);
@@ -97,6 +118,9 @@ __kernel void pattern_scan_lookback(
         const uint v13 = b3[(off + (tile_start_4 + e74))];
         const uint e79 = (e74 + ((uint)(e74 >> (5u & 31))));
         tile_data[e79] = v13;
+    } else {
+        const uint e79 = (e74 + ((uint)(e74 >> (5u & 31))));
+        tile_data[e79] = 0u;
     }
     const uint e82 = (e0 + 2048u);
     const bool e83 = (e82 < tile_count_5);
@@ -104,6 +128,9 @@ __kernel void pattern_scan_lookback(
         const uint v14 = b3[(off + (tile_start_4 + e82))];
         const uint e87 = (e82 + ((uint)(e82 >> (5u & 31))));
         tile_data[e87] = v14;
+    } else {
+        const uint e87 = (e82 + ((uint)(e82 >> (5u & 31))));
+        tile_data[e87] = 0u;
     }
     const uint e90 = (e0 + 2304u);
     const bool e91 = (e90 < tile_count_5);
@@ -111,6 +138,9 @@ __kernel void pattern_scan_lookback(
         const uint v15 = b3[(off + (tile_start_4 + e90))];
         const uint e95 = (e90 + ((uint)(e90 >> (5u & 31))));
         tile_data[e95] = v15;
+    } else {
+        const uint e95 = (e90 + ((uint)(e90 >> (5u & 31))));
+        tile_data[e95] = 0u;
     }
     const uint e98 = (e0 + 2560u);
     const bool e99 = (e98 < tile_count_5);
@@ -118,6 +148,9 @@ __kernel void pattern_scan_lookback(
         const uint v16 = b3[(off + (tile_start_4 + e98))];
         const uint e103 = (e98 + ((uint)(e98 >> (5u & 31))));
         tile_data[e103] = v16;
+    } else {
+        const uint e103 = (e98 + ((uint)(e98 >> (5u & 31))));
+        tile_data[e103] = 0u;
     }
     const uint e106 = (e0 + 2816u);
     const bool e107 = (e106 < tile_count_5);
@@ -125,6 +158,9 @@ __kernel void pattern_scan_lookback(
         const uint v17 = b3[(off + (tile_start_4 + e106))];
         const uint e111 = (e106 + ((uint)(e106 >> (5u & 31))));
         tile_data[e111] = v17;
+    } else {
+        const uint e111 = (e106 + ((uint)(e106 >> (5u & 31))));
+        tile_data[e111] = 0u;
     }
     const uint e114 = (e0 + 3072u);
     const bool e115 = (e114 < tile_count_5);
@@ -132,6 +168,9 @@ __kernel void pattern_scan_lookback(
         const uint v18 = b3[(off + (tile_start_4 + e114))];
         const uint e119 = (e114 + ((uint)(e114 >> (5u & 31))));
         tile_data[e119] = v18;
+    } else {
+        const uint e119 = (e114 + ((uint)(e114 >> (5u & 31))));
+        tile_data[e119] = 0u;
     }
     const uint e122 = (e0 + 3328u);
     const bool e123 = (e122 < tile_count_5);
@@ -139,6 +178,9 @@ __kernel void pattern_scan_lookback(
         const uint v19 = b3[(off + (tile_start_4 + e122))];
         const uint e127 = (e122 + ((uint)(e122 >> (5u & 31))));
         tile_data[e127] = v19;
+    } else {
+        const uint e127 = (e122 + ((uint)(e122 >> (5u & 31))));
+        tile_data[e127] = 0u;
     }
     const uint e130 = (e0 + 3584u);
     const bool e131 = (e130 < tile_count_5);
@@ -146,6 +188,9 @@ __kernel void pattern_scan_lookback(
         const uint v20 = b3[(off + (tile_start_4 + e130))];
         const uint e135 = (e130 + ((uint)(e130 >> (5u & 31))));
         tile_data[e135] = v20;
+    } else {
+        const uint e135 = (e130 + ((uint)(e130 >> (5u & 31))));
+        tile_data[e135] = 0u;
     }
     const uint e138 = (e0 + 3840u);
     const bool e139 = (e138 < tile_count_5);
@@ -153,6 +198,9 @@ __kernel void pattern_scan_lookback(
         const uint v21 = b3[(off + (tile_start_4 + e138))];
         const uint e143 = (e138 + ((uint)(e138 >> (5u & 31))));
         tile_data[e143] = v21;
+    } else {
+        const uint e143 = (e138 + ((uint)(e138 >> (5u & 31))));
+        tile_data[e143] = 0u;
     }
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
     const uint item_start_22 = (e0 * 16u);
