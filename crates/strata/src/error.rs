@@ -143,6 +143,17 @@ pub enum Error {
         queue_device: String,
     },
 
+    /// A tensor-field operation got fields it cannot combine (shapes that differ where they
+    /// must match, a coordinate count that is not the field's dimensions, host data of the
+    /// wrong length, an output written by a lazy operator, ...). See [`crate::fields`].
+    #[error("{op}: {detail}")]
+    Field {
+        /// The field operation (`Field::from_slice`, `read`, `zip_map`, ...).
+        op: &'static str,
+        /// What does not fit, and what to do instead.
+        detail: String,
+    },
+
     /// A launch's work sizes are invalid for the kernel or device.
     #[error("invalid work size for kernel `{kernel}`: {reason}")]
     InvalidWorkSize {

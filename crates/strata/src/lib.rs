@@ -53,6 +53,7 @@ mod cpu;
 #[cfg(feature = "cuda")]
 pub mod cuda;
 pub mod error;
+pub mod fields;
 pub mod ir;
 #[cfg(feature = "opencl")]
 mod opencl;
