@@ -48,6 +48,7 @@
 //! split that index in two.) Field sizes are launch parameters, so one kernel serves every size.
 
 mod builtins;
+pub mod denoise;
 mod operator;
 mod point;
 
