@@ -541,3 +541,98 @@ fn field_kernels_compile_with_nvrtc() {
         }
     }
 }
+
+#[test]
+fn big_tensor_fields_element_by_element() {
+    for fx in contexts() {
+        let shape = Shape::d2(4, 6);
+        let n = shape.points();
+        // A 5 x 5 matrix and a 5-vector per point.
+        let m: Vec<f32> = data(n * 25, 10);
+        let v: Vec<f32> = data(n * 5, 11);
+        let fm = fx.big_from_slice(shape, &[5, 5], &m).unwrap();
+        let fv = fx.big_from_slice(shape, &[5], &v).unwrap();
+        assert_eq!(fm.tensor_elements(), 25);
+        assert_eq!(fm.to_vec().unwrap(), m);
+        // Cog's `square`, then a matrix-vector product per point: each element a loop.
+        let sq = fm.map(|x| x * x);
+        let (sq2, fv2) = (sq.clone(), fv.clone());
+        let mv = fx.big_op("matvec", shape, &[5], move |p, e| {
+            let acc = var::<f32>(lit(0.0f32));
+            for_range(0u32, 5u32, |j| {
+                acc.set(acc.get() + p.read_element::<f32>(&sq2, e * 5u32 + j) * p.read_element::<f32>(&fv2, j));
+            });
+            acc.get()
+        });
+        let before = fx.queue().launch_count();
+        let got = mv.to_vec().unwrap();
+        // `sq` is fused into `matvec`: one kernel.
+        assert_eq!(fx.queue().launch_count() - before, 1, "{}", name(&fx));
+        for p in 0..n {
+            for e in 0..5 {
+                let want = (0..5).fold(0.0f32, |a, j| a + m[p * 25 + e * 5 + j] * m[p * 25 + e * 5 + j] * v[p * 5 + j]);
+                assert_eq!(got[p * 5 + e], want, "{} point {p} element {e}", name(&fx));
+            }
+        }
+        // A 32-bin histogram per pixel of its 3 x 3 neighbourhood (zero border), then a small
+        // operator reading the big field's elements: the counts of every pixel add up to 9.
+        let img: Vec<u32> = (0..n as u32).map(|i| (i * 7) % 32).collect();
+        let fi = fx.from_slice(shape, &img).unwrap();
+        let f2 = fi.clone();
+        let hist = fx.big_op("hist", shape, &[32], move |p, e| {
+            let count = var::<u32>(lit(0u32));
+            for dy in -1..=1 {
+                for dx in -1..=1 {
+                    let v = p.read_rel(&f2, &[dy, dx], Border::Clamp);
+                    count.set(count.get() + select::<u32>(v.eq(e), lit(1u32), lit(0u32)));
+                }
+            }
+            count.get()
+        })
+        .eval()
+        .unwrap();
+        let h2 = hist.clone();
+        let total = fx.op("total", shape, move |p| {
+            let t = var::<u32>(lit(0u32));
+            for_range(0u32, 32u32, |e| t.set(t.get() + p.read_element::<u32>(&h2, e)));
+            t.get()
+        });
+        assert_eq!(total.to_vec().unwrap(), vec![9u32; n]);
+        let h = hist.to_vec().unwrap();
+        let (rows, cols) = (4i64, 6i64);
+        for r in 0..rows {
+            for c in 0..cols {
+                let mut want = [0u32; 32];
+                for dy in -1..=1 {
+                    for dx in -1..=1 {
+                        let (rr, cc) = ((r + dy).clamp(0, rows - 1), (c + dx).clamp(0, cols - 1));
+                        want[img[(rr * cols + cc) as usize] as usize] += 1;
+                    }
+                }
+                let at = ((r * cols + c) * 32) as usize;
+                assert_eq!(h[at..at + 32], want, "{}", name(&fx));
+            }
+        }
+        // Non-local element reads with a border.
+        let h3 = hist.clone();
+        let left = fx.op("left_bin", shape, move |p| {
+            p.read_element_rel(&h3, &[0, -1], 5u32, Border::Zero)
+        });
+        let got = left.to_vec().unwrap();
+        for r in 0..4usize {
+            for c in 0..6usize {
+                let want = if c == 0 { 0 } else { h[(r * 6 + c - 1) * 32 + 5] };
+                assert_eq!(got[r * 6 + c], want);
+            }
+        }
+    }
+    // Typed errors.
+    let fx = Fields::new(&Queue::new(&Device::from_spec("cpu").unwrap()).unwrap());
+    let e = fx.big_from_slice(Shape::d1(3), &[5], &[0.0f32; 14]).unwrap_err();
+    assert_eq!(e.to_string(), "Fields::big_from_slice: the field is 1-D (3 columns) with 5 elements per tensor, 15 values, but 14 were given");
+    let e = fx.big_from_slice(Shape::d1(3), &[0], &[0.0f32; 0]).unwrap_err();
+    assert!(e.to_string().contains("has no elements"), "{e}");
+    let big = fx.big_from_slice(Shape::d1(3), &[5], &[0.0f32; 15]).unwrap();
+    let e = fx.op("wrong", Shape::d1(4), move |p| p.read_element(&big, 0u32)).to_vec().unwrap_err();
+    assert!(e.to_string().contains("the field is 1-D (3 columns), the operator runs over 1-D (4 columns); use read_element_at"), "{e}");
+}

@@ -47,11 +47,13 @@
 //! GPUs coalesce. (Pitched [`Buffer2`](crate::Buffer2) rows would add a pitch per field and
 //! split that index in two.) Field sizes are launch parameters, so one kernel serves every size.
 
+mod big;
 mod builtins;
 pub mod denoise;
 mod operator;
 mod point;
 
+pub use big::BigField;
 pub use operator::{Operator, Out, Outputs};
 pub use point::{Border, Point};
 

@@ -171,7 +171,7 @@ impl<'k> Point<'k> {
     }
 
     /// The dimensions of `shape` as expressions (literal 1 for those it lacks).
-    fn dims_of(&mut self, shape: Shape) -> [Expr<i32>; 3] {
+    pub(super) fn dims_of(&mut self, shape: Shape) -> [Expr<i32>; 3] {
         if shape == self.threads {
             return self.dims;
         }
@@ -184,11 +184,11 @@ impl<'k> Point<'k> {
     }
 
     /// Row-major linear index of coordinates (layer, row, column) in a field of `dims`.
-    fn index(&self, dims: [Expr<i32>; 3], c: [Expr<i32>; 3]) -> Expr<u32> {
+    pub(super) fn index(&self, dims: [Expr<i32>; 3], c: [Expr<i32>; 3]) -> Expr<u32> {
         ((c[0] * dims[1] + c[1]) * dims[2] + c[2]).cast::<u32>()
     }
 
-    fn declare<T: Value>(&mut self, b: &Buffer<T>, write: bool) -> BufferParam<T> {
+    pub(super) fn declare<T: Value>(&mut self, b: &Buffer<T>, write: bool) -> BufferParam<T> {
         let id = mem_id(b);
         if let Some(p) = self
             .bufs
@@ -227,6 +227,22 @@ impl<'k> Point<'k> {
         self.linear
     }
 
+    pub(super) fn ids(&self) -> [Expr<i32>; 3] {
+        self.ids
+    }
+
+    pub(super) fn read_linear(&self) -> Expr<u32> {
+        self.read_linear
+    }
+
+    pub(super) fn fusing(&self) -> bool {
+        self.fx.fuse
+    }
+
+    pub(super) fn threads(&self) -> Shape {
+        self.threads
+    }
+
     pub(crate) fn fail(&mut self, e: Error) {
         if self.errors.is_empty() {
             self.errors.push(e);
@@ -246,10 +262,15 @@ impl<'k> Point<'k> {
     }
 
     fn check_device<T: Tensor>(&mut self, op: &'static str, f: &Field<T>) -> bool {
-        if f.device() != self.fx.device() {
+        self.same_device(op, f.device())
+    }
+
+    pub(super) fn same_device(&mut self, op: &'static str, device: &crate::Device) -> bool {
+        let f_device = device;
+        if f_device != self.fx.device() {
             self.fail(Error::WrongDevice {
                 op,
-                buffer_device: f.device().info().spec(),
+                buffer_device: f_device.info().spec(),
                 queue_device: self.fx.device().info().spec(),
             });
             return false;
@@ -259,7 +280,15 @@ impl<'k> Point<'k> {
 
     /// The buffer parameter of `f`, running `f` first if it is lazy.
     fn data_param<T: Tensor>(&mut self, f: &Field<T>) -> Option<BufferParam<T>> {
-        match f.materialize() {
+        self.param_of(f.materialize())
+    }
+
+    /// The read parameter of a materialized buffer (waiting for the kernel that writes it).
+    pub(super) fn param_of<T: Value>(
+        &mut self,
+        m: Result<(Buffer<T>, Option<Event>)>,
+    ) -> Option<BufferParam<T>> {
+        match m {
             Ok((buf, ready)) => {
                 if self.outputs.contains(&mem_id(&buf)) {
                     self.fail(Error::Field {
@@ -406,11 +435,26 @@ impl<'k> Point<'k> {
     }
 
     /// Loads `f` at full coordinates `c` with the border policy.
-    fn load<T: Tensor>(&mut self, f: &Field<T>, mut c: [Expr<i32>; 3], border: Border) -> Expr<T> {
+    fn load<T: Tensor>(&mut self, f: &Field<T>, c: [Expr<i32>; 3], border: Border) -> Expr<T> {
         let Some(param) = self.data_param(f) else {
             return T::zero();
         };
-        let shape = f.shape();
+        let (idx, inside) = self.border_index(f.shape(), c, border);
+        let v = param.at(idx);
+        match inside {
+            Some(inside) => select(inside, v, T::zero()),
+            None => v,
+        }
+    }
+
+    /// The linear index of full coordinates `c` in a field of `shape` under the border policy,
+    /// and for [`Border::Zero`] whether `c` is inside (the index is then clamped).
+    pub(super) fn border_index(
+        &mut self,
+        shape: Shape,
+        mut c: [Expr<i32>; 3],
+        border: Border,
+    ) -> (Expr<u32>, Option<Expr<bool>>) {
         let dims = self.dims_of(shape);
         let mut inside = lit(true);
         for axis in (3 - shape.ndim())..3 {
@@ -429,11 +473,8 @@ impl<'k> Point<'k> {
                 }
             };
         }
-        let v = param.at(self.index(dims, c));
-        match border {
-            Border::Zero => select(inside, v, T::zero()),
-            _ => v,
-        }
+        let idx = self.index(dims, c);
+        (idx, (border == Border::Zero).then_some(inside))
     }
 
     /// Writes `value` at the current point of output `out` (Cog's `_writeTensor(_outN, v)`),
