@@ -155,7 +155,11 @@ fn bench_json_has_one_line_per_benchmark() {
             assert!(l.contains("\"strata_tflops\":null"), "{l}");
         }
         // `rof_unfused` compares with `rof_fused`: its ratio is what fusion gains.
-        let baseline = if name == "rof_unfused" { "rof_fused" } else { "rayon" };
+        let baseline = if name == "rof_unfused" {
+            "rof_fused"
+        } else {
+            "rayon"
+        };
         assert!(l.contains(&format!("\"baseline\":\"{baseline}\"")), "{l}");
         for key in [
             "strata_s",
@@ -275,7 +279,11 @@ fn bench_run_verifies_results() {
         assert_eq!(r.n, e, "{r:?}");
         assert!(!sgemm || e == 128, "{r:?}");
         assert_eq!(r.device, "cpu");
-        let baseline = if r.bench == "rof_unfused" { "rof_fused" } else { "rayon" };
+        let baseline = if r.bench == "rof_unfused" {
+            "rof_fused"
+        } else {
+            "rayon"
+        };
         assert_eq!(r.baseline, baseline);
         assert!(r.strata_s > 0.0 && r.baseline_s > 0.0, "{r:?}");
         assert!(r.local_size >= 1 && r.groups >= 1, "{r:?}");
@@ -596,7 +604,11 @@ fn bench_rof_rows_report_the_fusion_ratio() {
         let baselines: Vec<&str> = results.iter().map(|r| r.baseline).collect();
         assert_eq!(baselines, ["rayon", "rof_fused"]);
         for r in &results {
-            assert_eq!(r.n, bench::fields::edge(dev.info().backend, 1 << 12), "{r:?}");
+            assert_eq!(
+                r.n,
+                bench::fields::edge(dev.info().backend, 1 << 12),
+                "{r:?}"
+            );
             assert!(r.strata_s > 0.0 && r.baseline_s > 0.0, "{r:?}");
             assert_eq!(r.ratio, r.strata_s / r.baseline_s);
             assert!(r.rel_error <= bench::fields::TOLERANCE, "{r:?}");

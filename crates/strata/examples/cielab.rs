@@ -17,7 +17,11 @@ use strata::prelude::*;
 
 /// sRGB companding undone: one channel in `[0, 1]`.
 fn linear(c: Expr<f32>) -> Expr<f32> {
-    select(c.gt(0.04045f32), ((c + 0.055f32) / 1.055f32).pow(lit(2.4f32)), c / 12.92f32)
+    select(
+        c.gt(0.04045f32),
+        ((c + 0.055f32) / 1.055f32).pow(lit(2.4f32)),
+        c / 12.92f32,
+    )
 }
 
 /// An RGBA pixel to XYZ (Cog's `pixelRGBtoXYZ`).
@@ -31,11 +35,21 @@ fn rgb_to_xyz(pixel: Expr<[f32; 4]>) -> Expr<[f32; 3]> {
 
 /// XYZ to CIE L*a*b* (Cog's `pixelXYZtoCIELAB`).
 fn xyz_to_lab(xyz: Expr<[f32; 3]>) -> Expr<[f32; 3]> {
-    let f = |t: Expr<f32>| select(t.gt(0.008856f32), t.pow(lit(1.0f32 / 3.0)), t * 7.787f32 + 16.0f32 / 116.0);
+    let f = |t: Expr<f32>| {
+        select(
+            t.gt(0.008856f32),
+            t.pow(lit(1.0f32 / 3.0)),
+            t * 7.787f32 + 16.0f32 / 116.0,
+        )
+    };
     let x = f(xyz.x() / 95.047f32);
     let y = f(xyz.y() / 100.0f32);
     let z = f(xyz.z() / 108.883f32);
-    vec3(y * 116.0f32 - 16.0f32, (x - y) * 500.0f32, (y - z) * 200.0f32)
+    vec3(
+        y * 116.0f32 - 16.0f32,
+        (x - y) * 500.0f32,
+        (y - z) * 200.0f32,
+    )
 }
 
 /// Cog's `RGBtoCIELAB`: a colour field to a field of 3-vectors (L, a, b).
@@ -57,7 +71,13 @@ fn lab_host(c: [f32; 4]) -> [f64; 3] {
     let x = r * 0.4124 + g * 0.3576 + b * 0.1805;
     let y = r * 0.2126 + g * 0.7152 + b * 0.0722;
     let z = r * 0.0193 + g * 0.1192 + b * 0.9505;
-    let f = |t: f64| if t > 0.008856 { t.cbrt() } else { 7.787 * t + 16.0 / 116.0 };
+    let f = |t: f64| {
+        if t > 0.008856 {
+            t.cbrt()
+        } else {
+            7.787 * t + 16.0 / 116.0
+        }
+    };
     let (x, y, z) = (f(x / 95.047), f(y / 100.0), f(z / 108.883));
     [116.0 * y - 16.0, 500.0 * (x - y), 200.0 * (y - z)]
 }
@@ -88,11 +108,22 @@ fn main() {
         let fx = strata::fields::Fields::new(&Queue::new(&device)?);
         let image = fx.from_slice(Shape::d2(size.1, size.0), &px)?;
         let lab = rgb_to_cielab(&image).to_vec()?;
+        for (i, (got, c)) in lab.iter().zip(&px).enumerate() {
+            let want = lab_host(*c);
+            if (0..3).any(|k| (got[k] as f64 - want[k]).abs() > 2e-3) {
+                return Err(format!("pixel {i}: {got:?} against the host's {want:?}").into());
+            }
+        }
         let rgba: Vec<u8> = px.iter().flat_map(|c| c.map(byte)).collect();
         write_png(&o.out.join("input.png"), size, 4, &rgba)?;
-        write_png(&o.out.join("lab.png"), (3 * size.0, size.1), 1, &channels(size, &lab))?;
+        write_png(
+            &o.out.join("lab.png"),
+            (3 * size.0, size.1),
+            1,
+            &channels(size, &lab),
+        )?;
         println!(
-            "cielab: {}x{} on {}; wrote {}/input.png and lab.png (L, a, b side by side)",
+            "cielab: {}x{} on {}, checked against the host; wrote {}/input.png and lab.png (L, a, b side by side)",
             size.0,
             size.1,
             device.info().spec(),
@@ -132,9 +163,18 @@ fn matches_the_host_conversion_on_every_device() {
             }
         }
         // White is L = 100, a = b = 0 (up to the matrix's rounding); black is 0.
-        let wb = fx.from_slice(Shape::d1(2), &[[1.0f32, 1.0, 1.0, 1.0], [0.0, 0.0, 0.0, 1.0]]).unwrap();
+        let wb = fx
+            .from_slice(
+                Shape::d1(2),
+                &[[1.0f32, 1.0, 1.0, 1.0], [0.0, 0.0, 0.0, 1.0]],
+            )
+            .unwrap();
         let got = rgb_to_cielab(&wb).to_vec().unwrap();
-        assert!((got[0][0] - 100.0).abs() < 1e-2 && got[0][1].abs() < 0.1 && got[0][2].abs() < 0.1, "{:?}", got[0]);
+        assert!(
+            (got[0][0] - 100.0).abs() < 1e-2 && got[0][1].abs() < 0.1 && got[0][2].abs() < 0.1,
+            "{:?}",
+            got[0]
+        );
         assert_eq!(got[1], [0.0, 0.0, 0.0]);
     }
     let dir = pictures::temp_dir("cielab");

@@ -47,7 +47,12 @@ fn main() {
         let colour = fx.from_slice(Shape::d2(size.1, size.0), &px)?;
         let flipped = upside_down(&colour)?.to_vec()?;
         write_png(&o.out.join("input.png"), size, 4, &rgba_bytes(&px))?;
-        write_png(&o.out.join("upside_down.png"), size, 4, &rgba_bytes(&flipped))?;
+        write_png(
+            &o.out.join("upside_down.png"),
+            size,
+            4,
+            &rgba_bytes(&flipped),
+        )?;
         println!(
             "upside_down: {}x{} on {}; wrote {}/input.png and upside_down.png",
             size.0,
@@ -79,11 +84,17 @@ fn flips_colour_and_scalar_fields_on_every_device() {
         }
         // The same operator on a scalar field.
         let s: Vec<u32> = (0..(w * h) as u32).collect();
-        let got = upside_down(&fx.from_slice(Shape::d2(h, w), &s).unwrap()).unwrap().to_vec().unwrap();
+        let got = upside_down(&fx.from_slice(Shape::d2(h, w), &s).unwrap())
+            .unwrap()
+            .to_vec()
+            .unwrap();
         assert_eq!(got[0], ((h - 1) * w) as u32);
         let line = fx.from_slice(Shape::d1(3), &[1.0f32, 2.0, 3.0]).unwrap();
         let e = upside_down(&line).err().unwrap();
-        assert_eq!(e.to_string(), "upside_down: requires a 2-D field, not 1-D (3 columns)");
+        assert_eq!(
+            e.to_string(),
+            "upside_down: requires a 2-D field, not 1-D (3 columns)"
+        );
     }
     let dir = pictures::temp_dir("upside_down");
     let path = dir.join("flipped.png");

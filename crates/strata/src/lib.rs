@@ -30,7 +30,8 @@
 //! attribute (kernels as plain Rust functions), the runtime ([`Device`], [`Queue`], [`Buffer`],
 //! [`Kernel`], [`Event`]) over the backends (the CPU interpreter, always present, and OpenCL
 //! when an OpenCL library and device are there), libraries built on the builder and the
-//! runtime ([`patterns`], [`blas`]). The tools behind the `strata` command (the conformance
+//! runtime ([`patterns`], [`blas`], [`fields`]: tensor fields with operator fusion). The tools
+//! behind the `strata` command (the conformance
 //! suite, the differential generator, the benchmarks) live in the `strata-cli` crate.
 //!
 //! ## Cargo features

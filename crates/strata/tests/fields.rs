@@ -44,7 +44,9 @@ fn name(fx: &Fields) -> String {
 fn data(n: usize, seed: u32) -> Vec<f32> {
     (0..n)
         .map(|i| {
-            let x = (i as u32).wrapping_mul(2654435761).wrapping_add(seed.wrapping_mul(40503));
+            let x = (i as u32)
+                .wrapping_mul(2654435761)
+                .wrapping_add(seed.wrapping_mul(40503));
             ((x >> 8) % 1000) as f32 / 100.0 - 5.0
         })
         .collect()
@@ -89,15 +91,27 @@ fn one_operator_serves_scalar_vector_matrix_and_colour_fields() {
         let h: Vec<f32> = s.iter().map(|x| x * 0.5).collect();
         assert_eq!(half(&scalar).to_vec().unwrap(), h);
         let vector: Vec<[f32; 3]> = (0..n).map(|i| [s[i], 1.0, -2.0]).collect();
-        let got = half(&fx.from_slice(shape, &vector).unwrap()).to_vec().unwrap();
+        let got = half(&fx.from_slice(shape, &vector).unwrap())
+            .to_vec()
+            .unwrap();
         assert_eq!(got, (0..n).map(|i| [h[i], 0.5, -1.0]).collect::<Vec<_>>());
         // A 2x2 matrix field and an RGBA colour field are both [f32; 4] per point.
         let matrix: Vec<[f32; 4]> = (0..n).map(|i| [s[i], 2.0, 4.0, 6.0]).collect();
-        let got = half(&fx.from_slice(shape, &matrix).unwrap()).to_vec().unwrap();
-        assert_eq!(got, (0..n).map(|i| [h[i], 1.0, 2.0, 3.0]).collect::<Vec<_>>());
+        let got = half(&fx.from_slice(shape, &matrix).unwrap())
+            .to_vec()
+            .unwrap();
+        assert_eq!(
+            got,
+            (0..n).map(|i| [h[i], 1.0, 2.0, 3.0]).collect::<Vec<_>>()
+        );
         let colour: Vec<[f32; 4]> = (0..n).map(|i| [0.2, 0.4, s[i], 1.0]).collect();
-        let got = half(&fx.from_slice(shape, &colour).unwrap()).to_vec().unwrap();
-        assert_eq!(got, (0..n).map(|i| [0.1, 0.2, h[i], 0.5]).collect::<Vec<_>>());
+        let got = half(&fx.from_slice(shape, &colour).unwrap())
+            .to_vec()
+            .unwrap();
+        assert_eq!(
+            got,
+            (0..n).map(|i| [0.1, 0.2, h[i], 0.5]).collect::<Vec<_>>()
+        );
     }
 }
 
@@ -119,7 +133,12 @@ fn a_point_wise_chain_is_one_kernel_and_unfused_is_one_per_operator() {
             let before = fx.queue().launch_count();
             let got = out.to_vec().unwrap();
             let launches = fx.queue().launch_count() - before;
-            assert_eq!(launches, if fuse { 1 } else { 5 }, "{} fuse={fuse}", name(&fx));
+            assert_eq!(
+                launches,
+                if fuse { 1 } else { 5 },
+                "{} fuse={fuse}",
+                name(&fx)
+            );
             let want: Vec<f32> = (0..a.len())
                 .map(|i| ((a[i] * b[i] + 1.0 + a[i]).max(b[i])).abs().sqrt())
                 .collect();
@@ -177,7 +196,12 @@ fn relative_and_absolute_reads_with_every_border_policy() {
                             (Some(rr), Some(cc)) => src[rr * cols + cc],
                             _ => 0.0,
                         };
-                        assert_eq!(got[r * cols + c], want, "{} {b:?} ({dr},{dc}) at ({r},{c})", name(&fx));
+                        assert_eq!(
+                            got[r * cols + c],
+                            want,
+                            "{} {b:?} ({dr},{dc}) at ({r},{c})",
+                            name(&fx)
+                        );
                     }
                 }
             }
@@ -188,20 +212,30 @@ fn relative_and_absolute_reads_with_every_border_policy() {
             let (r, c) = (p.rows() - p.row() - 1i32, p.columns() - p.column() - 1i32);
             p.read_at(&g, &[r, c], Border::Clamp)
         });
-        let want: Vec<f32> = (0..shape.points()).map(|i| src[shape.points() - 1 - i]).collect();
+        let want: Vec<f32> = (0..shape.points())
+            .map(|i| src[shape.points() - 1 - i])
+            .collect();
         assert_eq!(flipped.to_vec().unwrap(), want);
-        let line = fx.from_slice(Shape::d1(4), &[1.0f32, 2.0, 3.0, 4.0]).unwrap();
+        let line = fx
+            .from_slice(Shape::d1(4), &[1.0f32, 2.0, 3.0, 4.0])
+            .unwrap();
         let l2 = line.clone();
-        let m = fx.op("mirror1", Shape::d1(4), move |p| p.read_rel(&l2, &[-2], Border::Mirror));
+        let m = fx.op("mirror1", Shape::d1(4), move |p| {
+            p.read_rel(&l2, &[-2], Border::Mirror)
+        });
         assert_eq!(m.to_vec().unwrap(), vec![3.0, 2.0, 1.0, 2.0]);
         let vol: Vec<i32> = (0..24).collect();
         let v = fx.from_slice(Shape::d3(2, 3, 4), &vol).unwrap();
-        let w = fx.op("wrap3", Shape::d3(2, 3, 4), move |p| p.read_rel(&v, &[1, -1, 1], Border::Wrap));
+        let w = fx.op("wrap3", Shape::d3(2, 3, 4), move |p| {
+            p.read_rel(&v, &[1, -1, 1], Border::Wrap)
+        });
         let got = w.to_vec().unwrap();
         for l in 0..2i64 {
             for r in 0..3i64 {
                 for c in 0..4i64 {
-                    let src = ((l + 1).rem_euclid(2) * 12 + (r - 1).rem_euclid(3) * 4 + (c + 1).rem_euclid(4)) as i32;
+                    let src = ((l + 1).rem_euclid(2) * 12
+                        + (r - 1).rem_euclid(3) * 4
+                        + (c + 1).rem_euclid(4)) as i32;
                     assert_eq!(got[(l * 12 + r * 4 + c) as usize], src);
                 }
             }
@@ -225,8 +259,12 @@ fn a_non_local_read_of_a_computed_field_materializes_it_once() {
         let sq = f.map(|x| x * x); // lazy producer
         let (a, b) = (sq.clone(), sq.clone());
         // Two consumers read `sq` at neighbours: `sq` runs once, then each consumer is a kernel.
-        let right = fx.op("right", shape, move |p| p.read_rel(&a, &[0, 1], Border::Clamp));
-        let down = fx.op("down", shape, move |p| p.read_rel(&b, &[1, 0], Border::Clamp) + p.read(&b));
+        let right = fx.op("right", shape, move |p| {
+            p.read_rel(&a, &[0, 1], Border::Clamp)
+        });
+        let down = fx.op("down", shape, move |p| {
+            p.read_rel(&b, &[1, 0], Border::Clamp) + p.read(&b)
+        });
         let before = fx.queue().launch_count();
         let r = right.to_vec().unwrap();
         assert_eq!(fx.queue().launch_count() - before, 2, "{}", name(&fx));
@@ -250,7 +288,10 @@ fn fused_kernels_are_cached() {
         let a = fx.from_slice(shape, &data(shape.points(), seed)).unwrap();
         let g = a.clone();
         let blur = fx.op("blur_x", shape, move |p| {
-            (p.read_rel(&g, &[0, -1], Border::Mirror) + p.read(&g) + p.read_rel(&g, &[0, 1], Border::Mirror)) / 3.0f32
+            (p.read_rel(&g, &[0, -1], Border::Mirror)
+                + p.read(&g)
+                + p.read_rel(&g, &[0, 1], Border::Mirror))
+                / 3.0f32
         });
         (&blur * &a).map(|x| x - 1.0f32).to_vec().unwrap()
     };
@@ -302,7 +343,10 @@ fn several_outputs_of_different_shapes_and_types() {
             assert_eq!(pr[i], [src[i] + 1.0, -(src[i] + 1.0)]);
         }
         for r in 0..7 {
-            let want = src[r * 10..r * 10 + 10].iter().map(|v| v + 1.0).fold(f32::MIN, f32::max);
+            let want = src[r * 10..r * 10 + 10]
+                .iter()
+                .map(|v| v + 1.0)
+                .fold(f32::MIN, f32::max);
             assert_eq!(rm[r], want, "{}", name(&fx));
         }
         // Another tensor type for the same output index is an error, not a panic.
@@ -321,7 +365,10 @@ fn thread_allocation_and_local_memory_tiles() {
         let src: Vec<f32> = (0..shape.points()).map(|i| (i % 17) as f32).collect();
         let x = fx.from_slice(shape, &src).unwrap();
         let blocks = Shape::d2(rows / 8, cols / 8);
-        let mut op = fx.operator("block_sums", blocks).global_threads(shape).local_threads(&[8, 8]);
+        let mut op = fx
+            .operator("block_sums", blocks)
+            .global_threads(shape)
+            .local_threads(&[8, 8]);
         let sums = op.output::<f32>(blocks);
         let maxes = op.output::<f32>(blocks);
         let outs = op
@@ -348,14 +395,32 @@ fn thread_allocation_and_local_memory_tiles() {
         let m = outs.get(maxes).unwrap().to_vec().unwrap();
         for br in 0..rows / 8 {
             for bc in 0..cols / 8 {
-                let vals: Vec<f32> = (0..64).map(|k| src[(br * 8 + k / 8) * cols + bc * 8 + k % 8]).collect();
-                assert_eq!(s[br * (cols / 8) + bc], vals.iter().sum::<f32>(), "{}", name(&fx));
-                assert_eq!(m[br * (cols / 8) + bc], vals.iter().cloned().fold(f32::MIN, f32::max));
+                let vals: Vec<f32> = (0..64)
+                    .map(|k| src[(br * 8 + k / 8) * cols + bc * 8 + k % 8])
+                    .collect();
+                assert_eq!(
+                    s[br * (cols / 8) + bc],
+                    vals.iter().sum::<f32>(),
+                    "{}",
+                    name(&fx)
+                );
+                assert_eq!(
+                    m[br * (cols / 8) + bc],
+                    vals.iter().cloned().fold(f32::MIN, f32::max)
+                );
             }
         }
         // A work-group shape that does not match the thread shape is refused.
-        let err = fx.operator("bad", shape).local_threads(&[8]).run(|_| {}).err().unwrap();
-        assert!(err.to_string().contains("one non-zero size per dimension"), "{err}");
+        let err = fx
+            .operator("bad", shape)
+            .local_threads(&[8])
+            .run(|_| {})
+            .err()
+            .unwrap();
+        assert!(
+            err.to_string().contains("one non-zero size per dimension"),
+            "{err}"
+        );
     }
 }
 
@@ -372,8 +437,14 @@ fn built_ins_reductions_convolution_transpose_resampling() {
         let sum = dbl.sum().unwrap();
         let want: f32 = src.iter().map(|x| x * 2.0).sum();
         assert!((sum - want).abs() < 1e-3, "{sum} {want}");
-        assert_eq!(dbl.min().unwrap(), src.iter().cloned().fold(f32::MAX, f32::min) * 2.0);
-        assert_eq!(dbl.max().unwrap(), src.iter().cloned().fold(f32::MIN, f32::max) * 2.0);
+        assert_eq!(
+            dbl.min().unwrap(),
+            src.iter().cloned().fold(f32::MAX, f32::min) * 2.0
+        );
+        assert_eq!(
+            dbl.max().unwrap(),
+            src.iter().cloned().fold(f32::MIN, f32::max) * 2.0
+        );
         let ints = fx.from_slice(Shape::d1(5), &[3i32, -1, 4, 1, -5]).unwrap();
         assert_eq!(ints.sum().unwrap(), 2);
         // Along an axis.
@@ -386,8 +457,14 @@ fn built_ins_reductions_convolution_transpose_resampling() {
             assert_eq!(rows_sum[r], w);
         }
         for c in 0..cols {
-            assert_eq!(cols_max[c], (0..rows).map(|r| at(r, c)).fold(f32::MIN, f32::max));
-            assert_eq!(cols_min[c], (0..rows).map(|r| at(r, c)).fold(f32::MAX, f32::min));
+            assert_eq!(
+                cols_max[c],
+                (0..rows).map(|r| at(r, c)).fold(f32::MIN, f32::max)
+            );
+            assert_eq!(
+                cols_min[c],
+                (0..rows).map(|r| at(r, c)).fold(f32::MAX, f32::min)
+            );
         }
         // Convolution with a 3 x 3 kernel, zero border.
         let w = [1.0f32, 2.0, 1.0, 0.0, 0.0, 0.0, -1.0, -2.0, -1.0];
@@ -405,7 +482,12 @@ fn built_ins_reductions_convolution_transpose_resampling() {
                     let t = v * w[k as usize];
                     acc = Some(acc.map_or(t, |a| a + t));
                 }
-                assert_eq!(conv[(r * cols as i64 + c) as usize], acc.unwrap(), "{}", name(&fx));
+                assert_eq!(
+                    conv[(r * cols as i64 + c) as usize],
+                    acc.unwrap(),
+                    "{}",
+                    name(&fx)
+                );
             }
         }
         // Transpose, down- and up-sampling.
@@ -461,31 +543,61 @@ fn bad_input_gets_typed_errors() {
         fx.from_slice(Shape::d2(2, 3), &[0.0f32; 5]).unwrap_err(),
         "the field is 2-D (2 rows x 3 columns), 6 points, but 5 values were given",
     );
-    field_err(fx.zeros::<f32>(Shape::d2(0, 3)).unwrap_err(), "has an empty dimension");
+    field_err(
+        fx.zeros::<f32>(Shape::d2(0, 3)).unwrap_err(),
+        "has an empty dimension",
+    );
     field_err(Shape::new(&[1, 2, 3, 4]).unwrap_err(), "4 dimensions given");
     // Point-wise operators on fields of different shapes.
-    field_err((&a + &b).to_vec().unwrap_err(), "the fields' shapes differ: 2-D (2 rows x 3 columns) and 2-D (3 rows x 2 columns)");
+    field_err(
+        (&a + &b).to_vec().unwrap_err(),
+        "the fields' shapes differ: 2-D (2 rows x 3 columns) and 2-D (3 rows x 2 columns)",
+    );
     field_err(a.zip_map(&b, |x, y| x * y).to_vec().unwrap_err(), "zip_map");
     // Implicit addressing of a field of another shape.
     let b2 = b.clone();
-    let e = fx.op("wrong", a.shape(), move |p| p.read(&b2)).to_vec().unwrap_err();
+    let e = fx
+        .op("wrong", a.shape(), move |p| p.read(&b2))
+        .to_vec()
+        .unwrap_err();
     field_err(e, "the field is 2-D (3 rows x 2 columns), the operator runs over 2-D (2 rows x 3 columns); use read_rel or read_at");
     // The wrong number of offsets or coordinates.
     let a2 = a.clone();
-    let e = fx.op("offs", a.shape(), move |p| p.read_rel(&a2, &[1], Border::Zero)).to_vec().unwrap_err();
+    let e = fx
+        .op("offs", a.shape(), move |p| {
+            p.read_rel(&a2, &[1], Border::Zero)
+        })
+        .to_vec()
+        .unwrap_err();
     field_err(e, "one offset per dimension");
     let a3 = a.clone();
-    let e = fx.op("coords", a.shape(), move |p| { let r = p.row(); p.read_at(&a3, &[r], Border::Zero) }).to_vec().unwrap_err();
-    field_err(e, "1 coordinates given for a 2-D (2 rows x 3 columns) field");
+    let e = fx
+        .op("coords", a.shape(), move |p| {
+            let r = p.row();
+            p.read_at(&a3, &[r], Border::Zero)
+        })
+        .to_vec()
+        .unwrap_err();
+    field_err(
+        e,
+        "1 coordinates given for a 2-D (2 rows x 3 columns) field",
+    );
     // Errors propagate through fused readers.
     let bad = &a + &b;
-    field_err(bad.map(|x| x * 2.0f32).to_vec().unwrap_err(), "the fields' shapes differ");
+    field_err(
+        bad.map(|x| x * 2.0f32).to_vec().unwrap_err(),
+        "the fields' shapes differ",
+    );
     // A field of another device.
     let other = Fields::new(&Queue::new(&Device::from_spec("interp").unwrap()).unwrap());
     let c = other.from_slice(Shape::d2(2, 3), &[1.0f32; 6]).unwrap();
     let e = (&a + &c).to_vec().unwrap_err();
     assert!(matches!(e, Error::WrongDevice { op: "read", .. }), "{e:?}");
-    assert!(e.to_string().contains("the buffer lives on interp, but the queue runs on cpu"), "{e}");
+    assert!(
+        e.to_string()
+            .contains("the buffer lives on interp, but the queue runs on cpu"),
+        "{e}"
+    );
     // Writes and local memory belong to eager operators.
     let mut op = fx.operator("outs", a.shape());
     let out = op.output::<f32>(a.shape());
@@ -494,22 +606,48 @@ fn bad_input_gets_typed_errors() {
         p.write(out, lit(1.0f32));
         p.read(&a4)
     });
-    field_err(lazy_write.to_vec().unwrap_err(), "a lazy operator returns its tensor and cannot write outputs");
-    let e = fx.op("lazy_local", a.shape(), |p| { let t = p.local_array::<f32>("t", 4); t.at(0u32) }).to_vec().unwrap_err();
+    field_err(
+        lazy_write.to_vec().unwrap_err(),
+        "a lazy operator returns its tensor and cannot write outputs",
+    );
+    let e = fx
+        .op("lazy_local", a.shape(), |p| {
+            let t = p.local_array::<f32>("t", 4);
+            t.at(0u32)
+        })
+        .to_vec()
+        .unwrap_err();
     field_err(e, "local memory needs barriers");
     // Implicit writes into an output of another shape; outputs of another type.
     let small = op.output::<f32>(Shape::d1(2));
-    let e = op.run(|p| { p.write(out, lit(1.0f32)); p.write(small, lit(2.0f32)) }).err().unwrap();
+    let e = op
+        .run(|p| {
+            p.write(out, lit(1.0f32));
+            p.write(small, lit(2.0f32))
+        })
+        .err()
+        .unwrap();
     field_err(e, "the output is 1-D (2 columns), the operator runs over 2-D (2 rows x 3 columns); use write_at");
     let mut op = fx.operator("typed", a.shape());
     let o = op.output::<f32>(a.shape());
     let outs = op.run(|p| p.write(o, lit(3.0f32))).unwrap();
     assert_eq!(outs.get(o).unwrap().to_vec().unwrap(), vec![3.0; 6]);
     // An axis the field lacks, a transpose of a 1-D field.
-    field_err(a.sum_axis(2).to_vec().unwrap_err(), "axis 2 of a 2-D (2 rows x 3 columns) field");
+    field_err(
+        a.sum_axis(2).to_vec().unwrap_err(),
+        "axis 2 of a 2-D (2 rows x 3 columns) field",
+    );
     let line = fx.from_slice(Shape::d1(3), &[1.0f32; 3]).unwrap();
-    field_err(line.transpose().to_vec().unwrap_err(), "transpose needs a 2-D field");
-    field_err(a.convolve(&[2, 3], &[1.0; 6], Border::Zero).to_vec().unwrap_err(), "odd kernel sizes");
+    field_err(
+        line.transpose().to_vec().unwrap_err(),
+        "transpose needs a 2-D field",
+    );
+    field_err(
+        a.convolve(&[2, 3], &[1.0; 6], Border::Zero)
+            .to_vec()
+            .unwrap_err(),
+        "odd kernel sizes",
+    );
 }
 
 #[test]
@@ -532,7 +670,9 @@ fn field_kernels_compile_with_nvrtc() {
             });
             let v = fx.from_slice(shape, &vec![[1.0f32, 2.0, 3.0]; 64]).unwrap();
             let r = lap.zip_map(&v, |s, v| v.length() + s);
-            r.convolve(&[3, 3], &[1.0; 9], Border::Zero).to_vec().unwrap();
+            r.convolve(&[3, 3], &[1.0; 9], Border::Zero)
+                .to_vec()
+                .unwrap();
         });
         assert!(kernels.len() >= 2);
         for k in kernels {
@@ -560,7 +700,11 @@ fn big_tensor_fields_element_by_element() {
         let mv = fx.big_op("matvec", shape, &[5], move |p, e| {
             let acc = var::<f32>(lit(0.0f32));
             for_range(0u32, 5u32, |j| {
-                acc.set(acc.get() + p.read_element::<f32>(&sq2, e * 5u32 + j) * p.read_element::<f32>(&fv2, j));
+                acc.set(
+                    acc.get()
+                        + p.read_element::<f32>(&sq2, e * 5u32 + j)
+                            * p.read_element::<f32>(&fv2, j),
+                );
             });
             acc.get()
         });
@@ -570,7 +714,9 @@ fn big_tensor_fields_element_by_element() {
         assert_eq!(fx.queue().launch_count() - before, 1, "{}", name(&fx));
         for p in 0..n {
             for e in 0..5 {
-                let want = (0..5).fold(0.0f32, |a, j| a + m[p * 25 + e * 5 + j] * m[p * 25 + e * 5 + j] * v[p * 5 + j]);
+                let want = (0..5).fold(0.0f32, |a, j| {
+                    a + m[p * 25 + e * 5 + j] * m[p * 25 + e * 5 + j] * v[p * 5 + j]
+                });
                 assert_eq!(got[p * 5 + e], want, "{} point {p} element {e}", name(&fx));
             }
         }
@@ -579,22 +725,25 @@ fn big_tensor_fields_element_by_element() {
         let img: Vec<u32> = (0..n as u32).map(|i| (i * 7) % 32).collect();
         let fi = fx.from_slice(shape, &img).unwrap();
         let f2 = fi.clone();
-        let hist = fx.big_op("hist", shape, &[32], move |p, e| {
-            let count = var::<u32>(lit(0u32));
-            for dy in -1..=1 {
-                for dx in -1..=1 {
-                    let v = p.read_rel(&f2, &[dy, dx], Border::Clamp);
-                    count.set(count.get() + select::<u32>(v.eq(e), lit(1u32), lit(0u32)));
+        let hist = fx
+            .big_op("hist", shape, &[32], move |p, e| {
+                let count = var::<u32>(lit(0u32));
+                for dy in -1..=1 {
+                    for dx in -1..=1 {
+                        let v = p.read_rel(&f2, &[dy, dx], Border::Clamp);
+                        count.set(count.get() + select::<u32>(v.eq(e), lit(1u32), lit(0u32)));
+                    }
                 }
-            }
-            count.get()
-        })
-        .eval()
-        .unwrap();
+                count.get()
+            })
+            .eval()
+            .unwrap();
         let h2 = hist.clone();
         let total = fx.op("total", shape, move |p| {
             let t = var::<u32>(lit(0u32));
-            for_range(0u32, 32u32, |e| t.set(t.get() + p.read_element::<u32>(&h2, e)));
+            for_range(0u32, 32u32, |e| {
+                t.set(t.get() + p.read_element::<u32>(&h2, e))
+            });
             t.get()
         });
         assert_eq!(total.to_vec().unwrap(), vec![9u32; n]);
@@ -621,18 +770,31 @@ fn big_tensor_fields_element_by_element() {
         let got = left.to_vec().unwrap();
         for r in 0..4usize {
             for c in 0..6usize {
-                let want = if c == 0 { 0 } else { h[(r * 6 + c - 1) * 32 + 5] };
+                let want = if c == 0 {
+                    0
+                } else {
+                    h[(r * 6 + c - 1) * 32 + 5]
+                };
                 assert_eq!(got[r * 6 + c], want);
             }
         }
     }
     // Typed errors.
     let fx = Fields::new(&Queue::new(&Device::from_spec("cpu").unwrap()).unwrap());
-    let e = fx.big_from_slice(Shape::d1(3), &[5], &[0.0f32; 14]).unwrap_err();
+    let e = fx
+        .big_from_slice(Shape::d1(3), &[5], &[0.0f32; 14])
+        .unwrap_err();
     assert_eq!(e.to_string(), "Fields::big_from_slice: the field is 1-D (3 columns) with 5 elements per tensor, 15 values, but 14 were given");
-    let e = fx.big_from_slice(Shape::d1(3), &[0], &[0.0f32; 0]).unwrap_err();
+    let e = fx
+        .big_from_slice(Shape::d1(3), &[0], &[0.0f32; 0])
+        .unwrap_err();
     assert!(e.to_string().contains("has no elements"), "{e}");
-    let big = fx.big_from_slice(Shape::d1(3), &[5], &[0.0f32; 15]).unwrap();
-    let e = fx.op("wrong", Shape::d1(4), move |p| p.read_element(&big, 0u32)).to_vec().unwrap_err();
+    let big = fx
+        .big_from_slice(Shape::d1(3), &[5], &[0.0f32; 15])
+        .unwrap();
+    let e = fx
+        .op("wrong", Shape::d1(4), move |p| p.read_element(&big, 0u32))
+        .to_vec()
+        .unwrap_err();
     assert!(e.to_string().contains("the field is 1-D (3 columns), the operator runs over 1-D (4 columns); use read_element_at"), "{e}");
 }

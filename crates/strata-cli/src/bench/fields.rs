@@ -5,11 +5,13 @@
 //! | bench         | strata side                                   | baseline                                  |
 //! |---------------|-----------------------------------------------|-------------------------------------------|
 //! | `rof_fused`   | [`ITERS`] iterations + the output, fusion on: 2 kernels per iteration + 1 | rayon: 2 passes per iteration + 1 |
-//! | `rof_unfused` | the same with fusion off ([`Fields::with_fusion`]): 9 kernels per iteration + 3 | `rof_fused`, timed in the same row: the ratio is the fusion gain |
+//! | `rof_unfused` | the same with fusion off ([`Fields::with_fusion`]): 12 kernels per iteration + 3 | `rof_fused`, timed in the same row: the ratio is the fusion gain |
 //!
 //! The image is `n x n` `f32` pixels with `n = sqrt(size / 4)` (2048 at the default `--size`
 //! of 2^24; on the interpreter [`crate::bench::compute::INTERP_WORK_DIVISOR`] times fewer
-//! pixels), a smooth pattern plus deterministic noise. **strata time**: from the first
+//! pixels), a smooth pattern plus deterministic noise. The two sides of a row run
+//! alternately (after one warm-up run each), so a change in the machine's load falls on both;
+//! the times are medians. **strata time**: from the first
 //! enqueue until the denoised image is complete on the device (the dual field's zero
 //! allocation included; the upload of the noisy image before, and the read back after, are
 //! not timed). **baseline time**: the same algorithm in `f32` on host slices, rows in parallel
@@ -19,7 +21,7 @@
 //! difference relative to the largest pixel, at most [`TOLERANCE`]).
 
 use crate::bench::compute::INTERP_WORK_DIVISOR;
-use crate::bench::{timed, BenchError, BenchResult, DEFAULT_SIZE};
+use crate::bench::{BenchError, BenchResult, DEFAULT_SIZE};
 use rayon::prelude::*;
 use std::time::Instant;
 use strata::fields::{denoise, Field, Fields, Shape};
@@ -57,7 +59,11 @@ pub fn picture(n: usize) -> Vec<f32> {
         .into_par_iter()
         .map(|i| {
             let (x, y) = ((i % n) as f32 / n as f32, (i / n) as f32 / n as f32);
-            let base = if (x - 0.5).abs() < 0.25 && (y - 0.5).abs() < 0.25 { 0.8 } else { 0.2 };
+            let base = if (x - 0.5).abs() < 0.25 && (y - 0.5).abs() < 0.25 {
+                0.8
+            } else {
+                0.2
+            };
             let h = (i as u32).wrapping_mul(2654435761) >> 8;
             base + 0.1 * x + ((h % 1000) as f32 / 1000.0 - 0.5) * 0.3
         })
@@ -99,6 +105,27 @@ pub fn rof_rayon(f: &[f32], n: usize, lambda: f32, tau: f32, iters: usize) -> Ve
         .collect()
 }
 
+/// Runs `a` and `b` once each to warm up, then alternately `reps` times each; returns their
+/// median seconds. Alternating keeps a change in the machine's load from favouring one side.
+fn alternate<E>(
+    reps: usize,
+    mut a: impl FnMut() -> Result<f64, E>,
+    mut b: impl FnMut() -> Result<f64, E>,
+) -> Result<(f64, f64), E> {
+    a()?;
+    b()?;
+    let (mut ta, mut tb) = (Vec::with_capacity(reps), Vec::with_capacity(reps));
+    for _ in 0..reps {
+        ta.push(a()?);
+        tb.push(b()?);
+    }
+    let median = |mut t: Vec<f64>| {
+        t.sort_by(f64::total_cmp);
+        t[t.len() / 2]
+    };
+    Ok((median(ta), median(tb)))
+}
+
 /// Runs `rof_fused` or `rof_unfused` on `q` for a `--size` of `size`.
 pub(crate) fn run(
     name: &'static str,
@@ -110,37 +137,41 @@ pub(crate) fn run(
     let f = picture(n);
     let fx = Fields::new(q);
     let field = fx.from_slice(Shape::d2(n, n), &f)?;
-    let denoise_on = |fx: &Fields, field: &Field<f32>| -> strata::Result<(f64, Field<f32>)> {
+    // One timed denoising with fusion on or off; the result is kept for the check.
+    let denoise_on = |fx: &Fields, last: &mut Option<Field<f32>>| -> strata::Result<f64> {
         let field = fx.from_buffer(field.shape(), field.buffer()?)?;
+        *last = None;
         let t = Instant::now();
         let u = denoise::rof(&field, LAMBDA, TAU, ITERS)?.eval()?;
         u.buffer()?; // waits
-        Ok((t.elapsed().as_secs_f64(), u))
+        let s = t.elapsed().as_secs_f64();
+        *last = Some(u);
+        Ok(s)
     };
-    let run_timed = |fx: &Fields| -> Result<(f64, Vec<f32>), BenchError> {
-        let mut last = None;
-        let s = timed(reps, || -> strata::Result<f64> {
-            let (s, u) = denoise_on(fx, &field)?;
-            last = Some(u);
-            Ok(s)
-        })?;
-        Ok((s, last.expect("timed ran").to_vec()?))
-    };
-    let (fused_s, got) = run_timed(&fx)?;
+    let (mut fused, mut other) = (None, None);
     let (strata_s, baseline, baseline_s, rel_error) = if name == "rof_fused" {
         let mut want = Vec::new();
-        let rayon_s = timed(reps, || -> Result<f64, BenchError> {
-            drop(std::mem::take(&mut want));
-            let t = Instant::now();
-            want = std::hint::black_box(rof_rayon(&f, n, LAMBDA, TAU, ITERS));
-            Ok(t.elapsed().as_secs_f64())
-        })?;
-        let rel = check(name, &got, &want)?;
-        (fused_s, "rayon", rayon_s, rel)
+        let (fused_s, rayon_s) = alternate(
+            reps,
+            || denoise_on(&fx, &mut fused).map_err(BenchError::from),
+            || {
+                drop(std::mem::take(&mut want));
+                let t = Instant::now();
+                want = std::hint::black_box(rof_rayon(&f, n, LAMBDA, TAU, ITERS));
+                Ok(t.elapsed().as_secs_f64())
+            },
+        )?;
+        let got = fused.expect("ran").to_vec()?;
+        (fused_s, "rayon", rayon_s, check(name, &got, &want)?)
     } else {
-        let (unfused_s, unfused) = run_timed(&fx.with_fusion(false))?;
-        let rel = check(name, &unfused, &got)?;
-        (unfused_s, "rof_fused", fused_s, rel)
+        let unfused_fx = fx.with_fusion(false);
+        let (unfused_s, fused_s) = alternate(
+            reps,
+            || denoise_on(&unfused_fx, &mut other),
+            || denoise_on(&fx, &mut fused),
+        )?;
+        let (got, want) = (other.expect("ran").to_vec()?, fused.expect("ran").to_vec()?);
+        (unfused_s, "rof_fused", fused_s, check(name, &got, &want)?)
     };
     Ok(BenchResult {
         bench: name,
@@ -164,7 +195,10 @@ pub(crate) fn run(
 
 /// The largest difference relative to the largest pixel; fails past [`TOLERANCE`].
 fn check(bench: &'static str, got: &[f32], want: &[f32]) -> Result<f64, BenchError> {
-    let largest = want.iter().fold(0.0f64, |a, &b| a.max((b as f64).abs())).max(1e-30);
+    let largest = want
+        .iter()
+        .fold(0.0f64, |a, &b| a.max((b as f64).abs()))
+        .max(1e-30);
     let (i, diff) = got
         .iter()
         .zip(want)

@@ -19,8 +19,14 @@ use std::sync::{Arc, Mutex};
 type BigOp<T> = Arc<dyn Fn(&mut Point, Expr<u32>) -> Expr<T> + Send + Sync>;
 
 enum BigState<T> {
-    Data { buf: Buffer<T>, ready: Option<Event> },
-    Lazy { name: String, op: BigOp<T> },
+    Data {
+        buf: Buffer<T>,
+        ready: Option<Event>,
+    },
+    Lazy {
+        name: String,
+        op: BigOp<T>,
+    },
     Failed(Error),
 }
 
@@ -54,7 +60,11 @@ impl<T> std::fmt::Debug for BigField<T> {
             BigState::Lazy { name, .. } => format!("lazy `{name}`"),
             BigState::Failed(e) => format!("failed: {e}"),
         };
-        write!(f, "BigField({}, tensors {:?}, {kind})", self.node.shape, self.node.tensor)
+        write!(
+            f,
+            "BigField({}, tensors {:?}, {kind})",
+            self.node.shape, self.node.tensor
+        )
     }
 }
 
@@ -213,11 +223,16 @@ impl<T: Tensor> BigField<T> {
     }
 
     /// A lazy element-wise operator: `f` of each element (the same tensor shape).
-    pub fn map<U: Tensor>(&self, f: impl Fn(Expr<T>) -> Expr<U> + Send + Sync + 'static) -> BigField<U> {
+    pub fn map<U: Tensor>(
+        &self,
+        f: impl Fn(Expr<T>) -> Expr<U> + Send + Sync + 'static,
+    ) -> BigField<U> {
         let a = self.clone();
-        self.node.fx.big_op("big_map", self.shape(), self.tensor_shape(), move |p, e| {
-            f(p.read_element(&a, e))
-        })
+        self.node
+            .fx
+            .big_op("big_map", self.shape(), self.tensor_shape(), move |p, e| {
+                f(p.read_element(&a, e))
+            })
     }
 }
 
@@ -322,9 +337,7 @@ impl Point<'_> {
             return T::zero();
         }
         let ids = self.ids();
-        let coords: Vec<Expr<i32>> = (0..nd)
-            .map(|d| ids[3 - nd + d] + offset[d])
-            .collect();
+        let coords: Vec<Expr<i32>> = (0..nd).map(|d| ids[3 - nd + d] + offset[d]).collect();
         self.read_element_at(f, &coords, e, border)
     }
 }

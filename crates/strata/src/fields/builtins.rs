@@ -80,7 +80,11 @@ impl<T: Tensor + Numeric> Field<T> {
 
 impl<T: Tensor> Field<T> {
     fn fail<U: Tensor>(&self, shape: Shape, op: &'static str, detail: String) -> Field<U> {
-        Field::with_state(self.fields(), shape, State::Failed(Error::Field { op, detail }))
+        Field::with_state(
+            self.fields(),
+            shape,
+            State::Failed(Error::Field { op, detail }),
+        )
     }
 
     /// Folds dimension `axis` (0 is the outermost) away: a lazy field of one dimension fewer
@@ -211,7 +215,11 @@ impl<T: Tensor> Field<T> {
         let shape = self.shape();
         let nd = shape.ndim();
         let n: usize = kernel_dims.iter().product();
-        if kernel_dims.len() != nd || nd == 0 || kernel_dims.iter().any(|&d| d % 2 == 0) || n != weights.len() {
+        if kernel_dims.len() != nd
+            || nd == 0
+            || kernel_dims.iter().any(|&d| d % 2 == 0)
+            || n != weights.len()
+        {
             return self.fail(
                 shape,
                 "convolve",

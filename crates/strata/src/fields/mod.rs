@@ -341,8 +341,14 @@ impl Fields {
 pub(crate) type OpFn<T> = Arc<dyn Fn(&mut Point) -> Expr<T> + Send + Sync>;
 
 pub(crate) enum State<T> {
-    Data { buf: Buffer<T>, ready: Option<Event> },
-    Lazy { name: String, op: OpFn<T> },
+    Data {
+        buf: Buffer<T>,
+        ready: Option<Event>,
+    },
+    Lazy {
+        name: String,
+        op: OpFn<T>,
+    },
     Failed(Error),
 }
 
@@ -503,9 +509,7 @@ impl<T: Tensor> Field<T> {
         f: impl Fn(Expr<T>) -> Expr<U> + Send + Sync + 'static,
     ) -> Field<U> {
         let a = self.clone();
-        self.node
-            .fx
-            .op("map", self.shape(), move |p| f(p.read(&a)))
+        self.node.fx.op("map", self.shape(), move |p| f(p.read(&a)))
     }
 
     /// A lazy point-wise operator of two fields of the same shape (else the result fails with

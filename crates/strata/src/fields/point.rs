@@ -460,10 +460,12 @@ impl<'k> Point<'k> {
         for axis in (3 - shape.ndim())..3 {
             let (x, n) = (c[axis], dims[axis]);
             c[axis] = match border {
-                Border::Clamp => x.clamp(lit(0i32), n - 1i32),
+                // max then min, not `clamp`: the CPU backend's SIMD path has integer
+                // min and max instructions but computes `clamp` lane by lane.
+                Border::Clamp => x.max(lit(0i32)).min(n - 1i32),
                 Border::Zero => {
                     inside = inside & x.ge(lit(0i32)) & x.lt(n);
-                    x.clamp(lit(0i32), n - 1i32)
+                    x.max(lit(0i32)).min(n - 1i32)
                 }
                 Border::Wrap => ((x % n) + n) % n,
                 Border::Mirror => {
@@ -501,7 +503,12 @@ impl<'k> Point<'k> {
     /// Writes `value` into output `out` at absolute coordinates (one `i32` per dimension of the
     /// output, outermost first: Cog's `_writeTensor(_outN, v, row, column)`). Coordinates
     /// outside the output write nothing. Eager operators only.
-    pub fn write_at<T: Tensor>(&mut self, out: super::Out<T>, coords: &[Expr<i32>], value: Expr<T>) {
+    pub fn write_at<T: Tensor>(
+        &mut self,
+        out: super::Out<T>,
+        coords: &[Expr<i32>],
+        value: Expr<T>,
+    ) {
         let Some((shape, param)) = self.out_param(out) else {
             return;
         };
