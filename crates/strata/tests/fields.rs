@@ -452,10 +452,11 @@ fn built_ins_reductions_convolution_transpose_resampling() {
         let cols_max = f.max_axis(0).to_vec().unwrap();
         let cols_min = f.min_axis(0).to_vec().unwrap();
         assert_eq!(f.sum_axis(1).shape(), Shape::d1(rows));
-        for r in 0..rows {
+        for (r, &got) in rows_sum.iter().enumerate() {
             let w = (1..cols).fold(at(r, 0), |a, c| a + at(r, c));
-            assert_eq!(rows_sum[r], w);
+            assert_eq!(got, w);
         }
+        assert_eq!(rows_sum.len(), rows);
         for c in 0..cols {
             assert_eq!(
                 cols_max[c],

@@ -7,6 +7,9 @@ use std::path::{Path, PathBuf};
 
 pub type BoxResult<T> = Result<T, Box<dyn std::error::Error>>;
 
+/// A picture's size (width, height) and its RGBA pixels, row by row.
+pub type Picture = ((usize, usize), Vec<[f32; 4]>);
+
 /// Command-line options of the field examples.
 pub struct Options {
     pub device: String,
@@ -71,7 +74,7 @@ pub fn write_png(path: &Path, (w, h): (usize, usize), channels: usize, px: &[u8]
 }
 
 /// Reads an 8-bit PNG as RGBA colours in `[0, 1]` (grey and RGB are expanded, alpha 1).
-pub fn read_png_rgba(path: &Path) -> BoxResult<((usize, usize), Vec<[f32; 4]>)> {
+pub fn read_png_rgba(path: &Path) -> BoxResult<Picture> {
     let mut decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(path)?));
     decoder.set_transformations(png::Transformations::EXPAND | png::Transformations::STRIP_16);
     let mut reader = decoder.read_info()?;

@@ -90,7 +90,8 @@ pub(crate) fn run_kernel_mode(
     mode: Mode,
     body: impl FnOnce(&mut Point),
 ) -> Result<Event> {
-    let mut done: Option<(Vec<Box<dyn ArgSource>>, Vec<Event>, Vec<Error>)> = None;
+    type Recorded = (Vec<Box<dyn ArgSource>>, Vec<Event>, Vec<Error>);
+    let mut done: Option<Recorded> = None;
     let built = Kernel::build(name, |kd| {
         let mut p = Point::new(kd, fx, threads, mode);
         body(&mut p);
@@ -128,8 +129,8 @@ impl<'k> Point<'k> {
         let nd = threads.ndim();
         let full = threads.full();
         let mut inside = lit(true);
-        for axis in (3 - nd)..3 {
-            let n = p.dim(axis, full[axis]);
+        for (axis, &size) in full.iter().enumerate().skip(3 - nd) {
+            let n = p.dim(axis, size);
             let id = global_id((2 - axis) as u8).cast::<i32>();
             inside = inside & id.lt(n);
             p.ids[axis] = id;
@@ -141,8 +142,8 @@ impl<'k> Point<'k> {
             Mode::Lazy => p.linear,
             Mode::Eager => {
                 let mut c = p.ids;
-                for axis in (3 - nd)..3 {
-                    c[axis] = c[axis].min(p.dims[axis] - 1i32);
+                for (x, &n) in c.iter_mut().zip(&p.dims).skip(3 - nd) {
+                    *x = x.min(n - 1i32);
                 }
                 p.index(p.dims, c)
             }
