@@ -799,3 +799,22 @@ fn big_tensor_fields_element_by_element() {
         .unwrap_err();
     assert!(e.to_string().contains("the field is 1-D (3 columns), the operator runs over 1-D (4 columns); use read_element_at"), "{e}");
 }
+
+#[test]
+fn fields_of_other_queues_are_waited_for_and_any_name_is_a_kernel_name() {
+    let dev = Device::from_spec("cpu").unwrap();
+    let (qa, qb) = (Queue::new(&dev).unwrap(), Queue::new(&dev).unwrap());
+    let (fa, fb) = (Fields::new(&qa), Fields::new(&qb));
+    let shape = Shape::d1(100_000);
+    let src = data(shape.points(), 12);
+    let x = fa.from_slice(shape, &src).unwrap();
+    // Enqueued on queue A, not waited for; read by a kernel on queue B.
+    let y = x.map(|v| v * 3.0f32).eval().unwrap();
+    let y2 = y.clone();
+    let z = fb.op("times two, then + 1 (queue B)", shape, move |p| {
+        p.read(&y2) * 2.0f32 + 1.0f32
+    });
+    let got = z.to_vec().unwrap();
+    assert!(got.iter().zip(&src).all(|(g, s)| *g == s * 3.0 * 2.0 + 1.0));
+    assert_eq!(qb.launch_count(), 1);
+}

@@ -181,7 +181,7 @@ impl<T: Tensor> BigField<T> {
         let (shape, k) = (self.shape(), self.tensor_elements() as u32);
         let fx = &self.node.fx;
         let out = Buffer::<T>::new(&fx.queue, shape.points() * k as usize)?;
-        let result = super::point::run_kernel(fx, &format!("field_{name}"), shape, None, |p| {
+        let result = super::point::run_kernel(fx, &super::kernel_name(&name), shape, None, |p| {
             let o = p.output_param(&out);
             let (inside, lin) = (p.inside(), p.linear());
             if_(inside, || {

@@ -312,7 +312,8 @@ impl Fields {
     /// fields through the [`Point`] (at the same point with [`Point::read`], elsewhere with
     /// [`Point::read_rel`] and [`Point::read_at`]). Nothing runs until the field is needed;
     /// then the operator is fused into its reader or run (see the module docs). `name` names
-    /// the kernel (`field_NAME`; letters, digits and `_`). A bad shape makes the field fail with
+    /// the kernel (`field_NAME`, other characters than ASCII letters and digits made `_`). A
+    /// bad shape makes the field fail with
     /// [`Error::Field`] when it is evaluated.
     pub fn op<T: Tensor>(
         &self,
@@ -458,7 +459,7 @@ impl<T: Tensor> Field<T> {
         let shape = self.node.shape;
         let fx = &self.node.fx;
         let out = Buffer::<T>::new(&fx.queue, shape.points())?;
-        let result = point::run_kernel(fx, &format!("field_{name}"), shape, None, |p| {
+        let result = point::run_kernel(fx, &kernel_name(&name), shape, None, |p| {
             let o = p.output_param(&out);
             let (inside, lin) = (p.inside(), p.linear());
             crate::builder::if_(inside, || {
@@ -555,6 +556,16 @@ pub(crate) fn same_shape(op: &'static str, a: Shape, b: Shape) -> Result<()> {
         });
     }
     Ok(())
+}
+
+/// The kernel name of an operator: `field_` and the operator's name, with every character
+/// other than ASCII letters, digits and `_` replaced by `_` (so any name gives valid C).
+pub(crate) fn kernel_name(name: &str) -> String {
+    let clean: String = name
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    format!("field_{clean}")
 }
 
 /// A launch argument the trace context owns until the launch.

@@ -129,7 +129,7 @@ impl Operator {
         };
         let event = run_kernel_mode(
             &self.fx,
-            &format!("field_{}", self.name),
+            &super::kernel_name(&self.name),
             self.threads,
             self.local.as_deref(),
             Mode::Eager,
