@@ -818,3 +818,17 @@ fn fields_of_other_queues_are_waited_for_and_any_name_is_a_kernel_name() {
     assert!(got.iter().zip(&src).all(|(g, s)| *g == s * 3.0 * 2.0 + 1.0));
     assert_eq!(qb.launch_count(), 1);
 }
+
+#[test]
+fn fields_can_be_shared_between_threads() {
+    fn shareable<T: Send + Sync>() {}
+    shareable::<Field<f32>>();
+    shareable::<Field<[u8; 4]>>();
+    shareable::<strata::fields::BigField<f32>>();
+    shareable::<Fields>();
+    let fx = Fields::new(&Queue::new(&Device::from_spec("cpu").unwrap()).unwrap());
+    let f = fx.from_slice(Shape::d1(4), &[1.0f32, 2.0, 3.0, 4.0]).unwrap();
+    let doubled = f.map(|x| x * 2.0f32);
+    let got = std::thread::spawn(move || doubled.to_vec().unwrap()).join().unwrap();
+    assert_eq!(got, vec![2.0, 4.0, 6.0, 8.0]);
+}
