@@ -349,9 +349,25 @@ fn several_outputs_of_different_shapes_and_types() {
                 .fold(f32::MIN, f32::max);
             assert_eq!(rm[r], want, "{}", name(&fx));
         }
-        // Another tensor type for the same output index is an error, not a panic.
-        let wrong = strata::fields::Out::<f32>::clone(&half);
-        assert!(outs.get(wrong).is_ok());
+        // An output handle of another operator with another tensor type is a typed error.
+        let mut other = fx.operator("other", shape);
+        let wrong = other.output::<[f32; 2]>(shape);
+        let e = outs.get(wrong).err().unwrap();
+        assert_eq!(
+            e.to_string(),
+            "Outputs::get: output 0 does not belong to this operator (or has another tensor type)"
+        );
+        let mut third = fx.operator("third", shape);
+        let _first = third.output::<f32>(shape);
+        let e = third
+            .run(|p| p.write(wrong, vec2(lit(1.0f32), lit(2.0f32))))
+            .err()
+            .unwrap();
+        assert!(
+            e.to_string()
+                .contains("output 0 does not belong to this operator"),
+            "{e}"
+        );
     }
 }
 
@@ -636,7 +652,7 @@ fn bad_input_gets_typed_errors() {
     // An axis the field lacks, a transpose of a 1-D field.
     field_err(
         a.sum_axis(2).to_vec().unwrap_err(),
-        "axis 2 of a 2-D (2 rows x 3 columns) field",
+        "a 2-D (2 rows x 3 columns) field has no axis 2",
     );
     let line = fx.from_slice(Shape::d1(3), &[1.0f32; 3]).unwrap();
     field_err(
@@ -827,8 +843,12 @@ fn fields_can_be_shared_between_threads() {
     shareable::<strata::fields::BigField<f32>>();
     shareable::<Fields>();
     let fx = Fields::new(&Queue::new(&Device::from_spec("cpu").unwrap()).unwrap());
-    let f = fx.from_slice(Shape::d1(4), &[1.0f32, 2.0, 3.0, 4.0]).unwrap();
+    let f = fx
+        .from_slice(Shape::d1(4), &[1.0f32, 2.0, 3.0, 4.0])
+        .unwrap();
     let doubled = f.map(|x| x * 2.0f32);
-    let got = std::thread::spawn(move || doubled.to_vec().unwrap()).join().unwrap();
+    let got = std::thread::spawn(move || doubled.to_vec().unwrap())
+        .join()
+        .unwrap();
     assert_eq!(got, vec![2.0, 4.0, 6.0, 8.0]);
 }

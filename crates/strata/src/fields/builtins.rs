@@ -103,7 +103,7 @@ impl<T: Tensor> Field<T> {
             return self.fail(
                 shape,
                 "fold_axis",
-                format!("axis {axis} of a {shape} field (axes count from 0, outermost first)"),
+                format!("a {shape} field has no axis {axis} (axes count from 0, outermost first)"),
             );
         }
         let mut dims = shape.dims();
