@@ -40,7 +40,11 @@
 //! - `cuda` (default): the CUDA backend (the driver API and NVRTC, both loaded at run time) and
 //!   [`cuda`]'s compiler entry points.
 //!
-//! Without either, strata has the CPU backend alone (`cargo build --no-default-features`); the
+//! - `mpi` (off by default): [`multi::mpi`], strata buffers over MPI through the `mpi` crate
+//!   (needs an MPI library and `libclang` to build: `apt-get install libopenmpi-dev
+//!   libclang-dev`).
+//!
+//! Without `opencl` and `cuda`, strata has the CPU backend alone (`cargo build --no-default-features`); the
 //! code generators ([`codegen`]) are always there, and a spec naming a backend that was left out
 //! fails with [`Error::DeviceNotFound`] saying which feature to turn on.
 
@@ -54,6 +58,7 @@ mod cpu;
 pub mod cuda;
 pub mod error;
 pub mod ir;
+pub mod multi;
 #[cfg(feature = "opencl")]
 mod opencl;
 pub mod patterns;
