@@ -13,7 +13,10 @@
 //!   single-device algorithm on every part at once (one host thread per device), then combine
 //!   the parts' results on the first device with the same algorithm, so the operator is only
 //!   ever applied on a device, in index order.
+//! - [`mpi`] (feature `mpi`): strata buffers over MPI through the `mpi` crate.
 
+#[cfg(feature = "mpi")]
+pub mod mpi;
 mod split;
 
 pub use split::{HostKey, Part, SplitVec};
