@@ -156,7 +156,7 @@ fn run(comm: &Comm) -> BoxResult<()> {
     let step = |src: &Buffer2<f32>, dst: &Buffer2<f32>| -> strata::Result<()> {
         q.launch(
             &kernel,
-            range.clone(),
+            range,
             args![
                 src,
                 dst,

@@ -119,12 +119,12 @@ fn run(comm: &Comm) -> BoxResult<usize> {
         })
         .collect();
     ensure(q.read(&b)? == want, || "all_reduce sum u32: wrong".into())?;
-    let vi: Vec<i32> = (0..m as i32)
+    let vi: Vec<i32> = (0..m)
         .map(|i| (i * 37 + r as i32 * 101) % 1000 - 500)
         .collect();
     let bi = Buffer::from_slice(&q, &vi)?;
     comm.all_reduce(&q, &bi, ReduceOp::Max)?;
-    let want: Vec<i32> = (0..m as i32)
+    let want: Vec<i32> = (0..m)
         .map(|i| {
             (0..p as i32)
                 .map(|rr| (i * 37 + rr * 101) % 1000 - 500)
@@ -135,7 +135,7 @@ fn run(comm: &Comm) -> BoxResult<usize> {
     ensure(q.read(&bi)? == want, || "all_reduce max i32: wrong".into())?;
     let bi = Buffer::from_slice(&q, &vi)?;
     comm.all_reduce(&q, &bi, ReduceOp::Min)?;
-    let want: Vec<i32> = (0..m as i32)
+    let want: Vec<i32> = (0..m)
         .map(|i| {
             (0..p as i32)
                 .map(|rr| (i * 37 + rr * 101) % 1000 - 500)

@@ -131,22 +131,27 @@ impl DeviceSet {
     }
 
     /// The same devices with weights derived from their throughput: `work` runs on every device
-    /// over the first `n` indices (once to compile and warm up, then timed), all devices at
-    /// once, and each device's weight is `n` divided by its time in seconds (items per second).
+    /// over the first `n` indices (once to compile and warm up, then timed), one device after
+    /// another (devices that share the host's cores, such as the CPU backends and PoCL, would
+    /// slow each other's measurement), and each device's weight is `n` divided by its time in
+    /// seconds (items per second).
     pub fn with_throughput(
         &self,
         n: usize,
-        work: impl Fn(&Exec, Range<usize>) -> Result<()> + Sync,
+        work: impl Fn(&Exec, Range<usize>) -> Result<()>,
     ) -> Result<DeviceSet> {
-        let times = self.each(|i, ex| {
-            work(ex, 0..n)?;
-            ex.queue().finish()?;
-            let t = Instant::now();
-            work(ex, 0..n)?;
-            ex.queue().finish()?;
-            let _ = i;
-            Ok(t.elapsed())
-        })?;
+        let times = self
+            .members
+            .iter()
+            .map(|m| {
+                work(&m.exec, 0..n)?;
+                m.queue.finish()?;
+                let t = Instant::now();
+                work(&m.exec, 0..n)?;
+                m.queue.finish()?;
+                Ok(t.elapsed())
+            })
+            .collect::<Result<Vec<_>>>()?;
         let weights: Vec<f64> = times
             .iter()
             .map(|t| n as f64 / t.as_secs_f64().max(1e-9))

@@ -490,12 +490,7 @@ impl Comm {
     /// Sends `first` to the rank before and `last` to the rank after, and receives what they
     /// send back (`first.len()` elements from the rank before, `last.len()` from the rank
     /// after). Receives are posted before sends, so no order of ranks can deadlock.
-    fn swap_layers<T: Element>(
-        &self,
-        first: &[T],
-        last: &[T],
-        periodic: bool,
-    ) -> Result<(Option<Vec<T>>, Option<Vec<T>>)> {
+    fn swap_layers<T: Element>(&self, first: &[T], last: &[T], periodic: bool) -> Result<Halos<T>> {
         const UP: i32 = 0x5354_0001; // to the rank before
         const DOWN: i32 = 0x5354_0002; // to the rank after
         let (before, after) = self.neighbours(periodic);
@@ -668,6 +663,10 @@ impl Comm {
         Ok(req)
     }
 }
+
+/// The layers received from the rank before and the rank after (none where there is no such
+/// neighbour).
+type Halos<T> = (Option<Vec<T>>, Option<Vec<T>>);
 
 fn check_interior(interior: usize, halo: usize) -> Result<()> {
     if interior < halo {
@@ -909,7 +908,7 @@ impl RowSplit {
                 ),
             ));
         }
-        if even && total % size != 0 {
+        if even && !total.is_multiple_of(size) {
             return Err(mpi_error(
                 "split",
                 format!(
@@ -928,7 +927,7 @@ impl RowSplit {
 
 fn divisors_up_to(n: usize, max: usize) -> Vec<String> {
     (1..=max.min(n))
-        .filter(|d| n % d == 0)
+        .filter(|d| n.is_multiple_of(*d))
         .map(|d| d.to_string())
         .collect()
 }
