@@ -83,6 +83,9 @@ fn parse_args() -> BoxResult<Options> {
     Ok(o)
 }
 
+/// A device's rows and its time.
+type Share = (std::ops::Range<usize>, Duration);
+
 /// Computes the picture split over `set` by its weights; returns it and each device's rows
 /// and time.
 fn render(
@@ -90,7 +93,7 @@ fn render(
     k: &Kernel,
     (w, h): (usize, usize),
     max_iter: u32,
-) -> BoxResult<(Vec<u32>, Vec<(std::ops::Range<usize>, Duration)>)> {
+) -> BoxResult<(Vec<u32>, Vec<Share>)> {
     let d = (3.0 / w as f32).max(2.4 / h as f32);
     let (x0, y0) = (-0.7 - d * w as f32 / 2.0, -d * h as f32 / 2.0);
     let rows = set.partition(h);
@@ -126,7 +129,7 @@ fn render(
     Ok((picture, shares))
 }
 
-fn report(set: &DeviceSet, title: &str, shares: &[(std::ops::Range<usize>, Duration)], h: usize) {
+fn report(set: &DeviceSet, title: &str, shares: &[Share], h: usize) {
     println!("{title}:");
     for (i, (rows, t)) in shares.iter().enumerate() {
         println!(
