@@ -198,3 +198,25 @@ fn main() -> BoxResult<()> {
     println!("{inside} pixels inside the set");
     Ok(())
 }
+
+/// Every device strata finds (cpu, interp, and opencl:0 where present) renders a small picture
+/// together, with equal and with uneven shares (one device of weight 0), and the counts equal
+/// the first device's alone.
+#[test]
+fn a_split_picture_equals_one_device() {
+    let set = DeviceSet::all().unwrap();
+    let k = kernel().unwrap();
+    let size = (40, 23);
+    let one = DeviceSet::new(&[set.device(0).clone()]).unwrap();
+    let (alone, _) = render(&one, &k, size, 50).unwrap();
+    assert!(alone.iter().any(|&i| i == 50) && alone.iter().any(|&i| i < 5));
+    let mut weights = vec![1.0; set.len()];
+    weights[set.len() - 1] = 0.0;
+    weights[0] = 2.5;
+    for s in [set.clone(), set.with_weights(&weights).unwrap()] {
+        let (pic, shares) = render(&s, &k, size, 50).unwrap();
+        assert_eq!(pic, alone, "{s:?}");
+        assert_eq!(shares.len(), s.len());
+        assert_eq!(shares.last().unwrap().0.end, size.1);
+    }
+}
