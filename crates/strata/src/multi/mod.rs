@@ -7,13 +7,13 @@
 //!   the queue's own copy; between devices it is staged through the host (a read on the source
 //!   queue, then a write on the destination queue) and returns an [`Event`] that commands on any
 //!   queue can wait for. (No peer path is used: CUDA peer copies are not implemented.)
-//! - [`SplitVec`]: a vector split over a set, one [`DeviceVec`] part per device; the patterns
+//! - [`SplitVec`]: a vector split over a set, one [`DeviceVec`](crate::patterns::DeviceVec) part per device; the patterns
 //!   over a set ([`DeviceSet::collect`], [`DeviceSet::reduce`], [`DeviceSet::sum`],
 //!   [`DeviceSet::inclusive_scan`], [`DeviceSet::exclusive_scan`], [`DeviceSet::sorted`]) run the
 //!   single-device algorithm on every part at once (one host thread per device), then combine
 //!   the parts' results on the first device with the same algorithm, so the operator is only
 //!   ever applied on a device, in index order.
-//! - [`mpi`] (feature `mpi`): strata buffers over MPI through the `mpi` crate.
+//! - `mpi` (feature `mpi`): strata buffers over MPI through the `mpi` crate.
 
 #[cfg(feature = "mpi")]
 pub mod mpi;
