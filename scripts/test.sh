@@ -133,6 +133,9 @@ cargo test --locked -p strata --features mpi --test mpi_errors
 cargo build --locked -p strata --features mpi --example mpi_check --example heat_mpi
 examples="${CARGO_TARGET_DIR:-target}/debug/examples"
 mpirun_args=(--oversubscribe)
+# In containers, OpenMPI's single-copy shared-memory transfers (CMA) may be refused by ptrace
+# restrictions; plain copies work everywhere.
+export OMPI_MCA_btl_vader_single_copy_mechanism=none
 if [ "$(id -u)" -eq 0 ]; then
     mpirun_args+=(--allow-run-as-root)
 fi
