@@ -269,7 +269,22 @@ fn run(comm: &Comm) -> BoxResult<usize> {
         RowSplit::new(comm, p - 1, false),
         &format!("{} rows cannot be split over {p} ranks", p - 1),
     )?;
-    checks += 6;
+    // Halo exchanges that cannot be made (checked before any message).
+    let small = Buffer::<f32>::new(&q, 50)?;
+    expect_mpi_error(
+        comm.exchange_halo(&q, &small, 10, 4, 1, false),
+        "the buffer has 50 elements but 4 interior and 2 x 1 halo layers of 10 elements need 60",
+    )?;
+    expect_mpi_error(
+        comm.exchange_halo(&q, &small, 10, 1, 2, false),
+        "1 interior layers are fewer than the 2 halo layers a neighbour needs",
+    )?;
+    let thin = Buffer2::<f32>::new(&q, [8, 3])?;
+    expect_mpi_error(
+        comm.exchange_halo_2d(&q, &thin, 2, false),
+        "3 rows cannot hold 2 x 2 halo rows",
+    )?;
+    checks += 8;
 
     comm.barrier();
     Ok(checks)
