@@ -268,6 +268,29 @@ pub enum Error {
         /// The panic's message.
         message: String,
     },
+
+    // --- several devices, several processes (src/multi/) ---
+    /// A device set or a split over it that cannot be made: no devices, weights that are not
+    /// one finite non-negative number per device with a positive sum, a view whose length is
+    /// not its part's.
+    #[error("device set: {op}: {detail}")]
+    DeviceSet {
+        /// The operation.
+        op: &'static str,
+        /// What is wrong and what to change.
+        detail: String,
+    },
+
+    /// An MPI operation that cannot run: MPI not initialized, a rank count that does not
+    /// divide a grid, buffer lengths that differ between ranks, a message larger than MPI's
+    /// `int` count, a receive of another length than was sent.
+    #[error("mpi: {op}: {detail}")]
+    Mpi {
+        /// The operation.
+        op: &'static str,
+        /// What is wrong and what to change.
+        detail: String,
+    },
 }
 
 /// The message of a caught panic's payload (from [`std::panic::catch_unwind`]): the text given
