@@ -9,7 +9,7 @@
 //! fused into its reader like a small one; read elsewhere, it is materialized first.
 
 use super::point::Point;
-use super::{Border, Fields, Shape, Tensor};
+use super::{Border, Fields, Shape, State, Tensor};
 use crate::builder::{for_range, if_, lit, select, Expr};
 use crate::error::{Error, Result};
 use crate::{Buffer, Device, Event};
@@ -18,17 +18,7 @@ use std::sync::{Arc, Mutex};
 
 type BigOp<T> = Arc<dyn Fn(&mut Point, Expr<u32>) -> Expr<T> + Send + Sync>;
 
-enum BigState<T> {
-    Data {
-        buf: Buffer<T>,
-        ready: Option<Event>,
-    },
-    Lazy {
-        name: String,
-        op: BigOp<T>,
-    },
-    Failed(Error),
-}
+type BigState<T> = State<T, BigOp<T>>;
 
 struct BigNode<T> {
     shape: Shape,
@@ -173,10 +163,9 @@ impl<T: Tensor> BigField<T> {
 
     /// Runs the field into a buffer if lazy (enqueued); the buffer and its kernel's event.
     fn materialize(&self) -> Result<(Buffer<T>, Option<Event>)> {
-        let (name, op) = match &*self.node.state.lock().unwrap() {
-            BigState::Data { buf, ready } => return Ok((buf.clone(), ready.clone())),
-            BigState::Failed(e) => return Err(e.clone()),
-            BigState::Lazy { name, op } => (name.clone(), op.clone()),
+        let (name, op) = match BigState::pending(&self.node.state)? {
+            Ok(ready) => return Ok(ready),
+            Err(lazy) => lazy,
         };
         let (shape, k) = (self.shape(), self.tensor_elements() as u32);
         let fx = &self.node.fx;
@@ -192,18 +181,7 @@ impl<T: Tensor> BigField<T> {
                 });
             });
         });
-        let event = match result {
-            Ok(ev) => ev,
-            Err(e) => {
-                *self.node.state.lock().unwrap() = BigState::Failed(e.clone());
-                return Err(e);
-            }
-        };
-        *self.node.state.lock().unwrap() = BigState::Data {
-            buf: out.clone(),
-            ready: Some(event.clone()),
-        };
-        Ok((out, Some(event)))
+        BigState::settle(&self.node.state, out, result)
     }
 
     /// Runs the field if lazy (enqueued) and returns it, now data.

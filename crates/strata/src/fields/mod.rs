@@ -324,7 +324,7 @@ impl Fields {
         let state = match shape.check("Fields::op") {
             Ok(()) => State::Lazy {
                 name: name.to_string(),
-                op: Arc::new(f),
+                op: Arc::new(f) as OpFn<T>,
             },
             Err(e) => State::Failed(e),
         };
@@ -341,16 +341,58 @@ impl Fields {
 /// The operator function of a lazy field.
 pub(crate) type OpFn<T> = Arc<dyn Fn(&mut Point) -> Expr<T> + Send + Sync>;
 
-pub(crate) enum State<T> {
+/// What a field (small or big: `Op` is its operator's type) is now: data, a lazy operator, or
+/// the error it keeps returning.
+pub(crate) enum State<T, Op = OpFn<T>> {
     Data {
         buf: Buffer<T>,
         ready: Option<Event>,
     },
     Lazy {
         name: String,
-        op: OpFn<T>,
+        op: Op,
     },
     Failed(Error),
+}
+
+/// A field's buffer and the event of the kernel that writes it (`None`: written by the host).
+pub(crate) type Ready<T> = (Buffer<T>, Option<Event>);
+
+impl<T: crate::builder::Element, Op: Clone> State<T, Op> {
+    /// A data field's buffer and event (`Ok(Ok)`), a lazy field's name and operator (`Ok(Err)`),
+    /// or a failed field's error.
+    pub(crate) fn pending(
+        slot: &Mutex<Self>,
+    ) -> Result<std::result::Result<Ready<T>, (String, Op)>> {
+        match &*slot.lock().unwrap() {
+            State::Data { buf, ready } => Ok(Ok((buf.clone(), ready.clone()))),
+            State::Failed(e) => Err(e.clone()),
+            State::Lazy { name, op } => Ok(Err((name.clone(), op.clone()))),
+        }
+    }
+
+    /// Records how running a lazy field into `out` ended: the field becomes data written by the
+    /// kernel of `result`, or keeps returning `result`'s error.
+    pub(crate) fn settle(
+        slot: &Mutex<Self>,
+        out: Buffer<T>,
+        result: Result<Event>,
+    ) -> Result<Ready<T>> {
+        let mut state = slot.lock().unwrap();
+        match result {
+            Ok(event) => {
+                *state = State::Data {
+                    buf: out.clone(),
+                    ready: Some(event.clone()),
+                };
+                Ok((out, Some(event)))
+            }
+            Err(e) => {
+                *state = State::Failed(e.clone());
+                Err(e)
+            }
+        }
+    }
 }
 
 pub(crate) struct Node<T> {
@@ -451,10 +493,9 @@ impl<T: Tensor> Field<T> {
     /// Runs the field's operator into a buffer if it is lazy (enqueued, not waited for), and
     /// returns the buffer and the event of the kernel that writes it.
     pub(crate) fn materialize(&self) -> Result<(Buffer<T>, Option<Event>)> {
-        let (name, op) = match &*self.node.state.lock().unwrap() {
-            State::Data { buf, ready } => return Ok((buf.clone(), ready.clone())),
-            State::Failed(e) => return Err(e.clone()),
-            State::Lazy { name, op } => (name.clone(), op.clone()),
+        let (name, op) = match State::pending(&self.node.state)? {
+            Ok(ready) => return Ok(ready),
+            Err(lazy) => lazy,
         };
         let shape = self.node.shape;
         let fx = &self.node.fx;
@@ -467,18 +508,7 @@ impl<T: Tensor> Field<T> {
                 o.set(lin, v);
             });
         });
-        let event = match result {
-            Ok(ev) => ev,
-            Err(e) => {
-                *self.node.state.lock().unwrap() = State::Failed(e.clone());
-                return Err(e);
-            }
-        };
-        *self.node.state.lock().unwrap() = State::Data {
-            buf: out.clone(),
-            ready: Some(event.clone()),
-        };
-        Ok((out, Some(event)))
+        State::settle(&self.node.state, out, result)
     }
 
     /// Runs the field if it is lazy (enqueued; later kernels on any queue wait for it) and
