@@ -179,6 +179,30 @@ impl DeviceSet {
             .collect()
     }
 
+    /// Runs `f` on every device at once with the index and view of the device's part of `len`
+    /// elements (`view` of the part, which must have the part's length: else an
+    /// [`Error::DeviceSet`] naming `op`); the parts and `f`'s results, in device order.
+    fn each_part<V, F, R>(
+        &self,
+        op: &'static str,
+        len: usize,
+        view: &F,
+        f: impl Fn(usize, V, &crate::patterns::Exec) -> Result<R> + Sync,
+    ) -> Result<(Vec<Part>, Vec<R>)>
+    where
+        V: View,
+        F: Fn(&Part) -> V + Sync,
+        R: Send,
+    {
+        let parts = self.parts_of(len);
+        let results = self.each(|i, ex| {
+            let v = view(&parts[i]);
+            check_part_len(op, &parts[i], v.len())?;
+            f(i, v, ex)
+        })?;
+        Ok((parts, results))
+    }
+
     /// Evaluates a view split over the set into a new [`SplitVec`] of `len` elements: `view`
     /// gives each part's view (of the part's length: the part of a [`SplitVec`] of this set, or
     /// `counting(part.start() as u32, part.len())`, mapped as on one device), and every device
@@ -189,12 +213,7 @@ impl DeviceSet {
         V: View<Item = Expr<T>>,
         F: Fn(&Part) -> V + Sync,
     {
-        let parts = self.parts_of(len);
-        let vecs = self.each(|i, ex| {
-            let v = view(&parts[i]);
-            check_part_len("collect", &parts[i], v.len())?;
-            v.collect(ex)
-        })?;
+        let (parts, vecs) = self.each_part("collect", len, &view, |_, v, ex| v.collect(ex))?;
         Ok(SplitVec {
             set: self.clone(),
             parts: vecs,
@@ -225,10 +244,7 @@ impl DeviceSet {
         F: Fn(&Part) -> V + Sync,
         Op: Fn(Expr<T>, Expr<T>) -> Expr<T> + Sync,
     {
-        let parts = self.parts_of(len);
-        let partials = self.each(|i, ex| {
-            let v = view(&parts[i]);
-            check_part_len("reduce", &parts[i], v.len())?;
+        let (_, partials) = self.each_part("reduce", len, view, |_, v, ex| {
             if v.is_empty() {
                 return Ok(None);
             }
@@ -247,12 +263,7 @@ impl DeviceSet {
         V: View<Item = Expr<T>>,
         F: Fn(&Part) -> V + Sync,
     {
-        let parts = self.parts_of(len);
-        let sums = self.each(|i, ex| {
-            let v = view(&parts[i]);
-            check_part_len("sum", &parts[i], v.len())?;
-            v.sum(ex)
-        })?;
+        let (_, sums) = self.each_part("sum", len, &view, |_, v, ex| v.sum(ex))?;
         let ex = self.exec(0);
         DeviceVec::from_slice(ex, &sums)?.sum(ex)
     }
@@ -268,10 +279,7 @@ impl DeviceSet {
         F: Fn(&Part) -> V + Sync,
         Op: Fn(Expr<T>, Expr<T>) -> Expr<T> + Sync + Clone,
     {
-        let parts = self.parts_of(len);
-        let scanned = self.each(|i, ex| {
-            let v = view(&parts[i]);
-            check_part_len("inclusive_scan", &parts[i], v.len())?;
+        let (parts, scanned) = self.each_part("inclusive_scan", len, &view, |_, v, ex| {
             let y = v.inclusive_scan(ex, &op)?;
             let last = match y.len() {
                 0 => None,
@@ -346,9 +354,7 @@ impl DeviceSet {
                 Some(here)
             })
             .collect();
-        let vecs = self.each(|i, ex| {
-            let v = view(&parts[i]);
-            check_part_len("exclusive_scan", &parts[i], v.len())?;
+        let (parts, vecs) = self.each_part("exclusive_scan", len, &view, |i, v, ex| {
             let c = carries.get(before[i]).copied().unwrap_or(init);
             v.exclusive_scan(ex, c, &op)
         })?;
@@ -368,12 +374,8 @@ impl DeviceSet {
         V: View<Item = Expr<T>>,
         F: Fn(&Part) -> V + Sync,
     {
-        let parts = self.parts_of(len);
-        let sorted = self.each(|i, ex| {
-            let v = view(&parts[i]);
-            check_part_len("sorted", &parts[i], v.len())?;
-            v.sorted(ex)?.to_vec()
-        })?;
+        let (_, sorted) =
+            self.each_part("sorted", len, &view, |_, v, ex| v.sorted(ex)?.to_vec())?;
         let merged = merge(&sorted);
         SplitVec::from_slice(self, &merged)
     }
