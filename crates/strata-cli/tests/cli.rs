@@ -145,12 +145,22 @@ fn bench_json_has_one_line_per_benchmark() {
             assert!(l.contains(&format!("\"n\":{e},")), "{l}");
             assert!(l.contains(&format!("\"flops\":{},", 2 * e * e * e)), "{l}");
             assert!(!l.contains("\"strata_tflops\":null"), "{l}");
+        } else if name.starts_with("rof_") {
+            // The image edge: sqrt(4096 / 4) pixels.
+            let e = bench::fields::edge(cpu.info().backend, 4096);
+            assert!(l.contains(&format!("\"n\":{e},")), "{l}");
         } else {
             assert!(l.contains("\"n\":4096"), "{l}");
             assert!(l.contains("\"flops\":0,"), "{l}");
             assert!(l.contains("\"strata_tflops\":null"), "{l}");
         }
-        assert!(l.contains("\"baseline\":\"rayon\""), "{l}");
+        // `rof_unfused` compares with `rof_fused`: its ratio is what fusion gains.
+        let baseline = if name == "rof_unfused" {
+            "rof_fused"
+        } else {
+            "rayon"
+        };
+        assert!(l.contains(&format!("\"baseline\":\"{baseline}\"")), "{l}");
         for key in [
             "strata_s",
             "baseline_s",
@@ -259,21 +269,29 @@ fn bench_run_verifies_results() {
     for r in &results {
         let sgemm = r.bench.starts_with("sgemm");
         let compute = bench::compute::problem_size(r.bench, dev.info(), 5000);
+        let rof = r.bench.starts_with("rof_");
         let e = match (strata_cli::bench::blas::config(r.bench), compute) {
             (Some(c), _) => strata_cli::bench::blas::edge(dev.info(), &c),
             (None, Some(n)) => n,
+            (None, None) if rof => bench::fields::edge(dev.info().backend, 5000),
             (None, None) => 5000,
         };
         assert_eq!(r.n, e, "{r:?}");
         assert!(!sgemm || e == 128, "{r:?}");
         assert_eq!(r.device, "cpu");
-        assert_eq!(r.baseline, "rayon");
+        let baseline = if r.bench == "rof_unfused" {
+            "rof_fused"
+        } else {
+            "rayon"
+        };
+        assert_eq!(r.baseline, baseline);
         assert!(r.strata_s > 0.0 && r.baseline_s > 0.0, "{r:?}");
         assert!(r.local_size >= 1 && r.groups >= 1, "{r:?}");
         assert_eq!(r.compile_s.is_some(), compute.is_some(), "{r:?}");
         assert_eq!(r.compile_cached_s.is_some(), compute.is_some(), "{r:?}");
         match r.bench {
             "vadd" | "saxpy" | "mandelbrot" => assert_eq!(r.rel_error, 0.0, "{r:?}"),
+            _ if rof => assert!(r.rel_error <= bench::fields::TOLERANCE, "{r:?}"),
             _ if compute.is_some() => {
                 assert!(r.rel_error <= bench::compute::TOLERANCE, "{r:?}");
                 assert!(r.flops > 0 && r.strata_tflops() > 0.0, "{r:?}");
@@ -627,4 +645,36 @@ fn checked_specs_are_accepted_everywhere() {
         "{}",
         stderr(&o)
     );
+}
+
+/// `strata bench --filter rof`: ROF denoising with fusion (against rayon) and without (against
+/// the fused run, so the ratio is what fusion gains) on the CPU backend and each OpenCL
+/// device, each checked against the other side by the run itself.
+#[test]
+fn bench_rof_rows_report_the_fusion_ratio() {
+    for dev in strata::devices()
+        .into_iter()
+        .filter(|d| d.info().backend != strata::BackendKind::Cuda)
+    {
+        let opts = BenchOptions {
+            size: 1 << 12,
+            reps: 1,
+            filter: Some("rof".into()),
+        };
+        let results = bench::run(&dev, &opts).unwrap();
+        let names: Vec<&str> = results.iter().map(|r| r.bench).collect();
+        assert_eq!(names, ["rof_fused", "rof_unfused"]);
+        let baselines: Vec<&str> = results.iter().map(|r| r.baseline).collect();
+        assert_eq!(baselines, ["rayon", "rof_fused"]);
+        for r in &results {
+            assert_eq!(
+                r.n,
+                bench::fields::edge(dev.info().backend, 1 << 12),
+                "{r:?}"
+            );
+            assert!(r.strata_s > 0.0 && r.baseline_s > 0.0, "{r:?}");
+            assert_eq!(r.ratio, r.strata_s / r.baseline_s);
+            assert!(r.rel_error <= bench::fields::TOLERANCE, "{r:?}");
+        }
+    }
 }

@@ -145,6 +145,9 @@ fn writes_a_png_of_the_asked_size() {
     let q = Queue::new(&Device::from_spec("cpu").unwrap()).unwrap();
     let size = (64, 48);
     let (iters, _) = iterations(&q, size, 64).unwrap();
+    // The same picture in checked mode (no fault, race or uninitialized read).
+    let checked = Queue::new(&Device::from_spec("interp+checked").unwrap()).unwrap();
+    assert_eq!(iterations(&checked, size, 64).unwrap().0, iters);
     // The view holds the main cardioid (inside) and the outside.
     assert!(iters.contains(&64) && iters.iter().any(|&i| i < 4));
     let path = std::env::temp_dir().join(format!("strata-mandelbrot-{}.png", std::process::id()));

@@ -242,7 +242,11 @@ fn main() {
 #[test]
 fn every_device_agrees_with_the_host() {
     let mut ran = 0;
-    for device in strata::devices() {
+    // Every device, and each again in checked mode: no fault, race or uninitialized read.
+    for device in strata::devices()
+        .iter()
+        .flat_map(|d| [d.clone(), d.checked()])
+    {
         let queue = Queue::new(&device).unwrap();
         let o = run(&queue, 96, 40, 1e-3).unwrap();
         assert!(

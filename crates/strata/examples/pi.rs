@@ -138,7 +138,11 @@ fn every_device_counts_what_the_host_counts() {
         (pi - std::f64::consts::PI).abs() < 5.0 * 4.0 * (p * (1.0 - p) / drawn).sqrt(),
         "{pi}"
     );
-    for d in strata::devices() {
+    // Every device, and each again in checked mode: no fault, race or uninitialized read.
+    for d in strata::devices()
+        .iter()
+        .flat_map(|d| [d.clone(), d.checked()])
+    {
         let q = Queue::new(&d).unwrap();
         assert_eq!(
             count_inside(&q, seed, items).unwrap(),

@@ -173,6 +173,17 @@ pub enum Error {
         queue_device: String,
     },
 
+    /// A tensor-field operation got fields it cannot combine (shapes that differ where they
+    /// must match, a coordinate count that is not the field's dimensions, host data of the
+    /// wrong length, an output written by a lazy operator, ...). See [`crate::fields`].
+    #[error("{op}: {detail}")]
+    Field {
+        /// The field operation (`Field::from_slice`, `read`, `zip_map`, ...).
+        op: &'static str,
+        /// What does not fit, and what to do instead.
+        detail: String,
+    },
+
     /// A launch's work sizes are invalid for the kernel or device.
     #[error("invalid work size for kernel `{kernel}`: {reason}")]
     InvalidWorkSize {
@@ -328,6 +339,29 @@ pub enum Error {
         backend: &'static str,
         /// The panic's message.
         message: String,
+    },
+
+    // --- several devices, several processes (src/multi/) ---
+    /// A device set or a split over it that cannot be made: no devices, weights that are not
+    /// one finite non-negative number per device with a positive sum, a view whose length is
+    /// not its part's.
+    #[error("device set: {op}: {detail}")]
+    DeviceSet {
+        /// The operation.
+        op: &'static str,
+        /// What is wrong and what to change.
+        detail: String,
+    },
+
+    /// An MPI operation that cannot run: MPI not initialized, a rank count that does not
+    /// divide a grid, buffer lengths that differ between ranks, a message larger than MPI's
+    /// `int` count, a receive of another length than was sent.
+    #[error("mpi: {op}: {detail}")]
+    Mpi {
+        /// The operation.
+        op: &'static str,
+        /// What is wrong and what to change.
+        detail: String,
     },
 }
 

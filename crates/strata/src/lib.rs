@@ -30,8 +30,9 @@
 //! attribute (kernels as plain Rust functions), the runtime ([`Device`], [`Queue`], [`Buffer`],
 //! [`Kernel`], [`Event`]) over the backends (the CPU interpreter, always present, and OpenCL
 //! when an OpenCL library and device are there), libraries built on the builder and the
-//! runtime ([`patterns`], [`blas`]). The tools behind the `strata` command (the conformance
-//! suite, the differential generator, the benchmarks) live in the `strata-cli` crate.
+//! runtime ([`patterns`], [`blas`], [`fields`]: tensor fields with operator fusion), and
+//! several devices and MPI ranks ([`multi`]). The tools behind the `strata` command (the
+//! conformance suite, the differential generator, the benchmarks) live in the `strata-cli` crate.
 //!
 //! ## Cargo features
 //!
@@ -39,9 +40,12 @@
 //!   run time.
 //! - `cuda` (default): the CUDA backend (the driver API and NVRTC, both loaded at run time) and
 //!   [`cuda`]'s compiler entry points.
+//! - `mpi` (off by default): `multi::mpi`, strata buffers over MPI through the `mpi` crate
+//!   (needs an MPI library and `libclang` to build: `apt-get install libopenmpi-dev
+//!   libclang-dev`).
 //!
-//! Without either, strata has the CPU backend alone (`cargo build --no-default-features`); the
-//! code generators ([`codegen`]) are always there, and a spec naming a backend that was left out
+//! Without `opencl` and `cuda`, strata has the CPU backend alone
+//! (`cargo build --no-default-features`); the code generators ([`codegen`]) are always there, and a spec naming a backend that was left out
 //! fails with [`Error::DeviceNotFound`] saying which feature to turn on.
 
 #![warn(missing_docs)]
@@ -53,7 +57,9 @@ mod cpu;
 #[cfg(feature = "cuda")]
 pub mod cuda;
 pub mod error;
+pub mod fields;
 pub mod ir;
+pub mod multi;
 #[cfg(feature = "opencl")]
 mod opencl;
 pub mod patterns;

@@ -17,7 +17,10 @@
 //! TFLOP/s), then the compute-bound kernels `mandelbrot`, `nbody` and `matmul`
 //! ([`crate::bench::compute`]: fixed problem sizes that a `--size` below the default scales
 //! down, rayon baselines, TFLOP/s, and each kernel's compile time with and without the
-//! device's kernel cache: [`BenchResult::compile_s`], [`BenchResult::compile_cached_s`]).
+//! device's kernel cache: [`BenchResult::compile_s`], [`BenchResult::compile_cached_s`]),
+//! and the tensor-field benchmarks `rof_fused` and `rof_unfused` ([`crate::bench::fields`]:
+//! ROF denoising with and without operator fusion; the `rof_unfused` row's baseline is
+//! `rof_fused`, so its ratio is what fusion gains).
 //!
 //! - **strata time**: from the launch call until the result is complete. For `vadd` and `saxpy`
 //!   that is until the kernel has finished; for `dot` and `sum` until the scalar is on the host.
@@ -57,6 +60,7 @@ pub mod blas;
 pub mod compute;
 pub mod cublas;
 pub mod cuda;
+pub mod fields;
 pub mod patterns;
 pub mod plot;
 
@@ -237,6 +241,7 @@ pub fn selected(filter: Option<&str>) -> Vec<&'static str> {
         .chain(crate::bench::patterns::BENCHES.iter())
         .chain(crate::bench::blas::BENCHES.iter())
         .chain(crate::bench::compute::BENCHES.iter())
+        .chain(crate::bench::fields::BENCHES.iter())
         .copied()
         .filter(|b| filter.is_none_or(|f| b.contains(f)))
         .collect()
@@ -297,6 +302,10 @@ pub fn run_with(
             // The compute benchmarks (`mandelbrot`, `nbody`, `matmul`): compute.rs.
             compute if crate::bench::compute::BENCHES.contains(&compute) => {
                 crate::bench::compute::run(compute, &queue, n, opts.reps)?
+            }
+            // The tensor-field benchmarks (`rof_fused`, `rof_unfused`): fields.rs.
+            rof if crate::bench::fields::BENCHES.contains(&rof) => {
+                crate::bench::fields::run(rof, &queue, n, opts.reps)?
             }
             // The pattern benchmarks (`pat_*`): src/patterns/bench.rs.
             other => crate::bench::patterns::run(other, &queue, &x, &y, opts.reps)?,

@@ -189,6 +189,9 @@ struct Trace {
     errors: Vec<String>,
     gathers: Vec<GatherDecl>,
     pitched: Vec<PitchedDecl>,
+    /// A serial number per open block, outermost first (see [`block_path`]).
+    serials: Vec<u64>,
+    next_serial: u64,
 }
 
 thread_local! {
@@ -227,6 +230,8 @@ pub(crate) fn trace(name: &str, body: impl FnOnce(&mut KernelDef)) -> Traced {
             errors: Vec::new(),
             gathers: Vec::new(),
             pitched: Vec::new(),
+            serials: Vec::new(),
+            next_serial: 0,
         })
     });
     struct Pop;
@@ -1109,9 +1114,24 @@ impl<T: KernelType> Var<T> {
 // Control flow
 
 fn block(body: impl FnOnce()) -> Vec<Stmt> {
-    with(|t| t.blocks.push(Vec::new()));
+    with(|t| {
+        t.blocks.push(Vec::new());
+        t.next_serial += 1;
+        let s = t.next_serial;
+        t.serials.push(s);
+    });
     body();
-    with(|t| t.blocks.pop().unwrap_or_default())
+    with(|t| {
+        t.serials.pop();
+        t.blocks.pop().unwrap_or_default()
+    })
+}
+
+/// Where the recording is: one serial number per open control-flow block, outermost first.
+/// A value recorded at path `a` may be used wherever the path starts with `a` (the same block or
+/// one nested in it, later); the fields layer uses this to reuse a load it already made.
+pub(crate) fn block_path() -> Vec<u64> {
+    with(|t| t.serials.clone())
 }
 
 /// The continuation of an [`if_`], to add `else if` and `else` branches.

@@ -166,6 +166,21 @@ impl Queue {
         e
     }
 
+    /// Counts `e`, a command run outside the queue (a copy from another device, staged
+    /// through the host), as pending: [`Queue::finish`] waits for it too.
+    pub(crate) fn track(&self, e: &Event) {
+        let mut p = self.pending.lock().unwrap();
+        p.retain(|e| !e.is_complete());
+        p.push(e.clone());
+    }
+
+    /// The events of the commands enqueued so far that have not completed.
+    pub(crate) fn pending_events(&self) -> Vec<Event> {
+        let mut p = self.pending.lock().unwrap();
+        p.retain(|e| !e.is_complete());
+        p.clone()
+    }
+
     pub(crate) fn check_device<T>(&self, op: &'static str, buf: &Buffer<T>) -> Result<()> {
         if buf.device != self.device {
             return Err(Error::WrongDevice {

@@ -1,0 +1,184 @@
+//! Eager field operators ([`Operator`]): several outputs of their own shapes and tensor types,
+//! explicit thread allocation (Cog's `_globalThreads` and `_localThreads`), local memory and
+//! barriers, and non-local writes. Lazy fields they read at the current point are still fused
+//! into them; their outputs are data.
+
+use super::point::{run_kernel_mode, Mode};
+use super::{Field, Fields, Point, Shape, Tensor};
+use crate::error::{Error, Result};
+use crate::Buffer;
+use std::any::Any;
+use std::marker::PhantomData;
+
+/// Names output number `index` of an [`Operator`], with its tensor type (Cog's `_out0`, ...).
+pub struct Out<T> {
+    pub(crate) index: usize,
+    _t: PhantomData<fn() -> T>,
+}
+
+impl<T> Clone for Out<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for Out<T> {}
+
+type Alloc = Box<dyn Fn(&Fields, Shape) -> Result<Box<dyn Any>>>;
+type Declare = Box<dyn Fn(&mut Point, Shape, &dyn Any)>;
+
+/// An eager operator: a kernel over a thread shape (one work-item per point; the work size
+/// rounded up to whole work-groups) that writes outputs.
+///
+/// ```
+/// use strata::fields::{Fields, Shape};
+/// use strata::prelude::*;
+/// # fn main() -> strata::Result<()> {
+/// let fx = Fields::new(&Queue::new(&Device::from_spec("cpu")?)?);
+/// let x = fx.from_slice(Shape::d1(4), &[1.0f32, 2.0, 3.0, 4.0])?;
+/// // Cog's halfDouble: one input, two outputs
+/// let mut op = fx.operator("half_double", x.shape());
+/// let (half, double) = (op.output::<f32>(x.shape()), op.output::<f32>(x.shape()));
+/// let outs = op.run(|p| {
+///     let v = p.read(&x);
+///     p.write(half, v * 0.5f32);
+///     p.write(double, v * 2.0f32);
+/// })?;
+/// assert_eq!(outs.get(half)?.to_vec()?, vec![0.5, 1.0, 1.5, 2.0]);
+/// assert_eq!(outs.get(double)?.to_vec()?, vec![2.0, 4.0, 6.0, 8.0]);
+/// # Ok(())
+/// # }
+/// ```
+pub struct Operator {
+    fx: Fields,
+    name: String,
+    threads: Shape,
+    local: Option<Vec<usize>>,
+    outputs: Vec<(Shape, Alloc, Declare)>,
+}
+
+impl Operator {
+    pub(crate) fn new(fx: &Fields, name: &str, threads: Shape) -> Operator {
+        Operator {
+            fx: fx.clone(),
+            name: name.to_string(),
+            threads,
+            local: None,
+            outputs: Vec::new(),
+        }
+    }
+
+    /// Adds an output field of `shape` and tensor type `T` (zero where nothing writes it).
+    pub fn output<T: Tensor>(&mut self, shape: Shape) -> Out<T> {
+        let alloc: Alloc = Box::new(|fx: &Fields, shape: Shape| {
+            shape.check("Operator::output")?;
+            let b = Buffer::<T>::new(fx.queue(), shape.points())?;
+            Ok(Box::new(b) as Box<dyn Any>)
+        });
+        let declare: Declare = Box::new(|p: &mut Point, shape: Shape, b: &dyn Any| {
+            if let Some(b) = b.downcast_ref::<Buffer<T>>() {
+                p.declare_output::<T>(shape, b);
+            }
+        });
+        self.outputs.push((shape, alloc, declare));
+        Out {
+            index: self.outputs.len() - 1,
+            _t: PhantomData,
+        }
+    }
+
+    /// The work-group shape, outermost first, one size per dimension of the thread shape (Cog's
+    /// `_localThreads`). The default is 64 in 1-D, 8 x 32 in 2-D and 2 x 4 x 32 in 3-D.
+    pub fn local_threads(mut self, dims: &[usize]) -> Operator {
+        self.local = Some(dims.to_vec());
+        self
+    }
+
+    /// Runs over `shape` instead of the shape given at creation (Cog's `_globalThreads`).
+    pub fn global_threads(mut self, shape: Shape) -> Operator {
+        self.threads = shape;
+        self
+    }
+
+    /// Records `body` once (it runs on every work-item, including those of the rounded-up work
+    /// size, so barriers are allowed; [`Point::in_shape`] tells them apart; implicit reads of
+    /// those work-items read the nearest point) and runs the kernel. Fails with
+    /// [`Error::Field`] for a local size that does not match the thread shape, and with the
+    /// first error recorded by the body.
+    pub fn run(self, body: impl FnOnce(&mut Point)) -> Result<Outputs> {
+        self.threads.check("Operator::run")?;
+        if let Some(l) = &self.local {
+            if l.len() != self.threads.ndim() || l.contains(&0) {
+                return Err(Error::Field {
+                    op: "Operator::local_threads",
+                    detail: format!(
+                        "the work-group shape {l:?} needs one non-zero size per dimension of the thread shape {}",
+                        self.threads
+                    ),
+                });
+            }
+        }
+        let mut bufs = Vec::with_capacity(self.outputs.len());
+        for (shape, alloc, _) in &self.outputs {
+            bufs.push((*shape, alloc(&self.fx, *shape)?));
+        }
+        let makers: Vec<&Box<dyn Any>> = bufs.iter().map(|(_, b)| b).collect();
+        let declare = |p: &mut Point| {
+            for ((shape, _, declare), b) in self.outputs.iter().zip(&makers) {
+                declare(p, *shape, b.as_ref());
+            }
+        };
+        let event = run_kernel_mode(
+            &self.fx,
+            &super::kernel_name(&self.name),
+            self.threads,
+            self.local.as_deref(),
+            Mode::Eager,
+            |p| {
+                declare(p);
+                body(p);
+            },
+        )?;
+        Ok(Outputs {
+            fx: self.fx.clone(),
+            bufs,
+            event,
+        })
+    }
+}
+
+/// The outputs of an [`Operator`] run.
+pub struct Outputs {
+    fx: Fields,
+    bufs: Vec<(Shape, Box<dyn Any>)>,
+    event: crate::Event,
+}
+
+impl Outputs {
+    /// Output `out` as a field (data, written by the operator's kernel).
+    pub fn get<T: Tensor>(&self, out: Out<T>) -> Result<Field<T>> {
+        let found = self
+            .bufs
+            .get(out.index)
+            .and_then(|(s, b)| b.downcast_ref::<Buffer<T>>().map(|b| (*s, b.clone())));
+        match found {
+            Some((shape, buf)) => Ok(Field::from_buffer_unchecked(
+                &self.fx,
+                shape,
+                buf,
+                Some(self.event.clone()),
+            )),
+            None => Err(Error::Field {
+                op: "Outputs::get",
+                detail: format!(
+                    "output {} does not belong to this operator (or has another tensor type)",
+                    out.index
+                ),
+            }),
+        }
+    }
+
+    /// The event of the operator's kernel.
+    pub fn event(&self) -> &crate::Event {
+        &self.event
+    }
+}
