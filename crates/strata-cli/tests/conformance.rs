@@ -1,5 +1,6 @@
 //! Runs the whole conformance suite on every device strata finds (always at least the CPU
-//! backend) and fails listing every failing case with its message.
+//! backend), and again on each in checked mode (`SPEC+checked`: correct kernels must get no
+//! report), and fails listing every failing case with its message.
 
 use strata::Queue;
 use strata_cli::conformance;
@@ -31,9 +32,9 @@ fn conformance_on_every_device() {
         "no device found (the CPU backend is always present)"
     );
     let mut failures = Vec::new();
-    for dev in &devices {
-        let spec = dev.info().spec();
-        let queue = match Queue::new(dev) {
+    for dev in devices.iter().flat_map(|d| [d.clone(), d.checked()]) {
+        let spec = dev.spec();
+        let queue = match Queue::new(&dev) {
             Ok(q) => q,
             Err(err) => {
                 failures.push(format!("{spec}: cannot create a queue: {err}"));
