@@ -933,7 +933,7 @@ macro_rules! atomics_api {
         }
         impl<T: Integer> $ty<T> {
             /// Reads element `i` atomically (32- and 64-bit integers). Unlike
-            /// [`at`](Self::at), a loop polling this read sees the writes that other
+            /// `at`, a loop polling this read sees the writes that other
             /// work-groups make with atomics: the compiler may not hoist it and the read is
             /// never served from a stale cache. On CUDA a `volatile` load, on OpenCL an atomic
             /// or with 0. Relaxed, unless read through [`ordered`](BufferParam::ordered).
