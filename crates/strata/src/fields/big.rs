@@ -266,20 +266,9 @@ impl Point<'_> {
         if !self.big_checks("read_element_at", f) {
             return T::zero();
         }
-        let nd = f.shape().ndim();
-        if coords.len() != nd {
-            self.fail(Error::Field {
-                op: "read_element_at",
-                detail: format!(
-                    "{} coordinates given for a {} field; give one per dimension, outermost first",
-                    coords.len(),
-                    f.shape()
-                ),
-            });
+        let Some(c) = self.full_coords("read_element_at", f.shape(), "field", coords) else {
             return T::zero();
-        }
-        let mut c = [lit(0i32); 3];
-        c[3 - nd..].copy_from_slice(coords);
+        };
         let k = f.tensor_elements() as u32;
         let Some(param) = self.param_of(f.materialize()) else {
             return T::zero();
@@ -301,21 +290,12 @@ impl Point<'_> {
         e: impl Into<Expr<u32>>,
         border: Border,
     ) -> Expr<T> {
-        let nd = f.shape().ndim();
-        if offset.len() != nd || nd != self.threads().ndim() {
-            self.fail(Error::Field {
-                op: "read_element_rel",
-                detail: format!(
-                    "a relative read needs one offset per dimension of the field and a field with the operator's dimensions: {} offsets, field {}, operator {}",
-                    offset.len(),
-                    f.shape(),
-                    self.threads()
-                ),
-            });
+        let Some(off) = self.full_offset("read_element_rel", f.shape(), offset) else {
             return T::zero();
-        }
+        };
+        let nd = f.shape().ndim();
         let ids = self.ids();
-        let coords: Vec<Expr<i32>> = (0..nd).map(|d| ids[3 - nd + d] + offset[d]).collect();
+        let coords: Vec<Expr<i32>> = (3 - nd..3).map(|d| ids[d] + off[d]).collect();
         self.read_element_at(f, &coords, e, border)
     }
 }

@@ -367,21 +367,10 @@ impl<'k> Point<'k> {
         if !self.check_device("read_rel", f) {
             return T::zero();
         }
-        let nd = f.shape().ndim();
-        if nd != self.threads.ndim() || offset.len() != nd {
-            self.fail(Error::Field {
-                op: "read_rel",
-                detail: format!(
-                    "a relative read needs one offset per dimension of the field and a field with the operator's dimensions: {} offsets, field {}, operator {}",
-                    offset.len(),
-                    f.shape(),
-                    self.threads
-                ),
-            });
+        let Some(off) = self.full_offset("read_rel", f.shape(), offset) else {
             return T::zero();
-        }
-        let mut off = [0i32; 3];
-        off[3 - nd..].copy_from_slice(offset);
+        };
+        let nd = f.shape().ndim();
         let key = Key::Rel(f.id(), off, border);
         if let Some(v) = self.memo_get::<T>(&key) {
             return v;
@@ -418,21 +407,61 @@ impl<'k> Point<'k> {
         if !self.check_device("read_at", f) {
             return T::zero();
         }
-        let nd = f.shape().ndim();
+        match self.full_coords("read_at", f.shape(), "field", coords) {
+            Some(c) => self.load(f, c, border),
+            None => T::zero(),
+        }
+    }
+
+    /// `coords` (one per dimension of a `what` of `shape`, outermost first) padded to three
+    /// axes; a wrong count is an [`Error::Field`] of `op`, recorded, and `None`.
+    pub(crate) fn full_coords(
+        &mut self,
+        op: &'static str,
+        shape: Shape,
+        what: &str,
+        coords: &[Expr<i32>],
+    ) -> Option<[Expr<i32>; 3]> {
+        let nd = shape.ndim();
         if coords.len() != nd {
             self.fail(Error::Field {
-                op: "read_at",
+                op,
                 detail: format!(
-                    "{} coordinates given for a {} field; give one per dimension, outermost first",
-                    coords.len(),
-                    f.shape()
+                    "{} coordinates given for a {shape} {what}; give one per dimension, outermost first",
+                    coords.len()
                 ),
             });
-            return T::zero();
+            return None;
         }
         let mut c = [lit(0i32); 3];
         c[3 - nd..].copy_from_slice(coords);
-        self.load(f, c, border)
+        Some(c)
+    }
+
+    /// `offset` of a relative read of a field of `shape` padded to three axes; an offset count
+    /// other than the field's dimensions, or a field of other dimensions than the operator's,
+    /// is an [`Error::Field`] of `op`, recorded, and `None`.
+    pub(crate) fn full_offset(
+        &mut self,
+        op: &'static str,
+        shape: Shape,
+        offset: &[i32],
+    ) -> Option<[i32; 3]> {
+        let nd = shape.ndim();
+        if nd != self.threads.ndim() || offset.len() != nd {
+            self.fail(Error::Field {
+                op,
+                detail: format!(
+                    "a relative read needs one offset per dimension of the field and a field with the operator's dimensions: {} offsets, field {shape}, operator {}",
+                    offset.len(),
+                    self.threads
+                ),
+            });
+            return None;
+        }
+        let mut off = [0i32; 3];
+        off[3 - nd..].copy_from_slice(offset);
+        Some(off)
     }
 
     /// Loads `f` at full coordinates `c` with the border policy.
@@ -513,19 +542,10 @@ impl<'k> Point<'k> {
         let Some((shape, param)) = self.out_param(out) else {
             return;
         };
-        let nd = shape.ndim();
-        if coords.len() != nd {
-            self.fail(Error::Field {
-                op: "write_at",
-                detail: format!(
-                    "{} coordinates given for a {shape} output; give one per dimension, outermost first",
-                    coords.len()
-                ),
-            });
+        let Some(c) = self.full_coords("write_at", shape, "output", coords) else {
             return;
-        }
-        let mut c = [lit(0i32); 3];
-        c[3 - nd..].copy_from_slice(coords);
+        };
+        let nd = shape.ndim();
         let dims = self.dims_of(shape);
         let mut inside = lit(true);
         for axis in (3 - nd)..3 {

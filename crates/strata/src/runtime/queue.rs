@@ -504,7 +504,7 @@ impl Queue {
         launch.wait()?;
         let words = crate::ir::checked::FAULT_WORDS;
         let out = Arc::new(Mutex::new(Vec::new()));
-        self.submit(
+        let read = self.submit(
             Command::Read {
                 mem,
                 offset: 0,
@@ -512,14 +512,9 @@ impl Queue {
                 out: out.clone(),
             },
             &[],
-        )
-        .wait()?;
-        let bytes = out.lock().unwrap();
-        let w: Vec<u32> = bytes
-            .chunks_exact(4)
-            .map(|c| u32::from_ne_bytes([c[0], c[1], c[2], c[3]]))
-            .collect();
-        if w.len() < words || w[0] == 0 {
+        );
+        let w = PendingRead::<u32>::new(read, out, words).wait()?;
+        if w[0] == 0 {
             return Ok(());
         }
         let wide = |k: usize| u64::from(w[k]) | (u64::from(w[k + 1]) << 32);
