@@ -32,25 +32,23 @@ impl Writer<'_> {
         arg: ExprId,
         source: Option<ExprId>,
     ) {
+        let ty = self.f.exprs.ty(arg);
         match (scope, self.d.collectives) {
-            (GroupScope::WorkGroup, _) => self.group(value, op, arg, source),
+            (GroupScope::WorkGroup, _) if op == GroupOp::Broadcast => {
+                self.group_broadcast(value, ty, arg, source.expect("validated"))
+            }
+            (GroupScope::WorkGroup, Collectives::LocalSerial) => {
+                self.group_serial(value, op, ty.scalar, arg)
+            }
+            (GroupScope::WorkGroup, Collectives::WarpShuffle(w)) => {
+                self.group_warp(w, value, op, ty.scalar, arg)
+            }
             (GroupScope::SubGroup, Collectives::LocalSerial) => {
                 self.sub_group_local(value, op, arg, source)
             }
             (GroupScope::SubGroup, Collectives::WarpShuffle(w)) => {
                 self.sub_group_warp(w, value, op, arg, source)
             }
-        }
-    }
-
-    fn group(&mut self, value: ValueId, op: GroupOp, arg: ExprId, source: Option<ExprId>) {
-        let ty = self.f.exprs.ty(arg);
-        if op == GroupOp::Broadcast {
-            return self.group_broadcast(value, ty, arg, source.expect("validated"));
-        }
-        match self.d.collectives {
-            Collectives::WarpShuffle(w) => self.group_warp(w, value, op, ty.scalar, arg),
-            Collectives::LocalSerial => self.group_serial(value, op, ty.scalar, arg),
         }
     }
 

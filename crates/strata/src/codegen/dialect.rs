@@ -94,7 +94,8 @@ pub struct Dialect {
     /// Built-ins the writer defines itself, from other built-ins and as the evaluator defines
     /// them: those the target lacks (CUDA has no `tanpi`, `asinpi`, `acospi`, `atanpi`,
     /// `atan2pi`, `pown`, `rootn`) and those whose results a call cannot repair (CUDA's
-    /// `ldexp`). A target's own `tanpi` is still called through a helper that fixes the sign
+    /// `ldexp`). The writer has definitions of these eight (in `helpers.rs`); any other entry
+    /// is ignored. A target's own `tanpi` is still called through a helper that fixes the sign
     /// of its zeros, like `sinpi` and `cospi` on every target.
     pub defined_math: &'static [MathFn],
     /// Where the target lacks `mad_sat`, the body of the helper that defines it (`{t}` the
