@@ -64,6 +64,7 @@ pub mod multi;
 mod opencl;
 pub mod patterns;
 pub mod random;
+mod registry;
 mod runtime;
 pub mod tune;
 
@@ -71,11 +72,12 @@ pub use builder::KernelDef;
 pub use error::{Error, RaceAccess, Result, WorkItem};
 /// IEEE half precision, the Rust type of the kernel type `f16` (from the `half` crate).
 pub use half::f16;
+pub use registry::{device_problems, devices, unavailable_backends};
 pub use runtime::{
-    capture_kernels, device_problems, devices, pitch_elements, unavailable_backends, BackendKind,
-    Buffer, Buffer2, Buffer3, Device, DeviceInfo, Dims, Event, Gathered, Kernel, KernelArg,
-    LocalMem, NativeMemory, NdRange, OpenClHandles, Ownership, PendingRead, PitchedBuffer, Profile,
-    Queue, Run, KERNEL_CACHE_CAPACITY,
+    capture_kernels, pitch_elements, BackendKind, Buffer, Buffer2, Buffer3, CudaHandles, Device,
+    DeviceInfo, Dims, Event, Gathered, Kernel, KernelArg, LocalMem, NativeMemory, NdRange,
+    OpenClHandles, Ownership, PendingRead, PitchedBuffer, Profile, Queue, Run,
+    KERNEL_CACHE_CAPACITY,
 };
 /// A folder of strata's under the user's cache: `$ENV` if set (`off`, `0` or empty: none),
 /// else `$XDG_CACHE_HOME/strata/SUB`, else `~/.cache/strata/SUB`.
