@@ -131,7 +131,7 @@ enum Command {
         reps: usize,
         /// The operations, separated by commas.
         #[arg(long, default_value = "map,reduce,scan,sort", value_parser = strata_cli::tune::parse_ops)]
-        ops: std::vec::Vec<strata::tune::TunedOp>,
+        ops: std::vec::Vec<strata::patterns::tune::TunedOp>,
         /// The element types each operation is tuned for, separated by commas (u32, i32, f32,
         /// u64, i64); `map` is tuned once, whatever the type.
         #[arg(long, default_value = "u32,f32", value_parser = strata_cli::tune::parse_types)]
@@ -445,7 +445,7 @@ fn tune(
         };
         if show {
             let path = file.expect("checked above");
-            match strata::tune::Tuning::load(path) {
+            match strata::patterns::tune::Tuning::load(path) {
                 Ok(tuning) => {
                     out(&format!("records: {}", path.display()));
                     out(t::show(&device, &tuning, opts.size, &opts.types).trim_end());
@@ -793,7 +793,7 @@ fn main() -> ExitCode {
                 ops,
                 types,
             };
-            let file = records.or_else(strata::tune::default_path);
+            let file = records.or_else(strata::patterns::tune::default_path);
             tune(&device, &opts, file.as_deref(), !no_save, show, json)
         }
         Command::Plot { inputs, out } => plot(&inputs, &out),

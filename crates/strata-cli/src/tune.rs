@@ -1,8 +1,9 @@
-//! `strata tune`: tunes the built-in pattern kernels on a device with [`strata::tune::Tuner`],
-//! prints what each configuration gained, and saves the records that later processes use.
+//! `strata tune`: tunes the built-in pattern kernels on a device with
+//! [`strata::patterns::tune::Tuner`], prints what each configuration gained, and saves the
+//! records that later processes use.
 
 use serde::{Deserialize, Serialize};
-use strata::tune::{size_class, TuneReport, TunedOp, Tuner, Tuning, TYPES};
+use strata::patterns::tune::{size_class, TuneReport, TunedOp, Tuner, Tuning, TYPES};
 use strata::{Device, Queue};
 
 /// What `strata tune` tunes.

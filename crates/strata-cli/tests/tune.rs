@@ -7,8 +7,8 @@
 
 use std::path::Path;
 use std::process::{Command, Output};
+use strata::patterns::tune::{Choice, TunedOp, Tuning};
 use strata::patterns::{DeviceVec, Exec, View};
-use strata::tune::{Choice, TunedOp, Tuning};
 use strata::{BackendKind, Device, Queue};
 use strata_cli::report::BenchLine;
 

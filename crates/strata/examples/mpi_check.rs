@@ -14,9 +14,8 @@
 //! does not divide the grid. Every rank prints one line; any failure exits with status 1.
 
 use strata::multi::mpi::rsmpi::traits::Communicator;
-use strata::multi::mpi::{self, Comm, ReduceOp, RowSplit};
+use strata::multi::mpi::{self, Comm, MpiError, ReduceOp, RowSplit};
 use strata::prelude::*;
-use strata::Error;
 
 type BoxResult<T> = Result<T, Box<dyn std::error::Error>>;
 
@@ -57,10 +56,10 @@ fn ensure(ok: bool, what: impl FnOnce() -> String) -> BoxResult<()> {
     }
 }
 
-/// `r` must be an `Error::Mpi` whose message contains `needle`.
+/// `r` must be an [`MpiError`] whose message contains `needle`.
 fn expect_mpi_error<T>(r: strata::Result<T>, needle: &str) -> BoxResult<()> {
     match r {
-        Err(e @ Error::Mpi { .. }) if e.to_string().contains(needle) => Ok(()),
+        Err(e) if e.layer::<MpiError>().is_some() && e.to_string().contains(needle) => Ok(()),
         Err(e) => Err(format!("expected an mpi error saying `{needle}`, got: {e}").into()),
         Ok(_) => Err(format!("expected an mpi error saying `{needle}`, got success").into()),
     }
@@ -249,7 +248,7 @@ fn run(comm: &Comm) -> BoxResult<usize> {
     let e = rq.wait();
     s.wait()?;
     match e {
-        Err(Error::Mpi { op: "recv", .. }) => {}
+        Err(e) if matches!(e.layer(), Some(MpiError { op: "recv", .. })) => {}
         other => return Err(format!("irecv of a longer message: {other:?}").into()),
     }
     // A rank that does not exist.

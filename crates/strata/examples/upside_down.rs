@@ -11,17 +11,18 @@
 mod pictures;
 
 use pictures::{byte, parse_args, read_png_rgba, test_picture, write_png, BoxResult};
-use strata::fields::{Border, Field, Fields, Shape, Tensor};
+use strata::fields::{Border, Field, FieldError, Fields, Shape, Tensor};
 use strata::prelude::*;
 
 /// Flips any 2-D field of small tensors upside down (Cog's `upsideDown`); a field of other
 /// dimensions is refused with a typed error.
 fn upside_down<T: Tensor>(field: &Field<T>) -> strata::Result<Field<T>> {
     if field.shape().ndim() != 2 {
-        return Err(strata::Error::Field {
+        return Err(FieldError {
             op: "upside_down",
             detail: format!("requires a 2-D field, not {}", field.shape()),
-        });
+        }
+        .into());
     }
     let src = field.clone();
     Ok(field.fields().op("upside_down", field.shape(), move |p| {

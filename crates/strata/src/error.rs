@@ -1,5 +1,13 @@
 //! The error type of the runtime and front end. Every variant says what went wrong and what to
 //! change; kernel faults name the kernel, the memory, the index and the work-item.
+//!
+//! This is the bottom layer: it names no module above it. The layers built on the runtime
+//! (tensor fields, tuning, device sets, MPI) define their own error types beside their code
+//! and convert them into [`Error::Layer`].
+
+use std::any::Any;
+use std::fmt;
+use std::sync::Arc;
 
 /// Coordinates of a work-item: its global, local and group ids.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
@@ -173,17 +181,6 @@ pub enum Error {
         queue_device: String,
     },
 
-    /// A tensor-field operation got fields it cannot combine (shapes that differ where they
-    /// must match, a coordinate count that is not the field's dimensions, host data of the
-    /// wrong length, an output written by a lazy operator, ...). See [`crate::fields`].
-    #[error("{op}: {detail}")]
-    Field {
-        /// The field operation (`Field::from_slice`, `read`, `zip_map`, ...).
-        op: &'static str,
-        /// What does not fit, and what to do instead.
-        detail: String,
-    },
-
     /// A launch's work sizes are invalid for the kernel or device.
     #[error("invalid work size for kernel `{kernel}`: {reason}")]
     InvalidWorkSize {
@@ -321,16 +318,6 @@ pub enum Error {
         message: String,
     },
 
-    /// Tuning records that cannot be read or written, or a tuning run that went wrong (a
-    /// configuration that changed an exact result, none that ran); see [`crate::tune`].
-    #[error("tuning records {path}: {reason}")]
-    Tuning {
-        /// The records file (`(memory)` for a tuning run).
-        path: String,
-        /// What is wrong.
-        reason: String,
-    },
-
     /// Running a command panicked (in a stub function's CPU body, say). The command failed;
     /// its queue stays usable.
     #[error("{backend}: running the command panicked: {message}")]
@@ -341,28 +328,88 @@ pub enum Error {
         message: String,
     },
 
-    // --- several devices, several processes (src/multi/) ---
-    /// A device set or a split over it that cannot be made: no devices, weights that are not
-    /// one finite non-negative number per device with a positive sum, a view whose length is
-    /// not its part's.
-    #[error("device set: {op}: {detail}")]
-    DeviceSet {
-        /// The operation.
-        op: &'static str,
-        /// What is wrong and what to change.
-        detail: String,
-    },
+    /// An error of a layer built on the runtime (tensor fields, tuning, device sets, MPI): each
+    /// of those layers defines its own error type, with its own fields, and converts it into
+    /// this variant. [`Error::layer`] gives it back by type; the message is the layer error's.
+    #[error("{0}")]
+    Layer(LayerError),
+}
 
-    /// An MPI operation that cannot run: MPI not initialized, a rank count that does not
-    /// divide a grid, buffer lengths that differ between ranks, a message larger than MPI's
-    /// `int` count, a receive of another length than was sent.
-    #[error("mpi: {op}: {detail}")]
-    Mpi {
-        /// The operation.
-        op: &'static str,
-        /// What is wrong and what to change.
-        detail: String,
-    },
+impl Error {
+    /// The error of a layer above the runtime that this is ([`Error::Layer`]), if it is one of
+    /// type `E`: `e.layer::<strata::fields::FieldError>()`, say.
+    pub fn layer<E: std::error::Error + 'static>(&self) -> Option<&E> {
+        match self {
+            Error::Layer(l) => l.downcast_ref(),
+            _ => None,
+        }
+    }
+}
+
+/// The error of a layer above the runtime, held by [`Error::Layer`]: any error type that can
+/// be compared (each layer's own, such as a tensor field's or a device set's, or an
+/// application's), shared by the clones of the [`Error`]. Its message and `Debug` form are the
+/// inner error's.
+#[derive(Clone)]
+pub struct LayerError(Arc<dyn AnyLayerError>);
+
+/// What [`LayerError`] needs of the error it holds, for any `E: Error + PartialEq`.
+trait AnyLayerError: std::error::Error + Send + Sync + 'static {
+    fn as_any(&self) -> &dyn Any;
+    fn eq_dyn(&self, other: &dyn AnyLayerError) -> bool;
+}
+
+impl<E: std::error::Error + PartialEq + Send + Sync + 'static> AnyLayerError for E {
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+    fn eq_dyn(&self, other: &dyn AnyLayerError) -> bool {
+        other.as_any().downcast_ref::<E>() == Some(self)
+    }
+}
+
+impl LayerError {
+    /// Wraps a layer's error (each layer's `From` conversion into [`Error`] calls this).
+    pub fn new<E>(e: E) -> LayerError
+    where
+        E: std::error::Error + PartialEq + Send + Sync + 'static,
+    {
+        LayerError(Arc::new(e))
+    }
+
+    /// The inner error, if it is of type `E`.
+    pub fn downcast_ref<E: std::error::Error + 'static>(&self) -> Option<&E> {
+        self.0.as_any().downcast_ref()
+    }
+
+    /// Whether the inner error is of type `E`.
+    pub fn is<E: std::error::Error + 'static>(&self) -> bool {
+        self.downcast_ref::<E>().is_some()
+    }
+}
+
+impl PartialEq for LayerError {
+    fn eq(&self, other: &LayerError) -> bool {
+        self.0.eq_dyn(&*other.0)
+    }
+}
+
+impl fmt::Debug for LayerError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&*self.0, f)
+    }
+}
+
+impl fmt::Display for LayerError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&*self.0, f)
+    }
+}
+
+impl std::error::Error for LayerError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.0.source()
+    }
 }
 
 /// The message of a caught panic's payload (from [`std::panic::catch_unwind`]): the text given

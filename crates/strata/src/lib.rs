@@ -28,10 +28,13 @@
 //! Layers, bottom up: [`ir`] (typed kernel IR, validator, passes), [`codegen`] (one C-family
 //! writer, dialects as data), [`builder`] (kernels as Rust closures) and the `#[kernel]`
 //! attribute (kernels as plain Rust functions), the runtime ([`Device`], [`Queue`], [`Buffer`],
-//! [`Kernel`], [`Event`]) over the backends (the CPU interpreter, always present, and OpenCL
-//! when an OpenCL library and device are there), libraries built on the builder and the
-//! runtime ([`patterns`], [`blas`], [`fields`]: tensor fields with operator fusion), and
-//! several devices and MPI ranks ([`multi`]). The tools behind the `strata` command (the
+//! [`Kernel`], [`Event`]) over the backends, which it knows only through one trait and a
+//! registry of one entry per backend ([`devices`]: the compiled CPU backend and the CPU
+//! interpreter, always present; OpenCL and CUDA when their cargo features are on and a driver
+//! and device are there), libraries built on the builder and the runtime ([`patterns`] with
+//! its tuning records, [`blas`], [`fields`]: tensor fields with operator fusion), and several
+//! devices and MPI ranks ([`multi`]). Each layer above the runtime has its own error type,
+//! which converts into [`Error`]. The tools behind the `strata` command (the
 //! conformance suite, the differential generator, the benchmarks) live in the `strata-cli` crate.
 //!
 //! ## Cargo features
@@ -64,18 +67,19 @@ pub mod multi;
 mod opencl;
 pub mod patterns;
 pub mod random;
+mod registry;
 mod runtime;
-pub mod tune;
 
 pub use builder::KernelDef;
-pub use error::{Error, RaceAccess, Result, WorkItem};
+pub use error::{Error, LayerError, RaceAccess, Result, WorkItem};
 /// IEEE half precision, the Rust type of the kernel type `f16` (from the `half` crate).
 pub use half::f16;
+pub use registry::{device_problems, devices, unavailable_backends};
 pub use runtime::{
-    capture_kernels, device_problems, devices, pitch_elements, unavailable_backends, BackendKind,
-    Buffer, Buffer2, Buffer3, Device, DeviceInfo, Dims, Event, Gathered, Kernel, KernelArg,
-    LocalMem, NativeMemory, NdRange, OpenClHandles, Ownership, PendingRead, PitchedBuffer, Profile,
-    Queue, Run, KERNEL_CACHE_CAPACITY,
+    capture_kernels, pitch_elements, BackendKind, Buffer, Buffer2, Buffer3, CudaHandles, Device,
+    DeviceInfo, Dims, Event, Gathered, Kernel, KernelArg, LocalMem, NativeMemory, NdRange,
+    OpenClHandles, Ownership, PendingRead, PitchedBuffer, Profile, Queue, Run,
+    KERNEL_CACHE_CAPACITY,
 };
 /// A folder of strata's under the user's cache: `$ENV` if set (`off`, `0` or empty: none),
 /// else `$XDG_CACHE_HOME/strata/SUB`, else `~/.cache/strata/SUB`.

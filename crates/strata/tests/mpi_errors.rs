@@ -2,13 +2,15 @@
 //! and row splits that cannot be made. The checks across ranks run under `mpirun` in
 //! `examples/mpi_check.rs` (scripts/test.sh runs it with 2 and 4 ranks).
 
-use strata::multi::mpi::{Comm, RowSplit};
-use strata::Error;
+use strata::multi::mpi::{Comm, MpiError, RowSplit};
 
 #[test]
 fn mpi_not_initialized_is_a_typed_error() {
     let e = Comm::world().unwrap_err();
-    assert!(matches!(e, Error::Mpi { op: "world", .. }), "{e}");
+    assert!(
+        matches!(e.layer(), Some(MpiError { op: "world", .. })),
+        "{e}"
+    );
     assert!(
         e.to_string()
             .contains("MPI is not initialized; call strata::multi::mpi::init() first"),
@@ -30,7 +32,10 @@ fn row_splits() {
         [(0, 34), (34, 33), (67, 33)]
     );
     let e = RowSplit::of(0, 3, 100, true).unwrap_err();
-    assert!(matches!(e, Error::Mpi { op: "split", .. }), "{e}");
+    assert!(
+        matches!(e.layer(), Some(MpiError { op: "split", .. })),
+        "{e}"
+    );
     assert!(
         e.to_string()
             .contains("3 ranks do not divide 100 rows; run with a rank count that divides it (e.g. 1, 2, 4, 5)"),

@@ -4,7 +4,7 @@
 //! `cpu` + `opencl:0` + `interp` (OpenCL required when `STRATA_REQUIRE` contains `opencl`).
 //! Integers must match bit for bit; float sums within a stated bound.
 
-use strata::multi::{self, DeviceSet, Part, SplitVec};
+use strata::multi::{self, DeviceSet, DeviceSetError, Part, SplitVec};
 use strata::patterns::*;
 use strata::prelude::*;
 use strata::Error;
@@ -94,7 +94,7 @@ fn partition_follows_the_weights() {
 #[test]
 fn bad_sets_and_weights_are_typed_errors() {
     let e = DeviceSet::new(&[]).unwrap_err();
-    assert!(matches!(e, Error::DeviceSet { .. }), "{e}");
+    assert!(e.layer::<DeviceSetError>().is_some(), "{e}");
     assert!(e.to_string().contains("no devices given"), "{e}");
     let s = set();
     let e = s.with_weights(&[1.0]).unwrap_err();
@@ -386,7 +386,10 @@ fn a_view_of_the_wrong_length_is_a_typed_error() {
     let e = other
         .collect(100, |p: &Part| x.part(p.index).map(|v| v + 1u32))
         .unwrap_err();
-    assert!(matches!(e, Error::DeviceSet { op: "collect", .. }), "{e}");
+    assert!(
+        matches!(e.layer(), Some(DeviceSetError { op: "collect", .. })),
+        "{e}"
+    );
     assert!(e.to_string().contains("the view for part 0 has"), "{e}");
     let e = s.sum(99, |p: &Part| x.part(p.index)).unwrap_err();
     assert!(

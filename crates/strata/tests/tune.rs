@@ -1,14 +1,16 @@
-//! Tuning (`strata::tune`): the records file, the lookup by size class, the patterns running
-//! with the tuned staging (the same kernels as with that staging set by hand, and the same exact
+//! Tuning (`strata::patterns::tune`): the records file, the lookup by size class, the patterns
+//! running with the tuned staging (the same kernels as with that staging set by hand, and the same exact
 //! results as untuned), the tuner on every present device, and a user kernel's local size.
 //! No timing assertions: which configuration wins is the machine's business.
 //!
 //! When `STRATA_REQUIRE` contains `opencl`, having no OpenCL device is a failure.
 
+use strata::patterns::tune::{
+    device_key, size_class, Choice, TuneRecord, TunedOp, Tuner, Tuning, TuningError, MARGIN,
+};
 use strata::patterns::*;
 use strata::prelude::*;
-use strata::tune::{device_key, size_class, Choice, TuneRecord, TunedOp, Tuner, Tuning, MARGIN};
-use strata::{capture_kernels, BackendKind, Error};
+use strata::{capture_kernels, BackendKind};
 
 fn devices() -> Vec<Device> {
     let all = strata::devices();
@@ -146,7 +148,7 @@ fn a_malformed_records_file_is_a_typed_error_naming_the_line() {
     for (bad, reason) in cases {
         std::fs::write(&path, format!("# header\n{good}\n{bad}\n")).unwrap();
         let err = Tuning::load(&path).unwrap_err();
-        assert!(matches!(err, Error::Tuning { .. }), "{err:?}");
+        assert!(err.layer::<TuningError>().is_some(), "{err:?}");
         let msg = err.to_string();
         assert!(
             msg.contains(&path.display().to_string())

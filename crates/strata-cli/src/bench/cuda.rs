@@ -16,8 +16,9 @@ use cudarc::driver::{result as cu, sys};
 use std::ffi::{c_void, CString};
 use std::time::Instant;
 use strata::codegen::Generated;
-use strata::cuda::{compile_ptx, CudaHandles};
+use strata::cuda::compile_ptx;
 use strata::error::{Error, Result};
+use strata::CudaHandles;
 use strata::Device;
 
 const SOURCE: &str = r#"

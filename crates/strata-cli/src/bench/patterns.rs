@@ -19,8 +19,8 @@
 //! **Tuned against default.** Every other pattern row runs with the device's default staging
 //! (untuned, whatever tuning records exist). `pat_vadd_tuned`, `pat_sum_tuned`,
 //! `pat_scan_tuned` and `pat_sort_tuned`, each listed right after its default row, run the
-//! same computation with the tuned staging ([`strata::tune`]): the record of the benchmark's
-//! size class in the default records file when there is one (what `strata tune` wrote), else a
+//! same computation with the tuned staging ([`strata::patterns::tune`]): the record of the
+//! benchmark's size class in the default records file when there is one (what `strata tune` wrote), else a
 //! [`Tuner`] run on the device at the benchmark's size first (untimed, not saved). The table
 //! names the configuration and where it came from below the rows.
 //!
@@ -61,9 +61,9 @@ use crate::bench::cuda::CudaBaseline;
 use crate::bench::{check_close, check_exact, BenchError, BenchResult, SAXPY_A};
 use rayon::prelude::*;
 use std::time::Instant;
+use strata::patterns::tune::{size_class, TunedOp, Tuner};
 use strata::patterns::{zip, DeviceVec, Exec, LaunchShape, SortStaging, View};
 use strata::prelude::*;
-use strata::tune::{size_class, TunedOp, Tuner};
 
 /// The pattern benchmarks, in the order they run.
 pub const BENCHES: [&str; 28] = [

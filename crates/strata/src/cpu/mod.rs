@@ -19,8 +19,8 @@ use crate::error::{Error, Result, WorkItem};
 use crate::ir::ValidFunction;
 use crate::ir::{self, Type};
 use crate::runtime::{
-    ArgValue, BackendKind, Command, CompiledKernel, DeviceBackend, DeviceInfo, Memory,
-    QueueBackend, RectSide, WorkerQueue,
+    ArgValue, BackendEntry, BackendKind, Command, CompiledKernel, DeviceBackend, DeviceInfo,
+    Devices, Found, Memory, QueueBackend, RectSide, WorkerQueue,
 };
 use std::any::Any;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
@@ -176,9 +176,35 @@ fn read_proc(path: &str, key: &str) -> Option<String> {
         .map(|v| v.trim().to_string())
 }
 
+/// The compiled CPU backend (`cpu`) in the device registry: one device, always there, the
+/// spec `best` takes when there is no GPU.
+pub(crate) const COMPILED: BackendEntry = BackendEntry {
+    kind: BackendKind::Cpu,
+    bare_spec: true,
+    devices: Devices::Discover(|| Ok(CpuDevice::found(true))),
+    best_rank: |_| Some(2),
+};
+
+/// The CPU interpreter (`interp`) in the device registry: one device, always there, never the
+/// one `best` takes.
+pub(crate) const INTERPRETER: BackendEntry = BackendEntry {
+    kind: BackendKind::Interp,
+    bare_spec: true,
+    devices: Devices::Discover(|| Ok(CpuDevice::found(false))),
+    best_rank: |_| None,
+};
+
 impl CpuDevice {
+    /// The one device of the compiled backend or of the interpreter, for the registry.
+    fn found(compiled: bool) -> Found {
+        Found {
+            devices: vec![Box::new(CpuDevice::new(compiled))],
+            problems: Vec::new(),
+        }
+    }
+
     /// The compiled backend (`cpu`) when `compiled`, else the interpreter (`interp`).
-    pub(crate) fn new(compiled: bool) -> CpuDevice {
+    fn new(compiled: bool) -> CpuDevice {
         let threads = rayon::current_num_threads() as u32;
         let model = read_proc("/proc/cpuinfo", "model name")
             .unwrap_or_else(|| std::env::consts::ARCH.to_string());

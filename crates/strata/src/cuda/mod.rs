@@ -19,7 +19,8 @@ mod queue;
 use crate::error::{Error, Result};
 use crate::ir::ValidFunction;
 use crate::runtime::{
-    BackendKind, CompiledKernel, DeviceBackend, DeviceInfo, Memory, QueueBackend,
+    BackendEntry, BackendKind, CompiledKernel, CudaHandles, DeviceBackend, DeviceInfo, Devices,
+    Found, Memory, QueueBackend,
 };
 use cudarc::driver::{result as cu, sys};
 use std::any::Any;
@@ -188,6 +189,30 @@ impl Ctx {
     }
 }
 
+/// The CUDA backend in the device registry: every device [`discover`] opens; `best` takes the
+/// first before any other. A driver that crashes while being probed must not take the process
+/// down: a panic in discovery (cudarc panics on missing symbols) is reported as the reason.
+pub(crate) const BACKEND: BackendEntry = BackendEntry {
+    kind: BackendKind::Cuda,
+    bare_spec: false,
+    devices: Devices::Discover(|| {
+        let found = std::panic::catch_unwind(discover).unwrap_or_else(|p| {
+            Err(format!(
+                "probing the CUDA driver panicked: {}",
+                crate::error::panic_message(&*p)
+            ))
+        })?;
+        Ok(Found {
+            devices: found
+                .into_iter()
+                .map(|d| Box::new(d) as Box<dyn DeviceBackend>)
+                .collect(),
+            problems: Vec::new(),
+        })
+    }),
+    best_rank: |_| Some(0),
+};
+
 /// Every CUDA device present, numbered by the driver's ordinals; or why there is none.
 pub(crate) fn discover() -> std::result::Result<Vec<CudaDevice>, String> {
     // Without a driver, say whether NVRTC is there: kernels still compile (`strata ptx`).
@@ -316,39 +341,6 @@ impl CudaDevice {
             ctx,
             ordinal,
             arch: (10 * major + minor) as u32,
-        })
-    }
-}
-
-/// The native handles of a CUDA device, for code that calls the CUDA driver API beside strata
-/// ([`Device::cuda_handles`](crate::Device::cuda_handles)): hand-written kernels, other CUDA
-/// libraries, the baselines of `strata bench`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct CudaHandles {
-    /// The device's ordinal (`CUdevice`).
-    pub device: i32,
-    /// The device's primary context (`CUcontext`), the one strata uses. strata retains it for
-    /// the life of the process: it stays valid, and must not be released or destroyed.
-    /// Memory allocated and modules loaded in it can be used with strata's queues.
-    pub context: *mut std::ffi::c_void,
-    /// The compute capability as `10 * major + minor` (90 for an H100): the architecture
-    /// strata compiles the device's kernels for.
-    pub arch: u32,
-}
-
-// SAFETY: the handles are process-wide values the driver lets every thread use.
-unsafe impl Send for CudaHandles {}
-// SAFETY: as above.
-unsafe impl Sync for CudaHandles {}
-
-impl crate::Device {
-    /// The native CUDA handles of a `cuda:N` device; `None` for devices of other backends.
-    pub fn cuda_handles(&self) -> Option<CudaHandles> {
-        self.cuda().map(|d| CudaHandles {
-            device: d.ordinal,
-            context: d.ctx.0.cast(),
-            arch: d.arch,
         })
     }
 }
@@ -590,7 +582,11 @@ impl DeviceBackend for CudaDevice {
         Ok(Arc::new(queue::wrap_stream(self, stream.cast())?))
     }
 
-    fn cuda(&self) -> Option<&CudaDevice> {
-        Some(self)
+    fn cuda_handles(&self) -> Option<CudaHandles> {
+        Some(CudaHandles {
+            device: self.ordinal,
+            context: self.ctx.0.cast(),
+            arch: self.arch,
+        })
     }
 }

@@ -9,9 +9,9 @@
 //! fused into its reader like a small one; read elsewhere, it is materialized first.
 
 use super::point::Point;
-use super::{Border, Fields, Shape, State, Tensor};
+use super::{Border, FieldError, Fields, Shape, State, Tensor};
 use crate::builder::{for_range, if_, lit, select, Expr};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::{Buffer, Device, Event};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
@@ -61,10 +61,11 @@ impl<T> std::fmt::Debug for BigField<T> {
 fn check_tensor(op: &'static str, tensor: &[usize]) -> Result<usize> {
     let n: usize = tensor.iter().product();
     if tensor.is_empty() || n == 0 {
-        return Err(Error::Field {
+        return Err(FieldError {
             op,
             detail: format!("the tensor shape {tensor:?} has no elements"),
-        });
+        }
+        .into());
     }
     Ok(n)
 }
@@ -81,14 +82,14 @@ impl Fields {
         shape.check("Fields::big_from_slice")?;
         let k = check_tensor("Fields::big_from_slice", tensor_shape)?;
         if data.len() != shape.points() * k {
-            return Err(Error::Field {
+            return Err(FieldError {
                 op: "Fields::big_from_slice",
                 detail: format!(
                     "the field is {shape} with {k} elements per tensor, {} values, but {} were given",
                     shape.points() * k,
                     data.len()
                 ),
-            });
+            }.into());
         }
         let buf = Buffer::from_slice(&self.queue, data)?;
         Ok(BigField::with_state(
@@ -228,14 +229,14 @@ impl Point<'_> {
             return T::zero();
         }
         if f.shape() != self.threads() {
-            self.fail(Error::Field {
+            self.fail(FieldError {
                 op: "read_element",
                 detail: format!(
                     "implicit addressing reads a field at the operator's own point, so the field must have the operator's shape: the field is {}, the operator runs over {}; use read_element_at",
                     f.shape(),
                     self.threads()
                 ),
-            });
+            }.into());
             return T::zero();
         }
         let lazy = match &*f.node.state.lock().unwrap() {

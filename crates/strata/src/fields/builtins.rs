@@ -3,9 +3,9 @@
 //! convolution with a small kernel, transpose, and up- and down-sampling. The math set is
 //! [`Field::map`] with the builder's built-ins (`f.map(|x| x.sqrt())`).
 
-use super::{same_shape, Border, Field, Shape, State, Tensor};
+use super::{same_shape, Border, Field, FieldError, Shape, State, Tensor};
 use crate::builder::{for_range, var, Expr, Numeric};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::patterns::{DeviceVec, Exec, View};
 use std::ops::{Add, Div, Mul, Sub};
 
@@ -17,7 +17,7 @@ macro_rules! field_op {
         {
             type Output = Field<T>;
             /// Point-wise, lazy; fields of different shapes give a field that fails with
-            /// [`Error::Field`] when evaluated.
+            /// [`FieldError`] when evaluated.
             fn $m(self, r: &Field<T>) -> Field<T> {
                 if let Err(e) = same_shape($name, self.shape(), r.shape()) {
                     return Field::with_state(self.fields(), self.shape(), State::Failed(e));
@@ -55,9 +55,12 @@ impl<T: Tensor + Numeric> Field<T> {
             Reduction::Max => v.max(&ex)?,
         };
         // A field has at least one point, so min and max exist.
-        r.ok_or_else(|| Error::Field {
-            op: "Field::min/max",
-            detail: "the field is empty".into(),
+        r.ok_or_else(|| {
+            FieldError {
+                op: "Field::min/max",
+                detail: "the field is empty".into(),
+            }
+            .into()
         })
     }
 
@@ -83,7 +86,7 @@ impl<T: Tensor> Field<T> {
         Field::with_state(
             self.fields(),
             shape,
-            State::Failed(Error::Field { op, detail }),
+            State::Failed(FieldError { op, detail }.into()),
         )
     }
 

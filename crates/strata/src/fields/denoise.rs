@@ -21,8 +21,8 @@
 //! kernels of 32-bit scalars run four work-items per SIMD vector on the CPU backend; the update
 //! writes both from one kernel, an [`Operator`](super::Operator) with two outputs.
 
-use super::{Border, Field};
-use crate::error::{Error, Result};
+use super::{Border, Field, FieldError};
+use crate::error::Result;
 
 /// The forward-difference gradient of a 2-D field: `u(r, c+1) - u(r, c)` and
 /// `u(r+1, c) - u(r, c)`, 0 across the last column and row (lazy; they read `u` at neighbours).
@@ -53,18 +53,19 @@ pub fn divergence(px: &Field<f32>, py: &Field<f32>) -> Field<f32> {
 
 fn check(f: &Field<f32>, lambda: f32, tau: f32) -> Result<()> {
     if f.shape().ndim() != 2 {
-        return Err(Error::Field {
+        return Err(FieldError {
             op: "rof",
             detail: format!("ROF denoises 2-D fields, not {}", f.shape()),
-        });
+        }
+        .into());
     }
     if !(lambda > 0.0 && tau > 0.0 && tau <= 0.25) {
-        return Err(Error::Field {
+        return Err(FieldError {
             op: "rof",
             detail: format!(
                 "λ must be positive and 0 < τ ≤ 1/4 for the iteration to converge; got λ = {lambda}, τ = {tau}"
             ),
-        });
+        }.into());
     }
     Ok(())
 }
@@ -103,7 +104,7 @@ pub fn rof_output(f: &Field<f32>, px: &Field<f32>, py: &Field<f32>, lambda: f32)
 }
 
 /// Denoises the 2-D field `f` with `iterations` of Chambolle's algorithm (the kernels are
-/// enqueued; the result is lazy: `u = f - λ div p`). Fails with [`Error::Field`] for a field
+/// enqueued; the result is lazy: `u = f - λ div p`). Fails with [`FieldError`] for a field
 /// that is not 2-D or parameters outside `λ > 0`, `0 < τ ≤ 1/4`.
 pub fn rof(f: &Field<f32>, lambda: f32, tau: f32, iterations: usize) -> Result<Field<f32>> {
     check(f, lambda, tau)?;

@@ -63,6 +63,25 @@ use crate::{Buffer, Device, Event, Kernel, KernelArg, NdRange, Queue};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+/// A tensor-field operation got fields it cannot combine (shapes that differ where they must
+/// match, a coordinate count that is not the field's dimensions, host data of the wrong
+/// length, an output written by a lazy operator, ...). It converts into [`Error::Layer`];
+/// `err.layer::<FieldError>()` gives it back.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("{op}: {detail}")]
+pub struct FieldError {
+    /// The field operation (`Field::from_slice`, `read`, `zip_map`, ...).
+    pub op: &'static str,
+    /// What does not fit, and what to do instead.
+    pub detail: String,
+}
+
+impl From<FieldError> for Error {
+    fn from(e: FieldError) -> Error {
+        Error::Layer(crate::error::LayerError::new(e))
+    }
+}
+
 /// The shape of a field: 0 to 3 dimensions, outermost first (layers x rows x columns).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Shape {
@@ -106,13 +125,14 @@ impl Shape {
             [c] => Ok(Shape::d1(c)),
             [r, c] => Ok(Shape::d2(r, c)),
             [l, r, c] => Ok(Shape::d3(l, r, c)),
-            _ => Err(Error::Field {
+            _ => Err(FieldError {
                 op: "Shape::new",
                 detail: format!(
                     "{} dimensions given; fields have 0 to 3 (layers x rows x columns)",
                     dims.len()
                 ),
-            }),
+            }
+            .into()),
         }
     }
     /// The number of dimensions, 0 to 3.
@@ -146,19 +166,20 @@ impl Shape {
     /// Fails unless every dimension is at least 1 and the points are addressable with `i32`.
     pub(crate) fn check(&self, op: &'static str) -> Result<()> {
         if self.dims.contains(&0) {
-            return Err(Error::Field {
+            return Err(FieldError {
                 op,
                 detail: format!("the shape {self} has an empty dimension; fields have at least one point per dimension"),
-            });
+            }.into());
         }
         let n = self.dims.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
         if n.is_none_or(|n| n > i32::MAX as usize) {
-            return Err(Error::Field {
+            return Err(FieldError {
                 op,
                 detail: format!(
                     "the shape {self} has more than 2^31 - 1 points (field indices are 32-bit)"
                 ),
-            });
+            }
+            .into());
         }
         Ok(())
     }
@@ -259,18 +280,19 @@ impl Fields {
     }
 
     /// A field of `shape` holding `data`, points in row-major order (layers, then rows, then
-    /// columns). Fails with [`Error::Field`] when `data` does not have one tensor per point.
+    /// columns). Fails with [`FieldError`] when `data` does not have one tensor per point.
     pub fn from_slice<T: Tensor>(&self, shape: Shape, data: &[T]) -> Result<Field<T>> {
         shape.check("Fields::from_slice")?;
         if data.len() != shape.points() {
-            return Err(Error::Field {
+            return Err(FieldError {
                 op: "Fields::from_slice",
                 detail: format!(
                     "the field is {shape}, {} points, but {} values were given",
                     shape.points(),
                     data.len()
                 ),
-            });
+            }
+            .into());
         }
         let buf = Buffer::from_slice(&self.queue, data)?;
         Ok(Field::from_buffer_unchecked(self, shape, buf, None))
@@ -295,14 +317,15 @@ impl Fields {
             });
         }
         if buf.len() != shape.points() {
-            return Err(Error::Field {
+            return Err(FieldError {
                 op: "Fields::from_buffer",
                 detail: format!(
                     "the field is {shape}, {} points, but the buffer has {} elements",
                     shape.points(),
                     buf.len()
                 ),
-            });
+            }
+            .into());
         }
         Ok(Field::from_buffer_unchecked(self, shape, buf, None))
     }
@@ -314,7 +337,7 @@ impl Fields {
     /// then the operator is fused into its reader or run (see the module docs). `name` names
     /// the kernel (`field_NAME`, other characters than ASCII letters and digits made `_`). A
     /// bad shape makes the field fail with
-    /// [`Error::Field`] when it is evaluated.
+    /// [`FieldError`] when it is evaluated.
     pub fn op<T: Tensor>(
         &self,
         name: &str,
@@ -544,7 +567,7 @@ impl<T: Tensor> Field<T> {
     }
 
     /// A lazy point-wise operator of two fields of the same shape (else the result fails with
-    /// [`Error::Field`] when evaluated).
+    /// [`FieldError`] when evaluated).
     pub fn zip_map<U: Tensor, V: Tensor>(
         &self,
         other: &Field<U>,
@@ -580,10 +603,10 @@ impl<T: Tensor> Field<T> {
 
 pub(crate) fn same_shape(op: &'static str, a: Shape, b: Shape) -> Result<()> {
     if a != b {
-        return Err(Error::Field {
+        return Err(FieldError {
             op,
             detail: format!("the fields' shapes differ: {a} and {b}; point-wise operators need fields of one shape"),
-        });
+        }.into());
     }
     Ok(())
 }

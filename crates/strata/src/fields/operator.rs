@@ -4,8 +4,8 @@
 //! into them; their outputs are data.
 
 use super::point::{run_kernel_mode, Mode};
-use super::{Field, Fields, Point, Shape, Tensor};
-use crate::error::{Error, Result};
+use super::{Field, FieldError, Fields, Point, Shape, Tensor};
+use crate::error::Result;
 use crate::Buffer;
 use std::any::Any;
 use std::marker::PhantomData;
@@ -102,19 +102,19 @@ impl Operator {
     /// Records `body` once (it runs on every work-item, including those of the rounded-up work
     /// size, so barriers are allowed; [`Point::in_shape`] tells them apart; implicit reads of
     /// those work-items read the nearest point) and runs the kernel. Fails with
-    /// [`Error::Field`] for a local size that does not match the thread shape, and with the
+    /// [`FieldError`] for a local size that does not match the thread shape, and with the
     /// first error recorded by the body.
     pub fn run(self, body: impl FnOnce(&mut Point)) -> Result<Outputs> {
         self.threads.check("Operator::run")?;
         if let Some(l) = &self.local {
             if l.len() != self.threads.ndim() || l.contains(&0) {
-                return Err(Error::Field {
+                return Err(FieldError {
                     op: "Operator::local_threads",
                     detail: format!(
                         "the work-group shape {l:?} needs one non-zero size per dimension of the thread shape {}",
                         self.threads
                     ),
-                });
+                }.into());
             }
         }
         let mut bufs = Vec::with_capacity(self.outputs.len());
@@ -167,13 +167,14 @@ impl Outputs {
                 buf,
                 Some(self.event.clone()),
             )),
-            None => Err(Error::Field {
+            None => Err(FieldError {
                 op: "Outputs::get",
                 detail: format!(
                     "output {} does not belong to this operator (or has another tensor type)",
                     out.index
                 ),
-            }),
+            }
+            .into()),
         }
     }
 

@@ -5,7 +5,7 @@
 //! buffer however often it is read) and collects the launch arguments, the events to wait for
 //! and the errors found while recording.
 
-use super::{range_for, ArgSource, Field, Fields, Peek, ScalarArg, Shape, Tensor};
+use super::{range_for, ArgSource, Field, FieldError, Fields, Peek, ScalarArg, Shape, Tensor};
 use crate::builder::{
     block_path, global_id, group_id, if_, lit, local_id, local_size, select, BufferParam, Expr,
     KernelDef, LocalArray, Value,
@@ -292,11 +292,14 @@ impl<'k> Point<'k> {
         match m {
             Ok((buf, ready)) => {
                 if self.outputs.contains(&mem_id(&buf)) {
-                    self.fail(Error::Field {
-                        op: "read",
-                        detail: "an operator reads a field it writes; write into a new field"
-                            .into(),
-                    });
+                    self.fail(
+                        FieldError {
+                            op: "read",
+                            detail: "an operator reads a field it writes; write into a new field"
+                                .into(),
+                        }
+                        .into(),
+                    );
                     return None;
                 }
                 if let Some(e) = ready.filter(|e| !e.is_complete()) {
@@ -334,13 +337,13 @@ impl<'k> Point<'k> {
             return v;
         }
         if shape != self.threads {
-            self.fail(Error::Field {
+            self.fail(FieldError {
                 op: "read",
                 detail: format!(
                     "implicit addressing reads a field at the operator's own point, so the field must have the operator's shape: the field is {shape}, the operator runs over {}; use read_rel or read_at",
                     self.threads
                 ),
-            });
+            }.into());
             return T::zero();
         }
         let v = match f.peek() {
@@ -414,7 +417,7 @@ impl<'k> Point<'k> {
     }
 
     /// `coords` (one per dimension of a `what` of `shape`, outermost first) padded to three
-    /// axes; a wrong count is an [`Error::Field`] of `op`, recorded, and `None`.
+    /// axes; a wrong count is an [`FieldError`] of `op`, recorded, and `None`.
     pub(crate) fn full_coords(
         &mut self,
         op: &'static str,
@@ -424,13 +427,13 @@ impl<'k> Point<'k> {
     ) -> Option<[Expr<i32>; 3]> {
         let nd = shape.ndim();
         if coords.len() != nd {
-            self.fail(Error::Field {
+            self.fail(FieldError {
                 op,
                 detail: format!(
                     "{} coordinates given for a {shape} {what}; give one per dimension, outermost first",
                     coords.len()
                 ),
-            });
+            }.into());
             return None;
         }
         let mut c = [lit(0i32); 3];
@@ -440,7 +443,7 @@ impl<'k> Point<'k> {
 
     /// `offset` of a relative read of a field of `shape` padded to three axes; an offset count
     /// other than the field's dimensions, or a field of other dimensions than the operator's,
-    /// is an [`Error::Field`] of `op`, recorded, and `None`.
+    /// is an [`FieldError`] of `op`, recorded, and `None`.
     pub(crate) fn full_offset(
         &mut self,
         op: &'static str,
@@ -449,14 +452,14 @@ impl<'k> Point<'k> {
     ) -> Option<[i32; 3]> {
         let nd = shape.ndim();
         if nd != self.threads.ndim() || offset.len() != nd {
-            self.fail(Error::Field {
+            self.fail(FieldError {
                 op,
                 detail: format!(
                     "a relative read needs one offset per dimension of the field and a field with the operator's dimensions: {} offsets, field {shape}, operator {}",
                     offset.len(),
                     self.threads
                 ),
-            });
+            }.into());
             return None;
         }
         let mut off = [0i32; 3];
@@ -517,13 +520,13 @@ impl<'k> Point<'k> {
             return;
         };
         if shape != self.threads {
-            self.fail(Error::Field {
+            self.fail(FieldError {
                 op: "write",
                 detail: format!(
                     "implicit addressing writes at the operator's own point, so the output must have the operator's shape: the output is {shape}, the operator runs over {}; use write_at",
                     self.threads
                 ),
-            });
+            }.into());
             return;
         }
         let (inside, lin) = (self.inside, self.linear);
@@ -557,10 +560,10 @@ impl<'k> Point<'k> {
 
     fn out_param<T: Tensor>(&mut self, out: super::Out<T>) -> Option<(Shape, BufferParam<T>)> {
         if self.mode == Mode::Lazy {
-            self.fail(Error::Field {
+            self.fail(FieldError {
                 op: "write",
                 detail: "a lazy operator returns its tensor and cannot write outputs; use Fields::operator for outputs".into(),
-            });
+            }.into());
             return None;
         }
         let found = self
@@ -568,13 +571,16 @@ impl<'k> Point<'k> {
             .get(out.index)
             .and_then(|(s, p)| p.downcast_ref::<BufferParam<T>>().map(|p| (*s, *p)));
         if found.is_none() {
-            self.fail(Error::Field {
-                op: "write",
-                detail: format!(
-                    "output {} does not belong to this operator (or has another tensor type)",
-                    out.index
-                ),
-            });
+            self.fail(
+                FieldError {
+                    op: "write",
+                    detail: format!(
+                        "output {} does not belong to this operator (or has another tensor type)",
+                        out.index
+                    ),
+                }
+                .into(),
+            );
         }
         found
     }
@@ -636,10 +642,10 @@ impl<'k> Point<'k> {
     /// reading it. Eager operators only (a lazy one may be fused into another kernel).
     pub fn local_array<T: Value>(&mut self, name: &str, len: u32) -> LocalArray<T> {
         if self.mode == Mode::Lazy {
-            self.fail(Error::Field {
+            self.fail(FieldError {
                 op: "local_array",
                 detail: "local memory needs barriers, which a lazy (fusable) operator cannot have; use Fields::operator".into(),
-            });
+            }.into());
         }
         self.kd.local_array::<T>(name, len)
     }

@@ -28,6 +28,24 @@ use crate::{Buffer, Device, Event, Queue};
 use std::ops::Range;
 use std::time::{Duration, Instant};
 
+/// A device set or a split over it that cannot be made: no devices, weights that are not one
+/// finite non-negative number per device with a positive sum, a view whose length is not its
+/// part's. It converts into [`Error::Layer`]; `err.layer::<DeviceSetError>()` gives it back.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("device set: {op}: {detail}")]
+pub struct DeviceSetError {
+    /// The operation.
+    pub op: &'static str,
+    /// What is wrong and what to change.
+    pub detail: String,
+}
+
+impl From<DeviceSetError> for Error {
+    fn from(e: DeviceSetError) -> Error {
+        Error::Layer(crate::error::LayerError::new(e))
+    }
+}
+
 /// Devices used together: one queue and one pattern executor per device, and the weights that
 /// split work between them. Cloning shares the queues.
 #[derive(Clone)]
@@ -55,13 +73,14 @@ impl std::fmt::Debug for DeviceSet {
 
 impl DeviceSet {
     /// A set of `devices` with equal weights, a new queue on each. The same device may appear
-    /// more than once (two queues on it). Fails with [`Error::DeviceSet`] for no devices.
+    /// more than once (two queues on it). Fails with [`DeviceSetError`] for no devices.
     pub fn new(devices: &[Device]) -> Result<DeviceSet> {
         if devices.is_empty() {
-            return Err(Error::DeviceSet {
+            return Err(DeviceSetError {
                 op: "new",
                 detail: "no devices given; a set needs at least one".into(),
-            });
+            }
+            .into());
         }
         let members = devices
             .iter()
@@ -93,35 +112,38 @@ impl DeviceSet {
     }
 
     /// The same devices and queues with the given weights, one per device: device `i` gets
-    /// about `weights[i] / sum` of every partition. Errors ([`Error::DeviceSet`]): another
+    /// about `weights[i] / sum` of every partition. Errors ([`DeviceSetError`]): another
     /// count than the set's devices, a negative or non-finite weight, or a sum that is not
     /// positive.
     pub fn with_weights(&self, weights: &[f64]) -> Result<DeviceSet> {
         if weights.len() != self.members.len() {
-            return Err(Error::DeviceSet {
+            return Err(DeviceSetError {
                 op: "with_weights",
                 detail: format!(
                     "{} weights for {} devices; give one per device",
                     weights.len(),
                     self.members.len()
                 ),
-            });
+            }
+            .into());
         }
         if let Some((i, w)) = weights
             .iter()
             .enumerate()
             .find(|(_, w)| !w.is_finite() || **w < 0.0)
         {
-            return Err(Error::DeviceSet {
+            return Err(DeviceSetError {
                 op: "with_weights",
                 detail: format!("weight {i} is {w}; weights must be finite and not negative"),
-            });
+            }
+            .into());
         }
         if weights.iter().sum::<f64>() <= 0.0 {
-            return Err(Error::DeviceSet {
+            return Err(DeviceSetError {
                 op: "with_weights",
                 detail: "the weights sum to 0; at least one device must get work".into(),
-            });
+            }
+            .into());
         }
         let mut set = self.clone();
         for (m, w) in set.members.iter_mut().zip(weights) {

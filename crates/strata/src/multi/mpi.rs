@@ -2,7 +2,7 @@
 //! MPI library (OpenMPI: `apt-get install openmpi-bin libopenmpi-dev`).
 //!
 //! - [`init`] starts MPI ([`Mpi`] finalizes it when dropped); [`Comm::world`] is every rank,
-//!   and fails with [`Error::Mpi`] when MPI is not initialized.
+//!   and fails with [`MpiError`] when MPI is not initialized.
 //! - [`Comm::send`] / [`Comm::recv`] and the non-blocking [`Comm::isend`] / [`Comm::irecv`]
 //!   move a range of a [`Buffer`] to another rank. By default the data is staged through the
 //!   host (a read on the queue, the MPI call on host memory, a write on the queue). When the
@@ -15,11 +15,11 @@
 //!   exchanges the halo layers of a field split so (2-D: rows of a [`Buffer2`], 3-D: planes of
 //!   a [`Buffer3`], or any buffer given its layer length).
 //!
-//! Errors are typed ([`Error::Mpi`]): MPI not initialized, a rank count that does not divide
+//! Errors are typed ([`MpiError`]): MPI not initialized, a rank count that does not divide
 //! the grid where the split must be even, lengths that differ between ranks, a message larger
 //! than MPI's `int` count, a message of another length than the receiving range. Messages use
 //! a duplicate of `MPI_COMM_WORLD` whose errors are returned (not fatal), so MPI's own errors
-//! are [`Error::Mpi`] too.
+//! are [`MpiError`] too.
 //!
 //! The raw point-to-point calls (`MPI_Isend`, `MPI_Irecv`, `MPI_Probe`, `MPI_Wait`) go through
 //! `mpi::ffi` because a non-blocking request here owns its host buffer until it completes,
@@ -33,6 +33,25 @@ use mpi::raw::{AsRaw, FromRaw};
 use mpi::traits::{Communicator, CommunicatorCollectives, Equivalence};
 use std::ops::Range;
 use std::os::raw::c_int;
+
+/// An MPI operation that cannot run: MPI not initialized, a rank count that does not divide a
+/// grid, buffer lengths that differ between ranks, a message larger than MPI's `int` count, a
+/// receive of another length than was sent, an error of MPI itself. It converts into
+/// [`Error::Layer`]; `err.layer::<MpiError>()` gives it back.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("mpi: {op}: {detail}")]
+pub struct MpiError {
+    /// The operation.
+    pub op: &'static str,
+    /// What is wrong and what to change.
+    pub detail: String,
+}
+
+impl From<MpiError> for Error {
+    fn from(e: MpiError) -> Error {
+        Error::Layer(crate::error::LayerError::new(e))
+    }
+}
 
 /// The `mpi` crate (rsmpi) strata uses, for what strata does not wrap.
 pub use ::mpi as rsmpi;
@@ -49,7 +68,7 @@ impl std::fmt::Debug for Mpi {
 }
 
 /// Starts MPI (`MPI_Init_thread`, MPI calls from the main thread only: `MPI_THREAD_FUNNELED`).
-/// Fails with [`Error::Mpi`] when MPI is already initialized or was finalized.
+/// Fails with [`MpiError`] when MPI is already initialized or was finalized.
 pub fn init() -> Result<Mpi> {
     if mpi::environment::is_finalized() {
         return Err(mpi_error(
@@ -76,10 +95,11 @@ impl Mpi {
 }
 
 fn mpi_error(op: &'static str, detail: impl Into<String>) -> Error {
-    Error::Mpi {
+    MpiError {
         op,
         detail: detail.into(),
     }
+    .into()
 }
 
 /// The MPI library's message for an error code.
@@ -164,7 +184,7 @@ fn query_cuda_support() -> bool {
 
 impl Comm {
     /// Every rank of the job (a duplicate of `MPI_COMM_WORLD` whose errors are returned, not
-    /// fatal). Fails with [`Error::Mpi`] when MPI is not initialized ([`init`]) or finalized.
+    /// fatal). Fails with [`MpiError`] when MPI is not initialized ([`init`]) or finalized.
     pub fn world() -> Result<Comm> {
         if !mpi::environment::is_initialized() || mpi::environment::is_finalized() {
             return Err(mpi_error(
@@ -309,7 +329,7 @@ impl Comm {
 
     /// Receives a message from rank `src` with `tag` into elements `range` of `buf` (the
     /// write is enqueued on `queue` and waited for). The message must hold exactly
-    /// `range.len()` elements: another length is an [`Error::Mpi`] (the message is consumed).
+    /// `range.len()` elements: another length is an [`MpiError`] (the message is consumed).
     pub fn recv<T: Element>(
         &self,
         queue: &Queue,
@@ -353,7 +373,7 @@ impl Comm {
 
     /// Starts receiving a message from rank `src` with `tag` into elements `range` of `buf`;
     /// [`RecvRequest::wait`] completes it and writes the data (a message of another length
-    /// than `range.len()` elements is then an [`Error::Mpi`]).
+    /// than `range.len()` elements is then an [`MpiError`]).
     pub fn irecv<T: Element>(
         &self,
         queue: &Queue,
@@ -419,7 +439,7 @@ impl Comm {
     }
 
     /// Checks that `len` is the same on every rank (one all-gather); fails on every rank with
-    /// [`Error::Mpi`] listing the lengths otherwise.
+    /// [`MpiError`] listing the lengths otherwise.
     pub fn check_same_len(&self, op: &'static str, len: usize) -> Result<()> {
         let mine = len as u64;
         let mut all = vec![0u64; self.size];
@@ -442,7 +462,7 @@ impl Comm {
 
     /// Replaces every element of `buf` by its reduction over all ranks with `op`
     /// (`MPI_Allreduce`), staged through the host. Every rank must pass a buffer of the same
-    /// length (checked first: [`Error::Mpi`] on every rank otherwise). Integer sums wrap as
+    /// length (checked first: [`MpiError`] on every rank otherwise). Integer sums wrap as
     /// MPI's do; a float sum is a sum in the MPI library's order, which may differ from a
     /// sequential sum by rounding.
     pub fn all_reduce<T: Element + Equivalence>(
@@ -535,7 +555,7 @@ impl Comm {
     /// `halo` own layers to the rank after, and receives theirs into its halos; the outer
     /// halos of the first and last ranks are left as they are unless `periodic` (then the
     /// first and last ranks are neighbours). Every rank must pass the same `layer_len` and
-    /// `halo` (a message of another length is an [`Error::Mpi`]); `interior` must be at least
+    /// `halo` (a message of another length is an [`MpiError`]); `interior` must be at least
     /// `halo`. Staged through the host.
     pub fn exchange_halo<T: Element>(
         &self,
@@ -841,7 +861,7 @@ impl<T> std::fmt::Debug for RecvRequest<T> {
 
 impl<T: Element> RecvRequest<T> {
     /// Waits for the message and writes it into the buffer's range (through the queue, waited
-    /// for). A message of another length than the range is an [`Error::Mpi`].
+    /// for). A message of another length than the range is an [`MpiError`].
     pub fn wait(mut self) -> Result<()> {
         let got = self.complete()?;
         let want = self.range.len() * std::mem::size_of::<T>();
@@ -888,7 +908,7 @@ pub struct RowSplit {
 
 impl RowSplit {
     /// Splits `total` rows over the ranks of `comm`. With `even`, every rank gets the same
-    /// number and a rank count that does not divide `total` is an [`Error::Mpi`]; without, the
+    /// number and a rank count that does not divide `total` is an [`MpiError`]; without, the
     /// first `total % size` ranks get one row more. Fewer rows than ranks is an error either
     /// way.
     pub fn new(comm: &Comm, total: usize, even: bool) -> Result<RowSplit> {

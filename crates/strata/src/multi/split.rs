@@ -8,9 +8,9 @@
 //! float sums differ only by association order, as between two work-group sizes on one
 //! device.
 
-use super::DeviceSet;
+use super::{DeviceSet, DeviceSetError};
 use crate::builder::{Expr, Numeric, Value};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::patterns::{constant, zip, DeviceVec, SortKey, View};
 use std::ops::Range;
 
@@ -157,7 +157,7 @@ impl HostKey for i64 {
 
 fn check_part_len(op: &'static str, part: &Part, len: usize) -> Result<()> {
     if len != part.len() {
-        return Err(Error::DeviceSet {
+        return Err(DeviceSetError {
             op,
             detail: format!(
                 "the view for part {} has {len} elements but the part is {:?} ({} elements); build each part's view over that part (a SplitVec of this set, or counting(part.start(), part.len()))",
@@ -165,7 +165,7 @@ fn check_part_len(op: &'static str, part: &Part, len: usize) -> Result<()> {
                 part.range,
                 part.len()
             ),
-        });
+        }.into());
     }
     Ok(())
 }
@@ -181,7 +181,7 @@ impl DeviceSet {
 
     /// Runs `f` on every device at once with the index and view of the device's part of `len`
     /// elements (`view` of the part, which must have the part's length: else an
-    /// [`Error::DeviceSet`] naming `op`); the parts and `f`'s results, in device order.
+    /// [`DeviceSetError`] naming `op`); the parts and `f`'s results, in device order.
     fn each_part<V, F, R>(
         &self,
         op: &'static str,

@@ -21,8 +21,8 @@ mod tests;
 use crate::error::{Error, Result};
 use crate::ir::ValidFunction;
 use crate::runtime::{
-    BackendKind, CompiledKernel, DeviceBackend, DeviceInfo, Memory, NativeMemory, OpenClHandles,
-    Ownership, QueueBackend,
+    BackendEntry, BackendKind, CompiledKernel, DeviceBackend, DeviceInfo, Devices, Found, Memory,
+    NativeMemory, OpenClHandles, Ownership, QueueBackend,
 };
 use opencl3::context::Context;
 use opencl3::device::{
@@ -162,6 +162,24 @@ pub(crate) fn discover() -> std::result::Result<(Vec<OpenClDevice>, Vec<String>)
         Ok((devices, problems))
     }
 }
+
+/// The OpenCL backend in the device registry: every device [`discover`] opens (the problems
+/// with the others reported beside them); `best` takes one that is not a CPU when there is no
+/// CUDA device.
+pub(crate) const BACKEND: BackendEntry = BackendEntry {
+    kind: BackendKind::OpenCl,
+    bare_spec: false,
+    devices: Devices::Discover(|| {
+        discover().map(|(devices, problems)| Found {
+            devices: devices
+                .into_iter()
+                .map(|d| Box::new(d) as Box<dyn DeviceBackend>)
+                .collect(),
+            problems,
+        })
+    }),
+    best_rank: |info| (!info.is_cpu()).then_some(1),
+};
 
 /// One OpenCL device, with its own context.
 pub(crate) struct OpenClDevice {
@@ -553,7 +571,7 @@ impl DeviceBackend for OpenClDevice {
         Ok(Arc::new(unsafe { queue::wrap_queue(self, q.cast()) }?))
     }
 
-    fn opencl(&self) -> Option<&OpenClDevice> {
-        Some(self)
+    fn opencl_handles(&self) -> Option<OpenClHandles> {
+        Some(self.handles())
     }
 }

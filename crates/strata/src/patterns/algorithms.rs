@@ -1,10 +1,10 @@
 //! Element-wise algorithms: `for_each`, `collect` (transform) and its asynchronous form, all
 //! one kernel whatever the chain of views.
 
+use super::tune::TunedOp;
 use super::{check_alias, check_u32, launch, mem_id, Cx, DeviceVec, Exec, Layout, Reads, View};
 use crate::builder::{global_id, group_id, if_, local_id, Expr, Value};
 use crate::error::{Error, Result};
-use crate::tune::TunedOp;
 use crate::Event;
 
 /// A vector being computed: the result of [`View::collect_async`].

@@ -60,6 +60,10 @@
 //! the work-group collectives (warp shuffles on CUDA), so a float `sum` is a sum in some
 //! association order (see [`GroupOp`](crate::ir::GroupOp)).
 //!
+//! **Tuning.** [`tune`] times candidate stagings of each operation on a device and keeps the
+//! fastest in a records file; an [`Exec`] runs every call with the record of its operation
+//! and size class, unless its staging was set explicitly.
+//!
 //! **Scans** run as [`ScanAlgorithm`] says: by default, on CUDA, the single-pass scan with
 //! decoupled look-back for 4-byte elements (one launch; see [`DeviceInfo::group_forward_progress`](crate::DeviceInfo::group_forward_progress)
 //! for why its waiting is safe there), and reduce-then-scan in three launches elsewhere and for
@@ -74,6 +78,7 @@ mod scan;
 mod select;
 mod sort;
 mod staging;
+pub mod tune;
 mod vec;
 mod view;
 

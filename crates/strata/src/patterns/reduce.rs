@@ -12,10 +12,10 @@
 use super::algorithms::prepare;
 use super::scan::{block_pass, plan, plan_one, recognize, BuiltinOp, Mode, Pass};
 use super::sort::ArgKey;
+use super::tune::TunedOp;
 use super::{DeviceVec, Exec, Reads, View};
 use crate::builder::{lit, Expr, Numeric};
 use crate::error::Result;
-use crate::tune::TunedOp;
 use crate::Event;
 
 /// `builtin`: the operator is that built-in one (`sum`, `min`, `max` and their users), so the

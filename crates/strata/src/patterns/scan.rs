@@ -13,6 +13,7 @@
 //! each block from its carry. Every pass runs on the device.
 
 use super::algorithms::{prepare, same_device};
+use super::tune::TunedOp;
 use super::{check_alias, launch, mem_id, Cx, DeviceVec, Exec, Layout, Reads, ScanAlgorithm, View};
 use crate::builder::{
     barrier, for_range, for_step, group_id, group_reduce_add, group_reduce_max, group_reduce_min,
@@ -22,7 +23,6 @@ use crate::builder::{
 use crate::error::{Error, Result};
 use crate::ir::eval::Num;
 use crate::ir::{BinaryOp, Expr as IrExpr, ExprId, MathFn, Stmt};
-use crate::tune::TunedOp;
 use crate::{Buffer, Event};
 
 /// An operator that is one of the work-group collectives' own: exact and commutative for

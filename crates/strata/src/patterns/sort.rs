@@ -56,13 +56,13 @@
 //! their own parts with no barrier between keys, which suits CPUs, whose work-items run their
 //! loops one after another; on a GPU the same loads would not coalesce.
 
+use super::tune::TunedOp;
 use super::{check_u32, launch, mem_id, Cx, DeviceVec, Exec, Reads, SortMethod, Staging};
 use crate::builder::{
     barrier_local, for_range, for_step, group_id, if_, lit, local_id, select, var_named, Expr,
     Integer, LocalArray, Numeric, Value,
 };
 use crate::error::{Error, Result};
-use crate::tune::TunedOp;
 use crate::{Buffer, Event};
 
 /// A key type the radix sort orders (ascending): `u32`, `i32`, `f32`, `u64`, `i64`.

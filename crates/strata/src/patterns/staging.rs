@@ -6,9 +6,9 @@
 //! the layout picks the index arithmetic), so it is part of the optimized IR that keys the
 //! device's kernel cache: a kernel is compiled again only when a staged value changes.
 
+use super::tune::{Choice, TunedOp, Tuning};
 use crate::builder::Value;
 use crate::error::{Error, Result};
-use crate::tune::{Choice, TunedOp, Tuning};
 use crate::{BackendKind, Buffer, Device, Queue};
 use std::any::Any;
 use std::sync::{Arc, Mutex};
@@ -327,7 +327,7 @@ pub struct LaunchShape {
 /// same way, and reductions and multi-pass scans their per-work-group partials.
 ///
 /// **Tuning.** An exec made by [`Exec::new`] carries the tuning records of its device
-/// ([`crate::tune`]): each pattern call runs with the record of its operation and nearest
+/// ([`tune`](super::tune)): each pattern call runs with the record of its operation and nearest
 /// size class where there is one ([`Exec::tuned_for`]), else with the defaults. Setting a
 /// staging explicitly (`with_staging`, `with_items_per_thread`, `with_sort_staging`,
 /// `with_scan_algorithm`, `with_scan_items_per_thread`) or [`Exec::untuned`] drops the records:

@@ -2,7 +2,7 @@
 //! [`Queue`](super::Queue), [`Buffer`](super::Buffer), [`Kernel`](super::Kernel)) are the same
 //! for all backends and hold these trait objects.
 
-use super::{DeviceInfo, Event, NdRange};
+use super::{BackendKind, DeviceInfo, Event, NdRange};
 use crate::error::{Error, Result};
 use crate::ir::{Literal, ValidFunction};
 use std::any::Any;
@@ -278,15 +278,78 @@ pub(crate) trait DeviceBackend: Send + Sync {
             ),
         })
     }
-    /// The OpenCL device, for its native handles ([`crate::Device::opencl_handles`]).
-    #[cfg(feature = "opencl")]
-    fn opencl(&self) -> Option<&crate::opencl::OpenClDevice> {
+    /// The native handles of an OpenCL device ([`crate::Device::opencl_handles`]); `None`
+    /// for devices of other backends.
+    fn opencl_handles(&self) -> Option<super::OpenClHandles> {
         None
     }
-    /// The CUDA device, for its native handles ([`crate::Device::cuda_handles`]).
-    #[cfg(feature = "cuda")]
-    fn cuda(&self) -> Option<&crate::cuda::CudaDevice> {
+    /// The native handles of a CUDA device ([`crate::Device::cuda_handles`]); `None` for
+    /// devices of other backends.
+    fn cuda_handles(&self) -> Option<super::CudaHandles> {
         None
+    }
+}
+
+/// What a backend found when asked for its devices ([`BackendEntry::discover`]).
+pub(crate) struct Found {
+    /// The devices that could be opened, numbered from 0 in this order.
+    pub devices: Vec<Box<dyn DeviceBackend>>,
+    /// Problems met opening the others (a platform that cannot list its devices, a device
+    /// that cannot be opened), for [`crate::device_problems`].
+    pub problems: Vec<String>,
+}
+
+/// One backend as the device registry (`crate::registry`) knows it: every backend module
+/// gives one, and the registry lists one per backend, whether its cargo feature is on or off.
+/// The runtime reaches a backend's devices only through this and the [`DeviceBackend`]s it
+/// finds.
+pub(crate) struct BackendEntry {
+    /// The backend: its name is the prefix of its device specs (`opencl` of `opencl:1`).
+    pub kind: BackendKind,
+    /// Whether the backend's name alone is a spec, of its device 0 (`cpu`, `interp`); else a
+    /// spec must say `NAME:N`.
+    pub bare_spec: bool,
+    /// How to find its devices.
+    pub devices: Devices,
+    /// How much the spec `best` prefers a device of this backend: the lowest rank wins (the
+    /// first device of that rank); `None`: `best` never picks it.
+    pub best_rank: fn(&DeviceInfo) -> Option<u8>,
+}
+
+/// How a backend finds its devices ([`BackendEntry::devices`]).
+pub(crate) enum Devices {
+    /// The backend is built in: its devices, or why it has none (no driver, say); called once.
+    Discover(fn() -> std::result::Result<Found, String>),
+    /// The backend was left out at build time: its cargo feature `feature` is off.
+    #[cfg_attr(all(feature = "opencl", feature = "cuda"), allow(dead_code))]
+    LeftOut {
+        /// The feature that turns it on.
+        feature: &'static str,
+    },
+}
+
+impl BackendEntry {
+    /// The entry of a backend left out at build time: no devices, and a reason that names the
+    /// cargo feature to turn on.
+    #[cfg_attr(all(feature = "opencl", feature = "cuda"), allow(dead_code))]
+    pub(crate) const fn left_out(kind: BackendKind, feature: &'static str) -> BackendEntry {
+        BackendEntry {
+            kind,
+            bare_spec: false,
+            devices: Devices::LeftOut { feature },
+            best_rank: |_| None,
+        }
+    }
+
+    /// The backend's devices, with the problems met finding them, or why it has none.
+    pub(crate) fn discover(&self) -> std::result::Result<Found, String> {
+        match self.devices {
+            Devices::Discover(discover) => discover(),
+            Devices::LeftOut { feature } => Err(format!(
+                "strata was built without its `{feature}` feature (enable it in Cargo.toml: \
+                 strata = {{ features = [\"{feature}\"] }})"
+            )),
+        }
     }
 }
 

@@ -57,3 +57,25 @@ pub struct OpenClHandles {
 unsafe impl Send for OpenClHandles {}
 // SAFETY: as above.
 unsafe impl Sync for OpenClHandles {}
+
+/// The native handles of a CUDA device, for code that calls the CUDA driver API beside strata
+/// ([`Device::cuda_handles`](crate::Device::cuda_handles)): hand-written kernels, other CUDA
+/// libraries, the baselines of `strata bench`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CudaHandles {
+    /// The device's ordinal (`CUdevice`).
+    pub device: i32,
+    /// The device's primary context (`CUcontext`), the one strata uses. strata retains it for
+    /// the life of the process: it stays valid, and must not be released or destroyed.
+    /// Memory allocated and modules loaded in it can be used with strata's queues.
+    pub context: *mut c_void,
+    /// The compute capability as `10 * major + minor` (90 for an H100): the architecture
+    /// strata compiles the device's kernels for.
+    pub arch: u32,
+}
+
+// SAFETY: the handles are process-wide values the driver lets every thread use.
+unsafe impl Send for CudaHandles {}
+// SAFETY: as above.
+unsafe impl Sync for CudaHandles {}

@@ -1,7 +1,9 @@
 //! The runtime: devices of every backend behind one API.
 //!
-//! - [`devices`] lists every device of every backend compiled in and present; [`Device::from_spec`]
-//!   picks one by a spec string (`cpu`, `interp`, `opencl:N`, `cuda:N`, `best`).
+//! - [`devices`](crate::devices) lists every device of every backend compiled in and present;
+//!   [`Device::from_spec`] picks one by a spec string (`cpu`, `interp`, `opencl:N`, `cuda:N`,
+//!   `best`). Both live in `crate::registry`, the list of backends: the runtime knows a backend
+//!   only through the [`DeviceBackend`] trait of `backend.rs`, and names none of them.
 //! - A [`Queue`] runs commands in order; every command has a blocking form and an `enqueue_`
 //!   form that returns an [`Event`] and takes a wait list.
 //! - A [`Buffer<T>`] is typed device memory; a [`Kernel`] is built once and launched many times,
@@ -22,11 +24,12 @@ mod worker;
 #[cfg(any(feature = "opencl", feature = "cuda"))]
 pub(crate) use backend::check_range;
 pub(crate) use backend::{
-    ArgValue, Command, CompiledKernel, DeviceBackend, Memory, QueueBackend, RectSide,
+    ArgValue, BackendEntry, Command, CompiledKernel, DeviceBackend, Devices, Found, Memory,
+    QueueBackend, RectSide,
 };
 pub use buffer::{Buffer, LocalMem};
 pub use event::{Event, Profile};
-pub use interop::{NativeMemory, OpenClHandles, Ownership};
+pub use interop::{CudaHandles, NativeMemory, OpenClHandles, Ownership};
 pub use kernel::{capture_kernels, Dims, Gathered, Kernel, KernelArg, NdRange, Run};
 pub use pitched::{pitch_elements, Buffer2, Buffer3, PitchedBuffer};
 pub(crate) use queue::bounded;
@@ -374,15 +377,6 @@ const CHECKED_KEY: u128 = 0x6368_6563_6b65_6400_0000_0000_0000_0001;
 
 static NEXT_UID: AtomicU64 = AtomicU64::new(1);
 
-/// `"cuda:0".parse::<Device>()`: [`Device::from_spec`].
-impl std::str::FromStr for Device {
-    type Err = Error;
-
-    fn from_str(spec: &str) -> Result<Device> {
-        Device::from_spec(spec)
-    }
-}
-
 /// A device names itself: allocation functions take `impl AsRef<Device>`, so they accept a
 /// [`Device`] or a [`Queue`] (whose device is meant) alike.
 impl AsRef<Device> for Device {
@@ -455,91 +449,15 @@ impl Device {
         self.inner.backend.info()
     }
 
-    /// The native handles of an OpenCL device (`opencl:N`); `None` for other backends.
-    #[cfg(feature = "opencl")]
+    /// The native handles of an OpenCL device (`opencl:N`); `None` for devices of other
+    /// backends.
     pub fn opencl_handles(&self) -> Option<OpenClHandles> {
-        self.inner.backend.opencl().map(|d| d.handles())
+        self.inner.backend.opencl_handles()
     }
 
-    /// The CUDA device behind this device, if it is one.
-    #[cfg(feature = "cuda")]
-    pub(crate) fn cuda(&self) -> Option<&crate::cuda::CudaDevice> {
-        self.inner.backend.cuda()
-    }
-
-    /// The device named by `spec`: `cpu` (the compiled CPU backend), `interp` (the CPU
-    /// interpreter), `opencl:N`, `cuda:N`, or `best` (the first CUDA
-    /// device, else the first OpenCL device that is not a CPU, else the CPU backend); any of
-    /// them may end in `+checked` for the device in checked mode ([`Device::checked`]). The
-    /// same as `spec.parse::<Device>()`.
-    pub fn from_spec(spec: &str) -> Result<Device> {
-        let spec = spec.trim();
-        if let Some(plain) = spec.strip_suffix("+checked") {
-            if plain.contains('+') {
-                return Err(Error::InvalidDeviceSpec(spec.into()));
-            }
-            return match Device::from_spec(plain) {
-                Ok(d) => Ok(d.checked()),
-                Err(Error::InvalidDeviceSpec(_)) => Err(Error::InvalidDeviceSpec(spec.into())),
-                Err(Error::DeviceNotFound { reason, .. }) => Err(Error::DeviceNotFound {
-                    spec: spec.into(),
-                    reason,
-                }),
-                Err(e) => Err(e),
-            };
-        }
-        let all = devices();
-        if spec == "best" {
-            let pick = all
-                .iter()
-                .find(|d| d.info().backend == BackendKind::Cuda)
-                .or_else(|| {
-                    all.iter()
-                        .find(|d| d.info().backend == BackendKind::OpenCl && !d.info().is_cpu())
-                })
-                .or_else(|| all.iter().find(|d| d.info().backend == BackendKind::Cpu));
-            return pick.cloned().ok_or_else(|| Error::DeviceNotFound {
-                spec: spec.into(),
-                reason: "no device at all".into(),
-            });
-        }
-        let (kind, index) = match spec.split_once(':') {
-            None if spec == "cpu" => (BackendKind::Cpu, 0),
-            None if spec == "interp" => (BackendKind::Interp, 0),
-            Some((b, n)) => {
-                let kind = match b {
-                    "cpu" => BackendKind::Cpu,
-                    "interp" => BackendKind::Interp,
-                    "opencl" => BackendKind::OpenCl,
-                    "cuda" => BackendKind::Cuda,
-                    _ => return Err(Error::InvalidDeviceSpec(spec.into())),
-                };
-                let n: usize = n
-                    .parse()
-                    .map_err(|_| Error::InvalidDeviceSpec(spec.into()))?;
-                (kind, n)
-            }
-            None => return Err(Error::InvalidDeviceSpec(spec.into())),
-        };
-        let of_kind: Vec<&Device> = all.iter().filter(|d| d.info().backend == kind).collect();
-        if let Some(d) = of_kind.get(index) {
-            return Ok((*d).clone());
-        }
-        let reason = if of_kind.is_empty() {
-            match unavailable_backends().into_iter().find(|(k, _)| *k == kind) {
-                Some((_, why)) => format!("the {kind} backend has no devices: {why}"),
-                None => format!("the {kind} backend has no devices"),
-            }
-        } else {
-            format!(
-                "the {kind} backend has {} device(s), numbered from 0",
-                of_kind.len()
-            )
-        };
-        Err(Error::DeviceNotFound {
-            spec: spec.into(),
-            reason,
-        })
+    /// The native CUDA handles of a `cuda:N` device; `None` for devices of other backends.
+    pub fn cuda_handles(&self) -> Option<CudaHandles> {
+        self.inner.backend.cuda_handles()
     }
 
     /// Number of kernels compiled for this device so far (cache misses); the kernel cache is
@@ -744,84 +662,4 @@ impl Device {
         kernel.remember_compiled(id, k.clone());
         Ok(k)
     }
-}
-
-/// Why a backend left out at build time has no devices.
-#[cfg(not(all(feature = "opencl", feature = "cuda")))]
-fn left_out(feature: &str) -> String {
-    format!(
-        "strata was built without its `{feature}` feature (enable it in Cargo.toml: \
-         strata = {{ features = [\"{feature}\"] }})"
-    )
-}
-
-struct Registry {
-    devices: Vec<Device>,
-    unavailable: Vec<(BackendKind, String)>,
-    problems: Vec<(BackendKind, String)>,
-}
-
-fn registry() -> &'static Registry {
-    static REG: OnceLock<Registry> = OnceLock::new();
-    REG.get_or_init(|| {
-        // (Without the device backends, nothing is added to `devices` and `problems`.)
-        #[cfg_attr(not(any(feature = "opencl", feature = "cuda")), allow(unused_mut))]
-        let mut devices = vec![
-            Device::from_backend(Box::new(crate::cpu::CpuDevice::new(true))),
-            Device::from_backend(Box::new(crate::cpu::CpuDevice::new(false))),
-        ];
-        let mut unavailable = Vec::new();
-        #[cfg_attr(not(feature = "opencl"), allow(unused_mut))]
-        let mut problems = Vec::new();
-        #[cfg(feature = "opencl")]
-        match crate::opencl::discover() {
-            Ok((found, skipped)) => {
-                devices.extend(found.into_iter().map(|d| Device::from_backend(Box::new(d))));
-                problems.extend(skipped.into_iter().map(|p| (BackendKind::OpenCl, p)));
-            }
-            Err(why) => unavailable.push((BackendKind::OpenCl, why)),
-        }
-        #[cfg(not(feature = "opencl"))]
-        unavailable.push((BackendKind::OpenCl, left_out("opencl")));
-        // A driver that crashes while being probed must not take the process down: a panic
-        // in discovery (cudarc panics on missing symbols) is reported as the reason.
-        #[cfg(feature = "cuda")]
-        match std::panic::catch_unwind(crate::cuda::discover).unwrap_or_else(|p| {
-            Err(format!(
-                "probing the CUDA driver panicked: {}",
-                crate::error::panic_message(&*p)
-            ))
-        }) {
-            Ok(found) => {
-                devices.extend(found.into_iter().map(|d| Device::from_backend(Box::new(d))))
-            }
-            Err(why) => unavailable.push((BackendKind::Cuda, why)),
-        }
-        #[cfg(not(feature = "cuda"))]
-        unavailable.push((BackendKind::Cuda, left_out("cuda")));
-        Registry {
-            devices,
-            unavailable,
-            problems,
-        }
-    })
-}
-
-/// Every device of every backend compiled in and present. The CPU backend is always there.
-/// Never panics when a driver is missing: that backend is simply not listed, and
-/// [`unavailable_backends`] says why.
-pub fn devices() -> Vec<Device> {
-    registry().devices.clone()
-}
-
-/// The backends that have no devices here, and why.
-pub fn unavailable_backends() -> Vec<(BackendKind, String)> {
-    registry().unavailable.clone()
-}
-
-/// Problems met while opening the devices of backends that do have devices (an OpenCL platform
-/// that cannot list its devices, a device that cannot be opened): those devices are missing
-/// from [`devices`], and this says why.
-pub fn device_problems() -> Vec<(BackendKind, String)> {
-    registry().problems.clone()
 }

@@ -6,12 +6,12 @@
 //! the problem (`ceil(log2 n)`). [`Tuning`] is a table of records, stored as a small
 //! tab-separated text file; [`Tuner::save`] merges a tuner's records into it.
 //!
-//! **Who uses the records.** [`Exec::new`](crate::patterns::Exec::new) reads the records of
+//! **Who uses the records.** [`Exec::new`](super::Exec::new) reads the records of
 //! its device from the default file (see [`default_path`]; `STRATA_TUNE_DIR=off` turns that
 //! off), and every pattern call then runs with the record of its operation and the nearest size
-//! class, if there is one ([`Exec::tuned_for`](crate::patterns::Exec::tuned_for)). An exec
+//! class, if there is one ([`Exec::tuned_for`](super::Exec::tuned_for)). An exec
 //! whose staging was set explicitly (`with_staging`, `with_sort_staging`,
-//! `with_scan_algorithm`, [`untuned`](crate::patterns::Exec::untuned)) ignores the records.
+//! `with_scan_algorithm`, [`untuned`](super::Exec::untuned)) ignores the records.
 //! User kernels look their tuned local size up with [`local_size`].
 //!
 //! **What is tuned.** Element-wise kernels (`map`: `collect`, `for_each`, ...): work-group
@@ -23,20 +23,38 @@
 //! coordinate descent: a few dozen runs, not the product of all values).
 //!
 //! **Results do not depend on tuning** where the operation is exact: the tuner runs every
-//! candidate on the same `u32` data and fails with [`Error::Tuning`] if one gives a different
+//! candidate on the same `u32` data and fails with [`TuningError`] if one gives a different
 //! result from the default's (sums, scans and sorts of integers do not depend on the order of
 //! the work). Floating-point reductions may round differently with another staging, as they
 //! would with another device.
 
-use crate::error::{Error, Result};
-use crate::patterns::{
+use super::{
     zip, DeviceVec, Exec, Layout, ScanAlgorithm, SortKey, SortMethod, SortStaging, Staging, View,
 };
+use crate::error::{Error, Result};
 use crate::{Device, DeviceInfo, Queue};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
+
+/// Tuning records that cannot be read or written, or a tuning run that went wrong (a
+/// configuration that changed an exact result, none that ran). It converts into
+/// [`Error::Layer`]; `err.layer::<TuningError>()` gives it back.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("tuning records {path}: {reason}")]
+pub struct TuningError {
+    /// The records file (`(memory)` for a tuning run).
+    pub path: String,
+    /// What is wrong.
+    pub reason: String,
+}
+
+impl From<TuningError> for Error {
+    fn from(e: TuningError) -> Error {
+        Error::Layer(crate::error::LayerError::new(e))
+    }
+}
 
 /// The pattern operations the tuner knows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -300,17 +318,18 @@ impl Tuning {
     }
 
     /// The records of the file at `path`; no records if it does not exist. Fails with
-    /// [`Error::Tuning`] naming the path and line when it cannot be read or a line is not a
+    /// [`TuningError`] naming the path and line when it cannot be read or a line is not a
     /// record.
     pub fn load(path: &Path) -> Result<Tuning> {
         let text = match std::fs::read_to_string(path) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Tuning::new()),
             Err(e) => {
-                return Err(Error::Tuning {
+                return Err(TuningError {
                     path: path.display().to_string(),
                     reason: format!("cannot read it: {e}"),
-                })
+                }
+                .into())
             }
         };
         let mut t = Tuning::new();
@@ -319,7 +338,7 @@ impl Tuning {
             if line.is_empty() || line.starts_with('#') {
                 continue;
             }
-            let rec = parse_line(line).map_err(|reason| Error::Tuning {
+            let rec = parse_line(line).map_err(|reason| TuningError {
                 path: path.display().to_string(),
                 reason: format!("line {}: {reason}: `{line}`", i + 1),
             })?;
@@ -392,14 +411,14 @@ impl Tuning {
 
     /// Writes these records into the file at `path`, merged with the records already there
     /// (these replace those of the same device, operation and size class), through a
-    /// temporary file renamed over it. Fails with [`Error::Tuning`] when the existing file is
+    /// temporary file renamed over it. Fails with [`TuningError`] when the existing file is
     /// malformed or cannot be written.
     pub fn save(&self, path: &Path) -> Result<()> {
         let mut all = Tuning::load(path)?;
         for r in &self.records {
             all.insert(r.clone());
         }
-        let err = |e: std::io::Error| Error::Tuning {
+        let err = |e: std::io::Error| TuningError {
             path: path.display().to_string(),
             reason: format!("cannot write it: {e}"),
         };
@@ -540,11 +559,11 @@ impl Tuner {
     /// two vectors; `reduce`: a sum; `scan`: an inclusive `+` scan; `sort`: a sort of keys
     /// alone), starting from the device's defaults; records and returns the fastest
     /// configuration (for `map` under the key `map`, whatever `T`). Fails with
-    /// [`Error::Tuning`] if a configuration gives another result than the default's, and
+    /// [`TuningError`] if a configuration gives another result than the default's, and
     /// with the device's errors; configurations the device cannot run are skipped (listed in
     /// the report). Floats are tuned on exact data (see [`Tunable`]).
     pub fn tune<T: Tunable>(&mut self, op: TunedOp, n: usize) -> Result<TuneReport> {
-        crate::patterns::check_u32("tune", n)?;
+        super::check_u32("tune", n)?;
         let ex = Exec::new(&self.queue).untuned();
         let work = Workload::<T>::new(&ex, op, n.max(1))?;
         let default = match op {
@@ -592,10 +611,11 @@ impl Tuner {
         mut run: impl FnMut(usize) -> Result<()>,
     ) -> Result<TuneReport> {
         let Some(&first) = candidates.first() else {
-            return Err(Error::Tuning {
+            return Err(TuningError {
                 path: "(memory)".into(),
                 reason: format!("no candidate local sizes for kernel `{kernel}`"),
-            });
+            }
+            .into());
         };
         let mut search = Search::new(self.reps, Choice::LocalSize(first));
         let mut timed = |c, _| match c {
@@ -614,7 +634,7 @@ impl Tuner {
     }
 
     fn finish(&mut self, op: String, n: usize, search: Search) -> Result<TuneReport> {
-        let (best, best_s) = search.best().ok_or_else(|| Error::Tuning {
+        let (best, best_s) = search.best().ok_or_else(|| TuningError {
             path: "(memory)".into(),
             reason: format!(
                 "no configuration of `{op}` ran on {}: {}",
@@ -731,13 +751,13 @@ impl Search {
                 if let Some(i) =
                     (0..want.len().max(first.len())).find(|&i| want.get(i) != first.get(i))
                 {
-                    return Err(Error::Tuning {
+                    return Err(TuningError {
                         path: "(memory)".into(),
                         reason: format!(
                             "configuration `{c}` gave another result than `{rc}` (from byte {i} of {} on)",
                             want.len()
                         ),
-                    });
+                    }.into());
                 }
             }
         }
@@ -1029,7 +1049,7 @@ impl<T: Tunable> Workload<T> {
                 None
             }
             TunedOp::Sort => {
-                crate::patterns::sort_keys(&ex, &self.out, None::<&DeviceVec<u32>>)?;
+                super::sort_keys(&ex, &self.out, None::<&DeviceVec<u32>>)?;
                 None
             }
         };

@@ -1,0 +1,329 @@
+//! The runner: builds the kernels of a run ([`PROGRAMS_PER_KERNEL`] programs each), gives both
+//! queues the same random inputs, runs them and hands the outputs to the comparator.
+
+use super::compare::compare;
+use super::gen::build;
+use super::{
+    lit, program, program_seed, random_literal, Layout, Options, Outputs, GLOBAL_SIZE, INPUT_LEN,
+    INTS,
+};
+use crate::conformance::Rng;
+use strata::builder::Value;
+use strata::ir::eval::Num;
+use strata::ir::{Function, Literal, Scalar};
+use strata::{Buffer, Kernel, KernelArg, NdRange, Queue};
+
+/// The result of a differential run.
+#[derive(Debug, Default)]
+pub struct Report {
+    /// Programs whose every result agreed.
+    pub passed: usize,
+    /// Programs with a mismatch or a device error (a kernel that fails on the device fails all
+    /// its programs).
+    pub failed_programs: usize,
+    /// The mismatches: a description with the seed, the program's IR and the values (one per
+    /// mismatching program, one per kernel that failed on the device).
+    pub failed: Vec<String>,
+    /// Kernels launched on each device.
+    pub kernels: usize,
+    /// Values compared.
+    pub compared: usize,
+}
+
+impl Report {
+    /// `N passed, M failed`.
+    pub fn summary(&self) -> String {
+        format!("{} passed, {} failed", self.passed, self.failed_programs)
+    }
+}
+
+/// Programs per kernel: PoCL compiles one kernel in 0.1 to 1 s, so many programs share one.
+pub const PROGRAMS_PER_KERNEL: usize = 100;
+
+/// Runs `programs` random programs from `seed` on `reference` and `other` and compares their
+/// results (see the module docs); `Err` describes the first mismatch (with the seed, the
+/// program's IR and the values) or a device error.
+pub fn run(reference: &Queue, other: &Queue, seed: u64, programs: usize) -> Result<Report, String> {
+    let report = run_with(reference, other, seed, programs, |_, _| {})?;
+    match report.failed.first() {
+        Some(m) => Err(format!(
+            "{} of {} programs disagree; the first:\n{m}",
+            report.failed_programs, programs
+        )),
+        None => Ok(report),
+    }
+}
+
+/// Like [`run`], but keeps going after mismatches (they are collected in the report) and calls
+/// `progress(programs_done, report_so_far)` after each kernel. `Err` is a device error (an
+/// error on one device only is a mismatch).
+pub fn run_with(
+    reference: &Queue,
+    other: &Queue,
+    seed: u64,
+    programs: usize,
+    progress: impl FnMut(usize, &Report),
+) -> Result<Report, String> {
+    let all: Vec<usize> = (0..programs).collect();
+    run_programs(reference, other, seed, &all, progress)
+}
+
+/// Runs only program `index` of the run with seed `seed`, alone in its kernel (with the same
+/// inputs), to reproduce a reported mismatch.
+pub fn run_one(
+    reference: &Queue,
+    other: &Queue,
+    seed: u64,
+    index: usize,
+) -> Result<Report, String> {
+    run_programs(reference, other, seed, &[index], |_, _| {})
+}
+
+fn run_programs(
+    reference: &Queue,
+    other: &Queue,
+    seed: u64,
+    indices: &[usize],
+    mut progress: impl FnMut(usize, &Report),
+) -> Result<Report, String> {
+    let (ri, oi) = (reference.device().info(), other.device().info());
+    let mut r = Rng::new(seed);
+    let opts = Options {
+        programs: 0,
+        f64: ri.supports_f64 && oi.supports_f64,
+        int64_atomics: ri.supports_int64_atomics && oi.supports_int64_atomics,
+        local_size: 1 << r.int(3, 6),
+        sub_group_size: (ri.sub_group_size == oi.sub_group_size).then_some(ri.sub_group_size),
+    };
+    let inputs = Inputs::new(&mut r, &opts);
+    // Compile every batch's kernel for a compiling device first, on all cores: compiling
+    // (NVRTC, an OpenCL driver) is most of a run's time, and launches then find the kernels in
+    // the device's cache. A kernel that fails to compile fails again, and is reported, below.
+    if !oi.backend.is_builtin_cpu() {
+        use rayon::prelude::*;
+        let batches: Vec<&[usize]> = indices.chunks(PROGRAMS_PER_KERNEL).collect();
+        batches.par_iter().enumerate().for_each(|(b, batch)| {
+            let seeds: Vec<u64> = batch.iter().map(|&i| program_seed(seed, i)).collect();
+            let (f, _) = build(&seeds, &opts, &format!("difftest_{b}"));
+            if let Ok(k) = Kernel::from_ir(f) {
+                let _ = other.device().compile(&k);
+            }
+        });
+    }
+    let mut report = Report::default();
+    let mut done = 0;
+    let mut batch = 0;
+    while done < indices.len() {
+        let n = PROGRAMS_PER_KERNEL.min(indices.len() - done);
+        let batch_indices = &indices[done..done + n];
+        let seeds: Vec<u64> = batch_indices
+            .iter()
+            .map(|&i| program_seed(seed, i))
+            .collect();
+        let (f, layout) = build(&seeds, &opts, &format!("difftest_{batch}"));
+        let want = execute(reference, f.clone(), &layout, &inputs, opts.local_size)
+            .map_err(|e| format!("seed {seed}: the reference device failed: {e}"))?;
+        let got = execute(other, f, &layout, &inputs, opts.local_size);
+        report.kernels += 1;
+        let mut bad: Vec<(usize, String)> = Vec::new();
+        let failed = match got {
+            Err(e) => {
+                bad.push((0, format!("the device failed on the whole kernel of {n} programs (programs {}..={}): {e}", batch_indices[0], batch_indices[n - 1])));
+                n
+            }
+            Ok(got) => {
+                compare(&layout, &want, &got, &mut bad, &mut report.compared);
+                bad.sort_by_key(|b| b.0);
+                bad.dedup_by_key(|b| b.0);
+                bad.len()
+            }
+        };
+        for (p, what) in &bad {
+            let index = batch_indices[*p];
+            let ps = program_seed(seed, index);
+            let one = program(ps, &opts);
+            report.failed.push(format!(
+                "seed {seed}, program {index} (program seed {ps:#x}, local size {}) on {} vs {}: {what}\n--- program ---\n{one}",
+                opts.local_size,
+                oi.spec(),
+                ri.spec()
+            ));
+        }
+        report.passed += n - failed;
+        report.failed_programs += failed;
+        done += n;
+        batch += 1;
+        progress(done, &report);
+    }
+    Ok(report)
+}
+
+/// A generated kernel's inputs: buffer contents and scalar arguments per type.
+struct Inputs {
+    buffers: Vec<Vec<Literal>>,
+    scalars: Vec<Literal>,
+    /// Initial contents of the atomic counters.
+    atoms: Vec<Literal>,
+}
+
+impl Inputs {
+    fn new(r: &mut Rng, opts: &Options) -> Inputs {
+        let mut types = vec![
+            Scalar::I32,
+            Scalar::U32,
+            Scalar::I64,
+            Scalar::U64,
+            Scalar::F32,
+        ];
+        if opts.f64 {
+            types.push(Scalar::F64);
+        }
+        let buffers = types
+            .iter()
+            .map(|&t| {
+                (0..INPUT_LEN)
+                    .map(|_| random_literal(r, t))
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        let scalars = types.iter().map(|&t| random_literal(r, t)).collect();
+        let atoms = INTS.iter().map(|&t| random_literal(r, t)).collect();
+        Inputs {
+            buffers,
+            scalars,
+            atoms,
+        }
+    }
+}
+
+/// A buffer of any element type.
+enum AnyBuffer {
+    I32(Buffer<i32>),
+    U32(Buffer<u32>),
+    I64(Buffer<i64>),
+    U64(Buffer<u64>),
+    F32(Buffer<f32>),
+    F64(Buffer<f64>),
+}
+
+macro_rules! any_buffer {
+    ($s:expr, $T:ident, $V:ident => $body:expr) => {
+        match $s {
+            Scalar::I32 => {
+                type $T = i32;
+                let $V = AnyBuffer::I32;
+                $body
+            }
+            Scalar::U32 => {
+                type $T = u32;
+                let $V = AnyBuffer::U32;
+                $body
+            }
+            Scalar::I64 => {
+                type $T = i64;
+                let $V = AnyBuffer::I64;
+                $body
+            }
+            Scalar::U64 => {
+                type $T = u64;
+                let $V = AnyBuffer::U64;
+                $body
+            }
+            Scalar::F32 => {
+                type $T = f32;
+                let $V = AnyBuffer::F32;
+                $body
+            }
+            Scalar::F64 => {
+                type $T = f64;
+                let $V = AnyBuffer::F64;
+                $body
+            }
+            other => unreachable!("no buffers of {other}"),
+        }
+    };
+}
+
+fn upload<T: Value + Num>(q: &Queue, data: &[Literal]) -> strata::Result<Buffer<T>> {
+    let v: Vec<T> = data.iter().map(|&l| T::from_lit(l)).collect();
+    Buffer::from_slice(q, &v)
+}
+
+fn bits<T: Value + Num>(q: &Queue, b: &Buffer<T>) -> strata::Result<Vec<u64>> {
+    Ok(q.read(b)?.into_iter().map(|x| x.to_lit().bits).collect())
+}
+
+impl AnyBuffer {
+    fn new(q: &Queue, s: Scalar, data: &[Literal]) -> strata::Result<AnyBuffer> {
+        any_buffer!(s, T, ctor => Ok(ctor(upload::<T>(q, data)?)))
+    }
+    fn arg(&self) -> KernelArg<'_> {
+        match self {
+            AnyBuffer::I32(b) => b.into(),
+            AnyBuffer::U32(b) => b.into(),
+            AnyBuffer::I64(b) => b.into(),
+            AnyBuffer::U64(b) => b.into(),
+            AnyBuffer::F32(b) => b.into(),
+            AnyBuffer::F64(b) => b.into(),
+        }
+    }
+    fn read(&self, q: &Queue) -> strata::Result<Vec<u64>> {
+        match self {
+            AnyBuffer::I32(b) => bits(q, b),
+            AnyBuffer::U32(b) => bits(q, b),
+            AnyBuffer::I64(b) => bits(q, b),
+            AnyBuffer::U64(b) => bits(q, b),
+            AnyBuffer::F32(b) => bits(q, b),
+            AnyBuffer::F64(b) => bits(q, b),
+        }
+    }
+}
+
+fn scalar_arg(l: Literal) -> KernelArg<'static> {
+    any_buffer!(l.scalar, T, _ctor => KernelArg::from(T::from_lit(l)))
+}
+
+/// Runs `f` once on `q`.
+fn execute(
+    q: &Queue,
+    f: Function,
+    layout: &Layout,
+    inputs: &Inputs,
+    local: u32,
+) -> strata::Result<Outputs> {
+    let k = Kernel::from_ir(f)?;
+    let g = GLOBAL_SIZE as usize;
+    let mut ins = Vec::new();
+    for (i, &t) in layout.types.iter().enumerate() {
+        ins.push(AnyBuffer::new(q, t, &inputs.buffers[i])?);
+    }
+    let mut outs = Vec::new();
+    for (i, &t) in layout.types.iter().enumerate() {
+        let n = layout.outs[i].len().max(1) * g;
+        outs.push(AnyBuffer::new(q, t, &vec![lit(t, 0); n])?);
+    }
+    let mut atoms = Vec::new();
+    for (i, &t) in layout.atom_types.iter().enumerate() {
+        let n = layout.atoms[i].len().max(1) * g;
+        let init = inputs.atoms[INTS.iter().position(|&x| x == t).unwrap()];
+        atoms.push(AnyBuffer::new(q, t, &vec![init; n])?);
+    }
+    let mut args: Vec<KernelArg<'_>> = Vec::new();
+    for (i, b) in ins.iter().enumerate() {
+        args.push(b.arg());
+        args.push(scalar_arg(inputs.scalars[i]));
+    }
+    args.extend(outs.iter().map(AnyBuffer::arg));
+    args.extend(atoms.iter().map(AnyBuffer::arg));
+    q.launch(&k, NdRange::new(g).local(local as usize), &args)?;
+    Ok(Outputs {
+        outs: outs
+            .iter()
+            .map(|b| b.read(q))
+            .collect::<strata::Result<_>>()?,
+        atoms: atoms
+            .iter()
+            .map(|b| b.read(q))
+            .collect::<strata::Result<_>>()?,
+    })
+}
