@@ -33,7 +33,7 @@ pub mod stub;
 mod subgroup;
 mod swizzle;
 pub use math::{splat, vec2, vec3, vec4};
-pub use pitched::{BufferParam2, BufferParam3, Coords, PitchedDecl, PitchedParam};
+pub use pitched::{BufferParam2, BufferParam3, Coords, PitchedParam};
 pub use stub::{Stub, StubArgs};
 pub mod support;
 pub mod types;
@@ -50,7 +50,8 @@ use std::panic::Location;
 fn at_str(l: &Location) -> String {
     format!(" (at {}:{}:{})", l.file(), l.line(), l.column())
 }
-pub use crate::ir::{MemOrder, MemScope};
+pub use crate::ir::abi::{ElementLayout, FieldLayout, StructLayout};
+pub use crate::ir::{GatherOp, MemOrder, MemScope};
 pub use convert::Rounding;
 pub use math::select_each;
 pub use structs::{array_places, ByValue, FieldAccess, FieldPlace, Place};
@@ -63,8 +64,8 @@ pub use subgroup::{
     sub_group_shuffle_down, sub_group_shuffle_up, sub_group_shuffle_xor, sub_group_size,
 };
 pub use types::{
-    Arith, Bits, Element, FieldLayout, Float, FloatArith, HasBits, Int32, IntArith, Integer,
-    KernelType, Layout, Numeric, ScalarType, StructLayout, Upsample, Value, VectorType, WidensTo,
+    Arith, Bits, Element, Float, FloatArith, HasBits, Int32, IntArith, Integer, KernelType,
+    Numeric, ScalarType, Upsample, Value, VectorType, WidensTo,
 };
 
 /// A value computed on the device, of kernel type `T`. Cheap to copy.
@@ -81,58 +82,8 @@ impl<T> std::fmt::Debug for Expr<T> {
     }
 }
 
-/// How a gather reduction combines the values of all work-items.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum GatherOp {
-    /// Sum (integers wrap).
-    Add,
-    /// Minimum.
-    Min,
-    /// Maximum.
-    Max,
-    /// A user's associative and commutative function ([`KernelDef::gather_with`]): its
-    /// identity and combining kernel are in [`GatherDecl::custom`].
-    Custom,
-}
-
 /// The function of a user-defined gather or work-group reduction.
 type CombineFn<'a, T> = dyn Fn(Expr<T>, Expr<T>) -> Expr<T> + 'a;
-
-/// A user-defined gather's identity and the kernel that combines its per-work-group partials.
-#[derive(Clone, Debug)]
-pub struct CustomGather {
-    /// The identity's bytes (one element).
-    pub identity: Vec<u8>,
-    /// One work-item folding the partials buffer (`parts`) in work-group order into `out[0]`.
-    pub combine: crate::Kernel,
-}
-
-/// A gather reduction declared by a kernel: a hidden buffer parameter receiving one partial
-/// result per work-group.
-#[derive(Clone, Debug)]
-pub struct GatherDecl {
-    /// Index of the hidden buffer parameter.
-    pub param: u32,
-    /// Combination.
-    pub op: GatherOp,
-    /// Element type.
-    pub ty: Type,
-    /// For [`GatherOp::Custom`]: its identity and combining kernel.
-    pub custom: Option<CustomGather>,
-}
-
-impl PartialEq for GatherDecl {
-    fn eq(&self, o: &GatherDecl) -> bool {
-        let custom = match (&self.custom, &o.custom) {
-            (None, None) => true,
-            (Some(a), Some(b)) => {
-                a.identity == b.identity && a.combine.cache_key() == b.combine.cache_key()
-            }
-            _ => false,
-        };
-        self.param == o.param && self.op == o.op && self.ty == o.ty && custom
-    }
-}
 
 /// A typed handle of a gather reduction, returned where the kernel declares it
 /// ([`KernelDef::gather_add`] and the others): its position among the kernel's gathers and
@@ -172,14 +123,28 @@ impl<T> std::fmt::Debug for GatherHandle<T> {
     }
 }
 
-/// The result of recording a kernel.
-#[derive(Clone, Debug)]
-pub(crate) struct Traced {
-    pub function: ir::Function,
-    pub gathers: Vec<GatherDecl>,
-    pub pitched: Vec<PitchedDecl>,
+/// Why recording a kernel failed: what the kernel body did wrong, each with the place in the
+/// body that did it. Its text is `kernel `name` is invalid:` and one line per error.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RecordError {
+    /// The kernel's name.
+    pub kernel: String,
+    /// The errors, in the order they were recorded.
     pub errors: Vec<String>,
 }
+
+impl std::fmt::Display for RecordError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "kernel `{}` is invalid:\n  {}",
+            self.kernel,
+            self.errors.join("\n  ")
+        )
+    }
+}
+
+impl std::error::Error for RecordError {}
 
 struct Trace {
     id: u32,
@@ -187,8 +152,6 @@ struct Trace {
     blocks: Vec<Vec<Stmt>>,
     loops: Vec<ir::LoopId>,
     errors: Vec<String>,
-    gathers: Vec<GatherDecl>,
-    pitched: Vec<PitchedDecl>,
     /// A serial number per open block, outermost first (see [`block_path`]).
     serials: Vec<u64>,
     next_serial: u64,
@@ -212,8 +175,12 @@ fn with<R>(f: impl FnOnce(&mut Trace) -> R) -> R {
     })
 }
 
-/// Records the kernel `name` by running `body` once.
-pub(crate) fn trace(name: &str, body: impl FnOnce(&mut KernelDef)) -> Traced {
+/// Records the kernel `name` (a C identifier) by running `body` once: its IR, not yet
+/// validated, with the hidden parameters its features added listed in
+/// [`ir::Function::hidden`], or every error the body recorded.
+/// [`Kernel::build`](crate::Kernel::build) records through this and then validates and
+/// optimizes the IR.
+pub fn record(name: &str, body: impl FnOnce(&mut KernelDef)) -> Result<ir::Function, RecordError> {
     // Zero is never an id (wrapping skips it).
     let id = loop {
         let v = NEXT_TRACE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -228,8 +195,6 @@ pub(crate) fn trace(name: &str, body: impl FnOnce(&mut KernelDef)) -> Traced {
             blocks: vec![Vec::new()],
             loops: Vec::new(),
             errors: Vec::new(),
-            gathers: Vec::new(),
-            pitched: Vec::new(),
             serials: Vec::new(),
             next_serial: 0,
         })
@@ -253,11 +218,13 @@ pub(crate) fn trace(name: &str, body: impl FnOnce(&mut KernelDef)) -> Traced {
                 .into(),
         );
     }
-    Traced {
-        function: tr.f,
-        gathers: tr.gathers,
-        pitched: tr.pitched,
-        errors: tr.errors,
+    if tr.errors.is_empty() {
+        Ok(tr.f)
+    } else {
+        Err(RecordError {
+            kernel: tr.f.name,
+            errors: tr.errors,
+        })
     }
 }
 
@@ -616,7 +583,12 @@ impl KernelDef {
         op: GatherOp,
         custom: Option<(T, &CombineFn<'_, T>)>,
     ) -> GatherHandle<T> {
-        let n = with(|t| t.gathers.len());
+        let n = with(|t| {
+            t.f.hidden
+                .iter()
+                .filter(|h| matches!(h.role, ir::HiddenRole::Gather(_)))
+                .count()
+        });
         let handle = GatherHandle {
             index: n,
             _t: PhantomData,
@@ -629,13 +601,19 @@ impl KernelDef {
                 len: None,
             },
         );
-        let (total, custom) = match (op, custom) {
-            (GatherOp::Add, _) => (group_op(GroupOp::ReduceAdd, value, None), None),
-            (GatherOp::Min, _) => (group_op(GroupOp::ReduceMin, value, None), None),
-            (GatherOp::Max, _) => (group_op(GroupOp::ReduceMax, value, None), None),
+        let (total, identity, combine) = match (op, custom) {
+            (GatherOp::Add, _) => (group_op(GroupOp::ReduceAdd, value, None), T::zero(), None),
+            (GatherOp::Min, _) => (
+                group_op(GroupOp::ReduceMin, value, None),
+                T::greatest(),
+                None,
+            ),
+            (GatherOp::Max, _) => (group_op(GroupOp::ReduceMax, value, None), T::least(), None),
             (_, Some((identity, f))) => {
+                // The kernel that folds the partials, recorded here from the same `op`; the
+                // runtime builds it with this kernel.
                 let name = with(|t| format!("{}_gather{n}_combine", t.f.name));
-                let combine = crate::Kernel::build(&name, |k| {
+                let combine = record(&name, |k| {
                     let parts = k.read::<T>("parts");
                     let out = k.write::<T>("out");
                     if_(global_id(0).eq(0u32), || {
@@ -645,7 +623,7 @@ impl KernelDef {
                     });
                 });
                 let combine = match combine {
-                    Ok(k) => k,
+                    Ok(c) => c,
                     Err(e) => {
                         with(|t| {
                             t.errors
@@ -654,11 +632,11 @@ impl KernelDef {
                         return handle;
                     }
                 };
-                let custom = CustomGather {
-                    identity: bytemuck::bytes_of(&identity).to_vec(),
-                    combine,
-                };
-                (group_reduce_with(value, f), Some(custom))
+                (
+                    group_reduce_with(value, f),
+                    identity,
+                    Some(std::sync::Arc::new(combine)),
+                )
             }
             (GatherOp::Custom, None) => unreachable!("a custom gather has its function"),
         };
@@ -671,11 +649,15 @@ impl KernelDef {
             out.set(group_linear_id(), total)
         });
         with(|t| {
-            t.gathers.push(GatherDecl {
+            t.f.hidden.push(ir::HiddenParam {
                 param,
-                op,
-                ty: T::TYPE,
-                custom,
+                role: ir::HiddenRole::Gather(ir::Gather {
+                    index: n as u32,
+                    op,
+                    ty: T::TYPE,
+                    identity: identity.literal(),
+                    combine,
+                }),
             })
         });
         handle
@@ -687,8 +669,9 @@ impl KernelDef {
     /// [`Run::gathered`](crate::Run::gathered) with the returned handle, like
     /// [`gather_add`](Self::gather_add). Each
     /// work-group folds its values with [`group_reduce_with`]; its partial result goes to a
-    /// hidden buffer, which a second kernel (built here from the same `op`) folds in
-    /// work-group order on the launch's device. Every work-item must reach this point.
+    /// hidden buffer, which a second kernel (recorded here from the same `op`, into
+    /// [`ir::Gather::combine`], and built with this kernel) folds in work-group order on the
+    /// launch's device. Every work-item must reach this point.
     #[track_caller]
     pub fn gather_with<T: Numeric>(
         &mut self,

@@ -11,11 +11,12 @@
 
 use super::CompiledKernel;
 use super::{ArgValue, Buffer, Command, Device, Event, LocalMem, Memory, Queue};
-use crate::builder::{
-    self, Element, GatherDecl, GatherOp, KernelDef, Layout, PitchedDecl, ScalarType, Value,
-};
+use crate::builder::{self, Element, KernelDef, ScalarType, Value};
 use crate::error::{Error, Result};
-use crate::ir::{self, ArrayLen, Literal, ParamKind, Type, ValidFunction};
+use crate::ir::{
+    self, ArrayLen, ElementLayout, GatherOp, HiddenRole, Literal, ParamKind, ShapePart, Type,
+    ValidFunction,
+};
 use std::sync::{Arc, Mutex};
 
 /// A kernel built from a Rust closure: validated, optimized IR, compiled per device on first
@@ -32,9 +33,8 @@ struct KernelInner {
     /// The optimized IR as text, printed when first asked for (it can be large: see
     /// `fingerprint`).
     text: std::sync::OnceLock<String>,
-    gathers: Vec<GatherDecl>,
-    /// The 2-D and 3-D buffer parameters, whose hidden parameters a launch fills in.
-    pitched: Vec<PitchedDecl>,
+    /// The kernels that fold the partials of the custom gathers, by the gathers' parameters.
+    combiners: Vec<(u32, Kernel)>,
     /// This kernel compiled, per device (the device's identity): a launch finds its code
     /// without hashing the IR text for the device's cache.
     compiled: Mutex<Vec<(usize, Arc<dyn CompiledKernel>)>>,
@@ -48,7 +48,6 @@ pub(crate) struct CheckedKernel {
     pub(crate) valid: Arc<ValidFunction>,
     pub(crate) key: u128,
     pub(crate) sites: Vec<ir::checked::CheckSite>,
-    pub(crate) local_lens: Vec<(u32, u32)>,
 }
 
 impl Kernel {
@@ -82,42 +81,38 @@ impl Kernel {
     /// gives the same IR, which devices do not compile twice. Set `STRATA_DUMP=ir` to print
     /// the optimized IR of every kernel built.
     pub fn build(name: &str, body: impl FnOnce(&mut KernelDef)) -> Result<Kernel> {
-        let traced = builder::trace(name, body);
-        if !traced.errors.is_empty() {
-            return Err(Error::InvalidKernel(format!(
-                "kernel `{name}` is invalid:\n  {}",
-                traced.errors.join("\n  ")
-            )));
-        }
-        Kernel::with_gathers(traced.function, traced.gathers, traced.pitched)
+        let f = builder::record(name, body).map_err(|e| Error::InvalidKernel(e.to_string()))?;
+        Kernel::from_ir(f)
     }
 
-    /// A kernel from IR built by other means (a generator, a future front end).
+    /// A kernel from IR: recorded with [`builder::record`], or built by other means (a
+    /// generator, a future front end). Its hidden parameters ([`ir::Function::hidden`]) are
+    /// what launches fill in; the combining kernel of a custom gather
+    /// ([`ir::Gather::combine`]) is built here too, before the kernel.
     pub fn from_ir(f: ir::Function) -> Result<Kernel> {
-        Kernel::with_gathers(f, Vec::new(), Vec::new())
-    }
-
-    fn with_gathers(
-        f: ir::Function,
-        gathers: Vec<GatherDecl>,
-        pitched: Vec<PitchedDecl>,
-    ) -> Result<Kernel> {
+        let mut combiners = Vec::new();
+        for (param, g) in f.gathers() {
+            if let Some(c) = &g.combine {
+                let k = Kernel::from_ir((**c).clone()).map_err(|e| {
+                    Error::InvalidKernel(format!(
+                        "kernel `{}` is invalid:\n  the combining function of gather {}: {e}",
+                        f.name, g.index
+                    ))
+                })?;
+                combiners.push((param, k));
+            }
+        }
         // The same recorded IR again (a pattern called in a loop records its kernel at every
         // call) is the same kernel: validation and optimization, most of the cost of a build,
         // run once per distinct IR.
         // Source locations are part of this key (not of the devices' cache key), so that a
         // kernel recorded at another place names its own lines in errors.
         let traced = f.fingerprint() ^ u128::from(f.locations_fingerprint());
-        let hit = BUILT
-            .lock()
-            .unwrap()
-            .get(&traced)
-            .filter(|k| k.inner.gathers == gathers && k.inner.pitched == pitched)
-            .cloned();
+        let hit = BUILT.lock().unwrap().get(&traced).cloned();
         let k = match hit {
             Some(k) => k,
             None => {
-                let k = Kernel::validated(f, gathers, pitched)?;
+                let k = Kernel::validated(f, combiners)?;
                 let mut built = BUILT.lock().unwrap();
                 if built.len() >= KEPT_BUILDS {
                     built.clear();
@@ -138,11 +133,7 @@ impl Kernel {
     }
 
     /// Validates and optimizes recorded IR into a new kernel.
-    fn validated(
-        f: ir::Function,
-        gathers: Vec<GatherDecl>,
-        pitched: Vec<PitchedDecl>,
-    ) -> Result<Kernel> {
+    fn validated(f: ir::Function, combiners: Vec<(u32, Kernel)>) -> Result<Kernel> {
         // The IR is printed only for an error message (or STRATA_DUMP, or `ir_text`). The one
         // copy kept is the input, for the message of an optimization bug.
         let f = ir::validate_keeping(f)
@@ -164,8 +155,7 @@ impl Kernel {
                 valid: Arc::new(valid),
                 key,
                 text: std::sync::OnceLock::new(),
-                gathers,
-                pitched,
+                combiners,
                 compiled: Mutex::new(Vec::new()),
                 checked: std::sync::OnceLock::new(),
             }),
@@ -195,7 +185,6 @@ impl Kernel {
                     valid: Arc::new(valid),
                     key,
                     sites: ins.sites,
-                    local_lens: ins.local_lens,
                 }))
             })
             .clone()
@@ -230,9 +219,11 @@ impl Kernel {
             .get_or_init(|| self.inner.valid.function().to_string())
     }
 
-    /// The gather reductions the kernel declares, in declaration order.
-    pub fn gathers(&self) -> &[GatherDecl] {
-        &self.inner.gathers
+    /// The gather reductions the kernel declares, in declaration order: each is a hidden
+    /// parameter of the IR ([`ir::Function::hidden`], where [`ir::Function::gathers`] gives
+    /// them with their parameters).
+    pub fn gathers(&self) -> Vec<&ir::Gather> {
+        self.ir().gathers().into_iter().map(|(_, g)| g).collect()
     }
 
     pub(crate) fn cache_key(&self) -> u128 {
@@ -247,37 +238,19 @@ impl Kernel {
         self.inner.valid.clone()
     }
 
-    fn is_gather(&self, p: usize) -> bool {
-        self.inner.gathers.iter().any(|g| g.param as usize == p)
-    }
-
-    /// The 2-D and 3-D buffer parameters of the kernel, in declaration order.
-    pub fn pitched(&self) -> &[PitchedDecl] {
-        &self.inner.pitched
-    }
-
-    /// Whether parameter `p` is filled in by the launch: a gather's buffer, or a pitch or
-    /// extent of a 2-D or 3-D buffer.
-    fn is_hidden(&self, p: usize) -> bool {
-        self.is_gather(p)
-            || self.inner.pitched.iter().any(|d| {
-                d.pitches
-                    .iter()
-                    .chain(d.extent.iter().flatten())
-                    .any(|&q| q as usize == p)
-            })
+    /// The kernel folding the partials of the custom gather whose partials are parameter
+    /// `param`.
+    fn combiner(&self, param: u32) -> Option<Kernel> {
+        self.inner
+            .combiners
+            .iter()
+            .find(|(p, _)| *p == param)
+            .map(|(_, k)| k.clone())
     }
 
     /// The parameters a launch passes, as `name: type` text.
     pub fn signature(&self) -> String {
-        let dims = |p: usize| {
-            self.inner
-                .pitched
-                .iter()
-                .find(|d| d.param as usize == p)
-                .map(|d| d.dims)
-        };
-        args_signature(self.ir(), |p| self.is_hidden(p), dims)
+        args_signature(self.ir())
     }
 
     /// Whether the device has what the kernel uses (`f64`, `f16`, 64-bit integer atomics): a
@@ -311,21 +284,24 @@ impl Kernel {
         Ok(())
     }
 
-    /// Checks a launch and turns its arguments into backend values (gather buffers included).
+    /// Checks a launch of `launched` (this kernel, or its instrumentation for checked mode,
+    /// which has the same parameters and more hidden ones) and turns its arguments into
+    /// backend values: the caller's, checked against the kernel's parameters, then every
+    /// hidden parameter, filled in by its role ([`ir::HiddenRole`]). This is the one place
+    /// where a launch fills in hidden parameters, for every backend.
     pub(crate) fn prepare(
         &self,
+        launched: &ir::Function,
         queue: &Queue,
         range: NdRange,
         args: &[KernelArg<'_>],
-    ) -> Result<(Vec<ArgValue>, Vec<GatherOut>, NdRange)> {
+    ) -> Result<Prepared> {
         let f = self.ir();
         let info = self.valid().info();
         let dev = queue.device().info();
         let name = &f.name;
         self.check_features(dev)?;
-        let user: Vec<usize> = (0..f.params.len())
-            .filter(|&p| !self.is_hidden(p))
-            .collect();
+        let user: Vec<usize> = f.user_params().map(|p| p as usize).collect();
         // A struct passed by value is its fields' scalars, one parameter each.
         let expanded: Vec<KernelArg<'_>>;
         let args = if args.iter().any(|a| matches!(a.0, ArgInner::Fields(_))) {
@@ -351,7 +327,9 @@ impl Kernel {
             });
         }
         let range = range.resolve(name, dev, f)?;
-        let mut values: Vec<Option<ArgValue>> = vec![None; f.params.len()];
+        let mut values: Vec<Option<ArgValue>> = vec![None; launched.params.len()];
+        // The shapes of the 2-D and 3-D buffers passed, by parameter.
+        let mut shapes: Vec<Option<PitchedShape>> = vec![None; f.params.len()];
         let mut buffers: Vec<(usize, &Arc<dyn Memory>)> = Vec::new();
         let mut dyn_local = 0u64;
         let mut constants = 0u32;
@@ -364,25 +342,21 @@ impl Kernel {
                 expected,
                 got: arg.describe(),
             };
-            // A 2-D or 3-D buffer parameter takes a buffer of its dimensions, and its hidden
-            // parameters take the buffer's pitches and extent.
-            let pitched = self.inner.pitched.iter().find(|d| d.param as usize == p);
+            // A 2-D or 3-D buffer parameter takes a buffer of its dimensions, whose pitches and
+            // extent its hidden parameters take (those the kernel has must fit u32).
+            let dims = f.buffer_dims(p as u32);
             let arg_dims = match &arg.0 {
                 ArgInner::Buffer { pitched, .. } => pitched.as_ref().map(|s| s.dims),
                 _ => None,
             };
             let want_buffer = |elem: ir::Elem| {
                 let elem = f.elem_name(elem);
-                match pitched {
-                    Some(d) => {
-                        format!("a {}-D buffer of {elem} (Buffer{}<{elem}>)", d.dims, d.dims)
-                    }
+                match dims {
+                    Some(d) => format!("a {d}-D buffer of {elem} (Buffer{d}<{elem}>)"),
                     None => format!("a buffer of {elem}"),
                 }
             };
-            if let (ParamKind::Buffer { elem, .. }, true) =
-                (param.kind, pitched.map(|d| d.dims) != arg_dims)
-            {
+            if let (ParamKind::Buffer { elem, .. }, true) = (param.kind, dims != arg_dims) {
                 return Err(mismatch(want_buffer(elem)));
             }
             if let (
@@ -390,22 +364,20 @@ impl Kernel {
                 ArgInner::Buffer {
                     pitched: Some(s), ..
                 },
-            ) = (pitched, &arg.0)
+            ) = (dims, &arg.0)
             {
-                let hidden = d
-                    .pitches
-                    .iter()
-                    .zip(s.pitch)
-                    .chain(d.extent.iter().flatten().zip(s.extent));
-                for (&q, v) in hidden {
-                    let Ok(v) = u32::try_from(v) else {
+                let parts = f.hidden.iter().filter_map(|h| match h.role {
+                    HiddenRole::Shape { buffer, part, .. } if buffer as usize == p => Some(part),
+                    _ => None,
+                });
+                for part in parts {
+                    if u32::try_from(s.part(part)).is_err() {
                         return Err(mismatch(format!(
-                            "a {}-D buffer whose pitches and extent fit u32 (indices are u32)",
-                            d.dims
+                            "a {d}-D buffer whose pitches and extent fit u32 (indices are u32)"
                         )));
-                    };
-                    values[q as usize] = Some(ArgValue::Scalar(v.literal()));
+                    }
                 }
+                shapes[p] = Some(*s);
             }
             let v = match (param.kind, &arg.0) {
                 (
@@ -523,27 +495,63 @@ impl Kernel {
                 reason: format!("the kernel needs {local_total} bytes of local memory, the device has {} per work-group", dev.local_mem_size),
             });
         }
+        // The hidden parameters, each filled in by its role (the launch ABI: `ir::abi`).
         let groups = range.group_count();
         let mut gathers = Vec::new();
-        for g in &self.inner.gathers {
-            let mem = queue
-                .device()
-                .gather_partials(groups.max(1) * g.ty.size())?;
-            values[g.param as usize] = Some(ArgValue::Buffer {
-                mem: mem.clone(),
-                len: groups as u64,
-            });
-            gathers.push(GatherOut {
-                decl: g.clone(),
-                mem,
-                groups,
-            });
+        let mut fault = None;
+        for h in &launched.hidden {
+            let v = match &h.role {
+                HiddenRole::Shape { buffer, part, .. } => {
+                    let s = shapes[*buffer as usize]
+                        .expect("a 2-D or 3-D buffer parameter was given its shape above");
+                    ArgValue::Scalar((s.part(*part) as u32).literal())
+                }
+                HiddenRole::Gather(g) => {
+                    let mem = queue
+                        .device()
+                        .gather_partials(groups.max(1) * g.ty.size())?;
+                    gathers.push(GatherOut {
+                        gather: g.clone(),
+                        mem: mem.clone(),
+                        groups,
+                        combine: self.combiner(h.param),
+                    });
+                    ArgValue::Buffer {
+                        mem,
+                        len: groups as u64,
+                    }
+                }
+                HiddenRole::FaultWords => {
+                    // Zeroed: no fault yet.
+                    let words = ir::checked::FAULT_WORDS;
+                    let mem = queue.device().alloc(words * 4)?;
+                    fault = Some(mem.clone());
+                    ArgValue::Buffer {
+                        mem,
+                        len: words as u64,
+                    }
+                }
+                HiddenRole::LocalLen { len_param } => {
+                    let n = match values[*len_param as usize] {
+                        Some(ArgValue::LocalLen(n)) => n,
+                        _ => 0,
+                    };
+                    ArgValue::Scalar(n.literal())
+                }
+            };
+            values[h.param as usize] = Some(v);
         }
+        gathers.sort_by_key(|g| g.gather.index);
         let values = values
             .into_iter()
             .map(|v| v.expect("every parameter has a value"))
             .collect();
-        Ok((values, gathers, range))
+        Ok(Prepared {
+            values,
+            gathers,
+            fault,
+            range,
+        })
     }
 }
 
@@ -580,19 +588,13 @@ pub fn capture_kernels<R>(f: impl FnOnce() -> R) -> (R, Vec<Kernel>) {
     (r, got)
 }
 
-/// `name: type` of every launch parameter of `f` except those `hidden` says to skip.
-pub(crate) fn args_signature(
-    f: &ir::Function,
-    hidden: impl Fn(usize) -> bool,
-    dims: impl Fn(usize) -> Option<u8>,
-) -> String {
-    f.params
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| !hidden(*i))
+/// `name: type` of every parameter of `f` that the caller passes (not the hidden ones).
+pub(crate) fn args_signature(f: &ir::Function) -> String {
+    f.user_params()
+        .map(|i| (i, &f.params[i as usize]))
         .map(|(i, p)| match p.kind {
             ParamKind::Buffer { elem, access, .. } => {
-                let d = dims(i).map_or(String::new(), |d| d.to_string());
+                let d = f.buffer_dims(i).map_or(String::new(), |d| d.to_string());
                 format!(
                     "{}: Buffer{d}<{}> ({})",
                     p.name,
@@ -826,12 +828,36 @@ pub(crate) struct PitchedShape {
     pub extent: [usize; 3],
 }
 
+impl PitchedShape {
+    /// The number that a hidden parameter of role `part` takes.
+    fn part(&self, part: ShapePart) -> usize {
+        match part {
+            ShapePart::RowPitch => self.pitch[0],
+            ShapePart::SlicePitch => self.pitch[1],
+            ShapePart::Extent(d) => self.extent[d as usize],
+        }
+    }
+}
+
+/// A launch's arguments as backend values ([`Kernel::prepare`]), with what the launch
+/// provided for the hidden parameters that it reads back.
+pub(crate) struct Prepared {
+    /// One value per parameter of the launched function.
+    pub values: Vec<ArgValue>,
+    /// The gathers' partials, in declaration order.
+    pub gathers: Vec<GatherOut>,
+    /// Checked mode's fault words.
+    pub fault: Option<Arc<dyn Memory>>,
+    /// The launch's range, its local size resolved.
+    pub range: NdRange,
+}
+
 #[derive(Clone)]
 pub(crate) enum ArgInner<'a> {
     Buffer {
         mem: &'a Arc<dyn Memory>,
         len: usize,
-        elem: Layout,
+        elem: ElementLayout,
         device: &'a Device,
         /// For a 2-D or 3-D buffer, its shape.
         pitched: Option<PitchedShape>,
@@ -905,7 +931,7 @@ impl KernelArg<'_> {
     #[doc(hidden)]
     pub fn fields<T: Element>(v: &T) -> Self {
         let mut out = Vec::new();
-        builder::types::scalars_of(T::LAYOUT, bytemuck::bytes_of(v), &mut out);
+        T::LAYOUT.scalars(bytemuck::bytes_of(v), &mut out);
         KernelArg(ArgInner::Fields(out))
     }
 }
@@ -933,10 +959,13 @@ macro_rules! args {
     };
 }
 
+/// A gather's partials of one launch.
 pub(crate) struct GatherOut {
-    decl: GatherDecl,
+    gather: ir::Gather,
     mem: Arc<dyn Memory>,
     groups: usize,
+    /// For a custom gather: the kernel that folds the partials.
+    combine: Option<Kernel>,
 }
 
 impl GatherOut {
@@ -944,39 +973,12 @@ impl GatherOut {
     /// before the launch: a work-group whose work-items all return before the gather writes no
     /// partial, and must not change the result. (The memory is reused from earlier launches.)
     pub(crate) fn reset(&self) -> Command {
-        let op = self.decl.op;
-        fn id<T: crate::ir::eval::Num + bytemuck::Pod>(op: GatherOp) -> Vec<u8> {
-            let v = match op {
-                GatherOp::Add | GatherOp::Custom => T::zero(),
-                GatherOp::Min => T::greatest(),
-                GatherOp::Max => T::least(),
-            };
-            bytemuck::bytes_of(&v).to_vec()
-        }
-        use crate::ir::Scalar as S;
-        let lane = match (&self.decl.custom, self.decl.ty.scalar) {
-            (Some(c), _) => c.identity.clone(),
-            (None, s) => match s {
-                // Not a gather type (gathers are numeric); false is the bytes' zero.
-                S::Bool => vec![0],
-                S::I8 => id::<i8>(op),
-                S::I16 => id::<i16>(op),
-                S::I32 => id::<i32>(op),
-                S::I64 => id::<i64>(op),
-                S::U8 => id::<u8>(op),
-                S::U16 => id::<u16>(op),
-                S::U32 => id::<u32>(op),
-                S::U64 => id::<u64>(op),
-                S::F16 => id::<half::f16>(op),
-                S::F32 => id::<f32>(op),
-                S::F64 => id::<f64>(op),
-            },
-        };
+        let g = &self.gather;
         Command::Fill {
             mem: self.mem.clone(),
             offset: 0,
-            len: self.groups.max(1) * self.decl.ty.size(),
-            pattern: lane.repeat(self.decl.ty.width as usize),
+            len: self.groups.max(1) * g.ty.size(),
+            pattern: g.identity_bytes().repeat(g.ty.width as usize),
         }
     }
 }
@@ -1053,10 +1055,10 @@ impl Run {
                 self.gathers.len()
             ),
         })?;
-        if g.decl.ty != T::TYPE {
+        if g.gather.ty != T::TYPE {
             return Err(Error::BufferRange {
                 op: "gather",
-                detail: format!("gather {index} holds {}, not {}", g.decl.ty, T::TYPE),
+                detail: format!("gather {index} holds {}, not {}", g.gather.ty, T::TYPE),
             });
         }
         let buf = Buffer::<T>::from_parts(g.mem.clone(), g.groups, self.queue.device().clone());
@@ -1064,8 +1066,8 @@ impl Run {
             buf,
             queue: self.queue.clone(),
             launch: self.event.clone(),
-            op: g.decl.op,
-            combine: g.decl.custom.as_ref().map(|c| c.combine.clone()),
+            op: g.gather.op,
+            combine: g.combine.clone(),
         })
     }
 
