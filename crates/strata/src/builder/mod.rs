@@ -27,7 +27,7 @@ mod convert;
 mod math;
 mod ops;
 mod pitched;
-mod staged;
+pub(crate) mod staged;
 mod structs;
 pub mod stub;
 mod subgroup;
@@ -35,7 +35,6 @@ mod swizzle;
 pub use math::{splat, vec2, vec3, vec4};
 pub use pitched::{BufferParam2, BufferParam3, Coords, PitchedParam};
 pub use stub::{Stub, StubArgs};
-pub mod support;
 pub mod types;
 
 use crate::ir::{
@@ -290,8 +289,9 @@ pub(crate) fn id_of<T>(e: Expr<T>) -> ExprId {
     with(|t| t.check(e, at))
 }
 
+/// Records an error of the kernel body, at the caller's place.
 #[track_caller]
-fn record_error(msg: String) {
+pub(crate) fn record_error(msg: String) {
     let at = at_str(Location::caller());
     with(|t| t.errors.push(msg + &at));
 }
@@ -1042,6 +1042,31 @@ pub fn private_array<T: KernelType>(name: &str, len: u32) -> PrivateArray<T> {
             len: Some(len),
         });
         PrivateArray {
+            index: t.f.privates.len() as u32 - 1,
+            trace: t.id,
+            _t: PhantomData,
+        }
+    })
+}
+
+/// A [`KernelDef`] for the kernel being recorded (device functions of `#[kernel]` have no `k`
+/// handle; they declare local memory and gathers through this). Panics with the builder's
+/// message when no kernel is being recorded.
+#[track_caller]
+pub(crate) fn kernel_def() -> KernelDef {
+    with(|_| ());
+    KernelDef { _private: () }
+}
+
+/// A private variable named `name`, not initialised (the first store sets it).
+pub(crate) fn declare_var<T: KernelType>(name: &str) -> Var<T> {
+    with(|t| {
+        t.f.privates.push(ir::PrivateDecl {
+            name: name.to_string(),
+            elem: T::TYPE,
+            len: None,
+        });
+        Var {
             index: t.f.privates.len() as u32 - 1,
             trace: t.id,
             _t: PhantomData,

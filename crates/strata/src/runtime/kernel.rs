@@ -11,7 +11,7 @@
 
 use super::CompiledKernel;
 use super::{ArgValue, Buffer, Command, Device, Event, LocalMem, Memory, Queue};
-use crate::builder::{self, Element, KernelDef, ScalarType, Value};
+use crate::builder::{self, Element, KernelDef, Numeric, ScalarType, Value};
 use crate::error::{Error, Result};
 use crate::ir::{
     self, ArrayLen, ElementLayout, GatherOp, HiddenRole, Literal, ParamKind, ShapePart, Type,
@@ -1047,7 +1047,7 @@ impl Run {
 
     /// The future value of gather reduction `index` (in declaration order); `T` must be its
     /// element type.
-    pub fn gather<T: Value + crate::ir::eval::Num>(&self, index: usize) -> Result<Gathered<T>> {
+    pub fn gather<T: Numeric>(&self, index: usize) -> Result<Gathered<T>> {
         let g = self.gathers.get(index).ok_or_else(|| Error::BufferRange {
             op: "gather",
             detail: format!(
@@ -1075,10 +1075,7 @@ impl Run {
     /// returned ([`KernelDef::gather_add`] and the others), which carries the element type.
     /// A handle of another kernel whose gather at that position has another type, or that
     /// has fewer gathers, gives the errors of [`Run::gather`].
-    pub fn gathered<T: Value + crate::ir::eval::Num>(
-        &self,
-        handle: builder::GatherHandle<T>,
-    ) -> Result<Gathered<T>> {
+    pub fn gathered<T: Numeric>(&self, handle: builder::GatherHandle<T>) -> Result<Gathered<T>> {
         self.gather(handle.index())
     }
 }
@@ -1095,7 +1092,7 @@ pub struct Gathered<T> {
     combine: Option<Kernel>,
 }
 
-impl<T: Value + crate::ir::eval::Num> Gathered<T> {
+impl<T: Numeric> Gathered<T> {
     /// Waits for the kernel and combines the per-work-group partial results (in work-group
     /// order, so the result is deterministic).
     pub fn get(self) -> Result<T> {
