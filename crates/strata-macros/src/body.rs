@@ -107,7 +107,7 @@ const BUILTINS: &[&str] = &[
 
 /// Built-ins that take the name of the `let` they are bound to.
 const NAMED_BUILTINS: &[&str] = &["local_array", "private_array"];
-/// Built-ins implemented in `strata::builder::support`.
+/// Built-ins implemented in `strata::__macro_support`.
 const SUPPORT_BUILTINS: &[&str] = &[
     "select",
     "gather_add",
@@ -257,7 +257,7 @@ impl Cx {
     /// [`Cx::is_typed_host`]), as it is otherwise.
     fn staged_operand(&self, e: &Expr, tokens: TokenStream) -> TokenStream {
         if self.is_host(e) && self.is_typed_host(e) {
-            quote_spanned!(e.span()=> ::strata::builder::support::Staged(#tokens))
+            quote_spanned!(e.span()=> ::strata::__macro_support::Staged(#tokens))
         } else {
             tokens
         }
@@ -528,7 +528,7 @@ impl Cx {
                                             out.extend(quote!(let mut #id = #t;));
                                             self.bind(&name, Kind::HostMut);
                                         } else {
-                                            out.extend(quote!(let #id = ::strata::builder::support::var(#name, #t);));
+                                            out.extend(quote!(let #id = ::strata::__macro_support::var(#name, #t);));
                                             self.bind(&name, Kind::Var);
                                         }
                                     } else {
@@ -623,7 +623,7 @@ impl Cx {
             let tf = &p.path.segments[0].arguments;
             let v = self.expr(&c.args[0]);
             self.bind(&name, Kind::Var);
-            return quote_spanned!(init.span()=> let #id = #st::builder::support::var #tf ("v", #v););
+            return quote_spanned!(init.span()=> let #id = #st::__macro_support::var #tf ("v", #v););
         }
         if mutable {
             if let Expr::Repeat(r) = init {
@@ -637,7 +637,7 @@ impl Cx {
                     });
                     let tf = elem.map(|e| quote!(::<#e>));
                     self.bind(&name, Kind::Dev);
-                    return quote_spanned!(init.span()=> let #id = #st::builder::support::private_array_init #tf (#name, (#len) as u32, #v););
+                    return quote_spanned!(init.span()=> let #id = #st::__macro_support::private_array_init #tf (#name, (#len) as u32, #v););
                 }
             }
             let host =
@@ -654,7 +654,7 @@ impl Cx {
             } else {
                 self.bind(&name, Kind::Var);
                 let tf = ty.map(|t| quote!(::<#t>));
-                quote_spanned!(init.span()=> let #id = #st::builder::support::var #tf (#name, #e);)
+                quote_spanned!(init.span()=> let #id = #st::__macro_support::var #tf (#name, #e);)
             }
         } else {
             let host = !force_dev && (force_host || self.is_host(init));
@@ -678,7 +678,7 @@ impl Cx {
                 self.bind(&name, Kind::Dev);
                 match ty {
                     Some(t) => {
-                        quote_spanned!(init.span()=> let #id = #st::builder::support::dev::<#t>(#e);)
+                        quote_spanned!(init.span()=> let #id = #st::__macro_support::dev::<#t>(#e);)
                     }
                     None => quote!(let #id = #e;),
                 }
@@ -777,7 +777,7 @@ impl Cx {
         let f = &seg.ident;
         let args_tf = &seg.arguments;
         let args: Vec<TokenStream> = c.args.iter().map(|a| self.expr(a)).collect();
-        quote_spanned!(c.span()=> #st::builder::support::#f #args_tf (#name, #((#args) as u32),*))
+        quote_spanned!(c.span()=> #st::__macro_support::#f #args_tf (#name, #((#args) as u32),*))
     }
 
     // -----------------------------------------------------------------------------------------
@@ -802,7 +802,7 @@ impl Cx {
         let st = s();
         if let Some(place) = self.field_place(&a.left) {
             let v = self.expr(&a.right);
-            return quote_spanned!(a.span()=> #st::builder::support::store_field(&#place, #v));
+            return quote_spanned!(a.span()=> #st::__macro_support::store_field(&#place, #v));
         }
         match &*a.left {
             Expr::Path(p) if p.path.get_ident().is_some() => {
@@ -813,9 +813,9 @@ impl Cx {
                         let v = self.expr(&a.right);
                         if self.is_host(&a.right) && self.is_typed_host(&a.right) {
                             // A typed host value converts to the variable's type when it fits.
-                            quote_spanned!(a.span()=> #id.set(#st::builder::support::staged_for(&#id, #st::builder::support::Staged(#v))))
+                            quote_spanned!(a.span()=> #id.set(#st::__macro_support::staged_for(&#id, #st::__macro_support::Staged(#v))))
                         } else {
-                            quote_spanned!(a.span()=> #id.set(#st::builder::support::dev(#v)))
+                            quote_spanned!(a.span()=> #id.set(#st::__macro_support::dev(#v)))
                         }
                     }
                     Some((Kind::HostMut, depth)) => {
@@ -843,7 +843,7 @@ impl Cx {
                         && self.is_typed_host(&a.right) =>
                     {
                         // A typed host value converts to the element type when it fits.
-                        quote_spanned!(a.span()=> #base.set(#i, #st::builder::support::staged_elem(&#base, #st::builder::support::Staged(#v))))
+                        quote_spanned!(a.span()=> #base.set(#i, #st::__macro_support::staged_elem(&#base, #st::__macro_support::Staged(#v))))
                     }
                     _ => quote_spanned!(a.span()=> #base.set(#i, #v)),
                 }
@@ -871,7 +871,7 @@ impl Cx {
             let v = self.expr(&b.right);
             return quote_spanned!(b.span()=> {
                 let __strata_p = #place;
-                #st::builder::support::store_field(&__strata_p, #st::builder::FieldAccess::load(&__strata_p) #op (#v))
+                #st::__macro_support::store_field(&__strata_p, #st::builder::FieldAccess::load(&__strata_p) #op (#v))
             });
         }
         match &*b.left {
@@ -884,7 +884,7 @@ impl Cx {
                     Some((Kind::Var, _)) => {
                         let v = if self.is_host(&b.right) && self.is_typed_host(&b.right) {
                             // A typed host value converts to the variable's type when it fits.
-                            quote_spanned!(b.span()=> ::strata::builder::support::staged_for(&#id, ::strata::builder::support::Staged(#v)))
+                            quote_spanned!(b.span()=> ::strata::__macro_support::staged_for(&#id, ::strata::__macro_support::Staged(#v)))
                         } else {
                             v
                         };
@@ -1020,7 +1020,7 @@ impl Cx {
         if pure {
             let a = self.expr(block_tail(&i.then_branch).expect("tail"));
             let b = self.value_arm(els, name);
-            return quote_spanned!(i.if_token.span=> #st::builder::support::select(#c, #a, #b));
+            return quote_spanned!(i.if_token.span=> #st::__macro_support::select(#c, #a, #b));
         }
         let slot = self.fresh("slot");
         self.depth += 1;
@@ -1028,7 +1028,7 @@ impl Cx {
         let e = self.value_arm(els, name);
         self.depth -= 1;
         quote_spanned!(i.if_token.span=> {
-            let #slot = #st::builder::support::Slot::new(#name);
+            let #slot = #st::__macro_support::Slot::new(#name);
             #st::builder::if_(#c, || #slot.put(#then)).else_(|| #slot.put({ #e }));
             #slot.get()
         })
@@ -1175,10 +1175,10 @@ impl Cx {
         self.depth -= 1;
         match sv {
             None => {
-                quote_spanned!(f.for_token.span=> #st::builder::support::for_range(#a, #b, |#pat| #body))
+                quote_spanned!(f.for_token.span=> #st::__macro_support::for_range(#a, #b, |#pat| #body))
             }
             Some(s) => {
-                quote_spanned!(f.for_token.span=> #st::builder::support::for_step(#a, #b, #s, |#pat| #body))
+                quote_spanned!(f.for_token.span=> #st::__macro_support::for_step(#a, #b, #s, |#pat| #body))
             }
         }
     }
@@ -1363,7 +1363,7 @@ impl Cx {
                         }
                         quote!(#base[#i])
                     }
-                    _ => quote_spanned!(ix.bracket_token.span.join()=> #st::builder::support::Load::load(&#base, #i)),
+                    _ => quote_spanned!(ix.bracket_token.span.join()=> #st::__macro_support::Load::load(&#base, #i)),
                 }
             }
             Expr::If(i) => self.value_if(i, "v"),
@@ -1537,7 +1537,7 @@ impl Cx {
                         return quote_spanned!(c.span()=> #st::builder::#id #tf (#(#args),*));
                     }
                     if SUPPORT_BUILTINS.contains(&f.as_str()) {
-                        return quote_spanned!(c.span()=> #st::builder::support::#id #tf (#(#args),*));
+                        return quote_spanned!(c.span()=> #st::__macro_support::#id #tf (#(#args),*));
                     }
                     if f == "var" {
                         return self.error(err(
@@ -1606,7 +1606,7 @@ impl Cx {
         if typed {
             // The typed host value converts to the device value's type first (at this line).
             quote_spanned!(sp=> {
-                let (__strata_d, __strata_h) = ::strata::builder::support::staged_pair(#d, #h);
+                let (__strata_d, __strata_h) = ::strata::__macro_support::staged_pair(#d, #h);
                 __strata_d.#m(__strata_h)
             })
         } else {

@@ -176,7 +176,7 @@ pub fn expand(input: DeriveInput) -> Result<TokenStream, Error> {
         // SAFETY: the layout is computed by the compiler (`size_of`, `align_of`, `offset_of!`)
         // from the `#[repr(C)]` struct itself.
         unsafe impl #st::Element for #name {
-            const LAYOUT: #st::Layout = #st::Layout::Struct(&#st::StructLayout {
+            const LAYOUT: #st::ElementLayout = #st::ElementLayout::Struct(&#st::StructLayout {
                 name: #sname,
                 size: ::core::mem::size_of::<#name>(),
                 align: ::core::mem::align_of::<#name>(),

@@ -95,7 +95,7 @@
 //! side), a device `for` bound (`for k in i..W`) or an assignment to a device variable or a
 //! memory element (`acc += W`, `y[i] = W`) converts to the device value's type when
 //! its value fits: integers to any integer type whose range holds the value and to floats
-//! that hold it exactly, `f32` to `f64` (`strata::builder::support::Staged`). A value that
+//! that hold it exactly, `f32` to `f64` (`strata::__macro_support::Staged`). A value that
 //! does not fit fails `build` with an error naming it, both types and the line; types that
 //! never convert (`f64` beside `f32`) are a compile error saying to write `as`. Untyped host
 //! values (`2`, `let k = 4;`) take the device value's type by Rust's inference, as before.
@@ -253,7 +253,7 @@ fn expand(f: ItemFn, name: Option<String>, device_only: bool) -> Result<TokenStr
                 sig::ParamKind::Callable => body::Kind::Callable,
                 sig::ParamKind::Scalar if p.mutable => {
                     let name = id.to_string();
-                    prologue.extend(quote!(let #id = ::strata::builder::support::var(#name, #id);));
+                    prologue.extend(quote!(let #id = ::strata::__macro_support::var(#name, #id);));
                     body::Kind::Var
                 }
                 _ => body::Kind::Dev,
@@ -280,7 +280,7 @@ fn expand(f: ItemFn, name: Option<String>, device_only: bool) -> Result<TokenStr
     }
     let body = match ret_elem {
         Some(t) => {
-            quote!({ let __strata_r = #body; ::strata::builder::support::dev::<#t>(__strata_r) })
+            quote!({ let __strata_r = #body; ::strata::__macro_support::dev::<#t>(__strata_r) })
         }
         None => body,
     };

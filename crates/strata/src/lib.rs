@@ -53,6 +53,9 @@
 
 #![warn(missing_docs)]
 
+#[doc(hidden)]
+#[path = "macro_support.rs"]
+pub mod __macro_support;
 pub mod blas;
 pub mod builder;
 pub mod codegen;

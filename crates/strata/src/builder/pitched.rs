@@ -4,29 +4,15 @@
 //! by hidden `u32` parameters `img_pitch` (and `img_slice_pitch` in 3-D), the pitches in
 //! elements, and, once the kernel asks for [`extent`](BufferParam2::extent), `img_width`,
 //! `img_height` (and `img_depth`). A launch fills them in from the
-//! [`Buffer2`](crate::Buffer2)/[`Buffer3`](crate::Buffer3) it is given ([`PitchedDecl`]
-//! tells it where they are). Coordinates index as `z * slice_pitch + y * pitch + x`, written
+//! [`Buffer2`](crate::Buffer2)/[`Buffer3`](crate::Buffer3) it is given: each is listed in
+//! [`ir::Function::hidden`] with its [`ir::HiddenRole::Shape`]. Coordinates index as `z * slice_pitch + y * pitch + x`, written
 //! outermost first: `img.at2(y, x)`, `img[(y, x)]` in `#[kernel]`. Coordinates are not
 //! checked against the extent; an index past the allocation is an out-of-bounds access like
 //! any other.
 
 use super::types::Element;
-use super::{math, node, with, BufferParam, Expr, KernelDef};
-use crate::ir::{self, Expr as IrExpr, ParamKind, Type};
-
-/// The hidden parameters of a 2-D or 3-D buffer parameter, which a launch fills in from the
-/// buffer it is given.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PitchedDecl {
-    /// Index of the buffer parameter.
-    pub param: u32,
-    /// 2 or 3.
-    pub dims: u8,
-    /// The `u32` parameters of the row pitch and (3-D) the slice pitch, in elements.
-    pub pitches: Vec<u32>,
-    /// The `u32` parameters of the extent (width, height, depth), if the kernel asked for it.
-    pub extent: Option<Vec<u32>>,
-}
+use super::{declare_param, math, node, with, BufferParam, Expr, KernelDef};
+use crate::ir::{self, Expr as IrExpr, HiddenParam, HiddenRole, ParamKind, ShapePart, Type};
 
 /// A buffer parameter in `D` dimensions (2 or 3) with pitched rows: [`BufferParam2`],
 /// [`BufferParam3`].
@@ -75,19 +61,12 @@ impl KernelDef {
         access: ir::Access,
     ) -> PitchedParam<T, D> {
         let buf = self.buffer::<T>(name, access);
-        let mut pitches = vec![self.param(&format!("{name}_pitch"), u32_param()).0];
+        let p = PitchedParam { buf };
+        p.declare_shape(ShapePart::RowPitch, &format!("{name}_pitch"));
         if D == 3 {
-            pitches.push(self.param(&format!("{name}_slice_pitch"), u32_param()).0);
+            p.declare_shape(ShapePart::SlicePitch, &format!("{name}_slice_pitch"));
         }
-        with(|t| {
-            t.pitched.push(PitchedDecl {
-                param: buf.param,
-                dims: D as u8,
-                pitches,
-                extent: None,
-            })
-        });
-        PitchedParam { buf }
+        p
     }
 
     /// A 2-D buffer parameter with the given access (see [`BufferParam2`]).
@@ -136,41 +115,50 @@ fn u32_param() -> ParamKind {
 }
 
 impl<T: Element, const D: usize> PitchedParam<T, D> {
-    /// This parameter's hidden parameters.
-    fn decl(&self) -> PitchedDecl {
+    /// Declares the hidden `u32` parameter `name` holding `part` of this buffer's shape.
+    fn declare_shape(&self, part: ShapePart, name: &str) -> u32 {
+        let (q, _) = declare_param(name, u32_param());
         with(|t| {
-            t.pitched
-                .iter()
-                .find(|d| d.param == self.buf.param)
-                .cloned()
-                .expect("strata bug: a pitched parameter without its declaration")
-        })
+            t.f.hidden.push(HiddenParam {
+                param: q,
+                role: HiddenRole::Shape {
+                    buffer: self.buf.param,
+                    dims: D as u8,
+                    part,
+                },
+            })
+        });
+        q
+    }
+
+    /// The hidden parameter holding `part` of this buffer's shape.
+    fn shape(&self, part: ShapePart) -> u32 {
+        with(|t| t.f.shape_param(self.buf.param, part))
+            .expect("strata bug: a pitched parameter without its pitches")
     }
 
     /// The extent's parameters (width, height, depth), declared on first use.
     fn extent_params(&self) -> Vec<u32> {
-        if let Some(e) = self.decl().extent {
-            return e;
-        }
-        let name = with(|t| t.f.params[self.buf.param as usize].name.clone());
-        let mut k = KernelDef { _private: () };
-        let e: Vec<u32> = ["width", "height", "depth"][..D]
-            .iter()
-            .map(|n| k.param(&format!("{name}_{n}"), u32_param()).0)
-            .collect();
-        with(|t| {
-            if let Some(d) = t.pitched.iter_mut().find(|d| d.param == self.buf.param) {
-                d.extent = Some(e.clone());
-            }
-        });
-        e
+        (0..D as u8)
+            .map(|d| {
+                let part = ShapePart::Extent(d);
+                match with(|t| t.f.shape_param(self.buf.param, part)) {
+                    Some(q) => q,
+                    None => {
+                        let name = with(|t| t.f.params[self.buf.param as usize].name.clone());
+                        let n = ["width", "height", "depth"][d as usize];
+                        self.declare_shape(part, &format!("{name}_{n}"))
+                    }
+                }
+            })
+            .collect()
     }
 
     /// The row pitch in elements (from one row to the next), a launch parameter.
     #[track_caller]
     pub fn pitch(&self) -> Expr<u32> {
         super::check_handle(self.buf.trace, "buffer parameter");
-        node(IrExpr::Param(self.decl().pitches[0]))
+        node(IrExpr::Param(self.shape(ShapePart::RowPitch)))
     }
 
     /// The flat index of the element at `c` (outermost first).
@@ -179,7 +167,7 @@ impl<T: Element, const D: usize> PitchedParam<T, D> {
         let c = c.coords();
         let row = c[D - 2] * self.pitch() + c[D - 1];
         if D == 3 {
-            let slice: Expr<u32> = node(IrExpr::Param(self.decl().pitches[1]));
+            let slice: Expr<u32> = node(IrExpr::Param(self.shape(ShapePart::SlicePitch)));
             c[0] * slice + row
         } else {
             row
@@ -262,7 +250,7 @@ impl<T: Element> PitchedParam<T, 3> {
     #[track_caller]
     pub fn slice_pitch(&self) -> Expr<u32> {
         super::check_handle(self.buf.trace, "buffer parameter");
-        node(IrExpr::Param(self.decl().pitches[1]))
+        node(IrExpr::Param(self.shape(ShapePart::SlicePitch)))
     }
 
     /// The extent `(width, height, depth)` of the buffer passed at launch, in launch order

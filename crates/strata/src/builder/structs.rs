@@ -7,8 +7,9 @@
 //! struct is loaded field by field into its device form (`Element::Dev`, a struct of
 //! [`Expr`]s the derive generates), and stored the same way.
 
-use super::types::{Element, KernelType, Layout};
+use super::types::{Element, KernelType};
 use super::{check_handle, load, store, with, BufferParam, Expr, Index};
+use crate::ir::ElementLayout;
 use crate::ir::{self, ExprId, FieldStep, Mem};
 
 use std::marker::PhantomData;
@@ -155,10 +156,10 @@ impl<T: Element> BufferParam<T> {
 
 /// Declares the struct of `layout` (and the structs it nests, first) in the kernel being
 /// built; returns its index. A different struct of the same name is an error.
-pub(crate) fn declare(layout: Layout) -> ir::Elem {
+pub(crate) fn declare(layout: ElementLayout) -> ir::Elem {
     match layout {
-        Layout::Value(t) => ir::Elem::Value(t),
-        Layout::Struct(s) => {
+        ElementLayout::Value(t) => ir::Elem::Value(t),
+        ElementLayout::Struct(s) => {
             let fields: Vec<ir::FieldDecl> = s
                 .fields
                 .iter()

@@ -4,7 +4,7 @@
 //! `strata::f16`); vectors are Rust arrays `[T; 2]`,
 //! `[T; 3]` and `[T; 4]`. [`Element`]s are the types a [`Buffer`](crate::Buffer) can hold.
 
-use crate::ir::{Literal, Scalar, Type};
+use crate::ir::{ElementLayout, Literal, Scalar, Type};
 
 mod sealed {
     pub trait Sealed {}
@@ -50,7 +50,7 @@ pub trait Float: Numeric + FloatArith + crate::ir::eval::Float {}
 )]
 pub unsafe trait Element: bytemuck::Pod + Send + Sync + 'static {
     /// How the element is laid out.
-    const LAYOUT: Layout;
+    const LAYOUT: ElementLayout;
     /// The element's value inside a kernel: [`Expr<Self>`](super::Expr) for scalars and
     /// vectors, a struct of device values for a struct.
     type Dev;
@@ -83,106 +83,12 @@ pub unsafe trait Element: bytemuck::Pod + Send + Sync + 'static {
 pub trait Value: Element<Dev = super::Expr<Self>, Place = super::Place<Self>> + KernelType {}
 impl<T: Element<Dev = super::Expr<T>, Place = super::Place<T>> + KernelType> Value for T {}
 
-/// How an [`Element`] is laid out in memory.
-#[derive(Clone, Copy, Debug)]
-pub enum Layout {
-    /// A scalar or vector.
-    Value(Type),
-    /// A `#[repr(C)]` struct.
-    Struct(&'static StructLayout),
-}
-
-impl Layout {
-    /// The type's name: `f32`, `[f32; 3]`, a struct's name.
-    pub fn name(&self) -> String {
-        match self {
-            Layout::Value(t) => t.to_string(),
-            Layout::Struct(s) => s.name.to_string(),
-        }
-    }
-
-    /// Whether this is the layout of element `elem` of kernel `f` (the same type, or a struct
-    /// of the same name, size, alignment and fields).
-    pub fn matches(&self, f: &crate::ir::Function, elem: crate::ir::Elem) -> bool {
-        use crate::ir::Elem;
-        match (self, elem) {
-            (Layout::Value(t), Elem::Value(u)) => *t == u,
-            (Layout::Struct(s), Elem::Struct(i)) => f.structs.get(i as usize).is_some_and(|d| {
-                d.name == s.name
-                    && d.size as usize == s.size
-                    && d.align as usize == s.align
-                    && d.fields.len() == s.fields.len()
-                    && d.fields.iter().zip(s.fields).all(|(a, b)| {
-                        a.name == b.name
-                            && a.offset as usize == b.offset
-                            && a.len.map(|n| n as usize) == b.len
-                            && b.ty.matches(f, a.ty)
-                    })
-            }),
-            _ => false,
-        }
-    }
-}
-
-/// The scalars of a value of layout `layout` whose bytes are `bytes`, in declaration order (a
-/// vector's components in turn): the launch arguments of a struct passed by value.
-pub(crate) fn scalars_of(layout: Layout, bytes: &[u8], out: &mut Vec<Literal>) {
-    match layout {
-        Layout::Value(t) => {
-            let size = t.scalar.size();
-            for c in 0..t.width as usize {
-                let mut b = [0u8; 8];
-                b[..size].copy_from_slice(&bytes[c * size..(c + 1) * size]);
-                out.push(Literal::from_bits(t.scalar, u64::from_le_bytes(b)));
-            }
-        }
-        Layout::Struct(s) => {
-            for f in s.fields {
-                let size = match f.ty {
-                    Layout::Value(t) => t.size(),
-                    Layout::Struct(i) => i.size,
-                };
-                for k in 0..f.len.unwrap_or(1) {
-                    let at = f.offset + k * size;
-                    scalars_of(f.ty, &bytes[at..at + size], out);
-                }
-            }
-        }
-    }
-}
-
-/// The layout of a `#[derive(Element)]` struct (sizes and offsets in bytes).
-#[derive(Debug)]
-pub struct StructLayout {
-    /// The struct's name (a C identifier).
-    pub name: &'static str,
-    /// `size_of`.
-    pub size: usize,
-    /// `align_of`.
-    pub align: usize,
-    /// The fields, in declaration order.
-    pub fields: &'static [FieldLayout],
-}
-
-/// One field of a [`StructLayout`].
-#[derive(Debug)]
-pub struct FieldLayout {
-    /// The field's name.
-    pub name: &'static str,
-    /// `offset_of`.
-    pub offset: usize,
-    /// The field's type (the element type of an array field).
-    pub ty: Layout,
-    /// `Some(n)` for an array field `[ty; n]`.
-    pub len: Option<usize>,
-}
-
 macro_rules! value_element {
     ($($t:ty),*) => {$(
         // SAFETY: a scalar or vector's layout is its IR type's (size and alignment of the
         // component, components packed).
         unsafe impl Element for $t {
-            const LAYOUT: Layout = Layout::Value(<$t as KernelType>::TYPE);
+            const LAYOUT: ElementLayout = ElementLayout::Value(<$t as KernelType>::TYPE);
             type Dev = super::Expr<$t>;
             type Place = super::Place<$t>;
             fn place(at: super::FieldPlace) -> Self::Place {

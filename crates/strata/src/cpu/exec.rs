@@ -700,7 +700,7 @@ impl Program {
             body,
             n_regs: (n_exprs as usize) + f.values.len(),
             private_is_var: f.privates.iter().map(|d| d.len.is_none()).collect(),
-            checked: f.checked,
+            checked: f.is_checked(),
             cross_group: !orders_memory(&f.body),
         })
     }

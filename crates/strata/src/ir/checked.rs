@@ -21,8 +21,9 @@
 //! work-items, is not caught this way (the CPU backends catch every case themselves).
 
 use super::{
-    Access, AtomicOp, AtomicOrder, BinaryOp, Block, Builtin, Elem, Expr, ExprId, Function, Literal,
-    Mem, Param, ParamKind, PrivateDecl, Scalar, SourceLoc, Stmt, Type, ValueId,
+    Access, AtomicOp, AtomicOrder, BinaryOp, Block, Builtin, Elem, Expr, ExprId, Function,
+    HiddenParam, HiddenRole, Literal, Mem, Param, ParamKind, PrivateDecl, Scalar, SourceLoc, Stmt,
+    Type, ValueId,
 };
 use std::collections::HashMap;
 
@@ -54,16 +55,12 @@ pub enum SiteKind {
 #[derive(Clone, Debug)]
 pub struct Instrumented {
     /// The kernel with its accesses guarded; its parameters are the original ones, then the
-    /// fault buffer, then one `u32` scalar per launch-sized local array (its length).
+    /// fault buffer, then one `u32` scalar per launch-sized local array (its length), each
+    /// listed in [`Function::hidden`] with its role ([`HiddenRole::FaultWords`],
+    /// [`HiddenRole::LocalLen`]).
     pub function: Function,
     /// The guarded accesses, by the site number the fault buffer records.
     pub sites: Vec<CheckSite>,
-    /// The parameter of the fault buffer (`read_write [u32]`, [`FAULT_WORDS`] long).
-    pub fault_param: u32,
-    /// For each launch-sized local array's length parameter ([`ParamKind::LocalLen`]), the
-    /// hidden `u32` scalar parameter that repeats it (an IR expression cannot read a
-    /// `LocalLen` parameter).
-    pub local_lens: Vec<(u32, u32)>,
 }
 
 /// How an error names `mem` of `f`, e.g. "buffer `x`" or "local array `tile`".
@@ -90,7 +87,6 @@ struct Rewriter {
 /// Rewrites `f` for checked mode (see the module docs). The result is valid IR when `f` is.
 pub fn instrument(f: &Function) -> Instrumented {
     let mut f = f.clone();
-    f.checked = true;
     let body = std::mem::take(&mut f.body);
     let name = unique_name(&f, "strata_fault");
     f.params.push(Param {
@@ -102,6 +98,10 @@ pub fn instrument(f: &Function) -> Instrumented {
         },
     });
     let fault = f.params.len() as u32 - 1;
+    f.hidden.push(HiddenParam {
+        param: fault,
+        role: HiddenRole::FaultWords,
+    });
     let mut lens = HashMap::new();
     let dynamic: Vec<(u32, String)> = f
         .locals
@@ -117,7 +117,12 @@ pub fn instrument(f: &Function) -> Instrumented {
             name,
             kind: ParamKind::Scalar(Type::U32),
         });
-        lens.insert(p, f.params.len() as u32 - 1);
+        let q = f.params.len() as u32 - 1;
+        f.hidden.push(HiddenParam {
+            param: q,
+            role: HiddenRole::LocalLen { len_param: p },
+        });
+        lens.insert(p, q);
     }
     let mut r = Rewriter {
         f,
@@ -143,16 +148,9 @@ pub fn instrument(f: &Function) -> Instrumented {
     }
     init.append(&mut body);
     r.f.body = init;
-    let local_lens = {
-        let mut v: Vec<(u32, u32)> = r.lens.iter().map(|(a, b)| (*a, *b)).collect();
-        v.sort();
-        v
-    };
     Instrumented {
         function: r.f,
         sites: r.sites,
-        fault_param: fault,
-        local_lens,
     }
 }
 

@@ -35,6 +35,7 @@
 //! `2 * 11 + 2` bits, so rounding twice gives the once-rounded result), so that a backend only
 //! converts between `f16` and `f32` or `f64`, and loads, stores and selects `f16` values.
 
+pub mod abi;
 pub mod checked;
 pub mod eval;
 pub mod passes;
@@ -46,6 +47,7 @@ pub mod validate;
 use std::collections::HashMap;
 use std::fmt;
 
+pub use abi::{ElementLayout, Gather, GatherOp, HiddenParam, HiddenRole, ShapePart};
 pub use types::{Access, AddressSpace, Literal, Scalar, Type};
 pub use validate::{validate, validate_keeping, ValidFunction, ValidationError, ValidationErrors};
 
@@ -1320,9 +1322,9 @@ pub struct Function {
     pub fields: Vec<FieldView>,
     /// The body.
     pub body: Block,
-    /// Instrumented for checked mode ([`checked::instrument`]): the interpreter then also
-    /// keeps shadow memory and reports data races and uninitialized reads.
-    pub checked: bool,
+    /// The parameters that the launch fills in, with what each holds (the launch ABI: see
+    /// [`abi`]); the others the caller passes.
+    pub hidden: Vec<HiddenParam>,
 }
 
 impl Function {
@@ -1340,7 +1342,7 @@ impl Function {
             structs: Vec::new(),
             fields: Vec::new(),
             body: Vec::new(),
-            checked: false,
+            hidden: Vec::new(),
         }
     }
 
@@ -1579,7 +1581,9 @@ impl std::fmt::Debug for StubDecl {
 impl Function {
     /// A 128-bit fingerprint of the whole function (name, parameters, every expression of the
     /// arena in order with its literals' bits, values, declarations, stubs with their sources
-    /// and the identity of their CPU bodies, and the statement tree), linear in its size.
+    /// and the identity of their CPU bodies, the statement tree, and the hidden parameters
+    /// with their roles, a custom gather's combining function by its fingerprint), linear in
+    /// its size.
     /// Equal functions have equal fingerprints; the device kernel caches key on it. (The IR
     /// text is no key: it prints shared sub-expressions once per use, which grows
     /// exponentially with chains of `select`s that each use the previous one twice.)
@@ -1587,7 +1591,7 @@ impl Function {
         use std::hash::{Hash, Hasher};
         // The parts without `Hash`; their `Debug` form is linear (it names expressions by id).
         let rest = format!(
-            "{:?}{:?}{:?}{:?}{}{:?}{:?}{}",
+            "{:?}{:?}{:?}{:?}{}{:?}{:?}",
             self.params,
             self.values,
             self.locals,
@@ -1595,7 +1599,6 @@ impl Function {
             self.loop_count,
             self.stubs,
             self.body,
-            self.checked
         );
         let mut hs = [1u8, 2].map(|salt| {
             let mut h = std::collections::hash_map::DefaultHasher::new();
@@ -1618,6 +1621,7 @@ impl Function {
             self.exprs.exprs.hash(h);
             rest.hash(h);
             bodies.hash(h);
+            self.hidden.hash(h);
         }
         (u128::from(hs[0].finish()) << 64) | u128::from(hs[1].finish())
     }

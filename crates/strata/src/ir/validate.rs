@@ -217,6 +217,9 @@ impl Validator<'_> {
             }
         }
         self.check_structs();
+        for (loc, message) in f.hidden_problems() {
+            self.err(loc, message);
+        }
         for (i, p) in f.privates.iter().enumerate() {
             self.info.uses_f16 |= p.elem.scalar == Scalar::F16;
             if p.len == Some(0) {

@@ -11,16 +11,20 @@
 //!
 //! There is no hidden current device and no default queue (alpaka's rule).
 
+mod args;
 mod backend;
 mod buffer;
 mod event;
 mod host;
 mod interop;
 mod kernel;
+mod ndrange;
 mod pitched;
 mod queue;
+mod run;
 mod worker;
 
+pub use args::KernelArg;
 #[cfg(any(feature = "opencl", feature = "cuda"))]
 pub(crate) use backend::check_range;
 pub(crate) use backend::{
@@ -30,10 +34,12 @@ pub(crate) use backend::{
 pub use buffer::{Buffer, LocalMem};
 pub use event::{Event, Profile};
 pub use interop::{CudaHandles, NativeMemory, OpenClHandles, Ownership};
-pub use kernel::{capture_kernels, Dims, Gathered, Kernel, KernelArg, NdRange, Run};
+pub use kernel::{capture_kernels, Kernel};
+pub use ndrange::{Dims, NdRange};
 pub use pitched::{pitch_elements, Buffer2, Buffer3, PitchedBuffer};
 pub(crate) use queue::bounded;
 pub use queue::{PendingRead, Queue};
+pub use run::{Gathered, Run};
 #[cfg(feature = "cuda")]
 pub(crate) use worker::Finish;
 pub(crate) use worker::WorkerQueue;

@@ -433,63 +433,43 @@ impl Queue {
         args: &[KernelArg<'_>],
         wait: &[&Event],
     ) -> Result<Run> {
-        let (mut values, gathers, range) = kernel.prepare(self, range, args)?;
-        let compiled = self.device.compiled(kernel)?;
+        // On a checked device the kernel launched is its instrumentation, with more hidden
+        // parameters (the fault words): `prepare` fills in every hidden parameter.
         let checked = if self.device.is_checked() {
             Some(kernel.checked()?)
         } else {
             None
         };
-        // Checked mode: the fault buffer (zeroed) and the lengths of launch-sized local arrays
-        // are hidden arguments after the user's.
-        let fault = match &checked {
-            Some(c) => {
-                let words = crate::ir::checked::FAULT_WORDS;
-                let mem = self.device.alloc(words * 4)?;
-                values.push(ArgValue::Buffer {
-                    mem: mem.clone(),
-                    len: words as u64,
-                });
-                for &(p, _) in &c.local_lens {
-                    let n = match values[p as usize] {
-                        ArgValue::LocalLen(n) => n,
-                        _ => 0,
-                    };
-                    values.push(ArgValue::Scalar(crate::ir::Literal::from_bits(
-                        crate::ir::Scalar::U32,
-                        n as u64,
-                    )));
-                }
-                Some(mem)
-            }
-            None => None,
+        let launched = match &checked {
+            Some(c) => c.valid.clone(),
+            None => kernel.valid_arc(),
         };
+        let prepared = kernel.prepare(launched.function(), self, range, args)?;
+        let compiled = self.device.compiled(kernel)?;
         // The gathers' partials (reused memory) start at their operation's identity; the queue
         // is in order, so the launch runs after these.
-        for g in &gathers {
+        for g in &prepared.gathers {
             self.submit(g.reset(), &[]);
         }
         self.launches
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let cancel = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let range = prepared.range;
         let local = range.local_size().unwrap_or([1; 3]);
         let event = self.submit(
             Command::Launch {
                 kernel: compiled,
-                function: match &checked {
-                    Some(c) => c.valid.clone(),
-                    None => kernel.valid_arc(),
-                },
+                function: launched,
                 range,
-                args: values,
+                args: prepared.values,
                 cancel: cancel.clone(),
             },
             wait,
         );
-        if let (Some(c), Some(mem)) = (&checked, fault) {
+        if let (Some(c), Some(mem)) = (&checked, prepared.fault) {
             self.check_faults(&c.sites, kernel.name(), (&event, local), mem)?;
         }
-        Ok(Run::new(event, gathers, self.clone(), cancel))
+        Ok(Run::new(event, prepared.gathers, self.clone(), cancel))
     }
 
     /// Checked mode: waits for a launch and turns the fault it recorded, if any, into the

@@ -1,4 +1,5 @@
-//! Hooks for the code that `#[kernel]` generates (the `strata-macros` crate).
+//! Hooks for the code that `#[kernel]` generates (the `strata-macros` crate), as
+//! `strata::__macro_support` (hidden from the docs: not part of strata's API).
 //!
 //! Everything here is a thin, type-inference-friendly wrapper over the builder API, so that a
 //! kernel written as a plain Rust function records exactly the IR that the same kernel written
@@ -8,10 +9,13 @@
 //! (`for_range(0, n, ..)` with `n: Expr<u32>` counts in `u32`).
 //!
 //! These functions are public because generated code calls them from the user's crate; they
-//! are not meant to be called by hand, although doing so is harmless.
+//! are not meant to be called by hand, although doing so is harmless. The module sits beside
+//! the builder, not in it: the builder's public API stays what users call.
 
-use super::types::{Integer, KernelType, Numeric, ScalarType, Value};
-use super::{with, Expr, GatherHandle, KernelDef, LocalArray, PrivateArray, Var};
+use crate::builder::{
+    self, BufferParam, Coords, Element, Expr, FieldAccess, GatherHandle, Index, Integer, KernelDef,
+    KernelType, LocalArray, Numeric, PitchedParam, PrivateArray, ScalarType, Value, Var,
+};
 use crate::ir;
 use std::cell::Cell;
 use std::marker::PhantomData;
@@ -31,17 +35,19 @@ impl<T: KernelType> IntoDevice<T> for Expr<T> {
 
 impl<T: ScalarType> IntoDevice<T> for T {
     fn into_device(self) -> Expr<T> {
-        super::lit(self)
+        builder::lit(self)
     }
 }
 
 /// `ps[i].f = v`: writes a field of an element of a buffer of structs.
 #[track_caller]
-pub fn store_field<P: super::FieldAccess>(place: &P, v: impl Into<P::Value>) {
+pub fn store_field<P: FieldAccess>(place: &P, v: impl Into<P::Value>) {
     place.store(v.into())
 }
 
-pub use super::staged::{staged_elem, staged_for, staged_pair, Staged, StagedAs, StagedStore};
+pub use crate::builder::staged::{
+    staged_elem, staged_for, staged_pair, Staged, StagedAs, StagedStore,
+};
 
 /// A typed host value beside a device value converts when it fits (see [`Staged`]): the
 /// bounds of a device `for` loop take it like an operator does.
@@ -60,7 +66,7 @@ pub fn dev<T: KernelType>(v: impl IntoDevice<T>) -> Expr<T> {
 /// `let mut name = init;` for a device variable: a private variable named `name`.
 #[track_caller]
 pub fn var<T: KernelType>(name: &str, init: impl IntoDevice<T>) -> Var<T> {
-    super::var_named(name, init.into_device())
+    builder::var_named(name, init.into_device())
 }
 
 /// `if c { a } else { b }` as a value, where both arms are pure: `select`.
@@ -70,7 +76,7 @@ pub fn select<T: KernelType>(
     a: impl IntoDevice<T>,
     b: impl IntoDevice<T>,
 ) -> Expr<T> {
-    super::select(c.into_device(), a.into_device(), b.into_device())
+    builder::select(c.into_device(), a.into_device(), b.into_device())
 }
 
 /// A device `for i in start..end` loop.
@@ -80,7 +86,7 @@ pub fn for_range<T: Integer>(
     end: impl IntoDevice<T>,
     body: impl FnOnce(Expr<T>),
 ) {
-    super::for_range(start.into_device(), end.into_device(), body)
+    builder::for_range(start.into_device(), end.into_device(), body)
 }
 
 /// A device `for i in (start..end).step_by(step)` loop.
@@ -91,7 +97,7 @@ pub fn for_step<T: Integer>(
     step: impl IntoDevice<T>,
     body: impl FnOnce(Expr<T>),
 ) {
-    super::for_step(
+    builder::for_step(
         start.into_device(),
         end.into_device(),
         step.into_device(),
@@ -103,9 +109,7 @@ pub fn for_step<T: Integer>(
 /// memory and gathers are declared through this).
 #[track_caller]
 pub fn kernel_def() -> KernelDef {
-    // Panics with the builder's message when no kernel is being recorded.
-    with(|_| ());
-    KernelDef { _private: () }
+    builder::kernel_def()
 }
 
 /// `local_array::<T>(len)` bound to `name`: a local-memory array of `len` elements.
@@ -122,7 +126,7 @@ pub fn local_array_dyn<T: Value>(name: &str) -> LocalArray<T> {
 
 /// `private_array::<T>(len)` bound to `name`.
 pub fn private_array<T: KernelType>(name: &str, len: u32) -> PrivateArray<T> {
-    super::private_array(name, len)
+    builder::private_array(name, len)
 }
 
 /// `let mut name = [init; len];`: a private array with every element set to `init`.
@@ -132,7 +136,7 @@ pub fn private_array_init<T: KernelType>(
     len: u32,
     init: impl IntoDevice<T>,
 ) -> PrivateArray<T> {
-    let a = super::private_array::<T>(name, len);
+    let a = builder::private_array::<T>(name, len);
     let init = init.into_device();
     for i in 0..len {
         a.set(i, init);
@@ -193,18 +197,7 @@ impl<T: KernelType> Slot<T> {
         let var = match self.var.get() {
             Some(var) => var,
             None => {
-                let var = with(|t| {
-                    t.f.privates.push(ir::PrivateDecl {
-                        name: self.name.to_string(),
-                        elem: T::TYPE,
-                        len: None,
-                    });
-                    Var {
-                        index: t.f.privates.len() as u32 - 1,
-                        trace: t.id,
-                        _t: PhantomData,
-                    }
-                });
+                let var = builder::declare_var::<T>(self.name);
                 self.var.set(Some(var));
                 var
             }
@@ -218,11 +211,11 @@ impl<T: KernelType> Slot<T> {
         match self.var.get() {
             Some(var) => var.get(),
             None => {
-                super::record_error(format!(
+                builder::record_error(format!(
                     "the value of `if` for `{}` was never assigned by any arm",
                     self.name
                 ));
-                super::node_typed(
+                builder::node_typed(
                     ir::Expr::Literal(ir::Literal::from_bits(T::TYPE.scalar, 0)),
                     T::TYPE,
                 )
@@ -242,7 +235,7 @@ pub trait Load<I> {
 
 macro_rules! load_mem {
     ($($ty:ident),*) => {$(
-        impl<T: KernelType, I: super::Index> Load<I> for super::$ty<T> {
+        impl<T: KernelType, I: Index> Load<I> for $ty<T> {
             type Out = Expr<T>;
             #[track_caller]
             fn load(&self, i: I) -> Expr<T> {
@@ -253,7 +246,7 @@ macro_rules! load_mem {
 }
 load_mem!(LocalArray, PrivateArray);
 
-impl<T: super::Element, I: super::Index> Load<I> for super::BufferParam<T> {
+impl<T: Element, I: Index> Load<I> for BufferParam<T> {
     type Out = T::Dev;
     #[track_caller]
     fn load(&self, i: I) -> T::Dev {
@@ -261,7 +254,7 @@ impl<T: super::Element, I: super::Index> Load<I> for super::BufferParam<T> {
     }
 }
 
-impl<T: super::Element, C: super::Coords<D>, const D: usize> Load<C> for super::PitchedParam<T, D> {
+impl<T: Element, C: Coords<D>, const D: usize> Load<C> for PitchedParam<T, D> {
     type Out = T::Dev;
     #[track_caller]
     fn load(&self, c: C) -> T::Dev {
