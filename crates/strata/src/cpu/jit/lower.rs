@@ -802,7 +802,7 @@ impl<'a, 'b> Gen<'a, 'b> {
                 op,
                 operand,
                 compare,
-                // Sequentially consistent whatever the order (`exec::atomic_rmw`).
+                // Sequentially consistent whatever the order (`semantics::atomic_rmw`).
                 ..
             } => {
                 let s = self.f.mem_elem(*mem).expect("validated memory").scalar;

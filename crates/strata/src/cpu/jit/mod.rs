@@ -8,7 +8,7 @@
 //! collectives and the `if`s and loops that contain them, is run by [`Worker`] once per
 //! work-group with the same execution masks as the interpreter ([`super::exec`]): a barrier
 //! reached by part of the group is the same error, a collective folds in local-id order with
-//! the interpreter's code ([`super::exec::collective`]), so results agree bit for bit.
+//! the interpreter's code ([`super::semantics::collective`]), so results agree bit for bit.
 //!
 //! **State between regions.** Each work-item has a *record*: the values a region defines and
 //! another uses, its private variables and arrays, the operands of the next group-level
@@ -28,7 +28,7 @@ mod lower;
 mod simd;
 
 use super::cpu_mem;
-use super::exec::collective;
+use super::semantics::collective;
 use crate::error::{Error, Result, WorkItem};
 use crate::ir::eval::{with_int, Column, Num};
 use crate::ir::{
@@ -1123,7 +1123,7 @@ extern "C" fn cast_bits(from: u32, to: u32, bits: u64) -> u64 {
 /// # Safety
 /// `ptr` points at a bounds-checked element of a buffer or local array.
 unsafe extern "C" fn atomic(ptr: *mut u8, s: u32, op: u32, v: u64, cmp: u64) -> u64 {
-    use super::exec::{apply_atomic, atomic_rmw};
+    use super::semantics::{apply_atomic, atomic_rmw};
     let s = Scalar::ALL[s as usize];
     let op = ATOMIC_OPS[op as usize];
     crate::ir::eval::with_scalar!(s, T => {
