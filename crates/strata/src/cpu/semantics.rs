@@ -1,12 +1,57 @@
 //! The meaning both CPU backends share: the results of the collectives, the read-modify-write
-//! of the atomics, and the errors both report the same way.
+//! of the atomics, the order of the work-groups, and the errors both report the same way.
 //!
 //! The interpreter ([`super::exec`]) and the compiled backend ([`super::jit`]) each call these,
 //! so that a kernel gives the same bits and the same errors on both.
 
+use crate::error::{Error, Result};
 use crate::ir::eval::{with_scalar, Column, Num};
 use crate::ir::{AtomicOp, GroupOp, GroupScope, Type};
 use std::sync::atomic::Ordering;
+
+/// The message of a kernel fault for a `for` loop whose step is 0.
+pub(super) const ZERO_STEP: &str = "for loop step is 0; the loop would never end";
+
+/// The message of a kernel fault for an integer division (`div`) or remainder by zero.
+pub(super) fn div_by_zero(div: bool) -> String {
+    format!(
+        "integer {} by zero",
+        if div { "division" } else { "remainder" }
+    )
+}
+
+/// The id of work-group `g` of a launch of `groups` work-groups, which both backends number
+/// with x fastest, then y, then z.
+pub(super) fn group_id(g: usize, groups: [usize; 3]) -> [u32; 3] {
+    let [gx, gy, _] = groups;
+    [
+        (g % gx) as u32,
+        ((g / gx) % gy) as u32,
+        (g / (gx * gy)) as u32,
+    ]
+}
+
+/// Checks that every one of the `size` work-items of work-group `group` of kernel `kernel`
+/// reached a barrier or collective (`what`), `reached` of them did: a barrier reached by part of
+/// a work-group is an error on the CPU backends, where on a GPU it would hang or be undefined.
+pub(super) fn check_uniform(
+    kernel: &str,
+    what: &str,
+    reached: usize,
+    size: usize,
+    group: [u32; 3],
+) -> Result<()> {
+    if reached != size {
+        return Err(Error::BarrierDivergence {
+            kernel: kernel.into(),
+            what: what.into(),
+            reached,
+            size,
+            group,
+        });
+    }
+    Ok(())
+}
 
 /// Runs `$body` with `$W` the unsigned integer of `$size` bytes (1, 2, 4, else 8) and `$A`
 /// its atomic type: memory is read and written in words of the element's size.

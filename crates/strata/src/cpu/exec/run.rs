@@ -11,7 +11,7 @@
 use super::shadow::{Cell, GlobalShadow, Kind};
 use super::{CStmt, MemRef, Op, Program, Reg};
 use crate::cpu::cpu_mem;
-use crate::cpu::semantics::{apply_atomic, atomic_rmw, collective, words};
+use crate::cpu::semantics::{self, apply_atomic, atomic_rmw, collective, words};
 use crate::error::{Error, Result, WorkItem};
 use crate::ir::eval::{self, with_int, with_scalar, Column, EvalError, Num};
 use crate::ir::{AtomicOp, BinaryOp, Builtin, GroupOp, GroupScope, LoopId, Mem, Scalar, Type};
@@ -220,12 +220,7 @@ impl<'a> Worker<'a> {
     }
 
     fn run_group(&mut self, g: usize) -> Result<()> {
-        let [gx, gy, _] = self.c.groups;
-        self.group = [
-            (g % gx) as u32,
-            ((g / gx) % gy) as u32,
-            (g / (gx * gy)) as u32,
-        ];
+        self.group = semantics::group_id(g, self.c.groups);
         let all = std::mem::take(&mut self.all);
         let per_group = &self.c.prog.per_group;
         let r = self.run_ops(per_group, &all);
@@ -396,17 +391,7 @@ impl<'a> Worker<'a> {
                     );
                     self.regs[*dst as usize] = out;
                     if let Err(EvalError::DivisionByZero(i)) = r {
-                        return Err(self.fault(
-                            i % n,
-                            format!(
-                                "integer {} by zero",
-                                if *op == BinaryOp::Div {
-                                    "division"
-                                } else {
-                                    "remainder"
-                                }
-                            ),
-                        ));
+                        return Err(self.fault(i % n, semantics::div_by_zero(*op == BinaryOp::Div)));
                     }
                 }
                 Op::Select {
@@ -827,16 +812,8 @@ impl<'a> Worker<'a> {
 
     fn check_uniform(&self, mask: &[bool], what: &str) -> Result<()> {
         let reached = mask.iter().filter(|&&m| m).count();
-        if reached != self.lanes {
-            return Err(Error::BarrierDivergence {
-                kernel: self.c.prog.decls.name.clone(),
-                what: what.into(),
-                reached,
-                size: self.lanes,
-                group: self.group,
-            });
-        }
-        Ok(())
+        let name = &self.c.prog.decls.name;
+        semantics::check_uniform(name, what, reached, self.lanes, self.group)
     }
 
     fn group_op(
@@ -981,7 +958,7 @@ impl<'a> Worker<'a> {
                     with_int!(*s, T => {
                         let st = self.regs[*step as usize].slice::<T>(n);
                         if let Some(l) = (0..n).find(|&l| mask[l] && st[l].is_zero()) {
-                            return Err(self.fault(l, "for loop step is 0; the loop would never end"));
+                            return Err(self.fault(l, semantics::ZERO_STEP));
                         }
                     }, _ => unreachable!("validated: integer counter"));
                     loop {

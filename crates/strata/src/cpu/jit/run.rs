@@ -10,7 +10,7 @@
 use super::plan::{Node, Slot};
 use super::{simd, Env, Fault, JitProgram, MemArg, RegionFn, Site};
 use crate::cpu::cpu_mem;
-use crate::cpu::semantics::collective;
+use crate::cpu::semantics::{self, collective};
 use crate::error::{Error, Result, WorkItem};
 use crate::ir::eval::{with_int, Column, Num};
 use crate::ir::{LoopId, Scalar};
@@ -198,14 +198,8 @@ impl<'a> Worker<'a> {
                     at: *at,
                 }
             }
-            Site::DivByZero(div) => self.fault(
-                l,
-                format!(
-                    "integer {} by zero",
-                    if *div { "division" } else { "remainder" }
-                ),
-            ),
-            Site::ZeroStep => self.fault(l, "for loop step is 0; the loop would never end"),
+            Site::DivByZero(div) => self.fault(l, semantics::div_by_zero(*div)),
+            Site::ZeroStep => self.fault(l, semantics::ZERO_STEP),
             Site::StubPanic(name) => {
                 // The interpreter lets the panic reach the queue, which reports it as
                 // `Panicked`; the same error here, with the work-item.
@@ -239,12 +233,7 @@ impl<'a> Worker<'a> {
     }
 
     fn run_group(&mut self, g: usize) -> Result<()> {
-        let [gx, gy, _] = self.s.groups;
-        self.env.group = [
-            (g % gx) as u32,
-            ((g / gx) % gy) as u32,
-            (g / (gx * gy)) as u32,
-        ];
+        self.env.group = semantics::group_id(g, self.s.groups);
         self.records.fill(0);
         for l in &mut self.locals {
             l.fill(0);
@@ -325,16 +314,8 @@ impl<'a> Worker<'a> {
 
     fn check_uniform(&self, mask: &[u8], what: &str) -> Result<()> {
         let reached = mask.iter().filter(|&&m| m != 0).count();
-        if reached != self.lanes {
-            return Err(Error::BarrierDivergence {
-                kernel: self.p.decls.name.clone(),
-                what: what.into(),
-                reached,
-                size: self.lanes,
-                group: self.env.group,
-            });
-        }
-        Ok(())
+        let name = &self.p.decls.name;
+        semantics::check_uniform(name, what, reached, self.lanes, self.env.group)
     }
 
     /// The column (component-major, as the interpreter keeps it) of a record slot.
@@ -482,7 +463,7 @@ impl<'a> Worker<'a> {
                         // SAFETY: the step slot holds a `T`.
                         let st: T = unsafe { std::ptr::read_unaligned(self.rec(l, step.off) as *const T) };
                         if st.is_zero() {
-                            return Err(self.fault(l, "for loop step is 0; the loop would never end"));
+                            return Err(self.fault(l, semantics::ZERO_STEP));
                         }
                     }
                 }, _ => unreachable!("validated: integer counter"));
