@@ -4,10 +4,11 @@
 //! readers since, and whether anything wrote it ([`Cell`]). An access races with an earlier
 //! one of another work-item when no barrier of their work-group lies between them (the
 //! work-group's *phase*, its count of barriers and work-group collectives passed, is the
-//! same), or when they are in different work-groups of one launch. Buffers are shadowed per
-//! launch ([`GlobalShadow`]), local memory per work-group and private arrays per work-item
-//! (in the [`Worker`]); whether a buffer's bytes were written lives with the buffer
-//! ([`CpuMem`](crate::cpu::CpuMem)).
+//! same), or when they are in different work-groups of one launch (unless the kernel orders
+//! its work-groups itself with fences or ordered atomics, which the shadow does not follow);
+//! atomics race with nothing. Buffers are shadowed per launch ([`GlobalShadow`]), local
+//! memory per work-group and private arrays per work-item (in the [`Worker`]); whether a
+//! buffer's bytes were written lives with the buffer ([`CpuMem`](crate::cpu::CpuMem)).
 
 use super::run::Worker;
 use super::MemRef;
