@@ -14,6 +14,7 @@
 
 mod exec;
 mod jit;
+mod semantics;
 
 use crate::error::{Error, Result, WorkItem};
 use crate::ir::ValidFunction;

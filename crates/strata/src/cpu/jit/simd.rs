@@ -14,7 +14,8 @@
 //! some conversions) is computed lane by lane with the scalar code, so the results are the
 //! scalar backend's, bit for bit.
 
-use super::lower::{cl_ty, direct_binary, from_bits, Gen, MEM, TABLE};
+use super::expr::{direct_binary, from_bits};
+use super::lower::{cl_ty, Gen, MEM, TABLE};
 use super::Site;
 use crate::ir::{
     walk_block, BinaryOp, Builtin, Expr, ExprId, Function, Literal, MathFn, Mem, ParamKind, Scalar,

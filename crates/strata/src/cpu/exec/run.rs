@@ -1,716 +1,29 @@
-//! Lowering of validated IR to a register program, and its lockstep execution.
-//!
-//! Lowering gives every expression and every value a register (a [`Column`] holding one value
-//! per work-item of the group) and attaches to each statement the operations that compute the
-//! expressions it needs, in operand order, skipping those already computed in an enclosing
-//! scope. Leaves (literals, parameters, sizes, ids) are computed once per worker or per group.
+//! Execution of a lowered [`Program`]: one work-group at a time, all its work-items in lockstep.
 //!
 //! Execution walks the statement tree with an execution mask. `break`, `continue` and `return`
 //! remove work-items from the masks of the enclosing blocks until the loop iteration, the loop
-//! or the kernel ends.
+//! or the kernel ends. A barrier or collective reached by only part of the work-group is an
+//! error. Work-groups are spread over rayon's thread pool by [`crate::cpu::run_groups`], one
+//! [`Worker`] (registers, local and private memory, masks) per thread.
 
 #![allow(clippy::needless_range_loop)] // lane loops index several parallel columns
 
-use super::cpu_mem;
-use crate::error::{Error, RaceAccess, Result, WorkItem};
+use super::shadow::{Cell, GlobalShadow, Kind};
+use super::{CStmt, MemRef, Op, Program, Reg};
+use crate::cpu::cpu_mem;
+use crate::cpu::semantics::{self, apply_atomic, atomic_rmw, collective, words};
+use crate::error::{Error, Result, WorkItem};
 use crate::ir::eval::{self, with_int, with_scalar, Column, EvalError, Num};
-use crate::ir::{
-    self, AtomicOp, BinaryOp, Builtin, Expr, ExprId, GroupOp, GroupScope, Literal, LoopId, MathFn,
-    Mem, Scalar, SourceLoc, Stmt, Type, UnaryOp, ValidFunction,
-};
+use crate::ir::{AtomicOp, BinaryOp, Builtin, GroupOp, GroupScope, LoopId, Mem, Scalar, Type};
 use crate::runtime::{ArgValue, NdRange};
-use std::collections::HashSet;
-use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering};
-
-type Reg = u32;
-
-#[derive(Clone, Debug)]
-enum Op {
-    Lit {
-        dst: Reg,
-        lit: Literal,
-    },
-    Param {
-        dst: Reg,
-        p: usize,
-    },
-    BufLen {
-        dst: Reg,
-        p: usize,
-    },
-    Builtin {
-        dst: Reg,
-        b: Builtin,
-    },
-    Unary {
-        dst: Reg,
-        op: UnaryOp,
-        a: Reg,
-        s: Scalar,
-        w: usize,
-    },
-    Binary {
-        dst: Reg,
-        op: BinaryOp,
-        a: Reg,
-        b: Reg,
-        s: Scalar,
-        w: usize,
-    },
-    Select {
-        dst: Reg,
-        c: Reg,
-        a: Reg,
-        b: Reg,
-        s: Scalar,
-        w: usize,
-        cw: usize,
-    },
-    Cast {
-        dst: Reg,
-        a: Reg,
-        from: Scalar,
-        to: Scalar,
-        w: usize,
-    },
-    Bitcast {
-        dst: Reg,
-        a: Reg,
-        bytes: usize,
-    },
-    Math {
-        dst: Reg,
-        f: MathFn,
-        args: Vec<Reg>,
-        s: Scalar,
-        w: usize,
-    },
-    Splat {
-        dst: Reg,
-        a: Reg,
-        size: usize,
-        w: usize,
-    },
-    Compose {
-        dst: Reg,
-        parts: Vec<Reg>,
-        size: usize,
-    },
-    Extract {
-        dst: Reg,
-        a: Reg,
-        i: usize,
-        size: usize,
-    },
-    Stub {
-        dst: Reg,
-        name: String,
-        body: StubFn,
-        args: Vec<(Reg, Scalar)>,
-        ret: Scalar,
-    },
-}
-
-/// A stub's CPU body, printable for debugging.
-#[derive(Clone)]
-struct StubFn(ir::StubCpuBody);
-
-impl std::fmt::Debug for StubFn {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("<cpu body>")
-    }
-}
-
-#[derive(Clone, Copy, Debug)]
-struct MemRef {
-    /// The memory addressed: a field view's buffer for a field.
-    mem: Mem,
-    /// The memory the kernel named (a field view), for messages.
-    shown: Mem,
-    elem: Type,
-    /// Components (of the element's scalar) from one element to the next: the width, or a
-    /// struct's size for a field of a buffer of structs.
-    stride: usize,
-    /// Components from the start of an element to the field.
-    offset: usize,
-    /// The user's line of the access, for messages.
-    at: SourceLoc,
-}
-
-#[derive(Clone, Debug)]
-enum CStmt {
-    Let {
-        ops: Vec<Op>,
-        value: Reg,
-        src: Reg,
-        bytes: usize,
-    },
-    Load {
-        ops: Vec<Op>,
-        value: Reg,
-        m: MemRef,
-        index: Reg,
-        is: Scalar,
-        /// An acquiring atomic load: a fence follows the read.
-        acquire: bool,
-        /// An atomic load (not part of data races).
-        atomic: bool,
-    },
-    Store {
-        ops: Vec<Op>,
-        m: MemRef,
-        index: Reg,
-        is: Scalar,
-        value: Reg,
-    },
-    Atomic {
-        ops: Vec<Op>,
-        result: Option<Reg>,
-        m: MemRef,
-        index: Reg,
-        is: Scalar,
-        op: AtomicOp,
-        operand: Reg,
-        compare: Option<Reg>,
-    },
-    If {
-        ops: Vec<Op>,
-        cond: Reg,
-        then: Vec<CStmt>,
-        els: Vec<CStmt>,
-        exits: bool,
-    },
-    For {
-        ops: Vec<Op>,
-        id: LoopId,
-        var: Reg,
-        start: Reg,
-        end: Reg,
-        step: Reg,
-        s: Scalar,
-        body: Vec<CStmt>,
-        exits: bool,
-    },
-    Loop {
-        id: LoopId,
-        body: Vec<CStmt>,
-        exits: bool,
-    },
-    Break(LoopId),
-    Continue(LoopId),
-    Return,
-    Barrier,
-    Fence,
-    Group {
-        ops: Vec<Op>,
-        value: Reg,
-        op: GroupOp,
-        scope: GroupScope,
-        arg: Reg,
-        source: Option<Reg>,
-        ty: Type,
-    },
-}
-
-impl CStmt {
-    fn exits(&self) -> bool {
-        match self {
-            CStmt::Break(_) | CStmt::Continue(_) | CStmt::Return => true,
-            CStmt::If { exits, .. } | CStmt::For { exits, .. } | CStmt::Loop { exits, .. } => {
-                *exits
-            }
-            _ => false,
-        }
-    }
-}
-
-/// A kernel lowered for the CPU backend.
-pub(crate) struct Program {
-    decls: super::Decls,
-    once: Vec<Op>,
-    per_group: Vec<Op>,
-    body: Vec<CStmt>,
-    n_regs: usize,
-    /// Which privates are scalar variables (not arrays): their index is always 0.
-    private_is_var: Vec<bool>,
-    /// Checked mode ([`ir::Function::checked`]): keep shadow memory, report data races and
-    /// uninitialized reads.
-    checked: bool,
-    /// Checked mode: report races between work-groups (not when the kernel orders work-groups
-    /// itself with fences or ordered atomics, which the shadow memory does not follow).
-    cross_group: bool,
-}
-
-/// Whether `b` holds a fence or an atomic that releases or acquires.
-fn orders_memory(b: &ir::Block) -> bool {
-    b.iter().any(|s| match s {
-        Stmt::MemFence { .. } => true,
-        Stmt::Atomic { order, .. } | Stmt::AtomicLoad { order, .. } => {
-            order.order != ir::MemOrder::Relaxed
-        }
-        Stmt::If {
-            then, otherwise, ..
-        } => orders_memory(then) || orders_memory(otherwise),
-        Stmt::For { body, .. } | Stmt::Loop { body, .. } => orders_memory(body),
-        _ => false,
-    })
-}
-
-/// Checked mode: one access in shadow memory.
-#[derive(Clone, Copy, Debug)]
-struct Acc {
-    group: [u32; 3],
-    /// Local linear id.
-    lane: u32,
-    /// Barriers (and work-group collectives) the work-group had passed.
-    phase: u32,
-    at: SourceLoc,
-}
-
-impl Acc {
-    fn same_item(&self, o: &Acc) -> bool {
-        self.group == o.group && self.lane == o.lane
-    }
-}
-
-/// Checked mode: the shadow of one element: its last writer, up to two readers since, and
-/// whether anything wrote it (local memory).
-#[derive(Clone, Copy, Debug, Default)]
-struct Cell {
-    w: Option<Acc>,
-    r: [Option<Acc>; 2],
-    init: bool,
-}
-
-/// What a shadowed access does.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Kind {
-    Read,
-    Write,
-    /// An atomic: reads (for uninitialized memory) and writes, but races with nothing.
-    Atomic,
-    /// An atomic load.
-    AtomicRead,
-}
-
-impl Cell {
-    /// Records `me`; returns the earlier access it races with, and whether that one wrote.
-    fn touch(&mut self, me: Acc, kind: Kind, cross_group: bool) -> Option<(Acc, bool)> {
-        let unordered = |p: &Acc| {
-            !p.same_item(&me)
-                && if p.group == me.group {
-                    p.phase == me.phase
-                } else {
-                    cross_group
-                }
-        };
-        match kind {
-            Kind::Atomic => {
-                self.init = true;
-                return None;
-            }
-            Kind::AtomicRead => return None,
-            Kind::Read | Kind::Write => {}
-        }
-        if let Some(w) = self.w.filter(|w| unordered(w)) {
-            return Some((w, true));
-        }
-        if kind == Kind::Write {
-            if let Some(r) = self.r.iter().flatten().find(|r| unordered(r)) {
-                return Some((*r, false));
-            }
-            self.w = Some(me);
-            self.r = [None, None];
-            self.init = true;
-        } else if self.r[0].is_none_or(|r| r.same_item(&me) || !unordered(&r)) {
-            self.r[0] = Some(me);
-        } else {
-            self.r[1] = Some(me);
-        }
-        None
-    }
-}
-
-/// Checked mode: the shadow of a launch's buffers, by parameter: cells by byte offset, in
-/// shards so that work-groups running in parallel rarely wait for each other.
-struct GlobalShadow {
-    bufs: Vec<Vec<std::sync::Mutex<std::collections::HashMap<u64, Cell>>>>,
-}
-
-const SHARDS: usize = 64;
-
-struct Lowering<'a> {
-    f: &'a ir::Function,
-    n_exprs: u32,
-    avail: HashSet<ExprId>,
-    scopes: Vec<Vec<ExprId>>,
-}
-
-fn block_exits(b: &ir::Block) -> bool {
-    let mut e = false;
-    ir::walk_block(b, &mut |s| {
-        e |= matches!(s, Stmt::Break(_) | Stmt::Continue(_) | Stmt::Return)
-    });
-    e
-}
-
-impl Lowering<'_> {
-    fn reg(&self, e: ExprId) -> Reg {
-        match self.f.exprs.get(e) {
-            Expr::Value(v) => self.n_exprs + v.0,
-            _ => e.0,
-        }
-    }
-
-    fn value_reg(&self, v: ir::ValueId) -> Reg {
-        self.n_exprs + v.0
-    }
-
-    fn need(&mut self, e: ExprId, ops: &mut Vec<Op>) {
-        if self.avail.contains(&e) {
-            return;
-        }
-        let ex = self.f.exprs.get(e).clone();
-        if matches!(ex, Expr::Value(_)) {
-            return;
-        }
-        for o in ir::expr_operands(&ex) {
-            self.need(o, ops);
-        }
-        let ty = self.f.exprs.ty(e);
-        let dst = e.0;
-        let r = |x: ExprId| self.reg(x);
-        let op = match ex {
-            Expr::Unary(op, a) => Op::Unary {
-                dst,
-                op,
-                a: r(a),
-                s: ty.scalar,
-                w: ty.width as usize,
-            },
-            Expr::Binary(op, a, b) => {
-                let at = self.f.exprs.ty(a);
-                Op::Binary {
-                    dst,
-                    op,
-                    a: r(a),
-                    b: r(b),
-                    s: at.scalar,
-                    w: at.width as usize,
-                }
-            }
-            Expr::Select(c, a, b) => Op::Select {
-                dst,
-                c: r(c),
-                a: r(a),
-                b: r(b),
-                s: ty.scalar,
-                w: ty.width as usize,
-                cw: self.f.exprs.ty(c).width as usize,
-            },
-            Expr::Cast(a, to) => Op::Cast {
-                dst,
-                a: r(a),
-                from: self.f.exprs.ty(a).scalar,
-                to,
-                w: ty.width as usize,
-            },
-            Expr::Bitcast(a, _) => Op::Bitcast {
-                dst,
-                a: r(a),
-                bytes: ty.size(),
-            },
-            Expr::Math(f, args) => {
-                let at = self.f.exprs.ty(args[0]);
-                Op::Math {
-                    dst,
-                    f,
-                    args: args.iter().map(|&x| r(x)).collect(),
-                    s: at.scalar,
-                    w: at.width as usize,
-                }
-            }
-            Expr::Splat(a, w) => Op::Splat {
-                dst,
-                a: r(a),
-                size: ty.scalar.size(),
-                w: w as usize,
-            },
-            Expr::Compose(parts) => Op::Compose {
-                dst,
-                parts: parts.iter().map(|&x| r(x)).collect(),
-                size: ty.scalar.size(),
-            },
-            Expr::Extract(a, i) => Op::Extract {
-                dst,
-                a: r(a),
-                i: i as usize,
-                size: ty.scalar.size(),
-            },
-            Expr::Stub(n, args) => {
-                let s = &self.f.stubs[n as usize];
-                Op::Stub {
-                    dst,
-                    name: s.name.clone(),
-                    body: StubFn(s.cpu.clone().expect("checked by Program::lower")),
-                    args: args
-                        .iter()
-                        .map(|&x| (r(x), self.f.exprs.ty(x).scalar))
-                        .collect(),
-                    ret: ty.scalar,
-                }
-            }
-            Expr::Literal(_)
-            | Expr::Param(_)
-            | Expr::BufferLen(_)
-            | Expr::Builtin(_)
-            | Expr::Value(_) => {
-                unreachable!("leaves are computed up front")
-            }
-        };
-        ops.push(op);
-        self.avail.insert(e);
-        self.scopes.last_mut().unwrap().push(e);
-    }
-
-    fn needs(&mut self, es: &[ExprId]) -> Vec<Op> {
-        let mut ops = Vec::new();
-        for &e in es {
-            self.need(e, &mut ops);
-        }
-        ops
-    }
-
-    fn block(&mut self, b: &ir::Block) -> Vec<CStmt> {
-        self.scopes.push(Vec::new());
-        let out = b.iter().map(|s| self.stmt(s)).collect();
-        for e in self.scopes.pop().unwrap() {
-            self.avail.remove(&e);
-        }
-        out
-    }
-
-    fn mref(&self, mem: Mem, at: SourceLoc) -> MemRef {
-        let elem = self.f.mem_elem(mem).expect("validated");
-        match mem {
-            // Struct sizes and field offsets are multiples of the field's scalar size (a
-            // `#[repr(C)]` layout aligns every scalar to its size).
-            Mem::Field(v) => {
-                let v = &self.f.fields[v as usize];
-                let size = elem.scalar.size();
-                let stride = self.f.buffer_elem_size(v.buffer).expect("validated") / size;
-                MemRef {
-                    mem: Mem::Buffer(v.buffer),
-                    shown: mem,
-                    elem,
-                    stride,
-                    offset: v.offset as usize / size,
-                    at,
-                }
-            }
-            _ => MemRef {
-                mem,
-                shown: mem,
-                elem,
-                stride: elem.width as usize,
-                offset: 0,
-                at,
-            },
-        }
-    }
-
-    fn stmt(&mut self, s: &Stmt) -> CStmt {
-        let ops = self.needs(&ir::stmt_operands(s));
-        let is = |l: &Self, i: ExprId| l.f.exprs.ty(i).scalar;
-        match s {
-            Stmt::Let { value, expr } => CStmt::Let {
-                ops,
-                value: self.value_reg(*value),
-                src: self.reg(*expr),
-                bytes: self.f.exprs.ty(*expr).size(),
-            },
-            // Buffers are read with relaxed atomic loads anyway (see the module docs of
-            // `cpu`), and local memory belongs to one work-group run in lockstep; an acquiring
-            // atomic load is followed by a fence.
-            Stmt::Load {
-                value,
-                mem,
-                index,
-                at,
-            } => CStmt::Load {
-                ops,
-                value: self.value_reg(*value),
-                m: self.mref(*mem, *at),
-                index: self.reg(*index),
-                is: is(self, *index),
-                acquire: false,
-                atomic: false,
-            },
-            Stmt::AtomicLoad {
-                value,
-                mem,
-                index,
-                order,
-                at,
-            } => CStmt::Load {
-                ops,
-                value: self.value_reg(*value),
-                m: self.mref(*mem, *at),
-                index: self.reg(*index),
-                is: is(self, *index),
-                acquire: order.order.acquires(),
-                atomic: true,
-            },
-            Stmt::Store {
-                mem,
-                index,
-                value,
-                at,
-            } => CStmt::Store {
-                ops,
-                m: self.mref(*mem, *at),
-                index: self.reg(*index),
-                is: is(self, *index),
-                value: self.reg(*value),
-            },
-            // Every atomic is sequentially consistent here (`atomic_rmw`), whatever the order.
-            Stmt::Atomic {
-                result,
-                mem,
-                index,
-                op,
-                operand,
-                compare,
-                order: _,
-                at,
-            } => CStmt::Atomic {
-                ops,
-                result: result.map(|v| self.value_reg(v)),
-                m: self.mref(*mem, *at),
-                index: self.reg(*index),
-                is: is(self, *index),
-                op: *op,
-                operand: self.reg(*operand),
-                compare: compare.map(|c| self.reg(c)),
-            },
-            Stmt::If {
-                cond,
-                then,
-                otherwise,
-            } => CStmt::If {
-                ops,
-                cond: self.reg(*cond),
-                exits: block_exits(then) || block_exits(otherwise),
-                then: self.block(then),
-                els: self.block(otherwise),
-            },
-            Stmt::For {
-                id,
-                var,
-                start,
-                end,
-                step,
-                body,
-            } => CStmt::For {
-                ops,
-                id: *id,
-                var: self.value_reg(*var),
-                start: self.reg(*start),
-                end: self.reg(*end),
-                step: self.reg(*step),
-                s: is(self, *start),
-                exits: block_exits(body),
-                body: self.block(body),
-            },
-            Stmt::Loop { id, body } => CStmt::Loop {
-                id: *id,
-                exits: block_exits(body),
-                body: self.block(body),
-            },
-            Stmt::Break(id) => CStmt::Break(*id),
-            Stmt::Continue(id) => CStmt::Continue(*id),
-            Stmt::Return => CStmt::Return,
-            Stmt::Barrier(_) => CStmt::Barrier,
-            Stmt::MemFence { .. } => CStmt::Fence,
-            Stmt::Group {
-                value,
-                op,
-                scope,
-                arg,
-                source,
-            } => CStmt::Group {
-                ops,
-                value: self.value_reg(*value),
-                op: *op,
-                scope: *scope,
-                arg: self.reg(*arg),
-                source: source.map(|x| self.reg(x)),
-                ty: self.f.exprs.ty(*arg),
-            },
-        }
-    }
-}
+use std::sync::atomic::{AtomicBool, Ordering};
 
 impl Program {
-    /// Lowers a validated function.
-    pub(crate) fn lower(vf: &ValidFunction) -> Result<Program> {
-        let f = vf.function();
-        let decls = super::Decls::new(f)?;
-        let n_exprs = f.exprs.len() as u32;
-        let mut once = Vec::new();
-        let mut per_group = Vec::new();
-        let mut avail = HashSet::new();
-        for (id, e, _) in f.exprs.iter() {
-            let dst = id.0;
-            let op = match e {
-                Expr::Literal(l) => Op::Lit { dst, lit: *l },
-                Expr::Param(p) => Op::Param {
-                    dst,
-                    p: *p as usize,
-                },
-                Expr::BufferLen(p) => Op::BufLen {
-                    dst,
-                    p: *p as usize,
-                },
-                Expr::Builtin(b) => Op::Builtin { dst, b: *b },
-                _ => continue,
-            };
-            let group_dependent = matches!(
-                e,
-                Expr::Builtin(Builtin::GlobalId(_) | Builtin::GroupId(_) | Builtin::GroupLinearId)
-            );
-            if group_dependent {
-                per_group.push(op)
-            } else {
-                once.push(op)
-            }
-            avail.insert(id);
-        }
-        let mut l = Lowering {
-            f,
-            n_exprs,
-            avail,
-            scopes: vec![Vec::new()],
-        };
-        let body = l.block(&f.body);
-        Ok(Program {
-            decls,
-            once,
-            per_group,
-            body,
-            n_regs: (n_exprs as usize) + f.values.len(),
-            private_is_var: f.privates.iter().map(|d| d.len.is_none()).collect(),
-            checked: f.is_checked(),
-            cross_group: !orders_memory(&f.body),
-        })
-    }
-
     /// Whether the program keeps shadow memory (checked mode).
     pub(crate) fn checked(&self) -> bool {
         self.checked
     }
 
-    /// Runs the program over `range` with resolved arguments.
     /// Runs the program over `range` with resolved arguments; stops between work-groups with
     /// [`Error::Cancelled`] once `cancel` is set.
     pub(crate) fn launch(
@@ -739,22 +52,14 @@ impl Program {
             })
             .collect();
         let stop = AtomicBool::new(false);
-        let mems: Vec<Option<&super::CpuMem>> = args
+        let mems: Vec<Option<&crate::cpu::CpuMem>> = args
             .iter()
             .map(|a| match a {
                 ArgValue::Buffer { mem, .. } => Some(cpu_mem(mem)),
                 _ => None,
             })
             .collect();
-        let shadow = self.checked.then(|| GlobalShadow {
-            bufs: args
-                .iter()
-                .map(|a| match a {
-                    ArgValue::Buffer { .. } => (0..SHARDS).map(|_| Default::default()).collect(),
-                    _ => Vec::new(),
-                })
-                .collect(),
-        });
+        let shadow = self.checked.then(|| GlobalShadow::new(args));
         let ctx = Ctx {
             prog: self,
             args,
@@ -766,7 +71,7 @@ impl Program {
             global: range.global_size(),
             stop: &stop,
         };
-        super::run_groups(
+        crate::cpu::run_groups(
             total,
             &self.decls.name,
             cancel,
@@ -788,37 +93,41 @@ struct Global {
 unsafe impl Sync for Global {}
 unsafe impl Send for Global {}
 
-struct Ctx<'a> {
-    prog: &'a Program,
+/// What every worker of a launch reads.
+pub(super) struct Ctx<'a> {
+    pub(super) prog: &'a Program,
     args: &'a [ArgValue],
     /// The buffers' memory (for which bytes were written, in checked mode).
-    mems: &'a [Option<&'a super::CpuMem>],
-    shadow: Option<&'a GlobalShadow>,
+    pub(super) mems: &'a [Option<&'a crate::cpu::CpuMem>],
+    pub(super) shadow: Option<&'a GlobalShadow>,
     globals: &'a [Global],
-    local: [usize; 3],
+    pub(super) local: [usize; 3],
     groups: [usize; 3],
     global: [usize; 3],
     stop: &'a AtomicBool,
 }
 
+/// Loop state: which work-items left the loop or ended the iteration.
 struct Frame {
     id: LoopId,
     broken: Vec<bool>,
     continued: Vec<bool>,
 }
 
-struct Worker<'a> {
-    c: &'a Ctx<'a>,
-    lanes: usize,
+/// One thread's state: the registers, local and private memory and masks of the work-group
+/// it runs.
+pub(super) struct Worker<'a> {
+    pub(super) c: &'a Ctx<'a>,
+    pub(super) lanes: usize,
     regs: Vec<Column>,
     locals: Vec<Column>,
     local_lens: Vec<u64>,
     privates: Vec<Column>,
     returned: Vec<bool>,
     frames: Vec<Frame>,
-    group: [u32; 3],
+    pub(super) group: [u32; 3],
     masks: Vec<Vec<bool>>,
-    idx: Vec<i64>,
+    pub(super) idx: Vec<i64>,
     /// `local_id(d)` of every lane, computed once.
     lids: [Vec<u32>; 3],
     /// A mask with every work-item active.
@@ -826,36 +135,9 @@ struct Worker<'a> {
     /// Checked mode: barriers and collectives passed by the work-group, the shadow of each
     /// local array's elements, and which private array elements each work-item wrote (element
     /// `i` of lane `l` at `i * lanes + l`).
-    phase: u32,
-    local_cells: Vec<Vec<Cell>>,
-    private_init: Vec<Vec<bool>>,
-}
-
-macro_rules! words {
-    ($size:expr, $W:ident, $A:ident => $body:expr) => {
-        match $size {
-            1 => {
-                type $W = u8;
-                type $A = AtomicU8;
-                $body
-            }
-            2 => {
-                type $W = u16;
-                type $A = AtomicU16;
-                $body
-            }
-            4 => {
-                type $W = u32;
-                type $A = AtomicU32;
-                $body
-            }
-            _ => {
-                type $W = u64;
-                type $A = AtomicU64;
-                $body
-            }
-        }
-    };
+    pub(super) phase: u32,
+    pub(super) local_cells: Vec<Vec<Cell>>,
+    pub(super) private_init: Vec<Vec<bool>>,
 }
 
 impl<'a> Worker<'a> {
@@ -925,8 +207,8 @@ impl<'a> Worker<'a> {
         Ok(w)
     }
 
-    fn item(&self, l: usize) -> WorkItem {
-        super::work_item(l, self.c.local, self.group)
+    pub(super) fn item(&self, l: usize) -> WorkItem {
+        crate::cpu::work_item(l, self.c.local, self.group)
     }
 
     fn fault(&self, l: usize, message: impl Into<String>) -> Error {
@@ -938,12 +220,7 @@ impl<'a> Worker<'a> {
     }
 
     fn run_group(&mut self, g: usize) -> Result<()> {
-        let [gx, gy, _] = self.c.groups;
-        self.group = [
-            (g % gx) as u32,
-            ((g / gx) % gy) as u32,
-            (g / (gx * gy)) as u32,
-        ];
+        self.group = semantics::group_id(g, self.c.groups);
         let all = std::mem::take(&mut self.all);
         let per_group = &self.c.prog.per_group;
         let r = self.run_ops(per_group, &all);
@@ -1083,7 +360,7 @@ impl<'a> Worker<'a> {
                         b => {
                             let size = n as u32;
                             self.leaf_u32(*dst, |l| {
-                                b.sub_group_value(l as u32, size, super::SUB_GROUP_SIZE)
+                                b.sub_group_value(l as u32, size, crate::cpu::SUB_GROUP_SIZE)
                                     .expect("the other built-ins are matched above")
                             })
                         }
@@ -1114,17 +391,7 @@ impl<'a> Worker<'a> {
                     );
                     self.regs[*dst as usize] = out;
                     if let Err(EvalError::DivisionByZero(i)) = r {
-                        return Err(self.fault(
-                            i % n,
-                            format!(
-                                "integer {} by zero",
-                                if *op == BinaryOp::Div {
-                                    "division"
-                                } else {
-                                    "remainder"
-                                }
-                            ),
-                        ));
+                        return Err(self.fault(i % n, semantics::div_by_zero(*op == BinaryOp::Div)));
                     }
                 }
                 Op::Select {
@@ -1285,7 +552,7 @@ impl<'a> Worker<'a> {
         }
     }
 
-    fn mem_what(&self, m: MemRef) -> String {
+    pub(super) fn mem_what(&self, m: MemRef) -> String {
         self.c.prog.decls.mem_what(m.shown)
     }
 
@@ -1543,108 +810,10 @@ impl<'a> Worker<'a> {
         Ok(())
     }
 
-    /// Checked mode: records the accesses of the active lanes (their indices in `self.idx`,
-    /// already checked) in shadow memory, reporting the first data race or read of memory
-    /// nobody wrote.
-    fn shadow(&mut self, m: MemRef, kind: Kind, mask: &[bool]) -> Result<()> {
-        let n = self.lanes;
-        let reads = matches!(kind, Kind::Read | Kind::Atomic | Kind::AtomicRead);
-        for l in (0..n).filter(|&l| mask[l]) {
-            let i = self.idx[l];
-            let me = Acc {
-                group: self.group,
-                lane: l as u32,
-                phase: self.phase,
-                at: m.at,
-            };
-            let (race, uninit) = match m.mem {
-                Mem::Field(_) => unreachable!("a field view is addressed through its buffer"),
-                Mem::Buffer(p) => {
-                    let size = m.elem.scalar.size();
-                    let off = (i as usize * m.stride + m.offset) * size;
-                    let bytes = size * m.elem.width as usize;
-                    let mem = self.c.mems[p as usize].expect("a buffer argument");
-                    let uninit = reads && !mem.is_written(off, bytes);
-                    if kind != Kind::Read {
-                        mem.mark_written(off, bytes);
-                    }
-                    let shards = &self.c.shadow.expect("checked").bufs[p as usize];
-                    let key = off as u64;
-                    let race = shards[(key as usize / size) % SHARDS]
-                        .lock()
-                        .unwrap()
-                        .entry(key)
-                        .or_default()
-                        .touch(me, kind, self.c.prog.cross_group);
-                    (
-                        race,
-                        uninit.then_some("since the buffer was made by Buffer::uninit"),
-                    )
-                }
-                Mem::Local(a) => {
-                    let cell = &mut self.local_cells[a as usize][i as usize];
-                    let uninit = reads && !cell.init;
-                    (
-                        cell.touch(me, kind, false),
-                        uninit.then_some("in this work-group"),
-                    )
-                }
-                Mem::Private(a) => {
-                    let bit = &mut self.private_init[a as usize][i as usize * n + l];
-                    let uninit = reads && !*bit;
-                    *bit |= kind != Kind::Read;
-                    (None, uninit.then_some("by this work-item"))
-                }
-            };
-            if let Some(why) = uninit {
-                return Err(Error::UninitializedRead {
-                    kernel: self.c.prog.decls.name.clone(),
-                    memory: self.mem_what(m),
-                    index: i,
-                    item: self.item(l),
-                    at: m.at,
-                    why,
-                });
-            }
-            if let Some((other, wrote)) = race {
-                let name = |w: bool| if w { "write" } else { "read" };
-                return Err(Error::DataRace {
-                    kernel: self.c.prog.decls.name.clone(),
-                    memory: self.mem_what(m),
-                    index: i,
-                    first: Box::new(RaceAccess::new(
-                        name(wrote),
-                        super::work_item(other.lane as usize, self.c.local, other.group),
-                        other.at,
-                    )),
-                    second: Box::new(RaceAccess::new(
-                        name(kind == Kind::Write),
-                        self.item(l),
-                        m.at,
-                    )),
-                    why: if other.group == self.group {
-                        "with no barrier between them"
-                    } else {
-                        "in different work-groups of one launch"
-                    },
-                });
-            }
-        }
-        Ok(())
-    }
-
     fn check_uniform(&self, mask: &[bool], what: &str) -> Result<()> {
         let reached = mask.iter().filter(|&&m| m).count();
-        if reached != self.lanes {
-            return Err(Error::BarrierDivergence {
-                kernel: self.c.prog.decls.name.clone(),
-                what: what.into(),
-                reached,
-                size: self.lanes,
-                group: self.group,
-            });
-        }
-        Ok(())
+        let name = &self.c.prog.decls.name;
+        semantics::check_uniform(name, what, reached, self.lanes, self.group)
     }
 
     fn group_op(
@@ -1789,7 +958,7 @@ impl<'a> Worker<'a> {
                     with_int!(*s, T => {
                         let st = self.regs[*step as usize].slice::<T>(n);
                         if let Some(l) = (0..n).find(|&l| mask[l] && st[l].is_zero()) {
-                            return Err(self.fault(l, "for loop step is 0; the loop would never end"));
+                            return Err(self.fault(l, semantics::ZERO_STEP));
                         }
                     }, _ => unreachable!("validated: integer counter"));
                     loop {
@@ -1899,168 +1068,4 @@ impl<'a> Worker<'a> {
             }
         }
     }
-}
-
-/// Computes collective `op` of `scope` over the `n` work-items of a work-group, cut into
-/// sub-groups of [`SUB_GROUP_SIZE`](super::SUB_GROUP_SIZE) for [`GroupScope::SubGroup`]:
-/// `arg` holds each work-item's operand (of type `ty`, component-major: component `c` of
-/// work-item `l` at `c * n + l`), `source` each one's second operand (see
-/// [`GroupOp::takes_source`]); the results go to `out` in the same layout. The one definition
-/// of the collectives' results on the CPU backends (the interpreter and the compiled backend).
-/// A broadcast from outside the group fails with the work-item and a message.
-pub(super) fn collective(
-    op: GroupOp,
-    scope: GroupScope,
-    ty: Type,
-    n: usize,
-    arg: &Column,
-    source: Option<&[u32]>,
-    out: &mut Column,
-) -> std::result::Result<(), (usize, String)> {
-    let run = match scope {
-        GroupScope::WorkGroup => n,
-        GroupScope::SubGroup => super::SUB_GROUP_SIZE as usize,
-    };
-    // The groups: runs of consecutive work-items.
-    let groups = (0..n).step_by(run.max(1)).map(|b| b..(b + run).min(n));
-    out.reserve_bytes(n * op.result_type(ty).size());
-    if op.takes_source() {
-        let src = source.expect("validated: the operation has a second operand");
-        let size = ty.scalar.size();
-        let a = arg.bytes();
-        let o = out.bytes_mut();
-        for g in groups {
-            let len = g.len();
-            for l in g.clone() {
-                let (lane, s) = (l - g.start, src[l] as usize);
-                let from = match op {
-                    GroupOp::Broadcast if s >= len => {
-                        let message = match scope {
-                            GroupScope::WorkGroup => format!(
-                                "group_broadcast from work-item {s}, but the work-group has {len}"
-                            ),
-                            GroupScope::SubGroup => format!(
-                                "sub_group_broadcast from lane {s}, but the sub-group has {len}"
-                            ),
-                        };
-                        return Err((l, message));
-                    }
-                    GroupOp::Broadcast | GroupOp::Shuffle => Some(s),
-                    GroupOp::ShuffleXor => Some(lane ^ s),
-                    GroupOp::ShuffleUp => lane.checked_sub(s),
-                    _ => lane.checked_add(s),
-                };
-                let from = g.start + from.filter(|&f| f < len).unwrap_or(lane);
-                for c in 0..ty.width as usize {
-                    let (from, to) = ((c * n + from) * size, (c * n + l) * size);
-                    o[to..to + size].copy_from_slice(&a[from..from + size]);
-                }
-            }
-        }
-        return Ok(());
-    }
-    if matches!(op, GroupOp::Any | GroupOp::All | GroupOp::Ballot) {
-        let a = arg.slice::<u8>(n);
-        let mut bits = vec![0u32; n];
-        let mut flags = vec![0u8; n];
-        for g in groups {
-            let r = match op {
-                GroupOp::Any => a[g.clone()].iter().any(|&x| x != 0),
-                GroupOp::All => a[g.clone()].iter().all(|&x| x != 0),
-                _ => {
-                    let m = (g.clone())
-                        .filter(|&l| a[l] != 0)
-                        .fold(0u32, |m, l| m | 1 << (l - g.start));
-                    bits[g].fill(m);
-                    continue;
-                }
-            };
-            flags[g].fill(r as u8);
-        }
-        if op == GroupOp::Ballot {
-            out.slice_mut::<u32>(n).copy_from_slice(&bits);
-        } else {
-            out.slice_mut::<u8>(n).copy_from_slice(&flags);
-        }
-        return Ok(());
-    }
-    let s = ty.scalar;
-    with_scalar!(s, T => {
-        let a = arg.slice::<T>(n);
-        let o = out.slice_mut::<T>(n);
-        let (init, f): (T, fn(T, T) -> T) = match op {
-            GroupOp::ReduceAdd | GroupOp::ScanInclusiveAdd | GroupOp::ScanExclusiveAdd => (T::zero(), T::add),
-            GroupOp::ReduceMin | GroupOp::ScanInclusiveMin | GroupOp::ScanExclusiveMin => (T::greatest(), T::min_),
-            _ => (T::least(), T::max_),
-        };
-        for g in groups {
-            let mut acc = init;
-            if op.is_reduce() {
-                for &x in &a[g.clone()] {
-                    acc = f(acc, x);
-                }
-                o[g].fill(acc);
-            } else if op.is_exclusive() {
-                for l in g {
-                    o[l] = acc;
-                    acc = f(acc, a[l]);
-                }
-            } else {
-                for l in g {
-                    acc = f(acc, a[l]);
-                    o[l] = acc;
-                }
-            }
-        }
-    });
-    Ok(())
-}
-
-pub(super) fn apply_atomic<T: Num>(op: AtomicOp, old: T, v: T, cmp: Option<T>) -> T {
-    let bits = |x: T| -> u64 {
-        let mut b = [0u8; 8];
-        b[..std::mem::size_of::<T>()].copy_from_slice(bytemuck::bytes_of(&x));
-        u64::from_le_bytes(b)
-    };
-    let from_bits = |b: u64| -> T {
-        bytemuck::pod_read_unaligned(&b.to_le_bytes()[..std::mem::size_of::<T>()])
-    };
-    match op {
-        AtomicOp::Add => old.add(v),
-        AtomicOp::Sub => old.sub(v),
-        AtomicOp::Min => old.min_(v),
-        AtomicOp::Max => old.max_(v),
-        AtomicOp::And => from_bits(bits(old) & bits(v)),
-        AtomicOp::Or => from_bits(bits(old) | bits(v)),
-        AtomicOp::Xor => from_bits(bits(old) ^ bits(v)),
-        AtomicOp::Exchange => v,
-        AtomicOp::CompareExchange => {
-            if bits(old) == bits(cmp.expect("validated")) {
-                v
-            } else {
-                old
-            }
-        }
-    }
-}
-
-/// Atomically replaces element `i` (of `T`'s size) at `base` by `f(old)`; returns the old value.
-///
-/// # Safety
-/// `base` must point to memory that holds at least `i + 1` elements of `T` and is only accessed
-/// atomically.
-pub(super) unsafe fn atomic_rmw<T: Num>(base: *const u8, i: usize, f: impl Fn(T) -> T) -> T {
-    words!(std::mem::size_of::<T>(), W, A => {
-        let cell = &*(base as *const A).add(i);
-        let mut cur: W = cell.load(Ordering::Relaxed);
-        loop {
-            let old: T = bytemuck::pod_read_unaligned(&bytemuck::bytes_of(&cur)[..std::mem::size_of::<T>()]);
-            let new: W = bytemuck::pod_read_unaligned(&bytemuck::bytes_of(&f(old))[..std::mem::size_of::<W>()]);
-            // Sequentially consistent whatever the IR asks for (`ir::AtomicOrder`).
-            match cell.compare_exchange_weak(cur, new, Ordering::SeqCst, Ordering::Relaxed) {
-                Ok(_) => return old,
-                Err(x) => cur = x,
-            }
-        }
-    })
 }

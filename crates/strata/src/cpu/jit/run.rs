@@ -1,0 +1,527 @@
+//! Launching a compiled kernel, and the group level: what runs between regions.
+//!
+//! [`JitProgram::launch`] spreads the work-groups over rayon's thread pool, one [`Worker`] per
+//! thread. For each work-group the worker calls the regions' functions and runs what sits
+//! between them (barriers, collectives, and the `if`s and loops that contain them) under the
+//! same execution masks as the interpreter, reading and writing the work-items' records.
+
+#![allow(clippy::needless_range_loop)] // lane loops index several per-work-item arrays
+
+use super::plan::{Node, Slot};
+use super::{simd, Env, Fault, JitProgram, MemArg, RegionFn, Site};
+use crate::cpu::cpu_mem;
+use crate::cpu::semantics::{self, collective};
+use crate::error::{Error, Result, WorkItem};
+use crate::ir::eval::{with_int, Column, Num};
+use crate::ir::{LoopId, Scalar};
+use crate::runtime::{ArgValue, NdRange};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+impl JitProgram {
+    /// Runs the program over `range` with resolved arguments; stops between work-groups (and
+    /// in every `loop` iteration) with [`Error::Cancelled`] once `cancel` is set.
+    pub(crate) fn launch(
+        &self,
+        range: NdRange,
+        args: &[ArgValue],
+        cancel: &AtomicBool,
+    ) -> Result<()> {
+        if range.is_empty() {
+            return Ok(());
+        }
+        let local = range.local_size().expect("resolved range");
+        let groups = range.groups();
+        let total = range.group_count();
+        let bufs: Vec<MemArg> = args
+            .iter()
+            .map(|a| match a {
+                ArgValue::Buffer { mem, len, .. } => MemArg {
+                    base: cpu_mem(mem).base() as *mut u8,
+                    len: *len,
+                },
+                _ => MemArg {
+                    base: std::ptr::null_mut(),
+                    len: 0,
+                },
+            })
+            .collect();
+        let scalars: Vec<u64> = args
+            .iter()
+            .map(|a| match a {
+                ArgValue::Scalar(l) => l.bits,
+                ArgValue::LocalLen(n) => *n as u64,
+                ArgValue::Buffer { .. } => 0,
+            })
+            .collect();
+        let stop = AtomicBool::new(false);
+        let shared = Shared {
+            bufs: bufs.as_ptr(),
+            scalars: &scalars,
+            args,
+            local,
+            groups,
+            stop: &stop,
+            cancel,
+        };
+        crate::cpu::run_groups(
+            total,
+            &self.decls.name,
+            cancel,
+            &stop,
+            || Ok(Worker::new(self, &shared)),
+            |w, g| w.run_group(g),
+        )
+    }
+
+    fn cancelled(&self) -> Error {
+        Error::Cancelled {
+            kernel: self.decls.name.clone(),
+        }
+    }
+}
+
+/// What every worker of a launch reads.
+struct Shared<'a> {
+    bufs: *const MemArg,
+    scalars: &'a [u64],
+    args: &'a [ArgValue],
+    local: [usize; 3],
+    groups: [usize; 3],
+    stop: &'a AtomicBool,
+    cancel: &'a AtomicBool,
+}
+
+// SAFETY: the buffer pointers point into `CpuMem`s kept alive by the launch command for the
+// whole launch; compiled code accesses them with plain word loads and stores, as the
+// interpreter's relaxed atomics do on x86-64 and AArch64.
+unsafe impl Sync for Shared<'_> {}
+
+/// Group-level loop state: which work-items left the loop or ended the iteration.
+struct Frame {
+    /// Record offsets of the loop's `broken` and `continued` flags.
+    flags: (u32, u32),
+}
+
+/// One thread's state: the records, local memory and masks of the work-group it runs.
+struct Worker<'a> {
+    p: &'a JitProgram,
+    s: &'a Shared<'a>,
+    lanes: usize,
+    records: Vec<u64>,
+    locals: Vec<Vec<u64>>,
+    _local_args: Vec<MemArg>,
+    fault: Box<Fault>,
+    panic: Box<Option<String>>,
+    env: Box<Env>,
+    frames: Vec<Frame>,
+    masks: Vec<Vec<u8>>,
+    all: Vec<u8>,
+}
+
+impl<'a> Worker<'a> {
+    fn new(p: &'a JitProgram, s: &'a Shared<'a>) -> Worker<'a> {
+        let lanes: usize = s.local.iter().product();
+        let mut locals = Vec::new();
+        let mut local_args = Vec::new();
+        for (i, (elem, _, _)) in p.decls.locals.iter().enumerate() {
+            let n = p.decls.local_len(i, s.args);
+            let mut v = vec![0u64; (n as usize * elem.size()).div_ceil(8).max(1)];
+            local_args.push(MemArg {
+                base: v.as_mut_ptr() as *mut u8,
+                len: n,
+            });
+            locals.push(v);
+        }
+        let mut records = vec![0u64; (lanes * p.plan.record).div_ceil(8).max(1)];
+        let mut fault = Box::new(Fault::default());
+        let mut panic = Box::new(None);
+        let env = Box::new(Env {
+            bufs: s.bufs,
+            scalars: s.scalars.as_ptr(),
+            locals: local_args.as_ptr(),
+            records: records.as_mut_ptr() as *mut u8,
+            local: s.local.map(|x| x as u32),
+            group: [0; 3],
+            groups: s.groups.map(|x| x as u32),
+            _pad: 0,
+            fault: &mut *fault,
+            stop: s.stop,
+            cancel: s.cancel,
+            program: p,
+            panic: &mut *panic,
+        });
+        Worker {
+            p,
+            s,
+            lanes,
+            records,
+            locals,
+            _local_args: local_args,
+            fault,
+            panic,
+            env,
+            frames: Vec::new(),
+            masks: Vec::new(),
+            all: vec![1; lanes],
+        }
+    }
+
+    fn item(&self, l: usize) -> WorkItem {
+        crate::cpu::work_item(l, self.s.local, self.env.group)
+    }
+
+    fn fault(&self, l: usize, message: impl Into<String>) -> Error {
+        Error::KernelFault {
+            kernel: self.p.decls.name.clone(),
+            message: message.into(),
+            item: self.item(l),
+        }
+    }
+
+    /// The error a region reported.
+    fn region_error(&mut self) -> Error {
+        let f = *self.fault;
+        let l = f.lane as usize;
+        match &self.p.sites[f.site as usize] {
+            Site::OutOfBounds { mem, scalar, at } => {
+                let index = if *scalar == Scalar::U64 && f.index < 0 {
+                    i64::MAX
+                } else {
+                    f.index
+                };
+                Error::OutOfBounds {
+                    kernel: self.p.decls.name.clone(),
+                    memory: self.p.decls.mem_what(*mem),
+                    index,
+                    len: f.len,
+                    item: self.item(l),
+                    at: *at,
+                }
+            }
+            Site::DivByZero(div) => self.fault(l, semantics::div_by_zero(*div)),
+            Site::ZeroStep => self.fault(l, semantics::ZERO_STEP),
+            Site::StubPanic(name) => {
+                // The interpreter lets the panic reach the queue, which reports it as
+                // `Panicked`; the same error here, with the work-item.
+                let why = self.panic.take().unwrap_or_default();
+                Error::Panicked {
+                    backend: "cpu",
+                    message: format!(
+                        "{why} (in the CPU body of stub function `{name}`, kernel `{}`, {})",
+                        self.p.decls.name,
+                        self.item(l)
+                    ),
+                }
+            }
+            Site::Stopped => self.p.cancelled(),
+        }
+    }
+
+    fn call(&mut self, region: usize, mask: &[u8]) -> Result<()> {
+        self.call_fn(self.p.regions[region], mask)
+    }
+
+    fn call_fn(&mut self, f: RegionFn, mask: &[u8]) -> Result<()> {
+        // SAFETY: the region was compiled for this program; `env` points at this worker's
+        // records, local memory and the launch's buffers, all sized for this launch.
+        let status = unsafe { f(&*self.env, mask.as_ptr()) };
+        if status == 0 {
+            Ok(())
+        } else {
+            Err(self.region_error())
+        }
+    }
+
+    fn run_group(&mut self, g: usize) -> Result<()> {
+        self.env.group = semantics::group_id(g, self.s.groups);
+        self.records.fill(0);
+        for l in &mut self.locals {
+            l.fill(0);
+        }
+        let all = std::mem::take(&mut self.all);
+        let r = if self.p.plan.simple {
+            match self.p.vector {
+                Some(v) if self.s.local[0].is_multiple_of(simd::LANES as usize) => {
+                    self.call_fn(v, &all)
+                }
+                _ => self.call(0, &all),
+            }
+        } else {
+            let tree = &self.p.plan.tree;
+            self.exec_block(tree, &all)
+        };
+        self.all = all;
+        r
+    }
+
+    fn rec(&self, l: usize, off: u32) -> *const u8 {
+        // SAFETY (of callers' reads): `l < lanes` and `off` lies inside the record.
+        unsafe { (self.records.as_ptr() as *const u8).add(l * self.p.plan.record + off as usize) }
+    }
+
+    fn rec_mut(&mut self, l: usize, off: u32) -> *mut u8 {
+        let r = self.p.plan.record;
+        unsafe { (self.records.as_mut_ptr() as *mut u8).add(l * r + off as usize) }
+    }
+
+    fn flag(&self, l: usize, off: u32) -> bool {
+        // SAFETY: a flag byte of lane `l`'s record.
+        unsafe { *self.rec(l, off) != 0 }
+    }
+
+    fn take_mask(&mut self) -> Vec<u8> {
+        self.masks.pop().unwrap_or_else(|| vec![0; self.lanes])
+    }
+
+    /// Clears in `mask` the work-items that returned, or left (or ended the iteration of) an
+    /// enclosing group-level loop.
+    fn keep_alive(&self, mask: &mut [u8]) {
+        let plan = &self.p.plan;
+        for (l, m) in mask.iter_mut().enumerate() {
+            if *m == 0 {
+                continue;
+            }
+            let mut gone = self.flag(l, plan.returned);
+            for f in &self.frames {
+                let (b, c) = f.flags;
+                gone |= self.flag(l, b) | self.flag(l, c);
+            }
+            if gone {
+                *m = 0;
+            }
+        }
+    }
+
+    fn exec_block(&mut self, nodes: &'a [Node], entry: &[u8]) -> Result<()> {
+        let mut mask = self.take_mask();
+        mask.copy_from_slice(entry);
+        let mut r = Ok(());
+        for n in nodes {
+            if !mask.iter().any(|&m| m != 0) {
+                break;
+            }
+            r = self.exec(n, &mask);
+            if r.is_err() {
+                break;
+            }
+            if self.p.plan.may_exit(n) {
+                self.keep_alive(&mut mask);
+            }
+        }
+        self.masks.push(mask);
+        r
+    }
+
+    fn check_uniform(&self, mask: &[u8], what: &str) -> Result<()> {
+        let reached = mask.iter().filter(|&&m| m != 0).count();
+        let name = &self.p.decls.name;
+        semantics::check_uniform(name, what, reached, self.lanes, self.env.group)
+    }
+
+    /// The column (component-major, as the interpreter keeps it) of a record slot.
+    fn column(&self, s: Slot) -> Column {
+        let n = self.lanes;
+        let size = s.ty.scalar.size();
+        let mut c = Column::zeroed(n * s.ty.size());
+        let out = c.bytes_mut();
+        for l in 0..n {
+            for k in 0..s.ty.width as usize {
+                // SAFETY: component `k` of the slot in lane `l`'s record.
+                let src =
+                    unsafe { std::slice::from_raw_parts(self.rec(l, s.off).add(k * size), size) };
+                let to = (k * n + l) * size;
+                out[to..to + size].copy_from_slice(src);
+            }
+        }
+        c
+    }
+
+    fn set_column(&mut self, s: Slot, c: &Column, mask: &[u8]) {
+        let n = self.lanes;
+        let size = s.ty.scalar.size();
+        for l in (0..n).filter(|&l| mask[l] != 0) {
+            for k in 0..s.ty.width as usize {
+                let from = (k * n + l) * size;
+                let dst = self.rec_mut(l, s.off);
+                // SAFETY: component `k` of the slot in lane `l`'s record.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(
+                        c.bytes()[from..].as_ptr(),
+                        dst.add(k * size),
+                        size,
+                    )
+                };
+            }
+        }
+    }
+
+    fn clear_flags(&mut self, id: LoopId, broken: bool) {
+        let (b, c) = self.p.plan.loop_flags[&id];
+        for l in 0..self.lanes {
+            if broken {
+                // SAFETY: flag bytes of lane `l`'s record.
+                unsafe { *self.rec_mut(l, b) = 0 };
+            }
+            unsafe { *self.rec_mut(l, c) = 0 };
+        }
+    }
+
+    fn exec(&mut self, node: &'a Node, mask: &[u8]) -> Result<()> {
+        let n = self.lanes;
+        match node {
+            Node::Region(i) => self.call(*i, mask),
+            Node::Barrier => self.check_uniform(mask, "barrier"),
+            Node::Group {
+                value,
+                op,
+                scope,
+                arg,
+                source,
+            } => {
+                self.check_uniform(mask, op.name(*scope))?;
+                let a = self.column(*arg);
+                let src = source.map(|s| self.column(s));
+                let mut out = Column::default();
+                let r = collective(
+                    *op,
+                    *scope,
+                    arg.ty,
+                    n,
+                    &a,
+                    src.as_ref().map(|c| c.slice::<u32>(n)),
+                    &mut out,
+                );
+                if let Err((l, message)) = r {
+                    return Err(self.fault(l, message));
+                }
+                self.set_column(*value, &out, mask);
+                Ok(())
+            }
+            Node::If { cond, then, els } => {
+                let (mut yes, mut no) = (self.take_mask(), self.take_mask());
+                for l in 0..n {
+                    let c = self.flag(l, cond.off);
+                    yes[l] = (mask[l] != 0 && c) as u8;
+                    no[l] = (mask[l] != 0 && !c) as u8;
+                }
+                let mut r = Ok(());
+                if yes.iter().any(|&m| m != 0) {
+                    r = self.exec_block(then, &yes);
+                }
+                if r.is_ok() && no.iter().any(|&m| m != 0) {
+                    r = self.exec_block(els, &no);
+                }
+                self.masks.push(yes);
+                self.masks.push(no);
+                r
+            }
+            Node::Loop { id, body } => {
+                self.frames.push(Frame {
+                    flags: self.p.plan.loop_flags[id],
+                });
+                self.clear_flags(*id, true);
+                let mut iter = self.take_mask();
+                let r = (|| -> Result<()> {
+                    loop {
+                        iter.copy_from_slice(mask);
+                        self.keep_alive(&mut iter);
+                        if !iter.iter().any(|&m| m != 0) {
+                            return Ok(());
+                        }
+                        if self.s.stop.load(Ordering::Relaxed) {
+                            return Ok(());
+                        }
+                        if self.s.cancel.load(Ordering::Acquire) {
+                            return Err(self.p.cancelled());
+                        }
+                        self.exec_block(body, &iter)?;
+                        self.clear_flags(*id, false);
+                    }
+                })();
+                self.masks.push(iter);
+                self.frames.pop();
+                r
+            }
+            Node::For {
+                id,
+                var,
+                start,
+                end,
+                step,
+                body,
+            } => {
+                let s = var.ty.scalar;
+                for l in (0..n).filter(|&l| mask[l] != 0) {
+                    let size = s.size();
+                    let src = self.rec(l, start.off);
+                    let dst = self.rec_mut(l, var.off);
+                    // SAFETY: two slots of the same scalar type in lane `l`'s record.
+                    unsafe { std::ptr::copy_nonoverlapping(src, dst, size) };
+                }
+                with_int!(s, T => {
+                    for l in (0..n).filter(|&l| mask[l] != 0) {
+                        // SAFETY: the step slot holds a `T`.
+                        let st: T = unsafe { std::ptr::read_unaligned(self.rec(l, step.off) as *const T) };
+                        if st.is_zero() {
+                            return Err(self.fault(l, semantics::ZERO_STEP));
+                        }
+                    }
+                }, _ => unreachable!("validated: integer counter"));
+                self.frames.push(Frame {
+                    flags: self.p.plan.loop_flags[id],
+                });
+                self.clear_flags(*id, true);
+                let mut iter = self.take_mask();
+                let (broken, _) = self.p.plan.loop_flags[id];
+                let r = (|| -> Result<()> {
+                    loop {
+                        iter.copy_from_slice(mask);
+                        self.keep_alive(&mut iter);
+                        let mut any = false;
+                        with_int!(s, T => {
+                            for l in 0..n {
+                                if iter[l] == 0 {
+                                    continue;
+                                }
+                                // SAFETY: the counter, bound and step slots hold `T`s.
+                                let (v, e, st): (T, T, T) = unsafe {
+                                    (
+                                        std::ptr::read_unaligned(self.rec(l, var.off) as *const T),
+                                        std::ptr::read_unaligned(self.rec(l, end.off) as *const T),
+                                        std::ptr::read_unaligned(self.rec(l, step.off) as *const T),
+                                    )
+                                };
+                                let go = if st > T::zero() { v < e } else { v > e };
+                                if go {
+                                    any = true;
+                                } else {
+                                    iter[l] = 0;
+                                    // SAFETY: the flag byte of lane `l`.
+                                    unsafe { *self.rec_mut(l, broken) = 1 };
+                                }
+                            }
+                        }, _ => unreachable!());
+                        if !any {
+                            return Ok(());
+                        }
+                        self.exec_block(body, &iter)?;
+                        self.clear_flags(*id, false);
+                        with_int!(s, T => {
+                            for l in (0..n).filter(|&l| mask[l] != 0) {
+                                let p = self.rec_mut(l, var.off) as *mut T;
+                                // SAFETY: the counter and step slots hold `T`s.
+                                unsafe {
+                                    let st: T = std::ptr::read_unaligned(self.rec(l, step.off) as *const T);
+                                    std::ptr::write_unaligned(p, std::ptr::read_unaligned(p).add(st));
+                                }
+                            }
+                        }, _ => unreachable!());
+                    }
+                })();
+                self.masks.push(iter);
+                self.frames.pop();
+                r
+            }
+        }
+    }
+}
