@@ -2,7 +2,7 @@
 //! unrolled when the kernel is built, device loops are recorded), their `#[host]` / `#[device]`
 //! statements, and `break` / `continue` to a loop of either kind.
 
-use super::{bind_pat, block_tail, err, s, strip_parens, Cx, Kind, Loop};
+use super::{bind_pat, block_tail, err, strip_parens, Cx, Kind, Loop};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned, ToTokens};
 use syn::spanned::Spanned;
@@ -32,23 +32,22 @@ impl Cx {
             };
             return quote_spanned!(i.if_token.span=> if #c #then #els);
         }
-        let st = s();
         let c = self.expr(&i.cond);
         self.depth += 1;
         let then = self.block(&i.then_branch, false);
         let els = match &i.else_branch {
             None => quote!(),
-            Some((_, e)) => {
+            Some((else_token, e)) => {
                 let e = match &**e {
                     Expr::If(ei) => self.if_stmt(ei),
                     Expr::Block(b) => self.block(&b.block, false),
                     other => self.expr_stmt(other),
                 };
-                quote!(.else_(|| { #e; }))
+                quote_spanned!(else_token.span=> .else_(|| { #e; }))
             }
         };
         self.depth -= 1;
-        quote_spanned!(i.if_token.span=> { #st::builder::if_(#c, || #then) #els; })
+        quote_spanned!(i.if_token.span=> { ::strata::builder::if_(#c, || #then) #els; })
     }
 
     /// An `if` whose value is used.
@@ -71,7 +70,6 @@ impl Cx {
             let e = self.value_arm(els, name);
             return quote!(if #c #then else { #e });
         }
-        let st = s();
         let pure = i.then_branch.stmts.len() == 1
             && block_tail(&i.then_branch).is_some_and(|t| self.is_pure(t))
             && self.is_pure(els);
@@ -79,7 +77,7 @@ impl Cx {
         if pure {
             let a = self.expr(block_tail(&i.then_branch).expect("tail"));
             let b = self.value_arm(els, name);
-            return quote_spanned!(i.if_token.span=> #st::__macro_support::select(#c, #a, #b));
+            return quote_spanned!(i.if_token.span=> ::strata::__macro_support::select(#c, #a, #b));
         }
         let slot = self.fresh("slot");
         self.depth += 1;
@@ -87,8 +85,8 @@ impl Cx {
         let e = self.value_arm(els, name);
         self.depth -= 1;
         quote_spanned!(i.if_token.span=> {
-            let #slot = #st::__macro_support::Slot::new(#name);
-            #st::builder::if_(#c, || #slot.put(#then)).else_(|| #slot.put({ #e }));
+            let #slot = ::strata::__macro_support::Slot::new(#name);
+            ::strata::builder::if_(#c, || #slot.put(#then)).else_(|| #slot.put({ #e }));
             #slot.get()
         })
     }
@@ -115,7 +113,7 @@ impl Cx {
                 let id = format_ident!("__strata_loop_{}", name);
                 (
                     Some(name),
-                    quote!(#[allow(unused_variables)] let #id = ::strata::builder::current_loop();),
+                    quote_spanned!(l.span()=> #[allow(unused_variables)] let #id = ::strata::builder::current_loop();),
                 )
             }
             None => (None, quote!()),
@@ -153,7 +151,6 @@ impl Cx {
     }
 
     pub(super) fn for_loop(&mut self, f: &syn::ExprForLoop) -> TokenStream {
-        let st = s();
         if let Some(e) = self.check_loop_attr(&f.attrs, !self.is_host(&f.expr), "for", &f.expr) {
             return e;
         }
@@ -234,10 +231,10 @@ impl Cx {
         self.depth -= 1;
         match sv {
             None => {
-                quote_spanned!(f.for_token.span=> #st::__macro_support::for_range(#a, #b, |#pat| #body))
+                quote_spanned!(f.for_token.span=> ::strata::__macro_support::for_range(#a, #b, |#pat| #body))
             }
             Some(s) => {
-                quote_spanned!(f.for_token.span=> #st::__macro_support::for_step(#a, #b, #s, |#pat| #body))
+                quote_spanned!(f.for_token.span=> ::strata::__macro_support::for_step(#a, #b, #s, |#pat| #body))
             }
         }
     }
@@ -246,7 +243,6 @@ impl Cx {
         if let Expr::Let(l) = &*w.cond {
             return self.error(err(l, "`while let` is not supported in kernels; use `while cond` or `loop` with `if .. { break }`"));
         }
-        let st = s();
         if let Some(e) = self.check_loop_attr(&w.attrs, !self.is_host(&w.cond), "while", &w.cond) {
             return e;
         }
@@ -273,11 +269,10 @@ impl Cx {
         let body = self.block_with(&w.body, prefix);
         self.loops.pop();
         self.depth -= 1;
-        quote_spanned!(w.while_token.span=> #st::builder::while_(|| #c, || #body))
+        quote_spanned!(w.while_token.span=> ::strata::builder::while_(|| #c, || #body))
     }
 
     pub(super) fn loop_loop(&mut self, l: &syn::ExprLoop) -> TokenStream {
-        let st = s();
         if let Some(e) = self.check_loop_attr(&l.attrs, true, "loop", &l.loop_token) {
             return e;
         }
@@ -291,7 +286,7 @@ impl Cx {
         let body = self.block_with(&l.body, prefix);
         self.loops.pop();
         self.depth -= 1;
-        quote_spanned!(l.loop_token.span=> #st::builder::loop_(|| #body))
+        quote_spanned!(l.loop_token.span=> ::strata::builder::loop_(|| #body))
     }
 
     pub(super) fn jump(
@@ -300,7 +295,6 @@ impl Cx {
         label: &Option<syn::Lifetime>,
         brk: bool,
     ) -> TokenStream {
-        let st = s();
         let what = if brk { "break" } else { "continue" };
         let target = match label {
             None => self.loops.len().checked_sub(1),
@@ -319,9 +313,9 @@ impl Cx {
             match label {
                 None => {
                     if brk {
-                        quote_spanned!(tokens.span()=> #st::builder::break_())
+                        quote_spanned!(tokens.span()=> ::strata::builder::break_())
                     } else {
-                        quote_spanned!(tokens.span()=> #st::builder::continue_())
+                        quote_spanned!(tokens.span()=> ::strata::builder::continue_())
                     }
                 }
                 Some(l) => {

@@ -6,7 +6,7 @@ use super::names::{
     BUILTINS, FORMAT_MSG, HEAP_MSG, HEAP_TYPES, NAMED_BUILTINS, PANIC_MSG, SUPPORT_BUILTINS,
 };
 use super::places::is_compound;
-use super::{bind_pat, err, s, Cx, Kind};
+use super::{bind_pat, err, Cx, Kind};
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
@@ -14,7 +14,6 @@ use syn::{BinOp, Expr, Ident, UnOp};
 
 impl Cx {
     pub fn expr(&mut self, e: &Expr) -> TokenStream {
-        let st = s();
         match e {
             Expr::Lit(l) => quote!(#l),
             Expr::Path(p) => match p.path.get_ident() {
@@ -87,7 +86,7 @@ impl Cx {
                         }
                         quote!(#base[#i])
                     }
-                    _ => quote_spanned!(ix.bracket_token.span.join()=> #st::__macro_support::Load::load(&#base, #i)),
+                    _ => quote_spanned!(ix.bracket_token.span.join()=> ::strata::__macro_support::Load::load(&#base, #i)),
                 }
             }
             Expr::If(i) => self.value_if(i, "v"),
@@ -134,12 +133,12 @@ impl Cx {
                         "early `return` with a value is not supported (device functions are inlined); assign the result to a `let mut` variable and make it the last expression",
                     ));
                 }
-                quote_spanned!(r.span()=> #st::builder::return_())
+                quote_spanned!(r.span()=> ::strata::builder::return_())
             }
             Expr::Field(f) => {
                 // `ps[i].vel.x`: one field of an element of a buffer of structs, read alone.
                 if let Some(place) = self.field_place(e) {
-                    return quote_spanned!(f.span()=> #st::builder::FieldAccess::load(&#place));
+                    return quote_spanned!(f.span()=> ::strata::builder::FieldAccess::load(&#place));
                 }
                 // A field of a struct value (`p.vel` after `let p = ps[i];`), or a tuple field.
                 let base = self.expr(&f.base);
@@ -201,7 +200,6 @@ impl Cx {
     }
 
     fn call(&mut self, c: &syn::ExprCall) -> TokenStream {
-        let st = s();
         let args: Vec<TokenStream> = c.args.iter().map(|a| self.expr(a)).collect();
         if let Expr::Path(p) = &*c.func {
             if let Some(first) = p.path.segments.first() {
@@ -223,10 +221,10 @@ impl Cx {
                 }
                 if self.lookup(&f).is_none() {
                     if BUILTINS.contains(&f.as_str()) {
-                        return quote_spanned!(c.span()=> #st::builder::#id #tf (#(#args),*));
+                        return quote_spanned!(c.span()=> ::strata::builder::#id #tf (#(#args),*));
                     }
                     if SUPPORT_BUILTINS.contains(&f.as_str()) {
-                        return quote_spanned!(c.span()=> #st::__macro_support::#id #tf (#(#args),*));
+                        return quote_spanned!(c.span()=> ::strata::__macro_support::#id #tf (#(#args),*));
                     }
                     if f == "var" {
                         return self.error(err(

@@ -12,6 +12,15 @@
 //! device), `stmts` (blocks, statements, `let`), `control` (`if` and loops), `expr`
 //! (expressions and operators), `places` (assignments to memory and variables) and `names`
 //! (the built-ins, and what kernels reject with the messages that say why).
+//!
+//! **Spans.** The builder records where each statement was made with `#[track_caller]`
+//! (`std::panic::Location::caller()`, which becomes the `SourceLoc` of a load, store or atomic
+//! and the place named by a recording error). For a call in generated code that location is
+//! the span of the whole call expression, and a call whose tokens mix the user's spans with
+//! `Span::call_site()` (a `::strata` spliced in from a `quote!`) gets the macro's call site:
+//! the line of the `#[kernel]` attribute. So every call into strata that stands for an
+//! expression of the body is written inside one `quote_spanned!(user_span=> ::strata::..(..))`,
+//! every token of it at the user's span.
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, ToTokens};
@@ -72,10 +81,6 @@ pub struct Cx {
     pub gathers: Vec<(Ident, syn::Type)>,
     fn_name: String,
     tmp: usize,
-}
-
-fn s() -> TokenStream {
-    quote!(::strata)
 }
 
 fn err(tokens: impl ToTokens, msg: &str) -> Error {

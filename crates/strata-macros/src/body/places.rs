@@ -2,7 +2,7 @@
 //! assignments (`y[i] += v`), and the places they write: a memory handle in place position and
 //! one field of an element of a buffer of structs (`ps[i].vel.x`).
 
-use super::{err, s, Cx, Kind};
+use super::{err, Cx, Kind};
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
@@ -10,10 +10,9 @@ use syn::{BinOp, Expr};
 
 impl Cx {
     pub(super) fn assign(&mut self, a: &syn::ExprAssign) -> TokenStream {
-        let st = s();
         if let Some(place) = self.field_place(&a.left) {
             let v = self.expr(&a.right);
-            return quote_spanned!(a.span()=> #st::__macro_support::store_field(&#place, #v));
+            return quote_spanned!(a.span()=> ::strata::__macro_support::store_field(&#place, #v));
         }
         match &*a.left {
             Expr::Path(p) if p.path.get_ident().is_some() => {
@@ -24,9 +23,9 @@ impl Cx {
                         let v = self.expr(&a.right);
                         if self.is_host(&a.right) && self.is_typed_host(&a.right) {
                             // A typed host value converts to the variable's type when it fits.
-                            quote_spanned!(a.span()=> #id.set(#st::__macro_support::staged_for(&#id, #st::__macro_support::Staged(#v))))
+                            quote_spanned!(a.span()=> #id.set(::strata::__macro_support::staged_for(&#id, ::strata::__macro_support::Staged(#v))))
                         } else {
-                            quote_spanned!(a.span()=> #id.set(#st::__macro_support::dev(#v)))
+                            quote_spanned!(a.span()=> #id.set(::strata::__macro_support::dev(#v)))
                         }
                     }
                     Some((Kind::HostMut, depth)) => {
@@ -54,7 +53,7 @@ impl Cx {
                         && self.is_typed_host(&a.right) =>
                     {
                         // A typed host value converts to the element type when it fits.
-                        quote_spanned!(a.span()=> #base.set(#i, #st::__macro_support::staged_elem(&#base, #st::__macro_support::Staged(#v))))
+                        quote_spanned!(a.span()=> #base.set(#i, ::strata::__macro_support::staged_elem(&#base, ::strata::__macro_support::Staged(#v))))
                     }
                     _ => quote_spanned!(a.span()=> #base.set(#i, #v)),
                 }
@@ -78,11 +77,10 @@ impl Cx {
     pub(super) fn compound(&mut self, b: &syn::ExprBinary) -> TokenStream {
         let op = compound_to_binary(&b.op);
         if let Some(place) = self.field_place(&b.left) {
-            let st = s();
             let v = self.expr(&b.right);
             return quote_spanned!(b.span()=> {
                 let __strata_p = #place;
-                #st::__macro_support::store_field(&__strata_p, #st::builder::FieldAccess::load(&__strata_p) #op (#v))
+                ::strata::__macro_support::store_field(&__strata_p, ::strata::builder::FieldAccess::load(&__strata_p) #op (#v))
             });
         }
         match &*b.left {

@@ -4,7 +4,7 @@
 
 use super::names::{NAMED_BUILTINS, SUPPORT_BUILTINS};
 use super::places::is_compound;
-use super::{as_var_call, err, l_span, s, Cx, Kind};
+use super::{as_var_call, err, l_span, Cx, Kind};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
@@ -108,9 +108,9 @@ impl Cx {
                             let v = self.expr(e);
                             let t = self.fresh("t");
                             out.extend(quote!(let #t = #v;));
-                            tmps.push((t, host));
+                            tmps.push((t, host, e.span()));
                         }
-                        for (p, (t, host)) in pt.elems.iter().zip(tmps) {
+                        for (p, (t, host, at)) in pt.elems.iter().zip(tmps) {
                             match p {
                                 Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => {
                                     let id = &pi.ident;
@@ -120,7 +120,7 @@ impl Cx {
                                             out.extend(quote!(let mut #id = #t;));
                                             self.bind(&name, Kind::HostMut);
                                         } else {
-                                            out.extend(quote!(let #id = ::strata::__macro_support::var(#name, #t);));
+                                            out.extend(quote_spanned!(at=> let #id = ::strata::__macro_support::var(#name, #t);));
                                             self.bind(&name, Kind::Var);
                                         }
                                     } else {
@@ -179,7 +179,6 @@ impl Cx {
         force_dev: bool,
     ) -> TokenStream {
         let name = id.to_string();
-        let st = s();
         if !mutable {
             if let Some(t) = self.named_gather(id, ty, init) {
                 return t;
@@ -215,7 +214,7 @@ impl Cx {
             let tf = &p.path.segments[0].arguments;
             let v = self.expr(&c.args[0]);
             self.bind(&name, Kind::Var);
-            return quote_spanned!(init.span()=> let #id = #st::__macro_support::var #tf ("v", #v););
+            return quote_spanned!(init.span()=> let #id = ::strata::__macro_support::var #tf ("v", #v););
         }
         if mutable {
             if let Expr::Repeat(r) = init {
@@ -229,7 +228,7 @@ impl Cx {
                     });
                     let tf = elem.map(|e| quote!(::<#e>));
                     self.bind(&name, Kind::Dev);
-                    return quote_spanned!(init.span()=> let #id = #st::__macro_support::private_array_init #tf (#name, (#len) as u32, #v););
+                    return quote_spanned!(init.span()=> let #id = ::strata::__macro_support::private_array_init #tf (#name, (#len) as u32, #v););
                 }
             }
             let host =
@@ -246,7 +245,7 @@ impl Cx {
             } else {
                 self.bind(&name, Kind::Var);
                 let tf = ty.map(|t| quote!(::<#t>));
-                quote_spanned!(init.span()=> let #id = #st::__macro_support::var #tf (#name, #e);)
+                quote_spanned!(init.span()=> let #id = ::strata::__macro_support::var #tf (#name, #e);)
             }
         } else {
             let host = !force_dev && (force_host || self.is_host(init));
@@ -270,7 +269,7 @@ impl Cx {
                 self.bind(&name, Kind::Dev);
                 match ty {
                     Some(t) => {
-                        quote_spanned!(init.span()=> let #id = #st::__macro_support::dev::<#t>(#e);)
+                        quote_spanned!(init.span()=> let #id = ::strata::__macro_support::dev::<#t>(#e);)
                     }
                     None => quote!(let #id = #e;),
                 }
@@ -361,7 +360,6 @@ impl Cx {
     }
 
     pub(super) fn named_builtin(&mut self, c: &syn::ExprCall, name: &str) -> TokenStream {
-        let st = s();
         let Expr::Path(p) = &*c.func else {
             unreachable!()
         };
@@ -369,7 +367,7 @@ impl Cx {
         let f = &seg.ident;
         let args_tf = &seg.arguments;
         let args: Vec<TokenStream> = c.args.iter().map(|a| self.expr(a)).collect();
-        quote_spanned!(c.span()=> #st::__macro_support::#f #args_tf (#name, #((#args) as u32),*))
+        quote_spanned!(c.span()=> ::strata::__macro_support::#f #args_tf (#name, #((#args) as u32),*))
     }
 
     pub(super) fn expr_stmt(&mut self, e: &Expr) -> TokenStream {
