@@ -59,6 +59,7 @@ impl<T: ScalarType, H: StagedAs<T>> IntoDevice<T> for Staged<H> {
 }
 
 /// `v` as a device expression.
+#[track_caller]
 pub fn dev<T: KernelType>(v: impl IntoDevice<T>) -> Expr<T> {
     v.into_device()
 }

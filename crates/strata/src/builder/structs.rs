@@ -117,9 +117,20 @@ impl<T: KernelType> FieldAccess for Place<T> {
 
 impl<P: FieldAccess, const N: usize> FieldAccess for [P; N] {
     type Value = [P::Value; N];
+    // A loop, not `array::from_fn`: a closure would end the `#[track_caller]` chain, and the
+    // loads would name this line instead of the kernel's.
+    #[track_caller]
     fn load(&self) -> Self::Value {
-        std::array::from_fn(|k| self[k].load())
+        let mut values = Vec::with_capacity(N);
+        for p in self {
+            values.push(p.load());
+        }
+        match values.try_into() {
+            Ok(values) => values,
+            Err(_) => unreachable!("one value per place"),
+        }
     }
+    #[track_caller]
     fn store(&self, v: Self::Value) {
         for (p, x) in self.iter().zip(v) {
             p.store(x);
