@@ -1,7 +1,7 @@
 //! Pure expressions: the work-item built-ins, the operators, [`Expr`] itself and the
 //! interning arena ([`ExprArena`]) in which identical expressions are one [`ExprId`].
 
-use super::{ExprId, Literal, MathFn, Scalar, Type, ValueId};
+use super::{ExprId, IdVec, Literal, MathFn, ParamId, Scalar, StubId, Type, ValueId};
 use std::collections::HashMap;
 
 /// Work-item coordinates and sizes. The dimension is 0, 1 or 2; dimensions beyond the launch's
@@ -186,9 +186,9 @@ pub enum Expr {
     Literal(Literal),
     /// The value of scalar parameter `n` (an index into
     /// [`Function::params`](super::Function::params)).
-    Param(u32),
+    Param(ParamId),
     /// The number of elements of buffer parameter `n` (`u32`).
-    BufferLen(u32),
+    BufferLen(ParamId),
     /// A value defined by a statement.
     Value(ValueId),
     /// A work-item coordinate or size.
@@ -212,14 +212,14 @@ pub enum Expr {
     /// Component `n` of a vector.
     Extract(ExprId, u8),
     /// A call of stub function `n` ([`Function::stubs`](super::Function::stubs)).
-    Stub(u32, Vec<ExprId>),
+    Stub(StubId, Vec<ExprId>),
 }
 
 /// The expressions of one function, interned: adding an expression that already exists returns
 /// the existing id.
 #[derive(Clone, Default, Debug)]
 pub struct ExprArena {
-    pub(super) exprs: Vec<(Expr, Type)>,
+    pub(super) exprs: IdVec<ExprId, (Expr, Type)>,
     index: HashMap<Expr, ExprId>,
 }
 
@@ -234,20 +234,19 @@ impl ExprArena {
         if let Some(&id) = self.index.get(&expr) {
             return id;
         }
-        let id = ExprId(self.exprs.len() as u32);
-        self.exprs.push((expr.clone(), ty));
+        let id = self.exprs.push((expr.clone(), ty));
         self.index.insert(expr, id);
         id
     }
 
     /// The expression with id `id`.
     pub fn get(&self, id: ExprId) -> &Expr {
-        &self.exprs[id.0 as usize].0
+        &self.exprs[id].0
     }
 
     /// The type of expression `id`.
     pub fn ty(&self, id: ExprId) -> Type {
-        self.exprs[id.0 as usize].1
+        self.exprs[id].1
     }
 
     /// Number of expressions.
@@ -262,10 +261,7 @@ impl ExprArena {
 
     /// Iterates over `(id, expr, type)` in creation order (operands before their users).
     pub fn iter(&self) -> impl Iterator<Item = (ExprId, &Expr, Type)> {
-        self.exprs
-            .iter()
-            .enumerate()
-            .map(|(i, (e, t))| (ExprId(i as u32), e, *t))
+        self.exprs.iter_enumerated().map(|(id, (e, t))| (id, e, *t))
     }
 
     /// The literal value of `id`, if it is a literal.

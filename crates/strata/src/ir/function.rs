@@ -3,7 +3,8 @@
 //! look-ups on them (element types, sizes, names, field paths).
 
 use super::{expr_operands, stmt_operands, walk_block};
-use super::{print, Access, Block, ExprArena, ExprId, HiddenParam, Literal, Mem, Type, ValueId};
+use super::{print, Access, Block, ExprArena, ExprId, HiddenParam, IdVec, Literal, Mem, Type};
+use super::{FieldId, LocalId, ParamId, PrivateId, StructId, StubId, ValueId};
 use std::fmt;
 
 /// One kernel.
@@ -12,23 +13,23 @@ pub struct Function {
     /// Kernel name (a C identifier).
     pub name: String,
     /// Parameters in launch order.
-    pub params: Vec<Param>,
+    pub params: IdVec<ParamId, Param>,
     /// Pure expressions.
     pub exprs: ExprArena,
     /// Values defined by statements.
-    pub values: Vec<ValueDecl>,
+    pub values: IdVec<ValueId, ValueDecl>,
     /// Local-memory arrays.
-    pub locals: Vec<LocalDecl>,
+    pub locals: IdVec<LocalId, LocalDecl>,
     /// Private variables and arrays.
-    pub privates: Vec<PrivateDecl>,
+    pub privates: IdVec<PrivateId, PrivateDecl>,
     /// Number of loop ids used.
     pub loop_count: u32,
     /// Stub functions the kernel calls.
-    pub stubs: Vec<StubDecl>,
+    pub stubs: IdVec<StubId, StubDecl>,
     /// Structs held by buffers, nested structs before the structs holding them.
-    pub structs: Vec<StructDecl>,
+    pub structs: IdVec<StructId, StructDecl>,
     /// Field views of buffers of structs ([`Mem::Field`]).
-    pub fields: Vec<FieldView>,
+    pub fields: IdVec<FieldId, FieldView>,
     /// The body.
     pub body: Block,
     /// The parameters that the launch fills in, with what each holds (the launch ABI: see
@@ -41,15 +42,15 @@ impl Function {
     pub fn new(name: impl Into<String>) -> Self {
         Function {
             name: name.into(),
-            params: Vec::new(),
+            params: IdVec::new(),
             exprs: ExprArena::new(),
-            values: Vec::new(),
-            locals: Vec::new(),
-            privates: Vec::new(),
+            values: IdVec::new(),
+            locals: IdVec::new(),
+            privates: IdVec::new(),
             loop_count: 0,
-            stubs: Vec::new(),
-            structs: Vec::new(),
-            fields: Vec::new(),
+            stubs: IdVec::new(),
+            structs: IdVec::new(),
+            fields: IdVec::new(),
             body: Vec::new(),
             hidden: Vec::new(),
         }
@@ -57,37 +58,36 @@ impl Function {
 
     /// Declares a new value of type `ty`.
     pub fn new_value(&mut self, ty: Type, name: Option<String>) -> ValueId {
-        self.values.push(ValueDecl { name, ty });
-        ValueId(self.values.len() as u32 - 1)
+        self.values.push(ValueDecl { name, ty })
     }
 
     /// The element type of a memory object (`None` for a buffer of structs, which is accessed
     /// through its field views).
     pub fn mem_elem(&self, mem: Mem) -> Option<Type> {
         match mem {
-            Mem::Buffer(p) => match self.params.get(p as usize)?.kind {
+            Mem::Buffer(p) => match self.params.get(p)?.kind {
                 ParamKind::Buffer { elem, .. } => elem.value(),
                 _ => None,
             },
-            Mem::Local(l) => self.locals.get(l as usize).map(|d| d.elem),
-            Mem::Private(v) => self.privates.get(v as usize).map(|d| d.elem),
-            Mem::Field(v) => self.fields.get(v as usize).map(|d| d.ty),
+            Mem::Local(l) => self.locals.get(l).map(|d| d.elem),
+            Mem::Private(v) => self.privates.get(v).map(|d| d.elem),
+            Mem::Field(v) => self.fields.get(v).map(|d| d.ty),
         }
     }
 
     /// The buffer parameter behind a buffer or a field view.
-    pub fn mem_buffer(&self, mem: Mem) -> Option<u32> {
+    pub fn mem_buffer(&self, mem: Mem) -> Option<ParamId> {
         match mem {
             Mem::Buffer(p) => Some(p),
-            Mem::Field(v) => self.fields.get(v as usize).map(|d| d.buffer),
+            Mem::Field(v) => self.fields.get(v).map(|d| d.buffer),
             Mem::Local(_) | Mem::Private(_) => None,
         }
     }
 
     /// The size in bytes of one element of a buffer (a struct's size for a buffer of
     /// structs), or `None` when `param` is not a buffer.
-    pub fn buffer_elem_size(&self, param: u32) -> Option<usize> {
-        match self.params.get(param as usize)?.kind {
+    pub fn buffer_elem_size(&self, param: ParamId) -> Option<usize> {
+        match self.params.get(param)?.kind {
             ParamKind::Buffer { elem, .. } => Some(self.elem_size(elem)),
             _ => None,
         }
@@ -97,7 +97,7 @@ impl Function {
     pub fn elem_size(&self, elem: Elem) -> usize {
         match elem {
             Elem::Value(t) => t.size(),
-            Elem::Struct(s) => self.structs.get(s as usize).map_or(0, |d| d.size as usize),
+            Elem::Struct(s) => self.structs.get(s).map_or(0, |d| d.size as usize),
         }
     }
 
@@ -107,14 +107,14 @@ impl Function {
             Elem::Value(t) => t.to_string(),
             Elem::Struct(s) => self
                 .structs
-                .get(s as usize)
+                .get(s)
                 .map_or(format!("struct{s}"), |d| d.name.clone()),
         }
     }
 
     /// Where a field view's path leads from a buffer element of struct `root`: its type and
     /// byte offset, or why the path is invalid.
-    pub fn resolve_path(&self, root: u32, path: &[FieldStep]) -> Result<(Type, u32), String> {
+    pub fn resolve_path(&self, root: StructId, path: &[FieldStep]) -> Result<(Type, u32), String> {
         let mut at = (Elem::Struct(root), None::<u32>);
         let mut offset = 0u32;
         for step in path {
@@ -122,7 +122,7 @@ impl Function {
                 ((Elem::Struct(s), None), FieldStep::Field(i)) => {
                     let d = self
                         .structs
-                        .get(s as usize)
+                        .get(s)
                         .ok_or_else(|| format!("struct {s} is not declared"))?;
                     let f = d
                         .fields
@@ -152,8 +152,8 @@ impl Function {
 
     /// A field view of buffer `buffer` at `path` (an existing one when the same view was made
     /// before).
-    pub fn field_view(&mut self, buffer: u32, path: Vec<FieldStep>) -> Result<Mem, String> {
-        let root = match self.params.get(buffer as usize).map(|p| p.kind) {
+    pub fn field_view(&mut self, buffer: ParamId, path: Vec<FieldStep>) -> Result<Mem, String> {
+        let root = match self.params.get(buffer).map(|p| p.kind) {
             Some(ParamKind::Buffer {
                 elem: Elem::Struct(s),
                 ..
@@ -161,20 +161,18 @@ impl Function {
             _ => return Err(format!("parameter {buffer} is not a buffer of structs")),
         };
         let (ty, offset) = self.resolve_path(root, &path)?;
-        if let Some(i) = self
+        if let Some(v) = self
             .fields
-            .iter()
             .position(|v| v.buffer == buffer && v.path == path)
         {
-            return Ok(Mem::Field(i as u32));
+            return Ok(Mem::Field(v));
         }
-        self.fields.push(FieldView {
+        Ok(Mem::Field(self.fields.push(FieldView {
             buffer,
             path,
             ty,
             offset,
-        });
-        Ok(Mem::Field(self.fields.len() as u32 - 1))
+        })))
     }
 
     /// A readable name for a memory object.
@@ -182,17 +180,17 @@ impl Function {
         match mem {
             Mem::Buffer(p) => self
                 .params
-                .get(p as usize)
+                .get(p)
                 .map_or(format!("param{p}"), |d| d.name.clone()),
             Mem::Local(l) => self
                 .locals
-                .get(l as usize)
+                .get(l)
                 .map_or(format!("local{l}"), |d| d.name.clone()),
             Mem::Private(v) => self
                 .privates
-                .get(v as usize)
+                .get(v)
                 .map_or(format!("private{v}"), |d| d.name.clone()),
-            Mem::Field(v) => match self.fields.get(v as usize) {
+            Mem::Field(v) => match self.fields.get(v) {
                 Some(d) => {
                     let mut name = self.mem_name(Mem::Buffer(d.buffer));
                     name.push_str("[]");
@@ -216,18 +214,14 @@ impl Function {
         let Some(ParamKind::Buffer {
             elem: Elem::Struct(mut s),
             ..
-        }) = self.params.get(view.buffer as usize).map(|p| p.kind)
+        }) = self.params.get(view.buffer).map(|p| p.kind)
         else {
             return out;
         };
         for step in &view.path {
             match *step {
                 FieldStep::Field(i) => {
-                    let Some(f) = self
-                        .structs
-                        .get(s as usize)
-                        .and_then(|d| d.fields.get(i as usize))
-                    else {
+                    let Some(f) = self.structs.get(s).and_then(|d| d.fields.get(i as usize)) else {
                         return out;
                     };
                     out.push('.');
@@ -252,10 +246,10 @@ impl fmt::Display for Function {
 /// How many times each expression of `f`'s arena is used: as an operand of another
 /// expression (once per occurrence) or of a statement. Operands outside the arena (only in
 /// malformed IR) are not counted.
-pub fn expr_uses(f: &Function) -> Vec<u32> {
-    let mut uses = vec![0u32; f.exprs.len()];
+pub fn expr_uses(f: &Function) -> IdVec<ExprId, u32> {
+    let mut uses: IdVec<ExprId, u32> = vec![0u32; f.exprs.len()].into();
     let mut count = |id: ExprId| {
-        if let Some(u) = uses.get_mut(id.0 as usize) {
+        if let Some(u) = uses.get_mut(id) {
             *u = u.saturating_add(1);
         }
     };
@@ -302,7 +296,7 @@ pub enum ArrayLen {
     /// Fixed when the kernel is built.
     Fixed(u32),
     /// Given at launch through [`ParamKind::LocalLen`] parameter `n`.
-    Param(u32),
+    Param(ParamId),
 }
 
 /// A local-memory (work-group shared) array.
@@ -377,7 +371,7 @@ pub enum Elem {
     /// A scalar or vector.
     Value(Type),
     /// Struct `n` of [`Function::structs`].
-    Struct(u32),
+    Struct(StructId),
 }
 
 impl Elem {
@@ -405,7 +399,7 @@ pub enum FieldStep {
 #[derive(Clone, PartialEq, Eq, Hash, Debug)]
 pub struct FieldView {
     /// The buffer parameter.
-    pub buffer: u32,
+    pub buffer: ParamId,
     /// The path from the buffer's element to the field (never empty).
     pub path: Vec<FieldStep>,
     /// The field's type (a scalar or vector, never a struct).

@@ -1,20 +1,21 @@
 //! What statements read and write ([`Mem`]) and how they order memory: fences, memory orders
 //! and scopes, and the atomic read-modify-write operations.
 
+use super::{FieldId, LocalId, ParamId, PrivateId};
 use std::fmt;
 
 /// A memory object a statement reads or writes.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub enum Mem {
     /// Buffer parameter `n` (global memory).
-    Buffer(u32),
+    Buffer(ParamId),
     /// Local-memory array `n` ([`Function::locals`](super::Function::locals)).
-    Local(u32),
+    Local(LocalId),
     /// Private variable or array `n` ([`Function::privates`](super::Function::privates)).
-    Private(u32),
+    Private(PrivateId),
     /// Field view `n` ([`Function::fields`](super::Function::fields)): one scalar or vector
     /// field of every element of a buffer of structs, indexed by the element's index.
-    Field(u32),
+    Field(FieldId),
 }
 
 /// Memory-ordering scope of a barrier or fence.

@@ -67,7 +67,10 @@ pub use function::{
     ParamKind, PrivateDecl, StructDecl, StubCpuBody, StubDecl, ValueDecl,
 };
 pub use group::{GroupOp, GroupScope};
-pub use id::{ExprId, LoopId, ValueId};
+pub use id::{
+    ExprId, FieldId, Id, IdVec, Key, LocalId, Loop, LoopId, ParamId, PrivateId, StructId, StubId,
+    ValueId,
+};
 pub use math::{MathFn, MathKind};
 pub use memory::{AtomicOp, AtomicOrder, Fence, Mem, MemOrder, MemScope};
 pub use stmt::{source_suffix, stmt_operands, walk_block, Block, SourceLoc, Stmt};
