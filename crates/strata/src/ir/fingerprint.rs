@@ -6,26 +6,35 @@ use super::{Block, Function, Stmt};
 
 impl Function {
     /// A 128-bit fingerprint of the whole function (name, parameters, every expression of the
-    /// arena in order with its literals' bits, values, declarations, stubs with their sources
-    /// and the identity of their CPU bodies, the statement tree, and the hidden parameters
-    /// with their roles, a custom gather's combining function by its fingerprint), linear in
-    /// its size.
+    /// arena in order with its literals' bits, values, local and private arrays, stubs with
+    /// their sources and the identity of their CPU bodies, the structs that buffers hold with
+    /// their layouts, the field views of those buffers, the statement tree, and the hidden
+    /// parameters with their roles, a custom gather's combining function by its
+    /// fingerprint), linear in its size.
     /// Equal functions have equal fingerprints; the device kernel caches key on it. (The IR
     /// text is no key: it prints shared sub-expressions once per use, which grows
     /// exponentially with chains of `select`s that each use the previous one twice.)
     pub fn fingerprint(&self) -> u128 {
         use std::hash::{Hash, Hasher};
+        // Every field, named: a field added to `Function` does not compile here until the
+        // fingerprint covers it (or says why not).
+        let Function {
+            name,
+            params,
+            exprs,
+            values,
+            locals,
+            privates,
+            loop_count,
+            stubs,
+            structs,
+            fields,
+            body,
+            hidden,
+        } = self;
         // The parts without `Hash`; their `Debug` form is linear (it names expressions by id).
-        let rest = format!(
-            "{:?}{:?}{:?}{:?}{}{:?}{:?}",
-            self.params,
-            self.values,
-            self.locals,
-            self.privates,
-            self.loop_count,
-            self.stubs,
-            self.body,
-        );
+        let rest =
+            format!("{params:?}{values:?}{locals:?}{privates:?}{loop_count}{stubs:?}{body:?}");
         let mut hs = [1u8, 2].map(|salt| {
             let mut h = std::collections::hash_map::DefaultHasher::new();
             salt.hash(&mut h);
@@ -33,8 +42,7 @@ impl Function {
         });
         // A stub's CPU body is Rust code, known by identity: the same `Stub` (its one `Arc`)
         // is the same body, two stubs of one name with other bodies are other kernels.
-        let bodies: Vec<usize> = self
-            .stubs
+        let bodies: Vec<usize> = stubs
             .iter()
             .map(|s| {
                 s.cpu
@@ -43,11 +51,15 @@ impl Function {
             })
             .collect();
         for h in &mut hs {
-            self.name.hash(h);
-            self.exprs.exprs.hash(h);
+            name.hash(h);
+            exprs.exprs.hash(h);
             rest.hash(h);
             bodies.hash(h);
-            self.hidden.hash(h);
+            // Two kernels that differ only in a struct's layout (two structs of one name in
+            // two modules, fields in another order) read other bytes: other kernels.
+            structs.hash(h);
+            fields.hash(h);
+            hidden.hash(h);
         }
         (u128::from(hs[0].finish()) << 64) | u128::from(hs[1].finish())
     }
