@@ -24,7 +24,7 @@
 #![allow(clippy::needless_range_loop)]
 
 use super::dialect::Dialect;
-use super::keywords::{entry_name, field_ident, ident};
+use super::keywords::{components, entry_name, field_ident, ident, Names};
 use crate::ir::{
     self, BinaryOp, Builtin, Expr, ExprId, IdVec, Literal, LocalId, LoopId, Mem, ParamId,
     ParamKind, PrivateId, Scalar, Stmt, StructId, UnaryOp, ValidFunction, ValueId,
@@ -47,7 +47,10 @@ pub(super) struct Writer<'a> {
     avail: HashSet<ExprId>,
     /// The temporaries declared in each open block, innermost last.
     scopes: Vec<Vec<ExprId>>,
+    /// The temporaries in scope, by expression.
     temps: HashMap<ExprId, String>,
+    /// The name of each multi-use expression's temporary (claimed before writing).
+    temp_names: HashMap<ExprId, String>,
     pub(super) indent: usize,
     /// Enclosing loops, innermost last, with whether a goto label is needed for break / continue.
     loops: Vec<LoopId>,
@@ -62,6 +65,7 @@ pub(super) struct Writer<'a> {
     local_names: IdVec<LocalId, String>,
     private_names: IdVec<PrivateId, String>,
     struct_names: IdVec<StructId, String>,
+    value_names: IdVec<ValueId, String>,
 }
 
 fn axis(d: u8) -> char {
@@ -74,20 +78,52 @@ impl<'a> Writer<'a> {
         let uses = ir::expr_uses(f);
         let mut labels = HashSet::new();
         find_labels(&f.body, &mut Vec::new(), &mut labels);
-        let mut taken: HashSet<String> = HashSet::new();
-        let mut unique = |base: String| {
-            let mut n = base.clone();
-            let mut k = 1;
-            while !taken.insert(n.clone()) {
-                n = format!("{base}_{k}");
-                k += 1;
-            }
-            n
-        };
-        let param_names = f.params.iter().map(|p| unique(ident(&p.name))).collect();
-        let local_names = f.locals.iter().map(|l| unique(ident(&l.name))).collect();
-        let private_names = f.privates.iter().map(|p| unique(ident(&p.name))).collect();
-        let struct_names = f.structs.iter().map(|d| unique(ident(&d.name))).collect();
+        // Every name of the kernel, claimed once (see `Names`), in an order that gives a
+        // kernel without clashes the names it asks for.
+        let mut names = Names::default();
+        let none = |_: &str| Vec::new();
+        let param_names = f
+            .params
+            .iter()
+            .map(|p| match p.kind {
+                ParamKind::Buffer { .. } => {
+                    names.claim(ident(&p.name), |n| vec![format!("{n}_len")])
+                }
+                _ => names.claim(ident(&p.name), none),
+            })
+            .collect();
+        let local_names = f
+            .locals
+            .iter()
+            .map(|l| names.claim(ident(&l.name), none))
+            .collect();
+        let private_names = f
+            .privates
+            .iter()
+            .map(|p| names.claim(ident(&p.name), none))
+            .collect();
+        let struct_names = f
+            .structs
+            .iter()
+            .map(|d| names.claim(ident(&d.name), none))
+            .collect();
+        let value_names = f
+            .values
+            .iter_enumerated()
+            .map(|(v, d)| {
+                let base = match &d.name {
+                    Some(n) => format!("{}_{v}", ident(n)),
+                    None => format!("v{v}"),
+                };
+                names.claim(base, components(d.ty.width))
+            })
+            .collect();
+        let temp_names = f
+            .exprs
+            .iter()
+            .filter(|&(id, _, _)| uses[id] > 1)
+            .map(|(id, _, ty)| (id, names.claim(format!("e{id}"), components(ty.width))))
+            .collect();
         Writer {
             f,
             d,
@@ -97,6 +133,7 @@ impl<'a> Writer<'a> {
             avail: HashSet::new(),
             scopes: vec![Vec::new()],
             temps: HashMap::new(),
+            temp_names,
             indent: 1,
             loops: Vec::new(),
             labels,
@@ -107,6 +144,7 @@ impl<'a> Writer<'a> {
             local_names,
             private_names,
             struct_names,
+            value_names,
         }
     }
 
@@ -195,10 +233,7 @@ impl<'a> Writer<'a> {
     }
 
     pub(super) fn value_name(&self, v: ValueId) -> String {
-        match self.f.values.get(v).and_then(|d| d.name.as_deref()) {
-            Some(n) => format!("{}_{}", ident(n), v.raw()),
-            None => format!("v{}", v.raw()),
-        }
+        self.value_names[v].clone()
     }
 
     pub(super) fn id(&self, b: usize, d: u8) -> String {
@@ -520,7 +555,7 @@ impl<'a> Writer<'a> {
         }
         if self.uses[id] > 1 {
             let ty = self.f.exprs.ty(id);
-            let name = format!("e{}", id.raw());
+            let name = self.temp_names[&id].clone();
             let comps = self.render(id);
             let t = self.ty(ty.scalar);
             for (c, x) in comps.iter().enumerate() {
