@@ -638,7 +638,7 @@ impl<'a> Writer<'a> {
         } else {
             self.line(&format!(
                 "goto L{}_{};",
-                id.raw(),
+                id,
                 if brk { "break" } else { "continue" }
             ));
         }
@@ -750,7 +750,7 @@ impl<'a> Writer<'a> {
                 self.loop_body(*id, body);
                 self.line("}");
                 if self.labels.contains(&(*id, true)) {
-                    self.line(&format!("L{}_break:;", id.raw()));
+                    self.line(&format!("L{}_break:;", id));
                 }
             }
             Stmt::Loop { id, body } => {
@@ -758,7 +758,7 @@ impl<'a> Writer<'a> {
                 self.loop_body(*id, body);
                 self.line("}");
                 if self.labels.contains(&(*id, true)) {
-                    self.line(&format!("L{}_break:;", id.raw()));
+                    self.line(&format!("L{}_break:;", id));
                 }
             }
             Stmt::Break(id) => self.jump(*id, true),
@@ -791,7 +791,7 @@ impl<'a> Writer<'a> {
             self.line("{");
             self.block(body);
             self.line("}");
-            self.line(&format!("L{}_continue:;", id.raw()));
+            self.line(&format!("L{}_continue:;", id));
             self.indent -= 1;
         } else {
             self.block(body);

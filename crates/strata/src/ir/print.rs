@@ -22,8 +22,8 @@ use std::fmt::Write;
 /// The name under which a value is printed: its user name with its number, or `%vN`.
 pub fn value_name(f: &Function, v: ValueId) -> String {
     match f.values.get(v).and_then(|d| d.name.as_deref()) {
-        Some(n) => format!("{n}_{}", v.raw()),
-        None => format!("%v{}", v.raw()),
+        Some(n) => format!("{n}_{}", v),
+        None => format!("%v{}", v),
     }
 }
 
@@ -100,7 +100,7 @@ impl<'a> Printer<'a> {
     fn definitions(&self, ids: &[ExprId]) -> Vec<String> {
         ids.iter()
             .map(|&id| {
-                let mut s = format!("$e{} = ", id.raw());
+                let mut s = format!("$e{} = ", id);
                 write_inline(self, id, &mut s);
                 s
             })
@@ -122,7 +122,7 @@ pub fn expr_to_string(f: &Function, id: ExprId) -> String {
 
 fn write_expr(p: &Printer, id: ExprId, out: &mut String) {
     if p.is_bound(id) {
-        let _ = write!(out, "$e{}", id.raw());
+        let _ = write!(out, "$e{}", id);
     } else {
         write_inline(p, id, out);
     }
@@ -131,14 +131,14 @@ fn write_expr(p: &Printer, id: ExprId, out: &mut String) {
 fn write_inline(p: &Printer, id: ExprId, out: &mut String) {
     let f = p.f;
     if id.index() >= f.exprs.len() {
-        let _ = write!(out, "<missing %{}>", id.raw());
+        let _ = write!(out, "<missing %{}>", id);
         return;
     }
     // An operand at or after its user (only in malformed IR) is named, not followed: a cycle
     // would never end.
     let write_expr = |p: &Printer, a: ExprId, out: &mut String| {
         if a >= id {
-            let _ = write!(out, "%{}", a.raw());
+            let _ = write!(out, "%{}", a);
         } else {
             write_expr(p, a, out);
         }
@@ -365,7 +365,7 @@ fn write_stmt(p: &Printer, s: &Stmt, depth: usize, out: &mut String) {
             let _ = writeln!(
                 out,
                 "{pad}for'{} {}: {} in {}..{} step {} {{",
-                id.raw(),
+                id,
                 value_name(f, *var),
                 ty(*var),
                 p.string(*start),
@@ -376,15 +376,15 @@ fn write_stmt(p: &Printer, s: &Stmt, depth: usize, out: &mut String) {
             let _ = writeln!(out, "{pad}}}");
         }
         Stmt::Loop { id, body } => {
-            let _ = writeln!(out, "{pad}loop'{} {{", id.raw());
+            let _ = writeln!(out, "{pad}loop'{} {{", id);
             write_block(p, body, depth + 1, out);
             let _ = writeln!(out, "{pad}}}");
         }
         Stmt::Break(id) => {
-            let _ = writeln!(out, "{pad}break'{}", id.raw());
+            let _ = writeln!(out, "{pad}break'{}", id);
         }
         Stmt::Continue(id) => {
-            let _ = writeln!(out, "{pad}continue'{}", id.raw());
+            let _ = writeln!(out, "{pad}continue'{}", id);
         }
         Stmt::Return => {
             let _ = writeln!(out, "{pad}return");

@@ -329,11 +329,7 @@ impl Validator<'_> {
         for (id, e, ty) in f.exprs.iter() {
             if let Err(m) = self.expr_type(e, ty) {
                 self.err(
-                    format!(
-                        "expression %{} ({})",
-                        id.raw(),
-                        print::expr_to_string(f, id)
-                    ),
+                    format!("expression %{} ({})", id, print::expr_to_string(f, id)),
                     m,
                 );
             }
@@ -350,7 +346,7 @@ impl Validator<'_> {
             if id.index() < f.exprs.len() {
                 Ok(f.exprs.ty(id))
             } else {
-                Err(format!("refers to missing expression %{}", id.raw()))
+                Err(format!("refers to missing expression %{}", id))
             }
         };
         let expect = |want: Type| -> Result<(), String> {
@@ -372,7 +368,7 @@ impl Validator<'_> {
             },
             Expr::Value(v) => match f.values.get(*v) {
                 Some(d) => expect(d.ty),
-                None => Err(format!("value {} is not declared", v.raw())),
+                None => Err(format!("value {} is not declared", v)),
             },
             Expr::Builtin(b) => {
                 if b.dim().is_some_and(|d| d > 2) {
@@ -569,8 +565,8 @@ impl Validator<'_> {
 
     fn value_name(&self, v: ValueId) -> String {
         match self.f.values.get(v).and_then(|d| d.name.clone()) {
-            Some(n) => format!("`{n}` (%v{})", v.raw()),
-            None => format!("%v{}", v.raw()),
+            Some(n) => format!("`{n}` (%v{})", v),
+            None => format!("%v{}", v),
         }
     }
 
@@ -868,10 +864,7 @@ impl Validator<'_> {
                     } else {
                         "continue"
                     };
-                    self.err_here(format!(
-                        "{what} outside of the loop it names (loop {})",
-                        id.raw()
-                    ));
+                    self.err_here(format!("{what} outside of the loop it names (loop {})", id));
                 }
             }
             Stmt::Return => {}
