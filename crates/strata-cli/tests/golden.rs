@@ -531,3 +531,52 @@ fn sort_kernels_ptx_for_gpus() {
         assert!(checked.contains_key(name), "{name} was not captured");
     }
 }
+
+/// A kernel whose names the C writer must keep apart: buffer `a`, private array `a` (which
+/// the writer renames `a_1`) and value `a` of id 1 (whose name is `a_1` too, unless the
+/// writer claims every name in one place).
+fn clashing_names() -> Kernel {
+    use strata::builder::{global_id, private_array};
+    Kernel::build("names_clash", |k| {
+        let a = k.read::<f32>("a");
+        let out = k.write::<f32>("out");
+        let p = private_array::<f32>("a", 2);
+        let i = global_id(0);
+        let x = (a.at(i) * 2.0f32).named("a");
+        p.set(0u32, x);
+        p.set(1u32, x + 1.0f32);
+        out.set(i, p.at(0u32) + p.at(1u32) * x);
+    })
+    .unwrap()
+}
+
+#[test]
+fn generated_names_never_clash() {
+    let k = clashing_names();
+    let xs: Vec<f32> = (0..16).map(|i| i as f32 * 0.5).collect();
+    let want: Vec<f32> = xs
+        .iter()
+        .map(|x| 2.0 * x + (2.0 * x + 1.0) * 2.0 * x)
+        .collect();
+    let opencl = codegen::opencl(k.valid_function()).expect("OpenCL source");
+    let devices: Vec<Device> = strata::devices()
+        .into_iter()
+        .filter(|d| d.info().backend == BackendKind::OpenCl)
+        .collect();
+    for d in &devices {
+        let q = Queue::new(d).unwrap();
+        let a = strata::Buffer::from_slice(&q, &xs).unwrap();
+        let out = strata::Buffer::<f32>::new(d, xs.len()).unwrap();
+        let run = q.launch(&k, strata::NdRange::new(xs.len()), strata::args![&a, &out]);
+        if let Err(e) = run {
+            panic!("on {}: {e}\n{}", d.info().spec(), opencl.source);
+        }
+        assert_eq!(out.to_vec(&q).unwrap(), want, "on {}", d.info().spec());
+    }
+    if strata::cuda::nvrtc_version().is_ok() {
+        let cuda = codegen::cuda(k.valid_function()).expect("CUDA source");
+        if let Err(e) = strata::cuda::compile_ptx(k.name(), &cuda, 90, &[]) {
+            panic!("NVRTC: {e}\n{}", cuda.source);
+        }
+    }
+}

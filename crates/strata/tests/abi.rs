@@ -3,7 +3,14 @@
 //! fingerprint covers it.
 
 use strata::builder::{self, global_id};
-use strata::ir::{self, Function, GatherOp, HiddenParam, HiddenRole, Literal, Scalar, ShapePart};
+use strata::ir::{
+    self, Function, GatherOp, HiddenParam, HiddenRole, Literal, ParamId, Scalar, ShapePart,
+};
+
+/// Parameter `n`.
+fn p(n: usize) -> ParamId {
+    ParamId::new(n)
+}
 
 /// A kernel with a 3-D buffer whose extent it reads, a launch-sized local array, a
 /// built-in and a custom gather.
@@ -40,18 +47,18 @@ fn the_builder_lists_every_hidden_parameter_with_its_role() {
             "gather1"
         ]
     );
-    let user: Vec<u32> = f.user_params().collect();
-    assert_eq!(user, [0, 3, 4]);
-    assert_eq!(f.buffer_dims(0), Some(3));
-    assert_eq!(f.buffer_dims(8), None);
-    assert_eq!(f.shape_param(0, ShapePart::SlicePitch), Some(2));
-    assert_eq!(f.shape_param(0, ShapePart::Extent(2)), Some(7));
+    let user: Vec<ParamId> = f.user_params().collect();
+    assert_eq!(user, [p(0), p(3), p(4)]);
+    assert_eq!(f.buffer_dims(p(0)), Some(3));
+    assert_eq!(f.buffer_dims(p(8)), None);
+    assert_eq!(f.shape_param(p(0), ShapePart::SlicePitch), Some(p(2)));
+    assert_eq!(f.shape_param(p(0), ShapePart::Extent(2)), Some(p(7)));
     let gathers = f.gathers();
     assert_eq!(gathers.len(), 2);
-    assert_eq!((gathers[0].0, gathers[0].1.op), (8, GatherOp::Add));
+    assert_eq!((gathers[0].0, gathers[0].1.op), (p(8), GatherOp::Add));
     assert_eq!(gathers[0].1.identity, Literal::from_bits(Scalar::U32, 0));
     let custom = gathers[1].1;
-    assert_eq!((gathers[1].0, custom.op), (9, GatherOp::Custom));
+    assert_eq!((gathers[1].0, custom.op), (p(9), GatherOp::Custom));
     assert_eq!(custom.identity_bytes(), 1u32.to_le_bytes());
     let combine = custom.combine.as_ref().expect("the combining function");
     assert_eq!(combine.name, "abi_gather1_combine");
@@ -65,12 +72,15 @@ fn checked_mode_adds_its_fault_words_and_local_lengths() {
     let ins = ir::checked::instrument(&f).function;
     assert!(ins.is_checked());
     assert_eq!(ins.params.len(), f.params.len() + 2);
-    assert!(matches!(ins.hidden_role(10), Some(HiddenRole::FaultWords)));
     assert!(matches!(
-        ins.hidden_role(11),
-        Some(HiddenRole::LocalLen { len_param: 3 })
+        ins.hidden_role(p(10)),
+        Some(HiddenRole::FaultWords)
     ));
-    assert_eq!(ins.user_params().collect::<Vec<_>>(), [0, 3, 4]);
+    assert!(matches!(
+        ins.hidden_role(p(11)),
+        Some(HiddenRole::LocalLen { len_param }) if *len_param == p(3)
+    ));
+    assert_eq!(ins.user_params().collect::<Vec<_>>(), [p(0), p(3), p(4)]);
     assert!(ir::validate(ins).is_ok());
 }
 
@@ -87,8 +97,8 @@ fn the_fingerprint_covers_the_hidden_parameters() {
 fn the_validator_checks_the_hidden_parameters() {
     let mut f = recorded();
     f.hidden.push(HiddenParam {
-        param: 4,
-        role: HiddenRole::LocalLen { len_param: 0 },
+        param: p(4),
+        role: HiddenRole::LocalLen { len_param: p(0) },
     });
     let e = ir::validate(f).unwrap_err().to_string();
     assert!(

@@ -233,7 +233,7 @@ fn nested_loops_leave_each_other_as_on_the_interpreter() {
 mod random {
     use strata::ir::{
         Access, BinaryOp, Builtin, Expr, ExprId, Function, Literal, LoopId, MathFn, Mem, Param,
-        ParamKind, PrivateDecl, Scalar, Stmt, Type, UnaryOp,
+        ParamId, ParamKind, PrivateDecl, PrivateId, Scalar, Stmt, Type, UnaryOp,
     };
 
     pub const N: u32 = 64;
@@ -307,8 +307,8 @@ mod random {
             }
         }
 
-        fn ty_index(t: Scalar) -> u32 {
-            TYPES.iter().position(|&x| x == t).unwrap() as u32
+        fn ty_index(t: Scalar) -> usize {
+            TYPES.iter().position(|&x| x == t).unwrap()
         }
         fn e(&mut self, e: Expr, t: Scalar) -> ExprId {
             self.f.exprs.intern(e, Type::scalar(t))
@@ -346,7 +346,7 @@ mod random {
             match self.r.below(3) {
                 0 => self.gid(),
                 1 => {
-                    let k = self.e(Expr::Param(6), Scalar::U32);
+                    let k = self.e(Expr::Param(ParamId::new(6)), Scalar::U32);
                     self.e(Expr::Binary(BinaryOp::Rem, k, n), Scalar::U32)
                 }
                 _ => {
@@ -360,7 +360,7 @@ mod random {
             let v = self.f.new_value(Type::scalar(t), None);
             self.emit(Stmt::Load {
                 value: v,
-                mem: Mem::Buffer(Self::ty_index(t)),
+                mem: Mem::Buffer(ParamId::new(Self::ty_index(t))),
                 index: i,
                 at: strata::ir::SourceLoc::NONE,
             });
@@ -472,7 +472,7 @@ mod random {
                     );
                     self.emit(Stmt::Load {
                         value: v,
-                        mem: Mem::Private(p),
+                        mem: Mem::Private(PrivateId::new(p)),
                         index: zero,
                         at: strata::ir::SourceLoc::NONE,
                     });
@@ -507,7 +507,7 @@ mod random {
                     let t = self.r.pick(&TYPES);
                     let e = self.expr(t, 3);
                     self.emit(Stmt::Store {
-                        mem: Mem::Private(Self::ty_index(t)),
+                        mem: Mem::Private(PrivateId::new(Self::ty_index(t))),
                         index: zero,
                         value: e,
                         at: strata::ir::SourceLoc::NONE,
@@ -518,7 +518,7 @@ mod random {
                     let e = self.expr(t, 2);
                     let i = self.gid();
                     self.emit(Stmt::Store {
-                        mem: Mem::Buffer(3 + Self::ty_index(t)),
+                        mem: Mem::Buffer(ParamId::new(3 + Self::ty_index(t))),
                         index: i,
                         value: e,
                         at: strata::ir::SourceLoc::NONE,
@@ -539,7 +539,7 @@ mod random {
                     });
                 }
                 8 if depth < 3 => {
-                    let id = LoopId(self.f.loop_count);
+                    let id = LoopId::from_raw(self.f.loop_count);
                     self.f.loop_count += 1;
                     let var = self.f.new_value(Type::scalar(Scalar::U32), None);
                     let x = self.expr(Scalar::U32, 1);
@@ -611,14 +611,14 @@ mod random {
                 );
                 self.emit(Stmt::Load {
                     value: v,
-                    mem: Mem::Private(p),
+                    mem: Mem::Private(PrivateId::new(p)),
                     index: zero,
                     at: strata::ir::SourceLoc::NONE,
                 });
                 let x = self.e(Expr::Value(v), t);
                 let i = self.gid();
                 self.emit(Stmt::Store {
-                    mem: Mem::Buffer(3 + p),
+                    mem: Mem::Buffer(ParamId::new(3 + p)),
                     index: i,
                     value: x,
                     at: strata::ir::SourceLoc::NONE,

@@ -875,7 +875,7 @@ fn value_used_outside_its_block() {
 fn validator_reports_every_error_with_its_location() {
     // Hand-built IR with four independent problems.
     let mut f = ir::Function::new("handmade");
-    f.params.push(ir::Param {
+    let x = f.params.push(ir::Param {
         name: "x".into(),
         kind: ParamKind::Buffer {
             elem: strata::ir::Elem::Value(Type::F32),
@@ -894,13 +894,13 @@ fn validator_reports_every_error_with_its_location() {
     f.body = vec![
         // Stores into a read-only buffer.
         Stmt::Store {
-            mem: ir::Mem::Buffer(0),
+            mem: ir::Mem::Buffer(x),
             index: one,
             value: flt,
             at: strata::ir::SourceLoc::NONE,
         },
         // Breaks out of a loop that does not exist.
-        Stmt::Break(ir::LoopId(7)),
+        Stmt::Break(ir::LoopId::new(7)),
         // An if on a u32.
         Stmt::If {
             cond: one,

@@ -134,22 +134,22 @@ fn validator_collects_every_error_with_its_location() {
                 value: inner,
                 expr: one,
             }],
-            otherwise: vec![Stmt::Continue(ir::LoopId(3))],
+            otherwise: vec![Stmt::Continue(ir::LoopId::new(3))],
         },
         Stmt::Store {
-            mem: ir::Mem::Buffer(0),
+            mem: ir::Mem::Buffer(ir::ParamId::new(0)),
             index: inner_e,
             value: half,
             at: strata::ir::SourceLoc::NONE,
         },
         Stmt::Load {
             value: loaded,
-            mem: ir::Mem::Buffer(0),
+            mem: ir::Mem::Buffer(ir::ParamId::new(0)),
             index: zero,
             at: strata::ir::SourceLoc::NONE,
         },
         Stmt::For {
-            id: ir::LoopId(0),
+            id: ir::LoopId::new(0),
             var: counter,
             start: zero,
             end: one,
@@ -161,7 +161,7 @@ fn validator_collects_every_error_with_its_location() {
     let want: Vec<(&str, &str)> = vec![
         ("kernel", "kernel name `bad kernel` is not an identifier"),
         (
-            &format!("expression %{}", mixed.0),
+            &format!("expression %{mixed}"),
             "operands of `+` have different types u32 and f32",
         ),
         (
@@ -228,13 +228,13 @@ fn validator_checks_the_integer_argument_of_ldexp_and_the_result_of_ilogb() {
         .intern(ir::Expr::Math(ir::MathFn::Ilogb, vec![x]), Type::F32);
     f.body = vec![
         Stmt::Store {
-            mem: ir::Mem::Buffer(0),
+            mem: ir::Mem::Buffer(ir::ParamId::new(0)),
             index: zero,
             value: bad,
             at: strata::ir::SourceLoc::NONE,
         },
         Stmt::Store {
-            mem: ir::Mem::Buffer(0),
+            mem: ir::Mem::Buffer(ir::ParamId::new(0)),
             index: zero,
             value: mistyped,
             at: strata::ir::SourceLoc::NONE,
@@ -358,7 +358,9 @@ fn folding_a_constant_subexpression() {
     let zero = lit_u32(&mut f, 0);
     let two = lit_u32(&mut f, 2);
     let three = lit_u32(&mut f, 3);
-    let x = f.exprs.intern(ir::Expr::Param(0), Type::U32);
+    let x = f
+        .exprs
+        .intern(ir::Expr::Param(ir::ParamId::new(0)), Type::U32);
     let sum = f
         .exprs
         .intern(ir::Expr::Binary(ir::BinaryOp::Add, two, three), Type::U32);
@@ -366,7 +368,7 @@ fn folding_a_constant_subexpression() {
         .exprs
         .intern(ir::Expr::Binary(ir::BinaryOp::Mul, sum, x), Type::U32);
     f.body = vec![Stmt::Store {
-        mem: ir::Mem::Buffer(1),
+        mem: ir::Mem::Buffer(ir::ParamId::new(1)),
         index: zero,
         value: prod,
         at: strata::ir::SourceLoc::NONE,
@@ -616,14 +618,14 @@ fn dead_code_pass_on_hand_built_ir() {
         },
         Stmt::Let { value: b, expr: be },
         Stmt::Store {
-            mem: ir::Mem::Buffer(0),
+            mem: ir::Mem::Buffer(ir::ParamId::new(0)),
             index: zero,
             value: one,
             at: strata::ir::SourceLoc::NONE,
         },
         Stmt::Return,
         Stmt::Store {
-            mem: ir::Mem::Buffer(0),
+            mem: ir::Mem::Buffer(ir::ParamId::new(0)),
             index: one,
             value: one,
             at: strata::ir::SourceLoc::NONE,

@@ -250,3 +250,66 @@ fn f16_fields() {
         }
     }
 }
+
+/// Two structs of one name with their fields in another order, as two modules may declare
+/// them: kernels that read `x` of each have the same name and body and differ only in the
+/// struct's layout.
+mod order_a {
+    #[derive(Clone, Copy, Debug, PartialEq, strata::Element)]
+    #[repr(C)]
+    pub struct Pair {
+        pub x: f32,
+        pub y: u32,
+    }
+}
+
+mod order_b {
+    #[derive(Clone, Copy, Debug, PartialEq, strata::Element)]
+    #[repr(C)]
+    pub struct Pair {
+        pub y: u32,
+        pub x: f32,
+    }
+}
+
+#[test]
+fn kernels_that_differ_only_in_a_struct_layout_are_two_kernels() {
+    // The device's kernel cache keys on the IR's fingerprint: it must tell the layouts apart.
+    let a = Kernel::build("pair_x", |k| {
+        let ps = k.read::<order_a::Pair>("ps");
+        let out = k.write::<f32>("out");
+        let i = global_id(0);
+        out.set(i, ps.item(i).x.load());
+    })
+    .unwrap();
+    let b = Kernel::build("pair_x", |k| {
+        let ps = k.read::<order_b::Pair>("ps");
+        let out = k.write::<f32>("out");
+        let i = global_id(0);
+        out.set(i, ps.item(i).x.load());
+    })
+    .unwrap();
+    assert_ne!(a.ir().fingerprint(), b.ir().fingerprint());
+    // Also IR whose struct declarations alone differ (`Kernel::from_ir` of hand-made IR).
+    let mut wider = a.ir().clone();
+    let s = strata::ir::StructId::new(0);
+    wider.structs[s].align = 8;
+    wider.structs[s].size = 8;
+    assert_ne!(a.ir().fingerprint(), wider.fingerprint());
+    let xs: Vec<f32> = (0..8).map(|i| i as f32 + 0.5).collect();
+    let pa: Vec<order_a::Pair> = xs.iter().map(|&x| order_a::Pair { x, y: 7 }).collect();
+    let pb: Vec<order_b::Pair> = xs.iter().map(|&x| order_b::Pair { y: 7, x }).collect();
+    for spec in ["cpu", "interp"] {
+        let dev = Device::from_spec(spec).unwrap();
+        let q = Queue::new(&dev).unwrap();
+        let out = Buffer::<f32>::new(&dev, xs.len()).unwrap();
+        let src = Buffer::from_slice(&q, &pa).unwrap();
+        q.launch(&a, NdRange::new(xs.len()), args![&src, &out])
+            .unwrap();
+        assert_eq!(out.to_vec(&q).unwrap(), xs, "order_a on {spec}");
+        let src = Buffer::from_slice(&q, &pb).unwrap();
+        q.launch(&b, NdRange::new(xs.len()), args![&src, &out])
+            .unwrap();
+        assert_eq!(out.to_vec(&q).unwrap(), xs, "order_b on {spec}");
+    }
+}

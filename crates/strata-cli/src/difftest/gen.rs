@@ -8,8 +8,8 @@ use super::{lit, random_literal, Check, Layout, Options, Slot, GLOBAL_SIZE, INPU
 use crate::conformance::Rng;
 use strata::ir::{
     Access, ArrayLen, AtomicOp, AtomicOrder, BinaryOp, Builtin, Expr, ExprId, Fence, Function,
-    GroupOp, GroupScope, LocalDecl, LoopId, MathFn, Mem, MemOrder, MemScope, Param, ParamKind,
-    PrivateDecl, Scalar, Stmt, Type, ValueId,
+    GroupOp, GroupScope, LocalDecl, LocalId, LoopId, MathFn, Mem, MemOrder, MemScope, Param,
+    ParamId, ParamKind, PrivateDecl, PrivateId, Scalar, Stmt, Type, ValueId,
 };
 
 const APPROX1: [MathFn; 32] = [
@@ -138,7 +138,7 @@ pub(super) fn build(seeds: &[u64], opts: &Options, name: &str) -> (Function, Lay
 /// A private variable or array of the program being generated.
 #[derive(Clone, Copy)]
 struct Private {
-    index: u32,
+    index: PrivateId,
     ty: Scalar,
     len: Option<u32>,
 }
@@ -229,8 +229,8 @@ impl Gen<'_> {
         v.extend(self.float_types());
         v
     }
-    fn param_index(&self, name: &str) -> u32 {
-        self.f.params.iter().position(|p| p.name == name).unwrap() as u32
+    fn param_index(&self, name: &str) -> ParamId {
+        self.f.params.position(|p| p.name == name).unwrap()
     }
     /// `x` with NaN replaced by 1 and `-0.0` by `+0.0` (`x + 0.0` changes nothing else), so
     /// neither a NaN's sign and payload nor the sign of a zero is observed: IEEE leaves the zero
@@ -283,7 +283,7 @@ impl Gen<'_> {
     }
     fn new_loop(&mut self) -> LoopId {
         self.f.loop_count += 1;
-        LoopId(self.f.loop_count - 1)
+        LoopId::from_raw(self.f.loop_count - 1)
     }
 
     // ----- statements -----
@@ -318,7 +318,7 @@ impl Gen<'_> {
         for _ in 0..self.r.int(1, 3) {
             let t = self.pick(&self.base_types());
             let len = self.chance(25).then_some(4);
-            let index = self.f.privates.len() as u32;
+            let index = PrivateId::new(self.f.privates.len());
             self.f.privates.push(PrivateDecl {
                 name: format!("p{}_{index}", self.program),
                 elem: Type::scalar(t),
@@ -546,7 +546,7 @@ impl Gen<'_> {
 
     /// `loop { if c >= n { break } c += 1; ... }` with a private counter.
     fn endless(&mut self, depth: u32) {
-        let index = self.f.privates.len() as u32;
+        let index = PrivateId::new(self.f.privates.len());
         self.f.privates.push(PrivateDecl {
             name: format!("c{}_{index}", self.program),
             elem: Type::U32,
@@ -735,14 +735,13 @@ impl Gen<'_> {
         AtomicOrder { order, scope }
     }
 
-    fn new_local(&mut self, s: Scalar, len: u32) -> u32 {
-        let i = self.f.locals.len() as u32;
+    fn new_local(&mut self, s: Scalar, len: u32) -> LocalId {
+        let i = self.f.locals.len();
         self.f.locals.push(LocalDecl {
             name: format!("l{}_{i}", self.program),
             elem: Type::scalar(s),
             len: ArrayLen::Fixed(len),
-        });
-        i
+        })
     }
 
     fn barrier(&mut self) {

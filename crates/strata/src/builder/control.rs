@@ -154,7 +154,7 @@ impl LoopLabel {
 
 fn open_loop() -> ir::LoopId {
     with(|t| {
-        let id = ir::LoopId(t.f.loop_count);
+        let id = ir::LoopId::from_raw(t.f.loop_count);
         t.f.loop_count += 1;
         t.loops.push(id);
         id
@@ -177,7 +177,7 @@ pub fn current_loop() -> LoopLabel {
             t.errors
                 .push(format!("current_loop() outside of any loop{}", at_str(at)));
             LoopLabel {
-                id: ir::LoopId(u32::MAX),
+                id: ir::LoopId::from_raw(u32::MAX),
                 trace: t.id,
             }
         }

@@ -7,19 +7,20 @@ use super::trace::{check_handle, id_of, node, with};
 use super::types::{Element, Integer, KernelType, Numeric, ScalarType, Value};
 use super::{lit, Expr};
 use crate::ir::{
-    self, AtomicOp, AtomicOrder, Expr as IrExpr, ExprId, Mem, MemOrder, MemScope, ParamKind, Stmt,
+    self, AtomicOp, AtomicOrder, Expr as IrExpr, ExprId, LocalId, Mem, MemOrder, MemScope, ParamId,
+    ParamKind, PrivateId, Stmt,
 };
 use std::marker::PhantomData;
 use std::panic::Location;
 
 /// Appends a parameter to the kernel being built; returns its index and the kernel's trace id.
-pub(super) fn declare_param(name: &str, kind: ParamKind) -> (u32, u32) {
+pub(super) fn declare_param(name: &str, kind: ParamKind) -> (ParamId, u32) {
     with(|t| {
-        t.f.params.push(ir::Param {
+        let p = t.f.params.push(ir::Param {
             name: name.to_string(),
             kind,
         });
-        (t.f.params.len() as u32 - 1, t.id)
+        (p, t.id)
     })
 }
 
@@ -32,7 +33,7 @@ pub struct KernelDef {
 /// A buffer parameter holding elements of type `T`.
 #[derive(Clone, Copy, Debug)]
 pub struct BufferParam<T> {
-    pub(super) param: u32,
+    pub(super) param: ParamId,
     pub(super) trace: u32,
     pub(super) _t: PhantomData<fn() -> T>,
 }
@@ -40,7 +41,7 @@ pub struct BufferParam<T> {
 /// A local-memory array shared by the work-items of a work-group.
 #[derive(Clone, Copy, Debug)]
 pub struct LocalArray<T> {
-    pub(super) index: u32,
+    pub(super) index: LocalId,
     pub(super) trace: u32,
     pub(super) _t: PhantomData<fn() -> T>,
 }
@@ -48,7 +49,7 @@ pub struct LocalArray<T> {
 /// A private array: each work-item has its own.
 #[derive(Clone, Copy, Debug)]
 pub struct PrivateArray<T> {
-    pub(super) index: u32,
+    pub(super) index: PrivateId,
     pub(super) trace: u32,
     pub(super) _t: PhantomData<fn() -> T>,
 }
@@ -56,13 +57,13 @@ pub struct PrivateArray<T> {
 /// A private mutable variable. Reading it ([`Var::get`]) snapshots its current value.
 #[derive(Clone, Copy, Debug)]
 pub struct Var<T> {
-    pub(super) index: u32,
+    pub(super) index: PrivateId,
     pub(super) trace: u32,
     pub(super) _t: PhantomData<fn() -> T>,
 }
 
 impl KernelDef {
-    pub(super) fn param(&mut self, name: &str, kind: ParamKind) -> (u32, u32) {
+    pub(super) fn param(&mut self, name: &str, kind: ParamKind) -> (ParamId, u32) {
         declare_param(name, kind)
     }
 
@@ -124,13 +125,13 @@ impl KernelDef {
     /// A local-memory array of `len` elements, fixed when the kernel is built.
     pub fn local_array<T: Value>(&mut self, name: &str, len: u32) -> LocalArray<T> {
         with(|t| {
-            t.f.locals.push(ir::LocalDecl {
+            let index = t.f.locals.push(ir::LocalDecl {
                 name: name.to_string(),
                 elem: T::TYPE,
                 len: ir::ArrayLen::Fixed(len),
             });
             LocalArray {
-                index: t.f.locals.len() as u32 - 1,
+                index,
                 trace: t.id,
                 _t: PhantomData,
             }
@@ -142,13 +143,13 @@ impl KernelDef {
     pub fn local_array_dyn<T: Value>(&mut self, name: &str) -> LocalArray<T> {
         let (p, _) = self.param(&format!("{name}_len"), ParamKind::LocalLen);
         with(|t| {
-            t.f.locals.push(ir::LocalDecl {
+            let index = t.f.locals.push(ir::LocalDecl {
                 name: name.to_string(),
                 elem: T::TYPE,
                 len: ir::ArrayLen::Param(p),
             });
             LocalArray {
-                index: t.f.locals.len() as u32 - 1,
+                index,
                 trace: t.id,
                 _t: PhantomData,
             }
@@ -463,7 +464,7 @@ impl<T: Element> BufferParam<T> {
             if let Some(ir::Param {
                 kind: ParamKind::Buffer { len, .. },
                 ..
-            }) = t.f.params.get_mut(self.param as usize)
+            }) = t.f.params.get_mut(self.param)
             {
                 *len = Some(n);
             }
@@ -475,13 +476,13 @@ impl<T: Element> BufferParam<T> {
 /// A private array of `len` elements.
 pub fn private_array<T: KernelType>(name: &str, len: u32) -> PrivateArray<T> {
     with(|t| {
-        t.f.privates.push(ir::PrivateDecl {
+        let index = t.f.privates.push(ir::PrivateDecl {
             name: name.to_string(),
             elem: T::TYPE,
             len: Some(len),
         });
         PrivateArray {
-            index: t.f.privates.len() as u32 - 1,
+            index,
             trace: t.id,
             _t: PhantomData,
         }
@@ -500,13 +501,13 @@ pub(crate) fn kernel_def() -> KernelDef {
 /// A private variable named `name`, not initialised (the first store sets it).
 pub(crate) fn declare_var<T: KernelType>(name: &str) -> Var<T> {
     with(|t| {
-        t.f.privates.push(ir::PrivateDecl {
+        let index = t.f.privates.push(ir::PrivateDecl {
             name: name.to_string(),
             elem: T::TYPE,
             len: None,
         });
         Var {
-            index: t.f.privates.len() as u32 - 1,
+            index,
             trace: t.id,
             _t: PhantomData,
         }
@@ -524,13 +525,13 @@ pub fn var<T: KernelType>(init: impl Into<Expr<T>>) -> Var<T> {
 pub fn var_named<T: KernelType>(name: &str, init: impl Into<Expr<T>>) -> Var<T> {
     let init = init.into();
     let v = with(|t| {
-        t.f.privates.push(ir::PrivateDecl {
+        let index = t.f.privates.push(ir::PrivateDecl {
             name: name.to_string(),
             elem: T::TYPE,
             len: None,
         });
         Var {
-            index: t.f.privates.len() as u32 - 1,
+            index,
             trace: t.id,
             _t: PhantomData,
         }

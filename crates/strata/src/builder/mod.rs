@@ -99,7 +99,7 @@ pub struct Expr<T> {
 
 impl<T> std::fmt::Debug for Expr<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Expr(%{})", self.id.0)
+        write!(f, "Expr(%{})", self.id)
     }
 }
 

@@ -12,7 +12,9 @@
 
 use super::types::Element;
 use super::{declare_param, math, node, with, BufferParam, Expr, KernelDef};
-use crate::ir::{self, Expr as IrExpr, HiddenParam, HiddenRole, ParamKind, ShapePart, Type};
+use crate::ir::{
+    self, Expr as IrExpr, HiddenParam, HiddenRole, ParamId, ParamKind, ShapePart, Type,
+};
 
 /// A buffer parameter in `D` dimensions (2 or 3) with pitched rows: [`BufferParam2`],
 /// [`BufferParam3`].
@@ -116,7 +118,7 @@ fn u32_param() -> ParamKind {
 
 impl<T: Element, const D: usize> PitchedParam<T, D> {
     /// Declares the hidden `u32` parameter `name` holding `part` of this buffer's shape.
-    fn declare_shape(&self, part: ShapePart, name: &str) -> u32 {
+    fn declare_shape(&self, part: ShapePart, name: &str) -> ParamId {
         let (q, _) = declare_param(name, u32_param());
         with(|t| {
             t.f.hidden.push(HiddenParam {
@@ -132,20 +134,20 @@ impl<T: Element, const D: usize> PitchedParam<T, D> {
     }
 
     /// The hidden parameter holding `part` of this buffer's shape.
-    fn shape(&self, part: ShapePart) -> u32 {
+    fn shape(&self, part: ShapePart) -> ParamId {
         with(|t| t.f.shape_param(self.buf.param, part))
             .expect("strata bug: a pitched parameter without its pitches")
     }
 
     /// The extent's parameters (width, height, depth), declared on first use.
-    fn extent_params(&self) -> Vec<u32> {
+    fn extent_params(&self) -> Vec<ParamId> {
         (0..D as u8)
             .map(|d| {
                 let part = ShapePart::Extent(d);
                 match with(|t| t.f.shape_param(self.buf.param, part)) {
                     Some(q) => q,
                     None => {
-                        let name = with(|t| t.f.params[self.buf.param as usize].name.clone());
+                        let name = with(|t| t.f.params[self.buf.param].name.clone());
                         let n = ["width", "height", "depth"][d as usize];
                         self.declare_shape(part, &format!("{name}_{n}"))
                     }

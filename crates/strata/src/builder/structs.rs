@@ -10,7 +10,7 @@
 use super::types::{Element, KernelType};
 use super::{check_handle, load, store, with, BufferParam, Expr, Index};
 use crate::ir::ElementLayout;
-use crate::ir::{self, ExprId, FieldStep, Mem};
+use crate::ir::{self, ExprId, FieldStep, Mem, ParamId};
 
 use std::marker::PhantomData;
 use std::panic::Location;
@@ -19,7 +19,7 @@ use std::panic::Location;
 /// into it. Built by [`BufferParam::item`]; the places of the fields extend the path.
 #[derive(Clone, Debug)]
 pub struct FieldPlace {
-    buffer: u32,
+    buffer: ParamId,
     trace: u32,
     index: ExprId,
     path: Vec<FieldStep>,
@@ -53,7 +53,7 @@ impl FieldPlace {
             Err(e) => {
                 t.errors.push(format!(
                     "a field of buffer `{}`: {e}{}",
-                    t.f.params[self.buffer as usize].name,
+                    t.f.params[self.buffer].name,
                     super::at_str(at)
                 ));
                 Mem::Buffer(self.buffer)
@@ -188,17 +188,16 @@ pub(crate) fn declare(layout: ElementLayout) -> ir::Elem {
                 fields,
             };
             with(|t| {
-                if let Some(i) = t.f.structs.iter().position(|d| d.name == decl.name) {
+                if let Some(i) = t.f.structs.position(|d| d.name == decl.name) {
                     if t.f.structs[i] != decl {
                         t.errors.push(format!(
                             "two different structs named `{}` are used in kernel `{}`",
                             decl.name, t.f.name
                         ));
                     }
-                    return ir::Elem::Struct(i as u32);
+                    return ir::Elem::Struct(i);
                 }
-                t.f.structs.push(decl);
-                ir::Elem::Struct(t.f.structs.len() as u32 - 1)
+                ir::Elem::Struct(t.f.structs.push(decl))
             })
         }
     }
@@ -237,8 +236,7 @@ pub fn value_param<T: super::Value>(name: &str) -> Expr<T> {
             t.f.params.push(ir::Param {
                 name: name.to_string(),
                 kind: ir::ParamKind::Scalar(ty),
-            });
-            t.f.params.len() as u32 - 1
+            })
         });
         return super::node(ir::Expr::Param(p));
     }
@@ -248,8 +246,7 @@ pub fn value_param<T: super::Value>(name: &str) -> Expr<T> {
                 t.f.params.push(ir::Param {
                     name: format!("{name}_{c}"),
                     kind: ir::ParamKind::Scalar(ir::Type::scalar(ty.scalar)),
-                });
-                t.f.params.len() as u32 - 1
+                })
             });
             super::id_of(super::node_typed::<T>(
                 ir::Expr::Param(p),

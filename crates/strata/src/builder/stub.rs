@@ -109,7 +109,7 @@ impl<A: StubArgs, R: Numeric> Stub<A, R> {
         let ids = A::ids(args);
         let index = with(|t| {
             let same = |s: &StubDecl| s.name == self.decl.name;
-            match t.f.stubs.iter().position(same) {
+            match t.f.stubs.position(same) {
                 Some(i) => {
                     let old = &t.f.stubs[i];
                     if old.sources != self.decl.sources
@@ -121,12 +121,9 @@ impl<A: StubArgs, R: Numeric> Stub<A, R> {
                             self.decl.name, t.f.name
                         ));
                     }
-                    i as u32
+                    i
                 }
-                None => {
-                    t.f.stubs.push(self.decl.clone());
-                    t.f.stubs.len() as u32 - 1
-                }
+                None => t.f.stubs.push(self.decl.clone()),
             }
         });
         node_typed(IrExpr::Stub(index, ids), R::TYPE)

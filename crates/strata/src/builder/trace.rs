@@ -138,7 +138,7 @@ impl Trace {
         if e.trace != self.id {
             self.errors.push(format!(
                 "an Expr recorded for another kernel (expression %{}) was used in kernel `{}`; values cannot cross kernels, pass them as parameters{}",
-                e.id.0, self.f.name, at_str(at)
+                e.id, self.f.name, at_str(at)
             ));
         }
         e.id

@@ -1,9 +1,11 @@
 //! Names in the generated C: the words reserved in C, OpenCL C and CUDA C++ (one list for
-//! both dialects, so that a kernel's names are the same in each), and how the writer turns
-//! the IR's names (kernels, parameters, arrays, values, struct fields) into identifiers that
-//! clash with none of them nor with the names the writer generates itself.
+//! both dialects, so that a kernel's names are the same in each), how the writer turns the
+//! IR's names (kernels, parameters, arrays, values, struct fields) into identifiers that
+//! clash with none of them nor with the names the writer generates itself, and [`Names`],
+//! which gives out every identifier of one kernel once.
 
 use crate::ir;
+use std::collections::HashSet;
 
 /// Words no generated identifier may be: C's keywords, OpenCL C's types and qualifiers, C++'s
 /// keywords, the CUDA preamble's type names and CUDA's built-in variables.
@@ -96,6 +98,46 @@ const RESERVED: &[&str] = &[
     "gridDim",
     "warpSize",
 ];
+
+/// The identifiers declared in one kernel, each given out once, so that no two are the same
+/// by construction: the writer claims here the name of every parameter (with its `_len`),
+/// array, struct, value and temporary (with their components `_0`, `_1`, ...) before it
+/// writes the kernel. A claim gets the name asked for where it and its derived names are
+/// free (a kernel whose names do not clash keeps them), else the first free of `name_1`,
+/// `name_2`, ... (Names of the writer's own, `strata_...`, are outside the space that
+/// [`ident`] gives out, and not claimed.)
+#[derive(Default)]
+pub(super) struct Names {
+    taken: HashSet<String>,
+}
+
+impl Names {
+    /// Claims `base`, or the first of `base_1`, `base_2`, ... that is free together with the
+    /// names `derived` makes of it; claims those too and returns the name.
+    pub(super) fn claim(&mut self, base: String, derived: impl Fn(&str) -> Vec<String>) -> String {
+        let mut name = base.clone();
+        let mut k = 1;
+        loop {
+            let more = derived(&name);
+            if !self.taken.contains(&name) && more.iter().all(|d| !self.taken.contains(d)) {
+                self.taken.insert(name.clone());
+                self.taken.extend(more);
+                return name;
+            }
+            name = format!("{base}_{k}");
+            k += 1;
+        }
+    }
+}
+
+/// The names of the components of a value of `width` components named `name`: `name_0`,
+/// `name_1`, ... for a vector, none for a scalar (which is `name` itself).
+pub(super) fn components(width: u8) -> impl Fn(&str) -> Vec<String> {
+    move |name| match width {
+        1 => Vec::new(),
+        w => (0..w).map(|c| format!("{name}_{c}")).collect(),
+    }
+}
 
 /// A struct field's name in C: the Rust name unless it is reserved in C or in the dialects
 /// (then with a trailing `_`). Field names live in their struct's scope, so no other name can

@@ -24,10 +24,10 @@
 #![allow(clippy::needless_range_loop)]
 
 use super::dialect::Dialect;
-use super::keywords::{entry_name, field_ident, ident};
+use super::keywords::{components, entry_name, field_ident, ident, Names};
 use crate::ir::{
-    self, BinaryOp, Builtin, Expr, ExprId, Literal, LoopId, Mem, ParamKind, Scalar, Stmt, UnaryOp,
-    ValidFunction, ValueId,
+    self, BinaryOp, Builtin, Expr, ExprId, IdVec, Literal, LocalId, LoopId, Mem, ParamId,
+    ParamKind, PrivateId, Scalar, Stmt, StructId, UnaryOp, ValidFunction, ValueId,
 };
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::fmt::Write;
@@ -42,12 +42,15 @@ pub(super) struct Writer<'a> {
     /// The definitions of the helper functions the kernel calls, each once, in name order.
     pub(super) helpers: BTreeSet<String>,
     /// How many times each expression is used (more than once: a temporary).
-    uses: Vec<u32>,
+    uses: IdVec<ExprId, u32>,
     /// The expressions whose temporaries are in scope.
     avail: HashSet<ExprId>,
     /// The temporaries declared in each open block, innermost last.
     scopes: Vec<Vec<ExprId>>,
+    /// The temporaries in scope, by expression.
     temps: HashMap<ExprId, String>,
+    /// The name of each multi-use expression's temporary (claimed before writing).
+    temp_names: HashMap<ExprId, String>,
     pub(super) indent: usize,
     /// Enclosing loops, innermost last, with whether a goto label is needed for break / continue.
     loops: Vec<LoopId>,
@@ -58,10 +61,11 @@ pub(super) struct Writer<'a> {
     pub(super) missing: Vec<String>,
     /// The types of the local scratch arrays the collectives use.
     pub(super) scratch_types: BTreeSet<Scalar>,
-    pub(super) param_names: Vec<String>,
-    local_names: Vec<String>,
-    private_names: Vec<String>,
-    struct_names: Vec<String>,
+    pub(super) param_names: IdVec<ParamId, String>,
+    local_names: IdVec<LocalId, String>,
+    private_names: IdVec<PrivateId, String>,
+    struct_names: IdVec<StructId, String>,
+    value_names: IdVec<ValueId, String>,
 }
 
 fn axis(d: u8) -> char {
@@ -74,20 +78,52 @@ impl<'a> Writer<'a> {
         let uses = ir::expr_uses(f);
         let mut labels = HashSet::new();
         find_labels(&f.body, &mut Vec::new(), &mut labels);
-        let mut taken: HashSet<String> = HashSet::new();
-        let mut unique = |base: String| {
-            let mut n = base.clone();
-            let mut k = 1;
-            while !taken.insert(n.clone()) {
-                n = format!("{base}_{k}");
-                k += 1;
-            }
-            n
-        };
-        let param_names = f.params.iter().map(|p| unique(ident(&p.name))).collect();
-        let local_names = f.locals.iter().map(|l| unique(ident(&l.name))).collect();
-        let private_names = f.privates.iter().map(|p| unique(ident(&p.name))).collect();
-        let struct_names = f.structs.iter().map(|d| unique(ident(&d.name))).collect();
+        // Every name of the kernel, claimed once (see `Names`), in an order that gives a
+        // kernel without clashes the names it asks for.
+        let mut names = Names::default();
+        let none = |_: &str| Vec::new();
+        let param_names = f
+            .params
+            .iter()
+            .map(|p| match p.kind {
+                ParamKind::Buffer { .. } => {
+                    names.claim(ident(&p.name), |n| vec![format!("{n}_len")])
+                }
+                _ => names.claim(ident(&p.name), none),
+            })
+            .collect();
+        let local_names = f
+            .locals
+            .iter()
+            .map(|l| names.claim(ident(&l.name), none))
+            .collect();
+        let private_names = f
+            .privates
+            .iter()
+            .map(|p| names.claim(ident(&p.name), none))
+            .collect();
+        let struct_names = f
+            .structs
+            .iter()
+            .map(|d| names.claim(ident(&d.name), none))
+            .collect();
+        let value_names = f
+            .values
+            .iter_enumerated()
+            .map(|(v, d)| {
+                let base = match &d.name {
+                    Some(n) => format!("{}_{v}", ident(n)),
+                    None => format!("v{v}"),
+                };
+                names.claim(base, components(d.ty.width))
+            })
+            .collect();
+        let temp_names = f
+            .exprs
+            .iter()
+            .filter(|&(id, _, _)| uses[id] > 1)
+            .map(|(id, _, ty)| (id, names.claim(format!("e{id}"), components(ty.width))))
+            .collect();
         Writer {
             f,
             d,
@@ -97,6 +133,7 @@ impl<'a> Writer<'a> {
             avail: HashSet::new(),
             scopes: vec![Vec::new()],
             temps: HashMap::new(),
+            temp_names,
             indent: 1,
             loops: Vec::new(),
             labels,
@@ -107,6 +144,7 @@ impl<'a> Writer<'a> {
             local_names,
             private_names,
             struct_names,
+            value_names,
         }
     }
 
@@ -118,7 +156,7 @@ impl<'a> Writer<'a> {
     /// otherwise.
     pub(super) fn structs(&self) -> String {
         let mut out = String::new();
-        for (i, d) in self.f.structs.iter().enumerate() {
+        for (i, d) in self.f.structs.iter_enumerated() {
             let n = &self.struct_names[i];
             let _ = writeln!(
                 out,
@@ -128,7 +166,7 @@ impl<'a> Writer<'a> {
             for fd in &d.fields {
                 let (t, width) = match fd.ty {
                     ir::Elem::Value(t) => (self.ty(t.scalar), t.width as u32),
-                    ir::Elem::Struct(k) => (self.struct_names[k as usize].as_str(), 1),
+                    ir::Elem::Struct(k) => (self.struct_names[k].as_str(), 1),
                 };
                 let count = fd.len.unwrap_or(1) * width;
                 let name = field_ident(&fd.name);
@@ -195,15 +233,7 @@ impl<'a> Writer<'a> {
     }
 
     pub(super) fn value_name(&self, v: ValueId) -> String {
-        match self
-            .f
-            .values
-            .get(v.0 as usize)
-            .and_then(|d| d.name.as_deref())
-        {
-            Some(n) => format!("{}_{}", ident(n), v.0),
-            None => format!("v{}", v.0),
-        }
+        self.value_names[v].clone()
     }
 
     pub(super) fn id(&self, b: usize, d: u8) -> String {
@@ -329,14 +359,14 @@ impl<'a> Writer<'a> {
         match e {
             Expr::Literal(l) => vec![self.literal(l)],
             Expr::Param(p) => {
-                let n = self.param_names[p as usize].clone();
+                let n = self.param_names[p].clone();
                 vec![if ty.scalar == Scalar::Bool {
                     format!("({n} != 0)")
                 } else {
                     n
                 }]
             }
-            Expr::BufferLen(p) => vec![format!("{}_len", self.param_names[p as usize])],
+            Expr::BufferLen(p) => vec![format!("{}_len", self.param_names[p])],
             Expr::Value(v) => {
                 let n = self.value_name(v);
                 if w == 1 {
@@ -399,7 +429,7 @@ impl<'a> Writer<'a> {
                 vec![a[i as usize].clone()]
             }
             Expr::Stub(n, args) => {
-                let stub = &self.f.stubs[n as usize];
+                let stub = &self.f.stubs[n];
                 match stub.source(self.d.key) {
                     Some(src) => {
                         self.helpers.insert(format!("{}\n", src.trim()));
@@ -523,9 +553,9 @@ impl<'a> Writer<'a> {
         for o in ir::expr_operands(&e) {
             self.need(o);
         }
-        if self.uses[id.0 as usize] > 1 {
+        if self.uses[id] > 1 {
             let ty = self.f.exprs.ty(id);
-            let name = format!("e{}", id.0);
+            let name = self.temp_names[&id].clone();
             let comps = self.render(id);
             let t = self.ty(ty.scalar);
             for (c, x) in comps.iter().enumerate() {
@@ -566,19 +596,19 @@ impl<'a> Writer<'a> {
         let i = self.expr(index)[0].clone();
         let (name, scalar_var) = match mem {
             Mem::Field(v) => {
-                let v = &self.f.fields[v as usize];
-                let base = &self.param_names[v.buffer as usize];
+                let v = &self.f.fields[v];
+                let base = &self.param_names[v.buffer];
                 let suffix = self.f.path_suffix_named(v, field_ident);
                 return match w {
                     1 => format!("{base}[{i}]{suffix}"),
                     _ => format!("{base}[{i}]{suffix}[{c}]"),
                 };
             }
-            Mem::Buffer(p) => (self.param_names[p as usize].clone(), false),
-            Mem::Local(l) => (self.local_names[l as usize].clone(), false),
+            Mem::Buffer(p) => (self.param_names[p].clone(), false),
+            Mem::Local(l) => (self.local_names[l].clone(), false),
             Mem::Private(p) => (
-                self.private_names[p as usize].clone(),
-                self.f.privates[p as usize].len.is_none(),
+                self.private_names[p].clone(),
+                self.f.privates[p].len.is_none(),
             ),
         };
         match (scalar_var, w) {
@@ -590,7 +620,7 @@ impl<'a> Writer<'a> {
     }
 
     pub(super) fn decl(&mut self, v: ValueId, comps: &[String]) {
-        let ty = self.f.values[v.0 as usize].ty;
+        let ty = self.f.values[v].ty;
         let t = self.ty(ty.scalar);
         let n = self.value_name(v);
         if ty.width == 1 {
@@ -608,7 +638,7 @@ impl<'a> Writer<'a> {
         } else {
             self.line(&format!(
                 "goto L{}_{};",
-                id.0,
+                id,
                 if brk { "break" } else { "continue" }
             ));
         }
@@ -624,7 +654,7 @@ impl<'a> Writer<'a> {
             Stmt::Load {
                 value, mem, index, ..
             } => {
-                let w = self.f.values[value.0 as usize].ty.width as usize;
+                let w = self.f.values[*value].ty.width as usize;
                 let comps: Vec<String> = (0..w).map(|c| self.mem_ref(*mem, *index, c)).collect();
                 self.decl(*value, &comps);
             }
@@ -688,7 +718,7 @@ impl<'a> Writer<'a> {
                 step,
                 body,
             } => {
-                let s = self.f.values[var.0 as usize].ty.scalar;
+                let s = self.f.values[*var].ty.scalar;
                 let t = self.ty(s);
                 let n = self.value_name(*var);
                 let (a, e, st) = (
@@ -720,7 +750,7 @@ impl<'a> Writer<'a> {
                 self.loop_body(*id, body);
                 self.line("}");
                 if self.labels.contains(&(*id, true)) {
-                    self.line(&format!("L{}_break:;", id.0));
+                    self.line(&format!("L{}_break:;", id));
                 }
             }
             Stmt::Loop { id, body } => {
@@ -728,7 +758,7 @@ impl<'a> Writer<'a> {
                 self.loop_body(*id, body);
                 self.line("}");
                 if self.labels.contains(&(*id, true)) {
-                    self.line(&format!("L{}_break:;", id.0));
+                    self.line(&format!("L{}_break:;", id));
                 }
             }
             Stmt::Break(id) => self.jump(*id, true),
@@ -761,7 +791,7 @@ impl<'a> Writer<'a> {
             self.line("{");
             self.block(body);
             self.line("}");
-            self.line(&format!("L{}_continue:;", id.0));
+            self.line(&format!("L{}_continue:;", id));
             self.indent -= 1;
         } else {
             self.block(body);
@@ -773,13 +803,13 @@ impl<'a> Writer<'a> {
         let f = self.f;
         let mut params = Vec::new();
         let mut dynamic = Vec::new();
-        for (i, p) in f.params.iter().enumerate() {
+        for (i, p) in f.params.iter_enumerated() {
             let n = self.param_names[i].clone();
             match p.kind {
                 ParamKind::Buffer { elem, access, .. } => {
                     let t = match elem {
                         ir::Elem::Value(t) => self.ty(t.scalar),
-                        ir::Elem::Struct(k) => self.struct_names[k as usize].as_str(),
+                        ir::Elem::Struct(k) => self.struct_names[k].as_str(),
                     };
                     let c = if access.is_read_only() { "const " } else { "" };
                     let space = match self.d.global {
@@ -804,9 +834,8 @@ impl<'a> Writer<'a> {
                 ParamKind::LocalLen => {
                     let (li, l) = f
                         .locals
-                        .iter()
-                        .enumerate()
-                        .find(|(_, l)| l.len == ir::ArrayLen::Param(i as u32))
+                        .iter_enumerated()
+                        .find(|(_, l)| l.len == ir::ArrayLen::Param(i))
                         .expect("validated");
                     let t = self.ty(l.elem.scalar);
                     let n = &self.local_names[li];
@@ -831,7 +860,7 @@ impl<'a> Writer<'a> {
                 self.line(line);
             }
         }
-        for (i, l) in f.locals.iter().enumerate() {
+        for (i, l) in f.locals.iter_enumerated() {
             if let ir::ArrayLen::Fixed(n) = l.len {
                 let t = self.ty(l.elem.scalar);
                 // An array of 2- or 4-vectors is aligned to the vector's size, so that the
@@ -852,7 +881,7 @@ impl<'a> Writer<'a> {
                 self.line(&line);
             }
         }
-        for (i, p) in f.privates.iter().enumerate() {
+        for (i, p) in f.privates.iter_enumerated() {
             let t = self.ty(p.elem.scalar);
             let n = self.private_names[i].clone();
             let count = p.count() as usize * p.elem.width as usize;

@@ -18,7 +18,7 @@ mod semantics;
 
 use crate::error::{Error, Result, WorkItem};
 use crate::ir::ValidFunction;
-use crate::ir::{self, Type};
+use crate::ir::{self, FieldId, IdVec, LocalId, ParamId, PrivateId, Type};
 use crate::runtime::{
     ArgValue, BackendEntry, BackendKind, Command, CompiledKernel, DeviceBackend, DeviceInfo,
     Devices, Found, Memory, QueueBackend, RectSide, WorkerQueue,
@@ -296,13 +296,13 @@ impl DeviceBackend for CpuDevice {
 pub(crate) struct Decls {
     /// Kernel name.
     pub(crate) name: String,
-    param_names: Vec<String>,
+    param_names: IdVec<ParamId, String>,
     /// Element type, length and name of each local array.
-    pub(crate) locals: Vec<(Type, ir::ArrayLen, String)>,
+    pub(crate) locals: IdVec<LocalId, (Type, ir::ArrayLen, String)>,
     /// Element type, element count (1 for a variable) and name of each private.
-    pub(crate) privates: Vec<(Type, u32, String)>,
+    pub(crate) privates: IdVec<PrivateId, (Type, u32, String)>,
     /// How each field view is named (`ps[].vel`).
-    fields: Vec<String>,
+    fields: IdVec<FieldId, String>,
 }
 
 impl Decls {
@@ -328,7 +328,9 @@ impl Decls {
                 .iter()
                 .map(|d| (d.elem, d.count(), d.name.clone()))
                 .collect(),
-            fields: (0..f.fields.len() as u32)
+            fields: f
+                .fields
+                .ids()
                 .map(|v| f.mem_name(ir::Mem::Field(v)))
                 .collect(),
         })
@@ -337,18 +339,18 @@ impl Decls {
     /// How an error names `mem`, e.g. "buffer `x`".
     pub(crate) fn mem_what(&self, mem: ir::Mem) -> String {
         match mem {
-            ir::Mem::Buffer(i) => format!("buffer `{}`", self.param_names[i as usize]),
-            ir::Mem::Local(i) => format!("local array `{}`", self.locals[i as usize].2),
-            ir::Mem::Private(i) => format!("private array `{}`", self.privates[i as usize].2),
-            ir::Mem::Field(i) => format!("field `{}`", self.fields[i as usize]),
+            ir::Mem::Buffer(i) => format!("buffer `{}`", self.param_names[i]),
+            ir::Mem::Local(i) => format!("local array `{}`", self.locals[i].2),
+            ir::Mem::Private(i) => format!("private array `{}`", self.privates[i].2),
+            ir::Mem::Field(i) => format!("field `{}`", self.fields[i]),
         }
     }
 
     /// The element count of local array `i` in a launch with `args`.
-    pub(crate) fn local_len(&self, i: usize, args: &[ArgValue]) -> u64 {
+    pub(crate) fn local_len(&self, i: LocalId, args: &[ArgValue]) -> u64 {
         match self.locals[i].1 {
             ir::ArrayLen::Fixed(n) => n as u64,
-            ir::ArrayLen::Param(q) => match args[q as usize] {
+            ir::ArrayLen::Param(q) => match args[q.index()] {
                 ArgValue::LocalLen(n) => n as u64,
                 _ => 0,
             },
@@ -588,7 +590,7 @@ fn run(cmd: Command) -> Result<()> {
                 // Only `interp+checked` follows what a kernel writes: after any other launch,
                 // every buffer the kernel may write counts as written.
                 for p in &function.info().writes {
-                    if let Some(ArgValue::Buffer { mem, .. }) = args.get(*p as usize) {
+                    if let Some(ArgValue::Buffer { mem, .. }) = args.get(p.index()) {
                         cpu_mem(mem).mark_all_written();
                     }
                 }

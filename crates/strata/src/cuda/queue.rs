@@ -14,7 +14,7 @@
 
 use super::{cu_error, CuKernel, CuMem, CudaDevice};
 use crate::error::{Error, Result};
-use crate::ir::{ArrayLen, ValidFunction};
+use crate::ir::{ArrayLen, ParamId, ValidFunction};
 use crate::runtime::{
     check_range, ArgValue, Command, CompiledKernel, Finish, Memory, NdRange, RectSide, WorkerQueue,
 };
@@ -439,7 +439,7 @@ impl Worker {
                     let elem = f
                         .locals
                         .iter()
-                        .find(|l| l.len == ArrayLen::Param(p as u32))
+                        .find(|l| l.len == ArrayLen::Param(ParamId::new(p)))
                         .map_or(1, |l| l.elem.size());
                     shared = shared.next_multiple_of(16);
                     slots.push(slot(shared as u64, 4));

@@ -16,7 +16,7 @@
 //! launch compares with the element type of the kernel's buffer parameter (and which the
 //! builder declares in the kernel's [`Function::structs`]).
 
-use super::{Elem, Function, Literal, ParamKind, Scalar, Type};
+use super::{Elem, Function, Literal, ParamId, ParamKind, Scalar, Type};
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
@@ -24,8 +24,8 @@ use std::sync::Arc;
 /// and what it holds.
 #[derive(Clone, Debug)]
 pub struct HiddenParam {
-    /// Index of the parameter.
-    pub param: u32,
+    /// The parameter.
+    pub param: ParamId,
     /// What the launch passes for it.
     pub role: HiddenRole,
 }
@@ -38,8 +38,8 @@ pub enum HiddenRole {
     /// Every such buffer has at least its row pitch; the launch checks that the buffer
     /// passed has `dims` dimensions.
     Shape {
-        /// Index of the buffer parameter.
-        buffer: u32,
+        /// The buffer parameter.
+        buffer: ParamId,
         /// The buffer's dimensions: 2 or 3.
         dims: u8,
         /// Which number.
@@ -56,8 +56,8 @@ pub enum HiddenRole {
     /// whose length parameter ([`ParamKind::LocalLen`]) is `len_param` (an IR expression
     /// cannot read a `LocalLen` parameter).
     LocalLen {
-        /// Index of the `LocalLen` parameter.
-        len_param: u32,
+        /// The `LocalLen` parameter.
+        len_param: ParamId,
     },
 }
 
@@ -149,22 +149,22 @@ impl Hash for HiddenParam {
 
 impl Function {
     /// What the launch passes for parameter `p`, if it is hidden.
-    pub fn hidden_role(&self, p: u32) -> Option<&HiddenRole> {
+    pub fn hidden_role(&self, p: ParamId) -> Option<&HiddenRole> {
         self.hidden.iter().find(|h| h.param == p).map(|h| &h.role)
     }
 
     /// Whether parameter `p` is filled in by the launch ([`Function::hidden`]).
-    pub fn is_hidden(&self, p: u32) -> bool {
+    pub fn is_hidden(&self, p: ParamId) -> bool {
         self.hidden_role(p).is_some()
     }
 
     /// The parameters the caller passes, in launch order: every parameter that is not hidden.
-    pub fn user_params(&self) -> impl Iterator<Item = u32> + '_ {
-        (0..self.params.len() as u32).filter(|&p| !self.is_hidden(p))
+    pub fn user_params(&self) -> impl Iterator<Item = ParamId> + '_ {
+        self.params.ids().filter(|&p| !self.is_hidden(p))
     }
 
     /// The dimensions (2 or 3) of buffer parameter `p` if it is a 2-D or 3-D buffer.
-    pub fn buffer_dims(&self, p: u32) -> Option<u8> {
+    pub fn buffer_dims(&self, p: ParamId) -> Option<u8> {
         self.hidden.iter().find_map(|h| match h.role {
             HiddenRole::Shape { buffer, dims, .. } if buffer == p => Some(dims),
             _ => None,
@@ -173,7 +173,7 @@ impl Function {
 
     /// The parameter holding number `part` of the shape of 2-D or 3-D buffer parameter
     /// `buffer`, if the kernel has it.
-    pub fn shape_param(&self, buffer: u32, part: ShapePart) -> Option<u32> {
+    pub fn shape_param(&self, buffer: ParamId, part: ShapePart) -> Option<ParamId> {
         self.hidden.iter().find_map(|h| match h.role {
             HiddenRole::Shape {
                 buffer: b, part: q, ..
@@ -183,8 +183,8 @@ impl Function {
     }
 
     /// The kernel's gather reductions with their partials' parameters, in declaration order.
-    pub fn gathers(&self) -> Vec<(u32, &Gather)> {
-        let mut v: Vec<(u32, &Gather)> = self
+    pub fn gathers(&self) -> Vec<(ParamId, &Gather)> {
+        let mut v: Vec<(ParamId, &Gather)> = self
             .hidden
             .iter()
             .filter_map(|h| match &h.role {
@@ -209,7 +209,7 @@ impl Function {
     /// that does not exist, is listed twice, or has the wrong kind for its role.
     pub(crate) fn hidden_problems(&self) -> Vec<(String, String)> {
         let mut out = Vec::new();
-        let kind = |p: u32| self.params.get(p as usize).map(|p| p.kind);
+        let kind = |p: ParamId| self.params.get(p).map(|p| p.kind);
         let u32_scalar = Some(ParamKind::Scalar(Type::scalar(Scalar::U32)));
         for (i, h) in self.hidden.iter().enumerate() {
             let loc = format!("hidden parameter {i} (parameter {})", h.param);
@@ -314,20 +314,18 @@ impl ElementLayout {
     pub fn matches(&self, f: &Function, elem: Elem) -> bool {
         match (self, elem) {
             (ElementLayout::Value(t), Elem::Value(u)) => *t == u,
-            (ElementLayout::Struct(s), Elem::Struct(i)) => {
-                f.structs.get(i as usize).is_some_and(|d| {
-                    d.name == s.name
-                        && d.size as usize == s.size
-                        && d.align as usize == s.align
-                        && d.fields.len() == s.fields.len()
-                        && d.fields.iter().zip(s.fields).all(|(a, b)| {
-                            a.name == b.name
-                                && a.offset as usize == b.offset
-                                && a.len.map(|n| n as usize) == b.len
-                                && b.ty.matches(f, a.ty)
-                        })
-                })
-            }
+            (ElementLayout::Struct(s), Elem::Struct(i)) => f.structs.get(i).is_some_and(|d| {
+                d.name == s.name
+                    && d.size as usize == s.size
+                    && d.align as usize == s.align
+                    && d.fields.len() == s.fields.len()
+                    && d.fields.iter().zip(s.fields).all(|(a, b)| {
+                        a.name == b.name
+                            && a.offset as usize == b.offset
+                            && a.len.map(|n| n as usize) == b.len
+                            && b.ty.matches(f, a.ty)
+                    })
+            }),
             _ => false,
         }
     }

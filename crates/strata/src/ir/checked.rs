@@ -22,8 +22,8 @@
 
 use super::{
     Access, AtomicOp, AtomicOrder, BinaryOp, Block, Builtin, Elem, Expr, ExprId, Function,
-    HiddenParam, HiddenRole, Literal, Mem, Param, ParamKind, PrivateDecl, Scalar, SourceLoc, Stmt,
-    Type, ValueId,
+    HiddenParam, HiddenRole, Literal, Mem, Param, ParamId, ParamKind, PrivateDecl, PrivateId,
+    Scalar, SourceLoc, Stmt, Type, ValueId,
 };
 use std::collections::HashMap;
 
@@ -77,11 +77,11 @@ pub fn mem_what(f: &Function, mem: Mem) -> String {
 struct Rewriter {
     f: Function,
     sites: Vec<CheckSite>,
-    fault: u32,
+    fault: ParamId,
     /// `LocalLen` parameter to its hidden scalar parameter.
-    lens: HashMap<u32, u32>,
+    lens: HashMap<ParamId, ParamId>,
     /// The private variable that carries a guarded load's result, per type.
-    carriers: HashMap<Type, u32>,
+    carriers: HashMap<Type, PrivateId>,
 }
 
 /// Rewrites `f` for checked mode (see the module docs). The result is valid IR when `f` is.
@@ -89,7 +89,7 @@ pub fn instrument(f: &Function) -> Instrumented {
     let mut f = f.clone();
     let body = std::mem::take(&mut f.body);
     let name = unique_name(&f, "strata_fault");
-    f.params.push(Param {
+    let fault = f.params.push(Param {
         name,
         kind: ParamKind::Buffer {
             elem: Elem::Value(Type::U32),
@@ -97,13 +97,12 @@ pub fn instrument(f: &Function) -> Instrumented {
             len: Some(FAULT_WORDS as u64),
         },
     });
-    let fault = f.params.len() as u32 - 1;
     f.hidden.push(HiddenParam {
         param: fault,
         role: HiddenRole::FaultWords,
     });
     let mut lens = HashMap::new();
-    let dynamic: Vec<(u32, String)> = f
+    let dynamic: Vec<(ParamId, String)> = f
         .locals
         .iter()
         .filter_map(|l| match l.len {
@@ -113,11 +112,10 @@ pub fn instrument(f: &Function) -> Instrumented {
         .collect();
     for (p, local) in dynamic {
         let name = unique_name(&f, &format!("strata_{local}_count"));
-        f.params.push(Param {
+        let q = f.params.push(Param {
             name,
             kind: ParamKind::Scalar(Type::U32),
         });
-        let q = f.params.len() as u32 - 1;
         f.hidden.push(HiddenParam {
             param: q,
             role: HiddenRole::LocalLen { len_param: p },
@@ -134,7 +132,7 @@ pub fn instrument(f: &Function) -> Instrumented {
     let mut body = r.block(body);
     // The carriers start at 0: what a load out of bounds gives.
     let mut init: Block = Vec::new();
-    let mut carriers: Vec<(Type, u32)> = r.carriers.iter().map(|(t, p)| (*t, *p)).collect();
+    let mut carriers: Vec<(Type, PrivateId)> = r.carriers.iter().map(|(t, p)| (*t, *p)).collect();
     carriers.sort_by_key(|&(_, p)| p);
     for (ty, p) in carriers {
         let zero = r.zero(ty);
@@ -202,17 +200,17 @@ impl Rewriter {
         let n = match mem {
             Mem::Buffer(p) => self.e(Expr::BufferLen(p), Type::U32),
             Mem::Field(v) => {
-                let p = self.f.fields[v as usize].buffer;
+                let p = self.f.fields[v].buffer;
                 self.e(Expr::BufferLen(p), Type::U32)
             }
-            Mem::Local(l) => match self.f.locals[l as usize].len {
+            Mem::Local(l) => match self.f.locals[l].len {
                 super::ArrayLen::Fixed(n) => self.lit(Scalar::U64, n as u64),
                 super::ArrayLen::Param(p) => {
                     let q = self.lens[&p];
                     self.e(Expr::Param(q), Type::U32)
                 }
             },
-            Mem::Private(p) => match self.f.privates[p as usize].len {
+            Mem::Private(p) => match self.f.privates[p].len {
                 Some(n) => self.lit(Scalar::U64, n as u64),
                 None => return None,
             },
@@ -224,17 +222,16 @@ impl Rewriter {
         self.f.new_value(ty, None)
     }
 
-    fn carrier(&mut self, ty: Type) -> u32 {
+    fn carrier(&mut self, ty: Type) -> PrivateId {
         if let Some(&p) = self.carriers.get(&ty) {
             return p;
         }
         let name = unique_name(&self.f, &format!("strata_loaded{}", self.carriers.len()));
-        self.f.privates.push(PrivateDecl {
+        let p = self.f.privates.push(PrivateDecl {
             name,
             elem: ty,
             len: None,
         });
-        let p = self.f.privates.len() as u32 - 1;
         self.carriers.insert(ty, p);
         p
     }
@@ -433,7 +430,7 @@ impl Rewriter {
                 at,
                 ..
             } => {
-                let ty = self.f.values[value.0 as usize].ty;
+                let ty = self.f.values[value].ty;
                 self.guarded(mem, index, at, s, Some((value, ty)), out);
             }
             Stmt::Store { mem, index, at, .. } => self.guarded(mem, index, at, s, None, out),
@@ -444,7 +441,7 @@ impl Rewriter {
                 at,
                 ..
             } => {
-                let value = result.map(|v| (v, self.f.values[v.0 as usize].ty));
+                let value = result.map(|v| (v, self.f.values[v].ty));
                 self.guarded(mem, index, at, s, value, out);
             }
             Stmt::If {

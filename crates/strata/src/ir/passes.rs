@@ -759,7 +759,7 @@ fn unroll_block(
         if !fresh {
             return v;
         }
-        let d = f.values[v.0 as usize].clone();
+        let d = f.values[v].clone();
         let n = f.new_value(d.ty, d.name);
         let e = r.new.intern(Expr::Value(n), d.ty);
         r.subst.insert(v, e);
@@ -770,7 +770,7 @@ fn unroll_block(
             return id;
         }
         f.loop_count += 1;
-        LoopId(f.loop_count - 1)
+        LoopId::from_raw(f.loop_count - 1)
     };
     let mut out = Vec::with_capacity(block.len());
     for s in block {

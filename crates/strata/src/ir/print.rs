@@ -21,9 +21,9 @@ use std::fmt::Write;
 
 /// The name under which a value is printed: its user name with its number, or `%vN`.
 pub fn value_name(f: &Function, v: ValueId) -> String {
-    match f.values.get(v.0 as usize).and_then(|d| d.name.as_deref()) {
-        Some(n) => format!("{n}_{}", v.0),
-        None => format!("%v{}", v.0),
+    match f.values.get(v).and_then(|d| d.name.as_deref()) {
+        Some(n) => format!("{n}_{}", v),
+        None => format!("%v{}", v),
     }
 }
 
@@ -38,35 +38,33 @@ const INLINE_MAX: u64 = 32;
 /// twice would double with every link.
 struct Printer<'a> {
     f: &'a Function,
-    bound: Vec<bool>,
+    bound: IdVec<ExprId, bool>,
 }
 
 impl<'a> Printer<'a> {
     fn new(f: &'a Function) -> Printer<'a> {
         let n = f.exprs.len();
         let uses = expr_uses(f);
-        let mut size = vec![1u64; n];
-        let mut bound = vec![false; n];
+        let mut size: IdVec<ExprId, u64> = vec![1u64; n].into();
+        let mut bound: IdVec<ExprId, bool> = vec![false; n].into();
         for (id, e, _) in f.exprs.iter() {
-            let i = id.0 as usize;
             let mut s = 1u64;
             for a in expr_operands(e) {
-                let j = a.0 as usize;
                 // A well-formed arena refers only to earlier expressions.
-                if j < i && !bound[j] {
-                    s = s.saturating_add(size[j]);
+                if a < id && !bound[a] {
+                    s = s.saturating_add(size[a]);
                 } else {
                     s = s.saturating_add(1);
                 }
             }
-            size[i] = s;
-            bound[i] = s > INLINE_MAX && uses[i] > 1;
+            size[id] = s;
+            bound[id] = s > INLINE_MAX && uses[id] > 1;
         }
         Printer { f, bound }
     }
 
     fn is_bound(&self, id: ExprId) -> bool {
-        self.bound.get(id.0 as usize).copied().unwrap_or(false)
+        self.bound.get(id).copied().unwrap_or(false)
     }
 
     fn string(&self, id: ExprId) -> String {
@@ -77,25 +75,24 @@ impl<'a> Printer<'a> {
 
     /// The named expressions among `roots` and what they use, in arena order.
     fn bound_under(&self, roots: &[ExprId]) -> Vec<ExprId> {
-        let mut seen = vec![false; self.f.exprs.len()];
+        let mut seen: IdVec<ExprId, bool> = vec![false; self.f.exprs.len()].into();
         let mut stack: Vec<ExprId> = roots.to_vec();
         let mut found = Vec::new();
         while let Some(id) = stack.pop() {
-            let i = id.0 as usize;
-            if i >= seen.len() || seen[i] {
-                continue;
+            match seen.get_mut(id) {
+                Some(s) if !*s => *s = true,
+                _ => continue,
             }
-            seen[i] = true;
-            if self.bound[i] {
+            if self.bound[id] {
                 found.push(id);
             }
             stack.extend(
                 expr_operands(self.f.exprs.get(id))
                     .into_iter()
-                    .filter(|a| (a.0 as usize) < i),
+                    .filter(|&a| a < id),
             );
         }
-        found.sort_by_key(|id| id.0);
+        found.sort();
         found
     }
 
@@ -103,7 +100,7 @@ impl<'a> Printer<'a> {
     fn definitions(&self, ids: &[ExprId]) -> Vec<String> {
         ids.iter()
             .map(|&id| {
-                let mut s = format!("$e{} = ", id.0);
+                let mut s = format!("$e{} = ", id);
                 write_inline(self, id, &mut s);
                 s
             })
@@ -125,7 +122,7 @@ pub fn expr_to_string(f: &Function, id: ExprId) -> String {
 
 fn write_expr(p: &Printer, id: ExprId, out: &mut String) {
     if p.is_bound(id) {
-        let _ = write!(out, "$e{}", id.0);
+        let _ = write!(out, "$e{}", id);
     } else {
         write_inline(p, id, out);
     }
@@ -133,15 +130,15 @@ fn write_expr(p: &Printer, id: ExprId, out: &mut String) {
 
 fn write_inline(p: &Printer, id: ExprId, out: &mut String) {
     let f = p.f;
-    if id.0 as usize >= f.exprs.len() {
-        let _ = write!(out, "<missing %{}>", id.0);
+    if id.index() >= f.exprs.len() {
+        let _ = write!(out, "<missing %{}>", id);
         return;
     }
     // An operand at or after its user (only in malformed IR) is named, not followed: a cycle
     // would never end.
     let write_expr = |p: &Printer, a: ExprId, out: &mut String| {
-        if a.0 >= id.0 {
-            let _ = write!(out, "%{}", a.0);
+        if a >= id {
+            let _ = write!(out, "%{}", a);
         } else {
             write_expr(p, a, out);
         }
@@ -158,12 +155,12 @@ fn write_inline(p: &Printer, id: ExprId, out: &mut String) {
         Expr::Literal(l) => {
             let _ = write!(out, "{l}");
         }
-        Expr::Param(p) => out.push_str(f.params.get(*p as usize).map_or("<param?>", |p| &p.name)),
+        Expr::Param(p) => out.push_str(f.params.get(*p).map_or("<param?>", |p| &p.name)),
         Expr::BufferLen(p) => {
             let _ = write!(
                 out,
                 "len({})",
-                f.params.get(*p as usize).map_or("<param?>", |p| &p.name)
+                f.params.get(*p).map_or("<param?>", |p| &p.name)
             );
         }
         Expr::Value(v) => out.push_str(&value_name(f, *v)),
@@ -215,11 +212,7 @@ fn write_inline(p: &Printer, id: ExprId, out: &mut String) {
             out.push(')');
         }
         Expr::Stub(n, args) => {
-            let _ = write!(
-                out,
-                "{}(",
-                f.stubs.get(*n as usize).map_or("<stub?>", |s| &s.name)
-            );
+            let _ = write!(out, "{}(", f.stubs.get(*n).map_or("<stub?>", |s| &s.name));
             list(args, out);
             out.push(')');
         }
@@ -239,8 +232,8 @@ fn mem_ref(p: &Printer, mem: Mem, index: ExprId) -> String {
     let f = p.f;
     let name = f.mem_name(mem);
     match mem {
-        Mem::Private(p) if f.privates.get(p as usize).is_some_and(|d| d.len.is_none()) => name,
-        Mem::Field(v) => match f.fields.get(v as usize) {
+        Mem::Private(p) if f.privates.get(p).is_some_and(|d| d.len.is_none()) => name,
+        Mem::Field(v) => match f.fields.get(v) {
             Some(d) => format!(
                 "{}[{}]{}",
                 f.mem_name(Mem::Buffer(d.buffer)),
@@ -280,11 +273,7 @@ fn write_block(p: &Printer, block: &Block, depth: usize, out: &mut String) {
 fn write_stmt(p: &Printer, s: &Stmt, depth: usize, out: &mut String) {
     let f = p.f;
     let pad = "  ".repeat(depth);
-    let ty = |v: ValueId| {
-        f.values
-            .get(v.0 as usize)
-            .map_or("?".into(), |d| d.ty.to_string())
-    };
+    let ty = |v: ValueId| f.values.get(v).map_or("?".into(), |d| d.ty.to_string());
     match s {
         Stmt::Let { value, expr } => {
             let _ = writeln!(
@@ -376,7 +365,7 @@ fn write_stmt(p: &Printer, s: &Stmt, depth: usize, out: &mut String) {
             let _ = writeln!(
                 out,
                 "{pad}for'{} {}: {} in {}..{} step {} {{",
-                id.0,
+                id,
                 value_name(f, *var),
                 ty(*var),
                 p.string(*start),
@@ -387,15 +376,15 @@ fn write_stmt(p: &Printer, s: &Stmt, depth: usize, out: &mut String) {
             let _ = writeln!(out, "{pad}}}");
         }
         Stmt::Loop { id, body } => {
-            let _ = writeln!(out, "{pad}loop'{} {{", id.0);
+            let _ = writeln!(out, "{pad}loop'{} {{", id);
             write_block(p, body, depth + 1, out);
             let _ = writeln!(out, "{pad}}}");
         }
         Stmt::Break(id) => {
-            let _ = writeln!(out, "{pad}break'{}", id.0);
+            let _ = writeln!(out, "{pad}break'{}", id);
         }
         Stmt::Continue(id) => {
-            let _ = writeln!(out, "{pad}continue'{}", id.0);
+            let _ = writeln!(out, "{pad}continue'{}", id);
         }
         Stmt::Return => {
             let _ = writeln!(out, "{pad}return");
@@ -498,10 +487,7 @@ pub fn function_to_string(f: &Function) -> String {
     for l in &f.locals {
         let len = match l.len {
             ArrayLen::Fixed(n) => n.to_string(),
-            ArrayLen::Param(p) => f
-                .params
-                .get(p as usize)
-                .map_or("?".into(), |p| p.name.clone()),
+            ArrayLen::Param(p) => f.params.get(p).map_or("?".into(), |p| p.name.clone()),
         };
         let _ = writeln!(out, "  local {}: [{}; {len}]", l.name, l.elem);
     }

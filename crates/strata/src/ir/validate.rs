@@ -48,9 +48,9 @@ impl std::error::Error for ValidationErrors {}
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct FunctionInfo {
     /// Buffer parameters the kernel reads (index into params).
-    pub reads: HashSet<u32>,
+    pub reads: HashSet<ParamId>,
     /// Buffer parameters the kernel writes (stores or atomics).
-    pub writes: HashSet<u32>,
+    pub writes: HashSet<ParamId>,
     /// Uses `f64` anywhere.
     pub uses_f64: bool,
     /// Uses `f16` anywhere (an expression, a parameter, local or private memory).
@@ -91,9 +91,9 @@ struct Validator<'a> {
     f: &'a Function,
     errors: Vec<ValidationError>,
     path: Vec<String>,
-    defined: Vec<bool>,
+    defined: IdVec<ValueId, bool>,
     scopes: Vec<Vec<ValueId>>,
-    in_scope: Vec<bool>,
+    in_scope: IdVec<ValueId, bool>,
     loops: Vec<LoopId>,
     info: FunctionInfo,
 }
@@ -109,9 +109,9 @@ pub fn validate_keeping(f: Function) -> Result<ValidFunction, (ValidationErrors,
         f: &f,
         errors: Vec::new(),
         path: Vec::new(),
-        defined: vec![false; f.values.len()],
+        defined: vec![false; f.values.len()].into(),
         scopes: vec![Vec::new()],
-        in_scope: vec![false; f.values.len()],
+        in_scope: vec![false; f.values.len()].into(),
         loops: Vec::new(),
         info: FunctionInfo::default(),
     };
@@ -160,7 +160,7 @@ impl Validator<'_> {
             self.err("kernel".into(), format!("kernel name `{}` is not an identifier (letters, digits and `_`, not starting with a digit)", f.name));
         }
         let mut names = HashSet::new();
-        for (i, p) in f.params.iter().enumerate() {
+        for (i, p) in f.params.iter_enumerated() {
             let loc = format!("parameter {i} `{}`", p.name);
             if !is_ident(&p.name) {
                 self.err(loc.clone(), "parameter name is not an identifier".into());
@@ -176,7 +176,7 @@ impl Validator<'_> {
                         }
                         self.info.uses_f16 |= t.scalar == Scalar::F16;
                     }
-                    Elem::Struct(s) if s as usize >= f.structs.len() => {
+                    Elem::Struct(s) if s.index() >= f.structs.len() => {
                         self.err(loc.clone(), format!("refers to missing struct {s}"));
                     }
                     Elem::Struct(_) => {}
@@ -190,7 +190,7 @@ impl Validator<'_> {
                 ParamKind::LocalLen => {}
             }
         }
-        for (i, l) in f.locals.iter().enumerate() {
+        for (i, l) in f.locals.iter_enumerated() {
             let loc = format!("local array {i} `{}`", l.name);
             self.info.uses_f16 |= l.elem.scalar == Scalar::F16;
             if l.elem.width == 3 {
@@ -207,10 +207,7 @@ impl Validator<'_> {
                     self.info.fixed_local_bytes += n as u64 * l.elem.size() as u64;
                 }
                 ArrayLen::Param(p) => {
-                    if !matches!(
-                        f.params.get(p as usize).map(|p| p.kind),
-                        Some(ParamKind::LocalLen)
-                    ) {
+                    if !matches!(f.params.get(p).map(|p| p.kind), Some(ParamKind::LocalLen)) {
                         self.err(loc, format!("its length refers to parameter {p}, which is not a local-length parameter"));
                     }
                 }
@@ -220,7 +217,7 @@ impl Validator<'_> {
         for (loc, message) in f.hidden_problems() {
             self.err(loc, message);
         }
-        for (i, p) in f.privates.iter().enumerate() {
+        for (i, p) in f.privates.iter_enumerated() {
             self.info.uses_f16 |= p.elem.scalar == Scalar::F16;
             if p.len == Some(0) {
                 self.err(
@@ -237,7 +234,7 @@ impl Validator<'_> {
     fn check_structs(&mut self) {
         let f = self.f;
         let mut names = HashSet::new();
-        for (i, d) in f.structs.iter().enumerate() {
+        for (i, d) in f.structs.iter_enumerated() {
             let loc = format!("struct {i} `{}`", d.name);
             if !is_ident(&d.name) || !names.insert(d.name.as_str()) {
                 self.err(
@@ -274,8 +271,8 @@ impl Validator<'_> {
                         }
                         (t.size() as u64, t.scalar.size() as u64)
                     }
-                    Elem::Struct(n) if (n as usize) < i => {
-                        let inner = &f.structs[n as usize];
+                    Elem::Struct(n) if n < i => {
+                        let inner = &f.structs[n];
                         (inner.size as u64, inner.align as u64)
                     }
                     Elem::Struct(n) => {
@@ -298,9 +295,9 @@ impl Validator<'_> {
                 }
             }
         }
-        for (i, v) in f.fields.iter().enumerate() {
+        for (i, v) in f.fields.iter_enumerated() {
             let loc = format!("field view {i}");
-            let root = match f.params.get(v.buffer as usize).map(|p| p.kind) {
+            let root = match f.params.get(v.buffer).map(|p| p.kind) {
                 Some(ParamKind::Buffer {
                     elem: Elem::Struct(s),
                     ..
@@ -332,7 +329,7 @@ impl Validator<'_> {
         for (id, e, ty) in f.exprs.iter() {
             if let Err(m) = self.expr_type(e, ty) {
                 self.err(
-                    format!("expression %{} ({})", id.0, print::expr_to_string(f, id)),
+                    format!("expression %{} ({})", id, print::expr_to_string(f, id)),
                     m,
                 );
             }
@@ -346,10 +343,10 @@ impl Validator<'_> {
     fn expr_type(&self, e: &Expr, ty: Type) -> Result<(), String> {
         let f = self.f;
         let t = |id: ExprId| -> Result<Type, String> {
-            if (id.0 as usize) < f.exprs.len() {
+            if id.index() < f.exprs.len() {
                 Ok(f.exprs.ty(id))
             } else {
-                Err(format!("refers to missing expression %{}", id.0))
+                Err(format!("refers to missing expression %{}", id))
             }
         };
         let expect = |want: Type| -> Result<(), String> {
@@ -361,17 +358,17 @@ impl Validator<'_> {
         };
         match e {
             Expr::Literal(l) => expect(Type::scalar(l.scalar)),
-            Expr::Param(p) => match f.params.get(*p as usize).map(|p| p.kind) {
+            Expr::Param(p) => match f.params.get(*p).map(|p| p.kind) {
                 Some(ParamKind::Scalar(pt)) => expect(pt),
                 _ => Err(format!("parameter {p} is not a scalar parameter")),
             },
-            Expr::BufferLen(p) => match f.params.get(*p as usize).map(|p| p.kind) {
+            Expr::BufferLen(p) => match f.params.get(*p).map(|p| p.kind) {
                 Some(ParamKind::Buffer { .. }) => expect(Type::U32),
                 _ => Err(format!("parameter {p} is not a buffer")),
             },
-            Expr::Value(v) => match f.values.get(v.0 as usize) {
+            Expr::Value(v) => match f.values.get(*v) {
                 Some(d) => expect(d.ty),
-                None => Err(format!("value {} is not declared", v.0)),
+                None => Err(format!("value {} is not declared", v)),
             },
             Expr::Builtin(b) => {
                 if b.dim().is_some_and(|d| d > 2) {
@@ -496,7 +493,7 @@ impl Validator<'_> {
                 expect(Type::vector(at.scalar, *w))
             }
             Expr::Stub(n, args) => {
-                let Some(s) = f.stubs.get(*n as usize) else {
+                let Some(s) = f.stubs.get(*n) else {
                     return Err(format!("stub function {n} is not declared"));
                 };
                 if args.len() != s.params.len() {
@@ -551,12 +548,12 @@ impl Validator<'_> {
         let mut stack = vec![root];
         let mut seen = HashSet::new();
         while let Some(id) = stack.pop() {
-            if (id.0 as usize) >= self.f.exprs.len() || !seen.insert(id) {
+            if id.index() >= self.f.exprs.len() || !seen.insert(id) {
                 continue;
             }
             let e = self.f.exprs.get(id);
             if let Expr::Value(v) = e {
-                let ok = self.in_scope.get(v.0 as usize).copied().unwrap_or(false);
+                let ok = self.in_scope.get(*v).copied().unwrap_or(false);
                 if !ok {
                     let name = self.value_name(*v);
                     self.err_here(format!("uses value {name} outside the block that defines it (or before it is defined)"));
@@ -567,34 +564,33 @@ impl Validator<'_> {
     }
 
     fn value_name(&self, v: ValueId) -> String {
-        match self.f.values.get(v.0 as usize).and_then(|d| d.name.clone()) {
-            Some(n) => format!("`{n}` (%v{})", v.0),
-            None => format!("%v{}", v.0),
+        match self.f.values.get(v).and_then(|d| d.name.clone()) {
+            Some(n) => format!("`{n}` (%v{})", v),
+            None => format!("%v{}", v),
         }
     }
 
     fn define(&mut self, v: ValueId, ty: Type) {
-        let i = v.0 as usize;
-        if i >= self.defined.len() {
-            self.err_here(format!("defines undeclared value %v{}", v.0));
+        if v.index() >= self.defined.len() {
+            self.err_here(format!("defines undeclared value %v{v}"));
             return;
         }
-        if self.defined[i] {
+        if self.defined[v] {
             let name = self.value_name(v);
             self.err_here(format!("defines value {name} a second time"));
         }
-        if self.f.values[i].ty != ty {
+        if self.f.values[v].ty != ty {
             let name = self.value_name(v);
-            let decl = self.f.values[i].ty;
+            let decl = self.f.values[v].ty;
             self.err_here(format!("value {name} is declared {decl} but gets a {ty}"));
         }
-        self.defined[i] = true;
-        self.in_scope[i] = true;
+        self.defined[v] = true;
+        self.in_scope[v] = true;
         self.scopes.last_mut().unwrap().push(v);
     }
 
     fn ty(&self, e: ExprId) -> Option<Type> {
-        ((e.0 as usize) < self.f.exprs.len()).then(|| self.f.exprs.ty(e))
+        (e.index() < self.f.exprs.len()).then(|| self.f.exprs.ty(e))
     }
 
     fn check_index(&mut self, mem: Mem, index: ExprId) {
@@ -604,7 +600,7 @@ impl Validator<'_> {
             None => self.err_here("index refers to a missing expression".into()),
         }
         if let Mem::Private(p) = mem {
-            if let Some(d) = self.f.privates.get(p as usize) {
+            if let Some(d) = self.f.privates.get(p) {
                 if d.len.is_none() && self.f.exprs.literal(index).is_none_or(|l| l.bits != 0) {
                     self.err_here(format!(
                         "variable `{}` is not an array; its index must be the literal 0",
@@ -633,7 +629,7 @@ impl Validator<'_> {
 
     fn buffer_access(&self, mem: Mem) -> Option<Access> {
         let p = self.f.mem_buffer(mem)?;
-        match self.f.params.get(p as usize)?.kind {
+        match self.f.params.get(p)?.kind {
             ParamKind::Buffer { access, .. } => Some(access),
             _ => None,
         }
@@ -647,7 +643,7 @@ impl Validator<'_> {
             self.path.pop();
         }
         for v in self.scopes.pop().unwrap() {
-            self.in_scope[v.0 as usize] = false;
+            self.in_scope[v] = false;
         }
     }
 
@@ -852,7 +848,7 @@ impl Validator<'_> {
                 }
                 self.block("for", body);
                 for v in self.scopes.pop().unwrap() {
-                    self.in_scope[v.0 as usize] = false;
+                    self.in_scope[v] = false;
                 }
                 self.loops.pop();
             }
@@ -868,10 +864,7 @@ impl Validator<'_> {
                     } else {
                         "continue"
                     };
-                    self.err_here(format!(
-                        "{what} outside of the loop it names (loop {})",
-                        id.0
-                    ));
+                    self.err_here(format!("{what} outside of the loop it names (loop {})", id));
                 }
             }
             Stmt::Return => {}

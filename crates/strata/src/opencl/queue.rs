@@ -9,8 +9,8 @@
 
 use super::{cl_error, ClKernel, ClMem, OpenClDevice};
 use crate::error::{Error, Result};
-use crate::ir::ArrayLen;
 use crate::ir::ValidFunction;
+use crate::ir::{ArrayLen, ParamId};
 use crate::runtime::{
     check_range, ArgValue, Command, CompiledKernel, Memory, NdRange, RectSide, WorkerQueue,
 };
@@ -494,7 +494,7 @@ impl Worker {
                         let elem = f
                             .locals
                             .iter()
-                            .find(|l| l.len == ArrayLen::Param(p as u32))
+                            .find(|l| l.len == ArrayLen::Param(ParamId::new(p)))
                             .map_or(1, |l| l.elem.size());
                         let bytes = (*n as usize * elem).max(1);
                         set(bytes, std::ptr::null())?;

@@ -88,11 +88,11 @@ where
     let [Stmt::Store { value, .. }] = f.body.as_slice() else {
         return None;
     };
-    let params = |x: ExprId, y: ExprId| {
-        matches!(
-            (f.exprs.get(x), f.exprs.get(y)),
-            (IrExpr::Param(0), IrExpr::Param(1)) | (IrExpr::Param(1), IrExpr::Param(0))
-        )
+    let params = |x: ExprId, y: ExprId| match (f.exprs.get(x), f.exprs.get(y)) {
+        (IrExpr::Param(a), IrExpr::Param(b)) => {
+            matches!([a.raw(), b.raw()], [0, 1] | [1, 0])
+        }
+        _ => false,
     };
     match f.exprs.get(*value) {
         IrExpr::Binary(BinaryOp::Add, x, y) if params(*x, *y) => Some(BuiltinOp::Add),

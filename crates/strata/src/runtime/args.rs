@@ -8,7 +8,9 @@ use super::run::GatherOut;
 use super::{ArgValue, Buffer, Device, Kernel, LocalMem, Memory, NdRange, Queue};
 use crate::builder::{Element, ScalarType, Value};
 use crate::error::{Error, Result};
-use crate::ir::{self, ArrayLen, ElementLayout, HiddenRole, Literal, ParamKind, ShapePart, Type};
+use crate::ir::{
+    self, ArrayLen, ElementLayout, HiddenRole, IdVec, Literal, ParamId, ParamKind, ShapePart, Type,
+};
 use std::sync::Arc;
 
 impl Kernel {
@@ -29,7 +31,7 @@ impl Kernel {
         let dev = queue.device().info();
         let name = &f.name;
         self.check_features(dev)?;
-        let user: Vec<usize> = f.user_params().map(|p| p as usize).collect();
+        let user: Vec<ParamId> = f.user_params().collect();
         // A struct passed by value is its fields' scalars, one parameter each.
         let expanded: Vec<KernelArg<'_>>;
         let args = if args.iter().any(|a| matches!(a.0, ArgInner::Fields(_))) {
@@ -55,10 +57,10 @@ impl Kernel {
             });
         }
         let range = range.resolve(name, dev, f)?;
-        let mut values: Vec<Option<ArgValue>> = vec![None; launched.params.len()];
+        let mut values: IdVec<ParamId, Option<ArgValue>> = vec![None; launched.params.len()].into();
         // The shapes of the 2-D and 3-D buffers passed, by parameter.
-        let mut shapes: Vec<Option<PitchedShape>> = vec![None; f.params.len()];
-        let mut buffers: Vec<(usize, &Arc<dyn Memory>)> = Vec::new();
+        let mut shapes: IdVec<ParamId, Option<PitchedShape>> = vec![None; f.params.len()].into();
+        let mut buffers: Vec<(ParamId, &Arc<dyn Memory>)> = Vec::new();
         let mut dyn_local = 0u64;
         let mut constants = 0u32;
         for (i, (&p, arg)) in user.iter().zip(args).enumerate() {
@@ -72,7 +74,7 @@ impl Kernel {
             };
             // A 2-D or 3-D buffer parameter takes a buffer of its dimensions, whose pitches and
             // extent its hidden parameters take (those the kernel has must fit u32).
-            let dims = f.buffer_dims(p as u32);
+            let dims = f.buffer_dims(p);
             let arg_dims = match &arg.0 {
                 ArgInner::Buffer { pitched, .. } => pitched.as_ref().map(|s| s.dims),
                 _ => None,
@@ -95,7 +97,7 @@ impl Kernel {
             ) = (dims, &arg.0)
             {
                 let parts = f.hidden.iter().filter_map(|h| match h.role {
-                    HiddenRole::Shape { buffer, part, .. } if buffer as usize == p => Some(part),
+                    HiddenRole::Shape { buffer, part, .. } if buffer == p => Some(part),
                     _ => None,
                 });
                 for part in parts {
@@ -173,7 +175,7 @@ impl Kernel {
                     ArgValue::Scalar(*l)
                 }
                 (ParamKind::LocalLen, ArgInner::Local { elem, len }) => {
-                    let decl = f.locals.iter().find(|l| l.len == ArrayLen::Param(p as u32));
+                    let decl = f.locals.iter().find(|l| l.len == ArrayLen::Param(p));
                     let want = decl.map(|d| d.elem);
                     if want != Some(*elem) {
                         return Err(mismatch(format!(
@@ -199,7 +201,7 @@ impl Kernel {
             values[p] = Some(v);
         }
         for &(w, wm) in &buffers {
-            if !info.writes.contains(&(w as u32)) {
+            if !info.writes.contains(&w) {
                 continue;
             }
             for &(r, rm) in &buffers {
@@ -230,7 +232,7 @@ impl Kernel {
         for h in &launched.hidden {
             let v = match &h.role {
                 HiddenRole::Shape { buffer, part, .. } => {
-                    let s = shapes[*buffer as usize]
+                    let s = shapes[*buffer]
                         .expect("a 2-D or 3-D buffer parameter was given its shape above");
                     ArgValue::Scalar((s.part(*part) as u32).literal())
                 }
@@ -260,14 +262,14 @@ impl Kernel {
                     }
                 }
                 HiddenRole::LocalLen { len_param } => {
-                    let n = match values[*len_param as usize] {
+                    let n = match values[*len_param] {
                         Some(ArgValue::LocalLen(n)) => n,
                         _ => 0,
                     };
                     ArgValue::Scalar(n.literal())
                 }
             };
-            values[h.param as usize] = Some(v);
+            values[h.param] = Some(v);
         }
         gathers.sort_by_key(|g| g.gather.index);
         let values = values

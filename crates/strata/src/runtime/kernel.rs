@@ -25,7 +25,7 @@ struct KernelInner {
     /// `fingerprint`).
     text: std::sync::OnceLock<String>,
     /// The kernels that fold the partials of the custom gathers, by the gathers' parameters.
-    combiners: Vec<(u32, Kernel)>,
+    combiners: Vec<(ir::ParamId, Kernel)>,
     /// This kernel compiled, per device (the device's identity): a launch finds its code
     /// without hashing the IR text for the device's cache.
     compiled: Mutex<Vec<(usize, Arc<dyn CompiledKernel>)>>,
@@ -124,7 +124,7 @@ impl Kernel {
     }
 
     /// Validates and optimizes recorded IR into a new kernel.
-    fn validated(f: ir::Function, combiners: Vec<(u32, Kernel)>) -> Result<Kernel> {
+    fn validated(f: ir::Function, combiners: Vec<(ir::ParamId, Kernel)>) -> Result<Kernel> {
         // The IR is printed only for an error message (or STRATA_DUMP, or `ir_text`). The one
         // copy kept is the input, for the message of an optimization bug.
         let f = ir::validate_keeping(f)
@@ -231,7 +231,7 @@ impl Kernel {
 
     /// The kernel folding the partials of the custom gather whose partials are parameter
     /// `param`.
-    pub(super) fn combiner(&self, param: u32) -> Option<Kernel> {
+    pub(super) fn combiner(&self, param: ir::ParamId) -> Option<Kernel> {
         self.inner
             .combiners
             .iter()
@@ -312,7 +312,7 @@ pub fn capture_kernels<R>(f: impl FnOnce() -> R) -> (R, Vec<Kernel>) {
 /// `name: type` of every parameter of `f` that the caller passes (not the hidden ones).
 pub(crate) fn args_signature(f: &ir::Function) -> String {
     f.user_params()
-        .map(|i| (i, &f.params[i as usize]))
+        .map(|i| (i, &f.params[i]))
         .map(|(i, p)| match p.kind {
             ParamKind::Buffer { elem, access, .. } => {
                 let d = f.buffer_dims(i).map_or(String::new(), |d| d.to_string());

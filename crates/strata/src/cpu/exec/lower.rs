@@ -45,13 +45,13 @@ fn block_exits(b: &ir::Block) -> bool {
 impl Lowering<'_> {
     fn reg(&self, e: ExprId) -> Reg {
         match self.f.exprs.get(e) {
-            Expr::Value(v) => self.n_exprs + v.0,
-            _ => e.0,
+            Expr::Value(v) => self.value_reg(*v),
+            _ => Reg::from_raw(e.raw()),
         }
     }
 
     fn value_reg(&self, v: ir::ValueId) -> Reg {
-        self.n_exprs + v.0
+        Reg::from_raw(self.n_exprs + v.raw())
     }
 
     fn need(&mut self, e: ExprId, ops: &mut Vec<Op>) {
@@ -66,7 +66,7 @@ impl Lowering<'_> {
             self.need(o, ops);
         }
         let ty = self.f.exprs.ty(e);
-        let dst = e.0;
+        let dst = Reg::from_raw(e.raw());
         let r = |x: ExprId| self.reg(x);
         let op = match ex {
             Expr::Unary(op, a) => Op::Unary {
@@ -136,7 +136,7 @@ impl Lowering<'_> {
                 size: ty.scalar.size(),
             },
             Expr::Stub(n, args) => {
-                let s = &self.f.stubs[n as usize];
+                let s = &self.f.stubs[n];
                 Op::Stub {
                     dst,
                     name: s.name.clone(),
@@ -184,7 +184,7 @@ impl Lowering<'_> {
             // Struct sizes and field offsets are multiples of the field's scalar size (a
             // `#[repr(C)]` layout aligns every scalar to its size).
             Mem::Field(v) => {
-                let v = &self.f.fields[v as usize];
+                let v = &self.f.fields[v];
                 let size = elem.scalar.size();
                 let stride = self.f.buffer_elem_size(v.buffer).expect("validated") / size;
                 MemRef {
@@ -349,17 +349,11 @@ impl Program {
         let mut per_group = Vec::new();
         let mut avail = HashSet::new();
         for (id, e, _) in f.exprs.iter() {
-            let dst = id.0;
+            let dst = Reg::from_raw(id.raw());
             let op = match e {
                 Expr::Literal(l) => Op::Lit { dst, lit: *l },
-                Expr::Param(p) => Op::Param {
-                    dst,
-                    p: *p as usize,
-                },
-                Expr::BufferLen(p) => Op::BufLen {
-                    dst,
-                    p: *p as usize,
-                },
+                Expr::Param(p) => Op::Param { dst, p: *p },
+                Expr::BufferLen(p) => Op::BufLen { dst, p: *p },
                 Expr::Builtin(b) => Op::Builtin { dst, b: *b },
                 _ => continue,
             };

@@ -14,13 +14,14 @@ mod lower;
 mod run;
 mod shadow;
 
+use crate::ir::eval::Column;
 use crate::ir::{
     self, AtomicOp, BinaryOp, Builtin, GroupOp, GroupScope, Literal, LoopId, MathFn, Mem, Scalar,
     SourceLoc, Type, UnaryOp,
 };
 
 /// A register: the index of a column of the worker's registers (expressions first, then values).
-type Reg = u32;
+type Reg = ir::Id<Column>;
 
 /// An operation that computes one expression for every work-item of the group.
 #[derive(Clone, Debug)]
@@ -31,11 +32,11 @@ enum Op {
     },
     Param {
         dst: Reg,
-        p: usize,
+        p: ir::ParamId,
     },
     BufLen {
         dst: Reg,
-        p: usize,
+        p: ir::ParamId,
     },
     Builtin {
         dst: Reg,
@@ -235,7 +236,7 @@ pub(crate) struct Program {
     body: Vec<CStmt>,
     n_regs: usize,
     /// Which privates are scalar variables (not arrays): their index is always 0.
-    private_is_var: Vec<bool>,
+    private_is_var: ir::IdVec<ir::PrivateId, bool>,
     /// Checked mode ([`ir::Function::checked`]): keep shadow memory, report data races and
     /// uninitialized reads.
     checked: bool,

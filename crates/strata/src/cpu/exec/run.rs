@@ -14,7 +14,10 @@ use crate::cpu::cpu_mem;
 use crate::cpu::semantics::{self, apply_atomic, atomic_rmw, collective, words};
 use crate::error::{Error, Result, WorkItem};
 use crate::ir::eval::{self, with_int, with_scalar, Column, EvalError, Num};
-use crate::ir::{AtomicOp, BinaryOp, Builtin, GroupOp, GroupScope, LoopId, Mem, Scalar, Type};
+use crate::ir::{
+    AtomicOp, BinaryOp, Builtin, GroupOp, GroupScope, IdVec, LocalId, LoopId, Mem, ParamId,
+    PrivateId, Scalar, Type,
+};
 use crate::runtime::{ArgValue, NdRange};
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -38,7 +41,7 @@ impl Program {
         let local = range.local_size().expect("resolved range");
         let groups = range.groups();
         let total = range.group_count();
-        let globals: Vec<Global> = args
+        let globals: IdVec<ParamId, Global> = args
             .iter()
             .map(|a| match a {
                 ArgValue::Buffer { mem, len, .. } => Global {
@@ -52,7 +55,7 @@ impl Program {
             })
             .collect();
         let stop = AtomicBool::new(false);
-        let mems: Vec<Option<&crate::cpu::CpuMem>> = args
+        let mems: IdVec<ParamId, Option<&crate::cpu::CpuMem>> = args
             .iter()
             .map(|a| match a {
                 ArgValue::Buffer { mem, .. } => Some(cpu_mem(mem)),
@@ -98,9 +101,9 @@ pub(super) struct Ctx<'a> {
     pub(super) prog: &'a Program,
     args: &'a [ArgValue],
     /// The buffers' memory (for which bytes were written, in checked mode).
-    pub(super) mems: &'a [Option<&'a crate::cpu::CpuMem>],
+    pub(super) mems: &'a IdVec<ParamId, Option<&'a crate::cpu::CpuMem>>,
     pub(super) shadow: Option<&'a GlobalShadow>,
-    globals: &'a [Global],
+    globals: &'a IdVec<ParamId, Global>,
     pub(super) local: [usize; 3],
     groups: [usize; 3],
     global: [usize; 3],
@@ -119,10 +122,10 @@ struct Frame {
 pub(super) struct Worker<'a> {
     pub(super) c: &'a Ctx<'a>,
     pub(super) lanes: usize,
-    regs: Vec<Column>,
-    locals: Vec<Column>,
-    local_lens: Vec<u64>,
-    privates: Vec<Column>,
+    regs: IdVec<Reg, Column>,
+    locals: IdVec<LocalId, Column>,
+    local_lens: IdVec<LocalId, u64>,
+    privates: IdVec<PrivateId, Column>,
     returned: Vec<bool>,
     frames: Vec<Frame>,
     pub(super) group: [u32; 3],
@@ -136,17 +139,17 @@ pub(super) struct Worker<'a> {
     /// local array's elements, and which private array elements each work-item wrote (element
     /// `i` of lane `l` at `i * lanes + l`).
     pub(super) phase: u32,
-    pub(super) local_cells: Vec<Vec<Cell>>,
-    pub(super) private_init: Vec<Vec<bool>>,
+    pub(super) local_cells: IdVec<LocalId, Vec<Cell>>,
+    pub(super) private_init: IdVec<PrivateId, Vec<bool>>,
 }
 
 impl<'a> Worker<'a> {
     fn new(c: &'a Ctx<'a>) -> Result<Worker<'a>> {
         let lanes: usize = c.local.iter().product();
         let p = c.prog;
-        let mut local_lens = Vec::new();
-        let mut locals = Vec::new();
-        for (i, (elem, _, _)) in p.decls.locals.iter().enumerate() {
+        let mut local_lens = IdVec::new();
+        let mut locals = IdVec::new();
+        for (i, (elem, _, _)) in p.decls.locals.iter_enumerated() {
             let n = p.decls.local_len(i, c.args);
             local_lens.push(n);
             locals.push(Column::zeroed(n as usize * elem.size()));
@@ -164,7 +167,7 @@ impl<'a> Worker<'a> {
                 .map(|&n| vec![Cell::default(); n as usize])
                 .collect()
         } else {
-            Vec::new()
+            IdVec::new()
         };
         let private_init = if checked {
             p.decls
@@ -173,7 +176,7 @@ impl<'a> Worker<'a> {
                 .map(|(_, n, _)| vec![false; lanes * *n as usize])
                 .collect()
         } else {
-            Vec::new()
+            IdVec::new()
         };
         let mut w = Worker {
             phase: 0,
@@ -181,7 +184,7 @@ impl<'a> Worker<'a> {
             private_init,
             c,
             lanes,
-            regs: vec![Column::default(); p.n_regs],
+            regs: vec![Column::default(); p.n_regs].into(),
             locals,
             local_lens,
             privates,
@@ -288,7 +291,7 @@ impl<'a> Worker<'a> {
     }
 
     fn col_mut(&mut self, r: Reg, bytes: usize) -> &mut Column {
-        let c = &mut self.regs[r as usize];
+        let c = &mut self.regs[r];
         c.reserve_bytes(bytes);
         c
     }
@@ -296,12 +299,12 @@ impl<'a> Worker<'a> {
     /// `base + local_id(d)` for every lane.
     fn leaf_lid(&mut self, dst: Reg, d: usize, base: u32) {
         let n = self.lanes;
-        let mut c = std::mem::take(&mut self.regs[dst as usize]);
+        let mut c = std::mem::take(&mut self.regs[dst]);
         c.reserve_bytes(n * 4);
         for (v, &l) in c.slice_mut::<u32>(n).iter_mut().zip(&self.lids[d]) {
             *v = base.wrapping_add(l);
         }
-        self.regs[dst as usize] = c;
+        self.regs[dst] = c;
     }
 
     fn leaf_u32(&mut self, dst: Reg, f: impl Fn(usize) -> u32) {
@@ -325,7 +328,7 @@ impl<'a> Worker<'a> {
                     });
                 }
                 Op::Param { dst, p } => {
-                    let lit = match self.c.args[*p] {
+                    let lit = match self.c.args[p.index()] {
                         ArgValue::Scalar(l) => l,
                         _ => unreachable!("checked at launch"),
                     };
@@ -367,9 +370,9 @@ impl<'a> Worker<'a> {
                     }
                 }
                 Op::Unary { dst, op, a, s, w } => {
-                    let mut out = std::mem::take(&mut self.regs[*dst as usize]);
-                    eval::unary(*op, *s, &self.regs[*a as usize], &mut out, n * w);
-                    self.regs[*dst as usize] = out;
+                    let mut out = std::mem::take(&mut self.regs[*dst]);
+                    eval::unary(*op, *s, &self.regs[*a], &mut out, n * w);
+                    self.regs[*dst] = out;
                 }
                 Op::Binary {
                     dst,
@@ -379,17 +382,17 @@ impl<'a> Worker<'a> {
                     s,
                     w,
                 } => {
-                    let mut out = std::mem::take(&mut self.regs[*dst as usize]);
+                    let mut out = std::mem::take(&mut self.regs[*dst]);
                     let r = eval::binary(
                         *op,
                         *s,
-                        &self.regs[*a as usize],
-                        &self.regs[*b as usize],
+                        &self.regs[*a],
+                        &self.regs[*b],
                         &mut out,
                         n * w,
                         &|i| mask[i % n],
                     );
-                    self.regs[*dst as usize] = out;
+                    self.regs[*dst] = out;
                     if let Err(EvalError::DivisionByZero(i)) = r {
                         return Err(self.fault(i % n, semantics::div_by_zero(*op == BinaryOp::Div)));
                     }
@@ -403,17 +406,17 @@ impl<'a> Worker<'a> {
                     w,
                     cw,
                 } => {
-                    let mut out = std::mem::take(&mut self.regs[*dst as usize]);
+                    let mut out = std::mem::take(&mut self.regs[*dst]);
                     eval::select(
                         *s,
-                        &self.regs[*c as usize],
-                        &self.regs[*a as usize],
-                        &self.regs[*b as usize],
+                        &self.regs[*c],
+                        &self.regs[*a],
+                        &self.regs[*b],
                         &mut out,
                         n * w,
                         n * cw,
                     );
-                    self.regs[*dst as usize] = out;
+                    self.regs[*dst] = out;
                 }
                 Op::Cast {
                     dst,
@@ -422,40 +425,40 @@ impl<'a> Worker<'a> {
                     to,
                     w,
                 } => {
-                    let mut out = std::mem::take(&mut self.regs[*dst as usize]);
-                    eval::cast(*from, *to, &self.regs[*a as usize], &mut out, n * w);
-                    self.regs[*dst as usize] = out;
+                    let mut out = std::mem::take(&mut self.regs[*dst]);
+                    eval::cast(*from, *to, &self.regs[*a], &mut out, n * w);
+                    self.regs[*dst] = out;
                 }
                 Op::Bitcast { dst, a, bytes } => {
-                    let mut out = std::mem::take(&mut self.regs[*dst as usize]);
+                    let mut out = std::mem::take(&mut self.regs[*dst]);
                     out.reserve_bytes(n * bytes);
                     out.bytes_mut()[..n * bytes]
-                        .copy_from_slice(&self.regs[*a as usize].bytes()[..n * bytes]);
-                    self.regs[*dst as usize] = out;
+                        .copy_from_slice(&self.regs[*a].bytes()[..n * bytes]);
+                    self.regs[*dst] = out;
                 }
                 Op::Math { dst, f, args, s, w } => {
-                    let mut out = std::mem::take(&mut self.regs[*dst as usize]);
-                    let cols: Vec<&Column> = args.iter().map(|&r| &self.regs[r as usize]).collect();
+                    let mut out = std::mem::take(&mut self.regs[*dst]);
+                    let cols: Vec<&Column> = args.iter().map(|&r| &self.regs[r]).collect();
                     eval::math(*f, *s, &cols, &mut out, n, *w);
-                    self.regs[*dst as usize] = out;
+                    self.regs[*dst] = out;
                 }
                 Op::Splat { dst, a, size, w } => {
-                    let mut out = std::mem::take(&mut self.regs[*dst as usize]);
+                    let mut out = std::mem::take(&mut self.regs[*dst]);
                     out.reserve_bytes(n * size * w);
-                    let src = &self.regs[*a as usize].bytes()[..n * size];
+                    let src = &self.regs[*a].bytes()[..n * size];
                     for c in 0..*w {
                         out.bytes_mut()[c * n * size..(c + 1) * n * size].copy_from_slice(src);
                     }
-                    self.regs[*dst as usize] = out;
+                    self.regs[*dst] = out;
                 }
                 Op::Compose { dst, parts, size } => {
-                    let mut out = std::mem::take(&mut self.regs[*dst as usize]);
+                    let mut out = std::mem::take(&mut self.regs[*dst]);
                     out.reserve_bytes(n * size * parts.len());
                     for (c, p) in parts.iter().enumerate() {
                         out.bytes_mut()[c * n * size..(c + 1) * n * size]
-                            .copy_from_slice(&self.regs[*p as usize].bytes()[..n * size]);
+                            .copy_from_slice(&self.regs[*p].bytes()[..n * size]);
                     }
-                    self.regs[*dst as usize] = out;
+                    self.regs[*dst] = out;
                 }
                 Op::Stub {
                     dst,
@@ -464,31 +467,27 @@ impl<'a> Worker<'a> {
                     args,
                     ret,
                 } => {
-                    let mut out = std::mem::take(&mut self.regs[*dst as usize]);
+                    let mut out = std::mem::take(&mut self.regs[*dst]);
                     out.reserve_bytes(n * ret.size());
                     let mut lits = Vec::with_capacity(args.len());
                     for l in (0..n).filter(|&l| mask[l]) {
                         lits.clear();
-                        lits.extend(
-                            args.iter()
-                                .map(|&(r, s)| self.regs[r as usize].literal(s, l)),
-                        );
+                        lits.extend(args.iter().map(|&(r, s)| self.regs[r].literal(s, l)));
                         let v = (body.0)(&lits);
                         if v.scalar != *ret {
-                            self.regs[*dst as usize] = out;
+                            self.regs[*dst] = out;
                             return Err(self.fault(l, format!("the CPU body of stub `{name}` returned a {}, the stub returns {ret}", v.scalar)));
                         }
                         with_scalar!(*ret, T => out.slice_mut::<T>(n)[l] = T::from_lit(v));
                     }
-                    self.regs[*dst as usize] = out;
+                    self.regs[*dst] = out;
                 }
                 Op::Extract { dst, a, i, size } => {
-                    let mut out = std::mem::take(&mut self.regs[*dst as usize]);
+                    let mut out = std::mem::take(&mut self.regs[*dst]);
                     out.reserve_bytes(n * size);
-                    out.bytes_mut()[..n * size].copy_from_slice(
-                        &self.regs[*a as usize].bytes()[i * n * size..(i + 1) * n * size],
-                    );
-                    self.regs[*dst as usize] = out;
+                    out.bytes_mut()[..n * size]
+                        .copy_from_slice(&self.regs[*a].bytes()[i * n * size..(i + 1) * n * size]);
+                    self.regs[*dst] = out;
                 }
             }
         }
@@ -505,7 +504,7 @@ impl<'a> Worker<'a> {
         m: MemRef,
     ) -> Result<()> {
         let n = self.lanes;
-        let col = &self.regs[index as usize];
+        let col = &self.regs[index];
         with_int!(is, T => {
             let s = col.slice::<T>(n);
             for (d, &x) in self.idx.iter_mut().zip(s) {
@@ -545,9 +544,9 @@ impl<'a> Worker<'a> {
 
     fn mem_len(&self, m: MemRef) -> u64 {
         match m.mem {
-            Mem::Buffer(p) => self.c.globals[p as usize].len,
-            Mem::Local(i) => self.local_lens[i as usize],
-            Mem::Private(i) => self.c.prog.decls.privates[i as usize].1 as u64,
+            Mem::Buffer(p) => self.c.globals[p].len,
+            Mem::Local(i) => self.local_lens[i],
+            Mem::Private(i) => self.c.prog.decls.privates[i].1 as u64,
             Mem::Field(_) => unreachable!("a field view is addressed through its buffer"),
         }
     }
@@ -577,8 +576,8 @@ impl<'a> Worker<'a> {
             return false;
         }
         let n = self.lanes;
-        let g = &self.c.globals[p as usize];
-        let idx = self.regs[index as usize].slice::<u32>(n);
+        let g = &self.c.globals[p];
+        let idx = self.regs[index].slice::<u32>(n);
         let len = g.len;
         let mut bad = false;
         for &i in idx {
@@ -589,7 +588,7 @@ impl<'a> Worker<'a> {
         }
         let size = m.elem.scalar.size();
         if store {
-            let v = &self.regs[reg as usize];
+            let v = &self.regs[reg];
             words!(size, W, A => {
                 let base = g.base as *const A;
                 for (&x, &i) in v.slice::<W>(n).iter().zip(idx) {
@@ -598,9 +597,9 @@ impl<'a> Worker<'a> {
                 }
             });
         } else {
-            let mut out = std::mem::take(&mut self.regs[reg as usize]);
+            let mut out = std::mem::take(&mut self.regs[reg]);
             out.reserve_bytes(n * size);
-            let idx = self.regs[index as usize].slice::<u32>(n);
+            let idx = self.regs[index].slice::<u32>(n);
             words!(size, W, A => {
                 let base = g.base as *const A;
                 for (o, &i) in out.slice_mut::<W>(n).iter_mut().zip(idx) {
@@ -608,7 +607,7 @@ impl<'a> Worker<'a> {
                     *o = unsafe { (*base.add(i as usize * m.stride + m.offset)).load(Ordering::Relaxed) };
                 }
             });
-            self.regs[reg as usize] = out;
+            self.regs[reg] = out;
         }
         true
     }
@@ -625,14 +624,14 @@ impl<'a> Worker<'a> {
             return Ok(());
         }
         if let Mem::Private(i) = m.mem {
-            if self.c.prog.private_is_var[i as usize] {
+            if self.c.prog.private_is_var[i] {
                 // A variable is laid out like a register: copy the whole column (the values of
                 // inactive work-items are never read).
                 let b = self.lanes * m.elem.size();
-                let mut out = std::mem::take(&mut self.regs[value as usize]);
+                let mut out = std::mem::take(&mut self.regs[value]);
                 out.reserve_bytes(b);
-                out.bytes_mut()[..b].copy_from_slice(&self.privates[i as usize].bytes()[..b]);
-                self.regs[value as usize] = out;
+                out.bytes_mut()[..b].copy_from_slice(&self.privates[i].bytes()[..b]);
+                self.regs[value] = out;
                 return Ok(());
             }
         }
@@ -643,13 +642,13 @@ impl<'a> Worker<'a> {
         }
         let n = self.lanes;
         let (size, w) = (m.elem.scalar.size(), m.elem.width as usize);
-        let mut out = std::mem::take(&mut self.regs[value as usize]);
+        let mut out = std::mem::take(&mut self.regs[value]);
         out.reserve_bytes(n * size * w);
         words!(size, W, A => {
             let o = out.slice_mut::<W>(n * w);
             match m.mem {
                 Mem::Buffer(p) => {
-                    let base = self.c.globals[p as usize].base as *const A;
+                    let base = self.c.globals[p].base as *const A;
                     for l in (0..n).filter(|&l| mask[l]) {
                         for c in 0..w {
                             // SAFETY: the index was checked against the buffer's length.
@@ -659,7 +658,7 @@ impl<'a> Worker<'a> {
                 }
                 Mem::Field(_) => unreachable!("a field view is addressed through its buffer"),
                 Mem::Local(i) => {
-                    let src = self.locals[i as usize].slice::<W>(len as usize * w);
+                    let src = self.locals[i].slice::<W>(len as usize * w);
                     for l in (0..n).filter(|&l| mask[l]) {
                         for c in 0..w {
                             o[c * n + l] = src[self.idx[l] as usize * w + c];
@@ -667,7 +666,7 @@ impl<'a> Worker<'a> {
                     }
                 }
                 Mem::Private(i) => {
-                    let src = self.privates[i as usize].slice::<W>(n * len as usize * w);
+                    let src = self.privates[i].slice::<W>(n * len as usize * w);
                     for l in (0..n).filter(|&l| mask[l]) {
                         for c in 0..w {
                             o[(c * n) + l] = src[(self.idx[l] as usize * w + c) * n + l];
@@ -676,7 +675,7 @@ impl<'a> Worker<'a> {
                 }
             }
         });
-        self.regs[value as usize] = out;
+        self.regs[value] = out;
         Ok(())
     }
 
@@ -692,9 +691,9 @@ impl<'a> Worker<'a> {
             return Ok(());
         }
         if let Mem::Private(i) = m.mem {
-            if self.c.prog.private_is_var[i as usize] {
+            if self.c.prog.private_is_var[i] {
                 let (n, size) = (self.lanes, m.elem.scalar.size());
-                let (src, dst) = (&self.regs[value as usize], &mut self.privates[i as usize]);
+                let (src, dst) = (&self.regs[value], &mut self.privates[i]);
                 if mask.iter().fold(true, |a, &x| a & x) {
                     let b = n * m.elem.size();
                     dst.bytes_mut()[..b].copy_from_slice(&src.bytes()[..b]);
@@ -722,10 +721,10 @@ impl<'a> Worker<'a> {
         let n = self.lanes;
         let (size, w) = (m.elem.scalar.size(), m.elem.width as usize);
         words!(size, W, A => {
-            let v = self.regs[value as usize].slice::<W>(n * w);
+            let v = self.regs[value].slice::<W>(n * w);
             match m.mem {
                 Mem::Buffer(p) => {
-                    let base = self.c.globals[p as usize].base as *const A;
+                    let base = self.c.globals[p].base as *const A;
                     for l in (0..n).filter(|&l| mask[l]) {
                         for c in 0..w {
                             // SAFETY: the index was checked against the buffer's length.
@@ -735,7 +734,7 @@ impl<'a> Worker<'a> {
                 }
                 Mem::Field(_) => unreachable!("a field view is addressed through its buffer"),
                 Mem::Local(i) => {
-                    let dst = self.locals[i as usize].slice_mut::<W>(len as usize * w);
+                    let dst = self.locals[i].slice_mut::<W>(len as usize * w);
                     for l in (0..n).filter(|&l| mask[l]) {
                         for c in 0..w {
                             dst[self.idx[l] as usize * w + c] = v[c * n + l];
@@ -743,7 +742,7 @@ impl<'a> Worker<'a> {
                     }
                 }
                 Mem::Private(i) => {
-                    let dst = self.privates[i as usize].slice_mut::<W>(n * len as usize * w);
+                    let dst = self.privates[i].slice_mut::<W>(n * len as usize * w);
                     for l in (0..n).filter(|&l| mask[l]) {
                         for c in 0..w {
                             dst[(self.idx[l] as usize * w + c) * n + l] = v[c * n + l];
@@ -774,24 +773,24 @@ impl<'a> Worker<'a> {
         }
         let n = self.lanes;
         let s = m.elem.scalar;
-        let mut out = result.map(|r| std::mem::take(&mut self.regs[r as usize]));
+        let mut out = result.map(|r| std::mem::take(&mut self.regs[r]));
         if let Some(o) = out.as_mut() {
             o.reserve_bytes(n * s.size());
         }
         with_scalar!(s, T => {
-            let v = self.regs[operand as usize].slice::<T>(n).to_vec();
-            let cmp = compare.map(|c| self.regs[c as usize].slice::<T>(n).to_vec());
+            let v = self.regs[operand].slice::<T>(n).to_vec();
+            let cmp = compare.map(|c| self.regs[c].slice::<T>(n).to_vec());
             let apply = |old: T, l: usize| -> T { apply_atomic(op, old, v[l], cmp.as_ref().map(|c| c[l])) };
             for l in (0..n).filter(|&l| mask[l]) {
                 let i = self.idx[l] as usize;
                 let old: T = match m.mem {
                     Mem::Buffer(p) => {
-                        let base = self.c.globals[p as usize].base;
+                        let base = self.c.globals[p].base;
                         // SAFETY: checked index; buffers are only accessed atomically.
                         unsafe { atomic_rmw::<T>(base, i * m.stride + m.offset, |x| apply(x, l)) }
                     }
                     Mem::Local(li) => {
-                        let mem = self.locals[li as usize].slice_mut::<T>(len as usize);
+                        let mem = self.locals[li].slice_mut::<T>(len as usize);
                         let old = mem[i];
                         mem[i] = apply(old, l);
                         old
@@ -805,7 +804,7 @@ impl<'a> Worker<'a> {
             }
         });
         if let (Some(r), Some(o)) = (result, out) {
-            self.regs[r as usize] = o;
+            self.regs[r] = o;
         }
         Ok(())
     }
@@ -830,10 +829,10 @@ impl<'a> Worker<'a> {
             self.phase += 1;
         }
         let n = self.lanes;
-        let mut out = std::mem::take(&mut self.regs[value as usize]);
-        let src = source.map(|s| self.regs[s as usize].slice::<u32>(n));
-        let r = collective(op, scope, ty, n, &self.regs[arg as usize], src, &mut out);
-        self.regs[value as usize] = out;
+        let mut out = std::mem::take(&mut self.regs[value]);
+        let src = source.map(|s| self.regs[s].slice::<u32>(n));
+        let r = collective(op, scope, ty, n, &self.regs[arg], src, &mut out);
+        self.regs[value] = out;
         r.map_err(|(l, message)| self.fault(l, message))
     }
 
@@ -849,10 +848,10 @@ impl<'a> Worker<'a> {
                 self.run_ops(ops, mask)?;
                 if *bytes > 0 {
                     let b = n * bytes;
-                    let mut out = std::mem::take(&mut self.regs[*value as usize]);
+                    let mut out = std::mem::take(&mut self.regs[*value]);
                     out.reserve_bytes(b);
-                    out.bytes_mut()[..b].copy_from_slice(&self.regs[*src as usize].bytes()[..b]);
-                    self.regs[*value as usize] = out;
+                    out.bytes_mut()[..b].copy_from_slice(&self.regs[*src].bytes()[..b]);
+                    self.regs[*value] = out;
                 }
                 Ok(())
             }
@@ -910,7 +909,7 @@ impl<'a> Worker<'a> {
                 self.run_ops(ops, mask)?;
                 // Both masks are made before either branch runs (a branch may reuse registers).
                 let (mut yes, mut no) = (self.take_mask(), self.take_mask());
-                let c = self.regs[*cond as usize].slice::<u8>(n);
+                let c = self.regs[*cond].slice::<u8>(n);
                 let (mut any_yes, mut any_no) = (false, false);
                 for (((y, o), &m), &c) in yes.iter_mut().zip(no.iter_mut()).zip(mask).zip(c) {
                     *y = m & (c != 0);
@@ -943,10 +942,10 @@ impl<'a> Worker<'a> {
                 self.run_ops(ops, mask)?;
                 let sz = s.size();
                 let b = n * sz;
-                let mut v = std::mem::take(&mut self.regs[*var as usize]);
+                let mut v = std::mem::take(&mut self.regs[*var]);
                 v.reserve_bytes(b);
-                v.bytes_mut()[..b].copy_from_slice(&self.regs[*start as usize].bytes()[..b]);
-                self.regs[*var as usize] = v;
+                v.bytes_mut()[..b].copy_from_slice(&self.regs[*start].bytes()[..b]);
+                self.regs[*var] = v;
                 self.frames.push(Frame {
                     id: *id,
                     broken: vec![false; n],
@@ -956,7 +955,7 @@ impl<'a> Worker<'a> {
                 let r = (|| -> Result<()> {
                     // The step is loop-invariant: check it once.
                     with_int!(*s, T => {
-                        let st = self.regs[*step as usize].slice::<T>(n);
+                        let st = self.regs[*step].slice::<T>(n);
                         if let Some(l) = (0..n).find(|&l| mask[l] && st[l].is_zero()) {
                             return Err(self.fault(l, semantics::ZERO_STEP));
                         }
@@ -966,7 +965,7 @@ impl<'a> Worker<'a> {
                         // Work-items whose counter passed the bound leave the loop.
                         let mut any = false;
                         with_int!(*s, T => {
-                            let (vv, e, st) = (self.regs[*var as usize].slice::<T>(n), self.regs[*end as usize].slice::<T>(n), self.regs[*step as usize].slice::<T>(n));
+                            let (vv, e, st) = (self.regs[*var].slice::<T>(n), self.regs[*end].slice::<T>(n), self.regs[*step].slice::<T>(n));
                             let broken = &mut self.frames.last_mut().expect("frame").broken;
                             for l in 0..n {
                                 let go = if st[l] > T::zero() { vv[l] < e[l] } else { vv[l] > e[l] };
@@ -983,14 +982,14 @@ impl<'a> Worker<'a> {
                         self.frames.last_mut().expect("frame").continued.fill(false);
                         // Every counter steps, also those of work-items that left: a counter is
                         // only visible inside its loop, where those work-items no longer run.
-                        let mut v = std::mem::take(&mut self.regs[*var as usize]);
+                        let mut v = std::mem::take(&mut self.regs[*var]);
                         with_int!(*s, T => {
-                            let st = self.regs[*step as usize].slice::<T>(n);
+                            let st = self.regs[*step].slice::<T>(n);
                             for (x, &d) in v.slice_mut::<T>(n).iter_mut().zip(st) {
                                 *x = x.add(d);
                             }
                         }, _ => unreachable!());
-                        self.regs[*var as usize] = v;
+                        self.regs[*var] = v;
                     }
                 })();
                 self.masks.push(iter);

@@ -13,7 +13,7 @@
 use super::run::Worker;
 use super::MemRef;
 use crate::error::{Error, RaceAccess, Result};
-use crate::ir::{Mem, SourceLoc};
+use crate::ir::{IdVec, Mem, ParamId, SourceLoc};
 use crate::runtime::ArgValue;
 
 /// Checked mode: one access in shadow memory.
@@ -94,7 +94,7 @@ impl Cell {
 /// Checked mode: the shadow of a launch's buffers, by parameter: cells by byte offset, in
 /// shards so that work-groups running in parallel rarely wait for each other.
 pub(super) struct GlobalShadow {
-    bufs: Vec<Vec<std::sync::Mutex<std::collections::HashMap<u64, Cell>>>>,
+    bufs: IdVec<ParamId, Vec<std::sync::Mutex<std::collections::HashMap<u64, Cell>>>>,
 }
 
 const SHARDS: usize = 64;
@@ -135,12 +135,12 @@ impl Worker<'_> {
                     let size = m.elem.scalar.size();
                     let off = (i as usize * m.stride + m.offset) * size;
                     let bytes = size * m.elem.width as usize;
-                    let mem = self.c.mems[p as usize].expect("a buffer argument");
+                    let mem = self.c.mems[p].expect("a buffer argument");
                     let uninit = reads && !mem.is_written(off, bytes);
                     if kind != Kind::Read {
                         mem.mark_written(off, bytes);
                     }
-                    let shards = &self.c.shadow.expect("checked").bufs[p as usize];
+                    let shards = &self.c.shadow.expect("checked").bufs[p];
                     let key = off as u64;
                     let race = shards[(key as usize / size) % SHARDS]
                         .lock()
@@ -154,7 +154,7 @@ impl Worker<'_> {
                     )
                 }
                 Mem::Local(a) => {
-                    let cell = &mut self.local_cells[a as usize][i as usize];
+                    let cell = &mut self.local_cells[a][i as usize];
                     let uninit = reads && !cell.init;
                     (
                         cell.touch(me, kind, false),
@@ -162,7 +162,7 @@ impl Worker<'_> {
                     )
                 }
                 Mem::Private(a) => {
-                    let bit = &mut self.private_init[a as usize][i as usize * n + l];
+                    let bit = &mut self.private_init[a][i as usize * n + l];
                     let uninit = reads && !*bit;
                     *bit |= kind != Kind::Read;
                     (None, uninit.then_some("by this work-item"))

@@ -3,11 +3,12 @@
 //! (deferred when hoisted out of a loop, [`Gen::hoist_divisions`]); the built-ins and
 //! conversions without a Cranelift instruction call the evaluator's code ([`super::helpers`]).
 
+use super::lower::VarOf;
 use super::lower::{cl_ty, scalar_index, Gen, TABLE};
 use super::Env;
 use super::Site;
 use crate::ir::{
-    BinaryOp, Builtin, Expr, ExprId, Literal, MathFn, MathKind, Scalar, Type, UnaryOp,
+    BinaryOp, Builtin, Expr, ExprId, Literal, MathFn, MathKind, Scalar, StubId, Type, UnaryOp,
 };
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{types, InstBuilder, MemFlags, StackSlotData, StackSlotKind, Value};
@@ -53,21 +54,21 @@ impl Gen<'_, '_> {
                 let bits = self
                     .b
                     .ins()
-                    .load(types::I64, TABLE, self.scal_p, p as i32 * 8);
-                vec![match self.f.params[p as usize].kind {
+                    .load(types::I64, TABLE, self.scal_p, p.index() as i32 * 8);
+                vec![match self.f.params[p].kind {
                     crate::ir::ParamKind::Scalar(t) => from_bits(&mut self.b, bits, t.scalar),
                     _ => self.b.ins().ireduce(types::I32, bits),
                 }]
             }
             Expr::BufferLen(p) => {
-                let len = self.mem_arg(self.bufs_p, p).1;
+                let len = self.mem_arg(self.bufs_p, p.index()).1;
                 vec![self.b.ins().ireduce(types::I32, len)]
             }
             Expr::Value(v) => {
                 if self.defined.contains(&v) {
                     (0..ty.width)
                         .map(|c| {
-                            let var = self.var(false, v.0, c, ty.scalar);
+                            let var = self.var(VarOf::Value(v), c, ty.scalar);
                             self.b.use_var(var)
                         })
                         .collect()
@@ -561,7 +562,7 @@ impl Gen<'_, '_> {
         }
     }
 
-    fn stub(&mut self, n: u32, vals: &[Value], args: &[ExprId], ret: Scalar) -> Value {
+    fn stub(&mut self, n: StubId, vals: &[Value], args: &[ExprId], ret: Scalar) -> Value {
         let count = vals.len().max(1);
         let slot = self.b.create_sized_stack_slot(StackSlotData::new(
             StackSlotKind::ExplicitSlot,
@@ -575,7 +576,7 @@ impl Gen<'_, '_> {
         }
         let ap = self.b.ins().stack_addr(self.ptr, slot, 0);
         let op = self.b.ins().stack_addr(self.ptr, slot, (count * 8) as i32);
-        let ni = self.b.ins().iconst(types::I32, n as i64);
+        let ni = self.b.ins().iconst(types::I32, i64::from(n.raw()));
         let status = self
             .call(
                 super::helpers::stub as *const () as usize,
@@ -585,7 +586,7 @@ impl Gen<'_, '_> {
             )
             .expect("a status");
         let zi = self.b.ins().iconst(types::I64, 0);
-        let name = self.f.stubs[n as usize].name.clone();
+        let name = self.f.stubs[n].name.clone();
         self.fault_if(status, Site::StubPanic(name), zi, zi);
         let r = self
             .b

@@ -99,7 +99,7 @@ pub(super) unsafe extern "C" fn stub(
 ) -> u32 {
     let env = unsafe { &*env };
     let p = unsafe { &*env.program };
-    let s = &p.stubs[n as usize];
+    let s = &p.stubs[ir::StubId::from_raw(n)];
     let lits: Vec<ir::Literal> = s
         .params
         .iter()

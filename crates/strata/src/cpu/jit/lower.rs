@@ -11,7 +11,7 @@ use super::expr::from_bits;
 use super::plan::{Plan, RegionPlan};
 use super::{Env, Fault, MemArg, RegionFn, Site};
 use crate::ir::{
-    BinaryOp, Expr, ExprId, Function, Literal, LoopId, Mem, Scalar, Stmt, Type, ValueId,
+    BinaryOp, Expr, ExprId, Function, Literal, LoopId, Mem, PrivateId, Scalar, Stmt, Type, ValueId,
 };
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::immediates::{Ieee32, Ieee64};
@@ -127,6 +127,14 @@ pub(super) const TABLE: MemFlags = MemFlags::new()
     .with_readonly()
     .with_can_move();
 
+/// What a Cranelift variable holds (one per component): an IR value, or a private variable
+/// kept in registers.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub(super) enum VarOf {
+    Value(ValueId),
+    Private(PrivateId),
+}
+
 pub(super) struct Gen<'a, 'b> {
     pub(super) b: FunctionBuilder<'b>,
     pub(super) f: &'a Function,
@@ -146,7 +154,7 @@ pub(super) struct Gen<'a, 'b> {
     pub(super) lid: [Variable; 3],
     pub(super) lane: Variable,
     pub(super) lrec: Value,
-    pub(super) vars: HashMap<(bool, u32, u8), Variable>,
+    pub(super) vars: HashMap<(VarOf, u8), Variable>,
     pub(super) memo: Vec<HashMap<ExprId, Vec<Value>>>,
     pub(super) loops: Vec<(LoopId, cl::Block, cl::Block)>,
     pub(super) lane_next: cl::Block,
@@ -299,11 +307,11 @@ impl<'a, 'b> Gen<'a, 'b> {
             checks_of: HashMap::new(),
         };
         // Private variables kept in registers start at zero, like every private.
-        for (i, d) in f.privates.iter().enumerate() {
+        for (i, d) in f.privates.iter_enumerated() {
             if plan.privates[i].is_none() && !vector {
                 for c in 0..d.elem.width {
                     let z = g.zero(d.elem.scalar);
-                    let v = g.var(true, i as u32, c, d.elem.scalar);
+                    let v = g.var(VarOf::Private(i), c, d.elem.scalar);
                     g.b.def_var(v, z);
                 }
             }
@@ -315,7 +323,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             crate::ir::walk_block(&r.stmts, &mut |s| {
                 if let Stmt::Load { mem, .. } | Stmt::Store { mem, .. } = s {
                     if let Some(p) = g.private_var(*mem) {
-                        if let Some(off) = plan.privates[p as usize] {
+                        if let Some(off) = plan.privates[p] {
                             if !synced.iter().any(|&(q, _)| q == p) {
                                 synced.push((p, off));
                             }
@@ -327,10 +335,10 @@ impl<'a, 'b> Gen<'a, 'b> {
         let lane_end = g.b.create_block();
         g.lane_next = lane_end;
         for &(p, off) in &synced {
-            let elem = f.privates[p as usize].elem;
+            let elem = f.privates[p].elem;
             let vals = g.load_rec(off, elem);
             for (c, x) in vals.into_iter().enumerate() {
-                let v = g.var(true, p, c as u8, elem.scalar);
+                let v = g.var(VarOf::Private(p), c as u8, elem.scalar);
                 g.b.def_var(v, x);
             }
         }
@@ -346,10 +354,10 @@ impl<'a, 'b> Gen<'a, 'b> {
         g.b.ins().jump(lane_end, &[]);
         g.b.switch_to_block(lane_end);
         for &(p, off) in &synced {
-            let elem = f.privates[p as usize].elem;
+            let elem = f.privates[p].elem;
             let vals: Vec<Value> = (0..elem.width)
                 .map(|c| {
-                    let v = g.var(true, p, c, elem.scalar);
+                    let v = g.var(VarOf::Private(p), c, elem.scalar);
                     g.b.use_var(v)
                 })
                 .collect();
@@ -394,12 +402,12 @@ impl<'a, 'b> Gen<'a, 'b> {
 
     // ---- small helpers ----
 
-    pub(super) fn var(&mut self, private: bool, id: u32, comp: u8, s: Scalar) -> Variable {
-        if let Some(v) = self.vars.get(&(private, id, comp)) {
+    pub(super) fn var(&mut self, of: VarOf, comp: u8, s: Scalar) -> Variable {
+        if let Some(v) = self.vars.get(&(of, comp)) {
             return *v;
         }
         let v = self.b.declare_var(cl_ty(s));
-        self.vars.insert((private, id, comp), v);
+        self.vars.insert((of, comp), v);
         v
     }
 
@@ -475,7 +483,7 @@ impl<'a, 'b> Gen<'a, 'b> {
     }
 
     /// Base and length (`i64`) of entry `i` of a [`MemArg`] table.
-    pub(super) fn mem_arg(&mut self, table: Value, i: u32) -> (Value, Value) {
+    pub(super) fn mem_arg(&mut self, table: Value, i: usize) -> (Value, Value) {
         let m = std::mem::size_of::<MemArg>() as i32;
         let ro = TABLE;
         let base = self.b.ins().load(
@@ -661,9 +669,9 @@ impl<'a, 'b> Gen<'a, 'b> {
     /// Defines IR value `v` as `vals`, in registers and, if another region reads it, in the
     /// record.
     pub(super) fn define(&mut self, v: ValueId, vals: &[Value]) {
-        let ty = self.f.values[v.0 as usize].ty;
+        let ty = self.f.values[v].ty;
         for (c, &x) in vals.iter().enumerate() {
-            let var = self.var(false, v.0, c as u8, ty.scalar);
+            let var = self.var(VarOf::Value(v), c as u8, ty.scalar);
             self.b.def_var(var, x);
         }
         if let Some(slot) = self.plan.values.get(&v).copied() {
@@ -686,20 +694,20 @@ impl<'a, 'b> Gen<'a, 'b> {
         // then the field's offset.
         let (stride, field_offset) = match mem {
             Mem::Field(v) => {
-                let v = &self.f.fields[v as usize];
+                let v = &self.f.fields[v];
                 let size = self.f.buffer_elem_size(v.buffer).expect("validated");
                 (size, v.offset as i64)
             }
             _ => (elem.size(), 0),
         };
         let (base, len) = match mem {
-            Mem::Buffer(p) => self.mem_arg(self.bufs_p, p),
-            Mem::Field(v) => self.mem_arg(self.bufs_p, self.f.fields[v as usize].buffer),
-            Mem::Local(l) => self.mem_arg(self.locs_p, l),
+            Mem::Buffer(p) => self.mem_arg(self.bufs_p, p.index()),
+            Mem::Field(v) => self.mem_arg(self.bufs_p, self.f.fields[v].buffer.index()),
+            Mem::Local(l) => self.mem_arg(self.locs_p, l.index()),
             Mem::Private(p) => {
-                let off = self.plan.privates[p as usize].expect("private array in the record");
+                let off = self.plan.privates[p].expect("private array in the record");
                 let base = self.b.ins().iadd_imm(self.lrec, off as i64);
-                let n = self.f.privates[p as usize].count();
+                let n = self.f.privates[p].count();
                 let len = self.b.ins().iconst(types::I64, n as i64);
                 (base, len)
             }
@@ -724,9 +732,9 @@ impl<'a, 'b> Gen<'a, 'b> {
         }
     }
 
-    pub(super) fn private_var(&self, mem: Mem) -> Option<u32> {
+    pub(super) fn private_var(&self, mem: Mem) -> Option<PrivateId> {
         match mem {
-            Mem::Private(p) if self.f.privates[p as usize].len.is_none() => Some(p),
+            Mem::Private(p) if self.f.privates[p].len.is_none() => Some(p),
             _ => None,
         }
     }
@@ -752,7 +760,7 @@ impl<'a, 'b> Gen<'a, 'b> {
                     // In registers (synchronized with the record at the region's edges).
                     (0..elem.width)
                         .map(|c| {
-                            let v = self.var(true, p, c, elem.scalar);
+                            let v = self.var(VarOf::Private(p), c, elem.scalar);
                             self.b.use_var(v)
                         })
                         .collect()
@@ -776,7 +784,7 @@ impl<'a, 'b> Gen<'a, 'b> {
                 let vals = self.expr(*value);
                 if let Some(p) = self.private_var(*mem) {
                     for (c, &x) in vals.iter().enumerate() {
-                        let v = self.var(true, p, c as u8, elem.scalar);
+                        let v = self.var(VarOf::Private(p), c as u8, elem.scalar);
                         self.b.def_var(v, x);
                     }
                 } else {
@@ -860,7 +868,7 @@ impl<'a, 'b> Gen<'a, 'b> {
                 step,
                 body,
             } => {
-                let s = self.f.values[var.0 as usize].ty.scalar;
+                let s = self.f.values[*var].ty.scalar;
                 let (v0, e, st) = (
                     self.expr(*start)[0],
                     self.expr(*end)[0],
@@ -885,7 +893,7 @@ impl<'a, 'b> Gen<'a, 'b> {
                 );
                 self.b.ins().jump(hdr, &[]);
                 self.b.switch_to_block(hdr);
-                let vv = self.var(false, var.0, 0, s);
+                let vv = self.var(VarOf::Value(*var), 0, s);
                 let cur = self.b.use_var(vv);
                 let (lt, gt) = if s.is_signed() {
                     (IntCC::SignedLessThan, IntCC::SignedGreaterThan)

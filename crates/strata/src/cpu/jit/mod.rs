@@ -131,7 +131,7 @@ pub(crate) struct JitProgram {
     /// The vector variant of a one-region kernel ([`simd`]), when it has one.
     vector: Option<RegionFn>,
     sites: Vec<Site>,
-    stubs: Vec<ir::StubDecl>,
+    stubs: ir::IdVec<ir::StubId, ir::StubDecl>,
     _code: Code,
 }
 

@@ -62,7 +62,7 @@ pub(super) struct Plan {
     pub(super) values: HashMap<ValueId, Slot>,
     /// Record offset of every private; `None` for private variables kept in registers (a
     /// kernel of one region).
-    pub(super) privates: Vec<Option<u32>>,
+    pub(super) privates: ir::IdVec<ir::PrivateId, Option<u32>>,
     /// Offset of the `returned` flag.
     pub(super) returned: u32,
     /// Offsets of the `broken` and `continued` flags of each group-level loop.
@@ -116,7 +116,7 @@ impl Planner<'_> {
         if let Some(s) = self.values.get(&v) {
             return *s;
         }
-        let s = self.slot(self.f.values[v.0 as usize].ty);
+        let s = self.slot(self.f.values[v].ty);
         self.values.insert(v, s);
         s
     }

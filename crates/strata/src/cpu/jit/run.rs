@@ -123,7 +123,7 @@ impl<'a> Worker<'a> {
         let lanes: usize = s.local.iter().product();
         let mut locals = Vec::new();
         let mut local_args = Vec::new();
-        for (i, (elem, _, _)) in p.decls.locals.iter().enumerate() {
+        for (i, (elem, _, _)) in p.decls.locals.iter_enumerated() {
             let n = p.decls.local_len(i, s.args);
             let mut v = vec![0u64; (n as usize * elem.size()).div_ceil(8).max(1)];
             local_args.push(MemArg {

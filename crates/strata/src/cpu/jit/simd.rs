@@ -15,7 +15,7 @@
 //! scalar backend's, bit for bit.
 
 use super::expr::{direct_binary, from_bits};
-use super::lower::{cl_ty, Gen, MEM, TABLE};
+use super::lower::{cl_ty, Gen, VarOf, MEM, TABLE};
 use super::Site;
 use crate::ir::{
     walk_block, BinaryOp, Builtin, Expr, ExprId, Function, Literal, MathFn, Mem, ParamKind, Scalar,
@@ -129,9 +129,9 @@ impl Gen<'_, '_> {
     pub(super) fn vector_body(&mut self, stmts: &[Stmt]) {
         let all = self.splat_i32(-1);
         self.set_mask(all);
-        for (i, d) in self.f.privates.iter().enumerate() {
+        for (i, d) in self.f.privates.iter_enumerated() {
             let z = self.vzero(d.elem.scalar);
-            let v = self.vvar(true, i as u32, d.elem.scalar);
+            let v = self.vvar(VarOf::Private(i), d.elem.scalar);
             self.b.def_var(v, z);
         }
         self.vblock(stmts);
@@ -182,12 +182,12 @@ impl Gen<'_, '_> {
         }
     }
 
-    fn vvar(&mut self, private: bool, id: u32, s: Scalar) -> Variable {
-        if let Some(v) = self.vars.get(&(private, id, 0)) {
+    fn vvar(&mut self, of: VarOf, s: Scalar) -> Variable {
+        if let Some(v) = self.vars.get(&(of, 0)) {
             return *v;
         }
         let v = self.b.declare_var(vty(s));
-        self.vars.insert((private, id, 0), v);
+        self.vars.insert((of, 0), v);
         v
     }
 
@@ -280,8 +280,8 @@ impl Gen<'_, '_> {
     }
 
     fn define_lanes(&mut self, v: ValueId, x: Value) {
-        let s = self.f.values[v.0 as usize].ty.scalar;
-        let var = self.vvar(false, v.0, s);
+        let s = self.f.values[v].ty.scalar;
+        let var = self.vvar(VarOf::Value(v), s);
         self.b.def_var(var, x);
     }
 
@@ -293,7 +293,7 @@ impl Gen<'_, '_> {
         let Mem::Buffer(p) = mem else {
             unreachable!("vectorized kernels use buffers only")
         };
-        let (base, len) = self.mem_arg(self.bufs_p, p);
+        let (base, len) = self.mem_arg(self.bufs_p, p.index());
         // Lengths beyond u32::MAX admit every unsigned 32-bit index.
         let cap = self.b.ins().iconst(types::I64, u32::MAX as i64);
         let big = self.b.ins().icmp(IntCC::UnsignedGreaterThan, len, cap);
@@ -367,7 +367,7 @@ impl Gen<'_, '_> {
         let Mem::Buffer(p) = mem else {
             unreachable!("vectorized kernels use buffers only")
         };
-        let (base, len) = self.mem_arg(self.bufs_p, p);
+        let (base, len) = self.mem_arg(self.bufs_p, p.index());
         let i0 = self.b.ins().extractlane(idx, 0);
         let i0 = if is.is_signed() {
             self.b.ins().sextend(types::I64, i0)
@@ -417,7 +417,7 @@ impl Gen<'_, '_> {
         let Mem::Buffer(p) = mem else {
             unreachable!("vectorized kernels use buffers only")
         };
-        let (base, len) = self.mem_arg(self.bufs_p, p);
+        let (base, len) = self.mem_arg(self.bufs_p, p.index());
         let i0 = self.b.ins().extractlane(idx, 0);
         let s0 = self.b.ins().splat(types::I32X4, i0);
         let same = self.b.ins().icmp(IntCC::Equal, idx, s0);
@@ -574,8 +574,8 @@ impl Gen<'_, '_> {
             } => {
                 let x = match self.private_var(*mem) {
                     Some(p) => {
-                        let s = self.f.privates[p as usize].elem.scalar;
-                        let v = self.vvar(true, p, s);
+                        let s = self.f.privates[p].elem.scalar;
+                        let v = self.vvar(VarOf::Private(p), s);
                         self.b.use_var(v)
                     }
                     None => self.vload(*mem, *index),
@@ -588,8 +588,8 @@ impl Gen<'_, '_> {
                 let x = self.vexpr(*value);
                 match self.private_var(*mem) {
                     Some(p) => {
-                        let s = self.f.privates[p as usize].elem.scalar;
-                        let v = self.vvar(true, p, s);
+                        let s = self.f.privates[p].elem.scalar;
+                        let v = self.vvar(VarOf::Private(p), s);
                         let old = self.b.use_var(v);
                         let m = self.mask();
                         let m = self.as_lanes(m, vty(s));
@@ -650,7 +650,7 @@ impl Gen<'_, '_> {
                 step,
                 body,
             } => {
-                let s = self.f.values[var.0 as usize].ty.scalar;
+                let s = self.f.values[*var].ty.scalar;
                 let (v0, e, st) = (self.vexpr(*start), self.vexpr(*end), self.vexpr(*step));
                 let z = self.splat_i32(0);
                 let zero_step = self.b.ins().icmp(IntCC::Equal, st, z);
@@ -676,7 +676,7 @@ impl Gen<'_, '_> {
                 );
                 self.b.ins().jump(hdr, &[]);
                 self.b.switch_to_block(hdr);
-                let vv = self.vvar(false, var.0, s);
+                let vv = self.vvar(VarOf::Value(*var), s);
                 let cur = self.b.use_var(vv);
                 let (lt, gt) = if s.is_signed() {
                     (IntCC::SignedLessThan, IntCC::SignedGreaterThan)
@@ -801,17 +801,17 @@ impl Gen<'_, '_> {
                 let bits = self
                     .b
                     .ins()
-                    .load(types::I64, TABLE, self.scal_p, p as i32 * 8);
+                    .load(types::I64, TABLE, self.scal_p, p.index() as i32 * 8);
                 let x = from_bits(&mut self.b, bits, s);
                 self.splat(x, s)
             }
             Expr::BufferLen(p) => {
-                let len = self.mem_arg(self.bufs_p, p).1;
+                let len = self.mem_arg(self.bufs_p, p.index()).1;
                 let x = self.b.ins().ireduce(types::I32, len);
                 self.splat(x, s)
             }
             Expr::Value(v) => {
-                let var = self.vvar(false, v.0, s);
+                let var = self.vvar(VarOf::Value(v), s);
                 self.b.use_var(var)
             }
             Expr::Builtin(b) => self.vbuiltin(b),
