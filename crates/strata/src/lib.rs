@@ -19,7 +19,7 @@
 //! })?;
 //! let x = Buffer::from_slice(&queue, &[1.0f32, 2.0, 3.0])?;
 //! let y = Buffer::from_slice(&queue, &[10.0f32, 20.0, 30.0])?;
-//! queue.launch(&saxpy, NdRange::new(3), args![2.0f32, &x, &y])?;
+//! saxpy.launch(&queue, NdRange::new(3), args![2.0f32, &x, &y])?;
 //! assert_eq!(queue.read(&y)?, vec![12.0, 24.0, 36.0]);
 //! # Ok(())
 //! # }
@@ -72,6 +72,7 @@ pub mod patterns;
 pub mod random;
 mod registry;
 mod runtime;
+pub mod settings;
 
 pub use builder::KernelDef;
 pub use error::{Error, LayerError, RaceAccess, Result, WorkItem};
@@ -84,20 +85,7 @@ pub use runtime::{
     OpenClHandles, Ownership, PendingRead, PitchedBuffer, Profile, Queue, Run,
     KERNEL_CACHE_CAPACITY,
 };
-/// A folder of strata's under the user's cache: `$ENV` if set (`off`, `0` or empty: none),
-/// else `$XDG_CACHE_HOME/strata/SUB`, else `~/.cache/strata/SUB`.
-pub(crate) fn user_cache_dir(env: &str, sub: &str) -> Option<std::path::PathBuf> {
-    use std::path::PathBuf;
-    match std::env::var_os(env) {
-        Some(v) if v == "off" || v == "0" || v.is_empty() => None,
-        Some(v) => Some(PathBuf::from(v)),
-        None => std::env::var_os("XDG_CACHE_HOME")
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-            .map(|d| d.join("strata").join(sub)),
-    }
-}
+pub use settings::Settings;
 
 /// Write a kernel as a plain Rust function; see the [`strata_macros`] crate docs and the
 /// README's `#[kernel]` section.

@@ -234,7 +234,7 @@ fn first_commands_on_new_memory_are_not_undone_by_its_zeroing() {
                 d.info().spec()
             );
             let b = Buffer::<u32>::new(&d, n).unwrap();
-            q.launch(&k, NdRange::new(n), args![&b]).unwrap();
+            k.launch(&q, NdRange::new(n), args![&b]).unwrap();
             let v = q.read(&b).unwrap();
             assert_eq!(
                 bad(&v, &|i| i as u32 ^ 0x5A5A_5A5A),
@@ -329,8 +329,8 @@ fn wait_lists_across_the_cpu_and_device_backends() {
     for q in queues() {
         // OpenCL after CPU.
         let counter = Buffer::<u32>::new(cpu.device(), 1).unwrap();
-        let run = cpu
-            .enqueue_launch(&slow, NdRange::new(1), args![200_000u32, &counter], &[])
+        let run = slow
+            .enqueue(&cpu, NdRange::new(1), args![200_000u32, &counter], &[])
             .unwrap();
         let b = Buffer::<u32>::new(q.device(), 4).unwrap();
         let w = q
@@ -368,8 +368,8 @@ fn wait_lists_across_the_cpu_and_device_backends() {
         })
         .unwrap();
         let one = Buffer::<u32>::new(cpu.device(), 1).unwrap();
-        let bad = cpu
-            .enqueue_launch(&faulty, NdRange::new(1), args![&one], &[])
+        let bad = faulty
+            .enqueue(&cpu, NdRange::new(1), args![&one], &[])
             .unwrap();
         let skipped = q
             .enqueue_write(&b, 0, &[9, 9, 9, 9], &[bad.event()])
@@ -458,8 +458,8 @@ fn a_kernel_with_bool_and_local_memory_arguments() {
         let x = Buffer::from_slice(&q, &(0..64).collect::<Vec<i32>>()).unwrap();
         let y = Buffer::<i32>::new(q.device(), 64).unwrap();
         for (flag, add) in [(true, -100i32), (false, 0)] {
-            q.launch(
-                &k,
+            k.launch(
+                &q,
                 NdRange::new(64).local(16),
                 args![flag, -100i8, &x, &y, LocalMem::<i32>::new(16)],
             )
@@ -468,8 +468,8 @@ fn a_kernel_with_bool_and_local_memory_arguments() {
             assert_eq!(q.read(&y).unwrap(), want, "flag = {flag}");
         }
         // An empty launch does nothing and succeeds.
-        q.launch(
-            &k,
+        k.launch(
+            &q,
             NdRange::new(0),
             args![true, 0i8, &x, &y, LocalMem::<i32>::new(1)],
         )
@@ -488,8 +488,8 @@ fn stub_without_a_source_for_the_device_is_rejected_before_the_driver() {
     .unwrap();
     for q in queues() {
         let x = Buffer::from_slice(&q, &[1.0f32; 4]).unwrap();
-        let msg = q
-            .launch(&k, NdRange::new(4), args![&x])
+        let msg = k
+            .launch(&q, NdRange::new(4), args![&x])
             .unwrap_err()
             .to_string();
         let spec = q.device().info().spec();

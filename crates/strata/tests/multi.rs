@@ -127,8 +127,7 @@ fn throughput_weights_cover_the_work() {
     let t = s
         .with_throughput(4096, |ex, r| {
             let b = Buffer::<u32>::new(ex.queue(), r.len())?;
-            ex.queue()
-                .launch(&kernel, NdRange::new(r.len()), args![&b])?;
+            kernel.launch(ex.queue(), NdRange::new(r.len()), args![&b])?;
             Ok(())
         })
         .unwrap();
@@ -198,25 +197,21 @@ fn events_wait_across_devices() {
             let (qa, qb) = (s.queue(a), s.queue(b));
             let src = Buffer::<u32>::new(qa, n).unwrap();
             let dst = Buffer::<u32>::new(qb, n).unwrap();
-            let run = qa
-                .enqueue_launch(&slow, NdRange::new(n), args![&src], &[])
-                .unwrap();
+            let run = slow.enqueue(qa, NdRange::new(n), args![&src], &[]).unwrap();
             // The copy is issued on qa after the launch, and also names its event.
             let copied = multi::enqueue_copy(qa, &src, 0, qb, &dst, 0, n, &[run.event()]).unwrap();
-            let doubled = qb
-                .enqueue_launch(&double, NdRange::new(n), args![&dst], &[&copied])
+            let doubled = double
+                .enqueue(qb, NdRange::new(n), args![&dst], &[&copied])
                 .unwrap();
             doubled.wait().unwrap();
             let got = qb.read(&dst).unwrap();
             let want: Vec<u32> = (0..n as u32).map(|i| (i + acc) * 2).collect();
             assert_eq!(got, want, "{a} -> {b}");
             // a launch on b waiting directly for an event of a
-            let run = qa
-                .enqueue_launch(&slow, NdRange::new(n), args![&src], &[])
-                .unwrap();
+            let run = slow.enqueue(qa, NdRange::new(n), args![&src], &[]).unwrap();
             let marker = Buffer::<u32>::new(qb, 1).unwrap();
-            let after = qb
-                .enqueue_launch(&double, NdRange::new(1), args![&marker], &[run.event()])
+            let after = double
+                .enqueue(qb, NdRange::new(1), args![&marker], &[run.event()])
                 .unwrap();
             after.wait().unwrap();
             assert!(run.event().is_complete(), "{a} -> {b}");

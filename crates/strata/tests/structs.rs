@@ -95,7 +95,7 @@ fn round_trip_on_every_backend() {
         let xs = sample(37);
         let src = Buffer::from_slice(&q, &xs).unwrap();
         let dst = Buffer::<Particle>::new(&dev, xs.len()).unwrap();
-        q.launch(&k, NdRange::new(xs.len()), args![&src, &dst])
+        k.launch(&q, NdRange::new(xs.len()), args![&src, &dst])
             .unwrap();
         let got = dst.to_vec(&q).unwrap();
         for (g, x) in got.iter().zip(&xs) {

@@ -60,7 +60,7 @@ fn read_write_ranges(q: &Queue) -> Result<(), String> {
         if_(i.lt(x.len()), || x.set(i, x.at(i) + 1u32));
     })
     .map_err(e)?;
-    q.launch(&k, NdRange::covering(n, 64), args![&b])
+    k.launch(q, NdRange::covering(n, 64), args![&b])
         .map_err(e)?;
     let want: Vec<u32> = want.iter().map(|v| v.wrapping_add(1)).collect();
     expect_eq("after write + kernel", &b.to_vec(q).map_err(e)?, &want)
@@ -145,12 +145,12 @@ fn wait_lists(q: &Queue) -> Result<(), String> {
     let b = Buffer::<u32>::new(q.device(), n).map_err(e)?;
     let c = Buffer::<u32>::new(q.device(), n).map_err(e)?;
     let w = q.enqueue_write(&a, 0, &xs, &[]).map_err(e)?;
-    let r1 = q2
-        .enqueue_launch(&k, NdRange::covering(n, 128), args![&a, &b], &[&w])
+    let r1 = k
+        .enqueue(&q2, NdRange::covering(n, 128), args![&a, &b], &[&w])
         .map_err(e)?;
     let cp = q.enqueue_copy(&b, 0, &c, 0, n, &[r1.event()]).map_err(e)?;
-    let r2 = q2
-        .enqueue_launch(&k, NdRange::covering(n, 128), args![&c, &b], &[&cp])
+    let r2 = k
+        .enqueue(&q2, NdRange::covering(n, 128), args![&c, &b], &[&cp])
         .map_err(e)?;
     let fl = q.enqueue_fill(&c, 1, 0..10, &[r2.event()]).map_err(e)?;
     let read = q.enqueue_read(&b, 0..n, &[r2.event(), &fl]).map_err(e)?;
@@ -190,9 +190,7 @@ fn profiling(q: &Queue) -> Result<(), String> {
     .map_err(e)?;
     let n = 4096;
     let x = Buffer::<u32>::new(q.device(), n).map_err(e)?;
-    let run = q
-        .enqueue_launch(&k, NdRange::new(n), args![&x], &[])
-        .map_err(e)?;
+    let run = k.enqueue(q, NdRange::new(n), args![&x], &[]).map_err(e)?;
     let pending = q.enqueue_read(&x, 0..4, &[run.event()]).map_err(e)?;
     run.wait().map_err(e)?;
     let ev = run.event();

@@ -2,9 +2,7 @@
 //! (returns when done) and an `enqueue_` form (returns an [`Event`] at once, runs after the
 //! events in its wait list).
 
-use super::{
-    ArgValue, Buffer, Command, Device, Event, Kernel, KernelArg, NdRange, QueueBackend, Run,
-};
+use super::{ArgValue, Buffer, Command, Device, Event, QueueBackend};
 use crate::builder::Element;
 use crate::error::{Error, Result};
 use std::ops::{Range, RangeBounds};
@@ -423,121 +421,10 @@ impl Queue {
         blocking(|| self.enqueue_fill(buf, value, range, &[]))?.wait()
     }
 
-    /// Launches `kernel` over `range` without blocking. The arguments are checked now (count,
-    /// kinds, element types, stated lengths, read-only aliasing, work sizes, local memory) and
-    /// the kernel is compiled for this device if it has not been.
-    pub fn enqueue_launch(
-        &self,
-        kernel: &Kernel,
-        range: NdRange,
-        args: &[KernelArg<'_>],
-        wait: &[&Event],
-    ) -> Result<Run> {
-        // On a checked device the kernel launched is its instrumentation, with more hidden
-        // parameters (the fault words): `prepare` fills in every hidden parameter.
-        let checked = if self.device.is_checked() {
-            Some(kernel.checked()?)
-        } else {
-            None
-        };
-        let launched = match &checked {
-            Some(c) => c.valid.clone(),
-            None => kernel.valid_arc(),
-        };
-        let prepared = kernel.prepare(launched.function(), self, range, args)?;
-        let compiled = self.device.compiled(kernel)?;
-        // The gathers' partials (reused memory) start at their operation's identity; the queue
-        // is in order, so the launch runs after these.
-        for g in &prepared.gathers {
-            self.submit(g.reset(), &[]);
-        }
+    /// Counts a launch submitted through this queue ([`Queue::launch_count`]).
+    pub(crate) fn count_launch(&self) {
         self.launches
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let cancel = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let range = prepared.range;
-        let local = range.local_size().unwrap_or([1; 3]);
-        let event = self.submit(
-            Command::Launch {
-                kernel: compiled,
-                function: launched,
-                range,
-                args: prepared.values,
-                cancel: cancel.clone(),
-            },
-            wait,
-        );
-        if let (Some(c), Some(mem)) = (&checked, prepared.fault) {
-            self.check_faults(&c.sites, kernel.name(), (&event, local), mem)?;
-        }
-        Ok(Run::new(event, prepared.gathers, self.clone(), cancel))
-    }
-
-    /// Checked mode: waits for a launch and turns the fault it recorded, if any, into the
-    /// interpreter's error ([`crate::ir::checked`] has the fault buffer's layout).
-    fn check_faults(
-        &self,
-        sites: &[crate::ir::checked::CheckSite],
-        kernel: &str,
-        (launch, local): (&Event, [usize; 3]),
-        mem: Arc<dyn super::Memory>,
-    ) -> Result<()> {
-        launch.wait()?;
-        let words = crate::ir::checked::FAULT_WORDS;
-        let out = Arc::new(Mutex::new(Vec::new()));
-        let read = self.submit(
-            Command::Read {
-                mem,
-                offset: 0,
-                len: words * 4,
-                out: out.clone(),
-            },
-            &[],
-        );
-        let w = PendingRead::<u32>::new(read, out, words).wait()?;
-        if w[0] == 0 {
-            return Ok(());
-        }
-        let wide = |k: usize| u64::from(w[k]) | (u64::from(w[k + 1]) << 32);
-        let site =
-            sites
-                .get(w[1] as usize)
-                .cloned()
-                .unwrap_or_else(|| crate::ir::checked::CheckSite {
-                    memory: "memory".into(),
-                    at: crate::ir::SourceLoc::NONE,
-                    kind: crate::ir::checked::SiteKind::Bounds,
-                });
-        let global = [w[6], w[7], w[8]];
-        let local = local.map(|l| l.max(1) as u32);
-        let group = [0, 1, 2].map(|d| global[d] / local[d]);
-        if site.kind == crate::ir::checked::SiteKind::Divergence {
-            return Err(Error::BarrierDivergence {
-                kernel: kernel.to_string(),
-                what: site.memory,
-                reached: wide(2) as usize,
-                size: wide(4) as usize,
-                group,
-            });
-        }
-        Err(Error::OutOfBounds {
-            kernel: kernel.to_string(),
-            memory: site.memory,
-            index: wide(2) as i64,
-            len: wide(4),
-            item: crate::error::WorkItem {
-                global,
-                local: [0, 1, 2].map(|d| global[d] % local[d]),
-                group,
-            },
-            at: site.at,
-        })
-    }
-
-    /// Launches `kernel` and waits for it.
-    pub fn launch(&self, kernel: &Kernel, range: NdRange, args: &[KernelArg<'_>]) -> Result<Run> {
-        let run = blocking(|| self.enqueue_launch(kernel, range, args, &[]))?;
-        run.wait()?;
-        Ok(run)
     }
 }
 

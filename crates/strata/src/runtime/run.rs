@@ -150,9 +150,8 @@ impl<T: Numeric> Gathered<T> {
             // The user's function folds the partials on the launch's device, in work-group
             // order, after the launch (the queue is in order).
             let out = Buffer::<T>::new(&self.queue, 1)?;
-            let folded = self
-                .queue
-                .launch(combine, NdRange::new(1), crate::args![&self.buf, &out]);
+            let folded =
+                combine.launch(&self.queue, NdRange::new(1), crate::args![&self.buf, &out]);
             self.launch.wait()?;
             folded?;
             return Ok(self.queue.read(&out)?[0]);
