@@ -935,11 +935,18 @@ fn transfer_ranges_that_do_not_fit() {
     #[allow(clippy::reversed_empty_ranges)]
     let m = msg(q.read_range(&b, 7..3));
     has(&m, &["read", "range 7..3"]);
-    let m = msg(q.write(&b, 8, &[1u32; 5]));
+    let m = msg(q.write(&b, 8.., &[1u32; 5]));
     has(
         &m,
         &["write", "range 8..13 does not fit a buffer of 10 elements"],
     );
+    // A closed range must have the data's length; an open one takes it.
+    let m = msg(q.write(&b, 2..4, &[1u32; 3]));
+    has(
+        &m,
+        &["write", "range 2..4 is not the 3 elements of the data"],
+    );
+    q.write(&b, 2..5, &[1u32; 3]).unwrap();
     let m = msg(q.fill(&b, 1u32, 0..11));
     has(
         &m,
@@ -947,18 +954,26 @@ fn transfer_ranges_that_do_not_fit() {
     );
 
     let small = Buffer::<u32>::new(&d, 4).unwrap();
-    let m = msg(q.copy(&b, 2, &small, 0, 5));
+    let m = msg(q.copy(&b, 2..7, &small, 0..));
     has(
         &m,
         &["copy", "range 0..5 does not fit a buffer of 4 elements"],
     );
-    let m = msg(q.copy(&small, 2, &b, 0, 3));
+    let m = msg(q.copy(&small, 2..5, &b, 0..));
     has(
         &m,
         &["copy", "range 2..5 does not fit a buffer of 4 elements"],
     );
 
-    let m = msg(q.copy(&b, 0, &b, 4, 6));
+    let m = msg(q.copy(&b, 0..4, &small, 0..3));
+    has(
+        &m,
+        &[
+            "copy",
+            "range 0..3 is not the 4 elements of the source range",
+        ],
+    );
+    let m = msg(q.copy(&b, 0..6, &b, 4..));
     has(
         &m,
         &[
@@ -967,7 +982,7 @@ fn transfer_ranges_that_do_not_fit() {
         ],
     );
     // Disjoint ranges of one buffer are fine.
-    q.copy(&b, 0, &b, 5, 5).unwrap();
+    q.copy(&b, 0..5, &b, 5..).unwrap();
 
     let mut out = vec![0u32; 5];
     let m = msg(q.read_into(&b, &mut out));
@@ -1101,7 +1116,7 @@ fn a_failed_command_fails_the_rest_of_its_queue_until_observed() {
             .enqueue(&qc, NdRange::new(1), args![&small], &[])
             .unwrap();
         let write = q
-            .enqueue_write(&b, 0, &[9, 9, 9], &[fault.event()])
+            .enqueue_write(&b, 0.., &[9, 9, 9], &[fault.event()])
             .unwrap();
         let m = msg(q.read(&b));
         has(
@@ -1118,7 +1133,7 @@ fn a_failed_command_fails_the_rest_of_its_queue_until_observed() {
         let fault = oob
             .enqueue(&qc, NdRange::new(1), args![&small], &[])
             .unwrap();
-        q.enqueue_write(&b, 0, &[9, 9, 9], &[fault.event()])
+        q.enqueue_write(&b, 0.., &[9, 9, 9], &[fault.event()])
             .unwrap();
         has(
             &msg(q.finish()),
@@ -1391,7 +1406,7 @@ fn a_buffer_of_another_device_is_refused_by_a_queue() {
         "allocate it on the queue's device",
     ];
     has(&msg(qc.read(&on_interp)), &both);
-    has(&msg(qc.write(&on_interp, 0, &[1.0; 4])), &both);
+    has(&msg(qc.write(&on_interp, 0.., &[1.0; 4])), &both);
     has(&msg(qc.fill(&on_interp, 0.0, ..)), &both);
     let m = msg(saxpy().launch(&qc, NdRange::new(4), args![2.0f32, &on_interp, &on_cpu]));
     has(

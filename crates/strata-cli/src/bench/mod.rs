@@ -719,7 +719,7 @@ fn bench_saxpy(
     let xb = Buffer::from_slice(q, x)?;
     let yb = Buffer::<f32>::new(q.device(), n)?;
     let strata_s = timed(reps, || -> Result<f64, Error> {
-        q.write(&yb, 0, y0)?;
+        q.write(&yb, 0.., y0)?;
         let t = Instant::now();
         k.launch(q, range, args![SAXPY_A, &xb, &yb])?;
         Ok(t.elapsed().as_secs_f64())

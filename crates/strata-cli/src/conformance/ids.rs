@@ -442,8 +442,8 @@ fn empty_buffer(q: &Queue) -> Result<(), String> {
     check(q.read(&x).map_err(e)?.is_empty(), || {
         "reading an empty buffer".into()
     })?;
-    q.write(&y, 0, &[]).map_err(e)?;
+    q.write(&y, 0.., &[]).map_err(e)?;
     q.fill(&x, 1.0, 0..0).map_err(e)?;
-    q.copy(&x, 0, &y, 0, 0).map_err(e)?;
+    q.copy(&x, 0..0, &y, 0..).map_err(e)?;
     q.finish().map_err(e)
 }

@@ -539,7 +539,7 @@ fn vector3_buffers(q: &Queue) -> Result<(), String> {
     q.fill(&wb, [1, 2, 0xfffe], 10..77).map_err(e)?;
     let cb = Buffer::<[u16; 3]>::new(q.device(), 100).map_err(e)?;
     q.fill(&cb, [7; 3], 0..100).map_err(e)?;
-    q.copy(&wb, 5, &cb, 0, 90).map_err(e)?;
+    q.copy(&wb, 5..95, &cb, 0..).map_err(e)?;
     let filled: Vec<[u16; 3]> = (0..100)
         .map(|i| {
             if (10..77).contains(&i) {

@@ -39,7 +39,7 @@ pub use interop::{CudaHandles, NativeMemory, OpenClHandles, Ownership};
 pub use kernel::{capture_kernels, Kernel};
 pub use ndrange::{Dims, NdRange};
 pub use pitched::{pitch_elements, Buffer2, Buffer3, PitchedBuffer};
-pub(crate) use queue::bounded;
+pub(crate) use queue::{bounded, sized};
 pub use queue::{PendingRead, Queue};
 pub use run::{Gathered, Run};
 #[cfg(feature = "cuda")]

@@ -75,6 +75,30 @@ pub(crate) fn bounded(range: impl RangeBounds<usize>, len: usize) -> Range<usize
     start..end
 }
 
+/// `range` with an open start at 0 and an open end at `len` elements after its start; a
+/// closed range must have `len` elements (`what` has them: "the data", "the source range").
+pub(crate) fn sized(
+    op: &'static str,
+    range: impl RangeBounds<usize>,
+    len: usize,
+    what: &str,
+) -> Result<Range<usize>> {
+    let r = bounded(range, usize::MAX);
+    if r.end == usize::MAX {
+        return Ok(r.start..r.start.saturating_add(len));
+    }
+    if r.end.checked_sub(r.start) != Some(len) {
+        return Err(Error::BufferRange {
+            op,
+            detail: format!(
+                "range {}..{} is not the {len} elements of {what}",
+                r.start, r.end
+            ),
+        });
+    }
+    Ok(r)
+}
+
 fn range_check(op: &'static str, range: &Range<usize>, len: usize) -> Result<()> {
     if range.start > range.end || range.end > len {
         return Err(Error::BufferRange {
@@ -240,45 +264,52 @@ impl Queue {
         first.and(failure.map_or(Ok(()), Err))
     }
 
-    /// Writes `data` into `buf` starting at element `offset`, without blocking: the data is
-    /// copied first, so `data` may be dropped at once.
+    /// Writes `data` into elements `range` of `buf`, without blocking: the data is copied
+    /// first, so `data` may be dropped at once. An open end closes at the data's length
+    /// (`q.enqueue_write(&b, 10.., &data, &[])` writes `data.len()` elements from element 10;
+    /// `..` from element 0); a closed range must have the data's length.
     pub fn enqueue_write<T: Element>(
         &self,
         buf: &Buffer<T>,
-        offset: usize,
+        range: impl RangeBounds<usize>,
         data: &[T],
         wait: &[&Event],
     ) -> Result<Event> {
         self.check_device("write", buf)?;
-        range_check(
-            "write",
-            &(offset..offset.saturating_add(data.len())),
-            buf.len(),
-        )?;
+        let range = sized("write", range, data.len(), "the data")?;
+        range_check("write", &range, buf.len())?;
         let sz = std::mem::size_of::<T>();
         Ok(self.submit(
             Command::Write {
                 mem: buf.mem.clone(),
-                offset: offset * sz,
+                offset: range.start * sz,
                 data: bytemuck::cast_slice(data).to_vec(),
             },
             wait,
         ))
     }
 
-    /// Writes `data` into `buf` starting at element `offset`.
-    pub fn write<T: Element>(&self, buf: &Buffer<T>, offset: usize, data: &[T]) -> Result<()> {
-        blocking(|| self.enqueue_write(buf, offset, data, &[]))?.wait()
+    /// Writes `data` into elements `range` of `buf` (see [`Queue::enqueue_write`]):
+    /// `q.write(&b, .., &data)` from the start, `q.write(&b, 10.., &data)` from element 10.
+    pub fn write<T: Element>(
+        &self,
+        buf: &Buffer<T>,
+        range: impl RangeBounds<usize>,
+        data: &[T],
+    ) -> Result<()> {
+        blocking(|| self.enqueue_write(buf, range, data, &[]))?.wait()
     }
 
-    /// Reads elements `range` of `buf` without blocking.
+    /// Reads elements `range` of `buf` without blocking: any range, `..` for the whole
+    /// buffer, `10..` to its end.
     pub fn enqueue_read<T: Element>(
         &self,
         buf: &Buffer<T>,
-        range: Range<usize>,
+        range: impl RangeBounds<usize>,
         wait: &[&Event],
     ) -> Result<PendingRead<T>> {
         self.check_device("read", buf)?;
+        let range = bounded(range, buf.len());
         range_check("read", &range, buf.len())?;
         let sz = std::mem::size_of::<T>();
         let out = Arc::new(Mutex::new(Vec::new()));
@@ -300,14 +331,18 @@ impl Queue {
         })
     }
 
-    /// Reads elements `range` of `buf`.
-    pub fn read_range<T: Element>(&self, buf: &Buffer<T>, range: Range<usize>) -> Result<Vec<T>> {
+    /// Reads elements `range` of `buf`: any range, `10..` to its end.
+    pub fn read_range<T: Element>(
+        &self,
+        buf: &Buffer<T>,
+        range: impl RangeBounds<usize>,
+    ) -> Result<Vec<T>> {
         blocking(|| self.enqueue_read(buf, range, &[]))?.wait()
     }
 
     /// Reads the whole buffer into a new `Vec`.
     pub fn read<T: Element>(&self, buf: &Buffer<T>) -> Result<Vec<T>> {
-        self.read_range(buf, 0..buf.len())
+        self.read_range(buf, ..)
     }
 
     /// Reads the whole buffer into `out`, which must have the buffer's length.
@@ -322,30 +357,27 @@ impl Queue {
         Ok(())
     }
 
-    /// Copies `len` elements from `src` at `src_offset` to `dst` at `dst_offset`, without
-    /// blocking. The ranges may overlap when `src` and `dst` are the same buffer only if they
-    /// do not intersect.
+    /// Copies elements `src_range` of `src` to elements `dst_range` of `dst`, without
+    /// blocking. An open end of `src_range` closes at the end of `src`, an open end of
+    /// `dst_range` at the source range's length (`q.enqueue_copy(&a, 10..20, &b, 5.., &[])`
+    /// copies 10 elements to `b[5..15]`); a closed `dst_range` must have the source range's
+    /// length. The ranges may be of the same buffer only if they do not intersect.
     pub fn enqueue_copy<T: Element>(
         &self,
         src: &Buffer<T>,
-        src_offset: usize,
+        src_range: impl RangeBounds<usize>,
         dst: &Buffer<T>,
-        dst_offset: usize,
-        len: usize,
+        dst_range: impl RangeBounds<usize>,
         wait: &[&Event],
     ) -> Result<Event> {
         self.check_device("copy", src)?;
         self.check_device("copy", dst)?;
-        range_check(
-            "copy",
-            &(src_offset..src_offset.saturating_add(len)),
-            src.len(),
-        )?;
-        range_check(
-            "copy",
-            &(dst_offset..dst_offset.saturating_add(len)),
-            dst.len(),
-        )?;
+        let from = bounded(src_range, src.len());
+        let len = from.end.saturating_sub(from.start);
+        let to = sized("copy", dst_range, len, "the source range")?;
+        range_check("copy", &from, src.len())?;
+        range_check("copy", &to, dst.len())?;
+        let (src_offset, dst_offset) = (from.start, to.start);
         if Arc::ptr_eq(&src.mem, &dst.mem)
             && src_offset < dst_offset + len
             && dst_offset < src_offset + len
@@ -375,16 +407,17 @@ impl Queue {
         ))
     }
 
-    /// Copies `len` elements between buffers (see [`Queue::enqueue_copy`]).
+    /// Copies elements `src_range` of `src` to elements `dst_range` of `dst` (see
+    /// [`Queue::enqueue_copy`]): `q.copy(&a, .., &b, ..)` copies all of `a` to the start of
+    /// `b`.
     pub fn copy<T: Element>(
         &self,
         src: &Buffer<T>,
-        src_offset: usize,
+        src_range: impl RangeBounds<usize>,
         dst: &Buffer<T>,
-        dst_offset: usize,
-        len: usize,
+        dst_range: impl RangeBounds<usize>,
     ) -> Result<()> {
-        blocking(|| self.enqueue_copy(src, src_offset, dst, dst_offset, len, &[]))?.wait()
+        blocking(|| self.enqueue_copy(src, src_range, dst, dst_range, &[]))?.wait()
     }
 
     /// Sets elements `range` of `buf` to `value`, without blocking.
