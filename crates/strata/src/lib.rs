@@ -82,7 +82,7 @@ pub use registry::{device_problems, devices, unavailable_backends};
 pub use runtime::{
     capture_kernels, pitch_elements, BackendKind, Buffer, Buffer2, Buffer3, CudaHandles, Device,
     DeviceInfo, Dims, Event, Gathered, Kernel, KernelArg, LocalMem, NativeMemory, NdRange,
-    OpenClHandles, Ownership, PendingRead, PitchedBuffer, Profile, Queue, Run,
+    OpenClHandles, Ownership, PendingRead, PitchedBuffer, Profile, Queue, Run, Wait,
     KERNEL_CACHE_CAPACITY,
 };
 pub use settings::Settings;
@@ -126,6 +126,6 @@ pub mod prelude {
     };
     pub use crate::ir::Access;
     pub use crate::{
-        kernel, Buffer, Buffer2, Buffer3, Device, Event, Kernel, LocalMem, NdRange, Queue,
+        kernel, Buffer, Buffer2, Buffer3, Device, Event, Kernel, LocalMem, NdRange, Queue, Wait,
     };
 }

@@ -34,7 +34,7 @@ pub(crate) use backend::{
     QueueBackend, RectSide,
 };
 pub use buffer::{Buffer, LocalMem};
-pub use event::{Event, Profile};
+pub use event::{Event, Profile, Wait};
 pub use interop::{CudaHandles, NativeMemory, OpenClHandles, Ownership};
 pub use kernel::{capture_kernels, Kernel};
 pub use ndrange::{Dims, NdRange};

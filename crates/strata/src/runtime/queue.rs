@@ -2,7 +2,7 @@
 //! (returns when done) and an `enqueue_` form (returns an [`Event`] at once, runs after the
 //! events in its wait list).
 
-use super::{ArgValue, Buffer, Command, Device, Event, QueueBackend};
+use super::{ArgValue, Buffer, Command, Device, Event, QueueBackend, Wait};
 use crate::builder::Element;
 use crate::error::{Error, Result};
 use std::ops::{Range, RangeBounds};
@@ -56,6 +56,30 @@ impl<T: Element> PendingRead<T> {
         let mut v = vec![T::zeroed(); self.len];
         bytemuck::cast_slice_mut::<T, u8>(&mut v).copy_from_slice(&bytes);
         Ok(v)
+    }
+
+    /// Waits for the read at most `timeout` (see [`Wait::wait_timeout`]); the data is then
+    /// [`PendingRead::wait`]'s.
+    pub fn wait_timeout(&self, timeout: std::time::Duration) -> Result<()> {
+        self.event.wait_timeout(timeout)
+    }
+
+    /// Whether the read has completed (successfully or not).
+    pub fn is_complete(&self) -> bool {
+        self.event.is_complete()
+    }
+}
+
+impl<T: Element> Wait for PendingRead<T> {
+    type Output = Vec<T>;
+    fn wait(self) -> Result<Vec<T>> {
+        PendingRead::wait(self)
+    }
+    fn wait_timeout(&self, timeout: std::time::Duration) -> Result<()> {
+        PendingRead::wait_timeout(self, timeout)
+    }
+    fn is_complete(&self) -> bool {
+        PendingRead::is_complete(self)
     }
 }
 

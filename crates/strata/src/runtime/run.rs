@@ -1,7 +1,7 @@
 //! Runs: a launched kernel ([`Run`]: its event, cancelling, waiting) and the results of its
 //! gather reductions ([`Gathered`]), which combine the per-work-group partials after the launch.
 
-use super::{Buffer, Command, Event, Kernel, Memory, NdRange, Queue};
+use super::{Buffer, Command, Event, Kernel, Memory, NdRange, Queue, Wait};
 use crate::builder::{self, Numeric};
 use crate::error::{Error, Result};
 use crate::ir::{self, GatherOp};
@@ -93,6 +93,11 @@ impl Run {
         self.event.wait()
     }
 
+    /// Whether the launch has completed (successfully or not).
+    pub fn is_complete(&self) -> bool {
+        self.event.is_complete()
+    }
+
     /// The future value of gather reduction `index` (in declaration order); `T` must be its
     /// element type.
     pub fn gather<T: Numeric>(&self, index: usize) -> Result<Gathered<T>> {
@@ -126,6 +131,19 @@ impl Run {
     /// [`Run::gather`].
     pub fn gathered<T: Numeric>(&self, handle: builder::GatherHandle<T>) -> Result<Gathered<T>> {
         self.gather(handle.index())
+    }
+}
+
+impl Wait for &Run {
+    type Output = ();
+    fn wait(self) -> Result<()> {
+        Run::wait(self)
+    }
+    fn wait_timeout(&self, timeout: std::time::Duration) -> Result<()> {
+        Run::wait_timeout(self, timeout)
+    }
+    fn is_complete(&self) -> bool {
+        Run::is_complete(self)
     }
 }
 
