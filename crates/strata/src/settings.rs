@@ -36,9 +36,9 @@
 //! | `XDG_CACHE_HOME`, `HOME` | both caches | the default folders: `$XDG_CACHE_HOME/strata/..`, else `~/.cache/strata/..` |
 //! | `STRATA_OPENCL_PLATFORM` | the OpenCL backend | only the platforms whose name contains it (case-insensitive) |
 //!
-//! ([`cuda::library_candidates`](crate::cuda::library_candidates) also reads the variable its
-//! caller names, the way it reads `STRATA_NVRTC`.) Tests read `STRATA_REQUIRE` themselves;
-//! the library never does.
+//! (`cuda::library_candidates`, which the `strata` command uses to find cuBLAS, reads the
+//! variable its caller names, `STRATA_CUBLAS`, the way strata reads `STRATA_NVRTC`.) Tests read
+//! `STRATA_REQUIRE` themselves; the library never does.
 
 use std::ffi::OsString;
 use std::path::PathBuf;

@@ -107,7 +107,7 @@ fn driver_library() -> std::result::Result<(), String> {
 
 /// The names in `symbols` that `lib` does not export: check them before calling through a
 /// library that panics on a missing symbol (cudarc does).
-pub fn missing_symbols(lib: &libloading::Library, symbols: &[&'static str]) -> Vec<&'static str> {
+pub(crate) fn missing_symbols(lib: &libloading::Library, symbols: &[&'static str]) -> Vec<&'static str> {
     symbols
         .iter()
         .copied()
@@ -124,7 +124,8 @@ pub fn missing_symbols(lib: &libloading::Library, symbols: &[&'static str]) -> V
 ///
 /// strata finds NVRTC this way (`STRATA_NVRTC`, `libnvrtc.so*`, the `nvidia.cuda_nvrtc`
 /// wheel); other CUDA libraries used beside strata (cuBLAS for `strata bench`) can be found the
-/// same way.
+/// same way. For strata's tools: hidden from the docs, not part of the API.
+#[doc(hidden)]
 pub fn library_candidates(
     var: &str,
     names: &[&str],

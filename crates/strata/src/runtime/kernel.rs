@@ -196,7 +196,9 @@ impl Kernel {
 
     /// The kernel as checked mode compiles it ([`crate::Device::checked`]): instrumented by
     /// [`ir::checked::instrument`], validated and optimized. What code generators take, like
-    /// [`Kernel::valid_function`].
+    /// [`Kernel::valid_function`]. For strata's tools (the golden files of checked mode);
+    /// hidden from the docs, not part of the API.
+    #[doc(hidden)]
     pub fn checked_function(&self) -> Result<Arc<ValidFunction>> {
         Ok(self.checked()?.valid.clone())
     }

@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 /// When one fails (a kernel's out-of-bounds access on the CPU backend, a driver error), every
 /// later command on the queue fails too, with [`Error::DependencyFailed`](crate::Error::DependencyFailed)
 /// naming the first failure, until the failure is observed: a wait that returns one of these
-/// errors (on the failed [`Run`], [`Event`] or a later read), or [`Queue::finish`], which
+/// errors (on the failed [`Run`](crate::Run), [`Event`] or a later read), or [`Queue::finish`], which
 /// reports it. A command that was already running when the failure became known is not
 /// recalled: its effects happen, its result is an error. After the failure is observed the
 /// queue runs normally again.
