@@ -107,7 +107,10 @@ fn driver_library() -> std::result::Result<(), String> {
 
 /// The names in `symbols` that `lib` does not export: check them before calling through a
 /// library that panics on a missing symbol (cudarc does).
-pub(crate) fn missing_symbols(lib: &libloading::Library, symbols: &[&'static str]) -> Vec<&'static str> {
+pub(crate) fn missing_symbols(
+    lib: &libloading::Library,
+    symbols: &[&'static str],
+) -> Vec<&'static str> {
     symbols
         .iter()
         .copied()

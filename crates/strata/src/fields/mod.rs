@@ -49,7 +49,6 @@
 
 mod big;
 mod builtins;
-pub mod denoise;
 mod operator;
 mod point;
 
