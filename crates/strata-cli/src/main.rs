@@ -89,7 +89,7 @@ enum Command {
     /// _g512_k8, _g512_k16, pat_scan_multipass), pat_sort (and pat_sort_b4, _b6, _k8, _k12,
     /// _k20, _g128, _m4, _m16, _pairs, _u64); pat_vadd_tuned, pat_sum_tuned, pat_scan_tuned and
     /// pat_sort_tuned, each beside its default row, with the tuning record of the size in the
-    /// records file (see `strata tune`) or else tuned in the run; SGEMM, sgemm and sgemm_<tiling>, on square
+    /// records file (see `strata tune`) or else tuned in the run; SGEMM, sgemm and sgemm_TILING, on square
     /// matrices of 4096 (CUDA), 1024 (other GPUs) or 128 (CPU devices), whatever the size;
     /// and the compute kernels mandelbrot (2048 x 2048 pixels), nbody (16384 bodies) and
     /// matmul (1024 x 1024, local-memory tiles), with their compile times, scaled down by a
