@@ -1,6 +1,6 @@
 //! The tools behind the `strata` command, as a library so that their tests (and other tools)
 //! can call them: the conformance suite ([`conformance`]), the differential generator
-//! ([`difftest`]), the benchmarks with their baselines and charts ([`bench`]), the tuner's command ([`tune`])
+//! ([`difftest`]), the benchmarks with their baselines and charts ([`bench`](mod@bench)), the tuner's command ([`tune`])
 //! and the JSON lines the command prints ([`report`]).
 //!
 //! None of this is part of the `strata` library a user adds to a program: it depends on

@@ -29,6 +29,11 @@ mismatch, a wrong benchmark result), 2 bad command line.";
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Print what the devices compile, on standard error: `ir` (the optimized IR of each
+    /// kernel), `opencl` (the OpenCL C generated for OpenCL devices), `cuda` (the CUDA C++ for
+    /// CUDA devices), comma-separated; added to what `STRATA_DUMP` asks for.
+    #[arg(long, global = true, value_name = "WHAT[,WHAT...]", value_parser = parse_dump)]
+    dump: Option<strata::settings::Dump>,
 }
 
 #[derive(Subcommand)]
@@ -84,7 +89,7 @@ enum Command {
     /// _g512_k8, _g512_k16, pat_scan_multipass), pat_sort (and pat_sort_b4, _b6, _k8, _k12,
     /// _k20, _g128, _m4, _m16, _pairs, _u64); pat_vadd_tuned, pat_sum_tuned, pat_scan_tuned and
     /// pat_sort_tuned, each beside its default row, with the tuning record of the size in the
-    /// records file (see `strata tune`) or else tuned in the run; SGEMM, sgemm and sgemm_<tiling>, on square
+    /// records file (see `strata tune`) or else tuned in the run; SGEMM, sgemm and sgemm_TILING, on square
     /// matrices of 4096 (CUDA), 1024 (other GPUs) or 128 (CPU devices), whatever the size;
     /// and the compute kernels mandelbrot (2048 x 2048 pixels), nbody (16384 bodies) and
     /// matmul (1024 x 1024, local-memory tiles), with their compile times, scaled down by a
@@ -173,6 +178,26 @@ enum Command {
     /// (run by `bench` in child processes, to measure the disk cache).
     #[command(name = "__start-ten-kernels", hide = true)]
     StartTenKernels { spec: String },
+}
+
+/// A `--dump` list: `ir`, `opencl`, `cuda`.
+fn parse_dump(v: &str) -> Result<strata::settings::Dump, String> {
+    strata::settings::Dump::parse(v)
+}
+
+/// The settings of this run: `STRATA_DUMP`, `STRATA_CPU_DISASM` and `STRATA_CUDA_LOAD`
+/// ([`strata::Settings::from_env`]) and `--dump`, set on every device (other than the
+/// default only; the device list is not opened for nothing).
+fn apply_settings(dump: Option<strata::settings::Dump>) {
+    let mut settings = strata::Settings::from_env();
+    if let Some(d) = dump {
+        settings.dump = settings.dump.union(d);
+    }
+    if settings != strata::Settings::default() {
+        for d in strata::devices() {
+            d.set_settings(settings.clone());
+        }
+    }
 }
 
 /// A positive count: a decimal number or `2^K`.
@@ -752,6 +777,7 @@ fn main() -> ExitCode {
     // clap prints usage errors with exit code 2, and help (`-h`, `--help`, `strata help`)
     // with 0.
     let cli = Cli::parse();
+    apply_settings(cli.dump);
     match cli.command {
         Command::Devices { json, why } => devices(json, why),
         Command::Check { device, filter } => check(&device, filter.as_deref()),

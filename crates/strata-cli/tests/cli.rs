@@ -86,6 +86,40 @@ fn check_on_cpu_passes() {
     assert!(text.lines().any(|l| l.starts_with("ok   ")), "{text}");
 }
 
+/// `--dump` (and `STRATA_DUMP`, which it adds to) prints what the devices compile, on stderr;
+/// an unknown word is a usage error.
+#[test]
+fn dump_prints_what_devices_compile() {
+    let o = strata(&[
+        "check", "--device", "cpu", "--filter", "ids/", "--dump", "ir",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("// IR of ") && err.contains(" for cpu\nkernel "),
+        "{err}"
+    );
+    let o = Command::new(env!("CARGO_BIN_EXE_strata"))
+        .args(["check", "--device", "cpu", "--filter", "ids/"])
+        .env("STRATA_DUMP", "ir")
+        .output()
+        .unwrap();
+    assert!(stderr(&o).contains("// IR of "), "{}", stderr(&o));
+    let o = Command::new(env!("CARGO_BIN_EXE_strata"))
+        .args(["check", "--device", "cpu", "--filter", "ids/"])
+        .env_remove("STRATA_DUMP")
+        .output()
+        .unwrap();
+    assert!(!stderr(&o).contains("// IR of "), "{}", stderr(&o));
+    let o = strata(&["check", "--dump", "ir,ptx"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("`ptx` is not something to dump; the choices are ir, opencl, cuda"),
+        "{}",
+        stderr(&o)
+    );
+}
+
 #[test]
 fn check_with_an_invalid_device_fails() {
     let o = strata(&["check", "--device", "nope:1"]);
@@ -241,8 +275,8 @@ fn bad_command_lines_exit_2_with_a_usage_hint() {
 #[test]
 fn help_prints_usage() {
     for (args, usage) in [
-        (&["help"][..], "Usage: strata <COMMAND>"),
-        (&["--help"], "Usage: strata <COMMAND>"),
+        (&["help"][..], "Usage: strata [OPTIONS] <COMMAND>"),
+        (&["--help"], "Usage: strata [OPTIONS] <COMMAND>"),
         (&["bench", "-h"], "Usage: strata bench [OPTIONS]"),
         (&["help", "difftest"], "Usage: strata difftest [OPTIONS]"),
     ] {

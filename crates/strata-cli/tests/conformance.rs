@@ -33,6 +33,8 @@ fn conformance_on_every_device() {
     );
     let mut failures = Vec::new();
     for dev in devices.iter().flat_map(|d| [d.clone(), d.checked()]) {
+        // `STRATA_DUMP=opencl cargo test --test conformance` prints what the devices compile.
+        dev.set_settings(strata::Settings::from_env());
         let spec = dev.spec();
         let queue = match Queue::new(&dev) {
             Ok(q) => q,

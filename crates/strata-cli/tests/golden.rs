@@ -567,7 +567,7 @@ fn generated_names_never_clash() {
         let q = Queue::new(d).unwrap();
         let a = strata::Buffer::from_slice(&q, &xs).unwrap();
         let out = strata::Buffer::<f32>::new(d, xs.len()).unwrap();
-        let run = q.launch(&k, strata::NdRange::new(xs.len()), strata::args![&a, &out]);
+        let run = k.launch(&q, strata::NdRange::new(xs.len()), strata::args![&a, &out]);
         if let Err(e) = run {
             panic!("on {}: {e}\n{}", d.info().spec(), opencl.source);
         }

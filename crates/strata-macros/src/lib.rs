@@ -31,7 +31,9 @@
 //!   it while `name(..)` still calls the function) with `name::NAME` and
 //!   `name::build(stage and callable params..) -> strata::Result<NameKernel<G..>>`;
 //! - `struct NameKernel<G..>` with `launch(&queue, range, launch params..) -> Result<Run>`,
-//!   `enqueue(&queue, range, wait, launch params..)` and `kernel() -> &Kernel`. A launch
+//!   `enqueue(&queue, range, launch params.., wait)` and `kernel() -> &Kernel` (the order of
+//!   the untyped `Kernel::launch(&queue, range, args)` and `Kernel::enqueue(&queue, range,
+//!   args, wait)`). A launch
 //!   parameter is `T` for a scalar `a: T`, `&Buffer<T>` for `&[T]` and `&mut [T]`, and
 //!   `LocalMem<T>` for `#[local] &mut [T]`; a wrong type or count is a compile error.
 //! - with named gathers (`let total = gather_add::<u32>(v);` or `let total:

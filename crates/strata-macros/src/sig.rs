@@ -633,14 +633,15 @@ pub fn launch_api(
             #[doc = #launch_doc]
             #[allow(clippy::too_many_arguments)]
             pub fn launch(&self, queue: &#s::Queue, range: #s::NdRange, #(#launch_params),*) -> #s::Result<#run_ty> {
-                let run = queue.launch(&self.kernel, range, &[#(#launch_args),*])?;
+                let run = self.kernel.launch(queue, range, &[#(#launch_args),*])?;
                 #make_run
             }
 
-            /// Like `launch`, without waiting: the launch starts after the events of `wait`.
+            /// Like `launch`, without waiting: the launch starts after the events of `wait`
+            /// (the last argument, as in `Kernel::enqueue` and the queue's `enqueue_` methods).
             #[allow(clippy::too_many_arguments)]
-            pub fn enqueue(&self, queue: &#s::Queue, range: #s::NdRange, wait: &[&#s::Event], #(#launch_params),*) -> #s::Result<#run_ty> {
-                let run = queue.enqueue_launch(&self.kernel, range, &[#(#launch_args),*], wait)?;
+            pub fn enqueue(&self, queue: &#s::Queue, range: #s::NdRange, #(#launch_params,)* wait: &[&#s::Event]) -> #s::Result<#run_ty> {
+                let run = self.kernel.enqueue(queue, range, &[#(#launch_args),*], wait)?;
                 #make_run
             }
 

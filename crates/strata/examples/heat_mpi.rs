@@ -154,8 +154,8 @@ fn run(comm: &Comm) -> BoxResult<()> {
     let mut b = Buffer2::from_slice(&q, extent, &host)?;
     let range = NdRange::covering([o.nx, split.rows], [16, 4]);
     let step = |src: &Buffer2<f32>, dst: &Buffer2<f32>| -> strata::Result<()> {
-        q.launch(
-            &kernel,
+        kernel.launch(
+            &q,
             range,
             args![
                 src,

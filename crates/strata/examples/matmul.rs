@@ -206,7 +206,7 @@ fn matmuls(
         };
         let c = Buffer::<f32>::new(device, m * n)?;
         queue.fill(&c, f32::NAN, ..)?;
-        let run = queue.launch(&kernel, range, args![&a, &b, &c, mu, nu, ku])?;
+        let run = kernel.launch(&queue, range, args![&a, &b, &c, mu, nu, ku])?;
         let got = queue.read(&c)?;
         let mut max_error = 0.0f32;
         for (i, (&g, &w)) in got.iter().zip(&want).enumerate() {

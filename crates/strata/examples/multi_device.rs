@@ -104,8 +104,8 @@ fn render(
             return Ok(Vec::new());
         }
         let out = Buffer::<u32>::new(q, w * r.len())?;
-        q.launch(
-            k,
+        k.launch(
+            q,
             NdRange::new([w, r.len()]),
             args![
                 &out,
@@ -170,8 +170,8 @@ fn main() -> BoxResult<()> {
         let d = (3.0 / w as f32).max(2.4 / h as f32);
         let (x0, y0) = (-0.7 - d * w as f32 / 2.0, -d * h as f32 / 2.0);
         let mid = (h / 2 - band / 2) as u32;
-        q.launch(
-            &k,
+        k.launch(
+            q,
             NdRange::new([w, rows.len()]),
             args![&out, w as u32, rows.len() as u32, mid, x0, y0, d, o.iters],
         )?;

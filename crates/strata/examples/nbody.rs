@@ -156,9 +156,9 @@ fn simulate(
     let buf = Buffer::from_slice(queue, ps)?;
     let range = || NdRange::covering(ps.len(), 64);
     for _ in 0..steps {
-        k.enqueue(queue, range(), &[], &buf, dt / 2.0)?;
-        d.enqueue(queue, range(), &[], &buf, dt)?;
-        k.enqueue(queue, range(), &[], &buf, dt / 2.0)?;
+        k.enqueue(queue, range(), &buf, dt / 2.0, &[])?;
+        d.enqueue(queue, range(), &buf, dt, &[])?;
+        k.enqueue(queue, range(), &buf, dt / 2.0, &[])?;
     }
     buf.to_vec(queue)
 }

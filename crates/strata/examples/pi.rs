@@ -43,8 +43,8 @@ fn pi_kernel() -> strata::Result<Kernel> {
 
 /// The number of points inside the circle among `items * PER_ITEM` drawn on `queue`'s device.
 fn count_inside(queue: &Queue, seed: u64, items: u32) -> strata::Result<u64> {
-    let run = queue.launch(
-        &pi_kernel()?,
+    let run = pi_kernel()?.launch(
+        queue,
         NdRange::covering(items as usize, LOCAL),
         args![seed, items],
     )?;

@@ -132,9 +132,9 @@ fn two_pass(
     let partials = Buffer::<f32>::new(queue, GROUPS as usize)?;
     let total = Buffer::<f32>::new(queue, 1)?;
     let range = NdRange::new((LOCAL * GROUPS) as usize).local(LOCAL as usize);
-    let first = queue.launch(kernel, range, args![x, &partials])?;
+    let first = kernel.launch(queue, range, args![x, &partials])?;
     let range = NdRange::new(LOCAL as usize).local(LOCAL as usize);
-    let second = queue.launch(kernel, range, args![&partials, &total])?;
+    let second = kernel.launch(queue, range, args![&partials, &total])?;
     let time = first.event().duration()? + second.event().duration()?;
     Ok((queue.read(&total)?[0], time))
 }
@@ -162,7 +162,7 @@ fn reductions(device: &Device, n: usize) -> Result<Vec<Outcome>, Box<dyn std::er
         kernel_time: time,
     });
     let range = NdRange::new((LOCAL * GROUPS) as usize).local(LOCAL as usize);
-    let run = queue.launch(&gather_kernel()?, range, args![&x])?;
+    let run = gather_kernel()?.launch(&queue, range, args![&x])?;
     out.push(Outcome {
         method: "gather_add",
         sum: run.gather::<f32>(0)?.get()?,

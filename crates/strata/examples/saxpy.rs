@@ -46,7 +46,7 @@ fn saxpy(device: &Device, n: usize) -> Result<Report, Box<dyn std::error::Error>
     let ys: Vec<f32> = (0..n).map(|i| 1.0 - (i % 37) as f32).collect();
     let x = Buffer::from_slice(&queue, &xs)?;
     let y = Buffer::from_slice(&queue, &ys)?;
-    let run = queue.launch(&kernel, NdRange::covering(n, 256), args![a, &x, &y])?;
+    let run = kernel.launch(&queue, NdRange::covering(n, 256), args![a, &x, &y])?;
     let got = queue.read(&y)?;
 
     let mut max_error = 0.0f32;

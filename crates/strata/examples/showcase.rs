@@ -60,7 +60,7 @@ fn saxpy(q: &Queue, n: usize) -> BoxResult<Step> {
     let xs: Vec<f32> = (0..n).map(|i| (i % 1024) as f32 * 0.5).collect();
     let ys: Vec<f32> = (0..n).map(|i| (i % 7) as f32).collect();
     let (x, y) = (Buffer::from_slice(q, &xs)?, Buffer::from_slice(q, &ys)?);
-    let run = q.launch(&k, NdRange::covering(n, 256), args![3.0f32, &x, &y])?;
+    let run = k.launch(q, NdRange::covering(n, 256), args![3.0f32, &x, &y])?;
     let got = q.read(&y)?;
     let bad = (0..n)
         .filter(|&i| {
@@ -105,7 +105,7 @@ fn reduce(q: &Queue, n: usize) -> BoxResult<Step> {
     let x = Buffer::from_slice(q, &xs)?;
     let partials = Buffer::<u32>::new(q, GROUPS)?;
     let range = NdRange::new(GROUPS * LOCAL as usize).local(LOCAL as usize);
-    let run = q.launch(&k, range, args![&x, &partials])?;
+    let run = k.launch(q, range, args![&x, &partials])?;
     let got = q
         .read(&partials)?
         .iter()
@@ -163,7 +163,7 @@ fn matmul(q: &Queue, n: usize) -> BoxResult<Step> {
     let c = Buffer::<f32>::new(q, n * n)?;
     let t = TILE as usize;
     let range = NdRange::new([n.div_ceil(t) * t; 2]).local([t, t]);
-    let run = q.launch(&k, range, args![&a, &b, &c, n as u32])?;
+    let run = k.launch(q, range, args![&a, &b, &c, n as u32])?;
     let got = q.read(&c)?;
     // Host matmul, i-p-j order for speed, in f64.
     let mut want = vec![0.0f64; n * n];
@@ -228,8 +228,8 @@ fn mandelbrot(q: &Queue, (w, h): (usize, usize), max_iter: u32) -> BoxResult<Ste
     let d = 2.4 / h as f32;
     let iters = Buffer::<u32>::new(q, w * h)?;
     let range = NdRange::new([w, h]);
-    let run = q.launch(
-        &k,
+    let run = k.launch(
+        q,
         range,
         args![&iters, w as u32, h as u32, x0, y0, d, max_iter],
     )?;

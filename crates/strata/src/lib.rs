@@ -1,15 +1,57 @@
 //! # strata
 //!
-//! Write GPU kernels once, in Rust, and run them on every device you have: NVIDIA GPUs through
-//! CUDA, any OpenCL device, and a built-in CPU backend that needs nothing installed and checks
-//! every memory access.
+//! Write GPU kernels once, in Rust, and run them on every device you have. Four backends run
+//! the same kernels with the same results:
+//!
+//! - `cpu`: strata's own CPU backend, kernels compiled to native SIMD code by Cranelift and
+//!   work-groups run on a thread pool (always present);
+//! - `interp`: strata's reference interpreter, the semantics every other backend is tested
+//!   against, which in checked mode also finds data races and uninitialized reads (always
+//!   present);
+//! - `opencl:N`: any OpenCL device, kernels generated as OpenCL C (cargo feature `opencl`);
+//! - `cuda:N`: NVIDIA GPUs through the CUDA driver, kernels generated as CUDA C++ and compiled
+//!   by NVRTC (cargo feature `cuda`).
+//!
+//! [`devices`] lists what this machine has, [`Device::from_spec`] picks one (`best`, `cpu`,
+//! `opencl:0`, ...), and any of them runs in checked mode (`cpu+checked`: every memory access
+//! bounds-checked, see [`Device::checked`]).
+//!
+//! ## A first kernel
+//!
+//! A kernel is a plain Rust function; [`#[kernel]`](macro@kernel) records it into strata's IR
+//! and generates a typed launch:
+//!
+//! ```
+//! use strata::prelude::*;
+//!
+//! #[kernel]
+//! fn saxpy(a: f32, x: &[f32], y: &mut [f32]) {
+//!     let i = global_id(0);
+//!     if i < x.len() {
+//!         y[i] = a * x[i] + y[i];
+//!     }
+//! }
+//!
+//! # fn main() -> strata::Result<()> {
+//! let device = Device::from_spec("best")?;
+//! let queue = Queue::new(&device)?;
+//! let x = Buffer::from_slice(&queue, &[1.0f32, 2.0, 3.0])?;
+//! let y = Buffer::from_slice(&queue, &[10.0f32, 20.0, 30.0])?;
+//! saxpy::build()?.launch(&queue, NdRange::new(3), 2.0, &x, &y)?;
+//! assert_eq!(queue.read(&y)?, vec![12.0, 24.0, 36.0]);
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! The same kernel with the builder ([`Kernel::build`], what `#[kernel]` expands into: both
+//! record the same IR), launched with untyped arguments in the same order
+//! ([`Kernel::launch`]`(&queue, range, args)`):
 //!
 //! ```
 //! use strata::prelude::*;
 //!
 //! # fn main() -> strata::Result<()> {
-//! let device = Device::from_spec("best")?;
-//! let queue = Queue::new(&device)?;
+//! let queue = Queue::new(&Device::from_spec("cpu")?)?;
 //! let saxpy = Kernel::build("saxpy", |k| {
 //!     let a = k.scalar::<f32>("a");
 //!     let x = k.read::<f32>("x");
@@ -19,37 +61,53 @@
 //! })?;
 //! let x = Buffer::from_slice(&queue, &[1.0f32, 2.0, 3.0])?;
 //! let y = Buffer::from_slice(&queue, &[10.0f32, 20.0, 30.0])?;
-//! queue.launch(&saxpy, NdRange::new(3), args![2.0f32, &x, &y])?;
+//! saxpy.launch(&queue, NdRange::new(3), args![2.0f32, &x, &y])?;
 //! assert_eq!(queue.read(&y)?, vec![12.0, 24.0, 36.0]);
 //! # Ok(())
 //! # }
 //! ```
 //!
-//! Layers, bottom up: [`ir`] (typed kernel IR, validator, passes), [`codegen`] (one C-family
-//! writer, dialects as data), [`builder`] (kernels as Rust closures) and the `#[kernel]`
-//! attribute (kernels as plain Rust functions), the runtime ([`Device`], [`Queue`], [`Buffer`],
-//! [`Kernel`], [`Event`]) over the backends, which it knows only through one trait and a
-//! registry of one entry per backend ([`devices`]: the compiled CPU backend and the CPU
-//! interpreter, always present; OpenCL and CUDA when their cargo features are on and a driver
-//! and device are there), libraries built on the builder and the runtime ([`patterns`] with
-//! its tuning records, [`blas`], [`fields`]: tensor fields with operator fusion), and several
-//! devices and MPI ranks ([`multi`]). Each layer above the runtime has its own error type,
-//! which converts into [`Error`]. The tools behind the `strata` command (the
-//! conformance suite, the differential generator, the benchmarks) live in the `strata-cli` crate.
+//! Every blocking operation has an `enqueue` form that returns at once with a handle to wait
+//! on ([`Event`], [`Run`], [`PendingRead`], [`patterns::AsyncVec`]: all [`Wait`]) and takes a
+//! wait list last; sub-ranges of buffers are Rust ranges (`queue.read_range(&y, 1..)`).
+//!
+//! ## Layers
+//!
+//! Bottom up; each layer uses only the ones below it:
+//!
+//! - [`ir`]: the typed kernel IR (an expression arena and a statement tree), its validator,
+//!   its passes, the evaluator shared by constant folding and the CPU backends, and the launch
+//!   ABI ([`ir::abi`]: the hidden parameters a launch fills in).
+//! - [`codegen`]: one C-family writer for OpenCL C and CUDA C++, the differences between them
+//!   data ([`codegen::Dialect`]).
+//! - [`builder`] (kernels as Rust closures) and the `#[kernel]` attribute (kernels as Rust
+//!   functions), which record IR.
+//! - The runtime: [`Device`], [`Queue`], [`Buffer`], [`Kernel`], [`Event`], over the backends,
+//!   which it knows only through one trait and a registry with one entry per backend;
+//!   [`Settings`] say what a device's compilations print ([`settings`], which also lists every
+//!   environment variable strata reads).
+//! - Libraries on the builder and the runtime: [`patterns`] (map, reduce, scan, sort, ... with
+//!   tuning records), [`blas`], [`fields`] (tensor fields with operator fusion), [`random`]
+//!   (counter-based random numbers), and [`multi`] (several devices, and MPI ranks).
+//!
+//! Each layer above the runtime has its own error type, which converts into [`Error`]. The
+//! tools behind the `strata` command (the conformance suite, the differential tests, the
+//! benchmarks) live in the `strata-cli` crate.
 //!
 //! ## Cargo features
 //!
 //! - `opencl` (default): the OpenCL backend, through the system's OpenCL library, loaded at
 //!   run time.
 //! - `cuda` (default): the CUDA backend (the driver API and NVRTC, both loaded at run time) and
-//!   [`cuda`]'s compiler entry points.
+//!   `strata::cuda`'s compiler entry points.
 //! - `mpi` (off by default): `multi::mpi`, strata buffers over MPI through the `mpi` crate
 //!   (needs an MPI library and `libclang` to build: `apt-get install libopenmpi-dev
 //!   libclang-dev`).
 //!
-//! Without `opencl` and `cuda`, strata has the CPU backend alone
-//! (`cargo build --no-default-features`); the code generators ([`codegen`]) are always there, and a spec naming a backend that was left out
-//! fails with [`Error::DeviceNotFound`] saying which feature to turn on.
+//! Without `opencl` and `cuda`, strata has the two CPU backends alone
+//! (`cargo build --no-default-features`); the code generators ([`codegen`]) are always there,
+//! and a spec naming a backend that was left out fails with [`Error::DeviceNotFound`] saying
+//! which feature to turn on.
 
 #![warn(missing_docs)]
 
@@ -72,6 +130,7 @@ pub mod patterns;
 pub mod random;
 mod registry;
 mod runtime;
+pub mod settings;
 
 pub use builder::KernelDef;
 pub use error::{Error, LayerError, RaceAccess, Result, WorkItem};
@@ -81,23 +140,10 @@ pub use registry::{device_problems, devices, unavailable_backends};
 pub use runtime::{
     capture_kernels, pitch_elements, BackendKind, Buffer, Buffer2, Buffer3, CudaHandles, Device,
     DeviceInfo, Dims, Event, Gathered, Kernel, KernelArg, LocalMem, NativeMemory, NdRange,
-    OpenClHandles, Ownership, PendingRead, PitchedBuffer, Profile, Queue, Run,
+    OpenClHandles, Ownership, PendingRead, PitchedBuffer, Profile, Queue, Run, Wait,
     KERNEL_CACHE_CAPACITY,
 };
-/// A folder of strata's under the user's cache: `$ENV` if set (`off`, `0` or empty: none),
-/// else `$XDG_CACHE_HOME/strata/SUB`, else `~/.cache/strata/SUB`.
-pub(crate) fn user_cache_dir(env: &str, sub: &str) -> Option<std::path::PathBuf> {
-    use std::path::PathBuf;
-    match std::env::var_os(env) {
-        Some(v) if v == "off" || v == "0" || v.is_empty() => None,
-        Some(v) => Some(PathBuf::from(v)),
-        None => std::env::var_os("XDG_CACHE_HOME")
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-            .map(|d| d.join("strata").join(sub)),
-    }
-}
+pub use settings::Settings;
 
 /// Write a kernel as a plain Rust function; see the [`strata_macros`] crate docs and the
 /// README's `#[kernel]` section.
@@ -138,6 +184,6 @@ pub mod prelude {
     };
     pub use crate::ir::Access;
     pub use crate::{
-        kernel, Buffer, Buffer2, Buffer3, Device, Event, Kernel, LocalMem, NdRange, Queue,
+        kernel, Buffer, Buffer2, Buffer3, Device, Event, Kernel, LocalMem, NdRange, Queue, Wait,
     };
 }

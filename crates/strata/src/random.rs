@@ -23,7 +23,7 @@
 //!     out.set(i, Philox::unit_f32(a));
 //! })?;
 //! let out = Buffer::<f32>::new(&queue, 4)?;
-//! queue.launch(&k, NdRange::new(4), args![42u64, &out])?;
+//! k.launch(&queue, NdRange::new(4), args![42u64, &out])?;
 //! let host: Vec<f32> = (0..4u64)
 //!     .map(|i| strata::random::unit_f32(strata::random::Philox::host_block(42, i, 0)[0]))
 //!     .collect();

@@ -27,13 +27,8 @@ fn spin() -> Kernel {
 /// [`spin`] launched on `q` over `GROUPS` work-groups, and the buffer it marks.
 fn start_spin(q: &Queue) -> (Buffer<u32>, Run) {
     let done = Buffer::<u32>::new(q.device(), GROUPS).unwrap();
-    let run = q
-        .enqueue_launch(
-            &spin(),
-            NdRange::new(GROUPS * 64).local(64),
-            args![&done],
-            &[],
-        )
+    let run = spin()
+        .enqueue(q, NdRange::new(GROUPS * 64).local(64), args![&done], &[])
         .unwrap();
     (done, run)
 }
@@ -81,8 +76,8 @@ fn a_queued_launch_cancelled_before_it_starts_never_runs() {
     })
     .unwrap();
     let (_done, long) = start_spin(&q);
-    let queued = q
-        .enqueue_launch(&mark, NdRange::new(64), args![&marks], &[])
+    let queued = mark
+        .enqueue(&q, NdRange::new(64), args![&marks], &[])
         .unwrap();
     queued.cancel();
     long.cancel();
@@ -136,9 +131,7 @@ fn timeouts_and_cancel_of_completed_launches_on_every_device() {
     for d in strata::devices() {
         let q = Queue::new(&d).unwrap();
         let x = Buffer::from_slice(&q, &[1.0f32, 2.0, 3.0]).unwrap();
-        let run = q
-            .enqueue_launch(&k, NdRange::new(3), args![&x], &[])
-            .unwrap();
+        let run = k.enqueue(&q, NdRange::new(3), args![&x], &[]).unwrap();
         run.wait_timeout(Duration::from_secs(60)).unwrap();
         run.cancel();
         run.wait().unwrap();

@@ -72,7 +72,7 @@ fn out_of_bounds_global_store_names_line_and_work_item() {
         })
         .unwrap();
         let x = Buffer::<u32>::new(&q, 16).unwrap();
-        let (m, e) = expect_oob(q.launch(&k, NdRange::new(16).local(4), args![&x]));
+        let (m, e) = expect_oob(k.launch(&q, NdRange::new(16).local(4), args![&x]));
         let at = format!("tests/checked.rs:{line}:");
         for part in [
             "kernel `oob_store`",
@@ -108,7 +108,7 @@ fn out_of_bounds_load_gives_zero_and_local_and_private_are_checked() {
         })
         .unwrap();
         let out = Buffer::<u32>::new(&q, 8).unwrap();
-        let (m, _) = expect_oob(q.launch(&k, NdRange::new(8).local(8), args![&out]));
+        let (m, _) = expect_oob(k.launch(&q, NdRange::new(8).local(8), args![&out]));
         assert!(
             m.contains("index 9 is out of bounds for local array `tile` of length 8")
                 && m.contains("local (3, 0, 0)"),
@@ -132,7 +132,7 @@ fn out_of_bounds_load_gives_zero_and_local_and_private_are_checked() {
             out.set(i, p.at(i));
         })
         .unwrap();
-        let (m, _) = expect_oob(q.launch(&k, NdRange::new(8).local(8), args![&out]));
+        let (m, _) = expect_oob(k.launch(&q, NdRange::new(8).local(8), args![&out]));
         assert!(
             m.contains("index 4 is out of bounds for private array `p` of length 4"),
             "{}: {m}",
@@ -156,14 +156,14 @@ fn launch_sized_local_arrays_are_checked() {
         })
         .unwrap();
         let out = Buffer::<u32>::new(&q, 8).unwrap();
-        let ok = q.launch(
-            &k,
+        let ok = k.launch(
+            &q,
             NdRange::new(8).local(8),
             args![&out, LocalMem::<u32>::new(8)],
         );
         assert!(ok.is_ok(), "{}: {:?}", dev.spec(), ok.err());
-        let (m, _) = expect_oob(q.launch(
-            &k,
+        let (m, _) = expect_oob(k.launch(
+            &q,
             NdRange::new(8).local(8),
             args![&out, LocalMem::<u32>::new(6)],
         ));
@@ -254,7 +254,7 @@ fn races_and_uninitialized_reads_on_the_interpreter() {
         })
         .unwrap();
         let x = Buffer::from_slice(&q, &[0u32, 1, 2, 3, 4, 5, 6, 7]).unwrap();
-        let r = q.launch(&k, NdRange::new(8).local(8), args![&x]);
+        let r = k.launch(&q, NdRange::new(8).local(8), args![&x]);
         if fixed {
             r.unwrap();
             assert_eq!(q.read(&x).unwrap(), [1, 2, 3, 4, 5, 6, 7, 0]);
@@ -279,7 +279,7 @@ fn races_and_uninitialized_reads_on_the_interpreter() {
     })
     .unwrap();
     let c = Buffer::<u32>::new(&q, 1).unwrap();
-    q.launch(&k, NdRange::new(64).local(16), args![&c]).unwrap();
+    k.launch(&q, NdRange::new(64).local(16), args![&c]).unwrap();
     assert_eq!(q.read(&c).unwrap(), [64]);
     // A buffer made by Buffer::uninit and written by a launch that is not checked (whose
     // writes are not followed) counts as written: no false report.
@@ -290,7 +290,7 @@ fn races_and_uninitialized_reads_on_the_interpreter() {
         x.set(global_id(0), 5u32);
     })
     .unwrap();
-    cpu_q.launch(&fill, NdRange::new(8), args![&x]).unwrap();
+    fill.launch(&cpu_q, NdRange::new(8), args![&x]).unwrap();
     let read = Kernel::build("read_x", |k| {
         let x = k.read::<u32>("x");
         let out = k.write::<u32>("out");
@@ -298,11 +298,11 @@ fn races_and_uninitialized_reads_on_the_interpreter() {
     })
     .unwrap();
     let out = Buffer::<u32>::new(&q, 8).unwrap();
-    q.launch(&read, NdRange::new(8), args![&x, &out]).unwrap();
+    read.launch(&q, NdRange::new(8), args![&x, &out]).unwrap();
     assert_eq!(q.read(&out).unwrap(), [5; 8]);
     // Unwritten, it is reported.
     let y = Buffer::<u32>::uninit(&q, 8).unwrap();
-    match q.launch(&read, NdRange::new(8), args![&y, &out]) {
+    match read.launch(&q, NdRange::new(8), args![&y, &out]) {
         Err(Error::UninitializedRead { index: 0, .. }) => {}
         r => panic!("expected an uninitialized read, got {r:?}"),
     }
@@ -336,7 +336,7 @@ fn the_same_kernel_recorded_twice_compiles_once_and_names_its_own_lines() {
     let checked = Queue::new(&dev.checked()).unwrap();
     for (k, line) in [(&a, line_a), (&b, line_b)] {
         for (q, want) in [(&checked, [line, line]), (&q, [line_a, line_b])] {
-            match q.launch(k, NdRange::new(4), args![&x]) {
+            match k.launch(q, NdRange::new(4), args![&x]) {
                 Err(Error::OutOfBounds { at, .. }) => assert!(
                     want.iter().any(|&l| at.line() == Some(l)),
                     "{}: {at}",

@@ -67,8 +67,8 @@ fn both_code_paths_agree_with_the_interpreter() {
         let f = Buffer::from_slice(q, &fs).unwrap();
         let out = Buffer::<u32>::new(q.device(), n as usize).unwrap();
         let fo = Buffer::<f32>::new(q.device(), n as usize).unwrap();
-        q.launch(
-            &k,
+        k.launch(
+            q,
             NdRange::covering(n as usize, local),
             args![&x, &f, &out, &fo, 3u32],
         )
@@ -98,7 +98,7 @@ fn out_of_bounds_names_the_same_work_item() {
     let fail = |q: &Queue, local: usize| {
         let x = Buffer::from_slice(q, &[1.0f32; 12]).unwrap();
         let y = Buffer::<f32>::new(q.device(), 12).unwrap();
-        q.launch(&k, NdRange::new(12).local(local), args![&x, &y])
+        k.launch(q, NdRange::new(12).local(local), args![&x, &y])
             .unwrap_err()
     };
     for local in [4, 12, 2, 3] {
@@ -131,7 +131,7 @@ fn division_by_zero_only_where_a_work_item_divides() {
     let go = |q: &Queue, xs: &[u32], local: usize| {
         let x = Buffer::from_slice(q, xs).unwrap();
         let y = Buffer::<u32>::new(q.device(), xs.len()).unwrap();
-        q.launch(&k, NdRange::new(xs.len()).local(local), args![&x, &y])
+        k.launch(q, NdRange::new(xs.len()).local(local), args![&x, &y])
             .map(|_| q.read(&y).unwrap())
     };
     let xs = [0u32, 3, 0, 5, 1, 0, 0, 2];
@@ -150,7 +150,7 @@ fn division_by_zero_only_where_a_work_item_divides() {
     .unwrap();
     let fail = |q: &Queue, local: usize| {
         let y = Buffer::<u32>::new(q.device(), 8).unwrap();
-        q.launch(&zk, NdRange::new(8).local(local), args![&y, 0u32])
+        zk.launch(q, NdRange::new(8).local(local), args![&y, 0u32])
             .unwrap_err()
             .to_string()
     };
@@ -214,7 +214,7 @@ fn nested_loops_leave_each_other_as_on_the_interpreter() {
     let run = |q: &Queue, local: usize| {
         let x = Buffer::from_slice(q, &xs).unwrap();
         let out = Buffer::<i32>::new(q.device(), xs.len()).unwrap();
-        q.launch(&k, NdRange::new(xs.len()).local(local), args![&x, &out])
+        k.launch(q, NdRange::new(xs.len()).local(local), args![&x, &out])
             .unwrap();
         q.read(&out).unwrap()
     };
@@ -661,8 +661,8 @@ fn random_simd_kernels_agree_with_the_interpreter() {
                 Buffer::<u32>::new(q.device(), n).unwrap(),
                 Buffer::<f32>::new(q.device(), n).unwrap(),
             );
-            q.launch(
-                &k,
+            k.launch(
+                q,
                 NdRange::new(n).local(local),
                 args![&i, &u, &fl, &oi, &ou, &of, 37u32],
             )

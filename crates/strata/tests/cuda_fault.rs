@@ -23,9 +23,7 @@ fn a_kernel_fault_is_an_error_of_its_event_and_of_later_commands() {
         y.set(global_id(0) + 0xF000_0000u32, 1u32);
     })
     .unwrap();
-    let run = q
-        .enqueue_launch(&wild, NdRange::new(1), args![&y], &[])
-        .unwrap();
+    let run = wild.enqueue(&q, NdRange::new(1), args![&y], &[]).unwrap();
     let e = run.event().wait().unwrap_err();
     let msg = e.to_string();
     assert!(

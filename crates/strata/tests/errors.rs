@@ -114,7 +114,7 @@ fn missing_devices() {
 fn wrong_argument_count_lists_the_signature() {
     let (_, q) = cpu();
     let x = Buffer::from_slice(&q, &[1.0f32; 4]).unwrap();
-    let m = msg(q.launch(&saxpy(), NdRange::new(4), args![2.0f32, &x]));
+    let m = msg(saxpy().launch(&q, NdRange::new(4), args![2.0f32, &x]));
     has(
         &m,
         &[
@@ -130,7 +130,7 @@ fn wrong_buffer_element_type() {
     let (_, q) = cpu();
     let x = Buffer::from_slice(&q, &[1i32; 4]).unwrap();
     let y = Buffer::from_slice(&q, &[1.0f32; 4]).unwrap();
-    let m = msg(q.launch(&saxpy(), NdRange::new(4), args![2.0f32, &x, &y]));
+    let m = msg(saxpy().launch(&q, NdRange::new(4), args![2.0f32, &x, &y]));
     has(
         &m,
         &[
@@ -146,7 +146,7 @@ fn wrong_scalar_type() {
     let (_, q) = cpu();
     let x = Buffer::from_slice(&q, &[1.0f32; 4]).unwrap();
     let y = Buffer::from_slice(&q, &[1.0f32; 4]).unwrap();
-    let m = msg(q.launch(&saxpy(), NdRange::new(4), args![2.0f64, &x, &y]));
+    let m = msg(saxpy().launch(&q, NdRange::new(4), args![2.0f64, &x, &y]));
     has(
         &m,
         &[
@@ -162,7 +162,7 @@ fn wrong_scalar_type() {
 fn scalar_where_a_buffer_is_expected() {
     let (_, q) = cpu();
     let y = Buffer::from_slice(&q, &[1.0f32; 4]).unwrap();
-    let m = msg(q.launch(&saxpy(), NdRange::new(4), args![2.0f32, 3.0f32, &y]));
+    let m = msg(saxpy().launch(&q, NdRange::new(4), args![2.0f32, 3.0f32, &y]));
     has(
         &m,
         &[
@@ -172,7 +172,7 @@ fn scalar_where_a_buffer_is_expected() {
         ],
     );
     // And a buffer where a scalar is expected.
-    let m = msg(q.launch(&saxpy(), NdRange::new(4), args![&y, &y, &y]));
+    let m = msg(saxpy().launch(&q, NdRange::new(4), args![&y, &y, &y]));
     has(
         &m,
         &[
@@ -192,7 +192,7 @@ fn stated_buffer_length() {
     })
     .unwrap();
     let x = Buffer::<u32>::new(q.device(), 10).unwrap();
-    let m = msg(q.launch(&k, NdRange::new(10), args![&x]));
+    let m = msg(k.launch(&q, NdRange::new(10), args![&x]));
     has(
         &m,
         &[
@@ -207,7 +207,7 @@ fn stated_buffer_length() {
 fn aliasing_written_and_read_only() {
     let (_, q) = cpu();
     let y = Buffer::from_slice(&q, &[1.0f32; 4]).unwrap();
-    let m = msg(q.launch(&saxpy(), NdRange::new(4), args![2.0f32, &y, &y]));
+    let m = msg(saxpy().launch(&q, NdRange::new(4), args![2.0f32, &y, &y]));
     has(
         &m,
         &[
@@ -219,8 +219,8 @@ fn aliasing_written_and_read_only() {
     );
     // A clone of the handle shares the memory: still aliasing.
     let y2 = y.clone();
-    assert!(q
-        .launch(&saxpy(), NdRange::new(4), args![2.0f32, &y2, &y])
+    assert!(saxpy()
+        .launch(&q, NdRange::new(4), args![2.0f32, &y2, &y])
         .is_err());
 }
 
@@ -236,7 +236,7 @@ fn wrong_local_mem_argument() {
     })
     .unwrap();
     let out = Buffer::<f32>::new(q.device(), 8).unwrap();
-    let m = msg(q.launch(&k, NdRange::new(8), args![&out, LocalMem::<u32>::new(8)]));
+    let m = msg(k.launch(&q, NdRange::new(8), args![&out, LocalMem::<u32>::new(8)]));
     has(
         &m,
         &[
@@ -245,7 +245,7 @@ fn wrong_local_mem_argument() {
             "got LocalMem<u32> of 8",
         ],
     );
-    let m = msg(q.launch(&k, NdRange::new(8), args![&out, 8u32]));
+    let m = msg(k.launch(&q, NdRange::new(8), args![&out, 8u32]));
     has(
         &m,
         &[
@@ -266,7 +266,7 @@ fn invalid_work_sizes() {
     let k = copy_kernel();
     let x = Buffer::<f32>::new(&d, 4096).unwrap();
     let y = Buffer::<f32>::new(&d, 4096).unwrap();
-    let launch = |r: NdRange| msg(q.launch(&k, r, args![&x, &y]));
+    let launch = |r: NdRange| msg(k.launch(&q, r, args![&x, &y]));
 
     let m = launch(NdRange::new(100).local(64));
     has(
@@ -352,7 +352,7 @@ fn too_much_local_memory() {
     })
     .unwrap();
     let out = Buffer::<f32>::new(&d, 8).unwrap();
-    let m = msg(q.launch(&k, NdRange::new(8), args![&out]));
+    let m = msg(k.launch(&q, NdRange::new(8), args![&out]));
     has(
         &m,
         &[
@@ -371,8 +371,8 @@ fn too_much_local_memory() {
         out.set(global_id(0), big.at(0u32));
     })
     .unwrap();
-    let m = msg(q.launch(
-        &k,
+    let m = msg(k.launch(
+        &q,
         NdRange::new(8),
         args![&out, LocalMem::<f32>::new(len as usize)],
     ));
@@ -384,8 +384,8 @@ fn too_much_local_memory() {
         ],
     );
     // A length no launch can pass (local lengths are u32 in kernels).
-    let m = msg(q.launch(
-        &k,
+    let m = msg(k.launch(
+        &q,
         NdRange::new(8),
         args![&out, LocalMem::<f32>::new(1 << 33)],
     ));
@@ -436,7 +436,7 @@ fn out_of_memory() {
 fn fault(k: &Kernel, n: usize, local: usize) -> String {
     let (d, q) = cpu();
     let buf = Buffer::<u32>::new(&d, n).unwrap();
-    msg(q.launch(k, NdRange::new(n).local(local), args![&buf]))
+    msg(k.launch(&q, NdRange::new(n).local(local), args![&buf]))
 }
 
 #[test]
@@ -550,7 +550,7 @@ fn out_of_bounds_private() {
     let (d, q) = cpu();
     let xs: Vec<u32> = vec![0, 1, 2, 3, 0, 9, 1, 2];
     let x = Buffer::from_slice(&q, &xs).unwrap();
-    let m = msg(q.launch(&load, NdRange::new(8).local(8), args![&x]));
+    let m = msg(load.launch(&q, NdRange::new(8).local(8), args![&x]));
     has(
         &m,
         &[
@@ -569,7 +569,7 @@ fn out_of_bounds_private() {
     })
     .unwrap();
     let x = Buffer::from_slice(&q, &xs).unwrap();
-    let m = msg(q.launch(&store, NdRange::new(8).local(8), args![&x]));
+    let m = msg(store.launch(&q, NdRange::new(8).local(8), args![&x]));
     has(
         &m,
         &[
@@ -640,7 +640,7 @@ fn sub_group_collective_in_divergent_code() {
         let d = Device::from_spec(spec).unwrap();
         let q = Queue::new(&d).unwrap();
         let buf = Buffer::<u32>::new(&d, 64).unwrap();
-        let m = msg(q.launch(&k, NdRange::new(64).local(64), args![&buf]));
+        let m = msg(k.launch(&q, NdRange::new(64).local(64), args![&buf]));
         has(
             &m,
             &[
@@ -664,7 +664,7 @@ fn sub_group_broadcast_from_a_missing_lane() {
         let d = Device::from_spec(spec).unwrap();
         let q = Queue::new(&d).unwrap();
         let buf = Buffer::<u32>::new(&d, 40).unwrap();
-        let m = msg(q.launch(&k, NdRange::new(40).local(40), args![&buf]));
+        let m = msg(k.launch(&q, NdRange::new(40).local(40), args![&buf]));
         has(
             &m,
             &[
@@ -726,7 +726,7 @@ fn integer_division_by_zero() {
         .unwrap();
         let (_, q) = cpu();
         let x = Buffer::from_slice(&q, &[1i32, 2, 3, 4, 0, 5, 6, 7]).unwrap();
-        let m = msg(q.launch(&k, NdRange::new(8).local(8), args![&x]));
+        let m = msg(k.launch(&q, NdRange::new(8).local(8), args![&x]));
         let what = if rem { "remainder" } else { "division" };
         has(
             &m,
@@ -751,13 +751,13 @@ fn zero_loop_step_at_run_time() {
     .unwrap();
     let (d, q) = cpu();
     let x = Buffer::<u32>::new(&d, 4).unwrap();
-    let m = msg(q.launch(&k, NdRange::new(4), args![&x, 0u32]));
+    let m = msg(k.launch(&q, NdRange::new(4), args![&x, 0u32]));
     has(
         &m,
         &["kernel `stuck`", "for loop step is 0", "global (0, 0, 0)"],
     );
     // The same kernel with a step runs.
-    q.launch(&k, NdRange::new(4), args![&x, 3u32]).unwrap();
+    k.launch(&q, NdRange::new(4), args![&x, 3u32]).unwrap();
     assert_eq!(
         q.read(&x).unwrap(),
         vec![(0..10).step_by(3).sum::<u32>(); 4]
@@ -935,11 +935,18 @@ fn transfer_ranges_that_do_not_fit() {
     #[allow(clippy::reversed_empty_ranges)]
     let m = msg(q.read_range(&b, 7..3));
     has(&m, &["read", "range 7..3"]);
-    let m = msg(q.write(&b, 8, &[1u32; 5]));
+    let m = msg(q.write(&b, 8.., &[1u32; 5]));
     has(
         &m,
         &["write", "range 8..13 does not fit a buffer of 10 elements"],
     );
+    // A closed range must have the data's length; an open one takes it.
+    let m = msg(q.write(&b, 2..4, &[1u32; 3]));
+    has(
+        &m,
+        &["write", "range 2..4 is not the 3 elements of the data"],
+    );
+    q.write(&b, 2..5, &[1u32; 3]).unwrap();
     let m = msg(q.fill(&b, 1u32, 0..11));
     has(
         &m,
@@ -947,18 +954,26 @@ fn transfer_ranges_that_do_not_fit() {
     );
 
     let small = Buffer::<u32>::new(&d, 4).unwrap();
-    let m = msg(q.copy(&b, 2, &small, 0, 5));
+    let m = msg(q.copy(&b, 2..7, &small, 0..));
     has(
         &m,
         &["copy", "range 0..5 does not fit a buffer of 4 elements"],
     );
-    let m = msg(q.copy(&small, 2, &b, 0, 3));
+    let m = msg(q.copy(&small, 2..5, &b, 0..));
     has(
         &m,
         &["copy", "range 2..5 does not fit a buffer of 4 elements"],
     );
 
-    let m = msg(q.copy(&b, 0, &b, 4, 6));
+    let m = msg(q.copy(&b, 0..4, &small, 0..3));
+    has(
+        &m,
+        &[
+            "copy",
+            "range 0..3 is not the 4 elements of the source range",
+        ],
+    );
+    let m = msg(q.copy(&b, 0..6, &b, 4..));
     has(
         &m,
         &[
@@ -967,7 +982,7 @@ fn transfer_ranges_that_do_not_fit() {
         ],
     );
     // Disjoint ranges of one buffer are fine.
-    q.copy(&b, 0, &b, 5, 5).unwrap();
+    q.copy(&b, 0..5, &b, 5..).unwrap();
 
     let mut out = vec![0u32; 5];
     let m = msg(q.read_into(&b, &mut out));
@@ -990,7 +1005,7 @@ fn gather_with_wrong_type_or_index() {
     })
     .unwrap();
     let x = Buffer::from_slice(&q, &[1.0f32; 8]).unwrap();
-    let run: Run = q.launch(&k, NdRange::new(8), args![&x]).unwrap();
+    let run: Run = k.launch(&q, NdRange::new(8), args![&x]).unwrap();
     let m = msg(run.gather::<u32>(0).map(|_| ()));
     has(&m, &["gather 0 holds f32, not u32"]);
     let m = msg(run.gather::<f32>(3).map(|_| ()));
@@ -1014,8 +1029,8 @@ fn stub_without_cpu_body_is_rejected_by_the_cpu_backend() {
     })
     .unwrap();
     let x = Buffer::from_slice(&q, &[1.0f32; 4]).unwrap();
-    let msg = q
-        .launch(&k, NdRange::new(4), strata::args![&x])
+    let msg = k
+        .launch(&q, NdRange::new(4), strata::args![&x])
         .unwrap_err()
         .to_string();
     assert!(
@@ -1069,8 +1084,8 @@ fn a_failed_command_fails_the_rest_of_its_queue_until_observed() {
 
     // On the same queue: the fault, not waited for, then a blocking read.
     let data = Buffer::from_slice(&qc, &[1u32, 2, 3]).unwrap();
-    let run = qc
-        .enqueue_launch(&oob, NdRange::new(1), args![&small], &[])
+    let run = oob
+        .enqueue(&qc, NdRange::new(1), args![&small], &[])
         .unwrap();
     let m = msg(qc.read(&data));
     has(
@@ -1087,7 +1102,7 @@ fn a_failed_command_fails_the_rest_of_its_queue_until_observed() {
     qc.finish().unwrap();
 
     // `finish` reports a failure nobody waited for, once.
-    qc.enqueue_launch(&oob, NdRange::new(1), args![&small], &[])
+    oob.enqueue(&qc, NdRange::new(1), args![&small], &[])
         .unwrap();
     has(&msg(qc.finish()), &["out of bounds"]);
     qc.finish().unwrap();
@@ -1097,11 +1112,11 @@ fn a_failed_command_fails_the_rest_of_its_queue_until_observed() {
     for d in strata::devices() {
         let q = Queue::new(&d).unwrap();
         let b = Buffer::from_slice(&q, &[1u32, 2, 3]).unwrap();
-        let fault = qc
-            .enqueue_launch(&oob, NdRange::new(1), args![&small], &[])
+        let fault = oob
+            .enqueue(&qc, NdRange::new(1), args![&small], &[])
             .unwrap();
         let write = q
-            .enqueue_write(&b, 0, &[9, 9, 9], &[fault.event()])
+            .enqueue_write(&b, 0.., &[9, 9, 9], &[fault.event()])
             .unwrap();
         let m = msg(q.read(&b));
         has(
@@ -1115,10 +1130,10 @@ fn a_failed_command_fails_the_rest_of_its_queue_until_observed() {
         );
         q.finish().unwrap();
         // And through `finish`.
-        let fault = qc
-            .enqueue_launch(&oob, NdRange::new(1), args![&small], &[])
+        let fault = oob
+            .enqueue(&qc, NdRange::new(1), args![&small], &[])
             .unwrap();
-        q.enqueue_write(&b, 0, &[9, 9, 9], &[fault.event()])
+        q.enqueue_write(&b, 0.., &[9, 9, 9], &[fault.event()])
             .unwrap();
         has(
             &msg(q.finish()),
@@ -1152,13 +1167,13 @@ fn a_panic_in_a_stub_body_fails_the_launch_and_the_queue_goes_on() {
     let bad = Buffer::from_slice(&q, &[1u32, 2, 7, 4]).unwrap();
     let good = Buffer::from_slice(&q, &[1u32, 2, 3, 4]).unwrap();
     // Blocking (on an idle queue it runs on this thread) and not (on the queue's thread).
-    let m = msg(q.launch(&k, NdRange::new(4), args![&bad, &y]));
+    let m = msg(k.launch(&q, NdRange::new(4), args![&bad, &y]));
     has(&m, &["running the command panicked", "picky refuses 7"]);
-    let run = q
-        .enqueue_launch(&k, NdRange::new(4), args![&bad, &y], &[])
+    let run = k
+        .enqueue(&q, NdRange::new(4), args![&bad, &y], &[])
         .unwrap();
     has(&msg(run.wait()), &["panicked", "picky refuses 7"]);
-    q.launch(&k, NdRange::new(4), args![&good, &y]).unwrap();
+    k.launch(&q, NdRange::new(4), args![&good, &y]).unwrap();
     assert_eq!(q.read(&y).unwrap(), [2, 3, 4, 5]);
     q.finish().unwrap();
 }
@@ -1230,7 +1245,7 @@ fn wrong_struct_buffer() {
         }],
     )
     .unwrap();
-    let m = msg(q.launch(&k, NdRange::new(1), args![&other]));
+    let m = msg(k.launch(&q, NdRange::new(1), args![&other]));
     has(
         &m,
         &[
@@ -1240,7 +1255,7 @@ fn wrong_struct_buffer() {
         ],
     );
     let floats = Buffer::from_slice(&q, &[0.0f32; 4]).unwrap();
-    let m = msg(q.launch(&k, NdRange::new(1), args![&floats]));
+    let m = msg(k.launch(&q, NdRange::new(1), args![&floats]));
     has(&m, &["expected a buffer of Body", "got a buffer of 4 f32"]);
 }
 
@@ -1293,7 +1308,7 @@ fn pitched_buffer_of_the_wrong_shape_or_type() {
     let ints = Buffer2::<u32>::new(&q, [5, 3]).unwrap();
     let vol = Buffer3::<f32>::new(&q, [5, 3, 2]).unwrap();
     let range = NdRange::covering(img.extent(), [4, 4]);
-    let m = msg(q.launch(&k, range, args![&flat, &img]));
+    let m = msg(k.launch(&q, range, args![&flat, &img]));
     has(
         &m,
         &[
@@ -1302,7 +1317,7 @@ fn pitched_buffer_of_the_wrong_shape_or_type() {
             "got a buffer of 15 f32",
         ],
     );
-    let m = msg(q.launch(&k, range, args![&img, &ints]));
+    let m = msg(k.launch(&q, range, args![&img, &ints]));
     has(
         &m,
         &[
@@ -1311,7 +1326,7 @@ fn pitched_buffer_of_the_wrong_shape_or_type() {
             "got a 2-D buffer of [5, 3] u32",
         ],
     );
-    let m = msg(q.launch(&k, range, args![&vol, &img]));
+    let m = msg(k.launch(&q, range, args![&vol, &img]));
     has(
         &m,
         &[
@@ -1321,7 +1336,7 @@ fn pitched_buffer_of_the_wrong_shape_or_type() {
         ],
     );
     // A 2-D buffer where a flat one is expected.
-    let m = msg(q.launch(&saxpy(), NdRange::new(4), args![2.0f32, &img, &flat]));
+    let m = msg(saxpy().launch(&q, NdRange::new(4), args![2.0f32, &img, &flat]));
     has(
         &m,
         &[
@@ -1331,10 +1346,10 @@ fn pitched_buffer_of_the_wrong_shape_or_type() {
         ],
     );
     // The right shapes launch (one image as both is the read-only aliasing error).
-    let m = msg(q.launch(&k, range, args![&img, &img.clone()]));
+    let m = msg(k.launch(&q, range, args![&img, &img.clone()]));
     has(&m, &["`dst`", "`src`"]);
     let out = Buffer2::<f32>::new(&q, [5, 3]).unwrap();
-    q.launch(&k, range, args![&img, &out]).unwrap();
+    k.launch(&q, range, args![&img, &out]).unwrap();
 }
 
 #[test]
@@ -1391,13 +1406,9 @@ fn a_buffer_of_another_device_is_refused_by_a_queue() {
         "allocate it on the queue's device",
     ];
     has(&msg(qc.read(&on_interp)), &both);
-    has(&msg(qc.write(&on_interp, 0, &[1.0; 4])), &both);
+    has(&msg(qc.write(&on_interp, 0.., &[1.0; 4])), &both);
     has(&msg(qc.fill(&on_interp, 0.0, ..)), &both);
-    let m = msg(qc.launch(
-        &saxpy(),
-        NdRange::new(4),
-        args![2.0f32, &on_interp, &on_cpu],
-    ));
+    let m = msg(saxpy().launch(&qc, NdRange::new(4), args![2.0f32, &on_interp, &on_cpu]));
     has(
         &m,
         &[
@@ -1493,7 +1504,7 @@ fn f16_on_a_device_without_it() {
         let q = Queue::new(&d).unwrap();
         let x = Buffer::from_slice(&q, &[strata::f16::ONE; 4]).unwrap();
         for m in [
-            msg(q.launch(&k, NdRange::new(4), args![&x])),
+            msg(k.launch(&q, NdRange::new(4), args![&x])),
             msg(d.compile(&k)),
         ] {
             has(

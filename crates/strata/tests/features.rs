@@ -60,6 +60,6 @@ fn the_cpu_backend_runs_in_every_configuration() {
     })
     .unwrap();
     let x = Buffer::from_slice(&q, &[1.0f32, 2.5, -3.0]).unwrap();
-    q.launch(&k, NdRange::new(3), args![&x]).unwrap();
+    k.launch(&q, NdRange::new(3), args![&x]).unwrap();
     assert_eq!(q.read(&x).unwrap(), vec![2.0, 5.0, -6.0]);
 }

@@ -234,7 +234,7 @@ fn first_commands_on_new_memory_are_not_undone_by_its_zeroing() {
                 d.info().spec()
             );
             let b = Buffer::<u32>::new(&d, n).unwrap();
-            q.launch(&k, NdRange::new(n), args![&b]).unwrap();
+            k.launch(&q, NdRange::new(n), args![&b]).unwrap();
             let v = q.read(&b).unwrap();
             assert_eq!(
                 bad(&v, &|i| i as u32 ^ 0x5A5A_5A5A),
@@ -250,19 +250,19 @@ fn first_commands_on_new_memory_are_not_undone_by_its_zeroing() {
 fn sub_range_write_read_copy() {
     for q in queues() {
         let a = Buffer::<i32>::from_slice(&q, &(0..100).collect::<Vec<_>>()).unwrap();
-        q.write(&a, 10, &[-1, -2, -3]).unwrap();
+        q.write(&a, 10.., &[-1, -2, -3]).unwrap();
         assert_eq!(q.read_range(&a, 9..14).unwrap(), vec![9, -1, -2, -3, 13]);
         assert_eq!(q.read_range(&a, 99..100).unwrap(), vec![99]);
         assert_eq!(q.read_range(&a, 50..50).unwrap(), Vec::<i32>::new());
 
         let b = Buffer::<i32>::new(q.device(), 20).unwrap();
-        q.copy(&a, 10, &b, 5, 4).unwrap();
+        q.copy(&a, 10..14, &b, 5..).unwrap();
         let mut want = vec![0; 20];
         want[5..9].copy_from_slice(&[-1, -2, -3, 13]);
         assert_eq!(q.read(&b).unwrap(), want);
 
         // Within one buffer, disjoint ranges.
-        q.copy(&a, 0, &a, 90, 10).unwrap();
+        q.copy(&a, 0..10, &a, 90..).unwrap();
         assert_eq!(
             q.read_range(&a, 88..100).unwrap(),
             vec![88, 89, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9]
@@ -272,17 +272,17 @@ fn sub_range_write_read_copy() {
         assert_eq!(into, want);
 
         // Non-blocking forms, ordered by the in-order queue.
-        let w = q.enqueue_write(&b, 0, &[7, 7], &[]).unwrap();
+        let w = q.enqueue_write(&b, 0.., &[7, 7], &[]).unwrap();
         let r = q.enqueue_read(&b, 0..6, &[&w]).unwrap();
         assert_eq!(r.wait().unwrap(), vec![7, 7, 0, 0, 0, -1]);
 
         // Ranges outside the buffer are refused before reaching OpenCL.
         assert!(matches!(
-            q.write(&b, 19, &[1, 2]),
+            q.write(&b, 19.., &[1, 2]),
             Err(Error::BufferRange { op: "write", .. })
         ));
         assert!(matches!(
-            q.copy(&a, 95, &b, 0, 10),
+            q.copy(&a, 95..105, &b, 0..),
             Err(Error::BufferRange { op: "copy", .. })
         ));
     }
@@ -329,12 +329,12 @@ fn wait_lists_across_the_cpu_and_device_backends() {
     for q in queues() {
         // OpenCL after CPU.
         let counter = Buffer::<u32>::new(cpu.device(), 1).unwrap();
-        let run = cpu
-            .enqueue_launch(&slow, NdRange::new(1), args![200_000u32, &counter], &[])
+        let run = slow
+            .enqueue(&cpu, NdRange::new(1), args![200_000u32, &counter], &[])
             .unwrap();
         let b = Buffer::<u32>::new(q.device(), 4).unwrap();
         let w = q
-            .enqueue_write(&b, 0, &[1, 2, 3, 4], &[run.event()])
+            .enqueue_write(&b, 0.., &[1, 2, 3, 4], &[run.event()])
             .unwrap();
         w.wait().unwrap();
         assert!(run.event().is_complete());
@@ -351,8 +351,8 @@ fn wait_lists_across_the_cpu_and_device_backends() {
         let q2 = Queue::new(q.device()).unwrap();
         let big = Buffer::<u32>::new(q.device(), 1 << 20).unwrap();
         let data: Vec<u32> = (0..1 << 20).collect();
-        let w1 = q.enqueue_write(&big, 0, &data, &[]).unwrap();
-        let c = q2.enqueue_copy(&big, 1000, &b, 0, 4, &[&w1]).unwrap();
+        let w1 = q.enqueue_write(&big, 0.., &data, &[]).unwrap();
+        let c = q2.enqueue_copy(&big, 1000..1004, &b, 0.., &[&w1]).unwrap();
         let on_cpu = Buffer::<u32>::new(cpu.device(), 4).unwrap();
         let f = cpu.enqueue_fill(&on_cpu, 5, 0..4, &[&c]).unwrap();
         let r = q.enqueue_read(&b, 0..4, &[&f]).unwrap();
@@ -368,11 +368,11 @@ fn wait_lists_across_the_cpu_and_device_backends() {
         })
         .unwrap();
         let one = Buffer::<u32>::new(cpu.device(), 1).unwrap();
-        let bad = cpu
-            .enqueue_launch(&faulty, NdRange::new(1), args![&one], &[])
+        let bad = faulty
+            .enqueue(&cpu, NdRange::new(1), args![&one], &[])
             .unwrap();
         let skipped = q
-            .enqueue_write(&b, 0, &[9, 9, 9, 9], &[bad.event()])
+            .enqueue_write(&b, 0.., &[9, 9, 9, 9], &[bad.event()])
             .unwrap();
         assert!(matches!(
             skipped.wait(),
@@ -398,7 +398,7 @@ fn profiling_times_are_ordered_and_plausible() {
         let b = Buffer::<u8>::new(q.device(), n).unwrap();
         let data = vec![1u8; n];
         let before = std::time::Instant::now();
-        let e = q.enqueue_write(&b, 0, &data, &[]).unwrap();
+        let e = q.enqueue_write(&b, 0.., &data, &[]).unwrap();
         let e2 = q.enqueue_fill(&b, 7, 0..n, &[&e]).unwrap();
         e2.wait().unwrap();
         let wall = before.elapsed();
@@ -458,8 +458,8 @@ fn a_kernel_with_bool_and_local_memory_arguments() {
         let x = Buffer::from_slice(&q, &(0..64).collect::<Vec<i32>>()).unwrap();
         let y = Buffer::<i32>::new(q.device(), 64).unwrap();
         for (flag, add) in [(true, -100i32), (false, 0)] {
-            q.launch(
-                &k,
+            k.launch(
+                &q,
                 NdRange::new(64).local(16),
                 args![flag, -100i8, &x, &y, LocalMem::<i32>::new(16)],
             )
@@ -468,8 +468,8 @@ fn a_kernel_with_bool_and_local_memory_arguments() {
             assert_eq!(q.read(&y).unwrap(), want, "flag = {flag}");
         }
         // An empty launch does nothing and succeeds.
-        q.launch(
-            &k,
+        k.launch(
+            &q,
             NdRange::new(0),
             args![true, 0i8, &x, &y, LocalMem::<i32>::new(1)],
         )
@@ -488,8 +488,8 @@ fn stub_without_a_source_for_the_device_is_rejected_before_the_driver() {
     .unwrap();
     for q in queues() {
         let x = Buffer::from_slice(&q, &[1.0f32; 4]).unwrap();
-        let msg = q
-            .launch(&k, NdRange::new(4), args![&x])
+        let msg = k
+            .launch(&q, NdRange::new(4), args![&x])
             .unwrap_err()
             .to_string();
         let spec = q.device().info().spec();

@@ -86,7 +86,7 @@ fn arith_on(q: &Queue, a: &[f16], b: &[f16], c: &[f16]) {
     let bb = Buffer::from_slice(q, b).unwrap();
     let bc = Buffer::from_slice(q, c).unwrap();
     let out = Buffer::<f16>::new(q.device(), n * 6).unwrap();
-    q.launch(&k, NdRange::covering(n, 64), args![&ba, &bb, &bc, &out])
+    k.launch(q, NdRange::covering(n, 64), args![&ba, &bb, &bc, &out])
         .unwrap();
     let got = q.read(&out).unwrap();
     let ops = [
@@ -188,8 +188,8 @@ fn every_f16_converts_and_rounds_like_the_definition() {
         let od = Buffer::<f64>::new(q.device(), n).unwrap();
         let oi = Buffer::<i32>::new(q.device(), n).unwrap();
         let ob = Buffer::<u8>::new(q.device(), n).unwrap();
-        q.launch(
-            &k,
+        k.launch(
+            &q,
             NdRange::covering(n, 64),
             args![&x, &oh, &of, &od, &oi, &ob],
         )
@@ -314,7 +314,7 @@ fn parameters_locals_and_variables() {
         .unwrap();
         let x = Buffer::from_slice(&q, &xs).unwrap();
         let out = Buffer::<f16>::new(q.device(), n).unwrap();
-        q.launch(&k, NdRange::new(n).local(64), args![s, &x, &out])
+        k.launch(&q, NdRange::new(n).local(64), args![s, &x, &out])
             .unwrap();
         let got = q.read(&out).unwrap();
         for (i, &g) in got.iter().enumerate() {

@@ -114,7 +114,7 @@ fn raw_opencl_memory_and_queues_meet_strata() {
         .unwrap();
         assert_eq!(refcount(raw), 2, "{spec}: strata retains a borrowed cl_mem");
         assert_eq!(unsafe { b.native() }, NativeMemory::OpenCl(raw));
-        q.launch(&k, NdRange::new(N), args![&b]).unwrap();
+        k.launch(&q, NdRange::new(N), args![&b]).unwrap();
         q.finish().unwrap();
         drop(b);
         assert_eq!(
@@ -140,8 +140,7 @@ fn raw_opencl_memory_and_queues_meet_strata() {
             Buffer::<u32>::from_native(&d, NativeMemory::OpenCl(raw), N, Ownership::Borrowed)
         }
         .unwrap();
-        wq.enqueue_launch(&k, NdRange::new(N), args![&b], &[])
-            .unwrap();
+        k.enqueue(&wq, NdRange::new(N), args![&b], &[]).unwrap();
         wq.finish().unwrap();
         finish(rawq).unwrap();
         let twice: Vec<u32> = want.iter().map(|x| x * 3 + 1).collect();
@@ -262,7 +261,7 @@ fn raw_cuda_memory_and_streams_meet_strata() {
         }
         .unwrap();
         assert_eq!(unsafe { b.native() }, NativeMemory::Cuda(raw));
-        q.launch(&k, NdRange::new(N), args![&b]).unwrap();
+        k.launch(&q, NdRange::new(N), args![&b]).unwrap();
         q.finish().unwrap();
         drop(b); // borrowed: not freed
         let mut got = vec![0u32; N];
@@ -282,7 +281,7 @@ fn raw_cuda_memory_and_streams_meet_strata() {
         let b =
             unsafe { Buffer::<u32>::from_native(&d, NativeMemory::Cuda(raw), N, Ownership::Owned) }
                 .unwrap();
-        wq.launch(&k, NdRange::new(N), args![&b]).unwrap();
+        k.launch(&wq, NdRange::new(N), args![&b]).unwrap();
         let twice: Vec<u32> = want.iter().map(|x| x * 3 + 1).collect();
         assert_eq!(wq.read(&b).unwrap(), twice, "{spec}");
         drop((b, wq)); // owned: strata frees `raw`; the stream stays the application's

@@ -425,8 +425,9 @@ where
     let (_guard, d, q) = cpu();
     let o1 = Buffer::<R>::new(&d, 1).unwrap();
     let o2 = Buffer::<R>::new(&d, 1).unwrap();
-    q.launch(&folded, NdRange::new(1), args![&o1]).unwrap();
-    q.launch(&runtime, NdRange::new(1), args![a, b, &o2])
+    folded.launch(&q, NdRange::new(1), args![&o1]).unwrap();
+    runtime
+        .launch(&q, NdRange::new(1), args![a, b, &o2])
         .unwrap();
     let (r1, r2) = (q.read(&o1).unwrap()[0], q.read(&o2).unwrap()[0]);
     let bits = |v: &R| bytemuck::bytes_of(v).to_vec();
@@ -550,7 +551,7 @@ fn stubs_with_other_cpu_bodies_are_other_kernels() {
         })
         .unwrap();
         let o = Buffer::<u32>::new(&d, 1).unwrap();
-        q.launch(&k, NdRange::new(1), args![&o]).unwrap();
+        k.launch(&q, NdRange::new(1), args![&o]).unwrap();
         q.read(&o).unwrap()[0]
     };
     assert_eq!(run(&plus), 6);
@@ -587,7 +588,7 @@ fn dead_code_is_removed() {
     assert!(!t.contains("99u32"), "{t}");
     let (_guard, d, q) = cpu();
     let x = Buffer::<u32>::new(&d, 8).unwrap();
-    q.launch(&k, NdRange::new(8), args![&x]).unwrap();
+    k.launch(&q, NdRange::new(8), args![&x]).unwrap();
     assert_eq!(q.read(&x).unwrap(), (1..=8).collect::<Vec<u32>>());
 }
 
@@ -688,7 +689,7 @@ fn literal_loops_are_unrolled() {
         let (_guard, d, q) = cpu();
         let x = Buffer::from_slice(&q, &xs).unwrap();
         let out = Buffer::<u32>::new(&d, 8).unwrap();
-        q.launch(&k, NdRange::new(8), args![&x, &out]).unwrap();
+        k.launch(&q, NdRange::new(8), args![&x, &out]).unwrap();
         let want: Vec<u32> = xs
             .chunks(4)
             .map(|c| {
@@ -800,7 +801,7 @@ fn deeply_shared_expressions_build_and_run() {
     let xs: Vec<u32> = (0..64).map(|i| i * 37 % 101).collect();
     let x = Buffer::from_slice(&q, &xs).unwrap();
     let out = Buffer::<u32>::new(&d, xs.len()).unwrap();
-    q.launch(&k, NdRange::new(xs.len()), args![&x, &out])
+    k.launch(&q, NdRange::new(xs.len()), args![&x, &out])
         .unwrap();
     let want: Vec<u32> = xs
         .iter()
@@ -826,7 +827,8 @@ fn deeply_shared_expressions_build_and_run() {
         out.set(i, a);
     })
     .unwrap();
-    q.launch(&again, NdRange::new(xs.len()), args![&x, &out])
+    again
+        .launch(&q, NdRange::new(xs.len()), args![&x, &out])
         .unwrap();
     assert_eq!(d.compile_count(), before, "found in the cache");
     // Its text names the shared steps once each (`$eN = ...` after the body) instead of
@@ -851,7 +853,7 @@ fn staged_values_compile_once_per_value() {
     let check = |k: &Kernel, factor: usize, offset: f32| {
         let n = xs.len() / factor;
         let out = Buffer::<f32>::new(&d, n).unwrap();
-        q.launch(k, NdRange::new(n), args![&x, &out]).unwrap();
+        k.launch(&q, NdRange::new(n), args![&x, &out]).unwrap();
         let want: Vec<f32> = xs
             .chunks(factor)
             .map(|c| c.iter().fold(offset, |a, &v| a + v))

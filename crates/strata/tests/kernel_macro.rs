@@ -234,8 +234,9 @@ fn user_defined_reductions_in_kernel_functions() {
     let xs: Vec<u32> = (0..96u32).map(|i| i.wrapping_mul(2654435761)).collect();
     let x = Buffer::from_slice(&q, &xs).unwrap();
     let out = Buffer::<u32>::new(q.device(), 96).unwrap();
-    let run = q
-        .launch(k.kernel(), NdRange::new(96).local(48), args![&x, &out])
+    let run = k
+        .kernel()
+        .launch(&q, NdRange::new(96).local(48), args![&x, &out])
         .unwrap();
     let total = run.gather::<u32>(0).unwrap().get().unwrap();
     let prod = |s: &[u32]| s.iter().fold(1u32, |a, &b| a.wrapping_mul(b | 1));
@@ -428,7 +429,7 @@ fn named_gathers_are_typed_fields_of_the_launch_on_every_backend() {
         let odd: u32 = run.odd.get().unwrap();
         assert_eq!((total, lo, peak, odd), (sum, min, max, prod), "{spec}");
         // `enqueue` returns the same typed run.
-        let run = k.enqueue(&q, NdRange::new(300), &[], &x, 2.0).unwrap();
+        let run = k.enqueue(&q, NdRange::new(300), &x, 2.0, &[]).unwrap();
         assert_eq!(run.peak.get().unwrap(), max * 4.0, "{spec}");
     }
 }
@@ -450,7 +451,7 @@ fn builder_gathers_return_typed_handles() {
     assert_eq!((lo.index(), total.index()), (0, 1));
     let xs: Vec<i32> = (0..100).map(|i| 50 - i * 3).collect();
     let x = Buffer::from_slice(&q, &xs).unwrap();
-    let run = q.launch(&k, NdRange::new(100), args![&x]).unwrap();
+    let run = k.launch(&q, NdRange::new(100), args![&x]).unwrap();
     let got_lo: i32 = run.gathered(lo).unwrap().get().unwrap();
     let got_total: i64 = run.gathered(total).unwrap().get().unwrap();
     assert_eq!(got_lo, *xs.iter().min().unwrap());

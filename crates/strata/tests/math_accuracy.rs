@@ -579,7 +579,7 @@ fn run_on_cpu<T: Sample>(q: &Queue, k: &Kernel, xs: &[T], zs: Option<&[T]>) -> V
     let x = Buffer::from_slice(q, xs).unwrap();
     let z = Buffer::from_slice(q, zs.unwrap_or(xs)).unwrap();
     let y = Buffer::<T>::new(q.device(), xs.len()).unwrap();
-    q.launch(k, NdRange::covering(xs.len(), 64), args![&x, &z, &y])
+    k.launch(q, NdRange::covering(xs.len(), 64), args![&x, &z, &y])
         .unwrap();
     q.read(&y).unwrap()
 }
@@ -630,7 +630,7 @@ fn sweep<T: Sample>(random: usize, folded: usize) {
         );
         let x = Buffer::from_slice(&q, lits).unwrap();
         let y = Buffer::<T>::new(q.device(), lits.len()).unwrap();
-        q.launch(&k, NdRange::new(1), args![&y, &x, &x]).unwrap();
+        k.launch(&q, NdRange::new(1), args![&y, &x, &x]).unwrap();
         for (x, g) in lits.iter().zip(q.read(&y).unwrap()) {
             let want = reference(f, &[*x], &mut cc);
             failures.extend(judge(f, &[*x], g, want, "folded"));

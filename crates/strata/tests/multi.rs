@@ -127,8 +127,7 @@ fn throughput_weights_cover_the_work() {
     let t = s
         .with_throughput(4096, |ex, r| {
             let b = Buffer::<u32>::new(ex.queue(), r.len())?;
-            ex.queue()
-                .launch(&kernel, NdRange::new(r.len()), args![&b])?;
+            kernel.launch(ex.queue(), NdRange::new(r.len()), args![&b])?;
             Ok(())
         })
         .unwrap();
@@ -149,7 +148,7 @@ fn copies_between_every_pair_of_devices() {
             let src = Buffer::from_slice(qa, &src_data).unwrap();
             let dst = Buffer::<u32>::new(qb, n + 10).unwrap();
             qb.fill(&dst, 9u32, ..).unwrap();
-            multi::copy(qa, &src, 100, qb, &dst, 5, 800).unwrap();
+            multi::copy(qa, &src, 100..900, qb, &dst, 5..).unwrap();
             let got = qb.read(&dst).unwrap();
             assert_eq!(&got[5..805], &src_data[100..900], "{a} -> {b}");
             assert!(got[..5].iter().chain(&got[805..]).all(|&x| x == 9));
@@ -159,12 +158,12 @@ fn copies_between_every_pair_of_devices() {
     let (q0, q1) = (s.queue(0), s.queue(1));
     let src = Buffer::<u32>::new(q0, 10).unwrap();
     let dst = Buffer::<u32>::new(q1, 10).unwrap();
-    let e = multi::copy(q0, &src, 5, q1, &dst, 0, 6).unwrap_err();
+    let e = multi::copy(q0, &src, 5..11, q1, &dst, 0..).unwrap_err();
     assert!(matches!(e, Error::BufferRange { .. }), "{e}");
     assert!(e.to_string().contains("source range 5..11"), "{e}");
-    let e = multi::copy(q0, &src, 0, q1, &dst, 8, 3).unwrap_err();
+    let e = multi::copy(q0, &src, 0..3, q1, &dst, 8..).unwrap_err();
     assert!(e.to_string().contains("destination range 8..11"), "{e}");
-    let e = multi::copy(q1, &src, 0, q1, &dst, 0, 3).unwrap_err();
+    let e = multi::copy(q1, &src, 0..3, q1, &dst, 0..).unwrap_err();
     assert!(matches!(e, Error::WrongDevice { .. }), "{e}");
 }
 
@@ -198,25 +197,22 @@ fn events_wait_across_devices() {
             let (qa, qb) = (s.queue(a), s.queue(b));
             let src = Buffer::<u32>::new(qa, n).unwrap();
             let dst = Buffer::<u32>::new(qb, n).unwrap();
-            let run = qa
-                .enqueue_launch(&slow, NdRange::new(n), args![&src], &[])
-                .unwrap();
+            let run = slow.enqueue(qa, NdRange::new(n), args![&src], &[]).unwrap();
             // The copy is issued on qa after the launch, and also names its event.
-            let copied = multi::enqueue_copy(qa, &src, 0, qb, &dst, 0, n, &[run.event()]).unwrap();
-            let doubled = qb
-                .enqueue_launch(&double, NdRange::new(n), args![&dst], &[&copied])
+            let copied =
+                multi::enqueue_copy(qa, &src, 0..n, qb, &dst, 0.., &[run.event()]).unwrap();
+            let doubled = double
+                .enqueue(qb, NdRange::new(n), args![&dst], &[&copied])
                 .unwrap();
             doubled.wait().unwrap();
             let got = qb.read(&dst).unwrap();
             let want: Vec<u32> = (0..n as u32).map(|i| (i + acc) * 2).collect();
             assert_eq!(got, want, "{a} -> {b}");
             // a launch on b waiting directly for an event of a
-            let run = qa
-                .enqueue_launch(&slow, NdRange::new(n), args![&src], &[])
-                .unwrap();
+            let run = slow.enqueue(qa, NdRange::new(n), args![&src], &[]).unwrap();
             let marker = Buffer::<u32>::new(qb, 1).unwrap();
-            let after = qb
-                .enqueue_launch(&double, NdRange::new(1), args![&marker], &[run.event()])
+            let after = double
+                .enqueue(qb, NdRange::new(1), args![&marker], &[run.event()])
                 .unwrap();
             after.wait().unwrap();
             assert!(run.event().is_complete(), "{a} -> {b}");

@@ -95,7 +95,7 @@ fn round_trip_on_every_backend() {
         let xs = sample(37);
         let src = Buffer::from_slice(&q, &xs).unwrap();
         let dst = Buffer::<Particle>::new(&dev, xs.len()).unwrap();
-        q.launch(&k, NdRange::new(xs.len()), args![&src, &dst])
+        k.launch(&q, NdRange::new(xs.len()), args![&src, &dst])
             .unwrap();
         let got = dst.to_vec(&q).unwrap();
         for (g, x) in got.iter().zip(&xs) {
@@ -304,11 +304,11 @@ fn kernels_that_differ_only_in_a_struct_layout_are_two_kernels() {
         let q = Queue::new(&dev).unwrap();
         let out = Buffer::<f32>::new(&dev, xs.len()).unwrap();
         let src = Buffer::from_slice(&q, &pa).unwrap();
-        q.launch(&a, NdRange::new(xs.len()), args![&src, &out])
+        a.launch(&q, NdRange::new(xs.len()), args![&src, &out])
             .unwrap();
         assert_eq!(out.to_vec(&q).unwrap(), xs, "order_a on {spec}");
         let src = Buffer::from_slice(&q, &pb).unwrap();
-        q.launch(&b, NdRange::new(xs.len()), args![&src, &out])
+        b.launch(&q, NdRange::new(xs.len()), args![&src, &out])
             .unwrap();
         assert_eq!(out.to_vec(&q).unwrap(), xs, "order_b on {spec}");
     }

@@ -343,7 +343,7 @@ fn bench_mandelbrot(q: &Queue, edge: usize, reps: usize) -> Result<BenchResult, 
     let strata_s = timed(reps, || -> Result<f64, Error> {
         q.fill(&out, u32::MAX, 0..pixels)?;
         let t = Instant::now();
-        q.launch(&k, range, args![&out, edge as u32, x0, y0, d, max_iter])?;
+        k.launch(q, range, args![&out, edge as u32, x0, y0, d, max_iter])?;
         Ok(t.elapsed().as_secs_f64())
     })?;
     let got = q.read(&out)?;
@@ -540,7 +540,7 @@ fn bench_nbody(q: &Queue, n: usize, reps: usize) -> Result<BenchResult, BenchErr
             q.fill(o, f32::NAN, 0..n)?;
         }
         let t = Instant::now();
-        q.launch(&k, range, args![&x, &y, &z, &m, ax, ay, az, NBODY_EPS2])?;
+        k.launch(q, range, args![&x, &y, &z, &m, ax, ay, az, NBODY_EPS2])?;
         Ok(t.elapsed().as_secs_f64())
     })?;
     let got = [q.read(ax)?, q.read(ay)?, q.read(az)?];
@@ -623,7 +623,7 @@ fn bench_matmul(q: &Queue, n: usize, reps: usize) -> Result<BenchResult, BenchEr
     let strata_s = timed(reps, || -> Result<f64, Error> {
         q.fill(&dc, f32::NAN, 0..n * n)?;
         let t = Instant::now();
-        q.launch(&k, range, args![&da, &db, &dc, n as u32])?;
+        k.launch(q, range, args![&da, &db, &dc, n as u32])?;
         Ok(t.elapsed().as_secs_f64())
     })?;
     let got = q.read(&dc)?;

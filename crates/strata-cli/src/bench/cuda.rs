@@ -105,7 +105,7 @@ pub struct LaunchCost {
     /// Raw launches, each between two `cuEventRecord`s (what strata's queue issues per
     /// command for its timing): how much of the difference the events are.
     pub raw_events_launch_s: f64,
-    /// One blocking launch (`Queue::launch`: launch and wait), median.
+    /// One blocking launch (`Kernel::launch`: launch and wait), median.
     pub strata_blocking_s: f64,
     /// One raw launch followed by `cuStreamSynchronize`, median.
     pub raw_blocking_s: f64,
@@ -459,18 +459,18 @@ impl CudaBaseline {
         let q = Queue::new(&self.device)?;
         let y = Buffer::<u32>::new(&self.device, 32)?;
         let range = NdRange::new(32).local(32);
-        q.launch(&k, range, args![&y])?;
+        k.launch(&q, range, args![&y])?;
         let strata_launch_s = Self::timed(3, || {
             let t = Instant::now();
             for _ in 0..count {
-                q.enqueue_launch(&k, range, args![&y], &[])?;
+                k.enqueue(&q, range, args![&y], &[])?;
             }
             q.finish()?;
             Ok(t.elapsed().as_secs_f64() / count as f64)
         })?;
         let strata_blocking_s = Self::timed(count, || {
             let t = Instant::now();
-            q.launch(&k, range, args![&y])?;
+            k.launch(&q, range, args![&y])?;
             Ok(t.elapsed().as_secs_f64())
         })?;
         let dev = cuda_device(&self.device)?;

@@ -1,5 +1,5 @@
 //! The tensor-field benchmarks of `strata bench`: Rudin–Osher–Fatemi denoising by Chambolle's
-//! algorithm ([`strata::fields::denoise::rof`], the PACXX paper's FlexBox benchmark), with and
+//! algorithm (`denoise::rof`, the PACXX paper's FlexBox benchmark), with and
 //! without operator fusion, beside a hand-written rayon version on the host, in the same run.
 //!
 //! | bench         | strata side                                   | baseline                                  |
@@ -20,11 +20,16 @@
 //! pixel per iteration. The strata result is checked against the rayon result (largest
 //! difference relative to the largest pixel, at most [`TOLERANCE`]).
 
+/// Chambolle's ROF iteration on fields: the `rof` example's, shared with it (an application of
+/// the fields, not part of the library).
+#[path = "../../../strata/examples/common/denoise.rs"]
+mod denoise;
+
 use crate::bench::compute::INTERP_WORK_DIVISOR;
 use crate::bench::{BenchError, BenchResult, DEFAULT_SIZE};
 use rayon::prelude::*;
 use std::time::Instant;
-use strata::fields::{denoise, Field, Fields, Shape};
+use strata::fields::{Field, Fields, Shape};
 use strata::prelude::*;
 use strata::BackendKind;
 

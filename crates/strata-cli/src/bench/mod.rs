@@ -659,7 +659,7 @@ fn bench_vadd(
     let strata_s = timed(reps, || -> Result<f64, Error> {
         q.fill(&c, f32::NAN, 0..n)?;
         let t = Instant::now();
-        q.launch(&k, range, args![&a, &b, &c])?;
+        k.launch(q, range, args![&a, &b, &c])?;
         Ok(t.elapsed().as_secs_f64())
     })?;
     let got = q.read(&c)?;
@@ -719,9 +719,9 @@ fn bench_saxpy(
     let xb = Buffer::from_slice(q, x)?;
     let yb = Buffer::<f32>::new(q.device(), n)?;
     let strata_s = timed(reps, || -> Result<f64, Error> {
-        q.write(&yb, 0, y0)?;
+        q.write(&yb, 0.., y0)?;
         let t = Instant::now();
-        q.launch(&k, range, args![SAXPY_A, &xb, &yb])?;
+        k.launch(q, range, args![SAXPY_A, &xb, &yb])?;
         Ok(t.elapsed().as_secs_f64())
     })?;
     let got = q.read(&yb)?;
@@ -871,8 +871,8 @@ fn bench_reduce(
     let strata_s = timed(reps, || -> Result<f64, BenchError> {
         let t = Instant::now();
         let run = match which {
-            Reduction::Dot => q.enqueue_launch(&k, range, args![&xb, &yb], &[])?,
-            Reduction::Sum => q.enqueue_launch(&k, range, args![&xb], &[])?,
+            Reduction::Dot => k.enqueue(q, range, args![&xb, &yb], &[])?,
+            Reduction::Sum => k.enqueue(q, range, args![&xb], &[])?,
         };
         let total: Gathered<f32> = run.gather::<f32>(0)?;
         let got = total.get()?;

@@ -34,13 +34,13 @@
 //! baseline of the sorts is measured once per run and size and shared by all of them.
 //!
 //! **Scan variants**, to compare stagings in one run (`strata bench --filter pat_scan` runs
-//! them all): `pat_scan` is the default ([`ScanAlgorithm::Auto`]: the look-back scan on CUDA,
+//! them all): `pat_scan` is the default ([`ScanAlgorithm::Auto`](strata::patterns::ScanAlgorithm::Auto): the look-back scan on CUDA,
 //! the multi-pass scan elsewhere);
-//! `pat_scan_lookback` forces the single-pass look-back scan ([`ScanAlgorithm::LookBack`]),
-//! `pat_scan_kK` does too with [`Staging::scan_items_per_thread`](super::Staging) set to `K`
+//! `pat_scan_lookback` forces the single-pass look-back scan ([`ScanAlgorithm::LookBack`](strata::patterns::ScanAlgorithm::LookBack)),
+//! `pat_scan_kK` does too with [`Staging::scan_items_per_thread`](strata::patterns::Staging::scan_items_per_thread) set to `K`
 //! (elements per work-item of a look-back tile), `pat_scan_gG_kK` also with the work-group size
 //! `G`; `pat_scan_multipass` forces the portable three-pass scan
-//! ([`ScanAlgorithm::MultiPass`]). Where the look-back scan cannot run (OpenCL) the look-back
+//! ([`ScanAlgorithm::MultiPass`](strata::patterns::ScanAlgorithm::MultiPass)). Where the look-back scan cannot run (OpenCL) the look-back
 //! variants run the multi-pass scan like `pat_scan`. The `local`
 //! and `groups` columns of a scan row are the work-group size and the number of work-groups
 //! (tiles) of the look-back pass, or of the first multi-pass pass.

@@ -103,7 +103,7 @@ macro_rules! atomic_suite {
                 let xb = Buffer::from_slice(q, &xs).map_err(e)?;
                 let ab = Buffer::from_slice(q, &start).map_err(e)?;
                 let ob = Buffer::<T>::new(q.device(), 3 * n).map_err(e)?;
-                q.launch(&k, NdRange::covering(n, 64), args![&xb, &ab, &ob]).map_err(e)?;
+                k.launch(&q, NdRange::covering(n, 64), args![&xb, &ab, &ob]).map_err(e)?;
                 let got = q.read(&ab).map_err(e)?;
                 let olds = q.read(&ob).map_err(e)?;
                 let want = host(init, &xs);
@@ -168,7 +168,7 @@ macro_rules! atomic_suite {
                 let ib = Buffer::from_slice(q, &init).map_err(e)?;
                 let ob = Buffer::<T>::new(q.device(), groups * 9).map_err(e)?;
                 let olds = Buffer::<T>::new(q.device(), 2 * n).map_err(e)?;
-                q.launch(&k, NdRange::new(n).local(L as usize), args![&xb, &ib, &ob, &olds]).map_err(e)?;
+                k.launch(&q, NdRange::new(n).local(L as usize), args![&xb, &ib, &ob, &olds]).map_err(e)?;
                 let got = q.read(&ob).map_err(e)?;
                 let olds = q.read(&olds).map_err(e)?;
                 let l = L as usize;
@@ -269,8 +269,8 @@ fn atomic_load(q: &Queue) -> Result<(), String> {
     let own64 = Buffer::<u64>::new(q.device(), n).map_err(e)?;
     let out = Buffer::<u32>::new(q.device(), 4 * n).map_err(e)?;
     let out64 = Buffer::<u64>::new(q.device(), n).map_err(e)?;
-    q.launch(
-        &k,
+    k.launch(
+        q,
         NdRange::new(n).local(L),
         args![&counts, &own, &own64, &out, &out64],
     )
@@ -337,7 +337,7 @@ fn histogram(q: &Queue) -> Result<(), String> {
     .map_err(e)?;
     let xb = Buffer::from_slice(q, &xs).map_err(e)?;
     let hb = Buffer::<u32>::new(q.device(), BINS as usize).map_err(e)?;
-    q.launch(&k, NdRange::covering(n, 128), args![&xb, &hb])
+    k.launch(q, NdRange::covering(n, 128), args![&xb, &hb])
         .map_err(e)?;
     let mut want = vec![0u32; BINS as usize];
     for &x in &xs {
@@ -372,7 +372,7 @@ fn cas_loop(q: &Queue) -> Result<(), String> {
     let xb = Buffer::from_slice(q, &xs).map_err(e)?;
     let ab = Buffer::from_slice(q, &[1000i32]).map_err(e)?;
     let tb = Buffer::<u32>::new(q.device(), 1).map_err(e)?;
-    q.launch(&k, NdRange::covering(n, 64), args![&xb, &ab, &tb])
+    k.launch(q, NdRange::covering(n, 64), args![&xb, &ab, &tb])
         .map_err(e)?;
     let want = xs.iter().fold(1000i32, |a, &b| a.wrapping_add(b));
     expect_eq(
@@ -417,7 +417,7 @@ fn f32_add(q: &Queue) -> Result<(), String> {
     let ab = Buffer::<f32>::new(q.device(), 1 + groups).map_err(e)?;
     let pinit: Vec<f32> = (0..n).map(|i| i as f32 * 0.25).collect();
     let pb = Buffer::from_slice(q, &pinit).map_err(e)?;
-    q.launch(&k, NdRange::covering(n, 100), args![&xb, &ab, &pb])
+    k.launch(q, NdRange::covering(n, 100), args![&xb, &ab, &pb])
         .map_err(e)?;
     let got = q.read(&ab).map_err(e)?;
     let total: f64 = xs.iter().map(|&v| v as f64).sum();
@@ -472,7 +472,7 @@ fn wide_u64(q: &Queue) -> Result<(), String> {
     })
     .map_err(e)?;
     let ab = Buffer::from_slice(q, &[1u64, 0, u64::MAX, 0]).map_err(e)?;
-    q.launch(&k, NdRange::covering(n, 64), args![&ab])
+    k.launch(q, NdRange::covering(n, 64), args![&ab])
         .map_err(e)?;
     let mut want = [1u64, 0, u64::MAX, 0];
     for i in 0..n as u64 {

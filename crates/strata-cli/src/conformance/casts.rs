@@ -161,8 +161,8 @@ fn widening_into(q: &Queue) -> Result<(), String> {
     if !has_f64(q) {
         return Ok(());
     }
-    q.launch(
-        &k,
+    k.launch(
+        q,
         NdRange::covering(n, 48),
         args![&ab, &bb, &o32, &o64, &of],
     )
@@ -242,8 +242,8 @@ fn mixed_operators(q: &Queue) -> Result<(), String> {
     let of = Buffer::<f64>::new(q.device(), 4 * n).map_err(e)?;
     let oi = Buffer::<i64>::new(q.device(), 4 * n).map_err(e)?;
     let ou = Buffer::<u32>::new(q.device(), 4 * n).map_err(e)?;
-    q.launch(
-        &k,
+    k.launch(
+        q,
         NdRange::covering(n, 64),
         args![&bufs.0, &bufs.1, &bufs.2, &bufs.3, &bufs.4, &bufs.5, &of, &oi, &ou],
     )

@@ -89,7 +89,7 @@ fn oob_global_read(q: &Queue) -> Result<(), String> {
     let at = here(line);
     expect_fault(
         "read past the end",
-        q.launch(&k, NdRange::new(8).local(4), args![&x, &out]),
+        k.launch(&q, NdRange::new(8).local(4), args![&x, &out]),
         oob,
         &[
             "kernel `planted_oob_global_read`",
@@ -123,7 +123,7 @@ fn oob_global_write(q: &Queue) -> Result<(), String> {
     let at = here(line);
     expect_fault(
         "write past the end",
-        q.launch(&k, NdRange::new(8).local(4), args![&out]),
+        k.launch(&q, NdRange::new(8).local(4), args![&out]),
         oob,
         &[
             "index 105 is out of bounds for buffer `out` of length 8",
@@ -157,7 +157,7 @@ fn oob_local_read(q: &Queue) -> Result<(), String> {
     let at = here(line);
     expect_fault(
         "a read past the end of local memory",
-        q.launch(&k, NdRange::new(8).local(8), args![&out]),
+        k.launch(&q, NdRange::new(8).local(8), args![&out]),
         oob,
         &[
             "index 8 is out of bounds for local array `tile` of length 8",
@@ -192,7 +192,7 @@ fn oob_local_write(q: &Queue) -> Result<(), String> {
     let at = here(line);
     expect_fault(
         "write past the end of local memory",
-        q.launch(&k, NdRange::new(8).local(8), args![&out]),
+        k.launch(&q, NdRange::new(8).local(8), args![&out]),
         oob,
         &[
             "index 4 is out of bounds for local array `tile` of length 4",
@@ -233,7 +233,7 @@ fn race_write_write(q: &Queue) -> Result<(), String> {
     })
     .map_err(e)?;
     let out = Buffer::<u32>::new(&q, 4).map_err(e)?;
-    let r = q.launch(&k, NdRange::new(4).local(4), args![&out]);
+    let r = k.launch(&q, NdRange::new(4).local(4), args![&out]);
     if !q.device().finds_races() {
         return runs_clean(&q, r);
     }
@@ -267,7 +267,7 @@ fn race_read_write(q: &Queue) -> Result<(), String> {
     })
     .map_err(e)?;
     let x = Buffer::from_slice(&q, &[0u32, 1, 2, 3, 4, 5, 6, 7]).map_err(e)?;
-    let r = q.launch(&k, NdRange::new(8).local(8), args![&x]);
+    let r = k.launch(&q, NdRange::new(8).local(8), args![&x]);
     if !q.device().finds_races() {
         return runs_clean(&q, r);
     }
@@ -301,7 +301,7 @@ fn race_across_groups(q: &Queue) -> Result<(), String> {
     })
     .map_err(e)?;
     let out = Buffer::<u32>::new(&q, 1).map_err(e)?;
-    let r = q.launch(&k, NdRange::new(8).local(4), args![&out]);
+    let r = k.launch(&q, NdRange::new(8).local(4), args![&out]);
     if !q.device().finds_races() {
         return runs_clean(&q, r);
     }
@@ -337,7 +337,7 @@ fn uninit_local(q: &Queue) -> Result<(), String> {
     })
     .map_err(e)?;
     let out = Buffer::<u32>::new(&q, 8).map_err(e)?;
-    let r = q.launch(&k, NdRange::new(8).local(8), args![&out]);
+    let r = k.launch(&q, NdRange::new(8).local(8), args![&out]);
     if !q.device().finds_races() {
         return runs_clean(&q, r);
     }
@@ -369,7 +369,7 @@ fn uninit_private(q: &Queue) -> Result<(), String> {
     })
     .map_err(e)?;
     let out = Buffer::<u32>::new(&q, 4).map_err(e)?;
-    let r = q.launch(&k, NdRange::new(4).local(4), args![&out]);
+    let r = k.launch(&q, NdRange::new(4).local(4), args![&out]);
     if !q.device().finds_races() {
         return runs_clean(&q, r);
     }
@@ -402,7 +402,7 @@ fn uninit_buffer(q: &Queue) -> Result<(), String> {
     // Only the first six elements are written.
     q.fill(&x, 3u32, 0..6).map_err(e)?;
     let out = Buffer::<u32>::new(&q, 8).map_err(e)?;
-    let r = q.launch(&k, NdRange::new(8).local(8), args![&x, &out]);
+    let r = k.launch(&q, NdRange::new(8).local(8), args![&x, &out]);
     if !q.device().finds_races() {
         return runs_clean(&q, r);
     }
@@ -419,7 +419,7 @@ fn uninit_buffer(q: &Queue) -> Result<(), String> {
     )?;
     // Written in full, the buffer reads clean.
     q.fill(&x, 4u32, 6..).map_err(e)?;
-    q.launch(&k, NdRange::new(8).local(8), args![&x, &out])
+    k.launch(&q, NdRange::new(8).local(8), args![&x, &out])
         .map_err(e)?;
     expect_eq("out", &q.read(&out).map_err(e)?, &[3, 3, 3, 3, 3, 3, 4, 4])
 }
@@ -436,7 +436,7 @@ fn barrier_divergence(q: &Queue) -> Result<(), String> {
     })
     .map_err(e)?;
     let out = Buffer::<u32>::new(&q, 8).map_err(e)?;
-    match q.launch(&k, NdRange::new(8).local(8), args![&out]) {
+    match k.launch(&q, NdRange::new(8).local(8), args![&out]) {
         Err(Error::BarrierDivergence {
             kernel,
             what,
@@ -479,7 +479,7 @@ fn clean_exchange(q: &Queue) -> Result<(), String> {
     .map_err(e)?;
     let x = Buffer::from_slice(&q, &(0..16).collect::<Vec<u32>>()).map_err(e)?;
     let count = Buffer::<u32>::new(&q, 1).map_err(e)?;
-    q.launch(&k, NdRange::new(16).local(8), args![&x, &count])
+    k.launch(&q, NdRange::new(16).local(8), args![&x, &count])
         .map_err(e)?;
     let want: Vec<u32> = (0..16u32).map(|i| (i / 8) * 8 + 7 - i % 8 + 1).collect();
     expect_eq("x", &q.read(&x).map_err(e)?, &want)?;

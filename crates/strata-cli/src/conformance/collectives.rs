@@ -60,7 +60,7 @@ fn reduce_1d(q: &Queue) -> Result<(), String> {
     let xb = Buffer::from_slice(q, &xs).map_err(e)?;
     let ob = Buffer::<i32>::new(q.device(), 3 * n).map_err(e)?;
     let fb = Buffer::<f32>::new(q.device(), 3 * n).map_err(e)?;
-    q.launch(&k, NdRange::new(n).local(L), args![&xb, &ob, &fb])
+    k.launch(q, NdRange::new(n).local(L), args![&xb, &ob, &fb])
         .map_err(e)?;
     let mut want = Vec::new();
     let mut fwant = Vec::new();
@@ -127,7 +127,7 @@ fn scan_1d(q: &Queue) -> Result<(), String> {
         let xs: Vec<i32> = (0..n).map(|_| r.next_u64() as i32 >> 4).collect();
         let xb = Buffer::from_slice(q, &xs).map_err(e)?;
         let ob = Buffer::<i32>::new(q.device(), 4 * n).map_err(e)?;
-        q.launch(&k, NdRange::covering(n, l), args![&xb, &ob])
+        k.launch(q, NdRange::covering(n, l), args![&xb, &ob])
             .map_err(e)?;
         let want: Vec<i32> = xs.chunks(l).flat_map(scans).flatten().collect();
         expect_eq_k(
@@ -163,7 +163,7 @@ fn reduce_scan_2d(q: &Queue) -> Result<(), String> {
     .map_err(e)?;
     let xb = Buffer::from_slice(q, &xs).map_err(e)?;
     let ob = Buffer::<i32>::new(q.device(), 4 * gx * gy).map_err(e)?;
-    q.launch(&k, NdRange::new([gx, gy]).local([lx, ly]), args![&xb, &ob])
+    k.launch(q, NdRange::new([gx, gy]).local([lx, ly]), args![&xb, &ob])
         .map_err(e)?;
     let mut want = vec![0i32; 4 * gx * gy];
     for by in 0..gy / ly {
@@ -221,7 +221,7 @@ fn broadcast(q: &Queue) -> Result<(), String> {
         } else {
             NdRange::new(g).local(l)
         };
-        q.launch(&k, range, args![&xb, &ob]).map_err(e)?;
+        k.launch(q, range, args![&xb, &ob]).map_err(e)?;
         let ng = [g[0] / l[0], g[1] / l[1]];
         let n = l[0] * l[1];
         let mut want = vec![0.0f32; 3 * total];
@@ -280,7 +280,7 @@ fn any_all(q: &Queue) -> Result<(), String> {
     .map_err(e)?;
     let xb = Buffer::from_slice(q, &xs).map_err(e)?;
     let ob = Buffer::<u32>::new(q.device(), n).map_err(e)?;
-    q.launch(&k, NdRange::new(n).local(L), args![&xb, &ob])
+    k.launch(q, NdRange::new(n).local(L), args![&xb, &ob])
         .map_err(e)?;
     let want: Vec<u32> = xs
         .chunks(L)
@@ -319,7 +319,7 @@ fn wide_types(q: &Queue) -> Result<(), String> {
     let xb = Buffer::from_slice(q, &xs).map_err(e)?;
     let ob = Buffer::<u64>::new(q.device(), 3 * n).map_err(e)?;
     let fb = Buffer::<f64>::new(q.device(), 2 * n).map_err(e)?;
-    q.launch(&k, NdRange::new(n).local(L), args![&xb, &ob, &fb])
+    k.launch(q, NdRange::new(n).local(L), args![&xb, &ob, &fb])
         .map_err(e)?;
     let mut want = Vec::new();
     let mut fwant = Vec::new();
@@ -370,7 +370,7 @@ fn gather_add_u32(q: &Queue) -> Result<(), String> {
             Some(l) => NdRange::covering(n, l),
             None => NdRange::new(n),
         };
-        let run = q.launch(&k, range, args![&xb]).map_err(e)?;
+        let run = k.launch(q, range, args![&xb]).map_err(e)?;
         let got = run.gather::<u32>(0).map_err(e)?.get().map_err(e)?;
         let want = xs.iter().fold(0u32, |a, &b| a.wrapping_add(b));
         check(got == want, || {
@@ -411,7 +411,7 @@ fn reduce_with(q: &Queue) -> Result<(), String> {
         let xb = Buffer::from_slice(q, &xs).map_err(e)?;
         let ob = Buffer::<u32>::new(q.device(), 2 * n).map_err(e)?;
         let fb = Buffer::<f32>::new(q.device(), n).map_err(e)?;
-        q.launch(&k, NdRange::new(g).local(l), args![&xb, &ob, &fb])
+        k.launch(q, NdRange::new(g).local(l), args![&xb, &ob, &fb])
             .map_err(e)?;
         let got = q.read(&ob).map_err(e)?;
         let fgot = q.read(&fb).map_err(e)?;
@@ -479,8 +479,8 @@ fn gather_user_defined(q: &Queue) -> Result<(), String> {
         // Mostly ones in the high bits, so that the and is not simply 0.
         let xs: Vec<u32> = (0..n).map(|_| r.next_u64() as u32 | 0xfff0_0000).collect();
         let xb = Buffer::from_slice(q, &xs).map_err(e)?;
-        let run = q
-            .launch(&k, NdRange::covering(n, l), args![&xb])
+        let run = k
+            .launch(q, NdRange::covering(n, l), args![&xb])
             .map_err(e)?;
         let prod = run.gather::<u32>(0).map_err(e)?.get().map_err(e)?;
         let and = run.gather::<u32>(1).map_err(e)?.get().map_err(e)?;
@@ -519,8 +519,8 @@ fn gather_several(q: &Queue) -> Result<(), String> {
         format!("{} gathers declared", k.gathers().len())
     })?;
     let xb = Buffer::from_slice(q, &xs).map_err(e)?;
-    let run = q
-        .launch(&k, NdRange::covering(n, 128), args![&xb])
+    let run = k
+        .launch(q, NdRange::covering(n, 128), args![&xb])
         .map_err(e)?;
     let sum = run.gather::<i64>(0).map_err(e)?.get().map_err(e)?;
     let mn = run.gather::<i32>(1).map_err(e)?.get().map_err(e)?;
@@ -578,8 +578,8 @@ fn gather_groups_that_return(q: &Queue) -> Result<(), String> {
     ] {
         let xs: Vec<i32> = (0..L * groups).map(|_| r.int(lo, hi) as i32).collect();
         let xb = Buffer::from_slice(q, &xs).map_err(e)?;
-        let run = q
-            .launch(&k, NdRange::new(L * groups).local(L), args![&xb, skip])
+        let run = k
+            .launch(q, NdRange::new(L * groups).local(L), args![&xb, skip])
             .map_err(e)?;
         let got = (
             run.gather::<i32>(0).map_err(e)?.get().map_err(e)?,
@@ -628,7 +628,7 @@ fn gather_float_2d(q: &Queue) -> Result<(), String> {
             Some(l) => NdRange::new([gx, gy]).local(l),
             None => NdRange::new([gx, gy]),
         };
-        let run = q.launch(&k, range, args![&xb]).map_err(e)?;
+        let run = k.launch(q, range, args![&xb]).map_err(e)?;
         let s = run.gather::<f32>(0).map_err(e)?.get().map_err(e)?;
         let m = run.gather::<f32>(1).map_err(e)?.get().map_err(e)?;
         let d = run.gather::<i32>(2).map_err(e)?.get().map_err(e)?;
@@ -738,7 +738,7 @@ fn float_add_bound_of<T: BoundFloat>(q: &Queue, seed: u64) -> Result<(), String>
             .collect();
         let xb = Buffer::from_slice(q, &xs).map_err(e)?;
         let ob = Buffer::<T>::new(q.device(), 3 * n).map_err(e)?;
-        q.launch(&k, NdRange::new(n).local(l), args![&xb, &ob])
+        k.launch(q, NdRange::new(n).local(l), args![&xb, &ob])
             .map_err(e)?;
         let got = q.read(&ob).map_err(e)?;
         for (g, c) in xs.chunks(l).enumerate() {
@@ -799,7 +799,7 @@ fn float_min_max_exact(q: &Queue) -> Result<(), String> {
             .collect();
         let xb = Buffer::from_slice(q, &xs).map_err(e)?;
         let ob = Buffer::<f32>::new(q.device(), 4 * n).map_err(e)?;
-        q.launch(&k, NdRange::new(n).local(l), args![&xb, &ob])
+        k.launch(q, NdRange::new(n).local(l), args![&xb, &ob])
             .map_err(e)?;
         let mut want = Vec::with_capacity(4 * n);
         for c in xs.chunks(l) {

@@ -97,7 +97,7 @@ fn divergent(q: &Queue) -> Result<(), String> {
     let xs: Vec<u32> = inputs::<u32>(202, n, true);
     let xb = Buffer::from_slice(q, &xs).map_err(e)?;
     let ob = Buffer::<u32>::new(q.device(), n).map_err(e)?;
-    q.launch(&k, NdRange::covering(n, 60), args![&xb, &ob])
+    k.launch(q, NdRange::covering(n, 60), args![&xb, &ob])
         .map_err(e)?;
     let want: Vec<u32> = (0..n)
         .map(|i| {
@@ -246,7 +246,7 @@ fn for_steps(q: &Queue) -> Result<(), String> {
     let items = 24;
     let out = Buffer::<i32>::new(q.device(), items * 3).map_err(e)?;
     for (a, b, st) in combos {
-        q.launch(&k, NdRange::new(items).local(8), args![a, b, st, &out])
+        k.launch(q, NdRange::new(items).local(8), args![a, b, st, &out])
             .map_err(e)?;
         let want: Vec<i32> = (0..items as i32)
             .flat_map(|i| host_steps(a + i, b, st))
@@ -273,7 +273,7 @@ fn for_steps(q: &Queue) -> Result<(), String> {
         })
         .map_err(e)?;
         let o = Buffer::<i32>::new(q.device(), 3).map_err(e)?;
-        q.launch(&k, NdRange::new(1), args![&o]).map_err(e)?;
+        k.launch(q, NdRange::new(1), args![&o]).map_err(e)?;
         expect_eq(
             &format!("for_step({a}, {b}, {st}) with constant bounds"),
             &q.read(&o).map_err(e)?,
@@ -517,7 +517,7 @@ fn nested_break(q: &Queue) -> Result<(), String> {
     let mb = Buffer::from_slice(q, &m).map_err(e)?;
     let tb = Buffer::from_slice(q, &t).map_err(e)?;
     let ob = Buffer::<i32>::new(q.device(), items * 2).map_err(e)?;
-    q.launch(&k, NdRange::covering(items, 64), args![&mb, &tb, &ob])
+    k.launch(q, NdRange::covering(items, 64), args![&mb, &tb, &ob])
         .map_err(e)?;
     let want: Vec<i32> = (0..items)
         .flat_map(|i| {
@@ -571,7 +571,7 @@ fn nested_continue(q: &Queue) -> Result<(), String> {
     let mb = Buffer::from_slice(q, &m).map_err(e)?;
     let tb = Buffer::from_slice(q, &t).map_err(e)?;
     let ob = Buffer::<i32>::new(q.device(), items).map_err(e)?;
-    q.launch(&k, NdRange::covering(items, 32), args![&mb, &tb, &ob])
+    k.launch(q, NdRange::covering(items, 32), args![&mb, &tb, &ob])
         .map_err(e)?;
     let want: Vec<i32> = (0..items)
         .map(|i| {
@@ -681,7 +681,7 @@ fn early_return(q: &Queue) -> Result<(), String> {
     let xb = Buffer::from_slice(q, &xs).map_err(e)?;
     let ob = Buffer::<u32>::from_slice(q, &vec![5u32; n + 3]).map_err(e)?;
     // The buffer is longer than the input: the extra elements are never written.
-    q.launch(&k, NdRange::covering(n, 64), args![&xb, &ob])
+    k.launch(q, NdRange::covering(n, 64), args![&xb, &ob])
         .map_err(e)?;
     let mut want: Vec<u32> = xs
         .iter()
@@ -708,7 +708,7 @@ fn early_return(q: &Queue) -> Result<(), String> {
     })
     .map_err(e)?;
     let ob2 = Buffer::<u32>::new(q.device(), n).map_err(e)?;
-    q.launch(&k2, NdRange::covering(n, 64), args![&xb, &ob2])
+    k2.launch(q, NdRange::covering(n, 64), args![&xb, &ob2])
         .map_err(e)?;
     let want2: Vec<u32> = xs.iter().map(|&v| 300 + v % 11 + 20).collect();
     expect_eq("return_ inside loop_", &q.read(&ob2).map_err(e)?, &want2)
@@ -744,7 +744,7 @@ fn staging_unrolled(q: &Queue) -> Result<(), String> {
     })?;
     let xb = Buffer::from_slice(q, &xs).map_err(e)?;
     let ob = Buffer::<f32>::new(q.device(), n).map_err(e)?;
-    q.launch(&k, NdRange::covering(n, 64), args![&xb, &ob])
+    k.launch(q, NdRange::covering(n, 64), args![&xb, &ob])
         .map_err(e)?;
     let want: Vec<f32> = (0..n)
         .map(|i| {
@@ -784,7 +784,7 @@ fn staged_constants(q: &Queue) -> Result<(), String> {
     let ob = Buffer::<i32>::new(q.device(), xs.len()).map_err(e)?;
     for (c, shift) in [(3, 2), (-7, 0), (1, 5), (0, 1), (i32::MAX, 3)] {
         let k = build(c, shift)?;
-        q.launch(&k, NdRange::covering(xs.len(), 64), args![&xb, &ob])
+        k.launch(q, NdRange::covering(xs.len(), 64), args![&xb, &ob])
             .map_err(e)?;
         let want: Vec<i32> = xs
             .iter()

@@ -39,7 +39,7 @@ fn run_modes<A: Value, R: Value>(q: &Queue, name: &str, xs: &[A]) -> Result<Vec<
     .map_err(e)?;
     let xb = Buffer::from_slice(q, xs).map_err(e)?;
     let ob = Buffer::<R>::new(q.device(), 4 * xs.len()).map_err(e)?;
-    q.launch(&k, NdRange::covering(xs.len(), 64), args![&xb, &ob])
+    k.launch(q, NdRange::covering(xs.len(), 64), args![&xb, &ob])
         .map_err(e)?;
     q.read(&ob).map_err(e)
 }
@@ -182,7 +182,7 @@ fn to_float(q: &Queue) -> Result<(), String> {
     .map_err(e)?;
     let xb = Buffer::from_slice(q, &ys).map_err(e)?;
     let ob = Buffer::<[f32; 2]>::new(q.device(), ys.len()).map_err(e)?;
-    q.launch(&k, NdRange::covering(ys.len(), 32), args![&xb, &ob])
+    k.launch(q, NdRange::covering(ys.len(), 32), args![&xb, &ob])
         .map_err(e)?;
     let got = q.read(&ob).map_err(e)?;
     let want: Vec<[f32; 2]> = ys

@@ -49,7 +49,7 @@ fn constant_buffer(q: &Queue) -> Result<(), String> {
     let xb = Buffer::from_slice(q, &xs).map_err(e)?;
     let tb = Buffer::from_slice(q, &taps).map_err(e)?;
     let ob = Buffer::<f32>::new(q.device(), n).map_err(e)?;
-    q.launch(&k, NdRange::covering(n, 64), args![&xb, &tb, &ob])
+    k.launch(q, NdRange::covering(n, 64), args![&xb, &tb, &ob])
         .map_err(e)?;
     // Products of integers and eighths, summed in order: exact.
     let want: Vec<f32> = (0..n)
@@ -64,7 +64,7 @@ fn constant_buffer(q: &Queue) -> Result<(), String> {
         // One element over the limit (only where the limit is small enough to allocate).
         if max <= 64 << 20 {
             let big = Buffer::<f32>::new(q.device(), max as usize / 4 + 1).map_err(e)?;
-            let m = match q.launch(&k, NdRange::covering(n, 64), args![&xb, &big, &ob]) {
+            let m = match k.launch(q, NdRange::covering(n, 64), args![&xb, &big, &ob]) {
                 Ok(_) => {
                     return Err(format!(
                         "a constant buffer over the device's {max} bytes was accepted"
@@ -95,7 +95,7 @@ fn saxpy(q: &Queue) -> Result<(), String> {
     let ys: Vec<f32> = (0..n).map(|i| 1.0 - i as f32).collect();
     let x = Buffer::from_slice(q, &xs).map_err(e)?;
     let y = Buffer::from_slice(q, &ys).map_err(e)?;
-    q.launch(&k, NdRange::covering(n, 64), args![3.0f32, &x, &y])
+    k.launch(q, NdRange::covering(n, 64), args![3.0f32, &x, &y])
         .map_err(e)?;
     let want: Vec<f32> = xs.iter().zip(&ys).map(|(x, y)| 3.0 * x + y).collect();
     expect_eq("y", &q.read(&y).map_err(e)?, &want)
@@ -186,7 +186,7 @@ fn private_array_case(q: &Queue) -> Result<(), String> {
     .map_err(e)?;
     let xb = Buffer::from_slice(q, &xs).map_err(e)?;
     let ob = Buffer::<i32>::new(q.device(), n * (M as usize + 1)).map_err(e)?;
-    q.launch(&k, NdRange::covering(n, 64), args![&xb, &ob])
+    k.launch(q, NdRange::covering(n, 64), args![&xb, &ob])
         .map_err(e)?;
     let mut want = Vec::new();
     for i in 0..n {
@@ -224,7 +224,7 @@ fn local_fixed(q: &Queue) -> Result<(), String> {
     .map_err(e)?;
     let xb = Buffer::from_slice(q, &xs).map_err(e)?;
     let ob = Buffer::<u32>::new(q.device(), n).map_err(e)?;
-    q.launch(&k, NdRange::new(n).local(L as usize), args![&xb, &ob])
+    k.launch(q, NdRange::new(n).local(L as usize), args![&xb, &ob])
         .map_err(e)?;
     let l = L as usize;
     let want: Vec<u32> = (0..n)
@@ -268,8 +268,8 @@ fn local_dyn(q: &Queue) -> Result<(), String> {
         let xs: Vec<i32> = (0..n).map(|_| r.int(-1000, 1000) as i32).collect();
         let xb = Buffer::from_slice(q, &xs).map_err(e)?;
         let ob = Buffer::<i32>::new(q.device(), 2 * n).map_err(e)?;
-        q.launch(
-            &k,
+        k.launch(
+            q,
             NdRange::new(n).local(l),
             args![
                 &xb,
@@ -336,8 +336,8 @@ fn local_tree(q: &Queue) -> Result<(), String> {
         let groups = n.div_ceil(l);
         let xb = Buffer::from_slice(q, &xs).map_err(e)?;
         let ob = Buffer::<u32>::new(q.device(), groups).map_err(e)?;
-        q.launch(
-            &k,
+        k.launch(
+            q,
             NdRange::covering(n, l),
             args![&xb, &ob, l as u32 / 2, LocalMem::<u32>::new(l)],
         )
@@ -386,7 +386,7 @@ fn barrier_variants(q: &Queue) -> Result<(), String> {
     let xb = Buffer::from_slice(q, &xs).map_err(e)?;
     let sb = Buffer::<u32>::new(q.device(), n).map_err(e)?;
     let ob = Buffer::<u32>::new(q.device(), n).map_err(e)?;
-    q.launch(&k, NdRange::new(n).local(L as usize), args![&xb, &sb, &ob])
+    k.launch(q, NdRange::new(n).local(L as usize), args![&xb, &sb, &ob])
         .map_err(e)?;
     let l = L as usize;
     let want: Vec<u32> = (0..n)
@@ -421,7 +421,7 @@ fn fence(q: &Queue) -> Result<(), String> {
     let n = 333;
     let d = Buffer::<u32>::new(q.device(), n).map_err(e)?;
     let f = Buffer::<u32>::new(q.device(), n).map_err(e)?;
-    q.launch(&k, NdRange::covering(n, 64), args![&d, &f])
+    k.launch(q, NdRange::covering(n, 64), args![&d, &f])
         .map_err(e)?;
     let wd: Vec<u32> = (0..n as u32).map(|i| i * 3 + 1).collect();
     let wf: Vec<u32> = wd.iter().map(|v| v + 1).collect();
@@ -454,7 +454,7 @@ fn gather_scatter(q: &Queue) -> Result<(), String> {
     let pb = Buffer::from_slice(q, &perm).map_err(e)?;
     let gb = Buffer::<f32>::new(q.device(), n).map_err(e)?;
     let sb = Buffer::<f32>::new(q.device(), n).map_err(e)?;
-    q.launch(&k, NdRange::covering(n, 128), args![&xb, &pb, &gb, &sb])
+    k.launch(q, NdRange::covering(n, 128), args![&xb, &pb, &gb, &sb])
         .map_err(e)?;
     let wg: Vec<f32> = perm.iter().map(|&j| xs[j as usize]).collect();
     let mut ws = vec![0.0f32; n];
@@ -490,7 +490,7 @@ fn small_types(q: &Queue) -> Result<(), String> {
     let bb = Buffer::from_slice(q, &b).map_err(e)?;
     let oa = Buffer::<i8>::new(q.device(), n).map_err(e)?;
     let ob = Buffer::<u16>::new(q.device(), n).map_err(e)?;
-    q.launch(&k, NdRange::covering(n, 64), args![&ab, &bb, &oa, &ob])
+    k.launch(q, NdRange::covering(n, 64), args![&ab, &bb, &oa, &ob])
         .map_err(e)?;
     let wa: Vec<i8> = a
         .iter()
@@ -524,7 +524,7 @@ fn index_types(q: &Queue) -> Result<(), String> {
     .map_err(e)?;
     let xb = Buffer::from_slice(q, &xs).map_err(e)?;
     let ob = Buffer::<i64>::new(q.device(), n).map_err(e)?;
-    q.launch(&k, NdRange::covering(n, 100), args![&xb, &ob])
+    k.launch(q, NdRange::covering(n, 100), args![&xb, &ob])
         .map_err(e)?;
     let c = xs[0]
         .wrapping_add(xs[1])
@@ -557,7 +557,7 @@ fn in_place(q: &Queue) -> Result<(), String> {
     })
     .map_err(e)?;
     let xb = Buffer::from_slice(q, &xs).map_err(e)?;
-    q.launch(&k, NdRange::new(n).local(64), args![&xb])
+    k.launch(q, NdRange::new(n).local(64), args![&xb])
         .map_err(e)?;
     let want: Vec<u32> = xs
         .iter()
@@ -566,7 +566,7 @@ fn in_place(q: &Queue) -> Result<(), String> {
         .collect();
     expect_eq("in place", &q.read(&xb).map_err(e)?, &want)?;
     let short = Buffer::<u32>::new(q.device(), n - 1).map_err(e)?;
-    let r = q.launch(&k, NdRange::new(n - 1), args![&short]);
+    let r = k.launch(q, NdRange::new(n - 1), args![&short]);
     check(r.is_err(), || {
         "a buffer of the wrong length was accepted by expect_len".into()
     })

@@ -141,12 +141,8 @@ pub(crate) fn run3<T: strata::builder::Value, const K: usize>(
     let bb = Buffer::from_slice(q, b).map_err(e)?;
     let cb = Buffer::from_slice(q, c).map_err(e)?;
     let ob = Buffer::<T>::new(q.device(), a.len() * K).map_err(e)?;
-    q.launch(
-        &k,
-        NdRange::covering(a.len(), 64),
-        args![&ab, &bb, &cb, &ob],
-    )
-    .map_err(e)?;
+    k.launch(q, NdRange::covering(a.len(), 64), args![&ab, &bb, &cb, &ob])
+        .map_err(e)?;
     q.read(&ob).map_err(e)
 }
 
@@ -449,7 +445,7 @@ fn map1<A: Value, R: Value>(
     .map_err(e)?;
     let xb = Buffer::from_slice(q, xs).map_err(e)?;
     let ob = Buffer::<R>::new(q.device(), xs.len()).map_err(e)?;
-    q.launch(&k, NdRange::covering(xs.len(), 64), args![&xb, &ob])
+    k.launch(q, NdRange::covering(xs.len(), 64), args![&xb, &ob])
         .map_err(e)?;
     q.read(&ob).map_err(e)
 }
@@ -473,7 +469,7 @@ fn map2<A: Value, B: Value, R: Value>(
     let xb = Buffer::from_slice(q, xs).map_err(e)?;
     let yb = Buffer::from_slice(q, ys).map_err(e)?;
     let ob = Buffer::<R>::new(q.device(), xs.len()).map_err(e)?;
-    q.launch(&k, NdRange::covering(xs.len(), 96), args![&xb, &yb, &ob])
+    k.launch(q, NdRange::covering(xs.len(), 96), args![&xb, &yb, &ob])
         .map_err(e)?;
     q.read(&ob).map_err(e)
 }
@@ -500,8 +496,8 @@ fn map3<A: Value, R: Value>(
     let yb = Buffer::from_slice(q, ys).map_err(e)?;
     let zb = Buffer::from_slice(q, zs).map_err(e)?;
     let ob = Buffer::<R>::new(q.device(), xs.len()).map_err(e)?;
-    q.launch(
-        &k,
+    k.launch(
+        q,
         NdRange::covering(xs.len(), 32),
         args![&xb, &yb, &zb, &ob],
     )

@@ -60,7 +60,7 @@ fn orders_and_scopes(q: &Queue) -> Result<(), String> {
         let init = [0, n as u32, 0, u32::MAX, 0, 0, 0, 12345, 0];
         let cb = Buffer::from_slice(q, &init).map_err(e)?;
         let ob = Buffer::<u32>::new(q.device(), n).map_err(e)?;
-        q.launch(&k, NdRange::new(n).local(L), args![&cb, &ob])
+        k.launch(q, NdRange::new(n).local(L), args![&cb, &ob])
             .map_err(e)?;
         let c = q.read(&cb).map_err(e)?;
         let mut olds = q.read(&ob).map_err(e)?;
@@ -155,7 +155,7 @@ macro_rules! float_atomics {
             let xb = Buffer::from_slice(q, &xs).map_err(e)?;
             let ab = Buffer::from_slice(q, &init).map_err(e)?;
             let ob = Buffer::<F>::new(q.device(), n).map_err(e)?;
-            q.launch(&k, NdRange::new(n).local(L), args![&xb, &ab, &ob])
+            k.launch(&q, NdRange::new(n).local(L), args![&xb, &ab, &ob])
                 .map_err(e)?;
             let acc = q.read(&ab).map_err(e)?;
             let finite = xs.iter().filter(|v| !v.is_nan());
@@ -230,8 +230,8 @@ fn message_passing(q: &Queue) -> Result<(), String> {
     let db = Buffer::<u32>::new(q.device(), PAIRS).map_err(e)?;
     let fb = Buffer::<u32>::new(q.device(), PAIRS).map_err(e)?;
     let sb = Buffer::<u32>::new(q.device(), PAIRS).map_err(e)?;
-    q.launch(
-        &k,
+    k.launch(
+        q,
         NdRange::new(2 * PAIRS * L).local(L),
         args![&db, &fb, &sb, 100_000u32],
     )

@@ -78,8 +78,8 @@ fn blur_2d(q: &Queue) -> Result<(), String> {
     let src = Buffer2::from_slice(q, [w, h], &host).map_err(e)?;
     let dst = Buffer2::<f32>::new(q, [w, h]).map_err(e)?;
     padded(q, &src)?;
-    q.launch(
-        &k,
+    k.launch(
+        q,
         NdRange::covering(src.extent(), [8, 8]),
         args![&src, &dst],
     )
@@ -121,7 +121,7 @@ fn transpose_rgb(q: &Queue) -> Result<(), String> {
     let src = Buffer2::from_slice(q, [w, h], &host).map_err(e)?;
     let dst = Buffer2::<[f32; 3]>::new(q, [h, w]).map_err(e)?;
     padded(q, &src)?;
-    q.launch(&k, NdRange::covering([w, h], [4, 4]), args![&src, &dst])
+    k.launch(q, NdRange::covering([w, h], [4, 4]), args![&src, &dst])
         .map_err(e)?;
     let mut want = vec![[0.0f32; 3]; w * h];
     for y in 0..h {
@@ -162,8 +162,8 @@ fn volume_3d(q: &Queue) -> Result<(), String> {
             vol.pitch()
         )
     })?;
-    q.launch(
-        &k,
+    k.launch(
+        q,
         NdRange::covering(vol.extent(), [4, 4, 2]),
         args![&vol, &out],
     )

@@ -37,13 +37,13 @@ fn read_write_ranges(q: &Queue) -> Result<(), String> {
         "empty range".into()
     })?;
     let patch: Vec<u32> = (0..77).map(|i| i * 1000 + 1).collect();
-    q.write(&b, 333, &patch).map_err(e)?;
+    q.write(&b, 333.., &patch).map_err(e)?;
     want[333..410].copy_from_slice(&patch);
-    q.write(&b, n - 3, &[9, 8, 7]).map_err(e)?;
+    q.write(&b, n - 3.., &[9, 8, 7]).map_err(e)?;
     want[n - 3..].copy_from_slice(&[9, 8, 7]);
     // Odd offsets of 1-byte elements.
     let bytes = Buffer::<u8>::from_slice(q, &[0u8; 37]).map_err(e)?;
-    q.write(&bytes, 3, &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11])
+    q.write(&bytes, 3.., &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11])
         .map_err(e)?;
     let mut wb = vec![0u8; 37];
     wb[3..14].copy_from_slice(&[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
@@ -60,7 +60,7 @@ fn read_write_ranges(q: &Queue) -> Result<(), String> {
         if_(i.lt(x.len()), || x.set(i, x.at(i) + 1u32));
     })
     .map_err(e)?;
-    q.launch(&k, NdRange::covering(n, 64), args![&b])
+    k.launch(q, NdRange::covering(n, 64), args![&b])
         .map_err(e)?;
     let want: Vec<u32> = want.iter().map(|v| v.wrapping_add(1)).collect();
     expect_eq("after write + kernel", &b.to_vec(q).map_err(e)?, &want)
@@ -71,26 +71,26 @@ fn copies(q: &Queue) -> Result<(), String> {
     let xs = inputs::<i64>(711, n, true);
     let a = Buffer::from_slice(q, &xs).map_err(e)?;
     let b = Buffer::<i64>::new(q.device(), n + 10).map_err(e)?;
-    q.copy(&a, 0, &b, 10, n).map_err(e)?;
+    q.copy(&a, 0..n, &b, 10..).map_err(e)?;
     let mut want = vec![0i64; 10];
     want.extend(&xs);
     expect_eq("whole copy at offset 10", &q.read(&b).map_err(e)?, &want)?;
-    q.copy(&a, 100, &b, 0, 5).map_err(e)?;
+    q.copy(&a, 100..105, &b, 0..).map_err(e)?;
     want[..5].copy_from_slice(&xs[100..105]);
     expect_eq("sub-range copy", &q.read(&b).map_err(e)?, &want)?;
     // Within one buffer, non-overlapping ranges.
-    q.copy(&b, 500, &b, 900, 110).map_err(e)?;
+    q.copy(&b, 500..610, &b, 900..).map_err(e)?;
     let moved = want[500..610].to_vec();
     want[900..1010].copy_from_slice(&moved);
     expect_eq("copy within a buffer", &q.read(&b).map_err(e)?, &want)?;
-    q.copy(&a, 3, &b, 7, 0).map_err(e)?;
+    q.copy(&a, 3..3, &b, 7..).map_err(e)?;
     expect_eq("empty copy", &q.read(&b).map_err(e)?, &want)?;
     // A clone shares the memory.
     let c = b.clone();
     check(c.same_memory(&b) && !c.same_memory(&a), || {
         "same_memory".into()
     })?;
-    q.write(&c, 0, &[42]).map_err(e)?;
+    q.write(&c, 0.., &[42]).map_err(e)?;
     expect_eq(
         "write through a clone",
         &q.read_range(&b, 0..1).map_err(e)?,
@@ -144,13 +144,15 @@ fn wait_lists(q: &Queue) -> Result<(), String> {
     let a = Buffer::<u32>::new(q.device(), n).map_err(e)?;
     let b = Buffer::<u32>::new(q.device(), n).map_err(e)?;
     let c = Buffer::<u32>::new(q.device(), n).map_err(e)?;
-    let w = q.enqueue_write(&a, 0, &xs, &[]).map_err(e)?;
-    let r1 = q2
-        .enqueue_launch(&k, NdRange::covering(n, 128), args![&a, &b], &[&w])
+    let w = q.enqueue_write(&a, 0.., &xs, &[]).map_err(e)?;
+    let r1 = k
+        .enqueue(&q2, NdRange::covering(n, 128), args![&a, &b], &[&w])
         .map_err(e)?;
-    let cp = q.enqueue_copy(&b, 0, &c, 0, n, &[r1.event()]).map_err(e)?;
-    let r2 = q2
-        .enqueue_launch(&k, NdRange::covering(n, 128), args![&c, &b], &[&cp])
+    let cp = q
+        .enqueue_copy(&b, 0..n, &c, 0.., &[r1.event()])
+        .map_err(e)?;
+    let r2 = k
+        .enqueue(&q2, NdRange::covering(n, 128), args![&c, &b], &[&cp])
         .map_err(e)?;
     let fl = q.enqueue_fill(&c, 1, 0..10, &[r2.event()]).map_err(e)?;
     let read = q.enqueue_read(&b, 0..n, &[r2.event(), &fl]).map_err(e)?;
@@ -190,9 +192,7 @@ fn profiling(q: &Queue) -> Result<(), String> {
     .map_err(e)?;
     let n = 4096;
     let x = Buffer::<u32>::new(q.device(), n).map_err(e)?;
-    let run = q
-        .enqueue_launch(&k, NdRange::new(n), args![&x], &[])
-        .map_err(e)?;
+    let run = k.enqueue(q, NdRange::new(n), args![&x], &[]).map_err(e)?;
     let pending = q.enqueue_read(&x, 0..4, &[run.event()]).map_err(e)?;
     run.wait().map_err(e)?;
     let ev = run.event();
@@ -257,22 +257,22 @@ fn range_errors(q: &Queue) -> Result<(), String> {
     let cases: Vec<(&str, bool)> = vec![
         ("read 90..101", q.read_range(&b, 90..101).is_err()),
         ("read 101..101", q.read_range(&b, 101..101).is_err()),
-        ("write 95 + 6", q.write(&b, 95, &[0; 6]).is_err()),
-        ("write 101 + 0", q.write(&b, 101, &[]).is_err()),
+        ("write 95 + 6", q.write(&b, 95.., &[0; 6]).is_err()),
+        ("write 101 + 0", q.write(&b, 101.., &[]).is_err()),
         ("fill 0..101", q.fill(&b, 1, 0..101).is_err()),
         ("fill ..=100", q.fill(&b, 1, ..=100).is_err()),
         ("fill 101..", q.fill(&b, 1, 101..).is_err()),
         ("fill 100..", q.fill(&b, 1, 100..).is_ok()),
-        ("copy src 60 + 41", q.copy(&b, 60, &c, 0, 41).is_err()),
-        ("copy dst 10 + 41", q.copy(&b, 0, &c, 10, 41).is_err()),
-        ("copy overlapping", q.copy(&b, 0, &b, 10, 20).is_err()),
+        ("copy src 60 + 41", q.copy(&b, 60..101, &c, 0..).is_err()),
+        ("copy dst 10 + 41", q.copy(&b, 0..41, &c, 10..).is_err()),
+        ("copy overlapping", q.copy(&b, 0..20, &b, 10..).is_err()),
         (
             "enqueue_read 0..200",
             q.enqueue_read(&b, 0..200, &[]).is_err(),
         ),
         ("read 100..100", q.read_range(&b, 100..100).is_ok()),
-        ("write 100 + 0", q.write(&b, 100, &[]).is_ok()),
-        ("copy adjacent", q.copy(&b, 0, &b, 10, 10).is_ok()),
+        ("write 100 + 0", q.write(&b, 100.., &[]).is_ok()),
+        ("copy adjacent", q.copy(&b, 0..10, &b, 10..).is_ok()),
     ];
     for (what, ok) in cases {
         check(ok, || format!("{what}: unexpected result"))?;

@@ -63,7 +63,7 @@ fn known_answers(q: &Queue) -> Result<(), String> {
     let cb = Buffer::from_slice(q, &ctr).map_err(e)?;
     let kb = Buffer::from_slice(q, &key).map_err(e)?;
     let ob = Buffer::<u32>::new(q.device(), 4 * n).map_err(e)?;
-    q.launch(&k, NdRange::covering(n, 32), args![&cb, &kb, &ob])
+    k.launch(q, NdRange::covering(n, 32), args![&cb, &kb, &ob])
         .map_err(e)?;
     let got = q.read(&ob).map_err(e)?;
     let want: Vec<u32> = (0..n)
@@ -115,8 +115,8 @@ fn streams(q: &Queue) -> Result<(), String> {
     let doubles = Buffer::<f64>::new(q.device(), if f64s { N } else { 1 }).map_err(e)?;
     let dice = Buffer::<u32>::new(q.device(), N).map_err(e)?;
     let seed = 0x0123_4567_89ab_cdefu64;
-    q.launch(
-        &k,
+    k.launch(
+        q,
         NdRange::covering(N, 64),
         args![seed, &words, &floats, &doubles, &dice],
     )
@@ -170,12 +170,8 @@ fn normal(q: &Queue) -> Result<(), String> {
     let singles = Buffer::<f32>::new(q.device(), 2 * N).map_err(e)?;
     let doubles = Buffer::<f64>::new(q.device(), if f64s { 2 * N } else { 1 }).map_err(e)?;
     let seed = 0x005e_ed0f_9a55_u64;
-    q.launch(
-        &k,
-        NdRange::covering(N, 64),
-        args![seed, &singles, &doubles],
-    )
-    .map_err(e)?;
+    k.launch(q, NdRange::covering(N, 64), args![seed, &singles, &doubles])
+        .map_err(e)?;
     let blocks: Vec<[u32; 4]> = (0..N as u64)
         .map(|i| Philox::host_block(seed, i, 0))
         .collect();
@@ -235,7 +231,7 @@ fn well512(q: &Queue) -> Result<(), String> {
     let normals = Buffer::<f32>::new(q.device(), N).map_err(e)?;
     let mut host: Vec<Well512Host> = (0..N as u64).map(|i| Well512Host::new(seed, i)).collect();
     for launch in 0..3 {
-        q.launch(&k, NdRange::covering(N, 32), args![&states, &out, &normals])
+        k.launch(q, NdRange::covering(N, 32), args![&states, &out, &normals])
             .map_err(e)?;
         let mut want = Vec::new();
         let mut want_normals = Vec::new();

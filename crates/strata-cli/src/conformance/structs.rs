@@ -99,7 +99,7 @@ fn round_trip(q: &Queue) -> Result<(), String> {
     let xs = particles(1301, 300);
     let src = Buffer::from_slice(q, &xs).map_err(e)?;
     let dst = Buffer::<Particle>::new(q.device(), xs.len()).map_err(e)?;
-    q.launch(&k, NdRange::covering(xs.len(), 64), args![&src, &dst])
+    k.launch(q, NdRange::covering(xs.len(), 64), args![&src, &dst])
         .map_err(e)?;
     expect_eq("particles copied", &q.read(&dst).map_err(e)?, &xs)
 }
@@ -125,7 +125,7 @@ fn field_update(q: &Queue) -> Result<(), String> {
     .map_err(e)?;
     let xs = particles(1302, 257);
     let ps = Buffer::from_slice(q, &xs).map_err(e)?;
-    q.launch(&k, NdRange::covering(xs.len(), 64), args![&ps, 0.5f32])
+    k.launch(q, NdRange::covering(xs.len(), 64), args![&ps, 0.5f32])
         .map_err(e)?;
     let want: Vec<Particle> = xs
         .iter()
@@ -160,7 +160,7 @@ fn by_value(q: &Queue) -> Result<(), String> {
     let xs = particles(1303, 100);
     let o = particles(1304, 1)[0];
     let ps = Buffer::from_slice(q, &xs).map_err(e)?;
-    q.launch(&k, NdRange::covering(xs.len(), 64), args![&ps, o])
+    k.launch(q, NdRange::covering(xs.len(), 64), args![&ps, o])
         .map_err(e)?;
     let want: Vec<Particle> = xs
         .iter()

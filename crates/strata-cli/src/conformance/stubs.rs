@@ -39,7 +39,7 @@ fn stub_bodies(q: &Queue) -> Result<(), String> {
     let xb = Buffer::from_slice(q, &xs).map_err(e)?;
     let ob = Buffer::<u32>::new(q.device(), xs.len()).map_err(e)?;
     let fb = Buffer::<f32>::new(q.device(), xs.len()).map_err(e)?;
-    q.launch(&k, NdRange::covering(xs.len(), 64), args![&xb, &ob, &fb])
+    k.launch(q, NdRange::covering(xs.len(), 64), args![&xb, &ob, &fb])
         .map_err(e)?;
     let mb = |a: u32, b: u32| (a ^ (b << 7)).wrapping_add(b >> 3);
     let want: Vec<u32> = xs

@@ -60,7 +60,7 @@ fn ids(q: &Queue) -> Result<(), String> {
     for (g, l) in [([240, 1], [80, 1]), ([16, 10], [8, 5]), ([7, 1], [7, 1])] {
         let n = g[0] * g[1];
         let ob = Buffer::<u32>::new(q.device(), 6 * n).map_err(e)?;
-        q.launch(&k, NdRange::new(g).local(l), args![&ob])
+        k.launch(q, NdRange::new(g).local(l), args![&ob])
             .map_err(e)?;
         let size = l[0] * l[1];
         let mut want = vec![0u32; 6 * n];
@@ -165,7 +165,7 @@ fn folds(
         let xb = Buffer::from_slice(q, &xs).map_err(e)?;
         let ob = Buffer::<i32>::new(q.device(), ki * n).map_err(e)?;
         let fb = Buffer::<f32>::new(q.device(), kf * n).map_err(e)?;
-        q.launch(k, NdRange::new(n).local(l), args![&xb, &ob, &fb])
+        k.launch(q, NdRange::new(n).local(l), args![&xb, &ob, &fb])
             .map_err(e)?;
         let (mut want, mut fwant) = (vec![0; ki * n], vec![0.0; kf * n]);
         for s in sub_groups(n, l, sg) {
@@ -314,7 +314,7 @@ fn shuffle(q: &Queue) -> Result<(), String> {
         let ob = Buffer::<i32>::new(q.device(), K * n).map_err(e)?;
         let wb = Buffer::<i64>::new(q.device(), n).map_err(e)?;
         let vb = Buffer::<[f32; 4]>::new(q.device(), n).map_err(e)?;
-        q.launch(&k, NdRange::new(n).local(l), args![&xb, &ob, &wb, &vb])
+        k.launch(q, NdRange::new(n).local(l), args![&xb, &ob, &wb, &vb])
             .map_err(e)?;
         let (mut want, mut wwant, mut vwant) = (vec![0; K * n], vec![0; n], vec![[0.0; 4]; n]);
         for s in sub_groups(n, l, sg) {
@@ -411,7 +411,7 @@ fn vote(q: &Queue) -> Result<(), String> {
         let xs: Vec<i32> = (0..n).map(|_| r.int(-5000, 5000) as i32).collect();
         let xb = Buffer::from_slice(q, &xs).map_err(e)?;
         let ob = Buffer::<u32>::new(q.device(), K * n).map_err(e)?;
-        q.launch(&k, NdRange::new(n).local(l), args![&xb, &ob])
+        k.launch(q, NdRange::new(n).local(l), args![&xb, &ob])
             .map_err(e)?;
         let mut want = vec![0; K * n];
         for s in sub_groups(n, l, sg) {
@@ -485,7 +485,7 @@ fn group_exclusive_min_max(q: &Queue) -> Result<(), String> {
         let xb = Buffer::from_slice(q, &xs).map_err(e)?;
         let ob = Buffer::<i32>::new(q.device(), 2 * n).map_err(e)?;
         let fb = Buffer::<f32>::new(q.device(), 2 * n).map_err(e)?;
-        q.launch(&k, NdRange::covering(n, l), args![&xb, &ob, &fb])
+        k.launch(q, NdRange::covering(n, l), args![&xb, &ob, &fb])
             .map_err(e)?;
         let (mut want, mut fwant) = (Vec::new(), Vec::new());
         for g in xs.chunks(l) {

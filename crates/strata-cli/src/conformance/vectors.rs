@@ -413,7 +413,7 @@ macro_rules! geometric {
             let bb = Buffer::from_slice(q, &b).map_err(e)?;
             let ob = Buffer::<F>::new(q.device(), n * 8).map_err(e)?;
             let vb = Buffer::<[F; 4]>::new(q.device(), n * 3).map_err(e)?;
-            q.launch(&k, NdRange::covering(n, 64), args![&ab, &bb, &ob, &vb])
+            k.launch(&q, NdRange::covering(n, 64), args![&ab, &bb, &ob, &vb])
                 .map_err(e)?;
             let dot = |x: &[F], y: &[F]| {
                 x.iter()
@@ -511,7 +511,7 @@ fn vector3_buffers(q: &Queue) -> Result<(), String> {
     let gb = Buffer::<f32>::new(q.device(), n).map_err(e)?;
     let bb = Buffer::<[u8; 3]>::new(q.device(), n).map_err(e)?;
     let pb = Buffer::from_slice(q, &pos).map_err(e)?;
-    q.launch(&k, NdRange::covering(n, 64), args![&rb, &gb, &bb, &pb])
+    k.launch(q, NdRange::covering(n, 64), args![&rb, &gb, &bb, &pb])
         .map_err(e)?;
     let gray: Vec<f32> = rgb
         .iter()
@@ -539,7 +539,7 @@ fn vector3_buffers(q: &Queue) -> Result<(), String> {
     q.fill(&wb, [1, 2, 0xfffe], 10..77).map_err(e)?;
     let cb = Buffer::<[u16; 3]>::new(q.device(), 100).map_err(e)?;
     q.fill(&cb, [7; 3], 0..100).map_err(e)?;
-    q.copy(&wb, 5, &cb, 0, 90).map_err(e)?;
+    q.copy(&wb, 5..95, &cb, 0..).map_err(e)?;
     let filled: Vec<[u16; 3]> = (0..100)
         .map(|i| {
             if (10..77).contains(&i) {
@@ -593,12 +593,8 @@ fn vector_buffers(q: &Queue) -> Result<(), String> {
     let cb = Buffer::from_slice(q, &c).map_err(e)?;
     let oa = Buffer::<[f32; 4]>::new(q.device(), n).map_err(e)?;
     let ob = Buffer::<[i32; 2]>::new(q.device(), n).map_err(e)?;
-    q.launch(
-        &k,
-        NdRange::covering(n, 128),
-        args![&ab, &bb, &cb, &oa, &ob],
-    )
-    .map_err(e)?;
+    k.launch(q, NdRange::covering(n, 128), args![&ab, &bb, &cb, &oa, &ob])
+        .map_err(e)?;
     let wa: Vec<[f32; 4]> = (0..n)
         .map(|i| {
             let v = a[n - 1 - i];

@@ -1,7 +1,7 @@
 //! Differential testing: seeded random, well-typed kernels whose results must agree between a
 //! reference device (the CPU backend) and another device.
 //!
-//! [`generate`] builds an [`ir::Function`] from a seed; [`run`] (and [`run_with`], which reports
+//! [`generate`] builds an [`ir::Function`](strata::ir::Function) from a seed; [`run`] (and [`run_with`], which reports
 //! progress) generates `programs` random *programs*, batches many of them into each kernel (each
 //! program is a block of statements at the top level of the kernel body writing its own output
 //! slots, so one compile covers many programs), runs every kernel on both queues with the same
@@ -54,8 +54,8 @@
 //! order (see `sum_diff`).
 //!
 //! The rooms: this file holds what the generator, the runner and the comparator share (the
-//! options, the output layout, the random literals); [`gen`] builds programs (its `expr`
-//! submodule their expressions), [`run`](mod@run) runs them on two queues, and `compare`
+//! options, the output layout, the random literals); `gen` builds programs (its `expr`
+//! submodule their expressions), `run` runs them on two queues, and `compare`
 //! compares their outputs.
 
 mod compare;

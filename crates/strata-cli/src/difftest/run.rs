@@ -315,7 +315,7 @@ fn execute(
     }
     args.extend(outs.iter().map(AnyBuffer::arg));
     args.extend(atoms.iter().map(AnyBuffer::arg));
-    q.launch(&k, NdRange::new(g).local(local as usize), &args)?;
+    k.launch(q, NdRange::new(g).local(local as usize), &args)?;
     Ok(Outputs {
         outs: outs
             .iter()

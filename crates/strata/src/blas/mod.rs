@@ -511,7 +511,7 @@ impl Sgemm {
             (n as u32).into(),
             (k as u32).into(),
         ];
-        queue.enqueue_launch(&self.kernel, range, &args, wait)
+        self.kernel.enqueue(queue, range, &args, wait)
     }
 
     /// `c = a * b` (row-major `m x k` times `k x n`), waiting for the result; see

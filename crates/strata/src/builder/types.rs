@@ -6,8 +6,20 @@
 
 use crate::ir::{ElementLayout, Literal, Scalar, Type};
 
+/// Private supertraits: nothing outside strata implements the kernel types, and the
+/// evaluator's arithmetic ([`crate::ir::eval`]) that strata's generic code uses on them
+/// (folding gathers on the host, the CPU bodies of stubs) is not part of their contract.
 mod sealed {
     pub trait Sealed {}
+    /// A numeric scalar's arithmetic in the evaluator.
+    pub trait SealedNum: crate::ir::eval::Num {}
+    /// An integer's arithmetic in the evaluator.
+    pub trait SealedInt: crate::ir::eval::Int {}
+    /// A float's arithmetic in the evaluator.
+    pub trait SealedFloat: crate::ir::eval::Float {}
+    impl<T: crate::ir::eval::Num> SealedNum for T {}
+    impl<T: crate::ir::eval::Int> SealedInt for T {}
+    impl<T: crate::ir::eval::Float> SealedFloat for T {}
 }
 
 /// A type a kernel value can have: a scalar or a vector of 2 to 4 scalars.
@@ -26,15 +38,15 @@ pub trait ScalarType: KernelType {
 
 /// A numeric scalar (integers and floats). It implies [`Element`] and [`Arith`], so generic
 /// code over `T: Numeric` (or `Integer`, `Float`) can use buffers of `T` and the operators on
-/// `Expr<T>`.
+/// `Expr<T>`. Sealed: implemented for strata's scalar types only.
 pub trait Numeric:
-    ScalarType + Value + Arith<Mask = bool> + bytemuck::Pod + PartialOrd + crate::ir::eval::Num
+    ScalarType + Value + Arith<Mask = bool> + bytemuck::Pod + PartialOrd + sealed::SealedNum
 {
 }
-/// An integer scalar (implies [`IntArith`] and [`Bits`]).
-pub trait Integer: Numeric + IntArith + Bits + crate::ir::eval::Int {}
-/// A float scalar (`f16`, `f32`, `f64`; implies [`FloatArith`]).
-pub trait Float: Numeric + FloatArith + crate::ir::eval::Float {}
+/// An integer scalar (implies [`IntArith`] and [`Bits`]). Sealed.
+pub trait Integer: Numeric + IntArith + Bits + sealed::SealedInt {}
+/// A float scalar (`f16`, `f32`, `f64`; implies [`FloatArith`]). Sealed.
+pub trait Float: Numeric + FloatArith + sealed::SealedFloat {}
 
 /// A type a buffer can hold: numeric scalars, 2-, 3- or 4-vectors of them, and user structs
 /// with `#[derive(Element)]`. A 3-vector is packed as in Rust (`[f32; 3]` is 12 bytes: RGB

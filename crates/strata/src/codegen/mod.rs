@@ -101,12 +101,14 @@ pub fn write(vf: &ValidFunction, dialect: &'static Dialect) -> Result<Generated>
 }
 
 /// The source of `f` in `dialect` for the device `label`, as a backend compiles it: a missing
-/// stub source names the device, and `STRATA_DUMP=<dialect key>` prints the source.
+/// stub source names the device, and the source is printed when `settings` ask for it
+/// ([`crate::Settings::dump`]).
 #[cfg(any(feature = "opencl", feature = "cuda"))]
 pub(crate) fn for_device(
     f: &crate::ir::ValidFunction,
     dialect: &'static Dialect,
     label: &str,
+    settings: &crate::Settings,
 ) -> crate::Result<Generated> {
     let generated = write(f, dialect).map_err(|e| match e {
         crate::Error::Unsupported { kernel, reason, .. } => crate::Error::Unsupported {
@@ -116,7 +118,7 @@ pub(crate) fn for_device(
         },
         e => e,
     })?;
-    if std::env::var("STRATA_DUMP").is_ok_and(|v| v.split(',').any(|p| p == dialect.key)) {
+    if settings.dump.source(dialect.key) {
         eprintln!("// {} for {label}\n{}", generated.entry, generated.source);
     }
     Ok(generated)

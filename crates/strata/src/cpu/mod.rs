@@ -276,9 +276,13 @@ impl DeviceBackend for CpuDevice {
         Ok(Arc::new(CpuMem::new_uninit(bytes, &self.info.spec())?))
     }
 
-    fn compile(&self, f: &ValidFunction) -> Result<Arc<dyn CompiledKernel>> {
+    fn compile(
+        &self,
+        f: &ValidFunction,
+        settings: &crate::Settings,
+    ) -> Result<Arc<dyn CompiledKernel>> {
         Ok(Arc::new(if self.compiled {
-            CpuKernel::Compiled(Box::new(jit::JitProgram::compile(f)?))
+            CpuKernel::Compiled(Box::new(jit::JitProgram::compile(f, settings.cpu_disasm)?))
         } else {
             CpuKernel::Interpreted(Box::new(Program::lower(f)?))
         }))

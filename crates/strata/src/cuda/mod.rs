@@ -107,7 +107,10 @@ fn driver_library() -> std::result::Result<(), String> {
 
 /// The names in `symbols` that `lib` does not export: check them before calling through a
 /// library that panics on a missing symbol (cudarc does).
-pub fn missing_symbols(lib: &libloading::Library, symbols: &[&'static str]) -> Vec<&'static str> {
+pub(crate) fn missing_symbols(
+    lib: &libloading::Library,
+    symbols: &[&'static str],
+) -> Vec<&'static str> {
     symbols
         .iter()
         .copied()
@@ -124,15 +127,15 @@ pub fn missing_symbols(lib: &libloading::Library, symbols: &[&'static str]) -> V
 ///
 /// strata finds NVRTC this way (`STRATA_NVRTC`, `libnvrtc.so*`, the `nvidia.cuda_nvrtc`
 /// wheel); other CUDA libraries used beside strata (cuBLAS for `strata bench`) can be found the
-/// same way.
+/// same way. For strata's tools: hidden from the docs, not part of the API.
+#[doc(hidden)]
 pub fn library_candidates(
     var: &str,
     names: &[&str],
     wheels: &[(&str, &str)],
 ) -> std::result::Result<Vec<PathBuf>, String> {
     let in_dir = |d: &Path| names.iter().map(|n| d.join(n)).collect::<Vec<_>>();
-    if let Some(v) = std::env::var_os(var).filter(|v| !v.is_empty()) {
-        let p = PathBuf::from(v);
+    if let Some(p) = crate::settings::location(var) {
         return if p.is_dir() {
             Ok(in_dir(&p))
         } else if p.exists() {
@@ -146,8 +149,8 @@ pub fn library_candidates(
     }
     let mut c: Vec<PathBuf> = names.iter().map(PathBuf::from).collect();
     for env in ["CUDA_PATH", "CUDA_HOME"] {
-        if let Some(d) = std::env::var_os(env) {
-            c.extend(in_dir(&PathBuf::from(d).join("lib64")));
+        if let Some(d) = crate::settings::location(env) {
+            c.extend(in_dir(&d.join("lib64")));
         }
     }
     c.extend(in_dir(Path::new("/usr/local/cuda/lib64")));
@@ -498,8 +501,13 @@ impl DeviceBackend for CudaDevice {
         Ok(Arc::new(mem))
     }
 
-    fn compile(&self, f: &ValidFunction) -> Result<Arc<dyn CompiledKernel>> {
-        let generated = crate::codegen::for_device(f, &crate::codegen::CUDA, &self.label)?;
+    fn compile(
+        &self,
+        f: &ValidFunction,
+        settings: &crate::Settings,
+    ) -> Result<Arc<dyn CompiledKernel>> {
+        let generated =
+            crate::codegen::for_device(f, &crate::codegen::CUDA, &self.label, settings)?;
         let name = &f.function().name;
         let extra = [format!(
             "-DSTRATA_MAX_GROUP={}",
@@ -507,14 +515,17 @@ impl DeviceBackend for CudaDevice {
         )];
         // Machine code for this device (no JIT by the driver when loaded, and cached on disk);
         // PTX, compiled by the driver, when the driver cannot load NVRTC's CUBIN (an NVRTC
-        // newer than the driver, say), or when `STRATA_CUDA_LOAD=ptx` asks for it.
-        let cubin = match std::env::var("STRATA_CUDA_LOAD").as_deref() {
-            Ok("ptx") => Err(Error::Backend {
+        // newer than the driver, say), or when the settings ask for it (`CudaLoad::Ptx`).
+        let cubin = match settings.cuda_load {
+            crate::settings::CudaLoad::Ptx => Err(Error::Backend {
                 backend: "cuda",
-                message: "STRATA_CUDA_LOAD=ptx".into(),
+                message: "the settings ask for PTX (`CudaLoad::Ptx`, `STRATA_CUDA_LOAD=ptx`)"
+                    .into(),
             }),
-            _ => nvrtc::compile(name, &generated, Output::Cubin(self.arch), &extra)
-                .and_then(|(cubin, _)| self.load_image(name, &cubin, &generated.entry)),
+            crate::settings::CudaLoad::Cubin => {
+                nvrtc::compile(name, &generated, Output::Cubin(self.arch), &extra)
+                    .and_then(|(cubin, _)| self.load_image(name, &cubin, &generated.entry))
+            }
         };
         match cubin {
             Ok(k) => Ok(Arc::new(k)),

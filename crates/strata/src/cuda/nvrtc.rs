@@ -212,7 +212,7 @@ pub fn nvrtc_path() -> std::result::Result<PathBuf, String> {
 
 /// The PTX cache folder, or `None` when `STRATA_CUDA_CACHE=off` (see the module docs).
 pub fn ptx_cache_dir() -> Option<PathBuf> {
-    crate::user_cache_dir("STRATA_CUDA_CACHE", "ptx")
+    crate::settings::user_cache_dir("STRATA_CUDA_CACHE", "ptx")
 }
 
 /// Compiled PTX.

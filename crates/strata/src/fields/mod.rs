@@ -49,7 +49,6 @@
 
 mod big;
 mod builtins;
-pub mod denoise;
 mod operator;
 mod point;
 
@@ -665,6 +664,6 @@ pub(crate) fn launch(
 ) -> Result<Event> {
     let kargs: Vec<KernelArg<'_>> = args.iter().map(|a| a.arg()).collect();
     let w: Vec<&Event> = waits.iter().collect();
-    let run = fx.queue.enqueue_launch(kernel, range, &kargs, &w)?;
+    let run = kernel.enqueue(&fx.queue, range, &kargs, &w)?;
     Ok(run.event().clone())
 }

@@ -25,7 +25,7 @@ use crate::builder::Element;
 use crate::error::{Error, Result};
 use crate::patterns::Exec;
 use crate::{Buffer, Device, Event, Queue};
-use std::ops::Range;
+use std::ops::{Range, RangeBounds};
 use std::time::{Duration, Instant};
 
 /// A device set or a split over it that cannot be made: no devices, weights that are not one
@@ -300,8 +300,10 @@ impl DeviceSet {
     }
 }
 
-/// Copies `len` elements from `src` (at `src_offset`) to `dst` (at `dst_offset`) on any two
-/// devices, without blocking; the copy runs after the events of `wait` (of any queues).
+/// Copies elements `src_range` of `src` to elements `dst_range` of `dst` on any two devices,
+/// without blocking; the copy runs after the events of `wait` (of any queues). The ranges
+/// close as [`Queue::enqueue_copy`]'s do: an open end of `src_range` at the end of `src`, an
+/// open end of `dst_range` at the source range's length.
 ///
 /// The copy starts after the commands enqueued on `src_queue` and `dst_queue` before it (and
 /// the events of `wait`); commands enqueued after it that use `dst` must wait for the
@@ -314,24 +316,26 @@ impl DeviceSet {
 ///
 /// Errors (at once): a buffer on another device than its queue ([`Error::WrongDevice`]), a
 /// range outside a buffer ([`Error::BufferRange`]). A failure while copying fails the event.
-#[allow(clippy::too_many_arguments)]
 pub fn enqueue_copy<T: Element + Send + Sync>(
     src_queue: &Queue,
     src: &Buffer<T>,
-    src_offset: usize,
+    src_range: impl RangeBounds<usize>,
     dst_queue: &Queue,
     dst: &Buffer<T>,
-    dst_offset: usize,
-    len: usize,
+    dst_range: impl RangeBounds<usize>,
     wait: &[&Event],
 ) -> Result<Event> {
     src_queue.check_device("copy", src)?;
     dst_queue.check_device("copy", dst)?;
+    let from = crate::runtime::bounded(src_range, src.len());
+    let len = from.end.saturating_sub(from.start);
+    let to = crate::runtime::sized("copy", dst_range, len, "the source range")?;
+    let (src_offset, dst_offset) = (from.start, to.start);
     if src.device() == dst.device() {
         let mut after: Vec<Event> = wait.iter().map(|e| (*e).clone()).collect();
         after.extend(dst_queue.pending_events());
         let after: Vec<&Event> = after.iter().collect();
-        let e = src_queue.enqueue_copy(src, src_offset, dst, dst_offset, len, &after)?;
+        let e = src_queue.enqueue_copy(src, from, dst, to, &after)?;
         dst_queue.track(&e);
         return Ok(e);
     }
@@ -364,7 +368,7 @@ pub fn enqueue_copy<T: Element + Send + Sync>(
                 done.set_running();
                 let q = Queue::new(dst.device())?;
                 let before: Vec<&Event> = before.iter().collect();
-                q.enqueue_write(&dst, dst_offset, &data, &before)?.wait()
+                q.enqueue_write(&dst, dst_offset.., &data, &before)?.wait()
             });
             done.complete(r);
         })
@@ -376,25 +380,13 @@ pub fn enqueue_copy<T: Element + Send + Sync>(
 }
 
 /// [`enqueue_copy`] and wait for it.
-#[allow(clippy::too_many_arguments)]
 pub fn copy<T: Element + Send + Sync>(
     src_queue: &Queue,
     src: &Buffer<T>,
-    src_offset: usize,
+    src_range: impl RangeBounds<usize>,
     dst_queue: &Queue,
     dst: &Buffer<T>,
-    dst_offset: usize,
-    len: usize,
+    dst_range: impl RangeBounds<usize>,
 ) -> Result<()> {
-    enqueue_copy(
-        src_queue,
-        src,
-        src_offset,
-        dst_queue,
-        dst,
-        dst_offset,
-        len,
-        &[],
-    )?
-    .wait()
+    enqueue_copy(src_queue, src, src_range, dst_queue, dst, dst_range, &[])?.wait()
 }

@@ -483,7 +483,7 @@ impl Comm {
             ReduceOp::Max => S::max(),
         };
         self.comm.all_reduce_into(&mine[..], &mut out[..], sop);
-        queue.write(buf, 0, &out)
+        queue.write(buf, 0.., &out)
     }
 
     /// The ranks before and after this one along a split ([`RowSplit`]); with `periodic`, the
@@ -591,10 +591,10 @@ impl Comm {
         let (first, last) = (first.wait()?, last.wait()?);
         let (b, a) = self.swap_layers(&first, &last, periodic)?;
         if let Some(b) = b {
-            queue.write(buf, 0, &b)?;
+            queue.write(buf, 0.., &b)?;
         }
         if let Some(a) = a {
-            queue.write(buf, (halo + interior) * layer_len, &a)?;
+            queue.write(buf, (halo + interior) * layer_len.., &a)?;
         }
         Ok(())
     }
@@ -877,7 +877,7 @@ impl<T: Element> RecvRequest<T> {
         }
         let mut host = vec![T::zeroed(); self.range.len()];
         bytemuck::cast_slice_mut::<T, u8>(&mut host).copy_from_slice(&self.data[..want]);
-        self.queue.write(&self.buf, self.range.start, &host)
+        self.queue.write(&self.buf, self.range.start.., &host)
     }
 }
 

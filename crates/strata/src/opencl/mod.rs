@@ -102,9 +102,7 @@ pub(crate) fn discover() -> std::result::Result<(Vec<OpenClDevice>, Vec<String>)
     let mut devices = Vec::new();
     let mut problems = Vec::new();
     // `STRATA_OPENCL_PLATFORM`: only platforms whose name contains it (case-insensitive).
-    let only = std::env::var("STRATA_OPENCL_PLATFORM")
-        .ok()
-        .filter(|v| !v.is_empty());
+    let only = crate::settings::opencl_platform();
     let mut skipped = Vec::new();
     for platform in &platforms {
         let pname = platform
@@ -484,8 +482,13 @@ impl DeviceBackend for OpenClDevice {
         Ok(Arc::new(ClMem { buffer, bytes }))
     }
 
-    fn compile(&self, f: &ValidFunction) -> Result<Arc<dyn CompiledKernel>> {
-        let generated = crate::codegen::for_device(f, &crate::codegen::OPENCL, &self.label)?;
+    fn compile(
+        &self,
+        f: &ValidFunction,
+        settings: &crate::Settings,
+    ) -> Result<Arc<dyn CompiledKernel>> {
+        let generated =
+            crate::codegen::for_device(f, &crate::codegen::OPENCL, &self.label, settings)?;
         let mut options: Vec<String> = vec![BUILD_OPTIONS.to_string()];
         options.extend(
             generated

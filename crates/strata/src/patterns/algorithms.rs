@@ -5,7 +5,7 @@ use super::tune::TunedOp;
 use super::{check_alias, check_u32, launch, mem_id, Cx, DeviceVec, Exec, Layout, Reads, View};
 use crate::builder::{global_id, group_id, if_, local_id, Expr, Value};
 use crate::error::{Error, Result};
-use crate::Event;
+use crate::{Event, Wait};
 
 /// A vector being computed: the result of [`View::collect_async`].
 pub struct AsyncVec<T> {
@@ -28,6 +28,25 @@ impl<T: Value> AsyncVec<T> {
     pub fn wait(self) -> Result<DeviceVec<T>> {
         self.event.wait()?;
         Ok(self.vec)
+    }
+
+    /// Waits for the kernel at most `timeout` (see [`Wait::wait_timeout`]); the vector is
+    /// then [`AsyncVec::wait`]'s.
+    pub fn wait_timeout(&self, timeout: std::time::Duration) -> Result<()> {
+        self.event.wait_timeout(timeout)
+    }
+}
+
+impl<T: Value> Wait for AsyncVec<T> {
+    type Output = DeviceVec<T>;
+    fn wait(self) -> Result<DeviceVec<T>> {
+        AsyncVec::wait(self)
+    }
+    fn wait_timeout(&self, timeout: std::time::Duration) -> Result<()> {
+        AsyncVec::wait_timeout(self, timeout)
+    }
+    fn is_complete(&self) -> bool {
+        AsyncVec::is_complete(self)
     }
 }
 

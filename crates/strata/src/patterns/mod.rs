@@ -260,7 +260,7 @@ pub(crate) fn launch(
     let kargs: Vec<KernelArg<'_>> = args.iter().map(|a| a.arg()).collect();
     let gs = ex.staging().group_size as usize;
     let range = NdRange::new(groups * gs).local(gs);
-    let run = ex.queue().enqueue_launch(&kernel, range, &kargs, &[])?;
+    let run = kernel.enqueue(ex.queue(), range, &kargs, &[])?;
     Ok(run.event().clone())
 }
 

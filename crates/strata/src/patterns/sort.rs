@@ -1002,9 +1002,9 @@ pub(crate) fn sort_keys<K: SortKey, V: Value>(
     }
     if passes % 2 == 1 {
         let q = ex.queue();
-        events.push(q.enqueue_copy(&tmp_keys, 0, keys.buffer(), keys.offset(), n, &[])?);
+        events.push(q.enqueue_copy(&tmp_keys, 0..n, keys.buffer(), keys.offset().., &[])?);
         if let (Some(v), Some(t)) = (values, &tmp_vals) {
-            events.push(q.enqueue_copy(t, 0, v.buffer(), v.offset(), n, &[])?);
+            events.push(q.enqueue_copy(t, 0..n, v.buffer(), v.offset().., &[])?);
         }
     }
     Event::wait_all(&events)?;

@@ -298,7 +298,7 @@ pub fn device_key(info: &DeviceInfo) -> String {
 /// The records file: `$STRATA_TUNE_DIR/records.tsv` if set (`off`, `0` or empty: no file),
 /// else `$XDG_CACHE_HOME/strata/tune/records.tsv`, else `~/.cache/strata/tune/records.tsv`.
 pub fn default_path() -> Option<PathBuf> {
-    crate::user_cache_dir("STRATA_TUNE_DIR", "tune").map(|d| d.join("records.tsv"))
+    crate::settings::user_cache_dir("STRATA_TUNE_DIR", "tune").map(|d| d.join("records.tsv"))
 }
 
 const HEADER: &str =

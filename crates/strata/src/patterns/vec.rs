@@ -58,7 +58,7 @@ impl<T: Value> DeviceVec<T> {
     pub fn from_slice(ex: &Exec, data: &[T]) -> Result<DeviceVec<T>> {
         let v = DeviceVec::zeroed(ex, data.len())?;
         if !data.is_empty() {
-            ex.queue().write(&v.buf, 0, data)?;
+            ex.queue().write(&v.buf, 0.., data)?;
         }
         Ok(v)
     }
@@ -191,7 +191,7 @@ impl<T: Value> DeviceVec<T> {
                 ),
             });
         }
-        self.exec.queue().write(&self.buf, self.offset, data)
+        self.exec.queue().write(&self.buf, self.offset.., data)
     }
 
     /// A copy in new memory (a whole buffer).
@@ -200,7 +200,7 @@ impl<T: Value> DeviceVec<T> {
         if self.len > 0 {
             self.exec
                 .queue()
-                .copy(&self.buf, self.offset, &v.buf, 0, self.len)?;
+                .copy(&self.buf, self.offset..self.offset + self.len, &v.buf, 0..)?;
         }
         Ok(v)
     }

@@ -235,8 +235,12 @@ pub(crate) trait DeviceBackend: Send + Sync {
     fn alloc_uninit(&self, bytes: usize) -> Result<Arc<dyn Memory>> {
         self.alloc(bytes)
     }
-    /// Compiles a validated kernel.
-    fn compile(&self, f: &ValidFunction) -> Result<Arc<dyn CompiledKernel>>;
+    /// Compiles a validated kernel, printing what `settings` asks for.
+    fn compile(
+        &self,
+        f: &ValidFunction,
+        settings: &crate::Settings,
+    ) -> Result<Arc<dyn CompiledKernel>>;
     /// Creates an in-order queue; `profiling` asks for device-measured run times of its
     /// commands where the backend measures them at a cost (CUDA: two timing events per
     /// command instead of one event without timing).

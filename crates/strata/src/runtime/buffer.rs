@@ -97,7 +97,7 @@ impl<T: Element> Buffer<T> {
     /// A buffer on the queue's device holding a copy of `data`, written through `queue`.
     pub fn from_slice(queue: &Queue, data: &[T]) -> Result<Buffer<T>> {
         let b = Buffer::new(queue, data.len())?;
-        queue.write(&b, 0, data)?;
+        queue.write(&b, 0.., data)?;
         Ok(b)
     }
 

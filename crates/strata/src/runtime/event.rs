@@ -1,4 +1,6 @@
-//! Events: the completion of one queued command, with its status and profiling times.
+//! Events: the completion of one queued command, with its status and profiling times; and
+//! [`Wait`], what every handle of work that completes later (an event, a launch, a read, a
+//! pattern's vector) has in common.
 
 use crate::error::{Error, Result};
 use std::sync::{Arc, Condvar, Mutex};
@@ -26,6 +28,45 @@ struct Inner {
     /// Set when a wait has returned this event's error to the user (see
     /// [`Event::observed`]).
     observed: std::sync::atomic::AtomicBool,
+}
+
+/// Work that completes later: a command's [`Event`], a kernel launch ([`Run`](crate::Run)), a
+/// read ([`PendingRead`](crate::PendingRead)), a vector a pattern computes
+/// ([`AsyncVec`](crate::patterns::AsyncVec)). Each keeps its typed result ([`Wait::Output`]);
+/// the trait gives them the same three ways to wait, for code that takes any of them. (Each
+/// type also has these as its own methods, so calling them needs no import.)
+///
+/// Implemented for `&Event` and `&Run` (waiting does not use them up, and a launch's gathers
+/// are read after its wait), `PendingRead<T>` and `AsyncVec<T>` (waiting gives their data).
+pub trait Wait {
+    /// What the finished work gives: `()` for a command or a launch, the data for a read or
+    /// a pattern's vector.
+    type Output;
+
+    /// Blocks until the work has completed; its result, or its error (a failed command, a
+    /// kernel's fault, the failure of a command it depended on).
+    fn wait(self) -> Result<Self::Output>;
+
+    /// Blocks until the work has completed, at most `timeout`: `Ok(())` when it completed
+    /// successfully (then [`Wait::wait`] returns at once), its error when it failed, and
+    /// [`Error::TimedOut`] when it is still running (it keeps running).
+    fn wait_timeout(&self, timeout: Duration) -> Result<()>;
+
+    /// Whether the work has completed (successfully or not), without blocking.
+    fn is_complete(&self) -> bool;
+}
+
+impl Wait for &Event {
+    type Output = ();
+    fn wait(self) -> Result<()> {
+        Event::wait(self)
+    }
+    fn wait_timeout(&self, timeout: Duration) -> Result<()> {
+        Event::wait_timeout(self, timeout)
+    }
+    fn is_complete(&self) -> bool {
+        Event::is_complete(self)
+    }
 }
 
 /// The completion of one command. Cheap to clone; every clone observes the same command.

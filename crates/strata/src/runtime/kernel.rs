@@ -69,8 +69,9 @@ impl Kernel {
     /// Records `body` into a kernel called `name` (a C identifier), validates and optimizes it.
     /// Rust values captured by `body` are compile-time constants: building again with other
     /// values gives another kernel (compiled separately), building again with the same values
-    /// gives the same IR, which devices do not compile twice. Set `STRATA_DUMP=ir` to print
-    /// the optimized IR of every kernel built.
+    /// gives the same IR, which devices do not compile twice. A device prints the optimized
+    /// IR of every kernel it compiles when its settings ask for it
+    /// ([`Settings::dump`](crate::Settings::dump)).
     pub fn build(name: &str, body: impl FnOnce(&mut KernelDef)) -> Result<Kernel> {
         let f = builder::record(name, body).map_err(|e| Error::InvalidKernel(e.to_string()))?;
         Kernel::from_ir(f)
@@ -112,9 +113,6 @@ impl Kernel {
                 k
             }
         };
-        if std::env::var("STRATA_DUMP").is_ok_and(|v| v.split(',').any(|p| p == "ir")) {
-            eprintln!("{}", k.ir());
-        }
         CAPTURE.with(|c| {
             if let Some(v) = c.borrow_mut().as_mut() {
                 v.push(k.clone());
@@ -125,7 +123,7 @@ impl Kernel {
 
     /// Validates and optimizes recorded IR into a new kernel.
     fn validated(f: ir::Function, combiners: Vec<(ir::ParamId, Kernel)>) -> Result<Kernel> {
-        // The IR is printed only for an error message (or STRATA_DUMP, or `ir_text`). The one
+        // The IR is printed only for an error message (or a dump, or `ir_text`). The one
         // copy kept is the input, for the message of an optimization bug.
         let f = ir::validate_keeping(f)
             .map_err(|(e, f)| Error::InvalidKernel(format!("{e}\n--- IR ---\n{f}")))?
@@ -198,7 +196,9 @@ impl Kernel {
 
     /// The kernel as checked mode compiles it ([`crate::Device::checked`]): instrumented by
     /// [`ir::checked::instrument`], validated and optimized. What code generators take, like
-    /// [`Kernel::valid_function`].
+    /// [`Kernel::valid_function`]. For strata's tools (the golden files of checked mode);
+    /// hidden from the docs, not part of the API.
+    #[doc(hidden)]
     pub fn checked_function(&self) -> Result<Arc<ValidFunction>> {
         Ok(self.checked()?.valid.clone())
     }

@@ -5,7 +5,8 @@
 //!   `best`). Both live in `crate::registry`, the list of backends: the runtime knows a backend
 //!   only through the [`DeviceBackend`] trait of `backend.rs`, and names none of them.
 //! - A [`Queue`] runs commands in order; every command has a blocking form and an `enqueue_`
-//!   form that returns an [`Event`] and takes a wait list.
+//!   form that returns an [`Event`] and takes a wait list. A kernel is launched on a queue by
+//!   [`Kernel::launch`] (blocking) or [`Kernel::enqueue`] (`launch.rs`).
 //! - A [`Buffer<T>`] is typed device memory; a [`Kernel`] is built once and launched many times,
 //!   compiled once per device and per distinct IR (staged values included).
 //!
@@ -18,6 +19,7 @@ mod event;
 mod host;
 mod interop;
 mod kernel;
+mod launch;
 mod ndrange;
 mod pitched;
 mod queue;
@@ -32,12 +34,12 @@ pub(crate) use backend::{
     QueueBackend, RectSide,
 };
 pub use buffer::{Buffer, LocalMem};
-pub use event::{Event, Profile};
+pub use event::{Event, Profile, Wait};
 pub use interop::{CudaHandles, NativeMemory, OpenClHandles, Ownership};
 pub use kernel::{capture_kernels, Kernel};
 pub use ndrange::{Dims, NdRange};
 pub use pitched::{pitch_elements, Buffer2, Buffer3, PitchedBuffer};
-pub(crate) use queue::bounded;
+pub(crate) use queue::{bounded, sized};
 pub use queue::{PendingRead, Queue};
 pub use run::{Gathered, Run};
 #[cfg(feature = "cuda")]
@@ -45,6 +47,7 @@ pub(crate) use worker::Finish;
 pub(crate) use worker::WorkerQueue;
 
 use crate::error::{Error, Result};
+use crate::settings::Settings;
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -341,6 +344,8 @@ pub(crate) struct DeviceInner {
     in_use: Arc<AtomicU64>,
     /// The budget set by [`Device::set_memory_budget`]; 0: the default.
     budget: AtomicU64,
+    /// What compilations print and how they load code ([`Device::set_settings`]).
+    settings: Mutex<Settings>,
 }
 
 /// A device of some backend. Cheap to clone; clones share the kernel cache.
@@ -354,7 +359,7 @@ pub(crate) struct DeviceInner {
 /// the index, the work-item and the kernel's source line. On `interp+checked` the interpreter
 /// also finds data races and reads of memory nobody wrote ([`Error::DataRace`],
 /// [`Error::UninitializedRead`]). A checked launch waits for its end (the fault is read back
-/// before `enqueue_launch` returns). Kernels compiled in checked mode are cached apart from
+/// before [`Kernel::enqueue`] returns). Kernels compiled in checked mode are cached apart from
 /// the others; a checked device and its plain form share memory (they compare equal), so
 /// buffers pass between them.
 #[derive(Clone)]
@@ -406,6 +411,7 @@ impl Device {
                 compiles: AtomicU64::new(0),
                 in_use: Arc::new(AtomicU64::new(0)),
                 budget: AtomicU64::new(0),
+                settings: Mutex::new(Settings::default()),
             }),
             checked: false,
         }
@@ -491,6 +497,19 @@ impl Device {
     /// they were compiled to; others compile again when next launched).
     pub fn clear_kernel_cache(&self) {
         self.inner.cache.lock().unwrap().slots.clear();
+    }
+
+    /// The settings of this device's compilations ([`Device::set_settings`]).
+    pub fn settings(&self) -> Settings {
+        self.inner.settings.lock().unwrap().clone()
+    }
+
+    /// Sets what this device's kernel compilations print and how they load code (see
+    /// [`Settings`]; the default prints nothing). Clones of the device share the settings,
+    /// checked or not. They apply to the kernels compiled from now on: a kernel already in
+    /// the device's cache is not compiled again ([`Device::clear_kernel_cache`] empties it).
+    pub fn set_settings(&self, settings: Settings) {
+        *self.inner.settings.lock().unwrap() = settings;
     }
 
     /// Compiles `kernel` for this device now (launches compile on first use otherwise). A
@@ -644,10 +663,20 @@ impl Device {
         let slot = self.inner.cache.lock().unwrap().slot(key);
         let k = slot
             .get_or_init(|| {
-                let r = match &checked {
-                    Some(c) => self.inner.backend.compile(&c.valid),
-                    None => self.inner.backend.compile(kernel.valid()),
+                let settings = self.settings();
+                let valid = match &checked {
+                    Some(c) => &*c.valid,
+                    None => kernel.valid(),
                 };
+                if settings.dump.ir {
+                    eprintln!(
+                        "// IR of {} for {}\n{}",
+                        kernel.name(),
+                        self.spec(),
+                        valid.function()
+                    );
+                }
+                let r = self.inner.backend.compile(valid, &settings);
                 if r.is_ok() {
                     self.inner.compiles.fetch_add(1, Ordering::Relaxed);
                 }

@@ -2,9 +2,7 @@
 //! (returns when done) and an `enqueue_` form (returns an [`Event`] at once, runs after the
 //! events in its wait list).
 
-use super::{
-    ArgValue, Buffer, Command, Device, Event, Kernel, KernelArg, NdRange, QueueBackend, Run,
-};
+use super::{ArgValue, Buffer, Command, Device, Event, QueueBackend, Wait};
 use crate::builder::Element;
 use crate::error::{Error, Result};
 use std::ops::{Range, RangeBounds};
@@ -16,7 +14,7 @@ use std::sync::{Arc, Mutex};
 /// When one fails (a kernel's out-of-bounds access on the CPU backend, a driver error), every
 /// later command on the queue fails too, with [`Error::DependencyFailed`](crate::Error::DependencyFailed)
 /// naming the first failure, until the failure is observed: a wait that returns one of these
-/// errors (on the failed [`Run`], [`Event`] or a later read), or [`Queue::finish`], which
+/// errors (on the failed [`Run`](crate::Run), [`Event`] or a later read), or [`Queue::finish`], which
 /// reports it. A command that was already running when the failure became known is not
 /// recalled: its effects happen, its result is an error. After the failure is observed the
 /// queue runs normally again.
@@ -59,6 +57,30 @@ impl<T: Element> PendingRead<T> {
         bytemuck::cast_slice_mut::<T, u8>(&mut v).copy_from_slice(&bytes);
         Ok(v)
     }
+
+    /// Waits for the read at most `timeout` (see [`Wait::wait_timeout`]); the data is then
+    /// [`PendingRead::wait`]'s.
+    pub fn wait_timeout(&self, timeout: std::time::Duration) -> Result<()> {
+        self.event.wait_timeout(timeout)
+    }
+
+    /// Whether the read has completed (successfully or not).
+    pub fn is_complete(&self) -> bool {
+        self.event.is_complete()
+    }
+}
+
+impl<T: Element> Wait for PendingRead<T> {
+    type Output = Vec<T>;
+    fn wait(self) -> Result<Vec<T>> {
+        PendingRead::wait(self)
+    }
+    fn wait_timeout(&self, timeout: std::time::Duration) -> Result<()> {
+        PendingRead::wait_timeout(self, timeout)
+    }
+    fn is_complete(&self) -> bool {
+        PendingRead::is_complete(self)
+    }
 }
 
 /// `range` with its open ends closed at 0 and `len` (not checked against `len`).
@@ -75,6 +97,30 @@ pub(crate) fn bounded(range: impl RangeBounds<usize>, len: usize) -> Range<usize
         Bound::Unbounded => len,
     };
     start..end
+}
+
+/// `range` with an open start at 0 and an open end at `len` elements after its start; a
+/// closed range must have `len` elements (`what` has them: "the data", "the source range").
+pub(crate) fn sized(
+    op: &'static str,
+    range: impl RangeBounds<usize>,
+    len: usize,
+    what: &str,
+) -> Result<Range<usize>> {
+    let r = bounded(range, usize::MAX);
+    if r.end == usize::MAX {
+        return Ok(r.start..r.start.saturating_add(len));
+    }
+    if r.end.checked_sub(r.start) != Some(len) {
+        return Err(Error::BufferRange {
+            op,
+            detail: format!(
+                "range {}..{} is not the {len} elements of {what}",
+                r.start, r.end
+            ),
+        });
+    }
+    Ok(r)
 }
 
 fn range_check(op: &'static str, range: &Range<usize>, len: usize) -> Result<()> {
@@ -242,45 +288,52 @@ impl Queue {
         first.and(failure.map_or(Ok(()), Err))
     }
 
-    /// Writes `data` into `buf` starting at element `offset`, without blocking: the data is
-    /// copied first, so `data` may be dropped at once.
+    /// Writes `data` into elements `range` of `buf`, without blocking: the data is copied
+    /// first, so `data` may be dropped at once. An open end closes at the data's length
+    /// (`q.enqueue_write(&b, 10.., &data, &[])` writes `data.len()` elements from element 10;
+    /// `..` from element 0); a closed range must have the data's length.
     pub fn enqueue_write<T: Element>(
         &self,
         buf: &Buffer<T>,
-        offset: usize,
+        range: impl RangeBounds<usize>,
         data: &[T],
         wait: &[&Event],
     ) -> Result<Event> {
         self.check_device("write", buf)?;
-        range_check(
-            "write",
-            &(offset..offset.saturating_add(data.len())),
-            buf.len(),
-        )?;
+        let range = sized("write", range, data.len(), "the data")?;
+        range_check("write", &range, buf.len())?;
         let sz = std::mem::size_of::<T>();
         Ok(self.submit(
             Command::Write {
                 mem: buf.mem.clone(),
-                offset: offset * sz,
+                offset: range.start * sz,
                 data: bytemuck::cast_slice(data).to_vec(),
             },
             wait,
         ))
     }
 
-    /// Writes `data` into `buf` starting at element `offset`.
-    pub fn write<T: Element>(&self, buf: &Buffer<T>, offset: usize, data: &[T]) -> Result<()> {
-        blocking(|| self.enqueue_write(buf, offset, data, &[]))?.wait()
+    /// Writes `data` into elements `range` of `buf` (see [`Queue::enqueue_write`]):
+    /// `q.write(&b, .., &data)` from the start, `q.write(&b, 10.., &data)` from element 10.
+    pub fn write<T: Element>(
+        &self,
+        buf: &Buffer<T>,
+        range: impl RangeBounds<usize>,
+        data: &[T],
+    ) -> Result<()> {
+        blocking(|| self.enqueue_write(buf, range, data, &[]))?.wait()
     }
 
-    /// Reads elements `range` of `buf` without blocking.
+    /// Reads elements `range` of `buf` without blocking: any range, `..` for the whole
+    /// buffer, `10..` to its end.
     pub fn enqueue_read<T: Element>(
         &self,
         buf: &Buffer<T>,
-        range: Range<usize>,
+        range: impl RangeBounds<usize>,
         wait: &[&Event],
     ) -> Result<PendingRead<T>> {
         self.check_device("read", buf)?;
+        let range = bounded(range, buf.len());
         range_check("read", &range, buf.len())?;
         let sz = std::mem::size_of::<T>();
         let out = Arc::new(Mutex::new(Vec::new()));
@@ -302,14 +355,18 @@ impl Queue {
         })
     }
 
-    /// Reads elements `range` of `buf`.
-    pub fn read_range<T: Element>(&self, buf: &Buffer<T>, range: Range<usize>) -> Result<Vec<T>> {
+    /// Reads elements `range` of `buf`: any range, `10..` to its end.
+    pub fn read_range<T: Element>(
+        &self,
+        buf: &Buffer<T>,
+        range: impl RangeBounds<usize>,
+    ) -> Result<Vec<T>> {
         blocking(|| self.enqueue_read(buf, range, &[]))?.wait()
     }
 
     /// Reads the whole buffer into a new `Vec`.
     pub fn read<T: Element>(&self, buf: &Buffer<T>) -> Result<Vec<T>> {
-        self.read_range(buf, 0..buf.len())
+        self.read_range(buf, ..)
     }
 
     /// Reads the whole buffer into `out`, which must have the buffer's length.
@@ -324,30 +381,27 @@ impl Queue {
         Ok(())
     }
 
-    /// Copies `len` elements from `src` at `src_offset` to `dst` at `dst_offset`, without
-    /// blocking. The ranges may overlap when `src` and `dst` are the same buffer only if they
-    /// do not intersect.
+    /// Copies elements `src_range` of `src` to elements `dst_range` of `dst`, without
+    /// blocking. An open end of `src_range` closes at the end of `src`, an open end of
+    /// `dst_range` at the source range's length (`q.enqueue_copy(&a, 10..20, &b, 5.., &[])`
+    /// copies 10 elements to `b[5..15]`); a closed `dst_range` must have the source range's
+    /// length. The ranges may be of the same buffer only if they do not intersect.
     pub fn enqueue_copy<T: Element>(
         &self,
         src: &Buffer<T>,
-        src_offset: usize,
+        src_range: impl RangeBounds<usize>,
         dst: &Buffer<T>,
-        dst_offset: usize,
-        len: usize,
+        dst_range: impl RangeBounds<usize>,
         wait: &[&Event],
     ) -> Result<Event> {
         self.check_device("copy", src)?;
         self.check_device("copy", dst)?;
-        range_check(
-            "copy",
-            &(src_offset..src_offset.saturating_add(len)),
-            src.len(),
-        )?;
-        range_check(
-            "copy",
-            &(dst_offset..dst_offset.saturating_add(len)),
-            dst.len(),
-        )?;
+        let from = bounded(src_range, src.len());
+        let len = from.end.saturating_sub(from.start);
+        let to = sized("copy", dst_range, len, "the source range")?;
+        range_check("copy", &from, src.len())?;
+        range_check("copy", &to, dst.len())?;
+        let (src_offset, dst_offset) = (from.start, to.start);
         if Arc::ptr_eq(&src.mem, &dst.mem)
             && src_offset < dst_offset + len
             && dst_offset < src_offset + len
@@ -377,16 +431,17 @@ impl Queue {
         ))
     }
 
-    /// Copies `len` elements between buffers (see [`Queue::enqueue_copy`]).
+    /// Copies elements `src_range` of `src` to elements `dst_range` of `dst` (see
+    /// [`Queue::enqueue_copy`]): `q.copy(&a, .., &b, ..)` copies all of `a` to the start of
+    /// `b`.
     pub fn copy<T: Element>(
         &self,
         src: &Buffer<T>,
-        src_offset: usize,
+        src_range: impl RangeBounds<usize>,
         dst: &Buffer<T>,
-        dst_offset: usize,
-        len: usize,
+        dst_range: impl RangeBounds<usize>,
     ) -> Result<()> {
-        blocking(|| self.enqueue_copy(src, src_offset, dst, dst_offset, len, &[]))?.wait()
+        blocking(|| self.enqueue_copy(src, src_range, dst, dst_range, &[]))?.wait()
     }
 
     /// Sets elements `range` of `buf` to `value`, without blocking.
@@ -423,121 +478,10 @@ impl Queue {
         blocking(|| self.enqueue_fill(buf, value, range, &[]))?.wait()
     }
 
-    /// Launches `kernel` over `range` without blocking. The arguments are checked now (count,
-    /// kinds, element types, stated lengths, read-only aliasing, work sizes, local memory) and
-    /// the kernel is compiled for this device if it has not been.
-    pub fn enqueue_launch(
-        &self,
-        kernel: &Kernel,
-        range: NdRange,
-        args: &[KernelArg<'_>],
-        wait: &[&Event],
-    ) -> Result<Run> {
-        // On a checked device the kernel launched is its instrumentation, with more hidden
-        // parameters (the fault words): `prepare` fills in every hidden parameter.
-        let checked = if self.device.is_checked() {
-            Some(kernel.checked()?)
-        } else {
-            None
-        };
-        let launched = match &checked {
-            Some(c) => c.valid.clone(),
-            None => kernel.valid_arc(),
-        };
-        let prepared = kernel.prepare(launched.function(), self, range, args)?;
-        let compiled = self.device.compiled(kernel)?;
-        // The gathers' partials (reused memory) start at their operation's identity; the queue
-        // is in order, so the launch runs after these.
-        for g in &prepared.gathers {
-            self.submit(g.reset(), &[]);
-        }
+    /// Counts a launch submitted through this queue ([`Queue::launch_count`]).
+    pub(crate) fn count_launch(&self) {
         self.launches
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let cancel = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let range = prepared.range;
-        let local = range.local_size().unwrap_or([1; 3]);
-        let event = self.submit(
-            Command::Launch {
-                kernel: compiled,
-                function: launched,
-                range,
-                args: prepared.values,
-                cancel: cancel.clone(),
-            },
-            wait,
-        );
-        if let (Some(c), Some(mem)) = (&checked, prepared.fault) {
-            self.check_faults(&c.sites, kernel.name(), (&event, local), mem)?;
-        }
-        Ok(Run::new(event, prepared.gathers, self.clone(), cancel))
-    }
-
-    /// Checked mode: waits for a launch and turns the fault it recorded, if any, into the
-    /// interpreter's error ([`crate::ir::checked`] has the fault buffer's layout).
-    fn check_faults(
-        &self,
-        sites: &[crate::ir::checked::CheckSite],
-        kernel: &str,
-        (launch, local): (&Event, [usize; 3]),
-        mem: Arc<dyn super::Memory>,
-    ) -> Result<()> {
-        launch.wait()?;
-        let words = crate::ir::checked::FAULT_WORDS;
-        let out = Arc::new(Mutex::new(Vec::new()));
-        let read = self.submit(
-            Command::Read {
-                mem,
-                offset: 0,
-                len: words * 4,
-                out: out.clone(),
-            },
-            &[],
-        );
-        let w = PendingRead::<u32>::new(read, out, words).wait()?;
-        if w[0] == 0 {
-            return Ok(());
-        }
-        let wide = |k: usize| u64::from(w[k]) | (u64::from(w[k + 1]) << 32);
-        let site =
-            sites
-                .get(w[1] as usize)
-                .cloned()
-                .unwrap_or_else(|| crate::ir::checked::CheckSite {
-                    memory: "memory".into(),
-                    at: crate::ir::SourceLoc::NONE,
-                    kind: crate::ir::checked::SiteKind::Bounds,
-                });
-        let global = [w[6], w[7], w[8]];
-        let local = local.map(|l| l.max(1) as u32);
-        let group = [0, 1, 2].map(|d| global[d] / local[d]);
-        if site.kind == crate::ir::checked::SiteKind::Divergence {
-            return Err(Error::BarrierDivergence {
-                kernel: kernel.to_string(),
-                what: site.memory,
-                reached: wide(2) as usize,
-                size: wide(4) as usize,
-                group,
-            });
-        }
-        Err(Error::OutOfBounds {
-            kernel: kernel.to_string(),
-            memory: site.memory,
-            index: wide(2) as i64,
-            len: wide(4),
-            item: crate::error::WorkItem {
-                global,
-                local: [0, 1, 2].map(|d| global[d] % local[d]),
-                group,
-            },
-            at: site.at,
-        })
-    }
-
-    /// Launches `kernel` and waits for it.
-    pub fn launch(&self, kernel: &Kernel, range: NdRange, args: &[KernelArg<'_>]) -> Result<Run> {
-        let run = blocking(|| self.enqueue_launch(kernel, range, args, &[]))?;
-        run.wait()?;
-        Ok(run)
     }
 }
 

@@ -1,7 +1,7 @@
 //! Runs: a launched kernel ([`Run`]: its event, cancelling, waiting) and the results of its
 //! gather reductions ([`Gathered`]), which combine the per-work-group partials after the launch.
 
-use super::{Buffer, Command, Event, Kernel, Memory, NdRange, Queue};
+use super::{Buffer, Command, Event, Kernel, Memory, NdRange, Queue, Wait};
 use crate::builder::{self, Numeric};
 use crate::error::{Error, Result};
 use crate::ir::{self, GatherOp};
@@ -93,6 +93,11 @@ impl Run {
         self.event.wait()
     }
 
+    /// Whether the launch has completed (successfully or not).
+    pub fn is_complete(&self) -> bool {
+        self.event.is_complete()
+    }
+
     /// The future value of gather reduction `index` (in declaration order); `T` must be its
     /// element type.
     pub fn gather<T: Numeric>(&self, index: usize) -> Result<Gathered<T>> {
@@ -129,6 +134,19 @@ impl Run {
     }
 }
 
+impl Wait for &Run {
+    type Output = ();
+    fn wait(self) -> Result<()> {
+        Run::wait(self)
+    }
+    fn wait_timeout(&self, timeout: std::time::Duration) -> Result<()> {
+        Run::wait_timeout(self, timeout)
+    }
+    fn is_complete(&self) -> bool {
+        Run::is_complete(self)
+    }
+}
+
 /// The future result of a gather reduction (Goopax's `goopax_future`).
 pub struct Gathered<T> {
     /// The per-work-group partials.
@@ -150,9 +168,8 @@ impl<T: Numeric> Gathered<T> {
             // The user's function folds the partials on the launch's device, in work-group
             // order, after the launch (the queue is in order).
             let out = Buffer::<T>::new(&self.queue, 1)?;
-            let folded = self
-                .queue
-                .launch(combine, NdRange::new(1), crate::args![&self.buf, &out]);
+            let folded =
+                combine.launch(&self.queue, NdRange::new(1), crate::args![&self.buf, &out]);
             self.launch.wait()?;
             folded?;
             return Ok(self.queue.read(&out)?[0]);

@@ -23,12 +23,14 @@ use cranelift_module::{Linkage, Module};
 use std::collections::{HashMap, HashSet};
 use std::mem::offset_of;
 
-/// Compiles every region of `plan`; fault sites are appended to `sites`.
+/// Compiles every region of `plan`; fault sites are appended to `sites`; `dump` prints each
+/// region's Cranelift IR and machine code.
 pub(super) fn compile(
     f: &Function,
     plan: &Plan,
     isa: OwnedTargetIsa,
     sites: &mut Vec<Site>,
+    dump: bool,
 ) -> Result<(JITModule, Vec<RegionFn>), String> {
     let builder = JITBuilder::with_isa(isa, cranelift_module::default_libcall_names());
     let mut module = JITModule::new(builder);
@@ -58,7 +60,6 @@ pub(super) fn compile(
         ctx.func.signature = sig.clone();
         let b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
         Gen::emit(b, f, plan, r, sites, ptr, vector);
-        let dump = std::env::var_os("STRATA_CPU_DISASM").is_some();
         ctx.set_disasm(dump);
         module
             .define_function(id, &mut ctx)

@@ -172,16 +172,19 @@ fn isa() -> Result<cranelift_codegen::isa::OwnedTargetIsa> {
 }
 
 impl JitProgram {
-    /// Compiles a validated function.
-    pub(crate) fn compile(vf: &ValidFunction) -> Result<JitProgram> {
+    /// Compiles a validated function; `disasm` prints each region's Cranelift IR and machine
+    /// code ([`crate::Settings::cpu_disasm`]).
+    pub(crate) fn compile(vf: &ValidFunction, disasm: bool) -> Result<JitProgram> {
         let f = vf.function();
         let decls = super::Decls::new(f)?;
         let plan = Plan::new(f);
         let mut sites = vec![Site::Stopped];
         let (code, mut regions) =
-            lower::compile(f, &plan, isa()?, &mut sites).map_err(|message| Error::Backend {
-                backend: "cpu",
-                message: format!("compiling kernel `{}`: {message}", f.name),
+            lower::compile(f, &plan, isa()?, &mut sites, disasm).map_err(|message| {
+                Error::Backend {
+                    backend: "cpu",
+                    message: format!("compiling kernel `{}`: {message}", f.name),
+                }
             })?;
         let vector = (regions.len() > plan.regions.len()).then(|| regions.pop().expect("compiled"));
         Ok(JitProgram {

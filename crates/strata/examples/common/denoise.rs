@@ -2,8 +2,12 @@
 //! Chambolle's projection algorithm (A. Chambolle, "An algorithm for total variation
 //! minimization and applications", 2004), the image-denoising benchmark of the PACXX paper
 //! (FlexBox). Written once with field operators; how many kernels an iteration takes is
-//! the [`Fields`](super::Fields) context's business: two with fusion (the divergence ends where
-//! the gradient reads it at neighbours), twelve without.
+//! the `Fields` context's business: two with fusion (the divergence ends where the gradient
+//! reads it at neighbours), twelve without.
+//!
+//! An application of strata's fields, not part of the library: the `rof` example includes
+//! this file (`#[path = "common/denoise.rs"] mod denoise;`), and so does `strata bench`'s
+//! `rof_fused` / `rof_unfused` (crates/strata-cli/src/bench/fields.rs).
 //!
 //! With `f` the noisy image and `λ > 0` the weight of the data term, ROF minimizes
 //! `|u - f|² / (2λ) + TV(u)`; Chambolle iterates on the dual field `p = (px, py)` (`p⁰ = 0`,
@@ -19,10 +23,10 @@
 //! backward differences with `p` taken as 0 outside the image. `px` is along the columns,
 //! `py` along the rows. The components are scalar fields (not one field of 2-vectors) because
 //! kernels of 32-bit scalars run four work-items per SIMD vector on the CPU backend; the update
-//! writes both from one kernel, an [`Operator`](super::Operator) with two outputs.
+//! writes both from one kernel, an `Operator` with two outputs.
 
-use super::{Border, Field, FieldError};
-use crate::error::Result;
+use strata::fields::{Border, Field, FieldError};
+use strata::Result;
 
 /// The forward-difference gradient of a 2-D field: `u(r, c+1) - u(r, c)` and
 /// `u(r+1, c) - u(r, c)`, 0 across the last column and row (lazy; they read `u` at neighbours).
