@@ -1,0 +1,240 @@
+//! The library's layers point down: every `crate::` path in a top-level module's sources
+//! names only the modules that module may use (the table below, the arrows of
+//! docs/ARCHITECTURE.md). A new arrow is a design decision: add it to the table on purpose, and
+//! to the map; a cycle is refused outright.
+//!
+//! The check reads the sources: `crate::name` and `crate::{a, b::c, ..}` paths (outside line
+//! comments), where a name the crate root re-exports (`crate::Buffer`) counts as the module it
+//! comes from.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// Each top-level module and the modules it may use.
+const ALLOWED: &[(&str, &[&str])] = &[
+    ("ir", &[]),
+    ("settings", &[]),
+    ("error", &["ir"]),
+    ("builder", &["ir"]),
+    ("__macro_support", &["builder", "ir"]),
+    ("codegen", &["error", "ir", "settings"]),
+    ("runtime", &["builder", "error", "ir", "settings"]),
+    ("cpu", &["error", "ir", "runtime", "settings"]),
+    (
+        "opencl",
+        &["builder", "codegen", "error", "ir", "runtime", "settings"],
+    ),
+    ("cuda", &["codegen", "error", "ir", "runtime", "settings"]),
+    ("registry", &["cpu", "cuda", "error", "opencl", "runtime"]),
+    (
+        "patterns",
+        &["builder", "error", "ir", "runtime", "settings"],
+    ),
+    ("blas", &["builder", "error", "ir", "runtime"]),
+    ("random", &["builder", "error", "ir", "runtime"]),
+    ("fields", &["builder", "error", "ir", "patterns", "runtime"]),
+    (
+        "multi",
+        &["builder", "error", "ir", "patterns", "registry", "runtime"],
+    ),
+];
+
+fn src() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+/// The `.rs` files under `path` (or `path.rs` itself).
+fn files(path: &Path, out: &mut Vec<PathBuf>) {
+    if path.is_dir() {
+        let mut entries: Vec<_> = std::fs::read_dir(path)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        entries.sort();
+        for e in entries {
+            files(&e, out);
+        }
+    } else if path.extension().is_some_and(|e| e == "rs") {
+        out.push(path.to_path_buf());
+    }
+}
+
+/// The source without line comments (doc comments name modules in links, which are not uses).
+fn code(text: &str) -> String {
+    text.lines()
+        .map(|l| match l.find("//") {
+            Some(i) => &l[..i],
+            None => l,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn ident_at(s: &str) -> &str {
+    let end = s
+        .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .unwrap_or(s.len());
+    &s[..end]
+}
+
+/// The first path segment of every `crate::` path in `text`.
+fn crate_paths(text: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let mut rest = text;
+    while let Some(i) = rest.find("crate::") {
+        // `$crate::` in macros and `strata_crate::` are not paths of this crate's root.
+        let before = rest[..i].chars().next_back();
+        rest = &rest[i + "crate::".len()..];
+        if matches!(before, Some(c) if c.is_alphanumeric() || c == '_' || c == '$') {
+            continue;
+        }
+        if let Some(group) = rest.strip_prefix('{') {
+            // A group: the first segment of each top-level item.
+            let mut depth = 1;
+            let mut item_start = true;
+            for (j, c) in group.char_indices() {
+                match c {
+                    '{' => depth += 1,
+                    '}' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            break;
+                        }
+                    }
+                    ',' if depth == 1 => item_start = true,
+                    c if item_start && depth == 1 && (c.is_alphanumeric() || c == '_') => {
+                        out.insert(ident_at(&group[j..]).to_string());
+                        item_start = false;
+                    }
+                    _ => {}
+                }
+            }
+        } else {
+            out.insert(ident_at(rest).to_string());
+        }
+    }
+    out
+}
+
+/// Names the crate root re-exports from one of `modules` (`pub use runtime::{Buffer, ..};`):
+/// name -> module.
+fn root_exports(lib: &str, modules: &BTreeSet<&str>) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    let mut rest = lib;
+    while let Some(i) = rest.find("pub use ") {
+        rest = &rest[i + "pub use ".len()..];
+        let module = ident_at(rest).to_string();
+        let end = rest.find(';').unwrap_or(rest.len());
+        let body = &rest[module.len()..end];
+        if !modules.contains(module.as_str()) {
+            continue;
+        }
+        for name in body
+            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .filter(|n| !n.is_empty())
+        {
+            out.insert(name.to_string(), module.clone());
+        }
+    }
+    out
+}
+
+#[test]
+fn dependencies_between_top_level_modules_point_down() {
+    let root = src();
+    let lib = std::fs::read_to_string(root.join("lib.rs")).unwrap();
+    let allowed: BTreeMap<&str, BTreeSet<&str>> = ALLOWED
+        .iter()
+        .map(|(m, uses)| (*m, uses.iter().copied().collect()))
+        .collect();
+    let exports = root_exports(&code(&lib), &allowed.keys().copied().collect());
+    let mut found_modules = BTreeSet::new();
+    let mut wrong = Vec::new();
+    for entry in std::fs::read_dir(&root).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_stem().unwrap().to_string_lossy().to_string();
+        if name == "lib" {
+            continue;
+        }
+        // `macro_support.rs` is mounted as `__macro_support`.
+        let module = if name == "macro_support" {
+            "__macro_support".to_string()
+        } else {
+            name
+        };
+        found_modules.insert(module.clone());
+        let Some(uses) = allowed.get(module.as_str()) else {
+            wrong.push(format!(
+                "module `{module}` is not in this test's table: add it with the modules it may use"
+            ));
+            continue;
+        };
+        let mut sources = Vec::new();
+        files(&path, &mut sources);
+        for file in sources {
+            let text = code(&std::fs::read_to_string(&file).unwrap());
+            for first in crate_paths(&text) {
+                let target = if allowed.contains_key(first.as_str()) {
+                    first.clone()
+                } else if let Some(m) = exports.get(&first) {
+                    m.clone()
+                } else {
+                    // A macro exported at the root (`crate::args!`), or an item of lib.rs.
+                    continue;
+                };
+                if target != module && !uses.contains(target.as_str()) {
+                    wrong.push(format!(
+                        "{} uses `crate::{first}` (module `{target}`), which `{module}` may not use",
+                        file.strip_prefix(&root).unwrap().display()
+                    ));
+                }
+            }
+        }
+    }
+    for m in allowed.keys() {
+        if !found_modules.contains(*m) {
+            wrong.push(format!(
+                "the table names `{m}`, which is not a module any more"
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "layering:\n  {}", wrong.join("\n  "));
+}
+
+#[test]
+fn the_table_has_no_cycle() {
+    let allowed: BTreeMap<&str, &[&str]> = ALLOWED.iter().copied().collect();
+    // Depth-first search from every module; a module met again on the current path is a cycle.
+    fn visit<'a>(
+        m: &'a str,
+        allowed: &BTreeMap<&'a str, &'a [&'a str]>,
+        path: &mut Vec<&'a str>,
+        done: &mut BTreeSet<&'a str>,
+    ) {
+        if done.contains(m) {
+            return;
+        }
+        assert!(!path.contains(&m), "cycle: {} -> {m}", path.join(" -> "));
+        path.push(m);
+        for &u in allowed.get(m).copied().unwrap_or(&[]) {
+            visit(u, allowed, path, done);
+        }
+        path.pop();
+        done.insert(m);
+    }
+    let mut done = BTreeSet::new();
+    for m in allowed.keys() {
+        visit(m, &allowed, &mut Vec::new(), &mut done);
+    }
+}
+
+#[test]
+fn the_scanner_finds_paths_and_groups() {
+    let text = "use crate::runtime::Device;\nuse crate::{error::Result, ir::{self, Type}};\nlet x = $crate::args!();\n// crate::fields in a comment\n";
+    let found = crate_paths(&code(text));
+    let want: BTreeSet<String> = ["runtime", "error", "ir"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    assert_eq!(found, want);
+}
