@@ -554,7 +554,7 @@ pub fn launch_api(
         doc_launch.push(format!("`{name}: {}`", lty.to_string().replace(" ", "")));
     }
     let build_doc = format!(
-        "Records the kernel `{kernel_name}` (running the body of `{f}` once), validates and optimizes it. Values of the build parameters are compile-time constants: building with the same values gives the same IR, which a device compiles only once."
+        "Records the kernel `{kernel_name}` (running the body of `{f}` once), validates and optimizes it. Values of the build parameters are compile-time constants: building with the same values gives the same IR, which a device compiles only once. Building compiles for no device: the first launch on a device compiles the kernel for it, unless `compile_on` did before."
     );
     let launch_doc = format!(
         "Launches `{kernel_name}` over `range` with its arguments ({}) and waits for it. The types of the arguments are checked by the Rust compiler; sizes, devices and aliasing at launch.",
@@ -648,6 +648,12 @@ pub fn launch_api(
             /// The untyped kernel (its IR, name and signature).
             pub fn kernel(&self) -> &#s::Kernel {
                 &self.kernel
+            }
+
+            /// Compiles the kernel for `device` (a `Device` or a `Queue`) now rather than in
+            /// its first launch there (`Kernel::compile_on`).
+            pub fn compile_on(&self, device: impl ::core::convert::AsRef<#s::Device>) -> #s::Result<()> {
+                self.kernel.compile_on(device)
             }
         }
 

@@ -61,7 +61,17 @@ impl std::fmt::Display for RaceAccess {
 }
 
 /// Everything that can go wrong in strata.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+///
+/// Its `Debug` form leads with the message (the `Display` text), so an error returned from
+/// `fn main() -> strata::Result<()>` or shown by `unwrap` reads as the message; `{:#?}` adds
+/// the variant and its fields after it:
+///
+/// ```
+/// let e = strata::Device::from_spec("gpu").unwrap_err();
+/// assert!(format!("{e:?}").starts_with("invalid device `gpu`: write `cpu`"));
+/// assert!(format!("{e:#?}").ends_with("InvalidDeviceSpec(\n    \"gpu\",\n)"));
+/// ```
+#[derive(Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
     /// A device spec string could not be parsed.
@@ -333,6 +343,145 @@ pub enum Error {
     /// this variant. [`Error::layer`] gives it back by type; the message is the layer error's.
     #[error("{0}")]
     Layer(LayerError),
+}
+
+/// The message first (as `anyhow` prints its errors), then the sources of a layer's error, if
+/// any; the alternate form (`{:#?}`) adds the variant with its fields.
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{self}")?;
+        let mut source = match self {
+            Error::Layer(l) => std::error::Error::source(l),
+            _ => std::error::Error::source(self),
+        };
+        if source.is_some() {
+            write!(f, "\n\nCaused by:")?;
+        }
+        while let Some(s) = source {
+            write!(f, "\n    {s}")?;
+            source = s.source();
+        }
+        if f.alternate() {
+            write!(f, "\n\n")?;
+            self.fields(f)?;
+        }
+        Ok(())
+    }
+}
+
+/// `f.debug_struct("Variant").field("a", a)...finish()` for the fields named.
+macro_rules! variant {
+    ($f:expr, $name:literal { $($field:ident),* }) => {
+        $f.debug_struct($name)$(.field(stringify!($field), $field))*.finish()
+    };
+    ($f:expr, $name:literal ( $field:expr )) => {
+        $f.debug_tuple($name).field($field).finish()
+    };
+}
+
+impl Error {
+    /// The variant and its fields, as `#[derive(Debug)]` would write them.
+    fn fields(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::InvalidDeviceSpec(s) => variant!(f, "InvalidDeviceSpec"(s)),
+            Error::DeviceNotFound { spec, reason } => {
+                variant!(f, "DeviceNotFound" { spec, reason })
+            }
+            Error::InvalidKernel(s) => variant!(f, "InvalidKernel"(s)),
+            Error::Unsupported {
+                kernel,
+                device,
+                reason,
+            } => variant!(f, "Unsupported" { kernel, device, reason }),
+            Error::CompileFailed {
+                kernel,
+                backend,
+                log,
+                source_listing,
+            } => variant!(f, "CompileFailed" { kernel, backend, log, source_listing }),
+            Error::ArgumentCount {
+                kernel,
+                expected,
+                got,
+                signature,
+            } => variant!(f, "ArgumentCount" { kernel, expected, got, signature }),
+            Error::ArgumentType {
+                kernel,
+                index,
+                name,
+                expected,
+                got,
+            } => variant!(f, "ArgumentType" { kernel, index, name, expected, got }),
+            Error::ArgumentLength {
+                kernel,
+                index,
+                name,
+                expected,
+                got,
+            } => variant!(f, "ArgumentLength" { kernel, index, name, expected, got }),
+            Error::Aliasing {
+                kernel,
+                written,
+                read_only,
+            } => variant!(f, "Aliasing" { kernel, written, read_only }),
+            Error::BufferRange { op, detail } => variant!(f, "BufferRange" { op, detail }),
+            Error::WrongDevice {
+                op,
+                buffer_device,
+                queue_device,
+            } => variant!(f, "WrongDevice" { op, buffer_device, queue_device }),
+            Error::InvalidWorkSize { kernel, reason } => {
+                variant!(f, "InvalidWorkSize" { kernel, reason })
+            }
+            Error::OutOfMemory {
+                device,
+                requested,
+                reason,
+            } => variant!(f, "OutOfMemory" { device, requested, reason }),
+            Error::Cancelled { kernel } => variant!(f, "Cancelled" { kernel }),
+            Error::TimedOut { what, waited } => variant!(f, "TimedOut" { what, waited }),
+            Error::OutOfBounds {
+                kernel,
+                memory,
+                index,
+                len,
+                item,
+                at,
+            } => variant!(f, "OutOfBounds" { kernel, memory, index, len, item, at }),
+            Error::DataRace {
+                kernel,
+                memory,
+                index,
+                first,
+                second,
+                why,
+            } => variant!(f, "DataRace" { kernel, memory, index, first, second, why }),
+            Error::UninitializedRead {
+                kernel,
+                memory,
+                index,
+                item,
+                at,
+                why,
+            } => variant!(f, "UninitializedRead" { kernel, memory, index, item, at, why }),
+            Error::BarrierDivergence {
+                kernel,
+                what,
+                reached,
+                size,
+                group,
+            } => variant!(f, "BarrierDivergence" { kernel, what, reached, size, group }),
+            Error::KernelFault {
+                kernel,
+                message,
+                item,
+            } => variant!(f, "KernelFault" { kernel, message, item }),
+            Error::DependencyFailed(s) => variant!(f, "DependencyFailed"(s)),
+            Error::Backend { backend, message } => variant!(f, "Backend" { backend, message }),
+            Error::Panicked { backend, message } => variant!(f, "Panicked" { backend, message }),
+            Error::Layer(l) => variant!(f, "Layer"(l)),
+        }
+    }
 }
 
 impl Error {

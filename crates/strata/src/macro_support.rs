@@ -4,7 +4,7 @@
 //! Everything here is a thin, type-inference-friendly wrapper over the builder API, so that a
 //! kernel written as a plain Rust function records exactly the IR that the same kernel written
 //! with the builder records. The generics differ from the builder's in one way: a value that
-//! becomes an `Expr<T>` is taken as [`IntoDevice<T>`], which (unlike `Into<Expr<T>>`) has no
+//! becomes an `Expr<T>` is taken as [`IntoExpr<T>`], which (unlike `Into<Expr<T>>`) has no
 //! widening conversions, so `T` is inferred from whichever argument fixes it
 //! (`for_range(0, n, ..)` with `n: Expr<u32>` counts in `u32`).
 //!
@@ -14,30 +14,11 @@
 
 use crate::builder::{
     self, BufferParam, Coords, Element, Expr, FieldAccess, GatherHandle, Index, Integer, KernelDef,
-    KernelType, LocalArray, Numeric, PitchedParam, PrivateArray, ScalarType, Value, Var,
+    IntoExpr, KernelType, LocalArray, Numeric, PitchedParam, PrivateArray, ScalarType, Value, Var,
 };
 use crate::ir;
 use std::cell::Cell;
 use std::marker::PhantomData;
-
-/// A value that is, or becomes, an `Expr<T>`: an `Expr<T>` itself or a host scalar of type `T`
-/// (a staged value, recorded as a literal).
-pub trait IntoDevice<T: KernelType> {
-    /// The value as a device expression.
-    fn into_device(self) -> Expr<T>;
-}
-
-impl<T: KernelType> IntoDevice<T> for Expr<T> {
-    fn into_device(self) -> Expr<T> {
-        self
-    }
-}
-
-impl<T: ScalarType> IntoDevice<T> for T {
-    fn into_device(self) -> Expr<T> {
-        builder::lit(self)
-    }
-}
 
 /// `ps[i].f = v`: writes a field of an element of a buffer of structs.
 #[track_caller]
@@ -51,57 +32,57 @@ pub use crate::builder::staged::{
 
 /// A typed host value beside a device value converts when it fits (see [`Staged`]): the
 /// bounds of a device `for` loop take it like an operator does.
-impl<T: ScalarType, H: StagedAs<T>> IntoDevice<T> for Staged<H> {
+impl<T: ScalarType, H: StagedAs<T>> IntoExpr<T> for Staged<H> {
     #[track_caller]
-    fn into_device(self) -> Expr<T> {
+    fn into_expr(self) -> Expr<T> {
         self.0.staged()
     }
 }
 
 /// `v` as a device expression.
 #[track_caller]
-pub fn dev<T: KernelType>(v: impl IntoDevice<T>) -> Expr<T> {
-    v.into_device()
+pub fn dev<T: KernelType>(v: impl IntoExpr<T>) -> Expr<T> {
+    v.into_expr()
 }
 
 /// `let mut name = init;` for a device variable: a private variable named `name`.
 #[track_caller]
-pub fn var<T: KernelType>(name: &str, init: impl IntoDevice<T>) -> Var<T> {
-    builder::var_named(name, init.into_device())
+pub fn var<T: KernelType>(name: &str, init: impl IntoExpr<T>) -> Var<T> {
+    builder::var_named(name, init.into_expr())
 }
 
 /// `if c { a } else { b }` as a value, where both arms are pure: `select`.
 #[track_caller]
 pub fn select<T: KernelType>(
-    c: impl IntoDevice<bool>,
-    a: impl IntoDevice<T>,
-    b: impl IntoDevice<T>,
+    c: impl IntoExpr<bool>,
+    a: impl IntoExpr<T>,
+    b: impl IntoExpr<T>,
 ) -> Expr<T> {
-    builder::select(c.into_device(), a.into_device(), b.into_device())
+    builder::select(c.into_expr(), a.into_expr(), b.into_expr())
 }
 
 /// A device `for i in start..end` loop.
 #[track_caller]
 pub fn for_range<T: Integer>(
-    start: impl IntoDevice<T>,
-    end: impl IntoDevice<T>,
+    start: impl IntoExpr<T>,
+    end: impl IntoExpr<T>,
     body: impl FnOnce(Expr<T>),
 ) {
-    builder::for_range(start.into_device(), end.into_device(), body)
+    builder::for_range(start.into_expr(), end.into_expr(), body)
 }
 
 /// A device `for i in (start..end).step_by(step)` loop.
 #[track_caller]
 pub fn for_step<T: Integer>(
-    start: impl IntoDevice<T>,
-    end: impl IntoDevice<T>,
-    step: impl IntoDevice<T>,
+    start: impl IntoExpr<T>,
+    end: impl IntoExpr<T>,
+    step: impl IntoExpr<T>,
     body: impl FnOnce(Expr<T>),
 ) {
     builder::for_step(
-        start.into_device(),
-        end.into_device(),
-        step.into_device(),
+        start.into_expr(),
+        end.into_expr(),
+        step.into_expr(),
         body,
     )
 }
@@ -135,10 +116,10 @@ pub fn private_array<T: KernelType>(name: &str, len: u32) -> PrivateArray<T> {
 pub fn private_array_init<T: KernelType>(
     name: &str,
     len: u32,
-    init: impl IntoDevice<T>,
+    init: impl IntoExpr<T>,
 ) -> PrivateArray<T> {
     let a = builder::private_array::<T>(name, len);
-    let init = init.into_device();
+    let init = init.into_expr();
     for i in 0..len {
         a.set(i, init);
     }
@@ -147,30 +128,30 @@ pub fn private_array_init<T: KernelType>(
 
 /// `gather_add(v)`: see [`KernelDef::gather_add`].
 #[track_caller]
-pub fn gather_add<T: Numeric>(v: impl IntoDevice<T>) -> GatherHandle<T> {
-    kernel_def().gather_add(v.into_device())
+pub fn gather_add<T: Numeric>(v: impl IntoExpr<T>) -> GatherHandle<T> {
+    kernel_def().gather_add(v.into_expr())
 }
 
 /// `gather_min(v)`: see [`KernelDef::gather_min`].
 #[track_caller]
-pub fn gather_min<T: Numeric>(v: impl IntoDevice<T>) -> GatherHandle<T> {
-    kernel_def().gather_min(v.into_device())
+pub fn gather_min<T: Numeric>(v: impl IntoExpr<T>) -> GatherHandle<T> {
+    kernel_def().gather_min(v.into_expr())
 }
 
 /// `gather_max(v)`: see [`KernelDef::gather_max`].
 #[track_caller]
-pub fn gather_max<T: Numeric>(v: impl IntoDevice<T>) -> GatherHandle<T> {
-    kernel_def().gather_max(v.into_device())
+pub fn gather_max<T: Numeric>(v: impl IntoExpr<T>) -> GatherHandle<T> {
+    kernel_def().gather_max(v.into_expr())
 }
 
 /// `gather_with(v, identity, |a, b| ...)`: see [`KernelDef::gather_with`].
 #[track_caller]
 pub fn gather_with<T: Numeric>(
-    v: impl IntoDevice<T>,
+    v: impl IntoExpr<T>,
     identity: T,
     op: impl Fn(Expr<T>, Expr<T>) -> Expr<T>,
 ) -> GatherHandle<T> {
-    kernel_def().gather_with(v.into_device(), identity, op)
+    kernel_def().gather_with(v.into_expr(), identity, op)
 }
 
 /// The value of an `if` used as an expression whose arms are not pure values: a private
@@ -193,8 +174,8 @@ impl<T: KernelType> Slot<T> {
 
     /// Assigns the value of the arm being recorded.
     #[track_caller]
-    pub fn put(&self, v: impl IntoDevice<T>) {
-        let v = v.into_device();
+    pub fn put(&self, v: impl IntoExpr<T>) {
+        let v = v.into_expr();
         let var = match self.var.get() {
             Some(var) => var,
             None => {

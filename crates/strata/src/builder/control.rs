@@ -4,7 +4,7 @@
 
 use super::trace::{at_str, id_of, node, with};
 use super::types::{Integer, KernelType};
-use super::{lit, Expr};
+use super::{lit, Expr, IntoExpr};
 use crate::ir::{self, Expr as IrExpr, Stmt};
 use std::panic::Location;
 
@@ -279,12 +279,28 @@ pub fn loop_(body: impl FnOnce()) {
 }
 
 /// `if cond { a } else { b }` as a value, computed without branching.
+///
+/// The arms have one type `T`, taken from them: each is an `Expr<T>` or a Rust scalar of type
+/// `T` ([`IntoExpr`]), so `select(c, lit(255u8), lit(0u8))` is an `Expr<u8>` and
+/// `select(c, x, 0.0)` has the type of `x`. Arms of two different types do not widen to a
+/// common one (cast one of them: `a.cast::<u32>()`).
+///
+/// ```
+/// use strata::prelude::*;
+/// let threshold = Kernel::build("threshold", |k| {
+///     let x = k.read::<f32>("x");
+///     let y = k.write::<u8>("y");
+///     let i = global_id(0);
+///     if_(i.lt(x.len()), || y.set(i, select(x.at(i).gt(0.5f32), lit(255u8), lit(0u8))));
+/// })
+/// .unwrap();
+/// ```
 #[track_caller]
 pub fn select<T: KernelType>(
     cond: impl Into<Expr<bool>>,
-    a: impl Into<Expr<T>>,
-    b: impl Into<Expr<T>>,
+    a: impl IntoExpr<T>,
+    b: impl IntoExpr<T>,
 ) -> Expr<T> {
-    let (c, a, b) = (id_of(cond.into()), id_of(a.into()), id_of(b.into()));
+    let (c, a, b) = (id_of(cond.into()), id_of(a.into_expr()), id_of(b.into_expr()));
     node(IrExpr::Select(c, a, b))
 }

@@ -134,6 +134,28 @@ impl<T: ScalarType> From<T> for Expr<T> {
     }
 }
 
+/// A value that is, or becomes, an `Expr<T>` of exactly the type `T`: an `Expr<T>` or a Rust
+/// scalar of type `T` (recorded as a literal). Unlike `Into<Expr<T>>`, which also widens
+/// (`Expr<u8>` into `Expr<u32>`), it has one `T` for each value, so a generic function taking
+/// it infers `T` from its arguments: [`select`]`(c, lit(255u8), lit(0u8))` is an `Expr<u8>`,
+/// and `select(c, x, 0.0)` takes the type of `x`.
+pub trait IntoExpr<T: KernelType> {
+    /// The value as an expression.
+    fn into_expr(self) -> Expr<T>;
+}
+
+impl<T: KernelType> IntoExpr<T> for Expr<T> {
+    fn into_expr(self) -> Expr<T> {
+        self
+    }
+}
+
+impl<T: ScalarType> IntoExpr<T> for T {
+    fn into_expr(self) -> Expr<T> {
+        lit(self)
+    }
+}
+
 macro_rules! widening_from {
     ($($from:ty => $($to:ty),*;)*) => {$($(
         impl From<Expr<$from>> for Expr<$to> {

@@ -6,14 +6,35 @@ use super::{check_alias, check_u32, launch, mem_id, Cx, DeviceVec, Exec, Layout,
 use crate::builder::{global_id, group_id, if_, local_id, Expr, Value};
 use crate::error::{Error, Result};
 use crate::{Event, Wait};
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 
-/// A vector being computed: the result of [`View::collect_async`].
+/// A vector being computed: the result of [`View::collect_async`]. Wait for it with
+/// [`AsyncVec::wait`] (or [`Wait`]), or `.await` it: it is a [`Future`] whose output is the
+/// vector.
 pub struct AsyncVec<T> {
-    pub(crate) vec: DeviceVec<T>,
-    pub(crate) event: Event,
+    /// The vector; taken by the future when it completes.
+    vec: Option<DeviceVec<T>>,
+    event: Event,
 }
 
 impl<T: Value> AsyncVec<T> {
+    /// The vector `event` computes.
+    pub(crate) fn new(vec: DeviceVec<T>, event: Event) -> Self {
+        AsyncVec {
+            vec: Some(vec),
+            event,
+        }
+    }
+
+    /// The vector, once computed.
+    fn take(&mut self) -> DeviceVec<T> {
+        self.vec
+            .take()
+            .expect("an AsyncVec was polled after it completed")
+    }
+
     /// The event of the kernel computing the vector.
     pub fn event(&self) -> &Event {
         &self.event
@@ -25,9 +46,9 @@ impl<T: Value> AsyncVec<T> {
     }
 
     /// Waits for the kernel; returns the vector, or the kernel's error.
-    pub fn wait(self) -> Result<DeviceVec<T>> {
+    pub fn wait(mut self) -> Result<DeviceVec<T>> {
         self.event.wait()?;
-        Ok(self.vec)
+        Ok(self.take())
     }
 
     /// Waits for the kernel at most `timeout` (see [`Wait::wait_timeout`]); the vector is
@@ -36,6 +57,19 @@ impl<T: Value> AsyncVec<T> {
         self.event.wait_timeout(timeout)
     }
 }
+
+/// Completes when the vector is computed: the vector, or the kernel's error, as
+/// [`AsyncVec::wait`].
+impl<T: Value> Future for AsyncVec<T> {
+    type Output = Result<DeviceVec<T>>;
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<DeviceVec<T>>> {
+        let this = &mut *self;
+        this.event.poll_wait(cx).map(|r| r.map(|()| this.take()))
+    }
+}
+
+/// Nothing in an `AsyncVec` is pinned.
+impl<T> Unpin for AsyncVec<T> {}
 
 impl<T: Value> Wait for AsyncVec<T> {
     type Output = DeviceVec<T>;

@@ -177,7 +177,7 @@ pub trait View: Clone {
     {
         let dst = DeviceVec::zeroed(ex, self.len())?;
         let event = algorithms::collect_into(ex, self, &dst)?;
-        Ok(AsyncVec { vec: dst, event })
+        Ok(AsyncVec::new(dst, event))
     }
 
     /// Combines all elements with the associative operator `op`, starting from `init`:

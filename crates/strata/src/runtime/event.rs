@@ -1,9 +1,17 @@
 //! Events: the completion of one queued command, with its status and profiling times; and
 //! [`Wait`], what every handle of work that completes later (an event, a launch, a read, a
 //! pattern's vector) has in common.
+//!
+//! Each handle is also a [`Future`]: an event keeps the [`Waker`]s of the tasks awaiting it
+//! and wakes them where it completes (the backend's thread that completes the command, or
+//! the caller of a blocking command), so awaiting costs no thread and no polling, and works
+//! under any executor.
 
 use crate::error::{Error, Result};
-use std::sync::{Arc, Condvar, Mutex};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
 #[derive(Debug)]
@@ -18,6 +26,8 @@ struct State {
     status: Status,
     start: Option<Instant>,
     end: Option<Instant>,
+    /// The tasks awaiting the event (its futures' wakers), woken when it completes.
+    wakers: Vec<Waker>,
 }
 
 #[derive(Debug)]
@@ -38,6 +48,38 @@ struct Inner {
 ///
 /// Implemented for `&Event` and `&Run` (waiting does not use them up, and a launch's gathers
 /// are read after its wait), `PendingRead<T>` and `AsyncVec<T>` (waiting gives their data).
+///
+/// The same handles are [`Future`]s, for async code: `.await` gives what [`Wait::wait`] gives
+/// (`Result<Self::Output>`, the same errors), without blocking a thread. `Event` and `Run`
+/// are futures themselves and by reference (`(&run).await`, then read its gathers);
+/// `PendingRead` and `AsyncVec` by value. The completion of the command wakes the task;
+/// nothing in strata depends on a particular async runtime.
+///
+/// ```
+/// use strata::prelude::*;
+/// # fn main() -> strata::Result<()> {
+/// let queue = Queue::new(&Device::from_spec("cpu")?)?;
+/// let x = Buffer::from_slice(&queue, &[1u32, 2, 3])?;
+/// let read = queue.enqueue_read(&x, .., &[])?;
+/// // Any executor runs it; this one blocks the thread until the read completes.
+/// let data = block_on(read)?;
+/// assert_eq!(data, vec![1, 2, 3]);
+/// # Ok(())
+/// # }
+/// # fn block_on<F: std::future::Future>(f: F) -> F::Output {
+/// #     struct Unpark(std::thread::Thread);
+/// #     impl std::task::Wake for Unpark {
+/// #         fn wake(self: std::sync::Arc<Self>) { self.0.unpark() }
+/// #     }
+/// #     let waker = std::sync::Arc::new(Unpark(std::thread::current())).into();
+/// #     let mut cx = std::task::Context::from_waker(&waker);
+/// #     let mut f = std::pin::pin!(f);
+/// #     loop {
+/// #         if let std::task::Poll::Ready(v) = f.as_mut().poll(&mut cx) { return v; }
+/// #         std::thread::park();
+/// #     }
+/// # }
+/// ```
 pub trait Wait {
     /// What the finished work gives: `()` for a command or a launch, the data for a read or
     /// a pattern's vector.
@@ -107,6 +149,7 @@ impl Event {
                     status: Status::Queued,
                     start: None,
                     end: None,
+                    wakers: Vec::new(),
                 }),
                 cv: Condvar::new(),
                 queued: Instant::now(),
@@ -143,8 +186,38 @@ impl Event {
         s.start = Some(not_before.map_or(start, |t| start.max(t).min(end)));
         s.end = Some(end);
         s.status = Status::Done(r);
-        self.inner.cv.notify_all();
+        self.finished(s);
         end
+    }
+
+    /// Wakes the threads and tasks waiting for the event, which `s` has just completed.
+    fn finished(&self, mut s: MutexGuard<'_, State>) {
+        let wakers = std::mem::take(&mut s.wakers);
+        drop(s);
+        self.inner.cv.notify_all();
+        for w in wakers {
+            w.wake();
+        }
+    }
+
+    /// The event's outcome if it has completed (as [`Event::wait`] returns it); otherwise
+    /// keeps `cx`'s waker, to wake it when the event completes.
+    pub(crate) fn poll_wait(&self, cx: &mut Context<'_>) -> Poll<Result<()>> {
+        let mut s = self.inner.state.lock().unwrap();
+        if let Status::Done(r) = &s.status {
+            let r = r.clone();
+            drop(s);
+            if r.is_err() {
+                self.inner
+                    .observed
+                    .store(true, std::sync::atomic::Ordering::Release);
+            }
+            return Poll::Ready(r);
+        }
+        if !s.wakers.iter().any(|w| w.will_wake(cx.waker())) {
+            s.wakers.push(cx.waker().clone());
+        }
+        Poll::Pending
     }
 
     /// Completes the event with the command's run time as the device measured it (a GPU
@@ -161,7 +234,7 @@ impl Event {
         });
         s.end = Some(end);
         s.status = Status::Done(r);
-        self.inner.cv.notify_all();
+        self.finished(s);
     }
 
     /// Blocks until the command has completed; returns its error if it failed.
@@ -272,5 +345,21 @@ impl Event {
             Error::DependencyFailed(m) => Error::DependencyFailed(m),
             other => Error::DependencyFailed(other.to_string()),
         })
+    }
+}
+
+/// Completes when the command has completed: `Ok(())`, or its error, as [`Event::wait`].
+impl Future for Event {
+    type Output = Result<()>;
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<()>> {
+        self.poll_wait(cx)
+    }
+}
+
+/// Completes when the command has completed, as [`Event::wait`] (the event stays usable).
+impl Future for &Event {
+    type Output = Result<()>;
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<()>> {
+        self.poll_wait(cx)
     }
 }

@@ -72,9 +72,50 @@ impl Kernel {
     /// gives the same IR, which devices do not compile twice. A device prints the optimized
     /// IR of every kernel it compiles when its settings ask for it
     /// ([`Settings::dump`](crate::Settings::dump)).
+    ///
+    /// Building compiles for no device: the first launch on each device compiles the kernel
+    /// for it (on PoCL or NVRTC that can take seconds, counted in that launch's time).
+    /// [`Kernel::compile_on`] pays it up front.
     pub fn build(name: &str, body: impl FnOnce(&mut KernelDef)) -> Result<Kernel> {
         let f = builder::record(name, body).map_err(|e| Error::InvalidKernel(e.to_string()))?;
         Kernel::from_ir(f)
+    }
+
+    /// Compiles this kernel for `device` (a [`Device`](crate::Device) or a
+    /// [`Queue`](crate::Queue), whose device is meant) now, instead of in its first launch
+    /// there: a program that times its launches, or must not pause at the first one, compiles
+    /// its kernels before. The compiled code is kept (the device's cache, and the kernel
+    /// itself), so the launches after do not compile again; compiling again does nothing. On
+    /// a checked device it compiles the checked twin that its launches run. Fails with the
+    /// errors the first launch would have given for the kernel alone: a feature the device
+    /// lacks ([`Error::Unsupported`]), or the backend's compiler's
+    /// ([`Error::CompileFailed`], with the generated source).
+    ///
+    /// ```
+    /// use strata::prelude::*;
+    ///
+    /// #[kernel]
+    /// fn double(x: &mut [u32]) {
+    ///     let i = global_id(0);
+    ///     if i < x.len() {
+    ///         x[i] = x[i] * 2;
+    ///     }
+    /// }
+    ///
+    /// # fn main() -> strata::Result<()> {
+    /// let device = Device::from_spec("cpu")?;
+    /// let queue = Queue::new(&device)?;
+    /// let double = double::build()?;
+    /// double.compile_on(&device)?; // compiles now
+    /// let x = Buffer::from_slice(&queue, &[1u32, 2, 3])?;
+    /// let compiled = device.compile_count();
+    /// double.launch(&queue, NdRange::new(3), &x)?; // does not compile
+    /// assert_eq!(device.compile_count(), compiled);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn compile_on(&self, device: impl AsRef<crate::Device>) -> Result<()> {
+        device.as_ref().compile(self)
     }
 
     /// A kernel from IR: recorded with [`builder::record`], or built by other means (a

@@ -456,6 +456,14 @@ impl Device {
         }
     }
 
+    /// The device's name ([`DeviceInfo::name`]): the driver's for OpenCL and CUDA devices
+    /// (`NVIDIA H100 80GB HBM3`), `strata CPU (compiled with Cranelift) on <the host CPU>`
+    /// for `cpu` and `strata CPU interpreter on <the host CPU>` for `interp`. [`Device::spec`]
+    /// is the short name that selects it (`cuda:0`).
+    pub fn name(&self) -> &str {
+        &self.info().name
+    }
+
     /// The property summary.
     pub fn info(&self) -> &DeviceInfo {
         self.inner.backend.info()
@@ -512,8 +520,9 @@ impl Device {
         *self.inner.settings.lock().unwrap() = settings;
     }
 
-    /// Compiles `kernel` for this device now (launches compile on first use otherwise). A
-    /// kernel that fails to compile returns the backend's error, with the generated source.
+    /// Compiles `kernel` for this device now (launches compile on first use otherwise); the
+    /// same as [`Kernel::compile_on`]. A kernel that fails to compile returns the backend's
+    /// error, with the generated source.
     pub fn compile(&self, kernel: &Kernel) -> Result<()> {
         self.compiled(kernel).map(|_| ())
     }

@@ -26,7 +26,9 @@ pub struct Queue {
     launches: Arc<std::sync::atomic::AtomicU64>,
 }
 
-/// The result of a non-blocking read: the data once the event completes.
+/// The result of a non-blocking read: the data once the event completes. Wait for it with
+/// [`PendingRead::wait`] (or [`Wait`]), or `.await` it: it is a
+/// [`Future`](std::future::Future) whose output is the data.
 pub struct PendingRead<T> {
     event: Event,
     out: Arc<Mutex<Vec<u8>>>,
@@ -52,10 +54,20 @@ impl<T: Element> PendingRead<T> {
     /// Waits for the read and returns the data.
     pub fn wait(self) -> Result<Vec<T>> {
         self.event.wait()?;
+        Ok(self.take())
+    }
+
+    /// The data of the completed read, taken out of its host buffer.
+    fn take(&self) -> Vec<T> {
         let bytes = std::mem::take(&mut *self.out.lock().unwrap());
         let mut v = vec![T::zeroed(); self.len];
-        bytemuck::cast_slice_mut::<T, u8>(&mut v).copy_from_slice(&bytes);
-        Ok(v)
+        let dst = bytemuck::cast_slice_mut::<T, u8>(&mut v);
+        assert!(
+            bytes.len() == dst.len(),
+            "a PendingRead was polled after it completed"
+        );
+        dst.copy_from_slice(&bytes);
+        v
     }
 
     /// Waits for the read at most `timeout` (see [`Wait::wait_timeout`]); the data is then
@@ -69,6 +81,22 @@ impl<T: Element> PendingRead<T> {
         self.event.is_complete()
     }
 }
+
+/// Completes when the read has: the data, or the read's error, as [`PendingRead::wait`].
+impl<T: Element> std::future::Future for PendingRead<T> {
+    type Output = Result<Vec<T>>;
+    fn poll(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<Vec<T>>> {
+        self.event
+            .poll_wait(cx)
+            .map(|r| r.map(|()| self.take()))
+    }
+}
+
+/// Nothing in a pending read is pinned (the data arrives in a shared host buffer).
+impl<T> Unpin for PendingRead<T> {}
 
 impl<T: Element> Wait for PendingRead<T> {
     type Output = Vec<T>;

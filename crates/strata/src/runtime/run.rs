@@ -5,7 +5,10 @@ use super::{Buffer, Command, Event, Kernel, Memory, NdRange, Queue, Wait};
 use crate::builder::{self, Numeric};
 use crate::error::{Error, Result};
 use crate::ir::{self, GatherOp};
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 
 /// A gather's partials of one launch.
 pub(crate) struct GatherOut {
@@ -31,7 +34,8 @@ impl GatherOut {
     }
 }
 
-/// A launched kernel: its event and its gather results.
+/// A launched kernel: its event and its gather results. Wait for it with [`Run::wait`] (or
+/// [`Wait`]), or `.await` it: it is a [`Future`].
 pub struct Run {
     event: Event,
     gathers: Vec<GatherOut>,
@@ -144,6 +148,24 @@ impl Wait for &Run {
     }
     fn is_complete(&self) -> bool {
         Run::is_complete(self)
+    }
+}
+
+/// Completes when the launch has completed: `Ok(())`, or its error (a kernel's fault, a
+/// failed dependency, a cancellation), as [`Run::wait`]. `(&run).await` keeps the run, to
+/// read its gathers after.
+impl Future for Run {
+    type Output = Result<()>;
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<()>> {
+        self.event.poll_wait(cx)
+    }
+}
+
+/// Completes when the launch has completed, as [`Run::wait`].
+impl Future for &Run {
+    type Output = Result<()>;
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<()>> {
+        self.event.poll_wait(cx)
     }
 }
 
