@@ -520,7 +520,7 @@ impl Device {
 
     /// Memory of at least `bytes` bytes for a launch's gather partials, contents unspecified:
     /// the smallest kept buffer that is large enough and that nothing else holds (no launch,
-    /// read or [`Gathered`](crate::Gathered) still uses it), or a new one, kept for later
+    /// read or [`Gathered`] still uses it), or a new one, kept for later
     /// launches while fewer than [`KEPT_PARTIALS`] are. A reduction launched in a loop thus
     /// allocates nothing after its first launch (on CUDA an allocation costs a
     /// `cuMemAlloc`, a waited memset and a synchronizing `cuMemFree`).

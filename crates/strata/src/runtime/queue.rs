@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 ///
 /// **Failures.** Every command depends on the commands enqueued before it on the same queue.
 /// When one fails (a kernel's out-of-bounds access on the CPU backend, a driver error), every
-/// later command on the queue fails too, with [`Error::DependencyFailed`](crate::Error::DependencyFailed)
+/// later command on the queue fails too, with [`Error::DependencyFailed`]
 /// naming the first failure, until the failure is observed: a wait that returns one of these
 /// errors (on the failed [`Run`](crate::Run), [`Event`] or a later read), or [`Queue::finish`], which
 /// reports it. A command that was already running when the failure became known is not
