@@ -9,8 +9,8 @@
 //! The arithmetic itself is defined once, by the [`Num`], [`Int`] and [`Float`] traits.
 //!
 //! **`f16`** is `half::f16` here, with the IR's rules: `+ - * / %`, `sqrt` and `fma` are
-//! computed in `f64` and rounded once to `f16` by strata's own [`f16_from_f64`] (the `half`
-//! crate's conversion from `f64` rounds twice or drops bits, see its docs); the other
+//! computed in `f64` and rounded once to `f16` by strata's own [`f16_from_f64`] (its docs say
+//! why not the `half` crate's conversion); the other
 //! built-ins are the `f32` built-in rounded to `f16`, except those [`f16_special`] lists.
 //! These direct operations are the definition that the `f16` lowering of the backends
 //! ([`passes::lower_f16`](super::passes::lower_f16)) is tested against.

@@ -1,5 +1,5 @@
 //! Typed device memory: [`Buffer<T>`] (typed, sized, on one device) and [`LocalMem<T>`] (the
-//! size of a launch-sized local array, as a launch argument).
+//! element count of a launch-sized local array, as a launch argument).
 //!
 //! Allocation takes anything that names a device (`impl AsRef<Device>`: a [`Device`], a
 //! [`Queue`], a pattern's `Exec`) and charges the device's memory budget; constructors that
