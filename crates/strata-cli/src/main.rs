@@ -1,5 +1,7 @@
 //! The `strata` command: list devices, run the conformance suite, run differential tests, run
-//! the benchmarks and draw them, compile every conformance kernel with NVRTC.
+//! the benchmarks and draw them, tune the patterns' kernels, compile every conformance kernel
+//! with NVRTC. The command line is parsed by `clap` (derive): `devices`, `check`, `difftest`,
+//! `bench` (`--plot FILE.svg`), `tune`, `plot`, `ptx`.
 //!
 //! Exit codes: 0 success, 1 failure (a device error, a failed conformance case, a differential
 //! mismatch, a wrong benchmark result), 2 bad command line.

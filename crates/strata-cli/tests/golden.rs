@@ -5,6 +5,13 @@
 //! files (and delete stale ones) after an intended change of the generated code; review the
 //! diff like any other change.
 //!
+//! The kernels are collected with `strata::capture_kernels` while the conformance suite and the
+//! examples run; the patterns' kernels come from running every algorithm once on the
+//! interpreter (`every_pattern_on_cpu`), SGEMM's from its default tiling. The checked variants of
+//! the planted-bug and matmul kernels (as checked mode instruments them) are in
+//! `tests/golden/opencl-checked/` and `cuda-checked/`. `sort_kernels_ptx_for_gpus` checks the
+//! PTX of the sort kernels staged for GPUs: no local memory, atomics in shared memory.
+//!
 //! NVRTC missing is a failure when `STRATA_REQUIRE` names `nvrtc` (the README's test command
 //! installs NVRTC and sets it), and skips the NVRTC test otherwise.
 

@@ -1,5 +1,14 @@
 //! `#[derive(Element)]`: a `#[repr(C)]` struct of scalars, vectors, fixed arrays and other such
 //! structs as a buffer element.
+//!
+//! The derive checks that the struct is `#[repr(C)]`, not packed, not generic and holds no
+//! references, and asserts in a `const` that it has no padding bytes, so every bit pattern is
+//! a value: it then implements `bytemuck::Pod` and `Zeroable` and strata's `Element`, whose
+//! layout (size, alignment, each field's offset) is computed by `size_of` and `offset_of!`, so
+//! it is Rust's own. A field `[S; 2]`, `[S; 3]` or `[S; 4]` of a scalar `S` is a vector; any
+//! other `[E; N]` is a fixed array. It also generates `NameDev`, the struct of device values
+//! that a whole-element load gives, and `NamePlace`, the struct of field places of one element
+//! of a buffer (`ps[i].vel.x` in a `#[kernel]` body).
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};

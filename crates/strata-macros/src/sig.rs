@@ -1,5 +1,13 @@
 //! The signature of a `#[kernel]` function: its parameters, their device types, and the typed
 //! launch API generated for it.
+//!
+//! Each parameter is classified ([`ParamKind`]: scalar, buffer of each access (a `Buffer2`
+//! or `Buffer3` type makes it 2-D or 3-D), local memory, `#[stage]` value, callable) and its
+//! type rewritten to the device type
+//! the body sees (`Expr<T>`, `BufferParam<T>`, ...). From the classification come the unit
+//! struct `name` with `build`, the `NameKernel` with its typed `launch` and `enqueue` (launch
+//! parameters only, in the order of the untyped `Kernel::launch`), and, when the body names
+//! gathers, the `NameRun` whose fields are the `Gathered<T>` results ([`gather_run`]).
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned, ToTokens};

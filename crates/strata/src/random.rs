@@ -41,6 +41,9 @@
 //! evaluated with `+ - * /`, `sqrt`, `floor` and `frexp`, all exact or correctly rounded on
 //! every backend (no contraction into FMA), so the variates are the same bits everywhere,
 //! on the host too. The device libraries' `log` and `cos` would differ in the last bits.
+//! The host and kernel forms of these functions are written side by side, with the same
+//! operations in the same order, in the `portable_math!` macro (instantiated for `f32` and
+//! `f64`).
 //!
 //! [`Well512`] is the stateful generator of Goopax: WELL512a (Panneton, L'Ecuyer and
 //! Matsumoto) per work-item, its 16 words and index kept in a buffer between launches

@@ -1,11 +1,12 @@
 //! Differential testing: seeded random, well-typed kernels whose results must agree between a
-//! reference device (the CPU backend) and another device.
+//! reference device (the interpreter, `interp`, in the tests and in `strata difftest`) and
+//! another device (`cpu`, an OpenCL or a CUDA device).
 //!
-//! [`generate`] builds an [`ir::Function`](strata::ir::Function) from a seed; [`run`] (and [`run_with`], which reports
-//! progress) generates `programs` random *programs*, batches many of them into each kernel (each
-//! program is a block of statements at the top level of the kernel body writing its own output
-//! slots, so one compile covers many programs), runs every kernel on both queues with the same
-//! inputs and compares every output.
+//! [`generate`] builds an [`ir::Function`](strata::ir::Function) from a seed; [`run()`] (and
+//! [`run_with`], which reports progress) generates `programs` random *programs*, batches many
+//! of them into each kernel (each program is a block of statements at the top level of the
+//! kernel body writing its own output slots, so one compile covers many programs), runs every
+//! kernel on both queues with the same inputs and compares every output.
 //!
 //! **What a program contains.** Loads from random input buffers (with edge values: 0, ±1, MIN,
 //! MAX, NaN, ±inf, -0.0, the smallest normal, large and small magnitudes) at masked indices;
@@ -118,7 +119,7 @@ pub fn generate(seed: u64, opts: &Options) -> Function {
     build(&seeds, opts, "difftest").0
 }
 
-/// The kernel that [`run`] builds for programs `programs` of a run with seed `seed` (it runs
+/// The kernel that [`run()`] builds for programs `programs` of a run with seed `seed` (it runs
 /// them [`PROGRAMS_PER_KERNEL`] at a time: batch `b` is programs `100 b .. 100 b + 100`), with
 /// `opts.programs` ignored. For compiling exactly what a run compiles, e.g. with NVRTC alone.
 pub fn generate_range(seed: u64, programs: std::ops::Range<usize>, opts: &Options) -> Function {
@@ -131,7 +132,7 @@ pub fn generate_range(seed: u64, programs: std::ops::Range<usize>, opts: &Option
     .0
 }
 
-/// A kernel holding only the program with seed `program_seed` (as [`run`] reports it in a
+/// A kernel holding only the program with seed `program_seed` (as [`run()`] reports it in a
 /// mismatch), for reproducing one program.
 pub fn program(program_seed: u64, opts: &Options) -> Function {
     build(&[program_seed], opts, "difftest_program").0
@@ -146,7 +147,8 @@ enum Check {
     Approx(MathFn),
     /// A float sum collective over at most `terms` operands, which backends may associate
     /// differently: within `2 gamma(terms - 1)` times the reference's value in slot `mag` of
-    /// the same type (the same collective over the operands' magnitudes), see [`sum_diff`].
+    /// the same type (the same collective over the operands' magnitudes), see `sum_diff` in
+    /// `compare.rs`.
     Sum {
         /// The slot holding the sum of magnitudes.
         mag: u32,

@@ -13,6 +13,24 @@
 //! (expressions and operators), `places` (assignments to memory and variables) and `names`
 //! (the built-ins, and what kernels reject with the messages that say why).
 //!
+//! **The decisions.** Whether a `let mut` is a device variable depends on what is assigned to
+//! it later, so the crate's entry point runs the translation again, with the variables found
+//! so far made device variables, until no more are found. `#[host]` and `#[device]` on a loop
+//! are checked against where the translation decided it runs ([`Cx::check_loop_attr`]). A
+//! typed host operand ([`Cx::is_typed_host`]) beside a device value in an operator, a
+//! comparison, a device `for` bound or an assignment is wrapped in `Staged` (the
+//! `staged_pair`, `staged_for` and `staged_elem` hooks), which converts it to the device
+//! value's type when its value fits; untyped host values stay unwrapped, so Rust's literal
+//! inference keeps working. Named gathers at the top level of the body ([`Cx::named_gather`])
+//! make the kernel function return the tuple of their handles ([`Cx::kernel_block`]).
+//! `buf[i].a.b[k]` (read, assignment, compound assignment) becomes a field place of element
+//! `i`, while `p.a` on a struct value is plain Rust field access.
+//!
+//! **The generated code** calls `strata::__macro_support`, wrappers over the builder made for
+//! type inference: a value that becomes an `Expr<T>` is taken as `IntoDevice<T>`, which has no
+//! widening conversions, so `T` is inferred from whichever argument fixes it; `Slot` carries
+//! the value of an `if` used as a value, `Load` indexes buffers, arrays and variables alike.
+//!
 //! **Spans.** The builder records where each statement was made with `#[track_caller]`
 //! (`std::panic::Location::caller()`, which becomes the `SourceLoc` of a load, store or atomic
 //! and the place named by a recording error). For a call in generated code that location is

@@ -4,6 +4,10 @@
 //! listed in [`ir::Function::hidden`] with the gather's operation, identity and (for
 //! `gather_with`) the recorded kernel that folds the partials; the runtime combines them after
 //! the launch ([`Run::gathered`](crate::Run::gathered)).
+//!
+//! The partials' buffer comes from the device's pool of such buffers and is reset to the
+//! operation's identity by a fill on the launch's queue before the launch, so a work-group
+//! that returns before reaching the gather contributes the identity, not what the buffer held.
 
 use super::collectives::{group_op, group_reduce_with};
 use super::control::{for_range, if_};

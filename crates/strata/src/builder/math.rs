@@ -1,6 +1,11 @@
 //! Built-in functions as methods on [`Expr`] (`x.sqrt()`, `x.min(y)`, `v.dot(w)`), vector
 //! construction and component access. Every method maps to one [`MathFn`]; the semantics are
 //! defined once, in [`crate::ir::eval`].
+//!
+//! The built-ins that are compositions of others are built here from IR operations, not added
+//! to the IR: `frexp`, `modf` and `remquo` (which return tuples), `smoothstep`, `bitselect`,
+//! `mul24`, `abs_diff`, `upsample`, the `native_` and `half_` names (the exact functions),
+//! `select_each`, and `any`/`all` of a mask.
 
 use super::types::{
     Arith, FloatArith, HasBits, Int32, IntArith, KernelType, Numeric, ScalarType, Upsample,

@@ -5,10 +5,11 @@
 //! elements, and, once the kernel asks for [`extent`](BufferParam2::extent), `img_width`,
 //! `img_height` (and `img_depth`). A launch fills them in from the
 //! [`Buffer2`](crate::Buffer2)/[`Buffer3`](crate::Buffer3) it is given: each is listed in
-//! [`ir::Function::hidden`] with its [`ir::HiddenRole::Shape`]. Coordinates index as `z * slice_pitch + y * pitch + x`, written
-//! outermost first: `img.at2(y, x)`, `img[(y, x)]` in `#[kernel]`. Coordinates are not
-//! checked against the extent; an index past the allocation is an out-of-bounds access like
-//! any other.
+//! [`ir::Function::hidden`] with its [`ir::HiddenRole::Shape`]; a flat buffer, or one of
+//! other dimensions, is an [`Error::ArgumentType`](crate::Error::ArgumentType). Coordinates
+//! index as `z * slice_pitch + y * pitch + x`, written outermost first: `img.at2(y, x)`,
+//! `img[(y, x)]` in `#[kernel]`. Coordinates are not checked against the extent; an index
+//! past the allocation is an out-of-bounds access like any other.
 
 use super::types::Element;
 use super::{declare_param, math, node, with, BufferParam, Expr, KernelDef};

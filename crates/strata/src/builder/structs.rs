@@ -6,6 +6,11 @@
 //! [`Place::store`]); the IR sees a [`Mem::Field`] view of the buffer per field. A whole
 //! struct is loaded field by field into its device form (`Element::Dev`, a struct of
 //! [`Expr`]s the derive generates), and stored the same way.
+//!
+//! `declare` puts an element's structs (nested ones first) into the kernel being built, from
+//! the [`ElementLayout`] the derive computed with `size_of` and `offset_of!`. A struct taken
+//! by value ([`ByValue`]) is one scalar parameter per scalar of its fields; its launch
+//! argument expands into those scalars, read from the struct's bytes by its layout.
 
 use super::types::{Element, KernelType};
 use super::{check_handle, load, store, with, BufferParam, Expr, Index};

@@ -1,6 +1,13 @@
 //! Atomics and fences: the dialect's atomic functions for integers, compare-exchange loops
 //! for floats, atomic loads, and the fences and barriers that give atomics their memory order
 //! (the atomics themselves are relaxed in both dialects).
+//!
+//! Float atomic add, min, max and exchange are a compare-exchange loop on the bits, written
+//! here once for every dialect (min and max with `fmin`/`fmax`, the evaluator's NaN rule). An
+//! atomic load is a `volatile` load in CUDA and an atomic or with 0 in OpenCL C 1.2, which has
+//! no atomic load. An order stronger than relaxed is a fence before an atomic that releases
+//! and after one that acquires (`mem_fence` of both spaces in OpenCL; `__threadfence_block()`
+//! or `__threadfence()` by scope in CUDA).
 
 use super::writer::Writer;
 use crate::ir::{self, AtomicOp, ExprId, Fence, Mem, Scalar};

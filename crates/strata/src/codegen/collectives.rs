@@ -5,6 +5,10 @@
 //! operand of min/max vanishes the same way). Both are exact for integers, booleans and float
 //! `min`/`max`; a float sum by shuffles associates as the shuffle tree does, which the IR
 //! allows (see [`GroupOp`]); a work-group broadcast goes through a local array.
+//!
+//! The local scratch arrays of [`Collectives::LocalSerial`] are sized by the macro
+//! `STRATA_MAX_GROUP`, which the backends define at compile time as the device's largest
+//! work-group size (1024 when undefined).
 
 use super::dialect::{Collectives, Warp};
 use super::writer::Writer;

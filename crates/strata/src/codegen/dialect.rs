@@ -4,6 +4,15 @@
 //! the writer asks the dialect what to emit, never which dialect it is. The CUDA preamble,
 //! C source that defines what OpenCL has built in and CUDA lacks, is in `cuda_preamble.cuh`
 //! and `cuda_f16.cuh` beside this file.
+//!
+//! **The CUDA preamble** gives the integer types the short names the writer uses (`i8` ..
+//! `u64`, the 64-bit ones as `long`, so that the writer's `L` and `ul` literals have exactly
+//! their type) and defines, with the evaluator's semantics: bit casts (`strata_as<T>`),
+//! saturating conversions (`strata_convert_sat<T>`), the integer built-ins OpenCL has (`clz`,
+//! `rotate`, `mul_hi`, `add_sat`, `hadd`, ...), `sign`, `degrees` and `radians`, and the
+//! integer atomics overloaded for every 32- and 64-bit type. `tests/cuda_preamble.rs`
+//! compiles the preamble, and the writer's CUDA helpers, as host C++ and compares them with
+//! the evaluator on edge cases of every type.
 
 use crate::ir::MathFn;
 

@@ -10,7 +10,8 @@
 //!   `__local` pointer whose size the runtime sets to `len * element size` bytes, in CUDA a
 //!   `uint` byte offset into the launch's dynamic shared memory, whose size the runtime sets to
 //!   the sum of the arrays' sizes (each at a 16-byte aligned offset).
-//! - The entry point has the IR function's name.
+//! - The entry point has the IR function's name, with `_kernel` appended where that name is a
+//!   built-in or reserved word of either target ([`Generated::entry`] says which).
 //!
 //! The rooms: `dialect` (the [`Dialect`] struct and its tables, [`OPENCL`] and [`CUDA`]: every
 //! difference between the targets), `keywords` (reserved words and identifiers), `writer`

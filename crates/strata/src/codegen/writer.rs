@@ -15,6 +15,15 @@
 //! - built-in functions are called as `helpers` says (`min`, `max`, `clamp` and `mix` written
 //!   out with the evaluator's formula; helpers where the target lacks a built-in or answers
 //!   special cases otherwise);
+//! - no contraction into fused multiply-adds, and correctly rounded division and square root
+//!   (OpenCL's `FP_CONTRACT OFF` and `-cl-fp32-correctly-rounded-divide-sqrt`; NVRTC's
+//!   `--fmad=false`, whose division and square root are IEEE by default);
+//! - a struct that buffers hold is declared with Rust's layout: its fields at their offsets,
+//!   vectors as arrays of their components (a `float2` would be aligned to 8 bytes, Rust's
+//!   `[f32; 2]` is aligned to 4), `__attribute__((aligned(A)))` with Rust's alignment, and the
+//!   layout checked at compile time by the dialect's static check (the size everywhere, every
+//!   field's offset on OpenCL under clang, the alignment on CUDA); a field view is written
+//!   `buf[i].path[c]`;
 //! - collectives are lowered as `collectives` says, atomics and fences as `atomics` says.
 //!
 //! Expressions used once are written inline; expressions used more than once get a `const`

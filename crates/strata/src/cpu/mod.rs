@@ -11,6 +11,13 @@
 //!
 //! Buffers are arrays of atomic words accessed with relaxed atomics (plain loads and stores on
 //! x86-64), so even a kernel with data races between work-groups has defined behaviour here.
+//!
+//! `cpu` is what the spec `best` falls back to on a machine without a GPU; `interp` is the
+//! reference that `cpu` is held to (the differential tests, `tests/cpu_compiled.rs`), and in
+//! checked mode the one backend that also finds data races and uninitialized reads. Memory
+//! made by `Buffer::uninit` keeps one bit per byte, set when the host, a copy, a fill or a
+//! kernel writes it; a launch that `interp+checked` does not follow marks every buffer the
+//! kernel may write as written.
 
 mod exec;
 mod jit;

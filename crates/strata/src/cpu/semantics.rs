@@ -3,6 +3,15 @@
 //!
 //! The interpreter ([`super::exec`]) and the compiled backend ([`super::jit`]) each call these,
 //! so that a kernel gives the same bits and the same errors on both.
+//!
+//! **Memory order.** Both backends implement every order the IR can ask for by the strongest:
+//! every read-modify-write and every fence is sequentially consistent; an atomic load is
+//! Cranelift's (sequentially consistent) in the compiled code, and in the interpreter a
+//! relaxed load followed by a sequentially consistent fence when it acquires.
+//!
+//! **Collectives** fold in local-id order, over the work-group or over each sub-group (runs of
+//! [`SUB_GROUP_SIZE`](super::SUB_GROUP_SIZE) consecutive work-items), so float sums are the
+//! same bits on both backends.
 
 use crate::error::{Error, Result};
 use crate::ir::eval::{with_scalar, Column, Num};

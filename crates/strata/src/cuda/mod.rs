@@ -7,11 +7,26 @@
 //! driver, without a GPU, or without NVRTC, CUDA devices are simply not listed and
 //! [`crate::unavailable_backends`] (`strata devices --why`) says which and why.
 //!
-//! Each device uses its primary context. Kernels are compiled for the device's own compute
-//! capability (`--gpu-architecture=compute_XY`) through the PTX disk cache, then loaded with
-//! `cuModuleLoadData`. Each strata queue is a CUDA stream driven by a pipelined worker (see
-//! `queue.rs`); allocations are zeroed; a launch-sized local array is a slice of the launch's
-//! dynamic shared memory.
+//! Each device uses its primary context. Kernels are compiled by NVRTC, with `--fmad=false`
+//! and `-DSTRATA_MAX_GROUP=<the device's largest work-group size>`, to a CUBIN for the
+//! device's own architecture (`sm_XY`: machine code, no JIT in the driver) through the disk
+//! cache, and loaded with `cuModuleLoadData`. When the driver refuses the CUBIN (an NVRTC
+//! newer than the driver) or the device's settings ask for it
+//! ([`CudaLoad::Ptx`](crate::settings::CudaLoad::Ptx)), the kernel is loaded as PTX for
+//! `compute_XY`, which the driver compiles. A [`Kernel`](crate::Kernel) remembers its module
+//! per device, so a launch does not hash the IR. Each strata queue is a CUDA stream driven by
+//! a pipelined worker (see `queue.rs`); a launch-sized local array is a slice of the launch's
+//! dynamic shared memory; launch arguments are 8-byte slots in the generated signature's
+//! order.
+//!
+//! **Allocations** are `cuMemAlloc` and a zeroing memset, which the allocation waits for: the
+//! memset is issued to the context's legacy stream, which strata's non-blocking streams do
+//! not wait for, so unwaited it could run after a queue's first command on the memory and
+//! overwrite its result.
+//!
+//! [`Device::cuda_handles`](crate::Device::cuda_handles) gives the device's ordinal, primary
+//! context and architecture to driver-API code beside strata (the hand-written baselines of
+//! `strata bench`).
 
 pub mod nvrtc;
 mod queue;

@@ -12,13 +12,15 @@
 //! its soname: NVRTC 12 and 13 both work). Every symbol is resolved when the library is loaded,
 //! so an incomplete library is an error, not a panic.
 //!
-//! **PTX cache.** Compiled PTX is stored in a folder, one file per kernel, named by a 128-bit
-//! hash of the source, the compile options, the target architecture and the NVRTC version (all
-//! of which also head the file and are compared when it is read). A later process that
-//! compiles the same kernel for the same architecture with the same NVRTC reads the file
-//! instead of compiling. The folder is `$STRATA_CUDA_CACHE` if set (`off` disables the cache),
-//! else `$XDG_CACHE_HOME/strata/ptx`, else `~/.cache/strata/ptx`. A cache that cannot be read
-//! or written is skipped, never an error.
+//! **The cache.** Compiled PTX and CUBINs ([`Output`]) are stored in a folder, one file per
+//! kernel and output, named by a 128-bit hash of the source, the compile options, the target
+//! architecture and the NVRTC version (all of which also head the file and are compared when it
+//! is read), written to a temporary file and renamed into place, so that concurrent processes
+//! never read half a file. A later process that compiles the same kernel for the same
+//! architecture with the same NVRTC reads the file instead of compiling. The folder is
+//! `$STRATA_CUDA_CACHE` if set (`off` disables the cache), else `$XDG_CACHE_HOME/strata/ptx`,
+//! else `~/.cache/strata/ptx`. A cache that cannot be read or written is skipped, never an
+//! error.
 
 use crate::codegen::Generated;
 use crate::error::{number_lines, Error, Result};

@@ -2,15 +2,18 @@
 //! ([`WorkerQueue::spawn_pipelined`]).
 //!
 //! The worker waits for the command's strata dependencies (of any backend), then *issues* the
-//! command on the stream between two CUDA events and returns at once; the completion thread
-//! waits for the end event, measures the time between the events (the command's device time),
-//! and completes the strata event. So launches, copies and fills are asynchronous: the worker
-//! issues the next command while the GPU runs the previous one. The memory and host data a
-//! command uses are owned by its completion, so they live until the GPU is done with them.
+//! command on the stream followed by one CUDA event without timing (between two timing events
+//! on a queue made with profiling, `Queue::with_profiling`) and returns at once; the completion
+//! thread waits for the end event, takes the time between the events where there are two (the
+//! command's device time), and completes the strata event. So launches, copies and fills are
+//! asynchronous: the worker issues the next command while the GPU runs the previous one. The
+//! memory and host data a command uses are owned by its completion, so they live until the GPU
+//! is done with them.
 //!
 //! A read copies into host memory the completion hands over once the copy has finished. A
 //! write hands the driver pageable host memory, which the driver stages before the call
-//! returns.
+//! returns. A fill is `cuMemsetD8/16/32Async` where the pattern allows, else a write of the
+//! pattern repeated on the host.
 
 use super::{cu_error, CuKernel, CuMem, CudaDevice};
 use crate::error::{Error, Result};

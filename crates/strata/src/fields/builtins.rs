@@ -2,6 +2,11 @@
 //! fusable), reductions over a whole field (through [`crate::patterns`]) and along an axis,
 //! convolution with a small kernel, transpose, and up- and down-sampling. The math set is
 //! [`Field::map`] with the builder's built-ins (`f.map(|x| x.sqrt())`).
+//!
+//! A whole-field reduction materializes the field and runs the patterns' reduction on its
+//! buffer (`DeviceVec::from_buffer`, no copy). `fold_axis` is a device loop over the folded
+//! axis with absolute reads; `convolve` takes its weights as literals, one relative read per
+//! weight, unrolled when the kernel is built.
 
 use super::{same_shape, Border, Field, FieldError, Shape, State, Tensor};
 use crate::builder::{for_range, var, Expr, Numeric};

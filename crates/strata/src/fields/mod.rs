@@ -46,6 +46,14 @@
 //! that consecutive work-items advance by one, which the CPU backend turns into vector loads and
 //! GPUs coalesce. (Pitched [`Buffer2`](crate::Buffer2) rows would add a pitch per field and
 //! split that index in two.) Field sizes are launch parameters, so one kernel serves every size.
+//!
+//! **Nodes.** A `Field<T>` is an `Arc` of a node: an id, a shape, the context, and a state:
+//! *data* (a buffer and the event of the kernel that wrote it), *lazy* (a name and the
+//! operator's closure `Fn(&mut Point) -> Expr<T>`), or *failed* (a typed error found when the
+//! node was made, such as shapes that differ, reported when it is evaluated). The closures
+//! hold their input fields, so the lazy graph is a DAG of `Arc`s. Materializing a lazy node
+//! runs one kernel named `field_NAME` over its shape, the closure recorded under the in-bounds
+//! guard and its value stored at the point; the node becomes data.
 
 mod big;
 mod builtins;

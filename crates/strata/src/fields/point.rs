@@ -4,6 +4,18 @@
 //! policy (a lazy field is materialized first). It turns fields into kernel parameters (one per
 //! buffer however often it is read) and collects the launch arguments, the events to wait for
 //! and the errors found while recording.
+//!
+//! The work-item's coordinates are its `global_id` per dimension (columns in dimension 0), as
+//! `i32`; the dimensions are `i32` launch parameters (`rows`, `columns`, `layers`: one per
+//! axis and size, so fields of one shape share them). A read at another point goes through
+//! the border policy per axis; a lazy field read there is materialized first (a nested
+//! `Kernel::build` is fine: recordings are a stack). Loads already recorded are reused (a memo
+//! keyed by field and offset), but only where the IR allows it: the builder's `block_path`
+//! (the open control-flow blocks) must extend the path where the load was recorded, since a
+//! value may only be used in its block and the blocks nested in it. The events of the kernels
+//! that wrote the fields read become the launch's wait list, so fields made on other queues
+//! are ordered too. Reading a buffer the kernel writes is an error, and so is the first error
+//! found while recording, returned instead of building the kernel.
 
 use super::{range_for, ArgSource, Field, FieldError, Fields, Peek, ScalarArg, Shape, Tensor};
 use crate::builder::{

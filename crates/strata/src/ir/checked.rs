@@ -11,6 +11,14 @@
 //! work-group size). A load out of bounds gives 0 (it reads a
 //! private variable set to 0 at the kernel's start), an atomic out of bounds returns 0.
 //!
+//! Every load, store, atomic and atomic load of a buffer, field view, local array or private
+//! array becomes `if index < len { access } else { record }`. A launch-sized local array's
+//! length comes in as one more hidden `u32` parameter, since an expression cannot read a
+//! [`ParamKind::LocalLen`] parameter. The runtime instruments a kernel once, when it is first
+//! launched on a checked device, then validates and optimizes the result like any kernel, so
+//! the generated OpenCL C, CUDA C++ and compiled CPU code are checked by construction (the
+//! golden files of the checked variants are in `crates/strata-cli/tests/golden/*-checked/`).
+//!
 //! **Barrier divergence.** Before every `if` whose branches hold a barrier or a collective, the
 //! work-group counts the work-items taking the `then` branch (a `group_reduce_add`, where every
 //! work-item is present: the enclosing `if`s were checked the same way); when some but not all

@@ -7,6 +7,13 @@
 //! expression computed at run time agree bit for bit.
 //!
 //! The arithmetic itself is defined once, by the [`Num`], [`Int`] and [`Float`] traits.
+//!
+//! **`f16`** is `half::f16` here, with the IR's rules: `+ - * / %`, `sqrt` and `fma` are
+//! computed in `f64` and rounded once to `f16` by strata's own [`f16_from_f64`] (its docs say
+//! why not the `half` crate's conversion); the other built-ins are the `f32` built-in rounded
+//! to `f16`, except those [`f16_special`] lists. These direct operations are the definition
+//! that the `f16` lowering of the backends ([`passes::lower_f16`](super::passes::lower_f16)) is
+//! tested against.
 
 use super::{special, BinaryOp, Literal, MathFn, Scalar, UnaryOp};
 use bytemuck::Pod;

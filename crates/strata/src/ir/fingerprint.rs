@@ -1,6 +1,13 @@
 //! Fingerprints of a [`Function`]: the key of the devices' kernel caches
 //! ([`Function::fingerprint`]), and the hash of its source locations that the runtime's cache
 //! adds ([`Function::locations_fingerprint`]).
+//!
+//! Source locations ([`SourceLoc`](super::SourceLoc)) are not part of what a kernel computes,
+//! so the fingerprint ignores them and the same kernel recorded at two places compiles once
+//! per device. The runtime's cache of built kernels adds the locations' hash, so each
+//! recording keeps its own lines: checked mode's errors name the launching kernel's line,
+//! while the plain `cpu` and `interp` bounds errors, compiled into the shared code, name the
+//! first recording's.
 
 use super::{Block, Function, Stmt};
 
@@ -12,8 +19,8 @@ impl Function {
     /// parameters with their roles, a custom gather's combining function by its
     /// fingerprint), linear in its size.
     /// Equal functions have equal fingerprints; the device kernel caches key on it. (The IR
-    /// text is no key: it prints shared sub-expressions once per use, which grows
-    /// exponentially with chains of `select`s that each use the previous one twice.)
+    /// text is no key: it is made for reading, slower to produce than this hash, and cannot
+    /// show what a stub's CPU body is.)
     pub fn fingerprint(&self) -> u128 {
         use std::hash::{Hash, Hasher};
         // Every field, named: a field added to `Function` does not compile here until the

@@ -1,6 +1,18 @@
 //! One kernel, [`Function`], and its tables: parameters, values, local and private arrays,
 //! stubs, the structs that buffers hold and the field views of those buffers, with the
 //! look-ups on them (element types, sizes, names, field paths).
+//!
+//! **Structs.** A buffer's element is an [`Elem`]: a scalar or vector, or a user struct
+//! declared in [`Function::structs`] (a [`StructDecl`]: name, size, alignment, and fields at
+//! byte offsets, each an `Elem`, optionally a fixed array; nested structs are declared before
+//! the structs that hold them). A struct is never an IR value. Each scalar or vector field
+//! that a kernel touches is a [`FieldView`] of [`Function::fields`], memory of its own whose
+//! element `i` is that field of the buffer's element `i` ([`Mem::Field`]), so loads, stores
+//! and atomics on fields are the ordinary statements, and every backend addresses a field as
+//! it addresses memory: `base + i * size + offset` on the CPU backends, `buf[i].a.b[2]` in C.
+//! [`Function::resolve_path`] is the one definition of where a path leads; the validator
+//! checks the layouts (C identifiers, alignment, no `bool` fields, nested structs declared
+//! first), the field views, and that a buffer of structs is accessed through its fields only.
 
 use super::{expr_operands, stmt_operands, walk_block};
 use super::{print, Access, Block, ExprArena, ExprId, HiddenParam, IdVec, Literal, Mem, Type};

@@ -34,6 +34,9 @@
 //! into `f32` operations between conversions (exact for the rounded operations: `f32` has
 //! `2 * 11 + 2` bits, so rounding twice gives the once-rounded result), so that a backend only
 //! converts between `f16` and `f32` or `f64`, and loads, stores and selects `f16` values.
+//! The compiled CPU backend keeps an `f16` as its 16 bits and converts through the evaluator;
+//! OpenCL C uses `half` (`cl_khr_fp16`, checked against the device before compiling); CUDA C++
+//! keeps `unsigned short` bits and converts with PTX `cvt` (no `cuda_fp16.h` needed).
 //!
 //! The rooms: `id` (the typed indices), `expr` (expressions and their arena), `math` (the
 //! built-in functions), `memory` (what statements access, memory orders, atomics), `group`

@@ -1,4 +1,7 @@
-//! The readable text form of the IR, used by tests, error messages and `STRATA_DUMP=ir`.
+//! The readable text form of the IR, used by tests, error messages and the `ir` dump
+//! ([`Dump::ir`](crate::settings::Dump::ir) in a device's [`Settings`](crate::Settings)). It is
+//! printed only when asked for; kernels are identified by
+//! [`Function::fingerprint`](super::Function::fingerprint), never by their text.
 //!
 //! ```text
 //! kernel saxpy(a: f32, x: global read [f32], y: global read_write [f32]) {
@@ -15,6 +18,11 @@
 //!   where
 //!     $e42 = (select(...) + ...)
 //! ```
+//!
+//! Sub-expressions are written inline, except those larger than 32 nodes and used more than
+//! once, so the text stays linear in the function's size: inline, a chain of `select`s that
+//! each use the previous one twice would double with every link. Source locations are left
+//! out, so a kernel and its `#[kernel]` twin print the same text.
 
 use super::*;
 use std::fmt::Write;

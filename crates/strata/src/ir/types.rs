@@ -3,6 +3,10 @@
 //! Every expression in a [`Function`](super::Function) carries one [`Type`]: a scalar or a vector
 //! of 2, 3 or 4 scalars of the same kind. Memory (buffers, local arrays, private arrays) holds
 //! elements of a `Type`; arrays are not values.
+//!
+//! [`Scalar::widens_to`] is the one definition of the implicit-conversion rule (the builder's
+//! mixed operators and `#[kernel]`'s typed host values follow it). A [`Literal`] keeps its
+//! value as bits, so a folded `-0.0` or NaN payload is the one the program wrote.
 
 use std::fmt;
 

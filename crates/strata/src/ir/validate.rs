@@ -3,6 +3,18 @@
 //!
 //! Backends only accept a [`ValidFunction`], which only [`validate`](fn@validate) can make, so no
 //! backend sees unvalidated IR.
+//!
+//! What is checked: types; the scoping of values (a value is used only inside the block that
+//! defines it, after its definition); memory access against the declared access; atomics'
+//! types and orders (a relaxed fence, or an atomic load that releases, orders nothing and is
+//! an error); the targets of `break` and `continue`; collectives' types (`f16` is refused in
+//! collectives and atomics); struct layouts and field views. Every error is collected, each
+//! with a location path such as `body[2].then[0]`.
+//!
+//! The facts ([`FunctionInfo`]: buffers read and written, `f64`, `f16`, 64-bit and float
+//! atomics, barriers, fixed local memory) let the runtime refuse a kernel that a device
+//! cannot run, at launch and at `Device::compile`, before any source is generated or
+//! compiled.
 
 use super::*;
 use std::collections::HashSet;

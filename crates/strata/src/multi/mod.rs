@@ -5,8 +5,10 @@
 //!   [`DeviceSet::partition`] turns into contiguous index ranges, one per device.
 //! - [`enqueue_copy`] / [`copy`]: a copy between buffers of any two devices. On one device it is
 //!   the queue's own copy; between devices it is staged through the host (a read on the source
-//!   queue, then a write on the destination queue) and returns an [`Event`] that commands on any
-//!   queue can wait for. (No peer path is used: CUDA peer copies are not implemented.)
+//!   queue, then a write on a queue of its own on the destination device, after what the
+//!   destination queue held) and returns an [`Event`] that commands on any queue can wait for,
+//!   and that the destination queue's `finish` waits for. (No peer path is used: CUDA peer
+//!   copies are not implemented.)
 //! - [`SplitVec`]: a vector split over a set, one [`DeviceVec`](crate::patterns::DeviceVec) part per device; the patterns
 //!   over a set ([`DeviceSet::collect`], [`DeviceSet::reduce`], [`DeviceSet::sum`],
 //!   [`DeviceSet::inclusive_scan`], [`DeviceSet::exclusive_scan`], [`DeviceSet::sorted`]) run the
@@ -311,8 +313,11 @@ impl DeviceSet {
 /// `dst_queue`'s in-order commands. [`Queue::finish`] of either queue waits for it.
 ///
 /// - Same device: `src_queue`'s own copy ([`Queue::enqueue_copy`]).
-/// - Different devices: staged through the host: a read of the source on `src_queue`, then a
-///   write on `dst_queue`, issued by a helper thread once the read is done.
+/// - Different devices: staged through the host: a read of the source on `src_queue`, then,
+///   issued by a helper thread once the read is done, a write on a new queue of the
+///   destination device after the commands `dst_queue` held when the copy was enqueued (on
+///   `dst_queue` itself the write would sit behind later commands that wait for the copy,
+///   and never start).
 ///
 /// Errors (at once): a buffer on another device than its queue ([`Error::WrongDevice`]), a
 /// range outside a buffer ([`Error::BufferRange`]). A failure while copying fails the event.

@@ -24,6 +24,21 @@
 //! The raw point-to-point calls (`MPI_Isend`, `MPI_Irecv`, `MPI_Probe`, `MPI_Wait`) go through
 //! `mpi::ffi` because a non-blocking request here owns its host buffer until it completes,
 //! which the `mpi` crate's scoped requests cannot express across a function return.
+//! Every request waits in its `Drop`.
+//!
+//! **Mismatches are errors, not hangs.** A blocking receive probes the message's size first
+//! and reports another length as a typed error (consuming the message, so the ranks stay in
+//! step); a non-blocking receive posts one byte more than expected, so a longer message is
+//! reported, not truncated; `all_reduce` gathers every rank's length before reducing, so
+//! mismatched lengths are an error on every rank. The halo exchange posts both receives
+//! before both sends, which no rank order can deadlock, and moves rows or planes packed, so
+//! ranks whose devices pad rows differently (PoCL and the CPU backend do) agree on message
+//! sizes.
+//!
+//! **CUDA-aware MPI**: the query function is looked up in the process at run time, so strata
+//! builds against any MPI; buffers on CUDA devices go to MPI as device pointers after a
+//! `queue.finish()`. That path compiles but has not run (no CUDA-aware MPI was available to
+//! test it); host staging is the tested default.
 
 use crate::builder::Element;
 use crate::error::{Error, Result};

@@ -13,6 +13,25 @@
 //! [`queue`]) that waits for the command's strata dependencies (of any backend), enqueues the
 //! command, waits for it, and completes the strata [`Event`](crate::Event) with the run time
 //! the device measured.
+//!
+//! **Discovery** runs once, from the device registry, and one thread at a time: some drivers
+//! (PoCL) crash when another thread queries devices during their first initialization.
+//! Devices are numbered `opencl:0`, `opencl:1`, ... in the ICD loader's platform order.
+//!
+//! **Allocation** zeroes the new buffer with `clEnqueueFillBuffer` and waits for it: drivers
+//! often reserve the memory only when it is first used, so a failure there is reported as
+//! [`Error::OutOfMemory`] by the allocation rather than by a later command.
+//!
+//! **Compiling** builds [`crate::codegen::opencl`]'s source with `-cl-std=CL1.2`, the
+//! dialect's options and `-D STRATA_MAX_GROUP=<the device's largest work-group size>`
+//! (`Settings::dump` with `opencl` prints it); a build failure is [`Error::CompileFailed`]
+//! with the build log and the numbered source.
+//!
+//! **Launch arguments** follow the code generator's contract: a buffer is its `cl_mem`, then
+//! its element count as a `uint`; a scalar is its literal's bits in its own size, a `bool` one
+//! byte (`uchar` in the kernel); a launch-sized local array is `len * element size` bytes of
+//! local memory. The device's queues share one `cl_kernel`, so a launch sets the arguments and
+//! enqueues the range under its lock.
 
 mod queue;
 #[cfg(test)]

@@ -13,8 +13,8 @@
 //!    local memory (padded by one word in 32 against bank conflicts), and each work-item
 //!    combines its `scan_items_per_thread` consecutive elements in order.
 //! 3. The work-group scans the work-items' totals: a work-group scan collective for built-in
-//!    operators on integers ([`BuiltinOp`], warp shuffles on CUDA), a Hillis–Steele scan in
-//!    local memory otherwise.
+//!    operators on integers ([`BuiltinOp`](super::scan::BuiltinOp), warp shuffles on CUDA),
+//!    a Hillis–Steele scan in local memory otherwise.
 //! 4. Work-item 0 publishes the tile's total (status *aggregate*; tile 0 publishes its
 //!    inclusive prefix right away), then looks back over the tiles before it, newest first,
 //!    16 status words per step read at once with [`atomic_load`](crate::builder::BufferParam::atomic_load):

@@ -48,6 +48,9 @@
 //! of the generated kernels; sizes, offsets and [`constant`] values are launch parameters. The
 //! device's kernel cache is keyed by the optimized IR, so a pattern is compiled once per device
 //! and per distinct staged values, and re-running it on other data or sizes compiles nothing.
+//! [`Device::compile_count`](crate::Device::compile_count) counts the compilations: the tests
+//! use it to prove the staging (`tests/patterns_staging.rs`, a test binary of its own so that
+//! nothing else compiles while it counts).
 //!
 //! **Semantics.** Operators given to [`reduce`](View::reduce) and the scans must be
 //! associative; they need not be commutative: every reduction and scan with a user operator

@@ -15,9 +15,9 @@
 //! per digit) turns each digit's row into exclusive prefixes and writes the row's total; a
 //! *move* kernel scans the digit totals (the digits' first output positions), adds its row
 //! prefixes and writes every key (and value) to its place. The
-//! [`SortMethod`](super::SortMethod) decides how the count and move kernels divide the work.
+//! [`SortMethod`] decides how the count and move kernels divide the work.
 //!
-//! **[`SortMethod::Tiles`](super::SortMethod::Tiles)** (GPUs). The keys are cut into *tiles*
+//! **[`SortMethod::Tiles`]** (GPUs). The keys are cut into *tiles*
 //! of `group_size * keys_per_thread` keys; each of at most
 //! [`SortStaging::max_groups`](super::SortStaging::max_groups) work-groups owns a run of whole
 //! tiles.
@@ -47,7 +47,7 @@
 //! Work-group scans are Hillis–Steele over two arrays with a half of zeros, so a neighbour at
 //! any distance is a load at a constant offset.
 //!
-//! **[`SortMethod::Parts`](super::SortMethod::Parts)** (CPU devices). Each work-group owns a
+//! **[`SortMethod::Parts`]** (CPU devices). Each work-group owns a
 //! contiguous block and each work-item a contiguous part of it; a work-item counts its part's
 //! digits into its own column of a `2^bits x group_size` table, the table is scanned in
 //! (digit, work-item) order (`pattern_sort_part_count` writes the block's counts from it),

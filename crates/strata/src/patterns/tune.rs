@@ -20,13 +20,23 @@
 //! the look-back scan, and the look-back tile. The radix sort: its ranking method, digit width,
 //! work-group size, keys per work-item and work-groups. The search starts from the device's
 //! defaults and changes one parameter at a time, keeping each change that is faster (a
-//! coordinate descent: a few dozen runs, not the product of all values).
+//! coordinate descent: a few dozen runs, not the product of all values). Each configuration
+//! runs once untimed (which also gives its result), then is timed; the fastest is timed
+//! against the default once more, the two alternating, and becomes a record only if it is
+//! more than [`MARGIN`] faster there, so that timing noise alone makes no record.
+//! [`Tuner::tune_local_size`] does the same for a user's kernel over the local sizes given.
 //!
 //! **Results do not depend on tuning** where the operation is exact: the tuner runs every
-//! candidate on the same `u32` data and fails with [`TuningError`] if one gives a different
-//! result from the default's (sums, scans and sorts of integers do not depend on the order of
-//! the work). Floating-point reductions may round differently with another staging, as they
-//! would with another device.
+//! candidate on the same data and fails with [`TuningError`] if one gives a different result
+//! from the default's (sums, scans and sorts of integers do not depend on the order of the
+//! work; floats are tuned on data whose sums are exact in any order, see [`Tunable`]).
+//! Floating-point reductions may round differently with another staging, as they would with
+//! another device.
+//!
+//! **The file** holds one record per line, tab-separated, the choice as `key=value` pairs;
+//! [`Tuning::save`] merges into what is there and replaces the file by renaming a temporary
+//! one, so concurrent processes never read half a file. A malformed line is a [`TuningError`]
+//! naming the file and the line.
 
 use super::{
     zip, DeviceVec, Exec, Layout, ScanAlgorithm, SortKey, SortMethod, SortStaging, Staging, View,

@@ -7,6 +7,11 @@
 //! launch anything, and a chain of views plus one algorithm is one kernel per algorithm pass.
 //! Values the views hold (buffers, offsets, lengths, [`constant`]s) become kernel parameters;
 //! Rust values captured by `map` closures are compile-time constants (multi-staging).
+//!
+//! Before anything runs, a view checks itself ([`View::check`]: lengths of zipped views,
+//! slice bounds) and reports the memory it reads ([`View::reads`]), so that an algorithm can
+//! refuse an output that overlaps its input: an output may be the very vector an input reads
+//! element for element (an in-place transform or scan), nothing else it reads.
 
 use super::algorithms::{self, AsyncVec};
 use super::{reduce, scan, select, sort, Cx, DeviceVec, Exec};

@@ -3,6 +3,14 @@
 //! checks the caller's arguments against the kernel's parameters and fills in every hidden
 //! parameter by its role ([`ir::HiddenRole`]): the one place where the launch ABI is applied,
 //! for every backend.
+//!
+//! The checks, all before anything is submitted: the argument count; each argument's kind and
+//! element type against its parameter (a pitched parameter takes a `Buffer2` or `Buffer3` of
+//! its dimensions); a buffer's device, and its length where the kernel states one; no buffer
+//! that the kernel writes passed again as a read-only argument (aliasing); constant buffers
+//! against the device's size and count limits; the local memory of fixed and launch-sized
+//! arrays against the device's; and the device's features (`f64`, `f16`, 64-bit atomics). A
+//! struct passed by value expands here into its fields' scalars.
 
 use super::run::GatherOut;
 use super::{ArgValue, Buffer, Device, Kernel, LocalMem, Memory, NdRange, Queue};

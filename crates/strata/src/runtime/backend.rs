@@ -1,6 +1,20 @@
 //! The interface every backend implements. The user-facing types ([`Device`](super::Device),
 //! [`Queue`](super::Queue), [`Buffer`](super::Buffer), [`Kernel`](super::Kernel)) are the same
 //! for all backends and hold these trait objects.
+//!
+//! - [`DeviceBackend`]: the device's properties, allocation, compiling a validated kernel,
+//!   new queues; and, with defaults that refuse, what only some backends can do: wrap the
+//!   application's memory and queues, give OpenCL or CUDA handles.
+//! - [`QueueBackend`]: submit a [`Command`] (write, read, copy, fill, their rectangular forms,
+//!   launch) after a wait list, returning its [`Event`]; every backend builds its queues on
+//!   the shared worker queue (`worker.rs`).
+//! - [`Memory`] and [`CompiledKernel`]: a backend's memory and code, which it gets back
+//!   through `as_any` as its own types.
+//! - [`BackendEntry`]: what a backend gives the device registry (`crate::registry`): its
+//!   kind, whether its bare name is a spec, how it finds its devices or why it has none, and
+//!   its rank for `best`.
+//!
+//! The runtime names no backend type: a backend is a module with an entry in the registry.
 
 use super::{BackendKind, DeviceInfo, Event, NdRange};
 use crate::error::{Error, Result};

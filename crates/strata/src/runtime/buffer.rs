@@ -1,4 +1,9 @@
-//! Typed device memory.
+//! Typed device memory: [`Buffer<T>`] (typed, sized, on one device) and [`LocalMem<T>`] (the
+//! element count of a launch-sized local array, as a launch argument).
+//!
+//! Allocation takes anything that names a device (`impl AsRef<Device>`: a [`Device`], a
+//! [`Queue`], a pattern's `Exec`) and charges the device's memory budget; constructors that
+//! upload data take a [`Queue`] ([`Buffer::from_slice`]), which orders the upload.
 
 use super::{Device, Memory, Queue};
 use crate::builder::Element;

@@ -5,6 +5,13 @@
 //! Handles are raw pointers and integers of the backend's C API (`cl_mem` is `*mut c_void`,
 //! `CUdeviceptr` is `u64`), so that any binding (cl3, opencl3, cudarc, a hand-written FFI)
 //! can take them.
+//!
+//! Each backend's memory gives its handle (`Memory::native`); the backend's
+//! `DeviceBackend::wrap_memory` and `wrap_queue` take the application's and check them:
+//! OpenCL checks `CL_MEM_SIZE`, the context, and a queue's device and in-order property, and
+//! retains borrowed objects; CUDA checks a pointer's allocation range
+//! (`cuMemGetAddressRange`) and frees only memory it was given to own; the CPU backend
+//! refuses foreign memory and queues. Wrapped memory is not charged to the device's budget.
 
 use std::ffi::c_void;
 

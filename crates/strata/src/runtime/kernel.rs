@@ -3,6 +3,13 @@
 //! device on first launch. A kernel also keeps its instrumentation for checked mode and the
 //! kernels folding its custom gathers. Its launch ABI, which parameters the launch fills in,
 //! is in the IR ([`ir::abi`]); the arguments of a launch are prepared in `args.rs`.
+//!
+//! The process-wide cache keeps built kernels by the fingerprint of the recorded IR and of
+//! its source locations, so recording the same kernel again, as a pattern does at every call,
+//! skips validation and optimization, while each recording keeps its own lines for error
+//! messages. Compiled code is cached twice: by each device, keyed by the optimized IR's
+//! fingerprint (kernels built elsewhere with the same IR share it), and by the `Kernel`
+//! itself per device, so a launch does not hash the IR.
 
 use super::CompiledKernel;
 use crate::builder::{self, KernelDef};

@@ -3,6 +3,13 @@
 //! `#[kernel]` take them). A launch prepares its arguments (`args.rs`), compiles the kernel for
 //! the queue's device if it has not been, resets the gathers' partials, submits the launch and,
 //! in checked mode, turns the fault the launch recorded into an error.
+//!
+//! **Checked mode.** On a checked device the launch runs the kernel's instrumented form
+//! ([`ir::checked`](crate::ir::checked)), whose fault words `prepare` allocates zeroed like
+//! any hidden parameter. The launch then waits for the kernel, reads the words back and turns
+//! a recorded fault into [`Error::OutOfBounds`] with the access's line (the host derives the
+//! work-item's local and group ids from its global id and the work-group size) or
+//! [`Error::BarrierDivergence`].
 
 use super::queue::blocking;
 use super::{Command, Event, Kernel, KernelArg, NdRange, PendingRead, Queue, Run};

@@ -11,6 +11,15 @@
 //!   compiled once per device and per distinct IR (staged values included).
 //!
 //! There is no hidden current device and no default queue (alpaka's rule).
+//!
+//! **A device** holds its backend, its settings, its memory budget and its kernel cache, all
+//! shared by its clones. The cache is keyed by the optimized IR's fingerprint; when several
+//! threads ask for one kernel at once, the first compiles it and the others wait for that
+//! result (a slot per key), and beyond [`KERNEL_CACHE_CAPACITY`] kernels the least recently
+//! used are dropped. Every allocation goes through the device, which charges it to the
+//! budget ([`Device::memory_budget`]) and wraps the backend's memory so that the bytes come
+//! back when the last user, a command in flight included, drops it; memory the application
+//! wraps ([`Buffer::from_native`]) is not charged.
 
 mod args;
 mod backend;
@@ -529,7 +538,7 @@ impl Device {
 
     /// Memory of at least `bytes` bytes for a launch's gather partials, contents unspecified:
     /// the smallest kept buffer that is large enough and that nothing else holds (no launch,
-    /// read or [`Gathered`](crate::Gathered) still uses it), or a new one, kept for later
+    /// read or [`Gathered`] still uses it), or a new one, kept for later
     /// launches while fewer than [`KEPT_PARTIALS`] are. A reduction launched in a loop thus
     /// allocates nothing after its first launch (on CUDA an allocation costs a
     /// `cuMemAlloc`, a waited memset and a synchronizing `cuMemFree`).

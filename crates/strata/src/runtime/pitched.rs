@@ -3,6 +3,14 @@
 //! `(x, y, z)` lives at `z * slice_pitch + y * pitch + x`. Kernels index them by coordinates
 //! (`KernelDef::read2` and friends): the pitches are hidden launch parameters that the launch
 //! fills in from the buffer it is given.
+//!
+//! **Regions.** [`Queue::write_region`] and the other region transfers (and their `enqueue_`
+//! forms) check the region against the extent, the host slice against the region, and a copy
+//! within one buffer for overlap, then submit one rectangular command (`WriteRect`,
+//! `ReadRect`, `CopyRect`, each side a [`RectSide`] in bytes, checked again by the backend):
+//! OpenCL runs it as `clEnqueue{Write,Read,Copy}BufferRect`, CUDA as `cuMemcpy3DAsync`, the
+//! CPU backends row by row. A region fill is a `WriteRect` of the value repeated, so the
+//! padding is left alone; a whole-buffer fill is the ordinary fill of the allocation.
 
 use super::{Buffer, Command, Device, Event, PendingRead, Queue, RectSide};
 use crate::builder::Element;

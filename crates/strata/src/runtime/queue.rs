@@ -1,6 +1,12 @@
 //! Queues: in-order command streams on one device. Every operation exists in a blocking form
 //! (returns when done) and an `enqueue_` form (returns an [`Event`] at once, runs after the
 //! events in its wait list).
+//!
+//! The operations: write, read (into a `Vec`, a slice, or a sub-range), copy and fill, on
+//! whole buffers or sub-ranges given as Rust ranges, and their 2-D and 3-D region forms
+//! (`pitched.rs`); launches are [`Kernel::launch`](super::Kernel::launch) and
+//! [`Kernel::enqueue`](super::Kernel::enqueue). A non-blocking read returns a [`PendingRead`]
+//! that owns its destination, so no borrowed host memory outlives the call.
 
 use super::{ArgValue, Buffer, Command, Device, Event, QueueBackend, Wait};
 use crate::builder::Element;
@@ -12,7 +18,7 @@ use std::sync::{Arc, Mutex};
 ///
 /// **Failures.** Every command depends on the commands enqueued before it on the same queue.
 /// When one fails (a kernel's out-of-bounds access on the CPU backend, a driver error), every
-/// later command on the queue fails too, with [`Error::DependencyFailed`](crate::Error::DependencyFailed)
+/// later command on the queue fails too, with [`Error::DependencyFailed`]
 /// naming the first failure, until the failure is observed: a wait that returns one of these
 /// errors (on the failed [`Run`](crate::Run), [`Event`] or a later read), or [`Queue::finish`], which
 /// reports it. A command that was already running when the failure became known is not

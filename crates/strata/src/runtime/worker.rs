@@ -6,6 +6,13 @@
 //! [`WorkerQueue::spawn_pipelined`]: the worker only *issues* each command and hands a
 //! [`Finish`] to a second thread, which waits for the device and completes the events in
 //! submission order. Issuing the next command then does not wait for the previous one.
+//!
+//! Rules every backend gets from here: a blocking command on an idle queue runs on the
+//! caller's thread (see [`WorkerQueue`]); an event timed by the host starts no earlier than
+//! the end of the command before it; a failed command fails the later commands of its queue
+//! until the failure is observed ([`Failure`]); a panic while issuing or finishing a command
+//! (a stub's CPU body, say) fails that command with [`Error::Panicked`] and the queue's
+//! threads live on.
 
 use super::{Command, Event, QueueBackend};
 use crate::error::{Error, Result};

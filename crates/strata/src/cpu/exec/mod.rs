@@ -1,7 +1,7 @@
 //! `interp`: the lockstep interpreter, the reference semantics of strata and its debug backend.
 //!
 //! A validated kernel is lowered ([`lower`]) to a [`Program`]: every expression and every value
-//! gets a register (a [`Column`](crate::ir::eval::Column) holding one value per work-item of the
+//! gets a register (a [`Column`] holding one value per work-item of the
 //! group), and every statement carries the operations that compute the expressions it needs.
 //! The program is then run ([`run`]) one work-group at a time, all its work-items in lockstep
 //! under an execution mask. In checked mode the run also keeps shadow memory ([`shadow`]) to
@@ -237,7 +237,7 @@ pub(crate) struct Program {
     n_regs: usize,
     /// Which privates are scalar variables (not arrays): their index is always 0.
     private_is_var: ir::IdVec<ir::PrivateId, bool>,
-    /// Checked mode ([`ir::Function::checked`]): keep shadow memory, report data races and
+    /// Checked mode ([`ir::Function::is_checked`]): keep shadow memory, report data races and
     /// uninitialized reads.
     checked: bool,
     /// Checked mode: report races between work-groups (not when the kernel orders work-groups

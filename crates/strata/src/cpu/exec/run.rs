@@ -4,7 +4,9 @@
 //! remove work-items from the masks of the enclosing blocks until the loop iteration, the loop
 //! or the kernel ends. A barrier or collective reached by only part of the work-group is an
 //! error. Work-groups are spread over rayon's thread pool by [`crate::cpu::run_groups`], one
-//! [`Worker`] (registers, local and private memory, masks) per thread.
+//! [`Worker`] (registers, local and private memory, masks) per thread. The first failing
+//! work-group in group order is reported, and the other threads stop between work-groups;
+//! the launch's cancel flag is checked before each work-group.
 
 #![allow(clippy::needless_range_loop)] // lane loops index several parallel columns
 

@@ -6,6 +6,13 @@
 //! work-item loop, the fault exit, the record), its scopes (memoized and hoisted expressions)
 //! and its statements; [`super::expr`] lowers the expressions, [`super::simd`] the statements
 //! and expressions of the four-lane variant.
+//!
+//! **Loops.** Integer divisions whose operands do not change in a loop are computed once
+//! before it ([`Gen::hoist_divisions`]), their zero-divisor tests left at the first use, where
+//! the unhoisted division would have faulted; Cranelift's own loop-invariant code motion moves
+//! the pure rest. Loads from the tables a region reads (buffer bases and lengths, scalars,
+//! ids) are marked read-only and movable, so they leave loops too. A `loop` polls the
+//! launch's cancel flag and the flag another work-group's failure sets.
 
 use super::expr::from_bits;
 use super::plan::{Plan, RegionPlan};

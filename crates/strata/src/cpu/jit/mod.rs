@@ -1,5 +1,11 @@
 //! The compiled CPU backend: kernels as native code through Cranelift.
 //!
+//! Cranelift (`cranelift-codegen`, `-frontend`, `-jit`) compiles in-process, so nothing is
+//! installed. It is pinned to 0.125.4, the last release that builds with the workspace's
+//! `rust-version` (1.88). Compiled kernels live in the runtime's per-device kernel cache like
+//! any backend's; [`Settings::cpu_disasm`](crate::Settings::cpu_disasm) prints each region's
+//! Cranelift IR and machine code.
+//!
 //! **Shape.** A kernel is cut at its barriers and collectives into barrier-free *regions*
 //! ([`plan`]). Each region becomes one native function that runs the region's statements for
 //! every work-item of a work-group in turn (a loop over the local ids, the region's code in its

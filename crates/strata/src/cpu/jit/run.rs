@@ -4,6 +4,11 @@
 //! thread. For each work-group the worker calls the regions' functions and runs what sits
 //! between them (barriers, collectives, and the `if`s and loops that contain them) under the
 //! same execution masks as the interpreter, reading and writing the work-items' records.
+//!
+//! A region that faults returns 1 after writing its [`Fault`] (the site, the
+//! work-item, the index and the length), from which the worker builds the interpreter's
+//! error. Masks are recomputed only after a node that a work-item can leave (a `return`,
+//! `break` or `continue` inside it).
 
 #![allow(clippy::needless_range_loop)] // lane loops index several per-work-item arrays
 

@@ -13,6 +13,10 @@
 //! instruction (integer division, shifts by per-lane amounts, the transcendental built-ins,
 //! some conversions) is computed lane by lane with the scalar code, so the results are the
 //! scalar backend's, bit for bit.
+//!
+//! The launch uses this variant when the work-group's size in dimension 0 is a multiple of
+//! four, and the scalar function otherwise. An index that all lanes share is one scalar load.
+//! A fault names the first faulting lane's work-item.
 
 use super::expr::{direct_binary, from_bits};
 use super::lower::{cl_ty, Gen, VarOf, MEM, TABLE};
