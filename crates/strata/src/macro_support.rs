@@ -13,8 +13,8 @@
 //! the builder, not in it: the builder's public API stays what users call.
 
 use crate::builder::{
-    self, BufferParam, Coords, Element, Expr, FieldAccess, GatherHandle, Index, Integer, KernelDef,
-    IntoExpr, KernelType, LocalArray, Numeric, PitchedParam, PrivateArray, ScalarType, Value, Var,
+    self, BufferParam, Coords, Element, Expr, FieldAccess, GatherHandle, Index, Integer, IntoExpr,
+    KernelDef, KernelType, LocalArray, Numeric, PitchedParam, PrivateArray, ScalarType, Value, Var,
 };
 use crate::ir;
 use std::cell::Cell;
@@ -79,12 +79,7 @@ pub fn for_step<T: Integer>(
     step: impl IntoExpr<T>,
     body: impl FnOnce(Expr<T>),
 ) {
-    builder::for_step(
-        start.into_expr(),
-        end.into_expr(),
-        step.into_expr(),
-        body,
-    )
+    builder::for_step(start.into_expr(), end.into_expr(), step.into_expr(), body)
 }
 
 /// The [`KernelDef`] of the kernel being recorded (device functions have no `k` handle; local

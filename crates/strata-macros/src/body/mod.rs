@@ -27,7 +27,7 @@
 //! `i`, while `p.a` on a struct value is plain Rust field access.
 //!
 //! **The generated code** calls `strata::__macro_support`, wrappers over the builder made for
-//! type inference: a value that becomes an `Expr<T>` is taken as `IntoDevice<T>`, which has no
+//! type inference: a value that becomes an `Expr<T>` is taken as `IntoExpr<T>`, which has no
 //! widening conversions, so `T` is inferred from whichever argument fixes it; `Slot` carries
 //! the value of an `if` used as a value, `Load` indexes buffers, arrays and variables alike.
 //!

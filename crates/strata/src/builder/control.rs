@@ -301,6 +301,10 @@ pub fn select<T: KernelType>(
     a: impl IntoExpr<T>,
     b: impl IntoExpr<T>,
 ) -> Expr<T> {
-    let (c, a, b) = (id_of(cond.into()), id_of(a.into_expr()), id_of(b.into_expr()));
+    let (c, a, b) = (
+        id_of(cond.into()),
+        id_of(a.into_expr()),
+        id_of(b.into_expr()),
+    );
     node(IrExpr::Select(c, a, b))
 }

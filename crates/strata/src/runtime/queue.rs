@@ -95,9 +95,7 @@ impl<T: Element> std::future::Future for PendingRead<T> {
         self: std::pin::Pin<&mut Self>,
         cx: &mut std::task::Context<'_>,
     ) -> std::task::Poll<Result<Vec<T>>> {
-        self.event
-            .poll_wait(cx)
-            .map(|r| r.map(|()| self.take()))
+        self.event.poll_wait(cx).map(|r| r.map(|()| self.take()))
     }
 }
 
