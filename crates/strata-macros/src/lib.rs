@@ -1,132 +1,12 @@
-//! `#[kernel]`: GPU kernels for [strata](https://docs.rs/strata) written as plain Rust
-//! functions. Use it through `strata::kernel` (also in `strata::prelude`).
+//! `#[kernel]` and `#[derive(Element)]`: the procedural macros of
+//! [strata](https://docs.rs/strata), used through `strata::kernel` and `strata::Element`
+//! (both in `strata::prelude`). Their rules, with examples, are documented there: the page of
+//! `strata::kernel` (whose examples run as strata's doc tests) and of `strata::Element`.
 //!
-//! The attribute rewrites the function into calls of strata's tracing builder (the same calls a
-//! kernel written with `Kernel::build` makes, so both styles give identical IR), and generates a
-//! typed launch API next to it:
-//!
-//! ```ignore
-//! use strata::prelude::*;
-//!
-//! #[kernel]
-//! fn saxpy(a: f32, x: &[f32], y: &mut [f32]) {
-//!     let i = global_id(0);
-//!     if i < x.len() {
-//!         y[i] = a * x[i] + y[i];
-//!     }
-//! }
-//!
-//! let k = saxpy::build()?;                         // -> SaxpyKernel
-//! k.launch(&queue, NdRange::new(n), 2.0, &x, &y)?; // a: f32, x: &Buffer<f32>, y: &Buffer<f32>
-//! ```
-//!
-//! # What is generated
-//!
-//! For `#[kernel] fn name<G..>(params..)` without a return value:
-//!
-//! - the function itself, with device parameter types (`a: f32` becomes `Expr<f32>`, `&[T]` and
-//!   `&mut [T]` become `BufferParam<T>`), callable from other `#[kernel]` functions (it is
-//!   inlined into them);
-//! - `struct name<G..> {}` (a type, so `name::build(..)` and `name::<f64>::build(..)` resolve to
-//!   it while `name(..)` still calls the function) with `name::NAME` and
-//!   `name::build(stage and callable params..) -> strata::Result<NameKernel<G..>>`;
-//! - `struct NameKernel<G..>` with `launch(&queue, range, launch params..) -> Result<Run>`,
-//!   `enqueue(&queue, range, launch params.., wait)` and `kernel() -> &Kernel` (the order of
-//!   the untyped `Kernel::launch(&queue, range, args)` and `Kernel::enqueue(&queue, range,
-//!   args, wait)`). A launch
-//!   parameter is `T` for a scalar `a: T`, `&Buffer<T>` for `&[T]` and `&mut [T]`, and
-//!   `LocalMem<T>` for `#[local] &mut [T]`; a wrong type or count is a compile error.
-//! - with named gathers (`let total = gather_add::<u32>(v);` or `let total:
-//!   GatherHandle<u32> = gather_add(v);`, also `gather_min`, `gather_max`, `gather_with`, at
-//!   the top level of the body): `launch` and `enqueue` return `NameRun<G..>` instead of `Run`,
-//!   with `pub run: Run` and one `pub total: Gathered<u32>` per name (derefs to the `Run`, so
-//!   `run.gather::<T>(index)` still reads any gather by position). The function then returns
-//!   the gathers' `GatherHandle`s. A named gather without its type, inside an `if`, a loop or
-//!   a block, or named twice is a compile error.
-//!
-//! Parameters: `x: T` (a scalar passed at launch), `x: &[T]` (read-only buffer), `x: &mut [T]`
-//! (read-write buffer), `#[write] x: &mut [T]` (write-only buffer), `#[local] x: &mut [T]`
-//! (local memory sized at launch), `#[stage] n: T` (a host value given to `build`: a
-//! compile-time constant; each distinct value is a distinct kernel, compiled once per device),
-//! and `f: impl Fn(T) -> U` or `f: F` with `F: Fn(T) -> U` (a callable given to `build` and
-//! inlined: a closure over `Expr`s or another `#[kernel]` function).
-//! 2-D and 3-D buffers: `img: &Buffer2<T>` / `&Buffer3<T>` (read-only), `&mut` (read-write,
-//! `#[write]` for write-only), `BufferParam2<T>` / `BufferParam3<T>` in the body, indexed by
-//! coordinates row first (`img[(y, x)]`, `vol[(z, y, x)]`); the launch parameter is
-//! `&Buffer2<T>` / `&Buffer3<T>`.
-//!
-//! A function with a return value (`fn sq(x: f32) -> f32`) is a device function only: it has no
-//! launch API and is inlined where it is called. `#[kernel(device)]` makes any function a device
-//! function only; `#[kernel(name = "other")]` sets the kernel's name in the IR.
-//!
-//! # Host and device values
-//!
-//! The body runs once, at build time. A value is a **host** (staged) value when it is a
-//! literal, a constant, a `#[stage]` parameter, the counter of a host loop, or a `let` whose
-//! initializer uses only host values; it stays ordinary Rust and is a constant of the kernel.
-//! Every other value is a **device** value: parameters, built-ins (`global_id(0)`), buffer and
-//! array reads, results of device functions and callables, and anything computed from them.
-//!
-//! - `if c` / `while c` on a device `c` record a device `if_` / `while_`; on a host `c` they are
-//!   ordinary Rust (the branch not taken is not in the kernel).
-//! - `for i in a..b` and `for i in (a..b).step_by(s)` record a device loop when a bound or step
-//!   is a device value, and are ordinary (unrolled) Rust loops otherwise. `loop` is always a
-//!   device loop.
-//! - `let mut x = init` is a host variable when `init` is a host value and every assignment to
-//!   `x` assigns host values outside of device control flow; otherwise it is a device (private)
-//!   variable. `#[device] let mut` and `#[host] let mut` force either. A device variable is
-//!   named after its binding in the IR; `let mut x = var(init);` declares one named `v`, like
-//!   the builder's `var(init)`.
-//!
-//! So where a loop runs follows from its bounds or condition, decided for the whole body
-//! (the translation is repeated until no more `let mut` variables become device variables):
-//!
-//! | loop | runs on the host (unrolled at build) | runs on the device (`for'`/`loop'` in the IR) |
-//! |---|---|---|
-//! | `for k in a..b` | `a`, `b` (and the step) are host values | a bound or the step is a device value |
-//! | `while c` | `c` uses host values only, e.g. a `let mut` that only host values are assigned to outside device control flow | `c` uses a device value, e.g. a `let mut` assigned a device value or assigned inside a device `if` or loop |
-//! | `loop` | never | always |
-//!
-//! `#[host]` or `#[device]` on a `for`, `while` or `loop` states where it runs; a loop that
-//! runs elsewhere is a compile error naming the bound or condition that decides. (A device
-//! `for` with literal bounds can still be unrolled later by the IR optimizer.)
-//!
-//! A *typed* host value (a constant or other item from outside the kernel, `u32::MAX`, a
-//! suffixed literal, a `#[stage]` parameter, a cast, a `let` with a type or initialized from
-//! those) used beside a device value in an operator (`i * W`), a comparison (`i < W`, either
-//! side), a device `for` bound (`for k in i..W`) or an assignment to a device variable or a
-//! memory element (`acc += W`, `y[i] = W`) converts to the device value's type when
-//! its value fits: integers to any integer type whose range holds the value and to floats
-//! that hold it exactly, `f32` to `f64` (`strata::__macro_support::Staged`). A value that
-//! does not fit fails `build` with an error naming it, both types and the line; types that
-//! never convert (`f64` beside `f32`) are a compile error saying to write `as`. Untyped host
-//! values (`2`, `let k = 4;`) take the device value's type by Rust's inference, as before.
-//! - `let mut a = [v; N]` is a private array; `let t = local_array::<f32>(N)` local memory;
-//!   `let p = private_array::<f32>(N)` a private array left uninitialized.
-//! - `if` as a value becomes `select` when both arms are pure expressions (no memory access), and
-//!   a private variable assigned by each arm otherwise.
-//! - Comparisons and `&&` / `||` on device values become `lt`, `eq`, `and`, ... (both sides of
-//!   `&&` are evaluated); `x as T` becomes `x.cast::<T>()`; `x[i]` becomes `x.at(i)`, `x[i] = v`
-//!   `x.set(i, v)`.
-//! - `break` and `continue` (with labels) leave device loops with `break_()` / `continue_()`;
-//!   leaving a host loop from inside device control flow is a compile error. `return;` ends the
-//!   work-item.
-//!
-//! Built-ins keep their builder names: `global_id(d)`, `local_id(d)`, `group_id(d)`,
-//! `global_size(d)`, `local_size(d)`, `num_groups(d)`, `local_linear_id()`,
-//! `group_linear_id()`, `barrier()`, `barrier_local()`, `barrier_global()`, `mem_fence()`,
-//! `fence(order, scope)`,
-//! `group_reduce_add(v)` and the other collectives, the sub-group ids (`sub_group_size()`,
-//! `max_sub_group_size()`, `num_sub_groups()`, `sub_group_id()`, `sub_group_local_id()`) and
-//! collectives (`sub_group_reduce_add(v)`, `sub_group_shuffle_xor(v, m)`,
-//! `sub_group_ballot(p)`, ...), `select(c, a, b)`, `vec2..vec4`, `splat`,
-//! `gather_add(v)` / `gather_min` / `gather_max`, and methods on values and buffers
-//! (`x.sqrt()`, `x.min(y)`, `buf.len()`, `buf.atomic_add(i, v)`, ...).
-//!
-//! Rust that cannot run on a device is rejected with an error at its span that says what to
-//! write instead: `match`, `if let`, trait objects, heap allocation, recursion, references,
-//! panics (`panic!`, `unwrap`, `assert!`), string formatting, `?`, `unsafe`, `async`, nested
-//! functions and struct expressions.
+//! `#[kernel]` rewrites a function into calls of strata's tracing builder (the same calls a
+//! kernel written with `Kernel::build` makes, so both styles give identical IR), and generates
+//! a typed launch API next to it; how the body is translated is described in the `body`
+//! module, the generated launch API in the `sig` module.
 
 #![warn(missing_docs)]
 
@@ -155,8 +35,7 @@ pub fn derive_element(item: TokenStream) -> TokenStream {
     }
 }
 
-/// Turns a plain Rust function into a strata kernel (and device function); see the crate
-/// documentation for the rules and for what is generated.
+/// (The attribute is defined in the `strata-macros` crate, which strata re-exports.)
 #[proc_macro_attribute]
 pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
     let mut name: Option<String> = None;

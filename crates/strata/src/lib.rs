@@ -145,8 +145,8 @@ pub use runtime::{
 };
 pub use settings::Settings;
 
-/// Write a kernel as a plain Rust function; see the [`strata_macros`] crate docs and the
-/// README's `#[kernel]` section.
+// The rules of `#[kernel]`, with examples (doc-tested here, where they can use strata).
+#[doc = include_str!("kernel.md")]
 pub use strata_macros::kernel;
 
 /// `#[derive(Element)]`: a `#[repr(C)]` struct as a buffer element; see
