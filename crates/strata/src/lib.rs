@@ -67,9 +67,17 @@
 //! # }
 //! ```
 //!
+//! The rules of `#[kernel]` (parameters, host and device values, what is generated) are on
+//! [its page](macro@kernel).
+//!
 //! Every blocking operation has an `enqueue` form that returns at once with a handle to wait
 //! on ([`Event`], [`Run`], [`PendingRead`], [`patterns::AsyncVec`]: all [`Wait`]) and takes a
-//! wait list last; sub-ranges of buffers are Rust ranges (`queue.read_range(&y, 1..)`).
+//! wait list last; sub-ranges of buffers are Rust ranges (`queue.read_range(&y, 1..)`). Each
+//! handle is also a [`Future`](std::future::Future), woken by the completion of its command,
+//! so async code `.await`s it under any executor. A kernel compiles for a device at its first
+//! launch there, or before it with [`Kernel::compile_on`]. Errors ([`Error`]) print their
+//! message also in their `Debug` form, so `fn main() -> strata::Result<()>` reports them
+//! readably.
 //!
 //! ## Layers
 //!
