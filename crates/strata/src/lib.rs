@@ -153,8 +153,9 @@ pub use runtime::{
 };
 pub use settings::Settings;
 
-// The rules of `#[kernel]`, with examples (doc-tested here, where they can use strata).
-#[doc = include_str!("kernel.md")]
+// The rules of `#[kernel]`, with examples (docs/kernel.md, doc-tested here, where they can use
+// strata).
+#[doc = include_str!("../docs/kernel.md")]
 pub use strata_macros::kernel;
 
 /// `#[derive(Element)]`: a `#[repr(C)]` struct as a buffer element; see
