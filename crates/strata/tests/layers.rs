@@ -82,12 +82,18 @@ fn ident_at(s: &str) -> &str {
 
 /// The first path segment of every `crate::` path in `text`.
 fn crate_paths(text: &str) -> BTreeSet<String> {
+    segments_after(text, "crate::")
+}
+
+/// The first segment after every `prefix` (a path ending in `::`) in `text`, where `prefix`
+/// is not the tail of a longer identifier; in a group `prefix{a, b::c}`, each item's first.
+fn segments_after(text: &str, prefix: &str) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
     let mut rest = text;
-    while let Some(i) = rest.find("crate::") {
+    while let Some(i) = rest.find(prefix) {
         // `$crate::` in macros and `strata_crate::` are not paths of this crate's root.
         let before = rest[..i].chars().next_back();
-        rest = &rest[i + "crate::".len()..];
+        rest = &rest[i + prefix.len()..];
         if matches!(before, Some(c) if c.is_alphanumeric() || c == '_' || c == '$') {
             continue;
         }
@@ -209,6 +215,69 @@ fn dependencies_between_top_level_modules_point_down() {
     assert!(wrong.is_empty(), "layering:\n  {}", wrong.join("\n  "));
 }
 
+/// The builder's crate-private items (`pub(crate) use`/`pub(crate) mod` in builder/mod.rs):
+/// the trace and the recording hooks.
+fn builder_internals(builder_mod: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for line in builder_mod.lines().map(str::trim) {
+        if let Some(m) = line.strip_prefix("pub(crate) mod ") {
+            out.insert(m.trim_end_matches(';').to_string());
+        } else if let Some(u) = line.strip_prefix("pub(crate) use ") {
+            // `module::{a, b};` or `module::a;`: the names after the module.
+            let items = u.split_once("::").map_or(u, |(_, items)| items);
+            for name in items
+                .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .filter(|n| !n.is_empty() && *n != "self")
+            {
+                out.insert(name.to_string());
+            }
+        }
+    }
+    out
+}
+
+/// Uses of the builder's crate-private items outside it, each a decision: (file, item).
+/// The fields layer reuses a load it recorded only where the IR allows it, which needs the
+/// open control-flow blocks (`block_path`); see fields/point.rs.
+const BUILDER_INTERNALS_USED: &[(&str, &str)] = &[("fields/point.rs", "block_path")];
+
+/// The runtime, the backends and the layers above use the builder through its public API
+/// (the element traits, `Expr`, recording) and the few crate-private items listed above; its
+/// trace and hooks are for its own rooms and for the macro's support module.
+#[test]
+fn only_the_macro_support_names_the_builders_internals() {
+    let root = src();
+    let internals =
+        builder_internals(&std::fs::read_to_string(root.join("builder/mod.rs")).unwrap());
+    assert!(
+        internals.contains("expr_of") && internals.contains("staged"),
+        "the scan of builder/mod.rs found {internals:?}"
+    );
+    let mut sources = Vec::new();
+    files(&root, &mut sources);
+    let mut wrong = Vec::new();
+    for file in sources {
+        let rel = file.strip_prefix(&root).unwrap();
+        if rel.starts_with("builder") || rel == Path::new("macro_support.rs") {
+            continue;
+        }
+        let text = code(&std::fs::read_to_string(&file).unwrap());
+        for name in segments_after(&text, "builder::") {
+            let listed = BUILDER_INTERNALS_USED
+                .iter()
+                .any(|&(f, item)| Path::new(f) == rel && item == name);
+            if internals.contains(&name) && !listed {
+                wrong.push(format!("{} uses `builder::{name}`", rel.display()));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "builder internals used outside it:\n  {}",
+        wrong.join("\n  ")
+    );
+}
+
 #[test]
 fn the_table_has_no_cycle() {
     let allowed: BTreeMap<&str, &[&str]> = ALLOWED.iter().copied().collect();
@@ -245,4 +314,12 @@ fn the_scanner_finds_paths_and_groups() {
         .map(|s| s.to_string())
         .collect();
     assert_eq!(found, want);
+    let inner = segments_after(
+        "use crate::builder::{self, expr_of};\nbuilder::node(x)",
+        "builder::",
+    );
+    assert!(
+        inner.contains("expr_of") && inner.contains("node"),
+        "{inner:?}"
+    );
 }
