@@ -194,8 +194,10 @@ impl<T, const D: usize> PitchedBuffer<T, D> {
 }
 
 fn check_host_len(op: &'static str, got: usize, size: &[usize]) -> Result<()> {
-    let want: usize = size.iter().product();
-    if got != want {
+    // Checked: a product that wraps would match a short slice.
+    let want = size.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
+    if want != Some(got) {
+        let want = want.map_or("more than a `usize` holds".to_string(), |w| w.to_string());
         return Err(Error::BufferRange {
             op,
             detail: format!(
