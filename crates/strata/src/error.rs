@@ -63,7 +63,7 @@ fn out_of_bounds_where(index: i64, coords: &Option<Coords>) -> String {
     }
 }
 
-/// ` of length 3072` or `, a 48×64 image (flat index 4294967235 of 3072 elements)`.
+/// ` of length 3072`, or `, a 48×64 image (flat index 4294967235 of 3072 elements, ...)`.
 fn out_of_bounds_of(index: i64, len: u64, coords: &Option<Coords>) -> String {
     match coords {
         None => format!(" of length {len}"),
@@ -75,7 +75,7 @@ fn out_of_bounds_of(index: i64, len: u64, coords: &Option<Coords>) -> String {
                 "image"
             };
             format!(
-                ", a {} {what} (flat index {index} of {len} elements, rows padded)",
+                ", a {} {what} (flat index {index} of {len} elements, padding included)",
                 extent.join("×")
             )
         }
