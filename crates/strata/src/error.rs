@@ -52,7 +52,7 @@ impl Coords {
 }
 
 /// `index 7` or `(y, x) = (-1, 3)`: what an out-of-bounds access pointed at.
-fn out_of_bounds_where(index: i64, coords: &Option<Coords>) -> String {
+fn out_of_bounds_where(index: i64, coords: &Option<Box<Coords>>) -> String {
     match coords {
         None => format!("index {index}"),
         Some(c) => {
@@ -64,7 +64,7 @@ fn out_of_bounds_where(index: i64, coords: &Option<Coords>) -> String {
 }
 
 /// ` of length 3072`, or `, a 48×64 image (flat index 4294967235 of 3072 elements, ...)`.
-fn out_of_bounds_of(index: i64, len: u64, coords: &Option<Coords>) -> String {
+fn out_of_bounds_of(index: i64, len: u64, coords: &Option<Box<Coords>>) -> String {
     match coords {
         None => format!(" of length {len}"),
         Some(c) => {
@@ -294,7 +294,7 @@ pub enum Error {
         /// The line of the kernel's source that made the access, where known.
         at: crate::ir::SourceLoc,
         /// On a 2-D or 3-D buffer, the coordinates `index` stands for and the extent.
-        coords: Option<Coords>,
+        coords: Option<Box<Coords>>,
     },
 
     /// Checked mode (`interp+checked`): two work-items touched the same element of global or

@@ -39,7 +39,7 @@ fn expect(
                     unreachable!()
                 };
                 let c: &Coords = coords
-                    .as_ref()
+                    .as_deref()
                     .unwrap_or_else(|| panic!("{what} on {spec}: no coordinates in {e}"));
                 assert_eq!(
                     (&c.at[..], &c.extent[..]),

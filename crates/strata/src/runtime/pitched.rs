@@ -379,6 +379,62 @@ impl Queue {
     }
 }
 
+/// `e` with the coordinates and extent filled in when it is an out-of-bounds access to one of
+/// the 2-D or 3-D buffers `pitched` of a launch of `f` (the buffer named as the backends and
+/// checked mode name it, "buffer `img`"); any other error as it is.
+pub(crate) fn with_coords(
+    e: Error,
+    f: &ir::Function,
+    pitched: &[(ParamId, PitchedShape)],
+) -> Error {
+    match e {
+        Error::OutOfBounds {
+            kernel,
+            memory,
+            index,
+            len,
+            item,
+            at,
+            coords: None,
+        } => {
+            let coords = pitched
+                .iter()
+                .find(|(p, _)| memory == format!("buffer `{}`", f.params[*p].name))
+                .map(|(_, s)| Box::new(decode(index, s)));
+            Error::OutOfBounds {
+                kernel,
+                memory,
+                index,
+                len,
+                item,
+                at,
+                coords,
+            }
+        }
+        e => e,
+    }
+}
+
+/// The coordinates (outermost first) of flat index `index` of a buffer of `shape` (see
+/// [`Coords`]): the kernel computed the index in `u32`, so one below 2^32 whose `i32` reading
+/// is negative stands for a coordinate below 0.
+fn decode(index: i64, shape: &PitchedShape) -> Coords {
+    let s = if (0..1i64 << 32).contains(&index) {
+        index as u32 as i32 as i64
+    } else {
+        index
+    };
+    let row = shape.pitch[0].max(1) as i64;
+    let [w, h, d] = shape.extent.map(|e| e as u64);
+    if shape.dims == 3 {
+        let slice = shape.pitch[1].max(1) as i64;
+        let (z, r) = (s.div_euclid(slice), s.rem_euclid(slice));
+        Coords::new(vec![z, r / row, r % row], vec![d, h, w])
+    } else {
+        Coords::new(vec![s.div_euclid(row), s.rem_euclid(row)], vec![h, w])
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::pitch_elements;
@@ -415,61 +471,5 @@ mod tests {
                 }
             }
         }
-    }
-}
-
-/// `e` with the coordinates and extent filled in when it is an out-of-bounds access to one of
-/// the 2-D or 3-D buffers `pitched` of a launch of `f` (the buffer named as the backends and
-/// checked mode name it, "buffer `img`"); any other error as it is.
-pub(crate) fn with_coords(
-    e: Error,
-    f: &ir::Function,
-    pitched: &[(ParamId, PitchedShape)],
-) -> Error {
-    match e {
-        Error::OutOfBounds {
-            kernel,
-            memory,
-            index,
-            len,
-            item,
-            at,
-            coords: None,
-        } => {
-            let coords = pitched
-                .iter()
-                .find(|(p, _)| memory == format!("buffer `{}`", f.params[*p].name))
-                .map(|(_, s)| decode(index, s));
-            Error::OutOfBounds {
-                kernel,
-                memory,
-                index,
-                len,
-                item,
-                at,
-                coords,
-            }
-        }
-        e => e,
-    }
-}
-
-/// The coordinates (outermost first) of flat index `index` of a buffer of `shape` (see
-/// [`Coords`]): the kernel computed the index in `u32`, so one below 2^32 whose `i32` reading
-/// is negative stands for a coordinate below 0.
-fn decode(index: i64, shape: &PitchedShape) -> Coords {
-    let s = if (0..1i64 << 32).contains(&index) {
-        index as u32 as i32 as i64
-    } else {
-        index
-    };
-    let row = shape.pitch[0].max(1) as i64;
-    let [w, h, d] = shape.extent.map(|e| e as u64);
-    if shape.dims == 3 {
-        let slice = shape.pitch[1].max(1) as i64;
-        let (z, r) = (s.div_euclid(slice), s.rem_euclid(slice));
-        Coords::new(vec![z, r / row, r % row], vec![d, h, w])
-    } else {
-        Coords::new(vec![s.div_euclid(row), s.rem_euclid(row)], vec![h, w])
     }
 }
