@@ -963,6 +963,17 @@ fn transfer_ranges_that_do_not_fit() {
         &m,
         &["write", "range 8..13 does not fit a buffer of 10 elements"],
     );
+    // At the `usize` edge the range's end saturates and does not fit; it never wraps.
+    let m = msg(q.write(&b, usize::MAX - 1.., &[1u32; 5]));
+    has(
+        &m,
+        &[
+            "write",
+            &format!("range {}..{} does not fit a buffer of 10 elements", usize::MAX - 1, usize::MAX),
+        ],
+    );
+    let m = msg(q.read_range(&b, 3..=usize::MAX));
+    has(&m, &["read", &format!("range 3..{} does not fit", usize::MAX)]);
     // A closed range must have the data's length; an open one takes it.
     let m = msg(q.write(&b, 2..4, &[1u32; 3]));
     has(
