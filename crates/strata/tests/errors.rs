@@ -969,11 +969,18 @@ fn transfer_ranges_that_do_not_fit() {
         &m,
         &[
             "write",
-            &format!("range {}..{} does not fit a buffer of 10 elements", usize::MAX - 1, usize::MAX),
+            &format!(
+                "range {}..{} does not fit a buffer of 10 elements",
+                usize::MAX - 1,
+                usize::MAX
+            ),
         ],
     );
     let m = msg(q.read_range(&b, 3..=usize::MAX));
-    has(&m, &["read", &format!("range 3..{} does not fit", usize::MAX)]);
+    has(
+        &m,
+        &["read", &format!("range 3..{} does not fit", usize::MAX)],
+    );
     // A closed range must have the data's length; an open one takes it.
     let m = msg(q.write(&b, 2..4, &[1u32; 3]));
     has(
