@@ -50,7 +50,8 @@ enum Command {
         why: bool,
     },
     /// Run the conformance suite on a device: one line per case, then `N passed, M failed`.
-    /// Exit code 1 if a case failed.
+    /// Exit code 1 if a case failed; cases the device cannot run (f16 on PoCL) are counted
+    /// as unsupported, not failed.
     #[command(after_help = SPECS)]
     Check {
         /// The device (see SPEC below).
@@ -327,17 +328,22 @@ fn check(spec: &str, filter: Option<&str>) -> ExitCode {
     eprintln!("conformance on {} ({})", device.spec(), device.info().name);
     let progress = Progress::new("cases", conformance::matching(filter).len() as u64);
     let mut done = 0;
-    let report = conformance::run(&queue, filter, |name, r| {
+    let report = conformance::run_cases(&queue, filter, |name, r| {
         done += 1;
         progress.suspend(|| match r {
-            Ok(()) => out(&format!("ok   {name}")),
-            Err(m) => out(&format!("FAIL {name}: {}", m.replace('\n', "\n    "))),
+            conformance::Outcome::Passed => out(&format!("ok   {name}")),
+            conformance::Outcome::Failed(m) => {
+                out(&format!("FAIL {name}: {}", m.replace('\n', "\n    ")))
+            }
+            conformance::Outcome::Unsupported(what) => {
+                out(&format!("unsupported {name}: the device lacks {what}"))
+            }
         });
         progress.set(done, name);
     });
     progress.finish();
     out(&report.summary());
-    if report.passed.is_empty() && report.failed.is_empty() {
+    if report.passed.is_empty() && report.failed.is_empty() && report.unsupported.is_empty() {
         return fail(&format!(
             "no conformance case name contains `{}`",
             filter.unwrap_or_default()
@@ -512,6 +518,30 @@ fn tune(
     ExitCode::SUCCESS
 }
 
+/// Says how many of the `what` the device cannot run, which, and why (the distinct reasons),
+/// without failing the command: on stdout, on stderr with `--json`.
+fn unsupported_note(json: bool, device: &Device, what: &str, unsupported: &[(String, String)]) {
+    if unsupported.is_empty() {
+        return;
+    }
+    let mut reasons: Vec<&str> = unsupported.iter().map(|(_, r)| r.as_str()).collect();
+    reasons.sort_unstable();
+    reasons.dedup();
+    let names: Vec<&str> = unsupported.iter().map(|(n, _)| n.as_str()).collect();
+    let line = format!(
+        "unsupported on {}: {} {what} ({}): {}",
+        device.spec(),
+        unsupported.len(),
+        names.join(", "),
+        reasons.join("; ")
+    );
+    if json {
+        eprintln!("{line}");
+    } else {
+        out(&line);
+    }
+}
+
 /// Prints how long `device` takes to compile the conformance suite's kernels.
 fn suite_compile(json: bool, device: &Device) -> Result<(), String> {
     let c = bench::compute::suite_compile_times(device).map_err(|e| e.to_string())?;
@@ -522,6 +552,7 @@ fn suite_compile(json: bool, device: &Device) -> Result<(), String> {
             compile_median_s: c.median_s,
             compile_p90_s: c.p90_s,
             compile_max_s: c.max_s,
+            compile_unsupported: c.unsupported.len(),
         }));
     } else {
         out(&format!(
@@ -533,6 +564,7 @@ fn suite_compile(json: bool, device: &Device) -> Result<(), String> {
             c.max_s * 1e3
         ));
     }
+    unsupported_note(json, device, "conformance kernels", &c.unsupported);
     Ok(())
 }
 
@@ -546,28 +578,35 @@ fn bench_one(json: bool, device: &Device, opts: &BenchOptions) -> Result<Vec<Ben
         bench::selected(opts.filter.as_deref()).len() as u64,
     );
     let mut done = 0;
-    let results = bench::run_with(device, opts, |r| {
-        done += 1;
-        progress.suspend(|| {
-            if json {
-                out(&report::line(&BenchLine::from(r)));
-            } else {
-                eprintln!(
-                    "{:<6} done: strata {:.3} ms, {} {:.3} ms",
-                    r.bench,
-                    r.strata_s * 1e3,
-                    r.baseline,
-                    r.baseline_s * 1e3
-                );
-            }
-        });
-        progress.set(done, r.bench);
-    });
+    let mut unsupported: Vec<(String, String)> = Vec::new();
+    let results = bench::run_rows(
+        device,
+        opts,
+        |r| {
+            done += 1;
+            progress.suspend(|| {
+                if json {
+                    out(&report::line(&BenchLine::from(r)));
+                } else {
+                    eprintln!(
+                        "{:<6} done: strata {:.3} ms, {} {:.3} ms",
+                        r.bench,
+                        r.strata_s * 1e3,
+                        r.baseline,
+                        r.baseline_s * 1e3
+                    );
+                }
+            });
+            progress.set(done, r.bench);
+        },
+        |name, why| unsupported.push((name.to_string(), why.to_string())),
+    );
     progress.finish();
     let rs = results.map_err(|e| e.to_string())?;
     if !json {
         out(bench::table(device, &rs).trim_end());
     }
+    unsupported_note(json, device, "benchmarks", &unsupported);
     if opts.filter.is_none() {
         suite_compile(json, device)?;
     }

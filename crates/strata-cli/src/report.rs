@@ -159,6 +159,9 @@ pub struct SuiteCompileLine {
     pub compile_p90_s: f64,
     /// Slowest kernel, seconds.
     pub compile_max_s: f64,
+    /// Kernels the device cannot run (f16 on PoCL), not compiled.
+    #[serde(default)]
+    pub compile_unsupported: usize,
 }
 
 /// What bounds the benchmarks on a CUDA device ([`crate::bench::gpu_limits`]), and the warm

@@ -78,15 +78,60 @@ fn the_ptx_cache_serves_a_second_process() {
         )),
         "{second}"
     );
+    // A damaged file is not trusted: it is compiled again and rewritten, with one warning
+    // each. The damage: a truncated file, a flipped bit in the compiled code, a flipped bit
+    // in the key, a foreign file.
+    let mut damaged = 0;
+    for (i, f) in std::fs::read_dir(&dir).unwrap().enumerate() {
+        let path = f.unwrap().path();
+        if path.extension().is_none_or(|e| e != "ptx") {
+            continue;
+        }
+        let mut bytes = std::fs::read(&path).unwrap();
+        let n = bytes.len();
+        match i % 4 {
+            0 => bytes.truncate(n - 10),
+            1 => bytes[n - 5] ^= 0x10,
+            2 => bytes[20] ^= 0x01,
+            _ => bytes = b"// strata PTX cache v1: garbage\n".to_vec(),
+        }
+        std::fs::write(&path, bytes).unwrap();
+        damaged += 1;
+    }
+    assert!(damaged >= 5, "{damaged}");
+    let again = strata(&args, &env);
+    assert_eq!(again.status.code(), Some(0), "{}", text(&again));
+    let again = text(&again);
+    assert!(
+        again.contains(&format!(
+            "{kernels} kernels, {damaged} compiled, {} from the cache",
+            kernels - damaged
+        )),
+        "{again}"
+    );
+    assert_eq!(
+        again
+            .matches("strata: warning: the CUDA cache entry ")
+            .count(),
+        damaged,
+        "{again}"
+    );
+    assert!(
+        again.contains("is damaged (") && again.contains("compiling kernel `"),
+        "{again}"
+    );
+    // The entries were rewritten whole.
+    let fourth = text(&strata(&args, &env));
+    assert!(
+        fourth.contains(&format!(
+            "{kernels} kernels, 0 compiled, {kernels} from the cache"
+        )),
+        "{fourth}"
+    );
+    assert!(!fourth.contains("warning"), "{fourth}");
     // Another architecture is another key.
     let other = text(&strata(&["ptx", "--arch", "90", "--filter", "int/"], &env));
     assert!(other.contains(", 0 from the cache"), "{other}");
-    // A damaged file is not trusted: it is compiled again and rewritten.
-    for f in std::fs::read_dir(&dir).unwrap() {
-        std::fs::write(f.unwrap().path(), "// strata PTX cache v1: garbage\n").unwrap();
-    }
-    let again = text(&strata(&args, &env));
-    assert!(again.contains(", 0 from the cache"), "{again}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -187,3 +187,38 @@ fn records_written_by_strata_tune_are_used_by_later_processes() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A records file with a bad line (here a local size of 0) still works: `strata tune` saves,
+/// dropping that line, and names its line number once on stderr.
+#[test]
+fn strata_tune_saves_over_a_records_file_with_a_bad_line() {
+    let dir = std::env::temp_dir().join(format!("strata-cli-tune-bad-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("records.tsv");
+    let good = "other-device\tkernel/k\t12\tlocal=64\t1e-3\t5e-4";
+    std::fs::write(
+        &file,
+        format!("{good}\nother-device\tkernel/k\t13\tlocal=0\t1e-3\t5e-4\n"),
+    )
+    .unwrap();
+    let o = strata(
+        &dir,
+        &[
+            "tune", "--device", "cpu", "--size", "3000", "--reps", "1", "--ops", "map",
+        ],
+    );
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "stderr: {err}");
+    assert_eq!(err.matches("line 2: ").count(), 1, "{err}");
+    assert!(
+        err.contains("`local=0` is out of range: allowed are 1 to 65536"),
+        "{err}"
+    );
+    let (tuning, bad) = Tuning::read(&file).unwrap();
+    assert!(bad.is_empty(), "{bad:?}");
+    let ops: Vec<&str> = tuning.records().iter().map(|r| r.op.as_str()).collect();
+    assert!(ops.contains(&"kernel/k"), "{ops:?}");
+    assert!(err.contains("records saved to"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

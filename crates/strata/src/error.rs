@@ -30,6 +30,58 @@ impl std::fmt::Display for WorkItem {
     }
 }
 
+/// Where an out-of-bounds access to a 2-D or 3-D buffer pointed ([`Error::OutOfBounds`]):
+/// decoded on the host from the flat index the kernel computed (`(z * slice_pitch) + y *
+/// pitch + x`, in `u32`) and the pitches of the buffer passed. A coordinate below 0, which
+/// wrapped in the kernel's arithmetic, is shown negative, as the kernel wrote it; the
+/// outermost coordinate carries what lies outside (a column past the pitch is counted in the
+/// next row, as the flat index cannot tell them apart).
+#[derive(Clone, PartialEq, Eq, Debug)]
+#[non_exhaustive]
+pub struct Coords {
+    /// The coordinates, outermost first: `[y, x]` or `[z, y, x]`.
+    pub at: Vec<i64>,
+    /// The buffer's extent, outermost first: `[height, width]` or `[depth, height, width]`.
+    pub extent: Vec<u64>,
+}
+
+impl Coords {
+    pub(crate) fn new(at: Vec<i64>, extent: Vec<u64>) -> Coords {
+        Coords { at, extent }
+    }
+}
+
+/// `index 7` or `(y, x) = (-1, 3)`: what an out-of-bounds access pointed at.
+fn out_of_bounds_where(index: i64, coords: &Option<Box<Coords>>) -> String {
+    match coords {
+        None => format!("index {index}"),
+        Some(c) => {
+            let names = if c.at.len() == 3 { "z, y, x" } else { "y, x" };
+            let at: Vec<String> = c.at.iter().map(i64::to_string).collect();
+            format!("({names}) = ({})", at.join(", "))
+        }
+    }
+}
+
+/// ` of length 3072`, or `, a 48×64 image (flat index 4294967235 of 3072 elements, ...)`.
+fn out_of_bounds_of(index: i64, len: u64, coords: &Option<Box<Coords>>) -> String {
+    match coords {
+        None => format!(" of length {len}"),
+        Some(c) => {
+            let extent: Vec<String> = c.extent.iter().map(u64::to_string).collect();
+            let what = if c.extent.len() == 3 {
+                "volume"
+            } else {
+                "image"
+            };
+            format!(
+                ", a {} {what} (flat index {index} of {len} elements, padding included)",
+                extent.join("×")
+            )
+        }
+    }
+}
+
 /// One of the two accesses of a data race ([`Error::DataRace`]).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 #[non_exhaustive]
@@ -230,9 +282,13 @@ pub enum Error {
         waited: std::time::Duration,
     },
 
-    /// A kernel accessed memory outside its bounds.
+    /// A kernel accessed memory outside its bounds. On a 2-D or 3-D buffer the message names
+    /// the coordinates and the extent ([`Coords`]).
     #[error(
-        "kernel `{kernel}`: index {index} is out of bounds for {memory} of length {len}, at {item}{}", crate::ir::source_suffix(*.at)
+        "kernel `{kernel}`: {} is out of bounds for {memory}{}, at {item}{}",
+        out_of_bounds_where(*.index, coords),
+        out_of_bounds_of(*.index, *.len, coords),
+        crate::ir::source_suffix(*.at)
     )]
     OutOfBounds {
         /// Kernel name.
@@ -247,6 +303,8 @@ pub enum Error {
         item: WorkItem,
         /// The line of the kernel's source that made the access, where known.
         at: crate::ir::SourceLoc,
+        /// On a 2-D or 3-D buffer, the coordinates `index` stands for and the extent.
+        coords: Option<Box<Coords>>,
     },
 
     /// Checked mode (`interp+checked`): two work-items touched the same element of global or

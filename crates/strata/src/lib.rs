@@ -141,7 +141,7 @@ mod runtime;
 pub mod settings;
 
 pub use builder::KernelDef;
-pub use error::{Error, LayerError, RaceAccess, Result, WorkItem};
+pub use error::{Coords, Error, LayerError, RaceAccess, Result, WorkItem};
 /// IEEE half precision, the Rust type of the kernel type `f16` (from the `half` crate).
 pub use half::f16;
 pub use registry::{device_problems, devices, unavailable_backends};

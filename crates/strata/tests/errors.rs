@@ -336,6 +336,29 @@ fn invalid_work_sizes() {
         &m,
         &[&format!("global size {big} in dimension 1"), "2^32 - 1"],
     );
+
+    // At the `usize` overflow edge: every dimension fits, their product does not; a
+    // covering range whose rounding up would wrap saturates and is refused.
+    let max = u32::MAX as usize;
+    let m = launch(NdRange::new([max, max, 2]));
+    has(
+        &m,
+        &[&format!(
+            "global size {max} x {max} x 2: more work-items than a `usize` holds"
+        )],
+    );
+    assert_eq!(
+        NdRange::new([max, max, max]).local([1, 1, 1]).group_count(),
+        usize::MAX
+    );
+    let m = launch(NdRange::covering([usize::MAX - 1, 1], [16, 1]));
+    has(
+        &m,
+        &[
+            &format!("global size {} in dimension 0", usize::MAX),
+            "2^32 - 1",
+        ],
+    );
 }
 
 #[test]
@@ -940,6 +963,24 @@ fn transfer_ranges_that_do_not_fit() {
         &m,
         &["write", "range 8..13 does not fit a buffer of 10 elements"],
     );
+    // At the `usize` edge the range's end saturates and does not fit; it never wraps.
+    let m = msg(q.write(&b, usize::MAX - 1.., &[1u32; 5]));
+    has(
+        &m,
+        &[
+            "write",
+            &format!(
+                "range {}..{} does not fit a buffer of 10 elements",
+                usize::MAX - 1,
+                usize::MAX
+            ),
+        ],
+    );
+    let m = msg(q.read_range(&b, 3..=usize::MAX));
+    has(
+        &m,
+        &["read", &format!("range 3..{} does not fit", usize::MAX)],
+    );
     // A closed range must have the data's length; an open one takes it.
     let m = msg(q.write(&b, 2..4, &[1u32; 3]));
     has(
@@ -1379,6 +1420,17 @@ fn pitched_regions_out_of_range() {
     );
     let m = msg(Buffer3::<u64>::new(&q, [usize::MAX / 2, 3, 1]));
     has(&m, &["overflow the address space"]);
+    // At the `usize` overflow edge: 3 * 6148914691236517206 wraps to 2.
+    let m = msg(Buffer2::<u8>::new(&q, [3, 6148914691236517206]));
+    has(
+        &m,
+        &["[3, 6148914691236517206] elements of 1 bytes with padded rows overflow the address space"],
+    );
+    let m = msg(q.read_region(&img, [usize::MAX, 0], [2, 1]));
+    has(
+        &m,
+        &["the region of [2, 1] elements at [18446744073709551615, 0] does not fit the extent [5, 3] (dimension 0)"],
+    );
     let other = Device::from_spec("interp").unwrap();
     let elsewhere = Buffer2::<f32>::new(&other, [5, 3]).unwrap();
     let m = msg(q.copy_region(&img, [0, 0], &elsewhere, [0, 0], [1, 1]));

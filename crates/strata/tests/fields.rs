@@ -665,6 +665,40 @@ fn bad_input_gets_typed_errors() {
             .unwrap_err(),
         "odd kernel sizes",
     );
+    // Sizes at the `usize` overflow edge are refused, never wrapped: 3 * 6148914691236517206
+    // is 2 modulo 2^64.
+    let edge = 6148914691236517206usize;
+    field_err(
+        line.upsample(edge).to_vec().unwrap_err(),
+        "upsample: a dimension of 3 points times the factor 6148914691236517206 is more points than a `usize` holds",
+    );
+    field_err(
+        line.upsample(1 << 31).to_vec().unwrap_err(),
+        "upsample: the shape 1-D (6442450944 columns) has more than 2^31 - 1 points",
+    );
+    assert_eq!(line.downsample(edge).to_vec().unwrap(), vec![1.0]);
+    let e = fx
+        .big_from_slice(Shape::d1(1), &[3, edge], &[1.0f32; 2])
+        .unwrap_err();
+    field_err(
+        e,
+        "Fields::big_from_slice: the tensor shape [3, 6148914691236517206] has more elements than a `usize` holds",
+    );
+    let e = fx
+        .big_from_slice(Shape::d2(1 << 15, 1 << 15), &[8], &[1.0f32; 2])
+        .unwrap_err();
+    field_err(
+        e,
+        "the field is 2-D (32768 rows x 32768 columns) with 8 elements per tensor, more than 2^32 - 1 elements",
+    );
+    // 3 * 6148914691236517207 is 5 modulo 2^64.
+    field_err(
+        a.convolve(&[3, edge + 1], &[1.0; 5], Border::Zero)
+            .to_vec()
+            .unwrap_err(),
+        "odd kernel sizes",
+    );
+    assert_eq!(Shape::d3(1 << 40, 1 << 40, 1 << 40).points(), usize::MAX);
 }
 
 #[test]

@@ -873,6 +873,29 @@ fn bad_input_gives_typed_errors() {
     assert!(msg(e).contains("a step of 0"));
     let e = x.slice(1..).unwrap().into_buffer().unwrap_err();
     assert!(msg(e).contains("not a whole buffer"));
+    // Sizes at the overflow edges: a view of `usize::MAX` elements, and `u32::MAX` elements
+    // in work-groups of 3 elements per work-item, whose last index would pass 2^32 - 1.
+    let e = counting(0, usize::MAX).for_each(&cpu, |_| {}).unwrap_err();
+    assert!(
+        msg(e).contains("18446744073709551615 elements; pattern indices are u32"),
+        "usize::MAX"
+    );
+    let threes = cpu
+        .with_staging(Staging {
+            items_per_thread: 3,
+            ..cpu.staging()
+        })
+        .unwrap();
+    let e = counting(0, u32::MAX as usize)
+        .for_each(&threes, |_| {})
+        .unwrap_err();
+    let gs = cpu.staging().group_size;
+    assert!(
+        msg(e).contains(&format!(
+            "map: 4294967295 elements in work-groups of {gs} work-items with 3 elements each: the indices would pass 2^32 - 1"
+        )),
+        "u32::MAX"
+    );
     // The output overlaps what the view reads at other positions.
     let e = (&x).rev().collect_into(&cpu, &x).unwrap_err();
     assert!(msg(e).contains("overlaps elements 0..3"), "alias");

@@ -128,9 +128,10 @@ fn records_round_trip_through_the_file_and_merge() {
 }
 
 #[test]
-fn a_malformed_records_file_is_a_typed_error_naming_the_line() {
+fn a_bad_line_drops_that_line_only_naming_it() {
     let path = temp_file("malformed");
     let good = "cpu-key\tmap\t20\tlocal=64\t1e-3\t5e-4";
+    let after = "cpu-key\tmap\t22\tlocal=32\t1e-3\t5e-4";
     let cases = [
         ("cpu-key\tmap\t20\tlocal=64", "4 tab-separated fields, not 6"),
         (
@@ -144,19 +145,52 @@ fn a_malformed_records_file_is_a_typed_error_naming_the_line() {
         ("cpu-key\tmap\tbig\tlocal=64\t1e-3\t5e-4", "`big` is not a size class"),
         ("cpu-key\tmap\t20\tlocal=64\t-1\t5e-4", "`-1` is not a time in seconds"),
         ("cpu-key\tmap\t20\tlocal=64 scan\t1e-3\t5e-4", "`scan` is not key=value"),
+        // Values out of the range the staging allows.
+        (
+            "cpu-key\tkernel/k\t20\tlocal=0\t1e-3\t5e-4",
+            "`local=0` is out of range: allowed are 1 to 65536",
+        ),
+        (
+            "cpu-key\tmap\t20\tgroup=64 items=65 max_groups=4 layout=strided reduce_layout=strided scan_items=4\t1e-3\t5e-4",
+            "`items=65` is out of range: allowed are 1 to 64",
+        ),
+        (
+            "cpu-key\tsort/u32\t20\tmethod=tiles digit_bits=9 group=64 keys=4 max_groups=4\t1e-3\t5e-4",
+            "`digit_bits=9` is out of range: allowed are 1 to 8",
+        ),
+        (
+            "cpu-key\tmap\t20\tgroup=0 items=2 max_groups=4 layout=strided reduce_layout=strided scan_items=4\t1e-3\t5e-4",
+            "`group=0` is out of range: allowed are 1 to 65536",
+        ),
     ];
     for (bad, reason) in cases {
-        std::fs::write(&path, format!("# header\n{good}\n{bad}\n")).unwrap();
-        let err = Tuning::load(&path).unwrap_err();
-        assert!(err.layer::<TuningError>().is_some(), "{err:?}");
-        let msg = err.to_string();
+        std::fs::write(&path, format!("# header\n{good}\n{bad}\n{after}\n")).unwrap();
+        let (t, errors) = Tuning::read(&path).unwrap();
+        // The other lines are records.
+        assert_eq!(t.records().len(), 2, "{bad}: {t:?}");
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        let e: &TuningError = &errors[0];
+        let msg = strata::Error::from(e.clone()).to_string();
         assert!(
             msg.contains(&path.display().to_string())
                 && msg.contains("line 3: ")
                 && msg.contains(reason),
             "`{msg}` should name the file, line 3 and `{reason}`"
         );
+        // `load` keeps the good records too (and warns on stderr).
+        assert_eq!(Tuning::load(&path).unwrap(), t);
     }
+    // Saving over a file with a bad line works, and drops the line.
+    std::fs::write(&path, format!("{good}\nnot a record\n")).unwrap();
+    let mut more = Tuning::new();
+    more.insert(Tuning::read(&path).unwrap().0.records()[0].clone());
+    more.save(&path).unwrap();
+    let (back, errors) = Tuning::read(&path).unwrap();
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(back.records().len(), 1);
+    // `local=0` is no local size.
+    assert!("local=0".parse::<Choice>().is_err());
+    assert_eq!("local=1".parse::<Choice>(), Ok(Choice::LocalSize(1)));
 }
 
 #[test]

@@ -153,12 +153,16 @@ pub struct SuiteCompileTimes {
     pub p90_s: f64,
     /// Slowest kernel, seconds.
     pub max_s: f64,
+    /// Kernels the device cannot run (it lacks `f16`, say), with why: not compiled, not
+    /// counted in `kernels`.
+    pub unsupported: Vec<(String, String)>,
 }
 
 /// Compiles every kernel the conformance suite builds (recorded while the suite runs on the
 /// `interp` device) on `device`, each with the device's kernel cache cleared first, so every
 /// compile is a first build in this process (caches outside it, such as PoCL's and CUDA's
 /// disk caches, still apply). Only the device compile is timed, not tracing and optimizing.
+/// Kernels the device cannot run ([`strata::Error::Unsupported`]) are listed apart.
 pub fn suite_compile_times(device: &Device) -> Result<SuiteCompileTimes, BenchError> {
     let interp = Queue::new(&Device::from_spec("interp")?)?;
     let (report, kernels) =
@@ -173,11 +177,17 @@ pub fn suite_compile_times(device: &Device) -> Result<SuiteCompileTimes, BenchEr
         });
     }
     let mut times = Vec::with_capacity(kernels.len());
+    let mut unsupported = Vec::new();
     for k in &kernels {
         device.clear_kernel_cache();
         let t = Instant::now();
-        device.compile(k)?;
-        times.push(t.elapsed().as_secs_f64());
+        match device.compile(k) {
+            Ok(_) => times.push(t.elapsed().as_secs_f64()),
+            Err(strata::Error::Unsupported { kernel, reason, .. }) => {
+                unsupported.push((kernel, reason))
+            }
+            Err(e) => return Err(e.into()),
+        }
     }
     if times.is_empty() {
         return Err(BenchError::WrongResult {
@@ -192,6 +202,7 @@ pub fn suite_compile_times(device: &Device) -> Result<SuiteCompileTimes, BenchEr
         median_s: at(0.5),
         p90_s: at(0.9),
         max_s: *times.last().expect("not empty"),
+        unsupported,
     })
 }
 

@@ -252,11 +252,36 @@ pub fn run(device: &Device, opts: &BenchOptions) -> Result<Vec<BenchResult>, Ben
     run_with(device, opts, |_| {})
 }
 
-/// Like [`run`], calling `done` with each result as soon as its benchmark has finished.
+/// Like [`run`], calling `done` with each result as soon as its benchmark has finished. A
+/// benchmark the device cannot run ([`Error::Unsupported`]) fails the run; [`run_rows`]
+/// skips it instead.
 pub fn run_with(
     device: &Device,
     opts: &BenchOptions,
+    done: impl FnMut(&BenchResult),
+) -> Result<Vec<BenchResult>, BenchError> {
+    let mut first = None;
+    let results = run_rows(device, opts, done, |name, reason| {
+        first.get_or_insert_with(|| (name, reason.to_string()));
+    })?;
+    match first {
+        Some((name, reason)) => Err(BenchError::Strata(Error::Unsupported {
+            kernel: name.to_string(),
+            device: device.spec(),
+            reason,
+        })),
+        None => Ok(results),
+    }
+}
+
+/// Like [`run_with`], but a benchmark the device cannot run ([`Error::Unsupported`]: a
+/// feature it lacks) is skipped: `unsupported` gets its name and the reason, and the other
+/// benchmarks run. Any other error ends the run.
+pub fn run_rows(
+    device: &Device,
+    opts: &BenchOptions,
     mut done: impl FnMut(&BenchResult),
+    mut unsupported: impl FnMut(&'static str, &str),
 ) -> Result<Vec<BenchResult>, BenchError> {
     if opts.size == 0 {
         return Err(BenchError::InvalidOptions(
@@ -290,28 +315,38 @@ pub fn run_with(
     let mut gemm = crate::bench::blas::Runs::default();
     let mut results = Vec::new();
     for name in names {
-        let r = match name {
-            "vadd" => bench_vadd(&queue, &x, &y, opts.reps, cuda)?,
-            "saxpy" => bench_saxpy(&queue, &x, &y, opts.reps, cuda)?,
-            "dot" => bench_reduce(&queue, Reduction::Dot, &x, &y, opts.reps, cuda)?,
-            "sum" => bench_reduce(&queue, Reduction::Sum, &x, &y, opts.reps, cuda)?,
-            // The SGEMM benchmarks (`sgemm*`): src/blas/bench.rs.
-            sgemm if crate::bench::blas::config(sgemm).is_some() => {
-                gemm.run(&queue, sgemm, cuda, opts.reps)?
-            }
-            // The compute benchmarks (`mandelbrot`, `nbody`, `matmul`): compute.rs.
-            compute if crate::bench::compute::BENCHES.contains(&compute) => {
-                crate::bench::compute::run(compute, &queue, n, opts.reps)?
-            }
-            // The tensor-field benchmarks (`rof_fused`, `rof_unfused`): fields.rs.
-            rof if crate::bench::fields::BENCHES.contains(&rof) => {
-                crate::bench::fields::run(rof, &queue, n, opts.reps)?
-            }
-            // The pattern benchmarks (`pat_*`): src/patterns/bench.rs.
-            other => crate::bench::patterns::run(other, &queue, &x, &y, opts.reps)?,
+        let mut row = || -> Result<BenchResult, BenchError> {
+            Ok(match name {
+                "vadd" => bench_vadd(&queue, &x, &y, opts.reps, cuda)?,
+                "saxpy" => bench_saxpy(&queue, &x, &y, opts.reps, cuda)?,
+                "dot" => bench_reduce(&queue, Reduction::Dot, &x, &y, opts.reps, cuda)?,
+                "sum" => bench_reduce(&queue, Reduction::Sum, &x, &y, opts.reps, cuda)?,
+                // The SGEMM benchmarks (`sgemm*`): src/blas/bench.rs.
+                sgemm if crate::bench::blas::config(sgemm).is_some() => {
+                    gemm.run(&queue, sgemm, cuda, opts.reps)?
+                }
+                // The compute benchmarks (`mandelbrot`, `nbody`, `matmul`): compute.rs.
+                compute if crate::bench::compute::BENCHES.contains(&compute) => {
+                    crate::bench::compute::run(compute, &queue, n, opts.reps)?
+                }
+                // The tensor-field benchmarks (`rof_fused`, `rof_unfused`): fields.rs.
+                rof if crate::bench::fields::BENCHES.contains(&rof) => {
+                    crate::bench::fields::run(rof, &queue, n, opts.reps)?
+                }
+                // The pattern benchmarks (`pat_*`): src/patterns/bench.rs.
+                other => crate::bench::patterns::run(other, &queue, &x, &y, opts.reps)?,
+            })
         };
-        done(&r);
-        results.push(r);
+        match row() {
+            Ok(r) => {
+                done(&r);
+                results.push(r);
+            }
+            Err(BenchError::Strata(Error::Unsupported { reason, .. })) => {
+                unsupported(name, &reason)
+            }
+            Err(e) => return Err(e),
+        }
     }
     Ok(results)
 }

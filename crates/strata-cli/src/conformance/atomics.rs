@@ -16,7 +16,11 @@ macro_rules! atomic_suite {
             const SLOTS: usize = 7;
 
             fn skip(q: &Queue) -> bool {
-                std::mem::size_of::<T>() == 8 && !q.device().info().supports_int64_atomics
+                let skip = std::mem::size_of::<T>() == 8 && !q.device().info().supports_int64_atomics;
+                if skip {
+                    super::super::unsupported("64-bit atomics");
+                }
+                skip
             }
 
             fn values(seed: u64, n: usize) -> Vec<T> {
@@ -454,6 +458,7 @@ fn f32_add(q: &Queue) -> Result<(), String> {
 
 fn wide_u64(q: &Queue) -> Result<(), String> {
     if !q.device().info().supports_int64_atomics {
+        super::unsupported("64-bit atomics");
         return Ok(());
     }
     // Additions that carry across the 32-bit halves, and min/max that differ only in the high

@@ -233,7 +233,7 @@ fn to_int(q: &Queue) -> Result<(), String> {
     float_to!(f32, i32, 11);
     float_to!(f32, u8, 12);
     float_to!(f32, i64, 13);
-    if has_f64(q) {
+    if q.device().info().supports_f64 {
         float_to!(f64, i64, 14);
         float_to!(f64, u32, 15);
         float_to!(f64, i16, 16);

@@ -3,7 +3,8 @@
 //! both ways over every `f16` (NaN, infinities, subnormals, saturation), vectors, a kernel that
 //! keeps `f16` in memory and computes in `f32`, and transcendental built-ins within 1 ulp of
 //! `f16`. On a device without `f16` (an OpenCL device without `cl_khr_fp16`, like PoCL here)
-//! each case checks instead that the launch fails with the typed error before compiling.
+//! each case checks instead that the launch fails with the typed error before compiling, and
+//! is reported as unsupported.
 
 use super::{case, check, map2, run3, Case, Rng};
 use strata::f16;
@@ -25,13 +26,16 @@ const UNSUPPORTED: &str =
     "the kernel uses f16, which the device does not support (OpenCL needs the cl_khr_fp16 extension)";
 
 /// `Some(results)` where the device has `f16`; `None` where it has not and the launch failed
-/// with exactly the typed error; an error otherwise.
+/// with exactly the typed error (the case is then reported unsupported); an error otherwise.
 fn on_device<T>(q: &Queue, r: Result<T, String>) -> Result<Option<T>, String> {
     let has = q.device().info().supports_f16;
     match r {
         Ok(v) if has => Ok(Some(v)),
         Ok(_) => Err("an f16 kernel ran on a device without f16".into()),
-        Err(m) if !has && m.contains(UNSUPPORTED) && m.contains("cannot run on") => Ok(None),
+        Err(m) if !has && m.contains(UNSUPPORTED) && m.contains("cannot run on") => {
+            super::unsupported("f16");
+            Ok(None)
+        }
         Err(m) => Err(m),
     }
 }

@@ -46,13 +46,56 @@ pub struct Report {
     pub passed: Vec<&'static str>,
     /// Names and messages of the cases that failed.
     pub failed: Vec<(&'static str, String)>,
+    /// Names of the cases the device cannot run, with what it lacks (`f16`, `f64`, 64-bit
+    /// atomics); neither passed nor failed.
+    pub unsupported: Vec<(&'static str, String)>,
 }
 
 impl Report {
-    /// `N passed, M failed`.
+    /// `N passed, M failed`, and `, K unsupported (f16: 5)` when the device lacks something
+    /// a case needs (the count per missing feature).
     pub fn summary(&self) -> String {
-        format!("{} passed, {} failed", self.passed.len(), self.failed.len())
+        let mut s = format!("{} passed, {} failed", self.passed.len(), self.failed.len());
+        if !self.unsupported.is_empty() {
+            let mut kinds: Vec<(&str, usize)> = Vec::new();
+            for (_, what) in &self.unsupported {
+                match kinds.iter_mut().find(|(k, _)| k == what) {
+                    Some((_, n)) => *n += 1,
+                    None => kinds.push((what, 1)),
+                }
+            }
+            let kinds: Vec<String> = kinds.iter().map(|(k, n)| format!("{k}: {n}")).collect();
+            s.push_str(&format!(
+                ", {} unsupported by the device ({})",
+                self.unsupported.len(),
+                kinds.join(", ")
+            ));
+        }
+        s
     }
+}
+
+/// What one case gave.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// The results were right.
+    Passed,
+    /// The first mismatch or error.
+    Failed(String),
+    /// The device lacks what the case needs (`f16`, `f64`, `64-bit atomics`); the case
+    /// checked at most that the lack is reported as a typed error.
+    Unsupported(String),
+}
+
+thread_local! {
+    /// What the running case found the device lacks ([`unsupported`]).
+    static LACKS: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Marks the running case as one the device cannot run, for lack of `what`; the case then
+/// returns `Ok(())` without checking results and is reported as unsupported.
+pub(crate) fn unsupported(what: &str) {
+    LACKS.with(|l| *l.borrow_mut() = Some(what.to_string()));
 }
 
 /// Every case, in a stable order.
@@ -91,23 +134,49 @@ pub fn matching(filter: Option<&str>) -> Vec<Case> {
         .collect()
 }
 
-/// Runs every case whose name contains `filter` on `queue`, calling `progress` after each.
-/// A case that panics counts as failed.
+/// Runs every case whose name contains `filter` on `queue`, calling `progress` after each
+/// (unsupported cases count as `Ok` there; [`run_cases`] tells them apart). A case that
+/// panics counts as failed.
 pub fn run(
     queue: &Queue,
     filter: Option<&str>,
     mut progress: impl FnMut(&str, &Result<(), String>),
 ) -> Report {
+    run_cases(queue, filter, |name, o| {
+        progress(
+            name,
+            &match o {
+                Outcome::Failed(m) => Err(m.clone()),
+                _ => Ok(()),
+            },
+        )
+    })
+}
+
+/// Like [`run`], giving `progress` each case's [`Outcome`].
+pub fn run_cases(
+    queue: &Queue,
+    filter: Option<&str>,
+    mut progress: impl FnMut(&str, &Outcome),
+) -> Report {
     let mut report = Report::default();
     for case in matching(filter) {
+        LACKS.with(|l| l.borrow_mut().take());
         let r = match catch_unwind(AssertUnwindSafe(|| (case.run)(queue))) {
             Ok(r) => r,
             Err(p) => Err(format!("panicked: {}", strata::error::panic_message(&*p))),
         };
-        progress(case.name, &r);
-        match r {
-            Ok(()) => report.passed.push(case.name),
-            Err(m) => report.failed.push((case.name, m)),
+        let lacks = LACKS.with(|l| l.borrow_mut().take());
+        let outcome = match (r, lacks) {
+            (Err(m), _) => Outcome::Failed(m),
+            (Ok(()), Some(what)) => Outcome::Unsupported(what),
+            (Ok(()), None) => Outcome::Passed,
+        };
+        progress(case.name, &outcome);
+        match outcome {
+            Outcome::Passed => report.passed.push(case.name),
+            Outcome::Failed(m) => report.failed.push((case.name, m)),
+            Outcome::Unsupported(what) => report.unsupported.push((case.name, what)),
         }
     }
     report
@@ -505,10 +574,14 @@ fn map3<A: Value, R: Value>(
     q.read(&ob).map_err(e)
 }
 
-/// Whether the queue's device supports `f64` (cases on `f64` pass trivially where it does
-/// not).
+/// Whether the queue's device supports `f64`; where it does not, the running case is marked
+/// [`unsupported`] (cases on `f64` then return at once).
 pub(crate) fn has_f64(q: &Queue) -> bool {
-    q.device().info().supports_f64
+    let has = q.device().info().supports_f64;
+    if !has {
+        unsupported("f64");
+    }
+    has
 }
 
 /// Shorthand for building a [`Case`].

@@ -2,7 +2,7 @@
 //! host's words bit for bit, Random123's known answers included, and so must the conversions
 //! to floats in `[0, 1)` and to integers below a bound.
 
-use super::{case, e, expect_eq, has_f64, Case};
+use super::{case, e, expect_eq, Case};
 use strata::prelude::*;
 use strata::random::{self, Philox, Well512, Well512Host};
 
@@ -88,7 +88,7 @@ fn known_answers(q: &Queue) -> Result<(), String> {
 /// One stream per work-item of a seed given at launch: blocks, floats and bounded integers.
 fn streams(q: &Queue) -> Result<(), String> {
     const N: usize = 300;
-    let f64s = has_f64(q);
+    let f64s = q.device().info().supports_f64;
     let k = Kernel::build("philox_streams", |k| {
         let seed = k.scalar::<u64>("seed");
         let words = k.write::<u32>("words");
@@ -148,7 +148,7 @@ fn streams(q: &Queue) -> Result<(), String> {
 /// operations), over a stream long enough to reach every quadrant and tiny `u1`.
 fn normal(q: &Queue) -> Result<(), String> {
     const N: usize = 2048;
-    let f64s = has_f64(q);
+    let f64s = q.device().info().supports_f64;
     let k = Kernel::build("philox_normal", |k| {
         let seed = k.scalar::<u64>("seed");
         let singles = k.write::<f32>("singles");

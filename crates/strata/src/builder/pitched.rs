@@ -9,7 +9,8 @@
 //! other dimensions, is an [`Error::ArgumentType`](crate::Error::ArgumentType). Coordinates
 //! index as `z * slice_pitch + y * pitch + x`, written outermost first: `img.at2(y, x)`,
 //! `img[(y, x)]` in `#[kernel]`. Coordinates are not checked against the extent; an index
-//! past the allocation is an out-of-bounds access like any other.
+//! past the allocation is an out-of-bounds access like any other, reported with the
+//! coordinates and the extent that the host decodes from it ([`Coords`](crate::Coords)).
 
 use super::types::Element;
 use super::{declare_param, math, node, with, BufferParam, Expr, KernelDef};

@@ -591,6 +591,7 @@ fn run(cmd: Command) -> Result<()> {
             range,
             args,
             cancel,
+            pitched,
         } => {
             let k = kernel
                 .as_any()
@@ -610,6 +611,7 @@ fn run(cmd: Command) -> Result<()> {
                 CpuKernel::Interpreted(p) => p.launch(range, &args, &cancel),
                 CpuKernel::Compiled(p) => p.launch(range, &args, &cancel),
             }
+            .map_err(|e| crate::runtime::with_coords(e, function.function(), &pitched))
         }
     }
 }

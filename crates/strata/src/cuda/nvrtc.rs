@@ -14,13 +14,19 @@
 //!
 //! **The cache.** Compiled PTX and CUBINs ([`Output`]) are stored in a folder, one file per
 //! kernel and output, named by a 128-bit hash of the source, the compile options, the target
-//! architecture and the NVRTC version (all of which also head the file and are compared when it
-//! is read), written to a temporary file and renamed into place, so that concurrent processes
-//! never read half a file. A later process that compiles the same kernel for the same
-//! architecture with the same NVRTC reads the file instead of compiling. The folder is
-//! `$STRATA_CUDA_CACHE` if set (`off` disables the cache), else `$XDG_CACHE_HOME/strata/ptx`,
-//! else `~/.cache/strata/ptx`. A cache that cannot be read or written is skipped, never an
-//! error.
+//! architecture, the NVRTC version and strata's version (all of which also head the file and
+//! are compared when it is read), written to a temporary file and renamed into place, so that
+//! concurrent processes never read half a file. A later process that compiles the same kernel
+//! for the same architecture with the same NVRTC reads the file instead of compiling. The
+//! folder is `$STRATA_CUDA_CACHE` if set (`off` disables the cache), else
+//! `$XDG_CACHE_HOME/strata/ptx`, else `~/.cache/strata/ptx`. A cache that cannot be read or
+//! written is skipped, never an error.
+//!
+//! **Damaged entries are never served.** The line after the header holds the length of the
+//! compiled output and a 128-bit checksum of it; an entry whose header, length or checksum does
+//! not match (a truncated file, a flipped bit, a file of another program) is removed, the
+//! kernel is compiled again and the entry rewritten, with one warning on stderr naming the
+//! file and what was wrong (`lookup`).
 
 use crate::codegen::Generated;
 use crate::error::{number_lines, Error, Result};
@@ -237,8 +243,8 @@ pub enum Output {
     Cubin(u32),
 }
 
-/// 128-bit FNV-1a (two 64-bit lanes with different offsets): a cache key, not a checksum
-/// against tampering.
+/// 128-bit FNV-1a (two 64-bit lanes with different offsets): a cache key, and the checksum of
+/// a cache entry against accidental damage (not against tampering).
 fn hash128(parts: &[&[u8]]) -> u128 {
     let mut a: u64 = 0xcbf2_9ce4_8422_2325;
     let mut b: u64 = 0x6c62_272e_07bb_0142;
@@ -290,7 +296,8 @@ pub fn compile(
     options.push(target);
     options.extend(extra_options.iter().cloned());
     let header = format!(
-        "// strata PTX cache v1: NVRTC {}.{}, options {:?}, source {:032x}",
+        "// strata PTX cache v2: strata {}, NVRTC {}.{}, options {:?}, source {:032x}",
+        env!("CARGO_PKG_VERSION"),
         lib.version.0,
         lib.version.1,
         options,
@@ -303,22 +310,86 @@ pub fn compile(
             hash128(&[header.as_bytes()])
         ))
     });
-    if let Some(bytes) = file.as_ref().and_then(|f| std::fs::read(f).ok()) {
-        if let Some(body) = bytes
-            .strip_prefix(header.as_bytes())
-            .and_then(|t| t.strip_prefix(b"\n"))
-        {
-            return Ok((body.to_vec(), true));
+    if let Some(f) = &file {
+        match lookup(f, &header) {
+            Lookup::Hit(body) => return Ok((body, true)),
+            Lookup::Miss => {}
+            Lookup::Damaged(why) => {
+                eprintln!(
+                    "strata: warning: the CUDA cache entry {} is damaged ({why}); compiling kernel `{kernel}` again",
+                    f.display()
+                );
+                let _ = std::fs::remove_file(f);
+            }
         }
     }
     let out = compile_uncached(kernel, generated, &options, lib, output)?;
     if let Some(f) = &file {
-        let mut contents = header.into_bytes();
-        contents.push(b'\n');
-        contents.extend_from_slice(&out);
-        store(f, &contents);
+        store(f, &entry(&header, &out));
     }
     Ok((out, false))
+}
+
+/// What a cache file holds for a key.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Lookup {
+    /// The compiled output, whole.
+    Hit(Vec<u8>),
+    /// No file (or one that cannot be read).
+    Miss,
+    /// A file that is not a whole entry for this key: why.
+    Damaged(String),
+}
+
+/// The contents of a cache file: the header (the key in words), a line with the body's length
+/// and checksum, and the body.
+pub(crate) fn entry(header: &str, body: &[u8]) -> Vec<u8> {
+    let mut contents = format!(
+        "{header}\n// length {}, checksum {:032x}\n",
+        body.len(),
+        hash128(&[body])
+    )
+    .into_bytes();
+    contents.extend_from_slice(body);
+    contents
+}
+
+/// Reads the cache file `file` for the key `header`, checking the header, the body's length
+/// and its checksum (see the module docs).
+pub(crate) fn lookup(file: &Path, header: &str) -> Lookup {
+    let Ok(bytes) = std::fs::read(file) else {
+        return Lookup::Miss;
+    };
+    let Some(rest) = bytes
+        .strip_prefix(header.as_bytes())
+        .and_then(|t| t.strip_prefix(b"\n"))
+    else {
+        return Lookup::Damaged("its header is not this kernel's key".into());
+    };
+    let Some(nl) = rest.iter().position(|&b| b == b'\n') else {
+        return Lookup::Damaged("it has no length and checksum line".into());
+    };
+    let (line, body) = (&rest[..nl], &rest[nl + 1..]);
+    let parsed = std::str::from_utf8(line).ok().and_then(|l| {
+        let (len, sum) = l.strip_prefix("// length ")?.split_once(", checksum ")?;
+        Some((
+            len.parse::<usize>().ok()?,
+            u128::from_str_radix(sum, 16).ok()?,
+        ))
+    });
+    let Some((len, sum)) = parsed else {
+        return Lookup::Damaged("its length and checksum line is unreadable".into());
+    };
+    if body.len() != len {
+        return Lookup::Damaged(format!(
+            "{} bytes of compiled code where its length line says {len}",
+            body.len()
+        ));
+    }
+    if hash128(&[body]) != sum {
+        return Lookup::Damaged("its checksum does not match its contents".into());
+    }
+    Lookup::Hit(body.to_vec())
 }
 
 /// Writes a cache file atomically (a temporary file renamed into place), so that concurrent
@@ -459,4 +530,60 @@ fn compile_uncached(
         Output::Cubin(_) => prog.read("nvrtcGetCUBIN", api.get_cubin_size, api.get_cubin),
     }
     .map_err(fail)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every kind of damage to a cache file is found: a truncated body, a flipped bit in the
+    /// body, the length or the header, a missing length line, an empty file.
+    #[test]
+    fn damaged_cache_entries_are_found() {
+        let dir = std::env::temp_dir().join(format!("strata-nvrtc-lookup-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("k.ptx");
+        let header = "// strata PTX cache v2: strata 0, NVRTC 12.9, options [], source 0";
+        let body: Vec<u8> = (0..200u8).collect();
+        let whole = entry(header, &body);
+        assert_eq!(lookup(&file, header), Lookup::Miss);
+        std::fs::write(&file, &whole).unwrap();
+        assert_eq!(lookup(&file, header), Lookup::Hit(body.clone()));
+        let damaged = |contents: &[u8]| {
+            std::fs::write(&file, contents).unwrap();
+            match lookup(&file, header) {
+                Lookup::Damaged(why) => why,
+                other => panic!("{other:?} from a damaged file"),
+            }
+        };
+        let why = damaged(&whole[..whole.len() - 7]);
+        assert_eq!(
+            why,
+            "193 bytes of compiled code where its length line says 200"
+        );
+        let body_start = whole.len() - body.len();
+        for bit in [
+            body_start * 8,
+            whole.len() * 8 - 1,
+            (body_start + 100) * 8 + 3,
+        ] {
+            let mut flipped = whole.clone();
+            flipped[bit / 8] ^= 1 << (bit % 8);
+            let why = damaged(&flipped);
+            assert_eq!(why, "its checksum does not match its contents");
+        }
+        let mut flipped = whole.clone();
+        flipped[3] ^= 0x20;
+        assert_eq!(damaged(&flipped), "its header is not this kernel's key");
+        let len_digit = header.len() + 1 + "// length ".len();
+        let mut flipped = whole.clone();
+        flipped[len_digit] ^= 0x01; // '2' -> '3'
+        assert!(damaged(&flipped).contains("its length line says 300"));
+        assert_eq!(
+            damaged(format!("{header}\n").as_bytes()),
+            "it has no length and checksum line"
+        );
+        assert_eq!(damaged(b""), "its header is not this kernel's key");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

@@ -58,16 +58,24 @@ impl<T> std::fmt::Debug for BigField<T> {
     }
 }
 
-fn check_tensor(op: &'static str, tensor: &[usize]) -> Result<usize> {
-    let n: usize = tensor.iter().product();
+/// The elements per tensor of `tensor`, checked: at least one, and the elements of all the
+/// field's points addressable with 32-bit indices (no product wraps).
+fn check_tensor(op: &'static str, shape: Shape, tensor: &[usize]) -> Result<usize> {
+    let fail = |detail: String| -> Result<usize> { Err(FieldError { op, detail }.into()) };
+    let Some(n) = tensor.iter().try_fold(1usize, |a, &d| a.checked_mul(d)) else {
+        return fail(format!(
+            "the tensor shape {tensor:?} has more elements than a `usize` holds"
+        ));
+    };
     if tensor.is_empty() || n == 0 {
-        return Err(FieldError {
-            op,
-            detail: format!("the tensor shape {tensor:?} has no elements"),
-        }
-        .into());
+        return fail(format!("the tensor shape {tensor:?} has no elements"));
     }
-    Ok(n)
+    match shape.points().checked_mul(n) {
+        Some(total) if total <= u32::MAX as usize => Ok(n),
+        _ => fail(format!(
+            "the field is {shape} with {n} elements per tensor, more than 2^32 - 1 elements (big-field indices are 32-bit)"
+        )),
+    }
 }
 
 impl Fields {
@@ -80,7 +88,7 @@ impl Fields {
         data: &[T],
     ) -> Result<BigField<T>> {
         shape.check("Fields::big_from_slice")?;
-        let k = check_tensor("Fields::big_from_slice", tensor_shape)?;
+        let k = check_tensor("Fields::big_from_slice", shape, tensor_shape)?;
         if data.len() != shape.points() * k {
             return Err(FieldError {
                 op: "Fields::big_from_slice",
@@ -112,7 +120,7 @@ impl Fields {
     ) -> BigField<T> {
         let state = match shape
             .check("Fields::big_op")
-            .and_then(|()| check_tensor("Fields::big_op", tensor_shape))
+            .and_then(|()| check_tensor("Fields::big_op", shape, tensor_shape))
         {
             Ok(_) => BigState::Lazy {
                 name: name.to_string(),
@@ -147,9 +155,13 @@ impl<T: Tensor> BigField<T> {
         &self.node.tensor
     }
 
-    /// Scalars per tensor.
+    /// Scalars per tensor (`usize::MAX` for a tensor shape too large, which is refused).
     pub fn tensor_elements(&self) -> usize {
-        self.node.tensor.iter().product()
+        self.node
+            .tensor
+            .iter()
+            .try_fold(1usize, |a, &d| a.checked_mul(d))
+            .unwrap_or(usize::MAX)
     }
 
     /// The device the field lives on.

@@ -191,18 +191,31 @@ impl<T: Tensor> Field<T> {
         if factor == 0 {
             return self.fail(shape, name, "the factor must be at least 1".into());
         }
-        let dims: Vec<usize> = shape
-            .dims()
-            .iter()
-            .map(|&d| if down { d.div_ceil(factor) } else { d * factor })
-            .collect();
-        let out = match Shape::new(&dims) {
+        let mut dims = Vec::new();
+        for d in shape.dims() {
+            match if down {
+                Some(d.div_ceil(factor))
+            } else {
+                d.checked_mul(factor)
+            } {
+                Some(n) => dims.push(n),
+                None => {
+                    let detail = format!(
+                        "a dimension of {d} points times the factor {factor} is more points than a `usize` holds"
+                    );
+                    return self.fail(shape, name, detail);
+                }
+            }
+        }
+        let out = match Shape::new(&dims).and_then(|s| s.check(name).map(|()| s)) {
             Ok(s) => s,
             Err(e) => return Field::with_state(self.fields(), shape, State::Failed(e)),
         };
         let src = self.clone();
         let nd = shape.ndim();
-        let f = factor as i32;
+        // A valid upsampled shape bounds the factor by 2^31 - 1; downsampling by more than a
+        // dimension reads its point 0 only.
+        let f = factor.min(i32::MAX as usize) as i32;
         self.fields().op(name, out, move |p| {
             let c: Vec<Expr<i32>> = [p.layer(), p.row(), p.column()][3 - nd..]
                 .iter()
@@ -222,11 +235,14 @@ impl<T: Tensor> Field<T> {
     pub fn convolve(&self, kernel_dims: &[usize], weights: &[T::Elem], border: Border) -> Field<T> {
         let shape = self.shape();
         let nd = shape.ndim();
-        let n: usize = kernel_dims.iter().product();
+        // The weights' count, checked: a product that wraps matches no slice.
+        let n = kernel_dims
+            .iter()
+            .try_fold(1usize, |a, &d| a.checked_mul(d));
         if kernel_dims.len() != nd
             || nd == 0
             || kernel_dims.iter().any(|&d| d % 2 == 0)
-            || n != weights.len()
+            || n != Some(weights.len())
         {
             return self.fail(
                 shape,

@@ -162,9 +162,13 @@ impl Shape {
     pub fn dims(&self) -> Vec<usize> {
         self.dims[3 - self.ndim()..].to_vec()
     }
-    /// The number of points (tensors).
+    /// The number of points (tensors); `usize::MAX` where that many do not fit a `usize` (a
+    /// shape that [`Field`] operations refuse).
     pub fn points(&self) -> usize {
-        self.dims.iter().product()
+        self.dims
+            .iter()
+            .try_fold(1usize, |a, &d| a.checked_mul(d))
+            .unwrap_or(usize::MAX)
     }
     /// Layers, rows and columns, 1 for the dimensions the shape lacks.
     pub(crate) fn full(&self) -> [usize; 3] {

@@ -124,6 +124,7 @@ kernel void abi(float a, uchar flag, char b, ulong c,
             range,
             args,
             cancel: Default::default(),
+            pitched: Vec::new(),
         },
         vec![],
     )

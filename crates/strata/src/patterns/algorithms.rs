@@ -124,6 +124,15 @@ pub(crate) fn elementwise<S>(
     let st = ex.staging();
     let (gs, k) = (st.group_size, st.items_per_thread);
     let groups = n.div_ceil(gs as usize * k as usize);
+    // The kernel's indices are u32: `n` rounded up to whole work-groups must not wrap them.
+    if groups * gs as usize * k as usize > 1 << 32 {
+        return Err(Error::BufferRange {
+            op: "map",
+            detail: format!(
+                "{n} elements in work-groups of {gs} work-items with {k} elements each: the indices would pass 2^32 - 1 (pattern indices are u32); use fewer elements"
+            ),
+        });
+    }
     launch(ex, name, groups, reads, outputs, |cx| {
         let s = setup(cx);
         let n = cx.size("n", n);

@@ -35,8 +35,10 @@
 //!
 //! **The file** holds one record per line, tab-separated, the choice as `key=value` pairs;
 //! [`Tuning::save`] merges into what is there and replaces the file by renaming a temporary
-//! one, so concurrent processes never read half a file. A malformed line is a [`TuningError`]
-//! naming the file and the line.
+//! one, so concurrent processes never read half a file. A line that is not a record (malformed,
+//! or a value out of the range the staging allows, such as `local=0`) is dropped with one
+//! warning naming the file and the line, and the other records are used; the next save writes
+//! the file without it. [`Tuning::read`] returns such lines as [`TuningError`]s.
 
 use super::{
     zip, DeviceVec, Exec, Layout, ScanAlgorithm, SortKey, SortMethod, SortStaging, Staging, View,
@@ -203,10 +205,14 @@ impl fmt::Display for Choice {
     }
 }
 
+/// The largest work-group size a record may hold (no device allows more).
+const MAX_GROUP: u32 = 65536;
+
 impl std::str::FromStr for Choice {
     type Err = String;
 
-    /// Reads what [`Display`](fmt::Display) writes.
+    /// Reads what [`Display`](fmt::Display) writes. Values out of the range the staging allows
+    /// (`local=0`, `items=65`, `digit_bits=9`) are refused, naming the pair and the range.
     fn from_str(text: &str) -> std::result::Result<Choice, String> {
         let mut pairs = Vec::new();
         for part in text.split_whitespace() {
@@ -216,10 +222,18 @@ impl std::str::FromStr for Choice {
             pairs.push((k, v));
         }
         let get = |key: &str| pairs.iter().find(|(k, _)| *k == key).map(|(_, v)| *v);
-        let num = |key: &str| -> std::result::Result<u32, String> {
+        // A whole number in `lo..=hi` (the ranges `Staging` and `SortStaging` allow).
+        let num = |key: &str, lo: u32, hi: u32| -> std::result::Result<u32, String> {
             let v = get(key).ok_or_else(|| format!("`{key}` is missing"))?;
-            v.parse()
-                .map_err(|_| format!("`{key}={v}` is not a whole number"))
+            let n: u32 = v
+                .parse()
+                .map_err(|_| format!("`{key}={v}` is not a whole number"))?;
+            if !(lo..=hi).contains(&n) {
+                return Err(format!(
+                    "`{key}={v}` is out of range: allowed are {lo} to {hi}"
+                ));
+            }
+            Ok(n)
         };
         let layout = |key: &str| match get(key) {
             Some("contiguous") => Ok(Layout::Contiguous),
@@ -227,11 +241,8 @@ impl std::str::FromStr for Choice {
             Some(v) => Err(format!("`{key}={v}`: the layout is contiguous or strided")),
             None => Err(format!("`{key}` is missing")),
         };
-        if let Some(v) = get("local") {
-            let l = v
-                .parse()
-                .map_err(|_| format!("`local={v}` is not a whole number"))?;
-            return Ok(Choice::LocalSize(l));
+        if get("local").is_some() {
+            return Ok(Choice::LocalSize(num("local", 1, MAX_GROUP)? as usize));
         }
         if let Some(m) = get("method") {
             let method = match m {
@@ -241,10 +252,10 @@ impl std::str::FromStr for Choice {
             };
             return Ok(Choice::Sort(SortStaging {
                 method,
-                digit_bits: num("digit_bits")?,
-                group_size: num("group")?,
-                keys_per_thread: num("keys")?,
-                max_groups: num("max_groups")?,
+                digit_bits: num("digit_bits", 1, 8)?,
+                group_size: num("group", 1, MAX_GROUP)?,
+                keys_per_thread: num("keys", 1, 32)?,
+                max_groups: num("max_groups", 1, 65536)?,
             }));
         }
         let scan = match get("scan") {
@@ -255,12 +266,12 @@ impl std::str::FromStr for Choice {
         };
         Ok(Choice::Staging {
             staging: Staging {
-                group_size: num("group")?,
-                items_per_thread: num("items")?,
-                max_groups: num("max_groups")?,
+                group_size: num("group", 1, MAX_GROUP)?,
+                items_per_thread: num("items", 1, 64)?,
+                max_groups: num("max_groups", 1, 65536)?,
                 layout: layout("layout")?,
                 reduce_layout: layout("reduce_layout")?,
-                scan_items_per_thread: num("scan_items")?,
+                scan_items_per_thread: num("scan_items", 1, 64)?,
             },
             scan,
         })
@@ -328,12 +339,31 @@ impl Tuning {
     }
 
     /// The records of the file at `path`; no records if it does not exist. Fails with
-    /// [`TuningError`] naming the path and line when it cannot be read or a line is not a
-    /// record.
+    /// [`TuningError`] naming the path when it cannot be read. A line that is not a record is
+    /// dropped, with one warning on stderr naming the file and the line (once per process);
+    /// [`Tuning::read`] returns those lines instead.
     pub fn load(path: &Path) -> Result<Tuning> {
-        let text = match std::fs::read_to_string(path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Tuning::new()),
+        let (t, bad) = Tuning::read(path)?;
+        let mut warned = WARNED.lock().unwrap_or_else(|p| p.into_inner());
+        for e in bad {
+            let message = e.to_string();
+            if !warned.contains(&message) {
+                eprintln!("strata: warning: {message}; the line is ignored");
+                warned.push(message);
+            }
+        }
+        Ok(t)
+    }
+
+    /// The records of the file at `path` (no records if it does not exist) and, for each line
+    /// that is not a record (malformed, or a value out of range), a [`TuningError`] naming the
+    /// file and the line. Fails only when the file cannot be read.
+    pub fn read(path: &Path) -> Result<(Tuning, Vec<TuningError>)> {
+        let text = match std::fs::read(path) {
+            Ok(t) => String::from_utf8_lossy(&t).into_owned(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Ok((Tuning::new(), Vec::new()))
+            }
             Err(e) => {
                 return Err(TuningError {
                     path: path.display().to_string(),
@@ -343,23 +373,26 @@ impl Tuning {
             }
         };
         let mut t = Tuning::new();
+        let mut bad = Vec::new();
         for (i, line) in text.lines().enumerate() {
             let line = line.trim_end();
             if line.is_empty() || line.starts_with('#') {
                 continue;
             }
-            let rec = parse_line(line).map_err(|reason| TuningError {
-                path: path.display().to_string(),
-                reason: format!("line {}: {reason}: `{line}`", i + 1),
-            })?;
-            t.insert(rec);
+            match parse_line(line) {
+                Ok(rec) => t.insert(rec),
+                Err(reason) => bad.push(TuningError {
+                    path: path.display().to_string(),
+                    reason: format!("line {}: {reason}: `{line}`", i + 1),
+                }),
+            }
         }
-        Ok(t)
+        Ok((t, bad))
     }
 
     /// The records of the default file ([`default_path`]), read once per process (and again
-    /// after [`Tuning::save`] writes that file). An unreadable or malformed file gives no
-    /// records and one warning on stderr.
+    /// after [`Tuning::save`] writes that file). An unreadable file gives no records and one
+    /// warning on stderr; a line that is not a record is dropped (see [`Tuning::load`]).
     pub fn default_records() -> Arc<Tuning> {
         let mut cached = DEFAULT.lock().unwrap_or_else(|p| p.into_inner());
         cached
@@ -421,8 +454,9 @@ impl Tuning {
 
     /// Writes these records into the file at `path`, merged with the records already there
     /// (these replace those of the same device, operation and size class), through a
-    /// temporary file renamed over it. Fails with [`TuningError`] when the existing file is
-    /// malformed or cannot be written.
+    /// temporary file renamed over it. Lines of the existing file that are not records are
+    /// dropped (with a warning, see [`Tuning::load`]). Fails with [`TuningError`] when the
+    /// file cannot be read or written.
     pub fn save(&self, path: &Path) -> Result<()> {
         let mut all = Tuning::load(path)?;
         for r in &self.records {
@@ -454,6 +488,9 @@ impl Tuning {
 }
 
 static DEFAULT: Mutex<Option<Arc<Tuning>>> = Mutex::new(None);
+
+/// The warnings [`Tuning::load`] printed, so that each is printed once per process.
+static WARNED: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
 /// The record of `op` among `records` whose size class is nearest to that of `n` (the larger
 /// one on a tie).

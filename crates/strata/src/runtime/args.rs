@@ -284,17 +284,22 @@ impl Kernel {
             .into_iter()
             .map(|v| v.expect("every parameter has a value"))
             .collect();
+        let pitched = shapes
+            .iter_enumerated()
+            .filter_map(|(p, s)| s.map(|s| (p, s)))
+            .collect();
         Ok(Prepared {
             values,
             gathers,
             fault,
             range,
+            pitched,
         })
     }
 }
 
 /// The shape of a 2-D or 3-D buffer argument.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug)]
 pub(crate) struct PitchedShape {
     pub dims: u8,
     /// Row and slice pitch, in elements.
@@ -325,6 +330,9 @@ pub(crate) struct Prepared {
     pub fault: Option<Arc<dyn Memory>>,
     /// The launch's range, its local size resolved.
     pub range: NdRange,
+    /// The shapes of the 2-D and 3-D buffers passed, by parameter (to decode the coordinates
+    /// of an out-of-bounds access).
+    pub pitched: Vec<(ParamId, PitchedShape)>,
 }
 
 #[derive(Clone)]

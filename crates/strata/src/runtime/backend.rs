@@ -111,6 +111,9 @@ pub(crate) enum Command {
         /// Set by [`crate::Run::cancel`]: a launch not yet handed to the device does not run;
         /// the CPU backend also checks it between work-groups.
         cancel: Arc<std::sync::atomic::AtomicBool>,
+        /// The shapes of the 2-D and 3-D buffers passed, for the coordinates of an
+        /// out-of-bounds error ([`super::pitched::with_coords`]).
+        pitched: Vec<(crate::ir::ParamId, super::args::PitchedShape)>,
     },
 }
 

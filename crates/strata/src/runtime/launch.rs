@@ -8,7 +8,8 @@
 //! ([`ir::checked`](crate::ir::checked)), whose fault words `prepare` allocates zeroed like
 //! any hidden parameter. The launch then waits for the kernel, reads the words back and turns
 //! a recorded fault into [`Error::OutOfBounds`] with the access's line (the host derives the
-//! work-item's local and group ids from its global id and the work-group size) or
+//! work-item's local and group ids from its global id and the work-group size; on a 2-D or
+//! 3-D buffer the coordinates from the flat index and the buffer's pitches) or
 //! [`Error::BarrierDivergence`].
 
 use super::queue::blocking;
@@ -84,11 +85,13 @@ impl Kernel {
                 range,
                 args: prepared.values,
                 cancel: cancel.clone(),
+                pitched: prepared.pitched.clone(),
             },
             wait,
         );
         if let (Some(c), Some(mem)) = (&checked, prepared.fault) {
-            check_faults(queue, &c.sites, self.name(), (&event, local), mem)?;
+            check_faults(queue, &c.sites, self.name(), (&event, local), mem)
+                .map_err(|e| super::with_coords(e, c.valid.function(), &prepared.pitched))?;
         }
         Ok(Run::new(event, prepared.gathers, queue.clone(), cancel))
     }
@@ -151,5 +154,6 @@ fn check_faults(
             group,
         },
         at: site.at,
+        coords: None,
     })
 }

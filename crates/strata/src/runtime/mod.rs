@@ -47,6 +47,7 @@ pub use event::{Event, Profile, Wait};
 pub use interop::{CudaHandles, NativeMemory, OpenClHandles, Ownership};
 pub use kernel::{capture_kernels, Kernel};
 pub use ndrange::{Dims, NdRange};
+pub(crate) use pitched::with_coords;
 pub use pitched::{pitch_elements, Buffer2, Buffer3, PitchedBuffer};
 pub(crate) use queue::{bounded, sized};
 pub use queue::{PendingRead, Queue};

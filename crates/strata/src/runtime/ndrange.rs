@@ -90,7 +90,8 @@ impl NdRange {
         let mut local = l;
         for d in 0..3 {
             local.v[d] = l.v[d].max(1);
-            g.v[d] = n.v[d].div_ceil(local.v[d]) * local.v[d];
+            // Saturates (a launch then fails: global sizes are at most 2^32 - 1).
+            g.v[d] = n.v[d].div_ceil(local.v[d]).saturating_mul(local.v[d]);
         }
         NdRange::new(g).local(local)
     }
@@ -116,9 +117,13 @@ impl NdRange {
         [0, 1, 2].map(|d| self.global[d] / l[d].max(1))
     }
 
-    /// Total number of work-groups.
+    /// Total number of work-groups (`usize::MAX` where that many do not fit a `usize`, which
+    /// a launch refuses).
     pub fn group_count(&self) -> usize {
-        self.groups().iter().product()
+        self.groups()
+            .iter()
+            .try_fold(1usize, |a, &g| a.checked_mul(g))
+            .unwrap_or(usize::MAX)
     }
 
     /// Checks the sizes against the device and picks a local size if none was given.
@@ -146,6 +151,17 @@ impl NdRange {
                     self.global[d]
                 )));
             }
+        }
+        if self
+            .global
+            .iter()
+            .try_fold(1u64, |a, &g| a.checked_mul(g as u64))
+            .is_none_or(|n| n > usize::MAX as u64)
+        {
+            return Err(bad(format!(
+                "global size {} x {} x {}: more work-items than a `usize` holds",
+                self.global[0], self.global[1], self.global[2]
+            )));
         }
         let local = match self.local {
             Some(l) => {

@@ -12,9 +12,11 @@
 //! CPU backends row by row. A region fill is a `WriteRect` of the value repeated, so the
 //! padding is left alone; a whole-buffer fill is the ordinary fill of the allocation.
 
+use super::args::PitchedShape;
 use super::{Buffer, Command, Device, Event, PendingRead, Queue, RectSide};
 use crate::builder::Element;
-use crate::error::{Error, Result};
+use crate::error::{Coords, Error, Result};
+use crate::ir::{self, ParamId};
 use std::sync::{Arc, Mutex};
 
 /// The row pitch, in elements, of rows of `width` elements of `elem_size` bytes on a device
@@ -194,8 +196,10 @@ impl<T, const D: usize> PitchedBuffer<T, D> {
 }
 
 fn check_host_len(op: &'static str, got: usize, size: &[usize]) -> Result<()> {
-    let want: usize = size.iter().product();
-    if got != want {
+    // Checked: a product that wraps would match a short slice.
+    let want = size.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
+    if want != Some(got) {
+        let want = want.map_or("more than a `usize` holds".to_string(), |w| w.to_string());
         return Err(Error::BufferRange {
             op,
             detail: format!(
@@ -372,6 +376,62 @@ impl Queue {
         size: [usize; D],
     ) -> Result<()> {
         super::queue::blocking(|| self.enqueue_fill_region(buf, value, origin, size, &[]))?.wait()
+    }
+}
+
+/// `e` with the coordinates and extent filled in when it is an out-of-bounds access to one of
+/// the 2-D or 3-D buffers `pitched` of a launch of `f` (the buffer named as the backends and
+/// checked mode name it, "buffer `img`"); any other error as it is.
+pub(crate) fn with_coords(
+    e: Error,
+    f: &ir::Function,
+    pitched: &[(ParamId, PitchedShape)],
+) -> Error {
+    match e {
+        Error::OutOfBounds {
+            kernel,
+            memory,
+            index,
+            len,
+            item,
+            at,
+            coords: None,
+        } => {
+            let coords = pitched
+                .iter()
+                .find(|(p, _)| memory == format!("buffer `{}`", f.params[*p].name))
+                .map(|(_, s)| Box::new(decode(index, s)));
+            Error::OutOfBounds {
+                kernel,
+                memory,
+                index,
+                len,
+                item,
+                at,
+                coords,
+            }
+        }
+        e => e,
+    }
+}
+
+/// The coordinates (outermost first) of flat index `index` of a buffer of `shape` (see
+/// [`Coords`]): the kernel computed the index in `u32`, so one below 2^32 whose `i32` reading
+/// is negative stands for a coordinate below 0.
+fn decode(index: i64, shape: &PitchedShape) -> Coords {
+    let s = if (0..1i64 << 32).contains(&index) {
+        index as u32 as i32 as i64
+    } else {
+        index
+    };
+    let row = shape.pitch[0].max(1) as i64;
+    let [w, h, d] = shape.extent.map(|e| e as u64);
+    if shape.dims == 3 {
+        let slice = shape.pitch[1].max(1) as i64;
+        let (z, r) = (s.div_euclid(slice), s.rem_euclid(slice));
+        Coords::new(vec![z, r / row, r % row], vec![d, h, w])
+    } else {
+        Coords::new(vec![s.div_euclid(row), s.rem_euclid(row)], vec![h, w])
     }
 }
 

@@ -538,6 +538,7 @@ impl<'a> Worker<'a> {
                     len,
                     item: self.item(l),
                     at: m.at,
+                    coords: None,
                 });
             }
         }

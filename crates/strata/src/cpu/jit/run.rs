@@ -201,6 +201,7 @@ impl<'a> Worker<'a> {
                     len: f.len,
                     item: self.item(l),
                     at: *at,
+                    coords: None,
                 }
             }
             Site::DivByZero(div) => self.fault(l, semantics::div_by_zero(*div)),
