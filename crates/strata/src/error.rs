@@ -505,7 +505,8 @@ impl Error {
                 len,
                 item,
                 at,
-            } => variant!(f, "OutOfBounds" { kernel, memory, index, len, item, at }),
+                coords,
+            } => variant!(f, "OutOfBounds" { kernel, memory, index, len, item, at, coords }),
             Error::DataRace {
                 kernel,
                 memory,
