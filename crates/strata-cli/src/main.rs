@@ -34,9 +34,10 @@ mismatch, a wrong benchmark result), 2 bad command line (an invalid SPEC include
 struct Cli {
     #[command(subcommand)]
     command: Command,
-    /// Print what the devices compile, on standard error: `ir` (the optimized IR of each
-    /// kernel), `opencl` (the OpenCL C generated for OpenCL devices), `cuda` (the CUDA C++ for
-    /// CUDA devices), comma-separated; added to what `STRATA_DUMP` asks for.
+    /// Print what the devices compile on stderr: ir, opencl, cuda (comma-separated).
+    ///
+    /// `ir`: the optimized IR of each kernel; `opencl`: the OpenCL C generated for OpenCL
+    /// devices; `cuda`: the CUDA C++ for CUDA devices. Added to what `STRATA_DUMP` asks for.
     #[arg(long, global = true, value_name = "WHAT[,WHAT...]", value_parser = parse_dump)]
     dump: Option<strata::settings::Dump>,
     /// Print only results and errors: no progress bar, no notes on standard error.
