@@ -128,11 +128,13 @@ if ! have_mpi; then
     fi
 fi
 echo "== mpi: $(mpirun --version 2>&1 | head -n 1)"
-# One build of the library with the feature serves the lint, the test and both examples.
-cargo clippy --locked -p strata --features mpi --lib --test mpi_errors \
-    --example mpi_check --example heat_mpi -- -D warnings
+# One build of the library with the feature serves the lint, the test and both examples (in
+# the strata-examples crate, whose `mpi` feature turns on strata's).
+cargo clippy --locked -p strata --features mpi --lib --test mpi_errors -- -D warnings
+cargo clippy --locked -p strata-examples --features mpi --example mpi_check --example heat_mpi \
+    -- -D warnings
 cargo test --locked -p strata --features mpi --test mpi_errors
-cargo build --locked -p strata --features mpi --example mpi_check --example heat_mpi
+cargo build --locked -p strata-examples --features mpi --example mpi_check --example heat_mpi
 examples="${CARGO_TARGET_DIR:-target}/debug/examples"
 mpirun_args=(--oversubscribe)
 # In containers, OpenMPI's single-copy shared-memory transfers (CMA) may be refused by ptrace
@@ -167,4 +169,5 @@ rm -f "$heat_ref"
 # Several devices in one process: the Mandelbrot set split over cpu, opencl:0 and interp,
 # checked against the first device alone (tests/multi.rs checks the patterns over a set).
 echo "== multi-device example"
-cargo run --locked -p strata --example multi_device -- --devices cpu,opencl:0,interp --size 96x64
+cargo run --locked -p strata-examples --example multi_device -- \
+    --devices cpu,opencl:0,interp --size 96x64

@@ -1,12 +1,15 @@
 //! The `strata` command: list devices, run the conformance suite, run differential tests, run
 //! the benchmarks and draw them, tune the patterns' kernels, compile every conformance kernel
-//! with NVRTC. The command line is parsed by `clap` (derive): `devices`, `check`, `difftest`,
-//! `bench` (`--plot FILE.svg`), `tune`, `plot`, `ptx`.
+//! with NVRTC, print shell completions. The command line is parsed by `clap` (derive):
+//! `devices`, `check`, `difftest`, `bench` (`--plot FILE.svg`), `tune`, `plot`, `ptx`,
+//! `completions`.
 //!
 //! Exit codes: 0 success, 1 failure (a device error, a failed conformance case, a differential
-//! mismatch, a wrong benchmark result), 2 bad command line.
+//! mismatch, a wrong benchmark result), 2 bad command line (clap's usage errors, and device
+//! specs that are no spec, checked while the command line is parsed). Every error is one line
+//! `error: ...` on stderr, clap's and ours alike; `-q` leaves only results and errors.
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -22,7 +25,7 @@ A device SPEC is `cpu` (the compiled CPU backend), `interp` (the CPU interpreter
 CUDA device, else the first OpenCL GPU, else `cpu`); the default is `best`. Any SPEC may end in `+checked` (`cpu+checked`, `opencl:0+checked`): the device in checked mode, where every access is bounds-checked and `interp+checked` also finds data races and uninitialized reads; `strata check` then also runs the planted-bug cases (`checked/`).
 
 Exit codes: 0 success, 1 failure (a device error, a failed conformance case, a differential \
-mismatch, a wrong benchmark result), 2 bad command line.";
+mismatch, a wrong benchmark result), 2 bad command line (an invalid SPEC included).";
 
 /// Write GPU kernels once, in Rust: the strata tools.
 #[derive(Parser)]
@@ -31,11 +34,15 @@ mismatch, a wrong benchmark result), 2 bad command line.";
 struct Cli {
     #[command(subcommand)]
     command: Command,
-    /// Print what the devices compile, on standard error: `ir` (the optimized IR of each
-    /// kernel), `opencl` (the OpenCL C generated for OpenCL devices), `cuda` (the CUDA C++ for
-    /// CUDA devices), comma-separated; added to what `STRATA_DUMP` asks for.
+    /// Print what the devices compile on stderr: ir, opencl, cuda (comma-separated).
+    ///
+    /// `ir`: the optimized IR of each kernel; `opencl`: the OpenCL C generated for OpenCL
+    /// devices; `cuda`: the CUDA C++ for CUDA devices. Added to what `STRATA_DUMP` asks for.
     #[arg(long, global = true, value_name = "WHAT[,WHAT...]", value_parser = parse_dump)]
     dump: Option<strata::settings::Dump>,
+    /// Print only results and errors: no progress bar, no notes on standard error.
+    #[arg(short, long, global = true)]
+    quiet: bool,
 }
 
 #[derive(Subcommand)]
@@ -49,26 +56,28 @@ enum Command {
         #[arg(long)]
         why: bool,
     },
-    /// Run the conformance suite on a device: one line per case, then `N passed, M failed`.
-    /// Exit code 1 if a case failed; cases the device cannot run (f16 on PoCL) are counted
-    /// as unsupported, not failed.
+    /// Run the conformance suite on a device.
+    ///
+    /// One line per case, then `N passed, M failed`. Exit code 1 if a case failed; cases the
+    /// device cannot run (f16 on PoCL) are counted as unsupported, not failed.
     #[command(after_help = SPECS)]
     Check {
         /// The device (see SPEC below).
-        #[arg(long, default_value = "best", value_name = "SPEC")]
+        #[arg(short, long, default_value = "best", value_name = "SPEC", value_parser = parse_spec)]
         device: String,
         /// Only the cases whose name contains this text.
         #[arg(long, value_name = "TEXT")]
         filter: Option<String>,
     },
-    /// Run random programs on a device and on the CPU interpreter (`interp`, the reference)
-    /// and compare their results:
-    /// progress after each kernel, every mismatch with its program, then `N passed, M failed`.
-    /// Exit code 1 on a mismatch.
+    /// Compare random programs on a device against the interpreter (`interp`).
+    ///
+    /// Runs random programs on the device and on the CPU interpreter (`interp`, the reference)
+    /// and compares their results: progress after each kernel, every mismatch with its program,
+    /// then `N passed, M failed`. Exit code 1 on a mismatch.
     #[command(after_help = SPECS)]
     Difftest {
         /// The device compared with the interpreter.
-        #[arg(long, default_value = "best", value_name = "SPEC")]
+        #[arg(short, long, default_value = "best", value_name = "SPEC", value_parser = parse_spec)]
         device: String,
         /// The seed the programs are generated from (decimal or 0x hex).
         #[arg(long, default_value = "1", value_parser = parse_seed)]
@@ -84,7 +93,9 @@ enum Command {
         #[arg(long, value_name = "N")]
         only: Option<usize>,
     },
-    /// Run the benchmarks with strata kernels on a device and with a baseline (rayon on the
+    /// Time strata kernels against a baseline (rayon, CUDA C, cuBLAS).
+    ///
+    /// Runs the benchmarks with strata kernels on a device and with a baseline (rayon on the
     /// host; on CUDA devices hand-written CUDA C, and cuBLAS for SGEMM), median of R runs.
     ///
     /// The benchmarks: vadd, saxpy, dot and sum; the patterns pat_vadd, pat_saxpy, pat_dot,
@@ -108,7 +119,7 @@ enum Command {
         #[arg(long, value_name = "TEXT")]
         filter: Option<String>,
         /// The device, or several separated by commas, run one after the other.
-        #[arg(long, default_value = "best", value_name = "SPEC[,SPEC...]")]
+        #[arg(short, long, default_value = "best", value_name = "SPEC[,SPEC...]", value_parser = parse_specs)]
         device: String,
         /// Elements per vector (a number or 2^K); below 2^24 it also scales down the work of
         /// mandelbrot, nbody and matmul by size / 2^24.
@@ -121,15 +132,17 @@ enum Command {
         #[arg(long, value_name = "FILE.svg", value_parser = parse_svg)]
         plot: Option<PathBuf>,
     },
-    /// Tune the built-in pattern kernels (map, reduce, scan, sort; of u32 and f32 unless
-    /// `--types` says otherwise) on a device: time
+    /// Tune the built-in pattern kernels on a device and save the records.
+    ///
+    /// Tunes the built-in pattern kernels (map, reduce, scan, sort; of u32 and f32 unless
+    /// `--types` says otherwise) on a device: times
     /// candidate stagings from the device's defaults, one parameter at a time, keep the fastest,
     /// print the gain, and save the records that later processes' patterns use (the records
     /// file: `$STRATA_TUNE_DIR/records.tsv`, else `~/.cache/strata/tune/records.tsv`).
     #[command(after_help = SPECS)]
     Tune {
         /// The device, or several separated by commas, tuned one after the other.
-        #[arg(long, default_value = "best", value_name = "SPEC[,SPEC...]")]
+        #[arg(short, long, default_value = "best", value_name = "SPEC[,SPEC...]", value_parser = parse_specs)]
         device: String,
         /// Elements per operation (a number or 2^K); records apply to the nearest size class.
         #[arg(long, default_value = "2^22", value_parser = parse_count)]
@@ -167,8 +180,10 @@ enum Command {
         #[arg(long, short, value_name = "FILE.svg", value_parser = parse_svg)]
         out: PathBuf,
     },
-    /// Compile every conformance kernel to PTX with NVRTC, through the PTX disk cache (no GPU
-    /// needed); print how many were compiled and how many came from the cache.
+    /// Compile every conformance kernel to PTX with NVRTC (no GPU needed).
+    ///
+    /// Compiles through the PTX disk cache and prints how many kernels were compiled and how
+    /// many came from the cache.
     Ptx {
         /// The compute capability, as 90 or sm_90.
         #[arg(long, default_value = "90", value_parser = parse_arch)]
@@ -176,6 +191,16 @@ enum Command {
         /// Only the kernels of the cases whose name contains this text.
         #[arg(long, value_name = "TEXT")]
         filter: Option<String>,
+    },
+    /// Print a completion script for a shell.
+    ///
+    /// For bash: `strata completions bash > ~/.local/share/bash-completion/completions/strata`;
+    /// zsh: into a folder of `$fpath` as `_strata`; fish:
+    /// `~/.config/fish/completions/strata.fish`; also elvish and powershell.
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
     },
     /// Internal: prints the seconds ten kernels take to be ready on SPEC in this process
     /// (run by `bench` in child processes, to measure the disk cache).
@@ -201,6 +226,24 @@ fn apply_settings(dump: Option<strata::settings::Dump>) {
             d.set_settings(settings.clone());
         }
     }
+}
+
+/// A device spec (`cpu`, `opencl:0`, `cuda:1+checked`, ...): one that is no spec is a bad
+/// command line (exit code 2, clap's usage error). A well-formed spec of a device that is not
+/// here (`cuda:9`) passes: the command fails later with exit code 1, naming the device.
+fn parse_spec(v: &str) -> Result<String, String> {
+    match Device::from_spec(v) {
+        Err(e @ strata::Error::InvalidDeviceSpec(_)) => Err(e.to_string()),
+        _ => Ok(v.to_string()),
+    }
+}
+
+/// Device specs separated by commas, each checked by [`parse_spec`].
+fn parse_specs(v: &str) -> Result<String, String> {
+    for one in v.split(',') {
+        parse_spec(one)?;
+    }
+    Ok(v.to_string())
 }
 
 /// A positive count: a decimal number or `2^K`.
@@ -256,9 +299,23 @@ fn out(s: &str) {
     }
 }
 
+/// Reports a failure: one line `error: MSG` on stderr (clap's style for usage errors too), and
+/// exit code 1.
 fn fail(msg: &str) -> ExitCode {
-    eprintln!("strata: error: {msg}");
+    eprintln!("error: {msg}");
     ExitCode::FAILURE
+}
+
+/// Whether `-q` was given.
+static QUIET: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// A note on stderr (what runs, where a file went), left out with `-q`.
+macro_rules! note {
+    ($($arg:tt)*) => {
+        if !QUIET.load(std::sync::atomic::Ordering::Relaxed) {
+            eprintln!($($arg)*);
+        }
+    };
 }
 
 fn devices(json: bool, why: bool) -> ExitCode {
@@ -316,7 +373,7 @@ fn open(spec: &str) -> Result<(Device, Queue), strata::Error> {
 }
 
 /// Queues on the interpreter (the reference) and on the device `spec`, for `difftest`.
-fn cpu_and(spec: &str) -> Result<(Queue, Queue), strata::Error> {
+fn interp_and(spec: &str) -> Result<(Queue, Queue), strata::Error> {
     Ok((open("interp")?.1, open(spec)?.1))
 }
 
@@ -325,7 +382,7 @@ fn check(spec: &str, filter: Option<&str>) -> ExitCode {
         Ok(dq) => dq,
         Err(e) => return fail(&e.to_string()),
     };
-    eprintln!("conformance on {} ({})", device.spec(), device.info().name);
+    note!("conformance on {} ({})", device.spec(), device.info().name);
     let progress = Progress::new("cases", conformance::matching(filter).len() as u64);
     let mut done = 0;
     let report = conformance::run_cases(&queue, filter, |name, r| {
@@ -357,19 +414,19 @@ fn check(spec: &str, filter: Option<&str>) -> ExitCode {
 }
 
 fn difftest(spec: &str, seed: u64, programs: usize, json: bool) -> ExitCode {
-    let (cpu, other) = match cpu_and(spec) {
+    let (interp, other) = match interp_and(spec) {
         Ok(qs) => qs,
         Err(e) => return fail(&e.to_string()),
     };
     let info = other.device().info();
-    eprintln!(
-        "differential test of {} ({}) against cpu, seed {seed}, {programs} programs",
+    note!(
+        "differential test of {} ({}) against interp (the reference), seed {seed}, {programs} programs",
         other.device().spec(),
         info.name
     );
     let progress = Progress::new("programs", programs as u64);
     let mut shown = 0;
-    let report = difftest::run_with(&cpu, &other, seed, programs, |done, r| {
+    let report = difftest::run_with(&interp, &other, seed, programs, |done, r| {
         progress.suspend(|| {
             for m in &r.failed[shown..] {
                 out(&format!("FAIL {}", m.replace('\n', "\n    ")));
@@ -410,11 +467,11 @@ fn difftest(spec: &str, seed: u64, programs: usize, json: bool) -> ExitCode {
 
 /// `strata difftest --only N`: program `index` of the run with `seed`, alone.
 fn difftest_one(spec: &str, seed: u64, index: usize) -> ExitCode {
-    let (cpu, other) = match cpu_and(spec) {
+    let (interp, other) = match interp_and(spec) {
         Ok(qs) => qs,
         Err(e) => return fail(&e.to_string()),
     };
-    match difftest::run_one(&cpu, &other, seed, index) {
+    match difftest::run_one(&interp, &other, seed, index) {
         Ok(r) => {
             for m in &r.failed {
                 out(&format!("FAIL {}", m.replace('\n', "\n    ")));
@@ -451,7 +508,7 @@ fn bench_all(json: bool, spec: &str, opts: &BenchOptions, plot: Option<&Path>) -
         if let Err(e) = bench::plot::write_svg(path, &lines) {
             return fail(&e);
         }
-        eprintln!("chart written to {}", path.display());
+        note!("chart written to {}", path.display());
     }
     ExitCode::SUCCESS
 }
@@ -491,7 +548,7 @@ fn tune(
             if json {
                 out(&report::line(&TuneLine::new(&device, r)));
             } else {
-                eprintln!(
+                note!(
                     "tuned {} on {}: {:.2}x ({} configurations)",
                     r.record.op,
                     device.spec(),
@@ -512,7 +569,7 @@ fn tune(
             if let Err(e) = tuner.save(path) {
                 return fail(&e.to_string());
             }
-            eprintln!("records saved to {}", path.display());
+            note!("records saved to {}", path.display());
         }
     }
     ExitCode::SUCCESS
@@ -588,7 +645,7 @@ fn bench_one(json: bool, device: &Device, opts: &BenchOptions) -> Result<Vec<Ben
                 if json {
                     out(&report::line(&BenchLine::from(r)));
                 } else {
-                    eprintln!(
+                    note!(
                         "{:<6} done: strata {:.3} ms, {} {:.3} ms",
                         r.bench,
                         r.strata_s * 1e3,
@@ -705,7 +762,7 @@ fn plot(inputs: &[PathBuf], path: &Path) -> ExitCode {
     }
     match bench::plot::write_svg(path, &lines) {
         Ok(()) => {
-            eprintln!(
+            note!(
                 "chart of {} results written to {}",
                 lines.len(),
                 path.display()
@@ -818,6 +875,8 @@ fn main() -> ExitCode {
     // clap prints usage errors with exit code 2, and help (`-h`, `--help`, `strata help`)
     // with 0.
     let cli = Cli::parse();
+    QUIET.store(cli.quiet, std::sync::atomic::Ordering::Relaxed);
+    strata_cli::progress::set_quiet(cli.quiet);
     apply_settings(cli.dump);
     match cli.command {
         Command::Devices { json, why } => devices(json, why),
@@ -865,6 +924,11 @@ fn main() -> ExitCode {
         }
         Command::Plot { inputs, out } => plot(&inputs, &out),
         Command::Ptx { arch, filter } => ptx(arch, filter.as_deref()),
+        Command::Completions { shell } => {
+            let mut out = std::io::stdout();
+            clap_complete::generate(shell, &mut Cli::command(), "strata", &mut out);
+            ExitCode::SUCCESS
+        }
         Command::StartTenKernels { spec } => start_ten_kernels(&spec),
     }
 }

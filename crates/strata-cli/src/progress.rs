@@ -1,11 +1,21 @@
 //! Progress of long commands (`strata check`, `difftest`, `bench`): a bar with position, rate
 //! and ETA on stderr when stderr is a terminal; nothing extra otherwise, so logs keep only the
-//! commands' plain result lines (one per case, per batch of programs, per benchmark).
+//! commands' plain result lines (one per case, per batch of programs, per benchmark), and
+//! nothing either with `strata -q` ([`set_quiet`]).
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
+use std::sync::atomic::{AtomicBool, Ordering};
 
-/// A progress bar, or nothing when stderr is not a terminal.
+/// Whether bars are left out even on a terminal (`strata -q`).
+static QUIET: AtomicBool = AtomicBool::new(false);
+
+/// Leaves out every progress bar made after this call (`quiet`), or draws them again.
+pub fn set_quiet(quiet: bool) {
+    QUIET.store(quiet, Ordering::Relaxed);
+}
+
+/// A progress bar, or nothing when stderr is not a terminal (or with `-q`).
 pub struct Progress {
     bar: Option<ProgressBar>,
 }
@@ -13,7 +23,7 @@ pub struct Progress {
 impl Progress {
     /// Progress over `total` steps of `what` (`cases`, `programs`, `benchmarks`).
     pub fn new(what: &str, total: u64) -> Progress {
-        if !std::io::stderr().is_terminal() {
+        if QUIET.load(Ordering::Relaxed) || !std::io::stderr().is_terminal() {
             return Progress { bar: None };
         }
         let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());

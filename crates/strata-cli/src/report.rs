@@ -13,10 +13,50 @@ use serde::ser::SerializeMap;
 use serde::{Deserialize, Serialize, Serializer};
 use strata::DeviceInfo;
 
-/// A device's property summary: the fields of [`DeviceInfo`] (`backend` by name, and `spec`
-/// added), then each of its backend-specific facts ([`DeviceInfo::extra`]) as a field of its
-/// own, named as the backend names it (`"platform"`, `"compute capability"`, ...).
+/// A device's property summary (`strata devices --json`): the fields of [`DeviceInfo`]
+/// (`backend` by name, `spec` added, `max_constant_*` `null` where the device has no constant
+/// address space), then each of its backend-specific facts ([`DeviceInfo::extra`]) as a field
+/// of its own, its name in snake_case (`platform_version`, `compute_capability`) and its value
+/// typed: a whole number as a number (`threads`, `warp_size`), `A x B x C` as an array of
+/// numbers (`max_grid_size`), `extensions` as an array of strings, anything else (versions,
+/// names) as a string. Every key is snake_case; the README lists them.
 pub struct DeviceLine<'a>(pub &'a DeviceInfo);
+
+/// A backend's name for a fact (`"platform version"`) in snake_case (`platform_version`).
+pub fn snake_case(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    for c in name.trim().chars() {
+        if c.is_ascii_alphanumeric() {
+            out.push(c.to_ascii_lowercase());
+        } else if !out.ends_with('_') {
+            out.push('_');
+        }
+    }
+    out.trim_end_matches('_').to_string()
+}
+
+/// A backend-specific fact's value as typed JSON (see [`DeviceLine`]).
+pub fn typed_value(name: &str, value: &str) -> serde_json::Value {
+    use serde_json::Value;
+    let v = value.trim();
+    if snake_case(name) == "extensions" {
+        return Value::from(v.split_whitespace().collect::<Vec<_>>());
+    }
+    if let Ok(n) = v.parse::<u64>() {
+        return Value::from(n);
+    }
+    let parts: Vec<&str> = v.split(" x ").map(str::trim).collect();
+    if parts.len() > 1 {
+        if let Ok(ns) = parts
+            .iter()
+            .map(|p| p.parse::<u64>())
+            .collect::<Result<Vec<_>, _>>()
+        {
+            return Value::from(ns);
+        }
+    }
+    Value::from(v)
+}
 
 impl Serialize for DeviceLine<'_> {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
@@ -24,19 +64,25 @@ impl Serialize for DeviceLine<'_> {
         let mut m = s.serialize_map(None)?;
         m.serialize_entry("spec", &d.spec())?;
         m.serialize_entry("backend", d.backend.name())?;
+        m.serialize_entry("index", &d.index)?;
         m.serialize_entry("name", &d.name)?;
         m.serialize_entry("vendor", &d.vendor)?;
         m.serialize_entry("compute_units", &d.compute_units)?;
         m.serialize_entry("max_work_group_size", &d.max_work_group_size)?;
         m.serialize_entry("max_work_item_sizes", &d.max_work_item_sizes)?;
+        m.serialize_entry("preferred_group_size", &d.preferred_group_size)?;
+        m.serialize_entry("sub_group_size", &d.sub_group_size)?;
         m.serialize_entry("local_mem_size", &d.local_mem_size)?;
         m.serialize_entry("global_mem_size", &d.global_mem_size)?;
         m.serialize_entry("max_alloc_size", &d.max_alloc_size)?;
+        m.serialize_entry("pitch_alignment", &d.pitch_alignment)?;
+        m.serialize_entry("max_constant_buffer_size", &d.max_constant_buffer_size)?;
+        m.serialize_entry("max_constant_args", &d.max_constant_args)?;
         m.serialize_entry("supports_f64", &d.supports_f64)?;
         m.serialize_entry("supports_f16", &d.supports_f16)?;
         m.serialize_entry("supports_int64_atomics", &d.supports_int64_atomics)?;
         for (k, v) in &d.extra {
-            m.serialize_entry(k, v)?;
+            m.serialize_entry(&snake_case(k), &typed_value(k, v))?;
         }
         m.end()
     }

@@ -120,13 +120,133 @@ fn dump_prints_what_devices_compile() {
     );
 }
 
+/// A device spec that is no spec is a bad command line (exit code 2) in every command that
+/// takes one, reported in clap's style with the usage hint; `-d` is `--device`.
 #[test]
-fn check_with_an_invalid_device_fails() {
-    let o = strata(&["check", "--device", "nope:1"]);
+fn an_invalid_device_spec_is_a_bad_command_line() {
+    for args in [
+        &["check", "--device", "nope:1"][..],
+        &["check", "-d", "nope:1"],
+        &["difftest", "-d", "nope:1"],
+        &["bench", "-d", "cpu,nope:1"],
+        &["tune", "-d", "nope:1", "--no-save"],
+    ] {
+        let o = strata(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let err = stderr(&o);
+        assert!(err.starts_with("error: "), "{args:?}: {err}");
+        assert!(err.contains("invalid device `nope:1`"), "{args:?}: {err}");
+        assert!(err.contains("'--help'"), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+}
+
+/// `-d SPEC` is `--device SPEC`; `-q` leaves out the notes on stderr, not the results.
+#[test]
+fn short_device_and_quiet() {
+    let o = strata(&["check", "-d", "cpu", "--filter", "int/i16"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(stderr(&o).contains("conformance on cpu"), "{}", stderr(&o));
+    let loud = stdout(&o);
+    let o = strata(&["-q", "check", "-d", "cpu", "--filter", "int/i16"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stderr(&o), "");
+    assert_eq!(stdout(&o), loud);
+    // Global: after the subcommand too, and for difftest.
+    let o = strata(&["difftest", "-d", "cpu", "--programs", "2", "--quiet"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(stderr(&o), "");
+    assert_eq!(stdout(&o).lines().last(), Some("2 passed, 0 failed"));
+    // Errors are still printed.
+    let o = strata(&["-q", "bench", "-d", "cuda:99", "--size", "16"]);
     assert_eq!(o.status.code(), Some(1));
-    let err = stderr(&o);
-    assert!(err.contains("invalid device `nope:1`"), "{err}");
-    assert!(!err.contains("panicked"), "{err}");
+    assert!(
+        stderr(&o).starts_with("error: no device `cuda:99`"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+/// `strata completions SHELL` prints a completion script that knows the subcommands and the
+/// options; an unknown shell is a bad command line.
+#[test]
+fn completions_for_each_shell() {
+    for (shell, marker) in [
+        ("bash", "complete -F"),
+        ("zsh", "#compdef strata"),
+        ("fish", "complete -c strata"),
+        ("elvish", "edit:completion"),
+        ("powershell", "Register-ArgumentCompleter"),
+    ] {
+        let o = strata(&["completions", shell]);
+        assert_eq!(o.status.code(), Some(0), "{shell}: {}", stderr(&o));
+        let text = stdout(&o);
+        assert!(text.contains(marker), "{shell}: {text}");
+        for word in ["difftest", "completions", "device", "quiet"] {
+            assert!(text.contains(word), "{shell} lacks {word}");
+        }
+    }
+    let o = strata(&["completions", "tcsh"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).starts_with("error: "), "{}", stderr(&o));
+}
+
+/// The subcommand list has one short line per command; the long text is in each command's
+/// `--help`.
+#[test]
+fn subcommand_list_is_one_short_line_each() {
+    let o = strata(&["--help"]);
+    assert_eq!(o.status.code(), Some(0));
+    let text = stdout(&o);
+    let commands = text
+        .split("Commands:\n")
+        .nth(1)
+        .and_then(|t| t.split("\n\n").next())
+        .unwrap_or_else(|| panic!("no command list in:\n{text}"));
+    let names = [
+        "devices",
+        "check",
+        "difftest",
+        "bench",
+        "tune",
+        "plot",
+        "ptx",
+        "completions",
+        "help",
+    ];
+    let lines: Vec<&str> = commands.lines().collect();
+    assert_eq!(lines.len(), names.len(), "{commands}");
+    for (line, name) in lines.iter().zip(names) {
+        assert!(line.trim_start().starts_with(name), "{line}");
+        assert!(line.len() <= 100, "too long: {line}");
+    }
+    assert!(
+        commands.contains("against the interpreter (`interp`)"),
+        "{commands}"
+    );
+    // The long text is in the command's own help.
+    let o = strata(&["bench", "--help"]);
+    assert!(stdout(&o).contains("pat_sort_tuned"), "{}", stdout(&o));
+}
+
+/// Every error line has one style, `error: ...`: clap's usage errors and the command's own.
+#[test]
+fn one_error_line_style() {
+    for (args, code) in [
+        (&["bench", "--size", "lots"][..], 2),
+        (&["plot", "/no/such/file.jsonl", "--out", "x.svg"], 1),
+        (&["check", "-d", "cpu", "--filter", "no-such-case"], 1),
+    ] {
+        let o = strata(args);
+        assert_eq!(o.status.code(), Some(code), "{args:?}");
+        let err = stderr(&o);
+        let first = err
+            .lines()
+            .find(|l| l.contains("error"))
+            .unwrap_or_default();
+        assert!(first.starts_with("error: "), "{args:?}: {err}");
+        assert!(!err.contains("strata: error"), "{args:?}: {err}");
+    }
 }
 
 #[test]
@@ -505,6 +625,11 @@ fn difftest_on_cpu_passes_and_reports_counts() {
     );
     assert_eq!(text.lines().last(), Some("40 passed, 0 failed"), "{text}");
     assert!(stderr(&o).contains("seed 42"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("of cpu (") && stderr(&o).contains("against interp (the reference)"),
+        "{}",
+        stderr(&o)
+    );
 
     // --only runs one program of the run alone.
     let o = strata(&[
@@ -673,7 +798,7 @@ fn checked_specs_are_accepted_everywhere() {
     );
     // A malformed suffix is a usage error naming the spec.
     let o = strata(&["check", "--device", "cpu+fast"]);
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(2));
     assert!(
         stderr(&o).contains("invalid device `cpu+fast`"),
         "{}",

@@ -107,8 +107,8 @@ fn strata_devices_why_lists_or_explains_opencl() {
 }
 
 /// `strata devices --json`: one object per device, in the order of [`strata::devices`], with
-/// every field of its summary and each backend-specific fact as a field of its own; with
-/// `--why`, one object per backend without devices.
+/// every field of its summary and each backend-specific fact as a field of its own (keys in
+/// snake_case, values typed); with `--why`, one object per backend without devices.
 #[test]
 fn devices_json_has_every_field() {
     let o = Command::new(env!("CARGO_BIN_EXE_strata"))
@@ -141,8 +141,42 @@ fn devices_json_has_every_field() {
         assert_eq!(v["global_mem_size"], info.global_mem_size, "{v}");
         assert_eq!(v["supports_f64"], info.supports_f64, "{v}");
         assert_eq!(v["supports_f16"], info.supports_f16, "{v}");
+        assert_eq!(v["sub_group_size"], info.sub_group_size, "{v}");
+        assert_eq!(v["pitch_alignment"], info.pitch_alignment, "{v}");
+        assert_eq!(v["preferred_group_size"], info.preferred_group_size, "{v}");
+        assert_eq!(
+            v["max_constant_buffer_size"],
+            serde_json::json!(info.max_constant_buffer_size),
+            "{v}"
+        );
         for (k, val) in &info.extra {
-            assert_eq!(v[k.as_str()], val.as_str(), "{k} in {v}");
+            let key = strata_cli::report::snake_case(k);
+            assert_eq!(
+                v[key.as_str()],
+                strata_cli::report::typed_value(k, val),
+                "{k} in {v}"
+            );
+        }
+        // Every key is snake_case; whole numbers are numbers.
+        for (key, val) in v.as_object().unwrap() {
+            assert!(
+                key.chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'),
+                "{key} in {v}"
+            );
+            if let Some(s) = val.as_str() {
+                assert!(
+                    s.trim().parse::<u64>().is_err(),
+                    "{key} is a number as text in {v}"
+                );
+            }
+        }
+        if info.backend == strata::BackendKind::Cpu {
+            assert!(v["threads"].is_u64(), "{v}");
+        }
+        if info.backend == strata::BackendKind::OpenCl {
+            assert!(v["platform_version"].is_string(), "{v}");
+            assert!(v["extensions"].is_array(), "{v}");
         }
     }
     for v in others {
@@ -153,4 +187,27 @@ fn devices_json_has_every_field() {
             "{v}"
         );
     }
+}
+
+/// The JSON names and types of backend-specific facts.
+#[test]
+fn device_facts_are_snake_case_and_typed() {
+    use serde_json::json;
+    use strata_cli::report::{snake_case, typed_value};
+    assert_eq!(snake_case("platform version"), "platform_version");
+    assert_eq!(snake_case("Compute Capability"), "compute_capability");
+    assert_eq!(snake_case("threads"), "threads");
+    assert_eq!(typed_value("threads", "2"), json!(2));
+    assert_eq!(typed_value("warp size", "32"), json!(32));
+    assert_eq!(
+        typed_value("max grid size", "2147483647 x 65535 x 65535"),
+        json!([2147483647u64, 65535, 65535])
+    );
+    assert_eq!(
+        typed_value("extensions", "cl_khr_fp64 cl_khr_fp16"),
+        json!(["cl_khr_fp64", "cl_khr_fp16"])
+    );
+    assert_eq!(typed_value("compute capability", "9.0"), json!("9.0"));
+    assert_eq!(typed_value("driver version", "13.0"), json!("13.0"));
+    assert_eq!(typed_value("device type", "GPU"), json!("GPU"));
 }

@@ -2,19 +2,19 @@
 //! bounds, no barrier divergence, and on `interp+checked` no data race and no read of memory
 //! nobody wrote (checked mode must not report correct programs).
 
-#[path = "../../strata/examples/matmul.rs"]
+#[path = "../../strata-examples/examples/matmul.rs"]
 #[allow(dead_code)]
 mod matmul;
-#[path = "../../strata/examples/patterns.rs"]
+#[path = "../../strata-examples/examples/patterns.rs"]
 #[allow(dead_code)]
 mod patterns;
-#[path = "../../strata/examples/reduce.rs"]
+#[path = "../../strata-examples/examples/reduce.rs"]
 #[allow(dead_code)]
 mod reduce;
-#[path = "../../strata/examples/saxpy.rs"]
+#[path = "../../strata-examples/examples/saxpy.rs"]
 #[allow(dead_code)]
 mod saxpy;
-#[path = "../../strata/examples/showcase.rs"]
+#[path = "../../strata-examples/examples/showcase.rs"]
 #[allow(dead_code)]
 mod showcase;
 

@@ -15,19 +15,19 @@
 //! NVRTC missing is a failure when `STRATA_REQUIRE` names `nvrtc` (the README's test command
 //! installs NVRTC and sets it), and skips the NVRTC test otherwise.
 
-#[path = "../../strata/examples/matmul.rs"]
+#[path = "../../strata-examples/examples/matmul.rs"]
 #[allow(dead_code)]
 mod matmul;
-#[path = "../../strata/examples/patterns.rs"]
+#[path = "../../strata-examples/examples/patterns.rs"]
 #[allow(dead_code)]
 mod patterns;
-#[path = "../../strata/examples/reduce.rs"]
+#[path = "../../strata-examples/examples/reduce.rs"]
 #[allow(dead_code)]
 mod reduce;
-#[path = "../../strata/examples/saxpy.rs"]
+#[path = "../../strata-examples/examples/saxpy.rs"]
 #[allow(dead_code)]
 mod saxpy;
-#[path = "../../strata/examples/showcase.rs"]
+#[path = "../../strata-examples/examples/showcase.rs"]
 #[allow(dead_code)]
 mod showcase;
 

@@ -1,6 +1,6 @@
 //! The MPI layer's typed errors that need no running job (feature `mpi`): MPI not initialized,
 //! and row splits that cannot be made. The checks across ranks run under `mpirun` in
-//! `examples/mpi_check.rs` (scripts/test.sh runs it with 2 and 4 ranks).
+//! `crates/strata-examples/examples/mpi_check.rs` (scripts/test.sh runs it with 2 and 4 ranks).
 
 use strata::multi::mpi::{Comm, MpiError, RowSplit};
 

@@ -20,9 +20,8 @@
 //! pixel per iteration. The strata result is checked against the rayon result (largest
 //! difference relative to the largest pixel, at most [`TOLERANCE`]).
 
-/// Chambolle's ROF iteration on fields: the `rof` example's, shared with it (an application of
-/// the fields, not part of the library).
-#[path = "../../../strata/examples/common/denoise.rs"]
+/// Chambolle's ROF iteration on fields, shared with the `rof` example (an application of the
+/// fields, not part of the library).
 mod denoise;
 
 use crate::bench::compute::INTERP_WORK_DIVISOR;

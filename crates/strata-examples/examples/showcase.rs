@@ -1,16 +1,25 @@
-//! The showcase: what strata does, in one run on the best device available.
+//! The showcase: what strata does, in one run on the best device available (or the one named).
 //!
 //! ```text
 //! cargo run --release --example showcase
+//! cargo run --release --example showcase -- --device cpu --out mandelbrot.png
+//! cargo run --release --example showcase -- --help
 //! ```
 //!
 //! Prints the device's summary, then runs saxpy, a sum reduction (local-memory tree with
 //! barriers), a tiled matrix multiplication (local-memory tiles) and a Mandelbrot set (a
-//! divergent `while` loop per pixel), verifies each against plain Rust, prints kernel timings
-//! from the launch events, and ends with a one-line verdict.
+//! divergent `while` loop per pixel), verifies each against plain Rust, and times each kernel
+//! (from its launch event) beside the same computation written with rayon on the host (best
+//! of three runs), printing the ratio. It writes the Mandelbrot set as a PNG (by default
+//! `target/showcase/mandelbrot.png`), says where, and ends with a one-line verdict.
 
+use rayon::prelude::*;
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use strata::prelude::*;
+
+#[path = "common/pictures.rs"]
+mod pictures;
 
 // The `#[kernel]` twin of `mandelbrot` below, shared with the `mandelbrot` example.
 #[cfg(test)]
@@ -44,9 +53,25 @@ const FULL: Sizes = Sizes {
 struct Step {
     name: String,
     kernel_time: Duration,
+    /// The same computation with rayon on the host (best of three runs).
+    rayon_time: Duration,
     /// Work done, for the throughput column: (amount, unit).
     work: (f64, &'static str),
     check: String,
+    /// The step's picture as RGB bytes (the Mandelbrot set), if it draws one.
+    picture: Option<Vec<u8>>,
+}
+
+/// The best time of three runs of `f` (the first also pays for rayon's thread pool).
+fn best_of_three(mut f: impl FnMut()) -> Duration {
+    (0..3)
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed()
+        })
+        .min()
+        .unwrap_or_default()
 }
 
 fn saxpy(q: &Queue, n: usize) -> BoxResult<Step> {
@@ -71,11 +96,19 @@ fn saxpy(q: &Queue, n: usize) -> BoxResult<Step> {
     if bad > 0 {
         return Err(format!("saxpy: {bad} of {n} elements are wrong").into());
     }
+    let mut out = vec![0.0f32; n];
+    let rayon_time = best_of_three(|| {
+        out.par_iter_mut()
+            .zip(xs.par_iter().zip(&ys))
+            .for_each(|(o, (x, y))| *o = 3.0 * x + y)
+    });
     Ok(Step {
         name: format!("saxpy, {n} elements"),
         kernel_time: run.event().duration()?,
+        rayon_time,
         work: (3.0 * 4.0 * n as f64 / 1e9, "GB/s"),
         check: "every element equals the host's".into(),
+        picture: None,
     })
 }
 
@@ -114,11 +147,18 @@ fn reduce(q: &Queue, n: usize) -> BoxResult<Step> {
     if got != want {
         return Err(format!("reduce: sum is {got}, expected {want}").into());
     }
+    let mut sum = 0;
+    let rayon_time = best_of_three(|| {
+        sum = xs.par_iter().copied().reduce(|| 0u32, u32::wrapping_add);
+    });
+    assert_eq!(sum, want);
     Ok(Step {
         name: format!("sum reduction, {n} u32 (local tree)"),
         kernel_time: run.event().duration()?,
+        rayon_time,
         work: (4.0 * n as f64 / 1e9, "GB/s"),
         check: format!("sum {got} equals the host's"),
+        picture: None,
     })
 }
 
@@ -186,11 +226,26 @@ fn matmul(q: &Queue, n: usize) -> BoxResult<Step> {
     if max_err > 1e-3 * n as f64 {
         return Err(format!("matmul: max error {max_err}").into());
     }
+    // rayon: a row of C per task, i-p-j order, in f32 like the kernel.
+    let mut cv = vec![0.0f32; n * n];
+    let rayon_time = best_of_three(|| {
+        cv.par_chunks_mut(n).enumerate().for_each(|(i, row)| {
+            row.fill(0.0);
+            for p in 0..n {
+                let aip = av[i * n + p];
+                for (cj, bpj) in row.iter_mut().zip(&bv[p * n..(p + 1) * n]) {
+                    *cj += aip * bpj;
+                }
+            }
+        })
+    });
     Ok(Step {
         name: format!("tiled matmul, {n}x{n} (16x16 local tiles)"),
         kernel_time: run.event().duration()?,
+        rayon_time,
         work: (2.0 * (n * n * n) as f64 / 1e9, "GFLOP/s"),
         check: format!("max |error| vs host {max_err:.1e}"),
+        picture: None,
     })
 }
 
@@ -258,14 +313,23 @@ fn mandelbrot(q: &Queue, (w, h): (usize, usize), max_iter: u32) -> BoxResult<Ste
     }
     let inside = got.iter().filter(|&&i| i == max_iter).count();
     let total: u64 = got.iter().map(|&i| i as u64).sum();
+    let mut counts = vec![0u32; w * h];
+    let rayon_time = best_of_three(|| {
+        counts
+            .par_iter_mut()
+            .enumerate()
+            .for_each(|(i, c)| *c = host(i % w, i / w))
+    });
     Ok(Step {
         name: format!("mandelbrot, {w}x{h}, up to {max_iter} iterations"),
         kernel_time: run.event().duration()?,
+        rayon_time,
         work: (total as f64 / 1e9, "G iterations/s"),
         check: format!(
             "{differ} pixels differ from the host, {:.1}% inside the set",
             100.0 * inside as f64 / (w * h) as f64
         ),
+        picture: Some(pictures::iteration_colours(&got, max_iter)),
     })
 }
 
@@ -350,14 +414,22 @@ fn showcase(device: &Device, sizes: Sizes, print: bool) -> BoxResult<Vec<Step>> 
         &|| matmul(&q, sizes.matmul),
         &|| mandelbrot(&q, sizes.mandel, sizes.max_iter),
     ];
+    if print {
+        println!(
+            "  {:<46} {:>12} {:>12} {:>9}  {:<23} check",
+            "kernel", "strata", "rayon", "speed-up", "strata's throughput"
+        );
+    }
     for run in runs {
         let step = run()?;
         if print {
             let secs = step.kernel_time.as_secs_f64();
             println!(
-                "  {:<46} {:>9.3} ms  {:>8.2} {:<14} ok: {}",
+                "  {:<46} {:>9.3} ms {:>9.3} ms {:>8.2}x  {:>8.2} {:<14} ok: {}",
                 step.name,
                 secs * 1e3,
+                step.rayon_time.as_secs_f64() * 1e3,
+                step.rayon_time.as_secs_f64() / secs.max(1e-9),
                 step.work.0 / secs.max(1e-9),
                 step.work.1,
                 step.check
@@ -368,10 +440,54 @@ fn showcase(device: &Device, sizes: Sizes, print: bool) -> BoxResult<Vec<Step>> 
     Ok(steps)
 }
 
+const USAGE: &str = "\
+usage: cargo run --release --example showcase -- [--device SPEC] [--out FILE.png]
+
+  -d, --device SPEC   the device: cpu, interp, opencl:N, cuda:N or best (the default), any of
+                      them with +checked
+      --out FILE.png  where the Mandelbrot picture goes (default target/showcase/mandelbrot.png)
+  -h, --help          this text
+
+Runs saxpy, a reduction, a tiled matmul and the Mandelbrot set on the device, checks each
+against plain Rust, and prints each kernel's time beside the same computation with rayon on
+the host (speed-up: rayon's time / strata's; kernel times come from the launch events).";
+
+/// The command line: the device spec and the picture's path; `Err` holds a usage error.
+fn parse_args(args: impl Iterator<Item = String>) -> Result<Option<(String, PathBuf)>, String> {
+    let mut device = "best".to_string();
+    let mut out = PathBuf::from("target/showcase/mandelbrot.png");
+    let mut args = args.peekable();
+    while let Some(a) = args.next() {
+        let mut value = || args.next().ok_or_else(|| format!("{a} needs a value"));
+        match a.as_str() {
+            "-h" | "--help" => return Ok(None),
+            "-d" | "--device" => device = value()?,
+            "--out" => out = PathBuf::from(value()?),
+            _ => return Err(format!("unknown argument `{a}`")),
+        }
+    }
+    Ok(Some((device, out)))
+}
+
 fn main() {
     let start = Instant::now();
-    let device = match Device::from_spec("best") {
+    let (spec, out) = match parse_args(std::env::args().skip(1)) {
+        Ok(Some(a)) => a,
+        Ok(None) => {
+            println!("{USAGE}");
+            return;
+        }
+        Err(e) => {
+            eprintln!("error: {e}\n\n{USAGE}");
+            std::process::exit(2);
+        }
+    };
+    let device = match Device::from_spec(&spec) {
         Ok(d) => d,
+        Err(e @ strata::Error::InvalidDeviceSpec(_)) => {
+            eprintln!("error: {e}\n\n{USAGE}");
+            std::process::exit(2);
+        }
         Err(e) => {
             eprintln!("verdict: FAILED, no device: {e}");
             std::process::exit(1);
@@ -383,6 +499,27 @@ fn main() {
         Ok(steps) => {
             let kernels: Duration = steps.iter().map(|s| s.kernel_time).sum();
             println!();
+            if let Some(rgb) = steps.iter().find_map(|s| s.picture.as_ref()) {
+                let written = out
+                    .parent()
+                    .map_or(Ok(()), std::fs::create_dir_all)
+                    .map_err(|e| e.to_string())
+                    .and_then(|_| {
+                        pictures::write_png(&out, FULL.mandel, 3, rgb).map_err(|e| e.to_string())
+                    });
+                match written {
+                    Ok(()) => println!(
+                        "picture: the Mandelbrot set, {}x{}, written to {}",
+                        FULL.mandel.0,
+                        FULL.mandel.1,
+                        std::fs::canonicalize(&out).unwrap_or(out).display()
+                    ),
+                    Err(e) => {
+                        println!("verdict: FAILED, cannot write {}: {e}", out.display());
+                        std::process::exit(1);
+                    }
+                }
+            }
             println!(
                 "verdict: OK, {} kernels verified on {} (kernels {:.3} s, total {:.2} s)",
                 steps.len(),
@@ -415,6 +552,38 @@ pub fn showcase_on(device: &Device) {
     };
     let steps = showcase(device, small, false).unwrap();
     assert_eq!(steps.len(), 4);
+    assert!(steps.iter().all(|s| s.rayon_time > Duration::ZERO));
+    let picture = steps[3]
+        .picture
+        .as_ref()
+        .expect("the Mandelbrot step draws");
+    assert_eq!(picture.len(), 61 * 37 * 3);
+}
+
+#[test]
+pub fn arguments() {
+    let parse = |args: &[&str]| parse_args(args.iter().map(|a| a.to_string()));
+    assert_eq!(
+        parse(&[]),
+        Ok(Some((
+            "best".into(),
+            PathBuf::from("target/showcase/mandelbrot.png")
+        )))
+    );
+    assert_eq!(
+        parse(&["-d", "cpu", "--out", "m.png"]),
+        Ok(Some(("cpu".into(), PathBuf::from("m.png"))))
+    );
+    assert_eq!(
+        parse(&["--device", "interp+checked"]).unwrap().unwrap().0,
+        "interp+checked"
+    );
+    assert_eq!(parse(&["--help"]), Ok(None));
+    assert_eq!(parse(&["-h"]), Ok(None));
+    assert!(parse(&["--frobnicate"])
+        .unwrap_err()
+        .contains("`--frobnicate`"));
+    assert!(parse(&["--device"]).unwrap_err().contains("needs a value"));
 }
 
 #[test]

@@ -1,7 +1,7 @@
 //! The MPI layer checked across real processes: run it under `mpirun` with any number of ranks.
 //!
 //! ```text
-//! cargo build --features mpi --example mpi_check
+//! cargo build -p strata-examples --features mpi --example mpi_check
 //! mpirun -np 4 --oversubscribe target/debug/examples/mpi_check
 //! ```
 //!

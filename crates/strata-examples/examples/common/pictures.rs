@@ -1,6 +1,7 @@
-//! Pictures for the field examples (`rof`, `upside_down`, `cielab`): PNG files written and
-//! read with the `png` crate, a generated colour test picture, and argument parsing shared by
-//! the three. Included with `#[path]` by each example; not every example uses every item.
+//! Pictures for the examples: PNG files written and read with the `png` crate, the colours of
+//! a Mandelbrot picture (`mandelbrot`, `showcase`), a generated colour test picture, and the
+//! argument parsing the field examples (`rof`, `upside_down`, `cielab`) share. Included with
+//! `#[path]` by each example; not every example uses every item.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
@@ -55,6 +56,27 @@ pub fn parse_args(name: &str, default_size: (usize, usize)) -> BoxResult<Options
     }
     std::fs::create_dir_all(&o.out)?;
     Ok(o)
+}
+
+/// RGB bytes for Mandelbrot iteration counts: black inside the set (`max_iter`), a smooth
+/// palette outside.
+pub fn iteration_colours(iters: &[u32], max_iter: u32) -> Vec<u8> {
+    let mut rgb = Vec::with_capacity(iters.len() * 3);
+    for &it in iters {
+        if it >= max_iter {
+            rgb.extend([0, 0, 0]);
+            continue;
+        }
+        let t = (it as f32 / max_iter as f32).sqrt();
+        let u = 1.0 - t;
+        let c = |v: f32| (v.clamp(0.0, 1.0) * 255.0) as u8;
+        rgb.extend([
+            c(9.0 * u * t * t * t),
+            c(15.0 * u * u * t * t),
+            c(8.5 * u * u * u * t),
+        ]);
+    }
+    rgb
 }
 
 /// Writes 8-bit pixels (`channels` 1: grey, 3: RGB, 4: RGBA) as a PNG.

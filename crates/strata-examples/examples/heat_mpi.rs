@@ -2,7 +2,7 @@
 //! with a halo exchange every step. Prints the time per step.
 //!
 //! ```text
-//! cargo build --release --features mpi --example heat_mpi
+//! cargo build --release -p strata-examples --features mpi --example heat_mpi
 //! mpirun -np 4 target/release/examples/heat_mpi -- --nx 1024 --ny 1024 --steps 200
 //! mpirun -np 2 target/release/examples/heat_mpi -- --devices cpu,opencl:0 --out heat.bin
 //! ```

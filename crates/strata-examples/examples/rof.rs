@@ -1,7 +1,7 @@
 //! Rudin–Osher–Fatemi total-variation denoising by Chambolle's projection algorithm (the
-//! PACXX paper's FlexBox benchmark), written once with tensor fields (`common/denoise.rs`,
-//! which `strata bench` includes too): a noisy picture in, a denoised one out, both written as
-//! PNGs.
+//! PACXX paper's FlexBox benchmark), written once with tensor fields (`denoise.rs` of
+//! strata-cli's bench, which this example includes): a noisy picture in, a denoised one out,
+//! both written as PNGs.
 //! Each iteration is two fused kernels (twelve with fusion off); the result is checked against
 //! the same algorithm on the host in `f64`.
 //!
@@ -10,7 +10,8 @@
 //! cargo run --release --example rof -- --input photo.png     # your own picture (made grey)
 //! ```
 
-#[path = "common/denoise.rs"]
+// Shared with `strata bench` (its rof rows), in the published strata-cli crate.
+#[path = "../../strata-cli/src/bench/fields/denoise.rs"]
 mod denoise;
 #[path = "common/pictures.rs"]
 mod pictures;
@@ -43,7 +44,7 @@ fn noisy(clean: &[f32], sigma: f32) -> Vec<f32> {
         .collect()
 }
 
-/// Chambolle's algorithm on the host in `f64` (the reference; see `common/denoise.rs`).
+/// Chambolle's algorithm on the host in `f64` (the reference; see strata-cli's `bench/fields/denoise.rs`).
 fn rof_host(f: &[f32], (w, h): (usize, usize), lambda: f64, tau: f64, iters: usize) -> Vec<f64> {
     let n = w * h;
     let mut p = vec![[0.0f64; 2]; n];

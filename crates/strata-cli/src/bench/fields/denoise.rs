@@ -5,9 +5,11 @@
 //! the `Fields` context's business: two with fusion (the divergence ends where the gradient
 //! reads it at neighbours), twelve without.
 //!
-//! An application of strata's fields, not part of the library: the `rof` example includes
-//! this file (`#[path = "common/denoise.rs"] mod denoise;`), and so does `strata bench`'s
-//! `rof_fused` / `rof_unfused` (crates/strata-cli/src/bench/fields.rs).
+//! An application of strata's fields, not part of the library: `strata bench`'s `rof_fused` /
+//! `rof_unfused` use it (crates/strata-cli/src/bench/fields.rs), and the `rof` example
+//! includes this file (`#[path = "../../strata-cli/src/bench/fields/denoise.rs"] mod
+//! denoise;`). It lives here, in the published strata-cli crate, so that crate is complete
+//! on its own; the examples crate is not published.
 //!
 //! With `f` the noisy image and `λ > 0` the weight of the data term, ROF minimizes
 //! `|u - f|² / (2λ) + TV(u)`; Chambolle iterates on the dual field `p = (px, py)` (`p⁰ = 0`,

@@ -7,15 +7,19 @@
 //!
 //! One work-item per pixel counts the iterations of `z = z^2 + c` (the kernel is shared with
 //! the showcase: `examples/common/mandelbrot_kernel.rs`); the host colours the counts and
-//! writes the picture with the `png` crate, then prints where it went.
+//! writes the picture with the `png` crate (`examples/common/pictures.rs`, shared with the
+//! showcase), then prints where it went.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 use strata::prelude::*;
 
 #[path = "common/mandelbrot_kernel.rs"]
 mod mandelbrot_kernel;
 use mandelbrot_kernel::mandelbrot_fn;
+#[path = "common/pictures.rs"]
+mod pictures;
+use pictures::{iteration_colours, write_png};
 
 type BoxResult<T> = Result<T, Box<dyn std::error::Error>>;
 
@@ -84,45 +88,13 @@ fn iterations(q: &Queue, (w, h): (usize, usize), max_iter: u32) -> BoxResult<(Ve
     Ok((q.read(&iters)?, run.event().duration()?))
 }
 
-/// RGB bytes for the counts: black inside the set, a smooth palette outside.
-fn colours(iters: &[u32], max_iter: u32) -> Vec<u8> {
-    let mut rgb = Vec::with_capacity(iters.len() * 3);
-    for &it in iters {
-        if it >= max_iter {
-            rgb.extend([0, 0, 0]);
-            continue;
-        }
-        let t = (it as f32 / max_iter as f32).sqrt();
-        let u = 1.0 - t;
-        let c = |v: f32| (v.clamp(0.0, 1.0) * 255.0) as u8;
-        rgb.extend([
-            c(9.0 * u * t * t * t),
-            c(15.0 * u * u * t * t),
-            c(8.5 * u * u * u * t),
-        ]);
-    }
-    rgb
-}
-
-/// Writes an 8-bit RGB PNG.
-fn write_png(path: &Path, (w, h): (usize, usize), rgb: &[u8]) -> BoxResult<()> {
-    let file = std::io::BufWriter::new(std::fs::File::create(path)?);
-    let mut enc = png::Encoder::new(file, w as u32, h as u32);
-    enc.set_color(png::ColorType::Rgb);
-    enc.set_depth(png::BitDepth::Eight);
-    let mut writer = enc.write_header()?;
-    writer.write_image_data(rgb)?;
-    writer.finish()?;
-    Ok(())
-}
-
 fn main() {
     let run = || -> BoxResult<()> {
         let o = parse_args()?;
         let device: Device = o.device.parse()?;
         let q = Queue::new(&device)?;
         let (iters, kernel) = iterations(&q, o.size, o.max_iter)?;
-        write_png(&o.out, o.size, &colours(&iters, o.max_iter))?;
+        write_png(&o.out, o.size, 3, &iteration_colours(&iters, o.max_iter))?;
         println!(
             "wrote {} ({}x{}, up to {} iterations, on {}: kernel {:.3} ms)",
             o.out.display(),
@@ -151,7 +123,7 @@ fn writes_a_png_of_the_asked_size() {
     // The view holds the main cardioid (inside) and the outside.
     assert!(iters.contains(&64) && iters.iter().any(|&i| i < 4));
     let path = std::env::temp_dir().join(format!("strata-mandelbrot-{}.png", std::process::id()));
-    write_png(&path, size, &colours(&iters, 64)).unwrap();
+    write_png(&path, size, 3, &iteration_colours(&iters, 64)).unwrap();
     let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&path).unwrap()));
     let mut reader = decoder.read_info().unwrap();
     let mut buf = vec![0; reader.output_buffer_size().unwrap()];
