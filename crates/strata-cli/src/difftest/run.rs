@@ -46,10 +46,11 @@ impl Report {
 /// Programs per kernel: PoCL compiles one kernel in 0.1 to 1 s, so many programs share one.
 pub const PROGRAMS_PER_KERNEL: usize = 100;
 
-/// The time limit of one kernel of `programs` programs (compiling it included): a minute, and
-/// a second per program.
+/// The time limit of one kernel of `programs` programs (compiling it included): two minutes,
+/// and two seconds per program (a kernel of 100 programs takes seconds; a loaded machine
+/// compiling with a debug build of strata took over 160 s once).
 pub fn kernel_timeout(programs: usize) -> Duration {
-    Duration::from_secs(60 + programs as u64)
+    Duration::from_secs(120 + 2 * programs as u64)
 }
 
 /// Runs `programs` random programs from `seed` on `reference` and `other` and compares their
@@ -81,7 +82,7 @@ pub fn run_with(
 }
 
 /// Like [`run_with`], with `timeout(programs)` the time limit of a kernel of `programs`
-/// programs instead of [`kernel_timeout`]'s.
+/// programs on `other` instead of [`kernel_timeout`]'s (the reference keeps that one).
 pub fn run_with_timeout(
     reference: &Queue,
     other: &Queue,
@@ -157,7 +158,7 @@ fn run_programs(
             &layout,
             &inputs,
             opts.local_size,
-            limit,
+            kernel_timeout(n),
         )
         .map_err(|e| format!("seed {seed}: the reference device failed: {e}"))?;
         let got = bounded(&other_q, f, &layout, &inputs, opts.local_size, limit);

@@ -34,8 +34,10 @@
 //!   in range before each iteration, so trip counts that differ between work-items are found
 //!   before the barrier runs.
 //!
-//! Counts are taken only where the whole work-group is present; a `return` inside a loop that
-//! holds no barrier (whose trip counts may differ) is not checked.
+//! Counts are taken only where the whole work-group is present, and not for conditions and
+//! loop bounds that read only literals, parameters, buffer lengths and the work-group's ids
+//! and sizes (the same in every work-item); a `return` inside a loop that holds no barrier
+//! and whose trip counts may differ is not checked.
 //!
 //! **Other faults.** A `for` loop whose step is not a literal tests it first: a zero step (the
 //! loop would never end) is recorded and the work-item returns. Every integer division and
@@ -133,6 +135,9 @@ struct Rewriter {
     carriers: HashMap<Type, PrivateId>,
     /// Every check of checked mode, not only the bounds ([`instrument`]).
     full: bool,
+    /// Accesses proven in bounds where the statement runs: `(index, buffer)` pairs whose
+    /// `index < len(buffer)` is a condition (or a conjunct of one) of an enclosing `if`.
+    proven: Vec<(ExprId, ParamId)>,
 }
 
 /// Rewrites `f` for checked mode (see the module docs). The result is valid IR when `f` is.
@@ -193,6 +198,7 @@ fn rewrite(f: &Function, full: bool) -> Instrumented {
         lens,
         carriers: HashMap::new(),
         full,
+        proven: Vec::new(),
     };
     let top = Ctx {
         after: None,
@@ -309,6 +315,14 @@ impl Rewriter {
     /// The test that `index` is inside `mem`, and the statements recording a fault, or `None`
     /// where nothing needs testing.
     fn guard(&mut self, mem: Mem, index: ExprId, at: SourceLoc) -> Option<(ExprId, Block)> {
+        let buffer = match mem {
+            Mem::Buffer(p) => Some(p),
+            Mem::Field(v) => Some(self.f.fields[v].buffer),
+            _ => None,
+        };
+        if buffer.is_some_and(|p| self.proven.contains(&(index, p))) {
+            return None;
+        }
         let len = self.len(mem)?;
         let wide = self.cast(index, Scalar::U64);
         let ok = self.e(Expr::Binary(BinaryOp::Lt, wide, len), Type::BOOL);
@@ -503,6 +517,51 @@ impl Rewriter {
         }
     }
 
+    /// Adds the accesses `cond` (true) proves in bounds to [`Rewriter::proven`]: each
+    /// conjunct `index < len(buffer)`.
+    fn prove(&mut self, cond: ExprId) {
+        match *self.f.exprs.get(cond) {
+            Expr::Binary(BinaryOp::And, a, b) => {
+                self.prove(a);
+                self.prove(b);
+            }
+            Expr::Binary(BinaryOp::Lt, index, len) => {
+                if let Expr::BufferLen(p) = *self.f.exprs.get(len) {
+                    self.proven.push((index, p));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Whether `e` has the same value in every work-item of a work-group: it reads only
+    /// literals, scalar parameters, buffer lengths and the work-group's ids and sizes.
+    fn same_in_group(&self, e: ExprId) -> bool {
+        let mut stack = vec![e];
+        while let Some(e) = stack.pop() {
+            match self.f.exprs.get(e) {
+                Expr::Literal(_) | Expr::Param(_) | Expr::BufferLen(_) => {}
+                Expr::Builtin(b) => match b {
+                    Builtin::GroupId(_)
+                    | Builtin::GlobalSize(_)
+                    | Builtin::LocalSize(_)
+                    | Builtin::NumGroups(_)
+                    | Builtin::GroupLinearId
+                    | Builtin::MaxSubGroupSize
+                    | Builtin::NumSubGroups => {}
+                    _ => return false,
+                },
+                Expr::Unary(_, a) | Expr::Cast(a, _) | Expr::Bitcast(a, _) => stack.push(*a),
+                Expr::Splat(a, _) | Expr::Extract(a, _) => stack.push(*a),
+                Expr::Binary(_, a, b) => stack.extend([*a, *b]),
+                Expr::Select(c, a, b) => stack.extend([*c, *a, *b]),
+                Expr::Math(_, xs) | Expr::Compose(xs) => stack.extend(xs.iter().copied()),
+                Expr::Value(_) | Expr::Stub(..) => return false,
+            }
+        }
+        true
+    }
+
     /// A `for` loop holding a barrier or collective, as an endless loop over a private
     /// counter with a count of the work-items still iterating before each iteration (see the
     /// module docs). `body` is rewritten already.
@@ -684,13 +743,18 @@ impl Rewriter {
                     (None, None) => None,
                 };
                 let what = what.filter(|_| ctx.uniform);
+                // A condition the same for the whole work-group needs no count.
+                let same = self.same_in_group(cond);
                 let inner = Ctx {
                     after: ctx.after.clone(),
-                    uniform: ctx.uniform && what.is_some(),
+                    uniform: ctx.uniform && (what.is_some() || same),
                 };
+                let known = self.proven.len();
+                self.prove(cond);
                 let then = self.block(then, &inner);
+                self.proven.truncate(known);
                 let otherwise = self.block(otherwise, &inner);
-                if let Some((name, reached_if)) = what {
+                if let Some((name, reached_if)) = what.filter(|_| !same) {
                     self.vote(name, cond, reached_if, out);
                 }
                 out.push(Stmt::If {
@@ -713,12 +777,14 @@ impl Rewriter {
                     self.fault_if(is0, ZERO_STEP.to_string(), Some(Stmt::Return), out);
                 }
                 let sync = first_sync(&body).filter(|_| ctx.uniform);
+                // Trip counts the same for the whole work-group need no count.
+                let same = [start, end, step].iter().all(|&e| self.same_in_group(e));
                 let inner = Ctx {
                     after: sync.clone().or(ctx.after.clone()),
-                    uniform: sync.is_some(),
+                    uniform: ctx.uniform && (sync.is_some() || same),
                 };
                 let body = self.block(body, &inner);
-                match sync {
+                match sync.filter(|_| !same) {
                     Some(what) => self.counted_for((id, var), (start, end, step), what, body, out),
                     None => out.push(Stmt::For {
                         id,

@@ -375,7 +375,11 @@ pub(crate) struct DeviceInner {
 /// its length in the code generated for the device (OpenCL C, CUDA C++, the compiled CPU code,
 /// the interpreter alike), an access out of bounds is skipped (a load gives 0) and the first
 /// one is reported after the launch as [`Error::OutOfBounds`], naming the kernel, the memory,
-/// the index, the work-item and the kernel's source line. On `interp+checked` the interpreter
+/// the index, the work-item and the kernel's source line. Every backend also reports a
+/// barrier or collective reached by part of a work-group (under a condition, in a loop whose
+/// trip count differs between work-items, after some work-items returned:
+/// [`Error::BarrierDivergence`]), a zero `for` step and an integer division by zero
+/// ([`Error::KernelFault`]). On `interp+checked` the interpreter
 /// also finds data races and reads of memory nobody wrote ([`Error::DataRace`],
 /// [`Error::UninitializedRead`]). A checked launch waits for its end (the fault is read back
 /// before [`Kernel::enqueue`] returns). Kernels compiled in checked mode are cached apart from
