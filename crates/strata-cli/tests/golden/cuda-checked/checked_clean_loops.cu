@@ -133,186 +133,161 @@ extern "C" __global__ void checked_clean_loops(
     u32 strata_loaded0_ = 0;
     u32 strata_counter_ = 0;
     strata_loaded0_ = 0u;
-    const bool e3 = ((u32)blockIdx.x == 1u);
-    const u32 v5 = strata_group_reduce_add_u32((e3 ? 1u : 0u));
-    const u32 e11 = (((u32)blockDim.x * (u32)blockDim.y) * (u32)blockDim.z);
-    if ((v5 != 0u) && (v5 != e11)) {
-        const bool e15 = (((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z)) == 0u);
-        if (e15) {
-            const u32 v6 = strata_atomic_add(&strata_fault_[0u], 1u);
-            if (v6 == 0u) {
-                strata_fault_[1u] = 0u;
-                const u64 e20 = ((u64)(e11 - v5));
-                strata_fault_[2u] = ((u32)e20);
-                strata_fault_[3u] = ((u32)((u64)(e20 >> (32ul & 63))));
-                const u64 e27 = ((u64)e11);
-                const u32 e28 = ((u32)e27);
-                strata_fault_[4u] = e28;
-                const u32 e31 = ((u32)((u64)(e27 >> (32ul & 63))));
-                strata_fault_[5u] = e31;
-                const u32 e33 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e33;
-                const u32 e35 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e35;
-                const u32 e37 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e37;
-            }
-        }
-        return;
-    }
-    if (e3) {
+    if ((u32)blockIdx.x == 1u) {
         return;
     }
     v = 0u;
-    const u32 e38 = (u32)threadIdx.x;
-    strata_counter_ = e38;
+    const u32 e4 = (u32)threadIdx.x;
+    strata_counter_ = e4;
     for (;;) {
         const u32 i_0 = strata_counter_;
-        const bool e41 = (i_0 < (e38 + 3u));
-        const u32 v11 = strata_group_reduce_add_u32((e41 ? 1u : 0u));
-        if ((v11 != 0u) && (v11 != e11)) {
-            const bool e15 = (((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z)) == 0u);
-            if (e15) {
-                const u32 v12 = strata_atomic_add(&strata_fault_[0u], 1u);
-                if (v12 == 0u) {
-                    strata_fault_[1u] = 4u;
-                    const u64 e49 = ((u64)v11);
-                    strata_fault_[2u] = ((u32)e49);
-                    strata_fault_[3u] = ((u32)((u64)(e49 >> (32ul & 63))));
-                    const u64 e27 = ((u64)e11);
-                    const u32 e28 = ((u32)e27);
-                    strata_fault_[4u] = e28;
-                    const u32 e31 = ((u32)((u64)(e27 >> (32ul & 63))));
-                    strata_fault_[5u] = e31;
-                    const u32 e33 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                    strata_fault_[6u] = e33;
-                    const u32 e35 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                    strata_fault_[7u] = e35;
-                    const u32 e37 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                    strata_fault_[8u] = e37;
+        const bool e8 = (i_0 < (e4 + 3u));
+        const u32 v9 = strata_group_reduce_add_u32((e8 ? 1u : 0u));
+        const u32 e16 = (((u32)blockDim.x * (u32)blockDim.y) * (u32)blockDim.z);
+        if ((v9 != 0u) && (v9 != e16)) {
+            const bool e20 = (((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z)) == 0u);
+            if (e20) {
+                const u32 v10 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v10 == 0u) {
+                    strata_fault_[1u] = 3u;
+                    const u64 e24 = ((u64)v9);
+                    strata_fault_[2u] = ((u32)e24);
+                    strata_fault_[3u] = ((u32)((u64)(e24 >> (32ul & 63))));
+                    const u64 e30 = ((u64)e16);
+                    const u32 e31 = ((u32)e30);
+                    strata_fault_[4u] = e31;
+                    const u32 e34 = ((u32)((u64)(e30 >> (32ul & 63))));
+                    strata_fault_[5u] = e34;
+                    const u32 e36 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e36;
+                    const u32 e38 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e38;
+                    const u32 e40 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e40;
                 }
             }
             return;
         }
-        if (!e41) {
+        if (!e8) {
             break;
         }
-        const u32 e54 = (i_0 + 1u);
-        strata_counter_ = e54;
-        const u64 e55 = ((u64)e38);
-        if (e55 < 8ul) {
-            tile[e38] = i_0;
+        const u32 e42 = (i_0 + 1u);
+        strata_counter_ = e42;
+        const u64 e43 = ((u64)e4);
+        if (e43 < 8ul) {
+            tile[e4] = i_0;
         } else {
-            const u32 v7 = strata_atomic_add(&strata_fault_[0u], 1u);
-            if (v7 == 0u) {
-                strata_fault_[1u] = 1u;
-                strata_fault_[2u] = ((u32)e55);
-                strata_fault_[3u] = ((u32)((u64)(e55 >> (32ul & 63))));
+            const u32 v5 = strata_atomic_add(&strata_fault_[0u], 1u);
+            if (v5 == 0u) {
+                strata_fault_[1u] = 0u;
+                strata_fault_[2u] = ((u32)e43);
+                strata_fault_[3u] = ((u32)((u64)(e43 >> (32ul & 63))));
                 strata_fault_[4u] = 8u;
                 strata_fault_[5u] = 0u;
-                const u32 e33 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e33;
-                const u32 e35 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e35;
-                const u32 e37 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e37;
+                const u32 e36 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e36;
+                const u32 e38 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e38;
+                const u32 e40 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e40;
             }
         }
         __syncthreads();
         const u32 v1 = v;
-        const u32 e63 = (7u - e38);
-        const u64 e64 = ((u64)e63);
-        if (e64 < 8ul) {
-            const u32 v9 = tile[e63];
-            strata_loaded0_ = v9;
+        const u32 e51 = (7u - e4);
+        const u64 e52 = ((u64)e51);
+        if (e52 < 8ul) {
+            const u32 v7 = tile[e51];
+            strata_loaded0_ = v7;
         } else {
-            const u32 v8 = strata_atomic_add(&strata_fault_[0u], 1u);
-            if (v8 == 0u) {
-                strata_fault_[1u] = 2u;
-                strata_fault_[2u] = ((u32)e64);
-                strata_fault_[3u] = ((u32)((u64)(e64 >> (32ul & 63))));
+            const u32 v6 = strata_atomic_add(&strata_fault_[0u], 1u);
+            if (v6 == 0u) {
+                strata_fault_[1u] = 1u;
+                strata_fault_[2u] = ((u32)e52);
+                strata_fault_[3u] = ((u32)((u64)(e52 >> (32ul & 63))));
                 strata_fault_[4u] = 8u;
                 strata_fault_[5u] = 0u;
-                const u32 e33 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e33;
-                const u32 e35 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e35;
-                const u32 e37 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e37;
+                const u32 e36 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e36;
+                const u32 e38 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e38;
+                const u32 e40 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e40;
             }
         }
         const u32 v2 = strata_loaded0_;
-        if (e54 == 0u) {
-            const u32 v10 = strata_atomic_add(&strata_fault_[0u], 1u);
-            if (v10 == 0u) {
-                strata_fault_[1u] = 3u;
+        if (e42 == 0u) {
+            const u32 v8 = strata_atomic_add(&strata_fault_[0u], 1u);
+            if (v8 == 0u) {
+                strata_fault_[1u] = 2u;
                 strata_fault_[2u] = 0u;
                 strata_fault_[3u] = 0u;
                 strata_fault_[4u] = 0u;
                 strata_fault_[5u] = 0u;
-                const u32 e33 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e33;
-                const u32 e35 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e35;
-                const u32 e37 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e37;
+                const u32 e36 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e36;
+                const u32 e38 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e38;
+                const u32 e40 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e40;
             }
         }
-        v = (v1 + (v2 / e54));
+        v = (v1 + (v2 / e42));
         __syncthreads();
     }
     for (;;) {
         __syncthreads();
         const u32 v3 = v;
-        const bool e80 = (v3 >= 0u);
-        const u32 v13 = strata_group_reduce_add_u32((e80 ? 1u : 0u));
-        if ((v13 != 0u) && (v13 != e11)) {
-            const bool e15 = (((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z)) == 0u);
-            if (e15) {
-                const u32 v14 = strata_atomic_add(&strata_fault_[0u], 1u);
-                if (v14 == 0u) {
-                    strata_fault_[1u] = 5u;
-                    const u64 e89 = ((u64)(e11 - v13));
-                    strata_fault_[2u] = ((u32)e89);
-                    strata_fault_[3u] = ((u32)((u64)(e89 >> (32ul & 63))));
-                    const u64 e27 = ((u64)e11);
-                    const u32 e28 = ((u32)e27);
-                    strata_fault_[4u] = e28;
-                    const u32 e31 = ((u32)((u64)(e27 >> (32ul & 63))));
-                    strata_fault_[5u] = e31;
-                    const u32 e33 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                    strata_fault_[6u] = e33;
-                    const u32 e35 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                    strata_fault_[7u] = e35;
-                    const u32 e37 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                    strata_fault_[8u] = e37;
+        const bool e68 = (v3 >= 0u);
+        const u32 v11 = strata_group_reduce_add_u32((e68 ? 1u : 0u));
+        const u32 e16 = (((u32)blockDim.x * (u32)blockDim.y) * (u32)blockDim.z);
+        if ((v11 != 0u) && (v11 != e16)) {
+            const bool e20 = (((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z)) == 0u);
+            if (e20) {
+                const u32 v12 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v12 == 0u) {
+                    strata_fault_[1u] = 4u;
+                    const u64 e77 = ((u64)(e16 - v11));
+                    strata_fault_[2u] = ((u32)e77);
+                    strata_fault_[3u] = ((u32)((u64)(e77 >> (32ul & 63))));
+                    const u64 e30 = ((u64)e16);
+                    const u32 e31 = ((u32)e30);
+                    strata_fault_[4u] = e31;
+                    const u32 e34 = ((u32)((u64)(e30 >> (32ul & 63))));
+                    strata_fault_[5u] = e34;
+                    const u32 e36 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e36;
+                    const u32 e38 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e38;
+                    const u32 e40 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e40;
                 }
             }
             return;
         }
-        if (e80) {
+        if (e68) {
             break;
         }
     }
     const u32 v4 = v;
-    const u32 e33 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-    const u64 e93 = ((u64)e33);
-    const u64 e95 = ((u64)x_len);
-    if (e93 < e95) {
-        x[e33] = v4;
+    const u32 e36 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+    const u64 e81 = ((u64)e36);
+    const u64 e83 = ((u64)x_len);
+    if (e81 < e83) {
+        x[e36] = v4;
     } else {
-        const u32 v15 = strata_atomic_add(&strata_fault_[0u], 1u);
-        if (v15 == 0u) {
-            strata_fault_[1u] = 6u;
-            strata_fault_[2u] = ((u32)e93);
-            strata_fault_[3u] = ((u32)((u64)(e93 >> (32ul & 63))));
-            strata_fault_[4u] = ((u32)e95);
-            strata_fault_[5u] = ((u32)((u64)(e95 >> (32ul & 63))));
-            strata_fault_[6u] = e33;
-            const u32 e35 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-            strata_fault_[7u] = e35;
-            const u32 e37 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-            strata_fault_[8u] = e37;
+        const u32 v13 = strata_atomic_add(&strata_fault_[0u], 1u);
+        if (v13 == 0u) {
+            strata_fault_[1u] = 5u;
+            strata_fault_[2u] = ((u32)e81);
+            strata_fault_[3u] = ((u32)((u64)(e81 >> (32ul & 63))));
+            strata_fault_[4u] = ((u32)e83);
+            strata_fault_[5u] = ((u32)((u64)(e83 >> (32ul & 63))));
+            strata_fault_[6u] = e36;
+            const u32 e38 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+            strata_fault_[7u] = e38;
+            const u32 e40 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+            strata_fault_[8u] = e40;
         }
     }
 }

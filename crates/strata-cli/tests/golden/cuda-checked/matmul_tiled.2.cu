@@ -94,34 +94,6 @@ static __device__ inline u64 strata_atomic_min(volatile u64* p, u64 v) { return 
 static __device__ inline u64 strata_atomic_max(volatile u64* p, u64 v) { return (u64)atomicMax((unsigned long long*)p, (unsigned long long)v); }
 template <typename T> static __device__ inline T strata_atomic_load(const volatile T* p) { return *p; }
 
-static __device__ inline u32 strata_group_reduce_add_u32(u32 x) {
-    __shared__ u32 strata_part[32];
-    const u32 n = blockDim.x * blockDim.y * blockDim.z;
-    const u32 lid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-    const u32 lane = lid & 31u;
-    const u32 live = min(32u, n - (lid & ~31u));
-    const u32 mask = live == 32u ? 0xffffffffu : (1u << live) - 1u;
-    const u32 warp = lid >> 5;
-    x = (u32)((u32)0 + x);
-    #pragma unroll
-    for (u32 d = 16u; d > 0u; d >>= 1) {
-        const u32 y = (u32)__shfl_down_sync(mask, (u32)x, d);
-        if (lane + d < live) x = (u32)(x + y);
-    }
-    if (lane == 0u) strata_part[warp] = x;
-    __syncthreads();
-    u32 r = (u32)0;
-    for (u32 j = lane; j < (n + 31u) >> 5; j += live) r = (u32)(r + strata_part[j]);
-    #pragma unroll
-    for (u32 d = 16u; d > 0u; d >>= 1) {
-        const u32 y = (u32)__shfl_down_sync(mask, (u32)r, d);
-        if (lane + d < live) r = (u32)(r + y);
-    }
-    r = (u32)__shfl_sync(mask, (u32)r, 0);
-    __syncthreads();
-    return r;
-}
-
 extern "C" __global__ void matmul_tiled(
     const float* a,
     const u32 a_len,
@@ -137,929 +109,898 @@ extern "C" __global__ void matmul_tiled(
     __shared__ float b_tile[256];
     float v = 0;
     float strata_loaded0_ = 0;
-    u32 strata_counter_ = 0;
     strata_loaded0_ = 0.0f;
     v = 0.0f;
-    strata_counter_ = 0u;
-    for (;;) {
-        const u32 i_0 = strata_counter_;
-        const bool e8 = (i_0 < ((n + 15u) / 16u));
-        const u32 v124 = strata_group_reduce_add_u32((e8 ? 1u : 0u));
-        const u32 e17 = (((u32)blockDim.x * (u32)blockDim.y) * (u32)blockDim.z);
-        if ((v124 != 0u) && (v124 != e17)) {
-            if (((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z)) == 0u) {
-                const u32 v125 = strata_atomic_add(&strata_fault_[0u], 1u);
-                if (v125 == 0u) {
-                    strata_fault_[1u] = 38u;
-                    const u64 e26 = ((u64)v124);
-                    strata_fault_[2u] = ((u32)e26);
-                    strata_fault_[3u] = ((u32)((u64)(e26 >> (32ul & 63))));
-                    const u64 e33 = ((u64)e17);
-                    strata_fault_[4u] = ((u32)e33);
-                    strata_fault_[5u] = ((u32)((u64)(e33 >> (32ul & 63))));
-                    const u32 e39 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                    strata_fault_[6u] = e39;
-                    const u32 e41 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                    strata_fault_[7u] = e41;
-                    const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                    strata_fault_[8u] = e43;
-                }
-            }
-            return;
-        }
-        if (!e8) {
-            break;
-        }
-        strata_counter_ = (i_0 + 1u);
-        const u32 e48 = (u32)threadIdx.y;
-        const u32 e49 = (((u32)blockIdx.y * 16u) + e48);
-        const bool e50 = (e49 < n);
-        const u32 e51 = (i_0 * 16u);
-        const u32 e52 = (u32)threadIdx.x;
-        const u32 e53 = (e51 + e52);
-        if (e50 && (e53 < n)) {
-            const u32 e56 = (e49 * n);
-            const u32 e57 = (e56 + e53);
-            const u64 e58 = ((u64)e57);
-            const u64 e60 = ((u64)a_len);
-            if (e58 < e60) {
-                const float v53 = a[e57];
+    for (u32 i_0 = 0u; i_0 < ((n + 15u) / 16u); i_0++) {
+        const u32 e10 = (u32)threadIdx.y;
+        const u32 e11 = (((u32)blockIdx.y * 16u) + e10);
+        const bool e12 = (e11 < n);
+        const u32 e14 = (i_0 * 16u);
+        const u32 e15 = (u32)threadIdx.x;
+        const u32 e16 = (e14 + e15);
+        if (e12 && (e16 < n)) {
+            const u32 e19 = (e11 * n);
+            const u32 e20 = (e19 + e16);
+            const u64 e21 = ((u64)e20);
+            const u64 e23 = ((u64)a_len);
+            if (e21 < e23) {
+                const float v53 = a[e20];
                 strata_loaded0_ = v53;
             } else {
                 const u32 v52 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v52 == 0u) {
                     strata_fault_[1u] = 0u;
-                    strata_fault_[2u] = ((u32)e58);
-                    strata_fault_[3u] = ((u32)((u64)(e58 >> (32ul & 63))));
-                    strata_fault_[4u] = ((u32)e60);
-                    strata_fault_[5u] = ((u32)((u64)(e60 >> (32ul & 63))));
-                    const u32 e39 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                    strata_fault_[6u] = e39;
-                    const u32 e41 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                    strata_fault_[7u] = e41;
-                    const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                    strata_fault_[8u] = e43;
+                    strata_fault_[2u] = ((u32)e21);
+                    strata_fault_[3u] = ((u32)((u64)(e21 >> (32ul & 63))));
+                    strata_fault_[4u] = ((u32)e23);
+                    strata_fault_[5u] = ((u32)((u64)(e23 >> (32ul & 63))));
+                    const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e40;
+                    const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e42;
+                    const u32 e44 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e44;
                 }
             }
             const float v1 = strata_loaded0_;
-            const u32 e71 = (e48 * 16u);
-            const u32 e72 = (e71 + e52);
-            const u64 e73 = ((u64)e72);
-            const bool e75 = (e73 < 256ul);
-            if (e75) {
-                a_tile[e72] = v1;
+            const u32 e45 = (e10 * 16u);
+            const u32 e46 = (e45 + e15);
+            const u64 e47 = ((u64)e46);
+            const bool e49 = (e47 < 256ul);
+            if (e49) {
+                a_tile[e46] = v1;
             } else {
                 const u32 v54 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v54 == 0u) {
                     strata_fault_[1u] = 1u;
-                    const u32 e79 = ((u32)e73);
-                    strata_fault_[2u] = e79;
-                    const u32 e81 = ((u32)((u64)(e73 >> (32ul & 63))));
-                    strata_fault_[3u] = e81;
+                    const u32 e53 = ((u32)e47);
+                    strata_fault_[2u] = e53;
+                    const u32 e55 = ((u32)((u64)(e47 >> (32ul & 63))));
+                    strata_fault_[3u] = e55;
                     strata_fault_[4u] = 256u;
                     strata_fault_[5u] = 0u;
-                    const u32 e39 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                    strata_fault_[6u] = e39;
-                    const u32 e41 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                    strata_fault_[7u] = e41;
-                    const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                    strata_fault_[8u] = e43;
+                    const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e40;
+                    const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e42;
+                    const u32 e44 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e44;
                 }
             }
         } else {
-            const u32 e71 = (e48 * 16u);
-            const u32 e72 = (e71 + e52);
-            const u64 e73 = ((u64)e72);
-            const bool e75 = (e73 < 256ul);
-            if (e75) {
-                a_tile[e72] = 0.0f;
+            const u32 e45 = (e10 * 16u);
+            const u32 e46 = (e45 + e15);
+            const u64 e47 = ((u64)e46);
+            const bool e49 = (e47 < 256ul);
+            if (e49) {
+                a_tile[e46] = 0.0f;
             } else {
                 const u32 v55 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v55 == 0u) {
                     strata_fault_[1u] = 2u;
-                    const u32 e79 = ((u32)e73);
-                    strata_fault_[2u] = e79;
-                    const u32 e81 = ((u32)((u64)(e73 >> (32ul & 63))));
-                    strata_fault_[3u] = e81;
+                    const u32 e53 = ((u32)e47);
+                    strata_fault_[2u] = e53;
+                    const u32 e55 = ((u32)((u64)(e47 >> (32ul & 63))));
+                    strata_fault_[3u] = e55;
                     strata_fault_[4u] = 256u;
                     strata_fault_[5u] = 0u;
-                    const u32 e39 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                    strata_fault_[6u] = e39;
-                    const u32 e41 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                    strata_fault_[7u] = e41;
-                    const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                    strata_fault_[8u] = e43;
+                    const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e40;
+                    const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e42;
+                    const u32 e44 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e44;
                 }
             }
         }
-        const u32 e85 = (e51 + e48);
-        const u32 e89 = (((u32)blockIdx.x * 16u) + e52);
-        const bool e90 = (e89 < n);
-        if ((e85 < n) && e90) {
-            const u32 e93 = ((e85 * n) + e89);
-            const u64 e94 = ((u64)e93);
-            const u64 e96 = ((u64)b_len);
-            if (e94 < e96) {
-                const float v57 = b[e93];
+        const u32 e59 = (e14 + e10);
+        const u32 e63 = (((u32)blockIdx.x * 16u) + e15);
+        const bool e64 = (e63 < n);
+        if ((e59 < n) && e64) {
+            const u32 e67 = ((e59 * n) + e63);
+            const u64 e68 = ((u64)e67);
+            const u64 e70 = ((u64)b_len);
+            if (e68 < e70) {
+                const float v57 = b[e67];
                 strata_loaded0_ = v57;
             } else {
                 const u32 v56 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v56 == 0u) {
                     strata_fault_[1u] = 3u;
-                    strata_fault_[2u] = ((u32)e94);
-                    strata_fault_[3u] = ((u32)((u64)(e94 >> (32ul & 63))));
-                    strata_fault_[4u] = ((u32)e96);
-                    strata_fault_[5u] = ((u32)((u64)(e96 >> (32ul & 63))));
-                    const u32 e39 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                    strata_fault_[6u] = e39;
-                    const u32 e41 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                    strata_fault_[7u] = e41;
-                    const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                    strata_fault_[8u] = e43;
+                    strata_fault_[2u] = ((u32)e68);
+                    strata_fault_[3u] = ((u32)((u64)(e68 >> (32ul & 63))));
+                    strata_fault_[4u] = ((u32)e70);
+                    strata_fault_[5u] = ((u32)((u64)(e70 >> (32ul & 63))));
+                    const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e40;
+                    const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e42;
+                    const u32 e44 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e44;
                 }
             }
             const float v2 = strata_loaded0_;
-            const u32 e71 = (e48 * 16u);
-            const u32 e72 = (e71 + e52);
-            const u64 e73 = ((u64)e72);
-            const bool e75 = (e73 < 256ul);
-            if (e75) {
-                b_tile[e72] = v2;
+            const u32 e45 = (e10 * 16u);
+            const u32 e46 = (e45 + e15);
+            const u64 e47 = ((u64)e46);
+            const bool e49 = (e47 < 256ul);
+            if (e49) {
+                b_tile[e46] = v2;
             } else {
                 const u32 v58 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v58 == 0u) {
                     strata_fault_[1u] = 4u;
-                    const u32 e79 = ((u32)e73);
-                    strata_fault_[2u] = e79;
-                    const u32 e81 = ((u32)((u64)(e73 >> (32ul & 63))));
-                    strata_fault_[3u] = e81;
+                    const u32 e53 = ((u32)e47);
+                    strata_fault_[2u] = e53;
+                    const u32 e55 = ((u32)((u64)(e47 >> (32ul & 63))));
+                    strata_fault_[3u] = e55;
                     strata_fault_[4u] = 256u;
                     strata_fault_[5u] = 0u;
-                    const u32 e39 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                    strata_fault_[6u] = e39;
-                    const u32 e41 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                    strata_fault_[7u] = e41;
-                    const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                    strata_fault_[8u] = e43;
+                    const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e40;
+                    const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e42;
+                    const u32 e44 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e44;
                 }
             }
         } else {
-            const u32 e71 = (e48 * 16u);
-            const u32 e72 = (e71 + e52);
-            const u64 e73 = ((u64)e72);
-            const bool e75 = (e73 < 256ul);
-            if (e75) {
-                b_tile[e72] = 0.0f;
+            const u32 e45 = (e10 * 16u);
+            const u32 e46 = (e45 + e15);
+            const u64 e47 = ((u64)e46);
+            const bool e49 = (e47 < 256ul);
+            if (e49) {
+                b_tile[e46] = 0.0f;
             } else {
                 const u32 v59 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v59 == 0u) {
                     strata_fault_[1u] = 5u;
-                    const u32 e79 = ((u32)e73);
-                    strata_fault_[2u] = e79;
-                    const u32 e81 = ((u32)((u64)(e73 >> (32ul & 63))));
-                    strata_fault_[3u] = e81;
+                    const u32 e53 = ((u32)e47);
+                    strata_fault_[2u] = e53;
+                    const u32 e55 = ((u32)((u64)(e47 >> (32ul & 63))));
+                    strata_fault_[3u] = e55;
                     strata_fault_[4u] = 256u;
                     strata_fault_[5u] = 0u;
-                    const u32 e39 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                    strata_fault_[6u] = e39;
-                    const u32 e41 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                    strata_fault_[7u] = e41;
-                    const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                    strata_fault_[8u] = e43;
+                    const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e40;
+                    const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e42;
+                    const u32 e44 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e44;
                 }
             }
         }
         __syncthreads();
-        const u32 e71 = (e48 * 16u);
-        const u64 e112 = ((u64)e71);
-        if (e112 < 256ul) {
-            const float v61 = a_tile[e71];
+        const u32 e45 = (e10 * 16u);
+        const u64 e86 = ((u64)e45);
+        if (e86 < 256ul) {
+            const float v61 = a_tile[e45];
             strata_loaded0_ = v61;
         } else {
             const u32 v60 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v60 == 0u) {
                 strata_fault_[1u] = 6u;
-                strata_fault_[2u] = ((u32)e112);
-                strata_fault_[3u] = ((u32)((u64)(e112 >> (32ul & 63))));
+                strata_fault_[2u] = ((u32)e86);
+                strata_fault_[3u] = ((u32)((u64)(e86 >> (32ul & 63))));
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e39 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e39;
-                const u32 e41 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e41;
-                const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e43;
+                const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e40;
+                const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e42;
+                const u32 e44 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e44;
             }
         }
         const float v3 = strata_loaded0_;
-        const u64 e120 = ((u64)e52);
-        if (e120 < 256ul) {
-            const float v63 = b_tile[e52];
+        const u64 e94 = ((u64)e15);
+        if (e94 < 256ul) {
+            const float v63 = b_tile[e15];
             strata_loaded0_ = v63;
         } else {
             const u32 v62 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v62 == 0u) {
                 strata_fault_[1u] = 7u;
-                strata_fault_[2u] = ((u32)e120);
-                strata_fault_[3u] = ((u32)((u64)(e120 >> (32ul & 63))));
+                strata_fault_[2u] = ((u32)e94);
+                strata_fault_[3u] = ((u32)((u64)(e94 >> (32ul & 63))));
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e39 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e39;
-                const u32 e41 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e41;
-                const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e43;
+                const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e40;
+                const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e42;
+                const u32 e44 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e44;
             }
         }
         const float v4 = strata_loaded0_;
         const float v5 = v;
         v = (v5 + (v3 * v4));
-        const u32 e133 = (e71 + 1u);
-        const u64 e134 = ((u64)e133);
-        if (e134 < 256ul) {
-            const float v65 = a_tile[e133];
+        const u32 e107 = (e45 + 1u);
+        const u64 e108 = ((u64)e107);
+        if (e108 < 256ul) {
+            const float v65 = a_tile[e107];
             strata_loaded0_ = v65;
         } else {
             const u32 v64 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v64 == 0u) {
                 strata_fault_[1u] = 8u;
-                strata_fault_[2u] = ((u32)e134);
-                strata_fault_[3u] = ((u32)((u64)(e134 >> (32ul & 63))));
+                strata_fault_[2u] = ((u32)e108);
+                strata_fault_[3u] = ((u32)((u64)(e108 >> (32ul & 63))));
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e39 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e39;
-                const u32 e41 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e41;
-                const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e43;
+                const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e40;
+                const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e42;
+                const u32 e44 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e44;
             }
         }
         const float v6 = strata_loaded0_;
-        const u32 e142 = (16u + e52);
-        const u64 e143 = ((u64)e142);
-        if (e143 < 256ul) {
-            const float v67 = b_tile[e142];
+        const u32 e116 = (16u + e15);
+        const u64 e117 = ((u64)e116);
+        if (e117 < 256ul) {
+            const float v67 = b_tile[e116];
             strata_loaded0_ = v67;
         } else {
             const u32 v66 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v66 == 0u) {
                 strata_fault_[1u] = 9u;
-                strata_fault_[2u] = ((u32)e143);
-                strata_fault_[3u] = ((u32)((u64)(e143 >> (32ul & 63))));
+                strata_fault_[2u] = ((u32)e117);
+                strata_fault_[3u] = ((u32)((u64)(e117 >> (32ul & 63))));
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e39 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e39;
-                const u32 e41 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e41;
-                const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e43;
+                const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e40;
+                const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e42;
+                const u32 e44 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e44;
             }
         }
         const float v7 = strata_loaded0_;
         const float v8 = v;
         v = (v8 + (v6 * v7));
-        const u32 e157 = (e71 + 2u);
-        const u64 e158 = ((u64)e157);
-        if (e158 < 256ul) {
-            const float v69 = a_tile[e157];
+        const u32 e131 = (e45 + 2u);
+        const u64 e132 = ((u64)e131);
+        if (e132 < 256ul) {
+            const float v69 = a_tile[e131];
             strata_loaded0_ = v69;
         } else {
             const u32 v68 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v68 == 0u) {
                 strata_fault_[1u] = 10u;
-                strata_fault_[2u] = ((u32)e158);
-                strata_fault_[3u] = ((u32)((u64)(e158 >> (32ul & 63))));
+                strata_fault_[2u] = ((u32)e132);
+                strata_fault_[3u] = ((u32)((u64)(e132 >> (32ul & 63))));
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e39 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e39;
-                const u32 e41 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e41;
-                const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e43;
+                const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e40;
+                const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e42;
+                const u32 e44 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e44;
             }
         }
         const float v9 = strata_loaded0_;
-        const u32 e168 = (32u + e52);
-        const u64 e169 = ((u64)e168);
-        if (e169 < 256ul) {
-            const float v71 = b_tile[e168];
+        const u32 e142 = (32u + e15);
+        const u64 e143 = ((u64)e142);
+        if (e143 < 256ul) {
+            const float v71 = b_tile[e142];
             strata_loaded0_ = v71;
         } else {
             const u32 v70 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v70 == 0u) {
                 strata_fault_[1u] = 11u;
-                strata_fault_[2u] = ((u32)e169);
-                strata_fault_[3u] = ((u32)((u64)(e169 >> (32ul & 63))));
+                strata_fault_[2u] = ((u32)e143);
+                strata_fault_[3u] = ((u32)((u64)(e143 >> (32ul & 63))));
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e39 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e39;
-                const u32 e41 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e41;
-                const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e43;
+                const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e40;
+                const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e42;
+                const u32 e44 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e44;
             }
         }
         const float v10 = strata_loaded0_;
         const float v11 = v;
         v = (v11 + (v9 * v10));
-        const u32 e183 = (e71 + 3u);
-        const u64 e184 = ((u64)e183);
-        if (e184 < 256ul) {
-            const float v73 = a_tile[e183];
+        const u32 e157 = (e45 + 3u);
+        const u64 e158 = ((u64)e157);
+        if (e158 < 256ul) {
+            const float v73 = a_tile[e157];
             strata_loaded0_ = v73;
         } else {
             const u32 v72 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v72 == 0u) {
                 strata_fault_[1u] = 12u;
-                strata_fault_[2u] = ((u32)e184);
-                strata_fault_[3u] = ((u32)((u64)(e184 >> (32ul & 63))));
+                strata_fault_[2u] = ((u32)e158);
+                strata_fault_[3u] = ((u32)((u64)(e158 >> (32ul & 63))));
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e39 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e39;
-                const u32 e41 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e41;
-                const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e43;
+                const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e40;
+                const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e42;
+                const u32 e44 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e44;
             }
         }
         const float v12 = strata_loaded0_;
-        const u32 e194 = (48u + e52);
-        const u64 e195 = ((u64)e194);
-        if (e195 < 256ul) {
-            const float v75 = b_tile[e194];
+        const u32 e168 = (48u + e15);
+        const u64 e169 = ((u64)e168);
+        if (e169 < 256ul) {
+            const float v75 = b_tile[e168];
             strata_loaded0_ = v75;
         } else {
             const u32 v74 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v74 == 0u) {
                 strata_fault_[1u] = 13u;
-                strata_fault_[2u] = ((u32)e195);
-                strata_fault_[3u] = ((u32)((u64)(e195 >> (32ul & 63))));
+                strata_fault_[2u] = ((u32)e169);
+                strata_fault_[3u] = ((u32)((u64)(e169 >> (32ul & 63))));
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e39 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e39;
-                const u32 e41 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e41;
-                const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e43;
+                const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e40;
+                const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e42;
+                const u32 e44 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e44;
             }
         }
         const float v13 = strata_loaded0_;
         const float v14 = v;
         v = (v14 + (v12 * v13));
-        const u32 e209 = (e71 + 4u);
-        const u64 e210 = ((u64)e209);
-        if (e210 < 256ul) {
-            const float v77 = a_tile[e209];
+        const u32 e183 = (e45 + 4u);
+        const u64 e184 = ((u64)e183);
+        if (e184 < 256ul) {
+            const float v77 = a_tile[e183];
             strata_loaded0_ = v77;
         } else {
             const u32 v76 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v76 == 0u) {
                 strata_fault_[1u] = 14u;
-                strata_fault_[2u] = ((u32)e210);
-                strata_fault_[3u] = ((u32)((u64)(e210 >> (32ul & 63))));
+                strata_fault_[2u] = ((u32)e184);
+                strata_fault_[3u] = ((u32)((u64)(e184 >> (32ul & 63))));
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e39 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e39;
-                const u32 e41 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e41;
-                const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e43;
+                const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e40;
+                const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e42;
+                const u32 e44 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e44;
             }
         }
         const float v15 = strata_loaded0_;
-        const u32 e220 = (64u + e52);
-        const u64 e221 = ((u64)e220);
-        if (e221 < 256ul) {
-            const float v79 = b_tile[e220];
+        const u32 e194 = (64u + e15);
+        const u64 e195 = ((u64)e194);
+        if (e195 < 256ul) {
+            const float v79 = b_tile[e194];
             strata_loaded0_ = v79;
         } else {
             const u32 v78 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v78 == 0u) {
                 strata_fault_[1u] = 15u;
-                strata_fault_[2u] = ((u32)e221);
-                strata_fault_[3u] = ((u32)((u64)(e221 >> (32ul & 63))));
+                strata_fault_[2u] = ((u32)e195);
+                strata_fault_[3u] = ((u32)((u64)(e195 >> (32ul & 63))));
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e39 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e39;
-                const u32 e41 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e41;
-                const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e43;
+                const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e40;
+                const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e42;
+                const u32 e44 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e44;
             }
         }
         const float v16 = strata_loaded0_;
         const float v17 = v;
         v = (v17 + (v15 * v16));
-        const u32 e234 = (e71 + 5u);
-        const u64 e235 = ((u64)e234);
-        if (e235 < 256ul) {
-            const float v81 = a_tile[e234];
+        const u32 e208 = (e45 + 5u);
+        const u64 e209 = ((u64)e208);
+        if (e209 < 256ul) {
+            const float v81 = a_tile[e208];
             strata_loaded0_ = v81;
         } else {
             const u32 v80 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v80 == 0u) {
                 strata_fault_[1u] = 16u;
-                strata_fault_[2u] = ((u32)e235);
-                strata_fault_[3u] = ((u32)((u64)(e235 >> (32ul & 63))));
+                strata_fault_[2u] = ((u32)e209);
+                strata_fault_[3u] = ((u32)((u64)(e209 >> (32ul & 63))));
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e39 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e39;
-                const u32 e41 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e41;
-                const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e43;
+                const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e40;
+                const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e42;
+                const u32 e44 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e44;
             }
         }
         const float v18 = strata_loaded0_;
-        const u32 e244 = (80u + e52);
-        const u64 e245 = ((u64)e244);
-        if (e245 < 256ul) {
-            const float v83 = b_tile[e244];
+        const u32 e218 = (80u + e15);
+        const u64 e219 = ((u64)e218);
+        if (e219 < 256ul) {
+            const float v83 = b_tile[e218];
             strata_loaded0_ = v83;
         } else {
             const u32 v82 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v82 == 0u) {
                 strata_fault_[1u] = 17u;
-                strata_fault_[2u] = ((u32)e245);
-                strata_fault_[3u] = ((u32)((u64)(e245 >> (32ul & 63))));
+                strata_fault_[2u] = ((u32)e219);
+                strata_fault_[3u] = ((u32)((u64)(e219 >> (32ul & 63))));
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e39 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e39;
-                const u32 e41 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e41;
-                const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e43;
+                const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e40;
+                const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e42;
+                const u32 e44 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e44;
             }
         }
         const float v19 = strata_loaded0_;
         const float v20 = v;
         v = (v20 + (v18 * v19));
-        const u32 e259 = (e71 + 6u);
-        const u64 e260 = ((u64)e259);
-        if (e260 < 256ul) {
-            const float v85 = a_tile[e259];
+        const u32 e233 = (e45 + 6u);
+        const u64 e234 = ((u64)e233);
+        if (e234 < 256ul) {
+            const float v85 = a_tile[e233];
             strata_loaded0_ = v85;
         } else {
             const u32 v84 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v84 == 0u) {
                 strata_fault_[1u] = 18u;
-                strata_fault_[2u] = ((u32)e260);
-                strata_fault_[3u] = ((u32)((u64)(e260 >> (32ul & 63))));
+                strata_fault_[2u] = ((u32)e234);
+                strata_fault_[3u] = ((u32)((u64)(e234 >> (32ul & 63))));
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e39 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e39;
-                const u32 e41 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e41;
-                const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e43;
+                const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e40;
+                const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e42;
+                const u32 e44 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e44;
             }
         }
         const float v21 = strata_loaded0_;
-        const u32 e270 = (96u + e52);
-        const u64 e271 = ((u64)e270);
-        if (e271 < 256ul) {
-            const float v87 = b_tile[e270];
+        const u32 e244 = (96u + e15);
+        const u64 e245 = ((u64)e244);
+        if (e245 < 256ul) {
+            const float v87 = b_tile[e244];
             strata_loaded0_ = v87;
         } else {
             const u32 v86 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v86 == 0u) {
                 strata_fault_[1u] = 19u;
-                strata_fault_[2u] = ((u32)e271);
-                strata_fault_[3u] = ((u32)((u64)(e271 >> (32ul & 63))));
+                strata_fault_[2u] = ((u32)e245);
+                strata_fault_[3u] = ((u32)((u64)(e245 >> (32ul & 63))));
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e39 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e39;
-                const u32 e41 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e41;
-                const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e43;
+                const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e40;
+                const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e42;
+                const u32 e44 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e44;
             }
         }
         const float v22 = strata_loaded0_;
         const float v23 = v;
         v = (v23 + (v21 * v22));
-        const u32 e285 = (e71 + 7u);
-        const u64 e286 = ((u64)e285);
-        if (e286 < 256ul) {
-            const float v89 = a_tile[e285];
+        const u32 e259 = (e45 + 7u);
+        const u64 e260 = ((u64)e259);
+        if (e260 < 256ul) {
+            const float v89 = a_tile[e259];
             strata_loaded0_ = v89;
         } else {
             const u32 v88 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v88 == 0u) {
                 strata_fault_[1u] = 20u;
-                strata_fault_[2u] = ((u32)e286);
-                strata_fault_[3u] = ((u32)((u64)(e286 >> (32ul & 63))));
+                strata_fault_[2u] = ((u32)e260);
+                strata_fault_[3u] = ((u32)((u64)(e260 >> (32ul & 63))));
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e39 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e39;
-                const u32 e41 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e41;
-                const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e43;
+                const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e40;
+                const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e42;
+                const u32 e44 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e44;
             }
         }
         const float v24 = strata_loaded0_;
-        const u32 e296 = (112u + e52);
-        const u64 e297 = ((u64)e296);
-        if (e297 < 256ul) {
-            const float v91 = b_tile[e296];
+        const u32 e270 = (112u + e15);
+        const u64 e271 = ((u64)e270);
+        if (e271 < 256ul) {
+            const float v91 = b_tile[e270];
             strata_loaded0_ = v91;
         } else {
             const u32 v90 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v90 == 0u) {
                 strata_fault_[1u] = 21u;
-                strata_fault_[2u] = ((u32)e297);
-                strata_fault_[3u] = ((u32)((u64)(e297 >> (32ul & 63))));
+                strata_fault_[2u] = ((u32)e271);
+                strata_fault_[3u] = ((u32)((u64)(e271 >> (32ul & 63))));
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e39 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e39;
-                const u32 e41 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e41;
-                const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e43;
+                const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e40;
+                const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e42;
+                const u32 e44 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e44;
             }
         }
         const float v25 = strata_loaded0_;
         const float v26 = v;
         v = (v26 + (v24 * v25));
-        const u32 e311 = (e71 + 8u);
-        const u64 e312 = ((u64)e311);
-        if (e312 < 256ul) {
-            const float v93 = a_tile[e311];
+        const u32 e285 = (e45 + 8u);
+        const u64 e286 = ((u64)e285);
+        if (e286 < 256ul) {
+            const float v93 = a_tile[e285];
             strata_loaded0_ = v93;
         } else {
             const u32 v92 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v92 == 0u) {
                 strata_fault_[1u] = 22u;
-                strata_fault_[2u] = ((u32)e312);
-                strata_fault_[3u] = ((u32)((u64)(e312 >> (32ul & 63))));
+                strata_fault_[2u] = ((u32)e286);
+                strata_fault_[3u] = ((u32)((u64)(e286 >> (32ul & 63))));
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e39 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e39;
-                const u32 e41 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e41;
-                const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e43;
+                const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e40;
+                const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e42;
+                const u32 e44 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e44;
             }
         }
         const float v27 = strata_loaded0_;
-        const u32 e322 = (128u + e52);
-        const u64 e323 = ((u64)e322);
-        if (e323 < 256ul) {
-            const float v95 = b_tile[e322];
+        const u32 e296 = (128u + e15);
+        const u64 e297 = ((u64)e296);
+        if (e297 < 256ul) {
+            const float v95 = b_tile[e296];
             strata_loaded0_ = v95;
         } else {
             const u32 v94 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v94 == 0u) {
                 strata_fault_[1u] = 23u;
-                strata_fault_[2u] = ((u32)e323);
-                strata_fault_[3u] = ((u32)((u64)(e323 >> (32ul & 63))));
+                strata_fault_[2u] = ((u32)e297);
+                strata_fault_[3u] = ((u32)((u64)(e297 >> (32ul & 63))));
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e39 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e39;
-                const u32 e41 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e41;
-                const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e43;
+                const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e40;
+                const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e42;
+                const u32 e44 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e44;
             }
         }
         const float v28 = strata_loaded0_;
         const float v29 = v;
         v = (v29 + (v27 * v28));
-        const u32 e337 = (e71 + 9u);
-        const u64 e338 = ((u64)e337);
-        if (e338 < 256ul) {
-            const float v97 = a_tile[e337];
+        const u32 e311 = (e45 + 9u);
+        const u64 e312 = ((u64)e311);
+        if (e312 < 256ul) {
+            const float v97 = a_tile[e311];
             strata_loaded0_ = v97;
         } else {
             const u32 v96 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v96 == 0u) {
                 strata_fault_[1u] = 24u;
-                strata_fault_[2u] = ((u32)e338);
-                strata_fault_[3u] = ((u32)((u64)(e338 >> (32ul & 63))));
+                strata_fault_[2u] = ((u32)e312);
+                strata_fault_[3u] = ((u32)((u64)(e312 >> (32ul & 63))));
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e39 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e39;
-                const u32 e41 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e41;
-                const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e43;
+                const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e40;
+                const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e42;
+                const u32 e44 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e44;
             }
         }
         const float v30 = strata_loaded0_;
-        const u32 e348 = (144u + e52);
-        const u64 e349 = ((u64)e348);
-        if (e349 < 256ul) {
-            const float v99 = b_tile[e348];
+        const u32 e322 = (144u + e15);
+        const u64 e323 = ((u64)e322);
+        if (e323 < 256ul) {
+            const float v99 = b_tile[e322];
             strata_loaded0_ = v99;
         } else {
             const u32 v98 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v98 == 0u) {
                 strata_fault_[1u] = 25u;
-                strata_fault_[2u] = ((u32)e349);
-                strata_fault_[3u] = ((u32)((u64)(e349 >> (32ul & 63))));
+                strata_fault_[2u] = ((u32)e323);
+                strata_fault_[3u] = ((u32)((u64)(e323 >> (32ul & 63))));
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e39 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e39;
-                const u32 e41 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e41;
-                const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e43;
+                const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e40;
+                const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e42;
+                const u32 e44 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e44;
             }
         }
         const float v31 = strata_loaded0_;
         const float v32 = v;
         v = (v32 + (v30 * v31));
-        const u32 e363 = (e71 + 10u);
-        const u64 e364 = ((u64)e363);
-        if (e364 < 256ul) {
-            const float v101 = a_tile[e363];
+        const u32 e337 = (e45 + 10u);
+        const u64 e338 = ((u64)e337);
+        if (e338 < 256ul) {
+            const float v101 = a_tile[e337];
             strata_loaded0_ = v101;
         } else {
             const u32 v100 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v100 == 0u) {
                 strata_fault_[1u] = 26u;
-                strata_fault_[2u] = ((u32)e364);
-                strata_fault_[3u] = ((u32)((u64)(e364 >> (32ul & 63))));
+                strata_fault_[2u] = ((u32)e338);
+                strata_fault_[3u] = ((u32)((u64)(e338 >> (32ul & 63))));
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e39 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e39;
-                const u32 e41 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e41;
-                const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e43;
+                const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e40;
+                const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e42;
+                const u32 e44 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e44;
             }
         }
         const float v33 = strata_loaded0_;
-        const u32 e374 = (160u + e52);
-        const u64 e375 = ((u64)e374);
-        if (e375 < 256ul) {
-            const float v103 = b_tile[e374];
+        const u32 e348 = (160u + e15);
+        const u64 e349 = ((u64)e348);
+        if (e349 < 256ul) {
+            const float v103 = b_tile[e348];
             strata_loaded0_ = v103;
         } else {
             const u32 v102 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v102 == 0u) {
                 strata_fault_[1u] = 27u;
-                strata_fault_[2u] = ((u32)e375);
-                strata_fault_[3u] = ((u32)((u64)(e375 >> (32ul & 63))));
+                strata_fault_[2u] = ((u32)e349);
+                strata_fault_[3u] = ((u32)((u64)(e349 >> (32ul & 63))));
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e39 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e39;
-                const u32 e41 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e41;
-                const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e43;
+                const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e40;
+                const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e42;
+                const u32 e44 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e44;
             }
         }
         const float v34 = strata_loaded0_;
         const float v35 = v;
         v = (v35 + (v33 * v34));
-        const u32 e389 = (e71 + 11u);
-        const u64 e390 = ((u64)e389);
-        if (e390 < 256ul) {
-            const float v105 = a_tile[e389];
+        const u32 e363 = (e45 + 11u);
+        const u64 e364 = ((u64)e363);
+        if (e364 < 256ul) {
+            const float v105 = a_tile[e363];
             strata_loaded0_ = v105;
         } else {
             const u32 v104 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v104 == 0u) {
                 strata_fault_[1u] = 28u;
-                strata_fault_[2u] = ((u32)e390);
-                strata_fault_[3u] = ((u32)((u64)(e390 >> (32ul & 63))));
+                strata_fault_[2u] = ((u32)e364);
+                strata_fault_[3u] = ((u32)((u64)(e364 >> (32ul & 63))));
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e39 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e39;
-                const u32 e41 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e41;
-                const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e43;
+                const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e40;
+                const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e42;
+                const u32 e44 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e44;
             }
         }
         const float v36 = strata_loaded0_;
-        const u32 e400 = (176u + e52);
-        const u64 e401 = ((u64)e400);
-        if (e401 < 256ul) {
-            const float v107 = b_tile[e400];
+        const u32 e374 = (176u + e15);
+        const u64 e375 = ((u64)e374);
+        if (e375 < 256ul) {
+            const float v107 = b_tile[e374];
             strata_loaded0_ = v107;
         } else {
             const u32 v106 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v106 == 0u) {
                 strata_fault_[1u] = 29u;
-                strata_fault_[2u] = ((u32)e401);
-                strata_fault_[3u] = ((u32)((u64)(e401 >> (32ul & 63))));
+                strata_fault_[2u] = ((u32)e375);
+                strata_fault_[3u] = ((u32)((u64)(e375 >> (32ul & 63))));
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e39 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e39;
-                const u32 e41 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e41;
-                const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e43;
+                const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e40;
+                const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e42;
+                const u32 e44 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e44;
             }
         }
         const float v37 = strata_loaded0_;
         const float v38 = v;
         v = (v38 + (v36 * v37));
-        const u32 e415 = (e71 + 12u);
-        const u64 e416 = ((u64)e415);
-        if (e416 < 256ul) {
-            const float v109 = a_tile[e415];
+        const u32 e389 = (e45 + 12u);
+        const u64 e390 = ((u64)e389);
+        if (e390 < 256ul) {
+            const float v109 = a_tile[e389];
             strata_loaded0_ = v109;
         } else {
             const u32 v108 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v108 == 0u) {
                 strata_fault_[1u] = 30u;
-                strata_fault_[2u] = ((u32)e416);
-                strata_fault_[3u] = ((u32)((u64)(e416 >> (32ul & 63))));
+                strata_fault_[2u] = ((u32)e390);
+                strata_fault_[3u] = ((u32)((u64)(e390 >> (32ul & 63))));
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e39 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e39;
-                const u32 e41 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e41;
-                const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e43;
+                const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e40;
+                const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e42;
+                const u32 e44 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e44;
             }
         }
         const float v39 = strata_loaded0_;
-        const u32 e426 = (192u + e52);
-        const u64 e427 = ((u64)e426);
-        if (e427 < 256ul) {
-            const float v111 = b_tile[e426];
+        const u32 e400 = (192u + e15);
+        const u64 e401 = ((u64)e400);
+        if (e401 < 256ul) {
+            const float v111 = b_tile[e400];
             strata_loaded0_ = v111;
         } else {
             const u32 v110 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v110 == 0u) {
                 strata_fault_[1u] = 31u;
-                strata_fault_[2u] = ((u32)e427);
-                strata_fault_[3u] = ((u32)((u64)(e427 >> (32ul & 63))));
+                strata_fault_[2u] = ((u32)e401);
+                strata_fault_[3u] = ((u32)((u64)(e401 >> (32ul & 63))));
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e39 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e39;
-                const u32 e41 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e41;
-                const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e43;
+                const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e40;
+                const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e42;
+                const u32 e44 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e44;
             }
         }
         const float v40 = strata_loaded0_;
         const float v41 = v;
         v = (v41 + (v39 * v40));
-        const u32 e441 = (e71 + 13u);
-        const u64 e442 = ((u64)e441);
-        if (e442 < 256ul) {
-            const float v113 = a_tile[e441];
+        const u32 e415 = (e45 + 13u);
+        const u64 e416 = ((u64)e415);
+        if (e416 < 256ul) {
+            const float v113 = a_tile[e415];
             strata_loaded0_ = v113;
         } else {
             const u32 v112 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v112 == 0u) {
                 strata_fault_[1u] = 32u;
-                strata_fault_[2u] = ((u32)e442);
-                strata_fault_[3u] = ((u32)((u64)(e442 >> (32ul & 63))));
+                strata_fault_[2u] = ((u32)e416);
+                strata_fault_[3u] = ((u32)((u64)(e416 >> (32ul & 63))));
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e39 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e39;
-                const u32 e41 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e41;
-                const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e43;
+                const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e40;
+                const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e42;
+                const u32 e44 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e44;
             }
         }
         const float v42 = strata_loaded0_;
-        const u32 e451 = (208u + e52);
-        const u64 e452 = ((u64)e451);
-        if (e452 < 256ul) {
-            const float v115 = b_tile[e451];
+        const u32 e425 = (208u + e15);
+        const u64 e426 = ((u64)e425);
+        if (e426 < 256ul) {
+            const float v115 = b_tile[e425];
             strata_loaded0_ = v115;
         } else {
             const u32 v114 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v114 == 0u) {
                 strata_fault_[1u] = 33u;
-                strata_fault_[2u] = ((u32)e452);
-                strata_fault_[3u] = ((u32)((u64)(e452 >> (32ul & 63))));
+                strata_fault_[2u] = ((u32)e426);
+                strata_fault_[3u] = ((u32)((u64)(e426 >> (32ul & 63))));
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e39 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e39;
-                const u32 e41 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e41;
-                const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e43;
+                const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e40;
+                const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e42;
+                const u32 e44 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e44;
             }
         }
         const float v43 = strata_loaded0_;
         const float v44 = v;
         v = (v44 + (v42 * v43));
-        const u32 e466 = (e71 + 14u);
-        const u64 e467 = ((u64)e466);
-        if (e467 < 256ul) {
-            const float v117 = a_tile[e466];
+        const u32 e440 = (e45 + 14u);
+        const u64 e441 = ((u64)e440);
+        if (e441 < 256ul) {
+            const float v117 = a_tile[e440];
             strata_loaded0_ = v117;
         } else {
             const u32 v116 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v116 == 0u) {
                 strata_fault_[1u] = 34u;
-                strata_fault_[2u] = ((u32)e467);
-                strata_fault_[3u] = ((u32)((u64)(e467 >> (32ul & 63))));
+                strata_fault_[2u] = ((u32)e441);
+                strata_fault_[3u] = ((u32)((u64)(e441 >> (32ul & 63))));
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e39 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e39;
-                const u32 e41 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e41;
-                const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e43;
+                const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e40;
+                const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e42;
+                const u32 e44 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e44;
             }
         }
         const float v45 = strata_loaded0_;
-        const u32 e477 = (224u + e52);
-        const u64 e478 = ((u64)e477);
-        if (e478 < 256ul) {
-            const float v119 = b_tile[e477];
+        const u32 e451 = (224u + e15);
+        const u64 e452 = ((u64)e451);
+        if (e452 < 256ul) {
+            const float v119 = b_tile[e451];
             strata_loaded0_ = v119;
         } else {
             const u32 v118 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v118 == 0u) {
                 strata_fault_[1u] = 35u;
-                strata_fault_[2u] = ((u32)e478);
-                strata_fault_[3u] = ((u32)((u64)(e478 >> (32ul & 63))));
+                strata_fault_[2u] = ((u32)e452);
+                strata_fault_[3u] = ((u32)((u64)(e452 >> (32ul & 63))));
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e39 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e39;
-                const u32 e41 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e41;
-                const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e43;
+                const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e40;
+                const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e42;
+                const u32 e44 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e44;
             }
         }
         const float v46 = strata_loaded0_;
         const float v47 = v;
         v = (v47 + (v45 * v46));
-        const u32 e492 = (e71 + 15u);
-        const u64 e493 = ((u64)e492);
-        if (e493 < 256ul) {
-            const float v121 = a_tile[e492];
+        const u32 e466 = (e45 + 15u);
+        const u64 e467 = ((u64)e466);
+        if (e467 < 256ul) {
+            const float v121 = a_tile[e466];
             strata_loaded0_ = v121;
         } else {
             const u32 v120 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v120 == 0u) {
                 strata_fault_[1u] = 36u;
-                strata_fault_[2u] = ((u32)e493);
-                strata_fault_[3u] = ((u32)((u64)(e493 >> (32ul & 63))));
+                strata_fault_[2u] = ((u32)e467);
+                strata_fault_[3u] = ((u32)((u64)(e467 >> (32ul & 63))));
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e39 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e39;
-                const u32 e41 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e41;
-                const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e43;
+                const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e40;
+                const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e42;
+                const u32 e44 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e44;
             }
         }
         const float v48 = strata_loaded0_;
-        const u32 e503 = (240u + e52);
-        const u64 e504 = ((u64)e503);
-        if (e504 < 256ul) {
-            const float v123 = b_tile[e503];
+        const u32 e477 = (240u + e15);
+        const u64 e478 = ((u64)e477);
+        if (e478 < 256ul) {
+            const float v123 = b_tile[e477];
             strata_loaded0_ = v123;
         } else {
             const u32 v122 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v122 == 0u) {
                 strata_fault_[1u] = 37u;
-                strata_fault_[2u] = ((u32)e504);
-                strata_fault_[3u] = ((u32)((u64)(e504 >> (32ul & 63))));
+                strata_fault_[2u] = ((u32)e478);
+                strata_fault_[3u] = ((u32)((u64)(e478 >> (32ul & 63))));
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e39 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e39;
-                const u32 e41 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e41;
-                const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e43;
+                const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e40;
+                const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e42;
+                const u32 e44 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e44;
             }
         }
         const float v49 = strata_loaded0_;
@@ -1067,34 +1008,34 @@ extern "C" __global__ void matmul_tiled(
         v = (v50 + (v48 * v49));
         __syncthreads();
     }
-    const u32 e48 = (u32)threadIdx.y;
-    const u32 e49 = (((u32)blockIdx.y * 16u) + e48);
-    const bool e50 = (e49 < n);
-    const u32 e52 = (u32)threadIdx.x;
-    const u32 e89 = (((u32)blockIdx.x * 16u) + e52);
-    const bool e90 = (e89 < n);
-    if (e50 && e90) {
+    const u32 e10 = (u32)threadIdx.y;
+    const u32 e11 = (((u32)blockIdx.y * 16u) + e10);
+    const bool e12 = (e11 < n);
+    const u32 e15 = (u32)threadIdx.x;
+    const u32 e63 = (((u32)blockIdx.x * 16u) + e15);
+    const bool e64 = (e63 < n);
+    if (e12 && e64) {
         const float v51 = v;
-        const u32 e56 = (e49 * n);
-        const u32 e519 = (e56 + e89);
-        const u64 e520 = ((u64)e519);
-        const u64 e522 = ((u64)c_len);
-        if (e520 < e522) {
-            c[e519] = v51;
+        const u32 e19 = (e11 * n);
+        const u32 e493 = (e19 + e63);
+        const u64 e494 = ((u64)e493);
+        const u64 e496 = ((u64)c_len);
+        if (e494 < e496) {
+            c[e493] = v51;
         } else {
-            const u32 v126 = strata_atomic_add(&strata_fault_[0u], 1u);
-            if (v126 == 0u) {
-                strata_fault_[1u] = 39u;
-                strata_fault_[2u] = ((u32)e520);
-                strata_fault_[3u] = ((u32)((u64)(e520 >> (32ul & 63))));
-                strata_fault_[4u] = ((u32)e522);
-                strata_fault_[5u] = ((u32)((u64)(e522 >> (32ul & 63))));
-                const u32 e39 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e39;
-                const u32 e41 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e41;
-                const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e43;
+            const u32 v124 = strata_atomic_add(&strata_fault_[0u], 1u);
+            if (v124 == 0u) {
+                strata_fault_[1u] = 38u;
+                strata_fault_[2u] = ((u32)e494);
+                strata_fault_[3u] = ((u32)((u64)(e494 >> (32ul & 63))));
+                strata_fault_[4u] = ((u32)e496);
+                strata_fault_[5u] = ((u32)((u64)(e496 >> (32ul & 63))));
+                const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e40;
+                const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e42;
+                const u32 e44 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e44;
             }
         }
     }

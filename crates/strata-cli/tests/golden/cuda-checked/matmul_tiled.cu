@@ -94,34 +94,6 @@ static __device__ inline u64 strata_atomic_min(volatile u64* p, u64 v) { return 
 static __device__ inline u64 strata_atomic_max(volatile u64* p, u64 v) { return (u64)atomicMax((unsigned long long*)p, (unsigned long long)v); }
 template <typename T> static __device__ inline T strata_atomic_load(const volatile T* p) { return *p; }
 
-static __device__ inline u32 strata_group_reduce_add_u32(u32 x) {
-    __shared__ u32 strata_part[32];
-    const u32 n = blockDim.x * blockDim.y * blockDim.z;
-    const u32 lid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-    const u32 lane = lid & 31u;
-    const u32 live = min(32u, n - (lid & ~31u));
-    const u32 mask = live == 32u ? 0xffffffffu : (1u << live) - 1u;
-    const u32 warp = lid >> 5;
-    x = (u32)((u32)0 + x);
-    #pragma unroll
-    for (u32 d = 16u; d > 0u; d >>= 1) {
-        const u32 y = (u32)__shfl_down_sync(mask, (u32)x, d);
-        if (lane + d < live) x = (u32)(x + y);
-    }
-    if (lane == 0u) strata_part[warp] = x;
-    __syncthreads();
-    u32 r = (u32)0;
-    for (u32 j = lane; j < (n + 31u) >> 5; j += live) r = (u32)(r + strata_part[j]);
-    #pragma unroll
-    for (u32 d = 16u; d > 0u; d >>= 1) {
-        const u32 y = (u32)__shfl_down_sync(mask, (u32)r, d);
-        if (lane + d < live) r = (u32)(r + y);
-    }
-    r = (u32)__shfl_sync(mask, (u32)r, 0);
-    __syncthreads();
-    return r;
-}
-
 extern "C" __global__ void matmul_tiled(
     const float* a,
     const u32 a_len,
@@ -139,928 +111,897 @@ extern "C" __global__ void matmul_tiled(
     __shared__ float b_tile[256];
     float acc = 0;
     float strata_loaded0_ = 0;
-    u32 strata_counter_ = 0;
     strata_loaded0_ = 0.0f;
     acc = 0.0f;
-    strata_counter_ = 0u;
-    for (;;) {
-        const u32 i_0 = strata_counter_;
-        const bool e8 = (i_0 < ((k + 15u) / 16u));
-        const u32 v124 = strata_group_reduce_add_u32((e8 ? 1u : 0u));
-        const u32 e17 = (((u32)blockDim.x * (u32)blockDim.y) * (u32)blockDim.z);
-        if ((v124 != 0u) && (v124 != e17)) {
-            if (((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z)) == 0u) {
-                const u32 v125 = strata_atomic_add(&strata_fault_[0u], 1u);
-                if (v125 == 0u) {
-                    strata_fault_[1u] = 38u;
-                    const u64 e26 = ((u64)v124);
-                    strata_fault_[2u] = ((u32)e26);
-                    strata_fault_[3u] = ((u32)((u64)(e26 >> (32ul & 63))));
-                    const u64 e33 = ((u64)e17);
-                    strata_fault_[4u] = ((u32)e33);
-                    strata_fault_[5u] = ((u32)((u64)(e33 >> (32ul & 63))));
-                    const u32 e39 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                    strata_fault_[6u] = e39;
-                    const u32 e41 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                    strata_fault_[7u] = e41;
-                    const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                    strata_fault_[8u] = e43;
-                }
-            }
-            return;
-        }
-        if (!e8) {
-            break;
-        }
-        strata_counter_ = (i_0 + 1u);
-        const u32 e48 = (u32)threadIdx.y;
-        const u32 e49 = (((u32)blockIdx.y * 16u) + e48);
-        const bool e51 = (e49 < m);
-        const u32 e52 = (i_0 * 16u);
-        const u32 e53 = (u32)threadIdx.x;
-        const u32 e54 = (e52 + e53);
-        if (e51 && (e54 < k)) {
-            const u32 e58 = ((e49 * k) + e54);
-            const u64 e59 = ((u64)e58);
-            const u64 e61 = ((u64)a_len);
-            if (e59 < e61) {
-                const float v53 = a[e58];
+    for (u32 i_0 = 0u; i_0 < ((k + 15u) / 16u); i_0++) {
+        const u32 e10 = (u32)threadIdx.y;
+        const u32 e11 = (((u32)blockIdx.y * 16u) + e10);
+        const bool e13 = (e11 < m);
+        const u32 e15 = (i_0 * 16u);
+        const u32 e16 = (u32)threadIdx.x;
+        const u32 e17 = (e15 + e16);
+        if (e13 && (e17 < k)) {
+            const u32 e21 = ((e11 * k) + e17);
+            const u64 e22 = ((u64)e21);
+            const u64 e24 = ((u64)a_len);
+            if (e22 < e24) {
+                const float v53 = a[e21];
                 strata_loaded0_ = v53;
             } else {
                 const u32 v52 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v52 == 0u) {
                     strata_fault_[1u] = 0u;
-                    strata_fault_[2u] = ((u32)e59);
-                    strata_fault_[3u] = ((u32)((u64)(e59 >> (32ul & 63))));
-                    strata_fault_[4u] = ((u32)e61);
-                    strata_fault_[5u] = ((u32)((u64)(e61 >> (32ul & 63))));
-                    const u32 e39 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                    strata_fault_[6u] = e39;
-                    const u32 e41 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                    strata_fault_[7u] = e41;
-                    const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                    strata_fault_[8u] = e43;
+                    strata_fault_[2u] = ((u32)e22);
+                    strata_fault_[3u] = ((u32)((u64)(e22 >> (32ul & 63))));
+                    strata_fault_[4u] = ((u32)e24);
+                    strata_fault_[5u] = ((u32)((u64)(e24 >> (32ul & 63))));
+                    const u32 e41 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e41;
+                    const u32 e43 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e43;
+                    const u32 e45 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e45;
                 }
             }
             const float v1 = strata_loaded0_;
-            const u32 e72 = (e48 * 16u);
-            const u32 e73 = (e72 + e53);
-            const u64 e74 = ((u64)e73);
-            const bool e76 = (e74 < 256ul);
-            if (e76) {
-                a_tile[e73] = v1;
+            const u32 e46 = (e10 * 16u);
+            const u32 e47 = (e46 + e16);
+            const u64 e48 = ((u64)e47);
+            const bool e50 = (e48 < 256ul);
+            if (e50) {
+                a_tile[e47] = v1;
             } else {
                 const u32 v54 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v54 == 0u) {
                     strata_fault_[1u] = 1u;
-                    const u32 e80 = ((u32)e74);
-                    strata_fault_[2u] = e80;
-                    const u32 e82 = ((u32)((u64)(e74 >> (32ul & 63))));
-                    strata_fault_[3u] = e82;
+                    const u32 e54 = ((u32)e48);
+                    strata_fault_[2u] = e54;
+                    const u32 e56 = ((u32)((u64)(e48 >> (32ul & 63))));
+                    strata_fault_[3u] = e56;
                     strata_fault_[4u] = 256u;
                     strata_fault_[5u] = 0u;
-                    const u32 e39 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                    strata_fault_[6u] = e39;
-                    const u32 e41 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                    strata_fault_[7u] = e41;
-                    const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                    strata_fault_[8u] = e43;
+                    const u32 e41 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e41;
+                    const u32 e43 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e43;
+                    const u32 e45 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e45;
                 }
             }
         } else {
-            const u32 e72 = (e48 * 16u);
-            const u32 e73 = (e72 + e53);
-            const u64 e74 = ((u64)e73);
-            const bool e76 = (e74 < 256ul);
-            if (e76) {
-                a_tile[e73] = 0.0f;
+            const u32 e46 = (e10 * 16u);
+            const u32 e47 = (e46 + e16);
+            const u64 e48 = ((u64)e47);
+            const bool e50 = (e48 < 256ul);
+            if (e50) {
+                a_tile[e47] = 0.0f;
             } else {
                 const u32 v55 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v55 == 0u) {
                     strata_fault_[1u] = 2u;
-                    const u32 e80 = ((u32)e74);
-                    strata_fault_[2u] = e80;
-                    const u32 e82 = ((u32)((u64)(e74 >> (32ul & 63))));
-                    strata_fault_[3u] = e82;
+                    const u32 e54 = ((u32)e48);
+                    strata_fault_[2u] = e54;
+                    const u32 e56 = ((u32)((u64)(e48 >> (32ul & 63))));
+                    strata_fault_[3u] = e56;
                     strata_fault_[4u] = 256u;
                     strata_fault_[5u] = 0u;
-                    const u32 e39 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                    strata_fault_[6u] = e39;
-                    const u32 e41 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                    strata_fault_[7u] = e41;
-                    const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                    strata_fault_[8u] = e43;
+                    const u32 e41 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e41;
+                    const u32 e43 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e43;
+                    const u32 e45 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e45;
                 }
             }
         }
-        const u32 e86 = (e52 + e48);
-        const u32 e90 = (((u32)blockIdx.x * 16u) + e53);
-        const bool e92 = (e90 < n);
-        if ((e86 < k) && e92) {
-            const u32 e95 = ((e86 * n) + e90);
-            const u64 e96 = ((u64)e95);
-            const u64 e98 = ((u64)b_len);
-            if (e96 < e98) {
-                const float v57 = b[e95];
+        const u32 e60 = (e15 + e10);
+        const u32 e64 = (((u32)blockIdx.x * 16u) + e16);
+        const bool e66 = (e64 < n);
+        if ((e60 < k) && e66) {
+            const u32 e69 = ((e60 * n) + e64);
+            const u64 e70 = ((u64)e69);
+            const u64 e72 = ((u64)b_len);
+            if (e70 < e72) {
+                const float v57 = b[e69];
                 strata_loaded0_ = v57;
             } else {
                 const u32 v56 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v56 == 0u) {
                     strata_fault_[1u] = 3u;
-                    strata_fault_[2u] = ((u32)e96);
-                    strata_fault_[3u] = ((u32)((u64)(e96 >> (32ul & 63))));
-                    strata_fault_[4u] = ((u32)e98);
-                    strata_fault_[5u] = ((u32)((u64)(e98 >> (32ul & 63))));
-                    const u32 e39 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                    strata_fault_[6u] = e39;
-                    const u32 e41 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                    strata_fault_[7u] = e41;
-                    const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                    strata_fault_[8u] = e43;
+                    strata_fault_[2u] = ((u32)e70);
+                    strata_fault_[3u] = ((u32)((u64)(e70 >> (32ul & 63))));
+                    strata_fault_[4u] = ((u32)e72);
+                    strata_fault_[5u] = ((u32)((u64)(e72 >> (32ul & 63))));
+                    const u32 e41 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e41;
+                    const u32 e43 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e43;
+                    const u32 e45 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e45;
                 }
             }
             const float v2 = strata_loaded0_;
-            const u32 e72 = (e48 * 16u);
-            const u32 e73 = (e72 + e53);
-            const u64 e74 = ((u64)e73);
-            const bool e76 = (e74 < 256ul);
-            if (e76) {
-                b_tile[e73] = v2;
+            const u32 e46 = (e10 * 16u);
+            const u32 e47 = (e46 + e16);
+            const u64 e48 = ((u64)e47);
+            const bool e50 = (e48 < 256ul);
+            if (e50) {
+                b_tile[e47] = v2;
             } else {
                 const u32 v58 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v58 == 0u) {
                     strata_fault_[1u] = 4u;
-                    const u32 e80 = ((u32)e74);
-                    strata_fault_[2u] = e80;
-                    const u32 e82 = ((u32)((u64)(e74 >> (32ul & 63))));
-                    strata_fault_[3u] = e82;
+                    const u32 e54 = ((u32)e48);
+                    strata_fault_[2u] = e54;
+                    const u32 e56 = ((u32)((u64)(e48 >> (32ul & 63))));
+                    strata_fault_[3u] = e56;
                     strata_fault_[4u] = 256u;
                     strata_fault_[5u] = 0u;
-                    const u32 e39 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                    strata_fault_[6u] = e39;
-                    const u32 e41 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                    strata_fault_[7u] = e41;
-                    const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                    strata_fault_[8u] = e43;
+                    const u32 e41 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e41;
+                    const u32 e43 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e43;
+                    const u32 e45 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e45;
                 }
             }
         } else {
-            const u32 e72 = (e48 * 16u);
-            const u32 e73 = (e72 + e53);
-            const u64 e74 = ((u64)e73);
-            const bool e76 = (e74 < 256ul);
-            if (e76) {
-                b_tile[e73] = 0.0f;
+            const u32 e46 = (e10 * 16u);
+            const u32 e47 = (e46 + e16);
+            const u64 e48 = ((u64)e47);
+            const bool e50 = (e48 < 256ul);
+            if (e50) {
+                b_tile[e47] = 0.0f;
             } else {
                 const u32 v59 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v59 == 0u) {
                     strata_fault_[1u] = 5u;
-                    const u32 e80 = ((u32)e74);
-                    strata_fault_[2u] = e80;
-                    const u32 e82 = ((u32)((u64)(e74 >> (32ul & 63))));
-                    strata_fault_[3u] = e82;
+                    const u32 e54 = ((u32)e48);
+                    strata_fault_[2u] = e54;
+                    const u32 e56 = ((u32)((u64)(e48 >> (32ul & 63))));
+                    strata_fault_[3u] = e56;
                     strata_fault_[4u] = 256u;
                     strata_fault_[5u] = 0u;
-                    const u32 e39 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                    strata_fault_[6u] = e39;
-                    const u32 e41 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                    strata_fault_[7u] = e41;
-                    const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                    strata_fault_[8u] = e43;
+                    const u32 e41 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e41;
+                    const u32 e43 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e43;
+                    const u32 e45 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e45;
                 }
             }
         }
         __syncthreads();
-        const u32 e72 = (e48 * 16u);
-        const u64 e114 = ((u64)e72);
-        if (e114 < 256ul) {
-            const float v61 = a_tile[e72];
+        const u32 e46 = (e10 * 16u);
+        const u64 e88 = ((u64)e46);
+        if (e88 < 256ul) {
+            const float v61 = a_tile[e46];
             strata_loaded0_ = v61;
         } else {
             const u32 v60 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v60 == 0u) {
                 strata_fault_[1u] = 6u;
-                strata_fault_[2u] = ((u32)e114);
-                strata_fault_[3u] = ((u32)((u64)(e114 >> (32ul & 63))));
+                strata_fault_[2u] = ((u32)e88);
+                strata_fault_[3u] = ((u32)((u64)(e88 >> (32ul & 63))));
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e39 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e39;
-                const u32 e41 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e41;
-                const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e43;
+                const u32 e41 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e41;
+                const u32 e43 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e43;
+                const u32 e45 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e45;
             }
         }
         const float v3 = strata_loaded0_;
-        const u64 e122 = ((u64)e53);
-        if (e122 < 256ul) {
-            const float v63 = b_tile[e53];
+        const u64 e96 = ((u64)e16);
+        if (e96 < 256ul) {
+            const float v63 = b_tile[e16];
             strata_loaded0_ = v63;
         } else {
             const u32 v62 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v62 == 0u) {
                 strata_fault_[1u] = 7u;
-                strata_fault_[2u] = ((u32)e122);
-                strata_fault_[3u] = ((u32)((u64)(e122 >> (32ul & 63))));
+                strata_fault_[2u] = ((u32)e96);
+                strata_fault_[3u] = ((u32)((u64)(e96 >> (32ul & 63))));
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e39 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e39;
-                const u32 e41 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e41;
-                const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e43;
+                const u32 e41 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e41;
+                const u32 e43 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e43;
+                const u32 e45 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e45;
             }
         }
         const float v4 = strata_loaded0_;
         const float v5 = acc;
         acc = (v5 + (v3 * v4));
-        const u32 e135 = (e72 + 1u);
-        const u64 e136 = ((u64)e135);
-        if (e136 < 256ul) {
-            const float v65 = a_tile[e135];
+        const u32 e109 = (e46 + 1u);
+        const u64 e110 = ((u64)e109);
+        if (e110 < 256ul) {
+            const float v65 = a_tile[e109];
             strata_loaded0_ = v65;
         } else {
             const u32 v64 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v64 == 0u) {
                 strata_fault_[1u] = 8u;
-                strata_fault_[2u] = ((u32)e136);
-                strata_fault_[3u] = ((u32)((u64)(e136 >> (32ul & 63))));
+                strata_fault_[2u] = ((u32)e110);
+                strata_fault_[3u] = ((u32)((u64)(e110 >> (32ul & 63))));
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e39 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e39;
-                const u32 e41 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e41;
-                const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e43;
+                const u32 e41 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e41;
+                const u32 e43 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e43;
+                const u32 e45 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e45;
             }
         }
         const float v6 = strata_loaded0_;
-        const u32 e144 = (16u + e53);
-        const u64 e145 = ((u64)e144);
-        if (e145 < 256ul) {
-            const float v67 = b_tile[e144];
+        const u32 e118 = (16u + e16);
+        const u64 e119 = ((u64)e118);
+        if (e119 < 256ul) {
+            const float v67 = b_tile[e118];
             strata_loaded0_ = v67;
         } else {
             const u32 v66 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v66 == 0u) {
                 strata_fault_[1u] = 9u;
-                strata_fault_[2u] = ((u32)e145);
-                strata_fault_[3u] = ((u32)((u64)(e145 >> (32ul & 63))));
+                strata_fault_[2u] = ((u32)e119);
+                strata_fault_[3u] = ((u32)((u64)(e119 >> (32ul & 63))));
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e39 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e39;
-                const u32 e41 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e41;
-                const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e43;
+                const u32 e41 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e41;
+                const u32 e43 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e43;
+                const u32 e45 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e45;
             }
         }
         const float v7 = strata_loaded0_;
         const float v8 = acc;
         acc = (v8 + (v6 * v7));
-        const u32 e159 = (e72 + 2u);
-        const u64 e160 = ((u64)e159);
-        if (e160 < 256ul) {
-            const float v69 = a_tile[e159];
+        const u32 e133 = (e46 + 2u);
+        const u64 e134 = ((u64)e133);
+        if (e134 < 256ul) {
+            const float v69 = a_tile[e133];
             strata_loaded0_ = v69;
         } else {
             const u32 v68 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v68 == 0u) {
                 strata_fault_[1u] = 10u;
-                strata_fault_[2u] = ((u32)e160);
-                strata_fault_[3u] = ((u32)((u64)(e160 >> (32ul & 63))));
+                strata_fault_[2u] = ((u32)e134);
+                strata_fault_[3u] = ((u32)((u64)(e134 >> (32ul & 63))));
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e39 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e39;
-                const u32 e41 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e41;
-                const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e43;
+                const u32 e41 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e41;
+                const u32 e43 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e43;
+                const u32 e45 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e45;
             }
         }
         const float v9 = strata_loaded0_;
-        const u32 e170 = (32u + e53);
-        const u64 e171 = ((u64)e170);
-        if (e171 < 256ul) {
-            const float v71 = b_tile[e170];
+        const u32 e144 = (32u + e16);
+        const u64 e145 = ((u64)e144);
+        if (e145 < 256ul) {
+            const float v71 = b_tile[e144];
             strata_loaded0_ = v71;
         } else {
             const u32 v70 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v70 == 0u) {
                 strata_fault_[1u] = 11u;
-                strata_fault_[2u] = ((u32)e171);
-                strata_fault_[3u] = ((u32)((u64)(e171 >> (32ul & 63))));
+                strata_fault_[2u] = ((u32)e145);
+                strata_fault_[3u] = ((u32)((u64)(e145 >> (32ul & 63))));
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e39 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e39;
-                const u32 e41 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e41;
-                const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e43;
+                const u32 e41 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e41;
+                const u32 e43 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e43;
+                const u32 e45 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e45;
             }
         }
         const float v10 = strata_loaded0_;
         const float v11 = acc;
         acc = (v11 + (v9 * v10));
-        const u32 e185 = (e72 + 3u);
-        const u64 e186 = ((u64)e185);
-        if (e186 < 256ul) {
-            const float v73 = a_tile[e185];
+        const u32 e159 = (e46 + 3u);
+        const u64 e160 = ((u64)e159);
+        if (e160 < 256ul) {
+            const float v73 = a_tile[e159];
             strata_loaded0_ = v73;
         } else {
             const u32 v72 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v72 == 0u) {
                 strata_fault_[1u] = 12u;
-                strata_fault_[2u] = ((u32)e186);
-                strata_fault_[3u] = ((u32)((u64)(e186 >> (32ul & 63))));
+                strata_fault_[2u] = ((u32)e160);
+                strata_fault_[3u] = ((u32)((u64)(e160 >> (32ul & 63))));
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e39 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e39;
-                const u32 e41 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e41;
-                const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e43;
+                const u32 e41 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e41;
+                const u32 e43 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e43;
+                const u32 e45 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e45;
             }
         }
         const float v12 = strata_loaded0_;
-        const u32 e196 = (48u + e53);
-        const u64 e197 = ((u64)e196);
-        if (e197 < 256ul) {
-            const float v75 = b_tile[e196];
+        const u32 e170 = (48u + e16);
+        const u64 e171 = ((u64)e170);
+        if (e171 < 256ul) {
+            const float v75 = b_tile[e170];
             strata_loaded0_ = v75;
         } else {
             const u32 v74 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v74 == 0u) {
                 strata_fault_[1u] = 13u;
-                strata_fault_[2u] = ((u32)e197);
-                strata_fault_[3u] = ((u32)((u64)(e197 >> (32ul & 63))));
+                strata_fault_[2u] = ((u32)e171);
+                strata_fault_[3u] = ((u32)((u64)(e171 >> (32ul & 63))));
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e39 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e39;
-                const u32 e41 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e41;
-                const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e43;
+                const u32 e41 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e41;
+                const u32 e43 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e43;
+                const u32 e45 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e45;
             }
         }
         const float v13 = strata_loaded0_;
         const float v14 = acc;
         acc = (v14 + (v12 * v13));
-        const u32 e211 = (e72 + 4u);
-        const u64 e212 = ((u64)e211);
-        if (e212 < 256ul) {
-            const float v77 = a_tile[e211];
+        const u32 e185 = (e46 + 4u);
+        const u64 e186 = ((u64)e185);
+        if (e186 < 256ul) {
+            const float v77 = a_tile[e185];
             strata_loaded0_ = v77;
         } else {
             const u32 v76 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v76 == 0u) {
                 strata_fault_[1u] = 14u;
-                strata_fault_[2u] = ((u32)e212);
-                strata_fault_[3u] = ((u32)((u64)(e212 >> (32ul & 63))));
+                strata_fault_[2u] = ((u32)e186);
+                strata_fault_[3u] = ((u32)((u64)(e186 >> (32ul & 63))));
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e39 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e39;
-                const u32 e41 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e41;
-                const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e43;
+                const u32 e41 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e41;
+                const u32 e43 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e43;
+                const u32 e45 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e45;
             }
         }
         const float v15 = strata_loaded0_;
-        const u32 e222 = (64u + e53);
-        const u64 e223 = ((u64)e222);
-        if (e223 < 256ul) {
-            const float v79 = b_tile[e222];
+        const u32 e196 = (64u + e16);
+        const u64 e197 = ((u64)e196);
+        if (e197 < 256ul) {
+            const float v79 = b_tile[e196];
             strata_loaded0_ = v79;
         } else {
             const u32 v78 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v78 == 0u) {
                 strata_fault_[1u] = 15u;
-                strata_fault_[2u] = ((u32)e223);
-                strata_fault_[3u] = ((u32)((u64)(e223 >> (32ul & 63))));
+                strata_fault_[2u] = ((u32)e197);
+                strata_fault_[3u] = ((u32)((u64)(e197 >> (32ul & 63))));
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e39 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e39;
-                const u32 e41 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e41;
-                const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e43;
+                const u32 e41 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e41;
+                const u32 e43 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e43;
+                const u32 e45 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e45;
             }
         }
         const float v16 = strata_loaded0_;
         const float v17 = acc;
         acc = (v17 + (v15 * v16));
-        const u32 e236 = (e72 + 5u);
-        const u64 e237 = ((u64)e236);
-        if (e237 < 256ul) {
-            const float v81 = a_tile[e236];
+        const u32 e210 = (e46 + 5u);
+        const u64 e211 = ((u64)e210);
+        if (e211 < 256ul) {
+            const float v81 = a_tile[e210];
             strata_loaded0_ = v81;
         } else {
             const u32 v80 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v80 == 0u) {
                 strata_fault_[1u] = 16u;
-                strata_fault_[2u] = ((u32)e237);
-                strata_fault_[3u] = ((u32)((u64)(e237 >> (32ul & 63))));
+                strata_fault_[2u] = ((u32)e211);
+                strata_fault_[3u] = ((u32)((u64)(e211 >> (32ul & 63))));
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e39 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e39;
-                const u32 e41 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e41;
-                const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e43;
+                const u32 e41 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e41;
+                const u32 e43 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e43;
+                const u32 e45 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e45;
             }
         }
         const float v18 = strata_loaded0_;
-        const u32 e246 = (80u + e53);
-        const u64 e247 = ((u64)e246);
-        if (e247 < 256ul) {
-            const float v83 = b_tile[e246];
+        const u32 e220 = (80u + e16);
+        const u64 e221 = ((u64)e220);
+        if (e221 < 256ul) {
+            const float v83 = b_tile[e220];
             strata_loaded0_ = v83;
         } else {
             const u32 v82 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v82 == 0u) {
                 strata_fault_[1u] = 17u;
-                strata_fault_[2u] = ((u32)e247);
-                strata_fault_[3u] = ((u32)((u64)(e247 >> (32ul & 63))));
+                strata_fault_[2u] = ((u32)e221);
+                strata_fault_[3u] = ((u32)((u64)(e221 >> (32ul & 63))));
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e39 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e39;
-                const u32 e41 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e41;
-                const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e43;
+                const u32 e41 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e41;
+                const u32 e43 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e43;
+                const u32 e45 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e45;
             }
         }
         const float v19 = strata_loaded0_;
         const float v20 = acc;
         acc = (v20 + (v18 * v19));
-        const u32 e261 = (e72 + 6u);
-        const u64 e262 = ((u64)e261);
-        if (e262 < 256ul) {
-            const float v85 = a_tile[e261];
+        const u32 e235 = (e46 + 6u);
+        const u64 e236 = ((u64)e235);
+        if (e236 < 256ul) {
+            const float v85 = a_tile[e235];
             strata_loaded0_ = v85;
         } else {
             const u32 v84 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v84 == 0u) {
                 strata_fault_[1u] = 18u;
-                strata_fault_[2u] = ((u32)e262);
-                strata_fault_[3u] = ((u32)((u64)(e262 >> (32ul & 63))));
+                strata_fault_[2u] = ((u32)e236);
+                strata_fault_[3u] = ((u32)((u64)(e236 >> (32ul & 63))));
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e39 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e39;
-                const u32 e41 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e41;
-                const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e43;
+                const u32 e41 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e41;
+                const u32 e43 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e43;
+                const u32 e45 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e45;
             }
         }
         const float v21 = strata_loaded0_;
-        const u32 e272 = (96u + e53);
-        const u64 e273 = ((u64)e272);
-        if (e273 < 256ul) {
-            const float v87 = b_tile[e272];
+        const u32 e246 = (96u + e16);
+        const u64 e247 = ((u64)e246);
+        if (e247 < 256ul) {
+            const float v87 = b_tile[e246];
             strata_loaded0_ = v87;
         } else {
             const u32 v86 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v86 == 0u) {
                 strata_fault_[1u] = 19u;
-                strata_fault_[2u] = ((u32)e273);
-                strata_fault_[3u] = ((u32)((u64)(e273 >> (32ul & 63))));
+                strata_fault_[2u] = ((u32)e247);
+                strata_fault_[3u] = ((u32)((u64)(e247 >> (32ul & 63))));
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e39 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e39;
-                const u32 e41 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e41;
-                const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e43;
+                const u32 e41 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e41;
+                const u32 e43 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e43;
+                const u32 e45 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e45;
             }
         }
         const float v22 = strata_loaded0_;
         const float v23 = acc;
         acc = (v23 + (v21 * v22));
-        const u32 e287 = (e72 + 7u);
-        const u64 e288 = ((u64)e287);
-        if (e288 < 256ul) {
-            const float v89 = a_tile[e287];
+        const u32 e261 = (e46 + 7u);
+        const u64 e262 = ((u64)e261);
+        if (e262 < 256ul) {
+            const float v89 = a_tile[e261];
             strata_loaded0_ = v89;
         } else {
             const u32 v88 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v88 == 0u) {
                 strata_fault_[1u] = 20u;
-                strata_fault_[2u] = ((u32)e288);
-                strata_fault_[3u] = ((u32)((u64)(e288 >> (32ul & 63))));
+                strata_fault_[2u] = ((u32)e262);
+                strata_fault_[3u] = ((u32)((u64)(e262 >> (32ul & 63))));
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e39 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e39;
-                const u32 e41 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e41;
-                const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e43;
+                const u32 e41 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e41;
+                const u32 e43 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e43;
+                const u32 e45 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e45;
             }
         }
         const float v24 = strata_loaded0_;
-        const u32 e298 = (112u + e53);
-        const u64 e299 = ((u64)e298);
-        if (e299 < 256ul) {
-            const float v91 = b_tile[e298];
+        const u32 e272 = (112u + e16);
+        const u64 e273 = ((u64)e272);
+        if (e273 < 256ul) {
+            const float v91 = b_tile[e272];
             strata_loaded0_ = v91;
         } else {
             const u32 v90 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v90 == 0u) {
                 strata_fault_[1u] = 21u;
-                strata_fault_[2u] = ((u32)e299);
-                strata_fault_[3u] = ((u32)((u64)(e299 >> (32ul & 63))));
+                strata_fault_[2u] = ((u32)e273);
+                strata_fault_[3u] = ((u32)((u64)(e273 >> (32ul & 63))));
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e39 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e39;
-                const u32 e41 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e41;
-                const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e43;
+                const u32 e41 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e41;
+                const u32 e43 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e43;
+                const u32 e45 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e45;
             }
         }
         const float v25 = strata_loaded0_;
         const float v26 = acc;
         acc = (v26 + (v24 * v25));
-        const u32 e313 = (e72 + 8u);
-        const u64 e314 = ((u64)e313);
-        if (e314 < 256ul) {
-            const float v93 = a_tile[e313];
+        const u32 e287 = (e46 + 8u);
+        const u64 e288 = ((u64)e287);
+        if (e288 < 256ul) {
+            const float v93 = a_tile[e287];
             strata_loaded0_ = v93;
         } else {
             const u32 v92 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v92 == 0u) {
                 strata_fault_[1u] = 22u;
-                strata_fault_[2u] = ((u32)e314);
-                strata_fault_[3u] = ((u32)((u64)(e314 >> (32ul & 63))));
+                strata_fault_[2u] = ((u32)e288);
+                strata_fault_[3u] = ((u32)((u64)(e288 >> (32ul & 63))));
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e39 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e39;
-                const u32 e41 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e41;
-                const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e43;
+                const u32 e41 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e41;
+                const u32 e43 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e43;
+                const u32 e45 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e45;
             }
         }
         const float v27 = strata_loaded0_;
-        const u32 e324 = (128u + e53);
-        const u64 e325 = ((u64)e324);
-        if (e325 < 256ul) {
-            const float v95 = b_tile[e324];
+        const u32 e298 = (128u + e16);
+        const u64 e299 = ((u64)e298);
+        if (e299 < 256ul) {
+            const float v95 = b_tile[e298];
             strata_loaded0_ = v95;
         } else {
             const u32 v94 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v94 == 0u) {
                 strata_fault_[1u] = 23u;
-                strata_fault_[2u] = ((u32)e325);
-                strata_fault_[3u] = ((u32)((u64)(e325 >> (32ul & 63))));
+                strata_fault_[2u] = ((u32)e299);
+                strata_fault_[3u] = ((u32)((u64)(e299 >> (32ul & 63))));
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e39 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e39;
-                const u32 e41 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e41;
-                const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e43;
+                const u32 e41 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e41;
+                const u32 e43 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e43;
+                const u32 e45 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e45;
             }
         }
         const float v28 = strata_loaded0_;
         const float v29 = acc;
         acc = (v29 + (v27 * v28));
-        const u32 e339 = (e72 + 9u);
-        const u64 e340 = ((u64)e339);
-        if (e340 < 256ul) {
-            const float v97 = a_tile[e339];
+        const u32 e313 = (e46 + 9u);
+        const u64 e314 = ((u64)e313);
+        if (e314 < 256ul) {
+            const float v97 = a_tile[e313];
             strata_loaded0_ = v97;
         } else {
             const u32 v96 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v96 == 0u) {
                 strata_fault_[1u] = 24u;
-                strata_fault_[2u] = ((u32)e340);
-                strata_fault_[3u] = ((u32)((u64)(e340 >> (32ul & 63))));
+                strata_fault_[2u] = ((u32)e314);
+                strata_fault_[3u] = ((u32)((u64)(e314 >> (32ul & 63))));
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e39 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e39;
-                const u32 e41 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e41;
-                const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e43;
+                const u32 e41 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e41;
+                const u32 e43 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e43;
+                const u32 e45 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e45;
             }
         }
         const float v30 = strata_loaded0_;
-        const u32 e350 = (144u + e53);
-        const u64 e351 = ((u64)e350);
-        if (e351 < 256ul) {
-            const float v99 = b_tile[e350];
+        const u32 e324 = (144u + e16);
+        const u64 e325 = ((u64)e324);
+        if (e325 < 256ul) {
+            const float v99 = b_tile[e324];
             strata_loaded0_ = v99;
         } else {
             const u32 v98 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v98 == 0u) {
                 strata_fault_[1u] = 25u;
-                strata_fault_[2u] = ((u32)e351);
-                strata_fault_[3u] = ((u32)((u64)(e351 >> (32ul & 63))));
+                strata_fault_[2u] = ((u32)e325);
+                strata_fault_[3u] = ((u32)((u64)(e325 >> (32ul & 63))));
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e39 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e39;
-                const u32 e41 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e41;
-                const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e43;
+                const u32 e41 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e41;
+                const u32 e43 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e43;
+                const u32 e45 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e45;
             }
         }
         const float v31 = strata_loaded0_;
         const float v32 = acc;
         acc = (v32 + (v30 * v31));
-        const u32 e365 = (e72 + 10u);
-        const u64 e366 = ((u64)e365);
-        if (e366 < 256ul) {
-            const float v101 = a_tile[e365];
+        const u32 e339 = (e46 + 10u);
+        const u64 e340 = ((u64)e339);
+        if (e340 < 256ul) {
+            const float v101 = a_tile[e339];
             strata_loaded0_ = v101;
         } else {
             const u32 v100 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v100 == 0u) {
                 strata_fault_[1u] = 26u;
-                strata_fault_[2u] = ((u32)e366);
-                strata_fault_[3u] = ((u32)((u64)(e366 >> (32ul & 63))));
+                strata_fault_[2u] = ((u32)e340);
+                strata_fault_[3u] = ((u32)((u64)(e340 >> (32ul & 63))));
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e39 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e39;
-                const u32 e41 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e41;
-                const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e43;
+                const u32 e41 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e41;
+                const u32 e43 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e43;
+                const u32 e45 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e45;
             }
         }
         const float v33 = strata_loaded0_;
-        const u32 e376 = (160u + e53);
-        const u64 e377 = ((u64)e376);
-        if (e377 < 256ul) {
-            const float v103 = b_tile[e376];
+        const u32 e350 = (160u + e16);
+        const u64 e351 = ((u64)e350);
+        if (e351 < 256ul) {
+            const float v103 = b_tile[e350];
             strata_loaded0_ = v103;
         } else {
             const u32 v102 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v102 == 0u) {
                 strata_fault_[1u] = 27u;
-                strata_fault_[2u] = ((u32)e377);
-                strata_fault_[3u] = ((u32)((u64)(e377 >> (32ul & 63))));
+                strata_fault_[2u] = ((u32)e351);
+                strata_fault_[3u] = ((u32)((u64)(e351 >> (32ul & 63))));
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e39 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e39;
-                const u32 e41 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e41;
-                const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e43;
+                const u32 e41 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e41;
+                const u32 e43 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e43;
+                const u32 e45 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e45;
             }
         }
         const float v34 = strata_loaded0_;
         const float v35 = acc;
         acc = (v35 + (v33 * v34));
-        const u32 e391 = (e72 + 11u);
-        const u64 e392 = ((u64)e391);
-        if (e392 < 256ul) {
-            const float v105 = a_tile[e391];
+        const u32 e365 = (e46 + 11u);
+        const u64 e366 = ((u64)e365);
+        if (e366 < 256ul) {
+            const float v105 = a_tile[e365];
             strata_loaded0_ = v105;
         } else {
             const u32 v104 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v104 == 0u) {
                 strata_fault_[1u] = 28u;
-                strata_fault_[2u] = ((u32)e392);
-                strata_fault_[3u] = ((u32)((u64)(e392 >> (32ul & 63))));
+                strata_fault_[2u] = ((u32)e366);
+                strata_fault_[3u] = ((u32)((u64)(e366 >> (32ul & 63))));
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e39 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e39;
-                const u32 e41 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e41;
-                const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e43;
+                const u32 e41 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e41;
+                const u32 e43 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e43;
+                const u32 e45 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e45;
             }
         }
         const float v36 = strata_loaded0_;
-        const u32 e402 = (176u + e53);
-        const u64 e403 = ((u64)e402);
-        if (e403 < 256ul) {
-            const float v107 = b_tile[e402];
+        const u32 e376 = (176u + e16);
+        const u64 e377 = ((u64)e376);
+        if (e377 < 256ul) {
+            const float v107 = b_tile[e376];
             strata_loaded0_ = v107;
         } else {
             const u32 v106 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v106 == 0u) {
                 strata_fault_[1u] = 29u;
-                strata_fault_[2u] = ((u32)e403);
-                strata_fault_[3u] = ((u32)((u64)(e403 >> (32ul & 63))));
+                strata_fault_[2u] = ((u32)e377);
+                strata_fault_[3u] = ((u32)((u64)(e377 >> (32ul & 63))));
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e39 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e39;
-                const u32 e41 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e41;
-                const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e43;
+                const u32 e41 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e41;
+                const u32 e43 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e43;
+                const u32 e45 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e45;
             }
         }
         const float v37 = strata_loaded0_;
         const float v38 = acc;
         acc = (v38 + (v36 * v37));
-        const u32 e417 = (e72 + 12u);
-        const u64 e418 = ((u64)e417);
-        if (e418 < 256ul) {
-            const float v109 = a_tile[e417];
+        const u32 e391 = (e46 + 12u);
+        const u64 e392 = ((u64)e391);
+        if (e392 < 256ul) {
+            const float v109 = a_tile[e391];
             strata_loaded0_ = v109;
         } else {
             const u32 v108 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v108 == 0u) {
                 strata_fault_[1u] = 30u;
-                strata_fault_[2u] = ((u32)e418);
-                strata_fault_[3u] = ((u32)((u64)(e418 >> (32ul & 63))));
+                strata_fault_[2u] = ((u32)e392);
+                strata_fault_[3u] = ((u32)((u64)(e392 >> (32ul & 63))));
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e39 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e39;
-                const u32 e41 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e41;
-                const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e43;
+                const u32 e41 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e41;
+                const u32 e43 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e43;
+                const u32 e45 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e45;
             }
         }
         const float v39 = strata_loaded0_;
-        const u32 e428 = (192u + e53);
-        const u64 e429 = ((u64)e428);
-        if (e429 < 256ul) {
-            const float v111 = b_tile[e428];
+        const u32 e402 = (192u + e16);
+        const u64 e403 = ((u64)e402);
+        if (e403 < 256ul) {
+            const float v111 = b_tile[e402];
             strata_loaded0_ = v111;
         } else {
             const u32 v110 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v110 == 0u) {
                 strata_fault_[1u] = 31u;
-                strata_fault_[2u] = ((u32)e429);
-                strata_fault_[3u] = ((u32)((u64)(e429 >> (32ul & 63))));
+                strata_fault_[2u] = ((u32)e403);
+                strata_fault_[3u] = ((u32)((u64)(e403 >> (32ul & 63))));
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e39 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e39;
-                const u32 e41 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e41;
-                const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e43;
+                const u32 e41 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e41;
+                const u32 e43 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e43;
+                const u32 e45 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e45;
             }
         }
         const float v40 = strata_loaded0_;
         const float v41 = acc;
         acc = (v41 + (v39 * v40));
-        const u32 e443 = (e72 + 13u);
-        const u64 e444 = ((u64)e443);
-        if (e444 < 256ul) {
-            const float v113 = a_tile[e443];
+        const u32 e417 = (e46 + 13u);
+        const u64 e418 = ((u64)e417);
+        if (e418 < 256ul) {
+            const float v113 = a_tile[e417];
             strata_loaded0_ = v113;
         } else {
             const u32 v112 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v112 == 0u) {
                 strata_fault_[1u] = 32u;
-                strata_fault_[2u] = ((u32)e444);
-                strata_fault_[3u] = ((u32)((u64)(e444 >> (32ul & 63))));
+                strata_fault_[2u] = ((u32)e418);
+                strata_fault_[3u] = ((u32)((u64)(e418 >> (32ul & 63))));
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e39 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e39;
-                const u32 e41 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e41;
-                const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e43;
+                const u32 e41 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e41;
+                const u32 e43 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e43;
+                const u32 e45 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e45;
             }
         }
         const float v42 = strata_loaded0_;
-        const u32 e453 = (208u + e53);
-        const u64 e454 = ((u64)e453);
-        if (e454 < 256ul) {
-            const float v115 = b_tile[e453];
+        const u32 e427 = (208u + e16);
+        const u64 e428 = ((u64)e427);
+        if (e428 < 256ul) {
+            const float v115 = b_tile[e427];
             strata_loaded0_ = v115;
         } else {
             const u32 v114 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v114 == 0u) {
                 strata_fault_[1u] = 33u;
-                strata_fault_[2u] = ((u32)e454);
-                strata_fault_[3u] = ((u32)((u64)(e454 >> (32ul & 63))));
+                strata_fault_[2u] = ((u32)e428);
+                strata_fault_[3u] = ((u32)((u64)(e428 >> (32ul & 63))));
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e39 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e39;
-                const u32 e41 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e41;
-                const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e43;
+                const u32 e41 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e41;
+                const u32 e43 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e43;
+                const u32 e45 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e45;
             }
         }
         const float v43 = strata_loaded0_;
         const float v44 = acc;
         acc = (v44 + (v42 * v43));
-        const u32 e468 = (e72 + 14u);
-        const u64 e469 = ((u64)e468);
-        if (e469 < 256ul) {
-            const float v117 = a_tile[e468];
+        const u32 e442 = (e46 + 14u);
+        const u64 e443 = ((u64)e442);
+        if (e443 < 256ul) {
+            const float v117 = a_tile[e442];
             strata_loaded0_ = v117;
         } else {
             const u32 v116 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v116 == 0u) {
                 strata_fault_[1u] = 34u;
-                strata_fault_[2u] = ((u32)e469);
-                strata_fault_[3u] = ((u32)((u64)(e469 >> (32ul & 63))));
+                strata_fault_[2u] = ((u32)e443);
+                strata_fault_[3u] = ((u32)((u64)(e443 >> (32ul & 63))));
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e39 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e39;
-                const u32 e41 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e41;
-                const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e43;
+                const u32 e41 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e41;
+                const u32 e43 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e43;
+                const u32 e45 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e45;
             }
         }
         const float v45 = strata_loaded0_;
-        const u32 e479 = (224u + e53);
-        const u64 e480 = ((u64)e479);
-        if (e480 < 256ul) {
-            const float v119 = b_tile[e479];
+        const u32 e453 = (224u + e16);
+        const u64 e454 = ((u64)e453);
+        if (e454 < 256ul) {
+            const float v119 = b_tile[e453];
             strata_loaded0_ = v119;
         } else {
             const u32 v118 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v118 == 0u) {
                 strata_fault_[1u] = 35u;
-                strata_fault_[2u] = ((u32)e480);
-                strata_fault_[3u] = ((u32)((u64)(e480 >> (32ul & 63))));
+                strata_fault_[2u] = ((u32)e454);
+                strata_fault_[3u] = ((u32)((u64)(e454 >> (32ul & 63))));
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e39 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e39;
-                const u32 e41 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e41;
-                const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e43;
+                const u32 e41 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e41;
+                const u32 e43 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e43;
+                const u32 e45 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e45;
             }
         }
         const float v46 = strata_loaded0_;
         const float v47 = acc;
         acc = (v47 + (v45 * v46));
-        const u32 e494 = (e72 + 15u);
-        const u64 e495 = ((u64)e494);
-        if (e495 < 256ul) {
-            const float v121 = a_tile[e494];
+        const u32 e468 = (e46 + 15u);
+        const u64 e469 = ((u64)e468);
+        if (e469 < 256ul) {
+            const float v121 = a_tile[e468];
             strata_loaded0_ = v121;
         } else {
             const u32 v120 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v120 == 0u) {
                 strata_fault_[1u] = 36u;
-                strata_fault_[2u] = ((u32)e495);
-                strata_fault_[3u] = ((u32)((u64)(e495 >> (32ul & 63))));
+                strata_fault_[2u] = ((u32)e469);
+                strata_fault_[3u] = ((u32)((u64)(e469 >> (32ul & 63))));
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e39 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e39;
-                const u32 e41 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e41;
-                const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e43;
+                const u32 e41 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e41;
+                const u32 e43 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e43;
+                const u32 e45 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e45;
             }
         }
         const float v48 = strata_loaded0_;
-        const u32 e505 = (240u + e53);
-        const u64 e506 = ((u64)e505);
-        if (e506 < 256ul) {
-            const float v123 = b_tile[e505];
+        const u32 e479 = (240u + e16);
+        const u64 e480 = ((u64)e479);
+        if (e480 < 256ul) {
+            const float v123 = b_tile[e479];
             strata_loaded0_ = v123;
         } else {
             const u32 v122 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v122 == 0u) {
                 strata_fault_[1u] = 37u;
-                strata_fault_[2u] = ((u32)e506);
-                strata_fault_[3u] = ((u32)((u64)(e506 >> (32ul & 63))));
+                strata_fault_[2u] = ((u32)e480);
+                strata_fault_[3u] = ((u32)((u64)(e480 >> (32ul & 63))));
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e39 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e39;
-                const u32 e41 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e41;
-                const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e43;
+                const u32 e41 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e41;
+                const u32 e43 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e43;
+                const u32 e45 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e45;
             }
         }
         const float v49 = strata_loaded0_;
@@ -1068,33 +1009,33 @@ extern "C" __global__ void matmul_tiled(
         acc = (v50 + (v48 * v49));
         __syncthreads();
     }
-    const u32 e48 = (u32)threadIdx.y;
-    const u32 e49 = (((u32)blockIdx.y * 16u) + e48);
-    const bool e51 = (e49 < m);
-    const u32 e53 = (u32)threadIdx.x;
-    const u32 e90 = (((u32)blockIdx.x * 16u) + e53);
-    const bool e92 = (e90 < n);
-    if (e51 && e92) {
+    const u32 e10 = (u32)threadIdx.y;
+    const u32 e11 = (((u32)blockIdx.y * 16u) + e10);
+    const bool e13 = (e11 < m);
+    const u32 e16 = (u32)threadIdx.x;
+    const u32 e64 = (((u32)blockIdx.x * 16u) + e16);
+    const bool e66 = (e64 < n);
+    if (e13 && e66) {
         const float v51 = acc;
-        const u32 e522 = ((e49 * n) + e90);
-        const u64 e523 = ((u64)e522);
-        const u64 e525 = ((u64)c_len);
-        if (e523 < e525) {
-            c[e522] = v51;
+        const u32 e496 = ((e11 * n) + e64);
+        const u64 e497 = ((u64)e496);
+        const u64 e499 = ((u64)c_len);
+        if (e497 < e499) {
+            c[e496] = v51;
         } else {
-            const u32 v126 = strata_atomic_add(&strata_fault_[0u], 1u);
-            if (v126 == 0u) {
-                strata_fault_[1u] = 39u;
-                strata_fault_[2u] = ((u32)e523);
-                strata_fault_[3u] = ((u32)((u64)(e523 >> (32ul & 63))));
-                strata_fault_[4u] = ((u32)e525);
-                strata_fault_[5u] = ((u32)((u64)(e525 >> (32ul & 63))));
-                const u32 e39 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e39;
-                const u32 e41 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e41;
-                const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e43;
+            const u32 v124 = strata_atomic_add(&strata_fault_[0u], 1u);
+            if (v124 == 0u) {
+                strata_fault_[1u] = 38u;
+                strata_fault_[2u] = ((u32)e497);
+                strata_fault_[3u] = ((u32)((u64)(e497 >> (32ul & 63))));
+                strata_fault_[4u] = ((u32)e499);
+                strata_fault_[5u] = ((u32)((u64)(e499 >> (32ul & 63))));
+                const u32 e41 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e41;
+                const u32 e43 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e43;
+                const u32 e45 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e45;
             }
         }
     }

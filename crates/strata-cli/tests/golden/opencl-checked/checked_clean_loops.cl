@@ -16,63 +16,133 @@ __kernel void checked_clean_loops(
     uint strata_loaded0_ = 0;
     uint strata_counter_ = 0;
     strata_loaded0_ = 0u;
-    const bool e3 = ((uint)get_group_id(0) == 1u);
-    uint v5;
-    {
-        const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        strata_scratch_uint[strata_lid] = (e3 ? 1u : 0u);
-        barrier(CLK_LOCAL_MEM_FENCE);
-        if (strata_lid == 0u) {
-            uint strata_acc = (uint)0;
-            const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
-            for (uint strata_k = 0u; strata_k < strata_n; strata_k++) {
-                const uint strata_v = strata_scratch_uint[strata_k];
-                strata_acc = (uint)(strata_acc + strata_v);
-            }
-            strata_scratch_uint[STRATA_MAX_GROUP] = strata_acc;
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        v5 = strata_scratch_uint[STRATA_MAX_GROUP];
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
-    const uint e11 = (((uint)get_local_size(0) * (uint)get_local_size(1)) * (uint)get_local_size(2));
-    if ((v5 != 0u) && (v5 != e11)) {
-        const bool e15 = (((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2))) == 0u);
-        if (e15) {
-            const uint v6 = atomic_add(&strata_fault_[0u], 1u);
-            if (v6 == 0u) {
-                strata_fault_[1u] = 0u;
-                const ulong e20 = ((ulong)(e11 - v5));
-                strata_fault_[2u] = ((uint)e20);
-                strata_fault_[3u] = ((uint)((ulong)(e20 >> (32ul & 63))));
-                const ulong e27 = ((ulong)e11);
-                const uint e28 = ((uint)e27);
-                strata_fault_[4u] = e28;
-                const uint e31 = ((uint)((ulong)(e27 >> (32ul & 63))));
-                strata_fault_[5u] = e31;
-                const uint e33 = (uint)get_global_id(0);
-                strata_fault_[6u] = e33;
-                const uint e35 = (uint)get_global_id(1);
-                strata_fault_[7u] = e35;
-                const uint e37 = (uint)get_global_id(2);
-                strata_fault_[8u] = e37;
-            }
-        }
-        return;
-    }
-    if (e3) {
+    if ((uint)get_group_id(0) == 1u) {
         return;
     }
     v = 0u;
-    const uint e38 = (uint)get_local_id(0);
-    strata_counter_ = e38;
+    const uint e4 = (uint)get_local_id(0);
+    strata_counter_ = e4;
     for (;;) {
         const uint i_0 = strata_counter_;
-        const bool e41 = (i_0 < (e38 + 3u));
+        const bool e8 = (i_0 < (e4 + 3u));
+        uint v9;
+        {
+            const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
+            strata_scratch_uint[strata_lid] = (e8 ? 1u : 0u);
+            barrier(CLK_LOCAL_MEM_FENCE);
+            if (strata_lid == 0u) {
+                uint strata_acc = (uint)0;
+                const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
+                for (uint strata_k = 0u; strata_k < strata_n; strata_k++) {
+                    const uint strata_v = strata_scratch_uint[strata_k];
+                    strata_acc = (uint)(strata_acc + strata_v);
+                }
+                strata_scratch_uint[STRATA_MAX_GROUP] = strata_acc;
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+            v9 = strata_scratch_uint[STRATA_MAX_GROUP];
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+        const uint e16 = (((uint)get_local_size(0) * (uint)get_local_size(1)) * (uint)get_local_size(2));
+        if ((v9 != 0u) && (v9 != e16)) {
+            const bool e20 = (((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2))) == 0u);
+            if (e20) {
+                const uint v10 = atomic_add(&strata_fault_[0u], 1u);
+                if (v10 == 0u) {
+                    strata_fault_[1u] = 3u;
+                    const ulong e24 = ((ulong)v9);
+                    strata_fault_[2u] = ((uint)e24);
+                    strata_fault_[3u] = ((uint)((ulong)(e24 >> (32ul & 63))));
+                    const ulong e30 = ((ulong)e16);
+                    const uint e31 = ((uint)e30);
+                    strata_fault_[4u] = e31;
+                    const uint e34 = ((uint)((ulong)(e30 >> (32ul & 63))));
+                    strata_fault_[5u] = e34;
+                    const uint e36 = (uint)get_global_id(0);
+                    strata_fault_[6u] = e36;
+                    const uint e38 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e38;
+                    const uint e40 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e40;
+                }
+            }
+            return;
+        }
+        if (!e8) {
+            break;
+        }
+        const uint e42 = (i_0 + 1u);
+        strata_counter_ = e42;
+        const ulong e43 = ((ulong)e4);
+        if (e43 < 8ul) {
+            tile[e4] = i_0;
+        } else {
+            const uint v5 = atomic_add(&strata_fault_[0u], 1u);
+            if (v5 == 0u) {
+                strata_fault_[1u] = 0u;
+                strata_fault_[2u] = ((uint)e43);
+                strata_fault_[3u] = ((uint)((ulong)(e43 >> (32ul & 63))));
+                strata_fault_[4u] = 8u;
+                strata_fault_[5u] = 0u;
+                const uint e36 = (uint)get_global_id(0);
+                strata_fault_[6u] = e36;
+                const uint e38 = (uint)get_global_id(1);
+                strata_fault_[7u] = e38;
+                const uint e40 = (uint)get_global_id(2);
+                strata_fault_[8u] = e40;
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+        const uint v1 = v;
+        const uint e51 = (7u - e4);
+        const ulong e52 = ((ulong)e51);
+        if (e52 < 8ul) {
+            const uint v7 = tile[e51];
+            strata_loaded0_ = v7;
+        } else {
+            const uint v6 = atomic_add(&strata_fault_[0u], 1u);
+            if (v6 == 0u) {
+                strata_fault_[1u] = 1u;
+                strata_fault_[2u] = ((uint)e52);
+                strata_fault_[3u] = ((uint)((ulong)(e52 >> (32ul & 63))));
+                strata_fault_[4u] = 8u;
+                strata_fault_[5u] = 0u;
+                const uint e36 = (uint)get_global_id(0);
+                strata_fault_[6u] = e36;
+                const uint e38 = (uint)get_global_id(1);
+                strata_fault_[7u] = e38;
+                const uint e40 = (uint)get_global_id(2);
+                strata_fault_[8u] = e40;
+            }
+        }
+        const uint v2 = strata_loaded0_;
+        if (e42 == 0u) {
+            const uint v8 = atomic_add(&strata_fault_[0u], 1u);
+            if (v8 == 0u) {
+                strata_fault_[1u] = 2u;
+                strata_fault_[2u] = 0u;
+                strata_fault_[3u] = 0u;
+                strata_fault_[4u] = 0u;
+                strata_fault_[5u] = 0u;
+                const uint e36 = (uint)get_global_id(0);
+                strata_fault_[6u] = e36;
+                const uint e38 = (uint)get_global_id(1);
+                strata_fault_[7u] = e38;
+                const uint e40 = (uint)get_global_id(2);
+                strata_fault_[8u] = e40;
+            }
+        }
+        v = (v1 + (v2 / e42));
+        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+    }
+    for (;;) {
+        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+        const uint v3 = v;
+        const bool e68 = (v3 >= 0u);
         uint v11;
         {
             const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-            strata_scratch_uint[strata_lid] = (e41 ? 1u : 0u);
+            strata_scratch_uint[strata_lid] = (e68 ? 1u : 0u);
             barrier(CLK_LOCAL_MEM_FENCE);
             if (strata_lid == 0u) {
                 uint strata_acc = (uint)0;
@@ -87,166 +157,54 @@ __kernel void checked_clean_loops(
             v11 = strata_scratch_uint[STRATA_MAX_GROUP];
             barrier(CLK_LOCAL_MEM_FENCE);
         }
-        if ((v11 != 0u) && (v11 != e11)) {
-            const bool e15 = (((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2))) == 0u);
-            if (e15) {
+        const uint e16 = (((uint)get_local_size(0) * (uint)get_local_size(1)) * (uint)get_local_size(2));
+        if ((v11 != 0u) && (v11 != e16)) {
+            const bool e20 = (((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2))) == 0u);
+            if (e20) {
                 const uint v12 = atomic_add(&strata_fault_[0u], 1u);
                 if (v12 == 0u) {
                     strata_fault_[1u] = 4u;
-                    const ulong e49 = ((ulong)v11);
-                    strata_fault_[2u] = ((uint)e49);
-                    strata_fault_[3u] = ((uint)((ulong)(e49 >> (32ul & 63))));
-                    const ulong e27 = ((ulong)e11);
-                    const uint e28 = ((uint)e27);
-                    strata_fault_[4u] = e28;
-                    const uint e31 = ((uint)((ulong)(e27 >> (32ul & 63))));
-                    strata_fault_[5u] = e31;
-                    const uint e33 = (uint)get_global_id(0);
-                    strata_fault_[6u] = e33;
-                    const uint e35 = (uint)get_global_id(1);
-                    strata_fault_[7u] = e35;
-                    const uint e37 = (uint)get_global_id(2);
-                    strata_fault_[8u] = e37;
+                    const ulong e77 = ((ulong)(e16 - v11));
+                    strata_fault_[2u] = ((uint)e77);
+                    strata_fault_[3u] = ((uint)((ulong)(e77 >> (32ul & 63))));
+                    const ulong e30 = ((ulong)e16);
+                    const uint e31 = ((uint)e30);
+                    strata_fault_[4u] = e31;
+                    const uint e34 = ((uint)((ulong)(e30 >> (32ul & 63))));
+                    strata_fault_[5u] = e34;
+                    const uint e36 = (uint)get_global_id(0);
+                    strata_fault_[6u] = e36;
+                    const uint e38 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e38;
+                    const uint e40 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e40;
                 }
             }
             return;
         }
-        if (!e41) {
-            break;
-        }
-        const uint e54 = (i_0 + 1u);
-        strata_counter_ = e54;
-        const ulong e55 = ((ulong)e38);
-        if (e55 < 8ul) {
-            tile[e38] = i_0;
-        } else {
-            const uint v7 = atomic_add(&strata_fault_[0u], 1u);
-            if (v7 == 0u) {
-                strata_fault_[1u] = 1u;
-                strata_fault_[2u] = ((uint)e55);
-                strata_fault_[3u] = ((uint)((ulong)(e55 >> (32ul & 63))));
-                strata_fault_[4u] = 8u;
-                strata_fault_[5u] = 0u;
-                const uint e33 = (uint)get_global_id(0);
-                strata_fault_[6u] = e33;
-                const uint e35 = (uint)get_global_id(1);
-                strata_fault_[7u] = e35;
-                const uint e37 = (uint)get_global_id(2);
-                strata_fault_[8u] = e37;
-            }
-        }
-        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-        const uint v1 = v;
-        const uint e63 = (7u - e38);
-        const ulong e64 = ((ulong)e63);
-        if (e64 < 8ul) {
-            const uint v9 = tile[e63];
-            strata_loaded0_ = v9;
-        } else {
-            const uint v8 = atomic_add(&strata_fault_[0u], 1u);
-            if (v8 == 0u) {
-                strata_fault_[1u] = 2u;
-                strata_fault_[2u] = ((uint)e64);
-                strata_fault_[3u] = ((uint)((ulong)(e64 >> (32ul & 63))));
-                strata_fault_[4u] = 8u;
-                strata_fault_[5u] = 0u;
-                const uint e33 = (uint)get_global_id(0);
-                strata_fault_[6u] = e33;
-                const uint e35 = (uint)get_global_id(1);
-                strata_fault_[7u] = e35;
-                const uint e37 = (uint)get_global_id(2);
-                strata_fault_[8u] = e37;
-            }
-        }
-        const uint v2 = strata_loaded0_;
-        if (e54 == 0u) {
-            const uint v10 = atomic_add(&strata_fault_[0u], 1u);
-            if (v10 == 0u) {
-                strata_fault_[1u] = 3u;
-                strata_fault_[2u] = 0u;
-                strata_fault_[3u] = 0u;
-                strata_fault_[4u] = 0u;
-                strata_fault_[5u] = 0u;
-                const uint e33 = (uint)get_global_id(0);
-                strata_fault_[6u] = e33;
-                const uint e35 = (uint)get_global_id(1);
-                strata_fault_[7u] = e35;
-                const uint e37 = (uint)get_global_id(2);
-                strata_fault_[8u] = e37;
-            }
-        }
-        v = (v1 + (v2 / e54));
-        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    }
-    for (;;) {
-        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-        const uint v3 = v;
-        const bool e80 = (v3 >= 0u);
-        uint v13;
-        {
-            const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-            strata_scratch_uint[strata_lid] = (e80 ? 1u : 0u);
-            barrier(CLK_LOCAL_MEM_FENCE);
-            if (strata_lid == 0u) {
-                uint strata_acc = (uint)0;
-                const uint strata_n = ((uint)get_local_size(0) * (uint)get_local_size(1) * (uint)get_local_size(2));
-                for (uint strata_k = 0u; strata_k < strata_n; strata_k++) {
-                    const uint strata_v = strata_scratch_uint[strata_k];
-                    strata_acc = (uint)(strata_acc + strata_v);
-                }
-                strata_scratch_uint[STRATA_MAX_GROUP] = strata_acc;
-            }
-            barrier(CLK_LOCAL_MEM_FENCE);
-            v13 = strata_scratch_uint[STRATA_MAX_GROUP];
-            barrier(CLK_LOCAL_MEM_FENCE);
-        }
-        if ((v13 != 0u) && (v13 != e11)) {
-            const bool e15 = (((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2))) == 0u);
-            if (e15) {
-                const uint v14 = atomic_add(&strata_fault_[0u], 1u);
-                if (v14 == 0u) {
-                    strata_fault_[1u] = 5u;
-                    const ulong e89 = ((ulong)(e11 - v13));
-                    strata_fault_[2u] = ((uint)e89);
-                    strata_fault_[3u] = ((uint)((ulong)(e89 >> (32ul & 63))));
-                    const ulong e27 = ((ulong)e11);
-                    const uint e28 = ((uint)e27);
-                    strata_fault_[4u] = e28;
-                    const uint e31 = ((uint)((ulong)(e27 >> (32ul & 63))));
-                    strata_fault_[5u] = e31;
-                    const uint e33 = (uint)get_global_id(0);
-                    strata_fault_[6u] = e33;
-                    const uint e35 = (uint)get_global_id(1);
-                    strata_fault_[7u] = e35;
-                    const uint e37 = (uint)get_global_id(2);
-                    strata_fault_[8u] = e37;
-                }
-            }
-            return;
-        }
-        if (e80) {
+        if (e68) {
             break;
         }
     }
     const uint v4 = v;
-    const uint e33 = (uint)get_global_id(0);
-    const ulong e93 = ((ulong)e33);
-    const ulong e95 = ((ulong)x_len);
-    if (e93 < e95) {
-        x[e33] = v4;
+    const uint e36 = (uint)get_global_id(0);
+    const ulong e81 = ((ulong)e36);
+    const ulong e83 = ((ulong)x_len);
+    if (e81 < e83) {
+        x[e36] = v4;
     } else {
-        const uint v15 = atomic_add(&strata_fault_[0u], 1u);
-        if (v15 == 0u) {
-            strata_fault_[1u] = 6u;
-            strata_fault_[2u] = ((uint)e93);
-            strata_fault_[3u] = ((uint)((ulong)(e93 >> (32ul & 63))));
-            strata_fault_[4u] = ((uint)e95);
-            strata_fault_[5u] = ((uint)((ulong)(e95 >> (32ul & 63))));
-            strata_fault_[6u] = e33;
-            const uint e35 = (uint)get_global_id(1);
-            strata_fault_[7u] = e35;
-            const uint e37 = (uint)get_global_id(2);
-            strata_fault_[8u] = e37;
+        const uint v13 = atomic_add(&strata_fault_[0u], 1u);
+        if (v13 == 0u) {
+            strata_fault_[1u] = 5u;
+            strata_fault_[2u] = ((uint)e81);
+            strata_fault_[3u] = ((uint)((ulong)(e81 >> (32ul & 63))));
+            strata_fault_[4u] = ((uint)e83);
+            strata_fault_[5u] = ((uint)((ulong)(e83 >> (32ul & 63))));
+            strata_fault_[6u] = e36;
+            const uint e38 = (uint)get_global_id(1);
+            strata_fault_[7u] = e38;
+            const uint e40 = (uint)get_global_id(2);
+            strata_fault_[8u] = e40;
         }
     }
 }
