@@ -135,6 +135,9 @@ struct Rewriter {
     carriers: HashMap<Type, PrivateId>,
     /// Every check of checked mode, not only the bounds ([`instrument`]).
     full: bool,
+    /// Bounds-only mode: the private variables (site + 1, index, length) where a work-item
+    /// keeps its first fault until it ends, when it records it (see [`instrument_bounds`]).
+    deferred: Option<[PrivateId; 3]>,
     /// Accesses proven in bounds where the statement runs: `(index, buffer)` pairs whose
     /// `index < len(buffer)` is a condition (or a conjunct of one) of an enclosing `if`.
     proven: Vec<(ExprId, ParamId)>,
@@ -198,16 +201,44 @@ fn rewrite(f: &Function, full: bool) -> Instrumented {
         lens,
         carriers: HashMap::new(),
         full,
+        deferred: None,
         proven: Vec::new(),
     };
+    if !full {
+        let names = [
+            "strata_fault_site",
+            "strata_fault_index",
+            "strata_fault_len",
+        ];
+        let types = [Type::U32, Type::U64, Type::U64];
+        let vars = [0, 1, 2].map(|k| {
+            let name = unique_name(&r.f, names[k]);
+            r.f.privates.push(PrivateDecl {
+                name,
+                elem: types[k],
+                len: None,
+            })
+        });
+        r.deferred = Some(vars);
+    }
     let top = Ctx {
         after: None,
         // Bounds only: no counts are taken anywhere.
         uniform: full,
     };
     let mut body = r.block(body, &top);
+    r.flush(&mut body);
     // The carriers start at 0: what a load out of bounds gives.
     let mut init: Block = Vec::new();
+    if let Some([site, _, _]) = r.deferred {
+        let (zero, index) = (r.lit(Scalar::U32, 0), r.lit(Scalar::U32, 0));
+        init.push(Stmt::Store {
+            mem: Mem::Private(site),
+            index,
+            value: zero,
+            at: SourceLoc::NONE,
+        });
+    }
     let mut carriers: Vec<(Type, PrivateId)> = r.carriers.iter().map(|(t, p)| (*t, *p)).collect();
     carriers.sort_by_key(|&(_, p)| p);
     for (ty, p) in carriers {
@@ -332,11 +363,78 @@ impl Rewriter {
             at,
             kind: SiteKind::Bounds,
         });
+        if let Some(vars) = self.deferred {
+            return Some((ok, self.defer(vars, site, wide, len)));
+        }
+        let site = self.lit(Scalar::U32, site);
         Some((ok, self.record(site, wide, len)))
     }
 
+    /// Bounds-only mode: the statements keeping a fault at `site` in the work-item's private
+    /// variables `vars`, unless it has one already (a few stores, where [`Rewriter::record`]
+    /// writes the fault words: PoCL's compile times grew manyfold with that at every access).
+    fn defer(&mut self, vars: [PrivateId; 3], site: u64, wide: ExprId, len: ExprId) -> Block {
+        let [s, i, l] = vars;
+        let index = self.lit(Scalar::U32, 0);
+        let zero = self.lit(Scalar::U32, 0);
+        let had = self.new_value(Type::U32);
+        let had_e = self.e(Expr::Value(had), Type::U32);
+        let none = self.e(Expr::Binary(BinaryOp::Eq, had_e, zero), Type::BOOL);
+        let site = self.lit(Scalar::U32, site + 1);
+        let store = |mem: PrivateId, value: ExprId| Stmt::Store {
+            mem: Mem::Private(mem),
+            index,
+            value,
+            at: SourceLoc::NONE,
+        };
+        vec![
+            Stmt::Load {
+                value: had,
+                mem: Mem::Private(s),
+                index,
+                at: SourceLoc::NONE,
+            },
+            Stmt::If {
+                cond: none,
+                then: vec![store(s, site), store(i, wide), store(l, len)],
+                otherwise: Vec::new(),
+            },
+        ]
+    }
+
+    /// Bounds-only mode: appends to `out` the recording of the work-item's kept fault, if
+    /// any (at the end of the kernel and before every `return`).
+    fn flush(&mut self, out: &mut Block) {
+        let Some([s, i, l]) = self.deferred else {
+            return;
+        };
+        let index = self.lit(Scalar::U32, 0);
+        let zero = self.lit(Scalar::U32, 0);
+        let one = self.lit(Scalar::U32, 1);
+        let [sv, iv, lv] = [Type::U32, Type::U64, Type::U64].map(|t| self.new_value(t));
+        for (v, p) in [(sv, s), (iv, i), (lv, l)] {
+            out.push(Stmt::Load {
+                value: v,
+                mem: Mem::Private(p),
+                index,
+                at: SourceLoc::NONE,
+            });
+        }
+        let site1 = self.e(Expr::Value(sv), Type::U32);
+        let some = self.e(Expr::Binary(BinaryOp::Ne, site1, zero), Type::BOOL);
+        let site = self.e(Expr::Binary(BinaryOp::Sub, site1, one), Type::U32);
+        let wide = self.e(Expr::Value(iv), Type::U64);
+        let len = self.e(Expr::Value(lv), Type::U64);
+        let record = self.record(site, wide, len);
+        out.push(Stmt::If {
+            cond: some,
+            then: record,
+            otherwise: Vec::new(),
+        });
+    }
+
     /// The statements recording a fault at `site` with `index` and `len` (`u64`).
-    fn record(&mut self, site: u64, wide: ExprId, len: ExprId) -> Block {
+    fn record(&mut self, site: ExprId, wide: ExprId, len: ExprId) -> Block {
         let fault = Mem::Buffer(self.fault);
         let count = self.new_value(Type::U32);
         let zero = self.lit(Scalar::U32, 0);
@@ -352,7 +450,6 @@ impl Rewriter {
                 at: SourceLoc::NONE,
             });
         };
-        let site = self.lit(Scalar::U32, site);
         put(self, 1, site);
         let k32 = self.lit(Scalar::U64, 32);
         for (word, x) in [(2, wide), (4, len)] {
@@ -428,6 +525,7 @@ impl Rewriter {
         // One work-item records it: the first of the work-group.
         let lid = self.e(Expr::Builtin(Builtin::LocalLinearId), Type::U32);
         let first = self.e(Expr::Binary(BinaryOp::Eq, lid, zero), Type::BOOL);
+        let site = self.lit(Scalar::U32, site);
         let record = self.record(site, reached, size64);
         out.push(Stmt::If {
             cond: divergent,
@@ -452,6 +550,7 @@ impl Rewriter {
             kind: SiteKind::Fault,
         });
         let zero = self.lit(Scalar::U64, 0);
+        let site = self.lit(Scalar::U32, site);
         let mut record = self.record(site, zero, zero);
         record.extend(then);
         out.push(Stmt::If {
@@ -805,10 +904,13 @@ impl Rewriter {
                 let body = self.block(body, &inner);
                 out.push(Stmt::Loop { id, body });
             }
+            Stmt::Return => {
+                self.flush(out);
+                out.push(Stmt::Return);
+            }
             s @ (Stmt::Let { .. }
             | Stmt::Break(_)
             | Stmt::Continue(_)
-            | Stmt::Return
             | Stmt::Barrier(_)
             | Stmt::MemFence { .. }
             | Stmt::Group { .. }) => out.push(s),
