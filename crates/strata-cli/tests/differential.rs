@@ -111,6 +111,9 @@ const OPENCL_PINNED: &[(u64, usize, &str)] = &[
     // The same with `rint(-inf)` in f32 (and the whole batch of programs 200..299 crashed the
     // driver's compiler).
     (1, 230, "out_f32 = hypot(..., rint(1.1754944e-38 * -inf))"),
+    // PoCL 3.1: the program that never ended (`strata difftest --seed 1` hung at programs
+    // 2500..2599; strata now tests `rootn`'s `n == 0` before PoCL's `rootn` sees it).
+    (1, 2501, "the hang of seed 1, fixed by the rootn guard"),
 ];
 
 #[test]
@@ -129,6 +132,28 @@ fn opencl_pinned_programs() {
                 r.failed.join("\n")
             );
         }
+    }
+}
+
+/// A kernel that does not finish within the time limit is a reported failure of its programs,
+/// and the run goes on (with a new queue): here every kernel gets no time at all.
+#[test]
+fn a_kernel_over_the_time_limit_is_a_failure_not_a_stuck_run() {
+    let interp = Queue::new(&Device::from_spec("interp").unwrap()).unwrap();
+    let cpu = Queue::new(&Device::from_spec("cpu").unwrap()).unwrap();
+    let report = difftest::run_with_timeout(
+        &interp,
+        &cpu,
+        3,
+        150,
+        |_| std::time::Duration::ZERO,
+        |_, _| {},
+    )
+    .unwrap();
+    assert_eq!((report.passed, report.failed_programs), (0, 150));
+    assert_eq!(report.failed.len(), 2, "one failure per kernel");
+    for f in &report.failed {
+        assert!(f.contains("timed out"), "{f}");
     }
 }
 

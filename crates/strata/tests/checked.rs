@@ -347,3 +347,53 @@ fn the_same_kernel_recorded_twice_compiles_once_and_names_its_own_lines() {
         }
     }
 }
+
+/// No kernel takes the process down: outside checked mode, on every device that runs kernels
+/// in the host's memory (the CPU backends, PoCL and any OpenCL device of type CPU), a read at
+/// index 2^30 fails the launch with `OutOfBounds` (PoCL died of SIGSEGV before: its kernels
+/// read the host's memory), and the queue stays usable.
+#[test]
+fn a_far_read_outside_checked_mode_is_out_of_bounds_on_host_memory_devices() {
+    let _one = serial();
+    let k = Kernel::build("far_read", |k| {
+        let x = k.read::<u32>("x");
+        let out = k.write::<u32>("out");
+        let i = global_id(0);
+        let j = select::<u32>(i.eq(3u32), lit(1u32 << 30), i);
+        out.set(i, x.at(j) + 1u32);
+    })
+    .unwrap();
+    let devices: Vec<Device> = strata::devices()
+        .into_iter()
+        .filter(|d| d.info().is_cpu())
+        .collect();
+    let specs: Vec<String> = devices.iter().map(|d| d.spec()).collect();
+    assert!(specs.iter().any(|s| s == "cpu"), "{specs:?}");
+    if std::env::var("STRATA_REQUIRE").is_ok_and(|r| r.contains("opencl")) {
+        assert!(specs.iter().any(|s| s.starts_with("opencl:")), "{specs:?}");
+    }
+    for dev in devices {
+        let q = Queue::new(&dev).unwrap();
+        let x = Buffer::from_slice(&q, &[7u32; 16]).unwrap();
+        let out = Buffer::<u32>::new(&q, 16).unwrap();
+        let (m, _) = expect_oob(k.launch(&q, NdRange::new(16).local(4), args![&x, &out]));
+        for part in [
+            "kernel `far_read`",
+            "index 1073741824 is out of bounds for buffer `x` of length 16",
+            "global (3, 0, 0)",
+        ] {
+            assert!(m.contains(part), "{}: `{m}` lacks `{part}`", dev.spec());
+        }
+        // The queue runs the next launch.
+        let ok = Kernel::build("near_read", |k| {
+            let x = k.read::<u32>("x");
+            let out = k.write::<u32>("out");
+            let i = global_id(0);
+            out.set(i, x.at(i) + 1u32);
+        })
+        .unwrap();
+        ok.launch(&q, NdRange::new(16).local(4), args![&x, &out])
+            .unwrap();
+        assert_eq!(q.read(&out).unwrap(), vec![8u32; 16], "{}", dev.spec());
+    }
+}

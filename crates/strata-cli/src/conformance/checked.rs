@@ -3,7 +3,10 @@
 //! check --device X` and `--device X+checked` both run them), asserting the exact error kind
 //! and that the message names the work-items and the source line of the fault.
 //!
-//! Out-of-bounds accesses and barrier divergence are found on every backend. Data races and
+//! Out-of-bounds accesses, barrier divergence (under an `if`, in a loop whose trip counts
+//! differ, after a `return`), zero loop steps and integer division by zero are found on every
+//! backend (on OpenCL and CUDA by the instrumentation, `strata::ir::checked`; a zero step or
+//! a divergent barrier there would hang or crash without it). Data races and
 //! uninitialized reads are found by `interp+checked` ([`Device::finds_races`]); on the other
 //! devices those cases check that the kernel runs without a false report.
 
@@ -24,7 +27,12 @@ pub(super) fn cases() -> Vec<Case> {
         case("checked/uninit_private", uninit_private),
         case("checked/uninit_buffer", uninit_buffer),
         case("checked/barrier_divergence", barrier_divergence),
+        case("checked/zero_loop_step", zero_loop_step),
+        case("checked/loop_barrier_divergence", loop_barrier_divergence),
+        case("checked/barrier_after_return", barrier_after_return),
+        case("checked/division_by_zero", division_by_zero),
         case("checked/clean_exchange", clean_exchange),
+        case("checked/clean_loops", clean_loops),
     ]
 }
 
@@ -484,4 +492,145 @@ fn clean_exchange(q: &Queue) -> Result<(), String> {
     let want: Vec<u32> = (0..16u32).map(|i| (i / 8) * 8 + 7 - i % 8 + 1).collect();
     expect_eq("x", &q.read(&x).map_err(e)?, &want)?;
     expect_eq("count", &q.read(&count).map_err(e)?, &[16])
+}
+
+/// The launch failed with a [`Error::BarrierDivergence`] at a barrier of kernel `kernel`,
+/// reached by `reached` of the 8 work-items of work-group 0.
+fn expect_divergence(kernel: &str, reached: usize, r: strata::Result<Run>) -> Result<(), String> {
+    match r {
+        Err(Error::BarrierDivergence {
+            kernel: k,
+            what,
+            reached: n,
+            size: 8,
+            group: [0, 0, 0],
+        }) if k == kernel && what == "barrier" && n == reached => Ok(()),
+        r => Err(format!(
+            "expected the barrier reached by {reached} of 8 work-items, got {r:?}"
+        )),
+    }
+}
+
+/// The launch failed with a [`Error::KernelFault`] whose message contains `message`, at
+/// global id `item`.
+fn expect_kernel_fault(message: &str, item: u32, r: strata::Result<Run>) -> Result<(), String> {
+    match r {
+        Err(Error::KernelFault {
+            message: m,
+            item: w,
+            ..
+        }) if m.contains(message) && w.global == [item, 0, 0] => Ok(()),
+        r => Err(format!(
+            "expected the fault `{message}` at work-item {item}, got {r:?}"
+        )),
+    }
+}
+
+/// A `for` loop whose step, a parameter, is 0 (it would never end: OpenCL hung on it).
+fn zero_loop_step(q: &Queue) -> Result<(), String> {
+    let q = checked(q)?;
+    let k = Kernel::build("planted_zero_step", |k| {
+        let out = k.write::<u32>("out");
+        let step = k.scalar::<u32>("step");
+        let i = global_id(0);
+        let s = select::<u32>(i.eq(5u32), step, 1u32);
+        let acc = var::<u32>(0u32);
+        for_step(0u32, 4u32, s, |j| acc.set(acc.get() + j));
+        out.set(i, acc.get());
+    })
+    .map_err(e)?;
+    let out = Buffer::<u32>::new(&q, 8).map_err(e)?;
+    let r = k.launch(&q, NdRange::new(8).local(8), args![&out, 0u32]);
+    expect_kernel_fault("for loop step is 0", 5, r)
+}
+
+/// A barrier in a loop whose trip count differs between work-items (1, 2 or 3: 5 of the 8
+/// work-items reach the second iteration's barrier). PoCL crashed on it.
+fn loop_barrier_divergence(q: &Queue) -> Result<(), String> {
+    let q = checked(q)?;
+    let k = Kernel::build("planted_loop_barrier", |k| {
+        let out = k.write::<u32>("out");
+        let l = local_id(0);
+        let acc = var::<u32>(0u32);
+        for_range(0u32, l % 3u32 + 1u32, |j| {
+            barrier();
+            acc.set(acc.get() + j);
+        });
+        out.set(global_id(0), acc.get());
+    })
+    .map_err(e)?;
+    let out = Buffer::<u32>::new(&q, 8).map_err(e)?;
+    let r = k.launch(&q, NdRange::new(8).local(8), args![&out]);
+    expect_divergence("planted_loop_barrier", 5, r)
+}
+
+/// A barrier after 3 of 8 work-items returned (on OpenCL it gave garbage).
+fn barrier_after_return(q: &Queue) -> Result<(), String> {
+    let q = checked(q)?;
+    let k = Kernel::build("planted_return_barrier", |k| {
+        let out = k.write::<u32>("out");
+        let tile = k.local_array::<u32>("tile", 8);
+        let l = local_id(0);
+        tile.set(l, l);
+        if_(l.lt(3u32), return_);
+        barrier();
+        out.set(global_id(0), tile.at(7u32 - l));
+    })
+    .map_err(e)?;
+    let out = Buffer::<u32>::new(&q, 8).map_err(e)?;
+    let r = k.launch(&q, NdRange::new(8).local(8), args![&out]);
+    expect_divergence("planted_return_barrier", 5, r)
+}
+
+/// An integer division by zero (OpenCL gave 100 / 0 = 100).
+fn division_by_zero(q: &Queue) -> Result<(), String> {
+    let q = checked(q)?;
+    let k = Kernel::build("planted_div_zero", |k| {
+        let d = k.read::<i32>("d");
+        let out = k.write::<i32>("out");
+        let i = global_id(0);
+        out.set(i, lit(100i32) / d.at(i));
+    })
+    .map_err(e)?;
+    let d = Buffer::from_slice(&q, &[1i32, 2, 3, 0, 5, 6, 7, 8]).map_err(e)?;
+    let out = Buffer::<i32>::new(&q, 8).map_err(e)?;
+    let r = k.launch(&q, NdRange::new(8).local(8), args![&d, &out]);
+    expect_kernel_fault("integer division by zero", 3, r)
+}
+
+/// No false report: barriers in loops whose trip counts agree (though computed from
+/// work-item ids), a return taken by a whole work-group before a barrier, a data-dependent
+/// division whose divisor is never 0, a `break` taken by every work-item at once.
+fn clean_loops(q: &Queue) -> Result<(), String> {
+    let q = checked(q)?;
+    let k = Kernel::build("checked_clean_loops", |k| {
+        let x = k.read_write::<u32>("x");
+        let tile = k.local_array::<u32>("tile", 8);
+        let (i, l) = (global_id(0), local_id(0));
+        if_(group_id(0).eq(1u32), return_);
+        let acc = var::<u32>(0u32);
+        for_range(l, l + 3u32, |j| {
+            tile.set(l, j);
+            barrier();
+            acc.set(acc.get() + tile.at(7u32 - l) / (j + 1u32));
+            barrier();
+        });
+        loop_(|| {
+            barrier();
+            if_(acc.get().ge(0u32), break_);
+        });
+        x.set(i, acc.get());
+    })
+    .map_err(e)?;
+    let x = Buffer::<u32>::new(&q, 16).map_err(e)?;
+    k.launch(&q, NdRange::new(16).local(8), args![&x])
+        .map_err(e)?;
+    // Work-group 1 returned as a whole; in work-group 0, iteration t reads 7 - l + t.
+    let want: Vec<u32> = (0..16u32)
+        .map(|i| match i {
+            0..8 => (0..3).map(|t| (7 - i + t) / (i + t + 1)).sum::<u32>(),
+            _ => 0,
+        })
+        .collect();
+    expect_eq("x", &q.read(&x).map_err(e)?, &want)
 }

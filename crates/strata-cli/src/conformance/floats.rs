@@ -257,6 +257,24 @@ macro_rules! float_suite {
                         return Err(format!("{} {name} with x = {x:?} is {g:?}, not {w:?}", stringify!($t)));
                     }
                 }
+                // `rootn(x, 0)` with a literal 0 is NaN: PoCL 3.1's `rootn` of a literal 0 gave
+                // 0 and lost the kernel's other stores (a random program with it never ended;
+                // the OpenCL writer's `rootn` helper tests `n == 0` first).
+                let roots = run(q, concat!("frootn_literal_", stringify!($t)), &a, &zero, &zero, |x, _, _| {
+                    let n = var::<i32>(lit(0i32)).get();
+                    [x.rootn(0), x * (2.0 as F), x.rootn(n)]
+                })?;
+                for (i, g) in roots.iter().enumerate() {
+                    let x = a[i / 3];
+                    let ok = match i % 3 {
+                        1 => *g == x * 2.0 || (g.is_nan() && x.is_nan()),
+                        _ => g.is_nan(),
+                    };
+                    if !ok {
+                        let name = ["rootn(x, 0)", "x * 2 beside rootn(x, 0)", "rootn(x, a private 0)"][i % 3];
+                        return Err(format!("{} {name} with x = {x:?} is {g:?}", stringify!($t)));
+                    }
+                }
                 let hows = ["x * NaN", "x + a private NaN", "-inf / -inf"];
                 for (i, g) in got.iter().enumerate() {
                     if !g.is_nan() {

@@ -64,7 +64,9 @@ mod gen;
 mod run;
 
 pub use compare::ulp_bound;
-pub use run::{run, run_one, run_with, Report, PROGRAMS_PER_KERNEL};
+pub use run::{
+    kernel_timeout, run, run_one, run_with, run_with_timeout, Report, PROGRAMS_PER_KERNEL,
+};
 
 use crate::conformance::Rng;
 use gen::build;

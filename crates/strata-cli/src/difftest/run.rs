@@ -1,5 +1,10 @@
 //! The runner: builds the kernels of a run ([`PROGRAMS_PER_KERNEL`] programs each), gives both
 //! queues the same random inputs, runs them and hands the outputs to the comparator.
+//!
+//! Every kernel runs under a time limit ([`kernel_timeout`]): it runs on a thread of its own,
+//! and a kernel that has not finished in time (a miscompiled loop that never ends, as PoCL's
+//! `rootn(x, 0)` made one) is a reported failure of its programs, not a stuck run. The queue
+//! it hangs on is left to it; the run goes on with a new queue on the same device.
 
 use super::compare::compare;
 use super::gen::build;
@@ -8,6 +13,7 @@ use super::{
     INTS,
 };
 use crate::conformance::Rng;
+use std::time::Duration;
 use strata::builder::Value;
 use strata::ir::eval::Num;
 use strata::ir::{Function, Literal, Scalar};
@@ -40,6 +46,13 @@ impl Report {
 /// Programs per kernel: PoCL compiles one kernel in 0.1 to 1 s, so many programs share one.
 pub const PROGRAMS_PER_KERNEL: usize = 100;
 
+/// The time limit of one kernel of `programs` programs (compiling it included): two minutes,
+/// and two seconds per program (a kernel of 100 programs takes seconds; a loaded machine
+/// compiling with a debug build of strata took over 160 s once).
+pub fn kernel_timeout(programs: usize) -> Duration {
+    Duration::from_secs(120 + 2 * programs as u64)
+}
+
 /// Runs `programs` random programs from `seed` on `reference` and `other` and compares their
 /// results (see the module docs); `Err` describes the first mismatch (with the seed, the
 /// program's IR and the values) or a device error.
@@ -65,7 +78,21 @@ pub fn run_with(
     progress: impl FnMut(usize, &Report),
 ) -> Result<Report, String> {
     let all: Vec<usize> = (0..programs).collect();
-    run_programs(reference, other, seed, &all, progress)
+    run_programs(reference, other, seed, &all, kernel_timeout, progress)
+}
+
+/// Like [`run_with`], with `timeout(programs)` the time limit of a kernel of `programs`
+/// programs on `other` instead of [`kernel_timeout`]'s (the reference keeps that one).
+pub fn run_with_timeout(
+    reference: &Queue,
+    other: &Queue,
+    seed: u64,
+    programs: usize,
+    timeout: impl Fn(usize) -> Duration,
+    progress: impl FnMut(usize, &Report),
+) -> Result<Report, String> {
+    let all: Vec<usize> = (0..programs).collect();
+    run_programs(reference, other, seed, &all, timeout, progress)
 }
 
 /// Runs only program `index` of the run with seed `seed`, alone in its kernel (with the same
@@ -76,7 +103,7 @@ pub fn run_one(
     seed: u64,
     index: usize,
 ) -> Result<Report, String> {
-    run_programs(reference, other, seed, &[index], |_, _| {})
+    run_programs(reference, other, seed, &[index], kernel_timeout, |_, _| {})
 }
 
 fn run_programs(
@@ -84,6 +111,7 @@ fn run_programs(
     other: &Queue,
     seed: u64,
     indices: &[usize],
+    timeout: impl Fn(usize) -> Duration,
     mut progress: impl FnMut(usize, &Report),
 ) -> Result<Report, String> {
     let (ri, oi) = (reference.device().info(), other.device().info());
@@ -111,6 +139,8 @@ fn run_programs(
         });
     }
     let mut report = Report::default();
+    // Replaced by a new queue on the same device after a kernel that did not finish in time.
+    let mut other_q = other.clone();
     let mut done = 0;
     let mut batch = 0;
     while done < indices.len() {
@@ -121,9 +151,22 @@ fn run_programs(
             .map(|&i| program_seed(seed, i))
             .collect();
         let (f, layout) = build(&seeds, &opts, &format!("difftest_{batch}"));
-        let want = execute(reference, f.clone(), &layout, &inputs, opts.local_size)
-            .map_err(|e| format!("seed {seed}: the reference device failed: {e}"))?;
-        let got = execute(other, f, &layout, &inputs, opts.local_size);
+        let limit = timeout(n);
+        let want = bounded(
+            reference,
+            f.clone(),
+            &layout,
+            &inputs,
+            opts.local_size,
+            kernel_timeout(n),
+        )
+        .map_err(|e| format!("seed {seed}: the reference device failed: {e}"))?;
+        let got = bounded(&other_q, f, &layout, &inputs, opts.local_size, limit);
+        if got.as_ref().is_err_and(|e| e.starts_with(TIMED_OUT)) {
+            other_q = Queue::new(other.device()).map_err(|e| {
+                format!("seed {seed}: no new queue after a kernel that did not end: {e}")
+            })?;
+        }
         report.kernels += 1;
         let mut bad: Vec<(usize, String)> = Vec::new();
         let failed = match got {
@@ -158,7 +201,39 @@ fn run_programs(
     Ok(report)
 }
 
+/// How [`bounded`]'s error of a kernel that did not finish in time starts.
+const TIMED_OUT: &str = "timed out";
+
+/// [`execute`] on a thread of its own, waited for at most `limit`: its error as text, which
+/// starts with [`TIMED_OUT`] when the kernel did not finish (the thread is left blocked on
+/// `q`, which must not be used again).
+fn bounded(
+    q: &Queue,
+    f: Function,
+    layout: &Layout,
+    inputs: &Inputs,
+    local: u32,
+    limit: Duration,
+) -> Result<Outputs, String> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (q2, layout2, inputs2) = (q.clone(), layout.clone(), inputs.clone());
+    std::thread::Builder::new()
+        .name("difftest-kernel".into())
+        .spawn(move || {
+            let r = execute(&q2, f, &layout2, &inputs2, local).map_err(|e| e.to_string());
+            let _ = tx.send(r);
+        })
+        .map_err(|e| format!("no thread for the kernel: {e}"))?;
+    match rx.recv_timeout(limit) {
+        Ok(r) => r,
+        Err(_) => Err(format!(
+            "{TIMED_OUT}: the kernel did not finish within {limit:?} (a miscompiled loop that never ends?)"
+        )),
+    }
+}
+
 /// A generated kernel's inputs: buffer contents and scalar arguments per type.
+#[derive(Clone)]
 struct Inputs {
     buffers: Vec<Vec<Literal>>,
     scalars: Vec<Literal>,

@@ -132,7 +132,11 @@ pub struct Dialect {
     /// for finite values, so a known NaN operand becomes poison. The helper's test stays
     /// outside the built-in, where no such assumption holds. OpenCL guards every one-argument
     /// float built-in whose value at NaN is NaN (a compare and a select each), not only those
-    /// seen failing: each new one was found by a random program, never by a user.
+    /// seen failing: each new one was found by a random program, never by a user. Two
+    /// helpers test more: `rootn`'s returns NaN for `n == 0` too (PoCL's `rootn` of a literal
+    /// 0 is poison, which lost the kernel's other stores), and `rsqrt`'s computes `1 / sqrt(x)`,
+    /// the evaluator's definition, not the target's `rsqrt` (NVIDIA's is an ulp off for
+    /// `f64`).
     pub nan_guarded: &'static [MathFn],
     /// Compiler options the dialect needs for exact results.
     pub options: &'static [&'static str],
@@ -225,7 +229,7 @@ pub static OPENCL: Dialect = Dialect {
     sub_group_size: 32,
     math_names: &[],
     defined_math: &[],
-    mad_sat: None,
+    mad_sat: Some(OPENCL_MAD_SAT),
     abs_helper: Some(OPENCL_ABS),
     rint_range_guard: true,
     nan_guarded: &[
@@ -275,6 +279,7 @@ pub static OPENCL: Dialect = Dialect {
         MathFn::Logb,
         MathFn::Remainder,
         MathFn::Nextafter,
+        MathFn::Rootn,
     ],
     options: &["-cl-std=CL1.2", "-cl-fp32-correctly-rounded-divide-sqrt"],
 };
@@ -376,6 +381,21 @@ static CUDA_WARP: Warp = Warp {
     group_any: "__syncthreads_or",
     group_all: "__syncthreads_and",
 };
+
+/// OpenCL's `mad_sat` (see [`Dialect::mad_sat`]): 64 bits through the high half of the
+/// product (`mul_hi`), as CUDA's; the narrower types call the built-in. NVIDIA's OpenCL
+/// built-in returned 3018339201743133596 for an `i64` result that saturates to `i64::MIN`
+/// (seen on an H100, conformance case `math/int_extras`).
+const OPENCL_MAD_SAT: [&str; 4] = [
+    "ulong hi = mul_hi(a, b), lo = a * b, r = lo + c;
+    return (hi != 0 || r < lo) ? 18446744073709551615ul : r;",
+    "ulong lo = (ulong)a * (ulong)b, r = lo + (ulong)c;
+    long hi = mul_hi(a, b) + (c < 0 ? -1L : 0L) + (r < lo ? 1L : 0L);
+    if (hi == ((long)r < 0 ? -1L : 0L)) return (long)r;
+    return hi < 0 ? (-9223372036854775807L - 1L) : 9223372036854775807L;",
+    "return mad_sat(a, b, c);",
+    "return mad_sat(a, b, c);",
+];
 
 /// CUDA's `mad_sat` (see [`Dialect::mad_sat`]): 64 bits through the high half of the product
 /// (`__umul64hi`, `__mul64hi`), narrower types in 64 bits, clamped to the preamble's

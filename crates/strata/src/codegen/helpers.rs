@@ -321,8 +321,31 @@ impl Writer<'_> {
         let t = self.ty(s);
         let f = self.fname(m);
         let name = format!("strata_{f}_{t}");
-        let (params, body) = match m.arity() {
-            1 => (format!("{t} x"), format!("return isnan(x) ? x : {f}(x);")),
+        let (params, body) = match m {
+            // The writer's `rsqrt` is `1 / sqrt(x)`, correctly rounded twice as the evaluator
+            // computes it: a target's `rsqrt` may differ by an ulp (NVIDIA's OpenCL, `f64`).
+            MathFn::Rsqrt => (
+                format!("{t} x"),
+                format!("return isnan(x) ? x : ({t})1 / sqrt(x);"),
+            ),
+            // rootn(x, 0) is NaN. PoCL 3.1's `rootn` of a literal 0 is poison (an integer
+            // division by `n` inside it): the result was 0 and the kernel's other stores were
+            // lost (seen in the differential tests, which hung on it).
+            MathFn::Rootn => {
+                let nan = self.literal(Literal::from_bits(
+                    s,
+                    if s == Scalar::F32 {
+                        f32::NAN.to_bits() as u64
+                    } else {
+                        f64::NAN.to_bits()
+                    },
+                ));
+                (
+                    format!("{t} x, {} n", self.ty(Scalar::I32)),
+                    format!("return (isnan(x) || n == 0) ? {nan} : {f}(x, n);"),
+                )
+            }
+            _ if m.arity() == 1 => (format!("{t} x"), format!("return isnan(x) ? x : {f}(x);")),
             _ => {
                 let special = match m {
                     MathFn::Pow => format!("(y == ({t})0 || x == ({t})1) ? ({t})1 : "),

@@ -23,10 +23,27 @@
 //! work-group counts the work-items taking the `then` branch (a `group_reduce_add`, where every
 //! work-item is present: the enclosing `if`s were checked the same way); when some but not all
 //! take it, the fault is recorded (its site says which barrier, the index word holds how many
-//! work-items reach it, the length word the work-group's size) and the whole group skips the
-//! `if`, so the divergent barrier never runs: on a GPU it would hang or be undefined. A
-//! barrier after some work-items returned, or in a loop whose trip count differs between
-//! work-items, is not caught this way (the CPU backends catch every case themselves).
+//! work-items reach it, the length word the work-group's size) and the whole group returns,
+//! so the divergent barrier never runs: on a GPU it would hang or be undefined. The same count
+//! guards:
+//! - every `if` whose branches leave early (a `return`, or a `break` or `continue` of a loop
+//!   around the `if`) where a barrier or collective may run afterwards (later in the kernel,
+//!   or in a later iteration of a loop holding one): the work-items that leave would miss it;
+//! - every iteration of a `for` loop holding a barrier or collective: the loop becomes an
+//!   endless loop over a private counter that counts the work-items whose counter is still
+//!   in range before each iteration, so trip counts that differ between work-items are found
+//!   before the barrier runs.
+//!
+//! Counts are taken only where the whole work-group is present, and not for conditions and
+//! loop bounds that read only literals, parameters, buffer lengths and the work-group's ids
+//! and sizes (the same in every work-item); a `return` inside a loop that holds no barrier
+//! and whose trip counts may differ is not checked.
+//!
+//! **Other faults.** A `for` loop whose step is not a literal tests it first: a zero step (the
+//! loop would never end) is recorded and the work-item returns. Every integer division and
+//! remainder whose divisor is not a non-zero literal tests it before the statement that
+//! computes it: a zero is recorded (the statement then runs with the IR's defined value). The
+//! runtime reports both as [`crate::Error::KernelFault`], with the CPU backends' messages.
 
 use super::{
     Access, AtomicOp, AtomicOrder, BinaryOp, Block, Builtin, Elem, Expr, ExprId, Function,
@@ -57,6 +74,32 @@ pub enum SiteKind {
     Bounds,
     /// That all or none of the work-group take a branch holding a barrier or collective.
     Divergence,
+    /// Any other fault (a zero loop step, an integer division by zero): [`CheckSite::memory`]
+    /// holds the message of the error.
+    Fault,
+}
+
+/// The message of a fault for a `for` loop whose step is 0 (the CPU backends' message).
+pub const ZERO_STEP: &str = "for loop step is 0; the loop would never end";
+
+/// The message of a fault for an integer division (`div`) or remainder by zero (the CPU
+/// backends' message).
+pub fn div_by_zero(div: bool) -> String {
+    format!(
+        "integer {} by zero",
+        if div { "division" } else { "remainder" }
+    )
+}
+
+/// Where a statement runs, for the divergence checks.
+#[derive(Clone, Debug)]
+struct Ctx {
+    /// The first barrier or collective that may run after the statement (later in the
+    /// kernel, or in a later iteration of an enclosing loop).
+    after: Option<String>,
+    /// Whether every work-item of the work-group runs the statement (or none does), so a
+    /// count over the work-group may be taken there.
+    uniform: bool,
 }
 
 /// A kernel rewritten for checked mode.
@@ -90,10 +133,31 @@ struct Rewriter {
     lens: HashMap<ParamId, ParamId>,
     /// The private variable that carries a guarded load's result, per type.
     carriers: HashMap<Type, PrivateId>,
+    /// Every check of checked mode, not only the bounds ([`instrument`]).
+    full: bool,
+    /// Bounds-only mode: the private variables (site + 1, index, length) where a work-item
+    /// keeps its first fault until it ends, when it records it (see [`instrument_bounds`]).
+    deferred: Option<[PrivateId; 3]>,
+    /// Accesses proven in bounds where the statement runs: `(index, buffer)` pairs whose
+    /// `index < len(buffer)` is a condition (or a conjunct of one) of an enclosing `if`.
+    proven: Vec<(ExprId, ParamId)>,
 }
 
 /// Rewrites `f` for checked mode (see the module docs). The result is valid IR when `f` is.
 pub fn instrument(f: &Function) -> Instrumented {
+    rewrite(f, true)
+}
+
+/// Rewrites `f` with its accesses bounds-checked, and nothing else (no divergence, loop step
+/// or division checks): what a device that runs kernels in the host's memory (PoCL, any
+/// OpenCL device of type CPU) launches outside checked mode, so that an index out of bounds
+/// is an error, not a write into the host's memory or a crash of the process. Accesses the
+/// optimizer proves in bounds (literal indices into fixed-size arrays) lose their test.
+pub fn instrument_bounds(f: &Function) -> Instrumented {
+    rewrite(f, false)
+}
+
+fn rewrite(f: &Function, full: bool) -> Instrumented {
     let mut f = f.clone();
     let body = std::mem::take(&mut f.body);
     let name = unique_name(&f, "strata_fault");
@@ -136,10 +200,45 @@ pub fn instrument(f: &Function) -> Instrumented {
         fault,
         lens,
         carriers: HashMap::new(),
+        full,
+        deferred: None,
+        proven: Vec::new(),
     };
-    let mut body = r.block(body);
+    if !full {
+        let names = [
+            "strata_fault_site",
+            "strata_fault_index",
+            "strata_fault_len",
+        ];
+        let types = [Type::U32, Type::U64, Type::U64];
+        let vars = [0, 1, 2].map(|k| {
+            let name = unique_name(&r.f, names[k]);
+            r.f.privates.push(PrivateDecl {
+                name,
+                elem: types[k],
+                len: None,
+            })
+        });
+        r.deferred = Some(vars);
+    }
+    let top = Ctx {
+        after: None,
+        // Bounds only: no counts are taken anywhere.
+        uniform: full,
+    };
+    let mut body = r.block(body, &top);
+    r.flush(&mut body);
     // The carriers start at 0: what a load out of bounds gives.
     let mut init: Block = Vec::new();
+    if let Some([site, _, _]) = r.deferred {
+        let (zero, index) = (r.lit(Scalar::U32, 0), r.lit(Scalar::U32, 0));
+        init.push(Stmt::Store {
+            mem: Mem::Private(site),
+            index,
+            value: zero,
+            at: SourceLoc::NONE,
+        });
+    }
     let mut carriers: Vec<(Type, PrivateId)> = r.carriers.iter().map(|(t, p)| (*t, *p)).collect();
     carriers.sort_by_key(|&(_, p)| p);
     for (ty, p) in carriers {
@@ -247,6 +346,14 @@ impl Rewriter {
     /// The test that `index` is inside `mem`, and the statements recording a fault, or `None`
     /// where nothing needs testing.
     fn guard(&mut self, mem: Mem, index: ExprId, at: SourceLoc) -> Option<(ExprId, Block)> {
+        let buffer = match mem {
+            Mem::Buffer(p) => Some(p),
+            Mem::Field(v) => Some(self.f.fields[v].buffer),
+            _ => None,
+        };
+        if buffer.is_some_and(|p| self.proven.contains(&(index, p))) {
+            return None;
+        }
         let len = self.len(mem)?;
         let wide = self.cast(index, Scalar::U64);
         let ok = self.e(Expr::Binary(BinaryOp::Lt, wide, len), Type::BOOL);
@@ -256,11 +363,78 @@ impl Rewriter {
             at,
             kind: SiteKind::Bounds,
         });
+        if let Some(vars) = self.deferred {
+            return Some((ok, self.defer(vars, site, wide, len)));
+        }
+        let site = self.lit(Scalar::U32, site);
         Some((ok, self.record(site, wide, len)))
     }
 
+    /// Bounds-only mode: the statements keeping a fault at `site` in the work-item's private
+    /// variables `vars`, unless it has one already (a few stores, where [`Rewriter::record`]
+    /// writes the fault words: PoCL's compile times grew manyfold with that at every access).
+    fn defer(&mut self, vars: [PrivateId; 3], site: u64, wide: ExprId, len: ExprId) -> Block {
+        let [s, i, l] = vars;
+        let index = self.lit(Scalar::U32, 0);
+        let zero = self.lit(Scalar::U32, 0);
+        let had = self.new_value(Type::U32);
+        let had_e = self.e(Expr::Value(had), Type::U32);
+        let none = self.e(Expr::Binary(BinaryOp::Eq, had_e, zero), Type::BOOL);
+        let site = self.lit(Scalar::U32, site + 1);
+        let store = |mem: PrivateId, value: ExprId| Stmt::Store {
+            mem: Mem::Private(mem),
+            index,
+            value,
+            at: SourceLoc::NONE,
+        };
+        vec![
+            Stmt::Load {
+                value: had,
+                mem: Mem::Private(s),
+                index,
+                at: SourceLoc::NONE,
+            },
+            Stmt::If {
+                cond: none,
+                then: vec![store(s, site), store(i, wide), store(l, len)],
+                otherwise: Vec::new(),
+            },
+        ]
+    }
+
+    /// Bounds-only mode: appends to `out` the recording of the work-item's kept fault, if
+    /// any (at the end of the kernel and before every `return`).
+    fn flush(&mut self, out: &mut Block) {
+        let Some([s, i, l]) = self.deferred else {
+            return;
+        };
+        let index = self.lit(Scalar::U32, 0);
+        let zero = self.lit(Scalar::U32, 0);
+        let one = self.lit(Scalar::U32, 1);
+        let [sv, iv, lv] = [Type::U32, Type::U64, Type::U64].map(|t| self.new_value(t));
+        for (v, p) in [(sv, s), (iv, i), (lv, l)] {
+            out.push(Stmt::Load {
+                value: v,
+                mem: Mem::Private(p),
+                index,
+                at: SourceLoc::NONE,
+            });
+        }
+        let site1 = self.e(Expr::Value(sv), Type::U32);
+        let some = self.e(Expr::Binary(BinaryOp::Ne, site1, zero), Type::BOOL);
+        let site = self.e(Expr::Binary(BinaryOp::Sub, site1, one), Type::U32);
+        let wide = self.e(Expr::Value(iv), Type::U64);
+        let len = self.e(Expr::Value(lv), Type::U64);
+        let record = self.record(site, wide, len);
+        out.push(Stmt::If {
+            cond: some,
+            then: record,
+            otherwise: Vec::new(),
+        });
+    }
+
     /// The statements recording a fault at `site` with `index` and `len` (`u64`).
-    fn record(&mut self, site: u64, wide: ExprId, len: ExprId) -> Block {
+    fn record(&mut self, site: ExprId, wide: ExprId, len: ExprId) -> Block {
         let fault = Mem::Buffer(self.fault);
         let count = self.new_value(Type::U32);
         let zero = self.lit(Scalar::U32, 0);
@@ -276,7 +450,6 @@ impl Rewriter {
                 at: SourceLoc::NONE,
             });
         };
-        let site = self.lit(Scalar::U32, site);
         put(self, 1, site);
         let k32 = self.lit(Scalar::U64, 32);
         for (word, x) in [(2, wide), (4, len)] {
@@ -309,13 +482,15 @@ impl Rewriter {
         ]
     }
 
-    /// Guards an `if` whose branches hold a barrier or collective `what` (see the module
-    /// docs): pushes the count, the fault, and the `if` under `not divergent`.
-    fn guard_divergence(&mut self, what: (String, bool), s: Stmt, cond: ExprId, out: &mut Block) {
-        let (name, in_then) = what;
+    /// The count of the work-items for which `cond` holds (where every work-item of the
+    /// work-group is present), and, when some but not all of them do, the fault recorded by
+    /// the first work-item of the group (a divergence at the barrier or collective `what`,
+    /// reached by the work-items for which `cond` holds when `reached_if` is true, else by the
+    /// others) and a `return` of the whole group.
+    fn vote(&mut self, what: String, cond: ExprId, reached_if: bool, out: &mut Block) {
         let site = self.sites.len() as u64;
         self.sites.push(CheckSite {
-            memory: name,
+            memory: what,
             at: SourceLoc::NONE,
             kind: SiteKind::Divergence,
         });
@@ -338,8 +513,7 @@ impl Rewriter {
         let some = self.e(Expr::Binary(BinaryOp::Ne, taken, zero), Type::BOOL);
         let not_all = self.e(Expr::Binary(BinaryOp::Ne, taken, size), Type::BOOL);
         let divergent = self.e(Expr::Binary(BinaryOp::And, some, not_all), Type::BOOL);
-        let uniform = self.e(Expr::Unary(super::UnaryOp::Not, divergent), Type::BOOL);
-        let reached = if in_then {
+        let reached = if reached_if {
             taken
         } else {
             self.e(Expr::Binary(BinaryOp::Sub, size, taken), Type::U32)
@@ -351,24 +525,221 @@ impl Rewriter {
         // One work-item records it: the first of the work-group.
         let lid = self.e(Expr::Builtin(Builtin::LocalLinearId), Type::U32);
         let first = self.e(Expr::Binary(BinaryOp::Eq, lid, zero), Type::BOOL);
-        let report = self.e(Expr::Binary(BinaryOp::And, divergent, first), Type::BOOL);
+        let site = self.lit(Scalar::U32, site);
         let record = self.record(site, reached, size64);
         out.push(Stmt::If {
-            cond: report,
-            then: record,
-            otherwise: Vec::new(),
-        });
-        out.push(Stmt::If {
-            cond: uniform,
-            then: vec![s],
+            cond: divergent,
+            then: vec![
+                Stmt::If {
+                    cond: first,
+                    then: record,
+                    otherwise: Vec::new(),
+                },
+                Stmt::Return,
+            ],
             otherwise: Vec::new(),
         });
     }
 
-    fn block(&mut self, b: Block) -> Block {
+    /// The statements recording the fault `message` when `cond` holds, then doing `then`.
+    fn fault_if(&mut self, cond: ExprId, message: String, then: Option<Stmt>, out: &mut Block) {
+        let site = self.sites.len() as u64;
+        self.sites.push(CheckSite {
+            memory: message,
+            at: SourceLoc::NONE,
+            kind: SiteKind::Fault,
+        });
+        let zero = self.lit(Scalar::U64, 0);
+        let site = self.lit(Scalar::U32, site);
+        let mut record = self.record(site, zero, zero);
+        record.extend(then);
+        out.push(Stmt::If {
+            cond,
+            then: record,
+            otherwise: Vec::new(),
+        });
+    }
+
+    /// Tests every integer divisor in the expressions `roots` (that is not a non-zero
+    /// literal) against 0, before the statement that computes them.
+    fn check_divisors(&mut self, roots: &[ExprId], out: &mut Block) {
+        let mut seen = std::collections::HashSet::new();
+        let mut stack: Vec<ExprId> = roots.to_vec();
+        let mut divisors: Vec<(ExprId, bool)> = Vec::new();
+        while let Some(e) = stack.pop() {
+            if !seen.insert(e) {
+                continue;
+            }
+            match self.f.exprs.get(e) {
+                Expr::Binary(op @ (BinaryOp::Div | BinaryOp::Rem), a, b) => {
+                    let (op, a, b) = (*op, *a, *b);
+                    let ty = self.f.exprs.ty(b);
+                    let nonzero = self.f.exprs.literal(b).is_some_and(|l| l.as_i128() != 0);
+                    if ty.scalar.is_int() && !nonzero && !divisors.iter().any(|d| d.0 == b) {
+                        divisors.push((b, op == BinaryOp::Div));
+                    }
+                    stack.extend([a, b]);
+                }
+                Expr::Unary(_, a) | Expr::Cast(a, _) | Expr::Bitcast(a, _) => stack.push(*a),
+                Expr::Splat(a, _) | Expr::Extract(a, _) => stack.push(*a),
+                Expr::Binary(_, a, b) => stack.extend([*a, *b]),
+                Expr::Select(c, a, b) => stack.extend([*c, *a, *b]),
+                Expr::Math(_, xs) | Expr::Compose(xs) | Expr::Stub(_, xs) => {
+                    stack.extend(xs.iter().copied())
+                }
+                Expr::Literal(_)
+                | Expr::Param(_)
+                | Expr::BufferLen(_)
+                | Expr::Value(_)
+                | Expr::Builtin(_) => {}
+            }
+        }
+        for (d, div) in divisors {
+            let ty = self.f.exprs.ty(d);
+            let zero = self.lit(ty.scalar, 0);
+            let mut any: Option<ExprId> = None;
+            for c in 0..ty.width {
+                let x = if ty.width == 1 {
+                    d
+                } else {
+                    self.e(Expr::Extract(d, c), Type::scalar(ty.scalar))
+                };
+                let is0 = self.e(Expr::Binary(BinaryOp::Eq, x, zero), Type::BOOL);
+                any = Some(match any {
+                    None => is0,
+                    Some(a) => self.e(Expr::Binary(BinaryOp::Or, a, is0), Type::BOOL),
+                });
+            }
+            if let Some(cond) = any {
+                self.fault_if(cond, div_by_zero(div), None, out);
+            }
+        }
+    }
+
+    /// Adds the accesses `cond` (true) proves in bounds to [`Rewriter::proven`]: each
+    /// conjunct `index < len(buffer)`.
+    fn prove(&mut self, cond: ExprId) {
+        match *self.f.exprs.get(cond) {
+            Expr::Binary(BinaryOp::And, a, b) => {
+                self.prove(a);
+                self.prove(b);
+            }
+            Expr::Binary(BinaryOp::Lt, index, len) => {
+                if let Expr::BufferLen(p) = *self.f.exprs.get(len) {
+                    self.proven.push((index, p));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Whether `e` has the same value in every work-item of a work-group: it reads only
+    /// literals, scalar parameters, buffer lengths and the work-group's ids and sizes.
+    fn same_in_group(&self, e: ExprId) -> bool {
+        let mut stack = vec![e];
+        while let Some(e) = stack.pop() {
+            match self.f.exprs.get(e) {
+                Expr::Literal(_) | Expr::Param(_) | Expr::BufferLen(_) => {}
+                Expr::Builtin(b) => match b {
+                    Builtin::GroupId(_)
+                    | Builtin::GlobalSize(_)
+                    | Builtin::LocalSize(_)
+                    | Builtin::NumGroups(_)
+                    | Builtin::GroupLinearId
+                    | Builtin::MaxSubGroupSize
+                    | Builtin::NumSubGroups => {}
+                    _ => return false,
+                },
+                Expr::Unary(_, a) | Expr::Cast(a, _) | Expr::Bitcast(a, _) => stack.push(*a),
+                Expr::Splat(a, _) | Expr::Extract(a, _) => stack.push(*a),
+                Expr::Binary(_, a, b) => stack.extend([*a, *b]),
+                Expr::Select(c, a, b) => stack.extend([*c, *a, *b]),
+                Expr::Math(_, xs) | Expr::Compose(xs) => stack.extend(xs.iter().copied()),
+                Expr::Value(_) | Expr::Stub(..) => return false,
+            }
+        }
+        true
+    }
+
+    /// A `for` loop holding a barrier or collective, as an endless loop over a private
+    /// counter with a count of the work-items still iterating before each iteration (see the
+    /// module docs). `body` is rewritten already.
+    #[allow(clippy::too_many_arguments)]
+    fn counted_for(
+        &mut self,
+        (id, var): (super::LoopId, ValueId),
+        (start, end, step): (ExprId, ExprId, ExprId),
+        what: String,
+        body: Block,
+        out: &mut Block,
+    ) {
+        let ty = self.f.values[var].ty;
+        let s = ty.scalar;
+        let name = unique_name(&self.f, "strata_counter");
+        let p = self.f.privates.push(PrivateDecl {
+            name,
+            elem: ty,
+            len: None,
+        });
+        let zero = self.lit(Scalar::U32, 0);
+        out.push(Stmt::Store {
+            mem: Mem::Private(p),
+            index: zero,
+            value: start,
+            at: SourceLoc::NONE,
+        });
+        let v = self.e(Expr::Value(var), ty);
+        let up = self.e(Expr::Binary(BinaryOp::Lt, v, end), Type::BOOL);
+        let down = self.e(Expr::Binary(BinaryOp::Gt, v, end), Type::BOOL);
+        // As the writers test it: the step's sign decides the comparison.
+        let go = match self.f.exprs.literal(step) {
+            Some(l) if l.as_i128() > 0 => up,
+            Some(_) => down,
+            None if !s.is_signed() => up,
+            None => {
+                let z = self.lit(s, 0);
+                let pos = self.e(Expr::Binary(BinaryOp::Gt, step, z), Type::BOOL);
+                self.e(Expr::Select(pos, up, down), Type::BOOL)
+            }
+        };
+        let mut b: Block = vec![Stmt::Load {
+            value: var,
+            mem: Mem::Private(p),
+            index: zero,
+            at: SourceLoc::NONE,
+        }];
+        self.vote(what, go, true, &mut b);
+        let stop = self.e(Expr::Unary(super::UnaryOp::Not, go), Type::BOOL);
+        b.push(Stmt::If {
+            cond: stop,
+            then: vec![Stmt::Break(id)],
+            otherwise: Vec::new(),
+        });
+        let next = self.e(Expr::Binary(BinaryOp::Add, v, step), ty);
+        b.push(Stmt::Store {
+            mem: Mem::Private(p),
+            index: zero,
+            value: next,
+            at: SourceLoc::NONE,
+        });
+        b.extend(body);
+        out.push(Stmt::Loop { id, body: b });
+    }
+
+    /// Rewrites block `b`, run in context `ctx` (whose `after` is what may follow the block).
+    fn block(&mut self, b: Block, ctx: &Ctx) -> Block {
+        // What may run after each statement: the first sync later in the block, else ctx's.
+        let mut after = vec![ctx.after.clone(); b.len()];
+        for i in (0..b.len().saturating_sub(1)).rev() {
+            after[i] = first_sync(std::slice::from_ref(&b[i + 1])).or(after[i + 1].clone());
+        }
         let mut out = Vec::with_capacity(b.len());
-        for s in b {
-            self.stmt(s, &mut out);
+        for (s, after) in b.into_iter().zip(after) {
+            let c = Ctx {
+                after,
+                uniform: ctx.uniform,
+            };
+            self.stmt(s, &mut out, &c);
         }
         out
     }
@@ -423,7 +794,11 @@ impl Rewriter {
         }
     }
 
-    fn stmt(&mut self, s: Stmt, out: &mut Block) {
+    fn stmt(&mut self, s: Stmt, out: &mut Block, ctx: &Ctx) {
+        if self.full {
+            let operands = super::stmt::stmt_operands(&s);
+            self.check_divisors(&operands, out);
+        }
         match s {
             Stmt::Load {
                 value,
@@ -457,22 +832,35 @@ impl Rewriter {
                 then,
                 otherwise,
             } => {
+                // A count where a branch holds a barrier or leaves early before one.
+                let leaves = |b: &Block| ctx.after.is_some() && leaves_early(b, &mut Vec::new());
                 let what = match (first_sync(&then), first_sync(&otherwise)) {
                     (Some(w), _) => Some((w, true)),
                     (None, Some(w)) => Some((w, false)),
+                    (None, None) if leaves(&then) => ctx.after.clone().map(|w| (w, false)),
+                    (None, None) if leaves(&otherwise) => ctx.after.clone().map(|w| (w, true)),
                     (None, None) => None,
                 };
-                let then = self.block(then);
-                let otherwise = self.block(otherwise);
-                let s = Stmt::If {
+                let what = what.filter(|_| ctx.uniform);
+                // A condition the same for the whole work-group needs no count.
+                let same = self.same_in_group(cond);
+                let inner = Ctx {
+                    after: ctx.after.clone(),
+                    uniform: ctx.uniform && (what.is_some() || same),
+                };
+                let known = self.proven.len();
+                self.prove(cond);
+                let then = self.block(then, &inner);
+                self.proven.truncate(known);
+                let otherwise = self.block(otherwise, &inner);
+                if let Some((name, reached_if)) = what.filter(|_| !same) {
+                    self.vote(name, cond, reached_if, out);
+                }
+                out.push(Stmt::If {
                     cond,
                     then,
                     otherwise,
-                };
-                match what {
-                    Some(what) => self.guard_divergence(what, s, cond, out),
-                    None => out.push(s),
-                }
+                });
             }
             Stmt::For {
                 id,
@@ -482,24 +870,47 @@ impl Rewriter {
                 step,
                 body,
             } => {
-                let body = self.block(body);
-                out.push(Stmt::For {
-                    id,
-                    var,
-                    start,
-                    end,
-                    step,
-                    body,
-                });
+                if self.full && self.f.exprs.literal(step).is_none() {
+                    let z = self.lit(self.f.exprs.ty(step).scalar, 0);
+                    let is0 = self.e(Expr::Binary(BinaryOp::Eq, step, z), Type::BOOL);
+                    self.fault_if(is0, ZERO_STEP.to_string(), Some(Stmt::Return), out);
+                }
+                let sync = first_sync(&body).filter(|_| ctx.uniform);
+                // Trip counts the same for the whole work-group need no count.
+                let same = [start, end, step].iter().all(|&e| self.same_in_group(e));
+                let inner = Ctx {
+                    after: sync.clone().or(ctx.after.clone()),
+                    uniform: ctx.uniform && (sync.is_some() || same),
+                };
+                let body = self.block(body, &inner);
+                match sync.filter(|_| !same) {
+                    Some(what) => self.counted_for((id, var), (start, end, step), what, body, out),
+                    None => out.push(Stmt::For {
+                        id,
+                        var,
+                        start,
+                        end,
+                        step,
+                        body,
+                    }),
+                }
             }
             Stmt::Loop { id, body } => {
-                let body = self.block(body);
+                let sync = first_sync(&body).filter(|_| ctx.uniform);
+                let inner = Ctx {
+                    after: sync.clone().or(ctx.after.clone()),
+                    uniform: sync.is_some(),
+                };
+                let body = self.block(body, &inner);
                 out.push(Stmt::Loop { id, body });
+            }
+            Stmt::Return => {
+                self.flush(out);
+                out.push(Stmt::Return);
             }
             s @ (Stmt::Let { .. }
             | Stmt::Break(_)
             | Stmt::Continue(_)
-            | Stmt::Return
             | Stmt::Barrier(_)
             | Stmt::MemFence { .. }
             | Stmt::Group { .. }) => out.push(s),
@@ -507,8 +918,27 @@ impl Rewriter {
     }
 }
 
+/// Whether `b` leaves early: a `return`, or a `break` or `continue` of a loop outside `b`
+/// (`inner`: the loops around the statement being looked at, inside `b`).
+fn leaves_early(b: &[Stmt], inner: &mut Vec<super::LoopId>) -> bool {
+    b.iter().any(|s| match s {
+        Stmt::Return => true,
+        Stmt::Break(id) | Stmt::Continue(id) => !inner.contains(id),
+        Stmt::If {
+            then, otherwise, ..
+        } => leaves_early(then, inner) || leaves_early(otherwise, inner),
+        Stmt::For { id, body, .. } | Stmt::Loop { id, body } => {
+            inner.push(*id);
+            let r = leaves_early(body, inner);
+            inner.pop();
+            r
+        }
+        _ => false,
+    })
+}
+
 /// The name of the first barrier or collective in `b`, at any depth.
-fn first_sync(b: &Block) -> Option<String> {
+fn first_sync(b: &[Stmt]) -> Option<String> {
     b.iter().find_map(|s| match s {
         Stmt::Barrier(_) => Some("barrier".to_string()),
         Stmt::Group { op, scope, .. } => Some(op.name(*scope).to_string()),

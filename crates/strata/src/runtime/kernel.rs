@@ -38,6 +38,9 @@ struct KernelInner {
     compiled: Mutex<Vec<(usize, Arc<dyn CompiledKernel>)>>,
     /// The kernel instrumented for checked mode, made when first launched on a checked device.
     checked: std::sync::OnceLock<Result<Arc<CheckedKernel>>>,
+    /// The kernel with its accesses bounds-checked only ([`ir::checked::instrument_bounds`]),
+    /// made when first launched on a device that runs kernels in the host's memory.
+    bounded: std::sync::OnceLock<Result<Arc<CheckedKernel>>>,
 }
 
 /// A kernel instrumented for checked mode ([`ir::checked::instrument`]), validated and
@@ -195,16 +198,30 @@ impl Kernel {
                 combiners,
                 compiled: Mutex::new(Vec::new()),
                 checked: std::sync::OnceLock::new(),
+                bounded: std::sync::OnceLock::new(),
             }),
         })
     }
 
     /// The kernel instrumented for checked mode (made once).
     pub(crate) fn checked(&self) -> Result<Arc<CheckedKernel>> {
-        self.inner
-            .checked
-            .get_or_init(|| {
-                let ins = ir::checked::instrument(self.inner.valid.function());
+        self.twin(&self.inner.checked, ir::checked::instrument)
+    }
+
+    /// The kernel with its accesses bounds-checked only (made once): what devices that run
+    /// kernels in the host's memory launch outside checked mode.
+    pub(crate) fn bounded(&self) -> Result<Arc<CheckedKernel>> {
+        self.twin(&self.inner.bounded, ir::checked::instrument_bounds)
+    }
+
+    /// The kernel rewritten by `rewrite`, validated and optimized, made once in `cell`.
+    fn twin(
+        &self,
+        cell: &std::sync::OnceLock<Result<Arc<CheckedKernel>>>,
+        rewrite: fn(&ir::Function) -> ir::checked::Instrumented,
+    ) -> Result<Arc<CheckedKernel>> {
+        cell.get_or_init(|| {
+                let ins = rewrite(self.inner.valid.function());
                 let bug = |e: ir::ValidationErrors, f: &ir::Function| {
                     Error::InvalidKernel(format!(
                         "strata bug: checked mode's instrumentation produced invalid IR: {e}\n--- IR ---\n{f}"
@@ -224,7 +241,7 @@ impl Kernel {
                     sites: ins.sites,
                 }))
             })
-            .clone()
+        .clone()
     }
 
     /// The kernel's name.

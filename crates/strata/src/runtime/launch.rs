@@ -9,11 +9,17 @@
 //! any hidden parameter. The launch then waits for the kernel, reads the words back and turns
 //! a recorded fault into [`Error::OutOfBounds`] with the access's line (the host derives the
 //! work-item's local and group ids from its global id and the work-group size; on a 2-D or
-//! 3-D buffer the coordinates from the flat index and the buffer's pitches) or
-//! [`Error::BarrierDivergence`].
+//! 3-D buffer the coordinates from the flat index and the buffer's pitches),
+//! [`Error::BarrierDivergence`] or [`Error::KernelFault`].
+//!
+//! **Devices that run kernels in the host's memory** (an OpenCL device of type CPU, see
+//! [`DeviceInfo::bounds_checks_kernels`](super::DeviceInfo::bounds_checks_kernels)) launch the
+//! kernel's bounds-checked form outside checked mode too, without waiting: the fault words are
+//! read back after the launch (the queue is in order) and [`Run::wait`] (which
+//! [`Kernel::launch`] calls) reports a recorded fault as [`Error::OutOfBounds`].
 
 use super::queue::blocking;
-use super::{Command, Event, Kernel, KernelArg, NdRange, PendingRead, Queue, Run};
+use super::{Command, Event, Kernel, KernelArg, NdRange, Queue, Run};
 use crate::error::{Error, Result};
 use std::sync::{Arc, Mutex};
 
@@ -58,11 +64,7 @@ impl Kernel {
     ) -> Result<Run> {
         // On a checked device the kernel launched is its instrumentation, with more hidden
         // parameters (the fault words): `prepare` fills in every hidden parameter.
-        let checked = if queue.device().is_checked() {
-            Some(self.checked()?)
-        } else {
-            None
-        };
+        let checked = queue.device().instrumented(self)?.map(|(c, _)| c);
         let launched = match &checked {
             Some(c) => c.valid.clone(),
             None => self.valid_arc(),
@@ -89,37 +91,89 @@ impl Kernel {
             },
             wait,
         );
-        if let (Some(c), Some(mem)) = (&checked, prepared.fault) {
-            check_faults(queue, &c.sites, self.name(), (&event, local), mem)
-                .map_err(|e| super::with_coords(e, c.valid.function(), &prepared.pitched))?;
+        let mut faults = None;
+        if let (Some(c), Some(mem)) = (checked, prepared.fault) {
+            let words = FaultWords::read(queue, mem, c, self.name(), local, prepared.pitched);
+            if queue.device().is_checked() {
+                event.wait()?;
+                words.check()?;
+            } else {
+                faults = Some(words);
+            }
         }
-        Ok(Run::new(event, prepared.gathers, queue.clone(), cancel))
+        Ok(Run::new(
+            event,
+            prepared.gathers,
+            queue.clone(),
+            cancel,
+            faults,
+        ))
     }
 }
 
-/// Checked mode: waits for a launch and turns the fault it recorded, if any, into the
-/// interpreter's error ([`crate::ir::checked`] has the fault buffer's layout).
-fn check_faults(
-    queue: &Queue,
+/// The fault words of an instrumented launch, being read back after it (see the module
+/// docs), with what decoding them needs.
+pub(crate) struct FaultWords {
+    read: Event,
+    out: Arc<Mutex<Vec<u8>>>,
+    instrumented: Arc<super::kernel::CheckedKernel>,
+    kernel: String,
+    local: [usize; 3],
+    pitched: Vec<(crate::ir::ParamId, super::args::PitchedShape)>,
+}
+
+impl FaultWords {
+    /// Submits the read of the fault words `mem` on `queue` (after the launch).
+    fn read(
+        queue: &Queue,
+        mem: Arc<dyn super::Memory>,
+        instrumented: Arc<super::kernel::CheckedKernel>,
+        kernel: &str,
+        local: [usize; 3],
+        pitched: Vec<(crate::ir::ParamId, super::args::PitchedShape)>,
+    ) -> FaultWords {
+        let out = Arc::new(Mutex::new(Vec::new()));
+        let read = queue.submit(
+            Command::Read {
+                mem,
+                offset: 0,
+                len: crate::ir::checked::FAULT_WORDS * 4,
+                out: out.clone(),
+            },
+            &[],
+        );
+        FaultWords {
+            read,
+            out,
+            instrumented,
+            kernel: kernel.to_string(),
+            local,
+            pitched,
+        }
+    }
+
+    /// Waits for the words and turns a recorded fault into its error.
+    pub(crate) fn check(&self) -> Result<()> {
+        self.read.wait()?;
+        let bytes = self.out.lock().unwrap().clone();
+        let w: Vec<u32> = bytes
+            .chunks_exact(4)
+            .map(|b| u32::from_ne_bytes([b[0], b[1], b[2], b[3]]))
+            .collect();
+        decode_fault(&w, &self.instrumented.sites, &self.kernel, self.local)
+            .map_err(|e| super::with_coords(e, self.instrumented.valid.function(), &self.pitched))
+    }
+}
+
+/// Turns the fault words `w` of an instrumented launch into the fault they record, if any:
+/// the interpreter's error ([`crate::ir::checked`] has the fault buffer's layout).
+fn decode_fault(
+    w: &[u32],
     sites: &[crate::ir::checked::CheckSite],
     kernel: &str,
-    (launch, local): (&Event, [usize; 3]),
-    mem: Arc<dyn super::Memory>,
+    local: [usize; 3],
 ) -> Result<()> {
-    launch.wait()?;
-    let words = crate::ir::checked::FAULT_WORDS;
-    let out = Arc::new(Mutex::new(Vec::new()));
-    let read = queue.submit(
-        Command::Read {
-            mem,
-            offset: 0,
-            len: words * 4,
-            out: out.clone(),
-        },
-        &[],
-    );
-    let w = PendingRead::<u32>::new(read, out, words).wait()?;
-    if w[0] == 0 {
+    if w.len() < crate::ir::checked::FAULT_WORDS || w[0] == 0 {
         return Ok(());
     }
     let wide = |k: usize| u64::from(w[k]) | (u64::from(w[k + 1]) << 32);
@@ -143,16 +197,24 @@ fn check_faults(
             group,
         });
     }
+    let item = crate::error::WorkItem {
+        global,
+        local: [0, 1, 2].map(|d| global[d] % local[d]),
+        group,
+    };
+    if site.kind == crate::ir::checked::SiteKind::Fault {
+        return Err(Error::KernelFault {
+            kernel: kernel.to_string(),
+            message: site.memory,
+            item,
+        });
+    }
     Err(Error::OutOfBounds {
         kernel: kernel.to_string(),
         memory: site.memory,
         index: wide(2) as i64,
         len: wide(4),
-        item: crate::error::WorkItem {
-            global,
-            local: [0, 1, 2].map(|d| global[d] % local[d]),
-            group,
-        },
+        item,
         at: site.at,
         coords: None,
     })

@@ -176,6 +176,16 @@ impl DeviceInfo {
                 .any(|(k, v)| k == "device type" && v.split(" + ").any(|t| t == "CPU"))
     }
 
+    /// Whether kernels on this device are bounds-checked outside checked mode: an OpenCL
+    /// device of type CPU (such as PoCL) runs kernels in the host's memory, where an index
+    /// out of bounds would write into the process's memory or kill it, so every launch there
+    /// runs the kernel with its accesses tested ([`crate::ir::checked::instrument_bounds`]) and
+    /// an index out of bounds fails the launch with [`crate::Error::OutOfBounds`]. The
+    /// strata CPU backends test every access themselves; GPUs have memory of their own.
+    pub fn bounds_checks_kernels(&self) -> bool {
+        self.backend == BackendKind::OpenCl && self.is_cpu()
+    }
+
     /// Whether a work-group that has started running keeps making progress while other
     /// work-groups of the same launch spin, waiting for memory it will write: what a
     /// single-pass scan with decoupled look-back needs (each work-group takes a tile number
@@ -366,7 +376,11 @@ pub(crate) struct DeviceInner {
 /// its length in the code generated for the device (OpenCL C, CUDA C++, the compiled CPU code,
 /// the interpreter alike), an access out of bounds is skipped (a load gives 0) and the first
 /// one is reported after the launch as [`Error::OutOfBounds`], naming the kernel, the memory,
-/// the index, the work-item and the kernel's source line. On `interp+checked` the interpreter
+/// the index, the work-item and the kernel's source line. Every backend also reports a
+/// barrier or collective reached by part of a work-group (under a condition, in a loop whose
+/// trip count differs between work-items, after some work-items returned:
+/// [`Error::BarrierDivergence`]), a zero `for` step and an integer division by zero
+/// ([`Error::KernelFault`]). On `interp+checked` the interpreter
 /// also finds data races and reads of memory nobody wrote ([`Error::DataRace`],
 /// [`Error::UninitializedRead`]). A checked launch waits for its end (the fault is read back
 /// before [`Kernel::enqueue`] returns). Kernels compiled in checked mode are cached apart from
@@ -395,6 +409,10 @@ impl PartialEq for Device {
 /// Salt of the kernel cache keys of checked kernels (their IR differs from the plain one's
 /// anyway; the salt keeps even a kernel without accesses apart).
 const CHECKED_KEY: u128 = 0x6368_6563_6b65_6400_0000_0000_0000_0001;
+
+/// Salt of the kernel cache keys of bounds-checked kernels (see
+/// [`DeviceInfo::bounds_checks_kernels`]).
+const BOUNDED_KEY: u128 = 0x626f_756e_6465_6400_0000_0000_0000_0002;
 
 static NEXT_UID: AtomicU64 = AtomicU64::new(1);
 
@@ -659,6 +677,23 @@ impl Device {
         }
     }
 
+    /// The instrumented form of `kernel` this device launches, with the salt of its cache key:
+    /// checked mode's ([`Device::checked`]), or the bounds-checked form on a device that runs
+    /// kernels in the host's memory ([`DeviceInfo::bounds_checks_kernels`]); `None`: the
+    /// kernel itself.
+    pub(crate) fn instrumented(
+        &self,
+        kernel: &Kernel,
+    ) -> Result<Option<(Arc<kernel::CheckedKernel>, u128)>> {
+        if self.checked {
+            Ok(Some((kernel.checked()?, CHECKED_KEY)))
+        } else if self.info().bounds_checks_kernels() {
+            Ok(Some((kernel.bounded()?, BOUNDED_KEY)))
+        } else {
+            Ok(None)
+        }
+    }
+
     pub(crate) fn compiled(&self, kernel: &Kernel) -> Result<Arc<dyn CompiledKernel>> {
         kernel.check_features(self.info())?;
         // Devices live as long as the process, so the address of their state identifies them
@@ -667,13 +702,9 @@ impl Device {
         if let Some(k) = kernel.compiled_for(id) {
             return Ok(k);
         }
-        let checked = if self.checked {
-            Some(kernel.checked()?)
-        } else {
-            None
-        };
+        let checked = self.instrumented(kernel)?;
         let key = match &checked {
-            Some(c) => c.key ^ CHECKED_KEY,
+            Some((c, salt)) => c.key ^ salt,
             None => kernel.cache_key(),
         };
         // One compilation per kernel and device, also when several threads ask at once: the
@@ -684,7 +715,7 @@ impl Device {
             .get_or_init(|| {
                 let settings = self.settings();
                 let valid = match &checked {
-                    Some(c) => &*c.valid,
+                    Some((c, _)) => &*c.valid,
                     None => kernel.valid(),
                 };
                 if settings.dump.ir {

@@ -41,6 +41,9 @@ pub struct Run {
     gathers: Vec<GatherOut>,
     queue: Queue,
     cancel: Arc<std::sync::atomic::AtomicBool>,
+    /// The fault words of a bounds-checked launch outside checked mode, checked by
+    /// [`Run::wait`] (see `launch.rs`).
+    faults: Option<super::launch::FaultWords>,
 }
 
 impl std::fmt::Debug for Run {
@@ -59,12 +62,14 @@ impl Run {
         gathers: Vec<GatherOut>,
         queue: Queue,
         cancel: Arc<std::sync::atomic::AtomicBool>,
+        faults: Option<super::launch::FaultWords>,
     ) -> Run {
         Run {
             event,
             gathers,
             queue,
             cancel,
+            faults,
         }
     }
 
@@ -84,7 +89,18 @@ impl Run {
     /// Like [`Run::wait`], giving up after `timeout` with [`Error::TimedOut`] (the kernel
     /// keeps running; [`Run::cancel`] stops it where the backend can).
     pub fn wait_timeout(&self, timeout: std::time::Duration) -> Result<()> {
-        self.event.wait_timeout(timeout)
+        self.event.wait_timeout(timeout)?;
+        self.check_faults()
+    }
+
+    /// The error of an access out of bounds the launch recorded, where it was bounds-checked
+    /// outside checked mode (on a device that runs kernels in the host's memory, see
+    /// [`DeviceInfo::bounds_checks_kernels`](crate::DeviceInfo::bounds_checks_kernels)).
+    fn check_faults(&self) -> Result<()> {
+        match &self.faults {
+            Some(f) => f.check(),
+            None => Ok(()),
+        }
     }
 
     /// The launch's event.
@@ -92,9 +108,11 @@ impl Run {
         &self.event
     }
 
-    /// Waits for the kernel; returns its error if it faulted.
+    /// Waits for the kernel; returns its error if it faulted (on a device that runs kernels
+    /// in the host's memory, an index out of bounds: [`Error::OutOfBounds`]).
     pub fn wait(&self) -> Result<()> {
-        self.event.wait()
+        self.event.wait()?;
+        self.check_faults()
     }
 
     /// Whether the launch has completed (successfully or not).

@@ -131,47 +131,47 @@ extern "C" __global__ void planted_barrier_divergence(
     const bool e2 = ((u32)threadIdx.x < 3u);
     const u32 v1 = strata_group_reduce_add_u32((e2 ? 1u : 0u));
     const u32 e12 = (((u32)blockDim.x * (u32)blockDim.y) * (u32)blockDim.z);
-    const bool e14 = ((v1 != 0u) && (v1 != e12));
-    if (e14 && (((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z)) == 0u)) {
-        const u32 v2 = strata_atomic_add(&strata_fault_[0u], 1u);
-        if (v2 == 0u) {
-            strata_fault_[1u] = 1u;
-            const u64 e21 = ((u64)v1);
-            strata_fault_[2u] = ((u32)e21);
-            strata_fault_[3u] = ((u32)((u64)(e21 >> (32ul & 63))));
-            const u64 e27 = ((u64)e12);
-            strata_fault_[4u] = ((u32)e27);
-            strata_fault_[5u] = ((u32)((u64)(e27 >> (32ul & 63))));
-            const u32 e33 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-            strata_fault_[6u] = e33;
-            const u32 e35 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-            strata_fault_[7u] = e35;
-            const u32 e37 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-            strata_fault_[8u] = e37;
+    if ((v1 != 0u) && (v1 != e12)) {
+        if (((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z)) == 0u) {
+            const u32 v2 = strata_atomic_add(&strata_fault_[0u], 1u);
+            if (v2 == 0u) {
+                strata_fault_[1u] = 1u;
+                const u64 e20 = ((u64)v1);
+                strata_fault_[2u] = ((u32)e20);
+                strata_fault_[3u] = ((u32)((u64)(e20 >> (32ul & 63))));
+                const u64 e26 = ((u64)e12);
+                strata_fault_[4u] = ((u32)e26);
+                strata_fault_[5u] = ((u32)((u64)(e26 >> (32ul & 63))));
+                const u32 e32 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e32;
+                const u32 e34 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e34;
+                const u32 e36 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e36;
+            }
         }
+        return;
     }
-    if (!e14) {
-        if (e2) {
-            __syncthreads();
-            const u32 e33 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-            const u64 e39 = ((u64)e33);
-            const u64 e41 = ((u64)out_len);
-            if (e39 < e41) {
-                out[e33] = 1u;
-            } else {
-                const u32 v0 = strata_atomic_add(&strata_fault_[0u], 1u);
-                if (v0 == 0u) {
-                    strata_fault_[1u] = 0u;
-                    strata_fault_[2u] = ((u32)e39);
-                    strata_fault_[3u] = ((u32)((u64)(e39 >> (32ul & 63))));
-                    strata_fault_[4u] = ((u32)e41);
-                    strata_fault_[5u] = ((u32)((u64)(e41 >> (32ul & 63))));
-                    strata_fault_[6u] = e33;
-                    const u32 e35 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                    strata_fault_[7u] = e35;
-                    const u32 e37 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                    strata_fault_[8u] = e37;
-                }
+    if (e2) {
+        __syncthreads();
+        const u32 e32 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+        const u64 e37 = ((u64)e32);
+        const u64 e39 = ((u64)out_len);
+        if (e37 < e39) {
+            out[e32] = 1u;
+        } else {
+            const u32 v0 = strata_atomic_add(&strata_fault_[0u], 1u);
+            if (v0 == 0u) {
+                strata_fault_[1u] = 0u;
+                strata_fault_[2u] = ((u32)e37);
+                strata_fault_[3u] = ((u32)((u64)(e37 >> (32ul & 63))));
+                strata_fault_[4u] = ((u32)e39);
+                strata_fault_[5u] = ((u32)((u64)(e39 >> (32ul & 63))));
+                strata_fault_[6u] = e32;
+                const u32 e34 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e34;
+                const u32 e36 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e36;
             }
         }
     }

@@ -31,47 +31,47 @@ __kernel void planted_barrier_divergence(
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     const uint e12 = (((uint)get_local_size(0) * (uint)get_local_size(1)) * (uint)get_local_size(2));
-    const bool e14 = ((v1 != 0u) && (v1 != e12));
-    if (e14 && (((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2))) == 0u)) {
-        const uint v2 = atomic_add(&strata_fault_[0u], 1u);
-        if (v2 == 0u) {
-            strata_fault_[1u] = 1u;
-            const ulong e21 = ((ulong)v1);
-            strata_fault_[2u] = ((uint)e21);
-            strata_fault_[3u] = ((uint)((ulong)(e21 >> (32ul & 63))));
-            const ulong e27 = ((ulong)e12);
-            strata_fault_[4u] = ((uint)e27);
-            strata_fault_[5u] = ((uint)((ulong)(e27 >> (32ul & 63))));
-            const uint e33 = (uint)get_global_id(0);
-            strata_fault_[6u] = e33;
-            const uint e35 = (uint)get_global_id(1);
-            strata_fault_[7u] = e35;
-            const uint e37 = (uint)get_global_id(2);
-            strata_fault_[8u] = e37;
+    if ((v1 != 0u) && (v1 != e12)) {
+        if (((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2))) == 0u) {
+            const uint v2 = atomic_add(&strata_fault_[0u], 1u);
+            if (v2 == 0u) {
+                strata_fault_[1u] = 1u;
+                const ulong e20 = ((ulong)v1);
+                strata_fault_[2u] = ((uint)e20);
+                strata_fault_[3u] = ((uint)((ulong)(e20 >> (32ul & 63))));
+                const ulong e26 = ((ulong)e12);
+                strata_fault_[4u] = ((uint)e26);
+                strata_fault_[5u] = ((uint)((ulong)(e26 >> (32ul & 63))));
+                const uint e32 = (uint)get_global_id(0);
+                strata_fault_[6u] = e32;
+                const uint e34 = (uint)get_global_id(1);
+                strata_fault_[7u] = e34;
+                const uint e36 = (uint)get_global_id(2);
+                strata_fault_[8u] = e36;
+            }
         }
+        return;
     }
-    if (!e14) {
-        if (e2) {
-            barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-            const uint e33 = (uint)get_global_id(0);
-            const ulong e39 = ((ulong)e33);
-            const ulong e41 = ((ulong)out_len);
-            if (e39 < e41) {
-                out[e33] = 1u;
-            } else {
-                const uint v0 = atomic_add(&strata_fault_[0u], 1u);
-                if (v0 == 0u) {
-                    strata_fault_[1u] = 0u;
-                    strata_fault_[2u] = ((uint)e39);
-                    strata_fault_[3u] = ((uint)((ulong)(e39 >> (32ul & 63))));
-                    strata_fault_[4u] = ((uint)e41);
-                    strata_fault_[5u] = ((uint)((ulong)(e41 >> (32ul & 63))));
-                    strata_fault_[6u] = e33;
-                    const uint e35 = (uint)get_global_id(1);
-                    strata_fault_[7u] = e35;
-                    const uint e37 = (uint)get_global_id(2);
-                    strata_fault_[8u] = e37;
-                }
+    if (e2) {
+        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+        const uint e32 = (uint)get_global_id(0);
+        const ulong e37 = ((ulong)e32);
+        const ulong e39 = ((ulong)out_len);
+        if (e37 < e39) {
+            out[e32] = 1u;
+        } else {
+            const uint v0 = atomic_add(&strata_fault_[0u], 1u);
+            if (v0 == 0u) {
+                strata_fault_[1u] = 0u;
+                strata_fault_[2u] = ((uint)e37);
+                strata_fault_[3u] = ((uint)((ulong)(e37 >> (32ul & 63))));
+                strata_fault_[4u] = ((uint)e39);
+                strata_fault_[5u] = ((uint)((ulong)(e39 >> (32ul & 63))));
+                strata_fault_[6u] = e32;
+                const uint e34 = (uint)get_global_id(1);
+                strata_fault_[7u] = e34;
+                const uint e36 = (uint)get_global_id(2);
+                strata_fault_[8u] = e36;
             }
         }
     }

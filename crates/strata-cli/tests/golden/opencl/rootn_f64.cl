@@ -2,6 +2,8 @@
 #pragma OPENCL FP_CONTRACT OFF
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 
+static inline double strata_rootn_double(double x, int n) { return (isnan(x) || n == 0) ? as_double(0x7ff8000000000000ul) : rootn(x, n); }
+
 __kernel void rootn_f64(
     __global const double* x,
     const uint x_len,
@@ -14,6 +16,6 @@ __kernel void rootn_f64(
     if (e0 < x_len) {
         const double v0 = x[e0];
         const int v1 = y[e0];
-        out[e0] = rootn(v0, v1);
+        out[e0] = strata_rootn_double(v0, v1);
     }
 }

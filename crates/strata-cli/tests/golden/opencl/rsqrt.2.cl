@@ -2,7 +2,7 @@
 #pragma OPENCL FP_CONTRACT OFF
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 
-static inline double strata_rsqrt_double(double x) { return isnan(x) ? x : rsqrt(x); }
+static inline double strata_rsqrt_double(double x) { return isnan(x) ? x : (double)1 / sqrt(x); }
 
 __kernel void rsqrt_kernel(
     __global const double* x,
