@@ -495,11 +495,7 @@ two_builds! {
 
 /// `nbody`'s accelerations `(ax, ay, az)` of the bodies at `x`, `y`, `z` of masses `m` with
 /// rayon, 8 bodies per inner loop, the loops compiled for `build`.
-pub fn nbody_rayon(
-    build: Build,
-    [x, y, z, m]: [&[f32]; 4],
-    eps2: f32,
-) -> [Vec<f32>; 3] {
+pub fn nbody_rayon(build: Build, [x, y, z, m]: [&[f32]; 4], eps2: f32) -> [Vec<f32>; 3] {
     let n = x.len();
     let mut a = [vec![0.0f32; n], vec![0.0f32; n], vec![0.0f32; n]];
     let [ax, ay, az] = &mut a;
