@@ -143,6 +143,14 @@ pub struct BenchLine {
     pub baseline_tflops: Option<f64>,
     /// `strata_s / baseline_s` (below 1: strata is faster).
     pub ratio: f64,
+    /// Median time of the rayon baseline's AVX2+FMA build, seconds (`baseline_s` is its
+    /// default build); `null` where the CPU lacks AVX2 or FMA, the baseline is not rayon or
+    /// the benchmark has no such build; absent in older output.
+    #[serde(default)]
+    pub avx2_s: Option<f64>,
+    /// `strata_s / avx2_s`.
+    #[serde(default)]
+    pub ratio_avx2: Option<f64>,
     /// Relative difference between the two results.
     pub rel_error: f64,
     /// Building and compiling the kernel when the device's kernel cache misses, seconds
@@ -182,6 +190,8 @@ impl From<&BenchResult> for BenchLine {
             baseline_gbps: finite(r.baseline_gbps()),
             baseline_tflops: finite(r.baseline_tflops()),
             ratio: r.ratio,
+            avx2_s: r.avx2_s.and_then(finite),
+            ratio_avx2: r.ratio_avx2.and_then(finite),
             rel_error: r.rel_error,
             compile_s: r.compile_s.and_then(finite),
             compile_cached_s: r.compile_cached_s.and_then(finite),

@@ -34,6 +34,7 @@
 //! computed on the host for 1024 sampled elements (so a wrong baseline, or one using TF32, which
 //! is off by about 10^-3, fails too). Each repetition starts from a `C` filled with NaN.
 
+use crate::bench::builds::{self, Build};
 use crate::bench::cuda::CudaBaseline;
 use crate::bench::{host_data, BenchError, BenchResult};
 use rayon::prelude::*;
@@ -128,6 +129,8 @@ struct Context {
     b: Buffer<f32>,
     baseline: &'static str,
     baseline_s: f64,
+    /// The rayon baseline's AVX2+FMA build, seconds (`None` on CUDA or without AVX2 and FMA).
+    avx2_s: Option<f64>,
     want: Vec<f32>,
     /// `(row, column, f64 value)` of the sampled reference elements.
     reference: Vec<(usize, usize, f64)>,
@@ -145,26 +148,35 @@ pub(crate) fn signed_data(n: usize, seed: u64) -> Result<Vec<f32>, BenchError> {
     Ok(v)
 }
 
-/// `c = a * b` (`e x e`, row-major) with rayon: rows of `c` in parallel, `k` in blocks of 64.
-pub(crate) fn rayon_sgemm(a: &[f32], b: &[f32], e: usize) -> Vec<f32> {
-    const ROWS: usize = 8;
-    const KB: usize = 64;
-    let mut c = vec![0.0f32; e * e];
-    c.par_chunks_mut(ROWS * e)
-        .enumerate()
-        .for_each(|(chunk, rows)| {
-            for p0 in (0..e).step_by(KB) {
-                for (r, row) in rows.chunks_mut(e).enumerate() {
-                    let i = chunk * ROWS + r;
-                    for p in p0..(p0 + KB).min(e) {
-                        let x = a[i * e + p];
-                        for (cj, bj) in row.iter_mut().zip(&b[p * e..(p + 1) * e]) {
-                            *cj += x * bj;
-                        }
+/// Rows of `c` per rayon task in [`rayon_sgemm`].
+const SGEMM_ROWS: usize = 8;
+
+crate::bench::builds::two_builds! {
+    /// Rows `chunk * SGEMM_ROWS ..` of `c = a * b` (`e x e`, row-major) into `rows`, `k` in
+    /// blocks of 64, compiled for `build`.
+    fn sgemm_rows(rows: &mut [f32], chunk: usize, a: &[f32], b: &[f32], e: usize) {
+        const KB: usize = 64;
+        for p0 in (0..e).step_by(KB) {
+            for (r, row) in rows.chunks_mut(e).enumerate() {
+                let i = chunk * SGEMM_ROWS + r;
+                for p in p0..(p0 + KB).min(e) {
+                    let x = a[i * e + p];
+                    for (cj, bj) in row.iter_mut().zip(&b[p * e..(p + 1) * e]) {
+                        *cj += x * bj;
                     }
                 }
             }
-        });
+        }
+    }
+}
+
+/// `c = a * b` (`e x e`, row-major) with rayon: rows of `c` in parallel, `k` in blocks of 64,
+/// the loops compiled for `build`.
+pub fn rayon_sgemm(build: Build, a: &[f32], b: &[f32], e: usize) -> Vec<f32> {
+    let mut c = vec![0.0f32; e * e];
+    c.par_chunks_mut(SGEMM_ROWS * e)
+        .enumerate()
+        .for_each(|(chunk, rows)| sgemm_rows(build, rows, chunk, a, b, e));
     c
 }
 
@@ -218,19 +230,27 @@ impl Context {
                 (i, j, v)
             })
             .collect();
-        let (baseline, baseline_s, want) = match cuda {
+        let (baseline, baseline_s, avx2_s, want) = match cuda {
             Some(cb) => {
                 let r = cb.sgemm(&a, &b, (e, e, e), reps)?;
-                (r.name, r.seconds, r.c)
+                (r.name, r.seconds, None, r.c)
             }
             None => {
-                let mut want = Vec::new();
-                let s = crate::bench::timed(reps, || -> Result<f64, BenchError> {
-                    let t = Instant::now();
-                    want = rayon_sgemm(&a, &b, e);
-                    Ok(t.elapsed().as_secs_f64())
-                })?;
-                ("rayon", s, want)
+                let (s, avx2_s, want) = builds::both(
+                    |build| -> Result<(f64, Vec<f32>), BenchError> {
+                        let mut want = Vec::new();
+                        let s = crate::bench::timed(reps, || -> Result<f64, BenchError> {
+                            let t = Instant::now();
+                            want = rayon_sgemm(build, &a, &b, e);
+                            Ok(t.elapsed().as_secs_f64())
+                        })?;
+                        Ok((s, want))
+                    },
+                    |got, want| {
+                        crate::bench::check_exact("sgemm (the AVX2+FMA baseline)", got, want)
+                    },
+                )?;
+                ("rayon", s, avx2_s, want)
             }
         };
         let ctx = Context {
@@ -239,6 +259,7 @@ impl Context {
             b: Buffer::from_slice(q, &b)?,
             baseline,
             baseline_s,
+            avx2_s,
             want,
             reference,
         };
@@ -328,6 +349,8 @@ impl Context {
             baseline: self.baseline,
             baseline_s: self.baseline_s,
             ratio: strata_s / self.baseline_s,
+            avx2_s: self.avx2_s,
+            ratio_avx2: self.avx2_s.map(|s| strata_s / s),
             rel_error,
             compile_s: None,
             compile_cached_s: None,

@@ -68,6 +68,7 @@
 //! PoCL's kernel cache.
 
 use crate::bench::blas::{rayon_sgemm, rel_frobenius_par, signed_data};
+use crate::bench::builds::{self, two_builds, Build};
 use crate::bench::{group_size, host_data, timed, BenchError, BenchResult, DEFAULT_SIZE};
 use rayon::prelude::*;
 use std::time::Instant;
@@ -279,7 +280,7 @@ fn mandelbrot_view(edge: usize) -> (f32, f32, f32) {
 
 /// The iteration counts of 8 pixels of a row, lanes in lockstep under an escape mask: the
 /// same `f32` operations, in the same order, as the strata kernel.
-#[inline]
+#[inline(always)]
 fn mandelbrot8(cx: &[f32; 8], cy: f32, max_iter: u32) -> [u32; 8] {
     let mut x = [0.0f32; 8];
     let mut y = [0.0f32; 8];
@@ -300,11 +301,11 @@ fn mandelbrot8(cx: &[f32; 8], cy: f32, max_iter: u32) -> [u32; 8] {
     count
 }
 
-/// `mandelbrot`'s counts for an `edge x edge` image, with rayon over rows.
-pub fn mandelbrot_rayon(edge: usize, max_iter: u32) -> Vec<u32> {
-    let (x0, y0, d) = mandelbrot_view(edge);
-    let mut out = vec![0u32; edge * edge];
-    out.par_chunks_mut(edge).enumerate().for_each(|(py, row)| {
+two_builds! {
+    /// The counts of one row of `mandelbrot` (row `py` of an `edge x edge` image, `edge` the
+    /// length of `row`), 8 pixels at a time, compiled for `build`.
+    fn mandelbrot_row(row: &mut [u32], py: usize, max_iter: u32) {
+        let (x0, y0, d) = mandelbrot_view(row.len());
         let cy = y0 + py as u32 as f32 * d;
         for (c, px) in row.chunks_mut(8).enumerate() {
             let mut cx = [0.0f32; 8];
@@ -314,7 +315,16 @@ pub fn mandelbrot_rayon(edge: usize, max_iter: u32) -> Vec<u32> {
             let counts = mandelbrot8(&cx, cy, max_iter);
             px.copy_from_slice(&counts[..px.len()]);
         }
-    });
+    }
+}
+
+/// `mandelbrot`'s counts for an `edge x edge` image, with rayon over rows, the loops compiled
+/// for `build`.
+pub fn mandelbrot_rayon(build: Build, edge: usize, max_iter: u32) -> Vec<u32> {
+    let mut out = vec![0u32; edge * edge];
+    out.par_chunks_mut(edge)
+        .enumerate()
+        .for_each(|(py, row)| mandelbrot_row(build, row, py, max_iter));
     out
 }
 
@@ -359,14 +369,20 @@ fn bench_mandelbrot(q: &Queue, edge: usize, reps: usize) -> Result<BenchResult, 
     })?;
     let got = q.read(&out)?;
 
-    let mut want = Vec::new();
-    let baseline_s = timed(reps, || -> Result<f64, Error> {
-        // The previous result is freed before the clock starts.
-        drop(std::mem::take(&mut want));
-        let t = Instant::now();
-        want = std::hint::black_box(mandelbrot_rayon(edge, max_iter));
-        Ok(t.elapsed().as_secs_f64())
-    })?;
+    let (baseline_s, avx2_s, want) = builds::both(
+        |build| -> Result<(f64, Vec<u32>), BenchError> {
+            let mut want = Vec::new();
+            let s = timed(reps, || -> Result<f64, Error> {
+                // The previous result is freed before the clock starts.
+                drop(std::mem::take(&mut want));
+                let t = Instant::now();
+                want = std::hint::black_box(mandelbrot_rayon(build, edge, max_iter));
+                Ok(t.elapsed().as_secs_f64())
+            })?;
+            Ok((s, want))
+        },
+        |got, want| check_counts("mandelbrot (the AVX2+FMA baseline)", got, want).map(|_| ()),
+    )?;
     let rel_error = check_counts("mandelbrot", &got, &want)?;
     let iterations: u64 = want.par_iter().map(|&c| c as u64).sum();
     Ok(BenchResult {
@@ -375,6 +391,7 @@ fn bench_mandelbrot(q: &Queue, edge: usize, reps: usize) -> Result<BenchResult, 
         compile_cached_s: Some(compile_cached_s),
         ..result(q, "mandelbrot", edge, reps, range, 4 * pixels as u64)
             .times(strata_s, baseline_s, rel_error)
+            .with_avx2(avx2_s)
     })
 }
 
@@ -435,40 +452,58 @@ impl Bodies {
     }
 }
 
-/// `nbody`'s accelerations `(ax, ay, az)` with rayon, 8 bodies per inner loop.
-fn nbody_rayon(b: &Bodies, eps2: f32) -> [Vec<f32>; 3] {
-    let n = b.x.len();
+two_builds! {
+    /// The accelerations of the (up to) 8 bodies from `base` on (as many as `ox` holds) from
+    /// all bodies `x`, `y`, `z`, `m`, compiled for `build`: for each body `j` the 8 lanes'
+    /// interactions with it, each lane in the order of a strata work-item.
+    #[allow(clippy::too_many_arguments)]
+    fn nbody_block(
+        x: &[f32],
+        y: &[f32],
+        z: &[f32],
+        m: &[f32],
+        eps2: f32,
+        base: usize,
+        ox: &mut [f32],
+        oy: &mut [f32],
+        oz: &mut [f32],
+    ) {
+        let (mut xi, mut yi, mut zi) = ([0.0f32; 8], [0.0f32; 8], [0.0f32; 8]);
+        for l in 0..ox.len() {
+            (xi[l], yi[l], zi[l]) = (x[base + l], y[base + l], z[base + l]);
+        }
+        let (mut sx, mut sy, mut sz) = ([0.0f32; 8], [0.0f32; 8], [0.0f32; 8]);
+        for (((&xj, &yj), &zj), &mj) in x.iter().zip(y).zip(z).zip(m) {
+            for l in 0..8 {
+                let dx = xj - xi[l];
+                let dy = yj - yi[l];
+                let dz = zj - zi[l];
+                let r2 = dx * dx + dy * dy + dz * dz + eps2;
+                let inv = 1.0 / r2.sqrt();
+                let s = mj * (inv * inv * inv);
+                sx[l] += dx * s;
+                sy[l] += dy * s;
+                sz[l] += dz * s;
+            }
+        }
+        let len = ox.len();
+        ox.copy_from_slice(&sx[..len]);
+        oy.copy_from_slice(&sy[..len]);
+        oz.copy_from_slice(&sz[..len]);
+    }
+}
+
+/// `nbody`'s accelerations `(ax, ay, az)` of the bodies at `x`, `y`, `z` of masses `m` with
+/// rayon, 8 bodies per inner loop, the loops compiled for `build`.
+pub fn nbody_rayon(build: Build, [x, y, z, m]: [&[f32]; 4], eps2: f32) -> [Vec<f32>; 3] {
+    let n = x.len();
     let mut a = [vec![0.0f32; n], vec![0.0f32; n], vec![0.0f32; n]];
     let [ax, ay, az] = &mut a;
     ax.par_chunks_mut(8)
         .zip(ay.par_chunks_mut(8))
         .zip(az.par_chunks_mut(8))
         .enumerate()
-        .for_each(|(c, ((ox, oy), oz))| {
-            let base = c * 8;
-            let (mut xi, mut yi, mut zi) = ([0.0f32; 8], [0.0f32; 8], [0.0f32; 8]);
-            for l in 0..ox.len() {
-                (xi[l], yi[l], zi[l]) = (b.x[base + l], b.y[base + l], b.z[base + l]);
-            }
-            let (mut sx, mut sy, mut sz) = ([0.0f32; 8], [0.0f32; 8], [0.0f32; 8]);
-            for (((&xj, &yj), &zj), &mj) in b.x.iter().zip(&b.y).zip(&b.z).zip(&b.m) {
-                for l in 0..8 {
-                    let dx = xj - xi[l];
-                    let dy = yj - yi[l];
-                    let dz = zj - zi[l];
-                    let r2 = dx * dx + dy * dy + dz * dz + eps2;
-                    let inv = 1.0 / r2.sqrt();
-                    let s = mj * (inv * inv * inv);
-                    sx[l] += dx * s;
-                    sy[l] += dy * s;
-                    sz[l] += dz * s;
-                }
-            }
-            let len = ox.len();
-            ox.copy_from_slice(&sx[..len]);
-            oy.copy_from_slice(&sy[..len]);
-            oz.copy_from_slice(&sz[..len]);
-        });
+        .for_each(|(c, ((ox, oy), oz))| nbody_block(build, x, y, z, m, eps2, c * 8, ox, oy, oz));
     a
 }
 
@@ -556,14 +591,28 @@ fn bench_nbody(q: &Queue, n: usize, reps: usize) -> Result<BenchResult, BenchErr
     })?;
     let got = [q.read(ax)?, q.read(ay)?, q.read(az)?];
 
-    let mut want = [Vec::new(), Vec::new(), Vec::new()];
-    let baseline_s = timed(reps, || -> Result<f64, Error> {
-        // The previous result is freed before the clock starts.
-        drop(std::mem::take(&mut want));
-        let t = Instant::now();
-        want = std::hint::black_box(nbody_rayon(&bodies, NBODY_EPS2));
-        Ok(t.elapsed().as_secs_f64())
-    })?;
+    let b = [&bodies.x[..], &bodies.y, &bodies.z, &bodies.m];
+    let (baseline_s, avx2_s, want) = builds::both(
+        |build| -> Result<(f64, [Vec<f32>; 3]), BenchError> {
+            let mut want = [Vec::new(), Vec::new(), Vec::new()];
+            let s = timed(reps, || -> Result<f64, Error> {
+                // The previous result is freed before the clock starts.
+                drop(std::mem::take(&mut want));
+                let t = Instant::now();
+                want = std::hint::black_box(nbody_rayon(build, b, NBODY_EPS2));
+                Ok(t.elapsed().as_secs_f64())
+            })?;
+            Ok((s, want))
+        },
+        |got, want| {
+            check_vectors(
+                "nbody (the AVX2+FMA baseline)",
+                [&got[0], &got[1], &got[2]],
+                [&want[0], &want[1], &want[2]],
+            )
+            .map(|_| ())
+        },
+    )?;
     let rel_error = check_vectors(
         "nbody",
         [&got[0], &got[1], &got[2]],
@@ -575,7 +624,9 @@ fn bench_nbody(q: &Queue, n: usize, reps: usize) -> Result<BenchResult, BenchErr
         compile_s: Some(compile_s),
         compile_cached_s: Some(compile_cached_s),
         // Each body's position and mass read, its acceleration written.
-        ..result(q, "nbody", n, reps, range, (16 + 12) * n64).times(strata_s, baseline_s, rel_error)
+        ..result(q, "nbody", n, reps, range, (16 + 12) * n64)
+            .times(strata_s, baseline_s, rel_error)
+            .with_avx2(avx2_s)
     })
 }
 
@@ -639,14 +690,20 @@ fn bench_matmul(q: &Queue, n: usize, reps: usize) -> Result<BenchResult, BenchEr
     })?;
     let got = q.read(&dc)?;
 
-    let mut want = Vec::new();
-    let baseline_s = timed(reps, || -> Result<f64, Error> {
-        // The previous result is freed before the clock starts.
-        drop(std::mem::take(&mut want));
-        let t = Instant::now();
-        want = std::hint::black_box(rayon_sgemm(&a, &b, n));
-        Ok(t.elapsed().as_secs_f64())
-    })?;
+    let (baseline_s, avx2_s, want) = builds::both(
+        |build| -> Result<(f64, Vec<f32>), BenchError> {
+            let mut want = Vec::new();
+            let s = timed(reps, || -> Result<f64, Error> {
+                // The previous result is freed before the clock starts.
+                drop(std::mem::take(&mut want));
+                let t = Instant::now();
+                want = std::hint::black_box(rayon_sgemm(build, &a, &b, n));
+                Ok(t.elapsed().as_secs_f64())
+            })?;
+            Ok((s, want))
+        },
+        |got, want| crate::bench::check_exact("matmul (the AVX2+FMA baseline)", got, want),
+    )?;
     let rel_error = rel_frobenius_par(&got, &want);
     if rel_error.is_nan() || rel_error > TOLERANCE {
         let i = got
@@ -672,6 +729,7 @@ fn bench_matmul(q: &Queue, n: usize, reps: usize) -> Result<BenchResult, BenchEr
         compile_cached_s: Some(compile_cached_s),
         ..result(q, "matmul", n, reps, range, 3 * 4 * n64 * n64)
             .times(strata_s, baseline_s, rel_error)
+            .with_avx2(avx2_s)
     })
 }
 
@@ -699,6 +757,8 @@ fn result(
         baseline: "rayon",
         baseline_s: 0.0,
         ratio: f64::NAN,
+        avx2_s: None,
+        ratio_avx2: None,
         rel_error: 0.0,
         compile_s: None,
         compile_cached_s: None,

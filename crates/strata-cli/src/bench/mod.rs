@@ -57,6 +57,7 @@
 //! and the partials stay few.
 
 pub mod blas;
+pub mod builds;
 pub mod compute;
 pub mod cublas;
 pub mod cuda;
@@ -64,6 +65,7 @@ pub mod fields;
 pub mod patterns;
 pub mod plot;
 
+use crate::bench::builds::{two_builds, Build};
 use crate::bench::cuda::CudaBaseline;
 use rayon::prelude::*;
 use std::fmt;
@@ -142,6 +144,14 @@ pub struct BenchResult {
     pub baseline_s: f64,
     /// `strata_s / baseline_s`.
     pub ratio: f64,
+    /// Median time of the rayon baseline's AVX2+FMA build ([`Build::Avx2Fma`]), in seconds;
+    /// the rayon baseline itself ([`BenchResult::baseline_s`]) is the default build
+    /// ([`Build::Default`], SSE2 on x86-64). `None` where the CPU lacks AVX2 or FMA, where the
+    /// baseline is not rayon's, or where the benchmark has no such build (the pattern and
+    /// field benchmarks).
+    pub avx2_s: Option<f64>,
+    /// `strata_s / avx2_s`.
+    pub ratio_avx2: Option<f64>,
     /// Relative difference between the strata and baseline results (0 for `vadd` and `saxpy`,
     /// which must match exactly; at most [`REDUCTION_TOLERANCE`] for `dot` and `sum`).
     pub rel_error: f64,
@@ -158,6 +168,15 @@ pub struct BenchResult {
 }
 
 impl BenchResult {
+    /// `self` with the median of the baseline's AVX2+FMA build and strata's ratio to it.
+    pub(crate) fn with_avx2(self, avx2_s: Option<f64>) -> BenchResult {
+        BenchResult {
+            avx2_s,
+            ratio_avx2: avx2_s.map(|s| self.strata_s / s),
+            ..self
+        }
+    }
+
     /// Effective bandwidth of the strata kernels, in GB/s (10^9 bytes per second).
     pub fn strata_gbps(&self) -> f64 {
         gbps(self.bytes, self.strata_s)
@@ -410,14 +429,28 @@ fn baseline_text(name: &str) -> String {
     match name {
         "cuda" => "hand-written CUDA C through NVRTC on the same GPU".into(),
         "cublas" => "cuBLAS (cublasSgemm, fp32) on the same GPU".into(),
-        "rayon" => format!("rayon on {} thread(s)", rayon::current_num_threads()),
+        "rayon" => format!(
+            "rayon on {} thread(s), built for the default target{}; avx2: {}",
+            rayon::current_num_threads(),
+            if cfg!(target_arch = "x86_64") {
+                " (x86-64: SSE2)"
+            } else {
+                ""
+            },
+            if builds::avx2_fma_detected() {
+                "the same loops built with target features avx2 and fma"
+            } else {
+                "unavailable (this CPU has no AVX2 and FMA)"
+            }
+        ),
         other => other.into(),
     }
 }
 
 /// The results as an aligned text table, with a header naming the device. Throughput columns
 /// in TFLOP/s are added when a compute-bound benchmark (`sgemm*`, `mandelbrot`, `nbody`,
-/// `matmul`) is among the results, and compile-time columns (`compile ms`: a miss of the
+/// `matmul`) is among the results, the AVX2+FMA build of the rayon baseline (`avx2 ms`,
+/// `ratio avx2`: [`BenchResult::avx2_s`]) when a row is against rayon, and compile-time columns (`compile ms`: a miss of the
 /// device's kernel cache, `cached ms`: a hit) when a row has them (`-` in the other rows).
 pub fn table(device: &Device, results: &[BenchResult]) -> String {
     let info = device.info();
@@ -428,6 +461,9 @@ pub fn table(device: &Device, results: &[BenchResult]) -> String {
     let baseline = if mixed { "baseline" } else { first };
     let flops = results.iter().any(|r| r.flops > 0);
     let compile = results.iter().any(|r| r.compile_s.is_some());
+    // The AVX2+FMA build of the rayon baselines: columns wherever a row is against rayon
+    // (`-` where the build is unavailable or the benchmark has none).
+    let avx2 = results.iter().any(|r| r.baseline == "rayon");
     let mut head = vec![
         "bench".to_string(),
         "n".to_string(),
@@ -443,7 +479,11 @@ pub fn table(device: &Device, results: &[BenchResult]) -> String {
     if flops {
         head.push(format!("{baseline} TFLOP/s"));
     }
-    head.extend(["ratio".to_string(), "rel err".to_string()]);
+    head.push("ratio".to_string());
+    if avx2 {
+        head.extend(["avx2 ms".to_string(), "ratio avx2".to_string()]);
+    }
+    head.push("rel err".to_string());
     if compile {
         head.extend(["compile ms".to_string(), "cached ms".to_string()]);
     }
@@ -480,7 +520,15 @@ pub fn table(device: &Device, results: &[BenchResult]) -> String {
         if flops {
             row.push(tf(r.baseline_tflops()));
         }
-        row.extend([format!("{:.2}", r.ratio), format!("{:.1e}", r.rel_error)]);
+        row.push(format!("{:.2}", r.ratio));
+        if avx2 {
+            let dash = || "-".to_string();
+            row.extend([
+                r.avx2_s.map_or_else(dash, |s| format!("{:.3}", s * 1e3)),
+                r.ratio_avx2.map_or_else(dash, |x| format!("{x:.2}")),
+            ]);
+        }
+        row.push(format!("{:.1e}", r.rel_error));
         if compile {
             let ms = |s: Option<f64>| s.map_or("-".to_string(), |s| format!("{:.3}", s * 1e3));
             row.extend([ms(r.compile_s), ms(r.compile_cached_s)]);
@@ -665,6 +713,8 @@ fn result(
         baseline,
         baseline_s,
         ratio: strata_s / baseline_s,
+        avx2_s: None,
+        ratio_avx2: None,
         rel_error,
         compile_s: None,
         compile_cached_s: None,
@@ -699,28 +749,27 @@ fn bench_vadd(
     })?;
     let got = q.read(&c)?;
 
-    let mut want = vec![0.0f32; n];
-    let baseline_s = timed(reps, || -> Result<f64, Error> {
-        want.fill(f32::NAN);
-        let t = Instant::now();
-        want.par_chunks_mut(CHUNK)
-            .zip(x.par_chunks(CHUNK))
-            .zip(y.par_chunks(CHUNK))
-            .for_each(|((c, a), b)| {
-                for ((c, a), b) in c.iter_mut().zip(a).zip(b) {
-                    *c = a + b;
-                }
-            });
-        Ok(t.elapsed().as_secs_f64())
-    })?;
+    let (baseline_s, avx2_s, want) = builds::both(
+        |build| -> Result<(f64, Vec<f32>), BenchError> {
+            let mut want = vec![0.0f32; n];
+            let s = timed(reps, || -> Result<f64, Error> {
+                want.fill(f32::NAN);
+                let t = Instant::now();
+                rayon_vadd(build, &mut want, x, y);
+                Ok(t.elapsed().as_secs_f64())
+            })?;
+            Ok((s, want))
+        },
+        |got, want| check_exact("vadd (the AVX2+FMA baseline)", got, want),
+    )?;
     check_exact("vadd", &got, &want)?;
-    let baseline = match cuda {
+    let (baseline, avx2_s) = match cuda {
         Some(b) => {
             let (s, base) = b.vadd(x, y, reps)?;
             check_exact("vadd (the CUDA baseline)", &base, &want)?;
-            ("cuda", s)
+            (("cuda", s), None)
         }
-        None => ("rayon", baseline_s),
+        None => (("rayon", baseline_s), avx2_s),
     };
     Ok(result(
         q,
@@ -732,7 +781,8 @@ fn bench_vadd(
         strata_s,
         baseline,
         0.0,
-    ))
+    )
+    .with_avx2(avx2_s))
 }
 
 fn bench_saxpy(
@@ -761,27 +811,27 @@ fn bench_saxpy(
     })?;
     let got = q.read(&yb)?;
 
-    let mut want = vec![0.0f32; n];
-    let baseline_s = timed(reps, || -> Result<f64, Error> {
-        want.copy_from_slice(y0);
-        let t = Instant::now();
-        want.par_chunks_mut(CHUNK)
-            .zip(x.par_chunks(CHUNK))
-            .for_each(|(y, x)| {
-                for (y, x) in y.iter_mut().zip(x) {
-                    *y += SAXPY_A * x;
-                }
-            });
-        Ok(t.elapsed().as_secs_f64())
-    })?;
+    let (baseline_s, avx2_s, want) = builds::both(
+        |build| -> Result<(f64, Vec<f32>), BenchError> {
+            let mut want = vec![0.0f32; n];
+            let s = timed(reps, || -> Result<f64, Error> {
+                want.copy_from_slice(y0);
+                let t = Instant::now();
+                rayon_saxpy(build, &mut want, x);
+                Ok(t.elapsed().as_secs_f64())
+            })?;
+            Ok((s, want))
+        },
+        |got, want| check_exact("saxpy (the AVX2+FMA baseline)", got, want),
+    )?;
     check_exact("saxpy", &got, &want)?;
-    let baseline = match cuda {
+    let (baseline, avx2_s) = match cuda {
         Some(b) => {
             let (s, base) = b.saxpy(SAXPY_A, x, y0, reps)?;
             check_exact("saxpy (the CUDA baseline)", &base, &want)?;
-            ("cuda", s)
+            (("cuda", s), None)
         }
-        None => ("rayon", baseline_s),
+        None => (("rayon", baseline_s), avx2_s),
     };
     Ok(result(
         q,
@@ -793,7 +843,8 @@ fn bench_saxpy(
         strata_s,
         baseline,
         0.0,
-    ))
+    )
+    .with_avx2(avx2_s))
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -811,37 +862,94 @@ impl Reduction {
     }
 }
 
-/// Sum of one chunk with eight independent accumulators (vectorizable).
-fn chunk_sum(x: &[f32]) -> f32 {
-    let mut acc = [0.0f32; 8];
-    let mut it = x.chunks_exact(8);
-    for c in &mut it {
-        for l in 0..8 {
-            acc[l] += c[l];
+two_builds! {
+    /// Sum of one chunk with eight independent accumulators (vectorizable), compiled for
+    /// `build`.
+    pub fn chunk_sum(x: &[f32]) -> f32 {
+        let mut acc = [0.0f32; 8];
+        let mut it = x.chunks_exact(8);
+        for c in &mut it {
+            for l in 0..8 {
+                acc[l] += c[l];
+            }
         }
+        let mut s = acc.iter().sum::<f32>();
+        for v in it.remainder() {
+            s += v;
+        }
+        s
     }
-    let mut s = acc.iter().sum::<f32>();
-    for v in it.remainder() {
-        s += v;
-    }
-    s
 }
 
-/// Dot product of one chunk with eight independent accumulators (vectorizable).
-fn chunk_dot(x: &[f32], y: &[f32]) -> f32 {
-    let mut acc = [0.0f32; 8];
-    let mut xi = x.chunks_exact(8);
-    let mut yi = y.chunks_exact(8);
-    for (a, b) in (&mut xi).zip(&mut yi) {
-        for l in 0..8 {
-            acc[l] += a[l] * b[l];
+two_builds! {
+    /// Dot product of one chunk with eight independent accumulators (vectorizable), compiled
+    /// for `build`.
+    pub fn chunk_dot(x: &[f32], y: &[f32]) -> f32 {
+        let mut acc = [0.0f32; 8];
+        let mut xi = x.chunks_exact(8);
+        let mut yi = y.chunks_exact(8);
+        for (a, b) in (&mut xi).zip(&mut yi) {
+            for l in 0..8 {
+                acc[l] += a[l] * b[l];
+            }
+        }
+        let mut s = acc.iter().sum::<f32>();
+        for (a, b) in xi.remainder().iter().zip(yi.remainder()) {
+            s += a * b;
+        }
+        s
+    }
+}
+
+two_builds! {
+    /// `c[i] = a[i] + b[i]` over one chunk, compiled for `build`.
+    pub fn chunk_vadd(c: &mut [f32], a: &[f32], b: &[f32]) {
+        for ((c, a), b) in c.iter_mut().zip(a).zip(b) {
+            *c = a + b;
         }
     }
-    let mut s = acc.iter().sum::<f32>();
-    for (a, b) in xi.remainder().iter().zip(yi.remainder()) {
-        s += a * b;
+}
+
+two_builds! {
+    /// `y[i] += SAXPY_A * x[i]` over one chunk, compiled for `build`.
+    pub fn chunk_saxpy(y: &mut [f32], x: &[f32]) {
+        for (y, x) in y.iter_mut().zip(x) {
+            *y += SAXPY_A * x;
+        }
     }
-    s
+}
+
+/// `vadd`'s baseline: `c[i] = a[i] + b[i]` with rayon over chunks of 64 KiB, the loops
+/// compiled for `build` ([`chunk_vadd`]).
+pub fn rayon_vadd(build: Build, c: &mut [f32], a: &[f32], b: &[f32]) {
+    c.par_chunks_mut(CHUNK)
+        .zip(a.par_chunks(CHUNK))
+        .zip(b.par_chunks(CHUNK))
+        .for_each(|((c, a), b)| chunk_vadd(build, c, a, b));
+}
+
+/// `saxpy`'s baseline: `y[i] += SAXPY_A * x[i]` with rayon, compiled for `build`
+/// ([`chunk_saxpy`]).
+pub fn rayon_saxpy(build: Build, y: &mut [f32], x: &[f32]) {
+    y.par_chunks_mut(CHUNK)
+        .zip(x.par_chunks(CHUNK))
+        .for_each(|(y, x)| chunk_saxpy(build, y, x));
+}
+
+/// `dot`'s baseline: [`chunk_dot`] per chunk with rayon, the partials added by rayon's sum
+/// (whose order depends on the scheduling: compare two results within a tolerance).
+pub fn rayon_dot(build: Build, x: &[f32], y: &[f32]) -> f32 {
+    x.par_chunks(CHUNK)
+        .zip(y.par_chunks(CHUNK))
+        .map(|(x, y)| chunk_dot(build, x, y))
+        .sum::<f32>()
+}
+
+/// `sum`'s baseline: [`chunk_sum`] per chunk with rayon (see [`rayon_dot`] for the order).
+pub fn rayon_sum(build: Build, x: &[f32]) -> f32 {
+    x.par_chunks(CHUNK)
+        .map(|x| chunk_sum(build, x))
+        .sum::<f32>()
 }
 
 fn bench_reduce(
@@ -885,22 +993,31 @@ fn bench_reduce(
     let xb = Buffer::from_slice(q, x)?;
     let yb = Buffer::from_slice(q, y)?;
 
-    let baseline = || -> f32 {
+    let baseline = |build| -> f32 {
         match which {
-            Reduction::Dot => x
-                .par_chunks(CHUNK)
-                .zip(y.par_chunks(CHUNK))
-                .map(|(x, y)| chunk_dot(x, y))
-                .sum::<f32>(),
-            Reduction::Sum => x.par_chunks(CHUNK).map(chunk_sum).sum::<f32>(),
+            Reduction::Dot => rayon_dot(build, x, y),
+            Reduction::Sum => rayon_sum(build, x),
         }
     };
-    let mut want = 0.0f32;
-    let baseline_s = timed(reps, || -> Result<f64, Error> {
-        let t = Instant::now();
-        want = std::hint::black_box(baseline());
-        Ok(t.elapsed().as_secs_f64())
-    })?;
+    let (baseline_s, avx2_s, want) = builds::both(
+        |build| -> Result<(f64, f32), BenchError> {
+            let mut want = 0.0f32;
+            let s = timed(reps, || -> Result<f64, Error> {
+                let t = Instant::now();
+                want = std::hint::black_box(baseline(build));
+                Ok(t.elapsed().as_secs_f64())
+            })?;
+            Ok((s, want))
+        },
+        |&got, &want| {
+            check_close(name, got, want)
+                .map(|_| ())
+                .map_err(|e| BenchError::WrongResult {
+                    bench: name,
+                    detail: format!("the AVX2+FMA baseline differs: {e}"),
+                })
+        },
+    )?;
 
     let mut worst = 0.0f64;
     let strata_s = timed(reps, || -> Result<f64, BenchError> {
@@ -915,7 +1032,7 @@ fn bench_reduce(
         worst = worst.max(check_close(name, got, want)?);
         Ok(dt)
     })?;
-    let baseline = match cuda {
+    let (baseline, avx2_s) = match cuda {
         Some(b) => {
             let ys = (which == Reduction::Dot).then_some(y);
             let (s, base) = b.reduce(x, ys, reps)?;
@@ -923,9 +1040,9 @@ fn bench_reduce(
                 bench: name,
                 detail: format!("the CUDA baseline is wrong: {e}"),
             })?;
-            ("cuda", s)
+            (("cuda", s), None)
         }
-        None => ("rayon", baseline_s),
+        None => (("rayon", baseline_s), avx2_s),
     };
     Ok(result(
         q,
@@ -937,5 +1054,6 @@ fn bench_reduce(
         strata_s,
         baseline,
         worst,
-    ))
+    )
+    .with_avx2(avx2_s))
 }

@@ -635,6 +635,8 @@ fn run_with(
         baseline,
         baseline_s,
         ratio: strata_s / baseline_s,
+        avx2_s: None,
+        ratio_avx2: None,
         rel_error,
         compile_s: None,
         compile_cached_s: None,
