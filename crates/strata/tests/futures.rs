@@ -213,3 +213,35 @@ fn a_completed_handle_is_ready_at_the_first_poll() {
     assert_eq!(data.unwrap(), vec![5, 6]);
     assert_eq!(polls.count, 1);
 }
+
+/// An awaited launch reports what its `wait` reports: on a device that runs kernels in the
+/// host's memory (PoCL), a read out of bounds outside checked mode is `OutOfBounds` from the
+/// future too, read back from the launch's fault words.
+#[test]
+fn an_awaited_launch_reports_an_access_out_of_bounds() {
+    let k = Kernel::build("futures_far_read", |k| {
+        let x = k.read::<u32>("x");
+        let out = k.write::<u32>("out");
+        let i = global_id(0);
+        let j = select::<u32>(i.eq(3u32), lit(1u32 << 30), i);
+        out.set(i, x.at(j) + 1u32);
+    })
+    .unwrap();
+    for device in devices() {
+        let q = Queue::new(&device).unwrap();
+        let x = Buffer::from_slice(&q, &[7u32; 16]).unwrap();
+        let out = Buffer::<u32>::new(&q, 16).unwrap();
+        let run = k
+            .enqueue(&q, NdRange::new(16).local(4), args![&x, &out], &[])
+            .unwrap();
+        match block_on(run).0 {
+            Err(e @ Error::OutOfBounds { .. }) => assert!(
+                e.to_string()
+                    .contains("index 1073741824 is out of bounds for buffer `x` of length 16"),
+                "{}: {e}",
+                device.spec()
+            ),
+            r => panic!("{}: expected OutOfBounds, got {r:?}", device.spec()),
+        }
+    }
+}

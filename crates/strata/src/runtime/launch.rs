@@ -155,6 +155,22 @@ impl FaultWords {
     /// Waits for the words and turns a recorded fault into its error.
     pub(crate) fn check(&self) -> Result<()> {
         self.read.wait()?;
+        self.decode()
+    }
+
+    /// [`FaultWords::check`] for a future: pending until the words are read (woken by the
+    /// read's completion), then the recorded fault's error, if any.
+    pub(crate) fn poll_check(
+        &self,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<()>> {
+        self.read
+            .poll_wait(cx)
+            .map(|r| r.and_then(|()| self.decode()))
+    }
+
+    /// The error of the fault the words read back record, if any.
+    fn decode(&self) -> Result<()> {
         let bytes = self.out.lock().unwrap().clone();
         let w: Vec<u32> = bytes
             .chunks_exact(4)

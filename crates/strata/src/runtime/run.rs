@@ -175,7 +175,7 @@ impl Wait for &Run {
 impl Future for Run {
     type Output = Result<()>;
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<()>> {
-        self.event.poll_wait(cx)
+        self.get_mut().poll_wait(cx)
     }
 }
 
@@ -183,7 +183,18 @@ impl Future for Run {
 impl Future for &Run {
     type Output = Result<()>;
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<()>> {
-        self.event.poll_wait(cx)
+        self.get_mut().poll_wait(cx)
+    }
+}
+
+impl Run {
+    /// [`Run::wait`] for a future: the launch's event, then the fault words of a launch
+    /// bounds-checked outside checked mode (each woken by its command's completion).
+    fn poll_wait(&self, cx: &mut Context<'_>) -> Poll<Result<()>> {
+        match (self.event.poll_wait(cx), &self.faults) {
+            (Poll::Ready(Ok(())), Some(f)) => f.poll_check(cx),
+            (done, _) => done,
+        }
     }
 }
 
