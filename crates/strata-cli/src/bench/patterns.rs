@@ -57,8 +57,11 @@
 //! two-pass chunked scan (chunk totals in parallel, their prefix, then the chunks in parallel);
 //! `par_sort_unstable`.
 
+use crate::bench::builds::Build;
 use crate::bench::cuda::CudaBaseline;
-use crate::bench::{check_close, check_exact, BenchError, BenchResult, SAXPY_A};
+use crate::bench::{
+    check_close, check_exact, rayon_dot, rayon_sum, BenchError, BenchResult, SAXPY_A,
+};
 use rayon::prelude::*;
 use std::time::Instant;
 use strata::patterns::tune::{size_class, TunedOp, Tuner};
@@ -281,39 +284,6 @@ fn exact_u32(bench: &'static str, got: &[u32], want: &[u32]) -> Result<(), Bench
     }
 }
 
-fn rayon_dot(x: &[f32], y: &[f32]) -> f32 {
-    x.par_chunks(CHUNK)
-        .zip(y.par_chunks(CHUNK))
-        .map(|(a, b)| {
-            let mut acc = [0.0f32; 8];
-            let (ca, cb) = (a.chunks_exact(8), b.chunks_exact(8));
-            let (ra, rb) = (ca.remainder(), cb.remainder());
-            for (u, v) in ca.zip(cb) {
-                for k in 0..8 {
-                    acc[k] += u[k] * v[k];
-                }
-            }
-            acc.iter().sum::<f32>() + ra.iter().zip(rb).map(|(u, v)| u * v).sum::<f32>()
-        })
-        .sum()
-}
-
-fn rayon_sum(x: &[f32]) -> f32 {
-    x.par_chunks(CHUNK)
-        .map(|a| {
-            let mut acc = [0.0f32; 8];
-            let c = a.chunks_exact(8);
-            let r = c.remainder();
-            for u in c {
-                for k in 0..8 {
-                    acc[k] += u[k];
-                }
-            }
-            acc.iter().sum::<f32>() + r.iter().sum::<f32>()
-        })
-        .sum()
-}
-
 fn rayon_scan(x: &[u32], out: &mut [u32]) {
     let totals: Vec<u32> = x
         .par_chunks(CHUNK)
@@ -465,7 +435,7 @@ fn run_with(
             let mut want = 0.0;
             let b = timed(reps, || {
                 let t = Instant::now();
-                want = rayon_dot(x, y);
+                want = rayon_dot(Build::Default, x, y);
                 Ok(secs(t))
             })?;
             let b = on_gpu(b, &|c| {
@@ -485,7 +455,7 @@ fn run_with(
             let mut want = 0.0;
             let b = timed(reps, || {
                 let t = Instant::now();
-                want = rayon_sum(x);
+                want = rayon_sum(Build::Default, x);
                 Ok(secs(t))
             })?;
             let b = on_gpu(b, &|c| {
