@@ -3,9 +3,18 @@
 #
 #   bash scripts/gpu-run.sh build      # here: release build + test binaries, stripped, packed
 #                                      # into .gpu/ (ignored by git)
-#   bash scripts/gpu-run.sh device     # there: devices, check, bench, difftest, every test binary with
-#                                      # STRATA_REQUIRE=cuda, bench at 2^26 (JSON), the CuPy and
-#                                      # PyTorch baselines; every log under $OUT
+#   bash scripts/gpu-run.sh device     # there, in this order: devices, check (the conformance
+#                                      # suite), bench at 2^26 (JSON), the CuPy/PyTorch baselines
+#                                      # (CUB sort, copy, cuBLAS), difftest of 2,000 programs, the
+#                                      # CUDA test binaries with STRATA_REQUIRE=cuda, NVIDIA OpenCL;
+#                                      # every log under $OUT
+#   bash scripts/gpu-run.sh dry-run    # here, after build: unpacks the bundle as `device` does
+#                                      # and prints each step with its time limit, runs nothing
+#
+# Each step runs under its own time limit and all of them under one deadline, so that the run
+# always finishes inside the device call's 10 minutes and writes its summary (each step's exit
+# status and seconds) and logs; a step that would start past the deadline is listed as skipped.
+# Expected times per step are in README.md ("On a lent GPU machine").
 #
 # With the device tool, the whole GPU session is one call after the build:
 #   run(command="bash scripts/gpu-run.sh device", carry=[".gpu"], timeout_s=600)
@@ -13,10 +22,12 @@
 # The device machine has CUDA 13 (its own NVRTC), the driver, Python with CuPy and PyTorch, and
 # no Rust: everything Rust is built here. The binaries are packed with xz to stay far under the
 # 64 MiB that travels. Environment for `device`: STRATA_GPU_STEPS (space-separated subset of
-# `devices check bench baselines loadab tests opencl difftest`, default all but loadab), STRATA_GPU_PROGRAMS
-# (difftest programs, default 10000), STRATA_GPU_SIZE (bench size, default 2^26),
-# STRATA_GPU_FILTER (bench filter), STRATA_GPU_TESTS (words: run only the test binaries named
-# with one), STRATA_GPU_DEADLINE (seconds for the whole run, default 570).
+# `devices check bench baselines difftest tests opencl loadab`, default all but loadab, run in the
+# order given), STRATA_GPU_PROGRAMS (difftest programs, default 2000), STRATA_GPU_SIZE (bench
+# size, default 2^26), STRATA_GPU_FILTER (bench filter), STRATA_GPU_TESTS (words: run only the
+# test binaries whose names contain one; default `cuda cublas gpu_backends wait`, `.` for all),
+# STRATA_GPU_DEADLINE (seconds for the whole run, default 540: the call's 600 less the unpacking
+# and the archive of the logs).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root="$(pwd)"
@@ -24,17 +35,19 @@ mode="${1:-}"
 
 build() {
     set -e
+    # CARGO_TARGET_DIR is honoured; the tests' fixed paths point into it (see `device`).
+    local target="${CARGO_TARGET_DIR:-$root/target}"
     cargo build --release --locked --bin strata
     # The test binaries (and the examples' tests), as cargo reports them.
     cargo test --release --locked --no-run --all-targets --message-format=json \
-        >target/gpu-tests.json
+        >"$target/gpu-tests.json"
     rm -rf .gpu && mkdir -p .gpu/stage/tests
-    cp target/release/strata .gpu/stage/strata
-    python3 - "$root" <<'EOF'
+    cp "$target/release/strata" .gpu/stage/strata
+    python3 - "$root" "$target" <<'EOF'
 import json, shutil, sys, os
-root = sys.argv[1]
+root, target = sys.argv[1], sys.argv[2]
 seen = set()
-for line in open(os.path.join(root, "target/gpu-tests.json")):
+for line in open(os.path.join(target, "gpu-tests.json")):
     m = json.loads(line)
     if m.get("reason") != "compiler-artifact" or not m.get("executable"):
         continue
@@ -60,6 +73,7 @@ EOF
         echo "note: could not fetch the OpenCL ICD loader; the opencl step needs one there"
     # The tests find the CLI and their data through paths fixed at build time.
     echo "$root" >.gpu/stage/build-root
+    echo "$target" >.gpu/stage/build-target
     tar -C .gpu/stage -cJf .gpu/bundle.tar.xz .
     rm -rf .gpu/stage
     ls -la .gpu
@@ -73,13 +87,19 @@ step() {
     shift 2
     local t0=$SECONDS
     # Never past the whole run's deadline (the device call's own limit is 600 s).
-    local left=$((${STRATA_GPU_DEADLINE:-570} - SECONDS))
+    # A dry run counts each step as taking its whole limit (DRY_SPENT): the worst case.
+    local left=$((${STRATA_GPU_DEADLINE:-540} - SECONDS - ${DRY_SPENT:-0}))
     if [ "$left" -lt 5 ]; then
         echo "$name skipped: the run's deadline was reached" | tee -a "$LOGS/summary.txt"
         return 0
     fi
     [ "$limit" -gt "$left" ] && limit=$left
-    echo "== $name: $*"
+    if [ -n "${DRY:-}" ]; then
+        DRY_SPENT=$((${DRY_SPENT:-0} + limit))
+        echo "$name: up to ${limit}s (${DRY_SPENT}s at most so far): $*" | tee -a "$LOGS/summary.txt"
+        return 0
+    fi
+    echo "== $name (up to ${limit}s): $*"
     timeout -k 5 "$limit" "$@" >"$LOGS/$name.log" 2>&1
     local rc=$?
     echo "$name rc=$rc $((SECONDS - t0))s: $(tail -n 1 "$LOGS/$name.log" | cut -c1-200)" |
@@ -89,8 +109,13 @@ step() {
 
 device() {
     : "${OUT:?OUT must name the folder for logs}"
-    local steps="${STRATA_GPU_STEPS:-devices check bench baselines tests opencl difftest}"
+    local steps="${STRATA_GPU_STEPS:-devices check bench baselines difftest tests opencl}"
     local work=/tmp/strata-gpu
+    if [ -n "${DRY:-}" ]; then
+        work="$(mktemp -d)"
+        OUT="$work/out"
+        mkdir -p "$OUT"
+    fi
     rm -rf "$work" && mkdir -p "$work/logs"
     # Only 8 files come back from $OUT: the logs travel as one archive.
     LOGS="$work/logs"
@@ -99,11 +124,20 @@ device() {
     # (CARGO_MANIFEST_DIR, CARGO_BIN_EXE_strata) resolve.
     local build_root
     build_root="$(cat "$work/build-root")"
+    if [ -n "${DRY:-}" ]; then
+        echo "bundle: $(ls "$work/tests" | wc -l) test binaries, strata $(du -h "$work/strata" | cut -f1), built in $build_root"
+        : >"$LOGS/summary.txt"
+        run_steps "$work" "$steps"
+        rm -rf "$work"
+        return 0
+    fi
     if [ "$build_root" != "$root" ] && [ ! -e "$build_root" ]; then
         mkdir -p "$(dirname "$build_root")" && ln -s "$root" "$build_root"
     fi
-    mkdir -p "$build_root/target/release"
-    cp "$work/strata" "$build_root/target/release/strata"
+    local build_target
+    build_target="$(cat "$work/build-target" 2>/dev/null || echo "$build_root/target")"
+    mkdir -p "$build_target/release"
+    cp "$work/strata" "$build_target/release/strata"
     export PATH="$work:$PATH"
     export STRATA_CUDA_CACHE="$work/ptx-cache"
     # The ICD loader travels in case the image has none (NVIDIA's OpenCL driver is there).
@@ -126,28 +160,37 @@ device() {
         ls /etc/OpenCL/vendors 2>&1
     } >"$LOGS/machine.log" 2>&1
     : >"$LOGS/summary.txt"
+    run_steps "$work" "$steps"
+    [ -f "$LOGS/bench.log" ] && grep '^{' "$LOGS/bench.log" >"$OUT/bench.json"
+    cp "$LOGS/summary.txt" "$OUT/summary.txt"
+    tar -C "$LOGS" -czf "$OUT/logs.tar.gz" .
+    echo "== summary ($SECONDS s)"
+    cat "$LOGS/summary.txt"
+}
+
+# The steps (second argument) with their time limits; the unpacked bundle is in the first.
+run_steps() {
+    local work="$1" steps="$2"
     for s in $steps; do
         case "$s" in
-        devices) step 60 devices strata devices --why ;;
-        check) step 200 check strata check --device cuda:0 ;;
+        devices) step 30 devices strata devices --why ;;
+        check) step 90 check strata check --device cuda:0 ;;
         difftest)
-            step "${STRATA_GPU_DIFF_LIMIT:-240}" difftest strata difftest --device cuda:0 --programs "${STRATA_GPU_PROGRAMS:-10000}"
+            step "${STRATA_GPU_DIFF_LIMIT:-120}" difftest strata difftest --device cuda:0 --programs "${STRATA_GPU_PROGRAMS:-2000}"
             ;;
         tests)
+            local words="${STRATA_GPU_TESTS:-cuda cublas gpu_backends wait}"
             for t in "$work"/tests/*; do
-                # STRATA_GPU_TESTS: only the test binaries whose names contain one of these words.
-                if [ -n "${STRATA_GPU_TESTS:-}" ] &&
-                    ! grep -qE "${STRATA_GPU_TESTS// /|}" <<<"$(basename "$t")"; then
-                    continue
-                fi
-                step 200 "test-$(basename "$t")" env STRATA_REQUIRE=cuda "$t" --test-threads=4
+                # Only the test binaries whose names contain one of the words.
+                grep -qE "${words// /|}" <<<"$(basename "$t")" || continue
+                step 90 "test-$(basename "$t")" env STRATA_REQUIRE=cuda "$t" --test-threads=4
             done
             ;;
         bench)
-            step 300 bench strata bench --device cuda:0 --size "${STRATA_GPU_SIZE:-2^26}" --json \
+            step 240 bench strata bench --device cuda:0 --size "${STRATA_GPU_SIZE:-2^26}" --json \
                 ${STRATA_GPU_FILTER:+--filter "$STRATA_GPU_FILTER"}
             ;;
-        baselines) step 200 baselines python3 scripts/gpu_baselines.py ;;
+        baselines) step 90 baselines python3 scripts/gpu_baselines.py ;;
         loadab)
             # The same reductions with kernels loaded as CUBIN (the default) and as PTX.
             step 60 load-cubin strata bench --device cuda:0 --size 2^26 --reps 20 --filter dot
@@ -165,18 +208,14 @@ device() {
         *) echo "unknown step $s" | tee -a "$LOGS/summary.txt" ;;
         esac
     done
-    [ -f "$LOGS/bench.log" ] && grep '^{' "$LOGS/bench.log" >"$OUT/bench.json"
-    cp "$LOGS/summary.txt" "$OUT/summary.txt"
-    tar -C "$LOGS" -czf "$OUT/logs.tar.gz" .
-    echo "== summary"
-    cat "$LOGS/summary.txt"
 }
 
 case "$mode" in
 build) build ;;
 device) device ;;
+dry-run) DRY=1 device ;;
 *)
-    echo "usage: bash scripts/gpu-run.sh build|device" >&2
+    echo "usage: bash scripts/gpu-run.sh build|device|dry-run" >&2
     exit 2
     ;;
 esac

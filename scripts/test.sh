@@ -70,7 +70,25 @@ if [ -z "${STRATA_NVRTC:-}" ] && [ -n "$(nvrtc_dir)" ]; then
     export STRATA_NVRTC="$(nvrtc_dir)"
 fi
 echo "== nvrtc: ${STRATA_NVRTC:-from the system library path}"
-export STRATA_REQUIRE="${STRATA_REQUIRE:+$STRATA_REQUIRE,}opencl,nvrtc"
+# ptxas assembles the PTX to SASS (crates/strata-cli/tests/ptxas.rs: registers, spills, local
+# memory, inline PTX). Found as STRATA_PTXAS, on PATH, in /usr/local/cuda/bin or in the
+# nvidia-cuda-nvcc-cu12 wheel (installed like the NVRTC wheel); the tests then require it.
+ptxas_wheel() {
+    local d
+    d="$(python3 -c 'import nvidia.cuda_nvcc as m; print(list(m.__path__)[0] + "/bin/ptxas")' 2>/dev/null)" &&
+        [ -x "$d" ] && echo "$d"
+}
+if [ -z "${STRATA_PTXAS:-}" ] && ! command -v ptxas >/dev/null 2>&1 &&
+    [ ! -x /usr/local/cuda/bin/ptxas ] && [ -z "$(ptxas_wheel)" ]; then
+    echo "== ptxas: not found; installing the nvcc wheel (pip install nvidia-cuda-nvcc-cu12)"
+    python3 -m pip install --quiet --disable-pip-version-check 'nvidia-cuda-nvcc-cu12>=12,<13' ||
+        python3 -m pip install --quiet --disable-pip-version-check --user 'nvidia-cuda-nvcc-cu12>=12,<13'
+fi
+if [ -z "${STRATA_PTXAS:-}" ] && [ -n "$(ptxas_wheel)" ]; then
+    export STRATA_PTXAS="$(ptxas_wheel)"
+fi
+echo "== ptxas: ${STRATA_PTXAS:-from PATH or /usr/local/cuda/bin}"
+export STRATA_REQUIRE="${STRATA_REQUIRE:+$STRATA_REQUIRE,}opencl,nvrtc,ptxas"
 echo "== STRATA_REQUIRE=$STRATA_REQUIRE"
 # Tests run with tuning records of their own (none unless a test writes them), never with the
 # records `strata tune` left in this user's cache.
