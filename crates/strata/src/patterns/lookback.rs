@@ -9,20 +9,30 @@
 //!    `group_id`: see `group_forward_progress` for why that makes waiting safe). The work-group
 //!    that takes the last number resets the counter to 0 for the next scan: every other
 //!    work-group has taken its number by then.
-//! 2. It loads the tile coalesced (work-item `l` reads elements `l, l + group_size, ...`) into
-//!    local memory (padded by one word in 32 against bank conflicts), and each work-item
-//!    combines its `scan_items_per_thread` consecutive elements in order.
+//! 2. It loads the tile coalesced (work-item `l` reads elements `l, l + group_size, ...`; all
+//!    `scan_items_per_thread` loads issued before any store, so that they are in flight
+//!    together) into local memory (padded by one word in 32 against bank conflicts), and each
+//!    work-item combines its `scan_items_per_thread` consecutive elements in order, writing the
+//!    running values back in place (they are not kept in registers across the look-back).
 //! 3. The work-group scans the work-items' totals: a work-group scan collective for built-in
 //!    operators on integers ([`BuiltinOp`](super::scan::BuiltinOp), warp shuffles on CUDA),
 //!    a Hillis–Steele scan in local memory otherwise.
 //! 4. Work-item 0 publishes the tile's total (status *aggregate*; tile 0 publishes its
-//!    inclusive prefix right away), then looks back over the tiles before it, newest first,
-//!    16 status words per step read at once with [`atomic_load`](crate::builder::BufferParam::atomic_load):
-//!    it combines aggregates into its exclusive prefix until it meets an *inclusive prefix*,
-//!    and waits (reads again) where a tile has published nothing yet. It then publishes its own
-//!    inclusive prefix.
+//!    inclusive prefix right away). Then the work-group looks back over the tiles before it,
+//!    newest first, [`WINDOW`] status words per step: work-items `0..WINDOW` each read one
+//!    word with [`atomic_load`](crate::builder::BufferParam::atomic_load) and decode it into
+//!    local memory; work-item 0 finds the first word that is not an aggregate (a tree of
+//!    minimums), combines the aggregates before it into its exclusive prefix, and stops if
+//!    that word is an *inclusive prefix* (taken too) or reads again from the first tile that
+//!    has published nothing yet. It then publishes its own inclusive prefix. The step loop is
+//!    the whole work-group's (two barriers per step, almost always one step).
 //! 5. Every work-item combines the prefix with its running values; the results go back through
 //!    local memory and are stored coalesced.
+//!
+//! Why these shapes (docs/BENCHMARKS.md, "The look-back scan in PTX and SASS"): loads guarded
+//! one by one went out in 3 dependent batches, and the running values and a window of 16
+//! `u64` words in work-item 0's registers took 77 registers (3 work-groups per SM on an H100);
+//! now one batch and 40 registers (6 work-groups per SM).
 //!
 //! A status word is one `u64`: the value's 32 bits below, `tag | flag` above, with `flag` 1
 //! (aggregate) or 2 (inclusive prefix) and `tag` the scan's sequence number times 4: a word
@@ -45,7 +55,7 @@ use crate::builder::{
 use crate::error::Result;
 use crate::Buffer;
 
-/// Status words read per look-back step.
+/// Status words read per look-back step (by as many work-items, one each).
 pub(crate) const WINDOW: u32 = 16;
 /// Status flag: the tile's own total is published.
 const AGGREGATE: u32 = 1;
@@ -76,8 +86,9 @@ impl std::fmt::Debug for LookBackScratch {
 /// Bytes of local memory a look-back scan kernel declares with `staging`.
 pub(crate) fn local_bytes(st: Staging) -> u64 {
     let tile = st.group_size as u64 * st.scan_items_per_thread as u64;
-    // The padded tile, the work-items' totals, the tile number and the carry.
-    4 * (tile + tile / 32 + st.group_size as u64 + 2)
+    // The padded tile, the work-items' totals, the tile number, the carry, the look-back's
+    // state and its window of status words.
+    4 * (tile + tile / 32 + st.group_size as u64 + 4) + 8 * WINDOW as u64
 }
 
 /// Takes the exec's scratch for a scan of `tiles` tiles (allocating it, or a larger one, as
@@ -161,26 +172,38 @@ where
             let count = (n - t0).min(lit(tile_len)).named("tile_count");
 
             // 2. Coalesced loads into local memory; each work-item's `k` consecutive elements.
+            // All `k` loads first, unconditionally (past the end of the last tile they read its
+            // last element), so that they are in flight together: guarded loads interleaved
+            // with their stores went out in 3 dependent batches (ptxas, sm_90).
             let data = cx.local::<T>("tile_data", tile_len + tile_len / 32);
             let pad = |p: Expr<u32>| p + (p >> 5u32);
-            for j in 0..k {
-                let p = l + j * gs;
+            let last = (count - 1u32).named("tile_last");
+            let loaded: Vec<Expr<T>> = (0..k)
+                .map(|j| {
+                    let p = l + j * gs;
+                    view.at(cx, t0 + p.min(last)).named("loaded")
+                })
+                .collect();
+            for (j, v) in loaded.into_iter().enumerate() {
+                let p = l + j as u32 * gs;
                 // Past the end of the last tile: zeros, so that the reads below (whose values
-                // are then discarded) read memory someone wrote.
-                if_(p.lt(count), || data.set(pad(p), view.at(cx, t0 + p)))
-                    .else_(|| data.set(pad(p), lit(<T as bytemuck::Zeroable>::zeroed())));
+                // are then discarded) read defined values.
+                let zero = lit(<T as bytemuck::Zeroable>::zeroed());
+                data.set(pad(p), select(p.lt(count), v, zero));
             }
             barrier();
             let base = (l * k).named("item_start");
-            let mut running = Vec::with_capacity(k as usize);
-            let mut run = data.at(pad(base));
-            running.push(run);
+            let mut run = data.at(pad(base)).named("running");
             for j in 1..k {
+                // Written back in place of the elements (only this work-item reads them): the
+                // `k` running values are not live in registers across the look-back (ptxas,
+                // sm_90: 77 registers with them, 3 work-groups per SM).
+                data.set(pad(base + j - 1), run);
                 let v = data.at(pad(base + j));
                 // Positions past the tile's end leave the running value as it is.
-                run = select((base + j).lt(count), op(run, v), run);
-                running.push(run);
+                run = select((base + j).lt(count), op(run, v), run).named("running");
             }
+            data.set(pad(base + k - 1), run);
 
             // 3. Inclusive scan of the work-items' totals.
             let totals = cx.local::<T>("item_totals", gs);
@@ -198,8 +221,18 @@ where
             let tile_total = totals.at((count - 1u32) / k).named("tile_total");
             let before = totals.at(select(l.gt(0u32), l - 1u32, 0u32));
 
-            // 4. Publish and look back (work-item 0).
+            // 4. Publish (work-item 0), then look back over the tiles before, newest first,
+            // `WINDOW` at a time: work-items `0..WINDOW` each read one status word into local
+            // memory, work-item 0 combines them in order. The loop is the work-group's (its
+            // barriers are reached by all), so work-item 0 keeps no window in registers.
             let carry_at = cx.local::<T>("carry", 1);
+            // At most one status word per work-item (small work-groups read fewer at a time).
+            let win = WINDOW.min(gs);
+            // The window's values, and each word's kind: 0 nothing yet, 1 aggregate, 2 prefix.
+            let window = cx.local::<u32>("look_values", win);
+            let kinds = cx.local::<u32>("look_kinds", win);
+            // The next tile to read, and 1 once the exclusive prefix is known.
+            let look = cx.local::<u32>("look_state", 2);
             let pack = |flag: u32, v: Expr<T>| -> Expr<u64> {
                 ((tag | flag).cast::<u64>() << 32u64) | bits(v).cast::<u64>()
             };
@@ -218,47 +251,70 @@ where
                         }
                     };
                     status.atomic_exchange(tile, pack(PREFIX, p));
+                    look.set(1u32, 1u32);
                 })
                 .else_(|| {
                     status.atomic_exchange(tile, pack(AGGREGATE, tile_total));
-                    // The next tile to read, and the combination of those read so far.
-                    let next = var_named("look", tile - 1u32);
-                    let acc = var_named("look_acc", tile_total);
-                    let has = var_named("look_has", false);
-                    loop_(|| {
-                        let at = next.get();
-                        let words: Vec<Expr<u64>> = (0..WINDOW)
-                            .map(|w| status.atomic_load(select(at.ge(w), at - w, 0u32)))
-                            .collect();
-                        let (mut a, mut h) = (acc.get(), has.get());
-                        let (mut stop, mut done, mut taken) = (lit(false), lit(false), lit(0u32));
-                        for word in words {
-                            let high = (word >> 32u64).cast::<u32>();
-                            let ready = (high & !3u32).eq(tag) & (high & 3u32).ne(0u32);
-                            let prefix = high.eq(tag | PREFIX);
-                            let v = from_bits::<T>(word.cast::<u32>());
-                            let take = (!stop & ready).named("look_take");
-                            // Each step's state is named (computed once, here): as one
-                            // expression the 16 steps would nest `a` three times per step.
-                            a = select(take, select(h, op(v, a), v), a).named("look_a");
-                            h = (h | take).named("look_h");
-                            done = (done | (take & prefix)).named("look_done");
-                            taken = (taken + select(take, 1u32, 0u32)).named("look_taken");
-                            // Stop at the first tile with nothing yet (wait for it), and
-                            // after the first inclusive prefix.
-                            stop = (stop | !ready | prefix).named("look_stop");
-                        }
-                        acc.set(a);
-                        has.set(h);
-                        if_(done, crate::builder::break_);
-                        next.set(at - taken);
-                    });
-                    let exclusive = acc.get();
-                    status.atomic_exchange(tile, pack(PREFIX, op(exclusive, tile_total)));
-                    carry_at.set(0u32, exclusive);
+                    look.set(0u32, tile - 1u32);
+                    look.set(1u32, 0u32);
                 });
             });
             barrier();
+            // The combination of the tiles read so far (work-item 0's).
+            let acc = var_named("look_acc", tile_total);
+            let has = var_named("look_has", false);
+            loop_(|| {
+                if_(look.at(1u32).ne(0u32), crate::builder::break_);
+                let at = look.at(0u32).named("look");
+                // Each of the first `win` work-items reads and decodes one predecessor's word.
+                if_(l.lt(win), || {
+                    let word = status
+                        .atomic_load(select(at.ge(l), at - l, 0u32))
+                        .named("look_word");
+                    let high = (word >> 32u64).cast::<u32>();
+                    let ready = (high & !3u32).eq(tag) & (high & 3u32).ne(0u32);
+                    window.set(l, word.cast::<u32>());
+                    kinds.set(l, select(ready, high & 3u32, 0u32));
+                });
+                barrier();
+                if_(l.eq(0u32), || {
+                    // The first word that stops the walk (nothing yet, or an inclusive prefix;
+                    // `win` if none does), as a tree of minimums over independent reads.
+                    let kind: Vec<Expr<u32>> =
+                        (0..win).map(|w| kinds.at(w).named("look_kind")).collect();
+                    let mut stops: Vec<Expr<u32>> = (0..win)
+                        .map(|w| select(kind[w as usize].eq(AGGREGATE), lit(win), lit(w)))
+                        .collect();
+                    while stops.len() > 1 {
+                        stops = stops
+                            .chunks(2)
+                            .map(|c| if c.len() == 2 { c[0].min(c[1]) } else { c[0] })
+                            .collect();
+                    }
+                    let first = stops[0].named("look_first");
+                    let done = (first.lt(win) & kinds.at(first.min(lit(win - 1))).eq(PREFIX))
+                        .named("look_done");
+                    // The words taken: the aggregates before the stop, and a prefix there.
+                    let taken = (first + select(done, 1u32, 0u32)).named("look_taken");
+                    // Combined newest first, as `op(earlier, later)`.
+                    let (mut a, mut h) = (acc.get(), has.get());
+                    for w in 0..win {
+                        let v = from_bits::<T>(window.at(w));
+                        let take = lit(w).lt(taken);
+                        a = select(take, select(h, op(v, a), v), a).named("look_a");
+                        h = (h | take).named("look_h");
+                    }
+                    acc.set(a);
+                    has.set(h);
+                    if_(done, || {
+                        status.atomic_exchange(tile, pack(PREFIX, op(a, tile_total)));
+                        carry_at.set(0u32, a);
+                        look.set(1u32, 1u32);
+                    })
+                    .else_(|| look.set(0u32, at - taken));
+                });
+                barrier();
+            });
 
             // 5. Each work-item's prefix (the tiles before, then the work-items before), its
             // results into local memory, then coalesced stores.
@@ -275,6 +331,10 @@ where
             )
             .named("prefix");
             let has_prefix = has_before | has_carry;
+            // The running values back from local memory, all read before the first write.
+            let running: Vec<Expr<T>> = (0..k)
+                .map(|j| data.at(pad(base + j)).named("running"))
+                .collect();
             for (j, &r) in running.iter().enumerate() {
                 let v = if init.is_some() {
                     // Exclusive: the prefix, then the running values shifted by one.

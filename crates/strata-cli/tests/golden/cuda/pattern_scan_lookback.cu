@@ -141,7 +141,9 @@ extern "C" __global__ void pattern_scan_lookback(
     __shared__ u32 tile_data[4224];
     __shared__ u32 item_totals[256];
     __shared__ u32 carry[1];
-    u32 look = 0;
+    __shared__ u32 look_values[16];
+    __shared__ u32 look_kinds[16];
+    __shared__ u32 look_state[2];
     u32 look_acc = 0;
     bool look_has = 0;
     const u32 e0 = (u32)threadIdx.x;
@@ -158,557 +160,503 @@ extern "C" __global__ void pattern_scan_lookback(
     const u32 tile_3 = v2;
     const u32 tile_start_4 = (tile_3 * 4096u);
     const u32 tile_count_5 = min((n - tile_start_4), 4096u);
-    const bool e17 = (e0 < tile_count_5);
-    if (e17) {
-        const u32 v6 = b3[(off + (tile_start_4 + e0))];
-        const u32 e23 = (e0 + ((u32)(e0 >> (5u & 31))));
-        tile_data[e23] = v6;
-    } else {
-        const u32 e23 = (e0 + ((u32)(e0 >> (5u & 31))));
-        tile_data[e23] = 0u;
-    }
-    const u32 e26 = (e0 + 256u);
-    const bool e27 = (e26 < tile_count_5);
-    if (e27) {
-        const u32 v7 = b3[(off + (tile_start_4 + e26))];
-        const u32 e31 = (e26 + ((u32)(e26 >> (5u & 31))));
-        tile_data[e31] = v7;
-    } else {
-        const u32 e31 = (e26 + ((u32)(e26 >> (5u & 31))));
-        tile_data[e31] = 0u;
-    }
-    const u32 e34 = (e0 + 512u);
-    const bool e35 = (e34 < tile_count_5);
-    if (e35) {
-        const u32 v8 = b3[(off + (tile_start_4 + e34))];
-        const u32 e39 = (e34 + ((u32)(e34 >> (5u & 31))));
-        tile_data[e39] = v8;
-    } else {
-        const u32 e39 = (e34 + ((u32)(e34 >> (5u & 31))));
-        tile_data[e39] = 0u;
-    }
-    const u32 e42 = (e0 + 768u);
-    const bool e43 = (e42 < tile_count_5);
-    if (e43) {
-        const u32 v9 = b3[(off + (tile_start_4 + e42))];
-        const u32 e47 = (e42 + ((u32)(e42 >> (5u & 31))));
-        tile_data[e47] = v9;
-    } else {
-        const u32 e47 = (e42 + ((u32)(e42 >> (5u & 31))));
-        tile_data[e47] = 0u;
-    }
-    const u32 e50 = (e0 + 1024u);
-    const bool e51 = (e50 < tile_count_5);
-    if (e51) {
-        const u32 v10 = b3[(off + (tile_start_4 + e50))];
-        const u32 e55 = (e50 + ((u32)(e50 >> (5u & 31))));
-        tile_data[e55] = v10;
-    } else {
-        const u32 e55 = (e50 + ((u32)(e50 >> (5u & 31))));
-        tile_data[e55] = 0u;
-    }
-    const u32 e58 = (e0 + 1280u);
-    const bool e59 = (e58 < tile_count_5);
-    if (e59) {
-        const u32 v11 = b3[(off + (tile_start_4 + e58))];
-        const u32 e63 = (e58 + ((u32)(e58 >> (5u & 31))));
-        tile_data[e63] = v11;
-    } else {
-        const u32 e63 = (e58 + ((u32)(e58 >> (5u & 31))));
-        tile_data[e63] = 0u;
-    }
-    const u32 e66 = (e0 + 1536u);
-    const bool e67 = (e66 < tile_count_5);
-    if (e67) {
-        const u32 v12 = b3[(off + (tile_start_4 + e66))];
-        const u32 e71 = (e66 + ((u32)(e66 >> (5u & 31))));
-        tile_data[e71] = v12;
-    } else {
-        const u32 e71 = (e66 + ((u32)(e66 >> (5u & 31))));
-        tile_data[e71] = 0u;
-    }
-    const u32 e74 = (e0 + 1792u);
-    const bool e75 = (e74 < tile_count_5);
-    if (e75) {
-        const u32 v13 = b3[(off + (tile_start_4 + e74))];
-        const u32 e79 = (e74 + ((u32)(e74 >> (5u & 31))));
-        tile_data[e79] = v13;
-    } else {
-        const u32 e79 = (e74 + ((u32)(e74 >> (5u & 31))));
-        tile_data[e79] = 0u;
-    }
-    const u32 e82 = (e0 + 2048u);
-    const bool e83 = (e82 < tile_count_5);
-    if (e83) {
-        const u32 v14 = b3[(off + (tile_start_4 + e82))];
-        const u32 e87 = (e82 + ((u32)(e82 >> (5u & 31))));
-        tile_data[e87] = v14;
-    } else {
-        const u32 e87 = (e82 + ((u32)(e82 >> (5u & 31))));
-        tile_data[e87] = 0u;
-    }
-    const u32 e90 = (e0 + 2304u);
-    const bool e91 = (e90 < tile_count_5);
-    if (e91) {
-        const u32 v15 = b3[(off + (tile_start_4 + e90))];
-        const u32 e95 = (e90 + ((u32)(e90 >> (5u & 31))));
-        tile_data[e95] = v15;
-    } else {
-        const u32 e95 = (e90 + ((u32)(e90 >> (5u & 31))));
-        tile_data[e95] = 0u;
-    }
-    const u32 e98 = (e0 + 2560u);
-    const bool e99 = (e98 < tile_count_5);
-    if (e99) {
-        const u32 v16 = b3[(off + (tile_start_4 + e98))];
-        const u32 e103 = (e98 + ((u32)(e98 >> (5u & 31))));
-        tile_data[e103] = v16;
-    } else {
-        const u32 e103 = (e98 + ((u32)(e98 >> (5u & 31))));
-        tile_data[e103] = 0u;
-    }
-    const u32 e106 = (e0 + 2816u);
-    const bool e107 = (e106 < tile_count_5);
-    if (e107) {
-        const u32 v17 = b3[(off + (tile_start_4 + e106))];
-        const u32 e111 = (e106 + ((u32)(e106 >> (5u & 31))));
-        tile_data[e111] = v17;
-    } else {
-        const u32 e111 = (e106 + ((u32)(e106 >> (5u & 31))));
-        tile_data[e111] = 0u;
-    }
-    const u32 e114 = (e0 + 3072u);
-    const bool e115 = (e114 < tile_count_5);
-    if (e115) {
-        const u32 v18 = b3[(off + (tile_start_4 + e114))];
-        const u32 e119 = (e114 + ((u32)(e114 >> (5u & 31))));
-        tile_data[e119] = v18;
-    } else {
-        const u32 e119 = (e114 + ((u32)(e114 >> (5u & 31))));
-        tile_data[e119] = 0u;
-    }
-    const u32 e122 = (e0 + 3328u);
-    const bool e123 = (e122 < tile_count_5);
-    if (e123) {
-        const u32 v19 = b3[(off + (tile_start_4 + e122))];
-        const u32 e127 = (e122 + ((u32)(e122 >> (5u & 31))));
-        tile_data[e127] = v19;
-    } else {
-        const u32 e127 = (e122 + ((u32)(e122 >> (5u & 31))));
-        tile_data[e127] = 0u;
-    }
-    const u32 e130 = (e0 + 3584u);
-    const bool e131 = (e130 < tile_count_5);
-    if (e131) {
-        const u32 v20 = b3[(off + (tile_start_4 + e130))];
-        const u32 e135 = (e130 + ((u32)(e130 >> (5u & 31))));
-        tile_data[e135] = v20;
-    } else {
-        const u32 e135 = (e130 + ((u32)(e130 >> (5u & 31))));
-        tile_data[e135] = 0u;
-    }
-    const u32 e138 = (e0 + 3840u);
-    const bool e139 = (e138 < tile_count_5);
-    if (e139) {
-        const u32 v21 = b3[(off + (tile_start_4 + e138))];
-        const u32 e143 = (e138 + ((u32)(e138 >> (5u & 31))));
-        tile_data[e143] = v21;
-    } else {
-        const u32 e143 = (e138 + ((u32)(e138 >> (5u & 31))));
-        tile_data[e143] = 0u;
-    }
+    const u32 e17 = (tile_count_5 - 1u);
+    const u32 tile_last_6 = e17;
+    const u32 v7 = b3[(off + (tile_start_4 + min(e0, tile_last_6)))];
+    const u32 loaded_8 = v7;
+    const u32 e25 = (e0 + 256u);
+    const u32 v9 = b3[(off + (tile_start_4 + min(e25, tile_last_6)))];
+    const u32 loaded_10 = v9;
+    const u32 e31 = (e0 + 512u);
+    const u32 v11 = b3[(off + (tile_start_4 + min(e31, tile_last_6)))];
+    const u32 loaded_12 = v11;
+    const u32 e37 = (e0 + 768u);
+    const u32 v13 = b3[(off + (tile_start_4 + min(e37, tile_last_6)))];
+    const u32 loaded_14 = v13;
+    const u32 e43 = (e0 + 1024u);
+    const u32 v15 = b3[(off + (tile_start_4 + min(e43, tile_last_6)))];
+    const u32 loaded_16 = v15;
+    const u32 e49 = (e0 + 1280u);
+    const u32 v17 = b3[(off + (tile_start_4 + min(e49, tile_last_6)))];
+    const u32 loaded_18 = v17;
+    const u32 e55 = (e0 + 1536u);
+    const u32 v19 = b3[(off + (tile_start_4 + min(e55, tile_last_6)))];
+    const u32 loaded_20 = v19;
+    const u32 e61 = (e0 + 1792u);
+    const u32 v21 = b3[(off + (tile_start_4 + min(e61, tile_last_6)))];
+    const u32 loaded_22 = v21;
+    const u32 e67 = (e0 + 2048u);
+    const u32 v23 = b3[(off + (tile_start_4 + min(e67, tile_last_6)))];
+    const u32 loaded_24 = v23;
+    const u32 e73 = (e0 + 2304u);
+    const u32 v25 = b3[(off + (tile_start_4 + min(e73, tile_last_6)))];
+    const u32 loaded_26 = v25;
+    const u32 e79 = (e0 + 2560u);
+    const u32 v27 = b3[(off + (tile_start_4 + min(e79, tile_last_6)))];
+    const u32 loaded_28 = v27;
+    const u32 e85 = (e0 + 2816u);
+    const u32 v29 = b3[(off + (tile_start_4 + min(e85, tile_last_6)))];
+    const u32 loaded_30 = v29;
+    const u32 e91 = (e0 + 3072u);
+    const u32 v31 = b3[(off + (tile_start_4 + min(e91, tile_last_6)))];
+    const u32 loaded_32 = v31;
+    const u32 e97 = (e0 + 3328u);
+    const u32 v33 = b3[(off + (tile_start_4 + min(e97, tile_last_6)))];
+    const u32 loaded_34 = v33;
+    const u32 e103 = (e0 + 3584u);
+    const u32 v35 = b3[(off + (tile_start_4 + min(e103, tile_last_6)))];
+    const u32 loaded_36 = v35;
+    const u32 e109 = (e0 + 3840u);
+    const u32 v37 = b3[(off + (tile_start_4 + min(e109, tile_last_6)))];
+    const u32 loaded_38 = v37;
+    const u32 e116 = (e0 + ((u32)(e0 >> (5u & 31))));
+    const bool e117 = (e0 < tile_count_5);
+    tile_data[e116] = (e117 ? loaded_8 : 0u);
+    const u32 e121 = (e25 + ((u32)(e25 >> (5u & 31))));
+    const bool e122 = (e25 < tile_count_5);
+    tile_data[e121] = (e122 ? loaded_10 : 0u);
+    const u32 e126 = (e31 + ((u32)(e31 >> (5u & 31))));
+    const bool e127 = (e31 < tile_count_5);
+    tile_data[e126] = (e127 ? loaded_12 : 0u);
+    const u32 e131 = (e37 + ((u32)(e37 >> (5u & 31))));
+    const bool e132 = (e37 < tile_count_5);
+    tile_data[e131] = (e132 ? loaded_14 : 0u);
+    const u32 e136 = (e43 + ((u32)(e43 >> (5u & 31))));
+    const bool e137 = (e43 < tile_count_5);
+    tile_data[e136] = (e137 ? loaded_16 : 0u);
+    const u32 e141 = (e49 + ((u32)(e49 >> (5u & 31))));
+    const bool e142 = (e49 < tile_count_5);
+    tile_data[e141] = (e142 ? loaded_18 : 0u);
+    const u32 e146 = (e55 + ((u32)(e55 >> (5u & 31))));
+    const bool e147 = (e55 < tile_count_5);
+    tile_data[e146] = (e147 ? loaded_20 : 0u);
+    const u32 e151 = (e61 + ((u32)(e61 >> (5u & 31))));
+    const bool e152 = (e61 < tile_count_5);
+    tile_data[e151] = (e152 ? loaded_22 : 0u);
+    const u32 e156 = (e67 + ((u32)(e67 >> (5u & 31))));
+    const bool e157 = (e67 < tile_count_5);
+    tile_data[e156] = (e157 ? loaded_24 : 0u);
+    const u32 e161 = (e73 + ((u32)(e73 >> (5u & 31))));
+    const bool e162 = (e73 < tile_count_5);
+    tile_data[e161] = (e162 ? loaded_26 : 0u);
+    const u32 e166 = (e79 + ((u32)(e79 >> (5u & 31))));
+    const bool e167 = (e79 < tile_count_5);
+    tile_data[e166] = (e167 ? loaded_28 : 0u);
+    const u32 e171 = (e85 + ((u32)(e85 >> (5u & 31))));
+    const bool e172 = (e85 < tile_count_5);
+    tile_data[e171] = (e172 ? loaded_30 : 0u);
+    const u32 e176 = (e91 + ((u32)(e91 >> (5u & 31))));
+    const bool e177 = (e91 < tile_count_5);
+    tile_data[e176] = (e177 ? loaded_32 : 0u);
+    const u32 e181 = (e97 + ((u32)(e97 >> (5u & 31))));
+    const bool e182 = (e97 < tile_count_5);
+    tile_data[e181] = (e182 ? loaded_34 : 0u);
+    const u32 e186 = (e103 + ((u32)(e103 >> (5u & 31))));
+    const bool e187 = (e103 < tile_count_5);
+    tile_data[e186] = (e187 ? loaded_36 : 0u);
+    const u32 e191 = (e109 + ((u32)(e109 >> (5u & 31))));
+    const bool e192 = (e109 < tile_count_5);
+    tile_data[e191] = (e192 ? loaded_38 : 0u);
     __syncthreads();
-    const u32 item_start_22 = (e0 * 16u);
-    const u32 e149 = (item_start_22 + ((u32)(item_start_22 >> (5u & 31))));
-    const u32 v23 = tile_data[e149];
-    const u32 e150 = (item_start_22 + 1u);
-    const u32 e152 = (e150 + ((u32)(e150 >> (5u & 31))));
-    const u32 v24 = tile_data[e152];
-    const u32 e154 = (item_start_22 + 2u);
-    const u32 e156 = (e154 + ((u32)(e154 >> (5u & 31))));
-    const u32 v25 = tile_data[e156];
-    const u32 e158 = (item_start_22 + 3u);
-    const u32 e160 = (e158 + ((u32)(e158 >> (5u & 31))));
-    const u32 v26 = tile_data[e160];
-    const u32 e162 = (item_start_22 + 4u);
-    const u32 e164 = (e162 + ((u32)(e162 >> (5u & 31))));
-    const u32 v27 = tile_data[e164];
-    const u32 e165 = (item_start_22 + 5u);
-    const u32 e167 = (e165 + ((u32)(e165 >> (5u & 31))));
-    const u32 v28 = tile_data[e167];
-    const u32 e169 = (item_start_22 + 6u);
-    const u32 e171 = (e169 + ((u32)(e169 >> (5u & 31))));
-    const u32 v29 = tile_data[e171];
-    const u32 e173 = (item_start_22 + 7u);
-    const u32 e175 = (e173 + ((u32)(e173 >> (5u & 31))));
-    const u32 v30 = tile_data[e175];
-    const u32 e177 = (item_start_22 + 8u);
-    const u32 e179 = (e177 + ((u32)(e177 >> (5u & 31))));
-    const u32 v31 = tile_data[e179];
-    const u32 e181 = (item_start_22 + 9u);
-    const u32 e183 = (e181 + ((u32)(e181 >> (5u & 31))));
-    const u32 v32 = tile_data[e183];
-    const u32 e185 = (item_start_22 + 10u);
-    const u32 e187 = (e185 + ((u32)(e185 >> (5u & 31))));
-    const u32 v33 = tile_data[e187];
-    const u32 e189 = (item_start_22 + 11u);
-    const u32 e191 = (e189 + ((u32)(e189 >> (5u & 31))));
-    const u32 v34 = tile_data[e191];
-    const u32 e193 = (item_start_22 + 12u);
-    const u32 e195 = (e193 + ((u32)(e193 >> (5u & 31))));
-    const u32 v35 = tile_data[e195];
-    const u32 e197 = (item_start_22 + 13u);
-    const u32 e199 = (e197 + ((u32)(e197 >> (5u & 31))));
-    const u32 v36 = tile_data[e199];
-    const u32 e201 = (item_start_22 + 14u);
-    const u32 e203 = (e201 + ((u32)(e201 >> (5u & 31))));
-    const u32 v37 = tile_data[e203];
-    const u32 e205 = (item_start_22 + 15u);
-    const u32 e207 = (e205 + ((u32)(e205 >> (5u & 31))));
-    const u32 v38 = tile_data[e207];
-    const u32 e227 = ((e150 < tile_count_5) ? (v23 + v24) : v23);
-    const u32 e230 = ((e154 < tile_count_5) ? (e227 + v25) : e227);
-    const u32 e233 = ((e158 < tile_count_5) ? (e230 + v26) : e230);
-    const u32 e236 = ((e162 < tile_count_5) ? (e233 + v27) : e233);
-    const u32 e239 = ((e165 < tile_count_5) ? (e236 + v28) : e236);
-    const u32 e242 = ((e169 < tile_count_5) ? (e239 + v29) : e239);
-    const u32 e245 = ((e173 < tile_count_5) ? (e242 + v30) : e242);
-    const u32 e248 = ((e177 < tile_count_5) ? (e245 + v31) : e245);
-    const u32 e251 = ((e181 < tile_count_5) ? (e248 + v32) : e248);
-    const u32 e254 = ((e185 < tile_count_5) ? (e251 + v33) : e251);
-    const u32 e257 = ((e189 < tile_count_5) ? (e254 + v34) : e254);
-    const u32 e260 = ((e193 < tile_count_5) ? (e257 + v35) : e257);
-    const u32 e263 = ((e197 < tile_count_5) ? (e260 + v36) : e260);
-    const u32 e266 = ((e201 < tile_count_5) ? (e263 + v37) : e263);
-    const u32 e269 = ((e205 < tile_count_5) ? (e266 + v38) : e266);
-    const u32 v39 = strata_group_scan_inclusive_add_u32(((item_start_22 < tile_count_5) ? e269 : 0u));
-    item_totals[e0] = v39;
+    const u32 item_start_39 = (e0 * 16u);
+    const u32 e199 = (item_start_39 + ((u32)(item_start_39 >> (5u & 31))));
+    const u32 v40 = tile_data[e199];
+    const u32 running_41 = v40;
+    const u32 e201 = (item_start_39 + 1u);
+    const u32 e202 = (e201 - 1u);
+    tile_data[(e202 + ((u32)(e202 >> (5u & 31))))] = running_41;
+    const u32 e207 = (e201 + ((u32)(e201 >> (5u & 31))));
+    const u32 v42 = tile_data[e207];
+    const u32 running_43 = ((e201 < tile_count_5) ? (running_41 + v42) : running_41);
+    const u32 e213 = (item_start_39 + 2u);
+    const u32 e214 = (e213 - 1u);
+    tile_data[(e214 + ((u32)(e214 >> (5u & 31))))] = running_43;
+    const u32 e219 = (e213 + ((u32)(e213 >> (5u & 31))));
+    const u32 v44 = tile_data[e219];
+    const u32 running_45 = ((e213 < tile_count_5) ? (running_43 + v44) : running_43);
+    const u32 e225 = (item_start_39 + 3u);
+    const u32 e226 = (e225 - 1u);
+    tile_data[(e226 + ((u32)(e226 >> (5u & 31))))] = running_45;
+    const u32 e231 = (e225 + ((u32)(e225 >> (5u & 31))));
+    const u32 v46 = tile_data[e231];
+    const u32 running_47 = ((e225 < tile_count_5) ? (running_45 + v46) : running_45);
+    const u32 e237 = (item_start_39 + 4u);
+    const u32 e238 = (e237 - 1u);
+    tile_data[(e238 + ((u32)(e238 >> (5u & 31))))] = running_47;
+    const u32 e243 = (e237 + ((u32)(e237 >> (5u & 31))));
+    const u32 v48 = tile_data[e243];
+    const u32 running_49 = ((e237 < tile_count_5) ? (running_47 + v48) : running_47);
+    const u32 e248 = (item_start_39 + 5u);
+    const u32 e249 = (e248 - 1u);
+    tile_data[(e249 + ((u32)(e249 >> (5u & 31))))] = running_49;
+    const u32 e254 = (e248 + ((u32)(e248 >> (5u & 31))));
+    const u32 v50 = tile_data[e254];
+    const u32 running_51 = ((e248 < tile_count_5) ? (running_49 + v50) : running_49);
+    const u32 e260 = (item_start_39 + 6u);
+    const u32 e261 = (e260 - 1u);
+    tile_data[(e261 + ((u32)(e261 >> (5u & 31))))] = running_51;
+    const u32 e266 = (e260 + ((u32)(e260 >> (5u & 31))));
+    const u32 v52 = tile_data[e266];
+    const u32 running_53 = ((e260 < tile_count_5) ? (running_51 + v52) : running_51);
+    const u32 e272 = (item_start_39 + 7u);
+    const u32 e273 = (e272 - 1u);
+    tile_data[(e273 + ((u32)(e273 >> (5u & 31))))] = running_53;
+    const u32 e278 = (e272 + ((u32)(e272 >> (5u & 31))));
+    const u32 v54 = tile_data[e278];
+    const u32 running_55 = ((e272 < tile_count_5) ? (running_53 + v54) : running_53);
+    const u32 e284 = (item_start_39 + 8u);
+    const u32 e285 = (e284 - 1u);
+    tile_data[(e285 + ((u32)(e285 >> (5u & 31))))] = running_55;
+    const u32 e290 = (e284 + ((u32)(e284 >> (5u & 31))));
+    const u32 v56 = tile_data[e290];
+    const u32 running_57 = ((e284 < tile_count_5) ? (running_55 + v56) : running_55);
+    const u32 e296 = (item_start_39 + 9u);
+    const u32 e297 = (e296 - 1u);
+    tile_data[(e297 + ((u32)(e297 >> (5u & 31))))] = running_57;
+    const u32 e302 = (e296 + ((u32)(e296 >> (5u & 31))));
+    const u32 v58 = tile_data[e302];
+    const u32 running_59 = ((e296 < tile_count_5) ? (running_57 + v58) : running_57);
+    const u32 e308 = (item_start_39 + 10u);
+    const u32 e309 = (e308 - 1u);
+    tile_data[(e309 + ((u32)(e309 >> (5u & 31))))] = running_59;
+    const u32 e314 = (e308 + ((u32)(e308 >> (5u & 31))));
+    const u32 v60 = tile_data[e314];
+    const u32 running_61 = ((e308 < tile_count_5) ? (running_59 + v60) : running_59);
+    const u32 e320 = (item_start_39 + 11u);
+    const u32 e321 = (e320 - 1u);
+    tile_data[(e321 + ((u32)(e321 >> (5u & 31))))] = running_61;
+    const u32 e326 = (e320 + ((u32)(e320 >> (5u & 31))));
+    const u32 v62 = tile_data[e326];
+    const u32 running_63 = ((e320 < tile_count_5) ? (running_61 + v62) : running_61);
+    const u32 e332 = (item_start_39 + 12u);
+    const u32 e333 = (e332 - 1u);
+    tile_data[(e333 + ((u32)(e333 >> (5u & 31))))] = running_63;
+    const u32 e338 = (e332 + ((u32)(e332 >> (5u & 31))));
+    const u32 v64 = tile_data[e338];
+    const u32 running_65 = ((e332 < tile_count_5) ? (running_63 + v64) : running_63);
+    const u32 e344 = (item_start_39 + 13u);
+    const u32 e345 = (e344 - 1u);
+    tile_data[(e345 + ((u32)(e345 >> (5u & 31))))] = running_65;
+    const u32 e350 = (e344 + ((u32)(e344 >> (5u & 31))));
+    const u32 v66 = tile_data[e350];
+    const u32 running_67 = ((e344 < tile_count_5) ? (running_65 + v66) : running_65);
+    const u32 e356 = (item_start_39 + 14u);
+    const u32 e357 = (e356 - 1u);
+    tile_data[(e357 + ((u32)(e357 >> (5u & 31))))] = running_67;
+    const u32 e362 = (e356 + ((u32)(e356 >> (5u & 31))));
+    const u32 v68 = tile_data[e362];
+    const u32 running_69 = ((e356 < tile_count_5) ? (running_67 + v68) : running_67);
+    const u32 e368 = (item_start_39 + 15u);
+    const u32 e369 = (e368 - 1u);
+    tile_data[(e369 + ((u32)(e369 >> (5u & 31))))] = running_69;
+    const u32 e374 = (e368 + ((u32)(e368 >> (5u & 31))));
+    const u32 v70 = tile_data[e374];
+    const u32 running_71 = ((e368 < tile_count_5) ? (running_69 + v70) : running_69);
+    const u32 e380 = ((item_start_39 + 16u) - 1u);
+    tile_data[(e380 + ((u32)(e380 >> (5u & 31))))] = running_71;
+    const u32 v72 = strata_group_scan_inclusive_add_u32(((item_start_39 < tile_count_5) ? running_71 : 0u));
+    item_totals[e0] = v72;
     __syncthreads();
-    const u32 v40 = item_totals[((tile_count_5 - 1u) / 16u)];
-    const u32 tile_total_41 = v40;
-    const bool e275 = (e0 > 0u);
-    const u32 v42 = item_totals[(e275 ? (e0 - 1u) : 0u)];
+    const u32 v73 = item_totals[(e17 / 16u)];
+    const u32 tile_total_74 = v73;
+    const bool e389 = (e0 > 0u);
+    const u32 v75 = item_totals[(e389 ? (e0 - 1u) : 0u)];
     if (e2) {
         if (tile_3 == 0u) {
-            carry[0u] = tile_total_41;
-            const u32 e281 = (tag | 2u);
-            const u64 e284 = ((u64)((u64)((u64)e281) << (32ul & 63)));
-            const u64 e286 = ((u64)strata_as<u32>(tile_total_41));
-            (void)strata_atomic_xchg(&b1[tile_3], (e284 | e286));
+            carry[0u] = tile_total_74;
+            const u64 e398 = ((u64)((u64)((u64)(tag | 2u)) << (32ul & 63)));
+            const u64 e400 = ((u64)strata_as<u32>(tile_total_74));
+            (void)strata_atomic_xchg(&b1[tile_3], (e398 | e400));
+            look_state[1u] = 1u;
         } else {
-            const u64 e286 = ((u64)strata_as<u32>(tile_total_41));
-            (void)strata_atomic_xchg(&b1[tile_3], (((u64)((u64)((u64)(tag | 1u)) << (32ul & 63))) | e286));
-            look = (tile_3 - 1u);
-            look_acc = tile_total_41;
-            look_has = false;
-            for (;;) {
-                const u32 v45 = look;
-                const u64 v46 = strata_atomic_load(&b1[((v45 >= 0u) ? v45 : 0u)]);
-                const u64 v47 = strata_atomic_load(&b1[((v45 >= 1u) ? (v45 - 1u) : 0u)]);
-                const u64 v48 = strata_atomic_load(&b1[((v45 >= 2u) ? (v45 - 2u) : 0u)]);
-                const u64 v49 = strata_atomic_load(&b1[((v45 >= 3u) ? (v45 - 3u) : 0u)]);
-                const u64 v50 = strata_atomic_load(&b1[((v45 >= 4u) ? (v45 - 4u) : 0u)]);
-                const u64 v51 = strata_atomic_load(&b1[((v45 >= 5u) ? (v45 - 5u) : 0u)]);
-                const u64 v52 = strata_atomic_load(&b1[((v45 >= 6u) ? (v45 - 6u) : 0u)]);
-                const u64 v53 = strata_atomic_load(&b1[((v45 >= 7u) ? (v45 - 7u) : 0u)]);
-                const u64 v54 = strata_atomic_load(&b1[((v45 >= 8u) ? (v45 - 8u) : 0u)]);
-                const u64 v55 = strata_atomic_load(&b1[((v45 >= 9u) ? (v45 - 9u) : 0u)]);
-                const u64 v56 = strata_atomic_load(&b1[((v45 >= 10u) ? (v45 - 10u) : 0u)]);
-                const u64 v57 = strata_atomic_load(&b1[((v45 >= 11u) ? (v45 - 11u) : 0u)]);
-                const u64 v58 = strata_atomic_load(&b1[((v45 >= 12u) ? (v45 - 12u) : 0u)]);
-                const u64 v59 = strata_atomic_load(&b1[((v45 >= 13u) ? (v45 - 13u) : 0u)]);
-                const u64 v60 = strata_atomic_load(&b1[((v45 >= 14u) ? (v45 - 14u) : 0u)]);
-                const u64 v61 = strata_atomic_load(&b1[((v45 >= 15u) ? (v45 - 15u) : 0u)]);
-                const u32 v62 = look_acc;
-                const bool v63 = look_has;
-                const u32 e345 = ((u32)((u64)(v46 >> (32ul & 63))));
-                const bool e351 = (((e345 & 4294967292u) == tag) && ((e345 & 3u) != 0u));
-                const bool look_take_64 = (true && e351);
-                const u32 e356 = strata_as<u32>(((u32)v46));
-                const u32 look_a_65 = (look_take_64 ? (v63 ? (e356 + v62) : e356) : v62);
-                const bool look_h_66 = (v63 || look_take_64);
-                const u32 e281 = (tag | 2u);
-                const bool e362 = (e345 == e281);
-                const bool look_done_67 = (false || (look_take_64 && e362));
-                const u32 look_taken_68 = (look_take_64 ? 1u : 0u);
-                const bool look_stop_69 = ((false || (!e351)) || e362);
-                const u32 e373 = ((u32)((u64)(v47 >> (32ul & 63))));
-                const bool e378 = (((e373 & 4294967292u) == tag) && ((e373 & 3u) != 0u));
-                const bool look_take_70 = ((!look_stop_69) && e378);
-                const u32 e383 = strata_as<u32>(((u32)v47));
-                const u32 look_a_71 = (look_take_70 ? (look_h_66 ? (e383 + look_a_65) : e383) : look_a_65);
-                const bool look_h_72 = (look_h_66 || look_take_70);
-                const bool e390 = (e373 == e281);
-                const bool look_done_73 = (look_done_67 || (look_take_70 && e390));
-                const u32 look_taken_74 = (look_taken_68 + (look_take_70 ? 1u : 0u));
-                const bool look_stop_75 = ((look_stop_69 || (!e378)) || e390);
-                const u32 e403 = ((u32)((u64)(v48 >> (32ul & 63))));
-                const bool e408 = (((e403 & 4294967292u) == tag) && ((e403 & 3u) != 0u));
-                const bool look_take_76 = ((!look_stop_75) && e408);
-                const u32 e413 = strata_as<u32>(((u32)v48));
-                const u32 look_a_77 = (look_take_76 ? (look_h_72 ? (e413 + look_a_71) : e413) : look_a_71);
-                const bool look_h_78 = (look_h_72 || look_take_76);
-                const bool e420 = (e403 == e281);
-                const bool look_done_79 = (look_done_73 || (look_take_76 && e420));
-                const u32 look_taken_80 = (look_taken_74 + (look_take_76 ? 1u : 0u));
-                const bool look_stop_81 = ((look_stop_75 || (!e408)) || e420);
-                const u32 e433 = ((u32)((u64)(v49 >> (32ul & 63))));
-                const bool e438 = (((e433 & 4294967292u) == tag) && ((e433 & 3u) != 0u));
-                const bool look_take_82 = ((!look_stop_81) && e438);
-                const u32 e443 = strata_as<u32>(((u32)v49));
-                const u32 look_a_83 = (look_take_82 ? (look_h_78 ? (e443 + look_a_77) : e443) : look_a_77);
-                const bool look_h_84 = (look_h_78 || look_take_82);
-                const bool e450 = (e433 == e281);
-                const bool look_done_85 = (look_done_79 || (look_take_82 && e450));
-                const u32 look_taken_86 = (look_taken_80 + (look_take_82 ? 1u : 0u));
-                const bool look_stop_87 = ((look_stop_81 || (!e438)) || e450);
-                const u32 e463 = ((u32)((u64)(v50 >> (32ul & 63))));
-                const bool e468 = (((e463 & 4294967292u) == tag) && ((e463 & 3u) != 0u));
-                const bool look_take_88 = ((!look_stop_87) && e468);
-                const u32 e473 = strata_as<u32>(((u32)v50));
-                const u32 look_a_89 = (look_take_88 ? (look_h_84 ? (e473 + look_a_83) : e473) : look_a_83);
-                const bool look_h_90 = (look_h_84 || look_take_88);
-                const bool e480 = (e463 == e281);
-                const bool look_done_91 = (look_done_85 || (look_take_88 && e480));
-                const u32 look_taken_92 = (look_taken_86 + (look_take_88 ? 1u : 0u));
-                const bool look_stop_93 = ((look_stop_87 || (!e468)) || e480);
-                const u32 e493 = ((u32)((u64)(v51 >> (32ul & 63))));
-                const bool e498 = (((e493 & 4294967292u) == tag) && ((e493 & 3u) != 0u));
-                const bool look_take_94 = ((!look_stop_93) && e498);
-                const u32 e503 = strata_as<u32>(((u32)v51));
-                const u32 look_a_95 = (look_take_94 ? (look_h_90 ? (e503 + look_a_89) : e503) : look_a_89);
-                const bool look_h_96 = (look_h_90 || look_take_94);
-                const bool e510 = (e493 == e281);
-                const bool look_done_97 = (look_done_91 || (look_take_94 && e510));
-                const u32 look_taken_98 = (look_taken_92 + (look_take_94 ? 1u : 0u));
-                const bool look_stop_99 = ((look_stop_93 || (!e498)) || e510);
-                const u32 e523 = ((u32)((u64)(v52 >> (32ul & 63))));
-                const bool e528 = (((e523 & 4294967292u) == tag) && ((e523 & 3u) != 0u));
-                const bool look_take_100 = ((!look_stop_99) && e528);
-                const u32 e533 = strata_as<u32>(((u32)v52));
-                const u32 look_a_101 = (look_take_100 ? (look_h_96 ? (e533 + look_a_95) : e533) : look_a_95);
-                const bool look_h_102 = (look_h_96 || look_take_100);
-                const bool e540 = (e523 == e281);
-                const bool look_done_103 = (look_done_97 || (look_take_100 && e540));
-                const u32 look_taken_104 = (look_taken_98 + (look_take_100 ? 1u : 0u));
-                const bool look_stop_105 = ((look_stop_99 || (!e528)) || e540);
-                const u32 e553 = ((u32)((u64)(v53 >> (32ul & 63))));
-                const bool e558 = (((e553 & 4294967292u) == tag) && ((e553 & 3u) != 0u));
-                const bool look_take_106 = ((!look_stop_105) && e558);
-                const u32 e563 = strata_as<u32>(((u32)v53));
-                const u32 look_a_107 = (look_take_106 ? (look_h_102 ? (e563 + look_a_101) : e563) : look_a_101);
-                const bool look_h_108 = (look_h_102 || look_take_106);
-                const bool e570 = (e553 == e281);
-                const bool look_done_109 = (look_done_103 || (look_take_106 && e570));
-                const u32 look_taken_110 = (look_taken_104 + (look_take_106 ? 1u : 0u));
-                const bool look_stop_111 = ((look_stop_105 || (!e558)) || e570);
-                const u32 e583 = ((u32)((u64)(v54 >> (32ul & 63))));
-                const bool e588 = (((e583 & 4294967292u) == tag) && ((e583 & 3u) != 0u));
-                const bool look_take_112 = ((!look_stop_111) && e588);
-                const u32 e593 = strata_as<u32>(((u32)v54));
-                const u32 look_a_113 = (look_take_112 ? (look_h_108 ? (e593 + look_a_107) : e593) : look_a_107);
-                const bool look_h_114 = (look_h_108 || look_take_112);
-                const bool e600 = (e583 == e281);
-                const bool look_done_115 = (look_done_109 || (look_take_112 && e600));
-                const u32 look_taken_116 = (look_taken_110 + (look_take_112 ? 1u : 0u));
-                const bool look_stop_117 = ((look_stop_111 || (!e588)) || e600);
-                const u32 e613 = ((u32)((u64)(v55 >> (32ul & 63))));
-                const bool e618 = (((e613 & 4294967292u) == tag) && ((e613 & 3u) != 0u));
-                const bool look_take_118 = ((!look_stop_117) && e618);
-                const u32 e623 = strata_as<u32>(((u32)v55));
-                const u32 look_a_119 = (look_take_118 ? (look_h_114 ? (e623 + look_a_113) : e623) : look_a_113);
-                const bool look_h_120 = (look_h_114 || look_take_118);
-                const bool e630 = (e613 == e281);
-                const bool look_done_121 = (look_done_115 || (look_take_118 && e630));
-                const u32 look_taken_122 = (look_taken_116 + (look_take_118 ? 1u : 0u));
-                const bool look_stop_123 = ((look_stop_117 || (!e618)) || e630);
-                const u32 e643 = ((u32)((u64)(v56 >> (32ul & 63))));
-                const bool e648 = (((e643 & 4294967292u) == tag) && ((e643 & 3u) != 0u));
-                const bool look_take_124 = ((!look_stop_123) && e648);
-                const u32 e653 = strata_as<u32>(((u32)v56));
-                const u32 look_a_125 = (look_take_124 ? (look_h_120 ? (e653 + look_a_119) : e653) : look_a_119);
-                const bool look_h_126 = (look_h_120 || look_take_124);
-                const bool e660 = (e643 == e281);
-                const bool look_done_127 = (look_done_121 || (look_take_124 && e660));
-                const u32 look_taken_128 = (look_taken_122 + (look_take_124 ? 1u : 0u));
-                const bool look_stop_129 = ((look_stop_123 || (!e648)) || e660);
-                const u32 e673 = ((u32)((u64)(v57 >> (32ul & 63))));
-                const bool e678 = (((e673 & 4294967292u) == tag) && ((e673 & 3u) != 0u));
-                const bool look_take_130 = ((!look_stop_129) && e678);
-                const u32 e683 = strata_as<u32>(((u32)v57));
-                const u32 look_a_131 = (look_take_130 ? (look_h_126 ? (e683 + look_a_125) : e683) : look_a_125);
-                const bool look_h_132 = (look_h_126 || look_take_130);
-                const bool e690 = (e673 == e281);
-                const bool look_done_133 = (look_done_127 || (look_take_130 && e690));
-                const u32 look_taken_134 = (look_taken_128 + (look_take_130 ? 1u : 0u));
-                const bool look_stop_135 = ((look_stop_129 || (!e678)) || e690);
-                const u32 e703 = ((u32)((u64)(v58 >> (32ul & 63))));
-                const bool e708 = (((e703 & 4294967292u) == tag) && ((e703 & 3u) != 0u));
-                const bool look_take_136 = ((!look_stop_135) && e708);
-                const u32 e713 = strata_as<u32>(((u32)v58));
-                const u32 look_a_137 = (look_take_136 ? (look_h_132 ? (e713 + look_a_131) : e713) : look_a_131);
-                const bool look_h_138 = (look_h_132 || look_take_136);
-                const bool e720 = (e703 == e281);
-                const bool look_done_139 = (look_done_133 || (look_take_136 && e720));
-                const u32 look_taken_140 = (look_taken_134 + (look_take_136 ? 1u : 0u));
-                const bool look_stop_141 = ((look_stop_135 || (!e708)) || e720);
-                const u32 e733 = ((u32)((u64)(v59 >> (32ul & 63))));
-                const bool e738 = (((e733 & 4294967292u) == tag) && ((e733 & 3u) != 0u));
-                const bool look_take_142 = ((!look_stop_141) && e738);
-                const u32 e743 = strata_as<u32>(((u32)v59));
-                const u32 look_a_143 = (look_take_142 ? (look_h_138 ? (e743 + look_a_137) : e743) : look_a_137);
-                const bool look_h_144 = (look_h_138 || look_take_142);
-                const bool e750 = (e733 == e281);
-                const bool look_done_145 = (look_done_139 || (look_take_142 && e750));
-                const u32 look_taken_146 = (look_taken_140 + (look_take_142 ? 1u : 0u));
-                const bool look_stop_147 = ((look_stop_141 || (!e738)) || e750);
-                const u32 e763 = ((u32)((u64)(v60 >> (32ul & 63))));
-                const bool e768 = (((e763 & 4294967292u) == tag) && ((e763 & 3u) != 0u));
-                const bool look_take_148 = ((!look_stop_147) && e768);
-                const u32 e773 = strata_as<u32>(((u32)v60));
-                const u32 look_a_149 = (look_take_148 ? (look_h_144 ? (e773 + look_a_143) : e773) : look_a_143);
-                const bool look_h_150 = (look_h_144 || look_take_148);
-                const bool e780 = (e763 == e281);
-                const bool look_done_151 = (look_done_145 || (look_take_148 && e780));
-                const u32 look_taken_152 = (look_taken_146 + (look_take_148 ? 1u : 0u));
-                const bool look_stop_153 = ((look_stop_147 || (!e768)) || e780);
-                const u32 e793 = ((u32)((u64)(v61 >> (32ul & 63))));
-                const bool look_take_154 = ((!look_stop_153) && (((e793 & 4294967292u) == tag) && ((e793 & 3u) != 0u)));
-                const u32 e803 = strata_as<u32>(((u32)v61));
-                const u32 look_a_155 = (look_take_154 ? (look_h_150 ? (e803 + look_a_149) : e803) : look_a_149);
-                const bool look_h_156 = (look_h_150 || look_take_154);
-                const bool look_done_157 = (look_done_151 || (look_take_154 && (e793 == e281)));
-                const u32 look_taken_158 = (look_taken_152 + (look_take_154 ? 1u : 0u));
-                look_acc = look_a_155;
-                look_has = look_h_156;
-                if (look_done_157) {
-                    break;
-                }
-                look = (v45 - look_taken_158);
-            }
-            const u32 v160 = look_acc;
-            const u32 e281 = (tag | 2u);
-            const u64 e284 = ((u64)((u64)((u64)e281) << (32ul & 63)));
-            (void)strata_atomic_xchg(&b1[tile_3], (e284 | ((u64)strata_as<u32>((v160 + tile_total_41)))));
-            carry[0u] = v160;
+            const u64 e400 = ((u64)strata_as<u32>(tile_total_74));
+            (void)strata_atomic_xchg(&b1[tile_3], (((u64)((u64)((u64)(tag | 1u)) << (32ul & 63))) | e400));
+            look_state[0u] = (tile_3 - 1u);
+            look_state[1u] = 0u;
         }
     }
     __syncthreads();
-    const u32 v162 = carry[0u];
-    const bool e826 = (tile_3 > 0u);
-    const u32 prefix_163 = (e275 ? (e826 ? (v162 + v42) : v42) : v162);
-    const bool e832 = (e275 || e826);
-    tile_data[e149] = (e832 ? (prefix_163 + v23) : v23);
-    tile_data[e152] = (e832 ? (prefix_163 + e227) : e227);
-    tile_data[e156] = (e832 ? (prefix_163 + e230) : e230);
-    tile_data[e160] = (e832 ? (prefix_163 + e233) : e233);
-    tile_data[e164] = (e832 ? (prefix_163 + e236) : e236);
-    tile_data[e167] = (e832 ? (prefix_163 + e239) : e239);
-    tile_data[e171] = (e832 ? (prefix_163 + e242) : e242);
-    tile_data[e175] = (e832 ? (prefix_163 + e245) : e245);
-    tile_data[e179] = (e832 ? (prefix_163 + e248) : e248);
-    tile_data[e183] = (e832 ? (prefix_163 + e251) : e251);
-    tile_data[e187] = (e832 ? (prefix_163 + e254) : e254);
-    tile_data[e191] = (e832 ? (prefix_163 + e257) : e257);
-    tile_data[e195] = (e832 ? (prefix_163 + e260) : e260);
-    tile_data[e199] = (e832 ? (prefix_163 + e263) : e263);
-    tile_data[e203] = (e832 ? (prefix_163 + e266) : e266);
-    tile_data[e207] = (e832 ? (prefix_163 + e269) : e269);
+    look_acc = tile_total_74;
+    look_has = false;
+    for (;;) {
+        const u32 v78 = look_state[1u];
+        if (v78 != 0u) {
+            break;
+        }
+        const u32 v79 = look_state[0u];
+        const u32 look_80 = v79;
+        if (e0 < 16u) {
+            const u64 v81 = strata_atomic_load(&b1[((look_80 >= e0) ? (look_80 - e0) : 0u)]);
+            const u64 look_word_82 = v81;
+            look_values[e0] = ((u32)look_word_82);
+            const u32 e420 = ((u32)((u64)(look_word_82 >> (32ul & 63))));
+            const u32 e424 = (e420 & 3u);
+            look_kinds[e0] = ((((e420 & 4294967292u) == tag) && (e424 != 0u)) ? e424 : 0u);
+        }
+        __syncthreads();
+        if (e2) {
+            const u32 v83 = look_kinds[0u];
+            const u32 look_kind_84 = v83;
+            const u32 v85 = look_kinds[1u];
+            const u32 look_kind_86 = v85;
+            const u32 v87 = look_kinds[2u];
+            const u32 look_kind_88 = v87;
+            const u32 v89 = look_kinds[3u];
+            const u32 look_kind_90 = v89;
+            const u32 v91 = look_kinds[4u];
+            const u32 look_kind_92 = v91;
+            const u32 v93 = look_kinds[5u];
+            const u32 look_kind_94 = v93;
+            const u32 v95 = look_kinds[6u];
+            const u32 look_kind_96 = v95;
+            const u32 v97 = look_kinds[7u];
+            const u32 look_kind_98 = v97;
+            const u32 v99 = look_kinds[8u];
+            const u32 look_kind_100 = v99;
+            const u32 v101 = look_kinds[9u];
+            const u32 look_kind_102 = v101;
+            const u32 v103 = look_kinds[10u];
+            const u32 look_kind_104 = v103;
+            const u32 v105 = look_kinds[11u];
+            const u32 look_kind_106 = v105;
+            const u32 v107 = look_kinds[12u];
+            const u32 look_kind_108 = v107;
+            const u32 v109 = look_kinds[13u];
+            const u32 look_kind_110 = v109;
+            const u32 v111 = look_kinds[14u];
+            const u32 look_kind_112 = v111;
+            const u32 v113 = look_kinds[15u];
+            const u32 look_kind_114 = v113;
+            const u32 look_first_115 = min(min(min(min(((look_kind_84 == 1u) ? 16u : 0u), ((look_kind_86 == 1u) ? 16u : 1u)), min(((look_kind_88 == 1u) ? 16u : 2u), ((look_kind_90 == 1u) ? 16u : 3u))), min(min(((look_kind_92 == 1u) ? 16u : 4u), ((look_kind_94 == 1u) ? 16u : 5u)), min(((look_kind_96 == 1u) ? 16u : 6u), ((look_kind_98 == 1u) ? 16u : 7u)))), min(min(min(((look_kind_100 == 1u) ? 16u : 8u), ((look_kind_102 == 1u) ? 16u : 9u)), min(((look_kind_104 == 1u) ? 16u : 10u), ((look_kind_106 == 1u) ? 16u : 11u))), min(min(((look_kind_108 == 1u) ? 16u : 12u), ((look_kind_110 == 1u) ? 16u : 13u)), min(((look_kind_112 == 1u) ? 16u : 14u), ((look_kind_114 == 1u) ? 16u : 15u)))));
+            const u32 v116 = look_kinds[min(look_first_115, 15u)];
+            const bool look_done_117 = ((look_first_115 < 16u) && (v116 == 2u));
+            const u32 look_taken_118 = (look_first_115 + (look_done_117 ? 1u : 0u));
+            const u32 v119 = look_acc;
+            const bool v120 = look_has;
+            const u32 v121 = look_values[0u];
+            const bool e517 = (0u < look_taken_118);
+            const u32 e520 = strata_as<u32>(v121);
+            const u32 look_a_122 = (e517 ? (v120 ? (e520 + v119) : e520) : v119);
+            const bool look_h_123 = (v120 || e517);
+            const u32 v124 = look_values[1u];
+            const bool e526 = (1u < look_taken_118);
+            const u32 e529 = strata_as<u32>(v124);
+            const u32 look_a_125 = (e526 ? (look_h_123 ? (e529 + look_a_122) : e529) : look_a_122);
+            const bool look_h_126 = (look_h_123 || e526);
+            const u32 v127 = look_values[2u];
+            const bool e535 = (2u < look_taken_118);
+            const u32 e538 = strata_as<u32>(v127);
+            const u32 look_a_128 = (e535 ? (look_h_126 ? (e538 + look_a_125) : e538) : look_a_125);
+            const bool look_h_129 = (look_h_126 || e535);
+            const u32 v130 = look_values[3u];
+            const bool e544 = (3u < look_taken_118);
+            const u32 e547 = strata_as<u32>(v130);
+            const u32 look_a_131 = (e544 ? (look_h_129 ? (e547 + look_a_128) : e547) : look_a_128);
+            const bool look_h_132 = (look_h_129 || e544);
+            const u32 v133 = look_values[4u];
+            const bool e553 = (4u < look_taken_118);
+            const u32 e556 = strata_as<u32>(v133);
+            const u32 look_a_134 = (e553 ? (look_h_132 ? (e556 + look_a_131) : e556) : look_a_131);
+            const bool look_h_135 = (look_h_132 || e553);
+            const u32 v136 = look_values[5u];
+            const bool e562 = (5u < look_taken_118);
+            const u32 e565 = strata_as<u32>(v136);
+            const u32 look_a_137 = (e562 ? (look_h_135 ? (e565 + look_a_134) : e565) : look_a_134);
+            const bool look_h_138 = (look_h_135 || e562);
+            const u32 v139 = look_values[6u];
+            const bool e571 = (6u < look_taken_118);
+            const u32 e574 = strata_as<u32>(v139);
+            const u32 look_a_140 = (e571 ? (look_h_138 ? (e574 + look_a_137) : e574) : look_a_137);
+            const bool look_h_141 = (look_h_138 || e571);
+            const u32 v142 = look_values[7u];
+            const bool e580 = (7u < look_taken_118);
+            const u32 e583 = strata_as<u32>(v142);
+            const u32 look_a_143 = (e580 ? (look_h_141 ? (e583 + look_a_140) : e583) : look_a_140);
+            const bool look_h_144 = (look_h_141 || e580);
+            const u32 v145 = look_values[8u];
+            const bool e589 = (8u < look_taken_118);
+            const u32 e592 = strata_as<u32>(v145);
+            const u32 look_a_146 = (e589 ? (look_h_144 ? (e592 + look_a_143) : e592) : look_a_143);
+            const bool look_h_147 = (look_h_144 || e589);
+            const u32 v148 = look_values[9u];
+            const bool e598 = (9u < look_taken_118);
+            const u32 e601 = strata_as<u32>(v148);
+            const u32 look_a_149 = (e598 ? (look_h_147 ? (e601 + look_a_146) : e601) : look_a_146);
+            const bool look_h_150 = (look_h_147 || e598);
+            const u32 v151 = look_values[10u];
+            const bool e607 = (10u < look_taken_118);
+            const u32 e610 = strata_as<u32>(v151);
+            const u32 look_a_152 = (e607 ? (look_h_150 ? (e610 + look_a_149) : e610) : look_a_149);
+            const bool look_h_153 = (look_h_150 || e607);
+            const u32 v154 = look_values[11u];
+            const bool e616 = (11u < look_taken_118);
+            const u32 e619 = strata_as<u32>(v154);
+            const u32 look_a_155 = (e616 ? (look_h_153 ? (e619 + look_a_152) : e619) : look_a_152);
+            const bool look_h_156 = (look_h_153 || e616);
+            const u32 v157 = look_values[12u];
+            const bool e625 = (12u < look_taken_118);
+            const u32 e628 = strata_as<u32>(v157);
+            const u32 look_a_158 = (e625 ? (look_h_156 ? (e628 + look_a_155) : e628) : look_a_155);
+            const bool look_h_159 = (look_h_156 || e625);
+            const u32 v160 = look_values[13u];
+            const bool e634 = (13u < look_taken_118);
+            const u32 e637 = strata_as<u32>(v160);
+            const u32 look_a_161 = (e634 ? (look_h_159 ? (e637 + look_a_158) : e637) : look_a_158);
+            const bool look_h_162 = (look_h_159 || e634);
+            const u32 v163 = look_values[14u];
+            const bool e643 = (14u < look_taken_118);
+            const u32 e646 = strata_as<u32>(v163);
+            const u32 look_a_164 = (e643 ? (look_h_162 ? (e646 + look_a_161) : e646) : look_a_161);
+            const bool look_h_165 = (look_h_162 || e643);
+            const u32 v166 = look_values[15u];
+            const bool e652 = (15u < look_taken_118);
+            const u32 e655 = strata_as<u32>(v166);
+            const u32 look_a_167 = (e652 ? (look_h_165 ? (e655 + look_a_164) : e655) : look_a_164);
+            const bool look_h_168 = (look_h_165 || e652);
+            look_acc = look_a_167;
+            look_has = look_h_168;
+            if (look_done_117) {
+                const u64 e398 = ((u64)((u64)((u64)(tag | 2u)) << (32ul & 63)));
+                (void)strata_atomic_xchg(&b1[tile_3], (e398 | ((u64)strata_as<u32>((look_a_167 + tile_total_74)))));
+                carry[0u] = look_a_167;
+                look_state[1u] = 1u;
+            } else {
+                look_state[0u] = (look_80 - look_taken_118);
+            }
+        }
+        __syncthreads();
+    }
+    const u32 v170 = carry[0u];
+    const bool e668 = (tile_3 > 0u);
+    const u32 prefix_171 = (e389 ? (e668 ? (v170 + v75) : v75) : v170);
+    const u32 v172 = tile_data[e199];
+    const u32 running_173 = v172;
+    const u32 v174 = tile_data[e207];
+    const u32 running_175 = v174;
+    const u32 v176 = tile_data[e219];
+    const u32 running_177 = v176;
+    const u32 v178 = tile_data[e231];
+    const u32 running_179 = v178;
+    const u32 v180 = tile_data[e243];
+    const u32 running_181 = v180;
+    const u32 v182 = tile_data[e254];
+    const u32 running_183 = v182;
+    const u32 v184 = tile_data[e266];
+    const u32 running_185 = v184;
+    const u32 v186 = tile_data[e278];
+    const u32 running_187 = v186;
+    const u32 v188 = tile_data[e290];
+    const u32 running_189 = v188;
+    const u32 v190 = tile_data[e302];
+    const u32 running_191 = v190;
+    const u32 v192 = tile_data[e314];
+    const u32 running_193 = v192;
+    const u32 v194 = tile_data[e326];
+    const u32 running_195 = v194;
+    const u32 v196 = tile_data[e338];
+    const u32 running_197 = v196;
+    const u32 v198 = tile_data[e350];
+    const u32 running_199 = v198;
+    const u32 v200 = tile_data[e362];
+    const u32 running_201 = v200;
+    const u32 v202 = tile_data[e374];
+    const u32 running_203 = v202;
+    const bool e690 = (e389 || e668);
+    tile_data[e199] = (e690 ? (prefix_171 + running_173) : running_173);
+    tile_data[e207] = (e690 ? (prefix_171 + running_175) : running_175);
+    tile_data[e219] = (e690 ? (prefix_171 + running_177) : running_177);
+    tile_data[e231] = (e690 ? (prefix_171 + running_179) : running_179);
+    tile_data[e243] = (e690 ? (prefix_171 + running_181) : running_181);
+    tile_data[e254] = (e690 ? (prefix_171 + running_183) : running_183);
+    tile_data[e266] = (e690 ? (prefix_171 + running_185) : running_185);
+    tile_data[e278] = (e690 ? (prefix_171 + running_187) : running_187);
+    tile_data[e290] = (e690 ? (prefix_171 + running_189) : running_189);
+    tile_data[e302] = (e690 ? (prefix_171 + running_191) : running_191);
+    tile_data[e314] = (e690 ? (prefix_171 + running_193) : running_193);
+    tile_data[e326] = (e690 ? (prefix_171 + running_195) : running_195);
+    tile_data[e338] = (e690 ? (prefix_171 + running_197) : running_197);
+    tile_data[e350] = (e690 ? (prefix_171 + running_199) : running_199);
+    tile_data[e362] = (e690 ? (prefix_171 + running_201) : running_201);
+    tile_data[e374] = (e690 ? (prefix_171 + running_203) : running_203);
     __syncthreads();
-    if (e17) {
-        const u32 e23 = (e0 + ((u32)(e0 >> (5u & 31))));
-        const u32 v164 = tile_data[e23];
-        const u32 e867 = (out_off + tile_start_4);
-        b0[(e867 + e0)] = v164;
+    if (e117) {
+        const u32 v204 = tile_data[e116];
+        const u32 e741 = (out_off + tile_start_4);
+        b0[(e741 + e0)] = v204;
     }
-    if (e27) {
-        const u32 e31 = (e26 + ((u32)(e26 >> (5u & 31))));
-        const u32 v165 = tile_data[e31];
-        const u32 e867 = (out_off + tile_start_4);
-        b0[(e867 + e26)] = v165;
+    if (e122) {
+        const u32 v205 = tile_data[e121];
+        const u32 e741 = (out_off + tile_start_4);
+        b0[(e741 + e25)] = v205;
     }
-    if (e35) {
-        const u32 e39 = (e34 + ((u32)(e34 >> (5u & 31))));
-        const u32 v166 = tile_data[e39];
-        const u32 e867 = (out_off + tile_start_4);
-        b0[(e867 + e34)] = v166;
+    if (e127) {
+        const u32 v206 = tile_data[e126];
+        const u32 e741 = (out_off + tile_start_4);
+        b0[(e741 + e31)] = v206;
     }
-    if (e43) {
-        const u32 e47 = (e42 + ((u32)(e42 >> (5u & 31))));
-        const u32 v167 = tile_data[e47];
-        const u32 e867 = (out_off + tile_start_4);
-        b0[(e867 + e42)] = v167;
+    if (e132) {
+        const u32 v207 = tile_data[e131];
+        const u32 e741 = (out_off + tile_start_4);
+        b0[(e741 + e37)] = v207;
     }
-    if (e51) {
-        const u32 e55 = (e50 + ((u32)(e50 >> (5u & 31))));
-        const u32 v168 = tile_data[e55];
-        const u32 e867 = (out_off + tile_start_4);
-        b0[(e867 + e50)] = v168;
+    if (e137) {
+        const u32 v208 = tile_data[e136];
+        const u32 e741 = (out_off + tile_start_4);
+        b0[(e741 + e43)] = v208;
     }
-    if (e59) {
-        const u32 e63 = (e58 + ((u32)(e58 >> (5u & 31))));
-        const u32 v169 = tile_data[e63];
-        const u32 e867 = (out_off + tile_start_4);
-        b0[(e867 + e58)] = v169;
+    if (e142) {
+        const u32 v209 = tile_data[e141];
+        const u32 e741 = (out_off + tile_start_4);
+        b0[(e741 + e49)] = v209;
     }
-    if (e67) {
-        const u32 e71 = (e66 + ((u32)(e66 >> (5u & 31))));
-        const u32 v170 = tile_data[e71];
-        const u32 e867 = (out_off + tile_start_4);
-        b0[(e867 + e66)] = v170;
+    if (e147) {
+        const u32 v210 = tile_data[e146];
+        const u32 e741 = (out_off + tile_start_4);
+        b0[(e741 + e55)] = v210;
     }
-    if (e75) {
-        const u32 e79 = (e74 + ((u32)(e74 >> (5u & 31))));
-        const u32 v171 = tile_data[e79];
-        const u32 e867 = (out_off + tile_start_4);
-        b0[(e867 + e74)] = v171;
+    if (e152) {
+        const u32 v211 = tile_data[e151];
+        const u32 e741 = (out_off + tile_start_4);
+        b0[(e741 + e61)] = v211;
     }
-    if (e83) {
-        const u32 e87 = (e82 + ((u32)(e82 >> (5u & 31))));
-        const u32 v172 = tile_data[e87];
-        const u32 e867 = (out_off + tile_start_4);
-        b0[(e867 + e82)] = v172;
+    if (e157) {
+        const u32 v212 = tile_data[e156];
+        const u32 e741 = (out_off + tile_start_4);
+        b0[(e741 + e67)] = v212;
     }
-    if (e91) {
-        const u32 e95 = (e90 + ((u32)(e90 >> (5u & 31))));
-        const u32 v173 = tile_data[e95];
-        const u32 e867 = (out_off + tile_start_4);
-        b0[(e867 + e90)] = v173;
+    if (e162) {
+        const u32 v213 = tile_data[e161];
+        const u32 e741 = (out_off + tile_start_4);
+        b0[(e741 + e73)] = v213;
     }
-    if (e99) {
-        const u32 e103 = (e98 + ((u32)(e98 >> (5u & 31))));
-        const u32 v174 = tile_data[e103];
-        const u32 e867 = (out_off + tile_start_4);
-        b0[(e867 + e98)] = v174;
+    if (e167) {
+        const u32 v214 = tile_data[e166];
+        const u32 e741 = (out_off + tile_start_4);
+        b0[(e741 + e79)] = v214;
     }
-    if (e107) {
-        const u32 e111 = (e106 + ((u32)(e106 >> (5u & 31))));
-        const u32 v175 = tile_data[e111];
-        const u32 e867 = (out_off + tile_start_4);
-        b0[(e867 + e106)] = v175;
+    if (e172) {
+        const u32 v215 = tile_data[e171];
+        const u32 e741 = (out_off + tile_start_4);
+        b0[(e741 + e85)] = v215;
     }
-    if (e115) {
-        const u32 e119 = (e114 + ((u32)(e114 >> (5u & 31))));
-        const u32 v176 = tile_data[e119];
-        const u32 e867 = (out_off + tile_start_4);
-        b0[(e867 + e114)] = v176;
+    if (e177) {
+        const u32 v216 = tile_data[e176];
+        const u32 e741 = (out_off + tile_start_4);
+        b0[(e741 + e91)] = v216;
     }
-    if (e123) {
-        const u32 e127 = (e122 + ((u32)(e122 >> (5u & 31))));
-        const u32 v177 = tile_data[e127];
-        const u32 e867 = (out_off + tile_start_4);
-        b0[(e867 + e122)] = v177;
+    if (e182) {
+        const u32 v217 = tile_data[e181];
+        const u32 e741 = (out_off + tile_start_4);
+        b0[(e741 + e97)] = v217;
     }
-    if (e131) {
-        const u32 e135 = (e130 + ((u32)(e130 >> (5u & 31))));
-        const u32 v178 = tile_data[e135];
-        const u32 e867 = (out_off + tile_start_4);
-        b0[(e867 + e130)] = v178;
+    if (e187) {
+        const u32 v218 = tile_data[e186];
+        const u32 e741 = (out_off + tile_start_4);
+        b0[(e741 + e103)] = v218;
     }
-    if (e139) {
-        const u32 e143 = (e138 + ((u32)(e138 >> (5u & 31))));
-        const u32 v179 = tile_data[e143];
-        const u32 e867 = (out_off + tile_start_4);
-        b0[(e867 + e138)] = v179;
+    if (e192) {
+        const u32 v219 = tile_data[e191];
+        const u32 e741 = (out_off + tile_start_4);
+        b0[(e741 + e109)] = v219;
     }
 }

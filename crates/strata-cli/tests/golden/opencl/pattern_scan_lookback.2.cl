@@ -23,7 +23,9 @@ __kernel void pattern_scan_lookback(
     __local float tile_data[4224];
     __local float item_totals[256];
     __local float carry[1];
-    uint look = 0;
+    __local uint look_values[16];
+    __local uint look_kinds[16];
+    __local uint look_state[2];
     float look_acc = 0;
     bool look_has = 0;
     const uint e0 = (uint)get_local_id(0);
@@ -40,600 +42,546 @@ __kernel void pattern_scan_lookback(
     const uint tile_3 = v2;
     const uint tile_start_4 = (tile_3 * 4096u);
     const uint tile_count_5 = min((n - tile_start_4), 4096u);
-    const bool e17 = (e0 < tile_count_5);
-    if (e17) {
-        const uint v6 = b3[(off + (tile_start_4 + e0))];
-        const uint e23 = (e0 + ((uint)(e0 >> (5u & 31))));
-        tile_data[e23] = ((float)v6);
-    } else {
-        const uint e23 = (e0 + ((uint)(e0 >> (5u & 31))));
-        tile_data[e23] = 0.0f;
-    }
-    const uint e28 = (e0 + 256u);
-    const bool e29 = (e28 < tile_count_5);
-    if (e29) {
-        const uint v7 = b3[(off + (tile_start_4 + e28))];
-        const uint e33 = (e28 + ((uint)(e28 >> (5u & 31))));
-        tile_data[e33] = ((float)v7);
-    } else {
-        const uint e33 = (e28 + ((uint)(e28 >> (5u & 31))));
-        tile_data[e33] = 0.0f;
-    }
-    const uint e37 = (e0 + 512u);
-    const bool e38 = (e37 < tile_count_5);
-    if (e38) {
-        const uint v8 = b3[(off + (tile_start_4 + e37))];
-        const uint e42 = (e37 + ((uint)(e37 >> (5u & 31))));
-        tile_data[e42] = ((float)v8);
-    } else {
-        const uint e42 = (e37 + ((uint)(e37 >> (5u & 31))));
-        tile_data[e42] = 0.0f;
-    }
-    const uint e46 = (e0 + 768u);
-    const bool e47 = (e46 < tile_count_5);
-    if (e47) {
-        const uint v9 = b3[(off + (tile_start_4 + e46))];
-        const uint e51 = (e46 + ((uint)(e46 >> (5u & 31))));
-        tile_data[e51] = ((float)v9);
-    } else {
-        const uint e51 = (e46 + ((uint)(e46 >> (5u & 31))));
-        tile_data[e51] = 0.0f;
-    }
-    const uint e55 = (e0 + 1024u);
-    const bool e56 = (e55 < tile_count_5);
-    if (e56) {
-        const uint v10 = b3[(off + (tile_start_4 + e55))];
-        const uint e60 = (e55 + ((uint)(e55 >> (5u & 31))));
-        tile_data[e60] = ((float)v10);
-    } else {
-        const uint e60 = (e55 + ((uint)(e55 >> (5u & 31))));
-        tile_data[e60] = 0.0f;
-    }
-    const uint e64 = (e0 + 1280u);
-    const bool e65 = (e64 < tile_count_5);
-    if (e65) {
-        const uint v11 = b3[(off + (tile_start_4 + e64))];
-        const uint e69 = (e64 + ((uint)(e64 >> (5u & 31))));
-        tile_data[e69] = ((float)v11);
-    } else {
-        const uint e69 = (e64 + ((uint)(e64 >> (5u & 31))));
-        tile_data[e69] = 0.0f;
-    }
-    const uint e73 = (e0 + 1536u);
-    const bool e74 = (e73 < tile_count_5);
-    if (e74) {
-        const uint v12 = b3[(off + (tile_start_4 + e73))];
-        const uint e78 = (e73 + ((uint)(e73 >> (5u & 31))));
-        tile_data[e78] = ((float)v12);
-    } else {
-        const uint e78 = (e73 + ((uint)(e73 >> (5u & 31))));
-        tile_data[e78] = 0.0f;
-    }
-    const uint e82 = (e0 + 1792u);
-    const bool e83 = (e82 < tile_count_5);
-    if (e83) {
-        const uint v13 = b3[(off + (tile_start_4 + e82))];
-        const uint e87 = (e82 + ((uint)(e82 >> (5u & 31))));
-        tile_data[e87] = ((float)v13);
-    } else {
-        const uint e87 = (e82 + ((uint)(e82 >> (5u & 31))));
-        tile_data[e87] = 0.0f;
-    }
-    const uint e91 = (e0 + 2048u);
-    const bool e92 = (e91 < tile_count_5);
-    if (e92) {
-        const uint v14 = b3[(off + (tile_start_4 + e91))];
-        const uint e96 = (e91 + ((uint)(e91 >> (5u & 31))));
-        tile_data[e96] = ((float)v14);
-    } else {
-        const uint e96 = (e91 + ((uint)(e91 >> (5u & 31))));
-        tile_data[e96] = 0.0f;
-    }
-    const uint e100 = (e0 + 2304u);
-    const bool e101 = (e100 < tile_count_5);
-    if (e101) {
-        const uint v15 = b3[(off + (tile_start_4 + e100))];
-        const uint e105 = (e100 + ((uint)(e100 >> (5u & 31))));
-        tile_data[e105] = ((float)v15);
-    } else {
-        const uint e105 = (e100 + ((uint)(e100 >> (5u & 31))));
-        tile_data[e105] = 0.0f;
-    }
-    const uint e109 = (e0 + 2560u);
-    const bool e110 = (e109 < tile_count_5);
-    if (e110) {
-        const uint v16 = b3[(off + (tile_start_4 + e109))];
-        const uint e114 = (e109 + ((uint)(e109 >> (5u & 31))));
-        tile_data[e114] = ((float)v16);
-    } else {
-        const uint e114 = (e109 + ((uint)(e109 >> (5u & 31))));
-        tile_data[e114] = 0.0f;
-    }
-    const uint e118 = (e0 + 2816u);
-    const bool e119 = (e118 < tile_count_5);
-    if (e119) {
-        const uint v17 = b3[(off + (tile_start_4 + e118))];
-        const uint e123 = (e118 + ((uint)(e118 >> (5u & 31))));
-        tile_data[e123] = ((float)v17);
-    } else {
-        const uint e123 = (e118 + ((uint)(e118 >> (5u & 31))));
-        tile_data[e123] = 0.0f;
-    }
-    const uint e127 = (e0 + 3072u);
-    const bool e128 = (e127 < tile_count_5);
-    if (e128) {
-        const uint v18 = b3[(off + (tile_start_4 + e127))];
-        const uint e132 = (e127 + ((uint)(e127 >> (5u & 31))));
-        tile_data[e132] = ((float)v18);
-    } else {
-        const uint e132 = (e127 + ((uint)(e127 >> (5u & 31))));
-        tile_data[e132] = 0.0f;
-    }
-    const uint e136 = (e0 + 3328u);
-    const bool e137 = (e136 < tile_count_5);
-    if (e137) {
-        const uint v19 = b3[(off + (tile_start_4 + e136))];
-        const uint e141 = (e136 + ((uint)(e136 >> (5u & 31))));
-        tile_data[e141] = ((float)v19);
-    } else {
-        const uint e141 = (e136 + ((uint)(e136 >> (5u & 31))));
-        tile_data[e141] = 0.0f;
-    }
-    const uint e145 = (e0 + 3584u);
-    const bool e146 = (e145 < tile_count_5);
-    if (e146) {
-        const uint v20 = b3[(off + (tile_start_4 + e145))];
-        const uint e150 = (e145 + ((uint)(e145 >> (5u & 31))));
-        tile_data[e150] = ((float)v20);
-    } else {
-        const uint e150 = (e145 + ((uint)(e145 >> (5u & 31))));
-        tile_data[e150] = 0.0f;
-    }
-    const uint e154 = (e0 + 3840u);
-    const bool e155 = (e154 < tile_count_5);
-    if (e155) {
-        const uint v21 = b3[(off + (tile_start_4 + e154))];
-        const uint e159 = (e154 + ((uint)(e154 >> (5u & 31))));
-        tile_data[e159] = ((float)v21);
-    } else {
-        const uint e159 = (e154 + ((uint)(e154 >> (5u & 31))));
-        tile_data[e159] = 0.0f;
-    }
+    const uint e17 = (tile_count_5 - 1u);
+    const uint tile_last_6 = e17;
+    const uint v7 = b3[(off + (tile_start_4 + min(e0, tile_last_6)))];
+    const float loaded_8 = ((float)v7);
+    const uint e26 = (e0 + 256u);
+    const uint v9 = b3[(off + (tile_start_4 + min(e26, tile_last_6)))];
+    const float loaded_10 = ((float)v9);
+    const uint e33 = (e0 + 512u);
+    const uint v11 = b3[(off + (tile_start_4 + min(e33, tile_last_6)))];
+    const float loaded_12 = ((float)v11);
+    const uint e40 = (e0 + 768u);
+    const uint v13 = b3[(off + (tile_start_4 + min(e40, tile_last_6)))];
+    const float loaded_14 = ((float)v13);
+    const uint e47 = (e0 + 1024u);
+    const uint v15 = b3[(off + (tile_start_4 + min(e47, tile_last_6)))];
+    const float loaded_16 = ((float)v15);
+    const uint e54 = (e0 + 1280u);
+    const uint v17 = b3[(off + (tile_start_4 + min(e54, tile_last_6)))];
+    const float loaded_18 = ((float)v17);
+    const uint e61 = (e0 + 1536u);
+    const uint v19 = b3[(off + (tile_start_4 + min(e61, tile_last_6)))];
+    const float loaded_20 = ((float)v19);
+    const uint e68 = (e0 + 1792u);
+    const uint v21 = b3[(off + (tile_start_4 + min(e68, tile_last_6)))];
+    const float loaded_22 = ((float)v21);
+    const uint e75 = (e0 + 2048u);
+    const uint v23 = b3[(off + (tile_start_4 + min(e75, tile_last_6)))];
+    const float loaded_24 = ((float)v23);
+    const uint e82 = (e0 + 2304u);
+    const uint v25 = b3[(off + (tile_start_4 + min(e82, tile_last_6)))];
+    const float loaded_26 = ((float)v25);
+    const uint e89 = (e0 + 2560u);
+    const uint v27 = b3[(off + (tile_start_4 + min(e89, tile_last_6)))];
+    const float loaded_28 = ((float)v27);
+    const uint e96 = (e0 + 2816u);
+    const uint v29 = b3[(off + (tile_start_4 + min(e96, tile_last_6)))];
+    const float loaded_30 = ((float)v29);
+    const uint e103 = (e0 + 3072u);
+    const uint v31 = b3[(off + (tile_start_4 + min(e103, tile_last_6)))];
+    const float loaded_32 = ((float)v31);
+    const uint e110 = (e0 + 3328u);
+    const uint v33 = b3[(off + (tile_start_4 + min(e110, tile_last_6)))];
+    const float loaded_34 = ((float)v33);
+    const uint e117 = (e0 + 3584u);
+    const uint v35 = b3[(off + (tile_start_4 + min(e117, tile_last_6)))];
+    const float loaded_36 = ((float)v35);
+    const uint e124 = (e0 + 3840u);
+    const uint v37 = b3[(off + (tile_start_4 + min(e124, tile_last_6)))];
+    const float loaded_38 = ((float)v37);
+    const uint e132 = (e0 + ((uint)(e0 >> (5u & 31))));
+    const bool e133 = (e0 < tile_count_5);
+    tile_data[e132] = (e133 ? loaded_8 : 0.0f);
+    const uint e138 = (e26 + ((uint)(e26 >> (5u & 31))));
+    const bool e139 = (e26 < tile_count_5);
+    tile_data[e138] = (e139 ? loaded_10 : 0.0f);
+    const uint e143 = (e33 + ((uint)(e33 >> (5u & 31))));
+    const bool e144 = (e33 < tile_count_5);
+    tile_data[e143] = (e144 ? loaded_12 : 0.0f);
+    const uint e148 = (e40 + ((uint)(e40 >> (5u & 31))));
+    const bool e149 = (e40 < tile_count_5);
+    tile_data[e148] = (e149 ? loaded_14 : 0.0f);
+    const uint e153 = (e47 + ((uint)(e47 >> (5u & 31))));
+    const bool e154 = (e47 < tile_count_5);
+    tile_data[e153] = (e154 ? loaded_16 : 0.0f);
+    const uint e158 = (e54 + ((uint)(e54 >> (5u & 31))));
+    const bool e159 = (e54 < tile_count_5);
+    tile_data[e158] = (e159 ? loaded_18 : 0.0f);
+    const uint e163 = (e61 + ((uint)(e61 >> (5u & 31))));
+    const bool e164 = (e61 < tile_count_5);
+    tile_data[e163] = (e164 ? loaded_20 : 0.0f);
+    const uint e168 = (e68 + ((uint)(e68 >> (5u & 31))));
+    const bool e169 = (e68 < tile_count_5);
+    tile_data[e168] = (e169 ? loaded_22 : 0.0f);
+    const uint e173 = (e75 + ((uint)(e75 >> (5u & 31))));
+    const bool e174 = (e75 < tile_count_5);
+    tile_data[e173] = (e174 ? loaded_24 : 0.0f);
+    const uint e178 = (e82 + ((uint)(e82 >> (5u & 31))));
+    const bool e179 = (e82 < tile_count_5);
+    tile_data[e178] = (e179 ? loaded_26 : 0.0f);
+    const uint e183 = (e89 + ((uint)(e89 >> (5u & 31))));
+    const bool e184 = (e89 < tile_count_5);
+    tile_data[e183] = (e184 ? loaded_28 : 0.0f);
+    const uint e188 = (e96 + ((uint)(e96 >> (5u & 31))));
+    const bool e189 = (e96 < tile_count_5);
+    tile_data[e188] = (e189 ? loaded_30 : 0.0f);
+    const uint e193 = (e103 + ((uint)(e103 >> (5u & 31))));
+    const bool e194 = (e103 < tile_count_5);
+    tile_data[e193] = (e194 ? loaded_32 : 0.0f);
+    const uint e198 = (e110 + ((uint)(e110 >> (5u & 31))));
+    const bool e199 = (e110 < tile_count_5);
+    tile_data[e198] = (e199 ? loaded_34 : 0.0f);
+    const uint e203 = (e117 + ((uint)(e117 >> (5u & 31))));
+    const bool e204 = (e117 < tile_count_5);
+    tile_data[e203] = (e204 ? loaded_36 : 0.0f);
+    const uint e208 = (e124 + ((uint)(e124 >> (5u & 31))));
+    const bool e209 = (e124 < tile_count_5);
+    tile_data[e208] = (e209 ? loaded_38 : 0.0f);
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const uint item_start_22 = (e0 * 16u);
-    const uint e166 = (item_start_22 + ((uint)(item_start_22 >> (5u & 31))));
-    const float v23 = tile_data[e166];
-    const uint e167 = (item_start_22 + 1u);
-    const uint e169 = (e167 + ((uint)(e167 >> (5u & 31))));
-    const float v24 = tile_data[e169];
-    const uint e171 = (item_start_22 + 2u);
-    const uint e173 = (e171 + ((uint)(e171 >> (5u & 31))));
-    const float v25 = tile_data[e173];
-    const uint e175 = (item_start_22 + 3u);
-    const uint e177 = (e175 + ((uint)(e175 >> (5u & 31))));
-    const float v26 = tile_data[e177];
-    const uint e179 = (item_start_22 + 4u);
-    const uint e181 = (e179 + ((uint)(e179 >> (5u & 31))));
-    const float v27 = tile_data[e181];
-    const uint e182 = (item_start_22 + 5u);
-    const uint e184 = (e182 + ((uint)(e182 >> (5u & 31))));
-    const float v28 = tile_data[e184];
-    const uint e186 = (item_start_22 + 6u);
-    const uint e188 = (e186 + ((uint)(e186 >> (5u & 31))));
-    const float v29 = tile_data[e188];
-    const uint e190 = (item_start_22 + 7u);
-    const uint e192 = (e190 + ((uint)(e190 >> (5u & 31))));
-    const float v30 = tile_data[e192];
-    const uint e194 = (item_start_22 + 8u);
-    const uint e196 = (e194 + ((uint)(e194 >> (5u & 31))));
-    const float v31 = tile_data[e196];
-    const uint e198 = (item_start_22 + 9u);
-    const uint e200 = (e198 + ((uint)(e198 >> (5u & 31))));
-    const float v32 = tile_data[e200];
-    const uint e202 = (item_start_22 + 10u);
-    const uint e204 = (e202 + ((uint)(e202 >> (5u & 31))));
-    const float v33 = tile_data[e204];
-    const uint e206 = (item_start_22 + 11u);
-    const uint e208 = (e206 + ((uint)(e206 >> (5u & 31))));
-    const float v34 = tile_data[e208];
-    const uint e210 = (item_start_22 + 12u);
-    const uint e212 = (e210 + ((uint)(e210 >> (5u & 31))));
-    const float v35 = tile_data[e212];
-    const uint e214 = (item_start_22 + 13u);
-    const uint e216 = (e214 + ((uint)(e214 >> (5u & 31))));
-    const float v36 = tile_data[e216];
-    const uint e218 = (item_start_22 + 14u);
-    const uint e220 = (e218 + ((uint)(e218 >> (5u & 31))));
-    const float v37 = tile_data[e220];
-    const uint e222 = (item_start_22 + 15u);
-    const uint e224 = (e222 + ((uint)(e222 >> (5u & 31))));
-    const float v38 = tile_data[e224];
-    const float e243 = ((e167 < tile_count_5) ? fmax(v23, v24) : v23);
-    const float e246 = ((e171 < tile_count_5) ? fmax(e243, v25) : e243);
-    const float e249 = ((e175 < tile_count_5) ? fmax(e246, v26) : e246);
-    const float e252 = ((e179 < tile_count_5) ? fmax(e249, v27) : e249);
-    const float e255 = ((e182 < tile_count_5) ? fmax(e252, v28) : e252);
-    const float e258 = ((e186 < tile_count_5) ? fmax(e255, v29) : e255);
-    const float e261 = ((e190 < tile_count_5) ? fmax(e258, v30) : e258);
-    const float e264 = ((e194 < tile_count_5) ? fmax(e261, v31) : e261);
-    const float e267 = ((e198 < tile_count_5) ? fmax(e264, v32) : e264);
-    const float e270 = ((e202 < tile_count_5) ? fmax(e267, v33) : e267);
-    const float e273 = ((e206 < tile_count_5) ? fmax(e270, v34) : e270);
-    const float e276 = ((e210 < tile_count_5) ? fmax(e273, v35) : e273);
-    const float e279 = ((e214 < tile_count_5) ? fmax(e276, v36) : e276);
-    const float e282 = ((e218 < tile_count_5) ? fmax(e279, v37) : e279);
-    item_totals[e0] = ((e222 < tile_count_5) ? fmax(e282, v38) : e282);
+    const uint item_start_39 = (e0 * 16u);
+    const uint e216 = (item_start_39 + ((uint)(item_start_39 >> (5u & 31))));
+    const float v40 = tile_data[e216];
+    const float running_41 = v40;
+    const uint e218 = (item_start_39 + 1u);
+    const uint e219 = (e218 - 1u);
+    tile_data[(e219 + ((uint)(e219 >> (5u & 31))))] = running_41;
+    const uint e224 = (e218 + ((uint)(e218 >> (5u & 31))));
+    const float v42 = tile_data[e224];
+    const float running_43 = ((e218 < tile_count_5) ? fmax(running_41, v42) : running_41);
+    const uint e230 = (item_start_39 + 2u);
+    const uint e231 = (e230 - 1u);
+    tile_data[(e231 + ((uint)(e231 >> (5u & 31))))] = running_43;
+    const uint e236 = (e230 + ((uint)(e230 >> (5u & 31))));
+    const float v44 = tile_data[e236];
+    const float running_45 = ((e230 < tile_count_5) ? fmax(running_43, v44) : running_43);
+    const uint e242 = (item_start_39 + 3u);
+    const uint e243 = (e242 - 1u);
+    tile_data[(e243 + ((uint)(e243 >> (5u & 31))))] = running_45;
+    const uint e248 = (e242 + ((uint)(e242 >> (5u & 31))));
+    const float v46 = tile_data[e248];
+    const float running_47 = ((e242 < tile_count_5) ? fmax(running_45, v46) : running_45);
+    const uint e254 = (item_start_39 + 4u);
+    const uint e255 = (e254 - 1u);
+    tile_data[(e255 + ((uint)(e255 >> (5u & 31))))] = running_47;
+    const uint e260 = (e254 + ((uint)(e254 >> (5u & 31))));
+    const float v48 = tile_data[e260];
+    const float running_49 = ((e254 < tile_count_5) ? fmax(running_47, v48) : running_47);
+    const uint e265 = (item_start_39 + 5u);
+    const uint e266 = (e265 - 1u);
+    tile_data[(e266 + ((uint)(e266 >> (5u & 31))))] = running_49;
+    const uint e271 = (e265 + ((uint)(e265 >> (5u & 31))));
+    const float v50 = tile_data[e271];
+    const float running_51 = ((e265 < tile_count_5) ? fmax(running_49, v50) : running_49);
+    const uint e277 = (item_start_39 + 6u);
+    const uint e278 = (e277 - 1u);
+    tile_data[(e278 + ((uint)(e278 >> (5u & 31))))] = running_51;
+    const uint e283 = (e277 + ((uint)(e277 >> (5u & 31))));
+    const float v52 = tile_data[e283];
+    const float running_53 = ((e277 < tile_count_5) ? fmax(running_51, v52) : running_51);
+    const uint e289 = (item_start_39 + 7u);
+    const uint e290 = (e289 - 1u);
+    tile_data[(e290 + ((uint)(e290 >> (5u & 31))))] = running_53;
+    const uint e295 = (e289 + ((uint)(e289 >> (5u & 31))));
+    const float v54 = tile_data[e295];
+    const float running_55 = ((e289 < tile_count_5) ? fmax(running_53, v54) : running_53);
+    const uint e301 = (item_start_39 + 8u);
+    const uint e302 = (e301 - 1u);
+    tile_data[(e302 + ((uint)(e302 >> (5u & 31))))] = running_55;
+    const uint e307 = (e301 + ((uint)(e301 >> (5u & 31))));
+    const float v56 = tile_data[e307];
+    const float running_57 = ((e301 < tile_count_5) ? fmax(running_55, v56) : running_55);
+    const uint e313 = (item_start_39 + 9u);
+    const uint e314 = (e313 - 1u);
+    tile_data[(e314 + ((uint)(e314 >> (5u & 31))))] = running_57;
+    const uint e319 = (e313 + ((uint)(e313 >> (5u & 31))));
+    const float v58 = tile_data[e319];
+    const float running_59 = ((e313 < tile_count_5) ? fmax(running_57, v58) : running_57);
+    const uint e325 = (item_start_39 + 10u);
+    const uint e326 = (e325 - 1u);
+    tile_data[(e326 + ((uint)(e326 >> (5u & 31))))] = running_59;
+    const uint e331 = (e325 + ((uint)(e325 >> (5u & 31))));
+    const float v60 = tile_data[e331];
+    const float running_61 = ((e325 < tile_count_5) ? fmax(running_59, v60) : running_59);
+    const uint e337 = (item_start_39 + 11u);
+    const uint e338 = (e337 - 1u);
+    tile_data[(e338 + ((uint)(e338 >> (5u & 31))))] = running_61;
+    const uint e343 = (e337 + ((uint)(e337 >> (5u & 31))));
+    const float v62 = tile_data[e343];
+    const float running_63 = ((e337 < tile_count_5) ? fmax(running_61, v62) : running_61);
+    const uint e349 = (item_start_39 + 12u);
+    const uint e350 = (e349 - 1u);
+    tile_data[(e350 + ((uint)(e350 >> (5u & 31))))] = running_63;
+    const uint e355 = (e349 + ((uint)(e349 >> (5u & 31))));
+    const float v64 = tile_data[e355];
+    const float running_65 = ((e349 < tile_count_5) ? fmax(running_63, v64) : running_63);
+    const uint e361 = (item_start_39 + 13u);
+    const uint e362 = (e361 - 1u);
+    tile_data[(e362 + ((uint)(e362 >> (5u & 31))))] = running_65;
+    const uint e367 = (e361 + ((uint)(e361 >> (5u & 31))));
+    const float v66 = tile_data[e367];
+    const float running_67 = ((e361 < tile_count_5) ? fmax(running_65, v66) : running_65);
+    const uint e373 = (item_start_39 + 14u);
+    const uint e374 = (e373 - 1u);
+    tile_data[(e374 + ((uint)(e374 >> (5u & 31))))] = running_67;
+    const uint e379 = (e373 + ((uint)(e373 >> (5u & 31))));
+    const float v68 = tile_data[e379];
+    const float running_69 = ((e373 < tile_count_5) ? fmax(running_67, v68) : running_67);
+    const uint e385 = (item_start_39 + 15u);
+    const uint e386 = (e385 - 1u);
+    tile_data[(e386 + ((uint)(e386 >> (5u & 31))))] = running_69;
+    const uint e391 = (e385 + ((uint)(e385 >> (5u & 31))));
+    const float v70 = tile_data[e391];
+    const float running_71 = ((e385 < tile_count_5) ? fmax(running_69, v70) : running_69);
+    const uint e397 = ((item_start_39 + 16u) - 1u);
+    tile_data[(e397 + ((uint)(e397 >> (5u & 31))))] = running_71;
+    item_totals[e0] = running_71;
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const float v39 = item_totals[e0];
-    const bool e286 = (e0 >= 1u);
-    const uint e287 = (e0 - 1u);
-    const float v40 = item_totals[(e286 ? e287 : e0)];
+    const float v72 = item_totals[e0];
+    const bool e401 = (e0 >= 1u);
+    const uint e402 = (e0 - 1u);
+    const float v73 = item_totals[(e401 ? e402 : e0)];
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    item_totals[e0] = (e286 ? fmax(v40, v39) : v39);
+    item_totals[e0] = (e401 ? fmax(v73, v72) : v72);
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const float v41 = item_totals[e0];
-    const bool e293 = (e0 >= 2u);
-    const float v42 = item_totals[(e293 ? (e0 - 2u) : e0)];
+    const float v74 = item_totals[e0];
+    const bool e408 = (e0 >= 2u);
+    const float v75 = item_totals[(e408 ? (e0 - 2u) : e0)];
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    item_totals[e0] = (e293 ? fmax(v42, v41) : v41);
+    item_totals[e0] = (e408 ? fmax(v75, v74) : v74);
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const float v43 = item_totals[e0];
-    const bool e300 = (e0 >= 4u);
-    const float v44 = item_totals[(e300 ? (e0 - 4u) : e0)];
+    const float v76 = item_totals[e0];
+    const bool e415 = (e0 >= 4u);
+    const float v77 = item_totals[(e415 ? (e0 - 4u) : e0)];
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    item_totals[e0] = (e300 ? fmax(v44, v43) : v43);
+    item_totals[e0] = (e415 ? fmax(v77, v76) : v76);
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const float v45 = item_totals[e0];
-    const bool e307 = (e0 >= 8u);
-    const float v46 = item_totals[(e307 ? (e0 - 8u) : e0)];
+    const float v78 = item_totals[e0];
+    const bool e422 = (e0 >= 8u);
+    const float v79 = item_totals[(e422 ? (e0 - 8u) : e0)];
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    item_totals[e0] = (e307 ? fmax(v46, v45) : v45);
+    item_totals[e0] = (e422 ? fmax(v79, v78) : v78);
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const float v47 = item_totals[e0];
-    const bool e314 = (e0 >= 16u);
-    const float v48 = item_totals[(e314 ? (e0 - 16u) : e0)];
+    const float v80 = item_totals[e0];
+    const bool e429 = (e0 >= 16u);
+    const float v81 = item_totals[(e429 ? (e0 - 16u) : e0)];
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    item_totals[e0] = (e314 ? fmax(v48, v47) : v47);
+    item_totals[e0] = (e429 ? fmax(v81, v80) : v80);
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const float v49 = item_totals[e0];
-    const bool e322 = (e0 >= 32u);
-    const float v50 = item_totals[(e322 ? (e0 - 32u) : e0)];
+    const float v82 = item_totals[e0];
+    const bool e437 = (e0 >= 32u);
+    const float v83 = item_totals[(e437 ? (e0 - 32u) : e0)];
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    item_totals[e0] = (e322 ? fmax(v50, v49) : v49);
+    item_totals[e0] = (e437 ? fmax(v83, v82) : v82);
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const float v51 = item_totals[e0];
-    const bool e330 = (e0 >= 64u);
-    const float v52 = item_totals[(e330 ? (e0 - 64u) : e0)];
+    const float v84 = item_totals[e0];
+    const bool e445 = (e0 >= 64u);
+    const float v85 = item_totals[(e445 ? (e0 - 64u) : e0)];
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    item_totals[e0] = (e330 ? fmax(v52, v51) : v51);
+    item_totals[e0] = (e445 ? fmax(v85, v84) : v84);
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const float v53 = item_totals[e0];
-    const bool e338 = (e0 >= 128u);
-    const float v54 = item_totals[(e338 ? (e0 - 128u) : e0)];
+    const float v86 = item_totals[e0];
+    const bool e453 = (e0 >= 128u);
+    const float v87 = item_totals[(e453 ? (e0 - 128u) : e0)];
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    item_totals[e0] = (e338 ? fmax(v54, v53) : v53);
+    item_totals[e0] = (e453 ? fmax(v87, v86) : v86);
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const float v55 = item_totals[((tile_count_5 - 1u) / 16u)];
-    const float tile_total_56 = v55;
-    const bool e348 = (e0 > 0u);
-    const float v57 = item_totals[(e348 ? e287 : 0u)];
+    const float v88 = item_totals[(e17 / 16u)];
+    const float tile_total_89 = v88;
+    const bool e462 = (e0 > 0u);
+    const float v90 = item_totals[(e462 ? e402 : 0u)];
     if (e2) {
         if (tile_3 == 0u) {
             carry[0u] = init;
-            const uint e353 = (tag | 2u);
-            const ulong e356 = ((ulong)((ulong)((ulong)e353) << (32ul & 63)));
-            (void)atom_xchg(&b1[tile_3], (e356 | ((ulong)as_uint(fmax(init, tile_total_56)))));
+            const ulong e470 = ((ulong)((ulong)((ulong)(tag | 2u)) << (32ul & 63)));
+            (void)atom_xchg(&b1[tile_3], (e470 | ((ulong)as_uint(fmax(init, tile_total_89)))));
+            look_state[1u] = 1u;
         } else {
-            (void)atom_xchg(&b1[tile_3], (((ulong)((ulong)((ulong)(tag | 1u)) << (32ul & 63))) | ((ulong)as_uint(tile_total_56))));
-            look = (tile_3 - 1u);
-            look_acc = tile_total_56;
-            look_has = false;
-            for (;;) {
-                const uint v60 = look;
-                const ulong v61 = atom_or(&b1[((v60 >= 0u) ? v60 : 0u)], (ulong)0);
-                const ulong v62 = atom_or(&b1[((v60 >= 1u) ? (v60 - 1u) : 0u)], (ulong)0);
-                const ulong v63 = atom_or(&b1[((v60 >= 2u) ? (v60 - 2u) : 0u)], (ulong)0);
-                const ulong v64 = atom_or(&b1[((v60 >= 3u) ? (v60 - 3u) : 0u)], (ulong)0);
-                const ulong v65 = atom_or(&b1[((v60 >= 4u) ? (v60 - 4u) : 0u)], (ulong)0);
-                const ulong v66 = atom_or(&b1[((v60 >= 5u) ? (v60 - 5u) : 0u)], (ulong)0);
-                const ulong v67 = atom_or(&b1[((v60 >= 6u) ? (v60 - 6u) : 0u)], (ulong)0);
-                const ulong v68 = atom_or(&b1[((v60 >= 7u) ? (v60 - 7u) : 0u)], (ulong)0);
-                const ulong v69 = atom_or(&b1[((v60 >= 8u) ? (v60 - 8u) : 0u)], (ulong)0);
-                const ulong v70 = atom_or(&b1[((v60 >= 9u) ? (v60 - 9u) : 0u)], (ulong)0);
-                const ulong v71 = atom_or(&b1[((v60 >= 10u) ? (v60 - 10u) : 0u)], (ulong)0);
-                const ulong v72 = atom_or(&b1[((v60 >= 11u) ? (v60 - 11u) : 0u)], (ulong)0);
-                const ulong v73 = atom_or(&b1[((v60 >= 12u) ? (v60 - 12u) : 0u)], (ulong)0);
-                const ulong v74 = atom_or(&b1[((v60 >= 13u) ? (v60 - 13u) : 0u)], (ulong)0);
-                const ulong v75 = atom_or(&b1[((v60 >= 14u) ? (v60 - 14u) : 0u)], (ulong)0);
-                const ulong v76 = atom_or(&b1[((v60 >= 15u) ? (v60 - 15u) : 0u)], (ulong)0);
-                const float v77 = look_acc;
-                const bool v78 = look_has;
-                const uint e421 = ((uint)((ulong)(v61 >> (32ul & 63))));
-                const bool e427 = (((e421 & 4294967292u) == tag) && ((e421 & 3u) != 0u));
-                const bool look_take_79 = (true && e427);
-                const float e432 = as_float(((uint)v61));
-                const float look_a_80 = (look_take_79 ? (v78 ? fmax(e432, v77) : e432) : v77);
-                const bool look_h_81 = (v78 || look_take_79);
-                const uint e353 = (tag | 2u);
-                const bool e438 = (e421 == e353);
-                const bool look_done_82 = (false || (look_take_79 && e438));
-                const uint look_taken_83 = (look_take_79 ? 1u : 0u);
-                const bool look_stop_84 = ((false || (!e427)) || e438);
-                const uint e449 = ((uint)((ulong)(v62 >> (32ul & 63))));
-                const bool e454 = (((e449 & 4294967292u) == tag) && ((e449 & 3u) != 0u));
-                const bool look_take_85 = ((!look_stop_84) && e454);
-                const float e459 = as_float(((uint)v62));
-                const float look_a_86 = (look_take_85 ? (look_h_81 ? fmax(e459, look_a_80) : e459) : look_a_80);
-                const bool look_h_87 = (look_h_81 || look_take_85);
-                const bool e466 = (e449 == e353);
-                const bool look_done_88 = (look_done_82 || (look_take_85 && e466));
-                const uint look_taken_89 = (look_taken_83 + (look_take_85 ? 1u : 0u));
-                const bool look_stop_90 = ((look_stop_84 || (!e454)) || e466);
-                const uint e479 = ((uint)((ulong)(v63 >> (32ul & 63))));
-                const bool e484 = (((e479 & 4294967292u) == tag) && ((e479 & 3u) != 0u));
-                const bool look_take_91 = ((!look_stop_90) && e484);
-                const float e489 = as_float(((uint)v63));
-                const float look_a_92 = (look_take_91 ? (look_h_87 ? fmax(e489, look_a_86) : e489) : look_a_86);
-                const bool look_h_93 = (look_h_87 || look_take_91);
-                const bool e496 = (e479 == e353);
-                const bool look_done_94 = (look_done_88 || (look_take_91 && e496));
-                const uint look_taken_95 = (look_taken_89 + (look_take_91 ? 1u : 0u));
-                const bool look_stop_96 = ((look_stop_90 || (!e484)) || e496);
-                const uint e509 = ((uint)((ulong)(v64 >> (32ul & 63))));
-                const bool e514 = (((e509 & 4294967292u) == tag) && ((e509 & 3u) != 0u));
-                const bool look_take_97 = ((!look_stop_96) && e514);
-                const float e519 = as_float(((uint)v64));
-                const float look_a_98 = (look_take_97 ? (look_h_93 ? fmax(e519, look_a_92) : e519) : look_a_92);
-                const bool look_h_99 = (look_h_93 || look_take_97);
-                const bool e526 = (e509 == e353);
-                const bool look_done_100 = (look_done_94 || (look_take_97 && e526));
-                const uint look_taken_101 = (look_taken_95 + (look_take_97 ? 1u : 0u));
-                const bool look_stop_102 = ((look_stop_96 || (!e514)) || e526);
-                const uint e539 = ((uint)((ulong)(v65 >> (32ul & 63))));
-                const bool e544 = (((e539 & 4294967292u) == tag) && ((e539 & 3u) != 0u));
-                const bool look_take_103 = ((!look_stop_102) && e544);
-                const float e549 = as_float(((uint)v65));
-                const float look_a_104 = (look_take_103 ? (look_h_99 ? fmax(e549, look_a_98) : e549) : look_a_98);
-                const bool look_h_105 = (look_h_99 || look_take_103);
-                const bool e556 = (e539 == e353);
-                const bool look_done_106 = (look_done_100 || (look_take_103 && e556));
-                const uint look_taken_107 = (look_taken_101 + (look_take_103 ? 1u : 0u));
-                const bool look_stop_108 = ((look_stop_102 || (!e544)) || e556);
-                const uint e569 = ((uint)((ulong)(v66 >> (32ul & 63))));
-                const bool e574 = (((e569 & 4294967292u) == tag) && ((e569 & 3u) != 0u));
-                const bool look_take_109 = ((!look_stop_108) && e574);
-                const float e579 = as_float(((uint)v66));
-                const float look_a_110 = (look_take_109 ? (look_h_105 ? fmax(e579, look_a_104) : e579) : look_a_104);
-                const bool look_h_111 = (look_h_105 || look_take_109);
-                const bool e586 = (e569 == e353);
-                const bool look_done_112 = (look_done_106 || (look_take_109 && e586));
-                const uint look_taken_113 = (look_taken_107 + (look_take_109 ? 1u : 0u));
-                const bool look_stop_114 = ((look_stop_108 || (!e574)) || e586);
-                const uint e599 = ((uint)((ulong)(v67 >> (32ul & 63))));
-                const bool e604 = (((e599 & 4294967292u) == tag) && ((e599 & 3u) != 0u));
-                const bool look_take_115 = ((!look_stop_114) && e604);
-                const float e609 = as_float(((uint)v67));
-                const float look_a_116 = (look_take_115 ? (look_h_111 ? fmax(e609, look_a_110) : e609) : look_a_110);
-                const bool look_h_117 = (look_h_111 || look_take_115);
-                const bool e616 = (e599 == e353);
-                const bool look_done_118 = (look_done_112 || (look_take_115 && e616));
-                const uint look_taken_119 = (look_taken_113 + (look_take_115 ? 1u : 0u));
-                const bool look_stop_120 = ((look_stop_114 || (!e604)) || e616);
-                const uint e629 = ((uint)((ulong)(v68 >> (32ul & 63))));
-                const bool e634 = (((e629 & 4294967292u) == tag) && ((e629 & 3u) != 0u));
-                const bool look_take_121 = ((!look_stop_120) && e634);
-                const float e639 = as_float(((uint)v68));
-                const float look_a_122 = (look_take_121 ? (look_h_117 ? fmax(e639, look_a_116) : e639) : look_a_116);
-                const bool look_h_123 = (look_h_117 || look_take_121);
-                const bool e646 = (e629 == e353);
-                const bool look_done_124 = (look_done_118 || (look_take_121 && e646));
-                const uint look_taken_125 = (look_taken_119 + (look_take_121 ? 1u : 0u));
-                const bool look_stop_126 = ((look_stop_120 || (!e634)) || e646);
-                const uint e659 = ((uint)((ulong)(v69 >> (32ul & 63))));
-                const bool e664 = (((e659 & 4294967292u) == tag) && ((e659 & 3u) != 0u));
-                const bool look_take_127 = ((!look_stop_126) && e664);
-                const float e669 = as_float(((uint)v69));
-                const float look_a_128 = (look_take_127 ? (look_h_123 ? fmax(e669, look_a_122) : e669) : look_a_122);
-                const bool look_h_129 = (look_h_123 || look_take_127);
-                const bool e676 = (e659 == e353);
-                const bool look_done_130 = (look_done_124 || (look_take_127 && e676));
-                const uint look_taken_131 = (look_taken_125 + (look_take_127 ? 1u : 0u));
-                const bool look_stop_132 = ((look_stop_126 || (!e664)) || e676);
-                const uint e689 = ((uint)((ulong)(v70 >> (32ul & 63))));
-                const bool e694 = (((e689 & 4294967292u) == tag) && ((e689 & 3u) != 0u));
-                const bool look_take_133 = ((!look_stop_132) && e694);
-                const float e699 = as_float(((uint)v70));
-                const float look_a_134 = (look_take_133 ? (look_h_129 ? fmax(e699, look_a_128) : e699) : look_a_128);
-                const bool look_h_135 = (look_h_129 || look_take_133);
-                const bool e706 = (e689 == e353);
-                const bool look_done_136 = (look_done_130 || (look_take_133 && e706));
-                const uint look_taken_137 = (look_taken_131 + (look_take_133 ? 1u : 0u));
-                const bool look_stop_138 = ((look_stop_132 || (!e694)) || e706);
-                const uint e719 = ((uint)((ulong)(v71 >> (32ul & 63))));
-                const bool e724 = (((e719 & 4294967292u) == tag) && ((e719 & 3u) != 0u));
-                const bool look_take_139 = ((!look_stop_138) && e724);
-                const float e729 = as_float(((uint)v71));
-                const float look_a_140 = (look_take_139 ? (look_h_135 ? fmax(e729, look_a_134) : e729) : look_a_134);
-                const bool look_h_141 = (look_h_135 || look_take_139);
-                const bool e736 = (e719 == e353);
-                const bool look_done_142 = (look_done_136 || (look_take_139 && e736));
-                const uint look_taken_143 = (look_taken_137 + (look_take_139 ? 1u : 0u));
-                const bool look_stop_144 = ((look_stop_138 || (!e724)) || e736);
-                const uint e749 = ((uint)((ulong)(v72 >> (32ul & 63))));
-                const bool e754 = (((e749 & 4294967292u) == tag) && ((e749 & 3u) != 0u));
-                const bool look_take_145 = ((!look_stop_144) && e754);
-                const float e759 = as_float(((uint)v72));
-                const float look_a_146 = (look_take_145 ? (look_h_141 ? fmax(e759, look_a_140) : e759) : look_a_140);
-                const bool look_h_147 = (look_h_141 || look_take_145);
-                const bool e766 = (e749 == e353);
-                const bool look_done_148 = (look_done_142 || (look_take_145 && e766));
-                const uint look_taken_149 = (look_taken_143 + (look_take_145 ? 1u : 0u));
-                const bool look_stop_150 = ((look_stop_144 || (!e754)) || e766);
-                const uint e779 = ((uint)((ulong)(v73 >> (32ul & 63))));
-                const bool e784 = (((e779 & 4294967292u) == tag) && ((e779 & 3u) != 0u));
-                const bool look_take_151 = ((!look_stop_150) && e784);
-                const float e789 = as_float(((uint)v73));
-                const float look_a_152 = (look_take_151 ? (look_h_147 ? fmax(e789, look_a_146) : e789) : look_a_146);
-                const bool look_h_153 = (look_h_147 || look_take_151);
-                const bool e796 = (e779 == e353);
-                const bool look_done_154 = (look_done_148 || (look_take_151 && e796));
-                const uint look_taken_155 = (look_taken_149 + (look_take_151 ? 1u : 0u));
-                const bool look_stop_156 = ((look_stop_150 || (!e784)) || e796);
-                const uint e809 = ((uint)((ulong)(v74 >> (32ul & 63))));
-                const bool e814 = (((e809 & 4294967292u) == tag) && ((e809 & 3u) != 0u));
-                const bool look_take_157 = ((!look_stop_156) && e814);
-                const float e819 = as_float(((uint)v74));
-                const float look_a_158 = (look_take_157 ? (look_h_153 ? fmax(e819, look_a_152) : e819) : look_a_152);
-                const bool look_h_159 = (look_h_153 || look_take_157);
-                const bool e826 = (e809 == e353);
-                const bool look_done_160 = (look_done_154 || (look_take_157 && e826));
-                const uint look_taken_161 = (look_taken_155 + (look_take_157 ? 1u : 0u));
-                const bool look_stop_162 = ((look_stop_156 || (!e814)) || e826);
-                const uint e839 = ((uint)((ulong)(v75 >> (32ul & 63))));
-                const bool e844 = (((e839 & 4294967292u) == tag) && ((e839 & 3u) != 0u));
-                const bool look_take_163 = ((!look_stop_162) && e844);
-                const float e849 = as_float(((uint)v75));
-                const float look_a_164 = (look_take_163 ? (look_h_159 ? fmax(e849, look_a_158) : e849) : look_a_158);
-                const bool look_h_165 = (look_h_159 || look_take_163);
-                const bool e856 = (e839 == e353);
-                const bool look_done_166 = (look_done_160 || (look_take_163 && e856));
-                const uint look_taken_167 = (look_taken_161 + (look_take_163 ? 1u : 0u));
-                const bool look_stop_168 = ((look_stop_162 || (!e844)) || e856);
-                const uint e869 = ((uint)((ulong)(v76 >> (32ul & 63))));
-                const bool look_take_169 = ((!look_stop_168) && (((e869 & 4294967292u) == tag) && ((e869 & 3u) != 0u)));
-                const float e879 = as_float(((uint)v76));
-                const float look_a_170 = (look_take_169 ? (look_h_165 ? fmax(e879, look_a_164) : e879) : look_a_164);
-                const bool look_h_171 = (look_h_165 || look_take_169);
-                const bool look_done_172 = (look_done_166 || (look_take_169 && (e869 == e353)));
-                const uint look_taken_173 = (look_taken_167 + (look_take_169 ? 1u : 0u));
-                look_acc = look_a_170;
-                look_has = look_h_171;
-                if (look_done_172) {
-                    break;
-                }
-                look = (v60 - look_taken_173);
-            }
-            const float v175 = look_acc;
-            const uint e353 = (tag | 2u);
-            const ulong e356 = ((ulong)((ulong)((ulong)e353) << (32ul & 63)));
-            (void)atom_xchg(&b1[tile_3], (e356 | ((ulong)as_uint(fmax(v175, tile_total_56)))));
-            carry[0u] = v175;
+            (void)atom_xchg(&b1[tile_3], (((ulong)((ulong)((ulong)(tag | 1u)) << (32ul & 63))) | ((ulong)as_uint(tile_total_89))));
+            look_state[0u] = (tile_3 - 1u);
+            look_state[1u] = 0u;
         }
     }
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const float v177 = carry[0u];
-    const float prefix_178 = (e348 ? fmax(v177, v57) : v177);
-    tile_data[e166] = prefix_178;
-    tile_data[e169] = fmax(prefix_178, v23);
-    tile_data[e173] = fmax(prefix_178, e243);
-    tile_data[e177] = fmax(prefix_178, e246);
-    tile_data[e181] = fmax(prefix_178, e249);
-    tile_data[e184] = fmax(prefix_178, e252);
-    tile_data[e188] = fmax(prefix_178, e255);
-    tile_data[e192] = fmax(prefix_178, e258);
-    tile_data[e196] = fmax(prefix_178, e261);
-    tile_data[e200] = fmax(prefix_178, e264);
-    tile_data[e204] = fmax(prefix_178, e267);
-    tile_data[e208] = fmax(prefix_178, e270);
-    tile_data[e212] = fmax(prefix_178, e273);
-    tile_data[e216] = fmax(prefix_178, e276);
-    tile_data[e220] = fmax(prefix_178, e279);
-    tile_data[e224] = fmax(prefix_178, e282);
+    look_acc = tile_total_89;
+    look_has = false;
+    for (;;) {
+        const uint v93 = look_state[1u];
+        if (v93 != 0u) {
+            break;
+        }
+        const uint v94 = look_state[0u];
+        const uint look_95 = v94;
+        if (e0 < 16u) {
+            const ulong v96 = atom_or(&b1[((look_95 >= e0) ? (look_95 - e0) : 0u)], (ulong)0);
+            const ulong look_word_97 = v96;
+            look_values[e0] = ((uint)look_word_97);
+            const uint e496 = ((uint)((ulong)(look_word_97 >> (32ul & 63))));
+            const uint e500 = (e496 & 3u);
+            look_kinds[e0] = ((((e496 & 4294967292u) == tag) && (e500 != 0u)) ? e500 : 0u);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+        if (e2) {
+            const uint v98 = look_kinds[0u];
+            const uint look_kind_99 = v98;
+            const uint v100 = look_kinds[1u];
+            const uint look_kind_101 = v100;
+            const uint v102 = look_kinds[2u];
+            const uint look_kind_103 = v102;
+            const uint v104 = look_kinds[3u];
+            const uint look_kind_105 = v104;
+            const uint v106 = look_kinds[4u];
+            const uint look_kind_107 = v106;
+            const uint v108 = look_kinds[5u];
+            const uint look_kind_109 = v108;
+            const uint v110 = look_kinds[6u];
+            const uint look_kind_111 = v110;
+            const uint v112 = look_kinds[7u];
+            const uint look_kind_113 = v112;
+            const uint v114 = look_kinds[8u];
+            const uint look_kind_115 = v114;
+            const uint v116 = look_kinds[9u];
+            const uint look_kind_117 = v116;
+            const uint v118 = look_kinds[10u];
+            const uint look_kind_119 = v118;
+            const uint v120 = look_kinds[11u];
+            const uint look_kind_121 = v120;
+            const uint v122 = look_kinds[12u];
+            const uint look_kind_123 = v122;
+            const uint v124 = look_kinds[13u];
+            const uint look_kind_125 = v124;
+            const uint v126 = look_kinds[14u];
+            const uint look_kind_127 = v126;
+            const uint v128 = look_kinds[15u];
+            const uint look_kind_129 = v128;
+            const uint look_first_130 = min(min(min(min(((look_kind_99 == 1u) ? 16u : 0u), ((look_kind_101 == 1u) ? 16u : 1u)), min(((look_kind_103 == 1u) ? 16u : 2u), ((look_kind_105 == 1u) ? 16u : 3u))), min(min(((look_kind_107 == 1u) ? 16u : 4u), ((look_kind_109 == 1u) ? 16u : 5u)), min(((look_kind_111 == 1u) ? 16u : 6u), ((look_kind_113 == 1u) ? 16u : 7u)))), min(min(min(((look_kind_115 == 1u) ? 16u : 8u), ((look_kind_117 == 1u) ? 16u : 9u)), min(((look_kind_119 == 1u) ? 16u : 10u), ((look_kind_121 == 1u) ? 16u : 11u))), min(min(((look_kind_123 == 1u) ? 16u : 12u), ((look_kind_125 == 1u) ? 16u : 13u)), min(((look_kind_127 == 1u) ? 16u : 14u), ((look_kind_129 == 1u) ? 16u : 15u)))));
+            const uint v131 = look_kinds[min(look_first_130, 15u)];
+            const bool look_done_132 = ((look_first_130 < 16u) && (v131 == 2u));
+            const uint look_taken_133 = (look_first_130 + (look_done_132 ? 1u : 0u));
+            const float v134 = look_acc;
+            const bool v135 = look_has;
+            const uint v136 = look_values[0u];
+            const bool e593 = (0u < look_taken_133);
+            const float e596 = as_float(v136);
+            const float look_a_137 = (e593 ? (v135 ? fmax(e596, v134) : e596) : v134);
+            const bool look_h_138 = (v135 || e593);
+            const uint v139 = look_values[1u];
+            const bool e602 = (1u < look_taken_133);
+            const float e605 = as_float(v139);
+            const float look_a_140 = (e602 ? (look_h_138 ? fmax(e605, look_a_137) : e605) : look_a_137);
+            const bool look_h_141 = (look_h_138 || e602);
+            const uint v142 = look_values[2u];
+            const bool e611 = (2u < look_taken_133);
+            const float e614 = as_float(v142);
+            const float look_a_143 = (e611 ? (look_h_141 ? fmax(e614, look_a_140) : e614) : look_a_140);
+            const bool look_h_144 = (look_h_141 || e611);
+            const uint v145 = look_values[3u];
+            const bool e620 = (3u < look_taken_133);
+            const float e623 = as_float(v145);
+            const float look_a_146 = (e620 ? (look_h_144 ? fmax(e623, look_a_143) : e623) : look_a_143);
+            const bool look_h_147 = (look_h_144 || e620);
+            const uint v148 = look_values[4u];
+            const bool e629 = (4u < look_taken_133);
+            const float e632 = as_float(v148);
+            const float look_a_149 = (e629 ? (look_h_147 ? fmax(e632, look_a_146) : e632) : look_a_146);
+            const bool look_h_150 = (look_h_147 || e629);
+            const uint v151 = look_values[5u];
+            const bool e638 = (5u < look_taken_133);
+            const float e641 = as_float(v151);
+            const float look_a_152 = (e638 ? (look_h_150 ? fmax(e641, look_a_149) : e641) : look_a_149);
+            const bool look_h_153 = (look_h_150 || e638);
+            const uint v154 = look_values[6u];
+            const bool e647 = (6u < look_taken_133);
+            const float e650 = as_float(v154);
+            const float look_a_155 = (e647 ? (look_h_153 ? fmax(e650, look_a_152) : e650) : look_a_152);
+            const bool look_h_156 = (look_h_153 || e647);
+            const uint v157 = look_values[7u];
+            const bool e656 = (7u < look_taken_133);
+            const float e659 = as_float(v157);
+            const float look_a_158 = (e656 ? (look_h_156 ? fmax(e659, look_a_155) : e659) : look_a_155);
+            const bool look_h_159 = (look_h_156 || e656);
+            const uint v160 = look_values[8u];
+            const bool e665 = (8u < look_taken_133);
+            const float e668 = as_float(v160);
+            const float look_a_161 = (e665 ? (look_h_159 ? fmax(e668, look_a_158) : e668) : look_a_158);
+            const bool look_h_162 = (look_h_159 || e665);
+            const uint v163 = look_values[9u];
+            const bool e674 = (9u < look_taken_133);
+            const float e677 = as_float(v163);
+            const float look_a_164 = (e674 ? (look_h_162 ? fmax(e677, look_a_161) : e677) : look_a_161);
+            const bool look_h_165 = (look_h_162 || e674);
+            const uint v166 = look_values[10u];
+            const bool e683 = (10u < look_taken_133);
+            const float e686 = as_float(v166);
+            const float look_a_167 = (e683 ? (look_h_165 ? fmax(e686, look_a_164) : e686) : look_a_164);
+            const bool look_h_168 = (look_h_165 || e683);
+            const uint v169 = look_values[11u];
+            const bool e692 = (11u < look_taken_133);
+            const float e695 = as_float(v169);
+            const float look_a_170 = (e692 ? (look_h_168 ? fmax(e695, look_a_167) : e695) : look_a_167);
+            const bool look_h_171 = (look_h_168 || e692);
+            const uint v172 = look_values[12u];
+            const bool e701 = (12u < look_taken_133);
+            const float e704 = as_float(v172);
+            const float look_a_173 = (e701 ? (look_h_171 ? fmax(e704, look_a_170) : e704) : look_a_170);
+            const bool look_h_174 = (look_h_171 || e701);
+            const uint v175 = look_values[13u];
+            const bool e710 = (13u < look_taken_133);
+            const float e713 = as_float(v175);
+            const float look_a_176 = (e710 ? (look_h_174 ? fmax(e713, look_a_173) : e713) : look_a_173);
+            const bool look_h_177 = (look_h_174 || e710);
+            const uint v178 = look_values[14u];
+            const bool e719 = (14u < look_taken_133);
+            const float e722 = as_float(v178);
+            const float look_a_179 = (e719 ? (look_h_177 ? fmax(e722, look_a_176) : e722) : look_a_176);
+            const bool look_h_180 = (look_h_177 || e719);
+            const uint v181 = look_values[15u];
+            const bool e728 = (15u < look_taken_133);
+            const float e731 = as_float(v181);
+            const float look_a_182 = (e728 ? (look_h_180 ? fmax(e731, look_a_179) : e731) : look_a_179);
+            const bool look_h_183 = (look_h_180 || e728);
+            look_acc = look_a_182;
+            look_has = look_h_183;
+            if (look_done_132) {
+                const ulong e470 = ((ulong)((ulong)((ulong)(tag | 2u)) << (32ul & 63)));
+                (void)atom_xchg(&b1[tile_3], (e470 | ((ulong)as_uint(fmax(look_a_182, tile_total_89)))));
+                carry[0u] = look_a_182;
+                look_state[1u] = 1u;
+            } else {
+                look_state[0u] = (look_95 - look_taken_133);
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+    }
+    const float v185 = carry[0u];
+    const float prefix_186 = (e462 ? fmax(v185, v90) : v185);
+    const float v187 = tile_data[e216];
+    const float running_188 = v187;
+    const float v189 = tile_data[e224];
+    const float running_190 = v189;
+    const float v191 = tile_data[e236];
+    const float running_192 = v191;
+    const float v193 = tile_data[e248];
+    const float running_194 = v193;
+    const float v195 = tile_data[e260];
+    const float running_196 = v195;
+    const float v197 = tile_data[e271];
+    const float running_198 = v197;
+    const float v199 = tile_data[e283];
+    const float running_200 = v199;
+    const float v201 = tile_data[e295];
+    const float running_202 = v201;
+    const float v203 = tile_data[e307];
+    const float running_204 = v203;
+    const float v205 = tile_data[e319];
+    const float running_206 = v205;
+    const float v207 = tile_data[e331];
+    const float running_208 = v207;
+    const float v209 = tile_data[e343];
+    const float running_210 = v209;
+    const float v211 = tile_data[e355];
+    const float running_212 = v211;
+    const float v213 = tile_data[e367];
+    const float running_214 = v213;
+    const float v215 = tile_data[e379];
+    const float running_216 = v215;
+    const float v217 = tile_data[e391];
+    tile_data[e216] = prefix_186;
+    tile_data[e224] = fmax(prefix_186, running_188);
+    tile_data[e236] = fmax(prefix_186, running_190);
+    tile_data[e248] = fmax(prefix_186, running_192);
+    tile_data[e260] = fmax(prefix_186, running_194);
+    tile_data[e271] = fmax(prefix_186, running_196);
+    tile_data[e283] = fmax(prefix_186, running_198);
+    tile_data[e295] = fmax(prefix_186, running_200);
+    tile_data[e307] = fmax(prefix_186, running_202);
+    tile_data[e319] = fmax(prefix_186, running_204);
+    tile_data[e331] = fmax(prefix_186, running_206);
+    tile_data[e343] = fmax(prefix_186, running_208);
+    tile_data[e355] = fmax(prefix_186, running_210);
+    tile_data[e367] = fmax(prefix_186, running_212);
+    tile_data[e379] = fmax(prefix_186, running_214);
+    tile_data[e391] = fmax(prefix_186, running_216);
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    if (e17) {
-        const uint e23 = (e0 + ((uint)(e0 >> (5u & 31))));
-        const float v179 = tile_data[e23];
-        const uint e923 = (out_off + tile_start_4);
-        b0[(e923 + e0)] = v179;
+    if (e133) {
+        const float v219 = tile_data[e132];
+        const uint e795 = (out_off + tile_start_4);
+        b0[(e795 + e0)] = v219;
     }
-    if (e29) {
-        const uint e33 = (e28 + ((uint)(e28 >> (5u & 31))));
-        const float v180 = tile_data[e33];
-        const uint e923 = (out_off + tile_start_4);
-        b0[(e923 + e28)] = v180;
+    if (e139) {
+        const float v220 = tile_data[e138];
+        const uint e795 = (out_off + tile_start_4);
+        b0[(e795 + e26)] = v220;
     }
-    if (e38) {
-        const uint e42 = (e37 + ((uint)(e37 >> (5u & 31))));
-        const float v181 = tile_data[e42];
-        const uint e923 = (out_off + tile_start_4);
-        b0[(e923 + e37)] = v181;
+    if (e144) {
+        const float v221 = tile_data[e143];
+        const uint e795 = (out_off + tile_start_4);
+        b0[(e795 + e33)] = v221;
     }
-    if (e47) {
-        const uint e51 = (e46 + ((uint)(e46 >> (5u & 31))));
-        const float v182 = tile_data[e51];
-        const uint e923 = (out_off + tile_start_4);
-        b0[(e923 + e46)] = v182;
+    if (e149) {
+        const float v222 = tile_data[e148];
+        const uint e795 = (out_off + tile_start_4);
+        b0[(e795 + e40)] = v222;
     }
-    if (e56) {
-        const uint e60 = (e55 + ((uint)(e55 >> (5u & 31))));
-        const float v183 = tile_data[e60];
-        const uint e923 = (out_off + tile_start_4);
-        b0[(e923 + e55)] = v183;
+    if (e154) {
+        const float v223 = tile_data[e153];
+        const uint e795 = (out_off + tile_start_4);
+        b0[(e795 + e47)] = v223;
     }
-    if (e65) {
-        const uint e69 = (e64 + ((uint)(e64 >> (5u & 31))));
-        const float v184 = tile_data[e69];
-        const uint e923 = (out_off + tile_start_4);
-        b0[(e923 + e64)] = v184;
+    if (e159) {
+        const float v224 = tile_data[e158];
+        const uint e795 = (out_off + tile_start_4);
+        b0[(e795 + e54)] = v224;
     }
-    if (e74) {
-        const uint e78 = (e73 + ((uint)(e73 >> (5u & 31))));
-        const float v185 = tile_data[e78];
-        const uint e923 = (out_off + tile_start_4);
-        b0[(e923 + e73)] = v185;
+    if (e164) {
+        const float v225 = tile_data[e163];
+        const uint e795 = (out_off + tile_start_4);
+        b0[(e795 + e61)] = v225;
     }
-    if (e83) {
-        const uint e87 = (e82 + ((uint)(e82 >> (5u & 31))));
-        const float v186 = tile_data[e87];
-        const uint e923 = (out_off + tile_start_4);
-        b0[(e923 + e82)] = v186;
+    if (e169) {
+        const float v226 = tile_data[e168];
+        const uint e795 = (out_off + tile_start_4);
+        b0[(e795 + e68)] = v226;
     }
-    if (e92) {
-        const uint e96 = (e91 + ((uint)(e91 >> (5u & 31))));
-        const float v187 = tile_data[e96];
-        const uint e923 = (out_off + tile_start_4);
-        b0[(e923 + e91)] = v187;
+    if (e174) {
+        const float v227 = tile_data[e173];
+        const uint e795 = (out_off + tile_start_4);
+        b0[(e795 + e75)] = v227;
     }
-    if (e101) {
-        const uint e105 = (e100 + ((uint)(e100 >> (5u & 31))));
-        const float v188 = tile_data[e105];
-        const uint e923 = (out_off + tile_start_4);
-        b0[(e923 + e100)] = v188;
+    if (e179) {
+        const float v228 = tile_data[e178];
+        const uint e795 = (out_off + tile_start_4);
+        b0[(e795 + e82)] = v228;
     }
-    if (e110) {
-        const uint e114 = (e109 + ((uint)(e109 >> (5u & 31))));
-        const float v189 = tile_data[e114];
-        const uint e923 = (out_off + tile_start_4);
-        b0[(e923 + e109)] = v189;
+    if (e184) {
+        const float v229 = tile_data[e183];
+        const uint e795 = (out_off + tile_start_4);
+        b0[(e795 + e89)] = v229;
     }
-    if (e119) {
-        const uint e123 = (e118 + ((uint)(e118 >> (5u & 31))));
-        const float v190 = tile_data[e123];
-        const uint e923 = (out_off + tile_start_4);
-        b0[(e923 + e118)] = v190;
+    if (e189) {
+        const float v230 = tile_data[e188];
+        const uint e795 = (out_off + tile_start_4);
+        b0[(e795 + e96)] = v230;
     }
-    if (e128) {
-        const uint e132 = (e127 + ((uint)(e127 >> (5u & 31))));
-        const float v191 = tile_data[e132];
-        const uint e923 = (out_off + tile_start_4);
-        b0[(e923 + e127)] = v191;
+    if (e194) {
+        const float v231 = tile_data[e193];
+        const uint e795 = (out_off + tile_start_4);
+        b0[(e795 + e103)] = v231;
     }
-    if (e137) {
-        const uint e141 = (e136 + ((uint)(e136 >> (5u & 31))));
-        const float v192 = tile_data[e141];
-        const uint e923 = (out_off + tile_start_4);
-        b0[(e923 + e136)] = v192;
+    if (e199) {
+        const float v232 = tile_data[e198];
+        const uint e795 = (out_off + tile_start_4);
+        b0[(e795 + e110)] = v232;
     }
-    if (e146) {
-        const uint e150 = (e145 + ((uint)(e145 >> (5u & 31))));
-        const float v193 = tile_data[e150];
-        const uint e923 = (out_off + tile_start_4);
-        b0[(e923 + e145)] = v193;
+    if (e204) {
+        const float v233 = tile_data[e203];
+        const uint e795 = (out_off + tile_start_4);
+        b0[(e795 + e117)] = v233;
     }
-    if (e155) {
-        const uint e159 = (e154 + ((uint)(e154 >> (5u & 31))));
-        const float v194 = tile_data[e159];
-        const uint e923 = (out_off + tile_start_4);
-        b0[(e923 + e154)] = v194;
+    if (e209) {
+        const float v234 = tile_data[e208];
+        const uint e795 = (out_off + tile_start_4);
+        b0[(e795 + e124)] = v234;
     }
 }

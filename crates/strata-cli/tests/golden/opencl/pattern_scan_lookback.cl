@@ -26,7 +26,9 @@ __kernel void pattern_scan_lookback(
     __local uint tile_data[4224];
     __local uint item_totals[256];
     __local uint carry[1];
-    uint look = 0;
+    __local uint look_values[16];
+    __local uint look_kinds[16];
+    __local uint look_state[2];
     uint look_acc = 0;
     bool look_has = 0;
     const uint e0 = (uint)get_local_id(0);
@@ -43,233 +45,204 @@ __kernel void pattern_scan_lookback(
     const uint tile_3 = v2;
     const uint tile_start_4 = (tile_3 * 4096u);
     const uint tile_count_5 = min((n - tile_start_4), 4096u);
-    const bool e17 = (e0 < tile_count_5);
-    if (e17) {
-        const uint v6 = b3[(off + (tile_start_4 + e0))];
-        const uint e23 = (e0 + ((uint)(e0 >> (5u & 31))));
-        tile_data[e23] = v6;
-    } else {
-        const uint e23 = (e0 + ((uint)(e0 >> (5u & 31))));
-        tile_data[e23] = 0u;
-    }
-    const uint e26 = (e0 + 256u);
-    const bool e27 = (e26 < tile_count_5);
-    if (e27) {
-        const uint v7 = b3[(off + (tile_start_4 + e26))];
-        const uint e31 = (e26 + ((uint)(e26 >> (5u & 31))));
-        tile_data[e31] = v7;
-    } else {
-        const uint e31 = (e26 + ((uint)(e26 >> (5u & 31))));
-        tile_data[e31] = 0u;
-    }
-    const uint e34 = (e0 + 512u);
-    const bool e35 = (e34 < tile_count_5);
-    if (e35) {
-        const uint v8 = b3[(off + (tile_start_4 + e34))];
-        const uint e39 = (e34 + ((uint)(e34 >> (5u & 31))));
-        tile_data[e39] = v8;
-    } else {
-        const uint e39 = (e34 + ((uint)(e34 >> (5u & 31))));
-        tile_data[e39] = 0u;
-    }
-    const uint e42 = (e0 + 768u);
-    const bool e43 = (e42 < tile_count_5);
-    if (e43) {
-        const uint v9 = b3[(off + (tile_start_4 + e42))];
-        const uint e47 = (e42 + ((uint)(e42 >> (5u & 31))));
-        tile_data[e47] = v9;
-    } else {
-        const uint e47 = (e42 + ((uint)(e42 >> (5u & 31))));
-        tile_data[e47] = 0u;
-    }
-    const uint e50 = (e0 + 1024u);
-    const bool e51 = (e50 < tile_count_5);
-    if (e51) {
-        const uint v10 = b3[(off + (tile_start_4 + e50))];
-        const uint e55 = (e50 + ((uint)(e50 >> (5u & 31))));
-        tile_data[e55] = v10;
-    } else {
-        const uint e55 = (e50 + ((uint)(e50 >> (5u & 31))));
-        tile_data[e55] = 0u;
-    }
-    const uint e58 = (e0 + 1280u);
-    const bool e59 = (e58 < tile_count_5);
-    if (e59) {
-        const uint v11 = b3[(off + (tile_start_4 + e58))];
-        const uint e63 = (e58 + ((uint)(e58 >> (5u & 31))));
-        tile_data[e63] = v11;
-    } else {
-        const uint e63 = (e58 + ((uint)(e58 >> (5u & 31))));
-        tile_data[e63] = 0u;
-    }
-    const uint e66 = (e0 + 1536u);
-    const bool e67 = (e66 < tile_count_5);
-    if (e67) {
-        const uint v12 = b3[(off + (tile_start_4 + e66))];
-        const uint e71 = (e66 + ((uint)(e66 >> (5u & 31))));
-        tile_data[e71] = v12;
-    } else {
-        const uint e71 = (e66 + ((uint)(e66 >> (5u & 31))));
-        tile_data[e71] = 0u;
-    }
-    const uint e74 = (e0 + 1792u);
-    const bool e75 = (e74 < tile_count_5);
-    if (e75) {
-        const uint v13 = b3[(off + (tile_start_4 + e74))];
-        const uint e79 = (e74 + ((uint)(e74 >> (5u & 31))));
-        tile_data[e79] = v13;
-    } else {
-        const uint e79 = (e74 + ((uint)(e74 >> (5u & 31))));
-        tile_data[e79] = 0u;
-    }
-    const uint e82 = (e0 + 2048u);
-    const bool e83 = (e82 < tile_count_5);
-    if (e83) {
-        const uint v14 = b3[(off + (tile_start_4 + e82))];
-        const uint e87 = (e82 + ((uint)(e82 >> (5u & 31))));
-        tile_data[e87] = v14;
-    } else {
-        const uint e87 = (e82 + ((uint)(e82 >> (5u & 31))));
-        tile_data[e87] = 0u;
-    }
-    const uint e90 = (e0 + 2304u);
-    const bool e91 = (e90 < tile_count_5);
-    if (e91) {
-        const uint v15 = b3[(off + (tile_start_4 + e90))];
-        const uint e95 = (e90 + ((uint)(e90 >> (5u & 31))));
-        tile_data[e95] = v15;
-    } else {
-        const uint e95 = (e90 + ((uint)(e90 >> (5u & 31))));
-        tile_data[e95] = 0u;
-    }
-    const uint e98 = (e0 + 2560u);
-    const bool e99 = (e98 < tile_count_5);
-    if (e99) {
-        const uint v16 = b3[(off + (tile_start_4 + e98))];
-        const uint e103 = (e98 + ((uint)(e98 >> (5u & 31))));
-        tile_data[e103] = v16;
-    } else {
-        const uint e103 = (e98 + ((uint)(e98 >> (5u & 31))));
-        tile_data[e103] = 0u;
-    }
-    const uint e106 = (e0 + 2816u);
-    const bool e107 = (e106 < tile_count_5);
-    if (e107) {
-        const uint v17 = b3[(off + (tile_start_4 + e106))];
-        const uint e111 = (e106 + ((uint)(e106 >> (5u & 31))));
-        tile_data[e111] = v17;
-    } else {
-        const uint e111 = (e106 + ((uint)(e106 >> (5u & 31))));
-        tile_data[e111] = 0u;
-    }
-    const uint e114 = (e0 + 3072u);
-    const bool e115 = (e114 < tile_count_5);
-    if (e115) {
-        const uint v18 = b3[(off + (tile_start_4 + e114))];
-        const uint e119 = (e114 + ((uint)(e114 >> (5u & 31))));
-        tile_data[e119] = v18;
-    } else {
-        const uint e119 = (e114 + ((uint)(e114 >> (5u & 31))));
-        tile_data[e119] = 0u;
-    }
-    const uint e122 = (e0 + 3328u);
-    const bool e123 = (e122 < tile_count_5);
-    if (e123) {
-        const uint v19 = b3[(off + (tile_start_4 + e122))];
-        const uint e127 = (e122 + ((uint)(e122 >> (5u & 31))));
-        tile_data[e127] = v19;
-    } else {
-        const uint e127 = (e122 + ((uint)(e122 >> (5u & 31))));
-        tile_data[e127] = 0u;
-    }
-    const uint e130 = (e0 + 3584u);
-    const bool e131 = (e130 < tile_count_5);
-    if (e131) {
-        const uint v20 = b3[(off + (tile_start_4 + e130))];
-        const uint e135 = (e130 + ((uint)(e130 >> (5u & 31))));
-        tile_data[e135] = v20;
-    } else {
-        const uint e135 = (e130 + ((uint)(e130 >> (5u & 31))));
-        tile_data[e135] = 0u;
-    }
-    const uint e138 = (e0 + 3840u);
-    const bool e139 = (e138 < tile_count_5);
-    if (e139) {
-        const uint v21 = b3[(off + (tile_start_4 + e138))];
-        const uint e143 = (e138 + ((uint)(e138 >> (5u & 31))));
-        tile_data[e143] = v21;
-    } else {
-        const uint e143 = (e138 + ((uint)(e138 >> (5u & 31))));
-        tile_data[e143] = 0u;
-    }
+    const uint e17 = (tile_count_5 - 1u);
+    const uint tile_last_6 = e17;
+    const uint v7 = b3[(off + (tile_start_4 + min(e0, tile_last_6)))];
+    const uint loaded_8 = v7;
+    const uint e25 = (e0 + 256u);
+    const uint v9 = b3[(off + (tile_start_4 + min(e25, tile_last_6)))];
+    const uint loaded_10 = v9;
+    const uint e31 = (e0 + 512u);
+    const uint v11 = b3[(off + (tile_start_4 + min(e31, tile_last_6)))];
+    const uint loaded_12 = v11;
+    const uint e37 = (e0 + 768u);
+    const uint v13 = b3[(off + (tile_start_4 + min(e37, tile_last_6)))];
+    const uint loaded_14 = v13;
+    const uint e43 = (e0 + 1024u);
+    const uint v15 = b3[(off + (tile_start_4 + min(e43, tile_last_6)))];
+    const uint loaded_16 = v15;
+    const uint e49 = (e0 + 1280u);
+    const uint v17 = b3[(off + (tile_start_4 + min(e49, tile_last_6)))];
+    const uint loaded_18 = v17;
+    const uint e55 = (e0 + 1536u);
+    const uint v19 = b3[(off + (tile_start_4 + min(e55, tile_last_6)))];
+    const uint loaded_20 = v19;
+    const uint e61 = (e0 + 1792u);
+    const uint v21 = b3[(off + (tile_start_4 + min(e61, tile_last_6)))];
+    const uint loaded_22 = v21;
+    const uint e67 = (e0 + 2048u);
+    const uint v23 = b3[(off + (tile_start_4 + min(e67, tile_last_6)))];
+    const uint loaded_24 = v23;
+    const uint e73 = (e0 + 2304u);
+    const uint v25 = b3[(off + (tile_start_4 + min(e73, tile_last_6)))];
+    const uint loaded_26 = v25;
+    const uint e79 = (e0 + 2560u);
+    const uint v27 = b3[(off + (tile_start_4 + min(e79, tile_last_6)))];
+    const uint loaded_28 = v27;
+    const uint e85 = (e0 + 2816u);
+    const uint v29 = b3[(off + (tile_start_4 + min(e85, tile_last_6)))];
+    const uint loaded_30 = v29;
+    const uint e91 = (e0 + 3072u);
+    const uint v31 = b3[(off + (tile_start_4 + min(e91, tile_last_6)))];
+    const uint loaded_32 = v31;
+    const uint e97 = (e0 + 3328u);
+    const uint v33 = b3[(off + (tile_start_4 + min(e97, tile_last_6)))];
+    const uint loaded_34 = v33;
+    const uint e103 = (e0 + 3584u);
+    const uint v35 = b3[(off + (tile_start_4 + min(e103, tile_last_6)))];
+    const uint loaded_36 = v35;
+    const uint e109 = (e0 + 3840u);
+    const uint v37 = b3[(off + (tile_start_4 + min(e109, tile_last_6)))];
+    const uint loaded_38 = v37;
+    const uint e116 = (e0 + ((uint)(e0 >> (5u & 31))));
+    const bool e117 = (e0 < tile_count_5);
+    tile_data[e116] = (e117 ? loaded_8 : 0u);
+    const uint e121 = (e25 + ((uint)(e25 >> (5u & 31))));
+    const bool e122 = (e25 < tile_count_5);
+    tile_data[e121] = (e122 ? loaded_10 : 0u);
+    const uint e126 = (e31 + ((uint)(e31 >> (5u & 31))));
+    const bool e127 = (e31 < tile_count_5);
+    tile_data[e126] = (e127 ? loaded_12 : 0u);
+    const uint e131 = (e37 + ((uint)(e37 >> (5u & 31))));
+    const bool e132 = (e37 < tile_count_5);
+    tile_data[e131] = (e132 ? loaded_14 : 0u);
+    const uint e136 = (e43 + ((uint)(e43 >> (5u & 31))));
+    const bool e137 = (e43 < tile_count_5);
+    tile_data[e136] = (e137 ? loaded_16 : 0u);
+    const uint e141 = (e49 + ((uint)(e49 >> (5u & 31))));
+    const bool e142 = (e49 < tile_count_5);
+    tile_data[e141] = (e142 ? loaded_18 : 0u);
+    const uint e146 = (e55 + ((uint)(e55 >> (5u & 31))));
+    const bool e147 = (e55 < tile_count_5);
+    tile_data[e146] = (e147 ? loaded_20 : 0u);
+    const uint e151 = (e61 + ((uint)(e61 >> (5u & 31))));
+    const bool e152 = (e61 < tile_count_5);
+    tile_data[e151] = (e152 ? loaded_22 : 0u);
+    const uint e156 = (e67 + ((uint)(e67 >> (5u & 31))));
+    const bool e157 = (e67 < tile_count_5);
+    tile_data[e156] = (e157 ? loaded_24 : 0u);
+    const uint e161 = (e73 + ((uint)(e73 >> (5u & 31))));
+    const bool e162 = (e73 < tile_count_5);
+    tile_data[e161] = (e162 ? loaded_26 : 0u);
+    const uint e166 = (e79 + ((uint)(e79 >> (5u & 31))));
+    const bool e167 = (e79 < tile_count_5);
+    tile_data[e166] = (e167 ? loaded_28 : 0u);
+    const uint e171 = (e85 + ((uint)(e85 >> (5u & 31))));
+    const bool e172 = (e85 < tile_count_5);
+    tile_data[e171] = (e172 ? loaded_30 : 0u);
+    const uint e176 = (e91 + ((uint)(e91 >> (5u & 31))));
+    const bool e177 = (e91 < tile_count_5);
+    tile_data[e176] = (e177 ? loaded_32 : 0u);
+    const uint e181 = (e97 + ((uint)(e97 >> (5u & 31))));
+    const bool e182 = (e97 < tile_count_5);
+    tile_data[e181] = (e182 ? loaded_34 : 0u);
+    const uint e186 = (e103 + ((uint)(e103 >> (5u & 31))));
+    const bool e187 = (e103 < tile_count_5);
+    tile_data[e186] = (e187 ? loaded_36 : 0u);
+    const uint e191 = (e109 + ((uint)(e109 >> (5u & 31))));
+    const bool e192 = (e109 < tile_count_5);
+    tile_data[e191] = (e192 ? loaded_38 : 0u);
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const uint item_start_22 = (e0 * 16u);
-    const uint e149 = (item_start_22 + ((uint)(item_start_22 >> (5u & 31))));
-    const uint v23 = tile_data[e149];
-    const uint e150 = (item_start_22 + 1u);
-    const uint e152 = (e150 + ((uint)(e150 >> (5u & 31))));
-    const uint v24 = tile_data[e152];
-    const uint e154 = (item_start_22 + 2u);
-    const uint e156 = (e154 + ((uint)(e154 >> (5u & 31))));
-    const uint v25 = tile_data[e156];
-    const uint e158 = (item_start_22 + 3u);
-    const uint e160 = (e158 + ((uint)(e158 >> (5u & 31))));
-    const uint v26 = tile_data[e160];
-    const uint e162 = (item_start_22 + 4u);
-    const uint e164 = (e162 + ((uint)(e162 >> (5u & 31))));
-    const uint v27 = tile_data[e164];
-    const uint e165 = (item_start_22 + 5u);
-    const uint e167 = (e165 + ((uint)(e165 >> (5u & 31))));
-    const uint v28 = tile_data[e167];
-    const uint e169 = (item_start_22 + 6u);
-    const uint e171 = (e169 + ((uint)(e169 >> (5u & 31))));
-    const uint v29 = tile_data[e171];
-    const uint e173 = (item_start_22 + 7u);
-    const uint e175 = (e173 + ((uint)(e173 >> (5u & 31))));
-    const uint v30 = tile_data[e175];
-    const uint e177 = (item_start_22 + 8u);
-    const uint e179 = (e177 + ((uint)(e177 >> (5u & 31))));
-    const uint v31 = tile_data[e179];
-    const uint e181 = (item_start_22 + 9u);
-    const uint e183 = (e181 + ((uint)(e181 >> (5u & 31))));
-    const uint v32 = tile_data[e183];
-    const uint e185 = (item_start_22 + 10u);
-    const uint e187 = (e185 + ((uint)(e185 >> (5u & 31))));
-    const uint v33 = tile_data[e187];
-    const uint e189 = (item_start_22 + 11u);
-    const uint e191 = (e189 + ((uint)(e189 >> (5u & 31))));
-    const uint v34 = tile_data[e191];
-    const uint e193 = (item_start_22 + 12u);
-    const uint e195 = (e193 + ((uint)(e193 >> (5u & 31))));
-    const uint v35 = tile_data[e195];
-    const uint e197 = (item_start_22 + 13u);
-    const uint e199 = (e197 + ((uint)(e197 >> (5u & 31))));
-    const uint v36 = tile_data[e199];
-    const uint e201 = (item_start_22 + 14u);
-    const uint e203 = (e201 + ((uint)(e201 >> (5u & 31))));
-    const uint v37 = tile_data[e203];
-    const uint e205 = (item_start_22 + 15u);
-    const uint e207 = (e205 + ((uint)(e205 >> (5u & 31))));
-    const uint v38 = tile_data[e207];
-    const uint e227 = ((e150 < tile_count_5) ? (v23 + v24) : v23);
-    const uint e230 = ((e154 < tile_count_5) ? (e227 + v25) : e227);
-    const uint e233 = ((e158 < tile_count_5) ? (e230 + v26) : e230);
-    const uint e236 = ((e162 < tile_count_5) ? (e233 + v27) : e233);
-    const uint e239 = ((e165 < tile_count_5) ? (e236 + v28) : e236);
-    const uint e242 = ((e169 < tile_count_5) ? (e239 + v29) : e239);
-    const uint e245 = ((e173 < tile_count_5) ? (e242 + v30) : e242);
-    const uint e248 = ((e177 < tile_count_5) ? (e245 + v31) : e245);
-    const uint e251 = ((e181 < tile_count_5) ? (e248 + v32) : e248);
-    const uint e254 = ((e185 < tile_count_5) ? (e251 + v33) : e251);
-    const uint e257 = ((e189 < tile_count_5) ? (e254 + v34) : e254);
-    const uint e260 = ((e193 < tile_count_5) ? (e257 + v35) : e257);
-    const uint e263 = ((e197 < tile_count_5) ? (e260 + v36) : e260);
-    const uint e266 = ((e201 < tile_count_5) ? (e263 + v37) : e263);
-    const uint e269 = ((e205 < tile_count_5) ? (e266 + v38) : e266);
-    uint v39;
+    const uint item_start_39 = (e0 * 16u);
+    const uint e199 = (item_start_39 + ((uint)(item_start_39 >> (5u & 31))));
+    const uint v40 = tile_data[e199];
+    const uint running_41 = v40;
+    const uint e201 = (item_start_39 + 1u);
+    const uint e202 = (e201 - 1u);
+    tile_data[(e202 + ((uint)(e202 >> (5u & 31))))] = running_41;
+    const uint e207 = (e201 + ((uint)(e201 >> (5u & 31))));
+    const uint v42 = tile_data[e207];
+    const uint running_43 = ((e201 < tile_count_5) ? (running_41 + v42) : running_41);
+    const uint e213 = (item_start_39 + 2u);
+    const uint e214 = (e213 - 1u);
+    tile_data[(e214 + ((uint)(e214 >> (5u & 31))))] = running_43;
+    const uint e219 = (e213 + ((uint)(e213 >> (5u & 31))));
+    const uint v44 = tile_data[e219];
+    const uint running_45 = ((e213 < tile_count_5) ? (running_43 + v44) : running_43);
+    const uint e225 = (item_start_39 + 3u);
+    const uint e226 = (e225 - 1u);
+    tile_data[(e226 + ((uint)(e226 >> (5u & 31))))] = running_45;
+    const uint e231 = (e225 + ((uint)(e225 >> (5u & 31))));
+    const uint v46 = tile_data[e231];
+    const uint running_47 = ((e225 < tile_count_5) ? (running_45 + v46) : running_45);
+    const uint e237 = (item_start_39 + 4u);
+    const uint e238 = (e237 - 1u);
+    tile_data[(e238 + ((uint)(e238 >> (5u & 31))))] = running_47;
+    const uint e243 = (e237 + ((uint)(e237 >> (5u & 31))));
+    const uint v48 = tile_data[e243];
+    const uint running_49 = ((e237 < tile_count_5) ? (running_47 + v48) : running_47);
+    const uint e248 = (item_start_39 + 5u);
+    const uint e249 = (e248 - 1u);
+    tile_data[(e249 + ((uint)(e249 >> (5u & 31))))] = running_49;
+    const uint e254 = (e248 + ((uint)(e248 >> (5u & 31))));
+    const uint v50 = tile_data[e254];
+    const uint running_51 = ((e248 < tile_count_5) ? (running_49 + v50) : running_49);
+    const uint e260 = (item_start_39 + 6u);
+    const uint e261 = (e260 - 1u);
+    tile_data[(e261 + ((uint)(e261 >> (5u & 31))))] = running_51;
+    const uint e266 = (e260 + ((uint)(e260 >> (5u & 31))));
+    const uint v52 = tile_data[e266];
+    const uint running_53 = ((e260 < tile_count_5) ? (running_51 + v52) : running_51);
+    const uint e272 = (item_start_39 + 7u);
+    const uint e273 = (e272 - 1u);
+    tile_data[(e273 + ((uint)(e273 >> (5u & 31))))] = running_53;
+    const uint e278 = (e272 + ((uint)(e272 >> (5u & 31))));
+    const uint v54 = tile_data[e278];
+    const uint running_55 = ((e272 < tile_count_5) ? (running_53 + v54) : running_53);
+    const uint e284 = (item_start_39 + 8u);
+    const uint e285 = (e284 - 1u);
+    tile_data[(e285 + ((uint)(e285 >> (5u & 31))))] = running_55;
+    const uint e290 = (e284 + ((uint)(e284 >> (5u & 31))));
+    const uint v56 = tile_data[e290];
+    const uint running_57 = ((e284 < tile_count_5) ? (running_55 + v56) : running_55);
+    const uint e296 = (item_start_39 + 9u);
+    const uint e297 = (e296 - 1u);
+    tile_data[(e297 + ((uint)(e297 >> (5u & 31))))] = running_57;
+    const uint e302 = (e296 + ((uint)(e296 >> (5u & 31))));
+    const uint v58 = tile_data[e302];
+    const uint running_59 = ((e296 < tile_count_5) ? (running_57 + v58) : running_57);
+    const uint e308 = (item_start_39 + 10u);
+    const uint e309 = (e308 - 1u);
+    tile_data[(e309 + ((uint)(e309 >> (5u & 31))))] = running_59;
+    const uint e314 = (e308 + ((uint)(e308 >> (5u & 31))));
+    const uint v60 = tile_data[e314];
+    const uint running_61 = ((e308 < tile_count_5) ? (running_59 + v60) : running_59);
+    const uint e320 = (item_start_39 + 11u);
+    const uint e321 = (e320 - 1u);
+    tile_data[(e321 + ((uint)(e321 >> (5u & 31))))] = running_61;
+    const uint e326 = (e320 + ((uint)(e320 >> (5u & 31))));
+    const uint v62 = tile_data[e326];
+    const uint running_63 = ((e320 < tile_count_5) ? (running_61 + v62) : running_61);
+    const uint e332 = (item_start_39 + 12u);
+    const uint e333 = (e332 - 1u);
+    tile_data[(e333 + ((uint)(e333 >> (5u & 31))))] = running_63;
+    const uint e338 = (e332 + ((uint)(e332 >> (5u & 31))));
+    const uint v64 = tile_data[e338];
+    const uint running_65 = ((e332 < tile_count_5) ? (running_63 + v64) : running_63);
+    const uint e344 = (item_start_39 + 13u);
+    const uint e345 = (e344 - 1u);
+    tile_data[(e345 + ((uint)(e345 >> (5u & 31))))] = running_65;
+    const uint e350 = (e344 + ((uint)(e344 >> (5u & 31))));
+    const uint v66 = tile_data[e350];
+    const uint running_67 = ((e344 < tile_count_5) ? (running_65 + v66) : running_65);
+    const uint e356 = (item_start_39 + 14u);
+    const uint e357 = (e356 - 1u);
+    tile_data[(e357 + ((uint)(e357 >> (5u & 31))))] = running_67;
+    const uint e362 = (e356 + ((uint)(e356 >> (5u & 31))));
+    const uint v68 = tile_data[e362];
+    const uint running_69 = ((e356 < tile_count_5) ? (running_67 + v68) : running_67);
+    const uint e368 = (item_start_39 + 15u);
+    const uint e369 = (e368 - 1u);
+    tile_data[(e369 + ((uint)(e369 >> (5u & 31))))] = running_69;
+    const uint e374 = (e368 + ((uint)(e368 >> (5u & 31))));
+    const uint v70 = tile_data[e374];
+    const uint running_71 = ((e368 < tile_count_5) ? (running_69 + v70) : running_69);
+    const uint e380 = ((item_start_39 + 16u) - 1u);
+    tile_data[(e380 + ((uint)(e380 >> (5u & 31))))] = running_71;
+    uint v72;
     {
         const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        strata_scratch_uint[strata_lid] = ((item_start_22 < tile_count_5) ? e269 : 0u);
+        strata_scratch_uint[strata_lid] = ((item_start_39 < tile_count_5) ? running_71 : 0u);
         barrier(CLK_LOCAL_MEM_FENCE);
         if (strata_lid == 0u) {
             uint strata_acc = (uint)0;
@@ -282,336 +255,311 @@ __kernel void pattern_scan_lookback(
             strata_scratch_uint[STRATA_MAX_GROUP] = strata_acc;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
-        v39 = strata_scratch_uint[strata_lid];
+        v72 = strata_scratch_uint[strata_lid];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
-    item_totals[e0] = v39;
+    item_totals[e0] = v72;
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const uint v40 = item_totals[((tile_count_5 - 1u) / 16u)];
-    const uint tile_total_41 = v40;
-    const bool e275 = (e0 > 0u);
-    const uint v42 = item_totals[(e275 ? (e0 - 1u) : 0u)];
+    const uint v73 = item_totals[(e17 / 16u)];
+    const uint tile_total_74 = v73;
+    const bool e389 = (e0 > 0u);
+    const uint v75 = item_totals[(e389 ? (e0 - 1u) : 0u)];
     if (e2) {
         if (tile_3 == 0u) {
-            carry[0u] = tile_total_41;
-            const uint e281 = (tag | 2u);
-            const ulong e284 = ((ulong)((ulong)((ulong)e281) << (32ul & 63)));
-            const ulong e286 = ((ulong)as_uint(tile_total_41));
-            (void)atom_xchg(&b1[tile_3], (e284 | e286));
+            carry[0u] = tile_total_74;
+            const ulong e398 = ((ulong)((ulong)((ulong)(tag | 2u)) << (32ul & 63)));
+            const ulong e400 = ((ulong)as_uint(tile_total_74));
+            (void)atom_xchg(&b1[tile_3], (e398 | e400));
+            look_state[1u] = 1u;
         } else {
-            const ulong e286 = ((ulong)as_uint(tile_total_41));
-            (void)atom_xchg(&b1[tile_3], (((ulong)((ulong)((ulong)(tag | 1u)) << (32ul & 63))) | e286));
-            look = (tile_3 - 1u);
-            look_acc = tile_total_41;
-            look_has = false;
-            for (;;) {
-                const uint v45 = look;
-                const ulong v46 = atom_or(&b1[((v45 >= 0u) ? v45 : 0u)], (ulong)0);
-                const ulong v47 = atom_or(&b1[((v45 >= 1u) ? (v45 - 1u) : 0u)], (ulong)0);
-                const ulong v48 = atom_or(&b1[((v45 >= 2u) ? (v45 - 2u) : 0u)], (ulong)0);
-                const ulong v49 = atom_or(&b1[((v45 >= 3u) ? (v45 - 3u) : 0u)], (ulong)0);
-                const ulong v50 = atom_or(&b1[((v45 >= 4u) ? (v45 - 4u) : 0u)], (ulong)0);
-                const ulong v51 = atom_or(&b1[((v45 >= 5u) ? (v45 - 5u) : 0u)], (ulong)0);
-                const ulong v52 = atom_or(&b1[((v45 >= 6u) ? (v45 - 6u) : 0u)], (ulong)0);
-                const ulong v53 = atom_or(&b1[((v45 >= 7u) ? (v45 - 7u) : 0u)], (ulong)0);
-                const ulong v54 = atom_or(&b1[((v45 >= 8u) ? (v45 - 8u) : 0u)], (ulong)0);
-                const ulong v55 = atom_or(&b1[((v45 >= 9u) ? (v45 - 9u) : 0u)], (ulong)0);
-                const ulong v56 = atom_or(&b1[((v45 >= 10u) ? (v45 - 10u) : 0u)], (ulong)0);
-                const ulong v57 = atom_or(&b1[((v45 >= 11u) ? (v45 - 11u) : 0u)], (ulong)0);
-                const ulong v58 = atom_or(&b1[((v45 >= 12u) ? (v45 - 12u) : 0u)], (ulong)0);
-                const ulong v59 = atom_or(&b1[((v45 >= 13u) ? (v45 - 13u) : 0u)], (ulong)0);
-                const ulong v60 = atom_or(&b1[((v45 >= 14u) ? (v45 - 14u) : 0u)], (ulong)0);
-                const ulong v61 = atom_or(&b1[((v45 >= 15u) ? (v45 - 15u) : 0u)], (ulong)0);
-                const uint v62 = look_acc;
-                const bool v63 = look_has;
-                const uint e345 = ((uint)((ulong)(v46 >> (32ul & 63))));
-                const bool e351 = (((e345 & 4294967292u) == tag) && ((e345 & 3u) != 0u));
-                const bool look_take_64 = (true && e351);
-                const uint e356 = as_uint(((uint)v46));
-                const uint look_a_65 = (look_take_64 ? (v63 ? (e356 + v62) : e356) : v62);
-                const bool look_h_66 = (v63 || look_take_64);
-                const uint e281 = (tag | 2u);
-                const bool e362 = (e345 == e281);
-                const bool look_done_67 = (false || (look_take_64 && e362));
-                const uint look_taken_68 = (look_take_64 ? 1u : 0u);
-                const bool look_stop_69 = ((false || (!e351)) || e362);
-                const uint e373 = ((uint)((ulong)(v47 >> (32ul & 63))));
-                const bool e378 = (((e373 & 4294967292u) == tag) && ((e373 & 3u) != 0u));
-                const bool look_take_70 = ((!look_stop_69) && e378);
-                const uint e383 = as_uint(((uint)v47));
-                const uint look_a_71 = (look_take_70 ? (look_h_66 ? (e383 + look_a_65) : e383) : look_a_65);
-                const bool look_h_72 = (look_h_66 || look_take_70);
-                const bool e390 = (e373 == e281);
-                const bool look_done_73 = (look_done_67 || (look_take_70 && e390));
-                const uint look_taken_74 = (look_taken_68 + (look_take_70 ? 1u : 0u));
-                const bool look_stop_75 = ((look_stop_69 || (!e378)) || e390);
-                const uint e403 = ((uint)((ulong)(v48 >> (32ul & 63))));
-                const bool e408 = (((e403 & 4294967292u) == tag) && ((e403 & 3u) != 0u));
-                const bool look_take_76 = ((!look_stop_75) && e408);
-                const uint e413 = as_uint(((uint)v48));
-                const uint look_a_77 = (look_take_76 ? (look_h_72 ? (e413 + look_a_71) : e413) : look_a_71);
-                const bool look_h_78 = (look_h_72 || look_take_76);
-                const bool e420 = (e403 == e281);
-                const bool look_done_79 = (look_done_73 || (look_take_76 && e420));
-                const uint look_taken_80 = (look_taken_74 + (look_take_76 ? 1u : 0u));
-                const bool look_stop_81 = ((look_stop_75 || (!e408)) || e420);
-                const uint e433 = ((uint)((ulong)(v49 >> (32ul & 63))));
-                const bool e438 = (((e433 & 4294967292u) == tag) && ((e433 & 3u) != 0u));
-                const bool look_take_82 = ((!look_stop_81) && e438);
-                const uint e443 = as_uint(((uint)v49));
-                const uint look_a_83 = (look_take_82 ? (look_h_78 ? (e443 + look_a_77) : e443) : look_a_77);
-                const bool look_h_84 = (look_h_78 || look_take_82);
-                const bool e450 = (e433 == e281);
-                const bool look_done_85 = (look_done_79 || (look_take_82 && e450));
-                const uint look_taken_86 = (look_taken_80 + (look_take_82 ? 1u : 0u));
-                const bool look_stop_87 = ((look_stop_81 || (!e438)) || e450);
-                const uint e463 = ((uint)((ulong)(v50 >> (32ul & 63))));
-                const bool e468 = (((e463 & 4294967292u) == tag) && ((e463 & 3u) != 0u));
-                const bool look_take_88 = ((!look_stop_87) && e468);
-                const uint e473 = as_uint(((uint)v50));
-                const uint look_a_89 = (look_take_88 ? (look_h_84 ? (e473 + look_a_83) : e473) : look_a_83);
-                const bool look_h_90 = (look_h_84 || look_take_88);
-                const bool e480 = (e463 == e281);
-                const bool look_done_91 = (look_done_85 || (look_take_88 && e480));
-                const uint look_taken_92 = (look_taken_86 + (look_take_88 ? 1u : 0u));
-                const bool look_stop_93 = ((look_stop_87 || (!e468)) || e480);
-                const uint e493 = ((uint)((ulong)(v51 >> (32ul & 63))));
-                const bool e498 = (((e493 & 4294967292u) == tag) && ((e493 & 3u) != 0u));
-                const bool look_take_94 = ((!look_stop_93) && e498);
-                const uint e503 = as_uint(((uint)v51));
-                const uint look_a_95 = (look_take_94 ? (look_h_90 ? (e503 + look_a_89) : e503) : look_a_89);
-                const bool look_h_96 = (look_h_90 || look_take_94);
-                const bool e510 = (e493 == e281);
-                const bool look_done_97 = (look_done_91 || (look_take_94 && e510));
-                const uint look_taken_98 = (look_taken_92 + (look_take_94 ? 1u : 0u));
-                const bool look_stop_99 = ((look_stop_93 || (!e498)) || e510);
-                const uint e523 = ((uint)((ulong)(v52 >> (32ul & 63))));
-                const bool e528 = (((e523 & 4294967292u) == tag) && ((e523 & 3u) != 0u));
-                const bool look_take_100 = ((!look_stop_99) && e528);
-                const uint e533 = as_uint(((uint)v52));
-                const uint look_a_101 = (look_take_100 ? (look_h_96 ? (e533 + look_a_95) : e533) : look_a_95);
-                const bool look_h_102 = (look_h_96 || look_take_100);
-                const bool e540 = (e523 == e281);
-                const bool look_done_103 = (look_done_97 || (look_take_100 && e540));
-                const uint look_taken_104 = (look_taken_98 + (look_take_100 ? 1u : 0u));
-                const bool look_stop_105 = ((look_stop_99 || (!e528)) || e540);
-                const uint e553 = ((uint)((ulong)(v53 >> (32ul & 63))));
-                const bool e558 = (((e553 & 4294967292u) == tag) && ((e553 & 3u) != 0u));
-                const bool look_take_106 = ((!look_stop_105) && e558);
-                const uint e563 = as_uint(((uint)v53));
-                const uint look_a_107 = (look_take_106 ? (look_h_102 ? (e563 + look_a_101) : e563) : look_a_101);
-                const bool look_h_108 = (look_h_102 || look_take_106);
-                const bool e570 = (e553 == e281);
-                const bool look_done_109 = (look_done_103 || (look_take_106 && e570));
-                const uint look_taken_110 = (look_taken_104 + (look_take_106 ? 1u : 0u));
-                const bool look_stop_111 = ((look_stop_105 || (!e558)) || e570);
-                const uint e583 = ((uint)((ulong)(v54 >> (32ul & 63))));
-                const bool e588 = (((e583 & 4294967292u) == tag) && ((e583 & 3u) != 0u));
-                const bool look_take_112 = ((!look_stop_111) && e588);
-                const uint e593 = as_uint(((uint)v54));
-                const uint look_a_113 = (look_take_112 ? (look_h_108 ? (e593 + look_a_107) : e593) : look_a_107);
-                const bool look_h_114 = (look_h_108 || look_take_112);
-                const bool e600 = (e583 == e281);
-                const bool look_done_115 = (look_done_109 || (look_take_112 && e600));
-                const uint look_taken_116 = (look_taken_110 + (look_take_112 ? 1u : 0u));
-                const bool look_stop_117 = ((look_stop_111 || (!e588)) || e600);
-                const uint e613 = ((uint)((ulong)(v55 >> (32ul & 63))));
-                const bool e618 = (((e613 & 4294967292u) == tag) && ((e613 & 3u) != 0u));
-                const bool look_take_118 = ((!look_stop_117) && e618);
-                const uint e623 = as_uint(((uint)v55));
-                const uint look_a_119 = (look_take_118 ? (look_h_114 ? (e623 + look_a_113) : e623) : look_a_113);
-                const bool look_h_120 = (look_h_114 || look_take_118);
-                const bool e630 = (e613 == e281);
-                const bool look_done_121 = (look_done_115 || (look_take_118 && e630));
-                const uint look_taken_122 = (look_taken_116 + (look_take_118 ? 1u : 0u));
-                const bool look_stop_123 = ((look_stop_117 || (!e618)) || e630);
-                const uint e643 = ((uint)((ulong)(v56 >> (32ul & 63))));
-                const bool e648 = (((e643 & 4294967292u) == tag) && ((e643 & 3u) != 0u));
-                const bool look_take_124 = ((!look_stop_123) && e648);
-                const uint e653 = as_uint(((uint)v56));
-                const uint look_a_125 = (look_take_124 ? (look_h_120 ? (e653 + look_a_119) : e653) : look_a_119);
-                const bool look_h_126 = (look_h_120 || look_take_124);
-                const bool e660 = (e643 == e281);
-                const bool look_done_127 = (look_done_121 || (look_take_124 && e660));
-                const uint look_taken_128 = (look_taken_122 + (look_take_124 ? 1u : 0u));
-                const bool look_stop_129 = ((look_stop_123 || (!e648)) || e660);
-                const uint e673 = ((uint)((ulong)(v57 >> (32ul & 63))));
-                const bool e678 = (((e673 & 4294967292u) == tag) && ((e673 & 3u) != 0u));
-                const bool look_take_130 = ((!look_stop_129) && e678);
-                const uint e683 = as_uint(((uint)v57));
-                const uint look_a_131 = (look_take_130 ? (look_h_126 ? (e683 + look_a_125) : e683) : look_a_125);
-                const bool look_h_132 = (look_h_126 || look_take_130);
-                const bool e690 = (e673 == e281);
-                const bool look_done_133 = (look_done_127 || (look_take_130 && e690));
-                const uint look_taken_134 = (look_taken_128 + (look_take_130 ? 1u : 0u));
-                const bool look_stop_135 = ((look_stop_129 || (!e678)) || e690);
-                const uint e703 = ((uint)((ulong)(v58 >> (32ul & 63))));
-                const bool e708 = (((e703 & 4294967292u) == tag) && ((e703 & 3u) != 0u));
-                const bool look_take_136 = ((!look_stop_135) && e708);
-                const uint e713 = as_uint(((uint)v58));
-                const uint look_a_137 = (look_take_136 ? (look_h_132 ? (e713 + look_a_131) : e713) : look_a_131);
-                const bool look_h_138 = (look_h_132 || look_take_136);
-                const bool e720 = (e703 == e281);
-                const bool look_done_139 = (look_done_133 || (look_take_136 && e720));
-                const uint look_taken_140 = (look_taken_134 + (look_take_136 ? 1u : 0u));
-                const bool look_stop_141 = ((look_stop_135 || (!e708)) || e720);
-                const uint e733 = ((uint)((ulong)(v59 >> (32ul & 63))));
-                const bool e738 = (((e733 & 4294967292u) == tag) && ((e733 & 3u) != 0u));
-                const bool look_take_142 = ((!look_stop_141) && e738);
-                const uint e743 = as_uint(((uint)v59));
-                const uint look_a_143 = (look_take_142 ? (look_h_138 ? (e743 + look_a_137) : e743) : look_a_137);
-                const bool look_h_144 = (look_h_138 || look_take_142);
-                const bool e750 = (e733 == e281);
-                const bool look_done_145 = (look_done_139 || (look_take_142 && e750));
-                const uint look_taken_146 = (look_taken_140 + (look_take_142 ? 1u : 0u));
-                const bool look_stop_147 = ((look_stop_141 || (!e738)) || e750);
-                const uint e763 = ((uint)((ulong)(v60 >> (32ul & 63))));
-                const bool e768 = (((e763 & 4294967292u) == tag) && ((e763 & 3u) != 0u));
-                const bool look_take_148 = ((!look_stop_147) && e768);
-                const uint e773 = as_uint(((uint)v60));
-                const uint look_a_149 = (look_take_148 ? (look_h_144 ? (e773 + look_a_143) : e773) : look_a_143);
-                const bool look_h_150 = (look_h_144 || look_take_148);
-                const bool e780 = (e763 == e281);
-                const bool look_done_151 = (look_done_145 || (look_take_148 && e780));
-                const uint look_taken_152 = (look_taken_146 + (look_take_148 ? 1u : 0u));
-                const bool look_stop_153 = ((look_stop_147 || (!e768)) || e780);
-                const uint e793 = ((uint)((ulong)(v61 >> (32ul & 63))));
-                const bool look_take_154 = ((!look_stop_153) && (((e793 & 4294967292u) == tag) && ((e793 & 3u) != 0u)));
-                const uint e803 = as_uint(((uint)v61));
-                const uint look_a_155 = (look_take_154 ? (look_h_150 ? (e803 + look_a_149) : e803) : look_a_149);
-                const bool look_h_156 = (look_h_150 || look_take_154);
-                const bool look_done_157 = (look_done_151 || (look_take_154 && (e793 == e281)));
-                const uint look_taken_158 = (look_taken_152 + (look_take_154 ? 1u : 0u));
-                look_acc = look_a_155;
-                look_has = look_h_156;
-                if (look_done_157) {
-                    break;
-                }
-                look = (v45 - look_taken_158);
-            }
-            const uint v160 = look_acc;
-            const uint e281 = (tag | 2u);
-            const ulong e284 = ((ulong)((ulong)((ulong)e281) << (32ul & 63)));
-            (void)atom_xchg(&b1[tile_3], (e284 | ((ulong)as_uint((v160 + tile_total_41)))));
-            carry[0u] = v160;
+            const ulong e400 = ((ulong)as_uint(tile_total_74));
+            (void)atom_xchg(&b1[tile_3], (((ulong)((ulong)((ulong)(tag | 1u)) << (32ul & 63))) | e400));
+            look_state[0u] = (tile_3 - 1u);
+            look_state[1u] = 0u;
         }
     }
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const uint v162 = carry[0u];
-    const bool e826 = (tile_3 > 0u);
-    const uint prefix_163 = (e275 ? (e826 ? (v162 + v42) : v42) : v162);
-    const bool e832 = (e275 || e826);
-    tile_data[e149] = (e832 ? (prefix_163 + v23) : v23);
-    tile_data[e152] = (e832 ? (prefix_163 + e227) : e227);
-    tile_data[e156] = (e832 ? (prefix_163 + e230) : e230);
-    tile_data[e160] = (e832 ? (prefix_163 + e233) : e233);
-    tile_data[e164] = (e832 ? (prefix_163 + e236) : e236);
-    tile_data[e167] = (e832 ? (prefix_163 + e239) : e239);
-    tile_data[e171] = (e832 ? (prefix_163 + e242) : e242);
-    tile_data[e175] = (e832 ? (prefix_163 + e245) : e245);
-    tile_data[e179] = (e832 ? (prefix_163 + e248) : e248);
-    tile_data[e183] = (e832 ? (prefix_163 + e251) : e251);
-    tile_data[e187] = (e832 ? (prefix_163 + e254) : e254);
-    tile_data[e191] = (e832 ? (prefix_163 + e257) : e257);
-    tile_data[e195] = (e832 ? (prefix_163 + e260) : e260);
-    tile_data[e199] = (e832 ? (prefix_163 + e263) : e263);
-    tile_data[e203] = (e832 ? (prefix_163 + e266) : e266);
-    tile_data[e207] = (e832 ? (prefix_163 + e269) : e269);
+    look_acc = tile_total_74;
+    look_has = false;
+    for (;;) {
+        const uint v78 = look_state[1u];
+        if (v78 != 0u) {
+            break;
+        }
+        const uint v79 = look_state[0u];
+        const uint look_80 = v79;
+        if (e0 < 16u) {
+            const ulong v81 = atom_or(&b1[((look_80 >= e0) ? (look_80 - e0) : 0u)], (ulong)0);
+            const ulong look_word_82 = v81;
+            look_values[e0] = ((uint)look_word_82);
+            const uint e420 = ((uint)((ulong)(look_word_82 >> (32ul & 63))));
+            const uint e424 = (e420 & 3u);
+            look_kinds[e0] = ((((e420 & 4294967292u) == tag) && (e424 != 0u)) ? e424 : 0u);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+        if (e2) {
+            const uint v83 = look_kinds[0u];
+            const uint look_kind_84 = v83;
+            const uint v85 = look_kinds[1u];
+            const uint look_kind_86 = v85;
+            const uint v87 = look_kinds[2u];
+            const uint look_kind_88 = v87;
+            const uint v89 = look_kinds[3u];
+            const uint look_kind_90 = v89;
+            const uint v91 = look_kinds[4u];
+            const uint look_kind_92 = v91;
+            const uint v93 = look_kinds[5u];
+            const uint look_kind_94 = v93;
+            const uint v95 = look_kinds[6u];
+            const uint look_kind_96 = v95;
+            const uint v97 = look_kinds[7u];
+            const uint look_kind_98 = v97;
+            const uint v99 = look_kinds[8u];
+            const uint look_kind_100 = v99;
+            const uint v101 = look_kinds[9u];
+            const uint look_kind_102 = v101;
+            const uint v103 = look_kinds[10u];
+            const uint look_kind_104 = v103;
+            const uint v105 = look_kinds[11u];
+            const uint look_kind_106 = v105;
+            const uint v107 = look_kinds[12u];
+            const uint look_kind_108 = v107;
+            const uint v109 = look_kinds[13u];
+            const uint look_kind_110 = v109;
+            const uint v111 = look_kinds[14u];
+            const uint look_kind_112 = v111;
+            const uint v113 = look_kinds[15u];
+            const uint look_kind_114 = v113;
+            const uint look_first_115 = min(min(min(min(((look_kind_84 == 1u) ? 16u : 0u), ((look_kind_86 == 1u) ? 16u : 1u)), min(((look_kind_88 == 1u) ? 16u : 2u), ((look_kind_90 == 1u) ? 16u : 3u))), min(min(((look_kind_92 == 1u) ? 16u : 4u), ((look_kind_94 == 1u) ? 16u : 5u)), min(((look_kind_96 == 1u) ? 16u : 6u), ((look_kind_98 == 1u) ? 16u : 7u)))), min(min(min(((look_kind_100 == 1u) ? 16u : 8u), ((look_kind_102 == 1u) ? 16u : 9u)), min(((look_kind_104 == 1u) ? 16u : 10u), ((look_kind_106 == 1u) ? 16u : 11u))), min(min(((look_kind_108 == 1u) ? 16u : 12u), ((look_kind_110 == 1u) ? 16u : 13u)), min(((look_kind_112 == 1u) ? 16u : 14u), ((look_kind_114 == 1u) ? 16u : 15u)))));
+            const uint v116 = look_kinds[min(look_first_115, 15u)];
+            const bool look_done_117 = ((look_first_115 < 16u) && (v116 == 2u));
+            const uint look_taken_118 = (look_first_115 + (look_done_117 ? 1u : 0u));
+            const uint v119 = look_acc;
+            const bool v120 = look_has;
+            const uint v121 = look_values[0u];
+            const bool e517 = (0u < look_taken_118);
+            const uint e520 = as_uint(v121);
+            const uint look_a_122 = (e517 ? (v120 ? (e520 + v119) : e520) : v119);
+            const bool look_h_123 = (v120 || e517);
+            const uint v124 = look_values[1u];
+            const bool e526 = (1u < look_taken_118);
+            const uint e529 = as_uint(v124);
+            const uint look_a_125 = (e526 ? (look_h_123 ? (e529 + look_a_122) : e529) : look_a_122);
+            const bool look_h_126 = (look_h_123 || e526);
+            const uint v127 = look_values[2u];
+            const bool e535 = (2u < look_taken_118);
+            const uint e538 = as_uint(v127);
+            const uint look_a_128 = (e535 ? (look_h_126 ? (e538 + look_a_125) : e538) : look_a_125);
+            const bool look_h_129 = (look_h_126 || e535);
+            const uint v130 = look_values[3u];
+            const bool e544 = (3u < look_taken_118);
+            const uint e547 = as_uint(v130);
+            const uint look_a_131 = (e544 ? (look_h_129 ? (e547 + look_a_128) : e547) : look_a_128);
+            const bool look_h_132 = (look_h_129 || e544);
+            const uint v133 = look_values[4u];
+            const bool e553 = (4u < look_taken_118);
+            const uint e556 = as_uint(v133);
+            const uint look_a_134 = (e553 ? (look_h_132 ? (e556 + look_a_131) : e556) : look_a_131);
+            const bool look_h_135 = (look_h_132 || e553);
+            const uint v136 = look_values[5u];
+            const bool e562 = (5u < look_taken_118);
+            const uint e565 = as_uint(v136);
+            const uint look_a_137 = (e562 ? (look_h_135 ? (e565 + look_a_134) : e565) : look_a_134);
+            const bool look_h_138 = (look_h_135 || e562);
+            const uint v139 = look_values[6u];
+            const bool e571 = (6u < look_taken_118);
+            const uint e574 = as_uint(v139);
+            const uint look_a_140 = (e571 ? (look_h_138 ? (e574 + look_a_137) : e574) : look_a_137);
+            const bool look_h_141 = (look_h_138 || e571);
+            const uint v142 = look_values[7u];
+            const bool e580 = (7u < look_taken_118);
+            const uint e583 = as_uint(v142);
+            const uint look_a_143 = (e580 ? (look_h_141 ? (e583 + look_a_140) : e583) : look_a_140);
+            const bool look_h_144 = (look_h_141 || e580);
+            const uint v145 = look_values[8u];
+            const bool e589 = (8u < look_taken_118);
+            const uint e592 = as_uint(v145);
+            const uint look_a_146 = (e589 ? (look_h_144 ? (e592 + look_a_143) : e592) : look_a_143);
+            const bool look_h_147 = (look_h_144 || e589);
+            const uint v148 = look_values[9u];
+            const bool e598 = (9u < look_taken_118);
+            const uint e601 = as_uint(v148);
+            const uint look_a_149 = (e598 ? (look_h_147 ? (e601 + look_a_146) : e601) : look_a_146);
+            const bool look_h_150 = (look_h_147 || e598);
+            const uint v151 = look_values[10u];
+            const bool e607 = (10u < look_taken_118);
+            const uint e610 = as_uint(v151);
+            const uint look_a_152 = (e607 ? (look_h_150 ? (e610 + look_a_149) : e610) : look_a_149);
+            const bool look_h_153 = (look_h_150 || e607);
+            const uint v154 = look_values[11u];
+            const bool e616 = (11u < look_taken_118);
+            const uint e619 = as_uint(v154);
+            const uint look_a_155 = (e616 ? (look_h_153 ? (e619 + look_a_152) : e619) : look_a_152);
+            const bool look_h_156 = (look_h_153 || e616);
+            const uint v157 = look_values[12u];
+            const bool e625 = (12u < look_taken_118);
+            const uint e628 = as_uint(v157);
+            const uint look_a_158 = (e625 ? (look_h_156 ? (e628 + look_a_155) : e628) : look_a_155);
+            const bool look_h_159 = (look_h_156 || e625);
+            const uint v160 = look_values[13u];
+            const bool e634 = (13u < look_taken_118);
+            const uint e637 = as_uint(v160);
+            const uint look_a_161 = (e634 ? (look_h_159 ? (e637 + look_a_158) : e637) : look_a_158);
+            const bool look_h_162 = (look_h_159 || e634);
+            const uint v163 = look_values[14u];
+            const bool e643 = (14u < look_taken_118);
+            const uint e646 = as_uint(v163);
+            const uint look_a_164 = (e643 ? (look_h_162 ? (e646 + look_a_161) : e646) : look_a_161);
+            const bool look_h_165 = (look_h_162 || e643);
+            const uint v166 = look_values[15u];
+            const bool e652 = (15u < look_taken_118);
+            const uint e655 = as_uint(v166);
+            const uint look_a_167 = (e652 ? (look_h_165 ? (e655 + look_a_164) : e655) : look_a_164);
+            const bool look_h_168 = (look_h_165 || e652);
+            look_acc = look_a_167;
+            look_has = look_h_168;
+            if (look_done_117) {
+                const ulong e398 = ((ulong)((ulong)((ulong)(tag | 2u)) << (32ul & 63)));
+                (void)atom_xchg(&b1[tile_3], (e398 | ((ulong)as_uint((look_a_167 + tile_total_74)))));
+                carry[0u] = look_a_167;
+                look_state[1u] = 1u;
+            } else {
+                look_state[0u] = (look_80 - look_taken_118);
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+    }
+    const uint v170 = carry[0u];
+    const bool e668 = (tile_3 > 0u);
+    const uint prefix_171 = (e389 ? (e668 ? (v170 + v75) : v75) : v170);
+    const uint v172 = tile_data[e199];
+    const uint running_173 = v172;
+    const uint v174 = tile_data[e207];
+    const uint running_175 = v174;
+    const uint v176 = tile_data[e219];
+    const uint running_177 = v176;
+    const uint v178 = tile_data[e231];
+    const uint running_179 = v178;
+    const uint v180 = tile_data[e243];
+    const uint running_181 = v180;
+    const uint v182 = tile_data[e254];
+    const uint running_183 = v182;
+    const uint v184 = tile_data[e266];
+    const uint running_185 = v184;
+    const uint v186 = tile_data[e278];
+    const uint running_187 = v186;
+    const uint v188 = tile_data[e290];
+    const uint running_189 = v188;
+    const uint v190 = tile_data[e302];
+    const uint running_191 = v190;
+    const uint v192 = tile_data[e314];
+    const uint running_193 = v192;
+    const uint v194 = tile_data[e326];
+    const uint running_195 = v194;
+    const uint v196 = tile_data[e338];
+    const uint running_197 = v196;
+    const uint v198 = tile_data[e350];
+    const uint running_199 = v198;
+    const uint v200 = tile_data[e362];
+    const uint running_201 = v200;
+    const uint v202 = tile_data[e374];
+    const uint running_203 = v202;
+    const bool e690 = (e389 || e668);
+    tile_data[e199] = (e690 ? (prefix_171 + running_173) : running_173);
+    tile_data[e207] = (e690 ? (prefix_171 + running_175) : running_175);
+    tile_data[e219] = (e690 ? (prefix_171 + running_177) : running_177);
+    tile_data[e231] = (e690 ? (prefix_171 + running_179) : running_179);
+    tile_data[e243] = (e690 ? (prefix_171 + running_181) : running_181);
+    tile_data[e254] = (e690 ? (prefix_171 + running_183) : running_183);
+    tile_data[e266] = (e690 ? (prefix_171 + running_185) : running_185);
+    tile_data[e278] = (e690 ? (prefix_171 + running_187) : running_187);
+    tile_data[e290] = (e690 ? (prefix_171 + running_189) : running_189);
+    tile_data[e302] = (e690 ? (prefix_171 + running_191) : running_191);
+    tile_data[e314] = (e690 ? (prefix_171 + running_193) : running_193);
+    tile_data[e326] = (e690 ? (prefix_171 + running_195) : running_195);
+    tile_data[e338] = (e690 ? (prefix_171 + running_197) : running_197);
+    tile_data[e350] = (e690 ? (prefix_171 + running_199) : running_199);
+    tile_data[e362] = (e690 ? (prefix_171 + running_201) : running_201);
+    tile_data[e374] = (e690 ? (prefix_171 + running_203) : running_203);
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    if (e17) {
-        const uint e23 = (e0 + ((uint)(e0 >> (5u & 31))));
-        const uint v164 = tile_data[e23];
-        const uint e867 = (out_off + tile_start_4);
-        b0[(e867 + e0)] = v164;
+    if (e117) {
+        const uint v204 = tile_data[e116];
+        const uint e741 = (out_off + tile_start_4);
+        b0[(e741 + e0)] = v204;
     }
-    if (e27) {
-        const uint e31 = (e26 + ((uint)(e26 >> (5u & 31))));
-        const uint v165 = tile_data[e31];
-        const uint e867 = (out_off + tile_start_4);
-        b0[(e867 + e26)] = v165;
+    if (e122) {
+        const uint v205 = tile_data[e121];
+        const uint e741 = (out_off + tile_start_4);
+        b0[(e741 + e25)] = v205;
     }
-    if (e35) {
-        const uint e39 = (e34 + ((uint)(e34 >> (5u & 31))));
-        const uint v166 = tile_data[e39];
-        const uint e867 = (out_off + tile_start_4);
-        b0[(e867 + e34)] = v166;
+    if (e127) {
+        const uint v206 = tile_data[e126];
+        const uint e741 = (out_off + tile_start_4);
+        b0[(e741 + e31)] = v206;
     }
-    if (e43) {
-        const uint e47 = (e42 + ((uint)(e42 >> (5u & 31))));
-        const uint v167 = tile_data[e47];
-        const uint e867 = (out_off + tile_start_4);
-        b0[(e867 + e42)] = v167;
+    if (e132) {
+        const uint v207 = tile_data[e131];
+        const uint e741 = (out_off + tile_start_4);
+        b0[(e741 + e37)] = v207;
     }
-    if (e51) {
-        const uint e55 = (e50 + ((uint)(e50 >> (5u & 31))));
-        const uint v168 = tile_data[e55];
-        const uint e867 = (out_off + tile_start_4);
-        b0[(e867 + e50)] = v168;
+    if (e137) {
+        const uint v208 = tile_data[e136];
+        const uint e741 = (out_off + tile_start_4);
+        b0[(e741 + e43)] = v208;
     }
-    if (e59) {
-        const uint e63 = (e58 + ((uint)(e58 >> (5u & 31))));
-        const uint v169 = tile_data[e63];
-        const uint e867 = (out_off + tile_start_4);
-        b0[(e867 + e58)] = v169;
+    if (e142) {
+        const uint v209 = tile_data[e141];
+        const uint e741 = (out_off + tile_start_4);
+        b0[(e741 + e49)] = v209;
     }
-    if (e67) {
-        const uint e71 = (e66 + ((uint)(e66 >> (5u & 31))));
-        const uint v170 = tile_data[e71];
-        const uint e867 = (out_off + tile_start_4);
-        b0[(e867 + e66)] = v170;
+    if (e147) {
+        const uint v210 = tile_data[e146];
+        const uint e741 = (out_off + tile_start_4);
+        b0[(e741 + e55)] = v210;
     }
-    if (e75) {
-        const uint e79 = (e74 + ((uint)(e74 >> (5u & 31))));
-        const uint v171 = tile_data[e79];
-        const uint e867 = (out_off + tile_start_4);
-        b0[(e867 + e74)] = v171;
+    if (e152) {
+        const uint v211 = tile_data[e151];
+        const uint e741 = (out_off + tile_start_4);
+        b0[(e741 + e61)] = v211;
     }
-    if (e83) {
-        const uint e87 = (e82 + ((uint)(e82 >> (5u & 31))));
-        const uint v172 = tile_data[e87];
-        const uint e867 = (out_off + tile_start_4);
-        b0[(e867 + e82)] = v172;
+    if (e157) {
+        const uint v212 = tile_data[e156];
+        const uint e741 = (out_off + tile_start_4);
+        b0[(e741 + e67)] = v212;
     }
-    if (e91) {
-        const uint e95 = (e90 + ((uint)(e90 >> (5u & 31))));
-        const uint v173 = tile_data[e95];
-        const uint e867 = (out_off + tile_start_4);
-        b0[(e867 + e90)] = v173;
+    if (e162) {
+        const uint v213 = tile_data[e161];
+        const uint e741 = (out_off + tile_start_4);
+        b0[(e741 + e73)] = v213;
     }
-    if (e99) {
-        const uint e103 = (e98 + ((uint)(e98 >> (5u & 31))));
-        const uint v174 = tile_data[e103];
-        const uint e867 = (out_off + tile_start_4);
-        b0[(e867 + e98)] = v174;
+    if (e167) {
+        const uint v214 = tile_data[e166];
+        const uint e741 = (out_off + tile_start_4);
+        b0[(e741 + e79)] = v214;
     }
-    if (e107) {
-        const uint e111 = (e106 + ((uint)(e106 >> (5u & 31))));
-        const uint v175 = tile_data[e111];
-        const uint e867 = (out_off + tile_start_4);
-        b0[(e867 + e106)] = v175;
+    if (e172) {
+        const uint v215 = tile_data[e171];
+        const uint e741 = (out_off + tile_start_4);
+        b0[(e741 + e85)] = v215;
     }
-    if (e115) {
-        const uint e119 = (e114 + ((uint)(e114 >> (5u & 31))));
-        const uint v176 = tile_data[e119];
-        const uint e867 = (out_off + tile_start_4);
-        b0[(e867 + e114)] = v176;
+    if (e177) {
+        const uint v216 = tile_data[e176];
+        const uint e741 = (out_off + tile_start_4);
+        b0[(e741 + e91)] = v216;
     }
-    if (e123) {
-        const uint e127 = (e122 + ((uint)(e122 >> (5u & 31))));
-        const uint v177 = tile_data[e127];
-        const uint e867 = (out_off + tile_start_4);
-        b0[(e867 + e122)] = v177;
+    if (e182) {
+        const uint v217 = tile_data[e181];
+        const uint e741 = (out_off + tile_start_4);
+        b0[(e741 + e97)] = v217;
     }
-    if (e131) {
-        const uint e135 = (e130 + ((uint)(e130 >> (5u & 31))));
-        const uint v178 = tile_data[e135];
-        const uint e867 = (out_off + tile_start_4);
-        b0[(e867 + e130)] = v178;
+    if (e187) {
+        const uint v218 = tile_data[e186];
+        const uint e741 = (out_off + tile_start_4);
+        b0[(e741 + e103)] = v218;
     }
-    if (e139) {
-        const uint e143 = (e138 + ((uint)(e138 >> (5u & 31))));
-        const uint v179 = tile_data[e143];
-        const uint e867 = (out_off + tile_start_4);
-        b0[(e867 + e138)] = v179;
+    if (e192) {
+        const uint v219 = tile_data[e191];
+        const uint e741 = (out_off + tile_start_4);
+        b0[(e741 + e109)] = v219;
     }
 }
