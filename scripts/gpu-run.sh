@@ -108,7 +108,7 @@ step() {
 }
 
 device() {
-    : "${OUT:?OUT must name the folder for logs}"
+    [ -n "${DRY:-}" ] || : "${OUT:?OUT must name the folder for logs}"
     local steps="${STRATA_GPU_STEPS:-devices check bench baselines difftest tests opencl}"
     local work=/tmp/strata-gpu
     if [ -n "${DRY:-}" ]; then
