@@ -26,6 +26,8 @@ use crate::ir::{
 use crate::ir::{ArrayLen, MathFn};
 use std::collections::HashMap;
 
+mod math;
+
 type R<T> = std::result::Result<T, String>;
 
 struct LoopFrame {
@@ -49,6 +51,8 @@ struct Lower<'a> {
     pc_scalar: HashMap<ParamId, (u32, Scalar)>,
     pc_len: HashMap<ParamId, u32>,
     pc_member_types: Vec<u32>,
+    /// The push-constant member of the number of work-groups in x (y, z follow).
+    pc_groups: u32,
     local_vars: Vec<u32>,
     private_vars: Vec<u32>,
     builtins: HashMap<u32, u32>,
@@ -79,6 +83,7 @@ pub(super) fn write(vf: &ValidFunction, t: &SpirvTarget) -> R<SpirvModule> {
         pc_scalar: HashMap::new(),
         pc_len: HashMap::new(),
         pc_member_types: Vec::new(),
+        pc_groups: 0,
         local_vars: Vec::new(),
         private_vars: Vec::new(),
         builtins: HashMap::new(),
@@ -420,6 +425,25 @@ impl Lower<'_> {
             };
             layout.params.push(slot);
         }
+        // The launch's number of work-groups (not the `NumWorkgroups` built-in: the runtime
+        // may split a launch into several dispatches with a base).
+        let needs_groups = f.exprs.iter().any(|(_, e, _)| {
+            matches!(
+                e,
+                Expr::Builtin(
+                    Builtin::NumGroups(_) | Builtin::GlobalSize(_) | Builtin::GroupLinearId
+                )
+            )
+        });
+        if needs_groups {
+            let u = self.u32_ty();
+            self.pc_groups = members.len() as u32;
+            layout.num_groups_offset = Some(offset);
+            for _ in 0..3 {
+                members.push((u, offset));
+                offset += 4;
+            }
+        }
         if !members.is_empty() {
             let types: Vec<u32> = members.iter().map(|m| m.0).collect();
             let tag = self.m.id();
@@ -587,6 +611,16 @@ impl Lower<'_> {
         self.op(op::COMPOSITE_EXTRACT, u, &[all, d.min(2) as u32])
     }
 
+    /// The launch's number of work-groups in dimension `d`, from the push constants.
+    fn num_groups(&mut self, d: u8) -> u32 {
+        let u = self.u32_ty();
+        let pt = self.ptr(op::SC_PUSH_CONSTANT, u);
+        let mc = self.u32c(self.pc_groups + d.min(2) as u32);
+        let pcv = self.pc_var;
+        let ptr = self.op(op::ACCESS_CHAIN, pt, &[pcv, mc]);
+        self.op(op::LOAD, u, &[ptr])
+    }
+
     fn local_size(&mut self, d: u8) -> u32 {
         let u = self.u32_ty();
         let c = self.wg_composite;
@@ -606,10 +640,10 @@ impl Lower<'_> {
             Builtin::GlobalId(d) => self.builtin_component(op::BI_GLOBAL_INVOCATION_ID, d),
             Builtin::LocalId(d) => self.builtin_component(op::BI_LOCAL_INVOCATION_ID, d),
             Builtin::GroupId(d) => self.builtin_component(op::BI_WORKGROUP_ID, d),
-            Builtin::NumGroups(d) => self.builtin_component(op::BI_NUM_WORKGROUPS, d),
+            Builtin::NumGroups(d) => self.num_groups(d),
             Builtin::LocalSize(d) => self.local_size(d),
             Builtin::GlobalSize(d) => {
-                let n = self.builtin_component(op::BI_NUM_WORKGROUPS, d);
+                let n = self.num_groups(d);
                 let l = self.local_size(d);
                 self.op(op::I_MUL, u, &[n, l])
             }
@@ -654,10 +688,7 @@ impl Lower<'_> {
         let (sx, sy) = if local {
             (self.local_size(0), self.local_size(1))
         } else {
-            (
-                self.builtin_component(op::BI_NUM_WORKGROUPS, 0),
-                self.builtin_component(op::BI_NUM_WORKGROUPS, 1),
-            )
+            (self.num_groups(0), self.num_groups(1))
         };
         let zy = self.op(op::I_MUL, u, &[z, sy]);
         let inner = self.op(op::I_ADD, u, &[y, zy]);
@@ -1078,7 +1109,6 @@ impl Lower<'_> {
                 MathFn::Acosh => Some(op::GLSL_ACOSH),
                 MathFn::Atanh => Some(op::GLSL_ATANH),
                 MathFn::Atan2 => Some(op::GLSL_ATAN2),
-                MathFn::Pow => Some(op::GLSL_POW),
                 _ => None,
             };
             if let Some(f) = transcendental {
@@ -1253,7 +1283,7 @@ impl Lower<'_> {
                     }
                     Ok(self.op(op::COMPOSITE_CONSTRUCT, t, &out))
                 }
-                _ => Err(format!("`{}` on {s} (no SPIR-V lowering yet)", m.name())),
+                _ => self.float_math_more(m, at, a),
             };
         }
         let signed = s.is_signed();
@@ -1403,7 +1433,7 @@ impl Lower<'_> {
                 };
                 Ok(self.op(op::U_CONVERT, t, &[r]))
             }
-            _ => Err(format!("`{}` on {s} (no SPIR-V lowering yet)", m.name())),
+            _ => self.int_math_more(m, at, a),
         }
     }
 

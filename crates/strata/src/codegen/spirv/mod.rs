@@ -9,7 +9,10 @@
 //!   composite of three `u32`s with specialization ids [`SpirvModule::workgroup_size_spec_ids`]
 //!   (0, 1, 2; default 1), which the runtime sets per launch. A launch's global size is a
 //!   multiple of its work-group size (the runtime's rule for every backend), so the kernel's
-//!   global size is `NumWorkgroups * WorkgroupSize` and no geometry is passed.
+//!   global size is the number of work-groups times `WorkgroupSize`; the number of
+//!   work-groups, where the kernel needs it, is in the push constants
+//!   ([`ArgLayout::num_groups_offset`]), never the `NumWorkgroups` built-in (so the runtime
+//!   may split a launch into dispatches with a base).
 //! - Every buffer parameter is a storage buffer in descriptor set 0 at the binding
 //!   [`ArgSlot::Buffer`] names: a `Block` struct holding one runtime array of the buffer's
 //!   scalar type (a buffer of vectors is indexed by component, as in the C writers; `bool` is
@@ -169,6 +172,11 @@ pub struct ArgLayout {
     pub push_constant_size: u32,
     /// The number of storage-buffer bindings (0 to `bindings - 1`).
     pub bindings: u32,
+    /// Where the launch's number of work-groups goes, if the kernel reads it (directly or
+    /// through the global size or the linear group id): three `u32`s (x, y, z) from this
+    /// byte offset of the push constants. The kernel never reads the `NumWorkgroups`
+    /// built-in, so a launch may be split into dispatches with a base.
+    pub num_groups_offset: Option<u32>,
 }
 
 /// A kernel as a SPIR-V module, with what the runtime needs to launch it.
