@@ -26,6 +26,7 @@ use crate::ir::{
 use crate::ir::{ArrayLen, MathFn};
 use std::collections::HashMap;
 
+mod exact;
 mod math;
 
 type R<T> = std::result::Result<T, String>;
@@ -53,6 +54,8 @@ struct Lower<'a> {
     pc_member_types: Vec<u32>,
     /// The push-constant member of the number of work-groups in x (y, z follow).
     pc_groups: u32,
+    /// The storage class of the argument block: push constants, or a storage buffer.
+    pc_sc: u32,
     local_vars: Vec<u32>,
     private_vars: Vec<u32>,
     builtins: HashMap<u32, u32>,
@@ -84,6 +87,7 @@ pub(super) fn write(vf: &ValidFunction, t: &SpirvTarget) -> R<SpirvModule> {
         pc_len: HashMap::new(),
         pc_member_types: Vec::new(),
         pc_groups: 0,
+        pc_sc: op::SC_PUSH_CONSTANT,
         local_vars: Vec::new(),
         private_vars: Vec::new(),
         builtins: HashMap::new(),
@@ -453,15 +457,24 @@ impl Lower<'_> {
                 self.m.member_decorate(st, i as u32, op::DEC_OFFSET, &[*o]);
             }
             self.pc_member_types = members.iter().map(|m| m.0).collect();
-            self.pc_var = self.var(op::SC_PUSH_CONSTANT, st);
-            self.m.name(self.pc_var, "args");
-            layout.push_constant_size = offset.div_ceil(8) * 8;
-            if layout.push_constant_size > self.t.max_push_constants {
-                return Err(format!(
-                    "{} bytes of scalar arguments and buffer lengths, more than the device's {} bytes of push constants",
-                    layout.push_constant_size, self.t.max_push_constants
-                ));
+            let size = offset.div_ceil(8) * 8;
+            if size <= self.t.max_push_constants {
+                self.pc_sc = op::SC_PUSH_CONSTANT;
+                layout.push_constant_size = size;
+                self.pc_var = self.var(op::SC_PUSH_CONSTANT, st);
+            } else {
+                // More than the device's push constants: the same block in a read-only
+                // storage buffer at the next binding.
+                self.pc_sc = op::SC_STORAGE_BUFFER;
+                let binding = layout.bindings;
+                layout.bindings += 1;
+                layout.args_buffer = Some((binding, size));
+                self.pc_var = self.var(op::SC_STORAGE_BUFFER, st);
+                self.m.decorate(self.pc_var, op::DEC_DESCRIPTOR_SET, &[0]);
+                self.m.decorate(self.pc_var, op::DEC_BINDING, &[binding]);
+                self.m.decorate(self.pc_var, op::DEC_NON_WRITABLE, &[]);
             }
+            self.m.name(self.pc_var, "args");
         }
         Ok(layout)
     }
@@ -614,7 +627,7 @@ impl Lower<'_> {
     /// The launch's number of work-groups in dimension `d`, from the push constants.
     fn num_groups(&mut self, d: u8) -> u32 {
         let u = self.u32_ty();
-        let pt = self.ptr(op::SC_PUSH_CONSTANT, u);
+        let pt = self.ptr(self.pc_sc, u);
         let mc = self.u32c(self.pc_groups + d.min(2) as u32);
         let pcv = self.pc_var;
         let ptr = self.op(op::ACCESS_CHAIN, pt, &[pcv, mc]);
@@ -729,7 +742,7 @@ impl Lower<'_> {
             Expr::BufferLen(p) => {
                 let m = *self.pc_len.get(&p).ok_or("a buffer length")?;
                 let u = self.u32_ty();
-                let pt = self.ptr(op::SC_PUSH_CONSTANT, u);
+                let pt = self.ptr(self.pc_sc, u);
                 let mc = self.u32c(m);
                 let pcv = self.pc_var;
                 let ptr = self.op(op::ACCESS_CHAIN, pt, &[pcv, mc]);
@@ -784,8 +797,7 @@ impl Lower<'_> {
                 for &a in &args {
                     vals.push(self.expr(a)?);
                 }
-                let arg_types: Vec<Type> = args.iter().map(|&a| self.f.exprs.ty(a)).collect();
-                self.math(m, at, ty, &vals, &arg_types)?
+                self.math(m, at, ty, &vals)?
             }
             Expr::Splat(a, n) => {
                 let x = self.expr(a)?;
@@ -820,7 +832,7 @@ impl Lower<'_> {
             .get(&p)
             .ok_or("a non-scalar parameter read")?;
         let mt = self.pc_member_types[m as usize];
-        let pt = self.ptr(op::SC_PUSH_CONSTANT, mt);
+        let pt = self.ptr(self.pc_sc, mt);
         let mc = self.u32c(m);
         let pcv = self.pc_var;
         let ptr = self.op(op::ACCESS_CHAIN, pt, &[pcv, mc]);
@@ -882,6 +894,9 @@ impl Lower<'_> {
                 Ge => op::F_ORD_GREATER_THAN_EQUAL,
                 _ => return Err(format!("float operator {}", o.symbol())),
             };
+            if o == Rem {
+                return self.fmod(at, x, y);
+            }
             return Ok(if o.is_comparison() {
                 self.op(opc, t, &[x, y])
             } else {
@@ -972,6 +987,7 @@ impl Lower<'_> {
             return self.cast(from.with_scalar(Scalar::F32), to, w);
         }
         Ok(match (fs.is_float(), to.is_float()) {
+            (true, true) if fs == Scalar::F64 && to == Scalar::F16 => self.f64_to_f16(from, x)?,
             (true, true) => self.fop(op::F_CONVERT, t, &[x]),
             (false, true) => {
                 let opc = if fs.is_signed() {
@@ -1060,7 +1076,7 @@ impl Lower<'_> {
         Ok(self.op(op::SELECT, t, &[nan, zero, r]))
     }
 
-    fn math(&mut self, m: MathFn, at: Type, rt: Type, a: &[u32], ats: &[Type]) -> R<u32> {
+    fn math(&mut self, m: MathFn, at: Type, rt: Type, a: &[u32]) -> R<u32> {
         let s = at.scalar;
         let t = self.vty(rt)?;
         let f64_glsl = |m: MathFn| -> R<()> {
@@ -1092,15 +1108,12 @@ impl Lower<'_> {
             }
             let transcendental = match m {
                 MathFn::Rsqrt => Some(op::GLSL_INVERSE_SQRT),
-                MathFn::Exp => Some(op::GLSL_EXP),
                 MathFn::Exp2 => Some(op::GLSL_EXP2),
                 MathFn::Log => Some(op::GLSL_LOG),
                 MathFn::Log2 => Some(op::GLSL_LOG2),
                 MathFn::Sin => Some(op::GLSL_SIN),
                 MathFn::Cos => Some(op::GLSL_COS),
                 MathFn::Tan => Some(op::GLSL_TAN),
-                MathFn::Asin => Some(op::GLSL_ASIN),
-                MathFn::Acos => Some(op::GLSL_ACOS),
                 MathFn::Atan => Some(op::GLSL_ATAN),
                 MathFn::Sinh => Some(op::GLSL_SINH),
                 MathFn::Cosh => Some(op::GLSL_COSH),
@@ -1125,7 +1138,7 @@ impl Lower<'_> {
                     let p = self.fop(op::F_MUL, t, &[d, a[2]]);
                     Ok(self.fop(op::F_ADD, t, &[a[0], p]))
                 }
-                MathFn::Fmod => Ok(self.fop(op::F_REM, t, &[a[0], a[1]])),
+                MathFn::Fmod => self.fmod(at, a[0], a[1]),
                 MathFn::Degrees | MathFn::Radians => {
                     let k = if m == MathFn::Degrees {
                         180.0 / std::f64::consts::PI
@@ -1180,11 +1193,7 @@ impl Lower<'_> {
                     let r = self.op(op::SELECT, t, &[ny, a[1], r]);
                     Ok(self.op(op::SELECT, t, &[nx, a[0], r]))
                 }
-                MathFn::Ldexp => {
-                    // The exponent is i32 (one type for both signednesses here).
-                    let _ = ats;
-                    Ok(self.glsl(t, op::GLSL_LDEXP, &[a[0], a[1]]))
-                }
+                MathFn::Ldexp => self.ldexp(at, a[0], a[1]),
                 MathFn::IsNan | MathFn::IsInf | MathFn::IsFinite | MathFn::Signbit => {
                     let bt = t;
                     match m {
@@ -2384,7 +2393,12 @@ impl Lower<'_> {
             };
             // Outside the sub-group (a wrapped `lane - delta` too): the work-item's own value.
             let inside = self.op(op::U_LESS_THAN, bt, &[from, size]);
-            let from = if gop == GroupOp::ShuffleUp {
+            let from = if gop == GroupOp::ShuffleDown {
+                // `lane + delta` wrapped past u32::MAX: outside too.
+                let ok = self.op(op::U_GREATER_THAN_EQUAL, bt, &[from, lane]);
+                let both = self.op(op::LOGICAL_AND, bt, &[ok, inside]);
+                self.op(op::SELECT, u, &[both, from, lane])
+            } else if gop == GroupOp::ShuffleUp {
                 let ok = self.op(op::U_GREATER_THAN_EQUAL, bt, &[lane, src]);
                 let both = self.op(op::LOGICAL_AND, bt, &[ok, inside]);
                 self.op(op::SELECT, u, &[both, from, lane])

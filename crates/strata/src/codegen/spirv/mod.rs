@@ -96,7 +96,7 @@ pub struct SpirvTarget {
 impl SpirvTarget {
     /// A Vulkan 1.2 device with every feature the writer can use (lavapipe's): SPIR-V 1.5,
     /// 8/16/64-bit types, `f16`, `f64`, sub-groups of 8 with every operation, float and
-    /// 64-bit atomics, 32 KiB of shared memory, 256 bytes of push constants.
+    /// 64-bit atomics, 32 KiB of shared memory, 128 bytes of push constants.
     pub fn vulkan_1_2_baseline() -> SpirvTarget {
         SpirvTarget {
             spirv_version: (1, 5),
@@ -121,7 +121,7 @@ impl SpirvTarget {
             float64_atomic_min_max: false,
             int64_atomics: true,
             max_shared_memory: 32768,
-            max_push_constants: 256,
+            max_push_constants: 128,
         }
     }
 
@@ -168,8 +168,15 @@ pub enum ArgSlot {
 pub struct ArgLayout {
     /// One slot per parameter.
     pub params: Vec<ArgSlot>,
-    /// The size of the push-constant block in bytes (0 when the kernel has none).
+    /// The size of the push-constant block in bytes (0 when the kernel has none, or when
+    /// the block is in [`ArgLayout::args_buffer`]).
     pub push_constant_size: u32,
+    /// Where the argument block goes when it is larger than the device's push constants:
+    /// `(binding, size in bytes)` of a read-only storage buffer in descriptor set 0 holding
+    /// the same bytes at the same offsets ([`ArgSlot::Scalar`], `len_offset`,
+    /// [`ArgLayout::num_groups_offset`]) that would have been the push constants. `None`:
+    /// they are push constants.
+    pub args_buffer: Option<(u32, u32)>,
     /// The number of storage-buffer bindings (0 to `bindings - 1`).
     pub bindings: u32,
     /// Where the launch's number of work-groups goes, if the kernel reads it (directly or

@@ -9,57 +9,57 @@ use crate::codegen::spirv::op;
 use crate::ir::{MathFn, Scalar, Type};
 
 impl Lower<'_> {
-    fn b(&mut self, at: Type) -> R<u32> {
+    pub(super) fn b(&mut self, at: Type) -> R<u32> {
         self.vty(at.with_scalar(Scalar::Bool))
     }
 
-    fn sel(&mut self, t: Type, c: u32, a: u32, b: u32) -> R<u32> {
+    pub(super) fn sel(&mut self, t: Type, c: u32, a: u32, b: u32) -> R<u32> {
         let ty = self.vty(t)?;
         Ok(self.op(op::SELECT, ty, &[c, a, b]))
     }
 
-    fn fcmp(&mut self, at: Type, opc: u32, x: u32, y: u32) -> R<u32> {
+    pub(super) fn fcmp(&mut self, at: Type, opc: u32, x: u32, y: u32) -> R<u32> {
         let bt = self.b(at)?;
         Ok(self.op(opc, bt, &[x, y]))
     }
 
-    fn f2(&mut self, at: Type, opc: u32, x: u32, y: u32) -> R<u32> {
+    pub(super) fn f2(&mut self, at: Type, opc: u32, x: u32, y: u32) -> R<u32> {
         let t = self.vty(at)?;
         Ok(self.fop(opc, t, &[x, y]))
     }
 
-    fn g1(&mut self, at: Type, f: u32, x: u32) -> R<u32> {
+    pub(super) fn g1(&mut self, at: Type, f: u32, x: u32) -> R<u32> {
         let t = self.vty(at)?;
         Ok(self.glsl(t, f, &[x]))
     }
 
-    fn or(&mut self, at: Type, x: u32, y: u32) -> R<u32> {
+    pub(super) fn or(&mut self, at: Type, x: u32, y: u32) -> R<u32> {
         let bt = self.b(at)?;
         Ok(self.op(op::LOGICAL_OR, bt, &[x, y]))
     }
 
-    fn and(&mut self, at: Type, x: u32, y: u32) -> R<u32> {
+    pub(super) fn and(&mut self, at: Type, x: u32, y: u32) -> R<u32> {
         let bt = self.b(at)?;
         Ok(self.op(op::LOGICAL_AND, bt, &[x, y]))
     }
 
-    fn not(&mut self, at: Type, x: u32) -> R<u32> {
+    pub(super) fn not(&mut self, at: Type, x: u32) -> R<u32> {
         let bt = self.b(at)?;
         Ok(self.op(op::LOGICAL_NOT, bt, &[x]))
     }
 
-    fn is_nan(&mut self, at: Type, x: u32) -> R<u32> {
+    pub(super) fn is_nan(&mut self, at: Type, x: u32) -> R<u32> {
         let bt = self.b(at)?;
         Ok(self.op(op::IS_NAN, bt, &[x]))
     }
 
-    fn is_inf(&mut self, at: Type, x: u32) -> R<u32> {
+    pub(super) fn is_inf(&mut self, at: Type, x: u32) -> R<u32> {
         let bt = self.b(at)?;
         Ok(self.op(op::IS_INF, bt, &[x]))
     }
 
     /// A transcendental of GLSL.std.450, which has them for 16- and 32-bit floats only.
-    fn glsl_f32(&mut self, at: Type, f: u32, args: &[u32], name: &str) -> R<u32> {
+    pub(super) fn glsl_f32(&mut self, at: Type, f: u32, args: &[u32], name: &str) -> R<u32> {
         if at.scalar == Scalar::F64 {
             return Err(format!(
                 "`{name}` on f64 (GLSL.std.450 has it for f32 only; no SPIR-V lowering yet)"
@@ -419,7 +419,7 @@ impl Lower<'_> {
             MathFn::Expm1 => {
                 // Kahan: u = exp(x); x where u == 1, -1 where u - 1 == -1, else
                 // (u - 1) * x / log(u).
-                let u = self.glsl_f32(at, op::GLSL_EXP, &[a[0]], name)?;
+                let u = self.exp(at, a[0])?;
                 let um1 = self.f2(at, op::F_SUB, u, one)?;
                 let l = self.glsl(t, op::GLSL_LOG, &[u]);
                 let q = self.f2(at, op::F_DIV, a[0], l)?;
@@ -432,14 +432,16 @@ impl Lower<'_> {
                 let ui = self.is_inf(at, u)?;
                 self.sel(at, ui, u, r)
             }
+            MathFn::Exp => self.exp(at, a[0]),
+            MathFn::Asin | MathFn::Acos => self.asin_acos(m == MathFn::Asin, at, a[0]),
+            MathFn::Sinpi | MathFn::Cospi | MathFn::Tanpi => self.trig_pi(m, at, a[0]),
             MathFn::Asinpi | MathFn::Acospi | MathFn::Atanpi | MathFn::Atan2pi => {
-                let f = match m {
-                    MathFn::Asinpi => op::GLSL_ASIN,
-                    MathFn::Acospi => op::GLSL_ACOS,
-                    MathFn::Atanpi => op::GLSL_ATAN,
-                    _ => op::GLSL_ATAN2,
+                let r = match m {
+                    MathFn::Asinpi => self.asin_acos(true, at, a[0])?,
+                    MathFn::Acospi => self.asin_acos(false, at, a[0])?,
+                    MathFn::Atanpi => self.glsl_f32(at, op::GLSL_ATAN, a, name)?,
+                    _ => self.glsl_f32(at, op::GLSL_ATAN2, a, name)?,
                 };
-                let r = self.glsl_f32(at, f, a, name)?;
                 let c = self.float_const(at, std::f64::consts::FRAC_1_PI)?;
                 self.f2(at, op::F_MUL, r, c)
             }

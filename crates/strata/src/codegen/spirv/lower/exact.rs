@@ -1,0 +1,327 @@
+//! Built-ins whose GLSL.std.450 (or core SPIR-V) form is not exact enough on real drivers,
+//! written out: `fmod` exact by a loop of exact subtractions (lavapipe's `OpFRem` is
+//! `x - y * trunc(x / y)`), `ldexp` by exact power-of-two scalings (its `Ldexp` does not
+//! overflow to infinity), `exp` by a Cody-Waite reduction, `asin`/`acos` through `atan2`,
+//! the `*pi` functions with an exact argument reduction, and the `f64` to `f16` conversion
+//! rounded once (through `f32` rounded to odd).
+
+use super::{Lower, R};
+use crate::codegen::spirv::op;
+use crate::ir::{MathFn, Scalar, Type};
+
+/// The mantissa bits and exponent bias of a float type.
+fn format(s: Scalar) -> (u32, i64) {
+    match s {
+        Scalar::F64 => (52, 1023),
+        Scalar::F16 => (10, 15),
+        _ => (23, 127),
+    }
+}
+
+impl Lower<'_> {
+    /// `2^k` (of float type `at`) for an `i32` `k` within the normal range, built from bits.
+    fn pow2(&mut self, at: Type, k: u32) -> R<u32> {
+        let s = at.scalar;
+        let (mant, bias) = format(s);
+        let it = at.with_scalar(Scalar::I32);
+        let i = self.vty(it)?;
+        let b = self.const_of(it, bias as u64)?;
+        let e = self.op(op::I_ADD, i, &[k, b]);
+        let ut = at.with_scalar(Self::uint_of_size(s.size()));
+        let u = self.vty(ut)?;
+        let e = if s.size() == 4 {
+            e
+        } else {
+            self.op(op::U_CONVERT, u, &[e])
+        };
+        let sh = self.const_of(ut, mant as u64)?;
+        let bits = self.op(op::SHIFT_LEFT_LOGICAL, u, &[e, sh]);
+        let t = self.vty(at)?;
+        Ok(self.op(op::BITCAST, t, &[bits]))
+    }
+
+    /// `x * 2^n` (n `i32`): `n` clamped to where the result saturates, then three exact
+    /// scalings by powers of two within the normal range.
+    pub(super) fn ldexp(&mut self, at: Type, x: u32, n: u32) -> R<u32> {
+        let s = at.scalar;
+        let (mant, bias) = format(s);
+        let lim = (2 * bias as u64 + mant as u64 + 2) as i64;
+        let it = at.with_scalar(Scalar::I32);
+        let i = self.vty(it)?;
+        let lo = self.const_of(it, (-lim) as u64)?;
+        let hi = self.const_of(it, lim as u64)?;
+        let n = self.glsl(i, op::GLSL_S_MAX, &[n, lo]);
+        let n = self.glsl(i, op::GLSL_S_MIN, &[n, hi]);
+        let three = self.const_of(it, 3)?;
+        let n1 = self.op(op::S_DIV, i, &[n, three]);
+        let n2 = self.op(op::S_DIV, i, &[n, three]);
+        let n12 = self.op(op::I_ADD, i, &[n1, n2]);
+        let n3 = self.op(op::I_SUB, i, &[n, n12]);
+        let t = self.vty(at)?;
+        let mut r = x;
+        for k in [n1, n2, n3] {
+            let p = self.pow2(at, k)?;
+            r = self.fop(op::F_MUL, t, &[r, p]);
+        }
+        Ok(r)
+    }
+
+    /// `exp(x)`: `n = rint(x / ln 2)`, `r = x - n ln 2` in two exact-ish parts, then
+    /// `exp(r) * 2^n`.
+    pub(super) fn exp(&mut self, at: Type, x: u32) -> R<u32> {
+        let s = at.scalar;
+        let t = self.vty(at)?;
+        let (hi, lo) = match s {
+            Scalar::F64 => (6.93147180369123816490e-01, 1.90821492927058770002e-10),
+            _ => (0.693145751953125, 1.428606820309417232e-06),
+        };
+        let l2e = self.float_const(at, std::f64::consts::LOG2_E)?;
+        let q = self.f2(at, op::F_MUL, x, l2e)?;
+        let n = self.g1(at, op::GLSL_ROUND_EVEN, q)?;
+        let hic = self.float_const(at, hi)?;
+        let loc = self.float_const(at, lo)?;
+        let a = self.f2(at, op::F_MUL, n, hic)?;
+        let r = self.f2(at, op::F_SUB, x, a)?;
+        let b = self.f2(at, op::F_MUL, n, loc)?;
+        let r = self.f2(at, op::F_SUB, r, b)?;
+        let e = self.glsl_f32(at, op::GLSL_EXP, &[r], "exp")?;
+        let ni = self.cast(at, Scalar::I32, n)?;
+        let v = self.ldexp(at, e, ni)?;
+        // Infinities: +inf and +0 (the reduction would make them NaN).
+        let zero = self.float_const(at, 0.0)?;
+        let inf = self.float_const(at, f64::INFINITY)?;
+        let pos = self.fcmp(at, op::F_ORD_GREATER_THAN, x, zero)?;
+        let lim = self.sel(at, pos, inf, zero)?;
+        let xi = self.is_inf(at, x)?;
+        let _ = t;
+        self.sel(at, xi, lim, v)
+    }
+
+    /// `asin(x) = atan2(x, sqrt((1 - x)(1 + x)))`, `acos(x) = atan2(sqrt(...), x)`; NaN
+    /// outside [-1, 1].
+    pub(super) fn asin_acos(&mut self, asin: bool, at: Type, x: u32) -> R<u32> {
+        let one = self.float_const(at, 1.0)?;
+        let a = self.f2(at, op::F_SUB, one, x)?;
+        let b = self.f2(at, op::F_ADD, one, x)?;
+        let p = self.f2(at, op::F_MUL, a, b)?;
+        let zero = self.float_const(at, 0.0)?;
+        let p0 = self.glsl_f32(at, op::GLSL_N_MAX, &[p, zero], "asin")?;
+        let c = self.g1(at, op::GLSL_SQRT, p0)?;
+        let args = if asin { [x, c] } else { [c, x] };
+        let r = self.glsl_f32(
+            at,
+            op::GLSL_ATAN2,
+            &args,
+            if asin { "asin" } else { "acos" },
+        )?;
+        let ax = self.g1(at, op::GLSL_F_ABS, x)?;
+        let out = self.fcmp(at, op::F_ORD_GREATER_THAN, ax, one)?;
+        let nan = self.float_const(at, f64::NAN)?;
+        let r = self.sel(at, out, nan, r)?;
+        let xn = self.is_nan(at, x)?;
+        let r = self.sel(at, xn, x, r)?;
+        if asin {
+            // asin(+-0) = +-0.
+            let x0 = self.fcmp(at, op::F_ORD_EQUAL, x, zero)?;
+            return self.sel(at, x0, x, r);
+        }
+        Ok(r)
+    }
+
+    /// `sinpi`, `cospi`, `tanpi`: `r = x - 2 rint(x / 2)` in [-1, 1] (exact), folded into
+    /// [-1/2, 1/2] where the sine of `pi r` is accurate.
+    pub(super) fn trig_pi(&mut self, m: MathFn, at: Type, x: u32) -> R<u32> {
+        let t = self.vty(at)?;
+        let half = self.float_const(at, 0.5)?;
+        let two = self.float_const(at, 2.0)?;
+        let one = self.float_const(at, 1.0)?;
+        let zero = self.float_const(at, 0.0)?;
+        let pi = self.float_const(at, std::f64::consts::PI)?;
+        let h = self.f2(at, op::F_MUL, x, half)?;
+        let k = self.g1(at, op::GLSL_ROUND_EVEN, h)?;
+        let k2 = self.f2(at, op::F_MUL, k, two)?;
+        let r = self.f2(at, op::F_SUB, x, k2)?;
+        // Large |x| is an even integer: r = 0 exactly there.
+        let ar = self.g1(at, op::GLSL_F_ABS, r)?;
+        let sin_of = |l: &mut Self, v: u32| -> R<u32> {
+            let a = l.f2(at, op::F_MUL, v, pi)?;
+            l.glsl_f32(at, op::GLSL_SIN, &[a], m.name())
+        };
+        // sin(pi r) with r folded: |r| > 1/2 -> sign(r) - r.
+        let sr = self.copysign(at, one, r)?;
+        let folded = self.f2(at, op::F_SUB, sr, r)?;
+        let big = self.fcmp(at, op::F_ORD_GREATER_THAN, ar, half)?;
+        let rs = self.sel(at, big, folded, r)?;
+        let sinv = sin_of(self, rs)?;
+        // cos(pi r) = sin(pi (1/2 - |r|)).
+        let c_arg = self.f2(at, op::F_SUB, half, ar)?;
+        let cosv = sin_of(self, c_arg)?;
+        let xi = self.is_inf(at, x)?;
+        let xn = self.is_nan(at, x)?;
+        let bad = self.or(at, xi, xn)?;
+        let nan = self.float_const(at, f64::NAN)?;
+        let res = match m {
+            MathFn::Sinpi => {
+                // Zeros take the sign of x.
+                let z = self.fcmp(at, op::F_ORD_EQUAL, sinv, zero)?;
+                let sz = self.copysign(at, zero, x)?;
+                self.sel(at, z, sz, sinv)?
+            }
+            MathFn::Cospi => {
+                let z = self.fcmp(at, op::F_ORD_EQUAL, cosv, zero)?;
+                self.sel(at, z, zero, cosv)?
+            }
+            _ => {
+                let sz = {
+                    let z = self.fcmp(at, op::F_ORD_EQUAL, sinv, zero)?;
+                    let sz = self.copysign(at, zero, x)?;
+                    self.sel(at, z, sz, sinv)?
+                };
+                self.fop(op::F_DIV, t, &[sz, cosv])
+            }
+        };
+        self.sel(at, bad, nan, res)
+    }
+
+    /// The `f64` to `f16` conversion rounded once: to `f32` rounded to odd (the nearest-even
+    /// result moved one step towards `x` where it was inexact and even), then to `f16`.
+    pub(super) fn f64_to_f16(&mut self, from: Type, x: u32) -> R<u32> {
+        let ft = from.with_scalar(Scalar::F32);
+        let f = self.vty(ft)?;
+        let y = self.fop(op::F_CONVERT, f, &[x]);
+        let dt = self.vty(from)?;
+        let back = self.fop(op::F_CONVERT, dt, &[y]);
+        let bt = self.b(from)?;
+        let inexact = self.op(op::F_ORD_NOT_EQUAL, bt, &[back, x]);
+        let ut = from.with_scalar(Scalar::U32);
+        let u = self.vty(ut)?;
+        let yb = self.op(op::BITCAST, u, &[y]);
+        let one = self.const_of(ut, 1)?;
+        let low = self.op(op::BITWISE_AND, u, &[yb, one]);
+        let zu = self.const_of(ut, 0)?;
+        let even = self.op(op::I_EQUAL, bt, &[low, zu]);
+        let ab = self.g1(from, op::GLSL_F_ABS, back)?;
+        let ax = self.g1(from, op::GLSL_F_ABS, x)?;
+        let above = self.fcmp(from, op::F_ORD_GREATER_THAN, ab, ax)?;
+        let down = self.op(op::I_SUB, u, &[yb, one]);
+        let up = self.op(op::I_ADD, u, &[yb, one]);
+        let moved = self.sel(ut, above, down, up)?;
+        // Not at infinity (an overflow stays infinite).
+        let yi = self.is_inf(ft, y)?;
+        let fin = self.not(ft, yi)?;
+        let fix = self.and(from, inexact, even)?;
+        let fix = self.and(from, fix, fin)?;
+        let bits = self.sel(ut, fix, moved, yb)?;
+        let odd = self.op(op::BITCAST, f, &[bits]);
+        let h = self.vty(from.with_scalar(Scalar::F16))?;
+        Ok(self.fop(op::F_CONVERT, h, &[odd]))
+    }
+
+    /// The exponent of a finite nonzero `x` (scalar), subnormals included, as `i32`.
+    fn exponent(&mut self, at: Type, x: u32) -> R<u32> {
+        let s = at.scalar;
+        let (mant, bias) = format(s);
+        let ut = at.with_scalar(Self::uint_of_size(s.size()));
+        let u = self.vty(ut)?;
+        let ax = self.g1(at, op::GLSL_F_ABS, x)?;
+        let scale = self.float_const(at, 2f64.powi(mant as i32 + 2))?;
+        let small_lim = self.float_const(at, 2f64.powi(1 - bias as i32))?;
+        let small = self.fcmp(at, op::F_ORD_LESS_THAN, ax, small_lim)?;
+        let xs = self.f2(at, op::F_MUL, ax, scale)?;
+        let xx = self.sel(at, small, xs, ax)?;
+        let xb = self.op(op::BITCAST, u, &[xx]);
+        let sh = self.const_of(ut, mant as u64)?;
+        let e = self.op(op::SHIFT_RIGHT_LOGICAL, u, &[xb, sh]);
+        let it = at.with_scalar(Scalar::I32);
+        let i = self.vty(it)?;
+        let e = if s.size() == 4 {
+            e
+        } else {
+            self.op(op::U_CONVERT, i, &[e])
+        };
+        let biasc = self.const_of(it, bias as u64)?;
+        let e = self.op(op::I_SUB, i, &[e, biasc]);
+        let adj = self.const_of(it, mant as u64 + 2)?;
+        let es = self.op(op::I_SUB, i, &[e, adj]);
+        self.sel(it, small, es, e)
+    }
+
+    /// `fmod(x, y)` exactly (componentwise for vectors).
+    pub(super) fn fmod(&mut self, at: Type, x: u32, y: u32) -> R<u32> {
+        if at.width > 1 {
+            let ct = at.component();
+            let c = self.vty(ct)?;
+            let t = self.vty(at)?;
+            let mut parts = Vec::new();
+            for k in 0..at.width as u32 {
+                let xc = self.op(op::COMPOSITE_EXTRACT, c, &[x, k]);
+                let yc = self.op(op::COMPOSITE_EXTRACT, c, &[y, k]);
+                parts.push(self.fmod(ct, xc, yc)?);
+            }
+            return Ok(self.op(op::COMPOSITE_CONSTRUCT, t, &parts));
+        }
+        let t = self.vty(at)?;
+        let zero = self.float_const(at, 0.0)?;
+        let ax = self.g1(at, op::GLSL_F_ABS, x)?;
+        let ay = self.g1(at, op::GLSL_F_ABS, y)?;
+        let xn = self.is_nan(at, x)?;
+        let yn = self.is_nan(at, y)?;
+        let xi = self.is_inf(at, x)?;
+        let y0 = self.fcmp(at, op::F_ORD_EQUAL, ay, zero)?;
+        let mut nan_case = self.or(at, xn, yn)?;
+        nan_case = self.or(at, nan_case, xi)?;
+        nan_case = self.or(at, nan_case, y0)?;
+        let yi = self.is_inf(at, y)?;
+        // The loop runs on |x| only where the answer is not special.
+        let special = self.or(at, nan_case, yi)?;
+        let start = self.sel(at, special, zero, ax)?;
+        let ey = {
+            let one = self.float_const(at, 1.0)?;
+            let safe_y = self.sel(at, special, one, ay)?;
+            self.exponent(at, safe_y)?
+        };
+        let saved = self.cache.clone();
+        let rv = self.var(op::SC_FUNCTION, t);
+        self.emit(op::STORE, &[rv, start]);
+        let (header, check, body, cont, merge) = (
+            self.m.id(),
+            self.m.id(),
+            self.m.id(),
+            self.m.id(),
+            self.m.id(),
+        );
+        self.branch(header);
+        self.label(header);
+        self.emit(op::LOOP_MERGE, &[merge, cont, 0]);
+        self.branch(check);
+        self.label(check);
+        let r = self.op(op::LOAD, t, &[rv]);
+        let more = self.fcmp(at, op::F_ORD_GREATER_THAN_EQUAL, r, ay)?;
+        self.emit(op::BRANCH_CONDITIONAL, &[more, body, merge]);
+        self.label(body);
+        let r = self.op(op::LOAD, t, &[rv]);
+        // The largest |y| * 2^k <= r, subtracted (exact: it is within a factor 2 of r).
+        let er = self.exponent(at, r)?;
+        let it = Type::I32;
+        let i = self.vty(it)?;
+        let k = self.op(op::I_SUB, i, &[er, ey]);
+        let big = self.ldexp(at, ay, k)?;
+        let onei = self.const_of(it, 1)?;
+        let k1 = self.op(op::I_SUB, i, &[k, onei]);
+        let small = self.ldexp(at, ay, k1)?;
+        let over = self.fcmp(at, op::F_ORD_GREATER_THAN, big, r)?;
+        let sub = self.sel(at, over, small, big)?;
+        let nr = self.f2(at, op::F_SUB, r, sub)?;
+        self.emit(op::STORE, &[rv, nr]);
+        self.branch(cont);
+        self.label(cont);
+        self.branch(header);
+        self.label(merge);
+        self.cache = saved;
+        let r = self.op(op::LOAD, t, &[rv]);
+        let r = self.copysign(at, r, x)?;
+        let r = self.sel(at, yi, x, r)?;
+        let nan = self.float_const(at, f64::NAN)?;
+        self.sel(at, nan_case, nan, r)
+    }
+}
