@@ -2236,11 +2236,54 @@ impl Lower<'_> {
         self.const_of(ty, v)
     }
 
+    /// A work-group broadcast of scalar `x` (of IR scalar `vs`) from work-item `src`.
+    fn broadcast_scalar(&mut self, vs: Scalar, x: u32, src: u32) -> R<u32> {
+        let s = Self::mem_scalar(vs);
+        let sc = self.scratch(s)?;
+        let st = self.scalar_ty(s)?;
+        let pt = self.ptr(op::SC_WORKGROUP, st);
+        let x = if vs == Scalar::Bool {
+            self.cast(Type::BOOL, Scalar::U8, x)?
+        } else {
+            x
+        };
+        let lid = self.linear(op::BI_LOCAL_INVOCATION_ID, true);
+        let mine = self.op(op::ACCESS_CHAIN, pt, &[sc, lid]);
+        self.emit(op::STORE, &[mine, x]);
+        self.barrier_local();
+        let p = self.op(op::ACCESS_CHAIN, pt, &[sc, src]);
+        let r = self.op(op::LOAD, st, &[p]);
+        self.barrier_local();
+        if vs == Scalar::Bool {
+            self.cast(Type::scalar(Scalar::U8), Scalar::Bool, r)
+        } else {
+            Ok(r)
+        }
+    }
+
     /// A work-group collective: the C writer's serial fold in workgroup scratch.
     fn work_group(&mut self, gop: GroupOp, arg: ExprId, source: Option<ExprId>) -> R<u32> {
         let at = self.f.exprs.ty(arg);
+        if at.width != 1 && gop == GroupOp::Broadcast {
+            // Component by component through the scalar scratch.
+            let x = self.expr(arg)?;
+            let src = self.index(source.ok_or("broadcast without its source")?)?;
+            let ct = self.vty(at.component())?;
+            let mut parts = Vec::new();
+            for c in 0..at.width as u32 {
+                let xc = self.op(op::COMPOSITE_EXTRACT, ct, &[x, c]);
+                parts.push(self.broadcast_scalar(at.scalar, xc, src)?);
+            }
+            let t = self.vty(at)?;
+            return Ok(self.op(op::COMPOSITE_CONSTRUCT, t, &parts));
+        }
         if at.width != 1 {
             return Err(format!("{} of a vector", gop.name(GroupScope::WorkGroup)));
+        }
+        if gop == GroupOp::Broadcast {
+            let x = self.expr(arg)?;
+            let src = self.index(source.ok_or("broadcast without its source")?)?;
+            return self.broadcast_scalar(at.scalar, x, src);
         }
         let vs = at.scalar;
         let s = Self::mem_scalar(vs);
