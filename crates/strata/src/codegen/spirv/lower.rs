@@ -406,9 +406,7 @@ impl Lower<'_> {
                     }
                     let s = ty.scalar;
                     let size = if s.size() == 8 { 8 } else { 4 };
-                    let mt = if size == 8 {
-                        self.scalar_ty(s)?
-                    } else if s == Scalar::F32 {
+                    let mt = if size == 8 || s == Scalar::F32 {
                         self.scalar_ty(s)?
                     } else {
                         self.u32_ty()

@@ -72,8 +72,11 @@ impl Lower<'_> {
         let s = at.scalar;
         let t = self.vty(at)?;
         let (hi, lo) = match s {
-            Scalar::F64 => (6.93147180369123816490e-01, 1.90821492927058770002e-10),
-            _ => (0.693145751953125, 1.428606820309417232e-06),
+            Scalar::F64 => (
+                f64::from_bits(0x3fe6_2e42_fee0_0000),
+                f64::from_bits(0x3dea_39ef_3579_3c76),
+            ),
+            _ => (0.693_145_751_953_125, 1.428_606_8e-6),
         };
         let l2e = self.float_const(at, std::f64::consts::LOG2_E)?;
         let q = self.f2(at, op::F_MUL, x, l2e)?;
@@ -218,7 +221,7 @@ impl Lower<'_> {
     }
 
     /// The exponent of a finite nonzero `x` (scalar), subnormals included, as `i32`.
-    fn exponent(&mut self, at: Type, x: u32) -> R<u32> {
+    pub(super) fn exponent(&mut self, at: Type, x: u32) -> R<u32> {
         let s = at.scalar;
         let (mant, bias) = format(s);
         let ut = at.with_scalar(Self::uint_of_size(s.size()));

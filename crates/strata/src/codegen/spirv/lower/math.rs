@@ -228,40 +228,8 @@ impl Lower<'_> {
                 self.sel(at, n, sum, r)
             }
             MathFn::Ilogb | MathFn::Logb => {
-                // The exponent field, with subnormals normalized by a scaling first.
-                let bits = s.bits();
-                let (mant, bias) = match s {
-                    Scalar::F64 => (52u32, 1023i64),
-                    Scalar::F16 => (10, 15),
-                    _ => (23, 127),
-                };
-                let ut = at.with_scalar(Self::uint_of_size(s.size()));
-                let u = self.vty(ut)?;
-                let x = self.g1(at, op::GLSL_F_ABS, a[0])?;
-                let scale = self.float_const(at, 2f64.powi(mant as i32 + 2))?;
-                let small_lim = self.float_const(at, 2f64.powi(1 - bias as i32))?;
-                let small = self.fcmp(at, op::F_ORD_LESS_THAN, x, small_lim)?;
-                let xs = self.f2(at, op::F_MUL, x, scale)?;
-                let xx = self.sel(at, small, xs, x)?;
-                let xb = self.op(op::BITCAST, u, &[xx]);
-                let sh = self.const_of(ut, mant as u64)?;
-                let e = self.op(op::SHIFT_RIGHT_LOGICAL, u, &[xb, sh]);
                 let it = at.with_scalar(Scalar::I32);
-                let e = if bits == 64 {
-                    let i = self.vty(it)?;
-                    self.op(op::U_CONVERT, i, &[e])
-                } else if bits == 16 {
-                    let i = self.vty(it)?;
-                    self.op(op::U_CONVERT, i, &[e])
-                } else {
-                    e
-                };
-                let i = self.vty(it)?;
-                let biasc = self.const_of(it, bias as u64)?;
-                let e = self.op(op::I_SUB, i, &[e, biasc]);
-                let adj = self.const_of(it, mant as u64 + 2)?;
-                let es = self.op(op::I_SUB, i, &[e, adj]);
-                let e = self.sel(it, small, es, e)?;
+                let e = self.exponent(at, a[0])?;
                 let x0 = self.fcmp(at, op::F_ORD_EQUAL, a[0], zero)?;
                 let xi = self.is_inf(at, a[0])?;
                 let xn = self.is_nan(at, a[0])?;
