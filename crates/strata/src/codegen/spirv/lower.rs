@@ -1098,7 +1098,6 @@ impl Lower<'_> {
                 MathFn::Abs => Some(op::GLSL_F_ABS),
                 MathFn::Min => Some(op::GLSL_N_MIN),
                 MathFn::Max => Some(op::GLSL_N_MAX),
-                MathFn::Fma => Some(op::GLSL_FMA),
                 _ => None,
             };
             if let Some(f) = simple {
@@ -1113,8 +1112,6 @@ impl Lower<'_> {
                 MathFn::Cos => Some(op::GLSL_COS),
                 MathFn::Tan => Some(op::GLSL_TAN),
                 MathFn::Atan => Some(op::GLSL_ATAN),
-                MathFn::Sinh => Some(op::GLSL_SINH),
-                MathFn::Cosh => Some(op::GLSL_COSH),
                 MathFn::Tanh => Some(op::GLSL_TANH),
                 MathFn::Asinh => Some(op::GLSL_ASINH),
                 MathFn::Acosh => Some(op::GLSL_ACOSH),
@@ -1124,7 +1121,9 @@ impl Lower<'_> {
             };
             if let Some(f) = transcendental {
                 f64_glsl(m)?;
-                return Ok(g(self, f));
+                let r = g(self, f);
+                // NaN in, NaN out (lavapipe's atan2(NaN, 1) is 0).
+                return self.nan_through(at, a, r);
             }
             return match m {
                 MathFn::Clamp => {

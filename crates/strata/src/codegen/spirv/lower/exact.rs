@@ -78,6 +78,13 @@ impl Lower<'_> {
             ),
             _ => (0.693_145_751_953_125, 1.428_606_8e-6),
         };
+        // Beyond where the result saturates, clamped (so that the reduction stays exact).
+        let lim = self.float_const(at, if s == Scalar::F64 { 800.0 } else { 120.0 })?;
+        let nlim = self.float_const(at, if s == Scalar::F64 { -800.0 } else { -120.0 })?;
+        let xc = self.glsl(t, op::GLSL_N_MIN, &[x, lim]);
+        let xc = self.glsl(t, op::GLSL_N_MAX, &[xc, nlim]);
+        let x_in = x;
+        let x = xc;
         let l2e = self.float_const(at, std::f64::consts::LOG2_E)?;
         let q = self.f2(at, op::F_MUL, x, l2e)?;
         let n = self.g1(at, op::GLSL_ROUND_EVEN, q)?;
@@ -93,11 +100,165 @@ impl Lower<'_> {
         // Infinities: +inf and +0 (the reduction would make them NaN).
         let zero = self.float_const(at, 0.0)?;
         let inf = self.float_const(at, f64::INFINITY)?;
-        let pos = self.fcmp(at, op::F_ORD_GREATER_THAN, x, zero)?;
-        let lim = self.sel(at, pos, inf, zero)?;
-        let xi = self.is_inf(at, x)?;
-        let _ = t;
-        self.sel(at, xi, lim, v)
+        let pos = self.fcmp(at, op::F_ORD_GREATER_THAN, x_in, zero)?;
+        let xi = self.is_inf(at, x_in)?;
+        let lim_v = self.sel(at, pos, inf, zero)?;
+        let _ = lim;
+        let r = self.sel(at, xi, lim_v, v)?;
+        let xn = self.is_nan(at, x_in)?;
+        self.sel(at, xn, x_in, r)
+    }
+
+    /// `r`, or the sum of the arguments where one is NaN.
+    pub(super) fn nan_through(&mut self, at: Type, args: &[u32], r: u32) -> R<u32> {
+        let mut any = self.is_nan(at, args[0])?;
+        let mut sum = args[0];
+        for &x in &args[1..] {
+            let n = self.is_nan(at, x)?;
+            any = self.or(at, any, n)?;
+            sum = self.f2(at, op::F_ADD, sum, x)?;
+        }
+        self.sel(at, any, sum, r)
+    }
+
+    /// `exp10(x)`: `n = rint(x log2 10)`, `r = x - n log10 2` in two parts, then
+    /// `exp(r ln 10) * 2^n`.
+    pub(super) fn exp10(&mut self, at: Type, x: u32) -> R<u32> {
+        let lim = self.float_const(
+            at,
+            if at.scalar == Scalar::F64 {
+                400.0
+            } else {
+                50.0
+            },
+        )?;
+        let nlim = self.float_const(
+            at,
+            if at.scalar == Scalar::F64 {
+                -400.0
+            } else {
+                -50.0
+            },
+        )?;
+        let xc = self.glsl_f32(at, op::GLSL_N_MIN, &[x, lim], "exp10")?;
+        let xc = self.glsl_f32(at, op::GLSL_N_MAX, &[xc, nlim], "exp10")?;
+        let c = self.float_const(at, std::f64::consts::LOG2_10)?;
+        let q = self.f2(at, op::F_MUL, xc, c)?;
+        let n = self.g1(at, op::GLSL_ROUND_EVEN, q)?;
+        let hi = self.float_const(at, 0.301_025_390_625)?;
+        let lo = self.float_const(at, 4.605_039e-6)?;
+        let a = self.f2(at, op::F_MUL, n, hi)?;
+        let r = self.f2(at, op::F_SUB, xc, a)?;
+        let b = self.f2(at, op::F_MUL, n, lo)?;
+        let r = self.f2(at, op::F_SUB, r, b)?;
+        let ln10 = self.float_const(at, std::f64::consts::LN_10)?;
+        let rl = self.f2(at, op::F_MUL, r, ln10)?;
+        let e = self.glsl_f32(at, op::GLSL_EXP, &[rl], "exp10")?;
+        let ni = self.cast(at, Scalar::I32, n)?;
+        let v = self.ldexp(at, e, ni)?;
+        let xn = self.is_nan(at, x)?;
+        self.sel(at, xn, x, v)
+    }
+
+    /// `sinh` and `cosh` from `exp`: `(e - 1/e) / 2` (with `expm1`'s accuracy for small
+    /// `|x|` in `sinh`), and `exp(|x| / 2)^2 / 2` where `exp(|x|)` would overflow.
+    pub(super) fn sinh_cosh(&mut self, sinh: bool, at: Type, x: u32) -> R<u32> {
+        let ax = self.g1(at, op::GLSL_F_ABS, x)?;
+        let half = self.float_const(at, 0.5)?;
+        let one = self.float_const(at, 1.0)?;
+        let e = self.exp(at, ax)?;
+        let inv = self.f2(at, op::F_DIV, one, e)?;
+        let big = if sinh {
+            self.f2(at, op::F_SUB, e, inv)?
+        } else {
+            self.f2(at, op::F_ADD, e, inv)?
+        };
+        let big = self.f2(at, op::F_MUL, big, half)?;
+        // Near overflow: exp(|x|/2) * (exp(|x|/2) / 2).
+        let hx = self.f2(at, op::F_MUL, ax, half)?;
+        let eh = self.exp(at, hx)?;
+        let ehh = self.f2(at, op::F_MUL, eh, half)?;
+        let huge = self.f2(at, op::F_MUL, eh, ehh)?;
+        let lim = self.float_const(
+            at,
+            if at.scalar == Scalar::F64 {
+                700.0
+            } else {
+                80.0
+            },
+        )?;
+        let over = self.fcmp(at, op::F_ORD_GREATER_THAN, ax, lim)?;
+        let r = self.sel(at, over, huge, big)?;
+        let r = if sinh {
+            // |x| < 1: (m + m / (m + 1)) / 2 with m = expm1(|x|) (Kahan's expm1).
+            let em1 = self.f2(at, op::F_SUB, e, one)?;
+            let l = self.glsl_f32(at, op::GLSL_LOG, &[e], "sinh")?;
+            let q = self.f2(at, op::F_DIV, ax, l)?;
+            let m = self.f2(at, op::F_MUL, em1, q)?;
+            let e1 = self.fcmp(at, op::F_ORD_EQUAL, e, one)?;
+            let m = self.sel(at, e1, ax, m)?;
+            let m1 = self.f2(at, op::F_ADD, m, one)?;
+            let d = self.f2(at, op::F_DIV, m, m1)?;
+            let s = self.f2(at, op::F_ADD, m, d)?;
+            let s = self.f2(at, op::F_MUL, s, half)?;
+            let small = self.fcmp(at, op::F_ORD_LESS_THAN, ax, one)?;
+            let r = self.sel(at, small, s, r)?;
+            self.copysign(at, r, x)?
+        } else {
+            r
+        };
+        let xn = self.is_nan(at, x)?;
+        self.sel(at, xn, x, r)
+    }
+
+    /// `fma(a, b, c)` rounded once: for `f32` in `f64` (the product exact, the sum rounded to
+    /// odd by its error term, then to `f32`); lavapipe's GLSL `Fma` is not fused. `f64` (or a
+    /// device without `f64`) uses GLSL's `Fma`.
+    pub(super) fn fma(&mut self, at: Type, a: u32, b: u32, c: u32) -> R<u32> {
+        let t = self.vty(at)?;
+        if at.scalar != Scalar::F32 || !self.t.float64 {
+            return Ok(self.glsl(t, op::GLSL_FMA, &[a, b, c]));
+        }
+        let dt = at.with_scalar(Scalar::F64);
+        let d = self.vty(dt)?;
+        let (a, b, c) = (
+            self.fop(op::F_CONVERT, d, &[a]),
+            self.fop(op::F_CONVERT, d, &[b]),
+            self.fop(op::F_CONVERT, d, &[c]),
+        );
+        let p = self.f2(dt, op::F_MUL, a, b)?;
+        // TwoSum: s + err = p + c exactly.
+        let s = self.f2(dt, op::F_ADD, p, c)?;
+        let bb = self.f2(dt, op::F_SUB, s, p)?;
+        let sb = self.f2(dt, op::F_SUB, s, bb)?;
+        let e1 = self.f2(dt, op::F_SUB, p, sb)?;
+        let e2 = self.f2(dt, op::F_SUB, c, bb)?;
+        let err = self.f2(dt, op::F_ADD, e1, e2)?;
+        let zero = self.float_const(dt, 0.0)?;
+        let inexact = self.fcmp(dt, op::F_ORD_NOT_EQUAL, err, zero)?;
+        let ut = dt.with_scalar(Scalar::U64);
+        let u = self.vty(ut)?;
+        let sbits = self.op(op::BITCAST, u, &[s]);
+        let one = self.const_of(ut, 1)?;
+        let low = self.op(op::BITWISE_AND, u, &[sbits, one]);
+        let zu = self.const_of(ut, 0)?;
+        let bt = self.b(dt)?;
+        let even = self.op(op::I_EQUAL, bt, &[low, zu]);
+        // Towards the exact value: up in magnitude where err has s's sign.
+        let sneg = self.fcmp(dt, op::F_ORD_LESS_THAN, s, zero)?;
+        let eneg = self.fcmp(dt, op::F_ORD_LESS_THAN, err, zero)?;
+        let same = self.op(op::LOGICAL_EQUAL, bt, &[sneg, eneg]);
+        let up = self.op(op::I_ADD, u, &[sbits, one]);
+        let down = self.op(op::I_SUB, u, &[sbits, one]);
+        let moved = self.sel(ut, same, up, down)?;
+        let fix = self.and(dt, inexact, even)?;
+        let si = self.is_inf(dt, s)?;
+        let fin = self.not(dt, si)?;
+        let fix = self.and(dt, fix, fin)?;
+        let bits = self.sel(ut, fix, moved, sbits)?;
+        let odd = self.op(op::BITCAST, d, &[bits]);
+        // The exact zero of an exact sum keeps s (its sign is IEEE's).
+        Ok(self.fop(op::F_CONVERT, t, &[odd]))
     }
 
     /// `asin(x) = atan2(x, sqrt((1 - x)(1 + x)))`, `acos(x) = atan2(sqrt(...), x)`; NaN

@@ -114,6 +114,11 @@ impl Lower<'_> {
         let yinf = self.is_inf(at, y)?;
         let one_inf = self.and(at, ax1, yinf)?;
         let r = self.sel(at, one_inf, one, r)?;
+        let xn = self.is_nan(at, x)?;
+        let yn = self.is_nan(at, y)?;
+        let n = self.or(at, xn, yn)?;
+        let sum = self.f2(at, op::F_ADD, x, y)?;
+        let r = self.sel(at, n, sum, r)?;
         let y0 = self.fcmp(at, op::F_ORD_EQUAL, y, zero)?;
         let x1 = self.fcmp(at, op::F_ORD_EQUAL, x, one)?;
         let ones = self.or(at, y0, x1)?;
@@ -359,19 +364,7 @@ impl Lower<'_> {
                 let c = self.float_const(at, std::f64::consts::LOG10_2)?;
                 self.f2(at, op::F_MUL, l, c)
             }
-            MathFn::Exp10 => {
-                let c = self.float_const(at, std::f64::consts::LOG2_10)?;
-                // x*log2(10) split into an integer and a fraction (exact below 2^23).
-                let tt = self.f2(at, op::F_MUL, a[0], c)?;
-                let n = self.g1(at, op::GLSL_ROUND_EVEN, tt)?;
-                // The fraction from x directly: x*c - n = (x - n/c) * c, with c's error small.
-                let f = self.f2(at, op::F_SUB, tt, n)?;
-                let e = self.glsl_f32(at, op::GLSL_EXP2, &[f], name)?;
-                let it = at.with_scalar(Scalar::I32);
-                let ni = self.cast(at, Scalar::I32, n)?;
-                let _ = it;
-                Ok(self.glsl(t, op::GLSL_LDEXP, &[e, ni]))
-            }
+            MathFn::Exp10 => self.exp10(at, a[0]),
             MathFn::Log1p => {
                 // Kahan: u = 1 + x; x where u == 1, else log(u) * x / (u - 1).
                 let u = self.f2(at, op::F_ADD, one, a[0])?;
@@ -401,6 +394,8 @@ impl Lower<'_> {
                 self.sel(at, ui, u, r)
             }
             MathFn::Exp => self.exp(at, a[0]),
+            MathFn::Sinh | MathFn::Cosh => self.sinh_cosh(m == MathFn::Sinh, at, a[0]),
+            MathFn::Fma => self.fma(at, a[0], a[1], a[2]),
             MathFn::Asin | MathFn::Acos => self.asin_acos(m == MathFn::Asin, at, a[0]),
             MathFn::Sinpi | MathFn::Cospi | MathFn::Tanpi => self.trig_pi(m, at, a[0]),
             MathFn::Asinpi | MathFn::Acospi | MathFn::Atanpi | MathFn::Atan2pi => {
@@ -522,25 +517,42 @@ impl Lower<'_> {
                 } else {
                     op::U_MUL_EXTENDED
                 };
-                let pr = self.op(opc, st, &[a[0], a[1]]);
-                let lo = self.op(op::COMPOSITE_EXTRACT, t, &[pr, 0]);
-                let hi = self.op(op::COMPOSITE_EXTRACT, t, &[pr, 1]);
+                // The wrapped product, and whether it overflowed: p / a != b (a != 0), or
+                // -1 * MIN (lavapipe's 64-bit OpSMulExtended is wrong).
+                let _ = (st, opc);
+                let lo = self.op(op::I_MUL, t, &[a[0], a[1]]);
                 let bt = self.b(at)?;
+                let z = self.const_of(at, 0)?;
+                let onec = self.const_of(at, 1)?;
+                let a0 = self.op(op::I_EQUAL, bt, &[a[0], z]);
+                let div = self.sel(at, a0, onec, a[0])?;
                 let p = if signed {
-                    let c63 = self.const_of(at, 63)?;
-                    let sign = self.op(op::SHIFT_RIGHT_ARITHMETIC, t, &[lo, c63]);
-                    let fits = self.op(op::I_EQUAL, bt, &[hi, sign]);
-                    let z = self.const_of(at, 0)?;
-                    let neg = self.op(op::S_LESS_THAN, bt, &[hi, z]);
+                    let m1 = self.const_of(at, u64::MAX)?;
+                    let am1 = self.op(op::I_EQUAL, bt, &[div, m1]);
+                    let safe = self.sel(at, am1, onec, div)?;
+                    let q = self.op(op::S_DIV, t, &[lo, safe]);
+                    let negp = self.op(op::S_NEGATE, t, &[lo]);
+                    let q = self.sel(at, am1, negp, q)?;
                     let minc = self.const_of(at, 1u64 << 63)?;
+                    let bmin = self.op(op::I_EQUAL, bt, &[a[1], minc]);
+                    let special = self.op(op::LOGICAL_AND, bt, &[am1, bmin]);
+                    let differs = self.op(op::I_NOT_EQUAL, bt, &[q, a[1]]);
+                    let nz = self.op(op::LOGICAL_NOT, bt, &[a0]);
+                    let over = self.op(op::LOGICAL_AND, bt, &[nz, differs]);
+                    let over = self.op(op::LOGICAL_OR, bt, &[over, special]);
+                    let an = self.op(op::S_LESS_THAN, bt, &[a[0], z]);
+                    let bn = self.op(op::S_LESS_THAN, bt, &[a[1], z]);
+                    let neg = self.op(op::LOGICAL_NOT_EQUAL, bt, &[an, bn]);
                     let maxc = self.const_of(at, (1u64 << 63) - 1)?;
                     let sat = self.sel(at, neg, minc, maxc)?;
-                    self.sel(at, fits, lo, sat)?
+                    self.sel(at, over, sat, lo)?
                 } else {
-                    let z = self.const_of(at, 0)?;
-                    let fits = self.op(op::I_EQUAL, bt, &[hi, z]);
+                    let q = self.op(op::U_DIV, t, &[lo, div]);
+                    let differs = self.op(op::I_NOT_EQUAL, bt, &[q, a[1]]);
+                    let nz = self.op(op::LOGICAL_NOT, bt, &[a0]);
+                    let over = self.op(op::LOGICAL_AND, bt, &[nz, differs]);
                     let maxc = self.const_of(at, u64::MAX)?;
-                    self.sel(at, fits, lo, maxc)?
+                    self.sel(at, over, maxc, lo)?
                 };
                 self.add_sat64(true, at, p, a[2])
             }
