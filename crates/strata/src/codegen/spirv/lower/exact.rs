@@ -261,35 +261,98 @@ impl Lower<'_> {
         Ok(self.fop(op::F_CONVERT, t, &[odd]))
     }
 
-    /// `asin(x) = atan2(x, sqrt((1 - x)(1 + x)))`, `acos(x) = atan2(sqrt(...), x)`; NaN
-    /// outside [-1, 1].
+    /// `sum c[k] x^k` by Horner's rule (coefficients from the constant term up).
+    fn horner(&mut self, at: Type, x: u32, coeffs: &[f64]) -> R<u32> {
+        let mut acc = self.float_const(at, *coeffs.last().expect("coefficients"))?;
+        for &c in coeffs.iter().rev().skip(1) {
+            let m = self.f2(at, op::F_MUL, acc, x)?;
+            let cc = self.float_const(at, c)?;
+            acc = self.f2(at, op::F_ADD, m, cc)?;
+        }
+        Ok(acc)
+    }
+
+    /// `asin` of `|t| <= 1/2` by its Taylor series (to 2^-60 relative at 1/2).
+    fn asin_series(&mut self, at: Type, t: u32) -> R<u32> {
+        // asin t = t + t^3 sum c_k t^(2k), c_k = (2k+1)! / (4^(k+1) ((k+1)!)^2 (2k+3)) ...
+        // written as t * P(t^2) with P's coefficients (2k)! / (4^k (k!)^2 (2k+1)).
+        let mut coeffs = Vec::new();
+        let mut c = 1.0f64;
+        let n = if at.scalar == Scalar::F64 { 26 } else { 12 };
+        for k in 0..n {
+            coeffs.push(c / (2 * k + 1) as f64);
+            c *= (2 * k + 1) as f64 / (2 * k + 2) as f64;
+        }
+        let t2 = self.f2(at, op::F_MUL, t, t)?;
+        let p = self.horner(at, t2, &coeffs)?;
+        self.f2(at, op::F_MUL, t, p)
+    }
+
+    /// `expm1(x)`: the Taylor series where `|x| < 0.35` (no cancellation), `exp(x) - 1`
+    /// beyond, -1 below -20 and `exp`'s overflow above.
+    pub(super) fn expm1(&mut self, at: Type, x: u32) -> R<u32> {
+        // x (1 + x/2 + x^2/6 + ...): the sign of a zero x survives.
+        let mut coeffs = Vec::new();
+        let mut f = 1.0f64;
+        let n = if at.scalar == Scalar::F64 { 18 } else { 10 };
+        for k in 1..n {
+            f *= k as f64;
+            coeffs.push(1.0 / f);
+        }
+        let p = self.horner(at, x, &coeffs)?;
+        let p = self.f2(at, op::F_MUL, x, p)?;
+        let e = self.exp(at, x)?;
+        let one = self.float_const(at, 1.0)?;
+        let em1 = self.f2(at, op::F_SUB, e, one)?;
+        let ax = self.g1(at, op::GLSL_F_ABS, x)?;
+        let lim = self.float_const(at, 0.35)?;
+        let small = self.fcmp(at, op::F_ORD_LESS_THAN, ax, lim)?;
+        let r = self.sel(at, small, p, em1)?;
+        // expm1(+-0) = +-0 (the series gives it).
+        let xn = self.is_nan(at, x)?;
+        self.sel(at, xn, x, r)
+    }
+
+    /// `asin` and `acos` from the series of `asin` on [-1/2, 1/2] and, beyond,
+    /// `asin |x| = pi/2 - 2 asin(sqrt((1 - |x|) / 2))` (`1 - |x|` exact there); NaN outside
+    /// [-1, 1]. (lavapipe's GLSL `Asin` was 3528 ulp off, its `Atan2` 21.)
     pub(super) fn asin_acos(&mut self, asin: bool, at: Type, x: u32) -> R<u32> {
         let one = self.float_const(at, 1.0)?;
-        let a = self.f2(at, op::F_SUB, one, x)?;
-        let b = self.f2(at, op::F_ADD, one, x)?;
-        let p = self.f2(at, op::F_MUL, a, b)?;
-        let zero = self.float_const(at, 0.0)?;
-        let p0 = self.glsl_f32(at, op::GLSL_N_MAX, &[p, zero], "asin")?;
-        let c = self.g1(at, op::GLSL_SQRT, p0)?;
-        let args = if asin { [x, c] } else { [c, x] };
-        let r = self.glsl_f32(
-            at,
-            op::GLSL_ATAN2,
-            &args,
-            if asin { "asin" } else { "acos" },
-        )?;
+        let half = self.float_const(at, 0.5)?;
+        let two = self.float_const(at, 2.0)?;
+        let pi2 = self.float_const(at, std::f64::consts::FRAC_PI_2)?;
+        let pi = self.float_const(at, std::f64::consts::PI)?;
         let ax = self.g1(at, op::GLSL_F_ABS, x)?;
+        let small = self.fcmp(at, op::F_ORD_LESS_THAN_EQUAL, ax, half)?;
+        // The reduced argument, for |x| > 1/2.
+        let d = self.f2(at, op::F_SUB, one, ax)?;
+        let z = self.f2(at, op::F_MUL, d, half)?;
+        let zero = self.float_const(at, 0.0)?;
+        let t_ = self.vty(at)?;
+        let z = self.glsl(t_, op::GLSL_N_MAX, &[z, zero]);
+        let sz = self.g1(at, op::GLSL_SQRT, z)?;
+        let t = self.sel(at, small, x, sz)?;
+        let s = self.asin_series(at, t)?;
+        let r = if asin {
+            // |x| > 1/2: pi/2 - 2 s, with x's sign.
+            let s2 = self.f2(at, op::F_MUL, s, two)?;
+            let big = self.f2(at, op::F_SUB, pi2, s2)?;
+            let big = self.copysign(at, big, x)?;
+            self.sel(at, small, s, big)?
+        } else {
+            // acos: pi/2 - asin x inside; 2 s for x > 1/2, pi - 2 s for x < -1/2.
+            let inner = self.f2(at, op::F_SUB, pi2, s)?;
+            let s2 = self.f2(at, op::F_MUL, s, two)?;
+            let neg = self.f2(at, op::F_SUB, pi, s2)?;
+            let xneg = self.fcmp(at, op::F_ORD_LESS_THAN, x, zero)?;
+            let outer = self.sel(at, xneg, neg, s2)?;
+            self.sel(at, small, inner, outer)?
+        };
         let out = self.fcmp(at, op::F_ORD_GREATER_THAN, ax, one)?;
         let nan = self.float_const(at, f64::NAN)?;
         let r = self.sel(at, out, nan, r)?;
         let xn = self.is_nan(at, x)?;
-        let r = self.sel(at, xn, x, r)?;
-        if asin {
-            // asin(+-0) = +-0.
-            let x0 = self.fcmp(at, op::F_ORD_EQUAL, x, zero)?;
-            return self.sel(at, x0, x, r);
-        }
-        Ok(r)
+        self.sel(at, xn, x, r)
     }
 
     /// `sinpi`, `cospi`, `tanpi`: `r = x - 2 rint(x / 2)` in [-1, 1] (exact), folded into

@@ -377,22 +377,7 @@ impl Lower<'_> {
                 let ui = self.is_inf(at, u)?;
                 self.sel(at, ui, l, r)
             }
-            MathFn::Expm1 => {
-                // Kahan: u = exp(x); x where u == 1, -1 where u - 1 == -1, else
-                // (u - 1) * x / log(u).
-                let u = self.exp(at, a[0])?;
-                let um1 = self.f2(at, op::F_SUB, u, one)?;
-                let l = self.glsl(t, op::GLSL_LOG, &[u]);
-                let q = self.f2(at, op::F_DIV, a[0], l)?;
-                let r = self.f2(at, op::F_MUL, um1, q)?;
-                let u1 = self.fcmp(at, op::F_ORD_EQUAL, u, one)?;
-                let r = self.sel(at, u1, a[0], r)?;
-                let m1 = self.float_const(at, -1.0)?;
-                let low = self.fcmp(at, op::F_ORD_EQUAL, um1, m1)?;
-                let r = self.sel(at, low, m1, r)?;
-                let ui = self.is_inf(at, u)?;
-                self.sel(at, ui, u, r)
-            }
+            MathFn::Expm1 => self.expm1(at, a[0]),
             MathFn::Exp => self.exp(at, a[0]),
             MathFn::Sinh | MathFn::Cosh => self.sinh_cosh(m == MathFn::Sinh, at, a[0]),
             MathFn::Fma => self.fma(at, a[0], a[1], a[2]),
