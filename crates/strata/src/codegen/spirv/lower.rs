@@ -1111,12 +1111,10 @@ impl Lower<'_> {
                 MathFn::Sin => Some(op::GLSL_SIN),
                 MathFn::Cos => Some(op::GLSL_COS),
                 MathFn::Tan => Some(op::GLSL_TAN),
-                MathFn::Atan => Some(op::GLSL_ATAN),
                 MathFn::Tanh => Some(op::GLSL_TANH),
                 MathFn::Asinh => Some(op::GLSL_ASINH),
                 MathFn::Acosh => Some(op::GLSL_ACOSH),
                 MathFn::Atanh => Some(op::GLSL_ATANH),
-                MathFn::Atan2 => Some(op::GLSL_ATAN2),
                 _ => None,
             };
             if let Some(f) = transcendental {

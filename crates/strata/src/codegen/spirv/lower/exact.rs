@@ -288,13 +288,12 @@ impl Lower<'_> {
         self.f2(at, op::F_MUL, t, p)
     }
 
-    /// `expm1(x)`: the Taylor series where `|x| < 0.35` (no cancellation), `exp(x) - 1`
-    /// beyond, -1 below -20 and `exp`'s overflow above.
+    /// `expm1(x)`: the Taylor series where `|x| < 1` (no cancellation), `exp(x) - 1` beyond.
     pub(super) fn expm1(&mut self, at: Type, x: u32) -> R<u32> {
         // x (1 + x/2 + x^2/6 + ...): the sign of a zero x survives.
         let mut coeffs = Vec::new();
         let mut f = 1.0f64;
-        let n = if at.scalar == Scalar::F64 { 18 } else { 10 };
+        let n = if at.scalar == Scalar::F64 { 22 } else { 14 };
         for k in 1..n {
             f *= k as f64;
             coeffs.push(1.0 / f);
@@ -305,12 +304,76 @@ impl Lower<'_> {
         let one = self.float_const(at, 1.0)?;
         let em1 = self.f2(at, op::F_SUB, e, one)?;
         let ax = self.g1(at, op::GLSL_F_ABS, x)?;
-        let lim = self.float_const(at, 0.35)?;
-        let small = self.fcmp(at, op::F_ORD_LESS_THAN, ax, lim)?;
+        let small = self.fcmp(at, op::F_ORD_LESS_THAN, ax, one)?;
         let r = self.sel(at, small, p, em1)?;
         // expm1(+-0) = +-0 (the series gives it).
         let xn = self.is_nan(at, x)?;
         self.sel(at, xn, x, r)
+    }
+
+    /// `atan(x)`: `pi/2 - atan(1/|x|)` above 1, `pi/6 + atan((t sqrt 3 - 1) / (sqrt 3 + t))`
+    /// above `tan(pi/12)`, then the series (lavapipe's GLSL `Atan` was 39 ulp off).
+    pub(super) fn atan(&mut self, at: Type, x: u32) -> R<u32> {
+        let one = self.float_const(at, 1.0)?;
+        let ax = self.g1(at, op::GLSL_F_ABS, x)?;
+        let inv = self.f2(at, op::F_DIV, one, ax)?;
+        let big = self.fcmp(at, op::F_ORD_GREATER_THAN, ax, one)?;
+        let t = self.sel(at, big, inv, ax)?;
+        let s3 = self.float_const(at, 3f64.sqrt())?;
+        let t3 = self.f2(at, op::F_MUL, t, s3)?;
+        let num = self.f2(at, op::F_SUB, t3, one)?;
+        let den = self.f2(at, op::F_ADD, s3, t)?;
+        let u2 = self.f2(at, op::F_DIV, num, den)?;
+        let lim = self.float_const(at, (std::f64::consts::PI / 12.0).tan())?;
+        let mid = self.fcmp(at, op::F_ORD_GREATER_THAN, t, lim)?;
+        let u = self.sel(at, mid, u2, t)?;
+        let n = if at.scalar == Scalar::F64 { 16 } else { 8 };
+        let coeffs: Vec<f64> = (0..n)
+            .map(|k| if k % 2 == 0 { 1.0 } else { -1.0 } / (2 * k + 1) as f64)
+            .collect();
+        let uu = self.f2(at, op::F_MUL, u, u)?;
+        let p = self.horner(at, uu, &coeffs)?;
+        let a = self.f2(at, op::F_MUL, u, p)?;
+        let pi6 = self.float_const(at, std::f64::consts::PI / 6.0)?;
+        let am = self.f2(at, op::F_ADD, pi6, a)?;
+        let a = self.sel(at, mid, am, a)?;
+        let pi2 = self.float_const(at, std::f64::consts::FRAC_PI_2)?;
+        let ab = self.f2(at, op::F_SUB, pi2, a)?;
+        let a = self.sel(at, big, ab, a)?;
+        let r = self.copysign(at, a, x)?;
+        let xn = self.is_nan(at, x)?;
+        self.sel(at, xn, x, r)
+    }
+
+    /// `atan2(y, x)` from `atan(y / x)` and the quadrant, with C's zeros and infinities.
+    pub(super) fn atan2(&mut self, at: Type, y: u32, x: u32) -> R<u32> {
+        let q = self.f2(at, op::F_DIV, y, x)?;
+        let a = self.atan(at, q)?;
+        let zero = self.float_const(at, 0.0)?;
+        let pi = self.float_const(at, std::f64::consts::PI)?;
+        let spi = self.copysign(at, pi, y)?;
+        let shifted = self.f2(at, op::F_ADD, a, spi)?;
+        // x negative, -0 included (its sign bit).
+        let one = self.float_const(at, 1.0)?;
+        let sx = self.copysign(at, one, x)?;
+        let xneg = self.fcmp(at, op::F_ORD_LESS_THAN, sx, zero)?;
+        let r = self.sel(at, xneg, shifted, a)?;
+        // 0/0: y (x = +0) or pi with y's sign (x = -0).
+        let x0 = self.fcmp(at, op::F_ORD_EQUAL, x, zero)?;
+        let y0 = self.fcmp(at, op::F_ORD_EQUAL, y, zero)?;
+        let both0 = self.and(at, x0, y0)?;
+        let z = self.sel(at, xneg, spi, y)?;
+        let r = self.sel(at, both0, z, r)?;
+        // inf/inf: pi/4 or 3 pi/4 with y's sign.
+        let xi = self.is_inf(at, x)?;
+        let yi = self.is_inf(at, y)?;
+        let bothi = self.and(at, xi, yi)?;
+        let p4 = self.float_const(at, std::f64::consts::FRAC_PI_4)?;
+        let p34 = self.float_const(at, 3.0 * std::f64::consts::FRAC_PI_4)?;
+        let c = self.sel(at, xneg, p34, p4)?;
+        let c = self.copysign(at, c, y)?;
+        let r = self.sel(at, bothi, c, r)?;
+        self.nan_through(at, &[y, x], r)
     }
 
     /// `asin` and `acos` from the series of `asin` on [-1/2, 1/2] and, beyond,

@@ -379,6 +379,8 @@ impl Lower<'_> {
             }
             MathFn::Expm1 => self.expm1(at, a[0]),
             MathFn::Exp => self.exp(at, a[0]),
+            MathFn::Atan => self.atan(at, a[0]),
+            MathFn::Atan2 => self.atan2(at, a[0], a[1]),
             MathFn::Sinh | MathFn::Cosh => self.sinh_cosh(m == MathFn::Sinh, at, a[0]),
             MathFn::Fma => self.fma(at, a[0], a[1], a[2]),
             MathFn::Asin | MathFn::Acos => self.asin_acos(m == MathFn::Asin, at, a[0]),
@@ -387,8 +389,8 @@ impl Lower<'_> {
                 let r = match m {
                     MathFn::Asinpi => self.asin_acos(true, at, a[0])?,
                     MathFn::Acospi => self.asin_acos(false, at, a[0])?,
-                    MathFn::Atanpi => self.glsl_f32(at, op::GLSL_ATAN, a, name)?,
-                    _ => self.glsl_f32(at, op::GLSL_ATAN2, a, name)?,
+                    MathFn::Atanpi => self.atan(at, a[0])?,
+                    _ => self.atan2(at, a[0], a[1])?,
                 };
                 let c = self.float_const(at, std::f64::consts::FRAC_1_PI)?;
                 self.f2(at, op::F_MUL, r, c)
