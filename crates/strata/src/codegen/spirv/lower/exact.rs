@@ -311,6 +311,28 @@ impl Lower<'_> {
         self.sel(at, xn, x, r)
     }
 
+    /// `log1p(x)`: `2 atanh(s)` with `s = x / (2 + x)` by its series where `|x| < 1/2`
+    /// (lavapipe's `Log` is far off near 1), `log(1 + x)` beyond.
+    pub(super) fn log1p(&mut self, at: Type, x: u32) -> R<u32> {
+        let one = self.float_const(at, 1.0)?;
+        let two = self.float_const(at, 2.0)?;
+        let half = self.float_const(at, 0.5)?;
+        let d = self.f2(at, op::F_ADD, two, x)?;
+        let s = self.f2(at, op::F_DIV, x, d)?;
+        let ss = self.f2(at, op::F_MUL, s, s)?;
+        let n = if at.scalar == Scalar::F64 { 17 } else { 9 };
+        let coeffs: Vec<f64> = (0..n).map(|k| 2.0 / (2 * k + 1) as f64).collect();
+        let p = self.horner(at, ss, &coeffs)?;
+        let series = self.f2(at, op::F_MUL, s, p)?;
+        let u = self.f2(at, op::F_ADD, one, x)?;
+        let l = self.glsl_f32(at, op::GLSL_LOG, &[u], "log1p")?;
+        let ax = self.g1(at, op::GLSL_F_ABS, x)?;
+        let small = self.fcmp(at, op::F_ORD_LESS_THAN, ax, half)?;
+        let r = self.sel(at, small, series, l)?;
+        let xn = self.is_nan(at, x)?;
+        self.sel(at, xn, x, r)
+    }
+
     /// `atan(x)`: `pi/2 - atan(1/|x|)` above 1, `pi/6 + atan((t sqrt 3 - 1) / (sqrt 3 + t))`
     /// above `tan(pi/12)`, then the series (lavapipe's GLSL `Atan` was 39 ulp off).
     pub(super) fn atan(&mut self, at: Type, x: u32) -> R<u32> {

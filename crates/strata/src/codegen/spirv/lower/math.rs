@@ -365,18 +365,7 @@ impl Lower<'_> {
                 self.f2(at, op::F_MUL, l, c)
             }
             MathFn::Exp10 => self.exp10(at, a[0]),
-            MathFn::Log1p => {
-                // Kahan: u = 1 + x; x where u == 1, else log(u) * x / (u - 1).
-                let u = self.f2(at, op::F_ADD, one, a[0])?;
-                let l = self.glsl_f32(at, op::GLSL_LOG, &[u], name)?;
-                let um1 = self.f2(at, op::F_SUB, u, one)?;
-                let q = self.f2(at, op::F_DIV, a[0], um1)?;
-                let r = self.f2(at, op::F_MUL, l, q)?;
-                let u1 = self.fcmp(at, op::F_ORD_EQUAL, u, one)?;
-                let r = self.sel(at, u1, a[0], r)?;
-                let ui = self.is_inf(at, u)?;
-                self.sel(at, ui, l, r)
-            }
+            MathFn::Log1p => self.log1p(at, a[0]),
             MathFn::Expm1 => self.expm1(at, a[0]),
             MathFn::Exp => self.exp(at, a[0]),
             MathFn::Atan => self.atan(at, a[0]),
