@@ -1,6 +1,6 @@
 //! The SPIR-V writer: a validated kernel as a Vulkan compute shader module.
 //!
-//! [`write`] lowers a [`ValidFunction`] to SPIR-V words for a [`SpirvTarget`] (what the
+//! [`write()`] lowers a [`ValidFunction`] to SPIR-V words for a [`SpirvTarget`] (what the
 //! Vulkan device reports) and says, in a [`SpirvModule`], how a launch passes the kernel's
 //! arguments ([`ArgLayout`]). The contract with the runtime that launches the module:
 //!

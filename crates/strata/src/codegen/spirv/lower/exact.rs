@@ -311,6 +311,70 @@ impl Lower<'_> {
         self.sel(at, xn, x, r)
     }
 
+    /// `|x|^n` of an `f32` `x` and `i32` `n` by binary powering in `f64` (at most 62
+    /// products, each rounded to 53 bits), rounded to `f32` once: GLSL's `Pow` was 21 ulp off.
+    pub(super) fn pown_f64(&mut self, x: u32, n: u32) -> R<u32> {
+        let dt = Type::F64;
+        let d = self.vty(dt)?;
+        let u = self.u32_ty();
+        let bt = self.m.ty(crate::codegen::spirv::module::Ty::Bool);
+        let xd = self.fop(op::F_CONVERT, d, &[x]);
+        let axd = self.g1(dt, op::GLSL_F_ABS, xd)?;
+        let an = self.glsl(u, op::GLSL_S_ABS, &[n]);
+        let one = self.float_const(dt, 1.0)?;
+        let saved = self.cache.clone();
+        let (rv, bv, ev) = (
+            self.var(op::SC_FUNCTION, d),
+            self.var(op::SC_FUNCTION, d),
+            self.var(op::SC_FUNCTION, u),
+        );
+        self.emit(op::STORE, &[rv, one]);
+        self.emit(op::STORE, &[bv, axd]);
+        self.emit(op::STORE, &[ev, an]);
+        let (header, check, body, cont, merge) = (
+            self.m.id(),
+            self.m.id(),
+            self.m.id(),
+            self.m.id(),
+            self.m.id(),
+        );
+        self.branch(header);
+        self.label(header);
+        self.emit(op::LOOP_MERGE, &[merge, cont, 0]);
+        self.branch(check);
+        self.label(check);
+        let e = self.op(op::LOAD, u, &[ev]);
+        let z = self.u32c(0);
+        let more = self.op(op::I_NOT_EQUAL, bt, &[e, z]);
+        self.emit(op::BRANCH_CONDITIONAL, &[more, body, merge]);
+        self.label(body);
+        let e = self.op(op::LOAD, u, &[ev]);
+        let r = self.op(op::LOAD, d, &[rv]);
+        let b = self.op(op::LOAD, d, &[bv]);
+        let onei = self.u32c(1);
+        let low = self.op(op::BITWISE_AND, u, &[e, onei]);
+        let odd = self.op(op::I_NOT_EQUAL, bt, &[low, z]);
+        let rb = self.fop(op::F_MUL, d, &[r, b]);
+        let r2 = self.op(op::SELECT, d, &[odd, rb, r]);
+        self.emit(op::STORE, &[rv, r2]);
+        let bb = self.fop(op::F_MUL, d, &[b, b]);
+        self.emit(op::STORE, &[bv, bb]);
+        let e2 = self.op(op::SHIFT_RIGHT_LOGICAL, u, &[e, onei]);
+        self.emit(op::STORE, &[ev, e2]);
+        self.branch(cont);
+        self.label(cont);
+        self.branch(header);
+        self.label(merge);
+        self.cache = saved;
+        let r = self.op(op::LOAD, d, &[rv]);
+        let inv = self.fop(op::F_DIV, d, &[one, r]);
+        let zi = self.u32c(0);
+        let neg = self.op(op::S_LESS_THAN, bt, &[n, zi]);
+        let r = self.op(op::SELECT, d, &[neg, inv, r]);
+        let f = self.vty(Type::F32)?;
+        Ok(self.fop(op::F_CONVERT, f, &[r]))
+    }
+
     /// `log1p(x)`: `2 atanh(s)` with `s = x / (2 + x)` by its series where `|x| < 1/2`
     /// (lavapipe's `Log` is far off near 1), `log(1 + x)` beyond.
     pub(super) fn log1p(&mut self, at: Type, x: u32) -> R<u32> {

@@ -73,8 +73,24 @@ impl Lower<'_> {
     /// y <= 0`): the magnitude from `Pow(|x|, y)`, the sign from an odd integer `y`.
     /// `int_y`/`odd_y`, when known from an integer exponent, replace the float tests.
     fn pow_c(&mut self, at: Type, x: u32, y: u32, known: Option<(u32, u32)>, name: &str) -> R<u32> {
+        self.pow_with(at, x, y, known, None, name)
+    }
+
+    /// [`Lower::pow_c`] with the magnitude `|x|^y` given (for `pown`'s exact powers).
+    fn pow_with(
+        &mut self,
+        at: Type,
+        x: u32,
+        y: u32,
+        known: Option<(u32, u32)>,
+        mag: Option<u32>,
+        name: &str,
+    ) -> R<u32> {
         let ax = self.g1(at, op::GLSL_F_ABS, x)?;
-        let mag = self.glsl_f32(at, op::GLSL_POW, &[ax, y], name)?;
+        let mag = match mag {
+            Some(m) => m,
+            None => self.glsl_f32(at, op::GLSL_POW, &[ax, y], name)?,
+        };
         let zero = self.float_const(at, 0.0)?;
         let one = self.float_const(at, 1.0)?;
         let inf = self.float_const(at, f64::INFINITY)?;
@@ -167,7 +183,12 @@ impl Lower<'_> {
                 let tc = self.m.bool_const(true);
                 let truth = self.splat_const(at.with_scalar(Scalar::Bool), tc)?;
                 if m == MathFn::Pown {
-                    let r = self.pow_c(at, a[0], nf, Some((truth, odd)), name)?;
+                    let mag = if s == Scalar::F32 && at.width == 1 && self.t.float64 {
+                        Some(self.pown_f64(a[0], n)?)
+                    } else {
+                        None
+                    };
+                    let r = self.pow_with(at, a[0], nf, Some((truth, odd)), mag, name)?;
                     let n0 = self.op(op::I_EQUAL, bi, &[n, zi]);
                     return self.sel(at, n0, one, r);
                 }
