@@ -134,8 +134,13 @@ impl Lower<'_> {
         let not_int = self.not(at, is_int)?;
         let bad = self.and(at, xneg, not_int)?;
         let r = self.sel(at, bad, nan, r)?;
-        let neg = self.copysign(at, r, x)?;
-        let r = self.sel(at, odd, neg, r)?;
+        // The sign of x by negation (not by bits: lavapipe mangles the bits of a Pow result).
+        let one_x = self.copysign(at, one, x)?;
+        let xsgn = self.fcmp(at, op::F_ORD_LESS_THAN, one_x, zero)?;
+        let t_ = self.vty(at)?;
+        let neg = self.op(op::F_NEGATE, t_, &[r]);
+        let flip = self.and(at, odd, xsgn)?;
+        let r = self.sel(at, flip, neg, r)?;
         // |x| == 1 with an infinite y, y == 0 and x == 1: one.
         let ax1 = self.fcmp(at, op::F_ORD_EQUAL, ax, one)?;
         let yinf = self.is_inf(at, y)?;
