@@ -695,7 +695,12 @@ impl Lower<'_> {
         self.label(merge);
         self.cache = saved;
         let r = self.op(op::LOAD, t, &[rv]);
-        let r = self.copysign(at, r, x)?;
+        // x's sign by negation (lavapipe mangles bit operations on some float results).
+        let one = self.float_const(at, 1.0)?;
+        let sx = self.copysign(at, one, x)?;
+        let xneg = self.fcmp(at, op::F_ORD_LESS_THAN, sx, zero)?;
+        let nr = self.op(op::F_NEGATE, t, &[r]);
+        let r = self.sel(at, xneg, nr, r)?;
         let r = self.sel(at, yi, x, r)?;
         let nan = self.float_const(at, f64::NAN)?;
         self.sel(at, nan_case, nan, r)

@@ -89,18 +89,7 @@ impl Lower<'_> {
         let ax = self.g1(at, op::GLSL_F_ABS, x)?;
         let mag = match mag {
             Some(m) => m,
-            None => {
-                // 1 / |x|^-y for a negative y (lavapipe's Pow(2, -3) is 2^125).
-                let t = self.vty(at)?;
-                let ny = self.fop(op::F_NEGATE, t, &[y]);
-                let zero = self.float_const(at, 0.0)?;
-                let yneg = self.fcmp(at, op::F_ORD_LESS_THAN, y, zero)?;
-                let e = self.sel(at, yneg, ny, y)?;
-                let p = self.glsl_f32(at, op::GLSL_POW, &[ax, e], name)?;
-                let one = self.float_const(at, 1.0)?;
-                let inv = self.f2(at, op::F_DIV, one, p)?;
-                self.sel(at, yneg, inv, p)?
-            }
+            None => self.glsl_f32(at, op::GLSL_POW, &[ax, y], name)?,
         };
         let zero = self.float_const(at, 0.0)?;
         let one = self.float_const(at, 1.0)?;
