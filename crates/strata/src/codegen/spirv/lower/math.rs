@@ -4,7 +4,6 @@
 //! inverses, `maxmag`/`minmag`, and the 64-bit and saturating integer functions.
 
 use super::{Lower, R};
-use crate::codegen::spirv::module::Ty;
 use crate::codegen::spirv::op;
 use crate::ir::{MathFn, Scalar, Type};
 
@@ -297,7 +296,7 @@ impl Lower<'_> {
                 let ay = self.g1(at, op::GLSL_F_ABS, a[1])?;
                 let two = self.float_const(at, 2.0)?;
                 let y2 = self.f2(at, op::F_MUL, ay, two)?;
-                let r2 = self.f2(at, op::F_REM, a[0], y2)?;
+                let r2 = self.fmod(at, a[0], y2)?;
                 let y2inf = self.is_inf(at, y2)?;
                 let yinf = self.is_inf(at, a[1])?;
                 let yfin = self.not(at, yinf)?;
@@ -512,53 +511,92 @@ impl Lower<'_> {
                     let r = self.glsl(w, mn, &[r, hic]);
                     return Ok(self.op(op::U_CONVERT, t, &[r]));
                 }
-                // 64 bits: the full product, saturated, then a saturating add.
-                let st = self.m.ty(Ty::Struct(vec![t, t], 0));
-                let opc = if signed {
-                    op::S_MUL_EXTENDED
-                } else {
-                    op::U_MUL_EXTENDED
-                };
-                // The wrapped product, and whether it overflowed: p / a != b (a != 0), or
-                // -1 * MIN (lavapipe's 64-bit OpSMulExtended is wrong).
-                let _ = (st, opc);
-                let lo = self.op(op::I_MUL, t, &[a[0], a[1]]);
-                let bt = self.b(at)?;
-                let z = self.const_of(at, 0)?;
-                let onec = self.const_of(at, 1)?;
-                let a0 = self.op(op::I_EQUAL, bt, &[a[0], z]);
-                let div = self.sel(at, a0, onec, a[0])?;
-                let p = if signed {
-                    let m1 = self.const_of(at, u64::MAX)?;
-                    let am1 = self.op(op::I_EQUAL, bt, &[div, m1]);
-                    let safe = self.sel(at, am1, onec, div)?;
-                    let q = self.op(op::S_DIV, t, &[lo, safe]);
-                    let negp = self.op(op::S_NEGATE, t, &[lo]);
-                    let q = self.sel(at, am1, negp, q)?;
-                    let minc = self.const_of(at, 1u64 << 63)?;
-                    let bmin = self.op(op::I_EQUAL, bt, &[a[1], minc]);
-                    let special = self.op(op::LOGICAL_AND, bt, &[am1, bmin]);
-                    let differs = self.op(op::I_NOT_EQUAL, bt, &[q, a[1]]);
-                    let nz = self.op(op::LOGICAL_NOT, bt, &[a0]);
-                    let over = self.op(op::LOGICAL_AND, bt, &[nz, differs]);
-                    let over = self.op(op::LOGICAL_OR, bt, &[over, special]);
-                    let an = self.op(op::S_LESS_THAN, bt, &[a[0], z]);
-                    let bn = self.op(op::S_LESS_THAN, bt, &[a[1], z]);
-                    let neg = self.op(op::LOGICAL_NOT_EQUAL, bt, &[an, bn]);
-                    let maxc = self.const_of(at, (1u64 << 63) - 1)?;
-                    let sat = self.sel(at, neg, minc, maxc)?;
-                    self.sel(at, over, sat, lo)?
-                } else {
-                    let q = self.op(op::U_DIV, t, &[lo, div]);
-                    let differs = self.op(op::I_NOT_EQUAL, bt, &[q, a[1]]);
-                    let nz = self.op(op::LOGICAL_NOT, bt, &[a0]);
-                    let over = self.op(op::LOGICAL_AND, bt, &[nz, differs]);
-                    let maxc = self.const_of(at, u64::MAX)?;
-                    self.sel(at, over, maxc, lo)?
-                };
-                self.add_sat64(true, at, p, a[2])
+                // 64 bits: a*b + c exactly in 128 bits (the product of the magnitudes from
+                // 32-bit halves; lavapipe's 64-bit OpSMulExtended is wrong), then clamped.
+                self.mad_sat128(at, a[0], a[1], a[2])
             }
             _ => Err(format!("`{}` on {s} (no SPIR-V lowering yet)", m.name())),
+        }
+    }
+
+    /// `mad_sat` of 64-bit integers: `x * y + z` in 128 bits (two 64-bit words), clamped.
+    fn mad_sat128(&mut self, at: Type, x: u32, y: u32, z: u32) -> R<u32> {
+        let signed = at.scalar.is_signed();
+        let t = self.vty(at)?;
+        let bt = self.b(at)?;
+        let c32 = self.const_of(at, 32)?;
+        let c63 = self.const_of(at, 63)?;
+        let m32 = self.const_of(at, u32::MAX as u64)?;
+        let zero = self.const_of(at, 0)?;
+        let one = self.const_of(at, 1)?;
+        let abs = |l: &mut Self, v: u32| -> R<u32> {
+            if !signed {
+                return Ok(v);
+            }
+            let neg = l.op(op::S_LESS_THAN, bt, &[v, zero]);
+            let n = l.op(op::S_NEGATE, t, &[v]);
+            l.sel(at, neg, n, v)
+        };
+        let (ax, ay) = (abs(self, x)?, abs(self, y)?);
+        let half = |l: &mut Self, v: u32| -> (u32, u32) {
+            let lo = l.op(op::BITWISE_AND, t, &[v, m32]);
+            let hi = l.op(op::SHIFT_RIGHT_LOGICAL, t, &[v, c32]);
+            (lo, hi)
+        };
+        let (a0, a1) = half(self, ax);
+        let (b0, b1) = half(self, ay);
+        let p00 = self.op(op::I_MUL, t, &[a0, b0]);
+        let p01 = self.op(op::I_MUL, t, &[a0, b1]);
+        let p10 = self.op(op::I_MUL, t, &[a1, b0]);
+        let p11 = self.op(op::I_MUL, t, &[a1, b1]);
+        let (p00l, p00h) = half(self, p00);
+        let (p01l, p01h) = half(self, p01);
+        let (p10l, p10h) = half(self, p10);
+        let mid = self.op(op::I_ADD, t, &[p00h, p01l]);
+        let mid = self.op(op::I_ADD, t, &[mid, p10l]);
+        let midh = self.op(op::SHIFT_RIGHT_LOGICAL, t, &[mid, c32]);
+        let hi = self.op(op::I_ADD, t, &[p11, p01h]);
+        let hi = self.op(op::I_ADD, t, &[hi, p10h]);
+        let mut hi = self.op(op::I_ADD, t, &[hi, midh]);
+        let midl = self.op(op::SHIFT_LEFT_LOGICAL, t, &[mid, c32]);
+        let mut lo = self.op(op::BITWISE_OR, t, &[midl, p00l]);
+        if signed {
+            // Negate the 128-bit magnitude where the signs differ.
+            let xn = self.op(op::S_LESS_THAN, bt, &[x, zero]);
+            let yn = self.op(op::S_LESS_THAN, bt, &[y, zero]);
+            let neg = self.op(op::LOGICAL_NOT_EQUAL, bt, &[xn, yn]);
+            let nlo = self.op(op::NOT, t, &[lo]);
+            let nlo = self.op(op::I_ADD, t, &[nlo, one]);
+            let nhi = self.op(op::NOT, t, &[hi]);
+            let lo0 = self.op(op::I_EQUAL, bt, &[lo, zero]);
+            let carry = self.sel(at, lo0, one, zero)?;
+            let nhi = self.op(op::I_ADD, t, &[nhi, carry]);
+            lo = self.sel(at, neg, nlo, lo)?;
+            hi = self.sel(at, neg, nhi, hi)?;
+        }
+        // + z (sign-extended for signed types).
+        let zhi = if signed {
+            self.op(op::SHIFT_RIGHT_ARITHMETIC, t, &[z, c63])
+        } else {
+            zero
+        };
+        let slo = self.op(op::I_ADD, t, &[lo, z]);
+        let cy = self.op(op::U_LESS_THAN, bt, &[slo, lo]);
+        let cyv = self.sel(at, cy, one, zero)?;
+        let shi = self.op(op::I_ADD, t, &[hi, zhi]);
+        let shi = self.op(op::I_ADD, t, &[shi, cyv]);
+        if signed {
+            let ext = self.op(op::SHIFT_RIGHT_ARITHMETIC, t, &[slo, c63]);
+            let fits = self.op(op::I_EQUAL, bt, &[shi, ext]);
+            let hneg = self.op(op::S_LESS_THAN, bt, &[shi, zero]);
+            let minc = self.const_of(at, 1u64 << 63)?;
+            let maxc = self.const_of(at, (1u64 << 63) - 1)?;
+            let sat = self.sel(at, hneg, minc, maxc)?;
+            self.sel(at, fits, slo, sat)
+        } else {
+            let fits = self.op(op::I_EQUAL, bt, &[shi, zero]);
+            let maxc = self.const_of(at, u64::MAX)?;
+            self.sel(at, fits, slo, maxc)
         }
     }
 
