@@ -36,7 +36,7 @@ mod run;
 mod worker;
 
 pub use args::KernelArg;
-#[cfg(any(feature = "opencl", feature = "cuda"))]
+#[cfg(any(feature = "opencl", feature = "cuda", feature = "vulkan"))]
 pub(crate) use backend::check_range;
 pub(crate) use backend::{
     ArgValue, BackendEntry, Command, CompiledKernel, DeviceBackend, Devices, Found, Memory,
@@ -44,7 +44,7 @@ pub(crate) use backend::{
 };
 pub use buffer::{Buffer, LocalMem};
 pub use event::{Event, Profile, Wait};
-pub use interop::{CudaHandles, NativeMemory, OpenClHandles, Ownership};
+pub use interop::{CudaHandles, NativeMemory, OpenClHandles, Ownership, VulkanHandles};
 pub use kernel::{capture_kernels, Kernel};
 pub use ndrange::{Dims, NdRange};
 pub(crate) use pitched::with_coords;
@@ -75,16 +75,19 @@ pub enum BackendKind {
     OpenCl,
     /// CUDA, through the driver API and NVRTC.
     Cuda,
+    /// Vulkan compute, through the system's Vulkan loader (kernels as SPIR-V).
+    Vulkan,
 }
 
 impl BackendKind {
-    /// `cpu`, `interp`, `opencl` or `cuda`: the prefix of device specs.
+    /// `cpu`, `interp`, `opencl`, `cuda` or `vulkan`: the prefix of device specs.
     pub fn name(self) -> &'static str {
         match self {
             BackendKind::Cpu => "cpu",
             BackendKind::Interp => "interp",
             BackendKind::OpenCl => "opencl",
             BackendKind::Cuda => "cuda",
+            BackendKind::Vulkan => "vulkan",
         }
     }
 }
@@ -165,8 +168,8 @@ impl DeviceInfo {
         }
     }
 
-    /// Whether the device is a CPU: the strata CPU backend, or an OpenCL device of type CPU
-    /// (such as PoCL). Kernels may be staged differently for CPUs (contiguous chunks per
+    /// Whether the device is a CPU: the strata CPU backend, or an OpenCL or Vulkan device of
+    /// type CPU (such as PoCL or lavapipe). Kernels may be staged differently for CPUs (contiguous chunks per
     /// work-item rather than GPU-style strided access).
     pub fn is_cpu(&self) -> bool {
         self.backend.is_builtin_cpu()
@@ -506,6 +509,12 @@ impl Device {
     /// The native CUDA handles of a `cuda:N` device; `None` for devices of other backends.
     pub fn cuda_handles(&self) -> Option<CudaHandles> {
         self.inner.backend.cuda_handles()
+    }
+
+    /// The native Vulkan handles of a `vulkan:N` device; `None` for devices of other
+    /// backends.
+    pub fn vulkan_handles(&self) -> Option<VulkanHandles> {
+        self.inner.backend.vulkan_handles()
     }
 
     /// Number of kernels compiled for this device so far (cache misses); the kernel cache is
