@@ -5,7 +5,8 @@
 #                                      # into .gpu/ (ignored by git)
 #   bash scripts/gpu-run.sh device     # there: devices, check, bench, difftest, every test binary with
 #                                      # STRATA_REQUIRE=cuda, bench at 2^26 (JSON), the CuPy and
-#                                      # PyTorch baselines; every log under $OUT
+#                                      # PyTorch baselines, Vulkan (check, difftest, bench on
+#                                      # vulkan:0 beside cuda:0); every log under $OUT
 #
 # With the device tool, the whole GPU session is one call after the build:
 #   run(command="bash scripts/gpu-run.sh device", carry=[".gpu"], timeout_s=600)
@@ -13,7 +14,7 @@
 # The device machine has CUDA 13 (its own NVRTC), the driver, Python with CuPy and PyTorch, and
 # no Rust: everything Rust is built here. The binaries are packed with xz to stay far under the
 # 64 MiB that travels. Environment for `device`: STRATA_GPU_STEPS (space-separated subset of
-# `devices check bench baselines loadab tests opencl difftest`, default all but loadab), STRATA_GPU_PROGRAMS
+# `devices check bench baselines loadab tests opencl vulkan difftest`, default all but loadab), STRATA_GPU_PROGRAMS
 # (difftest programs, default 10000), STRATA_GPU_SIZE (bench size, default 2^26),
 # STRATA_GPU_FILTER (bench filter), STRATA_GPU_TESTS (words: run only the test binaries named
 # with one), STRATA_GPU_DEADLINE (seconds for the whole run, default 570).
@@ -58,6 +59,13 @@ EOF
         dpkg -x ocl-icd-libopencl1_*.deb icd && rm -f ocl-icd-libopencl1_*.deb &&
         cp -L icd/usr/lib/x86_64-linux-gnu/libOpenCL.so.1 stage/lib/ && rm -rf icd) ||
         echo "note: could not fetch the OpenCL ICD loader; the opencl step needs one there"
+    # The Vulkan loader (libvulkan1), in case the GPU machine has NVIDIA's Vulkan driver (its ICD
+    # file) but no loader: the device machine's notes say to carry it and to point the loader
+    # at NVIDIA's ICD file.
+    (cd .gpu && apt-get download libvulkan1 >/dev/null 2>&1 &&
+        dpkg -x libvulkan1_*.deb vk && rm -f libvulkan1_*.deb &&
+        cp -L vk/usr/lib/x86_64-linux-gnu/libvulkan.so.1 stage/lib/ && rm -rf vk) ||
+        echo "note: could not fetch the Vulkan loader; the vulkan step needs one there"
     # The tests find the CLI and their data through paths fixed at build time.
     echo "$root" >.gpu/stage/build-root
     tar -C .gpu/stage -cJf .gpu/bundle.tar.xz .
@@ -89,7 +97,7 @@ step() {
 
 device() {
     : "${OUT:?OUT must name the folder for logs}"
-    local steps="${STRATA_GPU_STEPS:-devices check bench baselines tests opencl difftest}"
+    local steps="${STRATA_GPU_STEPS:-devices check bench baselines tests opencl vulkan difftest}"
     local work=/tmp/strata-gpu
     rm -rf "$work" && mkdir -p "$work/logs"
     # Only 8 files come back from $OUT: the logs travel as one archive.
@@ -107,8 +115,14 @@ device() {
     export PATH="$work:$PATH"
     export STRATA_CUDA_CACHE="$work/ptx-cache"
     # The ICD loader travels in case the image has none (NVIDIA's OpenCL driver is there).
-    ldconfig -p | grep -q 'libOpenCL\.so\.1' ||
+    # So does the Vulkan loader; the loader finds NVIDIA's driver by its ICD file.
+    if ! ldconfig -p | grep -q 'libOpenCL\.so\.1' || ! ldconfig -p | grep -q 'libvulkan\.so\.1'; then
         export LD_LIBRARY_PATH="$work/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    fi
+    for icd in /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json /usr/share/vulkan/icd.d/nvidia_icd.json \
+        /etc/vulkan/icd.d/nvidia_icd.json; do
+        if [ -z "${VK_DRIVER_FILES:-}" ] && [ -f "$icd" ]; then export VK_DRIVER_FILES="$icd"; fi
+    done
     # OpenCL: NVIDIA's platform alone where it exists (the image also has PoCL, which CI runs;
     # here it would only slow every test down).
     if STRATA_OPENCL_PLATFORM=nvidia strata devices --json 2>/dev/null | grep -q '"backend":"opencl"'; then
@@ -162,10 +176,24 @@ device() {
                 echo "opencl: no NVIDIA OpenCL platform" | tee -a "$LOGS/summary.txt"
             fi
             ;;
+        vulkan)
+            # Vulkan on the same GPU as CUDA: the suite, the differential tests and the
+            # benchmark (its rows beside cuda:0's in bench.log).
+            if strata devices --json 2>/dev/null | grep -q '"backend":"vulkan"'; then
+                step 200 vulkan-check strata check --device vulkan:0
+                step 120 vulkan-difftest strata difftest --device vulkan:0 --programs 1000
+                step 200 vulkan-bench strata bench --device vulkan:0 --size "${STRATA_GPU_SIZE:-2^26}" \
+                    --json ${STRATA_GPU_FILTER:+--filter "$STRATA_GPU_FILTER"}
+            else
+                echo "vulkan: no Vulkan device ($(strata devices --why 2>&1 | grep -i vulkan | head -1))" |
+                    tee -a "$LOGS/summary.txt"
+            fi
+            ;;
         *) echo "unknown step $s" | tee -a "$LOGS/summary.txt" ;;
         esac
     done
     [ -f "$LOGS/bench.log" ] && grep '^{' "$LOGS/bench.log" >"$OUT/bench.json"
+    [ -f "$LOGS/vulkan-bench.log" ] && grep '^{' "$LOGS/vulkan-bench.log" >"$OUT/bench-vulkan.json"
     cp "$LOGS/summary.txt" "$OUT/summary.txt"
     tar -C "$LOGS" -czf "$OUT/logs.tar.gz" .
     echo "== summary"

@@ -72,6 +72,11 @@ pub(crate) struct Caps {
     /// The smallest and largest sub-group sizes a pipeline may ask for (sub-group size
     /// control), equal to `subgroup_size` without it.
     pub subgroup_size_range: (u32, u32),
+    /// Whether a compute pipeline may ask for a sub-group size in `subgroup_size_range`
+    /// (`subgroupSizeControl` with compute among `requiredSubgroupSizeStages`).
+    pub subgroup_size_control: bool,
+    /// Whether a compute pipeline may ask for full sub-groups (`computeFullSubgroups`).
+    pub full_subgroups: bool,
     /// `VkSubgroupFeatureFlags` of compute shaders (basic, vote, arithmetic, ballot, shuffle,
     /// shuffle relative, clustered, quad), as bits.
     pub subgroup_ops: u32,
@@ -404,7 +409,11 @@ impl VulkanDevice {
             0
         };
         let on = |b: vk::Bool32| b == vk::TRUE;
-        let size_control = api13 && on(f13.subgroup_size_control);
+        let size_control = api13
+            && on(f13.subgroup_size_control)
+            && p13
+                .required_subgroup_size_stages
+                .contains(vk::ShaderStageFlags::COMPUTE);
         let caps = Caps {
             api_version: props.api_version,
             subgroup_size: sub.subgroup_size,
@@ -413,6 +422,8 @@ impl VulkanDevice {
             } else {
                 (sub.subgroup_size, sub.subgroup_size)
             },
+            subgroup_size_control: size_control,
+            full_subgroups: size_control && on(f13.compute_full_subgroups),
             subgroup_ops: compute_ops,
             float64: on(base.shader_float64),
             int64: on(base.shader_int64),

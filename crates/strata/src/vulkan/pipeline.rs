@@ -48,6 +48,9 @@ pub(crate) struct Layout {
     pub groups_at: Option<u32>,
     /// The entry point's name.
     pub entry: CString,
+    /// The sub-group size the kernel needs, asked of the pipeline where the device lets it
+    /// (sub-group size control; full sub-groups where the work-group's x size is a multiple).
+    pub subgroup_size: Option<u32>,
 }
 
 /// A kernel compiled for one Vulkan device.
@@ -193,11 +196,27 @@ impl VkKernel {
         let spec_info = vk::SpecializationInfo::default()
             .map_entries(&entries)
             .data(&data);
-        let stage = vk::PipelineShaderStageCreateInfo::default()
+        let mut stage = vk::PipelineShaderStageCreateInfo::default()
             .stage(vk::ShaderStageFlags::COMPUTE)
             .module(self.module)
             .name(&self.layout.entry)
             .specialization_info(&spec_info);
+        let caps = &self.shared.caps;
+        let mut required = vk::PipelineShaderStageRequiredSubgroupSizeCreateInfo::default();
+        if let Some(n) = self.layout.subgroup_size.filter(|n| {
+            caps.subgroup_size_control
+                && (caps.subgroup_size_range.0..=caps.subgroup_size_range.1).contains(n)
+        }) {
+            required = required.required_subgroup_size(n);
+            stage = stage.push_next(&mut required);
+            let x = spec
+                .iter()
+                .find(|(id, _)| *id == self.layout.local_size_ids[0])
+                .map_or(1, |s| s.1);
+            if caps.full_subgroups && x.is_multiple_of(n) {
+                stage = stage.flags(vk::PipelineShaderStageCreateFlags::REQUIRE_FULL_SUBGROUPS);
+            }
+        }
         let info = [vk::ComputePipelineCreateInfo::default()
             .stage(stage)
             .layout(self.pipeline_layout)

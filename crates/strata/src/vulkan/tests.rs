@@ -114,6 +114,7 @@ fn a_fixture_kernel_runs() {
         local_size_ids: [0, 1, 2],
         groups_at: None,
         entry: c"main".into(),
+        subgroup_size: None,
     };
     let k: Arc<dyn crate::runtime::CompiledKernel> =
         Arc::new(VkKernel::new(&dev.shared, "vadd", words, layout).unwrap());
@@ -233,6 +234,7 @@ fn a_cancelled_launch_does_not_run() {
                 local_size_ids: [0, 1, 2],
                 groups_at: None,
                 entry: c"main".into(),
+                subgroup_size: None,
             },
         )
         .unwrap(),
