@@ -17,7 +17,7 @@ use super::pipeline::{Arg, Layout, VkKernel};
 use super::{discover, VulkanDevice};
 use crate::error::Error;
 use crate::ir::{Literal, Scalar};
-use crate::runtime::{ArgValue, Command, DeviceBackend, Memory, NdRange, QueueBackend};
+use crate::runtime::{ArgValue, Command, DeviceBackend, Memory, NdRange, QueueBackend, RectSide};
 use crate::Kernel;
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -34,6 +34,21 @@ fn device() -> Option<&'static VulkanDevice> {
             None
         }
     }
+}
+
+/// A second opening of the first device whose memory is not mapped: reads and writes through
+/// staging buffers and copies on the device, as on GPUs whose device-local memory the host
+/// cannot see (lavapipe's can).
+fn staged_device() -> Option<&'static VulkanDevice> {
+    static DEVICE: OnceLock<Option<VulkanDevice>> = OnceLock::new();
+    DEVICE
+        .get_or_init(|| {
+            device()?;
+            let mut d = discover().ok()?.0.remove(0);
+            Arc::get_mut(&mut d.shared)?.mapped = false;
+            Some(d)
+        })
+        .as_ref()
 }
 
 /// The fixture `name.spvasm` assembled by `spirv-as` (spirv-tools), as words.
@@ -93,6 +108,11 @@ fn read(q: &dyn QueueBackend, mem: &Arc<dyn Memory>) -> Vec<u8> {
 #[test]
 fn a_fixture_kernel_runs() {
     let Some(dev) = device() else { return };
+    fixture_kernel_runs(dev);
+    fixture_kernel_runs(staged_device().unwrap());
+}
+
+fn fixture_kernel_runs(dev: &VulkanDevice) {
     let words = assemble("vadd");
     let layout = Layout {
         args: vec![
@@ -173,6 +193,11 @@ fn a_fixture_kernel_runs() {
 #[test]
 fn transfers_run() {
     let Some(dev) = device() else { return };
+    transfers(dev);
+    transfers(staged_device().unwrap());
+}
+
+fn transfers(dev: &VulkanDevice) {
     let q = dev.new_queue_with(false).unwrap();
     let m = dev.alloc(37).unwrap();
     assert_eq!(read(&*q, &m), vec![0u8; 37], "new memory is zeroed");
@@ -215,6 +240,41 @@ fn transfers_run() {
         let want: Vec<u8> = pattern.iter().copied().cycle().take(36).collect();
         assert_eq!(&got[..36], &want[..], "pattern {pattern:?}");
     }
+    // A box of 3 bytes x 2 rows x 2 slices at (1, 1, 0) of rows of 5 bytes, slices of 3 rows.
+    let at = RectSide {
+        origin: [1, 1, 0],
+        pitch: [5, 15],
+    };
+    let r = dev.alloc(30).unwrap();
+    let boxed: Vec<u8> = (1..=12).collect();
+    q.submit(
+        Command::WriteRect {
+            mem: r.clone(),
+            at,
+            region: [3, 2, 2],
+            data: boxed.clone(),
+        },
+        vec![],
+    )
+    .wait()
+    .unwrap();
+    let all = read(&*q, &r);
+    assert_eq!(&all[6..9], &[1, 2, 3]);
+    assert_eq!(&all[11..14], &[4, 5, 6]);
+    assert_eq!(&all[21..24], &[7, 8, 9]);
+    let out = Arc::new(Mutex::new(Vec::new()));
+    q.submit(
+        Command::ReadRect {
+            mem: r.clone(),
+            at,
+            region: [3, 2, 2],
+            out: out.clone(),
+        },
+        vec![],
+    )
+    .wait()
+    .unwrap();
+    assert_eq!(*out.lock().unwrap(), boxed);
 }
 
 /// A launch cancelled before it is issued does not run, and fails with `Cancelled`.
