@@ -31,6 +31,8 @@ mod saxpy;
 #[allow(dead_code)]
 mod showcase;
 
+mod golden_spirv;
+
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use strata::{capture_kernels, codegen, BackendKind, Device, Kernel, Queue};

@@ -24,6 +24,7 @@ mod collectives;
 mod dialect;
 mod helpers;
 mod keywords;
+pub mod spirv;
 mod writer;
 
 pub use dialect::{Collectives, Dialect, Warp, CUDA, OPENCL};

@@ -1,0 +1,154 @@
+//! The SPIR-V part of the golden files: the disassembly (`spirv-dis`) of every kernel's
+//! SPIR-V module for the Vulkan 1.2 baseline target, compared with
+//! `tests/golden/spirv/*.spvasm`, and every module validated by `spirv-val` for that target's
+//! environment (a validation failure fails the test). Kernels the writer cannot express for
+//! the baseline are listed with their reason in `tests/golden/spirv/unsupported.txt`, so
+//! that the count is visible in review and cannot grow silently. `STRATA_BLESS=1` rewrites
+//! the files like the C dialects'.
+//!
+//! The SPIRV-Tools (`spirv-val`, `spirv-dis`, Debian's `spirv-tools`) missing is a failure
+//! when `STRATA_REQUIRE` names `vulkan`, and skips the test otherwise.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+use strata::codegen::spirv::{self, SpirvTarget};
+
+fn tool(name: &str) -> bool {
+    Command::new(name)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// Runs `tool` on the module's bytes (through a file: the tools read a path), returning
+/// its standard output or its complaint.
+fn run_tool(
+    tool: &str,
+    args: &[&str],
+    bytes: &[u8],
+    dir: &Path,
+    name: &str,
+) -> Result<String, String> {
+    let path = dir.join(format!("{name}.spv"));
+    std::fs::write(&path, bytes).unwrap();
+    let out = Command::new(tool)
+        .args(args)
+        .arg(&path)
+        .output()
+        .map_err(|e| format!("{tool}: {e}"))?;
+    if out.status.success() {
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    } else {
+        Err(format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ))
+    }
+}
+
+#[test]
+fn spirv_golden_files() {
+    let required =
+        std::env::var("STRATA_REQUIRE").is_ok_and(|v| v.split(',').any(|b| b.trim() == "vulkan"));
+    if !(tool("spirv-val") && tool("spirv-dis")) {
+        assert!(
+            !required,
+            "STRATA_REQUIRE names vulkan, but spirv-val or spirv-dis (spirv-tools) is missing"
+        );
+        eprintln!("skipped: spirv-val or spirv-dis (spirv-tools) is missing");
+        return;
+    }
+    let kernels = super::all_kernels();
+    assert!(
+        kernels.len() > 100,
+        "expected the conformance suite's kernels"
+    );
+    let target = SpirvTarget::vulkan_1_2_baseline();
+    let env = target.target_env();
+    let dir = super::golden_dir("spirv");
+    let tmp = std::env::temp_dir().join(format!("strata-spirv-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap();
+    let bless = std::env::var("STRATA_BLESS").is_ok_and(|v| v == "1");
+    let mut texts: BTreeMap<String, String> = BTreeMap::new();
+    let mut unsupported = String::new();
+    let mut invalid = Vec::new();
+    for (name, k) in &kernels {
+        match spirv::write(k.valid_function(), &target) {
+            Ok(m) => {
+                if let Err(e) =
+                    run_tool("spirv-val", &["--target-env", env], &m.bytes(), &tmp, name)
+                {
+                    invalid.push(format!("{name}: {e}"));
+                }
+                match run_tool("spirv-dis", &["--no-header"], &m.bytes(), &tmp, name) {
+                    Ok(text) => {
+                        texts.insert(format!("{name}.spvasm"), text);
+                    }
+                    Err(e) => invalid.push(format!("{name}: spirv-dis: {e}")),
+                }
+            }
+            Err(strata::Error::Unsupported { reason, .. }) => {
+                unsupported.push_str(&format!("{name}: {reason}\n"));
+            }
+            Err(e) => panic!("{name}: {e}"),
+        }
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
+    texts.insert("unsupported.txt".into(), unsupported);
+    let mut mismatches = Vec::new();
+    if bless {
+        std::fs::create_dir_all(&dir).unwrap();
+        for e in std::fs::read_dir(&dir).unwrap().filter_map(|e| e.ok()) {
+            if !texts.contains_key(&*e.file_name().to_string_lossy()) {
+                std::fs::remove_file(e.path()).unwrap();
+            }
+        }
+        for (file, text) in &texts {
+            std::fs::write(dir.join(file), text).unwrap();
+        }
+    } else {
+        for (file, text) in &texts {
+            match std::fs::read_to_string(dir.join(file)) {
+                Ok(old) if &old == text => {}
+                Ok(old) => {
+                    let line = old
+                        .lines()
+                        .zip(text.lines())
+                        .position(|(a, b)| a != b)
+                        .unwrap_or(old.lines().count().min(text.lines().count()));
+                    mismatches.push(format!(
+                        "{file} differs from line {}:\n  golden:    {}\n  generated: {}",
+                        line + 1,
+                        old.lines().nth(line).unwrap_or("<end>"),
+                        text.lines().nth(line).unwrap_or("<end>")
+                    ));
+                }
+                Err(_) => mismatches.push(format!("{file} is missing")),
+            }
+        }
+        for e in std::fs::read_dir(&dir)
+            .into_iter()
+            .flatten()
+            .filter_map(|e| e.ok())
+        {
+            let n = e.file_name().to_string_lossy().into_owned();
+            if !texts.contains_key(&n) {
+                mismatches.push(format!("{n} has no kernel any more"));
+            }
+        }
+    }
+    assert!(
+        invalid.is_empty(),
+        "{} SPIR-V module(s) failed spirv-val --target-env {env}:\n{}",
+        invalid.len(),
+        invalid.join("\n\n")
+    );
+    assert!(
+        mismatches.is_empty(),
+        "{} SPIR-V golden file(s) out of date; if the change is intended, run `STRATA_BLESS=1 cargo test --test golden` and review the diff of tests/golden/spirv:\n{}",
+        mismatches.len(),
+        mismatches.join("\n")
+    );
+}
