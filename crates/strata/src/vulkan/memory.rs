@@ -19,7 +19,7 @@ pub(crate) struct VkMem {
     ptr: Option<*mut u8>,
     bytes: usize,
     /// The size of the `VkBuffer` (`bytes` rounded up to 4, at least 4).
-    pub(crate) capacity: usize,
+    capacity: usize,
 }
 
 // SAFETY: the handles are plain values Vulkan lets any thread use; the mapped pointer is only
@@ -62,6 +62,7 @@ impl VkMem {
             bytes,
             capacity,
         };
+        debug_assert!(mem.capacity >= bytes);
         // SAFETY: the buffer was just created on this device.
         let req = unsafe { d.get_buffer_memory_requirements(buffer) };
         let (ty, mapped) = if staging {

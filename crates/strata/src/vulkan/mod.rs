@@ -48,7 +48,6 @@ use std::ffi::CStr;
 use std::sync::{Arc, Mutex};
 
 pub(crate) use memory::VkMem;
-pub(crate) use pipeline::VkKernel;
 
 /// The local size automatic work division aims for (as OpenCL's): capped by the device.
 const PREFERRED_GROUP_SIZE: usize = 256;
@@ -93,6 +92,9 @@ pub(crate) struct Caps {
     pub shared_float32_atomic_add: bool,
     pub buffer_float64_atomic_add: bool,
     pub buffer_float32_atomic_min_max: bool,
+    pub buffer_float64_atomic_min_max: bool,
+    pub shared_float64_atomic_add: bool,
+    pub shared_float64_atomic_min_max: bool,
     pub shared_float32_atomic_min_max: bool,
     pub vulkan_memory_model: bool,
     pub robust_buffer_access: bool,
@@ -107,6 +109,21 @@ pub(crate) struct Caps {
 }
 
 impl Caps {
+    /// The sub-group size kernels are launched with (the IR's sub-groups, at most 32): the
+    /// device's, or, where it is larger, the size in the range sub-group size control allows
+    /// that is nearest 32 from below.
+    pub(crate) fn launch_subgroup_size(&self) -> u32 {
+        if self.subgroup_size <= 32 || !self.subgroup_size_control {
+            return self.subgroup_size.min(32);
+        }
+        let (lo, hi) = self.subgroup_size_range;
+        if lo <= 32 {
+            hi.min(32)
+        } else {
+            self.subgroup_size.min(32)
+        }
+    }
+
     /// The sub-group operations as names, for `strata devices`.
     fn subgroup_op_names(&self) -> String {
         let names = [
@@ -439,6 +456,11 @@ impl VulkanDevice {
             buffer_float64_atomic_add: atomic_float && on(fa.shader_buffer_float64_atomic_add),
             buffer_float32_atomic_min_max: atomic_float2
                 && on(fa2.shader_buffer_float32_atomic_min_max),
+            buffer_float64_atomic_min_max: atomic_float2
+                && on(fa2.shader_buffer_float64_atomic_min_max),
+            shared_float64_atomic_add: atomic_float && on(fa.shader_shared_float64_atomic_add),
+            shared_float64_atomic_min_max: atomic_float2
+                && on(fa2.shader_shared_float64_atomic_min_max),
             shared_float32_atomic_min_max: atomic_float2
                 && on(fa2.shader_shared_float32_atomic_min_max),
             vulkan_memory_model: on(f12.vulkan_memory_model),
@@ -551,7 +573,7 @@ impl VulkanDevice {
                 format!("{:#x}", props.driver_version),
             ),
             (
-                "sub-groups".into(),
+                "subgroups".into(),
                 format!(
                     "{} lanes (sizes {}..={}), {}",
                     caps.subgroup_size,
@@ -604,7 +626,7 @@ impl VulkanDevice {
             supports_f64: caps.float64,
             supports_f16: caps.float16 && caps.storage_16bit,
             supports_int64_atomics: caps.buffer_int64_atomics,
-            sub_group_size: caps.subgroup_size.min(32),
+            sub_group_size: caps.launch_subgroup_size(),
             max_constant_buffer_size: None,
             max_constant_args: None,
             pitch_alignment: (props.limits.min_storage_buffer_offset_alignment as usize).max(64),

@@ -11,7 +11,8 @@
 //! checksum, the body; a file that does not match is reported, removed and rebuilt, and a file
 //! is written whole or not at all (a temporary file renamed).
 
-use super::{vk_error, Shared};
+use super::Shared;
+use crate::codegen::spirv::{self, ArgSlot, SpirvTarget};
 use crate::error::{Error, Result};
 use crate::ir::ValidFunction;
 use crate::runtime::CompiledKernel;
@@ -46,8 +47,15 @@ pub(crate) struct Layout {
     /// Where the number of work-groups (three `u32`) goes in the push constants, if the
     /// kernel reads it (a dispatch may be split, so the `NumWorkgroups` built-in is not it).
     pub groups_at: Option<u32>,
+    /// Whether the kernel reads the `NumWorkgroups` built-in (then a grid larger than one
+    /// dispatch may be cannot be split, and is refused).
+    pub reads_num_groups: bool,
     /// The entry point's name.
     pub entry: CString,
+    /// Workgroup memory the kernel uses: fixed bytes, and bytes per work-item of the
+    /// work-group plus one (the collectives' scratch); a launch whose total exceeds the device's
+    /// shared memory fails before it runs.
+    pub shared_bytes: (u32, u32),
     /// The sub-group size the kernel needs, asked of the pipeline where the device lets it
     /// (sub-group size control; full sub-groups where the work-group's x size is a multiple).
     pub subgroup_size: Option<u32>,
@@ -93,18 +101,91 @@ impl Drop for VkKernel {
     }
 }
 
-/// Compiles a validated kernel for the device: SPIR-V from the writer, then a kernel object.
+/// The writer's target for a device: what its features allow.
+pub(crate) fn target(caps: &super::Caps) -> SpirvTarget {
+    let ops = vk::SubgroupFeatureFlags::from_raw(caps.subgroup_ops);
+    SpirvTarget {
+        spirv_version: if caps.api_version >= vk::API_VERSION_1_3 {
+            (1, 6)
+        } else {
+            (1, 5)
+        },
+        float64: caps.float64,
+        int64: caps.int64,
+        int16: caps.int16,
+        int8: caps.int8,
+        float16: caps.float16,
+        storage_buffer_8bit: caps.storage_8bit,
+        storage_buffer_16bit: caps.storage_16bit,
+        subgroup_size: caps.launch_subgroup_size(),
+        subgroup_basic: ops.contains(vk::SubgroupFeatureFlags::BASIC),
+        subgroup_vote: ops.contains(vk::SubgroupFeatureFlags::VOTE),
+        subgroup_arithmetic: ops.contains(vk::SubgroupFeatureFlags::ARITHMETIC),
+        subgroup_ballot: ops.contains(vk::SubgroupFeatureFlags::BALLOT),
+        subgroup_shuffle: ops.contains(vk::SubgroupFeatureFlags::SHUFFLE),
+        subgroup_shuffle_relative: ops.contains(vk::SubgroupFeatureFlags::SHUFFLE_RELATIVE),
+        subgroup_quad: ops.contains(vk::SubgroupFeatureFlags::QUAD),
+        float32_atomic_add: caps.buffer_float32_atomic_add && caps.shared_float32_atomic_add,
+        float32_atomic_min_max: caps.buffer_float32_atomic_min_max
+            && caps.shared_float32_atomic_min_max,
+        float64_atomic_add: caps.buffer_float64_atomic_add && caps.shared_float64_atomic_add,
+        float64_atomic_min_max: caps.buffer_float64_atomic_min_max
+            && caps.shared_float64_atomic_min_max,
+        int64_atomics: caps.buffer_int64_atomics && caps.shared_int64_atomics,
+        max_shared_memory: caps.max_shared_memory,
+        max_push_constants: caps.max_push_constants,
+    }
+}
+
+/// Compiles a validated kernel for the device: SPIR-V from the writer for the device's
+/// target ([`target`]), then a kernel object. What the writer cannot lower for the device is
+/// its [`Error::Unsupported`], naming the device.
 pub(crate) fn compile(
     shared: &Arc<Shared>,
     f: &ValidFunction,
     settings: &crate::Settings,
 ) -> Result<VkKernel> {
     let _ = settings;
-    Err(Error::Unsupported {
-        kernel: f.function().name.clone(),
-        device: shared.label.clone(),
-        reason: "the SPIR-V writer is not there yet".into(),
-    })
+    let name = &f.function().name;
+    let m = spirv::write(f, &target(&shared.caps)).map_err(|e| match e {
+        Error::Unsupported { kernel, reason, .. } => Error::Unsupported {
+            kernel,
+            device: shared.label.clone(),
+            reason,
+        },
+        e => e,
+    })?;
+    let args = m
+        .layout
+        .params
+        .iter()
+        .map(|slot| match *slot {
+            ArgSlot::Buffer {
+                binding,
+                len_offset,
+            } => Arg::Buffer {
+                binding,
+                len_at: len_offset,
+            },
+            ArgSlot::Scalar { offset, size } => Arg::Scalar { at: offset, size },
+            ArgSlot::LocalLen { spec_id } => Arg::LocalLen { spec_id },
+        })
+        .collect();
+    let entry = CString::new(m.entry_point.clone()).map_err(|_| Error::Backend {
+        backend: "vulkan",
+        message: format!("strata bug: the entry point of `{name}` contains NUL"),
+    })?;
+    let layout = Layout {
+        args,
+        push_size: m.layout.push_constant_size,
+        local_size_ids: m.workgroup_size_spec_ids,
+        groups_at: None,
+        reads_num_groups: true,
+        shared_bytes: (m.fixed_shared_bytes, m.scratch_bytes_per_item),
+        entry,
+        subgroup_size: Some(shared.caps.launch_subgroup_size()),
+    };
+    VkKernel::new(shared, name, m.words, layout)
 }
 
 impl VkKernel {

@@ -505,6 +505,20 @@ impl Worker {
                 ),
             });
         }
+        let items: usize = local.iter().product();
+        let shared_bytes =
+            layout.shared_bytes.0 as u64 + layout.shared_bytes.1 as u64 * (items as u64 + 1);
+        if shared_bytes > self.shared.caps.max_shared_memory as u64 {
+            return Err(Error::Unsupported {
+                kernel: k.name.clone(),
+                device: self.shared.label.clone(),
+                reason: format!(
+                    "work-groups of {items} work-items need {shared_bytes} bytes of shared \
+                     memory; the device has {} (give a smaller local size)",
+                    self.shared.caps.max_shared_memory
+                ),
+            });
+        }
         // Specialization constants: the local size, then launch-sized local arrays.
         let mut spec: Vec<(u32, u32)> = layout
             .local_size_ids
@@ -583,7 +597,19 @@ impl Worker {
             Some(set)
         };
         let pl = k.pipeline_layout;
-        let pieces = pieces(groups, self.shared.caps.max_group_count);
+        let max = self.shared.caps.max_group_count;
+        let pieces = pieces(groups, max);
+        if pieces.len() > 1 && layout.groups_at.is_none() && layout.reads_num_groups {
+            // The kernel reads `NumWorkgroups`, which a split dispatch would get wrong.
+            return Err(Error::Unsupported {
+                kernel: k.name.clone(),
+                device: self.shared.label.clone(),
+                reason: format!(
+                    "a grid of {groups:?} work-groups; the device dispatches at most {max:?} at \
+                     once (give a larger local size)"
+                ),
+            });
+        }
         self.submit(|d, cb| {
             // SAFETY: pipeline, layout and set are this kernel's and live across the submission.
             unsafe {

@@ -133,6 +133,8 @@ fn fixture_kernel_runs(dev: &VulkanDevice) {
         push_size: 8,
         local_size_ids: [0, 1, 2],
         groups_at: None,
+        reads_num_groups: false,
+        shared_bytes: (0, 0),
         entry: c"main".into(),
         subgroup_size: None,
     };
@@ -293,6 +295,8 @@ fn a_cancelled_launch_does_not_run() {
                 push_size: 0,
                 local_size_ids: [0, 1, 2],
                 groups_at: None,
+                reads_num_groups: false,
+                shared_bytes: (0, 0),
                 entry: c"main".into(),
                 subgroup_size: None,
             },
