@@ -179,14 +179,14 @@ impl DeviceInfo {
                 .any(|(k, v)| k == "device type" && v.split(" + ").any(|t| t == "CPU"))
     }
 
-    /// Whether kernels on this device are bounds-checked outside checked mode: an OpenCL
-    /// device of type CPU (such as PoCL) runs kernels in the host's memory, where an index
+    /// Whether kernels on this device are bounds-checked outside checked mode: an OpenCL or
+    /// Vulkan device of type CPU (such as PoCL or lavapipe) runs kernels in the host's memory, where an index
     /// out of bounds would write into the process's memory or kill it, so every launch there
     /// runs the kernel with its accesses tested ([`crate::ir::checked::instrument_bounds`]) and
     /// an index out of bounds fails the launch with [`crate::Error::OutOfBounds`]. The
     /// strata CPU backends test every access themselves; GPUs have memory of their own.
     pub fn bounds_checks_kernels(&self) -> bool {
-        self.backend == BackendKind::OpenCl && self.is_cpu()
+        matches!(self.backend, BackendKind::OpenCl | BackendKind::Vulkan) && self.is_cpu()
     }
 
     /// Whether a work-group that has started running keeps making progress while other
