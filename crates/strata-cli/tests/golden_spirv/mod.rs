@@ -3,7 +3,8 @@
 //! `tests/golden/spirv/*.spvasm`, and every module validated by `spirv-val` for that target's
 //! environment (a validation failure fails the test). Kernels the writer cannot express for
 //! the baseline are listed with their reason in `tests/golden/spirv/unsupported.txt`, so
-//! that the count is visible in review and cannot grow silently. `STRATA_BLESS=1` rewrites
+//! that the count is visible in review and cannot grow silently. The checked variants of
+//! the planted-bug and matmul kernels are in `tests/golden/spirv-checked/`. `STRATA_BLESS=1` rewrites
 //! the files like the C dialects'.
 //!
 //! The SPIRV-Tools (`spirv-val`, `spirv-dis`, Debian's `spirv-tools`) missing is a failure
@@ -12,7 +13,9 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
+use std::sync::Arc;
 use strata::codegen::spirv::{self, SpirvTarget};
+use strata::ir::ValidFunction;
 
 fn tool(name: &str) -> bool {
     Command::new(name)
@@ -48,8 +51,7 @@ fn run_tool(
     }
 }
 
-#[test]
-fn spirv_golden_files() {
+fn tools_present() -> bool {
     let required =
         std::env::var("STRATA_REQUIRE").is_ok_and(|v| v.split(',').any(|b| b.trim() == "vulkan"));
     if !(tool("spirv-val") && tool("spirv-dis")) {
@@ -58,6 +60,14 @@ fn spirv_golden_files() {
             "STRATA_REQUIRE names vulkan, but spirv-val or spirv-dis (spirv-tools) is missing"
         );
         eprintln!("skipped: spirv-val or spirv-dis (spirv-tools) is missing");
+        return false;
+    }
+    true
+}
+
+#[test]
+fn spirv_golden_files() {
+    if !tools_present() {
         return;
     }
     let kernels = super::all_kernels();
@@ -65,17 +75,42 @@ fn spirv_golden_files() {
         kernels.len() > 100,
         "expected the conformance suite's kernels"
     );
+    let functions: BTreeMap<String, Arc<ValidFunction>> = kernels
+        .iter()
+        .map(|(n, k)| (n.clone(), Arc::new(k.valid_function().clone())))
+        .collect();
+    spirv_golden(&functions, "spirv");
+}
+
+/// The checked variants of `checked_kernels` (planted bugs and tiled matrix products), as
+/// for the C dialects, in `tests/golden/spirv-checked/`.
+#[test]
+fn spirv_checked_golden_files() {
+    if !tools_present() {
+        return;
+    }
+    let functions: BTreeMap<String, Arc<ValidFunction>> = super::checked_kernels()
+        .iter()
+        .map(|(n, k)| (n.clone(), k.checked_function().expect("checked variant")))
+        .collect();
+    assert!(functions.len() >= 12, "expected the planted bugs");
+    spirv_golden(&functions, "spirv-checked");
+}
+
+/// Writes, validates and compares (or blesses) the SPIR-V of `functions` in
+/// `tests/golden/<dir_name>/`.
+fn spirv_golden(functions: &BTreeMap<String, Arc<ValidFunction>>, dir_name: &str) {
     let target = SpirvTarget::vulkan_1_2_baseline();
     let env = target.target_env();
-    let dir = super::golden_dir("spirv");
+    let dir = super::golden_dir(dir_name);
     let tmp = std::env::temp_dir().join(format!("strata-spirv-{}", std::process::id()));
     std::fs::create_dir_all(&tmp).unwrap();
     let bless = std::env::var("STRATA_BLESS").is_ok_and(|v| v == "1");
     let mut texts: BTreeMap<String, String> = BTreeMap::new();
     let mut unsupported = String::new();
     let mut invalid = Vec::new();
-    for (name, k) in &kernels {
-        match spirv::write(k.valid_function(), &target) {
+    for (name, f) in functions {
+        match spirv::write(f, &target) {
             Ok(m) => {
                 if let Err(e) =
                     run_tool("spirv-val", &["--target-env", env], &m.bytes(), &tmp, name)
@@ -147,8 +182,9 @@ fn spirv_golden_files() {
     );
     assert!(
         mismatches.is_empty(),
-        "{} SPIR-V golden file(s) out of date; if the change is intended, run `STRATA_BLESS=1 cargo test --test golden` and review the diff of tests/golden/spirv:\n{}",
+        "{} SPIR-V golden file(s) out of date; if the change is intended, run `STRATA_BLESS=1 cargo test --test golden` and review the diff of tests/golden/{}:\n{}",
         mismatches.len(),
+        dir_name,
         mismatches.join("\n")
     );
 }

@@ -40,8 +40,11 @@ pub(crate) enum Arg {
 pub(crate) struct Layout {
     /// One entry per parameter, in order.
     pub args: Vec<Arg>,
-    /// Bytes of push constants.
+    /// Bytes of the argument block (scalars, buffer lengths, the number of work-groups).
     pub push_size: u32,
+    /// Where the argument block goes when it does not fit the device's push constants: the
+    /// binding of a read-only storage buffer holding it. `None`: it is the push constants.
+    pub args_binding: Option<u32>,
     /// The specialization constants of the work-group size (x, y, z).
     pub local_size_ids: [u32; 3],
     /// Where the number of work-groups (three `u32`) goes in the push constants, if the
@@ -175,12 +178,17 @@ pub(crate) fn compile(
         backend: "vulkan",
         message: format!("strata bug: the entry point of `{name}` contains NUL"),
     })?;
+    let (push_size, args_binding) = match m.layout.args_buffer {
+        Some((binding, size)) => (size, Some(binding)),
+        None => (m.layout.push_constant_size, None),
+    };
     let layout = Layout {
         args,
-        push_size: m.layout.push_constant_size,
+        push_size,
+        args_binding,
         local_size_ids: m.workgroup_size_spec_ids,
-        groups_at: None,
-        reads_num_groups: true,
+        groups_at: m.layout.num_groups_offset,
+        reads_num_groups: false,
         shared_bytes: (m.fixed_shared_bytes, m.scratch_bytes_per_item),
         entry,
         subgroup_size: Some(shared.caps.launch_subgroup_size()),
@@ -224,14 +232,16 @@ impl VkKernel {
             .args
             .iter()
             .filter_map(|a| match a {
-                Arg::Buffer { binding, .. } => Some(
-                    vk::DescriptorSetLayoutBinding::default()
-                        .binding(*binding)
-                        .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
-                        .descriptor_count(1)
-                        .stage_flags(vk::ShaderStageFlags::COMPUTE),
-                ),
+                Arg::Buffer { binding, .. } => Some(*binding),
                 _ => None,
+            })
+            .chain(k.layout.args_binding)
+            .map(|binding| {
+                vk::DescriptorSetLayoutBinding::default()
+                    .binding(binding)
+                    .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                    .descriptor_count(1)
+                    .stage_flags(vk::ShaderStageFlags::COMPUTE)
             })
             .collect();
         k.set_layout = unsafe {
@@ -248,7 +258,7 @@ impl VkKernel {
         }];
         let set_layouts = [k.set_layout];
         let mut info = vk::PipelineLayoutCreateInfo::default().set_layouts(&set_layouts);
-        if k.layout.push_size > 0 {
+        if k.layout.push_size > 0 && k.layout.args_binding.is_none() {
             info = info.push_constant_ranges(&ranges);
         }
         k.pipeline_layout = unsafe { d.create_pipeline_layout(&info, None) }

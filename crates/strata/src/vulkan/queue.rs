@@ -566,6 +566,20 @@ impl Worker {
             }
         }
         let pipeline = k.pipeline(&spec)?;
+        // An argument block too large for push constants travels in a buffer of its own,
+        // alive until the launch has completed (the end of this function).
+        let args_mem = match layout.args_binding {
+            Some(binding) => {
+                let m = VkMem::with_type(&self.shared, push.len(), false, true)?;
+                let p = m.mapped().expect("staging memory is mapped");
+                // SAFETY: the mapping holds `push.len()` bytes; no command uses it yet.
+                unsafe { std::ptr::copy_nonoverlapping(push.as_ptr(), p, push.len()) };
+                buffers.push((binding, m.buffer));
+                push.clear();
+                Some(m)
+            }
+            None => None,
+        };
         let set = if buffers.is_empty() {
             None
         } else {
@@ -610,7 +624,7 @@ impl Worker {
                 ),
             });
         }
-        self.submit(|d, cb| {
+        let r = self.submit(|d, cb| {
             // SAFETY: pipeline, layout and set are this kernel's and live across the submission.
             unsafe {
                 d.cmd_bind_pipeline(cb, vk::PipelineBindPoint::COMPUTE, pipeline);
@@ -634,7 +648,9 @@ impl Worker {
                 }
             }
             Ok(())
-        })
+        });
+        drop(args_mem);
+        r
     }
 }
 

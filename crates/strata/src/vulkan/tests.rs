@@ -131,6 +131,7 @@ fn fixture_kernel_runs(dev: &VulkanDevice) {
             Arg::Scalar { at: 4, size: 4 },
         ],
         push_size: 8,
+        args_binding: None,
         local_size_ids: [0, 1, 2],
         groups_at: None,
         reads_num_groups: false,
@@ -293,6 +294,7 @@ fn a_cancelled_launch_does_not_run() {
             Layout {
                 args: vec![],
                 push_size: 0,
+                args_binding: None,
                 local_size_ids: [0, 1, 2],
                 groups_at: None,
                 reads_num_groups: false,

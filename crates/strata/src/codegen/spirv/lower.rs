@@ -26,6 +26,9 @@ use crate::ir::{
 use crate::ir::{ArrayLen, MathFn};
 use std::collections::HashMap;
 
+mod exact;
+mod math;
+
 type R<T> = std::result::Result<T, String>;
 
 struct LoopFrame {
@@ -49,6 +52,10 @@ struct Lower<'a> {
     pc_scalar: HashMap<ParamId, (u32, Scalar)>,
     pc_len: HashMap<ParamId, u32>,
     pc_member_types: Vec<u32>,
+    /// The push-constant member of the number of work-groups in x (y, z follow).
+    pc_groups: u32,
+    /// The storage class of the argument block: push constants, or a storage buffer.
+    pc_sc: u32,
     local_vars: Vec<u32>,
     private_vars: Vec<u32>,
     builtins: HashMap<u32, u32>,
@@ -79,6 +86,8 @@ pub(super) fn write(vf: &ValidFunction, t: &SpirvTarget) -> R<SpirvModule> {
         pc_scalar: HashMap::new(),
         pc_len: HashMap::new(),
         pc_member_types: Vec::new(),
+        pc_groups: 0,
+        pc_sc: op::SC_PUSH_CONSTANT,
         local_vars: Vec::new(),
         private_vars: Vec::new(),
         builtins: HashMap::new(),
@@ -397,9 +406,7 @@ impl Lower<'_> {
                     }
                     let s = ty.scalar;
                     let size = if s.size() == 8 { 8 } else { 4 };
-                    let mt = if size == 8 {
-                        self.scalar_ty(s)?
-                    } else if s == Scalar::F32 {
+                    let mt = if size == 8 || s == Scalar::F32 {
                         self.scalar_ty(s)?
                     } else {
                         self.u32_ty()
@@ -420,6 +427,25 @@ impl Lower<'_> {
             };
             layout.params.push(slot);
         }
+        // The launch's number of work-groups (not the `NumWorkgroups` built-in: the runtime
+        // may split a launch into several dispatches with a base).
+        let needs_groups = f.exprs.iter().any(|(_, e, _)| {
+            matches!(
+                e,
+                Expr::Builtin(
+                    Builtin::NumGroups(_) | Builtin::GlobalSize(_) | Builtin::GroupLinearId
+                )
+            )
+        });
+        if needs_groups {
+            let u = self.u32_ty();
+            self.pc_groups = members.len() as u32;
+            layout.num_groups_offset = Some(offset);
+            for _ in 0..3 {
+                members.push((u, offset));
+                offset += 4;
+            }
+        }
         if !members.is_empty() {
             let types: Vec<u32> = members.iter().map(|m| m.0).collect();
             let tag = self.m.id();
@@ -429,15 +455,24 @@ impl Lower<'_> {
                 self.m.member_decorate(st, i as u32, op::DEC_OFFSET, &[*o]);
             }
             self.pc_member_types = members.iter().map(|m| m.0).collect();
-            self.pc_var = self.var(op::SC_PUSH_CONSTANT, st);
-            self.m.name(self.pc_var, "args");
-            layout.push_constant_size = offset.div_ceil(8) * 8;
-            if layout.push_constant_size > self.t.max_push_constants {
-                return Err(format!(
-                    "{} bytes of scalar arguments and buffer lengths, more than the device's {} bytes of push constants",
-                    layout.push_constant_size, self.t.max_push_constants
-                ));
+            let size = offset.div_ceil(8) * 8;
+            if size <= self.t.max_push_constants {
+                self.pc_sc = op::SC_PUSH_CONSTANT;
+                layout.push_constant_size = size;
+                self.pc_var = self.var(op::SC_PUSH_CONSTANT, st);
+            } else {
+                // More than the device's push constants: the same block in a read-only
+                // storage buffer at the next binding.
+                self.pc_sc = op::SC_STORAGE_BUFFER;
+                let binding = layout.bindings;
+                layout.bindings += 1;
+                layout.args_buffer = Some((binding, size));
+                self.pc_var = self.var(op::SC_STORAGE_BUFFER, st);
+                self.m.decorate(self.pc_var, op::DEC_DESCRIPTOR_SET, &[0]);
+                self.m.decorate(self.pc_var, op::DEC_BINDING, &[binding]);
+                self.m.decorate(self.pc_var, op::DEC_NON_WRITABLE, &[]);
             }
+            self.m.name(self.pc_var, "args");
         }
         Ok(layout)
     }
@@ -587,6 +622,16 @@ impl Lower<'_> {
         self.op(op::COMPOSITE_EXTRACT, u, &[all, d.min(2) as u32])
     }
 
+    /// The launch's number of work-groups in dimension `d`, from the push constants.
+    fn num_groups(&mut self, d: u8) -> u32 {
+        let u = self.u32_ty();
+        let pt = self.ptr(self.pc_sc, u);
+        let mc = self.u32c(self.pc_groups + d.min(2) as u32);
+        let pcv = self.pc_var;
+        let ptr = self.op(op::ACCESS_CHAIN, pt, &[pcv, mc]);
+        self.op(op::LOAD, u, &[ptr])
+    }
+
     fn local_size(&mut self, d: u8) -> u32 {
         let u = self.u32_ty();
         let c = self.wg_composite;
@@ -606,10 +651,10 @@ impl Lower<'_> {
             Builtin::GlobalId(d) => self.builtin_component(op::BI_GLOBAL_INVOCATION_ID, d),
             Builtin::LocalId(d) => self.builtin_component(op::BI_LOCAL_INVOCATION_ID, d),
             Builtin::GroupId(d) => self.builtin_component(op::BI_WORKGROUP_ID, d),
-            Builtin::NumGroups(d) => self.builtin_component(op::BI_NUM_WORKGROUPS, d),
+            Builtin::NumGroups(d) => self.num_groups(d),
             Builtin::LocalSize(d) => self.local_size(d),
             Builtin::GlobalSize(d) => {
-                let n = self.builtin_component(op::BI_NUM_WORKGROUPS, d);
+                let n = self.num_groups(d);
                 let l = self.local_size(d);
                 self.op(op::I_MUL, u, &[n, l])
             }
@@ -654,10 +699,7 @@ impl Lower<'_> {
         let (sx, sy) = if local {
             (self.local_size(0), self.local_size(1))
         } else {
-            (
-                self.builtin_component(op::BI_NUM_WORKGROUPS, 0),
-                self.builtin_component(op::BI_NUM_WORKGROUPS, 1),
-            )
+            (self.num_groups(0), self.num_groups(1))
         };
         let zy = self.op(op::I_MUL, u, &[z, sy]);
         let inner = self.op(op::I_ADD, u, &[y, zy]);
@@ -698,7 +740,7 @@ impl Lower<'_> {
             Expr::BufferLen(p) => {
                 let m = *self.pc_len.get(&p).ok_or("a buffer length")?;
                 let u = self.u32_ty();
-                let pt = self.ptr(op::SC_PUSH_CONSTANT, u);
+                let pt = self.ptr(self.pc_sc, u);
                 let mc = self.u32c(m);
                 let pcv = self.pc_var;
                 let ptr = self.op(op::ACCESS_CHAIN, pt, &[pcv, mc]);
@@ -753,8 +795,7 @@ impl Lower<'_> {
                 for &a in &args {
                     vals.push(self.expr(a)?);
                 }
-                let arg_types: Vec<Type> = args.iter().map(|&a| self.f.exprs.ty(a)).collect();
-                self.math(m, at, ty, &vals, &arg_types)?
+                self.math(m, at, ty, &vals)?
             }
             Expr::Splat(a, n) => {
                 let x = self.expr(a)?;
@@ -789,7 +830,7 @@ impl Lower<'_> {
             .get(&p)
             .ok_or("a non-scalar parameter read")?;
         let mt = self.pc_member_types[m as usize];
-        let pt = self.ptr(op::SC_PUSH_CONSTANT, mt);
+        let pt = self.ptr(self.pc_sc, mt);
         let mc = self.u32c(m);
         let pcv = self.pc_var;
         let ptr = self.op(op::ACCESS_CHAIN, pt, &[pcv, mc]);
@@ -851,6 +892,9 @@ impl Lower<'_> {
                 Ge => op::F_ORD_GREATER_THAN_EQUAL,
                 _ => return Err(format!("float operator {}", o.symbol())),
             };
+            if o == Rem {
+                return self.fmod(at, x, y);
+            }
             return Ok(if o.is_comparison() {
                 self.op(opc, t, &[x, y])
             } else {
@@ -941,6 +985,7 @@ impl Lower<'_> {
             return self.cast(from.with_scalar(Scalar::F32), to, w);
         }
         Ok(match (fs.is_float(), to.is_float()) {
+            (true, true) if fs == Scalar::F64 && to == Scalar::F16 => self.f64_to_f16(from, x)?,
             (true, true) => self.fop(op::F_CONVERT, t, &[x]),
             (false, true) => {
                 let opc = if fs.is_signed() {
@@ -1029,7 +1074,7 @@ impl Lower<'_> {
         Ok(self.op(op::SELECT, t, &[nan, zero, r]))
     }
 
-    fn math(&mut self, m: MathFn, at: Type, rt: Type, a: &[u32], ats: &[Type]) -> R<u32> {
+    fn math(&mut self, m: MathFn, at: Type, rt: Type, a: &[u32]) -> R<u32> {
         let s = at.scalar;
         let t = self.vty(rt)?;
         let f64_glsl = |m: MathFn| -> R<()> {
@@ -1053,7 +1098,6 @@ impl Lower<'_> {
                 MathFn::Abs => Some(op::GLSL_F_ABS),
                 MathFn::Min => Some(op::GLSL_N_MIN),
                 MathFn::Max => Some(op::GLSL_N_MAX),
-                MathFn::Fma => Some(op::GLSL_FMA),
                 _ => None,
             };
             if let Some(f) = simple {
@@ -1061,29 +1105,23 @@ impl Lower<'_> {
             }
             let transcendental = match m {
                 MathFn::Rsqrt => Some(op::GLSL_INVERSE_SQRT),
-                MathFn::Exp => Some(op::GLSL_EXP),
                 MathFn::Exp2 => Some(op::GLSL_EXP2),
                 MathFn::Log => Some(op::GLSL_LOG),
                 MathFn::Log2 => Some(op::GLSL_LOG2),
                 MathFn::Sin => Some(op::GLSL_SIN),
                 MathFn::Cos => Some(op::GLSL_COS),
                 MathFn::Tan => Some(op::GLSL_TAN),
-                MathFn::Asin => Some(op::GLSL_ASIN),
-                MathFn::Acos => Some(op::GLSL_ACOS),
-                MathFn::Atan => Some(op::GLSL_ATAN),
-                MathFn::Sinh => Some(op::GLSL_SINH),
-                MathFn::Cosh => Some(op::GLSL_COSH),
                 MathFn::Tanh => Some(op::GLSL_TANH),
                 MathFn::Asinh => Some(op::GLSL_ASINH),
                 MathFn::Acosh => Some(op::GLSL_ACOSH),
                 MathFn::Atanh => Some(op::GLSL_ATANH),
-                MathFn::Atan2 => Some(op::GLSL_ATAN2),
-                MathFn::Pow => Some(op::GLSL_POW),
                 _ => None,
             };
             if let Some(f) = transcendental {
                 f64_glsl(m)?;
-                return Ok(g(self, f));
+                let r = g(self, f);
+                // NaN in, NaN out (lavapipe's atan2(NaN, 1) is 0).
+                return self.nan_through(at, a, r);
             }
             return match m {
                 MathFn::Clamp => {
@@ -1095,7 +1133,7 @@ impl Lower<'_> {
                     let p = self.fop(op::F_MUL, t, &[d, a[2]]);
                     Ok(self.fop(op::F_ADD, t, &[a[0], p]))
                 }
-                MathFn::Fmod => Ok(self.fop(op::F_REM, t, &[a[0], a[1]])),
+                MathFn::Fmod => self.fmod(at, a[0], a[1]),
                 MathFn::Degrees | MathFn::Radians => {
                     let k = if m == MathFn::Degrees {
                         180.0 / std::f64::consts::PI
@@ -1150,11 +1188,7 @@ impl Lower<'_> {
                     let r = self.op(op::SELECT, t, &[ny, a[1], r]);
                     Ok(self.op(op::SELECT, t, &[nx, a[0], r]))
                 }
-                MathFn::Ldexp => {
-                    // The exponent is i32 (one type for both signednesses here).
-                    let _ = ats;
-                    Ok(self.glsl(t, op::GLSL_LDEXP, &[a[0], a[1]]))
-                }
+                MathFn::Ldexp => self.ldexp(at, a[0], a[1]),
                 MathFn::IsNan | MathFn::IsInf | MathFn::IsFinite | MathFn::Signbit => {
                     let bt = t;
                     match m {
@@ -1253,7 +1287,7 @@ impl Lower<'_> {
                     }
                     Ok(self.op(op::COMPOSITE_CONSTRUCT, t, &out))
                 }
-                _ => Err(format!("`{}` on {s} (no SPIR-V lowering yet)", m.name())),
+                _ => self.float_math_more(m, at, a),
             };
         }
         let signed = s.is_signed();
@@ -1403,7 +1437,7 @@ impl Lower<'_> {
                 };
                 Ok(self.op(op::U_CONVERT, t, &[r]))
             }
-            _ => Err(format!("`{}` on {s} (no SPIR-V lowering yet)", m.name())),
+            _ => self.int_math_more(m, at, a),
         }
     }
 
@@ -2197,11 +2231,54 @@ impl Lower<'_> {
         self.const_of(ty, v)
     }
 
+    /// A work-group broadcast of scalar `x` (of IR scalar `vs`) from work-item `src`.
+    fn broadcast_scalar(&mut self, vs: Scalar, x: u32, src: u32) -> R<u32> {
+        let s = Self::mem_scalar(vs);
+        let sc = self.scratch(s)?;
+        let st = self.scalar_ty(s)?;
+        let pt = self.ptr(op::SC_WORKGROUP, st);
+        let x = if vs == Scalar::Bool {
+            self.cast(Type::BOOL, Scalar::U8, x)?
+        } else {
+            x
+        };
+        let lid = self.linear(op::BI_LOCAL_INVOCATION_ID, true);
+        let mine = self.op(op::ACCESS_CHAIN, pt, &[sc, lid]);
+        self.emit(op::STORE, &[mine, x]);
+        self.barrier_local();
+        let p = self.op(op::ACCESS_CHAIN, pt, &[sc, src]);
+        let r = self.op(op::LOAD, st, &[p]);
+        self.barrier_local();
+        if vs == Scalar::Bool {
+            self.cast(Type::scalar(Scalar::U8), Scalar::Bool, r)
+        } else {
+            Ok(r)
+        }
+    }
+
     /// A work-group collective: the C writer's serial fold in workgroup scratch.
     fn work_group(&mut self, gop: GroupOp, arg: ExprId, source: Option<ExprId>) -> R<u32> {
         let at = self.f.exprs.ty(arg);
+        if at.width != 1 && gop == GroupOp::Broadcast {
+            // Component by component through the scalar scratch.
+            let x = self.expr(arg)?;
+            let src = self.index(source.ok_or("broadcast without its source")?)?;
+            let ct = self.vty(at.component())?;
+            let mut parts = Vec::new();
+            for c in 0..at.width as u32 {
+                let xc = self.op(op::COMPOSITE_EXTRACT, ct, &[x, c]);
+                parts.push(self.broadcast_scalar(at.scalar, xc, src)?);
+            }
+            let t = self.vty(at)?;
+            return Ok(self.op(op::COMPOSITE_CONSTRUCT, t, &parts));
+        }
         if at.width != 1 {
             return Err(format!("{} of a vector", gop.name(GroupScope::WorkGroup)));
+        }
+        if gop == GroupOp::Broadcast {
+            let x = self.expr(arg)?;
+            let src = self.index(source.ok_or("broadcast without its source")?)?;
+            return self.broadcast_scalar(at.scalar, x, src);
         }
         let vs = at.scalar;
         let s = Self::mem_scalar(vs);
@@ -2354,7 +2431,12 @@ impl Lower<'_> {
             };
             // Outside the sub-group (a wrapped `lane - delta` too): the work-item's own value.
             let inside = self.op(op::U_LESS_THAN, bt, &[from, size]);
-            let from = if gop == GroupOp::ShuffleUp {
+            let from = if gop == GroupOp::ShuffleDown {
+                // `lane + delta` wrapped past u32::MAX: outside too.
+                let ok = self.op(op::U_GREATER_THAN_EQUAL, bt, &[from, lane]);
+                let both = self.op(op::LOGICAL_AND, bt, &[ok, inside]);
+                self.op(op::SELECT, u, &[both, from, lane])
+            } else if gop == GroupOp::ShuffleUp {
                 let ok = self.op(op::U_GREATER_THAN_EQUAL, bt, &[lane, src]);
                 let both = self.op(op::LOGICAL_AND, bt, &[ok, inside]);
                 self.op(op::SELECT, u, &[both, from, lane])

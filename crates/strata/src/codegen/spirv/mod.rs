@@ -9,7 +9,10 @@
 //!   composite of three `u32`s with specialization ids [`SpirvModule::workgroup_size_spec_ids`]
 //!   (0, 1, 2; default 1), which the runtime sets per launch. A launch's global size is a
 //!   multiple of its work-group size (the runtime's rule for every backend), so the kernel's
-//!   global size is `NumWorkgroups * WorkgroupSize` and no geometry is passed.
+//!   global size is the number of work-groups times `WorkgroupSize`; the number of
+//!   work-groups, where the kernel needs it, is in the push constants
+//!   ([`ArgLayout::num_groups_offset`]), never the `NumWorkgroups` built-in (so the runtime
+//!   may split a launch into dispatches with a base).
 //! - Every buffer parameter is a storage buffer in descriptor set 0 at the binding
 //!   [`ArgSlot::Buffer`] names: a `Block` struct holding one runtime array of the buffer's
 //!   scalar type (a buffer of vectors is indexed by component, as in the C writers; `bool` is
@@ -93,7 +96,7 @@ pub struct SpirvTarget {
 impl SpirvTarget {
     /// A Vulkan 1.2 device with every feature the writer can use (lavapipe's): SPIR-V 1.5,
     /// 8/16/64-bit types, `f16`, `f64`, sub-groups of 8 with every operation, float and
-    /// 64-bit atomics, 32 KiB of shared memory, 256 bytes of push constants.
+    /// 64-bit atomics, 32 KiB of shared memory, 128 bytes of push constants.
     pub fn vulkan_1_2_baseline() -> SpirvTarget {
         SpirvTarget {
             spirv_version: (1, 5),
@@ -118,7 +121,7 @@ impl SpirvTarget {
             float64_atomic_min_max: false,
             int64_atomics: true,
             max_shared_memory: 32768,
-            max_push_constants: 256,
+            max_push_constants: 128,
         }
     }
 
@@ -165,10 +168,22 @@ pub enum ArgSlot {
 pub struct ArgLayout {
     /// One slot per parameter.
     pub params: Vec<ArgSlot>,
-    /// The size of the push-constant block in bytes (0 when the kernel has none).
+    /// The size of the push-constant block in bytes (0 when the kernel has none, or when
+    /// the block is in [`ArgLayout::args_buffer`]).
     pub push_constant_size: u32,
+    /// Where the argument block goes when it is larger than the device's push constants:
+    /// `(binding, size in bytes)` of a read-only storage buffer in descriptor set 0 holding
+    /// the same bytes at the same offsets ([`ArgSlot::Scalar`], `len_offset`,
+    /// [`ArgLayout::num_groups_offset`]) that would have been the push constants. `None`:
+    /// they are push constants.
+    pub args_buffer: Option<(u32, u32)>,
     /// The number of storage-buffer bindings (0 to `bindings - 1`).
     pub bindings: u32,
+    /// Where the launch's number of work-groups goes, if the kernel reads it (directly or
+    /// through the global size or the linear group id): three `u32`s (x, y, z) from this
+    /// byte offset of the push constants. The kernel never reads the `NumWorkgroups`
+    /// built-in, so a launch may be split into dispatches with a base.
+    pub num_groups_offset: Option<u32>,
 }
 
 /// A kernel as a SPIR-V module, with what the runtime needs to launch it.

@@ -82,6 +82,7 @@ pub const S_LESS_THAN: u32 = 177;
 pub const U_LESS_THAN_EQUAL: u32 = 178;
 pub const S_LESS_THAN_EQUAL: u32 = 179;
 pub const F_ORD_EQUAL: u32 = 180;
+pub const F_ORD_NOT_EQUAL: u32 = 182;
 pub const F_UNORD_NOT_EQUAL: u32 = 183;
 pub const F_ORD_LESS_THAN: u32 = 184;
 pub const F_ORD_GREATER_THAN: u32 = 186;
