@@ -212,6 +212,8 @@ impl DeviceInfo {
     /// - **OpenCL**: no. OpenCL 1.2 promises nothing about the progress of one work-group
     ///   while another waits, and drivers differ (some run work-groups one at a time on a CPU
     ///   thread, some time-slice them); strata does not rely on any of them.
+    /// - **Vulkan**: no. Vulkan promises no progress between the work-groups of a dispatch
+    ///   (lavapipe runs a few at a time on CPU threads).
     pub fn group_forward_progress(&self) -> bool {
         matches!(
             self.backend,
