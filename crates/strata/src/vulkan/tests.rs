@@ -186,8 +186,8 @@ fn fixture_kernel_runs(dev: &VulkanDevice) {
         );
         e.wait().unwrap();
         let c: Vec<f32> = bytemuck::cast_slice(&read(&*q, &mc)).to_vec();
-        for i in 0..n {
-            assert_eq!(c[i], (3 * i) as f32 + 0.5, "c[{i}] of {n}");
+        for (i, c) in c.iter().enumerate() {
+            assert_eq!(*c, (3 * i) as f32 + 0.5, "c[{i}] of {n}");
         }
     }
 }
