@@ -6,7 +6,8 @@
 #   bash scripts/gpu-run.sh device     # there, in this order: devices, check (the conformance
 #                                      # suite), bench at 2^26 (JSON), the CuPy/PyTorch baselines
 #                                      # (CUB sort, copy, cuBLAS), difftest of 2,000 programs, the
-#                                      # CUDA test binaries with STRATA_REQUIRE=cuda, NVIDIA OpenCL;
+#                                      # CUDA test binaries with STRATA_REQUIRE=cuda, NVIDIA OpenCL,
+#                                      # Vulkan (check, difftest, bench on vulkan:0 beside cuda:0);
 #                                      # every log under $OUT
 #   bash scripts/gpu-run.sh dry-run    # here, after build: unpacks the bundle as `device` does
 #                                      # and prints each step with its time limit, runs nothing
@@ -22,7 +23,7 @@
 # The device machine has CUDA 13 (its own NVRTC), the driver, Python with CuPy and PyTorch, and
 # no Rust: everything Rust is built here. The binaries are packed with xz to stay far under the
 # 64 MiB that travels. Environment for `device`: STRATA_GPU_STEPS (space-separated subset of
-# `devices check bench baselines difftest tests opencl loadab`, default all but loadab, run in the
+# `devices check bench baselines difftest tests opencl vulkan loadab`, default all but loadab, run in the
 # order given), STRATA_GPU_PROGRAMS (difftest programs, default 2000), STRATA_GPU_SIZE (bench
 # size, default 2^26), STRATA_GPU_FILTER (bench filter), STRATA_GPU_TESTS (words: run only the
 # test binaries whose names contain one; default `cuda cublas gpu_backends wait`, `.` for all),
@@ -71,6 +72,13 @@ EOF
         dpkg -x ocl-icd-libopencl1_*.deb icd && rm -f ocl-icd-libopencl1_*.deb &&
         cp -L icd/usr/lib/x86_64-linux-gnu/libOpenCL.so.1 stage/lib/ && rm -rf icd) ||
         echo "note: could not fetch the OpenCL ICD loader; the opencl step needs one there"
+    # The Vulkan loader (libvulkan1), in case the GPU machine has NVIDIA's Vulkan driver (its ICD
+    # file) but no loader: the device machine's notes say to carry it and to point the loader
+    # at NVIDIA's ICD file.
+    (cd .gpu && apt-get download libvulkan1 >/dev/null 2>&1 &&
+        dpkg -x libvulkan1_*.deb vk && rm -f libvulkan1_*.deb &&
+        cp -L vk/usr/lib/x86_64-linux-gnu/libvulkan.so.1 stage/lib/ && rm -rf vk) ||
+        echo "note: could not fetch the Vulkan loader; the vulkan step needs one there"
     # The tests find the CLI and their data through paths fixed at build time.
     echo "$root" >.gpu/stage/build-root
     echo "$target" >.gpu/stage/build-target
@@ -109,7 +117,7 @@ step() {
 
 device() {
     [ -n "${DRY:-}" ] || : "${OUT:?OUT must name the folder for logs}"
-    local steps="${STRATA_GPU_STEPS:-devices check bench baselines difftest tests opencl}"
+    local steps="${STRATA_GPU_STEPS:-devices check bench baselines difftest tests opencl vulkan}"
     local work=/tmp/strata-gpu
     if [ -n "${DRY:-}" ]; then
         work="$(mktemp -d)"
@@ -141,8 +149,14 @@ device() {
     export PATH="$work:$PATH"
     export STRATA_CUDA_CACHE="$work/ptx-cache"
     # The ICD loader travels in case the image has none (NVIDIA's OpenCL driver is there).
-    ldconfig -p | grep -q 'libOpenCL\.so\.1' ||
+    # So does the Vulkan loader; the loader finds NVIDIA's driver by its ICD file.
+    if ! ldconfig -p | grep -q 'libOpenCL\.so\.1' || ! ldconfig -p | grep -q 'libvulkan\.so\.1'; then
         export LD_LIBRARY_PATH="$work/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    fi
+    for icd in /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json /usr/share/vulkan/icd.d/nvidia_icd.json \
+        /etc/vulkan/icd.d/nvidia_icd.json; do
+        if [ -z "${VK_DRIVER_FILES:-}" ] && [ -f "$icd" ]; then export VK_DRIVER_FILES="$icd"; fi
+    done
     # OpenCL: NVIDIA's platform alone where it exists (the image also has PoCL, which CI runs;
     # here it would only slow every test down).
     if STRATA_OPENCL_PLATFORM=nvidia strata devices --json 2>/dev/null | grep -q '"backend":"opencl"'; then
@@ -205,9 +219,26 @@ run_steps() {
                 echo "opencl: no NVIDIA OpenCL platform" | tee -a "$LOGS/summary.txt"
             fi
             ;;
+        vulkan)
+            # Vulkan on the same GPU as CUDA: the suite, the differential tests and the
+            # benchmark (its rows beside cuda:0's in bench.log).
+            if strata devices --json 2>/dev/null | grep -q '"backend":"vulkan"'; then
+                step 200 vulkan-check strata check --device vulkan:0
+                step 120 vulkan-difftest strata difftest --device vulkan:0 --programs 1000
+                step 200 vulkan-bench strata bench --device vulkan:0 --size "${STRATA_GPU_SIZE:-2^26}" \
+                    --json ${STRATA_GPU_FILTER:+--filter "$STRATA_GPU_FILTER"}
+            else
+                echo "vulkan: no Vulkan device ($(strata devices --why 2>&1 | grep -i vulkan | head -1))" |
+                    tee -a "$LOGS/summary.txt"
+            fi
+            ;;
         *) echo "unknown step $s" | tee -a "$LOGS/summary.txt" ;;
         esac
     done
+    if [ -f "$LOGS/vulkan-bench.log" ]; then
+        grep '^{' "$LOGS/vulkan-bench.log" >"$OUT/bench-vulkan.json"
+    fi
+    return 0
 }
 
 case "$mode" in

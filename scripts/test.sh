@@ -88,6 +88,38 @@ if [ -z "${STRATA_PTXAS:-}" ] && [ -n "$(ptxas_wheel)" ]; then
     export STRATA_PTXAS="$(ptxas_wheel)"
 fi
 echo "== ptxas: ${STRATA_PTXAS:-from PATH or /usr/local/cuda/bin}"
+
+# The Vulkan tests need the Vulkan loader, a driver and spirv-tools (`spirv-as` assembles the
+# runtime's fixtures, `spirv-val` validates the generated SPIR-V). Without them, install
+# lavapipe (Mesa's Vulkan on the CPU), the loader and spirv-tools, as PoCL above.
+have_vulkan() {
+    { ldconfig -p 2>/dev/null || /sbin/ldconfig -p 2>/dev/null; } | grep -q 'libvulkan\.so\.1' &&
+        compgen -G '/usr/share/vulkan/icd.d/*.json' >/dev/null &&
+        command -v spirv-as >/dev/null 2>&1 && command -v spirv-val >/dev/null 2>&1
+}
+if have_vulkan; then
+    echo "== vulkan: loader, driver and spirv-tools present: $(ls /usr/share/vulkan/icd.d/ | tr '\n' ' ')"
+else
+    echo "== vulkan: missing; installing mesa-vulkan-drivers libvulkan1 spirv-tools"
+    if [ "$(id -u)" -eq 0 ]; then
+        as_root=()
+    elif command -v sudo >/dev/null 2>&1; then
+        as_root=(sudo)
+    else
+        echo "error: Vulkan is required by the tests; run as root or install sudo, or install" \
+            "lavapipe (apt-get install mesa-vulkan-drivers libvulkan1 spirv-tools)" >&2
+        exit 1
+    fi
+    echo "+ ${as_root[*]} apt-get update"
+    "${as_root[@]}" apt-get update
+    echo "+ ${as_root[*]} apt-get install -y mesa-vulkan-drivers libvulkan1 spirv-tools"
+    "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive \
+        apt-get install -y mesa-vulkan-drivers libvulkan1 spirv-tools
+    if ! have_vulkan; then
+        echo "error: lavapipe was installed but no Vulkan ICD is in /usr/share/vulkan/icd.d" >&2
+        exit 1
+    fi
+fi
 export STRATA_REQUIRE="${STRATA_REQUIRE:+$STRATA_REQUIRE,}opencl,nvrtc,ptxas"
 echo "== STRATA_REQUIRE=$STRATA_REQUIRE"
 # Tests run with tuning records of their own (none unless a test writes them), never with the
@@ -106,7 +138,7 @@ if [ -n "$tools_deps" ]; then
     echo "$tools_deps" >&2
     exit 1
 fi
-echo "== the CPU backend alone (no opencl, no cuda feature)"
+echo "== the CPU backend alone (no opencl, cuda or vulkan feature)"
 cargo build --locked -p strata --no-default-features
 cargo clippy --locked -p strata --no-default-features --lib --test features -- -D warnings
 cargo test --locked -p strata --no-default-features --test features

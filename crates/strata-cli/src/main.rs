@@ -21,8 +21,8 @@ use strata_cli::{conformance, difftest};
 
 const SPECS: &str = "\
 A device SPEC is `cpu` (the compiled CPU backend), `interp` (the CPU interpreter), `opencl:N`, \
-`cuda:N` (the N-th device of that backend, from 0; see `strata devices`) or `best` (the first \
-CUDA device, else the first OpenCL GPU, else `cpu`); the default is `best`. Any SPEC may end in `+checked` (`cpu+checked`, `opencl:0+checked`): the device in checked mode, where every access is bounds-checked and `interp+checked` also finds data races and uninitialized reads; `strata check` then also runs the planted-bug cases (`checked/`).
+`cuda:N`, `vulkan:N` (the N-th device of that backend, from 0; see `strata devices`) or `best` \
+(the first CUDA device, else the first OpenCL or Vulkan GPU, else `cpu`); the default is `best`. Any SPEC may end in `+checked` (`cpu+checked`, `opencl:0+checked`): the device in checked mode, where every access is bounds-checked and `interp+checked` also finds data races and uninitialized reads; `strata check` then also runs the planted-bug cases (`checked/`).
 
 Exit codes: 0 success, 1 failure (a device error, a failed conformance case, a differential \
 mismatch, a wrong benchmark result), 2 bad command line (an invalid SPEC included).";

@@ -181,7 +181,7 @@ fn devices_json_has_every_field() {
     }
     for v in others {
         let backend = v["backend"].as_str().unwrap();
-        assert!(["opencl", "cuda"].contains(&backend), "{v}");
+        assert!(["opencl", "cuda", "vulkan"].contains(&backend), "{v}");
         assert!(
             v.get("unavailable").is_some() || v.get("problem").is_some(),
             "{v}"

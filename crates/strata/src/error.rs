@@ -128,7 +128,7 @@ impl std::fmt::Display for RaceAccess {
 pub enum Error {
     /// A device spec string could not be parsed.
     #[error(
-        "invalid device `{0}`: write `cpu`, `interp`, `opencl:N`, `cuda:N` or `best`, optionally followed by `+checked` (see `strata devices`)"
+        "invalid device `{0}`: write `cpu`, `interp`, `opencl:N`, `cuda:N`, `vulkan:N` or `best`, optionally followed by `+checked` (see `strata devices`)"
     )]
     InvalidDeviceSpec(String),
 

@@ -1,6 +1,6 @@
 //! # strata
 //!
-//! Write GPU kernels once, in Rust, and run them on every device you have. Four backends run
+//! Write GPU kernels once, in Rust, and run them on every device you have. Five backends run
 //! the same kernels with the same results:
 //!
 //! - `cpu`: strata's own CPU backend, kernels compiled to native SIMD code by Cranelift and
@@ -10,7 +10,9 @@
 //!   present);
 //! - `opencl:N`: any OpenCL device, kernels generated as OpenCL C (cargo feature `opencl`);
 //! - `cuda:N`: NVIDIA GPUs through the CUDA driver, kernels generated as CUDA C++ and compiled
-//!   by NVRTC (cargo feature `cuda`).
+//!   by NVRTC (cargo feature `cuda`);
+//! - `vulkan:N`: any Vulkan 1.2 device (AMD, Intel, NVIDIA, Android, Apple through MoltenVK,
+//!   Mesa's lavapipe on a CPU), kernels generated as SPIR-V (cargo feature `vulkan`).
 //!
 //! [`devices`] lists what this machine has, [`Device::from_spec`] picks one (`best`, `cpu`,
 //! `opencl:0`, ...), and any of them runs in checked mode (`cpu+checked`: every memory access
@@ -108,6 +110,8 @@
 //!   run time.
 //! - `cuda` (default): the CUDA backend (the driver API and NVRTC, both loaded at run time) and
 //!   `strata::cuda`'s compiler entry points.
+//! - `vulkan` (default): the Vulkan backend, through the system's Vulkan loader, opened at run
+//!   time (`ash`'s `loaded` feature): nothing is needed to build.
 //! - `mpi` (off by default): `multi::mpi`, strata buffers over MPI through the `mpi` crate
 //!   (needs an MPI library and `libclang` to build: `apt-get install libopenmpi-dev
 //!   libclang-dev`).
@@ -139,6 +143,8 @@ pub mod random;
 mod registry;
 mod runtime;
 pub mod settings;
+#[cfg(feature = "vulkan")]
+mod vulkan;
 
 pub use builder::KernelDef;
 pub use error::{Coords, Error, LayerError, RaceAccess, Result, WorkItem};
@@ -148,7 +154,7 @@ pub use registry::{device_problems, devices, unavailable_backends};
 pub use runtime::{
     capture_kernels, pitch_elements, BackendKind, Buffer, Buffer2, Buffer3, CudaHandles, Device,
     DeviceInfo, Dims, Event, Gathered, Kernel, KernelArg, LocalMem, NativeMemory, NdRange,
-    OpenClHandles, Ownership, PendingRead, PitchedBuffer, Profile, Queue, Run, Wait,
+    OpenClHandles, Ownership, PendingRead, PitchedBuffer, Profile, Queue, Run, VulkanHandles, Wait,
     KERNEL_CACHE_CAPACITY,
 };
 pub use settings::Settings;

@@ -28,6 +28,10 @@ static BACKENDS: &[BackendEntry] = &[
     crate::cuda::BACKEND,
     #[cfg(not(feature = "cuda"))]
     BackendEntry::left_out(BackendKind::Cuda, "cuda"),
+    #[cfg(feature = "vulkan")]
+    crate::vulkan::BACKEND,
+    #[cfg(not(feature = "vulkan"))]
+    BackendEntry::left_out(BackendKind::Vulkan, "vulkan"),
 ];
 
 /// What the backends found, once per process.
@@ -90,7 +94,7 @@ impl std::str::FromStr for Device {
 
 impl Device {
     /// The device named by `spec`: `cpu` (the compiled CPU backend), `interp` (the CPU
-    /// interpreter), `opencl:N`, `cuda:N`, or `best` (the first CUDA
+    /// interpreter), `opencl:N`, `cuda:N`, `vulkan:N`, or `best` (the first CUDA
     /// device, else the first OpenCL device that is not a CPU, else the CPU backend); any of
     /// them may end in `+checked` for the device in checked mode ([`Device::checked`]). The
     /// same as `spec.parse::<Device>()`.

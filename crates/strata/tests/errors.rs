@@ -61,12 +61,19 @@ fn copy_kernel() -> Kernel {
 
 #[test]
 fn invalid_device_spec() {
-    for spec in ["gpu", "cuda:x", "opencl:", "vulkan:0"] {
+    for spec in ["gpu", "cuda:x", "opencl:", "metal:0", "vulkan:"] {
         let e = Device::from_spec(spec).unwrap_err();
         assert!(matches!(e, Error::InvalidDeviceSpec(_)), "{spec}: {e:?}");
         has(
             &e.to_string(),
-            &[&format!("`{spec}`"), "cpu", "opencl:N", "cuda:N", "best"],
+            &[
+                &format!("`{spec}`"),
+                "cpu",
+                "opencl:N",
+                "cuda:N",
+                "vulkan:N",
+                "best",
+            ],
         );
         // `str::parse` is the same, error included.
         assert_eq!(spec.parse::<Device>().unwrap_err(), e);

@@ -1,4 +1,4 @@
-//! The cargo features `opencl` and `cuda`: with both (the default), the backends are there (or
+//! The cargo features `opencl`, `cuda` and `vulkan`: with all (the default), the backends are there (or
 //! explained by their drivers); without one, its devices are absent, and asking for one says
 //! which feature to turn on. The CPU backend runs kernels in every configuration. The test
 //! script runs this file with `--no-default-features` too.
@@ -19,6 +19,7 @@ fn left_out_backends_name_their_feature() {
     for (kind, on) in [
         (BackendKind::OpenCl, cfg!(feature = "opencl")),
         (BackendKind::Cuda, cfg!(feature = "cuda")),
+        (BackendKind::Vulkan, cfg!(feature = "vulkan")),
     ] {
         let feature = kind.name();
         let spec = format!("{feature}:0");

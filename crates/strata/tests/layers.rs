@@ -25,7 +25,11 @@ const ALLOWED: &[(&str, &[&str])] = &[
         &["builder", "codegen", "error", "ir", "runtime", "settings"],
     ),
     ("cuda", &["codegen", "error", "ir", "runtime", "settings"]),
-    ("registry", &["cpu", "cuda", "error", "opencl", "runtime"]),
+    ("vulkan", &["codegen", "error", "ir", "runtime", "settings"]),
+    (
+        "registry",
+        &["cpu", "cuda", "error", "opencl", "runtime", "vulkan"],
+    ),
     (
         "patterns",
         &["builder", "error", "ir", "runtime", "settings"],

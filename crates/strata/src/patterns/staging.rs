@@ -438,7 +438,7 @@ impl Exec {
             return Err(Error::Unsupported {
                 kernel: "pattern_scan_lookback".into(),
                 device: info.spec(),
-                reason: "the look-back scan needs work-groups that make progress while others wait for them, which OpenCL does not promise; use ScanAlgorithm::MultiPass or Auto".into(),
+                reason: "the look-back scan needs work-groups that make progress while others wait for them, which OpenCL and Vulkan do not promise; use ScanAlgorithm::MultiPass or Auto".into(),
             });
         }
         Ok(Exec {

@@ -309,6 +309,11 @@ pub(crate) trait DeviceBackend: Send + Sync {
     fn cuda_handles(&self) -> Option<super::CudaHandles> {
         None
     }
+    /// The native handles of a Vulkan device ([`crate::Device::vulkan_handles`]); `None` for
+    /// devices of other backends.
+    fn vulkan_handles(&self) -> Option<super::VulkanHandles> {
+        None
+    }
 }
 
 /// What a backend found when asked for its devices ([`BackendEntry::discover`]).
@@ -342,7 +347,10 @@ pub(crate) enum Devices {
     /// The backend is built in: its devices, or why it has none (no driver, say); called once.
     Discover(fn() -> std::result::Result<Found, String>),
     /// The backend was left out at build time: its cargo feature `feature` is off.
-    #[cfg_attr(all(feature = "opencl", feature = "cuda"), allow(dead_code))]
+    #[cfg_attr(
+        all(feature = "opencl", feature = "cuda", feature = "vulkan"),
+        allow(dead_code)
+    )]
     LeftOut {
         /// The feature that turns it on.
         feature: &'static str,
@@ -352,7 +360,10 @@ pub(crate) enum Devices {
 impl BackendEntry {
     /// The entry of a backend left out at build time: no devices, and a reason that names the
     /// cargo feature to turn on.
-    #[cfg_attr(all(feature = "opencl", feature = "cuda"), allow(dead_code))]
+    #[cfg_attr(
+        all(feature = "opencl", feature = "cuda", feature = "vulkan"),
+        allow(dead_code)
+    )]
     pub(crate) const fn left_out(kind: BackendKind, feature: &'static str) -> BackendEntry {
         BackendEntry {
             kind,
@@ -376,7 +387,7 @@ impl BackendEntry {
 
 /// Checks that `len` bytes at `offset` lie inside `mem` (the queue checked the user's range
 /// already, so a failure here is a strata bug, reported rather than risked).
-#[cfg(any(feature = "opencl", feature = "cuda"))]
+#[cfg(any(feature = "opencl", feature = "cuda", feature = "vulkan"))]
 pub(crate) fn check_range(
     backend: &'static str,
     mem: &Arc<dyn Memory>,

@@ -1,6 +1,7 @@
 //! Meeting other GPU code: the native handles behind strata's devices, queues and buffers, and
 //! strata buffers and queues made from the application's own handles (OpenCL objects, CUDA
-//! device pointers and streams).
+//! device pointers and streams). Vulkan devices give their handles (`VkDevice`, `VkBuffer`)
+//! and take no foreign memory or queues yet.
 //!
 //! Handles are raw pointers and integers of the backend's C API (`cl_mem` is `*mut c_void`,
 //! `CUdeviceptr` is `u64`), so that any binding (cl3, opencl3, cudarc, a hand-written FFI)
@@ -31,6 +32,9 @@ pub enum NativeMemory {
     OpenCl(*mut c_void),
     /// A CUDA device pointer (`CUdeviceptr`).
     Cuda(u64),
+    /// A Vulkan buffer (`VkBuffer`, as its 64-bit handle), bound to memory of strata's
+    /// `VkDevice` ([`VulkanHandles`]); strata's buffers use it whole, from offset 0.
+    Vulkan(u64),
 }
 
 /// Who frees memory made into a strata buffer by [`crate::Buffer::from_native`].
@@ -86,3 +90,29 @@ pub struct CudaHandles {
 unsafe impl Send for CudaHandles {}
 // SAFETY: as above.
 unsafe impl Sync for CudaHandles {}
+
+/// The native handles of a Vulkan device ([`Device::vulkan_handles`](crate::Device::vulkan_handles)),
+/// as the integers and pointers of the Vulkan C API (dispatchable handles are pointers,
+/// non-dispatchable ones 64-bit integers). strata keeps them alive for the life of the process;
+/// they must not be destroyed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct VulkanHandles {
+    /// The instance strata created (`VkInstance`).
+    pub instance: *mut c_void,
+    /// The physical device (`VkPhysicalDevice`).
+    pub physical_device: *mut c_void,
+    /// The logical device strata created (`VkDevice`): buffers of strata's are its memory.
+    pub device: *mut c_void,
+    /// The compute queue strata submits to (`VkQueue`). Vulkan requires external
+    /// synchronization of queue submissions: do not submit to it while strata may.
+    pub queue: *mut c_void,
+    /// The queue family of `queue`.
+    pub queue_family: u32,
+}
+
+// SAFETY: the handles are process-wide values that Vulkan lets every thread use (with the
+// external synchronization the API documents).
+unsafe impl Send for VulkanHandles {}
+// SAFETY: as above.
+unsafe impl Sync for VulkanHandles {}

@@ -36,7 +36,7 @@ mod run;
 mod worker;
 
 pub use args::KernelArg;
-#[cfg(any(feature = "opencl", feature = "cuda"))]
+#[cfg(any(feature = "opencl", feature = "cuda", feature = "vulkan"))]
 pub(crate) use backend::check_range;
 pub(crate) use backend::{
     ArgValue, BackendEntry, Command, CompiledKernel, DeviceBackend, Devices, Found, Memory,
@@ -44,7 +44,7 @@ pub(crate) use backend::{
 };
 pub use buffer::{Buffer, LocalMem};
 pub use event::{Event, Profile, Wait};
-pub use interop::{CudaHandles, NativeMemory, OpenClHandles, Ownership};
+pub use interop::{CudaHandles, NativeMemory, OpenClHandles, Ownership, VulkanHandles};
 pub use kernel::{capture_kernels, Kernel};
 pub use ndrange::{Dims, NdRange};
 pub(crate) use pitched::with_coords;
@@ -75,16 +75,19 @@ pub enum BackendKind {
     OpenCl,
     /// CUDA, through the driver API and NVRTC.
     Cuda,
+    /// Vulkan compute, through the system's Vulkan loader (kernels as SPIR-V).
+    Vulkan,
 }
 
 impl BackendKind {
-    /// `cpu`, `interp`, `opencl` or `cuda`: the prefix of device specs.
+    /// `cpu`, `interp`, `opencl`, `cuda` or `vulkan`: the prefix of device specs.
     pub fn name(self) -> &'static str {
         match self {
             BackendKind::Cpu => "cpu",
             BackendKind::Interp => "interp",
             BackendKind::OpenCl => "opencl",
             BackendKind::Cuda => "cuda",
+            BackendKind::Vulkan => "vulkan",
         }
     }
 }
@@ -165,8 +168,8 @@ impl DeviceInfo {
         }
     }
 
-    /// Whether the device is a CPU: the strata CPU backend, or an OpenCL device of type CPU
-    /// (such as PoCL). Kernels may be staged differently for CPUs (contiguous chunks per
+    /// Whether the device is a CPU: the strata CPU backend, or an OpenCL or Vulkan device of
+    /// type CPU (such as PoCL or lavapipe). Kernels may be staged differently for CPUs (contiguous chunks per
     /// work-item rather than GPU-style strided access).
     pub fn is_cpu(&self) -> bool {
         self.backend.is_builtin_cpu()
@@ -176,14 +179,14 @@ impl DeviceInfo {
                 .any(|(k, v)| k == "device type" && v.split(" + ").any(|t| t == "CPU"))
     }
 
-    /// Whether kernels on this device are bounds-checked outside checked mode: an OpenCL
-    /// device of type CPU (such as PoCL) runs kernels in the host's memory, where an index
+    /// Whether kernels on this device are bounds-checked outside checked mode: an OpenCL or
+    /// Vulkan device of type CPU (such as PoCL or lavapipe) runs kernels in the host's memory, where an index
     /// out of bounds would write into the process's memory or kill it, so every launch there
     /// runs the kernel with its accesses tested ([`crate::ir::checked::instrument_bounds`]) and
     /// an index out of bounds fails the launch with [`crate::Error::OutOfBounds`]. The
     /// strata CPU backends test every access themselves; GPUs have memory of their own.
     pub fn bounds_checks_kernels(&self) -> bool {
-        self.backend == BackendKind::OpenCl && self.is_cpu()
+        matches!(self.backend, BackendKind::OpenCl | BackendKind::Vulkan) && self.is_cpu()
     }
 
     /// Whether a work-group that has started running keeps making progress while other
@@ -209,6 +212,8 @@ impl DeviceInfo {
     /// - **OpenCL**: no. OpenCL 1.2 promises nothing about the progress of one work-group
     ///   while another waits, and drivers differ (some run work-groups one at a time on a CPU
     ///   thread, some time-slice them); strata does not rely on any of them.
+    /// - **Vulkan**: no. Vulkan promises no progress between the work-groups of a dispatch
+    ///   (lavapipe runs a few at a time on CPU threads).
     pub fn group_forward_progress(&self) -> bool {
         matches!(
             self.backend,
@@ -506,6 +511,12 @@ impl Device {
     /// The native CUDA handles of a `cuda:N` device; `None` for devices of other backends.
     pub fn cuda_handles(&self) -> Option<CudaHandles> {
         self.inner.backend.cuda_handles()
+    }
+
+    /// The native Vulkan handles of a `vulkan:N` device; `None` for devices of other
+    /// backends.
+    pub fn vulkan_handles(&self) -> Option<VulkanHandles> {
+        self.inner.backend.vulkan_handles()
     }
 
     /// Number of kernels compiled for this device so far (cache misses); the kernel cache is

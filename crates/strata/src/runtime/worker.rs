@@ -155,7 +155,7 @@ fn complete(
 
 impl WorkerQueue {
     /// The same queue, recording the backend's own handle of it ([`QueueBackend::native`]).
-    #[cfg(any(feature = "opencl", feature = "cuda"))]
+    #[cfg(any(feature = "opencl", feature = "cuda", feature = "vulkan"))]
     pub(crate) fn with_native(mut self, handle: *mut std::ffi::c_void) -> WorkerQueue {
         self.native = handle as usize;
         self
