@@ -37,8 +37,10 @@
 //!   [`inclusive_scan`](View::inclusive_scan), [`exclusive_scan`](View::exclusive_scan),
 //!   [`filter`](View::filter) (copy_if), [`partition`](View::partition),
 //!   [`histogram`](View::histogram), [`sorted`](View::sorted); free functions
-//!   [`reduce_by_key`] and [`sort_by_key`].
+//!   [`reduce_by_key`], [`sort_by_key`] and [`merge_sort_by_key`].
 //! - Actions (eager, in place, chainable, on [`DeviceVec`]): [`sort`](DeviceVec::sort),
+//!   [`sort_by`](DeviceVec::sort_by) (a stable merge sort by a comparison in the kernel
+//!   language),
 //!   [`transform`](DeviceVec::transform), [`fill`](DeviceVec::fill),
 //!   [`inclusive_scan_in_place`](DeviceVec::inclusive_scan_in_place),
 //!   [`exclusive_scan_in_place`](DeviceVec::exclusive_scan_in_place).
@@ -76,6 +78,7 @@
 mod actions;
 mod algorithms;
 mod lookback;
+mod merge;
 mod reduce;
 mod scan;
 mod select;
@@ -86,6 +89,7 @@ mod vec;
 mod view;
 
 pub use algorithms::AsyncVec;
+pub use merge::merge_sort_by_key;
 pub use select::reduce_by_key;
 pub(crate) use sort::sort_keys;
 pub use sort::{sort_by_key, ArgKey, SortKey};
