@@ -62,6 +62,7 @@ pub mod compute;
 pub mod cublas;
 pub mod cuda;
 pub mod fields;
+pub mod overhead;
 pub mod patterns;
 pub mod plot;
 
@@ -261,6 +262,7 @@ pub fn selected(filter: Option<&str>) -> Vec<&'static str> {
         .chain(crate::bench::blas::BENCHES.iter())
         .chain(crate::bench::compute::BENCHES.iter())
         .chain(crate::bench::fields::BENCHES.iter())
+        .chain(crate::bench::overhead::BENCHES.iter())
         .copied()
         .filter(|b| filter.is_none_or(|f| b.contains(f)))
         .collect()
@@ -352,7 +354,11 @@ pub fn run_rows(
                 rof if crate::bench::fields::BENCHES.contains(&rof) => {
                     crate::bench::fields::run(rof, &queue, n, opts.reps)?
                 }
-                // The pattern benchmarks (`pat_*`): src/patterns/bench.rs.
+                // The host overhead of a pattern call (`overhead_*`): overhead.rs.
+                o if crate::bench::overhead::BENCHES.contains(&o) => {
+                    crate::bench::overhead::run(o, &queue, opts.reps)?
+                }
+                // The pattern benchmarks (`pat_*`): patterns.rs.
                 other => crate::bench::patterns::run(other, &queue, &x, &y, opts.reps)?,
             })
         };
@@ -429,6 +435,7 @@ fn baseline_text(name: &str) -> String {
     match name {
         "cuda" => "hand-written CUDA C through NVRTC on the same GPU".into(),
         "cublas" => "cuBLAS (cublasSgemm, fp32) on the same GPU".into(),
+        "launch" => "a raw launch of the pattern's own cached kernel with the same arguments, waited for (`overhead_*`)".into(),
         "rayon" => format!(
             "rayon on {} thread(s), built for the default target{}; avx2: {}",
             rayon::current_num_threads(),
@@ -560,6 +567,9 @@ pub fn table(device: &Device, results: &[BenchResult]) -> String {
     for r in results {
         if let Some(t) = &r.tuned {
             out.push_str(&format!("{}: {t}\n", r.bench));
+        }
+        if r.baseline == "launch" {
+            out.push_str(&crate::bench::overhead::summary(r));
         }
     }
     out

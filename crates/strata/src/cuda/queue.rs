@@ -2,13 +2,23 @@
 //! ([`WorkerQueue::spawn_pipelined`]).
 //!
 //! The worker waits for the command's strata dependencies (of any backend), then *issues* the
-//! command on the stream followed by one CUDA event without timing (between two timing events
-//! on a queue made with profiling, `Queue::with_profiling`) and returns at once; the completion
-//! thread waits for the end event, takes the time between the events where there are two (the
-//! command's device time), and completes the strata event. So launches, copies and fills are
-//! asynchronous: the worker issues the next command while the GPU runs the previous one. The
-//! memory and host data a command uses are owned by its completion, so they live until the GPU
-//! is done with them.
+//! command on the stream and returns at once; the completion thread waits for the command's
+//! end and completes the strata event. So launches, copies and fills are asynchronous: the
+//! worker issues the next command while the GPU runs the previous one. The memory and host
+//! data a command uses are owned by its completion, so they live until the GPU is done with
+//! them.
+//!
+//! **Events only where someone waits.** Issuing records no CUDA event: a launch costs the
+//! caller one `cuLaunchKernel` (and no `cuEventRecord`). The completion thread, when it comes
+//! to a command whose end no event has shown yet, records one event on the stream *then*
+//! ([`Coverage`]): the stream being in order, that event ends after every command issued
+//! before it was recorded, so one wait completes the whole run of commands issued meanwhile,
+//! and the finishes of the others cost nothing. Commands issued one at a time with waits
+//! between still get one event each (recorded by the completion thread, off the caller's
+//! path); a burst of launches nobody waits for in between gets one event per batch the
+//! completion thread takes. Events still complete in order and never before their command. A
+//! queue made with profiling (`Queue::with_profiling`) records two timing events around every
+//! command at issue, as before, to measure each one's device time.
 //!
 //! A read copies into host memory the completion hands over once the copy has finished. A
 //! write hands the driver pageable host memory, which the driver stages before the call
@@ -22,6 +32,7 @@ use crate::runtime::{
     check_range, ArgValue, Command, CompiledKernel, Finish, Memory, NdRange, RectSide, WorkerQueue,
 };
 use cudarc::driver::{result as cu, sys};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -48,8 +59,9 @@ fn spawn(dev: &CudaDevice, stream: Stream, profiling: bool) -> Result<WorkerQueu
     let ctx = dev.ctx;
     let native = stream.0;
     let worker = Worker {
-        stream,
+        stream: Arc::new(stream),
         events: Arc::default(),
+        coverage: Arc::default(),
         max_grid: [i32::MAX as usize, 65535, 65535],
         profiling,
     };
@@ -61,8 +73,12 @@ fn spawn(dev: &CudaDevice, stream: Stream, profiling: bool) -> Result<WorkerQueu
 
 /// A stream, destroyed with the queue when strata created it (the flag).
 struct Stream(sys::CUstream, bool);
-// SAFETY: streams may be used from any thread that binds their context.
+// SAFETY: streams may be used from any thread that binds their context, also from several
+// at once (the driver's stream calls are thread-safe): the worker issues on it while the
+// completion thread records events on it.
 unsafe impl Send for Stream {}
+// SAFETY: as for `Send`.
+unsafe impl Sync for Stream {}
 
 impl Drop for Stream {
     fn drop(&mut self) {
@@ -87,10 +103,13 @@ impl Drop for CuEvent {
 }
 
 struct Worker {
-    stream: Stream,
+    /// Shared with the finishes, which record their events on it.
+    stream: Arc<Stream>,
     /// Events whose commands have completed, for reuse: creating two events per command would
     /// add two driver calls to every launch.
     events: Arc<Mutex<Vec<CuEvent>>>,
+    /// Which issued commands an event has shown complete (unless profiling).
+    coverage: Arc<Coverage>,
     max_grid: [usize; 3],
     /// Whether commands are timed by the device (a start and an end timing event each);
     /// otherwise each gets one end event without timing, which is cheaper to record and wait.
@@ -177,28 +196,66 @@ unsafe fn memcpy_3d(
         .map_err(|e| cu_error("cuMemcpy3DAsync", e))
 }
 
-impl Worker {
-    fn record(&self) -> Result<CuEvent> {
-        let reused = self.events.lock().unwrap().pop();
-        let e = match reused {
-            Some(e) => e,
-            None => CuEvent(
-                cu::event::create(if self.profiling {
-                    sys::CUevent_flags::CU_EVENT_DEFAULT
-                } else {
-                    sys::CUevent_flags::CU_EVENT_DISABLE_TIMING
-                })
-                .map_err(|e| cu_error("cuEventCreate", e))?,
-            ),
-        };
-        // SAFETY: the event and the stream belong to the bound context.
-        unsafe { cu::event::record(e.0, self.stream.0) }
-            .map_err(|e| cu_error("cuEventRecord", e))?;
-        Ok(e)
+/// Which of a queue's issued commands have completed as far as the events waited for show
+/// (see the module docs). Commands are numbered as they are issued (after their driver call has
+/// returned, so a command with a number is on the stream); an event recorded after reading the
+/// latest number ends after every command up to that number.
+#[derive(Default)]
+struct Coverage {
+    issued: AtomicU64,
+    covered: AtomicU64,
+}
+
+impl Coverage {
+    /// Numbers a command just issued on the stream (from 1).
+    fn issue(&self) -> u64 {
+        self.issued.fetch_add(1, Ordering::AcqRel) + 1
     }
 
-    /// Issues `cmd` (between two timing events when profiling, else before one event); the
-    /// finish waits for the last.
+    /// Whether command `seq` is known to have completed (an event recorded after it was
+    /// waited for).
+    fn is_covered(&self, seq: u64) -> bool {
+        self.covered.load(Ordering::Acquire) >= seq
+    }
+
+    /// The number up to which an event recorded from now on ends after the commands: read it
+    /// *before* recording.
+    fn latest(&self) -> u64 {
+        self.issued.load(Ordering::Acquire)
+    }
+
+    /// An event recorded after [`Coverage::latest`] gave `upto` has completed.
+    fn completed(&self, upto: u64) {
+        self.covered.fetch_max(upto, Ordering::AcqRel);
+    }
+}
+
+/// An event of `pool` (or a new one, with timing when `timing`), recorded on `stream`.
+fn record(pool: &Mutex<Vec<CuEvent>>, stream: &Stream, timing: bool) -> Result<CuEvent> {
+    let reused = pool.lock().unwrap().pop();
+    let e = match reused {
+        Some(e) => e,
+        None => CuEvent(
+            cu::event::create(if timing {
+                sys::CUevent_flags::CU_EVENT_DEFAULT
+            } else {
+                sys::CUevent_flags::CU_EVENT_DISABLE_TIMING
+            })
+            .map_err(|e| cu_error("cuEventCreate", e))?,
+        ),
+    };
+    // SAFETY: the event and the stream belong to the bound context.
+    unsafe { cu::event::record(e.0, stream.0) }.map_err(|e| cu_error("cuEventRecord", e))?;
+    Ok(e)
+}
+
+impl Worker {
+    fn record(&self) -> Result<CuEvent> {
+        record(&self.events, &self.stream, self.profiling)
+    }
+
+    /// Issues `cmd` (between two timing events when profiling, else alone); the finish waits
+    /// for the end event, or when not profiling for one it records then (see the module docs).
     fn issue(&self, cmd: Command) -> Result<Finish> {
         if let Some(e) = cmd.cancelled() {
             return Err(e);
@@ -328,8 +385,29 @@ impl Worker {
                 Box::new((kernel, args))
             }
         };
-        let end = self.record()?;
         let pool = self.events.clone();
+        if !self.profiling {
+            let seq = self.coverage.issue();
+            let (coverage, stream) = (self.coverage.clone(), self.stream.clone());
+            return Ok(Box::new(move || {
+                if !coverage.is_covered(seq) {
+                    let upto = coverage.latest();
+                    let end = record(&pool, &stream, false)?;
+                    // SAFETY: the event was recorded on this queue's stream.
+                    unsafe { cu::event::synchronize(end.0) }.map_err(|e| {
+                        cu_error(&format!("{call} (reported when waiting for it)"), e)
+                    })?;
+                    pool.lock().unwrap().push(end);
+                    coverage.completed(upto);
+                }
+                drop(keep);
+                if let Some(f) = after {
+                    f();
+                }
+                Ok(None)
+            }));
+        }
+        let end = self.record()?;
         Ok(Box::new(move || {
             // Whole values, not their raw-pointer fields, move into the closure.
             let (start, end) = (start, end);
@@ -491,5 +569,35 @@ fn slot(value: u64, size: usize) -> u64 {
         value << (64 - 8 * size as u32)
     } else {
         value
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Coverage;
+
+    /// The bookkeeping that lets one event complete many commands: what an event covers is
+    /// what was issued before it was recorded, never more.
+    #[test]
+    fn coverage_of_events() {
+        let c = Coverage::default();
+        let (a, b) = (c.issue(), c.issue());
+        assert_eq!((a, b), (1, 2));
+        assert!(!c.is_covered(a) && !c.is_covered(b));
+        // The completion thread comes to `a`: an event recorded now covers `a` and `b`.
+        let upto = c.latest();
+        let late = c.issue(); // issued after the event was recorded
+        c.completed(upto);
+        assert!(c.is_covered(a) && c.is_covered(b));
+        assert!(
+            !c.is_covered(late),
+            "an event covers only what was issued before it"
+        );
+        // A finish on another thread completing an older event does not lower the mark.
+        c.completed(1);
+        assert!(c.is_covered(b));
+        let upto = c.latest();
+        c.completed(upto);
+        assert!(c.is_covered(late));
     }
 }

@@ -220,7 +220,9 @@ pub enum Expr {
 #[derive(Clone, Default, Debug)]
 pub struct ExprArena {
     pub(super) exprs: IdVec<ExprId, (Expr, Type)>,
-    index: HashMap<Expr, ExprId>,
+    /// The ids by expression, hashed with the fingerprint's fast hash: every expression a
+    /// kernel records goes through here, and patterns record their kernels at every call.
+    index: HashMap<Expr, ExprId, std::hash::BuildHasherDefault<super::fingerprint::Hasher128>>,
 }
 
 impl ExprArena {
@@ -231,12 +233,13 @@ impl ExprArena {
 
     /// Adds `expr` of type `ty`, or returns the id it already has.
     pub fn intern(&mut self, expr: Expr, ty: Type) -> ExprId {
-        if let Some(&id) = self.index.get(&expr) {
-            return id;
+        match self.index.entry(expr) {
+            std::collections::hash_map::Entry::Occupied(o) => *o.get(),
+            std::collections::hash_map::Entry::Vacant(v) => {
+                let id = self.exprs.push((v.key().clone(), ty));
+                *v.insert(id)
+            }
         }
-        let id = self.exprs.push((expr.clone(), ty));
-        self.index.insert(expr, id);
-        id
     }
 
     /// The expression with id `id`.

@@ -275,7 +275,7 @@ pub fn expr_uses(f: &Function) -> IdVec<ExprId, u32> {
 }
 
 /// A kernel parameter.
-#[derive(Clone, PartialEq, Debug)]
+#[derive(Clone, PartialEq, Debug, Hash)]
 pub struct Param {
     /// Name, carried into generated code.
     pub name: String,
@@ -284,7 +284,7 @@ pub struct Param {
 }
 
 /// What a kernel parameter is.
-#[derive(Clone, Copy, PartialEq, Debug)]
+#[derive(Clone, Copy, PartialEq, Debug, Hash)]
 pub enum ParamKind {
     /// A buffer of elements in global memory.
     Buffer {
@@ -303,7 +303,7 @@ pub enum ParamKind {
 }
 
 /// The length of a local-memory array.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Hash)]
 pub enum ArrayLen {
     /// Fixed when the kernel is built.
     Fixed(u32),
@@ -312,7 +312,7 @@ pub enum ArrayLen {
 }
 
 /// A local-memory (work-group shared) array.
-#[derive(Clone, PartialEq, Debug)]
+#[derive(Clone, PartialEq, Debug, Hash)]
 pub struct LocalDecl {
     /// Name.
     pub name: String,
@@ -323,7 +323,7 @@ pub struct LocalDecl {
 }
 
 /// A private variable (`len == None`) or private array.
-#[derive(Clone, PartialEq, Debug)]
+#[derive(Clone, PartialEq, Debug, Hash)]
 pub struct PrivateDecl {
     /// Name.
     pub name: String,
@@ -341,7 +341,7 @@ impl PrivateDecl {
 }
 
 /// A value's declaration: its type and, where the user gave one, its name.
-#[derive(Clone, PartialEq, Debug)]
+#[derive(Clone, PartialEq, Debug, Hash)]
 pub struct ValueDecl {
     /// Name from the user's code, if known.
     pub name: Option<String>,

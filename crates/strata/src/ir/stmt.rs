@@ -47,6 +47,11 @@ impl PartialEq for SourceLoc {
 
 impl Eq for SourceLoc {}
 
+/// Nothing: locations are not part of what a kernel computes (as for equality).
+impl std::hash::Hash for SourceLoc {
+    fn hash<H: std::hash::Hasher>(&self, _: &mut H) {}
+}
+
 impl fmt::Debug for SourceLoc {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("_")
@@ -72,7 +77,7 @@ pub fn source_suffix(at: SourceLoc) -> String {
 }
 
 /// A statement.
-#[derive(Clone, PartialEq, Debug)]
+#[derive(Clone, PartialEq, Debug, Hash)]
 pub enum Stmt {
     /// Defines `value` as the current value of a pure expression.
     Let {

@@ -37,8 +37,10 @@
 //!   [`inclusive_scan`](View::inclusive_scan), [`exclusive_scan`](View::exclusive_scan),
 //!   [`filter`](View::filter) (copy_if), [`partition`](View::partition),
 //!   [`histogram`](View::histogram), [`sorted`](View::sorted); free functions
-//!   [`reduce_by_key`] and [`sort_by_key`].
+//!   [`reduce_by_key`], [`sort_by_key`] and [`merge_sort_by_key`].
 //! - Actions (eager, in place, chainable, on [`DeviceVec`]): [`sort`](DeviceVec::sort),
+//!   [`sort_by`](DeviceVec::sort_by) (a stable merge sort by a comparison in the kernel
+//!   language),
 //!   [`transform`](DeviceVec::transform), [`fill`](DeviceVec::fill),
 //!   [`inclusive_scan_in_place`](DeviceVec::inclusive_scan_in_place),
 //!   [`exclusive_scan_in_place`](DeviceVec::exclusive_scan_in_place).
@@ -76,6 +78,7 @@
 mod actions;
 mod algorithms;
 mod lookback;
+mod merge;
 mod reduce;
 mod scan;
 mod select;
@@ -86,6 +89,7 @@ mod vec;
 mod view;
 
 pub use algorithms::AsyncVec;
+pub use merge::merge_sort_by_key;
 pub use select::reduce_by_key;
 pub(crate) use sort::sort_keys;
 pub use sort::{sort_by_key, ArgKey, SortKey};
@@ -264,7 +268,57 @@ pub(crate) fn launch(
     let gs = ex.staging().group_size as usize;
     let range = NdRange::new(groups * gs).local(gs);
     let run = kernel.enqueue(ex.queue(), range, &kargs, &[])?;
+    drop(kargs);
+    LAUNCHES.with(|c| {
+        if let Some(v) = c.borrow_mut().as_mut() {
+            v.push(CapturedLaunch {
+                kernel,
+                range,
+                args,
+            });
+        }
+    });
     Ok(run.event().clone())
+}
+
+thread_local! {
+    static LAUNCHES: std::cell::RefCell<Option<Vec<CapturedLaunch>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// A pattern kernel's launch as a pattern call made it: the (cached) kernel, its range and its
+/// arguments, to be launched again directly. For `strata bench`'s `overhead_*` rows, which
+/// compare a pattern call with a raw launch of the same kernel; hidden from the docs, not part
+/// of the API.
+#[doc(hidden)]
+pub struct CapturedLaunch {
+    kernel: Kernel,
+    range: NdRange,
+    args: Vec<Box<dyn LaunchArg>>,
+}
+
+impl CapturedLaunch {
+    /// The kernel launched.
+    pub fn kernel(&self) -> &Kernel {
+        &self.kernel
+    }
+
+    /// Enqueues the same kernel with the same range and arguments on `queue` (the arguments'
+    /// buffers still hold whatever the pattern call left there).
+    pub fn enqueue(&self, queue: &crate::Queue) -> Result<crate::Run> {
+        let kargs: Vec<KernelArg<'_>> = self.args.iter().map(|a| a.arg()).collect();
+        self.kernel.enqueue(queue, self.range, &kargs, &[])
+    }
+}
+
+/// Runs `f` and returns, beside its result, the pattern kernel launches it made on this
+/// thread, in order (see [`CapturedLaunch`]); hidden from the docs, not part of the API.
+#[doc(hidden)]
+pub fn capture_launches<R>(f: impl FnOnce() -> R) -> (R, Vec<CapturedLaunch>) {
+    let outer = LAUNCHES.with(|c| c.borrow_mut().replace(Vec::new()));
+    let r = f();
+    let got = LAUNCHES.with(|c| std::mem::replace(&mut *c.borrow_mut(), outer));
+    (r, got.unwrap_or_default())
 }
 
 /// Checks that an output does not overlap memory that a view reads at other positions: an

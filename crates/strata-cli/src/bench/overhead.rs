@@ -1,0 +1,145 @@
+//! The host overhead of a pattern call (issue 33, item 4): what one call costs beyond its
+//! kernel, beside a raw launch of the same cached kernel.
+//!
+//! | bench             | pattern call (strata time)                       | baseline (`launch`)                          |
+//! |-------------------|--------------------------------------------------|----------------------------------------------|
+//! | `overhead_map`    | `zip(&x, &y).map(a + b).collect_into(&ex, &z)` over 1 element | the same kernel and arguments: `Kernel::enqueue`, wait |
+//! | `overhead_reduce` | `x.sum(&ex)` over 1 element (one kernel, then a 1-element read) | the same kernel and arguments: `Kernel::enqueue`, wait, a 1-element read |
+//!
+//! Both sides run [`CALLS`] times per repetition, after a warm-up call that compiles the kernel;
+//! the times reported are the median over the repetitions of one call's time (seconds, as
+//! every row; `strata bench` prints them as µs per call under the table, with the
+//! difference). The raw launch is captured from the pattern call itself
+//! ([`strata::patterns::capture_launches`]): the same kernel object, range and argument
+//! buffers, so the difference is the pattern's own host work (tracing the view, the kernel
+//! cache lookup by the traced IR's fingerprint, argument and alias checks, scratch buffers).
+//! The size option is ignored: the point is the cost at 1 element.
+
+use crate::bench::{BenchError, BenchResult};
+use std::time::Instant;
+use strata::patterns::{capture_launches, zip, CapturedLaunch, DeviceVec, Exec, View};
+use strata::Queue;
+
+/// The overhead benchmarks.
+pub const BENCHES: [&str; 2] = ["overhead_map", "overhead_reduce"];
+
+/// Calls timed per repetition.
+pub const CALLS: usize = 2000;
+
+/// Median over `reps` repetitions of the time of one of [`CALLS`] calls of `f`.
+fn per_call(reps: usize, mut f: impl FnMut() -> Result<(), BenchError>) -> Result<f64, BenchError> {
+    let mut times = Vec::with_capacity(reps);
+    for _ in 0..reps {
+        let t = Instant::now();
+        for _ in 0..CALLS {
+            f()?;
+        }
+        times.push(t.elapsed().as_secs_f64() / CALLS as f64);
+    }
+    times.sort_by(f64::total_cmp);
+    Ok(times[times.len() / 2])
+}
+
+/// The one launch `call` makes (an error if it makes another number).
+fn one_launch(
+    name: &'static str,
+    call: impl FnOnce() -> Result<(), BenchError>,
+) -> Result<CapturedLaunch, BenchError> {
+    let (r, mut launches) = capture_launches(call);
+    r?;
+    if launches.len() != 1 {
+        return Err(BenchError::WrongResult {
+            bench: name,
+            detail: format!("the pattern call made {} launches, not 1", launches.len()),
+        });
+    }
+    Ok(launches.pop().unwrap())
+}
+
+/// Runs overhead benchmark `name` on `queue`.
+pub fn run(name: &'static str, queue: &Queue, reps: usize) -> Result<BenchResult, BenchError> {
+    let ex = Exec::new(queue).untuned();
+    let x = DeviceVec::from_slice(&ex, &[1.5f32])?;
+    let y = DeviceVec::from_slice(&ex, &[2.25f32])?;
+    let z = DeviceVec::<f32>::zeroed(&ex, 1)?;
+    let (strata_s, baseline_s) = match name {
+        "overhead_map" => {
+            let call = || -> Result<(), BenchError> {
+                zip(&x, &y).map(|(a, b)| a + b).collect_into(&ex, &z)?;
+                Ok(())
+            };
+            let raw = one_launch(name, call)?;
+            if z.to_vec()? != [3.75] {
+                return Err(BenchError::WrongResult {
+                    bench: name,
+                    detail: format!("1.5 + 2.25 gave {:?}", z.to_vec()?),
+                });
+            }
+            let s = per_call(reps, call)?;
+            let b = per_call(reps, || {
+                raw.enqueue(queue)?.wait()?;
+                Ok(())
+            })?;
+            (s, b)
+        }
+        "overhead_reduce" => {
+            let call = || -> Result<(), BenchError> {
+                let s: f32 = x.sum(&ex)?;
+                if s != 1.5 {
+                    return Err(BenchError::WrongResult {
+                        bench: name,
+                        detail: format!("the sum of [1.5] gave {s}"),
+                    });
+                }
+                Ok(())
+            };
+            let raw = one_launch(name, call)?;
+            let s = per_call(reps, call)?;
+            let b = per_call(reps, || {
+                raw.enqueue(queue)?.wait()?;
+                // The pattern reads its one result back; so does the raw side (a buffer of
+                // the same size, 4 bytes).
+                queue.read_range(z.buffer(), 0..1)?;
+                Ok(())
+            })?;
+            (s, b)
+        }
+        other => {
+            return Err(BenchError::InvalidOptions(format!(
+                "`{other}` is not an overhead benchmark"
+            )))
+        }
+    };
+    let st = ex.staging();
+    Ok(BenchResult {
+        bench: name,
+        device: queue.device().spec(),
+        n: 1,
+        reps,
+        local_size: st.group_size as usize,
+        groups: 1,
+        bytes: 0,
+        flops: 0,
+        strata_s,
+        baseline: "launch",
+        baseline_s,
+        ratio: strata_s / baseline_s,
+        avx2_s: None,
+        ratio_avx2: None,
+        rel_error: 0.0,
+        compile_s: None,
+        compile_cached_s: None,
+        tuned: None,
+    })
+}
+
+/// The line `strata bench` prints under its table for an overhead row.
+pub fn summary(r: &BenchResult) -> String {
+    format!(
+        "{}: {:.2} µs per pattern call, {:.2} µs per raw launch of the same kernel: {:.2} µs of host overhead per call\n",
+        r.bench,
+        r.strata_s * 1e6,
+        r.baseline_s * 1e6,
+        (r.strata_s - r.baseline_s) * 1e6
+    )
+}
