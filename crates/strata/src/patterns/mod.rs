@@ -76,6 +76,7 @@
 mod actions;
 mod algorithms;
 mod lookback;
+mod onesweep;
 mod reduce;
 mod scan;
 mod select;
@@ -86,9 +87,10 @@ mod vec;
 mod view;
 
 pub use algorithms::AsyncVec;
+pub use onesweep::onesweep_safe;
 pub use select::reduce_by_key;
 pub(crate) use sort::sort_keys;
-pub use sort::{sort_by_key, ArgKey, SortKey};
+pub use sort::{sort_by_key, sort_by_key_desc, ArgKey, SortKey, SortOrder};
 pub use staging::{Exec, LaunchShape, Layout, ScanAlgorithm, SortMethod, SortStaging, Staging};
 pub use vec::DeviceVec;
 pub use view::{
