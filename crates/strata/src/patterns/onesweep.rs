@@ -42,7 +42,7 @@
 //! sorts, whose work-groups never wait for one another.
 
 use super::sort::{
-    digit, GroupScan, Moves, PassIo, Side, SortKey, SortOrder, SortPlan, TileRanker,
+    digit, moves_of, GroupScan, Moves, PassIo, Side, SortKey, SortOrder, SortPlan, TileRanker,
 };
 use super::{launch, mem_id, Exec, Reads};
 use crate::builder::{
@@ -158,11 +158,7 @@ pub(crate) fn sort<'a, K: SortKey, V: Value>(
     events.push(histogram::<K>(ex, p, keys.0, &counts, bits, order)?);
     events.push(digit_starts(ex, p, &counts, &starts, bits, passes)?);
     for pass in 0..passes {
-        let flip = |(h, a)| if pass % 2 == 0 { (h, a) } else { (a, h) };
-        let mv = Moves {
-            keys: flip(keys),
-            values: vals.map(|(h, a)| if pass % 2 == 0 { (h, a) } else { (a, h) }),
-        };
+        let mv = moves_of(pass, keys, vals);
         state.sequence += 1;
         let tag = state.sequence << 2;
         events.push(digit_pass(

@@ -547,9 +547,11 @@ pub(super) struct PassIo<K: Value, V: Value> {
     pub kin_off: Expr<u32>,
     pub kout: BufferParam<K>,
     pub kout_off: Expr<u32>,
-    /// Values in, their offset, values out, their offset.
-    pub vio: Option<(BufferParam<V>, Expr<u32>, BufferParam<V>, Expr<u32>)>,
+    pub vio: Option<ValueIo<V>>,
 }
+
+/// Values in, their offset, values out, their offset.
+pub(super) type ValueIo<V> = (BufferParam<V>, Expr<u32>, BufferParam<V>, Expr<u32>);
 
 impl<K: SortKey, V: Value> PassIo<K, V> {
     /// Declares the parameters of `mv` (in this order: keys in, keys out, values).
@@ -1068,15 +1070,15 @@ enum Plan {
 }
 
 /// The moves of pass `pass`: even passes from `home` to `away`, odd ones back.
-fn moves_of<'a, K, V>(
+pub(super) fn moves_of<'a, K, V>(
     pass: u32,
     keys: (Side<'a, K>, Side<'a, K>),
     vals: Option<(Side<'a, V>, Side<'a, V>)>,
 ) -> Moves<'a, K, V> {
-    let flip = |(h, a)| if pass % 2 == 0 { (h, a) } else { (a, h) };
+    let even = pass.is_multiple_of(2);
     Moves {
-        keys: flip(keys),
-        values: vals.map(|(h, a)| if pass % 2 == 0 { (h, a) } else { (a, h) }),
+        keys: if even { keys } else { (keys.1, keys.0) },
+        values: vals.map(|(h, a)| if even { (h, a) } else { (a, h) }),
     }
 }
 
