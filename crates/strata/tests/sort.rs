@@ -16,17 +16,26 @@ fn required() -> bool {
     std::env::var("STRATA_REQUIRE").is_ok_and(|v| v.split(',').any(|b| b.trim() == "opencl"))
 }
 
-/// The interpreter, then every listed device (the CPU backend and the OpenCL devices).
+/// The interpreter, then every other listed device (the CPU backend, the OpenCL devices).
 fn devices() -> Vec<Device> {
     let all = strata::devices();
     assert!(
         !required() || all.iter().any(|d| d.info().backend == BackendKind::OpenCl),
         "STRATA_REQUIRE names opencl, but no OpenCL device is listed"
     );
+    // The interpreter once (the listed devices may include it).
     let mut v = vec![Device::from_spec("interp").unwrap()];
-    v.extend(all);
+    v.extend(
+        all.into_iter()
+            .filter(|d| d.info().backend != BackendKind::Interp),
+    );
     v
 }
+
+/// Held by each test: the tests of this file run one at a time. (One run with both tests at
+/// once on PoCL hung in a look-back wait, 2026-11-26, not reproduced since; see the
+/// `onesweep` module docs.)
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 struct Rng(u64);
 impl Rng {
@@ -72,7 +81,11 @@ fn stagings(d: &Device) -> Vec<(SortStaging, Vec<usize>)> {
         // The interpreter runs the tile sort's many barriers slowly: fewer sizes there.
         (
             st(SortMethod::Tiles, 8, 2, 64, 4),
-            if interp { vec![0, 1, 65, 300] } else { small.clone() },
+            if interp {
+                vec![0, 1, 65, 300]
+            } else {
+                small.clone()
+            },
         ),
         (st(SortMethod::Parts, 5, 1, 16, 4), small),
     ];
@@ -85,7 +98,7 @@ fn stagings(d: &Device) -> Vec<(SortStaging, Vec<usize>)> {
 /// The host's stable sort in `desc` order by `f(key)`.
 fn host_sort<T: Copy, K: Ord>(v: &mut [T], desc: bool, f: impl Fn(&T) -> K) {
     if desc {
-        v.sort_by(|a, b| f(b).cmp(&f(a)));
+        v.sort_by_key(|a| std::cmp::Reverse(f(a)));
     } else {
         v.sort_by_key(|a| f(a));
     }
@@ -183,6 +196,7 @@ fn f64s(rng: &mut Rng, n: usize) -> Vec<f64> {
 /// `+NaN` last ascending, the reverse descending; `-0.0` before `+0.0` ascending).
 #[test]
 fn sorts_against_the_host() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let mut rng = Rng(99);
     for d in devices() {
         let ex = Exec::new(&Queue::new(&d).unwrap()).untuned();
@@ -271,6 +285,7 @@ impl Ord for TotalF64 {
 /// keep the parts sort) and refused where the device does not guarantee progress.
 #[test]
 fn onesweep_launches_reuse_and_classification() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let mut rng = Rng(5);
     for d in devices() {
         let info = d.info();
