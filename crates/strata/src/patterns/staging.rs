@@ -160,7 +160,7 @@ pub enum SortMethod {
     /// [`Tiles`](Self::Tiles) does and find its output offsets by decoupled look-back on the
     /// tiles before it: the keys are read once per digit instead of twice. Its work-groups
     /// wait for one another, so it runs only where [`onesweep_safe`](super::onesweep_safe)
-    /// holds (CUDA, the CPU backend, the interpreter, PoCL's CPU device);
+    /// holds (CUDA, the CPU backend, the interpreter; not OpenCL);
     /// [`Exec::with_sort_staging`] refuses it elsewhere. The default on CUDA.
     Onesweep,
 }
