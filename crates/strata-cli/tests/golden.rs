@@ -191,6 +191,22 @@ fn every_pattern_on_cpu() {
     du.sorted(&gpu).unwrap();
     dl.sorted(&gpu).unwrap();
     sort_by_key(&gpu, &du, &df).unwrap();
+    // Onesweep as CUDA runs it when asked (forced here): the histogram of every digit, the
+    // digit starts, one look-back pass per digit; keys alone, pairs, 64-bit keys, and a
+    // descending sort (the inverted encoding).
+    let onesweep = ex
+        .with_sort_staging(SortStaging {
+            method: SortMethod::Onesweep,
+            digit_bits: 8,
+            keys_per_thread: 16,
+            group_size: 256,
+            max_groups: 1024,
+        })
+        .unwrap();
+    du.sorted(&onesweep).unwrap();
+    dl.sorted(&onesweep).unwrap();
+    sort_by_key(&onesweep, &du, &df).unwrap();
+    sort_by_key_desc(&onesweep, &du, &df).unwrap();
 }
 
 fn golden_dir(dialect: &str) -> PathBuf {

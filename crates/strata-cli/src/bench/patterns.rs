@@ -25,7 +25,11 @@
 //! names the configuration and where it came from below the rows.
 //!
 //! The sort variants change one value of the device's default [`SortStaging`], so that one
-//! `strata bench --filter pat_sort` run compares them (and `pat_sort_pairs`, `pat_sort_u64`): `pat_sort_b4` and `pat_sort_b6` sort 4- and 6-bit digits (8 and 6 passes for
+//! `strata bench --filter pat_sort` run compares them (and `pat_sort_pairs`, `pat_sort_u64`):
+//! `pat_sort_onesweep` and `pat_sort_tiles` force the method ([`SortMethod::Onesweep`], where
+//! [`onesweep_safe`](strata::patterns::onesweep_safe) holds, else the default sort;
+//! [`SortMethod::Tiles`]), so that the default row (the tile sort on GPUs, the parts sort on CPU
+//! devices) stands beside both; `pat_sort_b4` and `pat_sort_b6` sort 4- and 6-bit digits (8 and 6 passes for
 //! `u32`, instead of 4 passes of 8 bits); `pat_sort_k8`, `pat_sort_k12` and `pat_sort_k20`
 //! rank 8, 12 and 20 keys per work-item (the default is 16 on GPUs); `pat_sort_g128` runs
 //! work-groups of 128 work-items; `pat_sort_m4` and `pat_sort_m16` allow 4 and 16
@@ -65,11 +69,11 @@ use crate::bench::{
 use rayon::prelude::*;
 use std::time::Instant;
 use strata::patterns::tune::{size_class, TunedOp, Tuner};
-use strata::patterns::{zip, DeviceVec, Exec, LaunchShape, SortStaging, View};
+use strata::patterns::{zip, DeviceVec, Exec, LaunchShape, SortMethod, SortStaging, View};
 use strata::prelude::*;
 
 /// The pattern benchmarks, in the order they run.
-pub const BENCHES: [&str; 28] = [
+pub const BENCHES: [&str; 30] = [
     "pat_vadd",
     "pat_vadd_tuned",
     "pat_saxpy",
@@ -88,6 +92,8 @@ pub const BENCHES: [&str; 28] = [
     "pat_scan_multipass",
     "pat_sort",
     "pat_sort_tuned",
+    "pat_sort_onesweep",
+    "pat_sort_tiles",
     "pat_sort_b4",
     "pat_sort_b6",
     "pat_sort_k8",
@@ -219,6 +225,16 @@ fn sort_staging(name: &str, ex: &Exec) -> Option<SortStaging> {
         },
         "pat_sort_m16" => SortStaging {
             max_groups: (units * 16).min(65536),
+            ..d
+        },
+        // Onesweep where the device may run it, else the default sort (as `pat_sort`).
+        "pat_sort_onesweep" if strata::patterns::onesweep_safe(device.info()) => SortStaging {
+            method: SortMethod::Onesweep,
+            ..d
+        },
+        "pat_sort_onesweep" => d,
+        "pat_sort_tiles" => SortStaging {
+            method: SortMethod::Tiles,
             ..d
         },
         _ => return None,

@@ -79,6 +79,7 @@ mod actions;
 mod algorithms;
 mod lookback;
 mod merge;
+mod onesweep;
 mod reduce;
 mod scan;
 mod select;
@@ -90,9 +91,10 @@ mod view;
 
 pub use algorithms::AsyncVec;
 pub use merge::merge_sort_by_key;
+pub use onesweep::onesweep_safe;
 pub use select::reduce_by_key;
 pub(crate) use sort::sort_keys;
-pub use sort::{sort_by_key, ArgKey, SortKey};
+pub use sort::{sort_by_key, sort_by_key_desc, ArgKey, SortKey, SortOrder};
 pub use staging::{Exec, LaunchShape, Layout, ScanAlgorithm, SortMethod, SortStaging, Staging};
 pub use vec::DeviceVec;
 pub use view::{

@@ -1,10 +1,21 @@
-//! Stable LSD radix sort of keys and of key-value pairs, and the key encodings it uses.
+//! Stable LSD radix sort of keys and of key-value pairs, ascending or descending
+//! ([`SortOrder`]), and the key encodings it uses.
 //!
-//! Keys are compared through an order-preserving unsigned encoding ([`SortKey::sort_bits`]):
-//! unsigned integers as they are, signed integers with the sign bit flipped, floats with the
-//! sign bit flipped for positive values and all bits flipped for negative ones (IEEE total
-//! order, as `f32::total_cmp`: `-NaN < -inf < ... < -0.0 < +0.0 < ... < +inf < +NaN`). The
-//! encoding is applied when a digit is extracted: keys are stored unchanged.
+//! Keys (`u32`, `i32`, `f32`, `u64`, `i64`, `f64`) are compared through an order-preserving
+//! unsigned encoding ([`SortKey::sort_bits`]): unsigned integers as they are, signed integers
+//! with the sign bit flipped, floats with the sign bit flipped for positive values and all bits
+//! flipped for negative ones (IEEE total order, as `f32::total_cmp` and `f64::total_cmp`:
+//! `-NaN < -inf < ... < -0.0 < +0.0 < ... < +inf < +NaN`, so NaNs with the sign bit set come
+//! first and the others last, ordered by their payload). A descending sort ranks by the
+//! inverted encoding: the exact reverse of that order, still stable (equal keys, and only
+//! bit-identical floats are equal, keep their input order). The encoding is applied when a
+//! digit is extracted: keys are stored unchanged.
+//!
+//! **Methods** ([`SortMethod`]): [`SortMethod::Tiles`] and [`SortMethod::Parts`] below, the
+//! portable ones (no work-group waits for another), and [`SortMethod::Onesweep`] (module
+//! `onesweep`), which reads the keys once per digit and ranks tiles as `Tiles` does (the
+//! shared `TileRanker`), for devices whose work-groups make progress while others wait
+//! ([`onesweep_safe`](super::onesweep_safe)).
 //!
 //! **Passes.** Each pass sorts stably by one digit of
 //! [`SortStaging::digit_bits`](super::SortStaging::digit_bits) bits (8 by default: 4 passes
@@ -59,20 +70,24 @@
 use super::tune::TunedOp;
 use super::{check_u32, launch, mem_id, Cx, DeviceVec, Exec, Reads, SortMethod, Staging};
 use crate::builder::{
-    barrier_local, for_range, for_step, group_id, if_, lit, local_id, select, var_named, Expr,
-    Integer, LocalArray, Numeric, Value,
+    barrier_local, for_range, for_step, group_id, if_, lit, local_id, select, var_named,
+    BufferParam, Expr, Integer, LocalArray, Numeric, Value,
 };
 use crate::error::{Error, Result};
 use crate::{Buffer, Event};
 
-/// A key type the radix sort orders (ascending): `u32`, `i32`, `f32`, `u64`, `i64`.
+/// A key type the radix sort orders: `u32`, `i32`, `f32`, `u64`, `i64`, `f64`.
 pub trait SortKey: Numeric {
     /// The unsigned type of the encoding.
     type Bits: Integer;
     /// Number of bits of the encoding.
     const BITS: u32;
-    /// The key whose encoding is all ones (a largest key: the sort pads partial tiles with it).
+    /// The key whose encoding is all ones (a largest key: an ascending sort pads partial
+    /// tiles with it).
     const LARGEST: Self;
+    /// The key whose encoding is all zeros (a smallest key: a descending sort pads partial
+    /// tiles with it).
+    const SMALLEST: Self;
     /// The order-preserving encoding of `x` (see the module docs).
     fn sort_bits(x: Expr<Self>) -> Expr<Self::Bits>;
 }
@@ -91,6 +106,7 @@ impl SortKey for u32 {
     type Bits = u32;
     const BITS: u32 = 32;
     const LARGEST: u32 = u32::MAX;
+    const SMALLEST: u32 = 0;
     fn sort_bits(x: Expr<u32>) -> Expr<u32> {
         x
     }
@@ -107,6 +123,7 @@ impl SortKey for i32 {
     type Bits = u32;
     const BITS: u32 = 32;
     const LARGEST: i32 = i32::MAX;
+    const SMALLEST: i32 = i32::MIN;
     fn sort_bits(x: Expr<i32>) -> Expr<u32> {
         x.bitcast::<u32>() ^ 0x8000_0000u32
     }
@@ -123,6 +140,7 @@ impl SortKey for f32 {
     type Bits = u32;
     const BITS: u32 = 32;
     const LARGEST: f32 = f32::from_bits(0x7FFF_FFFF);
+    const SMALLEST: f32 = f32::from_bits(0xFFFF_FFFF);
     fn sort_bits(x: Expr<f32>) -> Expr<u32> {
         let b = x.bitcast::<u32>();
         let negative = (b >> lit(31u32)).eq(1u32);
@@ -145,6 +163,7 @@ impl SortKey for u64 {
     type Bits = u64;
     const BITS: u32 = 64;
     const LARGEST: u64 = u64::MAX;
+    const SMALLEST: u64 = 0;
     fn sort_bits(x: Expr<u64>) -> Expr<u64> {
         x
     }
@@ -153,8 +172,21 @@ impl SortKey for i64 {
     type Bits = u64;
     const BITS: u32 = 64;
     const LARGEST: i64 = i64::MAX;
+    const SMALLEST: i64 = i64::MIN;
     fn sort_bits(x: Expr<i64>) -> Expr<u64> {
         x.bitcast::<u64>() ^ 0x8000_0000_0000_0000u64
+    }
+}
+
+impl SortKey for f64 {
+    type Bits = u64;
+    const BITS: u32 = 64;
+    const LARGEST: f64 = f64::from_bits(0x7FFF_FFFF_FFFF_FFFF);
+    const SMALLEST: f64 = f64::from_bits(u64::MAX);
+    fn sort_bits(x: Expr<f64>) -> Expr<u64> {
+        let b = x.bitcast::<u64>();
+        let negative = (b >> lit(63u64)).eq(1u64);
+        b ^ select(negative, lit(u64::MAX), lit(0x8000_0000_0000_0000u64))
     }
 }
 
@@ -163,10 +195,41 @@ const SUB_BITS: u32 = 4;
 /// Most interleaved copies of the upsweep's histogram.
 const MAX_LANES: u32 = 32;
 
-/// The digit of `x` at `shift`, `bits` wide.
-fn digit<K: SortKey>(x: Expr<K>, shift: Expr<K::Bits>, bits: u32) -> Expr<u32> {
+/// The order of a sort: ascending ([`DeviceVec::sort`], [`sort_by_key`]) or descending
+/// ([`DeviceVec::sort_desc`], [`sort_by_key_desc`]). Both are stable: equal keys keep their
+/// input order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SortOrder {
+    /// Smallest key first.
+    Ascending,
+    /// Largest key first.
+    Descending,
+}
+
+impl SortOrder {
+    /// The key that ranks behind every other in this order (partial tiles are padded with it).
+    pub(super) fn padding<K: SortKey>(self) -> K {
+        match self {
+            SortOrder::Ascending => K::LARGEST,
+            SortOrder::Descending => K::SMALLEST,
+        }
+    }
+}
+
+/// The digit of `x` at `shift`, `bits` wide, in `order` (descending: of the inverted encoding,
+/// so that a larger key has a smaller digit string).
+pub(super) fn digit<K: SortKey>(
+    x: Expr<K>,
+    shift: Expr<K::Bits>,
+    bits: u32,
+    order: SortOrder,
+) -> Expr<u32> {
     let mask: K::Bits = crate::ir::eval::Num::from_i64((1i64 << bits) - 1);
-    ((K::sort_bits(x) >> shift) & mask).cast::<u32>()
+    let enc = match order {
+        SortOrder::Ascending => K::sort_bits(x),
+        SortOrder::Descending => K::sort_bits(x) ^ lit(crate::ir::eval::Num::from_i64(-1)),
+    };
+    ((enc >> shift) & mask).cast::<u32>()
 }
 
 /// The local-memory slot of tile position `p`: one padding slot every 32 positions.
@@ -175,7 +238,7 @@ fn pad(p: Expr<u32>) -> Expr<u32> {
 }
 
 /// Slots of a padded tile of `tile` positions.
-fn padded_len(tile: u32) -> u32 {
+pub(super) fn padded_len(tile: u32) -> u32 {
     tile + tile / 32 + 1
 }
 
@@ -195,29 +258,30 @@ fn sub_digits(width: u32) -> Vec<(u32, u32)> {
 
 /// How a sort divides its keys.
 #[derive(Clone, Copy, Debug)]
-struct SortPlan {
-    n: usize,
+pub(super) struct SortPlan {
+    pub n: usize,
     /// Work-items per work-group.
-    gs: u32,
+    pub gs: u32,
     /// Keys per work-item per tile.
-    kpt: u32,
+    pub kpt: u32,
     /// Tiles (the last may be partial).
-    tiles: usize,
+    pub tiles: usize,
     /// Work-groups; work-group `g` owns tiles `g * per_group ..`.
-    groups: usize,
-    per_group: usize,
+    pub groups: usize,
+    pub per_group: usize,
     /// Interleaved copies of the upsweep's histogram.
-    lanes: u32,
+    pub lanes: u32,
 }
 
 impl SortPlan {
-    fn tile(&self) -> u32 {
+    /// Keys per tile.
+    pub(super) fn tile(&self) -> u32 {
         self.gs * self.kpt
     }
 }
 
 /// Rows of the ranking table for a `width`-bit digit: values of its widest sub-digit, plus one.
-fn table_rows(width: u32) -> u32 {
+pub(super) fn table_rows(width: u32) -> u32 {
     (1u32 << sub_digits(width).iter().map(|s| s.1).max().unwrap_or(1)) + 1
 }
 
@@ -233,7 +297,7 @@ fn downsweep_bytes(gs: u32, kpt: u32, pair: u64, bits: u32) -> u64 {
 
 /// Local memory a sort kernel may use: the device's, at most 48 KiB (CUDA's limit for the
 /// fixed-size local arrays strata's kernels declare).
-fn local_budget(ex: &Exec) -> u64 {
+pub(super) fn local_budget(ex: &Exec) -> u64 {
     ex.device().info().local_mem_size.min(48 * 1024)
 }
 
@@ -290,7 +354,7 @@ fn sort_plan(ex: &Exec, n: usize, pair: u64) -> Result<SortPlan> {
 /// the first `gs` entries zero: a work-item's left neighbour at any distance is then a plain
 /// load at a constant offset (no clamped index to keep live across the sort's loops).
 #[derive(Clone, Copy)]
-struct GroupScan {
+pub(super) struct GroupScan {
     a: LocalArray<u32>,
     b: LocalArray<u32>,
     gs: u32,
@@ -299,7 +363,7 @@ struct GroupScan {
 impl GroupScan {
     /// Declares the arrays and zeroes their halves of zeros; call it before the kernel's first
     /// barrier.
-    fn new(cx: &mut Cx, gs: u32) -> GroupScan {
+    pub(super) fn new(cx: &mut Cx, gs: u32) -> GroupScan {
         let a = cx.local::<u32>("scan_a", 2 * gs);
         let b = cx.local::<u32>("scan_b", 2 * gs);
         let l = local_id(0);
@@ -338,7 +402,7 @@ impl GroupScan {
     /// consecutive values, the owners' sums are scanned, and each owner calls `write(e,
     /// prefix)` for its values (unrolled when every work-item owns the same few values; else
     /// device loops that read each value twice).
-    fn scan_owned(
+    pub(super) fn scan_owned(
         &self,
         len: u32,
         value: &dyn Fn(Expr<u32>) -> Expr<u32>,
@@ -374,9 +438,9 @@ impl GroupScan {
 
 /// One side of a pass: a buffer and where the elements start in it.
 #[derive(Clone, Copy)]
-struct Side<'a, T> {
-    buf: &'a Buffer<T>,
-    off: usize,
+pub(super) struct Side<'a, T> {
+    pub buf: &'a Buffer<T>,
+    pub off: usize,
 }
 
 /// The upsweep: each work-group's digit counts, digit-major, into `counts`.
@@ -385,8 +449,8 @@ fn upsweep<K: SortKey>(
     p: &SortPlan,
     src: Side<'_, K>,
     counts: &Buffer<u32>,
-    shift: K::Bits,
-    width: u32,
+    (shift, width): (K::Bits, u32),
+    order: SortOrder,
 ) -> Result<Event> {
     let radix = 1u32 << width;
     let (gs, w) = (p.gs, p.lanes);
@@ -413,7 +477,7 @@ fn upsweep<K: SortKey>(
             let end = start + span.min(n - start);
             let lane = l & (w - 1);
             super::scan::seq_by(cx, start + l, end, gs, p.kpt, &mut |_, j| {
-                let d = digit::<K>(keys.at(koff + j), shift, width);
+                let d = digit::<K>(keys.at(koff + j), shift, width, order);
                 h.atomic_add(d * w + lane, 1u32);
             });
             barrier_local();
@@ -472,12 +536,226 @@ fn row_scan(
 }
 
 /// Key and value input and output of a downsweep.
-struct Moves<'a, K, V> {
-    keys: (Side<'a, K>, Side<'a, K>),
-    values: Option<(Side<'a, V>, Side<'a, V>)>,
+pub(super) struct Moves<'a, K, V> {
+    pub keys: (Side<'a, K>, Side<'a, K>),
+    pub values: Option<(Side<'a, V>, Side<'a, V>)>,
+}
+
+/// The kernel parameters of a pass's key (and value) input and output: buffers and offsets.
+pub(super) struct PassIo<K: Value, V: Value> {
+    pub kin: BufferParam<K>,
+    pub kin_off: Expr<u32>,
+    pub kout: BufferParam<K>,
+    pub kout_off: Expr<u32>,
+    pub vio: Option<ValueIo<V>>,
+}
+
+/// Values in, their offset, values out, their offset.
+pub(super) type ValueIo<V> = (BufferParam<V>, Expr<u32>, BufferParam<V>, Expr<u32>);
+
+impl<K: SortKey, V: Value> PassIo<K, V> {
+    /// Declares the parameters of `mv` (in this order: keys in, keys out, values).
+    pub(super) fn declare(cx: &mut Cx, mv: &Moves<'_, K, V>) -> PassIo<K, V> {
+        let (ks, kd) = mv.keys;
+        let kin = cx.read(ks.buf);
+        let kin_off = cx.size("keys_off", ks.off);
+        let kout = cx.write(kd.buf);
+        let kout_off = cx.size("keys_out_off", kd.off);
+        let vio = mv.values.map(|(vs, vd)| {
+            (
+                cx.read(vs.buf),
+                cx.size("vals_off", vs.off),
+                cx.write(vd.buf),
+                cx.size("vals_out_off", vd.off),
+            )
+        });
+        PassIo {
+            kin,
+            kin_off,
+            kout,
+            kout_off,
+            vio,
+        }
+    }
+}
+
+/// The local memory and staged shape with which a work-group ranks one tile by one digit (the
+/// downsweep's steps 1 to 4, shared with the Onesweep pass).
+pub(super) struct TileRanker<K: SortKey, V: Value> {
+    pub gs: u32,
+    pub kpt: u32,
+    pub width: u32,
+    pub order: SortOrder,
+    pub shift: Expr<K::Bits>,
+    pub skeys: LocalArray<K>,
+    pub svals: Option<LocalArray<V>>,
+    pub table: LocalArray<u32>,
+    /// The tile's count of each digit.
+    pub tcount: LocalArray<u32>,
+    /// Per digit: the output position of a tile position (added to it).
+    pub shift_to: LocalArray<u32>,
+    pub scan: GroupScan,
+}
+
+impl<K: SortKey, V: Value> TileRanker<K, V> {
+    /// The tile's slot of tile position `l + i * gs` (strided), as a base plus a constant
+    /// where the padding allows.
+    fn strided(&self, i: u32) -> Expr<u32> {
+        let (gs, l) = (self.gs, local_id(0));
+        if gs % 32 == 0 {
+            pad(l) + i * (gs + gs / 32)
+        } else {
+            pad(l + i * gs)
+        }
+    }
+
+    /// The tile's slot of tile position `l * kpt + i` (blocked).
+    fn blocked(&self, i: u32) -> Expr<u32> {
+        let (kpt, l) = (self.kpt, local_id(0));
+        if 32 % kpt == 0 {
+            pad(l * kpt) + i
+        } else {
+            pad(l * kpt + i)
+        }
+    }
+
+    /// Whether the tile's digit starts ride on the first ranking scan: when every work-item
+    /// owns the same few digits and no sum reaches 2^16.
+    fn fused_starts(&self) -> bool {
+        let radix = 1u32 << self.width;
+        self.gs * self.kpt < 1 << 16 && radix.is_multiple_of(self.gs) && radix / self.gs <= 8
+    }
+
+    /// Steps 1 to 3 for the tile of `valid` keys at `base`: loads it, counts its digits into
+    /// `tcount`, calls `starts(d, before)` for every digit `d` (`before`: the tile's keys with
+    /// a smaller digit; several work-items call it, before a barrier) and ranks the tile
+    /// stably in local memory. Ends with a barrier.
+    pub(super) fn rank(
+        &self,
+        io: &PassIo<K, V>,
+        base: Expr<u32>,
+        valid: Expr<u32>,
+        starts: &dyn Fn(Expr<u32>, Expr<u32>),
+    ) {
+        let (gs, kpt, width, shift) = (self.gs, self.kpt, self.width, self.shift);
+        let radix = 1u32 << width;
+        let l = local_id(0);
+        let (skeys, svals, table, tcount, scan) =
+            (self.skeys, self.svals, self.table, self.tcount, &self.scan);
+        let order = self.order;
+        let last = valid - 1u32;
+        for_step(l, lit(radix), lit(gs), |d: Expr<u32>| tcount.set(d, 0u32));
+        barrier_local();
+        // 1. The tile into local memory: every load first (coalesced; positions past the end
+        // read the last key and become the padding key), then the digit counts and the local
+        // stores.
+        let loaded: Vec<(Expr<K>, Option<Expr<V>>)> = (0..kpt)
+            .map(|i| {
+                let q = (l + i * gs).min(last);
+                let v = io.vio.map(|(vin, voff, _, _)| vin.at(voff + base + q));
+                (io.kin.at(io.kin_off + base + q), v)
+            })
+            .collect();
+        for (i, (k, v)) in (0..kpt).zip(&loaded) {
+            let k = select((l + i * gs).lt(valid), *k, lit(order.padding::<K>()));
+            tcount.atomic_add(digit::<K>(k, shift, width, order), 1u32);
+            skeys.set(self.strided(i), k);
+            if let (Some(sv), Some(v)) = (svals, v) {
+                sv.set(self.strided(i), *v);
+            }
+        }
+        barrier_local();
+        // 2. Where each digit starts in the sorted tile; when the counts allow, computed by
+        // the first sub-digit's work-group scan (both sums in one word) instead of one more.
+        let fused = self.fused_starts();
+        if !fused {
+            scan.scan_owned(radix, &|d| tcount.at(d), starts);
+        }
+        // 3. Rank the tile by each sub-digit in turn (see the module docs).
+        let load = |i: u32| {
+            (
+                skeys.at(self.blocked(i)),
+                svals.map(|sv| sv.at(self.blocked(i))),
+            )
+        };
+        let subs = sub_digits(width);
+        let mut mine: Vec<_> = (0..kpt).map(load).collect();
+        for (si, &(sshift, sbits)) in subs.iter().enumerate() {
+            let nb = 1u32 << sbits;
+            let seg = nb + 1;
+            let column =
+                |k: Expr<K>| ((digit::<K>(k, shift, width, order) >> sshift) & (nb - 1)) * gs + l;
+            for r in 0..seg {
+                table.set(l + r * gs, 0u32);
+            }
+            for (k, _) in &mine {
+                let at = column(*k);
+                table.set(at, table.at(at) + 1u32);
+            }
+            barrier_local();
+            let s0 = l * seg;
+            let own: Vec<Expr<u32>> = (0..seg).map(|j| table.at(s0 + j)).collect();
+            let sum = own.iter().skip(1).fold(own[0], |a, v| a + *v);
+            let before = if fused && si == 0 {
+                let per = radix / gs;
+                let d: Vec<Expr<u32>> = (0..per).map(|j| l * per + j).collect();
+                let c: Vec<Expr<u32>> = d.iter().map(|&d| tcount.at(d)).collect();
+                let csum = c.iter().skip(1).fold(c[0], |a, v| a + *v);
+                let (before, cbefore) = scan.exclusive_sum2(sum, csum);
+                let mut run = cbefore;
+                for (d, c) in d.iter().zip(&c) {
+                    starts(*d, run);
+                    run = run + *c;
+                }
+                before
+            } else {
+                scan.exclusive_sum(sum).0
+            };
+            let mut run = before;
+            for (j, v) in (0..seg).zip(&own) {
+                table.set(s0 + j, run);
+                run = run + *v;
+            }
+            barrier_local();
+            // A key's position: its entry, counting up over the work-item's keys.
+            for (k, v) in &mine {
+                let at = column(*k);
+                let to = table.at(at);
+                table.set(at, to + 1u32);
+                skeys.set(pad(to), *k);
+                if let (Some(sv), Some(v)) = (svals, v) {
+                    sv.set(pad(to), *v);
+                }
+            }
+            barrier_local();
+            if si + 1 < subs.len() {
+                mine = (0..kpt).map(load).collect();
+            }
+        }
+    }
+
+    /// Step 4: every key of the ranked tile (`valid` keys) to its digit's output position,
+    /// tile position plus `shift_to[digit]` (coalesced per digit).
+    pub(super) fn scatter(&self, io: &PassIo<K, V>, valid: Expr<u32>) {
+        let (gs, width, shift, order) = (self.gs, self.width, self.shift, self.order);
+        let l = local_id(0);
+        for i in 0..self.kpt {
+            let q = l + i * gs;
+            if_(q.lt(valid), || {
+                let k = self.skeys.at(self.strided(i));
+                let d = digit::<K>(k, shift, width, order);
+                let to = self.shift_to.at(d) + q;
+                io.kout.set(io.kout_off + to, k);
+                if let (Some((_, _, vout, vout_off)), Some(sv)) = (io.vio, self.svals) {
+                    vout.set(vout_off + to, sv.at(self.strided(i)));
+                }
+            });
+        }
+    }
 }
 
 /// The downsweep (see the module docs).
+#[allow(clippy::too_many_arguments)]
 fn downsweep<K: SortKey, V: Value>(
     ex: &Exec,
     p: &SortPlan,
@@ -486,11 +764,11 @@ fn downsweep<K: SortKey, V: Value>(
     totals: &Buffer<u32>,
     shift: K::Bits,
     width: u32,
+    order: SortOrder,
 ) -> Result<Event> {
     let radix = 1u32 << width;
-    let (gs, kpt) = (p.gs, p.kpt);
+    let gs = p.gs;
     let tile = p.tile();
-    let subs = sub_digits(width);
     let rows = table_rows(width);
     let mut outputs = vec![mem_id(mv.keys.1.buf)];
     if let Some((_, vd)) = &mv.values {
@@ -503,19 +781,7 @@ fn downsweep<K: SortKey, V: Value>(
         &Reads::default(),
         &outputs,
         |cx| {
-            let (ks, kd) = mv.keys;
-            let kin = cx.read(ks.buf);
-            let kin_off = cx.size("keys_off", ks.off);
-            let kout = cx.write(kd.buf);
-            let kout_off = cx.size("keys_out_off", kd.off);
-            let vio = mv.values.map(|(vs, vd)| {
-                (
-                    cx.read(vs.buf),
-                    cx.size("vals_off", vs.off),
-                    cx.write(vd.buf),
-                    cx.size("vals_out_off", vd.off),
-                )
-            });
+            let io = PassIo::declare(cx, mv);
             let offs = cx.read(offsets);
             let tot = cx.read(totals);
             let groups = cx.size("groups", p.groups);
@@ -525,34 +791,28 @@ fn downsweep<K: SortKey, V: Value>(
             let shift = cx.scalar("shift", shift);
             let (l, g) = (local_id(0), group_id(0));
             let skeys = cx.local::<K>("tile_keys", padded_len(tile));
-            let svals = vio.map(|_| cx.local::<V>("tile_vals", padded_len(tile)));
+            let svals = io.vio.map(|_| cx.local::<V>("tile_vals", padded_len(tile)));
             let table = cx.local::<u32>("rank_table", rows * gs);
             let tcount = cx.local::<u32>("tile_counts", radix);
             let next = cx.local::<u32>("digit_next", radix);
             let shift_to = cx.local::<u32>("digit_shift", radix);
             let scan = GroupScan::new(cx, gs);
-            // The tile's digit starts ride on the first ranking scan when every work-item owns
-            // the same few digits and no sum reaches 2^16.
-            let fused_starts = tile < 1 << 16 && radix.is_multiple_of(gs) && radix / gs <= 8;
-            // The slots of tile positions `l + i * gs` (strided) and `l * kpt + i` (blocked),
-            // as a base plus a constant where the padding allows.
-            let strided = |i: u32| -> Expr<u32> {
-                if gs % 32 == 0 {
-                    pad(l) + i * (gs + gs / 32)
-                } else {
-                    pad(l + i * gs)
-                }
-            };
-            let blocked = |i: u32| -> Expr<u32> {
-                if 32 % kpt == 0 {
-                    pad(l * kpt) + i
-                } else {
-                    pad(l * kpt + i)
-                }
+            let r = TileRanker {
+                gs,
+                kpt: p.kpt,
+                width,
+                order,
+                shift,
+                skeys,
+                svals,
+                table,
+                tcount,
+                shift_to,
+                scan,
             };
             // Where the work-group's first key of each digit goes: the digits before it, plus
             // this digit's keys in the work-groups before this one.
-            scan.scan_owned(radix, &|d| tot.at(d), &|d, before| {
+            r.scan.scan_owned(radix, &|d| tot.at(d), &|d, before| {
                 next.set(d, before + offs.at(d * groups + g))
             });
             let t0 = g * per_group;
@@ -560,103 +820,10 @@ fn downsweep<K: SortKey, V: Value>(
             for_range(t0, t1, |t: Expr<u32>| {
                 let base = t * tile;
                 let valid = (n - base).min(lit(tile));
-                let last = valid - 1u32;
-                for_step(l, lit(radix), lit(gs), |d: Expr<u32>| tcount.set(d, 0u32));
-                barrier_local();
-                // 1. The tile into local memory: every load first (coalesced; positions past
-                // the end read the last key and become the largest key), then the digit
-                // counts and the local stores.
-                let loaded: Vec<(Expr<K>, Option<Expr<V>>)> = (0..kpt)
-                    .map(|i| {
-                        let q = (l + i * gs).min(last);
-                        let v = vio.map(|(vin, voff, _, _)| vin.at(voff + base + q));
-                        (kin.at(kin_off + base + q), v)
-                    })
-                    .collect();
-                for (i, (k, v)) in (0..kpt).zip(&loaded) {
-                    let k = select((l + i * gs).lt(valid), *k, lit(K::LARGEST));
-                    tcount.atomic_add(digit::<K>(k, shift, width), 1u32);
-                    skeys.set(strided(i), k);
-                    if let (Some(sv), Some(v)) = (svals, v) {
-                        sv.set(strided(i), *v);
-                    }
-                }
-                barrier_local();
-                // 2. Where each digit starts in the sorted tile (`before`), as the shift from a
-                // tile position to its output position; when the counts allow, computed by the
-                // first sub-digit's work-group scan (both sums in one word) instead of one more.
+                // The shift from a tile position to its output position.
                 let starts = |d: Expr<u32>, before: Expr<u32>| shift_to.set(d, next.at(d) - before);
-                if !fused_starts {
-                    scan.scan_owned(radix, &|d| tcount.at(d), &starts);
-                }
-                // 3. Rank the tile by each sub-digit in turn (see the module docs).
-                let load = |i: u32| (skeys.at(blocked(i)), svals.map(|sv| sv.at(blocked(i))));
-                let mut mine: Vec<_> = (0..kpt).map(load).collect();
-                for (si, &(sshift, sbits)) in subs.iter().enumerate() {
-                    let nb = 1u32 << sbits;
-                    let seg = nb + 1;
-                    let column =
-                        |k: Expr<K>| ((digit::<K>(k, shift, width) >> sshift) & (nb - 1)) * gs + l;
-                    for r in 0..seg {
-                        table.set(l + r * gs, 0u32);
-                    }
-                    for (k, _) in &mine {
-                        let at = column(*k);
-                        table.set(at, table.at(at) + 1u32);
-                    }
-                    barrier_local();
-                    let s0 = l * seg;
-                    let own: Vec<Expr<u32>> = (0..seg).map(|j| table.at(s0 + j)).collect();
-                    let sum = own.iter().skip(1).fold(own[0], |a, v| a + *v);
-                    let before = if fused_starts && si == 0 {
-                        let per = radix / gs;
-                        let d: Vec<Expr<u32>> = (0..per).map(|j| l * per + j).collect();
-                        let c: Vec<Expr<u32>> = d.iter().map(|&d| tcount.at(d)).collect();
-                        let csum = c.iter().skip(1).fold(c[0], |a, v| a + *v);
-                        let (before, cbefore) = scan.exclusive_sum2(sum, csum);
-                        let mut run = cbefore;
-                        for (d, c) in d.iter().zip(&c) {
-                            starts(*d, run);
-                            run = run + *c;
-                        }
-                        before
-                    } else {
-                        scan.exclusive_sum(sum).0
-                    };
-                    let mut run = before;
-                    for (j, v) in (0..seg).zip(&own) {
-                        table.set(s0 + j, run);
-                        run = run + *v;
-                    }
-                    barrier_local();
-                    // A key's position: its entry, counting up over the work-item's keys.
-                    for (k, v) in &mine {
-                        let at = column(*k);
-                        let to = table.at(at);
-                        table.set(at, to + 1u32);
-                        skeys.set(pad(to), *k);
-                        if let (Some(sv), Some(v)) = (svals, v) {
-                            sv.set(pad(to), *v);
-                        }
-                    }
-                    barrier_local();
-                    if si + 1 < subs.len() {
-                        mine = (0..kpt).map(load).collect();
-                    }
-                }
-                // 4. Every key to its digit's next output position (coalesced per digit).
-                for i in 0..kpt {
-                    let q = l + i * gs;
-                    if_(q.lt(valid), || {
-                        let k = skeys.at(strided(i));
-                        let d = digit::<K>(k, shift, width);
-                        let to = shift_to.at(d) + q;
-                        kout.set(kout_off + to, k);
-                        if let (Some((_, _, vout, vout_off)), Some(sv)) = (vio, svals) {
-                            vout.set(vout_off + to, sv.at(strided(i)));
-                        }
-                    });
-                }
+                r.rank(&io, base, valid, &starts);
+                r.scatter(&io, valid);
                 barrier_local();
                 for_step(l, lit(radix), lit(gs), |d: Expr<u32>| {
                     next.set(d, next.at(d) + tcount.at(d))
@@ -723,8 +890,8 @@ fn parts_plan(ex: &Exec, n: usize) -> Result<PartsPlan> {
 fn part_counts<K: SortKey>(
     keys: crate::builder::BufferParam<K>,
     koff: Expr<u32>,
-    shift: Expr<K::Bits>,
-    width: u32,
+    (shift, width): (Expr<K::Bits>, u32),
+    order: SortOrder,
     start: Expr<u32>,
     end: Expr<u32>,
     table: LocalArray<u32>,
@@ -735,7 +902,7 @@ fn part_counts<K: SortKey>(
     let l = local_id(0);
     for_range(0u32, radix, |d: Expr<u32>| table.set(d * gs + l, 0u32));
     for_range(start, end, |j: Expr<u32>| {
-        let at = digit::<K>(keys.at(koff + j), shift, width) * gs + l;
+        let at = digit::<K>(keys.at(koff + j), shift, width, order) * gs + l;
         table.set(at, table.at(at) + 1u32);
     });
     barrier_local();
@@ -763,8 +930,8 @@ fn parts_count<K: SortKey>(
     p: &PartsPlan,
     src: Side<'_, K>,
     counts: &Buffer<u32>,
-    shift: K::Bits,
-    width: u32,
+    (shift, width): (K::Bits, u32),
+    order: SortOrder,
 ) -> Result<Event> {
     let radix = 1u32 << width;
     let gs = p.gs;
@@ -783,7 +950,7 @@ fn parts_count<K: SortKey>(
             let (b0, bend, start, end) = part_range(cx, p);
             let table = cx.local::<u32>("counts", radix * gs);
             let scan = GroupScan::new(cx, gs);
-            part_counts::<K>(keys, koff, shift, width, start, end, table, &scan);
+            part_counts::<K>(keys, koff, (shift, width), order, start, end, table, &scan);
             // Digit d's count: where the next digit starts minus where d starts.
             for_step(local_id(0), lit(radix), lit(gs), |d: Expr<u32>| {
                 let has_next = d.lt(radix - 1);
@@ -805,8 +972,8 @@ fn parts_scatter<K: SortKey, V: Value>(
     mv: &Moves<'_, K, V>,
     offsets: &Buffer<u32>,
     totals: &Buffer<u32>,
-    shift: K::Bits,
-    width: u32,
+    (shift, width): (K::Bits, u32),
+    order: SortOrder,
 ) -> Result<Event> {
     let radix = 1u32 << width;
     let gs = p.gs;
@@ -843,7 +1010,16 @@ fn parts_scatter<K: SortKey, V: Value>(
             let table = cx.local::<u32>("counts", radix * gs);
             let first = cx.local::<u32>("digit_first", radix);
             let scan = GroupScan::new(cx, gs);
-            part_counts::<K>(kin, kin_off, shift, width, start, end, table, &scan);
+            part_counts::<K>(
+                kin,
+                kin_off,
+                (shift, width),
+                order,
+                start,
+                end,
+                table,
+                &scan,
+            );
             scan.scan_owned(radix, &|d| tot.at(d), &|d, before| {
                 first.set(d, before + offs.at(d * groups + g))
             });
@@ -854,7 +1030,7 @@ fn parts_scatter<K: SortKey, V: Value>(
             });
             for_range(start, end, |j: Expr<u32>| {
                 let k = kin.at(kin_off + j);
-                let d = digit::<K>(k, shift, width);
+                let d = digit::<K>(k, shift, width, order);
                 let at = pos.at(d);
                 kout.set(kout_off + at, k);
                 if let Some((vin, voff, vout, vout_off)) = vio {
@@ -867,12 +1043,17 @@ fn parts_scatter<K: SortKey, V: Value>(
 }
 
 /// The work-items per work-group and the work-groups per pass with which `ex` sorts `n` keys
-/// of `pair` bytes with their values (for reports such as `strata bench`).
+/// of `pair` bytes with their values (for reports such as `strata bench`; for
+/// [`SortMethod::Onesweep`] the work-groups of a digit pass, one per tile).
 pub(crate) fn shape(ex: &Exec, n: usize, pair: u64) -> Result<(usize, usize)> {
     Ok(match ex.sort_staging().method {
         SortMethod::Tiles => {
             let p = sort_plan(ex, n.max(2), pair)?;
             (p.gs as usize, p.groups)
+        }
+        SortMethod::Onesweep => {
+            let p = sort_plan(ex, n.max(2), pair)?;
+            (p.gs as usize, p.tiles)
         }
         SortMethod::Parts => {
             let p = parts_plan(ex, n.max(2))?;
@@ -881,11 +1062,41 @@ pub(crate) fn shape(ex: &Exec, n: usize, pair: u64) -> Result<(usize, usize)> {
     })
 }
 
-/// Sorts `keys` (and `values` alongside, if given) in place, stably.
+/// How one sort divides its keys, per method.
+enum Plan {
+    Tiles(SortPlan),
+    Parts(PartsPlan),
+    Onesweep(SortPlan),
+}
+
+/// The moves of pass `pass`: even passes from `home` to `away`, odd ones back.
+pub(super) fn moves_of<'a, K, V>(
+    pass: u32,
+    keys: (Side<'a, K>, Side<'a, K>),
+    vals: Option<(Side<'a, V>, Side<'a, V>)>,
+) -> Moves<'a, K, V> {
+    let even = pass.is_multiple_of(2);
+    Moves {
+        keys: if even { keys } else { (keys.1, keys.0) },
+        values: vals.map(|(h, a)| if even { (h, a) } else { (a, h) }),
+    }
+}
+
+/// Sorts `keys` (and `values` alongside, if given) ascending in place, stably.
 pub(crate) fn sort_keys<K: SortKey, V: Value>(
     ex: &Exec,
     keys: &DeviceVec<K>,
     values: Option<&DeviceVec<V>>,
+) -> Result<()> {
+    sort_keys_in(ex, keys, values, SortOrder::Ascending)
+}
+
+/// Sorts `keys` (and `values` alongside, if given) in place in `order`, stably.
+pub(crate) fn sort_keys_in<K: SortKey, V: Value>(
+    ex: &Exec,
+    keys: &DeviceVec<K>,
+    values: Option<&DeviceVec<V>>,
+    order: SortOrder,
 ) -> Result<()> {
     let n = keys.len();
     super::algorithms::same_device("sort", ex, keys)?;
@@ -910,15 +1121,14 @@ pub(crate) fn sort_keys<K: SortKey, V: Value>(
     }
     let pair = std::mem::size_of::<K>() + values.map_or(0, |_| std::mem::size_of::<V>());
     let ex = &ex.tuned_for(TunedOp::Sort, K::TYPE, n);
-    let method = ex.sort_staging().method;
-    let (tiles, parts) = match method {
-        SortMethod::Tiles => (Some(sort_plan(ex, n, pair as u64)?), None),
-        SortMethod::Parts => (None, Some(parts_plan(ex, n)?)),
+    let plan = match ex.sort_staging().method {
+        SortMethod::Tiles => Plan::Tiles(sort_plan(ex, n, pair as u64)?),
+        SortMethod::Parts => Plan::Parts(parts_plan(ex, n)?),
+        SortMethod::Onesweep => Plan::Onesweep(sort_plan(ex, n, pair as u64)?),
     };
-    let (gs, groups) = match (&tiles, &parts) {
-        (Some(p), _) => (p.gs, p.groups),
-        (_, Some(p)) => (p.gs, p.groups),
-        _ => unreachable!("one plan per method"),
+    let (gs, groups) = match &plan {
+        Plan::Tiles(p) | Plan::Onesweep(p) => (p.gs, p.groups),
+        Plan::Parts(p) => (p.gs, p.groups),
     };
     let bits = ex.sort_staging().digit_bits;
     // The sort's kernels run with its own work-group size.
@@ -927,12 +1137,8 @@ pub(crate) fn sort_keys<K: SortKey, V: Value>(
         ..ex.staging()
     })?;
     let dev = ex.device();
-    let radix = 1usize << bits;
     // Temporaries from the exec's scratch (kept from an earlier sort, else new).
     let scratch = ex.scratch();
-    let counts = scratch.take::<u32>(dev, radix * groups)?;
-    let offsets = scratch.take::<u32>(dev, radix * groups)?;
-    let totals = scratch.take::<u32>(dev, radix)?;
     let tmp_keys = scratch.take::<K>(dev, n)?;
     let tmp_vals = match values {
         Some(_) => Some(scratch.take::<V>(dev, n)?),
@@ -958,48 +1164,57 @@ pub(crate) fn sort_keys<K: SortKey, V: Value>(
     };
     let mut events: Vec<Event> = Vec::new();
     let passes = K::BITS.div_ceil(bits);
-    for pass in 0..passes {
-        let shift = pass * bits;
-        let width = bits.min(K::BITS - shift);
-        let there = pass % 2 == 0;
-        let flip = |(h, a)| if there { (h, a) } else { (a, h) };
-        let mv = Moves {
-            keys: flip((home_keys, away_keys)),
-            values: vals.map(|(h, a)| if there { (h, a) } else { (a, h) }),
-        };
-        let shift_bits: K::Bits = crate::ir::eval::Num::from_i64(shift as i64);
-        match (&tiles, &parts) {
-            (Some(p), _) => {
-                events.push(upsweep(&ex, p, mv.keys.0, &counts, shift_bits, width)?);
-                events.push(row_scan(
-                    &ex,
-                    (gs, groups),
-                    &counts,
-                    &offsets,
-                    &totals,
-                    1 << width,
-                )?);
-                events.push(downsweep(
-                    &ex, p, &mv, &offsets, &totals, shift_bits, width,
-                )?);
-            }
-            (_, Some(p)) => {
-                events.push(parts_count(&ex, p, mv.keys.0, &counts, shift_bits, width)?);
-                events.push(row_scan(
-                    &ex,
-                    (gs, groups),
-                    &counts,
-                    &offsets,
-                    &totals,
-                    1 << width,
-                )?);
-                events.push(parts_scatter(
-                    &ex, p, &mv, &offsets, &totals, shift_bits, width,
-                )?);
-            }
-            _ => unreachable!("one plan per method"),
+    let kept = match &plan {
+        Plan::Onesweep(p) => {
+            let kept = super::onesweep::sort(
+                &ex,
+                p,
+                (home_keys, away_keys),
+                vals,
+                (bits, order),
+                &mut events,
+            )?;
+            Kept::Onesweep(kept)
         }
-    }
+        Plan::Tiles(_) | Plan::Parts(_) => {
+            let radix = 1usize << bits;
+            let counts = scratch.take::<u32>(dev, radix * groups)?;
+            let offsets = scratch.take::<u32>(dev, radix * groups)?;
+            let totals = scratch.take::<u32>(dev, radix)?;
+            for pass in 0..passes {
+                let shift = pass * bits;
+                let width = bits.min(K::BITS - shift);
+                let mv = moves_of(pass, (home_keys, away_keys), vals);
+                let shift_bits: K::Bits = crate::ir::eval::Num::from_i64(shift as i64);
+                let digit = (shift_bits, width);
+                let (count, scatter) = match &plan {
+                    Plan::Tiles(p) => (upsweep(&ex, p, mv.keys.0, &counts, digit, order)?, None),
+                    Plan::Parts(p) => (
+                        parts_count(&ex, p, mv.keys.0, &counts, digit, order)?,
+                        Some(p),
+                    ),
+                    Plan::Onesweep(_) => unreachable!("handled above"),
+                };
+                events.push(count);
+                events.push(row_scan(
+                    &ex,
+                    (gs, groups),
+                    &counts,
+                    &offsets,
+                    &totals,
+                    1 << width,
+                )?);
+                events.push(match (&plan, scatter) {
+                    (_, Some(p)) => parts_scatter(&ex, p, &mv, &offsets, &totals, digit, order)?,
+                    (Plan::Tiles(p), None) => {
+                        downsweep(&ex, p, &mv, &offsets, &totals, shift_bits, width, order)?
+                    }
+                    _ => unreachable!("one plan per method"),
+                });
+            }
+            Kept::Counts([counts, offsets, totals])
+        }
+    };
     if passes % 2 == 1 {
         let q = ex.queue();
         events.push(q.enqueue_copy(&tmp_keys, 0..n, keys.buffer(), keys.offset().., &[])?);
@@ -1009,14 +1224,21 @@ pub(crate) fn sort_keys<K: SortKey, V: Value>(
     }
     Event::wait_all(&events)?;
     // Every command is complete: the temporaries are free for the next sort.
-    scratch.keep(counts);
-    scratch.keep(offsets);
-    scratch.keep(totals);
+    match kept {
+        Kept::Counts(c) => c.into_iter().for_each(|b| scratch.keep(b)),
+        Kept::Onesweep(k) => super::onesweep::keep(&ex, k),
+    }
     scratch.keep(tmp_keys);
     if let Some(t) = tmp_vals {
         scratch.keep(t);
     }
     Ok(())
+}
+
+/// The temporaries of a method, kept for the next sort once its commands are complete.
+enum Kept {
+    Counts([Buffer<u32>; 3]),
+    Onesweep(super::onesweep::Kept),
 }
 
 /// Sorts `keys` ascending and applies the same permutation to `values`, stably (equal keys
@@ -1028,4 +1250,29 @@ pub fn sort_by_key<K: SortKey, V: Value>(
     values: &DeviceVec<V>,
 ) -> Result<()> {
     sort_keys(ex, keys, Some(values))
+}
+
+/// Sorts `keys` descending (largest first, in the order of the module docs: for floats `+NaN`
+/// first and `-NaN` last) and applies the same permutation to `values`, stably: equal keys
+/// keep their input order. As [`sort_by_key`] otherwise.
+pub fn sort_by_key_desc<K: SortKey, V: Value>(
+    ex: &Exec,
+    keys: &DeviceVec<K>,
+    values: &DeviceVec<V>,
+) -> Result<()> {
+    sort_keys_in(ex, keys, Some(values), SortOrder::Descending)
+}
+
+impl<K: SortKey> DeviceVec<K> {
+    /// Sorts the vector descending in place (largest first; stable, which shows for floats:
+    /// `-0.0` after `+0.0`, `+NaN` first and `-NaN` last); see [`DeviceVec::sort`].
+    pub fn sort_desc(&self) -> Result<&Self> {
+        sort_keys_in(
+            self.exec(),
+            self,
+            None::<&DeviceVec<u32>>,
+            SortOrder::Descending,
+        )?;
+        Ok(self)
+    }
 }

@@ -155,6 +155,14 @@ pub enum SortMethod {
     /// privately and moves its keys in order. For CPU devices, whose work-items run their
     /// loops to the end one after another (few barriers, streaming access per work-item).
     Parts,
+    /// Onesweep (Adinets & Merrill, 2022; the `onesweep` module docs): one histogram pass
+    /// over all digits, then one launch per digit whose work-groups rank a tile as
+    /// [`Tiles`](Self::Tiles) does and find its output offsets by decoupled look-back on the
+    /// tiles before it: the keys are read once per digit instead of twice. Its work-groups
+    /// wait for one another, so it runs only where [`onesweep_safe`](super::onesweep_safe)
+    /// holds (CUDA, the CPU backend, the interpreter; not OpenCL);
+    /// [`Exec::with_sort_staging`] refuses it elsewhere. Opt-in (through [`Exec::with_sort_staging`]) until a GPU run has checked and measured it.
+    Onesweep,
 }
 
 /// The staged choices of the radix sort ([`DeviceVec::sort`](super::DeviceVec::sort),
@@ -167,7 +175,8 @@ pub struct SortStaging {
     /// Bits of the key sorted per pass, 1 to 8: `ceil(key bits / digit_bits)` passes over the
     /// data (4 for `u32` keys with 8 bits).
     pub digit_bits: u32,
-    /// [`SortMethod::Tiles`]: keys each work-item ranks per tile, 1 to 32; a tile is
+    /// [`SortMethod::Tiles`] and [`SortMethod::Onesweep`]: keys each work-item ranks per
+    /// tile, 1 to 32; a tile is
     /// `group_size * keys_per_thread` keys. Lowered (per key and value type, to a power of
     /// two) to what fits the local memory: with the GPU defaults 8 for `u32` keys with values
     /// and for 64-bit keys. Unused by [`SortMethod::Parts`].
@@ -180,10 +189,12 @@ pub struct SortStaging {
 }
 
 impl SortStaging {
-    /// The defaults for `device`: on GPUs [`SortMethod::Tiles`] with 8-bit digits, 16 keys per
-    /// work-item, 256 work-items and 8 work-groups per compute unit; on CPU devices (the CPU
-    /// backend and OpenCL CPU devices) [`SortMethod::Parts`] with 8-bit digits, 32 work-items
-    /// and 8 work-groups per compute unit.
+    /// The defaults for `device`: on GPUs 8-bit digits, 16 keys per work-item, 256 work-items
+    /// and 8 work-groups per compute unit, with [`SortMethod::Tiles`] (the proven method:
+    /// [`SortMethod::Onesweep`] is opt-in until a GPU run has measured and checked it); on CPU
+    /// devices (the
+    /// CPU backend and OpenCL CPU devices) [`SortMethod::Parts`] with 8-bit digits, 32
+    /// work-items and 8 work-groups per compute unit.
     pub fn for_device(device: &Device) -> SortStaging {
         let info = device.info();
         let max = info
@@ -236,6 +247,13 @@ impl SortStaging {
                 "staged sort maximum of work-groups {}; allowed are 1 to 65536",
                 self.max_groups
             )));
+        }
+        if self.method == SortMethod::Onesweep && !super::onesweep_safe(info) {
+            return Err(Error::Unsupported {
+                kernel: "pattern_sort_onesweep".into(),
+                device: info.spec(),
+                reason: "the Onesweep sort needs work-groups that make progress while others wait for them, which this device does not promise; use SortMethod::Tiles or Parts".into(),
+            });
         }
         Ok(())
     }

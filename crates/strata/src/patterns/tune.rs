@@ -194,6 +194,7 @@ impl fmt::Display for Choice {
                 match s.method {
                     SortMethod::Tiles => "tiles",
                     SortMethod::Parts => "parts",
+                    SortMethod::Onesweep => "onesweep",
                 },
                 s.digit_bits,
                 s.group_size,
@@ -248,7 +249,12 @@ impl std::str::FromStr for Choice {
             let method = match m {
                 "tiles" => SortMethod::Tiles,
                 "parts" => SortMethod::Parts,
-                _ => return Err(format!("`method={m}`: the method is tiles or parts")),
+                "onesweep" => SortMethod::Onesweep,
+                _ => {
+                    return Err(format!(
+                        "`method={m}`: the method is tiles, parts or onesweep"
+                    ))
+                }
             };
             return Ok(Choice::Sort(SortStaging {
                 method,
