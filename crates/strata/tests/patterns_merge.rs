@@ -148,7 +148,7 @@ fn merge_sort_by_key_moves_the_values() {
             let v = DeviceVec::from_slice(&ex, &vals).unwrap();
             merge_sort_by_key(&ex, &k, &v, |a, b| a.gt(b)).unwrap();
             let mut want: Vec<(u32, u32)> = keys.iter().copied().zip(vals).collect();
-            want.sort_by(|a, b| b.0.cmp(&a.0));
+            want.sort_by_key(|b| std::cmp::Reverse(b.0));
             let (wk, wv): (Vec<u32>, Vec<u32>) = want.into_iter().unzip();
             assert_eq!(k.to_vec().unwrap(), wk, "keys, {n} on {spec}");
             assert_eq!(v.to_vec().unwrap(), wv, "values (stable), {n} on {spec}");
