@@ -56,7 +56,11 @@ fn assemble(name: &str) -> Vec<u32> {
     let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("src/vulkan/fixtures")
         .join(format!("{name}.spvasm"));
-    let out = std::env::temp_dir().join(format!("strata-{name}-{}.spv", std::process::id()));
+    // One file per call: tests of this binary run in parallel in one process and may assemble
+    // the same fixture at the same time (one removing the file another is about to read).
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let out = std::env::temp_dir().join(format!("strata-{name}-{}-{call}.spv", std::process::id()));
     let status = std::process::Command::new("spirv-as")
         .args(["--target-env", "vulkan1.2", "-o"])
         .arg(&out)
