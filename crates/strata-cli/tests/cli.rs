@@ -303,6 +303,9 @@ fn bench_json_has_one_line_per_benchmark() {
             // The image edge: sqrt(4096 / 4) pixels.
             let e = bench::fields::edge(cpu.info().backend, 4096);
             assert!(l.contains(&format!("\"n\":{e},")), "{l}");
+        } else if bench::overhead::BENCHES.contains(&name) {
+            // One element, whatever --size says: what a call costs beyond its kernel.
+            assert!(l.contains("\"n\":1,"), "{l}");
         } else {
             assert!(l.contains("\"n\":4096"), "{l}");
             assert!(l.contains("\"flops\":0,"), "{l}");
@@ -311,6 +314,8 @@ fn bench_json_has_one_line_per_benchmark() {
         // `rof_unfused` compares with `rof_fused`: its ratio is what fusion gains.
         let baseline = if name == "rof_unfused" {
             "rof_fused"
+        } else if bench::overhead::BENCHES.contains(&name) {
+            "launch"
         } else {
             "rayon"
         };
@@ -428,6 +433,7 @@ fn bench_run_verifies_results() {
             (Some(c), _) => strata_cli::bench::blas::edge(dev.info(), &c),
             (None, Some(n)) => n,
             (None, None) if rof => bench::fields::edge(dev.info().backend, 5000),
+            (None, None) if bench::overhead::BENCHES.contains(&r.bench) => 1,
             (None, None) => 5000,
         };
         assert_eq!(r.n, e, "{r:?}");
@@ -435,6 +441,8 @@ fn bench_run_verifies_results() {
         assert_eq!(r.device, "cpu");
         let baseline = if r.bench == "rof_unfused" {
             "rof_fused"
+        } else if bench::overhead::BENCHES.contains(&r.bench) {
+            "launch"
         } else {
             "rayon"
         };
@@ -474,9 +482,10 @@ fn bench_run_verifies_results() {
     let mut want = vec!["vadd", "saxpy"];
     want.extend(bench::selected(Some("pat_")));
     want.extend(["mandelbrot", "matmul"]);
+    want.extend(bench::overhead::BENCHES);
     assert_eq!(
         names, want,
-        "every pattern benchmark name contains `a`, and two compute ones"
+        "every pattern benchmark name contains `a`, two compute ones and the overhead rows"
     );
 }
 

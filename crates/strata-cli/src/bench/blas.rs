@@ -110,7 +110,21 @@ impl Runs {
         let config = config(name).ok_or_else(|| {
             BenchError::InvalidOptions(format!("`{name}` is not an SGEMM benchmark"))
         })?;
-        let e = edge(q.device().info(), &config);
+        // A tiling whose tiles exceed the device's local memory cannot run there (lavapipe
+        // has 32 KiB; 128x128x16 needs 33,280 bytes): a row the device does not support.
+        let info = q.device().info();
+        if config.local_mem_bytes() > info.local_mem_size {
+            return Err(BenchError::Strata(Error::Unsupported {
+                kernel: name.to_string(),
+                device: info.spec(),
+                reason: format!(
+                    "the tiles need {} bytes of local memory, the device has {} per work-group",
+                    config.local_mem_bytes(),
+                    info.local_mem_size
+                ),
+            }));
+        }
+        let e = edge(info, &config);
         let i = match self.sizes.iter().position(|c| c.e == e) {
             Some(i) => i,
             None => {
