@@ -132,6 +132,8 @@ pub mod codegen;
 mod cpu;
 #[cfg(feature = "cuda")]
 pub mod cuda;
+#[cfg(any(feature = "cuda", feature = "vulkan"))]
+mod disk_cache;
 pub mod error;
 pub mod fields;
 pub mod ir;

@@ -29,9 +29,10 @@
 //! file and what was wrong (`lookup`).
 
 use crate::codegen::Generated;
+use crate::disk_cache::{hash128, EntryFormat, Lookup};
 use crate::error::{number_lines, Error, Result};
 use std::ffi::{c_char, c_int, c_void, CString};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::OnceLock;
 
 /// The NVRTC functions strata calls, in the order of the fields of [`Api`].
@@ -243,21 +244,11 @@ pub enum Output {
     Cubin(u32),
 }
 
-/// 128-bit FNV-1a (two 64-bit lanes with different offsets): a cache key, and the checksum of
-/// a cache entry against accidental damage (not against tampering).
-fn hash128(parts: &[&[u8]]) -> u128 {
-    let mut a: u64 = 0xcbf2_9ce4_8422_2325;
-    let mut b: u64 = 0x6c62_272e_07bb_0142;
-    for p in parts {
-        for &x in p.iter().chain(&[0xff]) {
-            a = (a ^ x as u64).wrapping_mul(0x0000_0100_0000_01b3);
-            b = (b ^ x as u64)
-                .wrapping_mul(0x0000_0100_0000_01b3)
-                .rotate_left(5);
-        }
-    }
-    ((a as u128) << 64) | b as u128
-}
+/// The PTX cache's entries (the format is `disk_cache`'s).
+const CACHE: EntryFormat = EntryFormat {
+    item: "kernel",
+    body: "compiled code",
+};
 
 /// Compiles generated CUDA C++ to PTX for compute capability `arch` (`90` for sm_90), with
 /// the dialect's options and `extra_options`, through the disk cache. A compile error is
@@ -311,7 +302,7 @@ pub fn compile(
         ))
     });
     if let Some(f) = &file {
-        match lookup(f, &header) {
+        match CACHE.lookup(f, &header) {
             Lookup::Hit(body) => return Ok((body, true)),
             Lookup::Miss => {}
             Lookup::Damaged(why) => {
@@ -325,88 +316,9 @@ pub fn compile(
     }
     let out = compile_uncached(kernel, generated, &options, lib, output)?;
     if let Some(f) = &file {
-        store(f, &entry(&header, &out));
+        CACHE.store(f, &CACHE.entry(&header, &out));
     }
     Ok((out, false))
-}
-
-/// What a cache file holds for a key.
-#[derive(Debug, PartialEq, Eq)]
-pub(crate) enum Lookup {
-    /// The compiled output, whole.
-    Hit(Vec<u8>),
-    /// No file (or one that cannot be read).
-    Miss,
-    /// A file that is not a whole entry for this key: why.
-    Damaged(String),
-}
-
-/// The contents of a cache file: the header (the key in words), a line with the body's length
-/// and checksum, and the body.
-pub(crate) fn entry(header: &str, body: &[u8]) -> Vec<u8> {
-    let mut contents = format!(
-        "{header}\n// length {}, checksum {:032x}\n",
-        body.len(),
-        hash128(&[body])
-    )
-    .into_bytes();
-    contents.extend_from_slice(body);
-    contents
-}
-
-/// Reads the cache file `file` for the key `header`, checking the header, the body's length
-/// and its checksum (see the module docs).
-pub(crate) fn lookup(file: &Path, header: &str) -> Lookup {
-    let Ok(bytes) = std::fs::read(file) else {
-        return Lookup::Miss;
-    };
-    let Some(rest) = bytes
-        .strip_prefix(header.as_bytes())
-        .and_then(|t| t.strip_prefix(b"\n"))
-    else {
-        return Lookup::Damaged("its header is not this kernel's key".into());
-    };
-    let Some(nl) = rest.iter().position(|&b| b == b'\n') else {
-        return Lookup::Damaged("it has no length and checksum line".into());
-    };
-    let (line, body) = (&rest[..nl], &rest[nl + 1..]);
-    let parsed = std::str::from_utf8(line).ok().and_then(|l| {
-        let (len, sum) = l.strip_prefix("// length ")?.split_once(", checksum ")?;
-        Some((
-            len.parse::<usize>().ok()?,
-            u128::from_str_radix(sum, 16).ok()?,
-        ))
-    });
-    let Some((len, sum)) = parsed else {
-        return Lookup::Damaged("its length and checksum line is unreadable".into());
-    };
-    if body.len() != len {
-        return Lookup::Damaged(format!(
-            "{} bytes of compiled code where its length line says {len}",
-            body.len()
-        ));
-    }
-    if hash128(&[body]) != sum {
-        return Lookup::Damaged("its checksum does not match its contents".into());
-    }
-    Lookup::Hit(body.to_vec())
-}
-
-/// Writes a cache file atomically (a temporary file renamed into place), so that concurrent
-/// processes never read half a file. Failures are ignored: the cache is only a cache.
-fn store(file: &Path, contents: &[u8]) {
-    let Some(dir) = file.parent() else { return };
-    if std::fs::create_dir_all(dir).is_err() {
-        return;
-    }
-    let tmp = dir.join(format!(
-        ".{}.{}.tmp",
-        file.file_name().and_then(|n| n.to_str()).unwrap_or("ptx"),
-        std::process::id()
-    ));
-    if std::fs::write(&tmp, contents).is_ok() && std::fs::rename(&tmp, file).is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
 }
 
 /// A NUL-terminated C buffer as trimmed text.
@@ -545,13 +457,13 @@ mod tests {
         let file = dir.join("k.ptx");
         let header = "// strata PTX cache v2: strata 0, NVRTC 12.9, options [], source 0";
         let body: Vec<u8> = (0..200u8).collect();
-        let whole = entry(header, &body);
-        assert_eq!(lookup(&file, header), Lookup::Miss);
+        let whole = CACHE.entry(header, &body);
+        assert_eq!(CACHE.lookup(&file, header), Lookup::Miss);
         std::fs::write(&file, &whole).unwrap();
-        assert_eq!(lookup(&file, header), Lookup::Hit(body.clone()));
+        assert_eq!(CACHE.lookup(&file, header), Lookup::Hit(body.clone()));
         let damaged = |contents: &[u8]| {
             std::fs::write(&file, contents).unwrap();
-            match lookup(&file, header) {
+            match CACHE.lookup(&file, header) {
                 Lookup::Damaged(why) => why,
                 other => panic!("{other:?} from a damaged file"),
             }

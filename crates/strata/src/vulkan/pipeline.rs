@@ -13,6 +13,7 @@
 
 use super::Shared;
 use crate::codegen::spirv::{self, ArgSlot, SpirvTarget};
+use crate::disk_cache::{hash128, EntryFormat, Lookup};
 use crate::error::{Error, Result};
 use crate::ir::ValidFunction;
 use crate::runtime::CompiledKernel;
@@ -20,7 +21,7 @@ use ash::vk;
 use std::any::Any;
 use std::collections::HashMap;
 use std::ffi::CString;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 /// How one launch argument reaches the kernel.
@@ -337,20 +338,11 @@ pub(crate) fn cache_dir() -> Option<PathBuf> {
     crate::settings::user_cache_dir("STRATA_VULKAN_CACHE", "vulkan")
 }
 
-/// 128-bit FNV-1a in two lanes (the CUDA cache's key and checksum function).
-fn hash128(parts: &[&[u8]]) -> u128 {
-    let mut a: u64 = 0xcbf2_9ce4_8422_2325;
-    let mut b: u64 = 0x6c62_272e_07bb_0142;
-    for p in parts {
-        for &x in p.iter().chain(&[0xff]) {
-            a = (a ^ x as u64).wrapping_mul(0x0000_0100_0000_01b3);
-            b = (b ^ x as u64)
-                .wrapping_mul(0x0000_0100_0000_01b3)
-                .rotate_left(5);
-        }
-    }
-    ((a as u128) << 64) | b as u128
-}
+/// The pipeline cache's entries (the format is `disk_cache`'s).
+const CACHE: EntryFormat = EntryFormat {
+    item: "pipeline",
+    body: "data",
+};
 
 /// The driver's identity, for cache keys: what makes pipeline cache data reusable.
 pub(crate) fn driver_key(props: &vk::PhysicalDeviceProperties) -> String {
@@ -363,82 +355,6 @@ pub(crate) fn driver_key(props: &vk::PhysicalDeviceProperties) -> String {
         "vendor {:#x}, device {:#x}, driver {:#x}, cache uuid {uuid}",
         props.vendor_id, props.device_id, props.driver_version
     )
-}
-
-/// What a cache file holds for a key.
-#[derive(Debug, PartialEq, Eq)]
-pub(crate) enum Lookup {
-    /// The pipeline cache data, whole.
-    Hit(Vec<u8>),
-    /// No file.
-    Miss,
-    /// A file that is not a whole entry for this key: why.
-    Damaged(String),
-}
-
-/// A cache file's contents: the header, a line with the body's length and checksum, the body.
-pub(crate) fn entry(header: &str, body: &[u8]) -> Vec<u8> {
-    let mut v = format!(
-        "{header}\n// length {}, checksum {:032x}\n",
-        body.len(),
-        hash128(&[body])
-    )
-    .into_bytes();
-    v.extend_from_slice(body);
-    v
-}
-
-/// Reads the cache file `file` for the key `header`, checking header, length and checksum.
-pub(crate) fn lookup(file: &Path, header: &str) -> Lookup {
-    let Ok(bytes) = std::fs::read(file) else {
-        return Lookup::Miss;
-    };
-    let Some(rest) = bytes
-        .strip_prefix(header.as_bytes())
-        .and_then(|t| t.strip_prefix(b"\n"))
-    else {
-        return Lookup::Damaged("its header is not this pipeline's key".into());
-    };
-    let Some(nl) = rest.iter().position(|&b| b == b'\n') else {
-        return Lookup::Damaged("it has no length and checksum line".into());
-    };
-    let (line, body) = (&rest[..nl], &rest[nl + 1..]);
-    let parsed = std::str::from_utf8(line).ok().and_then(|l| {
-        let (len, sum) = l.strip_prefix("// length ")?.split_once(", checksum ")?;
-        Some((
-            len.parse::<usize>().ok()?,
-            u128::from_str_radix(sum, 16).ok()?,
-        ))
-    });
-    let Some((len, sum)) = parsed else {
-        return Lookup::Damaged("its length and checksum line is unreadable".into());
-    };
-    if body.len() != len {
-        return Lookup::Damaged(format!(
-            "{} bytes of data where its length line says {len}",
-            body.len()
-        ));
-    }
-    if hash128(&[body]) != sum {
-        return Lookup::Damaged("its checksum does not match its contents".into());
-    }
-    Lookup::Hit(body.to_vec())
-}
-
-/// Writes a file atomically; failures are ignored (the cache is only a cache).
-fn store(file: &Path, contents: &[u8]) {
-    let Some(dir) = file.parent() else { return };
-    if std::fs::create_dir_all(dir).is_err() {
-        return;
-    }
-    let tmp = dir.join(format!(
-        ".{}.{}.tmp",
-        file.file_name().and_then(|n| n.to_str()).unwrap_or("vk"),
-        std::process::id()
-    ));
-    if std::fs::write(&tmp, contents).is_ok() && std::fs::rename(&tmp, file).is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
 }
 
 /// The pipeline cache of one pipeline while it is created.
@@ -462,7 +378,7 @@ impl DiskEntry {
             cache_dir().map(|dir| dir.join(format!("{:032x}.vkpc", hash128(&[header.as_bytes()]))));
         let mut initial = Vec::new();
         if let Some(f) = &file {
-            match lookup(f, &header) {
+            match CACHE.lookup(f, &header) {
                 Lookup::Hit(body) => initial = body,
                 Lookup::Miss => {}
                 Lookup::Damaged(why) => {
@@ -505,7 +421,7 @@ impl DiskEntry {
             // SAFETY: the cache is valid and no longer in use.
             if let Ok(data) = unsafe { d.get_pipeline_cache_data(self.cache) } {
                 if !data.is_empty() {
-                    store(file, &entry(header, &data));
+                    CACHE.store(file, &CACHE.entry(header, &data));
                 }
             }
         }
@@ -516,13 +432,13 @@ impl DiskEntry {
 
 /// Checks a cache file's format without a device (the tests' use).
 #[cfg(test)]
-pub(crate) fn roundtrip(dir: &Path) -> (Lookup, Lookup, Lookup) {
+pub(crate) fn roundtrip(dir: &std::path::Path) -> (Lookup, Lookup, Lookup) {
     let f = dir.join("x.vkpc");
-    store(&f, &entry("// key", b"data"));
-    let hit = lookup(&f, "// key");
-    let other = lookup(&f, "// other key");
+    CACHE.store(&f, &CACHE.entry("// key", b"data"));
+    let hit = CACHE.lookup(&f, "// key");
+    let other = CACHE.lookup(&f, "// other key");
     let mut bytes = std::fs::read(&f).unwrap();
     *bytes.last_mut().unwrap() ^= 1;
     std::fs::write(&f, bytes).unwrap();
-    (hit, other, lookup(&f, "// key"))
+    (hit, other, CACHE.lookup(&f, "// key"))
 }

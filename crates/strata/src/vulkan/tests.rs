@@ -1,7 +1,8 @@
 //! Tests of the Vulkan backend below the public API: the pipeline cache's file format, and a
 //! kernel assembled by `spirv-as` (a fixture, so the runtime is tested without the writer).
 
-use super::pipeline::{roundtrip, Lookup};
+use super::pipeline::roundtrip;
+use crate::disk_cache::Lookup;
 
 #[test]
 fn cache_files_are_checked() {
