@@ -57,12 +57,18 @@ use crate::Buffer;
 
 /// Status words read per look-back step (by as many work-items, one each).
 pub(crate) const WINDOW: u32 = 16;
-/// Status flag: the tile's own total is published.
-const AGGREGATE: u32 = 1;
+/// Status flag: the tile's own total is published (also Onesweep's, per digit).
+pub(crate) const AGGREGATE: u32 = 1;
 /// Status flag: the tile's inclusive prefix is published.
-const PREFIX: u32 = 2;
+pub(crate) const PREFIX: u32 = 2;
 /// Tags are `sequence << 2`; sequence numbers run from 1 to this.
-const MAX_SEQUENCE: u32 = (1 << 30) - 1;
+pub(crate) const MAX_SEQUENCE: u32 = (1 << 30) - 1;
+
+/// A status word: the tag and flag in the high half, the value's bits in the low half, so one
+/// atomic load reads both (the look-back scan's and Onesweep's).
+pub(crate) fn status_word(tag: Expr<u32>, flag: u32, value_bits: Expr<u32>) -> Expr<u64> {
+    ((tag | flag).cast::<u64>() << 32u64) | value_bits.cast::<u64>()
+}
 
 /// The memory a look-back scan keeps between scans.
 pub(crate) struct LookBackScratch {
@@ -233,9 +239,7 @@ where
             let kinds = cx.local::<u32>("look_kinds", win);
             // The next tile to read, and 1 once the exclusive prefix is known.
             let look = cx.local::<u32>("look_state", 2);
-            let pack = |flag: u32, v: Expr<T>| -> Expr<u64> {
-                ((tag | flag).cast::<u64>() << 32u64) | bits(v).cast::<u64>()
-            };
+            let pack = |flag: u32, v: Expr<T>| status_word(tag, flag, bits(v));
             if_(l.eq(0u32), || {
                 if_(tile.eq(0u32), || {
                     let p = match init {

@@ -47,6 +47,7 @@
 //! (suspects: PoCL's bounds-checked launch form ending a faulting work-item early, so that its
 //! tile never publishes; PoCL's scheduling). Until then OpenCL refuses Onesweep.
 
+use super::lookback::{status_word, AGGREGATE, MAX_SEQUENCE, PREFIX};
 use super::sort::{
     digit, moves_of, GroupScan, Moves, PassIo, Side, SortKey, SortOrder, SortPlan, TileRanker,
 };
@@ -57,12 +58,6 @@ use crate::builder::{
 use crate::error::{Error, Result};
 use crate::{Buffer, DeviceInfo, Event};
 
-/// Status flag: the tile's own count of the digit is published.
-const AGGREGATE: u32 = 1;
-/// Status flag: the tile's inclusive prefix of the digit is published.
-const PREFIX: u32 = 2;
-/// Tags are `sequence << 2`; sequence numbers run from 1 to this.
-const MAX_SEQUENCE: u32 = (1 << 30) - 1;
 /// Tile counters kept: one per pass (64 passes of 1-bit digits of 64-bit keys at most).
 const MAX_PASSES: usize = 64;
 
@@ -355,9 +350,7 @@ fn digit_pass<K: SortKey, V: Value>(
             let valid = (n - base).min(lit(tile)).named("tile_count");
             // Rank the tile; `digit_shift` holds each digit's start in the ranked tile.
             r.rank(&io, base, valid, &|d, before| shift_to.set(d, before));
-            let pack = |flag: u32, v: Expr<u32>| -> Expr<u64> {
-                ((tag | flag).cast::<u64>() << 32u64) | v.cast::<u64>()
-            };
+            let pack = |flag: u32, v: Expr<u32>| status_word(tag, flag, v);
             // Look back, digit by digit: the keys of digit `d` in the tiles before.
             for_step(l, lit(radix), lit(gs), |d: Expr<u32>| {
                 let c = tcount.at(d);
