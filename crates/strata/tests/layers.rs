@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 const ALLOWED: &[(&str, &[&str])] = &[
     ("ir", &[]),
     ("settings", &[]),
+    ("disk_cache", &[]),
     ("error", &["ir"]),
     ("builder", &["ir"]),
     ("__macro_support", &["builder", "ir"]),
@@ -24,8 +25,28 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "opencl",
         &["builder", "codegen", "error", "ir", "runtime", "settings"],
     ),
-    ("cuda", &["codegen", "error", "ir", "runtime", "settings"]),
-    ("vulkan", &["codegen", "error", "ir", "runtime", "settings"]),
+    (
+        "cuda",
+        &[
+            "codegen",
+            "disk_cache",
+            "error",
+            "ir",
+            "runtime",
+            "settings",
+        ],
+    ),
+    (
+        "vulkan",
+        &[
+            "codegen",
+            "disk_cache",
+            "error",
+            "ir",
+            "runtime",
+            "settings",
+        ],
+    ),
     (
         "registry",
         &["cpu", "cuda", "error", "opencl", "runtime", "vulkan"],
