@@ -122,6 +122,7 @@
 //! which feature to turn on.
 
 #![warn(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 #[doc(hidden)]
 #[path = "macro_support.rs"]
@@ -136,6 +137,9 @@ pub mod cuda;
 mod disk_cache;
 pub mod error;
 pub mod fields;
+#[cfg(any(feature = "ndarray", feature = "image"))]
+#[cfg_attr(docsrs, doc(cfg(any(feature = "ndarray", feature = "image"))))]
+pub mod host_interop;
 pub mod ir;
 pub mod multi;
 #[cfg(feature = "opencl")]

@@ -58,6 +58,7 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("blas", &["builder", "error", "ir", "runtime"]),
     ("random", &["builder"]),
     ("fields", &["builder", "error", "ir", "patterns", "runtime"]),
+    ("host_interop", &["builder", "error", "fields", "runtime"]),
     (
         "multi",
         &["builder", "error", "ir", "patterns", "registry", "runtime"],
