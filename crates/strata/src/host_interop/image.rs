@@ -63,6 +63,14 @@ pub trait ImageElement: Element + sealed::Sealed {
     fn to_samples(elements: &[Self]) -> &[<Self::Pixel as Pixel>::Subpixel];
 }
 
+/// An `image` pixel type held by a strata element: the reverse of [`ImageElement`], so that an
+/// upload's element type follows from the image (`Rgb<u8>` gives a `Buffer2<[u8; 3]>`).
+/// Implemented for the pixels of every [`ImageElement`]. Sealed.
+pub trait ImagePixel: Pixel + sealed::Sealed + 'static {
+    /// The element holding one pixel.
+    type Element: ImageElement<Pixel = Self>;
+}
+
 macro_rules! image_elements {
     ($($sub:ty),*) => {$(
         image_elements!(@one $sub, $sub, Luma<$sub>);
@@ -72,6 +80,10 @@ macro_rules! image_elements {
     )*};
     (@one $sub:ty, $elem:ty, $pixel:ty) => {
         impl sealed::Sealed for $elem {}
+        impl sealed::Sealed for $pixel {}
+        impl ImagePixel for $pixel {
+            type Element = $elem;
+        }
         impl ImageElement for $elem {
             type Pixel = $pixel;
             fn from_samples(samples: &[$sub]) -> &[$elem] {
@@ -94,16 +106,16 @@ type Samples<T> = Vec<<<T as ImageElement>::Pixel as Pixel>::Subpixel>;
 pub type ImageOf<T> = ImageBuffer<<T as ImageElement>::Pixel, Samples<T>>;
 
 /// The pixels of `img` as elements, one per pixel, rows one after the other.
-fn pixels<T, C>(img: &ImageBuffer<T::Pixel, C>) -> &[T]
+fn pixels<P, C>(img: &ImageBuffer<P, C>) -> &[P::Element]
 where
-    T: ImageElement,
-    C: Deref<Target = [<T::Pixel as Pixel>::Subpixel]>,
+    P: ImagePixel,
+    C: Deref<Target = [P::Subpixel]>,
 {
     let (w, h) = img.dimensions();
-    let channels = <T::Pixel as Pixel>::CHANNEL_COUNT as usize;
+    let channels = P::CHANNEL_COUNT as usize;
     // The container holds at least this many samples (`ImageBuffer` checks it).
     let samples = &img.as_raw()[..w as usize * h as usize * channels];
-    T::from_samples(samples)
+    P::Element::from_samples(samples)
 }
 
 /// An image of `[width, height]` from `data`, one element per pixel.
@@ -138,19 +150,21 @@ fn image_of<T: ImageElement>(
 impl<T: ImageElement> PitchedBuffer<T, 2> {
     /// A 2-D buffer on the queue's device holding `img`: extent `[width, height]`, pixel
     /// `(x, y)` at `(x, y)`, as `T` (the element of its pixel type: `[u8; 3]` for `Rgb<u8>`).
-    pub fn from_image<C>(queue: &Queue, img: &ImageBuffer<T::Pixel, C>) -> Result<Self>
+    pub fn from_image<P, C>(queue: &Queue, img: &ImageBuffer<P, C>) -> Result<Self>
     where
-        C: Deref<Target = [<T::Pixel as Pixel>::Subpixel]>,
+        P: ImagePixel<Element = T>,
+        C: Deref<Target = [P::Subpixel]>,
     {
         let (w, h) = img.dimensions();
-        PitchedBuffer::from_slice(queue, [w as usize, h as usize], pixels::<T, C>(img))
+        PitchedBuffer::from_slice(queue, [w as usize, h as usize], pixels::<P, C>(img))
     }
 
     /// Writes `img` over the whole buffer; fails with [`InteropError`] unless the image is
     /// `width x height` of the buffer's extent `[width, height]`.
-    pub fn write_image<C>(&self, queue: &Queue, img: &ImageBuffer<T::Pixel, C>) -> Result<()>
+    pub fn write_image<P, C>(&self, queue: &Queue, img: &ImageBuffer<P, C>) -> Result<()>
     where
-        C: Deref<Target = [<T::Pixel as Pixel>::Subpixel]>,
+        P: ImagePixel<Element = T>,
+        C: Deref<Target = [P::Subpixel]>,
     {
         let (w, h) = img.dimensions();
         if [w as usize, h as usize] != self.extent() {
@@ -163,7 +177,7 @@ impl<T: ImageElement> PitchedBuffer<T, 2> {
             }
             .into());
         }
-        queue.write_region(self, [0, 0], self.extent(), pixels::<T, C>(img))
+        queue.write_region(self, [0, 0], self.extent(), pixels::<P, C>(img))
     }
 
     /// Reads the buffer into an image of `width x height` pixels (the pixel type of `T`:
@@ -178,13 +192,14 @@ impl Fields {
     /// A 2-D field of [`Shape::d2(height, width)`](Shape::d2) holding `img`, pixel `(x, y)` at
     /// row `y`, column `x`, as `T` (the element of its pixel type: `[u8; 4]` for `Rgba<u8>`).
     /// Fails as [`Fields::from_slice`] does for an image without pixels.
-    pub fn from_image<T, C>(&self, img: &ImageBuffer<T::Pixel, C>) -> Result<Field<T>>
+    pub fn from_image<P, C>(&self, img: &ImageBuffer<P, C>) -> Result<Field<P::Element>>
     where
-        T: ImageElement + Tensor,
-        C: Deref<Target = [<T::Pixel as Pixel>::Subpixel]>,
+        P: ImagePixel,
+        P::Element: Tensor,
+        C: Deref<Target = [P::Subpixel]>,
     {
         let (w, h) = img.dimensions();
-        self.from_slice(Shape::d2(h as usize, w as usize), pixels::<T, C>(img))
+        self.from_slice(Shape::d2(h as usize, w as usize), pixels::<P, C>(img))
     }
 }
 
