@@ -142,6 +142,10 @@ echo "== the CPU backend alone (no opencl, cuda or vulkan feature)"
 cargo build --locked -p strata --no-default-features
 cargo clippy --locked -p strata --no-default-features --lib --test features -- -D warnings
 cargo test --locked -p strata --no-default-features --test features
+echo "== host-data interop (features ndarray and image, off by default)"
+cargo clippy --locked -p strata --features ndarray,image --lib --test host_interop -- -D warnings
+cargo test --locked -p strata --features ndarray,image --test host_interop
+cargo test --locked -p strata --features ndarray,image --doc host_interop
 echo "== tests"
 cargo test --locked --all-targets
 echo "== doc tests"
