@@ -1,8 +1,9 @@
 //! Host data of other crates to and from strata's buffers and fields, each behind a cargo
-//! feature that is off by default: [`ndarray`](mod@self::ndarray) (feature `ndarray`: arrays of
-//! 1 to 3 dimensions and [`Buffer`](crate::Buffer), [`Buffer2`](crate::Buffer2),
-//! [`Buffer3`](crate::Buffer3) and [`Field`](crate::fields::Field)s) and
-//! [`image`](mod@self::image) (feature `image`: `ImageBuffer`s and 2-D buffers and fields).
+//! feature that is off by default: the module `ndarray` (feature `ndarray`: arrays of 0 to 3
+//! dimensions and [`Buffer`](crate::Buffer), [`Buffer2`](crate::Buffer2),
+//! [`Buffer3`](crate::Buffer3) and [`Field`](crate::fields::Field)s) and the module `image`
+//! (feature `image`: `ImageBuffer`s and 2-D buffers and fields). Each module's docs list its
+//! conversions and show an example.
 //!
 //! (Not to be confused with [`NativeMemory`](crate::NativeMemory) and the `*Handles` types,
 //! which share memory with CUDA, OpenCL and Vulkan code: this module copies host data.)
