@@ -60,9 +60,8 @@ impl Lower<'_> {
     /// A transcendental of GLSL.std.450, which has them for 16- and 32-bit floats only.
     pub(super) fn glsl_f32(&mut self, at: Type, f: u32, args: &[u32], name: &str) -> R<u32> {
         if at.scalar == Scalar::F64 {
-            return Err(format!(
-                "`{name}` on f64 (GLSL.std.450 has it for f32 only; no SPIR-V lowering yet)"
-            ));
+            let _ = name;
+            return self.glsl64(at, f, args);
         }
         let t = self.vty(at)?;
         Ok(self.glsl(t, f, args))
