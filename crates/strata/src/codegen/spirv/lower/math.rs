@@ -59,9 +59,13 @@ impl Lower<'_> {
 
     /// A transcendental of GLSL.std.450, which has them for 16- and 32-bit floats only.
     pub(super) fn glsl_f32(&mut self, at: Type, f: u32, args: &[u32], name: &str) -> R<u32> {
+        let _ = name;
         if at.scalar == Scalar::F64 {
-            let _ = name;
             return self.glsl64(at, f, args);
+        }
+        if f == op::GLSL_POW && at.scalar == Scalar::F32 && self.t.float64 {
+            // GLSL's `Pow` is up to 21 ulp off on lavapipe: the f64 core, rounded once.
+            return self.glsl_via_f64(at, f, args);
         }
         let t = self.vty(at)?;
         Ok(self.glsl(t, f, args))

@@ -100,6 +100,17 @@ impl Lower<'_> {
         self.nan_through(at, &[x], r)
     }
 
+    /// A GLSL.std.450 function of `f32` arguments computed by [`Lower::glsl64`] and rounded
+    /// to `f32` once.
+    pub(super) fn glsl_via_f64(&mut self, at: Type, f: u32, a: &[u32]) -> R<u32> {
+        let dt = at.with_scalar(Scalar::F64);
+        let d = self.vty(dt)?;
+        let wide: Vec<u32> = a.iter().map(|&x| self.fop(op::F_CONVERT, d, &[x])).collect();
+        let r = self.glsl64(dt, f, &wide)?;
+        let t = self.vty(at)?;
+        Ok(self.fop(op::F_CONVERT, t, &[r]))
+    }
+
     /// The `f64` lowerings of IR built-ins that the generic path would compute less
     /// accurately in `f64` (`exp10`, `log10`, `log1p`, `expm1`), and the special functions
     /// (`erf`, `erfc`, `tgamma`, `lgamma`) of both float types; `None` for the rest.
