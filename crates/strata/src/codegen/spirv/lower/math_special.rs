@@ -423,10 +423,7 @@ impl Lower<'_> {
         let ge = self.fcmp(at, op::F_ORD_GREATER_THAN_EQUAL, h, c05)?;
         let le = self.fcmp(at, op::F_ORD_LESS_THAN_EQUAL, h, c25)?;
         let ser = self.and(at, ge, le)?;
-        Ok((
-            self.sel(at, ser, ser_h, sh)?,
-            self.sel(at, ser, ser_l, sl)?,
-        ))
+        Ok((self.sel(at, ser, ser_h, sh)?, self.sel(at, ser, ser_l, sl)?))
     }
 
     fn lgamma64(&mut self, at: Type, x: u32) -> R<u32> {
