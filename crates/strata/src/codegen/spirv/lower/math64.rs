@@ -121,7 +121,7 @@ impl Lower<'_> {
     }
 
     /// The `f64` lowerings of IR built-ins that the generic path would compute less
-    /// accurately in `f64` (`exp10`, `log10`, `log1p`, `expm1`), and the special functions
+    /// accurately in `f64` (`exp10`, `log10`, `log1p`, `expm1`, `fma`), and the special functions
     /// (`erf`, `erfc`, `tgamma`, `lgamma`) of both float types; `None` for the rest.
     pub(super) fn math64(&mut self, m: MathFn, at: Type, a: &[u32]) -> R<Option<u32>> {
         if matches!(
@@ -147,11 +147,63 @@ impl Lower<'_> {
                 let r = self.f2(at, op::F_ADD, h, l)?;
                 self.log_specials(at, x, r)?
             }
+            MathFn::Fma => return self.fma64(at, a[0], a[1], a[2]).map(Some),
             MathFn::Log1p => self.log1p64(at, x)?,
             MathFn::Expm1 => self.expm1_64(at, x)?,
             _ => return Ok(None),
         };
         self.nan_through(at, &[x], r).map(Some)
+    }
+
+    /// `fma(a, b, c)` rounded once (lavapipe's GLSL `Fma` is not fused): Boldo and
+    /// Melquiond's emulation, `th + RO(tl + ul)` with `uh + ul = a b` (TwoProduct),
+    /// `th + tl = c + uh` (TwoSum) and `RO` rounding to odd. Where `a b` is zero, tiny (its
+    /// error term would be inexact) or huge (the split would overflow), or anything is not
+    /// finite, `a * b + c`, which is exact or saturates there.
+    fn fma64(&mut self, at: Type, a: u32, b: u32, c: u32) -> R<u32> {
+        let (uh, ul) = self.two_prod(at, a, b)?;
+        let (th, tl) = self.two_sum(at, c, uh)?;
+        let (v, ve) = self.two_sum(at, tl, ul)?;
+        // Round to odd: an inexact even v moves one step towards the exact sum.
+        let zero = self.float_const(at, 0.0)?;
+        let inexact = self.fcmp(at, op::F_ORD_NOT_EQUAL, ve, zero)?;
+        let ut = at.with_scalar(Scalar::U64);
+        let u = self.vty(ut)?;
+        let bits = self.op(op::BITCAST, u, &[v]);
+        let one = self.const_of(ut, 1)?;
+        let low = self.op(op::BITWISE_AND, u, &[bits, one]);
+        let zu = self.const_of(ut, 0)?;
+        let bt = self.b(at)?;
+        let even = self.op(op::I_EQUAL, bt, &[low, zu]);
+        let vneg = self.fcmp(at, op::F_ORD_LESS_THAN, v, zero)?;
+        let eneg = self.fcmp(at, op::F_ORD_LESS_THAN, ve, zero)?;
+        let same = self.op(op::LOGICAL_EQUAL, bt, &[vneg, eneg]);
+        let up = self.op(op::I_ADD, u, &[bits, one]);
+        let down = self.op(op::I_SUB, u, &[bits, one]);
+        let moved = self.sel(ut, same, up, down)?;
+        let fix = self.and(at, inexact, even)?;
+        let bits = self.sel(ut, fix, moved, bits)?;
+        let t = self.vty(at)?;
+        let vo = self.op(op::BITCAST, t, &[bits]);
+        let r = self.f2(at, op::F_ADD, th, vo)?;
+        // The plain a * b + c where the emulation does not hold.
+        let p = self.f2(at, op::F_MUL, a, b)?;
+        let plain = self.f2(at, op::F_ADD, p, c)?;
+        let ap = self.g1(at, op::GLSL_F_ABS, uh)?;
+        let hi = self.float_const(at, 2f64.powi(990))?;
+        let lo = self.float_const(at, 2f64.powi(-960))?;
+        let inside = self.fcmp(at, op::F_ORD_LESS_THAN, ap, hi)?;
+        let above = self.fcmp(at, op::F_ORD_GREATER_THAN, ap, lo)?;
+        let ok = self.and(at, inside, above)?;
+        let rn = self.is_nan(at, r)?;
+        let ri = self.is_inf(at, r)?;
+        let bad = self.or(at, rn, ri)?;
+        let good = self.not(at, bad)?;
+        let ok = self.and(at, ok, good)?;
+        let cinf = self.is_inf(at, c)?;
+        let cfin = self.not(at, cinf)?;
+        let ok = self.and(at, ok, cfin)?;
+        self.sel(at, ok, r, plain)
     }
 
     /// `x` clamped to `[-lim, lim]` (NaN stays NaN through the caller's select).
