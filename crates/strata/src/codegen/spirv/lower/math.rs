@@ -215,6 +215,11 @@ impl Lower<'_> {
                 let fin_n = self.is_nan(at, yy)?;
                 let fin_i = self.is_inf(at, yy)?;
                 let bad_step = self.or(at, fin_n, fin_i)?;
+                // ... or where y^(n-1) overflowed or underflowed (the step is then wrong).
+                let p_inf = self.is_inf(at, yn1)?;
+                let p_zero = self.fcmp(at, op::F_ORD_EQUAL, yn1, zero)?;
+                let p_bad = self.or(at, p_inf, p_zero)?;
+                let bad_step = self.or(at, bad_step, p_bad)?;
                 let r = self.sel(at, bad_step, y, yy)?;
                 let ax0 = self.fcmp(at, op::F_ORD_EQUAL, ax, zero)?;
                 let nneg = self.op(op::S_LESS_THAN, bi, &[n, zi]);
