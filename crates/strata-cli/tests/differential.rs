@@ -1,5 +1,5 @@
 //! Differential tests: random well-typed kernels from `strata_cli::difftest` must give the same
-//! results on the compiled CPU backend (`cpu`) and every OpenCL and CUDA device as on the CPU
+//! results on the compiled CPU backend (`cpu`) and every OpenCL, CUDA and Vulkan device as on the CPU
 //! interpreter (`interp`, the reference; integers exactly, floats within the bounds stated in
 //! `strata_cli::difftest`).
 //!
@@ -94,6 +94,38 @@ fn cuda_agrees_with_interp() {
 #[test]
 fn opencl_agrees_with_interp() {
     agree_with_interp(opencl_devices());
+}
+
+/// Every Vulkan device; with none, fails when `STRATA_REQUIRE` names `vulkan`.
+fn vulkan_devices() -> Vec<Device> {
+    let devs: Vec<Device> = strata::devices()
+        .into_iter()
+        .filter(|d| d.info().backend == BackendKind::Vulkan)
+        .collect();
+    if devs.is_empty() {
+        let why = strata::unavailable_backends()
+            .into_iter()
+            .find(|(b, _)| *b == BackendKind::Vulkan)
+            .map_or("(no reason given)".into(), |(_, why)| why);
+        let required = std::env::var("STRATA_REQUIRE")
+            .is_ok_and(|v| v.split(',').any(|b| b.trim() == "vulkan"));
+        assert!(
+            !required,
+            "STRATA_REQUIRE names vulkan, but no Vulkan device is listed: {why}"
+        );
+        eprintln!("no Vulkan device, nothing compared: {why}");
+    }
+    devs
+}
+
+/// At least 1,000 programs on every Vulkan device (lavapipe here). Ignored until the SPIR-V
+/// writer's remaining mismatches are fixed (about 18 in 100 programs on lavapipe: 64-bit
+/// integer arithmetic, atomics, casts, NaNs of `x / 0.0`; see CHANGELOG.md); run it with
+/// `cargo test -p strata-cli --test differential -- --ignored vulkan`.
+#[test]
+#[ignore = "the SPIR-V writer still mismatches on about 18% of programs on lavapipe"]
+fn vulkan_agrees_with_interp() {
+    agree_with_interp(vulkan_devices());
 }
 
 /// Programs that once failed on an OpenCL driver, as `(run seed, program index)`: each is run

@@ -28,6 +28,8 @@ use std::collections::HashMap;
 
 mod exact;
 mod math;
+mod math64;
+mod math_special;
 
 type R<T> = std::result::Result<T, String>;
 
@@ -1077,18 +1079,11 @@ impl Lower<'_> {
     fn math(&mut self, m: MathFn, at: Type, rt: Type, a: &[u32]) -> R<u32> {
         let s = at.scalar;
         let t = self.vty(rt)?;
-        let f64_glsl = |m: MathFn| -> R<()> {
-            if s == Scalar::F64 {
-                Err(format!(
-                    "`{}` on f64 (GLSL.std.450 has it for f32 only; no SPIR-V lowering yet)",
-                    m.name()
-                ))
-            } else {
-                Ok(())
-            }
-        };
         let g = |l: &mut Self, f: u32| l.glsl(t, f, a);
         if s.is_float() {
+            if let Some(r) = self.math64(m, at, a)? {
+                return Ok(r);
+            }
             let simple = match m {
                 MathFn::Sqrt => Some(op::GLSL_SQRT),
                 MathFn::Floor => Some(op::GLSL_FLOOR),
@@ -1118,7 +1113,9 @@ impl Lower<'_> {
                 _ => None,
             };
             if let Some(f) = transcendental {
-                f64_glsl(m)?;
+                if s == Scalar::F64 {
+                    return self.glsl64(at, f, a);
+                }
                 let r = g(self, f);
                 // NaN in, NaN out (lavapipe's atan2(NaN, 1) is 0).
                 return self.nan_through(at, a, r);

@@ -59,10 +59,13 @@ impl Lower<'_> {
 
     /// A transcendental of GLSL.std.450, which has them for 16- and 32-bit floats only.
     pub(super) fn glsl_f32(&mut self, at: Type, f: u32, args: &[u32], name: &str) -> R<u32> {
+        let _ = name;
         if at.scalar == Scalar::F64 {
-            return Err(format!(
-                "`{name}` on f64 (GLSL.std.450 has it for f32 only; no SPIR-V lowering yet)"
-            ));
+            return self.glsl64(at, f, args);
+        }
+        if f == op::GLSL_POW && at.scalar == Scalar::F32 && self.t.float64 {
+            // GLSL's `Pow` is up to 21 ulp off on lavapipe: the f64 core, rounded once.
+            return self.glsl_via_f64(at, f, args);
         }
         let t = self.vty(at)?;
         Ok(self.glsl(t, f, args))
@@ -212,6 +215,11 @@ impl Lower<'_> {
                 let fin_n = self.is_nan(at, yy)?;
                 let fin_i = self.is_inf(at, yy)?;
                 let bad_step = self.or(at, fin_n, fin_i)?;
+                // ... or where y^(n-1) overflowed or underflowed (the step is then wrong).
+                let p_inf = self.is_inf(at, yn1)?;
+                let p_zero = self.fcmp(at, op::F_ORD_EQUAL, yn1, zero)?;
+                let p_bad = self.or(at, p_inf, p_zero)?;
+                let bad_step = self.or(at, bad_step, p_bad)?;
                 let r = self.sel(at, bad_step, y, yy)?;
                 let ax0 = self.fcmp(at, op::F_ORD_EQUAL, ax, zero)?;
                 let nneg = self.op(op::S_LESS_THAN, bi, &[n, zi]);
