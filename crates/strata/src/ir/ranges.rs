@@ -56,7 +56,8 @@ pub enum Term {
 }
 
 /// A condition on the launch's arguments: `terms[0] + terms[1] + ... + offset <= len(buffer)`,
-/// summed without wrapping, with the buffer's real element count on the right.
+/// summed without wrapping (terms are at most 32-bit, `|offset| < 2^48`), with the buffer's
+/// real element count on the right.
 #[derive(Clone, PartialEq, Eq, Hash, Debug)]
 pub struct Precondition {
     /// The summed terms.
@@ -360,9 +361,14 @@ impl Analysis<'_> {
             if b.terms.is_empty() && b.c >= ANY.1 {
                 continue;
             }
+            // Small enough that the sum of at most MAX_BOUNDS 32-bit terms and it stays
+            // inside 64 bits.
             let Ok(offset) = i64::try_from(b.c + 1) else {
                 continue;
             };
+            if offset.unsigned_abs() >= 1 << 48 {
+                continue;
+            }
             let p = Precondition {
                 terms: b.terms,
                 offset,
@@ -389,7 +395,12 @@ impl Analysis<'_> {
         match *self.f.exprs.get(e) {
             Expr::BufferLen(p) => Some(Term::Len(p)),
             Expr::Param(p) => match self.f.params[p].kind {
-                ParamKind::Scalar(t) if t.width == 1 && t.scalar.is_int() => Some(Term::Param(p)),
+                // 32 bits at most, so that a backend sums them in 64 without wrapping.
+                ParamKind::Scalar(t)
+                    if t.width == 1 && t.scalar.is_int() && t.scalar.size() <= 4 =>
+                {
+                    Some(Term::Param(p))
+                }
                 _ => None,
             },
             _ => None,
