@@ -363,7 +363,7 @@ impl Analysis<'_> {
             }
             // Small enough that the sum of at most MAX_BOUNDS 32-bit terms and it stays
             // inside 64 bits.
-            let Ok(offset) = i64::try_from(b.c + 1) else {
+            let Ok(offset) = i64::try_from(b.c.saturating_add(1)) else {
                 continue;
             };
             if offset.unsigned_abs() >= 1 << 48 {
@@ -443,10 +443,16 @@ impl Analysis<'_> {
                 let (al, ah) = self.range(a);
                 let (bl, bh) = self.range(b);
                 match op {
-                    BinaryOp::Add => (al + bl, ah + bh),
-                    BinaryOp::Sub => (al - bh, ah - bl),
+                    // Saturating: a saturated end is outside every type's range.
+                    BinaryOp::Add => (al.saturating_add(bl), ah.saturating_add(bh)),
+                    BinaryOp::Sub => (al.saturating_sub(bh), ah.saturating_sub(bl)),
                     BinaryOp::Mul => {
-                        let c = [al * bl, al * bh, ah * bl, ah * bh];
+                        let c = [
+                            al.saturating_mul(bl),
+                            al.saturating_mul(bh),
+                            ah.saturating_mul(bl),
+                            ah.saturating_mul(bh),
+                        ];
                         (*c.iter().min().unwrap(), *c.iter().max().unwrap())
                     }
                     BinaryOp::Div if al >= 0 && bl > 0 => (al / bh, ah / bl),
@@ -458,7 +464,8 @@ impl Analysis<'_> {
                         (al >> bl, ah >> bl)
                     }
                     BinaryOp::Shl if bl == bh && bl >= 0 && bl < t.scalar.bits() as i128 => {
-                        (al << bl, ah << bl)
+                        let k = 1i128 << bl;
+                        (al.saturating_mul(k), ah.saturating_mul(k))
                     }
                     _ if op.is_comparison() => (0, 1),
                     _ => return None,
@@ -583,7 +590,7 @@ impl Analysis<'_> {
                         &mut out,
                         Bound {
                             terms: b.terms,
-                            c: b.c + c,
+                            c: b.c.saturating_add(c),
                         },
                     );
                 }
@@ -601,7 +608,7 @@ impl Analysis<'_> {
                             &mut out,
                             Bound {
                                 terms,
-                                c: x.c + y.c,
+                                c: x.c.saturating_add(y.c),
                             },
                         );
                     }
@@ -614,7 +621,7 @@ impl Analysis<'_> {
                         &mut out,
                         Bound {
                             terms: x.terms,
-                            c: x.c - bl,
+                            c: x.c.saturating_sub(bl),
                         },
                     );
                 }
@@ -651,7 +658,7 @@ impl Analysis<'_> {
                                 &mut out,
                                 Bound {
                                     terms: b.terms,
-                                    c: b.c - 1,
+                                    c: b.c.saturating_sub(1),
                                 },
                             );
                         }
