@@ -535,8 +535,9 @@ impl Analysis<'_> {
         }
         let outer = std::mem::replace(&mut self.cycle, false);
         let (mut lo, mut hi) = self.exact(e).unwrap_or(whole);
-        for k in 0..self.facts.len() {
-            let Fact { x, y, c } = self.facts[k];
+        // (A copy: the loop computes ranges, which borrows the analysis.)
+        let facts = self.facts.clone();
+        for Fact { x, y, c } in facts {
             if x == e {
                 hi = hi.min(self.range(y).1.saturating_add(c));
             }
@@ -582,8 +583,9 @@ impl Analysis<'_> {
                 },
             );
         }
-        for k in 0..self.facts.len() {
-            let Fact { x, y, c } = self.facts[k];
+        // (A copy: the loop computes ranges, which borrows the analysis.)
+        let facts = self.facts.clone();
+        for Fact { x, y, c } in facts {
             if x == e {
                 for b in self.upper(y) {
                     add(
