@@ -276,17 +276,17 @@ impl Analysis<'_> {
             Expr::Unary(UnaryOp::Not, a) if self.f.exprs.ty(a).scalar == Scalar::Bool => {
                 self.assume(a, !positive)
             }
-            Expr::Binary(BinaryOp::And, a, b) if positive => {
-                if self.f.exprs.ty(cond).scalar == Scalar::Bool {
-                    self.assume(a, true);
-                    self.assume(b, true);
-                }
+            Expr::Binary(BinaryOp::And, a, b)
+                if positive && self.f.exprs.ty(cond).scalar == Scalar::Bool =>
+            {
+                self.assume(a, true);
+                self.assume(b, true);
             }
-            Expr::Binary(BinaryOp::Or, a, b) if !positive => {
-                if self.f.exprs.ty(cond).scalar == Scalar::Bool {
-                    self.assume(a, false);
-                    self.assume(b, false);
-                }
+            Expr::Binary(BinaryOp::Or, a, b)
+                if !positive && self.f.exprs.ty(cond).scalar == Scalar::Bool =>
+            {
+                self.assume(a, false);
+                self.assume(b, false);
             }
             Expr::Binary(op, x, y) if op.is_comparison() => {
                 let t = self.f.exprs.ty(x);
