@@ -141,6 +141,8 @@ struct Rewriter {
     /// Accesses proven in bounds where the statement runs: `(index, buffer)` pairs whose
     /// `index < len(buffer)` is a condition (or a conjunct of one) of an enclosing `if`.
     proven: Vec<(ExprId, ParamId)>,
+    /// The accesses [`super::ranges`] proves in bounds: they are not tested.
+    proof: super::ranges::Proof,
 }
 
 /// Rewrites `f` for checked mode (see the module docs). The result is valid IR when `f` is.
@@ -152,12 +154,14 @@ pub fn instrument(f: &Function) -> Instrumented {
 /// or division checks): what a device that runs kernels in the host's memory (PoCL, any
 /// OpenCL device of type CPU) launches outside checked mode, so that an index out of bounds
 /// is an error, not a write into the host's memory or a crash of the process. Accesses the
-/// optimizer proves in bounds (literal indices into fixed-size arrays) lose their test.
+/// optimizer proves in bounds (literal indices into fixed-size arrays) lose their test, as
+/// do (in both modes) those [`super::ranges`] proves in bounds.
 pub fn instrument_bounds(f: &Function) -> Instrumented {
     rewrite(f, false)
 }
 
 fn rewrite(f: &Function, full: bool) -> Instrumented {
+    let proof = super::ranges::Proof::of(f);
     let mut f = f.clone();
     let body = std::mem::take(&mut f.body);
     let name = unique_name(&f, "strata_fault");
@@ -203,6 +207,7 @@ fn rewrite(f: &Function, full: bool) -> Instrumented {
         full,
         deferred: None,
         proven: Vec::new(),
+        proof,
     };
     if !full {
         let names = [
@@ -351,7 +356,9 @@ impl Rewriter {
             Mem::Field(v) => Some(self.f.fields[v].buffer),
             _ => None,
         };
-        if buffer.is_some_and(|p| self.proven.contains(&(index, p))) {
+        if buffer.is_some_and(|p| self.proven.contains(&(index, p)))
+            || self.proof.proven(mem, index)
+        {
             return None;
         }
         let len = self.len(mem)?;

@@ -43,8 +43,8 @@
 //! (collectives), `stmt` (statements and walks over them), `function` (the kernel and its
 //! tables), `fingerprint` (the kernel caches' key); every item is re-exported here. Beside
 //! them: [`abi`] (the launch ABI), [`types`], [`validate`](mod@validate), [`eval`] (the one
-//! evaluator of operations), [`passes`], [`checked`] (checked mode's instrumentation) and
-//! [`print`](mod@print) (the text form).
+//! evaluator of operations), [`passes`], [`checked`] (checked mode's instrumentation),
+//! [`ranges`] (which accesses are proven in bounds) and [`print`](mod@print) (the text form).
 
 pub mod abi;
 pub mod checked;
@@ -58,6 +58,7 @@ mod math;
 mod memory;
 pub mod passes;
 pub mod print;
+pub mod ranges;
 mod special;
 mod stmt;
 pub mod types;

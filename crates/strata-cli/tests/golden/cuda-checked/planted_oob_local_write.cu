@@ -101,21 +101,19 @@ extern "C" __global__ void planted_oob_local_write(
     const u32 strata_fault__len
 ) {
     __shared__ u32 tile[4];
-    u32 strata_loaded0_ = 0;
-    strata_loaded0_ = 0u;
-    const u32 e1 = (u32)threadIdx.x;
-    if (e1 < 4u) {
-        const u64 e4 = ((u64)e1);
-        const bool e6 = (e4 < 4ul);
-        if (e6) {
-            tile[e1] = e1;
+    const u32 e0 = (u32)threadIdx.x;
+    if (e0 < 4u) {
+        const u64 e3 = ((u64)e0);
+        const bool e5 = (e3 < 4ul);
+        if (e5) {
+            tile[e0] = e0;
         } else {
             const u32 v1 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v1 == 0u) {
                 strata_fault_[1u] = 0u;
-                const u32 e11 = ((u32)e4);
+                const u32 e11 = ((u32)e3);
                 strata_fault_[2u] = e11;
-                const u32 e15 = ((u32)((u64)(e4 >> (32ul & 63))));
+                const u32 e15 = ((u32)((u64)(e3 >> (32ul & 63))));
                 strata_fault_[3u] = e15;
                 strata_fault_[4u] = 4u;
                 strata_fault_[5u] = 0u;
@@ -128,18 +126,18 @@ extern "C" __global__ void planted_oob_local_write(
             }
         }
     }
-    if (e1 == 4u) {
-        const u64 e4 = ((u64)e1);
-        const bool e6 = (e4 < 4ul);
-        if (e6) {
-            tile[e1] = 99u;
+    if (e0 == 4u) {
+        const u64 e3 = ((u64)e0);
+        const bool e5 = (e3 < 4ul);
+        if (e5) {
+            tile[e0] = 99u;
         } else {
             const u32 v2 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v2 == 0u) {
                 strata_fault_[1u] = 1u;
-                const u32 e11 = ((u32)e4);
+                const u32 e11 = ((u32)e3);
                 strata_fault_[2u] = e11;
-                const u32 e15 = ((u32)((u64)(e4 >> (32ul & 63))));
+                const u32 e15 = ((u32)((u64)(e3 >> (32ul & 63))));
                 strata_fault_[3u] = e15;
                 strata_fault_[4u] = 4u;
                 strata_fault_[5u] = 0u;
@@ -153,41 +151,20 @@ extern "C" __global__ void planted_oob_local_write(
         }
     }
     __syncthreads();
-    const u32 e27 = (e1 % 4u);
-    const u64 e28 = ((u64)e27);
-    if (e28 < 4ul) {
-        const u32 v4 = tile[e27];
-        strata_loaded0_ = v4;
+    const u32 v0 = tile[(e0 % 4u)];
+    const u32 e18 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+    const u64 e28 = ((u64)e18);
+    const u64 e30 = ((u64)out_len);
+    if (e28 < e30) {
+        out[e18] = v0;
     } else {
         const u32 v3 = strata_atomic_add(&strata_fault_[0u], 1u);
         if (v3 == 0u) {
             strata_fault_[1u] = 2u;
             strata_fault_[2u] = ((u32)e28);
             strata_fault_[3u] = ((u32)((u64)(e28 >> (32ul & 63))));
-            strata_fault_[4u] = 4u;
-            strata_fault_[5u] = 0u;
-            const u32 e18 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-            strata_fault_[6u] = e18;
-            const u32 e20 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-            strata_fault_[7u] = e20;
-            const u32 e22 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-            strata_fault_[8u] = e22;
-        }
-    }
-    const u32 v0 = strata_loaded0_;
-    const u32 e18 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-    const u64 e36 = ((u64)e18);
-    const u64 e38 = ((u64)out_len);
-    if (e36 < e38) {
-        out[e18] = v0;
-    } else {
-        const u32 v5 = strata_atomic_add(&strata_fault_[0u], 1u);
-        if (v5 == 0u) {
-            strata_fault_[1u] = 3u;
-            strata_fault_[2u] = ((u32)e36);
-            strata_fault_[3u] = ((u32)((u64)(e36 >> (32ul & 63))));
-            strata_fault_[4u] = ((u32)e38);
-            strata_fault_[5u] = ((u32)((u64)(e38 >> (32ul & 63))));
+            strata_fault_[4u] = ((u32)e30);
+            strata_fault_[5u] = ((u32)((u64)(e30 >> (32ul & 63))));
             strata_fault_[6u] = e18;
             const u32 e20 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
             strata_fault_[7u] = e20;

@@ -101,18 +101,16 @@ extern "C" __global__ void planted_race_write_write(
     const u32 strata_fault__len
 ) {
     __shared__ u32 tile[4];
-    u32 strata_loaded0_ = 0;
-    strata_loaded0_ = 0u;
-    const u32 e1 = (u32)threadIdx.x;
-    const u64 e2 = ((u64)e1);
-    if (e2 < 4ul) {
-        tile[e1] = 0u;
+    const u32 e0 = (u32)threadIdx.x;
+    const u64 e1 = ((u64)e0);
+    if (e1 < 4ul) {
+        tile[e0] = 0u;
     } else {
         const u32 v1 = strata_atomic_add(&strata_fault_[0u], 1u);
         if (v1 == 0u) {
             strata_fault_[1u] = 0u;
-            strata_fault_[2u] = ((u32)e2);
-            strata_fault_[3u] = ((u32)((u64)(e2 >> (32ul & 63))));
+            strata_fault_[2u] = ((u32)e1);
+            strata_fault_[3u] = ((u32)((u64)(e1 >> (32ul & 63))));
             strata_fault_[4u] = 4u;
             strata_fault_[5u] = 0u;
             const u32 e17 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -124,24 +122,22 @@ extern "C" __global__ void planted_race_write_write(
         }
     }
     __syncthreads();
-    tile[0u] = e1;
+    tile[0u] = e0;
     __syncthreads();
-    const u32 v4 = tile[0u];
-    strata_loaded0_ = v4;
-    const u32 v0 = strata_loaded0_;
+    const u32 v0 = tile[0u];
     const u32 e17 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-    const u64 e23 = ((u64)e17);
-    const u64 e25 = ((u64)out_len);
-    if (e23 < e25) {
+    const u64 e22 = ((u64)e17);
+    const u64 e24 = ((u64)out_len);
+    if (e22 < e24) {
         out[e17] = v0;
     } else {
-        const u32 v5 = strata_atomic_add(&strata_fault_[0u], 1u);
-        if (v5 == 0u) {
-            strata_fault_[1u] = 3u;
-            strata_fault_[2u] = ((u32)e23);
-            strata_fault_[3u] = ((u32)((u64)(e23 >> (32ul & 63))));
-            strata_fault_[4u] = ((u32)e25);
-            strata_fault_[5u] = ((u32)((u64)(e25 >> (32ul & 63))));
+        const u32 v2 = strata_atomic_add(&strata_fault_[0u], 1u);
+        if (v2 == 0u) {
+            strata_fault_[1u] = 1u;
+            strata_fault_[2u] = ((u32)e22);
+            strata_fault_[3u] = ((u32)((u64)(e22 >> (32ul & 63))));
+            strata_fault_[4u] = ((u32)e24);
+            strata_fault_[5u] = ((u32)((u64)(e24 >> (32ul & 63))));
             strata_fault_[6u] = e17;
             const u32 e19 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
             strata_fault_[7u] = e19;

@@ -105,67 +105,49 @@ extern "C" __global__ void planted_uninit_local(
     strata_loaded0_ = 0u;
     const u32 e1 = (u32)threadIdx.x;
     if (e1 < 4u) {
-        const u64 e4 = ((u64)e1);
-        if (e4 < 8ul) {
-            tile[e1] = e1;
-        } else {
-            const u32 v1 = strata_atomic_add(&strata_fault_[0u], 1u);
-            if (v1 == 0u) {
-                strata_fault_[1u] = 0u;
-                strata_fault_[2u] = ((u32)e4);
-                strata_fault_[3u] = ((u32)((u64)(e4 >> (32ul & 63))));
-                strata_fault_[4u] = 8u;
-                strata_fault_[5u] = 0u;
-                const u32 e19 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e19;
-                const u32 e21 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e21;
-                const u32 e22 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e22;
-            }
-        }
+        tile[e1] = e1;
     }
     __syncthreads();
-    const u32 e23 = (7u - e1);
-    const u64 e24 = ((u64)e23);
-    if (e24 < 8ul) {
-        const u32 v3 = tile[e23];
-        strata_loaded0_ = v3;
+    const u32 e5 = (7u - e1);
+    const u64 e6 = ((u64)e5);
+    if (e6 < 8ul) {
+        const u32 v2 = tile[e5];
+        strata_loaded0_ = v2;
     } else {
-        const u32 v2 = strata_atomic_add(&strata_fault_[0u], 1u);
-        if (v2 == 0u) {
-            strata_fault_[1u] = 1u;
-            strata_fault_[2u] = ((u32)e24);
-            strata_fault_[3u] = ((u32)((u64)(e24 >> (32ul & 63))));
+        const u32 v1 = strata_atomic_add(&strata_fault_[0u], 1u);
+        if (v1 == 0u) {
+            strata_fault_[1u] = 0u;
+            strata_fault_[2u] = ((u32)e6);
+            strata_fault_[3u] = ((u32)((u64)(e6 >> (32ul & 63))));
             strata_fault_[4u] = 8u;
             strata_fault_[5u] = 0u;
-            const u32 e19 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-            strata_fault_[6u] = e19;
-            const u32 e21 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-            strata_fault_[7u] = e21;
-            const u32 e22 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-            strata_fault_[8u] = e22;
+            const u32 e22 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+            strata_fault_[6u] = e22;
+            const u32 e23 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+            strata_fault_[7u] = e23;
+            const u32 e24 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+            strata_fault_[8u] = e24;
         }
     }
     const u32 v0 = strata_loaded0_;
-    const u32 e19 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-    const u64 e32 = ((u64)e19);
-    const u64 e34 = ((u64)out_len);
-    if (e32 < e34) {
-        out[e19] = v0;
+    const u32 e22 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+    const u64 e25 = ((u64)e22);
+    const u64 e27 = ((u64)out_len);
+    if (e25 < e27) {
+        out[e22] = v0;
     } else {
-        const u32 v4 = strata_atomic_add(&strata_fault_[0u], 1u);
-        if (v4 == 0u) {
-            strata_fault_[1u] = 2u;
-            strata_fault_[2u] = ((u32)e32);
-            strata_fault_[3u] = ((u32)((u64)(e32 >> (32ul & 63))));
-            strata_fault_[4u] = ((u32)e34);
-            strata_fault_[5u] = ((u32)((u64)(e34 >> (32ul & 63))));
-            strata_fault_[6u] = e19;
-            const u32 e21 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-            strata_fault_[7u] = e21;
-            const u32 e22 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-            strata_fault_[8u] = e22;
+        const u32 v3 = strata_atomic_add(&strata_fault_[0u], 1u);
+        if (v3 == 0u) {
+            strata_fault_[1u] = 1u;
+            strata_fault_[2u] = ((u32)e25);
+            strata_fault_[3u] = ((u32)((u64)(e25 >> (32ul & 63))));
+            strata_fault_[4u] = ((u32)e27);
+            strata_fault_[5u] = ((u32)((u64)(e27 >> (32ul & 63))));
+            strata_fault_[6u] = e22;
+            const u32 e23 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+            strata_fault_[7u] = e23;
+            const u32 e24 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+            strata_fault_[8u] = e24;
         }
     }
 }

@@ -8,21 +8,19 @@ __kernel void planted_oob_local_write(
     const uint strata_fault__len
 ) {
     __local uint tile[4];
-    uint strata_loaded0_ = 0;
-    strata_loaded0_ = 0u;
-    const uint e1 = (uint)get_local_id(0);
-    if (e1 < 4u) {
-        const ulong e4 = ((ulong)e1);
-        const bool e6 = (e4 < 4ul);
-        if (e6) {
-            tile[e1] = e1;
+    const uint e0 = (uint)get_local_id(0);
+    if (e0 < 4u) {
+        const ulong e3 = ((ulong)e0);
+        const bool e5 = (e3 < 4ul);
+        if (e5) {
+            tile[e0] = e0;
         } else {
             const uint v1 = atomic_add(&strata_fault_[0u], 1u);
             if (v1 == 0u) {
                 strata_fault_[1u] = 0u;
-                const uint e11 = ((uint)e4);
+                const uint e11 = ((uint)e3);
                 strata_fault_[2u] = e11;
-                const uint e15 = ((uint)((ulong)(e4 >> (32ul & 63))));
+                const uint e15 = ((uint)((ulong)(e3 >> (32ul & 63))));
                 strata_fault_[3u] = e15;
                 strata_fault_[4u] = 4u;
                 strata_fault_[5u] = 0u;
@@ -35,18 +33,18 @@ __kernel void planted_oob_local_write(
             }
         }
     }
-    if (e1 == 4u) {
-        const ulong e4 = ((ulong)e1);
-        const bool e6 = (e4 < 4ul);
-        if (e6) {
-            tile[e1] = 99u;
+    if (e0 == 4u) {
+        const ulong e3 = ((ulong)e0);
+        const bool e5 = (e3 < 4ul);
+        if (e5) {
+            tile[e0] = 99u;
         } else {
             const uint v2 = atomic_add(&strata_fault_[0u], 1u);
             if (v2 == 0u) {
                 strata_fault_[1u] = 1u;
-                const uint e11 = ((uint)e4);
+                const uint e11 = ((uint)e3);
                 strata_fault_[2u] = e11;
-                const uint e15 = ((uint)((ulong)(e4 >> (32ul & 63))));
+                const uint e15 = ((uint)((ulong)(e3 >> (32ul & 63))));
                 strata_fault_[3u] = e15;
                 strata_fault_[4u] = 4u;
                 strata_fault_[5u] = 0u;
@@ -60,41 +58,20 @@ __kernel void planted_oob_local_write(
         }
     }
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const uint e27 = (e1 % 4u);
-    const ulong e28 = ((ulong)e27);
-    if (e28 < 4ul) {
-        const uint v4 = tile[e27];
-        strata_loaded0_ = v4;
+    const uint v0 = tile[(e0 % 4u)];
+    const uint e18 = (uint)get_global_id(0);
+    const ulong e28 = ((ulong)e18);
+    const ulong e30 = ((ulong)out_len);
+    if (e28 < e30) {
+        out[e18] = v0;
     } else {
         const uint v3 = atomic_add(&strata_fault_[0u], 1u);
         if (v3 == 0u) {
             strata_fault_[1u] = 2u;
             strata_fault_[2u] = ((uint)e28);
             strata_fault_[3u] = ((uint)((ulong)(e28 >> (32ul & 63))));
-            strata_fault_[4u] = 4u;
-            strata_fault_[5u] = 0u;
-            const uint e18 = (uint)get_global_id(0);
-            strata_fault_[6u] = e18;
-            const uint e20 = (uint)get_global_id(1);
-            strata_fault_[7u] = e20;
-            const uint e22 = (uint)get_global_id(2);
-            strata_fault_[8u] = e22;
-        }
-    }
-    const uint v0 = strata_loaded0_;
-    const uint e18 = (uint)get_global_id(0);
-    const ulong e36 = ((ulong)e18);
-    const ulong e38 = ((ulong)out_len);
-    if (e36 < e38) {
-        out[e18] = v0;
-    } else {
-        const uint v5 = atomic_add(&strata_fault_[0u], 1u);
-        if (v5 == 0u) {
-            strata_fault_[1u] = 3u;
-            strata_fault_[2u] = ((uint)e36);
-            strata_fault_[3u] = ((uint)((ulong)(e36 >> (32ul & 63))));
-            strata_fault_[4u] = ((uint)e38);
-            strata_fault_[5u] = ((uint)((ulong)(e38 >> (32ul & 63))));
+            strata_fault_[4u] = ((uint)e30);
+            strata_fault_[5u] = ((uint)((ulong)(e30 >> (32ul & 63))));
             strata_fault_[6u] = e18;
             const uint e20 = (uint)get_global_id(1);
             strata_fault_[7u] = e20;

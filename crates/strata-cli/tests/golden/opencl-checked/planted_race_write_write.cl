@@ -8,18 +8,16 @@ __kernel void planted_race_write_write(
     const uint strata_fault__len
 ) {
     __local uint tile[4];
-    uint strata_loaded0_ = 0;
-    strata_loaded0_ = 0u;
-    const uint e1 = (uint)get_local_id(0);
-    const ulong e2 = ((ulong)e1);
-    if (e2 < 4ul) {
-        tile[e1] = 0u;
+    const uint e0 = (uint)get_local_id(0);
+    const ulong e1 = ((ulong)e0);
+    if (e1 < 4ul) {
+        tile[e0] = 0u;
     } else {
         const uint v1 = atomic_add(&strata_fault_[0u], 1u);
         if (v1 == 0u) {
             strata_fault_[1u] = 0u;
-            strata_fault_[2u] = ((uint)e2);
-            strata_fault_[3u] = ((uint)((ulong)(e2 >> (32ul & 63))));
+            strata_fault_[2u] = ((uint)e1);
+            strata_fault_[3u] = ((uint)((ulong)(e1 >> (32ul & 63))));
             strata_fault_[4u] = 4u;
             strata_fault_[5u] = 0u;
             const uint e17 = (uint)get_global_id(0);
@@ -31,24 +29,22 @@ __kernel void planted_race_write_write(
         }
     }
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    tile[0u] = e1;
+    tile[0u] = e0;
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const uint v4 = tile[0u];
-    strata_loaded0_ = v4;
-    const uint v0 = strata_loaded0_;
+    const uint v0 = tile[0u];
     const uint e17 = (uint)get_global_id(0);
-    const ulong e23 = ((ulong)e17);
-    const ulong e25 = ((ulong)out_len);
-    if (e23 < e25) {
+    const ulong e22 = ((ulong)e17);
+    const ulong e24 = ((ulong)out_len);
+    if (e22 < e24) {
         out[e17] = v0;
     } else {
-        const uint v5 = atomic_add(&strata_fault_[0u], 1u);
-        if (v5 == 0u) {
-            strata_fault_[1u] = 3u;
-            strata_fault_[2u] = ((uint)e23);
-            strata_fault_[3u] = ((uint)((ulong)(e23 >> (32ul & 63))));
-            strata_fault_[4u] = ((uint)e25);
-            strata_fault_[5u] = ((uint)((ulong)(e25 >> (32ul & 63))));
+        const uint v2 = atomic_add(&strata_fault_[0u], 1u);
+        if (v2 == 0u) {
+            strata_fault_[1u] = 1u;
+            strata_fault_[2u] = ((uint)e22);
+            strata_fault_[3u] = ((uint)((ulong)(e22 >> (32ul & 63))));
+            strata_fault_[4u] = ((uint)e24);
+            strata_fault_[5u] = ((uint)((ulong)(e24 >> (32ul & 63))));
             strata_fault_[6u] = e17;
             const uint e19 = (uint)get_global_id(1);
             strata_fault_[7u] = e19;

@@ -12,67 +12,49 @@ __kernel void planted_uninit_local(
     strata_loaded0_ = 0u;
     const uint e1 = (uint)get_local_id(0);
     if (e1 < 4u) {
-        const ulong e4 = ((ulong)e1);
-        if (e4 < 8ul) {
-            tile[e1] = e1;
-        } else {
-            const uint v1 = atomic_add(&strata_fault_[0u], 1u);
-            if (v1 == 0u) {
-                strata_fault_[1u] = 0u;
-                strata_fault_[2u] = ((uint)e4);
-                strata_fault_[3u] = ((uint)((ulong)(e4 >> (32ul & 63))));
-                strata_fault_[4u] = 8u;
-                strata_fault_[5u] = 0u;
-                const uint e19 = (uint)get_global_id(0);
-                strata_fault_[6u] = e19;
-                const uint e21 = (uint)get_global_id(1);
-                strata_fault_[7u] = e21;
-                const uint e22 = (uint)get_global_id(2);
-                strata_fault_[8u] = e22;
-            }
-        }
+        tile[e1] = e1;
     }
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const uint e23 = (7u - e1);
-    const ulong e24 = ((ulong)e23);
-    if (e24 < 8ul) {
-        const uint v3 = tile[e23];
-        strata_loaded0_ = v3;
+    const uint e5 = (7u - e1);
+    const ulong e6 = ((ulong)e5);
+    if (e6 < 8ul) {
+        const uint v2 = tile[e5];
+        strata_loaded0_ = v2;
     } else {
-        const uint v2 = atomic_add(&strata_fault_[0u], 1u);
-        if (v2 == 0u) {
-            strata_fault_[1u] = 1u;
-            strata_fault_[2u] = ((uint)e24);
-            strata_fault_[3u] = ((uint)((ulong)(e24 >> (32ul & 63))));
+        const uint v1 = atomic_add(&strata_fault_[0u], 1u);
+        if (v1 == 0u) {
+            strata_fault_[1u] = 0u;
+            strata_fault_[2u] = ((uint)e6);
+            strata_fault_[3u] = ((uint)((ulong)(e6 >> (32ul & 63))));
             strata_fault_[4u] = 8u;
             strata_fault_[5u] = 0u;
-            const uint e19 = (uint)get_global_id(0);
-            strata_fault_[6u] = e19;
-            const uint e21 = (uint)get_global_id(1);
-            strata_fault_[7u] = e21;
-            const uint e22 = (uint)get_global_id(2);
-            strata_fault_[8u] = e22;
+            const uint e22 = (uint)get_global_id(0);
+            strata_fault_[6u] = e22;
+            const uint e23 = (uint)get_global_id(1);
+            strata_fault_[7u] = e23;
+            const uint e24 = (uint)get_global_id(2);
+            strata_fault_[8u] = e24;
         }
     }
     const uint v0 = strata_loaded0_;
-    const uint e19 = (uint)get_global_id(0);
-    const ulong e32 = ((ulong)e19);
-    const ulong e34 = ((ulong)out_len);
-    if (e32 < e34) {
-        out[e19] = v0;
+    const uint e22 = (uint)get_global_id(0);
+    const ulong e25 = ((ulong)e22);
+    const ulong e27 = ((ulong)out_len);
+    if (e25 < e27) {
+        out[e22] = v0;
     } else {
-        const uint v4 = atomic_add(&strata_fault_[0u], 1u);
-        if (v4 == 0u) {
-            strata_fault_[1u] = 2u;
-            strata_fault_[2u] = ((uint)e32);
-            strata_fault_[3u] = ((uint)((ulong)(e32 >> (32ul & 63))));
-            strata_fault_[4u] = ((uint)e34);
-            strata_fault_[5u] = ((uint)((ulong)(e34 >> (32ul & 63))));
-            strata_fault_[6u] = e19;
-            const uint e21 = (uint)get_global_id(1);
-            strata_fault_[7u] = e21;
-            const uint e22 = (uint)get_global_id(2);
-            strata_fault_[8u] = e22;
+        const uint v3 = atomic_add(&strata_fault_[0u], 1u);
+        if (v3 == 0u) {
+            strata_fault_[1u] = 1u;
+            strata_fault_[2u] = ((uint)e25);
+            strata_fault_[3u] = ((uint)((ulong)(e25 >> (32ul & 63))));
+            strata_fault_[4u] = ((uint)e27);
+            strata_fault_[5u] = ((uint)((ulong)(e27 >> (32ul & 63))));
+            strata_fault_[6u] = e22;
+            const uint e23 = (uint)get_global_id(1);
+            strata_fault_[7u] = e23;
+            const uint e24 = (uint)get_global_id(2);
+            strata_fault_[8u] = e24;
         }
     }
 }

@@ -8,49 +8,25 @@ __kernel void planted_uninit_private(
     const uint strata_fault__len
 ) {
     uint p[4] = {0};
-    uint strata_loaded0_ = 0;
-    strata_loaded0_ = 0u;
     const uint e1 = (uint)get_global_id(0);
     p[0u] = e1;
     p[2u] = e1;
-    const uint e4 = (e1 % 4u);
-    const ulong e5 = ((ulong)e4);
-    if (e5 < 4ul) {
-        const uint v4 = p[e4];
-        strata_loaded0_ = v4;
-    } else {
-        const uint v3 = atomic_add(&strata_fault_[0u], 1u);
-        if (v3 == 0u) {
-            strata_fault_[1u] = 2u;
-            strata_fault_[2u] = ((uint)e5);
-            strata_fault_[3u] = ((uint)((ulong)(e5 >> (32ul & 63))));
-            strata_fault_[4u] = 4u;
-            strata_fault_[5u] = 0u;
-            strata_fault_[6u] = e1;
-            const uint e20 = (uint)get_global_id(1);
-            strata_fault_[7u] = e20;
-            const uint e22 = (uint)get_global_id(2);
-            strata_fault_[8u] = e22;
-        }
-    }
-    const uint v0 = strata_loaded0_;
-    const ulong e23 = ((ulong)e1);
-    const ulong e25 = ((ulong)out_len);
-    if (e23 < e25) {
+    const uint v0 = p[(e1 % 4u)];
+    const ulong e5 = ((ulong)e1);
+    const ulong e7 = ((ulong)out_len);
+    if (e5 < e7) {
         out[e1] = v0;
     } else {
-        const uint v5 = atomic_add(&strata_fault_[0u], 1u);
-        if (v5 == 0u) {
-            strata_fault_[1u] = 3u;
-            strata_fault_[2u] = ((uint)e23);
-            strata_fault_[3u] = ((uint)((ulong)(e23 >> (32ul & 63))));
-            strata_fault_[4u] = ((uint)e25);
-            strata_fault_[5u] = ((uint)((ulong)(e25 >> (32ul & 63))));
+        const uint v1 = atomic_add(&strata_fault_[0u], 1u);
+        if (v1 == 0u) {
+            strata_fault_[1u] = 0u;
+            strata_fault_[2u] = ((uint)e5);
+            strata_fault_[3u] = ((uint)((ulong)(e5 >> (32ul & 63))));
+            strata_fault_[4u] = ((uint)e7);
+            strata_fault_[5u] = ((uint)((ulong)(e7 >> (32ul & 63))));
             strata_fault_[6u] = e1;
-            const uint e20 = (uint)get_global_id(1);
-            strata_fault_[7u] = e20;
-            const uint e22 = (uint)get_global_id(2);
-            strata_fault_[8u] = e22;
+            strata_fault_[7u] = (uint)get_global_id(1);
+            strata_fault_[8u] = (uint)get_global_id(2);
         }
     }
 }

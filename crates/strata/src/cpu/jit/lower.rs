@@ -17,6 +17,7 @@
 use super::expr::from_bits;
 use super::plan::{Plan, RegionPlan};
 use super::{Env, Fault, MemArg, RegionFn, Site};
+use crate::ir::ranges::{Precondition, Proof, Term, Verdict};
 use crate::ir::{
     BinaryOp, Expr, ExprId, Function, Literal, LoopId, Mem, PrivateId, Scalar, Stmt, Type, ValueId,
 };
@@ -49,6 +50,7 @@ pub(super) fn compile(
     let mut ctx = module.make_context();
     let mut fctx = FunctionBuilderContext::new();
     let mut ids = Vec::new();
+    let proof = Proof::of(f);
     // A one-region kernel that vectorizes gets a second function: four work-items per
     // iteration in SIMD lanes (used when the work-group's first dimension is a multiple of 4).
     let mut jobs: Vec<(usize, bool)> = (0..plan.regions.len()).map(|i| (i, false)).collect();
@@ -66,7 +68,7 @@ pub(super) fn compile(
             .map_err(|e| e.to_string())?;
         ctx.func.signature = sig.clone();
         let b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
-        Gen::emit(b, f, plan, r, sites, ptr, vector);
+        Gen::emit(b, f, &proof, plan, r, sites, ptr, vector);
         ctx.set_disasm(dump);
         module
             .define_function(id, &mut ctx)
@@ -183,6 +185,8 @@ pub(super) struct Gen<'a, 'b> {
     pub(super) checks_of: HashMap<ExprId, Vec<(Value, bool)>>,
     /// The user's line of the access being lowered, for out-of-bounds faults.
     pub(super) at: crate::ir::SourceLoc,
+    /// Which accesses are in bounds ([`crate::ir::ranges`]): those proven get no test.
+    pub(super) proof: &'a Proof,
 }
 
 /// An expression computed ahead of the loop that uses it.
@@ -194,9 +198,11 @@ pub(super) struct Hoisted {
 }
 
 impl<'a, 'b> Gen<'a, 'b> {
+    #[allow(clippy::too_many_arguments)]
     fn emit(
         mut b: FunctionBuilder<'b>,
         f: &'a Function,
+        proof: &'a Proof,
         plan: &'a Plan,
         r: &'a RegionPlan,
         sites: &'a mut Vec<Site>,
@@ -311,6 +317,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             fault_lane: None,
             hoisted: HashMap::new(),
             at: crate::ir::SourceLoc::NONE,
+            proof,
             nofault: None,
             checks_of: HashMap::new(),
         };
@@ -720,24 +727,84 @@ impl<'a, 'b> Gen<'a, 'b> {
                 (base, len)
             }
         };
-        let bad = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, i, len);
-        let at = self.at;
-        self.fault_if(
-            bad,
-            Site::OutOfBounds {
-                mem,
-                scalar: is,
-                at,
-            },
-            i,
-            len,
-        );
+        if !self.proof.proven(mem, index) {
+            let bad = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, i, len);
+            let at = self.at;
+            self.fault_if(
+                bad,
+                Site::OutOfBounds {
+                    mem,
+                    scalar: is,
+                    at,
+                },
+                i,
+                len,
+            );
+        }
         let off = self.b.ins().imul_imm(i, stride as i64);
         let at = self.b.ins().iadd(base, off);
         match field_offset {
             0 => at,
             o => self.b.ins().iadd_imm(at, o),
         }
+    }
+
+    /// Whether the access at `index` of `mem` is in bounds by [`Gen::proof`]: `Some(true)`
+    /// (a constant) where proven, the test of its preconditions (an `i8`, computed from the
+    /// launch's tables, so it leaves the work-item loop) where it has some, `None` where it
+    /// is not proven.
+    pub(super) fn in_bounds(&mut self, mem: Mem, index: ExprId) -> Option<Value> {
+        match self.proof.verdict(mem, index).clone() {
+            Verdict::Proven => Some(self.b.ins().iconst(types::I8, 1)),
+            Verdict::Unproven => None,
+            Verdict::ProvenIf(pre) => {
+                let mut all: Option<Value> = None;
+                for p in &pre {
+                    let ok = self.precondition(p);
+                    all = Some(match all {
+                        None => ok,
+                        Some(a) => self.b.ins().band(a, ok),
+                    });
+                }
+                all
+            }
+        }
+    }
+
+    /// `sum(terms) + offset <= len(buffer)`, in 64 bits (no term exceeds 32).
+    fn precondition(&mut self, p: &Precondition) -> Value {
+        let mut sum = self.b.ins().iconst(types::I64, p.offset);
+        for t in &p.terms {
+            let v = match *t {
+                Term::Len(q) => {
+                    // As `Expr::BufferLen` gives it: the low 32 bits.
+                    let len = self.mem_arg(self.bufs_p, q.index()).1;
+                    let len = self.b.ins().ireduce(types::I32, len);
+                    self.b.ins().uextend(types::I64, len)
+                }
+                Term::Param(q) => {
+                    let bits =
+                        self.b
+                            .ins()
+                            .load(types::I64, TABLE, self.scal_p, q.index() as i32 * 8);
+                    let s = match self.f.params[q].kind {
+                        crate::ir::ParamKind::Scalar(t) => t.scalar,
+                        _ => unreachable!("preconditions sum integer scalars"),
+                    };
+                    let x = from_bits(&mut self.b, bits, s);
+                    match s.size() {
+                        8 => x,
+                        _ if s.is_signed() => self.b.ins().sextend(types::I64, x),
+                        _ => self.b.ins().uextend(types::I64, x),
+                    }
+                }
+            };
+            sum = self.b.ins().iadd(sum, v);
+        }
+        let len = self.mem_arg(self.bufs_p, p.buffer.index()).1;
+        // Lengths are below 2^63. A negative sum passes: then no work-item reaches the
+        // access (its index is at least 0 and below the sum).
+        self.b.ins().icmp(IntCC::SignedLessThanOrEqual, sum, len)
     }
 
     pub(super) fn private_var(&self, mem: Mem) -> Option<PrivateId> {

@@ -9,7 +9,10 @@
 //! `continue` and `return` remove lanes. A buffer access whose four indices are consecutive
 //! and whose lanes are all active is one vector load or store; otherwise each active lane
 //! accesses its element alone (a gather or scatter), so an inactive lane never touches memory.
-//! Bounds are checked for the active lanes, with the same error. What has no vector
+//! Bounds are checked for the active lanes, with the same error, except where
+//! [`crate::ir::ranges`] proves the access in bounds: then a consecutive access tests only
+//! that the mask is full (and the proof's preconditions on the launch's arguments, which
+//! leave the work-item loop), and a lane-by-lane access tests nothing. What has no vector
 //! instruction (integer division, shifts by per-lane amounts, the transcendental built-ins,
 //! some conversions) is computed lane by lane with the scalar code, so the results are the
 //! scalar backend's, bit for bit.
@@ -298,6 +301,9 @@ impl Gen<'_, '_> {
             unreachable!("vectorized kernels use buffers only")
         };
         let (base, len) = self.mem_arg(self.bufs_p, p.index());
+        if self.proof.proven(mem, index) {
+            return (base, idx);
+        }
         // Lengths beyond u32::MAX admit every unsigned 32-bit index.
         let cap = self.b.ins().iconst(types::I64, u32::MAX as i64);
         let big = self.b.ins().icmp(IntCC::UnsignedGreaterThan, len, cap);
@@ -378,14 +384,22 @@ impl Gen<'_, '_> {
         } else {
             self.b.ins().uextend(types::I64, i0)
         };
-        // Lanes past 2^31 (2^32 unsigned) would wrap: not consecutive in memory.
-        let wrap = self
-            .b
-            .ins()
-            .iconst(types::I64, if is.is_signed() { 1 << 31 } else { 1 << 32 });
-        let lim = self.b.ins().umin(len, wrap);
-        let end = self.b.ins().iadd_imm(i0, LANES as i64);
-        let inside = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, end, lim);
+        // Proven in bounds for every active lane (without wrapping, so the lanes' elements
+        // are consecutive in memory): only the mask is tested, and the proof's
+        // preconditions, which do not change in the work-group (they leave the loop).
+        let inside = match self.in_bounds(mem, index) {
+            Some(ok) => ok,
+            None => {
+                // Lanes past 2^31 (2^32 unsigned) would wrap: not consecutive in memory.
+                let wrap = self
+                    .b
+                    .ins()
+                    .iconst(types::I64, if is.is_signed() { 1 << 31 } else { 1 << 32 });
+                let lim = self.b.ins().umin(len, wrap);
+                let end = self.b.ins().iadd_imm(i0, LANES as i64);
+                self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, end, lim)
+            }
+        };
         let m = self.mask();
         let full = self.b.ins().vall_true(m);
         let ok = self.b.ins().band(inside, full);
@@ -433,7 +447,10 @@ impl Gen<'_, '_> {
         } else {
             self.b.ins().uextend(types::I64, i0)
         };
-        let inside = self.b.ins().icmp(IntCC::UnsignedLessThan, i0, len);
+        let inside = match self.in_bounds(mem, index) {
+            Some(ok) => ok,
+            None => self.b.ins().icmp(IntCC::UnsignedLessThan, i0, len),
+        };
         let ok = self.b.ins().band(all, inside);
         let (fast, slow, merge) = (
             self.b.create_block(),

@@ -1,0 +1,1040 @@
+//! The range and affine-index analysis ([`Proof`]): which accesses to memory are in bounds for
+//! every work-item that runs them, so that the backends that test bounds (the compiled CPU
+//! backend, checked mode's instrumentation in [`super::checked`]) may leave the test out.
+//!
+//! **What it knows.** Walking the statement tree, the analysis keeps *facts* `x <= y + c`
+//! between expressions (both as the values they hold in their type; `c` a constant):
+//! - the conditions of the enclosing `if`s (each conjunct `x < y`, `x <= y`, `x > y`, `x >= y`,
+//!   `x == y` of an integer comparison; in the `else` branch the negation), and after an `if`
+//!   whose `then` branch ends in `return`, `break` or `continue` (and which has no `else`), the
+//!   negation of its condition for the rest of the block;
+//! - the counter of a `for` loop: `var <= end - 1` for a positive step (literal, or any
+//!   unsigned step), `var >= end + 1` for a negative literal step, and `var >= start` (or
+//!   `var <= start`) when the counter cannot wrap around past `end` (the step's overflow is
+//!   ruled out by the range of `end`).
+//!
+//! From them it derives, per expression, a numeric range (the values it may hold: literals,
+//! the ids' and sizes' signs, `+ - *`, division and remainder by positive numbers, `&`,
+//! shifts by literals, exact casts, `min`, `max`, `select`; an operation that may wrap gives
+//! its type's whole range) and *symbolic upper bounds* `e <= t1 + t2 + ... + c`, whose terms
+//! are launch-uniform leaves (integer scalar parameters and buffer lengths), e.g. `i + off`
+//! under `i < n` is at most `n + off - 1`.
+//!
+//! **Verdicts.** An access at `index` of memory with `len` elements is
+//! - [`Verdict::Proven`] when `index >= 0` and `index < len` follow from the facts (`len` a
+//!   literal, as for fixed-size local and private arrays; or a bound `len(buffer) - 1`);
+//! - [`Verdict::ProvenIf`] when it is in bounds provided conditions on the launch's
+//!   arguments hold ([`Precondition`]: `n <= len(a)` for `a[i]` under `i < n`; `len(c) <=
+//!   len(a)` for `a[i]` under `i < len(c)`), which a backend tests once (per launch or per
+//!   work-group) rather than per access;
+//! - [`Verdict::Unproven`] otherwise.
+//!
+//! An access is keyed by its memory and its index expression; where the same pair occurs more
+//! than once in a kernel, the verdict holds for all of them (the weakest, with the union of
+//! their preconditions). Everything is about the values work-items compute, so a verdict holds
+//! for each work-item that runs the access, whatever the others do: it is valid for every
+//! active lane of a vector and for every work-item of a work-group.
+//!
+//! What it does not prove: two-dimensional indices `row * w + col` (the bound `h * w` is not
+//! linear in the terms), indices loaded from memory, launch-sized local arrays, and anything
+//! that may wrap (`i - 1` at `i = 0`, `i + off` where `off` is unbounded unless the bound is
+//! taken as a precondition).
+
+use super::{
+    ArrayLen, BinaryOp, Builtin, Expr, ExprId, Function, MathFn, Mem, ParamId, ParamKind, Scalar,
+    Stmt, UnaryOp, ValueId,
+};
+use std::collections::{HashMap, HashSet};
+
+/// A launch-uniform value a [`Precondition`] adds up.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
+pub enum Term {
+    /// An integer scalar parameter (its value, signed or not as its type says).
+    Param(ParamId),
+    /// The element count of a buffer parameter, as [`Expr::BufferLen`] gives it (`u32`).
+    Len(ParamId),
+}
+
+/// A condition on the launch's arguments: `terms[0] + terms[1] + ... + offset <= len(buffer)`,
+/// summed without wrapping (terms are at most 32-bit, `|offset| < 2^48`), with the buffer's
+/// real element count on the right.
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
+pub struct Precondition {
+    /// The summed terms.
+    pub terms: Vec<Term>,
+    /// The constant added.
+    pub offset: i64,
+    /// The buffer whose length bounds the sum.
+    pub buffer: ParamId,
+}
+
+/// What the analysis says of an access.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub enum Verdict {
+    /// In bounds for every work-item that runs it.
+    Proven,
+    /// In bounds whenever every precondition holds.
+    ProvenIf(Vec<Precondition>),
+    /// Not known to be in bounds.
+    Unproven,
+}
+
+impl Verdict {
+    /// The verdict for two occurrences of the same access: both must hold.
+    fn meet(self, other: Verdict) -> Verdict {
+        match (self, other) {
+            (Verdict::Unproven, _) | (_, Verdict::Unproven) => Verdict::Unproven,
+            (Verdict::Proven, v) | (v, Verdict::Proven) => v,
+            (Verdict::ProvenIf(mut a), Verdict::ProvenIf(b)) => {
+                for p in b {
+                    if !a.contains(&p) {
+                        a.push(p);
+                    }
+                }
+                Verdict::ProvenIf(a)
+            }
+        }
+    }
+}
+
+/// The verdicts of a kernel's accesses (see the module docs).
+#[derive(Clone, Debug, Default)]
+pub struct Proof {
+    accesses: HashMap<(Mem, ExprId), Verdict>,
+}
+
+const UNPROVEN: Verdict = Verdict::Unproven;
+
+impl Proof {
+    /// Analyzes every access of `f`.
+    pub fn of(f: &Function) -> Proof {
+        let mut a = Analysis {
+            f,
+            facts: Vec::new(),
+            lets: HashMap::new(),
+            loops: HashMap::new(),
+            ranges: HashMap::new(),
+            uppers: HashMap::new(),
+            busy: HashSet::new(),
+            busy_upper: HashSet::new(),
+            cycle: false,
+            out: HashMap::new(),
+        };
+        a.block(&f.body);
+        Proof { accesses: a.out }
+    }
+
+    /// The verdict of the access at `index` of `mem` ([`Verdict::Unproven`] for an access the
+    /// kernel does not have).
+    pub fn verdict(&self, mem: Mem, index: ExprId) -> &Verdict {
+        self.accesses.get(&(mem, index)).unwrap_or(&UNPROVEN)
+    }
+
+    /// Whether the access at `index` of `mem` is [`Verdict::Proven`].
+    pub fn proven(&self, mem: Mem, index: ExprId) -> bool {
+        matches!(self.verdict(mem, index), Verdict::Proven)
+    }
+}
+
+/// `x <= y + c`.
+#[derive(Clone, Copy, Debug)]
+struct Fact {
+    x: ExprId,
+    y: ExprId,
+    c: i128,
+}
+
+/// `e <= sum(terms) + c`.
+#[derive(Clone, PartialEq, Eq, Debug)]
+struct Bound {
+    terms: Vec<Term>,
+    c: i128,
+}
+
+/// Bounds kept per expression, at most.
+const MAX_BOUNDS: usize = 6;
+
+struct Analysis<'f> {
+    f: &'f Function,
+    facts: Vec<Fact>,
+    lets: HashMap<ValueId, ExprId>,
+    /// Each `for` counter: start, end, step.
+    loops: HashMap<ValueId, (ExprId, ExprId, ExprId)>,
+    /// Memoized ranges and bounds under the current facts (cleared when they change).
+    ranges: HashMap<ExprId, (i128, i128)>,
+    uppers: HashMap<ExprId, Vec<Bound>>,
+    /// The expressions whose range (bounds) is being computed, and whether one of them was
+    /// met again (a cycle) since the current computation began.
+    busy: HashSet<ExprId>,
+    busy_upper: HashSet<ExprId>,
+    cycle: bool,
+    out: HashMap<(Mem, ExprId), Verdict>,
+}
+
+/// The values of integer scalar type `s`; `None` for other types.
+fn type_range(s: Scalar) -> Option<(i128, i128)> {
+    if s == Scalar::Bool {
+        return Some((0, 1));
+    }
+    if !s.is_int() {
+        return None;
+    }
+    let bits = s.bits();
+    Some(if s.is_signed() {
+        (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
+    } else {
+        (0, (1i128 << bits) - 1)
+    })
+}
+
+const ANY: (i128, i128) = (i128::MIN / 4, i128::MAX / 4);
+
+impl Analysis<'_> {
+    fn push_fact(&mut self, x: ExprId, y: ExprId, c: i128) {
+        self.facts.push(Fact { x, y, c });
+        self.ranges.clear();
+        self.uppers.clear();
+    }
+
+    fn truncate(&mut self, mark: usize) {
+        if self.facts.len() != mark {
+            self.facts.truncate(mark);
+            self.ranges.clear();
+            self.uppers.clear();
+        }
+    }
+
+    fn block(&mut self, b: &[Stmt]) {
+        let mark = self.facts.len();
+        for s in b {
+            self.stmt(s);
+        }
+        self.truncate(mark);
+    }
+
+    fn stmt(&mut self, s: &Stmt) {
+        match s {
+            Stmt::Let { value, expr } => {
+                self.lets.insert(*value, *expr);
+            }
+            Stmt::Load { mem, index, .. }
+            | Stmt::Store { mem, index, .. }
+            | Stmt::Atomic { mem, index, .. }
+            | Stmt::AtomicLoad { mem, index, .. } => {
+                let v = self.judge(*mem, *index);
+                let v = match self.out.remove(&(*mem, *index)) {
+                    Some(old) => old.meet(v),
+                    None => v,
+                };
+                self.out.insert((*mem, *index), v);
+            }
+            Stmt::If {
+                cond,
+                then,
+                otherwise,
+            } => {
+                let mark = self.facts.len();
+                self.assume(*cond, true);
+                self.block(then);
+                self.truncate(mark);
+                self.assume(*cond, false);
+                self.block(otherwise);
+                self.truncate(mark);
+                let leaves = matches!(
+                    then.last(),
+                    Some(Stmt::Return | Stmt::Break(_) | Stmt::Continue(_))
+                );
+                if leaves && otherwise.is_empty() {
+                    // The rest of the block runs only where the condition was false.
+                    self.assume(*cond, false);
+                }
+            }
+            Stmt::For {
+                var,
+                start,
+                end,
+                step,
+                body,
+                ..
+            } => {
+                self.loops.insert(*var, (*start, *end, *step));
+                self.block(body);
+            }
+            Stmt::Loop { body, .. } => self.block(body),
+            Stmt::Break(_)
+            | Stmt::Continue(_)
+            | Stmt::Return
+            | Stmt::Barrier(_)
+            | Stmt::MemFence { .. }
+            | Stmt::Group { .. } => {}
+        }
+    }
+
+    /// Adds the facts `cond == positive` gives.
+    fn assume(&mut self, cond: ExprId, positive: bool) {
+        match *self.f.exprs.get(cond) {
+            Expr::Unary(UnaryOp::Not, a) if self.f.exprs.ty(a).scalar == Scalar::Bool => {
+                self.assume(a, !positive)
+            }
+            Expr::Binary(BinaryOp::And, a, b)
+                if positive && self.f.exprs.ty(cond).scalar == Scalar::Bool =>
+            {
+                self.assume(a, true);
+                self.assume(b, true);
+            }
+            Expr::Binary(BinaryOp::Or, a, b)
+                if !positive && self.f.exprs.ty(cond).scalar == Scalar::Bool =>
+            {
+                self.assume(a, false);
+                self.assume(b, false);
+            }
+            Expr::Binary(op, x, y) if op.is_comparison() => {
+                let t = self.f.exprs.ty(x);
+                if t.width != 1 || !t.scalar.is_int() {
+                    return;
+                }
+                let op = if positive {
+                    op
+                } else {
+                    match op {
+                        BinaryOp::Lt => BinaryOp::Ge,
+                        BinaryOp::Le => BinaryOp::Gt,
+                        BinaryOp::Gt => BinaryOp::Le,
+                        BinaryOp::Ge => BinaryOp::Lt,
+                        BinaryOp::Eq => BinaryOp::Ne,
+                        _ => BinaryOp::Eq,
+                    }
+                };
+                match op {
+                    BinaryOp::Lt => self.push_fact(x, y, -1),
+                    BinaryOp::Le => self.push_fact(x, y, 0),
+                    BinaryOp::Gt => self.push_fact(y, x, -1),
+                    BinaryOp::Ge => self.push_fact(y, x, 0),
+                    BinaryOp::Eq => {
+                        self.push_fact(x, y, 0);
+                        self.push_fact(y, x, 0);
+                    }
+                    _ => {}
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The verdict of one access at `index` of `mem`, under the current facts.
+    fn judge(&mut self, mem: Mem, index: ExprId) -> Verdict {
+        let t = self.f.exprs.ty(index);
+        if t.width != 1 || !t.scalar.is_int() {
+            return Verdict::Unproven;
+        }
+        let (lo, hi) = self.range(index);
+        if lo < 0 {
+            return Verdict::Unproven;
+        }
+        let buffer = match mem {
+            Mem::Buffer(p) => p,
+            Mem::Field(v) => self.f.fields[v].buffer,
+            Mem::Local(l) => {
+                return match self.f.locals[l].len {
+                    ArrayLen::Fixed(n) if hi < n as i128 => Verdict::Proven,
+                    _ => Verdict::Unproven,
+                }
+            }
+            Mem::Private(p) => {
+                let n = self.f.privates[p].count();
+                return if hi < n as i128 {
+                    Verdict::Proven
+                } else {
+                    Verdict::Unproven
+                };
+            }
+        };
+        let mut best: Option<Precondition> = None;
+        for b in self.upper(index) {
+            if b.terms == [Term::Len(buffer)] && b.c <= -1 {
+                return Verdict::Proven;
+            }
+            // `len(buffer) + k <= len(buffer)` never holds.
+            if b.terms.contains(&Term::Len(buffer)) {
+                continue;
+            }
+            if b.terms.is_empty() && b.c >= ANY.1 {
+                continue;
+            }
+            // Small enough that the sum of at most MAX_BOUNDS 32-bit terms and it stays
+            // inside 64 bits.
+            let Ok(offset) = i64::try_from(b.c.saturating_add(1)) else {
+                continue;
+            };
+            if offset.unsigned_abs() >= 1 << 48 {
+                continue;
+            }
+            let p = Precondition {
+                terms: b.terms,
+                offset,
+                buffer,
+            };
+            // The fewest terms first (the cheapest test); a constant (often a type's
+            // maximum) only where nothing else bounds the index.
+            let rank = |p: &Precondition| match p.terms.len() {
+                0 => usize::MAX,
+                n => n,
+            };
+            if best.as_ref().is_none_or(|q| rank(&p) < rank(q)) {
+                best = Some(p);
+            }
+        }
+        match best {
+            Some(p) => Verdict::ProvenIf(vec![p]),
+            None => Verdict::Unproven,
+        }
+    }
+
+    /// The leaf `e` is, as a precondition's term.
+    fn term(&self, e: ExprId) -> Option<Term> {
+        match *self.f.exprs.get(e) {
+            Expr::BufferLen(p) => Some(Term::Len(p)),
+            Expr::Param(p) => match self.f.params[p].kind {
+                // 32 bits at most, so that a backend sums them in 64 without wrapping.
+                ParamKind::Scalar(t)
+                    if t.width == 1 && t.scalar.is_int() && t.scalar.size() <= 4 =>
+                {
+                    Some(Term::Param(p))
+                }
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// The range `e`'s operation gives from its operands' ranges, if it cannot wrap; `None`
+    /// where it may.
+    fn exact(&mut self, e: ExprId) -> Option<(i128, i128)> {
+        let t = self.f.exprs.ty(e);
+        if t.width != 1 {
+            return None;
+        }
+        let (tlo, thi) = type_range(t.scalar)?;
+        let r = match *self.f.exprs.get(e) {
+            Expr::Literal(l) => {
+                let v = l.as_i128();
+                (v, v)
+            }
+            Expr::BufferLen(_) => (0, u32::MAX as i128),
+            Expr::Builtin(b) => match b {
+                Builtin::LocalSize(_)
+                | Builtin::GlobalSize(_)
+                | Builtin::NumGroups(_)
+                | Builtin::SubGroupSize
+                | Builtin::MaxSubGroupSize
+                | Builtin::NumSubGroups => (1, thi),
+                _ => (0, thi),
+            },
+            Expr::Value(v) => {
+                if let Some(&x) = self.lets.get(&v) {
+                    return Some(self.range(x));
+                }
+                if let Some(&(start, end, step)) = self.loops.get(&v) {
+                    return Some(self.counter(t.scalar, start, end, step));
+                }
+                return None;
+            }
+            Expr::Binary(op, a, b) => {
+                let (al, ah) = self.range(a);
+                let (bl, bh) = self.range(b);
+                match op {
+                    // Saturating: a saturated end is outside every type's range.
+                    BinaryOp::Add => (al.saturating_add(bl), ah.saturating_add(bh)),
+                    BinaryOp::Sub => (al.saturating_sub(bh), ah.saturating_sub(bl)),
+                    BinaryOp::Mul => {
+                        let c = [
+                            al.saturating_mul(bl),
+                            al.saturating_mul(bh),
+                            ah.saturating_mul(bl),
+                            ah.saturating_mul(bh),
+                        ];
+                        (*c.iter().min().unwrap(), *c.iter().max().unwrap())
+                    }
+                    BinaryOp::Div if al >= 0 && bl > 0 => (al / bh, ah / bl),
+                    BinaryOp::Rem if al >= 0 && bl > 0 => (0, ah.min(bh - 1)),
+                    BinaryOp::And if al >= 0 && bl >= 0 => (0, ah.min(bh)),
+                    BinaryOp::Shr
+                        if al >= 0 && bl == bh && bl >= 0 && bl < t.scalar.bits() as i128 =>
+                    {
+                        (al >> bl, ah >> bl)
+                    }
+                    BinaryOp::Shl if bl == bh && bl >= 0 && bl < t.scalar.bits() as i128 => {
+                        let k = 1i128 << bl;
+                        (al.saturating_mul(k), ah.saturating_mul(k))
+                    }
+                    _ if op.is_comparison() => (0, 1),
+                    _ => return None,
+                }
+            }
+            Expr::Cast(a, _) => {
+                let s = self.f.exprs.ty(a).scalar;
+                if !s.is_int() && s != Scalar::Bool {
+                    return None;
+                }
+                self.range(a)
+            }
+            Expr::Select(_, a, b) => {
+                let (al, ah) = self.range(a);
+                let (bl, bh) = self.range(b);
+                (al.min(bl), ah.max(bh))
+            }
+            Expr::Math(MathFn::Min, ref xs) if xs.len() == 2 => {
+                let (al, ah) = self.range(xs[0]);
+                let (bl, bh) = self.range(xs[1]);
+                (al.min(bl), ah.min(bh))
+            }
+            Expr::Math(MathFn::Max, ref xs) if xs.len() == 2 => {
+                let (al, ah) = self.range(xs[0]);
+                let (bl, bh) = self.range(xs[1]);
+                (al.max(bl), ah.max(bh))
+            }
+            _ => return None,
+        };
+        (r.0 >= tlo && r.1 <= thi).then_some(r)
+    }
+
+    /// The range of a `for` counter of type `s`.
+    fn counter(&mut self, s: Scalar, start: ExprId, end: ExprId, step: ExprId) -> (i128, i128) {
+        let (tlo, thi) = type_range(s).unwrap_or(ANY);
+        let (sl, sh) = self.range(start);
+        let (el, eh) = self.range(end);
+        let (kl, kh) = self.range(step);
+        if kl > 0 || !s.is_signed() {
+            // Up to `end - 1`; from `start` on unless `var + step` may wrap.
+            let lo = if eh - 1 + kh.max(1) <= thi { sl } else { tlo };
+            (lo, eh - 1)
+        } else if kh < 0 {
+            let hi = if el + 1 + kl >= tlo { sh } else { thi };
+            (el + 1, hi)
+        } else {
+            (tlo, thi)
+        }
+    }
+
+    /// The values `e` may hold under the current facts (its type's range where unknown).
+    fn range(&mut self, e: ExprId) -> (i128, i128) {
+        if let Some(&r) = self.ranges.get(&e) {
+            return r;
+        }
+        let t = self.f.exprs.ty(e);
+        let whole = if t.width == 1 {
+            type_range(t.scalar).unwrap_or(ANY)
+        } else {
+            ANY
+        };
+        // A cycle of facts (`x == y`) ends at the type's range; what is computed inside one
+        // is not remembered (it may be less precise than it will be outside).
+        if !self.busy.insert(e) {
+            self.cycle = true;
+            return whole;
+        }
+        let outer = std::mem::replace(&mut self.cycle, false);
+        let (mut lo, mut hi) = self.exact(e).unwrap_or(whole);
+        // (A copy: the loop computes ranges, which borrows the analysis.)
+        let facts = self.facts.clone();
+        for Fact { x, y, c } in facts {
+            if x == e {
+                hi = hi.min(self.range(y).1.saturating_add(c));
+            }
+            if y == e {
+                lo = lo.max(self.range(x).0.saturating_sub(c));
+            }
+        }
+        if lo > hi {
+            // Contradictory facts: the code is unreachable; keep the type's range.
+            (lo, hi) = whole;
+        }
+        self.busy.remove(&e);
+        if !self.cycle {
+            self.ranges.insert(e, (lo, hi));
+        }
+        self.cycle |= outer;
+        (lo, hi)
+    }
+
+    /// Upper bounds of `e` under the current facts, at most [`MAX_BOUNDS`], the numeric one
+    /// (its range's maximum) among them.
+    fn upper(&mut self, e: ExprId) -> Vec<Bound> {
+        if let Some(b) = self.uppers.get(&e) {
+            return b.clone();
+        }
+        if !self.busy_upper.insert(e) {
+            self.cycle = true;
+            return Vec::new();
+        }
+        let outer = std::mem::replace(&mut self.cycle, false);
+        let mut out: Vec<Bound> = Vec::new();
+        let add = |out: &mut Vec<Bound>, b: Bound| {
+            if out.len() < MAX_BOUNDS && !out.contains(&b) {
+                out.push(b);
+            }
+        };
+        if let Some(t) = self.term(e) {
+            add(
+                &mut out,
+                Bound {
+                    terms: vec![t],
+                    c: 0,
+                },
+            );
+        }
+        // (A copy: the loop computes ranges, which borrows the analysis.)
+        let facts = self.facts.clone();
+        for Fact { x, y, c } in facts {
+            if x == e {
+                for b in self.upper(y) {
+                    add(
+                        &mut out,
+                        Bound {
+                            terms: b.terms,
+                            c: b.c.saturating_add(c),
+                        },
+                    );
+                }
+            }
+        }
+        let exact = self.exact(e).is_some();
+        match self.f.exprs.get(e).clone() {
+            Expr::Binary(BinaryOp::Add, a, b) if exact => {
+                let (ua, ub) = (self.upper(a), self.upper(b));
+                for x in &ua {
+                    for y in &ub {
+                        let mut terms = [x.terms.clone(), y.terms.clone()].concat();
+                        terms.sort();
+                        add(
+                            &mut out,
+                            Bound {
+                                terms,
+                                c: x.c.saturating_add(y.c),
+                            },
+                        );
+                    }
+                }
+            }
+            Expr::Binary(BinaryOp::Sub, a, b) if exact => {
+                let bl = self.range(b).0;
+                for x in self.upper(a) {
+                    add(
+                        &mut out,
+                        Bound {
+                            terms: x.terms,
+                            c: x.c.saturating_sub(bl),
+                        },
+                    );
+                }
+            }
+            Expr::Cast(a, _) if exact => {
+                for x in self.upper(a) {
+                    add(&mut out, x);
+                }
+            }
+            Expr::Math(MathFn::Min, xs) if exact && xs.len() == 2 => {
+                for x in [self.upper(xs[0]), self.upper(xs[1])].concat() {
+                    add(&mut out, x);
+                }
+            }
+            Expr::Value(v) => {
+                if let Some(&x) = self.lets.get(&v) {
+                    for b in self.upper(x) {
+                        add(&mut out, b);
+                    }
+                } else if let Some(&(_, end, step)) = self.loops.get(&v) {
+                    let s = self.f.values[v].ty.scalar;
+                    let (kl, kh) = self.range(step);
+                    let tlo = type_range(s).map_or(ANY.0, |r| r.0);
+                    if s.is_signed() && kh < 0 && self.range(end).0 + 1 + kl >= tlo {
+                        // Down from `start`, which it never wraps past.
+                        let start = self.loops[&v].0;
+                        for b in self.upper(start) {
+                            add(&mut out, b);
+                        }
+                    }
+                    if kl > 0 || !s.is_signed() {
+                        for b in self.upper(end) {
+                            add(
+                                &mut out,
+                                Bound {
+                                    terms: b.terms,
+                                    c: b.c.saturating_sub(1),
+                                },
+                            );
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+        let hi = self.range(e).1;
+        let t = self.f.exprs.ty(e);
+        let top = type_range(t.scalar).map_or(ANY.1, |r| r.1);
+        if hi < top && t.width == 1 {
+            let b = Bound {
+                terms: Vec::new(),
+                c: hi,
+            };
+            if !out.contains(&b) {
+                if out.len() == MAX_BOUNDS {
+                    out.pop();
+                }
+                out.push(b);
+            }
+        }
+        self.busy_upper.remove(&e);
+        if !self.cycle {
+            self.uppers.insert(e, out.clone());
+        }
+        self.cycle |= outer;
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::walk_block;
+    use crate::prelude::*;
+
+    /// The verdicts of `k`'s accesses, in the order the statements come, each with its
+    /// memory's name.
+    fn verdicts(k: &Kernel) -> Vec<(String, Verdict)> {
+        let f = k.ir();
+        let proof = Proof::of(f);
+        let mut out = Vec::new();
+        walk_block(&f.body, &mut |s| {
+            if let Stmt::Load { mem, index, .. }
+            | Stmt::Store { mem, index, .. }
+            | Stmt::Atomic { mem, index, .. }
+            | Stmt::AtomicLoad { mem, index, .. } = s
+            {
+                // Private variables (not arrays) are not accesses to test.
+                if !matches!(mem, Mem::Private(p) if f.privates[*p].len.is_none()) {
+                    out.push((f.mem_name(*mem), proof.verdict(*mem, *index).clone()));
+                }
+            }
+        });
+        out
+    }
+
+    fn param(k: &Kernel, name: &str) -> ParamId {
+        let f = k.ir();
+        f.params
+            .iter_enumerated()
+            .find(|(_, p)| p.name == name)
+            .map(|(id, _)| id)
+            .unwrap()
+    }
+
+    fn verdict_of(k: &Kernel, mem: &str) -> Verdict {
+        let v = verdicts(k);
+        let mut it = v.iter().filter(|(m, _)| m == mem);
+        let first = it
+            .next()
+            .unwrap_or_else(|| panic!("no access to {mem}: {v:?}"));
+        first.1.clone()
+    }
+
+    fn needs(k: &Kernel, terms: &[Term], offset: i64, buffer: &str) -> Verdict {
+        Verdict::ProvenIf(vec![Precondition {
+            terms: terms.to_vec(),
+            offset,
+            buffer: param(k, buffer),
+        }])
+    }
+
+    #[test]
+    fn id_under_a_guard_on_a_length() {
+        // vadd: `c[i]` is proven by the guard, `a[i]` and `b[i]` when len(c) <= their length.
+        let k = Kernel::build("vadd", |k| {
+            let a = k.read::<f32>("a");
+            let b = k.read::<f32>("b");
+            let c = k.write::<f32>("c");
+            let i = global_id(0);
+            if_(i.lt(c.len()), || c.set(i, a.at(i) + b.at(i)));
+        })
+        .unwrap();
+        let c = param(&k, "c");
+        assert_eq!(verdict_of(&k, "c"), Verdict::Proven);
+        assert_eq!(verdict_of(&k, "a"), needs(&k, &[Term::Len(c)], 0, "a"));
+        assert_eq!(verdict_of(&k, "b"), needs(&k, &[Term::Len(c)], 0, "b"));
+    }
+
+    #[test]
+    fn guard_on_a_parameter() {
+        let k = Kernel::build("g", |k| {
+            let a = k.read_write::<u32>("a");
+            let n = k.scalar::<u32>("n");
+            let i = global_id(0);
+            if_(i.lt(n), || a.set(i, 1u32));
+        })
+        .unwrap();
+        let n = param(&k, "n");
+        assert_eq!(verdict_of(&k, "a"), needs(&k, &[Term::Param(n)], 0, "a"));
+        // `n <= len(a)` in the guard proves it.
+        let k = Kernel::build("g", |k| {
+            let a = k.read_write::<u32>("a");
+            let n = k.scalar::<u32>("n");
+            let i = global_id(0);
+            if_(i.lt(n).and(n.le(a.len())), || a.set(i, 1u32));
+        })
+        .unwrap();
+        assert_eq!(verdict_of(&k, "a"), Verdict::Proven);
+        // So does `n == len(a)`, and `i < min(n, len(a))`.
+        let k = Kernel::build("g", |k| {
+            let a = k.read_write::<u32>("a");
+            let n = k.scalar::<u32>("n");
+            let i = global_id(0);
+            if_(n.eq(a.len()).and(i.lt(n)), || a.set(i, 1u32));
+        })
+        .unwrap();
+        assert_eq!(verdict_of(&k, "a"), Verdict::Proven);
+        let k = Kernel::build("g", |k| {
+            let a = k.read_write::<u32>("a");
+            let n = k.scalar::<u32>("n");
+            let i = global_id(0);
+            if_(i.lt(n.min(a.len())), || a.set(i, 1u32));
+        })
+        .unwrap();
+        assert_eq!(verdict_of(&k, "a"), Verdict::Proven);
+    }
+
+    #[test]
+    fn early_return_guards_the_rest() {
+        let k = Kernel::build("r", |k| {
+            let a = k.read_write::<u32>("a");
+            let i = global_id(0);
+            if_(i.ge(a.len()), return_);
+            a.set(i, 1u32);
+        })
+        .unwrap();
+        assert_eq!(verdict_of(&k, "a"), Verdict::Proven);
+        // Without the guard nothing is known.
+        let k = Kernel::build("r", |k| {
+            let a = k.read_write::<u32>("a");
+            a.set(global_id(0), 1u32);
+        })
+        .unwrap();
+        assert_eq!(verdict_of(&k, "a"), Verdict::Unproven);
+    }
+
+    #[test]
+    fn minus_one_may_wrap() {
+        // `i - 1` at `i = 0` wraps to u32::MAX: not proven, not even with a precondition.
+        let k = Kernel::build("m", |k| {
+            let a = k.read_write::<u32>("a");
+            let i = global_id(0);
+            if_(i.lt(a.len()), || a.set(i - 1u32, 1u32));
+        })
+        .unwrap();
+        assert_eq!(
+            verdict_of(&k, "a"),
+            Verdict::Unproven,
+            "{}",
+            crate::ir::print::function_to_string(k.ir())
+        );
+        // With `i >= 1` it cannot wrap.
+        let k = Kernel::build("m", |k| {
+            let a = k.read_write::<u32>("a");
+            let i = global_id(0);
+            if_(i.ge(1u32).and(i.lt(a.len())), || a.set(i - 1u32, 1u32));
+        })
+        .unwrap();
+        assert_eq!(verdict_of(&k, "a"), Verdict::Proven);
+        // `i + 1` under `i < len(a)` is one past the end for the last work-item (unless the
+        // buffer had 2^32 elements).
+        let k = Kernel::build("m", |k| {
+            let a = k.read_write::<u32>("a");
+            let i = global_id(0);
+            if_(i.lt(a.len()), || a.set(i + 1u32, 1u32));
+        })
+        .unwrap();
+        assert_eq!(verdict_of(&k, "a"), needs(&k, &[], 1 << 32, "a"));
+    }
+
+    #[test]
+    fn signed_ids() {
+        // An id cast to i32 may be negative (ids past i32::MAX): not proven by `j < n`.
+        let k = Kernel::build("s", |k| {
+            let a = k.read_write::<u32>("a");
+            let n = k.scalar::<i32>("n");
+            let j = global_id(0).cast::<i32>();
+            if_(j.lt(n), || a.set(j, 1u32));
+        })
+        .unwrap();
+        assert_eq!(verdict_of(&k, "a"), Verdict::Unproven);
+        // With `j >= 0` it is, given `n <= len(a)`.
+        let k = Kernel::build("s", |k| {
+            let a = k.read_write::<u32>("a");
+            let n = k.scalar::<i32>("n");
+            let j = global_id(0).cast::<i32>();
+            if_(j.ge(0).and(j.lt(n)), || a.set(j, 1u32));
+        })
+        .unwrap();
+        let n = param(&k, "n");
+        assert_eq!(verdict_of(&k, "a"), needs(&k, &[Term::Param(n)], 0, "a"));
+    }
+
+    #[test]
+    fn uniform_offsets() {
+        // `i + off` under `i < n`: in bounds when `n + off <= len(a)` (summed without wrapping);
+        // the addition itself may wrap unless `off` is bounded, so it is not proven at all.
+        let k = Kernel::build("o", |k| {
+            let a = k.read_write::<u32>("a");
+            let n = k.scalar::<u32>("n");
+            let off = k.scalar::<u32>("off");
+            let i = global_id(0);
+            if_(i.lt(n), || a.set(i + off, 1u32));
+        })
+        .unwrap();
+        assert_eq!(verdict_of(&k, "a"), Verdict::Unproven);
+        // With `off < 1024` and `n < 2^20` the sum cannot wrap.
+        let k = Kernel::build("o", |k| {
+            let a = k.read_write::<u32>("a");
+            let n = k.scalar::<u32>("n");
+            let off = k.scalar::<u32>("off");
+            let i = global_id(0);
+            if_(i.lt(n).and(off.lt(1024u32)).and(n.lt(1u32 << 20)), || {
+                a.set(i + off, 1u32)
+            });
+        })
+        .unwrap();
+        // The fewest terms: `n + 1023 <= len(a)`.
+        let n = param(&k, "n");
+        assert_eq!(verdict_of(&k, "a"), needs(&k, &[Term::Param(n)], 1023, "a"));
+    }
+
+    #[test]
+    fn loop_counters() {
+        let k = Kernel::build("l", |k| {
+            let a = k.read::<f32>("a");
+            let out = k.write::<f32>("out");
+            let acc = var(0.0f32);
+            for_range(0u32, a.len(), |j| acc.set(acc.get() + a.at(j)));
+            for_step(1u32, a.len(), 3u32, |j| acc.set(acc.get() + a.at(j - 1u32)));
+            out.set(0u32, acc.get());
+        })
+        .unwrap();
+        let v = verdicts(&k);
+        assert_eq!(v[0], ("a".into(), Verdict::Proven));
+        // `j + 3` may wrap past u32::MAX to a small `j` when len(a) is near it: then `j - 1`
+        // wraps too.
+        assert_eq!(v[1], ("a".into(), Verdict::Unproven));
+        assert_eq!(verdict_of(&k, "out"), needs(&k, &[], 1, "out"));
+        let k = Kernel::build("l", |k| {
+            let a = k.read::<f32>("a");
+            let out = k.write::<f32>("out");
+            let acc = var(0.0f32);
+            if_(a.len().lt(1u32 << 30), || {
+                for_step(1u32, a.len(), 3u32, |j| acc.set(acc.get() + a.at(j - 1u32)));
+            });
+            out.set(0u32, acc.get());
+        })
+        .unwrap();
+        assert_eq!(verdict_of(&k, "a"), Verdict::Proven);
+        // A step that may carry the counter past u32::MAX: `j - 1` may wrap after it.
+        let k = Kernel::build("l", |k| {
+            let a = k.read_write::<f32>("a");
+            let n = k.scalar::<u32>("n");
+            let s = k.scalar::<u32>("s");
+            for_step(1u32, n, s, |j| a.set(j - 1u32, 0.0f32));
+        })
+        .unwrap();
+        assert_eq!(verdict_of(&k, "a"), Verdict::Unproven);
+        // Negative steps: from len(a) - 1 down to 0.
+        let k = Kernel::build("l", |k| {
+            let a = k.read_write::<f32>("a");
+            let n = k.scalar::<i32>("n");
+            if_(n.le(a.len().cast::<i32>()).and(n.ge(1)), || {
+                for_step(n - 1, -1, -1, |j| a.set(j, 0.0f32));
+            });
+        })
+        .unwrap();
+        let n = param(&k, "n");
+        assert_eq!(verdict_of(&k, "a"), needs(&k, &[Term::Param(n)], 0, "a"));
+        // ... but down to -2 reaches -1.
+        let k = Kernel::build("l", |k| {
+            let a = k.read_write::<f32>("a");
+            let n = k.scalar::<i32>("n");
+            if_(n.ge(1).and(n.lt(100)), || {
+                for_step(n - 1, -2, -1, |j| a.set(j, 0.0f32));
+            });
+        })
+        .unwrap();
+        assert_eq!(verdict_of(&k, "a"), Verdict::Unproven);
+    }
+
+    #[test]
+    fn local_arrays_of_literal_length() {
+        // (A loop to a literal bound is unrolled by the optimizer: the bound is `min(n, 16)`.)
+        let k = Kernel::build("t", |k| {
+            let out = k.write::<f32>("out");
+            let n = k.scalar::<u32>("n");
+            let tile = k.local_array::<f32>("tile", 16);
+            let acc = var(0.0f32);
+            for_range(0u32, n.min(16u32), |p| acc.set(acc.get() + tile.at(p)));
+            // 17 elements: one past the end.
+            for_range(0u32, n.min(17u32), |p| acc.set(acc.get() + tile.at(p)));
+            // The local id is not bounded by the array's length.
+            tile.set(local_id(0), acc.get());
+            out.set(global_id(0), acc.get());
+        })
+        .unwrap();
+        let v: Vec<Verdict> = verdicts(&k)
+            .into_iter()
+            .filter(|(m, _)| m == "tile")
+            .map(|(_, v)| v)
+            .collect();
+        assert_eq!(
+            v,
+            [Verdict::Proven, Verdict::Unproven, Verdict::Unproven],
+            "{}",
+            crate::ir::print::function_to_string(k.ir())
+        );
+    }
+
+    #[test]
+    fn pitched_two_dimensional_indices() {
+        // `row * w + col` under `row < h && col < w`: at most h * w - 1, not a sum of terms.
+        let k = Kernel::build("p", |k| {
+            let img = k.read_write::<f32>("img");
+            let w = k.scalar::<u32>("w");
+            let h = k.scalar::<u32>("h");
+            let (col, row) = (global_id(0), global_id(1));
+            if_(row.lt(h).and(col.lt(w)), || img.set(row * w + col, 0.0f32));
+        })
+        .unwrap();
+        assert_eq!(verdict_of(&k, "img"), Verdict::Unproven);
+        // With small literal bounds the numeric range proves it given the length.
+        let k = Kernel::build("p", |k| {
+            let img = k.read_write::<f32>("img");
+            let (col, row) = (global_id(0), global_id(1));
+            if_(row.lt(48u32).and(col.lt(64u32)), || {
+                img.set(row * 64u32 + col, 0.0f32)
+            });
+        })
+        .unwrap();
+        assert_eq!(
+            verdict_of(&k, "img"),
+            needs(&k, &[], 3072, "img"),
+            "{}",
+            crate::ir::print::function_to_string(k.ir())
+        );
+    }
+
+    #[test]
+    fn every_occurrence_must_be_proven() {
+        // The same access once guarded and once not: unproven.
+        let k = Kernel::build("e", |k| {
+            let a = k.read_write::<u32>("a");
+            let i = global_id(0);
+            if_(i.lt(a.len()), || a.set(i, 1u32));
+            a.set(i, 2u32);
+        })
+        .unwrap();
+        assert!(verdicts(&k).iter().all(|(_, v)| *v == Verdict::Unproven));
+    }
+}
