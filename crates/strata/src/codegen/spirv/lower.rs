@@ -1946,6 +1946,11 @@ impl Lower<'_> {
     }
 
     fn scope_semantics(&mut self, o: MemOrder, scope: MemScope, sc: u32) -> (u32, u32) {
+        let o = if self.t.relaxed_atomic_semantics {
+            MemOrder::Relaxed
+        } else {
+            o
+        };
         let mut sem = Self::order_bits(o);
         if sem != 0 {
             sem |= if sc == op::SC_WORKGROUP {
@@ -2045,7 +2050,9 @@ impl Lower<'_> {
             AtomicOp::CompareExchange => {
                 let c = self.expr(compare.ok_or("compare-exchange without its expected value")?)?;
                 let relaxed = self.u32c(
-                    if order.order == MemOrder::Release
+                    if self.t.relaxed_atomic_semantics {
+                        0
+                    } else if order.order == MemOrder::Release
                         || order.order == MemOrder::AcqRel
                         || order.order == MemOrder::SeqCst
                     {
