@@ -1175,7 +1175,16 @@ impl Lower<'_> {
                         _ => f32::from_bits(1f32.to_bits() - 1) as f64,
                     };
                     let c = self.float_const(at, below)?;
-                    Ok(self.glsl(t, op::GLSL_N_MIN, &[d, c]))
+                    let r = self.glsl(t, op::GLSL_N_MIN, &[d, c]);
+                    // fract(+-0) = +-0 and fract(NaN) = NaN (x itself), fract(+-inf) = +-0.
+                    let zero = self.float_const(at, 0.0)?;
+                    let x0 = self.fcmp(at, op::F_ORD_EQUAL, a[0], zero)?;
+                    let xn = self.is_nan(at, a[0])?;
+                    let keep = self.or(at, x0, xn)?;
+                    let r = self.sel(at, keep, a[0], r)?;
+                    let xi = self.is_inf(at, a[0])?;
+                    let z = self.copysign(at, zero, a[0])?;
+                    self.sel(at, xi, z, r)
                 }
                 MathFn::Fdim => {
                     let d = self.fop(op::F_SUB, t, &[a[0], a[1]]);

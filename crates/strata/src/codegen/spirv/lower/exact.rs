@@ -666,20 +666,52 @@ impl Lower<'_> {
             self.m.id(),
             self.m.id(),
         );
+        // A counted loop: each step lowers the exponent of r by at least one, so
+        // e(|x|) - e(|y|) + 2 steps suffice; a step once r < |y| keeps r. (With the exit on
+        // r >= |y| itself, lavapipe ran the second such loop of a kernel once where the
+        // sub-group was not full: two `fmod`s in one expression, as `remquo` has, went wrong.)
+        let it = Type::I32;
+        let i = self.vty(it)?;
+        let ex = {
+            let one = self.float_const(at, 1.0)?;
+            let safe_x = self.sel(at, special, one, ax)?;
+            self.exponent(at, safe_x)?
+        };
+        let two = self.const_of(it, 2)?;
+        let steps = self.op(op::I_SUB, i, &[ex, ey]);
+        let steps = self.op(op::I_ADD, i, &[steps, two]);
+        let zero_i = self.const_of(it, 0)?;
+        let steps = self.sel(it, special, zero_i, steps)?;
+        let (ayv, eyv, nv, iv) = (
+            self.var(op::SC_FUNCTION, t),
+            self.var(op::SC_FUNCTION, i),
+            self.var(op::SC_FUNCTION, i),
+            self.var(op::SC_FUNCTION, i),
+        );
+        self.emit(op::STORE, &[ayv, ay]);
+        self.emit(op::STORE, &[eyv, ey]);
+        self.emit(op::STORE, &[nv, steps]);
+        self.emit(op::STORE, &[iv, zero_i]);
         self.branch(header);
         self.label(header);
         self.emit(op::LOOP_MERGE, &[merge, cont, 0]);
         self.branch(check);
         self.label(check);
-        let r = self.op(op::LOAD, t, &[rv]);
-        let more = self.fcmp(at, op::F_ORD_GREATER_THAN_EQUAL, r, ay)?;
+        let bt = self.b(it)?;
+        let (ic, nc) = (self.op(op::LOAD, i, &[iv]), self.op(op::LOAD, i, &[nv]));
+        let more = self.op(op::S_LESS_THAN, bt, &[ic, nc]);
         self.emit(op::BRANCH_CONDITIONAL, &[more, body, merge]);
         self.label(body);
         let r = self.op(op::LOAD, t, &[rv]);
+        let ay = self.op(op::LOAD, t, &[ayv]);
+        let ey = self.op(op::LOAD, i, &[eyv]);
+        let ic = self.op(op::LOAD, i, &[iv]);
+        let onei = self.const_of(it, 1)?;
+        let ic = self.op(op::I_ADD, i, &[ic, onei]);
+        self.emit(op::STORE, &[iv, ic]);
+        let go = self.fcmp(at, op::F_ORD_GREATER_THAN_EQUAL, r, ay)?;
         // The largest |y| * 2^k <= r, subtracted (exact: it is within a factor 2 of r).
         let er = self.exponent(at, r)?;
-        let it = Type::I32;
-        let i = self.vty(it)?;
         let k = self.op(op::I_SUB, i, &[er, ey]);
         let big = self.ldexp(at, ay, k)?;
         let onei = self.const_of(it, 1)?;
@@ -688,6 +720,7 @@ impl Lower<'_> {
         let over = self.fcmp(at, op::F_ORD_GREATER_THAN, big, r)?;
         let sub = self.sel(at, over, small, big)?;
         let nr = self.f2(at, op::F_SUB, r, sub)?;
+        let nr = self.sel(at, go, nr, r)?;
         self.emit(op::STORE, &[rv, nr]);
         self.branch(cont);
         self.label(cont);
