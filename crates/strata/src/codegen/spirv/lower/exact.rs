@@ -262,7 +262,7 @@ impl Lower<'_> {
     }
 
     /// `sum c[k] x^k` by Horner's rule (coefficients from the constant term up).
-    fn horner(&mut self, at: Type, x: u32, coeffs: &[f64]) -> R<u32> {
+    pub(super) fn horner(&mut self, at: Type, x: u32, coeffs: &[f64]) -> R<u32> {
         let mut acc = self.float_const(at, *coeffs.last().expect("coefficients"))?;
         for &c in coeffs.iter().rev().skip(1) {
             let m = self.f2(at, op::F_MUL, acc, x)?;
