@@ -212,10 +212,14 @@ impl Lower<'_> {
     }
 
     /// `fma(a, b, c)` rounded once: for `f32` in `f64` (the product exact, the sum rounded to
-    /// odd by its error term, then to `f32`); lavapipe's GLSL `Fma` is not fused. `f64` (or a
-    /// device without `f64`) uses GLSL's `Fma`.
+    /// odd by its error term, then to `f32`); for `f64` by Boldo and Melquiond's emulation
+    /// ([`Lower::fma_f64`]). lavapipe's GLSL `Fma` is not fused. A device without `f64` uses
+    /// GLSL's `Fma`.
     pub(super) fn fma(&mut self, at: Type, a: u32, b: u32, c: u32) -> R<u32> {
         let t = self.vty(at)?;
+        if at.scalar == Scalar::F64 {
+            return self.fma_f64(at, a, b, c);
+        }
         if at.scalar != Scalar::F32 || !self.t.float64 {
             return Ok(self.glsl(t, op::GLSL_FMA, &[a, b, c]));
         }
@@ -227,13 +231,26 @@ impl Lower<'_> {
             self.fop(op::F_CONVERT, d, &[c]),
         );
         let p = self.f2(dt, op::F_MUL, a, b)?;
-        // TwoSum: s + err = p + c exactly.
-        let s = self.f2(dt, op::F_ADD, p, c)?;
-        let bb = self.f2(dt, op::F_SUB, s, p)?;
+        let odd = self.sum_to_odd(dt, p, c)?;
+        // The exact zero of an exact sum keeps s (its sign is IEEE's).
+        Ok(self.fop(op::F_CONVERT, t, &[odd]))
+    }
+
+    /// `(s, e)` with `s = x + y` rounded and `s + e = x + y` exactly (Knuth's TwoSum).
+    fn two_sum(&mut self, dt: Type, x: u32, y: u32) -> R<(u32, u32)> {
+        let s = self.f2(dt, op::F_ADD, x, y)?;
+        let bb = self.f2(dt, op::F_SUB, s, x)?;
         let sb = self.f2(dt, op::F_SUB, s, bb)?;
-        let e1 = self.f2(dt, op::F_SUB, p, sb)?;
-        let e2 = self.f2(dt, op::F_SUB, c, bb)?;
-        let err = self.f2(dt, op::F_ADD, e1, e2)?;
+        let e1 = self.f2(dt, op::F_SUB, x, sb)?;
+        let e2 = self.f2(dt, op::F_SUB, y, bb)?;
+        Ok((s, self.f2(dt, op::F_ADD, e1, e2)?))
+    }
+
+    /// `x + y` (`f64`) rounded to odd: the rounded sum, moved one ulp towards the exact sum
+    /// where it was inexact and its last bit is even.
+    fn sum_to_odd(&mut self, dt: Type, x: u32, y: u32) -> R<u32> {
+        let d = self.vty(dt)?;
+        let (s, err) = self.two_sum(dt, x, y)?;
         let zero = self.float_const(dt, 0.0)?;
         let inexact = self.fcmp(dt, op::F_ORD_NOT_EQUAL, err, zero)?;
         let ut = dt.with_scalar(Scalar::U64);
@@ -256,9 +273,68 @@ impl Lower<'_> {
         let fin = self.not(dt, si)?;
         let fix = self.and(dt, fix, fin)?;
         let bits = self.sel(ut, fix, moved, sbits)?;
-        let odd = self.op(op::BITCAST, d, &[bits]);
-        // The exact zero of an exact sum keeps s (its sign is IEEE's).
-        Ok(self.fop(op::F_CONVERT, t, &[odd]))
+        Ok(self.op(op::BITCAST, d, &[bits]))
+    }
+
+    /// `fma(a, b, c)` of `f64` rounded once (Boldo and Melquiond, "Emulation of FMA and
+    /// correctly rounded sums: proved algorithms using rounding to odd"): `a b = uh + ul`
+    /// exactly (Dekker's product with Veltkamp's splitting), `c + uh = th + tl` (TwoSum), then
+    /// `th + odd(tl + ul)` rounded. Where the splitting could overflow or the error terms
+    /// underflow (`|a|`, `|b|` or `|a b|` outside `[2^-450, 2^450]`), and where `c` or the
+    /// sum is infinite or NaN, GLSL's `Fma` (unfused on lavapipe: exact where the terms are, IEEE's specials).
+    fn fma_f64(&mut self, at: Type, a: u32, b: u32, c: u32) -> R<u32> {
+        let t = self.vty(at)?;
+        let plain = self.glsl(t, op::GLSL_FMA, &[a, b, c]);
+        let split = |l: &mut Self, x: u32| -> R<(u32, u32)> {
+            let k = l.float_const(at, 134217729.0)?;
+            let g = l.f2(at, op::F_MUL, x, k)?;
+            let gx = l.f2(at, op::F_SUB, g, x)?;
+            let hi = l.f2(at, op::F_SUB, g, gx)?;
+            let lo = l.f2(at, op::F_SUB, x, hi)?;
+            Ok((hi, lo))
+        };
+        let (ah, al) = split(self, a)?;
+        let (bh, bl) = split(self, b)?;
+        let uh = self.f2(at, op::F_MUL, a, b)?;
+        // ul = ((ah bh - uh) + ah bl + al bh) + al bl, every step exact.
+        let hh = self.f2(at, op::F_MUL, ah, bh)?;
+        let e = self.f2(at, op::F_SUB, hh, uh)?;
+        let hl = self.f2(at, op::F_MUL, ah, bl)?;
+        let e = self.f2(at, op::F_ADD, e, hl)?;
+        let lh = self.f2(at, op::F_MUL, al, bh)?;
+        let e = self.f2(at, op::F_ADD, e, lh)?;
+        let ll = self.f2(at, op::F_MUL, al, bl)?;
+        let ul = self.f2(at, op::F_ADD, e, ll)?;
+        let (th, tl) = self.two_sum(at, c, uh)?;
+        let v = self.sum_to_odd(at, tl, ul)?;
+        let r = self.f2(at, op::F_ADD, th, v)?;
+        // An exact zero v leaves th, with IEEE's sign of c + a b.
+        let zero = self.float_const(at, 0.0)?;
+        let v0 = self.fcmp(at, op::F_ORD_EQUAL, v, zero)?;
+        let r = self.sel(at, v0, th, r)?;
+        // Where the emulation does not hold: GLSL's Fma.
+        let lo = self.float_const(at, 2f64.powi(-450))?;
+        let hi = self.float_const(at, 2f64.powi(450))?;
+        let mut ok = None;
+        for x in [a, b, uh] {
+            let ax = self.g1(at, op::GLSL_F_ABS, x)?;
+            let big = self.fcmp(at, op::F_ORD_LESS_THAN_EQUAL, ax, hi)?;
+            let small = self.fcmp(at, op::F_ORD_GREATER_THAN_EQUAL, ax, lo)?;
+            let inside = self.and(at, big, small)?;
+            ok = Some(match ok {
+                None => inside,
+                Some(o) => self.and(at, o, inside)?,
+            });
+        }
+        let mut ok = ok.expect("three terms");
+        // c and the sum finite (a NaN fails the comparison).
+        let maxf = self.float_const(at, f64::MAX)?;
+        for x in [c, r] {
+            let ax = self.g1(at, op::GLSL_F_ABS, x)?;
+            let fin = self.fcmp(at, op::F_ORD_LESS_THAN_EQUAL, ax, maxf)?;
+            ok = self.and(at, ok, fin)?;
+        }
+        self.sel(at, ok, r, plain)
     }
 
     /// `sum c[k] x^k` by Horner's rule (coefficients from the constant term up).
