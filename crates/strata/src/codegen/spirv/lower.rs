@@ -2058,31 +2058,29 @@ impl Lower<'_> {
         Ok(match aop {
             AtomicOp::CompareExchange => {
                 let c = self.expr(compare.ok_or("compare-exchange without its expected value")?)?;
-                let relaxed = self.u32c(
-                    if self.t.relaxed_atomic_semantics {
-                        0
-                    } else if order.order == MemOrder::Release
-                        || order.order == MemOrder::AcqRel
-                        || order.order == MemOrder::SeqCst
-                    {
-                        // The failure ordering may not release.
-                        let bits = Self::order_bits(MemOrder::Acquire);
-                        bits | if sc == op::SC_WORKGROUP {
+                let relaxed = self.u32c(if self.t.relaxed_atomic_semantics {
+                    0
+                } else if order.order == MemOrder::Release
+                    || order.order == MemOrder::AcqRel
+                    || order.order == MemOrder::SeqCst
+                {
+                    // The failure ordering may not release.
+                    let bits = Self::order_bits(MemOrder::Acquire);
+                    bits | if sc == op::SC_WORKGROUP {
+                        op::SEM_WORKGROUP_MEMORY
+                    } else {
+                        op::SEM_UNIFORM_MEMORY
+                    }
+                } else if order.order == MemOrder::Acquire {
+                    op::SEM_ACQUIRE
+                        | if sc == op::SC_WORKGROUP {
                             op::SEM_WORKGROUP_MEMORY
                         } else {
                             op::SEM_UNIFORM_MEMORY
                         }
-                    } else if order.order == MemOrder::Acquire {
-                        op::SEM_ACQUIRE
-                            | if sc == op::SC_WORKGROUP {
-                                op::SEM_WORKGROUP_MEMORY
-                            } else {
-                                op::SEM_UNIFORM_MEMORY
-                            }
-                    } else {
-                        0
-                    },
-                );
+                } else {
+                    0
+                });
                 self.op(
                     op::ATOMIC_COMPARE_EXCHANGE,
                     t,
