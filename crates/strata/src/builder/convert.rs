@@ -154,8 +154,8 @@ impl<T: KernelType> Expr<T> {
                         let lo = cast(lo);
                         (o.bin(BinaryOp::Gt, t, lo, b), o.bin(BinaryOp::Lt, t, lo, b))
                     } else {
-                        // |r| as an integer from its bits (m 2^(e - bias - digits + 1)), against
-                        // |x|: no float-to-integer conversion, which lavapipe would fold with
+                        // r as an integer from its bits (m 2^(e - bias - digits + 1)), against
+                        // x: no float-to-integer conversion, which lavapipe would fold with
                         // the conversion that made r. r = 2^bits just past an unsigned range
                         // wraps there, so that one is found by comparing floats.
                         let (us, ud) = (uint_of(s.size()), uint_of(d.size()));
@@ -184,15 +184,16 @@ impl<T: KernelType> Expr<T> {
                             o.bin(BinaryOp::Shr, m, down, us),
                             us,
                         );
-                        let xu = o.node(IrExpr::Bitcast(x, o.ty(us)), us);
                         let (mag_gt, mag_lt) = if s.is_signed() {
-                            let neg = o.bin(BinaryOp::Lt, x, o.int(s, 0), b);
-                            let minus = o.bin(BinaryOp::Sub, o.int(us, 0), xu, us);
-                            let ux = o.select(neg, minus, xu, us);
-                            let gt = o.bin(BinaryOp::Gt, mag, ux, b);
-                            let lt = o.bin(BinaryOp::Lt, mag, ux, b);
-                            (o.select(neg, lt, gt, b), o.select(neg, gt, lt, b))
+                            // r as a signed integer, its sign from r's (no integer `abs` of
+                            // x: NVRTC's PTX would have one), 2^(bits-1) handled as `over`.
+                            let rneg = o.bin(BinaryOp::Lt, r, o.float(d, 0.0), b);
+                            let minus = o.bin(BinaryOp::Sub, o.int(us, 0), mag, us);
+                            let sr = o.select(rneg, minus, mag, us);
+                            let sr = o.node(IrExpr::Bitcast(sr, o.ty(s)), s);
+                            (o.bin(BinaryOp::Gt, sr, x, b), o.bin(BinaryOp::Lt, sr, x, b))
                         } else {
+                            let xu = o.node(IrExpr::Bitcast(x, o.ty(us)), us);
                             (
                                 o.bin(BinaryOp::Gt, mag, xu, b),
                                 o.bin(BinaryOp::Lt, mag, xu, b),
