@@ -139,7 +139,7 @@ impl<T: KernelType> Expr<T> {
                         _ => 53,
                     };
                     let bits = 8 * s.size() as u32;
-                    if bits <= 2 * digits - 1 {
+                    if bits < 2 * digits {
                         // x = hi + lo with lo its low k bits (0 <= lo < 2^k), where 2^k is
                         // the integer range over the float's precision: hi, lo and r - hi
                         // (an integer below 2^(k+1)) are all exact floats, so r - hi against
