@@ -120,7 +120,7 @@ else
         exit 1
     fi
 fi
-export STRATA_REQUIRE="${STRATA_REQUIRE:+$STRATA_REQUIRE,}opencl,nvrtc,ptxas"
+export STRATA_REQUIRE="${STRATA_REQUIRE:+$STRATA_REQUIRE,}opencl,nvrtc,ptxas,vulkan"
 echo "== STRATA_REQUIRE=$STRATA_REQUIRE"
 # Tests run with tuning records of their own (none unless a test writes them), never with the
 # records `strata tune` left in this user's cache.

@@ -1,7 +1,7 @@
 //! Runs the whole conformance suite on every device strata finds (always at least the CPU
 //! backend), and again on each in checked mode (`SPEC+checked`: correct kernels must get no
-//! report), and fails listing every failing case with its message (on Vulkan devices only when
-//! `STRATA_REQUIRE` names `vulkan`).
+//! report), and fails listing every failing case with its message, Vulkan devices included
+//! (one is required when `STRATA_REQUIRE` names `vulkan`).
 
 use strata::Queue;
 use strata_cli::conformance;
@@ -33,6 +33,16 @@ fn conformance_on_every_device() {
         "no device found (the CPU backend is always present)"
     );
     let mut failures = Vec::new();
+    if std::env::var("STRATA_REQUIRE").is_ok_and(|v| v.split(',').any(|b| b.trim() == "vulkan"))
+        && !devices
+            .iter()
+            .any(|d| d.info().backend == strata::BackendKind::Vulkan)
+    {
+        failures.push(format!(
+            "STRATA_REQUIRE names vulkan, but no Vulkan device is listed: {:?}",
+            strata::unavailable_backends()
+        ));
+    }
     for dev in devices.iter().flat_map(|d| [d.clone(), d.checked()]) {
         // `STRATA_DUMP=opencl cargo test --test conformance` prints what the devices compile.
         dev.set_settings(strata::Settings::from_env());
@@ -55,17 +65,7 @@ fn conformance_on_every_device() {
         if report.passed.is_empty() && report.failed.is_empty() {
             failures.push(format!("{spec}: no case ran"));
         }
-        // Vulkan (issue 32) is new: its failures (the SPIR-V writer's open cases, listed in
-        // CHANGELOG.md) fail the test only when `STRATA_REQUIRE` names `vulkan`; otherwise
-        // they are printed.
-        let vulkan_optional = dev.info().backend == strata::BackendKind::Vulkan
-            && !std::env::var("STRATA_REQUIRE")
-                .is_ok_and(|v| v.split(',').any(|b| b.trim() == "vulkan"));
         for (name, msg) in &report.failed {
-            if vulkan_optional {
-                eprintln!("{spec} {name}: {msg} (not required: STRATA_REQUIRE lacks vulkan)");
-                continue;
-            }
             failures.push(format!("{spec} {name}: {msg}"));
         }
     }

@@ -13,14 +13,24 @@ fn required() -> bool {
     std::env::var("STRATA_REQUIRE").is_ok_and(|v| v.split(',').any(|b| b.trim() == "opencl"))
 }
 
-/// `cpu`, `opencl:0` (required when `STRATA_REQUIRE` says) and `interp`.
+/// `cpu`, `opencl:0` and `vulkan:0` (each required when `STRATA_REQUIRE` names its backend)
+/// and `interp`.
 fn specs() -> Vec<&'static str> {
     let mut s = vec!["cpu"];
     match Device::from_spec("opencl:0") {
         Ok(_) => s.push("opencl:0"),
         Err(e) => {
             assert!(!required(), "STRATA_REQUIRE names opencl, but: {e}");
-            eprintln!("no OpenCL device, the set is cpu + interp only: {e}");
+            eprintln!("no OpenCL device, the set is without opencl:0: {e}");
+        }
+    }
+    match Device::from_spec("vulkan:0") {
+        Ok(_) => s.push("vulkan:0"),
+        Err(e) => {
+            let vulkan_required = std::env::var("STRATA_REQUIRE")
+                .is_ok_and(|v| v.split(',').any(|b| b.trim() == "vulkan"));
+            assert!(!vulkan_required, "STRATA_REQUIRE names vulkan, but: {e}");
+            eprintln!("no Vulkan device, the set is without vulkan:0: {e}");
         }
     }
     s.push("interp");

@@ -90,6 +90,10 @@ pub enum Outcome {
 thread_local! {
     /// What the running case found the device lacks ([`unsupported`]).
     static LACKS: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+    /// The last typed [`strata::Error::Unsupported`] that [`e`] turned into a case's error
+    /// string: that string and the error's reason.
+    static TYPED_UNSUPPORTED: std::cell::RefCell<Option<(String, String)>> =
+        const { std::cell::RefCell::new(None) };
 }
 
 /// Marks the running case as one the device cannot run, for lack of `what`; the case then
@@ -162,6 +166,7 @@ pub fn run_cases(
     let mut report = Report::default();
     for case in matching(filter) {
         LACKS.with(|l| l.borrow_mut().take());
+        TYPED_UNSUPPORTED.with(|l| l.borrow_mut().take());
         let r = match catch_unwind(AssertUnwindSafe(|| (case.run)(queue))) {
             Ok(r) => r,
             Err(p) => Err(format!("panicked: {}", strata::error::panic_message(&*p))),
@@ -185,20 +190,22 @@ pub fn run_cases(
     report
 }
 
-/// On a Vulkan device, the reason of an [`strata::Error::Unsupported`] that a case's failure
-/// `message` reports: a construct the SPIR-V writer does not lower, or the device lacks,
-/// counted apart as unsupported with its reason (`SPIR-V: <reason>`) rather than failed. On
-/// other backends every failure stays a failure.
+/// On a Vulkan device, the reason of the typed [`strata::Error::Unsupported`] that a case's
+/// failure `message` carries (the error [`e`] recorded while the case ran, found in the
+/// message): a construct the SPIR-V writer does not lower, or the device lacks, counted apart
+/// as unsupported with its reason (`SPIR-V: <reason>`) rather than failed. On other backends,
+/// which lower every construct, every failure stays a failure.
 fn writer_lacks(queue: &Queue, message: &str) -> Option<String> {
     if queue.device().info().backend != strata::BackendKind::Vulkan {
         return None;
     }
-    let (_, rest) = message.split_once(" cannot run on ")?;
-    let (_, reason) = rest.split_once(": ")?;
-    Some(format!(
-        "SPIR-V: {}",
-        reason.lines().next().unwrap_or(reason).trim()
-    ))
+    let (text, reason) = TYPED_UNSUPPORTED.with(|l| l.borrow_mut().take())?;
+    message.contains(&text).then(|| {
+        format!(
+            "SPIR-V: {}",
+            reason.lines().next().unwrap_or(&reason).trim()
+        )
+    })
 }
 
 /// Runs a kernel that computes `K` results per item from the items of three input buffers
@@ -234,9 +241,17 @@ pub(crate) fn run3<T: strata::builder::Value, const K: usize>(
     q.read(&ob).map_err(e)
 }
 
-/// Turns any displayable error into the case's error string.
-pub fn e<E: std::fmt::Display>(err: E) -> String {
-    err.to_string()
+/// Turns any displayable error into the case's error string. A typed
+/// [`strata::Error::Unsupported`] is remembered with its reason, so that the case runner
+/// counts a case that fails with it as unsupported on Vulkan (see [`run_cases`]).
+pub fn e<E: std::fmt::Display + 'static>(err: E) -> String {
+    let text = err.to_string();
+    if let Some(strata::Error::Unsupported { reason, .. }) =
+        (&err as &dyn std::any::Any).downcast_ref::<strata::Error>()
+    {
+        TYPED_UNSUPPORTED.with(|l| *l.borrow_mut() = Some((text.clone(), reason.clone())));
+    }
+    text
 }
 
 /// Compares two slices exactly, reporting the first difference.

@@ -59,6 +59,16 @@ impl Ops {
     }
 }
 
+/// The unsigned integer type of `size` bytes.
+fn uint_of(size: usize) -> Scalar {
+    match size {
+        1 => Scalar::U8,
+        2 => Scalar::U16,
+        4 => Scalar::U32,
+        _ => Scalar::U64,
+    }
+}
+
 /// The range of an integer type.
 fn range(s: Scalar) -> (i128, i128) {
     let bits = 8 * s.size() as u32;
@@ -123,18 +133,80 @@ impl<T: KernelType> Expr<T> {
                         o.bin(BinaryOp::Lt, back, x, b),
                     )
                 } else {
-                    // Back to the integer type exactly, except where r is 2^k just past the
-                    // type's largest value (the cast back saturates there).
-                    let past = o.float(d, range(s).1 as f64 + 1.0);
-                    let over = o.bin(BinaryOp::Ge, r, past, b);
-                    let back = o.node(IrExpr::Cast(r, s), s);
-                    let gt = o.bin(BinaryOp::Gt, back, x, b);
-                    let lt = o.bin(BinaryOp::Lt, back, x, b);
-                    let not_over = o.node(IrExpr::Unary(UnaryOp::Not, over), b);
-                    (
-                        o.bin(BinaryOp::Or, over, gt, b),
-                        o.bin(BinaryOp::And, not_over, lt, b),
-                    )
+                    let digits = match d {
+                        Scalar::F16 => 11,
+                        Scalar::F32 => 24,
+                        _ => 53,
+                    };
+                    let bits = 8 * s.size() as u32;
+                    if bits < 2 * digits {
+                        // x = hi + lo with lo its low k bits (0 <= lo < 2^k), where 2^k is
+                        // the integer range over the float's precision: hi, lo and r - hi
+                        // (an integer below 2^(k+1)) are all exact floats, so r - hi against
+                        // lo says on which side of x the rounded r lies, 2^bits just past the
+                        // range included. (The cast of r back to the integer type below says
+                        // it too, but lavapipe folds `(int)(float)x` to `x`.)
+                        let k = bits.saturating_sub(digits);
+                        let mask = (1i128 << k) - 1;
+                        let lo = o.bin(BinaryOp::And, x, o.int(s, mask), s);
+                        let hi = o.bin(BinaryOp::And, x, o.int(s, !mask), s);
+                        let t = o.bin(BinaryOp::Sub, r, cast(hi), d);
+                        let lo = cast(lo);
+                        (o.bin(BinaryOp::Gt, t, lo, b), o.bin(BinaryOp::Lt, t, lo, b))
+                    } else {
+                        // r as an integer from its bits (m 2^(e - bias - digits + 1)), against
+                        // x: no float-to-integer conversion, which lavapipe would fold with
+                        // the conversion that made r. r = 2^bits just past an unsigned range
+                        // wraps there, so that one is found by comparing floats.
+                        let (us, ud) = (uint_of(s.size()), uint_of(d.size()));
+                        let bias: i128 = match d {
+                            Scalar::F16 => 15,
+                            Scalar::F32 => 127,
+                            _ => 1023,
+                        };
+                        let fb = digits - 1;
+                        let rb = o.node(IrExpr::Bitcast(r, o.ty(ud)), ud);
+                        let ex = o.bin(BinaryOp::Shr, rb, o.int(ud, fb as i128), ud);
+                        let ex = o.bin(BinaryOp::And, ex, o.int(ud, 2 * bias + 1), ud);
+                        let m = o.bin(BinaryOp::And, rb, o.int(ud, (1 << fb) - 1), ud);
+                        let m = o.bin(BinaryOp::Or, m, o.int(ud, 1 << fb), ud);
+                        let zero_e = o.bin(BinaryOp::Eq, ex, o.int(ud, 0), b);
+                        let m = o.select(zero_e, o.int(ud, 0), m, ud);
+                        let m = o.node(IrExpr::Cast(m, us), us);
+                        let ex = o.node(IrExpr::Cast(ex, us), us);
+                        let point = o.int(us, bias + fb as i128);
+                        let left = o.bin(BinaryOp::Ge, ex, point, b);
+                        let up = o.bin(BinaryOp::Sub, ex, point, us);
+                        let down = o.bin(BinaryOp::Sub, point, ex, us);
+                        let mag = o.select(
+                            left,
+                            o.bin(BinaryOp::Shl, m, up, us),
+                            o.bin(BinaryOp::Shr, m, down, us),
+                            us,
+                        );
+                        let (mag_gt, mag_lt) = if s.is_signed() {
+                            // r as a signed integer, its sign from r's (no integer `abs` of
+                            // x: NVRTC's PTX would have one), 2^(bits-1) handled as `over`.
+                            let rneg = o.bin(BinaryOp::Lt, r, o.float(d, 0.0), b);
+                            let minus = o.bin(BinaryOp::Sub, o.int(us, 0), mag, us);
+                            let sr = o.select(rneg, minus, mag, us);
+                            let sr = o.node(IrExpr::Bitcast(sr, o.ty(s)), s);
+                            (o.bin(BinaryOp::Gt, sr, x, b), o.bin(BinaryOp::Lt, sr, x, b))
+                        } else {
+                            let xu = o.node(IrExpr::Bitcast(x, o.ty(us)), us);
+                            (
+                                o.bin(BinaryOp::Gt, mag, xu, b),
+                                o.bin(BinaryOp::Lt, mag, xu, b),
+                            )
+                        };
+                        let past = o.float(d, range(s).1 as f64 + 1.0);
+                        let over = o.bin(BinaryOp::Ge, r, past, b);
+                        let not_over = o.node(IrExpr::Unary(UnaryOp::Not, over), b);
+                        (
+                            o.bin(BinaryOp::Or, over, mag_gt, b),
+                            o.bin(BinaryOp::And, not_over, mag_lt, b),
+                        )
+                    }
                 };
                 let step = |toward: f64| o.math(MathFn::Nextafter, vec![r, o.float(d, toward)], d);
                 let zero = o.float(d, 0.0);

@@ -106,6 +106,9 @@ pub(crate) struct Caps {
     pub max_storage_buffers: u32,
     /// The most work-groups of one dispatch, per dimension (larger launches are split).
     pub max_group_count: [u32; 3],
+    /// Whether the device is lavapipe (Mesa's CPU driver), whose atomics the writer writes
+    /// relaxed ([`SpirvTarget::relaxed_atomic_semantics`](crate::codegen::spirv::SpirvTarget)).
+    pub llvmpipe: bool,
 }
 
 impl Caps {
@@ -469,6 +472,9 @@ impl VulkanDevice {
             max_push_constants: props.limits.max_push_constants_size,
             max_storage_buffers: props.limits.max_per_stage_descriptor_storage_buffers,
             max_group_count: props.limits.max_compute_work_group_count,
+            llvmpipe: props.vendor_id == 0x10005
+                && props.device_type == vk::PhysicalDeviceType::CPU
+                && name.contains("llvmpipe"),
         };
         // Extensions to enable: those the features above need, the memory budget, and the
         // portability subset where the driver has it (it must then be enabled).

@@ -138,6 +138,7 @@ pub(crate) fn target(caps: &super::Caps) -> SpirvTarget {
         int64_atomics: caps.buffer_int64_atomics && caps.shared_int64_atomics,
         max_shared_memory: caps.max_shared_memory,
         max_push_constants: caps.max_push_constants,
+        relaxed_atomic_semantics: caps.llvmpipe,
     }
 }
 

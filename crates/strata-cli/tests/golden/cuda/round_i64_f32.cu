@@ -107,11 +107,17 @@ extern "C" __global__ void round_i64_f32(
         const float e6 = ((float)v0);
         out[e4] = e6;
         const bool e10 = (e6 >= 9.223372e18f);
-        const i64 e11 = strata_convert_sat<i64>(e6);
-        const bool e13 = (e10 || (e11 > v0));
-        const bool e19 = ((!e10) && (e11 < v0));
-        out[(e4 + 1u)] = (((e13 && (e6 > 0.0f)) || (e19 && (e6 < 0.0f))) ? nextafter(e6, 0.0f) : e6);
-        out[(e4 + 2u)] = (e19 ? nextafter(e6, strata_as<float>(0x7f800000u)) : e6);
-        out[(e4 + 3u)] = (e13 ? nextafter(e6, strata_as<float>(0xff800000u)) : e6);
+        const bool e12 = (e6 < 0.0f);
+        const u32 e14 = strata_as<u32>(e6);
+        const u32 e18 = (((u32)(e14 >> (23u & 31))) & 255u);
+        const u64 e19 = ((u64)e18);
+        const u64 e29 = ((u64)((e18 == 0u) ? 0u : ((e14 & 8388607u) | 8388608u)));
+        const u64 e34 = ((e19 >= 150ul) ? ((u64)((u64)e29 << ((e19 - 150ul) & 63))) : ((u64)(e29 >> ((150ul - e19) & 63))));
+        const i64 e37 = strata_as<i64>((e12 ? (0ul - e34) : e34));
+        const bool e39 = (e10 || (e37 > v0));
+        const bool e44 = ((!e10) && (e37 < v0));
+        out[(e4 + 1u)] = (((e39 && (e6 > 0.0f)) || (e44 && e12)) ? nextafter(e6, 0.0f) : e6);
+        out[(e4 + 2u)] = (e44 ? nextafter(e6, strata_as<float>(0x7f800000u)) : e6);
+        out[(e4 + 3u)] = (e39 ? nextafter(e6, strata_as<float>(0xff800000u)) : e6);
     }
 }

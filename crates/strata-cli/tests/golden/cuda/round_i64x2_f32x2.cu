@@ -106,7 +106,21 @@ extern "C" __global__ void round_i64x2_f32x2(
         const i64 v0_1 = x[(e0) * 2 + 1];
         const float e4_0 = ((float)v0_0);
         const float e4_1 = ((float)v0_1);
-        out[(e0) * 2 + 0] = (((e4_0 >= 9.223372e18f) || (strata_convert_sat<i64>(e4_0) > v0_0)) ? nextafter(e4_0, strata_as<float>(0xff800000u)) : e4_0);
-        out[(e0) * 2 + 1] = (((e4_1 >= 9.223372e18f) || (strata_convert_sat<i64>(e4_1) > v0_1)) ? nextafter(e4_1, strata_as<float>(0xff800000u)) : e4_1);
+        const u32 e13_0 = strata_as<u32>(e4_0);
+        const u32 e13_1 = strata_as<u32>(e4_1);
+        const u32 e19_0 = (((u32)(e13_0 >> (23u & 31))) & 255u);
+        const u32 e19_1 = (((u32)(e13_1 >> (23u & 31))) & 255u);
+        const u64 e20_0 = ((u64)e19_0);
+        const u64 e20_1 = ((u64)e19_1);
+        const u64 e22_0 = 150ul;
+        const u64 e22_1 = 150ul;
+        const u32 e25_0 = 0u;
+        const u32 e25_1 = 0u;
+        const u64 e34_0 = ((u64)((e19_0 == e25_0) ? e25_0 : ((e13_0 & 8388607u) | 8388608u)));
+        const u64 e34_1 = ((u64)((e19_1 == e25_1) ? e25_1 : ((e13_1 & 8388607u) | 8388608u)));
+        const u64 e39_0 = ((e20_0 >= e22_0) ? ((u64)((u64)e34_0 << ((e20_0 - e22_0) & 63))) : ((u64)(e34_0 >> ((e22_0 - e20_0) & 63))));
+        const u64 e39_1 = ((e20_1 >= e22_1) ? ((u64)((u64)e34_1 << ((e20_1 - e22_1) & 63))) : ((u64)(e34_1 >> ((e22_1 - e20_1) & 63))));
+        out[(e0) * 2 + 0] = (((e4_0 >= 9.223372e18f) || (strata_as<i64>(((e4_0 < 0.0f) ? (0ul - e39_0) : e39_0)) > v0_0)) ? nextafter(e4_0, strata_as<float>(0xff800000u)) : e4_0);
+        out[(e0) * 2 + 1] = (((e4_1 >= 9.223372e18f) || (strata_as<i64>(((e4_1 < 0.0f) ? (0ul - e39_1) : e39_1)) > v0_1)) ? nextafter(e4_1, strata_as<float>(0xff800000u)) : e4_1);
     }
 }

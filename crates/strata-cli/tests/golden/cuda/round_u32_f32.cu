@@ -106,12 +106,12 @@ extern "C" __global__ void round_u32_f32(
         const u32 e4 = (e0 * 4u);
         const float e6 = ((float)v0);
         out[e4] = e6;
-        const bool e10 = (e6 >= 4294967300.0f);
-        const u32 e11 = strata_convert_sat<u32>(e6);
-        const bool e13 = (e10 || (e11 > v0));
-        const bool e19 = ((!e10) && (e11 < v0));
-        out[(e4 + 1u)] = (((e13 && (e6 > 0.0f)) || (e19 && (e6 < 0.0f))) ? nextafter(e6, 0.0f) : e6);
-        out[(e4 + 2u)] = (e19 ? nextafter(e6, strata_as<float>(0x7f800000u)) : e6);
-        out[(e4 + 3u)] = (e13 ? nextafter(e6, strata_as<float>(0xff800000u)) : e6);
+        const float e12 = (e6 - ((float)(v0 & 4294967040u)));
+        const float e15 = ((float)(v0 & 255u));
+        const bool e16 = (e12 > e15);
+        const bool e20 = (e12 < e15);
+        out[(e4 + 1u)] = (((e16 && (e6 > 0.0f)) || (e20 && (e6 < 0.0f))) ? nextafter(e6, 0.0f) : e6);
+        out[(e4 + 2u)] = (e20 ? nextafter(e6, strata_as<float>(0x7f800000u)) : e6);
+        out[(e4 + 3u)] = (e16 ? nextafter(e6, strata_as<float>(0xff800000u)) : e6);
     }
 }

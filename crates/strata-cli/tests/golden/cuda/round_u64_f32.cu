@@ -107,11 +107,16 @@ extern "C" __global__ void round_u64_f32(
         const float e6 = ((float)v0);
         out[e4] = e6;
         const bool e10 = (e6 >= 1.8446744e19f);
-        const u64 e11 = strata_convert_sat<u64>(e6);
-        const bool e13 = (e10 || (e11 > v0));
-        const bool e19 = ((!e10) && (e11 < v0));
-        out[(e4 + 1u)] = (((e13 && (e6 > 0.0f)) || (e19 && (e6 < 0.0f))) ? nextafter(e6, 0.0f) : e6);
-        out[(e4 + 2u)] = (e19 ? nextafter(e6, strata_as<float>(0x7f800000u)) : e6);
-        out[(e4 + 3u)] = (e13 ? nextafter(e6, strata_as<float>(0xff800000u)) : e6);
+        const u32 e11 = strata_as<u32>(e6);
+        const u32 e15 = (((u32)(e11 >> (23u & 31))) & 255u);
+        const u64 e16 = ((u64)e15);
+        const u64 e26 = ((u64)((e15 == 0u) ? 0u : ((e11 & 8388607u) | 8388608u)));
+        const u64 e31 = ((e16 >= 150ul) ? ((u64)((u64)e26 << ((e16 - 150ul) & 63))) : ((u64)(e26 >> ((150ul - e16) & 63))));
+        const u64 e32 = strata_as<u64>(v0);
+        const bool e34 = (e10 || (e31 > e32));
+        const bool e40 = ((!e10) && (e31 < e32));
+        out[(e4 + 1u)] = (((e34 && (e6 > 0.0f)) || (e40 && (e6 < 0.0f))) ? nextafter(e6, 0.0f) : e6);
+        out[(e4 + 2u)] = (e40 ? nextafter(e6, strata_as<float>(0x7f800000u)) : e6);
+        out[(e4 + 3u)] = (e34 ? nextafter(e6, strata_as<float>(0xff800000u)) : e6);
     }
 }

@@ -106,12 +106,12 @@ extern "C" __global__ void round_u64_f64(
         const u32 e4 = (e0 * 4u);
         const double e6 = ((double)v0);
         out[e4] = e6;
-        const bool e10 = (e6 >= 1.8446744073709552e19);
-        const u64 e11 = strata_convert_sat<u64>(e6);
-        const bool e13 = (e10 || (e11 > v0));
-        const bool e19 = ((!e10) && (e11 < v0));
-        out[(e4 + 1u)] = (((e13 && (e6 > 0.0)) || (e19 && (e6 < 0.0))) ? nextafter(e6, 0.0) : e6);
-        out[(e4 + 2u)] = (e19 ? nextafter(e6, strata_as<double>(0x7ff0000000000000ul)) : e6);
-        out[(e4 + 3u)] = (e13 ? nextafter(e6, strata_as<double>(0xfff0000000000000ul)) : e6);
+        const double e12 = (e6 - ((double)(v0 & 18446744073709549568ul)));
+        const double e15 = ((double)(v0 & 2047ul));
+        const bool e16 = (e12 > e15);
+        const bool e20 = (e12 < e15);
+        out[(e4 + 1u)] = (((e16 && (e6 > 0.0)) || (e20 && (e6 < 0.0))) ? nextafter(e6, 0.0) : e6);
+        out[(e4 + 2u)] = (e20 ? nextafter(e6, strata_as<double>(0x7ff0000000000000ul)) : e6);
+        out[(e4 + 3u)] = (e16 ? nextafter(e6, strata_as<double>(0xfff0000000000000ul)) : e6);
     }
 }

@@ -3,8 +3,6 @@
 
 static inline float strata_nextafter_float(float x, float y) { return (isnan(x) || isnan(y)) ? (x + y) : nextafter(x, y); }
 
-static inline long strata_long_sat_float(float x) { return x != x ? (long)0 : convert_long_sat_rtz(x); }
-
 __kernel void round_i64_f32(
     __global const long* x,
     const uint x_len,
@@ -18,11 +16,17 @@ __kernel void round_i64_f32(
         const float e6 = ((float)v0);
         out[e4] = e6;
         const bool e10 = (e6 >= 9.223372e18f);
-        const long e11 = strata_long_sat_float(e6);
-        const bool e13 = (e10 || (e11 > v0));
-        const bool e19 = ((!e10) && (e11 < v0));
-        out[(e4 + 1u)] = (((e13 && (e6 > 0.0f)) || (e19 && (e6 < 0.0f))) ? strata_nextafter_float(e6, 0.0f) : e6);
-        out[(e4 + 2u)] = (e19 ? strata_nextafter_float(e6, as_float(0x7f800000u)) : e6);
-        out[(e4 + 3u)] = (e13 ? strata_nextafter_float(e6, as_float(0xff800000u)) : e6);
+        const bool e12 = (e6 < 0.0f);
+        const uint e14 = as_uint(e6);
+        const uint e18 = (((uint)(e14 >> (23u & 31))) & 255u);
+        const ulong e19 = ((ulong)e18);
+        const ulong e29 = ((ulong)((e18 == 0u) ? 0u : ((e14 & 8388607u) | 8388608u)));
+        const ulong e34 = ((e19 >= 150ul) ? ((ulong)((ulong)e29 << ((e19 - 150ul) & 63))) : ((ulong)(e29 >> ((150ul - e19) & 63))));
+        const long e37 = as_long((e12 ? (0ul - e34) : e34));
+        const bool e39 = (e10 || (e37 > v0));
+        const bool e44 = ((!e10) && (e37 < v0));
+        out[(e4 + 1u)] = (((e39 && (e6 > 0.0f)) || (e44 && e12)) ? strata_nextafter_float(e6, 0.0f) : e6);
+        out[(e4 + 2u)] = (e44 ? strata_nextafter_float(e6, as_float(0x7f800000u)) : e6);
+        out[(e4 + 3u)] = (e39 ? strata_nextafter_float(e6, as_float(0xff800000u)) : e6);
     }
 }

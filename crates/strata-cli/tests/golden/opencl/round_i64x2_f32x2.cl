@@ -3,8 +3,6 @@
 
 static inline float strata_nextafter_float(float x, float y) { return (isnan(x) || isnan(y)) ? (x + y) : nextafter(x, y); }
 
-static inline long strata_long_sat_float(float x) { return x != x ? (long)0 : convert_long_sat_rtz(x); }
-
 __kernel void round_i64x2_f32x2(
     __global const long* x,
     const uint x_len,
@@ -17,7 +15,21 @@ __kernel void round_i64x2_f32x2(
         const long v0_1 = x[(e0) * 2 + 1];
         const float e4_0 = ((float)v0_0);
         const float e4_1 = ((float)v0_1);
-        out[(e0) * 2 + 0] = (((e4_0 >= 9.223372e18f) || (strata_long_sat_float(e4_0) > v0_0)) ? strata_nextafter_float(e4_0, as_float(0xff800000u)) : e4_0);
-        out[(e0) * 2 + 1] = (((e4_1 >= 9.223372e18f) || (strata_long_sat_float(e4_1) > v0_1)) ? strata_nextafter_float(e4_1, as_float(0xff800000u)) : e4_1);
+        const uint e13_0 = as_uint(e4_0);
+        const uint e13_1 = as_uint(e4_1);
+        const uint e19_0 = (((uint)(e13_0 >> (23u & 31))) & 255u);
+        const uint e19_1 = (((uint)(e13_1 >> (23u & 31))) & 255u);
+        const ulong e20_0 = ((ulong)e19_0);
+        const ulong e20_1 = ((ulong)e19_1);
+        const ulong e22_0 = 150ul;
+        const ulong e22_1 = 150ul;
+        const uint e25_0 = 0u;
+        const uint e25_1 = 0u;
+        const ulong e34_0 = ((ulong)((e19_0 == e25_0) ? e25_0 : ((e13_0 & 8388607u) | 8388608u)));
+        const ulong e34_1 = ((ulong)((e19_1 == e25_1) ? e25_1 : ((e13_1 & 8388607u) | 8388608u)));
+        const ulong e39_0 = ((e20_0 >= e22_0) ? ((ulong)((ulong)e34_0 << ((e20_0 - e22_0) & 63))) : ((ulong)(e34_0 >> ((e22_0 - e20_0) & 63))));
+        const ulong e39_1 = ((e20_1 >= e22_1) ? ((ulong)((ulong)e34_1 << ((e20_1 - e22_1) & 63))) : ((ulong)(e34_1 >> ((e22_1 - e20_1) & 63))));
+        out[(e0) * 2 + 0] = (((e4_0 >= 9.223372e18f) || (as_long(((e4_0 < 0.0f) ? (0ul - e39_0) : e39_0)) > v0_0)) ? strata_nextafter_float(e4_0, as_float(0xff800000u)) : e4_0);
+        out[(e0) * 2 + 1] = (((e4_1 >= 9.223372e18f) || (as_long(((e4_1 < 0.0f) ? (0ul - e39_1) : e39_1)) > v0_1)) ? strata_nextafter_float(e4_1, as_float(0xff800000u)) : e4_1);
     }
 }

@@ -3,8 +3,6 @@
 
 static inline float strata_nextafter_float(float x, float y) { return (isnan(x) || isnan(y)) ? (x + y) : nextafter(x, y); }
 
-static inline uint strata_uint_sat_float(float x) { return x != x ? (uint)0 : convert_uint_sat_rtz(x); }
-
 __kernel void round_u32_f32(
     __global const uint* x,
     const uint x_len,
@@ -17,12 +15,12 @@ __kernel void round_u32_f32(
         const uint e4 = (e0 * 4u);
         const float e6 = ((float)v0);
         out[e4] = e6;
-        const bool e10 = (e6 >= 4294967300.0f);
-        const uint e11 = strata_uint_sat_float(e6);
-        const bool e13 = (e10 || (e11 > v0));
-        const bool e19 = ((!e10) && (e11 < v0));
-        out[(e4 + 1u)] = (((e13 && (e6 > 0.0f)) || (e19 && (e6 < 0.0f))) ? strata_nextafter_float(e6, 0.0f) : e6);
-        out[(e4 + 2u)] = (e19 ? strata_nextafter_float(e6, as_float(0x7f800000u)) : e6);
-        out[(e4 + 3u)] = (e13 ? strata_nextafter_float(e6, as_float(0xff800000u)) : e6);
+        const float e12 = (e6 - ((float)(v0 & 4294967040u)));
+        const float e15 = ((float)(v0 & 255u));
+        const bool e16 = (e12 > e15);
+        const bool e20 = (e12 < e15);
+        out[(e4 + 1u)] = (((e16 && (e6 > 0.0f)) || (e20 && (e6 < 0.0f))) ? strata_nextafter_float(e6, 0.0f) : e6);
+        out[(e4 + 2u)] = (e20 ? strata_nextafter_float(e6, as_float(0x7f800000u)) : e6);
+        out[(e4 + 3u)] = (e16 ? strata_nextafter_float(e6, as_float(0xff800000u)) : e6);
     }
 }

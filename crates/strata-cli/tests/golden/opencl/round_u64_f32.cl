@@ -3,8 +3,6 @@
 
 static inline float strata_nextafter_float(float x, float y) { return (isnan(x) || isnan(y)) ? (x + y) : nextafter(x, y); }
 
-static inline ulong strata_ulong_sat_float(float x) { return x != x ? (ulong)0 : convert_ulong_sat_rtz(x); }
-
 __kernel void round_u64_f32(
     __global const ulong* x,
     const uint x_len,
@@ -18,11 +16,16 @@ __kernel void round_u64_f32(
         const float e6 = ((float)v0);
         out[e4] = e6;
         const bool e10 = (e6 >= 1.8446744e19f);
-        const ulong e11 = strata_ulong_sat_float(e6);
-        const bool e13 = (e10 || (e11 > v0));
-        const bool e19 = ((!e10) && (e11 < v0));
-        out[(e4 + 1u)] = (((e13 && (e6 > 0.0f)) || (e19 && (e6 < 0.0f))) ? strata_nextafter_float(e6, 0.0f) : e6);
-        out[(e4 + 2u)] = (e19 ? strata_nextafter_float(e6, as_float(0x7f800000u)) : e6);
-        out[(e4 + 3u)] = (e13 ? strata_nextafter_float(e6, as_float(0xff800000u)) : e6);
+        const uint e11 = as_uint(e6);
+        const uint e15 = (((uint)(e11 >> (23u & 31))) & 255u);
+        const ulong e16 = ((ulong)e15);
+        const ulong e26 = ((ulong)((e15 == 0u) ? 0u : ((e11 & 8388607u) | 8388608u)));
+        const ulong e31 = ((e16 >= 150ul) ? ((ulong)((ulong)e26 << ((e16 - 150ul) & 63))) : ((ulong)(e26 >> ((150ul - e16) & 63))));
+        const ulong e32 = as_ulong(v0);
+        const bool e34 = (e10 || (e31 > e32));
+        const bool e40 = ((!e10) && (e31 < e32));
+        out[(e4 + 1u)] = (((e34 && (e6 > 0.0f)) || (e40 && (e6 < 0.0f))) ? strata_nextafter_float(e6, 0.0f) : e6);
+        out[(e4 + 2u)] = (e40 ? strata_nextafter_float(e6, as_float(0x7f800000u)) : e6);
+        out[(e4 + 3u)] = (e34 ? strata_nextafter_float(e6, as_float(0xff800000u)) : e6);
     }
 }

@@ -4,8 +4,6 @@
 
 static inline double strata_nextafter_double(double x, double y) { return (isnan(x) || isnan(y)) ? (x + y) : nextafter(x, y); }
 
-static inline ulong strata_ulong_sat_double(double x) { return x != x ? (ulong)0 : convert_ulong_sat_rtz(x); }
-
 __kernel void round_u64_f64(
     __global const ulong* x,
     const uint x_len,
@@ -18,12 +16,12 @@ __kernel void round_u64_f64(
         const uint e4 = (e0 * 4u);
         const double e6 = ((double)v0);
         out[e4] = e6;
-        const bool e10 = (e6 >= 1.8446744073709552e19);
-        const ulong e11 = strata_ulong_sat_double(e6);
-        const bool e13 = (e10 || (e11 > v0));
-        const bool e19 = ((!e10) && (e11 < v0));
-        out[(e4 + 1u)] = (((e13 && (e6 > 0.0)) || (e19 && (e6 < 0.0))) ? strata_nextafter_double(e6, 0.0) : e6);
-        out[(e4 + 2u)] = (e19 ? strata_nextafter_double(e6, as_double(0x7ff0000000000000ul)) : e6);
-        out[(e4 + 3u)] = (e13 ? strata_nextafter_double(e6, as_double(0xfff0000000000000ul)) : e6);
+        const double e12 = (e6 - ((double)(v0 & 18446744073709549568ul)));
+        const double e15 = ((double)(v0 & 2047ul));
+        const bool e16 = (e12 > e15);
+        const bool e20 = (e12 < e15);
+        out[(e4 + 1u)] = (((e16 && (e6 > 0.0)) || (e20 && (e6 < 0.0))) ? strata_nextafter_double(e6, 0.0) : e6);
+        out[(e4 + 2u)] = (e20 ? strata_nextafter_double(e6, as_double(0x7ff0000000000000ul)) : e6);
+        out[(e4 + 3u)] = (e16 ? strata_nextafter_double(e6, as_double(0xfff0000000000000ul)) : e6);
     }
 }

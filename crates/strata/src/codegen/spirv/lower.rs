@@ -1172,7 +1172,16 @@ impl Lower<'_> {
                         _ => f32::from_bits(1f32.to_bits() - 1) as f64,
                     };
                     let c = self.float_const(at, below)?;
-                    Ok(self.glsl(t, op::GLSL_N_MIN, &[d, c]))
+                    let r = self.glsl(t, op::GLSL_N_MIN, &[d, c]);
+                    // fract(+-0) = +-0 and fract(NaN) = NaN (x itself), fract(+-inf) = +-0.
+                    let zero = self.float_const(at, 0.0)?;
+                    let x0 = self.fcmp(at, op::F_ORD_EQUAL, a[0], zero)?;
+                    let xn = self.is_nan(at, a[0])?;
+                    let keep = self.or(at, x0, xn)?;
+                    let r = self.sel(at, keep, a[0], r)?;
+                    let xi = self.is_inf(at, a[0])?;
+                    let z = self.copysign(at, zero, a[0])?;
+                    self.sel(at, xi, z, r)
                 }
                 MathFn::Fdim => {
                     let d = self.fop(op::F_SUB, t, &[a[0], a[1]]);
@@ -1943,6 +1952,11 @@ impl Lower<'_> {
     }
 
     fn scope_semantics(&mut self, o: MemOrder, scope: MemScope, sc: u32) -> (u32, u32) {
+        let o = if self.t.relaxed_atomic_semantics {
+            MemOrder::Relaxed
+        } else {
+            o
+        };
         let mut sem = Self::order_bits(o);
         if sem != 0 {
             sem |= if sc == op::SC_WORKGROUP {
@@ -2041,29 +2055,29 @@ impl Lower<'_> {
         Ok(match aop {
             AtomicOp::CompareExchange => {
                 let c = self.expr(compare.ok_or("compare-exchange without its expected value")?)?;
-                let relaxed = self.u32c(
-                    if order.order == MemOrder::Release
-                        || order.order == MemOrder::AcqRel
-                        || order.order == MemOrder::SeqCst
-                    {
-                        // The failure ordering may not release.
-                        let bits = Self::order_bits(MemOrder::Acquire);
-                        bits | if sc == op::SC_WORKGROUP {
+                let relaxed = self.u32c(if self.t.relaxed_atomic_semantics {
+                    0
+                } else if order.order == MemOrder::Release
+                    || order.order == MemOrder::AcqRel
+                    || order.order == MemOrder::SeqCst
+                {
+                    // The failure ordering may not release.
+                    let bits = Self::order_bits(MemOrder::Acquire);
+                    bits | if sc == op::SC_WORKGROUP {
+                        op::SEM_WORKGROUP_MEMORY
+                    } else {
+                        op::SEM_UNIFORM_MEMORY
+                    }
+                } else if order.order == MemOrder::Acquire {
+                    op::SEM_ACQUIRE
+                        | if sc == op::SC_WORKGROUP {
                             op::SEM_WORKGROUP_MEMORY
                         } else {
                             op::SEM_UNIFORM_MEMORY
                         }
-                    } else if order.order == MemOrder::Acquire {
-                        op::SEM_ACQUIRE
-                            | if sc == op::SC_WORKGROUP {
-                                op::SEM_WORKGROUP_MEMORY
-                            } else {
-                                op::SEM_UNIFORM_MEMORY
-                            }
-                    } else {
-                        0
-                    },
-                );
+                } else {
+                    0
+                });
                 self.op(
                     op::ATOMIC_COMPARE_EXCHANGE,
                     t,

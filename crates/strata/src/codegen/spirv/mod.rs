@@ -91,6 +91,12 @@ pub struct SpirvTarget {
     pub max_shared_memory: u32,
     /// `maxPushConstantsSize`, bytes.
     pub max_push_constants: u32,
+    /// Write every atomic with relaxed memory semantics (its scope kept; fences unchanged).
+    /// For lavapipe only, whose atomics are sequentially consistent whatever they ask for, and
+    /// which stops a work-group's other sub-groups when an atomic with acquire or release
+    /// semantics runs in a loop (a compare-exchange loop of 64 work-items then landed 8 to 10
+    /// increments; relaxed, all 64).
+    pub relaxed_atomic_semantics: bool,
 }
 
 impl SpirvTarget {
@@ -122,6 +128,7 @@ impl SpirvTarget {
             int64_atomics: true,
             max_shared_memory: 32768,
             max_push_constants: 128,
+            relaxed_atomic_semantics: false,
         }
     }
 

@@ -212,10 +212,14 @@ impl Lower<'_> {
     }
 
     /// `fma(a, b, c)` rounded once: for `f32` in `f64` (the product exact, the sum rounded to
-    /// odd by its error term, then to `f32`); lavapipe's GLSL `Fma` is not fused. `f64` (or a
-    /// device without `f64`) uses GLSL's `Fma`.
+    /// odd by its error term, then to `f32`); for `f64` by Boldo and Melquiond's emulation
+    /// ([`Lower::fma64`]). lavapipe's GLSL `Fma` is not fused. A device without `f64` uses
+    /// GLSL's `Fma`.
     pub(super) fn fma(&mut self, at: Type, a: u32, b: u32, c: u32) -> R<u32> {
         let t = self.vty(at)?;
+        if at.scalar == Scalar::F64 {
+            return self.fma64(at, a, b, c);
+        }
         if at.scalar != Scalar::F32 || !self.t.float64 {
             return Ok(self.glsl(t, op::GLSL_FMA, &[a, b, c]));
         }
@@ -227,13 +231,16 @@ impl Lower<'_> {
             self.fop(op::F_CONVERT, d, &[c]),
         );
         let p = self.f2(dt, op::F_MUL, a, b)?;
-        // TwoSum: s + err = p + c exactly.
-        let s = self.f2(dt, op::F_ADD, p, c)?;
-        let bb = self.f2(dt, op::F_SUB, s, p)?;
-        let sb = self.f2(dt, op::F_SUB, s, bb)?;
-        let e1 = self.f2(dt, op::F_SUB, p, sb)?;
-        let e2 = self.f2(dt, op::F_SUB, c, bb)?;
-        let err = self.f2(dt, op::F_ADD, e1, e2)?;
+        let odd = self.sum_to_odd(dt, p, c)?;
+        // The exact zero of an exact sum keeps s (its sign is IEEE's).
+        Ok(self.fop(op::F_CONVERT, t, &[odd]))
+    }
+
+    /// `x + y` (`f64`) rounded to odd: the rounded sum, moved one ulp towards the exact sum
+    /// where it was inexact and its last bit is even.
+    fn sum_to_odd(&mut self, dt: Type, x: u32, y: u32) -> R<u32> {
+        let d = self.vty(dt)?;
+        let (s, err) = self.two_sum(dt, x, y)?;
         let zero = self.float_const(dt, 0.0)?;
         let inexact = self.fcmp(dt, op::F_ORD_NOT_EQUAL, err, zero)?;
         let ut = dt.with_scalar(Scalar::U64);
@@ -256,13 +263,11 @@ impl Lower<'_> {
         let fin = self.not(dt, si)?;
         let fix = self.and(dt, fix, fin)?;
         let bits = self.sel(ut, fix, moved, sbits)?;
-        let odd = self.op(op::BITCAST, d, &[bits]);
-        // The exact zero of an exact sum keeps s (its sign is IEEE's).
-        Ok(self.fop(op::F_CONVERT, t, &[odd]))
+        Ok(self.op(op::BITCAST, d, &[bits]))
     }
 
     /// `sum c[k] x^k` by Horner's rule (coefficients from the constant term up).
-    fn horner(&mut self, at: Type, x: u32, coeffs: &[f64]) -> R<u32> {
+    pub(super) fn horner(&mut self, at: Type, x: u32, coeffs: &[f64]) -> R<u32> {
         let mut acc = self.float_const(at, *coeffs.last().expect("coefficients"))?;
         for &c in coeffs.iter().rev().skip(1) {
             let m = self.f2(at, op::F_MUL, acc, x)?;
@@ -666,20 +671,52 @@ impl Lower<'_> {
             self.m.id(),
             self.m.id(),
         );
+        // A counted loop: each step lowers the exponent of r by at least one, so
+        // e(|x|) - e(|y|) + 2 steps suffice; a step once r < |y| keeps r. (With the exit on
+        // r >= |y| itself, lavapipe ran the second such loop of a kernel once where the
+        // sub-group was not full: two `fmod`s in one expression, as `remquo` has, went wrong.)
+        let it = Type::I32;
+        let i = self.vty(it)?;
+        let ex = {
+            let one = self.float_const(at, 1.0)?;
+            let safe_x = self.sel(at, special, one, ax)?;
+            self.exponent(at, safe_x)?
+        };
+        let two = self.const_of(it, 2)?;
+        let steps = self.op(op::I_SUB, i, &[ex, ey]);
+        let steps = self.op(op::I_ADD, i, &[steps, two]);
+        let zero_i = self.const_of(it, 0)?;
+        let steps = self.sel(it, special, zero_i, steps)?;
+        let (ayv, eyv, nv, iv) = (
+            self.var(op::SC_FUNCTION, t),
+            self.var(op::SC_FUNCTION, i),
+            self.var(op::SC_FUNCTION, i),
+            self.var(op::SC_FUNCTION, i),
+        );
+        self.emit(op::STORE, &[ayv, ay]);
+        self.emit(op::STORE, &[eyv, ey]);
+        self.emit(op::STORE, &[nv, steps]);
+        self.emit(op::STORE, &[iv, zero_i]);
         self.branch(header);
         self.label(header);
         self.emit(op::LOOP_MERGE, &[merge, cont, 0]);
         self.branch(check);
         self.label(check);
-        let r = self.op(op::LOAD, t, &[rv]);
-        let more = self.fcmp(at, op::F_ORD_GREATER_THAN_EQUAL, r, ay)?;
+        let bt = self.b(it)?;
+        let (ic, nc) = (self.op(op::LOAD, i, &[iv]), self.op(op::LOAD, i, &[nv]));
+        let more = self.op(op::S_LESS_THAN, bt, &[ic, nc]);
         self.emit(op::BRANCH_CONDITIONAL, &[more, body, merge]);
         self.label(body);
         let r = self.op(op::LOAD, t, &[rv]);
+        let ay = self.op(op::LOAD, t, &[ayv]);
+        let ey = self.op(op::LOAD, i, &[eyv]);
+        let ic = self.op(op::LOAD, i, &[iv]);
+        let onei = self.const_of(it, 1)?;
+        let ic = self.op(op::I_ADD, i, &[ic, onei]);
+        self.emit(op::STORE, &[iv, ic]);
+        let go = self.fcmp(at, op::F_ORD_GREATER_THAN_EQUAL, r, ay)?;
         // The largest |y| * 2^k <= r, subtracted (exact: it is within a factor 2 of r).
         let er = self.exponent(at, r)?;
-        let it = Type::I32;
-        let i = self.vty(it)?;
         let k = self.op(op::I_SUB, i, &[er, ey]);
         let big = self.ldexp(at, ay, k)?;
         let onei = self.const_of(it, 1)?;
@@ -688,6 +725,7 @@ impl Lower<'_> {
         let over = self.fcmp(at, op::F_ORD_GREATER_THAN, big, r)?;
         let sub = self.sel(at, over, small, big)?;
         let nr = self.f2(at, op::F_SUB, r, sub)?;
+        let nr = self.sel(at, go, nr, r)?;
         self.emit(op::STORE, &[rv, nr]);
         self.branch(cont);
         self.label(cont);

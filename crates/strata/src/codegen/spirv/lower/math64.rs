@@ -160,7 +160,7 @@ impl Lower<'_> {
     /// `th + tl = c + uh` (TwoSum) and `RO` rounding to odd. Where `a b` is zero, tiny (its
     /// error term would be inexact) or huge (the split would overflow), or anything is not
     /// finite, `a * b + c`, which is exact or saturates there.
-    fn fma64(&mut self, at: Type, a: u32, b: u32, c: u32) -> R<u32> {
+    pub(super) fn fma64(&mut self, at: Type, a: u32, b: u32, c: u32) -> R<u32> {
         let (uh, ul) = self.two_prod(at, a, b)?;
         let (th, tl) = self.two_sum(at, c, uh)?;
         let (v, ve) = self.two_sum(at, tl, ul)?;
