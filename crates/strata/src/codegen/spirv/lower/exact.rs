@@ -238,7 +238,7 @@ impl Lower<'_> {
 
     /// `x + y` (`f64`) rounded to odd: the rounded sum, moved one ulp towards the exact sum
     /// where it was inexact and its last bit is even.
-    fn sum_to_odd(&mut self, dt: Type, x: u32, y: u32) -> R<u32> {
+    pub(super) fn sum_to_odd(&mut self, dt: Type, x: u32, y: u32) -> R<u32> {
         let d = self.vty(dt)?;
         let (s, err) = self.two_sum(dt, x, y)?;
         let zero = self.float_const(dt, 0.0)?;

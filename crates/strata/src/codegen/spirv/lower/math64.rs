@@ -163,28 +163,8 @@ impl Lower<'_> {
     pub(super) fn fma64(&mut self, at: Type, a: u32, b: u32, c: u32) -> R<u32> {
         let (uh, ul) = self.two_prod(at, a, b)?;
         let (th, tl) = self.two_sum(at, c, uh)?;
-        let (v, ve) = self.two_sum(at, tl, ul)?;
-        // Round to odd: an inexact even v moves one step towards the exact sum.
-        let zero = self.float_const(at, 0.0)?;
-        let inexact = self.fcmp(at, op::F_ORD_NOT_EQUAL, ve, zero)?;
-        let ut = at.with_scalar(Scalar::U64);
-        let u = self.vty(ut)?;
-        let bits = self.op(op::BITCAST, u, &[v]);
-        let one = self.const_of(ut, 1)?;
-        let low = self.op(op::BITWISE_AND, u, &[bits, one]);
-        let zu = self.const_of(ut, 0)?;
-        let bt = self.b(at)?;
-        let even = self.op(op::I_EQUAL, bt, &[low, zu]);
-        let vneg = self.fcmp(at, op::F_ORD_LESS_THAN, v, zero)?;
-        let eneg = self.fcmp(at, op::F_ORD_LESS_THAN, ve, zero)?;
-        let same = self.op(op::LOGICAL_EQUAL, bt, &[vneg, eneg]);
-        let up = self.op(op::I_ADD, u, &[bits, one]);
-        let down = self.op(op::I_SUB, u, &[bits, one]);
-        let moved = self.sel(ut, same, up, down)?;
-        let fix = self.and(at, inexact, even)?;
-        let bits = self.sel(ut, fix, moved, bits)?;
-        let t = self.vty(at)?;
-        let vo = self.op(op::BITCAST, t, &[bits]);
+        // Round to odd ([`Lower::sum_to_odd`]): th + RO(tl + ul) is then rounded once.
+        let vo = self.sum_to_odd(at, tl, ul)?;
         let r = self.f2(at, op::F_ADD, th, vo)?;
         // The plain a * b + c where the emulation does not hold.
         let p = self.f2(at, op::F_MUL, a, b)?;
