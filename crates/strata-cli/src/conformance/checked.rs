@@ -6,9 +6,11 @@
 //! Out-of-bounds accesses, barrier divergence (under an `if`, in a loop whose trip counts
 //! differ, after a `return`), zero loop steps and integer division by zero are found on every
 //! backend (on OpenCL and CUDA by the instrumentation, `strata::ir::checked`; a zero step or
-//! a divergent barrier there would hang or crash without it). Data races and
-//! uninitialized reads are found by `interp+checked` ([`Device::finds_races`]); on the other
-//! devices those cases check that the kernel runs without a false report.
+//! a divergent barrier there would hang or crash without it). Data races on local memory and
+//! uninitialized reads of local memory and private arrays are found on every backend too
+//! ([`Device::finds_local_races`]); those on global buffers by `interp+checked`
+//! ([`Device::finds_races`]), and on the other devices those cases check that the kernel
+//! runs without a false report.
 
 use super::{case, check, e, expect_eq, Case};
 use strata::prelude::*;
@@ -242,7 +244,7 @@ fn race_write_write(q: &Queue) -> Result<(), String> {
     .map_err(e)?;
     let out = Buffer::<u32>::new(&q, 4).map_err(e)?;
     let r = k.launch(&q, NdRange::new(4).local(4), args![&out]);
-    if !q.device().finds_races() {
+    if !q.device().finds_local_races() {
         return runs_clean(&q, r);
     }
     let at = here(line);
@@ -346,7 +348,7 @@ fn uninit_local(q: &Queue) -> Result<(), String> {
     .map_err(e)?;
     let out = Buffer::<u32>::new(&q, 8).map_err(e)?;
     let r = k.launch(&q, NdRange::new(8).local(8), args![&out]);
-    if !q.device().finds_races() {
+    if !q.device().finds_local_races() {
         return runs_clean(&q, r);
     }
     let at = here(line);
@@ -378,7 +380,7 @@ fn uninit_private(q: &Queue) -> Result<(), String> {
     .map_err(e)?;
     let out = Buffer::<u32>::new(&q, 4).map_err(e)?;
     let r = k.launch(&q, NdRange::new(4).local(4), args![&out]);
-    if !q.device().finds_races() {
+    if !q.device().finds_local_races() {
         return runs_clean(&q, r);
     }
     let at = here(line);

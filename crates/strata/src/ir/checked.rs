@@ -52,6 +52,8 @@ use super::{
 };
 use std::collections::HashMap;
 
+mod races;
+
 /// Words of the hidden fault buffer.
 pub const FAULT_WORDS: usize = 9;
 
@@ -77,6 +79,15 @@ pub enum SiteKind {
     /// Any other fault (a zero loop step, an integer division by zero): [`CheckSite::memory`]
     /// holds the message of the error.
     Fault,
+    /// A load or store checked for data races (`races`): the fault words name the other
+    /// access (see the module docs of `races`).
+    Access {
+        /// Whether the access writes.
+        write: bool,
+    },
+    /// A read of memory nobody wrote; the reason, as [`crate::Error::UninitializedRead`]
+    /// gives it.
+    Uninit(&'static str),
 }
 
 /// The message of a fault for a `for` loop whose step is 0 (the CPU backends' message).
@@ -159,6 +170,7 @@ pub fn instrument_bounds(f: &Function) -> Instrumented {
 
 fn rewrite(f: &Function, full: bool) -> Instrumented {
     let mut f = f.clone();
+    let (user_locals, user_privates) = (f.locals.len(), f.privates.len());
     let body = std::mem::take(&mut f.body);
     let name = unique_name(&f, "strata_fault");
     let fault = f.params.push(Param {
@@ -228,6 +240,11 @@ fn rewrite(f: &Function, full: bool) -> Instrumented {
     };
     let mut body = r.block(body, &top);
     r.flush(&mut body);
+    // Races and uninitialized reads (`races`), checked at the guarded accesses.
+    let mut shadow_init = Vec::new();
+    if full {
+        (shadow_init, body) = r.races(body, user_locals, user_privates);
+    }
     // The carriers start at 0: what a load out of bounds gives.
     let mut init: Block = Vec::new();
     if let Some([site, _, _]) = r.deferred {
@@ -251,6 +268,7 @@ fn rewrite(f: &Function, full: bool) -> Instrumented {
             at: SourceLoc::NONE,
         });
     }
+    init.append(&mut shadow_init);
     init.append(&mut body);
     r.f.body = init;
     Instrumented {

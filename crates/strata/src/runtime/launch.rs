@@ -218,6 +218,52 @@ fn decode_fault(
         local: [0, 1, 2].map(|d| global[d] % local[d]),
         group,
     };
+    match site.kind {
+        crate::ir::checked::SiteKind::Uninit(why) => {
+            return Err(Error::UninitializedRead {
+                kernel: kernel.to_string(),
+                memory: site.memory,
+                index: wide(2) as i64,
+                item,
+                at: site.at,
+                why,
+            })
+        }
+        crate::ir::checked::SiteKind::Access { write } => {
+            // Word 4: the other access's shadow word (its local linear id + 1 in the low
+            // 16 bits); word 5: its site. Both work-items are in one work-group.
+            let lane = (w[4] & 0xFFFF).saturating_sub(1);
+            let other_at = sites.get(w[5] as usize);
+            let other_lid = [
+                lane % local[0],
+                lane / local[0] % local[1],
+                lane / (local[0] * local[1]),
+            ];
+            let other = crate::error::WorkItem {
+                global: [0, 1, 2].map(|d| group[d] * local[d] + other_lid[d]),
+                local: other_lid,
+                group,
+            };
+            let name = |w: bool| if w { "write" } else { "read" };
+            let other_write = matches!(
+                other_at.map(|s| s.kind),
+                Some(crate::ir::checked::SiteKind::Access { write: true })
+            );
+            return Err(Error::DataRace {
+                kernel: kernel.to_string(),
+                memory: site.memory,
+                index: wide(2) as i64,
+                first: Box::new(crate::error::RaceAccess::new(
+                    name(other_write),
+                    other,
+                    other_at.map_or(crate::ir::SourceLoc::NONE, |s| s.at),
+                )),
+                second: Box::new(crate::error::RaceAccess::new(name(write), item, site.at)),
+                why: "with no barrier between them",
+            });
+        }
+        _ => {}
+    }
     if site.kind == crate::ir::checked::SiteKind::Fault {
         return Err(Error::KernelFault {
             kernel: kernel.to_string(),

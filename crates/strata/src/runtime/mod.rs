@@ -472,10 +472,18 @@ impl Device {
     }
 
     /// Whether checked launches on this device also find data races and uninitialized reads
-    /// (shadow memory): `interp+checked`. Other devices in checked mode find out-of-bounds
-    /// accesses and barrier divergence.
+    /// on every kind of memory, global buffers included (shadow memory): `interp+checked`.
+    /// Every device in checked mode finds those on local memory and private arrays
+    /// ([`Device::finds_local_races`]).
     pub fn finds_races(&self) -> bool {
         self.checked && self.info().backend == BackendKind::Interp
+    }
+
+    /// Whether checked launches on this device find data races on local memory and reads of
+    /// local memory or private arrays that nothing wrote: every device in checked mode (the
+    /// instrumentation, `strata::ir::checked`).
+    pub fn finds_local_races(&self) -> bool {
+        self.checked
     }
 
     /// The spec that selects this device: [`DeviceInfo::spec`], with `+checked` in checked
