@@ -236,8 +236,11 @@ fn kernel_macro_errors_point_at_the_functions_line() {
 fn races_and_uninitialized_reads_on_the_interpreter() {
     let _one = serial();
     let dev = Device::from_spec("interp+checked").unwrap();
-    assert!(dev.finds_races());
-    assert!(!Device::from_spec("cpu+checked").unwrap().finds_races());
+    assert!(dev.finds_races() && dev.finds_uninit_buffer_reads());
+    assert!(Device::from_spec("cpu+checked").unwrap().finds_races());
+    assert!(!Device::from_spec("cpu+checked")
+        .unwrap()
+        .finds_uninit_buffer_reads());
     assert!(!Device::from_spec("interp").unwrap().finds_races());
     let q = Queue::new(&dev).unwrap();
     // Work-item i writes x[i] and reads x[i + 1] in the same phase: a race; with a barrier

@@ -54,6 +54,9 @@ use std::collections::HashMap;
 
 mod races;
 
+pub use races::SHADOW_WORDS;
+pub(crate) use races::orders_memory;
+
 /// Words of the hidden fault buffer.
 pub const FAULT_WORDS: usize = 9;
 
@@ -84,6 +87,8 @@ pub enum SiteKind {
     Access {
         /// Whether the access writes.
         write: bool,
+        /// Whether it is an access to a buffer (else to local memory).
+        global: bool,
     },
     /// A read of memory nobody wrote; the reason, as [`crate::Error::UninitializedRead`]
     /// gives it.

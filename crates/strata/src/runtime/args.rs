@@ -269,6 +269,16 @@ impl Kernel {
                         len: words as u64,
                     }
                 }
+                HiddenRole::Shadow { buffer } => {
+                    // Zeroed: no access yet.
+                    let len = match &values[*buffer] {
+                        Some(ArgValue::Buffer { len, .. }) => *len,
+                        _ => 0,
+                    };
+                    let words = (len * ir::checked::SHADOW_WORDS).max(1);
+                    let mem = queue.device().alloc(words as usize * 4)?;
+                    ArgValue::Buffer { mem, len: words }
+                }
                 HiddenRole::LocalLen { len_param } => {
                     let n = match values[*len_param] {
                         Some(ArgValue::LocalLen(n)) => n,

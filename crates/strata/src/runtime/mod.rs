@@ -471,19 +471,18 @@ impl Device {
         self.checked
     }
 
-    /// Whether checked launches on this device also find data races and uninitialized reads
-    /// on every kind of memory, global buffers included (shadow memory): `interp+checked`.
-    /// Every device in checked mode finds those on local memory and private arrays
-    /// ([`Device::finds_local_races`]).
+    /// Whether checked launches on this device also find data races (on buffers and fixed-size
+    /// local arrays) and reads of local memory or private arrays that nothing wrote: every
+    /// device in checked mode (the instrumentation, [`crate::ir::checked`]).
     pub fn finds_races(&self) -> bool {
-        self.checked && self.info().backend == BackendKind::Interp
+        self.checked
     }
 
-    /// Whether checked launches on this device find data races on local memory and reads of
-    /// local memory or private arrays that nothing wrote: every device in checked mode (the
-    /// instrumentation, `strata::ir::checked`).
-    pub fn finds_local_races(&self) -> bool {
-        self.checked
+    /// Whether checked launches on this device also find reads of elements of a buffer made by
+    /// [`Buffer::uninit`] that nothing wrote (and races on launch-sized local arrays and field
+    /// views): `interp+checked`, whose shadow memory follows every access.
+    pub fn finds_uninit_buffer_reads(&self) -> bool {
+        self.checked && self.info().backend == BackendKind::Interp
     }
 
     /// The spec that selects this device: [`DeviceInfo::spec`], with `+checked` in checked

@@ -103,144 +103,364 @@ extern "C" __global__ void checked_clean_exchange(
     const u32 strata_fault__len
 ) {
     __shared__ u32 tile[8];
+    __shared__ u32 strata_tile_writer_[8];
+    __shared__ u32 strata_tile_writer_site_[8];
+    __shared__ u32 strata_tile_reader_[8];
+    __shared__ u32 strata_tile_reader_site_[8];
     u32 strata_loaded0_ = 0;
+    u32 strata_phase_ = 0;
     strata_loaded0_ = 0u;
-    const u32 e1 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-    const u64 e2 = ((u64)e1);
-    const u64 e4 = ((u64)x_len);
-    const bool e5 = (e2 < e4);
-    if (e5) {
-        const u32 v5 = x[e1];
+    strata_phase_ = 0u;
+    const u32 e1 = ((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z));
+    for (u32 v14 = e1; v14 < 8u; v14 += (((u32)blockDim.x * (u32)blockDim.y) * (u32)blockDim.z)) {
+        strata_tile_writer_[v14] = 0u;
+        strata_tile_writer_site_[v14] = 0u;
+        strata_tile_reader_[v14] = 0u;
+        strata_tile_reader_site_[v14] = 0u;
+    }
+    __syncthreads();
+    const u32 e9 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+    const u64 e10 = ((u64)e9);
+    const u64 e12 = ((u64)x_len);
+    const bool e13 = (e10 < e12);
+    if (e13) {
+        const u32 v5 = x[e9];
         strata_loaded0_ = v5;
     } else {
         const u32 v4 = strata_atomic_add(&strata_fault_[0u], 1u);
         if (v4 == 0u) {
             strata_fault_[1u] = 0u;
-            const u32 e11 = ((u32)e2);
-            strata_fault_[2u] = e11;
-            const u32 e15 = ((u32)((u64)(e2 >> (32ul & 63))));
-            strata_fault_[3u] = e15;
-            const u32 e17 = ((u32)e4);
-            strata_fault_[4u] = e17;
-            const u32 e20 = ((u32)((u64)(e4 >> (32ul & 63))));
-            strata_fault_[5u] = e20;
-            strata_fault_[6u] = e1;
-            const u32 e23 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-            strata_fault_[7u] = e23;
-            const u32 e25 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-            strata_fault_[8u] = e25;
+            const u32 e19 = ((u32)e10);
+            strata_fault_[2u] = e19;
+            const u32 e23 = ((u32)((u64)(e10 >> (32ul & 63))));
+            strata_fault_[3u] = e23;
+            const u32 e25 = ((u32)e12);
+            strata_fault_[4u] = e25;
+            const u32 e28 = ((u32)((u64)(e12 >> (32ul & 63))));
+            strata_fault_[5u] = e28;
+            strata_fault_[6u] = e9;
+            const u32 e31 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+            strata_fault_[7u] = e31;
+            const u32 e32 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+            strata_fault_[8u] = e32;
         }
     }
     const u32 v0 = strata_loaded0_;
-    const u32 e26 = (u32)threadIdx.x;
-    const u64 e27 = ((u64)e26);
-    const bool e29 = (e27 < 8ul);
-    if (e29) {
-        tile[e26] = v0;
+    const u32 e33 = (u32)threadIdx.x;
+    const u64 e34 = ((u64)e33);
+    const bool e36 = (e34 < 8ul);
+    if (e36) {
+        const u32 v15 = strata_phase_;
+        const u32 e42 = (e1 + 1u);
+        const u32 e45 = ((((u32)((u32)(v15 & 32767u) << (16u & 31))) | e42) | 2147483648u);
+        const u32 v16 = strata_atomic_xchg(&strata_tile_writer_[e33], e45);
+        const u32 v17 = strata_atomic_xchg(&strata_tile_writer_site_[e33], 7u);
+        const u32 e48 = (v16 & 65535u);
+        const u32 e50 = (e45 & 65535u);
+        if (((e48 != 0u) && (e48 != e50)) && (((v16 ^ e45) & 2147418112u) == 0u)) {
+            const u32 v18 = strata_atomic_add(&strata_fault_[0u], 1u);
+            if (v18 == 0u) {
+                strata_fault_[1u] = 7u;
+                const u32 e60 = ((u32)e34);
+                strata_fault_[2u] = e60;
+                const u32 e62 = ((u32)((u64)(e34 >> (32ul & 63))));
+                strata_fault_[3u] = e62;
+                const u64 e67 = (((u64)v16) | ((u64)((u64)((u64)v17) << (32ul & 63))));
+                strata_fault_[4u] = ((u32)e67);
+                strata_fault_[5u] = ((u32)((u64)(e67 >> (32ul & 63))));
+                strata_fault_[6u] = e9;
+                const u32 e31 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e31;
+                const u32 e32 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e32;
+            }
+        } else {
+            const u32 v19 = strata_atomic_load(&strata_tile_reader_[e33]);
+            const u32 v20 = strata_atomic_load(&strata_tile_reader_site_[e33]);
+            const u32 e72 = (v19 & 65535u);
+            if (((e72 != 0u) && (e72 != e50)) && (((v19 ^ e45) & 2147418112u) == 0u)) {
+                const u32 v21 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v21 == 0u) {
+                    strata_fault_[1u] = 7u;
+                    const u32 e60 = ((u32)e34);
+                    strata_fault_[2u] = e60;
+                    const u32 e62 = ((u32)((u64)(e34 >> (32ul & 63))));
+                    strata_fault_[3u] = e62;
+                    const u64 e86 = (((u64)v19) | ((u64)((u64)((u64)v20) << (32ul & 63))));
+                    strata_fault_[4u] = ((u32)e86);
+                    strata_fault_[5u] = ((u32)((u64)(e86 >> (32ul & 63))));
+                    strata_fault_[6u] = e9;
+                    const u32 e31 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e31;
+                    const u32 e32 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e32;
+                }
+            }
+            (void)strata_atomic_xchg(&strata_tile_reader_[e33], 0u);
+        }
+        tile[e33] = v0;
     } else {
         const u32 v6 = strata_atomic_add(&strata_fault_[0u], 1u);
         if (v6 == 0u) {
             strata_fault_[1u] = 1u;
-            const u32 e33 = ((u32)e27);
-            strata_fault_[2u] = e33;
-            const u32 e35 = ((u32)((u64)(e27 >> (32ul & 63))));
-            strata_fault_[3u] = e35;
+            const u32 e60 = ((u32)e34);
+            strata_fault_[2u] = e60;
+            const u32 e62 = ((u32)((u64)(e34 >> (32ul & 63))));
+            strata_fault_[3u] = e62;
             strata_fault_[4u] = 8u;
             strata_fault_[5u] = 0u;
-            strata_fault_[6u] = e1;
-            const u32 e23 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-            strata_fault_[7u] = e23;
-            const u32 e25 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-            strata_fault_[8u] = e25;
+            strata_fault_[6u] = e9;
+            const u32 e31 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+            strata_fault_[7u] = e31;
+            const u32 e32 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+            strata_fault_[8u] = e32;
         }
     }
     __syncthreads();
-    const u32 e36 = (7u - e26);
-    const u64 e37 = ((u64)e36);
-    if (e37 < 8ul) {
-        const u32 v8 = tile[e36];
+    const u32 v22 = strata_phase_;
+    strata_phase_ = (v22 + 1u);
+    const u32 e95 = (7u - e33);
+    const u64 e96 = ((u64)e95);
+    if (e96 < 8ul) {
+        const u32 v23 = strata_phase_;
+        const u32 v24 = strata_atomic_load(&strata_tile_writer_[e95]);
+        const u32 v25 = strata_atomic_load(&strata_tile_writer_site_[e95]);
+        if ((v24 & 2147483648u) == 0u) {
+            const u32 v26 = strata_atomic_add(&strata_fault_[0u], 1u);
+            if (v26 == 0u) {
+                strata_fault_[1u] = 8u;
+                const u32 e103 = ((u32)e96);
+                strata_fault_[2u] = e103;
+                const u32 e105 = ((u32)((u64)(e96 >> (32ul & 63))));
+                strata_fault_[3u] = e105;
+                strata_fault_[4u] = 0u;
+                strata_fault_[5u] = 0u;
+                strata_fault_[6u] = e9;
+                const u32 e31 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e31;
+                const u32 e32 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e32;
+            }
+        } else {
+            const u32 e106 = (v24 & 65535u);
+            const u32 e42 = (e1 + 1u);
+            const u32 e112 = ((((u32)((u32)(v23 & 32767u) << (16u & 31))) | e42) | 2147483648u);
+            const u32 e113 = (e112 & 65535u);
+            if (((e106 != 0u) && (e106 != e113)) && (((v24 ^ e112) & 2147418112u) == 0u)) {
+                const u32 v27 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v27 == 0u) {
+                    strata_fault_[1u] = 9u;
+                    const u32 e103 = ((u32)e96);
+                    strata_fault_[2u] = e103;
+                    const u32 e105 = ((u32)((u64)(e96 >> (32ul & 63))));
+                    strata_fault_[3u] = e105;
+                    const u64 e127 = (((u64)v24) | ((u64)((u64)((u64)v25) << (32ul & 63))));
+                    strata_fault_[4u] = ((u32)e127);
+                    strata_fault_[5u] = ((u32)((u64)(e127 >> (32ul & 63))));
+                    strata_fault_[6u] = e9;
+                    const u32 e31 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e31;
+                    const u32 e32 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e32;
+                }
+            } else {
+                const u32 v28 = strata_atomic_load(&strata_tile_reader_[e95]);
+                const u32 e132 = (v28 & 65535u);
+                if (((e132 != 0u) && (e132 != e113)) && (((v28 ^ e112) & 2147418112u) == 0u)) {
+                } else {
+                    (void)strata_atomic_xchg(&strata_tile_reader_[e95], e112);
+                    (void)strata_atomic_xchg(&strata_tile_reader_site_[e95], 9u);
+                }
+            }
+        }
+        const u32 v8 = tile[e95];
         strata_loaded0_ = v8;
     } else {
         const u32 v7 = strata_atomic_add(&strata_fault_[0u], 1u);
         if (v7 == 0u) {
             strata_fault_[1u] = 2u;
-            strata_fault_[2u] = ((u32)e37);
-            strata_fault_[3u] = ((u32)((u64)(e37 >> (32ul & 63))));
+            const u32 e103 = ((u32)e96);
+            strata_fault_[2u] = e103;
+            const u32 e105 = ((u32)((u64)(e96 >> (32ul & 63))));
+            strata_fault_[3u] = e105;
             strata_fault_[4u] = 8u;
             strata_fault_[5u] = 0u;
-            strata_fault_[6u] = e1;
-            const u32 e23 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-            strata_fault_[7u] = e23;
-            const u32 e25 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-            strata_fault_[8u] = e25;
+            strata_fault_[6u] = e9;
+            const u32 e31 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+            strata_fault_[7u] = e31;
+            const u32 e32 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+            strata_fault_[8u] = e32;
         }
     }
     const u32 v1 = strata_loaded0_;
     __syncthreads();
-    if (e29) {
-        tile[e26] = (v1 + 1u);
+    const u32 v29 = strata_phase_;
+    strata_phase_ = (v29 + 1u);
+    if (e36) {
+        const u32 v30 = strata_phase_;
+        const u32 e42 = (e1 + 1u);
+        const u32 e149 = ((((u32)((u32)(v30 & 32767u) << (16u & 31))) | e42) | 2147483648u);
+        const u32 v31 = strata_atomic_xchg(&strata_tile_writer_[e33], e149);
+        const u32 v32 = strata_atomic_xchg(&strata_tile_writer_site_[e33], 10u);
+        const u32 e152 = (v31 & 65535u);
+        const u32 e154 = (e149 & 65535u);
+        if (((e152 != 0u) && (e152 != e154)) && (((v31 ^ e149) & 2147418112u) == 0u)) {
+            const u32 v33 = strata_atomic_add(&strata_fault_[0u], 1u);
+            if (v33 == 0u) {
+                strata_fault_[1u] = 10u;
+                const u32 e60 = ((u32)e34);
+                strata_fault_[2u] = e60;
+                const u32 e62 = ((u32)((u64)(e34 >> (32ul & 63))));
+                strata_fault_[3u] = e62;
+                const u64 e167 = (((u64)v31) | ((u64)((u64)((u64)v32) << (32ul & 63))));
+                strata_fault_[4u] = ((u32)e167);
+                strata_fault_[5u] = ((u32)((u64)(e167 >> (32ul & 63))));
+                strata_fault_[6u] = e9;
+                const u32 e31 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e31;
+                const u32 e32 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e32;
+            }
+        } else {
+            const u32 v34 = strata_atomic_load(&strata_tile_reader_[e33]);
+            const u32 v35 = strata_atomic_load(&strata_tile_reader_site_[e33]);
+            const u32 e172 = (v34 & 65535u);
+            if (((e172 != 0u) && (e172 != e154)) && (((v34 ^ e149) & 2147418112u) == 0u)) {
+                const u32 v36 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v36 == 0u) {
+                    strata_fault_[1u] = 10u;
+                    const u32 e60 = ((u32)e34);
+                    strata_fault_[2u] = e60;
+                    const u32 e62 = ((u32)((u64)(e34 >> (32ul & 63))));
+                    strata_fault_[3u] = e62;
+                    const u64 e186 = (((u64)v34) | ((u64)((u64)((u64)v35) << (32ul & 63))));
+                    strata_fault_[4u] = ((u32)e186);
+                    strata_fault_[5u] = ((u32)((u64)(e186 >> (32ul & 63))));
+                    strata_fault_[6u] = e9;
+                    const u32 e31 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e31;
+                    const u32 e32 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e32;
+                }
+            }
+            (void)strata_atomic_xchg(&strata_tile_reader_[e33], 0u);
+        }
+        tile[e33] = (v1 + 1u);
     } else {
         const u32 v9 = strata_atomic_add(&strata_fault_[0u], 1u);
         if (v9 == 0u) {
             strata_fault_[1u] = 3u;
-            const u32 e33 = ((u32)e27);
-            strata_fault_[2u] = e33;
-            const u32 e35 = ((u32)((u64)(e27 >> (32ul & 63))));
-            strata_fault_[3u] = e35;
+            const u32 e60 = ((u32)e34);
+            strata_fault_[2u] = e60;
+            const u32 e62 = ((u32)((u64)(e34 >> (32ul & 63))));
+            strata_fault_[3u] = e62;
             strata_fault_[4u] = 8u;
             strata_fault_[5u] = 0u;
-            strata_fault_[6u] = e1;
-            const u32 e23 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-            strata_fault_[7u] = e23;
-            const u32 e25 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-            strata_fault_[8u] = e25;
+            strata_fault_[6u] = e9;
+            const u32 e31 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+            strata_fault_[7u] = e31;
+            const u32 e32 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+            strata_fault_[8u] = e32;
         }
     }
     __syncthreads();
-    if (e29) {
-        const u32 v11 = tile[e26];
+    const u32 v37 = strata_phase_;
+    strata_phase_ = (v37 + 1u);
+    if (e36) {
+        const u32 v38 = strata_phase_;
+        const u32 v39 = strata_atomic_load(&strata_tile_writer_[e33]);
+        const u32 v40 = strata_atomic_load(&strata_tile_writer_site_[e33]);
+        if ((v39 & 2147483648u) == 0u) {
+            const u32 v41 = strata_atomic_add(&strata_fault_[0u], 1u);
+            if (v41 == 0u) {
+                strata_fault_[1u] = 11u;
+                const u32 e60 = ((u32)e34);
+                strata_fault_[2u] = e60;
+                const u32 e62 = ((u32)((u64)(e34 >> (32ul & 63))));
+                strata_fault_[3u] = e62;
+                strata_fault_[4u] = 0u;
+                strata_fault_[5u] = 0u;
+                strata_fault_[6u] = e9;
+                const u32 e31 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e31;
+                const u32 e32 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e32;
+            }
+        } else {
+            const u32 e202 = (v39 & 65535u);
+            const u32 e42 = (e1 + 1u);
+            const u32 e208 = ((((u32)((u32)(v38 & 32767u) << (16u & 31))) | e42) | 2147483648u);
+            const u32 e209 = (e208 & 65535u);
+            if (((e202 != 0u) && (e202 != e209)) && (((v39 ^ e208) & 2147418112u) == 0u)) {
+                const u32 v42 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v42 == 0u) {
+                    strata_fault_[1u] = 12u;
+                    const u32 e60 = ((u32)e34);
+                    strata_fault_[2u] = e60;
+                    const u32 e62 = ((u32)((u64)(e34 >> (32ul & 63))));
+                    strata_fault_[3u] = e62;
+                    const u64 e223 = (((u64)v39) | ((u64)((u64)((u64)v40) << (32ul & 63))));
+                    strata_fault_[4u] = ((u32)e223);
+                    strata_fault_[5u] = ((u32)((u64)(e223 >> (32ul & 63))));
+                    strata_fault_[6u] = e9;
+                    const u32 e31 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e31;
+                    const u32 e32 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e32;
+                }
+            } else {
+                const u32 v43 = strata_atomic_load(&strata_tile_reader_[e33]);
+                const u32 e228 = (v43 & 65535u);
+                if (((e228 != 0u) && (e228 != e209)) && (((v43 ^ e208) & 2147418112u) == 0u)) {
+                } else {
+                    (void)strata_atomic_xchg(&strata_tile_reader_[e33], e208);
+                    (void)strata_atomic_xchg(&strata_tile_reader_site_[e33], 12u);
+                }
+            }
+        }
+        const u32 v11 = tile[e33];
         strata_loaded0_ = v11;
     } else {
         const u32 v10 = strata_atomic_add(&strata_fault_[0u], 1u);
         if (v10 == 0u) {
             strata_fault_[1u] = 4u;
-            const u32 e33 = ((u32)e27);
-            strata_fault_[2u] = e33;
-            const u32 e35 = ((u32)((u64)(e27 >> (32ul & 63))));
-            strata_fault_[3u] = e35;
+            const u32 e60 = ((u32)e34);
+            strata_fault_[2u] = e60;
+            const u32 e62 = ((u32)((u64)(e34 >> (32ul & 63))));
+            strata_fault_[3u] = e62;
             strata_fault_[4u] = 8u;
             strata_fault_[5u] = 0u;
-            strata_fault_[6u] = e1;
-            const u32 e23 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-            strata_fault_[7u] = e23;
-            const u32 e25 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-            strata_fault_[8u] = e25;
+            strata_fault_[6u] = e9;
+            const u32 e31 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+            strata_fault_[7u] = e31;
+            const u32 e32 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+            strata_fault_[8u] = e32;
         }
     }
     const u32 v2 = strata_loaded0_;
-    if (e5) {
-        x[e1] = v2;
+    if (e13) {
+        x[e9] = v2;
     } else {
         const u32 v12 = strata_atomic_add(&strata_fault_[0u], 1u);
         if (v12 == 0u) {
             strata_fault_[1u] = 5u;
-            const u32 e11 = ((u32)e2);
-            strata_fault_[2u] = e11;
-            const u32 e15 = ((u32)((u64)(e2 >> (32ul & 63))));
-            strata_fault_[3u] = e15;
-            const u32 e17 = ((u32)e4);
-            strata_fault_[4u] = e17;
-            const u32 e20 = ((u32)((u64)(e4 >> (32ul & 63))));
-            strata_fault_[5u] = e20;
-            strata_fault_[6u] = e1;
-            const u32 e23 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-            strata_fault_[7u] = e23;
-            const u32 e25 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-            strata_fault_[8u] = e25;
+            const u32 e19 = ((u32)e10);
+            strata_fault_[2u] = e19;
+            const u32 e23 = ((u32)((u64)(e10 >> (32ul & 63))));
+            strata_fault_[3u] = e23;
+            const u32 e25 = ((u32)e12);
+            strata_fault_[4u] = e25;
+            const u32 e28 = ((u32)((u64)(e12 >> (32ul & 63))));
+            strata_fault_[5u] = e28;
+            strata_fault_[6u] = e9;
+            const u32 e31 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+            strata_fault_[7u] = e31;
+            const u32 e32 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+            strata_fault_[8u] = e32;
         }
     }
-    const u64 e57 = ((u64)count_len);
-    if (0ul < e57) {
+    const u64 e244 = ((u64)count_len);
+    if (0ul < e244) {
         (void)strata_atomic_add(&count[0u], 1u);
     } else {
         const u32 v13 = strata_atomic_add(&strata_fault_[0u], 1u);
@@ -248,13 +468,13 @@ extern "C" __global__ void checked_clean_exchange(
             strata_fault_[1u] = 6u;
             strata_fault_[2u] = 0u;
             strata_fault_[3u] = 0u;
-            strata_fault_[4u] = ((u32)e57);
-            strata_fault_[5u] = ((u32)((u64)(e57 >> (32ul & 63))));
-            strata_fault_[6u] = e1;
-            const u32 e23 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-            strata_fault_[7u] = e23;
-            const u32 e25 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-            strata_fault_[8u] = e25;
+            strata_fault_[4u] = ((u32)e244);
+            strata_fault_[5u] = ((u32)((u64)(e244 >> (32ul & 63))));
+            strata_fault_[6u] = e9;
+            const u32 e31 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+            strata_fault_[7u] = e31;
+            const u32 e32 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+            strata_fault_[8u] = e32;
         }
     }
 }

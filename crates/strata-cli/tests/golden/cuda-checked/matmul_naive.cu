@@ -109,7 +109,9 @@ extern "C" __global__ void matmul_naive(
 ) {
     float acc = 0;
     float strata_loaded0_ = 0;
+    u32 strata_phase_ = 0;
     strata_loaded0_ = 0.0f;
+    strata_phase_ = 0u;
     const u32 e2 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
     const u32 e5 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
     if ((e2 < m) && (e5 < n)) {

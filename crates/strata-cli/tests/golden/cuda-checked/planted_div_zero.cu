@@ -105,7 +105,9 @@ extern "C" __global__ void planted_div_zero(
     const u32 strata_fault__len
 ) {
     i32 strata_loaded0_ = 0;
+    u32 strata_phase_ = 0;
     strata_loaded0_ = 0;
+    strata_phase_ = 0u;
     const u32 e2 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
     const u64 e3 = ((u64)e2);
     const u64 e5 = ((u64)d_len);

@@ -100,24 +100,26 @@ extern "C" __global__ void planted_oob_global_write(
     u32* strata_fault_,
     const u32 strata_fault__len
 ) {
-    const u32 e0 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-    if (e0 == 5u) {
-        const u32 e4 = (e0 + 100u);
-        const u64 e5 = ((u64)e4);
-        const u64 e7 = ((u64)out_len);
-        if (e5 < e7) {
-            out[e4] = 1u;
+    u32 strata_phase_ = 0;
+    strata_phase_ = 0u;
+    const u32 e1 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+    if (e1 == 5u) {
+        const u32 e5 = (e1 + 100u);
+        const u64 e6 = ((u64)e5);
+        const u64 e8 = ((u64)out_len);
+        if (e6 < e8) {
+            out[e5] = 1u;
         } else {
             const u32 v0 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v0 == 0u) {
                 strata_fault_[1u] = 0u;
-                strata_fault_[2u] = ((u32)e5);
-                strata_fault_[3u] = ((u32)((u64)(e5 >> (32ul & 63))));
-                const u32 e20 = ((u32)e7);
+                strata_fault_[2u] = ((u32)e6);
+                strata_fault_[3u] = ((u32)((u64)(e6 >> (32ul & 63))));
+                const u32 e20 = ((u32)e8);
                 strata_fault_[4u] = e20;
-                const u32 e22 = ((u32)((u64)(e7 >> (32ul & 63))));
+                const u32 e22 = ((u32)((u64)(e8 >> (32ul & 63))));
                 strata_fault_[5u] = e22;
-                strata_fault_[6u] = e0;
+                strata_fault_[6u] = e1;
                 const u32 e25 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
                 strata_fault_[7u] = e25;
                 const u32 e27 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
@@ -125,22 +127,22 @@ extern "C" __global__ void planted_oob_global_write(
             }
         }
     }
-    if (e0 != 5u) {
-        const u64 e29 = ((u64)e0);
-        const u64 e7 = ((u64)out_len);
-        if (e29 < e7) {
-            out[e0] = e0;
+    if (e1 != 5u) {
+        const u64 e29 = ((u64)e1);
+        const u64 e8 = ((u64)out_len);
+        if (e29 < e8) {
+            out[e1] = e1;
         } else {
             const u32 v1 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v1 == 0u) {
                 strata_fault_[1u] = 1u;
                 strata_fault_[2u] = ((u32)e29);
                 strata_fault_[3u] = ((u32)((u64)(e29 >> (32ul & 63))));
-                const u32 e20 = ((u32)e7);
+                const u32 e20 = ((u32)e8);
                 strata_fault_[4u] = e20;
-                const u32 e22 = ((u32)((u64)(e7 >> (32ul & 63))));
+                const u32 e22 = ((u32)((u64)(e8 >> (32ul & 63))));
                 strata_fault_[5u] = e22;
-                strata_fault_[6u] = e0;
+                strata_fault_[6u] = e1;
                 const u32 e25 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
                 strata_fault_[7u] = e25;
                 const u32 e27 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);

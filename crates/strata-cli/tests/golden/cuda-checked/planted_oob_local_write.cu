@@ -101,98 +101,269 @@ extern "C" __global__ void planted_oob_local_write(
     const u32 strata_fault__len
 ) {
     __shared__ u32 tile[4];
+    __shared__ u32 strata_tile_writer_[4];
+    __shared__ u32 strata_tile_writer_site_[4];
+    __shared__ u32 strata_tile_reader_[4];
+    __shared__ u32 strata_tile_reader_site_[4];
     u32 strata_loaded0_ = 0;
+    u32 strata_phase_ = 0;
     strata_loaded0_ = 0u;
-    const u32 e1 = (u32)threadIdx.x;
-    if (e1 < 4u) {
-        const u64 e4 = ((u64)e1);
-        const bool e6 = (e4 < 4ul);
-        if (e6) {
-            tile[e1] = e1;
+    strata_phase_ = 0u;
+    const u32 e1 = ((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z));
+    for (u32 v6 = e1; v6 < 4u; v6 += (((u32)blockDim.x * (u32)blockDim.y) * (u32)blockDim.z)) {
+        strata_tile_writer_[v6] = 0u;
+        strata_tile_writer_site_[v6] = 0u;
+        strata_tile_reader_[v6] = 0u;
+        strata_tile_reader_site_[v6] = 0u;
+    }
+    __syncthreads();
+    const u32 e9 = (u32)threadIdx.x;
+    if (e9 < 4u) {
+        const u64 e11 = ((u64)e9);
+        const bool e13 = (e11 < 4ul);
+        if (e13) {
+            const u32 v7 = strata_phase_;
+            const u32 e20 = (e1 + 1u);
+            const u32 e23 = ((((u32)((u32)(v7 & 32767u) << (16u & 31))) | e20) | 2147483648u);
+            const u32 v8 = strata_atomic_xchg(&strata_tile_writer_[e9], e23);
+            const u32 v9 = strata_atomic_xchg(&strata_tile_writer_site_[e9], 4u);
+            const u32 e26 = (v8 & 65535u);
+            const u32 e28 = (e23 & 65535u);
+            if (((e26 != 0u) && (e26 != e28)) && (((v8 ^ e23) & 2147418112u) == 0u)) {
+                const u32 v10 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v10 == 0u) {
+                    strata_fault_[1u] = 4u;
+                    const u32 e39 = ((u32)e11);
+                    strata_fault_[2u] = e39;
+                    const u32 e43 = ((u32)((u64)(e11 >> (32ul & 63))));
+                    strata_fault_[3u] = e43;
+                    const u64 e48 = (((u64)v8) | ((u64)((u64)((u64)v9) << (32ul & 63))));
+                    strata_fault_[4u] = ((u32)e48);
+                    strata_fault_[5u] = ((u32)((u64)(e48 >> (32ul & 63))));
+                    const u32 e54 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e54;
+                    const u32 e56 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e56;
+                    const u32 e58 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e58;
+                }
+            } else {
+                const u32 v11 = strata_atomic_load(&strata_tile_reader_[e9]);
+                const u32 v12 = strata_atomic_load(&strata_tile_reader_site_[e9]);
+                const u32 e60 = (v11 & 65535u);
+                if (((e60 != 0u) && (e60 != e28)) && (((v11 ^ e23) & 2147418112u) == 0u)) {
+                    const u32 v13 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v13 == 0u) {
+                        strata_fault_[1u] = 4u;
+                        const u32 e39 = ((u32)e11);
+                        strata_fault_[2u] = e39;
+                        const u32 e43 = ((u32)((u64)(e11 >> (32ul & 63))));
+                        strata_fault_[3u] = e43;
+                        const u64 e74 = (((u64)v11) | ((u64)((u64)((u64)v12) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e74);
+                        strata_fault_[5u] = ((u32)((u64)(e74 >> (32ul & 63))));
+                        const u32 e54 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e54;
+                        const u32 e56 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e56;
+                        const u32 e58 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e58;
+                    }
+                }
+                (void)strata_atomic_xchg(&strata_tile_reader_[e9], 0u);
+            }
+            tile[e9] = e9;
         } else {
             const u32 v1 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v1 == 0u) {
                 strata_fault_[1u] = 0u;
-                const u32 e11 = ((u32)e4);
-                strata_fault_[2u] = e11;
-                const u32 e15 = ((u32)((u64)(e4 >> (32ul & 63))));
-                strata_fault_[3u] = e15;
+                const u32 e39 = ((u32)e11);
+                strata_fault_[2u] = e39;
+                const u32 e43 = ((u32)((u64)(e11 >> (32ul & 63))));
+                strata_fault_[3u] = e43;
                 strata_fault_[4u] = 4u;
                 strata_fault_[5u] = 0u;
-                const u32 e18 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e18;
-                const u32 e20 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e20;
-                const u32 e22 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e22;
+                const u32 e54 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e54;
+                const u32 e56 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e56;
+                const u32 e58 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e58;
             }
         }
     }
-    if (e1 == 4u) {
-        const u64 e4 = ((u64)e1);
-        const bool e6 = (e4 < 4ul);
-        if (e6) {
-            tile[e1] = 99u;
+    if (e9 == 4u) {
+        const u64 e11 = ((u64)e9);
+        const bool e13 = (e11 < 4ul);
+        if (e13) {
+            const u32 v14 = strata_phase_;
+            const u32 e20 = (e1 + 1u);
+            const u32 e85 = ((((u32)((u32)(v14 & 32767u) << (16u & 31))) | e20) | 2147483648u);
+            const u32 v15 = strata_atomic_xchg(&strata_tile_writer_[e9], e85);
+            const u32 v16 = strata_atomic_xchg(&strata_tile_writer_site_[e9], 5u);
+            const u32 e87 = (v15 & 65535u);
+            const u32 e89 = (e85 & 65535u);
+            if (((e87 != 0u) && (e87 != e89)) && (((v15 ^ e85) & 2147418112u) == 0u)) {
+                const u32 v17 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v17 == 0u) {
+                    strata_fault_[1u] = 5u;
+                    const u32 e39 = ((u32)e11);
+                    strata_fault_[2u] = e39;
+                    const u32 e43 = ((u32)((u64)(e11 >> (32ul & 63))));
+                    strata_fault_[3u] = e43;
+                    const u64 e102 = (((u64)v15) | ((u64)((u64)((u64)v16) << (32ul & 63))));
+                    strata_fault_[4u] = ((u32)e102);
+                    strata_fault_[5u] = ((u32)((u64)(e102 >> (32ul & 63))));
+                    const u32 e54 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e54;
+                    const u32 e56 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e56;
+                    const u32 e58 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e58;
+                }
+            } else {
+                const u32 v18 = strata_atomic_load(&strata_tile_reader_[e9]);
+                const u32 v19 = strata_atomic_load(&strata_tile_reader_site_[e9]);
+                const u32 e107 = (v18 & 65535u);
+                if (((e107 != 0u) && (e107 != e89)) && (((v18 ^ e85) & 2147418112u) == 0u)) {
+                    const u32 v20 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v20 == 0u) {
+                        strata_fault_[1u] = 5u;
+                        const u32 e39 = ((u32)e11);
+                        strata_fault_[2u] = e39;
+                        const u32 e43 = ((u32)((u64)(e11 >> (32ul & 63))));
+                        strata_fault_[3u] = e43;
+                        const u64 e121 = (((u64)v18) | ((u64)((u64)((u64)v19) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e121);
+                        strata_fault_[5u] = ((u32)((u64)(e121 >> (32ul & 63))));
+                        const u32 e54 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e54;
+                        const u32 e56 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e56;
+                        const u32 e58 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e58;
+                    }
+                }
+                (void)strata_atomic_xchg(&strata_tile_reader_[e9], 0u);
+            }
+            tile[e9] = 99u;
         } else {
             const u32 v2 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v2 == 0u) {
                 strata_fault_[1u] = 1u;
-                const u32 e11 = ((u32)e4);
-                strata_fault_[2u] = e11;
-                const u32 e15 = ((u32)((u64)(e4 >> (32ul & 63))));
-                strata_fault_[3u] = e15;
+                const u32 e39 = ((u32)e11);
+                strata_fault_[2u] = e39;
+                const u32 e43 = ((u32)((u64)(e11 >> (32ul & 63))));
+                strata_fault_[3u] = e43;
                 strata_fault_[4u] = 4u;
                 strata_fault_[5u] = 0u;
-                const u32 e18 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e18;
-                const u32 e20 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e20;
-                const u32 e22 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e22;
+                const u32 e54 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e54;
+                const u32 e56 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e56;
+                const u32 e58 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e58;
             }
         }
     }
     __syncthreads();
-    const u32 e27 = (e1 % 4u);
-    const u64 e28 = ((u64)e27);
-    if (e28 < 4ul) {
-        const u32 v4 = tile[e27];
+    const u32 v21 = strata_phase_;
+    strata_phase_ = (v21 + 1u);
+    const u32 e130 = (e9 % 4u);
+    const u64 e131 = ((u64)e130);
+    if (e131 < 4ul) {
+        const u32 v22 = strata_phase_;
+        const u32 v23 = strata_atomic_load(&strata_tile_writer_[e130]);
+        const u32 v24 = strata_atomic_load(&strata_tile_writer_site_[e130]);
+        if ((v23 & 2147483648u) == 0u) {
+            const u32 v25 = strata_atomic_add(&strata_fault_[0u], 1u);
+            if (v25 == 0u) {
+                strata_fault_[1u] = 6u;
+                const u32 e138 = ((u32)e131);
+                strata_fault_[2u] = e138;
+                const u32 e140 = ((u32)((u64)(e131 >> (32ul & 63))));
+                strata_fault_[3u] = e140;
+                strata_fault_[4u] = 0u;
+                strata_fault_[5u] = 0u;
+                const u32 e54 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e54;
+                const u32 e56 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e56;
+                const u32 e58 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e58;
+            }
+        } else {
+            const u32 e141 = (v23 & 65535u);
+            const u32 e20 = (e1 + 1u);
+            const u32 e147 = ((((u32)((u32)(v22 & 32767u) << (16u & 31))) | e20) | 2147483648u);
+            const u32 e148 = (e147 & 65535u);
+            if (((e141 != 0u) && (e141 != e148)) && (((v23 ^ e147) & 2147418112u) == 0u)) {
+                const u32 v26 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v26 == 0u) {
+                    strata_fault_[1u] = 7u;
+                    const u32 e138 = ((u32)e131);
+                    strata_fault_[2u] = e138;
+                    const u32 e140 = ((u32)((u64)(e131 >> (32ul & 63))));
+                    strata_fault_[3u] = e140;
+                    const u64 e161 = (((u64)v23) | ((u64)((u64)((u64)v24) << (32ul & 63))));
+                    strata_fault_[4u] = ((u32)e161);
+                    strata_fault_[5u] = ((u32)((u64)(e161 >> (32ul & 63))));
+                    const u32 e54 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e54;
+                    const u32 e56 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e56;
+                    const u32 e58 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e58;
+                }
+            } else {
+                const u32 v27 = strata_atomic_load(&strata_tile_reader_[e130]);
+                const u32 e166 = (v27 & 65535u);
+                if (((e166 != 0u) && (e166 != e148)) && (((v27 ^ e147) & 2147418112u) == 0u)) {
+                } else {
+                    (void)strata_atomic_xchg(&strata_tile_reader_[e130], e147);
+                    (void)strata_atomic_xchg(&strata_tile_reader_site_[e130], 7u);
+                }
+            }
+        }
+        const u32 v4 = tile[e130];
         strata_loaded0_ = v4;
     } else {
         const u32 v3 = strata_atomic_add(&strata_fault_[0u], 1u);
         if (v3 == 0u) {
             strata_fault_[1u] = 2u;
-            strata_fault_[2u] = ((u32)e28);
-            strata_fault_[3u] = ((u32)((u64)(e28 >> (32ul & 63))));
+            const u32 e138 = ((u32)e131);
+            strata_fault_[2u] = e138;
+            const u32 e140 = ((u32)((u64)(e131 >> (32ul & 63))));
+            strata_fault_[3u] = e140;
             strata_fault_[4u] = 4u;
             strata_fault_[5u] = 0u;
-            const u32 e18 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-            strata_fault_[6u] = e18;
-            const u32 e20 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-            strata_fault_[7u] = e20;
-            const u32 e22 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-            strata_fault_[8u] = e22;
+            const u32 e54 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+            strata_fault_[6u] = e54;
+            const u32 e56 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+            strata_fault_[7u] = e56;
+            const u32 e58 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+            strata_fault_[8u] = e58;
         }
     }
     const u32 v0 = strata_loaded0_;
-    const u32 e18 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-    const u64 e36 = ((u64)e18);
-    const u64 e38 = ((u64)out_len);
-    if (e36 < e38) {
-        out[e18] = v0;
+    const u32 e54 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+    const u64 e177 = ((u64)e54);
+    const u64 e179 = ((u64)out_len);
+    if (e177 < e179) {
+        out[e54] = v0;
     } else {
         const u32 v5 = strata_atomic_add(&strata_fault_[0u], 1u);
         if (v5 == 0u) {
             strata_fault_[1u] = 3u;
-            strata_fault_[2u] = ((u32)e36);
-            strata_fault_[3u] = ((u32)((u64)(e36 >> (32ul & 63))));
-            strata_fault_[4u] = ((u32)e38);
-            strata_fault_[5u] = ((u32)((u64)(e38 >> (32ul & 63))));
-            strata_fault_[6u] = e18;
-            const u32 e20 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-            strata_fault_[7u] = e20;
-            const u32 e22 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-            strata_fault_[8u] = e22;
+            strata_fault_[2u] = ((u32)e177);
+            strata_fault_[3u] = ((u32)((u64)(e177 >> (32ul & 63))));
+            strata_fault_[4u] = ((u32)e179);
+            strata_fault_[5u] = ((u32)((u64)(e179 >> (32ul & 63))));
+            strata_fault_[6u] = e54;
+            const u32 e56 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+            strata_fault_[7u] = e56;
+            const u32 e58 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+            strata_fault_[8u] = e58;
         }
     }
 }

@@ -100,6 +100,8 @@ extern "C" __global__ void planted_race_across_groups(
     u32* strata_fault_,
     const u32 strata_fault__len
 ) {
+    u32 strata_phase_ = 0;
+    strata_phase_ = 0u;
     if ((u32)threadIdx.x == 0u) {
         const u64 e5 = ((u64)out_len);
         if (0ul < e5) {

@@ -101,7 +101,9 @@ extern "C" __global__ void planted_race_read_write(
     const u32 strata_fault__len
 ) {
     u32 strata_loaded0_ = 0;
+    u32 strata_phase_ = 0;
     strata_loaded0_ = 0u;
+    strata_phase_ = 0u;
     const u32 e1 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
     const u32 e6 = ((e1 < 7u) ? (e1 + 1u) : e1);
     const u64 e7 = ((u64)e6);

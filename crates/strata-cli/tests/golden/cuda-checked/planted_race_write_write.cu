@@ -101,52 +101,216 @@ extern "C" __global__ void planted_race_write_write(
     const u32 strata_fault__len
 ) {
     __shared__ u32 tile[4];
+    __shared__ u32 strata_tile_writer_[4];
+    __shared__ u32 strata_tile_writer_site_[4];
+    __shared__ u32 strata_tile_reader_[4];
+    __shared__ u32 strata_tile_reader_site_[4];
     u32 strata_loaded0_ = 0;
+    u32 strata_phase_ = 0;
     strata_loaded0_ = 0u;
-    const u32 e1 = (u32)threadIdx.x;
-    const u64 e2 = ((u64)e1);
-    if (e2 < 4ul) {
-        tile[e1] = 0u;
+    strata_phase_ = 0u;
+    const u32 e1 = ((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z));
+    for (u32 v6 = e1; v6 < 4u; v6 += (((u32)blockDim.x * (u32)blockDim.y) * (u32)blockDim.z)) {
+        strata_tile_writer_[v6] = 0u;
+        strata_tile_writer_site_[v6] = 0u;
+        strata_tile_reader_[v6] = 0u;
+        strata_tile_reader_site_[v6] = 0u;
+    }
+    __syncthreads();
+    const u32 e9 = (u32)threadIdx.x;
+    const u64 e10 = ((u64)e9);
+    if (e10 < 4ul) {
+        const u32 v7 = strata_phase_;
+        const u32 e19 = (e1 + 1u);
+        const u32 e22 = ((((u32)((u32)(v7 & 32767u) << (16u & 31))) | e19) | 2147483648u);
+        const u32 v8 = strata_atomic_xchg(&strata_tile_writer_[e9], e22);
+        const u32 v9 = strata_atomic_xchg(&strata_tile_writer_site_[e9], 4u);
+        const u32 e25 = (v8 & 65535u);
+        const u32 e27 = (e22 & 65535u);
+        if (((e25 != 0u) && (e25 != e27)) && (((v8 ^ e22) & 2147418112u) == 0u)) {
+            const u32 v10 = strata_atomic_add(&strata_fault_[0u], 1u);
+            if (v10 == 0u) {
+                strata_fault_[1u] = 4u;
+                const u32 e38 = ((u32)e10);
+                strata_fault_[2u] = e38;
+                const u32 e42 = ((u32)((u64)(e10 >> (32ul & 63))));
+                strata_fault_[3u] = e42;
+                const u64 e47 = (((u64)v8) | ((u64)((u64)((u64)v9) << (32ul & 63))));
+                strata_fault_[4u] = ((u32)e47);
+                strata_fault_[5u] = ((u32)((u64)(e47 >> (32ul & 63))));
+                const u32 e53 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e53;
+                const u32 e55 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e55;
+                const u32 e57 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e57;
+            }
+        } else {
+            const u32 v11 = strata_atomic_load(&strata_tile_reader_[e9]);
+            const u32 v12 = strata_atomic_load(&strata_tile_reader_site_[e9]);
+            const u32 e59 = (v11 & 65535u);
+            if (((e59 != 0u) && (e59 != e27)) && (((v11 ^ e22) & 2147418112u) == 0u)) {
+                const u32 v13 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v13 == 0u) {
+                    strata_fault_[1u] = 4u;
+                    const u32 e38 = ((u32)e10);
+                    strata_fault_[2u] = e38;
+                    const u32 e42 = ((u32)((u64)(e10 >> (32ul & 63))));
+                    strata_fault_[3u] = e42;
+                    const u64 e73 = (((u64)v11) | ((u64)((u64)((u64)v12) << (32ul & 63))));
+                    strata_fault_[4u] = ((u32)e73);
+                    strata_fault_[5u] = ((u32)((u64)(e73 >> (32ul & 63))));
+                    const u32 e53 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e53;
+                    const u32 e55 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e55;
+                    const u32 e57 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e57;
+                }
+            }
+            (void)strata_atomic_xchg(&strata_tile_reader_[e9], 0u);
+        }
+        tile[e9] = 0u;
     } else {
         const u32 v1 = strata_atomic_add(&strata_fault_[0u], 1u);
         if (v1 == 0u) {
             strata_fault_[1u] = 0u;
-            strata_fault_[2u] = ((u32)e2);
-            strata_fault_[3u] = ((u32)((u64)(e2 >> (32ul & 63))));
+            const u32 e38 = ((u32)e10);
+            strata_fault_[2u] = e38;
+            const u32 e42 = ((u32)((u64)(e10 >> (32ul & 63))));
+            strata_fault_[3u] = e42;
             strata_fault_[4u] = 4u;
             strata_fault_[5u] = 0u;
-            const u32 e17 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-            strata_fault_[6u] = e17;
-            const u32 e19 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-            strata_fault_[7u] = e19;
-            const u32 e21 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-            strata_fault_[8u] = e21;
+            const u32 e53 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+            strata_fault_[6u] = e53;
+            const u32 e55 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+            strata_fault_[7u] = e55;
+            const u32 e57 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+            strata_fault_[8u] = e57;
         }
     }
     __syncthreads();
-    tile[0u] = e1;
+    const u32 v14 = strata_phase_;
+    strata_phase_ = (v14 + 1u);
+    const u32 v15 = strata_phase_;
+    const u32 e19 = (e1 + 1u);
+    const u32 e85 = ((((u32)((u32)(v15 & 32767u) << (16u & 31))) | e19) | 2147483648u);
+    const u32 v16 = strata_atomic_xchg(&strata_tile_writer_[0u], e85);
+    const u32 v17 = strata_atomic_xchg(&strata_tile_writer_site_[0u], 5u);
+    const u32 e87 = (v16 & 65535u);
+    const u32 e89 = (e85 & 65535u);
+    if (((e87 != 0u) && (e87 != e89)) && (((v16 ^ e85) & 2147418112u) == 0u)) {
+        const u32 v18 = strata_atomic_add(&strata_fault_[0u], 1u);
+        if (v18 == 0u) {
+            strata_fault_[1u] = 5u;
+            strata_fault_[2u] = 0u;
+            strata_fault_[3u] = 0u;
+            const u64 e102 = (((u64)v16) | ((u64)((u64)((u64)v17) << (32ul & 63))));
+            strata_fault_[4u] = ((u32)e102);
+            strata_fault_[5u] = ((u32)((u64)(e102 >> (32ul & 63))));
+            const u32 e53 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+            strata_fault_[6u] = e53;
+            const u32 e55 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+            strata_fault_[7u] = e55;
+            const u32 e57 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+            strata_fault_[8u] = e57;
+        }
+    } else {
+        const u32 v19 = strata_atomic_load(&strata_tile_reader_[0u]);
+        const u32 v20 = strata_atomic_load(&strata_tile_reader_site_[0u]);
+        const u32 e107 = (v19 & 65535u);
+        if (((e107 != 0u) && (e107 != e89)) && (((v19 ^ e85) & 2147418112u) == 0u)) {
+            const u32 v21 = strata_atomic_add(&strata_fault_[0u], 1u);
+            if (v21 == 0u) {
+                strata_fault_[1u] = 5u;
+                strata_fault_[2u] = 0u;
+                strata_fault_[3u] = 0u;
+                const u64 e121 = (((u64)v19) | ((u64)((u64)((u64)v20) << (32ul & 63))));
+                strata_fault_[4u] = ((u32)e121);
+                strata_fault_[5u] = ((u32)((u64)(e121 >> (32ul & 63))));
+                const u32 e53 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e53;
+                const u32 e55 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e55;
+                const u32 e57 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e57;
+            }
+        }
+        (void)strata_atomic_xchg(&strata_tile_reader_[0u], 0u);
+    }
+    tile[0u] = e9;
     __syncthreads();
+    const u32 v22 = strata_phase_;
+    strata_phase_ = (v22 + 1u);
+    const u32 v23 = strata_phase_;
+    const u32 v24 = strata_atomic_load(&strata_tile_writer_[0u]);
+    const u32 v25 = strata_atomic_load(&strata_tile_writer_site_[0u]);
+    if ((v24 & 2147483648u) == 0u) {
+        const u32 v26 = strata_atomic_add(&strata_fault_[0u], 1u);
+        if (v26 == 0u) {
+            strata_fault_[1u] = 6u;
+            strata_fault_[2u] = 0u;
+            strata_fault_[3u] = 0u;
+            strata_fault_[4u] = 0u;
+            strata_fault_[5u] = 0u;
+            const u32 e53 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+            strata_fault_[6u] = e53;
+            const u32 e55 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+            strata_fault_[7u] = e55;
+            const u32 e57 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+            strata_fault_[8u] = e57;
+        }
+    } else {
+        const u32 e132 = (v24 & 65535u);
+        const u32 e138 = ((((u32)((u32)(v23 & 32767u) << (16u & 31))) | e19) | 2147483648u);
+        const u32 e139 = (e138 & 65535u);
+        if (((e132 != 0u) && (e132 != e139)) && (((v24 ^ e138) & 2147418112u) == 0u)) {
+            const u32 v27 = strata_atomic_add(&strata_fault_[0u], 1u);
+            if (v27 == 0u) {
+                strata_fault_[1u] = 7u;
+                strata_fault_[2u] = 0u;
+                strata_fault_[3u] = 0u;
+                const u64 e152 = (((u64)v24) | ((u64)((u64)((u64)v25) << (32ul & 63))));
+                strata_fault_[4u] = ((u32)e152);
+                strata_fault_[5u] = ((u32)((u64)(e152 >> (32ul & 63))));
+                const u32 e53 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e53;
+                const u32 e55 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e55;
+                const u32 e57 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e57;
+            }
+        } else {
+            const u32 v28 = strata_atomic_load(&strata_tile_reader_[0u]);
+            const u32 e157 = (v28 & 65535u);
+            if (((e157 != 0u) && (e157 != e139)) && (((v28 ^ e138) & 2147418112u) == 0u)) {
+            } else {
+                (void)strata_atomic_xchg(&strata_tile_reader_[0u], e138);
+                (void)strata_atomic_xchg(&strata_tile_reader_site_[0u], 7u);
+            }
+        }
+    }
     const u32 v4 = tile[0u];
     strata_loaded0_ = v4;
     const u32 v0 = strata_loaded0_;
-    const u32 e17 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-    const u64 e23 = ((u64)e17);
-    const u64 e25 = ((u64)out_len);
-    if (e23 < e25) {
-        out[e17] = v0;
+    const u32 e53 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+    const u64 e166 = ((u64)e53);
+    const u64 e168 = ((u64)out_len);
+    if (e166 < e168) {
+        out[e53] = v0;
     } else {
         const u32 v5 = strata_atomic_add(&strata_fault_[0u], 1u);
         if (v5 == 0u) {
             strata_fault_[1u] = 3u;
-            strata_fault_[2u] = ((u32)e23);
-            strata_fault_[3u] = ((u32)((u64)(e23 >> (32ul & 63))));
-            strata_fault_[4u] = ((u32)e25);
-            strata_fault_[5u] = ((u32)((u64)(e25 >> (32ul & 63))));
-            strata_fault_[6u] = e17;
-            const u32 e19 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-            strata_fault_[7u] = e19;
-            const u32 e21 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-            strata_fault_[8u] = e21;
+            strata_fault_[2u] = ((u32)e166);
+            strata_fault_[3u] = ((u32)((u64)(e166 >> (32ul & 63))));
+            strata_fault_[4u] = ((u32)e168);
+            strata_fault_[5u] = ((u32)((u64)(e168 >> (32ul & 63))));
+            strata_fault_[6u] = e53;
+            const u32 e55 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+            strata_fault_[7u] = e55;
+            const u32 e57 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+            strata_fault_[8u] = e57;
         }
     }
 }

@@ -103,7 +103,9 @@ extern "C" __global__ void planted_uninit_buffer(
     const u32 strata_fault__len
 ) {
     u32 strata_loaded0_ = 0;
+    u32 strata_phase_ = 0;
     strata_loaded0_ = 0u;
+    strata_phase_ = 0u;
     const u32 e1 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
     const u64 e2 = ((u64)e1);
     const u64 e4 = ((u64)x_len);

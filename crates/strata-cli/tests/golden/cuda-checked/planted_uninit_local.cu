@@ -101,71 +101,194 @@ extern "C" __global__ void planted_uninit_local(
     const u32 strata_fault__len
 ) {
     __shared__ u32 tile[8];
+    __shared__ u32 strata_tile_writer_[8];
+    __shared__ u32 strata_tile_writer_site_[8];
+    __shared__ u32 strata_tile_reader_[8];
+    __shared__ u32 strata_tile_reader_site_[8];
     u32 strata_loaded0_ = 0;
+    u32 strata_phase_ = 0;
     strata_loaded0_ = 0u;
-    const u32 e1 = (u32)threadIdx.x;
-    if (e1 < 4u) {
-        const u64 e4 = ((u64)e1);
-        if (e4 < 8ul) {
-            tile[e1] = e1;
+    strata_phase_ = 0u;
+    const u32 e1 = ((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z));
+    for (u32 v5 = e1; v5 < 8u; v5 += (((u32)blockDim.x * (u32)blockDim.y) * (u32)blockDim.z)) {
+        strata_tile_writer_[v5] = 0u;
+        strata_tile_writer_site_[v5] = 0u;
+        strata_tile_reader_[v5] = 0u;
+        strata_tile_reader_site_[v5] = 0u;
+    }
+    __syncthreads();
+    const u32 e9 = (u32)threadIdx.x;
+    if (e9 < 4u) {
+        const u64 e12 = ((u64)e9);
+        if (e12 < 8ul) {
+            const u32 v6 = strata_phase_;
+            const u32 e21 = (e1 + 1u);
+            const u32 e24 = ((((u32)((u32)(v6 & 32767u) << (16u & 31))) | e21) | 2147483648u);
+            const u32 v7 = strata_atomic_xchg(&strata_tile_writer_[e9], e24);
+            const u32 v8 = strata_atomic_xchg(&strata_tile_writer_site_[e9], 3u);
+            const u32 e28 = (v7 & 65535u);
+            const u32 e30 = (e24 & 65535u);
+            if (((e28 != 0u) && (e28 != e30)) && (((v7 ^ e24) & 2147418112u) == 0u)) {
+                const u32 v9 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v9 == 0u) {
+                    strata_fault_[1u] = 3u;
+                    const u32 e41 = ((u32)e12);
+                    strata_fault_[2u] = e41;
+                    const u32 e44 = ((u32)((u64)(e12 >> (32ul & 63))));
+                    strata_fault_[3u] = e44;
+                    const u64 e49 = (((u64)v7) | ((u64)((u64)((u64)v8) << (32ul & 63))));
+                    strata_fault_[4u] = ((u32)e49);
+                    strata_fault_[5u] = ((u32)((u64)(e49 >> (32ul & 63))));
+                    const u32 e55 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e55;
+                    const u32 e57 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e57;
+                    const u32 e58 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e58;
+                }
+            } else {
+                const u32 v10 = strata_atomic_load(&strata_tile_reader_[e9]);
+                const u32 v11 = strata_atomic_load(&strata_tile_reader_site_[e9]);
+                const u32 e60 = (v10 & 65535u);
+                if (((e60 != 0u) && (e60 != e30)) && (((v10 ^ e24) & 2147418112u) == 0u)) {
+                    const u32 v12 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v12 == 0u) {
+                        strata_fault_[1u] = 3u;
+                        const u32 e41 = ((u32)e12);
+                        strata_fault_[2u] = e41;
+                        const u32 e44 = ((u32)((u64)(e12 >> (32ul & 63))));
+                        strata_fault_[3u] = e44;
+                        const u64 e74 = (((u64)v10) | ((u64)((u64)((u64)v11) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e74);
+                        strata_fault_[5u] = ((u32)((u64)(e74 >> (32ul & 63))));
+                        const u32 e55 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e55;
+                        const u32 e57 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e57;
+                        const u32 e58 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e58;
+                    }
+                }
+                (void)strata_atomic_xchg(&strata_tile_reader_[e9], 0u);
+            }
+            tile[e9] = e9;
         } else {
             const u32 v1 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v1 == 0u) {
                 strata_fault_[1u] = 0u;
-                strata_fault_[2u] = ((u32)e4);
-                strata_fault_[3u] = ((u32)((u64)(e4 >> (32ul & 63))));
+                const u32 e41 = ((u32)e12);
+                strata_fault_[2u] = e41;
+                const u32 e44 = ((u32)((u64)(e12 >> (32ul & 63))));
+                strata_fault_[3u] = e44;
                 strata_fault_[4u] = 8u;
                 strata_fault_[5u] = 0u;
-                const u32 e19 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e19;
-                const u32 e21 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e21;
-                const u32 e22 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e22;
+                const u32 e55 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e55;
+                const u32 e57 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e57;
+                const u32 e58 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e58;
             }
         }
     }
     __syncthreads();
-    const u32 e23 = (7u - e1);
-    const u64 e24 = ((u64)e23);
-    if (e24 < 8ul) {
-        const u32 v3 = tile[e23];
+    const u32 v13 = strata_phase_;
+    strata_phase_ = (v13 + 1u);
+    const u32 e82 = (7u - e9);
+    const u64 e83 = ((u64)e82);
+    if (e83 < 8ul) {
+        const u32 v14 = strata_phase_;
+        const u32 v15 = strata_atomic_load(&strata_tile_writer_[e82]);
+        const u32 v16 = strata_atomic_load(&strata_tile_writer_site_[e82]);
+        if ((v15 & 2147483648u) == 0u) {
+            const u32 v17 = strata_atomic_add(&strata_fault_[0u], 1u);
+            if (v17 == 0u) {
+                strata_fault_[1u] = 4u;
+                const u32 e90 = ((u32)e83);
+                strata_fault_[2u] = e90;
+                const u32 e92 = ((u32)((u64)(e83 >> (32ul & 63))));
+                strata_fault_[3u] = e92;
+                strata_fault_[4u] = 0u;
+                strata_fault_[5u] = 0u;
+                const u32 e55 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e55;
+                const u32 e57 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e57;
+                const u32 e58 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e58;
+            }
+        } else {
+            const u32 e93 = (v15 & 65535u);
+            const u32 e21 = (e1 + 1u);
+            const u32 e99 = ((((u32)((u32)(v14 & 32767u) << (16u & 31))) | e21) | 2147483648u);
+            const u32 e100 = (e99 & 65535u);
+            if (((e93 != 0u) && (e93 != e100)) && (((v15 ^ e99) & 2147418112u) == 0u)) {
+                const u32 v18 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v18 == 0u) {
+                    strata_fault_[1u] = 5u;
+                    const u32 e90 = ((u32)e83);
+                    strata_fault_[2u] = e90;
+                    const u32 e92 = ((u32)((u64)(e83 >> (32ul & 63))));
+                    strata_fault_[3u] = e92;
+                    const u64 e113 = (((u64)v15) | ((u64)((u64)((u64)v16) << (32ul & 63))));
+                    strata_fault_[4u] = ((u32)e113);
+                    strata_fault_[5u] = ((u32)((u64)(e113 >> (32ul & 63))));
+                    const u32 e55 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e55;
+                    const u32 e57 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e57;
+                    const u32 e58 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e58;
+                }
+            } else {
+                const u32 v19 = strata_atomic_load(&strata_tile_reader_[e82]);
+                const u32 e118 = (v19 & 65535u);
+                if (((e118 != 0u) && (e118 != e100)) && (((v19 ^ e99) & 2147418112u) == 0u)) {
+                } else {
+                    (void)strata_atomic_xchg(&strata_tile_reader_[e82], e99);
+                    (void)strata_atomic_xchg(&strata_tile_reader_site_[e82], 5u);
+                }
+            }
+        }
+        const u32 v3 = tile[e82];
         strata_loaded0_ = v3;
     } else {
         const u32 v2 = strata_atomic_add(&strata_fault_[0u], 1u);
         if (v2 == 0u) {
             strata_fault_[1u] = 1u;
-            strata_fault_[2u] = ((u32)e24);
-            strata_fault_[3u] = ((u32)((u64)(e24 >> (32ul & 63))));
+            const u32 e90 = ((u32)e83);
+            strata_fault_[2u] = e90;
+            const u32 e92 = ((u32)((u64)(e83 >> (32ul & 63))));
+            strata_fault_[3u] = e92;
             strata_fault_[4u] = 8u;
             strata_fault_[5u] = 0u;
-            const u32 e19 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-            strata_fault_[6u] = e19;
-            const u32 e21 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-            strata_fault_[7u] = e21;
-            const u32 e22 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-            strata_fault_[8u] = e22;
+            const u32 e55 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+            strata_fault_[6u] = e55;
+            const u32 e57 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+            strata_fault_[7u] = e57;
+            const u32 e58 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+            strata_fault_[8u] = e58;
         }
     }
     const u32 v0 = strata_loaded0_;
-    const u32 e19 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-    const u64 e32 = ((u64)e19);
-    const u64 e34 = ((u64)out_len);
-    if (e32 < e34) {
-        out[e19] = v0;
+    const u32 e55 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+    const u64 e129 = ((u64)e55);
+    const u64 e131 = ((u64)out_len);
+    if (e129 < e131) {
+        out[e55] = v0;
     } else {
         const u32 v4 = strata_atomic_add(&strata_fault_[0u], 1u);
         if (v4 == 0u) {
             strata_fault_[1u] = 2u;
-            strata_fault_[2u] = ((u32)e32);
-            strata_fault_[3u] = ((u32)((u64)(e32 >> (32ul & 63))));
-            strata_fault_[4u] = ((u32)e34);
-            strata_fault_[5u] = ((u32)((u64)(e34 >> (32ul & 63))));
-            strata_fault_[6u] = e19;
-            const u32 e21 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-            strata_fault_[7u] = e21;
-            const u32 e22 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-            strata_fault_[8u] = e22;
+            strata_fault_[2u] = ((u32)e129);
+            strata_fault_[3u] = ((u32)((u64)(e129 >> (32ul & 63))));
+            strata_fault_[4u] = ((u32)e131);
+            strata_fault_[5u] = ((u32)((u64)(e131 >> (32ul & 63))));
+            strata_fault_[6u] = e55;
+            const u32 e57 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+            strata_fault_[7u] = e57;
+            const u32 e58 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+            strata_fault_[8u] = e58;
         }
     }
 }

@@ -102,48 +102,77 @@ extern "C" __global__ void planted_uninit_private(
 ) {
     u32 p[4] = {0};
     u32 strata_loaded0_ = 0;
+    u32 strata_phase_ = 0;
+    u32 strata_p_written_[4] = {0};
     strata_loaded0_ = 0u;
-    const u32 e1 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-    p[0u] = e1;
-    p[2u] = e1;
-    const u32 e4 = (e1 % 4u);
-    const u64 e5 = ((u64)e4);
-    if (e5 < 4ul) {
-        const u32 v4 = p[e4];
+    strata_phase_ = 0u;
+    strata_p_written_[0u] = 0u;
+    strata_p_written_[1u] = 0u;
+    strata_p_written_[2u] = 0u;
+    strata_p_written_[3u] = 0u;
+    strata_p_written_[0u] = 1u;
+    const u32 e4 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+    p[0u] = e4;
+    strata_p_written_[2u] = 1u;
+    p[2u] = e4;
+    const u32 e6 = (e4 % 4u);
+    const u64 e7 = ((u64)e6);
+    if (e7 < 4ul) {
+        const u32 v6 = strata_p_written_[e6];
+        if (v6 == 0u) {
+            const u32 v7 = strata_atomic_add(&strata_fault_[0u], 1u);
+            if (v7 == 0u) {
+                strata_fault_[1u] = 4u;
+                const u32 e14 = ((u32)e7);
+                strata_fault_[2u] = e14;
+                const u32 e17 = ((u32)((u64)(e7 >> (32ul & 63))));
+                strata_fault_[3u] = e17;
+                strata_fault_[4u] = 0u;
+                strata_fault_[5u] = 0u;
+                strata_fault_[6u] = e4;
+                const u32 e21 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e21;
+                const u32 e23 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e23;
+            }
+        }
+        const u32 v4 = p[e6];
         strata_loaded0_ = v4;
     } else {
         const u32 v3 = strata_atomic_add(&strata_fault_[0u], 1u);
         if (v3 == 0u) {
             strata_fault_[1u] = 2u;
-            strata_fault_[2u] = ((u32)e5);
-            strata_fault_[3u] = ((u32)((u64)(e5 >> (32ul & 63))));
+            const u32 e14 = ((u32)e7);
+            strata_fault_[2u] = e14;
+            const u32 e17 = ((u32)((u64)(e7 >> (32ul & 63))));
+            strata_fault_[3u] = e17;
             strata_fault_[4u] = 4u;
             strata_fault_[5u] = 0u;
-            strata_fault_[6u] = e1;
-            const u32 e20 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-            strata_fault_[7u] = e20;
-            const u32 e22 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-            strata_fault_[8u] = e22;
+            strata_fault_[6u] = e4;
+            const u32 e21 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+            strata_fault_[7u] = e21;
+            const u32 e23 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+            strata_fault_[8u] = e23;
         }
     }
     const u32 v0 = strata_loaded0_;
-    const u64 e23 = ((u64)e1);
-    const u64 e25 = ((u64)out_len);
-    if (e23 < e25) {
-        out[e1] = v0;
+    const u64 e27 = ((u64)e4);
+    const u64 e29 = ((u64)out_len);
+    if (e27 < e29) {
+        out[e4] = v0;
     } else {
         const u32 v5 = strata_atomic_add(&strata_fault_[0u], 1u);
         if (v5 == 0u) {
             strata_fault_[1u] = 3u;
-            strata_fault_[2u] = ((u32)e23);
-            strata_fault_[3u] = ((u32)((u64)(e23 >> (32ul & 63))));
-            strata_fault_[4u] = ((u32)e25);
-            strata_fault_[5u] = ((u32)((u64)(e25 >> (32ul & 63))));
-            strata_fault_[6u] = e1;
-            const u32 e20 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-            strata_fault_[7u] = e20;
-            const u32 e22 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-            strata_fault_[8u] = e22;
+            strata_fault_[2u] = ((u32)e27);
+            strata_fault_[3u] = ((u32)((u64)(e27 >> (32ul & 63))));
+            strata_fault_[4u] = ((u32)e29);
+            strata_fault_[5u] = ((u32)((u64)(e29 >> (32ul & 63))));
+            strata_fault_[6u] = e4;
+            const u32 e21 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+            strata_fault_[7u] = e21;
+            const u32 e23 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+            strata_fault_[8u] = e23;
         }
     }
 }

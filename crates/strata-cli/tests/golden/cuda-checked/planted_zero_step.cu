@@ -102,6 +102,8 @@ extern "C" __global__ void planted_zero_step(
     const u32 strata_fault__len
 ) {
     u32 v = 0;
+    u32 strata_phase_ = 0;
+    strata_phase_ = 0u;
     v = 0u;
     const u32 e1 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
     const u32 e6 = ((e1 == 5u) ? step : 1u);

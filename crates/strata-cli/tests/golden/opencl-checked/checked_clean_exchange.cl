@@ -10,144 +10,364 @@ __kernel void checked_clean_exchange(
     const uint strata_fault__len
 ) {
     __local uint tile[8];
+    __local uint strata_tile_writer_[8];
+    __local uint strata_tile_writer_site_[8];
+    __local uint strata_tile_reader_[8];
+    __local uint strata_tile_reader_site_[8];
     uint strata_loaded0_ = 0;
+    uint strata_phase_ = 0;
     strata_loaded0_ = 0u;
-    const uint e1 = (uint)get_global_id(0);
-    const ulong e2 = ((ulong)e1);
-    const ulong e4 = ((ulong)x_len);
-    const bool e5 = (e2 < e4);
-    if (e5) {
-        const uint v5 = x[e1];
+    strata_phase_ = 0u;
+    const uint e1 = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
+    for (uint v14 = e1; v14 < 8u; v14 += (((uint)get_local_size(0) * (uint)get_local_size(1)) * (uint)get_local_size(2))) {
+        strata_tile_writer_[v14] = 0u;
+        strata_tile_writer_site_[v14] = 0u;
+        strata_tile_reader_[v14] = 0u;
+        strata_tile_reader_site_[v14] = 0u;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const uint e9 = (uint)get_global_id(0);
+    const ulong e10 = ((ulong)e9);
+    const ulong e12 = ((ulong)x_len);
+    const bool e13 = (e10 < e12);
+    if (e13) {
+        const uint v5 = x[e9];
         strata_loaded0_ = v5;
     } else {
         const uint v4 = atomic_add(&strata_fault_[0u], 1u);
         if (v4 == 0u) {
             strata_fault_[1u] = 0u;
-            const uint e11 = ((uint)e2);
-            strata_fault_[2u] = e11;
-            const uint e15 = ((uint)((ulong)(e2 >> (32ul & 63))));
-            strata_fault_[3u] = e15;
-            const uint e17 = ((uint)e4);
-            strata_fault_[4u] = e17;
-            const uint e20 = ((uint)((ulong)(e4 >> (32ul & 63))));
-            strata_fault_[5u] = e20;
-            strata_fault_[6u] = e1;
-            const uint e23 = (uint)get_global_id(1);
-            strata_fault_[7u] = e23;
-            const uint e25 = (uint)get_global_id(2);
-            strata_fault_[8u] = e25;
+            const uint e19 = ((uint)e10);
+            strata_fault_[2u] = e19;
+            const uint e23 = ((uint)((ulong)(e10 >> (32ul & 63))));
+            strata_fault_[3u] = e23;
+            const uint e25 = ((uint)e12);
+            strata_fault_[4u] = e25;
+            const uint e28 = ((uint)((ulong)(e12 >> (32ul & 63))));
+            strata_fault_[5u] = e28;
+            strata_fault_[6u] = e9;
+            const uint e31 = (uint)get_global_id(1);
+            strata_fault_[7u] = e31;
+            const uint e32 = (uint)get_global_id(2);
+            strata_fault_[8u] = e32;
         }
     }
     const uint v0 = strata_loaded0_;
-    const uint e26 = (uint)get_local_id(0);
-    const ulong e27 = ((ulong)e26);
-    const bool e29 = (e27 < 8ul);
-    if (e29) {
-        tile[e26] = v0;
+    const uint e33 = (uint)get_local_id(0);
+    const ulong e34 = ((ulong)e33);
+    const bool e36 = (e34 < 8ul);
+    if (e36) {
+        const uint v15 = strata_phase_;
+        const uint e42 = (e1 + 1u);
+        const uint e45 = ((((uint)((uint)(v15 & 32767u) << (16u & 31))) | e42) | 2147483648u);
+        const uint v16 = atomic_xchg(&strata_tile_writer_[e33], e45);
+        const uint v17 = atomic_xchg(&strata_tile_writer_site_[e33], 7u);
+        const uint e48 = (v16 & 65535u);
+        const uint e50 = (e45 & 65535u);
+        if (((e48 != 0u) && (e48 != e50)) && (((v16 ^ e45) & 2147418112u) == 0u)) {
+            const uint v18 = atomic_add(&strata_fault_[0u], 1u);
+            if (v18 == 0u) {
+                strata_fault_[1u] = 7u;
+                const uint e60 = ((uint)e34);
+                strata_fault_[2u] = e60;
+                const uint e62 = ((uint)((ulong)(e34 >> (32ul & 63))));
+                strata_fault_[3u] = e62;
+                const ulong e67 = (((ulong)v16) | ((ulong)((ulong)((ulong)v17) << (32ul & 63))));
+                strata_fault_[4u] = ((uint)e67);
+                strata_fault_[5u] = ((uint)((ulong)(e67 >> (32ul & 63))));
+                strata_fault_[6u] = e9;
+                const uint e31 = (uint)get_global_id(1);
+                strata_fault_[7u] = e31;
+                const uint e32 = (uint)get_global_id(2);
+                strata_fault_[8u] = e32;
+            }
+        } else {
+            const uint v19 = atomic_or(&strata_tile_reader_[e33], (uint)0);
+            const uint v20 = atomic_or(&strata_tile_reader_site_[e33], (uint)0);
+            const uint e72 = (v19 & 65535u);
+            if (((e72 != 0u) && (e72 != e50)) && (((v19 ^ e45) & 2147418112u) == 0u)) {
+                const uint v21 = atomic_add(&strata_fault_[0u], 1u);
+                if (v21 == 0u) {
+                    strata_fault_[1u] = 7u;
+                    const uint e60 = ((uint)e34);
+                    strata_fault_[2u] = e60;
+                    const uint e62 = ((uint)((ulong)(e34 >> (32ul & 63))));
+                    strata_fault_[3u] = e62;
+                    const ulong e86 = (((ulong)v19) | ((ulong)((ulong)((ulong)v20) << (32ul & 63))));
+                    strata_fault_[4u] = ((uint)e86);
+                    strata_fault_[5u] = ((uint)((ulong)(e86 >> (32ul & 63))));
+                    strata_fault_[6u] = e9;
+                    const uint e31 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e31;
+                    const uint e32 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e32;
+                }
+            }
+            (void)atomic_xchg(&strata_tile_reader_[e33], 0u);
+        }
+        tile[e33] = v0;
     } else {
         const uint v6 = atomic_add(&strata_fault_[0u], 1u);
         if (v6 == 0u) {
             strata_fault_[1u] = 1u;
-            const uint e33 = ((uint)e27);
-            strata_fault_[2u] = e33;
-            const uint e35 = ((uint)((ulong)(e27 >> (32ul & 63))));
-            strata_fault_[3u] = e35;
+            const uint e60 = ((uint)e34);
+            strata_fault_[2u] = e60;
+            const uint e62 = ((uint)((ulong)(e34 >> (32ul & 63))));
+            strata_fault_[3u] = e62;
             strata_fault_[4u] = 8u;
             strata_fault_[5u] = 0u;
-            strata_fault_[6u] = e1;
-            const uint e23 = (uint)get_global_id(1);
-            strata_fault_[7u] = e23;
-            const uint e25 = (uint)get_global_id(2);
-            strata_fault_[8u] = e25;
+            strata_fault_[6u] = e9;
+            const uint e31 = (uint)get_global_id(1);
+            strata_fault_[7u] = e31;
+            const uint e32 = (uint)get_global_id(2);
+            strata_fault_[8u] = e32;
         }
     }
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const uint e36 = (7u - e26);
-    const ulong e37 = ((ulong)e36);
-    if (e37 < 8ul) {
-        const uint v8 = tile[e36];
+    const uint v22 = strata_phase_;
+    strata_phase_ = (v22 + 1u);
+    const uint e95 = (7u - e33);
+    const ulong e96 = ((ulong)e95);
+    if (e96 < 8ul) {
+        const uint v23 = strata_phase_;
+        const uint v24 = atomic_or(&strata_tile_writer_[e95], (uint)0);
+        const uint v25 = atomic_or(&strata_tile_writer_site_[e95], (uint)0);
+        if ((v24 & 2147483648u) == 0u) {
+            const uint v26 = atomic_add(&strata_fault_[0u], 1u);
+            if (v26 == 0u) {
+                strata_fault_[1u] = 8u;
+                const uint e103 = ((uint)e96);
+                strata_fault_[2u] = e103;
+                const uint e105 = ((uint)((ulong)(e96 >> (32ul & 63))));
+                strata_fault_[3u] = e105;
+                strata_fault_[4u] = 0u;
+                strata_fault_[5u] = 0u;
+                strata_fault_[6u] = e9;
+                const uint e31 = (uint)get_global_id(1);
+                strata_fault_[7u] = e31;
+                const uint e32 = (uint)get_global_id(2);
+                strata_fault_[8u] = e32;
+            }
+        } else {
+            const uint e106 = (v24 & 65535u);
+            const uint e42 = (e1 + 1u);
+            const uint e112 = ((((uint)((uint)(v23 & 32767u) << (16u & 31))) | e42) | 2147483648u);
+            const uint e113 = (e112 & 65535u);
+            if (((e106 != 0u) && (e106 != e113)) && (((v24 ^ e112) & 2147418112u) == 0u)) {
+                const uint v27 = atomic_add(&strata_fault_[0u], 1u);
+                if (v27 == 0u) {
+                    strata_fault_[1u] = 9u;
+                    const uint e103 = ((uint)e96);
+                    strata_fault_[2u] = e103;
+                    const uint e105 = ((uint)((ulong)(e96 >> (32ul & 63))));
+                    strata_fault_[3u] = e105;
+                    const ulong e127 = (((ulong)v24) | ((ulong)((ulong)((ulong)v25) << (32ul & 63))));
+                    strata_fault_[4u] = ((uint)e127);
+                    strata_fault_[5u] = ((uint)((ulong)(e127 >> (32ul & 63))));
+                    strata_fault_[6u] = e9;
+                    const uint e31 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e31;
+                    const uint e32 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e32;
+                }
+            } else {
+                const uint v28 = atomic_or(&strata_tile_reader_[e95], (uint)0);
+                const uint e132 = (v28 & 65535u);
+                if (((e132 != 0u) && (e132 != e113)) && (((v28 ^ e112) & 2147418112u) == 0u)) {
+                } else {
+                    (void)atomic_xchg(&strata_tile_reader_[e95], e112);
+                    (void)atomic_xchg(&strata_tile_reader_site_[e95], 9u);
+                }
+            }
+        }
+        const uint v8 = tile[e95];
         strata_loaded0_ = v8;
     } else {
         const uint v7 = atomic_add(&strata_fault_[0u], 1u);
         if (v7 == 0u) {
             strata_fault_[1u] = 2u;
-            strata_fault_[2u] = ((uint)e37);
-            strata_fault_[3u] = ((uint)((ulong)(e37 >> (32ul & 63))));
+            const uint e103 = ((uint)e96);
+            strata_fault_[2u] = e103;
+            const uint e105 = ((uint)((ulong)(e96 >> (32ul & 63))));
+            strata_fault_[3u] = e105;
             strata_fault_[4u] = 8u;
             strata_fault_[5u] = 0u;
-            strata_fault_[6u] = e1;
-            const uint e23 = (uint)get_global_id(1);
-            strata_fault_[7u] = e23;
-            const uint e25 = (uint)get_global_id(2);
-            strata_fault_[8u] = e25;
+            strata_fault_[6u] = e9;
+            const uint e31 = (uint)get_global_id(1);
+            strata_fault_[7u] = e31;
+            const uint e32 = (uint)get_global_id(2);
+            strata_fault_[8u] = e32;
         }
     }
     const uint v1 = strata_loaded0_;
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    if (e29) {
-        tile[e26] = (v1 + 1u);
+    const uint v29 = strata_phase_;
+    strata_phase_ = (v29 + 1u);
+    if (e36) {
+        const uint v30 = strata_phase_;
+        const uint e42 = (e1 + 1u);
+        const uint e149 = ((((uint)((uint)(v30 & 32767u) << (16u & 31))) | e42) | 2147483648u);
+        const uint v31 = atomic_xchg(&strata_tile_writer_[e33], e149);
+        const uint v32 = atomic_xchg(&strata_tile_writer_site_[e33], 10u);
+        const uint e152 = (v31 & 65535u);
+        const uint e154 = (e149 & 65535u);
+        if (((e152 != 0u) && (e152 != e154)) && (((v31 ^ e149) & 2147418112u) == 0u)) {
+            const uint v33 = atomic_add(&strata_fault_[0u], 1u);
+            if (v33 == 0u) {
+                strata_fault_[1u] = 10u;
+                const uint e60 = ((uint)e34);
+                strata_fault_[2u] = e60;
+                const uint e62 = ((uint)((ulong)(e34 >> (32ul & 63))));
+                strata_fault_[3u] = e62;
+                const ulong e167 = (((ulong)v31) | ((ulong)((ulong)((ulong)v32) << (32ul & 63))));
+                strata_fault_[4u] = ((uint)e167);
+                strata_fault_[5u] = ((uint)((ulong)(e167 >> (32ul & 63))));
+                strata_fault_[6u] = e9;
+                const uint e31 = (uint)get_global_id(1);
+                strata_fault_[7u] = e31;
+                const uint e32 = (uint)get_global_id(2);
+                strata_fault_[8u] = e32;
+            }
+        } else {
+            const uint v34 = atomic_or(&strata_tile_reader_[e33], (uint)0);
+            const uint v35 = atomic_or(&strata_tile_reader_site_[e33], (uint)0);
+            const uint e172 = (v34 & 65535u);
+            if (((e172 != 0u) && (e172 != e154)) && (((v34 ^ e149) & 2147418112u) == 0u)) {
+                const uint v36 = atomic_add(&strata_fault_[0u], 1u);
+                if (v36 == 0u) {
+                    strata_fault_[1u] = 10u;
+                    const uint e60 = ((uint)e34);
+                    strata_fault_[2u] = e60;
+                    const uint e62 = ((uint)((ulong)(e34 >> (32ul & 63))));
+                    strata_fault_[3u] = e62;
+                    const ulong e186 = (((ulong)v34) | ((ulong)((ulong)((ulong)v35) << (32ul & 63))));
+                    strata_fault_[4u] = ((uint)e186);
+                    strata_fault_[5u] = ((uint)((ulong)(e186 >> (32ul & 63))));
+                    strata_fault_[6u] = e9;
+                    const uint e31 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e31;
+                    const uint e32 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e32;
+                }
+            }
+            (void)atomic_xchg(&strata_tile_reader_[e33], 0u);
+        }
+        tile[e33] = (v1 + 1u);
     } else {
         const uint v9 = atomic_add(&strata_fault_[0u], 1u);
         if (v9 == 0u) {
             strata_fault_[1u] = 3u;
-            const uint e33 = ((uint)e27);
-            strata_fault_[2u] = e33;
-            const uint e35 = ((uint)((ulong)(e27 >> (32ul & 63))));
-            strata_fault_[3u] = e35;
+            const uint e60 = ((uint)e34);
+            strata_fault_[2u] = e60;
+            const uint e62 = ((uint)((ulong)(e34 >> (32ul & 63))));
+            strata_fault_[3u] = e62;
             strata_fault_[4u] = 8u;
             strata_fault_[5u] = 0u;
-            strata_fault_[6u] = e1;
-            const uint e23 = (uint)get_global_id(1);
-            strata_fault_[7u] = e23;
-            const uint e25 = (uint)get_global_id(2);
-            strata_fault_[8u] = e25;
+            strata_fault_[6u] = e9;
+            const uint e31 = (uint)get_global_id(1);
+            strata_fault_[7u] = e31;
+            const uint e32 = (uint)get_global_id(2);
+            strata_fault_[8u] = e32;
         }
     }
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    if (e29) {
-        const uint v11 = tile[e26];
+    const uint v37 = strata_phase_;
+    strata_phase_ = (v37 + 1u);
+    if (e36) {
+        const uint v38 = strata_phase_;
+        const uint v39 = atomic_or(&strata_tile_writer_[e33], (uint)0);
+        const uint v40 = atomic_or(&strata_tile_writer_site_[e33], (uint)0);
+        if ((v39 & 2147483648u) == 0u) {
+            const uint v41 = atomic_add(&strata_fault_[0u], 1u);
+            if (v41 == 0u) {
+                strata_fault_[1u] = 11u;
+                const uint e60 = ((uint)e34);
+                strata_fault_[2u] = e60;
+                const uint e62 = ((uint)((ulong)(e34 >> (32ul & 63))));
+                strata_fault_[3u] = e62;
+                strata_fault_[4u] = 0u;
+                strata_fault_[5u] = 0u;
+                strata_fault_[6u] = e9;
+                const uint e31 = (uint)get_global_id(1);
+                strata_fault_[7u] = e31;
+                const uint e32 = (uint)get_global_id(2);
+                strata_fault_[8u] = e32;
+            }
+        } else {
+            const uint e202 = (v39 & 65535u);
+            const uint e42 = (e1 + 1u);
+            const uint e208 = ((((uint)((uint)(v38 & 32767u) << (16u & 31))) | e42) | 2147483648u);
+            const uint e209 = (e208 & 65535u);
+            if (((e202 != 0u) && (e202 != e209)) && (((v39 ^ e208) & 2147418112u) == 0u)) {
+                const uint v42 = atomic_add(&strata_fault_[0u], 1u);
+                if (v42 == 0u) {
+                    strata_fault_[1u] = 12u;
+                    const uint e60 = ((uint)e34);
+                    strata_fault_[2u] = e60;
+                    const uint e62 = ((uint)((ulong)(e34 >> (32ul & 63))));
+                    strata_fault_[3u] = e62;
+                    const ulong e223 = (((ulong)v39) | ((ulong)((ulong)((ulong)v40) << (32ul & 63))));
+                    strata_fault_[4u] = ((uint)e223);
+                    strata_fault_[5u] = ((uint)((ulong)(e223 >> (32ul & 63))));
+                    strata_fault_[6u] = e9;
+                    const uint e31 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e31;
+                    const uint e32 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e32;
+                }
+            } else {
+                const uint v43 = atomic_or(&strata_tile_reader_[e33], (uint)0);
+                const uint e228 = (v43 & 65535u);
+                if (((e228 != 0u) && (e228 != e209)) && (((v43 ^ e208) & 2147418112u) == 0u)) {
+                } else {
+                    (void)atomic_xchg(&strata_tile_reader_[e33], e208);
+                    (void)atomic_xchg(&strata_tile_reader_site_[e33], 12u);
+                }
+            }
+        }
+        const uint v11 = tile[e33];
         strata_loaded0_ = v11;
     } else {
         const uint v10 = atomic_add(&strata_fault_[0u], 1u);
         if (v10 == 0u) {
             strata_fault_[1u] = 4u;
-            const uint e33 = ((uint)e27);
-            strata_fault_[2u] = e33;
-            const uint e35 = ((uint)((ulong)(e27 >> (32ul & 63))));
-            strata_fault_[3u] = e35;
+            const uint e60 = ((uint)e34);
+            strata_fault_[2u] = e60;
+            const uint e62 = ((uint)((ulong)(e34 >> (32ul & 63))));
+            strata_fault_[3u] = e62;
             strata_fault_[4u] = 8u;
             strata_fault_[5u] = 0u;
-            strata_fault_[6u] = e1;
-            const uint e23 = (uint)get_global_id(1);
-            strata_fault_[7u] = e23;
-            const uint e25 = (uint)get_global_id(2);
-            strata_fault_[8u] = e25;
+            strata_fault_[6u] = e9;
+            const uint e31 = (uint)get_global_id(1);
+            strata_fault_[7u] = e31;
+            const uint e32 = (uint)get_global_id(2);
+            strata_fault_[8u] = e32;
         }
     }
     const uint v2 = strata_loaded0_;
-    if (e5) {
-        x[e1] = v2;
+    if (e13) {
+        x[e9] = v2;
     } else {
         const uint v12 = atomic_add(&strata_fault_[0u], 1u);
         if (v12 == 0u) {
             strata_fault_[1u] = 5u;
-            const uint e11 = ((uint)e2);
-            strata_fault_[2u] = e11;
-            const uint e15 = ((uint)((ulong)(e2 >> (32ul & 63))));
-            strata_fault_[3u] = e15;
-            const uint e17 = ((uint)e4);
-            strata_fault_[4u] = e17;
-            const uint e20 = ((uint)((ulong)(e4 >> (32ul & 63))));
-            strata_fault_[5u] = e20;
-            strata_fault_[6u] = e1;
-            const uint e23 = (uint)get_global_id(1);
-            strata_fault_[7u] = e23;
-            const uint e25 = (uint)get_global_id(2);
-            strata_fault_[8u] = e25;
+            const uint e19 = ((uint)e10);
+            strata_fault_[2u] = e19;
+            const uint e23 = ((uint)((ulong)(e10 >> (32ul & 63))));
+            strata_fault_[3u] = e23;
+            const uint e25 = ((uint)e12);
+            strata_fault_[4u] = e25;
+            const uint e28 = ((uint)((ulong)(e12 >> (32ul & 63))));
+            strata_fault_[5u] = e28;
+            strata_fault_[6u] = e9;
+            const uint e31 = (uint)get_global_id(1);
+            strata_fault_[7u] = e31;
+            const uint e32 = (uint)get_global_id(2);
+            strata_fault_[8u] = e32;
         }
     }
-    const ulong e57 = ((ulong)count_len);
-    if (0ul < e57) {
+    const ulong e244 = ((ulong)count_len);
+    if (0ul < e244) {
         (void)atomic_add(&count[0u], 1u);
     } else {
         const uint v13 = atomic_add(&strata_fault_[0u], 1u);
@@ -155,13 +375,13 @@ __kernel void checked_clean_exchange(
             strata_fault_[1u] = 6u;
             strata_fault_[2u] = 0u;
             strata_fault_[3u] = 0u;
-            strata_fault_[4u] = ((uint)e57);
-            strata_fault_[5u] = ((uint)((ulong)(e57 >> (32ul & 63))));
-            strata_fault_[6u] = e1;
-            const uint e23 = (uint)get_global_id(1);
-            strata_fault_[7u] = e23;
-            const uint e25 = (uint)get_global_id(2);
-            strata_fault_[8u] = e25;
+            strata_fault_[4u] = ((uint)e244);
+            strata_fault_[5u] = ((uint)((ulong)(e244 >> (32ul & 63))));
+            strata_fault_[6u] = e9;
+            const uint e31 = (uint)get_global_id(1);
+            strata_fault_[7u] = e31;
+            const uint e32 = (uint)get_global_id(2);
+            strata_fault_[8u] = e32;
         }
     }
 }

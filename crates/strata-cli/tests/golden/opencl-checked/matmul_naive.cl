@@ -16,7 +16,9 @@ __kernel void matmul_naive(
 ) {
     float acc = 0;
     float strata_loaded0_ = 0;
+    uint strata_phase_ = 0;
     strata_loaded0_ = 0.0f;
+    strata_phase_ = 0u;
     const uint e2 = (uint)get_global_id(1);
     const uint e5 = (uint)get_global_id(0);
     if ((e2 < m) && (e5 < n)) {

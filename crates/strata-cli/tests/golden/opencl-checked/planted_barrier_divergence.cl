@@ -11,11 +11,13 @@ __kernel void planted_barrier_divergence(
     const uint strata_fault__len
 ) {
     __local uint strata_scratch_uint[STRATA_MAX_GROUP + 1];
-    const bool e2 = ((uint)get_local_id(0) < 3u);
+    uint strata_phase_ = 0;
+    strata_phase_ = 0u;
+    const bool e3 = ((uint)get_local_id(0) < 3u);
     uint v1;
     {
         const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        strata_scratch_uint[strata_lid] = (e2 ? 1u : 0u);
+        strata_scratch_uint[strata_lid] = (e3 ? 1u : 0u);
         barrier(CLK_LOCAL_MEM_FENCE);
         if (strata_lid == 0u) {
             uint strata_acc = (uint)0;
@@ -30,48 +32,52 @@ __kernel void planted_barrier_divergence(
         v1 = strata_scratch_uint[STRATA_MAX_GROUP];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
-    const uint e12 = (((uint)get_local_size(0) * (uint)get_local_size(1)) * (uint)get_local_size(2));
-    if ((v1 != 0u) && (v1 != e12)) {
+    const uint v3 = strata_phase_;
+    strata_phase_ = (v3 + 1u);
+    const uint e14 = (((uint)get_local_size(0) * (uint)get_local_size(1)) * (uint)get_local_size(2));
+    if ((v1 != 0u) && (v1 != e14)) {
         if (((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2))) == 0u) {
             const uint v2 = atomic_add(&strata_fault_[0u], 1u);
             if (v2 == 0u) {
                 strata_fault_[1u] = 1u;
-                const ulong e20 = ((ulong)v1);
-                strata_fault_[2u] = ((uint)e20);
-                strata_fault_[3u] = ((uint)((ulong)(e20 >> (32ul & 63))));
-                const ulong e26 = ((ulong)e12);
-                strata_fault_[4u] = ((uint)e26);
-                strata_fault_[5u] = ((uint)((ulong)(e26 >> (32ul & 63))));
-                const uint e32 = (uint)get_global_id(0);
-                strata_fault_[6u] = e32;
-                const uint e34 = (uint)get_global_id(1);
-                strata_fault_[7u] = e34;
-                const uint e36 = (uint)get_global_id(2);
-                strata_fault_[8u] = e36;
+                const ulong e22 = ((ulong)v1);
+                strata_fault_[2u] = ((uint)e22);
+                strata_fault_[3u] = ((uint)((ulong)(e22 >> (32ul & 63))));
+                const ulong e28 = ((ulong)e14);
+                strata_fault_[4u] = ((uint)e28);
+                strata_fault_[5u] = ((uint)((ulong)(e28 >> (32ul & 63))));
+                const uint e34 = (uint)get_global_id(0);
+                strata_fault_[6u] = e34;
+                const uint e36 = (uint)get_global_id(1);
+                strata_fault_[7u] = e36;
+                const uint e38 = (uint)get_global_id(2);
+                strata_fault_[8u] = e38;
             }
         }
         return;
     }
-    if (e2) {
+    if (e3) {
         barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-        const uint e32 = (uint)get_global_id(0);
-        const ulong e37 = ((ulong)e32);
-        const ulong e39 = ((ulong)out_len);
-        if (e37 < e39) {
-            out[e32] = 1u;
+        const uint v4 = strata_phase_;
+        strata_phase_ = (v4 + 1u);
+        const uint e34 = (uint)get_global_id(0);
+        const ulong e41 = ((ulong)e34);
+        const ulong e43 = ((ulong)out_len);
+        if (e41 < e43) {
+            out[e34] = 1u;
         } else {
             const uint v0 = atomic_add(&strata_fault_[0u], 1u);
             if (v0 == 0u) {
                 strata_fault_[1u] = 0u;
-                strata_fault_[2u] = ((uint)e37);
-                strata_fault_[3u] = ((uint)((ulong)(e37 >> (32ul & 63))));
-                strata_fault_[4u] = ((uint)e39);
-                strata_fault_[5u] = ((uint)((ulong)(e39 >> (32ul & 63))));
-                strata_fault_[6u] = e32;
-                const uint e34 = (uint)get_global_id(1);
-                strata_fault_[7u] = e34;
-                const uint e36 = (uint)get_global_id(2);
-                strata_fault_[8u] = e36;
+                strata_fault_[2u] = ((uint)e41);
+                strata_fault_[3u] = ((uint)((ulong)(e41 >> (32ul & 63))));
+                strata_fault_[4u] = ((uint)e43);
+                strata_fault_[5u] = ((uint)((ulong)(e43 >> (32ul & 63))));
+                strata_fault_[6u] = e34;
+                const uint e36 = (uint)get_global_id(1);
+                strata_fault_[7u] = e36;
+                const uint e38 = (uint)get_global_id(2);
+                strata_fault_[8u] = e38;
             }
         }
     }

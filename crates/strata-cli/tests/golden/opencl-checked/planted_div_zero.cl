@@ -12,7 +12,9 @@ __kernel void planted_div_zero(
     const uint strata_fault__len
 ) {
     int strata_loaded0_ = 0;
+    uint strata_phase_ = 0;
     strata_loaded0_ = 0;
+    strata_phase_ = 0u;
     const uint e2 = (uint)get_global_id(0);
     const ulong e3 = ((ulong)e2);
     const ulong e5 = ((ulong)d_len);

@@ -13,6 +13,8 @@ __kernel void planted_loop_barrier(
     __local uint strata_scratch_uint[STRATA_MAX_GROUP + 1];
     uint v = 0;
     uint strata_counter_ = 0;
+    uint strata_phase_ = 0;
+    strata_phase_ = 0u;
     v = 0u;
     strata_counter_ = 0u;
     for (;;) {
@@ -36,24 +38,26 @@ __kernel void planted_loop_barrier(
             v3 = strata_scratch_uint[STRATA_MAX_GROUP];
             barrier(CLK_LOCAL_MEM_FENCE);
         }
-        const uint e15 = (((uint)get_local_size(0) * (uint)get_local_size(1)) * (uint)get_local_size(2));
-        if ((v3 != 0u) && (v3 != e15)) {
+        const uint v6 = strata_phase_;
+        strata_phase_ = (v6 + 1u);
+        const uint e17 = (((uint)get_local_size(0) * (uint)get_local_size(1)) * (uint)get_local_size(2));
+        if ((v3 != 0u) && (v3 != e17)) {
             if (((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2))) == 0u) {
                 const uint v4 = atomic_add(&strata_fault_[0u], 1u);
                 if (v4 == 0u) {
                     strata_fault_[1u] = 0u;
-                    const ulong e23 = ((ulong)v3);
-                    strata_fault_[2u] = ((uint)e23);
-                    strata_fault_[3u] = ((uint)((ulong)(e23 >> (32ul & 63))));
-                    const ulong e29 = ((ulong)e15);
-                    strata_fault_[4u] = ((uint)e29);
-                    strata_fault_[5u] = ((uint)((ulong)(e29 >> (32ul & 63))));
-                    const uint e35 = (uint)get_global_id(0);
-                    strata_fault_[6u] = e35;
-                    const uint e37 = (uint)get_global_id(1);
-                    strata_fault_[7u] = e37;
-                    const uint e39 = (uint)get_global_id(2);
-                    strata_fault_[8u] = e39;
+                    const ulong e25 = ((ulong)v3);
+                    strata_fault_[2u] = ((uint)e25);
+                    strata_fault_[3u] = ((uint)((ulong)(e25 >> (32ul & 63))));
+                    const ulong e31 = ((ulong)e17);
+                    strata_fault_[4u] = ((uint)e31);
+                    strata_fault_[5u] = ((uint)((ulong)(e31 >> (32ul & 63))));
+                    const uint e37 = (uint)get_global_id(0);
+                    strata_fault_[6u] = e37;
+                    const uint e39 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e39;
+                    const uint e41 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e41;
                 }
             }
             return;
@@ -63,28 +67,30 @@ __kernel void planted_loop_barrier(
         }
         strata_counter_ = (i_0 + 1u);
         barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+        const uint v7 = strata_phase_;
+        strata_phase_ = (v7 + 1u);
         const uint v1 = v;
         v = (v1 + i_0);
     }
     const uint v2 = v;
-    const uint e35 = (uint)get_global_id(0);
-    const ulong e44 = ((ulong)e35);
-    const ulong e46 = ((ulong)out_len);
-    if (e44 < e46) {
-        out[e35] = v2;
+    const uint e37 = (uint)get_global_id(0);
+    const ulong e48 = ((ulong)e37);
+    const ulong e50 = ((ulong)out_len);
+    if (e48 < e50) {
+        out[e37] = v2;
     } else {
         const uint v5 = atomic_add(&strata_fault_[0u], 1u);
         if (v5 == 0u) {
             strata_fault_[1u] = 1u;
-            strata_fault_[2u] = ((uint)e44);
-            strata_fault_[3u] = ((uint)((ulong)(e44 >> (32ul & 63))));
-            strata_fault_[4u] = ((uint)e46);
-            strata_fault_[5u] = ((uint)((ulong)(e46 >> (32ul & 63))));
-            strata_fault_[6u] = e35;
-            const uint e37 = (uint)get_global_id(1);
-            strata_fault_[7u] = e37;
-            const uint e39 = (uint)get_global_id(2);
-            strata_fault_[8u] = e39;
+            strata_fault_[2u] = ((uint)e48);
+            strata_fault_[3u] = ((uint)((ulong)(e48 >> (32ul & 63))));
+            strata_fault_[4u] = ((uint)e50);
+            strata_fault_[5u] = ((uint)((ulong)(e50 >> (32ul & 63))));
+            strata_fault_[6u] = e37;
+            const uint e39 = (uint)get_global_id(1);
+            strata_fault_[7u] = e39;
+            const uint e41 = (uint)get_global_id(2);
+            strata_fault_[8u] = e41;
         }
     }
 }

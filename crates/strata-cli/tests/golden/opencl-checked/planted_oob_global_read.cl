@@ -10,7 +10,9 @@ __kernel void planted_oob_global_read(
     const uint strata_fault__len
 ) {
     uint strata_loaded0_ = 0;
+    uint strata_phase_ = 0;
     strata_loaded0_ = 0u;
+    strata_phase_ = 0u;
     const uint e1 = (uint)get_global_id(0);
     const uint e3 = (e1 + 1u);
     const ulong e4 = ((ulong)e3);

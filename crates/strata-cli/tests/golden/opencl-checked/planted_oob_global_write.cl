@@ -7,24 +7,26 @@ __kernel void planted_oob_global_write(
     __global uint* strata_fault_,
     const uint strata_fault__len
 ) {
-    const uint e0 = (uint)get_global_id(0);
-    if (e0 == 5u) {
-        const uint e4 = (e0 + 100u);
-        const ulong e5 = ((ulong)e4);
-        const ulong e7 = ((ulong)out_len);
-        if (e5 < e7) {
-            out[e4] = 1u;
+    uint strata_phase_ = 0;
+    strata_phase_ = 0u;
+    const uint e1 = (uint)get_global_id(0);
+    if (e1 == 5u) {
+        const uint e5 = (e1 + 100u);
+        const ulong e6 = ((ulong)e5);
+        const ulong e8 = ((ulong)out_len);
+        if (e6 < e8) {
+            out[e5] = 1u;
         } else {
             const uint v0 = atomic_add(&strata_fault_[0u], 1u);
             if (v0 == 0u) {
                 strata_fault_[1u] = 0u;
-                strata_fault_[2u] = ((uint)e5);
-                strata_fault_[3u] = ((uint)((ulong)(e5 >> (32ul & 63))));
-                const uint e20 = ((uint)e7);
+                strata_fault_[2u] = ((uint)e6);
+                strata_fault_[3u] = ((uint)((ulong)(e6 >> (32ul & 63))));
+                const uint e20 = ((uint)e8);
                 strata_fault_[4u] = e20;
-                const uint e22 = ((uint)((ulong)(e7 >> (32ul & 63))));
+                const uint e22 = ((uint)((ulong)(e8 >> (32ul & 63))));
                 strata_fault_[5u] = e22;
-                strata_fault_[6u] = e0;
+                strata_fault_[6u] = e1;
                 const uint e25 = (uint)get_global_id(1);
                 strata_fault_[7u] = e25;
                 const uint e27 = (uint)get_global_id(2);
@@ -32,22 +34,22 @@ __kernel void planted_oob_global_write(
             }
         }
     }
-    if (e0 != 5u) {
-        const ulong e29 = ((ulong)e0);
-        const ulong e7 = ((ulong)out_len);
-        if (e29 < e7) {
-            out[e0] = e0;
+    if (e1 != 5u) {
+        const ulong e29 = ((ulong)e1);
+        const ulong e8 = ((ulong)out_len);
+        if (e29 < e8) {
+            out[e1] = e1;
         } else {
             const uint v1 = atomic_add(&strata_fault_[0u], 1u);
             if (v1 == 0u) {
                 strata_fault_[1u] = 1u;
                 strata_fault_[2u] = ((uint)e29);
                 strata_fault_[3u] = ((uint)((ulong)(e29 >> (32ul & 63))));
-                const uint e20 = ((uint)e7);
+                const uint e20 = ((uint)e8);
                 strata_fault_[4u] = e20;
-                const uint e22 = ((uint)((ulong)(e7 >> (32ul & 63))));
+                const uint e22 = ((uint)((ulong)(e8 >> (32ul & 63))));
                 strata_fault_[5u] = e22;
-                strata_fault_[6u] = e0;
+                strata_fault_[6u] = e1;
                 const uint e25 = (uint)get_global_id(1);
                 strata_fault_[7u] = e25;
                 const uint e27 = (uint)get_global_id(2);

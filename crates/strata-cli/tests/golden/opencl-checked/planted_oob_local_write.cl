@@ -8,98 +8,269 @@ __kernel void planted_oob_local_write(
     const uint strata_fault__len
 ) {
     __local uint tile[4];
+    __local uint strata_tile_writer_[4];
+    __local uint strata_tile_writer_site_[4];
+    __local uint strata_tile_reader_[4];
+    __local uint strata_tile_reader_site_[4];
     uint strata_loaded0_ = 0;
+    uint strata_phase_ = 0;
     strata_loaded0_ = 0u;
-    const uint e1 = (uint)get_local_id(0);
-    if (e1 < 4u) {
-        const ulong e4 = ((ulong)e1);
-        const bool e6 = (e4 < 4ul);
-        if (e6) {
-            tile[e1] = e1;
+    strata_phase_ = 0u;
+    const uint e1 = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
+    for (uint v6 = e1; v6 < 4u; v6 += (((uint)get_local_size(0) * (uint)get_local_size(1)) * (uint)get_local_size(2))) {
+        strata_tile_writer_[v6] = 0u;
+        strata_tile_writer_site_[v6] = 0u;
+        strata_tile_reader_[v6] = 0u;
+        strata_tile_reader_site_[v6] = 0u;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const uint e9 = (uint)get_local_id(0);
+    if (e9 < 4u) {
+        const ulong e11 = ((ulong)e9);
+        const bool e13 = (e11 < 4ul);
+        if (e13) {
+            const uint v7 = strata_phase_;
+            const uint e20 = (e1 + 1u);
+            const uint e23 = ((((uint)((uint)(v7 & 32767u) << (16u & 31))) | e20) | 2147483648u);
+            const uint v8 = atomic_xchg(&strata_tile_writer_[e9], e23);
+            const uint v9 = atomic_xchg(&strata_tile_writer_site_[e9], 4u);
+            const uint e26 = (v8 & 65535u);
+            const uint e28 = (e23 & 65535u);
+            if (((e26 != 0u) && (e26 != e28)) && (((v8 ^ e23) & 2147418112u) == 0u)) {
+                const uint v10 = atomic_add(&strata_fault_[0u], 1u);
+                if (v10 == 0u) {
+                    strata_fault_[1u] = 4u;
+                    const uint e39 = ((uint)e11);
+                    strata_fault_[2u] = e39;
+                    const uint e43 = ((uint)((ulong)(e11 >> (32ul & 63))));
+                    strata_fault_[3u] = e43;
+                    const ulong e48 = (((ulong)v8) | ((ulong)((ulong)((ulong)v9) << (32ul & 63))));
+                    strata_fault_[4u] = ((uint)e48);
+                    strata_fault_[5u] = ((uint)((ulong)(e48 >> (32ul & 63))));
+                    const uint e54 = (uint)get_global_id(0);
+                    strata_fault_[6u] = e54;
+                    const uint e56 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e56;
+                    const uint e58 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e58;
+                }
+            } else {
+                const uint v11 = atomic_or(&strata_tile_reader_[e9], (uint)0);
+                const uint v12 = atomic_or(&strata_tile_reader_site_[e9], (uint)0);
+                const uint e60 = (v11 & 65535u);
+                if (((e60 != 0u) && (e60 != e28)) && (((v11 ^ e23) & 2147418112u) == 0u)) {
+                    const uint v13 = atomic_add(&strata_fault_[0u], 1u);
+                    if (v13 == 0u) {
+                        strata_fault_[1u] = 4u;
+                        const uint e39 = ((uint)e11);
+                        strata_fault_[2u] = e39;
+                        const uint e43 = ((uint)((ulong)(e11 >> (32ul & 63))));
+                        strata_fault_[3u] = e43;
+                        const ulong e74 = (((ulong)v11) | ((ulong)((ulong)((ulong)v12) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e74);
+                        strata_fault_[5u] = ((uint)((ulong)(e74 >> (32ul & 63))));
+                        const uint e54 = (uint)get_global_id(0);
+                        strata_fault_[6u] = e54;
+                        const uint e56 = (uint)get_global_id(1);
+                        strata_fault_[7u] = e56;
+                        const uint e58 = (uint)get_global_id(2);
+                        strata_fault_[8u] = e58;
+                    }
+                }
+                (void)atomic_xchg(&strata_tile_reader_[e9], 0u);
+            }
+            tile[e9] = e9;
         } else {
             const uint v1 = atomic_add(&strata_fault_[0u], 1u);
             if (v1 == 0u) {
                 strata_fault_[1u] = 0u;
-                const uint e11 = ((uint)e4);
-                strata_fault_[2u] = e11;
-                const uint e15 = ((uint)((ulong)(e4 >> (32ul & 63))));
-                strata_fault_[3u] = e15;
+                const uint e39 = ((uint)e11);
+                strata_fault_[2u] = e39;
+                const uint e43 = ((uint)((ulong)(e11 >> (32ul & 63))));
+                strata_fault_[3u] = e43;
                 strata_fault_[4u] = 4u;
                 strata_fault_[5u] = 0u;
-                const uint e18 = (uint)get_global_id(0);
-                strata_fault_[6u] = e18;
-                const uint e20 = (uint)get_global_id(1);
-                strata_fault_[7u] = e20;
-                const uint e22 = (uint)get_global_id(2);
-                strata_fault_[8u] = e22;
+                const uint e54 = (uint)get_global_id(0);
+                strata_fault_[6u] = e54;
+                const uint e56 = (uint)get_global_id(1);
+                strata_fault_[7u] = e56;
+                const uint e58 = (uint)get_global_id(2);
+                strata_fault_[8u] = e58;
             }
         }
     }
-    if (e1 == 4u) {
-        const ulong e4 = ((ulong)e1);
-        const bool e6 = (e4 < 4ul);
-        if (e6) {
-            tile[e1] = 99u;
+    if (e9 == 4u) {
+        const ulong e11 = ((ulong)e9);
+        const bool e13 = (e11 < 4ul);
+        if (e13) {
+            const uint v14 = strata_phase_;
+            const uint e20 = (e1 + 1u);
+            const uint e85 = ((((uint)((uint)(v14 & 32767u) << (16u & 31))) | e20) | 2147483648u);
+            const uint v15 = atomic_xchg(&strata_tile_writer_[e9], e85);
+            const uint v16 = atomic_xchg(&strata_tile_writer_site_[e9], 5u);
+            const uint e87 = (v15 & 65535u);
+            const uint e89 = (e85 & 65535u);
+            if (((e87 != 0u) && (e87 != e89)) && (((v15 ^ e85) & 2147418112u) == 0u)) {
+                const uint v17 = atomic_add(&strata_fault_[0u], 1u);
+                if (v17 == 0u) {
+                    strata_fault_[1u] = 5u;
+                    const uint e39 = ((uint)e11);
+                    strata_fault_[2u] = e39;
+                    const uint e43 = ((uint)((ulong)(e11 >> (32ul & 63))));
+                    strata_fault_[3u] = e43;
+                    const ulong e102 = (((ulong)v15) | ((ulong)((ulong)((ulong)v16) << (32ul & 63))));
+                    strata_fault_[4u] = ((uint)e102);
+                    strata_fault_[5u] = ((uint)((ulong)(e102 >> (32ul & 63))));
+                    const uint e54 = (uint)get_global_id(0);
+                    strata_fault_[6u] = e54;
+                    const uint e56 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e56;
+                    const uint e58 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e58;
+                }
+            } else {
+                const uint v18 = atomic_or(&strata_tile_reader_[e9], (uint)0);
+                const uint v19 = atomic_or(&strata_tile_reader_site_[e9], (uint)0);
+                const uint e107 = (v18 & 65535u);
+                if (((e107 != 0u) && (e107 != e89)) && (((v18 ^ e85) & 2147418112u) == 0u)) {
+                    const uint v20 = atomic_add(&strata_fault_[0u], 1u);
+                    if (v20 == 0u) {
+                        strata_fault_[1u] = 5u;
+                        const uint e39 = ((uint)e11);
+                        strata_fault_[2u] = e39;
+                        const uint e43 = ((uint)((ulong)(e11 >> (32ul & 63))));
+                        strata_fault_[3u] = e43;
+                        const ulong e121 = (((ulong)v18) | ((ulong)((ulong)((ulong)v19) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e121);
+                        strata_fault_[5u] = ((uint)((ulong)(e121 >> (32ul & 63))));
+                        const uint e54 = (uint)get_global_id(0);
+                        strata_fault_[6u] = e54;
+                        const uint e56 = (uint)get_global_id(1);
+                        strata_fault_[7u] = e56;
+                        const uint e58 = (uint)get_global_id(2);
+                        strata_fault_[8u] = e58;
+                    }
+                }
+                (void)atomic_xchg(&strata_tile_reader_[e9], 0u);
+            }
+            tile[e9] = 99u;
         } else {
             const uint v2 = atomic_add(&strata_fault_[0u], 1u);
             if (v2 == 0u) {
                 strata_fault_[1u] = 1u;
-                const uint e11 = ((uint)e4);
-                strata_fault_[2u] = e11;
-                const uint e15 = ((uint)((ulong)(e4 >> (32ul & 63))));
-                strata_fault_[3u] = e15;
+                const uint e39 = ((uint)e11);
+                strata_fault_[2u] = e39;
+                const uint e43 = ((uint)((ulong)(e11 >> (32ul & 63))));
+                strata_fault_[3u] = e43;
                 strata_fault_[4u] = 4u;
                 strata_fault_[5u] = 0u;
-                const uint e18 = (uint)get_global_id(0);
-                strata_fault_[6u] = e18;
-                const uint e20 = (uint)get_global_id(1);
-                strata_fault_[7u] = e20;
-                const uint e22 = (uint)get_global_id(2);
-                strata_fault_[8u] = e22;
+                const uint e54 = (uint)get_global_id(0);
+                strata_fault_[6u] = e54;
+                const uint e56 = (uint)get_global_id(1);
+                strata_fault_[7u] = e56;
+                const uint e58 = (uint)get_global_id(2);
+                strata_fault_[8u] = e58;
             }
         }
     }
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const uint e27 = (e1 % 4u);
-    const ulong e28 = ((ulong)e27);
-    if (e28 < 4ul) {
-        const uint v4 = tile[e27];
+    const uint v21 = strata_phase_;
+    strata_phase_ = (v21 + 1u);
+    const uint e130 = (e9 % 4u);
+    const ulong e131 = ((ulong)e130);
+    if (e131 < 4ul) {
+        const uint v22 = strata_phase_;
+        const uint v23 = atomic_or(&strata_tile_writer_[e130], (uint)0);
+        const uint v24 = atomic_or(&strata_tile_writer_site_[e130], (uint)0);
+        if ((v23 & 2147483648u) == 0u) {
+            const uint v25 = atomic_add(&strata_fault_[0u], 1u);
+            if (v25 == 0u) {
+                strata_fault_[1u] = 6u;
+                const uint e138 = ((uint)e131);
+                strata_fault_[2u] = e138;
+                const uint e140 = ((uint)((ulong)(e131 >> (32ul & 63))));
+                strata_fault_[3u] = e140;
+                strata_fault_[4u] = 0u;
+                strata_fault_[5u] = 0u;
+                const uint e54 = (uint)get_global_id(0);
+                strata_fault_[6u] = e54;
+                const uint e56 = (uint)get_global_id(1);
+                strata_fault_[7u] = e56;
+                const uint e58 = (uint)get_global_id(2);
+                strata_fault_[8u] = e58;
+            }
+        } else {
+            const uint e141 = (v23 & 65535u);
+            const uint e20 = (e1 + 1u);
+            const uint e147 = ((((uint)((uint)(v22 & 32767u) << (16u & 31))) | e20) | 2147483648u);
+            const uint e148 = (e147 & 65535u);
+            if (((e141 != 0u) && (e141 != e148)) && (((v23 ^ e147) & 2147418112u) == 0u)) {
+                const uint v26 = atomic_add(&strata_fault_[0u], 1u);
+                if (v26 == 0u) {
+                    strata_fault_[1u] = 7u;
+                    const uint e138 = ((uint)e131);
+                    strata_fault_[2u] = e138;
+                    const uint e140 = ((uint)((ulong)(e131 >> (32ul & 63))));
+                    strata_fault_[3u] = e140;
+                    const ulong e161 = (((ulong)v23) | ((ulong)((ulong)((ulong)v24) << (32ul & 63))));
+                    strata_fault_[4u] = ((uint)e161);
+                    strata_fault_[5u] = ((uint)((ulong)(e161 >> (32ul & 63))));
+                    const uint e54 = (uint)get_global_id(0);
+                    strata_fault_[6u] = e54;
+                    const uint e56 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e56;
+                    const uint e58 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e58;
+                }
+            } else {
+                const uint v27 = atomic_or(&strata_tile_reader_[e130], (uint)0);
+                const uint e166 = (v27 & 65535u);
+                if (((e166 != 0u) && (e166 != e148)) && (((v27 ^ e147) & 2147418112u) == 0u)) {
+                } else {
+                    (void)atomic_xchg(&strata_tile_reader_[e130], e147);
+                    (void)atomic_xchg(&strata_tile_reader_site_[e130], 7u);
+                }
+            }
+        }
+        const uint v4 = tile[e130];
         strata_loaded0_ = v4;
     } else {
         const uint v3 = atomic_add(&strata_fault_[0u], 1u);
         if (v3 == 0u) {
             strata_fault_[1u] = 2u;
-            strata_fault_[2u] = ((uint)e28);
-            strata_fault_[3u] = ((uint)((ulong)(e28 >> (32ul & 63))));
+            const uint e138 = ((uint)e131);
+            strata_fault_[2u] = e138;
+            const uint e140 = ((uint)((ulong)(e131 >> (32ul & 63))));
+            strata_fault_[3u] = e140;
             strata_fault_[4u] = 4u;
             strata_fault_[5u] = 0u;
-            const uint e18 = (uint)get_global_id(0);
-            strata_fault_[6u] = e18;
-            const uint e20 = (uint)get_global_id(1);
-            strata_fault_[7u] = e20;
-            const uint e22 = (uint)get_global_id(2);
-            strata_fault_[8u] = e22;
+            const uint e54 = (uint)get_global_id(0);
+            strata_fault_[6u] = e54;
+            const uint e56 = (uint)get_global_id(1);
+            strata_fault_[7u] = e56;
+            const uint e58 = (uint)get_global_id(2);
+            strata_fault_[8u] = e58;
         }
     }
     const uint v0 = strata_loaded0_;
-    const uint e18 = (uint)get_global_id(0);
-    const ulong e36 = ((ulong)e18);
-    const ulong e38 = ((ulong)out_len);
-    if (e36 < e38) {
-        out[e18] = v0;
+    const uint e54 = (uint)get_global_id(0);
+    const ulong e177 = ((ulong)e54);
+    const ulong e179 = ((ulong)out_len);
+    if (e177 < e179) {
+        out[e54] = v0;
     } else {
         const uint v5 = atomic_add(&strata_fault_[0u], 1u);
         if (v5 == 0u) {
             strata_fault_[1u] = 3u;
-            strata_fault_[2u] = ((uint)e36);
-            strata_fault_[3u] = ((uint)((ulong)(e36 >> (32ul & 63))));
-            strata_fault_[4u] = ((uint)e38);
-            strata_fault_[5u] = ((uint)((ulong)(e38 >> (32ul & 63))));
-            strata_fault_[6u] = e18;
-            const uint e20 = (uint)get_global_id(1);
-            strata_fault_[7u] = e20;
-            const uint e22 = (uint)get_global_id(2);
-            strata_fault_[8u] = e22;
+            strata_fault_[2u] = ((uint)e177);
+            strata_fault_[3u] = ((uint)((ulong)(e177 >> (32ul & 63))));
+            strata_fault_[4u] = ((uint)e179);
+            strata_fault_[5u] = ((uint)((ulong)(e179 >> (32ul & 63))));
+            strata_fault_[6u] = e54;
+            const uint e56 = (uint)get_global_id(1);
+            strata_fault_[7u] = e56;
+            const uint e58 = (uint)get_global_id(2);
+            strata_fault_[8u] = e58;
         }
     }
 }

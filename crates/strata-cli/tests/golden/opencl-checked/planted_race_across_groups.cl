@@ -7,6 +7,8 @@ __kernel void planted_race_across_groups(
     __global uint* strata_fault_,
     const uint strata_fault__len
 ) {
+    uint strata_phase_ = 0;
+    strata_phase_ = 0u;
     if ((uint)get_local_id(0) == 0u) {
         const ulong e5 = ((ulong)out_len);
         if (0ul < e5) {

@@ -8,7 +8,9 @@ __kernel void planted_race_read_write(
     const uint strata_fault__len
 ) {
     uint strata_loaded0_ = 0;
+    uint strata_phase_ = 0;
     strata_loaded0_ = 0u;
+    strata_phase_ = 0u;
     const uint e1 = (uint)get_global_id(0);
     const uint e6 = ((e1 < 7u) ? (e1 + 1u) : e1);
     const ulong e7 = ((ulong)e6);

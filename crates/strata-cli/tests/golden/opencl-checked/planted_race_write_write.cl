@@ -8,52 +8,216 @@ __kernel void planted_race_write_write(
     const uint strata_fault__len
 ) {
     __local uint tile[4];
+    __local uint strata_tile_writer_[4];
+    __local uint strata_tile_writer_site_[4];
+    __local uint strata_tile_reader_[4];
+    __local uint strata_tile_reader_site_[4];
     uint strata_loaded0_ = 0;
+    uint strata_phase_ = 0;
     strata_loaded0_ = 0u;
-    const uint e1 = (uint)get_local_id(0);
-    const ulong e2 = ((ulong)e1);
-    if (e2 < 4ul) {
-        tile[e1] = 0u;
+    strata_phase_ = 0u;
+    const uint e1 = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
+    for (uint v6 = e1; v6 < 4u; v6 += (((uint)get_local_size(0) * (uint)get_local_size(1)) * (uint)get_local_size(2))) {
+        strata_tile_writer_[v6] = 0u;
+        strata_tile_writer_site_[v6] = 0u;
+        strata_tile_reader_[v6] = 0u;
+        strata_tile_reader_site_[v6] = 0u;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const uint e9 = (uint)get_local_id(0);
+    const ulong e10 = ((ulong)e9);
+    if (e10 < 4ul) {
+        const uint v7 = strata_phase_;
+        const uint e19 = (e1 + 1u);
+        const uint e22 = ((((uint)((uint)(v7 & 32767u) << (16u & 31))) | e19) | 2147483648u);
+        const uint v8 = atomic_xchg(&strata_tile_writer_[e9], e22);
+        const uint v9 = atomic_xchg(&strata_tile_writer_site_[e9], 4u);
+        const uint e25 = (v8 & 65535u);
+        const uint e27 = (e22 & 65535u);
+        if (((e25 != 0u) && (e25 != e27)) && (((v8 ^ e22) & 2147418112u) == 0u)) {
+            const uint v10 = atomic_add(&strata_fault_[0u], 1u);
+            if (v10 == 0u) {
+                strata_fault_[1u] = 4u;
+                const uint e38 = ((uint)e10);
+                strata_fault_[2u] = e38;
+                const uint e42 = ((uint)((ulong)(e10 >> (32ul & 63))));
+                strata_fault_[3u] = e42;
+                const ulong e47 = (((ulong)v8) | ((ulong)((ulong)((ulong)v9) << (32ul & 63))));
+                strata_fault_[4u] = ((uint)e47);
+                strata_fault_[5u] = ((uint)((ulong)(e47 >> (32ul & 63))));
+                const uint e53 = (uint)get_global_id(0);
+                strata_fault_[6u] = e53;
+                const uint e55 = (uint)get_global_id(1);
+                strata_fault_[7u] = e55;
+                const uint e57 = (uint)get_global_id(2);
+                strata_fault_[8u] = e57;
+            }
+        } else {
+            const uint v11 = atomic_or(&strata_tile_reader_[e9], (uint)0);
+            const uint v12 = atomic_or(&strata_tile_reader_site_[e9], (uint)0);
+            const uint e59 = (v11 & 65535u);
+            if (((e59 != 0u) && (e59 != e27)) && (((v11 ^ e22) & 2147418112u) == 0u)) {
+                const uint v13 = atomic_add(&strata_fault_[0u], 1u);
+                if (v13 == 0u) {
+                    strata_fault_[1u] = 4u;
+                    const uint e38 = ((uint)e10);
+                    strata_fault_[2u] = e38;
+                    const uint e42 = ((uint)((ulong)(e10 >> (32ul & 63))));
+                    strata_fault_[3u] = e42;
+                    const ulong e73 = (((ulong)v11) | ((ulong)((ulong)((ulong)v12) << (32ul & 63))));
+                    strata_fault_[4u] = ((uint)e73);
+                    strata_fault_[5u] = ((uint)((ulong)(e73 >> (32ul & 63))));
+                    const uint e53 = (uint)get_global_id(0);
+                    strata_fault_[6u] = e53;
+                    const uint e55 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e55;
+                    const uint e57 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e57;
+                }
+            }
+            (void)atomic_xchg(&strata_tile_reader_[e9], 0u);
+        }
+        tile[e9] = 0u;
     } else {
         const uint v1 = atomic_add(&strata_fault_[0u], 1u);
         if (v1 == 0u) {
             strata_fault_[1u] = 0u;
-            strata_fault_[2u] = ((uint)e2);
-            strata_fault_[3u] = ((uint)((ulong)(e2 >> (32ul & 63))));
+            const uint e38 = ((uint)e10);
+            strata_fault_[2u] = e38;
+            const uint e42 = ((uint)((ulong)(e10 >> (32ul & 63))));
+            strata_fault_[3u] = e42;
             strata_fault_[4u] = 4u;
             strata_fault_[5u] = 0u;
-            const uint e17 = (uint)get_global_id(0);
-            strata_fault_[6u] = e17;
-            const uint e19 = (uint)get_global_id(1);
-            strata_fault_[7u] = e19;
-            const uint e21 = (uint)get_global_id(2);
-            strata_fault_[8u] = e21;
+            const uint e53 = (uint)get_global_id(0);
+            strata_fault_[6u] = e53;
+            const uint e55 = (uint)get_global_id(1);
+            strata_fault_[7u] = e55;
+            const uint e57 = (uint)get_global_id(2);
+            strata_fault_[8u] = e57;
         }
     }
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    tile[0u] = e1;
+    const uint v14 = strata_phase_;
+    strata_phase_ = (v14 + 1u);
+    const uint v15 = strata_phase_;
+    const uint e19 = (e1 + 1u);
+    const uint e85 = ((((uint)((uint)(v15 & 32767u) << (16u & 31))) | e19) | 2147483648u);
+    const uint v16 = atomic_xchg(&strata_tile_writer_[0u], e85);
+    const uint v17 = atomic_xchg(&strata_tile_writer_site_[0u], 5u);
+    const uint e87 = (v16 & 65535u);
+    const uint e89 = (e85 & 65535u);
+    if (((e87 != 0u) && (e87 != e89)) && (((v16 ^ e85) & 2147418112u) == 0u)) {
+        const uint v18 = atomic_add(&strata_fault_[0u], 1u);
+        if (v18 == 0u) {
+            strata_fault_[1u] = 5u;
+            strata_fault_[2u] = 0u;
+            strata_fault_[3u] = 0u;
+            const ulong e102 = (((ulong)v16) | ((ulong)((ulong)((ulong)v17) << (32ul & 63))));
+            strata_fault_[4u] = ((uint)e102);
+            strata_fault_[5u] = ((uint)((ulong)(e102 >> (32ul & 63))));
+            const uint e53 = (uint)get_global_id(0);
+            strata_fault_[6u] = e53;
+            const uint e55 = (uint)get_global_id(1);
+            strata_fault_[7u] = e55;
+            const uint e57 = (uint)get_global_id(2);
+            strata_fault_[8u] = e57;
+        }
+    } else {
+        const uint v19 = atomic_or(&strata_tile_reader_[0u], (uint)0);
+        const uint v20 = atomic_or(&strata_tile_reader_site_[0u], (uint)0);
+        const uint e107 = (v19 & 65535u);
+        if (((e107 != 0u) && (e107 != e89)) && (((v19 ^ e85) & 2147418112u) == 0u)) {
+            const uint v21 = atomic_add(&strata_fault_[0u], 1u);
+            if (v21 == 0u) {
+                strata_fault_[1u] = 5u;
+                strata_fault_[2u] = 0u;
+                strata_fault_[3u] = 0u;
+                const ulong e121 = (((ulong)v19) | ((ulong)((ulong)((ulong)v20) << (32ul & 63))));
+                strata_fault_[4u] = ((uint)e121);
+                strata_fault_[5u] = ((uint)((ulong)(e121 >> (32ul & 63))));
+                const uint e53 = (uint)get_global_id(0);
+                strata_fault_[6u] = e53;
+                const uint e55 = (uint)get_global_id(1);
+                strata_fault_[7u] = e55;
+                const uint e57 = (uint)get_global_id(2);
+                strata_fault_[8u] = e57;
+            }
+        }
+        (void)atomic_xchg(&strata_tile_reader_[0u], 0u);
+    }
+    tile[0u] = e9;
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+    const uint v22 = strata_phase_;
+    strata_phase_ = (v22 + 1u);
+    const uint v23 = strata_phase_;
+    const uint v24 = atomic_or(&strata_tile_writer_[0u], (uint)0);
+    const uint v25 = atomic_or(&strata_tile_writer_site_[0u], (uint)0);
+    if ((v24 & 2147483648u) == 0u) {
+        const uint v26 = atomic_add(&strata_fault_[0u], 1u);
+        if (v26 == 0u) {
+            strata_fault_[1u] = 6u;
+            strata_fault_[2u] = 0u;
+            strata_fault_[3u] = 0u;
+            strata_fault_[4u] = 0u;
+            strata_fault_[5u] = 0u;
+            const uint e53 = (uint)get_global_id(0);
+            strata_fault_[6u] = e53;
+            const uint e55 = (uint)get_global_id(1);
+            strata_fault_[7u] = e55;
+            const uint e57 = (uint)get_global_id(2);
+            strata_fault_[8u] = e57;
+        }
+    } else {
+        const uint e132 = (v24 & 65535u);
+        const uint e138 = ((((uint)((uint)(v23 & 32767u) << (16u & 31))) | e19) | 2147483648u);
+        const uint e139 = (e138 & 65535u);
+        if (((e132 != 0u) && (e132 != e139)) && (((v24 ^ e138) & 2147418112u) == 0u)) {
+            const uint v27 = atomic_add(&strata_fault_[0u], 1u);
+            if (v27 == 0u) {
+                strata_fault_[1u] = 7u;
+                strata_fault_[2u] = 0u;
+                strata_fault_[3u] = 0u;
+                const ulong e152 = (((ulong)v24) | ((ulong)((ulong)((ulong)v25) << (32ul & 63))));
+                strata_fault_[4u] = ((uint)e152);
+                strata_fault_[5u] = ((uint)((ulong)(e152 >> (32ul & 63))));
+                const uint e53 = (uint)get_global_id(0);
+                strata_fault_[6u] = e53;
+                const uint e55 = (uint)get_global_id(1);
+                strata_fault_[7u] = e55;
+                const uint e57 = (uint)get_global_id(2);
+                strata_fault_[8u] = e57;
+            }
+        } else {
+            const uint v28 = atomic_or(&strata_tile_reader_[0u], (uint)0);
+            const uint e157 = (v28 & 65535u);
+            if (((e157 != 0u) && (e157 != e139)) && (((v28 ^ e138) & 2147418112u) == 0u)) {
+            } else {
+                (void)atomic_xchg(&strata_tile_reader_[0u], e138);
+                (void)atomic_xchg(&strata_tile_reader_site_[0u], 7u);
+            }
+        }
+    }
     const uint v4 = tile[0u];
     strata_loaded0_ = v4;
     const uint v0 = strata_loaded0_;
-    const uint e17 = (uint)get_global_id(0);
-    const ulong e23 = ((ulong)e17);
-    const ulong e25 = ((ulong)out_len);
-    if (e23 < e25) {
-        out[e17] = v0;
+    const uint e53 = (uint)get_global_id(0);
+    const ulong e166 = ((ulong)e53);
+    const ulong e168 = ((ulong)out_len);
+    if (e166 < e168) {
+        out[e53] = v0;
     } else {
         const uint v5 = atomic_add(&strata_fault_[0u], 1u);
         if (v5 == 0u) {
             strata_fault_[1u] = 3u;
-            strata_fault_[2u] = ((uint)e23);
-            strata_fault_[3u] = ((uint)((ulong)(e23 >> (32ul & 63))));
-            strata_fault_[4u] = ((uint)e25);
-            strata_fault_[5u] = ((uint)((ulong)(e25 >> (32ul & 63))));
-            strata_fault_[6u] = e17;
-            const uint e19 = (uint)get_global_id(1);
-            strata_fault_[7u] = e19;
-            const uint e21 = (uint)get_global_id(2);
-            strata_fault_[8u] = e21;
+            strata_fault_[2u] = ((uint)e166);
+            strata_fault_[3u] = ((uint)((ulong)(e166 >> (32ul & 63))));
+            strata_fault_[4u] = ((uint)e168);
+            strata_fault_[5u] = ((uint)((ulong)(e168 >> (32ul & 63))));
+            strata_fault_[6u] = e53;
+            const uint e55 = (uint)get_global_id(1);
+            strata_fault_[7u] = e55;
+            const uint e57 = (uint)get_global_id(2);
+            strata_fault_[8u] = e57;
         }
     }
 }

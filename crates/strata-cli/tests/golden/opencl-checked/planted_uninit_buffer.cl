@@ -10,7 +10,9 @@ __kernel void planted_uninit_buffer(
     const uint strata_fault__len
 ) {
     uint strata_loaded0_ = 0;
+    uint strata_phase_ = 0;
     strata_loaded0_ = 0u;
+    strata_phase_ = 0u;
     const uint e1 = (uint)get_global_id(0);
     const ulong e2 = ((ulong)e1);
     const ulong e4 = ((ulong)x_len);

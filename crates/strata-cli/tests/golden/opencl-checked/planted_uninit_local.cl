@@ -8,71 +8,194 @@ __kernel void planted_uninit_local(
     const uint strata_fault__len
 ) {
     __local uint tile[8];
+    __local uint strata_tile_writer_[8];
+    __local uint strata_tile_writer_site_[8];
+    __local uint strata_tile_reader_[8];
+    __local uint strata_tile_reader_site_[8];
     uint strata_loaded0_ = 0;
+    uint strata_phase_ = 0;
     strata_loaded0_ = 0u;
-    const uint e1 = (uint)get_local_id(0);
-    if (e1 < 4u) {
-        const ulong e4 = ((ulong)e1);
-        if (e4 < 8ul) {
-            tile[e1] = e1;
+    strata_phase_ = 0u;
+    const uint e1 = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
+    for (uint v5 = e1; v5 < 8u; v5 += (((uint)get_local_size(0) * (uint)get_local_size(1)) * (uint)get_local_size(2))) {
+        strata_tile_writer_[v5] = 0u;
+        strata_tile_writer_site_[v5] = 0u;
+        strata_tile_reader_[v5] = 0u;
+        strata_tile_reader_site_[v5] = 0u;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const uint e9 = (uint)get_local_id(0);
+    if (e9 < 4u) {
+        const ulong e12 = ((ulong)e9);
+        if (e12 < 8ul) {
+            const uint v6 = strata_phase_;
+            const uint e21 = (e1 + 1u);
+            const uint e24 = ((((uint)((uint)(v6 & 32767u) << (16u & 31))) | e21) | 2147483648u);
+            const uint v7 = atomic_xchg(&strata_tile_writer_[e9], e24);
+            const uint v8 = atomic_xchg(&strata_tile_writer_site_[e9], 3u);
+            const uint e28 = (v7 & 65535u);
+            const uint e30 = (e24 & 65535u);
+            if (((e28 != 0u) && (e28 != e30)) && (((v7 ^ e24) & 2147418112u) == 0u)) {
+                const uint v9 = atomic_add(&strata_fault_[0u], 1u);
+                if (v9 == 0u) {
+                    strata_fault_[1u] = 3u;
+                    const uint e41 = ((uint)e12);
+                    strata_fault_[2u] = e41;
+                    const uint e44 = ((uint)((ulong)(e12 >> (32ul & 63))));
+                    strata_fault_[3u] = e44;
+                    const ulong e49 = (((ulong)v7) | ((ulong)((ulong)((ulong)v8) << (32ul & 63))));
+                    strata_fault_[4u] = ((uint)e49);
+                    strata_fault_[5u] = ((uint)((ulong)(e49 >> (32ul & 63))));
+                    const uint e55 = (uint)get_global_id(0);
+                    strata_fault_[6u] = e55;
+                    const uint e57 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e57;
+                    const uint e58 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e58;
+                }
+            } else {
+                const uint v10 = atomic_or(&strata_tile_reader_[e9], (uint)0);
+                const uint v11 = atomic_or(&strata_tile_reader_site_[e9], (uint)0);
+                const uint e60 = (v10 & 65535u);
+                if (((e60 != 0u) && (e60 != e30)) && (((v10 ^ e24) & 2147418112u) == 0u)) {
+                    const uint v12 = atomic_add(&strata_fault_[0u], 1u);
+                    if (v12 == 0u) {
+                        strata_fault_[1u] = 3u;
+                        const uint e41 = ((uint)e12);
+                        strata_fault_[2u] = e41;
+                        const uint e44 = ((uint)((ulong)(e12 >> (32ul & 63))));
+                        strata_fault_[3u] = e44;
+                        const ulong e74 = (((ulong)v10) | ((ulong)((ulong)((ulong)v11) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e74);
+                        strata_fault_[5u] = ((uint)((ulong)(e74 >> (32ul & 63))));
+                        const uint e55 = (uint)get_global_id(0);
+                        strata_fault_[6u] = e55;
+                        const uint e57 = (uint)get_global_id(1);
+                        strata_fault_[7u] = e57;
+                        const uint e58 = (uint)get_global_id(2);
+                        strata_fault_[8u] = e58;
+                    }
+                }
+                (void)atomic_xchg(&strata_tile_reader_[e9], 0u);
+            }
+            tile[e9] = e9;
         } else {
             const uint v1 = atomic_add(&strata_fault_[0u], 1u);
             if (v1 == 0u) {
                 strata_fault_[1u] = 0u;
-                strata_fault_[2u] = ((uint)e4);
-                strata_fault_[3u] = ((uint)((ulong)(e4 >> (32ul & 63))));
+                const uint e41 = ((uint)e12);
+                strata_fault_[2u] = e41;
+                const uint e44 = ((uint)((ulong)(e12 >> (32ul & 63))));
+                strata_fault_[3u] = e44;
                 strata_fault_[4u] = 8u;
                 strata_fault_[5u] = 0u;
-                const uint e19 = (uint)get_global_id(0);
-                strata_fault_[6u] = e19;
-                const uint e21 = (uint)get_global_id(1);
-                strata_fault_[7u] = e21;
-                const uint e22 = (uint)get_global_id(2);
-                strata_fault_[8u] = e22;
+                const uint e55 = (uint)get_global_id(0);
+                strata_fault_[6u] = e55;
+                const uint e57 = (uint)get_global_id(1);
+                strata_fault_[7u] = e57;
+                const uint e58 = (uint)get_global_id(2);
+                strata_fault_[8u] = e58;
             }
         }
     }
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const uint e23 = (7u - e1);
-    const ulong e24 = ((ulong)e23);
-    if (e24 < 8ul) {
-        const uint v3 = tile[e23];
+    const uint v13 = strata_phase_;
+    strata_phase_ = (v13 + 1u);
+    const uint e82 = (7u - e9);
+    const ulong e83 = ((ulong)e82);
+    if (e83 < 8ul) {
+        const uint v14 = strata_phase_;
+        const uint v15 = atomic_or(&strata_tile_writer_[e82], (uint)0);
+        const uint v16 = atomic_or(&strata_tile_writer_site_[e82], (uint)0);
+        if ((v15 & 2147483648u) == 0u) {
+            const uint v17 = atomic_add(&strata_fault_[0u], 1u);
+            if (v17 == 0u) {
+                strata_fault_[1u] = 4u;
+                const uint e90 = ((uint)e83);
+                strata_fault_[2u] = e90;
+                const uint e92 = ((uint)((ulong)(e83 >> (32ul & 63))));
+                strata_fault_[3u] = e92;
+                strata_fault_[4u] = 0u;
+                strata_fault_[5u] = 0u;
+                const uint e55 = (uint)get_global_id(0);
+                strata_fault_[6u] = e55;
+                const uint e57 = (uint)get_global_id(1);
+                strata_fault_[7u] = e57;
+                const uint e58 = (uint)get_global_id(2);
+                strata_fault_[8u] = e58;
+            }
+        } else {
+            const uint e93 = (v15 & 65535u);
+            const uint e21 = (e1 + 1u);
+            const uint e99 = ((((uint)((uint)(v14 & 32767u) << (16u & 31))) | e21) | 2147483648u);
+            const uint e100 = (e99 & 65535u);
+            if (((e93 != 0u) && (e93 != e100)) && (((v15 ^ e99) & 2147418112u) == 0u)) {
+                const uint v18 = atomic_add(&strata_fault_[0u], 1u);
+                if (v18 == 0u) {
+                    strata_fault_[1u] = 5u;
+                    const uint e90 = ((uint)e83);
+                    strata_fault_[2u] = e90;
+                    const uint e92 = ((uint)((ulong)(e83 >> (32ul & 63))));
+                    strata_fault_[3u] = e92;
+                    const ulong e113 = (((ulong)v15) | ((ulong)((ulong)((ulong)v16) << (32ul & 63))));
+                    strata_fault_[4u] = ((uint)e113);
+                    strata_fault_[5u] = ((uint)((ulong)(e113 >> (32ul & 63))));
+                    const uint e55 = (uint)get_global_id(0);
+                    strata_fault_[6u] = e55;
+                    const uint e57 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e57;
+                    const uint e58 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e58;
+                }
+            } else {
+                const uint v19 = atomic_or(&strata_tile_reader_[e82], (uint)0);
+                const uint e118 = (v19 & 65535u);
+                if (((e118 != 0u) && (e118 != e100)) && (((v19 ^ e99) & 2147418112u) == 0u)) {
+                } else {
+                    (void)atomic_xchg(&strata_tile_reader_[e82], e99);
+                    (void)atomic_xchg(&strata_tile_reader_site_[e82], 5u);
+                }
+            }
+        }
+        const uint v3 = tile[e82];
         strata_loaded0_ = v3;
     } else {
         const uint v2 = atomic_add(&strata_fault_[0u], 1u);
         if (v2 == 0u) {
             strata_fault_[1u] = 1u;
-            strata_fault_[2u] = ((uint)e24);
-            strata_fault_[3u] = ((uint)((ulong)(e24 >> (32ul & 63))));
+            const uint e90 = ((uint)e83);
+            strata_fault_[2u] = e90;
+            const uint e92 = ((uint)((ulong)(e83 >> (32ul & 63))));
+            strata_fault_[3u] = e92;
             strata_fault_[4u] = 8u;
             strata_fault_[5u] = 0u;
-            const uint e19 = (uint)get_global_id(0);
-            strata_fault_[6u] = e19;
-            const uint e21 = (uint)get_global_id(1);
-            strata_fault_[7u] = e21;
-            const uint e22 = (uint)get_global_id(2);
-            strata_fault_[8u] = e22;
+            const uint e55 = (uint)get_global_id(0);
+            strata_fault_[6u] = e55;
+            const uint e57 = (uint)get_global_id(1);
+            strata_fault_[7u] = e57;
+            const uint e58 = (uint)get_global_id(2);
+            strata_fault_[8u] = e58;
         }
     }
     const uint v0 = strata_loaded0_;
-    const uint e19 = (uint)get_global_id(0);
-    const ulong e32 = ((ulong)e19);
-    const ulong e34 = ((ulong)out_len);
-    if (e32 < e34) {
-        out[e19] = v0;
+    const uint e55 = (uint)get_global_id(0);
+    const ulong e129 = ((ulong)e55);
+    const ulong e131 = ((ulong)out_len);
+    if (e129 < e131) {
+        out[e55] = v0;
     } else {
         const uint v4 = atomic_add(&strata_fault_[0u], 1u);
         if (v4 == 0u) {
             strata_fault_[1u] = 2u;
-            strata_fault_[2u] = ((uint)e32);
-            strata_fault_[3u] = ((uint)((ulong)(e32 >> (32ul & 63))));
-            strata_fault_[4u] = ((uint)e34);
-            strata_fault_[5u] = ((uint)((ulong)(e34 >> (32ul & 63))));
-            strata_fault_[6u] = e19;
-            const uint e21 = (uint)get_global_id(1);
-            strata_fault_[7u] = e21;
-            const uint e22 = (uint)get_global_id(2);
-            strata_fault_[8u] = e22;
+            strata_fault_[2u] = ((uint)e129);
+            strata_fault_[3u] = ((uint)((ulong)(e129 >> (32ul & 63))));
+            strata_fault_[4u] = ((uint)e131);
+            strata_fault_[5u] = ((uint)((ulong)(e131 >> (32ul & 63))));
+            strata_fault_[6u] = e55;
+            const uint e57 = (uint)get_global_id(1);
+            strata_fault_[7u] = e57;
+            const uint e58 = (uint)get_global_id(2);
+            strata_fault_[8u] = e58;
         }
     }
 }

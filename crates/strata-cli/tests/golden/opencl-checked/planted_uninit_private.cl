@@ -9,48 +9,77 @@ __kernel void planted_uninit_private(
 ) {
     uint p[4] = {0};
     uint strata_loaded0_ = 0;
+    uint strata_phase_ = 0;
+    uint strata_p_written_[4] = {0};
     strata_loaded0_ = 0u;
-    const uint e1 = (uint)get_global_id(0);
-    p[0u] = e1;
-    p[2u] = e1;
-    const uint e4 = (e1 % 4u);
-    const ulong e5 = ((ulong)e4);
-    if (e5 < 4ul) {
-        const uint v4 = p[e4];
+    strata_phase_ = 0u;
+    strata_p_written_[0u] = 0u;
+    strata_p_written_[1u] = 0u;
+    strata_p_written_[2u] = 0u;
+    strata_p_written_[3u] = 0u;
+    strata_p_written_[0u] = 1u;
+    const uint e4 = (uint)get_global_id(0);
+    p[0u] = e4;
+    strata_p_written_[2u] = 1u;
+    p[2u] = e4;
+    const uint e6 = (e4 % 4u);
+    const ulong e7 = ((ulong)e6);
+    if (e7 < 4ul) {
+        const uint v6 = strata_p_written_[e6];
+        if (v6 == 0u) {
+            const uint v7 = atomic_add(&strata_fault_[0u], 1u);
+            if (v7 == 0u) {
+                strata_fault_[1u] = 4u;
+                const uint e14 = ((uint)e7);
+                strata_fault_[2u] = e14;
+                const uint e17 = ((uint)((ulong)(e7 >> (32ul & 63))));
+                strata_fault_[3u] = e17;
+                strata_fault_[4u] = 0u;
+                strata_fault_[5u] = 0u;
+                strata_fault_[6u] = e4;
+                const uint e21 = (uint)get_global_id(1);
+                strata_fault_[7u] = e21;
+                const uint e23 = (uint)get_global_id(2);
+                strata_fault_[8u] = e23;
+            }
+        }
+        const uint v4 = p[e6];
         strata_loaded0_ = v4;
     } else {
         const uint v3 = atomic_add(&strata_fault_[0u], 1u);
         if (v3 == 0u) {
             strata_fault_[1u] = 2u;
-            strata_fault_[2u] = ((uint)e5);
-            strata_fault_[3u] = ((uint)((ulong)(e5 >> (32ul & 63))));
+            const uint e14 = ((uint)e7);
+            strata_fault_[2u] = e14;
+            const uint e17 = ((uint)((ulong)(e7 >> (32ul & 63))));
+            strata_fault_[3u] = e17;
             strata_fault_[4u] = 4u;
             strata_fault_[5u] = 0u;
-            strata_fault_[6u] = e1;
-            const uint e20 = (uint)get_global_id(1);
-            strata_fault_[7u] = e20;
-            const uint e22 = (uint)get_global_id(2);
-            strata_fault_[8u] = e22;
+            strata_fault_[6u] = e4;
+            const uint e21 = (uint)get_global_id(1);
+            strata_fault_[7u] = e21;
+            const uint e23 = (uint)get_global_id(2);
+            strata_fault_[8u] = e23;
         }
     }
     const uint v0 = strata_loaded0_;
-    const ulong e23 = ((ulong)e1);
-    const ulong e25 = ((ulong)out_len);
-    if (e23 < e25) {
-        out[e1] = v0;
+    const ulong e27 = ((ulong)e4);
+    const ulong e29 = ((ulong)out_len);
+    if (e27 < e29) {
+        out[e4] = v0;
     } else {
         const uint v5 = atomic_add(&strata_fault_[0u], 1u);
         if (v5 == 0u) {
             strata_fault_[1u] = 3u;
-            strata_fault_[2u] = ((uint)e23);
-            strata_fault_[3u] = ((uint)((ulong)(e23 >> (32ul & 63))));
-            strata_fault_[4u] = ((uint)e25);
-            strata_fault_[5u] = ((uint)((ulong)(e25 >> (32ul & 63))));
-            strata_fault_[6u] = e1;
-            const uint e20 = (uint)get_global_id(1);
-            strata_fault_[7u] = e20;
-            const uint e22 = (uint)get_global_id(2);
-            strata_fault_[8u] = e22;
+            strata_fault_[2u] = ((uint)e27);
+            strata_fault_[3u] = ((uint)((ulong)(e27 >> (32ul & 63))));
+            strata_fault_[4u] = ((uint)e29);
+            strata_fault_[5u] = ((uint)((ulong)(e29 >> (32ul & 63))));
+            strata_fault_[6u] = e4;
+            const uint e21 = (uint)get_global_id(1);
+            strata_fault_[7u] = e21;
+            const uint e23 = (uint)get_global_id(2);
+            strata_fault_[8u] = e23;
         }
     }
 }

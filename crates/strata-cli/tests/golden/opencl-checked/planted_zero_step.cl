@@ -9,6 +9,8 @@ __kernel void planted_zero_step(
     const uint strata_fault__len
 ) {
     uint v = 0;
+    uint strata_phase_ = 0;
+    strata_phase_ = 0u;
     v = 0u;
     const uint e1 = (uint)get_global_id(0);
     const uint e6 = ((e1 == 5u) ? step : 1u);

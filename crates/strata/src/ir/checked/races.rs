@@ -34,12 +34,25 @@
 //! 2–3) and the work-item; for a race word 4 holds the other access's shadow word and word
 //! 5 its site, from which the host names the other work-item (same work-group) and line.
 //!
-//! Not covered yet: global buffers (races within and across work-groups, reads of
-//! `Buffer::uninit` elements); the interpreter (`interp+checked`) still finds those.
+//! **Buffers.** Each buffer parameter the kernel stores to (not atomically: only those can
+//! race) gets a hidden `u32` buffer of [`SHADOW_WORDS`] words per element
+//! ([`HiddenRole::Shadow`], allocated zeroed by the launch): the last writer, its phase and
+//! site, the last reader since, its phase and site. A work-item is named by its group linear
+//! id × group size + local linear id + 1, a phase-and-site word is `phase << 16 | site`. Two
+//! accesses are unordered when their work-items differ and they are in the same phase of one
+//! work-group, or in different work-groups (unless the kernel holds a fence or an ordered
+//! atomic, [`orders_memory`]: the interpreter's rule). Stores and loads follow the rules of
+//! local memory; atomics and atomic loads of buffers are not checked (they race with
+//! nothing, and nothing here knows which buffer elements were written).
+//!
+//! Not covered (the interpreter, `interp+checked`, finds these): reads of `Buffer::uninit`
+//! elements nothing wrote; launch-sized local arrays; field views of buffers of structs;
+//! private variables that are not arrays. Phases are kept modulo 2^15 (local) and 2^16
+//! (buffers): accesses a multiple of that many barriers apart count as unordered.
 
 use super::{CheckSite, Rewriter, SiteKind};
 use crate::ir::{
-    ArrayLen, AtomicOp, AtomicOrder, BinaryOp, Block, Builtin, Expr, ExprId, Fence, LocalDecl,
+    Access, Elem, Function, HiddenParam, HiddenRole, Param, ParamId, ParamKind, ArrayLen, AtomicOp, AtomicOrder, BinaryOp, Block, Builtin, Expr, ExprId, Fence, LocalDecl,
     LocalId, Mem, PrivateDecl, PrivateId, Scalar, SourceLoc, Stmt, Type,
 };
 use std::collections::HashMap;
@@ -49,12 +62,54 @@ const INIT: u64 = 1 << 31;
 
 /// What the race checks of one kernel add ([`Rewriter::races`]).
 struct Shadow {
-    /// The work-group's phase (barriers and work-group collectives passed).
-    phase: PrivateId,
+    /// The work-group's phase (barriers and work-group collectives passed), where the
+    /// kernel has local arrays.
+    phase: Option<PrivateId>,
     /// Per checked local array: writer, writer's site, reader, reader's site.
     locals: HashMap<LocalId, [LocalId; 4]>,
     /// Per checked private array: its written flags.
     privates: HashMap<PrivateId, PrivateId>,
+    /// Per checked buffer parameter: its shadow buffer ([`HiddenRole::Shadow`]).
+    buffers: HashMap<ParamId, ParamId>,
+    /// Whether accesses of different work-groups race (the kernel has no fence and no
+    /// ordered atomic: [`orders_memory`]).
+    cross_group: bool,
+}
+
+/// `u32` words of a buffer's shadow per element ([`HiddenRole::Shadow`]): the last writer,
+/// its phase and site, the last reader since, its phase and site.
+pub const SHADOW_WORDS: u64 = 4;
+
+/// Whether `b` holds a fence or an atomic that releases or acquires: then the kernel may
+/// order its work-groups itself, which the race checks do not follow, and accesses of
+/// different work-groups are not reported (the interpreter's rule too).
+pub(crate) fn orders_memory(b: &[Stmt]) -> bool {
+    b.iter().any(|s| match s {
+        Stmt::MemFence { .. } => true,
+        Stmt::Atomic { order, .. } | Stmt::AtomicLoad { order, .. } => {
+            order.order != crate::ir::MemOrder::Relaxed
+        }
+        Stmt::If {
+            then, otherwise, ..
+        } => orders_memory(then) || orders_memory(otherwise),
+        Stmt::For { body, .. } | Stmt::Loop { body, .. } => orders_memory(body),
+        _ => false,
+    })
+}
+
+/// The user's buffer parameters that `b` stores to (not atomically): the ones that can race.
+fn stored_buffers(f: &Function, b: &[Stmt], out: &mut Vec<ParamId>) {
+    crate::ir::walk_block(b, &mut |s| {
+        if let Stmt::Store {
+            mem: Mem::Buffer(p),
+            ..
+        } = s
+        {
+            if !f.is_hidden(*p) && !out.contains(p) {
+                out.push(*p);
+            }
+        }
+    });
 }
 
 /// How an access touches memory, for the shadow.
@@ -72,15 +127,42 @@ impl Rewriter {
     /// user's kernel). Returns the statements to run first (the shadow's zeroing), and the
     /// body.
     pub(super) fn races(&mut self, body: Block, locals: usize, privates: usize) -> (Block, Block) {
-        let phase = self.private("strata_phase", None);
+        let arrays = self.f.privates.iter().take(privates).any(|p| p.len.is_some());
+        let fixed = self.f.locals.iter().take(locals).any(|l| matches!(l.len, ArrayLen::Fixed(_)));
+        let mut stored = Vec::new();
+        stored_buffers(&self.f, &body, &mut stored);
+        if !fixed && !arrays && stored.is_empty() {
+            return (Vec::new(), body);
+        }
+        let mut init: Block = Vec::new();
+        let zero = self.lit(Scalar::U32, 0);
+        let phase = (fixed || !stored.is_empty()).then(|| self.private("strata_phase", None));
+        if let Some(phase) = phase {
+            init.push(store(Mem::Private(phase), zero, zero));
+        }
         let mut sh = Shadow {
             phase,
             locals: HashMap::new(),
             privates: HashMap::new(),
+            buffers: HashMap::new(),
+            cross_group: !orders_memory(&body),
         };
-        let mut init: Block = Vec::new();
-        let zero = self.lit(Scalar::U32, 0);
-        init.push(store(Mem::Private(phase), zero, zero));
+        for p in stored {
+            let name = super::unique_name(&self.f, &format!("strata_{}_shadow", self.f.params[p].name));
+            let q = self.f.params.push(Param {
+                name,
+                kind: ParamKind::Buffer {
+                    elem: Elem::Value(Type::U32),
+                    access: Access::ReadWrite,
+                    len: None,
+                },
+            });
+            self.f.hidden.push(HiddenParam {
+                param: q,
+                role: HiddenRole::Shadow { buffer: p },
+            });
+            sh.buffers.insert(p, q);
+        }
         for k in 0..privates {
             let p = PrivateId::new(k);
             let decl = self.f.privates[p].clone();
@@ -96,6 +178,11 @@ impl Rewriter {
         for k in 0..locals {
             let l = LocalId::new(k);
             let decl = self.f.locals[l].clone();
+            // A launch-sized array is a kernel parameter in the generated code: a shadow of
+            // it would need one more local-memory parameter per word (not done yet).
+            if matches!(decl.len, ArrayLen::Param(_)) {
+                continue;
+            }
             let words = ["writer", "writer_site", "reader", "reader_site"].map(|w| {
                 let name = super::unique_name(&self.f, &format!("strata_{}_{w}", decl.name));
                 self.f.locals.push(LocalDecl {
@@ -251,13 +338,14 @@ impl Rewriter {
     }
 
     fn next_phase(&mut self, sh: &Shadow, out: &mut Block) {
+        let Some(phase) = sh.phase else { return };
         let zero = self.lit(Scalar::U32, 0);
         let one = self.lit(Scalar::U32, 1);
         let v = self.new_value(Type::U32);
-        out.push(load(v, Mem::Private(sh.phase), zero));
+        out.push(load(v, Mem::Private(phase), zero));
         let v = self.e(Expr::Value(v), Type::U32);
         let next = self.bin(BinaryOp::Add, v, one);
-        out.push(store(Mem::Private(sh.phase), zero, next));
+        out.push(store(Mem::Private(phase), zero, next));
     }
 
     /// A new site of `kind` for an access to `mem` at `at`.
@@ -353,8 +441,151 @@ impl Rewriter {
                 };
                 self.check_local(mem, index, at, kind, sh, [w, ws, r, rs], out);
             }
-            Mem::Buffer(_) | Mem::Field(_) => {}
+            Mem::Buffer(p) => {
+                let Some(&shadow) = sh.buffers.get(&p) else {
+                    return;
+                };
+                if matches!(kind, Kind::Read | Kind::Write) {
+                    self.check_global(mem, index, at, kind == Kind::Write, sh, shadow, out);
+                }
+            }
+            Mem::Field(_) => {}
         }
+    }
+
+    /// This work-item's id in a buffer's shadow: group linear id × group size + local
+    /// linear id + 1.
+    fn item_word(&mut self) -> ExprId {
+        let g = self.e(Expr::Builtin(Builtin::GroupLinearId), Type::U32);
+        let size = self.group_size();
+        let base = self.bin(BinaryOp::Mul, g, size);
+        let lane = self.e(Expr::Builtin(Builtin::LocalLinearId), Type::U32);
+        let id = self.bin(BinaryOp::Add, base, lane);
+        let one = self.lit(Scalar::U32, 1);
+        self.bin(BinaryOp::Add, id, one)
+    }
+
+    /// Whether the access of work-item word `o` with phase-and-site word `om` (in a
+    /// buffer's shadow) and this one (`me`, `meta`) are unordered: different work-items,
+    /// and the same phase of one work-group or (where `cross_group`) different work-groups.
+    fn unordered_global(
+        &mut self,
+        (o, om): (ExprId, ExprId),
+        (me, meta): (ExprId, ExprId),
+        cross_group: bool,
+    ) -> ExprId {
+        let zero = self.lit(Scalar::U32, 0);
+        let one = self.lit(Scalar::U32, 1);
+        let someone = self.bin(BinaryOp::Ne, o, zero);
+        let other = self.bin(BinaryOp::Ne, o, me);
+        let o0 = self.bin(BinaryOp::Sub, o, one);
+        let size = self.group_size();
+        let og = self.bin(BinaryOp::Div, o0, size);
+        let g = self.e(Expr::Builtin(Builtin::GroupLinearId), Type::U32);
+        let same_group = self.bin(BinaryOp::Eq, og, g);
+        let k16 = self.lit(Scalar::U32, 16);
+        let x = self.bin(BinaryOp::Xor, om, meta);
+        let dp = self.bin(BinaryOp::Shr, x, k16);
+        let same_phase = self.bin(BinaryOp::Eq, dp, zero);
+        let ordered_in_group = self.bin(BinaryOp::And, same_group, same_phase);
+        let unordered = if cross_group {
+            let not_same = self.e(Expr::Unary(crate::ir::UnaryOp::Not, same_group), Type::BOOL);
+            self.bin(BinaryOp::Or, not_same, ordered_in_group)
+        } else {
+            ordered_in_group
+        };
+        let a = self.bin(BinaryOp::And, someone, other);
+        self.bin(BinaryOp::And, a, unordered)
+    }
+
+    /// The race checks of a load or store of element `index` of buffer `mem`, whose shadow
+    /// is buffer parameter `shadow` ([`SHADOW_WORDS`] words per element).
+    #[allow(clippy::too_many_arguments)]
+    fn check_global(
+        &mut self,
+        mem: Mem,
+        index: ExprId,
+        at: SourceLoc,
+        write: bool,
+        sh: &Shadow,
+        shadow: ParamId,
+        out: &mut Block,
+    ) {
+        let buf = Mem::Buffer(shadow);
+        let value = |r: &mut Rewriter, v| r.e(Expr::Value(v), Type::U32);
+        let wide = self.cast(index, Scalar::U64);
+        let n = self.lit(Scalar::U64, SHADOW_WORDS);
+        let base = self.bin(BinaryOp::Mul, wide, n);
+        let at_word = |r: &mut Rewriter, k: u64| {
+            let k = r.lit(Scalar::U64, k);
+            r.bin(BinaryOp::Add, base, k)
+        };
+        let [w, wm, r, rm] = [0, 1, 2, 3].map(|k| at_word(self, k));
+        let site = self.site(mem, at, SiteKind::Access { write, global: true });
+        // phase << 16 | site
+        let zero = self.lit(Scalar::U32, 0);
+        let ph = self.new_value(Type::U32);
+        let phase = sh.phase.expect("a kernel storing to a buffer has a phase");
+        out.push(load(ph, Mem::Private(phase), zero));
+        let ph = value(self, ph);
+        let k16 = self.lit(Scalar::U32, 16);
+        let ph = self.bin(BinaryOp::Shl, ph, k16);
+        let meta = self.bin(BinaryOp::Or, ph, site);
+        let me = self.item_word();
+        let cross = sh.cross_group;
+        let report = |r: &mut Rewriter, o, om| r.report_race(site, index, o, om);
+        if write {
+            let (old, oldm) = (self.new_value(Type::U32), self.new_value(Type::U32));
+            out.push(atomic(Some(old), buf, w, AtomicOp::Exchange, me));
+            out.push(atomic(Some(oldm), buf, wm, AtomicOp::Exchange, meta));
+            let (old, oldm) = (value(self, old), value(self, oldm));
+            let with_writer = self.unordered_global((old, oldm), (me, meta), cross);
+            let race_w = report(self, old, oldm);
+            let (rd, rdm) = (self.new_value(Type::U32), self.new_value(Type::U32));
+            let (rd_e, rdm_e) = (value(self, rd), value(self, rdm));
+            let with_reader = self.unordered_global((rd_e, rdm_e), (me, meta), cross);
+            let race_r = report(self, rd_e, rdm_e);
+            out.push(Stmt::If {
+                cond: with_writer,
+                then: race_w,
+                otherwise: vec![
+                    atomic_load(rd, buf, r),
+                    atomic_load(rdm, buf, rm),
+                    Stmt::If {
+                        cond: with_reader,
+                        then: race_r,
+                        otherwise: Vec::new(),
+                    },
+                    atomic(None, buf, r, AtomicOp::Exchange, zero),
+                ],
+            });
+            return;
+        }
+        let (wr, wrm) = (self.new_value(Type::U32), self.new_value(Type::U32));
+        out.push(atomic_load(wr, buf, w));
+        out.push(atomic_load(wrm, buf, wm));
+        let (wr, wrm) = (value(self, wr), value(self, wrm));
+        let with_writer = self.unordered_global((wr, wrm), (me, meta), cross);
+        let race_w = report(self, wr, wrm);
+        let (rd, rdm) = (self.new_value(Type::U32), self.new_value(Type::U32));
+        let (rd_e, rdm_e) = (value(self, rd), value(self, rdm));
+        let with_reader = self.unordered_global((rd_e, rdm_e), (me, meta), cross);
+        out.push(Stmt::If {
+            cond: with_writer,
+            then: race_w,
+            otherwise: vec![
+                atomic_load(rd, buf, r),
+                atomic_load(rdm, buf, rm),
+                Stmt::If {
+                    cond: with_reader,
+                    then: Vec::new(),
+                    otherwise: vec![
+                        atomic(None, buf, r, AtomicOp::Exchange, me),
+                        atomic(None, buf, rm, AtomicOp::Exchange, meta),
+                    ],
+                },
+            ],
+        });
     }
 
     /// [`Rewriter::check`] of local array `mem` with shadow arrays `words`.
@@ -403,7 +634,8 @@ impl Rewriter {
         }
         // This access's word: INIT | phase << 16 | lane + 1.
         let ph = self.new_value(Type::U32);
-        out.push(load(ph, Mem::Private(sh.phase), zero));
+        let phase = sh.phase.expect("a kernel with local arrays has a phase");
+        out.push(load(ph, Mem::Private(phase), zero));
         let ph = value(self, ph);
         let mask = self.lit(Scalar::U32, 0x7FFF);
         let ph = self.bin(BinaryOp::And, ph, mask);
@@ -419,6 +651,7 @@ impl Rewriter {
             at,
             SiteKind::Access {
                 write: kind == Kind::Write,
+                global: false,
             },
         );
         if kind == Kind::Write {
