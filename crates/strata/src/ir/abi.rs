@@ -258,7 +258,9 @@ impl Function {
                 ),
                 HiddenRole::Shadow { buffer } => {
                     if !matches!(kind(*buffer), Some(ParamKind::Buffer { .. })) {
-                        bad(format!("the shadow of parameter {buffer}, which is not a buffer"));
+                        bad(format!(
+                            "the shadow of parameter {buffer}, which is not a buffer"
+                        ));
                     }
                     matches!(
                         kind(h.param),

@@ -54,8 +54,8 @@ use std::collections::HashMap;
 
 mod races;
 
-pub use races::SHADOW_WORDS;
 pub(crate) use races::orders_memory;
+pub use races::SHADOW_WORDS;
 
 /// Words of the hidden fault buffer.
 pub const FAULT_WORDS: usize = 9;

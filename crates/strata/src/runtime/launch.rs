@@ -241,7 +241,11 @@ fn decode_fault(
                 let id = w[4].saturating_sub(1);
                 let g = id / size;
                 let groups = [0, 1, 2].map(|d| (global_size[d] as u32).div_ceil(local[d]).max(1));
-                let gc = [g % groups[0], g / groups[0] % groups[1], g / (groups[0] * groups[1])];
+                let gc = [
+                    g % groups[0],
+                    g / groups[0] % groups[1],
+                    g / (groups[0] * groups[1]),
+                ];
                 (id % size, gc, w[5] & 0xFFFF)
             } else {
                 ((w[4] & 0xFFFF).saturating_sub(1), group, w[5])

@@ -52,8 +52,9 @@
 
 use super::{CheckSite, Rewriter, SiteKind};
 use crate::ir::{
-    Access, Elem, Function, HiddenParam, HiddenRole, Param, ParamId, ParamKind, ArrayLen, AtomicOp, AtomicOrder, BinaryOp, Block, Builtin, Expr, ExprId, Fence, LocalDecl,
-    LocalId, Mem, PrivateDecl, PrivateId, Scalar, SourceLoc, Stmt, Type,
+    Access, ArrayLen, AtomicOp, AtomicOrder, BinaryOp, Block, Builtin, Elem, Expr, ExprId, Fence,
+    Function, HiddenParam, HiddenRole, LocalDecl, LocalId, Mem, Param, ParamId, ParamKind,
+    PrivateDecl, PrivateId, Scalar, SourceLoc, Stmt, Type,
 };
 use std::collections::HashMap;
 
@@ -127,8 +128,18 @@ impl Rewriter {
     /// user's kernel). Returns the statements to run first (the shadow's zeroing), and the
     /// body.
     pub(super) fn races(&mut self, body: Block, locals: usize, privates: usize) -> (Block, Block) {
-        let arrays = self.f.privates.iter().take(privates).any(|p| p.len.is_some());
-        let fixed = self.f.locals.iter().take(locals).any(|l| matches!(l.len, ArrayLen::Fixed(_)));
+        let arrays = self
+            .f
+            .privates
+            .iter()
+            .take(privates)
+            .any(|p| p.len.is_some());
+        let fixed = self
+            .f
+            .locals
+            .iter()
+            .take(locals)
+            .any(|l| matches!(l.len, ArrayLen::Fixed(_)));
         let mut stored = Vec::new();
         stored_buffers(&self.f, &body, &mut stored);
         if !fixed && !arrays && stored.is_empty() {
@@ -148,7 +159,8 @@ impl Rewriter {
             cross_group: !orders_memory(&body),
         };
         for p in stored {
-            let name = super::unique_name(&self.f, &format!("strata_{}_shadow", self.f.params[p].name));
+            let name =
+                super::unique_name(&self.f, &format!("strata_{}_shadow", self.f.params[p].name));
             let q = self.f.params.push(Param {
                 name,
                 kind: ParamKind::Buffer {
@@ -521,7 +533,14 @@ impl Rewriter {
             r.bin(BinaryOp::Add, base, k)
         };
         let [w, wm, r, rm] = [0, 1, 2, 3].map(|k| at_word(self, k));
-        let site = self.site(mem, at, SiteKind::Access { write, global: true });
+        let site = self.site(
+            mem,
+            at,
+            SiteKind::Access {
+                write,
+                global: true,
+            },
+        );
         // phase << 16 | site
         let zero = self.lit(Scalar::U32, 0);
         let ph = self.new_value(Type::U32);
@@ -600,12 +619,7 @@ impl Rewriter {
         [w, ws, r, rs]: [LocalId; 4],
         out: &mut Block,
     ) {
-        let (w, ws, r, rs) = (
-            Mem::Local(w),
-            Mem::Local(ws),
-            Mem::Local(r),
-            Mem::Local(rs),
-        );
+        let (w, ws, r, rs) = (Mem::Local(w), Mem::Local(ws), Mem::Local(r), Mem::Local(rs));
         let zero = self.lit(Scalar::U32, 0);
         let init = self.lit(Scalar::U32, INIT);
         let value = |r: &mut Rewriter, v| r.e(Expr::Value(v), Type::U32);
