@@ -103,7 +103,9 @@ extern "C" __global__ void matmul_tiled(
     const u32 c_len,
     const u32 n,
     u32* strata_fault_,
-    const u32 strata_fault__len
+    const u32 strata_fault__len,
+    u32* strata_c_shadow_,
+    const u32 strata_c_shadow__len
 ) {
     __shared__ float a_tile[256];
     __shared__ float b_tile[256];
@@ -3010,13 +3012,67 @@ extern "C" __global__ void matmul_tiled(
         const u64 e1967 = ((u64)e1966);
         const u64 e1969 = ((u64)c_len);
         if (e1967 < e1969) {
+            const u32 v349 = strata_phase_;
+            const u64 e1972 = (e1967 * 4ul);
+            const u32 e1973 = ((u32)blockIdx.x + (u32)gridDim.x * ((u32)blockIdx.y + (u32)gridDim.y * (u32)blockIdx.z));
+            const u32 e1976 = (((e1973 * e8) + e2) + 1u);
+            const u32 v350 = strata_atomic_xchg(&strata_c_shadow_[e1972], e1976);
+            const u32 e1982 = (((u32)((u32)v349 << (16u & 31))) | 107u);
+            const u32 v351 = strata_atomic_xchg(&strata_c_shadow_[(e1972 + 1ul)], e1982);
+            const bool e1989 = (((v350 - 1u) / e8) == e1973);
+            if (((v350 != 0u) && (v350 != e1976)) && ((!e1989) || (e1989 && (((u32)((v351 ^ e1982) >> (16u & 31))) == 0u)))) {
+                const u32 v352 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v352 == 0u) {
+                    strata_fault_[1u] = 107u;
+                    const u32 e2000 = ((u32)e1967);
+                    strata_fault_[2u] = e2000;
+                    const u32 e2002 = ((u32)((u64)(e1967 >> (32ul & 63))));
+                    strata_fault_[3u] = e2002;
+                    const u64 e2006 = (((u64)v350) | ((u64)((u64)((u64)v351) << (32ul & 63))));
+                    strata_fault_[4u] = ((u32)e2006);
+                    strata_fault_[5u] = ((u32)((u64)(e2006 >> (32ul & 63))));
+                    const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e49;
+                    const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e51;
+                    const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e53;
+                }
+            } else {
+                const u64 e2011 = (e1972 + 2ul);
+                const u32 v353 = strata_atomic_load(&strata_c_shadow_[e2011]);
+                const u32 v354 = strata_atomic_load(&strata_c_shadow_[(e1972 + 3ul)]);
+                const bool e2020 = (((v353 - 1u) / e8) == e1973);
+                if (((v353 != 0u) && (v353 != e1976)) && ((!e2020) || (e2020 && (((u32)((v354 ^ e1982) >> (16u & 31))) == 0u)))) {
+                    const u32 v355 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v355 == 0u) {
+                        strata_fault_[1u] = 107u;
+                        const u32 e2000 = ((u32)e1967);
+                        strata_fault_[2u] = e2000;
+                        const u32 e2002 = ((u32)((u64)(e1967 >> (32ul & 63))));
+                        strata_fault_[3u] = e2002;
+                        const u64 e2034 = (((u64)v353) | ((u64)((u64)((u64)v354) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e2034);
+                        strata_fault_[5u] = ((u32)((u64)(e2034 >> (32ul & 63))));
+                        const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e49;
+                        const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e51;
+                        const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e53;
+                    }
+                }
+                (void)strata_atomic_xchg(&strata_c_shadow_[e2011], 0u);
+            }
             c[e1966] = v51;
         } else {
             const u32 v124 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v124 == 0u) {
                 strata_fault_[1u] = 38u;
-                strata_fault_[2u] = ((u32)e1967);
-                strata_fault_[3u] = ((u32)((u64)(e1967 >> (32ul & 63))));
+                const u32 e2000 = ((u32)e1967);
+                strata_fault_[2u] = e2000;
+                const u32 e2002 = ((u32)((u64)(e1967 >> (32ul & 63))));
+                strata_fault_[3u] = e2002;
                 strata_fault_[4u] = ((u32)e1969);
                 strata_fault_[5u] = ((u32)((u64)(e1969 >> (32ul & 63))));
                 const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);

@@ -105,7 +105,9 @@ extern "C" __global__ void matmul_tiled(
     const u32 n,
     const u32 k,
     u32* strata_fault_,
-    const u32 strata_fault__len
+    const u32 strata_fault__len,
+    u32* strata_c_shadow_,
+    const u32 strata_c_shadow__len
 ) {
     __shared__ float a_tile[256];
     __shared__ float b_tile[256];
@@ -3010,13 +3012,67 @@ extern "C" __global__ void matmul_tiled(
         const u64 e1970 = ((u64)e1969);
         const u64 e1972 = ((u64)c_len);
         if (e1970 < e1972) {
+            const u32 v349 = strata_phase_;
+            const u64 e1975 = (e1970 * 4ul);
+            const u32 e1976 = ((u32)blockIdx.x + (u32)gridDim.x * ((u32)blockIdx.y + (u32)gridDim.y * (u32)blockIdx.z));
+            const u32 e1979 = (((e1976 * e8) + e2) + 1u);
+            const u32 v350 = strata_atomic_xchg(&strata_c_shadow_[e1975], e1979);
+            const u32 e1985 = (((u32)((u32)v349 << (16u & 31))) | 107u);
+            const u32 v351 = strata_atomic_xchg(&strata_c_shadow_[(e1975 + 1ul)], e1985);
+            const bool e1992 = (((v350 - 1u) / e8) == e1976);
+            if (((v350 != 0u) && (v350 != e1979)) && ((!e1992) || (e1992 && (((u32)((v351 ^ e1985) >> (16u & 31))) == 0u)))) {
+                const u32 v352 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v352 == 0u) {
+                    strata_fault_[1u] = 107u;
+                    const u32 e2003 = ((u32)e1970);
+                    strata_fault_[2u] = e2003;
+                    const u32 e2005 = ((u32)((u64)(e1970 >> (32ul & 63))));
+                    strata_fault_[3u] = e2005;
+                    const u64 e2009 = (((u64)v350) | ((u64)((u64)((u64)v351) << (32ul & 63))));
+                    strata_fault_[4u] = ((u32)e2009);
+                    strata_fault_[5u] = ((u32)((u64)(e2009 >> (32ul & 63))));
+                    const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e50;
+                    const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e52;
+                    const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e54;
+                }
+            } else {
+                const u64 e2014 = (e1975 + 2ul);
+                const u32 v353 = strata_atomic_load(&strata_c_shadow_[e2014]);
+                const u32 v354 = strata_atomic_load(&strata_c_shadow_[(e1975 + 3ul)]);
+                const bool e2023 = (((v353 - 1u) / e8) == e1976);
+                if (((v353 != 0u) && (v353 != e1979)) && ((!e2023) || (e2023 && (((u32)((v354 ^ e1985) >> (16u & 31))) == 0u)))) {
+                    const u32 v355 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v355 == 0u) {
+                        strata_fault_[1u] = 107u;
+                        const u32 e2003 = ((u32)e1970);
+                        strata_fault_[2u] = e2003;
+                        const u32 e2005 = ((u32)((u64)(e1970 >> (32ul & 63))));
+                        strata_fault_[3u] = e2005;
+                        const u64 e2037 = (((u64)v353) | ((u64)((u64)((u64)v354) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e2037);
+                        strata_fault_[5u] = ((u32)((u64)(e2037 >> (32ul & 63))));
+                        const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e50;
+                        const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e52;
+                        const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e54;
+                    }
+                }
+                (void)strata_atomic_xchg(&strata_c_shadow_[e2014], 0u);
+            }
             c[e1969] = v51;
         } else {
             const u32 v124 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v124 == 0u) {
                 strata_fault_[1u] = 38u;
-                strata_fault_[2u] = ((u32)e1970);
-                strata_fault_[3u] = ((u32)((u64)(e1970 >> (32ul & 63))));
+                const u32 e2003 = ((u32)e1970);
+                strata_fault_[2u] = e2003;
+                const u32 e2005 = ((u32)((u64)(e1970 >> (32ul & 63))));
+                strata_fault_[3u] = e2005;
                 strata_fault_[4u] = ((u32)e1972);
                 strata_fault_[5u] = ((u32)((u64)(e1972 >> (32ul & 63))));
                 const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);

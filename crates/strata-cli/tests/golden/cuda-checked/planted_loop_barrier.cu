@@ -126,7 +126,9 @@ extern "C" __global__ void planted_loop_barrier(
     u32* out,
     const u32 out_len,
     u32* strata_fault_,
-    const u32 strata_fault__len
+    const u32 strata_fault__len,
+    u32* strata_out_shadow_,
+    const u32 strata_out_shadow__len
 ) {
     u32 v = 0;
     u32 strata_counter_ = 0;
@@ -142,7 +144,8 @@ extern "C" __global__ void planted_loop_barrier(
         strata_phase_ = (v6 + 1u);
         const u32 e17 = (((u32)blockDim.x * (u32)blockDim.y) * (u32)blockDim.z);
         if ((v3 != 0u) && (v3 != e17)) {
-            if (((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z)) == 0u) {
+            const u32 e20 = ((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z));
+            if (e20 == 0u) {
                 const u32 v4 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v4 == 0u) {
                     strata_fault_[1u] = 0u;
@@ -177,13 +180,67 @@ extern "C" __global__ void planted_loop_barrier(
     const u64 e48 = ((u64)e37);
     const u64 e50 = ((u64)out_len);
     if (e48 < e50) {
+        const u32 v8 = strata_phase_;
+        const u64 e53 = (e48 * 4ul);
+        const u32 e54 = ((u32)blockIdx.x + (u32)gridDim.x * ((u32)blockIdx.y + (u32)gridDim.y * (u32)blockIdx.z));
+        const u32 e17 = (((u32)blockDim.x * (u32)blockDim.y) * (u32)blockDim.z);
+        const u32 e20 = ((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z));
+        const u32 e57 = (((e54 * e17) + e20) + 1u);
+        const u32 v9 = strata_atomic_xchg(&strata_out_shadow_[e53], e57);
+        const u32 e63 = (((u32)((u32)v8 << (16u & 31))) | 2u);
+        const u32 v10 = strata_atomic_xchg(&strata_out_shadow_[(e53 + 1ul)], e63);
+        const bool e70 = (((v9 - 1u) / e17) == e54);
+        if (((v9 != 0u) && (v9 != e57)) && ((!e70) || (e70 && (((u32)((v10 ^ e63) >> (16u & 31))) == 0u)))) {
+            const u32 v11 = strata_atomic_add(&strata_fault_[0u], 1u);
+            if (v11 == 0u) {
+                strata_fault_[1u] = 2u;
+                const u32 e81 = ((u32)e48);
+                strata_fault_[2u] = e81;
+                const u32 e83 = ((u32)((u64)(e48 >> (32ul & 63))));
+                strata_fault_[3u] = e83;
+                const u64 e87 = (((u64)v9) | ((u64)((u64)((u64)v10) << (32ul & 63))));
+                strata_fault_[4u] = ((u32)e87);
+                strata_fault_[5u] = ((u32)((u64)(e87 >> (32ul & 63))));
+                strata_fault_[6u] = e37;
+                const u32 e39 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e39;
+                const u32 e41 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e41;
+            }
+        } else {
+            const u64 e92 = (e53 + 2ul);
+            const u32 v12 = strata_atomic_load(&strata_out_shadow_[e92]);
+            const u32 v13 = strata_atomic_load(&strata_out_shadow_[(e53 + 3ul)]);
+            const bool e101 = (((v12 - 1u) / e17) == e54);
+            if (((v12 != 0u) && (v12 != e57)) && ((!e101) || (e101 && (((u32)((v13 ^ e63) >> (16u & 31))) == 0u)))) {
+                const u32 v14 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v14 == 0u) {
+                    strata_fault_[1u] = 2u;
+                    const u32 e81 = ((u32)e48);
+                    strata_fault_[2u] = e81;
+                    const u32 e83 = ((u32)((u64)(e48 >> (32ul & 63))));
+                    strata_fault_[3u] = e83;
+                    const u64 e115 = (((u64)v12) | ((u64)((u64)((u64)v13) << (32ul & 63))));
+                    strata_fault_[4u] = ((u32)e115);
+                    strata_fault_[5u] = ((u32)((u64)(e115 >> (32ul & 63))));
+                    strata_fault_[6u] = e37;
+                    const u32 e39 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e39;
+                    const u32 e41 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e41;
+                }
+            }
+            (void)strata_atomic_xchg(&strata_out_shadow_[e92], 0u);
+        }
         out[e37] = v2;
     } else {
         const u32 v5 = strata_atomic_add(&strata_fault_[0u], 1u);
         if (v5 == 0u) {
             strata_fault_[1u] = 1u;
-            strata_fault_[2u] = ((u32)e48);
-            strata_fault_[3u] = ((u32)((u64)(e48 >> (32ul & 63))));
+            const u32 e81 = ((u32)e48);
+            strata_fault_[2u] = e81;
+            const u32 e83 = ((u32)((u64)(e48 >> (32ul & 63))));
+            strata_fault_[3u] = e83;
             strata_fault_[4u] = ((u32)e50);
             strata_fault_[5u] = ((u32)((u64)(e50 >> (32ul & 63))));
             strata_fault_[6u] = e37;

@@ -98,7 +98,9 @@ extern "C" __global__ void planted_race_write_write(
     u32* out,
     const u32 out_len,
     u32* strata_fault_,
-    const u32 strata_fault__len
+    const u32 strata_fault__len,
+    u32* strata_out_shadow_,
+    const u32 strata_out_shadow__len
 ) {
     __shared__ u32 tile[4];
     __shared__ u32 strata_tile_writer_[4];
@@ -110,7 +112,8 @@ extern "C" __global__ void planted_race_write_write(
     strata_loaded0_ = 0u;
     strata_phase_ = 0u;
     const u32 e1 = ((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z));
-    for (u32 v6 = e1; v6 < 4u; v6 += (((u32)blockDim.x * (u32)blockDim.y) * (u32)blockDim.z)) {
+    const u32 e7 = (((u32)blockDim.x * (u32)blockDim.y) * (u32)blockDim.z);
+    for (u32 v6 = e1; v6 < 4u; v6 += e7) {
         strata_tile_writer_[v6] = 0u;
         strata_tile_writer_site_[v6] = 0u;
         strata_tile_reader_[v6] = 0u;
@@ -297,13 +300,65 @@ extern "C" __global__ void planted_race_write_write(
     const u64 e166 = ((u64)e53);
     const u64 e168 = ((u64)out_len);
     if (e166 < e168) {
+        const u32 v29 = strata_phase_;
+        const u64 e170 = (e166 * 4ul);
+        const u32 e171 = ((u32)blockIdx.x + (u32)gridDim.x * ((u32)blockIdx.y + (u32)gridDim.y * (u32)blockIdx.z));
+        const u32 e174 = (((e171 * e7) + e1) + 1u);
+        const u32 v30 = strata_atomic_xchg(&strata_out_shadow_[e170], e174);
+        const u32 e179 = (((u32)((u32)v29 << (16u & 31))) | 8u);
+        const u32 v31 = strata_atomic_xchg(&strata_out_shadow_[(e170 + 1ul)], e179);
+        const bool e186 = (((v30 - 1u) / e7) == e171);
+        if (((v30 != 0u) && (v30 != e174)) && ((!e186) || (e186 && (((u32)((v31 ^ e179) >> (16u & 31))) == 0u)))) {
+            const u32 v32 = strata_atomic_add(&strata_fault_[0u], 1u);
+            if (v32 == 0u) {
+                strata_fault_[1u] = 8u;
+                const u32 e197 = ((u32)e166);
+                strata_fault_[2u] = e197;
+                const u32 e199 = ((u32)((u64)(e166 >> (32ul & 63))));
+                strata_fault_[3u] = e199;
+                const u64 e203 = (((u64)v30) | ((u64)((u64)((u64)v31) << (32ul & 63))));
+                strata_fault_[4u] = ((u32)e203);
+                strata_fault_[5u] = ((u32)((u64)(e203 >> (32ul & 63))));
+                strata_fault_[6u] = e53;
+                const u32 e55 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e55;
+                const u32 e57 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e57;
+            }
+        } else {
+            const u64 e208 = (e170 + 2ul);
+            const u32 v33 = strata_atomic_load(&strata_out_shadow_[e208]);
+            const u32 v34 = strata_atomic_load(&strata_out_shadow_[(e170 + 3ul)]);
+            const bool e217 = (((v33 - 1u) / e7) == e171);
+            if (((v33 != 0u) && (v33 != e174)) && ((!e217) || (e217 && (((u32)((v34 ^ e179) >> (16u & 31))) == 0u)))) {
+                const u32 v35 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v35 == 0u) {
+                    strata_fault_[1u] = 8u;
+                    const u32 e197 = ((u32)e166);
+                    strata_fault_[2u] = e197;
+                    const u32 e199 = ((u32)((u64)(e166 >> (32ul & 63))));
+                    strata_fault_[3u] = e199;
+                    const u64 e231 = (((u64)v33) | ((u64)((u64)((u64)v34) << (32ul & 63))));
+                    strata_fault_[4u] = ((u32)e231);
+                    strata_fault_[5u] = ((u32)((u64)(e231 >> (32ul & 63))));
+                    strata_fault_[6u] = e53;
+                    const u32 e55 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e55;
+                    const u32 e57 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e57;
+                }
+            }
+            (void)strata_atomic_xchg(&strata_out_shadow_[e208], 0u);
+        }
         out[e53] = v0;
     } else {
         const u32 v5 = strata_atomic_add(&strata_fault_[0u], 1u);
         if (v5 == 0u) {
             strata_fault_[1u] = 3u;
-            strata_fault_[2u] = ((u32)e166);
-            strata_fault_[3u] = ((u32)((u64)(e166 >> (32ul & 63))));
+            const u32 e197 = ((u32)e166);
+            strata_fault_[2u] = e197;
+            const u32 e199 = ((u32)((u64)(e166 >> (32ul & 63))));
+            strata_fault_[3u] = e199;
             strata_fault_[4u] = ((u32)e168);
             strata_fault_[5u] = ((u32)((u64)(e168 >> (32ul & 63))));
             strata_fault_[6u] = e53;

@@ -99,7 +99,9 @@ extern "C" __global__ void planted_zero_step(
     const u32 out_len,
     const u32 step,
     u32* strata_fault_,
-    const u32 strata_fault__len
+    const u32 strata_fault__len,
+    u32* strata_out_shadow_,
+    const u32 strata_out_shadow__len
 ) {
     u32 v = 0;
     u32 strata_phase_ = 0;
@@ -131,13 +133,66 @@ extern "C" __global__ void planted_zero_step(
     const u64 e21 = ((u64)e1);
     const u64 e23 = ((u64)out_len);
     if (e21 < e23) {
+        const u32 v5 = strata_phase_;
+        const u64 e26 = (e21 * 4ul);
+        const u32 e27 = ((u32)blockIdx.x + (u32)gridDim.x * ((u32)blockIdx.y + (u32)gridDim.y * (u32)blockIdx.z));
+        const u32 e32 = (((u32)blockDim.x * (u32)blockDim.y) * (u32)blockDim.z);
+        const u32 e36 = (((e27 * e32) + ((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z))) + 1u);
+        const u32 v6 = strata_atomic_xchg(&strata_out_shadow_[e26], e36);
+        const u32 e42 = (((u32)((u32)v5 << (16u & 31))) | 2u);
+        const u32 v7 = strata_atomic_xchg(&strata_out_shadow_[(e26 + 1ul)], e42);
+        const bool e49 = (((v6 - 1u) / e32) == e27);
+        if (((v6 != 0u) && (v6 != e36)) && ((!e49) || (e49 && (((u32)((v7 ^ e42) >> (16u & 31))) == 0u)))) {
+            const u32 v8 = strata_atomic_add(&strata_fault_[0u], 1u);
+            if (v8 == 0u) {
+                strata_fault_[1u] = 2u;
+                const u32 e60 = ((u32)e21);
+                strata_fault_[2u] = e60;
+                const u32 e63 = ((u32)((u64)(e21 >> (32ul & 63))));
+                strata_fault_[3u] = e63;
+                const u64 e67 = (((u64)v6) | ((u64)((u64)((u64)v7) << (32ul & 63))));
+                strata_fault_[4u] = ((u32)e67);
+                strata_fault_[5u] = ((u32)((u64)(e67 >> (32ul & 63))));
+                strata_fault_[6u] = e1;
+                const u32 e15 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e15;
+                const u32 e17 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e17;
+            }
+        } else {
+            const u64 e72 = (e26 + 2ul);
+            const u32 v9 = strata_atomic_load(&strata_out_shadow_[e72]);
+            const u32 v10 = strata_atomic_load(&strata_out_shadow_[(e26 + 3ul)]);
+            const bool e81 = (((v9 - 1u) / e32) == e27);
+            if (((v9 != 0u) && (v9 != e36)) && ((!e81) || (e81 && (((u32)((v10 ^ e42) >> (16u & 31))) == 0u)))) {
+                const u32 v11 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v11 == 0u) {
+                    strata_fault_[1u] = 2u;
+                    const u32 e60 = ((u32)e21);
+                    strata_fault_[2u] = e60;
+                    const u32 e63 = ((u32)((u64)(e21 >> (32ul & 63))));
+                    strata_fault_[3u] = e63;
+                    const u64 e95 = (((u64)v9) | ((u64)((u64)((u64)v10) << (32ul & 63))));
+                    strata_fault_[4u] = ((u32)e95);
+                    strata_fault_[5u] = ((u32)((u64)(e95 >> (32ul & 63))));
+                    strata_fault_[6u] = e1;
+                    const u32 e15 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e15;
+                    const u32 e17 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e17;
+                }
+            }
+            (void)strata_atomic_xchg(&strata_out_shadow_[e72], 0u);
+        }
         out[e1] = v2;
     } else {
         const u32 v4 = strata_atomic_add(&strata_fault_[0u], 1u);
         if (v4 == 0u) {
             strata_fault_[1u] = 1u;
-            strata_fault_[2u] = ((u32)e21);
-            strata_fault_[3u] = ((u32)((u64)(e21 >> (32ul & 63))));
+            const u32 e60 = ((u32)e21);
+            strata_fault_[2u] = e60;
+            const u32 e63 = ((u32)((u64)(e21 >> (32ul & 63))));
+            strata_fault_[3u] = e63;
             strata_fault_[4u] = ((u32)e23);
             strata_fault_[5u] = ((u32)((u64)(e23 >> (32ul & 63))));
             strata_fault_[6u] = e1;

@@ -7,7 +7,9 @@ __kernel void checked_clean_exchange(
     __global uint* count,
     const uint count_len,
     __global uint* strata_fault_,
-    const uint strata_fault__len
+    const uint strata_fault__len,
+    __global uint* strata_x_shadow_,
+    const uint strata_x_shadow__len
 ) {
     __local uint tile[8];
     __local uint strata_tile_writer_[8];
@@ -19,7 +21,8 @@ __kernel void checked_clean_exchange(
     strata_loaded0_ = 0u;
     strata_phase_ = 0u;
     const uint e1 = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-    for (uint v14 = e1; v14 < 8u; v14 += (((uint)get_local_size(0) * (uint)get_local_size(1)) * (uint)get_local_size(2))) {
+    const uint e7 = (((uint)get_local_size(0) * (uint)get_local_size(1)) * (uint)get_local_size(2));
+    for (uint v14 = e1; v14 < 8u; v14 += e7) {
         strata_tile_writer_[v14] = 0u;
         strata_tile_writer_site_[v14] = 0u;
         strata_tile_reader_[v14] = 0u;
@@ -31,343 +34,433 @@ __kernel void checked_clean_exchange(
     const ulong e12 = ((ulong)x_len);
     const bool e13 = (e10 < e12);
     if (e13) {
+        const uint v15 = strata_phase_;
+        const ulong e15 = (e10 * 4ul);
+        const uint v16 = atomic_or(&strata_x_shadow_[e15], (uint)0);
+        const ulong e17 = (e15 + 1ul);
+        const uint v17 = atomic_or(&strata_x_shadow_[e17], (uint)0);
+        const uint e20 = ((uint)get_group_id(0) + (uint)get_num_groups(0) * ((uint)get_group_id(1) + (uint)get_num_groups(1) * (uint)get_group_id(2)));
+        const uint e24 = (((e20 * e7) + e1) + 1u);
+        const bool e29 = (((v16 - 1u) / e7) == e20);
+        const uint e36 = (((uint)((uint)v15 << (16u & 31))) | 7u);
+        if (((v16 != 0u) && (v16 != e24)) && ((!e29) || (e29 && (((uint)((v17 ^ e36) >> (16u & 31))) == 0u)))) {
+            const uint v18 = atomic_add(&strata_fault_[0u], 1u);
+            if (v18 == 0u) {
+                strata_fault_[1u] = 7u;
+                const uint e46 = ((uint)e10);
+                strata_fault_[2u] = e46;
+                const uint e50 = ((uint)((ulong)(e10 >> (32ul & 63))));
+                strata_fault_[3u] = e50;
+                const ulong e55 = (((ulong)v16) | ((ulong)((ulong)((ulong)v17) << (32ul & 63))));
+                strata_fault_[4u] = ((uint)e55);
+                strata_fault_[5u] = ((uint)((ulong)(e55 >> (32ul & 63))));
+                strata_fault_[6u] = e9;
+                const uint e61 = (uint)get_global_id(1);
+                strata_fault_[7u] = e61;
+                const uint e62 = (uint)get_global_id(2);
+                strata_fault_[8u] = e62;
+            }
+        } else {
+            const ulong e64 = (e15 + 2ul);
+            const uint v19 = atomic_or(&strata_x_shadow_[e64], (uint)0);
+            const ulong e66 = (e15 + 3ul);
+            const uint v20 = atomic_or(&strata_x_shadow_[e66], (uint)0);
+            const bool e73 = (((v19 - 1u) / e7) == e20);
+            if (((v19 != 0u) && (v19 != e24)) && ((!e73) || (e73 && (((uint)((v20 ^ e36) >> (16u & 31))) == 0u)))) {
+            } else {
+                (void)atomic_xchg(&strata_x_shadow_[e64], e24);
+                (void)atomic_xchg(&strata_x_shadow_[e66], e36);
+            }
+        }
         const uint v5 = x[e9];
         strata_loaded0_ = v5;
     } else {
         const uint v4 = atomic_add(&strata_fault_[0u], 1u);
         if (v4 == 0u) {
             strata_fault_[1u] = 0u;
-            const uint e19 = ((uint)e10);
-            strata_fault_[2u] = e19;
-            const uint e23 = ((uint)((ulong)(e10 >> (32ul & 63))));
-            strata_fault_[3u] = e23;
-            const uint e25 = ((uint)e12);
-            strata_fault_[4u] = e25;
-            const uint e28 = ((uint)((ulong)(e12 >> (32ul & 63))));
-            strata_fault_[5u] = e28;
+            const uint e46 = ((uint)e10);
+            strata_fault_[2u] = e46;
+            const uint e50 = ((uint)((ulong)(e10 >> (32ul & 63))));
+            strata_fault_[3u] = e50;
+            const uint e85 = ((uint)e12);
+            strata_fault_[4u] = e85;
+            const uint e87 = ((uint)((ulong)(e12 >> (32ul & 63))));
+            strata_fault_[5u] = e87;
             strata_fault_[6u] = e9;
-            const uint e31 = (uint)get_global_id(1);
-            strata_fault_[7u] = e31;
-            const uint e32 = (uint)get_global_id(2);
-            strata_fault_[8u] = e32;
+            const uint e61 = (uint)get_global_id(1);
+            strata_fault_[7u] = e61;
+            const uint e62 = (uint)get_global_id(2);
+            strata_fault_[8u] = e62;
         }
     }
     const uint v0 = strata_loaded0_;
-    const uint e33 = (uint)get_local_id(0);
-    const ulong e34 = ((ulong)e33);
-    const bool e36 = (e34 < 8ul);
-    if (e36) {
-        const uint v15 = strata_phase_;
-        const uint e42 = (e1 + 1u);
-        const uint e45 = ((((uint)((uint)(v15 & 32767u) << (16u & 31))) | e42) | 2147483648u);
-        const uint v16 = atomic_xchg(&strata_tile_writer_[e33], e45);
-        const uint v17 = atomic_xchg(&strata_tile_writer_site_[e33], 7u);
-        const uint e48 = (v16 & 65535u);
-        const uint e50 = (e45 & 65535u);
-        if (((e48 != 0u) && (e48 != e50)) && (((v16 ^ e45) & 2147418112u) == 0u)) {
-            const uint v18 = atomic_add(&strata_fault_[0u], 1u);
-            if (v18 == 0u) {
-                strata_fault_[1u] = 7u;
-                const uint e60 = ((uint)e34);
-                strata_fault_[2u] = e60;
-                const uint e62 = ((uint)((ulong)(e34 >> (32ul & 63))));
-                strata_fault_[3u] = e62;
-                const ulong e67 = (((ulong)v16) | ((ulong)((ulong)((ulong)v17) << (32ul & 63))));
-                strata_fault_[4u] = ((uint)e67);
-                strata_fault_[5u] = ((uint)((ulong)(e67 >> (32ul & 63))));
+    const uint e88 = (uint)get_local_id(0);
+    const ulong e89 = ((ulong)e88);
+    const bool e91 = (e89 < 8ul);
+    if (e91) {
+        const uint v21 = strata_phase_;
+        const uint e96 = (e1 + 1u);
+        const uint e99 = ((((uint)((uint)(v21 & 32767u) << (16u & 31))) | e96) | 2147483648u);
+        const uint v22 = atomic_xchg(&strata_tile_writer_[e88], e99);
+        const uint v23 = atomic_xchg(&strata_tile_writer_site_[e88], 8u);
+        const uint e102 = (v22 & 65535u);
+        const uint e104 = (e99 & 65535u);
+        if (((e102 != 0u) && (e102 != e104)) && (((v22 ^ e99) & 2147418112u) == 0u)) {
+            const uint v24 = atomic_add(&strata_fault_[0u], 1u);
+            if (v24 == 0u) {
+                strata_fault_[1u] = 8u;
+                const uint e114 = ((uint)e89);
+                strata_fault_[2u] = e114;
+                const uint e116 = ((uint)((ulong)(e89 >> (32ul & 63))));
+                strata_fault_[3u] = e116;
+                const ulong e121 = (((ulong)v22) | ((ulong)((ulong)((ulong)v23) << (32ul & 63))));
+                strata_fault_[4u] = ((uint)e121);
+                strata_fault_[5u] = ((uint)((ulong)(e121 >> (32ul & 63))));
                 strata_fault_[6u] = e9;
-                const uint e31 = (uint)get_global_id(1);
-                strata_fault_[7u] = e31;
-                const uint e32 = (uint)get_global_id(2);
-                strata_fault_[8u] = e32;
+                const uint e61 = (uint)get_global_id(1);
+                strata_fault_[7u] = e61;
+                const uint e62 = (uint)get_global_id(2);
+                strata_fault_[8u] = e62;
             }
         } else {
-            const uint v19 = atomic_or(&strata_tile_reader_[e33], (uint)0);
-            const uint v20 = atomic_or(&strata_tile_reader_site_[e33], (uint)0);
-            const uint e72 = (v19 & 65535u);
-            if (((e72 != 0u) && (e72 != e50)) && (((v19 ^ e45) & 2147418112u) == 0u)) {
-                const uint v21 = atomic_add(&strata_fault_[0u], 1u);
-                if (v21 == 0u) {
-                    strata_fault_[1u] = 7u;
-                    const uint e60 = ((uint)e34);
-                    strata_fault_[2u] = e60;
-                    const uint e62 = ((uint)((ulong)(e34 >> (32ul & 63))));
-                    strata_fault_[3u] = e62;
-                    const ulong e86 = (((ulong)v19) | ((ulong)((ulong)((ulong)v20) << (32ul & 63))));
-                    strata_fault_[4u] = ((uint)e86);
-                    strata_fault_[5u] = ((uint)((ulong)(e86 >> (32ul & 63))));
+            const uint v25 = atomic_or(&strata_tile_reader_[e88], (uint)0);
+            const uint v26 = atomic_or(&strata_tile_reader_site_[e88], (uint)0);
+            const uint e126 = (v25 & 65535u);
+            if (((e126 != 0u) && (e126 != e104)) && (((v25 ^ e99) & 2147418112u) == 0u)) {
+                const uint v27 = atomic_add(&strata_fault_[0u], 1u);
+                if (v27 == 0u) {
+                    strata_fault_[1u] = 8u;
+                    const uint e114 = ((uint)e89);
+                    strata_fault_[2u] = e114;
+                    const uint e116 = ((uint)((ulong)(e89 >> (32ul & 63))));
+                    strata_fault_[3u] = e116;
+                    const ulong e140 = (((ulong)v25) | ((ulong)((ulong)((ulong)v26) << (32ul & 63))));
+                    strata_fault_[4u] = ((uint)e140);
+                    strata_fault_[5u] = ((uint)((ulong)(e140 >> (32ul & 63))));
                     strata_fault_[6u] = e9;
-                    const uint e31 = (uint)get_global_id(1);
-                    strata_fault_[7u] = e31;
-                    const uint e32 = (uint)get_global_id(2);
-                    strata_fault_[8u] = e32;
+                    const uint e61 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e61;
+                    const uint e62 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e62;
                 }
             }
-            (void)atomic_xchg(&strata_tile_reader_[e33], 0u);
+            (void)atomic_xchg(&strata_tile_reader_[e88], 0u);
         }
-        tile[e33] = v0;
+        tile[e88] = v0;
     } else {
         const uint v6 = atomic_add(&strata_fault_[0u], 1u);
         if (v6 == 0u) {
             strata_fault_[1u] = 1u;
-            const uint e60 = ((uint)e34);
-            strata_fault_[2u] = e60;
-            const uint e62 = ((uint)((ulong)(e34 >> (32ul & 63))));
-            strata_fault_[3u] = e62;
+            const uint e114 = ((uint)e89);
+            strata_fault_[2u] = e114;
+            const uint e116 = ((uint)((ulong)(e89 >> (32ul & 63))));
+            strata_fault_[3u] = e116;
             strata_fault_[4u] = 8u;
             strata_fault_[5u] = 0u;
             strata_fault_[6u] = e9;
-            const uint e31 = (uint)get_global_id(1);
-            strata_fault_[7u] = e31;
-            const uint e32 = (uint)get_global_id(2);
-            strata_fault_[8u] = e32;
+            const uint e61 = (uint)get_global_id(1);
+            strata_fault_[7u] = e61;
+            const uint e62 = (uint)get_global_id(2);
+            strata_fault_[8u] = e62;
         }
     }
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const uint v22 = strata_phase_;
-    strata_phase_ = (v22 + 1u);
-    const uint e95 = (7u - e33);
-    const ulong e96 = ((ulong)e95);
-    if (e96 < 8ul) {
-        const uint v23 = strata_phase_;
-        const uint v24 = atomic_or(&strata_tile_writer_[e95], (uint)0);
-        const uint v25 = atomic_or(&strata_tile_writer_site_[e95], (uint)0);
-        if ((v24 & 2147483648u) == 0u) {
-            const uint v26 = atomic_add(&strata_fault_[0u], 1u);
-            if (v26 == 0u) {
-                strata_fault_[1u] = 8u;
-                const uint e103 = ((uint)e96);
-                strata_fault_[2u] = e103;
-                const uint e105 = ((uint)((ulong)(e96 >> (32ul & 63))));
-                strata_fault_[3u] = e105;
+    const uint v28 = strata_phase_;
+    strata_phase_ = (v28 + 1u);
+    const uint e149 = (7u - e88);
+    const ulong e150 = ((ulong)e149);
+    if (e150 < 8ul) {
+        const uint v29 = strata_phase_;
+        const uint v30 = atomic_or(&strata_tile_writer_[e149], (uint)0);
+        const uint v31 = atomic_or(&strata_tile_writer_site_[e149], (uint)0);
+        if ((v30 & 2147483648u) == 0u) {
+            const uint v32 = atomic_add(&strata_fault_[0u], 1u);
+            if (v32 == 0u) {
+                strata_fault_[1u] = 9u;
+                const uint e158 = ((uint)e150);
+                strata_fault_[2u] = e158;
+                const uint e160 = ((uint)((ulong)(e150 >> (32ul & 63))));
+                strata_fault_[3u] = e160;
                 strata_fault_[4u] = 0u;
                 strata_fault_[5u] = 0u;
                 strata_fault_[6u] = e9;
-                const uint e31 = (uint)get_global_id(1);
-                strata_fault_[7u] = e31;
-                const uint e32 = (uint)get_global_id(2);
-                strata_fault_[8u] = e32;
+                const uint e61 = (uint)get_global_id(1);
+                strata_fault_[7u] = e61;
+                const uint e62 = (uint)get_global_id(2);
+                strata_fault_[8u] = e62;
             }
         } else {
-            const uint e106 = (v24 & 65535u);
-            const uint e42 = (e1 + 1u);
-            const uint e112 = ((((uint)((uint)(v23 & 32767u) << (16u & 31))) | e42) | 2147483648u);
-            const uint e113 = (e112 & 65535u);
-            if (((e106 != 0u) && (e106 != e113)) && (((v24 ^ e112) & 2147418112u) == 0u)) {
-                const uint v27 = atomic_add(&strata_fault_[0u], 1u);
-                if (v27 == 0u) {
-                    strata_fault_[1u] = 9u;
-                    const uint e103 = ((uint)e96);
-                    strata_fault_[2u] = e103;
-                    const uint e105 = ((uint)((ulong)(e96 >> (32ul & 63))));
-                    strata_fault_[3u] = e105;
-                    const ulong e127 = (((ulong)v24) | ((ulong)((ulong)((ulong)v25) << (32ul & 63))));
-                    strata_fault_[4u] = ((uint)e127);
-                    strata_fault_[5u] = ((uint)((ulong)(e127 >> (32ul & 63))));
+            const uint e161 = (v30 & 65535u);
+            const uint e96 = (e1 + 1u);
+            const uint e167 = ((((uint)((uint)(v29 & 32767u) << (16u & 31))) | e96) | 2147483648u);
+            const uint e168 = (e167 & 65535u);
+            if (((e161 != 0u) && (e161 != e168)) && (((v30 ^ e167) & 2147418112u) == 0u)) {
+                const uint v33 = atomic_add(&strata_fault_[0u], 1u);
+                if (v33 == 0u) {
+                    strata_fault_[1u] = 10u;
+                    const uint e158 = ((uint)e150);
+                    strata_fault_[2u] = e158;
+                    const uint e160 = ((uint)((ulong)(e150 >> (32ul & 63))));
+                    strata_fault_[3u] = e160;
+                    const ulong e182 = (((ulong)v30) | ((ulong)((ulong)((ulong)v31) << (32ul & 63))));
+                    strata_fault_[4u] = ((uint)e182);
+                    strata_fault_[5u] = ((uint)((ulong)(e182 >> (32ul & 63))));
                     strata_fault_[6u] = e9;
-                    const uint e31 = (uint)get_global_id(1);
-                    strata_fault_[7u] = e31;
-                    const uint e32 = (uint)get_global_id(2);
-                    strata_fault_[8u] = e32;
+                    const uint e61 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e61;
+                    const uint e62 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e62;
                 }
             } else {
-                const uint v28 = atomic_or(&strata_tile_reader_[e95], (uint)0);
-                const uint e132 = (v28 & 65535u);
-                if (((e132 != 0u) && (e132 != e113)) && (((v28 ^ e112) & 2147418112u) == 0u)) {
+                const uint v34 = atomic_or(&strata_tile_reader_[e149], (uint)0);
+                const uint e187 = (v34 & 65535u);
+                if (((e187 != 0u) && (e187 != e168)) && (((v34 ^ e167) & 2147418112u) == 0u)) {
                 } else {
-                    (void)atomic_xchg(&strata_tile_reader_[e95], e112);
-                    (void)atomic_xchg(&strata_tile_reader_site_[e95], 9u);
+                    (void)atomic_xchg(&strata_tile_reader_[e149], e167);
+                    (void)atomic_xchg(&strata_tile_reader_site_[e149], 10u);
                 }
             }
         }
-        const uint v8 = tile[e95];
+        const uint v8 = tile[e149];
         strata_loaded0_ = v8;
     } else {
         const uint v7 = atomic_add(&strata_fault_[0u], 1u);
         if (v7 == 0u) {
             strata_fault_[1u] = 2u;
-            const uint e103 = ((uint)e96);
-            strata_fault_[2u] = e103;
-            const uint e105 = ((uint)((ulong)(e96 >> (32ul & 63))));
-            strata_fault_[3u] = e105;
+            const uint e158 = ((uint)e150);
+            strata_fault_[2u] = e158;
+            const uint e160 = ((uint)((ulong)(e150 >> (32ul & 63))));
+            strata_fault_[3u] = e160;
             strata_fault_[4u] = 8u;
             strata_fault_[5u] = 0u;
             strata_fault_[6u] = e9;
-            const uint e31 = (uint)get_global_id(1);
-            strata_fault_[7u] = e31;
-            const uint e32 = (uint)get_global_id(2);
-            strata_fault_[8u] = e32;
+            const uint e61 = (uint)get_global_id(1);
+            strata_fault_[7u] = e61;
+            const uint e62 = (uint)get_global_id(2);
+            strata_fault_[8u] = e62;
         }
     }
     const uint v1 = strata_loaded0_;
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const uint v29 = strata_phase_;
-    strata_phase_ = (v29 + 1u);
-    if (e36) {
-        const uint v30 = strata_phase_;
-        const uint e42 = (e1 + 1u);
-        const uint e149 = ((((uint)((uint)(v30 & 32767u) << (16u & 31))) | e42) | 2147483648u);
-        const uint v31 = atomic_xchg(&strata_tile_writer_[e33], e149);
-        const uint v32 = atomic_xchg(&strata_tile_writer_site_[e33], 10u);
-        const uint e152 = (v31 & 65535u);
-        const uint e154 = (e149 & 65535u);
-        if (((e152 != 0u) && (e152 != e154)) && (((v31 ^ e149) & 2147418112u) == 0u)) {
-            const uint v33 = atomic_add(&strata_fault_[0u], 1u);
-            if (v33 == 0u) {
-                strata_fault_[1u] = 10u;
-                const uint e60 = ((uint)e34);
-                strata_fault_[2u] = e60;
-                const uint e62 = ((uint)((ulong)(e34 >> (32ul & 63))));
-                strata_fault_[3u] = e62;
-                const ulong e167 = (((ulong)v31) | ((ulong)((ulong)((ulong)v32) << (32ul & 63))));
-                strata_fault_[4u] = ((uint)e167);
-                strata_fault_[5u] = ((uint)((ulong)(e167 >> (32ul & 63))));
+    const uint v35 = strata_phase_;
+    strata_phase_ = (v35 + 1u);
+    if (e91) {
+        const uint v36 = strata_phase_;
+        const uint e96 = (e1 + 1u);
+        const uint e204 = ((((uint)((uint)(v36 & 32767u) << (16u & 31))) | e96) | 2147483648u);
+        const uint v37 = atomic_xchg(&strata_tile_writer_[e88], e204);
+        const uint v38 = atomic_xchg(&strata_tile_writer_site_[e88], 11u);
+        const uint e207 = (v37 & 65535u);
+        const uint e209 = (e204 & 65535u);
+        if (((e207 != 0u) && (e207 != e209)) && (((v37 ^ e204) & 2147418112u) == 0u)) {
+            const uint v39 = atomic_add(&strata_fault_[0u], 1u);
+            if (v39 == 0u) {
+                strata_fault_[1u] = 11u;
+                const uint e114 = ((uint)e89);
+                strata_fault_[2u] = e114;
+                const uint e116 = ((uint)((ulong)(e89 >> (32ul & 63))));
+                strata_fault_[3u] = e116;
+                const ulong e222 = (((ulong)v37) | ((ulong)((ulong)((ulong)v38) << (32ul & 63))));
+                strata_fault_[4u] = ((uint)e222);
+                strata_fault_[5u] = ((uint)((ulong)(e222 >> (32ul & 63))));
                 strata_fault_[6u] = e9;
-                const uint e31 = (uint)get_global_id(1);
-                strata_fault_[7u] = e31;
-                const uint e32 = (uint)get_global_id(2);
-                strata_fault_[8u] = e32;
+                const uint e61 = (uint)get_global_id(1);
+                strata_fault_[7u] = e61;
+                const uint e62 = (uint)get_global_id(2);
+                strata_fault_[8u] = e62;
             }
         } else {
-            const uint v34 = atomic_or(&strata_tile_reader_[e33], (uint)0);
-            const uint v35 = atomic_or(&strata_tile_reader_site_[e33], (uint)0);
-            const uint e172 = (v34 & 65535u);
-            if (((e172 != 0u) && (e172 != e154)) && (((v34 ^ e149) & 2147418112u) == 0u)) {
-                const uint v36 = atomic_add(&strata_fault_[0u], 1u);
-                if (v36 == 0u) {
-                    strata_fault_[1u] = 10u;
-                    const uint e60 = ((uint)e34);
-                    strata_fault_[2u] = e60;
-                    const uint e62 = ((uint)((ulong)(e34 >> (32ul & 63))));
-                    strata_fault_[3u] = e62;
-                    const ulong e186 = (((ulong)v34) | ((ulong)((ulong)((ulong)v35) << (32ul & 63))));
-                    strata_fault_[4u] = ((uint)e186);
-                    strata_fault_[5u] = ((uint)((ulong)(e186 >> (32ul & 63))));
+            const uint v40 = atomic_or(&strata_tile_reader_[e88], (uint)0);
+            const uint v41 = atomic_or(&strata_tile_reader_site_[e88], (uint)0);
+            const uint e227 = (v40 & 65535u);
+            if (((e227 != 0u) && (e227 != e209)) && (((v40 ^ e204) & 2147418112u) == 0u)) {
+                const uint v42 = atomic_add(&strata_fault_[0u], 1u);
+                if (v42 == 0u) {
+                    strata_fault_[1u] = 11u;
+                    const uint e114 = ((uint)e89);
+                    strata_fault_[2u] = e114;
+                    const uint e116 = ((uint)((ulong)(e89 >> (32ul & 63))));
+                    strata_fault_[3u] = e116;
+                    const ulong e241 = (((ulong)v40) | ((ulong)((ulong)((ulong)v41) << (32ul & 63))));
+                    strata_fault_[4u] = ((uint)e241);
+                    strata_fault_[5u] = ((uint)((ulong)(e241 >> (32ul & 63))));
                     strata_fault_[6u] = e9;
-                    const uint e31 = (uint)get_global_id(1);
-                    strata_fault_[7u] = e31;
-                    const uint e32 = (uint)get_global_id(2);
-                    strata_fault_[8u] = e32;
+                    const uint e61 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e61;
+                    const uint e62 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e62;
                 }
             }
-            (void)atomic_xchg(&strata_tile_reader_[e33], 0u);
+            (void)atomic_xchg(&strata_tile_reader_[e88], 0u);
         }
-        tile[e33] = (v1 + 1u);
+        tile[e88] = (v1 + 1u);
     } else {
         const uint v9 = atomic_add(&strata_fault_[0u], 1u);
         if (v9 == 0u) {
             strata_fault_[1u] = 3u;
-            const uint e60 = ((uint)e34);
-            strata_fault_[2u] = e60;
-            const uint e62 = ((uint)((ulong)(e34 >> (32ul & 63))));
-            strata_fault_[3u] = e62;
+            const uint e114 = ((uint)e89);
+            strata_fault_[2u] = e114;
+            const uint e116 = ((uint)((ulong)(e89 >> (32ul & 63))));
+            strata_fault_[3u] = e116;
             strata_fault_[4u] = 8u;
             strata_fault_[5u] = 0u;
             strata_fault_[6u] = e9;
-            const uint e31 = (uint)get_global_id(1);
-            strata_fault_[7u] = e31;
-            const uint e32 = (uint)get_global_id(2);
-            strata_fault_[8u] = e32;
+            const uint e61 = (uint)get_global_id(1);
+            strata_fault_[7u] = e61;
+            const uint e62 = (uint)get_global_id(2);
+            strata_fault_[8u] = e62;
         }
     }
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const uint v37 = strata_phase_;
-    strata_phase_ = (v37 + 1u);
-    if (e36) {
-        const uint v38 = strata_phase_;
-        const uint v39 = atomic_or(&strata_tile_writer_[e33], (uint)0);
-        const uint v40 = atomic_or(&strata_tile_writer_site_[e33], (uint)0);
-        if ((v39 & 2147483648u) == 0u) {
-            const uint v41 = atomic_add(&strata_fault_[0u], 1u);
-            if (v41 == 0u) {
-                strata_fault_[1u] = 11u;
-                const uint e60 = ((uint)e34);
-                strata_fault_[2u] = e60;
-                const uint e62 = ((uint)((ulong)(e34 >> (32ul & 63))));
-                strata_fault_[3u] = e62;
+    const uint v43 = strata_phase_;
+    strata_phase_ = (v43 + 1u);
+    if (e91) {
+        const uint v44 = strata_phase_;
+        const uint v45 = atomic_or(&strata_tile_writer_[e88], (uint)0);
+        const uint v46 = atomic_or(&strata_tile_writer_site_[e88], (uint)0);
+        if ((v45 & 2147483648u) == 0u) {
+            const uint v47 = atomic_add(&strata_fault_[0u], 1u);
+            if (v47 == 0u) {
+                strata_fault_[1u] = 12u;
+                const uint e114 = ((uint)e89);
+                strata_fault_[2u] = e114;
+                const uint e116 = ((uint)((ulong)(e89 >> (32ul & 63))));
+                strata_fault_[3u] = e116;
                 strata_fault_[4u] = 0u;
                 strata_fault_[5u] = 0u;
                 strata_fault_[6u] = e9;
-                const uint e31 = (uint)get_global_id(1);
-                strata_fault_[7u] = e31;
-                const uint e32 = (uint)get_global_id(2);
-                strata_fault_[8u] = e32;
+                const uint e61 = (uint)get_global_id(1);
+                strata_fault_[7u] = e61;
+                const uint e62 = (uint)get_global_id(2);
+                strata_fault_[8u] = e62;
             }
         } else {
-            const uint e202 = (v39 & 65535u);
-            const uint e42 = (e1 + 1u);
-            const uint e208 = ((((uint)((uint)(v38 & 32767u) << (16u & 31))) | e42) | 2147483648u);
-            const uint e209 = (e208 & 65535u);
-            if (((e202 != 0u) && (e202 != e209)) && (((v39 ^ e208) & 2147418112u) == 0u)) {
-                const uint v42 = atomic_add(&strata_fault_[0u], 1u);
-                if (v42 == 0u) {
-                    strata_fault_[1u] = 12u;
-                    const uint e60 = ((uint)e34);
-                    strata_fault_[2u] = e60;
-                    const uint e62 = ((uint)((ulong)(e34 >> (32ul & 63))));
-                    strata_fault_[3u] = e62;
-                    const ulong e223 = (((ulong)v39) | ((ulong)((ulong)((ulong)v40) << (32ul & 63))));
-                    strata_fault_[4u] = ((uint)e223);
-                    strata_fault_[5u] = ((uint)((ulong)(e223 >> (32ul & 63))));
+            const uint e257 = (v45 & 65535u);
+            const uint e96 = (e1 + 1u);
+            const uint e263 = ((((uint)((uint)(v44 & 32767u) << (16u & 31))) | e96) | 2147483648u);
+            const uint e264 = (e263 & 65535u);
+            if (((e257 != 0u) && (e257 != e264)) && (((v45 ^ e263) & 2147418112u) == 0u)) {
+                const uint v48 = atomic_add(&strata_fault_[0u], 1u);
+                if (v48 == 0u) {
+                    strata_fault_[1u] = 13u;
+                    const uint e114 = ((uint)e89);
+                    strata_fault_[2u] = e114;
+                    const uint e116 = ((uint)((ulong)(e89 >> (32ul & 63))));
+                    strata_fault_[3u] = e116;
+                    const ulong e278 = (((ulong)v45) | ((ulong)((ulong)((ulong)v46) << (32ul & 63))));
+                    strata_fault_[4u] = ((uint)e278);
+                    strata_fault_[5u] = ((uint)((ulong)(e278 >> (32ul & 63))));
                     strata_fault_[6u] = e9;
-                    const uint e31 = (uint)get_global_id(1);
-                    strata_fault_[7u] = e31;
-                    const uint e32 = (uint)get_global_id(2);
-                    strata_fault_[8u] = e32;
+                    const uint e61 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e61;
+                    const uint e62 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e62;
                 }
             } else {
-                const uint v43 = atomic_or(&strata_tile_reader_[e33], (uint)0);
-                const uint e228 = (v43 & 65535u);
-                if (((e228 != 0u) && (e228 != e209)) && (((v43 ^ e208) & 2147418112u) == 0u)) {
+                const uint v49 = atomic_or(&strata_tile_reader_[e88], (uint)0);
+                const uint e283 = (v49 & 65535u);
+                if (((e283 != 0u) && (e283 != e264)) && (((v49 ^ e263) & 2147418112u) == 0u)) {
                 } else {
-                    (void)atomic_xchg(&strata_tile_reader_[e33], e208);
-                    (void)atomic_xchg(&strata_tile_reader_site_[e33], 12u);
+                    (void)atomic_xchg(&strata_tile_reader_[e88], e263);
+                    (void)atomic_xchg(&strata_tile_reader_site_[e88], 13u);
                 }
             }
         }
-        const uint v11 = tile[e33];
+        const uint v11 = tile[e88];
         strata_loaded0_ = v11;
     } else {
         const uint v10 = atomic_add(&strata_fault_[0u], 1u);
         if (v10 == 0u) {
             strata_fault_[1u] = 4u;
-            const uint e60 = ((uint)e34);
-            strata_fault_[2u] = e60;
-            const uint e62 = ((uint)((ulong)(e34 >> (32ul & 63))));
-            strata_fault_[3u] = e62;
+            const uint e114 = ((uint)e89);
+            strata_fault_[2u] = e114;
+            const uint e116 = ((uint)((ulong)(e89 >> (32ul & 63))));
+            strata_fault_[3u] = e116;
             strata_fault_[4u] = 8u;
             strata_fault_[5u] = 0u;
             strata_fault_[6u] = e9;
-            const uint e31 = (uint)get_global_id(1);
-            strata_fault_[7u] = e31;
-            const uint e32 = (uint)get_global_id(2);
-            strata_fault_[8u] = e32;
+            const uint e61 = (uint)get_global_id(1);
+            strata_fault_[7u] = e61;
+            const uint e62 = (uint)get_global_id(2);
+            strata_fault_[8u] = e62;
         }
     }
     const uint v2 = strata_loaded0_;
     if (e13) {
+        const uint v50 = strata_phase_;
+        const ulong e15 = (e10 * 4ul);
+        const uint e20 = ((uint)get_group_id(0) + (uint)get_num_groups(0) * ((uint)get_group_id(1) + (uint)get_num_groups(1) * (uint)get_group_id(2)));
+        const uint e24 = (((e20 * e7) + e1) + 1u);
+        const uint v51 = atomic_xchg(&strata_x_shadow_[e15], e24);
+        const ulong e17 = (e15 + 1ul);
+        const uint e297 = (((uint)((uint)v50 << (16u & 31))) | 14u);
+        const uint v52 = atomic_xchg(&strata_x_shadow_[e17], e297);
+        const bool e304 = (((v51 - 1u) / e7) == e20);
+        if (((v51 != 0u) && (v51 != e24)) && ((!e304) || (e304 && (((uint)((v52 ^ e297) >> (16u & 31))) == 0u)))) {
+            const uint v53 = atomic_add(&strata_fault_[0u], 1u);
+            if (v53 == 0u) {
+                strata_fault_[1u] = 14u;
+                const uint e46 = ((uint)e10);
+                strata_fault_[2u] = e46;
+                const uint e50 = ((uint)((ulong)(e10 >> (32ul & 63))));
+                strata_fault_[3u] = e50;
+                const ulong e318 = (((ulong)v51) | ((ulong)((ulong)((ulong)v52) << (32ul & 63))));
+                strata_fault_[4u] = ((uint)e318);
+                strata_fault_[5u] = ((uint)((ulong)(e318 >> (32ul & 63))));
+                strata_fault_[6u] = e9;
+                const uint e61 = (uint)get_global_id(1);
+                strata_fault_[7u] = e61;
+                const uint e62 = (uint)get_global_id(2);
+                strata_fault_[8u] = e62;
+            }
+        } else {
+            const ulong e64 = (e15 + 2ul);
+            const uint v54 = atomic_or(&strata_x_shadow_[e64], (uint)0);
+            const ulong e66 = (e15 + 3ul);
+            const uint v55 = atomic_or(&strata_x_shadow_[e66], (uint)0);
+            const bool e328 = (((v54 - 1u) / e7) == e20);
+            if (((v54 != 0u) && (v54 != e24)) && ((!e328) || (e328 && (((uint)((v55 ^ e297) >> (16u & 31))) == 0u)))) {
+                const uint v56 = atomic_add(&strata_fault_[0u], 1u);
+                if (v56 == 0u) {
+                    strata_fault_[1u] = 14u;
+                    const uint e46 = ((uint)e10);
+                    strata_fault_[2u] = e46;
+                    const uint e50 = ((uint)((ulong)(e10 >> (32ul & 63))));
+                    strata_fault_[3u] = e50;
+                    const ulong e342 = (((ulong)v54) | ((ulong)((ulong)((ulong)v55) << (32ul & 63))));
+                    strata_fault_[4u] = ((uint)e342);
+                    strata_fault_[5u] = ((uint)((ulong)(e342 >> (32ul & 63))));
+                    strata_fault_[6u] = e9;
+                    const uint e61 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e61;
+                    const uint e62 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e62;
+                }
+            }
+            (void)atomic_xchg(&strata_x_shadow_[e64], 0u);
+        }
         x[e9] = v2;
     } else {
         const uint v12 = atomic_add(&strata_fault_[0u], 1u);
         if (v12 == 0u) {
             strata_fault_[1u] = 5u;
-            const uint e19 = ((uint)e10);
-            strata_fault_[2u] = e19;
-            const uint e23 = ((uint)((ulong)(e10 >> (32ul & 63))));
-            strata_fault_[3u] = e23;
-            const uint e25 = ((uint)e12);
-            strata_fault_[4u] = e25;
-            const uint e28 = ((uint)((ulong)(e12 >> (32ul & 63))));
-            strata_fault_[5u] = e28;
+            const uint e46 = ((uint)e10);
+            strata_fault_[2u] = e46;
+            const uint e50 = ((uint)((ulong)(e10 >> (32ul & 63))));
+            strata_fault_[3u] = e50;
+            const uint e85 = ((uint)e12);
+            strata_fault_[4u] = e85;
+            const uint e87 = ((uint)((ulong)(e12 >> (32ul & 63))));
+            strata_fault_[5u] = e87;
             strata_fault_[6u] = e9;
-            const uint e31 = (uint)get_global_id(1);
-            strata_fault_[7u] = e31;
-            const uint e32 = (uint)get_global_id(2);
-            strata_fault_[8u] = e32;
+            const uint e61 = (uint)get_global_id(1);
+            strata_fault_[7u] = e61;
+            const uint e62 = (uint)get_global_id(2);
+            strata_fault_[8u] = e62;
         }
     }
-    const ulong e244 = ((ulong)count_len);
-    if (0ul < e244) {
+    const ulong e351 = ((ulong)count_len);
+    if (0ul < e351) {
         (void)atomic_add(&count[0u], 1u);
     } else {
         const uint v13 = atomic_add(&strata_fault_[0u], 1u);
@@ -375,13 +468,13 @@ __kernel void checked_clean_exchange(
             strata_fault_[1u] = 6u;
             strata_fault_[2u] = 0u;
             strata_fault_[3u] = 0u;
-            strata_fault_[4u] = ((uint)e244);
-            strata_fault_[5u] = ((uint)((ulong)(e244 >> (32ul & 63))));
+            strata_fault_[4u] = ((uint)e351);
+            strata_fault_[5u] = ((uint)((ulong)(e351 >> (32ul & 63))));
             strata_fault_[6u] = e9;
-            const uint e31 = (uint)get_global_id(1);
-            strata_fault_[7u] = e31;
-            const uint e32 = (uint)get_global_id(2);
-            strata_fault_[8u] = e32;
+            const uint e61 = (uint)get_global_id(1);
+            strata_fault_[7u] = e61;
+            const uint e62 = (uint)get_global_id(2);
+            strata_fault_[8u] = e62;
         }
     }
 }

@@ -10,7 +10,9 @@ __kernel void matmul_tiled(
     const uint c_len,
     const uint n,
     __global uint* strata_fault_,
-    const uint strata_fault__len
+    const uint strata_fault__len,
+    __global uint* strata_c_shadow_,
+    const uint strata_c_shadow__len
 ) {
     __local float a_tile[256];
     __local float b_tile[256];
@@ -2917,13 +2919,67 @@ __kernel void matmul_tiled(
         const ulong e1967 = ((ulong)e1966);
         const ulong e1969 = ((ulong)c_len);
         if (e1967 < e1969) {
+            const uint v349 = strata_phase_;
+            const ulong e1972 = (e1967 * 4ul);
+            const uint e1973 = ((uint)get_group_id(0) + (uint)get_num_groups(0) * ((uint)get_group_id(1) + (uint)get_num_groups(1) * (uint)get_group_id(2)));
+            const uint e1976 = (((e1973 * e8) + e2) + 1u);
+            const uint v350 = atomic_xchg(&strata_c_shadow_[e1972], e1976);
+            const uint e1982 = (((uint)((uint)v349 << (16u & 31))) | 107u);
+            const uint v351 = atomic_xchg(&strata_c_shadow_[(e1972 + 1ul)], e1982);
+            const bool e1989 = (((v350 - 1u) / e8) == e1973);
+            if (((v350 != 0u) && (v350 != e1976)) && ((!e1989) || (e1989 && (((uint)((v351 ^ e1982) >> (16u & 31))) == 0u)))) {
+                const uint v352 = atomic_add(&strata_fault_[0u], 1u);
+                if (v352 == 0u) {
+                    strata_fault_[1u] = 107u;
+                    const uint e2000 = ((uint)e1967);
+                    strata_fault_[2u] = e2000;
+                    const uint e2002 = ((uint)((ulong)(e1967 >> (32ul & 63))));
+                    strata_fault_[3u] = e2002;
+                    const ulong e2006 = (((ulong)v350) | ((ulong)((ulong)((ulong)v351) << (32ul & 63))));
+                    strata_fault_[4u] = ((uint)e2006);
+                    strata_fault_[5u] = ((uint)((ulong)(e2006 >> (32ul & 63))));
+                    const uint e49 = (uint)get_global_id(0);
+                    strata_fault_[6u] = e49;
+                    const uint e51 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e51;
+                    const uint e53 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e53;
+                }
+            } else {
+                const ulong e2011 = (e1972 + 2ul);
+                const uint v353 = atomic_or(&strata_c_shadow_[e2011], (uint)0);
+                const uint v354 = atomic_or(&strata_c_shadow_[(e1972 + 3ul)], (uint)0);
+                const bool e2020 = (((v353 - 1u) / e8) == e1973);
+                if (((v353 != 0u) && (v353 != e1976)) && ((!e2020) || (e2020 && (((uint)((v354 ^ e1982) >> (16u & 31))) == 0u)))) {
+                    const uint v355 = atomic_add(&strata_fault_[0u], 1u);
+                    if (v355 == 0u) {
+                        strata_fault_[1u] = 107u;
+                        const uint e2000 = ((uint)e1967);
+                        strata_fault_[2u] = e2000;
+                        const uint e2002 = ((uint)((ulong)(e1967 >> (32ul & 63))));
+                        strata_fault_[3u] = e2002;
+                        const ulong e2034 = (((ulong)v353) | ((ulong)((ulong)((ulong)v354) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e2034);
+                        strata_fault_[5u] = ((uint)((ulong)(e2034 >> (32ul & 63))));
+                        const uint e49 = (uint)get_global_id(0);
+                        strata_fault_[6u] = e49;
+                        const uint e51 = (uint)get_global_id(1);
+                        strata_fault_[7u] = e51;
+                        const uint e53 = (uint)get_global_id(2);
+                        strata_fault_[8u] = e53;
+                    }
+                }
+                (void)atomic_xchg(&strata_c_shadow_[e2011], 0u);
+            }
             c[e1966] = v51;
         } else {
             const uint v124 = atomic_add(&strata_fault_[0u], 1u);
             if (v124 == 0u) {
                 strata_fault_[1u] = 38u;
-                strata_fault_[2u] = ((uint)e1967);
-                strata_fault_[3u] = ((uint)((ulong)(e1967 >> (32ul & 63))));
+                const uint e2000 = ((uint)e1967);
+                strata_fault_[2u] = e2000;
+                const uint e2002 = ((uint)((ulong)(e1967 >> (32ul & 63))));
+                strata_fault_[3u] = e2002;
                 strata_fault_[4u] = ((uint)e1969);
                 strata_fault_[5u] = ((uint)((ulong)(e1969 >> (32ul & 63))));
                 const uint e49 = (uint)get_global_id(0);

@@ -12,7 +12,9 @@ __kernel void matmul_tiled(
     const uint n,
     const uint k,
     __global uint* strata_fault_,
-    const uint strata_fault__len
+    const uint strata_fault__len,
+    __global uint* strata_c_shadow_,
+    const uint strata_c_shadow__len
 ) {
     __local float a_tile[256];
     __local float b_tile[256];
@@ -2917,13 +2919,67 @@ __kernel void matmul_tiled(
         const ulong e1970 = ((ulong)e1969);
         const ulong e1972 = ((ulong)c_len);
         if (e1970 < e1972) {
+            const uint v349 = strata_phase_;
+            const ulong e1975 = (e1970 * 4ul);
+            const uint e1976 = ((uint)get_group_id(0) + (uint)get_num_groups(0) * ((uint)get_group_id(1) + (uint)get_num_groups(1) * (uint)get_group_id(2)));
+            const uint e1979 = (((e1976 * e8) + e2) + 1u);
+            const uint v350 = atomic_xchg(&strata_c_shadow_[e1975], e1979);
+            const uint e1985 = (((uint)((uint)v349 << (16u & 31))) | 107u);
+            const uint v351 = atomic_xchg(&strata_c_shadow_[(e1975 + 1ul)], e1985);
+            const bool e1992 = (((v350 - 1u) / e8) == e1976);
+            if (((v350 != 0u) && (v350 != e1979)) && ((!e1992) || (e1992 && (((uint)((v351 ^ e1985) >> (16u & 31))) == 0u)))) {
+                const uint v352 = atomic_add(&strata_fault_[0u], 1u);
+                if (v352 == 0u) {
+                    strata_fault_[1u] = 107u;
+                    const uint e2003 = ((uint)e1970);
+                    strata_fault_[2u] = e2003;
+                    const uint e2005 = ((uint)((ulong)(e1970 >> (32ul & 63))));
+                    strata_fault_[3u] = e2005;
+                    const ulong e2009 = (((ulong)v350) | ((ulong)((ulong)((ulong)v351) << (32ul & 63))));
+                    strata_fault_[4u] = ((uint)e2009);
+                    strata_fault_[5u] = ((uint)((ulong)(e2009 >> (32ul & 63))));
+                    const uint e50 = (uint)get_global_id(0);
+                    strata_fault_[6u] = e50;
+                    const uint e52 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e52;
+                    const uint e54 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e54;
+                }
+            } else {
+                const ulong e2014 = (e1975 + 2ul);
+                const uint v353 = atomic_or(&strata_c_shadow_[e2014], (uint)0);
+                const uint v354 = atomic_or(&strata_c_shadow_[(e1975 + 3ul)], (uint)0);
+                const bool e2023 = (((v353 - 1u) / e8) == e1976);
+                if (((v353 != 0u) && (v353 != e1979)) && ((!e2023) || (e2023 && (((uint)((v354 ^ e1985) >> (16u & 31))) == 0u)))) {
+                    const uint v355 = atomic_add(&strata_fault_[0u], 1u);
+                    if (v355 == 0u) {
+                        strata_fault_[1u] = 107u;
+                        const uint e2003 = ((uint)e1970);
+                        strata_fault_[2u] = e2003;
+                        const uint e2005 = ((uint)((ulong)(e1970 >> (32ul & 63))));
+                        strata_fault_[3u] = e2005;
+                        const ulong e2037 = (((ulong)v353) | ((ulong)((ulong)((ulong)v354) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e2037);
+                        strata_fault_[5u] = ((uint)((ulong)(e2037 >> (32ul & 63))));
+                        const uint e50 = (uint)get_global_id(0);
+                        strata_fault_[6u] = e50;
+                        const uint e52 = (uint)get_global_id(1);
+                        strata_fault_[7u] = e52;
+                        const uint e54 = (uint)get_global_id(2);
+                        strata_fault_[8u] = e54;
+                    }
+                }
+                (void)atomic_xchg(&strata_c_shadow_[e2014], 0u);
+            }
             c[e1969] = v51;
         } else {
             const uint v124 = atomic_add(&strata_fault_[0u], 1u);
             if (v124 == 0u) {
                 strata_fault_[1u] = 38u;
-                strata_fault_[2u] = ((uint)e1970);
-                strata_fault_[3u] = ((uint)((ulong)(e1970 >> (32ul & 63))));
+                const uint e2003 = ((uint)e1970);
+                strata_fault_[2u] = e2003;
+                const uint e2005 = ((uint)((ulong)(e1970 >> (32ul & 63))));
+                strata_fault_[3u] = e2005;
                 strata_fault_[4u] = ((uint)e1972);
                 strata_fault_[5u] = ((uint)((ulong)(e1972 >> (32ul & 63))));
                 const uint e50 = (uint)get_global_id(0);

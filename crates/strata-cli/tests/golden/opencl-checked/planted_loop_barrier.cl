@@ -8,7 +8,9 @@ __kernel void planted_loop_barrier(
     __global uint* out,
     const uint out_len,
     __global uint* strata_fault_,
-    const uint strata_fault__len
+    const uint strata_fault__len,
+    __global uint* strata_out_shadow_,
+    const uint strata_out_shadow__len
 ) {
     __local uint strata_scratch_uint[STRATA_MAX_GROUP + 1];
     uint v = 0;
@@ -42,7 +44,8 @@ __kernel void planted_loop_barrier(
         strata_phase_ = (v6 + 1u);
         const uint e17 = (((uint)get_local_size(0) * (uint)get_local_size(1)) * (uint)get_local_size(2));
         if ((v3 != 0u) && (v3 != e17)) {
-            if (((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2))) == 0u) {
+            const uint e20 = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
+            if (e20 == 0u) {
                 const uint v4 = atomic_add(&strata_fault_[0u], 1u);
                 if (v4 == 0u) {
                     strata_fault_[1u] = 0u;
@@ -77,13 +80,67 @@ __kernel void planted_loop_barrier(
     const ulong e48 = ((ulong)e37);
     const ulong e50 = ((ulong)out_len);
     if (e48 < e50) {
+        const uint v8 = strata_phase_;
+        const ulong e53 = (e48 * 4ul);
+        const uint e54 = ((uint)get_group_id(0) + (uint)get_num_groups(0) * ((uint)get_group_id(1) + (uint)get_num_groups(1) * (uint)get_group_id(2)));
+        const uint e17 = (((uint)get_local_size(0) * (uint)get_local_size(1)) * (uint)get_local_size(2));
+        const uint e20 = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
+        const uint e57 = (((e54 * e17) + e20) + 1u);
+        const uint v9 = atomic_xchg(&strata_out_shadow_[e53], e57);
+        const uint e63 = (((uint)((uint)v8 << (16u & 31))) | 2u);
+        const uint v10 = atomic_xchg(&strata_out_shadow_[(e53 + 1ul)], e63);
+        const bool e70 = (((v9 - 1u) / e17) == e54);
+        if (((v9 != 0u) && (v9 != e57)) && ((!e70) || (e70 && (((uint)((v10 ^ e63) >> (16u & 31))) == 0u)))) {
+            const uint v11 = atomic_add(&strata_fault_[0u], 1u);
+            if (v11 == 0u) {
+                strata_fault_[1u] = 2u;
+                const uint e81 = ((uint)e48);
+                strata_fault_[2u] = e81;
+                const uint e83 = ((uint)((ulong)(e48 >> (32ul & 63))));
+                strata_fault_[3u] = e83;
+                const ulong e87 = (((ulong)v9) | ((ulong)((ulong)((ulong)v10) << (32ul & 63))));
+                strata_fault_[4u] = ((uint)e87);
+                strata_fault_[5u] = ((uint)((ulong)(e87 >> (32ul & 63))));
+                strata_fault_[6u] = e37;
+                const uint e39 = (uint)get_global_id(1);
+                strata_fault_[7u] = e39;
+                const uint e41 = (uint)get_global_id(2);
+                strata_fault_[8u] = e41;
+            }
+        } else {
+            const ulong e92 = (e53 + 2ul);
+            const uint v12 = atomic_or(&strata_out_shadow_[e92], (uint)0);
+            const uint v13 = atomic_or(&strata_out_shadow_[(e53 + 3ul)], (uint)0);
+            const bool e101 = (((v12 - 1u) / e17) == e54);
+            if (((v12 != 0u) && (v12 != e57)) && ((!e101) || (e101 && (((uint)((v13 ^ e63) >> (16u & 31))) == 0u)))) {
+                const uint v14 = atomic_add(&strata_fault_[0u], 1u);
+                if (v14 == 0u) {
+                    strata_fault_[1u] = 2u;
+                    const uint e81 = ((uint)e48);
+                    strata_fault_[2u] = e81;
+                    const uint e83 = ((uint)((ulong)(e48 >> (32ul & 63))));
+                    strata_fault_[3u] = e83;
+                    const ulong e115 = (((ulong)v12) | ((ulong)((ulong)((ulong)v13) << (32ul & 63))));
+                    strata_fault_[4u] = ((uint)e115);
+                    strata_fault_[5u] = ((uint)((ulong)(e115 >> (32ul & 63))));
+                    strata_fault_[6u] = e37;
+                    const uint e39 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e39;
+                    const uint e41 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e41;
+                }
+            }
+            (void)atomic_xchg(&strata_out_shadow_[e92], 0u);
+        }
         out[e37] = v2;
     } else {
         const uint v5 = atomic_add(&strata_fault_[0u], 1u);
         if (v5 == 0u) {
             strata_fault_[1u] = 1u;
-            strata_fault_[2u] = ((uint)e48);
-            strata_fault_[3u] = ((uint)((ulong)(e48 >> (32ul & 63))));
+            const uint e81 = ((uint)e48);
+            strata_fault_[2u] = e81;
+            const uint e83 = ((uint)((ulong)(e48 >> (32ul & 63))));
+            strata_fault_[3u] = e83;
             strata_fault_[4u] = ((uint)e50);
             strata_fault_[5u] = ((uint)((ulong)(e50 >> (32ul & 63))));
             strata_fault_[6u] = e37;

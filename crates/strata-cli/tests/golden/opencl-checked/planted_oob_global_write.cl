@@ -5,7 +5,9 @@ __kernel void planted_oob_global_write(
     __global uint* out,
     const uint out_len,
     __global uint* strata_fault_,
-    const uint strata_fault__len
+    const uint strata_fault__len,
+    __global uint* strata_out_shadow_,
+    const uint strata_out_shadow__len
 ) {
     uint strata_phase_ = 0;
     strata_phase_ = 0u;
@@ -15,45 +17,151 @@ __kernel void planted_oob_global_write(
         const ulong e6 = ((ulong)e5);
         const ulong e8 = ((ulong)out_len);
         if (e6 < e8) {
+            const uint v2 = strata_phase_;
+            const ulong e11 = (e6 * 4ul);
+            const uint e12 = ((uint)get_group_id(0) + (uint)get_num_groups(0) * ((uint)get_group_id(1) + (uint)get_num_groups(1) * (uint)get_group_id(2)));
+            const uint e17 = (((uint)get_local_size(0) * (uint)get_local_size(1)) * (uint)get_local_size(2));
+            const uint e22 = (((e12 * e17) + ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)))) + 1u);
+            const uint v3 = atomic_xchg(&strata_out_shadow_[e11], e22);
+            const uint e29 = (((uint)((uint)v2 << (16u & 31))) | 2u);
+            const uint v4 = atomic_xchg(&strata_out_shadow_[(e11 + 1ul)], e29);
+            const bool e36 = (((v3 - 1u) / e17) == e12);
+            if (((v3 != 0u) && (v3 != e22)) && ((!e36) || (e36 && (((uint)((v4 ^ e29) >> (16u & 31))) == 0u)))) {
+                const uint v5 = atomic_add(&strata_fault_[0u], 1u);
+                if (v5 == 0u) {
+                    strata_fault_[1u] = 2u;
+                    const uint e47 = ((uint)e6);
+                    strata_fault_[2u] = e47;
+                    const uint e51 = ((uint)((ulong)(e6 >> (32ul & 63))));
+                    strata_fault_[3u] = e51;
+                    const ulong e56 = (((ulong)v3) | ((ulong)((ulong)((ulong)v4) << (32ul & 63))));
+                    strata_fault_[4u] = ((uint)e56);
+                    strata_fault_[5u] = ((uint)((ulong)(e56 >> (32ul & 63))));
+                    strata_fault_[6u] = e1;
+                    const uint e62 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e62;
+                    const uint e64 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e64;
+                }
+            } else {
+                const ulong e66 = (e11 + 2ul);
+                const uint v6 = atomic_or(&strata_out_shadow_[e66], (uint)0);
+                const uint v7 = atomic_or(&strata_out_shadow_[(e11 + 3ul)], (uint)0);
+                const bool e75 = (((v6 - 1u) / e17) == e12);
+                if (((v6 != 0u) && (v6 != e22)) && ((!e75) || (e75 && (((uint)((v7 ^ e29) >> (16u & 31))) == 0u)))) {
+                    const uint v8 = atomic_add(&strata_fault_[0u], 1u);
+                    if (v8 == 0u) {
+                        strata_fault_[1u] = 2u;
+                        const uint e47 = ((uint)e6);
+                        strata_fault_[2u] = e47;
+                        const uint e51 = ((uint)((ulong)(e6 >> (32ul & 63))));
+                        strata_fault_[3u] = e51;
+                        const ulong e89 = (((ulong)v6) | ((ulong)((ulong)((ulong)v7) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e89);
+                        strata_fault_[5u] = ((uint)((ulong)(e89 >> (32ul & 63))));
+                        strata_fault_[6u] = e1;
+                        const uint e62 = (uint)get_global_id(1);
+                        strata_fault_[7u] = e62;
+                        const uint e64 = (uint)get_global_id(2);
+                        strata_fault_[8u] = e64;
+                    }
+                }
+                (void)atomic_xchg(&strata_out_shadow_[e66], 0u);
+            }
             out[e5] = 1u;
         } else {
             const uint v0 = atomic_add(&strata_fault_[0u], 1u);
             if (v0 == 0u) {
                 strata_fault_[1u] = 0u;
-                strata_fault_[2u] = ((uint)e6);
-                strata_fault_[3u] = ((uint)((ulong)(e6 >> (32ul & 63))));
-                const uint e20 = ((uint)e8);
-                strata_fault_[4u] = e20;
-                const uint e22 = ((uint)((ulong)(e8 >> (32ul & 63))));
-                strata_fault_[5u] = e22;
+                const uint e47 = ((uint)e6);
+                strata_fault_[2u] = e47;
+                const uint e51 = ((uint)((ulong)(e6 >> (32ul & 63))));
+                strata_fault_[3u] = e51;
+                const uint e95 = ((uint)e8);
+                strata_fault_[4u] = e95;
+                const uint e97 = ((uint)((ulong)(e8 >> (32ul & 63))));
+                strata_fault_[5u] = e97;
                 strata_fault_[6u] = e1;
-                const uint e25 = (uint)get_global_id(1);
-                strata_fault_[7u] = e25;
-                const uint e27 = (uint)get_global_id(2);
-                strata_fault_[8u] = e27;
+                const uint e62 = (uint)get_global_id(1);
+                strata_fault_[7u] = e62;
+                const uint e64 = (uint)get_global_id(2);
+                strata_fault_[8u] = e64;
             }
         }
     }
     if (e1 != 5u) {
-        const ulong e29 = ((ulong)e1);
+        const ulong e99 = ((ulong)e1);
         const ulong e8 = ((ulong)out_len);
-        if (e29 < e8) {
+        if (e99 < e8) {
+            const uint v9 = strata_phase_;
+            const ulong e101 = (e99 * 4ul);
+            const uint e12 = ((uint)get_group_id(0) + (uint)get_num_groups(0) * ((uint)get_group_id(1) + (uint)get_num_groups(1) * (uint)get_group_id(2)));
+            const uint e17 = (((uint)get_local_size(0) * (uint)get_local_size(1)) * (uint)get_local_size(2));
+            const uint e22 = (((e12 * e17) + ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)))) + 1u);
+            const uint v10 = atomic_xchg(&strata_out_shadow_[e101], e22);
+            const uint e105 = (((uint)((uint)v9 << (16u & 31))) | 3u);
+            const uint v11 = atomic_xchg(&strata_out_shadow_[(e101 + 1ul)], e105);
+            const bool e112 = (((v10 - 1u) / e17) == e12);
+            if (((v10 != 0u) && (v10 != e22)) && ((!e112) || (e112 && (((uint)((v11 ^ e105) >> (16u & 31))) == 0u)))) {
+                const uint v12 = atomic_add(&strata_fault_[0u], 1u);
+                if (v12 == 0u) {
+                    strata_fault_[1u] = 3u;
+                    const uint e123 = ((uint)e99);
+                    strata_fault_[2u] = e123;
+                    const uint e125 = ((uint)((ulong)(e99 >> (32ul & 63))));
+                    strata_fault_[3u] = e125;
+                    const ulong e129 = (((ulong)v10) | ((ulong)((ulong)((ulong)v11) << (32ul & 63))));
+                    strata_fault_[4u] = ((uint)e129);
+                    strata_fault_[5u] = ((uint)((ulong)(e129 >> (32ul & 63))));
+                    strata_fault_[6u] = e1;
+                    const uint e62 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e62;
+                    const uint e64 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e64;
+                }
+            } else {
+                const ulong e133 = (e101 + 2ul);
+                const uint v13 = atomic_or(&strata_out_shadow_[e133], (uint)0);
+                const uint v14 = atomic_or(&strata_out_shadow_[(e101 + 3ul)], (uint)0);
+                const bool e141 = (((v13 - 1u) / e17) == e12);
+                if (((v13 != 0u) && (v13 != e22)) && ((!e141) || (e141 && (((uint)((v14 ^ e105) >> (16u & 31))) == 0u)))) {
+                    const uint v15 = atomic_add(&strata_fault_[0u], 1u);
+                    if (v15 == 0u) {
+                        strata_fault_[1u] = 3u;
+                        const uint e123 = ((uint)e99);
+                        strata_fault_[2u] = e123;
+                        const uint e125 = ((uint)((ulong)(e99 >> (32ul & 63))));
+                        strata_fault_[3u] = e125;
+                        const ulong e155 = (((ulong)v13) | ((ulong)((ulong)((ulong)v14) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e155);
+                        strata_fault_[5u] = ((uint)((ulong)(e155 >> (32ul & 63))));
+                        strata_fault_[6u] = e1;
+                        const uint e62 = (uint)get_global_id(1);
+                        strata_fault_[7u] = e62;
+                        const uint e64 = (uint)get_global_id(2);
+                        strata_fault_[8u] = e64;
+                    }
+                }
+                (void)atomic_xchg(&strata_out_shadow_[e133], 0u);
+            }
             out[e1] = e1;
         } else {
             const uint v1 = atomic_add(&strata_fault_[0u], 1u);
             if (v1 == 0u) {
                 strata_fault_[1u] = 1u;
-                strata_fault_[2u] = ((uint)e29);
-                strata_fault_[3u] = ((uint)((ulong)(e29 >> (32ul & 63))));
-                const uint e20 = ((uint)e8);
-                strata_fault_[4u] = e20;
-                const uint e22 = ((uint)((ulong)(e8 >> (32ul & 63))));
-                strata_fault_[5u] = e22;
+                const uint e123 = ((uint)e99);
+                strata_fault_[2u] = e123;
+                const uint e125 = ((uint)((ulong)(e99 >> (32ul & 63))));
+                strata_fault_[3u] = e125;
+                const uint e95 = ((uint)e8);
+                strata_fault_[4u] = e95;
+                const uint e97 = ((uint)((ulong)(e8 >> (32ul & 63))));
+                strata_fault_[5u] = e97;
                 strata_fault_[6u] = e1;
-                const uint e25 = (uint)get_global_id(1);
-                strata_fault_[7u] = e25;
-                const uint e27 = (uint)get_global_id(2);
-                strata_fault_[8u] = e27;
+                const uint e62 = (uint)get_global_id(1);
+                strata_fault_[7u] = e62;
+                const uint e64 = (uint)get_global_id(2);
+                strata_fault_[8u] = e64;
             }
         }
     }

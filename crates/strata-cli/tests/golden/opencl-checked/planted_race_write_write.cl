@@ -5,7 +5,9 @@ __kernel void planted_race_write_write(
     __global uint* out,
     const uint out_len,
     __global uint* strata_fault_,
-    const uint strata_fault__len
+    const uint strata_fault__len,
+    __global uint* strata_out_shadow_,
+    const uint strata_out_shadow__len
 ) {
     __local uint tile[4];
     __local uint strata_tile_writer_[4];
@@ -17,7 +19,8 @@ __kernel void planted_race_write_write(
     strata_loaded0_ = 0u;
     strata_phase_ = 0u;
     const uint e1 = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-    for (uint v6 = e1; v6 < 4u; v6 += (((uint)get_local_size(0) * (uint)get_local_size(1)) * (uint)get_local_size(2))) {
+    const uint e7 = (((uint)get_local_size(0) * (uint)get_local_size(1)) * (uint)get_local_size(2));
+    for (uint v6 = e1; v6 < 4u; v6 += e7) {
         strata_tile_writer_[v6] = 0u;
         strata_tile_writer_site_[v6] = 0u;
         strata_tile_reader_[v6] = 0u;
@@ -204,13 +207,65 @@ __kernel void planted_race_write_write(
     const ulong e166 = ((ulong)e53);
     const ulong e168 = ((ulong)out_len);
     if (e166 < e168) {
+        const uint v29 = strata_phase_;
+        const ulong e170 = (e166 * 4ul);
+        const uint e171 = ((uint)get_group_id(0) + (uint)get_num_groups(0) * ((uint)get_group_id(1) + (uint)get_num_groups(1) * (uint)get_group_id(2)));
+        const uint e174 = (((e171 * e7) + e1) + 1u);
+        const uint v30 = atomic_xchg(&strata_out_shadow_[e170], e174);
+        const uint e179 = (((uint)((uint)v29 << (16u & 31))) | 8u);
+        const uint v31 = atomic_xchg(&strata_out_shadow_[(e170 + 1ul)], e179);
+        const bool e186 = (((v30 - 1u) / e7) == e171);
+        if (((v30 != 0u) && (v30 != e174)) && ((!e186) || (e186 && (((uint)((v31 ^ e179) >> (16u & 31))) == 0u)))) {
+            const uint v32 = atomic_add(&strata_fault_[0u], 1u);
+            if (v32 == 0u) {
+                strata_fault_[1u] = 8u;
+                const uint e197 = ((uint)e166);
+                strata_fault_[2u] = e197;
+                const uint e199 = ((uint)((ulong)(e166 >> (32ul & 63))));
+                strata_fault_[3u] = e199;
+                const ulong e203 = (((ulong)v30) | ((ulong)((ulong)((ulong)v31) << (32ul & 63))));
+                strata_fault_[4u] = ((uint)e203);
+                strata_fault_[5u] = ((uint)((ulong)(e203 >> (32ul & 63))));
+                strata_fault_[6u] = e53;
+                const uint e55 = (uint)get_global_id(1);
+                strata_fault_[7u] = e55;
+                const uint e57 = (uint)get_global_id(2);
+                strata_fault_[8u] = e57;
+            }
+        } else {
+            const ulong e208 = (e170 + 2ul);
+            const uint v33 = atomic_or(&strata_out_shadow_[e208], (uint)0);
+            const uint v34 = atomic_or(&strata_out_shadow_[(e170 + 3ul)], (uint)0);
+            const bool e217 = (((v33 - 1u) / e7) == e171);
+            if (((v33 != 0u) && (v33 != e174)) && ((!e217) || (e217 && (((uint)((v34 ^ e179) >> (16u & 31))) == 0u)))) {
+                const uint v35 = atomic_add(&strata_fault_[0u], 1u);
+                if (v35 == 0u) {
+                    strata_fault_[1u] = 8u;
+                    const uint e197 = ((uint)e166);
+                    strata_fault_[2u] = e197;
+                    const uint e199 = ((uint)((ulong)(e166 >> (32ul & 63))));
+                    strata_fault_[3u] = e199;
+                    const ulong e231 = (((ulong)v33) | ((ulong)((ulong)((ulong)v34) << (32ul & 63))));
+                    strata_fault_[4u] = ((uint)e231);
+                    strata_fault_[5u] = ((uint)((ulong)(e231 >> (32ul & 63))));
+                    strata_fault_[6u] = e53;
+                    const uint e55 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e55;
+                    const uint e57 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e57;
+                }
+            }
+            (void)atomic_xchg(&strata_out_shadow_[e208], 0u);
+        }
         out[e53] = v0;
     } else {
         const uint v5 = atomic_add(&strata_fault_[0u], 1u);
         if (v5 == 0u) {
             strata_fault_[1u] = 3u;
-            strata_fault_[2u] = ((uint)e166);
-            strata_fault_[3u] = ((uint)((ulong)(e166 >> (32ul & 63))));
+            const uint e197 = ((uint)e166);
+            strata_fault_[2u] = e197;
+            const uint e199 = ((uint)((ulong)(e166 >> (32ul & 63))));
+            strata_fault_[3u] = e199;
             strata_fault_[4u] = ((uint)e168);
             strata_fault_[5u] = ((uint)((ulong)(e168 >> (32ul & 63))));
             strata_fault_[6u] = e53;
