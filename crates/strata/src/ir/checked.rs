@@ -40,7 +40,7 @@
 //! and whose trip counts may differ is not checked.
 //!
 //! **Other faults.** A `for` loop whose step is not a literal tests it first: a zero step (the
-//! loop would never end) is recorded and the work-item returns. Every integer division and
+//! loop would never end) is recorded and the loop skipped. Every integer division and
 //! remainder whose divisor is not a non-zero literal tests it before the statement that
 //! computes it: a zero is recorded (the statement then runs with the IR's defined value). The
 //! runtime reports both as [`crate::Error::KernelFault`], with the CPU backends' messages.
@@ -564,8 +564,9 @@ impl Rewriter {
         });
     }
 
-    /// The statements recording the fault `message` when `cond` holds, then doing `then`.
-    fn fault_if(&mut self, cond: ExprId, message: String, then: Option<Stmt>, out: &mut Block) {
+    /// The statements recording the fault `message` when `cond` holds, else running
+    /// `otherwise`.
+    fn fault_if(&mut self, cond: ExprId, message: String, otherwise: Block, out: &mut Block) {
         let site = self.sites.len() as u64;
         self.sites.push(CheckSite {
             memory: message,
@@ -574,12 +575,11 @@ impl Rewriter {
         });
         let zero = self.lit(Scalar::U64, 0);
         let site = self.lit(Scalar::U32, site);
-        let mut record = self.record(site, zero, zero);
-        record.extend(then);
+        let record = self.record(site, zero, zero);
         out.push(Stmt::If {
             cond,
             then: record,
-            otherwise: Vec::new(),
+            otherwise,
         });
     }
 
@@ -634,7 +634,7 @@ impl Rewriter {
                 });
             }
             if let Some(cond) = any {
-                self.fault_if(cond, div_by_zero(div), None, out);
+                self.fault_if(cond, div_by_zero(div), Vec::new(), out);
             }
         }
     }
@@ -893,11 +893,16 @@ impl Rewriter {
                 step,
                 body,
             } => {
-                if self.full && self.f.exprs.literal(step).is_none() {
+                // A zero step is recorded and the loop skipped (not a `return`: PoCL runs
+                // the code after the last barrier of a kernel holding a `return` before it
+                // with local id 0 in every work-item).
+                let zero_step = (self.full && self.f.exprs.literal(step).is_none()).then(|| {
                     let z = self.lit(self.f.exprs.ty(step).scalar, 0);
-                    let is0 = self.e(Expr::Binary(BinaryOp::Eq, step, z), Type::BOOL);
-                    self.fault_if(is0, ZERO_STEP.to_string(), Some(Stmt::Return), out);
-                }
+                    self.e(Expr::Binary(BinaryOp::Eq, step, z), Type::BOOL)
+                });
+                let mut looped = Vec::new();
+                let out_for = out;
+                let out = &mut looped;
                 let sync = first_sync(&body).filter(|_| ctx.uniform);
                 // Trip counts the same for the whole work-group need no count.
                 let same = [start, end, step].iter().all(|&e| self.same_in_group(e));
@@ -916,6 +921,10 @@ impl Rewriter {
                         step,
                         body,
                     }),
+                }
+                match zero_step {
+                    Some(is0) => self.fault_if(is0, ZERO_STEP.to_string(), looped, out_for),
+                    None => out_for.extend(looped),
                 }
             }
             Stmt::Loop { id, body } => {
