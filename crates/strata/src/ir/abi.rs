@@ -66,6 +66,11 @@ pub enum HiddenRole {
     Shadow {
         /// The buffer parameter.
         buffer: ParamId,
+        /// Where every access of the kernel to `buffer` indexes it by the work-item in a way
+        /// that may keep work-items apart: the launch checks it against its range and, where
+        /// no two work-items can reach one element, passes a one-word shadow, which tells the
+        /// kernel to skip the buffer's race checks.
+        own: Option<super::checked::OwnIndex>,
     },
 }
 
@@ -145,7 +150,7 @@ impl Hash for HiddenRole {
             }
             HiddenRole::FaultWords => {}
             HiddenRole::LocalLen { len_param } => len_param.hash(h),
-            HiddenRole::Shadow { buffer } => buffer.hash(h),
+            HiddenRole::Shadow { buffer, own } => (buffer, own).hash(h),
         }
     }
 }
@@ -256,7 +261,7 @@ impl Function {
                     kind(h.param),
                     Some(ParamKind::Buffer { elem: Elem::Value(t), .. }) if t == g.ty
                 ),
-                HiddenRole::Shadow { buffer } => {
+                HiddenRole::Shadow { buffer, .. } => {
                     if !matches!(kind(*buffer), Some(ParamKind::Buffer { .. })) {
                         bad(format!(
                             "the shadow of parameter {buffer}, which is not a buffer"

@@ -52,8 +52,10 @@ use super::{
 };
 use std::collections::HashMap;
 
+mod own;
 mod races;
 
+pub use own::OwnIndex;
 pub(crate) use races::orders_memory;
 pub use races::SHADOW_WORDS;
 

@@ -406,65 +406,67 @@ extern "C" __global__ void checked_clean_loops(
     const u64 e180 = ((u64)e40);
     const u64 e182 = ((u64)x_len);
     if (e180 < e182) {
-        const u32 v33 = strata_phase_;
-        const u64 e185 = (e180 * 4ul);
-        const u32 e186 = ((u32)blockIdx.x + (u32)gridDim.x * ((u32)blockIdx.y + (u32)gridDim.y * (u32)blockIdx.z));
-        const u32 e189 = (((e186 * e7) + e1) + 1u);
-        const u32 v34 = strata_atomic_xchg(&strata_x_shadow_[e185], e189);
-        const u32 e195 = (((u32)((u32)v33 << (16u & 31))) | 9u);
-        const u32 v35 = strata_atomic_xchg(&strata_x_shadow_[(e185 + 1ul)], e195);
-        const bool e202 = (((v34 - 1u) / e7) == e186);
-        if (((v34 != 0u) && (v34 != e189)) && ((!e202) || (e202 && (((u32)((v35 ^ e195) >> (16u & 31))) == 0u)))) {
-            const u32 v36 = strata_atomic_add(&strata_fault_[0u], 1u);
-            if (v36 == 0u) {
-                strata_fault_[1u] = 9u;
-                const u32 e213 = ((u32)e180);
-                strata_fault_[2u] = e213;
-                const u32 e215 = ((u32)((u64)(e180 >> (32ul & 63))));
-                strata_fault_[3u] = e215;
-                const u64 e219 = (((u64)v34) | ((u64)((u64)((u64)v35) << (32ul & 63))));
-                strata_fault_[4u] = ((u32)e219);
-                strata_fault_[5u] = ((u32)((u64)(e219 >> (32ul & 63))));
-                strata_fault_[6u] = e40;
-                const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e42;
-                const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e43;
-            }
-        } else {
-            const u64 e224 = (e185 + 2ul);
-            const u32 v37 = strata_atomic_load(&strata_x_shadow_[e224]);
-            const u32 v38 = strata_atomic_load(&strata_x_shadow_[(e185 + 3ul)]);
-            const bool e233 = (((v37 - 1u) / e7) == e186);
-            if (((v37 != 0u) && (v37 != e189)) && ((!e233) || (e233 && (((u32)((v38 ^ e195) >> (16u & 31))) == 0u)))) {
-                const u32 v39 = strata_atomic_add(&strata_fault_[0u], 1u);
-                if (v39 == 0u) {
+        if (strata_x_shadow__len != 1u) {
+            const u32 v33 = strata_phase_;
+            const u64 e187 = (e180 * 4ul);
+            const u32 e188 = ((u32)blockIdx.x + (u32)gridDim.x * ((u32)blockIdx.y + (u32)gridDim.y * (u32)blockIdx.z));
+            const u32 e191 = (((e188 * e7) + e1) + 1u);
+            const u32 v34 = strata_atomic_xchg(&strata_x_shadow_[e187], e191);
+            const u32 e197 = (((u32)((u32)v33 << (16u & 31))) | 9u);
+            const u32 v35 = strata_atomic_xchg(&strata_x_shadow_[(e187 + 1ul)], e197);
+            const bool e204 = (((v34 - 1u) / e7) == e188);
+            if (((v34 != 0u) && (v34 != e191)) && ((!e204) || (e204 && (((u32)((v35 ^ e197) >> (16u & 31))) == 0u)))) {
+                const u32 v36 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v36 == 0u) {
                     strata_fault_[1u] = 9u;
-                    const u32 e213 = ((u32)e180);
-                    strata_fault_[2u] = e213;
-                    const u32 e215 = ((u32)((u64)(e180 >> (32ul & 63))));
-                    strata_fault_[3u] = e215;
-                    const u64 e247 = (((u64)v37) | ((u64)((u64)((u64)v38) << (32ul & 63))));
-                    strata_fault_[4u] = ((u32)e247);
-                    strata_fault_[5u] = ((u32)((u64)(e247 >> (32ul & 63))));
+                    const u32 e215 = ((u32)e180);
+                    strata_fault_[2u] = e215;
+                    const u32 e217 = ((u32)((u64)(e180 >> (32ul & 63))));
+                    strata_fault_[3u] = e217;
+                    const u64 e221 = (((u64)v34) | ((u64)((u64)((u64)v35) << (32ul & 63))));
+                    strata_fault_[4u] = ((u32)e221);
+                    strata_fault_[5u] = ((u32)((u64)(e221 >> (32ul & 63))));
                     strata_fault_[6u] = e40;
                     const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
                     strata_fault_[7u] = e42;
                     const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
                     strata_fault_[8u] = e43;
                 }
+            } else {
+                const u64 e226 = (e187 + 2ul);
+                const u32 v37 = strata_atomic_load(&strata_x_shadow_[e226]);
+                const u32 v38 = strata_atomic_load(&strata_x_shadow_[(e187 + 3ul)]);
+                const bool e235 = (((v37 - 1u) / e7) == e188);
+                if (((v37 != 0u) && (v37 != e191)) && ((!e235) || (e235 && (((u32)((v38 ^ e197) >> (16u & 31))) == 0u)))) {
+                    const u32 v39 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v39 == 0u) {
+                        strata_fault_[1u] = 9u;
+                        const u32 e215 = ((u32)e180);
+                        strata_fault_[2u] = e215;
+                        const u32 e217 = ((u32)((u64)(e180 >> (32ul & 63))));
+                        strata_fault_[3u] = e217;
+                        const u64 e249 = (((u64)v37) | ((u64)((u64)((u64)v38) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e249);
+                        strata_fault_[5u] = ((u32)((u64)(e249 >> (32ul & 63))));
+                        strata_fault_[6u] = e40;
+                        const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e42;
+                        const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e43;
+                    }
+                }
+                (void)strata_atomic_xchg(&strata_x_shadow_[e226], 0u);
             }
-            (void)strata_atomic_xchg(&strata_x_shadow_[e224], 0u);
         }
         x[e40] = v4;
     } else {
         const u32 v13 = strata_atomic_add(&strata_fault_[0u], 1u);
         if (v13 == 0u) {
             strata_fault_[1u] = 5u;
-            const u32 e213 = ((u32)e180);
-            strata_fault_[2u] = e213;
-            const u32 e215 = ((u32)((u64)(e180 >> (32ul & 63))));
-            strata_fault_[3u] = e215;
+            const u32 e215 = ((u32)e180);
+            strata_fault_[2u] = e215;
+            const u32 e217 = ((u32)((u64)(e180 >> (32ul & 63))));
+            strata_fault_[3u] = e217;
             strata_fault_[4u] = ((u32)e182);
             strata_fault_[5u] = ((u32)((u64)(e182 >> (32ul & 63))));
             strata_fault_[6u] = e40;

@@ -167,66 +167,68 @@ extern "C" __global__ void planted_barrier_divergence(
         const u64 e41 = ((u64)e34);
         const u64 e43 = ((u64)out_len);
         if (e41 < e43) {
-            const u32 v5 = strata_phase_;
-            const u64 e46 = (e41 * 4ul);
-            const u32 e47 = ((u32)blockIdx.x + (u32)gridDim.x * ((u32)blockIdx.y + (u32)gridDim.y * (u32)blockIdx.z));
-            const u32 e17 = ((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z));
-            const u32 e50 = (((e47 * e14) + e17) + 1u);
-            const u32 v6 = strata_atomic_xchg(&strata_out_shadow_[e46], e50);
-            const u32 e56 = (((u32)((u32)v5 << (16u & 31))) | 2u);
-            const u32 v7 = strata_atomic_xchg(&strata_out_shadow_[(e46 + 1ul)], e56);
-            const bool e63 = (((v6 - 1u) / e14) == e47);
-            if (((v6 != 0u) && (v6 != e50)) && ((!e63) || (e63 && (((u32)((v7 ^ e56) >> (16u & 31))) == 0u)))) {
-                const u32 v8 = strata_atomic_add(&strata_fault_[0u], 1u);
-                if (v8 == 0u) {
-                    strata_fault_[1u] = 2u;
-                    const u32 e74 = ((u32)e41);
-                    strata_fault_[2u] = e74;
-                    const u32 e76 = ((u32)((u64)(e41 >> (32ul & 63))));
-                    strata_fault_[3u] = e76;
-                    const u64 e80 = (((u64)v6) | ((u64)((u64)((u64)v7) << (32ul & 63))));
-                    strata_fault_[4u] = ((u32)e80);
-                    strata_fault_[5u] = ((u32)((u64)(e80 >> (32ul & 63))));
-                    strata_fault_[6u] = e34;
-                    const u32 e36 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                    strata_fault_[7u] = e36;
-                    const u32 e38 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                    strata_fault_[8u] = e38;
-                }
-            } else {
-                const u64 e85 = (e46 + 2ul);
-                const u32 v9 = strata_atomic_load(&strata_out_shadow_[e85]);
-                const u32 v10 = strata_atomic_load(&strata_out_shadow_[(e46 + 3ul)]);
-                const bool e94 = (((v9 - 1u) / e14) == e47);
-                if (((v9 != 0u) && (v9 != e50)) && ((!e94) || (e94 && (((u32)((v10 ^ e56) >> (16u & 31))) == 0u)))) {
-                    const u32 v11 = strata_atomic_add(&strata_fault_[0u], 1u);
-                    if (v11 == 0u) {
+            if (strata_out_shadow__len != 1u) {
+                const u32 v5 = strata_phase_;
+                const u64 e48 = (e41 * 4ul);
+                const u32 e49 = ((u32)blockIdx.x + (u32)gridDim.x * ((u32)blockIdx.y + (u32)gridDim.y * (u32)blockIdx.z));
+                const u32 e17 = ((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z));
+                const u32 e52 = (((e49 * e14) + e17) + 1u);
+                const u32 v6 = strata_atomic_xchg(&strata_out_shadow_[e48], e52);
+                const u32 e58 = (((u32)((u32)v5 << (16u & 31))) | 2u);
+                const u32 v7 = strata_atomic_xchg(&strata_out_shadow_[(e48 + 1ul)], e58);
+                const bool e65 = (((v6 - 1u) / e14) == e49);
+                if (((v6 != 0u) && (v6 != e52)) && ((!e65) || (e65 && (((u32)((v7 ^ e58) >> (16u & 31))) == 0u)))) {
+                    const u32 v8 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v8 == 0u) {
                         strata_fault_[1u] = 2u;
-                        const u32 e74 = ((u32)e41);
-                        strata_fault_[2u] = e74;
-                        const u32 e76 = ((u32)((u64)(e41 >> (32ul & 63))));
-                        strata_fault_[3u] = e76;
-                        const u64 e108 = (((u64)v9) | ((u64)((u64)((u64)v10) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e108);
-                        strata_fault_[5u] = ((u32)((u64)(e108 >> (32ul & 63))));
+                        const u32 e76 = ((u32)e41);
+                        strata_fault_[2u] = e76;
+                        const u32 e78 = ((u32)((u64)(e41 >> (32ul & 63))));
+                        strata_fault_[3u] = e78;
+                        const u64 e82 = (((u64)v6) | ((u64)((u64)((u64)v7) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e82);
+                        strata_fault_[5u] = ((u32)((u64)(e82 >> (32ul & 63))));
                         strata_fault_[6u] = e34;
                         const u32 e36 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
                         strata_fault_[7u] = e36;
                         const u32 e38 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
                         strata_fault_[8u] = e38;
                     }
+                } else {
+                    const u64 e87 = (e48 + 2ul);
+                    const u32 v9 = strata_atomic_load(&strata_out_shadow_[e87]);
+                    const u32 v10 = strata_atomic_load(&strata_out_shadow_[(e48 + 3ul)]);
+                    const bool e96 = (((v9 - 1u) / e14) == e49);
+                    if (((v9 != 0u) && (v9 != e52)) && ((!e96) || (e96 && (((u32)((v10 ^ e58) >> (16u & 31))) == 0u)))) {
+                        const u32 v11 = strata_atomic_add(&strata_fault_[0u], 1u);
+                        if (v11 == 0u) {
+                            strata_fault_[1u] = 2u;
+                            const u32 e76 = ((u32)e41);
+                            strata_fault_[2u] = e76;
+                            const u32 e78 = ((u32)((u64)(e41 >> (32ul & 63))));
+                            strata_fault_[3u] = e78;
+                            const u64 e110 = (((u64)v9) | ((u64)((u64)((u64)v10) << (32ul & 63))));
+                            strata_fault_[4u] = ((u32)e110);
+                            strata_fault_[5u] = ((u32)((u64)(e110 >> (32ul & 63))));
+                            strata_fault_[6u] = e34;
+                            const u32 e36 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                            strata_fault_[7u] = e36;
+                            const u32 e38 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                            strata_fault_[8u] = e38;
+                        }
+                    }
+                    (void)strata_atomic_xchg(&strata_out_shadow_[e87], 0u);
                 }
-                (void)strata_atomic_xchg(&strata_out_shadow_[e85], 0u);
             }
             out[e34] = 1u;
         } else {
             const u32 v0 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v0 == 0u) {
                 strata_fault_[1u] = 0u;
-                const u32 e74 = ((u32)e41);
-                strata_fault_[2u] = e74;
-                const u32 e76 = ((u32)((u64)(e41 >> (32ul & 63))));
-                strata_fault_[3u] = e76;
+                const u32 e76 = ((u32)e41);
+                strata_fault_[2u] = e76;
+                const u32 e78 = ((u32)((u64)(e41 >> (32ul & 63))));
+                strata_fault_[3u] = e78;
                 strata_fault_[4u] = ((u32)e43);
                 strata_fault_[5u] = ((u32)((u64)(e43 >> (32ul & 63))));
                 strata_fault_[6u] = e34;

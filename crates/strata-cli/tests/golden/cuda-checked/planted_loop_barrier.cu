@@ -180,67 +180,69 @@ extern "C" __global__ void planted_loop_barrier(
     const u64 e48 = ((u64)e37);
     const u64 e50 = ((u64)out_len);
     if (e48 < e50) {
-        const u32 v8 = strata_phase_;
-        const u64 e53 = (e48 * 4ul);
-        const u32 e54 = ((u32)blockIdx.x + (u32)gridDim.x * ((u32)blockIdx.y + (u32)gridDim.y * (u32)blockIdx.z));
-        const u32 e17 = (((u32)blockDim.x * (u32)blockDim.y) * (u32)blockDim.z);
-        const u32 e20 = ((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z));
-        const u32 e57 = (((e54 * e17) + e20) + 1u);
-        const u32 v9 = strata_atomic_xchg(&strata_out_shadow_[e53], e57);
-        const u32 e63 = (((u32)((u32)v8 << (16u & 31))) | 2u);
-        const u32 v10 = strata_atomic_xchg(&strata_out_shadow_[(e53 + 1ul)], e63);
-        const bool e70 = (((v9 - 1u) / e17) == e54);
-        if (((v9 != 0u) && (v9 != e57)) && ((!e70) || (e70 && (((u32)((v10 ^ e63) >> (16u & 31))) == 0u)))) {
-            const u32 v11 = strata_atomic_add(&strata_fault_[0u], 1u);
-            if (v11 == 0u) {
-                strata_fault_[1u] = 2u;
-                const u32 e81 = ((u32)e48);
-                strata_fault_[2u] = e81;
-                const u32 e83 = ((u32)((u64)(e48 >> (32ul & 63))));
-                strata_fault_[3u] = e83;
-                const u64 e87 = (((u64)v9) | ((u64)((u64)((u64)v10) << (32ul & 63))));
-                strata_fault_[4u] = ((u32)e87);
-                strata_fault_[5u] = ((u32)((u64)(e87 >> (32ul & 63))));
-                strata_fault_[6u] = e37;
-                const u32 e39 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e39;
-                const u32 e41 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e41;
-            }
-        } else {
-            const u64 e92 = (e53 + 2ul);
-            const u32 v12 = strata_atomic_load(&strata_out_shadow_[e92]);
-            const u32 v13 = strata_atomic_load(&strata_out_shadow_[(e53 + 3ul)]);
-            const bool e101 = (((v12 - 1u) / e17) == e54);
-            if (((v12 != 0u) && (v12 != e57)) && ((!e101) || (e101 && (((u32)((v13 ^ e63) >> (16u & 31))) == 0u)))) {
-                const u32 v14 = strata_atomic_add(&strata_fault_[0u], 1u);
-                if (v14 == 0u) {
+        if (strata_out_shadow__len != 1u) {
+            const u32 v8 = strata_phase_;
+            const u64 e55 = (e48 * 4ul);
+            const u32 e56 = ((u32)blockIdx.x + (u32)gridDim.x * ((u32)blockIdx.y + (u32)gridDim.y * (u32)blockIdx.z));
+            const u32 e17 = (((u32)blockDim.x * (u32)blockDim.y) * (u32)blockDim.z);
+            const u32 e20 = ((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z));
+            const u32 e59 = (((e56 * e17) + e20) + 1u);
+            const u32 v9 = strata_atomic_xchg(&strata_out_shadow_[e55], e59);
+            const u32 e65 = (((u32)((u32)v8 << (16u & 31))) | 2u);
+            const u32 v10 = strata_atomic_xchg(&strata_out_shadow_[(e55 + 1ul)], e65);
+            const bool e72 = (((v9 - 1u) / e17) == e56);
+            if (((v9 != 0u) && (v9 != e59)) && ((!e72) || (e72 && (((u32)((v10 ^ e65) >> (16u & 31))) == 0u)))) {
+                const u32 v11 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v11 == 0u) {
                     strata_fault_[1u] = 2u;
-                    const u32 e81 = ((u32)e48);
-                    strata_fault_[2u] = e81;
-                    const u32 e83 = ((u32)((u64)(e48 >> (32ul & 63))));
-                    strata_fault_[3u] = e83;
-                    const u64 e115 = (((u64)v12) | ((u64)((u64)((u64)v13) << (32ul & 63))));
-                    strata_fault_[4u] = ((u32)e115);
-                    strata_fault_[5u] = ((u32)((u64)(e115 >> (32ul & 63))));
+                    const u32 e83 = ((u32)e48);
+                    strata_fault_[2u] = e83;
+                    const u32 e85 = ((u32)((u64)(e48 >> (32ul & 63))));
+                    strata_fault_[3u] = e85;
+                    const u64 e89 = (((u64)v9) | ((u64)((u64)((u64)v10) << (32ul & 63))));
+                    strata_fault_[4u] = ((u32)e89);
+                    strata_fault_[5u] = ((u32)((u64)(e89 >> (32ul & 63))));
                     strata_fault_[6u] = e37;
                     const u32 e39 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
                     strata_fault_[7u] = e39;
                     const u32 e41 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
                     strata_fault_[8u] = e41;
                 }
+            } else {
+                const u64 e94 = (e55 + 2ul);
+                const u32 v12 = strata_atomic_load(&strata_out_shadow_[e94]);
+                const u32 v13 = strata_atomic_load(&strata_out_shadow_[(e55 + 3ul)]);
+                const bool e103 = (((v12 - 1u) / e17) == e56);
+                if (((v12 != 0u) && (v12 != e59)) && ((!e103) || (e103 && (((u32)((v13 ^ e65) >> (16u & 31))) == 0u)))) {
+                    const u32 v14 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v14 == 0u) {
+                        strata_fault_[1u] = 2u;
+                        const u32 e83 = ((u32)e48);
+                        strata_fault_[2u] = e83;
+                        const u32 e85 = ((u32)((u64)(e48 >> (32ul & 63))));
+                        strata_fault_[3u] = e85;
+                        const u64 e117 = (((u64)v12) | ((u64)((u64)((u64)v13) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e117);
+                        strata_fault_[5u] = ((u32)((u64)(e117 >> (32ul & 63))));
+                        strata_fault_[6u] = e37;
+                        const u32 e39 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e39;
+                        const u32 e41 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e41;
+                    }
+                }
+                (void)strata_atomic_xchg(&strata_out_shadow_[e94], 0u);
             }
-            (void)strata_atomic_xchg(&strata_out_shadow_[e92], 0u);
         }
         out[e37] = v2;
     } else {
         const u32 v5 = strata_atomic_add(&strata_fault_[0u], 1u);
         if (v5 == 0u) {
             strata_fault_[1u] = 1u;
-            const u32 e81 = ((u32)e48);
-            strata_fault_[2u] = e81;
-            const u32 e83 = ((u32)((u64)(e48 >> (32ul & 63))));
-            strata_fault_[3u] = e83;
+            const u32 e83 = ((u32)e48);
+            strata_fault_[2u] = e83;
+            const u32 e85 = ((u32)((u64)(e48 >> (32ul & 63))));
+            strata_fault_[3u] = e85;
             strata_fault_[4u] = ((u32)e50);
             strata_fault_[5u] = ((u32)((u64)(e50 >> (32ul & 63))));
             strata_fault_[6u] = e37;

@@ -276,65 +276,67 @@ extern "C" __global__ void planted_oob_local_read(
     const u64 e130 = ((u64)e54);
     const u64 e132 = ((u64)out_len);
     if (e130 < e132) {
-        const u32 v20 = strata_phase_;
-        const u64 e135 = (e130 * 4ul);
-        const u32 e136 = ((u32)blockIdx.x + (u32)gridDim.x * ((u32)blockIdx.y + (u32)gridDim.y * (u32)blockIdx.z));
-        const u32 e139 = (((e136 * e7) + e1) + 1u);
-        const u32 v21 = strata_atomic_xchg(&strata_out_shadow_[e135], e139);
-        const u32 e144 = (((u32)((u32)v20 << (16u & 31))) | 6u);
-        const u32 v22 = strata_atomic_xchg(&strata_out_shadow_[(e135 + 1ul)], e144);
-        const bool e151 = (((v21 - 1u) / e7) == e136);
-        if (((v21 != 0u) && (v21 != e139)) && ((!e151) || (e151 && (((u32)((v22 ^ e144) >> (16u & 31))) == 0u)))) {
-            const u32 v23 = strata_atomic_add(&strata_fault_[0u], 1u);
-            if (v23 == 0u) {
-                strata_fault_[1u] = 6u;
-                const u32 e162 = ((u32)e130);
-                strata_fault_[2u] = e162;
-                const u32 e164 = ((u32)((u64)(e130 >> (32ul & 63))));
-                strata_fault_[3u] = e164;
-                const u64 e168 = (((u64)v21) | ((u64)((u64)((u64)v22) << (32ul & 63))));
-                strata_fault_[4u] = ((u32)e168);
-                strata_fault_[5u] = ((u32)((u64)(e168 >> (32ul & 63))));
-                strata_fault_[6u] = e54;
-                const u32 e56 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e56;
-                const u32 e57 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e57;
-            }
-        } else {
-            const u64 e173 = (e135 + 2ul);
-            const u32 v24 = strata_atomic_load(&strata_out_shadow_[e173]);
-            const u32 v25 = strata_atomic_load(&strata_out_shadow_[(e135 + 3ul)]);
-            const bool e182 = (((v24 - 1u) / e7) == e136);
-            if (((v24 != 0u) && (v24 != e139)) && ((!e182) || (e182 && (((u32)((v25 ^ e144) >> (16u & 31))) == 0u)))) {
-                const u32 v26 = strata_atomic_add(&strata_fault_[0u], 1u);
-                if (v26 == 0u) {
+        if (strata_out_shadow__len != 1u) {
+            const u32 v20 = strata_phase_;
+            const u64 e137 = (e130 * 4ul);
+            const u32 e138 = ((u32)blockIdx.x + (u32)gridDim.x * ((u32)blockIdx.y + (u32)gridDim.y * (u32)blockIdx.z));
+            const u32 e141 = (((e138 * e7) + e1) + 1u);
+            const u32 v21 = strata_atomic_xchg(&strata_out_shadow_[e137], e141);
+            const u32 e146 = (((u32)((u32)v20 << (16u & 31))) | 6u);
+            const u32 v22 = strata_atomic_xchg(&strata_out_shadow_[(e137 + 1ul)], e146);
+            const bool e153 = (((v21 - 1u) / e7) == e138);
+            if (((v21 != 0u) && (v21 != e141)) && ((!e153) || (e153 && (((u32)((v22 ^ e146) >> (16u & 31))) == 0u)))) {
+                const u32 v23 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v23 == 0u) {
                     strata_fault_[1u] = 6u;
-                    const u32 e162 = ((u32)e130);
-                    strata_fault_[2u] = e162;
-                    const u32 e164 = ((u32)((u64)(e130 >> (32ul & 63))));
-                    strata_fault_[3u] = e164;
-                    const u64 e196 = (((u64)v24) | ((u64)((u64)((u64)v25) << (32ul & 63))));
-                    strata_fault_[4u] = ((u32)e196);
-                    strata_fault_[5u] = ((u32)((u64)(e196 >> (32ul & 63))));
+                    const u32 e164 = ((u32)e130);
+                    strata_fault_[2u] = e164;
+                    const u32 e166 = ((u32)((u64)(e130 >> (32ul & 63))));
+                    strata_fault_[3u] = e166;
+                    const u64 e170 = (((u64)v21) | ((u64)((u64)((u64)v22) << (32ul & 63))));
+                    strata_fault_[4u] = ((u32)e170);
+                    strata_fault_[5u] = ((u32)((u64)(e170 >> (32ul & 63))));
                     strata_fault_[6u] = e54;
                     const u32 e56 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
                     strata_fault_[7u] = e56;
                     const u32 e57 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
                     strata_fault_[8u] = e57;
                 }
+            } else {
+                const u64 e175 = (e137 + 2ul);
+                const u32 v24 = strata_atomic_load(&strata_out_shadow_[e175]);
+                const u32 v25 = strata_atomic_load(&strata_out_shadow_[(e137 + 3ul)]);
+                const bool e184 = (((v24 - 1u) / e7) == e138);
+                if (((v24 != 0u) && (v24 != e141)) && ((!e184) || (e184 && (((u32)((v25 ^ e146) >> (16u & 31))) == 0u)))) {
+                    const u32 v26 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v26 == 0u) {
+                        strata_fault_[1u] = 6u;
+                        const u32 e164 = ((u32)e130);
+                        strata_fault_[2u] = e164;
+                        const u32 e166 = ((u32)((u64)(e130 >> (32ul & 63))));
+                        strata_fault_[3u] = e166;
+                        const u64 e198 = (((u64)v24) | ((u64)((u64)((u64)v25) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e198);
+                        strata_fault_[5u] = ((u32)((u64)(e198 >> (32ul & 63))));
+                        strata_fault_[6u] = e54;
+                        const u32 e56 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e56;
+                        const u32 e57 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e57;
+                    }
+                }
+                (void)strata_atomic_xchg(&strata_out_shadow_[e175], 0u);
             }
-            (void)strata_atomic_xchg(&strata_out_shadow_[e173], 0u);
         }
         out[e54] = v0;
     } else {
         const u32 v4 = strata_atomic_add(&strata_fault_[0u], 1u);
         if (v4 == 0u) {
             strata_fault_[1u] = 2u;
-            const u32 e162 = ((u32)e130);
-            strata_fault_[2u] = e162;
-            const u32 e164 = ((u32)((u64)(e130 >> (32ul & 63))));
-            strata_fault_[3u] = e164;
+            const u32 e164 = ((u32)e130);
+            strata_fault_[2u] = e164;
+            const u32 e166 = ((u32)((u64)(e130 >> (32ul & 63))));
+            strata_fault_[3u] = e166;
             strata_fault_[4u] = ((u32)e132);
             strata_fault_[5u] = ((u32)((u64)(e132 >> (32ul & 63))));
             strata_fault_[6u] = e54;

@@ -353,65 +353,67 @@ extern "C" __global__ void planted_oob_local_write(
     const u64 e177 = ((u64)e54);
     const u64 e179 = ((u64)out_len);
     if (e177 < e179) {
-        const u32 v28 = strata_phase_;
-        const u64 e181 = (e177 * 4ul);
-        const u32 e182 = ((u32)blockIdx.x + (u32)gridDim.x * ((u32)blockIdx.y + (u32)gridDim.y * (u32)blockIdx.z));
-        const u32 e185 = (((e182 * e7) + e1) + 1u);
-        const u32 v29 = strata_atomic_xchg(&strata_out_shadow_[e181], e185);
-        const u32 e190 = (((u32)((u32)v28 << (16u & 31))) | 8u);
-        const u32 v30 = strata_atomic_xchg(&strata_out_shadow_[(e181 + 1ul)], e190);
-        const bool e197 = (((v29 - 1u) / e7) == e182);
-        if (((v29 != 0u) && (v29 != e185)) && ((!e197) || (e197 && (((u32)((v30 ^ e190) >> (16u & 31))) == 0u)))) {
-            const u32 v31 = strata_atomic_add(&strata_fault_[0u], 1u);
-            if (v31 == 0u) {
-                strata_fault_[1u] = 8u;
-                const u32 e208 = ((u32)e177);
-                strata_fault_[2u] = e208;
-                const u32 e210 = ((u32)((u64)(e177 >> (32ul & 63))));
-                strata_fault_[3u] = e210;
-                const u64 e214 = (((u64)v29) | ((u64)((u64)((u64)v30) << (32ul & 63))));
-                strata_fault_[4u] = ((u32)e214);
-                strata_fault_[5u] = ((u32)((u64)(e214 >> (32ul & 63))));
-                strata_fault_[6u] = e54;
-                const u32 e56 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e56;
-                const u32 e58 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e58;
-            }
-        } else {
-            const u64 e219 = (e181 + 2ul);
-            const u32 v32 = strata_atomic_load(&strata_out_shadow_[e219]);
-            const u32 v33 = strata_atomic_load(&strata_out_shadow_[(e181 + 3ul)]);
-            const bool e228 = (((v32 - 1u) / e7) == e182);
-            if (((v32 != 0u) && (v32 != e185)) && ((!e228) || (e228 && (((u32)((v33 ^ e190) >> (16u & 31))) == 0u)))) {
-                const u32 v34 = strata_atomic_add(&strata_fault_[0u], 1u);
-                if (v34 == 0u) {
+        if (strata_out_shadow__len != 1u) {
+            const u32 v28 = strata_phase_;
+            const u64 e183 = (e177 * 4ul);
+            const u32 e184 = ((u32)blockIdx.x + (u32)gridDim.x * ((u32)blockIdx.y + (u32)gridDim.y * (u32)blockIdx.z));
+            const u32 e187 = (((e184 * e7) + e1) + 1u);
+            const u32 v29 = strata_atomic_xchg(&strata_out_shadow_[e183], e187);
+            const u32 e192 = (((u32)((u32)v28 << (16u & 31))) | 8u);
+            const u32 v30 = strata_atomic_xchg(&strata_out_shadow_[(e183 + 1ul)], e192);
+            const bool e199 = (((v29 - 1u) / e7) == e184);
+            if (((v29 != 0u) && (v29 != e187)) && ((!e199) || (e199 && (((u32)((v30 ^ e192) >> (16u & 31))) == 0u)))) {
+                const u32 v31 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v31 == 0u) {
                     strata_fault_[1u] = 8u;
-                    const u32 e208 = ((u32)e177);
-                    strata_fault_[2u] = e208;
-                    const u32 e210 = ((u32)((u64)(e177 >> (32ul & 63))));
-                    strata_fault_[3u] = e210;
-                    const u64 e242 = (((u64)v32) | ((u64)((u64)((u64)v33) << (32ul & 63))));
-                    strata_fault_[4u] = ((u32)e242);
-                    strata_fault_[5u] = ((u32)((u64)(e242 >> (32ul & 63))));
+                    const u32 e210 = ((u32)e177);
+                    strata_fault_[2u] = e210;
+                    const u32 e212 = ((u32)((u64)(e177 >> (32ul & 63))));
+                    strata_fault_[3u] = e212;
+                    const u64 e216 = (((u64)v29) | ((u64)((u64)((u64)v30) << (32ul & 63))));
+                    strata_fault_[4u] = ((u32)e216);
+                    strata_fault_[5u] = ((u32)((u64)(e216 >> (32ul & 63))));
                     strata_fault_[6u] = e54;
                     const u32 e56 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
                     strata_fault_[7u] = e56;
                     const u32 e58 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
                     strata_fault_[8u] = e58;
                 }
+            } else {
+                const u64 e221 = (e183 + 2ul);
+                const u32 v32 = strata_atomic_load(&strata_out_shadow_[e221]);
+                const u32 v33 = strata_atomic_load(&strata_out_shadow_[(e183 + 3ul)]);
+                const bool e230 = (((v32 - 1u) / e7) == e184);
+                if (((v32 != 0u) && (v32 != e187)) && ((!e230) || (e230 && (((u32)((v33 ^ e192) >> (16u & 31))) == 0u)))) {
+                    const u32 v34 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v34 == 0u) {
+                        strata_fault_[1u] = 8u;
+                        const u32 e210 = ((u32)e177);
+                        strata_fault_[2u] = e210;
+                        const u32 e212 = ((u32)((u64)(e177 >> (32ul & 63))));
+                        strata_fault_[3u] = e212;
+                        const u64 e244 = (((u64)v32) | ((u64)((u64)((u64)v33) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e244);
+                        strata_fault_[5u] = ((u32)((u64)(e244 >> (32ul & 63))));
+                        strata_fault_[6u] = e54;
+                        const u32 e56 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e56;
+                        const u32 e58 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e58;
+                    }
+                }
+                (void)strata_atomic_xchg(&strata_out_shadow_[e221], 0u);
             }
-            (void)strata_atomic_xchg(&strata_out_shadow_[e219], 0u);
         }
         out[e54] = v0;
     } else {
         const u32 v5 = strata_atomic_add(&strata_fault_[0u], 1u);
         if (v5 == 0u) {
             strata_fault_[1u] = 3u;
-            const u32 e208 = ((u32)e177);
-            strata_fault_[2u] = e208;
-            const u32 e210 = ((u32)((u64)(e177 >> (32ul & 63))));
-            strata_fault_[3u] = e210;
+            const u32 e210 = ((u32)e177);
+            strata_fault_[2u] = e210;
+            const u32 e212 = ((u32)((u64)(e177 >> (32ul & 63))));
+            strata_fault_[3u] = e212;
             strata_fault_[4u] = ((u32)e179);
             strata_fault_[5u] = ((u32)((u64)(e179 >> (32ul & 63))));
             strata_fault_[6u] = e54;

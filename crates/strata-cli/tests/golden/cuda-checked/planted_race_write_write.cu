@@ -300,65 +300,67 @@ extern "C" __global__ void planted_race_write_write(
     const u64 e166 = ((u64)e53);
     const u64 e168 = ((u64)out_len);
     if (e166 < e168) {
-        const u32 v29 = strata_phase_;
-        const u64 e170 = (e166 * 4ul);
-        const u32 e171 = ((u32)blockIdx.x + (u32)gridDim.x * ((u32)blockIdx.y + (u32)gridDim.y * (u32)blockIdx.z));
-        const u32 e174 = (((e171 * e7) + e1) + 1u);
-        const u32 v30 = strata_atomic_xchg(&strata_out_shadow_[e170], e174);
-        const u32 e179 = (((u32)((u32)v29 << (16u & 31))) | 8u);
-        const u32 v31 = strata_atomic_xchg(&strata_out_shadow_[(e170 + 1ul)], e179);
-        const bool e186 = (((v30 - 1u) / e7) == e171);
-        if (((v30 != 0u) && (v30 != e174)) && ((!e186) || (e186 && (((u32)((v31 ^ e179) >> (16u & 31))) == 0u)))) {
-            const u32 v32 = strata_atomic_add(&strata_fault_[0u], 1u);
-            if (v32 == 0u) {
-                strata_fault_[1u] = 8u;
-                const u32 e197 = ((u32)e166);
-                strata_fault_[2u] = e197;
-                const u32 e199 = ((u32)((u64)(e166 >> (32ul & 63))));
-                strata_fault_[3u] = e199;
-                const u64 e203 = (((u64)v30) | ((u64)((u64)((u64)v31) << (32ul & 63))));
-                strata_fault_[4u] = ((u32)e203);
-                strata_fault_[5u] = ((u32)((u64)(e203 >> (32ul & 63))));
-                strata_fault_[6u] = e53;
-                const u32 e55 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e55;
-                const u32 e57 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e57;
-            }
-        } else {
-            const u64 e208 = (e170 + 2ul);
-            const u32 v33 = strata_atomic_load(&strata_out_shadow_[e208]);
-            const u32 v34 = strata_atomic_load(&strata_out_shadow_[(e170 + 3ul)]);
-            const bool e217 = (((v33 - 1u) / e7) == e171);
-            if (((v33 != 0u) && (v33 != e174)) && ((!e217) || (e217 && (((u32)((v34 ^ e179) >> (16u & 31))) == 0u)))) {
-                const u32 v35 = strata_atomic_add(&strata_fault_[0u], 1u);
-                if (v35 == 0u) {
+        if (strata_out_shadow__len != 1u) {
+            const u32 v29 = strata_phase_;
+            const u64 e172 = (e166 * 4ul);
+            const u32 e173 = ((u32)blockIdx.x + (u32)gridDim.x * ((u32)blockIdx.y + (u32)gridDim.y * (u32)blockIdx.z));
+            const u32 e176 = (((e173 * e7) + e1) + 1u);
+            const u32 v30 = strata_atomic_xchg(&strata_out_shadow_[e172], e176);
+            const u32 e181 = (((u32)((u32)v29 << (16u & 31))) | 8u);
+            const u32 v31 = strata_atomic_xchg(&strata_out_shadow_[(e172 + 1ul)], e181);
+            const bool e188 = (((v30 - 1u) / e7) == e173);
+            if (((v30 != 0u) && (v30 != e176)) && ((!e188) || (e188 && (((u32)((v31 ^ e181) >> (16u & 31))) == 0u)))) {
+                const u32 v32 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v32 == 0u) {
                     strata_fault_[1u] = 8u;
-                    const u32 e197 = ((u32)e166);
-                    strata_fault_[2u] = e197;
-                    const u32 e199 = ((u32)((u64)(e166 >> (32ul & 63))));
-                    strata_fault_[3u] = e199;
-                    const u64 e231 = (((u64)v33) | ((u64)((u64)((u64)v34) << (32ul & 63))));
-                    strata_fault_[4u] = ((u32)e231);
-                    strata_fault_[5u] = ((u32)((u64)(e231 >> (32ul & 63))));
+                    const u32 e199 = ((u32)e166);
+                    strata_fault_[2u] = e199;
+                    const u32 e201 = ((u32)((u64)(e166 >> (32ul & 63))));
+                    strata_fault_[3u] = e201;
+                    const u64 e205 = (((u64)v30) | ((u64)((u64)((u64)v31) << (32ul & 63))));
+                    strata_fault_[4u] = ((u32)e205);
+                    strata_fault_[5u] = ((u32)((u64)(e205 >> (32ul & 63))));
                     strata_fault_[6u] = e53;
                     const u32 e55 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
                     strata_fault_[7u] = e55;
                     const u32 e57 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
                     strata_fault_[8u] = e57;
                 }
+            } else {
+                const u64 e210 = (e172 + 2ul);
+                const u32 v33 = strata_atomic_load(&strata_out_shadow_[e210]);
+                const u32 v34 = strata_atomic_load(&strata_out_shadow_[(e172 + 3ul)]);
+                const bool e219 = (((v33 - 1u) / e7) == e173);
+                if (((v33 != 0u) && (v33 != e176)) && ((!e219) || (e219 && (((u32)((v34 ^ e181) >> (16u & 31))) == 0u)))) {
+                    const u32 v35 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v35 == 0u) {
+                        strata_fault_[1u] = 8u;
+                        const u32 e199 = ((u32)e166);
+                        strata_fault_[2u] = e199;
+                        const u32 e201 = ((u32)((u64)(e166 >> (32ul & 63))));
+                        strata_fault_[3u] = e201;
+                        const u64 e233 = (((u64)v33) | ((u64)((u64)((u64)v34) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e233);
+                        strata_fault_[5u] = ((u32)((u64)(e233 >> (32ul & 63))));
+                        strata_fault_[6u] = e53;
+                        const u32 e55 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e55;
+                        const u32 e57 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e57;
+                    }
+                }
+                (void)strata_atomic_xchg(&strata_out_shadow_[e210], 0u);
             }
-            (void)strata_atomic_xchg(&strata_out_shadow_[e208], 0u);
         }
         out[e53] = v0;
     } else {
         const u32 v5 = strata_atomic_add(&strata_fault_[0u], 1u);
         if (v5 == 0u) {
             strata_fault_[1u] = 3u;
-            const u32 e197 = ((u32)e166);
-            strata_fault_[2u] = e197;
-            const u32 e199 = ((u32)((u64)(e166 >> (32ul & 63))));
-            strata_fault_[3u] = e199;
+            const u32 e199 = ((u32)e166);
+            strata_fault_[2u] = e199;
+            const u32 e201 = ((u32)((u64)(e166 >> (32ul & 63))));
+            strata_fault_[3u] = e201;
             strata_fault_[4u] = ((u32)e168);
             strata_fault_[5u] = ((u32)((u64)(e168 >> (32ul & 63))));
             strata_fault_[6u] = e53;

@@ -332,65 +332,67 @@ extern "C" __global__ void planted_return_barrier(
     const u64 e148 = ((u64)e54);
     const u64 e150 = ((u64)out_len);
     if (e148 < e150) {
-        const u32 v23 = strata_phase_;
-        const u64 e153 = (e148 * 4ul);
-        const u32 e154 = ((u32)blockIdx.x + (u32)gridDim.x * ((u32)blockIdx.y + (u32)gridDim.y * (u32)blockIdx.z));
-        const u32 e157 = (((e154 * e7) + e1) + 1u);
-        const u32 v24 = strata_atomic_xchg(&strata_out_shadow_[e153], e157);
-        const u32 e162 = (((u32)((u32)v23 << (16u & 31))) | 7u);
-        const u32 v25 = strata_atomic_xchg(&strata_out_shadow_[(e153 + 1ul)], e162);
-        const bool e169 = (((v24 - 1u) / e7) == e154);
-        if (((v24 != 0u) && (v24 != e157)) && ((!e169) || (e169 && (((u32)((v25 ^ e162) >> (16u & 31))) == 0u)))) {
-            const u32 v26 = strata_atomic_add(&strata_fault_[0u], 1u);
-            if (v26 == 0u) {
-                strata_fault_[1u] = 7u;
-                const u32 e180 = ((u32)e148);
-                strata_fault_[2u] = e180;
-                const u32 e182 = ((u32)((u64)(e148 >> (32ul & 63))));
-                strata_fault_[3u] = e182;
-                const u64 e186 = (((u64)v24) | ((u64)((u64)((u64)v25) << (32ul & 63))));
-                strata_fault_[4u] = ((u32)e186);
-                strata_fault_[5u] = ((u32)((u64)(e186 >> (32ul & 63))));
-                strata_fault_[6u] = e54;
-                const u32 e56 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e56;
-                const u32 e57 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e57;
-            }
-        } else {
-            const u64 e191 = (e153 + 2ul);
-            const u32 v27 = strata_atomic_load(&strata_out_shadow_[e191]);
-            const u32 v28 = strata_atomic_load(&strata_out_shadow_[(e153 + 3ul)]);
-            const bool e200 = (((v27 - 1u) / e7) == e154);
-            if (((v27 != 0u) && (v27 != e157)) && ((!e200) || (e200 && (((u32)((v28 ^ e162) >> (16u & 31))) == 0u)))) {
-                const u32 v29 = strata_atomic_add(&strata_fault_[0u], 1u);
-                if (v29 == 0u) {
+        if (strata_out_shadow__len != 1u) {
+            const u32 v23 = strata_phase_;
+            const u64 e155 = (e148 * 4ul);
+            const u32 e156 = ((u32)blockIdx.x + (u32)gridDim.x * ((u32)blockIdx.y + (u32)gridDim.y * (u32)blockIdx.z));
+            const u32 e159 = (((e156 * e7) + e1) + 1u);
+            const u32 v24 = strata_atomic_xchg(&strata_out_shadow_[e155], e159);
+            const u32 e164 = (((u32)((u32)v23 << (16u & 31))) | 7u);
+            const u32 v25 = strata_atomic_xchg(&strata_out_shadow_[(e155 + 1ul)], e164);
+            const bool e171 = (((v24 - 1u) / e7) == e156);
+            if (((v24 != 0u) && (v24 != e159)) && ((!e171) || (e171 && (((u32)((v25 ^ e164) >> (16u & 31))) == 0u)))) {
+                const u32 v26 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v26 == 0u) {
                     strata_fault_[1u] = 7u;
-                    const u32 e180 = ((u32)e148);
-                    strata_fault_[2u] = e180;
-                    const u32 e182 = ((u32)((u64)(e148 >> (32ul & 63))));
-                    strata_fault_[3u] = e182;
-                    const u64 e214 = (((u64)v27) | ((u64)((u64)((u64)v28) << (32ul & 63))));
-                    strata_fault_[4u] = ((u32)e214);
-                    strata_fault_[5u] = ((u32)((u64)(e214 >> (32ul & 63))));
+                    const u32 e182 = ((u32)e148);
+                    strata_fault_[2u] = e182;
+                    const u32 e184 = ((u32)((u64)(e148 >> (32ul & 63))));
+                    strata_fault_[3u] = e184;
+                    const u64 e188 = (((u64)v24) | ((u64)((u64)((u64)v25) << (32ul & 63))));
+                    strata_fault_[4u] = ((u32)e188);
+                    strata_fault_[5u] = ((u32)((u64)(e188 >> (32ul & 63))));
                     strata_fault_[6u] = e54;
                     const u32 e56 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
                     strata_fault_[7u] = e56;
                     const u32 e57 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
                     strata_fault_[8u] = e57;
                 }
+            } else {
+                const u64 e193 = (e155 + 2ul);
+                const u32 v27 = strata_atomic_load(&strata_out_shadow_[e193]);
+                const u32 v28 = strata_atomic_load(&strata_out_shadow_[(e155 + 3ul)]);
+                const bool e202 = (((v27 - 1u) / e7) == e156);
+                if (((v27 != 0u) && (v27 != e159)) && ((!e202) || (e202 && (((u32)((v28 ^ e164) >> (16u & 31))) == 0u)))) {
+                    const u32 v29 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v29 == 0u) {
+                        strata_fault_[1u] = 7u;
+                        const u32 e182 = ((u32)e148);
+                        strata_fault_[2u] = e182;
+                        const u32 e184 = ((u32)((u64)(e148 >> (32ul & 63))));
+                        strata_fault_[3u] = e184;
+                        const u64 e216 = (((u64)v27) | ((u64)((u64)((u64)v28) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e216);
+                        strata_fault_[5u] = ((u32)((u64)(e216 >> (32ul & 63))));
+                        strata_fault_[6u] = e54;
+                        const u32 e56 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e56;
+                        const u32 e57 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e57;
+                    }
+                }
+                (void)strata_atomic_xchg(&strata_out_shadow_[e193], 0u);
             }
-            (void)strata_atomic_xchg(&strata_out_shadow_[e191], 0u);
         }
         out[e54] = v0;
     } else {
         const u32 v6 = strata_atomic_add(&strata_fault_[0u], 1u);
         if (v6 == 0u) {
             strata_fault_[1u] = 3u;
-            const u32 e180 = ((u32)e148);
-            strata_fault_[2u] = e180;
-            const u32 e182 = ((u32)((u64)(e148 >> (32ul & 63))));
-            strata_fault_[3u] = e182;
+            const u32 e182 = ((u32)e148);
+            strata_fault_[2u] = e182;
+            const u32 e184 = ((u32)((u64)(e148 >> (32ul & 63))));
+            strata_fault_[3u] = e184;
             strata_fault_[4u] = ((u32)e150);
             strata_fault_[5u] = ((u32)((u64)(e150 >> (32ul & 63))));
             strata_fault_[6u] = e54;

@@ -278,65 +278,67 @@ extern "C" __global__ void planted_uninit_local(
     const u64 e129 = ((u64)e55);
     const u64 e131 = ((u64)out_len);
     if (e129 < e131) {
-        const u32 v20 = strata_phase_;
-        const u64 e134 = (e129 * 4ul);
-        const u32 e135 = ((u32)blockIdx.x + (u32)gridDim.x * ((u32)blockIdx.y + (u32)gridDim.y * (u32)blockIdx.z));
-        const u32 e138 = (((e135 * e7) + e1) + 1u);
-        const u32 v21 = strata_atomic_xchg(&strata_out_shadow_[e134], e138);
-        const u32 e143 = (((u32)((u32)v20 << (16u & 31))) | 6u);
-        const u32 v22 = strata_atomic_xchg(&strata_out_shadow_[(e134 + 1ul)], e143);
-        const bool e150 = (((v21 - 1u) / e7) == e135);
-        if (((v21 != 0u) && (v21 != e138)) && ((!e150) || (e150 && (((u32)((v22 ^ e143) >> (16u & 31))) == 0u)))) {
-            const u32 v23 = strata_atomic_add(&strata_fault_[0u], 1u);
-            if (v23 == 0u) {
-                strata_fault_[1u] = 6u;
-                const u32 e161 = ((u32)e129);
-                strata_fault_[2u] = e161;
-                const u32 e163 = ((u32)((u64)(e129 >> (32ul & 63))));
-                strata_fault_[3u] = e163;
-                const u64 e167 = (((u64)v21) | ((u64)((u64)((u64)v22) << (32ul & 63))));
-                strata_fault_[4u] = ((u32)e167);
-                strata_fault_[5u] = ((u32)((u64)(e167 >> (32ul & 63))));
-                strata_fault_[6u] = e55;
-                const u32 e57 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e57;
-                const u32 e58 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e58;
-            }
-        } else {
-            const u64 e172 = (e134 + 2ul);
-            const u32 v24 = strata_atomic_load(&strata_out_shadow_[e172]);
-            const u32 v25 = strata_atomic_load(&strata_out_shadow_[(e134 + 3ul)]);
-            const bool e181 = (((v24 - 1u) / e7) == e135);
-            if (((v24 != 0u) && (v24 != e138)) && ((!e181) || (e181 && (((u32)((v25 ^ e143) >> (16u & 31))) == 0u)))) {
-                const u32 v26 = strata_atomic_add(&strata_fault_[0u], 1u);
-                if (v26 == 0u) {
+        if (strata_out_shadow__len != 1u) {
+            const u32 v20 = strata_phase_;
+            const u64 e136 = (e129 * 4ul);
+            const u32 e137 = ((u32)blockIdx.x + (u32)gridDim.x * ((u32)blockIdx.y + (u32)gridDim.y * (u32)blockIdx.z));
+            const u32 e140 = (((e137 * e7) + e1) + 1u);
+            const u32 v21 = strata_atomic_xchg(&strata_out_shadow_[e136], e140);
+            const u32 e145 = (((u32)((u32)v20 << (16u & 31))) | 6u);
+            const u32 v22 = strata_atomic_xchg(&strata_out_shadow_[(e136 + 1ul)], e145);
+            const bool e152 = (((v21 - 1u) / e7) == e137);
+            if (((v21 != 0u) && (v21 != e140)) && ((!e152) || (e152 && (((u32)((v22 ^ e145) >> (16u & 31))) == 0u)))) {
+                const u32 v23 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v23 == 0u) {
                     strata_fault_[1u] = 6u;
-                    const u32 e161 = ((u32)e129);
-                    strata_fault_[2u] = e161;
-                    const u32 e163 = ((u32)((u64)(e129 >> (32ul & 63))));
-                    strata_fault_[3u] = e163;
-                    const u64 e195 = (((u64)v24) | ((u64)((u64)((u64)v25) << (32ul & 63))));
-                    strata_fault_[4u] = ((u32)e195);
-                    strata_fault_[5u] = ((u32)((u64)(e195 >> (32ul & 63))));
+                    const u32 e163 = ((u32)e129);
+                    strata_fault_[2u] = e163;
+                    const u32 e165 = ((u32)((u64)(e129 >> (32ul & 63))));
+                    strata_fault_[3u] = e165;
+                    const u64 e169 = (((u64)v21) | ((u64)((u64)((u64)v22) << (32ul & 63))));
+                    strata_fault_[4u] = ((u32)e169);
+                    strata_fault_[5u] = ((u32)((u64)(e169 >> (32ul & 63))));
                     strata_fault_[6u] = e55;
                     const u32 e57 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
                     strata_fault_[7u] = e57;
                     const u32 e58 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
                     strata_fault_[8u] = e58;
                 }
+            } else {
+                const u64 e174 = (e136 + 2ul);
+                const u32 v24 = strata_atomic_load(&strata_out_shadow_[e174]);
+                const u32 v25 = strata_atomic_load(&strata_out_shadow_[(e136 + 3ul)]);
+                const bool e183 = (((v24 - 1u) / e7) == e137);
+                if (((v24 != 0u) && (v24 != e140)) && ((!e183) || (e183 && (((u32)((v25 ^ e145) >> (16u & 31))) == 0u)))) {
+                    const u32 v26 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v26 == 0u) {
+                        strata_fault_[1u] = 6u;
+                        const u32 e163 = ((u32)e129);
+                        strata_fault_[2u] = e163;
+                        const u32 e165 = ((u32)((u64)(e129 >> (32ul & 63))));
+                        strata_fault_[3u] = e165;
+                        const u64 e197 = (((u64)v24) | ((u64)((u64)((u64)v25) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e197);
+                        strata_fault_[5u] = ((u32)((u64)(e197 >> (32ul & 63))));
+                        strata_fault_[6u] = e55;
+                        const u32 e57 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e57;
+                        const u32 e58 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e58;
+                    }
+                }
+                (void)strata_atomic_xchg(&strata_out_shadow_[e174], 0u);
             }
-            (void)strata_atomic_xchg(&strata_out_shadow_[e172], 0u);
         }
         out[e55] = v0;
     } else {
         const u32 v4 = strata_atomic_add(&strata_fault_[0u], 1u);
         if (v4 == 0u) {
             strata_fault_[1u] = 2u;
-            const u32 e161 = ((u32)e129);
-            strata_fault_[2u] = e161;
-            const u32 e163 = ((u32)((u64)(e129 >> (32ul & 63))));
-            strata_fault_[3u] = e163;
+            const u32 e163 = ((u32)e129);
+            strata_fault_[2u] = e163;
+            const u32 e165 = ((u32)((u64)(e129 >> (32ul & 63))));
+            strata_fault_[3u] = e165;
             strata_fault_[4u] = ((u32)e131);
             strata_fault_[5u] = ((u32)((u64)(e131 >> (32ul & 63))));
             strata_fault_[6u] = e55;

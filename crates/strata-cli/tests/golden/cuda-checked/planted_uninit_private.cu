@@ -161,66 +161,68 @@ extern "C" __global__ void planted_uninit_private(
     const u64 e27 = ((u64)e4);
     const u64 e29 = ((u64)out_len);
     if (e27 < e29) {
-        const u32 v8 = strata_phase_;
-        const u64 e31 = (e27 * 4ul);
-        const u32 e32 = ((u32)blockIdx.x + (u32)gridDim.x * ((u32)blockIdx.y + (u32)gridDim.y * (u32)blockIdx.z));
-        const u32 e37 = (((u32)blockDim.x * (u32)blockDim.y) * (u32)blockDim.z);
-        const u32 e41 = (((e32 * e37) + ((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z))) + 1u);
-        const u32 v9 = strata_atomic_xchg(&strata_out_shadow_[e31], e41);
-        const u32 e47 = (((u32)((u32)v8 << (16u & 31))) | 5u);
-        const u32 v10 = strata_atomic_xchg(&strata_out_shadow_[(e31 + 1ul)], e47);
-        const bool e54 = (((v9 - 1u) / e37) == e32);
-        if (((v9 != 0u) && (v9 != e41)) && ((!e54) || (e54 && (((u32)((v10 ^ e47) >> (16u & 31))) == 0u)))) {
-            const u32 v11 = strata_atomic_add(&strata_fault_[0u], 1u);
-            if (v11 == 0u) {
-                strata_fault_[1u] = 5u;
-                const u32 e65 = ((u32)e27);
-                strata_fault_[2u] = e65;
-                const u32 e67 = ((u32)((u64)(e27 >> (32ul & 63))));
-                strata_fault_[3u] = e67;
-                const u64 e71 = (((u64)v9) | ((u64)((u64)((u64)v10) << (32ul & 63))));
-                strata_fault_[4u] = ((u32)e71);
-                strata_fault_[5u] = ((u32)((u64)(e71 >> (32ul & 63))));
-                strata_fault_[6u] = e4;
-                const u32 e21 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e21;
-                const u32 e23 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e23;
-            }
-        } else {
-            const u64 e76 = (e31 + 2ul);
-            const u32 v12 = strata_atomic_load(&strata_out_shadow_[e76]);
-            const u32 v13 = strata_atomic_load(&strata_out_shadow_[(e31 + 3ul)]);
-            const bool e85 = (((v12 - 1u) / e37) == e32);
-            if (((v12 != 0u) && (v12 != e41)) && ((!e85) || (e85 && (((u32)((v13 ^ e47) >> (16u & 31))) == 0u)))) {
-                const u32 v14 = strata_atomic_add(&strata_fault_[0u], 1u);
-                if (v14 == 0u) {
+        if (strata_out_shadow__len != 1u) {
+            const u32 v8 = strata_phase_;
+            const u64 e33 = (e27 * 4ul);
+            const u32 e34 = ((u32)blockIdx.x + (u32)gridDim.x * ((u32)blockIdx.y + (u32)gridDim.y * (u32)blockIdx.z));
+            const u32 e39 = (((u32)blockDim.x * (u32)blockDim.y) * (u32)blockDim.z);
+            const u32 e43 = (((e34 * e39) + ((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z))) + 1u);
+            const u32 v9 = strata_atomic_xchg(&strata_out_shadow_[e33], e43);
+            const u32 e49 = (((u32)((u32)v8 << (16u & 31))) | 5u);
+            const u32 v10 = strata_atomic_xchg(&strata_out_shadow_[(e33 + 1ul)], e49);
+            const bool e56 = (((v9 - 1u) / e39) == e34);
+            if (((v9 != 0u) && (v9 != e43)) && ((!e56) || (e56 && (((u32)((v10 ^ e49) >> (16u & 31))) == 0u)))) {
+                const u32 v11 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v11 == 0u) {
                     strata_fault_[1u] = 5u;
-                    const u32 e65 = ((u32)e27);
-                    strata_fault_[2u] = e65;
-                    const u32 e67 = ((u32)((u64)(e27 >> (32ul & 63))));
-                    strata_fault_[3u] = e67;
-                    const u64 e99 = (((u64)v12) | ((u64)((u64)((u64)v13) << (32ul & 63))));
-                    strata_fault_[4u] = ((u32)e99);
-                    strata_fault_[5u] = ((u32)((u64)(e99 >> (32ul & 63))));
+                    const u32 e67 = ((u32)e27);
+                    strata_fault_[2u] = e67;
+                    const u32 e69 = ((u32)((u64)(e27 >> (32ul & 63))));
+                    strata_fault_[3u] = e69;
+                    const u64 e73 = (((u64)v9) | ((u64)((u64)((u64)v10) << (32ul & 63))));
+                    strata_fault_[4u] = ((u32)e73);
+                    strata_fault_[5u] = ((u32)((u64)(e73 >> (32ul & 63))));
                     strata_fault_[6u] = e4;
                     const u32 e21 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
                     strata_fault_[7u] = e21;
                     const u32 e23 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
                     strata_fault_[8u] = e23;
                 }
+            } else {
+                const u64 e78 = (e33 + 2ul);
+                const u32 v12 = strata_atomic_load(&strata_out_shadow_[e78]);
+                const u32 v13 = strata_atomic_load(&strata_out_shadow_[(e33 + 3ul)]);
+                const bool e87 = (((v12 - 1u) / e39) == e34);
+                if (((v12 != 0u) && (v12 != e43)) && ((!e87) || (e87 && (((u32)((v13 ^ e49) >> (16u & 31))) == 0u)))) {
+                    const u32 v14 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v14 == 0u) {
+                        strata_fault_[1u] = 5u;
+                        const u32 e67 = ((u32)e27);
+                        strata_fault_[2u] = e67;
+                        const u32 e69 = ((u32)((u64)(e27 >> (32ul & 63))));
+                        strata_fault_[3u] = e69;
+                        const u64 e101 = (((u64)v12) | ((u64)((u64)((u64)v13) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e101);
+                        strata_fault_[5u] = ((u32)((u64)(e101 >> (32ul & 63))));
+                        strata_fault_[6u] = e4;
+                        const u32 e21 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e21;
+                        const u32 e23 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e23;
+                    }
+                }
+                (void)strata_atomic_xchg(&strata_out_shadow_[e78], 0u);
             }
-            (void)strata_atomic_xchg(&strata_out_shadow_[e76], 0u);
         }
         out[e4] = v0;
     } else {
         const u32 v5 = strata_atomic_add(&strata_fault_[0u], 1u);
         if (v5 == 0u) {
             strata_fault_[1u] = 3u;
-            const u32 e65 = ((u32)e27);
-            strata_fault_[2u] = e65;
-            const u32 e67 = ((u32)((u64)(e27 >> (32ul & 63))));
-            strata_fault_[3u] = e67;
+            const u32 e67 = ((u32)e27);
+            strata_fault_[2u] = e67;
+            const u32 e69 = ((u32)((u64)(e27 >> (32ul & 63))));
+            strata_fault_[3u] = e69;
             strata_fault_[4u] = ((u32)e29);
             strata_fault_[5u] = ((u32)((u64)(e29 >> (32ul & 63))));
             strata_fault_[6u] = e4;

@@ -323,65 +323,67 @@ __kernel void checked_clean_loops(
     const ulong e180 = ((ulong)e40);
     const ulong e182 = ((ulong)x_len);
     if (e180 < e182) {
-        const uint v33 = strata_phase_;
-        const ulong e185 = (e180 * 4ul);
-        const uint e186 = ((uint)get_group_id(0) + (uint)get_num_groups(0) * ((uint)get_group_id(1) + (uint)get_num_groups(1) * (uint)get_group_id(2)));
-        const uint e189 = (((e186 * e7) + e1) + 1u);
-        const uint v34 = atomic_xchg(&strata_x_shadow_[e185], e189);
-        const uint e195 = (((uint)((uint)v33 << (16u & 31))) | 9u);
-        const uint v35 = atomic_xchg(&strata_x_shadow_[(e185 + 1ul)], e195);
-        const bool e202 = (((v34 - 1u) / e7) == e186);
-        if (((v34 != 0u) && (v34 != e189)) && ((!e202) || (e202 && (((uint)((v35 ^ e195) >> (16u & 31))) == 0u)))) {
-            const uint v36 = atomic_add(&strata_fault_[0u], 1u);
-            if (v36 == 0u) {
-                strata_fault_[1u] = 9u;
-                const uint e213 = ((uint)e180);
-                strata_fault_[2u] = e213;
-                const uint e215 = ((uint)((ulong)(e180 >> (32ul & 63))));
-                strata_fault_[3u] = e215;
-                const ulong e219 = (((ulong)v34) | ((ulong)((ulong)((ulong)v35) << (32ul & 63))));
-                strata_fault_[4u] = ((uint)e219);
-                strata_fault_[5u] = ((uint)((ulong)(e219 >> (32ul & 63))));
-                strata_fault_[6u] = e40;
-                const uint e42 = (uint)get_global_id(1);
-                strata_fault_[7u] = e42;
-                const uint e43 = (uint)get_global_id(2);
-                strata_fault_[8u] = e43;
-            }
-        } else {
-            const ulong e224 = (e185 + 2ul);
-            const uint v37 = atomic_or(&strata_x_shadow_[e224], (uint)0);
-            const uint v38 = atomic_or(&strata_x_shadow_[(e185 + 3ul)], (uint)0);
-            const bool e233 = (((v37 - 1u) / e7) == e186);
-            if (((v37 != 0u) && (v37 != e189)) && ((!e233) || (e233 && (((uint)((v38 ^ e195) >> (16u & 31))) == 0u)))) {
-                const uint v39 = atomic_add(&strata_fault_[0u], 1u);
-                if (v39 == 0u) {
+        if (strata_x_shadow__len != 1u) {
+            const uint v33 = strata_phase_;
+            const ulong e187 = (e180 * 4ul);
+            const uint e188 = ((uint)get_group_id(0) + (uint)get_num_groups(0) * ((uint)get_group_id(1) + (uint)get_num_groups(1) * (uint)get_group_id(2)));
+            const uint e191 = (((e188 * e7) + e1) + 1u);
+            const uint v34 = atomic_xchg(&strata_x_shadow_[e187], e191);
+            const uint e197 = (((uint)((uint)v33 << (16u & 31))) | 9u);
+            const uint v35 = atomic_xchg(&strata_x_shadow_[(e187 + 1ul)], e197);
+            const bool e204 = (((v34 - 1u) / e7) == e188);
+            if (((v34 != 0u) && (v34 != e191)) && ((!e204) || (e204 && (((uint)((v35 ^ e197) >> (16u & 31))) == 0u)))) {
+                const uint v36 = atomic_add(&strata_fault_[0u], 1u);
+                if (v36 == 0u) {
                     strata_fault_[1u] = 9u;
-                    const uint e213 = ((uint)e180);
-                    strata_fault_[2u] = e213;
-                    const uint e215 = ((uint)((ulong)(e180 >> (32ul & 63))));
-                    strata_fault_[3u] = e215;
-                    const ulong e247 = (((ulong)v37) | ((ulong)((ulong)((ulong)v38) << (32ul & 63))));
-                    strata_fault_[4u] = ((uint)e247);
-                    strata_fault_[5u] = ((uint)((ulong)(e247 >> (32ul & 63))));
+                    const uint e215 = ((uint)e180);
+                    strata_fault_[2u] = e215;
+                    const uint e217 = ((uint)((ulong)(e180 >> (32ul & 63))));
+                    strata_fault_[3u] = e217;
+                    const ulong e221 = (((ulong)v34) | ((ulong)((ulong)((ulong)v35) << (32ul & 63))));
+                    strata_fault_[4u] = ((uint)e221);
+                    strata_fault_[5u] = ((uint)((ulong)(e221 >> (32ul & 63))));
                     strata_fault_[6u] = e40;
                     const uint e42 = (uint)get_global_id(1);
                     strata_fault_[7u] = e42;
                     const uint e43 = (uint)get_global_id(2);
                     strata_fault_[8u] = e43;
                 }
+            } else {
+                const ulong e226 = (e187 + 2ul);
+                const uint v37 = atomic_or(&strata_x_shadow_[e226], (uint)0);
+                const uint v38 = atomic_or(&strata_x_shadow_[(e187 + 3ul)], (uint)0);
+                const bool e235 = (((v37 - 1u) / e7) == e188);
+                if (((v37 != 0u) && (v37 != e191)) && ((!e235) || (e235 && (((uint)((v38 ^ e197) >> (16u & 31))) == 0u)))) {
+                    const uint v39 = atomic_add(&strata_fault_[0u], 1u);
+                    if (v39 == 0u) {
+                        strata_fault_[1u] = 9u;
+                        const uint e215 = ((uint)e180);
+                        strata_fault_[2u] = e215;
+                        const uint e217 = ((uint)((ulong)(e180 >> (32ul & 63))));
+                        strata_fault_[3u] = e217;
+                        const ulong e249 = (((ulong)v37) | ((ulong)((ulong)((ulong)v38) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e249);
+                        strata_fault_[5u] = ((uint)((ulong)(e249 >> (32ul & 63))));
+                        strata_fault_[6u] = e40;
+                        const uint e42 = (uint)get_global_id(1);
+                        strata_fault_[7u] = e42;
+                        const uint e43 = (uint)get_global_id(2);
+                        strata_fault_[8u] = e43;
+                    }
+                }
+                (void)atomic_xchg(&strata_x_shadow_[e226], 0u);
             }
-            (void)atomic_xchg(&strata_x_shadow_[e224], 0u);
         }
         x[e40] = v4;
     } else {
         const uint v13 = atomic_add(&strata_fault_[0u], 1u);
         if (v13 == 0u) {
             strata_fault_[1u] = 5u;
-            const uint e213 = ((uint)e180);
-            strata_fault_[2u] = e213;
-            const uint e215 = ((uint)((ulong)(e180 >> (32ul & 63))));
-            strata_fault_[3u] = e215;
+            const uint e215 = ((uint)e180);
+            strata_fault_[2u] = e215;
+            const uint e217 = ((uint)((ulong)(e180 >> (32ul & 63))));
+            strata_fault_[3u] = e217;
             strata_fault_[4u] = ((uint)e182);
             strata_fault_[5u] = ((uint)((ulong)(e182 >> (32ul & 63))));
             strata_fault_[6u] = e40;

@@ -67,66 +67,68 @@ __kernel void planted_barrier_divergence(
         const ulong e41 = ((ulong)e34);
         const ulong e43 = ((ulong)out_len);
         if (e41 < e43) {
-            const uint v5 = strata_phase_;
-            const ulong e46 = (e41 * 4ul);
-            const uint e47 = ((uint)get_group_id(0) + (uint)get_num_groups(0) * ((uint)get_group_id(1) + (uint)get_num_groups(1) * (uint)get_group_id(2)));
-            const uint e17 = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-            const uint e50 = (((e47 * e14) + e17) + 1u);
-            const uint v6 = atomic_xchg(&strata_out_shadow_[e46], e50);
-            const uint e56 = (((uint)((uint)v5 << (16u & 31))) | 2u);
-            const uint v7 = atomic_xchg(&strata_out_shadow_[(e46 + 1ul)], e56);
-            const bool e63 = (((v6 - 1u) / e14) == e47);
-            if (((v6 != 0u) && (v6 != e50)) && ((!e63) || (e63 && (((uint)((v7 ^ e56) >> (16u & 31))) == 0u)))) {
-                const uint v8 = atomic_add(&strata_fault_[0u], 1u);
-                if (v8 == 0u) {
-                    strata_fault_[1u] = 2u;
-                    const uint e74 = ((uint)e41);
-                    strata_fault_[2u] = e74;
-                    const uint e76 = ((uint)((ulong)(e41 >> (32ul & 63))));
-                    strata_fault_[3u] = e76;
-                    const ulong e80 = (((ulong)v6) | ((ulong)((ulong)((ulong)v7) << (32ul & 63))));
-                    strata_fault_[4u] = ((uint)e80);
-                    strata_fault_[5u] = ((uint)((ulong)(e80 >> (32ul & 63))));
-                    strata_fault_[6u] = e34;
-                    const uint e36 = (uint)get_global_id(1);
-                    strata_fault_[7u] = e36;
-                    const uint e38 = (uint)get_global_id(2);
-                    strata_fault_[8u] = e38;
-                }
-            } else {
-                const ulong e85 = (e46 + 2ul);
-                const uint v9 = atomic_or(&strata_out_shadow_[e85], (uint)0);
-                const uint v10 = atomic_or(&strata_out_shadow_[(e46 + 3ul)], (uint)0);
-                const bool e94 = (((v9 - 1u) / e14) == e47);
-                if (((v9 != 0u) && (v9 != e50)) && ((!e94) || (e94 && (((uint)((v10 ^ e56) >> (16u & 31))) == 0u)))) {
-                    const uint v11 = atomic_add(&strata_fault_[0u], 1u);
-                    if (v11 == 0u) {
+            if (strata_out_shadow__len != 1u) {
+                const uint v5 = strata_phase_;
+                const ulong e48 = (e41 * 4ul);
+                const uint e49 = ((uint)get_group_id(0) + (uint)get_num_groups(0) * ((uint)get_group_id(1) + (uint)get_num_groups(1) * (uint)get_group_id(2)));
+                const uint e17 = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
+                const uint e52 = (((e49 * e14) + e17) + 1u);
+                const uint v6 = atomic_xchg(&strata_out_shadow_[e48], e52);
+                const uint e58 = (((uint)((uint)v5 << (16u & 31))) | 2u);
+                const uint v7 = atomic_xchg(&strata_out_shadow_[(e48 + 1ul)], e58);
+                const bool e65 = (((v6 - 1u) / e14) == e49);
+                if (((v6 != 0u) && (v6 != e52)) && ((!e65) || (e65 && (((uint)((v7 ^ e58) >> (16u & 31))) == 0u)))) {
+                    const uint v8 = atomic_add(&strata_fault_[0u], 1u);
+                    if (v8 == 0u) {
                         strata_fault_[1u] = 2u;
-                        const uint e74 = ((uint)e41);
-                        strata_fault_[2u] = e74;
-                        const uint e76 = ((uint)((ulong)(e41 >> (32ul & 63))));
-                        strata_fault_[3u] = e76;
-                        const ulong e108 = (((ulong)v9) | ((ulong)((ulong)((ulong)v10) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e108);
-                        strata_fault_[5u] = ((uint)((ulong)(e108 >> (32ul & 63))));
+                        const uint e76 = ((uint)e41);
+                        strata_fault_[2u] = e76;
+                        const uint e78 = ((uint)((ulong)(e41 >> (32ul & 63))));
+                        strata_fault_[3u] = e78;
+                        const ulong e82 = (((ulong)v6) | ((ulong)((ulong)((ulong)v7) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e82);
+                        strata_fault_[5u] = ((uint)((ulong)(e82 >> (32ul & 63))));
                         strata_fault_[6u] = e34;
                         const uint e36 = (uint)get_global_id(1);
                         strata_fault_[7u] = e36;
                         const uint e38 = (uint)get_global_id(2);
                         strata_fault_[8u] = e38;
                     }
+                } else {
+                    const ulong e87 = (e48 + 2ul);
+                    const uint v9 = atomic_or(&strata_out_shadow_[e87], (uint)0);
+                    const uint v10 = atomic_or(&strata_out_shadow_[(e48 + 3ul)], (uint)0);
+                    const bool e96 = (((v9 - 1u) / e14) == e49);
+                    if (((v9 != 0u) && (v9 != e52)) && ((!e96) || (e96 && (((uint)((v10 ^ e58) >> (16u & 31))) == 0u)))) {
+                        const uint v11 = atomic_add(&strata_fault_[0u], 1u);
+                        if (v11 == 0u) {
+                            strata_fault_[1u] = 2u;
+                            const uint e76 = ((uint)e41);
+                            strata_fault_[2u] = e76;
+                            const uint e78 = ((uint)((ulong)(e41 >> (32ul & 63))));
+                            strata_fault_[3u] = e78;
+                            const ulong e110 = (((ulong)v9) | ((ulong)((ulong)((ulong)v10) << (32ul & 63))));
+                            strata_fault_[4u] = ((uint)e110);
+                            strata_fault_[5u] = ((uint)((ulong)(e110 >> (32ul & 63))));
+                            strata_fault_[6u] = e34;
+                            const uint e36 = (uint)get_global_id(1);
+                            strata_fault_[7u] = e36;
+                            const uint e38 = (uint)get_global_id(2);
+                            strata_fault_[8u] = e38;
+                        }
+                    }
+                    (void)atomic_xchg(&strata_out_shadow_[e87], 0u);
                 }
-                (void)atomic_xchg(&strata_out_shadow_[e85], 0u);
             }
             out[e34] = 1u;
         } else {
             const uint v0 = atomic_add(&strata_fault_[0u], 1u);
             if (v0 == 0u) {
                 strata_fault_[1u] = 0u;
-                const uint e74 = ((uint)e41);
-                strata_fault_[2u] = e74;
-                const uint e76 = ((uint)((ulong)(e41 >> (32ul & 63))));
-                strata_fault_[3u] = e76;
+                const uint e76 = ((uint)e41);
+                strata_fault_[2u] = e76;
+                const uint e78 = ((uint)((ulong)(e41 >> (32ul & 63))));
+                strata_fault_[3u] = e78;
                 strata_fault_[4u] = ((uint)e43);
                 strata_fault_[5u] = ((uint)((ulong)(e43 >> (32ul & 63))));
                 strata_fault_[6u] = e34;

@@ -80,67 +80,69 @@ __kernel void planted_loop_barrier(
     const ulong e48 = ((ulong)e37);
     const ulong e50 = ((ulong)out_len);
     if (e48 < e50) {
-        const uint v8 = strata_phase_;
-        const ulong e53 = (e48 * 4ul);
-        const uint e54 = ((uint)get_group_id(0) + (uint)get_num_groups(0) * ((uint)get_group_id(1) + (uint)get_num_groups(1) * (uint)get_group_id(2)));
-        const uint e17 = (((uint)get_local_size(0) * (uint)get_local_size(1)) * (uint)get_local_size(2));
-        const uint e20 = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        const uint e57 = (((e54 * e17) + e20) + 1u);
-        const uint v9 = atomic_xchg(&strata_out_shadow_[e53], e57);
-        const uint e63 = (((uint)((uint)v8 << (16u & 31))) | 2u);
-        const uint v10 = atomic_xchg(&strata_out_shadow_[(e53 + 1ul)], e63);
-        const bool e70 = (((v9 - 1u) / e17) == e54);
-        if (((v9 != 0u) && (v9 != e57)) && ((!e70) || (e70 && (((uint)((v10 ^ e63) >> (16u & 31))) == 0u)))) {
-            const uint v11 = atomic_add(&strata_fault_[0u], 1u);
-            if (v11 == 0u) {
-                strata_fault_[1u] = 2u;
-                const uint e81 = ((uint)e48);
-                strata_fault_[2u] = e81;
-                const uint e83 = ((uint)((ulong)(e48 >> (32ul & 63))));
-                strata_fault_[3u] = e83;
-                const ulong e87 = (((ulong)v9) | ((ulong)((ulong)((ulong)v10) << (32ul & 63))));
-                strata_fault_[4u] = ((uint)e87);
-                strata_fault_[5u] = ((uint)((ulong)(e87 >> (32ul & 63))));
-                strata_fault_[6u] = e37;
-                const uint e39 = (uint)get_global_id(1);
-                strata_fault_[7u] = e39;
-                const uint e41 = (uint)get_global_id(2);
-                strata_fault_[8u] = e41;
-            }
-        } else {
-            const ulong e92 = (e53 + 2ul);
-            const uint v12 = atomic_or(&strata_out_shadow_[e92], (uint)0);
-            const uint v13 = atomic_or(&strata_out_shadow_[(e53 + 3ul)], (uint)0);
-            const bool e101 = (((v12 - 1u) / e17) == e54);
-            if (((v12 != 0u) && (v12 != e57)) && ((!e101) || (e101 && (((uint)((v13 ^ e63) >> (16u & 31))) == 0u)))) {
-                const uint v14 = atomic_add(&strata_fault_[0u], 1u);
-                if (v14 == 0u) {
+        if (strata_out_shadow__len != 1u) {
+            const uint v8 = strata_phase_;
+            const ulong e55 = (e48 * 4ul);
+            const uint e56 = ((uint)get_group_id(0) + (uint)get_num_groups(0) * ((uint)get_group_id(1) + (uint)get_num_groups(1) * (uint)get_group_id(2)));
+            const uint e17 = (((uint)get_local_size(0) * (uint)get_local_size(1)) * (uint)get_local_size(2));
+            const uint e20 = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
+            const uint e59 = (((e56 * e17) + e20) + 1u);
+            const uint v9 = atomic_xchg(&strata_out_shadow_[e55], e59);
+            const uint e65 = (((uint)((uint)v8 << (16u & 31))) | 2u);
+            const uint v10 = atomic_xchg(&strata_out_shadow_[(e55 + 1ul)], e65);
+            const bool e72 = (((v9 - 1u) / e17) == e56);
+            if (((v9 != 0u) && (v9 != e59)) && ((!e72) || (e72 && (((uint)((v10 ^ e65) >> (16u & 31))) == 0u)))) {
+                const uint v11 = atomic_add(&strata_fault_[0u], 1u);
+                if (v11 == 0u) {
                     strata_fault_[1u] = 2u;
-                    const uint e81 = ((uint)e48);
-                    strata_fault_[2u] = e81;
-                    const uint e83 = ((uint)((ulong)(e48 >> (32ul & 63))));
-                    strata_fault_[3u] = e83;
-                    const ulong e115 = (((ulong)v12) | ((ulong)((ulong)((ulong)v13) << (32ul & 63))));
-                    strata_fault_[4u] = ((uint)e115);
-                    strata_fault_[5u] = ((uint)((ulong)(e115 >> (32ul & 63))));
+                    const uint e83 = ((uint)e48);
+                    strata_fault_[2u] = e83;
+                    const uint e85 = ((uint)((ulong)(e48 >> (32ul & 63))));
+                    strata_fault_[3u] = e85;
+                    const ulong e89 = (((ulong)v9) | ((ulong)((ulong)((ulong)v10) << (32ul & 63))));
+                    strata_fault_[4u] = ((uint)e89);
+                    strata_fault_[5u] = ((uint)((ulong)(e89 >> (32ul & 63))));
                     strata_fault_[6u] = e37;
                     const uint e39 = (uint)get_global_id(1);
                     strata_fault_[7u] = e39;
                     const uint e41 = (uint)get_global_id(2);
                     strata_fault_[8u] = e41;
                 }
+            } else {
+                const ulong e94 = (e55 + 2ul);
+                const uint v12 = atomic_or(&strata_out_shadow_[e94], (uint)0);
+                const uint v13 = atomic_or(&strata_out_shadow_[(e55 + 3ul)], (uint)0);
+                const bool e103 = (((v12 - 1u) / e17) == e56);
+                if (((v12 != 0u) && (v12 != e59)) && ((!e103) || (e103 && (((uint)((v13 ^ e65) >> (16u & 31))) == 0u)))) {
+                    const uint v14 = atomic_add(&strata_fault_[0u], 1u);
+                    if (v14 == 0u) {
+                        strata_fault_[1u] = 2u;
+                        const uint e83 = ((uint)e48);
+                        strata_fault_[2u] = e83;
+                        const uint e85 = ((uint)((ulong)(e48 >> (32ul & 63))));
+                        strata_fault_[3u] = e85;
+                        const ulong e117 = (((ulong)v12) | ((ulong)((ulong)((ulong)v13) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e117);
+                        strata_fault_[5u] = ((uint)((ulong)(e117 >> (32ul & 63))));
+                        strata_fault_[6u] = e37;
+                        const uint e39 = (uint)get_global_id(1);
+                        strata_fault_[7u] = e39;
+                        const uint e41 = (uint)get_global_id(2);
+                        strata_fault_[8u] = e41;
+                    }
+                }
+                (void)atomic_xchg(&strata_out_shadow_[e94], 0u);
             }
-            (void)atomic_xchg(&strata_out_shadow_[e92], 0u);
         }
         out[e37] = v2;
     } else {
         const uint v5 = atomic_add(&strata_fault_[0u], 1u);
         if (v5 == 0u) {
             strata_fault_[1u] = 1u;
-            const uint e81 = ((uint)e48);
-            strata_fault_[2u] = e81;
-            const uint e83 = ((uint)((ulong)(e48 >> (32ul & 63))));
-            strata_fault_[3u] = e83;
+            const uint e83 = ((uint)e48);
+            strata_fault_[2u] = e83;
+            const uint e85 = ((uint)((ulong)(e48 >> (32ul & 63))));
+            strata_fault_[3u] = e85;
             strata_fault_[4u] = ((uint)e50);
             strata_fault_[5u] = ((uint)((ulong)(e50 >> (32ul & 63))));
             strata_fault_[6u] = e37;

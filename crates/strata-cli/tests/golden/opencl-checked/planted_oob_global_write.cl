@@ -17,151 +17,157 @@ __kernel void planted_oob_global_write(
         const ulong e6 = ((ulong)e5);
         const ulong e8 = ((ulong)out_len);
         if (e6 < e8) {
-            const uint v2 = strata_phase_;
-            const ulong e11 = (e6 * 4ul);
-            const uint e12 = ((uint)get_group_id(0) + (uint)get_num_groups(0) * ((uint)get_group_id(1) + (uint)get_num_groups(1) * (uint)get_group_id(2)));
-            const uint e17 = (((uint)get_local_size(0) * (uint)get_local_size(1)) * (uint)get_local_size(2));
-            const uint e22 = (((e12 * e17) + ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)))) + 1u);
-            const uint v3 = atomic_xchg(&strata_out_shadow_[e11], e22);
-            const uint e29 = (((uint)((uint)v2 << (16u & 31))) | 2u);
-            const uint v4 = atomic_xchg(&strata_out_shadow_[(e11 + 1ul)], e29);
-            const bool e36 = (((v3 - 1u) / e17) == e12);
-            if (((v3 != 0u) && (v3 != e22)) && ((!e36) || (e36 && (((uint)((v4 ^ e29) >> (16u & 31))) == 0u)))) {
-                const uint v5 = atomic_add(&strata_fault_[0u], 1u);
-                if (v5 == 0u) {
-                    strata_fault_[1u] = 2u;
-                    const uint e47 = ((uint)e6);
-                    strata_fault_[2u] = e47;
-                    const uint e51 = ((uint)((ulong)(e6 >> (32ul & 63))));
-                    strata_fault_[3u] = e51;
-                    const ulong e56 = (((ulong)v3) | ((ulong)((ulong)((ulong)v4) << (32ul & 63))));
-                    strata_fault_[4u] = ((uint)e56);
-                    strata_fault_[5u] = ((uint)((ulong)(e56 >> (32ul & 63))));
-                    strata_fault_[6u] = e1;
-                    const uint e62 = (uint)get_global_id(1);
-                    strata_fault_[7u] = e62;
-                    const uint e64 = (uint)get_global_id(2);
-                    strata_fault_[8u] = e64;
-                }
-            } else {
-                const ulong e66 = (e11 + 2ul);
-                const uint v6 = atomic_or(&strata_out_shadow_[e66], (uint)0);
-                const uint v7 = atomic_or(&strata_out_shadow_[(e11 + 3ul)], (uint)0);
-                const bool e75 = (((v6 - 1u) / e17) == e12);
-                if (((v6 != 0u) && (v6 != e22)) && ((!e75) || (e75 && (((uint)((v7 ^ e29) >> (16u & 31))) == 0u)))) {
-                    const uint v8 = atomic_add(&strata_fault_[0u], 1u);
-                    if (v8 == 0u) {
+            const bool e12 = (strata_out_shadow__len != 1u);
+            if (e12) {
+                const uint v2 = strata_phase_;
+                const ulong e14 = (e6 * 4ul);
+                const uint e15 = ((uint)get_group_id(0) + (uint)get_num_groups(0) * ((uint)get_group_id(1) + (uint)get_num_groups(1) * (uint)get_group_id(2)));
+                const uint e20 = (((uint)get_local_size(0) * (uint)get_local_size(1)) * (uint)get_local_size(2));
+                const uint e24 = (((e15 * e20) + ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)))) + 1u);
+                const uint v3 = atomic_xchg(&strata_out_shadow_[e14], e24);
+                const uint e31 = (((uint)((uint)v2 << (16u & 31))) | 2u);
+                const uint v4 = atomic_xchg(&strata_out_shadow_[(e14 + 1ul)], e31);
+                const bool e38 = (((v3 - 1u) / e20) == e15);
+                if (((v3 != 0u) && (v3 != e24)) && ((!e38) || (e38 && (((uint)((v4 ^ e31) >> (16u & 31))) == 0u)))) {
+                    const uint v5 = atomic_add(&strata_fault_[0u], 1u);
+                    if (v5 == 0u) {
                         strata_fault_[1u] = 2u;
-                        const uint e47 = ((uint)e6);
-                        strata_fault_[2u] = e47;
-                        const uint e51 = ((uint)((ulong)(e6 >> (32ul & 63))));
-                        strata_fault_[3u] = e51;
-                        const ulong e89 = (((ulong)v6) | ((ulong)((ulong)((ulong)v7) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e89);
-                        strata_fault_[5u] = ((uint)((ulong)(e89 >> (32ul & 63))));
+                        const uint e49 = ((uint)e6);
+                        strata_fault_[2u] = e49;
+                        const uint e53 = ((uint)((ulong)(e6 >> (32ul & 63))));
+                        strata_fault_[3u] = e53;
+                        const ulong e58 = (((ulong)v3) | ((ulong)((ulong)((ulong)v4) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e58);
+                        strata_fault_[5u] = ((uint)((ulong)(e58 >> (32ul & 63))));
                         strata_fault_[6u] = e1;
-                        const uint e62 = (uint)get_global_id(1);
-                        strata_fault_[7u] = e62;
-                        const uint e64 = (uint)get_global_id(2);
-                        strata_fault_[8u] = e64;
+                        const uint e64 = (uint)get_global_id(1);
+                        strata_fault_[7u] = e64;
+                        const uint e66 = (uint)get_global_id(2);
+                        strata_fault_[8u] = e66;
                     }
+                } else {
+                    const ulong e68 = (e14 + 2ul);
+                    const uint v6 = atomic_or(&strata_out_shadow_[e68], (uint)0);
+                    const uint v7 = atomic_or(&strata_out_shadow_[(e14 + 3ul)], (uint)0);
+                    const bool e77 = (((v6 - 1u) / e20) == e15);
+                    if (((v6 != 0u) && (v6 != e24)) && ((!e77) || (e77 && (((uint)((v7 ^ e31) >> (16u & 31))) == 0u)))) {
+                        const uint v8 = atomic_add(&strata_fault_[0u], 1u);
+                        if (v8 == 0u) {
+                            strata_fault_[1u] = 2u;
+                            const uint e49 = ((uint)e6);
+                            strata_fault_[2u] = e49;
+                            const uint e53 = ((uint)((ulong)(e6 >> (32ul & 63))));
+                            strata_fault_[3u] = e53;
+                            const ulong e91 = (((ulong)v6) | ((ulong)((ulong)((ulong)v7) << (32ul & 63))));
+                            strata_fault_[4u] = ((uint)e91);
+                            strata_fault_[5u] = ((uint)((ulong)(e91 >> (32ul & 63))));
+                            strata_fault_[6u] = e1;
+                            const uint e64 = (uint)get_global_id(1);
+                            strata_fault_[7u] = e64;
+                            const uint e66 = (uint)get_global_id(2);
+                            strata_fault_[8u] = e66;
+                        }
+                    }
+                    (void)atomic_xchg(&strata_out_shadow_[e68], 0u);
                 }
-                (void)atomic_xchg(&strata_out_shadow_[e66], 0u);
             }
             out[e5] = 1u;
         } else {
             const uint v0 = atomic_add(&strata_fault_[0u], 1u);
             if (v0 == 0u) {
                 strata_fault_[1u] = 0u;
-                const uint e47 = ((uint)e6);
-                strata_fault_[2u] = e47;
-                const uint e51 = ((uint)((ulong)(e6 >> (32ul & 63))));
-                strata_fault_[3u] = e51;
-                const uint e95 = ((uint)e8);
-                strata_fault_[4u] = e95;
-                const uint e97 = ((uint)((ulong)(e8 >> (32ul & 63))));
-                strata_fault_[5u] = e97;
+                const uint e49 = ((uint)e6);
+                strata_fault_[2u] = e49;
+                const uint e53 = ((uint)((ulong)(e6 >> (32ul & 63))));
+                strata_fault_[3u] = e53;
+                const uint e97 = ((uint)e8);
+                strata_fault_[4u] = e97;
+                const uint e99 = ((uint)((ulong)(e8 >> (32ul & 63))));
+                strata_fault_[5u] = e99;
                 strata_fault_[6u] = e1;
-                const uint e62 = (uint)get_global_id(1);
-                strata_fault_[7u] = e62;
-                const uint e64 = (uint)get_global_id(2);
-                strata_fault_[8u] = e64;
+                const uint e64 = (uint)get_global_id(1);
+                strata_fault_[7u] = e64;
+                const uint e66 = (uint)get_global_id(2);
+                strata_fault_[8u] = e66;
             }
         }
     }
     if (e1 != 5u) {
-        const ulong e99 = ((ulong)e1);
+        const ulong e101 = ((ulong)e1);
         const ulong e8 = ((ulong)out_len);
-        if (e99 < e8) {
-            const uint v9 = strata_phase_;
-            const ulong e101 = (e99 * 4ul);
-            const uint e12 = ((uint)get_group_id(0) + (uint)get_num_groups(0) * ((uint)get_group_id(1) + (uint)get_num_groups(1) * (uint)get_group_id(2)));
-            const uint e17 = (((uint)get_local_size(0) * (uint)get_local_size(1)) * (uint)get_local_size(2));
-            const uint e22 = (((e12 * e17) + ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)))) + 1u);
-            const uint v10 = atomic_xchg(&strata_out_shadow_[e101], e22);
-            const uint e105 = (((uint)((uint)v9 << (16u & 31))) | 3u);
-            const uint v11 = atomic_xchg(&strata_out_shadow_[(e101 + 1ul)], e105);
-            const bool e112 = (((v10 - 1u) / e17) == e12);
-            if (((v10 != 0u) && (v10 != e22)) && ((!e112) || (e112 && (((uint)((v11 ^ e105) >> (16u & 31))) == 0u)))) {
-                const uint v12 = atomic_add(&strata_fault_[0u], 1u);
-                if (v12 == 0u) {
-                    strata_fault_[1u] = 3u;
-                    const uint e123 = ((uint)e99);
-                    strata_fault_[2u] = e123;
-                    const uint e125 = ((uint)((ulong)(e99 >> (32ul & 63))));
-                    strata_fault_[3u] = e125;
-                    const ulong e129 = (((ulong)v10) | ((ulong)((ulong)((ulong)v11) << (32ul & 63))));
-                    strata_fault_[4u] = ((uint)e129);
-                    strata_fault_[5u] = ((uint)((ulong)(e129 >> (32ul & 63))));
-                    strata_fault_[6u] = e1;
-                    const uint e62 = (uint)get_global_id(1);
-                    strata_fault_[7u] = e62;
-                    const uint e64 = (uint)get_global_id(2);
-                    strata_fault_[8u] = e64;
-                }
-            } else {
-                const ulong e133 = (e101 + 2ul);
-                const uint v13 = atomic_or(&strata_out_shadow_[e133], (uint)0);
-                const uint v14 = atomic_or(&strata_out_shadow_[(e101 + 3ul)], (uint)0);
-                const bool e141 = (((v13 - 1u) / e17) == e12);
-                if (((v13 != 0u) && (v13 != e22)) && ((!e141) || (e141 && (((uint)((v14 ^ e105) >> (16u & 31))) == 0u)))) {
-                    const uint v15 = atomic_add(&strata_fault_[0u], 1u);
-                    if (v15 == 0u) {
+        if (e101 < e8) {
+            const bool e12 = (strata_out_shadow__len != 1u);
+            if (e12) {
+                const uint v9 = strata_phase_;
+                const ulong e103 = (e101 * 4ul);
+                const uint e15 = ((uint)get_group_id(0) + (uint)get_num_groups(0) * ((uint)get_group_id(1) + (uint)get_num_groups(1) * (uint)get_group_id(2)));
+                const uint e20 = (((uint)get_local_size(0) * (uint)get_local_size(1)) * (uint)get_local_size(2));
+                const uint e24 = (((e15 * e20) + ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)))) + 1u);
+                const uint v10 = atomic_xchg(&strata_out_shadow_[e103], e24);
+                const uint e107 = (((uint)((uint)v9 << (16u & 31))) | 3u);
+                const uint v11 = atomic_xchg(&strata_out_shadow_[(e103 + 1ul)], e107);
+                const bool e114 = (((v10 - 1u) / e20) == e15);
+                if (((v10 != 0u) && (v10 != e24)) && ((!e114) || (e114 && (((uint)((v11 ^ e107) >> (16u & 31))) == 0u)))) {
+                    const uint v12 = atomic_add(&strata_fault_[0u], 1u);
+                    if (v12 == 0u) {
                         strata_fault_[1u] = 3u;
-                        const uint e123 = ((uint)e99);
-                        strata_fault_[2u] = e123;
-                        const uint e125 = ((uint)((ulong)(e99 >> (32ul & 63))));
-                        strata_fault_[3u] = e125;
-                        const ulong e155 = (((ulong)v13) | ((ulong)((ulong)((ulong)v14) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e155);
-                        strata_fault_[5u] = ((uint)((ulong)(e155 >> (32ul & 63))));
+                        const uint e125 = ((uint)e101);
+                        strata_fault_[2u] = e125;
+                        const uint e127 = ((uint)((ulong)(e101 >> (32ul & 63))));
+                        strata_fault_[3u] = e127;
+                        const ulong e131 = (((ulong)v10) | ((ulong)((ulong)((ulong)v11) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e131);
+                        strata_fault_[5u] = ((uint)((ulong)(e131 >> (32ul & 63))));
                         strata_fault_[6u] = e1;
-                        const uint e62 = (uint)get_global_id(1);
-                        strata_fault_[7u] = e62;
-                        const uint e64 = (uint)get_global_id(2);
-                        strata_fault_[8u] = e64;
+                        const uint e64 = (uint)get_global_id(1);
+                        strata_fault_[7u] = e64;
+                        const uint e66 = (uint)get_global_id(2);
+                        strata_fault_[8u] = e66;
                     }
+                } else {
+                    const ulong e135 = (e103 + 2ul);
+                    const uint v13 = atomic_or(&strata_out_shadow_[e135], (uint)0);
+                    const uint v14 = atomic_or(&strata_out_shadow_[(e103 + 3ul)], (uint)0);
+                    const bool e143 = (((v13 - 1u) / e20) == e15);
+                    if (((v13 != 0u) && (v13 != e24)) && ((!e143) || (e143 && (((uint)((v14 ^ e107) >> (16u & 31))) == 0u)))) {
+                        const uint v15 = atomic_add(&strata_fault_[0u], 1u);
+                        if (v15 == 0u) {
+                            strata_fault_[1u] = 3u;
+                            const uint e125 = ((uint)e101);
+                            strata_fault_[2u] = e125;
+                            const uint e127 = ((uint)((ulong)(e101 >> (32ul & 63))));
+                            strata_fault_[3u] = e127;
+                            const ulong e157 = (((ulong)v13) | ((ulong)((ulong)((ulong)v14) << (32ul & 63))));
+                            strata_fault_[4u] = ((uint)e157);
+                            strata_fault_[5u] = ((uint)((ulong)(e157 >> (32ul & 63))));
+                            strata_fault_[6u] = e1;
+                            const uint e64 = (uint)get_global_id(1);
+                            strata_fault_[7u] = e64;
+                            const uint e66 = (uint)get_global_id(2);
+                            strata_fault_[8u] = e66;
+                        }
+                    }
+                    (void)atomic_xchg(&strata_out_shadow_[e135], 0u);
                 }
-                (void)atomic_xchg(&strata_out_shadow_[e133], 0u);
             }
             out[e1] = e1;
         } else {
             const uint v1 = atomic_add(&strata_fault_[0u], 1u);
             if (v1 == 0u) {
                 strata_fault_[1u] = 1u;
-                const uint e123 = ((uint)e99);
-                strata_fault_[2u] = e123;
-                const uint e125 = ((uint)((ulong)(e99 >> (32ul & 63))));
-                strata_fault_[3u] = e125;
-                const uint e95 = ((uint)e8);
-                strata_fault_[4u] = e95;
-                const uint e97 = ((uint)((ulong)(e8 >> (32ul & 63))));
-                strata_fault_[5u] = e97;
+                const uint e125 = ((uint)e101);
+                strata_fault_[2u] = e125;
+                const uint e127 = ((uint)((ulong)(e101 >> (32ul & 63))));
+                strata_fault_[3u] = e127;
+                const uint e97 = ((uint)e8);
+                strata_fault_[4u] = e97;
+                const uint e99 = ((uint)((ulong)(e8 >> (32ul & 63))));
+                strata_fault_[5u] = e99;
                 strata_fault_[6u] = e1;
-                const uint e62 = (uint)get_global_id(1);
-                strata_fault_[7u] = e62;
-                const uint e64 = (uint)get_global_id(2);
-                strata_fault_[8u] = e64;
+                const uint e64 = (uint)get_global_id(1);
+                strata_fault_[7u] = e64;
+                const uint e66 = (uint)get_global_id(2);
+                strata_fault_[8u] = e66;
             }
         }
     }

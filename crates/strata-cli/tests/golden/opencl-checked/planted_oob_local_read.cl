@@ -183,65 +183,67 @@ __kernel void planted_oob_local_read(
     const ulong e130 = ((ulong)e54);
     const ulong e132 = ((ulong)out_len);
     if (e130 < e132) {
-        const uint v20 = strata_phase_;
-        const ulong e135 = (e130 * 4ul);
-        const uint e136 = ((uint)get_group_id(0) + (uint)get_num_groups(0) * ((uint)get_group_id(1) + (uint)get_num_groups(1) * (uint)get_group_id(2)));
-        const uint e139 = (((e136 * e7) + e1) + 1u);
-        const uint v21 = atomic_xchg(&strata_out_shadow_[e135], e139);
-        const uint e144 = (((uint)((uint)v20 << (16u & 31))) | 6u);
-        const uint v22 = atomic_xchg(&strata_out_shadow_[(e135 + 1ul)], e144);
-        const bool e151 = (((v21 - 1u) / e7) == e136);
-        if (((v21 != 0u) && (v21 != e139)) && ((!e151) || (e151 && (((uint)((v22 ^ e144) >> (16u & 31))) == 0u)))) {
-            const uint v23 = atomic_add(&strata_fault_[0u], 1u);
-            if (v23 == 0u) {
-                strata_fault_[1u] = 6u;
-                const uint e162 = ((uint)e130);
-                strata_fault_[2u] = e162;
-                const uint e164 = ((uint)((ulong)(e130 >> (32ul & 63))));
-                strata_fault_[3u] = e164;
-                const ulong e168 = (((ulong)v21) | ((ulong)((ulong)((ulong)v22) << (32ul & 63))));
-                strata_fault_[4u] = ((uint)e168);
-                strata_fault_[5u] = ((uint)((ulong)(e168 >> (32ul & 63))));
-                strata_fault_[6u] = e54;
-                const uint e56 = (uint)get_global_id(1);
-                strata_fault_[7u] = e56;
-                const uint e57 = (uint)get_global_id(2);
-                strata_fault_[8u] = e57;
-            }
-        } else {
-            const ulong e173 = (e135 + 2ul);
-            const uint v24 = atomic_or(&strata_out_shadow_[e173], (uint)0);
-            const uint v25 = atomic_or(&strata_out_shadow_[(e135 + 3ul)], (uint)0);
-            const bool e182 = (((v24 - 1u) / e7) == e136);
-            if (((v24 != 0u) && (v24 != e139)) && ((!e182) || (e182 && (((uint)((v25 ^ e144) >> (16u & 31))) == 0u)))) {
-                const uint v26 = atomic_add(&strata_fault_[0u], 1u);
-                if (v26 == 0u) {
+        if (strata_out_shadow__len != 1u) {
+            const uint v20 = strata_phase_;
+            const ulong e137 = (e130 * 4ul);
+            const uint e138 = ((uint)get_group_id(0) + (uint)get_num_groups(0) * ((uint)get_group_id(1) + (uint)get_num_groups(1) * (uint)get_group_id(2)));
+            const uint e141 = (((e138 * e7) + e1) + 1u);
+            const uint v21 = atomic_xchg(&strata_out_shadow_[e137], e141);
+            const uint e146 = (((uint)((uint)v20 << (16u & 31))) | 6u);
+            const uint v22 = atomic_xchg(&strata_out_shadow_[(e137 + 1ul)], e146);
+            const bool e153 = (((v21 - 1u) / e7) == e138);
+            if (((v21 != 0u) && (v21 != e141)) && ((!e153) || (e153 && (((uint)((v22 ^ e146) >> (16u & 31))) == 0u)))) {
+                const uint v23 = atomic_add(&strata_fault_[0u], 1u);
+                if (v23 == 0u) {
                     strata_fault_[1u] = 6u;
-                    const uint e162 = ((uint)e130);
-                    strata_fault_[2u] = e162;
-                    const uint e164 = ((uint)((ulong)(e130 >> (32ul & 63))));
-                    strata_fault_[3u] = e164;
-                    const ulong e196 = (((ulong)v24) | ((ulong)((ulong)((ulong)v25) << (32ul & 63))));
-                    strata_fault_[4u] = ((uint)e196);
-                    strata_fault_[5u] = ((uint)((ulong)(e196 >> (32ul & 63))));
+                    const uint e164 = ((uint)e130);
+                    strata_fault_[2u] = e164;
+                    const uint e166 = ((uint)((ulong)(e130 >> (32ul & 63))));
+                    strata_fault_[3u] = e166;
+                    const ulong e170 = (((ulong)v21) | ((ulong)((ulong)((ulong)v22) << (32ul & 63))));
+                    strata_fault_[4u] = ((uint)e170);
+                    strata_fault_[5u] = ((uint)((ulong)(e170 >> (32ul & 63))));
                     strata_fault_[6u] = e54;
                     const uint e56 = (uint)get_global_id(1);
                     strata_fault_[7u] = e56;
                     const uint e57 = (uint)get_global_id(2);
                     strata_fault_[8u] = e57;
                 }
+            } else {
+                const ulong e175 = (e137 + 2ul);
+                const uint v24 = atomic_or(&strata_out_shadow_[e175], (uint)0);
+                const uint v25 = atomic_or(&strata_out_shadow_[(e137 + 3ul)], (uint)0);
+                const bool e184 = (((v24 - 1u) / e7) == e138);
+                if (((v24 != 0u) && (v24 != e141)) && ((!e184) || (e184 && (((uint)((v25 ^ e146) >> (16u & 31))) == 0u)))) {
+                    const uint v26 = atomic_add(&strata_fault_[0u], 1u);
+                    if (v26 == 0u) {
+                        strata_fault_[1u] = 6u;
+                        const uint e164 = ((uint)e130);
+                        strata_fault_[2u] = e164;
+                        const uint e166 = ((uint)((ulong)(e130 >> (32ul & 63))));
+                        strata_fault_[3u] = e166;
+                        const ulong e198 = (((ulong)v24) | ((ulong)((ulong)((ulong)v25) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e198);
+                        strata_fault_[5u] = ((uint)((ulong)(e198 >> (32ul & 63))));
+                        strata_fault_[6u] = e54;
+                        const uint e56 = (uint)get_global_id(1);
+                        strata_fault_[7u] = e56;
+                        const uint e57 = (uint)get_global_id(2);
+                        strata_fault_[8u] = e57;
+                    }
+                }
+                (void)atomic_xchg(&strata_out_shadow_[e175], 0u);
             }
-            (void)atomic_xchg(&strata_out_shadow_[e173], 0u);
         }
         out[e54] = v0;
     } else {
         const uint v4 = atomic_add(&strata_fault_[0u], 1u);
         if (v4 == 0u) {
             strata_fault_[1u] = 2u;
-            const uint e162 = ((uint)e130);
-            strata_fault_[2u] = e162;
-            const uint e164 = ((uint)((ulong)(e130 >> (32ul & 63))));
-            strata_fault_[3u] = e164;
+            const uint e164 = ((uint)e130);
+            strata_fault_[2u] = e164;
+            const uint e166 = ((uint)((ulong)(e130 >> (32ul & 63))));
+            strata_fault_[3u] = e166;
             strata_fault_[4u] = ((uint)e132);
             strata_fault_[5u] = ((uint)((ulong)(e132 >> (32ul & 63))));
             strata_fault_[6u] = e54;

@@ -260,65 +260,67 @@ __kernel void planted_oob_local_write(
     const ulong e177 = ((ulong)e54);
     const ulong e179 = ((ulong)out_len);
     if (e177 < e179) {
-        const uint v28 = strata_phase_;
-        const ulong e181 = (e177 * 4ul);
-        const uint e182 = ((uint)get_group_id(0) + (uint)get_num_groups(0) * ((uint)get_group_id(1) + (uint)get_num_groups(1) * (uint)get_group_id(2)));
-        const uint e185 = (((e182 * e7) + e1) + 1u);
-        const uint v29 = atomic_xchg(&strata_out_shadow_[e181], e185);
-        const uint e190 = (((uint)((uint)v28 << (16u & 31))) | 8u);
-        const uint v30 = atomic_xchg(&strata_out_shadow_[(e181 + 1ul)], e190);
-        const bool e197 = (((v29 - 1u) / e7) == e182);
-        if (((v29 != 0u) && (v29 != e185)) && ((!e197) || (e197 && (((uint)((v30 ^ e190) >> (16u & 31))) == 0u)))) {
-            const uint v31 = atomic_add(&strata_fault_[0u], 1u);
-            if (v31 == 0u) {
-                strata_fault_[1u] = 8u;
-                const uint e208 = ((uint)e177);
-                strata_fault_[2u] = e208;
-                const uint e210 = ((uint)((ulong)(e177 >> (32ul & 63))));
-                strata_fault_[3u] = e210;
-                const ulong e214 = (((ulong)v29) | ((ulong)((ulong)((ulong)v30) << (32ul & 63))));
-                strata_fault_[4u] = ((uint)e214);
-                strata_fault_[5u] = ((uint)((ulong)(e214 >> (32ul & 63))));
-                strata_fault_[6u] = e54;
-                const uint e56 = (uint)get_global_id(1);
-                strata_fault_[7u] = e56;
-                const uint e58 = (uint)get_global_id(2);
-                strata_fault_[8u] = e58;
-            }
-        } else {
-            const ulong e219 = (e181 + 2ul);
-            const uint v32 = atomic_or(&strata_out_shadow_[e219], (uint)0);
-            const uint v33 = atomic_or(&strata_out_shadow_[(e181 + 3ul)], (uint)0);
-            const bool e228 = (((v32 - 1u) / e7) == e182);
-            if (((v32 != 0u) && (v32 != e185)) && ((!e228) || (e228 && (((uint)((v33 ^ e190) >> (16u & 31))) == 0u)))) {
-                const uint v34 = atomic_add(&strata_fault_[0u], 1u);
-                if (v34 == 0u) {
+        if (strata_out_shadow__len != 1u) {
+            const uint v28 = strata_phase_;
+            const ulong e183 = (e177 * 4ul);
+            const uint e184 = ((uint)get_group_id(0) + (uint)get_num_groups(0) * ((uint)get_group_id(1) + (uint)get_num_groups(1) * (uint)get_group_id(2)));
+            const uint e187 = (((e184 * e7) + e1) + 1u);
+            const uint v29 = atomic_xchg(&strata_out_shadow_[e183], e187);
+            const uint e192 = (((uint)((uint)v28 << (16u & 31))) | 8u);
+            const uint v30 = atomic_xchg(&strata_out_shadow_[(e183 + 1ul)], e192);
+            const bool e199 = (((v29 - 1u) / e7) == e184);
+            if (((v29 != 0u) && (v29 != e187)) && ((!e199) || (e199 && (((uint)((v30 ^ e192) >> (16u & 31))) == 0u)))) {
+                const uint v31 = atomic_add(&strata_fault_[0u], 1u);
+                if (v31 == 0u) {
                     strata_fault_[1u] = 8u;
-                    const uint e208 = ((uint)e177);
-                    strata_fault_[2u] = e208;
-                    const uint e210 = ((uint)((ulong)(e177 >> (32ul & 63))));
-                    strata_fault_[3u] = e210;
-                    const ulong e242 = (((ulong)v32) | ((ulong)((ulong)((ulong)v33) << (32ul & 63))));
-                    strata_fault_[4u] = ((uint)e242);
-                    strata_fault_[5u] = ((uint)((ulong)(e242 >> (32ul & 63))));
+                    const uint e210 = ((uint)e177);
+                    strata_fault_[2u] = e210;
+                    const uint e212 = ((uint)((ulong)(e177 >> (32ul & 63))));
+                    strata_fault_[3u] = e212;
+                    const ulong e216 = (((ulong)v29) | ((ulong)((ulong)((ulong)v30) << (32ul & 63))));
+                    strata_fault_[4u] = ((uint)e216);
+                    strata_fault_[5u] = ((uint)((ulong)(e216 >> (32ul & 63))));
                     strata_fault_[6u] = e54;
                     const uint e56 = (uint)get_global_id(1);
                     strata_fault_[7u] = e56;
                     const uint e58 = (uint)get_global_id(2);
                     strata_fault_[8u] = e58;
                 }
+            } else {
+                const ulong e221 = (e183 + 2ul);
+                const uint v32 = atomic_or(&strata_out_shadow_[e221], (uint)0);
+                const uint v33 = atomic_or(&strata_out_shadow_[(e183 + 3ul)], (uint)0);
+                const bool e230 = (((v32 - 1u) / e7) == e184);
+                if (((v32 != 0u) && (v32 != e187)) && ((!e230) || (e230 && (((uint)((v33 ^ e192) >> (16u & 31))) == 0u)))) {
+                    const uint v34 = atomic_add(&strata_fault_[0u], 1u);
+                    if (v34 == 0u) {
+                        strata_fault_[1u] = 8u;
+                        const uint e210 = ((uint)e177);
+                        strata_fault_[2u] = e210;
+                        const uint e212 = ((uint)((ulong)(e177 >> (32ul & 63))));
+                        strata_fault_[3u] = e212;
+                        const ulong e244 = (((ulong)v32) | ((ulong)((ulong)((ulong)v33) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e244);
+                        strata_fault_[5u] = ((uint)((ulong)(e244 >> (32ul & 63))));
+                        strata_fault_[6u] = e54;
+                        const uint e56 = (uint)get_global_id(1);
+                        strata_fault_[7u] = e56;
+                        const uint e58 = (uint)get_global_id(2);
+                        strata_fault_[8u] = e58;
+                    }
+                }
+                (void)atomic_xchg(&strata_out_shadow_[e221], 0u);
             }
-            (void)atomic_xchg(&strata_out_shadow_[e219], 0u);
         }
         out[e54] = v0;
     } else {
         const uint v5 = atomic_add(&strata_fault_[0u], 1u);
         if (v5 == 0u) {
             strata_fault_[1u] = 3u;
-            const uint e208 = ((uint)e177);
-            strata_fault_[2u] = e208;
-            const uint e210 = ((uint)((ulong)(e177 >> (32ul & 63))));
-            strata_fault_[3u] = e210;
+            const uint e210 = ((uint)e177);
+            strata_fault_[2u] = e210;
+            const uint e212 = ((uint)((ulong)(e177 >> (32ul & 63))));
+            strata_fault_[3u] = e212;
             strata_fault_[4u] = ((uint)e179);
             strata_fault_[5u] = ((uint)((ulong)(e179 >> (32ul & 63))));
             strata_fault_[6u] = e54;

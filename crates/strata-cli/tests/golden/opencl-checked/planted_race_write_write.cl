@@ -207,65 +207,67 @@ __kernel void planted_race_write_write(
     const ulong e166 = ((ulong)e53);
     const ulong e168 = ((ulong)out_len);
     if (e166 < e168) {
-        const uint v29 = strata_phase_;
-        const ulong e170 = (e166 * 4ul);
-        const uint e171 = ((uint)get_group_id(0) + (uint)get_num_groups(0) * ((uint)get_group_id(1) + (uint)get_num_groups(1) * (uint)get_group_id(2)));
-        const uint e174 = (((e171 * e7) + e1) + 1u);
-        const uint v30 = atomic_xchg(&strata_out_shadow_[e170], e174);
-        const uint e179 = (((uint)((uint)v29 << (16u & 31))) | 8u);
-        const uint v31 = atomic_xchg(&strata_out_shadow_[(e170 + 1ul)], e179);
-        const bool e186 = (((v30 - 1u) / e7) == e171);
-        if (((v30 != 0u) && (v30 != e174)) && ((!e186) || (e186 && (((uint)((v31 ^ e179) >> (16u & 31))) == 0u)))) {
-            const uint v32 = atomic_add(&strata_fault_[0u], 1u);
-            if (v32 == 0u) {
-                strata_fault_[1u] = 8u;
-                const uint e197 = ((uint)e166);
-                strata_fault_[2u] = e197;
-                const uint e199 = ((uint)((ulong)(e166 >> (32ul & 63))));
-                strata_fault_[3u] = e199;
-                const ulong e203 = (((ulong)v30) | ((ulong)((ulong)((ulong)v31) << (32ul & 63))));
-                strata_fault_[4u] = ((uint)e203);
-                strata_fault_[5u] = ((uint)((ulong)(e203 >> (32ul & 63))));
-                strata_fault_[6u] = e53;
-                const uint e55 = (uint)get_global_id(1);
-                strata_fault_[7u] = e55;
-                const uint e57 = (uint)get_global_id(2);
-                strata_fault_[8u] = e57;
-            }
-        } else {
-            const ulong e208 = (e170 + 2ul);
-            const uint v33 = atomic_or(&strata_out_shadow_[e208], (uint)0);
-            const uint v34 = atomic_or(&strata_out_shadow_[(e170 + 3ul)], (uint)0);
-            const bool e217 = (((v33 - 1u) / e7) == e171);
-            if (((v33 != 0u) && (v33 != e174)) && ((!e217) || (e217 && (((uint)((v34 ^ e179) >> (16u & 31))) == 0u)))) {
-                const uint v35 = atomic_add(&strata_fault_[0u], 1u);
-                if (v35 == 0u) {
+        if (strata_out_shadow__len != 1u) {
+            const uint v29 = strata_phase_;
+            const ulong e172 = (e166 * 4ul);
+            const uint e173 = ((uint)get_group_id(0) + (uint)get_num_groups(0) * ((uint)get_group_id(1) + (uint)get_num_groups(1) * (uint)get_group_id(2)));
+            const uint e176 = (((e173 * e7) + e1) + 1u);
+            const uint v30 = atomic_xchg(&strata_out_shadow_[e172], e176);
+            const uint e181 = (((uint)((uint)v29 << (16u & 31))) | 8u);
+            const uint v31 = atomic_xchg(&strata_out_shadow_[(e172 + 1ul)], e181);
+            const bool e188 = (((v30 - 1u) / e7) == e173);
+            if (((v30 != 0u) && (v30 != e176)) && ((!e188) || (e188 && (((uint)((v31 ^ e181) >> (16u & 31))) == 0u)))) {
+                const uint v32 = atomic_add(&strata_fault_[0u], 1u);
+                if (v32 == 0u) {
                     strata_fault_[1u] = 8u;
-                    const uint e197 = ((uint)e166);
-                    strata_fault_[2u] = e197;
-                    const uint e199 = ((uint)((ulong)(e166 >> (32ul & 63))));
-                    strata_fault_[3u] = e199;
-                    const ulong e231 = (((ulong)v33) | ((ulong)((ulong)((ulong)v34) << (32ul & 63))));
-                    strata_fault_[4u] = ((uint)e231);
-                    strata_fault_[5u] = ((uint)((ulong)(e231 >> (32ul & 63))));
+                    const uint e199 = ((uint)e166);
+                    strata_fault_[2u] = e199;
+                    const uint e201 = ((uint)((ulong)(e166 >> (32ul & 63))));
+                    strata_fault_[3u] = e201;
+                    const ulong e205 = (((ulong)v30) | ((ulong)((ulong)((ulong)v31) << (32ul & 63))));
+                    strata_fault_[4u] = ((uint)e205);
+                    strata_fault_[5u] = ((uint)((ulong)(e205 >> (32ul & 63))));
                     strata_fault_[6u] = e53;
                     const uint e55 = (uint)get_global_id(1);
                     strata_fault_[7u] = e55;
                     const uint e57 = (uint)get_global_id(2);
                     strata_fault_[8u] = e57;
                 }
+            } else {
+                const ulong e210 = (e172 + 2ul);
+                const uint v33 = atomic_or(&strata_out_shadow_[e210], (uint)0);
+                const uint v34 = atomic_or(&strata_out_shadow_[(e172 + 3ul)], (uint)0);
+                const bool e219 = (((v33 - 1u) / e7) == e173);
+                if (((v33 != 0u) && (v33 != e176)) && ((!e219) || (e219 && (((uint)((v34 ^ e181) >> (16u & 31))) == 0u)))) {
+                    const uint v35 = atomic_add(&strata_fault_[0u], 1u);
+                    if (v35 == 0u) {
+                        strata_fault_[1u] = 8u;
+                        const uint e199 = ((uint)e166);
+                        strata_fault_[2u] = e199;
+                        const uint e201 = ((uint)((ulong)(e166 >> (32ul & 63))));
+                        strata_fault_[3u] = e201;
+                        const ulong e233 = (((ulong)v33) | ((ulong)((ulong)((ulong)v34) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e233);
+                        strata_fault_[5u] = ((uint)((ulong)(e233 >> (32ul & 63))));
+                        strata_fault_[6u] = e53;
+                        const uint e55 = (uint)get_global_id(1);
+                        strata_fault_[7u] = e55;
+                        const uint e57 = (uint)get_global_id(2);
+                        strata_fault_[8u] = e57;
+                    }
+                }
+                (void)atomic_xchg(&strata_out_shadow_[e210], 0u);
             }
-            (void)atomic_xchg(&strata_out_shadow_[e208], 0u);
         }
         out[e53] = v0;
     } else {
         const uint v5 = atomic_add(&strata_fault_[0u], 1u);
         if (v5 == 0u) {
             strata_fault_[1u] = 3u;
-            const uint e197 = ((uint)e166);
-            strata_fault_[2u] = e197;
-            const uint e199 = ((uint)((ulong)(e166 >> (32ul & 63))));
-            strata_fault_[3u] = e199;
+            const uint e199 = ((uint)e166);
+            strata_fault_[2u] = e199;
+            const uint e201 = ((uint)((ulong)(e166 >> (32ul & 63))));
+            strata_fault_[3u] = e201;
             strata_fault_[4u] = ((uint)e168);
             strata_fault_[5u] = ((uint)((ulong)(e168 >> (32ul & 63))));
             strata_fault_[6u] = e53;

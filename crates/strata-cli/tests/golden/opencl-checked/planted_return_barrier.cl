@@ -232,65 +232,67 @@ __kernel void planted_return_barrier(
     const ulong e148 = ((ulong)e54);
     const ulong e150 = ((ulong)out_len);
     if (e148 < e150) {
-        const uint v23 = strata_phase_;
-        const ulong e153 = (e148 * 4ul);
-        const uint e154 = ((uint)get_group_id(0) + (uint)get_num_groups(0) * ((uint)get_group_id(1) + (uint)get_num_groups(1) * (uint)get_group_id(2)));
-        const uint e157 = (((e154 * e7) + e1) + 1u);
-        const uint v24 = atomic_xchg(&strata_out_shadow_[e153], e157);
-        const uint e162 = (((uint)((uint)v23 << (16u & 31))) | 7u);
-        const uint v25 = atomic_xchg(&strata_out_shadow_[(e153 + 1ul)], e162);
-        const bool e169 = (((v24 - 1u) / e7) == e154);
-        if (((v24 != 0u) && (v24 != e157)) && ((!e169) || (e169 && (((uint)((v25 ^ e162) >> (16u & 31))) == 0u)))) {
-            const uint v26 = atomic_add(&strata_fault_[0u], 1u);
-            if (v26 == 0u) {
-                strata_fault_[1u] = 7u;
-                const uint e180 = ((uint)e148);
-                strata_fault_[2u] = e180;
-                const uint e182 = ((uint)((ulong)(e148 >> (32ul & 63))));
-                strata_fault_[3u] = e182;
-                const ulong e186 = (((ulong)v24) | ((ulong)((ulong)((ulong)v25) << (32ul & 63))));
-                strata_fault_[4u] = ((uint)e186);
-                strata_fault_[5u] = ((uint)((ulong)(e186 >> (32ul & 63))));
-                strata_fault_[6u] = e54;
-                const uint e56 = (uint)get_global_id(1);
-                strata_fault_[7u] = e56;
-                const uint e57 = (uint)get_global_id(2);
-                strata_fault_[8u] = e57;
-            }
-        } else {
-            const ulong e191 = (e153 + 2ul);
-            const uint v27 = atomic_or(&strata_out_shadow_[e191], (uint)0);
-            const uint v28 = atomic_or(&strata_out_shadow_[(e153 + 3ul)], (uint)0);
-            const bool e200 = (((v27 - 1u) / e7) == e154);
-            if (((v27 != 0u) && (v27 != e157)) && ((!e200) || (e200 && (((uint)((v28 ^ e162) >> (16u & 31))) == 0u)))) {
-                const uint v29 = atomic_add(&strata_fault_[0u], 1u);
-                if (v29 == 0u) {
+        if (strata_out_shadow__len != 1u) {
+            const uint v23 = strata_phase_;
+            const ulong e155 = (e148 * 4ul);
+            const uint e156 = ((uint)get_group_id(0) + (uint)get_num_groups(0) * ((uint)get_group_id(1) + (uint)get_num_groups(1) * (uint)get_group_id(2)));
+            const uint e159 = (((e156 * e7) + e1) + 1u);
+            const uint v24 = atomic_xchg(&strata_out_shadow_[e155], e159);
+            const uint e164 = (((uint)((uint)v23 << (16u & 31))) | 7u);
+            const uint v25 = atomic_xchg(&strata_out_shadow_[(e155 + 1ul)], e164);
+            const bool e171 = (((v24 - 1u) / e7) == e156);
+            if (((v24 != 0u) && (v24 != e159)) && ((!e171) || (e171 && (((uint)((v25 ^ e164) >> (16u & 31))) == 0u)))) {
+                const uint v26 = atomic_add(&strata_fault_[0u], 1u);
+                if (v26 == 0u) {
                     strata_fault_[1u] = 7u;
-                    const uint e180 = ((uint)e148);
-                    strata_fault_[2u] = e180;
-                    const uint e182 = ((uint)((ulong)(e148 >> (32ul & 63))));
-                    strata_fault_[3u] = e182;
-                    const ulong e214 = (((ulong)v27) | ((ulong)((ulong)((ulong)v28) << (32ul & 63))));
-                    strata_fault_[4u] = ((uint)e214);
-                    strata_fault_[5u] = ((uint)((ulong)(e214 >> (32ul & 63))));
+                    const uint e182 = ((uint)e148);
+                    strata_fault_[2u] = e182;
+                    const uint e184 = ((uint)((ulong)(e148 >> (32ul & 63))));
+                    strata_fault_[3u] = e184;
+                    const ulong e188 = (((ulong)v24) | ((ulong)((ulong)((ulong)v25) << (32ul & 63))));
+                    strata_fault_[4u] = ((uint)e188);
+                    strata_fault_[5u] = ((uint)((ulong)(e188 >> (32ul & 63))));
                     strata_fault_[6u] = e54;
                     const uint e56 = (uint)get_global_id(1);
                     strata_fault_[7u] = e56;
                     const uint e57 = (uint)get_global_id(2);
                     strata_fault_[8u] = e57;
                 }
+            } else {
+                const ulong e193 = (e155 + 2ul);
+                const uint v27 = atomic_or(&strata_out_shadow_[e193], (uint)0);
+                const uint v28 = atomic_or(&strata_out_shadow_[(e155 + 3ul)], (uint)0);
+                const bool e202 = (((v27 - 1u) / e7) == e156);
+                if (((v27 != 0u) && (v27 != e159)) && ((!e202) || (e202 && (((uint)((v28 ^ e164) >> (16u & 31))) == 0u)))) {
+                    const uint v29 = atomic_add(&strata_fault_[0u], 1u);
+                    if (v29 == 0u) {
+                        strata_fault_[1u] = 7u;
+                        const uint e182 = ((uint)e148);
+                        strata_fault_[2u] = e182;
+                        const uint e184 = ((uint)((ulong)(e148 >> (32ul & 63))));
+                        strata_fault_[3u] = e184;
+                        const ulong e216 = (((ulong)v27) | ((ulong)((ulong)((ulong)v28) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e216);
+                        strata_fault_[5u] = ((uint)((ulong)(e216 >> (32ul & 63))));
+                        strata_fault_[6u] = e54;
+                        const uint e56 = (uint)get_global_id(1);
+                        strata_fault_[7u] = e56;
+                        const uint e57 = (uint)get_global_id(2);
+                        strata_fault_[8u] = e57;
+                    }
+                }
+                (void)atomic_xchg(&strata_out_shadow_[e193], 0u);
             }
-            (void)atomic_xchg(&strata_out_shadow_[e191], 0u);
         }
         out[e54] = v0;
     } else {
         const uint v6 = atomic_add(&strata_fault_[0u], 1u);
         if (v6 == 0u) {
             strata_fault_[1u] = 3u;
-            const uint e180 = ((uint)e148);
-            strata_fault_[2u] = e180;
-            const uint e182 = ((uint)((ulong)(e148 >> (32ul & 63))));
-            strata_fault_[3u] = e182;
+            const uint e182 = ((uint)e148);
+            strata_fault_[2u] = e182;
+            const uint e184 = ((uint)((ulong)(e148 >> (32ul & 63))));
+            strata_fault_[3u] = e184;
             strata_fault_[4u] = ((uint)e150);
             strata_fault_[5u] = ((uint)((ulong)(e150 >> (32ul & 63))));
             strata_fault_[6u] = e54;

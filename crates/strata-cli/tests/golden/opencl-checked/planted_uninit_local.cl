@@ -185,65 +185,67 @@ __kernel void planted_uninit_local(
     const ulong e129 = ((ulong)e55);
     const ulong e131 = ((ulong)out_len);
     if (e129 < e131) {
-        const uint v20 = strata_phase_;
-        const ulong e134 = (e129 * 4ul);
-        const uint e135 = ((uint)get_group_id(0) + (uint)get_num_groups(0) * ((uint)get_group_id(1) + (uint)get_num_groups(1) * (uint)get_group_id(2)));
-        const uint e138 = (((e135 * e7) + e1) + 1u);
-        const uint v21 = atomic_xchg(&strata_out_shadow_[e134], e138);
-        const uint e143 = (((uint)((uint)v20 << (16u & 31))) | 6u);
-        const uint v22 = atomic_xchg(&strata_out_shadow_[(e134 + 1ul)], e143);
-        const bool e150 = (((v21 - 1u) / e7) == e135);
-        if (((v21 != 0u) && (v21 != e138)) && ((!e150) || (e150 && (((uint)((v22 ^ e143) >> (16u & 31))) == 0u)))) {
-            const uint v23 = atomic_add(&strata_fault_[0u], 1u);
-            if (v23 == 0u) {
-                strata_fault_[1u] = 6u;
-                const uint e161 = ((uint)e129);
-                strata_fault_[2u] = e161;
-                const uint e163 = ((uint)((ulong)(e129 >> (32ul & 63))));
-                strata_fault_[3u] = e163;
-                const ulong e167 = (((ulong)v21) | ((ulong)((ulong)((ulong)v22) << (32ul & 63))));
-                strata_fault_[4u] = ((uint)e167);
-                strata_fault_[5u] = ((uint)((ulong)(e167 >> (32ul & 63))));
-                strata_fault_[6u] = e55;
-                const uint e57 = (uint)get_global_id(1);
-                strata_fault_[7u] = e57;
-                const uint e58 = (uint)get_global_id(2);
-                strata_fault_[8u] = e58;
-            }
-        } else {
-            const ulong e172 = (e134 + 2ul);
-            const uint v24 = atomic_or(&strata_out_shadow_[e172], (uint)0);
-            const uint v25 = atomic_or(&strata_out_shadow_[(e134 + 3ul)], (uint)0);
-            const bool e181 = (((v24 - 1u) / e7) == e135);
-            if (((v24 != 0u) && (v24 != e138)) && ((!e181) || (e181 && (((uint)((v25 ^ e143) >> (16u & 31))) == 0u)))) {
-                const uint v26 = atomic_add(&strata_fault_[0u], 1u);
-                if (v26 == 0u) {
+        if (strata_out_shadow__len != 1u) {
+            const uint v20 = strata_phase_;
+            const ulong e136 = (e129 * 4ul);
+            const uint e137 = ((uint)get_group_id(0) + (uint)get_num_groups(0) * ((uint)get_group_id(1) + (uint)get_num_groups(1) * (uint)get_group_id(2)));
+            const uint e140 = (((e137 * e7) + e1) + 1u);
+            const uint v21 = atomic_xchg(&strata_out_shadow_[e136], e140);
+            const uint e145 = (((uint)((uint)v20 << (16u & 31))) | 6u);
+            const uint v22 = atomic_xchg(&strata_out_shadow_[(e136 + 1ul)], e145);
+            const bool e152 = (((v21 - 1u) / e7) == e137);
+            if (((v21 != 0u) && (v21 != e140)) && ((!e152) || (e152 && (((uint)((v22 ^ e145) >> (16u & 31))) == 0u)))) {
+                const uint v23 = atomic_add(&strata_fault_[0u], 1u);
+                if (v23 == 0u) {
                     strata_fault_[1u] = 6u;
-                    const uint e161 = ((uint)e129);
-                    strata_fault_[2u] = e161;
-                    const uint e163 = ((uint)((ulong)(e129 >> (32ul & 63))));
-                    strata_fault_[3u] = e163;
-                    const ulong e195 = (((ulong)v24) | ((ulong)((ulong)((ulong)v25) << (32ul & 63))));
-                    strata_fault_[4u] = ((uint)e195);
-                    strata_fault_[5u] = ((uint)((ulong)(e195 >> (32ul & 63))));
+                    const uint e163 = ((uint)e129);
+                    strata_fault_[2u] = e163;
+                    const uint e165 = ((uint)((ulong)(e129 >> (32ul & 63))));
+                    strata_fault_[3u] = e165;
+                    const ulong e169 = (((ulong)v21) | ((ulong)((ulong)((ulong)v22) << (32ul & 63))));
+                    strata_fault_[4u] = ((uint)e169);
+                    strata_fault_[5u] = ((uint)((ulong)(e169 >> (32ul & 63))));
                     strata_fault_[6u] = e55;
                     const uint e57 = (uint)get_global_id(1);
                     strata_fault_[7u] = e57;
                     const uint e58 = (uint)get_global_id(2);
                     strata_fault_[8u] = e58;
                 }
+            } else {
+                const ulong e174 = (e136 + 2ul);
+                const uint v24 = atomic_or(&strata_out_shadow_[e174], (uint)0);
+                const uint v25 = atomic_or(&strata_out_shadow_[(e136 + 3ul)], (uint)0);
+                const bool e183 = (((v24 - 1u) / e7) == e137);
+                if (((v24 != 0u) && (v24 != e140)) && ((!e183) || (e183 && (((uint)((v25 ^ e145) >> (16u & 31))) == 0u)))) {
+                    const uint v26 = atomic_add(&strata_fault_[0u], 1u);
+                    if (v26 == 0u) {
+                        strata_fault_[1u] = 6u;
+                        const uint e163 = ((uint)e129);
+                        strata_fault_[2u] = e163;
+                        const uint e165 = ((uint)((ulong)(e129 >> (32ul & 63))));
+                        strata_fault_[3u] = e165;
+                        const ulong e197 = (((ulong)v24) | ((ulong)((ulong)((ulong)v25) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e197);
+                        strata_fault_[5u] = ((uint)((ulong)(e197 >> (32ul & 63))));
+                        strata_fault_[6u] = e55;
+                        const uint e57 = (uint)get_global_id(1);
+                        strata_fault_[7u] = e57;
+                        const uint e58 = (uint)get_global_id(2);
+                        strata_fault_[8u] = e58;
+                    }
+                }
+                (void)atomic_xchg(&strata_out_shadow_[e174], 0u);
             }
-            (void)atomic_xchg(&strata_out_shadow_[e172], 0u);
         }
         out[e55] = v0;
     } else {
         const uint v4 = atomic_add(&strata_fault_[0u], 1u);
         if (v4 == 0u) {
             strata_fault_[1u] = 2u;
-            const uint e161 = ((uint)e129);
-            strata_fault_[2u] = e161;
-            const uint e163 = ((uint)((ulong)(e129 >> (32ul & 63))));
-            strata_fault_[3u] = e163;
+            const uint e163 = ((uint)e129);
+            strata_fault_[2u] = e163;
+            const uint e165 = ((uint)((ulong)(e129 >> (32ul & 63))));
+            strata_fault_[3u] = e165;
             strata_fault_[4u] = ((uint)e131);
             strata_fault_[5u] = ((uint)((ulong)(e131 >> (32ul & 63))));
             strata_fault_[6u] = e55;

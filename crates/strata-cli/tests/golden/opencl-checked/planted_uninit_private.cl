@@ -68,66 +68,68 @@ __kernel void planted_uninit_private(
     const ulong e27 = ((ulong)e4);
     const ulong e29 = ((ulong)out_len);
     if (e27 < e29) {
-        const uint v8 = strata_phase_;
-        const ulong e31 = (e27 * 4ul);
-        const uint e32 = ((uint)get_group_id(0) + (uint)get_num_groups(0) * ((uint)get_group_id(1) + (uint)get_num_groups(1) * (uint)get_group_id(2)));
-        const uint e37 = (((uint)get_local_size(0) * (uint)get_local_size(1)) * (uint)get_local_size(2));
-        const uint e41 = (((e32 * e37) + ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)))) + 1u);
-        const uint v9 = atomic_xchg(&strata_out_shadow_[e31], e41);
-        const uint e47 = (((uint)((uint)v8 << (16u & 31))) | 5u);
-        const uint v10 = atomic_xchg(&strata_out_shadow_[(e31 + 1ul)], e47);
-        const bool e54 = (((v9 - 1u) / e37) == e32);
-        if (((v9 != 0u) && (v9 != e41)) && ((!e54) || (e54 && (((uint)((v10 ^ e47) >> (16u & 31))) == 0u)))) {
-            const uint v11 = atomic_add(&strata_fault_[0u], 1u);
-            if (v11 == 0u) {
-                strata_fault_[1u] = 5u;
-                const uint e65 = ((uint)e27);
-                strata_fault_[2u] = e65;
-                const uint e67 = ((uint)((ulong)(e27 >> (32ul & 63))));
-                strata_fault_[3u] = e67;
-                const ulong e71 = (((ulong)v9) | ((ulong)((ulong)((ulong)v10) << (32ul & 63))));
-                strata_fault_[4u] = ((uint)e71);
-                strata_fault_[5u] = ((uint)((ulong)(e71 >> (32ul & 63))));
-                strata_fault_[6u] = e4;
-                const uint e21 = (uint)get_global_id(1);
-                strata_fault_[7u] = e21;
-                const uint e23 = (uint)get_global_id(2);
-                strata_fault_[8u] = e23;
-            }
-        } else {
-            const ulong e76 = (e31 + 2ul);
-            const uint v12 = atomic_or(&strata_out_shadow_[e76], (uint)0);
-            const uint v13 = atomic_or(&strata_out_shadow_[(e31 + 3ul)], (uint)0);
-            const bool e85 = (((v12 - 1u) / e37) == e32);
-            if (((v12 != 0u) && (v12 != e41)) && ((!e85) || (e85 && (((uint)((v13 ^ e47) >> (16u & 31))) == 0u)))) {
-                const uint v14 = atomic_add(&strata_fault_[0u], 1u);
-                if (v14 == 0u) {
+        if (strata_out_shadow__len != 1u) {
+            const uint v8 = strata_phase_;
+            const ulong e33 = (e27 * 4ul);
+            const uint e34 = ((uint)get_group_id(0) + (uint)get_num_groups(0) * ((uint)get_group_id(1) + (uint)get_num_groups(1) * (uint)get_group_id(2)));
+            const uint e39 = (((uint)get_local_size(0) * (uint)get_local_size(1)) * (uint)get_local_size(2));
+            const uint e43 = (((e34 * e39) + ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)))) + 1u);
+            const uint v9 = atomic_xchg(&strata_out_shadow_[e33], e43);
+            const uint e49 = (((uint)((uint)v8 << (16u & 31))) | 5u);
+            const uint v10 = atomic_xchg(&strata_out_shadow_[(e33 + 1ul)], e49);
+            const bool e56 = (((v9 - 1u) / e39) == e34);
+            if (((v9 != 0u) && (v9 != e43)) && ((!e56) || (e56 && (((uint)((v10 ^ e49) >> (16u & 31))) == 0u)))) {
+                const uint v11 = atomic_add(&strata_fault_[0u], 1u);
+                if (v11 == 0u) {
                     strata_fault_[1u] = 5u;
-                    const uint e65 = ((uint)e27);
-                    strata_fault_[2u] = e65;
-                    const uint e67 = ((uint)((ulong)(e27 >> (32ul & 63))));
-                    strata_fault_[3u] = e67;
-                    const ulong e99 = (((ulong)v12) | ((ulong)((ulong)((ulong)v13) << (32ul & 63))));
-                    strata_fault_[4u] = ((uint)e99);
-                    strata_fault_[5u] = ((uint)((ulong)(e99 >> (32ul & 63))));
+                    const uint e67 = ((uint)e27);
+                    strata_fault_[2u] = e67;
+                    const uint e69 = ((uint)((ulong)(e27 >> (32ul & 63))));
+                    strata_fault_[3u] = e69;
+                    const ulong e73 = (((ulong)v9) | ((ulong)((ulong)((ulong)v10) << (32ul & 63))));
+                    strata_fault_[4u] = ((uint)e73);
+                    strata_fault_[5u] = ((uint)((ulong)(e73 >> (32ul & 63))));
                     strata_fault_[6u] = e4;
                     const uint e21 = (uint)get_global_id(1);
                     strata_fault_[7u] = e21;
                     const uint e23 = (uint)get_global_id(2);
                     strata_fault_[8u] = e23;
                 }
+            } else {
+                const ulong e78 = (e33 + 2ul);
+                const uint v12 = atomic_or(&strata_out_shadow_[e78], (uint)0);
+                const uint v13 = atomic_or(&strata_out_shadow_[(e33 + 3ul)], (uint)0);
+                const bool e87 = (((v12 - 1u) / e39) == e34);
+                if (((v12 != 0u) && (v12 != e43)) && ((!e87) || (e87 && (((uint)((v13 ^ e49) >> (16u & 31))) == 0u)))) {
+                    const uint v14 = atomic_add(&strata_fault_[0u], 1u);
+                    if (v14 == 0u) {
+                        strata_fault_[1u] = 5u;
+                        const uint e67 = ((uint)e27);
+                        strata_fault_[2u] = e67;
+                        const uint e69 = ((uint)((ulong)(e27 >> (32ul & 63))));
+                        strata_fault_[3u] = e69;
+                        const ulong e101 = (((ulong)v12) | ((ulong)((ulong)((ulong)v13) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e101);
+                        strata_fault_[5u] = ((uint)((ulong)(e101 >> (32ul & 63))));
+                        strata_fault_[6u] = e4;
+                        const uint e21 = (uint)get_global_id(1);
+                        strata_fault_[7u] = e21;
+                        const uint e23 = (uint)get_global_id(2);
+                        strata_fault_[8u] = e23;
+                    }
+                }
+                (void)atomic_xchg(&strata_out_shadow_[e78], 0u);
             }
-            (void)atomic_xchg(&strata_out_shadow_[e76], 0u);
         }
         out[e4] = v0;
     } else {
         const uint v5 = atomic_add(&strata_fault_[0u], 1u);
         if (v5 == 0u) {
             strata_fault_[1u] = 3u;
-            const uint e65 = ((uint)e27);
-            strata_fault_[2u] = e65;
-            const uint e67 = ((uint)((ulong)(e27 >> (32ul & 63))));
-            strata_fault_[3u] = e67;
+            const uint e67 = ((uint)e27);
+            strata_fault_[2u] = e67;
+            const uint e69 = ((uint)((ulong)(e27 >> (32ul & 63))));
+            strata_fault_[3u] = e69;
             strata_fault_[4u] = ((uint)e29);
             strata_fault_[5u] = ((uint)((ulong)(e29 >> (32ul & 63))));
             strata_fault_[6u] = e4;

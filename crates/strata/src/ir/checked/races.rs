@@ -46,7 +46,8 @@
 //! nothing, and nothing here knows which buffer elements were written).
 //!
 //! Not covered (the interpreter, `interp+checked`, finds these): reads of `Buffer::uninit`
-//! elements nothing wrote; launch-sized local arrays; field views of buffers of structs;
+//! elements nothing wrote; launch-sized local arrays, and fixed-size ones whose shadow would
+//! take the kernel's local memory past [`LOCAL_BUDGET`] (32 KiB); field views of buffers of structs;
 //! private variables that are not arrays. Phases are kept modulo 2^15 (local) and 2^16
 //! (buffers): accesses a multiple of that many barriers apart count as unordered.
 
@@ -61,6 +62,11 @@ use std::collections::HashMap;
 /// Bit 31 of a writer word: the element was written in this work-group.
 const INIT: u64 = 1 << 31;
 
+/// Bytes of local memory a kernel may reach with its local arrays' shadows (16 bytes per
+/// element): the local memory of the smallest devices strata runs on (lavapipe: 32 KiB).
+/// Arrays whose shadow would pass it are left unchecked, in declaration order.
+const LOCAL_BUDGET: u64 = 32 * 1024;
+
 /// What the race checks of one kernel add ([`Rewriter::races`]).
 struct Shadow {
     /// The work-group's phase (barriers and work-group collectives passed), where the
@@ -70,8 +76,10 @@ struct Shadow {
     locals: HashMap<LocalId, [LocalId; 4]>,
     /// Per checked private array: its written flags.
     privates: HashMap<PrivateId, PrivateId>,
-    /// Per checked buffer parameter: its shadow buffer ([`HiddenRole::Shadow`]).
-    buffers: HashMap<ParamId, ParamId>,
+    /// Per checked buffer parameter: its shadow buffer ([`HiddenRole::Shadow`]), and
+    /// whether its checks are skipped where the launch passes a one-word shadow (every
+    /// access indexes it by the work-item: [`own_index`](super::own::own_index)).
+    buffers: HashMap<ParamId, (ParamId, bool)>,
     /// Whether accesses of different work-groups race (the kernel has no fence and no
     /// ordered atomic: [`orders_memory`]).
     cross_group: bool,
@@ -169,11 +177,12 @@ impl Rewriter {
                     len: None,
                 },
             });
+            let own = super::own::own_index(&self.f, &body, p);
             self.f.hidden.push(HiddenParam {
                 param: q,
-                role: HiddenRole::Shadow { buffer: p },
+                role: HiddenRole::Shadow { buffer: p, own },
             });
-            sh.buffers.insert(p, q);
+            sh.buffers.insert(p, (q, own.is_some()));
         }
         for k in 0..privates {
             let p = PrivateId::new(k);
@@ -187,14 +196,29 @@ impl Rewriter {
             sh.privates.insert(p, flags);
         }
         let mut zeroing: Block = Vec::new();
+        // The local memory the kernel holds already, then each shadow while it fits.
+        let mut local_bytes: u64 = (0..locals)
+            .map(|k| &self.f.locals[LocalId::new(k)])
+            .map(|l| match l.len {
+                ArrayLen::Fixed(n) => n as u64 * l.elem.size() as u64,
+                ArrayLen::Param(_) => 0,
+            })
+            .sum();
         for k in 0..locals {
             let l = LocalId::new(k);
             let decl = self.f.locals[l].clone();
             // A launch-sized array is a kernel parameter in the generated code: a shadow of
             // it would need one more local-memory parameter per word (not done yet).
-            if matches!(decl.len, ArrayLen::Param(_)) {
+            let ArrayLen::Fixed(n) = decl.len else {
+                continue;
+            };
+            // An array whose shadow would take the kernel past LOCAL_BUDGET is not checked
+            // (the shadow would not fit a device's local memory).
+            let shadow_bytes = n as u64 * 16;
+            if local_bytes + shadow_bytes > LOCAL_BUDGET {
                 continue;
             }
+            local_bytes += shadow_bytes;
             let words = ["writer", "writer_site", "reader", "reader_site"].map(|w| {
                 let name = super::unique_name(&self.f, &format!("strata_{}_{w}", decl.name));
                 self.f.locals.push(LocalDecl {
@@ -204,13 +228,7 @@ impl Rewriter {
                 })
             });
             // Work-item `lane` zeroes elements lane, lane + size, ...
-            let len = match decl.len {
-                ArrayLen::Fixed(n) => self.lit(Scalar::U32, n as u64),
-                ArrayLen::Param(p) => {
-                    let q = self.lens[&p];
-                    self.e(Expr::Param(q), Type::U32)
-                }
-            };
+            let len = self.lit(Scalar::U32, n as u64);
             let lane = self.e(Expr::Builtin(Builtin::LocalLinearId), Type::U32);
             let size = self.group_size();
             let var = self.new_value(Type::U32);
@@ -454,12 +472,27 @@ impl Rewriter {
                 self.check_local(mem, index, at, kind, sh, [w, ws, r, rs], out);
             }
             Mem::Buffer(p) => {
-                let Some(&shadow) = sh.buffers.get(&p) else {
+                let Some(&(shadow, own)) = sh.buffers.get(&p) else {
                     return;
                 };
-                if matches!(kind, Kind::Read | Kind::Write) {
-                    self.check_global(mem, index, at, kind == Kind::Write, sh, shadow, out);
+                if !matches!(kind, Kind::Read | Kind::Write) {
+                    return;
                 }
+                if !own {
+                    self.check_global(mem, index, at, kind == Kind::Write, sh, shadow, out);
+                    return;
+                }
+                // Skipped where the launch found the work-items apart: a one-word shadow.
+                let mut checks = Vec::new();
+                self.check_global(mem, index, at, kind == Kind::Write, sh, shadow, &mut checks);
+                let len = self.e(Expr::BufferLen(shadow), Type::U32);
+                let one = self.lit(Scalar::U32, 1);
+                let needed = self.bin(BinaryOp::Ne, len, one);
+                out.push(Stmt::If {
+                    cond: needed,
+                    then: checks,
+                    otherwise: Vec::new(),
+                });
             }
             Mem::Field(_) => {}
         }
