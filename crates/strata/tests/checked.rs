@@ -446,8 +446,9 @@ fn own_index_buffers_skip_the_race_shadow_where_the_range_keeps_work_items_apart
     // work-item, so the shadow stays.
     let shift_own = own(&shift);
     assert_eq!(shift_own.len(), 1);
-    assert!(shift_own[0].is_none_or(|o| !o.keeps_apart([8, 1, 1], [8, 1, 1])
-        && !o.keeps_apart([64, 1, 1], [1, 1, 1])));
+    assert!(shift_own[0].is_none_or(
+        |o| !o.keeps_apart([8, 1, 1], [8, 1, 1]) && !o.keeps_apart([64, 1, 1], [1, 1, 1])
+    ));
     for dev in checked_devices() {
         let q = Queue::new(&dev).unwrap();
         let a = Buffer::from_slice(&q, &[1u32; 64]).unwrap();

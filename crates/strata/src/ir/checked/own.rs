@@ -11,7 +11,7 @@
 //! shadow costs neither memory nor zeroing. A 2-D launch of a kernel that indexes by
 //! `global_id(0)` keeps them (work-items `(x, 0)` and `(x, 1)` share elements).
 
-use crate::ir::{Builtin, BinaryOp, Expr, ExprId, Function, Mem, ParamId, Stmt};
+use crate::ir::{BinaryOp, Builtin, Expr, ExprId, Function, Mem, ParamId, Stmt};
 
 /// How every access of a kernel to one buffer indexes it: `u + group × group_id(dim) +
 /// local × local_id(dim) + global × global_id(dim) + j`, where `u` is one expression the same
@@ -253,9 +253,18 @@ pub(super) fn own_index(f: &Function, body: &[Stmt], p: ParamId) -> Option<OwnIn
     let dim = first.dim?;
     let same = |a: &Affine| {
         (a.uniform, a.dim, a.global, a.local, a.group)
-            == (first.uniform, first.dim, first.global, first.local, first.group)
+            == (
+                first.uniform,
+                first.dim,
+                first.global,
+                first.local,
+                first.group,
+            )
     };
-    if !forms.iter().all(same) || [first.global, first.local, first.group].iter().any(|&c| c < 0)
+    if !forms.iter().all(same)
+        || [first.global, first.local, first.group]
+            .iter()
+            .any(|&c| c < 0)
     {
         return None;
     }
