@@ -44,6 +44,10 @@
 //! atomic, [`orders_memory`]: the interpreter's rule). Stores and loads follow the rules of
 //! local memory; atomics and atomic loads of buffers are not checked (they race with
 //! nothing, and nothing here knows which buffer elements were written).
+//! A buffer every access of which indexes it by the work-item in one affine way
+//! ([`OwnIndex`](super::OwnIndex), `c[global_id(0)]`) keeps its checks behind a test of its
+//! shadow's length: the launch passes a one-word shadow where its range keeps the work-items'
+//! elements apart, and the checks are skipped (`own.rs`).
 //!
 //! Not covered (the interpreter, `interp+checked`, finds these): reads of `Buffer::uninit`
 //! elements nothing wrote; launch-sized local arrays, and fixed-size ones whose shadow would
