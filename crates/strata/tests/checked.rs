@@ -236,8 +236,11 @@ fn kernel_macro_errors_point_at_the_functions_line() {
 fn races_and_uninitialized_reads_on_the_interpreter() {
     let _one = serial();
     let dev = Device::from_spec("interp+checked").unwrap();
-    assert!(dev.finds_races());
-    assert!(!Device::from_spec("cpu+checked").unwrap().finds_races());
+    assert!(dev.finds_races() && dev.finds_uninit_buffer_reads());
+    assert!(Device::from_spec("cpu+checked").unwrap().finds_races());
+    assert!(!Device::from_spec("cpu+checked")
+        .unwrap()
+        .finds_uninit_buffer_reads());
     assert!(!Device::from_spec("interp").unwrap().finds_races());
     let q = Queue::new(&dev).unwrap();
     // Work-item i writes x[i] and reads x[i + 1] in the same phase: a race; with a barrier
@@ -395,5 +398,79 @@ fn a_far_read_outside_checked_mode_is_out_of_bounds_on_host_memory_devices() {
         ok.launch(&q, NdRange::new(16).local(4), args![&x, &out])
             .unwrap();
         assert_eq!(q.read(&out).unwrap(), vec![8u32; 16], "{}", dev.spec());
+    }
+}
+
+/// A kernel indexing a buffer by its own global id (`c[i] = a[i] + b[i]`) needs no race
+/// shadow for it where the launch keeps the work-items apart (a 1-D range: the launch passes
+/// a one-word shadow and the checks are skipped), but keeps it in a 2-D range, where
+/// work-items `(x, 0)` and `(x, 1)` write one element; a neighbour's read (`x[i + 1]`) keeps
+/// the shadow in every range.
+#[test]
+fn own_index_buffers_skip_the_race_shadow_where_the_range_keeps_work_items_apart() {
+    let _one = serial();
+    let vadd = Kernel::build("own_vadd", |k| {
+        let a = k.read::<u32>("a");
+        let b = k.read::<u32>("b");
+        let c = k.write::<u32>("c");
+        let i = global_id(0);
+        if_(i.lt(c.len()), || c.set(i, a.at(i) + b.at(i)));
+    })
+    .unwrap();
+    let shift = Kernel::build("own_shift", |k| {
+        let x = k.read_write::<u32>("x");
+        let i = global_id(0);
+        if_((i + 1u32).lt(x.len()), || {
+            let v = x.at(i + 1u32);
+            x.set(i, v);
+        });
+    })
+    .unwrap();
+    let own = |k: &Kernel| -> Vec<Option<strata::ir::checked::OwnIndex>> {
+        let f = k.checked_function().unwrap();
+        f.function()
+            .hidden
+            .iter()
+            .filter_map(|h| match h.role {
+                strata::ir::HiddenRole::Shadow { own, .. } => Some(own),
+                _ => None,
+            })
+            .collect()
+    };
+    let vadd_own = own(&vadd);
+    assert_eq!(vadd_own.len(), 1, "one shadow, of `c`");
+    let o = vadd_own[0].expect("c is indexed by the global id");
+    assert!(o.keeps_apart([64, 1, 1], [16, 1, 1]));
+    assert!(!o.keeps_apart([32, 2, 1], [16, 1, 1]));
+    // x[i + 1] beside x[i]: neighbours reach one element in every range of more than one
+    // work-item, so the shadow stays.
+    let shift_own = own(&shift);
+    assert_eq!(shift_own.len(), 1);
+    assert!(shift_own[0].is_none_or(
+        |o| !o.keeps_apart([8, 1, 1], [8, 1, 1]) && !o.keeps_apart([64, 1, 1], [1, 1, 1])
+    ));
+    for dev in checked_devices() {
+        let q = Queue::new(&dev).unwrap();
+        let a = Buffer::from_slice(&q, &[1u32; 64]).unwrap();
+        let b = Buffer::from_slice(&q, &[2u32; 64]).unwrap();
+        let c = Buffer::<u32>::new(&q, 64).unwrap();
+        let r = vadd.launch(&q, NdRange::new(64).local(16), args![&a, &b, &c]);
+        assert!(r.is_ok(), "{}: {:?}", dev.spec(), r.err());
+        assert_eq!(q.read(&c).unwrap(), [3u32; 64], "{}", dev.spec());
+        let race = |r: strata::Result<strata::Run>, what: &str| match r {
+            Err(e @ Error::DataRace { .. }) => e.to_string(),
+            r => panic!("{}: {what}: expected a data race, got {r:?}", dev.spec()),
+        };
+        let m = race(
+            vadd.launch(&q, NdRange::new([32, 2]).local([16, 1]), args![&a, &b, &c]),
+            "a 2-D launch of own_vadd",
+        );
+        assert!(m.contains("buffer `c`"), "{}: {m}", dev.spec());
+        let x = Buffer::from_slice(&q, &[0u32, 1, 2, 3, 4, 5, 6, 7]).unwrap();
+        let m = race(
+            shift.launch(&q, NdRange::new(8).local(8), args![&x]),
+            "own_shift",
+        );
+        assert!(m.contains("buffer `x`"), "{}: {m}", dev.spec());
     }
 }

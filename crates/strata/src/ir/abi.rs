@@ -4,7 +4,7 @@
 //! scalars, local-memory sizes, in launch order). The launch itself fills in the *hidden*
 //! ones, which features of strata add to the kernel: the pitches and extent of a 2-D or 3-D
 //! buffer, the buffer of a gather reduction's per-work-group partials, and in checked mode
-//! the fault words and the `u32` copies of launch-sized local-array lengths. Each hidden
+//! the fault words, the `u32` copies of launch-sized local-array lengths and the buffers' race shadows. Each hidden
 //! parameter is an ordinary [`Param`](super::Param) of [`Function::params`] (the code generators and the
 //! CPU backend treat it like any other), and [`Function::hidden`] says which it is and what
 //! it holds, as a [`HiddenParam`]. The builder and [`checked::instrument`](super::checked)
@@ -59,6 +59,19 @@ pub enum HiddenRole {
         /// The `LocalLen` parameter.
         len_param: ParamId,
     },
+    /// Checked mode: the race checks' shadow of buffer parameter `buffer`
+    /// ([`checked`](super::checked)): `read_write [u32]` of
+    /// [`SHADOW_WORDS`](super::checked::SHADOW_WORDS) words per element of the buffer
+    /// passed, zeroed by the launch.
+    Shadow {
+        /// The buffer parameter.
+        buffer: ParamId,
+        /// Where every access of the kernel to `buffer` indexes it by the work-item in a way
+        /// that may keep work-items apart: the launch checks it against its range and, where
+        /// no two work-items can reach one element, passes a one-word shadow, which tells the
+        /// kernel to skip the buffer's race checks.
+        own: Option<super::checked::OwnIndex>,
+    },
 }
 
 impl HiddenRole {
@@ -69,6 +82,7 @@ impl HiddenRole {
             HiddenRole::Gather(_) => "a gather's partials",
             HiddenRole::FaultWords => "checked mode's fault words",
             HiddenRole::LocalLen { .. } => "a local array's length",
+            HiddenRole::Shadow { .. } => "a buffer's race shadow",
         }
     }
 }
@@ -136,6 +150,7 @@ impl Hash for HiddenRole {
             }
             HiddenRole::FaultWords => {}
             HiddenRole::LocalLen { len_param } => len_param.hash(h),
+            HiddenRole::Shadow { buffer, own } => (buffer, own).hash(h),
         }
     }
 }
@@ -246,6 +261,17 @@ impl Function {
                     kind(h.param),
                     Some(ParamKind::Buffer { elem: Elem::Value(t), .. }) if t == g.ty
                 ),
+                HiddenRole::Shadow { buffer, .. } => {
+                    if !matches!(kind(*buffer), Some(ParamKind::Buffer { .. })) {
+                        bad(format!(
+                            "the shadow of parameter {buffer}, which is not a buffer"
+                        ));
+                    }
+                    matches!(
+                        kind(h.param),
+                        Some(ParamKind::Buffer { elem: Elem::Value(t), .. }) if t == Type::scalar(Scalar::U32)
+                    )
+                }
                 HiddenRole::FaultWords => matches!(
                     kind(h.param),
                     Some(ParamKind::Buffer { elem: Elem::Value(t), .. }) if t == Type::scalar(Scalar::U32)

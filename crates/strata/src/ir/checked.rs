@@ -40,7 +40,7 @@
 //! and whose trip counts may differ is not checked.
 //!
 //! **Other faults.** A `for` loop whose step is not a literal tests it first: a zero step (the
-//! loop would never end) is recorded and the work-item returns. Every integer division and
+//! loop would never end) is recorded and the loop skipped. Every integer division and
 //! remainder whose divisor is not a non-zero literal tests it before the statement that
 //! computes it: a zero is recorded (the statement then runs with the IR's defined value). The
 //! runtime reports both as [`crate::Error::KernelFault`], with the CPU backends' messages.
@@ -51,6 +51,13 @@ use super::{
     Scalar, SourceLoc, Stmt, Type, ValueId,
 };
 use std::collections::HashMap;
+
+mod own;
+mod races;
+
+pub use own::OwnIndex;
+pub(crate) use races::orders_memory;
+pub use races::SHADOW_WORDS;
 
 /// Words of the hidden fault buffer.
 pub const FAULT_WORDS: usize = 9;
@@ -77,6 +84,17 @@ pub enum SiteKind {
     /// Any other fault (a zero loop step, an integer division by zero): [`CheckSite::memory`]
     /// holds the message of the error.
     Fault,
+    /// A load or store checked for data races (`races`): the fault words name the other
+    /// access (see the module docs of `races`).
+    Access {
+        /// Whether the access writes.
+        write: bool,
+        /// Whether it is an access to a buffer (else to local memory).
+        global: bool,
+    },
+    /// A read of memory nobody wrote; the reason, as [`crate::Error::UninitializedRead`]
+    /// gives it.
+    Uninit(&'static str),
 }
 
 /// The message of a fault for a `for` loop whose step is 0 (the CPU backends' message).
@@ -163,6 +181,7 @@ pub fn instrument_bounds(f: &Function) -> Instrumented {
 fn rewrite(f: &Function, full: bool) -> Instrumented {
     let proof = super::ranges::Proof::of(f);
     let mut f = f.clone();
+    let (user_locals, user_privates) = (f.locals.len(), f.privates.len());
     let body = std::mem::take(&mut f.body);
     let name = unique_name(&f, "strata_fault");
     let fault = f.params.push(Param {
@@ -233,6 +252,11 @@ fn rewrite(f: &Function, full: bool) -> Instrumented {
     };
     let mut body = r.block(body, &top);
     r.flush(&mut body);
+    // Races and uninitialized reads (`races`), checked at the guarded accesses.
+    let mut shadow_init = Vec::new();
+    if full {
+        (shadow_init, body) = r.races(body, user_locals, user_privates);
+    }
     // The carriers start at 0: what a load out of bounds gives.
     let mut init: Block = Vec::new();
     if let Some([site, _, _]) = r.deferred {
@@ -256,6 +280,7 @@ fn rewrite(f: &Function, full: bool) -> Instrumented {
             at: SourceLoc::NONE,
         });
     }
+    init.append(&mut shadow_init);
     init.append(&mut body);
     r.f.body = init;
     Instrumented {
@@ -548,8 +573,9 @@ impl Rewriter {
         });
     }
 
-    /// The statements recording the fault `message` when `cond` holds, then doing `then`.
-    fn fault_if(&mut self, cond: ExprId, message: String, then: Option<Stmt>, out: &mut Block) {
+    /// The statements recording the fault `message` when `cond` holds, else running
+    /// `otherwise`.
+    fn fault_if(&mut self, cond: ExprId, message: String, otherwise: Block, out: &mut Block) {
         let site = self.sites.len() as u64;
         self.sites.push(CheckSite {
             memory: message,
@@ -558,12 +584,11 @@ impl Rewriter {
         });
         let zero = self.lit(Scalar::U64, 0);
         let site = self.lit(Scalar::U32, site);
-        let mut record = self.record(site, zero, zero);
-        record.extend(then);
+        let record = self.record(site, zero, zero);
         out.push(Stmt::If {
             cond,
             then: record,
-            otherwise: Vec::new(),
+            otherwise,
         });
     }
 
@@ -618,7 +643,7 @@ impl Rewriter {
                 });
             }
             if let Some(cond) = any {
-                self.fault_if(cond, div_by_zero(div), None, out);
+                self.fault_if(cond, div_by_zero(div), Vec::new(), out);
             }
         }
     }
@@ -877,11 +902,16 @@ impl Rewriter {
                 step,
                 body,
             } => {
-                if self.full && self.f.exprs.literal(step).is_none() {
+                // A zero step is recorded and the loop skipped (not a `return`: PoCL runs
+                // the code after the last barrier of a kernel holding a `return` before it
+                // with local id 0 in every work-item).
+                let zero_step = (self.full && self.f.exprs.literal(step).is_none()).then(|| {
                     let z = self.lit(self.f.exprs.ty(step).scalar, 0);
-                    let is0 = self.e(Expr::Binary(BinaryOp::Eq, step, z), Type::BOOL);
-                    self.fault_if(is0, ZERO_STEP.to_string(), Some(Stmt::Return), out);
-                }
+                    self.e(Expr::Binary(BinaryOp::Eq, step, z), Type::BOOL)
+                });
+                let mut looped = Vec::new();
+                let out_for = out;
+                let out = &mut looped;
                 let sync = first_sync(&body).filter(|_| ctx.uniform);
                 // Trip counts the same for the whole work-group need no count.
                 let same = [start, end, step].iter().all(|&e| self.same_in_group(e));
@@ -900,6 +930,10 @@ impl Rewriter {
                         step,
                         body,
                     }),
+                }
+                match zero_step {
+                    Some(is0) => self.fault_if(is0, ZERO_STEP.to_string(), looped, out_for),
+                    None => out_for.extend(looped),
                 }
             }
             Stmt::Loop { id, body } => {

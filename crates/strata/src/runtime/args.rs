@@ -269,6 +269,26 @@ impl Kernel {
                         len: words as u64,
                     }
                 }
+                HiddenRole::Shadow { buffer, own } => {
+                    // Zeroed: no access yet. One word where no two work-items of this
+                    // range can reach one element (the kernel then skips the checks).
+                    let len = match &values[*buffer] {
+                        Some(ArgValue::Buffer { len, .. }) => *len,
+                        _ => 0,
+                    };
+                    let apart = own.is_some_and(|o| {
+                        range
+                            .local_size()
+                            .is_some_and(|l| o.keeps_apart(range.global_size(), l))
+                    });
+                    let words = if apart {
+                        1
+                    } else {
+                        (len * ir::checked::SHADOW_WORDS).max(1)
+                    };
+                    let mem = queue.device().alloc(words as usize * 4)?;
+                    ArgValue::Buffer { mem, len: words }
+                }
                 HiddenRole::LocalLen { len_param } => {
                     let n = match values[*len_param] {
                         Some(ArgValue::LocalLen(n)) => n,

@@ -93,7 +93,8 @@ impl Kernel {
         );
         let mut faults = None;
         if let (Some(c), Some(mem)) = (checked, prepared.fault) {
-            let words = FaultWords::read(queue, mem, c, self.name(), local, prepared.pitched);
+            let sizes = [local, range.global_size()];
+            let words = FaultWords::read(queue, mem, c, self.name(), sizes, prepared.pitched);
             if queue.device().is_checked() {
                 event.wait()?;
                 words.check()?;
@@ -118,7 +119,8 @@ pub(crate) struct FaultWords {
     out: Arc<Mutex<Vec<u8>>>,
     instrumented: Arc<super::kernel::CheckedKernel>,
     kernel: String,
-    local: [usize; 3],
+    /// The launch's work-group size and global size.
+    sizes: [[usize; 3]; 2],
     pitched: Vec<(crate::ir::ParamId, super::args::PitchedShape)>,
 }
 
@@ -129,7 +131,7 @@ impl FaultWords {
         mem: Arc<dyn super::Memory>,
         instrumented: Arc<super::kernel::CheckedKernel>,
         kernel: &str,
-        local: [usize; 3],
+        sizes: [[usize; 3]; 2],
         pitched: Vec<(crate::ir::ParamId, super::args::PitchedShape)>,
     ) -> FaultWords {
         let out = Arc::new(Mutex::new(Vec::new()));
@@ -147,7 +149,7 @@ impl FaultWords {
             out,
             instrumented,
             kernel: kernel.to_string(),
-            local,
+            sizes,
             pitched,
         }
     }
@@ -176,7 +178,7 @@ impl FaultWords {
             .chunks_exact(4)
             .map(|b| u32::from_ne_bytes([b[0], b[1], b[2], b[3]]))
             .collect();
-        decode_fault(&w, &self.instrumented.sites, &self.kernel, self.local)
+        decode_fault(&w, &self.instrumented.sites, &self.kernel, self.sizes)
             .map_err(|e| super::with_coords(e, self.instrumented.valid.function(), &self.pitched))
     }
 }
@@ -187,7 +189,7 @@ fn decode_fault(
     w: &[u32],
     sites: &[crate::ir::checked::CheckSite],
     kernel: &str,
-    local: [usize; 3],
+    [local, global_size]: [[usize; 3]; 2],
 ) -> Result<()> {
     if w.len() < crate::ir::checked::FAULT_WORDS || w[0] == 0 {
         return Ok(());
@@ -218,6 +220,72 @@ fn decode_fault(
         local: [0, 1, 2].map(|d| global[d] % local[d]),
         group,
     };
+    match site.kind {
+        crate::ir::checked::SiteKind::Uninit(why) => {
+            return Err(Error::UninitializedRead {
+                kernel: kernel.to_string(),
+                memory: site.memory,
+                index: wide(2) as i64,
+                item,
+                at: site.at,
+                why,
+            })
+        }
+        crate::ir::checked::SiteKind::Access { write, global } => {
+            // Local memory: word 4 is the other access's shadow word (its local linear id +
+            // 1 in the low 16 bits), word 5 its site; both work-items are in one work-group.
+            // A buffer: word 4 is the other work-item's group linear id × group size + local
+            // linear id + 1, word 5 its phase << 16 | site.
+            let size = local[0] * local[1] * local[2];
+            let (lane, other_group, other_site) = if global {
+                let id = w[4].saturating_sub(1);
+                let g = id / size;
+                let groups = [0, 1, 2].map(|d| (global_size[d] as u32).div_ceil(local[d]).max(1));
+                let gc = [
+                    g % groups[0],
+                    g / groups[0] % groups[1],
+                    g / (groups[0] * groups[1]),
+                ];
+                (id % size, gc, w[5] & 0xFFFF)
+            } else {
+                ((w[4] & 0xFFFF).saturating_sub(1), group, w[5])
+            };
+            let group = other_group;
+            let other_at = sites.get(other_site as usize);
+            let other_lid = [
+                lane % local[0],
+                lane / local[0] % local[1],
+                lane / (local[0] * local[1]),
+            ];
+            let other = crate::error::WorkItem {
+                global: [0, 1, 2].map(|d| group[d] * local[d] + other_lid[d]),
+                local: other_lid,
+                group,
+            };
+            let name = |w: bool| if w { "write" } else { "read" };
+            let other_write = matches!(
+                other_at.map(|s| s.kind),
+                Some(crate::ir::checked::SiteKind::Access { write: true, .. })
+            );
+            return Err(Error::DataRace {
+                kernel: kernel.to_string(),
+                memory: site.memory,
+                index: wide(2) as i64,
+                first: Box::new(crate::error::RaceAccess::new(
+                    name(other_write),
+                    other,
+                    other_at.map_or(crate::ir::SourceLoc::NONE, |s| s.at),
+                )),
+                second: Box::new(crate::error::RaceAccess::new(name(write), item, site.at)),
+                why: if group == item.group {
+                    "with no barrier between them"
+                } else {
+                    "in different work-groups of one launch"
+                },
+            });
+        }
+        _ => {}
+    }
     if site.kind == crate::ir::checked::SiteKind::Fault {
         return Err(Error::KernelFault {
             kernel: kernel.to_string(),

@@ -471,10 +471,17 @@ impl Device {
         self.checked
     }
 
-    /// Whether checked launches on this device also find data races and uninitialized reads
-    /// (shadow memory): `interp+checked`. Other devices in checked mode find out-of-bounds
-    /// accesses and barrier divergence.
+    /// Whether checked launches on this device also find data races (on buffers and fixed-size
+    /// local arrays) and reads of local memory or private arrays that nothing wrote: every
+    /// device in checked mode (the instrumentation, [`crate::ir::checked`]).
     pub fn finds_races(&self) -> bool {
+        self.checked
+    }
+
+    /// Whether checked launches on this device also find reads of elements of a buffer made by
+    /// [`Buffer::uninit`] that nothing wrote (and races on launch-sized local arrays and field
+    /// views): `interp+checked`, whose shadow memory follows every access.
+    pub fn finds_uninit_buffer_reads(&self) -> bool {
         self.checked && self.info().backend == BackendKind::Interp
     }
 

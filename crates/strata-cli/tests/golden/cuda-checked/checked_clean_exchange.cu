@@ -100,147 +100,466 @@ extern "C" __global__ void checked_clean_exchange(
     u32* count,
     const u32 count_len,
     u32* strata_fault_,
-    const u32 strata_fault__len
+    const u32 strata_fault__len,
+    u32* strata_x_shadow_,
+    const u32 strata_x_shadow__len
 ) {
     __shared__ u32 tile[8];
+    __shared__ u32 strata_tile_writer_[8];
+    __shared__ u32 strata_tile_writer_site_[8];
+    __shared__ u32 strata_tile_reader_[8];
+    __shared__ u32 strata_tile_reader_site_[8];
     u32 strata_loaded0_ = 0;
+    u32 strata_phase_ = 0;
     strata_loaded0_ = 0u;
-    const u32 e1 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-    const u64 e2 = ((u64)e1);
-    const u64 e4 = ((u64)x_len);
-    const bool e5 = (e2 < e4);
-    if (e5) {
-        const u32 v5 = x[e1];
+    strata_phase_ = 0u;
+    const u32 e1 = ((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z));
+    const u32 e7 = (((u32)blockDim.x * (u32)blockDim.y) * (u32)blockDim.z);
+    for (u32 v14 = e1; v14 < 8u; v14 += e7) {
+        strata_tile_writer_[v14] = 0u;
+        strata_tile_writer_site_[v14] = 0u;
+        strata_tile_reader_[v14] = 0u;
+        strata_tile_reader_site_[v14] = 0u;
+    }
+    __syncthreads();
+    const u32 e9 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+    const u64 e10 = ((u64)e9);
+    const u64 e12 = ((u64)x_len);
+    const bool e13 = (e10 < e12);
+    if (e13) {
+        const bool e16 = (strata_x_shadow__len != 1u);
+        if (e16) {
+            const u32 v15 = strata_phase_;
+            const u64 e18 = (e10 * 4ul);
+            const u32 v16 = strata_atomic_load(&strata_x_shadow_[e18]);
+            const u64 e20 = (e18 + 1ul);
+            const u32 v17 = strata_atomic_load(&strata_x_shadow_[e20]);
+            const u32 e23 = ((u32)blockIdx.x + (u32)gridDim.x * ((u32)blockIdx.y + (u32)gridDim.y * (u32)blockIdx.z));
+            const u32 e26 = (((e23 * e7) + e1) + 1u);
+            const bool e31 = (((v16 - 1u) / e7) == e23);
+            const u32 e38 = (((u32)((u32)v15 << (16u & 31))) | 7u);
+            if (((v16 != 0u) && (v16 != e26)) && ((!e31) || (e31 && (((u32)((v17 ^ e38) >> (16u & 31))) == 0u)))) {
+                const u32 v18 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v18 == 0u) {
+                    strata_fault_[1u] = 7u;
+                    const u32 e48 = ((u32)e10);
+                    strata_fault_[2u] = e48;
+                    const u32 e52 = ((u32)((u64)(e10 >> (32ul & 63))));
+                    strata_fault_[3u] = e52;
+                    const u64 e57 = (((u64)v16) | ((u64)((u64)((u64)v17) << (32ul & 63))));
+                    strata_fault_[4u] = ((u32)e57);
+                    strata_fault_[5u] = ((u32)((u64)(e57 >> (32ul & 63))));
+                    strata_fault_[6u] = e9;
+                    const u32 e63 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e63;
+                    const u32 e64 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e64;
+                }
+            } else {
+                const u64 e66 = (e18 + 2ul);
+                const u32 v19 = strata_atomic_load(&strata_x_shadow_[e66]);
+                const u64 e68 = (e18 + 3ul);
+                const u32 v20 = strata_atomic_load(&strata_x_shadow_[e68]);
+                const bool e75 = (((v19 - 1u) / e7) == e23);
+                if (((v19 != 0u) && (v19 != e26)) && ((!e75) || (e75 && (((u32)((v20 ^ e38) >> (16u & 31))) == 0u)))) {
+                } else {
+                    (void)strata_atomic_xchg(&strata_x_shadow_[e66], e26);
+                    (void)strata_atomic_xchg(&strata_x_shadow_[e68], e38);
+                }
+            }
+        }
+        const u32 v5 = x[e9];
         strata_loaded0_ = v5;
     } else {
         const u32 v4 = strata_atomic_add(&strata_fault_[0u], 1u);
         if (v4 == 0u) {
             strata_fault_[1u] = 0u;
-            const u32 e11 = ((u32)e2);
-            strata_fault_[2u] = e11;
-            const u32 e15 = ((u32)((u64)(e2 >> (32ul & 63))));
-            strata_fault_[3u] = e15;
-            const u32 e17 = ((u32)e4);
-            strata_fault_[4u] = e17;
-            const u32 e20 = ((u32)((u64)(e4 >> (32ul & 63))));
-            strata_fault_[5u] = e20;
-            strata_fault_[6u] = e1;
-            const u32 e23 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-            strata_fault_[7u] = e23;
-            const u32 e25 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-            strata_fault_[8u] = e25;
+            const u32 e48 = ((u32)e10);
+            strata_fault_[2u] = e48;
+            const u32 e52 = ((u32)((u64)(e10 >> (32ul & 63))));
+            strata_fault_[3u] = e52;
+            const u32 e87 = ((u32)e12);
+            strata_fault_[4u] = e87;
+            const u32 e89 = ((u32)((u64)(e12 >> (32ul & 63))));
+            strata_fault_[5u] = e89;
+            strata_fault_[6u] = e9;
+            const u32 e63 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+            strata_fault_[7u] = e63;
+            const u32 e64 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+            strata_fault_[8u] = e64;
         }
     }
     const u32 v0 = strata_loaded0_;
-    const u32 e26 = (u32)threadIdx.x;
-    const u64 e27 = ((u64)e26);
-    const bool e29 = (e27 < 8ul);
-    if (e29) {
-        tile[e26] = v0;
+    const u32 e90 = (u32)threadIdx.x;
+    const u64 e91 = ((u64)e90);
+    const bool e93 = (e91 < 8ul);
+    if (e93) {
+        const u32 v21 = strata_phase_;
+        const u32 e98 = (e1 + 1u);
+        const u32 e101 = ((((u32)((u32)(v21 & 32767u) << (16u & 31))) | e98) | 2147483648u);
+        const u32 v22 = strata_atomic_xchg(&strata_tile_writer_[e90], e101);
+        const u32 v23 = strata_atomic_xchg(&strata_tile_writer_site_[e90], 8u);
+        const u32 e104 = (v22 & 65535u);
+        const u32 e106 = (e101 & 65535u);
+        if (((e104 != 0u) && (e104 != e106)) && (((v22 ^ e101) & 2147418112u) == 0u)) {
+            const u32 v24 = strata_atomic_add(&strata_fault_[0u], 1u);
+            if (v24 == 0u) {
+                strata_fault_[1u] = 8u;
+                const u32 e116 = ((u32)e91);
+                strata_fault_[2u] = e116;
+                const u32 e118 = ((u32)((u64)(e91 >> (32ul & 63))));
+                strata_fault_[3u] = e118;
+                const u64 e123 = (((u64)v22) | ((u64)((u64)((u64)v23) << (32ul & 63))));
+                strata_fault_[4u] = ((u32)e123);
+                strata_fault_[5u] = ((u32)((u64)(e123 >> (32ul & 63))));
+                strata_fault_[6u] = e9;
+                const u32 e63 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e63;
+                const u32 e64 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e64;
+            }
+        } else {
+            const u32 v25 = strata_atomic_load(&strata_tile_reader_[e90]);
+            const u32 v26 = strata_atomic_load(&strata_tile_reader_site_[e90]);
+            const u32 e128 = (v25 & 65535u);
+            if (((e128 != 0u) && (e128 != e106)) && (((v25 ^ e101) & 2147418112u) == 0u)) {
+                const u32 v27 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v27 == 0u) {
+                    strata_fault_[1u] = 8u;
+                    const u32 e116 = ((u32)e91);
+                    strata_fault_[2u] = e116;
+                    const u32 e118 = ((u32)((u64)(e91 >> (32ul & 63))));
+                    strata_fault_[3u] = e118;
+                    const u64 e142 = (((u64)v25) | ((u64)((u64)((u64)v26) << (32ul & 63))));
+                    strata_fault_[4u] = ((u32)e142);
+                    strata_fault_[5u] = ((u32)((u64)(e142 >> (32ul & 63))));
+                    strata_fault_[6u] = e9;
+                    const u32 e63 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e63;
+                    const u32 e64 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e64;
+                }
+            }
+            (void)strata_atomic_xchg(&strata_tile_reader_[e90], 0u);
+        }
+        tile[e90] = v0;
     } else {
         const u32 v6 = strata_atomic_add(&strata_fault_[0u], 1u);
         if (v6 == 0u) {
             strata_fault_[1u] = 1u;
-            const u32 e33 = ((u32)e27);
-            strata_fault_[2u] = e33;
-            const u32 e35 = ((u32)((u64)(e27 >> (32ul & 63))));
-            strata_fault_[3u] = e35;
+            const u32 e116 = ((u32)e91);
+            strata_fault_[2u] = e116;
+            const u32 e118 = ((u32)((u64)(e91 >> (32ul & 63))));
+            strata_fault_[3u] = e118;
             strata_fault_[4u] = 8u;
             strata_fault_[5u] = 0u;
-            strata_fault_[6u] = e1;
-            const u32 e23 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-            strata_fault_[7u] = e23;
-            const u32 e25 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-            strata_fault_[8u] = e25;
+            strata_fault_[6u] = e9;
+            const u32 e63 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+            strata_fault_[7u] = e63;
+            const u32 e64 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+            strata_fault_[8u] = e64;
         }
     }
     __syncthreads();
-    const u32 e36 = (7u - e26);
-    const u64 e37 = ((u64)e36);
-    if (e37 < 8ul) {
-        const u32 v8 = tile[e36];
+    const u32 v28 = strata_phase_;
+    strata_phase_ = (v28 + 1u);
+    const u32 e151 = (7u - e90);
+    const u64 e152 = ((u64)e151);
+    if (e152 < 8ul) {
+        const u32 v29 = strata_phase_;
+        const u32 v30 = strata_atomic_load(&strata_tile_writer_[e151]);
+        const u32 v31 = strata_atomic_load(&strata_tile_writer_site_[e151]);
+        if ((v30 & 2147483648u) == 0u) {
+            const u32 v32 = strata_atomic_add(&strata_fault_[0u], 1u);
+            if (v32 == 0u) {
+                strata_fault_[1u] = 9u;
+                const u32 e160 = ((u32)e152);
+                strata_fault_[2u] = e160;
+                const u32 e162 = ((u32)((u64)(e152 >> (32ul & 63))));
+                strata_fault_[3u] = e162;
+                strata_fault_[4u] = 0u;
+                strata_fault_[5u] = 0u;
+                strata_fault_[6u] = e9;
+                const u32 e63 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e63;
+                const u32 e64 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e64;
+            }
+        } else {
+            const u32 e163 = (v30 & 65535u);
+            const u32 e98 = (e1 + 1u);
+            const u32 e169 = ((((u32)((u32)(v29 & 32767u) << (16u & 31))) | e98) | 2147483648u);
+            const u32 e170 = (e169 & 65535u);
+            if (((e163 != 0u) && (e163 != e170)) && (((v30 ^ e169) & 2147418112u) == 0u)) {
+                const u32 v33 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v33 == 0u) {
+                    strata_fault_[1u] = 10u;
+                    const u32 e160 = ((u32)e152);
+                    strata_fault_[2u] = e160;
+                    const u32 e162 = ((u32)((u64)(e152 >> (32ul & 63))));
+                    strata_fault_[3u] = e162;
+                    const u64 e184 = (((u64)v30) | ((u64)((u64)((u64)v31) << (32ul & 63))));
+                    strata_fault_[4u] = ((u32)e184);
+                    strata_fault_[5u] = ((u32)((u64)(e184 >> (32ul & 63))));
+                    strata_fault_[6u] = e9;
+                    const u32 e63 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e63;
+                    const u32 e64 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e64;
+                }
+            } else {
+                const u32 v34 = strata_atomic_load(&strata_tile_reader_[e151]);
+                const u32 e189 = (v34 & 65535u);
+                if (((e189 != 0u) && (e189 != e170)) && (((v34 ^ e169) & 2147418112u) == 0u)) {
+                } else {
+                    (void)strata_atomic_xchg(&strata_tile_reader_[e151], e169);
+                    (void)strata_atomic_xchg(&strata_tile_reader_site_[e151], 10u);
+                }
+            }
+        }
+        const u32 v8 = tile[e151];
         strata_loaded0_ = v8;
     } else {
         const u32 v7 = strata_atomic_add(&strata_fault_[0u], 1u);
         if (v7 == 0u) {
             strata_fault_[1u] = 2u;
-            strata_fault_[2u] = ((u32)e37);
-            strata_fault_[3u] = ((u32)((u64)(e37 >> (32ul & 63))));
+            const u32 e160 = ((u32)e152);
+            strata_fault_[2u] = e160;
+            const u32 e162 = ((u32)((u64)(e152 >> (32ul & 63))));
+            strata_fault_[3u] = e162;
             strata_fault_[4u] = 8u;
             strata_fault_[5u] = 0u;
-            strata_fault_[6u] = e1;
-            const u32 e23 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-            strata_fault_[7u] = e23;
-            const u32 e25 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-            strata_fault_[8u] = e25;
+            strata_fault_[6u] = e9;
+            const u32 e63 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+            strata_fault_[7u] = e63;
+            const u32 e64 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+            strata_fault_[8u] = e64;
         }
     }
     const u32 v1 = strata_loaded0_;
     __syncthreads();
-    if (e29) {
-        tile[e26] = (v1 + 1u);
+    const u32 v35 = strata_phase_;
+    strata_phase_ = (v35 + 1u);
+    if (e93) {
+        const u32 v36 = strata_phase_;
+        const u32 e98 = (e1 + 1u);
+        const u32 e206 = ((((u32)((u32)(v36 & 32767u) << (16u & 31))) | e98) | 2147483648u);
+        const u32 v37 = strata_atomic_xchg(&strata_tile_writer_[e90], e206);
+        const u32 v38 = strata_atomic_xchg(&strata_tile_writer_site_[e90], 11u);
+        const u32 e209 = (v37 & 65535u);
+        const u32 e211 = (e206 & 65535u);
+        if (((e209 != 0u) && (e209 != e211)) && (((v37 ^ e206) & 2147418112u) == 0u)) {
+            const u32 v39 = strata_atomic_add(&strata_fault_[0u], 1u);
+            if (v39 == 0u) {
+                strata_fault_[1u] = 11u;
+                const u32 e116 = ((u32)e91);
+                strata_fault_[2u] = e116;
+                const u32 e118 = ((u32)((u64)(e91 >> (32ul & 63))));
+                strata_fault_[3u] = e118;
+                const u64 e224 = (((u64)v37) | ((u64)((u64)((u64)v38) << (32ul & 63))));
+                strata_fault_[4u] = ((u32)e224);
+                strata_fault_[5u] = ((u32)((u64)(e224 >> (32ul & 63))));
+                strata_fault_[6u] = e9;
+                const u32 e63 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e63;
+                const u32 e64 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e64;
+            }
+        } else {
+            const u32 v40 = strata_atomic_load(&strata_tile_reader_[e90]);
+            const u32 v41 = strata_atomic_load(&strata_tile_reader_site_[e90]);
+            const u32 e229 = (v40 & 65535u);
+            if (((e229 != 0u) && (e229 != e211)) && (((v40 ^ e206) & 2147418112u) == 0u)) {
+                const u32 v42 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v42 == 0u) {
+                    strata_fault_[1u] = 11u;
+                    const u32 e116 = ((u32)e91);
+                    strata_fault_[2u] = e116;
+                    const u32 e118 = ((u32)((u64)(e91 >> (32ul & 63))));
+                    strata_fault_[3u] = e118;
+                    const u64 e243 = (((u64)v40) | ((u64)((u64)((u64)v41) << (32ul & 63))));
+                    strata_fault_[4u] = ((u32)e243);
+                    strata_fault_[5u] = ((u32)((u64)(e243 >> (32ul & 63))));
+                    strata_fault_[6u] = e9;
+                    const u32 e63 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e63;
+                    const u32 e64 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e64;
+                }
+            }
+            (void)strata_atomic_xchg(&strata_tile_reader_[e90], 0u);
+        }
+        tile[e90] = (v1 + 1u);
     } else {
         const u32 v9 = strata_atomic_add(&strata_fault_[0u], 1u);
         if (v9 == 0u) {
             strata_fault_[1u] = 3u;
-            const u32 e33 = ((u32)e27);
-            strata_fault_[2u] = e33;
-            const u32 e35 = ((u32)((u64)(e27 >> (32ul & 63))));
-            strata_fault_[3u] = e35;
+            const u32 e116 = ((u32)e91);
+            strata_fault_[2u] = e116;
+            const u32 e118 = ((u32)((u64)(e91 >> (32ul & 63))));
+            strata_fault_[3u] = e118;
             strata_fault_[4u] = 8u;
             strata_fault_[5u] = 0u;
-            strata_fault_[6u] = e1;
-            const u32 e23 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-            strata_fault_[7u] = e23;
-            const u32 e25 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-            strata_fault_[8u] = e25;
+            strata_fault_[6u] = e9;
+            const u32 e63 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+            strata_fault_[7u] = e63;
+            const u32 e64 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+            strata_fault_[8u] = e64;
         }
     }
     __syncthreads();
-    if (e29) {
-        const u32 v11 = tile[e26];
+    const u32 v43 = strata_phase_;
+    strata_phase_ = (v43 + 1u);
+    if (e93) {
+        const u32 v44 = strata_phase_;
+        const u32 v45 = strata_atomic_load(&strata_tile_writer_[e90]);
+        const u32 v46 = strata_atomic_load(&strata_tile_writer_site_[e90]);
+        if ((v45 & 2147483648u) == 0u) {
+            const u32 v47 = strata_atomic_add(&strata_fault_[0u], 1u);
+            if (v47 == 0u) {
+                strata_fault_[1u] = 12u;
+                const u32 e116 = ((u32)e91);
+                strata_fault_[2u] = e116;
+                const u32 e118 = ((u32)((u64)(e91 >> (32ul & 63))));
+                strata_fault_[3u] = e118;
+                strata_fault_[4u] = 0u;
+                strata_fault_[5u] = 0u;
+                strata_fault_[6u] = e9;
+                const u32 e63 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e63;
+                const u32 e64 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e64;
+            }
+        } else {
+            const u32 e259 = (v45 & 65535u);
+            const u32 e98 = (e1 + 1u);
+            const u32 e265 = ((((u32)((u32)(v44 & 32767u) << (16u & 31))) | e98) | 2147483648u);
+            const u32 e266 = (e265 & 65535u);
+            if (((e259 != 0u) && (e259 != e266)) && (((v45 ^ e265) & 2147418112u) == 0u)) {
+                const u32 v48 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v48 == 0u) {
+                    strata_fault_[1u] = 13u;
+                    const u32 e116 = ((u32)e91);
+                    strata_fault_[2u] = e116;
+                    const u32 e118 = ((u32)((u64)(e91 >> (32ul & 63))));
+                    strata_fault_[3u] = e118;
+                    const u64 e280 = (((u64)v45) | ((u64)((u64)((u64)v46) << (32ul & 63))));
+                    strata_fault_[4u] = ((u32)e280);
+                    strata_fault_[5u] = ((u32)((u64)(e280 >> (32ul & 63))));
+                    strata_fault_[6u] = e9;
+                    const u32 e63 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e63;
+                    const u32 e64 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e64;
+                }
+            } else {
+                const u32 v49 = strata_atomic_load(&strata_tile_reader_[e90]);
+                const u32 e285 = (v49 & 65535u);
+                if (((e285 != 0u) && (e285 != e266)) && (((v49 ^ e265) & 2147418112u) == 0u)) {
+                } else {
+                    (void)strata_atomic_xchg(&strata_tile_reader_[e90], e265);
+                    (void)strata_atomic_xchg(&strata_tile_reader_site_[e90], 13u);
+                }
+            }
+        }
+        const u32 v11 = tile[e90];
         strata_loaded0_ = v11;
     } else {
         const u32 v10 = strata_atomic_add(&strata_fault_[0u], 1u);
         if (v10 == 0u) {
             strata_fault_[1u] = 4u;
-            const u32 e33 = ((u32)e27);
-            strata_fault_[2u] = e33;
-            const u32 e35 = ((u32)((u64)(e27 >> (32ul & 63))));
-            strata_fault_[3u] = e35;
+            const u32 e116 = ((u32)e91);
+            strata_fault_[2u] = e116;
+            const u32 e118 = ((u32)((u64)(e91 >> (32ul & 63))));
+            strata_fault_[3u] = e118;
             strata_fault_[4u] = 8u;
             strata_fault_[5u] = 0u;
-            strata_fault_[6u] = e1;
-            const u32 e23 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-            strata_fault_[7u] = e23;
-            const u32 e25 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-            strata_fault_[8u] = e25;
+            strata_fault_[6u] = e9;
+            const u32 e63 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+            strata_fault_[7u] = e63;
+            const u32 e64 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+            strata_fault_[8u] = e64;
         }
     }
     const u32 v2 = strata_loaded0_;
-    if (e5) {
-        x[e1] = v2;
+    if (e13) {
+        const bool e16 = (strata_x_shadow__len != 1u);
+        if (e16) {
+            const u32 v50 = strata_phase_;
+            const u64 e18 = (e10 * 4ul);
+            const u32 e23 = ((u32)blockIdx.x + (u32)gridDim.x * ((u32)blockIdx.y + (u32)gridDim.y * (u32)blockIdx.z));
+            const u32 e26 = (((e23 * e7) + e1) + 1u);
+            const u32 v51 = strata_atomic_xchg(&strata_x_shadow_[e18], e26);
+            const u64 e20 = (e18 + 1ul);
+            const u32 e299 = (((u32)((u32)v50 << (16u & 31))) | 14u);
+            const u32 v52 = strata_atomic_xchg(&strata_x_shadow_[e20], e299);
+            const bool e306 = (((v51 - 1u) / e7) == e23);
+            if (((v51 != 0u) && (v51 != e26)) && ((!e306) || (e306 && (((u32)((v52 ^ e299) >> (16u & 31))) == 0u)))) {
+                const u32 v53 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v53 == 0u) {
+                    strata_fault_[1u] = 14u;
+                    const u32 e48 = ((u32)e10);
+                    strata_fault_[2u] = e48;
+                    const u32 e52 = ((u32)((u64)(e10 >> (32ul & 63))));
+                    strata_fault_[3u] = e52;
+                    const u64 e320 = (((u64)v51) | ((u64)((u64)((u64)v52) << (32ul & 63))));
+                    strata_fault_[4u] = ((u32)e320);
+                    strata_fault_[5u] = ((u32)((u64)(e320 >> (32ul & 63))));
+                    strata_fault_[6u] = e9;
+                    const u32 e63 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e63;
+                    const u32 e64 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e64;
+                }
+            } else {
+                const u64 e66 = (e18 + 2ul);
+                const u32 v54 = strata_atomic_load(&strata_x_shadow_[e66]);
+                const u64 e68 = (e18 + 3ul);
+                const u32 v55 = strata_atomic_load(&strata_x_shadow_[e68]);
+                const bool e330 = (((v54 - 1u) / e7) == e23);
+                if (((v54 != 0u) && (v54 != e26)) && ((!e330) || (e330 && (((u32)((v55 ^ e299) >> (16u & 31))) == 0u)))) {
+                    const u32 v56 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v56 == 0u) {
+                        strata_fault_[1u] = 14u;
+                        const u32 e48 = ((u32)e10);
+                        strata_fault_[2u] = e48;
+                        const u32 e52 = ((u32)((u64)(e10 >> (32ul & 63))));
+                        strata_fault_[3u] = e52;
+                        const u64 e344 = (((u64)v54) | ((u64)((u64)((u64)v55) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e344);
+                        strata_fault_[5u] = ((u32)((u64)(e344 >> (32ul & 63))));
+                        strata_fault_[6u] = e9;
+                        const u32 e63 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e63;
+                        const u32 e64 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e64;
+                    }
+                }
+                (void)strata_atomic_xchg(&strata_x_shadow_[e66], 0u);
+            }
+        }
+        x[e9] = v2;
     } else {
         const u32 v12 = strata_atomic_add(&strata_fault_[0u], 1u);
         if (v12 == 0u) {
             strata_fault_[1u] = 5u;
-            const u32 e11 = ((u32)e2);
-            strata_fault_[2u] = e11;
-            const u32 e15 = ((u32)((u64)(e2 >> (32ul & 63))));
-            strata_fault_[3u] = e15;
-            const u32 e17 = ((u32)e4);
-            strata_fault_[4u] = e17;
-            const u32 e20 = ((u32)((u64)(e4 >> (32ul & 63))));
-            strata_fault_[5u] = e20;
-            strata_fault_[6u] = e1;
-            const u32 e23 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-            strata_fault_[7u] = e23;
-            const u32 e25 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-            strata_fault_[8u] = e25;
+            const u32 e48 = ((u32)e10);
+            strata_fault_[2u] = e48;
+            const u32 e52 = ((u32)((u64)(e10 >> (32ul & 63))));
+            strata_fault_[3u] = e52;
+            const u32 e87 = ((u32)e12);
+            strata_fault_[4u] = e87;
+            const u32 e89 = ((u32)((u64)(e12 >> (32ul & 63))));
+            strata_fault_[5u] = e89;
+            strata_fault_[6u] = e9;
+            const u32 e63 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+            strata_fault_[7u] = e63;
+            const u32 e64 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+            strata_fault_[8u] = e64;
         }
     }
-    const u64 e57 = ((u64)count_len);
-    if (0ul < e57) {
+    const u64 e353 = ((u64)count_len);
+    if (0ul < e353) {
         (void)strata_atomic_add(&count[0u], 1u);
     } else {
         const u32 v13 = strata_atomic_add(&strata_fault_[0u], 1u);
@@ -248,13 +567,13 @@ extern "C" __global__ void checked_clean_exchange(
             strata_fault_[1u] = 6u;
             strata_fault_[2u] = 0u;
             strata_fault_[3u] = 0u;
-            strata_fault_[4u] = ((u32)e57);
-            strata_fault_[5u] = ((u32)((u64)(e57 >> (32ul & 63))));
-            strata_fault_[6u] = e1;
-            const u32 e23 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-            strata_fault_[7u] = e23;
-            const u32 e25 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-            strata_fault_[8u] = e25;
+            strata_fault_[4u] = ((u32)e353);
+            strata_fault_[5u] = ((u32)((u64)(e353 >> (32ul & 63))));
+            strata_fault_[6u] = e9;
+            const u32 e63 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+            strata_fault_[7u] = e63;
+            const u32 e64 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+            strata_fault_[8u] = e64;
         }
     }
 }

@@ -126,97 +126,224 @@ extern "C" __global__ void checked_clean_loops(
     u32* x,
     const u32 x_len,
     u32* strata_fault_,
-    const u32 strata_fault__len
+    const u32 strata_fault__len,
+    u32* strata_x_shadow_,
+    const u32 strata_x_shadow__len
 ) {
     __shared__ u32 tile[8];
+    __shared__ u32 strata_tile_writer_[8];
+    __shared__ u32 strata_tile_writer_site_[8];
+    __shared__ u32 strata_tile_reader_[8];
+    __shared__ u32 strata_tile_reader_site_[8];
     u32 v = 0;
     u32 strata_loaded0_ = 0;
     u32 strata_counter_ = 0;
+    u32 strata_phase_ = 0;
     strata_loaded0_ = 0u;
+    strata_phase_ = 0u;
+    const u32 e1 = ((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z));
+    const u32 e7 = (((u32)blockDim.x * (u32)blockDim.y) * (u32)blockDim.z);
+    for (u32 v14 = e1; v14 < 8u; v14 += e7) {
+        strata_tile_writer_[v14] = 0u;
+        strata_tile_writer_site_[v14] = 0u;
+        strata_tile_reader_[v14] = 0u;
+        strata_tile_reader_site_[v14] = 0u;
+    }
+    __syncthreads();
     if ((u32)blockIdx.x == 1u) {
         return;
     }
     v = 0u;
-    const u32 e4 = (u32)threadIdx.x;
-    strata_counter_ = e4;
+    const u32 e12 = (u32)threadIdx.x;
+    strata_counter_ = e12;
     for (;;) {
         const u32 i_0 = strata_counter_;
-        const bool e8 = (i_0 < (e4 + 3u));
-        const u32 v9 = strata_group_reduce_add_u32((e8 ? 1u : 0u));
-        const u32 e16 = (((u32)blockDim.x * (u32)blockDim.y) * (u32)blockDim.z);
-        if ((v9 != 0u) && (v9 != e16)) {
-            const bool e20 = (((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z)) == 0u);
-            if (e20) {
+        const bool e16 = (i_0 < (e12 + 3u));
+        const u32 v9 = strata_group_reduce_add_u32((e16 ? 1u : 0u));
+        const u32 v15 = strata_phase_;
+        strata_phase_ = (v15 + 1u);
+        if ((v9 != 0u) && (v9 != e7)) {
+            const bool e24 = (e1 == 0u);
+            if (e24) {
                 const u32 v10 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v10 == 0u) {
                     strata_fault_[1u] = 3u;
-                    const u64 e24 = ((u64)v9);
-                    strata_fault_[2u] = ((u32)e24);
-                    strata_fault_[3u] = ((u32)((u64)(e24 >> (32ul & 63))));
-                    const u64 e30 = ((u64)e16);
-                    const u32 e31 = ((u32)e30);
-                    strata_fault_[4u] = e31;
-                    const u32 e34 = ((u32)((u64)(e30 >> (32ul & 63))));
-                    strata_fault_[5u] = e34;
-                    const u32 e36 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                    strata_fault_[6u] = e36;
-                    const u32 e38 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                    strata_fault_[7u] = e38;
-                    const u32 e40 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                    strata_fault_[8u] = e40;
+                    const u64 e28 = ((u64)v9);
+                    strata_fault_[2u] = ((u32)e28);
+                    strata_fault_[3u] = ((u32)((u64)(e28 >> (32ul & 63))));
+                    const u64 e34 = ((u64)e7);
+                    const u32 e35 = ((u32)e34);
+                    strata_fault_[4u] = e35;
+                    const u32 e38 = ((u32)((u64)(e34 >> (32ul & 63))));
+                    strata_fault_[5u] = e38;
+                    const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e40;
+                    const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e42;
+                    const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e43;
                 }
             }
             return;
         }
-        if (!e8) {
+        if (!e16) {
             break;
         }
-        const u32 e42 = (i_0 + 1u);
-        strata_counter_ = e42;
-        const u64 e43 = ((u64)e4);
-        if (e43 < 8ul) {
-            tile[e4] = i_0;
+        const u32 e45 = (i_0 + 1u);
+        strata_counter_ = e45;
+        const u64 e46 = ((u64)e12);
+        if (e46 < 8ul) {
+            const u32 v16 = strata_phase_;
+            const u32 e54 = (e1 + 1u);
+            const u32 e57 = ((((u32)((u32)(v16 & 32767u) << (16u & 31))) | e54) | 2147483648u);
+            const u32 v17 = strata_atomic_xchg(&strata_tile_writer_[e12], e57);
+            const u32 v18 = strata_atomic_xchg(&strata_tile_writer_site_[e12], 6u);
+            const u32 e60 = (v17 & 65535u);
+            const u32 e62 = (e57 & 65535u);
+            if (((e60 != 0u) && (e60 != e62)) && (((v17 ^ e57) & 2147418112u) == 0u)) {
+                const u32 v19 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v19 == 0u) {
+                    strata_fault_[1u] = 6u;
+                    const u32 e72 = ((u32)e46);
+                    strata_fault_[2u] = e72;
+                    const u32 e74 = ((u32)((u64)(e46 >> (32ul & 63))));
+                    strata_fault_[3u] = e74;
+                    const u64 e79 = (((u64)v17) | ((u64)((u64)((u64)v18) << (32ul & 63))));
+                    strata_fault_[4u] = ((u32)e79);
+                    strata_fault_[5u] = ((u32)((u64)(e79 >> (32ul & 63))));
+                    const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e40;
+                    const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e42;
+                    const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e43;
+                }
+            } else {
+                const u32 v20 = strata_atomic_load(&strata_tile_reader_[e12]);
+                const u32 v21 = strata_atomic_load(&strata_tile_reader_site_[e12]);
+                const u32 e84 = (v20 & 65535u);
+                if (((e84 != 0u) && (e84 != e62)) && (((v20 ^ e57) & 2147418112u) == 0u)) {
+                    const u32 v22 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v22 == 0u) {
+                        strata_fault_[1u] = 6u;
+                        const u32 e72 = ((u32)e46);
+                        strata_fault_[2u] = e72;
+                        const u32 e74 = ((u32)((u64)(e46 >> (32ul & 63))));
+                        strata_fault_[3u] = e74;
+                        const u64 e98 = (((u64)v20) | ((u64)((u64)((u64)v21) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e98);
+                        strata_fault_[5u] = ((u32)((u64)(e98 >> (32ul & 63))));
+                        const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e40;
+                        const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e42;
+                        const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e43;
+                    }
+                }
+                (void)strata_atomic_xchg(&strata_tile_reader_[e12], 0u);
+            }
+            tile[e12] = i_0;
         } else {
             const u32 v5 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v5 == 0u) {
                 strata_fault_[1u] = 0u;
-                strata_fault_[2u] = ((u32)e43);
-                strata_fault_[3u] = ((u32)((u64)(e43 >> (32ul & 63))));
+                const u32 e72 = ((u32)e46);
+                strata_fault_[2u] = e72;
+                const u32 e74 = ((u32)((u64)(e46 >> (32ul & 63))));
+                strata_fault_[3u] = e74;
                 strata_fault_[4u] = 8u;
                 strata_fault_[5u] = 0u;
-                const u32 e36 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e36;
-                const u32 e38 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e38;
-                const u32 e40 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e40;
+                const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e40;
+                const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e42;
+                const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e43;
             }
         }
         __syncthreads();
+        const u32 v23 = strata_phase_;
+        strata_phase_ = (v23 + 1u);
         const u32 v1 = v;
-        const u32 e51 = (7u - e4);
-        const u64 e52 = ((u64)e51);
-        if (e52 < 8ul) {
-            const u32 v7 = tile[e51];
+        const u32 e106 = (7u - e12);
+        const u64 e107 = ((u64)e106);
+        if (e107 < 8ul) {
+            const u32 v24 = strata_phase_;
+            const u32 v25 = strata_atomic_load(&strata_tile_writer_[e106]);
+            const u32 v26 = strata_atomic_load(&strata_tile_writer_site_[e106]);
+            if ((v25 & 2147483648u) == 0u) {
+                const u32 v27 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v27 == 0u) {
+                    strata_fault_[1u] = 7u;
+                    const u32 e114 = ((u32)e107);
+                    strata_fault_[2u] = e114;
+                    const u32 e116 = ((u32)((u64)(e107 >> (32ul & 63))));
+                    strata_fault_[3u] = e116;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e40;
+                    const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e42;
+                    const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e43;
+                }
+            } else {
+                const u32 e117 = (v25 & 65535u);
+                const u32 e54 = (e1 + 1u);
+                const u32 e123 = ((((u32)((u32)(v24 & 32767u) << (16u & 31))) | e54) | 2147483648u);
+                const u32 e124 = (e123 & 65535u);
+                if (((e117 != 0u) && (e117 != e124)) && (((v25 ^ e123) & 2147418112u) == 0u)) {
+                    const u32 v28 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v28 == 0u) {
+                        strata_fault_[1u] = 8u;
+                        const u32 e114 = ((u32)e107);
+                        strata_fault_[2u] = e114;
+                        const u32 e116 = ((u32)((u64)(e107 >> (32ul & 63))));
+                        strata_fault_[3u] = e116;
+                        const u64 e137 = (((u64)v25) | ((u64)((u64)((u64)v26) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e137);
+                        strata_fault_[5u] = ((u32)((u64)(e137 >> (32ul & 63))));
+                        const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e40;
+                        const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e42;
+                        const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e43;
+                    }
+                } else {
+                    const u32 v29 = strata_atomic_load(&strata_tile_reader_[e106]);
+                    const u32 e142 = (v29 & 65535u);
+                    if (((e142 != 0u) && (e142 != e124)) && (((v29 ^ e123) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)strata_atomic_xchg(&strata_tile_reader_[e106], e123);
+                        (void)strata_atomic_xchg(&strata_tile_reader_site_[e106], 8u);
+                    }
+                }
+            }
+            const u32 v7 = tile[e106];
             strata_loaded0_ = v7;
         } else {
             const u32 v6 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v6 == 0u) {
                 strata_fault_[1u] = 1u;
-                strata_fault_[2u] = ((u32)e52);
-                strata_fault_[3u] = ((u32)((u64)(e52 >> (32ul & 63))));
+                const u32 e114 = ((u32)e107);
+                strata_fault_[2u] = e114;
+                const u32 e116 = ((u32)((u64)(e107 >> (32ul & 63))));
+                strata_fault_[3u] = e116;
                 strata_fault_[4u] = 8u;
                 strata_fault_[5u] = 0u;
-                const u32 e36 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e36;
-                const u32 e38 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e38;
-                const u32 e40 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e40;
+                const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e40;
+                const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e42;
+                const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e43;
             }
         }
         const u32 v2 = strata_loaded0_;
-        if (e42 == 0u) {
+        if (e45 == 0u) {
             const u32 v8 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v8 == 0u) {
                 strata_fault_[1u] = 2u;
@@ -224,70 +351,129 @@ extern "C" __global__ void checked_clean_loops(
                 strata_fault_[3u] = 0u;
                 strata_fault_[4u] = 0u;
                 strata_fault_[5u] = 0u;
-                const u32 e36 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e36;
-                const u32 e38 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e38;
-                const u32 e40 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e40;
+                const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e40;
+                const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e42;
+                const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e43;
             }
         }
-        v = (v1 + (v2 / e42));
+        v = (v1 + (v2 / e45));
         __syncthreads();
+        const u32 v30 = strata_phase_;
+        strata_phase_ = (v30 + 1u);
     }
     for (;;) {
         __syncthreads();
+        const u32 v31 = strata_phase_;
+        strata_phase_ = (v31 + 1u);
         const u32 v3 = v;
-        const bool e68 = (v3 >= 0u);
-        const u32 v11 = strata_group_reduce_add_u32((e68 ? 1u : 0u));
-        const u32 e16 = (((u32)blockDim.x * (u32)blockDim.y) * (u32)blockDim.z);
-        if ((v11 != 0u) && (v11 != e16)) {
-            const bool e20 = (((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z)) == 0u);
-            if (e20) {
+        const bool e165 = (v3 >= 0u);
+        const u32 v11 = strata_group_reduce_add_u32((e165 ? 1u : 0u));
+        const u32 v32 = strata_phase_;
+        strata_phase_ = (v32 + 1u);
+        if ((v11 != 0u) && (v11 != e7)) {
+            const bool e24 = (e1 == 0u);
+            if (e24) {
                 const u32 v12 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v12 == 0u) {
                     strata_fault_[1u] = 4u;
-                    const u64 e77 = ((u64)(e16 - v11));
-                    strata_fault_[2u] = ((u32)e77);
-                    strata_fault_[3u] = ((u32)((u64)(e77 >> (32ul & 63))));
-                    const u64 e30 = ((u64)e16);
-                    const u32 e31 = ((u32)e30);
-                    strata_fault_[4u] = e31;
-                    const u32 e34 = ((u32)((u64)(e30 >> (32ul & 63))));
-                    strata_fault_[5u] = e34;
-                    const u32 e36 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                    strata_fault_[6u] = e36;
-                    const u32 e38 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                    strata_fault_[7u] = e38;
-                    const u32 e40 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                    strata_fault_[8u] = e40;
+                    const u64 e176 = ((u64)(e7 - v11));
+                    strata_fault_[2u] = ((u32)e176);
+                    strata_fault_[3u] = ((u32)((u64)(e176 >> (32ul & 63))));
+                    const u64 e34 = ((u64)e7);
+                    const u32 e35 = ((u32)e34);
+                    strata_fault_[4u] = e35;
+                    const u32 e38 = ((u32)((u64)(e34 >> (32ul & 63))));
+                    strata_fault_[5u] = e38;
+                    const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e40;
+                    const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e42;
+                    const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e43;
                 }
             }
             return;
         }
-        if (e68) {
+        if (e165) {
             break;
         }
     }
     const u32 v4 = v;
-    const u32 e36 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-    const u64 e81 = ((u64)e36);
-    const u64 e83 = ((u64)x_len);
-    if (e81 < e83) {
-        x[e36] = v4;
+    const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+    const u64 e180 = ((u64)e40);
+    const u64 e182 = ((u64)x_len);
+    if (e180 < e182) {
+        if (strata_x_shadow__len != 1u) {
+            const u32 v33 = strata_phase_;
+            const u64 e187 = (e180 * 4ul);
+            const u32 e188 = ((u32)blockIdx.x + (u32)gridDim.x * ((u32)blockIdx.y + (u32)gridDim.y * (u32)blockIdx.z));
+            const u32 e191 = (((e188 * e7) + e1) + 1u);
+            const u32 v34 = strata_atomic_xchg(&strata_x_shadow_[e187], e191);
+            const u32 e197 = (((u32)((u32)v33 << (16u & 31))) | 9u);
+            const u32 v35 = strata_atomic_xchg(&strata_x_shadow_[(e187 + 1ul)], e197);
+            const bool e204 = (((v34 - 1u) / e7) == e188);
+            if (((v34 != 0u) && (v34 != e191)) && ((!e204) || (e204 && (((u32)((v35 ^ e197) >> (16u & 31))) == 0u)))) {
+                const u32 v36 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v36 == 0u) {
+                    strata_fault_[1u] = 9u;
+                    const u32 e215 = ((u32)e180);
+                    strata_fault_[2u] = e215;
+                    const u32 e217 = ((u32)((u64)(e180 >> (32ul & 63))));
+                    strata_fault_[3u] = e217;
+                    const u64 e221 = (((u64)v34) | ((u64)((u64)((u64)v35) << (32ul & 63))));
+                    strata_fault_[4u] = ((u32)e221);
+                    strata_fault_[5u] = ((u32)((u64)(e221 >> (32ul & 63))));
+                    strata_fault_[6u] = e40;
+                    const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e42;
+                    const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e43;
+                }
+            } else {
+                const u64 e226 = (e187 + 2ul);
+                const u32 v37 = strata_atomic_load(&strata_x_shadow_[e226]);
+                const u32 v38 = strata_atomic_load(&strata_x_shadow_[(e187 + 3ul)]);
+                const bool e235 = (((v37 - 1u) / e7) == e188);
+                if (((v37 != 0u) && (v37 != e191)) && ((!e235) || (e235 && (((u32)((v38 ^ e197) >> (16u & 31))) == 0u)))) {
+                    const u32 v39 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v39 == 0u) {
+                        strata_fault_[1u] = 9u;
+                        const u32 e215 = ((u32)e180);
+                        strata_fault_[2u] = e215;
+                        const u32 e217 = ((u32)((u64)(e180 >> (32ul & 63))));
+                        strata_fault_[3u] = e217;
+                        const u64 e249 = (((u64)v37) | ((u64)((u64)((u64)v38) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e249);
+                        strata_fault_[5u] = ((u32)((u64)(e249 >> (32ul & 63))));
+                        strata_fault_[6u] = e40;
+                        const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e42;
+                        const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e43;
+                    }
+                }
+                (void)strata_atomic_xchg(&strata_x_shadow_[e226], 0u);
+            }
+        }
+        x[e40] = v4;
     } else {
         const u32 v13 = strata_atomic_add(&strata_fault_[0u], 1u);
         if (v13 == 0u) {
             strata_fault_[1u] = 5u;
-            strata_fault_[2u] = ((u32)e81);
-            strata_fault_[3u] = ((u32)((u64)(e81 >> (32ul & 63))));
-            strata_fault_[4u] = ((u32)e83);
-            strata_fault_[5u] = ((u32)((u64)(e83 >> (32ul & 63))));
-            strata_fault_[6u] = e36;
-            const u32 e38 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-            strata_fault_[7u] = e38;
-            const u32 e40 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-            strata_fault_[8u] = e40;
+            const u32 e215 = ((u32)e180);
+            strata_fault_[2u] = e215;
+            const u32 e217 = ((u32)((u64)(e180 >> (32ul & 63))));
+            strata_fault_[3u] = e217;
+            strata_fault_[4u] = ((u32)e182);
+            strata_fault_[5u] = ((u32)((u64)(e182 >> (32ul & 63))));
+            strata_fault_[6u] = e40;
+            const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+            strata_fault_[7u] = e42;
+            const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+            strata_fault_[8u] = e43;
         }
     }
 }

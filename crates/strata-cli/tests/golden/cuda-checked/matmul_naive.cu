@@ -105,11 +105,15 @@ extern "C" __global__ void matmul_naive(
     const u32 n,
     const u32 k,
     u32* strata_fault_,
-    const u32 strata_fault__len
+    const u32 strata_fault__len,
+    u32* strata_c_shadow_,
+    const u32 strata_c_shadow__len
 ) {
     float acc = 0;
     float strata_loaded0_ = 0;
+    u32 strata_phase_ = 0;
     strata_loaded0_ = 0.0f;
+    strata_phase_ = 0u;
     const u32 e2 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
     const u32 e5 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
     if ((e2 < m) && (e5 < n)) {
@@ -165,13 +169,64 @@ extern "C" __global__ void matmul_naive(
         const u64 e58 = ((u64)e57);
         const u64 e60 = ((u64)c_len);
         if (e58 < e60) {
+            const u32 v10 = strata_phase_;
+            const u64 e63 = (e58 * 4ul);
+            const u32 e64 = ((u32)blockIdx.x + (u32)gridDim.x * ((u32)blockIdx.y + (u32)gridDim.y * (u32)blockIdx.z));
+            const u32 e69 = (((u32)blockDim.x * (u32)blockDim.y) * (u32)blockDim.z);
+            const u32 e73 = (((e64 * e69) + ((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z))) + 1u);
+            const u32 v11 = strata_atomic_xchg(&strata_c_shadow_[e63], e73);
+            const u32 e79 = (((u32)((u32)v10 << (16u & 31))) | 3u);
+            const u32 v12 = strata_atomic_xchg(&strata_c_shadow_[(e63 + 1ul)], e79);
+            const bool e86 = (((v11 - 1u) / e69) == e64);
+            if (((v11 != 0u) && (v11 != e73)) && ((!e86) || (e86 && (((u32)((v12 ^ e79) >> (16u & 31))) == 0u)))) {
+                const u32 v13 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v13 == 0u) {
+                    strata_fault_[1u] = 3u;
+                    const u32 e97 = ((u32)e58);
+                    strata_fault_[2u] = e97;
+                    const u32 e99 = ((u32)((u64)(e58 >> (32ul & 63))));
+                    strata_fault_[3u] = e99;
+                    const u64 e103 = (((u64)v11) | ((u64)((u64)((u64)v12) << (32ul & 63))));
+                    strata_fault_[4u] = ((u32)e103);
+                    strata_fault_[5u] = ((u32)((u64)(e103 >> (32ul & 63))));
+                    strata_fault_[6u] = e5;
+                    strata_fault_[7u] = e2;
+                    const u32 e35 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e35;
+                }
+            } else {
+                const u64 e108 = (e63 + 2ul);
+                const u32 v14 = strata_atomic_load(&strata_c_shadow_[e108]);
+                const u32 v15 = strata_atomic_load(&strata_c_shadow_[(e63 + 3ul)]);
+                const bool e117 = (((v14 - 1u) / e69) == e64);
+                if (((v14 != 0u) && (v14 != e73)) && ((!e117) || (e117 && (((u32)((v15 ^ e79) >> (16u & 31))) == 0u)))) {
+                    const u32 v16 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v16 == 0u) {
+                        strata_fault_[1u] = 3u;
+                        const u32 e97 = ((u32)e58);
+                        strata_fault_[2u] = e97;
+                        const u32 e99 = ((u32)((u64)(e58 >> (32ul & 63))));
+                        strata_fault_[3u] = e99;
+                        const u64 e131 = (((u64)v14) | ((u64)((u64)((u64)v15) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e131);
+                        strata_fault_[5u] = ((u32)((u64)(e131 >> (32ul & 63))));
+                        strata_fault_[6u] = e5;
+                        strata_fault_[7u] = e2;
+                        const u32 e35 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e35;
+                    }
+                }
+                (void)strata_atomic_xchg(&strata_c_shadow_[e108], 0u);
+            }
             c[e57] = v4;
         } else {
             const u32 v9 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v9 == 0u) {
                 strata_fault_[1u] = 2u;
-                strata_fault_[2u] = ((u32)e58);
-                strata_fault_[3u] = ((u32)((u64)(e58 >> (32ul & 63))));
+                const u32 e97 = ((u32)e58);
+                strata_fault_[2u] = e97;
+                const u32 e99 = ((u32)((u64)(e58 >> (32ul & 63))));
+                strata_fault_[3u] = e99;
                 strata_fault_[4u] = ((u32)e60);
                 strata_fault_[5u] = ((u32)((u64)(e60 >> (32ul & 63))));
                 strata_fault_[6u] = e5;

@@ -103,939 +103,2984 @@ extern "C" __global__ void matmul_tiled(
     const u32 c_len,
     const u32 n,
     u32* strata_fault_,
-    const u32 strata_fault__len
+    const u32 strata_fault__len,
+    u32* strata_c_shadow_,
+    const u32 strata_c_shadow__len
 ) {
     __shared__ float a_tile[256];
     __shared__ float b_tile[256];
+    __shared__ u32 strata_a_tile_writer_[256];
+    __shared__ u32 strata_a_tile_writer_site_[256];
+    __shared__ u32 strata_a_tile_reader_[256];
+    __shared__ u32 strata_a_tile_reader_site_[256];
+    __shared__ u32 strata_b_tile_writer_[256];
+    __shared__ u32 strata_b_tile_writer_site_[256];
+    __shared__ u32 strata_b_tile_reader_[256];
+    __shared__ u32 strata_b_tile_reader_site_[256];
     float v = 0;
     float strata_loaded0_ = 0;
+    u32 strata_phase_ = 0;
     strata_loaded0_ = 0.0f;
+    strata_phase_ = 0u;
+    const u32 e2 = ((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z));
+    const u32 e8 = (((u32)blockDim.x * (u32)blockDim.y) * (u32)blockDim.z);
+    for (u32 v125 = e2; v125 < 256u; v125 += e8) {
+        strata_a_tile_writer_[v125] = 0u;
+        strata_a_tile_writer_site_[v125] = 0u;
+        strata_a_tile_reader_[v125] = 0u;
+        strata_a_tile_reader_site_[v125] = 0u;
+    }
+    for (u32 v126 = e2; v126 < 256u; v126 += e8) {
+        strata_b_tile_writer_[v126] = 0u;
+        strata_b_tile_writer_site_[v126] = 0u;
+        strata_b_tile_reader_[v126] = 0u;
+        strata_b_tile_reader_site_[v126] = 0u;
+    }
+    __syncthreads();
     v = 0.0f;
     for (u32 i_0 = 0u; i_0 < ((n + 15u) / 16u); i_0++) {
-        const u32 e10 = (u32)threadIdx.y;
-        const u32 e11 = (((u32)blockIdx.y * 16u) + e10);
-        const bool e12 = (e11 < n);
-        const u32 e14 = (i_0 * 16u);
-        const u32 e15 = (u32)threadIdx.x;
-        const u32 e16 = (e14 + e15);
-        if (e12 && (e16 < n)) {
-            const u32 e19 = (e11 * n);
-            const u32 e20 = (e19 + e16);
-            const u64 e21 = ((u64)e20);
-            const u64 e23 = ((u64)a_len);
-            if (e21 < e23) {
-                const float v53 = a[e20];
+        const u32 e19 = (u32)threadIdx.y;
+        const u32 e20 = (((u32)blockIdx.y * 16u) + e19);
+        const bool e21 = (e20 < n);
+        const u32 e23 = (i_0 * 16u);
+        const u32 e24 = (u32)threadIdx.x;
+        const u32 e25 = (e23 + e24);
+        if (e21 && (e25 < n)) {
+            const u32 e28 = (e20 * n);
+            const u32 e29 = (e28 + e25);
+            const u64 e30 = ((u64)e29);
+            const u64 e32 = ((u64)a_len);
+            if (e30 < e32) {
+                const float v53 = a[e29];
                 strata_loaded0_ = v53;
             } else {
                 const u32 v52 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v52 == 0u) {
                     strata_fault_[1u] = 0u;
-                    strata_fault_[2u] = ((u32)e21);
-                    strata_fault_[3u] = ((u32)((u64)(e21 >> (32ul & 63))));
-                    strata_fault_[4u] = ((u32)e23);
-                    strata_fault_[5u] = ((u32)((u64)(e23 >> (32ul & 63))));
-                    const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                    strata_fault_[6u] = e40;
-                    const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                    strata_fault_[7u] = e42;
-                    const u32 e44 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                    strata_fault_[8u] = e44;
+                    strata_fault_[2u] = ((u32)e30);
+                    strata_fault_[3u] = ((u32)((u64)(e30 >> (32ul & 63))));
+                    strata_fault_[4u] = ((u32)e32);
+                    strata_fault_[5u] = ((u32)((u64)(e32 >> (32ul & 63))));
+                    const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e49;
+                    const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e51;
+                    const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e53;
                 }
             }
             const float v1 = strata_loaded0_;
-            const u32 e45 = (e10 * 16u);
-            const u32 e46 = (e45 + e15);
-            const u64 e47 = ((u64)e46);
-            const bool e49 = (e47 < 256ul);
-            if (e49) {
-                a_tile[e46] = v1;
+            const u32 e54 = (e19 * 16u);
+            const u32 e55 = (e54 + e24);
+            const u64 e56 = ((u64)e55);
+            const bool e58 = (e56 < 256ul);
+            if (e58) {
+                const u32 v127 = strata_phase_;
+                const u32 e63 = (e2 + 1u);
+                const u32 e66 = ((((u32)((u32)(v127 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const u32 v128 = strata_atomic_xchg(&strata_a_tile_writer_[e55], e66);
+                const u32 v129 = strata_atomic_xchg(&strata_a_tile_writer_site_[e55], 39u);
+                const u32 e70 = (v128 & 65535u);
+                const u32 e72 = (e66 & 65535u);
+                if (((e70 != 0u) && (e70 != e72)) && (((v128 ^ e66) & 2147418112u) == 0u)) {
+                    const u32 v130 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v130 == 0u) {
+                        strata_fault_[1u] = 39u;
+                        const u32 e82 = ((u32)e56);
+                        strata_fault_[2u] = e82;
+                        const u32 e84 = ((u32)((u64)(e56 >> (32ul & 63))));
+                        strata_fault_[3u] = e84;
+                        const u64 e89 = (((u64)v128) | ((u64)((u64)((u64)v129) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e89);
+                        strata_fault_[5u] = ((u32)((u64)(e89 >> (32ul & 63))));
+                        const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e49;
+                        const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e51;
+                        const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e53;
+                    }
+                } else {
+                    const u32 v131 = strata_atomic_load(&strata_a_tile_reader_[e55]);
+                    const u32 v132 = strata_atomic_load(&strata_a_tile_reader_site_[e55]);
+                    const u32 e94 = (v131 & 65535u);
+                    if (((e94 != 0u) && (e94 != e72)) && (((v131 ^ e66) & 2147418112u) == 0u)) {
+                        const u32 v133 = strata_atomic_add(&strata_fault_[0u], 1u);
+                        if (v133 == 0u) {
+                            strata_fault_[1u] = 39u;
+                            const u32 e82 = ((u32)e56);
+                            strata_fault_[2u] = e82;
+                            const u32 e84 = ((u32)((u64)(e56 >> (32ul & 63))));
+                            strata_fault_[3u] = e84;
+                            const u64 e108 = (((u64)v131) | ((u64)((u64)((u64)v132) << (32ul & 63))));
+                            strata_fault_[4u] = ((u32)e108);
+                            strata_fault_[5u] = ((u32)((u64)(e108 >> (32ul & 63))));
+                            const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                            strata_fault_[6u] = e49;
+                            const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                            strata_fault_[7u] = e51;
+                            const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                            strata_fault_[8u] = e53;
+                        }
+                    }
+                    (void)strata_atomic_xchg(&strata_a_tile_reader_[e55], 0u);
+                }
+                a_tile[e55] = v1;
             } else {
                 const u32 v54 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v54 == 0u) {
                     strata_fault_[1u] = 1u;
-                    const u32 e53 = ((u32)e47);
-                    strata_fault_[2u] = e53;
-                    const u32 e55 = ((u32)((u64)(e47 >> (32ul & 63))));
-                    strata_fault_[3u] = e55;
+                    const u32 e82 = ((u32)e56);
+                    strata_fault_[2u] = e82;
+                    const u32 e84 = ((u32)((u64)(e56 >> (32ul & 63))));
+                    strata_fault_[3u] = e84;
                     strata_fault_[4u] = 256u;
                     strata_fault_[5u] = 0u;
-                    const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                    strata_fault_[6u] = e40;
-                    const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                    strata_fault_[7u] = e42;
-                    const u32 e44 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                    strata_fault_[8u] = e44;
+                    const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e49;
+                    const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e51;
+                    const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e53;
                 }
             }
         } else {
-            const u32 e45 = (e10 * 16u);
-            const u32 e46 = (e45 + e15);
-            const u64 e47 = ((u64)e46);
-            const bool e49 = (e47 < 256ul);
-            if (e49) {
-                a_tile[e46] = 0.0f;
+            const u32 e54 = (e19 * 16u);
+            const u32 e55 = (e54 + e24);
+            const u64 e56 = ((u64)e55);
+            const bool e58 = (e56 < 256ul);
+            if (e58) {
+                const u32 v134 = strata_phase_;
+                const u32 e63 = (e2 + 1u);
+                const u32 e119 = ((((u32)((u32)(v134 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const u32 v135 = strata_atomic_xchg(&strata_a_tile_writer_[e55], e119);
+                const u32 v136 = strata_atomic_xchg(&strata_a_tile_writer_site_[e55], 40u);
+                const u32 e122 = (v135 & 65535u);
+                const u32 e124 = (e119 & 65535u);
+                if (((e122 != 0u) && (e122 != e124)) && (((v135 ^ e119) & 2147418112u) == 0u)) {
+                    const u32 v137 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v137 == 0u) {
+                        strata_fault_[1u] = 40u;
+                        const u32 e82 = ((u32)e56);
+                        strata_fault_[2u] = e82;
+                        const u32 e84 = ((u32)((u64)(e56 >> (32ul & 63))));
+                        strata_fault_[3u] = e84;
+                        const u64 e137 = (((u64)v135) | ((u64)((u64)((u64)v136) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e137);
+                        strata_fault_[5u] = ((u32)((u64)(e137 >> (32ul & 63))));
+                        const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e49;
+                        const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e51;
+                        const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e53;
+                    }
+                } else {
+                    const u32 v138 = strata_atomic_load(&strata_a_tile_reader_[e55]);
+                    const u32 v139 = strata_atomic_load(&strata_a_tile_reader_site_[e55]);
+                    const u32 e142 = (v138 & 65535u);
+                    if (((e142 != 0u) && (e142 != e124)) && (((v138 ^ e119) & 2147418112u) == 0u)) {
+                        const u32 v140 = strata_atomic_add(&strata_fault_[0u], 1u);
+                        if (v140 == 0u) {
+                            strata_fault_[1u] = 40u;
+                            const u32 e82 = ((u32)e56);
+                            strata_fault_[2u] = e82;
+                            const u32 e84 = ((u32)((u64)(e56 >> (32ul & 63))));
+                            strata_fault_[3u] = e84;
+                            const u64 e156 = (((u64)v138) | ((u64)((u64)((u64)v139) << (32ul & 63))));
+                            strata_fault_[4u] = ((u32)e156);
+                            strata_fault_[5u] = ((u32)((u64)(e156 >> (32ul & 63))));
+                            const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                            strata_fault_[6u] = e49;
+                            const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                            strata_fault_[7u] = e51;
+                            const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                            strata_fault_[8u] = e53;
+                        }
+                    }
+                    (void)strata_atomic_xchg(&strata_a_tile_reader_[e55], 0u);
+                }
+                a_tile[e55] = 0.0f;
             } else {
                 const u32 v55 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v55 == 0u) {
                     strata_fault_[1u] = 2u;
-                    const u32 e53 = ((u32)e47);
-                    strata_fault_[2u] = e53;
-                    const u32 e55 = ((u32)((u64)(e47 >> (32ul & 63))));
-                    strata_fault_[3u] = e55;
+                    const u32 e82 = ((u32)e56);
+                    strata_fault_[2u] = e82;
+                    const u32 e84 = ((u32)((u64)(e56 >> (32ul & 63))));
+                    strata_fault_[3u] = e84;
                     strata_fault_[4u] = 256u;
                     strata_fault_[5u] = 0u;
-                    const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                    strata_fault_[6u] = e40;
-                    const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                    strata_fault_[7u] = e42;
-                    const u32 e44 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                    strata_fault_[8u] = e44;
+                    const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e49;
+                    const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e51;
+                    const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e53;
                 }
             }
         }
-        const u32 e59 = (e14 + e10);
-        const u32 e63 = (((u32)blockIdx.x * 16u) + e15);
-        const bool e64 = (e63 < n);
-        if ((e59 < n) && e64) {
-            const u32 e67 = ((e59 * n) + e63);
-            const u64 e68 = ((u64)e67);
-            const u64 e70 = ((u64)b_len);
-            if (e68 < e70) {
-                const float v57 = b[e67];
+        const u32 e162 = (e23 + e19);
+        const u32 e166 = (((u32)blockIdx.x * 16u) + e24);
+        const bool e167 = (e166 < n);
+        if ((e162 < n) && e167) {
+            const u32 e170 = ((e162 * n) + e166);
+            const u64 e171 = ((u64)e170);
+            const u64 e173 = ((u64)b_len);
+            if (e171 < e173) {
+                const float v57 = b[e170];
                 strata_loaded0_ = v57;
             } else {
                 const u32 v56 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v56 == 0u) {
                     strata_fault_[1u] = 3u;
-                    strata_fault_[2u] = ((u32)e68);
-                    strata_fault_[3u] = ((u32)((u64)(e68 >> (32ul & 63))));
-                    strata_fault_[4u] = ((u32)e70);
-                    strata_fault_[5u] = ((u32)((u64)(e70 >> (32ul & 63))));
-                    const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                    strata_fault_[6u] = e40;
-                    const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                    strata_fault_[7u] = e42;
-                    const u32 e44 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                    strata_fault_[8u] = e44;
+                    strata_fault_[2u] = ((u32)e171);
+                    strata_fault_[3u] = ((u32)((u64)(e171 >> (32ul & 63))));
+                    strata_fault_[4u] = ((u32)e173);
+                    strata_fault_[5u] = ((u32)((u64)(e173 >> (32ul & 63))));
+                    const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e49;
+                    const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e51;
+                    const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e53;
                 }
             }
             const float v2 = strata_loaded0_;
-            const u32 e45 = (e10 * 16u);
-            const u32 e46 = (e45 + e15);
-            const u64 e47 = ((u64)e46);
-            const bool e49 = (e47 < 256ul);
-            if (e49) {
-                b_tile[e46] = v2;
+            const u32 e54 = (e19 * 16u);
+            const u32 e55 = (e54 + e24);
+            const u64 e56 = ((u64)e55);
+            const bool e58 = (e56 < 256ul);
+            if (e58) {
+                const u32 v141 = strata_phase_;
+                const u32 e63 = (e2 + 1u);
+                const u32 e188 = ((((u32)((u32)(v141 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const u32 v142 = strata_atomic_xchg(&strata_b_tile_writer_[e55], e188);
+                const u32 v143 = strata_atomic_xchg(&strata_b_tile_writer_site_[e55], 41u);
+                const u32 e191 = (v142 & 65535u);
+                const u32 e193 = (e188 & 65535u);
+                if (((e191 != 0u) && (e191 != e193)) && (((v142 ^ e188) & 2147418112u) == 0u)) {
+                    const u32 v144 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v144 == 0u) {
+                        strata_fault_[1u] = 41u;
+                        const u32 e82 = ((u32)e56);
+                        strata_fault_[2u] = e82;
+                        const u32 e84 = ((u32)((u64)(e56 >> (32ul & 63))));
+                        strata_fault_[3u] = e84;
+                        const u64 e206 = (((u64)v142) | ((u64)((u64)((u64)v143) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e206);
+                        strata_fault_[5u] = ((u32)((u64)(e206 >> (32ul & 63))));
+                        const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e49;
+                        const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e51;
+                        const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e53;
+                    }
+                } else {
+                    const u32 v145 = strata_atomic_load(&strata_b_tile_reader_[e55]);
+                    const u32 v146 = strata_atomic_load(&strata_b_tile_reader_site_[e55]);
+                    const u32 e211 = (v145 & 65535u);
+                    if (((e211 != 0u) && (e211 != e193)) && (((v145 ^ e188) & 2147418112u) == 0u)) {
+                        const u32 v147 = strata_atomic_add(&strata_fault_[0u], 1u);
+                        if (v147 == 0u) {
+                            strata_fault_[1u] = 41u;
+                            const u32 e82 = ((u32)e56);
+                            strata_fault_[2u] = e82;
+                            const u32 e84 = ((u32)((u64)(e56 >> (32ul & 63))));
+                            strata_fault_[3u] = e84;
+                            const u64 e225 = (((u64)v145) | ((u64)((u64)((u64)v146) << (32ul & 63))));
+                            strata_fault_[4u] = ((u32)e225);
+                            strata_fault_[5u] = ((u32)((u64)(e225 >> (32ul & 63))));
+                            const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                            strata_fault_[6u] = e49;
+                            const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                            strata_fault_[7u] = e51;
+                            const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                            strata_fault_[8u] = e53;
+                        }
+                    }
+                    (void)strata_atomic_xchg(&strata_b_tile_reader_[e55], 0u);
+                }
+                b_tile[e55] = v2;
             } else {
                 const u32 v58 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v58 == 0u) {
                     strata_fault_[1u] = 4u;
-                    const u32 e53 = ((u32)e47);
-                    strata_fault_[2u] = e53;
-                    const u32 e55 = ((u32)((u64)(e47 >> (32ul & 63))));
-                    strata_fault_[3u] = e55;
+                    const u32 e82 = ((u32)e56);
+                    strata_fault_[2u] = e82;
+                    const u32 e84 = ((u32)((u64)(e56 >> (32ul & 63))));
+                    strata_fault_[3u] = e84;
                     strata_fault_[4u] = 256u;
                     strata_fault_[5u] = 0u;
-                    const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                    strata_fault_[6u] = e40;
-                    const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                    strata_fault_[7u] = e42;
-                    const u32 e44 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                    strata_fault_[8u] = e44;
+                    const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e49;
+                    const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e51;
+                    const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e53;
                 }
             }
         } else {
-            const u32 e45 = (e10 * 16u);
-            const u32 e46 = (e45 + e15);
-            const u64 e47 = ((u64)e46);
-            const bool e49 = (e47 < 256ul);
-            if (e49) {
-                b_tile[e46] = 0.0f;
+            const u32 e54 = (e19 * 16u);
+            const u32 e55 = (e54 + e24);
+            const u64 e56 = ((u64)e55);
+            const bool e58 = (e56 < 256ul);
+            if (e58) {
+                const u32 v148 = strata_phase_;
+                const u32 e63 = (e2 + 1u);
+                const u32 e236 = ((((u32)((u32)(v148 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const u32 v149 = strata_atomic_xchg(&strata_b_tile_writer_[e55], e236);
+                const u32 v150 = strata_atomic_xchg(&strata_b_tile_writer_site_[e55], 42u);
+                const u32 e239 = (v149 & 65535u);
+                const u32 e241 = (e236 & 65535u);
+                if (((e239 != 0u) && (e239 != e241)) && (((v149 ^ e236) & 2147418112u) == 0u)) {
+                    const u32 v151 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v151 == 0u) {
+                        strata_fault_[1u] = 42u;
+                        const u32 e82 = ((u32)e56);
+                        strata_fault_[2u] = e82;
+                        const u32 e84 = ((u32)((u64)(e56 >> (32ul & 63))));
+                        strata_fault_[3u] = e84;
+                        const u64 e254 = (((u64)v149) | ((u64)((u64)((u64)v150) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e254);
+                        strata_fault_[5u] = ((u32)((u64)(e254 >> (32ul & 63))));
+                        const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e49;
+                        const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e51;
+                        const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e53;
+                    }
+                } else {
+                    const u32 v152 = strata_atomic_load(&strata_b_tile_reader_[e55]);
+                    const u32 v153 = strata_atomic_load(&strata_b_tile_reader_site_[e55]);
+                    const u32 e259 = (v152 & 65535u);
+                    if (((e259 != 0u) && (e259 != e241)) && (((v152 ^ e236) & 2147418112u) == 0u)) {
+                        const u32 v154 = strata_atomic_add(&strata_fault_[0u], 1u);
+                        if (v154 == 0u) {
+                            strata_fault_[1u] = 42u;
+                            const u32 e82 = ((u32)e56);
+                            strata_fault_[2u] = e82;
+                            const u32 e84 = ((u32)((u64)(e56 >> (32ul & 63))));
+                            strata_fault_[3u] = e84;
+                            const u64 e273 = (((u64)v152) | ((u64)((u64)((u64)v153) << (32ul & 63))));
+                            strata_fault_[4u] = ((u32)e273);
+                            strata_fault_[5u] = ((u32)((u64)(e273 >> (32ul & 63))));
+                            const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                            strata_fault_[6u] = e49;
+                            const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                            strata_fault_[7u] = e51;
+                            const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                            strata_fault_[8u] = e53;
+                        }
+                    }
+                    (void)strata_atomic_xchg(&strata_b_tile_reader_[e55], 0u);
+                }
+                b_tile[e55] = 0.0f;
             } else {
                 const u32 v59 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v59 == 0u) {
                     strata_fault_[1u] = 5u;
-                    const u32 e53 = ((u32)e47);
-                    strata_fault_[2u] = e53;
-                    const u32 e55 = ((u32)((u64)(e47 >> (32ul & 63))));
-                    strata_fault_[3u] = e55;
+                    const u32 e82 = ((u32)e56);
+                    strata_fault_[2u] = e82;
+                    const u32 e84 = ((u32)((u64)(e56 >> (32ul & 63))));
+                    strata_fault_[3u] = e84;
                     strata_fault_[4u] = 256u;
                     strata_fault_[5u] = 0u;
-                    const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                    strata_fault_[6u] = e40;
-                    const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                    strata_fault_[7u] = e42;
-                    const u32 e44 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                    strata_fault_[8u] = e44;
+                    const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e49;
+                    const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e51;
+                    const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e53;
                 }
             }
         }
         __syncthreads();
-        const u32 e45 = (e10 * 16u);
-        const u64 e86 = ((u64)e45);
-        if (e86 < 256ul) {
-            const float v61 = a_tile[e45];
+        const u32 v155 = strata_phase_;
+        strata_phase_ = (v155 + 1u);
+        const u32 e54 = (e19 * 16u);
+        const u64 e281 = ((u64)e54);
+        if (e281 < 256ul) {
+            const u32 v156 = strata_phase_;
+            const u32 v157 = strata_atomic_load(&strata_a_tile_writer_[e54]);
+            const u32 v158 = strata_atomic_load(&strata_a_tile_writer_site_[e54]);
+            if ((v157 & 2147483648u) == 0u) {
+                const u32 v159 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v159 == 0u) {
+                    strata_fault_[1u] = 43u;
+                    const u32 e289 = ((u32)e281);
+                    strata_fault_[2u] = e289;
+                    const u32 e291 = ((u32)((u64)(e281 >> (32ul & 63))));
+                    strata_fault_[3u] = e291;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e49;
+                    const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e51;
+                    const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e53;
+                }
+            } else {
+                const u32 e292 = (v157 & 65535u);
+                const u32 e63 = (e2 + 1u);
+                const u32 e298 = ((((u32)((u32)(v156 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const u32 e299 = (e298 & 65535u);
+                if (((e292 != 0u) && (e292 != e299)) && (((v157 ^ e298) & 2147418112u) == 0u)) {
+                    const u32 v160 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v160 == 0u) {
+                        strata_fault_[1u] = 44u;
+                        const u32 e289 = ((u32)e281);
+                        strata_fault_[2u] = e289;
+                        const u32 e291 = ((u32)((u64)(e281 >> (32ul & 63))));
+                        strata_fault_[3u] = e291;
+                        const u64 e313 = (((u64)v157) | ((u64)((u64)((u64)v158) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e313);
+                        strata_fault_[5u] = ((u32)((u64)(e313 >> (32ul & 63))));
+                        const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e49;
+                        const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e51;
+                        const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e53;
+                    }
+                } else {
+                    const u32 v161 = strata_atomic_load(&strata_a_tile_reader_[e54]);
+                    const u32 e318 = (v161 & 65535u);
+                    if (((e318 != 0u) && (e318 != e299)) && (((v161 ^ e298) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e54], e298);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e54], 44u);
+                    }
+                }
+            }
+            const float v61 = a_tile[e54];
             strata_loaded0_ = v61;
         } else {
             const u32 v60 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v60 == 0u) {
                 strata_fault_[1u] = 6u;
-                strata_fault_[2u] = ((u32)e86);
-                strata_fault_[3u] = ((u32)((u64)(e86 >> (32ul & 63))));
+                const u32 e289 = ((u32)e281);
+                strata_fault_[2u] = e289;
+                const u32 e291 = ((u32)((u64)(e281 >> (32ul & 63))));
+                strata_fault_[3u] = e291;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e40;
-                const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e42;
-                const u32 e44 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e44;
+                const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e49;
+                const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e51;
+                const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e53;
             }
         }
         const float v3 = strata_loaded0_;
-        const u64 e94 = ((u64)e15);
-        if (e94 < 256ul) {
-            const float v63 = b_tile[e15];
+        const u64 e329 = ((u64)e24);
+        if (e329 < 256ul) {
+            const u32 v162 = strata_phase_;
+            const u32 v163 = strata_atomic_load(&strata_b_tile_writer_[e24]);
+            const u32 v164 = strata_atomic_load(&strata_b_tile_writer_site_[e24]);
+            if ((v163 & 2147483648u) == 0u) {
+                const u32 v165 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v165 == 0u) {
+                    strata_fault_[1u] = 45u;
+                    const u32 e337 = ((u32)e329);
+                    strata_fault_[2u] = e337;
+                    const u32 e339 = ((u32)((u64)(e329 >> (32ul & 63))));
+                    strata_fault_[3u] = e339;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e49;
+                    const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e51;
+                    const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e53;
+                }
+            } else {
+                const u32 e340 = (v163 & 65535u);
+                const u32 e63 = (e2 + 1u);
+                const u32 e346 = ((((u32)((u32)(v162 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const u32 e347 = (e346 & 65535u);
+                if (((e340 != 0u) && (e340 != e347)) && (((v163 ^ e346) & 2147418112u) == 0u)) {
+                    const u32 v166 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v166 == 0u) {
+                        strata_fault_[1u] = 46u;
+                        const u32 e337 = ((u32)e329);
+                        strata_fault_[2u] = e337;
+                        const u32 e339 = ((u32)((u64)(e329 >> (32ul & 63))));
+                        strata_fault_[3u] = e339;
+                        const u64 e361 = (((u64)v163) | ((u64)((u64)((u64)v164) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e361);
+                        strata_fault_[5u] = ((u32)((u64)(e361 >> (32ul & 63))));
+                        const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e49;
+                        const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e51;
+                        const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e53;
+                    }
+                } else {
+                    const u32 v167 = strata_atomic_load(&strata_b_tile_reader_[e24]);
+                    const u32 e366 = (v167 & 65535u);
+                    if (((e366 != 0u) && (e366 != e347)) && (((v167 ^ e346) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e24], e346);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e24], 46u);
+                    }
+                }
+            }
+            const float v63 = b_tile[e24];
             strata_loaded0_ = v63;
         } else {
             const u32 v62 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v62 == 0u) {
                 strata_fault_[1u] = 7u;
-                strata_fault_[2u] = ((u32)e94);
-                strata_fault_[3u] = ((u32)((u64)(e94 >> (32ul & 63))));
+                const u32 e337 = ((u32)e329);
+                strata_fault_[2u] = e337;
+                const u32 e339 = ((u32)((u64)(e329 >> (32ul & 63))));
+                strata_fault_[3u] = e339;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e40;
-                const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e42;
-                const u32 e44 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e44;
+                const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e49;
+                const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e51;
+                const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e53;
             }
         }
         const float v4 = strata_loaded0_;
         const float v5 = v;
         v = (v5 + (v3 * v4));
-        const u32 e107 = (e45 + 1u);
-        const u64 e108 = ((u64)e107);
-        if (e108 < 256ul) {
-            const float v65 = a_tile[e107];
+        const u32 e382 = (e54 + 1u);
+        const u64 e383 = ((u64)e382);
+        if (e383 < 256ul) {
+            const u32 v168 = strata_phase_;
+            const u32 v169 = strata_atomic_load(&strata_a_tile_writer_[e382]);
+            const u32 v170 = strata_atomic_load(&strata_a_tile_writer_site_[e382]);
+            if ((v169 & 2147483648u) == 0u) {
+                const u32 v171 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v171 == 0u) {
+                    strata_fault_[1u] = 47u;
+                    const u32 e391 = ((u32)e383);
+                    strata_fault_[2u] = e391;
+                    const u32 e393 = ((u32)((u64)(e383 >> (32ul & 63))));
+                    strata_fault_[3u] = e393;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e49;
+                    const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e51;
+                    const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e53;
+                }
+            } else {
+                const u32 e394 = (v169 & 65535u);
+                const u32 e63 = (e2 + 1u);
+                const u32 e400 = ((((u32)((u32)(v168 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const u32 e401 = (e400 & 65535u);
+                if (((e394 != 0u) && (e394 != e401)) && (((v169 ^ e400) & 2147418112u) == 0u)) {
+                    const u32 v172 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v172 == 0u) {
+                        strata_fault_[1u] = 48u;
+                        const u32 e391 = ((u32)e383);
+                        strata_fault_[2u] = e391;
+                        const u32 e393 = ((u32)((u64)(e383 >> (32ul & 63))));
+                        strata_fault_[3u] = e393;
+                        const u64 e415 = (((u64)v169) | ((u64)((u64)((u64)v170) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e415);
+                        strata_fault_[5u] = ((u32)((u64)(e415 >> (32ul & 63))));
+                        const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e49;
+                        const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e51;
+                        const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e53;
+                    }
+                } else {
+                    const u32 v173 = strata_atomic_load(&strata_a_tile_reader_[e382]);
+                    const u32 e420 = (v173 & 65535u);
+                    if (((e420 != 0u) && (e420 != e401)) && (((v173 ^ e400) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e382], e400);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e382], 48u);
+                    }
+                }
+            }
+            const float v65 = a_tile[e382];
             strata_loaded0_ = v65;
         } else {
             const u32 v64 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v64 == 0u) {
                 strata_fault_[1u] = 8u;
-                strata_fault_[2u] = ((u32)e108);
-                strata_fault_[3u] = ((u32)((u64)(e108 >> (32ul & 63))));
+                const u32 e391 = ((u32)e383);
+                strata_fault_[2u] = e391;
+                const u32 e393 = ((u32)((u64)(e383 >> (32ul & 63))));
+                strata_fault_[3u] = e393;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e40;
-                const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e42;
-                const u32 e44 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e44;
+                const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e49;
+                const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e51;
+                const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e53;
             }
         }
         const float v6 = strata_loaded0_;
-        const u32 e116 = (16u + e15);
-        const u64 e117 = ((u64)e116);
-        if (e117 < 256ul) {
-            const float v67 = b_tile[e116];
+        const u32 e431 = (16u + e24);
+        const u64 e432 = ((u64)e431);
+        if (e432 < 256ul) {
+            const u32 v174 = strata_phase_;
+            const u32 v175 = strata_atomic_load(&strata_b_tile_writer_[e431]);
+            const u32 v176 = strata_atomic_load(&strata_b_tile_writer_site_[e431]);
+            if ((v175 & 2147483648u) == 0u) {
+                const u32 v177 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v177 == 0u) {
+                    strata_fault_[1u] = 49u;
+                    const u32 e440 = ((u32)e432);
+                    strata_fault_[2u] = e440;
+                    const u32 e442 = ((u32)((u64)(e432 >> (32ul & 63))));
+                    strata_fault_[3u] = e442;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e49;
+                    const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e51;
+                    const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e53;
+                }
+            } else {
+                const u32 e443 = (v175 & 65535u);
+                const u32 e63 = (e2 + 1u);
+                const u32 e449 = ((((u32)((u32)(v174 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const u32 e450 = (e449 & 65535u);
+                if (((e443 != 0u) && (e443 != e450)) && (((v175 ^ e449) & 2147418112u) == 0u)) {
+                    const u32 v178 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v178 == 0u) {
+                        strata_fault_[1u] = 50u;
+                        const u32 e440 = ((u32)e432);
+                        strata_fault_[2u] = e440;
+                        const u32 e442 = ((u32)((u64)(e432 >> (32ul & 63))));
+                        strata_fault_[3u] = e442;
+                        const u64 e464 = (((u64)v175) | ((u64)((u64)((u64)v176) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e464);
+                        strata_fault_[5u] = ((u32)((u64)(e464 >> (32ul & 63))));
+                        const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e49;
+                        const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e51;
+                        const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e53;
+                    }
+                } else {
+                    const u32 v179 = strata_atomic_load(&strata_b_tile_reader_[e431]);
+                    const u32 e469 = (v179 & 65535u);
+                    if (((e469 != 0u) && (e469 != e450)) && (((v179 ^ e449) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e431], e449);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e431], 50u);
+                    }
+                }
+            }
+            const float v67 = b_tile[e431];
             strata_loaded0_ = v67;
         } else {
             const u32 v66 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v66 == 0u) {
                 strata_fault_[1u] = 9u;
-                strata_fault_[2u] = ((u32)e117);
-                strata_fault_[3u] = ((u32)((u64)(e117 >> (32ul & 63))));
+                const u32 e440 = ((u32)e432);
+                strata_fault_[2u] = e440;
+                const u32 e442 = ((u32)((u64)(e432 >> (32ul & 63))));
+                strata_fault_[3u] = e442;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e40;
-                const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e42;
-                const u32 e44 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e44;
+                const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e49;
+                const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e51;
+                const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e53;
             }
         }
         const float v7 = strata_loaded0_;
         const float v8 = v;
         v = (v8 + (v6 * v7));
-        const u32 e131 = (e45 + 2u);
-        const u64 e132 = ((u64)e131);
-        if (e132 < 256ul) {
-            const float v69 = a_tile[e131];
+        const u32 e486 = (e54 + 2u);
+        const u64 e487 = ((u64)e486);
+        if (e487 < 256ul) {
+            const u32 v180 = strata_phase_;
+            const u32 v181 = strata_atomic_load(&strata_a_tile_writer_[e486]);
+            const u32 v182 = strata_atomic_load(&strata_a_tile_writer_site_[e486]);
+            if ((v181 & 2147483648u) == 0u) {
+                const u32 v183 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v183 == 0u) {
+                    strata_fault_[1u] = 51u;
+                    const u32 e495 = ((u32)e487);
+                    strata_fault_[2u] = e495;
+                    const u32 e497 = ((u32)((u64)(e487 >> (32ul & 63))));
+                    strata_fault_[3u] = e497;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e49;
+                    const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e51;
+                    const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e53;
+                }
+            } else {
+                const u32 e498 = (v181 & 65535u);
+                const u32 e63 = (e2 + 1u);
+                const u32 e504 = ((((u32)((u32)(v180 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const u32 e505 = (e504 & 65535u);
+                if (((e498 != 0u) && (e498 != e505)) && (((v181 ^ e504) & 2147418112u) == 0u)) {
+                    const u32 v184 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v184 == 0u) {
+                        strata_fault_[1u] = 52u;
+                        const u32 e495 = ((u32)e487);
+                        strata_fault_[2u] = e495;
+                        const u32 e497 = ((u32)((u64)(e487 >> (32ul & 63))));
+                        strata_fault_[3u] = e497;
+                        const u64 e519 = (((u64)v181) | ((u64)((u64)((u64)v182) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e519);
+                        strata_fault_[5u] = ((u32)((u64)(e519 >> (32ul & 63))));
+                        const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e49;
+                        const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e51;
+                        const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e53;
+                    }
+                } else {
+                    const u32 v185 = strata_atomic_load(&strata_a_tile_reader_[e486]);
+                    const u32 e524 = (v185 & 65535u);
+                    if (((e524 != 0u) && (e524 != e505)) && (((v185 ^ e504) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e486], e504);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e486], 52u);
+                    }
+                }
+            }
+            const float v69 = a_tile[e486];
             strata_loaded0_ = v69;
         } else {
             const u32 v68 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v68 == 0u) {
                 strata_fault_[1u] = 10u;
-                strata_fault_[2u] = ((u32)e132);
-                strata_fault_[3u] = ((u32)((u64)(e132 >> (32ul & 63))));
+                const u32 e495 = ((u32)e487);
+                strata_fault_[2u] = e495;
+                const u32 e497 = ((u32)((u64)(e487 >> (32ul & 63))));
+                strata_fault_[3u] = e497;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e40;
-                const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e42;
-                const u32 e44 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e44;
+                const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e49;
+                const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e51;
+                const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e53;
             }
         }
         const float v9 = strata_loaded0_;
-        const u32 e142 = (32u + e15);
-        const u64 e143 = ((u64)e142);
-        if (e143 < 256ul) {
-            const float v71 = b_tile[e142];
+        const u32 e537 = (32u + e24);
+        const u64 e538 = ((u64)e537);
+        if (e538 < 256ul) {
+            const u32 v186 = strata_phase_;
+            const u32 v187 = strata_atomic_load(&strata_b_tile_writer_[e537]);
+            const u32 v188 = strata_atomic_load(&strata_b_tile_writer_site_[e537]);
+            if ((v187 & 2147483648u) == 0u) {
+                const u32 v189 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v189 == 0u) {
+                    strata_fault_[1u] = 53u;
+                    const u32 e546 = ((u32)e538);
+                    strata_fault_[2u] = e546;
+                    const u32 e548 = ((u32)((u64)(e538 >> (32ul & 63))));
+                    strata_fault_[3u] = e548;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e49;
+                    const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e51;
+                    const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e53;
+                }
+            } else {
+                const u32 e549 = (v187 & 65535u);
+                const u32 e63 = (e2 + 1u);
+                const u32 e555 = ((((u32)((u32)(v186 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const u32 e556 = (e555 & 65535u);
+                if (((e549 != 0u) && (e549 != e556)) && (((v187 ^ e555) & 2147418112u) == 0u)) {
+                    const u32 v190 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v190 == 0u) {
+                        strata_fault_[1u] = 54u;
+                        const u32 e546 = ((u32)e538);
+                        strata_fault_[2u] = e546;
+                        const u32 e548 = ((u32)((u64)(e538 >> (32ul & 63))));
+                        strata_fault_[3u] = e548;
+                        const u64 e570 = (((u64)v187) | ((u64)((u64)((u64)v188) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e570);
+                        strata_fault_[5u] = ((u32)((u64)(e570 >> (32ul & 63))));
+                        const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e49;
+                        const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e51;
+                        const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e53;
+                    }
+                } else {
+                    const u32 v191 = strata_atomic_load(&strata_b_tile_reader_[e537]);
+                    const u32 e575 = (v191 & 65535u);
+                    if (((e575 != 0u) && (e575 != e556)) && (((v191 ^ e555) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e537], e555);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e537], 54u);
+                    }
+                }
+            }
+            const float v71 = b_tile[e537];
             strata_loaded0_ = v71;
         } else {
             const u32 v70 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v70 == 0u) {
                 strata_fault_[1u] = 11u;
-                strata_fault_[2u] = ((u32)e143);
-                strata_fault_[3u] = ((u32)((u64)(e143 >> (32ul & 63))));
+                const u32 e546 = ((u32)e538);
+                strata_fault_[2u] = e546;
+                const u32 e548 = ((u32)((u64)(e538 >> (32ul & 63))));
+                strata_fault_[3u] = e548;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e40;
-                const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e42;
-                const u32 e44 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e44;
+                const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e49;
+                const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e51;
+                const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e53;
             }
         }
         const float v10 = strata_loaded0_;
         const float v11 = v;
         v = (v11 + (v9 * v10));
-        const u32 e157 = (e45 + 3u);
-        const u64 e158 = ((u64)e157);
-        if (e158 < 256ul) {
-            const float v73 = a_tile[e157];
+        const u32 e592 = (e54 + 3u);
+        const u64 e593 = ((u64)e592);
+        if (e593 < 256ul) {
+            const u32 v192 = strata_phase_;
+            const u32 v193 = strata_atomic_load(&strata_a_tile_writer_[e592]);
+            const u32 v194 = strata_atomic_load(&strata_a_tile_writer_site_[e592]);
+            if ((v193 & 2147483648u) == 0u) {
+                const u32 v195 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v195 == 0u) {
+                    strata_fault_[1u] = 55u;
+                    const u32 e601 = ((u32)e593);
+                    strata_fault_[2u] = e601;
+                    const u32 e603 = ((u32)((u64)(e593 >> (32ul & 63))));
+                    strata_fault_[3u] = e603;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e49;
+                    const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e51;
+                    const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e53;
+                }
+            } else {
+                const u32 e604 = (v193 & 65535u);
+                const u32 e63 = (e2 + 1u);
+                const u32 e610 = ((((u32)((u32)(v192 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const u32 e611 = (e610 & 65535u);
+                if (((e604 != 0u) && (e604 != e611)) && (((v193 ^ e610) & 2147418112u) == 0u)) {
+                    const u32 v196 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v196 == 0u) {
+                        strata_fault_[1u] = 56u;
+                        const u32 e601 = ((u32)e593);
+                        strata_fault_[2u] = e601;
+                        const u32 e603 = ((u32)((u64)(e593 >> (32ul & 63))));
+                        strata_fault_[3u] = e603;
+                        const u64 e625 = (((u64)v193) | ((u64)((u64)((u64)v194) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e625);
+                        strata_fault_[5u] = ((u32)((u64)(e625 >> (32ul & 63))));
+                        const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e49;
+                        const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e51;
+                        const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e53;
+                    }
+                } else {
+                    const u32 v197 = strata_atomic_load(&strata_a_tile_reader_[e592]);
+                    const u32 e630 = (v197 & 65535u);
+                    if (((e630 != 0u) && (e630 != e611)) && (((v197 ^ e610) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e592], e610);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e592], 56u);
+                    }
+                }
+            }
+            const float v73 = a_tile[e592];
             strata_loaded0_ = v73;
         } else {
             const u32 v72 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v72 == 0u) {
                 strata_fault_[1u] = 12u;
-                strata_fault_[2u] = ((u32)e158);
-                strata_fault_[3u] = ((u32)((u64)(e158 >> (32ul & 63))));
+                const u32 e601 = ((u32)e593);
+                strata_fault_[2u] = e601;
+                const u32 e603 = ((u32)((u64)(e593 >> (32ul & 63))));
+                strata_fault_[3u] = e603;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e40;
-                const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e42;
-                const u32 e44 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e44;
+                const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e49;
+                const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e51;
+                const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e53;
             }
         }
         const float v12 = strata_loaded0_;
-        const u32 e168 = (48u + e15);
-        const u64 e169 = ((u64)e168);
-        if (e169 < 256ul) {
-            const float v75 = b_tile[e168];
+        const u32 e642 = (48u + e24);
+        const u64 e643 = ((u64)e642);
+        if (e643 < 256ul) {
+            const u32 v198 = strata_phase_;
+            const u32 v199 = strata_atomic_load(&strata_b_tile_writer_[e642]);
+            const u32 v200 = strata_atomic_load(&strata_b_tile_writer_site_[e642]);
+            if ((v199 & 2147483648u) == 0u) {
+                const u32 v201 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v201 == 0u) {
+                    strata_fault_[1u] = 57u;
+                    const u32 e651 = ((u32)e643);
+                    strata_fault_[2u] = e651;
+                    const u32 e653 = ((u32)((u64)(e643 >> (32ul & 63))));
+                    strata_fault_[3u] = e653;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e49;
+                    const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e51;
+                    const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e53;
+                }
+            } else {
+                const u32 e654 = (v199 & 65535u);
+                const u32 e63 = (e2 + 1u);
+                const u32 e660 = ((((u32)((u32)(v198 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const u32 e661 = (e660 & 65535u);
+                if (((e654 != 0u) && (e654 != e661)) && (((v199 ^ e660) & 2147418112u) == 0u)) {
+                    const u32 v202 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v202 == 0u) {
+                        strata_fault_[1u] = 58u;
+                        const u32 e651 = ((u32)e643);
+                        strata_fault_[2u] = e651;
+                        const u32 e653 = ((u32)((u64)(e643 >> (32ul & 63))));
+                        strata_fault_[3u] = e653;
+                        const u64 e675 = (((u64)v199) | ((u64)((u64)((u64)v200) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e675);
+                        strata_fault_[5u] = ((u32)((u64)(e675 >> (32ul & 63))));
+                        const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e49;
+                        const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e51;
+                        const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e53;
+                    }
+                } else {
+                    const u32 v203 = strata_atomic_load(&strata_b_tile_reader_[e642]);
+                    const u32 e680 = (v203 & 65535u);
+                    if (((e680 != 0u) && (e680 != e661)) && (((v203 ^ e660) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e642], e660);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e642], 58u);
+                    }
+                }
+            }
+            const float v75 = b_tile[e642];
             strata_loaded0_ = v75;
         } else {
             const u32 v74 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v74 == 0u) {
                 strata_fault_[1u] = 13u;
-                strata_fault_[2u] = ((u32)e169);
-                strata_fault_[3u] = ((u32)((u64)(e169 >> (32ul & 63))));
+                const u32 e651 = ((u32)e643);
+                strata_fault_[2u] = e651;
+                const u32 e653 = ((u32)((u64)(e643 >> (32ul & 63))));
+                strata_fault_[3u] = e653;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e40;
-                const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e42;
-                const u32 e44 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e44;
+                const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e49;
+                const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e51;
+                const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e53;
             }
         }
         const float v13 = strata_loaded0_;
         const float v14 = v;
         v = (v14 + (v12 * v13));
-        const u32 e183 = (e45 + 4u);
-        const u64 e184 = ((u64)e183);
-        if (e184 < 256ul) {
-            const float v77 = a_tile[e183];
+        const u32 e697 = (e54 + 4u);
+        const u64 e698 = ((u64)e697);
+        if (e698 < 256ul) {
+            const u32 v204 = strata_phase_;
+            const u32 v205 = strata_atomic_load(&strata_a_tile_writer_[e697]);
+            const u32 v206 = strata_atomic_load(&strata_a_tile_writer_site_[e697]);
+            if ((v205 & 2147483648u) == 0u) {
+                const u32 v207 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v207 == 0u) {
+                    strata_fault_[1u] = 59u;
+                    const u32 e706 = ((u32)e698);
+                    strata_fault_[2u] = e706;
+                    const u32 e708 = ((u32)((u64)(e698 >> (32ul & 63))));
+                    strata_fault_[3u] = e708;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e49;
+                    const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e51;
+                    const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e53;
+                }
+            } else {
+                const u32 e709 = (v205 & 65535u);
+                const u32 e63 = (e2 + 1u);
+                const u32 e715 = ((((u32)((u32)(v204 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const u32 e716 = (e715 & 65535u);
+                if (((e709 != 0u) && (e709 != e716)) && (((v205 ^ e715) & 2147418112u) == 0u)) {
+                    const u32 v208 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v208 == 0u) {
+                        strata_fault_[1u] = 60u;
+                        const u32 e706 = ((u32)e698);
+                        strata_fault_[2u] = e706;
+                        const u32 e708 = ((u32)((u64)(e698 >> (32ul & 63))));
+                        strata_fault_[3u] = e708;
+                        const u64 e730 = (((u64)v205) | ((u64)((u64)((u64)v206) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e730);
+                        strata_fault_[5u] = ((u32)((u64)(e730 >> (32ul & 63))));
+                        const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e49;
+                        const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e51;
+                        const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e53;
+                    }
+                } else {
+                    const u32 v209 = strata_atomic_load(&strata_a_tile_reader_[e697]);
+                    const u32 e735 = (v209 & 65535u);
+                    if (((e735 != 0u) && (e735 != e716)) && (((v209 ^ e715) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e697], e715);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e697], 60u);
+                    }
+                }
+            }
+            const float v77 = a_tile[e697];
             strata_loaded0_ = v77;
         } else {
             const u32 v76 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v76 == 0u) {
                 strata_fault_[1u] = 14u;
-                strata_fault_[2u] = ((u32)e184);
-                strata_fault_[3u] = ((u32)((u64)(e184 >> (32ul & 63))));
+                const u32 e706 = ((u32)e698);
+                strata_fault_[2u] = e706;
+                const u32 e708 = ((u32)((u64)(e698 >> (32ul & 63))));
+                strata_fault_[3u] = e708;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e40;
-                const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e42;
-                const u32 e44 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e44;
+                const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e49;
+                const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e51;
+                const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e53;
             }
         }
         const float v15 = strata_loaded0_;
-        const u32 e194 = (64u + e15);
-        const u64 e195 = ((u64)e194);
-        if (e195 < 256ul) {
-            const float v79 = b_tile[e194];
+        const u32 e748 = (64u + e24);
+        const u64 e749 = ((u64)e748);
+        if (e749 < 256ul) {
+            const u32 v210 = strata_phase_;
+            const u32 v211 = strata_atomic_load(&strata_b_tile_writer_[e748]);
+            const u32 v212 = strata_atomic_load(&strata_b_tile_writer_site_[e748]);
+            if ((v211 & 2147483648u) == 0u) {
+                const u32 v213 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v213 == 0u) {
+                    strata_fault_[1u] = 61u;
+                    const u32 e757 = ((u32)e749);
+                    strata_fault_[2u] = e757;
+                    const u32 e759 = ((u32)((u64)(e749 >> (32ul & 63))));
+                    strata_fault_[3u] = e759;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e49;
+                    const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e51;
+                    const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e53;
+                }
+            } else {
+                const u32 e760 = (v211 & 65535u);
+                const u32 e63 = (e2 + 1u);
+                const u32 e766 = ((((u32)((u32)(v210 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const u32 e767 = (e766 & 65535u);
+                if (((e760 != 0u) && (e760 != e767)) && (((v211 ^ e766) & 2147418112u) == 0u)) {
+                    const u32 v214 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v214 == 0u) {
+                        strata_fault_[1u] = 62u;
+                        const u32 e757 = ((u32)e749);
+                        strata_fault_[2u] = e757;
+                        const u32 e759 = ((u32)((u64)(e749 >> (32ul & 63))));
+                        strata_fault_[3u] = e759;
+                        const u64 e781 = (((u64)v211) | ((u64)((u64)((u64)v212) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e781);
+                        strata_fault_[5u] = ((u32)((u64)(e781 >> (32ul & 63))));
+                        const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e49;
+                        const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e51;
+                        const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e53;
+                    }
+                } else {
+                    const u32 v215 = strata_atomic_load(&strata_b_tile_reader_[e748]);
+                    const u32 e786 = (v215 & 65535u);
+                    if (((e786 != 0u) && (e786 != e767)) && (((v215 ^ e766) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e748], e766);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e748], 62u);
+                    }
+                }
+            }
+            const float v79 = b_tile[e748];
             strata_loaded0_ = v79;
         } else {
             const u32 v78 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v78 == 0u) {
                 strata_fault_[1u] = 15u;
-                strata_fault_[2u] = ((u32)e195);
-                strata_fault_[3u] = ((u32)((u64)(e195 >> (32ul & 63))));
+                const u32 e757 = ((u32)e749);
+                strata_fault_[2u] = e757;
+                const u32 e759 = ((u32)((u64)(e749 >> (32ul & 63))));
+                strata_fault_[3u] = e759;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e40;
-                const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e42;
-                const u32 e44 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e44;
+                const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e49;
+                const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e51;
+                const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e53;
             }
         }
         const float v16 = strata_loaded0_;
         const float v17 = v;
         v = (v17 + (v15 * v16));
-        const u32 e208 = (e45 + 5u);
-        const u64 e209 = ((u64)e208);
-        if (e209 < 256ul) {
-            const float v81 = a_tile[e208];
+        const u32 e802 = (e54 + 5u);
+        const u64 e803 = ((u64)e802);
+        if (e803 < 256ul) {
+            const u32 v216 = strata_phase_;
+            const u32 v217 = strata_atomic_load(&strata_a_tile_writer_[e802]);
+            const u32 v218 = strata_atomic_load(&strata_a_tile_writer_site_[e802]);
+            if ((v217 & 2147483648u) == 0u) {
+                const u32 v219 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v219 == 0u) {
+                    strata_fault_[1u] = 63u;
+                    const u32 e811 = ((u32)e803);
+                    strata_fault_[2u] = e811;
+                    const u32 e813 = ((u32)((u64)(e803 >> (32ul & 63))));
+                    strata_fault_[3u] = e813;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e49;
+                    const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e51;
+                    const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e53;
+                }
+            } else {
+                const u32 e814 = (v217 & 65535u);
+                const u32 e63 = (e2 + 1u);
+                const u32 e820 = ((((u32)((u32)(v216 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const u32 e821 = (e820 & 65535u);
+                if (((e814 != 0u) && (e814 != e821)) && (((v217 ^ e820) & 2147418112u) == 0u)) {
+                    const u32 v220 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v220 == 0u) {
+                        strata_fault_[1u] = 64u;
+                        const u32 e811 = ((u32)e803);
+                        strata_fault_[2u] = e811;
+                        const u32 e813 = ((u32)((u64)(e803 >> (32ul & 63))));
+                        strata_fault_[3u] = e813;
+                        const u64 e834 = (((u64)v217) | ((u64)((u64)((u64)v218) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e834);
+                        strata_fault_[5u] = ((u32)((u64)(e834 >> (32ul & 63))));
+                        const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e49;
+                        const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e51;
+                        const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e53;
+                    }
+                } else {
+                    const u32 v221 = strata_atomic_load(&strata_a_tile_reader_[e802]);
+                    const u32 e839 = (v221 & 65535u);
+                    if (((e839 != 0u) && (e839 != e821)) && (((v221 ^ e820) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e802], e820);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e802], 64u);
+                    }
+                }
+            }
+            const float v81 = a_tile[e802];
             strata_loaded0_ = v81;
         } else {
             const u32 v80 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v80 == 0u) {
                 strata_fault_[1u] = 16u;
-                strata_fault_[2u] = ((u32)e209);
-                strata_fault_[3u] = ((u32)((u64)(e209 >> (32ul & 63))));
+                const u32 e811 = ((u32)e803);
+                strata_fault_[2u] = e811;
+                const u32 e813 = ((u32)((u64)(e803 >> (32ul & 63))));
+                strata_fault_[3u] = e813;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e40;
-                const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e42;
-                const u32 e44 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e44;
+                const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e49;
+                const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e51;
+                const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e53;
             }
         }
         const float v18 = strata_loaded0_;
-        const u32 e218 = (80u + e15);
-        const u64 e219 = ((u64)e218);
-        if (e219 < 256ul) {
-            const float v83 = b_tile[e218];
+        const u32 e851 = (80u + e24);
+        const u64 e852 = ((u64)e851);
+        if (e852 < 256ul) {
+            const u32 v222 = strata_phase_;
+            const u32 v223 = strata_atomic_load(&strata_b_tile_writer_[e851]);
+            const u32 v224 = strata_atomic_load(&strata_b_tile_writer_site_[e851]);
+            if ((v223 & 2147483648u) == 0u) {
+                const u32 v225 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v225 == 0u) {
+                    strata_fault_[1u] = 65u;
+                    const u32 e860 = ((u32)e852);
+                    strata_fault_[2u] = e860;
+                    const u32 e862 = ((u32)((u64)(e852 >> (32ul & 63))));
+                    strata_fault_[3u] = e862;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e49;
+                    const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e51;
+                    const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e53;
+                }
+            } else {
+                const u32 e863 = (v223 & 65535u);
+                const u32 e63 = (e2 + 1u);
+                const u32 e869 = ((((u32)((u32)(v222 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const u32 e870 = (e869 & 65535u);
+                if (((e863 != 0u) && (e863 != e870)) && (((v223 ^ e869) & 2147418112u) == 0u)) {
+                    const u32 v226 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v226 == 0u) {
+                        strata_fault_[1u] = 66u;
+                        const u32 e860 = ((u32)e852);
+                        strata_fault_[2u] = e860;
+                        const u32 e862 = ((u32)((u64)(e852 >> (32ul & 63))));
+                        strata_fault_[3u] = e862;
+                        const u64 e884 = (((u64)v223) | ((u64)((u64)((u64)v224) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e884);
+                        strata_fault_[5u] = ((u32)((u64)(e884 >> (32ul & 63))));
+                        const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e49;
+                        const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e51;
+                        const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e53;
+                    }
+                } else {
+                    const u32 v227 = strata_atomic_load(&strata_b_tile_reader_[e851]);
+                    const u32 e889 = (v227 & 65535u);
+                    if (((e889 != 0u) && (e889 != e870)) && (((v227 ^ e869) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e851], e869);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e851], 66u);
+                    }
+                }
+            }
+            const float v83 = b_tile[e851];
             strata_loaded0_ = v83;
         } else {
             const u32 v82 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v82 == 0u) {
                 strata_fault_[1u] = 17u;
-                strata_fault_[2u] = ((u32)e219);
-                strata_fault_[3u] = ((u32)((u64)(e219 >> (32ul & 63))));
+                const u32 e860 = ((u32)e852);
+                strata_fault_[2u] = e860;
+                const u32 e862 = ((u32)((u64)(e852 >> (32ul & 63))));
+                strata_fault_[3u] = e862;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e40;
-                const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e42;
-                const u32 e44 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e44;
+                const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e49;
+                const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e51;
+                const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e53;
             }
         }
         const float v19 = strata_loaded0_;
         const float v20 = v;
         v = (v20 + (v18 * v19));
-        const u32 e233 = (e45 + 6u);
-        const u64 e234 = ((u64)e233);
-        if (e234 < 256ul) {
-            const float v85 = a_tile[e233];
+        const u32 e906 = (e54 + 6u);
+        const u64 e907 = ((u64)e906);
+        if (e907 < 256ul) {
+            const u32 v228 = strata_phase_;
+            const u32 v229 = strata_atomic_load(&strata_a_tile_writer_[e906]);
+            const u32 v230 = strata_atomic_load(&strata_a_tile_writer_site_[e906]);
+            if ((v229 & 2147483648u) == 0u) {
+                const u32 v231 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v231 == 0u) {
+                    strata_fault_[1u] = 67u;
+                    const u32 e915 = ((u32)e907);
+                    strata_fault_[2u] = e915;
+                    const u32 e917 = ((u32)((u64)(e907 >> (32ul & 63))));
+                    strata_fault_[3u] = e917;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e49;
+                    const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e51;
+                    const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e53;
+                }
+            } else {
+                const u32 e918 = (v229 & 65535u);
+                const u32 e63 = (e2 + 1u);
+                const u32 e924 = ((((u32)((u32)(v228 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const u32 e925 = (e924 & 65535u);
+                if (((e918 != 0u) && (e918 != e925)) && (((v229 ^ e924) & 2147418112u) == 0u)) {
+                    const u32 v232 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v232 == 0u) {
+                        strata_fault_[1u] = 68u;
+                        const u32 e915 = ((u32)e907);
+                        strata_fault_[2u] = e915;
+                        const u32 e917 = ((u32)((u64)(e907 >> (32ul & 63))));
+                        strata_fault_[3u] = e917;
+                        const u64 e939 = (((u64)v229) | ((u64)((u64)((u64)v230) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e939);
+                        strata_fault_[5u] = ((u32)((u64)(e939 >> (32ul & 63))));
+                        const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e49;
+                        const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e51;
+                        const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e53;
+                    }
+                } else {
+                    const u32 v233 = strata_atomic_load(&strata_a_tile_reader_[e906]);
+                    const u32 e944 = (v233 & 65535u);
+                    if (((e944 != 0u) && (e944 != e925)) && (((v233 ^ e924) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e906], e924);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e906], 68u);
+                    }
+                }
+            }
+            const float v85 = a_tile[e906];
             strata_loaded0_ = v85;
         } else {
             const u32 v84 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v84 == 0u) {
                 strata_fault_[1u] = 18u;
-                strata_fault_[2u] = ((u32)e234);
-                strata_fault_[3u] = ((u32)((u64)(e234 >> (32ul & 63))));
+                const u32 e915 = ((u32)e907);
+                strata_fault_[2u] = e915;
+                const u32 e917 = ((u32)((u64)(e907 >> (32ul & 63))));
+                strata_fault_[3u] = e917;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e40;
-                const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e42;
-                const u32 e44 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e44;
+                const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e49;
+                const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e51;
+                const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e53;
             }
         }
         const float v21 = strata_loaded0_;
-        const u32 e244 = (96u + e15);
-        const u64 e245 = ((u64)e244);
-        if (e245 < 256ul) {
-            const float v87 = b_tile[e244];
+        const u32 e957 = (96u + e24);
+        const u64 e958 = ((u64)e957);
+        if (e958 < 256ul) {
+            const u32 v234 = strata_phase_;
+            const u32 v235 = strata_atomic_load(&strata_b_tile_writer_[e957]);
+            const u32 v236 = strata_atomic_load(&strata_b_tile_writer_site_[e957]);
+            if ((v235 & 2147483648u) == 0u) {
+                const u32 v237 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v237 == 0u) {
+                    strata_fault_[1u] = 69u;
+                    const u32 e966 = ((u32)e958);
+                    strata_fault_[2u] = e966;
+                    const u32 e968 = ((u32)((u64)(e958 >> (32ul & 63))));
+                    strata_fault_[3u] = e968;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e49;
+                    const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e51;
+                    const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e53;
+                }
+            } else {
+                const u32 e969 = (v235 & 65535u);
+                const u32 e63 = (e2 + 1u);
+                const u32 e975 = ((((u32)((u32)(v234 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const u32 e976 = (e975 & 65535u);
+                if (((e969 != 0u) && (e969 != e976)) && (((v235 ^ e975) & 2147418112u) == 0u)) {
+                    const u32 v238 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v238 == 0u) {
+                        strata_fault_[1u] = 70u;
+                        const u32 e966 = ((u32)e958);
+                        strata_fault_[2u] = e966;
+                        const u32 e968 = ((u32)((u64)(e958 >> (32ul & 63))));
+                        strata_fault_[3u] = e968;
+                        const u64 e990 = (((u64)v235) | ((u64)((u64)((u64)v236) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e990);
+                        strata_fault_[5u] = ((u32)((u64)(e990 >> (32ul & 63))));
+                        const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e49;
+                        const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e51;
+                        const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e53;
+                    }
+                } else {
+                    const u32 v239 = strata_atomic_load(&strata_b_tile_reader_[e957]);
+                    const u32 e995 = (v239 & 65535u);
+                    if (((e995 != 0u) && (e995 != e976)) && (((v239 ^ e975) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e957], e975);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e957], 70u);
+                    }
+                }
+            }
+            const float v87 = b_tile[e957];
             strata_loaded0_ = v87;
         } else {
             const u32 v86 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v86 == 0u) {
                 strata_fault_[1u] = 19u;
-                strata_fault_[2u] = ((u32)e245);
-                strata_fault_[3u] = ((u32)((u64)(e245 >> (32ul & 63))));
+                const u32 e966 = ((u32)e958);
+                strata_fault_[2u] = e966;
+                const u32 e968 = ((u32)((u64)(e958 >> (32ul & 63))));
+                strata_fault_[3u] = e968;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e40;
-                const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e42;
-                const u32 e44 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e44;
+                const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e49;
+                const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e51;
+                const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e53;
             }
         }
         const float v22 = strata_loaded0_;
         const float v23 = v;
         v = (v23 + (v21 * v22));
-        const u32 e259 = (e45 + 7u);
-        const u64 e260 = ((u64)e259);
-        if (e260 < 256ul) {
-            const float v89 = a_tile[e259];
+        const u32 e1012 = (e54 + 7u);
+        const u64 e1013 = ((u64)e1012);
+        if (e1013 < 256ul) {
+            const u32 v240 = strata_phase_;
+            const u32 v241 = strata_atomic_load(&strata_a_tile_writer_[e1012]);
+            const u32 v242 = strata_atomic_load(&strata_a_tile_writer_site_[e1012]);
+            if ((v241 & 2147483648u) == 0u) {
+                const u32 v243 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v243 == 0u) {
+                    strata_fault_[1u] = 71u;
+                    const u32 e1021 = ((u32)e1013);
+                    strata_fault_[2u] = e1021;
+                    const u32 e1023 = ((u32)((u64)(e1013 >> (32ul & 63))));
+                    strata_fault_[3u] = e1023;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e49;
+                    const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e51;
+                    const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e53;
+                }
+            } else {
+                const u32 e1024 = (v241 & 65535u);
+                const u32 e63 = (e2 + 1u);
+                const u32 e1030 = ((((u32)((u32)(v240 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const u32 e1031 = (e1030 & 65535u);
+                if (((e1024 != 0u) && (e1024 != e1031)) && (((v241 ^ e1030) & 2147418112u) == 0u)) {
+                    const u32 v244 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v244 == 0u) {
+                        strata_fault_[1u] = 72u;
+                        const u32 e1021 = ((u32)e1013);
+                        strata_fault_[2u] = e1021;
+                        const u32 e1023 = ((u32)((u64)(e1013 >> (32ul & 63))));
+                        strata_fault_[3u] = e1023;
+                        const u64 e1045 = (((u64)v241) | ((u64)((u64)((u64)v242) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e1045);
+                        strata_fault_[5u] = ((u32)((u64)(e1045 >> (32ul & 63))));
+                        const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e49;
+                        const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e51;
+                        const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e53;
+                    }
+                } else {
+                    const u32 v245 = strata_atomic_load(&strata_a_tile_reader_[e1012]);
+                    const u32 e1050 = (v245 & 65535u);
+                    if (((e1050 != 0u) && (e1050 != e1031)) && (((v245 ^ e1030) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e1012], e1030);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e1012], 72u);
+                    }
+                }
+            }
+            const float v89 = a_tile[e1012];
             strata_loaded0_ = v89;
         } else {
             const u32 v88 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v88 == 0u) {
                 strata_fault_[1u] = 20u;
-                strata_fault_[2u] = ((u32)e260);
-                strata_fault_[3u] = ((u32)((u64)(e260 >> (32ul & 63))));
+                const u32 e1021 = ((u32)e1013);
+                strata_fault_[2u] = e1021;
+                const u32 e1023 = ((u32)((u64)(e1013 >> (32ul & 63))));
+                strata_fault_[3u] = e1023;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e40;
-                const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e42;
-                const u32 e44 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e44;
+                const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e49;
+                const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e51;
+                const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e53;
             }
         }
         const float v24 = strata_loaded0_;
-        const u32 e270 = (112u + e15);
-        const u64 e271 = ((u64)e270);
-        if (e271 < 256ul) {
-            const float v91 = b_tile[e270];
+        const u32 e1063 = (112u + e24);
+        const u64 e1064 = ((u64)e1063);
+        if (e1064 < 256ul) {
+            const u32 v246 = strata_phase_;
+            const u32 v247 = strata_atomic_load(&strata_b_tile_writer_[e1063]);
+            const u32 v248 = strata_atomic_load(&strata_b_tile_writer_site_[e1063]);
+            if ((v247 & 2147483648u) == 0u) {
+                const u32 v249 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v249 == 0u) {
+                    strata_fault_[1u] = 73u;
+                    const u32 e1072 = ((u32)e1064);
+                    strata_fault_[2u] = e1072;
+                    const u32 e1074 = ((u32)((u64)(e1064 >> (32ul & 63))));
+                    strata_fault_[3u] = e1074;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e49;
+                    const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e51;
+                    const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e53;
+                }
+            } else {
+                const u32 e1075 = (v247 & 65535u);
+                const u32 e63 = (e2 + 1u);
+                const u32 e1081 = ((((u32)((u32)(v246 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const u32 e1082 = (e1081 & 65535u);
+                if (((e1075 != 0u) && (e1075 != e1082)) && (((v247 ^ e1081) & 2147418112u) == 0u)) {
+                    const u32 v250 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v250 == 0u) {
+                        strata_fault_[1u] = 74u;
+                        const u32 e1072 = ((u32)e1064);
+                        strata_fault_[2u] = e1072;
+                        const u32 e1074 = ((u32)((u64)(e1064 >> (32ul & 63))));
+                        strata_fault_[3u] = e1074;
+                        const u64 e1096 = (((u64)v247) | ((u64)((u64)((u64)v248) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e1096);
+                        strata_fault_[5u] = ((u32)((u64)(e1096 >> (32ul & 63))));
+                        const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e49;
+                        const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e51;
+                        const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e53;
+                    }
+                } else {
+                    const u32 v251 = strata_atomic_load(&strata_b_tile_reader_[e1063]);
+                    const u32 e1101 = (v251 & 65535u);
+                    if (((e1101 != 0u) && (e1101 != e1082)) && (((v251 ^ e1081) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e1063], e1081);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e1063], 74u);
+                    }
+                }
+            }
+            const float v91 = b_tile[e1063];
             strata_loaded0_ = v91;
         } else {
             const u32 v90 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v90 == 0u) {
                 strata_fault_[1u] = 21u;
-                strata_fault_[2u] = ((u32)e271);
-                strata_fault_[3u] = ((u32)((u64)(e271 >> (32ul & 63))));
+                const u32 e1072 = ((u32)e1064);
+                strata_fault_[2u] = e1072;
+                const u32 e1074 = ((u32)((u64)(e1064 >> (32ul & 63))));
+                strata_fault_[3u] = e1074;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e40;
-                const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e42;
-                const u32 e44 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e44;
+                const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e49;
+                const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e51;
+                const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e53;
             }
         }
         const float v25 = strata_loaded0_;
         const float v26 = v;
         v = (v26 + (v24 * v25));
-        const u32 e285 = (e45 + 8u);
-        const u64 e286 = ((u64)e285);
-        if (e286 < 256ul) {
-            const float v93 = a_tile[e285];
+        const u32 e1118 = (e54 + 8u);
+        const u64 e1119 = ((u64)e1118);
+        if (e1119 < 256ul) {
+            const u32 v252 = strata_phase_;
+            const u32 v253 = strata_atomic_load(&strata_a_tile_writer_[e1118]);
+            const u32 v254 = strata_atomic_load(&strata_a_tile_writer_site_[e1118]);
+            if ((v253 & 2147483648u) == 0u) {
+                const u32 v255 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v255 == 0u) {
+                    strata_fault_[1u] = 75u;
+                    const u32 e1127 = ((u32)e1119);
+                    strata_fault_[2u] = e1127;
+                    const u32 e1129 = ((u32)((u64)(e1119 >> (32ul & 63))));
+                    strata_fault_[3u] = e1129;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e49;
+                    const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e51;
+                    const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e53;
+                }
+            } else {
+                const u32 e1130 = (v253 & 65535u);
+                const u32 e63 = (e2 + 1u);
+                const u32 e1136 = ((((u32)((u32)(v252 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const u32 e1137 = (e1136 & 65535u);
+                if (((e1130 != 0u) && (e1130 != e1137)) && (((v253 ^ e1136) & 2147418112u) == 0u)) {
+                    const u32 v256 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v256 == 0u) {
+                        strata_fault_[1u] = 76u;
+                        const u32 e1127 = ((u32)e1119);
+                        strata_fault_[2u] = e1127;
+                        const u32 e1129 = ((u32)((u64)(e1119 >> (32ul & 63))));
+                        strata_fault_[3u] = e1129;
+                        const u64 e1151 = (((u64)v253) | ((u64)((u64)((u64)v254) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e1151);
+                        strata_fault_[5u] = ((u32)((u64)(e1151 >> (32ul & 63))));
+                        const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e49;
+                        const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e51;
+                        const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e53;
+                    }
+                } else {
+                    const u32 v257 = strata_atomic_load(&strata_a_tile_reader_[e1118]);
+                    const u32 e1156 = (v257 & 65535u);
+                    if (((e1156 != 0u) && (e1156 != e1137)) && (((v257 ^ e1136) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e1118], e1136);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e1118], 76u);
+                    }
+                }
+            }
+            const float v93 = a_tile[e1118];
             strata_loaded0_ = v93;
         } else {
             const u32 v92 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v92 == 0u) {
                 strata_fault_[1u] = 22u;
-                strata_fault_[2u] = ((u32)e286);
-                strata_fault_[3u] = ((u32)((u64)(e286 >> (32ul & 63))));
+                const u32 e1127 = ((u32)e1119);
+                strata_fault_[2u] = e1127;
+                const u32 e1129 = ((u32)((u64)(e1119 >> (32ul & 63))));
+                strata_fault_[3u] = e1129;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e40;
-                const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e42;
-                const u32 e44 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e44;
+                const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e49;
+                const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e51;
+                const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e53;
             }
         }
         const float v27 = strata_loaded0_;
-        const u32 e296 = (128u + e15);
-        const u64 e297 = ((u64)e296);
-        if (e297 < 256ul) {
-            const float v95 = b_tile[e296];
+        const u32 e1169 = (128u + e24);
+        const u64 e1170 = ((u64)e1169);
+        if (e1170 < 256ul) {
+            const u32 v258 = strata_phase_;
+            const u32 v259 = strata_atomic_load(&strata_b_tile_writer_[e1169]);
+            const u32 v260 = strata_atomic_load(&strata_b_tile_writer_site_[e1169]);
+            if ((v259 & 2147483648u) == 0u) {
+                const u32 v261 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v261 == 0u) {
+                    strata_fault_[1u] = 77u;
+                    const u32 e1178 = ((u32)e1170);
+                    strata_fault_[2u] = e1178;
+                    const u32 e1180 = ((u32)((u64)(e1170 >> (32ul & 63))));
+                    strata_fault_[3u] = e1180;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e49;
+                    const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e51;
+                    const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e53;
+                }
+            } else {
+                const u32 e1181 = (v259 & 65535u);
+                const u32 e63 = (e2 + 1u);
+                const u32 e1187 = ((((u32)((u32)(v258 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const u32 e1188 = (e1187 & 65535u);
+                if (((e1181 != 0u) && (e1181 != e1188)) && (((v259 ^ e1187) & 2147418112u) == 0u)) {
+                    const u32 v262 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v262 == 0u) {
+                        strata_fault_[1u] = 78u;
+                        const u32 e1178 = ((u32)e1170);
+                        strata_fault_[2u] = e1178;
+                        const u32 e1180 = ((u32)((u64)(e1170 >> (32ul & 63))));
+                        strata_fault_[3u] = e1180;
+                        const u64 e1202 = (((u64)v259) | ((u64)((u64)((u64)v260) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e1202);
+                        strata_fault_[5u] = ((u32)((u64)(e1202 >> (32ul & 63))));
+                        const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e49;
+                        const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e51;
+                        const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e53;
+                    }
+                } else {
+                    const u32 v263 = strata_atomic_load(&strata_b_tile_reader_[e1169]);
+                    const u32 e1207 = (v263 & 65535u);
+                    if (((e1207 != 0u) && (e1207 != e1188)) && (((v263 ^ e1187) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e1169], e1187);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e1169], 78u);
+                    }
+                }
+            }
+            const float v95 = b_tile[e1169];
             strata_loaded0_ = v95;
         } else {
             const u32 v94 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v94 == 0u) {
                 strata_fault_[1u] = 23u;
-                strata_fault_[2u] = ((u32)e297);
-                strata_fault_[3u] = ((u32)((u64)(e297 >> (32ul & 63))));
+                const u32 e1178 = ((u32)e1170);
+                strata_fault_[2u] = e1178;
+                const u32 e1180 = ((u32)((u64)(e1170 >> (32ul & 63))));
+                strata_fault_[3u] = e1180;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e40;
-                const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e42;
-                const u32 e44 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e44;
+                const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e49;
+                const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e51;
+                const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e53;
             }
         }
         const float v28 = strata_loaded0_;
         const float v29 = v;
         v = (v29 + (v27 * v28));
-        const u32 e311 = (e45 + 9u);
-        const u64 e312 = ((u64)e311);
-        if (e312 < 256ul) {
-            const float v97 = a_tile[e311];
+        const u32 e1224 = (e54 + 9u);
+        const u64 e1225 = ((u64)e1224);
+        if (e1225 < 256ul) {
+            const u32 v264 = strata_phase_;
+            const u32 v265 = strata_atomic_load(&strata_a_tile_writer_[e1224]);
+            const u32 v266 = strata_atomic_load(&strata_a_tile_writer_site_[e1224]);
+            if ((v265 & 2147483648u) == 0u) {
+                const u32 v267 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v267 == 0u) {
+                    strata_fault_[1u] = 79u;
+                    const u32 e1233 = ((u32)e1225);
+                    strata_fault_[2u] = e1233;
+                    const u32 e1235 = ((u32)((u64)(e1225 >> (32ul & 63))));
+                    strata_fault_[3u] = e1235;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e49;
+                    const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e51;
+                    const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e53;
+                }
+            } else {
+                const u32 e1236 = (v265 & 65535u);
+                const u32 e63 = (e2 + 1u);
+                const u32 e1242 = ((((u32)((u32)(v264 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const u32 e1243 = (e1242 & 65535u);
+                if (((e1236 != 0u) && (e1236 != e1243)) && (((v265 ^ e1242) & 2147418112u) == 0u)) {
+                    const u32 v268 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v268 == 0u) {
+                        strata_fault_[1u] = 80u;
+                        const u32 e1233 = ((u32)e1225);
+                        strata_fault_[2u] = e1233;
+                        const u32 e1235 = ((u32)((u64)(e1225 >> (32ul & 63))));
+                        strata_fault_[3u] = e1235;
+                        const u64 e1256 = (((u64)v265) | ((u64)((u64)((u64)v266) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e1256);
+                        strata_fault_[5u] = ((u32)((u64)(e1256 >> (32ul & 63))));
+                        const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e49;
+                        const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e51;
+                        const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e53;
+                    }
+                } else {
+                    const u32 v269 = strata_atomic_load(&strata_a_tile_reader_[e1224]);
+                    const u32 e1261 = (v269 & 65535u);
+                    if (((e1261 != 0u) && (e1261 != e1243)) && (((v269 ^ e1242) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e1224], e1242);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e1224], 80u);
+                    }
+                }
+            }
+            const float v97 = a_tile[e1224];
             strata_loaded0_ = v97;
         } else {
             const u32 v96 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v96 == 0u) {
                 strata_fault_[1u] = 24u;
-                strata_fault_[2u] = ((u32)e312);
-                strata_fault_[3u] = ((u32)((u64)(e312 >> (32ul & 63))));
+                const u32 e1233 = ((u32)e1225);
+                strata_fault_[2u] = e1233;
+                const u32 e1235 = ((u32)((u64)(e1225 >> (32ul & 63))));
+                strata_fault_[3u] = e1235;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e40;
-                const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e42;
-                const u32 e44 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e44;
+                const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e49;
+                const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e51;
+                const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e53;
             }
         }
         const float v30 = strata_loaded0_;
-        const u32 e322 = (144u + e15);
-        const u64 e323 = ((u64)e322);
-        if (e323 < 256ul) {
-            const float v99 = b_tile[e322];
+        const u32 e1274 = (144u + e24);
+        const u64 e1275 = ((u64)e1274);
+        if (e1275 < 256ul) {
+            const u32 v270 = strata_phase_;
+            const u32 v271 = strata_atomic_load(&strata_b_tile_writer_[e1274]);
+            const u32 v272 = strata_atomic_load(&strata_b_tile_writer_site_[e1274]);
+            if ((v271 & 2147483648u) == 0u) {
+                const u32 v273 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v273 == 0u) {
+                    strata_fault_[1u] = 81u;
+                    const u32 e1283 = ((u32)e1275);
+                    strata_fault_[2u] = e1283;
+                    const u32 e1285 = ((u32)((u64)(e1275 >> (32ul & 63))));
+                    strata_fault_[3u] = e1285;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e49;
+                    const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e51;
+                    const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e53;
+                }
+            } else {
+                const u32 e1286 = (v271 & 65535u);
+                const u32 e63 = (e2 + 1u);
+                const u32 e1292 = ((((u32)((u32)(v270 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const u32 e1293 = (e1292 & 65535u);
+                if (((e1286 != 0u) && (e1286 != e1293)) && (((v271 ^ e1292) & 2147418112u) == 0u)) {
+                    const u32 v274 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v274 == 0u) {
+                        strata_fault_[1u] = 82u;
+                        const u32 e1283 = ((u32)e1275);
+                        strata_fault_[2u] = e1283;
+                        const u32 e1285 = ((u32)((u64)(e1275 >> (32ul & 63))));
+                        strata_fault_[3u] = e1285;
+                        const u64 e1307 = (((u64)v271) | ((u64)((u64)((u64)v272) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e1307);
+                        strata_fault_[5u] = ((u32)((u64)(e1307 >> (32ul & 63))));
+                        const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e49;
+                        const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e51;
+                        const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e53;
+                    }
+                } else {
+                    const u32 v275 = strata_atomic_load(&strata_b_tile_reader_[e1274]);
+                    const u32 e1312 = (v275 & 65535u);
+                    if (((e1312 != 0u) && (e1312 != e1293)) && (((v275 ^ e1292) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e1274], e1292);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e1274], 82u);
+                    }
+                }
+            }
+            const float v99 = b_tile[e1274];
             strata_loaded0_ = v99;
         } else {
             const u32 v98 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v98 == 0u) {
                 strata_fault_[1u] = 25u;
-                strata_fault_[2u] = ((u32)e323);
-                strata_fault_[3u] = ((u32)((u64)(e323 >> (32ul & 63))));
+                const u32 e1283 = ((u32)e1275);
+                strata_fault_[2u] = e1283;
+                const u32 e1285 = ((u32)((u64)(e1275 >> (32ul & 63))));
+                strata_fault_[3u] = e1285;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e40;
-                const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e42;
-                const u32 e44 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e44;
+                const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e49;
+                const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e51;
+                const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e53;
             }
         }
         const float v31 = strata_loaded0_;
         const float v32 = v;
         v = (v32 + (v30 * v31));
-        const u32 e337 = (e45 + 10u);
-        const u64 e338 = ((u64)e337);
-        if (e338 < 256ul) {
-            const float v101 = a_tile[e337];
+        const u32 e1329 = (e54 + 10u);
+        const u64 e1330 = ((u64)e1329);
+        if (e1330 < 256ul) {
+            const u32 v276 = strata_phase_;
+            const u32 v277 = strata_atomic_load(&strata_a_tile_writer_[e1329]);
+            const u32 v278 = strata_atomic_load(&strata_a_tile_writer_site_[e1329]);
+            if ((v277 & 2147483648u) == 0u) {
+                const u32 v279 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v279 == 0u) {
+                    strata_fault_[1u] = 83u;
+                    const u32 e1338 = ((u32)e1330);
+                    strata_fault_[2u] = e1338;
+                    const u32 e1340 = ((u32)((u64)(e1330 >> (32ul & 63))));
+                    strata_fault_[3u] = e1340;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e49;
+                    const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e51;
+                    const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e53;
+                }
+            } else {
+                const u32 e1341 = (v277 & 65535u);
+                const u32 e63 = (e2 + 1u);
+                const u32 e1347 = ((((u32)((u32)(v276 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const u32 e1348 = (e1347 & 65535u);
+                if (((e1341 != 0u) && (e1341 != e1348)) && (((v277 ^ e1347) & 2147418112u) == 0u)) {
+                    const u32 v280 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v280 == 0u) {
+                        strata_fault_[1u] = 84u;
+                        const u32 e1338 = ((u32)e1330);
+                        strata_fault_[2u] = e1338;
+                        const u32 e1340 = ((u32)((u64)(e1330 >> (32ul & 63))));
+                        strata_fault_[3u] = e1340;
+                        const u64 e1362 = (((u64)v277) | ((u64)((u64)((u64)v278) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e1362);
+                        strata_fault_[5u] = ((u32)((u64)(e1362 >> (32ul & 63))));
+                        const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e49;
+                        const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e51;
+                        const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e53;
+                    }
+                } else {
+                    const u32 v281 = strata_atomic_load(&strata_a_tile_reader_[e1329]);
+                    const u32 e1367 = (v281 & 65535u);
+                    if (((e1367 != 0u) && (e1367 != e1348)) && (((v281 ^ e1347) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e1329], e1347);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e1329], 84u);
+                    }
+                }
+            }
+            const float v101 = a_tile[e1329];
             strata_loaded0_ = v101;
         } else {
             const u32 v100 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v100 == 0u) {
                 strata_fault_[1u] = 26u;
-                strata_fault_[2u] = ((u32)e338);
-                strata_fault_[3u] = ((u32)((u64)(e338 >> (32ul & 63))));
+                const u32 e1338 = ((u32)e1330);
+                strata_fault_[2u] = e1338;
+                const u32 e1340 = ((u32)((u64)(e1330 >> (32ul & 63))));
+                strata_fault_[3u] = e1340;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e40;
-                const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e42;
-                const u32 e44 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e44;
+                const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e49;
+                const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e51;
+                const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e53;
             }
         }
         const float v33 = strata_loaded0_;
-        const u32 e348 = (160u + e15);
-        const u64 e349 = ((u64)e348);
-        if (e349 < 256ul) {
-            const float v103 = b_tile[e348];
+        const u32 e1380 = (160u + e24);
+        const u64 e1381 = ((u64)e1380);
+        if (e1381 < 256ul) {
+            const u32 v282 = strata_phase_;
+            const u32 v283 = strata_atomic_load(&strata_b_tile_writer_[e1380]);
+            const u32 v284 = strata_atomic_load(&strata_b_tile_writer_site_[e1380]);
+            if ((v283 & 2147483648u) == 0u) {
+                const u32 v285 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v285 == 0u) {
+                    strata_fault_[1u] = 85u;
+                    const u32 e1389 = ((u32)e1381);
+                    strata_fault_[2u] = e1389;
+                    const u32 e1391 = ((u32)((u64)(e1381 >> (32ul & 63))));
+                    strata_fault_[3u] = e1391;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e49;
+                    const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e51;
+                    const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e53;
+                }
+            } else {
+                const u32 e1392 = (v283 & 65535u);
+                const u32 e63 = (e2 + 1u);
+                const u32 e1398 = ((((u32)((u32)(v282 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const u32 e1399 = (e1398 & 65535u);
+                if (((e1392 != 0u) && (e1392 != e1399)) && (((v283 ^ e1398) & 2147418112u) == 0u)) {
+                    const u32 v286 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v286 == 0u) {
+                        strata_fault_[1u] = 86u;
+                        const u32 e1389 = ((u32)e1381);
+                        strata_fault_[2u] = e1389;
+                        const u32 e1391 = ((u32)((u64)(e1381 >> (32ul & 63))));
+                        strata_fault_[3u] = e1391;
+                        const u64 e1413 = (((u64)v283) | ((u64)((u64)((u64)v284) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e1413);
+                        strata_fault_[5u] = ((u32)((u64)(e1413 >> (32ul & 63))));
+                        const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e49;
+                        const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e51;
+                        const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e53;
+                    }
+                } else {
+                    const u32 v287 = strata_atomic_load(&strata_b_tile_reader_[e1380]);
+                    const u32 e1418 = (v287 & 65535u);
+                    if (((e1418 != 0u) && (e1418 != e1399)) && (((v287 ^ e1398) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e1380], e1398);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e1380], 86u);
+                    }
+                }
+            }
+            const float v103 = b_tile[e1380];
             strata_loaded0_ = v103;
         } else {
             const u32 v102 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v102 == 0u) {
                 strata_fault_[1u] = 27u;
-                strata_fault_[2u] = ((u32)e349);
-                strata_fault_[3u] = ((u32)((u64)(e349 >> (32ul & 63))));
+                const u32 e1389 = ((u32)e1381);
+                strata_fault_[2u] = e1389;
+                const u32 e1391 = ((u32)((u64)(e1381 >> (32ul & 63))));
+                strata_fault_[3u] = e1391;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e40;
-                const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e42;
-                const u32 e44 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e44;
+                const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e49;
+                const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e51;
+                const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e53;
             }
         }
         const float v34 = strata_loaded0_;
         const float v35 = v;
         v = (v35 + (v33 * v34));
-        const u32 e363 = (e45 + 11u);
-        const u64 e364 = ((u64)e363);
-        if (e364 < 256ul) {
-            const float v105 = a_tile[e363];
+        const u32 e1435 = (e54 + 11u);
+        const u64 e1436 = ((u64)e1435);
+        if (e1436 < 256ul) {
+            const u32 v288 = strata_phase_;
+            const u32 v289 = strata_atomic_load(&strata_a_tile_writer_[e1435]);
+            const u32 v290 = strata_atomic_load(&strata_a_tile_writer_site_[e1435]);
+            if ((v289 & 2147483648u) == 0u) {
+                const u32 v291 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v291 == 0u) {
+                    strata_fault_[1u] = 87u;
+                    const u32 e1444 = ((u32)e1436);
+                    strata_fault_[2u] = e1444;
+                    const u32 e1446 = ((u32)((u64)(e1436 >> (32ul & 63))));
+                    strata_fault_[3u] = e1446;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e49;
+                    const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e51;
+                    const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e53;
+                }
+            } else {
+                const u32 e1447 = (v289 & 65535u);
+                const u32 e63 = (e2 + 1u);
+                const u32 e1453 = ((((u32)((u32)(v288 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const u32 e1454 = (e1453 & 65535u);
+                if (((e1447 != 0u) && (e1447 != e1454)) && (((v289 ^ e1453) & 2147418112u) == 0u)) {
+                    const u32 v292 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v292 == 0u) {
+                        strata_fault_[1u] = 88u;
+                        const u32 e1444 = ((u32)e1436);
+                        strata_fault_[2u] = e1444;
+                        const u32 e1446 = ((u32)((u64)(e1436 >> (32ul & 63))));
+                        strata_fault_[3u] = e1446;
+                        const u64 e1468 = (((u64)v289) | ((u64)((u64)((u64)v290) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e1468);
+                        strata_fault_[5u] = ((u32)((u64)(e1468 >> (32ul & 63))));
+                        const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e49;
+                        const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e51;
+                        const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e53;
+                    }
+                } else {
+                    const u32 v293 = strata_atomic_load(&strata_a_tile_reader_[e1435]);
+                    const u32 e1473 = (v293 & 65535u);
+                    if (((e1473 != 0u) && (e1473 != e1454)) && (((v293 ^ e1453) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e1435], e1453);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e1435], 88u);
+                    }
+                }
+            }
+            const float v105 = a_tile[e1435];
             strata_loaded0_ = v105;
         } else {
             const u32 v104 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v104 == 0u) {
                 strata_fault_[1u] = 28u;
-                strata_fault_[2u] = ((u32)e364);
-                strata_fault_[3u] = ((u32)((u64)(e364 >> (32ul & 63))));
+                const u32 e1444 = ((u32)e1436);
+                strata_fault_[2u] = e1444;
+                const u32 e1446 = ((u32)((u64)(e1436 >> (32ul & 63))));
+                strata_fault_[3u] = e1446;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e40;
-                const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e42;
-                const u32 e44 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e44;
+                const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e49;
+                const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e51;
+                const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e53;
             }
         }
         const float v36 = strata_loaded0_;
-        const u32 e374 = (176u + e15);
-        const u64 e375 = ((u64)e374);
-        if (e375 < 256ul) {
-            const float v107 = b_tile[e374];
+        const u32 e1486 = (176u + e24);
+        const u64 e1487 = ((u64)e1486);
+        if (e1487 < 256ul) {
+            const u32 v294 = strata_phase_;
+            const u32 v295 = strata_atomic_load(&strata_b_tile_writer_[e1486]);
+            const u32 v296 = strata_atomic_load(&strata_b_tile_writer_site_[e1486]);
+            if ((v295 & 2147483648u) == 0u) {
+                const u32 v297 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v297 == 0u) {
+                    strata_fault_[1u] = 89u;
+                    const u32 e1495 = ((u32)e1487);
+                    strata_fault_[2u] = e1495;
+                    const u32 e1497 = ((u32)((u64)(e1487 >> (32ul & 63))));
+                    strata_fault_[3u] = e1497;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e49;
+                    const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e51;
+                    const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e53;
+                }
+            } else {
+                const u32 e1498 = (v295 & 65535u);
+                const u32 e63 = (e2 + 1u);
+                const u32 e1504 = ((((u32)((u32)(v294 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const u32 e1505 = (e1504 & 65535u);
+                if (((e1498 != 0u) && (e1498 != e1505)) && (((v295 ^ e1504) & 2147418112u) == 0u)) {
+                    const u32 v298 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v298 == 0u) {
+                        strata_fault_[1u] = 90u;
+                        const u32 e1495 = ((u32)e1487);
+                        strata_fault_[2u] = e1495;
+                        const u32 e1497 = ((u32)((u64)(e1487 >> (32ul & 63))));
+                        strata_fault_[3u] = e1497;
+                        const u64 e1519 = (((u64)v295) | ((u64)((u64)((u64)v296) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e1519);
+                        strata_fault_[5u] = ((u32)((u64)(e1519 >> (32ul & 63))));
+                        const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e49;
+                        const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e51;
+                        const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e53;
+                    }
+                } else {
+                    const u32 v299 = strata_atomic_load(&strata_b_tile_reader_[e1486]);
+                    const u32 e1524 = (v299 & 65535u);
+                    if (((e1524 != 0u) && (e1524 != e1505)) && (((v299 ^ e1504) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e1486], e1504);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e1486], 90u);
+                    }
+                }
+            }
+            const float v107 = b_tile[e1486];
             strata_loaded0_ = v107;
         } else {
             const u32 v106 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v106 == 0u) {
                 strata_fault_[1u] = 29u;
-                strata_fault_[2u] = ((u32)e375);
-                strata_fault_[3u] = ((u32)((u64)(e375 >> (32ul & 63))));
+                const u32 e1495 = ((u32)e1487);
+                strata_fault_[2u] = e1495;
+                const u32 e1497 = ((u32)((u64)(e1487 >> (32ul & 63))));
+                strata_fault_[3u] = e1497;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e40;
-                const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e42;
-                const u32 e44 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e44;
+                const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e49;
+                const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e51;
+                const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e53;
             }
         }
         const float v37 = strata_loaded0_;
         const float v38 = v;
         v = (v38 + (v36 * v37));
-        const u32 e389 = (e45 + 12u);
-        const u64 e390 = ((u64)e389);
-        if (e390 < 256ul) {
-            const float v109 = a_tile[e389];
+        const u32 e1541 = (e54 + 12u);
+        const u64 e1542 = ((u64)e1541);
+        if (e1542 < 256ul) {
+            const u32 v300 = strata_phase_;
+            const u32 v301 = strata_atomic_load(&strata_a_tile_writer_[e1541]);
+            const u32 v302 = strata_atomic_load(&strata_a_tile_writer_site_[e1541]);
+            if ((v301 & 2147483648u) == 0u) {
+                const u32 v303 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v303 == 0u) {
+                    strata_fault_[1u] = 91u;
+                    const u32 e1550 = ((u32)e1542);
+                    strata_fault_[2u] = e1550;
+                    const u32 e1552 = ((u32)((u64)(e1542 >> (32ul & 63))));
+                    strata_fault_[3u] = e1552;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e49;
+                    const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e51;
+                    const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e53;
+                }
+            } else {
+                const u32 e1553 = (v301 & 65535u);
+                const u32 e63 = (e2 + 1u);
+                const u32 e1559 = ((((u32)((u32)(v300 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const u32 e1560 = (e1559 & 65535u);
+                if (((e1553 != 0u) && (e1553 != e1560)) && (((v301 ^ e1559) & 2147418112u) == 0u)) {
+                    const u32 v304 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v304 == 0u) {
+                        strata_fault_[1u] = 92u;
+                        const u32 e1550 = ((u32)e1542);
+                        strata_fault_[2u] = e1550;
+                        const u32 e1552 = ((u32)((u64)(e1542 >> (32ul & 63))));
+                        strata_fault_[3u] = e1552;
+                        const u64 e1574 = (((u64)v301) | ((u64)((u64)((u64)v302) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e1574);
+                        strata_fault_[5u] = ((u32)((u64)(e1574 >> (32ul & 63))));
+                        const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e49;
+                        const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e51;
+                        const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e53;
+                    }
+                } else {
+                    const u32 v305 = strata_atomic_load(&strata_a_tile_reader_[e1541]);
+                    const u32 e1579 = (v305 & 65535u);
+                    if (((e1579 != 0u) && (e1579 != e1560)) && (((v305 ^ e1559) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e1541], e1559);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e1541], 92u);
+                    }
+                }
+            }
+            const float v109 = a_tile[e1541];
             strata_loaded0_ = v109;
         } else {
             const u32 v108 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v108 == 0u) {
                 strata_fault_[1u] = 30u;
-                strata_fault_[2u] = ((u32)e390);
-                strata_fault_[3u] = ((u32)((u64)(e390 >> (32ul & 63))));
+                const u32 e1550 = ((u32)e1542);
+                strata_fault_[2u] = e1550;
+                const u32 e1552 = ((u32)((u64)(e1542 >> (32ul & 63))));
+                strata_fault_[3u] = e1552;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e40;
-                const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e42;
-                const u32 e44 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e44;
+                const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e49;
+                const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e51;
+                const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e53;
             }
         }
         const float v39 = strata_loaded0_;
-        const u32 e400 = (192u + e15);
-        const u64 e401 = ((u64)e400);
-        if (e401 < 256ul) {
-            const float v111 = b_tile[e400];
+        const u32 e1592 = (192u + e24);
+        const u64 e1593 = ((u64)e1592);
+        if (e1593 < 256ul) {
+            const u32 v306 = strata_phase_;
+            const u32 v307 = strata_atomic_load(&strata_b_tile_writer_[e1592]);
+            const u32 v308 = strata_atomic_load(&strata_b_tile_writer_site_[e1592]);
+            if ((v307 & 2147483648u) == 0u) {
+                const u32 v309 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v309 == 0u) {
+                    strata_fault_[1u] = 93u;
+                    const u32 e1601 = ((u32)e1593);
+                    strata_fault_[2u] = e1601;
+                    const u32 e1603 = ((u32)((u64)(e1593 >> (32ul & 63))));
+                    strata_fault_[3u] = e1603;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e49;
+                    const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e51;
+                    const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e53;
+                }
+            } else {
+                const u32 e1604 = (v307 & 65535u);
+                const u32 e63 = (e2 + 1u);
+                const u32 e1610 = ((((u32)((u32)(v306 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const u32 e1611 = (e1610 & 65535u);
+                if (((e1604 != 0u) && (e1604 != e1611)) && (((v307 ^ e1610) & 2147418112u) == 0u)) {
+                    const u32 v310 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v310 == 0u) {
+                        strata_fault_[1u] = 94u;
+                        const u32 e1601 = ((u32)e1593);
+                        strata_fault_[2u] = e1601;
+                        const u32 e1603 = ((u32)((u64)(e1593 >> (32ul & 63))));
+                        strata_fault_[3u] = e1603;
+                        const u64 e1625 = (((u64)v307) | ((u64)((u64)((u64)v308) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e1625);
+                        strata_fault_[5u] = ((u32)((u64)(e1625 >> (32ul & 63))));
+                        const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e49;
+                        const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e51;
+                        const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e53;
+                    }
+                } else {
+                    const u32 v311 = strata_atomic_load(&strata_b_tile_reader_[e1592]);
+                    const u32 e1630 = (v311 & 65535u);
+                    if (((e1630 != 0u) && (e1630 != e1611)) && (((v311 ^ e1610) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e1592], e1610);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e1592], 94u);
+                    }
+                }
+            }
+            const float v111 = b_tile[e1592];
             strata_loaded0_ = v111;
         } else {
             const u32 v110 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v110 == 0u) {
                 strata_fault_[1u] = 31u;
-                strata_fault_[2u] = ((u32)e401);
-                strata_fault_[3u] = ((u32)((u64)(e401 >> (32ul & 63))));
+                const u32 e1601 = ((u32)e1593);
+                strata_fault_[2u] = e1601;
+                const u32 e1603 = ((u32)((u64)(e1593 >> (32ul & 63))));
+                strata_fault_[3u] = e1603;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e40;
-                const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e42;
-                const u32 e44 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e44;
+                const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e49;
+                const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e51;
+                const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e53;
             }
         }
         const float v40 = strata_loaded0_;
         const float v41 = v;
         v = (v41 + (v39 * v40));
-        const u32 e415 = (e45 + 13u);
-        const u64 e416 = ((u64)e415);
-        if (e416 < 256ul) {
-            const float v113 = a_tile[e415];
+        const u32 e1647 = (e54 + 13u);
+        const u64 e1648 = ((u64)e1647);
+        if (e1648 < 256ul) {
+            const u32 v312 = strata_phase_;
+            const u32 v313 = strata_atomic_load(&strata_a_tile_writer_[e1647]);
+            const u32 v314 = strata_atomic_load(&strata_a_tile_writer_site_[e1647]);
+            if ((v313 & 2147483648u) == 0u) {
+                const u32 v315 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v315 == 0u) {
+                    strata_fault_[1u] = 95u;
+                    const u32 e1656 = ((u32)e1648);
+                    strata_fault_[2u] = e1656;
+                    const u32 e1658 = ((u32)((u64)(e1648 >> (32ul & 63))));
+                    strata_fault_[3u] = e1658;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e49;
+                    const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e51;
+                    const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e53;
+                }
+            } else {
+                const u32 e1659 = (v313 & 65535u);
+                const u32 e63 = (e2 + 1u);
+                const u32 e1665 = ((((u32)((u32)(v312 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const u32 e1666 = (e1665 & 65535u);
+                if (((e1659 != 0u) && (e1659 != e1666)) && (((v313 ^ e1665) & 2147418112u) == 0u)) {
+                    const u32 v316 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v316 == 0u) {
+                        strata_fault_[1u] = 96u;
+                        const u32 e1656 = ((u32)e1648);
+                        strata_fault_[2u] = e1656;
+                        const u32 e1658 = ((u32)((u64)(e1648 >> (32ul & 63))));
+                        strata_fault_[3u] = e1658;
+                        const u64 e1679 = (((u64)v313) | ((u64)((u64)((u64)v314) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e1679);
+                        strata_fault_[5u] = ((u32)((u64)(e1679 >> (32ul & 63))));
+                        const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e49;
+                        const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e51;
+                        const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e53;
+                    }
+                } else {
+                    const u32 v317 = strata_atomic_load(&strata_a_tile_reader_[e1647]);
+                    const u32 e1684 = (v317 & 65535u);
+                    if (((e1684 != 0u) && (e1684 != e1666)) && (((v317 ^ e1665) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e1647], e1665);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e1647], 96u);
+                    }
+                }
+            }
+            const float v113 = a_tile[e1647];
             strata_loaded0_ = v113;
         } else {
             const u32 v112 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v112 == 0u) {
                 strata_fault_[1u] = 32u;
-                strata_fault_[2u] = ((u32)e416);
-                strata_fault_[3u] = ((u32)((u64)(e416 >> (32ul & 63))));
+                const u32 e1656 = ((u32)e1648);
+                strata_fault_[2u] = e1656;
+                const u32 e1658 = ((u32)((u64)(e1648 >> (32ul & 63))));
+                strata_fault_[3u] = e1658;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e40;
-                const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e42;
-                const u32 e44 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e44;
+                const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e49;
+                const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e51;
+                const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e53;
             }
         }
         const float v42 = strata_loaded0_;
-        const u32 e425 = (208u + e15);
-        const u64 e426 = ((u64)e425);
-        if (e426 < 256ul) {
-            const float v115 = b_tile[e425];
+        const u32 e1696 = (208u + e24);
+        const u64 e1697 = ((u64)e1696);
+        if (e1697 < 256ul) {
+            const u32 v318 = strata_phase_;
+            const u32 v319 = strata_atomic_load(&strata_b_tile_writer_[e1696]);
+            const u32 v320 = strata_atomic_load(&strata_b_tile_writer_site_[e1696]);
+            if ((v319 & 2147483648u) == 0u) {
+                const u32 v321 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v321 == 0u) {
+                    strata_fault_[1u] = 97u;
+                    const u32 e1705 = ((u32)e1697);
+                    strata_fault_[2u] = e1705;
+                    const u32 e1707 = ((u32)((u64)(e1697 >> (32ul & 63))));
+                    strata_fault_[3u] = e1707;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e49;
+                    const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e51;
+                    const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e53;
+                }
+            } else {
+                const u32 e1708 = (v319 & 65535u);
+                const u32 e63 = (e2 + 1u);
+                const u32 e1714 = ((((u32)((u32)(v318 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const u32 e1715 = (e1714 & 65535u);
+                if (((e1708 != 0u) && (e1708 != e1715)) && (((v319 ^ e1714) & 2147418112u) == 0u)) {
+                    const u32 v322 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v322 == 0u) {
+                        strata_fault_[1u] = 98u;
+                        const u32 e1705 = ((u32)e1697);
+                        strata_fault_[2u] = e1705;
+                        const u32 e1707 = ((u32)((u64)(e1697 >> (32ul & 63))));
+                        strata_fault_[3u] = e1707;
+                        const u64 e1729 = (((u64)v319) | ((u64)((u64)((u64)v320) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e1729);
+                        strata_fault_[5u] = ((u32)((u64)(e1729 >> (32ul & 63))));
+                        const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e49;
+                        const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e51;
+                        const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e53;
+                    }
+                } else {
+                    const u32 v323 = strata_atomic_load(&strata_b_tile_reader_[e1696]);
+                    const u32 e1734 = (v323 & 65535u);
+                    if (((e1734 != 0u) && (e1734 != e1715)) && (((v323 ^ e1714) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e1696], e1714);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e1696], 98u);
+                    }
+                }
+            }
+            const float v115 = b_tile[e1696];
             strata_loaded0_ = v115;
         } else {
             const u32 v114 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v114 == 0u) {
                 strata_fault_[1u] = 33u;
-                strata_fault_[2u] = ((u32)e426);
-                strata_fault_[3u] = ((u32)((u64)(e426 >> (32ul & 63))));
+                const u32 e1705 = ((u32)e1697);
+                strata_fault_[2u] = e1705;
+                const u32 e1707 = ((u32)((u64)(e1697 >> (32ul & 63))));
+                strata_fault_[3u] = e1707;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e40;
-                const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e42;
-                const u32 e44 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e44;
+                const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e49;
+                const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e51;
+                const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e53;
             }
         }
         const float v43 = strata_loaded0_;
         const float v44 = v;
         v = (v44 + (v42 * v43));
-        const u32 e440 = (e45 + 14u);
-        const u64 e441 = ((u64)e440);
-        if (e441 < 256ul) {
-            const float v117 = a_tile[e440];
+        const u32 e1751 = (e54 + 14u);
+        const u64 e1752 = ((u64)e1751);
+        if (e1752 < 256ul) {
+            const u32 v324 = strata_phase_;
+            const u32 v325 = strata_atomic_load(&strata_a_tile_writer_[e1751]);
+            const u32 v326 = strata_atomic_load(&strata_a_tile_writer_site_[e1751]);
+            if ((v325 & 2147483648u) == 0u) {
+                const u32 v327 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v327 == 0u) {
+                    strata_fault_[1u] = 99u;
+                    const u32 e1760 = ((u32)e1752);
+                    strata_fault_[2u] = e1760;
+                    const u32 e1762 = ((u32)((u64)(e1752 >> (32ul & 63))));
+                    strata_fault_[3u] = e1762;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e49;
+                    const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e51;
+                    const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e53;
+                }
+            } else {
+                const u32 e1763 = (v325 & 65535u);
+                const u32 e63 = (e2 + 1u);
+                const u32 e1769 = ((((u32)((u32)(v324 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const u32 e1770 = (e1769 & 65535u);
+                if (((e1763 != 0u) && (e1763 != e1770)) && (((v325 ^ e1769) & 2147418112u) == 0u)) {
+                    const u32 v328 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v328 == 0u) {
+                        strata_fault_[1u] = 100u;
+                        const u32 e1760 = ((u32)e1752);
+                        strata_fault_[2u] = e1760;
+                        const u32 e1762 = ((u32)((u64)(e1752 >> (32ul & 63))));
+                        strata_fault_[3u] = e1762;
+                        const u64 e1784 = (((u64)v325) | ((u64)((u64)((u64)v326) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e1784);
+                        strata_fault_[5u] = ((u32)((u64)(e1784 >> (32ul & 63))));
+                        const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e49;
+                        const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e51;
+                        const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e53;
+                    }
+                } else {
+                    const u32 v329 = strata_atomic_load(&strata_a_tile_reader_[e1751]);
+                    const u32 e1789 = (v329 & 65535u);
+                    if (((e1789 != 0u) && (e1789 != e1770)) && (((v329 ^ e1769) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e1751], e1769);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e1751], 100u);
+                    }
+                }
+            }
+            const float v117 = a_tile[e1751];
             strata_loaded0_ = v117;
         } else {
             const u32 v116 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v116 == 0u) {
                 strata_fault_[1u] = 34u;
-                strata_fault_[2u] = ((u32)e441);
-                strata_fault_[3u] = ((u32)((u64)(e441 >> (32ul & 63))));
+                const u32 e1760 = ((u32)e1752);
+                strata_fault_[2u] = e1760;
+                const u32 e1762 = ((u32)((u64)(e1752 >> (32ul & 63))));
+                strata_fault_[3u] = e1762;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e40;
-                const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e42;
-                const u32 e44 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e44;
+                const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e49;
+                const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e51;
+                const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e53;
             }
         }
         const float v45 = strata_loaded0_;
-        const u32 e451 = (224u + e15);
-        const u64 e452 = ((u64)e451);
-        if (e452 < 256ul) {
-            const float v119 = b_tile[e451];
+        const u32 e1802 = (224u + e24);
+        const u64 e1803 = ((u64)e1802);
+        if (e1803 < 256ul) {
+            const u32 v330 = strata_phase_;
+            const u32 v331 = strata_atomic_load(&strata_b_tile_writer_[e1802]);
+            const u32 v332 = strata_atomic_load(&strata_b_tile_writer_site_[e1802]);
+            if ((v331 & 2147483648u) == 0u) {
+                const u32 v333 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v333 == 0u) {
+                    strata_fault_[1u] = 101u;
+                    const u32 e1811 = ((u32)e1803);
+                    strata_fault_[2u] = e1811;
+                    const u32 e1813 = ((u32)((u64)(e1803 >> (32ul & 63))));
+                    strata_fault_[3u] = e1813;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e49;
+                    const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e51;
+                    const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e53;
+                }
+            } else {
+                const u32 e1814 = (v331 & 65535u);
+                const u32 e63 = (e2 + 1u);
+                const u32 e1820 = ((((u32)((u32)(v330 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const u32 e1821 = (e1820 & 65535u);
+                if (((e1814 != 0u) && (e1814 != e1821)) && (((v331 ^ e1820) & 2147418112u) == 0u)) {
+                    const u32 v334 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v334 == 0u) {
+                        strata_fault_[1u] = 102u;
+                        const u32 e1811 = ((u32)e1803);
+                        strata_fault_[2u] = e1811;
+                        const u32 e1813 = ((u32)((u64)(e1803 >> (32ul & 63))));
+                        strata_fault_[3u] = e1813;
+                        const u64 e1835 = (((u64)v331) | ((u64)((u64)((u64)v332) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e1835);
+                        strata_fault_[5u] = ((u32)((u64)(e1835 >> (32ul & 63))));
+                        const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e49;
+                        const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e51;
+                        const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e53;
+                    }
+                } else {
+                    const u32 v335 = strata_atomic_load(&strata_b_tile_reader_[e1802]);
+                    const u32 e1840 = (v335 & 65535u);
+                    if (((e1840 != 0u) && (e1840 != e1821)) && (((v335 ^ e1820) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e1802], e1820);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e1802], 102u);
+                    }
+                }
+            }
+            const float v119 = b_tile[e1802];
             strata_loaded0_ = v119;
         } else {
             const u32 v118 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v118 == 0u) {
                 strata_fault_[1u] = 35u;
-                strata_fault_[2u] = ((u32)e452);
-                strata_fault_[3u] = ((u32)((u64)(e452 >> (32ul & 63))));
+                const u32 e1811 = ((u32)e1803);
+                strata_fault_[2u] = e1811;
+                const u32 e1813 = ((u32)((u64)(e1803 >> (32ul & 63))));
+                strata_fault_[3u] = e1813;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e40;
-                const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e42;
-                const u32 e44 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e44;
+                const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e49;
+                const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e51;
+                const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e53;
             }
         }
         const float v46 = strata_loaded0_;
         const float v47 = v;
         v = (v47 + (v45 * v46));
-        const u32 e466 = (e45 + 15u);
-        const u64 e467 = ((u64)e466);
-        if (e467 < 256ul) {
-            const float v121 = a_tile[e466];
+        const u32 e1857 = (e54 + 15u);
+        const u64 e1858 = ((u64)e1857);
+        if (e1858 < 256ul) {
+            const u32 v336 = strata_phase_;
+            const u32 v337 = strata_atomic_load(&strata_a_tile_writer_[e1857]);
+            const u32 v338 = strata_atomic_load(&strata_a_tile_writer_site_[e1857]);
+            if ((v337 & 2147483648u) == 0u) {
+                const u32 v339 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v339 == 0u) {
+                    strata_fault_[1u] = 103u;
+                    const u32 e1866 = ((u32)e1858);
+                    strata_fault_[2u] = e1866;
+                    const u32 e1868 = ((u32)((u64)(e1858 >> (32ul & 63))));
+                    strata_fault_[3u] = e1868;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e49;
+                    const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e51;
+                    const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e53;
+                }
+            } else {
+                const u32 e1869 = (v337 & 65535u);
+                const u32 e63 = (e2 + 1u);
+                const u32 e1875 = ((((u32)((u32)(v336 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const u32 e1876 = (e1875 & 65535u);
+                if (((e1869 != 0u) && (e1869 != e1876)) && (((v337 ^ e1875) & 2147418112u) == 0u)) {
+                    const u32 v340 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v340 == 0u) {
+                        strata_fault_[1u] = 104u;
+                        const u32 e1866 = ((u32)e1858);
+                        strata_fault_[2u] = e1866;
+                        const u32 e1868 = ((u32)((u64)(e1858 >> (32ul & 63))));
+                        strata_fault_[3u] = e1868;
+                        const u64 e1890 = (((u64)v337) | ((u64)((u64)((u64)v338) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e1890);
+                        strata_fault_[5u] = ((u32)((u64)(e1890 >> (32ul & 63))));
+                        const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e49;
+                        const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e51;
+                        const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e53;
+                    }
+                } else {
+                    const u32 v341 = strata_atomic_load(&strata_a_tile_reader_[e1857]);
+                    const u32 e1895 = (v341 & 65535u);
+                    if (((e1895 != 0u) && (e1895 != e1876)) && (((v341 ^ e1875) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e1857], e1875);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e1857], 104u);
+                    }
+                }
+            }
+            const float v121 = a_tile[e1857];
             strata_loaded0_ = v121;
         } else {
             const u32 v120 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v120 == 0u) {
                 strata_fault_[1u] = 36u;
-                strata_fault_[2u] = ((u32)e467);
-                strata_fault_[3u] = ((u32)((u64)(e467 >> (32ul & 63))));
+                const u32 e1866 = ((u32)e1858);
+                strata_fault_[2u] = e1866;
+                const u32 e1868 = ((u32)((u64)(e1858 >> (32ul & 63))));
+                strata_fault_[3u] = e1868;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e40;
-                const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e42;
-                const u32 e44 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e44;
+                const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e49;
+                const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e51;
+                const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e53;
             }
         }
         const float v48 = strata_loaded0_;
-        const u32 e477 = (240u + e15);
-        const u64 e478 = ((u64)e477);
-        if (e478 < 256ul) {
-            const float v123 = b_tile[e477];
+        const u32 e1908 = (240u + e24);
+        const u64 e1909 = ((u64)e1908);
+        if (e1909 < 256ul) {
+            const u32 v342 = strata_phase_;
+            const u32 v343 = strata_atomic_load(&strata_b_tile_writer_[e1908]);
+            const u32 v344 = strata_atomic_load(&strata_b_tile_writer_site_[e1908]);
+            if ((v343 & 2147483648u) == 0u) {
+                const u32 v345 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v345 == 0u) {
+                    strata_fault_[1u] = 105u;
+                    const u32 e1917 = ((u32)e1909);
+                    strata_fault_[2u] = e1917;
+                    const u32 e1919 = ((u32)((u64)(e1909 >> (32ul & 63))));
+                    strata_fault_[3u] = e1919;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e49;
+                    const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e51;
+                    const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e53;
+                }
+            } else {
+                const u32 e1920 = (v343 & 65535u);
+                const u32 e63 = (e2 + 1u);
+                const u32 e1926 = ((((u32)((u32)(v342 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const u32 e1927 = (e1926 & 65535u);
+                if (((e1920 != 0u) && (e1920 != e1927)) && (((v343 ^ e1926) & 2147418112u) == 0u)) {
+                    const u32 v346 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v346 == 0u) {
+                        strata_fault_[1u] = 106u;
+                        const u32 e1917 = ((u32)e1909);
+                        strata_fault_[2u] = e1917;
+                        const u32 e1919 = ((u32)((u64)(e1909 >> (32ul & 63))));
+                        strata_fault_[3u] = e1919;
+                        const u64 e1941 = (((u64)v343) | ((u64)((u64)((u64)v344) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e1941);
+                        strata_fault_[5u] = ((u32)((u64)(e1941 >> (32ul & 63))));
+                        const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e49;
+                        const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e51;
+                        const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e53;
+                    }
+                } else {
+                    const u32 v347 = strata_atomic_load(&strata_b_tile_reader_[e1908]);
+                    const u32 e1946 = (v347 & 65535u);
+                    if (((e1946 != 0u) && (e1946 != e1927)) && (((v347 ^ e1926) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e1908], e1926);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e1908], 106u);
+                    }
+                }
+            }
+            const float v123 = b_tile[e1908];
             strata_loaded0_ = v123;
         } else {
             const u32 v122 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v122 == 0u) {
                 strata_fault_[1u] = 37u;
-                strata_fault_[2u] = ((u32)e478);
-                strata_fault_[3u] = ((u32)((u64)(e478 >> (32ul & 63))));
+                const u32 e1917 = ((u32)e1909);
+                strata_fault_[2u] = e1917;
+                const u32 e1919 = ((u32)((u64)(e1909 >> (32ul & 63))));
+                strata_fault_[3u] = e1919;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e40;
-                const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e42;
-                const u32 e44 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e44;
+                const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e49;
+                const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e51;
+                const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e53;
             }
         }
         const float v49 = strata_loaded0_;
         const float v50 = v;
         v = (v50 + (v48 * v49));
         __syncthreads();
+        const u32 v348 = strata_phase_;
+        strata_phase_ = (v348 + 1u);
     }
-    const u32 e10 = (u32)threadIdx.y;
-    const u32 e11 = (((u32)blockIdx.y * 16u) + e10);
-    const bool e12 = (e11 < n);
-    const u32 e15 = (u32)threadIdx.x;
-    const u32 e63 = (((u32)blockIdx.x * 16u) + e15);
-    const bool e64 = (e63 < n);
-    if (e12 && e64) {
+    const u32 e19 = (u32)threadIdx.y;
+    const u32 e20 = (((u32)blockIdx.y * 16u) + e19);
+    const bool e21 = (e20 < n);
+    const u32 e24 = (u32)threadIdx.x;
+    const u32 e166 = (((u32)blockIdx.x * 16u) + e24);
+    const bool e167 = (e166 < n);
+    if (e21 && e167) {
         const float v51 = v;
-        const u32 e19 = (e11 * n);
-        const u32 e493 = (e19 + e63);
-        const u64 e494 = ((u64)e493);
-        const u64 e496 = ((u64)c_len);
-        if (e494 < e496) {
-            c[e493] = v51;
+        const u32 e28 = (e20 * n);
+        const u32 e1966 = (e28 + e166);
+        const u64 e1967 = ((u64)e1966);
+        const u64 e1969 = ((u64)c_len);
+        if (e1967 < e1969) {
+            const u32 v349 = strata_phase_;
+            const u64 e1972 = (e1967 * 4ul);
+            const u32 e1973 = ((u32)blockIdx.x + (u32)gridDim.x * ((u32)blockIdx.y + (u32)gridDim.y * (u32)blockIdx.z));
+            const u32 e1976 = (((e1973 * e8) + e2) + 1u);
+            const u32 v350 = strata_atomic_xchg(&strata_c_shadow_[e1972], e1976);
+            const u32 e1982 = (((u32)((u32)v349 << (16u & 31))) | 107u);
+            const u32 v351 = strata_atomic_xchg(&strata_c_shadow_[(e1972 + 1ul)], e1982);
+            const bool e1989 = (((v350 - 1u) / e8) == e1973);
+            if (((v350 != 0u) && (v350 != e1976)) && ((!e1989) || (e1989 && (((u32)((v351 ^ e1982) >> (16u & 31))) == 0u)))) {
+                const u32 v352 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v352 == 0u) {
+                    strata_fault_[1u] = 107u;
+                    const u32 e2000 = ((u32)e1967);
+                    strata_fault_[2u] = e2000;
+                    const u32 e2002 = ((u32)((u64)(e1967 >> (32ul & 63))));
+                    strata_fault_[3u] = e2002;
+                    const u64 e2006 = (((u64)v350) | ((u64)((u64)((u64)v351) << (32ul & 63))));
+                    strata_fault_[4u] = ((u32)e2006);
+                    strata_fault_[5u] = ((u32)((u64)(e2006 >> (32ul & 63))));
+                    const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e49;
+                    const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e51;
+                    const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e53;
+                }
+            } else {
+                const u64 e2011 = (e1972 + 2ul);
+                const u32 v353 = strata_atomic_load(&strata_c_shadow_[e2011]);
+                const u32 v354 = strata_atomic_load(&strata_c_shadow_[(e1972 + 3ul)]);
+                const bool e2020 = (((v353 - 1u) / e8) == e1973);
+                if (((v353 != 0u) && (v353 != e1976)) && ((!e2020) || (e2020 && (((u32)((v354 ^ e1982) >> (16u & 31))) == 0u)))) {
+                    const u32 v355 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v355 == 0u) {
+                        strata_fault_[1u] = 107u;
+                        const u32 e2000 = ((u32)e1967);
+                        strata_fault_[2u] = e2000;
+                        const u32 e2002 = ((u32)((u64)(e1967 >> (32ul & 63))));
+                        strata_fault_[3u] = e2002;
+                        const u64 e2034 = (((u64)v353) | ((u64)((u64)((u64)v354) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e2034);
+                        strata_fault_[5u] = ((u32)((u64)(e2034 >> (32ul & 63))));
+                        const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e49;
+                        const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e51;
+                        const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e53;
+                    }
+                }
+                (void)strata_atomic_xchg(&strata_c_shadow_[e2011], 0u);
+            }
+            c[e1966] = v51;
         } else {
             const u32 v124 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v124 == 0u) {
                 strata_fault_[1u] = 38u;
-                strata_fault_[2u] = ((u32)e494);
-                strata_fault_[3u] = ((u32)((u64)(e494 >> (32ul & 63))));
-                strata_fault_[4u] = ((u32)e496);
-                strata_fault_[5u] = ((u32)((u64)(e496 >> (32ul & 63))));
-                const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e40;
-                const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e42;
-                const u32 e44 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e44;
+                const u32 e2000 = ((u32)e1967);
+                strata_fault_[2u] = e2000;
+                const u32 e2002 = ((u32)((u64)(e1967 >> (32ul & 63))));
+                strata_fault_[3u] = e2002;
+                strata_fault_[4u] = ((u32)e1969);
+                strata_fault_[5u] = ((u32)((u64)(e1969 >> (32ul & 63))));
+                const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e49;
+                const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e51;
+                const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e53;
             }
         }
     }

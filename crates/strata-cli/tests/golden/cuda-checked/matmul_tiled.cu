@@ -105,937 +105,2982 @@ extern "C" __global__ void matmul_tiled(
     const u32 n,
     const u32 k,
     u32* strata_fault_,
-    const u32 strata_fault__len
+    const u32 strata_fault__len,
+    u32* strata_c_shadow_,
+    const u32 strata_c_shadow__len
 ) {
     __shared__ float a_tile[256];
     __shared__ float b_tile[256];
+    __shared__ u32 strata_a_tile_writer_[256];
+    __shared__ u32 strata_a_tile_writer_site_[256];
+    __shared__ u32 strata_a_tile_reader_[256];
+    __shared__ u32 strata_a_tile_reader_site_[256];
+    __shared__ u32 strata_b_tile_writer_[256];
+    __shared__ u32 strata_b_tile_writer_site_[256];
+    __shared__ u32 strata_b_tile_reader_[256];
+    __shared__ u32 strata_b_tile_reader_site_[256];
     float acc = 0;
     float strata_loaded0_ = 0;
+    u32 strata_phase_ = 0;
     strata_loaded0_ = 0.0f;
+    strata_phase_ = 0u;
+    const u32 e2 = ((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z));
+    const u32 e8 = (((u32)blockDim.x * (u32)blockDim.y) * (u32)blockDim.z);
+    for (u32 v125 = e2; v125 < 256u; v125 += e8) {
+        strata_a_tile_writer_[v125] = 0u;
+        strata_a_tile_writer_site_[v125] = 0u;
+        strata_a_tile_reader_[v125] = 0u;
+        strata_a_tile_reader_site_[v125] = 0u;
+    }
+    for (u32 v126 = e2; v126 < 256u; v126 += e8) {
+        strata_b_tile_writer_[v126] = 0u;
+        strata_b_tile_writer_site_[v126] = 0u;
+        strata_b_tile_reader_[v126] = 0u;
+        strata_b_tile_reader_site_[v126] = 0u;
+    }
+    __syncthreads();
     acc = 0.0f;
     for (u32 i_0 = 0u; i_0 < ((k + 15u) / 16u); i_0++) {
-        const u32 e10 = (u32)threadIdx.y;
-        const u32 e11 = (((u32)blockIdx.y * 16u) + e10);
-        const bool e13 = (e11 < m);
-        const u32 e15 = (i_0 * 16u);
-        const u32 e16 = (u32)threadIdx.x;
-        const u32 e17 = (e15 + e16);
-        if (e13 && (e17 < k)) {
-            const u32 e21 = ((e11 * k) + e17);
-            const u64 e22 = ((u64)e21);
-            const u64 e24 = ((u64)a_len);
-            if (e22 < e24) {
-                const float v53 = a[e21];
+        const u32 e19 = (u32)threadIdx.y;
+        const u32 e20 = (((u32)blockIdx.y * 16u) + e19);
+        const bool e22 = (e20 < m);
+        const u32 e24 = (i_0 * 16u);
+        const u32 e25 = (u32)threadIdx.x;
+        const u32 e26 = (e24 + e25);
+        if (e22 && (e26 < k)) {
+            const u32 e30 = ((e20 * k) + e26);
+            const u64 e31 = ((u64)e30);
+            const u64 e33 = ((u64)a_len);
+            if (e31 < e33) {
+                const float v53 = a[e30];
                 strata_loaded0_ = v53;
             } else {
                 const u32 v52 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v52 == 0u) {
                     strata_fault_[1u] = 0u;
-                    strata_fault_[2u] = ((u32)e22);
-                    strata_fault_[3u] = ((u32)((u64)(e22 >> (32ul & 63))));
-                    strata_fault_[4u] = ((u32)e24);
-                    strata_fault_[5u] = ((u32)((u64)(e24 >> (32ul & 63))));
-                    const u32 e41 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                    strata_fault_[6u] = e41;
-                    const u32 e43 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                    strata_fault_[7u] = e43;
-                    const u32 e45 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                    strata_fault_[8u] = e45;
+                    strata_fault_[2u] = ((u32)e31);
+                    strata_fault_[3u] = ((u32)((u64)(e31 >> (32ul & 63))));
+                    strata_fault_[4u] = ((u32)e33);
+                    strata_fault_[5u] = ((u32)((u64)(e33 >> (32ul & 63))));
+                    const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e50;
+                    const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e52;
+                    const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e54;
                 }
             }
             const float v1 = strata_loaded0_;
-            const u32 e46 = (e10 * 16u);
-            const u32 e47 = (e46 + e16);
-            const u64 e48 = ((u64)e47);
-            const bool e50 = (e48 < 256ul);
-            if (e50) {
-                a_tile[e47] = v1;
+            const u32 e55 = (e19 * 16u);
+            const u32 e56 = (e55 + e25);
+            const u64 e57 = ((u64)e56);
+            const bool e59 = (e57 < 256ul);
+            if (e59) {
+                const u32 v127 = strata_phase_;
+                const u32 e64 = (e2 + 1u);
+                const u32 e67 = ((((u32)((u32)(v127 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const u32 v128 = strata_atomic_xchg(&strata_a_tile_writer_[e56], e67);
+                const u32 v129 = strata_atomic_xchg(&strata_a_tile_writer_site_[e56], 39u);
+                const u32 e71 = (v128 & 65535u);
+                const u32 e73 = (e67 & 65535u);
+                if (((e71 != 0u) && (e71 != e73)) && (((v128 ^ e67) & 2147418112u) == 0u)) {
+                    const u32 v130 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v130 == 0u) {
+                        strata_fault_[1u] = 39u;
+                        const u32 e83 = ((u32)e57);
+                        strata_fault_[2u] = e83;
+                        const u32 e85 = ((u32)((u64)(e57 >> (32ul & 63))));
+                        strata_fault_[3u] = e85;
+                        const u64 e90 = (((u64)v128) | ((u64)((u64)((u64)v129) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e90);
+                        strata_fault_[5u] = ((u32)((u64)(e90 >> (32ul & 63))));
+                        const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e50;
+                        const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e52;
+                        const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e54;
+                    }
+                } else {
+                    const u32 v131 = strata_atomic_load(&strata_a_tile_reader_[e56]);
+                    const u32 v132 = strata_atomic_load(&strata_a_tile_reader_site_[e56]);
+                    const u32 e95 = (v131 & 65535u);
+                    if (((e95 != 0u) && (e95 != e73)) && (((v131 ^ e67) & 2147418112u) == 0u)) {
+                        const u32 v133 = strata_atomic_add(&strata_fault_[0u], 1u);
+                        if (v133 == 0u) {
+                            strata_fault_[1u] = 39u;
+                            const u32 e83 = ((u32)e57);
+                            strata_fault_[2u] = e83;
+                            const u32 e85 = ((u32)((u64)(e57 >> (32ul & 63))));
+                            strata_fault_[3u] = e85;
+                            const u64 e109 = (((u64)v131) | ((u64)((u64)((u64)v132) << (32ul & 63))));
+                            strata_fault_[4u] = ((u32)e109);
+                            strata_fault_[5u] = ((u32)((u64)(e109 >> (32ul & 63))));
+                            const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                            strata_fault_[6u] = e50;
+                            const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                            strata_fault_[7u] = e52;
+                            const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                            strata_fault_[8u] = e54;
+                        }
+                    }
+                    (void)strata_atomic_xchg(&strata_a_tile_reader_[e56], 0u);
+                }
+                a_tile[e56] = v1;
             } else {
                 const u32 v54 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v54 == 0u) {
                     strata_fault_[1u] = 1u;
-                    const u32 e54 = ((u32)e48);
-                    strata_fault_[2u] = e54;
-                    const u32 e56 = ((u32)((u64)(e48 >> (32ul & 63))));
-                    strata_fault_[3u] = e56;
+                    const u32 e83 = ((u32)e57);
+                    strata_fault_[2u] = e83;
+                    const u32 e85 = ((u32)((u64)(e57 >> (32ul & 63))));
+                    strata_fault_[3u] = e85;
                     strata_fault_[4u] = 256u;
                     strata_fault_[5u] = 0u;
-                    const u32 e41 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                    strata_fault_[6u] = e41;
-                    const u32 e43 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                    strata_fault_[7u] = e43;
-                    const u32 e45 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                    strata_fault_[8u] = e45;
+                    const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e50;
+                    const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e52;
+                    const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e54;
                 }
             }
         } else {
-            const u32 e46 = (e10 * 16u);
-            const u32 e47 = (e46 + e16);
-            const u64 e48 = ((u64)e47);
-            const bool e50 = (e48 < 256ul);
-            if (e50) {
-                a_tile[e47] = 0.0f;
+            const u32 e55 = (e19 * 16u);
+            const u32 e56 = (e55 + e25);
+            const u64 e57 = ((u64)e56);
+            const bool e59 = (e57 < 256ul);
+            if (e59) {
+                const u32 v134 = strata_phase_;
+                const u32 e64 = (e2 + 1u);
+                const u32 e120 = ((((u32)((u32)(v134 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const u32 v135 = strata_atomic_xchg(&strata_a_tile_writer_[e56], e120);
+                const u32 v136 = strata_atomic_xchg(&strata_a_tile_writer_site_[e56], 40u);
+                const u32 e123 = (v135 & 65535u);
+                const u32 e125 = (e120 & 65535u);
+                if (((e123 != 0u) && (e123 != e125)) && (((v135 ^ e120) & 2147418112u) == 0u)) {
+                    const u32 v137 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v137 == 0u) {
+                        strata_fault_[1u] = 40u;
+                        const u32 e83 = ((u32)e57);
+                        strata_fault_[2u] = e83;
+                        const u32 e85 = ((u32)((u64)(e57 >> (32ul & 63))));
+                        strata_fault_[3u] = e85;
+                        const u64 e138 = (((u64)v135) | ((u64)((u64)((u64)v136) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e138);
+                        strata_fault_[5u] = ((u32)((u64)(e138 >> (32ul & 63))));
+                        const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e50;
+                        const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e52;
+                        const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e54;
+                    }
+                } else {
+                    const u32 v138 = strata_atomic_load(&strata_a_tile_reader_[e56]);
+                    const u32 v139 = strata_atomic_load(&strata_a_tile_reader_site_[e56]);
+                    const u32 e143 = (v138 & 65535u);
+                    if (((e143 != 0u) && (e143 != e125)) && (((v138 ^ e120) & 2147418112u) == 0u)) {
+                        const u32 v140 = strata_atomic_add(&strata_fault_[0u], 1u);
+                        if (v140 == 0u) {
+                            strata_fault_[1u] = 40u;
+                            const u32 e83 = ((u32)e57);
+                            strata_fault_[2u] = e83;
+                            const u32 e85 = ((u32)((u64)(e57 >> (32ul & 63))));
+                            strata_fault_[3u] = e85;
+                            const u64 e157 = (((u64)v138) | ((u64)((u64)((u64)v139) << (32ul & 63))));
+                            strata_fault_[4u] = ((u32)e157);
+                            strata_fault_[5u] = ((u32)((u64)(e157 >> (32ul & 63))));
+                            const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                            strata_fault_[6u] = e50;
+                            const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                            strata_fault_[7u] = e52;
+                            const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                            strata_fault_[8u] = e54;
+                        }
+                    }
+                    (void)strata_atomic_xchg(&strata_a_tile_reader_[e56], 0u);
+                }
+                a_tile[e56] = 0.0f;
             } else {
                 const u32 v55 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v55 == 0u) {
                     strata_fault_[1u] = 2u;
-                    const u32 e54 = ((u32)e48);
-                    strata_fault_[2u] = e54;
-                    const u32 e56 = ((u32)((u64)(e48 >> (32ul & 63))));
-                    strata_fault_[3u] = e56;
+                    const u32 e83 = ((u32)e57);
+                    strata_fault_[2u] = e83;
+                    const u32 e85 = ((u32)((u64)(e57 >> (32ul & 63))));
+                    strata_fault_[3u] = e85;
                     strata_fault_[4u] = 256u;
                     strata_fault_[5u] = 0u;
-                    const u32 e41 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                    strata_fault_[6u] = e41;
-                    const u32 e43 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                    strata_fault_[7u] = e43;
-                    const u32 e45 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                    strata_fault_[8u] = e45;
+                    const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e50;
+                    const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e52;
+                    const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e54;
                 }
             }
         }
-        const u32 e60 = (e15 + e10);
-        const u32 e64 = (((u32)blockIdx.x * 16u) + e16);
-        const bool e66 = (e64 < n);
-        if ((e60 < k) && e66) {
-            const u32 e69 = ((e60 * n) + e64);
-            const u64 e70 = ((u64)e69);
-            const u64 e72 = ((u64)b_len);
-            if (e70 < e72) {
-                const float v57 = b[e69];
+        const u32 e163 = (e24 + e19);
+        const u32 e167 = (((u32)blockIdx.x * 16u) + e25);
+        const bool e169 = (e167 < n);
+        if ((e163 < k) && e169) {
+            const u32 e172 = ((e163 * n) + e167);
+            const u64 e173 = ((u64)e172);
+            const u64 e175 = ((u64)b_len);
+            if (e173 < e175) {
+                const float v57 = b[e172];
                 strata_loaded0_ = v57;
             } else {
                 const u32 v56 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v56 == 0u) {
                     strata_fault_[1u] = 3u;
-                    strata_fault_[2u] = ((u32)e70);
-                    strata_fault_[3u] = ((u32)((u64)(e70 >> (32ul & 63))));
-                    strata_fault_[4u] = ((u32)e72);
-                    strata_fault_[5u] = ((u32)((u64)(e72 >> (32ul & 63))));
-                    const u32 e41 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                    strata_fault_[6u] = e41;
-                    const u32 e43 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                    strata_fault_[7u] = e43;
-                    const u32 e45 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                    strata_fault_[8u] = e45;
+                    strata_fault_[2u] = ((u32)e173);
+                    strata_fault_[3u] = ((u32)((u64)(e173 >> (32ul & 63))));
+                    strata_fault_[4u] = ((u32)e175);
+                    strata_fault_[5u] = ((u32)((u64)(e175 >> (32ul & 63))));
+                    const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e50;
+                    const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e52;
+                    const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e54;
                 }
             }
             const float v2 = strata_loaded0_;
-            const u32 e46 = (e10 * 16u);
-            const u32 e47 = (e46 + e16);
-            const u64 e48 = ((u64)e47);
-            const bool e50 = (e48 < 256ul);
-            if (e50) {
-                b_tile[e47] = v2;
+            const u32 e55 = (e19 * 16u);
+            const u32 e56 = (e55 + e25);
+            const u64 e57 = ((u64)e56);
+            const bool e59 = (e57 < 256ul);
+            if (e59) {
+                const u32 v141 = strata_phase_;
+                const u32 e64 = (e2 + 1u);
+                const u32 e190 = ((((u32)((u32)(v141 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const u32 v142 = strata_atomic_xchg(&strata_b_tile_writer_[e56], e190);
+                const u32 v143 = strata_atomic_xchg(&strata_b_tile_writer_site_[e56], 41u);
+                const u32 e193 = (v142 & 65535u);
+                const u32 e195 = (e190 & 65535u);
+                if (((e193 != 0u) && (e193 != e195)) && (((v142 ^ e190) & 2147418112u) == 0u)) {
+                    const u32 v144 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v144 == 0u) {
+                        strata_fault_[1u] = 41u;
+                        const u32 e83 = ((u32)e57);
+                        strata_fault_[2u] = e83;
+                        const u32 e85 = ((u32)((u64)(e57 >> (32ul & 63))));
+                        strata_fault_[3u] = e85;
+                        const u64 e208 = (((u64)v142) | ((u64)((u64)((u64)v143) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e208);
+                        strata_fault_[5u] = ((u32)((u64)(e208 >> (32ul & 63))));
+                        const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e50;
+                        const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e52;
+                        const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e54;
+                    }
+                } else {
+                    const u32 v145 = strata_atomic_load(&strata_b_tile_reader_[e56]);
+                    const u32 v146 = strata_atomic_load(&strata_b_tile_reader_site_[e56]);
+                    const u32 e213 = (v145 & 65535u);
+                    if (((e213 != 0u) && (e213 != e195)) && (((v145 ^ e190) & 2147418112u) == 0u)) {
+                        const u32 v147 = strata_atomic_add(&strata_fault_[0u], 1u);
+                        if (v147 == 0u) {
+                            strata_fault_[1u] = 41u;
+                            const u32 e83 = ((u32)e57);
+                            strata_fault_[2u] = e83;
+                            const u32 e85 = ((u32)((u64)(e57 >> (32ul & 63))));
+                            strata_fault_[3u] = e85;
+                            const u64 e227 = (((u64)v145) | ((u64)((u64)((u64)v146) << (32ul & 63))));
+                            strata_fault_[4u] = ((u32)e227);
+                            strata_fault_[5u] = ((u32)((u64)(e227 >> (32ul & 63))));
+                            const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                            strata_fault_[6u] = e50;
+                            const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                            strata_fault_[7u] = e52;
+                            const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                            strata_fault_[8u] = e54;
+                        }
+                    }
+                    (void)strata_atomic_xchg(&strata_b_tile_reader_[e56], 0u);
+                }
+                b_tile[e56] = v2;
             } else {
                 const u32 v58 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v58 == 0u) {
                     strata_fault_[1u] = 4u;
-                    const u32 e54 = ((u32)e48);
-                    strata_fault_[2u] = e54;
-                    const u32 e56 = ((u32)((u64)(e48 >> (32ul & 63))));
-                    strata_fault_[3u] = e56;
+                    const u32 e83 = ((u32)e57);
+                    strata_fault_[2u] = e83;
+                    const u32 e85 = ((u32)((u64)(e57 >> (32ul & 63))));
+                    strata_fault_[3u] = e85;
                     strata_fault_[4u] = 256u;
                     strata_fault_[5u] = 0u;
-                    const u32 e41 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                    strata_fault_[6u] = e41;
-                    const u32 e43 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                    strata_fault_[7u] = e43;
-                    const u32 e45 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                    strata_fault_[8u] = e45;
+                    const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e50;
+                    const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e52;
+                    const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e54;
                 }
             }
         } else {
-            const u32 e46 = (e10 * 16u);
-            const u32 e47 = (e46 + e16);
-            const u64 e48 = ((u64)e47);
-            const bool e50 = (e48 < 256ul);
-            if (e50) {
-                b_tile[e47] = 0.0f;
+            const u32 e55 = (e19 * 16u);
+            const u32 e56 = (e55 + e25);
+            const u64 e57 = ((u64)e56);
+            const bool e59 = (e57 < 256ul);
+            if (e59) {
+                const u32 v148 = strata_phase_;
+                const u32 e64 = (e2 + 1u);
+                const u32 e238 = ((((u32)((u32)(v148 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const u32 v149 = strata_atomic_xchg(&strata_b_tile_writer_[e56], e238);
+                const u32 v150 = strata_atomic_xchg(&strata_b_tile_writer_site_[e56], 42u);
+                const u32 e241 = (v149 & 65535u);
+                const u32 e243 = (e238 & 65535u);
+                if (((e241 != 0u) && (e241 != e243)) && (((v149 ^ e238) & 2147418112u) == 0u)) {
+                    const u32 v151 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v151 == 0u) {
+                        strata_fault_[1u] = 42u;
+                        const u32 e83 = ((u32)e57);
+                        strata_fault_[2u] = e83;
+                        const u32 e85 = ((u32)((u64)(e57 >> (32ul & 63))));
+                        strata_fault_[3u] = e85;
+                        const u64 e256 = (((u64)v149) | ((u64)((u64)((u64)v150) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e256);
+                        strata_fault_[5u] = ((u32)((u64)(e256 >> (32ul & 63))));
+                        const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e50;
+                        const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e52;
+                        const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e54;
+                    }
+                } else {
+                    const u32 v152 = strata_atomic_load(&strata_b_tile_reader_[e56]);
+                    const u32 v153 = strata_atomic_load(&strata_b_tile_reader_site_[e56]);
+                    const u32 e261 = (v152 & 65535u);
+                    if (((e261 != 0u) && (e261 != e243)) && (((v152 ^ e238) & 2147418112u) == 0u)) {
+                        const u32 v154 = strata_atomic_add(&strata_fault_[0u], 1u);
+                        if (v154 == 0u) {
+                            strata_fault_[1u] = 42u;
+                            const u32 e83 = ((u32)e57);
+                            strata_fault_[2u] = e83;
+                            const u32 e85 = ((u32)((u64)(e57 >> (32ul & 63))));
+                            strata_fault_[3u] = e85;
+                            const u64 e275 = (((u64)v152) | ((u64)((u64)((u64)v153) << (32ul & 63))));
+                            strata_fault_[4u] = ((u32)e275);
+                            strata_fault_[5u] = ((u32)((u64)(e275 >> (32ul & 63))));
+                            const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                            strata_fault_[6u] = e50;
+                            const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                            strata_fault_[7u] = e52;
+                            const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                            strata_fault_[8u] = e54;
+                        }
+                    }
+                    (void)strata_atomic_xchg(&strata_b_tile_reader_[e56], 0u);
+                }
+                b_tile[e56] = 0.0f;
             } else {
                 const u32 v59 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v59 == 0u) {
                     strata_fault_[1u] = 5u;
-                    const u32 e54 = ((u32)e48);
-                    strata_fault_[2u] = e54;
-                    const u32 e56 = ((u32)((u64)(e48 >> (32ul & 63))));
-                    strata_fault_[3u] = e56;
+                    const u32 e83 = ((u32)e57);
+                    strata_fault_[2u] = e83;
+                    const u32 e85 = ((u32)((u64)(e57 >> (32ul & 63))));
+                    strata_fault_[3u] = e85;
                     strata_fault_[4u] = 256u;
                     strata_fault_[5u] = 0u;
-                    const u32 e41 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                    strata_fault_[6u] = e41;
-                    const u32 e43 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                    strata_fault_[7u] = e43;
-                    const u32 e45 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                    strata_fault_[8u] = e45;
+                    const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e50;
+                    const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e52;
+                    const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e54;
                 }
             }
         }
         __syncthreads();
-        const u32 e46 = (e10 * 16u);
-        const u64 e88 = ((u64)e46);
-        if (e88 < 256ul) {
-            const float v61 = a_tile[e46];
+        const u32 v155 = strata_phase_;
+        strata_phase_ = (v155 + 1u);
+        const u32 e55 = (e19 * 16u);
+        const u64 e283 = ((u64)e55);
+        if (e283 < 256ul) {
+            const u32 v156 = strata_phase_;
+            const u32 v157 = strata_atomic_load(&strata_a_tile_writer_[e55]);
+            const u32 v158 = strata_atomic_load(&strata_a_tile_writer_site_[e55]);
+            if ((v157 & 2147483648u) == 0u) {
+                const u32 v159 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v159 == 0u) {
+                    strata_fault_[1u] = 43u;
+                    const u32 e291 = ((u32)e283);
+                    strata_fault_[2u] = e291;
+                    const u32 e293 = ((u32)((u64)(e283 >> (32ul & 63))));
+                    strata_fault_[3u] = e293;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e50;
+                    const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e52;
+                    const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e54;
+                }
+            } else {
+                const u32 e294 = (v157 & 65535u);
+                const u32 e64 = (e2 + 1u);
+                const u32 e300 = ((((u32)((u32)(v156 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const u32 e301 = (e300 & 65535u);
+                if (((e294 != 0u) && (e294 != e301)) && (((v157 ^ e300) & 2147418112u) == 0u)) {
+                    const u32 v160 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v160 == 0u) {
+                        strata_fault_[1u] = 44u;
+                        const u32 e291 = ((u32)e283);
+                        strata_fault_[2u] = e291;
+                        const u32 e293 = ((u32)((u64)(e283 >> (32ul & 63))));
+                        strata_fault_[3u] = e293;
+                        const u64 e315 = (((u64)v157) | ((u64)((u64)((u64)v158) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e315);
+                        strata_fault_[5u] = ((u32)((u64)(e315 >> (32ul & 63))));
+                        const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e50;
+                        const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e52;
+                        const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e54;
+                    }
+                } else {
+                    const u32 v161 = strata_atomic_load(&strata_a_tile_reader_[e55]);
+                    const u32 e320 = (v161 & 65535u);
+                    if (((e320 != 0u) && (e320 != e301)) && (((v161 ^ e300) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e55], e300);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e55], 44u);
+                    }
+                }
+            }
+            const float v61 = a_tile[e55];
             strata_loaded0_ = v61;
         } else {
             const u32 v60 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v60 == 0u) {
                 strata_fault_[1u] = 6u;
-                strata_fault_[2u] = ((u32)e88);
-                strata_fault_[3u] = ((u32)((u64)(e88 >> (32ul & 63))));
+                const u32 e291 = ((u32)e283);
+                strata_fault_[2u] = e291;
+                const u32 e293 = ((u32)((u64)(e283 >> (32ul & 63))));
+                strata_fault_[3u] = e293;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e41 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e41;
-                const u32 e43 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e43;
-                const u32 e45 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e45;
+                const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e50;
+                const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e52;
+                const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e54;
             }
         }
         const float v3 = strata_loaded0_;
-        const u64 e96 = ((u64)e16);
-        if (e96 < 256ul) {
-            const float v63 = b_tile[e16];
+        const u64 e331 = ((u64)e25);
+        if (e331 < 256ul) {
+            const u32 v162 = strata_phase_;
+            const u32 v163 = strata_atomic_load(&strata_b_tile_writer_[e25]);
+            const u32 v164 = strata_atomic_load(&strata_b_tile_writer_site_[e25]);
+            if ((v163 & 2147483648u) == 0u) {
+                const u32 v165 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v165 == 0u) {
+                    strata_fault_[1u] = 45u;
+                    const u32 e339 = ((u32)e331);
+                    strata_fault_[2u] = e339;
+                    const u32 e341 = ((u32)((u64)(e331 >> (32ul & 63))));
+                    strata_fault_[3u] = e341;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e50;
+                    const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e52;
+                    const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e54;
+                }
+            } else {
+                const u32 e342 = (v163 & 65535u);
+                const u32 e64 = (e2 + 1u);
+                const u32 e348 = ((((u32)((u32)(v162 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const u32 e349 = (e348 & 65535u);
+                if (((e342 != 0u) && (e342 != e349)) && (((v163 ^ e348) & 2147418112u) == 0u)) {
+                    const u32 v166 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v166 == 0u) {
+                        strata_fault_[1u] = 46u;
+                        const u32 e339 = ((u32)e331);
+                        strata_fault_[2u] = e339;
+                        const u32 e341 = ((u32)((u64)(e331 >> (32ul & 63))));
+                        strata_fault_[3u] = e341;
+                        const u64 e363 = (((u64)v163) | ((u64)((u64)((u64)v164) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e363);
+                        strata_fault_[5u] = ((u32)((u64)(e363 >> (32ul & 63))));
+                        const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e50;
+                        const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e52;
+                        const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e54;
+                    }
+                } else {
+                    const u32 v167 = strata_atomic_load(&strata_b_tile_reader_[e25]);
+                    const u32 e368 = (v167 & 65535u);
+                    if (((e368 != 0u) && (e368 != e349)) && (((v167 ^ e348) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e25], e348);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e25], 46u);
+                    }
+                }
+            }
+            const float v63 = b_tile[e25];
             strata_loaded0_ = v63;
         } else {
             const u32 v62 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v62 == 0u) {
                 strata_fault_[1u] = 7u;
-                strata_fault_[2u] = ((u32)e96);
-                strata_fault_[3u] = ((u32)((u64)(e96 >> (32ul & 63))));
+                const u32 e339 = ((u32)e331);
+                strata_fault_[2u] = e339;
+                const u32 e341 = ((u32)((u64)(e331 >> (32ul & 63))));
+                strata_fault_[3u] = e341;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e41 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e41;
-                const u32 e43 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e43;
-                const u32 e45 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e45;
+                const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e50;
+                const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e52;
+                const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e54;
             }
         }
         const float v4 = strata_loaded0_;
         const float v5 = acc;
         acc = (v5 + (v3 * v4));
-        const u32 e109 = (e46 + 1u);
-        const u64 e110 = ((u64)e109);
-        if (e110 < 256ul) {
-            const float v65 = a_tile[e109];
+        const u32 e384 = (e55 + 1u);
+        const u64 e385 = ((u64)e384);
+        if (e385 < 256ul) {
+            const u32 v168 = strata_phase_;
+            const u32 v169 = strata_atomic_load(&strata_a_tile_writer_[e384]);
+            const u32 v170 = strata_atomic_load(&strata_a_tile_writer_site_[e384]);
+            if ((v169 & 2147483648u) == 0u) {
+                const u32 v171 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v171 == 0u) {
+                    strata_fault_[1u] = 47u;
+                    const u32 e393 = ((u32)e385);
+                    strata_fault_[2u] = e393;
+                    const u32 e395 = ((u32)((u64)(e385 >> (32ul & 63))));
+                    strata_fault_[3u] = e395;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e50;
+                    const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e52;
+                    const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e54;
+                }
+            } else {
+                const u32 e396 = (v169 & 65535u);
+                const u32 e64 = (e2 + 1u);
+                const u32 e402 = ((((u32)((u32)(v168 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const u32 e403 = (e402 & 65535u);
+                if (((e396 != 0u) && (e396 != e403)) && (((v169 ^ e402) & 2147418112u) == 0u)) {
+                    const u32 v172 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v172 == 0u) {
+                        strata_fault_[1u] = 48u;
+                        const u32 e393 = ((u32)e385);
+                        strata_fault_[2u] = e393;
+                        const u32 e395 = ((u32)((u64)(e385 >> (32ul & 63))));
+                        strata_fault_[3u] = e395;
+                        const u64 e417 = (((u64)v169) | ((u64)((u64)((u64)v170) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e417);
+                        strata_fault_[5u] = ((u32)((u64)(e417 >> (32ul & 63))));
+                        const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e50;
+                        const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e52;
+                        const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e54;
+                    }
+                } else {
+                    const u32 v173 = strata_atomic_load(&strata_a_tile_reader_[e384]);
+                    const u32 e422 = (v173 & 65535u);
+                    if (((e422 != 0u) && (e422 != e403)) && (((v173 ^ e402) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e384], e402);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e384], 48u);
+                    }
+                }
+            }
+            const float v65 = a_tile[e384];
             strata_loaded0_ = v65;
         } else {
             const u32 v64 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v64 == 0u) {
                 strata_fault_[1u] = 8u;
-                strata_fault_[2u] = ((u32)e110);
-                strata_fault_[3u] = ((u32)((u64)(e110 >> (32ul & 63))));
+                const u32 e393 = ((u32)e385);
+                strata_fault_[2u] = e393;
+                const u32 e395 = ((u32)((u64)(e385 >> (32ul & 63))));
+                strata_fault_[3u] = e395;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e41 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e41;
-                const u32 e43 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e43;
-                const u32 e45 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e45;
+                const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e50;
+                const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e52;
+                const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e54;
             }
         }
         const float v6 = strata_loaded0_;
-        const u32 e118 = (16u + e16);
-        const u64 e119 = ((u64)e118);
-        if (e119 < 256ul) {
-            const float v67 = b_tile[e118];
+        const u32 e433 = (16u + e25);
+        const u64 e434 = ((u64)e433);
+        if (e434 < 256ul) {
+            const u32 v174 = strata_phase_;
+            const u32 v175 = strata_atomic_load(&strata_b_tile_writer_[e433]);
+            const u32 v176 = strata_atomic_load(&strata_b_tile_writer_site_[e433]);
+            if ((v175 & 2147483648u) == 0u) {
+                const u32 v177 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v177 == 0u) {
+                    strata_fault_[1u] = 49u;
+                    const u32 e442 = ((u32)e434);
+                    strata_fault_[2u] = e442;
+                    const u32 e444 = ((u32)((u64)(e434 >> (32ul & 63))));
+                    strata_fault_[3u] = e444;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e50;
+                    const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e52;
+                    const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e54;
+                }
+            } else {
+                const u32 e445 = (v175 & 65535u);
+                const u32 e64 = (e2 + 1u);
+                const u32 e451 = ((((u32)((u32)(v174 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const u32 e452 = (e451 & 65535u);
+                if (((e445 != 0u) && (e445 != e452)) && (((v175 ^ e451) & 2147418112u) == 0u)) {
+                    const u32 v178 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v178 == 0u) {
+                        strata_fault_[1u] = 50u;
+                        const u32 e442 = ((u32)e434);
+                        strata_fault_[2u] = e442;
+                        const u32 e444 = ((u32)((u64)(e434 >> (32ul & 63))));
+                        strata_fault_[3u] = e444;
+                        const u64 e466 = (((u64)v175) | ((u64)((u64)((u64)v176) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e466);
+                        strata_fault_[5u] = ((u32)((u64)(e466 >> (32ul & 63))));
+                        const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e50;
+                        const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e52;
+                        const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e54;
+                    }
+                } else {
+                    const u32 v179 = strata_atomic_load(&strata_b_tile_reader_[e433]);
+                    const u32 e471 = (v179 & 65535u);
+                    if (((e471 != 0u) && (e471 != e452)) && (((v179 ^ e451) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e433], e451);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e433], 50u);
+                    }
+                }
+            }
+            const float v67 = b_tile[e433];
             strata_loaded0_ = v67;
         } else {
             const u32 v66 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v66 == 0u) {
                 strata_fault_[1u] = 9u;
-                strata_fault_[2u] = ((u32)e119);
-                strata_fault_[3u] = ((u32)((u64)(e119 >> (32ul & 63))));
+                const u32 e442 = ((u32)e434);
+                strata_fault_[2u] = e442;
+                const u32 e444 = ((u32)((u64)(e434 >> (32ul & 63))));
+                strata_fault_[3u] = e444;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e41 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e41;
-                const u32 e43 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e43;
-                const u32 e45 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e45;
+                const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e50;
+                const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e52;
+                const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e54;
             }
         }
         const float v7 = strata_loaded0_;
         const float v8 = acc;
         acc = (v8 + (v6 * v7));
-        const u32 e133 = (e46 + 2u);
-        const u64 e134 = ((u64)e133);
-        if (e134 < 256ul) {
-            const float v69 = a_tile[e133];
+        const u32 e488 = (e55 + 2u);
+        const u64 e489 = ((u64)e488);
+        if (e489 < 256ul) {
+            const u32 v180 = strata_phase_;
+            const u32 v181 = strata_atomic_load(&strata_a_tile_writer_[e488]);
+            const u32 v182 = strata_atomic_load(&strata_a_tile_writer_site_[e488]);
+            if ((v181 & 2147483648u) == 0u) {
+                const u32 v183 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v183 == 0u) {
+                    strata_fault_[1u] = 51u;
+                    const u32 e497 = ((u32)e489);
+                    strata_fault_[2u] = e497;
+                    const u32 e499 = ((u32)((u64)(e489 >> (32ul & 63))));
+                    strata_fault_[3u] = e499;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e50;
+                    const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e52;
+                    const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e54;
+                }
+            } else {
+                const u32 e500 = (v181 & 65535u);
+                const u32 e64 = (e2 + 1u);
+                const u32 e506 = ((((u32)((u32)(v180 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const u32 e507 = (e506 & 65535u);
+                if (((e500 != 0u) && (e500 != e507)) && (((v181 ^ e506) & 2147418112u) == 0u)) {
+                    const u32 v184 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v184 == 0u) {
+                        strata_fault_[1u] = 52u;
+                        const u32 e497 = ((u32)e489);
+                        strata_fault_[2u] = e497;
+                        const u32 e499 = ((u32)((u64)(e489 >> (32ul & 63))));
+                        strata_fault_[3u] = e499;
+                        const u64 e521 = (((u64)v181) | ((u64)((u64)((u64)v182) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e521);
+                        strata_fault_[5u] = ((u32)((u64)(e521 >> (32ul & 63))));
+                        const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e50;
+                        const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e52;
+                        const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e54;
+                    }
+                } else {
+                    const u32 v185 = strata_atomic_load(&strata_a_tile_reader_[e488]);
+                    const u32 e526 = (v185 & 65535u);
+                    if (((e526 != 0u) && (e526 != e507)) && (((v185 ^ e506) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e488], e506);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e488], 52u);
+                    }
+                }
+            }
+            const float v69 = a_tile[e488];
             strata_loaded0_ = v69;
         } else {
             const u32 v68 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v68 == 0u) {
                 strata_fault_[1u] = 10u;
-                strata_fault_[2u] = ((u32)e134);
-                strata_fault_[3u] = ((u32)((u64)(e134 >> (32ul & 63))));
+                const u32 e497 = ((u32)e489);
+                strata_fault_[2u] = e497;
+                const u32 e499 = ((u32)((u64)(e489 >> (32ul & 63))));
+                strata_fault_[3u] = e499;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e41 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e41;
-                const u32 e43 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e43;
-                const u32 e45 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e45;
+                const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e50;
+                const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e52;
+                const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e54;
             }
         }
         const float v9 = strata_loaded0_;
-        const u32 e144 = (32u + e16);
-        const u64 e145 = ((u64)e144);
-        if (e145 < 256ul) {
-            const float v71 = b_tile[e144];
+        const u32 e539 = (32u + e25);
+        const u64 e540 = ((u64)e539);
+        if (e540 < 256ul) {
+            const u32 v186 = strata_phase_;
+            const u32 v187 = strata_atomic_load(&strata_b_tile_writer_[e539]);
+            const u32 v188 = strata_atomic_load(&strata_b_tile_writer_site_[e539]);
+            if ((v187 & 2147483648u) == 0u) {
+                const u32 v189 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v189 == 0u) {
+                    strata_fault_[1u] = 53u;
+                    const u32 e548 = ((u32)e540);
+                    strata_fault_[2u] = e548;
+                    const u32 e550 = ((u32)((u64)(e540 >> (32ul & 63))));
+                    strata_fault_[3u] = e550;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e50;
+                    const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e52;
+                    const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e54;
+                }
+            } else {
+                const u32 e551 = (v187 & 65535u);
+                const u32 e64 = (e2 + 1u);
+                const u32 e557 = ((((u32)((u32)(v186 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const u32 e558 = (e557 & 65535u);
+                if (((e551 != 0u) && (e551 != e558)) && (((v187 ^ e557) & 2147418112u) == 0u)) {
+                    const u32 v190 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v190 == 0u) {
+                        strata_fault_[1u] = 54u;
+                        const u32 e548 = ((u32)e540);
+                        strata_fault_[2u] = e548;
+                        const u32 e550 = ((u32)((u64)(e540 >> (32ul & 63))));
+                        strata_fault_[3u] = e550;
+                        const u64 e572 = (((u64)v187) | ((u64)((u64)((u64)v188) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e572);
+                        strata_fault_[5u] = ((u32)((u64)(e572 >> (32ul & 63))));
+                        const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e50;
+                        const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e52;
+                        const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e54;
+                    }
+                } else {
+                    const u32 v191 = strata_atomic_load(&strata_b_tile_reader_[e539]);
+                    const u32 e577 = (v191 & 65535u);
+                    if (((e577 != 0u) && (e577 != e558)) && (((v191 ^ e557) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e539], e557);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e539], 54u);
+                    }
+                }
+            }
+            const float v71 = b_tile[e539];
             strata_loaded0_ = v71;
         } else {
             const u32 v70 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v70 == 0u) {
                 strata_fault_[1u] = 11u;
-                strata_fault_[2u] = ((u32)e145);
-                strata_fault_[3u] = ((u32)((u64)(e145 >> (32ul & 63))));
+                const u32 e548 = ((u32)e540);
+                strata_fault_[2u] = e548;
+                const u32 e550 = ((u32)((u64)(e540 >> (32ul & 63))));
+                strata_fault_[3u] = e550;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e41 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e41;
-                const u32 e43 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e43;
-                const u32 e45 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e45;
+                const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e50;
+                const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e52;
+                const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e54;
             }
         }
         const float v10 = strata_loaded0_;
         const float v11 = acc;
         acc = (v11 + (v9 * v10));
-        const u32 e159 = (e46 + 3u);
-        const u64 e160 = ((u64)e159);
-        if (e160 < 256ul) {
-            const float v73 = a_tile[e159];
+        const u32 e594 = (e55 + 3u);
+        const u64 e595 = ((u64)e594);
+        if (e595 < 256ul) {
+            const u32 v192 = strata_phase_;
+            const u32 v193 = strata_atomic_load(&strata_a_tile_writer_[e594]);
+            const u32 v194 = strata_atomic_load(&strata_a_tile_writer_site_[e594]);
+            if ((v193 & 2147483648u) == 0u) {
+                const u32 v195 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v195 == 0u) {
+                    strata_fault_[1u] = 55u;
+                    const u32 e603 = ((u32)e595);
+                    strata_fault_[2u] = e603;
+                    const u32 e605 = ((u32)((u64)(e595 >> (32ul & 63))));
+                    strata_fault_[3u] = e605;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e50;
+                    const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e52;
+                    const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e54;
+                }
+            } else {
+                const u32 e606 = (v193 & 65535u);
+                const u32 e64 = (e2 + 1u);
+                const u32 e612 = ((((u32)((u32)(v192 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const u32 e613 = (e612 & 65535u);
+                if (((e606 != 0u) && (e606 != e613)) && (((v193 ^ e612) & 2147418112u) == 0u)) {
+                    const u32 v196 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v196 == 0u) {
+                        strata_fault_[1u] = 56u;
+                        const u32 e603 = ((u32)e595);
+                        strata_fault_[2u] = e603;
+                        const u32 e605 = ((u32)((u64)(e595 >> (32ul & 63))));
+                        strata_fault_[3u] = e605;
+                        const u64 e627 = (((u64)v193) | ((u64)((u64)((u64)v194) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e627);
+                        strata_fault_[5u] = ((u32)((u64)(e627 >> (32ul & 63))));
+                        const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e50;
+                        const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e52;
+                        const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e54;
+                    }
+                } else {
+                    const u32 v197 = strata_atomic_load(&strata_a_tile_reader_[e594]);
+                    const u32 e632 = (v197 & 65535u);
+                    if (((e632 != 0u) && (e632 != e613)) && (((v197 ^ e612) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e594], e612);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e594], 56u);
+                    }
+                }
+            }
+            const float v73 = a_tile[e594];
             strata_loaded0_ = v73;
         } else {
             const u32 v72 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v72 == 0u) {
                 strata_fault_[1u] = 12u;
-                strata_fault_[2u] = ((u32)e160);
-                strata_fault_[3u] = ((u32)((u64)(e160 >> (32ul & 63))));
+                const u32 e603 = ((u32)e595);
+                strata_fault_[2u] = e603;
+                const u32 e605 = ((u32)((u64)(e595 >> (32ul & 63))));
+                strata_fault_[3u] = e605;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e41 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e41;
-                const u32 e43 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e43;
-                const u32 e45 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e45;
+                const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e50;
+                const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e52;
+                const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e54;
             }
         }
         const float v12 = strata_loaded0_;
-        const u32 e170 = (48u + e16);
-        const u64 e171 = ((u64)e170);
-        if (e171 < 256ul) {
-            const float v75 = b_tile[e170];
+        const u32 e644 = (48u + e25);
+        const u64 e645 = ((u64)e644);
+        if (e645 < 256ul) {
+            const u32 v198 = strata_phase_;
+            const u32 v199 = strata_atomic_load(&strata_b_tile_writer_[e644]);
+            const u32 v200 = strata_atomic_load(&strata_b_tile_writer_site_[e644]);
+            if ((v199 & 2147483648u) == 0u) {
+                const u32 v201 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v201 == 0u) {
+                    strata_fault_[1u] = 57u;
+                    const u32 e653 = ((u32)e645);
+                    strata_fault_[2u] = e653;
+                    const u32 e655 = ((u32)((u64)(e645 >> (32ul & 63))));
+                    strata_fault_[3u] = e655;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e50;
+                    const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e52;
+                    const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e54;
+                }
+            } else {
+                const u32 e656 = (v199 & 65535u);
+                const u32 e64 = (e2 + 1u);
+                const u32 e662 = ((((u32)((u32)(v198 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const u32 e663 = (e662 & 65535u);
+                if (((e656 != 0u) && (e656 != e663)) && (((v199 ^ e662) & 2147418112u) == 0u)) {
+                    const u32 v202 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v202 == 0u) {
+                        strata_fault_[1u] = 58u;
+                        const u32 e653 = ((u32)e645);
+                        strata_fault_[2u] = e653;
+                        const u32 e655 = ((u32)((u64)(e645 >> (32ul & 63))));
+                        strata_fault_[3u] = e655;
+                        const u64 e677 = (((u64)v199) | ((u64)((u64)((u64)v200) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e677);
+                        strata_fault_[5u] = ((u32)((u64)(e677 >> (32ul & 63))));
+                        const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e50;
+                        const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e52;
+                        const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e54;
+                    }
+                } else {
+                    const u32 v203 = strata_atomic_load(&strata_b_tile_reader_[e644]);
+                    const u32 e682 = (v203 & 65535u);
+                    if (((e682 != 0u) && (e682 != e663)) && (((v203 ^ e662) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e644], e662);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e644], 58u);
+                    }
+                }
+            }
+            const float v75 = b_tile[e644];
             strata_loaded0_ = v75;
         } else {
             const u32 v74 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v74 == 0u) {
                 strata_fault_[1u] = 13u;
-                strata_fault_[2u] = ((u32)e171);
-                strata_fault_[3u] = ((u32)((u64)(e171 >> (32ul & 63))));
+                const u32 e653 = ((u32)e645);
+                strata_fault_[2u] = e653;
+                const u32 e655 = ((u32)((u64)(e645 >> (32ul & 63))));
+                strata_fault_[3u] = e655;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e41 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e41;
-                const u32 e43 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e43;
-                const u32 e45 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e45;
+                const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e50;
+                const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e52;
+                const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e54;
             }
         }
         const float v13 = strata_loaded0_;
         const float v14 = acc;
         acc = (v14 + (v12 * v13));
-        const u32 e185 = (e46 + 4u);
-        const u64 e186 = ((u64)e185);
-        if (e186 < 256ul) {
-            const float v77 = a_tile[e185];
+        const u32 e699 = (e55 + 4u);
+        const u64 e700 = ((u64)e699);
+        if (e700 < 256ul) {
+            const u32 v204 = strata_phase_;
+            const u32 v205 = strata_atomic_load(&strata_a_tile_writer_[e699]);
+            const u32 v206 = strata_atomic_load(&strata_a_tile_writer_site_[e699]);
+            if ((v205 & 2147483648u) == 0u) {
+                const u32 v207 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v207 == 0u) {
+                    strata_fault_[1u] = 59u;
+                    const u32 e708 = ((u32)e700);
+                    strata_fault_[2u] = e708;
+                    const u32 e710 = ((u32)((u64)(e700 >> (32ul & 63))));
+                    strata_fault_[3u] = e710;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e50;
+                    const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e52;
+                    const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e54;
+                }
+            } else {
+                const u32 e711 = (v205 & 65535u);
+                const u32 e64 = (e2 + 1u);
+                const u32 e717 = ((((u32)((u32)(v204 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const u32 e718 = (e717 & 65535u);
+                if (((e711 != 0u) && (e711 != e718)) && (((v205 ^ e717) & 2147418112u) == 0u)) {
+                    const u32 v208 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v208 == 0u) {
+                        strata_fault_[1u] = 60u;
+                        const u32 e708 = ((u32)e700);
+                        strata_fault_[2u] = e708;
+                        const u32 e710 = ((u32)((u64)(e700 >> (32ul & 63))));
+                        strata_fault_[3u] = e710;
+                        const u64 e732 = (((u64)v205) | ((u64)((u64)((u64)v206) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e732);
+                        strata_fault_[5u] = ((u32)((u64)(e732 >> (32ul & 63))));
+                        const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e50;
+                        const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e52;
+                        const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e54;
+                    }
+                } else {
+                    const u32 v209 = strata_atomic_load(&strata_a_tile_reader_[e699]);
+                    const u32 e737 = (v209 & 65535u);
+                    if (((e737 != 0u) && (e737 != e718)) && (((v209 ^ e717) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e699], e717);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e699], 60u);
+                    }
+                }
+            }
+            const float v77 = a_tile[e699];
             strata_loaded0_ = v77;
         } else {
             const u32 v76 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v76 == 0u) {
                 strata_fault_[1u] = 14u;
-                strata_fault_[2u] = ((u32)e186);
-                strata_fault_[3u] = ((u32)((u64)(e186 >> (32ul & 63))));
+                const u32 e708 = ((u32)e700);
+                strata_fault_[2u] = e708;
+                const u32 e710 = ((u32)((u64)(e700 >> (32ul & 63))));
+                strata_fault_[3u] = e710;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e41 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e41;
-                const u32 e43 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e43;
-                const u32 e45 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e45;
+                const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e50;
+                const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e52;
+                const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e54;
             }
         }
         const float v15 = strata_loaded0_;
-        const u32 e196 = (64u + e16);
-        const u64 e197 = ((u64)e196);
-        if (e197 < 256ul) {
-            const float v79 = b_tile[e196];
+        const u32 e750 = (64u + e25);
+        const u64 e751 = ((u64)e750);
+        if (e751 < 256ul) {
+            const u32 v210 = strata_phase_;
+            const u32 v211 = strata_atomic_load(&strata_b_tile_writer_[e750]);
+            const u32 v212 = strata_atomic_load(&strata_b_tile_writer_site_[e750]);
+            if ((v211 & 2147483648u) == 0u) {
+                const u32 v213 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v213 == 0u) {
+                    strata_fault_[1u] = 61u;
+                    const u32 e759 = ((u32)e751);
+                    strata_fault_[2u] = e759;
+                    const u32 e761 = ((u32)((u64)(e751 >> (32ul & 63))));
+                    strata_fault_[3u] = e761;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e50;
+                    const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e52;
+                    const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e54;
+                }
+            } else {
+                const u32 e762 = (v211 & 65535u);
+                const u32 e64 = (e2 + 1u);
+                const u32 e768 = ((((u32)((u32)(v210 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const u32 e769 = (e768 & 65535u);
+                if (((e762 != 0u) && (e762 != e769)) && (((v211 ^ e768) & 2147418112u) == 0u)) {
+                    const u32 v214 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v214 == 0u) {
+                        strata_fault_[1u] = 62u;
+                        const u32 e759 = ((u32)e751);
+                        strata_fault_[2u] = e759;
+                        const u32 e761 = ((u32)((u64)(e751 >> (32ul & 63))));
+                        strata_fault_[3u] = e761;
+                        const u64 e783 = (((u64)v211) | ((u64)((u64)((u64)v212) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e783);
+                        strata_fault_[5u] = ((u32)((u64)(e783 >> (32ul & 63))));
+                        const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e50;
+                        const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e52;
+                        const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e54;
+                    }
+                } else {
+                    const u32 v215 = strata_atomic_load(&strata_b_tile_reader_[e750]);
+                    const u32 e788 = (v215 & 65535u);
+                    if (((e788 != 0u) && (e788 != e769)) && (((v215 ^ e768) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e750], e768);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e750], 62u);
+                    }
+                }
+            }
+            const float v79 = b_tile[e750];
             strata_loaded0_ = v79;
         } else {
             const u32 v78 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v78 == 0u) {
                 strata_fault_[1u] = 15u;
-                strata_fault_[2u] = ((u32)e197);
-                strata_fault_[3u] = ((u32)((u64)(e197 >> (32ul & 63))));
+                const u32 e759 = ((u32)e751);
+                strata_fault_[2u] = e759;
+                const u32 e761 = ((u32)((u64)(e751 >> (32ul & 63))));
+                strata_fault_[3u] = e761;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e41 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e41;
-                const u32 e43 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e43;
-                const u32 e45 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e45;
+                const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e50;
+                const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e52;
+                const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e54;
             }
         }
         const float v16 = strata_loaded0_;
         const float v17 = acc;
         acc = (v17 + (v15 * v16));
-        const u32 e210 = (e46 + 5u);
-        const u64 e211 = ((u64)e210);
-        if (e211 < 256ul) {
-            const float v81 = a_tile[e210];
+        const u32 e804 = (e55 + 5u);
+        const u64 e805 = ((u64)e804);
+        if (e805 < 256ul) {
+            const u32 v216 = strata_phase_;
+            const u32 v217 = strata_atomic_load(&strata_a_tile_writer_[e804]);
+            const u32 v218 = strata_atomic_load(&strata_a_tile_writer_site_[e804]);
+            if ((v217 & 2147483648u) == 0u) {
+                const u32 v219 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v219 == 0u) {
+                    strata_fault_[1u] = 63u;
+                    const u32 e813 = ((u32)e805);
+                    strata_fault_[2u] = e813;
+                    const u32 e815 = ((u32)((u64)(e805 >> (32ul & 63))));
+                    strata_fault_[3u] = e815;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e50;
+                    const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e52;
+                    const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e54;
+                }
+            } else {
+                const u32 e816 = (v217 & 65535u);
+                const u32 e64 = (e2 + 1u);
+                const u32 e822 = ((((u32)((u32)(v216 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const u32 e823 = (e822 & 65535u);
+                if (((e816 != 0u) && (e816 != e823)) && (((v217 ^ e822) & 2147418112u) == 0u)) {
+                    const u32 v220 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v220 == 0u) {
+                        strata_fault_[1u] = 64u;
+                        const u32 e813 = ((u32)e805);
+                        strata_fault_[2u] = e813;
+                        const u32 e815 = ((u32)((u64)(e805 >> (32ul & 63))));
+                        strata_fault_[3u] = e815;
+                        const u64 e836 = (((u64)v217) | ((u64)((u64)((u64)v218) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e836);
+                        strata_fault_[5u] = ((u32)((u64)(e836 >> (32ul & 63))));
+                        const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e50;
+                        const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e52;
+                        const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e54;
+                    }
+                } else {
+                    const u32 v221 = strata_atomic_load(&strata_a_tile_reader_[e804]);
+                    const u32 e841 = (v221 & 65535u);
+                    if (((e841 != 0u) && (e841 != e823)) && (((v221 ^ e822) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e804], e822);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e804], 64u);
+                    }
+                }
+            }
+            const float v81 = a_tile[e804];
             strata_loaded0_ = v81;
         } else {
             const u32 v80 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v80 == 0u) {
                 strata_fault_[1u] = 16u;
-                strata_fault_[2u] = ((u32)e211);
-                strata_fault_[3u] = ((u32)((u64)(e211 >> (32ul & 63))));
+                const u32 e813 = ((u32)e805);
+                strata_fault_[2u] = e813;
+                const u32 e815 = ((u32)((u64)(e805 >> (32ul & 63))));
+                strata_fault_[3u] = e815;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e41 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e41;
-                const u32 e43 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e43;
-                const u32 e45 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e45;
+                const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e50;
+                const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e52;
+                const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e54;
             }
         }
         const float v18 = strata_loaded0_;
-        const u32 e220 = (80u + e16);
-        const u64 e221 = ((u64)e220);
-        if (e221 < 256ul) {
-            const float v83 = b_tile[e220];
+        const u32 e853 = (80u + e25);
+        const u64 e854 = ((u64)e853);
+        if (e854 < 256ul) {
+            const u32 v222 = strata_phase_;
+            const u32 v223 = strata_atomic_load(&strata_b_tile_writer_[e853]);
+            const u32 v224 = strata_atomic_load(&strata_b_tile_writer_site_[e853]);
+            if ((v223 & 2147483648u) == 0u) {
+                const u32 v225 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v225 == 0u) {
+                    strata_fault_[1u] = 65u;
+                    const u32 e862 = ((u32)e854);
+                    strata_fault_[2u] = e862;
+                    const u32 e864 = ((u32)((u64)(e854 >> (32ul & 63))));
+                    strata_fault_[3u] = e864;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e50;
+                    const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e52;
+                    const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e54;
+                }
+            } else {
+                const u32 e865 = (v223 & 65535u);
+                const u32 e64 = (e2 + 1u);
+                const u32 e871 = ((((u32)((u32)(v222 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const u32 e872 = (e871 & 65535u);
+                if (((e865 != 0u) && (e865 != e872)) && (((v223 ^ e871) & 2147418112u) == 0u)) {
+                    const u32 v226 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v226 == 0u) {
+                        strata_fault_[1u] = 66u;
+                        const u32 e862 = ((u32)e854);
+                        strata_fault_[2u] = e862;
+                        const u32 e864 = ((u32)((u64)(e854 >> (32ul & 63))));
+                        strata_fault_[3u] = e864;
+                        const u64 e886 = (((u64)v223) | ((u64)((u64)((u64)v224) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e886);
+                        strata_fault_[5u] = ((u32)((u64)(e886 >> (32ul & 63))));
+                        const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e50;
+                        const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e52;
+                        const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e54;
+                    }
+                } else {
+                    const u32 v227 = strata_atomic_load(&strata_b_tile_reader_[e853]);
+                    const u32 e891 = (v227 & 65535u);
+                    if (((e891 != 0u) && (e891 != e872)) && (((v227 ^ e871) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e853], e871);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e853], 66u);
+                    }
+                }
+            }
+            const float v83 = b_tile[e853];
             strata_loaded0_ = v83;
         } else {
             const u32 v82 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v82 == 0u) {
                 strata_fault_[1u] = 17u;
-                strata_fault_[2u] = ((u32)e221);
-                strata_fault_[3u] = ((u32)((u64)(e221 >> (32ul & 63))));
+                const u32 e862 = ((u32)e854);
+                strata_fault_[2u] = e862;
+                const u32 e864 = ((u32)((u64)(e854 >> (32ul & 63))));
+                strata_fault_[3u] = e864;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e41 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e41;
-                const u32 e43 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e43;
-                const u32 e45 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e45;
+                const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e50;
+                const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e52;
+                const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e54;
             }
         }
         const float v19 = strata_loaded0_;
         const float v20 = acc;
         acc = (v20 + (v18 * v19));
-        const u32 e235 = (e46 + 6u);
-        const u64 e236 = ((u64)e235);
-        if (e236 < 256ul) {
-            const float v85 = a_tile[e235];
+        const u32 e908 = (e55 + 6u);
+        const u64 e909 = ((u64)e908);
+        if (e909 < 256ul) {
+            const u32 v228 = strata_phase_;
+            const u32 v229 = strata_atomic_load(&strata_a_tile_writer_[e908]);
+            const u32 v230 = strata_atomic_load(&strata_a_tile_writer_site_[e908]);
+            if ((v229 & 2147483648u) == 0u) {
+                const u32 v231 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v231 == 0u) {
+                    strata_fault_[1u] = 67u;
+                    const u32 e917 = ((u32)e909);
+                    strata_fault_[2u] = e917;
+                    const u32 e919 = ((u32)((u64)(e909 >> (32ul & 63))));
+                    strata_fault_[3u] = e919;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e50;
+                    const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e52;
+                    const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e54;
+                }
+            } else {
+                const u32 e920 = (v229 & 65535u);
+                const u32 e64 = (e2 + 1u);
+                const u32 e926 = ((((u32)((u32)(v228 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const u32 e927 = (e926 & 65535u);
+                if (((e920 != 0u) && (e920 != e927)) && (((v229 ^ e926) & 2147418112u) == 0u)) {
+                    const u32 v232 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v232 == 0u) {
+                        strata_fault_[1u] = 68u;
+                        const u32 e917 = ((u32)e909);
+                        strata_fault_[2u] = e917;
+                        const u32 e919 = ((u32)((u64)(e909 >> (32ul & 63))));
+                        strata_fault_[3u] = e919;
+                        const u64 e941 = (((u64)v229) | ((u64)((u64)((u64)v230) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e941);
+                        strata_fault_[5u] = ((u32)((u64)(e941 >> (32ul & 63))));
+                        const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e50;
+                        const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e52;
+                        const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e54;
+                    }
+                } else {
+                    const u32 v233 = strata_atomic_load(&strata_a_tile_reader_[e908]);
+                    const u32 e946 = (v233 & 65535u);
+                    if (((e946 != 0u) && (e946 != e927)) && (((v233 ^ e926) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e908], e926);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e908], 68u);
+                    }
+                }
+            }
+            const float v85 = a_tile[e908];
             strata_loaded0_ = v85;
         } else {
             const u32 v84 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v84 == 0u) {
                 strata_fault_[1u] = 18u;
-                strata_fault_[2u] = ((u32)e236);
-                strata_fault_[3u] = ((u32)((u64)(e236 >> (32ul & 63))));
+                const u32 e917 = ((u32)e909);
+                strata_fault_[2u] = e917;
+                const u32 e919 = ((u32)((u64)(e909 >> (32ul & 63))));
+                strata_fault_[3u] = e919;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e41 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e41;
-                const u32 e43 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e43;
-                const u32 e45 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e45;
+                const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e50;
+                const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e52;
+                const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e54;
             }
         }
         const float v21 = strata_loaded0_;
-        const u32 e246 = (96u + e16);
-        const u64 e247 = ((u64)e246);
-        if (e247 < 256ul) {
-            const float v87 = b_tile[e246];
+        const u32 e959 = (96u + e25);
+        const u64 e960 = ((u64)e959);
+        if (e960 < 256ul) {
+            const u32 v234 = strata_phase_;
+            const u32 v235 = strata_atomic_load(&strata_b_tile_writer_[e959]);
+            const u32 v236 = strata_atomic_load(&strata_b_tile_writer_site_[e959]);
+            if ((v235 & 2147483648u) == 0u) {
+                const u32 v237 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v237 == 0u) {
+                    strata_fault_[1u] = 69u;
+                    const u32 e968 = ((u32)e960);
+                    strata_fault_[2u] = e968;
+                    const u32 e970 = ((u32)((u64)(e960 >> (32ul & 63))));
+                    strata_fault_[3u] = e970;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e50;
+                    const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e52;
+                    const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e54;
+                }
+            } else {
+                const u32 e971 = (v235 & 65535u);
+                const u32 e64 = (e2 + 1u);
+                const u32 e977 = ((((u32)((u32)(v234 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const u32 e978 = (e977 & 65535u);
+                if (((e971 != 0u) && (e971 != e978)) && (((v235 ^ e977) & 2147418112u) == 0u)) {
+                    const u32 v238 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v238 == 0u) {
+                        strata_fault_[1u] = 70u;
+                        const u32 e968 = ((u32)e960);
+                        strata_fault_[2u] = e968;
+                        const u32 e970 = ((u32)((u64)(e960 >> (32ul & 63))));
+                        strata_fault_[3u] = e970;
+                        const u64 e992 = (((u64)v235) | ((u64)((u64)((u64)v236) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e992);
+                        strata_fault_[5u] = ((u32)((u64)(e992 >> (32ul & 63))));
+                        const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e50;
+                        const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e52;
+                        const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e54;
+                    }
+                } else {
+                    const u32 v239 = strata_atomic_load(&strata_b_tile_reader_[e959]);
+                    const u32 e997 = (v239 & 65535u);
+                    if (((e997 != 0u) && (e997 != e978)) && (((v239 ^ e977) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e959], e977);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e959], 70u);
+                    }
+                }
+            }
+            const float v87 = b_tile[e959];
             strata_loaded0_ = v87;
         } else {
             const u32 v86 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v86 == 0u) {
                 strata_fault_[1u] = 19u;
-                strata_fault_[2u] = ((u32)e247);
-                strata_fault_[3u] = ((u32)((u64)(e247 >> (32ul & 63))));
+                const u32 e968 = ((u32)e960);
+                strata_fault_[2u] = e968;
+                const u32 e970 = ((u32)((u64)(e960 >> (32ul & 63))));
+                strata_fault_[3u] = e970;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e41 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e41;
-                const u32 e43 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e43;
-                const u32 e45 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e45;
+                const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e50;
+                const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e52;
+                const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e54;
             }
         }
         const float v22 = strata_loaded0_;
         const float v23 = acc;
         acc = (v23 + (v21 * v22));
-        const u32 e261 = (e46 + 7u);
-        const u64 e262 = ((u64)e261);
-        if (e262 < 256ul) {
-            const float v89 = a_tile[e261];
+        const u32 e1014 = (e55 + 7u);
+        const u64 e1015 = ((u64)e1014);
+        if (e1015 < 256ul) {
+            const u32 v240 = strata_phase_;
+            const u32 v241 = strata_atomic_load(&strata_a_tile_writer_[e1014]);
+            const u32 v242 = strata_atomic_load(&strata_a_tile_writer_site_[e1014]);
+            if ((v241 & 2147483648u) == 0u) {
+                const u32 v243 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v243 == 0u) {
+                    strata_fault_[1u] = 71u;
+                    const u32 e1023 = ((u32)e1015);
+                    strata_fault_[2u] = e1023;
+                    const u32 e1025 = ((u32)((u64)(e1015 >> (32ul & 63))));
+                    strata_fault_[3u] = e1025;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e50;
+                    const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e52;
+                    const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e54;
+                }
+            } else {
+                const u32 e1026 = (v241 & 65535u);
+                const u32 e64 = (e2 + 1u);
+                const u32 e1032 = ((((u32)((u32)(v240 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const u32 e1033 = (e1032 & 65535u);
+                if (((e1026 != 0u) && (e1026 != e1033)) && (((v241 ^ e1032) & 2147418112u) == 0u)) {
+                    const u32 v244 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v244 == 0u) {
+                        strata_fault_[1u] = 72u;
+                        const u32 e1023 = ((u32)e1015);
+                        strata_fault_[2u] = e1023;
+                        const u32 e1025 = ((u32)((u64)(e1015 >> (32ul & 63))));
+                        strata_fault_[3u] = e1025;
+                        const u64 e1047 = (((u64)v241) | ((u64)((u64)((u64)v242) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e1047);
+                        strata_fault_[5u] = ((u32)((u64)(e1047 >> (32ul & 63))));
+                        const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e50;
+                        const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e52;
+                        const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e54;
+                    }
+                } else {
+                    const u32 v245 = strata_atomic_load(&strata_a_tile_reader_[e1014]);
+                    const u32 e1052 = (v245 & 65535u);
+                    if (((e1052 != 0u) && (e1052 != e1033)) && (((v245 ^ e1032) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e1014], e1032);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e1014], 72u);
+                    }
+                }
+            }
+            const float v89 = a_tile[e1014];
             strata_loaded0_ = v89;
         } else {
             const u32 v88 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v88 == 0u) {
                 strata_fault_[1u] = 20u;
-                strata_fault_[2u] = ((u32)e262);
-                strata_fault_[3u] = ((u32)((u64)(e262 >> (32ul & 63))));
+                const u32 e1023 = ((u32)e1015);
+                strata_fault_[2u] = e1023;
+                const u32 e1025 = ((u32)((u64)(e1015 >> (32ul & 63))));
+                strata_fault_[3u] = e1025;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e41 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e41;
-                const u32 e43 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e43;
-                const u32 e45 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e45;
+                const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e50;
+                const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e52;
+                const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e54;
             }
         }
         const float v24 = strata_loaded0_;
-        const u32 e272 = (112u + e16);
-        const u64 e273 = ((u64)e272);
-        if (e273 < 256ul) {
-            const float v91 = b_tile[e272];
+        const u32 e1065 = (112u + e25);
+        const u64 e1066 = ((u64)e1065);
+        if (e1066 < 256ul) {
+            const u32 v246 = strata_phase_;
+            const u32 v247 = strata_atomic_load(&strata_b_tile_writer_[e1065]);
+            const u32 v248 = strata_atomic_load(&strata_b_tile_writer_site_[e1065]);
+            if ((v247 & 2147483648u) == 0u) {
+                const u32 v249 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v249 == 0u) {
+                    strata_fault_[1u] = 73u;
+                    const u32 e1074 = ((u32)e1066);
+                    strata_fault_[2u] = e1074;
+                    const u32 e1076 = ((u32)((u64)(e1066 >> (32ul & 63))));
+                    strata_fault_[3u] = e1076;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e50;
+                    const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e52;
+                    const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e54;
+                }
+            } else {
+                const u32 e1077 = (v247 & 65535u);
+                const u32 e64 = (e2 + 1u);
+                const u32 e1083 = ((((u32)((u32)(v246 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const u32 e1084 = (e1083 & 65535u);
+                if (((e1077 != 0u) && (e1077 != e1084)) && (((v247 ^ e1083) & 2147418112u) == 0u)) {
+                    const u32 v250 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v250 == 0u) {
+                        strata_fault_[1u] = 74u;
+                        const u32 e1074 = ((u32)e1066);
+                        strata_fault_[2u] = e1074;
+                        const u32 e1076 = ((u32)((u64)(e1066 >> (32ul & 63))));
+                        strata_fault_[3u] = e1076;
+                        const u64 e1098 = (((u64)v247) | ((u64)((u64)((u64)v248) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e1098);
+                        strata_fault_[5u] = ((u32)((u64)(e1098 >> (32ul & 63))));
+                        const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e50;
+                        const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e52;
+                        const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e54;
+                    }
+                } else {
+                    const u32 v251 = strata_atomic_load(&strata_b_tile_reader_[e1065]);
+                    const u32 e1103 = (v251 & 65535u);
+                    if (((e1103 != 0u) && (e1103 != e1084)) && (((v251 ^ e1083) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e1065], e1083);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e1065], 74u);
+                    }
+                }
+            }
+            const float v91 = b_tile[e1065];
             strata_loaded0_ = v91;
         } else {
             const u32 v90 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v90 == 0u) {
                 strata_fault_[1u] = 21u;
-                strata_fault_[2u] = ((u32)e273);
-                strata_fault_[3u] = ((u32)((u64)(e273 >> (32ul & 63))));
+                const u32 e1074 = ((u32)e1066);
+                strata_fault_[2u] = e1074;
+                const u32 e1076 = ((u32)((u64)(e1066 >> (32ul & 63))));
+                strata_fault_[3u] = e1076;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e41 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e41;
-                const u32 e43 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e43;
-                const u32 e45 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e45;
+                const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e50;
+                const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e52;
+                const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e54;
             }
         }
         const float v25 = strata_loaded0_;
         const float v26 = acc;
         acc = (v26 + (v24 * v25));
-        const u32 e287 = (e46 + 8u);
-        const u64 e288 = ((u64)e287);
-        if (e288 < 256ul) {
-            const float v93 = a_tile[e287];
+        const u32 e1120 = (e55 + 8u);
+        const u64 e1121 = ((u64)e1120);
+        if (e1121 < 256ul) {
+            const u32 v252 = strata_phase_;
+            const u32 v253 = strata_atomic_load(&strata_a_tile_writer_[e1120]);
+            const u32 v254 = strata_atomic_load(&strata_a_tile_writer_site_[e1120]);
+            if ((v253 & 2147483648u) == 0u) {
+                const u32 v255 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v255 == 0u) {
+                    strata_fault_[1u] = 75u;
+                    const u32 e1129 = ((u32)e1121);
+                    strata_fault_[2u] = e1129;
+                    const u32 e1131 = ((u32)((u64)(e1121 >> (32ul & 63))));
+                    strata_fault_[3u] = e1131;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e50;
+                    const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e52;
+                    const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e54;
+                }
+            } else {
+                const u32 e1132 = (v253 & 65535u);
+                const u32 e64 = (e2 + 1u);
+                const u32 e1138 = ((((u32)((u32)(v252 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const u32 e1139 = (e1138 & 65535u);
+                if (((e1132 != 0u) && (e1132 != e1139)) && (((v253 ^ e1138) & 2147418112u) == 0u)) {
+                    const u32 v256 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v256 == 0u) {
+                        strata_fault_[1u] = 76u;
+                        const u32 e1129 = ((u32)e1121);
+                        strata_fault_[2u] = e1129;
+                        const u32 e1131 = ((u32)((u64)(e1121 >> (32ul & 63))));
+                        strata_fault_[3u] = e1131;
+                        const u64 e1153 = (((u64)v253) | ((u64)((u64)((u64)v254) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e1153);
+                        strata_fault_[5u] = ((u32)((u64)(e1153 >> (32ul & 63))));
+                        const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e50;
+                        const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e52;
+                        const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e54;
+                    }
+                } else {
+                    const u32 v257 = strata_atomic_load(&strata_a_tile_reader_[e1120]);
+                    const u32 e1158 = (v257 & 65535u);
+                    if (((e1158 != 0u) && (e1158 != e1139)) && (((v257 ^ e1138) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e1120], e1138);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e1120], 76u);
+                    }
+                }
+            }
+            const float v93 = a_tile[e1120];
             strata_loaded0_ = v93;
         } else {
             const u32 v92 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v92 == 0u) {
                 strata_fault_[1u] = 22u;
-                strata_fault_[2u] = ((u32)e288);
-                strata_fault_[3u] = ((u32)((u64)(e288 >> (32ul & 63))));
+                const u32 e1129 = ((u32)e1121);
+                strata_fault_[2u] = e1129;
+                const u32 e1131 = ((u32)((u64)(e1121 >> (32ul & 63))));
+                strata_fault_[3u] = e1131;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e41 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e41;
-                const u32 e43 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e43;
-                const u32 e45 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e45;
+                const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e50;
+                const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e52;
+                const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e54;
             }
         }
         const float v27 = strata_loaded0_;
-        const u32 e298 = (128u + e16);
-        const u64 e299 = ((u64)e298);
-        if (e299 < 256ul) {
-            const float v95 = b_tile[e298];
+        const u32 e1171 = (128u + e25);
+        const u64 e1172 = ((u64)e1171);
+        if (e1172 < 256ul) {
+            const u32 v258 = strata_phase_;
+            const u32 v259 = strata_atomic_load(&strata_b_tile_writer_[e1171]);
+            const u32 v260 = strata_atomic_load(&strata_b_tile_writer_site_[e1171]);
+            if ((v259 & 2147483648u) == 0u) {
+                const u32 v261 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v261 == 0u) {
+                    strata_fault_[1u] = 77u;
+                    const u32 e1180 = ((u32)e1172);
+                    strata_fault_[2u] = e1180;
+                    const u32 e1182 = ((u32)((u64)(e1172 >> (32ul & 63))));
+                    strata_fault_[3u] = e1182;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e50;
+                    const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e52;
+                    const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e54;
+                }
+            } else {
+                const u32 e1183 = (v259 & 65535u);
+                const u32 e64 = (e2 + 1u);
+                const u32 e1189 = ((((u32)((u32)(v258 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const u32 e1190 = (e1189 & 65535u);
+                if (((e1183 != 0u) && (e1183 != e1190)) && (((v259 ^ e1189) & 2147418112u) == 0u)) {
+                    const u32 v262 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v262 == 0u) {
+                        strata_fault_[1u] = 78u;
+                        const u32 e1180 = ((u32)e1172);
+                        strata_fault_[2u] = e1180;
+                        const u32 e1182 = ((u32)((u64)(e1172 >> (32ul & 63))));
+                        strata_fault_[3u] = e1182;
+                        const u64 e1204 = (((u64)v259) | ((u64)((u64)((u64)v260) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e1204);
+                        strata_fault_[5u] = ((u32)((u64)(e1204 >> (32ul & 63))));
+                        const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e50;
+                        const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e52;
+                        const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e54;
+                    }
+                } else {
+                    const u32 v263 = strata_atomic_load(&strata_b_tile_reader_[e1171]);
+                    const u32 e1209 = (v263 & 65535u);
+                    if (((e1209 != 0u) && (e1209 != e1190)) && (((v263 ^ e1189) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e1171], e1189);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e1171], 78u);
+                    }
+                }
+            }
+            const float v95 = b_tile[e1171];
             strata_loaded0_ = v95;
         } else {
             const u32 v94 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v94 == 0u) {
                 strata_fault_[1u] = 23u;
-                strata_fault_[2u] = ((u32)e299);
-                strata_fault_[3u] = ((u32)((u64)(e299 >> (32ul & 63))));
+                const u32 e1180 = ((u32)e1172);
+                strata_fault_[2u] = e1180;
+                const u32 e1182 = ((u32)((u64)(e1172 >> (32ul & 63))));
+                strata_fault_[3u] = e1182;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e41 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e41;
-                const u32 e43 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e43;
-                const u32 e45 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e45;
+                const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e50;
+                const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e52;
+                const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e54;
             }
         }
         const float v28 = strata_loaded0_;
         const float v29 = acc;
         acc = (v29 + (v27 * v28));
-        const u32 e313 = (e46 + 9u);
-        const u64 e314 = ((u64)e313);
-        if (e314 < 256ul) {
-            const float v97 = a_tile[e313];
+        const u32 e1226 = (e55 + 9u);
+        const u64 e1227 = ((u64)e1226);
+        if (e1227 < 256ul) {
+            const u32 v264 = strata_phase_;
+            const u32 v265 = strata_atomic_load(&strata_a_tile_writer_[e1226]);
+            const u32 v266 = strata_atomic_load(&strata_a_tile_writer_site_[e1226]);
+            if ((v265 & 2147483648u) == 0u) {
+                const u32 v267 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v267 == 0u) {
+                    strata_fault_[1u] = 79u;
+                    const u32 e1235 = ((u32)e1227);
+                    strata_fault_[2u] = e1235;
+                    const u32 e1237 = ((u32)((u64)(e1227 >> (32ul & 63))));
+                    strata_fault_[3u] = e1237;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e50;
+                    const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e52;
+                    const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e54;
+                }
+            } else {
+                const u32 e1238 = (v265 & 65535u);
+                const u32 e64 = (e2 + 1u);
+                const u32 e1244 = ((((u32)((u32)(v264 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const u32 e1245 = (e1244 & 65535u);
+                if (((e1238 != 0u) && (e1238 != e1245)) && (((v265 ^ e1244) & 2147418112u) == 0u)) {
+                    const u32 v268 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v268 == 0u) {
+                        strata_fault_[1u] = 80u;
+                        const u32 e1235 = ((u32)e1227);
+                        strata_fault_[2u] = e1235;
+                        const u32 e1237 = ((u32)((u64)(e1227 >> (32ul & 63))));
+                        strata_fault_[3u] = e1237;
+                        const u64 e1258 = (((u64)v265) | ((u64)((u64)((u64)v266) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e1258);
+                        strata_fault_[5u] = ((u32)((u64)(e1258 >> (32ul & 63))));
+                        const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e50;
+                        const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e52;
+                        const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e54;
+                    }
+                } else {
+                    const u32 v269 = strata_atomic_load(&strata_a_tile_reader_[e1226]);
+                    const u32 e1263 = (v269 & 65535u);
+                    if (((e1263 != 0u) && (e1263 != e1245)) && (((v269 ^ e1244) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e1226], e1244);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e1226], 80u);
+                    }
+                }
+            }
+            const float v97 = a_tile[e1226];
             strata_loaded0_ = v97;
         } else {
             const u32 v96 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v96 == 0u) {
                 strata_fault_[1u] = 24u;
-                strata_fault_[2u] = ((u32)e314);
-                strata_fault_[3u] = ((u32)((u64)(e314 >> (32ul & 63))));
+                const u32 e1235 = ((u32)e1227);
+                strata_fault_[2u] = e1235;
+                const u32 e1237 = ((u32)((u64)(e1227 >> (32ul & 63))));
+                strata_fault_[3u] = e1237;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e41 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e41;
-                const u32 e43 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e43;
-                const u32 e45 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e45;
+                const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e50;
+                const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e52;
+                const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e54;
             }
         }
         const float v30 = strata_loaded0_;
-        const u32 e324 = (144u + e16);
-        const u64 e325 = ((u64)e324);
-        if (e325 < 256ul) {
-            const float v99 = b_tile[e324];
+        const u32 e1276 = (144u + e25);
+        const u64 e1277 = ((u64)e1276);
+        if (e1277 < 256ul) {
+            const u32 v270 = strata_phase_;
+            const u32 v271 = strata_atomic_load(&strata_b_tile_writer_[e1276]);
+            const u32 v272 = strata_atomic_load(&strata_b_tile_writer_site_[e1276]);
+            if ((v271 & 2147483648u) == 0u) {
+                const u32 v273 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v273 == 0u) {
+                    strata_fault_[1u] = 81u;
+                    const u32 e1285 = ((u32)e1277);
+                    strata_fault_[2u] = e1285;
+                    const u32 e1287 = ((u32)((u64)(e1277 >> (32ul & 63))));
+                    strata_fault_[3u] = e1287;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e50;
+                    const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e52;
+                    const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e54;
+                }
+            } else {
+                const u32 e1288 = (v271 & 65535u);
+                const u32 e64 = (e2 + 1u);
+                const u32 e1294 = ((((u32)((u32)(v270 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const u32 e1295 = (e1294 & 65535u);
+                if (((e1288 != 0u) && (e1288 != e1295)) && (((v271 ^ e1294) & 2147418112u) == 0u)) {
+                    const u32 v274 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v274 == 0u) {
+                        strata_fault_[1u] = 82u;
+                        const u32 e1285 = ((u32)e1277);
+                        strata_fault_[2u] = e1285;
+                        const u32 e1287 = ((u32)((u64)(e1277 >> (32ul & 63))));
+                        strata_fault_[3u] = e1287;
+                        const u64 e1309 = (((u64)v271) | ((u64)((u64)((u64)v272) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e1309);
+                        strata_fault_[5u] = ((u32)((u64)(e1309 >> (32ul & 63))));
+                        const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e50;
+                        const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e52;
+                        const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e54;
+                    }
+                } else {
+                    const u32 v275 = strata_atomic_load(&strata_b_tile_reader_[e1276]);
+                    const u32 e1314 = (v275 & 65535u);
+                    if (((e1314 != 0u) && (e1314 != e1295)) && (((v275 ^ e1294) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e1276], e1294);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e1276], 82u);
+                    }
+                }
+            }
+            const float v99 = b_tile[e1276];
             strata_loaded0_ = v99;
         } else {
             const u32 v98 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v98 == 0u) {
                 strata_fault_[1u] = 25u;
-                strata_fault_[2u] = ((u32)e325);
-                strata_fault_[3u] = ((u32)((u64)(e325 >> (32ul & 63))));
+                const u32 e1285 = ((u32)e1277);
+                strata_fault_[2u] = e1285;
+                const u32 e1287 = ((u32)((u64)(e1277 >> (32ul & 63))));
+                strata_fault_[3u] = e1287;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e41 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e41;
-                const u32 e43 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e43;
-                const u32 e45 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e45;
+                const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e50;
+                const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e52;
+                const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e54;
             }
         }
         const float v31 = strata_loaded0_;
         const float v32 = acc;
         acc = (v32 + (v30 * v31));
-        const u32 e339 = (e46 + 10u);
-        const u64 e340 = ((u64)e339);
-        if (e340 < 256ul) {
-            const float v101 = a_tile[e339];
+        const u32 e1331 = (e55 + 10u);
+        const u64 e1332 = ((u64)e1331);
+        if (e1332 < 256ul) {
+            const u32 v276 = strata_phase_;
+            const u32 v277 = strata_atomic_load(&strata_a_tile_writer_[e1331]);
+            const u32 v278 = strata_atomic_load(&strata_a_tile_writer_site_[e1331]);
+            if ((v277 & 2147483648u) == 0u) {
+                const u32 v279 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v279 == 0u) {
+                    strata_fault_[1u] = 83u;
+                    const u32 e1340 = ((u32)e1332);
+                    strata_fault_[2u] = e1340;
+                    const u32 e1342 = ((u32)((u64)(e1332 >> (32ul & 63))));
+                    strata_fault_[3u] = e1342;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e50;
+                    const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e52;
+                    const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e54;
+                }
+            } else {
+                const u32 e1343 = (v277 & 65535u);
+                const u32 e64 = (e2 + 1u);
+                const u32 e1349 = ((((u32)((u32)(v276 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const u32 e1350 = (e1349 & 65535u);
+                if (((e1343 != 0u) && (e1343 != e1350)) && (((v277 ^ e1349) & 2147418112u) == 0u)) {
+                    const u32 v280 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v280 == 0u) {
+                        strata_fault_[1u] = 84u;
+                        const u32 e1340 = ((u32)e1332);
+                        strata_fault_[2u] = e1340;
+                        const u32 e1342 = ((u32)((u64)(e1332 >> (32ul & 63))));
+                        strata_fault_[3u] = e1342;
+                        const u64 e1364 = (((u64)v277) | ((u64)((u64)((u64)v278) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e1364);
+                        strata_fault_[5u] = ((u32)((u64)(e1364 >> (32ul & 63))));
+                        const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e50;
+                        const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e52;
+                        const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e54;
+                    }
+                } else {
+                    const u32 v281 = strata_atomic_load(&strata_a_tile_reader_[e1331]);
+                    const u32 e1369 = (v281 & 65535u);
+                    if (((e1369 != 0u) && (e1369 != e1350)) && (((v281 ^ e1349) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e1331], e1349);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e1331], 84u);
+                    }
+                }
+            }
+            const float v101 = a_tile[e1331];
             strata_loaded0_ = v101;
         } else {
             const u32 v100 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v100 == 0u) {
                 strata_fault_[1u] = 26u;
-                strata_fault_[2u] = ((u32)e340);
-                strata_fault_[3u] = ((u32)((u64)(e340 >> (32ul & 63))));
+                const u32 e1340 = ((u32)e1332);
+                strata_fault_[2u] = e1340;
+                const u32 e1342 = ((u32)((u64)(e1332 >> (32ul & 63))));
+                strata_fault_[3u] = e1342;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e41 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e41;
-                const u32 e43 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e43;
-                const u32 e45 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e45;
+                const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e50;
+                const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e52;
+                const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e54;
             }
         }
         const float v33 = strata_loaded0_;
-        const u32 e350 = (160u + e16);
-        const u64 e351 = ((u64)e350);
-        if (e351 < 256ul) {
-            const float v103 = b_tile[e350];
+        const u32 e1382 = (160u + e25);
+        const u64 e1383 = ((u64)e1382);
+        if (e1383 < 256ul) {
+            const u32 v282 = strata_phase_;
+            const u32 v283 = strata_atomic_load(&strata_b_tile_writer_[e1382]);
+            const u32 v284 = strata_atomic_load(&strata_b_tile_writer_site_[e1382]);
+            if ((v283 & 2147483648u) == 0u) {
+                const u32 v285 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v285 == 0u) {
+                    strata_fault_[1u] = 85u;
+                    const u32 e1391 = ((u32)e1383);
+                    strata_fault_[2u] = e1391;
+                    const u32 e1393 = ((u32)((u64)(e1383 >> (32ul & 63))));
+                    strata_fault_[3u] = e1393;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e50;
+                    const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e52;
+                    const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e54;
+                }
+            } else {
+                const u32 e1394 = (v283 & 65535u);
+                const u32 e64 = (e2 + 1u);
+                const u32 e1400 = ((((u32)((u32)(v282 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const u32 e1401 = (e1400 & 65535u);
+                if (((e1394 != 0u) && (e1394 != e1401)) && (((v283 ^ e1400) & 2147418112u) == 0u)) {
+                    const u32 v286 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v286 == 0u) {
+                        strata_fault_[1u] = 86u;
+                        const u32 e1391 = ((u32)e1383);
+                        strata_fault_[2u] = e1391;
+                        const u32 e1393 = ((u32)((u64)(e1383 >> (32ul & 63))));
+                        strata_fault_[3u] = e1393;
+                        const u64 e1415 = (((u64)v283) | ((u64)((u64)((u64)v284) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e1415);
+                        strata_fault_[5u] = ((u32)((u64)(e1415 >> (32ul & 63))));
+                        const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e50;
+                        const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e52;
+                        const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e54;
+                    }
+                } else {
+                    const u32 v287 = strata_atomic_load(&strata_b_tile_reader_[e1382]);
+                    const u32 e1420 = (v287 & 65535u);
+                    if (((e1420 != 0u) && (e1420 != e1401)) && (((v287 ^ e1400) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e1382], e1400);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e1382], 86u);
+                    }
+                }
+            }
+            const float v103 = b_tile[e1382];
             strata_loaded0_ = v103;
         } else {
             const u32 v102 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v102 == 0u) {
                 strata_fault_[1u] = 27u;
-                strata_fault_[2u] = ((u32)e351);
-                strata_fault_[3u] = ((u32)((u64)(e351 >> (32ul & 63))));
+                const u32 e1391 = ((u32)e1383);
+                strata_fault_[2u] = e1391;
+                const u32 e1393 = ((u32)((u64)(e1383 >> (32ul & 63))));
+                strata_fault_[3u] = e1393;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e41 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e41;
-                const u32 e43 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e43;
-                const u32 e45 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e45;
+                const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e50;
+                const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e52;
+                const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e54;
             }
         }
         const float v34 = strata_loaded0_;
         const float v35 = acc;
         acc = (v35 + (v33 * v34));
-        const u32 e365 = (e46 + 11u);
-        const u64 e366 = ((u64)e365);
-        if (e366 < 256ul) {
-            const float v105 = a_tile[e365];
+        const u32 e1437 = (e55 + 11u);
+        const u64 e1438 = ((u64)e1437);
+        if (e1438 < 256ul) {
+            const u32 v288 = strata_phase_;
+            const u32 v289 = strata_atomic_load(&strata_a_tile_writer_[e1437]);
+            const u32 v290 = strata_atomic_load(&strata_a_tile_writer_site_[e1437]);
+            if ((v289 & 2147483648u) == 0u) {
+                const u32 v291 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v291 == 0u) {
+                    strata_fault_[1u] = 87u;
+                    const u32 e1446 = ((u32)e1438);
+                    strata_fault_[2u] = e1446;
+                    const u32 e1448 = ((u32)((u64)(e1438 >> (32ul & 63))));
+                    strata_fault_[3u] = e1448;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e50;
+                    const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e52;
+                    const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e54;
+                }
+            } else {
+                const u32 e1449 = (v289 & 65535u);
+                const u32 e64 = (e2 + 1u);
+                const u32 e1455 = ((((u32)((u32)(v288 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const u32 e1456 = (e1455 & 65535u);
+                if (((e1449 != 0u) && (e1449 != e1456)) && (((v289 ^ e1455) & 2147418112u) == 0u)) {
+                    const u32 v292 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v292 == 0u) {
+                        strata_fault_[1u] = 88u;
+                        const u32 e1446 = ((u32)e1438);
+                        strata_fault_[2u] = e1446;
+                        const u32 e1448 = ((u32)((u64)(e1438 >> (32ul & 63))));
+                        strata_fault_[3u] = e1448;
+                        const u64 e1470 = (((u64)v289) | ((u64)((u64)((u64)v290) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e1470);
+                        strata_fault_[5u] = ((u32)((u64)(e1470 >> (32ul & 63))));
+                        const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e50;
+                        const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e52;
+                        const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e54;
+                    }
+                } else {
+                    const u32 v293 = strata_atomic_load(&strata_a_tile_reader_[e1437]);
+                    const u32 e1475 = (v293 & 65535u);
+                    if (((e1475 != 0u) && (e1475 != e1456)) && (((v293 ^ e1455) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e1437], e1455);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e1437], 88u);
+                    }
+                }
+            }
+            const float v105 = a_tile[e1437];
             strata_loaded0_ = v105;
         } else {
             const u32 v104 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v104 == 0u) {
                 strata_fault_[1u] = 28u;
-                strata_fault_[2u] = ((u32)e366);
-                strata_fault_[3u] = ((u32)((u64)(e366 >> (32ul & 63))));
+                const u32 e1446 = ((u32)e1438);
+                strata_fault_[2u] = e1446;
+                const u32 e1448 = ((u32)((u64)(e1438 >> (32ul & 63))));
+                strata_fault_[3u] = e1448;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e41 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e41;
-                const u32 e43 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e43;
-                const u32 e45 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e45;
+                const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e50;
+                const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e52;
+                const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e54;
             }
         }
         const float v36 = strata_loaded0_;
-        const u32 e376 = (176u + e16);
-        const u64 e377 = ((u64)e376);
-        if (e377 < 256ul) {
-            const float v107 = b_tile[e376];
+        const u32 e1488 = (176u + e25);
+        const u64 e1489 = ((u64)e1488);
+        if (e1489 < 256ul) {
+            const u32 v294 = strata_phase_;
+            const u32 v295 = strata_atomic_load(&strata_b_tile_writer_[e1488]);
+            const u32 v296 = strata_atomic_load(&strata_b_tile_writer_site_[e1488]);
+            if ((v295 & 2147483648u) == 0u) {
+                const u32 v297 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v297 == 0u) {
+                    strata_fault_[1u] = 89u;
+                    const u32 e1497 = ((u32)e1489);
+                    strata_fault_[2u] = e1497;
+                    const u32 e1499 = ((u32)((u64)(e1489 >> (32ul & 63))));
+                    strata_fault_[3u] = e1499;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e50;
+                    const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e52;
+                    const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e54;
+                }
+            } else {
+                const u32 e1500 = (v295 & 65535u);
+                const u32 e64 = (e2 + 1u);
+                const u32 e1506 = ((((u32)((u32)(v294 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const u32 e1507 = (e1506 & 65535u);
+                if (((e1500 != 0u) && (e1500 != e1507)) && (((v295 ^ e1506) & 2147418112u) == 0u)) {
+                    const u32 v298 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v298 == 0u) {
+                        strata_fault_[1u] = 90u;
+                        const u32 e1497 = ((u32)e1489);
+                        strata_fault_[2u] = e1497;
+                        const u32 e1499 = ((u32)((u64)(e1489 >> (32ul & 63))));
+                        strata_fault_[3u] = e1499;
+                        const u64 e1521 = (((u64)v295) | ((u64)((u64)((u64)v296) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e1521);
+                        strata_fault_[5u] = ((u32)((u64)(e1521 >> (32ul & 63))));
+                        const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e50;
+                        const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e52;
+                        const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e54;
+                    }
+                } else {
+                    const u32 v299 = strata_atomic_load(&strata_b_tile_reader_[e1488]);
+                    const u32 e1526 = (v299 & 65535u);
+                    if (((e1526 != 0u) && (e1526 != e1507)) && (((v299 ^ e1506) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e1488], e1506);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e1488], 90u);
+                    }
+                }
+            }
+            const float v107 = b_tile[e1488];
             strata_loaded0_ = v107;
         } else {
             const u32 v106 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v106 == 0u) {
                 strata_fault_[1u] = 29u;
-                strata_fault_[2u] = ((u32)e377);
-                strata_fault_[3u] = ((u32)((u64)(e377 >> (32ul & 63))));
+                const u32 e1497 = ((u32)e1489);
+                strata_fault_[2u] = e1497;
+                const u32 e1499 = ((u32)((u64)(e1489 >> (32ul & 63))));
+                strata_fault_[3u] = e1499;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e41 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e41;
-                const u32 e43 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e43;
-                const u32 e45 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e45;
+                const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e50;
+                const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e52;
+                const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e54;
             }
         }
         const float v37 = strata_loaded0_;
         const float v38 = acc;
         acc = (v38 + (v36 * v37));
-        const u32 e391 = (e46 + 12u);
-        const u64 e392 = ((u64)e391);
-        if (e392 < 256ul) {
-            const float v109 = a_tile[e391];
+        const u32 e1543 = (e55 + 12u);
+        const u64 e1544 = ((u64)e1543);
+        if (e1544 < 256ul) {
+            const u32 v300 = strata_phase_;
+            const u32 v301 = strata_atomic_load(&strata_a_tile_writer_[e1543]);
+            const u32 v302 = strata_atomic_load(&strata_a_tile_writer_site_[e1543]);
+            if ((v301 & 2147483648u) == 0u) {
+                const u32 v303 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v303 == 0u) {
+                    strata_fault_[1u] = 91u;
+                    const u32 e1552 = ((u32)e1544);
+                    strata_fault_[2u] = e1552;
+                    const u32 e1554 = ((u32)((u64)(e1544 >> (32ul & 63))));
+                    strata_fault_[3u] = e1554;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e50;
+                    const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e52;
+                    const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e54;
+                }
+            } else {
+                const u32 e1555 = (v301 & 65535u);
+                const u32 e64 = (e2 + 1u);
+                const u32 e1561 = ((((u32)((u32)(v300 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const u32 e1562 = (e1561 & 65535u);
+                if (((e1555 != 0u) && (e1555 != e1562)) && (((v301 ^ e1561) & 2147418112u) == 0u)) {
+                    const u32 v304 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v304 == 0u) {
+                        strata_fault_[1u] = 92u;
+                        const u32 e1552 = ((u32)e1544);
+                        strata_fault_[2u] = e1552;
+                        const u32 e1554 = ((u32)((u64)(e1544 >> (32ul & 63))));
+                        strata_fault_[3u] = e1554;
+                        const u64 e1576 = (((u64)v301) | ((u64)((u64)((u64)v302) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e1576);
+                        strata_fault_[5u] = ((u32)((u64)(e1576 >> (32ul & 63))));
+                        const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e50;
+                        const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e52;
+                        const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e54;
+                    }
+                } else {
+                    const u32 v305 = strata_atomic_load(&strata_a_tile_reader_[e1543]);
+                    const u32 e1581 = (v305 & 65535u);
+                    if (((e1581 != 0u) && (e1581 != e1562)) && (((v305 ^ e1561) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e1543], e1561);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e1543], 92u);
+                    }
+                }
+            }
+            const float v109 = a_tile[e1543];
             strata_loaded0_ = v109;
         } else {
             const u32 v108 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v108 == 0u) {
                 strata_fault_[1u] = 30u;
-                strata_fault_[2u] = ((u32)e392);
-                strata_fault_[3u] = ((u32)((u64)(e392 >> (32ul & 63))));
+                const u32 e1552 = ((u32)e1544);
+                strata_fault_[2u] = e1552;
+                const u32 e1554 = ((u32)((u64)(e1544 >> (32ul & 63))));
+                strata_fault_[3u] = e1554;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e41 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e41;
-                const u32 e43 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e43;
-                const u32 e45 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e45;
+                const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e50;
+                const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e52;
+                const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e54;
             }
         }
         const float v39 = strata_loaded0_;
-        const u32 e402 = (192u + e16);
-        const u64 e403 = ((u64)e402);
-        if (e403 < 256ul) {
-            const float v111 = b_tile[e402];
+        const u32 e1594 = (192u + e25);
+        const u64 e1595 = ((u64)e1594);
+        if (e1595 < 256ul) {
+            const u32 v306 = strata_phase_;
+            const u32 v307 = strata_atomic_load(&strata_b_tile_writer_[e1594]);
+            const u32 v308 = strata_atomic_load(&strata_b_tile_writer_site_[e1594]);
+            if ((v307 & 2147483648u) == 0u) {
+                const u32 v309 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v309 == 0u) {
+                    strata_fault_[1u] = 93u;
+                    const u32 e1603 = ((u32)e1595);
+                    strata_fault_[2u] = e1603;
+                    const u32 e1605 = ((u32)((u64)(e1595 >> (32ul & 63))));
+                    strata_fault_[3u] = e1605;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e50;
+                    const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e52;
+                    const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e54;
+                }
+            } else {
+                const u32 e1606 = (v307 & 65535u);
+                const u32 e64 = (e2 + 1u);
+                const u32 e1612 = ((((u32)((u32)(v306 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const u32 e1613 = (e1612 & 65535u);
+                if (((e1606 != 0u) && (e1606 != e1613)) && (((v307 ^ e1612) & 2147418112u) == 0u)) {
+                    const u32 v310 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v310 == 0u) {
+                        strata_fault_[1u] = 94u;
+                        const u32 e1603 = ((u32)e1595);
+                        strata_fault_[2u] = e1603;
+                        const u32 e1605 = ((u32)((u64)(e1595 >> (32ul & 63))));
+                        strata_fault_[3u] = e1605;
+                        const u64 e1627 = (((u64)v307) | ((u64)((u64)((u64)v308) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e1627);
+                        strata_fault_[5u] = ((u32)((u64)(e1627 >> (32ul & 63))));
+                        const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e50;
+                        const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e52;
+                        const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e54;
+                    }
+                } else {
+                    const u32 v311 = strata_atomic_load(&strata_b_tile_reader_[e1594]);
+                    const u32 e1632 = (v311 & 65535u);
+                    if (((e1632 != 0u) && (e1632 != e1613)) && (((v311 ^ e1612) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e1594], e1612);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e1594], 94u);
+                    }
+                }
+            }
+            const float v111 = b_tile[e1594];
             strata_loaded0_ = v111;
         } else {
             const u32 v110 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v110 == 0u) {
                 strata_fault_[1u] = 31u;
-                strata_fault_[2u] = ((u32)e403);
-                strata_fault_[3u] = ((u32)((u64)(e403 >> (32ul & 63))));
+                const u32 e1603 = ((u32)e1595);
+                strata_fault_[2u] = e1603;
+                const u32 e1605 = ((u32)((u64)(e1595 >> (32ul & 63))));
+                strata_fault_[3u] = e1605;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e41 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e41;
-                const u32 e43 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e43;
-                const u32 e45 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e45;
+                const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e50;
+                const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e52;
+                const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e54;
             }
         }
         const float v40 = strata_loaded0_;
         const float v41 = acc;
         acc = (v41 + (v39 * v40));
-        const u32 e417 = (e46 + 13u);
-        const u64 e418 = ((u64)e417);
-        if (e418 < 256ul) {
-            const float v113 = a_tile[e417];
+        const u32 e1649 = (e55 + 13u);
+        const u64 e1650 = ((u64)e1649);
+        if (e1650 < 256ul) {
+            const u32 v312 = strata_phase_;
+            const u32 v313 = strata_atomic_load(&strata_a_tile_writer_[e1649]);
+            const u32 v314 = strata_atomic_load(&strata_a_tile_writer_site_[e1649]);
+            if ((v313 & 2147483648u) == 0u) {
+                const u32 v315 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v315 == 0u) {
+                    strata_fault_[1u] = 95u;
+                    const u32 e1658 = ((u32)e1650);
+                    strata_fault_[2u] = e1658;
+                    const u32 e1660 = ((u32)((u64)(e1650 >> (32ul & 63))));
+                    strata_fault_[3u] = e1660;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e50;
+                    const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e52;
+                    const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e54;
+                }
+            } else {
+                const u32 e1661 = (v313 & 65535u);
+                const u32 e64 = (e2 + 1u);
+                const u32 e1667 = ((((u32)((u32)(v312 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const u32 e1668 = (e1667 & 65535u);
+                if (((e1661 != 0u) && (e1661 != e1668)) && (((v313 ^ e1667) & 2147418112u) == 0u)) {
+                    const u32 v316 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v316 == 0u) {
+                        strata_fault_[1u] = 96u;
+                        const u32 e1658 = ((u32)e1650);
+                        strata_fault_[2u] = e1658;
+                        const u32 e1660 = ((u32)((u64)(e1650 >> (32ul & 63))));
+                        strata_fault_[3u] = e1660;
+                        const u64 e1681 = (((u64)v313) | ((u64)((u64)((u64)v314) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e1681);
+                        strata_fault_[5u] = ((u32)((u64)(e1681 >> (32ul & 63))));
+                        const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e50;
+                        const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e52;
+                        const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e54;
+                    }
+                } else {
+                    const u32 v317 = strata_atomic_load(&strata_a_tile_reader_[e1649]);
+                    const u32 e1686 = (v317 & 65535u);
+                    if (((e1686 != 0u) && (e1686 != e1668)) && (((v317 ^ e1667) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e1649], e1667);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e1649], 96u);
+                    }
+                }
+            }
+            const float v113 = a_tile[e1649];
             strata_loaded0_ = v113;
         } else {
             const u32 v112 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v112 == 0u) {
                 strata_fault_[1u] = 32u;
-                strata_fault_[2u] = ((u32)e418);
-                strata_fault_[3u] = ((u32)((u64)(e418 >> (32ul & 63))));
+                const u32 e1658 = ((u32)e1650);
+                strata_fault_[2u] = e1658;
+                const u32 e1660 = ((u32)((u64)(e1650 >> (32ul & 63))));
+                strata_fault_[3u] = e1660;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e41 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e41;
-                const u32 e43 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e43;
-                const u32 e45 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e45;
+                const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e50;
+                const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e52;
+                const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e54;
             }
         }
         const float v42 = strata_loaded0_;
-        const u32 e427 = (208u + e16);
-        const u64 e428 = ((u64)e427);
-        if (e428 < 256ul) {
-            const float v115 = b_tile[e427];
+        const u32 e1698 = (208u + e25);
+        const u64 e1699 = ((u64)e1698);
+        if (e1699 < 256ul) {
+            const u32 v318 = strata_phase_;
+            const u32 v319 = strata_atomic_load(&strata_b_tile_writer_[e1698]);
+            const u32 v320 = strata_atomic_load(&strata_b_tile_writer_site_[e1698]);
+            if ((v319 & 2147483648u) == 0u) {
+                const u32 v321 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v321 == 0u) {
+                    strata_fault_[1u] = 97u;
+                    const u32 e1707 = ((u32)e1699);
+                    strata_fault_[2u] = e1707;
+                    const u32 e1709 = ((u32)((u64)(e1699 >> (32ul & 63))));
+                    strata_fault_[3u] = e1709;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e50;
+                    const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e52;
+                    const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e54;
+                }
+            } else {
+                const u32 e1710 = (v319 & 65535u);
+                const u32 e64 = (e2 + 1u);
+                const u32 e1716 = ((((u32)((u32)(v318 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const u32 e1717 = (e1716 & 65535u);
+                if (((e1710 != 0u) && (e1710 != e1717)) && (((v319 ^ e1716) & 2147418112u) == 0u)) {
+                    const u32 v322 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v322 == 0u) {
+                        strata_fault_[1u] = 98u;
+                        const u32 e1707 = ((u32)e1699);
+                        strata_fault_[2u] = e1707;
+                        const u32 e1709 = ((u32)((u64)(e1699 >> (32ul & 63))));
+                        strata_fault_[3u] = e1709;
+                        const u64 e1731 = (((u64)v319) | ((u64)((u64)((u64)v320) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e1731);
+                        strata_fault_[5u] = ((u32)((u64)(e1731 >> (32ul & 63))));
+                        const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e50;
+                        const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e52;
+                        const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e54;
+                    }
+                } else {
+                    const u32 v323 = strata_atomic_load(&strata_b_tile_reader_[e1698]);
+                    const u32 e1736 = (v323 & 65535u);
+                    if (((e1736 != 0u) && (e1736 != e1717)) && (((v323 ^ e1716) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e1698], e1716);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e1698], 98u);
+                    }
+                }
+            }
+            const float v115 = b_tile[e1698];
             strata_loaded0_ = v115;
         } else {
             const u32 v114 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v114 == 0u) {
                 strata_fault_[1u] = 33u;
-                strata_fault_[2u] = ((u32)e428);
-                strata_fault_[3u] = ((u32)((u64)(e428 >> (32ul & 63))));
+                const u32 e1707 = ((u32)e1699);
+                strata_fault_[2u] = e1707;
+                const u32 e1709 = ((u32)((u64)(e1699 >> (32ul & 63))));
+                strata_fault_[3u] = e1709;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e41 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e41;
-                const u32 e43 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e43;
-                const u32 e45 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e45;
+                const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e50;
+                const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e52;
+                const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e54;
             }
         }
         const float v43 = strata_loaded0_;
         const float v44 = acc;
         acc = (v44 + (v42 * v43));
-        const u32 e442 = (e46 + 14u);
-        const u64 e443 = ((u64)e442);
-        if (e443 < 256ul) {
-            const float v117 = a_tile[e442];
+        const u32 e1753 = (e55 + 14u);
+        const u64 e1754 = ((u64)e1753);
+        if (e1754 < 256ul) {
+            const u32 v324 = strata_phase_;
+            const u32 v325 = strata_atomic_load(&strata_a_tile_writer_[e1753]);
+            const u32 v326 = strata_atomic_load(&strata_a_tile_writer_site_[e1753]);
+            if ((v325 & 2147483648u) == 0u) {
+                const u32 v327 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v327 == 0u) {
+                    strata_fault_[1u] = 99u;
+                    const u32 e1762 = ((u32)e1754);
+                    strata_fault_[2u] = e1762;
+                    const u32 e1764 = ((u32)((u64)(e1754 >> (32ul & 63))));
+                    strata_fault_[3u] = e1764;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e50;
+                    const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e52;
+                    const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e54;
+                }
+            } else {
+                const u32 e1765 = (v325 & 65535u);
+                const u32 e64 = (e2 + 1u);
+                const u32 e1771 = ((((u32)((u32)(v324 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const u32 e1772 = (e1771 & 65535u);
+                if (((e1765 != 0u) && (e1765 != e1772)) && (((v325 ^ e1771) & 2147418112u) == 0u)) {
+                    const u32 v328 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v328 == 0u) {
+                        strata_fault_[1u] = 100u;
+                        const u32 e1762 = ((u32)e1754);
+                        strata_fault_[2u] = e1762;
+                        const u32 e1764 = ((u32)((u64)(e1754 >> (32ul & 63))));
+                        strata_fault_[3u] = e1764;
+                        const u64 e1786 = (((u64)v325) | ((u64)((u64)((u64)v326) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e1786);
+                        strata_fault_[5u] = ((u32)((u64)(e1786 >> (32ul & 63))));
+                        const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e50;
+                        const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e52;
+                        const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e54;
+                    }
+                } else {
+                    const u32 v329 = strata_atomic_load(&strata_a_tile_reader_[e1753]);
+                    const u32 e1791 = (v329 & 65535u);
+                    if (((e1791 != 0u) && (e1791 != e1772)) && (((v329 ^ e1771) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e1753], e1771);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e1753], 100u);
+                    }
+                }
+            }
+            const float v117 = a_tile[e1753];
             strata_loaded0_ = v117;
         } else {
             const u32 v116 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v116 == 0u) {
                 strata_fault_[1u] = 34u;
-                strata_fault_[2u] = ((u32)e443);
-                strata_fault_[3u] = ((u32)((u64)(e443 >> (32ul & 63))));
+                const u32 e1762 = ((u32)e1754);
+                strata_fault_[2u] = e1762;
+                const u32 e1764 = ((u32)((u64)(e1754 >> (32ul & 63))));
+                strata_fault_[3u] = e1764;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e41 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e41;
-                const u32 e43 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e43;
-                const u32 e45 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e45;
+                const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e50;
+                const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e52;
+                const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e54;
             }
         }
         const float v45 = strata_loaded0_;
-        const u32 e453 = (224u + e16);
-        const u64 e454 = ((u64)e453);
-        if (e454 < 256ul) {
-            const float v119 = b_tile[e453];
+        const u32 e1804 = (224u + e25);
+        const u64 e1805 = ((u64)e1804);
+        if (e1805 < 256ul) {
+            const u32 v330 = strata_phase_;
+            const u32 v331 = strata_atomic_load(&strata_b_tile_writer_[e1804]);
+            const u32 v332 = strata_atomic_load(&strata_b_tile_writer_site_[e1804]);
+            if ((v331 & 2147483648u) == 0u) {
+                const u32 v333 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v333 == 0u) {
+                    strata_fault_[1u] = 101u;
+                    const u32 e1813 = ((u32)e1805);
+                    strata_fault_[2u] = e1813;
+                    const u32 e1815 = ((u32)((u64)(e1805 >> (32ul & 63))));
+                    strata_fault_[3u] = e1815;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e50;
+                    const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e52;
+                    const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e54;
+                }
+            } else {
+                const u32 e1816 = (v331 & 65535u);
+                const u32 e64 = (e2 + 1u);
+                const u32 e1822 = ((((u32)((u32)(v330 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const u32 e1823 = (e1822 & 65535u);
+                if (((e1816 != 0u) && (e1816 != e1823)) && (((v331 ^ e1822) & 2147418112u) == 0u)) {
+                    const u32 v334 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v334 == 0u) {
+                        strata_fault_[1u] = 102u;
+                        const u32 e1813 = ((u32)e1805);
+                        strata_fault_[2u] = e1813;
+                        const u32 e1815 = ((u32)((u64)(e1805 >> (32ul & 63))));
+                        strata_fault_[3u] = e1815;
+                        const u64 e1837 = (((u64)v331) | ((u64)((u64)((u64)v332) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e1837);
+                        strata_fault_[5u] = ((u32)((u64)(e1837 >> (32ul & 63))));
+                        const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e50;
+                        const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e52;
+                        const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e54;
+                    }
+                } else {
+                    const u32 v335 = strata_atomic_load(&strata_b_tile_reader_[e1804]);
+                    const u32 e1842 = (v335 & 65535u);
+                    if (((e1842 != 0u) && (e1842 != e1823)) && (((v335 ^ e1822) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e1804], e1822);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e1804], 102u);
+                    }
+                }
+            }
+            const float v119 = b_tile[e1804];
             strata_loaded0_ = v119;
         } else {
             const u32 v118 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v118 == 0u) {
                 strata_fault_[1u] = 35u;
-                strata_fault_[2u] = ((u32)e454);
-                strata_fault_[3u] = ((u32)((u64)(e454 >> (32ul & 63))));
+                const u32 e1813 = ((u32)e1805);
+                strata_fault_[2u] = e1813;
+                const u32 e1815 = ((u32)((u64)(e1805 >> (32ul & 63))));
+                strata_fault_[3u] = e1815;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e41 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e41;
-                const u32 e43 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e43;
-                const u32 e45 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e45;
+                const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e50;
+                const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e52;
+                const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e54;
             }
         }
         const float v46 = strata_loaded0_;
         const float v47 = acc;
         acc = (v47 + (v45 * v46));
-        const u32 e468 = (e46 + 15u);
-        const u64 e469 = ((u64)e468);
-        if (e469 < 256ul) {
-            const float v121 = a_tile[e468];
+        const u32 e1859 = (e55 + 15u);
+        const u64 e1860 = ((u64)e1859);
+        if (e1860 < 256ul) {
+            const u32 v336 = strata_phase_;
+            const u32 v337 = strata_atomic_load(&strata_a_tile_writer_[e1859]);
+            const u32 v338 = strata_atomic_load(&strata_a_tile_writer_site_[e1859]);
+            if ((v337 & 2147483648u) == 0u) {
+                const u32 v339 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v339 == 0u) {
+                    strata_fault_[1u] = 103u;
+                    const u32 e1868 = ((u32)e1860);
+                    strata_fault_[2u] = e1868;
+                    const u32 e1870 = ((u32)((u64)(e1860 >> (32ul & 63))));
+                    strata_fault_[3u] = e1870;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e50;
+                    const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e52;
+                    const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e54;
+                }
+            } else {
+                const u32 e1871 = (v337 & 65535u);
+                const u32 e64 = (e2 + 1u);
+                const u32 e1877 = ((((u32)((u32)(v336 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const u32 e1878 = (e1877 & 65535u);
+                if (((e1871 != 0u) && (e1871 != e1878)) && (((v337 ^ e1877) & 2147418112u) == 0u)) {
+                    const u32 v340 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v340 == 0u) {
+                        strata_fault_[1u] = 104u;
+                        const u32 e1868 = ((u32)e1860);
+                        strata_fault_[2u] = e1868;
+                        const u32 e1870 = ((u32)((u64)(e1860 >> (32ul & 63))));
+                        strata_fault_[3u] = e1870;
+                        const u64 e1892 = (((u64)v337) | ((u64)((u64)((u64)v338) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e1892);
+                        strata_fault_[5u] = ((u32)((u64)(e1892 >> (32ul & 63))));
+                        const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e50;
+                        const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e52;
+                        const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e54;
+                    }
+                } else {
+                    const u32 v341 = strata_atomic_load(&strata_a_tile_reader_[e1859]);
+                    const u32 e1897 = (v341 & 65535u);
+                    if (((e1897 != 0u) && (e1897 != e1878)) && (((v341 ^ e1877) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e1859], e1877);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e1859], 104u);
+                    }
+                }
+            }
+            const float v121 = a_tile[e1859];
             strata_loaded0_ = v121;
         } else {
             const u32 v120 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v120 == 0u) {
                 strata_fault_[1u] = 36u;
-                strata_fault_[2u] = ((u32)e469);
-                strata_fault_[3u] = ((u32)((u64)(e469 >> (32ul & 63))));
+                const u32 e1868 = ((u32)e1860);
+                strata_fault_[2u] = e1868;
+                const u32 e1870 = ((u32)((u64)(e1860 >> (32ul & 63))));
+                strata_fault_[3u] = e1870;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e41 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e41;
-                const u32 e43 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e43;
-                const u32 e45 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e45;
+                const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e50;
+                const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e52;
+                const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e54;
             }
         }
         const float v48 = strata_loaded0_;
-        const u32 e479 = (240u + e16);
-        const u64 e480 = ((u64)e479);
-        if (e480 < 256ul) {
-            const float v123 = b_tile[e479];
+        const u32 e1910 = (240u + e25);
+        const u64 e1911 = ((u64)e1910);
+        if (e1911 < 256ul) {
+            const u32 v342 = strata_phase_;
+            const u32 v343 = strata_atomic_load(&strata_b_tile_writer_[e1910]);
+            const u32 v344 = strata_atomic_load(&strata_b_tile_writer_site_[e1910]);
+            if ((v343 & 2147483648u) == 0u) {
+                const u32 v345 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v345 == 0u) {
+                    strata_fault_[1u] = 105u;
+                    const u32 e1919 = ((u32)e1911);
+                    strata_fault_[2u] = e1919;
+                    const u32 e1921 = ((u32)((u64)(e1911 >> (32ul & 63))));
+                    strata_fault_[3u] = e1921;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e50;
+                    const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e52;
+                    const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e54;
+                }
+            } else {
+                const u32 e1922 = (v343 & 65535u);
+                const u32 e64 = (e2 + 1u);
+                const u32 e1928 = ((((u32)((u32)(v342 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const u32 e1929 = (e1928 & 65535u);
+                if (((e1922 != 0u) && (e1922 != e1929)) && (((v343 ^ e1928) & 2147418112u) == 0u)) {
+                    const u32 v346 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v346 == 0u) {
+                        strata_fault_[1u] = 106u;
+                        const u32 e1919 = ((u32)e1911);
+                        strata_fault_[2u] = e1919;
+                        const u32 e1921 = ((u32)((u64)(e1911 >> (32ul & 63))));
+                        strata_fault_[3u] = e1921;
+                        const u64 e1943 = (((u64)v343) | ((u64)((u64)((u64)v344) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e1943);
+                        strata_fault_[5u] = ((u32)((u64)(e1943 >> (32ul & 63))));
+                        const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e50;
+                        const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e52;
+                        const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e54;
+                    }
+                } else {
+                    const u32 v347 = strata_atomic_load(&strata_b_tile_reader_[e1910]);
+                    const u32 e1948 = (v347 & 65535u);
+                    if (((e1948 != 0u) && (e1948 != e1929)) && (((v347 ^ e1928) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e1910], e1928);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e1910], 106u);
+                    }
+                }
+            }
+            const float v123 = b_tile[e1910];
             strata_loaded0_ = v123;
         } else {
             const u32 v122 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v122 == 0u) {
                 strata_fault_[1u] = 37u;
-                strata_fault_[2u] = ((u32)e480);
-                strata_fault_[3u] = ((u32)((u64)(e480 >> (32ul & 63))));
+                const u32 e1919 = ((u32)e1911);
+                strata_fault_[2u] = e1919;
+                const u32 e1921 = ((u32)((u64)(e1911 >> (32ul & 63))));
+                strata_fault_[3u] = e1921;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const u32 e41 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e41;
-                const u32 e43 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e43;
-                const u32 e45 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e45;
+                const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e50;
+                const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e52;
+                const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e54;
             }
         }
         const float v49 = strata_loaded0_;
         const float v50 = acc;
         acc = (v50 + (v48 * v49));
         __syncthreads();
+        const u32 v348 = strata_phase_;
+        strata_phase_ = (v348 + 1u);
     }
-    const u32 e10 = (u32)threadIdx.y;
-    const u32 e11 = (((u32)blockIdx.y * 16u) + e10);
-    const bool e13 = (e11 < m);
-    const u32 e16 = (u32)threadIdx.x;
-    const u32 e64 = (((u32)blockIdx.x * 16u) + e16);
-    const bool e66 = (e64 < n);
-    if (e13 && e66) {
+    const u32 e19 = (u32)threadIdx.y;
+    const u32 e20 = (((u32)blockIdx.y * 16u) + e19);
+    const bool e22 = (e20 < m);
+    const u32 e25 = (u32)threadIdx.x;
+    const u32 e167 = (((u32)blockIdx.x * 16u) + e25);
+    const bool e169 = (e167 < n);
+    if (e22 && e169) {
         const float v51 = acc;
-        const u32 e496 = ((e11 * n) + e64);
-        const u64 e497 = ((u64)e496);
-        const u64 e499 = ((u64)c_len);
-        if (e497 < e499) {
-            c[e496] = v51;
+        const u32 e1969 = ((e20 * n) + e167);
+        const u64 e1970 = ((u64)e1969);
+        const u64 e1972 = ((u64)c_len);
+        if (e1970 < e1972) {
+            const u32 v349 = strata_phase_;
+            const u64 e1975 = (e1970 * 4ul);
+            const u32 e1976 = ((u32)blockIdx.x + (u32)gridDim.x * ((u32)blockIdx.y + (u32)gridDim.y * (u32)blockIdx.z));
+            const u32 e1979 = (((e1976 * e8) + e2) + 1u);
+            const u32 v350 = strata_atomic_xchg(&strata_c_shadow_[e1975], e1979);
+            const u32 e1985 = (((u32)((u32)v349 << (16u & 31))) | 107u);
+            const u32 v351 = strata_atomic_xchg(&strata_c_shadow_[(e1975 + 1ul)], e1985);
+            const bool e1992 = (((v350 - 1u) / e8) == e1976);
+            if (((v350 != 0u) && (v350 != e1979)) && ((!e1992) || (e1992 && (((u32)((v351 ^ e1985) >> (16u & 31))) == 0u)))) {
+                const u32 v352 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v352 == 0u) {
+                    strata_fault_[1u] = 107u;
+                    const u32 e2003 = ((u32)e1970);
+                    strata_fault_[2u] = e2003;
+                    const u32 e2005 = ((u32)((u64)(e1970 >> (32ul & 63))));
+                    strata_fault_[3u] = e2005;
+                    const u64 e2009 = (((u64)v350) | ((u64)((u64)((u64)v351) << (32ul & 63))));
+                    strata_fault_[4u] = ((u32)e2009);
+                    strata_fault_[5u] = ((u32)((u64)(e2009 >> (32ul & 63))));
+                    const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e50;
+                    const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e52;
+                    const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e54;
+                }
+            } else {
+                const u64 e2014 = (e1975 + 2ul);
+                const u32 v353 = strata_atomic_load(&strata_c_shadow_[e2014]);
+                const u32 v354 = strata_atomic_load(&strata_c_shadow_[(e1975 + 3ul)]);
+                const bool e2023 = (((v353 - 1u) / e8) == e1976);
+                if (((v353 != 0u) && (v353 != e1979)) && ((!e2023) || (e2023 && (((u32)((v354 ^ e1985) >> (16u & 31))) == 0u)))) {
+                    const u32 v355 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v355 == 0u) {
+                        strata_fault_[1u] = 107u;
+                        const u32 e2003 = ((u32)e1970);
+                        strata_fault_[2u] = e2003;
+                        const u32 e2005 = ((u32)((u64)(e1970 >> (32ul & 63))));
+                        strata_fault_[3u] = e2005;
+                        const u64 e2037 = (((u64)v353) | ((u64)((u64)((u64)v354) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e2037);
+                        strata_fault_[5u] = ((u32)((u64)(e2037 >> (32ul & 63))));
+                        const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e50;
+                        const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e52;
+                        const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e54;
+                    }
+                }
+                (void)strata_atomic_xchg(&strata_c_shadow_[e2014], 0u);
+            }
+            c[e1969] = v51;
         } else {
             const u32 v124 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v124 == 0u) {
                 strata_fault_[1u] = 38u;
-                strata_fault_[2u] = ((u32)e497);
-                strata_fault_[3u] = ((u32)((u64)(e497 >> (32ul & 63))));
-                strata_fault_[4u] = ((u32)e499);
-                strata_fault_[5u] = ((u32)((u64)(e499 >> (32ul & 63))));
-                const u32 e41 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e41;
-                const u32 e43 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e43;
-                const u32 e45 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e45;
+                const u32 e2003 = ((u32)e1970);
+                strata_fault_[2u] = e2003;
+                const u32 e2005 = ((u32)((u64)(e1970 >> (32ul & 63))));
+                strata_fault_[3u] = e2005;
+                strata_fault_[4u] = ((u32)e1972);
+                strata_fault_[5u] = ((u32)((u64)(e1972 >> (32ul & 63))));
+                const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e50;
+                const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e52;
+                const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e54;
             }
         }
     }

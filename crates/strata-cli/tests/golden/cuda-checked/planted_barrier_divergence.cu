@@ -126,52 +126,116 @@ extern "C" __global__ void planted_barrier_divergence(
     u32* out,
     const u32 out_len,
     u32* strata_fault_,
-    const u32 strata_fault__len
+    const u32 strata_fault__len,
+    u32* strata_out_shadow_,
+    const u32 strata_out_shadow__len
 ) {
-    const bool e2 = ((u32)threadIdx.x < 3u);
-    const u32 v1 = strata_group_reduce_add_u32((e2 ? 1u : 0u));
-    const u32 e12 = (((u32)blockDim.x * (u32)blockDim.y) * (u32)blockDim.z);
-    if ((v1 != 0u) && (v1 != e12)) {
-        if (((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z)) == 0u) {
+    u32 strata_phase_ = 0;
+    strata_phase_ = 0u;
+    const bool e3 = ((u32)threadIdx.x < 3u);
+    const u32 v1 = strata_group_reduce_add_u32((e3 ? 1u : 0u));
+    const u32 v3 = strata_phase_;
+    strata_phase_ = (v3 + 1u);
+    const u32 e14 = (((u32)blockDim.x * (u32)blockDim.y) * (u32)blockDim.z);
+    if ((v1 != 0u) && (v1 != e14)) {
+        const u32 e17 = ((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z));
+        if (e17 == 0u) {
             const u32 v2 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v2 == 0u) {
                 strata_fault_[1u] = 1u;
-                const u64 e20 = ((u64)v1);
-                strata_fault_[2u] = ((u32)e20);
-                strata_fault_[3u] = ((u32)((u64)(e20 >> (32ul & 63))));
-                const u64 e26 = ((u64)e12);
-                strata_fault_[4u] = ((u32)e26);
-                strata_fault_[5u] = ((u32)((u64)(e26 >> (32ul & 63))));
-                const u32 e32 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e32;
-                const u32 e34 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e34;
-                const u32 e36 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e36;
+                const u64 e22 = ((u64)v1);
+                strata_fault_[2u] = ((u32)e22);
+                strata_fault_[3u] = ((u32)((u64)(e22 >> (32ul & 63))));
+                const u64 e28 = ((u64)e14);
+                strata_fault_[4u] = ((u32)e28);
+                strata_fault_[5u] = ((u32)((u64)(e28 >> (32ul & 63))));
+                const u32 e34 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e34;
+                const u32 e36 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e36;
+                const u32 e38 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e38;
             }
         }
         return;
     }
-    if (e2) {
+    if (e3) {
         __syncthreads();
-        const u32 e32 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-        const u64 e37 = ((u64)e32);
-        const u64 e39 = ((u64)out_len);
-        if (e37 < e39) {
-            out[e32] = 1u;
+        const u32 v4 = strata_phase_;
+        strata_phase_ = (v4 + 1u);
+        const u32 e34 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+        const u64 e41 = ((u64)e34);
+        const u64 e43 = ((u64)out_len);
+        if (e41 < e43) {
+            if (strata_out_shadow__len != 1u) {
+                const u32 v5 = strata_phase_;
+                const u64 e48 = (e41 * 4ul);
+                const u32 e49 = ((u32)blockIdx.x + (u32)gridDim.x * ((u32)blockIdx.y + (u32)gridDim.y * (u32)blockIdx.z));
+                const u32 e17 = ((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z));
+                const u32 e52 = (((e49 * e14) + e17) + 1u);
+                const u32 v6 = strata_atomic_xchg(&strata_out_shadow_[e48], e52);
+                const u32 e58 = (((u32)((u32)v5 << (16u & 31))) | 2u);
+                const u32 v7 = strata_atomic_xchg(&strata_out_shadow_[(e48 + 1ul)], e58);
+                const bool e65 = (((v6 - 1u) / e14) == e49);
+                if (((v6 != 0u) && (v6 != e52)) && ((!e65) || (e65 && (((u32)((v7 ^ e58) >> (16u & 31))) == 0u)))) {
+                    const u32 v8 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v8 == 0u) {
+                        strata_fault_[1u] = 2u;
+                        const u32 e76 = ((u32)e41);
+                        strata_fault_[2u] = e76;
+                        const u32 e78 = ((u32)((u64)(e41 >> (32ul & 63))));
+                        strata_fault_[3u] = e78;
+                        const u64 e82 = (((u64)v6) | ((u64)((u64)((u64)v7) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e82);
+                        strata_fault_[5u] = ((u32)((u64)(e82 >> (32ul & 63))));
+                        strata_fault_[6u] = e34;
+                        const u32 e36 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e36;
+                        const u32 e38 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e38;
+                    }
+                } else {
+                    const u64 e87 = (e48 + 2ul);
+                    const u32 v9 = strata_atomic_load(&strata_out_shadow_[e87]);
+                    const u32 v10 = strata_atomic_load(&strata_out_shadow_[(e48 + 3ul)]);
+                    const bool e96 = (((v9 - 1u) / e14) == e49);
+                    if (((v9 != 0u) && (v9 != e52)) && ((!e96) || (e96 && (((u32)((v10 ^ e58) >> (16u & 31))) == 0u)))) {
+                        const u32 v11 = strata_atomic_add(&strata_fault_[0u], 1u);
+                        if (v11 == 0u) {
+                            strata_fault_[1u] = 2u;
+                            const u32 e76 = ((u32)e41);
+                            strata_fault_[2u] = e76;
+                            const u32 e78 = ((u32)((u64)(e41 >> (32ul & 63))));
+                            strata_fault_[3u] = e78;
+                            const u64 e110 = (((u64)v9) | ((u64)((u64)((u64)v10) << (32ul & 63))));
+                            strata_fault_[4u] = ((u32)e110);
+                            strata_fault_[5u] = ((u32)((u64)(e110 >> (32ul & 63))));
+                            strata_fault_[6u] = e34;
+                            const u32 e36 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                            strata_fault_[7u] = e36;
+                            const u32 e38 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                            strata_fault_[8u] = e38;
+                        }
+                    }
+                    (void)strata_atomic_xchg(&strata_out_shadow_[e87], 0u);
+                }
+            }
+            out[e34] = 1u;
         } else {
             const u32 v0 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v0 == 0u) {
                 strata_fault_[1u] = 0u;
-                strata_fault_[2u] = ((u32)e37);
-                strata_fault_[3u] = ((u32)((u64)(e37 >> (32ul & 63))));
-                strata_fault_[4u] = ((u32)e39);
-                strata_fault_[5u] = ((u32)((u64)(e39 >> (32ul & 63))));
-                strata_fault_[6u] = e32;
-                const u32 e34 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e34;
-                const u32 e36 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e36;
+                const u32 e76 = ((u32)e41);
+                strata_fault_[2u] = e76;
+                const u32 e78 = ((u32)((u64)(e41 >> (32ul & 63))));
+                strata_fault_[3u] = e78;
+                strata_fault_[4u] = ((u32)e43);
+                strata_fault_[5u] = ((u32)((u64)(e43 >> (32ul & 63))));
+                strata_fault_[6u] = e34;
+                const u32 e36 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e36;
+                const u32 e38 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e38;
             }
         }
     }

@@ -102,10 +102,14 @@ extern "C" __global__ void planted_div_zero(
     i32* out,
     const u32 out_len,
     u32* strata_fault_,
-    const u32 strata_fault__len
+    const u32 strata_fault__len,
+    u32* strata_out_shadow_,
+    const u32 strata_out_shadow__len
 ) {
     i32 strata_loaded0_ = 0;
+    u32 strata_phase_ = 0;
     strata_loaded0_ = 0;
+    strata_phase_ = 0u;
     const u32 e2 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
     const u64 e3 = ((u64)e2);
     const u64 e5 = ((u64)d_len);
@@ -147,6 +151,59 @@ extern "C" __global__ void planted_div_zero(
     }
     const u64 e32 = ((u64)out_len);
     if (e3 < e32) {
+        if (strata_out_shadow__len != 1u) {
+            const u32 v5 = strata_phase_;
+            const u64 e37 = (e3 * 4ul);
+            const u32 e38 = ((u32)blockIdx.x + (u32)gridDim.x * ((u32)blockIdx.y + (u32)gridDim.y * (u32)blockIdx.z));
+            const u32 e43 = (((u32)blockDim.x * (u32)blockDim.y) * (u32)blockDim.z);
+            const u32 e47 = (((e38 * e43) + ((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z))) + 1u);
+            const u32 v6 = strata_atomic_xchg(&strata_out_shadow_[e37], e47);
+            const u32 e53 = (((u32)((u32)v5 << (16u & 31))) | 3u);
+            const u32 v7 = strata_atomic_xchg(&strata_out_shadow_[(e37 + 1ul)], e53);
+            const bool e60 = (((v6 - 1u) / e43) == e38);
+            if (((v6 != 0u) && (v6 != e47)) && ((!e60) || (e60 && (((u32)((v7 ^ e53) >> (16u & 31))) == 0u)))) {
+                const u32 v8 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v8 == 0u) {
+                    strata_fault_[1u] = 3u;
+                    const u32 e12 = ((u32)e3);
+                    strata_fault_[2u] = e12;
+                    const u32 e16 = ((u32)((u64)(e3 >> (32ul & 63))));
+                    strata_fault_[3u] = e16;
+                    const u64 e74 = (((u64)v6) | ((u64)((u64)((u64)v7) << (32ul & 63))));
+                    strata_fault_[4u] = ((u32)e74);
+                    strata_fault_[5u] = ((u32)((u64)(e74 >> (32ul & 63))));
+                    strata_fault_[6u] = e2;
+                    const u32 e24 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e24;
+                    const u32 e26 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e26;
+                }
+            } else {
+                const u64 e79 = (e37 + 2ul);
+                const u32 v9 = strata_atomic_load(&strata_out_shadow_[e79]);
+                const u32 v10 = strata_atomic_load(&strata_out_shadow_[(e37 + 3ul)]);
+                const bool e88 = (((v9 - 1u) / e43) == e38);
+                if (((v9 != 0u) && (v9 != e47)) && ((!e88) || (e88 && (((u32)((v10 ^ e53) >> (16u & 31))) == 0u)))) {
+                    const u32 v11 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v11 == 0u) {
+                        strata_fault_[1u] = 3u;
+                        const u32 e12 = ((u32)e3);
+                        strata_fault_[2u] = e12;
+                        const u32 e16 = ((u32)((u64)(e3 >> (32ul & 63))));
+                        strata_fault_[3u] = e16;
+                        const u64 e102 = (((u64)v9) | ((u64)((u64)((u64)v10) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e102);
+                        strata_fault_[5u] = ((u32)((u64)(e102 >> (32ul & 63))));
+                        strata_fault_[6u] = e2;
+                        const u32 e24 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e24;
+                        const u32 e26 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e26;
+                    }
+                }
+                (void)strata_atomic_xchg(&strata_out_shadow_[e79], 0u);
+            }
+        }
         out[e2] = strata_div_i32(100, v0);
     } else {
         const u32 v4 = strata_atomic_add(&strata_fault_[0u], 1u);

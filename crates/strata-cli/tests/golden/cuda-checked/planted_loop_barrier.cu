@@ -126,34 +126,41 @@ extern "C" __global__ void planted_loop_barrier(
     u32* out,
     const u32 out_len,
     u32* strata_fault_,
-    const u32 strata_fault__len
+    const u32 strata_fault__len,
+    u32* strata_out_shadow_,
+    const u32 strata_out_shadow__len
 ) {
     u32 v = 0;
     u32 strata_counter_ = 0;
+    u32 strata_phase_ = 0;
+    strata_phase_ = 0u;
     v = 0u;
     strata_counter_ = 0u;
     for (;;) {
         const u32 i_0 = strata_counter_;
         const bool e7 = (i_0 < (((u32)threadIdx.x % 3u) + 1u));
         const u32 v3 = strata_group_reduce_add_u32((e7 ? 1u : 0u));
-        const u32 e15 = (((u32)blockDim.x * (u32)blockDim.y) * (u32)blockDim.z);
-        if ((v3 != 0u) && (v3 != e15)) {
-            if (((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z)) == 0u) {
+        const u32 v6 = strata_phase_;
+        strata_phase_ = (v6 + 1u);
+        const u32 e17 = (((u32)blockDim.x * (u32)blockDim.y) * (u32)blockDim.z);
+        if ((v3 != 0u) && (v3 != e17)) {
+            const u32 e20 = ((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z));
+            if (e20 == 0u) {
                 const u32 v4 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v4 == 0u) {
                     strata_fault_[1u] = 0u;
-                    const u64 e23 = ((u64)v3);
-                    strata_fault_[2u] = ((u32)e23);
-                    strata_fault_[3u] = ((u32)((u64)(e23 >> (32ul & 63))));
-                    const u64 e29 = ((u64)e15);
-                    strata_fault_[4u] = ((u32)e29);
-                    strata_fault_[5u] = ((u32)((u64)(e29 >> (32ul & 63))));
-                    const u32 e35 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                    strata_fault_[6u] = e35;
-                    const u32 e37 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                    strata_fault_[7u] = e37;
-                    const u32 e39 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                    strata_fault_[8u] = e39;
+                    const u64 e25 = ((u64)v3);
+                    strata_fault_[2u] = ((u32)e25);
+                    strata_fault_[3u] = ((u32)((u64)(e25 >> (32ul & 63))));
+                    const u64 e31 = ((u64)e17);
+                    strata_fault_[4u] = ((u32)e31);
+                    strata_fault_[5u] = ((u32)((u64)(e31 >> (32ul & 63))));
+                    const u32 e37 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e37;
+                    const u32 e39 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e39;
+                    const u32 e41 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e41;
                 }
             }
             return;
@@ -163,28 +170,86 @@ extern "C" __global__ void planted_loop_barrier(
         }
         strata_counter_ = (i_0 + 1u);
         __syncthreads();
+        const u32 v7 = strata_phase_;
+        strata_phase_ = (v7 + 1u);
         const u32 v1 = v;
         v = (v1 + i_0);
     }
     const u32 v2 = v;
-    const u32 e35 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-    const u64 e44 = ((u64)e35);
-    const u64 e46 = ((u64)out_len);
-    if (e44 < e46) {
-        out[e35] = v2;
+    const u32 e37 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+    const u64 e48 = ((u64)e37);
+    const u64 e50 = ((u64)out_len);
+    if (e48 < e50) {
+        if (strata_out_shadow__len != 1u) {
+            const u32 v8 = strata_phase_;
+            const u64 e55 = (e48 * 4ul);
+            const u32 e56 = ((u32)blockIdx.x + (u32)gridDim.x * ((u32)blockIdx.y + (u32)gridDim.y * (u32)blockIdx.z));
+            const u32 e17 = (((u32)blockDim.x * (u32)blockDim.y) * (u32)blockDim.z);
+            const u32 e20 = ((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z));
+            const u32 e59 = (((e56 * e17) + e20) + 1u);
+            const u32 v9 = strata_atomic_xchg(&strata_out_shadow_[e55], e59);
+            const u32 e65 = (((u32)((u32)v8 << (16u & 31))) | 2u);
+            const u32 v10 = strata_atomic_xchg(&strata_out_shadow_[(e55 + 1ul)], e65);
+            const bool e72 = (((v9 - 1u) / e17) == e56);
+            if (((v9 != 0u) && (v9 != e59)) && ((!e72) || (e72 && (((u32)((v10 ^ e65) >> (16u & 31))) == 0u)))) {
+                const u32 v11 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v11 == 0u) {
+                    strata_fault_[1u] = 2u;
+                    const u32 e83 = ((u32)e48);
+                    strata_fault_[2u] = e83;
+                    const u32 e85 = ((u32)((u64)(e48 >> (32ul & 63))));
+                    strata_fault_[3u] = e85;
+                    const u64 e89 = (((u64)v9) | ((u64)((u64)((u64)v10) << (32ul & 63))));
+                    strata_fault_[4u] = ((u32)e89);
+                    strata_fault_[5u] = ((u32)((u64)(e89 >> (32ul & 63))));
+                    strata_fault_[6u] = e37;
+                    const u32 e39 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e39;
+                    const u32 e41 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e41;
+                }
+            } else {
+                const u64 e94 = (e55 + 2ul);
+                const u32 v12 = strata_atomic_load(&strata_out_shadow_[e94]);
+                const u32 v13 = strata_atomic_load(&strata_out_shadow_[(e55 + 3ul)]);
+                const bool e103 = (((v12 - 1u) / e17) == e56);
+                if (((v12 != 0u) && (v12 != e59)) && ((!e103) || (e103 && (((u32)((v13 ^ e65) >> (16u & 31))) == 0u)))) {
+                    const u32 v14 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v14 == 0u) {
+                        strata_fault_[1u] = 2u;
+                        const u32 e83 = ((u32)e48);
+                        strata_fault_[2u] = e83;
+                        const u32 e85 = ((u32)((u64)(e48 >> (32ul & 63))));
+                        strata_fault_[3u] = e85;
+                        const u64 e117 = (((u64)v12) | ((u64)((u64)((u64)v13) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e117);
+                        strata_fault_[5u] = ((u32)((u64)(e117 >> (32ul & 63))));
+                        strata_fault_[6u] = e37;
+                        const u32 e39 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e39;
+                        const u32 e41 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e41;
+                    }
+                }
+                (void)strata_atomic_xchg(&strata_out_shadow_[e94], 0u);
+            }
+        }
+        out[e37] = v2;
     } else {
         const u32 v5 = strata_atomic_add(&strata_fault_[0u], 1u);
         if (v5 == 0u) {
             strata_fault_[1u] = 1u;
-            strata_fault_[2u] = ((u32)e44);
-            strata_fault_[3u] = ((u32)((u64)(e44 >> (32ul & 63))));
-            strata_fault_[4u] = ((u32)e46);
-            strata_fault_[5u] = ((u32)((u64)(e46 >> (32ul & 63))));
-            strata_fault_[6u] = e35;
-            const u32 e37 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-            strata_fault_[7u] = e37;
-            const u32 e39 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-            strata_fault_[8u] = e39;
+            const u32 e83 = ((u32)e48);
+            strata_fault_[2u] = e83;
+            const u32 e85 = ((u32)((u64)(e48 >> (32ul & 63))));
+            strata_fault_[3u] = e85;
+            strata_fault_[4u] = ((u32)e50);
+            strata_fault_[5u] = ((u32)((u64)(e50 >> (32ul & 63))));
+            strata_fault_[6u] = e37;
+            const u32 e39 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+            strata_fault_[7u] = e39;
+            const u32 e41 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+            strata_fault_[8u] = e41;
         }
     }
 }

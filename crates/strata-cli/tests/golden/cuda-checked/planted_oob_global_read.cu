@@ -100,10 +100,14 @@ extern "C" __global__ void planted_oob_global_read(
     u32* out,
     const u32 out_len,
     u32* strata_fault_,
-    const u32 strata_fault__len
+    const u32 strata_fault__len,
+    u32* strata_out_shadow_,
+    const u32 strata_out_shadow__len
 ) {
     u32 strata_loaded0_ = 0;
+    u32 strata_phase_ = 0;
     strata_loaded0_ = 0u;
+    strata_phase_ = 0u;
     const u32 e1 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
     const u32 e3 = (e1 + 1u);
     const u64 e4 = ((u64)e3);
@@ -130,13 +134,68 @@ extern "C" __global__ void planted_oob_global_read(
     const u64 e27 = ((u64)e1);
     const u64 e29 = ((u64)out_len);
     if (e27 < e29) {
+        if (strata_out_shadow__len != 1u) {
+            const u32 v4 = strata_phase_;
+            const u64 e34 = (e27 * 4ul);
+            const u32 e35 = ((u32)blockIdx.x + (u32)gridDim.x * ((u32)blockIdx.y + (u32)gridDim.y * (u32)blockIdx.z));
+            const u32 e40 = (((u32)blockDim.x * (u32)blockDim.y) * (u32)blockDim.z);
+            const u32 e44 = (((e35 * e40) + ((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z))) + 1u);
+            const u32 v5 = strata_atomic_xchg(&strata_out_shadow_[e34], e44);
+            const u32 e50 = (((u32)((u32)v4 << (16u & 31))) | 2u);
+            const u32 v6 = strata_atomic_xchg(&strata_out_shadow_[(e34 + 1ul)], e50);
+            const bool e57 = (((v5 - 1u) / e40) == e35);
+            if (((v5 != 0u) && (v5 != e44)) && ((!e57) || (e57 && (((u32)((v6 ^ e50) >> (16u & 31))) == 0u)))) {
+                const u32 v7 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v7 == 0u) {
+                    strata_fault_[1u] = 2u;
+                    const u32 e68 = ((u32)e27);
+                    strata_fault_[2u] = e68;
+                    const u32 e70 = ((u32)((u64)(e27 >> (32ul & 63))));
+                    strata_fault_[3u] = e70;
+                    const u64 e74 = (((u64)v5) | ((u64)((u64)((u64)v6) << (32ul & 63))));
+                    strata_fault_[4u] = ((u32)e74);
+                    strata_fault_[5u] = ((u32)((u64)(e74 >> (32ul & 63))));
+                    strata_fault_[6u] = e1;
+                    const u32 e24 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e24;
+                    const u32 e26 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e26;
+                }
+            } else {
+                const u64 e79 = (e34 + 2ul);
+                const u32 v8 = strata_atomic_load(&strata_out_shadow_[e79]);
+                const u32 v9 = strata_atomic_load(&strata_out_shadow_[(e34 + 3ul)]);
+                const bool e88 = (((v8 - 1u) / e40) == e35);
+                if (((v8 != 0u) && (v8 != e44)) && ((!e88) || (e88 && (((u32)((v9 ^ e50) >> (16u & 31))) == 0u)))) {
+                    const u32 v10 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v10 == 0u) {
+                        strata_fault_[1u] = 2u;
+                        const u32 e68 = ((u32)e27);
+                        strata_fault_[2u] = e68;
+                        const u32 e70 = ((u32)((u64)(e27 >> (32ul & 63))));
+                        strata_fault_[3u] = e70;
+                        const u64 e102 = (((u64)v8) | ((u64)((u64)((u64)v9) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e102);
+                        strata_fault_[5u] = ((u32)((u64)(e102 >> (32ul & 63))));
+                        strata_fault_[6u] = e1;
+                        const u32 e24 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e24;
+                        const u32 e26 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e26;
+                    }
+                }
+                (void)strata_atomic_xchg(&strata_out_shadow_[e79], 0u);
+            }
+        }
         out[e1] = v0;
     } else {
         const u32 v3 = strata_atomic_add(&strata_fault_[0u], 1u);
         if (v3 == 0u) {
             strata_fault_[1u] = 1u;
-            strata_fault_[2u] = ((u32)e27);
-            strata_fault_[3u] = ((u32)((u64)(e27 >> (32ul & 63))));
+            const u32 e68 = ((u32)e27);
+            strata_fault_[2u] = e68;
+            const u32 e70 = ((u32)((u64)(e27 >> (32ul & 63))));
+            strata_fault_[3u] = e70;
             strata_fault_[4u] = ((u32)e29);
             strata_fault_[5u] = ((u32)((u64)(e29 >> (32ul & 63))));
             strata_fault_[6u] = e1;

@@ -98,53 +98,169 @@ extern "C" __global__ void planted_oob_global_write(
     u32* out,
     const u32 out_len,
     u32* strata_fault_,
-    const u32 strata_fault__len
+    const u32 strata_fault__len,
+    u32* strata_out_shadow_,
+    const u32 strata_out_shadow__len
 ) {
-    const u32 e0 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-    if (e0 == 5u) {
-        const u32 e4 = (e0 + 100u);
-        const u64 e5 = ((u64)e4);
-        const u64 e7 = ((u64)out_len);
-        if (e5 < e7) {
-            out[e4] = 1u;
+    u32 strata_phase_ = 0;
+    strata_phase_ = 0u;
+    const u32 e1 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+    if (e1 == 5u) {
+        const u32 e5 = (e1 + 100u);
+        const u64 e6 = ((u64)e5);
+        const u64 e8 = ((u64)out_len);
+        if (e6 < e8) {
+            const bool e12 = (strata_out_shadow__len != 1u);
+            if (e12) {
+                const u32 v2 = strata_phase_;
+                const u64 e14 = (e6 * 4ul);
+                const u32 e15 = ((u32)blockIdx.x + (u32)gridDim.x * ((u32)blockIdx.y + (u32)gridDim.y * (u32)blockIdx.z));
+                const u32 e20 = (((u32)blockDim.x * (u32)blockDim.y) * (u32)blockDim.z);
+                const u32 e24 = (((e15 * e20) + ((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z))) + 1u);
+                const u32 v3 = strata_atomic_xchg(&strata_out_shadow_[e14], e24);
+                const u32 e31 = (((u32)((u32)v2 << (16u & 31))) | 2u);
+                const u32 v4 = strata_atomic_xchg(&strata_out_shadow_[(e14 + 1ul)], e31);
+                const bool e38 = (((v3 - 1u) / e20) == e15);
+                if (((v3 != 0u) && (v3 != e24)) && ((!e38) || (e38 && (((u32)((v4 ^ e31) >> (16u & 31))) == 0u)))) {
+                    const u32 v5 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v5 == 0u) {
+                        strata_fault_[1u] = 2u;
+                        const u32 e49 = ((u32)e6);
+                        strata_fault_[2u] = e49;
+                        const u32 e53 = ((u32)((u64)(e6 >> (32ul & 63))));
+                        strata_fault_[3u] = e53;
+                        const u64 e58 = (((u64)v3) | ((u64)((u64)((u64)v4) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e58);
+                        strata_fault_[5u] = ((u32)((u64)(e58 >> (32ul & 63))));
+                        strata_fault_[6u] = e1;
+                        const u32 e64 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e64;
+                        const u32 e66 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e66;
+                    }
+                } else {
+                    const u64 e68 = (e14 + 2ul);
+                    const u32 v6 = strata_atomic_load(&strata_out_shadow_[e68]);
+                    const u32 v7 = strata_atomic_load(&strata_out_shadow_[(e14 + 3ul)]);
+                    const bool e77 = (((v6 - 1u) / e20) == e15);
+                    if (((v6 != 0u) && (v6 != e24)) && ((!e77) || (e77 && (((u32)((v7 ^ e31) >> (16u & 31))) == 0u)))) {
+                        const u32 v8 = strata_atomic_add(&strata_fault_[0u], 1u);
+                        if (v8 == 0u) {
+                            strata_fault_[1u] = 2u;
+                            const u32 e49 = ((u32)e6);
+                            strata_fault_[2u] = e49;
+                            const u32 e53 = ((u32)((u64)(e6 >> (32ul & 63))));
+                            strata_fault_[3u] = e53;
+                            const u64 e91 = (((u64)v6) | ((u64)((u64)((u64)v7) << (32ul & 63))));
+                            strata_fault_[4u] = ((u32)e91);
+                            strata_fault_[5u] = ((u32)((u64)(e91 >> (32ul & 63))));
+                            strata_fault_[6u] = e1;
+                            const u32 e64 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                            strata_fault_[7u] = e64;
+                            const u32 e66 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                            strata_fault_[8u] = e66;
+                        }
+                    }
+                    (void)strata_atomic_xchg(&strata_out_shadow_[e68], 0u);
+                }
+            }
+            out[e5] = 1u;
         } else {
             const u32 v0 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v0 == 0u) {
                 strata_fault_[1u] = 0u;
-                strata_fault_[2u] = ((u32)e5);
-                strata_fault_[3u] = ((u32)((u64)(e5 >> (32ul & 63))));
-                const u32 e20 = ((u32)e7);
-                strata_fault_[4u] = e20;
-                const u32 e22 = ((u32)((u64)(e7 >> (32ul & 63))));
-                strata_fault_[5u] = e22;
-                strata_fault_[6u] = e0;
-                const u32 e25 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e25;
-                const u32 e27 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e27;
+                const u32 e49 = ((u32)e6);
+                strata_fault_[2u] = e49;
+                const u32 e53 = ((u32)((u64)(e6 >> (32ul & 63))));
+                strata_fault_[3u] = e53;
+                const u32 e97 = ((u32)e8);
+                strata_fault_[4u] = e97;
+                const u32 e99 = ((u32)((u64)(e8 >> (32ul & 63))));
+                strata_fault_[5u] = e99;
+                strata_fault_[6u] = e1;
+                const u32 e64 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e64;
+                const u32 e66 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e66;
             }
         }
     }
-    if (e0 != 5u) {
-        const u64 e29 = ((u64)e0);
-        const u64 e7 = ((u64)out_len);
-        if (e29 < e7) {
-            out[e0] = e0;
+    if (e1 != 5u) {
+        const u64 e101 = ((u64)e1);
+        const u64 e8 = ((u64)out_len);
+        if (e101 < e8) {
+            const bool e12 = (strata_out_shadow__len != 1u);
+            if (e12) {
+                const u32 v9 = strata_phase_;
+                const u64 e103 = (e101 * 4ul);
+                const u32 e15 = ((u32)blockIdx.x + (u32)gridDim.x * ((u32)blockIdx.y + (u32)gridDim.y * (u32)blockIdx.z));
+                const u32 e20 = (((u32)blockDim.x * (u32)blockDim.y) * (u32)blockDim.z);
+                const u32 e24 = (((e15 * e20) + ((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z))) + 1u);
+                const u32 v10 = strata_atomic_xchg(&strata_out_shadow_[e103], e24);
+                const u32 e107 = (((u32)((u32)v9 << (16u & 31))) | 3u);
+                const u32 v11 = strata_atomic_xchg(&strata_out_shadow_[(e103 + 1ul)], e107);
+                const bool e114 = (((v10 - 1u) / e20) == e15);
+                if (((v10 != 0u) && (v10 != e24)) && ((!e114) || (e114 && (((u32)((v11 ^ e107) >> (16u & 31))) == 0u)))) {
+                    const u32 v12 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v12 == 0u) {
+                        strata_fault_[1u] = 3u;
+                        const u32 e125 = ((u32)e101);
+                        strata_fault_[2u] = e125;
+                        const u32 e127 = ((u32)((u64)(e101 >> (32ul & 63))));
+                        strata_fault_[3u] = e127;
+                        const u64 e131 = (((u64)v10) | ((u64)((u64)((u64)v11) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e131);
+                        strata_fault_[5u] = ((u32)((u64)(e131 >> (32ul & 63))));
+                        strata_fault_[6u] = e1;
+                        const u32 e64 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e64;
+                        const u32 e66 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e66;
+                    }
+                } else {
+                    const u64 e135 = (e103 + 2ul);
+                    const u32 v13 = strata_atomic_load(&strata_out_shadow_[e135]);
+                    const u32 v14 = strata_atomic_load(&strata_out_shadow_[(e103 + 3ul)]);
+                    const bool e143 = (((v13 - 1u) / e20) == e15);
+                    if (((v13 != 0u) && (v13 != e24)) && ((!e143) || (e143 && (((u32)((v14 ^ e107) >> (16u & 31))) == 0u)))) {
+                        const u32 v15 = strata_atomic_add(&strata_fault_[0u], 1u);
+                        if (v15 == 0u) {
+                            strata_fault_[1u] = 3u;
+                            const u32 e125 = ((u32)e101);
+                            strata_fault_[2u] = e125;
+                            const u32 e127 = ((u32)((u64)(e101 >> (32ul & 63))));
+                            strata_fault_[3u] = e127;
+                            const u64 e157 = (((u64)v13) | ((u64)((u64)((u64)v14) << (32ul & 63))));
+                            strata_fault_[4u] = ((u32)e157);
+                            strata_fault_[5u] = ((u32)((u64)(e157 >> (32ul & 63))));
+                            strata_fault_[6u] = e1;
+                            const u32 e64 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                            strata_fault_[7u] = e64;
+                            const u32 e66 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                            strata_fault_[8u] = e66;
+                        }
+                    }
+                    (void)strata_atomic_xchg(&strata_out_shadow_[e135], 0u);
+                }
+            }
+            out[e1] = e1;
         } else {
             const u32 v1 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v1 == 0u) {
                 strata_fault_[1u] = 1u;
-                strata_fault_[2u] = ((u32)e29);
-                strata_fault_[3u] = ((u32)((u64)(e29 >> (32ul & 63))));
-                const u32 e20 = ((u32)e7);
-                strata_fault_[4u] = e20;
-                const u32 e22 = ((u32)((u64)(e7 >> (32ul & 63))));
-                strata_fault_[5u] = e22;
-                strata_fault_[6u] = e0;
-                const u32 e25 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e25;
-                const u32 e27 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e27;
+                const u32 e125 = ((u32)e101);
+                strata_fault_[2u] = e125;
+                const u32 e127 = ((u32)((u64)(e101 >> (32ul & 63))));
+                strata_fault_[3u] = e127;
+                const u32 e97 = ((u32)e8);
+                strata_fault_[4u] = e97;
+                const u32 e99 = ((u32)((u64)(e8 >> (32ul & 63))));
+                strata_fault_[5u] = e99;
+                strata_fault_[6u] = e1;
+                const u32 e64 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e64;
+                const u32 e66 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e66;
             }
         }
     }

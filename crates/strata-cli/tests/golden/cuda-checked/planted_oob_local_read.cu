@@ -98,72 +98,252 @@ extern "C" __global__ void planted_oob_local_read(
     u32* out,
     const u32 out_len,
     u32* strata_fault_,
-    const u32 strata_fault__len
+    const u32 strata_fault__len,
+    u32* strata_out_shadow_,
+    const u32 strata_out_shadow__len
 ) {
     __shared__ u32 tile[8];
+    __shared__ u32 strata_tile_writer_[8];
+    __shared__ u32 strata_tile_writer_site_[8];
+    __shared__ u32 strata_tile_reader_[8];
+    __shared__ u32 strata_tile_reader_site_[8];
     u32 strata_loaded0_ = 0;
+    u32 strata_phase_ = 0;
     strata_loaded0_ = 0u;
-    const u32 e1 = (u32)threadIdx.x;
-    const u64 e2 = ((u64)e1);
-    if (e2 < 8ul) {
-        tile[e1] = (e1 + 1u);
+    strata_phase_ = 0u;
+    const u32 e1 = ((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z));
+    const u32 e7 = (((u32)blockDim.x * (u32)blockDim.y) * (u32)blockDim.z);
+    for (u32 v5 = e1; v5 < 8u; v5 += e7) {
+        strata_tile_writer_[v5] = 0u;
+        strata_tile_writer_site_[v5] = 0u;
+        strata_tile_reader_[v5] = 0u;
+        strata_tile_reader_site_[v5] = 0u;
+    }
+    __syncthreads();
+    const u32 e9 = (u32)threadIdx.x;
+    const u64 e10 = ((u64)e9);
+    if (e10 < 8ul) {
+        const u32 v6 = strata_phase_;
+        const u32 e19 = (e1 + 1u);
+        const u32 e22 = ((((u32)((u32)(v6 & 32767u) << (16u & 31))) | e19) | 2147483648u);
+        const u32 v7 = strata_atomic_xchg(&strata_tile_writer_[e9], e22);
+        const u32 v8 = strata_atomic_xchg(&strata_tile_writer_site_[e9], 3u);
+        const u32 e26 = (v7 & 65535u);
+        const u32 e28 = (e22 & 65535u);
+        if (((e26 != 0u) && (e26 != e28)) && (((v7 ^ e22) & 2147418112u) == 0u)) {
+            const u32 v9 = strata_atomic_add(&strata_fault_[0u], 1u);
+            if (v9 == 0u) {
+                strata_fault_[1u] = 3u;
+                const u32 e39 = ((u32)e10);
+                strata_fault_[2u] = e39;
+                const u32 e42 = ((u32)((u64)(e10 >> (32ul & 63))));
+                strata_fault_[3u] = e42;
+                const u64 e48 = (((u64)v7) | ((u64)((u64)((u64)v8) << (32ul & 63))));
+                strata_fault_[4u] = ((u32)e48);
+                strata_fault_[5u] = ((u32)((u64)(e48 >> (32ul & 63))));
+                const u32 e54 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e54;
+                const u32 e56 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e56;
+                const u32 e57 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e57;
+            }
+        } else {
+            const u32 v10 = strata_atomic_load(&strata_tile_reader_[e9]);
+            const u32 v11 = strata_atomic_load(&strata_tile_reader_site_[e9]);
+            const u32 e59 = (v10 & 65535u);
+            if (((e59 != 0u) && (e59 != e28)) && (((v10 ^ e22) & 2147418112u) == 0u)) {
+                const u32 v12 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v12 == 0u) {
+                    strata_fault_[1u] = 3u;
+                    const u32 e39 = ((u32)e10);
+                    strata_fault_[2u] = e39;
+                    const u32 e42 = ((u32)((u64)(e10 >> (32ul & 63))));
+                    strata_fault_[3u] = e42;
+                    const u64 e73 = (((u64)v10) | ((u64)((u64)((u64)v11) << (32ul & 63))));
+                    strata_fault_[4u] = ((u32)e73);
+                    strata_fault_[5u] = ((u32)((u64)(e73 >> (32ul & 63))));
+                    const u32 e54 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e54;
+                    const u32 e56 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e56;
+                    const u32 e57 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e57;
+                }
+            }
+            (void)strata_atomic_xchg(&strata_tile_reader_[e9], 0u);
+        }
+        tile[e9] = (e9 + 1u);
     } else {
         const u32 v1 = strata_atomic_add(&strata_fault_[0u], 1u);
         if (v1 == 0u) {
             strata_fault_[1u] = 0u;
-            strata_fault_[2u] = ((u32)e2);
-            strata_fault_[3u] = ((u32)((u64)(e2 >> (32ul & 63))));
+            const u32 e39 = ((u32)e10);
+            strata_fault_[2u] = e39;
+            const u32 e42 = ((u32)((u64)(e10 >> (32ul & 63))));
+            strata_fault_[3u] = e42;
             strata_fault_[4u] = 8u;
             strata_fault_[5u] = 0u;
-            const u32 e19 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-            strata_fault_[6u] = e19;
-            const u32 e21 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-            strata_fault_[7u] = e21;
-            const u32 e22 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-            strata_fault_[8u] = e22;
+            const u32 e54 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+            strata_fault_[6u] = e54;
+            const u32 e56 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+            strata_fault_[7u] = e56;
+            const u32 e57 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+            strata_fault_[8u] = e57;
         }
     }
     __syncthreads();
-    const u32 e24 = ((e1 == 6u) ? 8u : e1);
-    const u64 e25 = ((u64)e24);
-    if (e25 < 8ul) {
-        const u32 v3 = tile[e24];
+    const u32 v13 = strata_phase_;
+    strata_phase_ = (v13 + 1u);
+    const u32 e83 = ((e9 == 6u) ? 8u : e9);
+    const u64 e84 = ((u64)e83);
+    if (e84 < 8ul) {
+        const u32 v14 = strata_phase_;
+        const u32 v15 = strata_atomic_load(&strata_tile_writer_[e83]);
+        const u32 v16 = strata_atomic_load(&strata_tile_writer_site_[e83]);
+        if ((v15 & 2147483648u) == 0u) {
+            const u32 v17 = strata_atomic_add(&strata_fault_[0u], 1u);
+            if (v17 == 0u) {
+                strata_fault_[1u] = 4u;
+                const u32 e91 = ((u32)e84);
+                strata_fault_[2u] = e91;
+                const u32 e93 = ((u32)((u64)(e84 >> (32ul & 63))));
+                strata_fault_[3u] = e93;
+                strata_fault_[4u] = 0u;
+                strata_fault_[5u] = 0u;
+                const u32 e54 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e54;
+                const u32 e56 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e56;
+                const u32 e57 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e57;
+            }
+        } else {
+            const u32 e94 = (v15 & 65535u);
+            const u32 e19 = (e1 + 1u);
+            const u32 e100 = ((((u32)((u32)(v14 & 32767u) << (16u & 31))) | e19) | 2147483648u);
+            const u32 e101 = (e100 & 65535u);
+            if (((e94 != 0u) && (e94 != e101)) && (((v15 ^ e100) & 2147418112u) == 0u)) {
+                const u32 v18 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v18 == 0u) {
+                    strata_fault_[1u] = 5u;
+                    const u32 e91 = ((u32)e84);
+                    strata_fault_[2u] = e91;
+                    const u32 e93 = ((u32)((u64)(e84 >> (32ul & 63))));
+                    strata_fault_[3u] = e93;
+                    const u64 e114 = (((u64)v15) | ((u64)((u64)((u64)v16) << (32ul & 63))));
+                    strata_fault_[4u] = ((u32)e114);
+                    strata_fault_[5u] = ((u32)((u64)(e114 >> (32ul & 63))));
+                    const u32 e54 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e54;
+                    const u32 e56 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e56;
+                    const u32 e57 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e57;
+                }
+            } else {
+                const u32 v19 = strata_atomic_load(&strata_tile_reader_[e83]);
+                const u32 e119 = (v19 & 65535u);
+                if (((e119 != 0u) && (e119 != e101)) && (((v19 ^ e100) & 2147418112u) == 0u)) {
+                } else {
+                    (void)strata_atomic_xchg(&strata_tile_reader_[e83], e100);
+                    (void)strata_atomic_xchg(&strata_tile_reader_site_[e83], 5u);
+                }
+            }
+        }
+        const u32 v3 = tile[e83];
         strata_loaded0_ = v3;
     } else {
         const u32 v2 = strata_atomic_add(&strata_fault_[0u], 1u);
         if (v2 == 0u) {
             strata_fault_[1u] = 1u;
-            strata_fault_[2u] = ((u32)e25);
-            strata_fault_[3u] = ((u32)((u64)(e25 >> (32ul & 63))));
+            const u32 e91 = ((u32)e84);
+            strata_fault_[2u] = e91;
+            const u32 e93 = ((u32)((u64)(e84 >> (32ul & 63))));
+            strata_fault_[3u] = e93;
             strata_fault_[4u] = 8u;
             strata_fault_[5u] = 0u;
-            const u32 e19 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-            strata_fault_[6u] = e19;
-            const u32 e21 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-            strata_fault_[7u] = e21;
-            const u32 e22 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-            strata_fault_[8u] = e22;
+            const u32 e54 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+            strata_fault_[6u] = e54;
+            const u32 e56 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+            strata_fault_[7u] = e56;
+            const u32 e57 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+            strata_fault_[8u] = e57;
         }
     }
     const u32 v0 = strata_loaded0_;
-    const u32 e19 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-    const u64 e33 = ((u64)e19);
-    const u64 e35 = ((u64)out_len);
-    if (e33 < e35) {
-        out[e19] = v0;
+    const u32 e54 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+    const u64 e130 = ((u64)e54);
+    const u64 e132 = ((u64)out_len);
+    if (e130 < e132) {
+        if (strata_out_shadow__len != 1u) {
+            const u32 v20 = strata_phase_;
+            const u64 e137 = (e130 * 4ul);
+            const u32 e138 = ((u32)blockIdx.x + (u32)gridDim.x * ((u32)blockIdx.y + (u32)gridDim.y * (u32)blockIdx.z));
+            const u32 e141 = (((e138 * e7) + e1) + 1u);
+            const u32 v21 = strata_atomic_xchg(&strata_out_shadow_[e137], e141);
+            const u32 e146 = (((u32)((u32)v20 << (16u & 31))) | 6u);
+            const u32 v22 = strata_atomic_xchg(&strata_out_shadow_[(e137 + 1ul)], e146);
+            const bool e153 = (((v21 - 1u) / e7) == e138);
+            if (((v21 != 0u) && (v21 != e141)) && ((!e153) || (e153 && (((u32)((v22 ^ e146) >> (16u & 31))) == 0u)))) {
+                const u32 v23 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v23 == 0u) {
+                    strata_fault_[1u] = 6u;
+                    const u32 e164 = ((u32)e130);
+                    strata_fault_[2u] = e164;
+                    const u32 e166 = ((u32)((u64)(e130 >> (32ul & 63))));
+                    strata_fault_[3u] = e166;
+                    const u64 e170 = (((u64)v21) | ((u64)((u64)((u64)v22) << (32ul & 63))));
+                    strata_fault_[4u] = ((u32)e170);
+                    strata_fault_[5u] = ((u32)((u64)(e170 >> (32ul & 63))));
+                    strata_fault_[6u] = e54;
+                    const u32 e56 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e56;
+                    const u32 e57 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e57;
+                }
+            } else {
+                const u64 e175 = (e137 + 2ul);
+                const u32 v24 = strata_atomic_load(&strata_out_shadow_[e175]);
+                const u32 v25 = strata_atomic_load(&strata_out_shadow_[(e137 + 3ul)]);
+                const bool e184 = (((v24 - 1u) / e7) == e138);
+                if (((v24 != 0u) && (v24 != e141)) && ((!e184) || (e184 && (((u32)((v25 ^ e146) >> (16u & 31))) == 0u)))) {
+                    const u32 v26 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v26 == 0u) {
+                        strata_fault_[1u] = 6u;
+                        const u32 e164 = ((u32)e130);
+                        strata_fault_[2u] = e164;
+                        const u32 e166 = ((u32)((u64)(e130 >> (32ul & 63))));
+                        strata_fault_[3u] = e166;
+                        const u64 e198 = (((u64)v24) | ((u64)((u64)((u64)v25) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e198);
+                        strata_fault_[5u] = ((u32)((u64)(e198 >> (32ul & 63))));
+                        strata_fault_[6u] = e54;
+                        const u32 e56 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e56;
+                        const u32 e57 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e57;
+                    }
+                }
+                (void)strata_atomic_xchg(&strata_out_shadow_[e175], 0u);
+            }
+        }
+        out[e54] = v0;
     } else {
         const u32 v4 = strata_atomic_add(&strata_fault_[0u], 1u);
         if (v4 == 0u) {
             strata_fault_[1u] = 2u;
-            strata_fault_[2u] = ((u32)e33);
-            strata_fault_[3u] = ((u32)((u64)(e33 >> (32ul & 63))));
-            strata_fault_[4u] = ((u32)e35);
-            strata_fault_[5u] = ((u32)((u64)(e35 >> (32ul & 63))));
-            strata_fault_[6u] = e19;
-            const u32 e21 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-            strata_fault_[7u] = e21;
-            const u32 e22 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-            strata_fault_[8u] = e22;
+            const u32 e164 = ((u32)e130);
+            strata_fault_[2u] = e164;
+            const u32 e166 = ((u32)((u64)(e130 >> (32ul & 63))));
+            strata_fault_[3u] = e166;
+            strata_fault_[4u] = ((u32)e132);
+            strata_fault_[5u] = ((u32)((u64)(e132 >> (32ul & 63))));
+            strata_fault_[6u] = e54;
+            const u32 e56 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+            strata_fault_[7u] = e56;
+            const u32 e57 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+            strata_fault_[8u] = e57;
         }
     }
 }

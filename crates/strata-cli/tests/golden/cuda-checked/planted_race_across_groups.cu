@@ -98,11 +98,62 @@ extern "C" __global__ void planted_race_across_groups(
     u32* out,
     const u32 out_len,
     u32* strata_fault_,
-    const u32 strata_fault__len
+    const u32 strata_fault__len,
+    u32* strata_out_shadow_,
+    const u32 strata_out_shadow__len
 ) {
+    u32 strata_phase_ = 0;
+    strata_phase_ = 0u;
     if ((u32)threadIdx.x == 0u) {
         const u64 e5 = ((u64)out_len);
         if (0ul < e5) {
+            const u32 v1 = strata_phase_;
+            const u32 e7 = ((u32)blockIdx.x + (u32)gridDim.x * ((u32)blockIdx.y + (u32)gridDim.y * (u32)blockIdx.z));
+            const u32 e12 = (((u32)blockDim.x * (u32)blockDim.y) * (u32)blockDim.z);
+            const u32 e17 = (((e7 * e12) + ((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z))) + 1u);
+            const u32 v2 = strata_atomic_xchg(&strata_out_shadow_[0ul], e17);
+            const u32 e22 = (((u32)((u32)v1 << (16u & 31))) | 1u);
+            const u32 v3 = strata_atomic_xchg(&strata_out_shadow_[1ul], e22);
+            const bool e29 = (((v2 - 1u) / e12) == e7);
+            if (((v2 != 0u) && (v2 != e17)) && ((!e29) || (e29 && (((u32)((v3 ^ e22) >> (16u & 31))) == 0u)))) {
+                const u32 v4 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v4 == 0u) {
+                    strata_fault_[1u] = 1u;
+                    strata_fault_[2u] = 0u;
+                    strata_fault_[3u] = 0u;
+                    const u64 e47 = (((u64)v2) | ((u64)((u64)((u64)v3) << (32ul & 63))));
+                    strata_fault_[4u] = ((u32)e47);
+                    strata_fault_[5u] = ((u32)((u64)(e47 >> (32ul & 63))));
+                    const u32 e53 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e53;
+                    const u32 e55 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e55;
+                    const u32 e57 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e57;
+                }
+            } else {
+                const u32 v5 = strata_atomic_load(&strata_out_shadow_[2ul]);
+                const u32 v6 = strata_atomic_load(&strata_out_shadow_[3ul]);
+                const bool e66 = (((v5 - 1u) / e12) == e7);
+                if (((v5 != 0u) && (v5 != e17)) && ((!e66) || (e66 && (((u32)((v6 ^ e22) >> (16u & 31))) == 0u)))) {
+                    const u32 v7 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v7 == 0u) {
+                        strata_fault_[1u] = 1u;
+                        strata_fault_[2u] = 0u;
+                        strata_fault_[3u] = 0u;
+                        const u64 e80 = (((u64)v5) | ((u64)((u64)((u64)v6) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e80);
+                        strata_fault_[5u] = ((u32)((u64)(e80 >> (32ul & 63))));
+                        const u32 e53 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e53;
+                        const u32 e55 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e55;
+                        const u32 e57 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e57;
+                    }
+                }
+                (void)strata_atomic_xchg(&strata_out_shadow_[2ul], 0u);
+            }
             out[0u] = (u32)blockIdx.x;
         } else {
             const u32 v0 = strata_atomic_add(&strata_fault_[0u], 1u);
@@ -112,9 +163,12 @@ extern "C" __global__ void planted_race_across_groups(
                 strata_fault_[3u] = 0u;
                 strata_fault_[4u] = ((u32)e5);
                 strata_fault_[5u] = ((u32)((u64)(e5 >> (32ul & 63))));
-                strata_fault_[6u] = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[7u] = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[8u] = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                const u32 e53 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e53;
+                const u32 e55 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e55;
+                const u32 e57 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e57;
             }
         }
     }

@@ -98,53 +98,150 @@ extern "C" __global__ void planted_race_read_write(
     u32* x,
     const u32 x_len,
     u32* strata_fault_,
-    const u32 strata_fault__len
+    const u32 strata_fault__len,
+    u32* strata_x_shadow_,
+    const u32 strata_x_shadow__len
 ) {
     u32 strata_loaded0_ = 0;
+    u32 strata_phase_ = 0;
     strata_loaded0_ = 0u;
+    strata_phase_ = 0u;
     const u32 e1 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
     const u32 e6 = ((e1 < 7u) ? (e1 + 1u) : e1);
     const u64 e7 = ((u64)e6);
     const u64 e9 = ((u64)x_len);
     if (e7 < e9) {
+        const u32 v4 = strata_phase_;
+        const u64 e12 = (e7 * 4ul);
+        const u32 v5 = strata_atomic_load(&strata_x_shadow_[e12]);
+        const u32 v6 = strata_atomic_load(&strata_x_shadow_[(e12 + 1ul)]);
+        const u32 e17 = ((u32)blockIdx.x + (u32)gridDim.x * ((u32)blockIdx.y + (u32)gridDim.y * (u32)blockIdx.z));
+        const u32 e22 = (((u32)blockDim.x * (u32)blockDim.y) * (u32)blockDim.z);
+        const u32 e26 = (((e17 * e22) + ((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z))) + 1u);
+        const bool e31 = (((v5 - 1u) / e22) == e17);
+        const u32 e38 = (((u32)((u32)v4 << (16u & 31))) | 2u);
+        if (((v5 != 0u) && (v5 != e26)) && ((!e31) || (e31 && (((u32)((v6 ^ e38) >> (16u & 31))) == 0u)))) {
+            const u32 v7 = strata_atomic_add(&strata_fault_[0u], 1u);
+            if (v7 == 0u) {
+                strata_fault_[1u] = 2u;
+                const u32 e47 = ((u32)e7);
+                strata_fault_[2u] = e47;
+                const u32 e51 = ((u32)((u64)(e7 >> (32ul & 63))));
+                strata_fault_[3u] = e51;
+                const u64 e56 = (((u64)v5) | ((u64)((u64)((u64)v6) << (32ul & 63))));
+                strata_fault_[4u] = ((u32)e56);
+                strata_fault_[5u] = ((u32)((u64)(e56 >> (32ul & 63))));
+                strata_fault_[6u] = e1;
+                const u32 e62 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e62;
+                const u32 e64 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e64;
+            }
+        } else {
+            const u64 e66 = (e12 + 2ul);
+            const u32 v8 = strata_atomic_load(&strata_x_shadow_[e66]);
+            const u64 e68 = (e12 + 3ul);
+            const u32 v9 = strata_atomic_load(&strata_x_shadow_[e68]);
+            const bool e75 = (((v8 - 1u) / e22) == e17);
+            if (((v8 != 0u) && (v8 != e26)) && ((!e75) || (e75 && (((u32)((v9 ^ e38) >> (16u & 31))) == 0u)))) {
+            } else {
+                (void)strata_atomic_xchg(&strata_x_shadow_[e66], e26);
+                (void)strata_atomic_xchg(&strata_x_shadow_[e68], e38);
+            }
+        }
         const u32 v2 = x[e6];
         strata_loaded0_ = v2;
     } else {
         const u32 v1 = strata_atomic_add(&strata_fault_[0u], 1u);
         if (v1 == 0u) {
             strata_fault_[1u] = 0u;
-            strata_fault_[2u] = ((u32)e7);
-            strata_fault_[3u] = ((u32)((u64)(e7 >> (32ul & 63))));
-            const u32 e21 = ((u32)e9);
-            strata_fault_[4u] = e21;
-            const u32 e24 = ((u32)((u64)(e9 >> (32ul & 63))));
-            strata_fault_[5u] = e24;
+            const u32 e47 = ((u32)e7);
+            strata_fault_[2u] = e47;
+            const u32 e51 = ((u32)((u64)(e7 >> (32ul & 63))));
+            strata_fault_[3u] = e51;
+            const u32 e87 = ((u32)e9);
+            strata_fault_[4u] = e87;
+            const u32 e89 = ((u32)((u64)(e9 >> (32ul & 63))));
+            strata_fault_[5u] = e89;
             strata_fault_[6u] = e1;
-            const u32 e26 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-            strata_fault_[7u] = e26;
-            const u32 e28 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-            strata_fault_[8u] = e28;
+            const u32 e62 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+            strata_fault_[7u] = e62;
+            const u32 e64 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+            strata_fault_[8u] = e64;
         }
     }
     const u32 v0 = strata_loaded0_;
-    const u64 e29 = ((u64)e1);
-    if (e29 < e9) {
+    const u64 e90 = ((u64)e1);
+    if (e90 < e9) {
+        const u32 v10 = strata_phase_;
+        const u64 e92 = (e90 * 4ul);
+        const u32 e17 = ((u32)blockIdx.x + (u32)gridDim.x * ((u32)blockIdx.y + (u32)gridDim.y * (u32)blockIdx.z));
+        const u32 e22 = (((u32)blockDim.x * (u32)blockDim.y) * (u32)blockDim.z);
+        const u32 e26 = (((e17 * e22) + ((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z))) + 1u);
+        const u32 v11 = strata_atomic_xchg(&strata_x_shadow_[e92], e26);
+        const u32 e96 = (((u32)((u32)v10 << (16u & 31))) | 3u);
+        const u32 v12 = strata_atomic_xchg(&strata_x_shadow_[(e92 + 1ul)], e96);
+        const bool e103 = (((v11 - 1u) / e22) == e17);
+        if (((v11 != 0u) && (v11 != e26)) && ((!e103) || (e103 && (((u32)((v12 ^ e96) >> (16u & 31))) == 0u)))) {
+            const u32 v13 = strata_atomic_add(&strata_fault_[0u], 1u);
+            if (v13 == 0u) {
+                strata_fault_[1u] = 3u;
+                const u32 e114 = ((u32)e90);
+                strata_fault_[2u] = e114;
+                const u32 e116 = ((u32)((u64)(e90 >> (32ul & 63))));
+                strata_fault_[3u] = e116;
+                const u64 e120 = (((u64)v11) | ((u64)((u64)((u64)v12) << (32ul & 63))));
+                strata_fault_[4u] = ((u32)e120);
+                strata_fault_[5u] = ((u32)((u64)(e120 >> (32ul & 63))));
+                strata_fault_[6u] = e1;
+                const u32 e62 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e62;
+                const u32 e64 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e64;
+            }
+        } else {
+            const u64 e124 = (e92 + 2ul);
+            const u32 v14 = strata_atomic_load(&strata_x_shadow_[e124]);
+            const u32 v15 = strata_atomic_load(&strata_x_shadow_[(e92 + 3ul)]);
+            const bool e132 = (((v14 - 1u) / e22) == e17);
+            if (((v14 != 0u) && (v14 != e26)) && ((!e132) || (e132 && (((u32)((v15 ^ e96) >> (16u & 31))) == 0u)))) {
+                const u32 v16 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v16 == 0u) {
+                    strata_fault_[1u] = 3u;
+                    const u32 e114 = ((u32)e90);
+                    strata_fault_[2u] = e114;
+                    const u32 e116 = ((u32)((u64)(e90 >> (32ul & 63))));
+                    strata_fault_[3u] = e116;
+                    const u64 e146 = (((u64)v14) | ((u64)((u64)((u64)v15) << (32ul & 63))));
+                    strata_fault_[4u] = ((u32)e146);
+                    strata_fault_[5u] = ((u32)((u64)(e146 >> (32ul & 63))));
+                    strata_fault_[6u] = e1;
+                    const u32 e62 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e62;
+                    const u32 e64 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e64;
+                }
+            }
+            (void)strata_atomic_xchg(&strata_x_shadow_[e124], 0u);
+        }
         x[e1] = v0;
     } else {
         const u32 v3 = strata_atomic_add(&strata_fault_[0u], 1u);
         if (v3 == 0u) {
             strata_fault_[1u] = 1u;
-            strata_fault_[2u] = ((u32)e29);
-            strata_fault_[3u] = ((u32)((u64)(e29 >> (32ul & 63))));
-            const u32 e21 = ((u32)e9);
-            strata_fault_[4u] = e21;
-            const u32 e24 = ((u32)((u64)(e9 >> (32ul & 63))));
-            strata_fault_[5u] = e24;
+            const u32 e114 = ((u32)e90);
+            strata_fault_[2u] = e114;
+            const u32 e116 = ((u32)((u64)(e90 >> (32ul & 63))));
+            strata_fault_[3u] = e116;
+            const u32 e87 = ((u32)e9);
+            strata_fault_[4u] = e87;
+            const u32 e89 = ((u32)((u64)(e9 >> (32ul & 63))));
+            strata_fault_[5u] = e89;
             strata_fault_[6u] = e1;
-            const u32 e26 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-            strata_fault_[7u] = e26;
-            const u32 e28 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-            strata_fault_[8u] = e28;
+            const u32 e62 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+            strata_fault_[7u] = e62;
+            const u32 e64 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+            strata_fault_[8u] = e64;
         }
     }
 }

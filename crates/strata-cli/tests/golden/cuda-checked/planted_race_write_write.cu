@@ -98,51 +98,272 @@ extern "C" __global__ void planted_race_write_write(
     u32* out,
     const u32 out_len,
     u32* strata_fault_,
-    const u32 strata_fault__len
+    const u32 strata_fault__len,
+    u32* strata_out_shadow_,
+    const u32 strata_out_shadow__len
 ) {
     __shared__ u32 tile[4];
-    const u32 e0 = (u32)threadIdx.x;
-    const u64 e1 = ((u64)e0);
-    if (e1 < 4ul) {
-        tile[e0] = 0u;
+    __shared__ u32 strata_tile_writer_[4];
+    __shared__ u32 strata_tile_writer_site_[4];
+    __shared__ u32 strata_tile_reader_[4];
+    __shared__ u32 strata_tile_reader_site_[4];
+    u32 strata_phase_ = 0;
+    strata_phase_ = 0u;
+    const u32 e1 = ((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z));
+    const u32 e7 = (((u32)blockDim.x * (u32)blockDim.y) * (u32)blockDim.z);
+    for (u32 v3 = e1; v3 < 4u; v3 += e7) {
+        strata_tile_writer_[v3] = 0u;
+        strata_tile_writer_site_[v3] = 0u;
+        strata_tile_reader_[v3] = 0u;
+        strata_tile_reader_site_[v3] = 0u;
+    }
+    __syncthreads();
+    const u32 e9 = (u32)threadIdx.x;
+    const u64 e10 = ((u64)e9);
+    if (e10 < 4ul) {
+        const u32 v4 = strata_phase_;
+        const u32 e19 = (e1 + 1u);
+        const u32 e22 = ((((u32)((u32)(v4 & 32767u) << (16u & 31))) | e19) | 2147483648u);
+        const u32 v5 = strata_atomic_xchg(&strata_tile_writer_[e9], e22);
+        const u32 v6 = strata_atomic_xchg(&strata_tile_writer_site_[e9], 2u);
+        const u32 e26 = (v5 & 65535u);
+        const u32 e28 = (e22 & 65535u);
+        if (((e26 != 0u) && (e26 != e28)) && (((v5 ^ e22) & 2147418112u) == 0u)) {
+            const u32 v7 = strata_atomic_add(&strata_fault_[0u], 1u);
+            if (v7 == 0u) {
+                strata_fault_[1u] = 2u;
+                const u32 e38 = ((u32)e10);
+                strata_fault_[2u] = e38;
+                const u32 e42 = ((u32)((u64)(e10 >> (32ul & 63))));
+                strata_fault_[3u] = e42;
+                const u64 e47 = (((u64)v5) | ((u64)((u64)((u64)v6) << (32ul & 63))));
+                strata_fault_[4u] = ((u32)e47);
+                strata_fault_[5u] = ((u32)((u64)(e47 >> (32ul & 63))));
+                const u32 e53 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e53;
+                const u32 e55 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e55;
+                const u32 e57 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e57;
+            }
+        } else {
+            const u32 v8 = strata_atomic_load(&strata_tile_reader_[e9]);
+            const u32 v9 = strata_atomic_load(&strata_tile_reader_site_[e9]);
+            const u32 e59 = (v8 & 65535u);
+            if (((e59 != 0u) && (e59 != e28)) && (((v8 ^ e22) & 2147418112u) == 0u)) {
+                const u32 v10 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v10 == 0u) {
+                    strata_fault_[1u] = 2u;
+                    const u32 e38 = ((u32)e10);
+                    strata_fault_[2u] = e38;
+                    const u32 e42 = ((u32)((u64)(e10 >> (32ul & 63))));
+                    strata_fault_[3u] = e42;
+                    const u64 e73 = (((u64)v8) | ((u64)((u64)((u64)v9) << (32ul & 63))));
+                    strata_fault_[4u] = ((u32)e73);
+                    strata_fault_[5u] = ((u32)((u64)(e73 >> (32ul & 63))));
+                    const u32 e53 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e53;
+                    const u32 e55 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e55;
+                    const u32 e57 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e57;
+                }
+            }
+            (void)strata_atomic_xchg(&strata_tile_reader_[e9], 0u);
+        }
+        tile[e9] = 0u;
     } else {
         const u32 v1 = strata_atomic_add(&strata_fault_[0u], 1u);
         if (v1 == 0u) {
             strata_fault_[1u] = 0u;
-            strata_fault_[2u] = ((u32)e1);
-            strata_fault_[3u] = ((u32)((u64)(e1 >> (32ul & 63))));
+            const u32 e38 = ((u32)e10);
+            strata_fault_[2u] = e38;
+            const u32 e42 = ((u32)((u64)(e10 >> (32ul & 63))));
+            strata_fault_[3u] = e42;
             strata_fault_[4u] = 4u;
             strata_fault_[5u] = 0u;
-            const u32 e17 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-            strata_fault_[6u] = e17;
-            const u32 e19 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-            strata_fault_[7u] = e19;
-            const u32 e21 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-            strata_fault_[8u] = e21;
+            const u32 e53 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+            strata_fault_[6u] = e53;
+            const u32 e55 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+            strata_fault_[7u] = e55;
+            const u32 e57 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+            strata_fault_[8u] = e57;
         }
     }
     __syncthreads();
-    tile[0u] = e0;
+    const u32 v11 = strata_phase_;
+    strata_phase_ = (v11 + 1u);
+    const u32 v12 = strata_phase_;
+    const u32 e19 = (e1 + 1u);
+    const u32 e85 = ((((u32)((u32)(v12 & 32767u) << (16u & 31))) | e19) | 2147483648u);
+    const u32 v13 = strata_atomic_xchg(&strata_tile_writer_[0u], e85);
+    const u32 v14 = strata_atomic_xchg(&strata_tile_writer_site_[0u], 3u);
+    const u32 e87 = (v13 & 65535u);
+    const u32 e89 = (e85 & 65535u);
+    if (((e87 != 0u) && (e87 != e89)) && (((v13 ^ e85) & 2147418112u) == 0u)) {
+        const u32 v15 = strata_atomic_add(&strata_fault_[0u], 1u);
+        if (v15 == 0u) {
+            strata_fault_[1u] = 3u;
+            strata_fault_[2u] = 0u;
+            strata_fault_[3u] = 0u;
+            const u64 e102 = (((u64)v13) | ((u64)((u64)((u64)v14) << (32ul & 63))));
+            strata_fault_[4u] = ((u32)e102);
+            strata_fault_[5u] = ((u32)((u64)(e102 >> (32ul & 63))));
+            const u32 e53 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+            strata_fault_[6u] = e53;
+            const u32 e55 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+            strata_fault_[7u] = e55;
+            const u32 e57 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+            strata_fault_[8u] = e57;
+        }
+    } else {
+        const u32 v16 = strata_atomic_load(&strata_tile_reader_[0u]);
+        const u32 v17 = strata_atomic_load(&strata_tile_reader_site_[0u]);
+        const u32 e107 = (v16 & 65535u);
+        if (((e107 != 0u) && (e107 != e89)) && (((v16 ^ e85) & 2147418112u) == 0u)) {
+            const u32 v18 = strata_atomic_add(&strata_fault_[0u], 1u);
+            if (v18 == 0u) {
+                strata_fault_[1u] = 3u;
+                strata_fault_[2u] = 0u;
+                strata_fault_[3u] = 0u;
+                const u64 e121 = (((u64)v16) | ((u64)((u64)((u64)v17) << (32ul & 63))));
+                strata_fault_[4u] = ((u32)e121);
+                strata_fault_[5u] = ((u32)((u64)(e121 >> (32ul & 63))));
+                const u32 e53 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e53;
+                const u32 e55 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e55;
+                const u32 e57 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e57;
+            }
+        }
+        (void)strata_atomic_xchg(&strata_tile_reader_[0u], 0u);
+    }
+    tile[0u] = e9;
     __syncthreads();
+    const u32 v19 = strata_phase_;
+    strata_phase_ = (v19 + 1u);
+    const u32 v20 = strata_phase_;
+    const u32 v21 = strata_atomic_load(&strata_tile_writer_[0u]);
+    const u32 v22 = strata_atomic_load(&strata_tile_writer_site_[0u]);
+    if ((v21 & 2147483648u) == 0u) {
+        const u32 v23 = strata_atomic_add(&strata_fault_[0u], 1u);
+        if (v23 == 0u) {
+            strata_fault_[1u] = 4u;
+            strata_fault_[2u] = 0u;
+            strata_fault_[3u] = 0u;
+            strata_fault_[4u] = 0u;
+            strata_fault_[5u] = 0u;
+            const u32 e53 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+            strata_fault_[6u] = e53;
+            const u32 e55 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+            strata_fault_[7u] = e55;
+            const u32 e57 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+            strata_fault_[8u] = e57;
+        }
+    } else {
+        const u32 e132 = (v21 & 65535u);
+        const u32 e138 = ((((u32)((u32)(v20 & 32767u) << (16u & 31))) | e19) | 2147483648u);
+        const u32 e139 = (e138 & 65535u);
+        if (((e132 != 0u) && (e132 != e139)) && (((v21 ^ e138) & 2147418112u) == 0u)) {
+            const u32 v24 = strata_atomic_add(&strata_fault_[0u], 1u);
+            if (v24 == 0u) {
+                strata_fault_[1u] = 5u;
+                strata_fault_[2u] = 0u;
+                strata_fault_[3u] = 0u;
+                const u64 e152 = (((u64)v21) | ((u64)((u64)((u64)v22) << (32ul & 63))));
+                strata_fault_[4u] = ((u32)e152);
+                strata_fault_[5u] = ((u32)((u64)(e152 >> (32ul & 63))));
+                const u32 e53 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e53;
+                const u32 e55 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e55;
+                const u32 e57 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e57;
+            }
+        } else {
+            const u32 v25 = strata_atomic_load(&strata_tile_reader_[0u]);
+            const u32 e157 = (v25 & 65535u);
+            if (((e157 != 0u) && (e157 != e139)) && (((v25 ^ e138) & 2147418112u) == 0u)) {
+            } else {
+                (void)strata_atomic_xchg(&strata_tile_reader_[0u], e138);
+                (void)strata_atomic_xchg(&strata_tile_reader_site_[0u], 5u);
+            }
+        }
+    }
     const u32 v0 = tile[0u];
-    const u32 e17 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-    const u64 e22 = ((u64)e17);
-    const u64 e24 = ((u64)out_len);
-    if (e22 < e24) {
-        out[e17] = v0;
+    const u32 e53 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+    const u64 e165 = ((u64)e53);
+    const u64 e167 = ((u64)out_len);
+    if (e165 < e167) {
+        if (strata_out_shadow__len != 1u) {
+            const u32 v26 = strata_phase_;
+            const u64 e171 = (e165 * 4ul);
+            const u32 e172 = ((u32)blockIdx.x + (u32)gridDim.x * ((u32)blockIdx.y + (u32)gridDim.y * (u32)blockIdx.z));
+            const u32 e175 = (((e172 * e7) + e1) + 1u);
+            const u32 v27 = strata_atomic_xchg(&strata_out_shadow_[e171], e175);
+            const u32 e180 = (((u32)((u32)v26 << (16u & 31))) | 6u);
+            const u32 v28 = strata_atomic_xchg(&strata_out_shadow_[(e171 + 1ul)], e180);
+            const bool e187 = (((v27 - 1u) / e7) == e172);
+            if (((v27 != 0u) && (v27 != e175)) && ((!e187) || (e187 && (((u32)((v28 ^ e180) >> (16u & 31))) == 0u)))) {
+                const u32 v29 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v29 == 0u) {
+                    strata_fault_[1u] = 6u;
+                    const u32 e198 = ((u32)e165);
+                    strata_fault_[2u] = e198;
+                    const u32 e200 = ((u32)((u64)(e165 >> (32ul & 63))));
+                    strata_fault_[3u] = e200;
+                    const u64 e204 = (((u64)v27) | ((u64)((u64)((u64)v28) << (32ul & 63))));
+                    strata_fault_[4u] = ((u32)e204);
+                    strata_fault_[5u] = ((u32)((u64)(e204 >> (32ul & 63))));
+                    strata_fault_[6u] = e53;
+                    const u32 e55 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e55;
+                    const u32 e57 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e57;
+                }
+            } else {
+                const u64 e209 = (e171 + 2ul);
+                const u32 v30 = strata_atomic_load(&strata_out_shadow_[e209]);
+                const u32 v31 = strata_atomic_load(&strata_out_shadow_[(e171 + 3ul)]);
+                const bool e218 = (((v30 - 1u) / e7) == e172);
+                if (((v30 != 0u) && (v30 != e175)) && ((!e218) || (e218 && (((u32)((v31 ^ e180) >> (16u & 31))) == 0u)))) {
+                    const u32 v32 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v32 == 0u) {
+                        strata_fault_[1u] = 6u;
+                        const u32 e198 = ((u32)e165);
+                        strata_fault_[2u] = e198;
+                        const u32 e200 = ((u32)((u64)(e165 >> (32ul & 63))));
+                        strata_fault_[3u] = e200;
+                        const u64 e232 = (((u64)v30) | ((u64)((u64)((u64)v31) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e232);
+                        strata_fault_[5u] = ((u32)((u64)(e232 >> (32ul & 63))));
+                        strata_fault_[6u] = e53;
+                        const u32 e55 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e55;
+                        const u32 e57 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e57;
+                    }
+                }
+                (void)strata_atomic_xchg(&strata_out_shadow_[e209], 0u);
+            }
+        }
+        out[e53] = v0;
     } else {
         const u32 v2 = strata_atomic_add(&strata_fault_[0u], 1u);
         if (v2 == 0u) {
             strata_fault_[1u] = 1u;
-            strata_fault_[2u] = ((u32)e22);
-            strata_fault_[3u] = ((u32)((u64)(e22 >> (32ul & 63))));
-            strata_fault_[4u] = ((u32)e24);
-            strata_fault_[5u] = ((u32)((u64)(e24 >> (32ul & 63))));
-            strata_fault_[6u] = e17;
-            const u32 e19 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-            strata_fault_[7u] = e19;
-            const u32 e21 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-            strata_fault_[8u] = e21;
+            const u32 e198 = ((u32)e165);
+            strata_fault_[2u] = e198;
+            const u32 e200 = ((u32)((u64)(e165 >> (32ul & 63))));
+            strata_fault_[3u] = e200;
+            strata_fault_[4u] = ((u32)e167);
+            strata_fault_[5u] = ((u32)((u64)(e167 >> (32ul & 63))));
+            strata_fault_[6u] = e53;
+            const u32 e55 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+            strata_fault_[7u] = e55;
+            const u32 e57 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+            strata_fault_[8u] = e57;
         }
     }
 }

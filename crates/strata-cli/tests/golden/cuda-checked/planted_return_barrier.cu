@@ -126,99 +126,280 @@ extern "C" __global__ void planted_return_barrier(
     u32* out,
     const u32 out_len,
     u32* strata_fault_,
-    const u32 strata_fault__len
+    const u32 strata_fault__len,
+    u32* strata_out_shadow_,
+    const u32 strata_out_shadow__len
 ) {
     __shared__ u32 tile[8];
+    __shared__ u32 strata_tile_writer_[8];
+    __shared__ u32 strata_tile_writer_site_[8];
+    __shared__ u32 strata_tile_reader_[8];
+    __shared__ u32 strata_tile_reader_site_[8];
     u32 strata_loaded0_ = 0;
+    u32 strata_phase_ = 0;
     strata_loaded0_ = 0u;
-    const u32 e1 = (u32)threadIdx.x;
-    const u64 e2 = ((u64)e1);
-    if (e2 < 8ul) {
-        tile[e1] = e1;
+    strata_phase_ = 0u;
+    const u32 e1 = ((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z));
+    const u32 e7 = (((u32)blockDim.x * (u32)blockDim.y) * (u32)blockDim.z);
+    for (u32 v7 = e1; v7 < 8u; v7 += e7) {
+        strata_tile_writer_[v7] = 0u;
+        strata_tile_writer_site_[v7] = 0u;
+        strata_tile_reader_[v7] = 0u;
+        strata_tile_reader_site_[v7] = 0u;
+    }
+    __syncthreads();
+    const u32 e9 = (u32)threadIdx.x;
+    const u64 e10 = ((u64)e9);
+    if (e10 < 8ul) {
+        const u32 v8 = strata_phase_;
+        const u32 e19 = (e1 + 1u);
+        const u32 e22 = ((((u32)((u32)(v8 & 32767u) << (16u & 31))) | e19) | 2147483648u);
+        const u32 v9 = strata_atomic_xchg(&strata_tile_writer_[e9], e22);
+        const u32 v10 = strata_atomic_xchg(&strata_tile_writer_site_[e9], 4u);
+        const u32 e26 = (v9 & 65535u);
+        const u32 e28 = (e22 & 65535u);
+        if (((e26 != 0u) && (e26 != e28)) && (((v9 ^ e22) & 2147418112u) == 0u)) {
+            const u32 v11 = strata_atomic_add(&strata_fault_[0u], 1u);
+            if (v11 == 0u) {
+                strata_fault_[1u] = 4u;
+                const u32 e39 = ((u32)e10);
+                strata_fault_[2u] = e39;
+                const u32 e43 = ((u32)((u64)(e10 >> (32ul & 63))));
+                strata_fault_[3u] = e43;
+                const u64 e48 = (((u64)v9) | ((u64)((u64)((u64)v10) << (32ul & 63))));
+                strata_fault_[4u] = ((u32)e48);
+                strata_fault_[5u] = ((u32)((u64)(e48 >> (32ul & 63))));
+                const u32 e54 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e54;
+                const u32 e56 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e56;
+                const u32 e57 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e57;
+            }
+        } else {
+            const u32 v12 = strata_atomic_load(&strata_tile_reader_[e9]);
+            const u32 v13 = strata_atomic_load(&strata_tile_reader_site_[e9]);
+            const u32 e59 = (v12 & 65535u);
+            if (((e59 != 0u) && (e59 != e28)) && (((v12 ^ e22) & 2147418112u) == 0u)) {
+                const u32 v14 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v14 == 0u) {
+                    strata_fault_[1u] = 4u;
+                    const u32 e39 = ((u32)e10);
+                    strata_fault_[2u] = e39;
+                    const u32 e43 = ((u32)((u64)(e10 >> (32ul & 63))));
+                    strata_fault_[3u] = e43;
+                    const u64 e73 = (((u64)v12) | ((u64)((u64)((u64)v13) << (32ul & 63))));
+                    strata_fault_[4u] = ((u32)e73);
+                    strata_fault_[5u] = ((u32)((u64)(e73 >> (32ul & 63))));
+                    const u32 e54 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e54;
+                    const u32 e56 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e56;
+                    const u32 e57 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e57;
+                }
+            }
+            (void)strata_atomic_xchg(&strata_tile_reader_[e9], 0u);
+        }
+        tile[e9] = e9;
     } else {
         const u32 v1 = strata_atomic_add(&strata_fault_[0u], 1u);
         if (v1 == 0u) {
             strata_fault_[1u] = 0u;
-            strata_fault_[2u] = ((u32)e2);
-            strata_fault_[3u] = ((u32)((u64)(e2 >> (32ul & 63))));
+            const u32 e39 = ((u32)e10);
+            strata_fault_[2u] = e39;
+            const u32 e43 = ((u32)((u64)(e10 >> (32ul & 63))));
+            strata_fault_[3u] = e43;
             strata_fault_[4u] = 8u;
             strata_fault_[5u] = 0u;
-            const u32 e18 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-            strata_fault_[6u] = e18;
-            const u32 e20 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-            strata_fault_[7u] = e20;
-            const u32 e21 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-            strata_fault_[8u] = e21;
+            const u32 e54 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+            strata_fault_[6u] = e54;
+            const u32 e56 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+            strata_fault_[7u] = e56;
+            const u32 e57 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+            strata_fault_[8u] = e57;
         }
     }
-    const bool e22 = (e1 < 3u);
-    const u32 v2 = strata_group_reduce_add_u32((e22 ? 1u : 0u));
-    const u32 e30 = (((u32)blockDim.x * (u32)blockDim.y) * (u32)blockDim.z);
-    if ((v2 != 0u) && (v2 != e30)) {
-        if (((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z)) == 0u) {
+    const bool e79 = (e9 < 3u);
+    const u32 v2 = strata_group_reduce_add_u32((e79 ? 1u : 0u));
+    const u32 v15 = strata_phase_;
+    strata_phase_ = (v15 + 1u);
+    if ((v2 != 0u) && (v2 != e7)) {
+        if (e1 == 0u) {
             const u32 v3 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v3 == 0u) {
                 strata_fault_[1u] = 1u;
-                const u64 e38 = ((u64)(e30 - v2));
-                strata_fault_[2u] = ((u32)e38);
-                strata_fault_[3u] = ((u32)((u64)(e38 >> (32ul & 63))));
-                const u64 e42 = ((u64)e30);
-                strata_fault_[4u] = ((u32)e42);
-                strata_fault_[5u] = ((u32)((u64)(e42 >> (32ul & 63))));
-                const u32 e18 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e18;
-                const u32 e20 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e20;
-                const u32 e21 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e21;
+                const u64 e91 = ((u64)(e7 - v2));
+                strata_fault_[2u] = ((u32)e91);
+                strata_fault_[3u] = ((u32)((u64)(e91 >> (32ul & 63))));
+                const u64 e95 = ((u64)e7);
+                strata_fault_[4u] = ((u32)e95);
+                strata_fault_[5u] = ((u32)((u64)(e95 >> (32ul & 63))));
+                const u32 e54 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e54;
+                const u32 e56 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e56;
+                const u32 e57 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e57;
             }
         }
         return;
     }
-    if (e22) {
+    if (e79) {
         return;
     }
     __syncthreads();
-    const u32 e46 = (7u - e1);
-    const u64 e47 = ((u64)e46);
-    if (e47 < 8ul) {
-        const u32 v5 = tile[e46];
+    const u32 v16 = strata_phase_;
+    strata_phase_ = (v16 + 1u);
+    const u32 e101 = (7u - e9);
+    const u64 e102 = ((u64)e101);
+    if (e102 < 8ul) {
+        const u32 v17 = strata_phase_;
+        const u32 v18 = strata_atomic_load(&strata_tile_writer_[e101]);
+        const u32 v19 = strata_atomic_load(&strata_tile_writer_site_[e101]);
+        if ((v18 & 2147483648u) == 0u) {
+            const u32 v20 = strata_atomic_add(&strata_fault_[0u], 1u);
+            if (v20 == 0u) {
+                strata_fault_[1u] = 5u;
+                const u32 e109 = ((u32)e102);
+                strata_fault_[2u] = e109;
+                const u32 e111 = ((u32)((u64)(e102 >> (32ul & 63))));
+                strata_fault_[3u] = e111;
+                strata_fault_[4u] = 0u;
+                strata_fault_[5u] = 0u;
+                const u32 e54 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                strata_fault_[6u] = e54;
+                const u32 e56 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                strata_fault_[7u] = e56;
+                const u32 e57 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                strata_fault_[8u] = e57;
+            }
+        } else {
+            const u32 e112 = (v18 & 65535u);
+            const u32 e19 = (e1 + 1u);
+            const u32 e118 = ((((u32)((u32)(v17 & 32767u) << (16u & 31))) | e19) | 2147483648u);
+            const u32 e119 = (e118 & 65535u);
+            if (((e112 != 0u) && (e112 != e119)) && (((v18 ^ e118) & 2147418112u) == 0u)) {
+                const u32 v21 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v21 == 0u) {
+                    strata_fault_[1u] = 6u;
+                    const u32 e109 = ((u32)e102);
+                    strata_fault_[2u] = e109;
+                    const u32 e111 = ((u32)((u64)(e102 >> (32ul & 63))));
+                    strata_fault_[3u] = e111;
+                    const u64 e132 = (((u64)v18) | ((u64)((u64)((u64)v19) << (32ul & 63))));
+                    strata_fault_[4u] = ((u32)e132);
+                    strata_fault_[5u] = ((u32)((u64)(e132 >> (32ul & 63))));
+                    const u32 e54 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e54;
+                    const u32 e56 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e56;
+                    const u32 e57 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e57;
+                }
+            } else {
+                const u32 v22 = strata_atomic_load(&strata_tile_reader_[e101]);
+                const u32 e137 = (v22 & 65535u);
+                if (((e137 != 0u) && (e137 != e119)) && (((v22 ^ e118) & 2147418112u) == 0u)) {
+                } else {
+                    (void)strata_atomic_xchg(&strata_tile_reader_[e101], e118);
+                    (void)strata_atomic_xchg(&strata_tile_reader_site_[e101], 6u);
+                }
+            }
+        }
+        const u32 v5 = tile[e101];
         strata_loaded0_ = v5;
     } else {
         const u32 v4 = strata_atomic_add(&strata_fault_[0u], 1u);
         if (v4 == 0u) {
             strata_fault_[1u] = 2u;
-            strata_fault_[2u] = ((u32)e47);
-            strata_fault_[3u] = ((u32)((u64)(e47 >> (32ul & 63))));
+            const u32 e109 = ((u32)e102);
+            strata_fault_[2u] = e109;
+            const u32 e111 = ((u32)((u64)(e102 >> (32ul & 63))));
+            strata_fault_[3u] = e111;
             strata_fault_[4u] = 8u;
             strata_fault_[5u] = 0u;
-            const u32 e18 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-            strata_fault_[6u] = e18;
-            const u32 e20 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-            strata_fault_[7u] = e20;
-            const u32 e21 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-            strata_fault_[8u] = e21;
+            const u32 e54 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+            strata_fault_[6u] = e54;
+            const u32 e56 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+            strata_fault_[7u] = e56;
+            const u32 e57 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+            strata_fault_[8u] = e57;
         }
     }
     const u32 v0 = strata_loaded0_;
-    const u32 e18 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-    const u64 e55 = ((u64)e18);
-    const u64 e57 = ((u64)out_len);
-    if (e55 < e57) {
-        out[e18] = v0;
+    const u32 e54 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+    const u64 e148 = ((u64)e54);
+    const u64 e150 = ((u64)out_len);
+    if (e148 < e150) {
+        if (strata_out_shadow__len != 1u) {
+            const u32 v23 = strata_phase_;
+            const u64 e155 = (e148 * 4ul);
+            const u32 e156 = ((u32)blockIdx.x + (u32)gridDim.x * ((u32)blockIdx.y + (u32)gridDim.y * (u32)blockIdx.z));
+            const u32 e159 = (((e156 * e7) + e1) + 1u);
+            const u32 v24 = strata_atomic_xchg(&strata_out_shadow_[e155], e159);
+            const u32 e164 = (((u32)((u32)v23 << (16u & 31))) | 7u);
+            const u32 v25 = strata_atomic_xchg(&strata_out_shadow_[(e155 + 1ul)], e164);
+            const bool e171 = (((v24 - 1u) / e7) == e156);
+            if (((v24 != 0u) && (v24 != e159)) && ((!e171) || (e171 && (((u32)((v25 ^ e164) >> (16u & 31))) == 0u)))) {
+                const u32 v26 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v26 == 0u) {
+                    strata_fault_[1u] = 7u;
+                    const u32 e182 = ((u32)e148);
+                    strata_fault_[2u] = e182;
+                    const u32 e184 = ((u32)((u64)(e148 >> (32ul & 63))));
+                    strata_fault_[3u] = e184;
+                    const u64 e188 = (((u64)v24) | ((u64)((u64)((u64)v25) << (32ul & 63))));
+                    strata_fault_[4u] = ((u32)e188);
+                    strata_fault_[5u] = ((u32)((u64)(e188 >> (32ul & 63))));
+                    strata_fault_[6u] = e54;
+                    const u32 e56 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e56;
+                    const u32 e57 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e57;
+                }
+            } else {
+                const u64 e193 = (e155 + 2ul);
+                const u32 v27 = strata_atomic_load(&strata_out_shadow_[e193]);
+                const u32 v28 = strata_atomic_load(&strata_out_shadow_[(e155 + 3ul)]);
+                const bool e202 = (((v27 - 1u) / e7) == e156);
+                if (((v27 != 0u) && (v27 != e159)) && ((!e202) || (e202 && (((u32)((v28 ^ e164) >> (16u & 31))) == 0u)))) {
+                    const u32 v29 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v29 == 0u) {
+                        strata_fault_[1u] = 7u;
+                        const u32 e182 = ((u32)e148);
+                        strata_fault_[2u] = e182;
+                        const u32 e184 = ((u32)((u64)(e148 >> (32ul & 63))));
+                        strata_fault_[3u] = e184;
+                        const u64 e216 = (((u64)v27) | ((u64)((u64)((u64)v28) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e216);
+                        strata_fault_[5u] = ((u32)((u64)(e216 >> (32ul & 63))));
+                        strata_fault_[6u] = e54;
+                        const u32 e56 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e56;
+                        const u32 e57 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e57;
+                    }
+                }
+                (void)strata_atomic_xchg(&strata_out_shadow_[e193], 0u);
+            }
+        }
+        out[e54] = v0;
     } else {
         const u32 v6 = strata_atomic_add(&strata_fault_[0u], 1u);
         if (v6 == 0u) {
             strata_fault_[1u] = 3u;
-            strata_fault_[2u] = ((u32)e55);
-            strata_fault_[3u] = ((u32)((u64)(e55 >> (32ul & 63))));
-            strata_fault_[4u] = ((u32)e57);
-            strata_fault_[5u] = ((u32)((u64)(e57 >> (32ul & 63))));
-            strata_fault_[6u] = e18;
-            const u32 e20 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-            strata_fault_[7u] = e20;
-            const u32 e21 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-            strata_fault_[8u] = e21;
+            const u32 e182 = ((u32)e148);
+            strata_fault_[2u] = e182;
+            const u32 e184 = ((u32)((u64)(e148 >> (32ul & 63))));
+            strata_fault_[3u] = e184;
+            strata_fault_[4u] = ((u32)e150);
+            strata_fault_[5u] = ((u32)((u64)(e150 >> (32ul & 63))));
+            strata_fault_[6u] = e54;
+            const u32 e56 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+            strata_fault_[7u] = e56;
+            const u32 e57 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+            strata_fault_[8u] = e57;
         }
     }
 }

@@ -100,10 +100,14 @@ extern "C" __global__ void planted_uninit_buffer(
     u32* out,
     const u32 out_len,
     u32* strata_fault_,
-    const u32 strata_fault__len
+    const u32 strata_fault__len,
+    u32* strata_out_shadow_,
+    const u32 strata_out_shadow__len
 ) {
     u32 strata_loaded0_ = 0;
+    u32 strata_phase_ = 0;
     strata_loaded0_ = 0u;
+    strata_phase_ = 0u;
     const u32 e1 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
     const u64 e2 = ((u64)e1);
     const u64 e4 = ((u64)x_len);
@@ -130,6 +134,59 @@ extern "C" __global__ void planted_uninit_buffer(
     const u32 v0 = strata_loaded0_;
     const u64 e27 = ((u64)out_len);
     if (e2 < e27) {
+        if (strata_out_shadow__len != 1u) {
+            const u32 v4 = strata_phase_;
+            const u64 e32 = (e2 * 4ul);
+            const u32 e33 = ((u32)blockIdx.x + (u32)gridDim.x * ((u32)blockIdx.y + (u32)gridDim.y * (u32)blockIdx.z));
+            const u32 e38 = (((u32)blockDim.x * (u32)blockDim.y) * (u32)blockDim.z);
+            const u32 e42 = (((e33 * e38) + ((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z))) + 1u);
+            const u32 v5 = strata_atomic_xchg(&strata_out_shadow_[e32], e42);
+            const u32 e48 = (((u32)((u32)v4 << (16u & 31))) | 2u);
+            const u32 v6 = strata_atomic_xchg(&strata_out_shadow_[(e32 + 1ul)], e48);
+            const bool e55 = (((v5 - 1u) / e38) == e33);
+            if (((v5 != 0u) && (v5 != e42)) && ((!e55) || (e55 && (((u32)((v6 ^ e48) >> (16u & 31))) == 0u)))) {
+                const u32 v7 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v7 == 0u) {
+                    strata_fault_[1u] = 2u;
+                    const u32 e11 = ((u32)e2);
+                    strata_fault_[2u] = e11;
+                    const u32 e15 = ((u32)((u64)(e2 >> (32ul & 63))));
+                    strata_fault_[3u] = e15;
+                    const u64 e69 = (((u64)v5) | ((u64)((u64)((u64)v6) << (32ul & 63))));
+                    strata_fault_[4u] = ((u32)e69);
+                    strata_fault_[5u] = ((u32)((u64)(e69 >> (32ul & 63))));
+                    strata_fault_[6u] = e1;
+                    const u32 e23 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e23;
+                    const u32 e25 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e25;
+                }
+            } else {
+                const u64 e74 = (e32 + 2ul);
+                const u32 v8 = strata_atomic_load(&strata_out_shadow_[e74]);
+                const u32 v9 = strata_atomic_load(&strata_out_shadow_[(e32 + 3ul)]);
+                const bool e83 = (((v8 - 1u) / e38) == e33);
+                if (((v8 != 0u) && (v8 != e42)) && ((!e83) || (e83 && (((u32)((v9 ^ e48) >> (16u & 31))) == 0u)))) {
+                    const u32 v10 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v10 == 0u) {
+                        strata_fault_[1u] = 2u;
+                        const u32 e11 = ((u32)e2);
+                        strata_fault_[2u] = e11;
+                        const u32 e15 = ((u32)((u64)(e2 >> (32ul & 63))));
+                        strata_fault_[3u] = e15;
+                        const u64 e97 = (((u64)v8) | ((u64)((u64)((u64)v9) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e97);
+                        strata_fault_[5u] = ((u32)((u64)(e97 >> (32ul & 63))));
+                        strata_fault_[6u] = e1;
+                        const u32 e23 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e23;
+                        const u32 e25 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e25;
+                    }
+                }
+                (void)strata_atomic_xchg(&strata_out_shadow_[e74], 0u);
+            }
+        }
         out[e1] = v0;
     } else {
         const u32 v3 = strata_atomic_add(&strata_fault_[0u], 1u);

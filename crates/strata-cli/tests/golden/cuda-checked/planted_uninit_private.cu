@@ -98,28 +98,114 @@ extern "C" __global__ void planted_uninit_private(
     u32* out,
     const u32 out_len,
     u32* strata_fault_,
-    const u32 strata_fault__len
+    const u32 strata_fault__len,
+    u32* strata_out_shadow_,
+    const u32 strata_out_shadow__len
 ) {
     u32 p[4] = {0};
-    const u32 e1 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-    p[0u] = e1;
-    p[2u] = e1;
-    const u32 v0 = p[(e1 % 4u)];
-    const u64 e5 = ((u64)e1);
-    const u64 e7 = ((u64)out_len);
-    if (e5 < e7) {
-        out[e1] = v0;
+    u32 strata_phase_ = 0;
+    u32 strata_p_written_[4] = {0};
+    strata_phase_ = 0u;
+    strata_p_written_[0u] = 0u;
+    strata_p_written_[1u] = 0u;
+    strata_p_written_[2u] = 0u;
+    strata_p_written_[3u] = 0u;
+    strata_p_written_[0u] = 1u;
+    const u32 e4 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+    p[0u] = e4;
+    strata_p_written_[2u] = 1u;
+    p[2u] = e4;
+    const u32 e6 = (e4 % 4u);
+    const u32 v2 = strata_p_written_[e6];
+    if (v2 == 0u) {
+        const u32 v3 = strata_atomic_add(&strata_fault_[0u], 1u);
+        if (v3 == 0u) {
+            strata_fault_[1u] = 1u;
+            const u64 e11 = ((u64)e6);
+            strata_fault_[2u] = ((u32)e11);
+            strata_fault_[3u] = ((u32)((u64)(e11 >> (32ul & 63))));
+            strata_fault_[4u] = 0u;
+            strata_fault_[5u] = 0u;
+            strata_fault_[6u] = e4;
+            const u32 e19 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+            strata_fault_[7u] = e19;
+            const u32 e21 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+            strata_fault_[8u] = e21;
+        }
+    }
+    const u32 v0 = p[e6];
+    const u64 e22 = ((u64)e4);
+    const u64 e24 = ((u64)out_len);
+    if (e22 < e24) {
+        if (strata_out_shadow__len != 1u) {
+            const u32 v4 = strata_phase_;
+            const u64 e29 = (e22 * 4ul);
+            const u32 e30 = ((u32)blockIdx.x + (u32)gridDim.x * ((u32)blockIdx.y + (u32)gridDim.y * (u32)blockIdx.z));
+            const u32 e35 = (((u32)blockDim.x * (u32)blockDim.y) * (u32)blockDim.z);
+            const u32 e39 = (((e30 * e35) + ((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z))) + 1u);
+            const u32 v5 = strata_atomic_xchg(&strata_out_shadow_[e29], e39);
+            const u32 e45 = (((u32)((u32)v4 << (16u & 31))) | 2u);
+            const u32 v6 = strata_atomic_xchg(&strata_out_shadow_[(e29 + 1ul)], e45);
+            const bool e52 = (((v5 - 1u) / e35) == e30);
+            if (((v5 != 0u) && (v5 != e39)) && ((!e52) || (e52 && (((u32)((v6 ^ e45) >> (16u & 31))) == 0u)))) {
+                const u32 v7 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v7 == 0u) {
+                    strata_fault_[1u] = 2u;
+                    const u32 e63 = ((u32)e22);
+                    strata_fault_[2u] = e63;
+                    const u32 e65 = ((u32)((u64)(e22 >> (32ul & 63))));
+                    strata_fault_[3u] = e65;
+                    const u64 e69 = (((u64)v5) | ((u64)((u64)((u64)v6) << (32ul & 63))));
+                    strata_fault_[4u] = ((u32)e69);
+                    strata_fault_[5u] = ((u32)((u64)(e69 >> (32ul & 63))));
+                    strata_fault_[6u] = e4;
+                    const u32 e19 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e19;
+                    const u32 e21 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e21;
+                }
+            } else {
+                const u64 e74 = (e29 + 2ul);
+                const u32 v8 = strata_atomic_load(&strata_out_shadow_[e74]);
+                const u32 v9 = strata_atomic_load(&strata_out_shadow_[(e29 + 3ul)]);
+                const bool e83 = (((v8 - 1u) / e35) == e30);
+                if (((v8 != 0u) && (v8 != e39)) && ((!e83) || (e83 && (((u32)((v9 ^ e45) >> (16u & 31))) == 0u)))) {
+                    const u32 v10 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v10 == 0u) {
+                        strata_fault_[1u] = 2u;
+                        const u32 e63 = ((u32)e22);
+                        strata_fault_[2u] = e63;
+                        const u32 e65 = ((u32)((u64)(e22 >> (32ul & 63))));
+                        strata_fault_[3u] = e65;
+                        const u64 e97 = (((u64)v8) | ((u64)((u64)((u64)v9) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e97);
+                        strata_fault_[5u] = ((u32)((u64)(e97 >> (32ul & 63))));
+                        strata_fault_[6u] = e4;
+                        const u32 e19 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e19;
+                        const u32 e21 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e21;
+                    }
+                }
+                (void)strata_atomic_xchg(&strata_out_shadow_[e74], 0u);
+            }
+        }
+        out[e4] = v0;
     } else {
         const u32 v1 = strata_atomic_add(&strata_fault_[0u], 1u);
         if (v1 == 0u) {
             strata_fault_[1u] = 0u;
-            strata_fault_[2u] = ((u32)e5);
-            strata_fault_[3u] = ((u32)((u64)(e5 >> (32ul & 63))));
-            strata_fault_[4u] = ((u32)e7);
-            strata_fault_[5u] = ((u32)((u64)(e7 >> (32ul & 63))));
-            strata_fault_[6u] = e1;
-            strata_fault_[7u] = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-            strata_fault_[8u] = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+            const u32 e63 = ((u32)e22);
+            strata_fault_[2u] = e63;
+            const u32 e65 = ((u32)((u64)(e22 >> (32ul & 63))));
+            strata_fault_[3u] = e65;
+            strata_fault_[4u] = ((u32)e24);
+            strata_fault_[5u] = ((u32)((u64)(e24 >> (32ul & 63))));
+            strata_fault_[6u] = e4;
+            const u32 e19 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+            strata_fault_[7u] = e19;
+            const u32 e21 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+            strata_fault_[8u] = e21;
         }
     }
 }

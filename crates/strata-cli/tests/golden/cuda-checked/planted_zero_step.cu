@@ -99,9 +99,13 @@ extern "C" __global__ void planted_zero_step(
     const u32 out_len,
     const u32 step,
     u32* strata_fault_,
-    const u32 strata_fault__len
+    const u32 strata_fault__len,
+    u32* strata_out_shadow_,
+    const u32 strata_out_shadow__len
 ) {
     u32 v = 0;
+    u32 strata_phase_ = 0;
+    strata_phase_ = 0u;
     v = 0u;
     const u32 e1 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
     const u32 e6 = ((e1 == 5u) ? step : 1u);
@@ -119,23 +123,78 @@ extern "C" __global__ void planted_zero_step(
             const u32 e17 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
             strata_fault_[8u] = e17;
         }
-        return;
-    }
-    for (u32 i_0 = 0u; i_0 < 4u; i_0 += e6) {
-        const u32 v1 = v;
-        v = (v1 + i_0);
+    } else {
+        for (u32 i_0 = 0u; i_0 < 4u; i_0 += e6) {
+            const u32 v1 = v;
+            v = (v1 + i_0);
+        }
     }
     const u32 v2 = v;
     const u64 e21 = ((u64)e1);
     const u64 e23 = ((u64)out_len);
     if (e21 < e23) {
+        if (strata_out_shadow__len != 1u) {
+            const u32 v5 = strata_phase_;
+            const u64 e28 = (e21 * 4ul);
+            const u32 e29 = ((u32)blockIdx.x + (u32)gridDim.x * ((u32)blockIdx.y + (u32)gridDim.y * (u32)blockIdx.z));
+            const u32 e34 = (((u32)blockDim.x * (u32)blockDim.y) * (u32)blockDim.z);
+            const u32 e38 = (((e29 * e34) + ((u32)threadIdx.x + (u32)blockDim.x * ((u32)threadIdx.y + (u32)blockDim.y * (u32)threadIdx.z))) + 1u);
+            const u32 v6 = strata_atomic_xchg(&strata_out_shadow_[e28], e38);
+            const u32 e44 = (((u32)((u32)v5 << (16u & 31))) | 2u);
+            const u32 v7 = strata_atomic_xchg(&strata_out_shadow_[(e28 + 1ul)], e44);
+            const bool e51 = (((v6 - 1u) / e34) == e29);
+            if (((v6 != 0u) && (v6 != e38)) && ((!e51) || (e51 && (((u32)((v7 ^ e44) >> (16u & 31))) == 0u)))) {
+                const u32 v8 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v8 == 0u) {
+                    strata_fault_[1u] = 2u;
+                    const u32 e62 = ((u32)e21);
+                    strata_fault_[2u] = e62;
+                    const u32 e65 = ((u32)((u64)(e21 >> (32ul & 63))));
+                    strata_fault_[3u] = e65;
+                    const u64 e69 = (((u64)v6) | ((u64)((u64)((u64)v7) << (32ul & 63))));
+                    strata_fault_[4u] = ((u32)e69);
+                    strata_fault_[5u] = ((u32)((u64)(e69 >> (32ul & 63))));
+                    strata_fault_[6u] = e1;
+                    const u32 e15 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e15;
+                    const u32 e17 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e17;
+                }
+            } else {
+                const u64 e74 = (e28 + 2ul);
+                const u32 v9 = strata_atomic_load(&strata_out_shadow_[e74]);
+                const u32 v10 = strata_atomic_load(&strata_out_shadow_[(e28 + 3ul)]);
+                const bool e83 = (((v9 - 1u) / e34) == e29);
+                if (((v9 != 0u) && (v9 != e38)) && ((!e83) || (e83 && (((u32)((v10 ^ e44) >> (16u & 31))) == 0u)))) {
+                    const u32 v11 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v11 == 0u) {
+                        strata_fault_[1u] = 2u;
+                        const u32 e62 = ((u32)e21);
+                        strata_fault_[2u] = e62;
+                        const u32 e65 = ((u32)((u64)(e21 >> (32ul & 63))));
+                        strata_fault_[3u] = e65;
+                        const u64 e97 = (((u64)v9) | ((u64)((u64)((u64)v10) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e97);
+                        strata_fault_[5u] = ((u32)((u64)(e97 >> (32ul & 63))));
+                        strata_fault_[6u] = e1;
+                        const u32 e15 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e15;
+                        const u32 e17 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e17;
+                    }
+                }
+                (void)strata_atomic_xchg(&strata_out_shadow_[e74], 0u);
+            }
+        }
         out[e1] = v2;
     } else {
         const u32 v4 = strata_atomic_add(&strata_fault_[0u], 1u);
         if (v4 == 0u) {
             strata_fault_[1u] = 1u;
-            strata_fault_[2u] = ((u32)e21);
-            strata_fault_[3u] = ((u32)((u64)(e21 >> (32ul & 63))));
+            const u32 e62 = ((u32)e21);
+            strata_fault_[2u] = e62;
+            const u32 e65 = ((u32)((u64)(e21 >> (32ul & 63))));
+            strata_fault_[3u] = e65;
             strata_fault_[4u] = ((u32)e23);
             strata_fault_[5u] = ((u32)((u64)(e23 >> (32ul & 63))));
             strata_fault_[6u] = e1;

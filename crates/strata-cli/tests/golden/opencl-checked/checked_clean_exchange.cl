@@ -7,147 +7,466 @@ __kernel void checked_clean_exchange(
     __global uint* count,
     const uint count_len,
     __global uint* strata_fault_,
-    const uint strata_fault__len
+    const uint strata_fault__len,
+    __global uint* strata_x_shadow_,
+    const uint strata_x_shadow__len
 ) {
     __local uint tile[8];
+    __local uint strata_tile_writer_[8];
+    __local uint strata_tile_writer_site_[8];
+    __local uint strata_tile_reader_[8];
+    __local uint strata_tile_reader_site_[8];
     uint strata_loaded0_ = 0;
+    uint strata_phase_ = 0;
     strata_loaded0_ = 0u;
-    const uint e1 = (uint)get_global_id(0);
-    const ulong e2 = ((ulong)e1);
-    const ulong e4 = ((ulong)x_len);
-    const bool e5 = (e2 < e4);
-    if (e5) {
-        const uint v5 = x[e1];
+    strata_phase_ = 0u;
+    const uint e1 = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
+    const uint e7 = (((uint)get_local_size(0) * (uint)get_local_size(1)) * (uint)get_local_size(2));
+    for (uint v14 = e1; v14 < 8u; v14 += e7) {
+        strata_tile_writer_[v14] = 0u;
+        strata_tile_writer_site_[v14] = 0u;
+        strata_tile_reader_[v14] = 0u;
+        strata_tile_reader_site_[v14] = 0u;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const uint e9 = (uint)get_global_id(0);
+    const ulong e10 = ((ulong)e9);
+    const ulong e12 = ((ulong)x_len);
+    const bool e13 = (e10 < e12);
+    if (e13) {
+        const bool e16 = (strata_x_shadow__len != 1u);
+        if (e16) {
+            const uint v15 = strata_phase_;
+            const ulong e18 = (e10 * 4ul);
+            const uint v16 = atomic_or(&strata_x_shadow_[e18], (uint)0);
+            const ulong e20 = (e18 + 1ul);
+            const uint v17 = atomic_or(&strata_x_shadow_[e20], (uint)0);
+            const uint e23 = ((uint)get_group_id(0) + (uint)get_num_groups(0) * ((uint)get_group_id(1) + (uint)get_num_groups(1) * (uint)get_group_id(2)));
+            const uint e26 = (((e23 * e7) + e1) + 1u);
+            const bool e31 = (((v16 - 1u) / e7) == e23);
+            const uint e38 = (((uint)((uint)v15 << (16u & 31))) | 7u);
+            if (((v16 != 0u) && (v16 != e26)) && ((!e31) || (e31 && (((uint)((v17 ^ e38) >> (16u & 31))) == 0u)))) {
+                const uint v18 = atomic_add(&strata_fault_[0u], 1u);
+                if (v18 == 0u) {
+                    strata_fault_[1u] = 7u;
+                    const uint e48 = ((uint)e10);
+                    strata_fault_[2u] = e48;
+                    const uint e52 = ((uint)((ulong)(e10 >> (32ul & 63))));
+                    strata_fault_[3u] = e52;
+                    const ulong e57 = (((ulong)v16) | ((ulong)((ulong)((ulong)v17) << (32ul & 63))));
+                    strata_fault_[4u] = ((uint)e57);
+                    strata_fault_[5u] = ((uint)((ulong)(e57 >> (32ul & 63))));
+                    strata_fault_[6u] = e9;
+                    const uint e63 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e63;
+                    const uint e64 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e64;
+                }
+            } else {
+                const ulong e66 = (e18 + 2ul);
+                const uint v19 = atomic_or(&strata_x_shadow_[e66], (uint)0);
+                const ulong e68 = (e18 + 3ul);
+                const uint v20 = atomic_or(&strata_x_shadow_[e68], (uint)0);
+                const bool e75 = (((v19 - 1u) / e7) == e23);
+                if (((v19 != 0u) && (v19 != e26)) && ((!e75) || (e75 && (((uint)((v20 ^ e38) >> (16u & 31))) == 0u)))) {
+                } else {
+                    (void)atomic_xchg(&strata_x_shadow_[e66], e26);
+                    (void)atomic_xchg(&strata_x_shadow_[e68], e38);
+                }
+            }
+        }
+        const uint v5 = x[e9];
         strata_loaded0_ = v5;
     } else {
         const uint v4 = atomic_add(&strata_fault_[0u], 1u);
         if (v4 == 0u) {
             strata_fault_[1u] = 0u;
-            const uint e11 = ((uint)e2);
-            strata_fault_[2u] = e11;
-            const uint e15 = ((uint)((ulong)(e2 >> (32ul & 63))));
-            strata_fault_[3u] = e15;
-            const uint e17 = ((uint)e4);
-            strata_fault_[4u] = e17;
-            const uint e20 = ((uint)((ulong)(e4 >> (32ul & 63))));
-            strata_fault_[5u] = e20;
-            strata_fault_[6u] = e1;
-            const uint e23 = (uint)get_global_id(1);
-            strata_fault_[7u] = e23;
-            const uint e25 = (uint)get_global_id(2);
-            strata_fault_[8u] = e25;
+            const uint e48 = ((uint)e10);
+            strata_fault_[2u] = e48;
+            const uint e52 = ((uint)((ulong)(e10 >> (32ul & 63))));
+            strata_fault_[3u] = e52;
+            const uint e87 = ((uint)e12);
+            strata_fault_[4u] = e87;
+            const uint e89 = ((uint)((ulong)(e12 >> (32ul & 63))));
+            strata_fault_[5u] = e89;
+            strata_fault_[6u] = e9;
+            const uint e63 = (uint)get_global_id(1);
+            strata_fault_[7u] = e63;
+            const uint e64 = (uint)get_global_id(2);
+            strata_fault_[8u] = e64;
         }
     }
     const uint v0 = strata_loaded0_;
-    const uint e26 = (uint)get_local_id(0);
-    const ulong e27 = ((ulong)e26);
-    const bool e29 = (e27 < 8ul);
-    if (e29) {
-        tile[e26] = v0;
+    const uint e90 = (uint)get_local_id(0);
+    const ulong e91 = ((ulong)e90);
+    const bool e93 = (e91 < 8ul);
+    if (e93) {
+        const uint v21 = strata_phase_;
+        const uint e98 = (e1 + 1u);
+        const uint e101 = ((((uint)((uint)(v21 & 32767u) << (16u & 31))) | e98) | 2147483648u);
+        const uint v22 = atomic_xchg(&strata_tile_writer_[e90], e101);
+        const uint v23 = atomic_xchg(&strata_tile_writer_site_[e90], 8u);
+        const uint e104 = (v22 & 65535u);
+        const uint e106 = (e101 & 65535u);
+        if (((e104 != 0u) && (e104 != e106)) && (((v22 ^ e101) & 2147418112u) == 0u)) {
+            const uint v24 = atomic_add(&strata_fault_[0u], 1u);
+            if (v24 == 0u) {
+                strata_fault_[1u] = 8u;
+                const uint e116 = ((uint)e91);
+                strata_fault_[2u] = e116;
+                const uint e118 = ((uint)((ulong)(e91 >> (32ul & 63))));
+                strata_fault_[3u] = e118;
+                const ulong e123 = (((ulong)v22) | ((ulong)((ulong)((ulong)v23) << (32ul & 63))));
+                strata_fault_[4u] = ((uint)e123);
+                strata_fault_[5u] = ((uint)((ulong)(e123 >> (32ul & 63))));
+                strata_fault_[6u] = e9;
+                const uint e63 = (uint)get_global_id(1);
+                strata_fault_[7u] = e63;
+                const uint e64 = (uint)get_global_id(2);
+                strata_fault_[8u] = e64;
+            }
+        } else {
+            const uint v25 = atomic_or(&strata_tile_reader_[e90], (uint)0);
+            const uint v26 = atomic_or(&strata_tile_reader_site_[e90], (uint)0);
+            const uint e128 = (v25 & 65535u);
+            if (((e128 != 0u) && (e128 != e106)) && (((v25 ^ e101) & 2147418112u) == 0u)) {
+                const uint v27 = atomic_add(&strata_fault_[0u], 1u);
+                if (v27 == 0u) {
+                    strata_fault_[1u] = 8u;
+                    const uint e116 = ((uint)e91);
+                    strata_fault_[2u] = e116;
+                    const uint e118 = ((uint)((ulong)(e91 >> (32ul & 63))));
+                    strata_fault_[3u] = e118;
+                    const ulong e142 = (((ulong)v25) | ((ulong)((ulong)((ulong)v26) << (32ul & 63))));
+                    strata_fault_[4u] = ((uint)e142);
+                    strata_fault_[5u] = ((uint)((ulong)(e142 >> (32ul & 63))));
+                    strata_fault_[6u] = e9;
+                    const uint e63 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e63;
+                    const uint e64 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e64;
+                }
+            }
+            (void)atomic_xchg(&strata_tile_reader_[e90], 0u);
+        }
+        tile[e90] = v0;
     } else {
         const uint v6 = atomic_add(&strata_fault_[0u], 1u);
         if (v6 == 0u) {
             strata_fault_[1u] = 1u;
-            const uint e33 = ((uint)e27);
-            strata_fault_[2u] = e33;
-            const uint e35 = ((uint)((ulong)(e27 >> (32ul & 63))));
-            strata_fault_[3u] = e35;
+            const uint e116 = ((uint)e91);
+            strata_fault_[2u] = e116;
+            const uint e118 = ((uint)((ulong)(e91 >> (32ul & 63))));
+            strata_fault_[3u] = e118;
             strata_fault_[4u] = 8u;
             strata_fault_[5u] = 0u;
-            strata_fault_[6u] = e1;
-            const uint e23 = (uint)get_global_id(1);
-            strata_fault_[7u] = e23;
-            const uint e25 = (uint)get_global_id(2);
-            strata_fault_[8u] = e25;
+            strata_fault_[6u] = e9;
+            const uint e63 = (uint)get_global_id(1);
+            strata_fault_[7u] = e63;
+            const uint e64 = (uint)get_global_id(2);
+            strata_fault_[8u] = e64;
         }
     }
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const uint e36 = (7u - e26);
-    const ulong e37 = ((ulong)e36);
-    if (e37 < 8ul) {
-        const uint v8 = tile[e36];
+    const uint v28 = strata_phase_;
+    strata_phase_ = (v28 + 1u);
+    const uint e151 = (7u - e90);
+    const ulong e152 = ((ulong)e151);
+    if (e152 < 8ul) {
+        const uint v29 = strata_phase_;
+        const uint v30 = atomic_or(&strata_tile_writer_[e151], (uint)0);
+        const uint v31 = atomic_or(&strata_tile_writer_site_[e151], (uint)0);
+        if ((v30 & 2147483648u) == 0u) {
+            const uint v32 = atomic_add(&strata_fault_[0u], 1u);
+            if (v32 == 0u) {
+                strata_fault_[1u] = 9u;
+                const uint e160 = ((uint)e152);
+                strata_fault_[2u] = e160;
+                const uint e162 = ((uint)((ulong)(e152 >> (32ul & 63))));
+                strata_fault_[3u] = e162;
+                strata_fault_[4u] = 0u;
+                strata_fault_[5u] = 0u;
+                strata_fault_[6u] = e9;
+                const uint e63 = (uint)get_global_id(1);
+                strata_fault_[7u] = e63;
+                const uint e64 = (uint)get_global_id(2);
+                strata_fault_[8u] = e64;
+            }
+        } else {
+            const uint e163 = (v30 & 65535u);
+            const uint e98 = (e1 + 1u);
+            const uint e169 = ((((uint)((uint)(v29 & 32767u) << (16u & 31))) | e98) | 2147483648u);
+            const uint e170 = (e169 & 65535u);
+            if (((e163 != 0u) && (e163 != e170)) && (((v30 ^ e169) & 2147418112u) == 0u)) {
+                const uint v33 = atomic_add(&strata_fault_[0u], 1u);
+                if (v33 == 0u) {
+                    strata_fault_[1u] = 10u;
+                    const uint e160 = ((uint)e152);
+                    strata_fault_[2u] = e160;
+                    const uint e162 = ((uint)((ulong)(e152 >> (32ul & 63))));
+                    strata_fault_[3u] = e162;
+                    const ulong e184 = (((ulong)v30) | ((ulong)((ulong)((ulong)v31) << (32ul & 63))));
+                    strata_fault_[4u] = ((uint)e184);
+                    strata_fault_[5u] = ((uint)((ulong)(e184 >> (32ul & 63))));
+                    strata_fault_[6u] = e9;
+                    const uint e63 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e63;
+                    const uint e64 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e64;
+                }
+            } else {
+                const uint v34 = atomic_or(&strata_tile_reader_[e151], (uint)0);
+                const uint e189 = (v34 & 65535u);
+                if (((e189 != 0u) && (e189 != e170)) && (((v34 ^ e169) & 2147418112u) == 0u)) {
+                } else {
+                    (void)atomic_xchg(&strata_tile_reader_[e151], e169);
+                    (void)atomic_xchg(&strata_tile_reader_site_[e151], 10u);
+                }
+            }
+        }
+        const uint v8 = tile[e151];
         strata_loaded0_ = v8;
     } else {
         const uint v7 = atomic_add(&strata_fault_[0u], 1u);
         if (v7 == 0u) {
             strata_fault_[1u] = 2u;
-            strata_fault_[2u] = ((uint)e37);
-            strata_fault_[3u] = ((uint)((ulong)(e37 >> (32ul & 63))));
+            const uint e160 = ((uint)e152);
+            strata_fault_[2u] = e160;
+            const uint e162 = ((uint)((ulong)(e152 >> (32ul & 63))));
+            strata_fault_[3u] = e162;
             strata_fault_[4u] = 8u;
             strata_fault_[5u] = 0u;
-            strata_fault_[6u] = e1;
-            const uint e23 = (uint)get_global_id(1);
-            strata_fault_[7u] = e23;
-            const uint e25 = (uint)get_global_id(2);
-            strata_fault_[8u] = e25;
+            strata_fault_[6u] = e9;
+            const uint e63 = (uint)get_global_id(1);
+            strata_fault_[7u] = e63;
+            const uint e64 = (uint)get_global_id(2);
+            strata_fault_[8u] = e64;
         }
     }
     const uint v1 = strata_loaded0_;
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    if (e29) {
-        tile[e26] = (v1 + 1u);
+    const uint v35 = strata_phase_;
+    strata_phase_ = (v35 + 1u);
+    if (e93) {
+        const uint v36 = strata_phase_;
+        const uint e98 = (e1 + 1u);
+        const uint e206 = ((((uint)((uint)(v36 & 32767u) << (16u & 31))) | e98) | 2147483648u);
+        const uint v37 = atomic_xchg(&strata_tile_writer_[e90], e206);
+        const uint v38 = atomic_xchg(&strata_tile_writer_site_[e90], 11u);
+        const uint e209 = (v37 & 65535u);
+        const uint e211 = (e206 & 65535u);
+        if (((e209 != 0u) && (e209 != e211)) && (((v37 ^ e206) & 2147418112u) == 0u)) {
+            const uint v39 = atomic_add(&strata_fault_[0u], 1u);
+            if (v39 == 0u) {
+                strata_fault_[1u] = 11u;
+                const uint e116 = ((uint)e91);
+                strata_fault_[2u] = e116;
+                const uint e118 = ((uint)((ulong)(e91 >> (32ul & 63))));
+                strata_fault_[3u] = e118;
+                const ulong e224 = (((ulong)v37) | ((ulong)((ulong)((ulong)v38) << (32ul & 63))));
+                strata_fault_[4u] = ((uint)e224);
+                strata_fault_[5u] = ((uint)((ulong)(e224 >> (32ul & 63))));
+                strata_fault_[6u] = e9;
+                const uint e63 = (uint)get_global_id(1);
+                strata_fault_[7u] = e63;
+                const uint e64 = (uint)get_global_id(2);
+                strata_fault_[8u] = e64;
+            }
+        } else {
+            const uint v40 = atomic_or(&strata_tile_reader_[e90], (uint)0);
+            const uint v41 = atomic_or(&strata_tile_reader_site_[e90], (uint)0);
+            const uint e229 = (v40 & 65535u);
+            if (((e229 != 0u) && (e229 != e211)) && (((v40 ^ e206) & 2147418112u) == 0u)) {
+                const uint v42 = atomic_add(&strata_fault_[0u], 1u);
+                if (v42 == 0u) {
+                    strata_fault_[1u] = 11u;
+                    const uint e116 = ((uint)e91);
+                    strata_fault_[2u] = e116;
+                    const uint e118 = ((uint)((ulong)(e91 >> (32ul & 63))));
+                    strata_fault_[3u] = e118;
+                    const ulong e243 = (((ulong)v40) | ((ulong)((ulong)((ulong)v41) << (32ul & 63))));
+                    strata_fault_[4u] = ((uint)e243);
+                    strata_fault_[5u] = ((uint)((ulong)(e243 >> (32ul & 63))));
+                    strata_fault_[6u] = e9;
+                    const uint e63 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e63;
+                    const uint e64 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e64;
+                }
+            }
+            (void)atomic_xchg(&strata_tile_reader_[e90], 0u);
+        }
+        tile[e90] = (v1 + 1u);
     } else {
         const uint v9 = atomic_add(&strata_fault_[0u], 1u);
         if (v9 == 0u) {
             strata_fault_[1u] = 3u;
-            const uint e33 = ((uint)e27);
-            strata_fault_[2u] = e33;
-            const uint e35 = ((uint)((ulong)(e27 >> (32ul & 63))));
-            strata_fault_[3u] = e35;
+            const uint e116 = ((uint)e91);
+            strata_fault_[2u] = e116;
+            const uint e118 = ((uint)((ulong)(e91 >> (32ul & 63))));
+            strata_fault_[3u] = e118;
             strata_fault_[4u] = 8u;
             strata_fault_[5u] = 0u;
-            strata_fault_[6u] = e1;
-            const uint e23 = (uint)get_global_id(1);
-            strata_fault_[7u] = e23;
-            const uint e25 = (uint)get_global_id(2);
-            strata_fault_[8u] = e25;
+            strata_fault_[6u] = e9;
+            const uint e63 = (uint)get_global_id(1);
+            strata_fault_[7u] = e63;
+            const uint e64 = (uint)get_global_id(2);
+            strata_fault_[8u] = e64;
         }
     }
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    if (e29) {
-        const uint v11 = tile[e26];
+    const uint v43 = strata_phase_;
+    strata_phase_ = (v43 + 1u);
+    if (e93) {
+        const uint v44 = strata_phase_;
+        const uint v45 = atomic_or(&strata_tile_writer_[e90], (uint)0);
+        const uint v46 = atomic_or(&strata_tile_writer_site_[e90], (uint)0);
+        if ((v45 & 2147483648u) == 0u) {
+            const uint v47 = atomic_add(&strata_fault_[0u], 1u);
+            if (v47 == 0u) {
+                strata_fault_[1u] = 12u;
+                const uint e116 = ((uint)e91);
+                strata_fault_[2u] = e116;
+                const uint e118 = ((uint)((ulong)(e91 >> (32ul & 63))));
+                strata_fault_[3u] = e118;
+                strata_fault_[4u] = 0u;
+                strata_fault_[5u] = 0u;
+                strata_fault_[6u] = e9;
+                const uint e63 = (uint)get_global_id(1);
+                strata_fault_[7u] = e63;
+                const uint e64 = (uint)get_global_id(2);
+                strata_fault_[8u] = e64;
+            }
+        } else {
+            const uint e259 = (v45 & 65535u);
+            const uint e98 = (e1 + 1u);
+            const uint e265 = ((((uint)((uint)(v44 & 32767u) << (16u & 31))) | e98) | 2147483648u);
+            const uint e266 = (e265 & 65535u);
+            if (((e259 != 0u) && (e259 != e266)) && (((v45 ^ e265) & 2147418112u) == 0u)) {
+                const uint v48 = atomic_add(&strata_fault_[0u], 1u);
+                if (v48 == 0u) {
+                    strata_fault_[1u] = 13u;
+                    const uint e116 = ((uint)e91);
+                    strata_fault_[2u] = e116;
+                    const uint e118 = ((uint)((ulong)(e91 >> (32ul & 63))));
+                    strata_fault_[3u] = e118;
+                    const ulong e280 = (((ulong)v45) | ((ulong)((ulong)((ulong)v46) << (32ul & 63))));
+                    strata_fault_[4u] = ((uint)e280);
+                    strata_fault_[5u] = ((uint)((ulong)(e280 >> (32ul & 63))));
+                    strata_fault_[6u] = e9;
+                    const uint e63 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e63;
+                    const uint e64 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e64;
+                }
+            } else {
+                const uint v49 = atomic_or(&strata_tile_reader_[e90], (uint)0);
+                const uint e285 = (v49 & 65535u);
+                if (((e285 != 0u) && (e285 != e266)) && (((v49 ^ e265) & 2147418112u) == 0u)) {
+                } else {
+                    (void)atomic_xchg(&strata_tile_reader_[e90], e265);
+                    (void)atomic_xchg(&strata_tile_reader_site_[e90], 13u);
+                }
+            }
+        }
+        const uint v11 = tile[e90];
         strata_loaded0_ = v11;
     } else {
         const uint v10 = atomic_add(&strata_fault_[0u], 1u);
         if (v10 == 0u) {
             strata_fault_[1u] = 4u;
-            const uint e33 = ((uint)e27);
-            strata_fault_[2u] = e33;
-            const uint e35 = ((uint)((ulong)(e27 >> (32ul & 63))));
-            strata_fault_[3u] = e35;
+            const uint e116 = ((uint)e91);
+            strata_fault_[2u] = e116;
+            const uint e118 = ((uint)((ulong)(e91 >> (32ul & 63))));
+            strata_fault_[3u] = e118;
             strata_fault_[4u] = 8u;
             strata_fault_[5u] = 0u;
-            strata_fault_[6u] = e1;
-            const uint e23 = (uint)get_global_id(1);
-            strata_fault_[7u] = e23;
-            const uint e25 = (uint)get_global_id(2);
-            strata_fault_[8u] = e25;
+            strata_fault_[6u] = e9;
+            const uint e63 = (uint)get_global_id(1);
+            strata_fault_[7u] = e63;
+            const uint e64 = (uint)get_global_id(2);
+            strata_fault_[8u] = e64;
         }
     }
     const uint v2 = strata_loaded0_;
-    if (e5) {
-        x[e1] = v2;
+    if (e13) {
+        const bool e16 = (strata_x_shadow__len != 1u);
+        if (e16) {
+            const uint v50 = strata_phase_;
+            const ulong e18 = (e10 * 4ul);
+            const uint e23 = ((uint)get_group_id(0) + (uint)get_num_groups(0) * ((uint)get_group_id(1) + (uint)get_num_groups(1) * (uint)get_group_id(2)));
+            const uint e26 = (((e23 * e7) + e1) + 1u);
+            const uint v51 = atomic_xchg(&strata_x_shadow_[e18], e26);
+            const ulong e20 = (e18 + 1ul);
+            const uint e299 = (((uint)((uint)v50 << (16u & 31))) | 14u);
+            const uint v52 = atomic_xchg(&strata_x_shadow_[e20], e299);
+            const bool e306 = (((v51 - 1u) / e7) == e23);
+            if (((v51 != 0u) && (v51 != e26)) && ((!e306) || (e306 && (((uint)((v52 ^ e299) >> (16u & 31))) == 0u)))) {
+                const uint v53 = atomic_add(&strata_fault_[0u], 1u);
+                if (v53 == 0u) {
+                    strata_fault_[1u] = 14u;
+                    const uint e48 = ((uint)e10);
+                    strata_fault_[2u] = e48;
+                    const uint e52 = ((uint)((ulong)(e10 >> (32ul & 63))));
+                    strata_fault_[3u] = e52;
+                    const ulong e320 = (((ulong)v51) | ((ulong)((ulong)((ulong)v52) << (32ul & 63))));
+                    strata_fault_[4u] = ((uint)e320);
+                    strata_fault_[5u] = ((uint)((ulong)(e320 >> (32ul & 63))));
+                    strata_fault_[6u] = e9;
+                    const uint e63 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e63;
+                    const uint e64 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e64;
+                }
+            } else {
+                const ulong e66 = (e18 + 2ul);
+                const uint v54 = atomic_or(&strata_x_shadow_[e66], (uint)0);
+                const ulong e68 = (e18 + 3ul);
+                const uint v55 = atomic_or(&strata_x_shadow_[e68], (uint)0);
+                const bool e330 = (((v54 - 1u) / e7) == e23);
+                if (((v54 != 0u) && (v54 != e26)) && ((!e330) || (e330 && (((uint)((v55 ^ e299) >> (16u & 31))) == 0u)))) {
+                    const uint v56 = atomic_add(&strata_fault_[0u], 1u);
+                    if (v56 == 0u) {
+                        strata_fault_[1u] = 14u;
+                        const uint e48 = ((uint)e10);
+                        strata_fault_[2u] = e48;
+                        const uint e52 = ((uint)((ulong)(e10 >> (32ul & 63))));
+                        strata_fault_[3u] = e52;
+                        const ulong e344 = (((ulong)v54) | ((ulong)((ulong)((ulong)v55) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e344);
+                        strata_fault_[5u] = ((uint)((ulong)(e344 >> (32ul & 63))));
+                        strata_fault_[6u] = e9;
+                        const uint e63 = (uint)get_global_id(1);
+                        strata_fault_[7u] = e63;
+                        const uint e64 = (uint)get_global_id(2);
+                        strata_fault_[8u] = e64;
+                    }
+                }
+                (void)atomic_xchg(&strata_x_shadow_[e66], 0u);
+            }
+        }
+        x[e9] = v2;
     } else {
         const uint v12 = atomic_add(&strata_fault_[0u], 1u);
         if (v12 == 0u) {
             strata_fault_[1u] = 5u;
-            const uint e11 = ((uint)e2);
-            strata_fault_[2u] = e11;
-            const uint e15 = ((uint)((ulong)(e2 >> (32ul & 63))));
-            strata_fault_[3u] = e15;
-            const uint e17 = ((uint)e4);
-            strata_fault_[4u] = e17;
-            const uint e20 = ((uint)((ulong)(e4 >> (32ul & 63))));
-            strata_fault_[5u] = e20;
-            strata_fault_[6u] = e1;
-            const uint e23 = (uint)get_global_id(1);
-            strata_fault_[7u] = e23;
-            const uint e25 = (uint)get_global_id(2);
-            strata_fault_[8u] = e25;
+            const uint e48 = ((uint)e10);
+            strata_fault_[2u] = e48;
+            const uint e52 = ((uint)((ulong)(e10 >> (32ul & 63))));
+            strata_fault_[3u] = e52;
+            const uint e87 = ((uint)e12);
+            strata_fault_[4u] = e87;
+            const uint e89 = ((uint)((ulong)(e12 >> (32ul & 63))));
+            strata_fault_[5u] = e89;
+            strata_fault_[6u] = e9;
+            const uint e63 = (uint)get_global_id(1);
+            strata_fault_[7u] = e63;
+            const uint e64 = (uint)get_global_id(2);
+            strata_fault_[8u] = e64;
         }
     }
-    const ulong e57 = ((ulong)count_len);
-    if (0ul < e57) {
+    const ulong e353 = ((ulong)count_len);
+    if (0ul < e353) {
         (void)atomic_add(&count[0u], 1u);
     } else {
         const uint v13 = atomic_add(&strata_fault_[0u], 1u);
@@ -155,13 +474,13 @@ __kernel void checked_clean_exchange(
             strata_fault_[1u] = 6u;
             strata_fault_[2u] = 0u;
             strata_fault_[3u] = 0u;
-            strata_fault_[4u] = ((uint)e57);
-            strata_fault_[5u] = ((uint)((ulong)(e57 >> (32ul & 63))));
-            strata_fault_[6u] = e1;
-            const uint e23 = (uint)get_global_id(1);
-            strata_fault_[7u] = e23;
-            const uint e25 = (uint)get_global_id(2);
-            strata_fault_[8u] = e25;
+            strata_fault_[4u] = ((uint)e353);
+            strata_fault_[5u] = ((uint)((ulong)(e353 >> (32ul & 63))));
+            strata_fault_[6u] = e9;
+            const uint e63 = (uint)get_global_id(1);
+            strata_fault_[7u] = e63;
+            const uint e64 = (uint)get_global_id(2);
+            strata_fault_[8u] = e64;
         }
     }
 }

@@ -8,27 +8,44 @@ __kernel void checked_clean_loops(
     __global uint* x,
     const uint x_len,
     __global uint* strata_fault_,
-    const uint strata_fault__len
+    const uint strata_fault__len,
+    __global uint* strata_x_shadow_,
+    const uint strata_x_shadow__len
 ) {
     __local uint strata_scratch_uint[STRATA_MAX_GROUP + 1];
     __local uint tile[8];
+    __local uint strata_tile_writer_[8];
+    __local uint strata_tile_writer_site_[8];
+    __local uint strata_tile_reader_[8];
+    __local uint strata_tile_reader_site_[8];
     uint v = 0;
     uint strata_loaded0_ = 0;
     uint strata_counter_ = 0;
+    uint strata_phase_ = 0;
     strata_loaded0_ = 0u;
+    strata_phase_ = 0u;
+    const uint e1 = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
+    const uint e7 = (((uint)get_local_size(0) * (uint)get_local_size(1)) * (uint)get_local_size(2));
+    for (uint v14 = e1; v14 < 8u; v14 += e7) {
+        strata_tile_writer_[v14] = 0u;
+        strata_tile_writer_site_[v14] = 0u;
+        strata_tile_reader_[v14] = 0u;
+        strata_tile_reader_site_[v14] = 0u;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
     if ((uint)get_group_id(0) == 1u) {
         return;
     }
     v = 0u;
-    const uint e4 = (uint)get_local_id(0);
-    strata_counter_ = e4;
+    const uint e12 = (uint)get_local_id(0);
+    strata_counter_ = e12;
     for (;;) {
         const uint i_0 = strata_counter_;
-        const bool e8 = (i_0 < (e4 + 3u));
+        const bool e16 = (i_0 < (e12 + 3u));
         uint v9;
         {
             const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-            strata_scratch_uint[strata_lid] = (e8 ? 1u : 0u);
+            strata_scratch_uint[strata_lid] = (e16 ? 1u : 0u);
             barrier(CLK_LOCAL_MEM_FENCE);
             if (strata_lid == 0u) {
                 uint strata_acc = (uint)0;
@@ -43,80 +60,190 @@ __kernel void checked_clean_loops(
             v9 = strata_scratch_uint[STRATA_MAX_GROUP];
             barrier(CLK_LOCAL_MEM_FENCE);
         }
-        const uint e16 = (((uint)get_local_size(0) * (uint)get_local_size(1)) * (uint)get_local_size(2));
-        if ((v9 != 0u) && (v9 != e16)) {
-            const bool e20 = (((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2))) == 0u);
-            if (e20) {
+        const uint v15 = strata_phase_;
+        strata_phase_ = (v15 + 1u);
+        if ((v9 != 0u) && (v9 != e7)) {
+            const bool e24 = (e1 == 0u);
+            if (e24) {
                 const uint v10 = atomic_add(&strata_fault_[0u], 1u);
                 if (v10 == 0u) {
                     strata_fault_[1u] = 3u;
-                    const ulong e24 = ((ulong)v9);
-                    strata_fault_[2u] = ((uint)e24);
-                    strata_fault_[3u] = ((uint)((ulong)(e24 >> (32ul & 63))));
-                    const ulong e30 = ((ulong)e16);
-                    const uint e31 = ((uint)e30);
-                    strata_fault_[4u] = e31;
-                    const uint e34 = ((uint)((ulong)(e30 >> (32ul & 63))));
-                    strata_fault_[5u] = e34;
-                    const uint e36 = (uint)get_global_id(0);
-                    strata_fault_[6u] = e36;
-                    const uint e38 = (uint)get_global_id(1);
-                    strata_fault_[7u] = e38;
-                    const uint e40 = (uint)get_global_id(2);
-                    strata_fault_[8u] = e40;
+                    const ulong e28 = ((ulong)v9);
+                    strata_fault_[2u] = ((uint)e28);
+                    strata_fault_[3u] = ((uint)((ulong)(e28 >> (32ul & 63))));
+                    const ulong e34 = ((ulong)e7);
+                    const uint e35 = ((uint)e34);
+                    strata_fault_[4u] = e35;
+                    const uint e38 = ((uint)((ulong)(e34 >> (32ul & 63))));
+                    strata_fault_[5u] = e38;
+                    const uint e40 = (uint)get_global_id(0);
+                    strata_fault_[6u] = e40;
+                    const uint e42 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e42;
+                    const uint e43 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e43;
                 }
             }
             return;
         }
-        if (!e8) {
+        if (!e16) {
             break;
         }
-        const uint e42 = (i_0 + 1u);
-        strata_counter_ = e42;
-        const ulong e43 = ((ulong)e4);
-        if (e43 < 8ul) {
-            tile[e4] = i_0;
+        const uint e45 = (i_0 + 1u);
+        strata_counter_ = e45;
+        const ulong e46 = ((ulong)e12);
+        if (e46 < 8ul) {
+            const uint v16 = strata_phase_;
+            const uint e54 = (e1 + 1u);
+            const uint e57 = ((((uint)((uint)(v16 & 32767u) << (16u & 31))) | e54) | 2147483648u);
+            const uint v17 = atomic_xchg(&strata_tile_writer_[e12], e57);
+            const uint v18 = atomic_xchg(&strata_tile_writer_site_[e12], 6u);
+            const uint e60 = (v17 & 65535u);
+            const uint e62 = (e57 & 65535u);
+            if (((e60 != 0u) && (e60 != e62)) && (((v17 ^ e57) & 2147418112u) == 0u)) {
+                const uint v19 = atomic_add(&strata_fault_[0u], 1u);
+                if (v19 == 0u) {
+                    strata_fault_[1u] = 6u;
+                    const uint e72 = ((uint)e46);
+                    strata_fault_[2u] = e72;
+                    const uint e74 = ((uint)((ulong)(e46 >> (32ul & 63))));
+                    strata_fault_[3u] = e74;
+                    const ulong e79 = (((ulong)v17) | ((ulong)((ulong)((ulong)v18) << (32ul & 63))));
+                    strata_fault_[4u] = ((uint)e79);
+                    strata_fault_[5u] = ((uint)((ulong)(e79 >> (32ul & 63))));
+                    const uint e40 = (uint)get_global_id(0);
+                    strata_fault_[6u] = e40;
+                    const uint e42 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e42;
+                    const uint e43 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e43;
+                }
+            } else {
+                const uint v20 = atomic_or(&strata_tile_reader_[e12], (uint)0);
+                const uint v21 = atomic_or(&strata_tile_reader_site_[e12], (uint)0);
+                const uint e84 = (v20 & 65535u);
+                if (((e84 != 0u) && (e84 != e62)) && (((v20 ^ e57) & 2147418112u) == 0u)) {
+                    const uint v22 = atomic_add(&strata_fault_[0u], 1u);
+                    if (v22 == 0u) {
+                        strata_fault_[1u] = 6u;
+                        const uint e72 = ((uint)e46);
+                        strata_fault_[2u] = e72;
+                        const uint e74 = ((uint)((ulong)(e46 >> (32ul & 63))));
+                        strata_fault_[3u] = e74;
+                        const ulong e98 = (((ulong)v20) | ((ulong)((ulong)((ulong)v21) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e98);
+                        strata_fault_[5u] = ((uint)((ulong)(e98 >> (32ul & 63))));
+                        const uint e40 = (uint)get_global_id(0);
+                        strata_fault_[6u] = e40;
+                        const uint e42 = (uint)get_global_id(1);
+                        strata_fault_[7u] = e42;
+                        const uint e43 = (uint)get_global_id(2);
+                        strata_fault_[8u] = e43;
+                    }
+                }
+                (void)atomic_xchg(&strata_tile_reader_[e12], 0u);
+            }
+            tile[e12] = i_0;
         } else {
             const uint v5 = atomic_add(&strata_fault_[0u], 1u);
             if (v5 == 0u) {
                 strata_fault_[1u] = 0u;
-                strata_fault_[2u] = ((uint)e43);
-                strata_fault_[3u] = ((uint)((ulong)(e43 >> (32ul & 63))));
+                const uint e72 = ((uint)e46);
+                strata_fault_[2u] = e72;
+                const uint e74 = ((uint)((ulong)(e46 >> (32ul & 63))));
+                strata_fault_[3u] = e74;
                 strata_fault_[4u] = 8u;
                 strata_fault_[5u] = 0u;
-                const uint e36 = (uint)get_global_id(0);
-                strata_fault_[6u] = e36;
-                const uint e38 = (uint)get_global_id(1);
-                strata_fault_[7u] = e38;
-                const uint e40 = (uint)get_global_id(2);
-                strata_fault_[8u] = e40;
+                const uint e40 = (uint)get_global_id(0);
+                strata_fault_[6u] = e40;
+                const uint e42 = (uint)get_global_id(1);
+                strata_fault_[7u] = e42;
+                const uint e43 = (uint)get_global_id(2);
+                strata_fault_[8u] = e43;
             }
         }
         barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+        const uint v23 = strata_phase_;
+        strata_phase_ = (v23 + 1u);
         const uint v1 = v;
-        const uint e51 = (7u - e4);
-        const ulong e52 = ((ulong)e51);
-        if (e52 < 8ul) {
-            const uint v7 = tile[e51];
+        const uint e106 = (7u - e12);
+        const ulong e107 = ((ulong)e106);
+        if (e107 < 8ul) {
+            const uint v24 = strata_phase_;
+            const uint v25 = atomic_or(&strata_tile_writer_[e106], (uint)0);
+            const uint v26 = atomic_or(&strata_tile_writer_site_[e106], (uint)0);
+            if ((v25 & 2147483648u) == 0u) {
+                const uint v27 = atomic_add(&strata_fault_[0u], 1u);
+                if (v27 == 0u) {
+                    strata_fault_[1u] = 7u;
+                    const uint e114 = ((uint)e107);
+                    strata_fault_[2u] = e114;
+                    const uint e116 = ((uint)((ulong)(e107 >> (32ul & 63))));
+                    strata_fault_[3u] = e116;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const uint e40 = (uint)get_global_id(0);
+                    strata_fault_[6u] = e40;
+                    const uint e42 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e42;
+                    const uint e43 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e43;
+                }
+            } else {
+                const uint e117 = (v25 & 65535u);
+                const uint e54 = (e1 + 1u);
+                const uint e123 = ((((uint)((uint)(v24 & 32767u) << (16u & 31))) | e54) | 2147483648u);
+                const uint e124 = (e123 & 65535u);
+                if (((e117 != 0u) && (e117 != e124)) && (((v25 ^ e123) & 2147418112u) == 0u)) {
+                    const uint v28 = atomic_add(&strata_fault_[0u], 1u);
+                    if (v28 == 0u) {
+                        strata_fault_[1u] = 8u;
+                        const uint e114 = ((uint)e107);
+                        strata_fault_[2u] = e114;
+                        const uint e116 = ((uint)((ulong)(e107 >> (32ul & 63))));
+                        strata_fault_[3u] = e116;
+                        const ulong e137 = (((ulong)v25) | ((ulong)((ulong)((ulong)v26) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e137);
+                        strata_fault_[5u] = ((uint)((ulong)(e137 >> (32ul & 63))));
+                        const uint e40 = (uint)get_global_id(0);
+                        strata_fault_[6u] = e40;
+                        const uint e42 = (uint)get_global_id(1);
+                        strata_fault_[7u] = e42;
+                        const uint e43 = (uint)get_global_id(2);
+                        strata_fault_[8u] = e43;
+                    }
+                } else {
+                    const uint v29 = atomic_or(&strata_tile_reader_[e106], (uint)0);
+                    const uint e142 = (v29 & 65535u);
+                    if (((e142 != 0u) && (e142 != e124)) && (((v29 ^ e123) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)atomic_xchg(&strata_tile_reader_[e106], e123);
+                        (void)atomic_xchg(&strata_tile_reader_site_[e106], 8u);
+                    }
+                }
+            }
+            const uint v7 = tile[e106];
             strata_loaded0_ = v7;
         } else {
             const uint v6 = atomic_add(&strata_fault_[0u], 1u);
             if (v6 == 0u) {
                 strata_fault_[1u] = 1u;
-                strata_fault_[2u] = ((uint)e52);
-                strata_fault_[3u] = ((uint)((ulong)(e52 >> (32ul & 63))));
+                const uint e114 = ((uint)e107);
+                strata_fault_[2u] = e114;
+                const uint e116 = ((uint)((ulong)(e107 >> (32ul & 63))));
+                strata_fault_[3u] = e116;
                 strata_fault_[4u] = 8u;
                 strata_fault_[5u] = 0u;
-                const uint e36 = (uint)get_global_id(0);
-                strata_fault_[6u] = e36;
-                const uint e38 = (uint)get_global_id(1);
-                strata_fault_[7u] = e38;
-                const uint e40 = (uint)get_global_id(2);
-                strata_fault_[8u] = e40;
+                const uint e40 = (uint)get_global_id(0);
+                strata_fault_[6u] = e40;
+                const uint e42 = (uint)get_global_id(1);
+                strata_fault_[7u] = e42;
+                const uint e43 = (uint)get_global_id(2);
+                strata_fault_[8u] = e43;
             }
         }
         const uint v2 = strata_loaded0_;
-        if (e42 == 0u) {
+        if (e45 == 0u) {
             const uint v8 = atomic_add(&strata_fault_[0u], 1u);
             if (v8 == 0u) {
                 strata_fault_[1u] = 2u;
@@ -124,25 +251,29 @@ __kernel void checked_clean_loops(
                 strata_fault_[3u] = 0u;
                 strata_fault_[4u] = 0u;
                 strata_fault_[5u] = 0u;
-                const uint e36 = (uint)get_global_id(0);
-                strata_fault_[6u] = e36;
-                const uint e38 = (uint)get_global_id(1);
-                strata_fault_[7u] = e38;
-                const uint e40 = (uint)get_global_id(2);
-                strata_fault_[8u] = e40;
+                const uint e40 = (uint)get_global_id(0);
+                strata_fault_[6u] = e40;
+                const uint e42 = (uint)get_global_id(1);
+                strata_fault_[7u] = e42;
+                const uint e43 = (uint)get_global_id(2);
+                strata_fault_[8u] = e43;
             }
         }
-        v = (v1 + (v2 / e42));
+        v = (v1 + (v2 / e45));
         barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+        const uint v30 = strata_phase_;
+        strata_phase_ = (v30 + 1u);
     }
     for (;;) {
         barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+        const uint v31 = strata_phase_;
+        strata_phase_ = (v31 + 1u);
         const uint v3 = v;
-        const bool e68 = (v3 >= 0u);
+        const bool e165 = (v3 >= 0u);
         uint v11;
         {
             const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-            strata_scratch_uint[strata_lid] = (e68 ? 1u : 0u);
+            strata_scratch_uint[strata_lid] = (e165 ? 1u : 0u);
             barrier(CLK_LOCAL_MEM_FENCE);
             if (strata_lid == 0u) {
                 uint strata_acc = (uint)0;
@@ -157,54 +288,109 @@ __kernel void checked_clean_loops(
             v11 = strata_scratch_uint[STRATA_MAX_GROUP];
             barrier(CLK_LOCAL_MEM_FENCE);
         }
-        const uint e16 = (((uint)get_local_size(0) * (uint)get_local_size(1)) * (uint)get_local_size(2));
-        if ((v11 != 0u) && (v11 != e16)) {
-            const bool e20 = (((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2))) == 0u);
-            if (e20) {
+        const uint v32 = strata_phase_;
+        strata_phase_ = (v32 + 1u);
+        if ((v11 != 0u) && (v11 != e7)) {
+            const bool e24 = (e1 == 0u);
+            if (e24) {
                 const uint v12 = atomic_add(&strata_fault_[0u], 1u);
                 if (v12 == 0u) {
                     strata_fault_[1u] = 4u;
-                    const ulong e77 = ((ulong)(e16 - v11));
-                    strata_fault_[2u] = ((uint)e77);
-                    strata_fault_[3u] = ((uint)((ulong)(e77 >> (32ul & 63))));
-                    const ulong e30 = ((ulong)e16);
-                    const uint e31 = ((uint)e30);
-                    strata_fault_[4u] = e31;
-                    const uint e34 = ((uint)((ulong)(e30 >> (32ul & 63))));
-                    strata_fault_[5u] = e34;
-                    const uint e36 = (uint)get_global_id(0);
-                    strata_fault_[6u] = e36;
-                    const uint e38 = (uint)get_global_id(1);
-                    strata_fault_[7u] = e38;
-                    const uint e40 = (uint)get_global_id(2);
-                    strata_fault_[8u] = e40;
+                    const ulong e176 = ((ulong)(e7 - v11));
+                    strata_fault_[2u] = ((uint)e176);
+                    strata_fault_[3u] = ((uint)((ulong)(e176 >> (32ul & 63))));
+                    const ulong e34 = ((ulong)e7);
+                    const uint e35 = ((uint)e34);
+                    strata_fault_[4u] = e35;
+                    const uint e38 = ((uint)((ulong)(e34 >> (32ul & 63))));
+                    strata_fault_[5u] = e38;
+                    const uint e40 = (uint)get_global_id(0);
+                    strata_fault_[6u] = e40;
+                    const uint e42 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e42;
+                    const uint e43 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e43;
                 }
             }
             return;
         }
-        if (e68) {
+        if (e165) {
             break;
         }
     }
     const uint v4 = v;
-    const uint e36 = (uint)get_global_id(0);
-    const ulong e81 = ((ulong)e36);
-    const ulong e83 = ((ulong)x_len);
-    if (e81 < e83) {
-        x[e36] = v4;
+    const uint e40 = (uint)get_global_id(0);
+    const ulong e180 = ((ulong)e40);
+    const ulong e182 = ((ulong)x_len);
+    if (e180 < e182) {
+        if (strata_x_shadow__len != 1u) {
+            const uint v33 = strata_phase_;
+            const ulong e187 = (e180 * 4ul);
+            const uint e188 = ((uint)get_group_id(0) + (uint)get_num_groups(0) * ((uint)get_group_id(1) + (uint)get_num_groups(1) * (uint)get_group_id(2)));
+            const uint e191 = (((e188 * e7) + e1) + 1u);
+            const uint v34 = atomic_xchg(&strata_x_shadow_[e187], e191);
+            const uint e197 = (((uint)((uint)v33 << (16u & 31))) | 9u);
+            const uint v35 = atomic_xchg(&strata_x_shadow_[(e187 + 1ul)], e197);
+            const bool e204 = (((v34 - 1u) / e7) == e188);
+            if (((v34 != 0u) && (v34 != e191)) && ((!e204) || (e204 && (((uint)((v35 ^ e197) >> (16u & 31))) == 0u)))) {
+                const uint v36 = atomic_add(&strata_fault_[0u], 1u);
+                if (v36 == 0u) {
+                    strata_fault_[1u] = 9u;
+                    const uint e215 = ((uint)e180);
+                    strata_fault_[2u] = e215;
+                    const uint e217 = ((uint)((ulong)(e180 >> (32ul & 63))));
+                    strata_fault_[3u] = e217;
+                    const ulong e221 = (((ulong)v34) | ((ulong)((ulong)((ulong)v35) << (32ul & 63))));
+                    strata_fault_[4u] = ((uint)e221);
+                    strata_fault_[5u] = ((uint)((ulong)(e221 >> (32ul & 63))));
+                    strata_fault_[6u] = e40;
+                    const uint e42 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e42;
+                    const uint e43 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e43;
+                }
+            } else {
+                const ulong e226 = (e187 + 2ul);
+                const uint v37 = atomic_or(&strata_x_shadow_[e226], (uint)0);
+                const uint v38 = atomic_or(&strata_x_shadow_[(e187 + 3ul)], (uint)0);
+                const bool e235 = (((v37 - 1u) / e7) == e188);
+                if (((v37 != 0u) && (v37 != e191)) && ((!e235) || (e235 && (((uint)((v38 ^ e197) >> (16u & 31))) == 0u)))) {
+                    const uint v39 = atomic_add(&strata_fault_[0u], 1u);
+                    if (v39 == 0u) {
+                        strata_fault_[1u] = 9u;
+                        const uint e215 = ((uint)e180);
+                        strata_fault_[2u] = e215;
+                        const uint e217 = ((uint)((ulong)(e180 >> (32ul & 63))));
+                        strata_fault_[3u] = e217;
+                        const ulong e249 = (((ulong)v37) | ((ulong)((ulong)((ulong)v38) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e249);
+                        strata_fault_[5u] = ((uint)((ulong)(e249 >> (32ul & 63))));
+                        strata_fault_[6u] = e40;
+                        const uint e42 = (uint)get_global_id(1);
+                        strata_fault_[7u] = e42;
+                        const uint e43 = (uint)get_global_id(2);
+                        strata_fault_[8u] = e43;
+                    }
+                }
+                (void)atomic_xchg(&strata_x_shadow_[e226], 0u);
+            }
+        }
+        x[e40] = v4;
     } else {
         const uint v13 = atomic_add(&strata_fault_[0u], 1u);
         if (v13 == 0u) {
             strata_fault_[1u] = 5u;
-            strata_fault_[2u] = ((uint)e81);
-            strata_fault_[3u] = ((uint)((ulong)(e81 >> (32ul & 63))));
-            strata_fault_[4u] = ((uint)e83);
-            strata_fault_[5u] = ((uint)((ulong)(e83 >> (32ul & 63))));
-            strata_fault_[6u] = e36;
-            const uint e38 = (uint)get_global_id(1);
-            strata_fault_[7u] = e38;
-            const uint e40 = (uint)get_global_id(2);
-            strata_fault_[8u] = e40;
+            const uint e215 = ((uint)e180);
+            strata_fault_[2u] = e215;
+            const uint e217 = ((uint)((ulong)(e180 >> (32ul & 63))));
+            strata_fault_[3u] = e217;
+            strata_fault_[4u] = ((uint)e182);
+            strata_fault_[5u] = ((uint)((ulong)(e182 >> (32ul & 63))));
+            strata_fault_[6u] = e40;
+            const uint e42 = (uint)get_global_id(1);
+            strata_fault_[7u] = e42;
+            const uint e43 = (uint)get_global_id(2);
+            strata_fault_[8u] = e43;
         }
     }
 }

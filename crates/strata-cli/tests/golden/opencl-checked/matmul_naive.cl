@@ -12,11 +12,15 @@ __kernel void matmul_naive(
     const uint n,
     const uint k,
     __global uint* strata_fault_,
-    const uint strata_fault__len
+    const uint strata_fault__len,
+    __global uint* strata_c_shadow_,
+    const uint strata_c_shadow__len
 ) {
     float acc = 0;
     float strata_loaded0_ = 0;
+    uint strata_phase_ = 0;
     strata_loaded0_ = 0.0f;
+    strata_phase_ = 0u;
     const uint e2 = (uint)get_global_id(1);
     const uint e5 = (uint)get_global_id(0);
     if ((e2 < m) && (e5 < n)) {
@@ -72,13 +76,64 @@ __kernel void matmul_naive(
         const ulong e58 = ((ulong)e57);
         const ulong e60 = ((ulong)c_len);
         if (e58 < e60) {
+            const uint v10 = strata_phase_;
+            const ulong e63 = (e58 * 4ul);
+            const uint e64 = ((uint)get_group_id(0) + (uint)get_num_groups(0) * ((uint)get_group_id(1) + (uint)get_num_groups(1) * (uint)get_group_id(2)));
+            const uint e69 = (((uint)get_local_size(0) * (uint)get_local_size(1)) * (uint)get_local_size(2));
+            const uint e73 = (((e64 * e69) + ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)))) + 1u);
+            const uint v11 = atomic_xchg(&strata_c_shadow_[e63], e73);
+            const uint e79 = (((uint)((uint)v10 << (16u & 31))) | 3u);
+            const uint v12 = atomic_xchg(&strata_c_shadow_[(e63 + 1ul)], e79);
+            const bool e86 = (((v11 - 1u) / e69) == e64);
+            if (((v11 != 0u) && (v11 != e73)) && ((!e86) || (e86 && (((uint)((v12 ^ e79) >> (16u & 31))) == 0u)))) {
+                const uint v13 = atomic_add(&strata_fault_[0u], 1u);
+                if (v13 == 0u) {
+                    strata_fault_[1u] = 3u;
+                    const uint e97 = ((uint)e58);
+                    strata_fault_[2u] = e97;
+                    const uint e99 = ((uint)((ulong)(e58 >> (32ul & 63))));
+                    strata_fault_[3u] = e99;
+                    const ulong e103 = (((ulong)v11) | ((ulong)((ulong)((ulong)v12) << (32ul & 63))));
+                    strata_fault_[4u] = ((uint)e103);
+                    strata_fault_[5u] = ((uint)((ulong)(e103 >> (32ul & 63))));
+                    strata_fault_[6u] = e5;
+                    strata_fault_[7u] = e2;
+                    const uint e35 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e35;
+                }
+            } else {
+                const ulong e108 = (e63 + 2ul);
+                const uint v14 = atomic_or(&strata_c_shadow_[e108], (uint)0);
+                const uint v15 = atomic_or(&strata_c_shadow_[(e63 + 3ul)], (uint)0);
+                const bool e117 = (((v14 - 1u) / e69) == e64);
+                if (((v14 != 0u) && (v14 != e73)) && ((!e117) || (e117 && (((uint)((v15 ^ e79) >> (16u & 31))) == 0u)))) {
+                    const uint v16 = atomic_add(&strata_fault_[0u], 1u);
+                    if (v16 == 0u) {
+                        strata_fault_[1u] = 3u;
+                        const uint e97 = ((uint)e58);
+                        strata_fault_[2u] = e97;
+                        const uint e99 = ((uint)((ulong)(e58 >> (32ul & 63))));
+                        strata_fault_[3u] = e99;
+                        const ulong e131 = (((ulong)v14) | ((ulong)((ulong)((ulong)v15) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e131);
+                        strata_fault_[5u] = ((uint)((ulong)(e131 >> (32ul & 63))));
+                        strata_fault_[6u] = e5;
+                        strata_fault_[7u] = e2;
+                        const uint e35 = (uint)get_global_id(2);
+                        strata_fault_[8u] = e35;
+                    }
+                }
+                (void)atomic_xchg(&strata_c_shadow_[e108], 0u);
+            }
             c[e57] = v4;
         } else {
             const uint v9 = atomic_add(&strata_fault_[0u], 1u);
             if (v9 == 0u) {
                 strata_fault_[1u] = 2u;
-                strata_fault_[2u] = ((uint)e58);
-                strata_fault_[3u] = ((uint)((ulong)(e58 >> (32ul & 63))));
+                const uint e97 = ((uint)e58);
+                strata_fault_[2u] = e97;
+                const uint e99 = ((uint)((ulong)(e58 >> (32ul & 63))));
+                strata_fault_[3u] = e99;
                 strata_fault_[4u] = ((uint)e60);
                 strata_fault_[5u] = ((uint)((ulong)(e60 >> (32ul & 63))));
                 strata_fault_[6u] = e5;

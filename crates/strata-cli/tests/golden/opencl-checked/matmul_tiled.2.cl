@@ -10,939 +10,2984 @@ __kernel void matmul_tiled(
     const uint c_len,
     const uint n,
     __global uint* strata_fault_,
-    const uint strata_fault__len
+    const uint strata_fault__len,
+    __global uint* strata_c_shadow_,
+    const uint strata_c_shadow__len
 ) {
     __local float a_tile[256];
     __local float b_tile[256];
+    __local uint strata_a_tile_writer_[256];
+    __local uint strata_a_tile_writer_site_[256];
+    __local uint strata_a_tile_reader_[256];
+    __local uint strata_a_tile_reader_site_[256];
+    __local uint strata_b_tile_writer_[256];
+    __local uint strata_b_tile_writer_site_[256];
+    __local uint strata_b_tile_reader_[256];
+    __local uint strata_b_tile_reader_site_[256];
     float v = 0;
     float strata_loaded0_ = 0;
+    uint strata_phase_ = 0;
     strata_loaded0_ = 0.0f;
+    strata_phase_ = 0u;
+    const uint e2 = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
+    const uint e8 = (((uint)get_local_size(0) * (uint)get_local_size(1)) * (uint)get_local_size(2));
+    for (uint v125 = e2; v125 < 256u; v125 += e8) {
+        strata_a_tile_writer_[v125] = 0u;
+        strata_a_tile_writer_site_[v125] = 0u;
+        strata_a_tile_reader_[v125] = 0u;
+        strata_a_tile_reader_site_[v125] = 0u;
+    }
+    for (uint v126 = e2; v126 < 256u; v126 += e8) {
+        strata_b_tile_writer_[v126] = 0u;
+        strata_b_tile_writer_site_[v126] = 0u;
+        strata_b_tile_reader_[v126] = 0u;
+        strata_b_tile_reader_site_[v126] = 0u;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
     v = 0.0f;
     for (uint i_0 = 0u; i_0 < ((n + 15u) / 16u); i_0++) {
-        const uint e10 = (uint)get_local_id(1);
-        const uint e11 = (((uint)get_group_id(1) * 16u) + e10);
-        const bool e12 = (e11 < n);
-        const uint e14 = (i_0 * 16u);
-        const uint e15 = (uint)get_local_id(0);
-        const uint e16 = (e14 + e15);
-        if (e12 && (e16 < n)) {
-            const uint e19 = (e11 * n);
-            const uint e20 = (e19 + e16);
-            const ulong e21 = ((ulong)e20);
-            const ulong e23 = ((ulong)a_len);
-            if (e21 < e23) {
-                const float v53 = a[e20];
+        const uint e19 = (uint)get_local_id(1);
+        const uint e20 = (((uint)get_group_id(1) * 16u) + e19);
+        const bool e21 = (e20 < n);
+        const uint e23 = (i_0 * 16u);
+        const uint e24 = (uint)get_local_id(0);
+        const uint e25 = (e23 + e24);
+        if (e21 && (e25 < n)) {
+            const uint e28 = (e20 * n);
+            const uint e29 = (e28 + e25);
+            const ulong e30 = ((ulong)e29);
+            const ulong e32 = ((ulong)a_len);
+            if (e30 < e32) {
+                const float v53 = a[e29];
                 strata_loaded0_ = v53;
             } else {
                 const uint v52 = atomic_add(&strata_fault_[0u], 1u);
                 if (v52 == 0u) {
                     strata_fault_[1u] = 0u;
-                    strata_fault_[2u] = ((uint)e21);
-                    strata_fault_[3u] = ((uint)((ulong)(e21 >> (32ul & 63))));
-                    strata_fault_[4u] = ((uint)e23);
-                    strata_fault_[5u] = ((uint)((ulong)(e23 >> (32ul & 63))));
-                    const uint e40 = (uint)get_global_id(0);
-                    strata_fault_[6u] = e40;
-                    const uint e42 = (uint)get_global_id(1);
-                    strata_fault_[7u] = e42;
-                    const uint e44 = (uint)get_global_id(2);
-                    strata_fault_[8u] = e44;
+                    strata_fault_[2u] = ((uint)e30);
+                    strata_fault_[3u] = ((uint)((ulong)(e30 >> (32ul & 63))));
+                    strata_fault_[4u] = ((uint)e32);
+                    strata_fault_[5u] = ((uint)((ulong)(e32 >> (32ul & 63))));
+                    const uint e49 = (uint)get_global_id(0);
+                    strata_fault_[6u] = e49;
+                    const uint e51 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e51;
+                    const uint e53 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e53;
                 }
             }
             const float v1 = strata_loaded0_;
-            const uint e45 = (e10 * 16u);
-            const uint e46 = (e45 + e15);
-            const ulong e47 = ((ulong)e46);
-            const bool e49 = (e47 < 256ul);
-            if (e49) {
-                a_tile[e46] = v1;
+            const uint e54 = (e19 * 16u);
+            const uint e55 = (e54 + e24);
+            const ulong e56 = ((ulong)e55);
+            const bool e58 = (e56 < 256ul);
+            if (e58) {
+                const uint v127 = strata_phase_;
+                const uint e63 = (e2 + 1u);
+                const uint e66 = ((((uint)((uint)(v127 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const uint v128 = atomic_xchg(&strata_a_tile_writer_[e55], e66);
+                const uint v129 = atomic_xchg(&strata_a_tile_writer_site_[e55], 39u);
+                const uint e70 = (v128 & 65535u);
+                const uint e72 = (e66 & 65535u);
+                if (((e70 != 0u) && (e70 != e72)) && (((v128 ^ e66) & 2147418112u) == 0u)) {
+                    const uint v130 = atomic_add(&strata_fault_[0u], 1u);
+                    if (v130 == 0u) {
+                        strata_fault_[1u] = 39u;
+                        const uint e82 = ((uint)e56);
+                        strata_fault_[2u] = e82;
+                        const uint e84 = ((uint)((ulong)(e56 >> (32ul & 63))));
+                        strata_fault_[3u] = e84;
+                        const ulong e89 = (((ulong)v128) | ((ulong)((ulong)((ulong)v129) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e89);
+                        strata_fault_[5u] = ((uint)((ulong)(e89 >> (32ul & 63))));
+                        const uint e49 = (uint)get_global_id(0);
+                        strata_fault_[6u] = e49;
+                        const uint e51 = (uint)get_global_id(1);
+                        strata_fault_[7u] = e51;
+                        const uint e53 = (uint)get_global_id(2);
+                        strata_fault_[8u] = e53;
+                    }
+                } else {
+                    const uint v131 = atomic_or(&strata_a_tile_reader_[e55], (uint)0);
+                    const uint v132 = atomic_or(&strata_a_tile_reader_site_[e55], (uint)0);
+                    const uint e94 = (v131 & 65535u);
+                    if (((e94 != 0u) && (e94 != e72)) && (((v131 ^ e66) & 2147418112u) == 0u)) {
+                        const uint v133 = atomic_add(&strata_fault_[0u], 1u);
+                        if (v133 == 0u) {
+                            strata_fault_[1u] = 39u;
+                            const uint e82 = ((uint)e56);
+                            strata_fault_[2u] = e82;
+                            const uint e84 = ((uint)((ulong)(e56 >> (32ul & 63))));
+                            strata_fault_[3u] = e84;
+                            const ulong e108 = (((ulong)v131) | ((ulong)((ulong)((ulong)v132) << (32ul & 63))));
+                            strata_fault_[4u] = ((uint)e108);
+                            strata_fault_[5u] = ((uint)((ulong)(e108 >> (32ul & 63))));
+                            const uint e49 = (uint)get_global_id(0);
+                            strata_fault_[6u] = e49;
+                            const uint e51 = (uint)get_global_id(1);
+                            strata_fault_[7u] = e51;
+                            const uint e53 = (uint)get_global_id(2);
+                            strata_fault_[8u] = e53;
+                        }
+                    }
+                    (void)atomic_xchg(&strata_a_tile_reader_[e55], 0u);
+                }
+                a_tile[e55] = v1;
             } else {
                 const uint v54 = atomic_add(&strata_fault_[0u], 1u);
                 if (v54 == 0u) {
                     strata_fault_[1u] = 1u;
-                    const uint e53 = ((uint)e47);
-                    strata_fault_[2u] = e53;
-                    const uint e55 = ((uint)((ulong)(e47 >> (32ul & 63))));
-                    strata_fault_[3u] = e55;
+                    const uint e82 = ((uint)e56);
+                    strata_fault_[2u] = e82;
+                    const uint e84 = ((uint)((ulong)(e56 >> (32ul & 63))));
+                    strata_fault_[3u] = e84;
                     strata_fault_[4u] = 256u;
                     strata_fault_[5u] = 0u;
-                    const uint e40 = (uint)get_global_id(0);
-                    strata_fault_[6u] = e40;
-                    const uint e42 = (uint)get_global_id(1);
-                    strata_fault_[7u] = e42;
-                    const uint e44 = (uint)get_global_id(2);
-                    strata_fault_[8u] = e44;
+                    const uint e49 = (uint)get_global_id(0);
+                    strata_fault_[6u] = e49;
+                    const uint e51 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e51;
+                    const uint e53 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e53;
                 }
             }
         } else {
-            const uint e45 = (e10 * 16u);
-            const uint e46 = (e45 + e15);
-            const ulong e47 = ((ulong)e46);
-            const bool e49 = (e47 < 256ul);
-            if (e49) {
-                a_tile[e46] = 0.0f;
+            const uint e54 = (e19 * 16u);
+            const uint e55 = (e54 + e24);
+            const ulong e56 = ((ulong)e55);
+            const bool e58 = (e56 < 256ul);
+            if (e58) {
+                const uint v134 = strata_phase_;
+                const uint e63 = (e2 + 1u);
+                const uint e119 = ((((uint)((uint)(v134 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const uint v135 = atomic_xchg(&strata_a_tile_writer_[e55], e119);
+                const uint v136 = atomic_xchg(&strata_a_tile_writer_site_[e55], 40u);
+                const uint e122 = (v135 & 65535u);
+                const uint e124 = (e119 & 65535u);
+                if (((e122 != 0u) && (e122 != e124)) && (((v135 ^ e119) & 2147418112u) == 0u)) {
+                    const uint v137 = atomic_add(&strata_fault_[0u], 1u);
+                    if (v137 == 0u) {
+                        strata_fault_[1u] = 40u;
+                        const uint e82 = ((uint)e56);
+                        strata_fault_[2u] = e82;
+                        const uint e84 = ((uint)((ulong)(e56 >> (32ul & 63))));
+                        strata_fault_[3u] = e84;
+                        const ulong e137 = (((ulong)v135) | ((ulong)((ulong)((ulong)v136) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e137);
+                        strata_fault_[5u] = ((uint)((ulong)(e137 >> (32ul & 63))));
+                        const uint e49 = (uint)get_global_id(0);
+                        strata_fault_[6u] = e49;
+                        const uint e51 = (uint)get_global_id(1);
+                        strata_fault_[7u] = e51;
+                        const uint e53 = (uint)get_global_id(2);
+                        strata_fault_[8u] = e53;
+                    }
+                } else {
+                    const uint v138 = atomic_or(&strata_a_tile_reader_[e55], (uint)0);
+                    const uint v139 = atomic_or(&strata_a_tile_reader_site_[e55], (uint)0);
+                    const uint e142 = (v138 & 65535u);
+                    if (((e142 != 0u) && (e142 != e124)) && (((v138 ^ e119) & 2147418112u) == 0u)) {
+                        const uint v140 = atomic_add(&strata_fault_[0u], 1u);
+                        if (v140 == 0u) {
+                            strata_fault_[1u] = 40u;
+                            const uint e82 = ((uint)e56);
+                            strata_fault_[2u] = e82;
+                            const uint e84 = ((uint)((ulong)(e56 >> (32ul & 63))));
+                            strata_fault_[3u] = e84;
+                            const ulong e156 = (((ulong)v138) | ((ulong)((ulong)((ulong)v139) << (32ul & 63))));
+                            strata_fault_[4u] = ((uint)e156);
+                            strata_fault_[5u] = ((uint)((ulong)(e156 >> (32ul & 63))));
+                            const uint e49 = (uint)get_global_id(0);
+                            strata_fault_[6u] = e49;
+                            const uint e51 = (uint)get_global_id(1);
+                            strata_fault_[7u] = e51;
+                            const uint e53 = (uint)get_global_id(2);
+                            strata_fault_[8u] = e53;
+                        }
+                    }
+                    (void)atomic_xchg(&strata_a_tile_reader_[e55], 0u);
+                }
+                a_tile[e55] = 0.0f;
             } else {
                 const uint v55 = atomic_add(&strata_fault_[0u], 1u);
                 if (v55 == 0u) {
                     strata_fault_[1u] = 2u;
-                    const uint e53 = ((uint)e47);
-                    strata_fault_[2u] = e53;
-                    const uint e55 = ((uint)((ulong)(e47 >> (32ul & 63))));
-                    strata_fault_[3u] = e55;
+                    const uint e82 = ((uint)e56);
+                    strata_fault_[2u] = e82;
+                    const uint e84 = ((uint)((ulong)(e56 >> (32ul & 63))));
+                    strata_fault_[3u] = e84;
                     strata_fault_[4u] = 256u;
                     strata_fault_[5u] = 0u;
-                    const uint e40 = (uint)get_global_id(0);
-                    strata_fault_[6u] = e40;
-                    const uint e42 = (uint)get_global_id(1);
-                    strata_fault_[7u] = e42;
-                    const uint e44 = (uint)get_global_id(2);
-                    strata_fault_[8u] = e44;
+                    const uint e49 = (uint)get_global_id(0);
+                    strata_fault_[6u] = e49;
+                    const uint e51 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e51;
+                    const uint e53 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e53;
                 }
             }
         }
-        const uint e59 = (e14 + e10);
-        const uint e63 = (((uint)get_group_id(0) * 16u) + e15);
-        const bool e64 = (e63 < n);
-        if ((e59 < n) && e64) {
-            const uint e67 = ((e59 * n) + e63);
-            const ulong e68 = ((ulong)e67);
-            const ulong e70 = ((ulong)b_len);
-            if (e68 < e70) {
-                const float v57 = b[e67];
+        const uint e162 = (e23 + e19);
+        const uint e166 = (((uint)get_group_id(0) * 16u) + e24);
+        const bool e167 = (e166 < n);
+        if ((e162 < n) && e167) {
+            const uint e170 = ((e162 * n) + e166);
+            const ulong e171 = ((ulong)e170);
+            const ulong e173 = ((ulong)b_len);
+            if (e171 < e173) {
+                const float v57 = b[e170];
                 strata_loaded0_ = v57;
             } else {
                 const uint v56 = atomic_add(&strata_fault_[0u], 1u);
                 if (v56 == 0u) {
                     strata_fault_[1u] = 3u;
-                    strata_fault_[2u] = ((uint)e68);
-                    strata_fault_[3u] = ((uint)((ulong)(e68 >> (32ul & 63))));
-                    strata_fault_[4u] = ((uint)e70);
-                    strata_fault_[5u] = ((uint)((ulong)(e70 >> (32ul & 63))));
-                    const uint e40 = (uint)get_global_id(0);
-                    strata_fault_[6u] = e40;
-                    const uint e42 = (uint)get_global_id(1);
-                    strata_fault_[7u] = e42;
-                    const uint e44 = (uint)get_global_id(2);
-                    strata_fault_[8u] = e44;
+                    strata_fault_[2u] = ((uint)e171);
+                    strata_fault_[3u] = ((uint)((ulong)(e171 >> (32ul & 63))));
+                    strata_fault_[4u] = ((uint)e173);
+                    strata_fault_[5u] = ((uint)((ulong)(e173 >> (32ul & 63))));
+                    const uint e49 = (uint)get_global_id(0);
+                    strata_fault_[6u] = e49;
+                    const uint e51 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e51;
+                    const uint e53 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e53;
                 }
             }
             const float v2 = strata_loaded0_;
-            const uint e45 = (e10 * 16u);
-            const uint e46 = (e45 + e15);
-            const ulong e47 = ((ulong)e46);
-            const bool e49 = (e47 < 256ul);
-            if (e49) {
-                b_tile[e46] = v2;
+            const uint e54 = (e19 * 16u);
+            const uint e55 = (e54 + e24);
+            const ulong e56 = ((ulong)e55);
+            const bool e58 = (e56 < 256ul);
+            if (e58) {
+                const uint v141 = strata_phase_;
+                const uint e63 = (e2 + 1u);
+                const uint e188 = ((((uint)((uint)(v141 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const uint v142 = atomic_xchg(&strata_b_tile_writer_[e55], e188);
+                const uint v143 = atomic_xchg(&strata_b_tile_writer_site_[e55], 41u);
+                const uint e191 = (v142 & 65535u);
+                const uint e193 = (e188 & 65535u);
+                if (((e191 != 0u) && (e191 != e193)) && (((v142 ^ e188) & 2147418112u) == 0u)) {
+                    const uint v144 = atomic_add(&strata_fault_[0u], 1u);
+                    if (v144 == 0u) {
+                        strata_fault_[1u] = 41u;
+                        const uint e82 = ((uint)e56);
+                        strata_fault_[2u] = e82;
+                        const uint e84 = ((uint)((ulong)(e56 >> (32ul & 63))));
+                        strata_fault_[3u] = e84;
+                        const ulong e206 = (((ulong)v142) | ((ulong)((ulong)((ulong)v143) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e206);
+                        strata_fault_[5u] = ((uint)((ulong)(e206 >> (32ul & 63))));
+                        const uint e49 = (uint)get_global_id(0);
+                        strata_fault_[6u] = e49;
+                        const uint e51 = (uint)get_global_id(1);
+                        strata_fault_[7u] = e51;
+                        const uint e53 = (uint)get_global_id(2);
+                        strata_fault_[8u] = e53;
+                    }
+                } else {
+                    const uint v145 = atomic_or(&strata_b_tile_reader_[e55], (uint)0);
+                    const uint v146 = atomic_or(&strata_b_tile_reader_site_[e55], (uint)0);
+                    const uint e211 = (v145 & 65535u);
+                    if (((e211 != 0u) && (e211 != e193)) && (((v145 ^ e188) & 2147418112u) == 0u)) {
+                        const uint v147 = atomic_add(&strata_fault_[0u], 1u);
+                        if (v147 == 0u) {
+                            strata_fault_[1u] = 41u;
+                            const uint e82 = ((uint)e56);
+                            strata_fault_[2u] = e82;
+                            const uint e84 = ((uint)((ulong)(e56 >> (32ul & 63))));
+                            strata_fault_[3u] = e84;
+                            const ulong e225 = (((ulong)v145) | ((ulong)((ulong)((ulong)v146) << (32ul & 63))));
+                            strata_fault_[4u] = ((uint)e225);
+                            strata_fault_[5u] = ((uint)((ulong)(e225 >> (32ul & 63))));
+                            const uint e49 = (uint)get_global_id(0);
+                            strata_fault_[6u] = e49;
+                            const uint e51 = (uint)get_global_id(1);
+                            strata_fault_[7u] = e51;
+                            const uint e53 = (uint)get_global_id(2);
+                            strata_fault_[8u] = e53;
+                        }
+                    }
+                    (void)atomic_xchg(&strata_b_tile_reader_[e55], 0u);
+                }
+                b_tile[e55] = v2;
             } else {
                 const uint v58 = atomic_add(&strata_fault_[0u], 1u);
                 if (v58 == 0u) {
                     strata_fault_[1u] = 4u;
-                    const uint e53 = ((uint)e47);
-                    strata_fault_[2u] = e53;
-                    const uint e55 = ((uint)((ulong)(e47 >> (32ul & 63))));
-                    strata_fault_[3u] = e55;
+                    const uint e82 = ((uint)e56);
+                    strata_fault_[2u] = e82;
+                    const uint e84 = ((uint)((ulong)(e56 >> (32ul & 63))));
+                    strata_fault_[3u] = e84;
                     strata_fault_[4u] = 256u;
                     strata_fault_[5u] = 0u;
-                    const uint e40 = (uint)get_global_id(0);
-                    strata_fault_[6u] = e40;
-                    const uint e42 = (uint)get_global_id(1);
-                    strata_fault_[7u] = e42;
-                    const uint e44 = (uint)get_global_id(2);
-                    strata_fault_[8u] = e44;
+                    const uint e49 = (uint)get_global_id(0);
+                    strata_fault_[6u] = e49;
+                    const uint e51 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e51;
+                    const uint e53 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e53;
                 }
             }
         } else {
-            const uint e45 = (e10 * 16u);
-            const uint e46 = (e45 + e15);
-            const ulong e47 = ((ulong)e46);
-            const bool e49 = (e47 < 256ul);
-            if (e49) {
-                b_tile[e46] = 0.0f;
+            const uint e54 = (e19 * 16u);
+            const uint e55 = (e54 + e24);
+            const ulong e56 = ((ulong)e55);
+            const bool e58 = (e56 < 256ul);
+            if (e58) {
+                const uint v148 = strata_phase_;
+                const uint e63 = (e2 + 1u);
+                const uint e236 = ((((uint)((uint)(v148 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const uint v149 = atomic_xchg(&strata_b_tile_writer_[e55], e236);
+                const uint v150 = atomic_xchg(&strata_b_tile_writer_site_[e55], 42u);
+                const uint e239 = (v149 & 65535u);
+                const uint e241 = (e236 & 65535u);
+                if (((e239 != 0u) && (e239 != e241)) && (((v149 ^ e236) & 2147418112u) == 0u)) {
+                    const uint v151 = atomic_add(&strata_fault_[0u], 1u);
+                    if (v151 == 0u) {
+                        strata_fault_[1u] = 42u;
+                        const uint e82 = ((uint)e56);
+                        strata_fault_[2u] = e82;
+                        const uint e84 = ((uint)((ulong)(e56 >> (32ul & 63))));
+                        strata_fault_[3u] = e84;
+                        const ulong e254 = (((ulong)v149) | ((ulong)((ulong)((ulong)v150) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e254);
+                        strata_fault_[5u] = ((uint)((ulong)(e254 >> (32ul & 63))));
+                        const uint e49 = (uint)get_global_id(0);
+                        strata_fault_[6u] = e49;
+                        const uint e51 = (uint)get_global_id(1);
+                        strata_fault_[7u] = e51;
+                        const uint e53 = (uint)get_global_id(2);
+                        strata_fault_[8u] = e53;
+                    }
+                } else {
+                    const uint v152 = atomic_or(&strata_b_tile_reader_[e55], (uint)0);
+                    const uint v153 = atomic_or(&strata_b_tile_reader_site_[e55], (uint)0);
+                    const uint e259 = (v152 & 65535u);
+                    if (((e259 != 0u) && (e259 != e241)) && (((v152 ^ e236) & 2147418112u) == 0u)) {
+                        const uint v154 = atomic_add(&strata_fault_[0u], 1u);
+                        if (v154 == 0u) {
+                            strata_fault_[1u] = 42u;
+                            const uint e82 = ((uint)e56);
+                            strata_fault_[2u] = e82;
+                            const uint e84 = ((uint)((ulong)(e56 >> (32ul & 63))));
+                            strata_fault_[3u] = e84;
+                            const ulong e273 = (((ulong)v152) | ((ulong)((ulong)((ulong)v153) << (32ul & 63))));
+                            strata_fault_[4u] = ((uint)e273);
+                            strata_fault_[5u] = ((uint)((ulong)(e273 >> (32ul & 63))));
+                            const uint e49 = (uint)get_global_id(0);
+                            strata_fault_[6u] = e49;
+                            const uint e51 = (uint)get_global_id(1);
+                            strata_fault_[7u] = e51;
+                            const uint e53 = (uint)get_global_id(2);
+                            strata_fault_[8u] = e53;
+                        }
+                    }
+                    (void)atomic_xchg(&strata_b_tile_reader_[e55], 0u);
+                }
+                b_tile[e55] = 0.0f;
             } else {
                 const uint v59 = atomic_add(&strata_fault_[0u], 1u);
                 if (v59 == 0u) {
                     strata_fault_[1u] = 5u;
-                    const uint e53 = ((uint)e47);
-                    strata_fault_[2u] = e53;
-                    const uint e55 = ((uint)((ulong)(e47 >> (32ul & 63))));
-                    strata_fault_[3u] = e55;
+                    const uint e82 = ((uint)e56);
+                    strata_fault_[2u] = e82;
+                    const uint e84 = ((uint)((ulong)(e56 >> (32ul & 63))));
+                    strata_fault_[3u] = e84;
                     strata_fault_[4u] = 256u;
                     strata_fault_[5u] = 0u;
-                    const uint e40 = (uint)get_global_id(0);
-                    strata_fault_[6u] = e40;
-                    const uint e42 = (uint)get_global_id(1);
-                    strata_fault_[7u] = e42;
-                    const uint e44 = (uint)get_global_id(2);
-                    strata_fault_[8u] = e44;
+                    const uint e49 = (uint)get_global_id(0);
+                    strata_fault_[6u] = e49;
+                    const uint e51 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e51;
+                    const uint e53 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e53;
                 }
             }
         }
         barrier(CLK_LOCAL_MEM_FENCE);
-        const uint e45 = (e10 * 16u);
-        const ulong e86 = ((ulong)e45);
-        if (e86 < 256ul) {
-            const float v61 = a_tile[e45];
+        const uint v155 = strata_phase_;
+        strata_phase_ = (v155 + 1u);
+        const uint e54 = (e19 * 16u);
+        const ulong e281 = ((ulong)e54);
+        if (e281 < 256ul) {
+            const uint v156 = strata_phase_;
+            const uint v157 = atomic_or(&strata_a_tile_writer_[e54], (uint)0);
+            const uint v158 = atomic_or(&strata_a_tile_writer_site_[e54], (uint)0);
+            if ((v157 & 2147483648u) == 0u) {
+                const uint v159 = atomic_add(&strata_fault_[0u], 1u);
+                if (v159 == 0u) {
+                    strata_fault_[1u] = 43u;
+                    const uint e289 = ((uint)e281);
+                    strata_fault_[2u] = e289;
+                    const uint e291 = ((uint)((ulong)(e281 >> (32ul & 63))));
+                    strata_fault_[3u] = e291;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const uint e49 = (uint)get_global_id(0);
+                    strata_fault_[6u] = e49;
+                    const uint e51 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e51;
+                    const uint e53 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e53;
+                }
+            } else {
+                const uint e292 = (v157 & 65535u);
+                const uint e63 = (e2 + 1u);
+                const uint e298 = ((((uint)((uint)(v156 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const uint e299 = (e298 & 65535u);
+                if (((e292 != 0u) && (e292 != e299)) && (((v157 ^ e298) & 2147418112u) == 0u)) {
+                    const uint v160 = atomic_add(&strata_fault_[0u], 1u);
+                    if (v160 == 0u) {
+                        strata_fault_[1u] = 44u;
+                        const uint e289 = ((uint)e281);
+                        strata_fault_[2u] = e289;
+                        const uint e291 = ((uint)((ulong)(e281 >> (32ul & 63))));
+                        strata_fault_[3u] = e291;
+                        const ulong e313 = (((ulong)v157) | ((ulong)((ulong)((ulong)v158) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e313);
+                        strata_fault_[5u] = ((uint)((ulong)(e313 >> (32ul & 63))));
+                        const uint e49 = (uint)get_global_id(0);
+                        strata_fault_[6u] = e49;
+                        const uint e51 = (uint)get_global_id(1);
+                        strata_fault_[7u] = e51;
+                        const uint e53 = (uint)get_global_id(2);
+                        strata_fault_[8u] = e53;
+                    }
+                } else {
+                    const uint v161 = atomic_or(&strata_a_tile_reader_[e54], (uint)0);
+                    const uint e318 = (v161 & 65535u);
+                    if (((e318 != 0u) && (e318 != e299)) && (((v161 ^ e298) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)atomic_xchg(&strata_a_tile_reader_[e54], e298);
+                        (void)atomic_xchg(&strata_a_tile_reader_site_[e54], 44u);
+                    }
+                }
+            }
+            const float v61 = a_tile[e54];
             strata_loaded0_ = v61;
         } else {
             const uint v60 = atomic_add(&strata_fault_[0u], 1u);
             if (v60 == 0u) {
                 strata_fault_[1u] = 6u;
-                strata_fault_[2u] = ((uint)e86);
-                strata_fault_[3u] = ((uint)((ulong)(e86 >> (32ul & 63))));
+                const uint e289 = ((uint)e281);
+                strata_fault_[2u] = e289;
+                const uint e291 = ((uint)((ulong)(e281 >> (32ul & 63))));
+                strata_fault_[3u] = e291;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const uint e40 = (uint)get_global_id(0);
-                strata_fault_[6u] = e40;
-                const uint e42 = (uint)get_global_id(1);
-                strata_fault_[7u] = e42;
-                const uint e44 = (uint)get_global_id(2);
-                strata_fault_[8u] = e44;
+                const uint e49 = (uint)get_global_id(0);
+                strata_fault_[6u] = e49;
+                const uint e51 = (uint)get_global_id(1);
+                strata_fault_[7u] = e51;
+                const uint e53 = (uint)get_global_id(2);
+                strata_fault_[8u] = e53;
             }
         }
         const float v3 = strata_loaded0_;
-        const ulong e94 = ((ulong)e15);
-        if (e94 < 256ul) {
-            const float v63 = b_tile[e15];
+        const ulong e329 = ((ulong)e24);
+        if (e329 < 256ul) {
+            const uint v162 = strata_phase_;
+            const uint v163 = atomic_or(&strata_b_tile_writer_[e24], (uint)0);
+            const uint v164 = atomic_or(&strata_b_tile_writer_site_[e24], (uint)0);
+            if ((v163 & 2147483648u) == 0u) {
+                const uint v165 = atomic_add(&strata_fault_[0u], 1u);
+                if (v165 == 0u) {
+                    strata_fault_[1u] = 45u;
+                    const uint e337 = ((uint)e329);
+                    strata_fault_[2u] = e337;
+                    const uint e339 = ((uint)((ulong)(e329 >> (32ul & 63))));
+                    strata_fault_[3u] = e339;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const uint e49 = (uint)get_global_id(0);
+                    strata_fault_[6u] = e49;
+                    const uint e51 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e51;
+                    const uint e53 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e53;
+                }
+            } else {
+                const uint e340 = (v163 & 65535u);
+                const uint e63 = (e2 + 1u);
+                const uint e346 = ((((uint)((uint)(v162 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const uint e347 = (e346 & 65535u);
+                if (((e340 != 0u) && (e340 != e347)) && (((v163 ^ e346) & 2147418112u) == 0u)) {
+                    const uint v166 = atomic_add(&strata_fault_[0u], 1u);
+                    if (v166 == 0u) {
+                        strata_fault_[1u] = 46u;
+                        const uint e337 = ((uint)e329);
+                        strata_fault_[2u] = e337;
+                        const uint e339 = ((uint)((ulong)(e329 >> (32ul & 63))));
+                        strata_fault_[3u] = e339;
+                        const ulong e361 = (((ulong)v163) | ((ulong)((ulong)((ulong)v164) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e361);
+                        strata_fault_[5u] = ((uint)((ulong)(e361 >> (32ul & 63))));
+                        const uint e49 = (uint)get_global_id(0);
+                        strata_fault_[6u] = e49;
+                        const uint e51 = (uint)get_global_id(1);
+                        strata_fault_[7u] = e51;
+                        const uint e53 = (uint)get_global_id(2);
+                        strata_fault_[8u] = e53;
+                    }
+                } else {
+                    const uint v167 = atomic_or(&strata_b_tile_reader_[e24], (uint)0);
+                    const uint e366 = (v167 & 65535u);
+                    if (((e366 != 0u) && (e366 != e347)) && (((v167 ^ e346) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)atomic_xchg(&strata_b_tile_reader_[e24], e346);
+                        (void)atomic_xchg(&strata_b_tile_reader_site_[e24], 46u);
+                    }
+                }
+            }
+            const float v63 = b_tile[e24];
             strata_loaded0_ = v63;
         } else {
             const uint v62 = atomic_add(&strata_fault_[0u], 1u);
             if (v62 == 0u) {
                 strata_fault_[1u] = 7u;
-                strata_fault_[2u] = ((uint)e94);
-                strata_fault_[3u] = ((uint)((ulong)(e94 >> (32ul & 63))));
+                const uint e337 = ((uint)e329);
+                strata_fault_[2u] = e337;
+                const uint e339 = ((uint)((ulong)(e329 >> (32ul & 63))));
+                strata_fault_[3u] = e339;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const uint e40 = (uint)get_global_id(0);
-                strata_fault_[6u] = e40;
-                const uint e42 = (uint)get_global_id(1);
-                strata_fault_[7u] = e42;
-                const uint e44 = (uint)get_global_id(2);
-                strata_fault_[8u] = e44;
+                const uint e49 = (uint)get_global_id(0);
+                strata_fault_[6u] = e49;
+                const uint e51 = (uint)get_global_id(1);
+                strata_fault_[7u] = e51;
+                const uint e53 = (uint)get_global_id(2);
+                strata_fault_[8u] = e53;
             }
         }
         const float v4 = strata_loaded0_;
         const float v5 = v;
         v = (v5 + (v3 * v4));
-        const uint e107 = (e45 + 1u);
-        const ulong e108 = ((ulong)e107);
-        if (e108 < 256ul) {
-            const float v65 = a_tile[e107];
+        const uint e382 = (e54 + 1u);
+        const ulong e383 = ((ulong)e382);
+        if (e383 < 256ul) {
+            const uint v168 = strata_phase_;
+            const uint v169 = atomic_or(&strata_a_tile_writer_[e382], (uint)0);
+            const uint v170 = atomic_or(&strata_a_tile_writer_site_[e382], (uint)0);
+            if ((v169 & 2147483648u) == 0u) {
+                const uint v171 = atomic_add(&strata_fault_[0u], 1u);
+                if (v171 == 0u) {
+                    strata_fault_[1u] = 47u;
+                    const uint e391 = ((uint)e383);
+                    strata_fault_[2u] = e391;
+                    const uint e393 = ((uint)((ulong)(e383 >> (32ul & 63))));
+                    strata_fault_[3u] = e393;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const uint e49 = (uint)get_global_id(0);
+                    strata_fault_[6u] = e49;
+                    const uint e51 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e51;
+                    const uint e53 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e53;
+                }
+            } else {
+                const uint e394 = (v169 & 65535u);
+                const uint e63 = (e2 + 1u);
+                const uint e400 = ((((uint)((uint)(v168 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const uint e401 = (e400 & 65535u);
+                if (((e394 != 0u) && (e394 != e401)) && (((v169 ^ e400) & 2147418112u) == 0u)) {
+                    const uint v172 = atomic_add(&strata_fault_[0u], 1u);
+                    if (v172 == 0u) {
+                        strata_fault_[1u] = 48u;
+                        const uint e391 = ((uint)e383);
+                        strata_fault_[2u] = e391;
+                        const uint e393 = ((uint)((ulong)(e383 >> (32ul & 63))));
+                        strata_fault_[3u] = e393;
+                        const ulong e415 = (((ulong)v169) | ((ulong)((ulong)((ulong)v170) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e415);
+                        strata_fault_[5u] = ((uint)((ulong)(e415 >> (32ul & 63))));
+                        const uint e49 = (uint)get_global_id(0);
+                        strata_fault_[6u] = e49;
+                        const uint e51 = (uint)get_global_id(1);
+                        strata_fault_[7u] = e51;
+                        const uint e53 = (uint)get_global_id(2);
+                        strata_fault_[8u] = e53;
+                    }
+                } else {
+                    const uint v173 = atomic_or(&strata_a_tile_reader_[e382], (uint)0);
+                    const uint e420 = (v173 & 65535u);
+                    if (((e420 != 0u) && (e420 != e401)) && (((v173 ^ e400) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)atomic_xchg(&strata_a_tile_reader_[e382], e400);
+                        (void)atomic_xchg(&strata_a_tile_reader_site_[e382], 48u);
+                    }
+                }
+            }
+            const float v65 = a_tile[e382];
             strata_loaded0_ = v65;
         } else {
             const uint v64 = atomic_add(&strata_fault_[0u], 1u);
             if (v64 == 0u) {
                 strata_fault_[1u] = 8u;
-                strata_fault_[2u] = ((uint)e108);
-                strata_fault_[3u] = ((uint)((ulong)(e108 >> (32ul & 63))));
+                const uint e391 = ((uint)e383);
+                strata_fault_[2u] = e391;
+                const uint e393 = ((uint)((ulong)(e383 >> (32ul & 63))));
+                strata_fault_[3u] = e393;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const uint e40 = (uint)get_global_id(0);
-                strata_fault_[6u] = e40;
-                const uint e42 = (uint)get_global_id(1);
-                strata_fault_[7u] = e42;
-                const uint e44 = (uint)get_global_id(2);
-                strata_fault_[8u] = e44;
+                const uint e49 = (uint)get_global_id(0);
+                strata_fault_[6u] = e49;
+                const uint e51 = (uint)get_global_id(1);
+                strata_fault_[7u] = e51;
+                const uint e53 = (uint)get_global_id(2);
+                strata_fault_[8u] = e53;
             }
         }
         const float v6 = strata_loaded0_;
-        const uint e116 = (16u + e15);
-        const ulong e117 = ((ulong)e116);
-        if (e117 < 256ul) {
-            const float v67 = b_tile[e116];
+        const uint e431 = (16u + e24);
+        const ulong e432 = ((ulong)e431);
+        if (e432 < 256ul) {
+            const uint v174 = strata_phase_;
+            const uint v175 = atomic_or(&strata_b_tile_writer_[e431], (uint)0);
+            const uint v176 = atomic_or(&strata_b_tile_writer_site_[e431], (uint)0);
+            if ((v175 & 2147483648u) == 0u) {
+                const uint v177 = atomic_add(&strata_fault_[0u], 1u);
+                if (v177 == 0u) {
+                    strata_fault_[1u] = 49u;
+                    const uint e440 = ((uint)e432);
+                    strata_fault_[2u] = e440;
+                    const uint e442 = ((uint)((ulong)(e432 >> (32ul & 63))));
+                    strata_fault_[3u] = e442;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const uint e49 = (uint)get_global_id(0);
+                    strata_fault_[6u] = e49;
+                    const uint e51 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e51;
+                    const uint e53 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e53;
+                }
+            } else {
+                const uint e443 = (v175 & 65535u);
+                const uint e63 = (e2 + 1u);
+                const uint e449 = ((((uint)((uint)(v174 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const uint e450 = (e449 & 65535u);
+                if (((e443 != 0u) && (e443 != e450)) && (((v175 ^ e449) & 2147418112u) == 0u)) {
+                    const uint v178 = atomic_add(&strata_fault_[0u], 1u);
+                    if (v178 == 0u) {
+                        strata_fault_[1u] = 50u;
+                        const uint e440 = ((uint)e432);
+                        strata_fault_[2u] = e440;
+                        const uint e442 = ((uint)((ulong)(e432 >> (32ul & 63))));
+                        strata_fault_[3u] = e442;
+                        const ulong e464 = (((ulong)v175) | ((ulong)((ulong)((ulong)v176) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e464);
+                        strata_fault_[5u] = ((uint)((ulong)(e464 >> (32ul & 63))));
+                        const uint e49 = (uint)get_global_id(0);
+                        strata_fault_[6u] = e49;
+                        const uint e51 = (uint)get_global_id(1);
+                        strata_fault_[7u] = e51;
+                        const uint e53 = (uint)get_global_id(2);
+                        strata_fault_[8u] = e53;
+                    }
+                } else {
+                    const uint v179 = atomic_or(&strata_b_tile_reader_[e431], (uint)0);
+                    const uint e469 = (v179 & 65535u);
+                    if (((e469 != 0u) && (e469 != e450)) && (((v179 ^ e449) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)atomic_xchg(&strata_b_tile_reader_[e431], e449);
+                        (void)atomic_xchg(&strata_b_tile_reader_site_[e431], 50u);
+                    }
+                }
+            }
+            const float v67 = b_tile[e431];
             strata_loaded0_ = v67;
         } else {
             const uint v66 = atomic_add(&strata_fault_[0u], 1u);
             if (v66 == 0u) {
                 strata_fault_[1u] = 9u;
-                strata_fault_[2u] = ((uint)e117);
-                strata_fault_[3u] = ((uint)((ulong)(e117 >> (32ul & 63))));
+                const uint e440 = ((uint)e432);
+                strata_fault_[2u] = e440;
+                const uint e442 = ((uint)((ulong)(e432 >> (32ul & 63))));
+                strata_fault_[3u] = e442;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const uint e40 = (uint)get_global_id(0);
-                strata_fault_[6u] = e40;
-                const uint e42 = (uint)get_global_id(1);
-                strata_fault_[7u] = e42;
-                const uint e44 = (uint)get_global_id(2);
-                strata_fault_[8u] = e44;
+                const uint e49 = (uint)get_global_id(0);
+                strata_fault_[6u] = e49;
+                const uint e51 = (uint)get_global_id(1);
+                strata_fault_[7u] = e51;
+                const uint e53 = (uint)get_global_id(2);
+                strata_fault_[8u] = e53;
             }
         }
         const float v7 = strata_loaded0_;
         const float v8 = v;
         v = (v8 + (v6 * v7));
-        const uint e131 = (e45 + 2u);
-        const ulong e132 = ((ulong)e131);
-        if (e132 < 256ul) {
-            const float v69 = a_tile[e131];
+        const uint e486 = (e54 + 2u);
+        const ulong e487 = ((ulong)e486);
+        if (e487 < 256ul) {
+            const uint v180 = strata_phase_;
+            const uint v181 = atomic_or(&strata_a_tile_writer_[e486], (uint)0);
+            const uint v182 = atomic_or(&strata_a_tile_writer_site_[e486], (uint)0);
+            if ((v181 & 2147483648u) == 0u) {
+                const uint v183 = atomic_add(&strata_fault_[0u], 1u);
+                if (v183 == 0u) {
+                    strata_fault_[1u] = 51u;
+                    const uint e495 = ((uint)e487);
+                    strata_fault_[2u] = e495;
+                    const uint e497 = ((uint)((ulong)(e487 >> (32ul & 63))));
+                    strata_fault_[3u] = e497;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const uint e49 = (uint)get_global_id(0);
+                    strata_fault_[6u] = e49;
+                    const uint e51 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e51;
+                    const uint e53 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e53;
+                }
+            } else {
+                const uint e498 = (v181 & 65535u);
+                const uint e63 = (e2 + 1u);
+                const uint e504 = ((((uint)((uint)(v180 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const uint e505 = (e504 & 65535u);
+                if (((e498 != 0u) && (e498 != e505)) && (((v181 ^ e504) & 2147418112u) == 0u)) {
+                    const uint v184 = atomic_add(&strata_fault_[0u], 1u);
+                    if (v184 == 0u) {
+                        strata_fault_[1u] = 52u;
+                        const uint e495 = ((uint)e487);
+                        strata_fault_[2u] = e495;
+                        const uint e497 = ((uint)((ulong)(e487 >> (32ul & 63))));
+                        strata_fault_[3u] = e497;
+                        const ulong e519 = (((ulong)v181) | ((ulong)((ulong)((ulong)v182) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e519);
+                        strata_fault_[5u] = ((uint)((ulong)(e519 >> (32ul & 63))));
+                        const uint e49 = (uint)get_global_id(0);
+                        strata_fault_[6u] = e49;
+                        const uint e51 = (uint)get_global_id(1);
+                        strata_fault_[7u] = e51;
+                        const uint e53 = (uint)get_global_id(2);
+                        strata_fault_[8u] = e53;
+                    }
+                } else {
+                    const uint v185 = atomic_or(&strata_a_tile_reader_[e486], (uint)0);
+                    const uint e524 = (v185 & 65535u);
+                    if (((e524 != 0u) && (e524 != e505)) && (((v185 ^ e504) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)atomic_xchg(&strata_a_tile_reader_[e486], e504);
+                        (void)atomic_xchg(&strata_a_tile_reader_site_[e486], 52u);
+                    }
+                }
+            }
+            const float v69 = a_tile[e486];
             strata_loaded0_ = v69;
         } else {
             const uint v68 = atomic_add(&strata_fault_[0u], 1u);
             if (v68 == 0u) {
                 strata_fault_[1u] = 10u;
-                strata_fault_[2u] = ((uint)e132);
-                strata_fault_[3u] = ((uint)((ulong)(e132 >> (32ul & 63))));
+                const uint e495 = ((uint)e487);
+                strata_fault_[2u] = e495;
+                const uint e497 = ((uint)((ulong)(e487 >> (32ul & 63))));
+                strata_fault_[3u] = e497;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const uint e40 = (uint)get_global_id(0);
-                strata_fault_[6u] = e40;
-                const uint e42 = (uint)get_global_id(1);
-                strata_fault_[7u] = e42;
-                const uint e44 = (uint)get_global_id(2);
-                strata_fault_[8u] = e44;
+                const uint e49 = (uint)get_global_id(0);
+                strata_fault_[6u] = e49;
+                const uint e51 = (uint)get_global_id(1);
+                strata_fault_[7u] = e51;
+                const uint e53 = (uint)get_global_id(2);
+                strata_fault_[8u] = e53;
             }
         }
         const float v9 = strata_loaded0_;
-        const uint e142 = (32u + e15);
-        const ulong e143 = ((ulong)e142);
-        if (e143 < 256ul) {
-            const float v71 = b_tile[e142];
+        const uint e537 = (32u + e24);
+        const ulong e538 = ((ulong)e537);
+        if (e538 < 256ul) {
+            const uint v186 = strata_phase_;
+            const uint v187 = atomic_or(&strata_b_tile_writer_[e537], (uint)0);
+            const uint v188 = atomic_or(&strata_b_tile_writer_site_[e537], (uint)0);
+            if ((v187 & 2147483648u) == 0u) {
+                const uint v189 = atomic_add(&strata_fault_[0u], 1u);
+                if (v189 == 0u) {
+                    strata_fault_[1u] = 53u;
+                    const uint e546 = ((uint)e538);
+                    strata_fault_[2u] = e546;
+                    const uint e548 = ((uint)((ulong)(e538 >> (32ul & 63))));
+                    strata_fault_[3u] = e548;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const uint e49 = (uint)get_global_id(0);
+                    strata_fault_[6u] = e49;
+                    const uint e51 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e51;
+                    const uint e53 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e53;
+                }
+            } else {
+                const uint e549 = (v187 & 65535u);
+                const uint e63 = (e2 + 1u);
+                const uint e555 = ((((uint)((uint)(v186 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const uint e556 = (e555 & 65535u);
+                if (((e549 != 0u) && (e549 != e556)) && (((v187 ^ e555) & 2147418112u) == 0u)) {
+                    const uint v190 = atomic_add(&strata_fault_[0u], 1u);
+                    if (v190 == 0u) {
+                        strata_fault_[1u] = 54u;
+                        const uint e546 = ((uint)e538);
+                        strata_fault_[2u] = e546;
+                        const uint e548 = ((uint)((ulong)(e538 >> (32ul & 63))));
+                        strata_fault_[3u] = e548;
+                        const ulong e570 = (((ulong)v187) | ((ulong)((ulong)((ulong)v188) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e570);
+                        strata_fault_[5u] = ((uint)((ulong)(e570 >> (32ul & 63))));
+                        const uint e49 = (uint)get_global_id(0);
+                        strata_fault_[6u] = e49;
+                        const uint e51 = (uint)get_global_id(1);
+                        strata_fault_[7u] = e51;
+                        const uint e53 = (uint)get_global_id(2);
+                        strata_fault_[8u] = e53;
+                    }
+                } else {
+                    const uint v191 = atomic_or(&strata_b_tile_reader_[e537], (uint)0);
+                    const uint e575 = (v191 & 65535u);
+                    if (((e575 != 0u) && (e575 != e556)) && (((v191 ^ e555) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)atomic_xchg(&strata_b_tile_reader_[e537], e555);
+                        (void)atomic_xchg(&strata_b_tile_reader_site_[e537], 54u);
+                    }
+                }
+            }
+            const float v71 = b_tile[e537];
             strata_loaded0_ = v71;
         } else {
             const uint v70 = atomic_add(&strata_fault_[0u], 1u);
             if (v70 == 0u) {
                 strata_fault_[1u] = 11u;
-                strata_fault_[2u] = ((uint)e143);
-                strata_fault_[3u] = ((uint)((ulong)(e143 >> (32ul & 63))));
+                const uint e546 = ((uint)e538);
+                strata_fault_[2u] = e546;
+                const uint e548 = ((uint)((ulong)(e538 >> (32ul & 63))));
+                strata_fault_[3u] = e548;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const uint e40 = (uint)get_global_id(0);
-                strata_fault_[6u] = e40;
-                const uint e42 = (uint)get_global_id(1);
-                strata_fault_[7u] = e42;
-                const uint e44 = (uint)get_global_id(2);
-                strata_fault_[8u] = e44;
+                const uint e49 = (uint)get_global_id(0);
+                strata_fault_[6u] = e49;
+                const uint e51 = (uint)get_global_id(1);
+                strata_fault_[7u] = e51;
+                const uint e53 = (uint)get_global_id(2);
+                strata_fault_[8u] = e53;
             }
         }
         const float v10 = strata_loaded0_;
         const float v11 = v;
         v = (v11 + (v9 * v10));
-        const uint e157 = (e45 + 3u);
-        const ulong e158 = ((ulong)e157);
-        if (e158 < 256ul) {
-            const float v73 = a_tile[e157];
+        const uint e592 = (e54 + 3u);
+        const ulong e593 = ((ulong)e592);
+        if (e593 < 256ul) {
+            const uint v192 = strata_phase_;
+            const uint v193 = atomic_or(&strata_a_tile_writer_[e592], (uint)0);
+            const uint v194 = atomic_or(&strata_a_tile_writer_site_[e592], (uint)0);
+            if ((v193 & 2147483648u) == 0u) {
+                const uint v195 = atomic_add(&strata_fault_[0u], 1u);
+                if (v195 == 0u) {
+                    strata_fault_[1u] = 55u;
+                    const uint e601 = ((uint)e593);
+                    strata_fault_[2u] = e601;
+                    const uint e603 = ((uint)((ulong)(e593 >> (32ul & 63))));
+                    strata_fault_[3u] = e603;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const uint e49 = (uint)get_global_id(0);
+                    strata_fault_[6u] = e49;
+                    const uint e51 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e51;
+                    const uint e53 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e53;
+                }
+            } else {
+                const uint e604 = (v193 & 65535u);
+                const uint e63 = (e2 + 1u);
+                const uint e610 = ((((uint)((uint)(v192 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const uint e611 = (e610 & 65535u);
+                if (((e604 != 0u) && (e604 != e611)) && (((v193 ^ e610) & 2147418112u) == 0u)) {
+                    const uint v196 = atomic_add(&strata_fault_[0u], 1u);
+                    if (v196 == 0u) {
+                        strata_fault_[1u] = 56u;
+                        const uint e601 = ((uint)e593);
+                        strata_fault_[2u] = e601;
+                        const uint e603 = ((uint)((ulong)(e593 >> (32ul & 63))));
+                        strata_fault_[3u] = e603;
+                        const ulong e625 = (((ulong)v193) | ((ulong)((ulong)((ulong)v194) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e625);
+                        strata_fault_[5u] = ((uint)((ulong)(e625 >> (32ul & 63))));
+                        const uint e49 = (uint)get_global_id(0);
+                        strata_fault_[6u] = e49;
+                        const uint e51 = (uint)get_global_id(1);
+                        strata_fault_[7u] = e51;
+                        const uint e53 = (uint)get_global_id(2);
+                        strata_fault_[8u] = e53;
+                    }
+                } else {
+                    const uint v197 = atomic_or(&strata_a_tile_reader_[e592], (uint)0);
+                    const uint e630 = (v197 & 65535u);
+                    if (((e630 != 0u) && (e630 != e611)) && (((v197 ^ e610) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)atomic_xchg(&strata_a_tile_reader_[e592], e610);
+                        (void)atomic_xchg(&strata_a_tile_reader_site_[e592], 56u);
+                    }
+                }
+            }
+            const float v73 = a_tile[e592];
             strata_loaded0_ = v73;
         } else {
             const uint v72 = atomic_add(&strata_fault_[0u], 1u);
             if (v72 == 0u) {
                 strata_fault_[1u] = 12u;
-                strata_fault_[2u] = ((uint)e158);
-                strata_fault_[3u] = ((uint)((ulong)(e158 >> (32ul & 63))));
+                const uint e601 = ((uint)e593);
+                strata_fault_[2u] = e601;
+                const uint e603 = ((uint)((ulong)(e593 >> (32ul & 63))));
+                strata_fault_[3u] = e603;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const uint e40 = (uint)get_global_id(0);
-                strata_fault_[6u] = e40;
-                const uint e42 = (uint)get_global_id(1);
-                strata_fault_[7u] = e42;
-                const uint e44 = (uint)get_global_id(2);
-                strata_fault_[8u] = e44;
+                const uint e49 = (uint)get_global_id(0);
+                strata_fault_[6u] = e49;
+                const uint e51 = (uint)get_global_id(1);
+                strata_fault_[7u] = e51;
+                const uint e53 = (uint)get_global_id(2);
+                strata_fault_[8u] = e53;
             }
         }
         const float v12 = strata_loaded0_;
-        const uint e168 = (48u + e15);
-        const ulong e169 = ((ulong)e168);
-        if (e169 < 256ul) {
-            const float v75 = b_tile[e168];
+        const uint e642 = (48u + e24);
+        const ulong e643 = ((ulong)e642);
+        if (e643 < 256ul) {
+            const uint v198 = strata_phase_;
+            const uint v199 = atomic_or(&strata_b_tile_writer_[e642], (uint)0);
+            const uint v200 = atomic_or(&strata_b_tile_writer_site_[e642], (uint)0);
+            if ((v199 & 2147483648u) == 0u) {
+                const uint v201 = atomic_add(&strata_fault_[0u], 1u);
+                if (v201 == 0u) {
+                    strata_fault_[1u] = 57u;
+                    const uint e651 = ((uint)e643);
+                    strata_fault_[2u] = e651;
+                    const uint e653 = ((uint)((ulong)(e643 >> (32ul & 63))));
+                    strata_fault_[3u] = e653;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const uint e49 = (uint)get_global_id(0);
+                    strata_fault_[6u] = e49;
+                    const uint e51 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e51;
+                    const uint e53 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e53;
+                }
+            } else {
+                const uint e654 = (v199 & 65535u);
+                const uint e63 = (e2 + 1u);
+                const uint e660 = ((((uint)((uint)(v198 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const uint e661 = (e660 & 65535u);
+                if (((e654 != 0u) && (e654 != e661)) && (((v199 ^ e660) & 2147418112u) == 0u)) {
+                    const uint v202 = atomic_add(&strata_fault_[0u], 1u);
+                    if (v202 == 0u) {
+                        strata_fault_[1u] = 58u;
+                        const uint e651 = ((uint)e643);
+                        strata_fault_[2u] = e651;
+                        const uint e653 = ((uint)((ulong)(e643 >> (32ul & 63))));
+                        strata_fault_[3u] = e653;
+                        const ulong e675 = (((ulong)v199) | ((ulong)((ulong)((ulong)v200) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e675);
+                        strata_fault_[5u] = ((uint)((ulong)(e675 >> (32ul & 63))));
+                        const uint e49 = (uint)get_global_id(0);
+                        strata_fault_[6u] = e49;
+                        const uint e51 = (uint)get_global_id(1);
+                        strata_fault_[7u] = e51;
+                        const uint e53 = (uint)get_global_id(2);
+                        strata_fault_[8u] = e53;
+                    }
+                } else {
+                    const uint v203 = atomic_or(&strata_b_tile_reader_[e642], (uint)0);
+                    const uint e680 = (v203 & 65535u);
+                    if (((e680 != 0u) && (e680 != e661)) && (((v203 ^ e660) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)atomic_xchg(&strata_b_tile_reader_[e642], e660);
+                        (void)atomic_xchg(&strata_b_tile_reader_site_[e642], 58u);
+                    }
+                }
+            }
+            const float v75 = b_tile[e642];
             strata_loaded0_ = v75;
         } else {
             const uint v74 = atomic_add(&strata_fault_[0u], 1u);
             if (v74 == 0u) {
                 strata_fault_[1u] = 13u;
-                strata_fault_[2u] = ((uint)e169);
-                strata_fault_[3u] = ((uint)((ulong)(e169 >> (32ul & 63))));
+                const uint e651 = ((uint)e643);
+                strata_fault_[2u] = e651;
+                const uint e653 = ((uint)((ulong)(e643 >> (32ul & 63))));
+                strata_fault_[3u] = e653;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const uint e40 = (uint)get_global_id(0);
-                strata_fault_[6u] = e40;
-                const uint e42 = (uint)get_global_id(1);
-                strata_fault_[7u] = e42;
-                const uint e44 = (uint)get_global_id(2);
-                strata_fault_[8u] = e44;
+                const uint e49 = (uint)get_global_id(0);
+                strata_fault_[6u] = e49;
+                const uint e51 = (uint)get_global_id(1);
+                strata_fault_[7u] = e51;
+                const uint e53 = (uint)get_global_id(2);
+                strata_fault_[8u] = e53;
             }
         }
         const float v13 = strata_loaded0_;
         const float v14 = v;
         v = (v14 + (v12 * v13));
-        const uint e183 = (e45 + 4u);
-        const ulong e184 = ((ulong)e183);
-        if (e184 < 256ul) {
-            const float v77 = a_tile[e183];
+        const uint e697 = (e54 + 4u);
+        const ulong e698 = ((ulong)e697);
+        if (e698 < 256ul) {
+            const uint v204 = strata_phase_;
+            const uint v205 = atomic_or(&strata_a_tile_writer_[e697], (uint)0);
+            const uint v206 = atomic_or(&strata_a_tile_writer_site_[e697], (uint)0);
+            if ((v205 & 2147483648u) == 0u) {
+                const uint v207 = atomic_add(&strata_fault_[0u], 1u);
+                if (v207 == 0u) {
+                    strata_fault_[1u] = 59u;
+                    const uint e706 = ((uint)e698);
+                    strata_fault_[2u] = e706;
+                    const uint e708 = ((uint)((ulong)(e698 >> (32ul & 63))));
+                    strata_fault_[3u] = e708;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const uint e49 = (uint)get_global_id(0);
+                    strata_fault_[6u] = e49;
+                    const uint e51 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e51;
+                    const uint e53 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e53;
+                }
+            } else {
+                const uint e709 = (v205 & 65535u);
+                const uint e63 = (e2 + 1u);
+                const uint e715 = ((((uint)((uint)(v204 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const uint e716 = (e715 & 65535u);
+                if (((e709 != 0u) && (e709 != e716)) && (((v205 ^ e715) & 2147418112u) == 0u)) {
+                    const uint v208 = atomic_add(&strata_fault_[0u], 1u);
+                    if (v208 == 0u) {
+                        strata_fault_[1u] = 60u;
+                        const uint e706 = ((uint)e698);
+                        strata_fault_[2u] = e706;
+                        const uint e708 = ((uint)((ulong)(e698 >> (32ul & 63))));
+                        strata_fault_[3u] = e708;
+                        const ulong e730 = (((ulong)v205) | ((ulong)((ulong)((ulong)v206) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e730);
+                        strata_fault_[5u] = ((uint)((ulong)(e730 >> (32ul & 63))));
+                        const uint e49 = (uint)get_global_id(0);
+                        strata_fault_[6u] = e49;
+                        const uint e51 = (uint)get_global_id(1);
+                        strata_fault_[7u] = e51;
+                        const uint e53 = (uint)get_global_id(2);
+                        strata_fault_[8u] = e53;
+                    }
+                } else {
+                    const uint v209 = atomic_or(&strata_a_tile_reader_[e697], (uint)0);
+                    const uint e735 = (v209 & 65535u);
+                    if (((e735 != 0u) && (e735 != e716)) && (((v209 ^ e715) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)atomic_xchg(&strata_a_tile_reader_[e697], e715);
+                        (void)atomic_xchg(&strata_a_tile_reader_site_[e697], 60u);
+                    }
+                }
+            }
+            const float v77 = a_tile[e697];
             strata_loaded0_ = v77;
         } else {
             const uint v76 = atomic_add(&strata_fault_[0u], 1u);
             if (v76 == 0u) {
                 strata_fault_[1u] = 14u;
-                strata_fault_[2u] = ((uint)e184);
-                strata_fault_[3u] = ((uint)((ulong)(e184 >> (32ul & 63))));
+                const uint e706 = ((uint)e698);
+                strata_fault_[2u] = e706;
+                const uint e708 = ((uint)((ulong)(e698 >> (32ul & 63))));
+                strata_fault_[3u] = e708;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const uint e40 = (uint)get_global_id(0);
-                strata_fault_[6u] = e40;
-                const uint e42 = (uint)get_global_id(1);
-                strata_fault_[7u] = e42;
-                const uint e44 = (uint)get_global_id(2);
-                strata_fault_[8u] = e44;
+                const uint e49 = (uint)get_global_id(0);
+                strata_fault_[6u] = e49;
+                const uint e51 = (uint)get_global_id(1);
+                strata_fault_[7u] = e51;
+                const uint e53 = (uint)get_global_id(2);
+                strata_fault_[8u] = e53;
             }
         }
         const float v15 = strata_loaded0_;
-        const uint e194 = (64u + e15);
-        const ulong e195 = ((ulong)e194);
-        if (e195 < 256ul) {
-            const float v79 = b_tile[e194];
+        const uint e748 = (64u + e24);
+        const ulong e749 = ((ulong)e748);
+        if (e749 < 256ul) {
+            const uint v210 = strata_phase_;
+            const uint v211 = atomic_or(&strata_b_tile_writer_[e748], (uint)0);
+            const uint v212 = atomic_or(&strata_b_tile_writer_site_[e748], (uint)0);
+            if ((v211 & 2147483648u) == 0u) {
+                const uint v213 = atomic_add(&strata_fault_[0u], 1u);
+                if (v213 == 0u) {
+                    strata_fault_[1u] = 61u;
+                    const uint e757 = ((uint)e749);
+                    strata_fault_[2u] = e757;
+                    const uint e759 = ((uint)((ulong)(e749 >> (32ul & 63))));
+                    strata_fault_[3u] = e759;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const uint e49 = (uint)get_global_id(0);
+                    strata_fault_[6u] = e49;
+                    const uint e51 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e51;
+                    const uint e53 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e53;
+                }
+            } else {
+                const uint e760 = (v211 & 65535u);
+                const uint e63 = (e2 + 1u);
+                const uint e766 = ((((uint)((uint)(v210 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const uint e767 = (e766 & 65535u);
+                if (((e760 != 0u) && (e760 != e767)) && (((v211 ^ e766) & 2147418112u) == 0u)) {
+                    const uint v214 = atomic_add(&strata_fault_[0u], 1u);
+                    if (v214 == 0u) {
+                        strata_fault_[1u] = 62u;
+                        const uint e757 = ((uint)e749);
+                        strata_fault_[2u] = e757;
+                        const uint e759 = ((uint)((ulong)(e749 >> (32ul & 63))));
+                        strata_fault_[3u] = e759;
+                        const ulong e781 = (((ulong)v211) | ((ulong)((ulong)((ulong)v212) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e781);
+                        strata_fault_[5u] = ((uint)((ulong)(e781 >> (32ul & 63))));
+                        const uint e49 = (uint)get_global_id(0);
+                        strata_fault_[6u] = e49;
+                        const uint e51 = (uint)get_global_id(1);
+                        strata_fault_[7u] = e51;
+                        const uint e53 = (uint)get_global_id(2);
+                        strata_fault_[8u] = e53;
+                    }
+                } else {
+                    const uint v215 = atomic_or(&strata_b_tile_reader_[e748], (uint)0);
+                    const uint e786 = (v215 & 65535u);
+                    if (((e786 != 0u) && (e786 != e767)) && (((v215 ^ e766) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)atomic_xchg(&strata_b_tile_reader_[e748], e766);
+                        (void)atomic_xchg(&strata_b_tile_reader_site_[e748], 62u);
+                    }
+                }
+            }
+            const float v79 = b_tile[e748];
             strata_loaded0_ = v79;
         } else {
             const uint v78 = atomic_add(&strata_fault_[0u], 1u);
             if (v78 == 0u) {
                 strata_fault_[1u] = 15u;
-                strata_fault_[2u] = ((uint)e195);
-                strata_fault_[3u] = ((uint)((ulong)(e195 >> (32ul & 63))));
+                const uint e757 = ((uint)e749);
+                strata_fault_[2u] = e757;
+                const uint e759 = ((uint)((ulong)(e749 >> (32ul & 63))));
+                strata_fault_[3u] = e759;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const uint e40 = (uint)get_global_id(0);
-                strata_fault_[6u] = e40;
-                const uint e42 = (uint)get_global_id(1);
-                strata_fault_[7u] = e42;
-                const uint e44 = (uint)get_global_id(2);
-                strata_fault_[8u] = e44;
+                const uint e49 = (uint)get_global_id(0);
+                strata_fault_[6u] = e49;
+                const uint e51 = (uint)get_global_id(1);
+                strata_fault_[7u] = e51;
+                const uint e53 = (uint)get_global_id(2);
+                strata_fault_[8u] = e53;
             }
         }
         const float v16 = strata_loaded0_;
         const float v17 = v;
         v = (v17 + (v15 * v16));
-        const uint e208 = (e45 + 5u);
-        const ulong e209 = ((ulong)e208);
-        if (e209 < 256ul) {
-            const float v81 = a_tile[e208];
+        const uint e802 = (e54 + 5u);
+        const ulong e803 = ((ulong)e802);
+        if (e803 < 256ul) {
+            const uint v216 = strata_phase_;
+            const uint v217 = atomic_or(&strata_a_tile_writer_[e802], (uint)0);
+            const uint v218 = atomic_or(&strata_a_tile_writer_site_[e802], (uint)0);
+            if ((v217 & 2147483648u) == 0u) {
+                const uint v219 = atomic_add(&strata_fault_[0u], 1u);
+                if (v219 == 0u) {
+                    strata_fault_[1u] = 63u;
+                    const uint e811 = ((uint)e803);
+                    strata_fault_[2u] = e811;
+                    const uint e813 = ((uint)((ulong)(e803 >> (32ul & 63))));
+                    strata_fault_[3u] = e813;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const uint e49 = (uint)get_global_id(0);
+                    strata_fault_[6u] = e49;
+                    const uint e51 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e51;
+                    const uint e53 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e53;
+                }
+            } else {
+                const uint e814 = (v217 & 65535u);
+                const uint e63 = (e2 + 1u);
+                const uint e820 = ((((uint)((uint)(v216 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const uint e821 = (e820 & 65535u);
+                if (((e814 != 0u) && (e814 != e821)) && (((v217 ^ e820) & 2147418112u) == 0u)) {
+                    const uint v220 = atomic_add(&strata_fault_[0u], 1u);
+                    if (v220 == 0u) {
+                        strata_fault_[1u] = 64u;
+                        const uint e811 = ((uint)e803);
+                        strata_fault_[2u] = e811;
+                        const uint e813 = ((uint)((ulong)(e803 >> (32ul & 63))));
+                        strata_fault_[3u] = e813;
+                        const ulong e834 = (((ulong)v217) | ((ulong)((ulong)((ulong)v218) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e834);
+                        strata_fault_[5u] = ((uint)((ulong)(e834 >> (32ul & 63))));
+                        const uint e49 = (uint)get_global_id(0);
+                        strata_fault_[6u] = e49;
+                        const uint e51 = (uint)get_global_id(1);
+                        strata_fault_[7u] = e51;
+                        const uint e53 = (uint)get_global_id(2);
+                        strata_fault_[8u] = e53;
+                    }
+                } else {
+                    const uint v221 = atomic_or(&strata_a_tile_reader_[e802], (uint)0);
+                    const uint e839 = (v221 & 65535u);
+                    if (((e839 != 0u) && (e839 != e821)) && (((v221 ^ e820) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)atomic_xchg(&strata_a_tile_reader_[e802], e820);
+                        (void)atomic_xchg(&strata_a_tile_reader_site_[e802], 64u);
+                    }
+                }
+            }
+            const float v81 = a_tile[e802];
             strata_loaded0_ = v81;
         } else {
             const uint v80 = atomic_add(&strata_fault_[0u], 1u);
             if (v80 == 0u) {
                 strata_fault_[1u] = 16u;
-                strata_fault_[2u] = ((uint)e209);
-                strata_fault_[3u] = ((uint)((ulong)(e209 >> (32ul & 63))));
+                const uint e811 = ((uint)e803);
+                strata_fault_[2u] = e811;
+                const uint e813 = ((uint)((ulong)(e803 >> (32ul & 63))));
+                strata_fault_[3u] = e813;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const uint e40 = (uint)get_global_id(0);
-                strata_fault_[6u] = e40;
-                const uint e42 = (uint)get_global_id(1);
-                strata_fault_[7u] = e42;
-                const uint e44 = (uint)get_global_id(2);
-                strata_fault_[8u] = e44;
+                const uint e49 = (uint)get_global_id(0);
+                strata_fault_[6u] = e49;
+                const uint e51 = (uint)get_global_id(1);
+                strata_fault_[7u] = e51;
+                const uint e53 = (uint)get_global_id(2);
+                strata_fault_[8u] = e53;
             }
         }
         const float v18 = strata_loaded0_;
-        const uint e218 = (80u + e15);
-        const ulong e219 = ((ulong)e218);
-        if (e219 < 256ul) {
-            const float v83 = b_tile[e218];
+        const uint e851 = (80u + e24);
+        const ulong e852 = ((ulong)e851);
+        if (e852 < 256ul) {
+            const uint v222 = strata_phase_;
+            const uint v223 = atomic_or(&strata_b_tile_writer_[e851], (uint)0);
+            const uint v224 = atomic_or(&strata_b_tile_writer_site_[e851], (uint)0);
+            if ((v223 & 2147483648u) == 0u) {
+                const uint v225 = atomic_add(&strata_fault_[0u], 1u);
+                if (v225 == 0u) {
+                    strata_fault_[1u] = 65u;
+                    const uint e860 = ((uint)e852);
+                    strata_fault_[2u] = e860;
+                    const uint e862 = ((uint)((ulong)(e852 >> (32ul & 63))));
+                    strata_fault_[3u] = e862;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const uint e49 = (uint)get_global_id(0);
+                    strata_fault_[6u] = e49;
+                    const uint e51 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e51;
+                    const uint e53 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e53;
+                }
+            } else {
+                const uint e863 = (v223 & 65535u);
+                const uint e63 = (e2 + 1u);
+                const uint e869 = ((((uint)((uint)(v222 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const uint e870 = (e869 & 65535u);
+                if (((e863 != 0u) && (e863 != e870)) && (((v223 ^ e869) & 2147418112u) == 0u)) {
+                    const uint v226 = atomic_add(&strata_fault_[0u], 1u);
+                    if (v226 == 0u) {
+                        strata_fault_[1u] = 66u;
+                        const uint e860 = ((uint)e852);
+                        strata_fault_[2u] = e860;
+                        const uint e862 = ((uint)((ulong)(e852 >> (32ul & 63))));
+                        strata_fault_[3u] = e862;
+                        const ulong e884 = (((ulong)v223) | ((ulong)((ulong)((ulong)v224) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e884);
+                        strata_fault_[5u] = ((uint)((ulong)(e884 >> (32ul & 63))));
+                        const uint e49 = (uint)get_global_id(0);
+                        strata_fault_[6u] = e49;
+                        const uint e51 = (uint)get_global_id(1);
+                        strata_fault_[7u] = e51;
+                        const uint e53 = (uint)get_global_id(2);
+                        strata_fault_[8u] = e53;
+                    }
+                } else {
+                    const uint v227 = atomic_or(&strata_b_tile_reader_[e851], (uint)0);
+                    const uint e889 = (v227 & 65535u);
+                    if (((e889 != 0u) && (e889 != e870)) && (((v227 ^ e869) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)atomic_xchg(&strata_b_tile_reader_[e851], e869);
+                        (void)atomic_xchg(&strata_b_tile_reader_site_[e851], 66u);
+                    }
+                }
+            }
+            const float v83 = b_tile[e851];
             strata_loaded0_ = v83;
         } else {
             const uint v82 = atomic_add(&strata_fault_[0u], 1u);
             if (v82 == 0u) {
                 strata_fault_[1u] = 17u;
-                strata_fault_[2u] = ((uint)e219);
-                strata_fault_[3u] = ((uint)((ulong)(e219 >> (32ul & 63))));
+                const uint e860 = ((uint)e852);
+                strata_fault_[2u] = e860;
+                const uint e862 = ((uint)((ulong)(e852 >> (32ul & 63))));
+                strata_fault_[3u] = e862;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const uint e40 = (uint)get_global_id(0);
-                strata_fault_[6u] = e40;
-                const uint e42 = (uint)get_global_id(1);
-                strata_fault_[7u] = e42;
-                const uint e44 = (uint)get_global_id(2);
-                strata_fault_[8u] = e44;
+                const uint e49 = (uint)get_global_id(0);
+                strata_fault_[6u] = e49;
+                const uint e51 = (uint)get_global_id(1);
+                strata_fault_[7u] = e51;
+                const uint e53 = (uint)get_global_id(2);
+                strata_fault_[8u] = e53;
             }
         }
         const float v19 = strata_loaded0_;
         const float v20 = v;
         v = (v20 + (v18 * v19));
-        const uint e233 = (e45 + 6u);
-        const ulong e234 = ((ulong)e233);
-        if (e234 < 256ul) {
-            const float v85 = a_tile[e233];
+        const uint e906 = (e54 + 6u);
+        const ulong e907 = ((ulong)e906);
+        if (e907 < 256ul) {
+            const uint v228 = strata_phase_;
+            const uint v229 = atomic_or(&strata_a_tile_writer_[e906], (uint)0);
+            const uint v230 = atomic_or(&strata_a_tile_writer_site_[e906], (uint)0);
+            if ((v229 & 2147483648u) == 0u) {
+                const uint v231 = atomic_add(&strata_fault_[0u], 1u);
+                if (v231 == 0u) {
+                    strata_fault_[1u] = 67u;
+                    const uint e915 = ((uint)e907);
+                    strata_fault_[2u] = e915;
+                    const uint e917 = ((uint)((ulong)(e907 >> (32ul & 63))));
+                    strata_fault_[3u] = e917;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const uint e49 = (uint)get_global_id(0);
+                    strata_fault_[6u] = e49;
+                    const uint e51 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e51;
+                    const uint e53 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e53;
+                }
+            } else {
+                const uint e918 = (v229 & 65535u);
+                const uint e63 = (e2 + 1u);
+                const uint e924 = ((((uint)((uint)(v228 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const uint e925 = (e924 & 65535u);
+                if (((e918 != 0u) && (e918 != e925)) && (((v229 ^ e924) & 2147418112u) == 0u)) {
+                    const uint v232 = atomic_add(&strata_fault_[0u], 1u);
+                    if (v232 == 0u) {
+                        strata_fault_[1u] = 68u;
+                        const uint e915 = ((uint)e907);
+                        strata_fault_[2u] = e915;
+                        const uint e917 = ((uint)((ulong)(e907 >> (32ul & 63))));
+                        strata_fault_[3u] = e917;
+                        const ulong e939 = (((ulong)v229) | ((ulong)((ulong)((ulong)v230) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e939);
+                        strata_fault_[5u] = ((uint)((ulong)(e939 >> (32ul & 63))));
+                        const uint e49 = (uint)get_global_id(0);
+                        strata_fault_[6u] = e49;
+                        const uint e51 = (uint)get_global_id(1);
+                        strata_fault_[7u] = e51;
+                        const uint e53 = (uint)get_global_id(2);
+                        strata_fault_[8u] = e53;
+                    }
+                } else {
+                    const uint v233 = atomic_or(&strata_a_tile_reader_[e906], (uint)0);
+                    const uint e944 = (v233 & 65535u);
+                    if (((e944 != 0u) && (e944 != e925)) && (((v233 ^ e924) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)atomic_xchg(&strata_a_tile_reader_[e906], e924);
+                        (void)atomic_xchg(&strata_a_tile_reader_site_[e906], 68u);
+                    }
+                }
+            }
+            const float v85 = a_tile[e906];
             strata_loaded0_ = v85;
         } else {
             const uint v84 = atomic_add(&strata_fault_[0u], 1u);
             if (v84 == 0u) {
                 strata_fault_[1u] = 18u;
-                strata_fault_[2u] = ((uint)e234);
-                strata_fault_[3u] = ((uint)((ulong)(e234 >> (32ul & 63))));
+                const uint e915 = ((uint)e907);
+                strata_fault_[2u] = e915;
+                const uint e917 = ((uint)((ulong)(e907 >> (32ul & 63))));
+                strata_fault_[3u] = e917;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const uint e40 = (uint)get_global_id(0);
-                strata_fault_[6u] = e40;
-                const uint e42 = (uint)get_global_id(1);
-                strata_fault_[7u] = e42;
-                const uint e44 = (uint)get_global_id(2);
-                strata_fault_[8u] = e44;
+                const uint e49 = (uint)get_global_id(0);
+                strata_fault_[6u] = e49;
+                const uint e51 = (uint)get_global_id(1);
+                strata_fault_[7u] = e51;
+                const uint e53 = (uint)get_global_id(2);
+                strata_fault_[8u] = e53;
             }
         }
         const float v21 = strata_loaded0_;
-        const uint e244 = (96u + e15);
-        const ulong e245 = ((ulong)e244);
-        if (e245 < 256ul) {
-            const float v87 = b_tile[e244];
+        const uint e957 = (96u + e24);
+        const ulong e958 = ((ulong)e957);
+        if (e958 < 256ul) {
+            const uint v234 = strata_phase_;
+            const uint v235 = atomic_or(&strata_b_tile_writer_[e957], (uint)0);
+            const uint v236 = atomic_or(&strata_b_tile_writer_site_[e957], (uint)0);
+            if ((v235 & 2147483648u) == 0u) {
+                const uint v237 = atomic_add(&strata_fault_[0u], 1u);
+                if (v237 == 0u) {
+                    strata_fault_[1u] = 69u;
+                    const uint e966 = ((uint)e958);
+                    strata_fault_[2u] = e966;
+                    const uint e968 = ((uint)((ulong)(e958 >> (32ul & 63))));
+                    strata_fault_[3u] = e968;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const uint e49 = (uint)get_global_id(0);
+                    strata_fault_[6u] = e49;
+                    const uint e51 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e51;
+                    const uint e53 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e53;
+                }
+            } else {
+                const uint e969 = (v235 & 65535u);
+                const uint e63 = (e2 + 1u);
+                const uint e975 = ((((uint)((uint)(v234 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const uint e976 = (e975 & 65535u);
+                if (((e969 != 0u) && (e969 != e976)) && (((v235 ^ e975) & 2147418112u) == 0u)) {
+                    const uint v238 = atomic_add(&strata_fault_[0u], 1u);
+                    if (v238 == 0u) {
+                        strata_fault_[1u] = 70u;
+                        const uint e966 = ((uint)e958);
+                        strata_fault_[2u] = e966;
+                        const uint e968 = ((uint)((ulong)(e958 >> (32ul & 63))));
+                        strata_fault_[3u] = e968;
+                        const ulong e990 = (((ulong)v235) | ((ulong)((ulong)((ulong)v236) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e990);
+                        strata_fault_[5u] = ((uint)((ulong)(e990 >> (32ul & 63))));
+                        const uint e49 = (uint)get_global_id(0);
+                        strata_fault_[6u] = e49;
+                        const uint e51 = (uint)get_global_id(1);
+                        strata_fault_[7u] = e51;
+                        const uint e53 = (uint)get_global_id(2);
+                        strata_fault_[8u] = e53;
+                    }
+                } else {
+                    const uint v239 = atomic_or(&strata_b_tile_reader_[e957], (uint)0);
+                    const uint e995 = (v239 & 65535u);
+                    if (((e995 != 0u) && (e995 != e976)) && (((v239 ^ e975) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)atomic_xchg(&strata_b_tile_reader_[e957], e975);
+                        (void)atomic_xchg(&strata_b_tile_reader_site_[e957], 70u);
+                    }
+                }
+            }
+            const float v87 = b_tile[e957];
             strata_loaded0_ = v87;
         } else {
             const uint v86 = atomic_add(&strata_fault_[0u], 1u);
             if (v86 == 0u) {
                 strata_fault_[1u] = 19u;
-                strata_fault_[2u] = ((uint)e245);
-                strata_fault_[3u] = ((uint)((ulong)(e245 >> (32ul & 63))));
+                const uint e966 = ((uint)e958);
+                strata_fault_[2u] = e966;
+                const uint e968 = ((uint)((ulong)(e958 >> (32ul & 63))));
+                strata_fault_[3u] = e968;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const uint e40 = (uint)get_global_id(0);
-                strata_fault_[6u] = e40;
-                const uint e42 = (uint)get_global_id(1);
-                strata_fault_[7u] = e42;
-                const uint e44 = (uint)get_global_id(2);
-                strata_fault_[8u] = e44;
+                const uint e49 = (uint)get_global_id(0);
+                strata_fault_[6u] = e49;
+                const uint e51 = (uint)get_global_id(1);
+                strata_fault_[7u] = e51;
+                const uint e53 = (uint)get_global_id(2);
+                strata_fault_[8u] = e53;
             }
         }
         const float v22 = strata_loaded0_;
         const float v23 = v;
         v = (v23 + (v21 * v22));
-        const uint e259 = (e45 + 7u);
-        const ulong e260 = ((ulong)e259);
-        if (e260 < 256ul) {
-            const float v89 = a_tile[e259];
+        const uint e1012 = (e54 + 7u);
+        const ulong e1013 = ((ulong)e1012);
+        if (e1013 < 256ul) {
+            const uint v240 = strata_phase_;
+            const uint v241 = atomic_or(&strata_a_tile_writer_[e1012], (uint)0);
+            const uint v242 = atomic_or(&strata_a_tile_writer_site_[e1012], (uint)0);
+            if ((v241 & 2147483648u) == 0u) {
+                const uint v243 = atomic_add(&strata_fault_[0u], 1u);
+                if (v243 == 0u) {
+                    strata_fault_[1u] = 71u;
+                    const uint e1021 = ((uint)e1013);
+                    strata_fault_[2u] = e1021;
+                    const uint e1023 = ((uint)((ulong)(e1013 >> (32ul & 63))));
+                    strata_fault_[3u] = e1023;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const uint e49 = (uint)get_global_id(0);
+                    strata_fault_[6u] = e49;
+                    const uint e51 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e51;
+                    const uint e53 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e53;
+                }
+            } else {
+                const uint e1024 = (v241 & 65535u);
+                const uint e63 = (e2 + 1u);
+                const uint e1030 = ((((uint)((uint)(v240 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const uint e1031 = (e1030 & 65535u);
+                if (((e1024 != 0u) && (e1024 != e1031)) && (((v241 ^ e1030) & 2147418112u) == 0u)) {
+                    const uint v244 = atomic_add(&strata_fault_[0u], 1u);
+                    if (v244 == 0u) {
+                        strata_fault_[1u] = 72u;
+                        const uint e1021 = ((uint)e1013);
+                        strata_fault_[2u] = e1021;
+                        const uint e1023 = ((uint)((ulong)(e1013 >> (32ul & 63))));
+                        strata_fault_[3u] = e1023;
+                        const ulong e1045 = (((ulong)v241) | ((ulong)((ulong)((ulong)v242) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e1045);
+                        strata_fault_[5u] = ((uint)((ulong)(e1045 >> (32ul & 63))));
+                        const uint e49 = (uint)get_global_id(0);
+                        strata_fault_[6u] = e49;
+                        const uint e51 = (uint)get_global_id(1);
+                        strata_fault_[7u] = e51;
+                        const uint e53 = (uint)get_global_id(2);
+                        strata_fault_[8u] = e53;
+                    }
+                } else {
+                    const uint v245 = atomic_or(&strata_a_tile_reader_[e1012], (uint)0);
+                    const uint e1050 = (v245 & 65535u);
+                    if (((e1050 != 0u) && (e1050 != e1031)) && (((v245 ^ e1030) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)atomic_xchg(&strata_a_tile_reader_[e1012], e1030);
+                        (void)atomic_xchg(&strata_a_tile_reader_site_[e1012], 72u);
+                    }
+                }
+            }
+            const float v89 = a_tile[e1012];
             strata_loaded0_ = v89;
         } else {
             const uint v88 = atomic_add(&strata_fault_[0u], 1u);
             if (v88 == 0u) {
                 strata_fault_[1u] = 20u;
-                strata_fault_[2u] = ((uint)e260);
-                strata_fault_[3u] = ((uint)((ulong)(e260 >> (32ul & 63))));
+                const uint e1021 = ((uint)e1013);
+                strata_fault_[2u] = e1021;
+                const uint e1023 = ((uint)((ulong)(e1013 >> (32ul & 63))));
+                strata_fault_[3u] = e1023;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const uint e40 = (uint)get_global_id(0);
-                strata_fault_[6u] = e40;
-                const uint e42 = (uint)get_global_id(1);
-                strata_fault_[7u] = e42;
-                const uint e44 = (uint)get_global_id(2);
-                strata_fault_[8u] = e44;
+                const uint e49 = (uint)get_global_id(0);
+                strata_fault_[6u] = e49;
+                const uint e51 = (uint)get_global_id(1);
+                strata_fault_[7u] = e51;
+                const uint e53 = (uint)get_global_id(2);
+                strata_fault_[8u] = e53;
             }
         }
         const float v24 = strata_loaded0_;
-        const uint e270 = (112u + e15);
-        const ulong e271 = ((ulong)e270);
-        if (e271 < 256ul) {
-            const float v91 = b_tile[e270];
+        const uint e1063 = (112u + e24);
+        const ulong e1064 = ((ulong)e1063);
+        if (e1064 < 256ul) {
+            const uint v246 = strata_phase_;
+            const uint v247 = atomic_or(&strata_b_tile_writer_[e1063], (uint)0);
+            const uint v248 = atomic_or(&strata_b_tile_writer_site_[e1063], (uint)0);
+            if ((v247 & 2147483648u) == 0u) {
+                const uint v249 = atomic_add(&strata_fault_[0u], 1u);
+                if (v249 == 0u) {
+                    strata_fault_[1u] = 73u;
+                    const uint e1072 = ((uint)e1064);
+                    strata_fault_[2u] = e1072;
+                    const uint e1074 = ((uint)((ulong)(e1064 >> (32ul & 63))));
+                    strata_fault_[3u] = e1074;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const uint e49 = (uint)get_global_id(0);
+                    strata_fault_[6u] = e49;
+                    const uint e51 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e51;
+                    const uint e53 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e53;
+                }
+            } else {
+                const uint e1075 = (v247 & 65535u);
+                const uint e63 = (e2 + 1u);
+                const uint e1081 = ((((uint)((uint)(v246 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const uint e1082 = (e1081 & 65535u);
+                if (((e1075 != 0u) && (e1075 != e1082)) && (((v247 ^ e1081) & 2147418112u) == 0u)) {
+                    const uint v250 = atomic_add(&strata_fault_[0u], 1u);
+                    if (v250 == 0u) {
+                        strata_fault_[1u] = 74u;
+                        const uint e1072 = ((uint)e1064);
+                        strata_fault_[2u] = e1072;
+                        const uint e1074 = ((uint)((ulong)(e1064 >> (32ul & 63))));
+                        strata_fault_[3u] = e1074;
+                        const ulong e1096 = (((ulong)v247) | ((ulong)((ulong)((ulong)v248) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e1096);
+                        strata_fault_[5u] = ((uint)((ulong)(e1096 >> (32ul & 63))));
+                        const uint e49 = (uint)get_global_id(0);
+                        strata_fault_[6u] = e49;
+                        const uint e51 = (uint)get_global_id(1);
+                        strata_fault_[7u] = e51;
+                        const uint e53 = (uint)get_global_id(2);
+                        strata_fault_[8u] = e53;
+                    }
+                } else {
+                    const uint v251 = atomic_or(&strata_b_tile_reader_[e1063], (uint)0);
+                    const uint e1101 = (v251 & 65535u);
+                    if (((e1101 != 0u) && (e1101 != e1082)) && (((v251 ^ e1081) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)atomic_xchg(&strata_b_tile_reader_[e1063], e1081);
+                        (void)atomic_xchg(&strata_b_tile_reader_site_[e1063], 74u);
+                    }
+                }
+            }
+            const float v91 = b_tile[e1063];
             strata_loaded0_ = v91;
         } else {
             const uint v90 = atomic_add(&strata_fault_[0u], 1u);
             if (v90 == 0u) {
                 strata_fault_[1u] = 21u;
-                strata_fault_[2u] = ((uint)e271);
-                strata_fault_[3u] = ((uint)((ulong)(e271 >> (32ul & 63))));
+                const uint e1072 = ((uint)e1064);
+                strata_fault_[2u] = e1072;
+                const uint e1074 = ((uint)((ulong)(e1064 >> (32ul & 63))));
+                strata_fault_[3u] = e1074;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const uint e40 = (uint)get_global_id(0);
-                strata_fault_[6u] = e40;
-                const uint e42 = (uint)get_global_id(1);
-                strata_fault_[7u] = e42;
-                const uint e44 = (uint)get_global_id(2);
-                strata_fault_[8u] = e44;
+                const uint e49 = (uint)get_global_id(0);
+                strata_fault_[6u] = e49;
+                const uint e51 = (uint)get_global_id(1);
+                strata_fault_[7u] = e51;
+                const uint e53 = (uint)get_global_id(2);
+                strata_fault_[8u] = e53;
             }
         }
         const float v25 = strata_loaded0_;
         const float v26 = v;
         v = (v26 + (v24 * v25));
-        const uint e285 = (e45 + 8u);
-        const ulong e286 = ((ulong)e285);
-        if (e286 < 256ul) {
-            const float v93 = a_tile[e285];
+        const uint e1118 = (e54 + 8u);
+        const ulong e1119 = ((ulong)e1118);
+        if (e1119 < 256ul) {
+            const uint v252 = strata_phase_;
+            const uint v253 = atomic_or(&strata_a_tile_writer_[e1118], (uint)0);
+            const uint v254 = atomic_or(&strata_a_tile_writer_site_[e1118], (uint)0);
+            if ((v253 & 2147483648u) == 0u) {
+                const uint v255 = atomic_add(&strata_fault_[0u], 1u);
+                if (v255 == 0u) {
+                    strata_fault_[1u] = 75u;
+                    const uint e1127 = ((uint)e1119);
+                    strata_fault_[2u] = e1127;
+                    const uint e1129 = ((uint)((ulong)(e1119 >> (32ul & 63))));
+                    strata_fault_[3u] = e1129;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const uint e49 = (uint)get_global_id(0);
+                    strata_fault_[6u] = e49;
+                    const uint e51 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e51;
+                    const uint e53 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e53;
+                }
+            } else {
+                const uint e1130 = (v253 & 65535u);
+                const uint e63 = (e2 + 1u);
+                const uint e1136 = ((((uint)((uint)(v252 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const uint e1137 = (e1136 & 65535u);
+                if (((e1130 != 0u) && (e1130 != e1137)) && (((v253 ^ e1136) & 2147418112u) == 0u)) {
+                    const uint v256 = atomic_add(&strata_fault_[0u], 1u);
+                    if (v256 == 0u) {
+                        strata_fault_[1u] = 76u;
+                        const uint e1127 = ((uint)e1119);
+                        strata_fault_[2u] = e1127;
+                        const uint e1129 = ((uint)((ulong)(e1119 >> (32ul & 63))));
+                        strata_fault_[3u] = e1129;
+                        const ulong e1151 = (((ulong)v253) | ((ulong)((ulong)((ulong)v254) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e1151);
+                        strata_fault_[5u] = ((uint)((ulong)(e1151 >> (32ul & 63))));
+                        const uint e49 = (uint)get_global_id(0);
+                        strata_fault_[6u] = e49;
+                        const uint e51 = (uint)get_global_id(1);
+                        strata_fault_[7u] = e51;
+                        const uint e53 = (uint)get_global_id(2);
+                        strata_fault_[8u] = e53;
+                    }
+                } else {
+                    const uint v257 = atomic_or(&strata_a_tile_reader_[e1118], (uint)0);
+                    const uint e1156 = (v257 & 65535u);
+                    if (((e1156 != 0u) && (e1156 != e1137)) && (((v257 ^ e1136) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)atomic_xchg(&strata_a_tile_reader_[e1118], e1136);
+                        (void)atomic_xchg(&strata_a_tile_reader_site_[e1118], 76u);
+                    }
+                }
+            }
+            const float v93 = a_tile[e1118];
             strata_loaded0_ = v93;
         } else {
             const uint v92 = atomic_add(&strata_fault_[0u], 1u);
             if (v92 == 0u) {
                 strata_fault_[1u] = 22u;
-                strata_fault_[2u] = ((uint)e286);
-                strata_fault_[3u] = ((uint)((ulong)(e286 >> (32ul & 63))));
+                const uint e1127 = ((uint)e1119);
+                strata_fault_[2u] = e1127;
+                const uint e1129 = ((uint)((ulong)(e1119 >> (32ul & 63))));
+                strata_fault_[3u] = e1129;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const uint e40 = (uint)get_global_id(0);
-                strata_fault_[6u] = e40;
-                const uint e42 = (uint)get_global_id(1);
-                strata_fault_[7u] = e42;
-                const uint e44 = (uint)get_global_id(2);
-                strata_fault_[8u] = e44;
+                const uint e49 = (uint)get_global_id(0);
+                strata_fault_[6u] = e49;
+                const uint e51 = (uint)get_global_id(1);
+                strata_fault_[7u] = e51;
+                const uint e53 = (uint)get_global_id(2);
+                strata_fault_[8u] = e53;
             }
         }
         const float v27 = strata_loaded0_;
-        const uint e296 = (128u + e15);
-        const ulong e297 = ((ulong)e296);
-        if (e297 < 256ul) {
-            const float v95 = b_tile[e296];
+        const uint e1169 = (128u + e24);
+        const ulong e1170 = ((ulong)e1169);
+        if (e1170 < 256ul) {
+            const uint v258 = strata_phase_;
+            const uint v259 = atomic_or(&strata_b_tile_writer_[e1169], (uint)0);
+            const uint v260 = atomic_or(&strata_b_tile_writer_site_[e1169], (uint)0);
+            if ((v259 & 2147483648u) == 0u) {
+                const uint v261 = atomic_add(&strata_fault_[0u], 1u);
+                if (v261 == 0u) {
+                    strata_fault_[1u] = 77u;
+                    const uint e1178 = ((uint)e1170);
+                    strata_fault_[2u] = e1178;
+                    const uint e1180 = ((uint)((ulong)(e1170 >> (32ul & 63))));
+                    strata_fault_[3u] = e1180;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const uint e49 = (uint)get_global_id(0);
+                    strata_fault_[6u] = e49;
+                    const uint e51 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e51;
+                    const uint e53 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e53;
+                }
+            } else {
+                const uint e1181 = (v259 & 65535u);
+                const uint e63 = (e2 + 1u);
+                const uint e1187 = ((((uint)((uint)(v258 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const uint e1188 = (e1187 & 65535u);
+                if (((e1181 != 0u) && (e1181 != e1188)) && (((v259 ^ e1187) & 2147418112u) == 0u)) {
+                    const uint v262 = atomic_add(&strata_fault_[0u], 1u);
+                    if (v262 == 0u) {
+                        strata_fault_[1u] = 78u;
+                        const uint e1178 = ((uint)e1170);
+                        strata_fault_[2u] = e1178;
+                        const uint e1180 = ((uint)((ulong)(e1170 >> (32ul & 63))));
+                        strata_fault_[3u] = e1180;
+                        const ulong e1202 = (((ulong)v259) | ((ulong)((ulong)((ulong)v260) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e1202);
+                        strata_fault_[5u] = ((uint)((ulong)(e1202 >> (32ul & 63))));
+                        const uint e49 = (uint)get_global_id(0);
+                        strata_fault_[6u] = e49;
+                        const uint e51 = (uint)get_global_id(1);
+                        strata_fault_[7u] = e51;
+                        const uint e53 = (uint)get_global_id(2);
+                        strata_fault_[8u] = e53;
+                    }
+                } else {
+                    const uint v263 = atomic_or(&strata_b_tile_reader_[e1169], (uint)0);
+                    const uint e1207 = (v263 & 65535u);
+                    if (((e1207 != 0u) && (e1207 != e1188)) && (((v263 ^ e1187) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)atomic_xchg(&strata_b_tile_reader_[e1169], e1187);
+                        (void)atomic_xchg(&strata_b_tile_reader_site_[e1169], 78u);
+                    }
+                }
+            }
+            const float v95 = b_tile[e1169];
             strata_loaded0_ = v95;
         } else {
             const uint v94 = atomic_add(&strata_fault_[0u], 1u);
             if (v94 == 0u) {
                 strata_fault_[1u] = 23u;
-                strata_fault_[2u] = ((uint)e297);
-                strata_fault_[3u] = ((uint)((ulong)(e297 >> (32ul & 63))));
+                const uint e1178 = ((uint)e1170);
+                strata_fault_[2u] = e1178;
+                const uint e1180 = ((uint)((ulong)(e1170 >> (32ul & 63))));
+                strata_fault_[3u] = e1180;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const uint e40 = (uint)get_global_id(0);
-                strata_fault_[6u] = e40;
-                const uint e42 = (uint)get_global_id(1);
-                strata_fault_[7u] = e42;
-                const uint e44 = (uint)get_global_id(2);
-                strata_fault_[8u] = e44;
+                const uint e49 = (uint)get_global_id(0);
+                strata_fault_[6u] = e49;
+                const uint e51 = (uint)get_global_id(1);
+                strata_fault_[7u] = e51;
+                const uint e53 = (uint)get_global_id(2);
+                strata_fault_[8u] = e53;
             }
         }
         const float v28 = strata_loaded0_;
         const float v29 = v;
         v = (v29 + (v27 * v28));
-        const uint e311 = (e45 + 9u);
-        const ulong e312 = ((ulong)e311);
-        if (e312 < 256ul) {
-            const float v97 = a_tile[e311];
+        const uint e1224 = (e54 + 9u);
+        const ulong e1225 = ((ulong)e1224);
+        if (e1225 < 256ul) {
+            const uint v264 = strata_phase_;
+            const uint v265 = atomic_or(&strata_a_tile_writer_[e1224], (uint)0);
+            const uint v266 = atomic_or(&strata_a_tile_writer_site_[e1224], (uint)0);
+            if ((v265 & 2147483648u) == 0u) {
+                const uint v267 = atomic_add(&strata_fault_[0u], 1u);
+                if (v267 == 0u) {
+                    strata_fault_[1u] = 79u;
+                    const uint e1233 = ((uint)e1225);
+                    strata_fault_[2u] = e1233;
+                    const uint e1235 = ((uint)((ulong)(e1225 >> (32ul & 63))));
+                    strata_fault_[3u] = e1235;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const uint e49 = (uint)get_global_id(0);
+                    strata_fault_[6u] = e49;
+                    const uint e51 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e51;
+                    const uint e53 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e53;
+                }
+            } else {
+                const uint e1236 = (v265 & 65535u);
+                const uint e63 = (e2 + 1u);
+                const uint e1242 = ((((uint)((uint)(v264 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const uint e1243 = (e1242 & 65535u);
+                if (((e1236 != 0u) && (e1236 != e1243)) && (((v265 ^ e1242) & 2147418112u) == 0u)) {
+                    const uint v268 = atomic_add(&strata_fault_[0u], 1u);
+                    if (v268 == 0u) {
+                        strata_fault_[1u] = 80u;
+                        const uint e1233 = ((uint)e1225);
+                        strata_fault_[2u] = e1233;
+                        const uint e1235 = ((uint)((ulong)(e1225 >> (32ul & 63))));
+                        strata_fault_[3u] = e1235;
+                        const ulong e1256 = (((ulong)v265) | ((ulong)((ulong)((ulong)v266) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e1256);
+                        strata_fault_[5u] = ((uint)((ulong)(e1256 >> (32ul & 63))));
+                        const uint e49 = (uint)get_global_id(0);
+                        strata_fault_[6u] = e49;
+                        const uint e51 = (uint)get_global_id(1);
+                        strata_fault_[7u] = e51;
+                        const uint e53 = (uint)get_global_id(2);
+                        strata_fault_[8u] = e53;
+                    }
+                } else {
+                    const uint v269 = atomic_or(&strata_a_tile_reader_[e1224], (uint)0);
+                    const uint e1261 = (v269 & 65535u);
+                    if (((e1261 != 0u) && (e1261 != e1243)) && (((v269 ^ e1242) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)atomic_xchg(&strata_a_tile_reader_[e1224], e1242);
+                        (void)atomic_xchg(&strata_a_tile_reader_site_[e1224], 80u);
+                    }
+                }
+            }
+            const float v97 = a_tile[e1224];
             strata_loaded0_ = v97;
         } else {
             const uint v96 = atomic_add(&strata_fault_[0u], 1u);
             if (v96 == 0u) {
                 strata_fault_[1u] = 24u;
-                strata_fault_[2u] = ((uint)e312);
-                strata_fault_[3u] = ((uint)((ulong)(e312 >> (32ul & 63))));
+                const uint e1233 = ((uint)e1225);
+                strata_fault_[2u] = e1233;
+                const uint e1235 = ((uint)((ulong)(e1225 >> (32ul & 63))));
+                strata_fault_[3u] = e1235;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const uint e40 = (uint)get_global_id(0);
-                strata_fault_[6u] = e40;
-                const uint e42 = (uint)get_global_id(1);
-                strata_fault_[7u] = e42;
-                const uint e44 = (uint)get_global_id(2);
-                strata_fault_[8u] = e44;
+                const uint e49 = (uint)get_global_id(0);
+                strata_fault_[6u] = e49;
+                const uint e51 = (uint)get_global_id(1);
+                strata_fault_[7u] = e51;
+                const uint e53 = (uint)get_global_id(2);
+                strata_fault_[8u] = e53;
             }
         }
         const float v30 = strata_loaded0_;
-        const uint e322 = (144u + e15);
-        const ulong e323 = ((ulong)e322);
-        if (e323 < 256ul) {
-            const float v99 = b_tile[e322];
+        const uint e1274 = (144u + e24);
+        const ulong e1275 = ((ulong)e1274);
+        if (e1275 < 256ul) {
+            const uint v270 = strata_phase_;
+            const uint v271 = atomic_or(&strata_b_tile_writer_[e1274], (uint)0);
+            const uint v272 = atomic_or(&strata_b_tile_writer_site_[e1274], (uint)0);
+            if ((v271 & 2147483648u) == 0u) {
+                const uint v273 = atomic_add(&strata_fault_[0u], 1u);
+                if (v273 == 0u) {
+                    strata_fault_[1u] = 81u;
+                    const uint e1283 = ((uint)e1275);
+                    strata_fault_[2u] = e1283;
+                    const uint e1285 = ((uint)((ulong)(e1275 >> (32ul & 63))));
+                    strata_fault_[3u] = e1285;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const uint e49 = (uint)get_global_id(0);
+                    strata_fault_[6u] = e49;
+                    const uint e51 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e51;
+                    const uint e53 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e53;
+                }
+            } else {
+                const uint e1286 = (v271 & 65535u);
+                const uint e63 = (e2 + 1u);
+                const uint e1292 = ((((uint)((uint)(v270 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const uint e1293 = (e1292 & 65535u);
+                if (((e1286 != 0u) && (e1286 != e1293)) && (((v271 ^ e1292) & 2147418112u) == 0u)) {
+                    const uint v274 = atomic_add(&strata_fault_[0u], 1u);
+                    if (v274 == 0u) {
+                        strata_fault_[1u] = 82u;
+                        const uint e1283 = ((uint)e1275);
+                        strata_fault_[2u] = e1283;
+                        const uint e1285 = ((uint)((ulong)(e1275 >> (32ul & 63))));
+                        strata_fault_[3u] = e1285;
+                        const ulong e1307 = (((ulong)v271) | ((ulong)((ulong)((ulong)v272) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e1307);
+                        strata_fault_[5u] = ((uint)((ulong)(e1307 >> (32ul & 63))));
+                        const uint e49 = (uint)get_global_id(0);
+                        strata_fault_[6u] = e49;
+                        const uint e51 = (uint)get_global_id(1);
+                        strata_fault_[7u] = e51;
+                        const uint e53 = (uint)get_global_id(2);
+                        strata_fault_[8u] = e53;
+                    }
+                } else {
+                    const uint v275 = atomic_or(&strata_b_tile_reader_[e1274], (uint)0);
+                    const uint e1312 = (v275 & 65535u);
+                    if (((e1312 != 0u) && (e1312 != e1293)) && (((v275 ^ e1292) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)atomic_xchg(&strata_b_tile_reader_[e1274], e1292);
+                        (void)atomic_xchg(&strata_b_tile_reader_site_[e1274], 82u);
+                    }
+                }
+            }
+            const float v99 = b_tile[e1274];
             strata_loaded0_ = v99;
         } else {
             const uint v98 = atomic_add(&strata_fault_[0u], 1u);
             if (v98 == 0u) {
                 strata_fault_[1u] = 25u;
-                strata_fault_[2u] = ((uint)e323);
-                strata_fault_[3u] = ((uint)((ulong)(e323 >> (32ul & 63))));
+                const uint e1283 = ((uint)e1275);
+                strata_fault_[2u] = e1283;
+                const uint e1285 = ((uint)((ulong)(e1275 >> (32ul & 63))));
+                strata_fault_[3u] = e1285;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const uint e40 = (uint)get_global_id(0);
-                strata_fault_[6u] = e40;
-                const uint e42 = (uint)get_global_id(1);
-                strata_fault_[7u] = e42;
-                const uint e44 = (uint)get_global_id(2);
-                strata_fault_[8u] = e44;
+                const uint e49 = (uint)get_global_id(0);
+                strata_fault_[6u] = e49;
+                const uint e51 = (uint)get_global_id(1);
+                strata_fault_[7u] = e51;
+                const uint e53 = (uint)get_global_id(2);
+                strata_fault_[8u] = e53;
             }
         }
         const float v31 = strata_loaded0_;
         const float v32 = v;
         v = (v32 + (v30 * v31));
-        const uint e337 = (e45 + 10u);
-        const ulong e338 = ((ulong)e337);
-        if (e338 < 256ul) {
-            const float v101 = a_tile[e337];
+        const uint e1329 = (e54 + 10u);
+        const ulong e1330 = ((ulong)e1329);
+        if (e1330 < 256ul) {
+            const uint v276 = strata_phase_;
+            const uint v277 = atomic_or(&strata_a_tile_writer_[e1329], (uint)0);
+            const uint v278 = atomic_or(&strata_a_tile_writer_site_[e1329], (uint)0);
+            if ((v277 & 2147483648u) == 0u) {
+                const uint v279 = atomic_add(&strata_fault_[0u], 1u);
+                if (v279 == 0u) {
+                    strata_fault_[1u] = 83u;
+                    const uint e1338 = ((uint)e1330);
+                    strata_fault_[2u] = e1338;
+                    const uint e1340 = ((uint)((ulong)(e1330 >> (32ul & 63))));
+                    strata_fault_[3u] = e1340;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const uint e49 = (uint)get_global_id(0);
+                    strata_fault_[6u] = e49;
+                    const uint e51 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e51;
+                    const uint e53 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e53;
+                }
+            } else {
+                const uint e1341 = (v277 & 65535u);
+                const uint e63 = (e2 + 1u);
+                const uint e1347 = ((((uint)((uint)(v276 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const uint e1348 = (e1347 & 65535u);
+                if (((e1341 != 0u) && (e1341 != e1348)) && (((v277 ^ e1347) & 2147418112u) == 0u)) {
+                    const uint v280 = atomic_add(&strata_fault_[0u], 1u);
+                    if (v280 == 0u) {
+                        strata_fault_[1u] = 84u;
+                        const uint e1338 = ((uint)e1330);
+                        strata_fault_[2u] = e1338;
+                        const uint e1340 = ((uint)((ulong)(e1330 >> (32ul & 63))));
+                        strata_fault_[3u] = e1340;
+                        const ulong e1362 = (((ulong)v277) | ((ulong)((ulong)((ulong)v278) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e1362);
+                        strata_fault_[5u] = ((uint)((ulong)(e1362 >> (32ul & 63))));
+                        const uint e49 = (uint)get_global_id(0);
+                        strata_fault_[6u] = e49;
+                        const uint e51 = (uint)get_global_id(1);
+                        strata_fault_[7u] = e51;
+                        const uint e53 = (uint)get_global_id(2);
+                        strata_fault_[8u] = e53;
+                    }
+                } else {
+                    const uint v281 = atomic_or(&strata_a_tile_reader_[e1329], (uint)0);
+                    const uint e1367 = (v281 & 65535u);
+                    if (((e1367 != 0u) && (e1367 != e1348)) && (((v281 ^ e1347) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)atomic_xchg(&strata_a_tile_reader_[e1329], e1347);
+                        (void)atomic_xchg(&strata_a_tile_reader_site_[e1329], 84u);
+                    }
+                }
+            }
+            const float v101 = a_tile[e1329];
             strata_loaded0_ = v101;
         } else {
             const uint v100 = atomic_add(&strata_fault_[0u], 1u);
             if (v100 == 0u) {
                 strata_fault_[1u] = 26u;
-                strata_fault_[2u] = ((uint)e338);
-                strata_fault_[3u] = ((uint)((ulong)(e338 >> (32ul & 63))));
+                const uint e1338 = ((uint)e1330);
+                strata_fault_[2u] = e1338;
+                const uint e1340 = ((uint)((ulong)(e1330 >> (32ul & 63))));
+                strata_fault_[3u] = e1340;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const uint e40 = (uint)get_global_id(0);
-                strata_fault_[6u] = e40;
-                const uint e42 = (uint)get_global_id(1);
-                strata_fault_[7u] = e42;
-                const uint e44 = (uint)get_global_id(2);
-                strata_fault_[8u] = e44;
+                const uint e49 = (uint)get_global_id(0);
+                strata_fault_[6u] = e49;
+                const uint e51 = (uint)get_global_id(1);
+                strata_fault_[7u] = e51;
+                const uint e53 = (uint)get_global_id(2);
+                strata_fault_[8u] = e53;
             }
         }
         const float v33 = strata_loaded0_;
-        const uint e348 = (160u + e15);
-        const ulong e349 = ((ulong)e348);
-        if (e349 < 256ul) {
-            const float v103 = b_tile[e348];
+        const uint e1380 = (160u + e24);
+        const ulong e1381 = ((ulong)e1380);
+        if (e1381 < 256ul) {
+            const uint v282 = strata_phase_;
+            const uint v283 = atomic_or(&strata_b_tile_writer_[e1380], (uint)0);
+            const uint v284 = atomic_or(&strata_b_tile_writer_site_[e1380], (uint)0);
+            if ((v283 & 2147483648u) == 0u) {
+                const uint v285 = atomic_add(&strata_fault_[0u], 1u);
+                if (v285 == 0u) {
+                    strata_fault_[1u] = 85u;
+                    const uint e1389 = ((uint)e1381);
+                    strata_fault_[2u] = e1389;
+                    const uint e1391 = ((uint)((ulong)(e1381 >> (32ul & 63))));
+                    strata_fault_[3u] = e1391;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const uint e49 = (uint)get_global_id(0);
+                    strata_fault_[6u] = e49;
+                    const uint e51 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e51;
+                    const uint e53 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e53;
+                }
+            } else {
+                const uint e1392 = (v283 & 65535u);
+                const uint e63 = (e2 + 1u);
+                const uint e1398 = ((((uint)((uint)(v282 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const uint e1399 = (e1398 & 65535u);
+                if (((e1392 != 0u) && (e1392 != e1399)) && (((v283 ^ e1398) & 2147418112u) == 0u)) {
+                    const uint v286 = atomic_add(&strata_fault_[0u], 1u);
+                    if (v286 == 0u) {
+                        strata_fault_[1u] = 86u;
+                        const uint e1389 = ((uint)e1381);
+                        strata_fault_[2u] = e1389;
+                        const uint e1391 = ((uint)((ulong)(e1381 >> (32ul & 63))));
+                        strata_fault_[3u] = e1391;
+                        const ulong e1413 = (((ulong)v283) | ((ulong)((ulong)((ulong)v284) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e1413);
+                        strata_fault_[5u] = ((uint)((ulong)(e1413 >> (32ul & 63))));
+                        const uint e49 = (uint)get_global_id(0);
+                        strata_fault_[6u] = e49;
+                        const uint e51 = (uint)get_global_id(1);
+                        strata_fault_[7u] = e51;
+                        const uint e53 = (uint)get_global_id(2);
+                        strata_fault_[8u] = e53;
+                    }
+                } else {
+                    const uint v287 = atomic_or(&strata_b_tile_reader_[e1380], (uint)0);
+                    const uint e1418 = (v287 & 65535u);
+                    if (((e1418 != 0u) && (e1418 != e1399)) && (((v287 ^ e1398) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)atomic_xchg(&strata_b_tile_reader_[e1380], e1398);
+                        (void)atomic_xchg(&strata_b_tile_reader_site_[e1380], 86u);
+                    }
+                }
+            }
+            const float v103 = b_tile[e1380];
             strata_loaded0_ = v103;
         } else {
             const uint v102 = atomic_add(&strata_fault_[0u], 1u);
             if (v102 == 0u) {
                 strata_fault_[1u] = 27u;
-                strata_fault_[2u] = ((uint)e349);
-                strata_fault_[3u] = ((uint)((ulong)(e349 >> (32ul & 63))));
+                const uint e1389 = ((uint)e1381);
+                strata_fault_[2u] = e1389;
+                const uint e1391 = ((uint)((ulong)(e1381 >> (32ul & 63))));
+                strata_fault_[3u] = e1391;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const uint e40 = (uint)get_global_id(0);
-                strata_fault_[6u] = e40;
-                const uint e42 = (uint)get_global_id(1);
-                strata_fault_[7u] = e42;
-                const uint e44 = (uint)get_global_id(2);
-                strata_fault_[8u] = e44;
+                const uint e49 = (uint)get_global_id(0);
+                strata_fault_[6u] = e49;
+                const uint e51 = (uint)get_global_id(1);
+                strata_fault_[7u] = e51;
+                const uint e53 = (uint)get_global_id(2);
+                strata_fault_[8u] = e53;
             }
         }
         const float v34 = strata_loaded0_;
         const float v35 = v;
         v = (v35 + (v33 * v34));
-        const uint e363 = (e45 + 11u);
-        const ulong e364 = ((ulong)e363);
-        if (e364 < 256ul) {
-            const float v105 = a_tile[e363];
+        const uint e1435 = (e54 + 11u);
+        const ulong e1436 = ((ulong)e1435);
+        if (e1436 < 256ul) {
+            const uint v288 = strata_phase_;
+            const uint v289 = atomic_or(&strata_a_tile_writer_[e1435], (uint)0);
+            const uint v290 = atomic_or(&strata_a_tile_writer_site_[e1435], (uint)0);
+            if ((v289 & 2147483648u) == 0u) {
+                const uint v291 = atomic_add(&strata_fault_[0u], 1u);
+                if (v291 == 0u) {
+                    strata_fault_[1u] = 87u;
+                    const uint e1444 = ((uint)e1436);
+                    strata_fault_[2u] = e1444;
+                    const uint e1446 = ((uint)((ulong)(e1436 >> (32ul & 63))));
+                    strata_fault_[3u] = e1446;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const uint e49 = (uint)get_global_id(0);
+                    strata_fault_[6u] = e49;
+                    const uint e51 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e51;
+                    const uint e53 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e53;
+                }
+            } else {
+                const uint e1447 = (v289 & 65535u);
+                const uint e63 = (e2 + 1u);
+                const uint e1453 = ((((uint)((uint)(v288 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const uint e1454 = (e1453 & 65535u);
+                if (((e1447 != 0u) && (e1447 != e1454)) && (((v289 ^ e1453) & 2147418112u) == 0u)) {
+                    const uint v292 = atomic_add(&strata_fault_[0u], 1u);
+                    if (v292 == 0u) {
+                        strata_fault_[1u] = 88u;
+                        const uint e1444 = ((uint)e1436);
+                        strata_fault_[2u] = e1444;
+                        const uint e1446 = ((uint)((ulong)(e1436 >> (32ul & 63))));
+                        strata_fault_[3u] = e1446;
+                        const ulong e1468 = (((ulong)v289) | ((ulong)((ulong)((ulong)v290) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e1468);
+                        strata_fault_[5u] = ((uint)((ulong)(e1468 >> (32ul & 63))));
+                        const uint e49 = (uint)get_global_id(0);
+                        strata_fault_[6u] = e49;
+                        const uint e51 = (uint)get_global_id(1);
+                        strata_fault_[7u] = e51;
+                        const uint e53 = (uint)get_global_id(2);
+                        strata_fault_[8u] = e53;
+                    }
+                } else {
+                    const uint v293 = atomic_or(&strata_a_tile_reader_[e1435], (uint)0);
+                    const uint e1473 = (v293 & 65535u);
+                    if (((e1473 != 0u) && (e1473 != e1454)) && (((v293 ^ e1453) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)atomic_xchg(&strata_a_tile_reader_[e1435], e1453);
+                        (void)atomic_xchg(&strata_a_tile_reader_site_[e1435], 88u);
+                    }
+                }
+            }
+            const float v105 = a_tile[e1435];
             strata_loaded0_ = v105;
         } else {
             const uint v104 = atomic_add(&strata_fault_[0u], 1u);
             if (v104 == 0u) {
                 strata_fault_[1u] = 28u;
-                strata_fault_[2u] = ((uint)e364);
-                strata_fault_[3u] = ((uint)((ulong)(e364 >> (32ul & 63))));
+                const uint e1444 = ((uint)e1436);
+                strata_fault_[2u] = e1444;
+                const uint e1446 = ((uint)((ulong)(e1436 >> (32ul & 63))));
+                strata_fault_[3u] = e1446;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const uint e40 = (uint)get_global_id(0);
-                strata_fault_[6u] = e40;
-                const uint e42 = (uint)get_global_id(1);
-                strata_fault_[7u] = e42;
-                const uint e44 = (uint)get_global_id(2);
-                strata_fault_[8u] = e44;
+                const uint e49 = (uint)get_global_id(0);
+                strata_fault_[6u] = e49;
+                const uint e51 = (uint)get_global_id(1);
+                strata_fault_[7u] = e51;
+                const uint e53 = (uint)get_global_id(2);
+                strata_fault_[8u] = e53;
             }
         }
         const float v36 = strata_loaded0_;
-        const uint e374 = (176u + e15);
-        const ulong e375 = ((ulong)e374);
-        if (e375 < 256ul) {
-            const float v107 = b_tile[e374];
+        const uint e1486 = (176u + e24);
+        const ulong e1487 = ((ulong)e1486);
+        if (e1487 < 256ul) {
+            const uint v294 = strata_phase_;
+            const uint v295 = atomic_or(&strata_b_tile_writer_[e1486], (uint)0);
+            const uint v296 = atomic_or(&strata_b_tile_writer_site_[e1486], (uint)0);
+            if ((v295 & 2147483648u) == 0u) {
+                const uint v297 = atomic_add(&strata_fault_[0u], 1u);
+                if (v297 == 0u) {
+                    strata_fault_[1u] = 89u;
+                    const uint e1495 = ((uint)e1487);
+                    strata_fault_[2u] = e1495;
+                    const uint e1497 = ((uint)((ulong)(e1487 >> (32ul & 63))));
+                    strata_fault_[3u] = e1497;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const uint e49 = (uint)get_global_id(0);
+                    strata_fault_[6u] = e49;
+                    const uint e51 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e51;
+                    const uint e53 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e53;
+                }
+            } else {
+                const uint e1498 = (v295 & 65535u);
+                const uint e63 = (e2 + 1u);
+                const uint e1504 = ((((uint)((uint)(v294 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const uint e1505 = (e1504 & 65535u);
+                if (((e1498 != 0u) && (e1498 != e1505)) && (((v295 ^ e1504) & 2147418112u) == 0u)) {
+                    const uint v298 = atomic_add(&strata_fault_[0u], 1u);
+                    if (v298 == 0u) {
+                        strata_fault_[1u] = 90u;
+                        const uint e1495 = ((uint)e1487);
+                        strata_fault_[2u] = e1495;
+                        const uint e1497 = ((uint)((ulong)(e1487 >> (32ul & 63))));
+                        strata_fault_[3u] = e1497;
+                        const ulong e1519 = (((ulong)v295) | ((ulong)((ulong)((ulong)v296) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e1519);
+                        strata_fault_[5u] = ((uint)((ulong)(e1519 >> (32ul & 63))));
+                        const uint e49 = (uint)get_global_id(0);
+                        strata_fault_[6u] = e49;
+                        const uint e51 = (uint)get_global_id(1);
+                        strata_fault_[7u] = e51;
+                        const uint e53 = (uint)get_global_id(2);
+                        strata_fault_[8u] = e53;
+                    }
+                } else {
+                    const uint v299 = atomic_or(&strata_b_tile_reader_[e1486], (uint)0);
+                    const uint e1524 = (v299 & 65535u);
+                    if (((e1524 != 0u) && (e1524 != e1505)) && (((v299 ^ e1504) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)atomic_xchg(&strata_b_tile_reader_[e1486], e1504);
+                        (void)atomic_xchg(&strata_b_tile_reader_site_[e1486], 90u);
+                    }
+                }
+            }
+            const float v107 = b_tile[e1486];
             strata_loaded0_ = v107;
         } else {
             const uint v106 = atomic_add(&strata_fault_[0u], 1u);
             if (v106 == 0u) {
                 strata_fault_[1u] = 29u;
-                strata_fault_[2u] = ((uint)e375);
-                strata_fault_[3u] = ((uint)((ulong)(e375 >> (32ul & 63))));
+                const uint e1495 = ((uint)e1487);
+                strata_fault_[2u] = e1495;
+                const uint e1497 = ((uint)((ulong)(e1487 >> (32ul & 63))));
+                strata_fault_[3u] = e1497;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const uint e40 = (uint)get_global_id(0);
-                strata_fault_[6u] = e40;
-                const uint e42 = (uint)get_global_id(1);
-                strata_fault_[7u] = e42;
-                const uint e44 = (uint)get_global_id(2);
-                strata_fault_[8u] = e44;
+                const uint e49 = (uint)get_global_id(0);
+                strata_fault_[6u] = e49;
+                const uint e51 = (uint)get_global_id(1);
+                strata_fault_[7u] = e51;
+                const uint e53 = (uint)get_global_id(2);
+                strata_fault_[8u] = e53;
             }
         }
         const float v37 = strata_loaded0_;
         const float v38 = v;
         v = (v38 + (v36 * v37));
-        const uint e389 = (e45 + 12u);
-        const ulong e390 = ((ulong)e389);
-        if (e390 < 256ul) {
-            const float v109 = a_tile[e389];
+        const uint e1541 = (e54 + 12u);
+        const ulong e1542 = ((ulong)e1541);
+        if (e1542 < 256ul) {
+            const uint v300 = strata_phase_;
+            const uint v301 = atomic_or(&strata_a_tile_writer_[e1541], (uint)0);
+            const uint v302 = atomic_or(&strata_a_tile_writer_site_[e1541], (uint)0);
+            if ((v301 & 2147483648u) == 0u) {
+                const uint v303 = atomic_add(&strata_fault_[0u], 1u);
+                if (v303 == 0u) {
+                    strata_fault_[1u] = 91u;
+                    const uint e1550 = ((uint)e1542);
+                    strata_fault_[2u] = e1550;
+                    const uint e1552 = ((uint)((ulong)(e1542 >> (32ul & 63))));
+                    strata_fault_[3u] = e1552;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const uint e49 = (uint)get_global_id(0);
+                    strata_fault_[6u] = e49;
+                    const uint e51 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e51;
+                    const uint e53 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e53;
+                }
+            } else {
+                const uint e1553 = (v301 & 65535u);
+                const uint e63 = (e2 + 1u);
+                const uint e1559 = ((((uint)((uint)(v300 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const uint e1560 = (e1559 & 65535u);
+                if (((e1553 != 0u) && (e1553 != e1560)) && (((v301 ^ e1559) & 2147418112u) == 0u)) {
+                    const uint v304 = atomic_add(&strata_fault_[0u], 1u);
+                    if (v304 == 0u) {
+                        strata_fault_[1u] = 92u;
+                        const uint e1550 = ((uint)e1542);
+                        strata_fault_[2u] = e1550;
+                        const uint e1552 = ((uint)((ulong)(e1542 >> (32ul & 63))));
+                        strata_fault_[3u] = e1552;
+                        const ulong e1574 = (((ulong)v301) | ((ulong)((ulong)((ulong)v302) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e1574);
+                        strata_fault_[5u] = ((uint)((ulong)(e1574 >> (32ul & 63))));
+                        const uint e49 = (uint)get_global_id(0);
+                        strata_fault_[6u] = e49;
+                        const uint e51 = (uint)get_global_id(1);
+                        strata_fault_[7u] = e51;
+                        const uint e53 = (uint)get_global_id(2);
+                        strata_fault_[8u] = e53;
+                    }
+                } else {
+                    const uint v305 = atomic_or(&strata_a_tile_reader_[e1541], (uint)0);
+                    const uint e1579 = (v305 & 65535u);
+                    if (((e1579 != 0u) && (e1579 != e1560)) && (((v305 ^ e1559) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)atomic_xchg(&strata_a_tile_reader_[e1541], e1559);
+                        (void)atomic_xchg(&strata_a_tile_reader_site_[e1541], 92u);
+                    }
+                }
+            }
+            const float v109 = a_tile[e1541];
             strata_loaded0_ = v109;
         } else {
             const uint v108 = atomic_add(&strata_fault_[0u], 1u);
             if (v108 == 0u) {
                 strata_fault_[1u] = 30u;
-                strata_fault_[2u] = ((uint)e390);
-                strata_fault_[3u] = ((uint)((ulong)(e390 >> (32ul & 63))));
+                const uint e1550 = ((uint)e1542);
+                strata_fault_[2u] = e1550;
+                const uint e1552 = ((uint)((ulong)(e1542 >> (32ul & 63))));
+                strata_fault_[3u] = e1552;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const uint e40 = (uint)get_global_id(0);
-                strata_fault_[6u] = e40;
-                const uint e42 = (uint)get_global_id(1);
-                strata_fault_[7u] = e42;
-                const uint e44 = (uint)get_global_id(2);
-                strata_fault_[8u] = e44;
+                const uint e49 = (uint)get_global_id(0);
+                strata_fault_[6u] = e49;
+                const uint e51 = (uint)get_global_id(1);
+                strata_fault_[7u] = e51;
+                const uint e53 = (uint)get_global_id(2);
+                strata_fault_[8u] = e53;
             }
         }
         const float v39 = strata_loaded0_;
-        const uint e400 = (192u + e15);
-        const ulong e401 = ((ulong)e400);
-        if (e401 < 256ul) {
-            const float v111 = b_tile[e400];
+        const uint e1592 = (192u + e24);
+        const ulong e1593 = ((ulong)e1592);
+        if (e1593 < 256ul) {
+            const uint v306 = strata_phase_;
+            const uint v307 = atomic_or(&strata_b_tile_writer_[e1592], (uint)0);
+            const uint v308 = atomic_or(&strata_b_tile_writer_site_[e1592], (uint)0);
+            if ((v307 & 2147483648u) == 0u) {
+                const uint v309 = atomic_add(&strata_fault_[0u], 1u);
+                if (v309 == 0u) {
+                    strata_fault_[1u] = 93u;
+                    const uint e1601 = ((uint)e1593);
+                    strata_fault_[2u] = e1601;
+                    const uint e1603 = ((uint)((ulong)(e1593 >> (32ul & 63))));
+                    strata_fault_[3u] = e1603;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const uint e49 = (uint)get_global_id(0);
+                    strata_fault_[6u] = e49;
+                    const uint e51 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e51;
+                    const uint e53 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e53;
+                }
+            } else {
+                const uint e1604 = (v307 & 65535u);
+                const uint e63 = (e2 + 1u);
+                const uint e1610 = ((((uint)((uint)(v306 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const uint e1611 = (e1610 & 65535u);
+                if (((e1604 != 0u) && (e1604 != e1611)) && (((v307 ^ e1610) & 2147418112u) == 0u)) {
+                    const uint v310 = atomic_add(&strata_fault_[0u], 1u);
+                    if (v310 == 0u) {
+                        strata_fault_[1u] = 94u;
+                        const uint e1601 = ((uint)e1593);
+                        strata_fault_[2u] = e1601;
+                        const uint e1603 = ((uint)((ulong)(e1593 >> (32ul & 63))));
+                        strata_fault_[3u] = e1603;
+                        const ulong e1625 = (((ulong)v307) | ((ulong)((ulong)((ulong)v308) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e1625);
+                        strata_fault_[5u] = ((uint)((ulong)(e1625 >> (32ul & 63))));
+                        const uint e49 = (uint)get_global_id(0);
+                        strata_fault_[6u] = e49;
+                        const uint e51 = (uint)get_global_id(1);
+                        strata_fault_[7u] = e51;
+                        const uint e53 = (uint)get_global_id(2);
+                        strata_fault_[8u] = e53;
+                    }
+                } else {
+                    const uint v311 = atomic_or(&strata_b_tile_reader_[e1592], (uint)0);
+                    const uint e1630 = (v311 & 65535u);
+                    if (((e1630 != 0u) && (e1630 != e1611)) && (((v311 ^ e1610) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)atomic_xchg(&strata_b_tile_reader_[e1592], e1610);
+                        (void)atomic_xchg(&strata_b_tile_reader_site_[e1592], 94u);
+                    }
+                }
+            }
+            const float v111 = b_tile[e1592];
             strata_loaded0_ = v111;
         } else {
             const uint v110 = atomic_add(&strata_fault_[0u], 1u);
             if (v110 == 0u) {
                 strata_fault_[1u] = 31u;
-                strata_fault_[2u] = ((uint)e401);
-                strata_fault_[3u] = ((uint)((ulong)(e401 >> (32ul & 63))));
+                const uint e1601 = ((uint)e1593);
+                strata_fault_[2u] = e1601;
+                const uint e1603 = ((uint)((ulong)(e1593 >> (32ul & 63))));
+                strata_fault_[3u] = e1603;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const uint e40 = (uint)get_global_id(0);
-                strata_fault_[6u] = e40;
-                const uint e42 = (uint)get_global_id(1);
-                strata_fault_[7u] = e42;
-                const uint e44 = (uint)get_global_id(2);
-                strata_fault_[8u] = e44;
+                const uint e49 = (uint)get_global_id(0);
+                strata_fault_[6u] = e49;
+                const uint e51 = (uint)get_global_id(1);
+                strata_fault_[7u] = e51;
+                const uint e53 = (uint)get_global_id(2);
+                strata_fault_[8u] = e53;
             }
         }
         const float v40 = strata_loaded0_;
         const float v41 = v;
         v = (v41 + (v39 * v40));
-        const uint e415 = (e45 + 13u);
-        const ulong e416 = ((ulong)e415);
-        if (e416 < 256ul) {
-            const float v113 = a_tile[e415];
+        const uint e1647 = (e54 + 13u);
+        const ulong e1648 = ((ulong)e1647);
+        if (e1648 < 256ul) {
+            const uint v312 = strata_phase_;
+            const uint v313 = atomic_or(&strata_a_tile_writer_[e1647], (uint)0);
+            const uint v314 = atomic_or(&strata_a_tile_writer_site_[e1647], (uint)0);
+            if ((v313 & 2147483648u) == 0u) {
+                const uint v315 = atomic_add(&strata_fault_[0u], 1u);
+                if (v315 == 0u) {
+                    strata_fault_[1u] = 95u;
+                    const uint e1656 = ((uint)e1648);
+                    strata_fault_[2u] = e1656;
+                    const uint e1658 = ((uint)((ulong)(e1648 >> (32ul & 63))));
+                    strata_fault_[3u] = e1658;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const uint e49 = (uint)get_global_id(0);
+                    strata_fault_[6u] = e49;
+                    const uint e51 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e51;
+                    const uint e53 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e53;
+                }
+            } else {
+                const uint e1659 = (v313 & 65535u);
+                const uint e63 = (e2 + 1u);
+                const uint e1665 = ((((uint)((uint)(v312 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const uint e1666 = (e1665 & 65535u);
+                if (((e1659 != 0u) && (e1659 != e1666)) && (((v313 ^ e1665) & 2147418112u) == 0u)) {
+                    const uint v316 = atomic_add(&strata_fault_[0u], 1u);
+                    if (v316 == 0u) {
+                        strata_fault_[1u] = 96u;
+                        const uint e1656 = ((uint)e1648);
+                        strata_fault_[2u] = e1656;
+                        const uint e1658 = ((uint)((ulong)(e1648 >> (32ul & 63))));
+                        strata_fault_[3u] = e1658;
+                        const ulong e1679 = (((ulong)v313) | ((ulong)((ulong)((ulong)v314) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e1679);
+                        strata_fault_[5u] = ((uint)((ulong)(e1679 >> (32ul & 63))));
+                        const uint e49 = (uint)get_global_id(0);
+                        strata_fault_[6u] = e49;
+                        const uint e51 = (uint)get_global_id(1);
+                        strata_fault_[7u] = e51;
+                        const uint e53 = (uint)get_global_id(2);
+                        strata_fault_[8u] = e53;
+                    }
+                } else {
+                    const uint v317 = atomic_or(&strata_a_tile_reader_[e1647], (uint)0);
+                    const uint e1684 = (v317 & 65535u);
+                    if (((e1684 != 0u) && (e1684 != e1666)) && (((v317 ^ e1665) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)atomic_xchg(&strata_a_tile_reader_[e1647], e1665);
+                        (void)atomic_xchg(&strata_a_tile_reader_site_[e1647], 96u);
+                    }
+                }
+            }
+            const float v113 = a_tile[e1647];
             strata_loaded0_ = v113;
         } else {
             const uint v112 = atomic_add(&strata_fault_[0u], 1u);
             if (v112 == 0u) {
                 strata_fault_[1u] = 32u;
-                strata_fault_[2u] = ((uint)e416);
-                strata_fault_[3u] = ((uint)((ulong)(e416 >> (32ul & 63))));
+                const uint e1656 = ((uint)e1648);
+                strata_fault_[2u] = e1656;
+                const uint e1658 = ((uint)((ulong)(e1648 >> (32ul & 63))));
+                strata_fault_[3u] = e1658;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const uint e40 = (uint)get_global_id(0);
-                strata_fault_[6u] = e40;
-                const uint e42 = (uint)get_global_id(1);
-                strata_fault_[7u] = e42;
-                const uint e44 = (uint)get_global_id(2);
-                strata_fault_[8u] = e44;
+                const uint e49 = (uint)get_global_id(0);
+                strata_fault_[6u] = e49;
+                const uint e51 = (uint)get_global_id(1);
+                strata_fault_[7u] = e51;
+                const uint e53 = (uint)get_global_id(2);
+                strata_fault_[8u] = e53;
             }
         }
         const float v42 = strata_loaded0_;
-        const uint e425 = (208u + e15);
-        const ulong e426 = ((ulong)e425);
-        if (e426 < 256ul) {
-            const float v115 = b_tile[e425];
+        const uint e1696 = (208u + e24);
+        const ulong e1697 = ((ulong)e1696);
+        if (e1697 < 256ul) {
+            const uint v318 = strata_phase_;
+            const uint v319 = atomic_or(&strata_b_tile_writer_[e1696], (uint)0);
+            const uint v320 = atomic_or(&strata_b_tile_writer_site_[e1696], (uint)0);
+            if ((v319 & 2147483648u) == 0u) {
+                const uint v321 = atomic_add(&strata_fault_[0u], 1u);
+                if (v321 == 0u) {
+                    strata_fault_[1u] = 97u;
+                    const uint e1705 = ((uint)e1697);
+                    strata_fault_[2u] = e1705;
+                    const uint e1707 = ((uint)((ulong)(e1697 >> (32ul & 63))));
+                    strata_fault_[3u] = e1707;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const uint e49 = (uint)get_global_id(0);
+                    strata_fault_[6u] = e49;
+                    const uint e51 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e51;
+                    const uint e53 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e53;
+                }
+            } else {
+                const uint e1708 = (v319 & 65535u);
+                const uint e63 = (e2 + 1u);
+                const uint e1714 = ((((uint)((uint)(v318 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const uint e1715 = (e1714 & 65535u);
+                if (((e1708 != 0u) && (e1708 != e1715)) && (((v319 ^ e1714) & 2147418112u) == 0u)) {
+                    const uint v322 = atomic_add(&strata_fault_[0u], 1u);
+                    if (v322 == 0u) {
+                        strata_fault_[1u] = 98u;
+                        const uint e1705 = ((uint)e1697);
+                        strata_fault_[2u] = e1705;
+                        const uint e1707 = ((uint)((ulong)(e1697 >> (32ul & 63))));
+                        strata_fault_[3u] = e1707;
+                        const ulong e1729 = (((ulong)v319) | ((ulong)((ulong)((ulong)v320) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e1729);
+                        strata_fault_[5u] = ((uint)((ulong)(e1729 >> (32ul & 63))));
+                        const uint e49 = (uint)get_global_id(0);
+                        strata_fault_[6u] = e49;
+                        const uint e51 = (uint)get_global_id(1);
+                        strata_fault_[7u] = e51;
+                        const uint e53 = (uint)get_global_id(2);
+                        strata_fault_[8u] = e53;
+                    }
+                } else {
+                    const uint v323 = atomic_or(&strata_b_tile_reader_[e1696], (uint)0);
+                    const uint e1734 = (v323 & 65535u);
+                    if (((e1734 != 0u) && (e1734 != e1715)) && (((v323 ^ e1714) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)atomic_xchg(&strata_b_tile_reader_[e1696], e1714);
+                        (void)atomic_xchg(&strata_b_tile_reader_site_[e1696], 98u);
+                    }
+                }
+            }
+            const float v115 = b_tile[e1696];
             strata_loaded0_ = v115;
         } else {
             const uint v114 = atomic_add(&strata_fault_[0u], 1u);
             if (v114 == 0u) {
                 strata_fault_[1u] = 33u;
-                strata_fault_[2u] = ((uint)e426);
-                strata_fault_[3u] = ((uint)((ulong)(e426 >> (32ul & 63))));
+                const uint e1705 = ((uint)e1697);
+                strata_fault_[2u] = e1705;
+                const uint e1707 = ((uint)((ulong)(e1697 >> (32ul & 63))));
+                strata_fault_[3u] = e1707;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const uint e40 = (uint)get_global_id(0);
-                strata_fault_[6u] = e40;
-                const uint e42 = (uint)get_global_id(1);
-                strata_fault_[7u] = e42;
-                const uint e44 = (uint)get_global_id(2);
-                strata_fault_[8u] = e44;
+                const uint e49 = (uint)get_global_id(0);
+                strata_fault_[6u] = e49;
+                const uint e51 = (uint)get_global_id(1);
+                strata_fault_[7u] = e51;
+                const uint e53 = (uint)get_global_id(2);
+                strata_fault_[8u] = e53;
             }
         }
         const float v43 = strata_loaded0_;
         const float v44 = v;
         v = (v44 + (v42 * v43));
-        const uint e440 = (e45 + 14u);
-        const ulong e441 = ((ulong)e440);
-        if (e441 < 256ul) {
-            const float v117 = a_tile[e440];
+        const uint e1751 = (e54 + 14u);
+        const ulong e1752 = ((ulong)e1751);
+        if (e1752 < 256ul) {
+            const uint v324 = strata_phase_;
+            const uint v325 = atomic_or(&strata_a_tile_writer_[e1751], (uint)0);
+            const uint v326 = atomic_or(&strata_a_tile_writer_site_[e1751], (uint)0);
+            if ((v325 & 2147483648u) == 0u) {
+                const uint v327 = atomic_add(&strata_fault_[0u], 1u);
+                if (v327 == 0u) {
+                    strata_fault_[1u] = 99u;
+                    const uint e1760 = ((uint)e1752);
+                    strata_fault_[2u] = e1760;
+                    const uint e1762 = ((uint)((ulong)(e1752 >> (32ul & 63))));
+                    strata_fault_[3u] = e1762;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const uint e49 = (uint)get_global_id(0);
+                    strata_fault_[6u] = e49;
+                    const uint e51 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e51;
+                    const uint e53 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e53;
+                }
+            } else {
+                const uint e1763 = (v325 & 65535u);
+                const uint e63 = (e2 + 1u);
+                const uint e1769 = ((((uint)((uint)(v324 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const uint e1770 = (e1769 & 65535u);
+                if (((e1763 != 0u) && (e1763 != e1770)) && (((v325 ^ e1769) & 2147418112u) == 0u)) {
+                    const uint v328 = atomic_add(&strata_fault_[0u], 1u);
+                    if (v328 == 0u) {
+                        strata_fault_[1u] = 100u;
+                        const uint e1760 = ((uint)e1752);
+                        strata_fault_[2u] = e1760;
+                        const uint e1762 = ((uint)((ulong)(e1752 >> (32ul & 63))));
+                        strata_fault_[3u] = e1762;
+                        const ulong e1784 = (((ulong)v325) | ((ulong)((ulong)((ulong)v326) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e1784);
+                        strata_fault_[5u] = ((uint)((ulong)(e1784 >> (32ul & 63))));
+                        const uint e49 = (uint)get_global_id(0);
+                        strata_fault_[6u] = e49;
+                        const uint e51 = (uint)get_global_id(1);
+                        strata_fault_[7u] = e51;
+                        const uint e53 = (uint)get_global_id(2);
+                        strata_fault_[8u] = e53;
+                    }
+                } else {
+                    const uint v329 = atomic_or(&strata_a_tile_reader_[e1751], (uint)0);
+                    const uint e1789 = (v329 & 65535u);
+                    if (((e1789 != 0u) && (e1789 != e1770)) && (((v329 ^ e1769) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)atomic_xchg(&strata_a_tile_reader_[e1751], e1769);
+                        (void)atomic_xchg(&strata_a_tile_reader_site_[e1751], 100u);
+                    }
+                }
+            }
+            const float v117 = a_tile[e1751];
             strata_loaded0_ = v117;
         } else {
             const uint v116 = atomic_add(&strata_fault_[0u], 1u);
             if (v116 == 0u) {
                 strata_fault_[1u] = 34u;
-                strata_fault_[2u] = ((uint)e441);
-                strata_fault_[3u] = ((uint)((ulong)(e441 >> (32ul & 63))));
+                const uint e1760 = ((uint)e1752);
+                strata_fault_[2u] = e1760;
+                const uint e1762 = ((uint)((ulong)(e1752 >> (32ul & 63))));
+                strata_fault_[3u] = e1762;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const uint e40 = (uint)get_global_id(0);
-                strata_fault_[6u] = e40;
-                const uint e42 = (uint)get_global_id(1);
-                strata_fault_[7u] = e42;
-                const uint e44 = (uint)get_global_id(2);
-                strata_fault_[8u] = e44;
+                const uint e49 = (uint)get_global_id(0);
+                strata_fault_[6u] = e49;
+                const uint e51 = (uint)get_global_id(1);
+                strata_fault_[7u] = e51;
+                const uint e53 = (uint)get_global_id(2);
+                strata_fault_[8u] = e53;
             }
         }
         const float v45 = strata_loaded0_;
-        const uint e451 = (224u + e15);
-        const ulong e452 = ((ulong)e451);
-        if (e452 < 256ul) {
-            const float v119 = b_tile[e451];
+        const uint e1802 = (224u + e24);
+        const ulong e1803 = ((ulong)e1802);
+        if (e1803 < 256ul) {
+            const uint v330 = strata_phase_;
+            const uint v331 = atomic_or(&strata_b_tile_writer_[e1802], (uint)0);
+            const uint v332 = atomic_or(&strata_b_tile_writer_site_[e1802], (uint)0);
+            if ((v331 & 2147483648u) == 0u) {
+                const uint v333 = atomic_add(&strata_fault_[0u], 1u);
+                if (v333 == 0u) {
+                    strata_fault_[1u] = 101u;
+                    const uint e1811 = ((uint)e1803);
+                    strata_fault_[2u] = e1811;
+                    const uint e1813 = ((uint)((ulong)(e1803 >> (32ul & 63))));
+                    strata_fault_[3u] = e1813;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const uint e49 = (uint)get_global_id(0);
+                    strata_fault_[6u] = e49;
+                    const uint e51 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e51;
+                    const uint e53 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e53;
+                }
+            } else {
+                const uint e1814 = (v331 & 65535u);
+                const uint e63 = (e2 + 1u);
+                const uint e1820 = ((((uint)((uint)(v330 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const uint e1821 = (e1820 & 65535u);
+                if (((e1814 != 0u) && (e1814 != e1821)) && (((v331 ^ e1820) & 2147418112u) == 0u)) {
+                    const uint v334 = atomic_add(&strata_fault_[0u], 1u);
+                    if (v334 == 0u) {
+                        strata_fault_[1u] = 102u;
+                        const uint e1811 = ((uint)e1803);
+                        strata_fault_[2u] = e1811;
+                        const uint e1813 = ((uint)((ulong)(e1803 >> (32ul & 63))));
+                        strata_fault_[3u] = e1813;
+                        const ulong e1835 = (((ulong)v331) | ((ulong)((ulong)((ulong)v332) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e1835);
+                        strata_fault_[5u] = ((uint)((ulong)(e1835 >> (32ul & 63))));
+                        const uint e49 = (uint)get_global_id(0);
+                        strata_fault_[6u] = e49;
+                        const uint e51 = (uint)get_global_id(1);
+                        strata_fault_[7u] = e51;
+                        const uint e53 = (uint)get_global_id(2);
+                        strata_fault_[8u] = e53;
+                    }
+                } else {
+                    const uint v335 = atomic_or(&strata_b_tile_reader_[e1802], (uint)0);
+                    const uint e1840 = (v335 & 65535u);
+                    if (((e1840 != 0u) && (e1840 != e1821)) && (((v335 ^ e1820) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)atomic_xchg(&strata_b_tile_reader_[e1802], e1820);
+                        (void)atomic_xchg(&strata_b_tile_reader_site_[e1802], 102u);
+                    }
+                }
+            }
+            const float v119 = b_tile[e1802];
             strata_loaded0_ = v119;
         } else {
             const uint v118 = atomic_add(&strata_fault_[0u], 1u);
             if (v118 == 0u) {
                 strata_fault_[1u] = 35u;
-                strata_fault_[2u] = ((uint)e452);
-                strata_fault_[3u] = ((uint)((ulong)(e452 >> (32ul & 63))));
+                const uint e1811 = ((uint)e1803);
+                strata_fault_[2u] = e1811;
+                const uint e1813 = ((uint)((ulong)(e1803 >> (32ul & 63))));
+                strata_fault_[3u] = e1813;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const uint e40 = (uint)get_global_id(0);
-                strata_fault_[6u] = e40;
-                const uint e42 = (uint)get_global_id(1);
-                strata_fault_[7u] = e42;
-                const uint e44 = (uint)get_global_id(2);
-                strata_fault_[8u] = e44;
+                const uint e49 = (uint)get_global_id(0);
+                strata_fault_[6u] = e49;
+                const uint e51 = (uint)get_global_id(1);
+                strata_fault_[7u] = e51;
+                const uint e53 = (uint)get_global_id(2);
+                strata_fault_[8u] = e53;
             }
         }
         const float v46 = strata_loaded0_;
         const float v47 = v;
         v = (v47 + (v45 * v46));
-        const uint e466 = (e45 + 15u);
-        const ulong e467 = ((ulong)e466);
-        if (e467 < 256ul) {
-            const float v121 = a_tile[e466];
+        const uint e1857 = (e54 + 15u);
+        const ulong e1858 = ((ulong)e1857);
+        if (e1858 < 256ul) {
+            const uint v336 = strata_phase_;
+            const uint v337 = atomic_or(&strata_a_tile_writer_[e1857], (uint)0);
+            const uint v338 = atomic_or(&strata_a_tile_writer_site_[e1857], (uint)0);
+            if ((v337 & 2147483648u) == 0u) {
+                const uint v339 = atomic_add(&strata_fault_[0u], 1u);
+                if (v339 == 0u) {
+                    strata_fault_[1u] = 103u;
+                    const uint e1866 = ((uint)e1858);
+                    strata_fault_[2u] = e1866;
+                    const uint e1868 = ((uint)((ulong)(e1858 >> (32ul & 63))));
+                    strata_fault_[3u] = e1868;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const uint e49 = (uint)get_global_id(0);
+                    strata_fault_[6u] = e49;
+                    const uint e51 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e51;
+                    const uint e53 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e53;
+                }
+            } else {
+                const uint e1869 = (v337 & 65535u);
+                const uint e63 = (e2 + 1u);
+                const uint e1875 = ((((uint)((uint)(v336 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const uint e1876 = (e1875 & 65535u);
+                if (((e1869 != 0u) && (e1869 != e1876)) && (((v337 ^ e1875) & 2147418112u) == 0u)) {
+                    const uint v340 = atomic_add(&strata_fault_[0u], 1u);
+                    if (v340 == 0u) {
+                        strata_fault_[1u] = 104u;
+                        const uint e1866 = ((uint)e1858);
+                        strata_fault_[2u] = e1866;
+                        const uint e1868 = ((uint)((ulong)(e1858 >> (32ul & 63))));
+                        strata_fault_[3u] = e1868;
+                        const ulong e1890 = (((ulong)v337) | ((ulong)((ulong)((ulong)v338) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e1890);
+                        strata_fault_[5u] = ((uint)((ulong)(e1890 >> (32ul & 63))));
+                        const uint e49 = (uint)get_global_id(0);
+                        strata_fault_[6u] = e49;
+                        const uint e51 = (uint)get_global_id(1);
+                        strata_fault_[7u] = e51;
+                        const uint e53 = (uint)get_global_id(2);
+                        strata_fault_[8u] = e53;
+                    }
+                } else {
+                    const uint v341 = atomic_or(&strata_a_tile_reader_[e1857], (uint)0);
+                    const uint e1895 = (v341 & 65535u);
+                    if (((e1895 != 0u) && (e1895 != e1876)) && (((v341 ^ e1875) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)atomic_xchg(&strata_a_tile_reader_[e1857], e1875);
+                        (void)atomic_xchg(&strata_a_tile_reader_site_[e1857], 104u);
+                    }
+                }
+            }
+            const float v121 = a_tile[e1857];
             strata_loaded0_ = v121;
         } else {
             const uint v120 = atomic_add(&strata_fault_[0u], 1u);
             if (v120 == 0u) {
                 strata_fault_[1u] = 36u;
-                strata_fault_[2u] = ((uint)e467);
-                strata_fault_[3u] = ((uint)((ulong)(e467 >> (32ul & 63))));
+                const uint e1866 = ((uint)e1858);
+                strata_fault_[2u] = e1866;
+                const uint e1868 = ((uint)((ulong)(e1858 >> (32ul & 63))));
+                strata_fault_[3u] = e1868;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const uint e40 = (uint)get_global_id(0);
-                strata_fault_[6u] = e40;
-                const uint e42 = (uint)get_global_id(1);
-                strata_fault_[7u] = e42;
-                const uint e44 = (uint)get_global_id(2);
-                strata_fault_[8u] = e44;
+                const uint e49 = (uint)get_global_id(0);
+                strata_fault_[6u] = e49;
+                const uint e51 = (uint)get_global_id(1);
+                strata_fault_[7u] = e51;
+                const uint e53 = (uint)get_global_id(2);
+                strata_fault_[8u] = e53;
             }
         }
         const float v48 = strata_loaded0_;
-        const uint e477 = (240u + e15);
-        const ulong e478 = ((ulong)e477);
-        if (e478 < 256ul) {
-            const float v123 = b_tile[e477];
+        const uint e1908 = (240u + e24);
+        const ulong e1909 = ((ulong)e1908);
+        if (e1909 < 256ul) {
+            const uint v342 = strata_phase_;
+            const uint v343 = atomic_or(&strata_b_tile_writer_[e1908], (uint)0);
+            const uint v344 = atomic_or(&strata_b_tile_writer_site_[e1908], (uint)0);
+            if ((v343 & 2147483648u) == 0u) {
+                const uint v345 = atomic_add(&strata_fault_[0u], 1u);
+                if (v345 == 0u) {
+                    strata_fault_[1u] = 105u;
+                    const uint e1917 = ((uint)e1909);
+                    strata_fault_[2u] = e1917;
+                    const uint e1919 = ((uint)((ulong)(e1909 >> (32ul & 63))));
+                    strata_fault_[3u] = e1919;
+                    strata_fault_[4u] = 0u;
+                    strata_fault_[5u] = 0u;
+                    const uint e49 = (uint)get_global_id(0);
+                    strata_fault_[6u] = e49;
+                    const uint e51 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e51;
+                    const uint e53 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e53;
+                }
+            } else {
+                const uint e1920 = (v343 & 65535u);
+                const uint e63 = (e2 + 1u);
+                const uint e1926 = ((((uint)((uint)(v342 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const uint e1927 = (e1926 & 65535u);
+                if (((e1920 != 0u) && (e1920 != e1927)) && (((v343 ^ e1926) & 2147418112u) == 0u)) {
+                    const uint v346 = atomic_add(&strata_fault_[0u], 1u);
+                    if (v346 == 0u) {
+                        strata_fault_[1u] = 106u;
+                        const uint e1917 = ((uint)e1909);
+                        strata_fault_[2u] = e1917;
+                        const uint e1919 = ((uint)((ulong)(e1909 >> (32ul & 63))));
+                        strata_fault_[3u] = e1919;
+                        const ulong e1941 = (((ulong)v343) | ((ulong)((ulong)((ulong)v344) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e1941);
+                        strata_fault_[5u] = ((uint)((ulong)(e1941 >> (32ul & 63))));
+                        const uint e49 = (uint)get_global_id(0);
+                        strata_fault_[6u] = e49;
+                        const uint e51 = (uint)get_global_id(1);
+                        strata_fault_[7u] = e51;
+                        const uint e53 = (uint)get_global_id(2);
+                        strata_fault_[8u] = e53;
+                    }
+                } else {
+                    const uint v347 = atomic_or(&strata_b_tile_reader_[e1908], (uint)0);
+                    const uint e1946 = (v347 & 65535u);
+                    if (((e1946 != 0u) && (e1946 != e1927)) && (((v347 ^ e1926) & 2147418112u) == 0u)) {
+                    } else {
+                        (void)atomic_xchg(&strata_b_tile_reader_[e1908], e1926);
+                        (void)atomic_xchg(&strata_b_tile_reader_site_[e1908], 106u);
+                    }
+                }
+            }
+            const float v123 = b_tile[e1908];
             strata_loaded0_ = v123;
         } else {
             const uint v122 = atomic_add(&strata_fault_[0u], 1u);
             if (v122 == 0u) {
                 strata_fault_[1u] = 37u;
-                strata_fault_[2u] = ((uint)e478);
-                strata_fault_[3u] = ((uint)((ulong)(e478 >> (32ul & 63))));
+                const uint e1917 = ((uint)e1909);
+                strata_fault_[2u] = e1917;
+                const uint e1919 = ((uint)((ulong)(e1909 >> (32ul & 63))));
+                strata_fault_[3u] = e1919;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
-                const uint e40 = (uint)get_global_id(0);
-                strata_fault_[6u] = e40;
-                const uint e42 = (uint)get_global_id(1);
-                strata_fault_[7u] = e42;
-                const uint e44 = (uint)get_global_id(2);
-                strata_fault_[8u] = e44;
+                const uint e49 = (uint)get_global_id(0);
+                strata_fault_[6u] = e49;
+                const uint e51 = (uint)get_global_id(1);
+                strata_fault_[7u] = e51;
+                const uint e53 = (uint)get_global_id(2);
+                strata_fault_[8u] = e53;
             }
         }
         const float v49 = strata_loaded0_;
         const float v50 = v;
         v = (v50 + (v48 * v49));
         barrier(CLK_LOCAL_MEM_FENCE);
+        const uint v348 = strata_phase_;
+        strata_phase_ = (v348 + 1u);
     }
-    const uint e10 = (uint)get_local_id(1);
-    const uint e11 = (((uint)get_group_id(1) * 16u) + e10);
-    const bool e12 = (e11 < n);
-    const uint e15 = (uint)get_local_id(0);
-    const uint e63 = (((uint)get_group_id(0) * 16u) + e15);
-    const bool e64 = (e63 < n);
-    if (e12 && e64) {
+    const uint e19 = (uint)get_local_id(1);
+    const uint e20 = (((uint)get_group_id(1) * 16u) + e19);
+    const bool e21 = (e20 < n);
+    const uint e24 = (uint)get_local_id(0);
+    const uint e166 = (((uint)get_group_id(0) * 16u) + e24);
+    const bool e167 = (e166 < n);
+    if (e21 && e167) {
         const float v51 = v;
-        const uint e19 = (e11 * n);
-        const uint e493 = (e19 + e63);
-        const ulong e494 = ((ulong)e493);
-        const ulong e496 = ((ulong)c_len);
-        if (e494 < e496) {
-            c[e493] = v51;
+        const uint e28 = (e20 * n);
+        const uint e1966 = (e28 + e166);
+        const ulong e1967 = ((ulong)e1966);
+        const ulong e1969 = ((ulong)c_len);
+        if (e1967 < e1969) {
+            const uint v349 = strata_phase_;
+            const ulong e1972 = (e1967 * 4ul);
+            const uint e1973 = ((uint)get_group_id(0) + (uint)get_num_groups(0) * ((uint)get_group_id(1) + (uint)get_num_groups(1) * (uint)get_group_id(2)));
+            const uint e1976 = (((e1973 * e8) + e2) + 1u);
+            const uint v350 = atomic_xchg(&strata_c_shadow_[e1972], e1976);
+            const uint e1982 = (((uint)((uint)v349 << (16u & 31))) | 107u);
+            const uint v351 = atomic_xchg(&strata_c_shadow_[(e1972 + 1ul)], e1982);
+            const bool e1989 = (((v350 - 1u) / e8) == e1973);
+            if (((v350 != 0u) && (v350 != e1976)) && ((!e1989) || (e1989 && (((uint)((v351 ^ e1982) >> (16u & 31))) == 0u)))) {
+                const uint v352 = atomic_add(&strata_fault_[0u], 1u);
+                if (v352 == 0u) {
+                    strata_fault_[1u] = 107u;
+                    const uint e2000 = ((uint)e1967);
+                    strata_fault_[2u] = e2000;
+                    const uint e2002 = ((uint)((ulong)(e1967 >> (32ul & 63))));
+                    strata_fault_[3u] = e2002;
+                    const ulong e2006 = (((ulong)v350) | ((ulong)((ulong)((ulong)v351) << (32ul & 63))));
+                    strata_fault_[4u] = ((uint)e2006);
+                    strata_fault_[5u] = ((uint)((ulong)(e2006 >> (32ul & 63))));
+                    const uint e49 = (uint)get_global_id(0);
+                    strata_fault_[6u] = e49;
+                    const uint e51 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e51;
+                    const uint e53 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e53;
+                }
+            } else {
+                const ulong e2011 = (e1972 + 2ul);
+                const uint v353 = atomic_or(&strata_c_shadow_[e2011], (uint)0);
+                const uint v354 = atomic_or(&strata_c_shadow_[(e1972 + 3ul)], (uint)0);
+                const bool e2020 = (((v353 - 1u) / e8) == e1973);
+                if (((v353 != 0u) && (v353 != e1976)) && ((!e2020) || (e2020 && (((uint)((v354 ^ e1982) >> (16u & 31))) == 0u)))) {
+                    const uint v355 = atomic_add(&strata_fault_[0u], 1u);
+                    if (v355 == 0u) {
+                        strata_fault_[1u] = 107u;
+                        const uint e2000 = ((uint)e1967);
+                        strata_fault_[2u] = e2000;
+                        const uint e2002 = ((uint)((ulong)(e1967 >> (32ul & 63))));
+                        strata_fault_[3u] = e2002;
+                        const ulong e2034 = (((ulong)v353) | ((ulong)((ulong)((ulong)v354) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e2034);
+                        strata_fault_[5u] = ((uint)((ulong)(e2034 >> (32ul & 63))));
+                        const uint e49 = (uint)get_global_id(0);
+                        strata_fault_[6u] = e49;
+                        const uint e51 = (uint)get_global_id(1);
+                        strata_fault_[7u] = e51;
+                        const uint e53 = (uint)get_global_id(2);
+                        strata_fault_[8u] = e53;
+                    }
+                }
+                (void)atomic_xchg(&strata_c_shadow_[e2011], 0u);
+            }
+            c[e1966] = v51;
         } else {
             const uint v124 = atomic_add(&strata_fault_[0u], 1u);
             if (v124 == 0u) {
                 strata_fault_[1u] = 38u;
-                strata_fault_[2u] = ((uint)e494);
-                strata_fault_[3u] = ((uint)((ulong)(e494 >> (32ul & 63))));
-                strata_fault_[4u] = ((uint)e496);
-                strata_fault_[5u] = ((uint)((ulong)(e496 >> (32ul & 63))));
-                const uint e40 = (uint)get_global_id(0);
-                strata_fault_[6u] = e40;
-                const uint e42 = (uint)get_global_id(1);
-                strata_fault_[7u] = e42;
-                const uint e44 = (uint)get_global_id(2);
-                strata_fault_[8u] = e44;
+                const uint e2000 = ((uint)e1967);
+                strata_fault_[2u] = e2000;
+                const uint e2002 = ((uint)((ulong)(e1967 >> (32ul & 63))));
+                strata_fault_[3u] = e2002;
+                strata_fault_[4u] = ((uint)e1969);
+                strata_fault_[5u] = ((uint)((ulong)(e1969 >> (32ul & 63))));
+                const uint e49 = (uint)get_global_id(0);
+                strata_fault_[6u] = e49;
+                const uint e51 = (uint)get_global_id(1);
+                strata_fault_[7u] = e51;
+                const uint e53 = (uint)get_global_id(2);
+                strata_fault_[8u] = e53;
             }
         }
     }

@@ -8,14 +8,18 @@ __kernel void planted_barrier_divergence(
     __global uint* out,
     const uint out_len,
     __global uint* strata_fault_,
-    const uint strata_fault__len
+    const uint strata_fault__len,
+    __global uint* strata_out_shadow_,
+    const uint strata_out_shadow__len
 ) {
     __local uint strata_scratch_uint[STRATA_MAX_GROUP + 1];
-    const bool e2 = ((uint)get_local_id(0) < 3u);
+    uint strata_phase_ = 0;
+    strata_phase_ = 0u;
+    const bool e3 = ((uint)get_local_id(0) < 3u);
     uint v1;
     {
         const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        strata_scratch_uint[strata_lid] = (e2 ? 1u : 0u);
+        strata_scratch_uint[strata_lid] = (e3 ? 1u : 0u);
         barrier(CLK_LOCAL_MEM_FENCE);
         if (strata_lid == 0u) {
             uint strata_acc = (uint)0;
@@ -30,48 +34,108 @@ __kernel void planted_barrier_divergence(
         v1 = strata_scratch_uint[STRATA_MAX_GROUP];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
-    const uint e12 = (((uint)get_local_size(0) * (uint)get_local_size(1)) * (uint)get_local_size(2));
-    if ((v1 != 0u) && (v1 != e12)) {
-        if (((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2))) == 0u) {
+    const uint v3 = strata_phase_;
+    strata_phase_ = (v3 + 1u);
+    const uint e14 = (((uint)get_local_size(0) * (uint)get_local_size(1)) * (uint)get_local_size(2));
+    if ((v1 != 0u) && (v1 != e14)) {
+        const uint e17 = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
+        if (e17 == 0u) {
             const uint v2 = atomic_add(&strata_fault_[0u], 1u);
             if (v2 == 0u) {
                 strata_fault_[1u] = 1u;
-                const ulong e20 = ((ulong)v1);
-                strata_fault_[2u] = ((uint)e20);
-                strata_fault_[3u] = ((uint)((ulong)(e20 >> (32ul & 63))));
-                const ulong e26 = ((ulong)e12);
-                strata_fault_[4u] = ((uint)e26);
-                strata_fault_[5u] = ((uint)((ulong)(e26 >> (32ul & 63))));
-                const uint e32 = (uint)get_global_id(0);
-                strata_fault_[6u] = e32;
-                const uint e34 = (uint)get_global_id(1);
-                strata_fault_[7u] = e34;
-                const uint e36 = (uint)get_global_id(2);
-                strata_fault_[8u] = e36;
+                const ulong e22 = ((ulong)v1);
+                strata_fault_[2u] = ((uint)e22);
+                strata_fault_[3u] = ((uint)((ulong)(e22 >> (32ul & 63))));
+                const ulong e28 = ((ulong)e14);
+                strata_fault_[4u] = ((uint)e28);
+                strata_fault_[5u] = ((uint)((ulong)(e28 >> (32ul & 63))));
+                const uint e34 = (uint)get_global_id(0);
+                strata_fault_[6u] = e34;
+                const uint e36 = (uint)get_global_id(1);
+                strata_fault_[7u] = e36;
+                const uint e38 = (uint)get_global_id(2);
+                strata_fault_[8u] = e38;
             }
         }
         return;
     }
-    if (e2) {
+    if (e3) {
         barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-        const uint e32 = (uint)get_global_id(0);
-        const ulong e37 = ((ulong)e32);
-        const ulong e39 = ((ulong)out_len);
-        if (e37 < e39) {
-            out[e32] = 1u;
+        const uint v4 = strata_phase_;
+        strata_phase_ = (v4 + 1u);
+        const uint e34 = (uint)get_global_id(0);
+        const ulong e41 = ((ulong)e34);
+        const ulong e43 = ((ulong)out_len);
+        if (e41 < e43) {
+            if (strata_out_shadow__len != 1u) {
+                const uint v5 = strata_phase_;
+                const ulong e48 = (e41 * 4ul);
+                const uint e49 = ((uint)get_group_id(0) + (uint)get_num_groups(0) * ((uint)get_group_id(1) + (uint)get_num_groups(1) * (uint)get_group_id(2)));
+                const uint e17 = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
+                const uint e52 = (((e49 * e14) + e17) + 1u);
+                const uint v6 = atomic_xchg(&strata_out_shadow_[e48], e52);
+                const uint e58 = (((uint)((uint)v5 << (16u & 31))) | 2u);
+                const uint v7 = atomic_xchg(&strata_out_shadow_[(e48 + 1ul)], e58);
+                const bool e65 = (((v6 - 1u) / e14) == e49);
+                if (((v6 != 0u) && (v6 != e52)) && ((!e65) || (e65 && (((uint)((v7 ^ e58) >> (16u & 31))) == 0u)))) {
+                    const uint v8 = atomic_add(&strata_fault_[0u], 1u);
+                    if (v8 == 0u) {
+                        strata_fault_[1u] = 2u;
+                        const uint e76 = ((uint)e41);
+                        strata_fault_[2u] = e76;
+                        const uint e78 = ((uint)((ulong)(e41 >> (32ul & 63))));
+                        strata_fault_[3u] = e78;
+                        const ulong e82 = (((ulong)v6) | ((ulong)((ulong)((ulong)v7) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e82);
+                        strata_fault_[5u] = ((uint)((ulong)(e82 >> (32ul & 63))));
+                        strata_fault_[6u] = e34;
+                        const uint e36 = (uint)get_global_id(1);
+                        strata_fault_[7u] = e36;
+                        const uint e38 = (uint)get_global_id(2);
+                        strata_fault_[8u] = e38;
+                    }
+                } else {
+                    const ulong e87 = (e48 + 2ul);
+                    const uint v9 = atomic_or(&strata_out_shadow_[e87], (uint)0);
+                    const uint v10 = atomic_or(&strata_out_shadow_[(e48 + 3ul)], (uint)0);
+                    const bool e96 = (((v9 - 1u) / e14) == e49);
+                    if (((v9 != 0u) && (v9 != e52)) && ((!e96) || (e96 && (((uint)((v10 ^ e58) >> (16u & 31))) == 0u)))) {
+                        const uint v11 = atomic_add(&strata_fault_[0u], 1u);
+                        if (v11 == 0u) {
+                            strata_fault_[1u] = 2u;
+                            const uint e76 = ((uint)e41);
+                            strata_fault_[2u] = e76;
+                            const uint e78 = ((uint)((ulong)(e41 >> (32ul & 63))));
+                            strata_fault_[3u] = e78;
+                            const ulong e110 = (((ulong)v9) | ((ulong)((ulong)((ulong)v10) << (32ul & 63))));
+                            strata_fault_[4u] = ((uint)e110);
+                            strata_fault_[5u] = ((uint)((ulong)(e110 >> (32ul & 63))));
+                            strata_fault_[6u] = e34;
+                            const uint e36 = (uint)get_global_id(1);
+                            strata_fault_[7u] = e36;
+                            const uint e38 = (uint)get_global_id(2);
+                            strata_fault_[8u] = e38;
+                        }
+                    }
+                    (void)atomic_xchg(&strata_out_shadow_[e87], 0u);
+                }
+            }
+            out[e34] = 1u;
         } else {
             const uint v0 = atomic_add(&strata_fault_[0u], 1u);
             if (v0 == 0u) {
                 strata_fault_[1u] = 0u;
-                strata_fault_[2u] = ((uint)e37);
-                strata_fault_[3u] = ((uint)((ulong)(e37 >> (32ul & 63))));
-                strata_fault_[4u] = ((uint)e39);
-                strata_fault_[5u] = ((uint)((ulong)(e39 >> (32ul & 63))));
-                strata_fault_[6u] = e32;
-                const uint e34 = (uint)get_global_id(1);
-                strata_fault_[7u] = e34;
-                const uint e36 = (uint)get_global_id(2);
-                strata_fault_[8u] = e36;
+                const uint e76 = ((uint)e41);
+                strata_fault_[2u] = e76;
+                const uint e78 = ((uint)((ulong)(e41 >> (32ul & 63))));
+                strata_fault_[3u] = e78;
+                strata_fault_[4u] = ((uint)e43);
+                strata_fault_[5u] = ((uint)((ulong)(e43 >> (32ul & 63))));
+                strata_fault_[6u] = e34;
+                const uint e36 = (uint)get_global_id(1);
+                strata_fault_[7u] = e36;
+                const uint e38 = (uint)get_global_id(2);
+                strata_fault_[8u] = e38;
             }
         }
     }

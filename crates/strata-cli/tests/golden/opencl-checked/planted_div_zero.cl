@@ -9,10 +9,14 @@ __kernel void planted_div_zero(
     __global int* out,
     const uint out_len,
     __global uint* strata_fault_,
-    const uint strata_fault__len
+    const uint strata_fault__len,
+    __global uint* strata_out_shadow_,
+    const uint strata_out_shadow__len
 ) {
     int strata_loaded0_ = 0;
+    uint strata_phase_ = 0;
     strata_loaded0_ = 0;
+    strata_phase_ = 0u;
     const uint e2 = (uint)get_global_id(0);
     const ulong e3 = ((ulong)e2);
     const ulong e5 = ((ulong)d_len);
@@ -54,6 +58,59 @@ __kernel void planted_div_zero(
     }
     const ulong e32 = ((ulong)out_len);
     if (e3 < e32) {
+        if (strata_out_shadow__len != 1u) {
+            const uint v5 = strata_phase_;
+            const ulong e37 = (e3 * 4ul);
+            const uint e38 = ((uint)get_group_id(0) + (uint)get_num_groups(0) * ((uint)get_group_id(1) + (uint)get_num_groups(1) * (uint)get_group_id(2)));
+            const uint e43 = (((uint)get_local_size(0) * (uint)get_local_size(1)) * (uint)get_local_size(2));
+            const uint e47 = (((e38 * e43) + ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)))) + 1u);
+            const uint v6 = atomic_xchg(&strata_out_shadow_[e37], e47);
+            const uint e53 = (((uint)((uint)v5 << (16u & 31))) | 3u);
+            const uint v7 = atomic_xchg(&strata_out_shadow_[(e37 + 1ul)], e53);
+            const bool e60 = (((v6 - 1u) / e43) == e38);
+            if (((v6 != 0u) && (v6 != e47)) && ((!e60) || (e60 && (((uint)((v7 ^ e53) >> (16u & 31))) == 0u)))) {
+                const uint v8 = atomic_add(&strata_fault_[0u], 1u);
+                if (v8 == 0u) {
+                    strata_fault_[1u] = 3u;
+                    const uint e12 = ((uint)e3);
+                    strata_fault_[2u] = e12;
+                    const uint e16 = ((uint)((ulong)(e3 >> (32ul & 63))));
+                    strata_fault_[3u] = e16;
+                    const ulong e74 = (((ulong)v6) | ((ulong)((ulong)((ulong)v7) << (32ul & 63))));
+                    strata_fault_[4u] = ((uint)e74);
+                    strata_fault_[5u] = ((uint)((ulong)(e74 >> (32ul & 63))));
+                    strata_fault_[6u] = e2;
+                    const uint e24 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e24;
+                    const uint e26 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e26;
+                }
+            } else {
+                const ulong e79 = (e37 + 2ul);
+                const uint v9 = atomic_or(&strata_out_shadow_[e79], (uint)0);
+                const uint v10 = atomic_or(&strata_out_shadow_[(e37 + 3ul)], (uint)0);
+                const bool e88 = (((v9 - 1u) / e43) == e38);
+                if (((v9 != 0u) && (v9 != e47)) && ((!e88) || (e88 && (((uint)((v10 ^ e53) >> (16u & 31))) == 0u)))) {
+                    const uint v11 = atomic_add(&strata_fault_[0u], 1u);
+                    if (v11 == 0u) {
+                        strata_fault_[1u] = 3u;
+                        const uint e12 = ((uint)e3);
+                        strata_fault_[2u] = e12;
+                        const uint e16 = ((uint)((ulong)(e3 >> (32ul & 63))));
+                        strata_fault_[3u] = e16;
+                        const ulong e102 = (((ulong)v9) | ((ulong)((ulong)((ulong)v10) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e102);
+                        strata_fault_[5u] = ((uint)((ulong)(e102 >> (32ul & 63))));
+                        strata_fault_[6u] = e2;
+                        const uint e24 = (uint)get_global_id(1);
+                        strata_fault_[7u] = e24;
+                        const uint e26 = (uint)get_global_id(2);
+                        strata_fault_[8u] = e26;
+                    }
+                }
+                (void)atomic_xchg(&strata_out_shadow_[e79], 0u);
+            }
+        }
         out[e2] = strata_div_int(100, v0);
     } else {
         const uint v4 = atomic_add(&strata_fault_[0u], 1u);

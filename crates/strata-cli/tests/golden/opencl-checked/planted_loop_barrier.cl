@@ -8,11 +8,15 @@ __kernel void planted_loop_barrier(
     __global uint* out,
     const uint out_len,
     __global uint* strata_fault_,
-    const uint strata_fault__len
+    const uint strata_fault__len,
+    __global uint* strata_out_shadow_,
+    const uint strata_out_shadow__len
 ) {
     __local uint strata_scratch_uint[STRATA_MAX_GROUP + 1];
     uint v = 0;
     uint strata_counter_ = 0;
+    uint strata_phase_ = 0;
+    strata_phase_ = 0u;
     v = 0u;
     strata_counter_ = 0u;
     for (;;) {
@@ -36,24 +40,27 @@ __kernel void planted_loop_barrier(
             v3 = strata_scratch_uint[STRATA_MAX_GROUP];
             barrier(CLK_LOCAL_MEM_FENCE);
         }
-        const uint e15 = (((uint)get_local_size(0) * (uint)get_local_size(1)) * (uint)get_local_size(2));
-        if ((v3 != 0u) && (v3 != e15)) {
-            if (((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2))) == 0u) {
+        const uint v6 = strata_phase_;
+        strata_phase_ = (v6 + 1u);
+        const uint e17 = (((uint)get_local_size(0) * (uint)get_local_size(1)) * (uint)get_local_size(2));
+        if ((v3 != 0u) && (v3 != e17)) {
+            const uint e20 = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
+            if (e20 == 0u) {
                 const uint v4 = atomic_add(&strata_fault_[0u], 1u);
                 if (v4 == 0u) {
                     strata_fault_[1u] = 0u;
-                    const ulong e23 = ((ulong)v3);
-                    strata_fault_[2u] = ((uint)e23);
-                    strata_fault_[3u] = ((uint)((ulong)(e23 >> (32ul & 63))));
-                    const ulong e29 = ((ulong)e15);
-                    strata_fault_[4u] = ((uint)e29);
-                    strata_fault_[5u] = ((uint)((ulong)(e29 >> (32ul & 63))));
-                    const uint e35 = (uint)get_global_id(0);
-                    strata_fault_[6u] = e35;
-                    const uint e37 = (uint)get_global_id(1);
-                    strata_fault_[7u] = e37;
-                    const uint e39 = (uint)get_global_id(2);
-                    strata_fault_[8u] = e39;
+                    const ulong e25 = ((ulong)v3);
+                    strata_fault_[2u] = ((uint)e25);
+                    strata_fault_[3u] = ((uint)((ulong)(e25 >> (32ul & 63))));
+                    const ulong e31 = ((ulong)e17);
+                    strata_fault_[4u] = ((uint)e31);
+                    strata_fault_[5u] = ((uint)((ulong)(e31 >> (32ul & 63))));
+                    const uint e37 = (uint)get_global_id(0);
+                    strata_fault_[6u] = e37;
+                    const uint e39 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e39;
+                    const uint e41 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e41;
                 }
             }
             return;
@@ -63,28 +70,86 @@ __kernel void planted_loop_barrier(
         }
         strata_counter_ = (i_0 + 1u);
         barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+        const uint v7 = strata_phase_;
+        strata_phase_ = (v7 + 1u);
         const uint v1 = v;
         v = (v1 + i_0);
     }
     const uint v2 = v;
-    const uint e35 = (uint)get_global_id(0);
-    const ulong e44 = ((ulong)e35);
-    const ulong e46 = ((ulong)out_len);
-    if (e44 < e46) {
-        out[e35] = v2;
+    const uint e37 = (uint)get_global_id(0);
+    const ulong e48 = ((ulong)e37);
+    const ulong e50 = ((ulong)out_len);
+    if (e48 < e50) {
+        if (strata_out_shadow__len != 1u) {
+            const uint v8 = strata_phase_;
+            const ulong e55 = (e48 * 4ul);
+            const uint e56 = ((uint)get_group_id(0) + (uint)get_num_groups(0) * ((uint)get_group_id(1) + (uint)get_num_groups(1) * (uint)get_group_id(2)));
+            const uint e17 = (((uint)get_local_size(0) * (uint)get_local_size(1)) * (uint)get_local_size(2));
+            const uint e20 = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
+            const uint e59 = (((e56 * e17) + e20) + 1u);
+            const uint v9 = atomic_xchg(&strata_out_shadow_[e55], e59);
+            const uint e65 = (((uint)((uint)v8 << (16u & 31))) | 2u);
+            const uint v10 = atomic_xchg(&strata_out_shadow_[(e55 + 1ul)], e65);
+            const bool e72 = (((v9 - 1u) / e17) == e56);
+            if (((v9 != 0u) && (v9 != e59)) && ((!e72) || (e72 && (((uint)((v10 ^ e65) >> (16u & 31))) == 0u)))) {
+                const uint v11 = atomic_add(&strata_fault_[0u], 1u);
+                if (v11 == 0u) {
+                    strata_fault_[1u] = 2u;
+                    const uint e83 = ((uint)e48);
+                    strata_fault_[2u] = e83;
+                    const uint e85 = ((uint)((ulong)(e48 >> (32ul & 63))));
+                    strata_fault_[3u] = e85;
+                    const ulong e89 = (((ulong)v9) | ((ulong)((ulong)((ulong)v10) << (32ul & 63))));
+                    strata_fault_[4u] = ((uint)e89);
+                    strata_fault_[5u] = ((uint)((ulong)(e89 >> (32ul & 63))));
+                    strata_fault_[6u] = e37;
+                    const uint e39 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e39;
+                    const uint e41 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e41;
+                }
+            } else {
+                const ulong e94 = (e55 + 2ul);
+                const uint v12 = atomic_or(&strata_out_shadow_[e94], (uint)0);
+                const uint v13 = atomic_or(&strata_out_shadow_[(e55 + 3ul)], (uint)0);
+                const bool e103 = (((v12 - 1u) / e17) == e56);
+                if (((v12 != 0u) && (v12 != e59)) && ((!e103) || (e103 && (((uint)((v13 ^ e65) >> (16u & 31))) == 0u)))) {
+                    const uint v14 = atomic_add(&strata_fault_[0u], 1u);
+                    if (v14 == 0u) {
+                        strata_fault_[1u] = 2u;
+                        const uint e83 = ((uint)e48);
+                        strata_fault_[2u] = e83;
+                        const uint e85 = ((uint)((ulong)(e48 >> (32ul & 63))));
+                        strata_fault_[3u] = e85;
+                        const ulong e117 = (((ulong)v12) | ((ulong)((ulong)((ulong)v13) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e117);
+                        strata_fault_[5u] = ((uint)((ulong)(e117 >> (32ul & 63))));
+                        strata_fault_[6u] = e37;
+                        const uint e39 = (uint)get_global_id(1);
+                        strata_fault_[7u] = e39;
+                        const uint e41 = (uint)get_global_id(2);
+                        strata_fault_[8u] = e41;
+                    }
+                }
+                (void)atomic_xchg(&strata_out_shadow_[e94], 0u);
+            }
+        }
+        out[e37] = v2;
     } else {
         const uint v5 = atomic_add(&strata_fault_[0u], 1u);
         if (v5 == 0u) {
             strata_fault_[1u] = 1u;
-            strata_fault_[2u] = ((uint)e44);
-            strata_fault_[3u] = ((uint)((ulong)(e44 >> (32ul & 63))));
-            strata_fault_[4u] = ((uint)e46);
-            strata_fault_[5u] = ((uint)((ulong)(e46 >> (32ul & 63))));
-            strata_fault_[6u] = e35;
-            const uint e37 = (uint)get_global_id(1);
-            strata_fault_[7u] = e37;
-            const uint e39 = (uint)get_global_id(2);
-            strata_fault_[8u] = e39;
+            const uint e83 = ((uint)e48);
+            strata_fault_[2u] = e83;
+            const uint e85 = ((uint)((ulong)(e48 >> (32ul & 63))));
+            strata_fault_[3u] = e85;
+            strata_fault_[4u] = ((uint)e50);
+            strata_fault_[5u] = ((uint)((ulong)(e50 >> (32ul & 63))));
+            strata_fault_[6u] = e37;
+            const uint e39 = (uint)get_global_id(1);
+            strata_fault_[7u] = e39;
+            const uint e41 = (uint)get_global_id(2);
+            strata_fault_[8u] = e41;
         }
     }
 }

@@ -7,10 +7,14 @@ __kernel void planted_oob_global_read(
     __global uint* out,
     const uint out_len,
     __global uint* strata_fault_,
-    const uint strata_fault__len
+    const uint strata_fault__len,
+    __global uint* strata_out_shadow_,
+    const uint strata_out_shadow__len
 ) {
     uint strata_loaded0_ = 0;
+    uint strata_phase_ = 0;
     strata_loaded0_ = 0u;
+    strata_phase_ = 0u;
     const uint e1 = (uint)get_global_id(0);
     const uint e3 = (e1 + 1u);
     const ulong e4 = ((ulong)e3);
@@ -37,13 +41,68 @@ __kernel void planted_oob_global_read(
     const ulong e27 = ((ulong)e1);
     const ulong e29 = ((ulong)out_len);
     if (e27 < e29) {
+        if (strata_out_shadow__len != 1u) {
+            const uint v4 = strata_phase_;
+            const ulong e34 = (e27 * 4ul);
+            const uint e35 = ((uint)get_group_id(0) + (uint)get_num_groups(0) * ((uint)get_group_id(1) + (uint)get_num_groups(1) * (uint)get_group_id(2)));
+            const uint e40 = (((uint)get_local_size(0) * (uint)get_local_size(1)) * (uint)get_local_size(2));
+            const uint e44 = (((e35 * e40) + ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)))) + 1u);
+            const uint v5 = atomic_xchg(&strata_out_shadow_[e34], e44);
+            const uint e50 = (((uint)((uint)v4 << (16u & 31))) | 2u);
+            const uint v6 = atomic_xchg(&strata_out_shadow_[(e34 + 1ul)], e50);
+            const bool e57 = (((v5 - 1u) / e40) == e35);
+            if (((v5 != 0u) && (v5 != e44)) && ((!e57) || (e57 && (((uint)((v6 ^ e50) >> (16u & 31))) == 0u)))) {
+                const uint v7 = atomic_add(&strata_fault_[0u], 1u);
+                if (v7 == 0u) {
+                    strata_fault_[1u] = 2u;
+                    const uint e68 = ((uint)e27);
+                    strata_fault_[2u] = e68;
+                    const uint e70 = ((uint)((ulong)(e27 >> (32ul & 63))));
+                    strata_fault_[3u] = e70;
+                    const ulong e74 = (((ulong)v5) | ((ulong)((ulong)((ulong)v6) << (32ul & 63))));
+                    strata_fault_[4u] = ((uint)e74);
+                    strata_fault_[5u] = ((uint)((ulong)(e74 >> (32ul & 63))));
+                    strata_fault_[6u] = e1;
+                    const uint e24 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e24;
+                    const uint e26 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e26;
+                }
+            } else {
+                const ulong e79 = (e34 + 2ul);
+                const uint v8 = atomic_or(&strata_out_shadow_[e79], (uint)0);
+                const uint v9 = atomic_or(&strata_out_shadow_[(e34 + 3ul)], (uint)0);
+                const bool e88 = (((v8 - 1u) / e40) == e35);
+                if (((v8 != 0u) && (v8 != e44)) && ((!e88) || (e88 && (((uint)((v9 ^ e50) >> (16u & 31))) == 0u)))) {
+                    const uint v10 = atomic_add(&strata_fault_[0u], 1u);
+                    if (v10 == 0u) {
+                        strata_fault_[1u] = 2u;
+                        const uint e68 = ((uint)e27);
+                        strata_fault_[2u] = e68;
+                        const uint e70 = ((uint)((ulong)(e27 >> (32ul & 63))));
+                        strata_fault_[3u] = e70;
+                        const ulong e102 = (((ulong)v8) | ((ulong)((ulong)((ulong)v9) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e102);
+                        strata_fault_[5u] = ((uint)((ulong)(e102 >> (32ul & 63))));
+                        strata_fault_[6u] = e1;
+                        const uint e24 = (uint)get_global_id(1);
+                        strata_fault_[7u] = e24;
+                        const uint e26 = (uint)get_global_id(2);
+                        strata_fault_[8u] = e26;
+                    }
+                }
+                (void)atomic_xchg(&strata_out_shadow_[e79], 0u);
+            }
+        }
         out[e1] = v0;
     } else {
         const uint v3 = atomic_add(&strata_fault_[0u], 1u);
         if (v3 == 0u) {
             strata_fault_[1u] = 1u;
-            strata_fault_[2u] = ((uint)e27);
-            strata_fault_[3u] = ((uint)((ulong)(e27 >> (32ul & 63))));
+            const uint e68 = ((uint)e27);
+            strata_fault_[2u] = e68;
+            const uint e70 = ((uint)((ulong)(e27 >> (32ul & 63))));
+            strata_fault_[3u] = e70;
             strata_fault_[4u] = ((uint)e29);
             strata_fault_[5u] = ((uint)((ulong)(e29 >> (32ul & 63))));
             strata_fault_[6u] = e1;

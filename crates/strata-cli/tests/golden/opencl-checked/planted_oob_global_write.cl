@@ -5,53 +5,169 @@ __kernel void planted_oob_global_write(
     __global uint* out,
     const uint out_len,
     __global uint* strata_fault_,
-    const uint strata_fault__len
+    const uint strata_fault__len,
+    __global uint* strata_out_shadow_,
+    const uint strata_out_shadow__len
 ) {
-    const uint e0 = (uint)get_global_id(0);
-    if (e0 == 5u) {
-        const uint e4 = (e0 + 100u);
-        const ulong e5 = ((ulong)e4);
-        const ulong e7 = ((ulong)out_len);
-        if (e5 < e7) {
-            out[e4] = 1u;
+    uint strata_phase_ = 0;
+    strata_phase_ = 0u;
+    const uint e1 = (uint)get_global_id(0);
+    if (e1 == 5u) {
+        const uint e5 = (e1 + 100u);
+        const ulong e6 = ((ulong)e5);
+        const ulong e8 = ((ulong)out_len);
+        if (e6 < e8) {
+            const bool e12 = (strata_out_shadow__len != 1u);
+            if (e12) {
+                const uint v2 = strata_phase_;
+                const ulong e14 = (e6 * 4ul);
+                const uint e15 = ((uint)get_group_id(0) + (uint)get_num_groups(0) * ((uint)get_group_id(1) + (uint)get_num_groups(1) * (uint)get_group_id(2)));
+                const uint e20 = (((uint)get_local_size(0) * (uint)get_local_size(1)) * (uint)get_local_size(2));
+                const uint e24 = (((e15 * e20) + ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)))) + 1u);
+                const uint v3 = atomic_xchg(&strata_out_shadow_[e14], e24);
+                const uint e31 = (((uint)((uint)v2 << (16u & 31))) | 2u);
+                const uint v4 = atomic_xchg(&strata_out_shadow_[(e14 + 1ul)], e31);
+                const bool e38 = (((v3 - 1u) / e20) == e15);
+                if (((v3 != 0u) && (v3 != e24)) && ((!e38) || (e38 && (((uint)((v4 ^ e31) >> (16u & 31))) == 0u)))) {
+                    const uint v5 = atomic_add(&strata_fault_[0u], 1u);
+                    if (v5 == 0u) {
+                        strata_fault_[1u] = 2u;
+                        const uint e49 = ((uint)e6);
+                        strata_fault_[2u] = e49;
+                        const uint e53 = ((uint)((ulong)(e6 >> (32ul & 63))));
+                        strata_fault_[3u] = e53;
+                        const ulong e58 = (((ulong)v3) | ((ulong)((ulong)((ulong)v4) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e58);
+                        strata_fault_[5u] = ((uint)((ulong)(e58 >> (32ul & 63))));
+                        strata_fault_[6u] = e1;
+                        const uint e64 = (uint)get_global_id(1);
+                        strata_fault_[7u] = e64;
+                        const uint e66 = (uint)get_global_id(2);
+                        strata_fault_[8u] = e66;
+                    }
+                } else {
+                    const ulong e68 = (e14 + 2ul);
+                    const uint v6 = atomic_or(&strata_out_shadow_[e68], (uint)0);
+                    const uint v7 = atomic_or(&strata_out_shadow_[(e14 + 3ul)], (uint)0);
+                    const bool e77 = (((v6 - 1u) / e20) == e15);
+                    if (((v6 != 0u) && (v6 != e24)) && ((!e77) || (e77 && (((uint)((v7 ^ e31) >> (16u & 31))) == 0u)))) {
+                        const uint v8 = atomic_add(&strata_fault_[0u], 1u);
+                        if (v8 == 0u) {
+                            strata_fault_[1u] = 2u;
+                            const uint e49 = ((uint)e6);
+                            strata_fault_[2u] = e49;
+                            const uint e53 = ((uint)((ulong)(e6 >> (32ul & 63))));
+                            strata_fault_[3u] = e53;
+                            const ulong e91 = (((ulong)v6) | ((ulong)((ulong)((ulong)v7) << (32ul & 63))));
+                            strata_fault_[4u] = ((uint)e91);
+                            strata_fault_[5u] = ((uint)((ulong)(e91 >> (32ul & 63))));
+                            strata_fault_[6u] = e1;
+                            const uint e64 = (uint)get_global_id(1);
+                            strata_fault_[7u] = e64;
+                            const uint e66 = (uint)get_global_id(2);
+                            strata_fault_[8u] = e66;
+                        }
+                    }
+                    (void)atomic_xchg(&strata_out_shadow_[e68], 0u);
+                }
+            }
+            out[e5] = 1u;
         } else {
             const uint v0 = atomic_add(&strata_fault_[0u], 1u);
             if (v0 == 0u) {
                 strata_fault_[1u] = 0u;
-                strata_fault_[2u] = ((uint)e5);
-                strata_fault_[3u] = ((uint)((ulong)(e5 >> (32ul & 63))));
-                const uint e20 = ((uint)e7);
-                strata_fault_[4u] = e20;
-                const uint e22 = ((uint)((ulong)(e7 >> (32ul & 63))));
-                strata_fault_[5u] = e22;
-                strata_fault_[6u] = e0;
-                const uint e25 = (uint)get_global_id(1);
-                strata_fault_[7u] = e25;
-                const uint e27 = (uint)get_global_id(2);
-                strata_fault_[8u] = e27;
+                const uint e49 = ((uint)e6);
+                strata_fault_[2u] = e49;
+                const uint e53 = ((uint)((ulong)(e6 >> (32ul & 63))));
+                strata_fault_[3u] = e53;
+                const uint e97 = ((uint)e8);
+                strata_fault_[4u] = e97;
+                const uint e99 = ((uint)((ulong)(e8 >> (32ul & 63))));
+                strata_fault_[5u] = e99;
+                strata_fault_[6u] = e1;
+                const uint e64 = (uint)get_global_id(1);
+                strata_fault_[7u] = e64;
+                const uint e66 = (uint)get_global_id(2);
+                strata_fault_[8u] = e66;
             }
         }
     }
-    if (e0 != 5u) {
-        const ulong e29 = ((ulong)e0);
-        const ulong e7 = ((ulong)out_len);
-        if (e29 < e7) {
-            out[e0] = e0;
+    if (e1 != 5u) {
+        const ulong e101 = ((ulong)e1);
+        const ulong e8 = ((ulong)out_len);
+        if (e101 < e8) {
+            const bool e12 = (strata_out_shadow__len != 1u);
+            if (e12) {
+                const uint v9 = strata_phase_;
+                const ulong e103 = (e101 * 4ul);
+                const uint e15 = ((uint)get_group_id(0) + (uint)get_num_groups(0) * ((uint)get_group_id(1) + (uint)get_num_groups(1) * (uint)get_group_id(2)));
+                const uint e20 = (((uint)get_local_size(0) * (uint)get_local_size(1)) * (uint)get_local_size(2));
+                const uint e24 = (((e15 * e20) + ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)))) + 1u);
+                const uint v10 = atomic_xchg(&strata_out_shadow_[e103], e24);
+                const uint e107 = (((uint)((uint)v9 << (16u & 31))) | 3u);
+                const uint v11 = atomic_xchg(&strata_out_shadow_[(e103 + 1ul)], e107);
+                const bool e114 = (((v10 - 1u) / e20) == e15);
+                if (((v10 != 0u) && (v10 != e24)) && ((!e114) || (e114 && (((uint)((v11 ^ e107) >> (16u & 31))) == 0u)))) {
+                    const uint v12 = atomic_add(&strata_fault_[0u], 1u);
+                    if (v12 == 0u) {
+                        strata_fault_[1u] = 3u;
+                        const uint e125 = ((uint)e101);
+                        strata_fault_[2u] = e125;
+                        const uint e127 = ((uint)((ulong)(e101 >> (32ul & 63))));
+                        strata_fault_[3u] = e127;
+                        const ulong e131 = (((ulong)v10) | ((ulong)((ulong)((ulong)v11) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e131);
+                        strata_fault_[5u] = ((uint)((ulong)(e131 >> (32ul & 63))));
+                        strata_fault_[6u] = e1;
+                        const uint e64 = (uint)get_global_id(1);
+                        strata_fault_[7u] = e64;
+                        const uint e66 = (uint)get_global_id(2);
+                        strata_fault_[8u] = e66;
+                    }
+                } else {
+                    const ulong e135 = (e103 + 2ul);
+                    const uint v13 = atomic_or(&strata_out_shadow_[e135], (uint)0);
+                    const uint v14 = atomic_or(&strata_out_shadow_[(e103 + 3ul)], (uint)0);
+                    const bool e143 = (((v13 - 1u) / e20) == e15);
+                    if (((v13 != 0u) && (v13 != e24)) && ((!e143) || (e143 && (((uint)((v14 ^ e107) >> (16u & 31))) == 0u)))) {
+                        const uint v15 = atomic_add(&strata_fault_[0u], 1u);
+                        if (v15 == 0u) {
+                            strata_fault_[1u] = 3u;
+                            const uint e125 = ((uint)e101);
+                            strata_fault_[2u] = e125;
+                            const uint e127 = ((uint)((ulong)(e101 >> (32ul & 63))));
+                            strata_fault_[3u] = e127;
+                            const ulong e157 = (((ulong)v13) | ((ulong)((ulong)((ulong)v14) << (32ul & 63))));
+                            strata_fault_[4u] = ((uint)e157);
+                            strata_fault_[5u] = ((uint)((ulong)(e157 >> (32ul & 63))));
+                            strata_fault_[6u] = e1;
+                            const uint e64 = (uint)get_global_id(1);
+                            strata_fault_[7u] = e64;
+                            const uint e66 = (uint)get_global_id(2);
+                            strata_fault_[8u] = e66;
+                        }
+                    }
+                    (void)atomic_xchg(&strata_out_shadow_[e135], 0u);
+                }
+            }
+            out[e1] = e1;
         } else {
             const uint v1 = atomic_add(&strata_fault_[0u], 1u);
             if (v1 == 0u) {
                 strata_fault_[1u] = 1u;
-                strata_fault_[2u] = ((uint)e29);
-                strata_fault_[3u] = ((uint)((ulong)(e29 >> (32ul & 63))));
-                const uint e20 = ((uint)e7);
-                strata_fault_[4u] = e20;
-                const uint e22 = ((uint)((ulong)(e7 >> (32ul & 63))));
-                strata_fault_[5u] = e22;
-                strata_fault_[6u] = e0;
-                const uint e25 = (uint)get_global_id(1);
-                strata_fault_[7u] = e25;
-                const uint e27 = (uint)get_global_id(2);
-                strata_fault_[8u] = e27;
+                const uint e125 = ((uint)e101);
+                strata_fault_[2u] = e125;
+                const uint e127 = ((uint)((ulong)(e101 >> (32ul & 63))));
+                strata_fault_[3u] = e127;
+                const uint e97 = ((uint)e8);
+                strata_fault_[4u] = e97;
+                const uint e99 = ((uint)((ulong)(e8 >> (32ul & 63))));
+                strata_fault_[5u] = e99;
+                strata_fault_[6u] = e1;
+                const uint e64 = (uint)get_global_id(1);
+                strata_fault_[7u] = e64;
+                const uint e66 = (uint)get_global_id(2);
+                strata_fault_[8u] = e66;
             }
         }
     }

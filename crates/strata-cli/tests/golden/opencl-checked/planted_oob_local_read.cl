@@ -5,72 +5,252 @@ __kernel void planted_oob_local_read(
     __global uint* out,
     const uint out_len,
     __global uint* strata_fault_,
-    const uint strata_fault__len
+    const uint strata_fault__len,
+    __global uint* strata_out_shadow_,
+    const uint strata_out_shadow__len
 ) {
     __local uint tile[8];
+    __local uint strata_tile_writer_[8];
+    __local uint strata_tile_writer_site_[8];
+    __local uint strata_tile_reader_[8];
+    __local uint strata_tile_reader_site_[8];
     uint strata_loaded0_ = 0;
+    uint strata_phase_ = 0;
     strata_loaded0_ = 0u;
-    const uint e1 = (uint)get_local_id(0);
-    const ulong e2 = ((ulong)e1);
-    if (e2 < 8ul) {
-        tile[e1] = (e1 + 1u);
+    strata_phase_ = 0u;
+    const uint e1 = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
+    const uint e7 = (((uint)get_local_size(0) * (uint)get_local_size(1)) * (uint)get_local_size(2));
+    for (uint v5 = e1; v5 < 8u; v5 += e7) {
+        strata_tile_writer_[v5] = 0u;
+        strata_tile_writer_site_[v5] = 0u;
+        strata_tile_reader_[v5] = 0u;
+        strata_tile_reader_site_[v5] = 0u;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const uint e9 = (uint)get_local_id(0);
+    const ulong e10 = ((ulong)e9);
+    if (e10 < 8ul) {
+        const uint v6 = strata_phase_;
+        const uint e19 = (e1 + 1u);
+        const uint e22 = ((((uint)((uint)(v6 & 32767u) << (16u & 31))) | e19) | 2147483648u);
+        const uint v7 = atomic_xchg(&strata_tile_writer_[e9], e22);
+        const uint v8 = atomic_xchg(&strata_tile_writer_site_[e9], 3u);
+        const uint e26 = (v7 & 65535u);
+        const uint e28 = (e22 & 65535u);
+        if (((e26 != 0u) && (e26 != e28)) && (((v7 ^ e22) & 2147418112u) == 0u)) {
+            const uint v9 = atomic_add(&strata_fault_[0u], 1u);
+            if (v9 == 0u) {
+                strata_fault_[1u] = 3u;
+                const uint e39 = ((uint)e10);
+                strata_fault_[2u] = e39;
+                const uint e42 = ((uint)((ulong)(e10 >> (32ul & 63))));
+                strata_fault_[3u] = e42;
+                const ulong e48 = (((ulong)v7) | ((ulong)((ulong)((ulong)v8) << (32ul & 63))));
+                strata_fault_[4u] = ((uint)e48);
+                strata_fault_[5u] = ((uint)((ulong)(e48 >> (32ul & 63))));
+                const uint e54 = (uint)get_global_id(0);
+                strata_fault_[6u] = e54;
+                const uint e56 = (uint)get_global_id(1);
+                strata_fault_[7u] = e56;
+                const uint e57 = (uint)get_global_id(2);
+                strata_fault_[8u] = e57;
+            }
+        } else {
+            const uint v10 = atomic_or(&strata_tile_reader_[e9], (uint)0);
+            const uint v11 = atomic_or(&strata_tile_reader_site_[e9], (uint)0);
+            const uint e59 = (v10 & 65535u);
+            if (((e59 != 0u) && (e59 != e28)) && (((v10 ^ e22) & 2147418112u) == 0u)) {
+                const uint v12 = atomic_add(&strata_fault_[0u], 1u);
+                if (v12 == 0u) {
+                    strata_fault_[1u] = 3u;
+                    const uint e39 = ((uint)e10);
+                    strata_fault_[2u] = e39;
+                    const uint e42 = ((uint)((ulong)(e10 >> (32ul & 63))));
+                    strata_fault_[3u] = e42;
+                    const ulong e73 = (((ulong)v10) | ((ulong)((ulong)((ulong)v11) << (32ul & 63))));
+                    strata_fault_[4u] = ((uint)e73);
+                    strata_fault_[5u] = ((uint)((ulong)(e73 >> (32ul & 63))));
+                    const uint e54 = (uint)get_global_id(0);
+                    strata_fault_[6u] = e54;
+                    const uint e56 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e56;
+                    const uint e57 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e57;
+                }
+            }
+            (void)atomic_xchg(&strata_tile_reader_[e9], 0u);
+        }
+        tile[e9] = (e9 + 1u);
     } else {
         const uint v1 = atomic_add(&strata_fault_[0u], 1u);
         if (v1 == 0u) {
             strata_fault_[1u] = 0u;
-            strata_fault_[2u] = ((uint)e2);
-            strata_fault_[3u] = ((uint)((ulong)(e2 >> (32ul & 63))));
+            const uint e39 = ((uint)e10);
+            strata_fault_[2u] = e39;
+            const uint e42 = ((uint)((ulong)(e10 >> (32ul & 63))));
+            strata_fault_[3u] = e42;
             strata_fault_[4u] = 8u;
             strata_fault_[5u] = 0u;
-            const uint e19 = (uint)get_global_id(0);
-            strata_fault_[6u] = e19;
-            const uint e21 = (uint)get_global_id(1);
-            strata_fault_[7u] = e21;
-            const uint e22 = (uint)get_global_id(2);
-            strata_fault_[8u] = e22;
+            const uint e54 = (uint)get_global_id(0);
+            strata_fault_[6u] = e54;
+            const uint e56 = (uint)get_global_id(1);
+            strata_fault_[7u] = e56;
+            const uint e57 = (uint)get_global_id(2);
+            strata_fault_[8u] = e57;
         }
     }
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const uint e24 = ((e1 == 6u) ? 8u : e1);
-    const ulong e25 = ((ulong)e24);
-    if (e25 < 8ul) {
-        const uint v3 = tile[e24];
+    const uint v13 = strata_phase_;
+    strata_phase_ = (v13 + 1u);
+    const uint e83 = ((e9 == 6u) ? 8u : e9);
+    const ulong e84 = ((ulong)e83);
+    if (e84 < 8ul) {
+        const uint v14 = strata_phase_;
+        const uint v15 = atomic_or(&strata_tile_writer_[e83], (uint)0);
+        const uint v16 = atomic_or(&strata_tile_writer_site_[e83], (uint)0);
+        if ((v15 & 2147483648u) == 0u) {
+            const uint v17 = atomic_add(&strata_fault_[0u], 1u);
+            if (v17 == 0u) {
+                strata_fault_[1u] = 4u;
+                const uint e91 = ((uint)e84);
+                strata_fault_[2u] = e91;
+                const uint e93 = ((uint)((ulong)(e84 >> (32ul & 63))));
+                strata_fault_[3u] = e93;
+                strata_fault_[4u] = 0u;
+                strata_fault_[5u] = 0u;
+                const uint e54 = (uint)get_global_id(0);
+                strata_fault_[6u] = e54;
+                const uint e56 = (uint)get_global_id(1);
+                strata_fault_[7u] = e56;
+                const uint e57 = (uint)get_global_id(2);
+                strata_fault_[8u] = e57;
+            }
+        } else {
+            const uint e94 = (v15 & 65535u);
+            const uint e19 = (e1 + 1u);
+            const uint e100 = ((((uint)((uint)(v14 & 32767u) << (16u & 31))) | e19) | 2147483648u);
+            const uint e101 = (e100 & 65535u);
+            if (((e94 != 0u) && (e94 != e101)) && (((v15 ^ e100) & 2147418112u) == 0u)) {
+                const uint v18 = atomic_add(&strata_fault_[0u], 1u);
+                if (v18 == 0u) {
+                    strata_fault_[1u] = 5u;
+                    const uint e91 = ((uint)e84);
+                    strata_fault_[2u] = e91;
+                    const uint e93 = ((uint)((ulong)(e84 >> (32ul & 63))));
+                    strata_fault_[3u] = e93;
+                    const ulong e114 = (((ulong)v15) | ((ulong)((ulong)((ulong)v16) << (32ul & 63))));
+                    strata_fault_[4u] = ((uint)e114);
+                    strata_fault_[5u] = ((uint)((ulong)(e114 >> (32ul & 63))));
+                    const uint e54 = (uint)get_global_id(0);
+                    strata_fault_[6u] = e54;
+                    const uint e56 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e56;
+                    const uint e57 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e57;
+                }
+            } else {
+                const uint v19 = atomic_or(&strata_tile_reader_[e83], (uint)0);
+                const uint e119 = (v19 & 65535u);
+                if (((e119 != 0u) && (e119 != e101)) && (((v19 ^ e100) & 2147418112u) == 0u)) {
+                } else {
+                    (void)atomic_xchg(&strata_tile_reader_[e83], e100);
+                    (void)atomic_xchg(&strata_tile_reader_site_[e83], 5u);
+                }
+            }
+        }
+        const uint v3 = tile[e83];
         strata_loaded0_ = v3;
     } else {
         const uint v2 = atomic_add(&strata_fault_[0u], 1u);
         if (v2 == 0u) {
             strata_fault_[1u] = 1u;
-            strata_fault_[2u] = ((uint)e25);
-            strata_fault_[3u] = ((uint)((ulong)(e25 >> (32ul & 63))));
+            const uint e91 = ((uint)e84);
+            strata_fault_[2u] = e91;
+            const uint e93 = ((uint)((ulong)(e84 >> (32ul & 63))));
+            strata_fault_[3u] = e93;
             strata_fault_[4u] = 8u;
             strata_fault_[5u] = 0u;
-            const uint e19 = (uint)get_global_id(0);
-            strata_fault_[6u] = e19;
-            const uint e21 = (uint)get_global_id(1);
-            strata_fault_[7u] = e21;
-            const uint e22 = (uint)get_global_id(2);
-            strata_fault_[8u] = e22;
+            const uint e54 = (uint)get_global_id(0);
+            strata_fault_[6u] = e54;
+            const uint e56 = (uint)get_global_id(1);
+            strata_fault_[7u] = e56;
+            const uint e57 = (uint)get_global_id(2);
+            strata_fault_[8u] = e57;
         }
     }
     const uint v0 = strata_loaded0_;
-    const uint e19 = (uint)get_global_id(0);
-    const ulong e33 = ((ulong)e19);
-    const ulong e35 = ((ulong)out_len);
-    if (e33 < e35) {
-        out[e19] = v0;
+    const uint e54 = (uint)get_global_id(0);
+    const ulong e130 = ((ulong)e54);
+    const ulong e132 = ((ulong)out_len);
+    if (e130 < e132) {
+        if (strata_out_shadow__len != 1u) {
+            const uint v20 = strata_phase_;
+            const ulong e137 = (e130 * 4ul);
+            const uint e138 = ((uint)get_group_id(0) + (uint)get_num_groups(0) * ((uint)get_group_id(1) + (uint)get_num_groups(1) * (uint)get_group_id(2)));
+            const uint e141 = (((e138 * e7) + e1) + 1u);
+            const uint v21 = atomic_xchg(&strata_out_shadow_[e137], e141);
+            const uint e146 = (((uint)((uint)v20 << (16u & 31))) | 6u);
+            const uint v22 = atomic_xchg(&strata_out_shadow_[(e137 + 1ul)], e146);
+            const bool e153 = (((v21 - 1u) / e7) == e138);
+            if (((v21 != 0u) && (v21 != e141)) && ((!e153) || (e153 && (((uint)((v22 ^ e146) >> (16u & 31))) == 0u)))) {
+                const uint v23 = atomic_add(&strata_fault_[0u], 1u);
+                if (v23 == 0u) {
+                    strata_fault_[1u] = 6u;
+                    const uint e164 = ((uint)e130);
+                    strata_fault_[2u] = e164;
+                    const uint e166 = ((uint)((ulong)(e130 >> (32ul & 63))));
+                    strata_fault_[3u] = e166;
+                    const ulong e170 = (((ulong)v21) | ((ulong)((ulong)((ulong)v22) << (32ul & 63))));
+                    strata_fault_[4u] = ((uint)e170);
+                    strata_fault_[5u] = ((uint)((ulong)(e170 >> (32ul & 63))));
+                    strata_fault_[6u] = e54;
+                    const uint e56 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e56;
+                    const uint e57 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e57;
+                }
+            } else {
+                const ulong e175 = (e137 + 2ul);
+                const uint v24 = atomic_or(&strata_out_shadow_[e175], (uint)0);
+                const uint v25 = atomic_or(&strata_out_shadow_[(e137 + 3ul)], (uint)0);
+                const bool e184 = (((v24 - 1u) / e7) == e138);
+                if (((v24 != 0u) && (v24 != e141)) && ((!e184) || (e184 && (((uint)((v25 ^ e146) >> (16u & 31))) == 0u)))) {
+                    const uint v26 = atomic_add(&strata_fault_[0u], 1u);
+                    if (v26 == 0u) {
+                        strata_fault_[1u] = 6u;
+                        const uint e164 = ((uint)e130);
+                        strata_fault_[2u] = e164;
+                        const uint e166 = ((uint)((ulong)(e130 >> (32ul & 63))));
+                        strata_fault_[3u] = e166;
+                        const ulong e198 = (((ulong)v24) | ((ulong)((ulong)((ulong)v25) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e198);
+                        strata_fault_[5u] = ((uint)((ulong)(e198 >> (32ul & 63))));
+                        strata_fault_[6u] = e54;
+                        const uint e56 = (uint)get_global_id(1);
+                        strata_fault_[7u] = e56;
+                        const uint e57 = (uint)get_global_id(2);
+                        strata_fault_[8u] = e57;
+                    }
+                }
+                (void)atomic_xchg(&strata_out_shadow_[e175], 0u);
+            }
+        }
+        out[e54] = v0;
     } else {
         const uint v4 = atomic_add(&strata_fault_[0u], 1u);
         if (v4 == 0u) {
             strata_fault_[1u] = 2u;
-            strata_fault_[2u] = ((uint)e33);
-            strata_fault_[3u] = ((uint)((ulong)(e33 >> (32ul & 63))));
-            strata_fault_[4u] = ((uint)e35);
-            strata_fault_[5u] = ((uint)((ulong)(e35 >> (32ul & 63))));
-            strata_fault_[6u] = e19;
-            const uint e21 = (uint)get_global_id(1);
-            strata_fault_[7u] = e21;
-            const uint e22 = (uint)get_global_id(2);
-            strata_fault_[8u] = e22;
+            const uint e164 = ((uint)e130);
+            strata_fault_[2u] = e164;
+            const uint e166 = ((uint)((ulong)(e130 >> (32ul & 63))));
+            strata_fault_[3u] = e166;
+            strata_fault_[4u] = ((uint)e132);
+            strata_fault_[5u] = ((uint)((ulong)(e132 >> (32ul & 63))));
+            strata_fault_[6u] = e54;
+            const uint e56 = (uint)get_global_id(1);
+            strata_fault_[7u] = e56;
+            const uint e57 = (uint)get_global_id(2);
+            strata_fault_[8u] = e57;
         }
     }
 }

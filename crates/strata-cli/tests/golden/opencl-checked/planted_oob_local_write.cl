@@ -5,78 +5,307 @@ __kernel void planted_oob_local_write(
     __global uint* out,
     const uint out_len,
     __global uint* strata_fault_,
-    const uint strata_fault__len
+    const uint strata_fault__len,
+    __global uint* strata_out_shadow_,
+    const uint strata_out_shadow__len
 ) {
     __local uint tile[4];
-    const uint e0 = (uint)get_local_id(0);
-    if (e0 < 4u) {
-        const ulong e3 = ((ulong)e0);
-        const bool e5 = (e3 < 4ul);
-        if (e5) {
-            tile[e0] = e0;
+    __local uint strata_tile_writer_[4];
+    __local uint strata_tile_writer_site_[4];
+    __local uint strata_tile_reader_[4];
+    __local uint strata_tile_reader_site_[4];
+    uint strata_phase_ = 0;
+    strata_phase_ = 0u;
+    const uint e1 = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
+    const uint e7 = (((uint)get_local_size(0) * (uint)get_local_size(1)) * (uint)get_local_size(2));
+    for (uint v4 = e1; v4 < 4u; v4 += e7) {
+        strata_tile_writer_[v4] = 0u;
+        strata_tile_writer_site_[v4] = 0u;
+        strata_tile_reader_[v4] = 0u;
+        strata_tile_reader_site_[v4] = 0u;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const uint e9 = (uint)get_local_id(0);
+    if (e9 < 4u) {
+        const ulong e11 = ((ulong)e9);
+        const bool e13 = (e11 < 4ul);
+        if (e13) {
+            const uint v5 = strata_phase_;
+            const uint e20 = (e1 + 1u);
+            const uint e23 = ((((uint)((uint)(v5 & 32767u) << (16u & 31))) | e20) | 2147483648u);
+            const uint v6 = atomic_xchg(&strata_tile_writer_[e9], e23);
+            const uint v7 = atomic_xchg(&strata_tile_writer_site_[e9], 3u);
+            const uint e27 = (v6 & 65535u);
+            const uint e29 = (e23 & 65535u);
+            if (((e27 != 0u) && (e27 != e29)) && (((v6 ^ e23) & 2147418112u) == 0u)) {
+                const uint v8 = atomic_add(&strata_fault_[0u], 1u);
+                if (v8 == 0u) {
+                    strata_fault_[1u] = 3u;
+                    const uint e40 = ((uint)e11);
+                    strata_fault_[2u] = e40;
+                    const uint e43 = ((uint)((ulong)(e11 >> (32ul & 63))));
+                    strata_fault_[3u] = e43;
+                    const ulong e48 = (((ulong)v6) | ((ulong)((ulong)((ulong)v7) << (32ul & 63))));
+                    strata_fault_[4u] = ((uint)e48);
+                    strata_fault_[5u] = ((uint)((ulong)(e48 >> (32ul & 63))));
+                    const uint e54 = (uint)get_global_id(0);
+                    strata_fault_[6u] = e54;
+                    const uint e56 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e56;
+                    const uint e58 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e58;
+                }
+            } else {
+                const uint v9 = atomic_or(&strata_tile_reader_[e9], (uint)0);
+                const uint v10 = atomic_or(&strata_tile_reader_site_[e9], (uint)0);
+                const uint e60 = (v9 & 65535u);
+                if (((e60 != 0u) && (e60 != e29)) && (((v9 ^ e23) & 2147418112u) == 0u)) {
+                    const uint v11 = atomic_add(&strata_fault_[0u], 1u);
+                    if (v11 == 0u) {
+                        strata_fault_[1u] = 3u;
+                        const uint e40 = ((uint)e11);
+                        strata_fault_[2u] = e40;
+                        const uint e43 = ((uint)((ulong)(e11 >> (32ul & 63))));
+                        strata_fault_[3u] = e43;
+                        const ulong e74 = (((ulong)v9) | ((ulong)((ulong)((ulong)v10) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e74);
+                        strata_fault_[5u] = ((uint)((ulong)(e74 >> (32ul & 63))));
+                        const uint e54 = (uint)get_global_id(0);
+                        strata_fault_[6u] = e54;
+                        const uint e56 = (uint)get_global_id(1);
+                        strata_fault_[7u] = e56;
+                        const uint e58 = (uint)get_global_id(2);
+                        strata_fault_[8u] = e58;
+                    }
+                }
+                (void)atomic_xchg(&strata_tile_reader_[e9], 0u);
+            }
+            tile[e9] = e9;
         } else {
             const uint v1 = atomic_add(&strata_fault_[0u], 1u);
             if (v1 == 0u) {
                 strata_fault_[1u] = 0u;
-                const uint e11 = ((uint)e3);
-                strata_fault_[2u] = e11;
-                const uint e15 = ((uint)((ulong)(e3 >> (32ul & 63))));
-                strata_fault_[3u] = e15;
+                const uint e40 = ((uint)e11);
+                strata_fault_[2u] = e40;
+                const uint e43 = ((uint)((ulong)(e11 >> (32ul & 63))));
+                strata_fault_[3u] = e43;
                 strata_fault_[4u] = 4u;
                 strata_fault_[5u] = 0u;
-                const uint e18 = (uint)get_global_id(0);
-                strata_fault_[6u] = e18;
-                const uint e20 = (uint)get_global_id(1);
-                strata_fault_[7u] = e20;
-                const uint e22 = (uint)get_global_id(2);
-                strata_fault_[8u] = e22;
+                const uint e54 = (uint)get_global_id(0);
+                strata_fault_[6u] = e54;
+                const uint e56 = (uint)get_global_id(1);
+                strata_fault_[7u] = e56;
+                const uint e58 = (uint)get_global_id(2);
+                strata_fault_[8u] = e58;
             }
         }
     }
-    if (e0 == 4u) {
-        const ulong e3 = ((ulong)e0);
-        const bool e5 = (e3 < 4ul);
-        if (e5) {
-            tile[e0] = 99u;
+    if (e9 == 4u) {
+        const ulong e11 = ((ulong)e9);
+        const bool e13 = (e11 < 4ul);
+        if (e13) {
+            const uint v12 = strata_phase_;
+            const uint e20 = (e1 + 1u);
+            const uint e85 = ((((uint)((uint)(v12 & 32767u) << (16u & 31))) | e20) | 2147483648u);
+            const uint v13 = atomic_xchg(&strata_tile_writer_[e9], e85);
+            const uint v14 = atomic_xchg(&strata_tile_writer_site_[e9], 4u);
+            const uint e87 = (v13 & 65535u);
+            const uint e89 = (e85 & 65535u);
+            if (((e87 != 0u) && (e87 != e89)) && (((v13 ^ e85) & 2147418112u) == 0u)) {
+                const uint v15 = atomic_add(&strata_fault_[0u], 1u);
+                if (v15 == 0u) {
+                    strata_fault_[1u] = 4u;
+                    const uint e40 = ((uint)e11);
+                    strata_fault_[2u] = e40;
+                    const uint e43 = ((uint)((ulong)(e11 >> (32ul & 63))));
+                    strata_fault_[3u] = e43;
+                    const ulong e102 = (((ulong)v13) | ((ulong)((ulong)((ulong)v14) << (32ul & 63))));
+                    strata_fault_[4u] = ((uint)e102);
+                    strata_fault_[5u] = ((uint)((ulong)(e102 >> (32ul & 63))));
+                    const uint e54 = (uint)get_global_id(0);
+                    strata_fault_[6u] = e54;
+                    const uint e56 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e56;
+                    const uint e58 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e58;
+                }
+            } else {
+                const uint v16 = atomic_or(&strata_tile_reader_[e9], (uint)0);
+                const uint v17 = atomic_or(&strata_tile_reader_site_[e9], (uint)0);
+                const uint e107 = (v16 & 65535u);
+                if (((e107 != 0u) && (e107 != e89)) && (((v16 ^ e85) & 2147418112u) == 0u)) {
+                    const uint v18 = atomic_add(&strata_fault_[0u], 1u);
+                    if (v18 == 0u) {
+                        strata_fault_[1u] = 4u;
+                        const uint e40 = ((uint)e11);
+                        strata_fault_[2u] = e40;
+                        const uint e43 = ((uint)((ulong)(e11 >> (32ul & 63))));
+                        strata_fault_[3u] = e43;
+                        const ulong e121 = (((ulong)v16) | ((ulong)((ulong)((ulong)v17) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e121);
+                        strata_fault_[5u] = ((uint)((ulong)(e121 >> (32ul & 63))));
+                        const uint e54 = (uint)get_global_id(0);
+                        strata_fault_[6u] = e54;
+                        const uint e56 = (uint)get_global_id(1);
+                        strata_fault_[7u] = e56;
+                        const uint e58 = (uint)get_global_id(2);
+                        strata_fault_[8u] = e58;
+                    }
+                }
+                (void)atomic_xchg(&strata_tile_reader_[e9], 0u);
+            }
+            tile[e9] = 99u;
         } else {
             const uint v2 = atomic_add(&strata_fault_[0u], 1u);
             if (v2 == 0u) {
                 strata_fault_[1u] = 1u;
-                const uint e11 = ((uint)e3);
-                strata_fault_[2u] = e11;
-                const uint e15 = ((uint)((ulong)(e3 >> (32ul & 63))));
-                strata_fault_[3u] = e15;
+                const uint e40 = ((uint)e11);
+                strata_fault_[2u] = e40;
+                const uint e43 = ((uint)((ulong)(e11 >> (32ul & 63))));
+                strata_fault_[3u] = e43;
                 strata_fault_[4u] = 4u;
                 strata_fault_[5u] = 0u;
-                const uint e18 = (uint)get_global_id(0);
-                strata_fault_[6u] = e18;
-                const uint e20 = (uint)get_global_id(1);
-                strata_fault_[7u] = e20;
-                const uint e22 = (uint)get_global_id(2);
-                strata_fault_[8u] = e22;
+                const uint e54 = (uint)get_global_id(0);
+                strata_fault_[6u] = e54;
+                const uint e56 = (uint)get_global_id(1);
+                strata_fault_[7u] = e56;
+                const uint e58 = (uint)get_global_id(2);
+                strata_fault_[8u] = e58;
             }
         }
     }
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const uint v0 = tile[(e0 % 4u)];
-    const uint e18 = (uint)get_global_id(0);
-    const ulong e28 = ((ulong)e18);
-    const ulong e30 = ((ulong)out_len);
-    if (e28 < e30) {
-        out[e18] = v0;
+    const uint v19 = strata_phase_;
+    strata_phase_ = (v19 + 1u);
+    const uint v20 = strata_phase_;
+    const uint e130 = (e9 % 4u);
+    const uint v21 = atomic_or(&strata_tile_writer_[e130], (uint)0);
+    const uint v22 = atomic_or(&strata_tile_writer_site_[e130], (uint)0);
+    if ((v21 & 2147483648u) == 0u) {
+        const uint v23 = atomic_add(&strata_fault_[0u], 1u);
+        if (v23 == 0u) {
+            strata_fault_[1u] = 5u;
+            const ulong e136 = ((ulong)e130);
+            const uint e137 = ((uint)e136);
+            strata_fault_[2u] = e137;
+            const uint e139 = ((uint)((ulong)(e136 >> (32ul & 63))));
+            strata_fault_[3u] = e139;
+            strata_fault_[4u] = 0u;
+            strata_fault_[5u] = 0u;
+            const uint e54 = (uint)get_global_id(0);
+            strata_fault_[6u] = e54;
+            const uint e56 = (uint)get_global_id(1);
+            strata_fault_[7u] = e56;
+            const uint e58 = (uint)get_global_id(2);
+            strata_fault_[8u] = e58;
+        }
+    } else {
+        const uint e140 = (v21 & 65535u);
+        const uint e20 = (e1 + 1u);
+        const uint e146 = ((((uint)((uint)(v20 & 32767u) << (16u & 31))) | e20) | 2147483648u);
+        const uint e147 = (e146 & 65535u);
+        if (((e140 != 0u) && (e140 != e147)) && (((v21 ^ e146) & 2147418112u) == 0u)) {
+            const uint v24 = atomic_add(&strata_fault_[0u], 1u);
+            if (v24 == 0u) {
+                strata_fault_[1u] = 6u;
+                const ulong e136 = ((ulong)e130);
+                const uint e137 = ((uint)e136);
+                strata_fault_[2u] = e137;
+                const uint e139 = ((uint)((ulong)(e136 >> (32ul & 63))));
+                strata_fault_[3u] = e139;
+                const ulong e160 = (((ulong)v21) | ((ulong)((ulong)((ulong)v22) << (32ul & 63))));
+                strata_fault_[4u] = ((uint)e160);
+                strata_fault_[5u] = ((uint)((ulong)(e160 >> (32ul & 63))));
+                const uint e54 = (uint)get_global_id(0);
+                strata_fault_[6u] = e54;
+                const uint e56 = (uint)get_global_id(1);
+                strata_fault_[7u] = e56;
+                const uint e58 = (uint)get_global_id(2);
+                strata_fault_[8u] = e58;
+            }
+        } else {
+            const uint v25 = atomic_or(&strata_tile_reader_[e130], (uint)0);
+            const uint e165 = (v25 & 65535u);
+            if (((e165 != 0u) && (e165 != e147)) && (((v25 ^ e146) & 2147418112u) == 0u)) {
+            } else {
+                (void)atomic_xchg(&strata_tile_reader_[e130], e146);
+                (void)atomic_xchg(&strata_tile_reader_site_[e130], 6u);
+            }
+        }
+    }
+    const uint v0 = tile[e130];
+    const uint e54 = (uint)get_global_id(0);
+    const ulong e173 = ((ulong)e54);
+    const ulong e175 = ((ulong)out_len);
+    if (e173 < e175) {
+        if (strata_out_shadow__len != 1u) {
+            const uint v26 = strata_phase_;
+            const ulong e179 = (e173 * 4ul);
+            const uint e180 = ((uint)get_group_id(0) + (uint)get_num_groups(0) * ((uint)get_group_id(1) + (uint)get_num_groups(1) * (uint)get_group_id(2)));
+            const uint e183 = (((e180 * e7) + e1) + 1u);
+            const uint v27 = atomic_xchg(&strata_out_shadow_[e179], e183);
+            const uint e188 = (((uint)((uint)v26 << (16u & 31))) | 7u);
+            const uint v28 = atomic_xchg(&strata_out_shadow_[(e179 + 1ul)], e188);
+            const bool e195 = (((v27 - 1u) / e7) == e180);
+            if (((v27 != 0u) && (v27 != e183)) && ((!e195) || (e195 && (((uint)((v28 ^ e188) >> (16u & 31))) == 0u)))) {
+                const uint v29 = atomic_add(&strata_fault_[0u], 1u);
+                if (v29 == 0u) {
+                    strata_fault_[1u] = 7u;
+                    const uint e206 = ((uint)e173);
+                    strata_fault_[2u] = e206;
+                    const uint e208 = ((uint)((ulong)(e173 >> (32ul & 63))));
+                    strata_fault_[3u] = e208;
+                    const ulong e212 = (((ulong)v27) | ((ulong)((ulong)((ulong)v28) << (32ul & 63))));
+                    strata_fault_[4u] = ((uint)e212);
+                    strata_fault_[5u] = ((uint)((ulong)(e212 >> (32ul & 63))));
+                    strata_fault_[6u] = e54;
+                    const uint e56 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e56;
+                    const uint e58 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e58;
+                }
+            } else {
+                const ulong e217 = (e179 + 2ul);
+                const uint v30 = atomic_or(&strata_out_shadow_[e217], (uint)0);
+                const uint v31 = atomic_or(&strata_out_shadow_[(e179 + 3ul)], (uint)0);
+                const bool e226 = (((v30 - 1u) / e7) == e180);
+                if (((v30 != 0u) && (v30 != e183)) && ((!e226) || (e226 && (((uint)((v31 ^ e188) >> (16u & 31))) == 0u)))) {
+                    const uint v32 = atomic_add(&strata_fault_[0u], 1u);
+                    if (v32 == 0u) {
+                        strata_fault_[1u] = 7u;
+                        const uint e206 = ((uint)e173);
+                        strata_fault_[2u] = e206;
+                        const uint e208 = ((uint)((ulong)(e173 >> (32ul & 63))));
+                        strata_fault_[3u] = e208;
+                        const ulong e240 = (((ulong)v30) | ((ulong)((ulong)((ulong)v31) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e240);
+                        strata_fault_[5u] = ((uint)((ulong)(e240 >> (32ul & 63))));
+                        strata_fault_[6u] = e54;
+                        const uint e56 = (uint)get_global_id(1);
+                        strata_fault_[7u] = e56;
+                        const uint e58 = (uint)get_global_id(2);
+                        strata_fault_[8u] = e58;
+                    }
+                }
+                (void)atomic_xchg(&strata_out_shadow_[e217], 0u);
+            }
+        }
+        out[e54] = v0;
     } else {
         const uint v3 = atomic_add(&strata_fault_[0u], 1u);
         if (v3 == 0u) {
             strata_fault_[1u] = 2u;
-            strata_fault_[2u] = ((uint)e28);
-            strata_fault_[3u] = ((uint)((ulong)(e28 >> (32ul & 63))));
-            strata_fault_[4u] = ((uint)e30);
-            strata_fault_[5u] = ((uint)((ulong)(e30 >> (32ul & 63))));
-            strata_fault_[6u] = e18;
-            const uint e20 = (uint)get_global_id(1);
-            strata_fault_[7u] = e20;
-            const uint e22 = (uint)get_global_id(2);
-            strata_fault_[8u] = e22;
+            const uint e206 = ((uint)e173);
+            strata_fault_[2u] = e206;
+            const uint e208 = ((uint)((ulong)(e173 >> (32ul & 63))));
+            strata_fault_[3u] = e208;
+            strata_fault_[4u] = ((uint)e175);
+            strata_fault_[5u] = ((uint)((ulong)(e175 >> (32ul & 63))));
+            strata_fault_[6u] = e54;
+            const uint e56 = (uint)get_global_id(1);
+            strata_fault_[7u] = e56;
+            const uint e58 = (uint)get_global_id(2);
+            strata_fault_[8u] = e58;
         }
     }
 }

@@ -5,11 +5,62 @@ __kernel void planted_race_across_groups(
     __global uint* out,
     const uint out_len,
     __global uint* strata_fault_,
-    const uint strata_fault__len
+    const uint strata_fault__len,
+    __global uint* strata_out_shadow_,
+    const uint strata_out_shadow__len
 ) {
+    uint strata_phase_ = 0;
+    strata_phase_ = 0u;
     if ((uint)get_local_id(0) == 0u) {
         const ulong e5 = ((ulong)out_len);
         if (0ul < e5) {
+            const uint v1 = strata_phase_;
+            const uint e7 = ((uint)get_group_id(0) + (uint)get_num_groups(0) * ((uint)get_group_id(1) + (uint)get_num_groups(1) * (uint)get_group_id(2)));
+            const uint e12 = (((uint)get_local_size(0) * (uint)get_local_size(1)) * (uint)get_local_size(2));
+            const uint e17 = (((e7 * e12) + ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)))) + 1u);
+            const uint v2 = atomic_xchg(&strata_out_shadow_[0ul], e17);
+            const uint e22 = (((uint)((uint)v1 << (16u & 31))) | 1u);
+            const uint v3 = atomic_xchg(&strata_out_shadow_[1ul], e22);
+            const bool e29 = (((v2 - 1u) / e12) == e7);
+            if (((v2 != 0u) && (v2 != e17)) && ((!e29) || (e29 && (((uint)((v3 ^ e22) >> (16u & 31))) == 0u)))) {
+                const uint v4 = atomic_add(&strata_fault_[0u], 1u);
+                if (v4 == 0u) {
+                    strata_fault_[1u] = 1u;
+                    strata_fault_[2u] = 0u;
+                    strata_fault_[3u] = 0u;
+                    const ulong e47 = (((ulong)v2) | ((ulong)((ulong)((ulong)v3) << (32ul & 63))));
+                    strata_fault_[4u] = ((uint)e47);
+                    strata_fault_[5u] = ((uint)((ulong)(e47 >> (32ul & 63))));
+                    const uint e53 = (uint)get_global_id(0);
+                    strata_fault_[6u] = e53;
+                    const uint e55 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e55;
+                    const uint e57 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e57;
+                }
+            } else {
+                const uint v5 = atomic_or(&strata_out_shadow_[2ul], (uint)0);
+                const uint v6 = atomic_or(&strata_out_shadow_[3ul], (uint)0);
+                const bool e66 = (((v5 - 1u) / e12) == e7);
+                if (((v5 != 0u) && (v5 != e17)) && ((!e66) || (e66 && (((uint)((v6 ^ e22) >> (16u & 31))) == 0u)))) {
+                    const uint v7 = atomic_add(&strata_fault_[0u], 1u);
+                    if (v7 == 0u) {
+                        strata_fault_[1u] = 1u;
+                        strata_fault_[2u] = 0u;
+                        strata_fault_[3u] = 0u;
+                        const ulong e80 = (((ulong)v5) | ((ulong)((ulong)((ulong)v6) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e80);
+                        strata_fault_[5u] = ((uint)((ulong)(e80 >> (32ul & 63))));
+                        const uint e53 = (uint)get_global_id(0);
+                        strata_fault_[6u] = e53;
+                        const uint e55 = (uint)get_global_id(1);
+                        strata_fault_[7u] = e55;
+                        const uint e57 = (uint)get_global_id(2);
+                        strata_fault_[8u] = e57;
+                    }
+                }
+                (void)atomic_xchg(&strata_out_shadow_[2ul], 0u);
+            }
             out[0u] = (uint)get_group_id(0);
         } else {
             const uint v0 = atomic_add(&strata_fault_[0u], 1u);
@@ -19,9 +70,12 @@ __kernel void planted_race_across_groups(
                 strata_fault_[3u] = 0u;
                 strata_fault_[4u] = ((uint)e5);
                 strata_fault_[5u] = ((uint)((ulong)(e5 >> (32ul & 63))));
-                strata_fault_[6u] = (uint)get_global_id(0);
-                strata_fault_[7u] = (uint)get_global_id(1);
-                strata_fault_[8u] = (uint)get_global_id(2);
+                const uint e53 = (uint)get_global_id(0);
+                strata_fault_[6u] = e53;
+                const uint e55 = (uint)get_global_id(1);
+                strata_fault_[7u] = e55;
+                const uint e57 = (uint)get_global_id(2);
+                strata_fault_[8u] = e57;
             }
         }
     }

@@ -5,53 +5,150 @@ __kernel void planted_race_read_write(
     __global uint* x,
     const uint x_len,
     __global uint* strata_fault_,
-    const uint strata_fault__len
+    const uint strata_fault__len,
+    __global uint* strata_x_shadow_,
+    const uint strata_x_shadow__len
 ) {
     uint strata_loaded0_ = 0;
+    uint strata_phase_ = 0;
     strata_loaded0_ = 0u;
+    strata_phase_ = 0u;
     const uint e1 = (uint)get_global_id(0);
     const uint e6 = ((e1 < 7u) ? (e1 + 1u) : e1);
     const ulong e7 = ((ulong)e6);
     const ulong e9 = ((ulong)x_len);
     if (e7 < e9) {
+        const uint v4 = strata_phase_;
+        const ulong e12 = (e7 * 4ul);
+        const uint v5 = atomic_or(&strata_x_shadow_[e12], (uint)0);
+        const uint v6 = atomic_or(&strata_x_shadow_[(e12 + 1ul)], (uint)0);
+        const uint e17 = ((uint)get_group_id(0) + (uint)get_num_groups(0) * ((uint)get_group_id(1) + (uint)get_num_groups(1) * (uint)get_group_id(2)));
+        const uint e22 = (((uint)get_local_size(0) * (uint)get_local_size(1)) * (uint)get_local_size(2));
+        const uint e26 = (((e17 * e22) + ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)))) + 1u);
+        const bool e31 = (((v5 - 1u) / e22) == e17);
+        const uint e38 = (((uint)((uint)v4 << (16u & 31))) | 2u);
+        if (((v5 != 0u) && (v5 != e26)) && ((!e31) || (e31 && (((uint)((v6 ^ e38) >> (16u & 31))) == 0u)))) {
+            const uint v7 = atomic_add(&strata_fault_[0u], 1u);
+            if (v7 == 0u) {
+                strata_fault_[1u] = 2u;
+                const uint e47 = ((uint)e7);
+                strata_fault_[2u] = e47;
+                const uint e51 = ((uint)((ulong)(e7 >> (32ul & 63))));
+                strata_fault_[3u] = e51;
+                const ulong e56 = (((ulong)v5) | ((ulong)((ulong)((ulong)v6) << (32ul & 63))));
+                strata_fault_[4u] = ((uint)e56);
+                strata_fault_[5u] = ((uint)((ulong)(e56 >> (32ul & 63))));
+                strata_fault_[6u] = e1;
+                const uint e62 = (uint)get_global_id(1);
+                strata_fault_[7u] = e62;
+                const uint e64 = (uint)get_global_id(2);
+                strata_fault_[8u] = e64;
+            }
+        } else {
+            const ulong e66 = (e12 + 2ul);
+            const uint v8 = atomic_or(&strata_x_shadow_[e66], (uint)0);
+            const ulong e68 = (e12 + 3ul);
+            const uint v9 = atomic_or(&strata_x_shadow_[e68], (uint)0);
+            const bool e75 = (((v8 - 1u) / e22) == e17);
+            if (((v8 != 0u) && (v8 != e26)) && ((!e75) || (e75 && (((uint)((v9 ^ e38) >> (16u & 31))) == 0u)))) {
+            } else {
+                (void)atomic_xchg(&strata_x_shadow_[e66], e26);
+                (void)atomic_xchg(&strata_x_shadow_[e68], e38);
+            }
+        }
         const uint v2 = x[e6];
         strata_loaded0_ = v2;
     } else {
         const uint v1 = atomic_add(&strata_fault_[0u], 1u);
         if (v1 == 0u) {
             strata_fault_[1u] = 0u;
-            strata_fault_[2u] = ((uint)e7);
-            strata_fault_[3u] = ((uint)((ulong)(e7 >> (32ul & 63))));
-            const uint e21 = ((uint)e9);
-            strata_fault_[4u] = e21;
-            const uint e24 = ((uint)((ulong)(e9 >> (32ul & 63))));
-            strata_fault_[5u] = e24;
+            const uint e47 = ((uint)e7);
+            strata_fault_[2u] = e47;
+            const uint e51 = ((uint)((ulong)(e7 >> (32ul & 63))));
+            strata_fault_[3u] = e51;
+            const uint e87 = ((uint)e9);
+            strata_fault_[4u] = e87;
+            const uint e89 = ((uint)((ulong)(e9 >> (32ul & 63))));
+            strata_fault_[5u] = e89;
             strata_fault_[6u] = e1;
-            const uint e26 = (uint)get_global_id(1);
-            strata_fault_[7u] = e26;
-            const uint e28 = (uint)get_global_id(2);
-            strata_fault_[8u] = e28;
+            const uint e62 = (uint)get_global_id(1);
+            strata_fault_[7u] = e62;
+            const uint e64 = (uint)get_global_id(2);
+            strata_fault_[8u] = e64;
         }
     }
     const uint v0 = strata_loaded0_;
-    const ulong e29 = ((ulong)e1);
-    if (e29 < e9) {
+    const ulong e90 = ((ulong)e1);
+    if (e90 < e9) {
+        const uint v10 = strata_phase_;
+        const ulong e92 = (e90 * 4ul);
+        const uint e17 = ((uint)get_group_id(0) + (uint)get_num_groups(0) * ((uint)get_group_id(1) + (uint)get_num_groups(1) * (uint)get_group_id(2)));
+        const uint e22 = (((uint)get_local_size(0) * (uint)get_local_size(1)) * (uint)get_local_size(2));
+        const uint e26 = (((e17 * e22) + ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)))) + 1u);
+        const uint v11 = atomic_xchg(&strata_x_shadow_[e92], e26);
+        const uint e96 = (((uint)((uint)v10 << (16u & 31))) | 3u);
+        const uint v12 = atomic_xchg(&strata_x_shadow_[(e92 + 1ul)], e96);
+        const bool e103 = (((v11 - 1u) / e22) == e17);
+        if (((v11 != 0u) && (v11 != e26)) && ((!e103) || (e103 && (((uint)((v12 ^ e96) >> (16u & 31))) == 0u)))) {
+            const uint v13 = atomic_add(&strata_fault_[0u], 1u);
+            if (v13 == 0u) {
+                strata_fault_[1u] = 3u;
+                const uint e114 = ((uint)e90);
+                strata_fault_[2u] = e114;
+                const uint e116 = ((uint)((ulong)(e90 >> (32ul & 63))));
+                strata_fault_[3u] = e116;
+                const ulong e120 = (((ulong)v11) | ((ulong)((ulong)((ulong)v12) << (32ul & 63))));
+                strata_fault_[4u] = ((uint)e120);
+                strata_fault_[5u] = ((uint)((ulong)(e120 >> (32ul & 63))));
+                strata_fault_[6u] = e1;
+                const uint e62 = (uint)get_global_id(1);
+                strata_fault_[7u] = e62;
+                const uint e64 = (uint)get_global_id(2);
+                strata_fault_[8u] = e64;
+            }
+        } else {
+            const ulong e124 = (e92 + 2ul);
+            const uint v14 = atomic_or(&strata_x_shadow_[e124], (uint)0);
+            const uint v15 = atomic_or(&strata_x_shadow_[(e92 + 3ul)], (uint)0);
+            const bool e132 = (((v14 - 1u) / e22) == e17);
+            if (((v14 != 0u) && (v14 != e26)) && ((!e132) || (e132 && (((uint)((v15 ^ e96) >> (16u & 31))) == 0u)))) {
+                const uint v16 = atomic_add(&strata_fault_[0u], 1u);
+                if (v16 == 0u) {
+                    strata_fault_[1u] = 3u;
+                    const uint e114 = ((uint)e90);
+                    strata_fault_[2u] = e114;
+                    const uint e116 = ((uint)((ulong)(e90 >> (32ul & 63))));
+                    strata_fault_[3u] = e116;
+                    const ulong e146 = (((ulong)v14) | ((ulong)((ulong)((ulong)v15) << (32ul & 63))));
+                    strata_fault_[4u] = ((uint)e146);
+                    strata_fault_[5u] = ((uint)((ulong)(e146 >> (32ul & 63))));
+                    strata_fault_[6u] = e1;
+                    const uint e62 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e62;
+                    const uint e64 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e64;
+                }
+            }
+            (void)atomic_xchg(&strata_x_shadow_[e124], 0u);
+        }
         x[e1] = v0;
     } else {
         const uint v3 = atomic_add(&strata_fault_[0u], 1u);
         if (v3 == 0u) {
             strata_fault_[1u] = 1u;
-            strata_fault_[2u] = ((uint)e29);
-            strata_fault_[3u] = ((uint)((ulong)(e29 >> (32ul & 63))));
-            const uint e21 = ((uint)e9);
-            strata_fault_[4u] = e21;
-            const uint e24 = ((uint)((ulong)(e9 >> (32ul & 63))));
-            strata_fault_[5u] = e24;
+            const uint e114 = ((uint)e90);
+            strata_fault_[2u] = e114;
+            const uint e116 = ((uint)((ulong)(e90 >> (32ul & 63))));
+            strata_fault_[3u] = e116;
+            const uint e87 = ((uint)e9);
+            strata_fault_[4u] = e87;
+            const uint e89 = ((uint)((ulong)(e9 >> (32ul & 63))));
+            strata_fault_[5u] = e89;
             strata_fault_[6u] = e1;
-            const uint e26 = (uint)get_global_id(1);
-            strata_fault_[7u] = e26;
-            const uint e28 = (uint)get_global_id(2);
-            strata_fault_[8u] = e28;
+            const uint e62 = (uint)get_global_id(1);
+            strata_fault_[7u] = e62;
+            const uint e64 = (uint)get_global_id(2);
+            strata_fault_[8u] = e64;
         }
     }
 }

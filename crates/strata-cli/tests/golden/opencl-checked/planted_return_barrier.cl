@@ -8,37 +8,106 @@ __kernel void planted_return_barrier(
     __global uint* out,
     const uint out_len,
     __global uint* strata_fault_,
-    const uint strata_fault__len
+    const uint strata_fault__len,
+    __global uint* strata_out_shadow_,
+    const uint strata_out_shadow__len
 ) {
     __local uint strata_scratch_uint[STRATA_MAX_GROUP + 1];
     __local uint tile[8];
+    __local uint strata_tile_writer_[8];
+    __local uint strata_tile_writer_site_[8];
+    __local uint strata_tile_reader_[8];
+    __local uint strata_tile_reader_site_[8];
     uint strata_loaded0_ = 0;
+    uint strata_phase_ = 0;
     strata_loaded0_ = 0u;
-    const uint e1 = (uint)get_local_id(0);
-    const ulong e2 = ((ulong)e1);
-    if (e2 < 8ul) {
-        tile[e1] = e1;
+    strata_phase_ = 0u;
+    const uint e1 = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
+    const uint e7 = (((uint)get_local_size(0) * (uint)get_local_size(1)) * (uint)get_local_size(2));
+    for (uint v7 = e1; v7 < 8u; v7 += e7) {
+        strata_tile_writer_[v7] = 0u;
+        strata_tile_writer_site_[v7] = 0u;
+        strata_tile_reader_[v7] = 0u;
+        strata_tile_reader_site_[v7] = 0u;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const uint e9 = (uint)get_local_id(0);
+    const ulong e10 = ((ulong)e9);
+    if (e10 < 8ul) {
+        const uint v8 = strata_phase_;
+        const uint e19 = (e1 + 1u);
+        const uint e22 = ((((uint)((uint)(v8 & 32767u) << (16u & 31))) | e19) | 2147483648u);
+        const uint v9 = atomic_xchg(&strata_tile_writer_[e9], e22);
+        const uint v10 = atomic_xchg(&strata_tile_writer_site_[e9], 4u);
+        const uint e26 = (v9 & 65535u);
+        const uint e28 = (e22 & 65535u);
+        if (((e26 != 0u) && (e26 != e28)) && (((v9 ^ e22) & 2147418112u) == 0u)) {
+            const uint v11 = atomic_add(&strata_fault_[0u], 1u);
+            if (v11 == 0u) {
+                strata_fault_[1u] = 4u;
+                const uint e39 = ((uint)e10);
+                strata_fault_[2u] = e39;
+                const uint e43 = ((uint)((ulong)(e10 >> (32ul & 63))));
+                strata_fault_[3u] = e43;
+                const ulong e48 = (((ulong)v9) | ((ulong)((ulong)((ulong)v10) << (32ul & 63))));
+                strata_fault_[4u] = ((uint)e48);
+                strata_fault_[5u] = ((uint)((ulong)(e48 >> (32ul & 63))));
+                const uint e54 = (uint)get_global_id(0);
+                strata_fault_[6u] = e54;
+                const uint e56 = (uint)get_global_id(1);
+                strata_fault_[7u] = e56;
+                const uint e57 = (uint)get_global_id(2);
+                strata_fault_[8u] = e57;
+            }
+        } else {
+            const uint v12 = atomic_or(&strata_tile_reader_[e9], (uint)0);
+            const uint v13 = atomic_or(&strata_tile_reader_site_[e9], (uint)0);
+            const uint e59 = (v12 & 65535u);
+            if (((e59 != 0u) && (e59 != e28)) && (((v12 ^ e22) & 2147418112u) == 0u)) {
+                const uint v14 = atomic_add(&strata_fault_[0u], 1u);
+                if (v14 == 0u) {
+                    strata_fault_[1u] = 4u;
+                    const uint e39 = ((uint)e10);
+                    strata_fault_[2u] = e39;
+                    const uint e43 = ((uint)((ulong)(e10 >> (32ul & 63))));
+                    strata_fault_[3u] = e43;
+                    const ulong e73 = (((ulong)v12) | ((ulong)((ulong)((ulong)v13) << (32ul & 63))));
+                    strata_fault_[4u] = ((uint)e73);
+                    strata_fault_[5u] = ((uint)((ulong)(e73 >> (32ul & 63))));
+                    const uint e54 = (uint)get_global_id(0);
+                    strata_fault_[6u] = e54;
+                    const uint e56 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e56;
+                    const uint e57 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e57;
+                }
+            }
+            (void)atomic_xchg(&strata_tile_reader_[e9], 0u);
+        }
+        tile[e9] = e9;
     } else {
         const uint v1 = atomic_add(&strata_fault_[0u], 1u);
         if (v1 == 0u) {
             strata_fault_[1u] = 0u;
-            strata_fault_[2u] = ((uint)e2);
-            strata_fault_[3u] = ((uint)((ulong)(e2 >> (32ul & 63))));
+            const uint e39 = ((uint)e10);
+            strata_fault_[2u] = e39;
+            const uint e43 = ((uint)((ulong)(e10 >> (32ul & 63))));
+            strata_fault_[3u] = e43;
             strata_fault_[4u] = 8u;
             strata_fault_[5u] = 0u;
-            const uint e18 = (uint)get_global_id(0);
-            strata_fault_[6u] = e18;
-            const uint e20 = (uint)get_global_id(1);
-            strata_fault_[7u] = e20;
-            const uint e21 = (uint)get_global_id(2);
-            strata_fault_[8u] = e21;
+            const uint e54 = (uint)get_global_id(0);
+            strata_fault_[6u] = e54;
+            const uint e56 = (uint)get_global_id(1);
+            strata_fault_[7u] = e56;
+            const uint e57 = (uint)get_global_id(2);
+            strata_fault_[8u] = e57;
         }
     }
-    const bool e22 = (e1 < 3u);
+    const bool e79 = (e9 < 3u);
     uint v2;
     {
         const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        strata_scratch_uint[strata_lid] = (e22 ? 1u : 0u);
+        strata_scratch_uint[strata_lid] = (e79 ? 1u : 0u);
         barrier(CLK_LOCAL_MEM_FENCE);
         if (strata_lid == 0u) {
             uint strata_acc = (uint)0;
@@ -53,72 +122,184 @@ __kernel void planted_return_barrier(
         v2 = strata_scratch_uint[STRATA_MAX_GROUP];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
-    const uint e30 = (((uint)get_local_size(0) * (uint)get_local_size(1)) * (uint)get_local_size(2));
-    if ((v2 != 0u) && (v2 != e30)) {
-        if (((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2))) == 0u) {
+    const uint v15 = strata_phase_;
+    strata_phase_ = (v15 + 1u);
+    if ((v2 != 0u) && (v2 != e7)) {
+        if (e1 == 0u) {
             const uint v3 = atomic_add(&strata_fault_[0u], 1u);
             if (v3 == 0u) {
                 strata_fault_[1u] = 1u;
-                const ulong e38 = ((ulong)(e30 - v2));
-                strata_fault_[2u] = ((uint)e38);
-                strata_fault_[3u] = ((uint)((ulong)(e38 >> (32ul & 63))));
-                const ulong e42 = ((ulong)e30);
-                strata_fault_[4u] = ((uint)e42);
-                strata_fault_[5u] = ((uint)((ulong)(e42 >> (32ul & 63))));
-                const uint e18 = (uint)get_global_id(0);
-                strata_fault_[6u] = e18;
-                const uint e20 = (uint)get_global_id(1);
-                strata_fault_[7u] = e20;
-                const uint e21 = (uint)get_global_id(2);
-                strata_fault_[8u] = e21;
+                const ulong e91 = ((ulong)(e7 - v2));
+                strata_fault_[2u] = ((uint)e91);
+                strata_fault_[3u] = ((uint)((ulong)(e91 >> (32ul & 63))));
+                const ulong e95 = ((ulong)e7);
+                strata_fault_[4u] = ((uint)e95);
+                strata_fault_[5u] = ((uint)((ulong)(e95 >> (32ul & 63))));
+                const uint e54 = (uint)get_global_id(0);
+                strata_fault_[6u] = e54;
+                const uint e56 = (uint)get_global_id(1);
+                strata_fault_[7u] = e56;
+                const uint e57 = (uint)get_global_id(2);
+                strata_fault_[8u] = e57;
             }
         }
         return;
     }
-    if (e22) {
+    if (e79) {
         return;
     }
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const uint e46 = (7u - e1);
-    const ulong e47 = ((ulong)e46);
-    if (e47 < 8ul) {
-        const uint v5 = tile[e46];
+    const uint v16 = strata_phase_;
+    strata_phase_ = (v16 + 1u);
+    const uint e101 = (7u - e9);
+    const ulong e102 = ((ulong)e101);
+    if (e102 < 8ul) {
+        const uint v17 = strata_phase_;
+        const uint v18 = atomic_or(&strata_tile_writer_[e101], (uint)0);
+        const uint v19 = atomic_or(&strata_tile_writer_site_[e101], (uint)0);
+        if ((v18 & 2147483648u) == 0u) {
+            const uint v20 = atomic_add(&strata_fault_[0u], 1u);
+            if (v20 == 0u) {
+                strata_fault_[1u] = 5u;
+                const uint e109 = ((uint)e102);
+                strata_fault_[2u] = e109;
+                const uint e111 = ((uint)((ulong)(e102 >> (32ul & 63))));
+                strata_fault_[3u] = e111;
+                strata_fault_[4u] = 0u;
+                strata_fault_[5u] = 0u;
+                const uint e54 = (uint)get_global_id(0);
+                strata_fault_[6u] = e54;
+                const uint e56 = (uint)get_global_id(1);
+                strata_fault_[7u] = e56;
+                const uint e57 = (uint)get_global_id(2);
+                strata_fault_[8u] = e57;
+            }
+        } else {
+            const uint e112 = (v18 & 65535u);
+            const uint e19 = (e1 + 1u);
+            const uint e118 = ((((uint)((uint)(v17 & 32767u) << (16u & 31))) | e19) | 2147483648u);
+            const uint e119 = (e118 & 65535u);
+            if (((e112 != 0u) && (e112 != e119)) && (((v18 ^ e118) & 2147418112u) == 0u)) {
+                const uint v21 = atomic_add(&strata_fault_[0u], 1u);
+                if (v21 == 0u) {
+                    strata_fault_[1u] = 6u;
+                    const uint e109 = ((uint)e102);
+                    strata_fault_[2u] = e109;
+                    const uint e111 = ((uint)((ulong)(e102 >> (32ul & 63))));
+                    strata_fault_[3u] = e111;
+                    const ulong e132 = (((ulong)v18) | ((ulong)((ulong)((ulong)v19) << (32ul & 63))));
+                    strata_fault_[4u] = ((uint)e132);
+                    strata_fault_[5u] = ((uint)((ulong)(e132 >> (32ul & 63))));
+                    const uint e54 = (uint)get_global_id(0);
+                    strata_fault_[6u] = e54;
+                    const uint e56 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e56;
+                    const uint e57 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e57;
+                }
+            } else {
+                const uint v22 = atomic_or(&strata_tile_reader_[e101], (uint)0);
+                const uint e137 = (v22 & 65535u);
+                if (((e137 != 0u) && (e137 != e119)) && (((v22 ^ e118) & 2147418112u) == 0u)) {
+                } else {
+                    (void)atomic_xchg(&strata_tile_reader_[e101], e118);
+                    (void)atomic_xchg(&strata_tile_reader_site_[e101], 6u);
+                }
+            }
+        }
+        const uint v5 = tile[e101];
         strata_loaded0_ = v5;
     } else {
         const uint v4 = atomic_add(&strata_fault_[0u], 1u);
         if (v4 == 0u) {
             strata_fault_[1u] = 2u;
-            strata_fault_[2u] = ((uint)e47);
-            strata_fault_[3u] = ((uint)((ulong)(e47 >> (32ul & 63))));
+            const uint e109 = ((uint)e102);
+            strata_fault_[2u] = e109;
+            const uint e111 = ((uint)((ulong)(e102 >> (32ul & 63))));
+            strata_fault_[3u] = e111;
             strata_fault_[4u] = 8u;
             strata_fault_[5u] = 0u;
-            const uint e18 = (uint)get_global_id(0);
-            strata_fault_[6u] = e18;
-            const uint e20 = (uint)get_global_id(1);
-            strata_fault_[7u] = e20;
-            const uint e21 = (uint)get_global_id(2);
-            strata_fault_[8u] = e21;
+            const uint e54 = (uint)get_global_id(0);
+            strata_fault_[6u] = e54;
+            const uint e56 = (uint)get_global_id(1);
+            strata_fault_[7u] = e56;
+            const uint e57 = (uint)get_global_id(2);
+            strata_fault_[8u] = e57;
         }
     }
     const uint v0 = strata_loaded0_;
-    const uint e18 = (uint)get_global_id(0);
-    const ulong e55 = ((ulong)e18);
-    const ulong e57 = ((ulong)out_len);
-    if (e55 < e57) {
-        out[e18] = v0;
+    const uint e54 = (uint)get_global_id(0);
+    const ulong e148 = ((ulong)e54);
+    const ulong e150 = ((ulong)out_len);
+    if (e148 < e150) {
+        if (strata_out_shadow__len != 1u) {
+            const uint v23 = strata_phase_;
+            const ulong e155 = (e148 * 4ul);
+            const uint e156 = ((uint)get_group_id(0) + (uint)get_num_groups(0) * ((uint)get_group_id(1) + (uint)get_num_groups(1) * (uint)get_group_id(2)));
+            const uint e159 = (((e156 * e7) + e1) + 1u);
+            const uint v24 = atomic_xchg(&strata_out_shadow_[e155], e159);
+            const uint e164 = (((uint)((uint)v23 << (16u & 31))) | 7u);
+            const uint v25 = atomic_xchg(&strata_out_shadow_[(e155 + 1ul)], e164);
+            const bool e171 = (((v24 - 1u) / e7) == e156);
+            if (((v24 != 0u) && (v24 != e159)) && ((!e171) || (e171 && (((uint)((v25 ^ e164) >> (16u & 31))) == 0u)))) {
+                const uint v26 = atomic_add(&strata_fault_[0u], 1u);
+                if (v26 == 0u) {
+                    strata_fault_[1u] = 7u;
+                    const uint e182 = ((uint)e148);
+                    strata_fault_[2u] = e182;
+                    const uint e184 = ((uint)((ulong)(e148 >> (32ul & 63))));
+                    strata_fault_[3u] = e184;
+                    const ulong e188 = (((ulong)v24) | ((ulong)((ulong)((ulong)v25) << (32ul & 63))));
+                    strata_fault_[4u] = ((uint)e188);
+                    strata_fault_[5u] = ((uint)((ulong)(e188 >> (32ul & 63))));
+                    strata_fault_[6u] = e54;
+                    const uint e56 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e56;
+                    const uint e57 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e57;
+                }
+            } else {
+                const ulong e193 = (e155 + 2ul);
+                const uint v27 = atomic_or(&strata_out_shadow_[e193], (uint)0);
+                const uint v28 = atomic_or(&strata_out_shadow_[(e155 + 3ul)], (uint)0);
+                const bool e202 = (((v27 - 1u) / e7) == e156);
+                if (((v27 != 0u) && (v27 != e159)) && ((!e202) || (e202 && (((uint)((v28 ^ e164) >> (16u & 31))) == 0u)))) {
+                    const uint v29 = atomic_add(&strata_fault_[0u], 1u);
+                    if (v29 == 0u) {
+                        strata_fault_[1u] = 7u;
+                        const uint e182 = ((uint)e148);
+                        strata_fault_[2u] = e182;
+                        const uint e184 = ((uint)((ulong)(e148 >> (32ul & 63))));
+                        strata_fault_[3u] = e184;
+                        const ulong e216 = (((ulong)v27) | ((ulong)((ulong)((ulong)v28) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e216);
+                        strata_fault_[5u] = ((uint)((ulong)(e216 >> (32ul & 63))));
+                        strata_fault_[6u] = e54;
+                        const uint e56 = (uint)get_global_id(1);
+                        strata_fault_[7u] = e56;
+                        const uint e57 = (uint)get_global_id(2);
+                        strata_fault_[8u] = e57;
+                    }
+                }
+                (void)atomic_xchg(&strata_out_shadow_[e193], 0u);
+            }
+        }
+        out[e54] = v0;
     } else {
         const uint v6 = atomic_add(&strata_fault_[0u], 1u);
         if (v6 == 0u) {
             strata_fault_[1u] = 3u;
-            strata_fault_[2u] = ((uint)e55);
-            strata_fault_[3u] = ((uint)((ulong)(e55 >> (32ul & 63))));
-            strata_fault_[4u] = ((uint)e57);
-            strata_fault_[5u] = ((uint)((ulong)(e57 >> (32ul & 63))));
-            strata_fault_[6u] = e18;
-            const uint e20 = (uint)get_global_id(1);
-            strata_fault_[7u] = e20;
-            const uint e21 = (uint)get_global_id(2);
-            strata_fault_[8u] = e21;
+            const uint e182 = ((uint)e148);
+            strata_fault_[2u] = e182;
+            const uint e184 = ((uint)((ulong)(e148 >> (32ul & 63))));
+            strata_fault_[3u] = e184;
+            strata_fault_[4u] = ((uint)e150);
+            strata_fault_[5u] = ((uint)((ulong)(e150 >> (32ul & 63))));
+            strata_fault_[6u] = e54;
+            const uint e56 = (uint)get_global_id(1);
+            strata_fault_[7u] = e56;
+            const uint e57 = (uint)get_global_id(2);
+            strata_fault_[8u] = e57;
         }
     }
 }

@@ -7,10 +7,14 @@ __kernel void planted_uninit_buffer(
     __global uint* out,
     const uint out_len,
     __global uint* strata_fault_,
-    const uint strata_fault__len
+    const uint strata_fault__len,
+    __global uint* strata_out_shadow_,
+    const uint strata_out_shadow__len
 ) {
     uint strata_loaded0_ = 0;
+    uint strata_phase_ = 0;
     strata_loaded0_ = 0u;
+    strata_phase_ = 0u;
     const uint e1 = (uint)get_global_id(0);
     const ulong e2 = ((ulong)e1);
     const ulong e4 = ((ulong)x_len);
@@ -37,6 +41,59 @@ __kernel void planted_uninit_buffer(
     const uint v0 = strata_loaded0_;
     const ulong e27 = ((ulong)out_len);
     if (e2 < e27) {
+        if (strata_out_shadow__len != 1u) {
+            const uint v4 = strata_phase_;
+            const ulong e32 = (e2 * 4ul);
+            const uint e33 = ((uint)get_group_id(0) + (uint)get_num_groups(0) * ((uint)get_group_id(1) + (uint)get_num_groups(1) * (uint)get_group_id(2)));
+            const uint e38 = (((uint)get_local_size(0) * (uint)get_local_size(1)) * (uint)get_local_size(2));
+            const uint e42 = (((e33 * e38) + ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)))) + 1u);
+            const uint v5 = atomic_xchg(&strata_out_shadow_[e32], e42);
+            const uint e48 = (((uint)((uint)v4 << (16u & 31))) | 2u);
+            const uint v6 = atomic_xchg(&strata_out_shadow_[(e32 + 1ul)], e48);
+            const bool e55 = (((v5 - 1u) / e38) == e33);
+            if (((v5 != 0u) && (v5 != e42)) && ((!e55) || (e55 && (((uint)((v6 ^ e48) >> (16u & 31))) == 0u)))) {
+                const uint v7 = atomic_add(&strata_fault_[0u], 1u);
+                if (v7 == 0u) {
+                    strata_fault_[1u] = 2u;
+                    const uint e11 = ((uint)e2);
+                    strata_fault_[2u] = e11;
+                    const uint e15 = ((uint)((ulong)(e2 >> (32ul & 63))));
+                    strata_fault_[3u] = e15;
+                    const ulong e69 = (((ulong)v5) | ((ulong)((ulong)((ulong)v6) << (32ul & 63))));
+                    strata_fault_[4u] = ((uint)e69);
+                    strata_fault_[5u] = ((uint)((ulong)(e69 >> (32ul & 63))));
+                    strata_fault_[6u] = e1;
+                    const uint e23 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e23;
+                    const uint e25 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e25;
+                }
+            } else {
+                const ulong e74 = (e32 + 2ul);
+                const uint v8 = atomic_or(&strata_out_shadow_[e74], (uint)0);
+                const uint v9 = atomic_or(&strata_out_shadow_[(e32 + 3ul)], (uint)0);
+                const bool e83 = (((v8 - 1u) / e38) == e33);
+                if (((v8 != 0u) && (v8 != e42)) && ((!e83) || (e83 && (((uint)((v9 ^ e48) >> (16u & 31))) == 0u)))) {
+                    const uint v10 = atomic_add(&strata_fault_[0u], 1u);
+                    if (v10 == 0u) {
+                        strata_fault_[1u] = 2u;
+                        const uint e11 = ((uint)e2);
+                        strata_fault_[2u] = e11;
+                        const uint e15 = ((uint)((ulong)(e2 >> (32ul & 63))));
+                        strata_fault_[3u] = e15;
+                        const ulong e97 = (((ulong)v8) | ((ulong)((ulong)((ulong)v9) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e97);
+                        strata_fault_[5u] = ((uint)((ulong)(e97 >> (32ul & 63))));
+                        strata_fault_[6u] = e1;
+                        const uint e23 = (uint)get_global_id(1);
+                        strata_fault_[7u] = e23;
+                        const uint e25 = (uint)get_global_id(2);
+                        strata_fault_[8u] = e25;
+                    }
+                }
+                (void)atomic_xchg(&strata_out_shadow_[e74], 0u);
+            }
+        }
         out[e1] = v0;
     } else {
         const uint v3 = atomic_add(&strata_fault_[0u], 1u);

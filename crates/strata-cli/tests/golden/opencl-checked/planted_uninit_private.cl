@@ -5,28 +5,114 @@ __kernel void planted_uninit_private(
     __global uint* out,
     const uint out_len,
     __global uint* strata_fault_,
-    const uint strata_fault__len
+    const uint strata_fault__len,
+    __global uint* strata_out_shadow_,
+    const uint strata_out_shadow__len
 ) {
     uint p[4] = {0};
-    const uint e1 = (uint)get_global_id(0);
-    p[0u] = e1;
-    p[2u] = e1;
-    const uint v0 = p[(e1 % 4u)];
-    const ulong e5 = ((ulong)e1);
-    const ulong e7 = ((ulong)out_len);
-    if (e5 < e7) {
-        out[e1] = v0;
+    uint strata_phase_ = 0;
+    uint strata_p_written_[4] = {0};
+    strata_phase_ = 0u;
+    strata_p_written_[0u] = 0u;
+    strata_p_written_[1u] = 0u;
+    strata_p_written_[2u] = 0u;
+    strata_p_written_[3u] = 0u;
+    strata_p_written_[0u] = 1u;
+    const uint e4 = (uint)get_global_id(0);
+    p[0u] = e4;
+    strata_p_written_[2u] = 1u;
+    p[2u] = e4;
+    const uint e6 = (e4 % 4u);
+    const uint v2 = strata_p_written_[e6];
+    if (v2 == 0u) {
+        const uint v3 = atomic_add(&strata_fault_[0u], 1u);
+        if (v3 == 0u) {
+            strata_fault_[1u] = 1u;
+            const ulong e11 = ((ulong)e6);
+            strata_fault_[2u] = ((uint)e11);
+            strata_fault_[3u] = ((uint)((ulong)(e11 >> (32ul & 63))));
+            strata_fault_[4u] = 0u;
+            strata_fault_[5u] = 0u;
+            strata_fault_[6u] = e4;
+            const uint e19 = (uint)get_global_id(1);
+            strata_fault_[7u] = e19;
+            const uint e21 = (uint)get_global_id(2);
+            strata_fault_[8u] = e21;
+        }
+    }
+    const uint v0 = p[e6];
+    const ulong e22 = ((ulong)e4);
+    const ulong e24 = ((ulong)out_len);
+    if (e22 < e24) {
+        if (strata_out_shadow__len != 1u) {
+            const uint v4 = strata_phase_;
+            const ulong e29 = (e22 * 4ul);
+            const uint e30 = ((uint)get_group_id(0) + (uint)get_num_groups(0) * ((uint)get_group_id(1) + (uint)get_num_groups(1) * (uint)get_group_id(2)));
+            const uint e35 = (((uint)get_local_size(0) * (uint)get_local_size(1)) * (uint)get_local_size(2));
+            const uint e39 = (((e30 * e35) + ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)))) + 1u);
+            const uint v5 = atomic_xchg(&strata_out_shadow_[e29], e39);
+            const uint e45 = (((uint)((uint)v4 << (16u & 31))) | 2u);
+            const uint v6 = atomic_xchg(&strata_out_shadow_[(e29 + 1ul)], e45);
+            const bool e52 = (((v5 - 1u) / e35) == e30);
+            if (((v5 != 0u) && (v5 != e39)) && ((!e52) || (e52 && (((uint)((v6 ^ e45) >> (16u & 31))) == 0u)))) {
+                const uint v7 = atomic_add(&strata_fault_[0u], 1u);
+                if (v7 == 0u) {
+                    strata_fault_[1u] = 2u;
+                    const uint e63 = ((uint)e22);
+                    strata_fault_[2u] = e63;
+                    const uint e65 = ((uint)((ulong)(e22 >> (32ul & 63))));
+                    strata_fault_[3u] = e65;
+                    const ulong e69 = (((ulong)v5) | ((ulong)((ulong)((ulong)v6) << (32ul & 63))));
+                    strata_fault_[4u] = ((uint)e69);
+                    strata_fault_[5u] = ((uint)((ulong)(e69 >> (32ul & 63))));
+                    strata_fault_[6u] = e4;
+                    const uint e19 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e19;
+                    const uint e21 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e21;
+                }
+            } else {
+                const ulong e74 = (e29 + 2ul);
+                const uint v8 = atomic_or(&strata_out_shadow_[e74], (uint)0);
+                const uint v9 = atomic_or(&strata_out_shadow_[(e29 + 3ul)], (uint)0);
+                const bool e83 = (((v8 - 1u) / e35) == e30);
+                if (((v8 != 0u) && (v8 != e39)) && ((!e83) || (e83 && (((uint)((v9 ^ e45) >> (16u & 31))) == 0u)))) {
+                    const uint v10 = atomic_add(&strata_fault_[0u], 1u);
+                    if (v10 == 0u) {
+                        strata_fault_[1u] = 2u;
+                        const uint e63 = ((uint)e22);
+                        strata_fault_[2u] = e63;
+                        const uint e65 = ((uint)((ulong)(e22 >> (32ul & 63))));
+                        strata_fault_[3u] = e65;
+                        const ulong e97 = (((ulong)v8) | ((ulong)((ulong)((ulong)v9) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e97);
+                        strata_fault_[5u] = ((uint)((ulong)(e97 >> (32ul & 63))));
+                        strata_fault_[6u] = e4;
+                        const uint e19 = (uint)get_global_id(1);
+                        strata_fault_[7u] = e19;
+                        const uint e21 = (uint)get_global_id(2);
+                        strata_fault_[8u] = e21;
+                    }
+                }
+                (void)atomic_xchg(&strata_out_shadow_[e74], 0u);
+            }
+        }
+        out[e4] = v0;
     } else {
         const uint v1 = atomic_add(&strata_fault_[0u], 1u);
         if (v1 == 0u) {
             strata_fault_[1u] = 0u;
-            strata_fault_[2u] = ((uint)e5);
-            strata_fault_[3u] = ((uint)((ulong)(e5 >> (32ul & 63))));
-            strata_fault_[4u] = ((uint)e7);
-            strata_fault_[5u] = ((uint)((ulong)(e7 >> (32ul & 63))));
-            strata_fault_[6u] = e1;
-            strata_fault_[7u] = (uint)get_global_id(1);
-            strata_fault_[8u] = (uint)get_global_id(2);
+            const uint e63 = ((uint)e22);
+            strata_fault_[2u] = e63;
+            const uint e65 = ((uint)((ulong)(e22 >> (32ul & 63))));
+            strata_fault_[3u] = e65;
+            strata_fault_[4u] = ((uint)e24);
+            strata_fault_[5u] = ((uint)((ulong)(e24 >> (32ul & 63))));
+            strata_fault_[6u] = e4;
+            const uint e19 = (uint)get_global_id(1);
+            strata_fault_[7u] = e19;
+            const uint e21 = (uint)get_global_id(2);
+            strata_fault_[8u] = e21;
         }
     }
 }

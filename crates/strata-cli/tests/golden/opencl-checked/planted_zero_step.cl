@@ -6,9 +6,13 @@ __kernel void planted_zero_step(
     const uint out_len,
     const uint step,
     __global uint* strata_fault_,
-    const uint strata_fault__len
+    const uint strata_fault__len,
+    __global uint* strata_out_shadow_,
+    const uint strata_out_shadow__len
 ) {
     uint v = 0;
+    uint strata_phase_ = 0;
+    strata_phase_ = 0u;
     v = 0u;
     const uint e1 = (uint)get_global_id(0);
     const uint e6 = ((e1 == 5u) ? step : 1u);
@@ -26,23 +30,78 @@ __kernel void planted_zero_step(
             const uint e17 = (uint)get_global_id(2);
             strata_fault_[8u] = e17;
         }
-        return;
-    }
-    for (uint i_0 = 0u; i_0 < 4u; i_0 += e6) {
-        const uint v1 = v;
-        v = (v1 + i_0);
+    } else {
+        for (uint i_0 = 0u; i_0 < 4u; i_0 += e6) {
+            const uint v1 = v;
+            v = (v1 + i_0);
+        }
     }
     const uint v2 = v;
     const ulong e21 = ((ulong)e1);
     const ulong e23 = ((ulong)out_len);
     if (e21 < e23) {
+        if (strata_out_shadow__len != 1u) {
+            const uint v5 = strata_phase_;
+            const ulong e28 = (e21 * 4ul);
+            const uint e29 = ((uint)get_group_id(0) + (uint)get_num_groups(0) * ((uint)get_group_id(1) + (uint)get_num_groups(1) * (uint)get_group_id(2)));
+            const uint e34 = (((uint)get_local_size(0) * (uint)get_local_size(1)) * (uint)get_local_size(2));
+            const uint e38 = (((e29 * e34) + ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)))) + 1u);
+            const uint v6 = atomic_xchg(&strata_out_shadow_[e28], e38);
+            const uint e44 = (((uint)((uint)v5 << (16u & 31))) | 2u);
+            const uint v7 = atomic_xchg(&strata_out_shadow_[(e28 + 1ul)], e44);
+            const bool e51 = (((v6 - 1u) / e34) == e29);
+            if (((v6 != 0u) && (v6 != e38)) && ((!e51) || (e51 && (((uint)((v7 ^ e44) >> (16u & 31))) == 0u)))) {
+                const uint v8 = atomic_add(&strata_fault_[0u], 1u);
+                if (v8 == 0u) {
+                    strata_fault_[1u] = 2u;
+                    const uint e62 = ((uint)e21);
+                    strata_fault_[2u] = e62;
+                    const uint e65 = ((uint)((ulong)(e21 >> (32ul & 63))));
+                    strata_fault_[3u] = e65;
+                    const ulong e69 = (((ulong)v6) | ((ulong)((ulong)((ulong)v7) << (32ul & 63))));
+                    strata_fault_[4u] = ((uint)e69);
+                    strata_fault_[5u] = ((uint)((ulong)(e69 >> (32ul & 63))));
+                    strata_fault_[6u] = e1;
+                    const uint e15 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e15;
+                    const uint e17 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e17;
+                }
+            } else {
+                const ulong e74 = (e28 + 2ul);
+                const uint v9 = atomic_or(&strata_out_shadow_[e74], (uint)0);
+                const uint v10 = atomic_or(&strata_out_shadow_[(e28 + 3ul)], (uint)0);
+                const bool e83 = (((v9 - 1u) / e34) == e29);
+                if (((v9 != 0u) && (v9 != e38)) && ((!e83) || (e83 && (((uint)((v10 ^ e44) >> (16u & 31))) == 0u)))) {
+                    const uint v11 = atomic_add(&strata_fault_[0u], 1u);
+                    if (v11 == 0u) {
+                        strata_fault_[1u] = 2u;
+                        const uint e62 = ((uint)e21);
+                        strata_fault_[2u] = e62;
+                        const uint e65 = ((uint)((ulong)(e21 >> (32ul & 63))));
+                        strata_fault_[3u] = e65;
+                        const ulong e97 = (((ulong)v9) | ((ulong)((ulong)((ulong)v10) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e97);
+                        strata_fault_[5u] = ((uint)((ulong)(e97 >> (32ul & 63))));
+                        strata_fault_[6u] = e1;
+                        const uint e15 = (uint)get_global_id(1);
+                        strata_fault_[7u] = e15;
+                        const uint e17 = (uint)get_global_id(2);
+                        strata_fault_[8u] = e17;
+                    }
+                }
+                (void)atomic_xchg(&strata_out_shadow_[e74], 0u);
+            }
+        }
         out[e1] = v2;
     } else {
         const uint v4 = atomic_add(&strata_fault_[0u], 1u);
         if (v4 == 0u) {
             strata_fault_[1u] = 1u;
-            strata_fault_[2u] = ((uint)e21);
-            strata_fault_[3u] = ((uint)((ulong)(e21 >> (32ul & 63))));
+            const uint e62 = ((uint)e21);
+            strata_fault_[2u] = e62;
+            const uint e65 = ((uint)((ulong)(e21 >> (32ul & 63))));
+            strata_fault_[3u] = e65;
             strata_fault_[4u] = ((uint)e23);
             strata_fault_[5u] = ((uint)((ulong)(e23 >> (32ul & 63))));
             strata_fault_[6u] = e1;

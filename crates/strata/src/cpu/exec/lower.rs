@@ -12,20 +12,7 @@ use crate::error::Result;
 use crate::ir::{self, Builtin, Expr, ExprId, Mem, SourceLoc, Stmt, ValidFunction};
 use std::collections::HashSet;
 
-/// Whether `b` holds a fence or an atomic that releases or acquires.
-fn orders_memory(b: &ir::Block) -> bool {
-    b.iter().any(|s| match s {
-        Stmt::MemFence { .. } => true,
-        Stmt::Atomic { order, .. } | Stmt::AtomicLoad { order, .. } => {
-            order.order != ir::MemOrder::Relaxed
-        }
-        Stmt::If {
-            then, otherwise, ..
-        } => orders_memory(then) || orders_memory(otherwise),
-        Stmt::For { body, .. } | Stmt::Loop { body, .. } => orders_memory(body),
-        _ => false,
-    })
-}
+use crate::ir::checked::orders_memory;
 
 struct Lowering<'a> {
     f: &'a ir::Function,
