@@ -55,7 +55,9 @@ const DRIVER_SYMBOLS: &[&str] = &[
     "cuDeviceGetAttribute",
     "cuDeviceTotalMem_v2",
     "cuDevicePrimaryCtxRetain",
+    "cuDevicePrimaryCtxReset_v2",
     "cuCtxSetCurrent",
+    "cuCtxGetCurrent",
     "cuMemAlloc_v2",
     "cuMemGetAddressRange_v2",
     "cuMemFree_v2",
@@ -83,12 +85,41 @@ const DRIVER_SYMBOLS: &[&str] = &[
     "cuGetErrorName",
 ];
 
-/// A failed driver call as strata's error.
+/// A failed driver call as strata's error. A device fault (an illegal address, a kernel
+/// that traps...) spoils the context of the calling thread: its cell is marked, so the
+/// device's next allocation, compilation or queue resets it ([`CtxCell::current`]).
 pub(crate) fn cu_error(call: &str, e: cu::DriverError) -> Error {
+    let message = format!("{call} failed: {e}");
+    if spoils_context(e.0) {
+        if let Ok(Some(ctx)) = cu::ctx::get_current() {
+            let cells = CELLS.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(cell) = cells.iter().find(|c| c.ctx().0 == ctx) {
+                cell.mark_fault(&message);
+            }
+        }
+    }
     Error::Backend {
         backend: "cuda",
-        message: format!("{call} failed: {e}"),
+        message,
     }
+}
+
+/// Whether a driver error leaves the context unusable: the faults of a running kernel, after
+/// which every later call in the context returns the same error.
+fn spoils_context(r: sys::CUresult) -> bool {
+    use sys::CUresult::*;
+    matches!(
+        r,
+        CUDA_ERROR_ILLEGAL_ADDRESS
+            | CUDA_ERROR_LAUNCH_FAILED
+            | CUDA_ERROR_HARDWARE_STACK_ERROR
+            | CUDA_ERROR_ILLEGAL_INSTRUCTION
+            | CUDA_ERROR_MISALIGNED_ADDRESS
+            | CUDA_ERROR_INVALID_ADDRESS_SPACE
+            | CUDA_ERROR_INVALID_PC
+            | CUDA_ERROR_ASSERT
+            | CUDA_ERROR_ECC_UNCORRECTABLE
+    )
 }
 
 /// Opens the driver library and checks its symbols; keeps it loaded.
@@ -192,18 +223,164 @@ pub fn library_candidates(
 }
 
 /// A CUDA context handle; the driver allows using it from any thread.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq)]
 pub(crate) struct Ctx(sys::CUcontext);
 // SAFETY: CUDA contexts are process-wide handles that every thread may bind.
 unsafe impl Send for Ctx {}
 // SAFETY: as above.
 unsafe impl Sync for Ctx {}
 
-impl Ctx {
-    /// Binds the context to the calling thread.
-    pub(crate) fn bind(self) -> Result<()> {
+/// The cells of every CUDA device, to find the one whose context a failed call spoiled.
+static CELLS: std::sync::Mutex<Vec<Arc<CtxCell>>> = std::sync::Mutex::new(Vec::new());
+
+/// A device's primary context across resets.
+///
+/// **Device faults.** A kernel that faults (an illegal address, say) leaves the context
+/// unusable: every later call in it fails with the same error. [`cu_error`] marks the cell;
+/// the device's next allocation, compilation or new queue ([`CtxCell::current`]) then resets
+/// the primary context (`cuDevicePrimaryCtxReset`), retains it again, checks it with a small
+/// allocation, and moves to a new *generation*. Everything made in an older generation
+/// (buffers, queues, loaded modules) was destroyed by the reset: it holds a [`CtxRef`] of its
+/// generation, so using it is a typed error naming the fault, dropping it calls no driver
+/// function, and the runtime compiles a kernel whose module was lost again
+/// ([`CompiledKernel::stale`]). The reset spoils memory other code made in the same primary
+/// context (the handles of [`crate::Device::cuda_handles`]). Where the driver cannot reset
+/// the context (some faults last for the life of the process), every later use of the device
+/// is an error that says so.
+pub(crate) struct CtxCell {
+    dev: sys::CUdevice,
+    label: String,
+    ctx: std::sync::Mutex<Ctx>,
+    generation: std::sync::atomic::AtomicU64,
+    /// The message of the fault that spoiled the current generation, if one did.
+    fault: std::sync::Mutex<Option<String>>,
+}
+
+impl CtxCell {
+    fn new(dev: sys::CUdevice, label: String, ctx: Ctx) -> Arc<CtxCell> {
+        let cell = Arc::new(CtxCell {
+            dev,
+            label,
+            ctx: std::sync::Mutex::new(ctx),
+            generation: std::sync::atomic::AtomicU64::new(0),
+            fault: std::sync::Mutex::new(None),
+        });
+        CELLS
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(cell.clone());
+        cell
+    }
+
+    fn ctx(&self) -> Ctx {
+        *self.ctx.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn generation(&self) -> u64 {
+        self.generation.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    fn mark_fault(&self, message: &str) {
+        let mut fault = self.fault.lock().unwrap_or_else(|p| p.into_inner());
+        if fault.is_none() {
+            *fault = Some(message.to_string());
+        }
+    }
+
+    /// The current generation's context, bound to the calling thread; after a device fault,
+    /// a new one (see the type's docs).
+    pub(crate) fn current(self: &Arc<CtxCell>) -> Result<CtxRef> {
+        self.recover()?;
+        let r = CtxRef {
+            cell: self.clone(),
+            generation: self.generation(),
+        };
+        r.bind()?;
+        Ok(r)
+    }
+
+    /// Resets the context if a fault spoiled it (see the type's docs).
+    fn recover(&self) -> Result<()> {
+        let mut fault = self.fault.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(why) = fault.clone() {
+            self.reset().map_err(|e| Error::Backend {
+                backend: "cuda",
+                message: format!(
+                    "{} is unusable after a device fault ({why}), and resetting its context \
+                     failed: {e}; the driver may keep this fault for the life of the \
+                     process: restart it",
+                    self.label
+                ),
+            })?;
+            eprintln!(
+                "strata: {}: the context was reset after a device fault ({why}); the buffers, \
+                 queues and events made on it before are lost",
+                self.label
+            );
+            *fault = None;
+        }
+        Ok(())
+    }
+
+    /// Resets the primary context, retains it again and checks it with an allocation.
+    fn reset(&self) -> std::result::Result<(), String> {
+        // SAFETY: `dev` is a valid device; what the reset destroys is marked stale by the
+        // generation below before anything else can use it (callers hold the fault lock).
+        unsafe { sys::cuDevicePrimaryCtxReset_v2(self.dev).result() }
+            .map_err(|e| format!("cuDevicePrimaryCtxReset: {e}"))?;
+        self.generation
+            .fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+        // SAFETY: `dev` is valid; the context is retained for the life of the process.
+        let ctx = Ctx(unsafe { cu::primary_ctx::retain(self.dev) }
+            .map_err(|e| format!("cuDevicePrimaryCtxRetain: {e}"))?);
+        *self.ctx.lock().unwrap_or_else(|p| p.into_inner()) = ctx;
+        // SAFETY: the context was just retained.
+        unsafe { cu::ctx::set_current(ctx.0) }.map_err(|e| format!("cuCtxSetCurrent: {e}"))?;
+        // SAFETY: the context is bound; the size is non-zero; the memory is freed once.
+        unsafe {
+            let p = cu::malloc_sync(256).map_err(|e| format!("cuMemAlloc: {e}"))?;
+            let set = cu::memset_d8_async(p, 0, 256, std::ptr::null_mut())
+                .and_then(|()| cu::stream::synchronize(std::ptr::null_mut()));
+            let _ = cu::free_sync(p);
+            set.map_err(|e| format!("a memset after the reset: {e}"))?;
+        }
+        Ok(())
+    }
+}
+
+/// The context of one generation of a device's [`CtxCell`]: what buffers, modules, queues
+/// and events keep, so that nothing uses or frees a handle a reset destroyed.
+#[derive(Clone)]
+pub(crate) struct CtxRef {
+    cell: Arc<CtxCell>,
+    generation: u64,
+}
+
+impl CtxRef {
+    /// Whether this generation is the device's current one.
+    pub(crate) fn live(&self) -> bool {
+        self.cell.generation() == self.generation
+    }
+
+    /// The error for a handle of an older generation.
+    pub(crate) fn lost(&self, what: &str) -> Error {
+        Error::Backend {
+            backend: "cuda",
+            message: format!(
+                "{what} was lost: {}'s context was reset after a device fault; make it again",
+                self.cell.label
+            ),
+        }
+    }
+
+    /// Binds the context to the calling thread, if it is the current generation's.
+    pub(crate) fn bind(&self) -> Result<()> {
+        if !self.live() {
+            return Err(self.lost("this object of the device"));
+        }
+        let ctx = self.cell.ctx();
         // SAFETY: the primary context is retained for the life of the process.
-        unsafe { cu::ctx::set_current(self.0) }.map_err(|e| cu_error("cuCtxSetCurrent", e))
+        unsafe { cu::ctx::set_current(ctx.0) }.map_err(|e| cu_error("cuCtxSetCurrent", e))
     }
 }
 
@@ -273,7 +450,8 @@ pub(crate) fn discover() -> std::result::Result<Vec<CudaDevice>, String> {
 pub(crate) struct CudaDevice {
     pub(crate) label: String,
     info: DeviceInfo,
-    ctx: Ctx,
+    /// The primary context, across resets after device faults.
+    cell: Arc<CtxCell>,
     /// The driver's ordinal.
     ordinal: i32,
     /// Compute capability as `10 * major + minor`.
@@ -353,10 +531,11 @@ impl CudaDevice {
                 ("device type".into(), "GPU".into()),
             ],
         };
+        let label = format!("cuda:{index} ({name})");
         Ok(CudaDevice {
-            label: format!("cuda:{index} ({name})"),
+            cell: CtxCell::new(dev, label.clone(), ctx),
+            label,
             info,
-            ctx,
             ordinal,
             arch: (10 * major + minor) as u32,
         })
@@ -368,21 +547,27 @@ impl CudaDevice {
 pub(crate) struct CuMem {
     ptr: sys::CUdeviceptr,
     bytes: usize,
-    ctx: Ctx,
+    ctx: CtxRef,
     /// Whether strata frees it (memory from `Buffer::from_native` with `Ownership::Borrowed`
     /// is the application's).
     owned: bool,
 }
 
 impl CuMem {
-    pub(crate) fn ptr(&self) -> sys::CUdeviceptr {
-        self.ptr
+    /// The device pointer; an error when a reset of the context destroyed the memory.
+    pub(crate) fn ptr(&self) -> Result<sys::CUdeviceptr> {
+        if self.ctx.live() {
+            Ok(self.ptr)
+        } else {
+            Err(self.ctx.lost("the buffer's memory"))
+        }
     }
 }
 
 impl Drop for CuMem {
     fn drop(&mut self) {
-        // Commands keep their memory alive until they complete, so nothing uses it now.
+        // Commands keep their memory alive until they complete, so nothing uses it now. (Memory
+        // of an older generation of the context was freed by its reset.)
         if self.owned && self.ctx.bind().is_ok() {
             // SAFETY: `ptr` came from cuMemAlloc in this context and is freed once.
             let _ = unsafe { cu::free_sync(self.ptr) };
@@ -407,7 +592,7 @@ pub(crate) struct CuKernel {
     pub(crate) name: String,
     module: sys::CUmodule,
     pub(crate) function: sys::CUfunction,
-    ctx: Ctx,
+    pub(crate) ctx: CtxRef,
 }
 
 // SAFETY: module and function handles may be used from any thread that binds the context.
@@ -428,6 +613,9 @@ impl CompiledKernel for CuKernel {
     fn as_any(&self) -> &dyn Any {
         self
     }
+    fn stale(&self) -> bool {
+        !self.ctx.live()
+    }
 }
 
 impl CudaDevice {
@@ -442,7 +630,7 @@ impl CudaDevice {
 
     /// Loads a module image (NUL-terminated PTX, or a CUBIN) and looks up `entry`.
     fn load_image(&self, kernel: &str, image: &[u8], entry: &str) -> Result<CuKernel> {
-        self.ctx.bind()?;
+        let ctx = self.cell.current()?;
         // SAFETY: `image` is a whole PTX text with its NUL or a whole CUBIN (the driver reads
         // its size from its header), alive for the call.
         let module = unsafe { cu::module::load_data(image.as_ptr().cast()) }.map_err(|e| {
@@ -477,7 +665,7 @@ impl CudaDevice {
             name: kernel.to_string(),
             module,
             function,
-            ctx: self.ctx,
+            ctx,
         })
     }
 }
@@ -488,19 +676,25 @@ impl DeviceBackend for CudaDevice {
     }
 
     fn alloc(&self, bytes: usize) -> Result<Arc<dyn Memory>> {
-        self.ctx.bind()?;
+        let ctx = self.cell.current()?;
         let n = bytes.max(1);
-        let oom = |call: &str, e: cu::DriverError| Error::OutOfMemory {
-            device: self.info.spec(),
-            requested: bytes as u64,
-            reason: format!("{call}: {e}"),
+        let oom = |call: &str, e: cu::DriverError| {
+            if spoils_context(e.0) {
+                // A device fault reported here, not running out of memory.
+                return cu_error(call, e);
+            }
+            Error::OutOfMemory {
+                device: self.info.spec(),
+                requested: bytes as u64,
+                reason: format!("{call}: {e}"),
+            }
         };
         // SAFETY: the context is bound; the size is non-zero.
         let ptr = unsafe { cu::malloc_sync(n) }.map_err(|e| oom("cuMemAlloc", e))?;
         let mem = CuMem {
             ptr,
             bytes,
-            ctx: self.ctx,
+            ctx,
             owned: true,
         };
         // Zero it, and wait for the zeroing. A memset without a stream is only *issued* to the
@@ -576,7 +770,7 @@ impl DeviceBackend for CudaDevice {
                 message: format!("{} takes a CUDA device pointer, not {mem:?}", self.label),
             });
         };
-        self.ctx.bind()?;
+        let ctx = self.cell.current()?;
         let (mut base, mut size) = (0u64, 0usize);
         // SAFETY: the out-pointers are valid; the driver checks `ptr`.
         unsafe { sys::cuMemGetAddressRange_v2(&mut base, &mut size, ptr).result() }.map_err(
@@ -599,7 +793,7 @@ impl DeviceBackend for CudaDevice {
         Ok(Arc::new(CuMem {
             ptr,
             bytes,
-            ctx: self.ctx,
+            ctx,
             owned: ownership == crate::runtime::Ownership::Owned,
         }))
     }
@@ -611,7 +805,7 @@ impl DeviceBackend for CudaDevice {
     fn cuda_handles(&self) -> Option<CudaHandles> {
         Some(CudaHandles {
             device: self.ordinal,
-            context: self.ctx.0.cast(),
+            context: self.cell.ctx().0.cast(),
             arch: self.arch,
         })
     }

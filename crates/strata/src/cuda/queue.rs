@@ -25,7 +25,7 @@
 //! returns. A fill is `cuMemsetD8/16/32Async` where the pattern allows, else a write of the
 //! pattern repeated on the host.
 
-use super::{cu_error, CuKernel, CuMem, CudaDevice};
+use super::{cu_error, CtxRef, CuKernel, CuMem, CudaDevice};
 use crate::error::{Error, Result};
 use crate::ir::{ArrayLen, ParamId, ValidFunction};
 use crate::runtime::{
@@ -38,25 +38,25 @@ use std::time::Duration;
 
 /// Creates the strata queue of a CUDA device.
 pub(crate) fn new_queue(dev: &CudaDevice, profiling: bool) -> Result<WorkerQueue> {
-    let ctx = dev.ctx;
-    ctx.bind()?;
+    let ctx = dev.cell.current()?;
     let stream = Stream(
         cu::stream::create(cu::stream::StreamKind::NonBlocking)
             .map_err(|e| cu_error("cuStreamCreate", e))?,
         true,
+        ctx,
     );
-    spawn(dev, stream, profiling)
+    spawn(stream, profiling)
 }
 
 /// A strata queue on the application's stream, which strata never destroys. The stream must
 /// belong to the device's primary context (the one in `Device::cuda_handles`).
 pub(crate) fn wrap_stream(dev: &CudaDevice, stream: sys::CUstream) -> Result<WorkerQueue> {
-    dev.ctx.bind()?;
-    spawn(dev, Stream(stream, false), false)
+    let ctx = dev.cell.current()?;
+    spawn(Stream(stream, false, ctx), false)
 }
 
-fn spawn(dev: &CudaDevice, stream: Stream, profiling: bool) -> Result<WorkerQueue> {
-    let ctx = dev.ctx;
+fn spawn(stream: Stream, profiling: bool) -> Result<WorkerQueue> {
+    let ctx = stream.2.clone();
     let native = stream.0;
     let worker = Worker {
         stream: Arc::new(stream),
@@ -71,8 +71,9 @@ fn spawn(dev: &CudaDevice, stream: Stream, profiling: bool) -> Result<WorkerQueu
     )
 }
 
-/// A stream, destroyed with the queue when strata created it (the flag).
-struct Stream(sys::CUstream, bool);
+/// A stream, destroyed with the queue when strata created it (the flag), in its generation
+/// of the device's context.
+struct Stream(sys::CUstream, bool, CtxRef);
 // SAFETY: streams may be used from any thread that binds their context, also from several
 // at once (the driver's stream calls are thread-safe): the worker issues on it while the
 // completion thread records events on it.
@@ -82,7 +83,8 @@ unsafe impl Sync for Stream {}
 
 impl Drop for Stream {
     fn drop(&mut self) {
-        if self.1 {
+        // A reset of the context destroyed the streams of older generations.
+        if self.1 && self.2.live() {
             // SAFETY: the stream was created by cuStreamCreate and is destroyed once; pending
             // work completes before the driver releases it.
             let _ = unsafe { cu::stream::destroy(self.0) };
@@ -90,15 +92,17 @@ impl Drop for Stream {
     }
 }
 
-/// A CUDA event, destroyed when dropped.
-struct CuEvent(sys::CUevent);
+/// A CUDA event, destroyed when dropped (unless a reset of its context destroyed it).
+struct CuEvent(sys::CUevent, CtxRef);
 // SAFETY: events may be used from any thread that binds their context.
 unsafe impl Send for CuEvent {}
 
 impl Drop for CuEvent {
     fn drop(&mut self) {
-        // SAFETY: created by cuEventCreate, destroyed once.
-        let _ = unsafe { cu::event::destroy(self.0) };
+        if self.1.live() {
+            // SAFETY: created by cuEventCreate, destroyed once.
+            let _ = unsafe { cu::event::destroy(self.0) };
+        }
     }
 }
 
@@ -125,7 +129,7 @@ fn mem(m: &Arc<dyn Memory>) -> Result<&CuMem> {
 
 fn fits(m: &Arc<dyn Memory>, offset: usize, len: usize) -> Result<sys::CUdeviceptr> {
     check_range("cuda", m, offset, len)?;
-    Ok(mem(m)?.ptr() + offset as u64)
+    Ok(mem(m)?.ptr()? + offset as u64)
 }
 
 /// One side of a `cuMemcpy3D`: host or device memory, and where the box lies in it.
@@ -242,6 +246,7 @@ fn record(pool: &Mutex<Vec<CuEvent>>, stream: &Stream, timing: bool) -> Result<C
                 sys::CUevent_flags::CU_EVENT_DISABLE_TIMING
             })
             .map_err(|e| cu_error("cuEventCreate", e))?,
+            stream.2.clone(),
         ),
     };
     // SAFETY: the event and the stream belong to the bound context.
@@ -260,6 +265,9 @@ impl Worker {
         if let Some(e) = cmd.cancelled() {
             return Err(e);
         }
+        if !self.stream.2.live() {
+            return Err(self.stream.2.lost("the queue"));
+        }
         cmd.check_rects("cuda")?;
         let start = if self.profiling {
             Some(self.record()?)
@@ -269,6 +277,8 @@ impl Worker {
         let call: &'static str;
         // What the command needs alive until it completes, and what to do after.
         let mut after: Option<Box<dyn FnOnce() + Send>> = None;
+        // The kernel a launch runs, to name it when waiting reports a fault.
+        let mut launched: Option<Arc<dyn CompiledKernel>> = None;
         let keep: Box<dyn Send> = match cmd {
             Command::Write { mem, offset, data } => {
                 call = "cuMemcpyHtoDAsync";
@@ -335,7 +345,7 @@ impl Worker {
             } => {
                 call = "cuMemcpy3DAsync";
                 let host = (Place::Host(data.as_ptr()), RectSide::packed(region));
-                let dev = (Place::Device(mem(&m)?.ptr()), at);
+                let dev = (Place::Device(mem(&m)?.ptr()?), at);
                 // SAFETY: the box fits the allocation (checked); `data` is moved into the
                 // finish, which runs after the copy has completed.
                 unsafe { memcpy_3d(self.stream.0, host, dev, region) }?;
@@ -349,7 +359,7 @@ impl Worker {
             } => {
                 call = "cuMemcpy3DAsync";
                 let mut host = vec![0u8; region.iter().product()];
-                let dev = (Place::Device(mem(&m)?.ptr()), at);
+                let dev = (Place::Device(mem(&m)?.ptr()?), at);
                 let to = (Place::HostMut(host.as_mut_ptr()), RectSide::packed(region));
                 // SAFETY: the box fits the allocation (checked); `host` holds the packed box
                 // and is moved (its heap memory stays put) into the finish, which runs after
@@ -366,8 +376,8 @@ impl Worker {
                 region,
             } => {
                 call = "cuMemcpy3DAsync";
-                let from = (Place::Device(mem(&src)?.ptr()), src_at);
-                let to = (Place::Device(mem(&dst)?.ptr()), dst_at);
+                let from = (Place::Device(mem(&src)?.ptr()?), src_at);
+                let to = (Place::Device(mem(&dst)?.ptr()?), dst_at);
                 // SAFETY: both boxes fit their allocations (checked) and do not overlap
                 // (checked by the runtime).
                 unsafe { memcpy_3d(self.stream.0, from, to, region) }?;
@@ -382,6 +392,7 @@ impl Worker {
             } => {
                 call = "cuLaunchKernel";
                 self.launch(&*kernel, &function, range, &args)?;
+                launched = Some(kernel.clone());
                 Box::new((kernel, args))
             }
         };
@@ -394,9 +405,8 @@ impl Worker {
                     let upto = coverage.latest();
                     let end = record(&pool, &stream, false)?;
                     // SAFETY: the event was recorded on this queue's stream.
-                    unsafe { cu::event::synchronize(end.0) }.map_err(|e| {
-                        cu_error(&format!("{call} (reported when waiting for it)"), e)
-                    })?;
+                    unsafe { cu::event::synchronize(end.0) }
+                        .map_err(|e| waited(call, &launched, e))?;
                     pool.lock().unwrap().push(end);
                     coverage.completed(upto);
                 }
@@ -412,8 +422,7 @@ impl Worker {
             // Whole values, not their raw-pointer fields, move into the closure.
             let (start, end) = (start, end);
             // SAFETY: the event was recorded on this queue's stream.
-            unsafe { cu::event::synchronize(end.0) }
-                .map_err(|e| cu_error(&format!("{call} (reported when waiting for it)"), e))?;
+            unsafe { cu::event::synchronize(end.0) }.map_err(|e| waited(call, &launched, e))?;
             let measured = match &start {
                 // SAFETY: both events were recorded with timing and have completed.
                 Some(start) => Some(
@@ -476,6 +485,9 @@ impl Worker {
                 backend: "cuda",
                 message: "strata bug: CUDA launch of a kernel compiled elsewhere".into(),
             })?;
+        if !k.ctx.live() {
+            return Err(k.ctx.lost(&format!("the module of `{}`", k.name)));
+        }
         if range.is_empty() {
             return Ok(());
         }
@@ -507,7 +519,7 @@ impl Worker {
         for (p, arg) in args.iter().enumerate() {
             match arg {
                 ArgValue::Buffer { mem: m, len } => {
-                    slots.push(mem(m)?.ptr());
+                    slots.push(mem(m)?.ptr()?);
                     let n = u32::try_from(*len).map_err(|_| Error::Backend {
                         backend: "cuda",
                         message: format!("buffer of {len} elements exceeds 2^32 - 1"),
@@ -559,6 +571,26 @@ impl Worker {
             )
         })?;
         Ok(())
+    }
+}
+
+/// The error of a command whose end was waited for; a launch's names its kernel. (The driver
+/// reports a device fault to whatever waits next in the context, so a fault of a kernel
+/// running beside it is reported here too: the message says so.)
+fn waited(call: &str, launched: &Option<Arc<dyn CompiledKernel>>, e: cu::DriverError) -> Error {
+    match launched
+        .as_ref()
+        .and_then(|k| k.as_any().downcast_ref::<CuKernel>())
+    {
+        Some(k) => cu_error(
+            &format!(
+                "kernel `{}` ({call}, reported when waiting for it; a device fault is reported \
+                 to the next wait, so it may be of a command running beside it)",
+                k.name
+            ),
+            e,
+        ),
+        None => cu_error(&format!("{call} (reported when waiting for it)"), e),
     }
 }
 

@@ -36,6 +36,11 @@ pub(crate) trait Memory: Send + Sync + Any {
 pub(crate) trait CompiledKernel: Send + Sync + Any {
     /// For downcasting to the backend's own type.
     fn as_any(&self) -> &dyn Any;
+    /// Whether the code was lost with its device's context (CUDA resets a context after a
+    /// device fault): the runtime then compiles the kernel again instead of serving it.
+    fn stale(&self) -> bool {
+        false
+    }
 }
 
 /// A launch argument after checking.

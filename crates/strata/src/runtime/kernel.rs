@@ -56,13 +56,15 @@ impl Kernel {
     pub(crate) fn compiled_for(&self, device: usize) -> Option<Arc<dyn CompiledKernel>> {
         let memo = self.inner.compiled.lock().unwrap();
         memo.iter()
-            .find(|(d, _)| *d == device)
+            .find(|(d, k)| *d == device && !k.stale())
             .map(|(_, k)| k.clone())
     }
 
-    /// Remembers this kernel's code for the device identified by `device`.
+    /// Remembers this kernel's code for the device identified by `device` (in place of code
+    /// lost with the device's context).
     pub(crate) fn remember_compiled(&self, device: usize, k: Arc<dyn CompiledKernel>) {
         let mut memo = self.inner.compiled.lock().unwrap();
+        memo.retain(|(d, old)| *d != device || !old.stale());
         if !memo.iter().any(|(d, _)| *d == device) {
             memo.push((device, k));
         }

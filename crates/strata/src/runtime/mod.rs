@@ -728,7 +728,21 @@ impl Device {
         // One compilation per kernel and device, also when several threads ask at once: the
         // first to ask compiles, the others wait for its result (a failure is not kept: the
         // next request tries again).
-        let slot = self.inner.cache.lock().unwrap().slot(key);
+        let slot = {
+            let mut cache = self.inner.cache.lock().unwrap();
+            let slot = cache.slot(key);
+            // Code lost with the device's context (CUDA, after a device fault) is compiled
+            // again.
+            if slot
+                .get()
+                .is_some_and(|r| r.as_ref().is_ok_and(|k| k.stale()))
+            {
+                cache.slots.remove(&key);
+                cache.slot(key)
+            } else {
+                slot
+            }
+        };
         let k = slot
             .get_or_init(|| {
                 let settings = self.settings();
