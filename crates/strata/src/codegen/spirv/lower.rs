@@ -73,6 +73,8 @@ struct Lower<'a> {
     struct_types: HashMap<ir::StructId, u32>,
     /// The buffer block structs already decorated.
     blocks: std::collections::HashSet<u32>,
+    /// The work-group word of [`Lower::fence_by_atomic`], once made.
+    fence_word: Option<u32>,
 }
 
 pub(super) fn write(vf: &ValidFunction, t: &SpirvTarget) -> R<SpirvModule> {
@@ -104,6 +106,7 @@ pub(super) fn write(vf: &ValidFunction, t: &SpirvTarget) -> R<SpirvModule> {
         fixed_shared: 0,
         struct_types: HashMap::new(),
         blocks: Default::default(),
+        fence_word: None,
     };
     l.m.cap(op::CAP_SHADER);
     if t.spirv_version < (1, 3) {
@@ -137,6 +140,7 @@ pub(super) fn write(vf: &ValidFunction, t: &SpirvTarget) -> R<SpirvModule> {
     ops.extend(super::module::string_words("main"));
     ops.extend(&l.interface);
     inst(&mut l.m.entry, op::ENTRY_POINT, &ops);
+    l.float_controls(main);
     let version = t.spirv_version;
     Ok(SpirvModule {
         words: l.m.finish(version),
@@ -157,6 +161,30 @@ fn bits_lit(l: Literal) -> Vec<u32> {
 }
 
 impl Lower<'_> {
+    /// `SignedZeroInfNanPreserve` for every float width the module uses (32 always) where the
+    /// target offers it: without it a driver may assume no NaN or infinity (lavapipe folded
+    /// `x - x` and `0 * x` to 0 and `x / 0` to 0), and the IR's floats are IEEE's.
+    fn float_controls(&mut self, main: u32) {
+        let widths = [
+            (16, self.m.capabilities.contains(&op::CAP_FLOAT16)),
+            (32, true),
+            (64, self.m.capabilities.contains(&op::CAP_FLOAT64)),
+        ];
+        for (i, (bits, used)) in widths.into_iter().enumerate() {
+            if used && self.t.signed_zero_inf_nan_preserve[i] {
+                self.m.cap(op::CAP_SIGNED_ZERO_INF_NAN_PRESERVE);
+                if self.t.spirv_version < (1, 4) {
+                    self.m.extensions.insert("SPV_KHR_float_controls");
+                }
+                inst(
+                    &mut self.m.modes,
+                    op::EXECUTION_MODE,
+                    &[main, op::MODE_SIGNED_ZERO_INF_NAN_PRESERVE, bits],
+                );
+            }
+        }
+    }
+
     // ---- Types and constants ----
 
     fn scalar_ty(&mut self, s: Scalar) -> R<u32> {
@@ -1829,6 +1857,7 @@ impl Lower<'_> {
                 let semc = self.u32c(sem);
                 self.emit(op::CONTROL_BARRIER, &[wg, wg, semc]);
             }
+            Stmt::MemFence { .. } if self.t.relaxed_atomic_semantics => self.fence_by_atomic(),
             Stmt::MemFence { spaces, order } => {
                 let mut sem = Self::order_bits(order.order);
                 if spaces.local {
@@ -2153,6 +2182,30 @@ impl Lower<'_> {
         self.scratch.insert(s, v);
         self.scratch_bytes += s.size() as u32;
         Ok(v)
+    }
+
+    /// A fence where the target's atomics are all sequentially consistent (lavapipe, see
+    /// [`SpirvTarget::relaxed_atomic_semantics`]): a relaxed atomic add of 0 to a word of
+    /// work-group memory, which llvmpipe compiles to a sequentially consistent
+    /// read-modify-write that no memory access moves across. lavapipe's `OpMemoryBarrier`
+    /// under divergent control flow (a fence in a loop whose trip count differs between
+    /// work-items) lost other work-items' later stores.
+    fn fence_by_atomic(&mut self) {
+        let u = self.u32_ty();
+        let word = match self.fence_word {
+            Some(w) => w,
+            None => {
+                let w = self.var(op::SC_WORKGROUP, u);
+                self.m.name(w, "fence_word");
+                self.fixed_shared += 4;
+                self.fence_word = Some(w);
+                w
+            }
+        };
+        let scope = self.u32c(op::SCOPE_WORKGROUP);
+        let relaxed = self.u32c(0);
+        let zero = self.u32c(0);
+        self.op(op::ATOMIC_I_ADD, u, &[word, scope, relaxed, zero]);
     }
 
     fn barrier_local(&mut self) {
