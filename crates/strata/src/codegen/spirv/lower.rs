@@ -290,6 +290,23 @@ impl Lower<'_> {
         Ok(self.m.constant(t, &bits_lit(l)))
     }
 
+    /// Whether `id` is the constant of type `t` (splatted for vectors) with these bits; looks
+    /// the constant up without making it.
+    fn is_const_bits(&mut self, t: Type, id: u32, bits: u64) -> R<bool> {
+        let st = self.scalar_ty(t.scalar)?;
+        let Some(c) = self
+            .m
+            .find_constant(st, &bits_lit(Literal::from_bits(t.scalar, bits)))
+        else {
+            return Ok(false);
+        };
+        if t.width == 1 {
+            return Ok(c == id);
+        }
+        let vt = self.vty(t)?;
+        Ok(self.m.find_composite(vt, &vec![c; t.width as usize]) == Some(id))
+    }
+
     /// A constant of type `t` (splatted for vectors) from bits.
     fn const_of(&mut self, t: Type, bits: u64) -> R<u32> {
         let c = self.lit(Literal::from_bits(t.scalar, bits))?;
@@ -924,6 +941,22 @@ impl Lower<'_> {
             };
             if o == Rem {
                 return self.fmod(at, x, y);
+            }
+            // lavapipe folds `x + 0.0` (and `x - -0.0`) to `x` and `0.0 - y` to `-y`, which
+            // differ at zeros: IEEE gives +0 for `-0 + 0` and `0 - 0`. Where an operand is such
+            // a constant, a zero result is written +0 explicitly.
+            let zero_of = match o {
+                Add if self.is_const_bits(at, y, 0)? => Some(x),
+                Add if self.is_const_bits(at, x, 0)? => Some(y),
+                Sub if self.is_const_bits(at, y, 1 << (s.bits() - 1))? => Some(x),
+                Sub if self.is_const_bits(at, x, 0)? => Some(y),
+                _ => None,
+            };
+            if let Some(v) = zero_of {
+                let r = self.fop(opc, t, &[x, y]);
+                let zero = self.const_of(at, 0)?;
+                let is0 = self.fcmp(at, op::F_ORD_EQUAL, v, zero)?;
+                return self.sel(at, is0, zero, r);
             }
             return Ok(if o.is_comparison() {
                 self.op(opc, t, &[x, y])
