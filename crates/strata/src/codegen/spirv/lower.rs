@@ -952,6 +952,25 @@ impl Lower<'_> {
                 Sub if self.is_const_bits(at, x, 0)? => Some(y),
                 _ => None,
             };
+            // ... and `x * 0.0`, `0.0 / y` and `x / 0.0` to 0 (they are NaN, -0 or infinite
+            // for some operands): written as `-(x * -0.0)`, `-(-0.0 / y)` and `-(x / -0.0)`,
+            // which it keeps.
+            let neg_zero_of = match o {
+                Mul if self.is_const_bits(at, y, 0)? => Some((x, true)),
+                Mul if self.is_const_bits(at, x, 0)? => Some((y, true)),
+                Div if self.is_const_bits(at, x, 0)? => Some((y, false)),
+                Div if self.is_const_bits(at, y, 0)? => Some((x, true)),
+                _ => None,
+            };
+            if let Some((v, zero_second)) = neg_zero_of {
+                let nz = self.const_of(at, 1 << (s.bits() - 1))?;
+                let r = if zero_second {
+                    self.fop(opc, t, &[v, nz])
+                } else {
+                    self.fop(opc, t, &[nz, v])
+                };
+                return Ok(self.fop(op::F_NEGATE, t, &[r]));
+            }
             if let Some(v) = zero_of {
                 let r = self.fop(opc, t, &[x, y]);
                 let zero = self.const_of(at, 0)?;
