@@ -27,6 +27,7 @@ use crate::ir::{ArrayLen, MathFn};
 use std::collections::HashMap;
 
 mod exact;
+mod llvmpipe;
 mod math;
 mod math64;
 mod math_special;
@@ -288,23 +289,6 @@ impl Lower<'_> {
         }
         let t = self.scalar_ty(l.scalar)?;
         Ok(self.m.constant(t, &bits_lit(l)))
-    }
-
-    /// Whether `id` is the constant of type `t` (splatted for vectors) with these bits; looks
-    /// the constant up without making it.
-    fn is_const_bits(&mut self, t: Type, id: u32, bits: u64) -> R<bool> {
-        let st = self.scalar_ty(t.scalar)?;
-        let Some(c) = self
-            .m
-            .find_constant(st, &bits_lit(Literal::from_bits(t.scalar, bits)))
-        else {
-            return Ok(false);
-        };
-        if t.width == 1 {
-            return Ok(c == id);
-        }
-        let vt = self.vty(t)?;
-        Ok(self.m.find_composite(vt, &vec![c; t.width as usize]) == Some(id))
     }
 
     /// A constant of type `t` (splatted for vectors) from bits.
@@ -942,40 +926,9 @@ impl Lower<'_> {
             if o == Rem {
                 return self.fmod(at, x, y);
             }
-            // lavapipe folds `x + 0.0` (and `x - -0.0`) to `x` and `0.0 - y` to `-y`, which
-            // differ at zeros: IEEE gives +0 for `-0 + 0` and `0 - 0`. Where an operand is such
-            // a constant, a zero result is written +0 explicitly.
-            let zero_of = match o {
-                Add if self.is_const_bits(at, y, 0)? => Some(x),
-                Add if self.is_const_bits(at, x, 0)? => Some(y),
-                Sub if self.is_const_bits(at, y, 1 << (s.bits() - 1))? => Some(x),
-                Sub if self.is_const_bits(at, x, 0)? => Some(y),
-                _ => None,
-            };
-            // ... and `x * 0.0`, `0.0 / y` and `x / 0.0` to 0 (they are NaN, -0 or infinite
-            // for some operands): written as `-(x * -0.0)`, `-(-0.0 / y)` and `-(x / -0.0)`,
-            // which it keeps.
-            let neg_zero_of = match o {
-                Mul if self.is_const_bits(at, y, 0)? => Some((x, true)),
-                Mul if self.is_const_bits(at, x, 0)? => Some((y, true)),
-                Div if self.is_const_bits(at, x, 0)? => Some((y, false)),
-                Div if self.is_const_bits(at, y, 0)? => Some((x, true)),
-                _ => None,
-            };
-            if let Some((v, zero_second)) = neg_zero_of {
-                let nz = self.const_of(at, 1 << (s.bits() - 1))?;
-                let r = if zero_second {
-                    self.fop(opc, t, &[v, nz])
-                } else {
-                    self.fop(opc, t, &[nz, v])
-                };
-                return Ok(self.fop(op::F_NEGATE, t, &[r]));
-            }
-            if let Some(v) = zero_of {
+            if self.t.llvmpipe_float_fixes && matches!(o, Add | Sub | Mul | Div) {
                 let r = self.fop(opc, t, &[x, y]);
-                let zero = self.const_of(at, 0)?;
-                let is0 = self.fcmp(at, op::F_ORD_EQUAL, v, zero)?;
-                return self.sel(at, is0, zero, r);
+                return self.llvmpipe_fix(o, at, x, y, r);
             }
             return Ok(if o.is_comparison() {
                 self.op(opc, t, &[x, y])

@@ -102,6 +102,11 @@ pub struct SpirvTarget {
     /// uses where the device offers it. Without it a driver may assume that no value is NaN
     /// or infinite: lavapipe then folds `x - x` and `0 * x` to 0.
     pub signed_zero_inf_nan_preserve: [bool; 3],
+    /// Follow every float `+ - * /` by the IEEE result in the cases where lavapipe's code
+    /// generator takes shortcuts for constant zeros and equal operands (`x * 0.0` is 0 there,
+    /// even for an infinite `x`; `x / 0.0` is 0; `x - x` is 0 for a NaN `x`). For lavapipe only
+    /// (set by the runtime for llvmpipe).
+    pub llvmpipe_float_fixes: bool,
 }
 
 impl SpirvTarget {
@@ -135,6 +140,7 @@ impl SpirvTarget {
             max_push_constants: 128,
             relaxed_atomic_semantics: false,
             signed_zero_inf_nan_preserve: [true; 3],
+            llvmpipe_float_fixes: false,
         }
     }
 

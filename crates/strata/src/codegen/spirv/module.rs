@@ -164,18 +164,6 @@ impl Module {
         id
     }
 
-    /// The id of scalar constant `words` of type `ty`, if the module has it.
-    pub fn find_constant(&self, ty: u32, words: &[u32]) -> Option<u32> {
-        self.consts.get(&(ty, words.to_vec())).copied()
-    }
-
-    /// The id of the composite constant of `parts`, if the module has it.
-    pub fn find_composite(&self, ty: u32, parts: &[u32]) -> Option<u32> {
-        let mut key_words = vec![u32::MAX];
-        key_words.extend_from_slice(parts);
-        self.consts.get(&(ty, key_words)).copied()
-    }
-
     /// A composite constant (interned with a marker word so it never meets a scalar's key).
     pub fn constant_composite(&mut self, ty: u32, parts: &[u32]) -> u32 {
         let mut key_words = vec![u32::MAX];
