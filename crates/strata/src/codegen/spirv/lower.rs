@@ -1149,7 +1149,11 @@ impl Lower<'_> {
                 if s == Scalar::F64 {
                     return self.glsl64(at, f, a);
                 }
-                let r = g(self, f);
+                let r = if f == op::GLSL_LOG || f == op::GLSL_LOG2 {
+                    self.glsl_f32(at, f, a, "log")?
+                } else {
+                    g(self, f)
+                };
                 // NaN in, NaN out (lavapipe's atan2(NaN, 1) is 0).
                 return self.nan_through(at, a, r);
             }
@@ -1159,9 +1163,10 @@ impl Lower<'_> {
                     Ok(self.glsl(t, op::GLSL_N_MIN, &[lo, a[2]]))
                 }
                 MathFn::Mix => {
-                    let d = self.fop(op::F_SUB, t, &[a[1], a[0]]);
-                    let p = self.fop(op::F_MUL, t, &[d, a[2]]);
-                    Ok(self.fop(op::F_ADD, t, &[a[0], p]))
+                    // Through `binary`, for its lavapipe fixes (`mix(x, x, 0)` of a NaN).
+                    let d = self.binary(BinaryOp::Sub, at, at, a[1], a[0])?;
+                    let p = self.binary(BinaryOp::Mul, at, at, d, a[2])?;
+                    self.binary(BinaryOp::Add, at, at, a[0], p)
                 }
                 MathFn::Fmod => self.fmod(at, a[0], a[1]),
                 MathFn::Degrees | MathFn::Radians => {

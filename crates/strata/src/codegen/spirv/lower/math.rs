@@ -68,6 +68,27 @@ impl Lower<'_> {
             return self.glsl_via_f64(at, f, args);
         }
         let t = self.vty(at)?;
+        if (f == op::GLSL_LOG || f == op::GLSL_LOG2) && at.scalar == Scalar::F32 {
+            // lavapipe's `Log`/`Log2` read a subnormal argument as the smallest normal
+            // (`log(1e-45)` was -88.0, not -103.3): scaled by 2^24 first, exactly.
+            let min_normal = self.float_const(at, f32::MIN_POSITIVE as f64)?;
+            let zero = self.float_const(at, 0.0)?;
+            let below = self.fcmp(at, op::F_ORD_LESS_THAN, args[0], min_normal)?;
+            let positive = self.fcmp(at, op::F_ORD_GREATER_THAN, args[0], zero)?;
+            let sub = self.and(at, below, positive)?;
+            let scale = self.float_const(at, 16_777_216.0)?;
+            let scaled = self.f2(at, op::F_MUL, args[0], scale)?;
+            let x = self.sel(at, sub, scaled, args[0])?;
+            let l = self.glsl(t, f, &[x]);
+            let k = if f == op::GLSL_LOG {
+                24.0 * std::f64::consts::LN_2
+            } else {
+                24.0
+            };
+            let kc = self.float_const(at, k)?;
+            let lk = self.f2(at, op::F_SUB, l, kc)?;
+            return self.sel(at, sub, lk, l);
+        }
         Ok(self.glsl(t, f, args))
     }
 
