@@ -3,10 +3,11 @@
 //! others. Found by the differential test on lavapipe (2026-11-27): its code generator built
 //! `x * 0.0` and `0.0 / x` as 0 (even for infinite or NaN `x`), `x / 0.0` as 0, `x - x` as 0
 //! for NaN and infinite `x`, `x + 0.0` and `x - -0.0` as `x` (so `-0 + 0` was -0), whether
-//! the zero is a literal or a private variable holding one; and a fence in such a loop lost
-//! the later stores of other work-items.
+//! the zero is a literal or a private variable holding one; a fence in such a loop lost the
+//! later stores of other work-items; `log` of a subnormal `f32` was that of the smallest
+//! normal.
 
-use super::{case, expect_eq, expect_same, has_f64, Case};
+use super::{case, expect_close, expect_eq, expect_same, has_f64, Case};
 use strata::prelude::*;
 
 macro_rules! zero_suite {
@@ -28,9 +29,9 @@ macro_rules! zero_suite {
                 F::MAX,
                 F::MIN_POSITIVE,
             ];
-            const NAMES: [&str; 14] = [
+            const NAMES: [&str; 15] = [
                 "x*0", "0*x", "x/0", "0/x", "x+0", "0+x", "x-(-0)", "0-x", "x-x", "x*z", "z/x",
-                "x/z", "x*-z", "x+z",
+                "x/z", "x*-z", "x+z", "mix(x,x,0)",
             ];
             let got = super::run3(q, concat!("zero_operands_", stringify!($t)), &xs, &xs, &xs, |x, _, _| {
                 let z = var::<F>(0.0 as F);
@@ -50,11 +51,12 @@ macro_rules! zero_suite {
                     x / z,
                     x * -z,
                     x + z,
+                    x.mix(x, lit(0.0 as F)),
                 ]
             })?;
             let z: F = 0.0;
             for (i, &x) in xs.iter().enumerate() {
-                let want: [F; 14] = [
+                let want: [F; 15] = [
                     x * 0.0,
                     0.0 * x,
                     x / 0.0,
@@ -69,11 +71,12 @@ macro_rules! zero_suite {
                     x / z,
                     x * -z,
                     x + z,
+                    x + (x - x) * 0.0,
                 ];
                 for (j, w) in want.iter().enumerate() {
                     expect_same(
                         &format!("{} {} of {x:?}", $name, NAMES[j]),
-                        &got[i * 14 + j..i * 14 + j + 1],
+                        &got[i * 15 + j..i * 15 + j + 1],
                         std::slice::from_ref(w),
                     )?;
                 }
@@ -119,6 +122,24 @@ fn fence_in_divergent_loop(q: &Queue) -> Result<(), String> {
     expect_eq("stores after a fence in a divergent loop", &got, &want)
 }
 
+/// `log` and `log2` of subnormal `f32` arguments (lavapipe read them as the smallest normal).
+fn log_subnormal(q: &Queue) -> Result<(), String> {
+    let xs: Vec<f32> = vec![
+        1e-45,
+        1e-40,
+        5.3e-39,
+        1.0e-39,
+        f32::MIN_POSITIVE,
+        2e-38,
+        1.0,
+    ];
+    let got = super::run3(q, "log_subnormal", &xs, &xs, &xs, |x, _, _| {
+        [x.log(), x.log2()]
+    })?;
+    let want: Vec<f32> = xs.iter().flat_map(|x| [x.ln(), x.log2()]).collect();
+    expect_close("log/log2 of subnormals", &got, &want, 4, 0.0)
+}
+
 /// The cases.
 pub(super) fn cases() -> Vec<Case> {
     vec![
@@ -128,5 +149,6 @@ pub(super) fn cases() -> Vec<Case> {
             "atomic_order/fence_in_divergent_loop",
             fence_in_divergent_loop,
         ),
+        case("math/f32_log_subnormal", log_subnormal),
     ]
 }
