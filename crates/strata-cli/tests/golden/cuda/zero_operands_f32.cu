@@ -112,7 +112,7 @@ extern "C" __global__ void zero_operands_f32(
         const float v2 = c[e0];
         v = 0.0f;
         const float v3 = v;
-        const u32 e6 = (e0 * 14u);
+        const u32 e6 = (e0 * 15u);
         out[e6] = (v0 * 0.0f);
         out[(e6 + 1u)] = (0.0f * v0);
         out[(e6 + 2u)] = (v0 / 0.0f);
@@ -127,5 +127,6 @@ extern "C" __global__ void zero_operands_f32(
         out[(e6 + 11u)] = (v0 / v3);
         out[(e6 + 12u)] = (v0 * (-v3));
         out[(e6 + 13u)] = (v0 + v3);
+        out[(e6 + 14u)] = (v0 + (v0 - v0) * 0.0f);
     }
 }

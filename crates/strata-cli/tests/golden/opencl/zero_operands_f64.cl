@@ -20,7 +20,7 @@ __kernel void zero_operands_f64(
         const double v2 = c[e0];
         v = 0.0;
         const double v3 = v;
-        const uint e6 = (e0 * 14u);
+        const uint e6 = (e0 * 15u);
         out[e6] = (v0 * 0.0);
         out[(e6 + 1u)] = (0.0 * v0);
         out[(e6 + 2u)] = (v0 / 0.0);
@@ -35,5 +35,6 @@ __kernel void zero_operands_f64(
         out[(e6 + 11u)] = (v0 / v3);
         out[(e6 + 12u)] = (v0 * (-v3));
         out[(e6 + 13u)] = (v0 + v3);
+        out[(e6 + 14u)] = (v0 + (v0 - v0) * 0.0);
     }
 }
