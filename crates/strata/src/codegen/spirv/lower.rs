@@ -1157,6 +1157,32 @@ impl Lower<'_> {
                     // lavapipe's f32 `Sin`/`Cos`/`Tan` are 1 or -1 from |x| of about 1e10 on
                     // (no full argument reduction): the f64 cores, rounded once.
                     self.glsl_via_f64(at, f, a)?
+                } else if matches!(f, op::GLSL_ASINH | op::GLSL_ACOSH) && s == Scalar::F32 {
+                    // `log(x + sqrt(x * x + 1))` overflows from |x| of 2^64 on (lavapipe's
+                    // asinh(2^124) was inf): above 2^32, `log(|x|) + ln 2`, signed for asinh.
+                    let r = g(self, f);
+                    let ax = self.g1(at, op::GLSL_F_ABS, a[0])?;
+                    let big = self.float_const(at, 4_294_967_296.0)?;
+                    let tested = if f == op::GLSL_ASINH { ax } else { a[0] };
+                    let is_big = self.fcmp(at, op::F_ORD_GREATER_THAN, tested, big)?;
+                    let l = self.glsl_f32(at, op::GLSL_LOG, &[ax], "asinh")?;
+                    let ln2 = self.float_const(at, std::f64::consts::LN_2)?;
+                    let l = self.f2(at, op::F_ADD, l, ln2)?;
+                    let l = if f == op::GLSL_ASINH {
+                        self.copysign(at, l, a[0])?
+                    } else {
+                        l
+                    };
+                    let r = self.sel(at, is_big, l, r)?;
+                    if f == op::GLSL_ACOSH {
+                        // And NaN below 1 (lavapipe's acosh(-2e37) was inf).
+                        let one = self.float_const(at, 1.0)?;
+                        let nan = self.float_const(at, f64::NAN)?;
+                        let below = self.fcmp(at, op::F_ORD_LESS_THAN, a[0], one)?;
+                        self.sel(at, below, nan, r)?
+                    } else {
+                        r
+                    }
                 } else {
                     g(self, f)
                 };

@@ -236,9 +236,19 @@ impl Lower<'_> {
                 let fin_n = self.is_nan(at, yy)?;
                 let fin_i = self.is_inf(at, yy)?;
                 let bad_step = self.or(at, fin_n, fin_i)?;
-                // ... or where y^(n-1) overflowed or underflowed (the step is then wrong).
+                // ... or where y^(n-1) overflowed or underflowed, to a subnormal included
+                // (the step is then wrong: rootn(1e-308, -64) was 939 ulp off).
                 let p_inf = self.is_inf(at, yn1)?;
-                let p_zero = self.fcmp(at, op::F_ORD_EQUAL, yn1, zero)?;
+                let min_normal = self.float_const(
+                    at,
+                    match s {
+                        Scalar::F64 => f64::MIN_POSITIVE,
+                        Scalar::F16 => 6.103_515_625e-5,
+                        _ => f32::MIN_POSITIVE as f64,
+                    },
+                )?;
+                let ayn1 = self.g1(at, op::GLSL_F_ABS, yn1)?;
+                let p_zero = self.fcmp(at, op::F_ORD_LESS_THAN, ayn1, min_normal)?;
                 let p_bad = self.or(at, p_inf, p_zero)?;
                 let bad_step = self.or(at, bad_step, p_bad)?;
                 let r = self.sel(at, bad_step, y, yy)?;
