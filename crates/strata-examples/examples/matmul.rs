@@ -18,6 +18,7 @@
 
 #[cfg(test)]
 #[path = "common/vulkan.rs"]
+#[allow(clippy::duplicate_mod)] // tests/examples_checked.rs includes several examples
 mod vulkan;
 
 use strata::blas::{Sgemm, SgemmConfig};

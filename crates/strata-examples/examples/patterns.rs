@@ -66,6 +66,7 @@ fn main() -> strata::Result<()> {
 
 #[cfg(test)]
 #[path = "common/vulkan.rs"]
+#[allow(clippy::duplicate_mod)] // tests/examples_checked.rs includes several examples
 mod vulkan;
 
 #[cfg(test)]
