@@ -10,6 +10,11 @@
 //! writes the picture with the `png` crate (`examples/common/pictures.rs`, shared with the
 //! showcase), then prints where it went.
 
+#[cfg(test)]
+#[path = "common/vulkan.rs"]
+#[allow(clippy::duplicate_mod)] // tests/examples_checked.rs includes several examples
+mod vulkan;
+
 use std::path::PathBuf;
 use std::time::Duration;
 use strata::prelude::*;
@@ -120,6 +125,11 @@ fn writes_a_png_of_the_asked_size() {
     // The same picture in checked mode (no fault, race or uninitialized read).
     let checked = Queue::new(&Device::from_spec("interp+checked").unwrap()).unwrap();
     assert_eq!(iterations(&checked, size, 64).unwrap().0, iters);
+    // The same picture on vulkan:0 (the IR's float arithmetic is IEEE's, never fused).
+    if let Some(d) = vulkan::vulkan0() {
+        let vq = Queue::new(&d).unwrap();
+        assert_eq!(iterations(&vq, size, 64).unwrap().0, iters);
+    }
     // The view holds the main cardioid (inside) and the outside.
     assert!(iters.contains(&64) && iters.iter().any(|&i| i < 4));
     let path = std::env::temp_dir().join(format!("strata-mandelbrot-{}.png", std::process::id()));

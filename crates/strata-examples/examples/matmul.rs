@@ -16,6 +16,11 @@
 //! cargo run --release --example matmul
 //! ```
 
+#[cfg(test)]
+#[path = "common/vulkan.rs"]
+#[allow(clippy::duplicate_mod)] // tests/examples_checked.rs includes several examples
+mod vulkan;
+
 use strata::blas::{Sgemm, SgemmConfig};
 use strata::prelude::*;
 
@@ -262,6 +267,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 #[test]
 pub fn matmuls_on_cpu() {
     matmuls_on(&Device::from_spec("cpu").unwrap());
+}
+
+/// The same on `vulkan:0` (lavapipe here).
+#[test]
+pub fn matmuls_on_vulkan() {
+    if let Some(d) = vulkan::vulkan0() {
+        matmuls_on(&d);
+    }
 }
 
 /// The example's check on `device` (the tests run it in checked mode too).

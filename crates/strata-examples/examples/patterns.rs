@@ -65,9 +65,21 @@ fn main() -> strata::Result<()> {
 }
 
 #[cfg(test)]
+#[path = "common/vulkan.rs"]
+#[allow(clippy::duplicate_mod)] // tests/examples_checked.rs includes several examples
+mod vulkan;
+
+#[cfg(test)]
 mod tests {
     #[test]
     fn runs_on_the_cpu_backend() {
         assert!(super::patterns_on_cpu() > 2);
+    }
+
+    #[test]
+    fn runs_on_vulkan() {
+        if let Some(d) = super::vulkan::vulkan0() {
+            assert!(super::patterns_on(&d) > 2);
+        }
     }
 }

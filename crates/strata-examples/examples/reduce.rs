@@ -11,6 +11,11 @@
 //! cargo run --release --example reduce
 //! ```
 
+#[cfg(test)]
+#[path = "common/vulkan.rs"]
+#[allow(clippy::duplicate_mod)] // tests/examples_checked.rs includes several examples
+mod vulkan;
+
 use strata::prelude::*;
 
 /// Work-items per work-group.
@@ -197,6 +202,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 #[test]
 pub fn reductions_on_cpu() {
     reductions_on(&Device::from_spec("cpu").unwrap());
+}
+
+/// The same on `vulkan:0` (lavapipe here).
+#[test]
+pub fn reductions_on_vulkan() {
+    if let Some(d) = vulkan::vulkan0() {
+        reductions_on(&d);
+    }
 }
 
 /// The example's check on `device` (the tests run it in checked mode too).

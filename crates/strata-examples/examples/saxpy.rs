@@ -4,6 +4,11 @@
 //! cargo run --release --example saxpy
 //! ```
 
+#[cfg(test)]
+#[path = "common/vulkan.rs"]
+#[allow(clippy::duplicate_mod)] // tests/examples_checked.rs includes several examples
+mod vulkan;
+
 use strata::prelude::*;
 
 /// The result of one verified saxpy run.
@@ -82,6 +87,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 #[test]
 pub fn saxpy_on_cpu() {
     saxpy_on(&Device::from_spec("cpu").unwrap());
+}
+
+/// The same on `vulkan:0` (lavapipe here).
+#[test]
+pub fn saxpy_on_vulkan() {
+    if let Some(d) = vulkan::vulkan0() {
+        saxpy_on(&d);
+    }
 }
 
 /// The example's check on `device` (the tests run it in checked mode too).

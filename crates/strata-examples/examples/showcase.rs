@@ -13,6 +13,11 @@
 //! of three runs), printing the ratio. It writes the Mandelbrot set as a PNG (by default
 //! `target/showcase/mandelbrot.png`), says where, and ends with a one-line verdict.
 
+#[cfg(test)]
+#[path = "common/vulkan.rs"]
+#[allow(clippy::duplicate_mod)] // tests/examples_checked.rs includes several examples
+mod vulkan;
+
 use rayon::prelude::*;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -539,6 +544,14 @@ fn main() {
 #[test]
 pub fn showcase_on_cpu() {
     showcase_on(&Device::from_spec("cpu").unwrap());
+}
+
+/// The same on `vulkan:0` (lavapipe here).
+#[test]
+pub fn showcase_on_vulkan() {
+    if let Some(d) = vulkan::vulkan0() {
+        showcase_on(&d);
+    }
 }
 
 /// The example's check on `device` (the tests run it in checked mode too).

@@ -18,6 +18,7 @@ mod collectives;
 mod control;
 mod convert;
 mod floats;
+mod folded;
 mod half;
 mod ids;
 mod ints;
@@ -110,6 +111,7 @@ pub fn cases() -> Vec<Case> {
     v.extend(ints::cases());
     v.push(case("int/hadd_after_mul_hi", ints::hadd_after_mul_hi));
     v.extend(floats::cases());
+    v.extend(folded::cases());
     v.extend(half::cases());
     v.extend(builtins::cases());
     v.extend(casts::cases());

@@ -109,6 +109,8 @@ pub(crate) struct Caps {
     /// Whether the device is lavapipe (Mesa's CPU driver), whose atomics the writer writes
     /// relaxed ([`SpirvTarget::relaxed_atomic_semantics`](crate::codegen::spirv::SpirvTarget)).
     pub llvmpipe: bool,
+    /// `shaderSignedZeroInfNanPreserveFloat16/32/64` (float controls).
+    pub signed_zero_inf_nan_preserve: [bool; 3],
 }
 
 impl Caps {
@@ -418,7 +420,10 @@ impl VulkanDevice {
         // Properties: sub-groups, sub-group size control.
         let mut sub = vk::PhysicalDeviceSubgroupProperties::default();
         let mut p13 = vk::PhysicalDeviceVulkan13Properties::default();
-        let mut p2 = vk::PhysicalDeviceProperties2::default().push_next(&mut sub);
+        let mut p12 = vk::PhysicalDeviceVulkan12Properties::default();
+        let mut p2 = vk::PhysicalDeviceProperties2::default()
+            .push_next(&mut sub)
+            .push_next(&mut p12);
         if api13 {
             p2 = p2.push_next(&mut p13);
         }
@@ -475,6 +480,11 @@ impl VulkanDevice {
             llvmpipe: props.vendor_id == 0x10005
                 && props.device_type == vk::PhysicalDeviceType::CPU
                 && name.contains("llvmpipe"),
+            signed_zero_inf_nan_preserve: [
+                on(p12.shader_signed_zero_inf_nan_preserve_float16),
+                on(p12.shader_signed_zero_inf_nan_preserve_float32),
+                on(p12.shader_signed_zero_inf_nan_preserve_float64),
+            ],
         };
         // Extensions to enable: those the features above need, the memory budget, and the
         // portability subset where the driver has it (it must then be enabled).

@@ -139,6 +139,8 @@ pub(crate) fn target(caps: &super::Caps) -> SpirvTarget {
         max_shared_memory: caps.max_shared_memory,
         max_push_constants: caps.max_push_constants,
         relaxed_atomic_semantics: caps.llvmpipe,
+        signed_zero_inf_nan_preserve: caps.signed_zero_inf_nan_preserve,
+        llvmpipe_float_fixes: caps.llvmpipe,
     }
 }
 

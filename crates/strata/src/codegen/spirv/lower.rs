@@ -27,6 +27,7 @@ use crate::ir::{ArrayLen, MathFn};
 use std::collections::HashMap;
 
 mod exact;
+mod llvmpipe;
 mod math;
 mod math64;
 mod math_special;
@@ -73,6 +74,8 @@ struct Lower<'a> {
     struct_types: HashMap<ir::StructId, u32>,
     /// The buffer block structs already decorated.
     blocks: std::collections::HashSet<u32>,
+    /// The work-group word of [`Lower::fence_by_atomic`], once made.
+    fence_word: Option<u32>,
 }
 
 pub(super) fn write(vf: &ValidFunction, t: &SpirvTarget) -> R<SpirvModule> {
@@ -104,6 +107,7 @@ pub(super) fn write(vf: &ValidFunction, t: &SpirvTarget) -> R<SpirvModule> {
         fixed_shared: 0,
         struct_types: HashMap::new(),
         blocks: Default::default(),
+        fence_word: None,
     };
     l.m.cap(op::CAP_SHADER);
     if t.spirv_version < (1, 3) {
@@ -137,6 +141,7 @@ pub(super) fn write(vf: &ValidFunction, t: &SpirvTarget) -> R<SpirvModule> {
     ops.extend(super::module::string_words("main"));
     ops.extend(&l.interface);
     inst(&mut l.m.entry, op::ENTRY_POINT, &ops);
+    l.float_controls(main);
     let version = t.spirv_version;
     Ok(SpirvModule {
         words: l.m.finish(version),
@@ -157,6 +162,30 @@ fn bits_lit(l: Literal) -> Vec<u32> {
 }
 
 impl Lower<'_> {
+    /// `SignedZeroInfNanPreserve` for every float width the module uses (32 always) where the
+    /// target offers it: without it a driver may assume no NaN or infinity (lavapipe folded
+    /// `x - x` and `0 * x` to 0 and `x / 0` to 0), and the IR's floats are IEEE's.
+    fn float_controls(&mut self, main: u32) {
+        let widths = [
+            (16, self.m.capabilities.contains(&op::CAP_FLOAT16)),
+            (32, true),
+            (64, self.m.capabilities.contains(&op::CAP_FLOAT64)),
+        ];
+        for (i, (bits, used)) in widths.into_iter().enumerate() {
+            if used && self.t.signed_zero_inf_nan_preserve[i] {
+                self.m.cap(op::CAP_SIGNED_ZERO_INF_NAN_PRESERVE);
+                if self.t.spirv_version < (1, 4) {
+                    self.m.extensions.insert("SPV_KHR_float_controls");
+                }
+                inst(
+                    &mut self.m.modes,
+                    op::EXECUTION_MODE,
+                    &[main, op::MODE_SIGNED_ZERO_INF_NAN_PRESERVE, bits],
+                );
+            }
+        }
+    }
+
     // ---- Types and constants ----
 
     fn scalar_ty(&mut self, s: Scalar) -> R<u32> {
@@ -897,6 +926,10 @@ impl Lower<'_> {
             if o == Rem {
                 return self.fmod(at, x, y);
             }
+            if self.t.llvmpipe_float_fixes && matches!(o, Add | Sub | Mul | Div) {
+                let r = self.fop(opc, t, &[x, y]);
+                return self.llvmpipe_fix(o, at, x, y, r);
+            }
             return Ok(if o.is_comparison() {
                 self.op(opc, t, &[x, y])
             } else {
@@ -1116,7 +1149,37 @@ impl Lower<'_> {
                 if s == Scalar::F64 {
                     return self.glsl64(at, f, a);
                 }
-                let r = g(self, f);
+                let r = if f == op::GLSL_LOG || f == op::GLSL_LOG2 {
+                    self.glsl_f32(at, f, a, "log")?
+                } else if matches!(f, op::GLSL_ASINH | op::GLSL_ACOSH) && s == Scalar::F32 {
+                    // `log(x + sqrt(x * x + 1))` overflows from |x| of 2^64 on (lavapipe's
+                    // asinh(2^124) was inf): above 2^32, `log(|x|) + ln 2`, signed for asinh.
+                    let r = g(self, f);
+                    let ax = self.g1(at, op::GLSL_F_ABS, a[0])?;
+                    let big = self.float_const(at, 4_294_967_296.0)?;
+                    let tested = if f == op::GLSL_ASINH { ax } else { a[0] };
+                    let is_big = self.fcmp(at, op::F_ORD_GREATER_THAN, tested, big)?;
+                    let l = self.glsl_f32(at, op::GLSL_LOG, &[ax], "asinh")?;
+                    let ln2 = self.float_const(at, std::f64::consts::LN_2)?;
+                    let l = self.f2(at, op::F_ADD, l, ln2)?;
+                    let l = if f == op::GLSL_ASINH {
+                        self.copysign(at, l, a[0])?
+                    } else {
+                        l
+                    };
+                    let r = self.sel(at, is_big, l, r)?;
+                    if f == op::GLSL_ACOSH {
+                        // And NaN below 1 (lavapipe's acosh(-2e37) was inf).
+                        let one = self.float_const(at, 1.0)?;
+                        let nan = self.float_const(at, f64::NAN)?;
+                        let below = self.fcmp(at, op::F_ORD_LESS_THAN, a[0], one)?;
+                        self.sel(at, below, nan, r)?
+                    } else {
+                        r
+                    }
+                } else {
+                    g(self, f)
+                };
                 // NaN in, NaN out (lavapipe's atan2(NaN, 1) is 0).
                 return self.nan_through(at, a, r);
             }
@@ -1126,9 +1189,10 @@ impl Lower<'_> {
                     Ok(self.glsl(t, op::GLSL_N_MIN, &[lo, a[2]]))
                 }
                 MathFn::Mix => {
-                    let d = self.fop(op::F_SUB, t, &[a[1], a[0]]);
-                    let p = self.fop(op::F_MUL, t, &[d, a[2]]);
-                    Ok(self.fop(op::F_ADD, t, &[a[0], p]))
+                    // Through `binary`, for its lavapipe fixes (`mix(x, x, 0)` of a NaN).
+                    let d = self.binary(BinaryOp::Sub, at, at, a[1], a[0])?;
+                    let p = self.binary(BinaryOp::Mul, at, at, d, a[2])?;
+                    self.binary(BinaryOp::Add, at, at, a[0], p)
                 }
                 MathFn::Fmod => self.fmod(at, a[0], a[1]),
                 MathFn::Degrees | MathFn::Radians => {
@@ -1829,6 +1893,7 @@ impl Lower<'_> {
                 let semc = self.u32c(sem);
                 self.emit(op::CONTROL_BARRIER, &[wg, wg, semc]);
             }
+            Stmt::MemFence { .. } if self.t.relaxed_atomic_semantics => self.fence_by_atomic(),
             Stmt::MemFence { spaces, order } => {
                 let mut sem = Self::order_bits(order.order);
                 if spaces.local {
@@ -2153,6 +2218,30 @@ impl Lower<'_> {
         self.scratch.insert(s, v);
         self.scratch_bytes += s.size() as u32;
         Ok(v)
+    }
+
+    /// A fence where the target's atomics are all sequentially consistent (lavapipe, see
+    /// [`SpirvTarget::relaxed_atomic_semantics`]): a relaxed atomic add of 0 to a word of
+    /// work-group memory, which llvmpipe compiles to a sequentially consistent
+    /// read-modify-write that no memory access moves across. lavapipe's `OpMemoryBarrier`
+    /// under divergent control flow (a fence in a loop whose trip count differs between
+    /// work-items) lost other work-items' later stores.
+    fn fence_by_atomic(&mut self) {
+        let u = self.u32_ty();
+        let word = match self.fence_word {
+            Some(w) => w,
+            None => {
+                let w = self.var(op::SC_WORKGROUP, u);
+                self.m.name(w, "fence_word");
+                self.fixed_shared += 4;
+                self.fence_word = Some(w);
+                w
+            }
+        };
+        let scope = self.u32c(op::SCOPE_WORKGROUP);
+        let relaxed = self.u32c(0);
+        let zero = self.u32c(0);
+        self.op(op::ATOMIC_I_ADD, u, &[word, scope, relaxed, zero]);
     }
 
     fn barrier_local(&mut self) {

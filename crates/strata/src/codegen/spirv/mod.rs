@@ -97,6 +97,16 @@ pub struct SpirvTarget {
     /// semantics runs in a loop (a compare-exchange loop of 64 work-items then landed 8 to 10
     /// increments; relaxed, all 64).
     pub relaxed_atomic_semantics: bool,
+    /// `shaderSignedZeroInfNanPreserveFloat16/32/64` (float controls, Vulkan 1.2): the
+    /// module asks for the `SignedZeroInfNanPreserve` execution mode for each float width it
+    /// uses where the device offers it. Without it a driver may assume that no value is NaN
+    /// or infinite: lavapipe then folds `x - x` and `0 * x` to 0.
+    pub signed_zero_inf_nan_preserve: [bool; 3],
+    /// Follow every float `+ - * /` by the IEEE result in the cases where lavapipe's code
+    /// generator takes shortcuts for constant zeros and equal operands (`x * 0.0` is 0 there,
+    /// even for an infinite `x`; `x / 0.0` is 0; `x - x` is 0 for a NaN `x`). For lavapipe only
+    /// (set by the runtime for llvmpipe).
+    pub llvmpipe_float_fixes: bool,
 }
 
 impl SpirvTarget {
@@ -129,6 +139,8 @@ impl SpirvTarget {
             max_shared_memory: 32768,
             max_push_constants: 128,
             relaxed_atomic_semantics: false,
+            signed_zero_inf_nan_preserve: [true; 3],
+            llvmpipe_float_fixes: false,
         }
     }
 

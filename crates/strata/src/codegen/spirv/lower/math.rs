@@ -68,6 +68,27 @@ impl Lower<'_> {
             return self.glsl_via_f64(at, f, args);
         }
         let t = self.vty(at)?;
+        if (f == op::GLSL_LOG || f == op::GLSL_LOG2) && at.scalar == Scalar::F32 {
+            // lavapipe's `Log`/`Log2` read a subnormal argument as the smallest normal
+            // (`log(1e-45)` was -88.0, not -103.3): scaled by 2^24 first, exactly.
+            let min_normal = self.float_const(at, f32::MIN_POSITIVE as f64)?;
+            let zero = self.float_const(at, 0.0)?;
+            let below = self.fcmp(at, op::F_ORD_LESS_THAN, args[0], min_normal)?;
+            let positive = self.fcmp(at, op::F_ORD_GREATER_THAN, args[0], zero)?;
+            let sub = self.and(at, below, positive)?;
+            let scale = self.float_const(at, 16_777_216.0)?;
+            let scaled = self.f2(at, op::F_MUL, args[0], scale)?;
+            let x = self.sel(at, sub, scaled, args[0])?;
+            let l = self.glsl(t, f, &[x]);
+            let k = if f == op::GLSL_LOG {
+                24.0 * std::f64::consts::LN_2
+            } else {
+                24.0
+            };
+            let kc = self.float_const(at, k)?;
+            let lk = self.f2(at, op::F_SUB, l, kc)?;
+            return self.sel(at, sub, lk, l);
+        }
         Ok(self.glsl(t, f, args))
     }
 
@@ -215,9 +236,19 @@ impl Lower<'_> {
                 let fin_n = self.is_nan(at, yy)?;
                 let fin_i = self.is_inf(at, yy)?;
                 let bad_step = self.or(at, fin_n, fin_i)?;
-                // ... or where y^(n-1) overflowed or underflowed (the step is then wrong).
+                // ... or where y^(n-1) overflowed or underflowed, to a subnormal included
+                // (the step is then wrong: rootn(1e-308, -64) was 939 ulp off).
                 let p_inf = self.is_inf(at, yn1)?;
-                let p_zero = self.fcmp(at, op::F_ORD_EQUAL, yn1, zero)?;
+                let min_normal = self.float_const(
+                    at,
+                    match s {
+                        Scalar::F64 => f64::MIN_POSITIVE,
+                        Scalar::F16 => 6.103_515_625e-5,
+                        _ => f32::MIN_POSITIVE as f64,
+                    },
+                )?;
+                let ayn1 = self.g1(at, op::GLSL_F_ABS, yn1)?;
+                let p_zero = self.fcmp(at, op::F_ORD_LESS_THAN, ayn1, min_normal)?;
                 let p_bad = self.or(at, p_inf, p_zero)?;
                 let bad_step = self.or(at, bad_step, p_bad)?;
                 let r = self.sel(at, bad_step, y, yy)?;
