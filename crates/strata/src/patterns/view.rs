@@ -14,7 +14,7 @@
 //! element for element (an in-place transform or scan), nothing else it reads.
 
 use super::algorithms::{self, AsyncVec};
-use super::{reduce, scan, select, sort, Cx, DeviceVec, Exec};
+use super::{reduce, scan, select, sort, Cx, DeviceVec, Exec, Walk};
 use crate::builder::{BufferParam, Expr, Numeric, ScalarType, Value};
 use crate::error::{Error, Result};
 use crate::Buffer;
@@ -83,6 +83,15 @@ pub trait View: Clone {
     /// view is element `i` of the consumer.
     fn reads(&self, direct: bool, out: &mut Reads) {
         let _ = (direct, out);
+    }
+
+    /// Collects the launch arguments that [`at`](View::at) gives, without recording: the
+    /// same calls of [`Walk`] in the same order as `at` makes of [`Cx`] (see [`Walk`]), and
+    /// [`Walk::closure`] for each closure it calls. With it, a pattern call finds its kernel
+    /// without recording it after the first call. The default says that the view cannot
+    /// ([`Walk::opaque`]): its pattern calls record their kernel every time.
+    fn walk<'a>(&'a self, w: &mut Walk<'a>) {
+        w.opaque()
     }
 
     /// `true` when the view has no elements.
@@ -395,6 +404,9 @@ impl View for Counting {
     fn at(&self, cx: &mut Cx, i: Expr<u32>) -> Expr<u32> {
         cx.scalar("start", self.start) + i
     }
+    fn walk<'a>(&'a self, w: &mut Walk<'a>) {
+        w.scalar("start", self.start)
+    }
 }
 
 /// `len` copies of one value (repeat).
@@ -416,6 +428,9 @@ impl<T: ScalarType> View for Constant<T> {
     }
     fn at(&self, cx: &mut Cx, _i: Expr<u32>) -> Expr<T> {
         cx.scalar("c", self.value)
+    }
+    fn walk<'a>(&'a self, w: &mut Walk<'a>) {
+        w.scalar("c", self.value)
     }
 }
 
@@ -484,6 +499,10 @@ impl<T: Value> View for Slots<T> {
             index: off + i,
         }
     }
+    fn walk<'a>(&'a self, w: &mut Walk<'a>) {
+        w.read_write(self.vec.buffer());
+        w.size("off", self.vec.offset());
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -528,6 +547,9 @@ macro_rules! zip_view {
             fn at(&self, cx: &mut Cx, i: Expr<u32>) -> Self::Item {
                 ($(self.$v.at(cx, i)),+)
             }
+            fn walk<'w>(&'w self, w: &mut Walk<'w>) {
+                $(self.$v.walk(w);)+
+            }
         }
     };
     (@first $a:expr $(, $rest:expr)*) => { $a };
@@ -558,6 +580,10 @@ impl<V: View, R: Clone, F: Fn(V::Item) -> R + Clone> View for Map<V, F> {
     fn at(&self, cx: &mut Cx, i: Expr<u32>) -> R {
         (self.f)(self.inner.at(cx, i))
     }
+    fn walk<'a>(&'a self, w: &mut Walk<'a>) {
+        w.closure(&self.f);
+        self.inner.walk(w)
+    }
 }
 
 /// [`View::enumerate`].
@@ -579,6 +605,9 @@ impl<V: View> View for Enumerate<V> {
     }
     fn at(&self, cx: &mut Cx, i: Expr<u32>) -> Self::Item {
         (i, self.inner.at(cx, i))
+    }
+    fn walk<'a>(&'a self, w: &mut Walk<'a>) {
+        self.inner.walk(w)
     }
 }
 
@@ -617,6 +646,10 @@ impl<V: View> View for Slice<V> {
         let s = cx.size("start", self.start);
         self.inner.at(cx, s + i)
     }
+    fn walk<'a>(&'a self, w: &mut Walk<'a>) {
+        w.size("start", self.start);
+        self.inner.walk(w)
+    }
 }
 
 /// [`View::rev`].
@@ -639,6 +672,10 @@ impl<V: View> View for Reverse<V> {
     fn at(&self, cx: &mut Cx, i: Expr<u32>) -> V::Item {
         let last = cx.size("last", self.inner.len().saturating_sub(1));
         self.inner.at(cx, last - i)
+    }
+    fn walk<'a>(&'a self, w: &mut Walk<'a>) {
+        w.size("last", self.inner.len().saturating_sub(1));
+        self.inner.walk(w)
     }
 }
 
@@ -671,6 +708,10 @@ impl<V: View> View for Strided<V> {
         let s = cx.size("step", self.step);
         self.inner.at(cx, i * s)
     }
+    fn walk<'a>(&'a self, w: &mut Walk<'a>) {
+        w.size("step", self.step);
+        self.inner.walk(w)
+    }
 }
 
 /// [`View::gather`].
@@ -696,5 +737,9 @@ impl<V: View, I: View<Item = Expr<u32>>> View for Gather<V, I> {
     fn at(&self, cx: &mut Cx, i: Expr<u32>) -> V::Item {
         let j = self.indices.at(cx, i);
         self.inner.at(cx, j)
+    }
+    fn walk<'a>(&'a self, w: &mut Walk<'a>) {
+        self.indices.walk(w);
+        self.inner.walk(w)
     }
 }
