@@ -955,13 +955,13 @@ fn repeated_calls_find_the_right_kernel() {
         let y = DeviceVec::from_slice(&ex, &[10.0f32, 20.0, 30.0, 40.0]).unwrap();
         // A captured value is a constant of the kernel: each value its own kernel and result.
         for a in [2.0f32, 3.0, 2.0, -1.0] {
-            let z = x.map(move |v| v * a).collect(&ex).unwrap();
+            let z = (&x).map(move |v| v * a).collect(&ex).unwrap();
             assert_eq!(
                 z.to_vec().unwrap(),
                 [a, 2.0 * a, 3.0 * a, 4.0 * a],
                 "{a} on {d:?}"
             );
-            let s: f32 = x.map(move |v| v * a).sum(&ex).unwrap();
+            let s: f32 = (&x).map(move |v| v * a).sum(&ex).unwrap();
             assert_eq!(s, 10.0 * a, "{a} on {d:?}");
         }
         // The same closure (capturing nothing) on other vectors, sub-slices and outputs.
@@ -985,17 +985,17 @@ fn repeated_calls_find_the_right_kernel() {
                 .map(|i| (i + 1) as f32 - 10.0 * (i + 1) as f32)
                 .sum();
             assert_eq!(s, want, "{lo}..{hi} on {d:?}");
-            let m = xs.map(|v| v + 1.0).max(&ex).unwrap();
+            let m = (&xs).map(|v| v + 1.0).max(&ex).unwrap();
             assert_eq!(m, Some(hi as f32 + 1.0), "{lo}..{hi} on {d:?}");
         }
         // In place (the output is the input: read-write) and not, with the same types.
         let w = DeviceVec::from_slice(&ex, &[1.0f32, 2.0, 3.0, 4.0]).unwrap();
         let v = DeviceVec::<f32>::zeroed(&ex, 4).unwrap();
         for _ in 0..2 {
-            w.map(|a| a + 1.0).collect_into(&ex, &v).unwrap();
-            w.map(|a| a + 1.0).collect_into(&ex, &w).unwrap();
+            (&w).map(|a| a + 1.0).collect_into(&ex, &v).unwrap();
+            (&w).map(|a| a + 1.0).collect_into(&ex, &w).unwrap();
         }
-        assert_eq!(v.to_vec().unwrap(), [2.0, 3.0, 4.0, 5.0], "{d:?}");
+        assert_eq!(v.to_vec().unwrap(), [3.0, 4.0, 5.0, 6.0], "{d:?}");
         assert_eq!(w.to_vec().unwrap(), [3.0, 4.0, 5.0, 6.0], "{d:?}");
         // Equal launch values of one name are one parameter, unequal ones two.
         for (s0, s1) in [(3, 3), (3, 5), (7, 7), (0, 1)] {
@@ -1007,9 +1007,9 @@ fn repeated_calls_find_the_right_kernel() {
         // A user reduction with a captured value, then without.
         for k in [1u32, 5, 2, 7] {
             let xs = DeviceVec::from_slice(&ex, &[1u32, 2, 3]).unwrap();
-            let r = xs.reduce(&ex, 0, move |a, b| a.max(b).max(k)).unwrap();
+            let r = (&xs).reduce(&ex, 0, move |a, b| a.max(b).max(k)).unwrap();
             assert_eq!(r, k.max(3), "{k} on {d:?}");
-            let r = xs.reduce(&ex, k, |a, b| a + b).unwrap();
+            let r = (&xs).reduce(&ex, k, |a, b| a + b).unwrap();
             assert_eq!(r, 6 + k, "{k} on {d:?}");
         }
     }
