@@ -50,6 +50,11 @@
 //! of the generated kernels; sizes, offsets and [`constant`] values are launch parameters. The
 //! device's kernel cache is keyed by the optimized IR, so a pattern is compiled once per device
 //! and per distinct staged values, and re-running it on other data or sizes compiles nothing.
+//! Nor does it record the kernel again where it can help it: a call whose views can give their
+//! launch arguments without recording ([`View::walk`]) and whose closures capture nothing finds
+//! the kernel built by an earlier call of the same view and closure types, staging and
+//! parameter sharing, and launches it with the arguments its views give ([`Walk`]); a closure
+//! that captures values (constants of the kernel) makes the call record its kernel every time.
 //! [`Device::compile_count`](crate::Device::compile_count) counts the compilations: the tests
 //! use it to prove the staging (`tests/patterns_staging.rs`, a test binary of its own so that
 //! nothing else compiles while it counts).
