@@ -348,7 +348,8 @@ pub(crate) type NoFast = Fast<fn(&mut Walk<'_>)>;
 struct WalkKey {
     types: std::any::TypeId,
     flags: u64,
-    name: String,
+    /// The kernel's name, hashed (the kernel found must also have this name).
+    name: u64,
     staging: Staging,
     sig: Vec<u32>,
 }
@@ -356,9 +357,63 @@ struct WalkKey {
 /// Kernels found by [`WalkKey`]; `None` where the walk did not give the arguments the
 /// recording gave (a view's [`View::walk`] that does not follow its [`View::at`]): those calls
 /// record their kernel every time.
-static WALKED: std::sync::LazyLock<
-    std::sync::Mutex<std::collections::HashMap<WalkKey, Option<Kernel>>>,
-> = std::sync::LazyLock::new(Default::default);
+static WALKED: std::sync::LazyLock<std::sync::Mutex<Walked>> =
+    std::sync::LazyLock::new(Default::default);
+
+type Walked = std::collections::HashMap<WalkKey, Option<Kernel>, WalkHash>;
+
+/// The hasher of [`WALKED`]: a multiply-rotate hash of the key's words (a few dozen
+/// instructions where SipHash takes several hundred; the keys are a process's own, so they
+/// need not resist chosen inputs).
+#[derive(Default, Clone, Copy)]
+struct WalkHash;
+
+impl std::hash::BuildHasher for WalkHash {
+    type Hasher = WalkHasher;
+    fn build_hasher(&self) -> WalkHasher {
+        WalkHasher(0x243f_6a88_85a3_08d3)
+    }
+}
+
+struct WalkHasher(u64);
+
+impl std::hash::Hasher for WalkHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for c in bytes.chunks(8) {
+            let mut w = [0u8; 8];
+            w[..c.len()].copy_from_slice(c);
+            self.write_u64(u64::from_le_bytes(w));
+        }
+    }
+    fn write_u64(&mut self, w: u64) {
+        self.0 = (self.0 ^ w)
+            .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+            .rotate_left(29);
+    }
+    fn write_u32(&mut self, w: u32) {
+        self.write_u64(u64::from(w))
+    }
+    fn write_u8(&mut self, w: u8) {
+        self.write_u64(u64::from(w))
+    }
+    fn write_usize(&mut self, w: usize) {
+        self.write_u64(w as u64)
+    }
+    fn finish(&self) -> u64 {
+        let mut x = self.0;
+        x ^= x >> 33;
+        x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
+        x ^ (x >> 33)
+    }
+}
+
+/// A kernel name's hash for [`WalkKey`].
+fn name_hash(name: &str) -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = WalkHash.build_hasher();
+    h.write(name.as_bytes());
+    h.finish()
+}
 
 /// Most kernels [`WALKED`] keeps; when full it starts again empty.
 const KEPT_WALKED: usize = 1024;
@@ -394,13 +449,15 @@ pub(crate) fn launch_fast<'a, W: FnOnce(&mut Walk<'a>)>(
     let key = WalkKey {
         types: fast.types,
         flags: fast.flags,
-        name: name.to_string(),
+        name: name_hash(name),
         staging: ex.staging(),
         sig: std::mem::take(&mut w.sig),
     };
     let found = WALKED.lock().unwrap().get(&key).cloned();
     let kernel = match found {
         Some(None) => return launch(ex, name, groups, reads, outputs, body),
+        // Another name with the same hash: recorded (never seen in practice).
+        Some(Some(k)) if k.name() != name => return launch(ex, name, groups, reads, outputs, body),
         Some(Some(k)) if !cfg!(debug_assertions) => {
             crate::runtime::note_built(&k);
             k
@@ -466,11 +523,12 @@ const SIG_SCALAR: u32 = 4 << 28;
 
 impl<'a> Walk<'a> {
     fn new(reads: &'a Reads, outputs: &'a [usize]) -> Self {
+        // Room for a usual chain of views, so that the walk allocates each list once.
         Walk {
-            args: Vec::new(),
-            bufs: Vec::new(),
-            scalars: Vec::new(),
-            sig: Vec::new(),
+            args: Vec::with_capacity(12),
+            bufs: Vec::with_capacity(4),
+            scalars: Vec::with_capacity(8),
+            sig: Vec::with_capacity(12),
             reads,
             outputs,
             opaque: false,
