@@ -1007,9 +1007,9 @@ fn repeated_calls_find_the_right_kernel() {
         // A user reduction with a captured value, then without.
         for k in [1u32, 5, 2, 7] {
             let xs = DeviceVec::from_slice(&ex, &[1u32, 2, 3]).unwrap();
-            let r = (&xs).reduce(&ex, 0, move |a, b| a.max(b).max(k)).unwrap();
+            let r = xs.reduce(&ex, 0, move |a, b| a.max(b).max(k)).unwrap();
             assert_eq!(r, k.max(3), "{k} on {d:?}");
-            let r = (&xs).reduce(&ex, k, |a, b| a + b).unwrap();
+            let r = xs.reduce(&ex, k, |a, b| a + b).unwrap();
             assert_eq!(r, 6 + k, "{k} on {d:?}");
         }
     }
