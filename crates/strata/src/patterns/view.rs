@@ -103,7 +103,11 @@ pub trait View: Clone {
     // Adapters
 
     /// Element `i` is `f(self[i])`; `f` runs once per use while the kernel is recorded, on
-    /// traced values (the PACXX / range-v3 `view::transform`).
+    /// traced values (the PACXX / range-v3 `view::transform`). Values `f` captures are
+    /// constants of the kernel; what it records must depend only on them and on its
+    /// arguments (not on a global variable read while recording): a call with an `f` that
+    /// captures nothing reuses the kernel that the first call with `f`'s type recorded (see
+    /// [`Walk`]).
     fn map<R: Clone, F: Fn(Self::Item) -> R + Clone>(self, f: F) -> Map<Self, F> {
         Map { inner: self, f }
     }
