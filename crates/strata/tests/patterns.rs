@@ -940,3 +940,77 @@ fn bad_input_gives_typed_errors() {
         .unwrap_err();
     assert!(matches!(e, Error::InvalidKernel(_)), "{e}");
 }
+
+/// A pattern call finds its kernel without recording it when it was built before for the same
+/// view types, staging and parameter sharing (the fast path of the host overhead, issue 33):
+/// calls in a loop with other captured values, other data, sizes, offsets, aliasing and equal
+/// or unequal launch values each give their own, right results. (Builds with debug assertions,
+/// as the tests are, also record every kernel and check that the kernel and arguments found
+/// are the recorded ones.)
+#[test]
+fn repeated_calls_find_the_right_kernel() {
+    for d in devices() {
+        let ex = Exec::new(&Queue::new(&d).unwrap()).untuned();
+        let x = DeviceVec::from_slice(&ex, &[1.0f32, 2.0, 3.0, 4.0]).unwrap();
+        let y = DeviceVec::from_slice(&ex, &[10.0f32, 20.0, 30.0, 40.0]).unwrap();
+        // A captured value is a constant of the kernel: each value its own kernel and result.
+        for a in [2.0f32, 3.0, 2.0, -1.0] {
+            let z = (&x).map(move |v| v * a).collect(&ex).unwrap();
+            assert_eq!(
+                z.to_vec().unwrap(),
+                [a, 2.0 * a, 3.0 * a, 4.0 * a],
+                "{a} on {d:?}"
+            );
+            let s: f32 = (&x).map(move |v| v * a).sum(&ex).unwrap();
+            assert_eq!(s, 10.0 * a, "{a} on {d:?}");
+        }
+        // The same closure (capturing nothing) on other vectors, sub-slices and outputs.
+        let z = DeviceVec::<f32>::zeroed(&ex, 4).unwrap();
+        for (i, (p, q)) in [(&x, &y), (&y, &x), (&x, &x), (&y, &y)]
+            .into_iter()
+            .enumerate()
+        {
+            zip(p, q)
+                .map(|(a, b)| a * 2.0 + b)
+                .collect_into(&ex, &z)
+                .unwrap();
+            let (p, q) = (p.to_vec().unwrap(), q.to_vec().unwrap());
+            let want: Vec<f32> = p.iter().zip(&q).map(|(a, b)| a * 2.0 + b).collect();
+            assert_eq!(z.to_vec().unwrap(), want, "pair {i} on {d:?}");
+        }
+        for (lo, hi) in [(0, 4), (1, 3), (2, 4), (3, 4)] {
+            let (xs, ys) = (x.slice(lo..hi).unwrap(), y.slice(lo..hi).unwrap());
+            let s: f32 = zip(&xs, &ys).map(|(a, b)| a - b).sum(&ex).unwrap();
+            let want: f32 = (lo..hi)
+                .map(|i| (i + 1) as f32 - 10.0 * (i + 1) as f32)
+                .sum();
+            assert_eq!(s, want, "{lo}..{hi} on {d:?}");
+            let m = (&xs).map(|v| v + 1.0).max(&ex).unwrap();
+            assert_eq!(m, Some(hi as f32 + 1.0), "{lo}..{hi} on {d:?}");
+        }
+        // In place (the output is the input: read-write) and not, with the same types.
+        let w = DeviceVec::from_slice(&ex, &[1.0f32, 2.0, 3.0, 4.0]).unwrap();
+        let v = DeviceVec::<f32>::zeroed(&ex, 4).unwrap();
+        for _ in 0..2 {
+            (&w).map(|a| a + 1.0).collect_into(&ex, &v).unwrap();
+            (&w).map(|a| a + 1.0).collect_into(&ex, &w).unwrap();
+        }
+        assert_eq!(v.to_vec().unwrap(), [3.0, 4.0, 5.0, 6.0], "{d:?}");
+        assert_eq!(w.to_vec().unwrap(), [3.0, 4.0, 5.0, 6.0], "{d:?}");
+        // Equal launch values of one name are one parameter, unequal ones two.
+        for (s0, s1) in [(3, 3), (3, 5), (7, 7), (0, 1)] {
+            let c = zip(counting(s0, 3), counting(s1, 3)).map(|(a, b)| a * 100u32 + b);
+            let got = c.collect::<u32>(&ex).unwrap().to_vec().unwrap();
+            let want: Vec<u32> = (0..3).map(|i| (s0 + i) * 100 + s1 + i).collect();
+            assert_eq!(got, want, "{s0}, {s1} on {d:?}");
+        }
+        // A user reduction with a captured value, then without.
+        for k in [1u32, 5, 2, 7] {
+            let xs = DeviceVec::from_slice(&ex, &[1u32, 2, 3]).unwrap();
+            let r = xs.reduce(&ex, 0, move |a, b| a.max(b).max(k)).unwrap();
+            assert_eq!(r, k.max(3), "{k} on {d:?}");
+            let r = xs.reduce(&ex, k, |a, b| a + b).unwrap();
+            assert_eq!(r, 6 + k, "{k} on {d:?}");
+        }
+    }
+}

@@ -11,8 +11,10 @@
 //! every row; `strata bench` prints them as µs per call under the table, with the
 //! difference). The raw launch is captured from the pattern call itself
 //! ([`strata::patterns::capture_launches`]): the same kernel object, range and argument
-//! buffers, so the difference is the pattern's own host work (tracing the view, the kernel
-//! cache lookup by the traced IR's fingerprint, argument and alias checks, scratch buffers).
+//! buffers, so the difference is the pattern's own host work (the checks of the view and
+//! the output, walking the views for the launch arguments and finding the kernel by their
+//! types, scratch buffers; the first call records the kernel, later ones do not: see
+//! `strata::patterns::Walk`).
 //! The size option is ignored: the point is the cost at 1 element.
 
 use crate::bench::{BenchError, BenchResult};

@@ -2,7 +2,10 @@
 //! one kernel whatever the chain of views.
 
 use super::tune::TunedOp;
-use super::{check_alias, check_u32, launch, mem_id, Cx, DeviceVec, Exec, Layout, Reads, View};
+use super::{
+    check_alias, check_u32, fast, launch_fast, mem_id, type_key, Cx, DeviceVec, Exec, Fast, Layout,
+    NoFast, Reads, View, Walk,
+};
 use crate::builder::{global_id, group_id, if_, local_id, Expr, Value};
 use crate::error::{Error, Result};
 use crate::{Event, Wait};
@@ -117,6 +120,22 @@ pub(crate) fn elementwise<S>(
     setup: impl FnOnce(&mut Cx) -> S,
     body: impl Fn(&mut Cx, &S, Expr<u32>),
 ) -> Result<Event> {
+    elementwise_fast(ex, name, n, reads, outputs, None::<NoFast>, setup, body)
+}
+
+/// [`elementwise`] with a fast path ([`launch_fast`]): `fast`'s walk gives the arguments of
+/// `setup`, then the size `n` (`"n"`), then those of `body`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn elementwise_fast<'a, S, W: FnOnce(&mut Walk<'a>)>(
+    ex: &Exec,
+    name: &str,
+    n: usize,
+    reads: &'a Reads,
+    outputs: &'a [usize],
+    fast: Option<Fast<W>>,
+    setup: impl FnOnce(&mut Cx) -> S,
+    body: impl Fn(&mut Cx, &S, Expr<u32>),
+) -> Result<Event> {
     if n == 0 {
         return Ok(Event::completed());
     }
@@ -133,7 +152,7 @@ pub(crate) fn elementwise<S>(
             ),
         });
     }
-    launch(ex, name, groups, reads, outputs, |cx| {
+    launch_fast(ex, name, groups, reads, outputs, fast, |cx| {
         let s = setup(cx);
         let n = cx.size("n", n);
         let base = match st.layout {
@@ -152,12 +171,19 @@ pub(crate) fn elementwise<S>(
 
 pub(crate) fn for_each<V: View, F: Fn(V::Item)>(ex: &Exec, view: &V, f: F) -> Result<()> {
     let reads = prepare("for_each", view)?;
-    elementwise(
+    let n = view.len();
+    let fast = fast(type_key::<(V, F)>(), 0, |w| {
+        w.closure(&f);
+        w.size("n", n);
+        view.walk(w);
+    });
+    elementwise_fast(
         ex,
         "pattern_for_each",
-        view.len(),
+        n,
         &reads,
         &[],
+        Some(fast),
         |_| (),
         |cx, _, i| f(view.at(cx, i)),
     )?
@@ -183,12 +209,21 @@ pub(crate) fn collect_into<T: Value, V: View<Item = Expr<T>>>(
         });
     }
     check_alias("collect", &reads, dst)?;
-    elementwise(
+    let n = view.len();
+    let outputs = [mem_id(dst.buffer())];
+    let fast = fast(type_key::<(V, T)>(), 0, |w| {
+        w.write(dst.buffer());
+        w.size("dst_off", dst.offset());
+        w.size("n", n);
+        view.walk(w);
+    });
+    elementwise_fast(
         ex,
         "pattern_transform",
-        view.len(),
+        n,
         &reads,
-        &[mem_id(dst.buffer())],
+        &outputs,
+        Some(fast),
         |cx| (cx.write(dst.buffer()), cx.size("dst_off", dst.offset())),
         |cx, (out, off), i| {
             let v = view.at(cx, i);

@@ -50,6 +50,11 @@
 //! of the generated kernels; sizes, offsets and [`constant`] values are launch parameters. The
 //! device's kernel cache is keyed by the optimized IR, so a pattern is compiled once per device
 //! and per distinct staged values, and re-running it on other data or sizes compiles nothing.
+//! Nor does it record the kernel again where it can help it: a call whose views can give their
+//! launch arguments without recording ([`View::walk`]) and whose closures capture nothing finds
+//! the kernel built by an earlier call of the same view and closure types, staging and
+//! parameter sharing, and launches it with the arguments its views give ([`Walk`]); a closure
+//! that captures values (constants of the kernel) makes the call record its kernel every time.
 //! [`Device::compile_count`](crate::Device::compile_count) counts the compilations: the tests
 //! use it to prove the staging (`tests/patterns_staging.rs`, a test binary of its own so that
 //! nothing else compiles while it counts).
@@ -249,6 +254,29 @@ pub(crate) fn check_u32(op: &'static str, n: usize) -> Result<()> {
     Ok(())
 }
 
+/// Records the kernel `name` with `body`: the kernel (built, or found in the process-wide
+/// cache by the recorded IR) and its launch arguments in parameter order.
+fn record(
+    name: &str,
+    reads: &Reads,
+    outputs: &[usize],
+    body: impl FnOnce(&mut Cx),
+) -> Result<(Kernel, Vec<Box<dyn LaunchArg>>)> {
+    let mut args: Vec<Box<dyn LaunchArg>> = Vec::new();
+    let kernel = Kernel::build(name, |kd| {
+        let mut cx = Cx::new(kd, reads, outputs);
+        body(&mut cx);
+        args = cx.args;
+    })?;
+    Ok((kernel, args))
+}
+
+/// The range of a pattern launch of `groups` work-groups of the staged size.
+fn group_range(ex: &Exec, groups: usize) -> NdRange {
+    let gs = ex.staging().group_size as usize;
+    NdRange::new(groups * gs).local(gs)
+}
+
 /// Records the kernel `name` with `body` and enqueues it over `groups` work-groups of the
 /// staged size. `reads` is what the kernel's views read and write, `outputs` the memories the
 /// algorithm writes (parameters are read-write where both meet).
@@ -260,15 +288,19 @@ pub(crate) fn launch(
     outputs: &[usize],
     body: impl FnOnce(&mut Cx),
 ) -> Result<Event> {
-    let mut args: Vec<Box<dyn LaunchArg>> = Vec::new();
-    let kernel = Kernel::build(name, |kd| {
-        let mut cx = Cx::new(kd, reads, outputs);
-        body(&mut cx);
-        args = cx.args;
-    })?;
+    let (kernel, args) = record(name, reads, outputs, body)?;
+    launch_recorded(ex, kernel, groups, args)
+}
+
+/// Enqueues a recorded kernel with the arguments its recording collected.
+fn launch_recorded(
+    ex: &Exec,
+    kernel: Kernel,
+    groups: usize,
+    args: Vec<Box<dyn LaunchArg>>,
+) -> Result<Event> {
     let kargs: Vec<KernelArg<'_>> = args.iter().map(|a| a.arg()).collect();
-    let gs = ex.staging().group_size as usize;
-    let range = NdRange::new(groups * gs).local(gs);
+    let range = group_range(ex, groups);
     let run = kernel.enqueue(ex.queue(), range, &kargs, &[])?;
     drop(kargs);
     LAUNCHES.with(|c| {
@@ -281,6 +313,337 @@ pub(crate) fn launch(
         }
     });
     Ok(run.event().clone())
+}
+
+/// How a pattern call finds its kernel without recording it ([`launch_fast`]): `types` is the
+/// identity of the Rust types the kernel's recording depends on (the view chain, the
+/// closures, the element type: [`type_key`]), `flags` the algorithm's own choices that shape
+/// the kernel (its mode, which optional parameters it has), and `walk` collects the launch
+/// arguments in parameter order, as the recording would ([`Walk`]).
+pub(crate) struct Fast<W> {
+    types: std::any::TypeId,
+    flags: u64,
+    walk: W,
+}
+
+/// A [`Fast`] (the walk's lifetime is that of the views it walks).
+pub(crate) fn fast<'a, W: FnOnce(&mut Walk<'a>)>(
+    types: std::any::TypeId,
+    flags: u64,
+    walk: W,
+) -> Fast<W> {
+    Fast { types, flags, walk }
+}
+
+/// No fast path: the kernel is recorded at every call.
+pub(crate) type NoFast = Fast<fn(&mut Walk<'_>)>;
+
+/// The key of a kernel found without recording: everything its recording depends on. The
+/// recording is a function of the Rust types (`types`: the views, the closures, which must
+/// capture nothing, and the elements), of the algorithm's choices (`flags`), of the staging,
+/// and of which launch values are the same parameter (`sig`: buffers of the same memory, equal
+/// scalars of the same name, and each buffer's access); the values themselves are launch
+/// arguments.
+#[derive(PartialEq, Eq, Hash)]
+struct WalkKey {
+    types: std::any::TypeId,
+    flags: u64,
+    /// The kernel's name, hashed (the kernel found must also have this name).
+    name: u64,
+    staging: Staging,
+    sig: Vec<u32>,
+}
+
+/// Kernels found by [`WalkKey`]; `None` where the walk did not give the arguments the
+/// recording gave (a view's [`View::walk`] that does not follow its [`View::at`]): those calls
+/// record their kernel every time.
+static WALKED: std::sync::LazyLock<std::sync::Mutex<Walked>> =
+    std::sync::LazyLock::new(Default::default);
+
+type Walked = std::collections::HashMap<WalkKey, Option<Kernel>, WalkHash>;
+
+/// The hasher of [`WALKED`]: a multiply-rotate hash of the key's words (a few dozen
+/// instructions where SipHash takes several hundred; the keys are a process's own, so they
+/// need not resist chosen inputs).
+#[derive(Default, Clone, Copy)]
+struct WalkHash;
+
+impl std::hash::BuildHasher for WalkHash {
+    type Hasher = WalkHasher;
+    fn build_hasher(&self) -> WalkHasher {
+        WalkHasher(0x243f_6a88_85a3_08d3)
+    }
+}
+
+struct WalkHasher(u64);
+
+impl std::hash::Hasher for WalkHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for c in bytes.chunks(8) {
+            let mut w = [0u8; 8];
+            w[..c.len()].copy_from_slice(c);
+            self.write_u64(u64::from_le_bytes(w));
+        }
+    }
+    fn write_u64(&mut self, w: u64) {
+        self.0 = (self.0 ^ w)
+            .wrapping_mul(0x9e37_79b9_7f4a_7c15)
+            .rotate_left(29);
+    }
+    fn write_u32(&mut self, w: u32) {
+        self.write_u64(u64::from(w))
+    }
+    fn write_u8(&mut self, w: u8) {
+        self.write_u64(u64::from(w))
+    }
+    fn write_usize(&mut self, w: usize) {
+        self.write_u64(w as u64)
+    }
+    fn finish(&self) -> u64 {
+        let mut x = self.0;
+        x ^= x >> 33;
+        x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
+        x ^ (x >> 33)
+    }
+}
+
+/// A kernel name's hash for [`WalkKey`].
+fn name_hash(name: &str) -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = WalkHash.build_hasher();
+    h.write(name.as_bytes());
+    h.finish()
+}
+
+/// Most kernels [`WALKED`] keeps; when full it starts again empty.
+const KEPT_WALKED: usize = 1024;
+
+/// Like [`launch`], but a call whose kernel was built before for the same [`WalkKey`] does not
+/// record it: it collects the launch arguments by `fast`'s walk and launches the kernel found
+/// (a few hundred instructions instead of tens of thousands for the recording). The first
+/// call of a key records the kernel and keeps it only if the walk's arguments are the
+/// recording's. Builds with debug assertions record at every call and check that the kernel
+/// and the arguments are the ones found (so every test checks the keys). A view chain that
+/// cannot be walked (a closure that captures values, which are constants of the kernel; a
+/// view without [`View::walk`]) records at every call, as does a call inside
+/// [`capture_launches`].
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn launch_fast<'a, W: FnOnce(&mut Walk<'a>)>(
+    ex: &Exec,
+    name: &str,
+    groups: usize,
+    reads: &'a Reads,
+    outputs: &'a [usize],
+    fast: Option<Fast<W>>,
+    body: impl FnOnce(&mut Cx),
+) -> Result<Event> {
+    let capturing = LAUNCHES.with(|c| c.borrow().is_some());
+    let Some(fast) = fast.filter(|_| !capturing) else {
+        return launch(ex, name, groups, reads, outputs, body);
+    };
+    let mut w = Walk::new(reads, outputs);
+    (fast.walk)(&mut w);
+    if w.opaque {
+        return launch(ex, name, groups, reads, outputs, body);
+    }
+    let key = WalkKey {
+        types: fast.types,
+        flags: fast.flags,
+        name: name_hash(name),
+        staging: ex.staging(),
+        sig: std::mem::take(&mut w.sig),
+    };
+    let found = WALKED.lock().unwrap().get(&key).cloned();
+    let kernel = match found {
+        Some(None) => return launch(ex, name, groups, reads, outputs, body),
+        // Another name with the same hash: recorded (never seen in practice).
+        Some(Some(k)) if k.name() != name => return launch(ex, name, groups, reads, outputs, body),
+        Some(Some(k)) if !cfg!(debug_assertions) => {
+            crate::runtime::note_built(&k);
+            k
+        }
+        found => {
+            let (k, args) = record(name, reads, outputs, body)?;
+            let same = args.len() == w.args.len()
+                && args.iter().zip(&w.args).all(|(a, b)| a.arg().same_as(b));
+            if let Some(Some(f)) = &found {
+                assert!(
+                    same && f.cache_key() == k.cache_key(),
+                    "strata bug: the pattern kernel `{name}` found without recording is not the one recorded (same: {same})"
+                );
+            }
+            debug_assert!(
+                same,
+                "strata bug: the walk of pattern kernel `{name}` does not give the arguments its recording gives"
+            );
+            if found.is_none() {
+                let mut walked = WALKED.lock().unwrap();
+                if walked.len() >= KEPT_WALKED {
+                    walked.clear();
+                }
+                walked.insert(key, same.then(|| k.clone()));
+            }
+            if !same {
+                return launch_recorded(ex, k, groups, args);
+            }
+            k
+        }
+    };
+    let run = kernel.enqueue(ex.queue(), group_range(ex, groups), &w.args, &[])?;
+    Ok(run.event().clone())
+}
+
+/// The launch arguments of a pattern kernel, collected from its views and its algorithm
+/// without recording the kernel ([`View::walk`]): a walk calls [`Walk::read`],
+/// [`Walk::write`], [`Walk::scalar`], ... in the order in which recording the kernel calls
+/// [`Cx::read`], [`Cx::write`], [`Cx::scalar`], ... (the first time for each parameter), with
+/// the same buffers and values, so that it gives the very arguments the recording gives. A
+/// pattern call whose views all walk, and whose closures capture nothing, finds its kernel
+/// without recording it after the first call; a walk that does not follow the recording is
+/// found out at that first call (the kernel is then recorded at every call).
+pub struct Walk<'a> {
+    args: Vec<KernelArg<'a>>,
+    /// The buffer parameters: memory and element type.
+    bufs: Vec<(usize, std::any::TypeId)>,
+    /// The scalar parameters: name and value.
+    scalars: Vec<(&'static str, crate::ir::Literal)>,
+    /// Per call, the parameter it gave (see [`WalkKey`]).
+    sig: Vec<u32>,
+    reads: &'a Reads,
+    outputs: &'a [usize],
+    opaque: bool,
+}
+
+/// [`Walk::sig`] entries: a new buffer parameter (with its access), a buffer parameter again,
+/// a new scalar parameter, a scalar parameter again (with the index).
+const SIG_NEW_BUF: u32 = 1 << 28;
+const SIG_BUF: u32 = 2 << 28;
+const SIG_NEW_SCALAR: u32 = 3 << 28;
+const SIG_SCALAR: u32 = 4 << 28;
+
+impl<'a> Walk<'a> {
+    fn new(reads: &'a Reads, outputs: &'a [usize]) -> Self {
+        // Room for a usual chain of views, so that the walk allocates each list once.
+        Walk {
+            args: Vec::with_capacity(12),
+            bufs: Vec::with_capacity(4),
+            scalars: Vec::with_capacity(8),
+            sig: Vec::with_capacity(12),
+            reads,
+            outputs,
+            opaque: false,
+        }
+    }
+
+    fn declare<T: Value>(&mut self, b: &'a Buffer<T>, access: crate::ir::Access) {
+        let id = mem_id(b);
+        let ty = type_key::<T>();
+        // As `Cx::declare`: the first parameter of this memory, if it has this element type.
+        if let Some(i) = self.bufs.iter().position(|(m, _)| *m == id) {
+            if self.bufs[i].1 == ty {
+                self.sig.push(SIG_BUF | i as u32);
+                return;
+            }
+        }
+        let a = match access {
+            crate::ir::Access::Read => 0,
+            crate::ir::Access::Write => 1,
+            crate::ir::Access::ReadWrite => 2,
+            _ => 3,
+        };
+        self.sig.push(SIG_NEW_BUF | a);
+        self.bufs.push((id, ty));
+        self.args.push(KernelArg::from(b));
+    }
+
+    /// The buffer a view reads, as [`Cx::read`].
+    pub fn read<T: Value>(&mut self, b: &'a Buffer<T>) {
+        let id = mem_id(b);
+        let access = if self.reads.writes.contains(&id) || self.outputs.contains(&id) {
+            crate::ir::Access::ReadWrite
+        } else {
+            crate::ir::Access::Read
+        };
+        self.declare(b, access)
+    }
+
+    /// The buffer a kernel writes, as [`Cx::write`].
+    pub fn write<T: Value>(&mut self, b: &'a Buffer<T>) {
+        let id = mem_id(b);
+        let access = if self.reads.list.iter().any(|r| r.mem == id) {
+            crate::ir::Access::ReadWrite
+        } else {
+            crate::ir::Access::Write
+        };
+        self.declare(b, access)
+    }
+
+    /// The buffer a kernel writes and reads, as [`Cx::read_write`].
+    pub fn read_write<T: Value>(&mut self, b: &'a Buffer<T>) {
+        self.declare(b, crate::ir::Access::ReadWrite)
+    }
+
+    /// A host value passed at launch, as [`Cx::scalar`].
+    pub fn scalar<T: ScalarType>(&mut self, name: &'static str, v: T) {
+        let lit = v.literal();
+        if let Some(j) = self
+            .scalars
+            .iter()
+            .position(|(n, l)| *n == name && *l == lit)
+        {
+            self.sig.push(SIG_SCALAR | j as u32);
+            return;
+        }
+        self.sig.push(SIG_NEW_SCALAR);
+        self.scalars.push((name, lit));
+        self.args.push(KernelArg::from(v));
+    }
+
+    /// A host size passed as a `u32`, as [`Cx::size`].
+    pub fn size(&mut self, name: &'static str, v: usize) {
+        self.scalar::<u32>(name, v as u32)
+    }
+
+    /// A closure called while the kernel is recorded: its type identifies it (it is part of
+    /// the view's type) only if it captures nothing; a closure that captures values (which
+    /// are constants of the kernel) makes the walk [`opaque`](Walk::opaque).
+    pub fn closure<F>(&mut self, _f: &F) {
+        if std::mem::size_of::<F>() != 0 {
+            self.opaque = true;
+        }
+    }
+
+    /// Says that this view cannot give its arguments without recording (the default of
+    /// [`View::walk`]): its kernel is recorded at every call.
+    pub fn opaque(&mut self) {
+        self.opaque = true;
+    }
+}
+
+/// The [`TypeId`](std::any::TypeId) of `T` with its lifetimes erased, for any `T` (a view of
+/// `&DeviceVec` is not `'static`). Types that differ only in lifetimes have the same id, which
+/// is right for [`WalkKey`]: lifetimes do not change what a recording records.
+pub(crate) fn type_key<T: ?Sized>() -> std::any::TypeId {
+    trait Ident {
+        fn ident(&self) -> std::any::TypeId
+        where
+            Self: 'static;
+    }
+    impl<U: ?Sized> Ident for std::marker::PhantomData<U> {
+        fn ident(&self) -> std::any::TypeId
+        where
+            Self: 'static,
+        {
+            std::any::TypeId::of::<U>()
+        }
+    }
+    let marker = std::marker::PhantomData::<T>;
+    let d: &dyn Ident = &marker;
+    // SAFETY: only the lifetime bound of the trait object changes; `ident` reads nothing
+    // through `self` (a zero-sized marker), and a type's id does not depend on its lifetimes
+    // (they are erased before code generation).
+    let d: &(dyn Ident + 'static) = unsafe { std::mem::transmute(d) };
+    d.ident()
 }
 
 thread_local! {

@@ -13,10 +13,13 @@ use super::algorithms::prepare;
 use super::scan::{block_pass, plan, plan_one, recognize, BuiltinOp, Mode, Pass};
 use super::sort::ArgKey;
 use super::tune::TunedOp;
-use super::{DeviceVec, Exec, Reads, View};
+use super::{type_key, DeviceVec, Exec, Reads, View};
 use crate::builder::{lit, Expr, Numeric};
 use crate::error::Result;
 use crate::Event;
+use std::any::TypeId;
+use std::collections::HashMap;
+use std::sync::{LazyLock, Mutex};
 
 /// `builtin`: the operator is that built-in one (`sum`, `min`, `max` and their users), so the
 /// strided layout and the work-group reductions may be used; a user operator on integers that
@@ -39,7 +42,7 @@ where
         return Ok(init);
     }
     let ex = &ex.tuned_for(TunedOp::Reduce, T::TYPE, n);
-    let builtin = builtin.or_else(|| recognize(op));
+    let builtin = builtin.or_else(|| recognized(op));
     let p = plan(ex, n);
     // Temporaries from the exec's scratch, kept again for the next call once the result is
     // read (a new allocation costs more than a small reduction).
@@ -95,6 +98,31 @@ where
     Ok(r)
 }
 
+/// [`recognize`], remembered by the operator's type where it captures nothing (its type is
+/// then all there is to it): a user's `reduce` in a loop records its operator once.
+fn recognized<T, F>(op: &F) -> Option<BuiltinOp>
+where
+    T: Numeric,
+    F: Fn(Expr<T>, Expr<T>) -> Expr<T>,
+{
+    type Known = HashMap<TypeId, Option<BuiltinOp>>;
+    static KNOWN: LazyLock<Mutex<Known>> = LazyLock::new(Default::default);
+    if std::mem::size_of::<F>() != 0 {
+        return recognize(op);
+    }
+    let key = type_key::<(F, T)>();
+    if let Some(&b) = KNOWN.lock().unwrap().get(&key) {
+        return b;
+    }
+    let b = recognize(op);
+    let mut known = KNOWN.lock().unwrap();
+    if known.len() >= 1024 {
+        known.clear();
+    }
+    known.insert(key, b);
+    b
+}
+
 /// The largest (`largest`) or smallest element, `None` for no elements: a commutative
 /// reduction from the type's least or greatest value.
 pub(crate) fn extreme<T, V>(ex: &Exec, view: &V, largest: bool) -> Result<Option<T>>
@@ -106,18 +134,17 @@ where
         view.check()?;
         return Ok(None);
     }
-    let op = |a: Expr<T>, b: Expr<T>| if largest { a.max(b) } else { a.min(b) };
-    let init = if largest {
-        crate::ir::eval::Num::least()
+    // One closure per operator, capturing nothing: the kernel is then found without recording
+    // it after the first call (see `launch_fast`).
+    if largest {
+        let max = |a: Expr<T>, b: Expr<T>| a.max(b);
+        let least = crate::ir::eval::Num::least();
+        reduce(ex, view, least, &max, Some(BuiltinOp::Max)).map(Some)
     } else {
-        crate::ir::eval::Num::greatest()
-    };
-    let b = if largest {
-        BuiltinOp::Max
-    } else {
-        BuiltinOp::Min
-    };
-    reduce(ex, view, init, &op, Some(b)).map(Some)
+        let min = |a: Expr<T>, b: Expr<T>| a.min(b);
+        let greatest = crate::ir::eval::Num::greatest();
+        reduce(ex, view, greatest, &min, Some(BuiltinOp::Min)).map(Some)
+    }
 }
 
 /// The first index of the smallest (or largest) element: a `u64` reduction of

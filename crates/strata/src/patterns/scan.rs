@@ -14,7 +14,10 @@
 
 use super::algorithms::{prepare, same_device};
 use super::tune::TunedOp;
-use super::{check_alias, launch, mem_id, Cx, DeviceVec, Exec, Layout, Reads, ScanAlgorithm, View};
+use super::{
+    check_alias, fast, launch_fast, mem_id, type_key, Cx, DeviceVec, Exec, Layout, Reads,
+    ScanAlgorithm, View,
+};
 use crate::builder::{
     barrier, for_range, for_step, group_id, group_reduce_add, group_reduce_max, group_reduce_min,
     group_scan_inclusive_add, group_scan_inclusive_max, group_scan_inclusive_min, if_, lit,
@@ -259,7 +262,29 @@ where
 {
     let st = ex.staging();
     let (gs, k) = (st.group_size, st.items_per_thread);
-    launch(ex, name, plan.groups, reads, &[mem_id(pass.out)], |cx| {
+    let outputs = [mem_id(pass.out)];
+    // Found without recording after the first call (see `launch_fast`): the walk gives the
+    // parameters in the order the recording below declares them.
+    let flags = pass.mode as u64
+        | (pass.builtin.map_or(0, |b| b as u64 + 1) << 2)
+        | (u64::from(pass.init.is_some()) << 4)
+        | (u64::from(pass.carries.is_some()) << 5);
+    let walk = fast(type_key::<(V, F, T)>(), flags, |w| {
+        w.closure(op);
+        w.write(pass.out);
+        w.size("out_off", pass.out_off);
+        if let Some(c) = pass.carries {
+            w.read(c);
+        }
+        if let Some(v) = pass.init {
+            w.scalar("init", v);
+        }
+        w.size("n", plan.n);
+        w.size("block", plan.block);
+        w.size("per", plan.per);
+        view.walk(w);
+    });
+    launch_fast(ex, name, plan.groups, reads, &outputs, Some(walk), |cx| {
         let out = cx.write(pass.out);
         let out_off = cx.size("out_off", pass.out_off);
         let carries = pass.carries.map(|c| cx.read(c));

@@ -225,6 +225,10 @@ impl<T: Value> View for &DeviceVec<T> {
         let off = cx.size("off", self.offset);
         p.at(off + i)
     }
+    fn walk<'a>(&'a self, w: &mut super::Walk<'a>) {
+        w.read(&self.buf);
+        w.size("off", self.offset);
+    }
 }
 
 /// The vector as a view by value (a cheap handle sharing the memory), so that algorithms can
@@ -239,5 +243,9 @@ impl<T: Value> View for DeviceVec<T> {
     }
     fn at(&self, cx: &mut super::Cx, i: Expr<u32>) -> Expr<T> {
         (&self).at(cx, i)
+    }
+    fn walk<'a>(&'a self, w: &mut super::Walk<'a>) {
+        w.read(&self.buf);
+        w.size("off", self.offset);
     }
 }

@@ -14,7 +14,7 @@
 //! element for element (an in-place transform or scan), nothing else it reads.
 
 use super::algorithms::{self, AsyncVec};
-use super::{reduce, scan, select, sort, Cx, DeviceVec, Exec};
+use super::{reduce, scan, select, sort, Cx, DeviceVec, Exec, Walk};
 use crate::builder::{BufferParam, Expr, Numeric, ScalarType, Value};
 use crate::error::{Error, Result};
 use crate::Buffer;
@@ -85,6 +85,15 @@ pub trait View: Clone {
         let _ = (direct, out);
     }
 
+    /// Collects the launch arguments that [`at`](View::at) gives, without recording: the
+    /// same calls of [`Walk`] in the same order as `at` makes of [`Cx`] (see [`Walk`]), and
+    /// [`Walk::closure`] for each closure it calls. With it, a pattern call finds its kernel
+    /// without recording it after the first call. The default says that the view cannot
+    /// ([`Walk::opaque`]): its pattern calls record their kernel every time.
+    fn walk<'a>(&'a self, w: &mut Walk<'a>) {
+        w.opaque()
+    }
+
     /// `true` when the view has no elements.
     fn is_empty(&self) -> bool {
         self.len() == 0
@@ -94,7 +103,11 @@ pub trait View: Clone {
     // Adapters
 
     /// Element `i` is `f(self[i])`; `f` runs once per use while the kernel is recorded, on
-    /// traced values (the PACXX / range-v3 `view::transform`).
+    /// traced values (the PACXX / range-v3 `view::transform`). Values `f` captures are
+    /// constants of the kernel; what it records must depend only on them and on its
+    /// arguments (not on a global variable read while recording): a call with an `f` that
+    /// captures nothing reuses the kernel that the first call with `f`'s type recorded (see
+    /// [`Walk`]).
     fn map<R: Clone, F: Fn(Self::Item) -> R + Clone>(self, f: F) -> Map<Self, F> {
         Map { inner: self, f }
     }
@@ -395,6 +408,9 @@ impl View for Counting {
     fn at(&self, cx: &mut Cx, i: Expr<u32>) -> Expr<u32> {
         cx.scalar("start", self.start) + i
     }
+    fn walk<'a>(&'a self, w: &mut Walk<'a>) {
+        w.scalar("start", self.start)
+    }
 }
 
 /// `len` copies of one value (repeat).
@@ -416,6 +432,9 @@ impl<T: ScalarType> View for Constant<T> {
     }
     fn at(&self, cx: &mut Cx, _i: Expr<u32>) -> Expr<T> {
         cx.scalar("c", self.value)
+    }
+    fn walk<'a>(&'a self, w: &mut Walk<'a>) {
+        w.scalar("c", self.value)
     }
 }
 
@@ -484,6 +503,10 @@ impl<T: Value> View for Slots<T> {
             index: off + i,
         }
     }
+    fn walk<'a>(&'a self, w: &mut Walk<'a>) {
+        w.read_write(self.vec.buffer());
+        w.size("off", self.vec.offset());
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -528,6 +551,9 @@ macro_rules! zip_view {
             fn at(&self, cx: &mut Cx, i: Expr<u32>) -> Self::Item {
                 ($(self.$v.at(cx, i)),+)
             }
+            fn walk<'w>(&'w self, w: &mut Walk<'w>) {
+                $(self.$v.walk(w);)+
+            }
         }
     };
     (@first $a:expr $(, $rest:expr)*) => { $a };
@@ -558,6 +584,10 @@ impl<V: View, R: Clone, F: Fn(V::Item) -> R + Clone> View for Map<V, F> {
     fn at(&self, cx: &mut Cx, i: Expr<u32>) -> R {
         (self.f)(self.inner.at(cx, i))
     }
+    fn walk<'a>(&'a self, w: &mut Walk<'a>) {
+        w.closure(&self.f);
+        self.inner.walk(w)
+    }
 }
 
 /// [`View::enumerate`].
@@ -579,6 +609,9 @@ impl<V: View> View for Enumerate<V> {
     }
     fn at(&self, cx: &mut Cx, i: Expr<u32>) -> Self::Item {
         (i, self.inner.at(cx, i))
+    }
+    fn walk<'a>(&'a self, w: &mut Walk<'a>) {
+        self.inner.walk(w)
     }
 }
 
@@ -617,6 +650,10 @@ impl<V: View> View for Slice<V> {
         let s = cx.size("start", self.start);
         self.inner.at(cx, s + i)
     }
+    fn walk<'a>(&'a self, w: &mut Walk<'a>) {
+        w.size("start", self.start);
+        self.inner.walk(w)
+    }
 }
 
 /// [`View::rev`].
@@ -639,6 +676,10 @@ impl<V: View> View for Reverse<V> {
     fn at(&self, cx: &mut Cx, i: Expr<u32>) -> V::Item {
         let last = cx.size("last", self.inner.len().saturating_sub(1));
         self.inner.at(cx, last - i)
+    }
+    fn walk<'a>(&'a self, w: &mut Walk<'a>) {
+        w.size("last", self.inner.len().saturating_sub(1));
+        self.inner.walk(w)
     }
 }
 
@@ -671,6 +712,10 @@ impl<V: View> View for Strided<V> {
         let s = cx.size("step", self.step);
         self.inner.at(cx, i * s)
     }
+    fn walk<'a>(&'a self, w: &mut Walk<'a>) {
+        w.size("step", self.step);
+        self.inner.walk(w)
+    }
 }
 
 /// [`View::gather`].
@@ -696,5 +741,9 @@ impl<V: View, I: View<Item = Expr<u32>>> View for Gather<V, I> {
     fn at(&self, cx: &mut Cx, i: Expr<u32>) -> V::Item {
         let j = self.indices.at(cx, i);
         self.inner.at(cx, j)
+    }
+    fn walk<'a>(&'a self, w: &mut Walk<'a>) {
+        self.indices.walk(w);
+        self.inner.walk(w)
     }
 }

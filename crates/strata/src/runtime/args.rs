@@ -398,6 +398,34 @@ impl KernelArg<'_> {
     }
 }
 
+impl KernelArg<'_> {
+    /// Whether two arguments pass the same thing: the same memory with the same length and
+    /// element type, or the same scalar (the patterns check that the arguments they collect
+    /// without recording a kernel are the recording's).
+    pub(crate) fn same_as(&self, other: &KernelArg<'_>) -> bool {
+        match (&self.0, &other.0) {
+            (
+                ArgInner::Buffer {
+                    mem: m1,
+                    len: l1,
+                    elem: e1,
+                    pitched: None,
+                    ..
+                },
+                ArgInner::Buffer {
+                    mem: m2,
+                    len: l2,
+                    elem: e2,
+                    pitched: None,
+                    ..
+                },
+            ) => Arc::ptr_eq(m1, m2) && l1 == l2 && e1.name() == e2.name(),
+            (ArgInner::Scalar(a), ArgInner::Scalar(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+
 impl<'a, T: Element> From<&'a Buffer<T>> for KernelArg<'a> {
     fn from(b: &'a Buffer<T>) -> Self {
         KernelArg(ArgInner::Buffer {

@@ -166,11 +166,7 @@ impl Kernel {
                 k
             }
         };
-        CAPTURE.with(|c| {
-            if let Some(v) = c.borrow_mut().as_mut() {
-                v.push(k.clone());
-            }
-        });
+        note_built(&k);
         Ok(k)
     }
 
@@ -352,6 +348,17 @@ const KEPT_BUILDS: usize = 1024;
 
 thread_local! {
     static CAPTURE: std::cell::RefCell<Option<Vec<Kernel>>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Counts `k` as built on this thread for [`capture_kernels`]: a pattern call that finds its
+/// kernel without recording it builds nothing, yet a capture around it must see the kernel as
+/// if it had been recorded again.
+pub(crate) fn note_built(k: &Kernel) {
+    CAPTURE.with(|c| {
+        if let Some(v) = c.borrow_mut().as_mut() {
+            v.push(k.clone());
+        }
+    });
 }
 
 /// Runs `f` and returns, beside its result, every kernel built on this thread while it ran, in

@@ -45,6 +45,7 @@ pub(crate) use backend::{
 pub use buffer::{Buffer, LocalMem};
 pub use event::{Event, Profile, Wait};
 pub use interop::{CudaHandles, NativeMemory, OpenClHandles, Ownership, VulkanHandles};
+pub(crate) use kernel::note_built;
 pub use kernel::{capture_kernels, Kernel};
 pub use ndrange::{Dims, NdRange};
 pub(crate) use pitched::with_coords;
