@@ -136,8 +136,9 @@ pub(crate) struct JitProgram {
     decls: super::Decls,
     plan: Plan,
     regions: Vec<RegionFn>,
-    /// The vector variant of a one-region kernel ([`simd`]), when it has one.
-    vector: Option<RegionFn>,
+    /// The vector variants of the regions ([`simd`]), one per region when the kernel has
+    /// them, else none.
+    vectors: Vec<RegionFn>,
     sites: Vec<Site>,
     stubs: ir::IdVec<ir::StubId, ir::StubDecl>,
     _code: Code,
@@ -194,12 +195,12 @@ impl JitProgram {
                     message: format!("compiling kernel `{}`: {message}", f.name),
                 }
             })?;
-        let vector = (regions.len() > plan.regions.len()).then(|| regions.pop().expect("compiled"));
+        let vectors = regions.split_off(plan.regions.len());
         Ok(JitProgram {
             decls,
             plan,
             regions,
-            vector,
+            vectors,
             sites,
             stubs: f.stubs.clone(),
             _code: Code(Some(code)),
