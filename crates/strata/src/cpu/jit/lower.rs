@@ -192,6 +192,8 @@ pub(super) struct Gen<'a, 'b> {
     pub(super) at: crate::ir::SourceLoc,
     /// Which accesses are in bounds ([`crate::ir::ranges`]): those proven get no test.
     pub(super) proof: &'a Proof,
+    /// Vector mode: the `for` counters' starts and steps ([`super::simd::counters`]).
+    pub(super) counters: super::simd::Counters,
 }
 
 /// An expression computed ahead of the loop that uses it.
@@ -345,6 +347,11 @@ impl<'a, 'b> Gen<'a, 'b> {
             hoisted: HashMap::new(),
             at: crate::ir::SourceLoc::NONE,
             proof,
+            counters: if vector {
+                super::simd::counters(f)
+            } else {
+                Default::default()
+            },
             nofault: None,
             checks_of: HashMap::new(),
         };

@@ -86,7 +86,8 @@ pub(super) struct Plan {
     pub(super) exits: Vec<bool>,
 }
 
-fn has_sync(s: &Stmt) -> bool {
+/// Whether `s` is or contains a barrier or collective.
+pub(super) fn has_sync(s: &Stmt) -> bool {
     match s {
         Stmt::Barrier(_) | Stmt::Group { .. } => true,
         Stmt::If {

@@ -1,15 +1,16 @@
-//! Four work-items per iteration in SIMD lanes: the vector variant of a one-region kernel.
+//! Four work-items per iteration in SIMD lanes: the vector variant of a kernel's regions.
 //!
-//! A kernel whose values are all 32-bit scalars or `bool`s, without local memory, private
-//! arrays, atomics or stubs ([`vectorizable`]), is compiled a second time with every IR value
-//! a 4-lane vector (`f32x4`, `i32x4`; a `bool` is a lane mask of all ones or zeros), one lane
-//! per work-item of four consecutive local ids. Divergent control flow runs under an
-//! execution mask, as the interpreter's columns do: an `if` runs each side for the lanes that
-//! take it (and skips a side no lane takes), a loop runs while any lane is in it, `break`,
-//! `continue` and `return` remove lanes. A buffer access whose four indices are consecutive
-//! and whose lanes are all active is one vector load or store; otherwise each active lane
-//! accesses its element alone (a gather or scatter), so an inactive lane never touches memory.
-//! Bounds are checked for the active lanes, with the same error, except where
+//! A kernel whose values are all 32-bit scalars or `bool`s, without private arrays, atomics or
+//! stubs, its local arrays of 32-bit elements ([`vectorizable`]), is compiled a second time
+//! with every IR value a 4-lane vector (`f32x4`, `i32x4`; a `bool` is a lane mask of all ones
+//! or zeros), one lane per work-item of four consecutive local ids; every region of it, when
+//! it has barriers or collectives. Divergent control flow runs under an execution mask, as
+//! the interpreter's columns do: an `if` runs each side for the lanes that take it (and skips
+//! a side no lane takes), a loop runs while any lane is in it, `break`, `continue` and
+//! `return` remove lanes. An access to a buffer or local array whose four indices are
+//! consecutive and whose lanes are all active is one vector load or store; otherwise each
+//! active lane accesses its element alone (a gather or scatter), so an inactive lane never
+//! touches memory. Bounds are checked for the active lanes, with the same error, except where
 //! [`crate::ir::ranges`] proves the access in bounds: then a consecutive access tests only
 //! that the mask is full (and the proof's preconditions on the launch's arguments, which
 //! leave the work-item loop), and a lane-by-lane access tests nothing. What has no vector
@@ -17,8 +18,18 @@
 //! some conversions) is computed lane by lane with the scalar code, so the results are the
 //! scalar backend's, bit for bit.
 //!
+//! **Regions.** A region of a kernel with barriers starts with the four work-items' bytes of
+//! the group level's mask as its lanes (none set: the next four). What crosses a barrier is
+//! in the work-items' records, which [`super::plan`] lays out in blocks of four work-items so
+//! that a slot's four lanes are side by side: a value another region reads, a private
+//! variable and an operand of the next group-level statement are one vector load or store
+//! (under the mask: the inactive lanes' scalars are kept), a `bool` or flag four bytes. A
+//! `return`, or a `break` or `continue` of a group-level loop, sets the active lanes' flags.
+//! The group level ([`super::run`]) is the scalar path's: the same masks, the same
+//! collectives in local-id order, the same divergence errors.
+//!
 //! The launch uses this variant when the work-group's size in dimension 0 is a multiple of
-//! four, and the scalar function otherwise. An index that all lanes share is one scalar load.
+//! four, and the scalar functions otherwise. An index that all lanes share is one scalar load.
 //! A fault names the first faulting lane's work-item.
 
 use super::expr::{direct_binary, from_bits};
@@ -31,6 +42,7 @@ use crate::ir::{
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{self as cl, types, Endianness, InstBuilder, MemFlags, Value};
 use cranelift_frontend::{FunctionBuilder, Variable};
+use std::collections::HashMap;
 
 /// Work-items per vector.
 pub(super) const LANES: u32 = 4;
@@ -85,7 +97,8 @@ pub(super) fn vectorizable(f: &Function) -> bool {
             ok = false;
         }
     });
-    ok
+    ok && !(f.body.iter().any(super::plan::has_sync)
+        && gathers_in_loops(f, &counters(f), &f.body, &mut Vec::new()))
 }
 
 /// The vector type of a lane type.
@@ -97,38 +110,104 @@ fn vty(s: Scalar) -> cl::Type {
     }
 }
 
+/// The start and step of every `for` loop's counter: a counter whose start is uniform (or
+/// consecutive) and whose step is uniform stays so in every iteration (all lanes step
+/// together, in a region's vector loop as at the group level).
+pub(super) type Counters = HashMap<ValueId, (ExprId, ExprId)>;
+
+pub(super) fn counters(f: &Function) -> Counters {
+    let mut c = HashMap::new();
+    walk_block(&f.body, &mut |s| {
+        if let Stmt::For {
+            var, start, step, ..
+        } = s
+        {
+            c.insert(*var, (*start, *step));
+        }
+    });
+    c
+}
+
 /// Whether `e` has no lane-dependent part: literals, parameters, lengths, work-group ids and
-/// sizes, and pure operations on them.
-fn uniform(f: &Function, e: ExprId) -> bool {
+/// sizes, counters with a uniform start and step, and pure operations on them.
+fn uniform(f: &Function, c: &Counters, e: ExprId) -> bool {
     match f.exprs.get(e) {
         Expr::Literal(_) | Expr::Param(_) | Expr::BufferLen(_) => true,
         Expr::Builtin(b) => !matches!(
             b,
             Builtin::GlobalId(_) | Builtin::LocalId(_) | Builtin::LocalLinearId
         ),
-        Expr::Unary(_, a) | Expr::Cast(a, _) => uniform(f, *a),
-        Expr::Binary(_, a, b) => uniform(f, *a) && uniform(f, *b),
+        Expr::Value(v) => c
+            .get(v)
+            .is_some_and(|&(s, st)| uniform(f, c, s) && uniform(f, c, st)),
+        Expr::Unary(_, a) | Expr::Cast(a, _) => uniform(f, c, *a),
+        Expr::Binary(_, a, b) => uniform(f, c, *a) && uniform(f, c, *b),
         _ => false,
     }
 }
 
 /// Whether the four lanes of `e` are consecutive integers (the first lane's value plus
 /// 0, 1, 2, 3, up to wrapping): the local or global id in dimension 0, plus or minus
-/// something uniform.
-fn consecutive(f: &Function, e: ExprId) -> bool {
+/// something uniform, or a counter starting there with a uniform step.
+fn consecutive(f: &Function, c: &Counters, e: ExprId) -> bool {
     match f.exprs.get(e) {
         Expr::Builtin(Builtin::GlobalId(0) | Builtin::LocalId(0) | Builtin::LocalLinearId) => true,
+        Expr::Value(v) => c
+            .get(v)
+            .is_some_and(|&(s, st)| consecutive(f, c, s) && uniform(f, c, st)),
         Expr::Binary(BinaryOp::Add, a, b) => {
-            (consecutive(f, *a) && uniform(f, *b)) || (uniform(f, *a) && consecutive(f, *b))
+            (consecutive(f, c, *a) && uniform(f, c, *b))
+                || (uniform(f, c, *a) && consecutive(f, c, *b))
         }
-        Expr::Binary(BinaryOp::Sub, a, b) => consecutive(f, *a) && uniform(f, *b),
+        Expr::Binary(BinaryOp::Sub, a, b) => consecutive(f, c, *a) && uniform(f, c, *b),
         Expr::Cast(a, to) => {
             matches!(to, Scalar::I32 | Scalar::U32)
                 && matches!(f.exprs.ty(*a).scalar, Scalar::I32 | Scalar::U32)
-                && consecutive(f, *a)
+                && consecutive(f, c, *a)
         }
         _ => false,
     }
+}
+
+/// Whether `e` reads one of `vars` (through expressions).
+fn reads_any(f: &Function, e: ExprId, vars: &[ValueId]) -> bool {
+    match f.exprs.get(e) {
+        Expr::Value(v) => vars.contains(v),
+        x => crate::ir::expr_operands(x)
+            .into_iter()
+            .any(|o| reads_any(f, o, vars)),
+    }
+}
+
+/// Whether a loop inside a region of a kernel with barriers indexes memory with its counter
+/// lane by lane (neither consecutive nor uniform: each work-item walks its own stretch, as
+/// in a reduction that gives every work-item a contiguous chunk). Such a loop runs faster one
+/// work-item at a time than as four-lane gathers, so the kernel keeps the scalar code.
+fn gathers_in_loops(f: &Function, c: &Counters, block: &[Stmt], vars: &mut Vec<ValueId>) -> bool {
+    block.iter().any(|s| match s {
+        Stmt::Load { mem, index, .. } | Stmt::Store { mem, index, .. } => {
+            matches!(mem, Mem::Buffer(_) | Mem::Local(_))
+                && reads_any(f, *index, vars)
+                && !consecutive(f, c, *index)
+                && !uniform(f, c, *index)
+        }
+        Stmt::If {
+            then, otherwise, ..
+        } => gathers_in_loops(f, c, then, vars) || gathers_in_loops(f, c, otherwise, vars),
+        Stmt::For { var, body, .. } => {
+            let local = !super::plan::has_sync(s);
+            if local {
+                vars.push(*var);
+            }
+            let g = gathers_in_loops(f, c, body, vars);
+            if local {
+                vars.pop();
+            }
+            g
+        }
+        Stmt::Loop { body, .. } => gathers_in_loops(f, c, body, vars),
+        _ => false,
+    })
 }
 
 fn lanes_flags() -> MemFlags {
@@ -499,7 +578,7 @@ impl Gen<'_, '_> {
     fn vload(&mut self, mem: Mem, index: ExprId) -> Value {
         let s = self.f.mem_elem(mem).expect("validated memory").scalar;
         let ty = vty(s);
-        if consecutive(self.f, index) {
+        if consecutive(self.f, &self.counters, index) {
             let (fast, slow, merge) = (
                 self.b.create_block(),
                 self.b.create_block(),
@@ -557,7 +636,7 @@ impl Gen<'_, '_> {
     }
 
     fn vstore(&mut self, mem: Mem, index: ExprId, v: Value) {
-        if consecutive(self.f, index) {
+        if consecutive(self.f, &self.counters, index) {
             let (fast, slow, merge) = (
                 self.b.create_block(),
                 self.b.create_block(),
