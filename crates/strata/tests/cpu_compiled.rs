@@ -7,8 +7,14 @@
 use strata::prelude::*;
 use strata::Error;
 
+/// The two devices, with the settings of the environment (`STRATA_CPU_DISASM=1` prints what
+/// the compiled backend makes of each kernel, its 4-lane regions marked).
 fn queues() -> (Queue, Queue) {
-    let q = |s: &str| Queue::new(&Device::from_spec(s).unwrap()).unwrap();
+    let q = |s: &str| {
+        let d = Device::from_spec(s).unwrap();
+        d.set_settings(strata::Settings::from_env());
+        Queue::new(&d).unwrap()
+    };
     (q("cpu"), q("interp"))
 }
 
@@ -232,8 +238,9 @@ fn nested_loops_leave_each_other_as_on_the_interpreter() {
 /// path; this is the SIMD path's random differential test.)
 mod random {
     use strata::ir::{
-        Access, BinaryOp, Builtin, Expr, ExprId, Function, Literal, LoopId, MathFn, Mem, Param,
-        ParamId, ParamKind, PrivateDecl, PrivateId, Scalar, Stmt, Type, UnaryOp,
+        Access, ArrayLen, BinaryOp, Builtin, Expr, ExprId, Fence, Function, GroupOp, GroupScope,
+        Literal, LocalDecl, LocalId, LoopId, MathFn, Mem, Param, ParamId, ParamKind, PrivateDecl,
+        PrivateId, Scalar, Stmt, Type, UnaryOp,
     };
 
     pub const N: u32 = 64;
@@ -262,7 +269,17 @@ mod random {
         blocks: Vec<Vec<Stmt>>,
         scope: Vec<Vec<(ExprId, Scalar)>>,
         loops: Vec<LoopId>,
+        /// Kernels with barriers: the phase (segments between barriers), which picks the
+        /// half of each local array this phase writes (its own element) and the half it
+        /// reads (any element), so no two work-items race.
+        phase: Option<u32>,
+        /// Whether a `return` may be generated (not before a barrier: a divergence error).
+        may_return: bool,
     }
+
+    /// The local arrays of a kernel with barriers: `u32`, launch-sized (two halves of the
+    /// work-group's size), and `f32`, fixed (two halves of 16).
+    const LOCALS: [Scalar; 2] = [Scalar::U32, Scalar::F32];
 
     impl Gen {
         pub fn new(seed: u64) -> Gen {
@@ -304,7 +321,197 @@ mod random {
                 blocks: vec![Vec::new()],
                 scope: vec![Vec::new()],
                 loops: Vec::new(),
+                phase: None,
+                may_return: true,
             }
+        }
+
+        /// A generator of kernels with barriers, collectives and local memory.
+        pub fn with_barriers(seed: u64) -> Gen {
+            let mut g = Gen::new(seed);
+            g.f.name = "random_simd_barriers".into();
+            let n = g.f.params.push(Param {
+                name: "nloc".into(),
+                kind: ParamKind::LocalLen,
+            });
+            g.f.locals.push(LocalDecl {
+                name: "loc_u32".into(),
+                elem: Type::scalar(Scalar::U32),
+                len: ArrayLen::Param(n),
+            });
+            g.f.locals.push(LocalDecl {
+                name: "loc_f32".into(),
+                elem: Type::scalar(Scalar::F32),
+                len: ArrayLen::Fixed(32),
+            });
+            g.phase = Some(0);
+            g.may_return = false;
+            g
+        }
+
+        fn u32_lit(&mut self, v: u32) -> ExprId {
+            self.e(
+                Expr::Literal(Literal::from_bits(Scalar::U32, v as u64)),
+                Scalar::U32,
+            )
+        }
+
+        /// Half `h` of local array `a`: its first element and its length.
+        fn half(&mut self, a: usize, h: u32) -> (ExprId, ExprId) {
+            let w = if a == 0 {
+                self.e(Expr::Builtin(Builtin::LocalSize(0)), Scalar::U32)
+            } else {
+                self.u32_lit(16)
+            };
+            let hh = self.u32_lit(h);
+            (self.e(Expr::Binary(BinaryOp::Mul, hh, w), Scalar::U32), w)
+        }
+
+        /// An index into the half of local array `a` this phase reads: the work-item's own
+        /// element, a neighbour's, or any.
+        fn local_read_index(&mut self, a: usize) -> ExprId {
+            let p = self.phase.expect("kernel with barriers");
+            let (base, w) = self.half(a, (p + 1) % 2);
+            let lid = self.e(Expr::Builtin(Builtin::LocalId(0)), Scalar::U32);
+            let x = match self.r.below(3) {
+                0 => lid,
+                1 => {
+                    let k = self.e(Expr::Param(ParamId::new(6)), Scalar::U32);
+                    self.e(Expr::Binary(BinaryOp::Add, lid, k), Scalar::U32)
+                }
+                _ => self.expr(Scalar::U32, 1),
+            };
+            let x = self.e(Expr::Binary(BinaryOp::Rem, x, w), Scalar::U32);
+            self.e(Expr::Binary(BinaryOp::Add, base, x), Scalar::U32)
+        }
+
+        fn local_load(&mut self, t: Scalar) -> ExprId {
+            let a = LOCALS.iter().position(|&x| x == t).unwrap();
+            let i = self.local_read_index(a);
+            let v = self.f.new_value(Type::scalar(t), None);
+            self.emit(Stmt::Load {
+                value: v,
+                mem: Mem::Local(LocalId::new(a)),
+                index: i,
+                at: strata::ir::SourceLoc::NONE,
+            });
+            self.e(Expr::Value(v), t)
+        }
+
+        /// Stores to the work-item's own element of the half this phase writes.
+        fn local_store(&mut self) {
+            let a = self.r.below(2) as usize;
+            let p = self.phase.expect("kernel with barriers");
+            let (base, _) = self.half(a, p % 2);
+            let lid = self.e(Expr::Builtin(Builtin::LocalId(0)), Scalar::U32);
+            let i = self.e(Expr::Binary(BinaryOp::Add, base, lid), Scalar::U32);
+            let v = self.expr(LOCALS[a], 2);
+            self.emit(Stmt::Store {
+                mem: Mem::Local(LocalId::new(a)),
+                index: i,
+                value: v,
+                at: strata::ir::SourceLoc::NONE,
+            });
+        }
+
+        /// A barrier (the next phase), or a collective whose value joins the scope, then a
+        /// barrier.
+        fn sync(&mut self) {
+            if self.r.below(2) == 0 {
+                use GroupOp::*;
+                let op = self.r.pick(&[
+                    ReduceAdd,
+                    ReduceMin,
+                    ReduceMax,
+                    ScanInclusiveAdd,
+                    ScanExclusiveAdd,
+                    ScanExclusiveMax,
+                    Broadcast,
+                    Any,
+                    All,
+                ]);
+                let t = if matches!(op, Any | All) {
+                    Scalar::Bool
+                } else {
+                    self.r.pick(&TYPES)
+                };
+                let arg = self.expr(t, 2);
+                let source = (op == Broadcast).then(|| {
+                    let k = self.e(Expr::Param(ParamId::new(6)), Scalar::U32);
+                    let w = self.e(Expr::Builtin(Builtin::LocalSize(0)), Scalar::U32);
+                    self.e(Expr::Binary(BinaryOp::Rem, k, w), Scalar::U32)
+                });
+                let value = self.f.new_value(Type::scalar(t), None);
+                self.emit(Stmt::Group {
+                    value,
+                    op,
+                    scope: GroupScope::WorkGroup,
+                    arg,
+                    source,
+                });
+                let x = self.e(Expr::Value(value), t);
+                self.scope.last_mut().unwrap().push((x, t));
+            }
+            self.emit(Stmt::Barrier(Fence {
+                local: true,
+                global: true,
+            }));
+            *self.phase.as_mut().unwrap() += 1;
+        }
+
+        /// A loop at the group level (the same trip count in every work-item, a barrier in
+        /// it) that every work-item leaves or continues together.
+        fn group_loop(&mut self, n: u32) {
+            let id = LoopId::from_raw(self.f.loop_count);
+            self.f.loop_count += 1;
+            let var = self.f.new_value(Type::scalar(Scalar::U32), None);
+            let zero = self.u32_lit(0);
+            let one = self.u32_lit(1);
+            let k = self.e(Expr::Param(ParamId::new(6)), Scalar::U32);
+            let three = self.u32_lit(3);
+            let m = self.e(Expr::Binary(BinaryOp::Rem, k, three), Scalar::U32);
+            let end = self.e(Expr::Binary(BinaryOp::Add, m, one), Scalar::U32);
+            let counter = self.e(Expr::Value(var), Scalar::U32);
+            self.blocks.push(Vec::new());
+            self.scope.push(vec![(counter, Scalar::U32)]);
+            let phase = self.phase.unwrap();
+            for _ in 0..n {
+                self.stmt(1);
+            }
+            self.sync();
+            for _ in 0..n {
+                self.stmt(1);
+            }
+            // Leaves or ends the iteration together: a uniform condition.
+            let two = self.u32_lit(2);
+            let km = self.e(Expr::Binary(BinaryOp::Rem, k, two), Scalar::U32);
+            let cond = self.e(Expr::Binary(BinaryOp::Eq, counter, km), Scalar::Bool);
+            let jump = if self.r.below(2) == 0 {
+                Stmt::Break(id)
+            } else {
+                Stmt::Continue(id)
+            };
+            self.emit(Stmt::If {
+                cond,
+                then: vec![jump],
+                otherwise: Vec::new(),
+            });
+            self.emit(Stmt::Barrier(Fence {
+                local: true,
+                global: true,
+            }));
+            // Every iteration starts in the same phase.
+            self.phase = Some(phase);
+            self.scope.pop();
+            let body = self.blocks.pop().unwrap();
+            self.emit(Stmt::For {
+                id,
+                var,
+                start: zero,
+                end,
+                step: one,
+                body,
+            });
         }
 
         fn ty_index(t: Scalar) -> usize {
@@ -463,6 +670,9 @@ mod random {
                     let args = (0..m.arity()).map(|_| self.expr(t, d)).collect();
                     self.e(Expr::Math(m, args), t)
                 }
+                7 if self.phase.is_some() && LOCALS.contains(&t) && self.r.below(2) == 0 => {
+                    self.local_load(t)
+                }
                 7 => {
                     let p = Self::ty_index(t);
                     let v = self.f.new_value(Type::scalar(t), None);
@@ -581,7 +791,8 @@ mod random {
                         otherwise: Vec::new(),
                     });
                 }
-                10 if self.r.below(4) == 0 => {
+                10 if self.phase.is_some() && self.r.below(2) == 0 => self.local_store(),
+                10 if self.may_return && self.r.below(4) == 0 => {
                     let cond = self.expr(Scalar::Bool, 2);
                     self.emit(Stmt::If {
                         cond,
@@ -596,11 +807,31 @@ mod random {
             }
         }
 
-        /// The kernel: `n` statements, then every private variable stored to the work-item's
-        /// element of its output.
+        /// The kernel: `n` statements (with barriers, collectives and a loop at the group
+        /// level between them, for a kernel with barriers), then every private variable stored
+        /// to the work-item's element of its output.
         pub fn kernel(mut self, n: u32) -> Function {
-            for _ in 0..n {
-                self.stmt(0);
+            if self.phase.is_some() {
+                let parts = 2 + self.r.below(3) as u32;
+                for p in 0..parts {
+                    for _ in 0..n / parts {
+                        self.stmt(0);
+                    }
+                    if p + 1 == parts {
+                        self.may_return = true;
+                        for _ in 0..2 {
+                            self.stmt(0);
+                        }
+                    } else if self.r.below(3) == 0 {
+                        self.group_loop(2);
+                    } else {
+                        self.sync();
+                    }
+                }
+            } else {
+                for _ in 0..n {
+                    self.stmt(0);
+                }
             }
             for t in TYPES {
                 let p = Self::ty_index(t);
@@ -628,6 +859,78 @@ mod random {
             self.f
         }
     }
+}
+
+/// The random kernels of [`random::Gen::with_barriers`]: regions between barriers,
+/// collectives and group-level loops, values and private variables across them, local memory;
+/// the vector variant (local sizes 4, 8, 16) and the scalar code (2, 6) against the
+/// interpreter at the same local size (the results depend on it).
+#[test]
+fn random_simd_kernels_with_barriers_agree_with_the_interpreter() {
+    use random::{Gen, N};
+    let (cpu, interp) = queues();
+    let n = N as usize;
+    let ints: Vec<i32> = (0..n as i32).map(|i| (i * 7919) % 201 - 100).collect();
+    let uints: Vec<u32> = (0..N)
+        .map(|i| i.wrapping_mul(2_654_435_761) >> (i % 29))
+        .collect();
+    let mut floats: Vec<f32> = (0..n).map(|i| i as f32 * 1.25 - 30.0).collect();
+    floats[5] = f32::NAN;
+    floats[13] = -0.0;
+    type Out = (Vec<i32>, Vec<u32>, Vec<u32>);
+    let (mut runs, mut failed) = (0, 0);
+    for seed in 1..=200u64 {
+        let f = Gen::with_barriers(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15)).kernel(9);
+        let text = f.to_string();
+        let k = Kernel::from_ir(f).unwrap_or_else(|e| panic!("seed {seed}: {e}\n{text}"));
+        let run = |q: &Queue, local: usize| -> Result<Out, String> {
+            let i = Buffer::from_slice(q, &ints).unwrap();
+            let u = Buffer::from_slice(q, &uints).unwrap();
+            let fl = Buffer::from_slice(q, &floats).unwrap();
+            let (oi, ou, of) = (
+                Buffer::<i32>::new(q.device(), n).unwrap(),
+                Buffer::<u32>::new(q.device(), n).unwrap(),
+                Buffer::<f32>::new(q.device(), n).unwrap(),
+            );
+            k.launch(
+                q,
+                NdRange::new(n - n % local).local(local),
+                args![
+                    &i,
+                    &u,
+                    &fl,
+                    &oi,
+                    &ou,
+                    &of,
+                    37u32,
+                    LocalMem::<u32>::new(2 * local)
+                ],
+            )
+            .map_err(|e| e.to_string())?;
+            // Floats as bits, every NaN one (the interpreter's and the backend's NaNs agree
+            // in being NaNs).
+            let bits = q
+                .read(&of)
+                .unwrap()
+                .iter()
+                .map(|x| if x.is_nan() { u32::MAX } else { x.to_bits() })
+                .collect();
+            Ok((q.read(&oi).unwrap(), q.read(&ou).unwrap(), bits))
+        };
+        for local in [4, 8, 16, 2, 6] {
+            let want = run(&interp, local);
+            let got = run(&cpu, local);
+            runs += 1;
+            failed += want.is_err() as u32;
+            assert!(
+                got == want,
+                "seed {seed}, local size {local}: cpu {got:?}\ninterp {want:?}\n{text}"
+            );
+        }
+    }
+    // Errors (a barrier some work-items skip after a `return`) agree too, but most runs
+    // must compare results.
+    assert!(failed * 4 < runs, "{failed} of {runs} runs failed");
 }
 
 #[test]

@@ -51,11 +51,12 @@ pub(super) fn compile(
     let mut fctx = FunctionBuilderContext::new();
     let mut ids = Vec::new();
     let proof = Proof::of(f);
-    // A one-region kernel that vectorizes gets a second function: four work-items per
+    // A kernel that vectorizes gets a second function per region: four work-items per
     // iteration in SIMD lanes (used when the work-group's first dimension is a multiple of 4).
-    let mut jobs: Vec<(usize, bool)> = (0..plan.regions.len()).map(|i| (i, false)).collect();
-    if plan.simple && super::simd::vectorizable(f) {
-        jobs.push((0, true));
+    let n = plan.regions.len();
+    let mut jobs: Vec<(usize, bool)> = (0..n).map(|i| (i, false)).collect();
+    if super::simd::vectorizable(f) {
+        jobs.extend((0..n).map(|i| (i, true)));
     }
     for (i, vector) in jobs {
         let r = &plan.regions[i];
@@ -163,7 +164,11 @@ pub(super) struct Gen<'a, 'b> {
     pub(super) cancel: Value,
     pub(super) lid: [Variable; 3],
     pub(super) lane: Variable,
-    pub(super) lrec: Value,
+    /// The work-item's record, per scalar size (1, 2, 4, 8 bytes): the base that a slot of
+    /// that size is addressed from ([`Gen::rec_at`]; see [`super::plan`] for the layout).
+    pub(super) lrec: [Value; 4],
+    /// Vector mode: the lanes active when the region started.
+    pub(super) entry_mask: Option<Value>,
     pub(super) vars: HashMap<(VarOf, u8), Variable>,
     pub(super) memo: Vec<HashMap<ExprId, Vec<Value>>>,
     pub(super) loops: Vec<(LoopId, cl::Block, cl::Block)>,
@@ -187,6 +192,8 @@ pub(super) struct Gen<'a, 'b> {
     pub(super) at: crate::ir::SourceLoc,
     /// Which accesses are in bounds ([`crate::ir::ranges`]): those proven get no test.
     pub(super) proof: &'a Proof,
+    /// Vector mode: the `for` counters' starts and steps ([`super::simd::counters`]).
+    pub(super) counters: super::simd::Counters,
 }
 
 /// An expression computed ahead of the loop that uses it.
@@ -276,8 +283,9 @@ impl<'a, 'b> Gen<'a, 'b> {
         let l = b.ins().iadd(l, x);
         b.def_var(lane, l);
         let l64 = b.ins().uextend(ptr, l);
-        if plan.simple {
-            // One region, nothing at group level: every work-item runs it.
+        if plan.simple || vector {
+            // One region, nothing at group level: every work-item runs it (vector mode tests
+            // its four mask bytes below).
             b.ins().jump(body, &[]);
         } else {
             let ma = b.ins().iadd(mask, l64);
@@ -285,11 +293,31 @@ impl<'a, 'b> Gen<'a, 'b> {
             b.ins().brif(active, body, &[], lane_next, &[]);
         }
         b.switch_to_block(body);
-        let off = b.ins().imul_imm(l64, plan.record as i64);
-        let lrec = b.ins().iadd(records, off);
+        // Records in blocks of four work-items (`super::plan`): the block, then the
+        // work-item's place in it per scalar size.
+        let quad = b.ins().band_imm(l64, !3);
+        let off = b.ins().imul_imm(quad, plan.record as i64);
+        let blk = b.ins().iadd(records, off);
+        let q = b.ins().band_imm(l64, 3);
+        let lrec = [0, 1, 2, 3].map(|k| {
+            let qk = b.ins().ishl_imm(q, k);
+            b.ins().iadd(blk, qk)
+        });
 
         let (defined, _) = super::plan::values_of(f, &r.stmts, &[]);
         let cur = vector.then(|| b.declare_var(types::I32X4));
+        let mut entry_mask = None;
+        if vector && !plan.simple {
+            // The four work-items' mask bytes as lanes; none active: the next four.
+            let ma = b.ins().iadd(mask, l64);
+            let bytes = b.ins().load(types::I32, MEM.with_readonly(), ma, 0);
+            let m = super::simd::bytes_to_lanes(&mut b, bytes);
+            let any = b.ins().vany_true(m);
+            let go = b.create_block();
+            b.ins().brif(any, go, &[], lane_next, &[]);
+            b.switch_to_block(go);
+            entry_mask = Some(m);
+        }
         let mut g = Gen {
             b,
             f,
@@ -306,6 +334,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             lid,
             lane,
             lrec,
+            entry_mask,
             vars: HashMap::new(),
             memo: vec![HashMap::new()],
             loops: Vec::new(),
@@ -318,6 +347,11 @@ impl<'a, 'b> Gen<'a, 'b> {
             hoisted: HashMap::new(),
             at: crate::ir::SourceLoc::NONE,
             proof,
+            counters: if vector {
+                super::simd::counters(f)
+            } else {
+                Default::default()
+            },
             nofault: None,
             checks_of: HashMap::new(),
         };
@@ -334,49 +368,64 @@ impl<'a, 'b> Gen<'a, 'b> {
         // Private variables kept in the record between regions live in registers inside
         // one: loaded when the work-item starts the region, stored when it leaves it.
         let mut synced = Vec::new();
-        if !vector {
-            crate::ir::walk_block(&r.stmts, &mut |s| {
-                if let Stmt::Load { mem, .. } | Stmt::Store { mem, .. } = s {
-                    if let Some(p) = g.private_var(*mem) {
-                        if let Some(off) = plan.privates[p] {
-                            if !synced.iter().any(|&(q, _)| q == p) {
-                                synced.push((p, off));
-                            }
+        crate::ir::walk_block(&r.stmts, &mut |s| {
+            if let Stmt::Load { mem, .. } | Stmt::Store { mem, .. } = s {
+                if let Some(p) = g.private_var(*mem) {
+                    if let Some(off) = plan.privates[p] {
+                        if !synced.iter().any(|&(q, _)| q == p) {
+                            synced.push((p, off));
                         }
                     }
                 }
-            });
-        }
+            }
+        });
         let lane_end = g.b.create_block();
         g.lane_next = lane_end;
-        for &(p, off) in &synced {
-            let elem = f.privates[p].elem;
-            let vals = g.load_rec(off, elem);
-            for (c, x) in vals.into_iter().enumerate() {
-                let v = g.var(VarOf::Private(p), c as u8, elem.scalar);
-                g.b.def_var(v, x);
-            }
-        }
         if vector {
-            g.vector_body(&r.stmts);
+            g.vector_body(&r.stmts, &synced);
+            // The values the next group-level statement reads, for the lanes that reach the
+            // end of the region.
+            for (e, slot) in &r.exports {
+                let x = g.vexpr(*e);
+                let m = g.b.use_var(g.cur.expect("vector mode"));
+                g.vrec_store(slot.off, slot.ty.scalar, x, m);
+            }
+            g.b.ins().jump(lane_end, &[]);
+            g.b.switch_to_block(lane_end);
+            if let Some(m) = g.entry_mask {
+                for &(p, off) in &synced {
+                    let s = f.privates[p].elem.scalar;
+                    let v = g.vvar(VarOf::Private(p), s);
+                    let x = g.b.use_var(v);
+                    g.vrec_store(off, s, x, m);
+                }
+            }
         } else {
+            for &(p, off) in &synced {
+                let elem = f.privates[p].elem;
+                let vals = g.load_rec(off, elem);
+                for (c, x) in vals.into_iter().enumerate() {
+                    let v = g.var(VarOf::Private(p), c as u8, elem.scalar);
+                    g.b.def_var(v, x);
+                }
+            }
             g.block(&r.stmts);
-        }
-        for (e, slot) in &r.exports {
-            let vals = g.expr(*e);
-            g.store_rec(slot.off, slot.ty, &vals);
-        }
-        g.b.ins().jump(lane_end, &[]);
-        g.b.switch_to_block(lane_end);
-        for &(p, off) in &synced {
-            let elem = f.privates[p].elem;
-            let vals: Vec<Value> = (0..elem.width)
-                .map(|c| {
-                    let v = g.var(VarOf::Private(p), c, elem.scalar);
-                    g.b.use_var(v)
-                })
-                .collect();
-            g.store_rec(off, elem, &vals);
+            for (e, slot) in &r.exports {
+                let vals = g.expr(*e);
+                g.store_rec(slot.off, slot.ty, &vals);
+            }
+            g.b.ins().jump(lane_end, &[]);
+            g.b.switch_to_block(lane_end);
+            for &(p, off) in &synced {
+                let elem = f.privates[p].elem;
+                let vals: Vec<Value> = (0..elem.width)
+                    .map(|c| {
+                        let v = g.var(VarOf::Private(p), c, elem.scalar);
+                        g.b.use_var(v)
+                    })
+                    .collect();
+                g.store_rec(off, elem, &vals);
+            }
         }
         g.b.ins().jump(lane_next, &[]);
         let mut b = g.b;
@@ -474,12 +523,21 @@ impl<'a, 'b> Gen<'a, 'b> {
         self.b.switch_to_block(dead);
     }
 
+    /// The address of the work-item's record byte `off` holding a scalar of `size` bytes,
+    /// as a base and an offset (records are kept in blocks of four work-items,
+    /// [`super::plan`]); in vector mode, the first of the four lanes' scalars.
+    pub(super) fn rec_at(&self, off: u32, size: usize) -> (Value, i32) {
+        (
+            self.lrec[size.trailing_zeros() as usize],
+            (off as usize * super::plan::QUAD) as i32,
+        )
+    }
+
     fn store_rec(&mut self, off: u32, ty: Type, vals: &[Value]) {
         let size = ty.scalar.size();
         for (c, v) in vals.iter().enumerate() {
-            self.b
-                .ins()
-                .store(MEM, *v, self.lrec, (off as usize + c * size) as i32);
+            let (base, at) = self.rec_at(off + (c * size) as u32, size);
+            self.b.ins().store(MEM, *v, base, at);
         }
     }
 
@@ -487,14 +545,17 @@ impl<'a, 'b> Gen<'a, 'b> {
         let size = ty.scalar.size();
         (0..ty.width as usize)
             .map(|c| {
-                self.b.ins().load(
-                    cl_ty(ty.scalar),
-                    MEM,
-                    self.lrec,
-                    (off as usize + c * size) as i32,
-                )
+                let (base, at) = self.rec_at(off + (c * size) as u32, size);
+                self.b.ins().load(cl_ty(ty.scalar), MEM, base, at)
             })
             .collect()
+    }
+
+    /// Stores flag byte `off` (1) of the work-item.
+    fn set_flag(&mut self, off: u32) {
+        let one = self.b.ins().iconst(types::I8, 1);
+        let (base, at) = self.rec_at(off, 1);
+        self.b.ins().store(MEM, one, base, at);
     }
 
     /// Base and length (`i64`) of entry `i` of a [`MemArg`] table.
@@ -695,8 +756,9 @@ impl<'a, 'b> Gen<'a, 'b> {
     }
 
     /// The index as `i64` (negative for negative signed indices), checked against `len`;
-    /// returns the address of element `index` of `mem`.
-    fn address(&mut self, mem: Mem, index: ExprId) -> Value {
+    /// returns the address of element `index` of `mem` and the distance from one of its
+    /// components to the next.
+    fn address(&mut self, mem: Mem, index: ExprId) -> (Value, i32) {
         let is = self.f.exprs.ty(index).scalar;
         let i = self.expr(index)[0];
         let i = match is.size() {
@@ -707,7 +769,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         let elem = self.f.mem_elem(mem).expect("validated memory");
         // A field of a buffer of structs: the struct's size from one element to the next,
         // then the field's offset.
-        let (stride, field_offset) = match mem {
+        let (mut stride, field_offset) = match mem {
             Mem::Field(v) => {
                 let v = &self.f.fields[v];
                 let size = self.f.buffer_elem_size(v.buffer).expect("validated");
@@ -715,13 +777,18 @@ impl<'a, 'b> Gen<'a, 'b> {
             }
             _ => (elem.size(), 0),
         };
+        let mut comp = elem.scalar.size() as i32;
         let (base, len) = match mem {
             Mem::Buffer(p) => self.mem_arg(self.bufs_p, p.index()),
             Mem::Field(v) => self.mem_arg(self.bufs_p, self.f.fields[v].buffer.index()),
             Mem::Local(l) => self.mem_arg(self.locs_p, l.index()),
             Mem::Private(p) => {
                 let off = self.plan.privates[p].expect("private array in the record");
-                let base = self.b.ins().iadd_imm(self.lrec, off as i64);
+                // In the record's four-work-item blocks, every byte is four apart.
+                let (rb, at) = self.rec_at(off, elem.scalar.size());
+                let base = self.b.ins().iadd_imm(rb, at as i64);
+                stride *= super::plan::QUAD;
+                comp *= super::plan::QUAD as i32;
                 let n = self.f.privates[p].count();
                 let len = self.b.ins().iconst(types::I64, n as i64);
                 (base, len)
@@ -743,10 +810,11 @@ impl<'a, 'b> Gen<'a, 'b> {
         }
         let off = self.b.ins().imul_imm(i, stride as i64);
         let at = self.b.ins().iadd(base, off);
-        match field_offset {
+        let at = match field_offset {
             0 => at,
             o => self.b.ins().iadd_imm(at, o),
-        }
+        };
+        (at, comp)
     }
 
     /// Whether the access at `index` of `mem` is in bounds by [`Gen::proof`]: `Some(true)`
@@ -840,14 +908,9 @@ impl<'a, 'b> Gen<'a, 'b> {
                         })
                         .collect()
                 } else {
-                    let a = self.address(*mem, *index);
-                    let size = elem.scalar.size();
-                    (0..elem.width as usize)
-                        .map(|c| {
-                            self.b
-                                .ins()
-                                .load(cl_ty(elem.scalar), MEM, a, (c * size) as i32)
-                        })
+                    let (a, comp) = self.address(*mem, *index);
+                    (0..elem.width as i32)
+                        .map(|c| self.b.ins().load(cl_ty(elem.scalar), MEM, a, c * comp))
                         .collect()
                 };
                 self.define(*value, &vals);
@@ -863,10 +926,9 @@ impl<'a, 'b> Gen<'a, 'b> {
                         self.b.def_var(v, x);
                     }
                 } else {
-                    let a = self.address(*mem, *index);
-                    let size = elem.scalar.size();
+                    let (a, comp) = self.address(*mem, *index);
                     for (c, &x) in vals.iter().enumerate() {
-                        self.b.ins().store(MEM, x, a, (c * size) as i32);
+                        self.b.ins().store(MEM, x, a, c as i32 * comp);
                     }
                 }
             }
@@ -890,7 +952,7 @@ impl<'a, 'b> Gen<'a, 'b> {
                     }
                     None => self.b.ins().iconst(types::I64, 0),
                 };
-                let a = self.address(*mem, *index);
+                let (a, _) = self.address(*mem, *index);
                 let si = self.b.ins().iconst(types::I32, scalar_index(s));
                 let oi = self.b.ins().iconst(types::I32, atomic_index(*op));
                 let old = self
@@ -911,7 +973,7 @@ impl<'a, 'b> Gen<'a, 'b> {
                 value, mem, index, ..
             } => {
                 let s = self.f.mem_elem(*mem).expect("validated memory").scalar;
-                let a = self.address(*mem, *index);
+                let (a, _) = self.address(*mem, *index);
                 let v = self.b.ins().atomic_load(cl_ty(s), MemFlags::new(), a);
                 self.define(*value, &[v]);
             }
@@ -1017,19 +1079,14 @@ impl<'a, 'b> Gen<'a, 'b> {
                     // A group-level loop: the work-item leaves the region and the group-level
                     // code sees its flag.
                     let (b, c) = self.plan.loop_flags[id];
-                    let one = self.b.ins().iconst(types::I8, 1);
-                    let off = if brk { b } else { c };
-                    self.b.ins().store(MEM, one, self.lrec, off as i32);
+                    self.set_flag(if brk { b } else { c });
                     self.b.ins().jump(self.lane_next, &[]);
                 }
                 self.after_jump();
             }
             Stmt::Return => {
                 if !self.plan.simple {
-                    let one = self.b.ins().iconst(types::I8, 1);
-                    self.b
-                        .ins()
-                        .store(MEM, one, self.lrec, self.plan.returned as i32);
+                    self.set_flag(self.plan.returned);
                 }
                 self.b.ins().jump(self.lane_next, &[]);
                 self.after_jump();

@@ -19,7 +19,9 @@
 //! **State between regions.** Each work-item has a *record*: the values a region defines and
 //! another uses, its private variables and arrays, the operands of the next group-level
 //! statement (a condition, loop bounds, a collective's operand) and its exit flags (returned;
-//! left or continued a group-level loop). Inside a region, values live in registers.
+//! left or continued a group-level loop), kept in blocks of four work-items so that the four
+//! lanes of the vector variant ([`simd`]) load and store a slot together. Inside a region,
+//! values live in registers.
 //!
 //! **Semantics.** The IR's rules as the evaluator implements them: wrapping integer
 //! arithmetic, masked shift amounts, division by zero an error (`MIN / -1` wraps), saturating
@@ -33,8 +35,8 @@
 //! **Files.** This file holds the program and the interface between compiled code and Rust
 //! (the [`Env`] a region reads, the [`Fault`] it reports, the fault [`Site`]s). [`plan`] cuts
 //! the kernel into regions and lays out the records; [`lower`] emits a region's function and
-//! its statements, [`expr`] its expressions, [`simd`] the four-lane variant of a one-region
-//! kernel; [`run`] launches the program and runs the group level; [`helpers`] holds the Rust
+//! its statements, [`expr`] its expressions, [`simd`] the four-lane variant of every region
+//! of a kernel of 32-bit values; [`run`] launches the program and runs the group level; [`helpers`] holds the Rust
 //! functions compiled code calls.
 
 mod expr;
@@ -136,8 +138,9 @@ pub(crate) struct JitProgram {
     decls: super::Decls,
     plan: Plan,
     regions: Vec<RegionFn>,
-    /// The vector variant of a one-region kernel ([`simd`]), when it has one.
-    vector: Option<RegionFn>,
+    /// The vector variants of the regions ([`simd`]), one per region when the kernel has
+    /// them, else none.
+    vectors: Vec<RegionFn>,
     sites: Vec<Site>,
     stubs: ir::IdVec<ir::StubId, ir::StubDecl>,
     _code: Code,
@@ -194,12 +197,12 @@ impl JitProgram {
                     message: format!("compiling kernel `{}`: {message}", f.name),
                 }
             })?;
-        let vector = (regions.len() > plan.regions.len()).then(|| regions.pop().expect("compiled"));
+        let vectors = regions.split_off(plan.regions.len());
         Ok(JitProgram {
             decls,
             plan,
             regions,
-            vector,
+            vectors,
             sites,
             stubs: f.stubs.clone(),
             _code: Code(Some(code)),

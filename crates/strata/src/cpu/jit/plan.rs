@@ -5,9 +5,19 @@
 //! that [`super::run`] walks once per work-group. A value one region defines and another (or
 //! the group level) reads gets a [`Slot`] in each work-item's record, as do private arrays,
 //! the operands of group-level statements and the exit flags.
+//!
+//! **Layout.** The records of a work-group are kept in blocks of [`QUAD`] work-items, each
+//! byte of a record beside the same byte of the block's other three: the scalar of `size`
+//! bytes at record offset `off` of work-item `l` lies at
+//! `(l / 4) * 4 * record + 4 * off + (l % 4) * size`. So the four work-items of a vector
+//! ([`super::simd`]) have each slot side by side, one vector load or store, and one
+//! work-item's slots are still at constant offsets from one base per scalar size.
 
 use crate::ir::{self, Block, ExprId, Function, GroupOp, GroupScope, LoopId, Stmt, Type, ValueId};
 use std::collections::{HashMap, HashSet};
+
+/// Work-items per block of records (the vector variant's lanes).
+pub(super) const QUAD: usize = 4;
 
 /// Where a value lives in a work-item's record.
 #[derive(Clone, Copy, Debug)]
@@ -76,7 +86,8 @@ pub(super) struct Plan {
     pub(super) exits: Vec<bool>,
 }
 
-fn has_sync(s: &Stmt) -> bool {
+/// Whether `s` is or contains a barrier or collective.
+pub(super) fn has_sync(s: &Stmt) -> bool {
     match s {
         Stmt::Barrier(_) | Stmt::Group { .. } => true,
         Stmt::If {

@@ -12,7 +12,7 @@
 
 #![allow(clippy::needless_range_loop)] // lane loops index several per-work-item arrays
 
-use super::plan::{Node, Slot};
+use super::plan::{Node, Slot, QUAD};
 use super::{simd, Env, Fault, JitProgram, MemArg, RegionFn, Site};
 use crate::cpu::cpu_mem;
 use crate::cpu::semantics::{self, collective};
@@ -121,6 +121,9 @@ struct Worker<'a> {
     frames: Vec<Frame>,
     masks: Vec<Vec<u8>>,
     all: Vec<u8>,
+    /// The regions this launch runs: the vector variants when the kernel has them and the
+    /// work-group's first dimension is a multiple of four, else the scalar functions.
+    fns: &'a [RegionFn],
 }
 
 impl<'a> Worker<'a> {
@@ -137,7 +140,9 @@ impl<'a> Worker<'a> {
             });
             locals.push(v);
         }
-        let mut records = vec![0u64; (lanes * p.plan.record).div_ceil(8).max(1)];
+        // Whole blocks of four records (`super::plan`).
+        let blocks = lanes.div_ceil(QUAD) * QUAD;
+        let mut records = vec![0u64; (blocks * p.plan.record).div_ceil(8).max(1)];
         let mut fault = Box::new(Fault::default());
         let mut panic = Box::new(None);
         let env = Box::new(Env {
@@ -168,6 +173,11 @@ impl<'a> Worker<'a> {
             frames: Vec::new(),
             masks: Vec::new(),
             all: vec![1; lanes],
+            fns: if !p.vectors.is_empty() && s.local[0].is_multiple_of(simd::LANES as usize) {
+                &p.vectors
+            } else {
+                &p.regions
+            },
         }
     }
 
@@ -224,7 +234,7 @@ impl<'a> Worker<'a> {
     }
 
     fn call(&mut self, region: usize, mask: &[u8]) -> Result<()> {
-        self.call_fn(self.p.regions[region], mask)
+        self.call_fn(self.fns[region], mask)
     }
 
     fn call_fn(&mut self, f: RegionFn, mask: &[u8]) -> Result<()> {
@@ -246,12 +256,7 @@ impl<'a> Worker<'a> {
         }
         let all = std::mem::take(&mut self.all);
         let r = if self.p.plan.simple {
-            match self.p.vector {
-                Some(v) if self.s.local[0].is_multiple_of(simd::LANES as usize) => {
-                    self.call_fn(v, &all)
-                }
-                _ => self.call(0, &all),
-            }
+            self.call(0, &all)
         } else {
             let tree = &self.p.plan.tree;
             self.exec_block(tree, &all)
@@ -260,19 +265,26 @@ impl<'a> Worker<'a> {
         r
     }
 
-    fn rec(&self, l: usize, off: u32) -> *const u8 {
-        // SAFETY (of callers' reads): `l < lanes` and `off` lies inside the record.
-        unsafe { (self.records.as_ptr() as *const u8).add(l * self.p.plan.record + off as usize) }
+    /// Where work-item `l`'s scalar of `size` bytes at record offset `off` lies (records are
+    /// kept in blocks of four work-items, [`super::plan`]).
+    fn rec_index(&self, l: usize, off: u32, size: usize) -> usize {
+        (l / QUAD) * QUAD * self.p.plan.record + QUAD * off as usize + (l % QUAD) * size
     }
 
-    fn rec_mut(&mut self, l: usize, off: u32) -> *mut u8 {
-        let r = self.p.plan.record;
-        unsafe { (self.records.as_mut_ptr() as *mut u8).add(l * r + off as usize) }
+    fn rec(&self, l: usize, off: u32, size: usize) -> *const u8 {
+        let i = self.rec_index(l, off, size);
+        // SAFETY (of callers' reads): `l < lanes` and `off` lies inside the record.
+        unsafe { (self.records.as_ptr() as *const u8).add(i) }
+    }
+
+    fn rec_mut(&mut self, l: usize, off: u32, size: usize) -> *mut u8 {
+        let i = self.rec_index(l, off, size);
+        unsafe { (self.records.as_mut_ptr() as *mut u8).add(i) }
     }
 
     fn flag(&self, l: usize, off: u32) -> bool {
         // SAFETY: a flag byte of lane `l`'s record.
-        unsafe { *self.rec(l, off) != 0 }
+        unsafe { *self.rec(l, off, 1) != 0 }
     }
 
     fn take_mask(&mut self) -> Vec<u8> {
@@ -333,8 +345,9 @@ impl<'a> Worker<'a> {
         for l in 0..n {
             for k in 0..s.ty.width as usize {
                 // SAFETY: component `k` of the slot in lane `l`'s record.
-                let src =
-                    unsafe { std::slice::from_raw_parts(self.rec(l, s.off).add(k * size), size) };
+                let src = unsafe {
+                    std::slice::from_raw_parts(self.rec(l, s.off + (k * size) as u32, size), size)
+                };
                 let to = (k * n + l) * size;
                 out[to..to + size].copy_from_slice(src);
             }
@@ -348,15 +361,9 @@ impl<'a> Worker<'a> {
         for l in (0..n).filter(|&l| mask[l] != 0) {
             for k in 0..s.ty.width as usize {
                 let from = (k * n + l) * size;
-                let dst = self.rec_mut(l, s.off);
+                let dst = self.rec_mut(l, s.off + (k * size) as u32, size);
                 // SAFETY: component `k` of the slot in lane `l`'s record.
-                unsafe {
-                    std::ptr::copy_nonoverlapping(
-                        c.bytes()[from..].as_ptr(),
-                        dst.add(k * size),
-                        size,
-                    )
-                };
+                unsafe { std::ptr::copy_nonoverlapping(c.bytes()[from..].as_ptr(), dst, size) };
             }
         }
     }
@@ -366,9 +373,9 @@ impl<'a> Worker<'a> {
         for l in 0..self.lanes {
             if broken {
                 // SAFETY: flag bytes of lane `l`'s record.
-                unsafe { *self.rec_mut(l, b) = 0 };
+                unsafe { *self.rec_mut(l, b, 1) = 0 };
             }
-            unsafe { *self.rec_mut(l, c) = 0 };
+            unsafe { *self.rec_mut(l, c, 1) = 0 };
         }
     }
 
@@ -459,15 +466,15 @@ impl<'a> Worker<'a> {
                 let s = var.ty.scalar;
                 for l in (0..n).filter(|&l| mask[l] != 0) {
                     let size = s.size();
-                    let src = self.rec(l, start.off);
-                    let dst = self.rec_mut(l, var.off);
+                    let src = self.rec(l, start.off, size);
+                    let dst = self.rec_mut(l, var.off, size);
                     // SAFETY: two slots of the same scalar type in lane `l`'s record.
                     unsafe { std::ptr::copy_nonoverlapping(src, dst, size) };
                 }
                 with_int!(s, T => {
                     for l in (0..n).filter(|&l| mask[l] != 0) {
                         // SAFETY: the step slot holds a `T`.
-                        let st: T = unsafe { std::ptr::read_unaligned(self.rec(l, step.off) as *const T) };
+                        let st: T = unsafe { std::ptr::read_unaligned(self.rec(l, step.off, std::mem::size_of::<T>()) as *const T) };
                         if st.is_zero() {
                             return Err(self.fault(l, semantics::ZERO_STEP));
                         }
@@ -492,9 +499,9 @@ impl<'a> Worker<'a> {
                                 // SAFETY: the counter, bound and step slots hold `T`s.
                                 let (v, e, st): (T, T, T) = unsafe {
                                     (
-                                        std::ptr::read_unaligned(self.rec(l, var.off) as *const T),
-                                        std::ptr::read_unaligned(self.rec(l, end.off) as *const T),
-                                        std::ptr::read_unaligned(self.rec(l, step.off) as *const T),
+                                        std::ptr::read_unaligned(self.rec(l, var.off, std::mem::size_of::<T>()) as *const T),
+                                        std::ptr::read_unaligned(self.rec(l, end.off, std::mem::size_of::<T>()) as *const T),
+                                        std::ptr::read_unaligned(self.rec(l, step.off, std::mem::size_of::<T>()) as *const T),
                                     )
                                 };
                                 let go = if st > T::zero() { v < e } else { v > e };
@@ -503,7 +510,7 @@ impl<'a> Worker<'a> {
                                 } else {
                                     iter[l] = 0;
                                     // SAFETY: the flag byte of lane `l`.
-                                    unsafe { *self.rec_mut(l, broken) = 1 };
+                                    unsafe { *self.rec_mut(l, broken, 1) = 1 };
                                 }
                             }
                         }, _ => unreachable!());
@@ -514,10 +521,10 @@ impl<'a> Worker<'a> {
                         self.clear_flags(*id, false);
                         with_int!(s, T => {
                             for l in (0..n).filter(|&l| mask[l] != 0) {
-                                let p = self.rec_mut(l, var.off) as *mut T;
+                                let p = self.rec_mut(l, var.off, std::mem::size_of::<T>()) as *mut T;
                                 // SAFETY: the counter and step slots hold `T`s.
                                 unsafe {
-                                    let st: T = std::ptr::read_unaligned(self.rec(l, step.off) as *const T);
+                                    let st: T = std::ptr::read_unaligned(self.rec(l, step.off, std::mem::size_of::<T>()) as *const T);
                                     std::ptr::write_unaligned(p, std::ptr::read_unaligned(p).add(st));
                                 }
                             }

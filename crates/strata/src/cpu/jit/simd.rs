@@ -1,15 +1,16 @@
-//! Four work-items per iteration in SIMD lanes: the vector variant of a one-region kernel.
+//! Four work-items per iteration in SIMD lanes: the vector variant of a kernel's regions.
 //!
-//! A kernel whose values are all 32-bit scalars or `bool`s, without local memory, private
-//! arrays, atomics or stubs ([`vectorizable`]), is compiled a second time with every IR value
-//! a 4-lane vector (`f32x4`, `i32x4`; a `bool` is a lane mask of all ones or zeros), one lane
-//! per work-item of four consecutive local ids. Divergent control flow runs under an
-//! execution mask, as the interpreter's columns do: an `if` runs each side for the lanes that
-//! take it (and skips a side no lane takes), a loop runs while any lane is in it, `break`,
-//! `continue` and `return` remove lanes. A buffer access whose four indices are consecutive
-//! and whose lanes are all active is one vector load or store; otherwise each active lane
-//! accesses its element alone (a gather or scatter), so an inactive lane never touches memory.
-//! Bounds are checked for the active lanes, with the same error, except where
+//! A kernel whose values are all 32-bit scalars or `bool`s, without private arrays, atomics or
+//! stubs, its local arrays of 32-bit elements ([`vectorizable`]), is compiled a second time
+//! with every IR value a 4-lane vector (`f32x4`, `i32x4`; a `bool` is a lane mask of all ones
+//! or zeros), one lane per work-item of four consecutive local ids; every region of it, when
+//! it has barriers or collectives. Divergent control flow runs under an execution mask, as
+//! the interpreter's columns do: an `if` runs each side for the lanes that take it (and skips
+//! a side no lane takes), a loop runs while any lane is in it, `break`, `continue` and
+//! `return` remove lanes. An access to a buffer or local array whose four indices are
+//! consecutive and whose lanes are all active is one vector load or store; otherwise each
+//! active lane accesses its element alone (a gather or scatter), so an inactive lane never
+//! touches memory. Bounds are checked for the active lanes, with the same error, except where
 //! [`crate::ir::ranges`] proves the access in bounds: then a consecutive access tests only
 //! that the mask is full (and the proof's preconditions on the launch's arguments, which
 //! leave the work-item loop), and a lane-by-lane access tests nothing. What has no vector
@@ -17,8 +18,18 @@
 //! some conversions) is computed lane by lane with the scalar code, so the results are the
 //! scalar backend's, bit for bit.
 //!
+//! **Regions.** A region of a kernel with barriers starts with the four work-items' bytes of
+//! the group level's mask as its lanes (none set: the next four). What crosses a barrier is
+//! in the work-items' records, which [`super::plan`] lays out in blocks of four work-items so
+//! that a slot's four lanes are side by side: a value another region reads, a private
+//! variable and an operand of the next group-level statement are one vector load or store
+//! (under the mask: the inactive lanes' scalars are kept), a `bool` or flag four bytes. A
+//! `return`, or a `break` or `continue` of a group-level loop, sets the active lanes' flags.
+//! The group level ([`super::run`]) is the scalar path's: the same masks, the same
+//! collectives in local-id order, the same divergence errors.
+//!
 //! The launch uses this variant when the work-group's size in dimension 0 is a multiple of
-//! four, and the scalar function otherwise. An index that all lanes share is one scalar load.
+//! four, and the scalar functions otherwise. An index that all lanes share is one scalar load.
 //! A fault names the first faulting lane's work-item.
 
 use super::expr::{direct_binary, from_bits};
@@ -30,7 +41,8 @@ use crate::ir::{
 };
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{self as cl, types, Endianness, InstBuilder, MemFlags, Value};
-use cranelift_frontend::Variable;
+use cranelift_frontend::{FunctionBuilder, Variable};
+use std::collections::HashMap;
 
 /// Work-items per vector.
 pub(super) const LANES: u32 = 4;
@@ -43,9 +55,14 @@ fn lane_type(t: Type) -> bool {
         )
 }
 
-/// Whether `f` (a kernel without barriers) has a vector variant.
+/// Whether `f` has a vector variant (every region of it).
 pub(super) fn vectorizable(f: &Function) -> bool {
-    if !f.locals.is_empty() || !f.stubs.is_empty() {
+    // Local arrays of 32-bit elements (a `bool` element is a byte).
+    if !f.stubs.is_empty()
+        || f.locals
+            .iter()
+            .any(|d| !lane_type(d.elem) || d.elem.scalar == Scalar::Bool)
+    {
         return false;
     }
     if f.privates
@@ -60,7 +77,8 @@ pub(super) fn vectorizable(f: &Function) -> bool {
             .value()
             .is_some_and(|t| lane_type(t) && t.scalar != Scalar::Bool),
         ParamKind::Scalar(t) => lane_type(t),
-        ParamKind::LocalLen => false,
+        // Read only by the launch (an expression cannot read it).
+        ParamKind::LocalLen => true,
     });
     if !params_ok
         || f.values.iter().any(|v| !lane_type(v.ty))
@@ -74,14 +92,13 @@ pub(super) fn vectorizable(f: &Function) -> bool {
     }
     let mut ok = true;
     walk_block(&f.body, &mut |s| {
-        if matches!(
-            s,
-            Stmt::Atomic { .. } | Stmt::AtomicLoad { .. } | Stmt::Barrier(_) | Stmt::Group { .. }
-        ) {
+        // Barriers and collectives run at the group level, between the regions.
+        if matches!(s, Stmt::Atomic { .. } | Stmt::AtomicLoad { .. }) {
             ok = false;
         }
     });
-    ok
+    ok && !(f.body.iter().any(super::plan::has_sync)
+        && gathers_in_loops(f, &counters(f), &f.body, &mut Vec::new()))
 }
 
 /// The vector type of a lane type.
@@ -93,55 +110,204 @@ fn vty(s: Scalar) -> cl::Type {
     }
 }
 
+/// The start and step of every `for` loop's counter: a counter whose start is uniform (or
+/// consecutive) and whose step is uniform stays so in every iteration (all lanes step
+/// together, in a region's vector loop as at the group level).
+pub(super) type Counters = HashMap<ValueId, (ExprId, ExprId)>;
+
+pub(super) fn counters(f: &Function) -> Counters {
+    let mut c = HashMap::new();
+    walk_block(&f.body, &mut |s| {
+        if let Stmt::For {
+            var, start, step, ..
+        } = s
+        {
+            c.insert(*var, (*start, *step));
+        }
+    });
+    c
+}
+
 /// Whether `e` has no lane-dependent part: literals, parameters, lengths, work-group ids and
-/// sizes, and pure operations on them.
-fn uniform(f: &Function, e: ExprId) -> bool {
+/// sizes, counters with a uniform start and step, and pure operations on them.
+fn uniform(f: &Function, c: &Counters, e: ExprId) -> bool {
     match f.exprs.get(e) {
         Expr::Literal(_) | Expr::Param(_) | Expr::BufferLen(_) => true,
         Expr::Builtin(b) => !matches!(
             b,
             Builtin::GlobalId(_) | Builtin::LocalId(_) | Builtin::LocalLinearId
         ),
-        Expr::Unary(_, a) | Expr::Cast(a, _) => uniform(f, *a),
-        Expr::Binary(_, a, b) => uniform(f, *a) && uniform(f, *b),
+        Expr::Value(v) => c
+            .get(v)
+            .is_some_and(|&(s, st)| uniform(f, c, s) && uniform(f, c, st)),
+        Expr::Unary(_, a) | Expr::Cast(a, _) => uniform(f, c, *a),
+        Expr::Binary(_, a, b) => uniform(f, c, *a) && uniform(f, c, *b),
         _ => false,
     }
 }
 
 /// Whether the four lanes of `e` are consecutive integers (the first lane's value plus
 /// 0, 1, 2, 3, up to wrapping): the local or global id in dimension 0, plus or minus
-/// something uniform.
-fn consecutive(f: &Function, e: ExprId) -> bool {
+/// something uniform, or a counter starting there with a uniform step.
+fn consecutive(f: &Function, c: &Counters, e: ExprId) -> bool {
     match f.exprs.get(e) {
         Expr::Builtin(Builtin::GlobalId(0) | Builtin::LocalId(0) | Builtin::LocalLinearId) => true,
+        Expr::Value(v) => c
+            .get(v)
+            .is_some_and(|&(s, st)| consecutive(f, c, s) && uniform(f, c, st)),
         Expr::Binary(BinaryOp::Add, a, b) => {
-            (consecutive(f, *a) && uniform(f, *b)) || (uniform(f, *a) && consecutive(f, *b))
+            (consecutive(f, c, *a) && uniform(f, c, *b))
+                || (uniform(f, c, *a) && consecutive(f, c, *b))
         }
-        Expr::Binary(BinaryOp::Sub, a, b) => consecutive(f, *a) && uniform(f, *b),
+        Expr::Binary(BinaryOp::Sub, a, b) => consecutive(f, c, *a) && uniform(f, c, *b),
         Expr::Cast(a, to) => {
             matches!(to, Scalar::I32 | Scalar::U32)
                 && matches!(f.exprs.ty(*a).scalar, Scalar::I32 | Scalar::U32)
-                && consecutive(f, *a)
+                && consecutive(f, c, *a)
         }
         _ => false,
     }
+}
+
+/// Whether `e` reads one of `vars` (through expressions).
+fn reads_any(f: &Function, e: ExprId, vars: &[ValueId]) -> bool {
+    match f.exprs.get(e) {
+        Expr::Value(v) => vars.contains(v),
+        x => crate::ir::expr_operands(x)
+            .into_iter()
+            .any(|o| reads_any(f, o, vars)),
+    }
+}
+
+/// Whether a loop inside a region of a kernel with barriers indexes memory with its counter
+/// lane by lane (neither consecutive nor uniform: each work-item walks its own stretch, as
+/// in a reduction that gives every work-item a contiguous chunk). Such a loop runs faster one
+/// work-item at a time than as four-lane gathers, so the kernel keeps the scalar code.
+fn gathers_in_loops(f: &Function, c: &Counters, block: &[Stmt], vars: &mut Vec<ValueId>) -> bool {
+    block.iter().any(|s| match s {
+        Stmt::Load { mem, index, .. } | Stmt::Store { mem, index, .. } => {
+            matches!(mem, Mem::Buffer(_) | Mem::Local(_))
+                && reads_any(f, *index, vars)
+                && !consecutive(f, c, *index)
+                && !uniform(f, c, *index)
+        }
+        Stmt::If {
+            then, otherwise, ..
+        } => gathers_in_loops(f, c, then, vars) || gathers_in_loops(f, c, otherwise, vars),
+        Stmt::For { var, body, .. } => {
+            let local = !super::plan::has_sync(s);
+            if local {
+                vars.push(*var);
+            }
+            let g = gathers_in_loops(f, c, body, vars);
+            if local {
+                vars.pop();
+            }
+            g
+        }
+        Stmt::Loop { body, .. } => gathers_in_loops(f, c, body, vars),
+        _ => false,
+    })
 }
 
 fn lanes_flags() -> MemFlags {
     MemFlags::new().with_endianness(Endianness::Little)
 }
 
+/// Four bytes (little-endian in an `i32`: lane `k`'s in byte `k`) as a lane mask: all ones
+/// where the byte is nonzero.
+pub(super) fn bytes_to_lanes(b: &mut FunctionBuilder, bytes: Value) -> Value {
+    let v = b.ins().splat(types::I32X4, bytes);
+    let sel: Vec<u8> = (0..LANES)
+        .flat_map(|k| (0xffu32 << (8 * k)).to_le_bytes())
+        .collect();
+    let c = b.func.dfg.constants.insert(sel.into());
+    let sel = b.ins().vconst(types::I32X4, c);
+    let v = b.ins().band(v, sel);
+    let z = b.ins().iconst(types::I32, 0);
+    let z = b.ins().splat(types::I32X4, z);
+    b.ins().icmp(IntCC::NotEqual, v, z)
+}
+
+/// A lane mask as four bytes, 1 where the lane is set (the inverse of [`bytes_to_lanes`]).
+fn lanes_to_bytes(b: &mut FunctionBuilder, m: Value) -> Value {
+    let bits = b.ins().vhigh_bits(types::I32, m);
+    // Bit k to bit 8k: the products of the four bits never meet another byte's bit 0.
+    let spread = b.ins().imul_imm(bits, 0x0020_4081);
+    b.ins().band_imm(spread, 0x0101_0101)
+}
+
 impl Gen<'_, '_> {
-    /// The body of the vector variant: `stmts` for four work-items, all active at the start.
-    pub(super) fn vector_body(&mut self, stmts: &[Stmt]) {
-        let all = self.splat_i32(-1);
-        self.set_mask(all);
+    /// The body of the vector variant: `stmts` for four work-items, those of the region's
+    /// mask active at the start (all of them in a one-region kernel); the private variables
+    /// `synced` are loaded from the record (the others start at zero).
+    pub(super) fn vector_body(&mut self, stmts: &[Stmt], synced: &[(crate::ir::PrivateId, u32)]) {
+        let m = match self.entry_mask {
+            Some(m) => m,
+            None => self.splat_i32(-1),
+        };
+        self.set_mask(m);
         for (i, d) in self.f.privates.iter_enumerated() {
-            let z = self.vzero(d.elem.scalar);
+            let x = match synced.iter().find(|&&(p, _)| p == i) {
+                Some(&(_, off)) => self.vrec_load(off, d.elem.scalar),
+                None => self.vzero(d.elem.scalar),
+            };
             let v = self.vvar(VarOf::Private(i), d.elem.scalar);
-            self.b.def_var(v, z);
+            self.b.def_var(v, x);
         }
         self.vblock(stmts);
+    }
+
+    /// The four lanes' scalars of record slot `off` (a lane type).
+    fn vrec_load(&mut self, off: u32, s: Scalar) -> Value {
+        let (base, at) = self.rec_at(off, s.size());
+        if s == Scalar::Bool {
+            let bytes = self.b.ins().load(types::I32, MEM, base, at);
+            bytes_to_lanes(&mut self.b, bytes)
+        } else {
+            self.b.ins().load(vty(s), MEM, base, at)
+        }
+    }
+
+    /// Stores the lanes of `x` selected by mask `m` into record slot `off` (a lane type);
+    /// the other lanes' scalars are kept.
+    pub(super) fn vrec_store(&mut self, off: u32, s: Scalar, x: Value, m: Value) {
+        let (base, at) = self.rec_at(off, s.size());
+        if s == Scalar::Bool {
+            let old = self.b.ins().load(types::I32, MEM, base, at);
+            let vb = lanes_to_bytes(&mut self.b, x);
+            let mb = lanes_to_bytes(&mut self.b, m);
+            let mb = self.b.ins().imul_imm(mb, 0xff);
+            let keep = self.b.ins().band_not(old, mb);
+            let put = self.b.ins().band(vb, mb);
+            let new = self.b.ins().bor(keep, put);
+            self.b.ins().store(MEM, new, base, at);
+        } else {
+            let ty = vty(s);
+            let old = self.b.ins().load(ty, MEM, base, at);
+            let ml = self.as_lanes(m, ty);
+            let new = self.b.ins().bitselect(ml, x, old);
+            self.b.ins().store(MEM, new, base, at);
+        }
+    }
+
+    /// Sets flag byte `off` of the active lanes (they returned, or left a group-level loop).
+    fn vset_flag(&mut self, off: u32) {
+        let (base, at) = self.rec_at(off, 1);
+        let m = self.mask();
+        let old = self.b.ins().load(types::I32, MEM, base, at);
+        let set = lanes_to_bytes(&mut self.b, m);
+        let new = self.b.ins().bor(old, set);
+        self.b.ins().store(MEM, new, base, at);
+    }
+
+    /// Base and length of a buffer or local array.
+    fn mem_base_len(&mut self, mem: Mem) -> (Value, Value) {
+        match mem {
+            Mem::Buffer(p) => self.mem_arg(self.bufs_p, p.index()),
+            Mem::Local(l) => self.mem_arg(self.locs_p, l.index()),
+            _ => unreachable!("vectorized kernels use buffers and local arrays only"),
+        }
     }
 
     fn mask(&mut self) -> Value {
@@ -189,7 +355,7 @@ impl Gen<'_, '_> {
         }
     }
 
-    fn vvar(&mut self, of: VarOf, s: Scalar) -> Variable {
+    pub(super) fn vvar(&mut self, of: VarOf, s: Scalar) -> Variable {
         if let Some(v) = self.vars.get(&(of, 0)) {
             return *v;
         }
@@ -286,10 +452,16 @@ impl Gen<'_, '_> {
         self.lanes_fault(bad, site, |_, _| (zi, zi));
     }
 
+    /// Defines IR value `v` as `x`, in a register and, if another region reads it, in the
+    /// active lanes' records.
     fn define_lanes(&mut self, v: ValueId, x: Value) {
         let s = self.f.values[v].ty.scalar;
         let var = self.vvar(VarOf::Value(v), s);
         self.b.def_var(var, x);
+        if let Some(slot) = self.plan.values.get(&v).copied() {
+            let m = self.mask();
+            self.vrec_store(slot.off, s, x, m);
+        }
     }
 
     /// Checks the active lanes' indices against the memory's length; returns the base address
@@ -297,10 +469,7 @@ impl Gen<'_, '_> {
     fn lanes_index(&mut self, mem: Mem, index: ExprId) -> (Value, Value) {
         let is = self.f.exprs.ty(index).scalar;
         let idx = self.vexpr(index);
-        let Mem::Buffer(p) = mem else {
-            unreachable!("vectorized kernels use buffers only")
-        };
-        let (base, len) = self.mem_arg(self.bufs_p, p.index());
+        let (base, len) = self.mem_base_len(mem);
         if self.proof.proven(mem, index) {
             return (base, idx);
         }
@@ -374,10 +543,7 @@ impl Gen<'_, '_> {
     ) -> Value {
         let is = self.f.exprs.ty(index).scalar;
         let idx = self.vexpr(index);
-        let Mem::Buffer(p) = mem else {
-            unreachable!("vectorized kernels use buffers only")
-        };
-        let (base, len) = self.mem_arg(self.bufs_p, p.index());
+        let (base, len) = self.mem_base_len(mem);
         let i0 = self.b.ins().extractlane(idx, 0);
         let i0 = if is.is_signed() {
             self.b.ins().sextend(types::I64, i0)
@@ -412,7 +578,7 @@ impl Gen<'_, '_> {
     fn vload(&mut self, mem: Mem, index: ExprId) -> Value {
         let s = self.f.mem_elem(mem).expect("validated memory").scalar;
         let ty = vty(s);
-        if consecutive(self.f, index) {
+        if consecutive(self.f, &self.counters, index) {
             let (fast, slow, merge) = (
                 self.b.create_block(),
                 self.b.create_block(),
@@ -432,10 +598,7 @@ impl Gen<'_, '_> {
         // The same index in every active lane (a loop counter, say): one scalar load.
         let is = self.f.exprs.ty(index).scalar;
         let idx = self.vexpr(index);
-        let Mem::Buffer(p) = mem else {
-            unreachable!("vectorized kernels use buffers only")
-        };
-        let (base, len) = self.mem_arg(self.bufs_p, p.index());
+        let (base, len) = self.mem_base_len(mem);
         let i0 = self.b.ins().extractlane(idx, 0);
         let s0 = self.b.ins().splat(types::I32X4, i0);
         let same = self.b.ins().icmp(IntCC::Equal, idx, s0);
@@ -473,7 +636,7 @@ impl Gen<'_, '_> {
     }
 
     fn vstore(&mut self, mem: Mem, index: ExprId, v: Value) {
-        if consecutive(self.f, index) {
+        if consecutive(self.f, &self.counters, index) {
             let (fast, slow, merge) = (
                 self.b.create_block(),
                 self.b.create_block(),
@@ -771,6 +934,14 @@ impl Gen<'_, '_> {
                 let out = self.b.use_var(brk);
                 self.set_mask(out);
             }
+            Stmt::Break(id) | Stmt::Continue(id) if !self.vloops.iter().any(|l| l.0 == *id) => {
+                // A group-level loop: the lanes leave the region, the group level sees their
+                // flags.
+                let (b, c) = self.plan.loop_flags[id];
+                self.vset_flag(if matches!(s, Stmt::Break(_)) { b } else { c });
+                let z = self.splat_i32(0);
+                self.set_mask(z);
+            }
             Stmt::Break(id) | Stmt::Continue(id) => {
                 let (brk, cont) = self.vloop_vars(*id);
                 let target = if matches!(s, Stmt::Break(_)) {
@@ -786,16 +957,21 @@ impl Gen<'_, '_> {
                 self.set_mask(z);
             }
             Stmt::Return => {
+                if !self.plan.simple {
+                    self.vset_flag(self.plan.returned);
+                }
                 let z = self.splat_i32(0);
                 self.set_mask(z);
             }
             Stmt::MemFence { .. } => {
                 self.b.ins().fence();
             }
-            Stmt::Atomic { .. }
-            | Stmt::AtomicLoad { .. }
-            | Stmt::Barrier(_)
-            | Stmt::Group { .. } => unreachable!("not in vectorized kernels"),
+            Stmt::Atomic { .. } | Stmt::AtomicLoad { .. } => {
+                unreachable!("not in vectorized kernels")
+            }
+            Stmt::Barrier(_) | Stmt::Group { .. } => {
+                unreachable!("barriers and collectives are between regions")
+            }
         }
     }
 
@@ -830,6 +1006,11 @@ impl Gen<'_, '_> {
                 let len = self.mem_arg(self.bufs_p, p.index()).1;
                 let x = self.b.ins().ireduce(types::I32, len);
                 self.splat(x, s)
+            }
+            Expr::Value(v) if !self.defined.contains(&v) => {
+                // Defined by another region (or the group level): from the records.
+                let slot = self.plan.values[&v];
+                self.vrec_load(slot.off, s)
             }
             Expr::Value(v) => {
                 let var = self.vvar(VarOf::Value(v), s);
