@@ -65,7 +65,10 @@
 //!   PoCL compiling the kernels of each new key type (seconds to minutes each on a machine
 //!   with a load average of 8 on 2 cores), which a test timeout reads as a hang: two runs
 //!   that timed out stopped where a new key type's kernels were compiling, and a rerun went
-//!   past the same point.
+//!   past the same point; a stack taken in a 6-minute stall of the 256-work-item staging
+//!   showed the busy thread in LLVM's instruction selection (PoCL compiling), the pool
+//!   threads idle. Then all four Onesweep stagings and the launch test of `tests/sort.rs`
+//!   passed on `opencl:0`, forced, in one run (1,281 s, mostly PoCL compiling).
 //!
 //! So no cause is known and no hang was reproduced; OpenCL keeps refusing Onesweep
 //! (`group_forward_progress` promises nothing for OpenCL drivers in general) until a run of the
