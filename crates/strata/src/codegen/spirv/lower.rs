@@ -1149,8 +1149,14 @@ impl Lower<'_> {
                 if s == Scalar::F64 {
                     return self.glsl64(at, f, a);
                 }
+                let trig = matches!(f, op::GLSL_SIN | op::GLSL_COS | op::GLSL_TAN);
                 let r = if f == op::GLSL_LOG || f == op::GLSL_LOG2 {
                     self.glsl_f32(at, f, a, "log")?
+                } else if trig && s == Scalar::F32 && self.t.llvmpipe_float_fixes && self.t.float64
+                {
+                    // lavapipe's f32 `Sin`/`Cos`/`Tan` are 1 or -1 from |x| of about 1e10 on:
+                    // the argument reduced in f64 first.
+                    self.trig_f32_reduced(at, f, a[0])?
                 } else if matches!(f, op::GLSL_ASINH | op::GLSL_ACOSH) && s == Scalar::F32 {
                     // `log(x + sqrt(x * x + 1))` overflows from |x| of 2^64 on (lavapipe's
                     // asinh(2^124) was inf): above 2^32, `log(|x|) + ln 2`, signed for asinh.
