@@ -1535,10 +1535,10 @@ impl Lower<'_> {
         let ut = at.with_scalar(Self::uint_of_size(s.size()));
         let u = self.vty(ut)?;
         let t = self.vty(at)?;
-        let yb = self.op(op::BITCAST, u, &[y]);
         let sign = 1u64 << (s.bits() - 1);
-        let sm = self.const_of(ut, sign)?;
         if self.t.llvmpipe_float_fixes {
+            let yb = self.op(op::BITCAST, u, &[y]);
+            let sm = self.const_of(ut, sign)?;
             let sg = self.op(op::BITWISE_AND, u, &[yb, sm]);
             let zu = self.const_of(ut, 0)?;
             let bt = self.b(at)?;
@@ -1548,6 +1548,8 @@ impl Lower<'_> {
             return self.sel(at, neg, nx, ax);
         }
         let xb = self.op(op::BITCAST, u, &[x]);
+        let yb = self.op(op::BITCAST, u, &[y]);
+        let sm = self.const_of(ut, sign)?;
         let mm = self.const_of(ut, sign - 1)?;
         let mag = self.op(op::BITWISE_AND, u, &[xb, mm]);
         let sg = self.op(op::BITWISE_AND, u, &[yb, sm]);
