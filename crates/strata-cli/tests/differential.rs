@@ -120,13 +120,9 @@ fn vulkan_devices() -> Vec<Device> {
 
 /// At least 1,000 programs on every Vulkan device (lavapipe here). On lavapipe this needed the
 /// SPIR-V writer's workarounds for llvmpipe (`SpirvTarget::llvmpipe_float_fixes`, fences as
-/// atomics, `SignedZeroInfNanPreserve`; see CHANGELOG.md). Still ignored for 3 mismatches in
-/// the default seed's 1,000 programs: 668, lavapipe's f32 `sin` of an argument near 3.4e38 (1
-/// instead of 0.52: no full argument reduction); 905, f64 `expm1` NaN for inf; 895, f64
-/// `asinh` (in its batch only). Run it with
-/// `cargo test -p strata-cli --test differential -- --ignored vulkan`.
+/// atomics, `SignedZeroInfNanPreserve`, f32 trig reduced in f64, `copysign` without bit
+/// operations on its magnitude; see CHANGELOG.md).
 #[test]
-#[ignore = "3 mismatches in 1,000 programs on lavapipe (f32 sin of huge x, f64 expm1, f64 asinh)"]
 fn vulkan_agrees_with_interp() {
     agree_with_interp(vulkan_devices());
 }

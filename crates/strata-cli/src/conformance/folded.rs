@@ -5,7 +5,8 @@
 //! for NaN and infinite `x`, `x + 0.0` and `x - -0.0` as `x` (so `-0 + 0` was -0), whether
 //! the zero is a literal or a private variable holding one; a fence in such a loop lost the
 //! later stores of other work-items; `log` of a subnormal `f32` was that of the smallest
-//! normal.
+//! normal; `f32` `sin`/`cos`/`tan` of huge arguments were 1 or -1; `f64` `expm1` past its
+//! overflow threshold was NaN; `f64` `asinh` in a kernel with a barrier was 2^-1021.
 
 use super::{case, expect_close, expect_eq, expect_same, has_f64, Case};
 use strata::prelude::*;
@@ -140,6 +141,129 @@ fn log_subnormal(q: &Queue) -> Result<(), String> {
     expect_close("log/log2 of subnormals", &got, &want, 4, 0.0)
 }
 
+/// `f32` `sin`, `cos` and `tan` of huge arguments (lavapipe's were 1 or -1 from |x| of about
+/// 1e10 on: no full argument reduction), against `f64`'s rounded once.
+fn trig_huge(q: &Queue) -> Result<(), String> {
+    // A sweep of magnitudes from 2^-8 to 2^127 (both signs), then chosen values.
+    let mut xs: Vec<f32> = (0..540u32)
+        .map(|i| {
+            let m = 1.0 + ((i.wrapping_mul(2_654_435_761) >> 9) as f32) / 8_388_608.0;
+            let v = m * 2f32.powi((i / 4) as i32 - 8);
+            if i % 2 == 1 {
+                -v
+            } else {
+                v
+            }
+        })
+        .collect();
+    xs.extend([
+        -3.4e38,
+        f32::MAX,
+        1e10,
+        -3.1e12,
+        1.234_5e20,
+        7e30,
+        123_456.79,
+        1e6,
+        100.0,
+        0.5,
+        -1e-30,
+        -0.0,
+    ]);
+    let got = super::run3(q, "trig_huge", &xs, &xs, &xs, |x, _, _| {
+        [x.sin(), x.cos(), x.tan()]
+    })?;
+    let mut want = Vec::new();
+    for &x in &xs {
+        let d = x as f64;
+        want.extend([d.sin() as f32, d.cos() as f32, d.tan() as f32]);
+    }
+    let (mut sc_got, mut sc_want, mut t_got, mut t_want) = (vec![], vec![], vec![], vec![]);
+    for (i, (&g, &w)) in got.iter().zip(&want).enumerate() {
+        if i % 3 == 2 {
+            t_got.push(g);
+            t_want.push(w);
+        } else {
+            sc_got.push(g);
+            sc_want.push(w);
+        }
+    }
+    expect_close("sin/cos of huge f32", &sc_got, &sc_want, 4, 0.0)?;
+    expect_close("tan of huge f32", &t_got, &t_want, 5, 0.0)?;
+    // The sign of a zero's sine and tangent.
+    let last = got.len() - 3;
+    expect_same(
+        "sin/tan of -0",
+        &[got[last], got[last + 2]],
+        &[-0.0f32, -0.0],
+    )
+}
+
+/// `f64` `expm1` past its overflow threshold (lavapipe's was NaN: the SPIR-V writer's
+/// TwoSum of `inf` and `-1`).
+fn expm1_overflow(q: &Queue) -> Result<(), String> {
+    if !has_f64(q) {
+        return Ok(());
+    }
+    let xs: Vec<f64> = vec![
+        709.0,
+        709.78,
+        709.8,
+        710.0,
+        800.0,
+        1e300,
+        f64::MAX,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        -800.0,
+        1.0,
+        -0.0,
+    ];
+    let got = super::run3(q, "expm1_overflow", &xs, &xs, &xs, |x, _, _| [x.expm1()])?;
+    let want: Vec<f64> = xs.iter().map(|x| x.exp_m1()).collect();
+    expect_close("expm1 near and past overflow", &got, &want, 3, 0.0)
+}
+
+/// `f64` `asinh` in a kernel with a barrier and an `fmod` (difftest program 895 of seed
+/// 0x5EED2024, minimised): lavapipe's result was 2^-1021 for every argument, its code generator
+/// having mangled the bit operations of `copysign` on the computed magnitude.
+fn asinh_after_barrier(q: &Queue) -> Result<(), String> {
+    if !has_f64(q) {
+        return Ok(());
+    }
+    let xs: Vec<f64> = (0..61).map(|i| i as f64 * 0.25 - 3.0).collect();
+    let k = Kernel::build("asinh_after_barrier", |k| {
+        let x = k.read::<f64>("x");
+        let kf = k.scalar::<f64>("k");
+        let out = k.write::<f64>("out");
+        barrier();
+        let g = global_id(0);
+        let v = x.at((g * 11u32 + 38u32) % 61u32);
+        let p = var::<f64>(select(
+            kf.ge(local_id(0).cast::<f64>()),
+            group_id(0).cast::<f64>(),
+            v,
+        ));
+        p.set(p.get() + kf % v);
+        out.set(g, p.get());
+        out.set(g + 64u32, v.asinh());
+    })
+    .map_err(super::e)?;
+    let xb = Buffer::from_slice(q, &xs).map_err(super::e)?;
+    let ob = Buffer::<f64>::new(q.device(), 128).map_err(super::e)?;
+    k.launch(q, NdRange::new(64).local(32), args![&xb, -1.0f64, &ob])
+        .map_err(super::e)?;
+    let got = q.read(&ob).map_err(super::e)?;
+    let want: Vec<f64> = (0..64).map(|g| xs[(g * 11 + 38) % 61].asinh()).collect();
+    expect_close(
+        "asinh after a barrier and an fmod",
+        &got[64..],
+        &want,
+        4,
+        0.0,
+    )
+}
+
 /// The cases.
 pub(super) fn cases() -> Vec<Case> {
     vec![
@@ -150,5 +274,8 @@ pub(super) fn cases() -> Vec<Case> {
             fence_in_divergent_loop,
         ),
         case("math/f32_log_subnormal", log_subnormal),
+        case("math/f32_trig_huge", trig_huge),
+        case("math/f64_expm1_overflow", expm1_overflow),
+        case("math/f64_asinh_after_barrier", asinh_after_barrier),
     ]
 }

@@ -1149,8 +1149,14 @@ impl Lower<'_> {
                 if s == Scalar::F64 {
                     return self.glsl64(at, f, a);
                 }
+                let trig = matches!(f, op::GLSL_SIN | op::GLSL_COS | op::GLSL_TAN);
                 let r = if f == op::GLSL_LOG || f == op::GLSL_LOG2 {
                     self.glsl_f32(at, f, a, "log")?
+                } else if trig && s == Scalar::F32 && self.t.llvmpipe_float_fixes && self.t.float64
+                {
+                    // lavapipe's f32 `Sin`/`Cos`/`Tan` are 1 or -1 from |x| of about 1e10 on:
+                    // the argument reduced in f64 first.
+                    self.trig_f32_reduced(at, f, a[0])?
                 } else if matches!(f, op::GLSL_ASINH | op::GLSL_ACOSH) && s == Scalar::F32 {
                     // `log(x + sqrt(x * x + 1))` overflows from |x| of 2^64 on (lavapipe's
                     // asinh(2^124) was inf): above 2^32, `log(|x|) + ln 2`, signed for asinh.
@@ -1520,15 +1526,29 @@ impl Lower<'_> {
         }
     }
 
-    /// `|x|` with the sign bit of `y`.
+    /// `|x|` with the sign bit of `y`. On lavapipe, `x`'s magnitude is `FAbs`, negated by a
+    /// select on `y`'s sign bit: its code generator mangled the bit operations on a long
+    /// computed `x` in a kernel with a barrier (`f64` `asinh` of 2.5 was 2^-1021 there: the
+    /// `AND` with `0x7fff...` and `OR` of the sign of `asinh64`, after an `fmod` loop).
     fn copysign(&mut self, at: Type, x: u32, y: u32) -> R<u32> {
         let s = at.scalar;
         let ut = at.with_scalar(Self::uint_of_size(s.size()));
         let u = self.vty(ut)?;
         let t = self.vty(at)?;
+        let sign = 1u64 << (s.bits() - 1);
+        if self.t.llvmpipe_float_fixes {
+            let yb = self.op(op::BITCAST, u, &[y]);
+            let sm = self.const_of(ut, sign)?;
+            let sg = self.op(op::BITWISE_AND, u, &[yb, sm]);
+            let zu = self.const_of(ut, 0)?;
+            let bt = self.b(at)?;
+            let neg = self.op(op::I_NOT_EQUAL, bt, &[sg, zu]);
+            let ax = self.g1(at, op::GLSL_F_ABS, x)?;
+            let nx = self.op(op::F_NEGATE, t, &[ax]);
+            return self.sel(at, neg, nx, ax);
+        }
         let xb = self.op(op::BITCAST, u, &[x]);
         let yb = self.op(op::BITCAST, u, &[y]);
-        let sign = 1u64 << (s.bits() - 1);
         let sm = self.const_of(ut, sign)?;
         let mm = self.const_of(ut, sign - 1)?;
         let mag = self.op(op::BITWISE_AND, u, &[xb, mm]);

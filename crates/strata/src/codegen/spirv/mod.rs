@@ -105,7 +105,9 @@ pub struct SpirvTarget {
     /// Follow every float `+ - * /` by the IEEE result in the cases where lavapipe's code
     /// generator takes shortcuts for constant zeros and equal operands (`x * 0.0` is 0 there,
     /// even for an infinite `x`; `x / 0.0` is 0; `x - x` is 0 for a NaN `x`). For lavapipe only
-    /// (set by the runtime for llvmpipe).
+    /// (set by the runtime for llvmpipe). Also: `f32` `sin`, `cos` and `tan` reduced in `f64`
+    /// first (lavapipe's lack a full argument reduction), and `copysign` without bit
+    /// operations on its magnitude.
     pub llvmpipe_float_fixes: bool,
 }
 

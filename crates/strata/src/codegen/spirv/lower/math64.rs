@@ -340,6 +340,9 @@ impl Lower<'_> {
         let (s, se) = self.two_sum(at, e, mone)?;
         let c = self.f2(at, op::F_ADD, se, el)?;
         let big = self.f2(at, op::F_ADD, s, c)?;
+        // Past the overflow threshold `2^n p` is inf and the TwoSum's error term NaN: inf.
+        let ovf = self.is_inf(at, e)?;
+        let big = self.sel(at, ovf, e, big)?;
         let ax = self.g1(at, op::GLSL_F_ABS, x)?;
         let half = self.float_const(at, 0.5)?;
         let lt = self.fcmp(at, op::F_ORD_LESS_THAN, ax, half)?;
@@ -455,7 +458,7 @@ impl Lower<'_> {
         let one = self.float_const(at, 1.0)?;
         // Non-finite x: NaN (inf - k pi/2 is NaN already; NaN passes through).
         let ax = self.g1(at, op::GLSL_F_ABS, x)?;
-        let (rh, rl, kq) = self.reduce_trig(at, x, ax)?;
+        let (rh, rl, kq) = self.reduce_trig(at, x, ax, false)?;
         let s = self.sin_kernel(at, rh, rl)?;
         let c = self.cos_kernel(at, rh, rl)?;
         let it = at.with_scalar(Scalar::I32);
@@ -509,10 +512,71 @@ impl Lower<'_> {
         self.sel(at, xi, nan, r)
     }
 
+    /// `f32` `sin`, `cos` or `tan` (`f` a GLSL code) for lavapipe, whose GLSL functions have
+    /// no full argument reduction (1 or -1 from |x| of about 1e10 on): `x = k pi/2 + r`
+    /// reduced in `f64` ([`Lower::reduce_trig`], one chunk for the `f32` mantissa), then
+    /// GLSL's `f32` function of `r` (in `[-pi/4, pi/4]`, rounded to `f32`) and the quadrant.
+    /// Smaller than [`Lower::sincos_core`] (no `f64` polynomials).
+    pub(super) fn trig_f32_reduced(&mut self, at: Type, f: u32, x: u32) -> R<u32> {
+        let dt = at.with_scalar(Scalar::F64);
+        let d = self.vty(dt)?;
+        let t = self.vty(at)?;
+        let xd = self.fop(op::F_CONVERT, d, &[x]);
+        let axd = self.g1(dt, op::GLSL_F_ABS, xd)?;
+        let (rh, rl, kq) = self.reduce_trig(dt, xd, axd, true)?;
+        let rd = self.f2(dt, op::F_ADD, rh, rl)?;
+        let r = self.fop(op::F_CONVERT, t, &[rd]);
+        let it = at.with_scalar(Scalar::I32);
+        let i = self.vty(it)?;
+        let bt = self.b(at)?;
+        let onei = self.const_of(it, 1)?;
+        let twoi = self.const_of(it, 2)?;
+        let odd = self.op(op::BITWISE_AND, i, &[kq, onei]);
+        let odd = self.op(op::I_EQUAL, bt, &[odd, onei]);
+        let hi = self.op(op::BITWISE_AND, i, &[kq, twoi]);
+        let hi = self.op(op::I_EQUAL, bt, &[hi, twoi]);
+        let ax = self.g1(at, op::GLSL_F_ABS, x)?;
+        let tiny = self.float_const(at, 2f64.powi(-27))?;
+        let small = self.fcmp(at, op::F_ORD_LESS_THAN, ax, tiny)?;
+        let r = match f {
+            op::GLSL_SIN | op::GLSL_COS => {
+                let s = self.glsl(t, op::GLSL_SIN, &[r]);
+                let c = self.glsl(t, op::GLSL_COS, &[r]);
+                if f == op::GLSL_SIN {
+                    // k mod 4: 0 s, 1 c, 2 -s, 3 -c; tiny x (and zeros): x itself.
+                    let v = self.sel(at, odd, c, s)?;
+                    let nv = self.op(op::F_NEGATE, t, &[v]);
+                    let r = self.sel(at, hi, nv, v)?;
+                    self.sel(at, small, x, r)?
+                } else {
+                    // k mod 4: 0 c, 1 -s, 2 -c, 3 s.
+                    let v = self.sel(at, odd, s, c)?;
+                    let nv = self.op(op::F_NEGATE, t, &[v]);
+                    let flip = self.op(op::LOGICAL_NOT_EQUAL, bt, &[odd, hi]);
+                    let r = self.sel(at, flip, nv, v)?;
+                    let one = self.float_const(at, 1.0)?;
+                    self.sel(at, small, one, r)?
+                }
+            }
+            _ => {
+                // Even k: tan r; odd: -1 / tan r.
+                let tr = self.glsl(t, op::GLSL_TAN, &[r]);
+                let mone = self.float_const(at, -1.0)?;
+                let inv = self.f2(at, op::F_DIV, mone, tr)?;
+                let r = self.sel(at, odd, inv, tr)?;
+                self.sel(at, small, x, r)?
+            }
+        };
+        let xi = self.is_inf(at, x)?;
+        let nan = self.float_const(at, f64::NAN)?;
+        self.sel(at, xi, nan, r)
+    }
+
     /// `x = k pi/2 + (rh + rl)`, `|rh| <= pi/4`, as `(rh, rl, k mod 4)` (`k` an `i32`):
     /// below `2^20 pi/2` by [`Lower::reduce_pio2`] (exact products), beyond by
     /// [`Lower::reduce_large`].
-    fn reduce_trig(&mut self, at: Type, x: u32, ax: u32) -> R<(u32, u32, u32)> {
+    /// `narrow`: `x` is an `f32` widened (its mantissa fits the first 24-bit chunk).
+    fn reduce_trig(&mut self, at: Type, x: u32, ax: u32, narrow: bool) -> R<(u32, u32, u32)> {
         let zero = self.float_const(at, 0.0)?;
         let lim = self.float_const(at, 1.6e6)?;
         let huge = self.fcmp(at, op::F_ORD_GREATER_THAN, ax, lim)?;
@@ -522,7 +586,7 @@ impl Lower<'_> {
         let k = self.g1(at, op::GLSL_ROUND_EVEN, q)?;
         let (rh, rl) = self.reduce_pio2(at, xs, k)?;
         let ki = self.cast(at, Scalar::I32, k)?;
-        let (bh, bl, bk) = self.reduce_large(at, x, ax)?;
+        let (bh, bl, bk) = self.reduce_large(at, x, ax, narrow)?;
         let rh = self.sel(at, huge, bh, rh)?;
         let rl = self.sel(at, huge, bl, rl)?;
         let it = at.with_scalar(Scalar::I32);
@@ -725,9 +789,9 @@ impl Lower<'_> {
     }
 
     /// Payne-Hanek's reduction of `|x| > 2^20` (componentwise): [`Lower::reduce_large1`].
-    fn reduce_large(&mut self, at: Type, x: u32, ax: u32) -> R<(u32, u32, u32)> {
+    fn reduce_large(&mut self, at: Type, x: u32, ax: u32, narrow: bool) -> R<(u32, u32, u32)> {
         if at.width == 1 {
-            return self.reduce_large1(x, ax);
+            return self.reduce_large1(x, ax, narrow);
         }
         let c = self.vty(Type::F64)?;
         let ci = self.vty(Type::I32)?;
@@ -735,7 +799,7 @@ impl Lower<'_> {
         for k in 0..at.width as u32 {
             let xc = self.op(op::COMPOSITE_EXTRACT, c, &[x, k]);
             let ac = self.op(op::COMPOSITE_EXTRACT, c, &[ax, k]);
-            let (h, l, q) = self.reduce_large1(xc, ac)?;
+            let (h, l, q) = self.reduce_large1(xc, ac, narrow)?;
             hs.push(h);
             ls.push(l);
             ks.push(q);
@@ -754,7 +818,8 @@ impl Lower<'_> {
     /// in three 24-bit integer chunks `t_i`, the products `t_i C[j]` (exact) of the chunks of
     /// `2/pi` that matter modulo 4 (from a table in a function variable, indexed by the
     /// exponent), summed in double-double with the integer part taken out, then times `pi/2`.
-    fn reduce_large1(&mut self, x: u32, ax: u32) -> R<(u32, u32, u32)> {
+    /// `narrow`: `x` is a widened `f32`, whose chunks `t_1` and `t_2` are 0 (left out).
+    fn reduce_large1(&mut self, x: u32, ax: u32, narrow: bool) -> R<(u32, u32, u32)> {
         let at = Type::F64;
         let it = Type::I32;
         let d = self.vty(at)?;
@@ -794,7 +859,8 @@ impl Lower<'_> {
         let t1 = self.g1(at, op::GLSL_TRUNC, v1)?;
         let v2 = self.f2(at, op::F_SUB, v1, t1)?;
         let t2 = self.f2(at, op::F_MUL, v2, s24)?;
-        let ts = [t0, t1, t2];
+        let all = [t0, t1, t2];
+        let ts = if narrow { &all[..1] } else { &all[..] };
         // g0 = max(0, (e - 25) / 24): the first sum of chunk indices not a multiple of 4.
         let c25 = self.const_of(it, 25)?;
         let c24 = self.const_of(it, 24)?;
