@@ -335,6 +335,16 @@ impl ElementLayout {
         }
     }
 
+    /// Whether two layouts name the same element: the same value type, or structs of the
+    /// same name (what [`ElementLayout::name`] tells apart, without building the strings).
+    pub fn same_name(&self, other: &ElementLayout) -> bool {
+        match (self, other) {
+            (ElementLayout::Value(a), ElementLayout::Value(b)) => a == b,
+            (ElementLayout::Struct(a), ElementLayout::Struct(b)) => a.name == b.name,
+            _ => false,
+        }
+    }
+
     /// Whether this is the layout of element `elem` of kernel `f` (the same type, or a struct
     /// of the same name, size, alignment and fields).
     pub fn matches(&self, f: &Function, elem: Elem) -> bool {

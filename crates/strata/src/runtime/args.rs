@@ -419,7 +419,7 @@ impl KernelArg<'_> {
                     pitched: None,
                     ..
                 },
-            ) => Arc::ptr_eq(m1, m2) && l1 == l2 && e1.name() == e2.name(),
+            ) => Arc::ptr_eq(m1, m2) && l1 == l2 && e1.same_name(e2),
             (ArgInner::Scalar(a), ArgInner::Scalar(b)) => a == b,
             _ => false,
         }
