@@ -6,7 +6,8 @@
 //! the zero is a literal or a private variable holding one; a fence in such a loop lost the
 //! later stores of other work-items; `log` of a subnormal `f32` was that of the smallest
 //! normal; `f32` `sin`/`cos`/`tan` of huge arguments were 1 or -1; `f64` `expm1` past its
-//! overflow threshold was NaN; `f64` `asinh` in a kernel with a barrier was 2^-1021.
+//! overflow threshold was NaN; `f64` `asinh` in a kernel with a barrier was 2^-1021; `atan2`
+//! of a positive `y` and a zero `x` was NaN.
 
 use super::{case, expect_close, expect_eq, expect_same, has_f64, Case};
 use strata::prelude::*;
@@ -264,6 +265,45 @@ fn asinh_after_barrier(q: &Queue) -> Result<(), String> {
     )
 }
 
+/// `atan2` and `atan2pi` with a zero `x` (difftest program 1195 of seed 0x5EED2026 on
+/// lavapipe: `atan2pi(y, fract(inf))` was NaN for `y > 0`, the SPIR-V writer's `y / x`
+/// being folded with the constant zero divisor): `±pi/2` with `y`'s sign, `±0` or `±pi` for a
+/// zero `y`.
+macro_rules! atan2_zero_x {
+    ($($t:ident, $f:ident;)*) => {
+        $(
+        fn $f(q: &Queue) -> Result<(), String> {
+            type F = $t;
+            if std::mem::size_of::<F>() == 8 && !has_f64(q) {
+                return Ok(());
+            }
+            let ys: Vec<F> = vec![1.5, -2.0, F::MIN_POSITIVE, F::MAX, F::INFINITY, -0.0, 0.0, 1e-30];
+            let got = super::run3(q, concat!("atan2_zero_x_", stringify!($t)), &ys, &ys, &ys, |y, _, _| {
+                [
+                    y.atan2(lit(0.0 as F)),
+                    y.atan2(lit(-0.0 as F)),
+                    y.atan2pi(lit(0.0 as F)),
+                    y.atan2pi(lit(-0.0 as F)),
+                ]
+            })?;
+            let pi = std::f64::consts::PI as F;
+            let want: Vec<F> = ys
+                .iter()
+                .flat_map(|&y| {
+                    [y.atan2(0.0), y.atan2(-0.0), y.atan2(0.0) / pi, y.atan2(-0.0) / pi]
+                })
+                .collect();
+            expect_close(concat!(stringify!($t), " atan2 and atan2pi of y and ±0"), &got, &want, 2, 0.0)
+        }
+        )*
+    };
+}
+
+atan2_zero_x! {
+    f32, atan2_zero_x_f32;
+    f64, atan2_zero_x_f64;
+}
+
 /// The cases.
 pub(super) fn cases() -> Vec<Case> {
     vec![
@@ -277,5 +317,7 @@ pub(super) fn cases() -> Vec<Case> {
         case("math/f32_trig_huge", trig_huge),
         case("math/f64_expm1_overflow", expm1_overflow),
         case("math/f64_asinh_after_barrier", asinh_after_barrier),
+        case("math/f32_atan2_zero_x", atan2_zero_x_f32),
+        case("math/f64_atan2_zero_x", atan2_zero_x_f64),
     ]
 }

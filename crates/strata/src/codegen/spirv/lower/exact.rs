@@ -449,8 +449,13 @@ impl Lower<'_> {
         let sx = self.copysign(at, one, x)?;
         let xneg = self.fcmp(at, op::F_ORD_LESS_THAN, sx, zero)?;
         let r = self.sel(at, xneg, shifted, a)?;
-        // 0/0: y (x = +0) or pi with y's sign (x = -0).
+        // x = ±0: pi/2 with y's sign, whatever `y / x` gave (lavapipe folds a division by a
+        // constant 0 to anything: `atan2pi(1.5, 0.0)` was NaN there).
         let x0 = self.fcmp(at, op::F_ORD_EQUAL, x, zero)?;
+        let p2 = self.float_const(at, std::f64::consts::FRAC_PI_2)?;
+        let p2 = self.copysign(at, p2, y)?;
+        let r = self.sel(at, x0, p2, r)?;
+        // 0/0: y (x = +0) or pi with y's sign (x = -0).
         let y0 = self.fcmp(at, op::F_ORD_EQUAL, y, zero)?;
         let both0 = self.and(at, x0, y0)?;
         let z = self.sel(at, xneg, spi, y)?;
