@@ -252,6 +252,7 @@ impl CpuDevice {
                 max_constant_buffer_size: None,
                 max_constant_args: None,
                 pitch_alignment: 64,
+                loop_iteration_limit: None,
                 extra: vec![("threads".into(), threads.to_string())],
             },
             compiled,

@@ -508,6 +508,7 @@ impl CudaDevice {
             max_constant_args: None,
             // The row pitch cuMemAllocPitch gives on recent GPUs.
             pitch_alignment: 512,
+            loop_iteration_limit: None,
             extra: vec![
                 ("compute capability".into(), format!("{major}.{minor}")),
                 (

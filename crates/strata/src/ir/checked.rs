@@ -52,8 +52,11 @@ use super::{
 };
 use std::collections::HashMap;
 
+mod cuts;
 mod own;
 mod races;
+
+pub use cuts::LOOP_CUT;
 
 pub use own::OwnIndex;
 pub(crate) use races::orders_memory;
@@ -161,11 +164,14 @@ struct Rewriter {
     proven: Vec<(ExprId, ParamId)>,
     /// The accesses [`super::ranges`] proves in bounds: they are not tested.
     proof: super::ranges::Proof,
+    /// Whether every loop is followed by the test that the driver did not end it early
+    /// ([`instrument_cutting_loops`]).
+    cuts: bool,
 }
 
 /// Rewrites `f` for checked mode (see the module docs). The result is valid IR when `f` is.
 pub fn instrument(f: &Function) -> Instrumented {
-    rewrite(f, true)
+    rewrite(f, true, false)
 }
 
 /// Rewrites `f` with its accesses bounds-checked, and nothing else (no divergence, loop step
@@ -175,10 +181,18 @@ pub fn instrument(f: &Function) -> Instrumented {
 /// optimizer proves in bounds (literal indices into fixed-size arrays) lose their test, as
 /// do (in both modes) those [`super::ranges`] proves in bounds.
 pub fn instrument_bounds(f: &Function) -> Instrumented {
-    rewrite(f, false)
+    rewrite(f, false, false)
 }
 
-fn rewrite(f: &Function, full: bool) -> Instrumented {
+/// [`instrument`] (`full`) or [`instrument_bounds`], with every loop followed by a test that
+/// it ended by its own condition or a `break`, recording the fault [`LOOP_CUT`] when the
+/// driver left it early: what a device whose driver ends loops after a number of iterations
+/// ([`crate::DeviceInfo::loop_iteration_limit`]) launches (see the module `cuts`).
+pub fn instrument_cutting_loops(f: &Function, full: bool) -> Instrumented {
+    rewrite(f, full, true)
+}
+
+fn rewrite(f: &Function, full: bool, cuts: bool) -> Instrumented {
     let proof = super::ranges::Proof::of(f);
     let mut f = f.clone();
     let (user_locals, user_privates) = (f.locals.len(), f.privates.len());
@@ -227,6 +241,7 @@ fn rewrite(f: &Function, full: bool) -> Instrumented {
         deferred: None,
         proven: Vec::new(),
         proof,
+        cuts,
     };
     if !full {
         let names = [
@@ -697,6 +712,23 @@ impl Rewriter {
     /// counter with a count of the work-items still iterating before each iteration (see the
     /// module docs). `body` is rewritten already.
     #[allow(clippy::too_many_arguments)]
+    /// Whether a `for` loop whose counter (of scalar type `s`) is `v` runs an iteration: as
+    /// the writers test it, the step's sign decides the comparison with the bound.
+    fn for_goes(&mut self, v: ExprId, end: ExprId, step: ExprId, s: Scalar) -> ExprId {
+        let up = self.e(Expr::Binary(BinaryOp::Lt, v, end), Type::BOOL);
+        let down = self.e(Expr::Binary(BinaryOp::Gt, v, end), Type::BOOL);
+        match self.f.exprs.literal(step) {
+            Some(l) if l.as_i128() > 0 => up,
+            Some(_) => down,
+            None if !s.is_signed() => up,
+            None => {
+                let z = self.lit(s, 0);
+                let pos = self.e(Expr::Binary(BinaryOp::Gt, step, z), Type::BOOL);
+                self.e(Expr::Select(pos, up, down), Type::BOOL)
+            }
+        }
+    }
+
     fn counted_for(
         &mut self,
         (id, var): (super::LoopId, ValueId),
@@ -721,19 +753,7 @@ impl Rewriter {
             at: SourceLoc::NONE,
         });
         let v = self.e(Expr::Value(var), ty);
-        let up = self.e(Expr::Binary(BinaryOp::Lt, v, end), Type::BOOL);
-        let down = self.e(Expr::Binary(BinaryOp::Gt, v, end), Type::BOOL);
-        // As the writers test it: the step's sign decides the comparison.
-        let go = match self.f.exprs.literal(step) {
-            Some(l) if l.as_i128() > 0 => up,
-            Some(_) => down,
-            None if !s.is_signed() => up,
-            None => {
-                let z = self.lit(s, 0);
-                let pos = self.e(Expr::Binary(BinaryOp::Gt, step, z), Type::BOOL);
-                self.e(Expr::Select(pos, up, down), Type::BOOL)
-            }
-        };
+        let go = self.for_goes(v, end, step, s);
         let mut b: Block = vec![Stmt::Load {
             value: var,
             mem: Mem::Private(p),
@@ -920,9 +940,12 @@ impl Rewriter {
                     uniform: ctx.uniform && (sync.is_some() || same),
                 };
                 let body = self.block(body, &inner);
+                let mut lp = Vec::new();
                 match sync.filter(|_| !same) {
-                    Some(what) => self.counted_for((id, var), (start, end, step), what, body, out),
-                    None => out.push(Stmt::For {
+                    Some(what) => {
+                        self.counted_for((id, var), (start, end, step), what, body, &mut lp)
+                    }
+                    None => lp.push(Stmt::For {
                         id,
                         var,
                         start,
@@ -930,6 +953,13 @@ impl Rewriter {
                         step,
                         body,
                     }),
+                }
+                let lp_stmt = lp.pop().expect("the loop");
+                out.extend(lp);
+                if self.cuts {
+                    self.cut_checked(lp_stmt, out);
+                } else {
+                    out.push(lp_stmt);
                 }
                 match zero_step {
                     Some(is0) => self.fault_if(is0, ZERO_STEP.to_string(), looped, out_for),
@@ -943,7 +973,11 @@ impl Rewriter {
                     uniform: sync.is_some(),
                 };
                 let body = self.block(body, &inner);
-                out.push(Stmt::Loop { id, body });
+                if self.cuts {
+                    self.cut_checked(Stmt::Loop { id, body }, out);
+                } else {
+                    out.push(Stmt::Loop { id, body });
+                }
             }
             Stmt::Return => {
                 self.flush(out);

@@ -299,6 +299,7 @@ impl OpenClDevice {
             pitch_alignment: device
                 .mem_base_addr_align()
                 .map_or(256, |bits| (bits as usize / 8).max(64)),
+            loop_iteration_limit: None,
             extra: vec![
                 ("platform".into(), pname.to_string()),
                 (

@@ -333,7 +333,12 @@ fn sort_plan(ex: &Exec, n: usize, pair: u64) -> Result<SortPlan> {
     let tile = (gs * kpt) as usize;
     check_u32("sort", n.saturating_add(tile))?;
     let tiles = n.div_ceil(tile);
-    let groups = tiles.min(st.max_groups as usize);
+    let mut groups = tiles.min(st.max_groups as usize);
+    if let Some(b) = ex.loop_budget() {
+        // A work-item's loop iterations per tile: a few per key and per digit it ranks.
+        let per_tile = 4 * kpt as usize + 4 * (1usize << bits).div_ceil(gs as usize) + 32;
+        groups = groups.max(tiles.div_ceil((b / per_tile).max(1))).min(tiles);
+    }
     let per_group = tiles.div_ceil(groups);
     let mut lanes = MAX_LANES;
     while lanes > 1 && (4u64 << bits) * lanes as u64 > mem {
@@ -869,9 +874,13 @@ fn parts_plan(ex: &Exec, n: usize) -> Result<PartsPlan> {
         gs /= 2;
     }
     let min_part = 1usize << st.digit_bits;
-    let groups = n
+    let mut groups = n
         .div_ceil(gs as usize * min_part)
         .clamp(1, st.max_groups as usize);
+    if let Some(b) = ex.loop_budget() {
+        // Two loops over a work-item's part (count, scatter).
+        groups = groups.max(n.div_ceil(gs as usize * (b / 2).max(1)));
+    }
     let block = n.div_ceil(groups);
     Ok(PartsPlan {
         n,

@@ -524,6 +524,17 @@ impl Exec {
         self.queue.device()
     }
 
+    /// How many loop iterations a pattern kernel may give one work-item for its main loops
+    /// where the device's driver ends loops after a number of iterations in all
+    /// ([`crate::DeviceInfo::loop_iteration_limit`], llvmpipe's 65,535): half of it, the rest
+    /// left to the kernels' short loops. The plans add work-groups until each work-item's
+    /// share fits; a kernel that still runs past the limit fails with the driver's fault
+    /// rather than giving a wrong result. `None` where there is no limit.
+    pub(crate) fn loop_budget(&self) -> Option<usize> {
+        let limit = self.device().info().loop_iteration_limit?;
+        Some((limit / 2).max(1) as usize)
+    }
+
     /// The staged values.
     pub fn staging(&self) -> Staging {
         self.staging

@@ -36,11 +36,27 @@ struct KernelInner {
     /// This kernel compiled, per device (the device's identity): a launch finds its code
     /// without hashing the IR text for the device's cache.
     compiled: Mutex<Vec<(usize, Arc<dyn CompiledKernel>)>>,
-    /// The kernel instrumented for checked mode, made when first launched on a checked device.
-    checked: std::sync::OnceLock<Result<Arc<CheckedKernel>>>,
-    /// The kernel with its accesses bounds-checked only ([`ir::checked::instrument_bounds`]),
-    /// made when first launched on a device that runs kernels in the host's memory.
-    bounded: std::sync::OnceLock<Result<Arc<CheckedKernel>>>,
+    /// The kernel instrumented, each made when first launched on a device that needs it, by
+    /// [`Twin::slot`]: for checked mode ([`ir::checked::instrument`]), with its accesses
+    /// bounds-checked only ([`ir::checked::instrument_bounds`], for devices that run kernels
+    /// in the host's memory), and both with the test for loops the driver cut
+    /// ([`ir::checked::instrument_cutting_loops`]).
+    twins: [std::sync::OnceLock<Result<Arc<CheckedKernel>>>; 4],
+}
+
+/// Which instrumented form of a kernel a device launches (see [`Kernel::twin`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Twin {
+    /// Checked mode's full instrumentation; else the bounds checks only.
+    pub(crate) full: bool,
+    /// With every loop tested for an early end by the driver.
+    pub(crate) cuts: bool,
+}
+
+impl Twin {
+    fn slot(self) -> usize {
+        self.full as usize + 2 * self.cuts as usize
+    }
 }
 
 /// A kernel instrumented for checked mode ([`ir::checked::instrument`]), validated and
@@ -195,31 +211,30 @@ impl Kernel {
                 text: std::sync::OnceLock::new(),
                 combiners,
                 compiled: Mutex::new(Vec::new()),
-                checked: std::sync::OnceLock::new(),
-                bounded: std::sync::OnceLock::new(),
+                twins: Default::default(),
             }),
         })
     }
 
     /// The kernel instrumented for checked mode (made once).
     pub(crate) fn checked(&self) -> Result<Arc<CheckedKernel>> {
-        self.twin(&self.inner.checked, ir::checked::instrument)
+        self.twin(Twin {
+            full: true,
+            cuts: false,
+        })
     }
 
-    /// The kernel with its accesses bounds-checked only (made once): what devices that run
-    /// kernels in the host's memory launch outside checked mode.
-    pub(crate) fn bounded(&self) -> Result<Arc<CheckedKernel>> {
-        self.twin(&self.inner.bounded, ir::checked::instrument_bounds)
-    }
-
-    /// The kernel rewritten by `rewrite`, validated and optimized, made once in `cell`.
-    fn twin(
-        &self,
-        cell: &std::sync::OnceLock<Result<Arc<CheckedKernel>>>,
-        rewrite: fn(&ir::Function) -> ir::checked::Instrumented,
-    ) -> Result<Arc<CheckedKernel>> {
+    /// The kernel instrumented as `twin` says, validated and optimized (made once).
+    pub(crate) fn twin(&self, twin: Twin) -> Result<Arc<CheckedKernel>> {
+        let f = self.inner.valid.function();
+        let rewrite = || match (twin.full, twin.cuts) {
+            (full, true) => ir::checked::instrument_cutting_loops(f, full),
+            (true, false) => ir::checked::instrument(f),
+            (false, false) => ir::checked::instrument_bounds(f),
+        };
+        let cell = &self.inner.twins[twin.slot()];
         cell.get_or_init(|| {
-                let ins = rewrite(self.inner.valid.function());
+                let ins = rewrite();
                 let bug = |e: ir::ValidationErrors, f: &ir::Function| {
                     Error::InvalidKernel(format!(
                         "strata bug: checked mode's instrumentation produced invalid IR: {e}\n--- IR ---\n{f}"

@@ -155,6 +155,14 @@ pub struct DeviceInfo {
     /// line, so SIMD rows start aligned), OpenCL's `CL_DEVICE_MEM_BASE_ADDR_ALIGN` (in bytes,
     /// at least 64), 512 on CUDA (the pitch `cuMemAllocPitch` gives on recent GPUs).
     pub pitch_alignment: usize,
+    /// The most loop iterations one work-item may run in all, where the driver has such a
+    /// limit: Mesa's llvmpipe (lavapipe, `vulkan:N`) counts every iteration of every loop of a
+    /// sub-group in one counter and ends each loop early once it reaches 65,535, silently.
+    /// On such a device every kernel is launched with a test after each loop that it ended by
+    /// itself, so a kernel cut short fails with [`crate::Error::KernelFault`]
+    /// ([`crate::ir::checked::LOOP_CUT`]) instead of giving wrong results; the patterns
+    /// stage their work so that each work-item stays under it. `None` elsewhere.
+    pub loop_iteration_limit: Option<u64>,
     /// Backend-specific facts (driver version, extensions, ...), as name and value.
     pub extra: Vec<(String, String)>,
 }
@@ -249,6 +257,12 @@ impl fmt::Display for DeviceInfo {
         )?;
         writeln!(f, "  sub-group size        {}", self.sub_group_size)?;
         writeln!(f, "  pitch alignment       {} bytes", self.pitch_alignment)?;
+        if let Some(n) = self.loop_iteration_limit {
+            writeln!(
+                f,
+                "  loop iterations       at most {n} per work-item in all (the driver's limit; checked)"
+            )?;
+        }
         if let (Some(b), Some(n)) = (self.max_constant_buffer_size, self.max_constant_args) {
             writeln!(
                 f,
@@ -419,6 +433,10 @@ const CHECKED_KEY: u128 = 0x6368_6563_6b65_6400_0000_0000_0000_0001;
 /// Salt of the kernel cache keys of bounds-checked kernels (see
 /// [`DeviceInfo::bounds_checks_kernels`]).
 const BOUNDED_KEY: u128 = 0x626f_756e_6465_6400_0000_0000_0000_0002;
+
+/// Salt added to the others for kernels instrumented against loops the driver cuts (see
+/// [`DeviceInfo::loop_iteration_limit`]).
+const CUTS_KEY: u128 = 0x6375_7473_0000_0000_0000_0000_0000_0004;
 
 static NEXT_UID: AtomicU64 = AtomicU64::new(1);
 
@@ -704,13 +722,16 @@ impl Device {
         &self,
         kernel: &Kernel,
     ) -> Result<Option<(Arc<kernel::CheckedKernel>, u128)>> {
-        if self.checked {
-            Ok(Some((kernel.checked()?, CHECKED_KEY)))
-        } else if self.info().bounds_checks_kernels() {
-            Ok(Some((kernel.bounded()?, BOUNDED_KEY)))
+        let cuts = self.info().loop_iteration_limit.is_some();
+        let (full, salt) = if self.checked {
+            (true, CHECKED_KEY)
+        } else if self.info().bounds_checks_kernels() || cuts {
+            (false, BOUNDED_KEY)
         } else {
-            Ok(None)
-        }
+            return Ok(None);
+        };
+        let salt = if cuts { salt ^ CUTS_KEY } else { salt };
+        Ok(Some((kernel.twin(kernel::Twin { full, cuts })?, salt)))
     }
 
     pub(crate) fn compiled(&self, kernel: &Kernel) -> Result<Arc<dyn CompiledKernel>> {
