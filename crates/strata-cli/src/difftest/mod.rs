@@ -65,7 +65,8 @@ mod run;
 
 pub use compare::ulp_bound;
 pub use run::{
-    kernel_timeout, run, run_one, run_with, run_with_timeout, Report, PROGRAMS_PER_KERNEL,
+    kernel_timeout, programs_per_kernel, run, run_one, run_with, run_with_timeout, Report,
+    PROGRAMS_PER_KERNEL, PROGRAMS_PER_KERNEL_LOOP_LIMIT,
 };
 
 use crate::conformance::Rng;
@@ -122,7 +123,8 @@ pub fn generate(seed: u64, opts: &Options) -> Function {
 }
 
 /// The kernel that [`run()`] builds for programs `programs` of a run with seed `seed` (it runs
-/// them [`PROGRAMS_PER_KERNEL`] at a time: batch `b` is programs `100 b .. 100 b + 100`), with
+/// them [`PROGRAMS_PER_KERNEL`] at a time: batch `b` is programs `100 b .. 100 b + 100`;
+/// [`PROGRAMS_PER_KERNEL_LOOP_LIMIT`] at a time on a device with a loop limit), with
 /// `opts.programs` ignored. For compiling exactly what a run compiles, e.g. with NVRTC alone.
 pub fn generate_range(seed: u64, programs: std::ops::Range<usize>, opts: &Options) -> Function {
     let seeds: Vec<u64> = programs.clone().map(|i| program_seed(seed, i)).collect();

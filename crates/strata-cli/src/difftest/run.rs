@@ -17,7 +17,7 @@ use std::time::Duration;
 use strata::builder::Value;
 use strata::ir::eval::Num;
 use strata::ir::{Function, Literal, Scalar};
-use strata::{Buffer, Kernel, KernelArg, NdRange, Queue};
+use strata::{Buffer, DeviceInfo, Kernel, KernelArg, NdRange, Queue};
 
 /// The result of a differential run.
 #[derive(Debug, Default)]
@@ -45,6 +45,21 @@ impl Report {
 
 /// Programs per kernel: PoCL compiles one kernel in 0.1 to 1 s, so many programs share one.
 pub const PROGRAMS_PER_KERNEL: usize = 100;
+
+/// Programs per kernel on a device whose driver ends loops after a number of iterations in
+/// all (`DeviceInfo::loop_iteration_limit`: llvmpipe's 65,535 per sub-group): a kernel of
+/// [`PROGRAMS_PER_KERNEL`] programs, each with its loops, came near it, and a cut loop fails
+/// the whole kernel (or, with a barrier in it, hangs it).
+pub const PROGRAMS_PER_KERNEL_LOOP_LIMIT: usize = 10;
+
+/// The programs per kernel for a run comparing `a` and `b`.
+pub fn programs_per_kernel(a: &DeviceInfo, b: &DeviceInfo) -> usize {
+    if a.loop_iteration_limit.is_some() || b.loop_iteration_limit.is_some() {
+        PROGRAMS_PER_KERNEL_LOOP_LIMIT
+    } else {
+        PROGRAMS_PER_KERNEL
+    }
+}
 
 /// The time limit of one kernel of `programs` programs (compiling it included): two minutes,
 /// and two seconds per program (a kernel of 100 programs takes seconds; a loaded machine
@@ -124,12 +139,13 @@ fn run_programs(
         sub_group_size: (ri.sub_group_size == oi.sub_group_size).then_some(ri.sub_group_size),
     };
     let inputs = Inputs::new(&mut r, &opts);
+    let per_kernel = programs_per_kernel(ri, oi);
     // Compile every batch's kernel for a compiling device first, on all cores: compiling
     // (NVRTC, an OpenCL driver) is most of a run's time, and launches then find the kernels in
     // the device's cache. A kernel that fails to compile fails again, and is reported, below.
     if !oi.backend.is_builtin_cpu() {
         use rayon::prelude::*;
-        let batches: Vec<&[usize]> = indices.chunks(PROGRAMS_PER_KERNEL).collect();
+        let batches: Vec<&[usize]> = indices.chunks(per_kernel).collect();
         batches.par_iter().enumerate().for_each(|(b, batch)| {
             let seeds: Vec<u64> = batch.iter().map(|&i| program_seed(seed, i)).collect();
             let (f, _) = build(&seeds, &opts, &format!("difftest_{b}"));
@@ -144,7 +160,7 @@ fn run_programs(
     let mut done = 0;
     let mut batch = 0;
     while done < indices.len() {
-        let n = PROGRAMS_PER_KERNEL.min(indices.len() - done);
+        let n = per_kernel.min(indices.len() - done);
         let batch_indices = &indices[done..done + n];
         let seeds: Vec<u64> = batch_indices
             .iter()
