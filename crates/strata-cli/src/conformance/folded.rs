@@ -7,7 +7,8 @@
 //! later stores of other work-items; `log` of a subnormal `f32` was that of the smallest
 //! normal; `f32` `sin`/`cos`/`tan` of huge arguments were 1 or -1; `f64` `expm1` past its
 //! overflow threshold was NaN; `f64` `asinh` in a kernel with a barrier was 2^-1021; `atan2`
-//! of a positive `y` and a zero `x` was NaN.
+//! of a positive `y` and a zero `x` was NaN; `fma(0.0, inf, y)` was `y`; the
+//! sign of a sign-extended `i32` in `i64` `add_sat` was lost.
 
 use super::{case, expect_close, expect_eq, expect_same, has_f64, Case};
 use strata::prelude::*;
@@ -304,6 +305,73 @@ atan2_zero_x! {
     f64, atan2_zero_x_f64;
 }
 
+/// `fma` with a constant zero factor (difftest program 3882 of seed 0x5EED2026 on lavapipe:
+/// `fma(0.0, inf, y)` gave `y`, the product inside the writer's `fma` folded to 0): NaN for
+/// an infinite or NaN other factor.
+macro_rules! fma_zero_factor {
+    ($($t:ident, $f:ident;)*) => {
+        $(
+        fn $f(q: &Queue) -> Result<(), String> {
+            type F = $t;
+            if std::mem::size_of::<F>() == 8 && !has_f64(q) {
+                return Ok(());
+            }
+            let xs: Vec<F> = vec![F::INFINITY, F::NEG_INFINITY, F::NAN, 1.0, -0.0, F::MAX, -2.5];
+            let got = super::run3(q, concat!("fma_zero_factor_", stringify!($t)), &xs, &xs, &xs, |x, _, _| {
+                [
+                    lit(0.0 as F).fma(x, lit(1.5 as F)),
+                    x.fma(lit(0.0 as F), lit(-1.0 as F)),
+                    lit(-0.0 as F).fma(x, x),
+                ]
+            })?;
+            let want: Vec<F> = xs
+                .iter()
+                .flat_map(|&x| [(0.0 as F).mul_add(x, 1.5), x.mul_add(0.0, -1.0), (-0.0 as F).mul_add(x, x)])
+                .collect();
+            expect_same(concat!(stringify!($t), " fma with a zero factor"), &got, &want)
+        }
+        )*
+    };
+}
+
+fma_zero_factor! {
+    f32, fma_zero_factor_f32;
+    f64, fma_zero_factor_f64;
+}
+
+/// `i64` `add_sat` and `sub_sat` of sign-extended `i32` values (difftest program 4059 of seed
+/// 0x5EED2026 on lavapipe: the writer's sign test `y < 0` of a sign-extended negative `i32`
+/// was false there, so `add_sat(0, -1)` saturated to `i64::MAX`).
+fn i64_sat_sign_extended(q: &Queue) -> Result<(), String> {
+    let xs: Vec<i64> = vec![
+        i64::MIN,
+        i64::MAX,
+        -1,
+        0,
+        1,
+        i64::MIN + 5,
+        i64::MAX - 7,
+        -25,
+    ];
+    let ys: Vec<i64> = vec![i32::MIN as i64, i32::MAX as i64, -1, 0, 1, -25, 7, 100];
+    let got = super::run3(q, "i64_sat_sign_extended", &xs, &ys, &xs, |x, y, _| {
+        let y = y.cast::<i32>().cast::<i64>();
+        [x.add_sat(y), x.sub_sat(y), (x | x).add_sat(y) + x]
+    })?;
+    let want: Vec<i64> = xs
+        .iter()
+        .zip(&ys)
+        .flat_map(|(&x, &y)| {
+            [
+                x.saturating_add(y),
+                x.saturating_sub(y),
+                x.saturating_add(y).wrapping_add(x),
+            ]
+        })
+        .collect();
+    expect_eq("i64 add_sat and sub_sat of sign-extended i32", &got, &want)
+}
+
 /// The cases.
 pub(super) fn cases() -> Vec<Case> {
     vec![
@@ -319,5 +387,8 @@ pub(super) fn cases() -> Vec<Case> {
         case("math/f64_asinh_after_barrier", asinh_after_barrier),
         case("math/f32_atan2_zero_x", atan2_zero_x_f32),
         case("math/f64_atan2_zero_x", atan2_zero_x_f64),
+        case("math/f32_fma_zero_factor", fma_zero_factor_f32),
+        case("math/f64_fma_zero_factor", fma_zero_factor_f64),
+        case("int/i64_sat_sign_extended", i64_sat_sign_extended),
     ]
 }

@@ -230,7 +230,7 @@ impl Lower<'_> {
             self.fop(op::F_CONVERT, d, &[b]),
             self.fop(op::F_CONVERT, d, &[c]),
         );
-        let p = self.f2(dt, op::F_MUL, a, b)?;
+        let p = self.farith(crate::ir::BinaryOp::Mul, dt, a, b)?;
         let odd = self.sum_to_odd(dt, p, c)?;
         // The exact zero of an exact sum keeps s (its sign is IEEE's).
         Ok(self.fop(op::F_CONVERT, t, &[odd]))

@@ -16,6 +16,25 @@ use crate::codegen::spirv::op;
 use crate::ir::{BinaryOp, Type};
 
 impl Lower<'_> {
+    /// `x o y` (float `+ - * /` of type `at`) for the writer's own helpers, with the IEEE
+    /// result where llvmpipe's shortcuts may differ when the target asks for it: a helper's
+    /// operand may be a constant zero for Mesa too (`fma(0.0, inf, y)` gave `y`).
+    pub(super) fn farith(&mut self, o: BinaryOp, at: Type, x: u32, y: u32) -> R<u32> {
+        let opc = match o {
+            BinaryOp::Add => op::F_ADD,
+            BinaryOp::Sub => op::F_SUB,
+            BinaryOp::Mul => op::F_MUL,
+            BinaryOp::Div => op::F_DIV,
+            _ => return Err(format!("float helper operator {}", o.symbol())),
+        };
+        let r = self.f2(at, opc, x, y)?;
+        if self.t.llvmpipe_float_fixes {
+            self.llvmpipe_fix(o, at, x, y, r)
+        } else {
+            Ok(r)
+        }
+    }
+
     /// `r`, the result of `x o y` (float `+ - * /` of type `at`), with the IEEE result where
     /// llvmpipe's shortcuts may have replaced it (see the module docs).
     pub(super) fn llvmpipe_fix(&mut self, o: BinaryOp, at: Type, x: u32, y: u32, r: u32) -> R<u32> {

@@ -665,11 +665,12 @@ impl Lower<'_> {
             });
         }
         // Signed: overflow when the operands' signs (of x and +-y) agree and the result's
-        // differs.
-        let z = self.const_of(at, 0)?;
-        let xn = self.op(op::S_LESS_THAN, bt, &[x, z]);
-        let yn = self.op(op::S_LESS_THAN, bt, &[y, z]);
-        let rn = self.op(op::S_LESS_THAN, bt, &[r, z]);
+        // differs. A sign is `v > MAX` unsigned: lavapipe's `v < 0` of a sign-extended `i32`
+        // was false for negative values (`add_sat(0i64, -1i32 as i64)` gave `i64::MAX`).
+        let maxp = self.const_of(at, (1u64 << (bits - 1)) - 1)?;
+        let xn = self.op(op::U_GREATER_THAN, bt, &[x, maxp]);
+        let yn = self.op(op::U_GREATER_THAN, bt, &[y, maxp]);
+        let rn = self.op(op::U_GREATER_THAN, bt, &[r, maxp]);
         let same = if add {
             self.op(op::LOGICAL_EQUAL, bt, &[xn, yn])
         } else {

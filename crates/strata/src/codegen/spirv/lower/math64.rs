@@ -167,8 +167,8 @@ impl Lower<'_> {
         let vo = self.sum_to_odd(at, tl, ul)?;
         let r = self.f2(at, op::F_ADD, th, vo)?;
         // The plain a * b + c where the emulation does not hold.
-        let p = self.f2(at, op::F_MUL, a, b)?;
-        let plain = self.f2(at, op::F_ADD, p, c)?;
+        let p = self.farith(crate::ir::BinaryOp::Mul, at, a, b)?;
+        let plain = self.farith(crate::ir::BinaryOp::Add, at, p, c)?;
         let ap = self.g1(at, op::GLSL_F_ABS, uh)?;
         let hi = self.float_const(at, 2f64.powi(990))?;
         let lo = self.float_const(at, 2f64.powi(-960))?;
