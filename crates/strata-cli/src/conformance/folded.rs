@@ -8,7 +8,7 @@
 //! normal; `f32` `sin`/`cos`/`tan` of huge arguments were 1 or -1; `f64` `expm1` past its
 //! overflow threshold was NaN; `f64` `asinh` in a kernel with a barrier was 2^-1021; `atan2`
 //! of a positive `y` and a zero `x` was NaN; `fma(0.0, inf, y)` was `y`; the
-//! sign of a sign-extended `i32` in `i64` `add_sat` was lost.
+//! sign of a sign-extended `i32` in `i64` `add_sat` was lost; `pow(-inf, 0.5)` was NaN.
 
 use super::{case, expect_close, expect_eq, expect_same, has_f64, Case};
 use strata::prelude::*;
@@ -372,6 +372,37 @@ fn i64_sat_sign_extended(q: &Queue) -> Result<(), String> {
     expect_eq("i64 add_sat and sub_sat of sign-extended i32", &got, &want)
 }
 
+/// `pow` of an infinite or zero base and every kind of exponent (difftest program 4409 of
+/// seed 0x5EED2026: the SPIR-V writer's `pow(-inf, y)` was NaN for a non-integer `y`, its
+/// "negative base, non-integer exponent" rule taking -inf for a finite base; C gives +0 for
+/// `y < 0` and +inf for `y > 0`).
+macro_rules! pow_inf_base {
+    ($($t:ident, $f:ident;)*) => {
+        $(
+        fn $f(q: &Queue) -> Result<(), String> {
+            type F = $t;
+            if std::mem::size_of::<F>() == 8 && !has_f64(q) {
+                return Ok(());
+            }
+            let bases: [F; 5] = [F::NEG_INFINITY, F::INFINITY, -0.0, 0.0, -2.0];
+            let exps: [F; 10] = [-15.75, -16.0, -15.0, 0.5, -0.5, 3.0, 2.0, -2.5, F::INFINITY, F::NEG_INFINITY];
+            let (xs, ys): (Vec<F>, Vec<F>) = bases
+                .iter()
+                .flat_map(|&x| exps.iter().map(move |&y| (x, y)))
+                .unzip();
+            let got = super::run3(q, concat!("pow_inf_base_", stringify!($t)), &xs, &ys, &xs, |x, y, _| [x.pow(y)])?;
+            let want: Vec<F> = xs.iter().zip(&ys).map(|(&x, &y)| x.powf(y)).collect();
+            expect_same(concat!(stringify!($t), " pow of infinite and zero bases"), &got, &want)
+        }
+        )*
+    };
+}
+
+pow_inf_base! {
+    f32, pow_inf_base_f32;
+    f64, pow_inf_base_f64;
+}
+
 /// The cases.
 pub(super) fn cases() -> Vec<Case> {
     vec![
@@ -390,5 +421,7 @@ pub(super) fn cases() -> Vec<Case> {
         case("math/f32_fma_zero_factor", fma_zero_factor_f32),
         case("math/f64_fma_zero_factor", fma_zero_factor_f64),
         case("int/i64_sat_sign_extended", i64_sat_sign_extended),
+        case("math/f32_pow_inf_base", pow_inf_base_f32),
+        case("math/f64_pow_inf_base", pow_inf_base_f64),
     ]
 }

@@ -141,10 +141,13 @@ impl Lower<'_> {
         let r = self.sel(at, x0, zero_case, mag)?;
         let xinf = self.is_inf(at, x)?;
         let r = self.sel(at, xinf, inf_case, r)?;
-        // Negative x: NaN for a non-integer y, negated for an odd one.
+        // Negative finite x: NaN for a non-integer y (-inf keeps its 0 or inf); negated for
+        // an odd y.
         let xneg = self.fcmp(at, op::F_ORD_LESS_THAN, x, zero)?;
         let not_int = self.not(at, is_int)?;
         let bad = self.and(at, xneg, not_int)?;
+        let xfin = self.not(at, xinf)?;
+        let bad = self.and(at, bad, xfin)?;
         let r = self.sel(at, bad, nan, r)?;
         // The sign of x by negation (not by bits: lavapipe mangles the bits of a Pow result).
         let one_x = self.copysign(at, one, x)?;
