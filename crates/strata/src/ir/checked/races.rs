@@ -17,11 +17,12 @@
 //! differ and their phases are equal, the interpreter's rule for one work-group. A store
 //! exchanges the writer word (atomically: work-items of one group run at once on a GPU) and
 //! reports a race with the previous writer, else with an unordered reader, then clears the
-//! reader; a load reports a read of an element nobody wrote, else a race with the writer,
-//! else becomes the reader unless an unordered reader is recorded (the interpreter keeps
-//! two readers; one is kept here, so a write-after-read race whose only witness is a second
-//! reader is missed). An atomic sets the written bit and reports an uninitialized element;
-//! atomic loads report an uninitialized element; atomics race with nothing. Every access to
+//! reader where one is recorded (the sites are read only to report); a load reports a read
+//! of an element nobody wrote, else a race with the writer, else becomes the reader unless
+//! an unordered reader is recorded (the interpreter keeps two readers; one is kept here, so a
+//! write-after-read race whose only witness is a second reader is missed). An atomic sets
+//! the written bit and reports an uninitialized element; atomic loads report an
+//! uninitialized element; atomics race with nothing. Every access to
 //! the shadow after the zeroing is an atomic, so the interpreter, which runs the same
 //! instrumented kernel, sees no race in it.
 //!
