@@ -474,3 +474,62 @@ fn own_index_buffers_skip_the_race_shadow_where_the_range_keeps_work_items_apart
         assert!(m.contains("buffer `x`"), "{}: {m}", dev.spec());
     }
 }
+
+/// A local tile every work-item reads (no race among the readers) and then writes at another
+/// work-item's index: with no barrier between, a write-after-read race (the reader the
+/// write finds recorded is another work-item's); with a barrier, none (the recorded reader
+/// is of an earlier phase). A read of the neighbour's element right after the own write
+/// (both written before a barrier first) is a read-after-write race naming both lines. A buffer only written (`out`, every element once) is clean in a 2-D range where
+/// it keeps its shadow.
+#[test]
+fn local_tiles_read_by_everybody_then_written_at_others_indices() {
+    let _one = serial();
+    let build = |name: &str, barrier_before_write: bool| {
+        Kernel::build(name, move |k| {
+            let out = k.write::<u32>("out");
+            let tile = k.local_array::<u32>("tile", 8);
+            let i = local_id(0);
+            tile.set(i, i + 1u32);
+            barrier();
+            let s = var(0u32);
+            for_range(0u32, 8u32, |j| s.set(s.get() + tile.at(j)));
+            if barrier_before_write {
+                barrier();
+            }
+            tile.set((i + 1u32) % 8u32, s.get());
+            barrier();
+            out.set(global_id(0) + global_id(1) * 8u32, tile.at(i));
+        })
+        .unwrap()
+    };
+    let racy = build("tile_war", false);
+    let fixed = build("tile_war_fixed", true);
+    let raw = Kernel::build("tile_raw", |k| {
+        let out = k.write::<u32>("out");
+        let tile = k.local_array::<u32>("tile", 8);
+        let i = local_id(0);
+        tile.set(i, i + 1u32);
+        barrier();
+        tile.set(i, i + 2u32);
+        out.set(global_id(0), tile.at((i + 7u32) % 8u32));
+    })
+    .unwrap();
+    for dev in checked_devices().into_iter().filter(|d| d.finds_races()) {
+        let q = Queue::new(&dev).unwrap();
+        let out = Buffer::<u32>::new(&q, 16).unwrap();
+        let r = fixed.launch(&q, NdRange::new([8, 2]).local([8, 1]), args![&out]);
+        assert!(r.is_ok(), "{}: {:?}", dev.spec(), r.err());
+        assert_eq!(q.read(&out).unwrap(), [36u32; 16], "{}", dev.spec());
+        for (k, what) in [(&racy, "write at 1 after the others read"), (&raw, "read")] {
+            let m = match k.launch(&q, NdRange::new(8).local(8), args![&out]) {
+                Err(e @ Error::DataRace { .. }) => e.to_string(),
+                r => panic!("{}: {what}: expected a data race, got {r:?}", dev.spec()),
+            };
+            assert!(
+                m.contains("local array `tile`") && m.matches("checked.rs:").count() >= 2,
+                "{}: {m}",
+                dev.spec()
+            );
+        }
+    }
+}

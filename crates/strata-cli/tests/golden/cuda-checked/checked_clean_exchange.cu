@@ -220,27 +220,29 @@ extern "C" __global__ void checked_clean_exchange(
             }
         } else {
             const u32 v25 = strata_atomic_load(&strata_tile_reader_[e90]);
-            const u32 v26 = strata_atomic_load(&strata_tile_reader_site_[e90]);
-            const u32 e128 = (v25 & 65535u);
-            if (((e128 != 0u) && (e128 != e106)) && (((v25 ^ e101) & 2147418112u) == 0u)) {
-                const u32 v27 = strata_atomic_add(&strata_fault_[0u], 1u);
-                if (v27 == 0u) {
-                    strata_fault_[1u] = 8u;
-                    const u32 e116 = ((u32)e91);
-                    strata_fault_[2u] = e116;
-                    const u32 e118 = ((u32)((u64)(e91 >> (32ul & 63))));
-                    strata_fault_[3u] = e118;
-                    const u64 e142 = (((u64)v25) | ((u64)((u64)((u64)v26) << (32ul & 63))));
-                    strata_fault_[4u] = ((u32)e142);
-                    strata_fault_[5u] = ((u32)((u64)(e142 >> (32ul & 63))));
-                    strata_fault_[6u] = e9;
-                    const u32 e63 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                    strata_fault_[7u] = e63;
-                    const u32 e64 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                    strata_fault_[8u] = e64;
+            if (v25 != 0u) {
+                const u32 e129 = (v25 & 65535u);
+                if (((e129 != 0u) && (e129 != e106)) && (((v25 ^ e101) & 2147418112u) == 0u)) {
+                    const u32 v26 = strata_atomic_load(&strata_tile_reader_site_[e90]);
+                    const u32 v27 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v27 == 0u) {
+                        strata_fault_[1u] = 8u;
+                        const u32 e116 = ((u32)e91);
+                        strata_fault_[2u] = e116;
+                        const u32 e118 = ((u32)((u64)(e91 >> (32ul & 63))));
+                        strata_fault_[3u] = e118;
+                        const u64 e143 = (((u64)v25) | ((u64)((u64)((u64)v26) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e143);
+                        strata_fault_[5u] = ((u32)((u64)(e143 >> (32ul & 63))));
+                        strata_fault_[6u] = e9;
+                        const u32 e63 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e63;
+                        const u32 e64 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e64;
+                    }
                 }
+                (void)strata_atomic_xchg(&strata_tile_reader_[e90], 0u);
             }
-            (void)strata_atomic_xchg(&strata_tile_reader_[e90], 0u);
         }
         tile[e90] = v0;
     } else {
@@ -263,20 +265,19 @@ extern "C" __global__ void checked_clean_exchange(
     __syncthreads();
     const u32 v28 = strata_phase_;
     strata_phase_ = (v28 + 1u);
-    const u32 e151 = (7u - e90);
-    const u64 e152 = ((u64)e151);
-    if (e152 < 8ul) {
+    const u32 e152 = (7u - e90);
+    const u64 e153 = ((u64)e152);
+    if (e153 < 8ul) {
         const u32 v29 = strata_phase_;
-        const u32 v30 = strata_atomic_load(&strata_tile_writer_[e151]);
-        const u32 v31 = strata_atomic_load(&strata_tile_writer_site_[e151]);
+        const u32 v30 = strata_atomic_load(&strata_tile_writer_[e152]);
         if ((v30 & 2147483648u) == 0u) {
             const u32 v32 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v32 == 0u) {
                 strata_fault_[1u] = 9u;
-                const u32 e160 = ((u32)e152);
-                strata_fault_[2u] = e160;
-                const u32 e162 = ((u32)((u64)(e152 >> (32ul & 63))));
-                strata_fault_[3u] = e162;
+                const u32 e161 = ((u32)e153);
+                strata_fault_[2u] = e161;
+                const u32 e163 = ((u32)((u64)(e153 >> (32ul & 63))));
+                strata_fault_[3u] = e163;
                 strata_fault_[4u] = 0u;
                 strata_fault_[5u] = 0u;
                 strata_fault_[6u] = e9;
@@ -286,21 +287,22 @@ extern "C" __global__ void checked_clean_exchange(
                 strata_fault_[8u] = e64;
             }
         } else {
-            const u32 e163 = (v30 & 65535u);
+            const u32 e164 = (v30 & 65535u);
             const u32 e98 = (e1 + 1u);
-            const u32 e169 = ((((u32)((u32)(v29 & 32767u) << (16u & 31))) | e98) | 2147483648u);
-            const u32 e170 = (e169 & 65535u);
-            if (((e163 != 0u) && (e163 != e170)) && (((v30 ^ e169) & 2147418112u) == 0u)) {
+            const u32 e170 = ((((u32)((u32)(v29 & 32767u) << (16u & 31))) | e98) | 2147483648u);
+            const u32 e171 = (e170 & 65535u);
+            if (((e164 != 0u) && (e164 != e171)) && (((v30 ^ e170) & 2147418112u) == 0u)) {
+                const u32 v31 = strata_atomic_load(&strata_tile_writer_site_[e152]);
                 const u32 v33 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v33 == 0u) {
                     strata_fault_[1u] = 10u;
-                    const u32 e160 = ((u32)e152);
-                    strata_fault_[2u] = e160;
-                    const u32 e162 = ((u32)((u64)(e152 >> (32ul & 63))));
-                    strata_fault_[3u] = e162;
-                    const u64 e184 = (((u64)v30) | ((u64)((u64)((u64)v31) << (32ul & 63))));
-                    strata_fault_[4u] = ((u32)e184);
-                    strata_fault_[5u] = ((u32)((u64)(e184 >> (32ul & 63))));
+                    const u32 e161 = ((u32)e153);
+                    strata_fault_[2u] = e161;
+                    const u32 e163 = ((u32)((u64)(e153 >> (32ul & 63))));
+                    strata_fault_[3u] = e163;
+                    const u64 e185 = (((u64)v30) | ((u64)((u64)((u64)v31) << (32ul & 63))));
+                    strata_fault_[4u] = ((u32)e185);
+                    strata_fault_[5u] = ((u32)((u64)(e185 >> (32ul & 63))));
                     strata_fault_[6u] = e9;
                     const u32 e63 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
                     strata_fault_[7u] = e63;
@@ -308,25 +310,25 @@ extern "C" __global__ void checked_clean_exchange(
                     strata_fault_[8u] = e64;
                 }
             } else {
-                const u32 v34 = strata_atomic_load(&strata_tile_reader_[e151]);
-                const u32 e189 = (v34 & 65535u);
-                if (((e189 != 0u) && (e189 != e170)) && (((v34 ^ e169) & 2147418112u) == 0u)) {
+                const u32 v34 = strata_atomic_load(&strata_tile_reader_[e152]);
+                const u32 e190 = (v34 & 65535u);
+                if (((e190 != 0u) && (e190 != e171)) && (((v34 ^ e170) & 2147418112u) == 0u)) {
                 } else {
-                    (void)strata_atomic_xchg(&strata_tile_reader_[e151], e169);
-                    (void)strata_atomic_xchg(&strata_tile_reader_site_[e151], 10u);
+                    (void)strata_atomic_xchg(&strata_tile_reader_[e152], e170);
+                    (void)strata_atomic_xchg(&strata_tile_reader_site_[e152], 10u);
                 }
             }
         }
-        const u32 v8 = tile[e151];
+        const u32 v8 = tile[e152];
         strata_loaded0_ = v8;
     } else {
         const u32 v7 = strata_atomic_add(&strata_fault_[0u], 1u);
         if (v7 == 0u) {
             strata_fault_[1u] = 2u;
-            const u32 e160 = ((u32)e152);
-            strata_fault_[2u] = e160;
-            const u32 e162 = ((u32)((u64)(e152 >> (32ul & 63))));
-            strata_fault_[3u] = e162;
+            const u32 e161 = ((u32)e153);
+            strata_fault_[2u] = e161;
+            const u32 e163 = ((u32)((u64)(e153 >> (32ul & 63))));
+            strata_fault_[3u] = e163;
             strata_fault_[4u] = 8u;
             strata_fault_[5u] = 0u;
             strata_fault_[6u] = e9;
@@ -343,12 +345,12 @@ extern "C" __global__ void checked_clean_exchange(
     if (e93) {
         const u32 v36 = strata_phase_;
         const u32 e98 = (e1 + 1u);
-        const u32 e206 = ((((u32)((u32)(v36 & 32767u) << (16u & 31))) | e98) | 2147483648u);
-        const u32 v37 = strata_atomic_xchg(&strata_tile_writer_[e90], e206);
+        const u32 e207 = ((((u32)((u32)(v36 & 32767u) << (16u & 31))) | e98) | 2147483648u);
+        const u32 v37 = strata_atomic_xchg(&strata_tile_writer_[e90], e207);
         const u32 v38 = strata_atomic_xchg(&strata_tile_writer_site_[e90], 11u);
-        const u32 e209 = (v37 & 65535u);
-        const u32 e211 = (e206 & 65535u);
-        if (((e209 != 0u) && (e209 != e211)) && (((v37 ^ e206) & 2147418112u) == 0u)) {
+        const u32 e210 = (v37 & 65535u);
+        const u32 e212 = (e207 & 65535u);
+        if (((e210 != 0u) && (e210 != e212)) && (((v37 ^ e207) & 2147418112u) == 0u)) {
             const u32 v39 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v39 == 0u) {
                 strata_fault_[1u] = 11u;
@@ -356,9 +358,9 @@ extern "C" __global__ void checked_clean_exchange(
                 strata_fault_[2u] = e116;
                 const u32 e118 = ((u32)((u64)(e91 >> (32ul & 63))));
                 strata_fault_[3u] = e118;
-                const u64 e224 = (((u64)v37) | ((u64)((u64)((u64)v38) << (32ul & 63))));
-                strata_fault_[4u] = ((u32)e224);
-                strata_fault_[5u] = ((u32)((u64)(e224 >> (32ul & 63))));
+                const u64 e225 = (((u64)v37) | ((u64)((u64)((u64)v38) << (32ul & 63))));
+                strata_fault_[4u] = ((u32)e225);
+                strata_fault_[5u] = ((u32)((u64)(e225 >> (32ul & 63))));
                 strata_fault_[6u] = e9;
                 const u32 e63 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
                 strata_fault_[7u] = e63;
@@ -367,27 +369,29 @@ extern "C" __global__ void checked_clean_exchange(
             }
         } else {
             const u32 v40 = strata_atomic_load(&strata_tile_reader_[e90]);
-            const u32 v41 = strata_atomic_load(&strata_tile_reader_site_[e90]);
-            const u32 e229 = (v40 & 65535u);
-            if (((e229 != 0u) && (e229 != e211)) && (((v40 ^ e206) & 2147418112u) == 0u)) {
-                const u32 v42 = strata_atomic_add(&strata_fault_[0u], 1u);
-                if (v42 == 0u) {
-                    strata_fault_[1u] = 11u;
-                    const u32 e116 = ((u32)e91);
-                    strata_fault_[2u] = e116;
-                    const u32 e118 = ((u32)((u64)(e91 >> (32ul & 63))));
-                    strata_fault_[3u] = e118;
-                    const u64 e243 = (((u64)v40) | ((u64)((u64)((u64)v41) << (32ul & 63))));
-                    strata_fault_[4u] = ((u32)e243);
-                    strata_fault_[5u] = ((u32)((u64)(e243 >> (32ul & 63))));
-                    strata_fault_[6u] = e9;
-                    const u32 e63 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                    strata_fault_[7u] = e63;
-                    const u32 e64 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                    strata_fault_[8u] = e64;
+            if (v40 != 0u) {
+                const u32 e231 = (v40 & 65535u);
+                if (((e231 != 0u) && (e231 != e212)) && (((v40 ^ e207) & 2147418112u) == 0u)) {
+                    const u32 v41 = strata_atomic_load(&strata_tile_reader_site_[e90]);
+                    const u32 v42 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v42 == 0u) {
+                        strata_fault_[1u] = 11u;
+                        const u32 e116 = ((u32)e91);
+                        strata_fault_[2u] = e116;
+                        const u32 e118 = ((u32)((u64)(e91 >> (32ul & 63))));
+                        strata_fault_[3u] = e118;
+                        const u64 e245 = (((u64)v40) | ((u64)((u64)((u64)v41) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e245);
+                        strata_fault_[5u] = ((u32)((u64)(e245 >> (32ul & 63))));
+                        strata_fault_[6u] = e9;
+                        const u32 e63 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e63;
+                        const u32 e64 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e64;
+                    }
                 }
+                (void)strata_atomic_xchg(&strata_tile_reader_[e90], 0u);
             }
-            (void)strata_atomic_xchg(&strata_tile_reader_[e90], 0u);
         }
         tile[e90] = (v1 + 1u);
     } else {
@@ -413,7 +417,6 @@ extern "C" __global__ void checked_clean_exchange(
     if (e93) {
         const u32 v44 = strata_phase_;
         const u32 v45 = strata_atomic_load(&strata_tile_writer_[e90]);
-        const u32 v46 = strata_atomic_load(&strata_tile_writer_site_[e90]);
         if ((v45 & 2147483648u) == 0u) {
             const u32 v47 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v47 == 0u) {
@@ -431,11 +434,12 @@ extern "C" __global__ void checked_clean_exchange(
                 strata_fault_[8u] = e64;
             }
         } else {
-            const u32 e259 = (v45 & 65535u);
+            const u32 e261 = (v45 & 65535u);
             const u32 e98 = (e1 + 1u);
-            const u32 e265 = ((((u32)((u32)(v44 & 32767u) << (16u & 31))) | e98) | 2147483648u);
-            const u32 e266 = (e265 & 65535u);
-            if (((e259 != 0u) && (e259 != e266)) && (((v45 ^ e265) & 2147418112u) == 0u)) {
+            const u32 e267 = ((((u32)((u32)(v44 & 32767u) << (16u & 31))) | e98) | 2147483648u);
+            const u32 e268 = (e267 & 65535u);
+            if (((e261 != 0u) && (e261 != e268)) && (((v45 ^ e267) & 2147418112u) == 0u)) {
+                const u32 v46 = strata_atomic_load(&strata_tile_writer_site_[e90]);
                 const u32 v48 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v48 == 0u) {
                     strata_fault_[1u] = 13u;
@@ -443,9 +447,9 @@ extern "C" __global__ void checked_clean_exchange(
                     strata_fault_[2u] = e116;
                     const u32 e118 = ((u32)((u64)(e91 >> (32ul & 63))));
                     strata_fault_[3u] = e118;
-                    const u64 e280 = (((u64)v45) | ((u64)((u64)((u64)v46) << (32ul & 63))));
-                    strata_fault_[4u] = ((u32)e280);
-                    strata_fault_[5u] = ((u32)((u64)(e280 >> (32ul & 63))));
+                    const u64 e282 = (((u64)v45) | ((u64)((u64)((u64)v46) << (32ul & 63))));
+                    strata_fault_[4u] = ((u32)e282);
+                    strata_fault_[5u] = ((u32)((u64)(e282 >> (32ul & 63))));
                     strata_fault_[6u] = e9;
                     const u32 e63 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
                     strata_fault_[7u] = e63;
@@ -454,10 +458,10 @@ extern "C" __global__ void checked_clean_exchange(
                 }
             } else {
                 const u32 v49 = strata_atomic_load(&strata_tile_reader_[e90]);
-                const u32 e285 = (v49 & 65535u);
-                if (((e285 != 0u) && (e285 != e266)) && (((v49 ^ e265) & 2147418112u) == 0u)) {
+                const u32 e287 = (v49 & 65535u);
+                if (((e287 != 0u) && (e287 != e268)) && (((v49 ^ e267) & 2147418112u) == 0u)) {
                 } else {
-                    (void)strata_atomic_xchg(&strata_tile_reader_[e90], e265);
+                    (void)strata_atomic_xchg(&strata_tile_reader_[e90], e267);
                     (void)strata_atomic_xchg(&strata_tile_reader_site_[e90], 13u);
                 }
             }
@@ -491,10 +495,10 @@ extern "C" __global__ void checked_clean_exchange(
             const u32 e26 = (((e23 * e7) + e1) + 1u);
             const u32 v51 = strata_atomic_xchg(&strata_x_shadow_[e18], e26);
             const u64 e20 = (e18 + 1ul);
-            const u32 e299 = (((u32)((u32)v50 << (16u & 31))) | 14u);
-            const u32 v52 = strata_atomic_xchg(&strata_x_shadow_[e20], e299);
-            const bool e306 = (((v51 - 1u) / e7) == e23);
-            if (((v51 != 0u) && (v51 != e26)) && ((!e306) || (e306 && (((u32)((v52 ^ e299) >> (16u & 31))) == 0u)))) {
+            const u32 e301 = (((u32)((u32)v50 << (16u & 31))) | 14u);
+            const u32 v52 = strata_atomic_xchg(&strata_x_shadow_[e20], e301);
+            const bool e308 = (((v51 - 1u) / e7) == e23);
+            if (((v51 != 0u) && (v51 != e26)) && ((!e308) || (e308 && (((u32)((v52 ^ e301) >> (16u & 31))) == 0u)))) {
                 const u32 v53 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v53 == 0u) {
                     strata_fault_[1u] = 14u;
@@ -502,9 +506,9 @@ extern "C" __global__ void checked_clean_exchange(
                     strata_fault_[2u] = e48;
                     const u32 e52 = ((u32)((u64)(e10 >> (32ul & 63))));
                     strata_fault_[3u] = e52;
-                    const u64 e320 = (((u64)v51) | ((u64)((u64)((u64)v52) << (32ul & 63))));
-                    strata_fault_[4u] = ((u32)e320);
-                    strata_fault_[5u] = ((u32)((u64)(e320 >> (32ul & 63))));
+                    const u64 e322 = (((u64)v51) | ((u64)((u64)((u64)v52) << (32ul & 63))));
+                    strata_fault_[4u] = ((u32)e322);
+                    strata_fault_[5u] = ((u32)((u64)(e322 >> (32ul & 63))));
                     strata_fault_[6u] = e9;
                     const u32 e63 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
                     strata_fault_[7u] = e63;
@@ -514,28 +518,31 @@ extern "C" __global__ void checked_clean_exchange(
             } else {
                 const u64 e66 = (e18 + 2ul);
                 const u32 v54 = strata_atomic_load(&strata_x_shadow_[e66]);
-                const u64 e68 = (e18 + 3ul);
-                const u32 v55 = strata_atomic_load(&strata_x_shadow_[e68]);
-                const bool e330 = (((v54 - 1u) / e7) == e23);
-                if (((v54 != 0u) && (v54 != e26)) && ((!e330) || (e330 && (((u32)((v55 ^ e299) >> (16u & 31))) == 0u)))) {
-                    const u32 v56 = strata_atomic_add(&strata_fault_[0u], 1u);
-                    if (v56 == 0u) {
-                        strata_fault_[1u] = 14u;
-                        const u32 e48 = ((u32)e10);
-                        strata_fault_[2u] = e48;
-                        const u32 e52 = ((u32)((u64)(e10 >> (32ul & 63))));
-                        strata_fault_[3u] = e52;
-                        const u64 e344 = (((u64)v54) | ((u64)((u64)((u64)v55) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e344);
-                        strata_fault_[5u] = ((u32)((u64)(e344 >> (32ul & 63))));
-                        strata_fault_[6u] = e9;
-                        const u32 e63 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                        strata_fault_[7u] = e63;
-                        const u32 e64 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                        strata_fault_[8u] = e64;
+                const bool e327 = (v54 != 0u);
+                if (e327) {
+                    const u64 e68 = (e18 + 3ul);
+                    const u32 v55 = strata_atomic_load(&strata_x_shadow_[e68]);
+                    const bool e332 = (((v54 - 1u) / e7) == e23);
+                    if ((e327 && (v54 != e26)) && ((!e332) || (e332 && (((u32)((v55 ^ e301) >> (16u & 31))) == 0u)))) {
+                        const u32 v56 = strata_atomic_add(&strata_fault_[0u], 1u);
+                        if (v56 == 0u) {
+                            strata_fault_[1u] = 14u;
+                            const u32 e48 = ((u32)e10);
+                            strata_fault_[2u] = e48;
+                            const u32 e52 = ((u32)((u64)(e10 >> (32ul & 63))));
+                            strata_fault_[3u] = e52;
+                            const u64 e346 = (((u64)v54) | ((u64)((u64)((u64)v55) << (32ul & 63))));
+                            strata_fault_[4u] = ((u32)e346);
+                            strata_fault_[5u] = ((u32)((u64)(e346 >> (32ul & 63))));
+                            strata_fault_[6u] = e9;
+                            const u32 e63 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                            strata_fault_[7u] = e63;
+                            const u32 e64 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                            strata_fault_[8u] = e64;
+                        }
                     }
+                    (void)strata_atomic_xchg(&strata_x_shadow_[e66], 0u);
                 }
-                (void)strata_atomic_xchg(&strata_x_shadow_[e66], 0u);
             }
         }
         x[e9] = v2;
@@ -558,8 +565,8 @@ extern "C" __global__ void checked_clean_exchange(
             strata_fault_[8u] = e64;
         }
     }
-    const u64 e353 = ((u64)count_len);
-    if (0ul < e353) {
+    const u64 e355 = ((u64)count_len);
+    if (0ul < e355) {
         (void)strata_atomic_add(&count[0u], 1u);
     } else {
         const u32 v13 = strata_atomic_add(&strata_fault_[0u], 1u);
@@ -567,8 +574,8 @@ extern "C" __global__ void checked_clean_exchange(
             strata_fault_[1u] = 6u;
             strata_fault_[2u] = 0u;
             strata_fault_[3u] = 0u;
-            strata_fault_[4u] = ((u32)e353);
-            strata_fault_[5u] = ((u32)((u64)(e353 >> (32ul & 63))));
+            strata_fault_[4u] = ((u32)e355);
+            strata_fault_[5u] = ((u32)((u64)(e355 >> (32ul & 63))));
             strata_fault_[6u] = e9;
             const u32 e63 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
             strata_fault_[7u] = e63;

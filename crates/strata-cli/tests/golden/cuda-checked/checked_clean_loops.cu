@@ -220,28 +220,30 @@ extern "C" __global__ void checked_clean_loops(
                 }
             } else {
                 const u32 v20 = strata_atomic_load(&strata_tile_reader_[e12]);
-                const u32 v21 = strata_atomic_load(&strata_tile_reader_site_[e12]);
-                const u32 e84 = (v20 & 65535u);
-                if (((e84 != 0u) && (e84 != e62)) && (((v20 ^ e57) & 2147418112u) == 0u)) {
-                    const u32 v22 = strata_atomic_add(&strata_fault_[0u], 1u);
-                    if (v22 == 0u) {
-                        strata_fault_[1u] = 6u;
-                        const u32 e72 = ((u32)e46);
-                        strata_fault_[2u] = e72;
-                        const u32 e74 = ((u32)((u64)(e46 >> (32ul & 63))));
-                        strata_fault_[3u] = e74;
-                        const u64 e98 = (((u64)v20) | ((u64)((u64)((u64)v21) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e98);
-                        strata_fault_[5u] = ((u32)((u64)(e98 >> (32ul & 63))));
-                        const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                        strata_fault_[6u] = e40;
-                        const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                        strata_fault_[7u] = e42;
-                        const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                        strata_fault_[8u] = e43;
+                if (v20 != 0u) {
+                    const u32 e85 = (v20 & 65535u);
+                    if (((e85 != 0u) && (e85 != e62)) && (((v20 ^ e57) & 2147418112u) == 0u)) {
+                        const u32 v21 = strata_atomic_load(&strata_tile_reader_site_[e12]);
+                        const u32 v22 = strata_atomic_add(&strata_fault_[0u], 1u);
+                        if (v22 == 0u) {
+                            strata_fault_[1u] = 6u;
+                            const u32 e72 = ((u32)e46);
+                            strata_fault_[2u] = e72;
+                            const u32 e74 = ((u32)((u64)(e46 >> (32ul & 63))));
+                            strata_fault_[3u] = e74;
+                            const u64 e99 = (((u64)v20) | ((u64)((u64)((u64)v21) << (32ul & 63))));
+                            strata_fault_[4u] = ((u32)e99);
+                            strata_fault_[5u] = ((u32)((u64)(e99 >> (32ul & 63))));
+                            const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                            strata_fault_[6u] = e40;
+                            const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                            strata_fault_[7u] = e42;
+                            const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                            strata_fault_[8u] = e43;
+                        }
                     }
+                    (void)strata_atomic_xchg(&strata_tile_reader_[e12], 0u);
                 }
-                (void)strata_atomic_xchg(&strata_tile_reader_[e12], 0u);
             }
             tile[e12] = i_0;
         } else {
@@ -266,20 +268,19 @@ extern "C" __global__ void checked_clean_loops(
         const u32 v23 = strata_phase_;
         strata_phase_ = (v23 + 1u);
         const u32 v1 = v;
-        const u32 e106 = (7u - e12);
-        const u64 e107 = ((u64)e106);
-        if (e107 < 8ul) {
+        const u32 e107 = (7u - e12);
+        const u64 e108 = ((u64)e107);
+        if (e108 < 8ul) {
             const u32 v24 = strata_phase_;
-            const u32 v25 = strata_atomic_load(&strata_tile_writer_[e106]);
-            const u32 v26 = strata_atomic_load(&strata_tile_writer_site_[e106]);
+            const u32 v25 = strata_atomic_load(&strata_tile_writer_[e107]);
             if ((v25 & 2147483648u) == 0u) {
                 const u32 v27 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v27 == 0u) {
                     strata_fault_[1u] = 7u;
-                    const u32 e114 = ((u32)e107);
-                    strata_fault_[2u] = e114;
-                    const u32 e116 = ((u32)((u64)(e107 >> (32ul & 63))));
-                    strata_fault_[3u] = e116;
+                    const u32 e115 = ((u32)e108);
+                    strata_fault_[2u] = e115;
+                    const u32 e117 = ((u32)((u64)(e108 >> (32ul & 63))));
+                    strata_fault_[3u] = e117;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -290,21 +291,22 @@ extern "C" __global__ void checked_clean_loops(
                     strata_fault_[8u] = e43;
                 }
             } else {
-                const u32 e117 = (v25 & 65535u);
+                const u32 e118 = (v25 & 65535u);
                 const u32 e54 = (e1 + 1u);
-                const u32 e123 = ((((u32)((u32)(v24 & 32767u) << (16u & 31))) | e54) | 2147483648u);
-                const u32 e124 = (e123 & 65535u);
-                if (((e117 != 0u) && (e117 != e124)) && (((v25 ^ e123) & 2147418112u) == 0u)) {
+                const u32 e124 = ((((u32)((u32)(v24 & 32767u) << (16u & 31))) | e54) | 2147483648u);
+                const u32 e125 = (e124 & 65535u);
+                if (((e118 != 0u) && (e118 != e125)) && (((v25 ^ e124) & 2147418112u) == 0u)) {
+                    const u32 v26 = strata_atomic_load(&strata_tile_writer_site_[e107]);
                     const u32 v28 = strata_atomic_add(&strata_fault_[0u], 1u);
                     if (v28 == 0u) {
                         strata_fault_[1u] = 8u;
-                        const u32 e114 = ((u32)e107);
-                        strata_fault_[2u] = e114;
-                        const u32 e116 = ((u32)((u64)(e107 >> (32ul & 63))));
-                        strata_fault_[3u] = e116;
-                        const u64 e137 = (((u64)v25) | ((u64)((u64)((u64)v26) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e137);
-                        strata_fault_[5u] = ((u32)((u64)(e137 >> (32ul & 63))));
+                        const u32 e115 = ((u32)e108);
+                        strata_fault_[2u] = e115;
+                        const u32 e117 = ((u32)((u64)(e108 >> (32ul & 63))));
+                        strata_fault_[3u] = e117;
+                        const u64 e138 = (((u64)v25) | ((u64)((u64)((u64)v26) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e138);
+                        strata_fault_[5u] = ((u32)((u64)(e138 >> (32ul & 63))));
                         const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                         strata_fault_[6u] = e40;
                         const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -313,25 +315,25 @@ extern "C" __global__ void checked_clean_loops(
                         strata_fault_[8u] = e43;
                     }
                 } else {
-                    const u32 v29 = strata_atomic_load(&strata_tile_reader_[e106]);
-                    const u32 e142 = (v29 & 65535u);
-                    if (((e142 != 0u) && (e142 != e124)) && (((v29 ^ e123) & 2147418112u) == 0u)) {
+                    const u32 v29 = strata_atomic_load(&strata_tile_reader_[e107]);
+                    const u32 e143 = (v29 & 65535u);
+                    if (((e143 != 0u) && (e143 != e125)) && (((v29 ^ e124) & 2147418112u) == 0u)) {
                     } else {
-                        (void)strata_atomic_xchg(&strata_tile_reader_[e106], e123);
-                        (void)strata_atomic_xchg(&strata_tile_reader_site_[e106], 8u);
+                        (void)strata_atomic_xchg(&strata_tile_reader_[e107], e124);
+                        (void)strata_atomic_xchg(&strata_tile_reader_site_[e107], 8u);
                     }
                 }
             }
-            const u32 v7 = tile[e106];
+            const u32 v7 = tile[e107];
             strata_loaded0_ = v7;
         } else {
             const u32 v6 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v6 == 0u) {
                 strata_fault_[1u] = 1u;
-                const u32 e114 = ((u32)e107);
-                strata_fault_[2u] = e114;
-                const u32 e116 = ((u32)((u64)(e107 >> (32ul & 63))));
-                strata_fault_[3u] = e116;
+                const u32 e115 = ((u32)e108);
+                strata_fault_[2u] = e115;
+                const u32 e117 = ((u32)((u64)(e108 >> (32ul & 63))));
+                strata_fault_[3u] = e117;
                 strata_fault_[4u] = 8u;
                 strata_fault_[5u] = 0u;
                 const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -369,8 +371,8 @@ extern "C" __global__ void checked_clean_loops(
         const u32 v31 = strata_phase_;
         strata_phase_ = (v31 + 1u);
         const u32 v3 = v;
-        const bool e165 = (v3 >= 0u);
-        const u32 v11 = strata_group_reduce_add_u32((e165 ? 1u : 0u));
+        const bool e166 = (v3 >= 0u);
+        const u32 v11 = strata_group_reduce_add_u32((e166 ? 1u : 0u));
         const u32 v32 = strata_phase_;
         strata_phase_ = (v32 + 1u);
         if ((v11 != 0u) && (v11 != e7)) {
@@ -379,9 +381,9 @@ extern "C" __global__ void checked_clean_loops(
                 const u32 v12 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v12 == 0u) {
                     strata_fault_[1u] = 4u;
-                    const u64 e176 = ((u64)(e7 - v11));
-                    strata_fault_[2u] = ((u32)e176);
-                    strata_fault_[3u] = ((u32)((u64)(e176 >> (32ul & 63))));
+                    const u64 e177 = ((u64)(e7 - v11));
+                    strata_fault_[2u] = ((u32)e177);
+                    strata_fault_[3u] = ((u32)((u64)(e177 >> (32ul & 63))));
                     const u64 e34 = ((u64)e7);
                     const u32 e35 = ((u32)e34);
                     strata_fault_[4u] = e35;
@@ -397,35 +399,35 @@ extern "C" __global__ void checked_clean_loops(
             }
             return;
         }
-        if (e165) {
+        if (e166) {
             break;
         }
     }
     const u32 v4 = v;
     const u32 e40 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-    const u64 e180 = ((u64)e40);
-    const u64 e182 = ((u64)x_len);
-    if (e180 < e182) {
+    const u64 e181 = ((u64)e40);
+    const u64 e183 = ((u64)x_len);
+    if (e181 < e183) {
         if (strata_x_shadow__len != 1u) {
             const u32 v33 = strata_phase_;
-            const u64 e187 = (e180 * 4ul);
-            const u32 e188 = ((u32)blockIdx.x + (u32)gridDim.x * ((u32)blockIdx.y + (u32)gridDim.y * (u32)blockIdx.z));
-            const u32 e191 = (((e188 * e7) + e1) + 1u);
-            const u32 v34 = strata_atomic_xchg(&strata_x_shadow_[e187], e191);
-            const u32 e197 = (((u32)((u32)v33 << (16u & 31))) | 9u);
-            const u32 v35 = strata_atomic_xchg(&strata_x_shadow_[(e187 + 1ul)], e197);
-            const bool e204 = (((v34 - 1u) / e7) == e188);
-            if (((v34 != 0u) && (v34 != e191)) && ((!e204) || (e204 && (((u32)((v35 ^ e197) >> (16u & 31))) == 0u)))) {
+            const u64 e188 = (e181 * 4ul);
+            const u32 e189 = ((u32)blockIdx.x + (u32)gridDim.x * ((u32)blockIdx.y + (u32)gridDim.y * (u32)blockIdx.z));
+            const u32 e192 = (((e189 * e7) + e1) + 1u);
+            const u32 v34 = strata_atomic_xchg(&strata_x_shadow_[e188], e192);
+            const u32 e198 = (((u32)((u32)v33 << (16u & 31))) | 9u);
+            const u32 v35 = strata_atomic_xchg(&strata_x_shadow_[(e188 + 1ul)], e198);
+            const bool e205 = (((v34 - 1u) / e7) == e189);
+            if (((v34 != 0u) && (v34 != e192)) && ((!e205) || (e205 && (((u32)((v35 ^ e198) >> (16u & 31))) == 0u)))) {
                 const u32 v36 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v36 == 0u) {
                     strata_fault_[1u] = 9u;
-                    const u32 e215 = ((u32)e180);
-                    strata_fault_[2u] = e215;
-                    const u32 e217 = ((u32)((u64)(e180 >> (32ul & 63))));
-                    strata_fault_[3u] = e217;
-                    const u64 e221 = (((u64)v34) | ((u64)((u64)((u64)v35) << (32ul & 63))));
-                    strata_fault_[4u] = ((u32)e221);
-                    strata_fault_[5u] = ((u32)((u64)(e221 >> (32ul & 63))));
+                    const u32 e216 = ((u32)e181);
+                    strata_fault_[2u] = e216;
+                    const u32 e218 = ((u32)((u64)(e181 >> (32ul & 63))));
+                    strata_fault_[3u] = e218;
+                    const u64 e222 = (((u64)v34) | ((u64)((u64)((u64)v35) << (32ul & 63))));
+                    strata_fault_[4u] = ((u32)e222);
+                    strata_fault_[5u] = ((u32)((u64)(e222 >> (32ul & 63))));
                     strata_fault_[6u] = e40;
                     const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
                     strata_fault_[7u] = e42;
@@ -433,29 +435,32 @@ extern "C" __global__ void checked_clean_loops(
                     strata_fault_[8u] = e43;
                 }
             } else {
-                const u64 e226 = (e187 + 2ul);
-                const u32 v37 = strata_atomic_load(&strata_x_shadow_[e226]);
-                const u32 v38 = strata_atomic_load(&strata_x_shadow_[(e187 + 3ul)]);
-                const bool e235 = (((v37 - 1u) / e7) == e188);
-                if (((v37 != 0u) && (v37 != e191)) && ((!e235) || (e235 && (((u32)((v38 ^ e197) >> (16u & 31))) == 0u)))) {
-                    const u32 v39 = strata_atomic_add(&strata_fault_[0u], 1u);
-                    if (v39 == 0u) {
-                        strata_fault_[1u] = 9u;
-                        const u32 e215 = ((u32)e180);
-                        strata_fault_[2u] = e215;
-                        const u32 e217 = ((u32)((u64)(e180 >> (32ul & 63))));
-                        strata_fault_[3u] = e217;
-                        const u64 e249 = (((u64)v37) | ((u64)((u64)((u64)v38) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e249);
-                        strata_fault_[5u] = ((u32)((u64)(e249 >> (32ul & 63))));
-                        strata_fault_[6u] = e40;
-                        const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                        strata_fault_[7u] = e42;
-                        const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                        strata_fault_[8u] = e43;
+                const u64 e227 = (e188 + 2ul);
+                const u32 v37 = strata_atomic_load(&strata_x_shadow_[e227]);
+                const bool e229 = (v37 != 0u);
+                if (e229) {
+                    const u32 v38 = strata_atomic_load(&strata_x_shadow_[(e188 + 3ul)]);
+                    const bool e236 = (((v37 - 1u) / e7) == e189);
+                    if ((e229 && (v37 != e192)) && ((!e236) || (e236 && (((u32)((v38 ^ e198) >> (16u & 31))) == 0u)))) {
+                        const u32 v39 = strata_atomic_add(&strata_fault_[0u], 1u);
+                        if (v39 == 0u) {
+                            strata_fault_[1u] = 9u;
+                            const u32 e216 = ((u32)e181);
+                            strata_fault_[2u] = e216;
+                            const u32 e218 = ((u32)((u64)(e181 >> (32ul & 63))));
+                            strata_fault_[3u] = e218;
+                            const u64 e250 = (((u64)v37) | ((u64)((u64)((u64)v38) << (32ul & 63))));
+                            strata_fault_[4u] = ((u32)e250);
+                            strata_fault_[5u] = ((u32)((u64)(e250 >> (32ul & 63))));
+                            strata_fault_[6u] = e40;
+                            const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                            strata_fault_[7u] = e42;
+                            const u32 e43 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                            strata_fault_[8u] = e43;
+                        }
                     }
+                    (void)strata_atomic_xchg(&strata_x_shadow_[e227], 0u);
                 }
-                (void)strata_atomic_xchg(&strata_x_shadow_[e226], 0u);
             }
         }
         x[e40] = v4;
@@ -463,12 +468,12 @@ extern "C" __global__ void checked_clean_loops(
         const u32 v13 = strata_atomic_add(&strata_fault_[0u], 1u);
         if (v13 == 0u) {
             strata_fault_[1u] = 5u;
-            const u32 e215 = ((u32)e180);
-            strata_fault_[2u] = e215;
-            const u32 e217 = ((u32)((u64)(e180 >> (32ul & 63))));
-            strata_fault_[3u] = e217;
-            strata_fault_[4u] = ((u32)e182);
-            strata_fault_[5u] = ((u32)((u64)(e182 >> (32ul & 63))));
+            const u32 e216 = ((u32)e181);
+            strata_fault_[2u] = e216;
+            const u32 e218 = ((u32)((u64)(e181 >> (32ul & 63))));
+            strata_fault_[3u] = e218;
+            strata_fault_[4u] = ((u32)e183);
+            strata_fault_[5u] = ((u32)((u64)(e183 >> (32ul & 63))));
             strata_fault_[6u] = e40;
             const u32 e42 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
             strata_fault_[7u] = e42;

@@ -197,26 +197,29 @@ extern "C" __global__ void matmul_naive(
             } else {
                 const u64 e108 = (e63 + 2ul);
                 const u32 v14 = strata_atomic_load(&strata_c_shadow_[e108]);
-                const u32 v15 = strata_atomic_load(&strata_c_shadow_[(e63 + 3ul)]);
-                const bool e117 = (((v14 - 1u) / e69) == e64);
-                if (((v14 != 0u) && (v14 != e73)) && ((!e117) || (e117 && (((u32)((v15 ^ e79) >> (16u & 31))) == 0u)))) {
-                    const u32 v16 = strata_atomic_add(&strata_fault_[0u], 1u);
-                    if (v16 == 0u) {
-                        strata_fault_[1u] = 3u;
-                        const u32 e97 = ((u32)e58);
-                        strata_fault_[2u] = e97;
-                        const u32 e99 = ((u32)((u64)(e58 >> (32ul & 63))));
-                        strata_fault_[3u] = e99;
-                        const u64 e131 = (((u64)v14) | ((u64)((u64)((u64)v15) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e131);
-                        strata_fault_[5u] = ((u32)((u64)(e131 >> (32ul & 63))));
-                        strata_fault_[6u] = e5;
-                        strata_fault_[7u] = e2;
-                        const u32 e35 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                        strata_fault_[8u] = e35;
+                const bool e110 = (v14 != 0u);
+                if (e110) {
+                    const u32 v15 = strata_atomic_load(&strata_c_shadow_[(e63 + 3ul)]);
+                    const bool e117 = (((v14 - 1u) / e69) == e64);
+                    if ((e110 && (v14 != e73)) && ((!e117) || (e117 && (((u32)((v15 ^ e79) >> (16u & 31))) == 0u)))) {
+                        const u32 v16 = strata_atomic_add(&strata_fault_[0u], 1u);
+                        if (v16 == 0u) {
+                            strata_fault_[1u] = 3u;
+                            const u32 e97 = ((u32)e58);
+                            strata_fault_[2u] = e97;
+                            const u32 e99 = ((u32)((u64)(e58 >> (32ul & 63))));
+                            strata_fault_[3u] = e99;
+                            const u64 e131 = (((u64)v14) | ((u64)((u64)((u64)v15) << (32ul & 63))));
+                            strata_fault_[4u] = ((u32)e131);
+                            strata_fault_[5u] = ((u32)((u64)(e131 >> (32ul & 63))));
+                            strata_fault_[6u] = e5;
+                            strata_fault_[7u] = e2;
+                            const u32 e35 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                            strata_fault_[8u] = e35;
+                        }
                     }
+                    (void)strata_atomic_xchg(&strata_c_shadow_[e108], 0u);
                 }
-                (void)strata_atomic_xchg(&strata_c_shadow_[e108], 0u);
             }
             c[e57] = v4;
         } else {

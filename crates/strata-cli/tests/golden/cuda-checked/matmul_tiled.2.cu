@@ -202,28 +202,30 @@ extern "C" __global__ void matmul_tiled(
                     }
                 } else {
                     const u32 v131 = strata_atomic_load(&strata_a_tile_reader_[e55]);
-                    const u32 v132 = strata_atomic_load(&strata_a_tile_reader_site_[e55]);
-                    const u32 e94 = (v131 & 65535u);
-                    if (((e94 != 0u) && (e94 != e72)) && (((v131 ^ e66) & 2147418112u) == 0u)) {
-                        const u32 v133 = strata_atomic_add(&strata_fault_[0u], 1u);
-                        if (v133 == 0u) {
-                            strata_fault_[1u] = 39u;
-                            const u32 e82 = ((u32)e56);
-                            strata_fault_[2u] = e82;
-                            const u32 e84 = ((u32)((u64)(e56 >> (32ul & 63))));
-                            strata_fault_[3u] = e84;
-                            const u64 e108 = (((u64)v131) | ((u64)((u64)((u64)v132) << (32ul & 63))));
-                            strata_fault_[4u] = ((u32)e108);
-                            strata_fault_[5u] = ((u32)((u64)(e108 >> (32ul & 63))));
-                            const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                            strata_fault_[6u] = e49;
-                            const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                            strata_fault_[7u] = e51;
-                            const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                            strata_fault_[8u] = e53;
+                    if (v131 != 0u) {
+                        const u32 e95 = (v131 & 65535u);
+                        if (((e95 != 0u) && (e95 != e72)) && (((v131 ^ e66) & 2147418112u) == 0u)) {
+                            const u32 v132 = strata_atomic_load(&strata_a_tile_reader_site_[e55]);
+                            const u32 v133 = strata_atomic_add(&strata_fault_[0u], 1u);
+                            if (v133 == 0u) {
+                                strata_fault_[1u] = 39u;
+                                const u32 e82 = ((u32)e56);
+                                strata_fault_[2u] = e82;
+                                const u32 e84 = ((u32)((u64)(e56 >> (32ul & 63))));
+                                strata_fault_[3u] = e84;
+                                const u64 e109 = (((u64)v131) | ((u64)((u64)((u64)v132) << (32ul & 63))));
+                                strata_fault_[4u] = ((u32)e109);
+                                strata_fault_[5u] = ((u32)((u64)(e109 >> (32ul & 63))));
+                                const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                                strata_fault_[6u] = e49;
+                                const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                                strata_fault_[7u] = e51;
+                                const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                                strata_fault_[8u] = e53;
+                            }
                         }
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e55], 0u);
                     }
-                    (void)strata_atomic_xchg(&strata_a_tile_reader_[e55], 0u);
                 }
                 a_tile[e55] = v1;
             } else {
@@ -252,12 +254,12 @@ extern "C" __global__ void matmul_tiled(
             if (e58) {
                 const u32 v134 = strata_phase_;
                 const u32 e63 = (e2 + 1u);
-                const u32 e119 = ((((u32)((u32)(v134 & 32767u) << (16u & 31))) | e63) | 2147483648u);
-                const u32 v135 = strata_atomic_xchg(&strata_a_tile_writer_[e55], e119);
+                const u32 e120 = ((((u32)((u32)(v134 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const u32 v135 = strata_atomic_xchg(&strata_a_tile_writer_[e55], e120);
                 const u32 v136 = strata_atomic_xchg(&strata_a_tile_writer_site_[e55], 40u);
-                const u32 e122 = (v135 & 65535u);
-                const u32 e124 = (e119 & 65535u);
-                if (((e122 != 0u) && (e122 != e124)) && (((v135 ^ e119) & 2147418112u) == 0u)) {
+                const u32 e123 = (v135 & 65535u);
+                const u32 e125 = (e120 & 65535u);
+                if (((e123 != 0u) && (e123 != e125)) && (((v135 ^ e120) & 2147418112u) == 0u)) {
                     const u32 v137 = strata_atomic_add(&strata_fault_[0u], 1u);
                     if (v137 == 0u) {
                         strata_fault_[1u] = 40u;
@@ -265,9 +267,9 @@ extern "C" __global__ void matmul_tiled(
                         strata_fault_[2u] = e82;
                         const u32 e84 = ((u32)((u64)(e56 >> (32ul & 63))));
                         strata_fault_[3u] = e84;
-                        const u64 e137 = (((u64)v135) | ((u64)((u64)((u64)v136) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e137);
-                        strata_fault_[5u] = ((u32)((u64)(e137 >> (32ul & 63))));
+                        const u64 e138 = (((u64)v135) | ((u64)((u64)((u64)v136) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e138);
+                        strata_fault_[5u] = ((u32)((u64)(e138 >> (32ul & 63))));
                         const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                         strata_fault_[6u] = e49;
                         const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -277,28 +279,30 @@ extern "C" __global__ void matmul_tiled(
                     }
                 } else {
                     const u32 v138 = strata_atomic_load(&strata_a_tile_reader_[e55]);
-                    const u32 v139 = strata_atomic_load(&strata_a_tile_reader_site_[e55]);
-                    const u32 e142 = (v138 & 65535u);
-                    if (((e142 != 0u) && (e142 != e124)) && (((v138 ^ e119) & 2147418112u) == 0u)) {
-                        const u32 v140 = strata_atomic_add(&strata_fault_[0u], 1u);
-                        if (v140 == 0u) {
-                            strata_fault_[1u] = 40u;
-                            const u32 e82 = ((u32)e56);
-                            strata_fault_[2u] = e82;
-                            const u32 e84 = ((u32)((u64)(e56 >> (32ul & 63))));
-                            strata_fault_[3u] = e84;
-                            const u64 e156 = (((u64)v138) | ((u64)((u64)((u64)v139) << (32ul & 63))));
-                            strata_fault_[4u] = ((u32)e156);
-                            strata_fault_[5u] = ((u32)((u64)(e156 >> (32ul & 63))));
-                            const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                            strata_fault_[6u] = e49;
-                            const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                            strata_fault_[7u] = e51;
-                            const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                            strata_fault_[8u] = e53;
+                    if (v138 != 0u) {
+                        const u32 e144 = (v138 & 65535u);
+                        if (((e144 != 0u) && (e144 != e125)) && (((v138 ^ e120) & 2147418112u) == 0u)) {
+                            const u32 v139 = strata_atomic_load(&strata_a_tile_reader_site_[e55]);
+                            const u32 v140 = strata_atomic_add(&strata_fault_[0u], 1u);
+                            if (v140 == 0u) {
+                                strata_fault_[1u] = 40u;
+                                const u32 e82 = ((u32)e56);
+                                strata_fault_[2u] = e82;
+                                const u32 e84 = ((u32)((u64)(e56 >> (32ul & 63))));
+                                strata_fault_[3u] = e84;
+                                const u64 e158 = (((u64)v138) | ((u64)((u64)((u64)v139) << (32ul & 63))));
+                                strata_fault_[4u] = ((u32)e158);
+                                strata_fault_[5u] = ((u32)((u64)(e158 >> (32ul & 63))));
+                                const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                                strata_fault_[6u] = e49;
+                                const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                                strata_fault_[7u] = e51;
+                                const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                                strata_fault_[8u] = e53;
+                            }
                         }
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e55], 0u);
                     }
-                    (void)strata_atomic_xchg(&strata_a_tile_reader_[e55], 0u);
                 }
                 a_tile[e55] = 0.0f;
             } else {
@@ -320,24 +324,24 @@ extern "C" __global__ void matmul_tiled(
                 }
             }
         }
-        const u32 e162 = (e23 + e19);
-        const u32 e166 = (((u32)blockIdx.x * 16u) + e24);
-        const bool e167 = (e166 < n);
-        if ((e162 < n) && e167) {
-            const u32 e170 = ((e162 * n) + e166);
-            const u64 e171 = ((u64)e170);
-            const u64 e173 = ((u64)b_len);
-            if (e171 < e173) {
-                const float v57 = b[e170];
+        const u32 e164 = (e23 + e19);
+        const u32 e168 = (((u32)blockIdx.x * 16u) + e24);
+        const bool e169 = (e168 < n);
+        if ((e164 < n) && e169) {
+            const u32 e172 = ((e164 * n) + e168);
+            const u64 e173 = ((u64)e172);
+            const u64 e175 = ((u64)b_len);
+            if (e173 < e175) {
+                const float v57 = b[e172];
                 strata_loaded0_ = v57;
             } else {
                 const u32 v56 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v56 == 0u) {
                     strata_fault_[1u] = 3u;
-                    strata_fault_[2u] = ((u32)e171);
-                    strata_fault_[3u] = ((u32)((u64)(e171 >> (32ul & 63))));
-                    strata_fault_[4u] = ((u32)e173);
-                    strata_fault_[5u] = ((u32)((u64)(e173 >> (32ul & 63))));
+                    strata_fault_[2u] = ((u32)e173);
+                    strata_fault_[3u] = ((u32)((u64)(e173 >> (32ul & 63))));
+                    strata_fault_[4u] = ((u32)e175);
+                    strata_fault_[5u] = ((u32)((u64)(e175 >> (32ul & 63))));
                     const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                     strata_fault_[6u] = e49;
                     const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -354,12 +358,12 @@ extern "C" __global__ void matmul_tiled(
             if (e58) {
                 const u32 v141 = strata_phase_;
                 const u32 e63 = (e2 + 1u);
-                const u32 e188 = ((((u32)((u32)(v141 & 32767u) << (16u & 31))) | e63) | 2147483648u);
-                const u32 v142 = strata_atomic_xchg(&strata_b_tile_writer_[e55], e188);
+                const u32 e190 = ((((u32)((u32)(v141 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const u32 v142 = strata_atomic_xchg(&strata_b_tile_writer_[e55], e190);
                 const u32 v143 = strata_atomic_xchg(&strata_b_tile_writer_site_[e55], 41u);
-                const u32 e191 = (v142 & 65535u);
-                const u32 e193 = (e188 & 65535u);
-                if (((e191 != 0u) && (e191 != e193)) && (((v142 ^ e188) & 2147418112u) == 0u)) {
+                const u32 e193 = (v142 & 65535u);
+                const u32 e195 = (e190 & 65535u);
+                if (((e193 != 0u) && (e193 != e195)) && (((v142 ^ e190) & 2147418112u) == 0u)) {
                     const u32 v144 = strata_atomic_add(&strata_fault_[0u], 1u);
                     if (v144 == 0u) {
                         strata_fault_[1u] = 41u;
@@ -367,9 +371,9 @@ extern "C" __global__ void matmul_tiled(
                         strata_fault_[2u] = e82;
                         const u32 e84 = ((u32)((u64)(e56 >> (32ul & 63))));
                         strata_fault_[3u] = e84;
-                        const u64 e206 = (((u64)v142) | ((u64)((u64)((u64)v143) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e206);
-                        strata_fault_[5u] = ((u32)((u64)(e206 >> (32ul & 63))));
+                        const u64 e208 = (((u64)v142) | ((u64)((u64)((u64)v143) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e208);
+                        strata_fault_[5u] = ((u32)((u64)(e208 >> (32ul & 63))));
                         const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                         strata_fault_[6u] = e49;
                         const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -379,28 +383,30 @@ extern "C" __global__ void matmul_tiled(
                     }
                 } else {
                     const u32 v145 = strata_atomic_load(&strata_b_tile_reader_[e55]);
-                    const u32 v146 = strata_atomic_load(&strata_b_tile_reader_site_[e55]);
-                    const u32 e211 = (v145 & 65535u);
-                    if (((e211 != 0u) && (e211 != e193)) && (((v145 ^ e188) & 2147418112u) == 0u)) {
-                        const u32 v147 = strata_atomic_add(&strata_fault_[0u], 1u);
-                        if (v147 == 0u) {
-                            strata_fault_[1u] = 41u;
-                            const u32 e82 = ((u32)e56);
-                            strata_fault_[2u] = e82;
-                            const u32 e84 = ((u32)((u64)(e56 >> (32ul & 63))));
-                            strata_fault_[3u] = e84;
-                            const u64 e225 = (((u64)v145) | ((u64)((u64)((u64)v146) << (32ul & 63))));
-                            strata_fault_[4u] = ((u32)e225);
-                            strata_fault_[5u] = ((u32)((u64)(e225 >> (32ul & 63))));
-                            const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                            strata_fault_[6u] = e49;
-                            const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                            strata_fault_[7u] = e51;
-                            const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                            strata_fault_[8u] = e53;
+                    if (v145 != 0u) {
+                        const u32 e214 = (v145 & 65535u);
+                        if (((e214 != 0u) && (e214 != e195)) && (((v145 ^ e190) & 2147418112u) == 0u)) {
+                            const u32 v146 = strata_atomic_load(&strata_b_tile_reader_site_[e55]);
+                            const u32 v147 = strata_atomic_add(&strata_fault_[0u], 1u);
+                            if (v147 == 0u) {
+                                strata_fault_[1u] = 41u;
+                                const u32 e82 = ((u32)e56);
+                                strata_fault_[2u] = e82;
+                                const u32 e84 = ((u32)((u64)(e56 >> (32ul & 63))));
+                                strata_fault_[3u] = e84;
+                                const u64 e228 = (((u64)v145) | ((u64)((u64)((u64)v146) << (32ul & 63))));
+                                strata_fault_[4u] = ((u32)e228);
+                                strata_fault_[5u] = ((u32)((u64)(e228 >> (32ul & 63))));
+                                const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                                strata_fault_[6u] = e49;
+                                const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                                strata_fault_[7u] = e51;
+                                const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                                strata_fault_[8u] = e53;
+                            }
                         }
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e55], 0u);
                     }
-                    (void)strata_atomic_xchg(&strata_b_tile_reader_[e55], 0u);
                 }
                 b_tile[e55] = v2;
             } else {
@@ -429,12 +435,12 @@ extern "C" __global__ void matmul_tiled(
             if (e58) {
                 const u32 v148 = strata_phase_;
                 const u32 e63 = (e2 + 1u);
-                const u32 e236 = ((((u32)((u32)(v148 & 32767u) << (16u & 31))) | e63) | 2147483648u);
-                const u32 v149 = strata_atomic_xchg(&strata_b_tile_writer_[e55], e236);
+                const u32 e239 = ((((u32)((u32)(v148 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const u32 v149 = strata_atomic_xchg(&strata_b_tile_writer_[e55], e239);
                 const u32 v150 = strata_atomic_xchg(&strata_b_tile_writer_site_[e55], 42u);
-                const u32 e239 = (v149 & 65535u);
-                const u32 e241 = (e236 & 65535u);
-                if (((e239 != 0u) && (e239 != e241)) && (((v149 ^ e236) & 2147418112u) == 0u)) {
+                const u32 e242 = (v149 & 65535u);
+                const u32 e244 = (e239 & 65535u);
+                if (((e242 != 0u) && (e242 != e244)) && (((v149 ^ e239) & 2147418112u) == 0u)) {
                     const u32 v151 = strata_atomic_add(&strata_fault_[0u], 1u);
                     if (v151 == 0u) {
                         strata_fault_[1u] = 42u;
@@ -442,9 +448,9 @@ extern "C" __global__ void matmul_tiled(
                         strata_fault_[2u] = e82;
                         const u32 e84 = ((u32)((u64)(e56 >> (32ul & 63))));
                         strata_fault_[3u] = e84;
-                        const u64 e254 = (((u64)v149) | ((u64)((u64)((u64)v150) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e254);
-                        strata_fault_[5u] = ((u32)((u64)(e254 >> (32ul & 63))));
+                        const u64 e257 = (((u64)v149) | ((u64)((u64)((u64)v150) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e257);
+                        strata_fault_[5u] = ((u32)((u64)(e257 >> (32ul & 63))));
                         const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                         strata_fault_[6u] = e49;
                         const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -454,28 +460,30 @@ extern "C" __global__ void matmul_tiled(
                     }
                 } else {
                     const u32 v152 = strata_atomic_load(&strata_b_tile_reader_[e55]);
-                    const u32 v153 = strata_atomic_load(&strata_b_tile_reader_site_[e55]);
-                    const u32 e259 = (v152 & 65535u);
-                    if (((e259 != 0u) && (e259 != e241)) && (((v152 ^ e236) & 2147418112u) == 0u)) {
-                        const u32 v154 = strata_atomic_add(&strata_fault_[0u], 1u);
-                        if (v154 == 0u) {
-                            strata_fault_[1u] = 42u;
-                            const u32 e82 = ((u32)e56);
-                            strata_fault_[2u] = e82;
-                            const u32 e84 = ((u32)((u64)(e56 >> (32ul & 63))));
-                            strata_fault_[3u] = e84;
-                            const u64 e273 = (((u64)v152) | ((u64)((u64)((u64)v153) << (32ul & 63))));
-                            strata_fault_[4u] = ((u32)e273);
-                            strata_fault_[5u] = ((u32)((u64)(e273 >> (32ul & 63))));
-                            const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                            strata_fault_[6u] = e49;
-                            const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                            strata_fault_[7u] = e51;
-                            const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                            strata_fault_[8u] = e53;
+                    if (v152 != 0u) {
+                        const u32 e263 = (v152 & 65535u);
+                        if (((e263 != 0u) && (e263 != e244)) && (((v152 ^ e239) & 2147418112u) == 0u)) {
+                            const u32 v153 = strata_atomic_load(&strata_b_tile_reader_site_[e55]);
+                            const u32 v154 = strata_atomic_add(&strata_fault_[0u], 1u);
+                            if (v154 == 0u) {
+                                strata_fault_[1u] = 42u;
+                                const u32 e82 = ((u32)e56);
+                                strata_fault_[2u] = e82;
+                                const u32 e84 = ((u32)((u64)(e56 >> (32ul & 63))));
+                                strata_fault_[3u] = e84;
+                                const u64 e277 = (((u64)v152) | ((u64)((u64)((u64)v153) << (32ul & 63))));
+                                strata_fault_[4u] = ((u32)e277);
+                                strata_fault_[5u] = ((u32)((u64)(e277 >> (32ul & 63))));
+                                const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                                strata_fault_[6u] = e49;
+                                const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                                strata_fault_[7u] = e51;
+                                const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                                strata_fault_[8u] = e53;
+                            }
                         }
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e55], 0u);
                     }
-                    (void)strata_atomic_xchg(&strata_b_tile_reader_[e55], 0u);
                 }
                 b_tile[e55] = 0.0f;
             } else {
@@ -501,19 +509,18 @@ extern "C" __global__ void matmul_tiled(
         const u32 v155 = strata_phase_;
         strata_phase_ = (v155 + 1u);
         const u32 e54 = (e19 * 16u);
-        const u64 e281 = ((u64)e54);
-        if (e281 < 256ul) {
+        const u64 e285 = ((u64)e54);
+        if (e285 < 256ul) {
             const u32 v156 = strata_phase_;
             const u32 v157 = strata_atomic_load(&strata_a_tile_writer_[e54]);
-            const u32 v158 = strata_atomic_load(&strata_a_tile_writer_site_[e54]);
             if ((v157 & 2147483648u) == 0u) {
                 const u32 v159 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v159 == 0u) {
                     strata_fault_[1u] = 43u;
-                    const u32 e289 = ((u32)e281);
-                    strata_fault_[2u] = e289;
-                    const u32 e291 = ((u32)((u64)(e281 >> (32ul & 63))));
-                    strata_fault_[3u] = e291;
+                    const u32 e293 = ((u32)e285);
+                    strata_fault_[2u] = e293;
+                    const u32 e295 = ((u32)((u64)(e285 >> (32ul & 63))));
+                    strata_fault_[3u] = e295;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -524,21 +531,22 @@ extern "C" __global__ void matmul_tiled(
                     strata_fault_[8u] = e53;
                 }
             } else {
-                const u32 e292 = (v157 & 65535u);
+                const u32 e296 = (v157 & 65535u);
                 const u32 e63 = (e2 + 1u);
-                const u32 e298 = ((((u32)((u32)(v156 & 32767u) << (16u & 31))) | e63) | 2147483648u);
-                const u32 e299 = (e298 & 65535u);
-                if (((e292 != 0u) && (e292 != e299)) && (((v157 ^ e298) & 2147418112u) == 0u)) {
+                const u32 e302 = ((((u32)((u32)(v156 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const u32 e303 = (e302 & 65535u);
+                if (((e296 != 0u) && (e296 != e303)) && (((v157 ^ e302) & 2147418112u) == 0u)) {
+                    const u32 v158 = strata_atomic_load(&strata_a_tile_writer_site_[e54]);
                     const u32 v160 = strata_atomic_add(&strata_fault_[0u], 1u);
                     if (v160 == 0u) {
                         strata_fault_[1u] = 44u;
-                        const u32 e289 = ((u32)e281);
-                        strata_fault_[2u] = e289;
-                        const u32 e291 = ((u32)((u64)(e281 >> (32ul & 63))));
-                        strata_fault_[3u] = e291;
-                        const u64 e313 = (((u64)v157) | ((u64)((u64)((u64)v158) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e313);
-                        strata_fault_[5u] = ((u32)((u64)(e313 >> (32ul & 63))));
+                        const u32 e293 = ((u32)e285);
+                        strata_fault_[2u] = e293;
+                        const u32 e295 = ((u32)((u64)(e285 >> (32ul & 63))));
+                        strata_fault_[3u] = e295;
+                        const u64 e317 = (((u64)v157) | ((u64)((u64)((u64)v158) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e317);
+                        strata_fault_[5u] = ((u32)((u64)(e317 >> (32ul & 63))));
                         const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                         strata_fault_[6u] = e49;
                         const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -548,10 +556,10 @@ extern "C" __global__ void matmul_tiled(
                     }
                 } else {
                     const u32 v161 = strata_atomic_load(&strata_a_tile_reader_[e54]);
-                    const u32 e318 = (v161 & 65535u);
-                    if (((e318 != 0u) && (e318 != e299)) && (((v161 ^ e298) & 2147418112u) == 0u)) {
+                    const u32 e322 = (v161 & 65535u);
+                    if (((e322 != 0u) && (e322 != e303)) && (((v161 ^ e302) & 2147418112u) == 0u)) {
                     } else {
-                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e54], e298);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e54], e302);
                         (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e54], 44u);
                     }
                 }
@@ -562,10 +570,10 @@ extern "C" __global__ void matmul_tiled(
             const u32 v60 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v60 == 0u) {
                 strata_fault_[1u] = 6u;
-                const u32 e289 = ((u32)e281);
-                strata_fault_[2u] = e289;
-                const u32 e291 = ((u32)((u64)(e281 >> (32ul & 63))));
-                strata_fault_[3u] = e291;
+                const u32 e293 = ((u32)e285);
+                strata_fault_[2u] = e293;
+                const u32 e295 = ((u32)((u64)(e285 >> (32ul & 63))));
+                strata_fault_[3u] = e295;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -577,19 +585,18 @@ extern "C" __global__ void matmul_tiled(
             }
         }
         const float v3 = strata_loaded0_;
-        const u64 e329 = ((u64)e24);
-        if (e329 < 256ul) {
+        const u64 e333 = ((u64)e24);
+        if (e333 < 256ul) {
             const u32 v162 = strata_phase_;
             const u32 v163 = strata_atomic_load(&strata_b_tile_writer_[e24]);
-            const u32 v164 = strata_atomic_load(&strata_b_tile_writer_site_[e24]);
             if ((v163 & 2147483648u) == 0u) {
                 const u32 v165 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v165 == 0u) {
                     strata_fault_[1u] = 45u;
-                    const u32 e337 = ((u32)e329);
-                    strata_fault_[2u] = e337;
-                    const u32 e339 = ((u32)((u64)(e329 >> (32ul & 63))));
-                    strata_fault_[3u] = e339;
+                    const u32 e341 = ((u32)e333);
+                    strata_fault_[2u] = e341;
+                    const u32 e343 = ((u32)((u64)(e333 >> (32ul & 63))));
+                    strata_fault_[3u] = e343;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -600,21 +607,22 @@ extern "C" __global__ void matmul_tiled(
                     strata_fault_[8u] = e53;
                 }
             } else {
-                const u32 e340 = (v163 & 65535u);
+                const u32 e344 = (v163 & 65535u);
                 const u32 e63 = (e2 + 1u);
-                const u32 e346 = ((((u32)((u32)(v162 & 32767u) << (16u & 31))) | e63) | 2147483648u);
-                const u32 e347 = (e346 & 65535u);
-                if (((e340 != 0u) && (e340 != e347)) && (((v163 ^ e346) & 2147418112u) == 0u)) {
+                const u32 e350 = ((((u32)((u32)(v162 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const u32 e351 = (e350 & 65535u);
+                if (((e344 != 0u) && (e344 != e351)) && (((v163 ^ e350) & 2147418112u) == 0u)) {
+                    const u32 v164 = strata_atomic_load(&strata_b_tile_writer_site_[e24]);
                     const u32 v166 = strata_atomic_add(&strata_fault_[0u], 1u);
                     if (v166 == 0u) {
                         strata_fault_[1u] = 46u;
-                        const u32 e337 = ((u32)e329);
-                        strata_fault_[2u] = e337;
-                        const u32 e339 = ((u32)((u64)(e329 >> (32ul & 63))));
-                        strata_fault_[3u] = e339;
-                        const u64 e361 = (((u64)v163) | ((u64)((u64)((u64)v164) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e361);
-                        strata_fault_[5u] = ((u32)((u64)(e361 >> (32ul & 63))));
+                        const u32 e341 = ((u32)e333);
+                        strata_fault_[2u] = e341;
+                        const u32 e343 = ((u32)((u64)(e333 >> (32ul & 63))));
+                        strata_fault_[3u] = e343;
+                        const u64 e365 = (((u64)v163) | ((u64)((u64)((u64)v164) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e365);
+                        strata_fault_[5u] = ((u32)((u64)(e365 >> (32ul & 63))));
                         const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                         strata_fault_[6u] = e49;
                         const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -624,10 +632,10 @@ extern "C" __global__ void matmul_tiled(
                     }
                 } else {
                     const u32 v167 = strata_atomic_load(&strata_b_tile_reader_[e24]);
-                    const u32 e366 = (v167 & 65535u);
-                    if (((e366 != 0u) && (e366 != e347)) && (((v167 ^ e346) & 2147418112u) == 0u)) {
+                    const u32 e370 = (v167 & 65535u);
+                    if (((e370 != 0u) && (e370 != e351)) && (((v167 ^ e350) & 2147418112u) == 0u)) {
                     } else {
-                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e24], e346);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e24], e350);
                         (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e24], 46u);
                     }
                 }
@@ -638,10 +646,10 @@ extern "C" __global__ void matmul_tiled(
             const u32 v62 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v62 == 0u) {
                 strata_fault_[1u] = 7u;
-                const u32 e337 = ((u32)e329);
-                strata_fault_[2u] = e337;
-                const u32 e339 = ((u32)((u64)(e329 >> (32ul & 63))));
-                strata_fault_[3u] = e339;
+                const u32 e341 = ((u32)e333);
+                strata_fault_[2u] = e341;
+                const u32 e343 = ((u32)((u64)(e333 >> (32ul & 63))));
+                strata_fault_[3u] = e343;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -655,20 +663,19 @@ extern "C" __global__ void matmul_tiled(
         const float v4 = strata_loaded0_;
         const float v5 = v;
         v = (v5 + (v3 * v4));
-        const u32 e382 = (e54 + 1u);
-        const u64 e383 = ((u64)e382);
-        if (e383 < 256ul) {
+        const u32 e386 = (e54 + 1u);
+        const u64 e387 = ((u64)e386);
+        if (e387 < 256ul) {
             const u32 v168 = strata_phase_;
-            const u32 v169 = strata_atomic_load(&strata_a_tile_writer_[e382]);
-            const u32 v170 = strata_atomic_load(&strata_a_tile_writer_site_[e382]);
+            const u32 v169 = strata_atomic_load(&strata_a_tile_writer_[e386]);
             if ((v169 & 2147483648u) == 0u) {
                 const u32 v171 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v171 == 0u) {
                     strata_fault_[1u] = 47u;
-                    const u32 e391 = ((u32)e383);
-                    strata_fault_[2u] = e391;
-                    const u32 e393 = ((u32)((u64)(e383 >> (32ul & 63))));
-                    strata_fault_[3u] = e393;
+                    const u32 e395 = ((u32)e387);
+                    strata_fault_[2u] = e395;
+                    const u32 e397 = ((u32)((u64)(e387 >> (32ul & 63))));
+                    strata_fault_[3u] = e397;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -679,21 +686,22 @@ extern "C" __global__ void matmul_tiled(
                     strata_fault_[8u] = e53;
                 }
             } else {
-                const u32 e394 = (v169 & 65535u);
+                const u32 e398 = (v169 & 65535u);
                 const u32 e63 = (e2 + 1u);
-                const u32 e400 = ((((u32)((u32)(v168 & 32767u) << (16u & 31))) | e63) | 2147483648u);
-                const u32 e401 = (e400 & 65535u);
-                if (((e394 != 0u) && (e394 != e401)) && (((v169 ^ e400) & 2147418112u) == 0u)) {
+                const u32 e404 = ((((u32)((u32)(v168 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const u32 e405 = (e404 & 65535u);
+                if (((e398 != 0u) && (e398 != e405)) && (((v169 ^ e404) & 2147418112u) == 0u)) {
+                    const u32 v170 = strata_atomic_load(&strata_a_tile_writer_site_[e386]);
                     const u32 v172 = strata_atomic_add(&strata_fault_[0u], 1u);
                     if (v172 == 0u) {
                         strata_fault_[1u] = 48u;
-                        const u32 e391 = ((u32)e383);
-                        strata_fault_[2u] = e391;
-                        const u32 e393 = ((u32)((u64)(e383 >> (32ul & 63))));
-                        strata_fault_[3u] = e393;
-                        const u64 e415 = (((u64)v169) | ((u64)((u64)((u64)v170) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e415);
-                        strata_fault_[5u] = ((u32)((u64)(e415 >> (32ul & 63))));
+                        const u32 e395 = ((u32)e387);
+                        strata_fault_[2u] = e395;
+                        const u32 e397 = ((u32)((u64)(e387 >> (32ul & 63))));
+                        strata_fault_[3u] = e397;
+                        const u64 e419 = (((u64)v169) | ((u64)((u64)((u64)v170) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e419);
+                        strata_fault_[5u] = ((u32)((u64)(e419 >> (32ul & 63))));
                         const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                         strata_fault_[6u] = e49;
                         const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -702,25 +710,25 @@ extern "C" __global__ void matmul_tiled(
                         strata_fault_[8u] = e53;
                     }
                 } else {
-                    const u32 v173 = strata_atomic_load(&strata_a_tile_reader_[e382]);
-                    const u32 e420 = (v173 & 65535u);
-                    if (((e420 != 0u) && (e420 != e401)) && (((v173 ^ e400) & 2147418112u) == 0u)) {
+                    const u32 v173 = strata_atomic_load(&strata_a_tile_reader_[e386]);
+                    const u32 e424 = (v173 & 65535u);
+                    if (((e424 != 0u) && (e424 != e405)) && (((v173 ^ e404) & 2147418112u) == 0u)) {
                     } else {
-                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e382], e400);
-                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e382], 48u);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e386], e404);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e386], 48u);
                     }
                 }
             }
-            const float v65 = a_tile[e382];
+            const float v65 = a_tile[e386];
             strata_loaded0_ = v65;
         } else {
             const u32 v64 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v64 == 0u) {
                 strata_fault_[1u] = 8u;
-                const u32 e391 = ((u32)e383);
-                strata_fault_[2u] = e391;
-                const u32 e393 = ((u32)((u64)(e383 >> (32ul & 63))));
-                strata_fault_[3u] = e393;
+                const u32 e395 = ((u32)e387);
+                strata_fault_[2u] = e395;
+                const u32 e397 = ((u32)((u64)(e387 >> (32ul & 63))));
+                strata_fault_[3u] = e397;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -732,20 +740,19 @@ extern "C" __global__ void matmul_tiled(
             }
         }
         const float v6 = strata_loaded0_;
-        const u32 e431 = (16u + e24);
-        const u64 e432 = ((u64)e431);
-        if (e432 < 256ul) {
+        const u32 e435 = (16u + e24);
+        const u64 e436 = ((u64)e435);
+        if (e436 < 256ul) {
             const u32 v174 = strata_phase_;
-            const u32 v175 = strata_atomic_load(&strata_b_tile_writer_[e431]);
-            const u32 v176 = strata_atomic_load(&strata_b_tile_writer_site_[e431]);
+            const u32 v175 = strata_atomic_load(&strata_b_tile_writer_[e435]);
             if ((v175 & 2147483648u) == 0u) {
                 const u32 v177 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v177 == 0u) {
                     strata_fault_[1u] = 49u;
-                    const u32 e440 = ((u32)e432);
-                    strata_fault_[2u] = e440;
-                    const u32 e442 = ((u32)((u64)(e432 >> (32ul & 63))));
-                    strata_fault_[3u] = e442;
+                    const u32 e444 = ((u32)e436);
+                    strata_fault_[2u] = e444;
+                    const u32 e446 = ((u32)((u64)(e436 >> (32ul & 63))));
+                    strata_fault_[3u] = e446;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -756,21 +763,22 @@ extern "C" __global__ void matmul_tiled(
                     strata_fault_[8u] = e53;
                 }
             } else {
-                const u32 e443 = (v175 & 65535u);
+                const u32 e447 = (v175 & 65535u);
                 const u32 e63 = (e2 + 1u);
-                const u32 e449 = ((((u32)((u32)(v174 & 32767u) << (16u & 31))) | e63) | 2147483648u);
-                const u32 e450 = (e449 & 65535u);
-                if (((e443 != 0u) && (e443 != e450)) && (((v175 ^ e449) & 2147418112u) == 0u)) {
+                const u32 e453 = ((((u32)((u32)(v174 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const u32 e454 = (e453 & 65535u);
+                if (((e447 != 0u) && (e447 != e454)) && (((v175 ^ e453) & 2147418112u) == 0u)) {
+                    const u32 v176 = strata_atomic_load(&strata_b_tile_writer_site_[e435]);
                     const u32 v178 = strata_atomic_add(&strata_fault_[0u], 1u);
                     if (v178 == 0u) {
                         strata_fault_[1u] = 50u;
-                        const u32 e440 = ((u32)e432);
-                        strata_fault_[2u] = e440;
-                        const u32 e442 = ((u32)((u64)(e432 >> (32ul & 63))));
-                        strata_fault_[3u] = e442;
-                        const u64 e464 = (((u64)v175) | ((u64)((u64)((u64)v176) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e464);
-                        strata_fault_[5u] = ((u32)((u64)(e464 >> (32ul & 63))));
+                        const u32 e444 = ((u32)e436);
+                        strata_fault_[2u] = e444;
+                        const u32 e446 = ((u32)((u64)(e436 >> (32ul & 63))));
+                        strata_fault_[3u] = e446;
+                        const u64 e468 = (((u64)v175) | ((u64)((u64)((u64)v176) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e468);
+                        strata_fault_[5u] = ((u32)((u64)(e468 >> (32ul & 63))));
                         const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                         strata_fault_[6u] = e49;
                         const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -779,25 +787,25 @@ extern "C" __global__ void matmul_tiled(
                         strata_fault_[8u] = e53;
                     }
                 } else {
-                    const u32 v179 = strata_atomic_load(&strata_b_tile_reader_[e431]);
-                    const u32 e469 = (v179 & 65535u);
-                    if (((e469 != 0u) && (e469 != e450)) && (((v179 ^ e449) & 2147418112u) == 0u)) {
+                    const u32 v179 = strata_atomic_load(&strata_b_tile_reader_[e435]);
+                    const u32 e473 = (v179 & 65535u);
+                    if (((e473 != 0u) && (e473 != e454)) && (((v179 ^ e453) & 2147418112u) == 0u)) {
                     } else {
-                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e431], e449);
-                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e431], 50u);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e435], e453);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e435], 50u);
                     }
                 }
             }
-            const float v67 = b_tile[e431];
+            const float v67 = b_tile[e435];
             strata_loaded0_ = v67;
         } else {
             const u32 v66 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v66 == 0u) {
                 strata_fault_[1u] = 9u;
-                const u32 e440 = ((u32)e432);
-                strata_fault_[2u] = e440;
-                const u32 e442 = ((u32)((u64)(e432 >> (32ul & 63))));
-                strata_fault_[3u] = e442;
+                const u32 e444 = ((u32)e436);
+                strata_fault_[2u] = e444;
+                const u32 e446 = ((u32)((u64)(e436 >> (32ul & 63))));
+                strata_fault_[3u] = e446;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -811,20 +819,19 @@ extern "C" __global__ void matmul_tiled(
         const float v7 = strata_loaded0_;
         const float v8 = v;
         v = (v8 + (v6 * v7));
-        const u32 e486 = (e54 + 2u);
-        const u64 e487 = ((u64)e486);
-        if (e487 < 256ul) {
+        const u32 e490 = (e54 + 2u);
+        const u64 e491 = ((u64)e490);
+        if (e491 < 256ul) {
             const u32 v180 = strata_phase_;
-            const u32 v181 = strata_atomic_load(&strata_a_tile_writer_[e486]);
-            const u32 v182 = strata_atomic_load(&strata_a_tile_writer_site_[e486]);
+            const u32 v181 = strata_atomic_load(&strata_a_tile_writer_[e490]);
             if ((v181 & 2147483648u) == 0u) {
                 const u32 v183 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v183 == 0u) {
                     strata_fault_[1u] = 51u;
-                    const u32 e495 = ((u32)e487);
-                    strata_fault_[2u] = e495;
-                    const u32 e497 = ((u32)((u64)(e487 >> (32ul & 63))));
-                    strata_fault_[3u] = e497;
+                    const u32 e499 = ((u32)e491);
+                    strata_fault_[2u] = e499;
+                    const u32 e501 = ((u32)((u64)(e491 >> (32ul & 63))));
+                    strata_fault_[3u] = e501;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -835,21 +842,22 @@ extern "C" __global__ void matmul_tiled(
                     strata_fault_[8u] = e53;
                 }
             } else {
-                const u32 e498 = (v181 & 65535u);
+                const u32 e502 = (v181 & 65535u);
                 const u32 e63 = (e2 + 1u);
-                const u32 e504 = ((((u32)((u32)(v180 & 32767u) << (16u & 31))) | e63) | 2147483648u);
-                const u32 e505 = (e504 & 65535u);
-                if (((e498 != 0u) && (e498 != e505)) && (((v181 ^ e504) & 2147418112u) == 0u)) {
+                const u32 e508 = ((((u32)((u32)(v180 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const u32 e509 = (e508 & 65535u);
+                if (((e502 != 0u) && (e502 != e509)) && (((v181 ^ e508) & 2147418112u) == 0u)) {
+                    const u32 v182 = strata_atomic_load(&strata_a_tile_writer_site_[e490]);
                     const u32 v184 = strata_atomic_add(&strata_fault_[0u], 1u);
                     if (v184 == 0u) {
                         strata_fault_[1u] = 52u;
-                        const u32 e495 = ((u32)e487);
-                        strata_fault_[2u] = e495;
-                        const u32 e497 = ((u32)((u64)(e487 >> (32ul & 63))));
-                        strata_fault_[3u] = e497;
-                        const u64 e519 = (((u64)v181) | ((u64)((u64)((u64)v182) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e519);
-                        strata_fault_[5u] = ((u32)((u64)(e519 >> (32ul & 63))));
+                        const u32 e499 = ((u32)e491);
+                        strata_fault_[2u] = e499;
+                        const u32 e501 = ((u32)((u64)(e491 >> (32ul & 63))));
+                        strata_fault_[3u] = e501;
+                        const u64 e523 = (((u64)v181) | ((u64)((u64)((u64)v182) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e523);
+                        strata_fault_[5u] = ((u32)((u64)(e523 >> (32ul & 63))));
                         const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                         strata_fault_[6u] = e49;
                         const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -858,25 +866,25 @@ extern "C" __global__ void matmul_tiled(
                         strata_fault_[8u] = e53;
                     }
                 } else {
-                    const u32 v185 = strata_atomic_load(&strata_a_tile_reader_[e486]);
-                    const u32 e524 = (v185 & 65535u);
-                    if (((e524 != 0u) && (e524 != e505)) && (((v185 ^ e504) & 2147418112u) == 0u)) {
+                    const u32 v185 = strata_atomic_load(&strata_a_tile_reader_[e490]);
+                    const u32 e528 = (v185 & 65535u);
+                    if (((e528 != 0u) && (e528 != e509)) && (((v185 ^ e508) & 2147418112u) == 0u)) {
                     } else {
-                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e486], e504);
-                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e486], 52u);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e490], e508);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e490], 52u);
                     }
                 }
             }
-            const float v69 = a_tile[e486];
+            const float v69 = a_tile[e490];
             strata_loaded0_ = v69;
         } else {
             const u32 v68 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v68 == 0u) {
                 strata_fault_[1u] = 10u;
-                const u32 e495 = ((u32)e487);
-                strata_fault_[2u] = e495;
-                const u32 e497 = ((u32)((u64)(e487 >> (32ul & 63))));
-                strata_fault_[3u] = e497;
+                const u32 e499 = ((u32)e491);
+                strata_fault_[2u] = e499;
+                const u32 e501 = ((u32)((u64)(e491 >> (32ul & 63))));
+                strata_fault_[3u] = e501;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -888,20 +896,19 @@ extern "C" __global__ void matmul_tiled(
             }
         }
         const float v9 = strata_loaded0_;
-        const u32 e537 = (32u + e24);
-        const u64 e538 = ((u64)e537);
-        if (e538 < 256ul) {
+        const u32 e541 = (32u + e24);
+        const u64 e542 = ((u64)e541);
+        if (e542 < 256ul) {
             const u32 v186 = strata_phase_;
-            const u32 v187 = strata_atomic_load(&strata_b_tile_writer_[e537]);
-            const u32 v188 = strata_atomic_load(&strata_b_tile_writer_site_[e537]);
+            const u32 v187 = strata_atomic_load(&strata_b_tile_writer_[e541]);
             if ((v187 & 2147483648u) == 0u) {
                 const u32 v189 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v189 == 0u) {
                     strata_fault_[1u] = 53u;
-                    const u32 e546 = ((u32)e538);
-                    strata_fault_[2u] = e546;
-                    const u32 e548 = ((u32)((u64)(e538 >> (32ul & 63))));
-                    strata_fault_[3u] = e548;
+                    const u32 e550 = ((u32)e542);
+                    strata_fault_[2u] = e550;
+                    const u32 e552 = ((u32)((u64)(e542 >> (32ul & 63))));
+                    strata_fault_[3u] = e552;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -912,21 +919,22 @@ extern "C" __global__ void matmul_tiled(
                     strata_fault_[8u] = e53;
                 }
             } else {
-                const u32 e549 = (v187 & 65535u);
+                const u32 e553 = (v187 & 65535u);
                 const u32 e63 = (e2 + 1u);
-                const u32 e555 = ((((u32)((u32)(v186 & 32767u) << (16u & 31))) | e63) | 2147483648u);
-                const u32 e556 = (e555 & 65535u);
-                if (((e549 != 0u) && (e549 != e556)) && (((v187 ^ e555) & 2147418112u) == 0u)) {
+                const u32 e559 = ((((u32)((u32)(v186 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const u32 e560 = (e559 & 65535u);
+                if (((e553 != 0u) && (e553 != e560)) && (((v187 ^ e559) & 2147418112u) == 0u)) {
+                    const u32 v188 = strata_atomic_load(&strata_b_tile_writer_site_[e541]);
                     const u32 v190 = strata_atomic_add(&strata_fault_[0u], 1u);
                     if (v190 == 0u) {
                         strata_fault_[1u] = 54u;
-                        const u32 e546 = ((u32)e538);
-                        strata_fault_[2u] = e546;
-                        const u32 e548 = ((u32)((u64)(e538 >> (32ul & 63))));
-                        strata_fault_[3u] = e548;
-                        const u64 e570 = (((u64)v187) | ((u64)((u64)((u64)v188) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e570);
-                        strata_fault_[5u] = ((u32)((u64)(e570 >> (32ul & 63))));
+                        const u32 e550 = ((u32)e542);
+                        strata_fault_[2u] = e550;
+                        const u32 e552 = ((u32)((u64)(e542 >> (32ul & 63))));
+                        strata_fault_[3u] = e552;
+                        const u64 e574 = (((u64)v187) | ((u64)((u64)((u64)v188) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e574);
+                        strata_fault_[5u] = ((u32)((u64)(e574 >> (32ul & 63))));
                         const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                         strata_fault_[6u] = e49;
                         const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -935,25 +943,25 @@ extern "C" __global__ void matmul_tiled(
                         strata_fault_[8u] = e53;
                     }
                 } else {
-                    const u32 v191 = strata_atomic_load(&strata_b_tile_reader_[e537]);
-                    const u32 e575 = (v191 & 65535u);
-                    if (((e575 != 0u) && (e575 != e556)) && (((v191 ^ e555) & 2147418112u) == 0u)) {
+                    const u32 v191 = strata_atomic_load(&strata_b_tile_reader_[e541]);
+                    const u32 e579 = (v191 & 65535u);
+                    if (((e579 != 0u) && (e579 != e560)) && (((v191 ^ e559) & 2147418112u) == 0u)) {
                     } else {
-                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e537], e555);
-                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e537], 54u);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e541], e559);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e541], 54u);
                     }
                 }
             }
-            const float v71 = b_tile[e537];
+            const float v71 = b_tile[e541];
             strata_loaded0_ = v71;
         } else {
             const u32 v70 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v70 == 0u) {
                 strata_fault_[1u] = 11u;
-                const u32 e546 = ((u32)e538);
-                strata_fault_[2u] = e546;
-                const u32 e548 = ((u32)((u64)(e538 >> (32ul & 63))));
-                strata_fault_[3u] = e548;
+                const u32 e550 = ((u32)e542);
+                strata_fault_[2u] = e550;
+                const u32 e552 = ((u32)((u64)(e542 >> (32ul & 63))));
+                strata_fault_[3u] = e552;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -967,20 +975,19 @@ extern "C" __global__ void matmul_tiled(
         const float v10 = strata_loaded0_;
         const float v11 = v;
         v = (v11 + (v9 * v10));
-        const u32 e592 = (e54 + 3u);
-        const u64 e593 = ((u64)e592);
-        if (e593 < 256ul) {
+        const u32 e596 = (e54 + 3u);
+        const u64 e597 = ((u64)e596);
+        if (e597 < 256ul) {
             const u32 v192 = strata_phase_;
-            const u32 v193 = strata_atomic_load(&strata_a_tile_writer_[e592]);
-            const u32 v194 = strata_atomic_load(&strata_a_tile_writer_site_[e592]);
+            const u32 v193 = strata_atomic_load(&strata_a_tile_writer_[e596]);
             if ((v193 & 2147483648u) == 0u) {
                 const u32 v195 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v195 == 0u) {
                     strata_fault_[1u] = 55u;
-                    const u32 e601 = ((u32)e593);
-                    strata_fault_[2u] = e601;
-                    const u32 e603 = ((u32)((u64)(e593 >> (32ul & 63))));
-                    strata_fault_[3u] = e603;
+                    const u32 e605 = ((u32)e597);
+                    strata_fault_[2u] = e605;
+                    const u32 e607 = ((u32)((u64)(e597 >> (32ul & 63))));
+                    strata_fault_[3u] = e607;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -991,21 +998,22 @@ extern "C" __global__ void matmul_tiled(
                     strata_fault_[8u] = e53;
                 }
             } else {
-                const u32 e604 = (v193 & 65535u);
+                const u32 e608 = (v193 & 65535u);
                 const u32 e63 = (e2 + 1u);
-                const u32 e610 = ((((u32)((u32)(v192 & 32767u) << (16u & 31))) | e63) | 2147483648u);
-                const u32 e611 = (e610 & 65535u);
-                if (((e604 != 0u) && (e604 != e611)) && (((v193 ^ e610) & 2147418112u) == 0u)) {
+                const u32 e614 = ((((u32)((u32)(v192 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const u32 e615 = (e614 & 65535u);
+                if (((e608 != 0u) && (e608 != e615)) && (((v193 ^ e614) & 2147418112u) == 0u)) {
+                    const u32 v194 = strata_atomic_load(&strata_a_tile_writer_site_[e596]);
                     const u32 v196 = strata_atomic_add(&strata_fault_[0u], 1u);
                     if (v196 == 0u) {
                         strata_fault_[1u] = 56u;
-                        const u32 e601 = ((u32)e593);
-                        strata_fault_[2u] = e601;
-                        const u32 e603 = ((u32)((u64)(e593 >> (32ul & 63))));
-                        strata_fault_[3u] = e603;
-                        const u64 e625 = (((u64)v193) | ((u64)((u64)((u64)v194) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e625);
-                        strata_fault_[5u] = ((u32)((u64)(e625 >> (32ul & 63))));
+                        const u32 e605 = ((u32)e597);
+                        strata_fault_[2u] = e605;
+                        const u32 e607 = ((u32)((u64)(e597 >> (32ul & 63))));
+                        strata_fault_[3u] = e607;
+                        const u64 e629 = (((u64)v193) | ((u64)((u64)((u64)v194) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e629);
+                        strata_fault_[5u] = ((u32)((u64)(e629 >> (32ul & 63))));
                         const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                         strata_fault_[6u] = e49;
                         const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -1014,25 +1022,25 @@ extern "C" __global__ void matmul_tiled(
                         strata_fault_[8u] = e53;
                     }
                 } else {
-                    const u32 v197 = strata_atomic_load(&strata_a_tile_reader_[e592]);
-                    const u32 e630 = (v197 & 65535u);
-                    if (((e630 != 0u) && (e630 != e611)) && (((v197 ^ e610) & 2147418112u) == 0u)) {
+                    const u32 v197 = strata_atomic_load(&strata_a_tile_reader_[e596]);
+                    const u32 e634 = (v197 & 65535u);
+                    if (((e634 != 0u) && (e634 != e615)) && (((v197 ^ e614) & 2147418112u) == 0u)) {
                     } else {
-                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e592], e610);
-                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e592], 56u);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e596], e614);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e596], 56u);
                     }
                 }
             }
-            const float v73 = a_tile[e592];
+            const float v73 = a_tile[e596];
             strata_loaded0_ = v73;
         } else {
             const u32 v72 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v72 == 0u) {
                 strata_fault_[1u] = 12u;
-                const u32 e601 = ((u32)e593);
-                strata_fault_[2u] = e601;
-                const u32 e603 = ((u32)((u64)(e593 >> (32ul & 63))));
-                strata_fault_[3u] = e603;
+                const u32 e605 = ((u32)e597);
+                strata_fault_[2u] = e605;
+                const u32 e607 = ((u32)((u64)(e597 >> (32ul & 63))));
+                strata_fault_[3u] = e607;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -1044,20 +1052,19 @@ extern "C" __global__ void matmul_tiled(
             }
         }
         const float v12 = strata_loaded0_;
-        const u32 e642 = (48u + e24);
-        const u64 e643 = ((u64)e642);
-        if (e643 < 256ul) {
+        const u32 e646 = (48u + e24);
+        const u64 e647 = ((u64)e646);
+        if (e647 < 256ul) {
             const u32 v198 = strata_phase_;
-            const u32 v199 = strata_atomic_load(&strata_b_tile_writer_[e642]);
-            const u32 v200 = strata_atomic_load(&strata_b_tile_writer_site_[e642]);
+            const u32 v199 = strata_atomic_load(&strata_b_tile_writer_[e646]);
             if ((v199 & 2147483648u) == 0u) {
                 const u32 v201 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v201 == 0u) {
                     strata_fault_[1u] = 57u;
-                    const u32 e651 = ((u32)e643);
-                    strata_fault_[2u] = e651;
-                    const u32 e653 = ((u32)((u64)(e643 >> (32ul & 63))));
-                    strata_fault_[3u] = e653;
+                    const u32 e655 = ((u32)e647);
+                    strata_fault_[2u] = e655;
+                    const u32 e657 = ((u32)((u64)(e647 >> (32ul & 63))));
+                    strata_fault_[3u] = e657;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -1068,21 +1075,22 @@ extern "C" __global__ void matmul_tiled(
                     strata_fault_[8u] = e53;
                 }
             } else {
-                const u32 e654 = (v199 & 65535u);
+                const u32 e658 = (v199 & 65535u);
                 const u32 e63 = (e2 + 1u);
-                const u32 e660 = ((((u32)((u32)(v198 & 32767u) << (16u & 31))) | e63) | 2147483648u);
-                const u32 e661 = (e660 & 65535u);
-                if (((e654 != 0u) && (e654 != e661)) && (((v199 ^ e660) & 2147418112u) == 0u)) {
+                const u32 e664 = ((((u32)((u32)(v198 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const u32 e665 = (e664 & 65535u);
+                if (((e658 != 0u) && (e658 != e665)) && (((v199 ^ e664) & 2147418112u) == 0u)) {
+                    const u32 v200 = strata_atomic_load(&strata_b_tile_writer_site_[e646]);
                     const u32 v202 = strata_atomic_add(&strata_fault_[0u], 1u);
                     if (v202 == 0u) {
                         strata_fault_[1u] = 58u;
-                        const u32 e651 = ((u32)e643);
-                        strata_fault_[2u] = e651;
-                        const u32 e653 = ((u32)((u64)(e643 >> (32ul & 63))));
-                        strata_fault_[3u] = e653;
-                        const u64 e675 = (((u64)v199) | ((u64)((u64)((u64)v200) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e675);
-                        strata_fault_[5u] = ((u32)((u64)(e675 >> (32ul & 63))));
+                        const u32 e655 = ((u32)e647);
+                        strata_fault_[2u] = e655;
+                        const u32 e657 = ((u32)((u64)(e647 >> (32ul & 63))));
+                        strata_fault_[3u] = e657;
+                        const u64 e679 = (((u64)v199) | ((u64)((u64)((u64)v200) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e679);
+                        strata_fault_[5u] = ((u32)((u64)(e679 >> (32ul & 63))));
                         const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                         strata_fault_[6u] = e49;
                         const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -1091,25 +1099,25 @@ extern "C" __global__ void matmul_tiled(
                         strata_fault_[8u] = e53;
                     }
                 } else {
-                    const u32 v203 = strata_atomic_load(&strata_b_tile_reader_[e642]);
-                    const u32 e680 = (v203 & 65535u);
-                    if (((e680 != 0u) && (e680 != e661)) && (((v203 ^ e660) & 2147418112u) == 0u)) {
+                    const u32 v203 = strata_atomic_load(&strata_b_tile_reader_[e646]);
+                    const u32 e684 = (v203 & 65535u);
+                    if (((e684 != 0u) && (e684 != e665)) && (((v203 ^ e664) & 2147418112u) == 0u)) {
                     } else {
-                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e642], e660);
-                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e642], 58u);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e646], e664);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e646], 58u);
                     }
                 }
             }
-            const float v75 = b_tile[e642];
+            const float v75 = b_tile[e646];
             strata_loaded0_ = v75;
         } else {
             const u32 v74 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v74 == 0u) {
                 strata_fault_[1u] = 13u;
-                const u32 e651 = ((u32)e643);
-                strata_fault_[2u] = e651;
-                const u32 e653 = ((u32)((u64)(e643 >> (32ul & 63))));
-                strata_fault_[3u] = e653;
+                const u32 e655 = ((u32)e647);
+                strata_fault_[2u] = e655;
+                const u32 e657 = ((u32)((u64)(e647 >> (32ul & 63))));
+                strata_fault_[3u] = e657;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -1123,20 +1131,19 @@ extern "C" __global__ void matmul_tiled(
         const float v13 = strata_loaded0_;
         const float v14 = v;
         v = (v14 + (v12 * v13));
-        const u32 e697 = (e54 + 4u);
-        const u64 e698 = ((u64)e697);
-        if (e698 < 256ul) {
+        const u32 e701 = (e54 + 4u);
+        const u64 e702 = ((u64)e701);
+        if (e702 < 256ul) {
             const u32 v204 = strata_phase_;
-            const u32 v205 = strata_atomic_load(&strata_a_tile_writer_[e697]);
-            const u32 v206 = strata_atomic_load(&strata_a_tile_writer_site_[e697]);
+            const u32 v205 = strata_atomic_load(&strata_a_tile_writer_[e701]);
             if ((v205 & 2147483648u) == 0u) {
                 const u32 v207 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v207 == 0u) {
                     strata_fault_[1u] = 59u;
-                    const u32 e706 = ((u32)e698);
-                    strata_fault_[2u] = e706;
-                    const u32 e708 = ((u32)((u64)(e698 >> (32ul & 63))));
-                    strata_fault_[3u] = e708;
+                    const u32 e710 = ((u32)e702);
+                    strata_fault_[2u] = e710;
+                    const u32 e712 = ((u32)((u64)(e702 >> (32ul & 63))));
+                    strata_fault_[3u] = e712;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -1147,21 +1154,22 @@ extern "C" __global__ void matmul_tiled(
                     strata_fault_[8u] = e53;
                 }
             } else {
-                const u32 e709 = (v205 & 65535u);
+                const u32 e713 = (v205 & 65535u);
                 const u32 e63 = (e2 + 1u);
-                const u32 e715 = ((((u32)((u32)(v204 & 32767u) << (16u & 31))) | e63) | 2147483648u);
-                const u32 e716 = (e715 & 65535u);
-                if (((e709 != 0u) && (e709 != e716)) && (((v205 ^ e715) & 2147418112u) == 0u)) {
+                const u32 e719 = ((((u32)((u32)(v204 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const u32 e720 = (e719 & 65535u);
+                if (((e713 != 0u) && (e713 != e720)) && (((v205 ^ e719) & 2147418112u) == 0u)) {
+                    const u32 v206 = strata_atomic_load(&strata_a_tile_writer_site_[e701]);
                     const u32 v208 = strata_atomic_add(&strata_fault_[0u], 1u);
                     if (v208 == 0u) {
                         strata_fault_[1u] = 60u;
-                        const u32 e706 = ((u32)e698);
-                        strata_fault_[2u] = e706;
-                        const u32 e708 = ((u32)((u64)(e698 >> (32ul & 63))));
-                        strata_fault_[3u] = e708;
-                        const u64 e730 = (((u64)v205) | ((u64)((u64)((u64)v206) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e730);
-                        strata_fault_[5u] = ((u32)((u64)(e730 >> (32ul & 63))));
+                        const u32 e710 = ((u32)e702);
+                        strata_fault_[2u] = e710;
+                        const u32 e712 = ((u32)((u64)(e702 >> (32ul & 63))));
+                        strata_fault_[3u] = e712;
+                        const u64 e734 = (((u64)v205) | ((u64)((u64)((u64)v206) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e734);
+                        strata_fault_[5u] = ((u32)((u64)(e734 >> (32ul & 63))));
                         const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                         strata_fault_[6u] = e49;
                         const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -1170,25 +1178,25 @@ extern "C" __global__ void matmul_tiled(
                         strata_fault_[8u] = e53;
                     }
                 } else {
-                    const u32 v209 = strata_atomic_load(&strata_a_tile_reader_[e697]);
-                    const u32 e735 = (v209 & 65535u);
-                    if (((e735 != 0u) && (e735 != e716)) && (((v209 ^ e715) & 2147418112u) == 0u)) {
+                    const u32 v209 = strata_atomic_load(&strata_a_tile_reader_[e701]);
+                    const u32 e739 = (v209 & 65535u);
+                    if (((e739 != 0u) && (e739 != e720)) && (((v209 ^ e719) & 2147418112u) == 0u)) {
                     } else {
-                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e697], e715);
-                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e697], 60u);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e701], e719);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e701], 60u);
                     }
                 }
             }
-            const float v77 = a_tile[e697];
+            const float v77 = a_tile[e701];
             strata_loaded0_ = v77;
         } else {
             const u32 v76 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v76 == 0u) {
                 strata_fault_[1u] = 14u;
-                const u32 e706 = ((u32)e698);
-                strata_fault_[2u] = e706;
-                const u32 e708 = ((u32)((u64)(e698 >> (32ul & 63))));
-                strata_fault_[3u] = e708;
+                const u32 e710 = ((u32)e702);
+                strata_fault_[2u] = e710;
+                const u32 e712 = ((u32)((u64)(e702 >> (32ul & 63))));
+                strata_fault_[3u] = e712;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -1200,20 +1208,19 @@ extern "C" __global__ void matmul_tiled(
             }
         }
         const float v15 = strata_loaded0_;
-        const u32 e748 = (64u + e24);
-        const u64 e749 = ((u64)e748);
-        if (e749 < 256ul) {
+        const u32 e752 = (64u + e24);
+        const u64 e753 = ((u64)e752);
+        if (e753 < 256ul) {
             const u32 v210 = strata_phase_;
-            const u32 v211 = strata_atomic_load(&strata_b_tile_writer_[e748]);
-            const u32 v212 = strata_atomic_load(&strata_b_tile_writer_site_[e748]);
+            const u32 v211 = strata_atomic_load(&strata_b_tile_writer_[e752]);
             if ((v211 & 2147483648u) == 0u) {
                 const u32 v213 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v213 == 0u) {
                     strata_fault_[1u] = 61u;
-                    const u32 e757 = ((u32)e749);
-                    strata_fault_[2u] = e757;
-                    const u32 e759 = ((u32)((u64)(e749 >> (32ul & 63))));
-                    strata_fault_[3u] = e759;
+                    const u32 e761 = ((u32)e753);
+                    strata_fault_[2u] = e761;
+                    const u32 e763 = ((u32)((u64)(e753 >> (32ul & 63))));
+                    strata_fault_[3u] = e763;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -1224,21 +1231,22 @@ extern "C" __global__ void matmul_tiled(
                     strata_fault_[8u] = e53;
                 }
             } else {
-                const u32 e760 = (v211 & 65535u);
+                const u32 e764 = (v211 & 65535u);
                 const u32 e63 = (e2 + 1u);
-                const u32 e766 = ((((u32)((u32)(v210 & 32767u) << (16u & 31))) | e63) | 2147483648u);
-                const u32 e767 = (e766 & 65535u);
-                if (((e760 != 0u) && (e760 != e767)) && (((v211 ^ e766) & 2147418112u) == 0u)) {
+                const u32 e770 = ((((u32)((u32)(v210 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const u32 e771 = (e770 & 65535u);
+                if (((e764 != 0u) && (e764 != e771)) && (((v211 ^ e770) & 2147418112u) == 0u)) {
+                    const u32 v212 = strata_atomic_load(&strata_b_tile_writer_site_[e752]);
                     const u32 v214 = strata_atomic_add(&strata_fault_[0u], 1u);
                     if (v214 == 0u) {
                         strata_fault_[1u] = 62u;
-                        const u32 e757 = ((u32)e749);
-                        strata_fault_[2u] = e757;
-                        const u32 e759 = ((u32)((u64)(e749 >> (32ul & 63))));
-                        strata_fault_[3u] = e759;
-                        const u64 e781 = (((u64)v211) | ((u64)((u64)((u64)v212) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e781);
-                        strata_fault_[5u] = ((u32)((u64)(e781 >> (32ul & 63))));
+                        const u32 e761 = ((u32)e753);
+                        strata_fault_[2u] = e761;
+                        const u32 e763 = ((u32)((u64)(e753 >> (32ul & 63))));
+                        strata_fault_[3u] = e763;
+                        const u64 e785 = (((u64)v211) | ((u64)((u64)((u64)v212) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e785);
+                        strata_fault_[5u] = ((u32)((u64)(e785 >> (32ul & 63))));
                         const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                         strata_fault_[6u] = e49;
                         const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -1247,25 +1255,25 @@ extern "C" __global__ void matmul_tiled(
                         strata_fault_[8u] = e53;
                     }
                 } else {
-                    const u32 v215 = strata_atomic_load(&strata_b_tile_reader_[e748]);
-                    const u32 e786 = (v215 & 65535u);
-                    if (((e786 != 0u) && (e786 != e767)) && (((v215 ^ e766) & 2147418112u) == 0u)) {
+                    const u32 v215 = strata_atomic_load(&strata_b_tile_reader_[e752]);
+                    const u32 e790 = (v215 & 65535u);
+                    if (((e790 != 0u) && (e790 != e771)) && (((v215 ^ e770) & 2147418112u) == 0u)) {
                     } else {
-                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e748], e766);
-                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e748], 62u);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e752], e770);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e752], 62u);
                     }
                 }
             }
-            const float v79 = b_tile[e748];
+            const float v79 = b_tile[e752];
             strata_loaded0_ = v79;
         } else {
             const u32 v78 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v78 == 0u) {
                 strata_fault_[1u] = 15u;
-                const u32 e757 = ((u32)e749);
-                strata_fault_[2u] = e757;
-                const u32 e759 = ((u32)((u64)(e749 >> (32ul & 63))));
-                strata_fault_[3u] = e759;
+                const u32 e761 = ((u32)e753);
+                strata_fault_[2u] = e761;
+                const u32 e763 = ((u32)((u64)(e753 >> (32ul & 63))));
+                strata_fault_[3u] = e763;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -1279,20 +1287,19 @@ extern "C" __global__ void matmul_tiled(
         const float v16 = strata_loaded0_;
         const float v17 = v;
         v = (v17 + (v15 * v16));
-        const u32 e802 = (e54 + 5u);
-        const u64 e803 = ((u64)e802);
-        if (e803 < 256ul) {
+        const u32 e806 = (e54 + 5u);
+        const u64 e807 = ((u64)e806);
+        if (e807 < 256ul) {
             const u32 v216 = strata_phase_;
-            const u32 v217 = strata_atomic_load(&strata_a_tile_writer_[e802]);
-            const u32 v218 = strata_atomic_load(&strata_a_tile_writer_site_[e802]);
+            const u32 v217 = strata_atomic_load(&strata_a_tile_writer_[e806]);
             if ((v217 & 2147483648u) == 0u) {
                 const u32 v219 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v219 == 0u) {
                     strata_fault_[1u] = 63u;
-                    const u32 e811 = ((u32)e803);
-                    strata_fault_[2u] = e811;
-                    const u32 e813 = ((u32)((u64)(e803 >> (32ul & 63))));
-                    strata_fault_[3u] = e813;
+                    const u32 e815 = ((u32)e807);
+                    strata_fault_[2u] = e815;
+                    const u32 e817 = ((u32)((u64)(e807 >> (32ul & 63))));
+                    strata_fault_[3u] = e817;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -1303,21 +1310,22 @@ extern "C" __global__ void matmul_tiled(
                     strata_fault_[8u] = e53;
                 }
             } else {
-                const u32 e814 = (v217 & 65535u);
+                const u32 e818 = (v217 & 65535u);
                 const u32 e63 = (e2 + 1u);
-                const u32 e820 = ((((u32)((u32)(v216 & 32767u) << (16u & 31))) | e63) | 2147483648u);
-                const u32 e821 = (e820 & 65535u);
-                if (((e814 != 0u) && (e814 != e821)) && (((v217 ^ e820) & 2147418112u) == 0u)) {
+                const u32 e824 = ((((u32)((u32)(v216 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const u32 e825 = (e824 & 65535u);
+                if (((e818 != 0u) && (e818 != e825)) && (((v217 ^ e824) & 2147418112u) == 0u)) {
+                    const u32 v218 = strata_atomic_load(&strata_a_tile_writer_site_[e806]);
                     const u32 v220 = strata_atomic_add(&strata_fault_[0u], 1u);
                     if (v220 == 0u) {
                         strata_fault_[1u] = 64u;
-                        const u32 e811 = ((u32)e803);
-                        strata_fault_[2u] = e811;
-                        const u32 e813 = ((u32)((u64)(e803 >> (32ul & 63))));
-                        strata_fault_[3u] = e813;
-                        const u64 e834 = (((u64)v217) | ((u64)((u64)((u64)v218) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e834);
-                        strata_fault_[5u] = ((u32)((u64)(e834 >> (32ul & 63))));
+                        const u32 e815 = ((u32)e807);
+                        strata_fault_[2u] = e815;
+                        const u32 e817 = ((u32)((u64)(e807 >> (32ul & 63))));
+                        strata_fault_[3u] = e817;
+                        const u64 e838 = (((u64)v217) | ((u64)((u64)((u64)v218) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e838);
+                        strata_fault_[5u] = ((u32)((u64)(e838 >> (32ul & 63))));
                         const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                         strata_fault_[6u] = e49;
                         const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -1326,25 +1334,25 @@ extern "C" __global__ void matmul_tiled(
                         strata_fault_[8u] = e53;
                     }
                 } else {
-                    const u32 v221 = strata_atomic_load(&strata_a_tile_reader_[e802]);
-                    const u32 e839 = (v221 & 65535u);
-                    if (((e839 != 0u) && (e839 != e821)) && (((v221 ^ e820) & 2147418112u) == 0u)) {
+                    const u32 v221 = strata_atomic_load(&strata_a_tile_reader_[e806]);
+                    const u32 e843 = (v221 & 65535u);
+                    if (((e843 != 0u) && (e843 != e825)) && (((v221 ^ e824) & 2147418112u) == 0u)) {
                     } else {
-                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e802], e820);
-                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e802], 64u);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e806], e824);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e806], 64u);
                     }
                 }
             }
-            const float v81 = a_tile[e802];
+            const float v81 = a_tile[e806];
             strata_loaded0_ = v81;
         } else {
             const u32 v80 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v80 == 0u) {
                 strata_fault_[1u] = 16u;
-                const u32 e811 = ((u32)e803);
-                strata_fault_[2u] = e811;
-                const u32 e813 = ((u32)((u64)(e803 >> (32ul & 63))));
-                strata_fault_[3u] = e813;
+                const u32 e815 = ((u32)e807);
+                strata_fault_[2u] = e815;
+                const u32 e817 = ((u32)((u64)(e807 >> (32ul & 63))));
+                strata_fault_[3u] = e817;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -1356,20 +1364,19 @@ extern "C" __global__ void matmul_tiled(
             }
         }
         const float v18 = strata_loaded0_;
-        const u32 e851 = (80u + e24);
-        const u64 e852 = ((u64)e851);
-        if (e852 < 256ul) {
+        const u32 e855 = (80u + e24);
+        const u64 e856 = ((u64)e855);
+        if (e856 < 256ul) {
             const u32 v222 = strata_phase_;
-            const u32 v223 = strata_atomic_load(&strata_b_tile_writer_[e851]);
-            const u32 v224 = strata_atomic_load(&strata_b_tile_writer_site_[e851]);
+            const u32 v223 = strata_atomic_load(&strata_b_tile_writer_[e855]);
             if ((v223 & 2147483648u) == 0u) {
                 const u32 v225 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v225 == 0u) {
                     strata_fault_[1u] = 65u;
-                    const u32 e860 = ((u32)e852);
-                    strata_fault_[2u] = e860;
-                    const u32 e862 = ((u32)((u64)(e852 >> (32ul & 63))));
-                    strata_fault_[3u] = e862;
+                    const u32 e864 = ((u32)e856);
+                    strata_fault_[2u] = e864;
+                    const u32 e866 = ((u32)((u64)(e856 >> (32ul & 63))));
+                    strata_fault_[3u] = e866;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -1380,21 +1387,22 @@ extern "C" __global__ void matmul_tiled(
                     strata_fault_[8u] = e53;
                 }
             } else {
-                const u32 e863 = (v223 & 65535u);
+                const u32 e867 = (v223 & 65535u);
                 const u32 e63 = (e2 + 1u);
-                const u32 e869 = ((((u32)((u32)(v222 & 32767u) << (16u & 31))) | e63) | 2147483648u);
-                const u32 e870 = (e869 & 65535u);
-                if (((e863 != 0u) && (e863 != e870)) && (((v223 ^ e869) & 2147418112u) == 0u)) {
+                const u32 e873 = ((((u32)((u32)(v222 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const u32 e874 = (e873 & 65535u);
+                if (((e867 != 0u) && (e867 != e874)) && (((v223 ^ e873) & 2147418112u) == 0u)) {
+                    const u32 v224 = strata_atomic_load(&strata_b_tile_writer_site_[e855]);
                     const u32 v226 = strata_atomic_add(&strata_fault_[0u], 1u);
                     if (v226 == 0u) {
                         strata_fault_[1u] = 66u;
-                        const u32 e860 = ((u32)e852);
-                        strata_fault_[2u] = e860;
-                        const u32 e862 = ((u32)((u64)(e852 >> (32ul & 63))));
-                        strata_fault_[3u] = e862;
-                        const u64 e884 = (((u64)v223) | ((u64)((u64)((u64)v224) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e884);
-                        strata_fault_[5u] = ((u32)((u64)(e884 >> (32ul & 63))));
+                        const u32 e864 = ((u32)e856);
+                        strata_fault_[2u] = e864;
+                        const u32 e866 = ((u32)((u64)(e856 >> (32ul & 63))));
+                        strata_fault_[3u] = e866;
+                        const u64 e888 = (((u64)v223) | ((u64)((u64)((u64)v224) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e888);
+                        strata_fault_[5u] = ((u32)((u64)(e888 >> (32ul & 63))));
                         const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                         strata_fault_[6u] = e49;
                         const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -1403,25 +1411,25 @@ extern "C" __global__ void matmul_tiled(
                         strata_fault_[8u] = e53;
                     }
                 } else {
-                    const u32 v227 = strata_atomic_load(&strata_b_tile_reader_[e851]);
-                    const u32 e889 = (v227 & 65535u);
-                    if (((e889 != 0u) && (e889 != e870)) && (((v227 ^ e869) & 2147418112u) == 0u)) {
+                    const u32 v227 = strata_atomic_load(&strata_b_tile_reader_[e855]);
+                    const u32 e893 = (v227 & 65535u);
+                    if (((e893 != 0u) && (e893 != e874)) && (((v227 ^ e873) & 2147418112u) == 0u)) {
                     } else {
-                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e851], e869);
-                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e851], 66u);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e855], e873);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e855], 66u);
                     }
                 }
             }
-            const float v83 = b_tile[e851];
+            const float v83 = b_tile[e855];
             strata_loaded0_ = v83;
         } else {
             const u32 v82 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v82 == 0u) {
                 strata_fault_[1u] = 17u;
-                const u32 e860 = ((u32)e852);
-                strata_fault_[2u] = e860;
-                const u32 e862 = ((u32)((u64)(e852 >> (32ul & 63))));
-                strata_fault_[3u] = e862;
+                const u32 e864 = ((u32)e856);
+                strata_fault_[2u] = e864;
+                const u32 e866 = ((u32)((u64)(e856 >> (32ul & 63))));
+                strata_fault_[3u] = e866;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -1435,20 +1443,19 @@ extern "C" __global__ void matmul_tiled(
         const float v19 = strata_loaded0_;
         const float v20 = v;
         v = (v20 + (v18 * v19));
-        const u32 e906 = (e54 + 6u);
-        const u64 e907 = ((u64)e906);
-        if (e907 < 256ul) {
+        const u32 e910 = (e54 + 6u);
+        const u64 e911 = ((u64)e910);
+        if (e911 < 256ul) {
             const u32 v228 = strata_phase_;
-            const u32 v229 = strata_atomic_load(&strata_a_tile_writer_[e906]);
-            const u32 v230 = strata_atomic_load(&strata_a_tile_writer_site_[e906]);
+            const u32 v229 = strata_atomic_load(&strata_a_tile_writer_[e910]);
             if ((v229 & 2147483648u) == 0u) {
                 const u32 v231 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v231 == 0u) {
                     strata_fault_[1u] = 67u;
-                    const u32 e915 = ((u32)e907);
-                    strata_fault_[2u] = e915;
-                    const u32 e917 = ((u32)((u64)(e907 >> (32ul & 63))));
-                    strata_fault_[3u] = e917;
+                    const u32 e919 = ((u32)e911);
+                    strata_fault_[2u] = e919;
+                    const u32 e921 = ((u32)((u64)(e911 >> (32ul & 63))));
+                    strata_fault_[3u] = e921;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -1459,21 +1466,22 @@ extern "C" __global__ void matmul_tiled(
                     strata_fault_[8u] = e53;
                 }
             } else {
-                const u32 e918 = (v229 & 65535u);
+                const u32 e922 = (v229 & 65535u);
                 const u32 e63 = (e2 + 1u);
-                const u32 e924 = ((((u32)((u32)(v228 & 32767u) << (16u & 31))) | e63) | 2147483648u);
-                const u32 e925 = (e924 & 65535u);
-                if (((e918 != 0u) && (e918 != e925)) && (((v229 ^ e924) & 2147418112u) == 0u)) {
+                const u32 e928 = ((((u32)((u32)(v228 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const u32 e929 = (e928 & 65535u);
+                if (((e922 != 0u) && (e922 != e929)) && (((v229 ^ e928) & 2147418112u) == 0u)) {
+                    const u32 v230 = strata_atomic_load(&strata_a_tile_writer_site_[e910]);
                     const u32 v232 = strata_atomic_add(&strata_fault_[0u], 1u);
                     if (v232 == 0u) {
                         strata_fault_[1u] = 68u;
-                        const u32 e915 = ((u32)e907);
-                        strata_fault_[2u] = e915;
-                        const u32 e917 = ((u32)((u64)(e907 >> (32ul & 63))));
-                        strata_fault_[3u] = e917;
-                        const u64 e939 = (((u64)v229) | ((u64)((u64)((u64)v230) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e939);
-                        strata_fault_[5u] = ((u32)((u64)(e939 >> (32ul & 63))));
+                        const u32 e919 = ((u32)e911);
+                        strata_fault_[2u] = e919;
+                        const u32 e921 = ((u32)((u64)(e911 >> (32ul & 63))));
+                        strata_fault_[3u] = e921;
+                        const u64 e943 = (((u64)v229) | ((u64)((u64)((u64)v230) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e943);
+                        strata_fault_[5u] = ((u32)((u64)(e943 >> (32ul & 63))));
                         const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                         strata_fault_[6u] = e49;
                         const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -1482,25 +1490,25 @@ extern "C" __global__ void matmul_tiled(
                         strata_fault_[8u] = e53;
                     }
                 } else {
-                    const u32 v233 = strata_atomic_load(&strata_a_tile_reader_[e906]);
-                    const u32 e944 = (v233 & 65535u);
-                    if (((e944 != 0u) && (e944 != e925)) && (((v233 ^ e924) & 2147418112u) == 0u)) {
+                    const u32 v233 = strata_atomic_load(&strata_a_tile_reader_[e910]);
+                    const u32 e948 = (v233 & 65535u);
+                    if (((e948 != 0u) && (e948 != e929)) && (((v233 ^ e928) & 2147418112u) == 0u)) {
                     } else {
-                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e906], e924);
-                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e906], 68u);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e910], e928);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e910], 68u);
                     }
                 }
             }
-            const float v85 = a_tile[e906];
+            const float v85 = a_tile[e910];
             strata_loaded0_ = v85;
         } else {
             const u32 v84 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v84 == 0u) {
                 strata_fault_[1u] = 18u;
-                const u32 e915 = ((u32)e907);
-                strata_fault_[2u] = e915;
-                const u32 e917 = ((u32)((u64)(e907 >> (32ul & 63))));
-                strata_fault_[3u] = e917;
+                const u32 e919 = ((u32)e911);
+                strata_fault_[2u] = e919;
+                const u32 e921 = ((u32)((u64)(e911 >> (32ul & 63))));
+                strata_fault_[3u] = e921;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -1512,20 +1520,19 @@ extern "C" __global__ void matmul_tiled(
             }
         }
         const float v21 = strata_loaded0_;
-        const u32 e957 = (96u + e24);
-        const u64 e958 = ((u64)e957);
-        if (e958 < 256ul) {
+        const u32 e961 = (96u + e24);
+        const u64 e962 = ((u64)e961);
+        if (e962 < 256ul) {
             const u32 v234 = strata_phase_;
-            const u32 v235 = strata_atomic_load(&strata_b_tile_writer_[e957]);
-            const u32 v236 = strata_atomic_load(&strata_b_tile_writer_site_[e957]);
+            const u32 v235 = strata_atomic_load(&strata_b_tile_writer_[e961]);
             if ((v235 & 2147483648u) == 0u) {
                 const u32 v237 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v237 == 0u) {
                     strata_fault_[1u] = 69u;
-                    const u32 e966 = ((u32)e958);
-                    strata_fault_[2u] = e966;
-                    const u32 e968 = ((u32)((u64)(e958 >> (32ul & 63))));
-                    strata_fault_[3u] = e968;
+                    const u32 e970 = ((u32)e962);
+                    strata_fault_[2u] = e970;
+                    const u32 e972 = ((u32)((u64)(e962 >> (32ul & 63))));
+                    strata_fault_[3u] = e972;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -1536,21 +1543,22 @@ extern "C" __global__ void matmul_tiled(
                     strata_fault_[8u] = e53;
                 }
             } else {
-                const u32 e969 = (v235 & 65535u);
+                const u32 e973 = (v235 & 65535u);
                 const u32 e63 = (e2 + 1u);
-                const u32 e975 = ((((u32)((u32)(v234 & 32767u) << (16u & 31))) | e63) | 2147483648u);
-                const u32 e976 = (e975 & 65535u);
-                if (((e969 != 0u) && (e969 != e976)) && (((v235 ^ e975) & 2147418112u) == 0u)) {
+                const u32 e979 = ((((u32)((u32)(v234 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const u32 e980 = (e979 & 65535u);
+                if (((e973 != 0u) && (e973 != e980)) && (((v235 ^ e979) & 2147418112u) == 0u)) {
+                    const u32 v236 = strata_atomic_load(&strata_b_tile_writer_site_[e961]);
                     const u32 v238 = strata_atomic_add(&strata_fault_[0u], 1u);
                     if (v238 == 0u) {
                         strata_fault_[1u] = 70u;
-                        const u32 e966 = ((u32)e958);
-                        strata_fault_[2u] = e966;
-                        const u32 e968 = ((u32)((u64)(e958 >> (32ul & 63))));
-                        strata_fault_[3u] = e968;
-                        const u64 e990 = (((u64)v235) | ((u64)((u64)((u64)v236) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e990);
-                        strata_fault_[5u] = ((u32)((u64)(e990 >> (32ul & 63))));
+                        const u32 e970 = ((u32)e962);
+                        strata_fault_[2u] = e970;
+                        const u32 e972 = ((u32)((u64)(e962 >> (32ul & 63))));
+                        strata_fault_[3u] = e972;
+                        const u64 e994 = (((u64)v235) | ((u64)((u64)((u64)v236) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e994);
+                        strata_fault_[5u] = ((u32)((u64)(e994 >> (32ul & 63))));
                         const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                         strata_fault_[6u] = e49;
                         const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -1559,25 +1567,25 @@ extern "C" __global__ void matmul_tiled(
                         strata_fault_[8u] = e53;
                     }
                 } else {
-                    const u32 v239 = strata_atomic_load(&strata_b_tile_reader_[e957]);
-                    const u32 e995 = (v239 & 65535u);
-                    if (((e995 != 0u) && (e995 != e976)) && (((v239 ^ e975) & 2147418112u) == 0u)) {
+                    const u32 v239 = strata_atomic_load(&strata_b_tile_reader_[e961]);
+                    const u32 e999 = (v239 & 65535u);
+                    if (((e999 != 0u) && (e999 != e980)) && (((v239 ^ e979) & 2147418112u) == 0u)) {
                     } else {
-                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e957], e975);
-                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e957], 70u);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e961], e979);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e961], 70u);
                     }
                 }
             }
-            const float v87 = b_tile[e957];
+            const float v87 = b_tile[e961];
             strata_loaded0_ = v87;
         } else {
             const u32 v86 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v86 == 0u) {
                 strata_fault_[1u] = 19u;
-                const u32 e966 = ((u32)e958);
-                strata_fault_[2u] = e966;
-                const u32 e968 = ((u32)((u64)(e958 >> (32ul & 63))));
-                strata_fault_[3u] = e968;
+                const u32 e970 = ((u32)e962);
+                strata_fault_[2u] = e970;
+                const u32 e972 = ((u32)((u64)(e962 >> (32ul & 63))));
+                strata_fault_[3u] = e972;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -1591,20 +1599,19 @@ extern "C" __global__ void matmul_tiled(
         const float v22 = strata_loaded0_;
         const float v23 = v;
         v = (v23 + (v21 * v22));
-        const u32 e1012 = (e54 + 7u);
-        const u64 e1013 = ((u64)e1012);
-        if (e1013 < 256ul) {
+        const u32 e1016 = (e54 + 7u);
+        const u64 e1017 = ((u64)e1016);
+        if (e1017 < 256ul) {
             const u32 v240 = strata_phase_;
-            const u32 v241 = strata_atomic_load(&strata_a_tile_writer_[e1012]);
-            const u32 v242 = strata_atomic_load(&strata_a_tile_writer_site_[e1012]);
+            const u32 v241 = strata_atomic_load(&strata_a_tile_writer_[e1016]);
             if ((v241 & 2147483648u) == 0u) {
                 const u32 v243 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v243 == 0u) {
                     strata_fault_[1u] = 71u;
-                    const u32 e1021 = ((u32)e1013);
-                    strata_fault_[2u] = e1021;
-                    const u32 e1023 = ((u32)((u64)(e1013 >> (32ul & 63))));
-                    strata_fault_[3u] = e1023;
+                    const u32 e1025 = ((u32)e1017);
+                    strata_fault_[2u] = e1025;
+                    const u32 e1027 = ((u32)((u64)(e1017 >> (32ul & 63))));
+                    strata_fault_[3u] = e1027;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -1615,21 +1622,22 @@ extern "C" __global__ void matmul_tiled(
                     strata_fault_[8u] = e53;
                 }
             } else {
-                const u32 e1024 = (v241 & 65535u);
+                const u32 e1028 = (v241 & 65535u);
                 const u32 e63 = (e2 + 1u);
-                const u32 e1030 = ((((u32)((u32)(v240 & 32767u) << (16u & 31))) | e63) | 2147483648u);
-                const u32 e1031 = (e1030 & 65535u);
-                if (((e1024 != 0u) && (e1024 != e1031)) && (((v241 ^ e1030) & 2147418112u) == 0u)) {
+                const u32 e1034 = ((((u32)((u32)(v240 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const u32 e1035 = (e1034 & 65535u);
+                if (((e1028 != 0u) && (e1028 != e1035)) && (((v241 ^ e1034) & 2147418112u) == 0u)) {
+                    const u32 v242 = strata_atomic_load(&strata_a_tile_writer_site_[e1016]);
                     const u32 v244 = strata_atomic_add(&strata_fault_[0u], 1u);
                     if (v244 == 0u) {
                         strata_fault_[1u] = 72u;
-                        const u32 e1021 = ((u32)e1013);
-                        strata_fault_[2u] = e1021;
-                        const u32 e1023 = ((u32)((u64)(e1013 >> (32ul & 63))));
-                        strata_fault_[3u] = e1023;
-                        const u64 e1045 = (((u64)v241) | ((u64)((u64)((u64)v242) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e1045);
-                        strata_fault_[5u] = ((u32)((u64)(e1045 >> (32ul & 63))));
+                        const u32 e1025 = ((u32)e1017);
+                        strata_fault_[2u] = e1025;
+                        const u32 e1027 = ((u32)((u64)(e1017 >> (32ul & 63))));
+                        strata_fault_[3u] = e1027;
+                        const u64 e1049 = (((u64)v241) | ((u64)((u64)((u64)v242) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e1049);
+                        strata_fault_[5u] = ((u32)((u64)(e1049 >> (32ul & 63))));
                         const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                         strata_fault_[6u] = e49;
                         const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -1638,25 +1646,25 @@ extern "C" __global__ void matmul_tiled(
                         strata_fault_[8u] = e53;
                     }
                 } else {
-                    const u32 v245 = strata_atomic_load(&strata_a_tile_reader_[e1012]);
-                    const u32 e1050 = (v245 & 65535u);
-                    if (((e1050 != 0u) && (e1050 != e1031)) && (((v245 ^ e1030) & 2147418112u) == 0u)) {
+                    const u32 v245 = strata_atomic_load(&strata_a_tile_reader_[e1016]);
+                    const u32 e1054 = (v245 & 65535u);
+                    if (((e1054 != 0u) && (e1054 != e1035)) && (((v245 ^ e1034) & 2147418112u) == 0u)) {
                     } else {
-                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e1012], e1030);
-                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e1012], 72u);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e1016], e1034);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e1016], 72u);
                     }
                 }
             }
-            const float v89 = a_tile[e1012];
+            const float v89 = a_tile[e1016];
             strata_loaded0_ = v89;
         } else {
             const u32 v88 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v88 == 0u) {
                 strata_fault_[1u] = 20u;
-                const u32 e1021 = ((u32)e1013);
-                strata_fault_[2u] = e1021;
-                const u32 e1023 = ((u32)((u64)(e1013 >> (32ul & 63))));
-                strata_fault_[3u] = e1023;
+                const u32 e1025 = ((u32)e1017);
+                strata_fault_[2u] = e1025;
+                const u32 e1027 = ((u32)((u64)(e1017 >> (32ul & 63))));
+                strata_fault_[3u] = e1027;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -1668,20 +1676,19 @@ extern "C" __global__ void matmul_tiled(
             }
         }
         const float v24 = strata_loaded0_;
-        const u32 e1063 = (112u + e24);
-        const u64 e1064 = ((u64)e1063);
-        if (e1064 < 256ul) {
+        const u32 e1067 = (112u + e24);
+        const u64 e1068 = ((u64)e1067);
+        if (e1068 < 256ul) {
             const u32 v246 = strata_phase_;
-            const u32 v247 = strata_atomic_load(&strata_b_tile_writer_[e1063]);
-            const u32 v248 = strata_atomic_load(&strata_b_tile_writer_site_[e1063]);
+            const u32 v247 = strata_atomic_load(&strata_b_tile_writer_[e1067]);
             if ((v247 & 2147483648u) == 0u) {
                 const u32 v249 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v249 == 0u) {
                     strata_fault_[1u] = 73u;
-                    const u32 e1072 = ((u32)e1064);
-                    strata_fault_[2u] = e1072;
-                    const u32 e1074 = ((u32)((u64)(e1064 >> (32ul & 63))));
-                    strata_fault_[3u] = e1074;
+                    const u32 e1076 = ((u32)e1068);
+                    strata_fault_[2u] = e1076;
+                    const u32 e1078 = ((u32)((u64)(e1068 >> (32ul & 63))));
+                    strata_fault_[3u] = e1078;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -1692,21 +1699,22 @@ extern "C" __global__ void matmul_tiled(
                     strata_fault_[8u] = e53;
                 }
             } else {
-                const u32 e1075 = (v247 & 65535u);
+                const u32 e1079 = (v247 & 65535u);
                 const u32 e63 = (e2 + 1u);
-                const u32 e1081 = ((((u32)((u32)(v246 & 32767u) << (16u & 31))) | e63) | 2147483648u);
-                const u32 e1082 = (e1081 & 65535u);
-                if (((e1075 != 0u) && (e1075 != e1082)) && (((v247 ^ e1081) & 2147418112u) == 0u)) {
+                const u32 e1085 = ((((u32)((u32)(v246 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const u32 e1086 = (e1085 & 65535u);
+                if (((e1079 != 0u) && (e1079 != e1086)) && (((v247 ^ e1085) & 2147418112u) == 0u)) {
+                    const u32 v248 = strata_atomic_load(&strata_b_tile_writer_site_[e1067]);
                     const u32 v250 = strata_atomic_add(&strata_fault_[0u], 1u);
                     if (v250 == 0u) {
                         strata_fault_[1u] = 74u;
-                        const u32 e1072 = ((u32)e1064);
-                        strata_fault_[2u] = e1072;
-                        const u32 e1074 = ((u32)((u64)(e1064 >> (32ul & 63))));
-                        strata_fault_[3u] = e1074;
-                        const u64 e1096 = (((u64)v247) | ((u64)((u64)((u64)v248) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e1096);
-                        strata_fault_[5u] = ((u32)((u64)(e1096 >> (32ul & 63))));
+                        const u32 e1076 = ((u32)e1068);
+                        strata_fault_[2u] = e1076;
+                        const u32 e1078 = ((u32)((u64)(e1068 >> (32ul & 63))));
+                        strata_fault_[3u] = e1078;
+                        const u64 e1100 = (((u64)v247) | ((u64)((u64)((u64)v248) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e1100);
+                        strata_fault_[5u] = ((u32)((u64)(e1100 >> (32ul & 63))));
                         const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                         strata_fault_[6u] = e49;
                         const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -1715,25 +1723,25 @@ extern "C" __global__ void matmul_tiled(
                         strata_fault_[8u] = e53;
                     }
                 } else {
-                    const u32 v251 = strata_atomic_load(&strata_b_tile_reader_[e1063]);
-                    const u32 e1101 = (v251 & 65535u);
-                    if (((e1101 != 0u) && (e1101 != e1082)) && (((v251 ^ e1081) & 2147418112u) == 0u)) {
+                    const u32 v251 = strata_atomic_load(&strata_b_tile_reader_[e1067]);
+                    const u32 e1105 = (v251 & 65535u);
+                    if (((e1105 != 0u) && (e1105 != e1086)) && (((v251 ^ e1085) & 2147418112u) == 0u)) {
                     } else {
-                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e1063], e1081);
-                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e1063], 74u);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e1067], e1085);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e1067], 74u);
                     }
                 }
             }
-            const float v91 = b_tile[e1063];
+            const float v91 = b_tile[e1067];
             strata_loaded0_ = v91;
         } else {
             const u32 v90 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v90 == 0u) {
                 strata_fault_[1u] = 21u;
-                const u32 e1072 = ((u32)e1064);
-                strata_fault_[2u] = e1072;
-                const u32 e1074 = ((u32)((u64)(e1064 >> (32ul & 63))));
-                strata_fault_[3u] = e1074;
+                const u32 e1076 = ((u32)e1068);
+                strata_fault_[2u] = e1076;
+                const u32 e1078 = ((u32)((u64)(e1068 >> (32ul & 63))));
+                strata_fault_[3u] = e1078;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -1747,20 +1755,19 @@ extern "C" __global__ void matmul_tiled(
         const float v25 = strata_loaded0_;
         const float v26 = v;
         v = (v26 + (v24 * v25));
-        const u32 e1118 = (e54 + 8u);
-        const u64 e1119 = ((u64)e1118);
-        if (e1119 < 256ul) {
+        const u32 e1122 = (e54 + 8u);
+        const u64 e1123 = ((u64)e1122);
+        if (e1123 < 256ul) {
             const u32 v252 = strata_phase_;
-            const u32 v253 = strata_atomic_load(&strata_a_tile_writer_[e1118]);
-            const u32 v254 = strata_atomic_load(&strata_a_tile_writer_site_[e1118]);
+            const u32 v253 = strata_atomic_load(&strata_a_tile_writer_[e1122]);
             if ((v253 & 2147483648u) == 0u) {
                 const u32 v255 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v255 == 0u) {
                     strata_fault_[1u] = 75u;
-                    const u32 e1127 = ((u32)e1119);
-                    strata_fault_[2u] = e1127;
-                    const u32 e1129 = ((u32)((u64)(e1119 >> (32ul & 63))));
-                    strata_fault_[3u] = e1129;
+                    const u32 e1131 = ((u32)e1123);
+                    strata_fault_[2u] = e1131;
+                    const u32 e1133 = ((u32)((u64)(e1123 >> (32ul & 63))));
+                    strata_fault_[3u] = e1133;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -1771,21 +1778,22 @@ extern "C" __global__ void matmul_tiled(
                     strata_fault_[8u] = e53;
                 }
             } else {
-                const u32 e1130 = (v253 & 65535u);
+                const u32 e1134 = (v253 & 65535u);
                 const u32 e63 = (e2 + 1u);
-                const u32 e1136 = ((((u32)((u32)(v252 & 32767u) << (16u & 31))) | e63) | 2147483648u);
-                const u32 e1137 = (e1136 & 65535u);
-                if (((e1130 != 0u) && (e1130 != e1137)) && (((v253 ^ e1136) & 2147418112u) == 0u)) {
+                const u32 e1140 = ((((u32)((u32)(v252 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const u32 e1141 = (e1140 & 65535u);
+                if (((e1134 != 0u) && (e1134 != e1141)) && (((v253 ^ e1140) & 2147418112u) == 0u)) {
+                    const u32 v254 = strata_atomic_load(&strata_a_tile_writer_site_[e1122]);
                     const u32 v256 = strata_atomic_add(&strata_fault_[0u], 1u);
                     if (v256 == 0u) {
                         strata_fault_[1u] = 76u;
-                        const u32 e1127 = ((u32)e1119);
-                        strata_fault_[2u] = e1127;
-                        const u32 e1129 = ((u32)((u64)(e1119 >> (32ul & 63))));
-                        strata_fault_[3u] = e1129;
-                        const u64 e1151 = (((u64)v253) | ((u64)((u64)((u64)v254) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e1151);
-                        strata_fault_[5u] = ((u32)((u64)(e1151 >> (32ul & 63))));
+                        const u32 e1131 = ((u32)e1123);
+                        strata_fault_[2u] = e1131;
+                        const u32 e1133 = ((u32)((u64)(e1123 >> (32ul & 63))));
+                        strata_fault_[3u] = e1133;
+                        const u64 e1155 = (((u64)v253) | ((u64)((u64)((u64)v254) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e1155);
+                        strata_fault_[5u] = ((u32)((u64)(e1155 >> (32ul & 63))));
                         const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                         strata_fault_[6u] = e49;
                         const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -1794,25 +1802,25 @@ extern "C" __global__ void matmul_tiled(
                         strata_fault_[8u] = e53;
                     }
                 } else {
-                    const u32 v257 = strata_atomic_load(&strata_a_tile_reader_[e1118]);
-                    const u32 e1156 = (v257 & 65535u);
-                    if (((e1156 != 0u) && (e1156 != e1137)) && (((v257 ^ e1136) & 2147418112u) == 0u)) {
+                    const u32 v257 = strata_atomic_load(&strata_a_tile_reader_[e1122]);
+                    const u32 e1160 = (v257 & 65535u);
+                    if (((e1160 != 0u) && (e1160 != e1141)) && (((v257 ^ e1140) & 2147418112u) == 0u)) {
                     } else {
-                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e1118], e1136);
-                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e1118], 76u);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e1122], e1140);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e1122], 76u);
                     }
                 }
             }
-            const float v93 = a_tile[e1118];
+            const float v93 = a_tile[e1122];
             strata_loaded0_ = v93;
         } else {
             const u32 v92 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v92 == 0u) {
                 strata_fault_[1u] = 22u;
-                const u32 e1127 = ((u32)e1119);
-                strata_fault_[2u] = e1127;
-                const u32 e1129 = ((u32)((u64)(e1119 >> (32ul & 63))));
-                strata_fault_[3u] = e1129;
+                const u32 e1131 = ((u32)e1123);
+                strata_fault_[2u] = e1131;
+                const u32 e1133 = ((u32)((u64)(e1123 >> (32ul & 63))));
+                strata_fault_[3u] = e1133;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -1824,20 +1832,19 @@ extern "C" __global__ void matmul_tiled(
             }
         }
         const float v27 = strata_loaded0_;
-        const u32 e1169 = (128u + e24);
-        const u64 e1170 = ((u64)e1169);
-        if (e1170 < 256ul) {
+        const u32 e1173 = (128u + e24);
+        const u64 e1174 = ((u64)e1173);
+        if (e1174 < 256ul) {
             const u32 v258 = strata_phase_;
-            const u32 v259 = strata_atomic_load(&strata_b_tile_writer_[e1169]);
-            const u32 v260 = strata_atomic_load(&strata_b_tile_writer_site_[e1169]);
+            const u32 v259 = strata_atomic_load(&strata_b_tile_writer_[e1173]);
             if ((v259 & 2147483648u) == 0u) {
                 const u32 v261 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v261 == 0u) {
                     strata_fault_[1u] = 77u;
-                    const u32 e1178 = ((u32)e1170);
-                    strata_fault_[2u] = e1178;
-                    const u32 e1180 = ((u32)((u64)(e1170 >> (32ul & 63))));
-                    strata_fault_[3u] = e1180;
+                    const u32 e1182 = ((u32)e1174);
+                    strata_fault_[2u] = e1182;
+                    const u32 e1184 = ((u32)((u64)(e1174 >> (32ul & 63))));
+                    strata_fault_[3u] = e1184;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -1848,21 +1855,22 @@ extern "C" __global__ void matmul_tiled(
                     strata_fault_[8u] = e53;
                 }
             } else {
-                const u32 e1181 = (v259 & 65535u);
+                const u32 e1185 = (v259 & 65535u);
                 const u32 e63 = (e2 + 1u);
-                const u32 e1187 = ((((u32)((u32)(v258 & 32767u) << (16u & 31))) | e63) | 2147483648u);
-                const u32 e1188 = (e1187 & 65535u);
-                if (((e1181 != 0u) && (e1181 != e1188)) && (((v259 ^ e1187) & 2147418112u) == 0u)) {
+                const u32 e1191 = ((((u32)((u32)(v258 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const u32 e1192 = (e1191 & 65535u);
+                if (((e1185 != 0u) && (e1185 != e1192)) && (((v259 ^ e1191) & 2147418112u) == 0u)) {
+                    const u32 v260 = strata_atomic_load(&strata_b_tile_writer_site_[e1173]);
                     const u32 v262 = strata_atomic_add(&strata_fault_[0u], 1u);
                     if (v262 == 0u) {
                         strata_fault_[1u] = 78u;
-                        const u32 e1178 = ((u32)e1170);
-                        strata_fault_[2u] = e1178;
-                        const u32 e1180 = ((u32)((u64)(e1170 >> (32ul & 63))));
-                        strata_fault_[3u] = e1180;
-                        const u64 e1202 = (((u64)v259) | ((u64)((u64)((u64)v260) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e1202);
-                        strata_fault_[5u] = ((u32)((u64)(e1202 >> (32ul & 63))));
+                        const u32 e1182 = ((u32)e1174);
+                        strata_fault_[2u] = e1182;
+                        const u32 e1184 = ((u32)((u64)(e1174 >> (32ul & 63))));
+                        strata_fault_[3u] = e1184;
+                        const u64 e1206 = (((u64)v259) | ((u64)((u64)((u64)v260) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e1206);
+                        strata_fault_[5u] = ((u32)((u64)(e1206 >> (32ul & 63))));
                         const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                         strata_fault_[6u] = e49;
                         const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -1871,25 +1879,25 @@ extern "C" __global__ void matmul_tiled(
                         strata_fault_[8u] = e53;
                     }
                 } else {
-                    const u32 v263 = strata_atomic_load(&strata_b_tile_reader_[e1169]);
-                    const u32 e1207 = (v263 & 65535u);
-                    if (((e1207 != 0u) && (e1207 != e1188)) && (((v263 ^ e1187) & 2147418112u) == 0u)) {
+                    const u32 v263 = strata_atomic_load(&strata_b_tile_reader_[e1173]);
+                    const u32 e1211 = (v263 & 65535u);
+                    if (((e1211 != 0u) && (e1211 != e1192)) && (((v263 ^ e1191) & 2147418112u) == 0u)) {
                     } else {
-                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e1169], e1187);
-                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e1169], 78u);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e1173], e1191);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e1173], 78u);
                     }
                 }
             }
-            const float v95 = b_tile[e1169];
+            const float v95 = b_tile[e1173];
             strata_loaded0_ = v95;
         } else {
             const u32 v94 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v94 == 0u) {
                 strata_fault_[1u] = 23u;
-                const u32 e1178 = ((u32)e1170);
-                strata_fault_[2u] = e1178;
-                const u32 e1180 = ((u32)((u64)(e1170 >> (32ul & 63))));
-                strata_fault_[3u] = e1180;
+                const u32 e1182 = ((u32)e1174);
+                strata_fault_[2u] = e1182;
+                const u32 e1184 = ((u32)((u64)(e1174 >> (32ul & 63))));
+                strata_fault_[3u] = e1184;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -1903,20 +1911,19 @@ extern "C" __global__ void matmul_tiled(
         const float v28 = strata_loaded0_;
         const float v29 = v;
         v = (v29 + (v27 * v28));
-        const u32 e1224 = (e54 + 9u);
-        const u64 e1225 = ((u64)e1224);
-        if (e1225 < 256ul) {
+        const u32 e1228 = (e54 + 9u);
+        const u64 e1229 = ((u64)e1228);
+        if (e1229 < 256ul) {
             const u32 v264 = strata_phase_;
-            const u32 v265 = strata_atomic_load(&strata_a_tile_writer_[e1224]);
-            const u32 v266 = strata_atomic_load(&strata_a_tile_writer_site_[e1224]);
+            const u32 v265 = strata_atomic_load(&strata_a_tile_writer_[e1228]);
             if ((v265 & 2147483648u) == 0u) {
                 const u32 v267 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v267 == 0u) {
                     strata_fault_[1u] = 79u;
-                    const u32 e1233 = ((u32)e1225);
-                    strata_fault_[2u] = e1233;
-                    const u32 e1235 = ((u32)((u64)(e1225 >> (32ul & 63))));
-                    strata_fault_[3u] = e1235;
+                    const u32 e1237 = ((u32)e1229);
+                    strata_fault_[2u] = e1237;
+                    const u32 e1239 = ((u32)((u64)(e1229 >> (32ul & 63))));
+                    strata_fault_[3u] = e1239;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -1927,21 +1934,22 @@ extern "C" __global__ void matmul_tiled(
                     strata_fault_[8u] = e53;
                 }
             } else {
-                const u32 e1236 = (v265 & 65535u);
+                const u32 e1240 = (v265 & 65535u);
                 const u32 e63 = (e2 + 1u);
-                const u32 e1242 = ((((u32)((u32)(v264 & 32767u) << (16u & 31))) | e63) | 2147483648u);
-                const u32 e1243 = (e1242 & 65535u);
-                if (((e1236 != 0u) && (e1236 != e1243)) && (((v265 ^ e1242) & 2147418112u) == 0u)) {
+                const u32 e1246 = ((((u32)((u32)(v264 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const u32 e1247 = (e1246 & 65535u);
+                if (((e1240 != 0u) && (e1240 != e1247)) && (((v265 ^ e1246) & 2147418112u) == 0u)) {
+                    const u32 v266 = strata_atomic_load(&strata_a_tile_writer_site_[e1228]);
                     const u32 v268 = strata_atomic_add(&strata_fault_[0u], 1u);
                     if (v268 == 0u) {
                         strata_fault_[1u] = 80u;
-                        const u32 e1233 = ((u32)e1225);
-                        strata_fault_[2u] = e1233;
-                        const u32 e1235 = ((u32)((u64)(e1225 >> (32ul & 63))));
-                        strata_fault_[3u] = e1235;
-                        const u64 e1256 = (((u64)v265) | ((u64)((u64)((u64)v266) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e1256);
-                        strata_fault_[5u] = ((u32)((u64)(e1256 >> (32ul & 63))));
+                        const u32 e1237 = ((u32)e1229);
+                        strata_fault_[2u] = e1237;
+                        const u32 e1239 = ((u32)((u64)(e1229 >> (32ul & 63))));
+                        strata_fault_[3u] = e1239;
+                        const u64 e1260 = (((u64)v265) | ((u64)((u64)((u64)v266) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e1260);
+                        strata_fault_[5u] = ((u32)((u64)(e1260 >> (32ul & 63))));
                         const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                         strata_fault_[6u] = e49;
                         const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -1950,25 +1958,25 @@ extern "C" __global__ void matmul_tiled(
                         strata_fault_[8u] = e53;
                     }
                 } else {
-                    const u32 v269 = strata_atomic_load(&strata_a_tile_reader_[e1224]);
-                    const u32 e1261 = (v269 & 65535u);
-                    if (((e1261 != 0u) && (e1261 != e1243)) && (((v269 ^ e1242) & 2147418112u) == 0u)) {
+                    const u32 v269 = strata_atomic_load(&strata_a_tile_reader_[e1228]);
+                    const u32 e1265 = (v269 & 65535u);
+                    if (((e1265 != 0u) && (e1265 != e1247)) && (((v269 ^ e1246) & 2147418112u) == 0u)) {
                     } else {
-                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e1224], e1242);
-                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e1224], 80u);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e1228], e1246);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e1228], 80u);
                     }
                 }
             }
-            const float v97 = a_tile[e1224];
+            const float v97 = a_tile[e1228];
             strata_loaded0_ = v97;
         } else {
             const u32 v96 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v96 == 0u) {
                 strata_fault_[1u] = 24u;
-                const u32 e1233 = ((u32)e1225);
-                strata_fault_[2u] = e1233;
-                const u32 e1235 = ((u32)((u64)(e1225 >> (32ul & 63))));
-                strata_fault_[3u] = e1235;
+                const u32 e1237 = ((u32)e1229);
+                strata_fault_[2u] = e1237;
+                const u32 e1239 = ((u32)((u64)(e1229 >> (32ul & 63))));
+                strata_fault_[3u] = e1239;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -1980,20 +1988,19 @@ extern "C" __global__ void matmul_tiled(
             }
         }
         const float v30 = strata_loaded0_;
-        const u32 e1274 = (144u + e24);
-        const u64 e1275 = ((u64)e1274);
-        if (e1275 < 256ul) {
+        const u32 e1278 = (144u + e24);
+        const u64 e1279 = ((u64)e1278);
+        if (e1279 < 256ul) {
             const u32 v270 = strata_phase_;
-            const u32 v271 = strata_atomic_load(&strata_b_tile_writer_[e1274]);
-            const u32 v272 = strata_atomic_load(&strata_b_tile_writer_site_[e1274]);
+            const u32 v271 = strata_atomic_load(&strata_b_tile_writer_[e1278]);
             if ((v271 & 2147483648u) == 0u) {
                 const u32 v273 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v273 == 0u) {
                     strata_fault_[1u] = 81u;
-                    const u32 e1283 = ((u32)e1275);
-                    strata_fault_[2u] = e1283;
-                    const u32 e1285 = ((u32)((u64)(e1275 >> (32ul & 63))));
-                    strata_fault_[3u] = e1285;
+                    const u32 e1287 = ((u32)e1279);
+                    strata_fault_[2u] = e1287;
+                    const u32 e1289 = ((u32)((u64)(e1279 >> (32ul & 63))));
+                    strata_fault_[3u] = e1289;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -2004,21 +2011,22 @@ extern "C" __global__ void matmul_tiled(
                     strata_fault_[8u] = e53;
                 }
             } else {
-                const u32 e1286 = (v271 & 65535u);
+                const u32 e1290 = (v271 & 65535u);
                 const u32 e63 = (e2 + 1u);
-                const u32 e1292 = ((((u32)((u32)(v270 & 32767u) << (16u & 31))) | e63) | 2147483648u);
-                const u32 e1293 = (e1292 & 65535u);
-                if (((e1286 != 0u) && (e1286 != e1293)) && (((v271 ^ e1292) & 2147418112u) == 0u)) {
+                const u32 e1296 = ((((u32)((u32)(v270 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const u32 e1297 = (e1296 & 65535u);
+                if (((e1290 != 0u) && (e1290 != e1297)) && (((v271 ^ e1296) & 2147418112u) == 0u)) {
+                    const u32 v272 = strata_atomic_load(&strata_b_tile_writer_site_[e1278]);
                     const u32 v274 = strata_atomic_add(&strata_fault_[0u], 1u);
                     if (v274 == 0u) {
                         strata_fault_[1u] = 82u;
-                        const u32 e1283 = ((u32)e1275);
-                        strata_fault_[2u] = e1283;
-                        const u32 e1285 = ((u32)((u64)(e1275 >> (32ul & 63))));
-                        strata_fault_[3u] = e1285;
-                        const u64 e1307 = (((u64)v271) | ((u64)((u64)((u64)v272) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e1307);
-                        strata_fault_[5u] = ((u32)((u64)(e1307 >> (32ul & 63))));
+                        const u32 e1287 = ((u32)e1279);
+                        strata_fault_[2u] = e1287;
+                        const u32 e1289 = ((u32)((u64)(e1279 >> (32ul & 63))));
+                        strata_fault_[3u] = e1289;
+                        const u64 e1311 = (((u64)v271) | ((u64)((u64)((u64)v272) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e1311);
+                        strata_fault_[5u] = ((u32)((u64)(e1311 >> (32ul & 63))));
                         const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                         strata_fault_[6u] = e49;
                         const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -2027,25 +2035,25 @@ extern "C" __global__ void matmul_tiled(
                         strata_fault_[8u] = e53;
                     }
                 } else {
-                    const u32 v275 = strata_atomic_load(&strata_b_tile_reader_[e1274]);
-                    const u32 e1312 = (v275 & 65535u);
-                    if (((e1312 != 0u) && (e1312 != e1293)) && (((v275 ^ e1292) & 2147418112u) == 0u)) {
+                    const u32 v275 = strata_atomic_load(&strata_b_tile_reader_[e1278]);
+                    const u32 e1316 = (v275 & 65535u);
+                    if (((e1316 != 0u) && (e1316 != e1297)) && (((v275 ^ e1296) & 2147418112u) == 0u)) {
                     } else {
-                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e1274], e1292);
-                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e1274], 82u);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e1278], e1296);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e1278], 82u);
                     }
                 }
             }
-            const float v99 = b_tile[e1274];
+            const float v99 = b_tile[e1278];
             strata_loaded0_ = v99;
         } else {
             const u32 v98 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v98 == 0u) {
                 strata_fault_[1u] = 25u;
-                const u32 e1283 = ((u32)e1275);
-                strata_fault_[2u] = e1283;
-                const u32 e1285 = ((u32)((u64)(e1275 >> (32ul & 63))));
-                strata_fault_[3u] = e1285;
+                const u32 e1287 = ((u32)e1279);
+                strata_fault_[2u] = e1287;
+                const u32 e1289 = ((u32)((u64)(e1279 >> (32ul & 63))));
+                strata_fault_[3u] = e1289;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -2059,20 +2067,19 @@ extern "C" __global__ void matmul_tiled(
         const float v31 = strata_loaded0_;
         const float v32 = v;
         v = (v32 + (v30 * v31));
-        const u32 e1329 = (e54 + 10u);
-        const u64 e1330 = ((u64)e1329);
-        if (e1330 < 256ul) {
+        const u32 e1333 = (e54 + 10u);
+        const u64 e1334 = ((u64)e1333);
+        if (e1334 < 256ul) {
             const u32 v276 = strata_phase_;
-            const u32 v277 = strata_atomic_load(&strata_a_tile_writer_[e1329]);
-            const u32 v278 = strata_atomic_load(&strata_a_tile_writer_site_[e1329]);
+            const u32 v277 = strata_atomic_load(&strata_a_tile_writer_[e1333]);
             if ((v277 & 2147483648u) == 0u) {
                 const u32 v279 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v279 == 0u) {
                     strata_fault_[1u] = 83u;
-                    const u32 e1338 = ((u32)e1330);
-                    strata_fault_[2u] = e1338;
-                    const u32 e1340 = ((u32)((u64)(e1330 >> (32ul & 63))));
-                    strata_fault_[3u] = e1340;
+                    const u32 e1342 = ((u32)e1334);
+                    strata_fault_[2u] = e1342;
+                    const u32 e1344 = ((u32)((u64)(e1334 >> (32ul & 63))));
+                    strata_fault_[3u] = e1344;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -2083,21 +2090,22 @@ extern "C" __global__ void matmul_tiled(
                     strata_fault_[8u] = e53;
                 }
             } else {
-                const u32 e1341 = (v277 & 65535u);
+                const u32 e1345 = (v277 & 65535u);
                 const u32 e63 = (e2 + 1u);
-                const u32 e1347 = ((((u32)((u32)(v276 & 32767u) << (16u & 31))) | e63) | 2147483648u);
-                const u32 e1348 = (e1347 & 65535u);
-                if (((e1341 != 0u) && (e1341 != e1348)) && (((v277 ^ e1347) & 2147418112u) == 0u)) {
+                const u32 e1351 = ((((u32)((u32)(v276 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const u32 e1352 = (e1351 & 65535u);
+                if (((e1345 != 0u) && (e1345 != e1352)) && (((v277 ^ e1351) & 2147418112u) == 0u)) {
+                    const u32 v278 = strata_atomic_load(&strata_a_tile_writer_site_[e1333]);
                     const u32 v280 = strata_atomic_add(&strata_fault_[0u], 1u);
                     if (v280 == 0u) {
                         strata_fault_[1u] = 84u;
-                        const u32 e1338 = ((u32)e1330);
-                        strata_fault_[2u] = e1338;
-                        const u32 e1340 = ((u32)((u64)(e1330 >> (32ul & 63))));
-                        strata_fault_[3u] = e1340;
-                        const u64 e1362 = (((u64)v277) | ((u64)((u64)((u64)v278) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e1362);
-                        strata_fault_[5u] = ((u32)((u64)(e1362 >> (32ul & 63))));
+                        const u32 e1342 = ((u32)e1334);
+                        strata_fault_[2u] = e1342;
+                        const u32 e1344 = ((u32)((u64)(e1334 >> (32ul & 63))));
+                        strata_fault_[3u] = e1344;
+                        const u64 e1366 = (((u64)v277) | ((u64)((u64)((u64)v278) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e1366);
+                        strata_fault_[5u] = ((u32)((u64)(e1366 >> (32ul & 63))));
                         const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                         strata_fault_[6u] = e49;
                         const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -2106,25 +2114,25 @@ extern "C" __global__ void matmul_tiled(
                         strata_fault_[8u] = e53;
                     }
                 } else {
-                    const u32 v281 = strata_atomic_load(&strata_a_tile_reader_[e1329]);
-                    const u32 e1367 = (v281 & 65535u);
-                    if (((e1367 != 0u) && (e1367 != e1348)) && (((v281 ^ e1347) & 2147418112u) == 0u)) {
+                    const u32 v281 = strata_atomic_load(&strata_a_tile_reader_[e1333]);
+                    const u32 e1371 = (v281 & 65535u);
+                    if (((e1371 != 0u) && (e1371 != e1352)) && (((v281 ^ e1351) & 2147418112u) == 0u)) {
                     } else {
-                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e1329], e1347);
-                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e1329], 84u);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e1333], e1351);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e1333], 84u);
                     }
                 }
             }
-            const float v101 = a_tile[e1329];
+            const float v101 = a_tile[e1333];
             strata_loaded0_ = v101;
         } else {
             const u32 v100 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v100 == 0u) {
                 strata_fault_[1u] = 26u;
-                const u32 e1338 = ((u32)e1330);
-                strata_fault_[2u] = e1338;
-                const u32 e1340 = ((u32)((u64)(e1330 >> (32ul & 63))));
-                strata_fault_[3u] = e1340;
+                const u32 e1342 = ((u32)e1334);
+                strata_fault_[2u] = e1342;
+                const u32 e1344 = ((u32)((u64)(e1334 >> (32ul & 63))));
+                strata_fault_[3u] = e1344;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -2136,20 +2144,19 @@ extern "C" __global__ void matmul_tiled(
             }
         }
         const float v33 = strata_loaded0_;
-        const u32 e1380 = (160u + e24);
-        const u64 e1381 = ((u64)e1380);
-        if (e1381 < 256ul) {
+        const u32 e1384 = (160u + e24);
+        const u64 e1385 = ((u64)e1384);
+        if (e1385 < 256ul) {
             const u32 v282 = strata_phase_;
-            const u32 v283 = strata_atomic_load(&strata_b_tile_writer_[e1380]);
-            const u32 v284 = strata_atomic_load(&strata_b_tile_writer_site_[e1380]);
+            const u32 v283 = strata_atomic_load(&strata_b_tile_writer_[e1384]);
             if ((v283 & 2147483648u) == 0u) {
                 const u32 v285 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v285 == 0u) {
                     strata_fault_[1u] = 85u;
-                    const u32 e1389 = ((u32)e1381);
-                    strata_fault_[2u] = e1389;
-                    const u32 e1391 = ((u32)((u64)(e1381 >> (32ul & 63))));
-                    strata_fault_[3u] = e1391;
+                    const u32 e1393 = ((u32)e1385);
+                    strata_fault_[2u] = e1393;
+                    const u32 e1395 = ((u32)((u64)(e1385 >> (32ul & 63))));
+                    strata_fault_[3u] = e1395;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -2160,21 +2167,22 @@ extern "C" __global__ void matmul_tiled(
                     strata_fault_[8u] = e53;
                 }
             } else {
-                const u32 e1392 = (v283 & 65535u);
+                const u32 e1396 = (v283 & 65535u);
                 const u32 e63 = (e2 + 1u);
-                const u32 e1398 = ((((u32)((u32)(v282 & 32767u) << (16u & 31))) | e63) | 2147483648u);
-                const u32 e1399 = (e1398 & 65535u);
-                if (((e1392 != 0u) && (e1392 != e1399)) && (((v283 ^ e1398) & 2147418112u) == 0u)) {
+                const u32 e1402 = ((((u32)((u32)(v282 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const u32 e1403 = (e1402 & 65535u);
+                if (((e1396 != 0u) && (e1396 != e1403)) && (((v283 ^ e1402) & 2147418112u) == 0u)) {
+                    const u32 v284 = strata_atomic_load(&strata_b_tile_writer_site_[e1384]);
                     const u32 v286 = strata_atomic_add(&strata_fault_[0u], 1u);
                     if (v286 == 0u) {
                         strata_fault_[1u] = 86u;
-                        const u32 e1389 = ((u32)e1381);
-                        strata_fault_[2u] = e1389;
-                        const u32 e1391 = ((u32)((u64)(e1381 >> (32ul & 63))));
-                        strata_fault_[3u] = e1391;
-                        const u64 e1413 = (((u64)v283) | ((u64)((u64)((u64)v284) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e1413);
-                        strata_fault_[5u] = ((u32)((u64)(e1413 >> (32ul & 63))));
+                        const u32 e1393 = ((u32)e1385);
+                        strata_fault_[2u] = e1393;
+                        const u32 e1395 = ((u32)((u64)(e1385 >> (32ul & 63))));
+                        strata_fault_[3u] = e1395;
+                        const u64 e1417 = (((u64)v283) | ((u64)((u64)((u64)v284) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e1417);
+                        strata_fault_[5u] = ((u32)((u64)(e1417 >> (32ul & 63))));
                         const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                         strata_fault_[6u] = e49;
                         const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -2183,25 +2191,25 @@ extern "C" __global__ void matmul_tiled(
                         strata_fault_[8u] = e53;
                     }
                 } else {
-                    const u32 v287 = strata_atomic_load(&strata_b_tile_reader_[e1380]);
-                    const u32 e1418 = (v287 & 65535u);
-                    if (((e1418 != 0u) && (e1418 != e1399)) && (((v287 ^ e1398) & 2147418112u) == 0u)) {
+                    const u32 v287 = strata_atomic_load(&strata_b_tile_reader_[e1384]);
+                    const u32 e1422 = (v287 & 65535u);
+                    if (((e1422 != 0u) && (e1422 != e1403)) && (((v287 ^ e1402) & 2147418112u) == 0u)) {
                     } else {
-                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e1380], e1398);
-                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e1380], 86u);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e1384], e1402);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e1384], 86u);
                     }
                 }
             }
-            const float v103 = b_tile[e1380];
+            const float v103 = b_tile[e1384];
             strata_loaded0_ = v103;
         } else {
             const u32 v102 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v102 == 0u) {
                 strata_fault_[1u] = 27u;
-                const u32 e1389 = ((u32)e1381);
-                strata_fault_[2u] = e1389;
-                const u32 e1391 = ((u32)((u64)(e1381 >> (32ul & 63))));
-                strata_fault_[3u] = e1391;
+                const u32 e1393 = ((u32)e1385);
+                strata_fault_[2u] = e1393;
+                const u32 e1395 = ((u32)((u64)(e1385 >> (32ul & 63))));
+                strata_fault_[3u] = e1395;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -2215,20 +2223,19 @@ extern "C" __global__ void matmul_tiled(
         const float v34 = strata_loaded0_;
         const float v35 = v;
         v = (v35 + (v33 * v34));
-        const u32 e1435 = (e54 + 11u);
-        const u64 e1436 = ((u64)e1435);
-        if (e1436 < 256ul) {
+        const u32 e1439 = (e54 + 11u);
+        const u64 e1440 = ((u64)e1439);
+        if (e1440 < 256ul) {
             const u32 v288 = strata_phase_;
-            const u32 v289 = strata_atomic_load(&strata_a_tile_writer_[e1435]);
-            const u32 v290 = strata_atomic_load(&strata_a_tile_writer_site_[e1435]);
+            const u32 v289 = strata_atomic_load(&strata_a_tile_writer_[e1439]);
             if ((v289 & 2147483648u) == 0u) {
                 const u32 v291 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v291 == 0u) {
                     strata_fault_[1u] = 87u;
-                    const u32 e1444 = ((u32)e1436);
-                    strata_fault_[2u] = e1444;
-                    const u32 e1446 = ((u32)((u64)(e1436 >> (32ul & 63))));
-                    strata_fault_[3u] = e1446;
+                    const u32 e1448 = ((u32)e1440);
+                    strata_fault_[2u] = e1448;
+                    const u32 e1450 = ((u32)((u64)(e1440 >> (32ul & 63))));
+                    strata_fault_[3u] = e1450;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -2239,21 +2246,22 @@ extern "C" __global__ void matmul_tiled(
                     strata_fault_[8u] = e53;
                 }
             } else {
-                const u32 e1447 = (v289 & 65535u);
+                const u32 e1451 = (v289 & 65535u);
                 const u32 e63 = (e2 + 1u);
-                const u32 e1453 = ((((u32)((u32)(v288 & 32767u) << (16u & 31))) | e63) | 2147483648u);
-                const u32 e1454 = (e1453 & 65535u);
-                if (((e1447 != 0u) && (e1447 != e1454)) && (((v289 ^ e1453) & 2147418112u) == 0u)) {
+                const u32 e1457 = ((((u32)((u32)(v288 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const u32 e1458 = (e1457 & 65535u);
+                if (((e1451 != 0u) && (e1451 != e1458)) && (((v289 ^ e1457) & 2147418112u) == 0u)) {
+                    const u32 v290 = strata_atomic_load(&strata_a_tile_writer_site_[e1439]);
                     const u32 v292 = strata_atomic_add(&strata_fault_[0u], 1u);
                     if (v292 == 0u) {
                         strata_fault_[1u] = 88u;
-                        const u32 e1444 = ((u32)e1436);
-                        strata_fault_[2u] = e1444;
-                        const u32 e1446 = ((u32)((u64)(e1436 >> (32ul & 63))));
-                        strata_fault_[3u] = e1446;
-                        const u64 e1468 = (((u64)v289) | ((u64)((u64)((u64)v290) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e1468);
-                        strata_fault_[5u] = ((u32)((u64)(e1468 >> (32ul & 63))));
+                        const u32 e1448 = ((u32)e1440);
+                        strata_fault_[2u] = e1448;
+                        const u32 e1450 = ((u32)((u64)(e1440 >> (32ul & 63))));
+                        strata_fault_[3u] = e1450;
+                        const u64 e1472 = (((u64)v289) | ((u64)((u64)((u64)v290) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e1472);
+                        strata_fault_[5u] = ((u32)((u64)(e1472 >> (32ul & 63))));
                         const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                         strata_fault_[6u] = e49;
                         const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -2262,25 +2270,25 @@ extern "C" __global__ void matmul_tiled(
                         strata_fault_[8u] = e53;
                     }
                 } else {
-                    const u32 v293 = strata_atomic_load(&strata_a_tile_reader_[e1435]);
-                    const u32 e1473 = (v293 & 65535u);
-                    if (((e1473 != 0u) && (e1473 != e1454)) && (((v293 ^ e1453) & 2147418112u) == 0u)) {
+                    const u32 v293 = strata_atomic_load(&strata_a_tile_reader_[e1439]);
+                    const u32 e1477 = (v293 & 65535u);
+                    if (((e1477 != 0u) && (e1477 != e1458)) && (((v293 ^ e1457) & 2147418112u) == 0u)) {
                     } else {
-                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e1435], e1453);
-                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e1435], 88u);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e1439], e1457);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e1439], 88u);
                     }
                 }
             }
-            const float v105 = a_tile[e1435];
+            const float v105 = a_tile[e1439];
             strata_loaded0_ = v105;
         } else {
             const u32 v104 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v104 == 0u) {
                 strata_fault_[1u] = 28u;
-                const u32 e1444 = ((u32)e1436);
-                strata_fault_[2u] = e1444;
-                const u32 e1446 = ((u32)((u64)(e1436 >> (32ul & 63))));
-                strata_fault_[3u] = e1446;
+                const u32 e1448 = ((u32)e1440);
+                strata_fault_[2u] = e1448;
+                const u32 e1450 = ((u32)((u64)(e1440 >> (32ul & 63))));
+                strata_fault_[3u] = e1450;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -2292,20 +2300,19 @@ extern "C" __global__ void matmul_tiled(
             }
         }
         const float v36 = strata_loaded0_;
-        const u32 e1486 = (176u + e24);
-        const u64 e1487 = ((u64)e1486);
-        if (e1487 < 256ul) {
+        const u32 e1490 = (176u + e24);
+        const u64 e1491 = ((u64)e1490);
+        if (e1491 < 256ul) {
             const u32 v294 = strata_phase_;
-            const u32 v295 = strata_atomic_load(&strata_b_tile_writer_[e1486]);
-            const u32 v296 = strata_atomic_load(&strata_b_tile_writer_site_[e1486]);
+            const u32 v295 = strata_atomic_load(&strata_b_tile_writer_[e1490]);
             if ((v295 & 2147483648u) == 0u) {
                 const u32 v297 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v297 == 0u) {
                     strata_fault_[1u] = 89u;
-                    const u32 e1495 = ((u32)e1487);
-                    strata_fault_[2u] = e1495;
-                    const u32 e1497 = ((u32)((u64)(e1487 >> (32ul & 63))));
-                    strata_fault_[3u] = e1497;
+                    const u32 e1499 = ((u32)e1491);
+                    strata_fault_[2u] = e1499;
+                    const u32 e1501 = ((u32)((u64)(e1491 >> (32ul & 63))));
+                    strata_fault_[3u] = e1501;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -2316,21 +2323,22 @@ extern "C" __global__ void matmul_tiled(
                     strata_fault_[8u] = e53;
                 }
             } else {
-                const u32 e1498 = (v295 & 65535u);
+                const u32 e1502 = (v295 & 65535u);
                 const u32 e63 = (e2 + 1u);
-                const u32 e1504 = ((((u32)((u32)(v294 & 32767u) << (16u & 31))) | e63) | 2147483648u);
-                const u32 e1505 = (e1504 & 65535u);
-                if (((e1498 != 0u) && (e1498 != e1505)) && (((v295 ^ e1504) & 2147418112u) == 0u)) {
+                const u32 e1508 = ((((u32)((u32)(v294 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const u32 e1509 = (e1508 & 65535u);
+                if (((e1502 != 0u) && (e1502 != e1509)) && (((v295 ^ e1508) & 2147418112u) == 0u)) {
+                    const u32 v296 = strata_atomic_load(&strata_b_tile_writer_site_[e1490]);
                     const u32 v298 = strata_atomic_add(&strata_fault_[0u], 1u);
                     if (v298 == 0u) {
                         strata_fault_[1u] = 90u;
-                        const u32 e1495 = ((u32)e1487);
-                        strata_fault_[2u] = e1495;
-                        const u32 e1497 = ((u32)((u64)(e1487 >> (32ul & 63))));
-                        strata_fault_[3u] = e1497;
-                        const u64 e1519 = (((u64)v295) | ((u64)((u64)((u64)v296) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e1519);
-                        strata_fault_[5u] = ((u32)((u64)(e1519 >> (32ul & 63))));
+                        const u32 e1499 = ((u32)e1491);
+                        strata_fault_[2u] = e1499;
+                        const u32 e1501 = ((u32)((u64)(e1491 >> (32ul & 63))));
+                        strata_fault_[3u] = e1501;
+                        const u64 e1523 = (((u64)v295) | ((u64)((u64)((u64)v296) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e1523);
+                        strata_fault_[5u] = ((u32)((u64)(e1523 >> (32ul & 63))));
                         const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                         strata_fault_[6u] = e49;
                         const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -2339,25 +2347,25 @@ extern "C" __global__ void matmul_tiled(
                         strata_fault_[8u] = e53;
                     }
                 } else {
-                    const u32 v299 = strata_atomic_load(&strata_b_tile_reader_[e1486]);
-                    const u32 e1524 = (v299 & 65535u);
-                    if (((e1524 != 0u) && (e1524 != e1505)) && (((v299 ^ e1504) & 2147418112u) == 0u)) {
+                    const u32 v299 = strata_atomic_load(&strata_b_tile_reader_[e1490]);
+                    const u32 e1528 = (v299 & 65535u);
+                    if (((e1528 != 0u) && (e1528 != e1509)) && (((v299 ^ e1508) & 2147418112u) == 0u)) {
                     } else {
-                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e1486], e1504);
-                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e1486], 90u);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e1490], e1508);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e1490], 90u);
                     }
                 }
             }
-            const float v107 = b_tile[e1486];
+            const float v107 = b_tile[e1490];
             strata_loaded0_ = v107;
         } else {
             const u32 v106 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v106 == 0u) {
                 strata_fault_[1u] = 29u;
-                const u32 e1495 = ((u32)e1487);
-                strata_fault_[2u] = e1495;
-                const u32 e1497 = ((u32)((u64)(e1487 >> (32ul & 63))));
-                strata_fault_[3u] = e1497;
+                const u32 e1499 = ((u32)e1491);
+                strata_fault_[2u] = e1499;
+                const u32 e1501 = ((u32)((u64)(e1491 >> (32ul & 63))));
+                strata_fault_[3u] = e1501;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -2371,20 +2379,19 @@ extern "C" __global__ void matmul_tiled(
         const float v37 = strata_loaded0_;
         const float v38 = v;
         v = (v38 + (v36 * v37));
-        const u32 e1541 = (e54 + 12u);
-        const u64 e1542 = ((u64)e1541);
-        if (e1542 < 256ul) {
+        const u32 e1545 = (e54 + 12u);
+        const u64 e1546 = ((u64)e1545);
+        if (e1546 < 256ul) {
             const u32 v300 = strata_phase_;
-            const u32 v301 = strata_atomic_load(&strata_a_tile_writer_[e1541]);
-            const u32 v302 = strata_atomic_load(&strata_a_tile_writer_site_[e1541]);
+            const u32 v301 = strata_atomic_load(&strata_a_tile_writer_[e1545]);
             if ((v301 & 2147483648u) == 0u) {
                 const u32 v303 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v303 == 0u) {
                     strata_fault_[1u] = 91u;
-                    const u32 e1550 = ((u32)e1542);
-                    strata_fault_[2u] = e1550;
-                    const u32 e1552 = ((u32)((u64)(e1542 >> (32ul & 63))));
-                    strata_fault_[3u] = e1552;
+                    const u32 e1554 = ((u32)e1546);
+                    strata_fault_[2u] = e1554;
+                    const u32 e1556 = ((u32)((u64)(e1546 >> (32ul & 63))));
+                    strata_fault_[3u] = e1556;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -2395,21 +2402,22 @@ extern "C" __global__ void matmul_tiled(
                     strata_fault_[8u] = e53;
                 }
             } else {
-                const u32 e1553 = (v301 & 65535u);
+                const u32 e1557 = (v301 & 65535u);
                 const u32 e63 = (e2 + 1u);
-                const u32 e1559 = ((((u32)((u32)(v300 & 32767u) << (16u & 31))) | e63) | 2147483648u);
-                const u32 e1560 = (e1559 & 65535u);
-                if (((e1553 != 0u) && (e1553 != e1560)) && (((v301 ^ e1559) & 2147418112u) == 0u)) {
+                const u32 e1563 = ((((u32)((u32)(v300 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const u32 e1564 = (e1563 & 65535u);
+                if (((e1557 != 0u) && (e1557 != e1564)) && (((v301 ^ e1563) & 2147418112u) == 0u)) {
+                    const u32 v302 = strata_atomic_load(&strata_a_tile_writer_site_[e1545]);
                     const u32 v304 = strata_atomic_add(&strata_fault_[0u], 1u);
                     if (v304 == 0u) {
                         strata_fault_[1u] = 92u;
-                        const u32 e1550 = ((u32)e1542);
-                        strata_fault_[2u] = e1550;
-                        const u32 e1552 = ((u32)((u64)(e1542 >> (32ul & 63))));
-                        strata_fault_[3u] = e1552;
-                        const u64 e1574 = (((u64)v301) | ((u64)((u64)((u64)v302) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e1574);
-                        strata_fault_[5u] = ((u32)((u64)(e1574 >> (32ul & 63))));
+                        const u32 e1554 = ((u32)e1546);
+                        strata_fault_[2u] = e1554;
+                        const u32 e1556 = ((u32)((u64)(e1546 >> (32ul & 63))));
+                        strata_fault_[3u] = e1556;
+                        const u64 e1578 = (((u64)v301) | ((u64)((u64)((u64)v302) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e1578);
+                        strata_fault_[5u] = ((u32)((u64)(e1578 >> (32ul & 63))));
                         const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                         strata_fault_[6u] = e49;
                         const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -2418,25 +2426,25 @@ extern "C" __global__ void matmul_tiled(
                         strata_fault_[8u] = e53;
                     }
                 } else {
-                    const u32 v305 = strata_atomic_load(&strata_a_tile_reader_[e1541]);
-                    const u32 e1579 = (v305 & 65535u);
-                    if (((e1579 != 0u) && (e1579 != e1560)) && (((v305 ^ e1559) & 2147418112u) == 0u)) {
+                    const u32 v305 = strata_atomic_load(&strata_a_tile_reader_[e1545]);
+                    const u32 e1583 = (v305 & 65535u);
+                    if (((e1583 != 0u) && (e1583 != e1564)) && (((v305 ^ e1563) & 2147418112u) == 0u)) {
                     } else {
-                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e1541], e1559);
-                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e1541], 92u);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e1545], e1563);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e1545], 92u);
                     }
                 }
             }
-            const float v109 = a_tile[e1541];
+            const float v109 = a_tile[e1545];
             strata_loaded0_ = v109;
         } else {
             const u32 v108 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v108 == 0u) {
                 strata_fault_[1u] = 30u;
-                const u32 e1550 = ((u32)e1542);
-                strata_fault_[2u] = e1550;
-                const u32 e1552 = ((u32)((u64)(e1542 >> (32ul & 63))));
-                strata_fault_[3u] = e1552;
+                const u32 e1554 = ((u32)e1546);
+                strata_fault_[2u] = e1554;
+                const u32 e1556 = ((u32)((u64)(e1546 >> (32ul & 63))));
+                strata_fault_[3u] = e1556;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -2448,20 +2456,19 @@ extern "C" __global__ void matmul_tiled(
             }
         }
         const float v39 = strata_loaded0_;
-        const u32 e1592 = (192u + e24);
-        const u64 e1593 = ((u64)e1592);
-        if (e1593 < 256ul) {
+        const u32 e1596 = (192u + e24);
+        const u64 e1597 = ((u64)e1596);
+        if (e1597 < 256ul) {
             const u32 v306 = strata_phase_;
-            const u32 v307 = strata_atomic_load(&strata_b_tile_writer_[e1592]);
-            const u32 v308 = strata_atomic_load(&strata_b_tile_writer_site_[e1592]);
+            const u32 v307 = strata_atomic_load(&strata_b_tile_writer_[e1596]);
             if ((v307 & 2147483648u) == 0u) {
                 const u32 v309 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v309 == 0u) {
                     strata_fault_[1u] = 93u;
-                    const u32 e1601 = ((u32)e1593);
-                    strata_fault_[2u] = e1601;
-                    const u32 e1603 = ((u32)((u64)(e1593 >> (32ul & 63))));
-                    strata_fault_[3u] = e1603;
+                    const u32 e1605 = ((u32)e1597);
+                    strata_fault_[2u] = e1605;
+                    const u32 e1607 = ((u32)((u64)(e1597 >> (32ul & 63))));
+                    strata_fault_[3u] = e1607;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -2472,21 +2479,22 @@ extern "C" __global__ void matmul_tiled(
                     strata_fault_[8u] = e53;
                 }
             } else {
-                const u32 e1604 = (v307 & 65535u);
+                const u32 e1608 = (v307 & 65535u);
                 const u32 e63 = (e2 + 1u);
-                const u32 e1610 = ((((u32)((u32)(v306 & 32767u) << (16u & 31))) | e63) | 2147483648u);
-                const u32 e1611 = (e1610 & 65535u);
-                if (((e1604 != 0u) && (e1604 != e1611)) && (((v307 ^ e1610) & 2147418112u) == 0u)) {
+                const u32 e1614 = ((((u32)((u32)(v306 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const u32 e1615 = (e1614 & 65535u);
+                if (((e1608 != 0u) && (e1608 != e1615)) && (((v307 ^ e1614) & 2147418112u) == 0u)) {
+                    const u32 v308 = strata_atomic_load(&strata_b_tile_writer_site_[e1596]);
                     const u32 v310 = strata_atomic_add(&strata_fault_[0u], 1u);
                     if (v310 == 0u) {
                         strata_fault_[1u] = 94u;
-                        const u32 e1601 = ((u32)e1593);
-                        strata_fault_[2u] = e1601;
-                        const u32 e1603 = ((u32)((u64)(e1593 >> (32ul & 63))));
-                        strata_fault_[3u] = e1603;
-                        const u64 e1625 = (((u64)v307) | ((u64)((u64)((u64)v308) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e1625);
-                        strata_fault_[5u] = ((u32)((u64)(e1625 >> (32ul & 63))));
+                        const u32 e1605 = ((u32)e1597);
+                        strata_fault_[2u] = e1605;
+                        const u32 e1607 = ((u32)((u64)(e1597 >> (32ul & 63))));
+                        strata_fault_[3u] = e1607;
+                        const u64 e1629 = (((u64)v307) | ((u64)((u64)((u64)v308) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e1629);
+                        strata_fault_[5u] = ((u32)((u64)(e1629 >> (32ul & 63))));
                         const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                         strata_fault_[6u] = e49;
                         const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -2495,25 +2503,25 @@ extern "C" __global__ void matmul_tiled(
                         strata_fault_[8u] = e53;
                     }
                 } else {
-                    const u32 v311 = strata_atomic_load(&strata_b_tile_reader_[e1592]);
-                    const u32 e1630 = (v311 & 65535u);
-                    if (((e1630 != 0u) && (e1630 != e1611)) && (((v311 ^ e1610) & 2147418112u) == 0u)) {
+                    const u32 v311 = strata_atomic_load(&strata_b_tile_reader_[e1596]);
+                    const u32 e1634 = (v311 & 65535u);
+                    if (((e1634 != 0u) && (e1634 != e1615)) && (((v311 ^ e1614) & 2147418112u) == 0u)) {
                     } else {
-                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e1592], e1610);
-                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e1592], 94u);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e1596], e1614);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e1596], 94u);
                     }
                 }
             }
-            const float v111 = b_tile[e1592];
+            const float v111 = b_tile[e1596];
             strata_loaded0_ = v111;
         } else {
             const u32 v110 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v110 == 0u) {
                 strata_fault_[1u] = 31u;
-                const u32 e1601 = ((u32)e1593);
-                strata_fault_[2u] = e1601;
-                const u32 e1603 = ((u32)((u64)(e1593 >> (32ul & 63))));
-                strata_fault_[3u] = e1603;
+                const u32 e1605 = ((u32)e1597);
+                strata_fault_[2u] = e1605;
+                const u32 e1607 = ((u32)((u64)(e1597 >> (32ul & 63))));
+                strata_fault_[3u] = e1607;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -2527,20 +2535,19 @@ extern "C" __global__ void matmul_tiled(
         const float v40 = strata_loaded0_;
         const float v41 = v;
         v = (v41 + (v39 * v40));
-        const u32 e1647 = (e54 + 13u);
-        const u64 e1648 = ((u64)e1647);
-        if (e1648 < 256ul) {
+        const u32 e1651 = (e54 + 13u);
+        const u64 e1652 = ((u64)e1651);
+        if (e1652 < 256ul) {
             const u32 v312 = strata_phase_;
-            const u32 v313 = strata_atomic_load(&strata_a_tile_writer_[e1647]);
-            const u32 v314 = strata_atomic_load(&strata_a_tile_writer_site_[e1647]);
+            const u32 v313 = strata_atomic_load(&strata_a_tile_writer_[e1651]);
             if ((v313 & 2147483648u) == 0u) {
                 const u32 v315 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v315 == 0u) {
                     strata_fault_[1u] = 95u;
-                    const u32 e1656 = ((u32)e1648);
-                    strata_fault_[2u] = e1656;
-                    const u32 e1658 = ((u32)((u64)(e1648 >> (32ul & 63))));
-                    strata_fault_[3u] = e1658;
+                    const u32 e1660 = ((u32)e1652);
+                    strata_fault_[2u] = e1660;
+                    const u32 e1662 = ((u32)((u64)(e1652 >> (32ul & 63))));
+                    strata_fault_[3u] = e1662;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -2551,21 +2558,22 @@ extern "C" __global__ void matmul_tiled(
                     strata_fault_[8u] = e53;
                 }
             } else {
-                const u32 e1659 = (v313 & 65535u);
+                const u32 e1663 = (v313 & 65535u);
                 const u32 e63 = (e2 + 1u);
-                const u32 e1665 = ((((u32)((u32)(v312 & 32767u) << (16u & 31))) | e63) | 2147483648u);
-                const u32 e1666 = (e1665 & 65535u);
-                if (((e1659 != 0u) && (e1659 != e1666)) && (((v313 ^ e1665) & 2147418112u) == 0u)) {
+                const u32 e1669 = ((((u32)((u32)(v312 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const u32 e1670 = (e1669 & 65535u);
+                if (((e1663 != 0u) && (e1663 != e1670)) && (((v313 ^ e1669) & 2147418112u) == 0u)) {
+                    const u32 v314 = strata_atomic_load(&strata_a_tile_writer_site_[e1651]);
                     const u32 v316 = strata_atomic_add(&strata_fault_[0u], 1u);
                     if (v316 == 0u) {
                         strata_fault_[1u] = 96u;
-                        const u32 e1656 = ((u32)e1648);
-                        strata_fault_[2u] = e1656;
-                        const u32 e1658 = ((u32)((u64)(e1648 >> (32ul & 63))));
-                        strata_fault_[3u] = e1658;
-                        const u64 e1679 = (((u64)v313) | ((u64)((u64)((u64)v314) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e1679);
-                        strata_fault_[5u] = ((u32)((u64)(e1679 >> (32ul & 63))));
+                        const u32 e1660 = ((u32)e1652);
+                        strata_fault_[2u] = e1660;
+                        const u32 e1662 = ((u32)((u64)(e1652 >> (32ul & 63))));
+                        strata_fault_[3u] = e1662;
+                        const u64 e1683 = (((u64)v313) | ((u64)((u64)((u64)v314) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e1683);
+                        strata_fault_[5u] = ((u32)((u64)(e1683 >> (32ul & 63))));
                         const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                         strata_fault_[6u] = e49;
                         const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -2574,25 +2582,25 @@ extern "C" __global__ void matmul_tiled(
                         strata_fault_[8u] = e53;
                     }
                 } else {
-                    const u32 v317 = strata_atomic_load(&strata_a_tile_reader_[e1647]);
-                    const u32 e1684 = (v317 & 65535u);
-                    if (((e1684 != 0u) && (e1684 != e1666)) && (((v317 ^ e1665) & 2147418112u) == 0u)) {
+                    const u32 v317 = strata_atomic_load(&strata_a_tile_reader_[e1651]);
+                    const u32 e1688 = (v317 & 65535u);
+                    if (((e1688 != 0u) && (e1688 != e1670)) && (((v317 ^ e1669) & 2147418112u) == 0u)) {
                     } else {
-                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e1647], e1665);
-                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e1647], 96u);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e1651], e1669);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e1651], 96u);
                     }
                 }
             }
-            const float v113 = a_tile[e1647];
+            const float v113 = a_tile[e1651];
             strata_loaded0_ = v113;
         } else {
             const u32 v112 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v112 == 0u) {
                 strata_fault_[1u] = 32u;
-                const u32 e1656 = ((u32)e1648);
-                strata_fault_[2u] = e1656;
-                const u32 e1658 = ((u32)((u64)(e1648 >> (32ul & 63))));
-                strata_fault_[3u] = e1658;
+                const u32 e1660 = ((u32)e1652);
+                strata_fault_[2u] = e1660;
+                const u32 e1662 = ((u32)((u64)(e1652 >> (32ul & 63))));
+                strata_fault_[3u] = e1662;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -2604,20 +2612,19 @@ extern "C" __global__ void matmul_tiled(
             }
         }
         const float v42 = strata_loaded0_;
-        const u32 e1696 = (208u + e24);
-        const u64 e1697 = ((u64)e1696);
-        if (e1697 < 256ul) {
+        const u32 e1700 = (208u + e24);
+        const u64 e1701 = ((u64)e1700);
+        if (e1701 < 256ul) {
             const u32 v318 = strata_phase_;
-            const u32 v319 = strata_atomic_load(&strata_b_tile_writer_[e1696]);
-            const u32 v320 = strata_atomic_load(&strata_b_tile_writer_site_[e1696]);
+            const u32 v319 = strata_atomic_load(&strata_b_tile_writer_[e1700]);
             if ((v319 & 2147483648u) == 0u) {
                 const u32 v321 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v321 == 0u) {
                     strata_fault_[1u] = 97u;
-                    const u32 e1705 = ((u32)e1697);
-                    strata_fault_[2u] = e1705;
-                    const u32 e1707 = ((u32)((u64)(e1697 >> (32ul & 63))));
-                    strata_fault_[3u] = e1707;
+                    const u32 e1709 = ((u32)e1701);
+                    strata_fault_[2u] = e1709;
+                    const u32 e1711 = ((u32)((u64)(e1701 >> (32ul & 63))));
+                    strata_fault_[3u] = e1711;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -2628,21 +2635,22 @@ extern "C" __global__ void matmul_tiled(
                     strata_fault_[8u] = e53;
                 }
             } else {
-                const u32 e1708 = (v319 & 65535u);
+                const u32 e1712 = (v319 & 65535u);
                 const u32 e63 = (e2 + 1u);
-                const u32 e1714 = ((((u32)((u32)(v318 & 32767u) << (16u & 31))) | e63) | 2147483648u);
-                const u32 e1715 = (e1714 & 65535u);
-                if (((e1708 != 0u) && (e1708 != e1715)) && (((v319 ^ e1714) & 2147418112u) == 0u)) {
+                const u32 e1718 = ((((u32)((u32)(v318 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const u32 e1719 = (e1718 & 65535u);
+                if (((e1712 != 0u) && (e1712 != e1719)) && (((v319 ^ e1718) & 2147418112u) == 0u)) {
+                    const u32 v320 = strata_atomic_load(&strata_b_tile_writer_site_[e1700]);
                     const u32 v322 = strata_atomic_add(&strata_fault_[0u], 1u);
                     if (v322 == 0u) {
                         strata_fault_[1u] = 98u;
-                        const u32 e1705 = ((u32)e1697);
-                        strata_fault_[2u] = e1705;
-                        const u32 e1707 = ((u32)((u64)(e1697 >> (32ul & 63))));
-                        strata_fault_[3u] = e1707;
-                        const u64 e1729 = (((u64)v319) | ((u64)((u64)((u64)v320) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e1729);
-                        strata_fault_[5u] = ((u32)((u64)(e1729 >> (32ul & 63))));
+                        const u32 e1709 = ((u32)e1701);
+                        strata_fault_[2u] = e1709;
+                        const u32 e1711 = ((u32)((u64)(e1701 >> (32ul & 63))));
+                        strata_fault_[3u] = e1711;
+                        const u64 e1733 = (((u64)v319) | ((u64)((u64)((u64)v320) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e1733);
+                        strata_fault_[5u] = ((u32)((u64)(e1733 >> (32ul & 63))));
                         const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                         strata_fault_[6u] = e49;
                         const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -2651,25 +2659,25 @@ extern "C" __global__ void matmul_tiled(
                         strata_fault_[8u] = e53;
                     }
                 } else {
-                    const u32 v323 = strata_atomic_load(&strata_b_tile_reader_[e1696]);
-                    const u32 e1734 = (v323 & 65535u);
-                    if (((e1734 != 0u) && (e1734 != e1715)) && (((v323 ^ e1714) & 2147418112u) == 0u)) {
+                    const u32 v323 = strata_atomic_load(&strata_b_tile_reader_[e1700]);
+                    const u32 e1738 = (v323 & 65535u);
+                    if (((e1738 != 0u) && (e1738 != e1719)) && (((v323 ^ e1718) & 2147418112u) == 0u)) {
                     } else {
-                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e1696], e1714);
-                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e1696], 98u);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e1700], e1718);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e1700], 98u);
                     }
                 }
             }
-            const float v115 = b_tile[e1696];
+            const float v115 = b_tile[e1700];
             strata_loaded0_ = v115;
         } else {
             const u32 v114 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v114 == 0u) {
                 strata_fault_[1u] = 33u;
-                const u32 e1705 = ((u32)e1697);
-                strata_fault_[2u] = e1705;
-                const u32 e1707 = ((u32)((u64)(e1697 >> (32ul & 63))));
-                strata_fault_[3u] = e1707;
+                const u32 e1709 = ((u32)e1701);
+                strata_fault_[2u] = e1709;
+                const u32 e1711 = ((u32)((u64)(e1701 >> (32ul & 63))));
+                strata_fault_[3u] = e1711;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -2683,20 +2691,19 @@ extern "C" __global__ void matmul_tiled(
         const float v43 = strata_loaded0_;
         const float v44 = v;
         v = (v44 + (v42 * v43));
-        const u32 e1751 = (e54 + 14u);
-        const u64 e1752 = ((u64)e1751);
-        if (e1752 < 256ul) {
+        const u32 e1755 = (e54 + 14u);
+        const u64 e1756 = ((u64)e1755);
+        if (e1756 < 256ul) {
             const u32 v324 = strata_phase_;
-            const u32 v325 = strata_atomic_load(&strata_a_tile_writer_[e1751]);
-            const u32 v326 = strata_atomic_load(&strata_a_tile_writer_site_[e1751]);
+            const u32 v325 = strata_atomic_load(&strata_a_tile_writer_[e1755]);
             if ((v325 & 2147483648u) == 0u) {
                 const u32 v327 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v327 == 0u) {
                     strata_fault_[1u] = 99u;
-                    const u32 e1760 = ((u32)e1752);
-                    strata_fault_[2u] = e1760;
-                    const u32 e1762 = ((u32)((u64)(e1752 >> (32ul & 63))));
-                    strata_fault_[3u] = e1762;
+                    const u32 e1764 = ((u32)e1756);
+                    strata_fault_[2u] = e1764;
+                    const u32 e1766 = ((u32)((u64)(e1756 >> (32ul & 63))));
+                    strata_fault_[3u] = e1766;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -2707,21 +2714,22 @@ extern "C" __global__ void matmul_tiled(
                     strata_fault_[8u] = e53;
                 }
             } else {
-                const u32 e1763 = (v325 & 65535u);
+                const u32 e1767 = (v325 & 65535u);
                 const u32 e63 = (e2 + 1u);
-                const u32 e1769 = ((((u32)((u32)(v324 & 32767u) << (16u & 31))) | e63) | 2147483648u);
-                const u32 e1770 = (e1769 & 65535u);
-                if (((e1763 != 0u) && (e1763 != e1770)) && (((v325 ^ e1769) & 2147418112u) == 0u)) {
+                const u32 e1773 = ((((u32)((u32)(v324 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const u32 e1774 = (e1773 & 65535u);
+                if (((e1767 != 0u) && (e1767 != e1774)) && (((v325 ^ e1773) & 2147418112u) == 0u)) {
+                    const u32 v326 = strata_atomic_load(&strata_a_tile_writer_site_[e1755]);
                     const u32 v328 = strata_atomic_add(&strata_fault_[0u], 1u);
                     if (v328 == 0u) {
                         strata_fault_[1u] = 100u;
-                        const u32 e1760 = ((u32)e1752);
-                        strata_fault_[2u] = e1760;
-                        const u32 e1762 = ((u32)((u64)(e1752 >> (32ul & 63))));
-                        strata_fault_[3u] = e1762;
-                        const u64 e1784 = (((u64)v325) | ((u64)((u64)((u64)v326) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e1784);
-                        strata_fault_[5u] = ((u32)((u64)(e1784 >> (32ul & 63))));
+                        const u32 e1764 = ((u32)e1756);
+                        strata_fault_[2u] = e1764;
+                        const u32 e1766 = ((u32)((u64)(e1756 >> (32ul & 63))));
+                        strata_fault_[3u] = e1766;
+                        const u64 e1788 = (((u64)v325) | ((u64)((u64)((u64)v326) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e1788);
+                        strata_fault_[5u] = ((u32)((u64)(e1788 >> (32ul & 63))));
                         const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                         strata_fault_[6u] = e49;
                         const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -2730,25 +2738,25 @@ extern "C" __global__ void matmul_tiled(
                         strata_fault_[8u] = e53;
                     }
                 } else {
-                    const u32 v329 = strata_atomic_load(&strata_a_tile_reader_[e1751]);
-                    const u32 e1789 = (v329 & 65535u);
-                    if (((e1789 != 0u) && (e1789 != e1770)) && (((v329 ^ e1769) & 2147418112u) == 0u)) {
+                    const u32 v329 = strata_atomic_load(&strata_a_tile_reader_[e1755]);
+                    const u32 e1793 = (v329 & 65535u);
+                    if (((e1793 != 0u) && (e1793 != e1774)) && (((v329 ^ e1773) & 2147418112u) == 0u)) {
                     } else {
-                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e1751], e1769);
-                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e1751], 100u);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e1755], e1773);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e1755], 100u);
                     }
                 }
             }
-            const float v117 = a_tile[e1751];
+            const float v117 = a_tile[e1755];
             strata_loaded0_ = v117;
         } else {
             const u32 v116 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v116 == 0u) {
                 strata_fault_[1u] = 34u;
-                const u32 e1760 = ((u32)e1752);
-                strata_fault_[2u] = e1760;
-                const u32 e1762 = ((u32)((u64)(e1752 >> (32ul & 63))));
-                strata_fault_[3u] = e1762;
+                const u32 e1764 = ((u32)e1756);
+                strata_fault_[2u] = e1764;
+                const u32 e1766 = ((u32)((u64)(e1756 >> (32ul & 63))));
+                strata_fault_[3u] = e1766;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -2760,20 +2768,19 @@ extern "C" __global__ void matmul_tiled(
             }
         }
         const float v45 = strata_loaded0_;
-        const u32 e1802 = (224u + e24);
-        const u64 e1803 = ((u64)e1802);
-        if (e1803 < 256ul) {
+        const u32 e1806 = (224u + e24);
+        const u64 e1807 = ((u64)e1806);
+        if (e1807 < 256ul) {
             const u32 v330 = strata_phase_;
-            const u32 v331 = strata_atomic_load(&strata_b_tile_writer_[e1802]);
-            const u32 v332 = strata_atomic_load(&strata_b_tile_writer_site_[e1802]);
+            const u32 v331 = strata_atomic_load(&strata_b_tile_writer_[e1806]);
             if ((v331 & 2147483648u) == 0u) {
                 const u32 v333 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v333 == 0u) {
                     strata_fault_[1u] = 101u;
-                    const u32 e1811 = ((u32)e1803);
-                    strata_fault_[2u] = e1811;
-                    const u32 e1813 = ((u32)((u64)(e1803 >> (32ul & 63))));
-                    strata_fault_[3u] = e1813;
+                    const u32 e1815 = ((u32)e1807);
+                    strata_fault_[2u] = e1815;
+                    const u32 e1817 = ((u32)((u64)(e1807 >> (32ul & 63))));
+                    strata_fault_[3u] = e1817;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -2784,21 +2791,22 @@ extern "C" __global__ void matmul_tiled(
                     strata_fault_[8u] = e53;
                 }
             } else {
-                const u32 e1814 = (v331 & 65535u);
+                const u32 e1818 = (v331 & 65535u);
                 const u32 e63 = (e2 + 1u);
-                const u32 e1820 = ((((u32)((u32)(v330 & 32767u) << (16u & 31))) | e63) | 2147483648u);
-                const u32 e1821 = (e1820 & 65535u);
-                if (((e1814 != 0u) && (e1814 != e1821)) && (((v331 ^ e1820) & 2147418112u) == 0u)) {
+                const u32 e1824 = ((((u32)((u32)(v330 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const u32 e1825 = (e1824 & 65535u);
+                if (((e1818 != 0u) && (e1818 != e1825)) && (((v331 ^ e1824) & 2147418112u) == 0u)) {
+                    const u32 v332 = strata_atomic_load(&strata_b_tile_writer_site_[e1806]);
                     const u32 v334 = strata_atomic_add(&strata_fault_[0u], 1u);
                     if (v334 == 0u) {
                         strata_fault_[1u] = 102u;
-                        const u32 e1811 = ((u32)e1803);
-                        strata_fault_[2u] = e1811;
-                        const u32 e1813 = ((u32)((u64)(e1803 >> (32ul & 63))));
-                        strata_fault_[3u] = e1813;
-                        const u64 e1835 = (((u64)v331) | ((u64)((u64)((u64)v332) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e1835);
-                        strata_fault_[5u] = ((u32)((u64)(e1835 >> (32ul & 63))));
+                        const u32 e1815 = ((u32)e1807);
+                        strata_fault_[2u] = e1815;
+                        const u32 e1817 = ((u32)((u64)(e1807 >> (32ul & 63))));
+                        strata_fault_[3u] = e1817;
+                        const u64 e1839 = (((u64)v331) | ((u64)((u64)((u64)v332) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e1839);
+                        strata_fault_[5u] = ((u32)((u64)(e1839 >> (32ul & 63))));
                         const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                         strata_fault_[6u] = e49;
                         const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -2807,25 +2815,25 @@ extern "C" __global__ void matmul_tiled(
                         strata_fault_[8u] = e53;
                     }
                 } else {
-                    const u32 v335 = strata_atomic_load(&strata_b_tile_reader_[e1802]);
-                    const u32 e1840 = (v335 & 65535u);
-                    if (((e1840 != 0u) && (e1840 != e1821)) && (((v335 ^ e1820) & 2147418112u) == 0u)) {
+                    const u32 v335 = strata_atomic_load(&strata_b_tile_reader_[e1806]);
+                    const u32 e1844 = (v335 & 65535u);
+                    if (((e1844 != 0u) && (e1844 != e1825)) && (((v335 ^ e1824) & 2147418112u) == 0u)) {
                     } else {
-                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e1802], e1820);
-                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e1802], 102u);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e1806], e1824);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e1806], 102u);
                     }
                 }
             }
-            const float v119 = b_tile[e1802];
+            const float v119 = b_tile[e1806];
             strata_loaded0_ = v119;
         } else {
             const u32 v118 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v118 == 0u) {
                 strata_fault_[1u] = 35u;
-                const u32 e1811 = ((u32)e1803);
-                strata_fault_[2u] = e1811;
-                const u32 e1813 = ((u32)((u64)(e1803 >> (32ul & 63))));
-                strata_fault_[3u] = e1813;
+                const u32 e1815 = ((u32)e1807);
+                strata_fault_[2u] = e1815;
+                const u32 e1817 = ((u32)((u64)(e1807 >> (32ul & 63))));
+                strata_fault_[3u] = e1817;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -2839,20 +2847,19 @@ extern "C" __global__ void matmul_tiled(
         const float v46 = strata_loaded0_;
         const float v47 = v;
         v = (v47 + (v45 * v46));
-        const u32 e1857 = (e54 + 15u);
-        const u64 e1858 = ((u64)e1857);
-        if (e1858 < 256ul) {
+        const u32 e1861 = (e54 + 15u);
+        const u64 e1862 = ((u64)e1861);
+        if (e1862 < 256ul) {
             const u32 v336 = strata_phase_;
-            const u32 v337 = strata_atomic_load(&strata_a_tile_writer_[e1857]);
-            const u32 v338 = strata_atomic_load(&strata_a_tile_writer_site_[e1857]);
+            const u32 v337 = strata_atomic_load(&strata_a_tile_writer_[e1861]);
             if ((v337 & 2147483648u) == 0u) {
                 const u32 v339 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v339 == 0u) {
                     strata_fault_[1u] = 103u;
-                    const u32 e1866 = ((u32)e1858);
-                    strata_fault_[2u] = e1866;
-                    const u32 e1868 = ((u32)((u64)(e1858 >> (32ul & 63))));
-                    strata_fault_[3u] = e1868;
+                    const u32 e1870 = ((u32)e1862);
+                    strata_fault_[2u] = e1870;
+                    const u32 e1872 = ((u32)((u64)(e1862 >> (32ul & 63))));
+                    strata_fault_[3u] = e1872;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -2863,21 +2870,22 @@ extern "C" __global__ void matmul_tiled(
                     strata_fault_[8u] = e53;
                 }
             } else {
-                const u32 e1869 = (v337 & 65535u);
+                const u32 e1873 = (v337 & 65535u);
                 const u32 e63 = (e2 + 1u);
-                const u32 e1875 = ((((u32)((u32)(v336 & 32767u) << (16u & 31))) | e63) | 2147483648u);
-                const u32 e1876 = (e1875 & 65535u);
-                if (((e1869 != 0u) && (e1869 != e1876)) && (((v337 ^ e1875) & 2147418112u) == 0u)) {
+                const u32 e1879 = ((((u32)((u32)(v336 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const u32 e1880 = (e1879 & 65535u);
+                if (((e1873 != 0u) && (e1873 != e1880)) && (((v337 ^ e1879) & 2147418112u) == 0u)) {
+                    const u32 v338 = strata_atomic_load(&strata_a_tile_writer_site_[e1861]);
                     const u32 v340 = strata_atomic_add(&strata_fault_[0u], 1u);
                     if (v340 == 0u) {
                         strata_fault_[1u] = 104u;
-                        const u32 e1866 = ((u32)e1858);
-                        strata_fault_[2u] = e1866;
-                        const u32 e1868 = ((u32)((u64)(e1858 >> (32ul & 63))));
-                        strata_fault_[3u] = e1868;
-                        const u64 e1890 = (((u64)v337) | ((u64)((u64)((u64)v338) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e1890);
-                        strata_fault_[5u] = ((u32)((u64)(e1890 >> (32ul & 63))));
+                        const u32 e1870 = ((u32)e1862);
+                        strata_fault_[2u] = e1870;
+                        const u32 e1872 = ((u32)((u64)(e1862 >> (32ul & 63))));
+                        strata_fault_[3u] = e1872;
+                        const u64 e1894 = (((u64)v337) | ((u64)((u64)((u64)v338) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e1894);
+                        strata_fault_[5u] = ((u32)((u64)(e1894 >> (32ul & 63))));
                         const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                         strata_fault_[6u] = e49;
                         const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -2886,25 +2894,25 @@ extern "C" __global__ void matmul_tiled(
                         strata_fault_[8u] = e53;
                     }
                 } else {
-                    const u32 v341 = strata_atomic_load(&strata_a_tile_reader_[e1857]);
-                    const u32 e1895 = (v341 & 65535u);
-                    if (((e1895 != 0u) && (e1895 != e1876)) && (((v341 ^ e1875) & 2147418112u) == 0u)) {
+                    const u32 v341 = strata_atomic_load(&strata_a_tile_reader_[e1861]);
+                    const u32 e1899 = (v341 & 65535u);
+                    if (((e1899 != 0u) && (e1899 != e1880)) && (((v341 ^ e1879) & 2147418112u) == 0u)) {
                     } else {
-                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e1857], e1875);
-                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e1857], 104u);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e1861], e1879);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e1861], 104u);
                     }
                 }
             }
-            const float v121 = a_tile[e1857];
+            const float v121 = a_tile[e1861];
             strata_loaded0_ = v121;
         } else {
             const u32 v120 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v120 == 0u) {
                 strata_fault_[1u] = 36u;
-                const u32 e1866 = ((u32)e1858);
-                strata_fault_[2u] = e1866;
-                const u32 e1868 = ((u32)((u64)(e1858 >> (32ul & 63))));
-                strata_fault_[3u] = e1868;
+                const u32 e1870 = ((u32)e1862);
+                strata_fault_[2u] = e1870;
+                const u32 e1872 = ((u32)((u64)(e1862 >> (32ul & 63))));
+                strata_fault_[3u] = e1872;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -2916,20 +2924,19 @@ extern "C" __global__ void matmul_tiled(
             }
         }
         const float v48 = strata_loaded0_;
-        const u32 e1908 = (240u + e24);
-        const u64 e1909 = ((u64)e1908);
-        if (e1909 < 256ul) {
+        const u32 e1912 = (240u + e24);
+        const u64 e1913 = ((u64)e1912);
+        if (e1913 < 256ul) {
             const u32 v342 = strata_phase_;
-            const u32 v343 = strata_atomic_load(&strata_b_tile_writer_[e1908]);
-            const u32 v344 = strata_atomic_load(&strata_b_tile_writer_site_[e1908]);
+            const u32 v343 = strata_atomic_load(&strata_b_tile_writer_[e1912]);
             if ((v343 & 2147483648u) == 0u) {
                 const u32 v345 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v345 == 0u) {
                     strata_fault_[1u] = 105u;
-                    const u32 e1917 = ((u32)e1909);
-                    strata_fault_[2u] = e1917;
-                    const u32 e1919 = ((u32)((u64)(e1909 >> (32ul & 63))));
-                    strata_fault_[3u] = e1919;
+                    const u32 e1921 = ((u32)e1913);
+                    strata_fault_[2u] = e1921;
+                    const u32 e1923 = ((u32)((u64)(e1913 >> (32ul & 63))));
+                    strata_fault_[3u] = e1923;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -2940,21 +2947,22 @@ extern "C" __global__ void matmul_tiled(
                     strata_fault_[8u] = e53;
                 }
             } else {
-                const u32 e1920 = (v343 & 65535u);
+                const u32 e1924 = (v343 & 65535u);
                 const u32 e63 = (e2 + 1u);
-                const u32 e1926 = ((((u32)((u32)(v342 & 32767u) << (16u & 31))) | e63) | 2147483648u);
-                const u32 e1927 = (e1926 & 65535u);
-                if (((e1920 != 0u) && (e1920 != e1927)) && (((v343 ^ e1926) & 2147418112u) == 0u)) {
+                const u32 e1930 = ((((u32)((u32)(v342 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const u32 e1931 = (e1930 & 65535u);
+                if (((e1924 != 0u) && (e1924 != e1931)) && (((v343 ^ e1930) & 2147418112u) == 0u)) {
+                    const u32 v344 = strata_atomic_load(&strata_b_tile_writer_site_[e1912]);
                     const u32 v346 = strata_atomic_add(&strata_fault_[0u], 1u);
                     if (v346 == 0u) {
                         strata_fault_[1u] = 106u;
-                        const u32 e1917 = ((u32)e1909);
-                        strata_fault_[2u] = e1917;
-                        const u32 e1919 = ((u32)((u64)(e1909 >> (32ul & 63))));
-                        strata_fault_[3u] = e1919;
-                        const u64 e1941 = (((u64)v343) | ((u64)((u64)((u64)v344) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e1941);
-                        strata_fault_[5u] = ((u32)((u64)(e1941 >> (32ul & 63))));
+                        const u32 e1921 = ((u32)e1913);
+                        strata_fault_[2u] = e1921;
+                        const u32 e1923 = ((u32)((u64)(e1913 >> (32ul & 63))));
+                        strata_fault_[3u] = e1923;
+                        const u64 e1945 = (((u64)v343) | ((u64)((u64)((u64)v344) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e1945);
+                        strata_fault_[5u] = ((u32)((u64)(e1945 >> (32ul & 63))));
                         const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                         strata_fault_[6u] = e49;
                         const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -2963,25 +2971,25 @@ extern "C" __global__ void matmul_tiled(
                         strata_fault_[8u] = e53;
                     }
                 } else {
-                    const u32 v347 = strata_atomic_load(&strata_b_tile_reader_[e1908]);
-                    const u32 e1946 = (v347 & 65535u);
-                    if (((e1946 != 0u) && (e1946 != e1927)) && (((v347 ^ e1926) & 2147418112u) == 0u)) {
+                    const u32 v347 = strata_atomic_load(&strata_b_tile_reader_[e1912]);
+                    const u32 e1950 = (v347 & 65535u);
+                    if (((e1950 != 0u) && (e1950 != e1931)) && (((v347 ^ e1930) & 2147418112u) == 0u)) {
                     } else {
-                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e1908], e1926);
-                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e1908], 106u);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e1912], e1930);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e1912], 106u);
                     }
                 }
             }
-            const float v123 = b_tile[e1908];
+            const float v123 = b_tile[e1912];
             strata_loaded0_ = v123;
         } else {
             const u32 v122 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v122 == 0u) {
                 strata_fault_[1u] = 37u;
-                const u32 e1917 = ((u32)e1909);
-                strata_fault_[2u] = e1917;
-                const u32 e1919 = ((u32)((u64)(e1909 >> (32ul & 63))));
-                strata_fault_[3u] = e1919;
+                const u32 e1921 = ((u32)e1913);
+                strata_fault_[2u] = e1921;
+                const u32 e1923 = ((u32)((u64)(e1913 >> (32ul & 63))));
+                strata_fault_[3u] = e1923;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -3003,34 +3011,34 @@ extern "C" __global__ void matmul_tiled(
     const u32 e20 = (((u32)blockIdx.y * 16u) + e19);
     const bool e21 = (e20 < n);
     const u32 e24 = (u32)threadIdx.x;
-    const u32 e166 = (((u32)blockIdx.x * 16u) + e24);
-    const bool e167 = (e166 < n);
-    if (e21 && e167) {
+    const u32 e168 = (((u32)blockIdx.x * 16u) + e24);
+    const bool e169 = (e168 < n);
+    if (e21 && e169) {
         const float v51 = v;
         const u32 e28 = (e20 * n);
-        const u32 e1966 = (e28 + e166);
-        const u64 e1967 = ((u64)e1966);
-        const u64 e1969 = ((u64)c_len);
-        if (e1967 < e1969) {
+        const u32 e1970 = (e28 + e168);
+        const u64 e1971 = ((u64)e1970);
+        const u64 e1973 = ((u64)c_len);
+        if (e1971 < e1973) {
             const u32 v349 = strata_phase_;
-            const u64 e1972 = (e1967 * 4ul);
-            const u32 e1973 = ((u32)blockIdx.x + (u32)gridDim.x * ((u32)blockIdx.y + (u32)gridDim.y * (u32)blockIdx.z));
-            const u32 e1976 = (((e1973 * e8) + e2) + 1u);
-            const u32 v350 = strata_atomic_xchg(&strata_c_shadow_[e1972], e1976);
-            const u32 e1982 = (((u32)((u32)v349 << (16u & 31))) | 107u);
-            const u32 v351 = strata_atomic_xchg(&strata_c_shadow_[(e1972 + 1ul)], e1982);
-            const bool e1989 = (((v350 - 1u) / e8) == e1973);
-            if (((v350 != 0u) && (v350 != e1976)) && ((!e1989) || (e1989 && (((u32)((v351 ^ e1982) >> (16u & 31))) == 0u)))) {
+            const u64 e1976 = (e1971 * 4ul);
+            const u32 e1977 = ((u32)blockIdx.x + (u32)gridDim.x * ((u32)blockIdx.y + (u32)gridDim.y * (u32)blockIdx.z));
+            const u32 e1980 = (((e1977 * e8) + e2) + 1u);
+            const u32 v350 = strata_atomic_xchg(&strata_c_shadow_[e1976], e1980);
+            const u32 e1986 = (((u32)((u32)v349 << (16u & 31))) | 107u);
+            const u32 v351 = strata_atomic_xchg(&strata_c_shadow_[(e1976 + 1ul)], e1986);
+            const bool e1993 = (((v350 - 1u) / e8) == e1977);
+            if (((v350 != 0u) && (v350 != e1980)) && ((!e1993) || (e1993 && (((u32)((v351 ^ e1986) >> (16u & 31))) == 0u)))) {
                 const u32 v352 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v352 == 0u) {
                     strata_fault_[1u] = 107u;
-                    const u32 e2000 = ((u32)e1967);
-                    strata_fault_[2u] = e2000;
-                    const u32 e2002 = ((u32)((u64)(e1967 >> (32ul & 63))));
-                    strata_fault_[3u] = e2002;
-                    const u64 e2006 = (((u64)v350) | ((u64)((u64)((u64)v351) << (32ul & 63))));
-                    strata_fault_[4u] = ((u32)e2006);
-                    strata_fault_[5u] = ((u32)((u64)(e2006 >> (32ul & 63))));
+                    const u32 e2004 = ((u32)e1971);
+                    strata_fault_[2u] = e2004;
+                    const u32 e2006 = ((u32)((u64)(e1971 >> (32ul & 63))));
+                    strata_fault_[3u] = e2006;
+                    const u64 e2010 = (((u64)v350) | ((u64)((u64)((u64)v351) << (32ul & 63))));
+                    strata_fault_[4u] = ((u32)e2010);
+                    strata_fault_[5u] = ((u32)((u64)(e2010 >> (32ul & 63))));
                     const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                     strata_fault_[6u] = e49;
                     const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -3039,42 +3047,45 @@ extern "C" __global__ void matmul_tiled(
                     strata_fault_[8u] = e53;
                 }
             } else {
-                const u64 e2011 = (e1972 + 2ul);
-                const u32 v353 = strata_atomic_load(&strata_c_shadow_[e2011]);
-                const u32 v354 = strata_atomic_load(&strata_c_shadow_[(e1972 + 3ul)]);
-                const bool e2020 = (((v353 - 1u) / e8) == e1973);
-                if (((v353 != 0u) && (v353 != e1976)) && ((!e2020) || (e2020 && (((u32)((v354 ^ e1982) >> (16u & 31))) == 0u)))) {
-                    const u32 v355 = strata_atomic_add(&strata_fault_[0u], 1u);
-                    if (v355 == 0u) {
-                        strata_fault_[1u] = 107u;
-                        const u32 e2000 = ((u32)e1967);
-                        strata_fault_[2u] = e2000;
-                        const u32 e2002 = ((u32)((u64)(e1967 >> (32ul & 63))));
-                        strata_fault_[3u] = e2002;
-                        const u64 e2034 = (((u64)v353) | ((u64)((u64)((u64)v354) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e2034);
-                        strata_fault_[5u] = ((u32)((u64)(e2034 >> (32ul & 63))));
-                        const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                        strata_fault_[6u] = e49;
-                        const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                        strata_fault_[7u] = e51;
-                        const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                        strata_fault_[8u] = e53;
+                const u64 e2015 = (e1976 + 2ul);
+                const u32 v353 = strata_atomic_load(&strata_c_shadow_[e2015]);
+                const bool e2017 = (v353 != 0u);
+                if (e2017) {
+                    const u32 v354 = strata_atomic_load(&strata_c_shadow_[(e1976 + 3ul)]);
+                    const bool e2024 = (((v353 - 1u) / e8) == e1977);
+                    if ((e2017 && (v353 != e1980)) && ((!e2024) || (e2024 && (((u32)((v354 ^ e1986) >> (16u & 31))) == 0u)))) {
+                        const u32 v355 = strata_atomic_add(&strata_fault_[0u], 1u);
+                        if (v355 == 0u) {
+                            strata_fault_[1u] = 107u;
+                            const u32 e2004 = ((u32)e1971);
+                            strata_fault_[2u] = e2004;
+                            const u32 e2006 = ((u32)((u64)(e1971 >> (32ul & 63))));
+                            strata_fault_[3u] = e2006;
+                            const u64 e2038 = (((u64)v353) | ((u64)((u64)((u64)v354) << (32ul & 63))));
+                            strata_fault_[4u] = ((u32)e2038);
+                            strata_fault_[5u] = ((u32)((u64)(e2038 >> (32ul & 63))));
+                            const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                            strata_fault_[6u] = e49;
+                            const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                            strata_fault_[7u] = e51;
+                            const u32 e53 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                            strata_fault_[8u] = e53;
+                        }
                     }
+                    (void)strata_atomic_xchg(&strata_c_shadow_[e2015], 0u);
                 }
-                (void)strata_atomic_xchg(&strata_c_shadow_[e2011], 0u);
             }
-            c[e1966] = v51;
+            c[e1970] = v51;
         } else {
             const u32 v124 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v124 == 0u) {
                 strata_fault_[1u] = 38u;
-                const u32 e2000 = ((u32)e1967);
-                strata_fault_[2u] = e2000;
-                const u32 e2002 = ((u32)((u64)(e1967 >> (32ul & 63))));
-                strata_fault_[3u] = e2002;
-                strata_fault_[4u] = ((u32)e1969);
-                strata_fault_[5u] = ((u32)((u64)(e1969 >> (32ul & 63))));
+                const u32 e2004 = ((u32)e1971);
+                strata_fault_[2u] = e2004;
+                const u32 e2006 = ((u32)((u64)(e1971 >> (32ul & 63))));
+                strata_fault_[3u] = e2006;
+                strata_fault_[4u] = ((u32)e1973);
+                strata_fault_[5u] = ((u32)((u64)(e1973 >> (32ul & 63))));
                 const u32 e49 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                 strata_fault_[6u] = e49;
                 const u32 e51 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);

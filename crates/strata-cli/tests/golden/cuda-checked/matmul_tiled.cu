@@ -203,28 +203,30 @@ extern "C" __global__ void matmul_tiled(
                     }
                 } else {
                     const u32 v131 = strata_atomic_load(&strata_a_tile_reader_[e56]);
-                    const u32 v132 = strata_atomic_load(&strata_a_tile_reader_site_[e56]);
-                    const u32 e95 = (v131 & 65535u);
-                    if (((e95 != 0u) && (e95 != e73)) && (((v131 ^ e67) & 2147418112u) == 0u)) {
-                        const u32 v133 = strata_atomic_add(&strata_fault_[0u], 1u);
-                        if (v133 == 0u) {
-                            strata_fault_[1u] = 39u;
-                            const u32 e83 = ((u32)e57);
-                            strata_fault_[2u] = e83;
-                            const u32 e85 = ((u32)((u64)(e57 >> (32ul & 63))));
-                            strata_fault_[3u] = e85;
-                            const u64 e109 = (((u64)v131) | ((u64)((u64)((u64)v132) << (32ul & 63))));
-                            strata_fault_[4u] = ((u32)e109);
-                            strata_fault_[5u] = ((u32)((u64)(e109 >> (32ul & 63))));
-                            const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                            strata_fault_[6u] = e50;
-                            const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                            strata_fault_[7u] = e52;
-                            const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                            strata_fault_[8u] = e54;
+                    if (v131 != 0u) {
+                        const u32 e96 = (v131 & 65535u);
+                        if (((e96 != 0u) && (e96 != e73)) && (((v131 ^ e67) & 2147418112u) == 0u)) {
+                            const u32 v132 = strata_atomic_load(&strata_a_tile_reader_site_[e56]);
+                            const u32 v133 = strata_atomic_add(&strata_fault_[0u], 1u);
+                            if (v133 == 0u) {
+                                strata_fault_[1u] = 39u;
+                                const u32 e83 = ((u32)e57);
+                                strata_fault_[2u] = e83;
+                                const u32 e85 = ((u32)((u64)(e57 >> (32ul & 63))));
+                                strata_fault_[3u] = e85;
+                                const u64 e110 = (((u64)v131) | ((u64)((u64)((u64)v132) << (32ul & 63))));
+                                strata_fault_[4u] = ((u32)e110);
+                                strata_fault_[5u] = ((u32)((u64)(e110 >> (32ul & 63))));
+                                const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                                strata_fault_[6u] = e50;
+                                const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                                strata_fault_[7u] = e52;
+                                const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                                strata_fault_[8u] = e54;
+                            }
                         }
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e56], 0u);
                     }
-                    (void)strata_atomic_xchg(&strata_a_tile_reader_[e56], 0u);
                 }
                 a_tile[e56] = v1;
             } else {
@@ -253,12 +255,12 @@ extern "C" __global__ void matmul_tiled(
             if (e59) {
                 const u32 v134 = strata_phase_;
                 const u32 e64 = (e2 + 1u);
-                const u32 e120 = ((((u32)((u32)(v134 & 32767u) << (16u & 31))) | e64) | 2147483648u);
-                const u32 v135 = strata_atomic_xchg(&strata_a_tile_writer_[e56], e120);
+                const u32 e121 = ((((u32)((u32)(v134 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const u32 v135 = strata_atomic_xchg(&strata_a_tile_writer_[e56], e121);
                 const u32 v136 = strata_atomic_xchg(&strata_a_tile_writer_site_[e56], 40u);
-                const u32 e123 = (v135 & 65535u);
-                const u32 e125 = (e120 & 65535u);
-                if (((e123 != 0u) && (e123 != e125)) && (((v135 ^ e120) & 2147418112u) == 0u)) {
+                const u32 e124 = (v135 & 65535u);
+                const u32 e126 = (e121 & 65535u);
+                if (((e124 != 0u) && (e124 != e126)) && (((v135 ^ e121) & 2147418112u) == 0u)) {
                     const u32 v137 = strata_atomic_add(&strata_fault_[0u], 1u);
                     if (v137 == 0u) {
                         strata_fault_[1u] = 40u;
@@ -266,9 +268,9 @@ extern "C" __global__ void matmul_tiled(
                         strata_fault_[2u] = e83;
                         const u32 e85 = ((u32)((u64)(e57 >> (32ul & 63))));
                         strata_fault_[3u] = e85;
-                        const u64 e138 = (((u64)v135) | ((u64)((u64)((u64)v136) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e138);
-                        strata_fault_[5u] = ((u32)((u64)(e138 >> (32ul & 63))));
+                        const u64 e139 = (((u64)v135) | ((u64)((u64)((u64)v136) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e139);
+                        strata_fault_[5u] = ((u32)((u64)(e139 >> (32ul & 63))));
                         const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                         strata_fault_[6u] = e50;
                         const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -278,28 +280,30 @@ extern "C" __global__ void matmul_tiled(
                     }
                 } else {
                     const u32 v138 = strata_atomic_load(&strata_a_tile_reader_[e56]);
-                    const u32 v139 = strata_atomic_load(&strata_a_tile_reader_site_[e56]);
-                    const u32 e143 = (v138 & 65535u);
-                    if (((e143 != 0u) && (e143 != e125)) && (((v138 ^ e120) & 2147418112u) == 0u)) {
-                        const u32 v140 = strata_atomic_add(&strata_fault_[0u], 1u);
-                        if (v140 == 0u) {
-                            strata_fault_[1u] = 40u;
-                            const u32 e83 = ((u32)e57);
-                            strata_fault_[2u] = e83;
-                            const u32 e85 = ((u32)((u64)(e57 >> (32ul & 63))));
-                            strata_fault_[3u] = e85;
-                            const u64 e157 = (((u64)v138) | ((u64)((u64)((u64)v139) << (32ul & 63))));
-                            strata_fault_[4u] = ((u32)e157);
-                            strata_fault_[5u] = ((u32)((u64)(e157 >> (32ul & 63))));
-                            const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                            strata_fault_[6u] = e50;
-                            const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                            strata_fault_[7u] = e52;
-                            const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                            strata_fault_[8u] = e54;
+                    if (v138 != 0u) {
+                        const u32 e145 = (v138 & 65535u);
+                        if (((e145 != 0u) && (e145 != e126)) && (((v138 ^ e121) & 2147418112u) == 0u)) {
+                            const u32 v139 = strata_atomic_load(&strata_a_tile_reader_site_[e56]);
+                            const u32 v140 = strata_atomic_add(&strata_fault_[0u], 1u);
+                            if (v140 == 0u) {
+                                strata_fault_[1u] = 40u;
+                                const u32 e83 = ((u32)e57);
+                                strata_fault_[2u] = e83;
+                                const u32 e85 = ((u32)((u64)(e57 >> (32ul & 63))));
+                                strata_fault_[3u] = e85;
+                                const u64 e159 = (((u64)v138) | ((u64)((u64)((u64)v139) << (32ul & 63))));
+                                strata_fault_[4u] = ((u32)e159);
+                                strata_fault_[5u] = ((u32)((u64)(e159 >> (32ul & 63))));
+                                const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                                strata_fault_[6u] = e50;
+                                const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                                strata_fault_[7u] = e52;
+                                const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                                strata_fault_[8u] = e54;
+                            }
                         }
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e56], 0u);
                     }
-                    (void)strata_atomic_xchg(&strata_a_tile_reader_[e56], 0u);
                 }
                 a_tile[e56] = 0.0f;
             } else {
@@ -321,24 +325,24 @@ extern "C" __global__ void matmul_tiled(
                 }
             }
         }
-        const u32 e163 = (e24 + e19);
-        const u32 e167 = (((u32)blockIdx.x * 16u) + e25);
-        const bool e169 = (e167 < n);
-        if ((e163 < k) && e169) {
-            const u32 e172 = ((e163 * n) + e167);
-            const u64 e173 = ((u64)e172);
-            const u64 e175 = ((u64)b_len);
-            if (e173 < e175) {
-                const float v57 = b[e172];
+        const u32 e165 = (e24 + e19);
+        const u32 e169 = (((u32)blockIdx.x * 16u) + e25);
+        const bool e171 = (e169 < n);
+        if ((e165 < k) && e171) {
+            const u32 e174 = ((e165 * n) + e169);
+            const u64 e175 = ((u64)e174);
+            const u64 e177 = ((u64)b_len);
+            if (e175 < e177) {
+                const float v57 = b[e174];
                 strata_loaded0_ = v57;
             } else {
                 const u32 v56 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v56 == 0u) {
                     strata_fault_[1u] = 3u;
-                    strata_fault_[2u] = ((u32)e173);
-                    strata_fault_[3u] = ((u32)((u64)(e173 >> (32ul & 63))));
-                    strata_fault_[4u] = ((u32)e175);
-                    strata_fault_[5u] = ((u32)((u64)(e175 >> (32ul & 63))));
+                    strata_fault_[2u] = ((u32)e175);
+                    strata_fault_[3u] = ((u32)((u64)(e175 >> (32ul & 63))));
+                    strata_fault_[4u] = ((u32)e177);
+                    strata_fault_[5u] = ((u32)((u64)(e177 >> (32ul & 63))));
                     const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                     strata_fault_[6u] = e50;
                     const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -355,12 +359,12 @@ extern "C" __global__ void matmul_tiled(
             if (e59) {
                 const u32 v141 = strata_phase_;
                 const u32 e64 = (e2 + 1u);
-                const u32 e190 = ((((u32)((u32)(v141 & 32767u) << (16u & 31))) | e64) | 2147483648u);
-                const u32 v142 = strata_atomic_xchg(&strata_b_tile_writer_[e56], e190);
+                const u32 e192 = ((((u32)((u32)(v141 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const u32 v142 = strata_atomic_xchg(&strata_b_tile_writer_[e56], e192);
                 const u32 v143 = strata_atomic_xchg(&strata_b_tile_writer_site_[e56], 41u);
-                const u32 e193 = (v142 & 65535u);
-                const u32 e195 = (e190 & 65535u);
-                if (((e193 != 0u) && (e193 != e195)) && (((v142 ^ e190) & 2147418112u) == 0u)) {
+                const u32 e195 = (v142 & 65535u);
+                const u32 e197 = (e192 & 65535u);
+                if (((e195 != 0u) && (e195 != e197)) && (((v142 ^ e192) & 2147418112u) == 0u)) {
                     const u32 v144 = strata_atomic_add(&strata_fault_[0u], 1u);
                     if (v144 == 0u) {
                         strata_fault_[1u] = 41u;
@@ -368,9 +372,9 @@ extern "C" __global__ void matmul_tiled(
                         strata_fault_[2u] = e83;
                         const u32 e85 = ((u32)((u64)(e57 >> (32ul & 63))));
                         strata_fault_[3u] = e85;
-                        const u64 e208 = (((u64)v142) | ((u64)((u64)((u64)v143) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e208);
-                        strata_fault_[5u] = ((u32)((u64)(e208 >> (32ul & 63))));
+                        const u64 e210 = (((u64)v142) | ((u64)((u64)((u64)v143) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e210);
+                        strata_fault_[5u] = ((u32)((u64)(e210 >> (32ul & 63))));
                         const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                         strata_fault_[6u] = e50;
                         const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -380,28 +384,30 @@ extern "C" __global__ void matmul_tiled(
                     }
                 } else {
                     const u32 v145 = strata_atomic_load(&strata_b_tile_reader_[e56]);
-                    const u32 v146 = strata_atomic_load(&strata_b_tile_reader_site_[e56]);
-                    const u32 e213 = (v145 & 65535u);
-                    if (((e213 != 0u) && (e213 != e195)) && (((v145 ^ e190) & 2147418112u) == 0u)) {
-                        const u32 v147 = strata_atomic_add(&strata_fault_[0u], 1u);
-                        if (v147 == 0u) {
-                            strata_fault_[1u] = 41u;
-                            const u32 e83 = ((u32)e57);
-                            strata_fault_[2u] = e83;
-                            const u32 e85 = ((u32)((u64)(e57 >> (32ul & 63))));
-                            strata_fault_[3u] = e85;
-                            const u64 e227 = (((u64)v145) | ((u64)((u64)((u64)v146) << (32ul & 63))));
-                            strata_fault_[4u] = ((u32)e227);
-                            strata_fault_[5u] = ((u32)((u64)(e227 >> (32ul & 63))));
-                            const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                            strata_fault_[6u] = e50;
-                            const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                            strata_fault_[7u] = e52;
-                            const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                            strata_fault_[8u] = e54;
+                    if (v145 != 0u) {
+                        const u32 e216 = (v145 & 65535u);
+                        if (((e216 != 0u) && (e216 != e197)) && (((v145 ^ e192) & 2147418112u) == 0u)) {
+                            const u32 v146 = strata_atomic_load(&strata_b_tile_reader_site_[e56]);
+                            const u32 v147 = strata_atomic_add(&strata_fault_[0u], 1u);
+                            if (v147 == 0u) {
+                                strata_fault_[1u] = 41u;
+                                const u32 e83 = ((u32)e57);
+                                strata_fault_[2u] = e83;
+                                const u32 e85 = ((u32)((u64)(e57 >> (32ul & 63))));
+                                strata_fault_[3u] = e85;
+                                const u64 e230 = (((u64)v145) | ((u64)((u64)((u64)v146) << (32ul & 63))));
+                                strata_fault_[4u] = ((u32)e230);
+                                strata_fault_[5u] = ((u32)((u64)(e230 >> (32ul & 63))));
+                                const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                                strata_fault_[6u] = e50;
+                                const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                                strata_fault_[7u] = e52;
+                                const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                                strata_fault_[8u] = e54;
+                            }
                         }
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e56], 0u);
                     }
-                    (void)strata_atomic_xchg(&strata_b_tile_reader_[e56], 0u);
                 }
                 b_tile[e56] = v2;
             } else {
@@ -430,12 +436,12 @@ extern "C" __global__ void matmul_tiled(
             if (e59) {
                 const u32 v148 = strata_phase_;
                 const u32 e64 = (e2 + 1u);
-                const u32 e238 = ((((u32)((u32)(v148 & 32767u) << (16u & 31))) | e64) | 2147483648u);
-                const u32 v149 = strata_atomic_xchg(&strata_b_tile_writer_[e56], e238);
+                const u32 e241 = ((((u32)((u32)(v148 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const u32 v149 = strata_atomic_xchg(&strata_b_tile_writer_[e56], e241);
                 const u32 v150 = strata_atomic_xchg(&strata_b_tile_writer_site_[e56], 42u);
-                const u32 e241 = (v149 & 65535u);
-                const u32 e243 = (e238 & 65535u);
-                if (((e241 != 0u) && (e241 != e243)) && (((v149 ^ e238) & 2147418112u) == 0u)) {
+                const u32 e244 = (v149 & 65535u);
+                const u32 e246 = (e241 & 65535u);
+                if (((e244 != 0u) && (e244 != e246)) && (((v149 ^ e241) & 2147418112u) == 0u)) {
                     const u32 v151 = strata_atomic_add(&strata_fault_[0u], 1u);
                     if (v151 == 0u) {
                         strata_fault_[1u] = 42u;
@@ -443,9 +449,9 @@ extern "C" __global__ void matmul_tiled(
                         strata_fault_[2u] = e83;
                         const u32 e85 = ((u32)((u64)(e57 >> (32ul & 63))));
                         strata_fault_[3u] = e85;
-                        const u64 e256 = (((u64)v149) | ((u64)((u64)((u64)v150) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e256);
-                        strata_fault_[5u] = ((u32)((u64)(e256 >> (32ul & 63))));
+                        const u64 e259 = (((u64)v149) | ((u64)((u64)((u64)v150) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e259);
+                        strata_fault_[5u] = ((u32)((u64)(e259 >> (32ul & 63))));
                         const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                         strata_fault_[6u] = e50;
                         const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -455,28 +461,30 @@ extern "C" __global__ void matmul_tiled(
                     }
                 } else {
                     const u32 v152 = strata_atomic_load(&strata_b_tile_reader_[e56]);
-                    const u32 v153 = strata_atomic_load(&strata_b_tile_reader_site_[e56]);
-                    const u32 e261 = (v152 & 65535u);
-                    if (((e261 != 0u) && (e261 != e243)) && (((v152 ^ e238) & 2147418112u) == 0u)) {
-                        const u32 v154 = strata_atomic_add(&strata_fault_[0u], 1u);
-                        if (v154 == 0u) {
-                            strata_fault_[1u] = 42u;
-                            const u32 e83 = ((u32)e57);
-                            strata_fault_[2u] = e83;
-                            const u32 e85 = ((u32)((u64)(e57 >> (32ul & 63))));
-                            strata_fault_[3u] = e85;
-                            const u64 e275 = (((u64)v152) | ((u64)((u64)((u64)v153) << (32ul & 63))));
-                            strata_fault_[4u] = ((u32)e275);
-                            strata_fault_[5u] = ((u32)((u64)(e275 >> (32ul & 63))));
-                            const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                            strata_fault_[6u] = e50;
-                            const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                            strata_fault_[7u] = e52;
-                            const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                            strata_fault_[8u] = e54;
+                    if (v152 != 0u) {
+                        const u32 e265 = (v152 & 65535u);
+                        if (((e265 != 0u) && (e265 != e246)) && (((v152 ^ e241) & 2147418112u) == 0u)) {
+                            const u32 v153 = strata_atomic_load(&strata_b_tile_reader_site_[e56]);
+                            const u32 v154 = strata_atomic_add(&strata_fault_[0u], 1u);
+                            if (v154 == 0u) {
+                                strata_fault_[1u] = 42u;
+                                const u32 e83 = ((u32)e57);
+                                strata_fault_[2u] = e83;
+                                const u32 e85 = ((u32)((u64)(e57 >> (32ul & 63))));
+                                strata_fault_[3u] = e85;
+                                const u64 e279 = (((u64)v152) | ((u64)((u64)((u64)v153) << (32ul & 63))));
+                                strata_fault_[4u] = ((u32)e279);
+                                strata_fault_[5u] = ((u32)((u64)(e279 >> (32ul & 63))));
+                                const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                                strata_fault_[6u] = e50;
+                                const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                                strata_fault_[7u] = e52;
+                                const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                                strata_fault_[8u] = e54;
+                            }
                         }
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e56], 0u);
                     }
-                    (void)strata_atomic_xchg(&strata_b_tile_reader_[e56], 0u);
                 }
                 b_tile[e56] = 0.0f;
             } else {
@@ -502,19 +510,18 @@ extern "C" __global__ void matmul_tiled(
         const u32 v155 = strata_phase_;
         strata_phase_ = (v155 + 1u);
         const u32 e55 = (e19 * 16u);
-        const u64 e283 = ((u64)e55);
-        if (e283 < 256ul) {
+        const u64 e287 = ((u64)e55);
+        if (e287 < 256ul) {
             const u32 v156 = strata_phase_;
             const u32 v157 = strata_atomic_load(&strata_a_tile_writer_[e55]);
-            const u32 v158 = strata_atomic_load(&strata_a_tile_writer_site_[e55]);
             if ((v157 & 2147483648u) == 0u) {
                 const u32 v159 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v159 == 0u) {
                     strata_fault_[1u] = 43u;
-                    const u32 e291 = ((u32)e283);
-                    strata_fault_[2u] = e291;
-                    const u32 e293 = ((u32)((u64)(e283 >> (32ul & 63))));
-                    strata_fault_[3u] = e293;
+                    const u32 e295 = ((u32)e287);
+                    strata_fault_[2u] = e295;
+                    const u32 e297 = ((u32)((u64)(e287 >> (32ul & 63))));
+                    strata_fault_[3u] = e297;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -525,21 +532,22 @@ extern "C" __global__ void matmul_tiled(
                     strata_fault_[8u] = e54;
                 }
             } else {
-                const u32 e294 = (v157 & 65535u);
+                const u32 e298 = (v157 & 65535u);
                 const u32 e64 = (e2 + 1u);
-                const u32 e300 = ((((u32)((u32)(v156 & 32767u) << (16u & 31))) | e64) | 2147483648u);
-                const u32 e301 = (e300 & 65535u);
-                if (((e294 != 0u) && (e294 != e301)) && (((v157 ^ e300) & 2147418112u) == 0u)) {
+                const u32 e304 = ((((u32)((u32)(v156 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const u32 e305 = (e304 & 65535u);
+                if (((e298 != 0u) && (e298 != e305)) && (((v157 ^ e304) & 2147418112u) == 0u)) {
+                    const u32 v158 = strata_atomic_load(&strata_a_tile_writer_site_[e55]);
                     const u32 v160 = strata_atomic_add(&strata_fault_[0u], 1u);
                     if (v160 == 0u) {
                         strata_fault_[1u] = 44u;
-                        const u32 e291 = ((u32)e283);
-                        strata_fault_[2u] = e291;
-                        const u32 e293 = ((u32)((u64)(e283 >> (32ul & 63))));
-                        strata_fault_[3u] = e293;
-                        const u64 e315 = (((u64)v157) | ((u64)((u64)((u64)v158) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e315);
-                        strata_fault_[5u] = ((u32)((u64)(e315 >> (32ul & 63))));
+                        const u32 e295 = ((u32)e287);
+                        strata_fault_[2u] = e295;
+                        const u32 e297 = ((u32)((u64)(e287 >> (32ul & 63))));
+                        strata_fault_[3u] = e297;
+                        const u64 e319 = (((u64)v157) | ((u64)((u64)((u64)v158) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e319);
+                        strata_fault_[5u] = ((u32)((u64)(e319 >> (32ul & 63))));
                         const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                         strata_fault_[6u] = e50;
                         const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -549,10 +557,10 @@ extern "C" __global__ void matmul_tiled(
                     }
                 } else {
                     const u32 v161 = strata_atomic_load(&strata_a_tile_reader_[e55]);
-                    const u32 e320 = (v161 & 65535u);
-                    if (((e320 != 0u) && (e320 != e301)) && (((v161 ^ e300) & 2147418112u) == 0u)) {
+                    const u32 e324 = (v161 & 65535u);
+                    if (((e324 != 0u) && (e324 != e305)) && (((v161 ^ e304) & 2147418112u) == 0u)) {
                     } else {
-                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e55], e300);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e55], e304);
                         (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e55], 44u);
                     }
                 }
@@ -563,10 +571,10 @@ extern "C" __global__ void matmul_tiled(
             const u32 v60 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v60 == 0u) {
                 strata_fault_[1u] = 6u;
-                const u32 e291 = ((u32)e283);
-                strata_fault_[2u] = e291;
-                const u32 e293 = ((u32)((u64)(e283 >> (32ul & 63))));
-                strata_fault_[3u] = e293;
+                const u32 e295 = ((u32)e287);
+                strata_fault_[2u] = e295;
+                const u32 e297 = ((u32)((u64)(e287 >> (32ul & 63))));
+                strata_fault_[3u] = e297;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -578,19 +586,18 @@ extern "C" __global__ void matmul_tiled(
             }
         }
         const float v3 = strata_loaded0_;
-        const u64 e331 = ((u64)e25);
-        if (e331 < 256ul) {
+        const u64 e335 = ((u64)e25);
+        if (e335 < 256ul) {
             const u32 v162 = strata_phase_;
             const u32 v163 = strata_atomic_load(&strata_b_tile_writer_[e25]);
-            const u32 v164 = strata_atomic_load(&strata_b_tile_writer_site_[e25]);
             if ((v163 & 2147483648u) == 0u) {
                 const u32 v165 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v165 == 0u) {
                     strata_fault_[1u] = 45u;
-                    const u32 e339 = ((u32)e331);
-                    strata_fault_[2u] = e339;
-                    const u32 e341 = ((u32)((u64)(e331 >> (32ul & 63))));
-                    strata_fault_[3u] = e341;
+                    const u32 e343 = ((u32)e335);
+                    strata_fault_[2u] = e343;
+                    const u32 e345 = ((u32)((u64)(e335 >> (32ul & 63))));
+                    strata_fault_[3u] = e345;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -601,21 +608,22 @@ extern "C" __global__ void matmul_tiled(
                     strata_fault_[8u] = e54;
                 }
             } else {
-                const u32 e342 = (v163 & 65535u);
+                const u32 e346 = (v163 & 65535u);
                 const u32 e64 = (e2 + 1u);
-                const u32 e348 = ((((u32)((u32)(v162 & 32767u) << (16u & 31))) | e64) | 2147483648u);
-                const u32 e349 = (e348 & 65535u);
-                if (((e342 != 0u) && (e342 != e349)) && (((v163 ^ e348) & 2147418112u) == 0u)) {
+                const u32 e352 = ((((u32)((u32)(v162 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const u32 e353 = (e352 & 65535u);
+                if (((e346 != 0u) && (e346 != e353)) && (((v163 ^ e352) & 2147418112u) == 0u)) {
+                    const u32 v164 = strata_atomic_load(&strata_b_tile_writer_site_[e25]);
                     const u32 v166 = strata_atomic_add(&strata_fault_[0u], 1u);
                     if (v166 == 0u) {
                         strata_fault_[1u] = 46u;
-                        const u32 e339 = ((u32)e331);
-                        strata_fault_[2u] = e339;
-                        const u32 e341 = ((u32)((u64)(e331 >> (32ul & 63))));
-                        strata_fault_[3u] = e341;
-                        const u64 e363 = (((u64)v163) | ((u64)((u64)((u64)v164) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e363);
-                        strata_fault_[5u] = ((u32)((u64)(e363 >> (32ul & 63))));
+                        const u32 e343 = ((u32)e335);
+                        strata_fault_[2u] = e343;
+                        const u32 e345 = ((u32)((u64)(e335 >> (32ul & 63))));
+                        strata_fault_[3u] = e345;
+                        const u64 e367 = (((u64)v163) | ((u64)((u64)((u64)v164) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e367);
+                        strata_fault_[5u] = ((u32)((u64)(e367 >> (32ul & 63))));
                         const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                         strata_fault_[6u] = e50;
                         const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -625,10 +633,10 @@ extern "C" __global__ void matmul_tiled(
                     }
                 } else {
                     const u32 v167 = strata_atomic_load(&strata_b_tile_reader_[e25]);
-                    const u32 e368 = (v167 & 65535u);
-                    if (((e368 != 0u) && (e368 != e349)) && (((v167 ^ e348) & 2147418112u) == 0u)) {
+                    const u32 e372 = (v167 & 65535u);
+                    if (((e372 != 0u) && (e372 != e353)) && (((v167 ^ e352) & 2147418112u) == 0u)) {
                     } else {
-                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e25], e348);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e25], e352);
                         (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e25], 46u);
                     }
                 }
@@ -639,10 +647,10 @@ extern "C" __global__ void matmul_tiled(
             const u32 v62 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v62 == 0u) {
                 strata_fault_[1u] = 7u;
-                const u32 e339 = ((u32)e331);
-                strata_fault_[2u] = e339;
-                const u32 e341 = ((u32)((u64)(e331 >> (32ul & 63))));
-                strata_fault_[3u] = e341;
+                const u32 e343 = ((u32)e335);
+                strata_fault_[2u] = e343;
+                const u32 e345 = ((u32)((u64)(e335 >> (32ul & 63))));
+                strata_fault_[3u] = e345;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -656,20 +664,19 @@ extern "C" __global__ void matmul_tiled(
         const float v4 = strata_loaded0_;
         const float v5 = acc;
         acc = (v5 + (v3 * v4));
-        const u32 e384 = (e55 + 1u);
-        const u64 e385 = ((u64)e384);
-        if (e385 < 256ul) {
+        const u32 e388 = (e55 + 1u);
+        const u64 e389 = ((u64)e388);
+        if (e389 < 256ul) {
             const u32 v168 = strata_phase_;
-            const u32 v169 = strata_atomic_load(&strata_a_tile_writer_[e384]);
-            const u32 v170 = strata_atomic_load(&strata_a_tile_writer_site_[e384]);
+            const u32 v169 = strata_atomic_load(&strata_a_tile_writer_[e388]);
             if ((v169 & 2147483648u) == 0u) {
                 const u32 v171 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v171 == 0u) {
                     strata_fault_[1u] = 47u;
-                    const u32 e393 = ((u32)e385);
-                    strata_fault_[2u] = e393;
-                    const u32 e395 = ((u32)((u64)(e385 >> (32ul & 63))));
-                    strata_fault_[3u] = e395;
+                    const u32 e397 = ((u32)e389);
+                    strata_fault_[2u] = e397;
+                    const u32 e399 = ((u32)((u64)(e389 >> (32ul & 63))));
+                    strata_fault_[3u] = e399;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -680,21 +687,22 @@ extern "C" __global__ void matmul_tiled(
                     strata_fault_[8u] = e54;
                 }
             } else {
-                const u32 e396 = (v169 & 65535u);
+                const u32 e400 = (v169 & 65535u);
                 const u32 e64 = (e2 + 1u);
-                const u32 e402 = ((((u32)((u32)(v168 & 32767u) << (16u & 31))) | e64) | 2147483648u);
-                const u32 e403 = (e402 & 65535u);
-                if (((e396 != 0u) && (e396 != e403)) && (((v169 ^ e402) & 2147418112u) == 0u)) {
+                const u32 e406 = ((((u32)((u32)(v168 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const u32 e407 = (e406 & 65535u);
+                if (((e400 != 0u) && (e400 != e407)) && (((v169 ^ e406) & 2147418112u) == 0u)) {
+                    const u32 v170 = strata_atomic_load(&strata_a_tile_writer_site_[e388]);
                     const u32 v172 = strata_atomic_add(&strata_fault_[0u], 1u);
                     if (v172 == 0u) {
                         strata_fault_[1u] = 48u;
-                        const u32 e393 = ((u32)e385);
-                        strata_fault_[2u] = e393;
-                        const u32 e395 = ((u32)((u64)(e385 >> (32ul & 63))));
-                        strata_fault_[3u] = e395;
-                        const u64 e417 = (((u64)v169) | ((u64)((u64)((u64)v170) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e417);
-                        strata_fault_[5u] = ((u32)((u64)(e417 >> (32ul & 63))));
+                        const u32 e397 = ((u32)e389);
+                        strata_fault_[2u] = e397;
+                        const u32 e399 = ((u32)((u64)(e389 >> (32ul & 63))));
+                        strata_fault_[3u] = e399;
+                        const u64 e421 = (((u64)v169) | ((u64)((u64)((u64)v170) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e421);
+                        strata_fault_[5u] = ((u32)((u64)(e421 >> (32ul & 63))));
                         const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                         strata_fault_[6u] = e50;
                         const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -703,25 +711,25 @@ extern "C" __global__ void matmul_tiled(
                         strata_fault_[8u] = e54;
                     }
                 } else {
-                    const u32 v173 = strata_atomic_load(&strata_a_tile_reader_[e384]);
-                    const u32 e422 = (v173 & 65535u);
-                    if (((e422 != 0u) && (e422 != e403)) && (((v173 ^ e402) & 2147418112u) == 0u)) {
+                    const u32 v173 = strata_atomic_load(&strata_a_tile_reader_[e388]);
+                    const u32 e426 = (v173 & 65535u);
+                    if (((e426 != 0u) && (e426 != e407)) && (((v173 ^ e406) & 2147418112u) == 0u)) {
                     } else {
-                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e384], e402);
-                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e384], 48u);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e388], e406);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e388], 48u);
                     }
                 }
             }
-            const float v65 = a_tile[e384];
+            const float v65 = a_tile[e388];
             strata_loaded0_ = v65;
         } else {
             const u32 v64 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v64 == 0u) {
                 strata_fault_[1u] = 8u;
-                const u32 e393 = ((u32)e385);
-                strata_fault_[2u] = e393;
-                const u32 e395 = ((u32)((u64)(e385 >> (32ul & 63))));
-                strata_fault_[3u] = e395;
+                const u32 e397 = ((u32)e389);
+                strata_fault_[2u] = e397;
+                const u32 e399 = ((u32)((u64)(e389 >> (32ul & 63))));
+                strata_fault_[3u] = e399;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -733,20 +741,19 @@ extern "C" __global__ void matmul_tiled(
             }
         }
         const float v6 = strata_loaded0_;
-        const u32 e433 = (16u + e25);
-        const u64 e434 = ((u64)e433);
-        if (e434 < 256ul) {
+        const u32 e437 = (16u + e25);
+        const u64 e438 = ((u64)e437);
+        if (e438 < 256ul) {
             const u32 v174 = strata_phase_;
-            const u32 v175 = strata_atomic_load(&strata_b_tile_writer_[e433]);
-            const u32 v176 = strata_atomic_load(&strata_b_tile_writer_site_[e433]);
+            const u32 v175 = strata_atomic_load(&strata_b_tile_writer_[e437]);
             if ((v175 & 2147483648u) == 0u) {
                 const u32 v177 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v177 == 0u) {
                     strata_fault_[1u] = 49u;
-                    const u32 e442 = ((u32)e434);
-                    strata_fault_[2u] = e442;
-                    const u32 e444 = ((u32)((u64)(e434 >> (32ul & 63))));
-                    strata_fault_[3u] = e444;
+                    const u32 e446 = ((u32)e438);
+                    strata_fault_[2u] = e446;
+                    const u32 e448 = ((u32)((u64)(e438 >> (32ul & 63))));
+                    strata_fault_[3u] = e448;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -757,21 +764,22 @@ extern "C" __global__ void matmul_tiled(
                     strata_fault_[8u] = e54;
                 }
             } else {
-                const u32 e445 = (v175 & 65535u);
+                const u32 e449 = (v175 & 65535u);
                 const u32 e64 = (e2 + 1u);
-                const u32 e451 = ((((u32)((u32)(v174 & 32767u) << (16u & 31))) | e64) | 2147483648u);
-                const u32 e452 = (e451 & 65535u);
-                if (((e445 != 0u) && (e445 != e452)) && (((v175 ^ e451) & 2147418112u) == 0u)) {
+                const u32 e455 = ((((u32)((u32)(v174 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const u32 e456 = (e455 & 65535u);
+                if (((e449 != 0u) && (e449 != e456)) && (((v175 ^ e455) & 2147418112u) == 0u)) {
+                    const u32 v176 = strata_atomic_load(&strata_b_tile_writer_site_[e437]);
                     const u32 v178 = strata_atomic_add(&strata_fault_[0u], 1u);
                     if (v178 == 0u) {
                         strata_fault_[1u] = 50u;
-                        const u32 e442 = ((u32)e434);
-                        strata_fault_[2u] = e442;
-                        const u32 e444 = ((u32)((u64)(e434 >> (32ul & 63))));
-                        strata_fault_[3u] = e444;
-                        const u64 e466 = (((u64)v175) | ((u64)((u64)((u64)v176) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e466);
-                        strata_fault_[5u] = ((u32)((u64)(e466 >> (32ul & 63))));
+                        const u32 e446 = ((u32)e438);
+                        strata_fault_[2u] = e446;
+                        const u32 e448 = ((u32)((u64)(e438 >> (32ul & 63))));
+                        strata_fault_[3u] = e448;
+                        const u64 e470 = (((u64)v175) | ((u64)((u64)((u64)v176) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e470);
+                        strata_fault_[5u] = ((u32)((u64)(e470 >> (32ul & 63))));
                         const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                         strata_fault_[6u] = e50;
                         const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -780,25 +788,25 @@ extern "C" __global__ void matmul_tiled(
                         strata_fault_[8u] = e54;
                     }
                 } else {
-                    const u32 v179 = strata_atomic_load(&strata_b_tile_reader_[e433]);
-                    const u32 e471 = (v179 & 65535u);
-                    if (((e471 != 0u) && (e471 != e452)) && (((v179 ^ e451) & 2147418112u) == 0u)) {
+                    const u32 v179 = strata_atomic_load(&strata_b_tile_reader_[e437]);
+                    const u32 e475 = (v179 & 65535u);
+                    if (((e475 != 0u) && (e475 != e456)) && (((v179 ^ e455) & 2147418112u) == 0u)) {
                     } else {
-                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e433], e451);
-                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e433], 50u);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e437], e455);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e437], 50u);
                     }
                 }
             }
-            const float v67 = b_tile[e433];
+            const float v67 = b_tile[e437];
             strata_loaded0_ = v67;
         } else {
             const u32 v66 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v66 == 0u) {
                 strata_fault_[1u] = 9u;
-                const u32 e442 = ((u32)e434);
-                strata_fault_[2u] = e442;
-                const u32 e444 = ((u32)((u64)(e434 >> (32ul & 63))));
-                strata_fault_[3u] = e444;
+                const u32 e446 = ((u32)e438);
+                strata_fault_[2u] = e446;
+                const u32 e448 = ((u32)((u64)(e438 >> (32ul & 63))));
+                strata_fault_[3u] = e448;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -812,20 +820,19 @@ extern "C" __global__ void matmul_tiled(
         const float v7 = strata_loaded0_;
         const float v8 = acc;
         acc = (v8 + (v6 * v7));
-        const u32 e488 = (e55 + 2u);
-        const u64 e489 = ((u64)e488);
-        if (e489 < 256ul) {
+        const u32 e492 = (e55 + 2u);
+        const u64 e493 = ((u64)e492);
+        if (e493 < 256ul) {
             const u32 v180 = strata_phase_;
-            const u32 v181 = strata_atomic_load(&strata_a_tile_writer_[e488]);
-            const u32 v182 = strata_atomic_load(&strata_a_tile_writer_site_[e488]);
+            const u32 v181 = strata_atomic_load(&strata_a_tile_writer_[e492]);
             if ((v181 & 2147483648u) == 0u) {
                 const u32 v183 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v183 == 0u) {
                     strata_fault_[1u] = 51u;
-                    const u32 e497 = ((u32)e489);
-                    strata_fault_[2u] = e497;
-                    const u32 e499 = ((u32)((u64)(e489 >> (32ul & 63))));
-                    strata_fault_[3u] = e499;
+                    const u32 e501 = ((u32)e493);
+                    strata_fault_[2u] = e501;
+                    const u32 e503 = ((u32)((u64)(e493 >> (32ul & 63))));
+                    strata_fault_[3u] = e503;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -836,21 +843,22 @@ extern "C" __global__ void matmul_tiled(
                     strata_fault_[8u] = e54;
                 }
             } else {
-                const u32 e500 = (v181 & 65535u);
+                const u32 e504 = (v181 & 65535u);
                 const u32 e64 = (e2 + 1u);
-                const u32 e506 = ((((u32)((u32)(v180 & 32767u) << (16u & 31))) | e64) | 2147483648u);
-                const u32 e507 = (e506 & 65535u);
-                if (((e500 != 0u) && (e500 != e507)) && (((v181 ^ e506) & 2147418112u) == 0u)) {
+                const u32 e510 = ((((u32)((u32)(v180 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const u32 e511 = (e510 & 65535u);
+                if (((e504 != 0u) && (e504 != e511)) && (((v181 ^ e510) & 2147418112u) == 0u)) {
+                    const u32 v182 = strata_atomic_load(&strata_a_tile_writer_site_[e492]);
                     const u32 v184 = strata_atomic_add(&strata_fault_[0u], 1u);
                     if (v184 == 0u) {
                         strata_fault_[1u] = 52u;
-                        const u32 e497 = ((u32)e489);
-                        strata_fault_[2u] = e497;
-                        const u32 e499 = ((u32)((u64)(e489 >> (32ul & 63))));
-                        strata_fault_[3u] = e499;
-                        const u64 e521 = (((u64)v181) | ((u64)((u64)((u64)v182) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e521);
-                        strata_fault_[5u] = ((u32)((u64)(e521 >> (32ul & 63))));
+                        const u32 e501 = ((u32)e493);
+                        strata_fault_[2u] = e501;
+                        const u32 e503 = ((u32)((u64)(e493 >> (32ul & 63))));
+                        strata_fault_[3u] = e503;
+                        const u64 e525 = (((u64)v181) | ((u64)((u64)((u64)v182) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e525);
+                        strata_fault_[5u] = ((u32)((u64)(e525 >> (32ul & 63))));
                         const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                         strata_fault_[6u] = e50;
                         const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -859,25 +867,25 @@ extern "C" __global__ void matmul_tiled(
                         strata_fault_[8u] = e54;
                     }
                 } else {
-                    const u32 v185 = strata_atomic_load(&strata_a_tile_reader_[e488]);
-                    const u32 e526 = (v185 & 65535u);
-                    if (((e526 != 0u) && (e526 != e507)) && (((v185 ^ e506) & 2147418112u) == 0u)) {
+                    const u32 v185 = strata_atomic_load(&strata_a_tile_reader_[e492]);
+                    const u32 e530 = (v185 & 65535u);
+                    if (((e530 != 0u) && (e530 != e511)) && (((v185 ^ e510) & 2147418112u) == 0u)) {
                     } else {
-                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e488], e506);
-                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e488], 52u);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e492], e510);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e492], 52u);
                     }
                 }
             }
-            const float v69 = a_tile[e488];
+            const float v69 = a_tile[e492];
             strata_loaded0_ = v69;
         } else {
             const u32 v68 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v68 == 0u) {
                 strata_fault_[1u] = 10u;
-                const u32 e497 = ((u32)e489);
-                strata_fault_[2u] = e497;
-                const u32 e499 = ((u32)((u64)(e489 >> (32ul & 63))));
-                strata_fault_[3u] = e499;
+                const u32 e501 = ((u32)e493);
+                strata_fault_[2u] = e501;
+                const u32 e503 = ((u32)((u64)(e493 >> (32ul & 63))));
+                strata_fault_[3u] = e503;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -889,20 +897,19 @@ extern "C" __global__ void matmul_tiled(
             }
         }
         const float v9 = strata_loaded0_;
-        const u32 e539 = (32u + e25);
-        const u64 e540 = ((u64)e539);
-        if (e540 < 256ul) {
+        const u32 e543 = (32u + e25);
+        const u64 e544 = ((u64)e543);
+        if (e544 < 256ul) {
             const u32 v186 = strata_phase_;
-            const u32 v187 = strata_atomic_load(&strata_b_tile_writer_[e539]);
-            const u32 v188 = strata_atomic_load(&strata_b_tile_writer_site_[e539]);
+            const u32 v187 = strata_atomic_load(&strata_b_tile_writer_[e543]);
             if ((v187 & 2147483648u) == 0u) {
                 const u32 v189 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v189 == 0u) {
                     strata_fault_[1u] = 53u;
-                    const u32 e548 = ((u32)e540);
-                    strata_fault_[2u] = e548;
-                    const u32 e550 = ((u32)((u64)(e540 >> (32ul & 63))));
-                    strata_fault_[3u] = e550;
+                    const u32 e552 = ((u32)e544);
+                    strata_fault_[2u] = e552;
+                    const u32 e554 = ((u32)((u64)(e544 >> (32ul & 63))));
+                    strata_fault_[3u] = e554;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -913,21 +920,22 @@ extern "C" __global__ void matmul_tiled(
                     strata_fault_[8u] = e54;
                 }
             } else {
-                const u32 e551 = (v187 & 65535u);
+                const u32 e555 = (v187 & 65535u);
                 const u32 e64 = (e2 + 1u);
-                const u32 e557 = ((((u32)((u32)(v186 & 32767u) << (16u & 31))) | e64) | 2147483648u);
-                const u32 e558 = (e557 & 65535u);
-                if (((e551 != 0u) && (e551 != e558)) && (((v187 ^ e557) & 2147418112u) == 0u)) {
+                const u32 e561 = ((((u32)((u32)(v186 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const u32 e562 = (e561 & 65535u);
+                if (((e555 != 0u) && (e555 != e562)) && (((v187 ^ e561) & 2147418112u) == 0u)) {
+                    const u32 v188 = strata_atomic_load(&strata_b_tile_writer_site_[e543]);
                     const u32 v190 = strata_atomic_add(&strata_fault_[0u], 1u);
                     if (v190 == 0u) {
                         strata_fault_[1u] = 54u;
-                        const u32 e548 = ((u32)e540);
-                        strata_fault_[2u] = e548;
-                        const u32 e550 = ((u32)((u64)(e540 >> (32ul & 63))));
-                        strata_fault_[3u] = e550;
-                        const u64 e572 = (((u64)v187) | ((u64)((u64)((u64)v188) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e572);
-                        strata_fault_[5u] = ((u32)((u64)(e572 >> (32ul & 63))));
+                        const u32 e552 = ((u32)e544);
+                        strata_fault_[2u] = e552;
+                        const u32 e554 = ((u32)((u64)(e544 >> (32ul & 63))));
+                        strata_fault_[3u] = e554;
+                        const u64 e576 = (((u64)v187) | ((u64)((u64)((u64)v188) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e576);
+                        strata_fault_[5u] = ((u32)((u64)(e576 >> (32ul & 63))));
                         const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                         strata_fault_[6u] = e50;
                         const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -936,25 +944,25 @@ extern "C" __global__ void matmul_tiled(
                         strata_fault_[8u] = e54;
                     }
                 } else {
-                    const u32 v191 = strata_atomic_load(&strata_b_tile_reader_[e539]);
-                    const u32 e577 = (v191 & 65535u);
-                    if (((e577 != 0u) && (e577 != e558)) && (((v191 ^ e557) & 2147418112u) == 0u)) {
+                    const u32 v191 = strata_atomic_load(&strata_b_tile_reader_[e543]);
+                    const u32 e581 = (v191 & 65535u);
+                    if (((e581 != 0u) && (e581 != e562)) && (((v191 ^ e561) & 2147418112u) == 0u)) {
                     } else {
-                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e539], e557);
-                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e539], 54u);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e543], e561);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e543], 54u);
                     }
                 }
             }
-            const float v71 = b_tile[e539];
+            const float v71 = b_tile[e543];
             strata_loaded0_ = v71;
         } else {
             const u32 v70 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v70 == 0u) {
                 strata_fault_[1u] = 11u;
-                const u32 e548 = ((u32)e540);
-                strata_fault_[2u] = e548;
-                const u32 e550 = ((u32)((u64)(e540 >> (32ul & 63))));
-                strata_fault_[3u] = e550;
+                const u32 e552 = ((u32)e544);
+                strata_fault_[2u] = e552;
+                const u32 e554 = ((u32)((u64)(e544 >> (32ul & 63))));
+                strata_fault_[3u] = e554;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -968,20 +976,19 @@ extern "C" __global__ void matmul_tiled(
         const float v10 = strata_loaded0_;
         const float v11 = acc;
         acc = (v11 + (v9 * v10));
-        const u32 e594 = (e55 + 3u);
-        const u64 e595 = ((u64)e594);
-        if (e595 < 256ul) {
+        const u32 e598 = (e55 + 3u);
+        const u64 e599 = ((u64)e598);
+        if (e599 < 256ul) {
             const u32 v192 = strata_phase_;
-            const u32 v193 = strata_atomic_load(&strata_a_tile_writer_[e594]);
-            const u32 v194 = strata_atomic_load(&strata_a_tile_writer_site_[e594]);
+            const u32 v193 = strata_atomic_load(&strata_a_tile_writer_[e598]);
             if ((v193 & 2147483648u) == 0u) {
                 const u32 v195 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v195 == 0u) {
                     strata_fault_[1u] = 55u;
-                    const u32 e603 = ((u32)e595);
-                    strata_fault_[2u] = e603;
-                    const u32 e605 = ((u32)((u64)(e595 >> (32ul & 63))));
-                    strata_fault_[3u] = e605;
+                    const u32 e607 = ((u32)e599);
+                    strata_fault_[2u] = e607;
+                    const u32 e609 = ((u32)((u64)(e599 >> (32ul & 63))));
+                    strata_fault_[3u] = e609;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -992,21 +999,22 @@ extern "C" __global__ void matmul_tiled(
                     strata_fault_[8u] = e54;
                 }
             } else {
-                const u32 e606 = (v193 & 65535u);
+                const u32 e610 = (v193 & 65535u);
                 const u32 e64 = (e2 + 1u);
-                const u32 e612 = ((((u32)((u32)(v192 & 32767u) << (16u & 31))) | e64) | 2147483648u);
-                const u32 e613 = (e612 & 65535u);
-                if (((e606 != 0u) && (e606 != e613)) && (((v193 ^ e612) & 2147418112u) == 0u)) {
+                const u32 e616 = ((((u32)((u32)(v192 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const u32 e617 = (e616 & 65535u);
+                if (((e610 != 0u) && (e610 != e617)) && (((v193 ^ e616) & 2147418112u) == 0u)) {
+                    const u32 v194 = strata_atomic_load(&strata_a_tile_writer_site_[e598]);
                     const u32 v196 = strata_atomic_add(&strata_fault_[0u], 1u);
                     if (v196 == 0u) {
                         strata_fault_[1u] = 56u;
-                        const u32 e603 = ((u32)e595);
-                        strata_fault_[2u] = e603;
-                        const u32 e605 = ((u32)((u64)(e595 >> (32ul & 63))));
-                        strata_fault_[3u] = e605;
-                        const u64 e627 = (((u64)v193) | ((u64)((u64)((u64)v194) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e627);
-                        strata_fault_[5u] = ((u32)((u64)(e627 >> (32ul & 63))));
+                        const u32 e607 = ((u32)e599);
+                        strata_fault_[2u] = e607;
+                        const u32 e609 = ((u32)((u64)(e599 >> (32ul & 63))));
+                        strata_fault_[3u] = e609;
+                        const u64 e631 = (((u64)v193) | ((u64)((u64)((u64)v194) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e631);
+                        strata_fault_[5u] = ((u32)((u64)(e631 >> (32ul & 63))));
                         const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                         strata_fault_[6u] = e50;
                         const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -1015,25 +1023,25 @@ extern "C" __global__ void matmul_tiled(
                         strata_fault_[8u] = e54;
                     }
                 } else {
-                    const u32 v197 = strata_atomic_load(&strata_a_tile_reader_[e594]);
-                    const u32 e632 = (v197 & 65535u);
-                    if (((e632 != 0u) && (e632 != e613)) && (((v197 ^ e612) & 2147418112u) == 0u)) {
+                    const u32 v197 = strata_atomic_load(&strata_a_tile_reader_[e598]);
+                    const u32 e636 = (v197 & 65535u);
+                    if (((e636 != 0u) && (e636 != e617)) && (((v197 ^ e616) & 2147418112u) == 0u)) {
                     } else {
-                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e594], e612);
-                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e594], 56u);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e598], e616);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e598], 56u);
                     }
                 }
             }
-            const float v73 = a_tile[e594];
+            const float v73 = a_tile[e598];
             strata_loaded0_ = v73;
         } else {
             const u32 v72 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v72 == 0u) {
                 strata_fault_[1u] = 12u;
-                const u32 e603 = ((u32)e595);
-                strata_fault_[2u] = e603;
-                const u32 e605 = ((u32)((u64)(e595 >> (32ul & 63))));
-                strata_fault_[3u] = e605;
+                const u32 e607 = ((u32)e599);
+                strata_fault_[2u] = e607;
+                const u32 e609 = ((u32)((u64)(e599 >> (32ul & 63))));
+                strata_fault_[3u] = e609;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -1045,20 +1053,19 @@ extern "C" __global__ void matmul_tiled(
             }
         }
         const float v12 = strata_loaded0_;
-        const u32 e644 = (48u + e25);
-        const u64 e645 = ((u64)e644);
-        if (e645 < 256ul) {
+        const u32 e648 = (48u + e25);
+        const u64 e649 = ((u64)e648);
+        if (e649 < 256ul) {
             const u32 v198 = strata_phase_;
-            const u32 v199 = strata_atomic_load(&strata_b_tile_writer_[e644]);
-            const u32 v200 = strata_atomic_load(&strata_b_tile_writer_site_[e644]);
+            const u32 v199 = strata_atomic_load(&strata_b_tile_writer_[e648]);
             if ((v199 & 2147483648u) == 0u) {
                 const u32 v201 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v201 == 0u) {
                     strata_fault_[1u] = 57u;
-                    const u32 e653 = ((u32)e645);
-                    strata_fault_[2u] = e653;
-                    const u32 e655 = ((u32)((u64)(e645 >> (32ul & 63))));
-                    strata_fault_[3u] = e655;
+                    const u32 e657 = ((u32)e649);
+                    strata_fault_[2u] = e657;
+                    const u32 e659 = ((u32)((u64)(e649 >> (32ul & 63))));
+                    strata_fault_[3u] = e659;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -1069,21 +1076,22 @@ extern "C" __global__ void matmul_tiled(
                     strata_fault_[8u] = e54;
                 }
             } else {
-                const u32 e656 = (v199 & 65535u);
+                const u32 e660 = (v199 & 65535u);
                 const u32 e64 = (e2 + 1u);
-                const u32 e662 = ((((u32)((u32)(v198 & 32767u) << (16u & 31))) | e64) | 2147483648u);
-                const u32 e663 = (e662 & 65535u);
-                if (((e656 != 0u) && (e656 != e663)) && (((v199 ^ e662) & 2147418112u) == 0u)) {
+                const u32 e666 = ((((u32)((u32)(v198 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const u32 e667 = (e666 & 65535u);
+                if (((e660 != 0u) && (e660 != e667)) && (((v199 ^ e666) & 2147418112u) == 0u)) {
+                    const u32 v200 = strata_atomic_load(&strata_b_tile_writer_site_[e648]);
                     const u32 v202 = strata_atomic_add(&strata_fault_[0u], 1u);
                     if (v202 == 0u) {
                         strata_fault_[1u] = 58u;
-                        const u32 e653 = ((u32)e645);
-                        strata_fault_[2u] = e653;
-                        const u32 e655 = ((u32)((u64)(e645 >> (32ul & 63))));
-                        strata_fault_[3u] = e655;
-                        const u64 e677 = (((u64)v199) | ((u64)((u64)((u64)v200) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e677);
-                        strata_fault_[5u] = ((u32)((u64)(e677 >> (32ul & 63))));
+                        const u32 e657 = ((u32)e649);
+                        strata_fault_[2u] = e657;
+                        const u32 e659 = ((u32)((u64)(e649 >> (32ul & 63))));
+                        strata_fault_[3u] = e659;
+                        const u64 e681 = (((u64)v199) | ((u64)((u64)((u64)v200) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e681);
+                        strata_fault_[5u] = ((u32)((u64)(e681 >> (32ul & 63))));
                         const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                         strata_fault_[6u] = e50;
                         const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -1092,25 +1100,25 @@ extern "C" __global__ void matmul_tiled(
                         strata_fault_[8u] = e54;
                     }
                 } else {
-                    const u32 v203 = strata_atomic_load(&strata_b_tile_reader_[e644]);
-                    const u32 e682 = (v203 & 65535u);
-                    if (((e682 != 0u) && (e682 != e663)) && (((v203 ^ e662) & 2147418112u) == 0u)) {
+                    const u32 v203 = strata_atomic_load(&strata_b_tile_reader_[e648]);
+                    const u32 e686 = (v203 & 65535u);
+                    if (((e686 != 0u) && (e686 != e667)) && (((v203 ^ e666) & 2147418112u) == 0u)) {
                     } else {
-                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e644], e662);
-                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e644], 58u);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e648], e666);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e648], 58u);
                     }
                 }
             }
-            const float v75 = b_tile[e644];
+            const float v75 = b_tile[e648];
             strata_loaded0_ = v75;
         } else {
             const u32 v74 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v74 == 0u) {
                 strata_fault_[1u] = 13u;
-                const u32 e653 = ((u32)e645);
-                strata_fault_[2u] = e653;
-                const u32 e655 = ((u32)((u64)(e645 >> (32ul & 63))));
-                strata_fault_[3u] = e655;
+                const u32 e657 = ((u32)e649);
+                strata_fault_[2u] = e657;
+                const u32 e659 = ((u32)((u64)(e649 >> (32ul & 63))));
+                strata_fault_[3u] = e659;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -1124,20 +1132,19 @@ extern "C" __global__ void matmul_tiled(
         const float v13 = strata_loaded0_;
         const float v14 = acc;
         acc = (v14 + (v12 * v13));
-        const u32 e699 = (e55 + 4u);
-        const u64 e700 = ((u64)e699);
-        if (e700 < 256ul) {
+        const u32 e703 = (e55 + 4u);
+        const u64 e704 = ((u64)e703);
+        if (e704 < 256ul) {
             const u32 v204 = strata_phase_;
-            const u32 v205 = strata_atomic_load(&strata_a_tile_writer_[e699]);
-            const u32 v206 = strata_atomic_load(&strata_a_tile_writer_site_[e699]);
+            const u32 v205 = strata_atomic_load(&strata_a_tile_writer_[e703]);
             if ((v205 & 2147483648u) == 0u) {
                 const u32 v207 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v207 == 0u) {
                     strata_fault_[1u] = 59u;
-                    const u32 e708 = ((u32)e700);
-                    strata_fault_[2u] = e708;
-                    const u32 e710 = ((u32)((u64)(e700 >> (32ul & 63))));
-                    strata_fault_[3u] = e710;
+                    const u32 e712 = ((u32)e704);
+                    strata_fault_[2u] = e712;
+                    const u32 e714 = ((u32)((u64)(e704 >> (32ul & 63))));
+                    strata_fault_[3u] = e714;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -1148,21 +1155,22 @@ extern "C" __global__ void matmul_tiled(
                     strata_fault_[8u] = e54;
                 }
             } else {
-                const u32 e711 = (v205 & 65535u);
+                const u32 e715 = (v205 & 65535u);
                 const u32 e64 = (e2 + 1u);
-                const u32 e717 = ((((u32)((u32)(v204 & 32767u) << (16u & 31))) | e64) | 2147483648u);
-                const u32 e718 = (e717 & 65535u);
-                if (((e711 != 0u) && (e711 != e718)) && (((v205 ^ e717) & 2147418112u) == 0u)) {
+                const u32 e721 = ((((u32)((u32)(v204 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const u32 e722 = (e721 & 65535u);
+                if (((e715 != 0u) && (e715 != e722)) && (((v205 ^ e721) & 2147418112u) == 0u)) {
+                    const u32 v206 = strata_atomic_load(&strata_a_tile_writer_site_[e703]);
                     const u32 v208 = strata_atomic_add(&strata_fault_[0u], 1u);
                     if (v208 == 0u) {
                         strata_fault_[1u] = 60u;
-                        const u32 e708 = ((u32)e700);
-                        strata_fault_[2u] = e708;
-                        const u32 e710 = ((u32)((u64)(e700 >> (32ul & 63))));
-                        strata_fault_[3u] = e710;
-                        const u64 e732 = (((u64)v205) | ((u64)((u64)((u64)v206) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e732);
-                        strata_fault_[5u] = ((u32)((u64)(e732 >> (32ul & 63))));
+                        const u32 e712 = ((u32)e704);
+                        strata_fault_[2u] = e712;
+                        const u32 e714 = ((u32)((u64)(e704 >> (32ul & 63))));
+                        strata_fault_[3u] = e714;
+                        const u64 e736 = (((u64)v205) | ((u64)((u64)((u64)v206) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e736);
+                        strata_fault_[5u] = ((u32)((u64)(e736 >> (32ul & 63))));
                         const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                         strata_fault_[6u] = e50;
                         const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -1171,25 +1179,25 @@ extern "C" __global__ void matmul_tiled(
                         strata_fault_[8u] = e54;
                     }
                 } else {
-                    const u32 v209 = strata_atomic_load(&strata_a_tile_reader_[e699]);
-                    const u32 e737 = (v209 & 65535u);
-                    if (((e737 != 0u) && (e737 != e718)) && (((v209 ^ e717) & 2147418112u) == 0u)) {
+                    const u32 v209 = strata_atomic_load(&strata_a_tile_reader_[e703]);
+                    const u32 e741 = (v209 & 65535u);
+                    if (((e741 != 0u) && (e741 != e722)) && (((v209 ^ e721) & 2147418112u) == 0u)) {
                     } else {
-                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e699], e717);
-                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e699], 60u);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e703], e721);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e703], 60u);
                     }
                 }
             }
-            const float v77 = a_tile[e699];
+            const float v77 = a_tile[e703];
             strata_loaded0_ = v77;
         } else {
             const u32 v76 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v76 == 0u) {
                 strata_fault_[1u] = 14u;
-                const u32 e708 = ((u32)e700);
-                strata_fault_[2u] = e708;
-                const u32 e710 = ((u32)((u64)(e700 >> (32ul & 63))));
-                strata_fault_[3u] = e710;
+                const u32 e712 = ((u32)e704);
+                strata_fault_[2u] = e712;
+                const u32 e714 = ((u32)((u64)(e704 >> (32ul & 63))));
+                strata_fault_[3u] = e714;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -1201,20 +1209,19 @@ extern "C" __global__ void matmul_tiled(
             }
         }
         const float v15 = strata_loaded0_;
-        const u32 e750 = (64u + e25);
-        const u64 e751 = ((u64)e750);
-        if (e751 < 256ul) {
+        const u32 e754 = (64u + e25);
+        const u64 e755 = ((u64)e754);
+        if (e755 < 256ul) {
             const u32 v210 = strata_phase_;
-            const u32 v211 = strata_atomic_load(&strata_b_tile_writer_[e750]);
-            const u32 v212 = strata_atomic_load(&strata_b_tile_writer_site_[e750]);
+            const u32 v211 = strata_atomic_load(&strata_b_tile_writer_[e754]);
             if ((v211 & 2147483648u) == 0u) {
                 const u32 v213 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v213 == 0u) {
                     strata_fault_[1u] = 61u;
-                    const u32 e759 = ((u32)e751);
-                    strata_fault_[2u] = e759;
-                    const u32 e761 = ((u32)((u64)(e751 >> (32ul & 63))));
-                    strata_fault_[3u] = e761;
+                    const u32 e763 = ((u32)e755);
+                    strata_fault_[2u] = e763;
+                    const u32 e765 = ((u32)((u64)(e755 >> (32ul & 63))));
+                    strata_fault_[3u] = e765;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -1225,21 +1232,22 @@ extern "C" __global__ void matmul_tiled(
                     strata_fault_[8u] = e54;
                 }
             } else {
-                const u32 e762 = (v211 & 65535u);
+                const u32 e766 = (v211 & 65535u);
                 const u32 e64 = (e2 + 1u);
-                const u32 e768 = ((((u32)((u32)(v210 & 32767u) << (16u & 31))) | e64) | 2147483648u);
-                const u32 e769 = (e768 & 65535u);
-                if (((e762 != 0u) && (e762 != e769)) && (((v211 ^ e768) & 2147418112u) == 0u)) {
+                const u32 e772 = ((((u32)((u32)(v210 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const u32 e773 = (e772 & 65535u);
+                if (((e766 != 0u) && (e766 != e773)) && (((v211 ^ e772) & 2147418112u) == 0u)) {
+                    const u32 v212 = strata_atomic_load(&strata_b_tile_writer_site_[e754]);
                     const u32 v214 = strata_atomic_add(&strata_fault_[0u], 1u);
                     if (v214 == 0u) {
                         strata_fault_[1u] = 62u;
-                        const u32 e759 = ((u32)e751);
-                        strata_fault_[2u] = e759;
-                        const u32 e761 = ((u32)((u64)(e751 >> (32ul & 63))));
-                        strata_fault_[3u] = e761;
-                        const u64 e783 = (((u64)v211) | ((u64)((u64)((u64)v212) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e783);
-                        strata_fault_[5u] = ((u32)((u64)(e783 >> (32ul & 63))));
+                        const u32 e763 = ((u32)e755);
+                        strata_fault_[2u] = e763;
+                        const u32 e765 = ((u32)((u64)(e755 >> (32ul & 63))));
+                        strata_fault_[3u] = e765;
+                        const u64 e787 = (((u64)v211) | ((u64)((u64)((u64)v212) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e787);
+                        strata_fault_[5u] = ((u32)((u64)(e787 >> (32ul & 63))));
                         const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                         strata_fault_[6u] = e50;
                         const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -1248,25 +1256,25 @@ extern "C" __global__ void matmul_tiled(
                         strata_fault_[8u] = e54;
                     }
                 } else {
-                    const u32 v215 = strata_atomic_load(&strata_b_tile_reader_[e750]);
-                    const u32 e788 = (v215 & 65535u);
-                    if (((e788 != 0u) && (e788 != e769)) && (((v215 ^ e768) & 2147418112u) == 0u)) {
+                    const u32 v215 = strata_atomic_load(&strata_b_tile_reader_[e754]);
+                    const u32 e792 = (v215 & 65535u);
+                    if (((e792 != 0u) && (e792 != e773)) && (((v215 ^ e772) & 2147418112u) == 0u)) {
                     } else {
-                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e750], e768);
-                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e750], 62u);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e754], e772);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e754], 62u);
                     }
                 }
             }
-            const float v79 = b_tile[e750];
+            const float v79 = b_tile[e754];
             strata_loaded0_ = v79;
         } else {
             const u32 v78 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v78 == 0u) {
                 strata_fault_[1u] = 15u;
-                const u32 e759 = ((u32)e751);
-                strata_fault_[2u] = e759;
-                const u32 e761 = ((u32)((u64)(e751 >> (32ul & 63))));
-                strata_fault_[3u] = e761;
+                const u32 e763 = ((u32)e755);
+                strata_fault_[2u] = e763;
+                const u32 e765 = ((u32)((u64)(e755 >> (32ul & 63))));
+                strata_fault_[3u] = e765;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -1280,20 +1288,19 @@ extern "C" __global__ void matmul_tiled(
         const float v16 = strata_loaded0_;
         const float v17 = acc;
         acc = (v17 + (v15 * v16));
-        const u32 e804 = (e55 + 5u);
-        const u64 e805 = ((u64)e804);
-        if (e805 < 256ul) {
+        const u32 e808 = (e55 + 5u);
+        const u64 e809 = ((u64)e808);
+        if (e809 < 256ul) {
             const u32 v216 = strata_phase_;
-            const u32 v217 = strata_atomic_load(&strata_a_tile_writer_[e804]);
-            const u32 v218 = strata_atomic_load(&strata_a_tile_writer_site_[e804]);
+            const u32 v217 = strata_atomic_load(&strata_a_tile_writer_[e808]);
             if ((v217 & 2147483648u) == 0u) {
                 const u32 v219 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v219 == 0u) {
                     strata_fault_[1u] = 63u;
-                    const u32 e813 = ((u32)e805);
-                    strata_fault_[2u] = e813;
-                    const u32 e815 = ((u32)((u64)(e805 >> (32ul & 63))));
-                    strata_fault_[3u] = e815;
+                    const u32 e817 = ((u32)e809);
+                    strata_fault_[2u] = e817;
+                    const u32 e819 = ((u32)((u64)(e809 >> (32ul & 63))));
+                    strata_fault_[3u] = e819;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -1304,21 +1311,22 @@ extern "C" __global__ void matmul_tiled(
                     strata_fault_[8u] = e54;
                 }
             } else {
-                const u32 e816 = (v217 & 65535u);
+                const u32 e820 = (v217 & 65535u);
                 const u32 e64 = (e2 + 1u);
-                const u32 e822 = ((((u32)((u32)(v216 & 32767u) << (16u & 31))) | e64) | 2147483648u);
-                const u32 e823 = (e822 & 65535u);
-                if (((e816 != 0u) && (e816 != e823)) && (((v217 ^ e822) & 2147418112u) == 0u)) {
+                const u32 e826 = ((((u32)((u32)(v216 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const u32 e827 = (e826 & 65535u);
+                if (((e820 != 0u) && (e820 != e827)) && (((v217 ^ e826) & 2147418112u) == 0u)) {
+                    const u32 v218 = strata_atomic_load(&strata_a_tile_writer_site_[e808]);
                     const u32 v220 = strata_atomic_add(&strata_fault_[0u], 1u);
                     if (v220 == 0u) {
                         strata_fault_[1u] = 64u;
-                        const u32 e813 = ((u32)e805);
-                        strata_fault_[2u] = e813;
-                        const u32 e815 = ((u32)((u64)(e805 >> (32ul & 63))));
-                        strata_fault_[3u] = e815;
-                        const u64 e836 = (((u64)v217) | ((u64)((u64)((u64)v218) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e836);
-                        strata_fault_[5u] = ((u32)((u64)(e836 >> (32ul & 63))));
+                        const u32 e817 = ((u32)e809);
+                        strata_fault_[2u] = e817;
+                        const u32 e819 = ((u32)((u64)(e809 >> (32ul & 63))));
+                        strata_fault_[3u] = e819;
+                        const u64 e840 = (((u64)v217) | ((u64)((u64)((u64)v218) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e840);
+                        strata_fault_[5u] = ((u32)((u64)(e840 >> (32ul & 63))));
                         const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                         strata_fault_[6u] = e50;
                         const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -1327,25 +1335,25 @@ extern "C" __global__ void matmul_tiled(
                         strata_fault_[8u] = e54;
                     }
                 } else {
-                    const u32 v221 = strata_atomic_load(&strata_a_tile_reader_[e804]);
-                    const u32 e841 = (v221 & 65535u);
-                    if (((e841 != 0u) && (e841 != e823)) && (((v221 ^ e822) & 2147418112u) == 0u)) {
+                    const u32 v221 = strata_atomic_load(&strata_a_tile_reader_[e808]);
+                    const u32 e845 = (v221 & 65535u);
+                    if (((e845 != 0u) && (e845 != e827)) && (((v221 ^ e826) & 2147418112u) == 0u)) {
                     } else {
-                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e804], e822);
-                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e804], 64u);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e808], e826);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e808], 64u);
                     }
                 }
             }
-            const float v81 = a_tile[e804];
+            const float v81 = a_tile[e808];
             strata_loaded0_ = v81;
         } else {
             const u32 v80 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v80 == 0u) {
                 strata_fault_[1u] = 16u;
-                const u32 e813 = ((u32)e805);
-                strata_fault_[2u] = e813;
-                const u32 e815 = ((u32)((u64)(e805 >> (32ul & 63))));
-                strata_fault_[3u] = e815;
+                const u32 e817 = ((u32)e809);
+                strata_fault_[2u] = e817;
+                const u32 e819 = ((u32)((u64)(e809 >> (32ul & 63))));
+                strata_fault_[3u] = e819;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -1357,20 +1365,19 @@ extern "C" __global__ void matmul_tiled(
             }
         }
         const float v18 = strata_loaded0_;
-        const u32 e853 = (80u + e25);
-        const u64 e854 = ((u64)e853);
-        if (e854 < 256ul) {
+        const u32 e857 = (80u + e25);
+        const u64 e858 = ((u64)e857);
+        if (e858 < 256ul) {
             const u32 v222 = strata_phase_;
-            const u32 v223 = strata_atomic_load(&strata_b_tile_writer_[e853]);
-            const u32 v224 = strata_atomic_load(&strata_b_tile_writer_site_[e853]);
+            const u32 v223 = strata_atomic_load(&strata_b_tile_writer_[e857]);
             if ((v223 & 2147483648u) == 0u) {
                 const u32 v225 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v225 == 0u) {
                     strata_fault_[1u] = 65u;
-                    const u32 e862 = ((u32)e854);
-                    strata_fault_[2u] = e862;
-                    const u32 e864 = ((u32)((u64)(e854 >> (32ul & 63))));
-                    strata_fault_[3u] = e864;
+                    const u32 e866 = ((u32)e858);
+                    strata_fault_[2u] = e866;
+                    const u32 e868 = ((u32)((u64)(e858 >> (32ul & 63))));
+                    strata_fault_[3u] = e868;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -1381,21 +1388,22 @@ extern "C" __global__ void matmul_tiled(
                     strata_fault_[8u] = e54;
                 }
             } else {
-                const u32 e865 = (v223 & 65535u);
+                const u32 e869 = (v223 & 65535u);
                 const u32 e64 = (e2 + 1u);
-                const u32 e871 = ((((u32)((u32)(v222 & 32767u) << (16u & 31))) | e64) | 2147483648u);
-                const u32 e872 = (e871 & 65535u);
-                if (((e865 != 0u) && (e865 != e872)) && (((v223 ^ e871) & 2147418112u) == 0u)) {
+                const u32 e875 = ((((u32)((u32)(v222 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const u32 e876 = (e875 & 65535u);
+                if (((e869 != 0u) && (e869 != e876)) && (((v223 ^ e875) & 2147418112u) == 0u)) {
+                    const u32 v224 = strata_atomic_load(&strata_b_tile_writer_site_[e857]);
                     const u32 v226 = strata_atomic_add(&strata_fault_[0u], 1u);
                     if (v226 == 0u) {
                         strata_fault_[1u] = 66u;
-                        const u32 e862 = ((u32)e854);
-                        strata_fault_[2u] = e862;
-                        const u32 e864 = ((u32)((u64)(e854 >> (32ul & 63))));
-                        strata_fault_[3u] = e864;
-                        const u64 e886 = (((u64)v223) | ((u64)((u64)((u64)v224) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e886);
-                        strata_fault_[5u] = ((u32)((u64)(e886 >> (32ul & 63))));
+                        const u32 e866 = ((u32)e858);
+                        strata_fault_[2u] = e866;
+                        const u32 e868 = ((u32)((u64)(e858 >> (32ul & 63))));
+                        strata_fault_[3u] = e868;
+                        const u64 e890 = (((u64)v223) | ((u64)((u64)((u64)v224) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e890);
+                        strata_fault_[5u] = ((u32)((u64)(e890 >> (32ul & 63))));
                         const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                         strata_fault_[6u] = e50;
                         const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -1404,25 +1412,25 @@ extern "C" __global__ void matmul_tiled(
                         strata_fault_[8u] = e54;
                     }
                 } else {
-                    const u32 v227 = strata_atomic_load(&strata_b_tile_reader_[e853]);
-                    const u32 e891 = (v227 & 65535u);
-                    if (((e891 != 0u) && (e891 != e872)) && (((v227 ^ e871) & 2147418112u) == 0u)) {
+                    const u32 v227 = strata_atomic_load(&strata_b_tile_reader_[e857]);
+                    const u32 e895 = (v227 & 65535u);
+                    if (((e895 != 0u) && (e895 != e876)) && (((v227 ^ e875) & 2147418112u) == 0u)) {
                     } else {
-                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e853], e871);
-                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e853], 66u);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e857], e875);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e857], 66u);
                     }
                 }
             }
-            const float v83 = b_tile[e853];
+            const float v83 = b_tile[e857];
             strata_loaded0_ = v83;
         } else {
             const u32 v82 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v82 == 0u) {
                 strata_fault_[1u] = 17u;
-                const u32 e862 = ((u32)e854);
-                strata_fault_[2u] = e862;
-                const u32 e864 = ((u32)((u64)(e854 >> (32ul & 63))));
-                strata_fault_[3u] = e864;
+                const u32 e866 = ((u32)e858);
+                strata_fault_[2u] = e866;
+                const u32 e868 = ((u32)((u64)(e858 >> (32ul & 63))));
+                strata_fault_[3u] = e868;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -1436,20 +1444,19 @@ extern "C" __global__ void matmul_tiled(
         const float v19 = strata_loaded0_;
         const float v20 = acc;
         acc = (v20 + (v18 * v19));
-        const u32 e908 = (e55 + 6u);
-        const u64 e909 = ((u64)e908);
-        if (e909 < 256ul) {
+        const u32 e912 = (e55 + 6u);
+        const u64 e913 = ((u64)e912);
+        if (e913 < 256ul) {
             const u32 v228 = strata_phase_;
-            const u32 v229 = strata_atomic_load(&strata_a_tile_writer_[e908]);
-            const u32 v230 = strata_atomic_load(&strata_a_tile_writer_site_[e908]);
+            const u32 v229 = strata_atomic_load(&strata_a_tile_writer_[e912]);
             if ((v229 & 2147483648u) == 0u) {
                 const u32 v231 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v231 == 0u) {
                     strata_fault_[1u] = 67u;
-                    const u32 e917 = ((u32)e909);
-                    strata_fault_[2u] = e917;
-                    const u32 e919 = ((u32)((u64)(e909 >> (32ul & 63))));
-                    strata_fault_[3u] = e919;
+                    const u32 e921 = ((u32)e913);
+                    strata_fault_[2u] = e921;
+                    const u32 e923 = ((u32)((u64)(e913 >> (32ul & 63))));
+                    strata_fault_[3u] = e923;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -1460,21 +1467,22 @@ extern "C" __global__ void matmul_tiled(
                     strata_fault_[8u] = e54;
                 }
             } else {
-                const u32 e920 = (v229 & 65535u);
+                const u32 e924 = (v229 & 65535u);
                 const u32 e64 = (e2 + 1u);
-                const u32 e926 = ((((u32)((u32)(v228 & 32767u) << (16u & 31))) | e64) | 2147483648u);
-                const u32 e927 = (e926 & 65535u);
-                if (((e920 != 0u) && (e920 != e927)) && (((v229 ^ e926) & 2147418112u) == 0u)) {
+                const u32 e930 = ((((u32)((u32)(v228 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const u32 e931 = (e930 & 65535u);
+                if (((e924 != 0u) && (e924 != e931)) && (((v229 ^ e930) & 2147418112u) == 0u)) {
+                    const u32 v230 = strata_atomic_load(&strata_a_tile_writer_site_[e912]);
                     const u32 v232 = strata_atomic_add(&strata_fault_[0u], 1u);
                     if (v232 == 0u) {
                         strata_fault_[1u] = 68u;
-                        const u32 e917 = ((u32)e909);
-                        strata_fault_[2u] = e917;
-                        const u32 e919 = ((u32)((u64)(e909 >> (32ul & 63))));
-                        strata_fault_[3u] = e919;
-                        const u64 e941 = (((u64)v229) | ((u64)((u64)((u64)v230) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e941);
-                        strata_fault_[5u] = ((u32)((u64)(e941 >> (32ul & 63))));
+                        const u32 e921 = ((u32)e913);
+                        strata_fault_[2u] = e921;
+                        const u32 e923 = ((u32)((u64)(e913 >> (32ul & 63))));
+                        strata_fault_[3u] = e923;
+                        const u64 e945 = (((u64)v229) | ((u64)((u64)((u64)v230) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e945);
+                        strata_fault_[5u] = ((u32)((u64)(e945 >> (32ul & 63))));
                         const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                         strata_fault_[6u] = e50;
                         const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -1483,25 +1491,25 @@ extern "C" __global__ void matmul_tiled(
                         strata_fault_[8u] = e54;
                     }
                 } else {
-                    const u32 v233 = strata_atomic_load(&strata_a_tile_reader_[e908]);
-                    const u32 e946 = (v233 & 65535u);
-                    if (((e946 != 0u) && (e946 != e927)) && (((v233 ^ e926) & 2147418112u) == 0u)) {
+                    const u32 v233 = strata_atomic_load(&strata_a_tile_reader_[e912]);
+                    const u32 e950 = (v233 & 65535u);
+                    if (((e950 != 0u) && (e950 != e931)) && (((v233 ^ e930) & 2147418112u) == 0u)) {
                     } else {
-                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e908], e926);
-                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e908], 68u);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e912], e930);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e912], 68u);
                     }
                 }
             }
-            const float v85 = a_tile[e908];
+            const float v85 = a_tile[e912];
             strata_loaded0_ = v85;
         } else {
             const u32 v84 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v84 == 0u) {
                 strata_fault_[1u] = 18u;
-                const u32 e917 = ((u32)e909);
-                strata_fault_[2u] = e917;
-                const u32 e919 = ((u32)((u64)(e909 >> (32ul & 63))));
-                strata_fault_[3u] = e919;
+                const u32 e921 = ((u32)e913);
+                strata_fault_[2u] = e921;
+                const u32 e923 = ((u32)((u64)(e913 >> (32ul & 63))));
+                strata_fault_[3u] = e923;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -1513,20 +1521,19 @@ extern "C" __global__ void matmul_tiled(
             }
         }
         const float v21 = strata_loaded0_;
-        const u32 e959 = (96u + e25);
-        const u64 e960 = ((u64)e959);
-        if (e960 < 256ul) {
+        const u32 e963 = (96u + e25);
+        const u64 e964 = ((u64)e963);
+        if (e964 < 256ul) {
             const u32 v234 = strata_phase_;
-            const u32 v235 = strata_atomic_load(&strata_b_tile_writer_[e959]);
-            const u32 v236 = strata_atomic_load(&strata_b_tile_writer_site_[e959]);
+            const u32 v235 = strata_atomic_load(&strata_b_tile_writer_[e963]);
             if ((v235 & 2147483648u) == 0u) {
                 const u32 v237 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v237 == 0u) {
                     strata_fault_[1u] = 69u;
-                    const u32 e968 = ((u32)e960);
-                    strata_fault_[2u] = e968;
-                    const u32 e970 = ((u32)((u64)(e960 >> (32ul & 63))));
-                    strata_fault_[3u] = e970;
+                    const u32 e972 = ((u32)e964);
+                    strata_fault_[2u] = e972;
+                    const u32 e974 = ((u32)((u64)(e964 >> (32ul & 63))));
+                    strata_fault_[3u] = e974;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -1537,21 +1544,22 @@ extern "C" __global__ void matmul_tiled(
                     strata_fault_[8u] = e54;
                 }
             } else {
-                const u32 e971 = (v235 & 65535u);
+                const u32 e975 = (v235 & 65535u);
                 const u32 e64 = (e2 + 1u);
-                const u32 e977 = ((((u32)((u32)(v234 & 32767u) << (16u & 31))) | e64) | 2147483648u);
-                const u32 e978 = (e977 & 65535u);
-                if (((e971 != 0u) && (e971 != e978)) && (((v235 ^ e977) & 2147418112u) == 0u)) {
+                const u32 e981 = ((((u32)((u32)(v234 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const u32 e982 = (e981 & 65535u);
+                if (((e975 != 0u) && (e975 != e982)) && (((v235 ^ e981) & 2147418112u) == 0u)) {
+                    const u32 v236 = strata_atomic_load(&strata_b_tile_writer_site_[e963]);
                     const u32 v238 = strata_atomic_add(&strata_fault_[0u], 1u);
                     if (v238 == 0u) {
                         strata_fault_[1u] = 70u;
-                        const u32 e968 = ((u32)e960);
-                        strata_fault_[2u] = e968;
-                        const u32 e970 = ((u32)((u64)(e960 >> (32ul & 63))));
-                        strata_fault_[3u] = e970;
-                        const u64 e992 = (((u64)v235) | ((u64)((u64)((u64)v236) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e992);
-                        strata_fault_[5u] = ((u32)((u64)(e992 >> (32ul & 63))));
+                        const u32 e972 = ((u32)e964);
+                        strata_fault_[2u] = e972;
+                        const u32 e974 = ((u32)((u64)(e964 >> (32ul & 63))));
+                        strata_fault_[3u] = e974;
+                        const u64 e996 = (((u64)v235) | ((u64)((u64)((u64)v236) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e996);
+                        strata_fault_[5u] = ((u32)((u64)(e996 >> (32ul & 63))));
                         const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                         strata_fault_[6u] = e50;
                         const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -1560,25 +1568,25 @@ extern "C" __global__ void matmul_tiled(
                         strata_fault_[8u] = e54;
                     }
                 } else {
-                    const u32 v239 = strata_atomic_load(&strata_b_tile_reader_[e959]);
-                    const u32 e997 = (v239 & 65535u);
-                    if (((e997 != 0u) && (e997 != e978)) && (((v239 ^ e977) & 2147418112u) == 0u)) {
+                    const u32 v239 = strata_atomic_load(&strata_b_tile_reader_[e963]);
+                    const u32 e1001 = (v239 & 65535u);
+                    if (((e1001 != 0u) && (e1001 != e982)) && (((v239 ^ e981) & 2147418112u) == 0u)) {
                     } else {
-                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e959], e977);
-                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e959], 70u);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e963], e981);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e963], 70u);
                     }
                 }
             }
-            const float v87 = b_tile[e959];
+            const float v87 = b_tile[e963];
             strata_loaded0_ = v87;
         } else {
             const u32 v86 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v86 == 0u) {
                 strata_fault_[1u] = 19u;
-                const u32 e968 = ((u32)e960);
-                strata_fault_[2u] = e968;
-                const u32 e970 = ((u32)((u64)(e960 >> (32ul & 63))));
-                strata_fault_[3u] = e970;
+                const u32 e972 = ((u32)e964);
+                strata_fault_[2u] = e972;
+                const u32 e974 = ((u32)((u64)(e964 >> (32ul & 63))));
+                strata_fault_[3u] = e974;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -1592,20 +1600,19 @@ extern "C" __global__ void matmul_tiled(
         const float v22 = strata_loaded0_;
         const float v23 = acc;
         acc = (v23 + (v21 * v22));
-        const u32 e1014 = (e55 + 7u);
-        const u64 e1015 = ((u64)e1014);
-        if (e1015 < 256ul) {
+        const u32 e1018 = (e55 + 7u);
+        const u64 e1019 = ((u64)e1018);
+        if (e1019 < 256ul) {
             const u32 v240 = strata_phase_;
-            const u32 v241 = strata_atomic_load(&strata_a_tile_writer_[e1014]);
-            const u32 v242 = strata_atomic_load(&strata_a_tile_writer_site_[e1014]);
+            const u32 v241 = strata_atomic_load(&strata_a_tile_writer_[e1018]);
             if ((v241 & 2147483648u) == 0u) {
                 const u32 v243 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v243 == 0u) {
                     strata_fault_[1u] = 71u;
-                    const u32 e1023 = ((u32)e1015);
-                    strata_fault_[2u] = e1023;
-                    const u32 e1025 = ((u32)((u64)(e1015 >> (32ul & 63))));
-                    strata_fault_[3u] = e1025;
+                    const u32 e1027 = ((u32)e1019);
+                    strata_fault_[2u] = e1027;
+                    const u32 e1029 = ((u32)((u64)(e1019 >> (32ul & 63))));
+                    strata_fault_[3u] = e1029;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -1616,21 +1623,22 @@ extern "C" __global__ void matmul_tiled(
                     strata_fault_[8u] = e54;
                 }
             } else {
-                const u32 e1026 = (v241 & 65535u);
+                const u32 e1030 = (v241 & 65535u);
                 const u32 e64 = (e2 + 1u);
-                const u32 e1032 = ((((u32)((u32)(v240 & 32767u) << (16u & 31))) | e64) | 2147483648u);
-                const u32 e1033 = (e1032 & 65535u);
-                if (((e1026 != 0u) && (e1026 != e1033)) && (((v241 ^ e1032) & 2147418112u) == 0u)) {
+                const u32 e1036 = ((((u32)((u32)(v240 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const u32 e1037 = (e1036 & 65535u);
+                if (((e1030 != 0u) && (e1030 != e1037)) && (((v241 ^ e1036) & 2147418112u) == 0u)) {
+                    const u32 v242 = strata_atomic_load(&strata_a_tile_writer_site_[e1018]);
                     const u32 v244 = strata_atomic_add(&strata_fault_[0u], 1u);
                     if (v244 == 0u) {
                         strata_fault_[1u] = 72u;
-                        const u32 e1023 = ((u32)e1015);
-                        strata_fault_[2u] = e1023;
-                        const u32 e1025 = ((u32)((u64)(e1015 >> (32ul & 63))));
-                        strata_fault_[3u] = e1025;
-                        const u64 e1047 = (((u64)v241) | ((u64)((u64)((u64)v242) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e1047);
-                        strata_fault_[5u] = ((u32)((u64)(e1047 >> (32ul & 63))));
+                        const u32 e1027 = ((u32)e1019);
+                        strata_fault_[2u] = e1027;
+                        const u32 e1029 = ((u32)((u64)(e1019 >> (32ul & 63))));
+                        strata_fault_[3u] = e1029;
+                        const u64 e1051 = (((u64)v241) | ((u64)((u64)((u64)v242) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e1051);
+                        strata_fault_[5u] = ((u32)((u64)(e1051 >> (32ul & 63))));
                         const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                         strata_fault_[6u] = e50;
                         const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -1639,25 +1647,25 @@ extern "C" __global__ void matmul_tiled(
                         strata_fault_[8u] = e54;
                     }
                 } else {
-                    const u32 v245 = strata_atomic_load(&strata_a_tile_reader_[e1014]);
-                    const u32 e1052 = (v245 & 65535u);
-                    if (((e1052 != 0u) && (e1052 != e1033)) && (((v245 ^ e1032) & 2147418112u) == 0u)) {
+                    const u32 v245 = strata_atomic_load(&strata_a_tile_reader_[e1018]);
+                    const u32 e1056 = (v245 & 65535u);
+                    if (((e1056 != 0u) && (e1056 != e1037)) && (((v245 ^ e1036) & 2147418112u) == 0u)) {
                     } else {
-                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e1014], e1032);
-                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e1014], 72u);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e1018], e1036);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e1018], 72u);
                     }
                 }
             }
-            const float v89 = a_tile[e1014];
+            const float v89 = a_tile[e1018];
             strata_loaded0_ = v89;
         } else {
             const u32 v88 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v88 == 0u) {
                 strata_fault_[1u] = 20u;
-                const u32 e1023 = ((u32)e1015);
-                strata_fault_[2u] = e1023;
-                const u32 e1025 = ((u32)((u64)(e1015 >> (32ul & 63))));
-                strata_fault_[3u] = e1025;
+                const u32 e1027 = ((u32)e1019);
+                strata_fault_[2u] = e1027;
+                const u32 e1029 = ((u32)((u64)(e1019 >> (32ul & 63))));
+                strata_fault_[3u] = e1029;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -1669,20 +1677,19 @@ extern "C" __global__ void matmul_tiled(
             }
         }
         const float v24 = strata_loaded0_;
-        const u32 e1065 = (112u + e25);
-        const u64 e1066 = ((u64)e1065);
-        if (e1066 < 256ul) {
+        const u32 e1069 = (112u + e25);
+        const u64 e1070 = ((u64)e1069);
+        if (e1070 < 256ul) {
             const u32 v246 = strata_phase_;
-            const u32 v247 = strata_atomic_load(&strata_b_tile_writer_[e1065]);
-            const u32 v248 = strata_atomic_load(&strata_b_tile_writer_site_[e1065]);
+            const u32 v247 = strata_atomic_load(&strata_b_tile_writer_[e1069]);
             if ((v247 & 2147483648u) == 0u) {
                 const u32 v249 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v249 == 0u) {
                     strata_fault_[1u] = 73u;
-                    const u32 e1074 = ((u32)e1066);
-                    strata_fault_[2u] = e1074;
-                    const u32 e1076 = ((u32)((u64)(e1066 >> (32ul & 63))));
-                    strata_fault_[3u] = e1076;
+                    const u32 e1078 = ((u32)e1070);
+                    strata_fault_[2u] = e1078;
+                    const u32 e1080 = ((u32)((u64)(e1070 >> (32ul & 63))));
+                    strata_fault_[3u] = e1080;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -1693,21 +1700,22 @@ extern "C" __global__ void matmul_tiled(
                     strata_fault_[8u] = e54;
                 }
             } else {
-                const u32 e1077 = (v247 & 65535u);
+                const u32 e1081 = (v247 & 65535u);
                 const u32 e64 = (e2 + 1u);
-                const u32 e1083 = ((((u32)((u32)(v246 & 32767u) << (16u & 31))) | e64) | 2147483648u);
-                const u32 e1084 = (e1083 & 65535u);
-                if (((e1077 != 0u) && (e1077 != e1084)) && (((v247 ^ e1083) & 2147418112u) == 0u)) {
+                const u32 e1087 = ((((u32)((u32)(v246 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const u32 e1088 = (e1087 & 65535u);
+                if (((e1081 != 0u) && (e1081 != e1088)) && (((v247 ^ e1087) & 2147418112u) == 0u)) {
+                    const u32 v248 = strata_atomic_load(&strata_b_tile_writer_site_[e1069]);
                     const u32 v250 = strata_atomic_add(&strata_fault_[0u], 1u);
                     if (v250 == 0u) {
                         strata_fault_[1u] = 74u;
-                        const u32 e1074 = ((u32)e1066);
-                        strata_fault_[2u] = e1074;
-                        const u32 e1076 = ((u32)((u64)(e1066 >> (32ul & 63))));
-                        strata_fault_[3u] = e1076;
-                        const u64 e1098 = (((u64)v247) | ((u64)((u64)((u64)v248) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e1098);
-                        strata_fault_[5u] = ((u32)((u64)(e1098 >> (32ul & 63))));
+                        const u32 e1078 = ((u32)e1070);
+                        strata_fault_[2u] = e1078;
+                        const u32 e1080 = ((u32)((u64)(e1070 >> (32ul & 63))));
+                        strata_fault_[3u] = e1080;
+                        const u64 e1102 = (((u64)v247) | ((u64)((u64)((u64)v248) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e1102);
+                        strata_fault_[5u] = ((u32)((u64)(e1102 >> (32ul & 63))));
                         const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                         strata_fault_[6u] = e50;
                         const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -1716,25 +1724,25 @@ extern "C" __global__ void matmul_tiled(
                         strata_fault_[8u] = e54;
                     }
                 } else {
-                    const u32 v251 = strata_atomic_load(&strata_b_tile_reader_[e1065]);
-                    const u32 e1103 = (v251 & 65535u);
-                    if (((e1103 != 0u) && (e1103 != e1084)) && (((v251 ^ e1083) & 2147418112u) == 0u)) {
+                    const u32 v251 = strata_atomic_load(&strata_b_tile_reader_[e1069]);
+                    const u32 e1107 = (v251 & 65535u);
+                    if (((e1107 != 0u) && (e1107 != e1088)) && (((v251 ^ e1087) & 2147418112u) == 0u)) {
                     } else {
-                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e1065], e1083);
-                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e1065], 74u);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e1069], e1087);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e1069], 74u);
                     }
                 }
             }
-            const float v91 = b_tile[e1065];
+            const float v91 = b_tile[e1069];
             strata_loaded0_ = v91;
         } else {
             const u32 v90 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v90 == 0u) {
                 strata_fault_[1u] = 21u;
-                const u32 e1074 = ((u32)e1066);
-                strata_fault_[2u] = e1074;
-                const u32 e1076 = ((u32)((u64)(e1066 >> (32ul & 63))));
-                strata_fault_[3u] = e1076;
+                const u32 e1078 = ((u32)e1070);
+                strata_fault_[2u] = e1078;
+                const u32 e1080 = ((u32)((u64)(e1070 >> (32ul & 63))));
+                strata_fault_[3u] = e1080;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -1748,20 +1756,19 @@ extern "C" __global__ void matmul_tiled(
         const float v25 = strata_loaded0_;
         const float v26 = acc;
         acc = (v26 + (v24 * v25));
-        const u32 e1120 = (e55 + 8u);
-        const u64 e1121 = ((u64)e1120);
-        if (e1121 < 256ul) {
+        const u32 e1124 = (e55 + 8u);
+        const u64 e1125 = ((u64)e1124);
+        if (e1125 < 256ul) {
             const u32 v252 = strata_phase_;
-            const u32 v253 = strata_atomic_load(&strata_a_tile_writer_[e1120]);
-            const u32 v254 = strata_atomic_load(&strata_a_tile_writer_site_[e1120]);
+            const u32 v253 = strata_atomic_load(&strata_a_tile_writer_[e1124]);
             if ((v253 & 2147483648u) == 0u) {
                 const u32 v255 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v255 == 0u) {
                     strata_fault_[1u] = 75u;
-                    const u32 e1129 = ((u32)e1121);
-                    strata_fault_[2u] = e1129;
-                    const u32 e1131 = ((u32)((u64)(e1121 >> (32ul & 63))));
-                    strata_fault_[3u] = e1131;
+                    const u32 e1133 = ((u32)e1125);
+                    strata_fault_[2u] = e1133;
+                    const u32 e1135 = ((u32)((u64)(e1125 >> (32ul & 63))));
+                    strata_fault_[3u] = e1135;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -1772,21 +1779,22 @@ extern "C" __global__ void matmul_tiled(
                     strata_fault_[8u] = e54;
                 }
             } else {
-                const u32 e1132 = (v253 & 65535u);
+                const u32 e1136 = (v253 & 65535u);
                 const u32 e64 = (e2 + 1u);
-                const u32 e1138 = ((((u32)((u32)(v252 & 32767u) << (16u & 31))) | e64) | 2147483648u);
-                const u32 e1139 = (e1138 & 65535u);
-                if (((e1132 != 0u) && (e1132 != e1139)) && (((v253 ^ e1138) & 2147418112u) == 0u)) {
+                const u32 e1142 = ((((u32)((u32)(v252 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const u32 e1143 = (e1142 & 65535u);
+                if (((e1136 != 0u) && (e1136 != e1143)) && (((v253 ^ e1142) & 2147418112u) == 0u)) {
+                    const u32 v254 = strata_atomic_load(&strata_a_tile_writer_site_[e1124]);
                     const u32 v256 = strata_atomic_add(&strata_fault_[0u], 1u);
                     if (v256 == 0u) {
                         strata_fault_[1u] = 76u;
-                        const u32 e1129 = ((u32)e1121);
-                        strata_fault_[2u] = e1129;
-                        const u32 e1131 = ((u32)((u64)(e1121 >> (32ul & 63))));
-                        strata_fault_[3u] = e1131;
-                        const u64 e1153 = (((u64)v253) | ((u64)((u64)((u64)v254) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e1153);
-                        strata_fault_[5u] = ((u32)((u64)(e1153 >> (32ul & 63))));
+                        const u32 e1133 = ((u32)e1125);
+                        strata_fault_[2u] = e1133;
+                        const u32 e1135 = ((u32)((u64)(e1125 >> (32ul & 63))));
+                        strata_fault_[3u] = e1135;
+                        const u64 e1157 = (((u64)v253) | ((u64)((u64)((u64)v254) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e1157);
+                        strata_fault_[5u] = ((u32)((u64)(e1157 >> (32ul & 63))));
                         const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                         strata_fault_[6u] = e50;
                         const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -1795,25 +1803,25 @@ extern "C" __global__ void matmul_tiled(
                         strata_fault_[8u] = e54;
                     }
                 } else {
-                    const u32 v257 = strata_atomic_load(&strata_a_tile_reader_[e1120]);
-                    const u32 e1158 = (v257 & 65535u);
-                    if (((e1158 != 0u) && (e1158 != e1139)) && (((v257 ^ e1138) & 2147418112u) == 0u)) {
+                    const u32 v257 = strata_atomic_load(&strata_a_tile_reader_[e1124]);
+                    const u32 e1162 = (v257 & 65535u);
+                    if (((e1162 != 0u) && (e1162 != e1143)) && (((v257 ^ e1142) & 2147418112u) == 0u)) {
                     } else {
-                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e1120], e1138);
-                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e1120], 76u);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e1124], e1142);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e1124], 76u);
                     }
                 }
             }
-            const float v93 = a_tile[e1120];
+            const float v93 = a_tile[e1124];
             strata_loaded0_ = v93;
         } else {
             const u32 v92 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v92 == 0u) {
                 strata_fault_[1u] = 22u;
-                const u32 e1129 = ((u32)e1121);
-                strata_fault_[2u] = e1129;
-                const u32 e1131 = ((u32)((u64)(e1121 >> (32ul & 63))));
-                strata_fault_[3u] = e1131;
+                const u32 e1133 = ((u32)e1125);
+                strata_fault_[2u] = e1133;
+                const u32 e1135 = ((u32)((u64)(e1125 >> (32ul & 63))));
+                strata_fault_[3u] = e1135;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -1825,20 +1833,19 @@ extern "C" __global__ void matmul_tiled(
             }
         }
         const float v27 = strata_loaded0_;
-        const u32 e1171 = (128u + e25);
-        const u64 e1172 = ((u64)e1171);
-        if (e1172 < 256ul) {
+        const u32 e1175 = (128u + e25);
+        const u64 e1176 = ((u64)e1175);
+        if (e1176 < 256ul) {
             const u32 v258 = strata_phase_;
-            const u32 v259 = strata_atomic_load(&strata_b_tile_writer_[e1171]);
-            const u32 v260 = strata_atomic_load(&strata_b_tile_writer_site_[e1171]);
+            const u32 v259 = strata_atomic_load(&strata_b_tile_writer_[e1175]);
             if ((v259 & 2147483648u) == 0u) {
                 const u32 v261 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v261 == 0u) {
                     strata_fault_[1u] = 77u;
-                    const u32 e1180 = ((u32)e1172);
-                    strata_fault_[2u] = e1180;
-                    const u32 e1182 = ((u32)((u64)(e1172 >> (32ul & 63))));
-                    strata_fault_[3u] = e1182;
+                    const u32 e1184 = ((u32)e1176);
+                    strata_fault_[2u] = e1184;
+                    const u32 e1186 = ((u32)((u64)(e1176 >> (32ul & 63))));
+                    strata_fault_[3u] = e1186;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -1849,21 +1856,22 @@ extern "C" __global__ void matmul_tiled(
                     strata_fault_[8u] = e54;
                 }
             } else {
-                const u32 e1183 = (v259 & 65535u);
+                const u32 e1187 = (v259 & 65535u);
                 const u32 e64 = (e2 + 1u);
-                const u32 e1189 = ((((u32)((u32)(v258 & 32767u) << (16u & 31))) | e64) | 2147483648u);
-                const u32 e1190 = (e1189 & 65535u);
-                if (((e1183 != 0u) && (e1183 != e1190)) && (((v259 ^ e1189) & 2147418112u) == 0u)) {
+                const u32 e1193 = ((((u32)((u32)(v258 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const u32 e1194 = (e1193 & 65535u);
+                if (((e1187 != 0u) && (e1187 != e1194)) && (((v259 ^ e1193) & 2147418112u) == 0u)) {
+                    const u32 v260 = strata_atomic_load(&strata_b_tile_writer_site_[e1175]);
                     const u32 v262 = strata_atomic_add(&strata_fault_[0u], 1u);
                     if (v262 == 0u) {
                         strata_fault_[1u] = 78u;
-                        const u32 e1180 = ((u32)e1172);
-                        strata_fault_[2u] = e1180;
-                        const u32 e1182 = ((u32)((u64)(e1172 >> (32ul & 63))));
-                        strata_fault_[3u] = e1182;
-                        const u64 e1204 = (((u64)v259) | ((u64)((u64)((u64)v260) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e1204);
-                        strata_fault_[5u] = ((u32)((u64)(e1204 >> (32ul & 63))));
+                        const u32 e1184 = ((u32)e1176);
+                        strata_fault_[2u] = e1184;
+                        const u32 e1186 = ((u32)((u64)(e1176 >> (32ul & 63))));
+                        strata_fault_[3u] = e1186;
+                        const u64 e1208 = (((u64)v259) | ((u64)((u64)((u64)v260) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e1208);
+                        strata_fault_[5u] = ((u32)((u64)(e1208 >> (32ul & 63))));
                         const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                         strata_fault_[6u] = e50;
                         const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -1872,25 +1880,25 @@ extern "C" __global__ void matmul_tiled(
                         strata_fault_[8u] = e54;
                     }
                 } else {
-                    const u32 v263 = strata_atomic_load(&strata_b_tile_reader_[e1171]);
-                    const u32 e1209 = (v263 & 65535u);
-                    if (((e1209 != 0u) && (e1209 != e1190)) && (((v263 ^ e1189) & 2147418112u) == 0u)) {
+                    const u32 v263 = strata_atomic_load(&strata_b_tile_reader_[e1175]);
+                    const u32 e1213 = (v263 & 65535u);
+                    if (((e1213 != 0u) && (e1213 != e1194)) && (((v263 ^ e1193) & 2147418112u) == 0u)) {
                     } else {
-                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e1171], e1189);
-                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e1171], 78u);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e1175], e1193);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e1175], 78u);
                     }
                 }
             }
-            const float v95 = b_tile[e1171];
+            const float v95 = b_tile[e1175];
             strata_loaded0_ = v95;
         } else {
             const u32 v94 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v94 == 0u) {
                 strata_fault_[1u] = 23u;
-                const u32 e1180 = ((u32)e1172);
-                strata_fault_[2u] = e1180;
-                const u32 e1182 = ((u32)((u64)(e1172 >> (32ul & 63))));
-                strata_fault_[3u] = e1182;
+                const u32 e1184 = ((u32)e1176);
+                strata_fault_[2u] = e1184;
+                const u32 e1186 = ((u32)((u64)(e1176 >> (32ul & 63))));
+                strata_fault_[3u] = e1186;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -1904,20 +1912,19 @@ extern "C" __global__ void matmul_tiled(
         const float v28 = strata_loaded0_;
         const float v29 = acc;
         acc = (v29 + (v27 * v28));
-        const u32 e1226 = (e55 + 9u);
-        const u64 e1227 = ((u64)e1226);
-        if (e1227 < 256ul) {
+        const u32 e1230 = (e55 + 9u);
+        const u64 e1231 = ((u64)e1230);
+        if (e1231 < 256ul) {
             const u32 v264 = strata_phase_;
-            const u32 v265 = strata_atomic_load(&strata_a_tile_writer_[e1226]);
-            const u32 v266 = strata_atomic_load(&strata_a_tile_writer_site_[e1226]);
+            const u32 v265 = strata_atomic_load(&strata_a_tile_writer_[e1230]);
             if ((v265 & 2147483648u) == 0u) {
                 const u32 v267 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v267 == 0u) {
                     strata_fault_[1u] = 79u;
-                    const u32 e1235 = ((u32)e1227);
-                    strata_fault_[2u] = e1235;
-                    const u32 e1237 = ((u32)((u64)(e1227 >> (32ul & 63))));
-                    strata_fault_[3u] = e1237;
+                    const u32 e1239 = ((u32)e1231);
+                    strata_fault_[2u] = e1239;
+                    const u32 e1241 = ((u32)((u64)(e1231 >> (32ul & 63))));
+                    strata_fault_[3u] = e1241;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -1928,21 +1935,22 @@ extern "C" __global__ void matmul_tiled(
                     strata_fault_[8u] = e54;
                 }
             } else {
-                const u32 e1238 = (v265 & 65535u);
+                const u32 e1242 = (v265 & 65535u);
                 const u32 e64 = (e2 + 1u);
-                const u32 e1244 = ((((u32)((u32)(v264 & 32767u) << (16u & 31))) | e64) | 2147483648u);
-                const u32 e1245 = (e1244 & 65535u);
-                if (((e1238 != 0u) && (e1238 != e1245)) && (((v265 ^ e1244) & 2147418112u) == 0u)) {
+                const u32 e1248 = ((((u32)((u32)(v264 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const u32 e1249 = (e1248 & 65535u);
+                if (((e1242 != 0u) && (e1242 != e1249)) && (((v265 ^ e1248) & 2147418112u) == 0u)) {
+                    const u32 v266 = strata_atomic_load(&strata_a_tile_writer_site_[e1230]);
                     const u32 v268 = strata_atomic_add(&strata_fault_[0u], 1u);
                     if (v268 == 0u) {
                         strata_fault_[1u] = 80u;
-                        const u32 e1235 = ((u32)e1227);
-                        strata_fault_[2u] = e1235;
-                        const u32 e1237 = ((u32)((u64)(e1227 >> (32ul & 63))));
-                        strata_fault_[3u] = e1237;
-                        const u64 e1258 = (((u64)v265) | ((u64)((u64)((u64)v266) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e1258);
-                        strata_fault_[5u] = ((u32)((u64)(e1258 >> (32ul & 63))));
+                        const u32 e1239 = ((u32)e1231);
+                        strata_fault_[2u] = e1239;
+                        const u32 e1241 = ((u32)((u64)(e1231 >> (32ul & 63))));
+                        strata_fault_[3u] = e1241;
+                        const u64 e1262 = (((u64)v265) | ((u64)((u64)((u64)v266) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e1262);
+                        strata_fault_[5u] = ((u32)((u64)(e1262 >> (32ul & 63))));
                         const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                         strata_fault_[6u] = e50;
                         const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -1951,25 +1959,25 @@ extern "C" __global__ void matmul_tiled(
                         strata_fault_[8u] = e54;
                     }
                 } else {
-                    const u32 v269 = strata_atomic_load(&strata_a_tile_reader_[e1226]);
-                    const u32 e1263 = (v269 & 65535u);
-                    if (((e1263 != 0u) && (e1263 != e1245)) && (((v269 ^ e1244) & 2147418112u) == 0u)) {
+                    const u32 v269 = strata_atomic_load(&strata_a_tile_reader_[e1230]);
+                    const u32 e1267 = (v269 & 65535u);
+                    if (((e1267 != 0u) && (e1267 != e1249)) && (((v269 ^ e1248) & 2147418112u) == 0u)) {
                     } else {
-                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e1226], e1244);
-                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e1226], 80u);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e1230], e1248);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e1230], 80u);
                     }
                 }
             }
-            const float v97 = a_tile[e1226];
+            const float v97 = a_tile[e1230];
             strata_loaded0_ = v97;
         } else {
             const u32 v96 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v96 == 0u) {
                 strata_fault_[1u] = 24u;
-                const u32 e1235 = ((u32)e1227);
-                strata_fault_[2u] = e1235;
-                const u32 e1237 = ((u32)((u64)(e1227 >> (32ul & 63))));
-                strata_fault_[3u] = e1237;
+                const u32 e1239 = ((u32)e1231);
+                strata_fault_[2u] = e1239;
+                const u32 e1241 = ((u32)((u64)(e1231 >> (32ul & 63))));
+                strata_fault_[3u] = e1241;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -1981,20 +1989,19 @@ extern "C" __global__ void matmul_tiled(
             }
         }
         const float v30 = strata_loaded0_;
-        const u32 e1276 = (144u + e25);
-        const u64 e1277 = ((u64)e1276);
-        if (e1277 < 256ul) {
+        const u32 e1280 = (144u + e25);
+        const u64 e1281 = ((u64)e1280);
+        if (e1281 < 256ul) {
             const u32 v270 = strata_phase_;
-            const u32 v271 = strata_atomic_load(&strata_b_tile_writer_[e1276]);
-            const u32 v272 = strata_atomic_load(&strata_b_tile_writer_site_[e1276]);
+            const u32 v271 = strata_atomic_load(&strata_b_tile_writer_[e1280]);
             if ((v271 & 2147483648u) == 0u) {
                 const u32 v273 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v273 == 0u) {
                     strata_fault_[1u] = 81u;
-                    const u32 e1285 = ((u32)e1277);
-                    strata_fault_[2u] = e1285;
-                    const u32 e1287 = ((u32)((u64)(e1277 >> (32ul & 63))));
-                    strata_fault_[3u] = e1287;
+                    const u32 e1289 = ((u32)e1281);
+                    strata_fault_[2u] = e1289;
+                    const u32 e1291 = ((u32)((u64)(e1281 >> (32ul & 63))));
+                    strata_fault_[3u] = e1291;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -2005,21 +2012,22 @@ extern "C" __global__ void matmul_tiled(
                     strata_fault_[8u] = e54;
                 }
             } else {
-                const u32 e1288 = (v271 & 65535u);
+                const u32 e1292 = (v271 & 65535u);
                 const u32 e64 = (e2 + 1u);
-                const u32 e1294 = ((((u32)((u32)(v270 & 32767u) << (16u & 31))) | e64) | 2147483648u);
-                const u32 e1295 = (e1294 & 65535u);
-                if (((e1288 != 0u) && (e1288 != e1295)) && (((v271 ^ e1294) & 2147418112u) == 0u)) {
+                const u32 e1298 = ((((u32)((u32)(v270 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const u32 e1299 = (e1298 & 65535u);
+                if (((e1292 != 0u) && (e1292 != e1299)) && (((v271 ^ e1298) & 2147418112u) == 0u)) {
+                    const u32 v272 = strata_atomic_load(&strata_b_tile_writer_site_[e1280]);
                     const u32 v274 = strata_atomic_add(&strata_fault_[0u], 1u);
                     if (v274 == 0u) {
                         strata_fault_[1u] = 82u;
-                        const u32 e1285 = ((u32)e1277);
-                        strata_fault_[2u] = e1285;
-                        const u32 e1287 = ((u32)((u64)(e1277 >> (32ul & 63))));
-                        strata_fault_[3u] = e1287;
-                        const u64 e1309 = (((u64)v271) | ((u64)((u64)((u64)v272) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e1309);
-                        strata_fault_[5u] = ((u32)((u64)(e1309 >> (32ul & 63))));
+                        const u32 e1289 = ((u32)e1281);
+                        strata_fault_[2u] = e1289;
+                        const u32 e1291 = ((u32)((u64)(e1281 >> (32ul & 63))));
+                        strata_fault_[3u] = e1291;
+                        const u64 e1313 = (((u64)v271) | ((u64)((u64)((u64)v272) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e1313);
+                        strata_fault_[5u] = ((u32)((u64)(e1313 >> (32ul & 63))));
                         const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                         strata_fault_[6u] = e50;
                         const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -2028,25 +2036,25 @@ extern "C" __global__ void matmul_tiled(
                         strata_fault_[8u] = e54;
                     }
                 } else {
-                    const u32 v275 = strata_atomic_load(&strata_b_tile_reader_[e1276]);
-                    const u32 e1314 = (v275 & 65535u);
-                    if (((e1314 != 0u) && (e1314 != e1295)) && (((v275 ^ e1294) & 2147418112u) == 0u)) {
+                    const u32 v275 = strata_atomic_load(&strata_b_tile_reader_[e1280]);
+                    const u32 e1318 = (v275 & 65535u);
+                    if (((e1318 != 0u) && (e1318 != e1299)) && (((v275 ^ e1298) & 2147418112u) == 0u)) {
                     } else {
-                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e1276], e1294);
-                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e1276], 82u);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e1280], e1298);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e1280], 82u);
                     }
                 }
             }
-            const float v99 = b_tile[e1276];
+            const float v99 = b_tile[e1280];
             strata_loaded0_ = v99;
         } else {
             const u32 v98 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v98 == 0u) {
                 strata_fault_[1u] = 25u;
-                const u32 e1285 = ((u32)e1277);
-                strata_fault_[2u] = e1285;
-                const u32 e1287 = ((u32)((u64)(e1277 >> (32ul & 63))));
-                strata_fault_[3u] = e1287;
+                const u32 e1289 = ((u32)e1281);
+                strata_fault_[2u] = e1289;
+                const u32 e1291 = ((u32)((u64)(e1281 >> (32ul & 63))));
+                strata_fault_[3u] = e1291;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -2060,20 +2068,19 @@ extern "C" __global__ void matmul_tiled(
         const float v31 = strata_loaded0_;
         const float v32 = acc;
         acc = (v32 + (v30 * v31));
-        const u32 e1331 = (e55 + 10u);
-        const u64 e1332 = ((u64)e1331);
-        if (e1332 < 256ul) {
+        const u32 e1335 = (e55 + 10u);
+        const u64 e1336 = ((u64)e1335);
+        if (e1336 < 256ul) {
             const u32 v276 = strata_phase_;
-            const u32 v277 = strata_atomic_load(&strata_a_tile_writer_[e1331]);
-            const u32 v278 = strata_atomic_load(&strata_a_tile_writer_site_[e1331]);
+            const u32 v277 = strata_atomic_load(&strata_a_tile_writer_[e1335]);
             if ((v277 & 2147483648u) == 0u) {
                 const u32 v279 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v279 == 0u) {
                     strata_fault_[1u] = 83u;
-                    const u32 e1340 = ((u32)e1332);
-                    strata_fault_[2u] = e1340;
-                    const u32 e1342 = ((u32)((u64)(e1332 >> (32ul & 63))));
-                    strata_fault_[3u] = e1342;
+                    const u32 e1344 = ((u32)e1336);
+                    strata_fault_[2u] = e1344;
+                    const u32 e1346 = ((u32)((u64)(e1336 >> (32ul & 63))));
+                    strata_fault_[3u] = e1346;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -2084,21 +2091,22 @@ extern "C" __global__ void matmul_tiled(
                     strata_fault_[8u] = e54;
                 }
             } else {
-                const u32 e1343 = (v277 & 65535u);
+                const u32 e1347 = (v277 & 65535u);
                 const u32 e64 = (e2 + 1u);
-                const u32 e1349 = ((((u32)((u32)(v276 & 32767u) << (16u & 31))) | e64) | 2147483648u);
-                const u32 e1350 = (e1349 & 65535u);
-                if (((e1343 != 0u) && (e1343 != e1350)) && (((v277 ^ e1349) & 2147418112u) == 0u)) {
+                const u32 e1353 = ((((u32)((u32)(v276 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const u32 e1354 = (e1353 & 65535u);
+                if (((e1347 != 0u) && (e1347 != e1354)) && (((v277 ^ e1353) & 2147418112u) == 0u)) {
+                    const u32 v278 = strata_atomic_load(&strata_a_tile_writer_site_[e1335]);
                     const u32 v280 = strata_atomic_add(&strata_fault_[0u], 1u);
                     if (v280 == 0u) {
                         strata_fault_[1u] = 84u;
-                        const u32 e1340 = ((u32)e1332);
-                        strata_fault_[2u] = e1340;
-                        const u32 e1342 = ((u32)((u64)(e1332 >> (32ul & 63))));
-                        strata_fault_[3u] = e1342;
-                        const u64 e1364 = (((u64)v277) | ((u64)((u64)((u64)v278) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e1364);
-                        strata_fault_[5u] = ((u32)((u64)(e1364 >> (32ul & 63))));
+                        const u32 e1344 = ((u32)e1336);
+                        strata_fault_[2u] = e1344;
+                        const u32 e1346 = ((u32)((u64)(e1336 >> (32ul & 63))));
+                        strata_fault_[3u] = e1346;
+                        const u64 e1368 = (((u64)v277) | ((u64)((u64)((u64)v278) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e1368);
+                        strata_fault_[5u] = ((u32)((u64)(e1368 >> (32ul & 63))));
                         const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                         strata_fault_[6u] = e50;
                         const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -2107,25 +2115,25 @@ extern "C" __global__ void matmul_tiled(
                         strata_fault_[8u] = e54;
                     }
                 } else {
-                    const u32 v281 = strata_atomic_load(&strata_a_tile_reader_[e1331]);
-                    const u32 e1369 = (v281 & 65535u);
-                    if (((e1369 != 0u) && (e1369 != e1350)) && (((v281 ^ e1349) & 2147418112u) == 0u)) {
+                    const u32 v281 = strata_atomic_load(&strata_a_tile_reader_[e1335]);
+                    const u32 e1373 = (v281 & 65535u);
+                    if (((e1373 != 0u) && (e1373 != e1354)) && (((v281 ^ e1353) & 2147418112u) == 0u)) {
                     } else {
-                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e1331], e1349);
-                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e1331], 84u);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e1335], e1353);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e1335], 84u);
                     }
                 }
             }
-            const float v101 = a_tile[e1331];
+            const float v101 = a_tile[e1335];
             strata_loaded0_ = v101;
         } else {
             const u32 v100 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v100 == 0u) {
                 strata_fault_[1u] = 26u;
-                const u32 e1340 = ((u32)e1332);
-                strata_fault_[2u] = e1340;
-                const u32 e1342 = ((u32)((u64)(e1332 >> (32ul & 63))));
-                strata_fault_[3u] = e1342;
+                const u32 e1344 = ((u32)e1336);
+                strata_fault_[2u] = e1344;
+                const u32 e1346 = ((u32)((u64)(e1336 >> (32ul & 63))));
+                strata_fault_[3u] = e1346;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -2137,20 +2145,19 @@ extern "C" __global__ void matmul_tiled(
             }
         }
         const float v33 = strata_loaded0_;
-        const u32 e1382 = (160u + e25);
-        const u64 e1383 = ((u64)e1382);
-        if (e1383 < 256ul) {
+        const u32 e1386 = (160u + e25);
+        const u64 e1387 = ((u64)e1386);
+        if (e1387 < 256ul) {
             const u32 v282 = strata_phase_;
-            const u32 v283 = strata_atomic_load(&strata_b_tile_writer_[e1382]);
-            const u32 v284 = strata_atomic_load(&strata_b_tile_writer_site_[e1382]);
+            const u32 v283 = strata_atomic_load(&strata_b_tile_writer_[e1386]);
             if ((v283 & 2147483648u) == 0u) {
                 const u32 v285 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v285 == 0u) {
                     strata_fault_[1u] = 85u;
-                    const u32 e1391 = ((u32)e1383);
-                    strata_fault_[2u] = e1391;
-                    const u32 e1393 = ((u32)((u64)(e1383 >> (32ul & 63))));
-                    strata_fault_[3u] = e1393;
+                    const u32 e1395 = ((u32)e1387);
+                    strata_fault_[2u] = e1395;
+                    const u32 e1397 = ((u32)((u64)(e1387 >> (32ul & 63))));
+                    strata_fault_[3u] = e1397;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -2161,21 +2168,22 @@ extern "C" __global__ void matmul_tiled(
                     strata_fault_[8u] = e54;
                 }
             } else {
-                const u32 e1394 = (v283 & 65535u);
+                const u32 e1398 = (v283 & 65535u);
                 const u32 e64 = (e2 + 1u);
-                const u32 e1400 = ((((u32)((u32)(v282 & 32767u) << (16u & 31))) | e64) | 2147483648u);
-                const u32 e1401 = (e1400 & 65535u);
-                if (((e1394 != 0u) && (e1394 != e1401)) && (((v283 ^ e1400) & 2147418112u) == 0u)) {
+                const u32 e1404 = ((((u32)((u32)(v282 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const u32 e1405 = (e1404 & 65535u);
+                if (((e1398 != 0u) && (e1398 != e1405)) && (((v283 ^ e1404) & 2147418112u) == 0u)) {
+                    const u32 v284 = strata_atomic_load(&strata_b_tile_writer_site_[e1386]);
                     const u32 v286 = strata_atomic_add(&strata_fault_[0u], 1u);
                     if (v286 == 0u) {
                         strata_fault_[1u] = 86u;
-                        const u32 e1391 = ((u32)e1383);
-                        strata_fault_[2u] = e1391;
-                        const u32 e1393 = ((u32)((u64)(e1383 >> (32ul & 63))));
-                        strata_fault_[3u] = e1393;
-                        const u64 e1415 = (((u64)v283) | ((u64)((u64)((u64)v284) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e1415);
-                        strata_fault_[5u] = ((u32)((u64)(e1415 >> (32ul & 63))));
+                        const u32 e1395 = ((u32)e1387);
+                        strata_fault_[2u] = e1395;
+                        const u32 e1397 = ((u32)((u64)(e1387 >> (32ul & 63))));
+                        strata_fault_[3u] = e1397;
+                        const u64 e1419 = (((u64)v283) | ((u64)((u64)((u64)v284) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e1419);
+                        strata_fault_[5u] = ((u32)((u64)(e1419 >> (32ul & 63))));
                         const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                         strata_fault_[6u] = e50;
                         const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -2184,25 +2192,25 @@ extern "C" __global__ void matmul_tiled(
                         strata_fault_[8u] = e54;
                     }
                 } else {
-                    const u32 v287 = strata_atomic_load(&strata_b_tile_reader_[e1382]);
-                    const u32 e1420 = (v287 & 65535u);
-                    if (((e1420 != 0u) && (e1420 != e1401)) && (((v287 ^ e1400) & 2147418112u) == 0u)) {
+                    const u32 v287 = strata_atomic_load(&strata_b_tile_reader_[e1386]);
+                    const u32 e1424 = (v287 & 65535u);
+                    if (((e1424 != 0u) && (e1424 != e1405)) && (((v287 ^ e1404) & 2147418112u) == 0u)) {
                     } else {
-                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e1382], e1400);
-                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e1382], 86u);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e1386], e1404);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e1386], 86u);
                     }
                 }
             }
-            const float v103 = b_tile[e1382];
+            const float v103 = b_tile[e1386];
             strata_loaded0_ = v103;
         } else {
             const u32 v102 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v102 == 0u) {
                 strata_fault_[1u] = 27u;
-                const u32 e1391 = ((u32)e1383);
-                strata_fault_[2u] = e1391;
-                const u32 e1393 = ((u32)((u64)(e1383 >> (32ul & 63))));
-                strata_fault_[3u] = e1393;
+                const u32 e1395 = ((u32)e1387);
+                strata_fault_[2u] = e1395;
+                const u32 e1397 = ((u32)((u64)(e1387 >> (32ul & 63))));
+                strata_fault_[3u] = e1397;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -2216,20 +2224,19 @@ extern "C" __global__ void matmul_tiled(
         const float v34 = strata_loaded0_;
         const float v35 = acc;
         acc = (v35 + (v33 * v34));
-        const u32 e1437 = (e55 + 11u);
-        const u64 e1438 = ((u64)e1437);
-        if (e1438 < 256ul) {
+        const u32 e1441 = (e55 + 11u);
+        const u64 e1442 = ((u64)e1441);
+        if (e1442 < 256ul) {
             const u32 v288 = strata_phase_;
-            const u32 v289 = strata_atomic_load(&strata_a_tile_writer_[e1437]);
-            const u32 v290 = strata_atomic_load(&strata_a_tile_writer_site_[e1437]);
+            const u32 v289 = strata_atomic_load(&strata_a_tile_writer_[e1441]);
             if ((v289 & 2147483648u) == 0u) {
                 const u32 v291 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v291 == 0u) {
                     strata_fault_[1u] = 87u;
-                    const u32 e1446 = ((u32)e1438);
-                    strata_fault_[2u] = e1446;
-                    const u32 e1448 = ((u32)((u64)(e1438 >> (32ul & 63))));
-                    strata_fault_[3u] = e1448;
+                    const u32 e1450 = ((u32)e1442);
+                    strata_fault_[2u] = e1450;
+                    const u32 e1452 = ((u32)((u64)(e1442 >> (32ul & 63))));
+                    strata_fault_[3u] = e1452;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -2240,21 +2247,22 @@ extern "C" __global__ void matmul_tiled(
                     strata_fault_[8u] = e54;
                 }
             } else {
-                const u32 e1449 = (v289 & 65535u);
+                const u32 e1453 = (v289 & 65535u);
                 const u32 e64 = (e2 + 1u);
-                const u32 e1455 = ((((u32)((u32)(v288 & 32767u) << (16u & 31))) | e64) | 2147483648u);
-                const u32 e1456 = (e1455 & 65535u);
-                if (((e1449 != 0u) && (e1449 != e1456)) && (((v289 ^ e1455) & 2147418112u) == 0u)) {
+                const u32 e1459 = ((((u32)((u32)(v288 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const u32 e1460 = (e1459 & 65535u);
+                if (((e1453 != 0u) && (e1453 != e1460)) && (((v289 ^ e1459) & 2147418112u) == 0u)) {
+                    const u32 v290 = strata_atomic_load(&strata_a_tile_writer_site_[e1441]);
                     const u32 v292 = strata_atomic_add(&strata_fault_[0u], 1u);
                     if (v292 == 0u) {
                         strata_fault_[1u] = 88u;
-                        const u32 e1446 = ((u32)e1438);
-                        strata_fault_[2u] = e1446;
-                        const u32 e1448 = ((u32)((u64)(e1438 >> (32ul & 63))));
-                        strata_fault_[3u] = e1448;
-                        const u64 e1470 = (((u64)v289) | ((u64)((u64)((u64)v290) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e1470);
-                        strata_fault_[5u] = ((u32)((u64)(e1470 >> (32ul & 63))));
+                        const u32 e1450 = ((u32)e1442);
+                        strata_fault_[2u] = e1450;
+                        const u32 e1452 = ((u32)((u64)(e1442 >> (32ul & 63))));
+                        strata_fault_[3u] = e1452;
+                        const u64 e1474 = (((u64)v289) | ((u64)((u64)((u64)v290) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e1474);
+                        strata_fault_[5u] = ((u32)((u64)(e1474 >> (32ul & 63))));
                         const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                         strata_fault_[6u] = e50;
                         const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -2263,25 +2271,25 @@ extern "C" __global__ void matmul_tiled(
                         strata_fault_[8u] = e54;
                     }
                 } else {
-                    const u32 v293 = strata_atomic_load(&strata_a_tile_reader_[e1437]);
-                    const u32 e1475 = (v293 & 65535u);
-                    if (((e1475 != 0u) && (e1475 != e1456)) && (((v293 ^ e1455) & 2147418112u) == 0u)) {
+                    const u32 v293 = strata_atomic_load(&strata_a_tile_reader_[e1441]);
+                    const u32 e1479 = (v293 & 65535u);
+                    if (((e1479 != 0u) && (e1479 != e1460)) && (((v293 ^ e1459) & 2147418112u) == 0u)) {
                     } else {
-                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e1437], e1455);
-                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e1437], 88u);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e1441], e1459);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e1441], 88u);
                     }
                 }
             }
-            const float v105 = a_tile[e1437];
+            const float v105 = a_tile[e1441];
             strata_loaded0_ = v105;
         } else {
             const u32 v104 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v104 == 0u) {
                 strata_fault_[1u] = 28u;
-                const u32 e1446 = ((u32)e1438);
-                strata_fault_[2u] = e1446;
-                const u32 e1448 = ((u32)((u64)(e1438 >> (32ul & 63))));
-                strata_fault_[3u] = e1448;
+                const u32 e1450 = ((u32)e1442);
+                strata_fault_[2u] = e1450;
+                const u32 e1452 = ((u32)((u64)(e1442 >> (32ul & 63))));
+                strata_fault_[3u] = e1452;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -2293,20 +2301,19 @@ extern "C" __global__ void matmul_tiled(
             }
         }
         const float v36 = strata_loaded0_;
-        const u32 e1488 = (176u + e25);
-        const u64 e1489 = ((u64)e1488);
-        if (e1489 < 256ul) {
+        const u32 e1492 = (176u + e25);
+        const u64 e1493 = ((u64)e1492);
+        if (e1493 < 256ul) {
             const u32 v294 = strata_phase_;
-            const u32 v295 = strata_atomic_load(&strata_b_tile_writer_[e1488]);
-            const u32 v296 = strata_atomic_load(&strata_b_tile_writer_site_[e1488]);
+            const u32 v295 = strata_atomic_load(&strata_b_tile_writer_[e1492]);
             if ((v295 & 2147483648u) == 0u) {
                 const u32 v297 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v297 == 0u) {
                     strata_fault_[1u] = 89u;
-                    const u32 e1497 = ((u32)e1489);
-                    strata_fault_[2u] = e1497;
-                    const u32 e1499 = ((u32)((u64)(e1489 >> (32ul & 63))));
-                    strata_fault_[3u] = e1499;
+                    const u32 e1501 = ((u32)e1493);
+                    strata_fault_[2u] = e1501;
+                    const u32 e1503 = ((u32)((u64)(e1493 >> (32ul & 63))));
+                    strata_fault_[3u] = e1503;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -2317,21 +2324,22 @@ extern "C" __global__ void matmul_tiled(
                     strata_fault_[8u] = e54;
                 }
             } else {
-                const u32 e1500 = (v295 & 65535u);
+                const u32 e1504 = (v295 & 65535u);
                 const u32 e64 = (e2 + 1u);
-                const u32 e1506 = ((((u32)((u32)(v294 & 32767u) << (16u & 31))) | e64) | 2147483648u);
-                const u32 e1507 = (e1506 & 65535u);
-                if (((e1500 != 0u) && (e1500 != e1507)) && (((v295 ^ e1506) & 2147418112u) == 0u)) {
+                const u32 e1510 = ((((u32)((u32)(v294 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const u32 e1511 = (e1510 & 65535u);
+                if (((e1504 != 0u) && (e1504 != e1511)) && (((v295 ^ e1510) & 2147418112u) == 0u)) {
+                    const u32 v296 = strata_atomic_load(&strata_b_tile_writer_site_[e1492]);
                     const u32 v298 = strata_atomic_add(&strata_fault_[0u], 1u);
                     if (v298 == 0u) {
                         strata_fault_[1u] = 90u;
-                        const u32 e1497 = ((u32)e1489);
-                        strata_fault_[2u] = e1497;
-                        const u32 e1499 = ((u32)((u64)(e1489 >> (32ul & 63))));
-                        strata_fault_[3u] = e1499;
-                        const u64 e1521 = (((u64)v295) | ((u64)((u64)((u64)v296) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e1521);
-                        strata_fault_[5u] = ((u32)((u64)(e1521 >> (32ul & 63))));
+                        const u32 e1501 = ((u32)e1493);
+                        strata_fault_[2u] = e1501;
+                        const u32 e1503 = ((u32)((u64)(e1493 >> (32ul & 63))));
+                        strata_fault_[3u] = e1503;
+                        const u64 e1525 = (((u64)v295) | ((u64)((u64)((u64)v296) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e1525);
+                        strata_fault_[5u] = ((u32)((u64)(e1525 >> (32ul & 63))));
                         const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                         strata_fault_[6u] = e50;
                         const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -2340,25 +2348,25 @@ extern "C" __global__ void matmul_tiled(
                         strata_fault_[8u] = e54;
                     }
                 } else {
-                    const u32 v299 = strata_atomic_load(&strata_b_tile_reader_[e1488]);
-                    const u32 e1526 = (v299 & 65535u);
-                    if (((e1526 != 0u) && (e1526 != e1507)) && (((v299 ^ e1506) & 2147418112u) == 0u)) {
+                    const u32 v299 = strata_atomic_load(&strata_b_tile_reader_[e1492]);
+                    const u32 e1530 = (v299 & 65535u);
+                    if (((e1530 != 0u) && (e1530 != e1511)) && (((v299 ^ e1510) & 2147418112u) == 0u)) {
                     } else {
-                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e1488], e1506);
-                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e1488], 90u);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e1492], e1510);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e1492], 90u);
                     }
                 }
             }
-            const float v107 = b_tile[e1488];
+            const float v107 = b_tile[e1492];
             strata_loaded0_ = v107;
         } else {
             const u32 v106 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v106 == 0u) {
                 strata_fault_[1u] = 29u;
-                const u32 e1497 = ((u32)e1489);
-                strata_fault_[2u] = e1497;
-                const u32 e1499 = ((u32)((u64)(e1489 >> (32ul & 63))));
-                strata_fault_[3u] = e1499;
+                const u32 e1501 = ((u32)e1493);
+                strata_fault_[2u] = e1501;
+                const u32 e1503 = ((u32)((u64)(e1493 >> (32ul & 63))));
+                strata_fault_[3u] = e1503;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -2372,20 +2380,19 @@ extern "C" __global__ void matmul_tiled(
         const float v37 = strata_loaded0_;
         const float v38 = acc;
         acc = (v38 + (v36 * v37));
-        const u32 e1543 = (e55 + 12u);
-        const u64 e1544 = ((u64)e1543);
-        if (e1544 < 256ul) {
+        const u32 e1547 = (e55 + 12u);
+        const u64 e1548 = ((u64)e1547);
+        if (e1548 < 256ul) {
             const u32 v300 = strata_phase_;
-            const u32 v301 = strata_atomic_load(&strata_a_tile_writer_[e1543]);
-            const u32 v302 = strata_atomic_load(&strata_a_tile_writer_site_[e1543]);
+            const u32 v301 = strata_atomic_load(&strata_a_tile_writer_[e1547]);
             if ((v301 & 2147483648u) == 0u) {
                 const u32 v303 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v303 == 0u) {
                     strata_fault_[1u] = 91u;
-                    const u32 e1552 = ((u32)e1544);
-                    strata_fault_[2u] = e1552;
-                    const u32 e1554 = ((u32)((u64)(e1544 >> (32ul & 63))));
-                    strata_fault_[3u] = e1554;
+                    const u32 e1556 = ((u32)e1548);
+                    strata_fault_[2u] = e1556;
+                    const u32 e1558 = ((u32)((u64)(e1548 >> (32ul & 63))));
+                    strata_fault_[3u] = e1558;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -2396,21 +2403,22 @@ extern "C" __global__ void matmul_tiled(
                     strata_fault_[8u] = e54;
                 }
             } else {
-                const u32 e1555 = (v301 & 65535u);
+                const u32 e1559 = (v301 & 65535u);
                 const u32 e64 = (e2 + 1u);
-                const u32 e1561 = ((((u32)((u32)(v300 & 32767u) << (16u & 31))) | e64) | 2147483648u);
-                const u32 e1562 = (e1561 & 65535u);
-                if (((e1555 != 0u) && (e1555 != e1562)) && (((v301 ^ e1561) & 2147418112u) == 0u)) {
+                const u32 e1565 = ((((u32)((u32)(v300 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const u32 e1566 = (e1565 & 65535u);
+                if (((e1559 != 0u) && (e1559 != e1566)) && (((v301 ^ e1565) & 2147418112u) == 0u)) {
+                    const u32 v302 = strata_atomic_load(&strata_a_tile_writer_site_[e1547]);
                     const u32 v304 = strata_atomic_add(&strata_fault_[0u], 1u);
                     if (v304 == 0u) {
                         strata_fault_[1u] = 92u;
-                        const u32 e1552 = ((u32)e1544);
-                        strata_fault_[2u] = e1552;
-                        const u32 e1554 = ((u32)((u64)(e1544 >> (32ul & 63))));
-                        strata_fault_[3u] = e1554;
-                        const u64 e1576 = (((u64)v301) | ((u64)((u64)((u64)v302) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e1576);
-                        strata_fault_[5u] = ((u32)((u64)(e1576 >> (32ul & 63))));
+                        const u32 e1556 = ((u32)e1548);
+                        strata_fault_[2u] = e1556;
+                        const u32 e1558 = ((u32)((u64)(e1548 >> (32ul & 63))));
+                        strata_fault_[3u] = e1558;
+                        const u64 e1580 = (((u64)v301) | ((u64)((u64)((u64)v302) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e1580);
+                        strata_fault_[5u] = ((u32)((u64)(e1580 >> (32ul & 63))));
                         const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                         strata_fault_[6u] = e50;
                         const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -2419,25 +2427,25 @@ extern "C" __global__ void matmul_tiled(
                         strata_fault_[8u] = e54;
                     }
                 } else {
-                    const u32 v305 = strata_atomic_load(&strata_a_tile_reader_[e1543]);
-                    const u32 e1581 = (v305 & 65535u);
-                    if (((e1581 != 0u) && (e1581 != e1562)) && (((v305 ^ e1561) & 2147418112u) == 0u)) {
+                    const u32 v305 = strata_atomic_load(&strata_a_tile_reader_[e1547]);
+                    const u32 e1585 = (v305 & 65535u);
+                    if (((e1585 != 0u) && (e1585 != e1566)) && (((v305 ^ e1565) & 2147418112u) == 0u)) {
                     } else {
-                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e1543], e1561);
-                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e1543], 92u);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e1547], e1565);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e1547], 92u);
                     }
                 }
             }
-            const float v109 = a_tile[e1543];
+            const float v109 = a_tile[e1547];
             strata_loaded0_ = v109;
         } else {
             const u32 v108 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v108 == 0u) {
                 strata_fault_[1u] = 30u;
-                const u32 e1552 = ((u32)e1544);
-                strata_fault_[2u] = e1552;
-                const u32 e1554 = ((u32)((u64)(e1544 >> (32ul & 63))));
-                strata_fault_[3u] = e1554;
+                const u32 e1556 = ((u32)e1548);
+                strata_fault_[2u] = e1556;
+                const u32 e1558 = ((u32)((u64)(e1548 >> (32ul & 63))));
+                strata_fault_[3u] = e1558;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -2449,20 +2457,19 @@ extern "C" __global__ void matmul_tiled(
             }
         }
         const float v39 = strata_loaded0_;
-        const u32 e1594 = (192u + e25);
-        const u64 e1595 = ((u64)e1594);
-        if (e1595 < 256ul) {
+        const u32 e1598 = (192u + e25);
+        const u64 e1599 = ((u64)e1598);
+        if (e1599 < 256ul) {
             const u32 v306 = strata_phase_;
-            const u32 v307 = strata_atomic_load(&strata_b_tile_writer_[e1594]);
-            const u32 v308 = strata_atomic_load(&strata_b_tile_writer_site_[e1594]);
+            const u32 v307 = strata_atomic_load(&strata_b_tile_writer_[e1598]);
             if ((v307 & 2147483648u) == 0u) {
                 const u32 v309 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v309 == 0u) {
                     strata_fault_[1u] = 93u;
-                    const u32 e1603 = ((u32)e1595);
-                    strata_fault_[2u] = e1603;
-                    const u32 e1605 = ((u32)((u64)(e1595 >> (32ul & 63))));
-                    strata_fault_[3u] = e1605;
+                    const u32 e1607 = ((u32)e1599);
+                    strata_fault_[2u] = e1607;
+                    const u32 e1609 = ((u32)((u64)(e1599 >> (32ul & 63))));
+                    strata_fault_[3u] = e1609;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -2473,21 +2480,22 @@ extern "C" __global__ void matmul_tiled(
                     strata_fault_[8u] = e54;
                 }
             } else {
-                const u32 e1606 = (v307 & 65535u);
+                const u32 e1610 = (v307 & 65535u);
                 const u32 e64 = (e2 + 1u);
-                const u32 e1612 = ((((u32)((u32)(v306 & 32767u) << (16u & 31))) | e64) | 2147483648u);
-                const u32 e1613 = (e1612 & 65535u);
-                if (((e1606 != 0u) && (e1606 != e1613)) && (((v307 ^ e1612) & 2147418112u) == 0u)) {
+                const u32 e1616 = ((((u32)((u32)(v306 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const u32 e1617 = (e1616 & 65535u);
+                if (((e1610 != 0u) && (e1610 != e1617)) && (((v307 ^ e1616) & 2147418112u) == 0u)) {
+                    const u32 v308 = strata_atomic_load(&strata_b_tile_writer_site_[e1598]);
                     const u32 v310 = strata_atomic_add(&strata_fault_[0u], 1u);
                     if (v310 == 0u) {
                         strata_fault_[1u] = 94u;
-                        const u32 e1603 = ((u32)e1595);
-                        strata_fault_[2u] = e1603;
-                        const u32 e1605 = ((u32)((u64)(e1595 >> (32ul & 63))));
-                        strata_fault_[3u] = e1605;
-                        const u64 e1627 = (((u64)v307) | ((u64)((u64)((u64)v308) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e1627);
-                        strata_fault_[5u] = ((u32)((u64)(e1627 >> (32ul & 63))));
+                        const u32 e1607 = ((u32)e1599);
+                        strata_fault_[2u] = e1607;
+                        const u32 e1609 = ((u32)((u64)(e1599 >> (32ul & 63))));
+                        strata_fault_[3u] = e1609;
+                        const u64 e1631 = (((u64)v307) | ((u64)((u64)((u64)v308) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e1631);
+                        strata_fault_[5u] = ((u32)((u64)(e1631 >> (32ul & 63))));
                         const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                         strata_fault_[6u] = e50;
                         const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -2496,25 +2504,25 @@ extern "C" __global__ void matmul_tiled(
                         strata_fault_[8u] = e54;
                     }
                 } else {
-                    const u32 v311 = strata_atomic_load(&strata_b_tile_reader_[e1594]);
-                    const u32 e1632 = (v311 & 65535u);
-                    if (((e1632 != 0u) && (e1632 != e1613)) && (((v311 ^ e1612) & 2147418112u) == 0u)) {
+                    const u32 v311 = strata_atomic_load(&strata_b_tile_reader_[e1598]);
+                    const u32 e1636 = (v311 & 65535u);
+                    if (((e1636 != 0u) && (e1636 != e1617)) && (((v311 ^ e1616) & 2147418112u) == 0u)) {
                     } else {
-                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e1594], e1612);
-                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e1594], 94u);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e1598], e1616);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e1598], 94u);
                     }
                 }
             }
-            const float v111 = b_tile[e1594];
+            const float v111 = b_tile[e1598];
             strata_loaded0_ = v111;
         } else {
             const u32 v110 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v110 == 0u) {
                 strata_fault_[1u] = 31u;
-                const u32 e1603 = ((u32)e1595);
-                strata_fault_[2u] = e1603;
-                const u32 e1605 = ((u32)((u64)(e1595 >> (32ul & 63))));
-                strata_fault_[3u] = e1605;
+                const u32 e1607 = ((u32)e1599);
+                strata_fault_[2u] = e1607;
+                const u32 e1609 = ((u32)((u64)(e1599 >> (32ul & 63))));
+                strata_fault_[3u] = e1609;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -2528,20 +2536,19 @@ extern "C" __global__ void matmul_tiled(
         const float v40 = strata_loaded0_;
         const float v41 = acc;
         acc = (v41 + (v39 * v40));
-        const u32 e1649 = (e55 + 13u);
-        const u64 e1650 = ((u64)e1649);
-        if (e1650 < 256ul) {
+        const u32 e1653 = (e55 + 13u);
+        const u64 e1654 = ((u64)e1653);
+        if (e1654 < 256ul) {
             const u32 v312 = strata_phase_;
-            const u32 v313 = strata_atomic_load(&strata_a_tile_writer_[e1649]);
-            const u32 v314 = strata_atomic_load(&strata_a_tile_writer_site_[e1649]);
+            const u32 v313 = strata_atomic_load(&strata_a_tile_writer_[e1653]);
             if ((v313 & 2147483648u) == 0u) {
                 const u32 v315 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v315 == 0u) {
                     strata_fault_[1u] = 95u;
-                    const u32 e1658 = ((u32)e1650);
-                    strata_fault_[2u] = e1658;
-                    const u32 e1660 = ((u32)((u64)(e1650 >> (32ul & 63))));
-                    strata_fault_[3u] = e1660;
+                    const u32 e1662 = ((u32)e1654);
+                    strata_fault_[2u] = e1662;
+                    const u32 e1664 = ((u32)((u64)(e1654 >> (32ul & 63))));
+                    strata_fault_[3u] = e1664;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -2552,21 +2559,22 @@ extern "C" __global__ void matmul_tiled(
                     strata_fault_[8u] = e54;
                 }
             } else {
-                const u32 e1661 = (v313 & 65535u);
+                const u32 e1665 = (v313 & 65535u);
                 const u32 e64 = (e2 + 1u);
-                const u32 e1667 = ((((u32)((u32)(v312 & 32767u) << (16u & 31))) | e64) | 2147483648u);
-                const u32 e1668 = (e1667 & 65535u);
-                if (((e1661 != 0u) && (e1661 != e1668)) && (((v313 ^ e1667) & 2147418112u) == 0u)) {
+                const u32 e1671 = ((((u32)((u32)(v312 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const u32 e1672 = (e1671 & 65535u);
+                if (((e1665 != 0u) && (e1665 != e1672)) && (((v313 ^ e1671) & 2147418112u) == 0u)) {
+                    const u32 v314 = strata_atomic_load(&strata_a_tile_writer_site_[e1653]);
                     const u32 v316 = strata_atomic_add(&strata_fault_[0u], 1u);
                     if (v316 == 0u) {
                         strata_fault_[1u] = 96u;
-                        const u32 e1658 = ((u32)e1650);
-                        strata_fault_[2u] = e1658;
-                        const u32 e1660 = ((u32)((u64)(e1650 >> (32ul & 63))));
-                        strata_fault_[3u] = e1660;
-                        const u64 e1681 = (((u64)v313) | ((u64)((u64)((u64)v314) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e1681);
-                        strata_fault_[5u] = ((u32)((u64)(e1681 >> (32ul & 63))));
+                        const u32 e1662 = ((u32)e1654);
+                        strata_fault_[2u] = e1662;
+                        const u32 e1664 = ((u32)((u64)(e1654 >> (32ul & 63))));
+                        strata_fault_[3u] = e1664;
+                        const u64 e1685 = (((u64)v313) | ((u64)((u64)((u64)v314) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e1685);
+                        strata_fault_[5u] = ((u32)((u64)(e1685 >> (32ul & 63))));
                         const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                         strata_fault_[6u] = e50;
                         const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -2575,25 +2583,25 @@ extern "C" __global__ void matmul_tiled(
                         strata_fault_[8u] = e54;
                     }
                 } else {
-                    const u32 v317 = strata_atomic_load(&strata_a_tile_reader_[e1649]);
-                    const u32 e1686 = (v317 & 65535u);
-                    if (((e1686 != 0u) && (e1686 != e1668)) && (((v317 ^ e1667) & 2147418112u) == 0u)) {
+                    const u32 v317 = strata_atomic_load(&strata_a_tile_reader_[e1653]);
+                    const u32 e1690 = (v317 & 65535u);
+                    if (((e1690 != 0u) && (e1690 != e1672)) && (((v317 ^ e1671) & 2147418112u) == 0u)) {
                     } else {
-                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e1649], e1667);
-                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e1649], 96u);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e1653], e1671);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e1653], 96u);
                     }
                 }
             }
-            const float v113 = a_tile[e1649];
+            const float v113 = a_tile[e1653];
             strata_loaded0_ = v113;
         } else {
             const u32 v112 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v112 == 0u) {
                 strata_fault_[1u] = 32u;
-                const u32 e1658 = ((u32)e1650);
-                strata_fault_[2u] = e1658;
-                const u32 e1660 = ((u32)((u64)(e1650 >> (32ul & 63))));
-                strata_fault_[3u] = e1660;
+                const u32 e1662 = ((u32)e1654);
+                strata_fault_[2u] = e1662;
+                const u32 e1664 = ((u32)((u64)(e1654 >> (32ul & 63))));
+                strata_fault_[3u] = e1664;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -2605,20 +2613,19 @@ extern "C" __global__ void matmul_tiled(
             }
         }
         const float v42 = strata_loaded0_;
-        const u32 e1698 = (208u + e25);
-        const u64 e1699 = ((u64)e1698);
-        if (e1699 < 256ul) {
+        const u32 e1702 = (208u + e25);
+        const u64 e1703 = ((u64)e1702);
+        if (e1703 < 256ul) {
             const u32 v318 = strata_phase_;
-            const u32 v319 = strata_atomic_load(&strata_b_tile_writer_[e1698]);
-            const u32 v320 = strata_atomic_load(&strata_b_tile_writer_site_[e1698]);
+            const u32 v319 = strata_atomic_load(&strata_b_tile_writer_[e1702]);
             if ((v319 & 2147483648u) == 0u) {
                 const u32 v321 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v321 == 0u) {
                     strata_fault_[1u] = 97u;
-                    const u32 e1707 = ((u32)e1699);
-                    strata_fault_[2u] = e1707;
-                    const u32 e1709 = ((u32)((u64)(e1699 >> (32ul & 63))));
-                    strata_fault_[3u] = e1709;
+                    const u32 e1711 = ((u32)e1703);
+                    strata_fault_[2u] = e1711;
+                    const u32 e1713 = ((u32)((u64)(e1703 >> (32ul & 63))));
+                    strata_fault_[3u] = e1713;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -2629,21 +2636,22 @@ extern "C" __global__ void matmul_tiled(
                     strata_fault_[8u] = e54;
                 }
             } else {
-                const u32 e1710 = (v319 & 65535u);
+                const u32 e1714 = (v319 & 65535u);
                 const u32 e64 = (e2 + 1u);
-                const u32 e1716 = ((((u32)((u32)(v318 & 32767u) << (16u & 31))) | e64) | 2147483648u);
-                const u32 e1717 = (e1716 & 65535u);
-                if (((e1710 != 0u) && (e1710 != e1717)) && (((v319 ^ e1716) & 2147418112u) == 0u)) {
+                const u32 e1720 = ((((u32)((u32)(v318 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const u32 e1721 = (e1720 & 65535u);
+                if (((e1714 != 0u) && (e1714 != e1721)) && (((v319 ^ e1720) & 2147418112u) == 0u)) {
+                    const u32 v320 = strata_atomic_load(&strata_b_tile_writer_site_[e1702]);
                     const u32 v322 = strata_atomic_add(&strata_fault_[0u], 1u);
                     if (v322 == 0u) {
                         strata_fault_[1u] = 98u;
-                        const u32 e1707 = ((u32)e1699);
-                        strata_fault_[2u] = e1707;
-                        const u32 e1709 = ((u32)((u64)(e1699 >> (32ul & 63))));
-                        strata_fault_[3u] = e1709;
-                        const u64 e1731 = (((u64)v319) | ((u64)((u64)((u64)v320) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e1731);
-                        strata_fault_[5u] = ((u32)((u64)(e1731 >> (32ul & 63))));
+                        const u32 e1711 = ((u32)e1703);
+                        strata_fault_[2u] = e1711;
+                        const u32 e1713 = ((u32)((u64)(e1703 >> (32ul & 63))));
+                        strata_fault_[3u] = e1713;
+                        const u64 e1735 = (((u64)v319) | ((u64)((u64)((u64)v320) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e1735);
+                        strata_fault_[5u] = ((u32)((u64)(e1735 >> (32ul & 63))));
                         const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                         strata_fault_[6u] = e50;
                         const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -2652,25 +2660,25 @@ extern "C" __global__ void matmul_tiled(
                         strata_fault_[8u] = e54;
                     }
                 } else {
-                    const u32 v323 = strata_atomic_load(&strata_b_tile_reader_[e1698]);
-                    const u32 e1736 = (v323 & 65535u);
-                    if (((e1736 != 0u) && (e1736 != e1717)) && (((v323 ^ e1716) & 2147418112u) == 0u)) {
+                    const u32 v323 = strata_atomic_load(&strata_b_tile_reader_[e1702]);
+                    const u32 e1740 = (v323 & 65535u);
+                    if (((e1740 != 0u) && (e1740 != e1721)) && (((v323 ^ e1720) & 2147418112u) == 0u)) {
                     } else {
-                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e1698], e1716);
-                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e1698], 98u);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e1702], e1720);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e1702], 98u);
                     }
                 }
             }
-            const float v115 = b_tile[e1698];
+            const float v115 = b_tile[e1702];
             strata_loaded0_ = v115;
         } else {
             const u32 v114 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v114 == 0u) {
                 strata_fault_[1u] = 33u;
-                const u32 e1707 = ((u32)e1699);
-                strata_fault_[2u] = e1707;
-                const u32 e1709 = ((u32)((u64)(e1699 >> (32ul & 63))));
-                strata_fault_[3u] = e1709;
+                const u32 e1711 = ((u32)e1703);
+                strata_fault_[2u] = e1711;
+                const u32 e1713 = ((u32)((u64)(e1703 >> (32ul & 63))));
+                strata_fault_[3u] = e1713;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -2684,20 +2692,19 @@ extern "C" __global__ void matmul_tiled(
         const float v43 = strata_loaded0_;
         const float v44 = acc;
         acc = (v44 + (v42 * v43));
-        const u32 e1753 = (e55 + 14u);
-        const u64 e1754 = ((u64)e1753);
-        if (e1754 < 256ul) {
+        const u32 e1757 = (e55 + 14u);
+        const u64 e1758 = ((u64)e1757);
+        if (e1758 < 256ul) {
             const u32 v324 = strata_phase_;
-            const u32 v325 = strata_atomic_load(&strata_a_tile_writer_[e1753]);
-            const u32 v326 = strata_atomic_load(&strata_a_tile_writer_site_[e1753]);
+            const u32 v325 = strata_atomic_load(&strata_a_tile_writer_[e1757]);
             if ((v325 & 2147483648u) == 0u) {
                 const u32 v327 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v327 == 0u) {
                     strata_fault_[1u] = 99u;
-                    const u32 e1762 = ((u32)e1754);
-                    strata_fault_[2u] = e1762;
-                    const u32 e1764 = ((u32)((u64)(e1754 >> (32ul & 63))));
-                    strata_fault_[3u] = e1764;
+                    const u32 e1766 = ((u32)e1758);
+                    strata_fault_[2u] = e1766;
+                    const u32 e1768 = ((u32)((u64)(e1758 >> (32ul & 63))));
+                    strata_fault_[3u] = e1768;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -2708,21 +2715,22 @@ extern "C" __global__ void matmul_tiled(
                     strata_fault_[8u] = e54;
                 }
             } else {
-                const u32 e1765 = (v325 & 65535u);
+                const u32 e1769 = (v325 & 65535u);
                 const u32 e64 = (e2 + 1u);
-                const u32 e1771 = ((((u32)((u32)(v324 & 32767u) << (16u & 31))) | e64) | 2147483648u);
-                const u32 e1772 = (e1771 & 65535u);
-                if (((e1765 != 0u) && (e1765 != e1772)) && (((v325 ^ e1771) & 2147418112u) == 0u)) {
+                const u32 e1775 = ((((u32)((u32)(v324 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const u32 e1776 = (e1775 & 65535u);
+                if (((e1769 != 0u) && (e1769 != e1776)) && (((v325 ^ e1775) & 2147418112u) == 0u)) {
+                    const u32 v326 = strata_atomic_load(&strata_a_tile_writer_site_[e1757]);
                     const u32 v328 = strata_atomic_add(&strata_fault_[0u], 1u);
                     if (v328 == 0u) {
                         strata_fault_[1u] = 100u;
-                        const u32 e1762 = ((u32)e1754);
-                        strata_fault_[2u] = e1762;
-                        const u32 e1764 = ((u32)((u64)(e1754 >> (32ul & 63))));
-                        strata_fault_[3u] = e1764;
-                        const u64 e1786 = (((u64)v325) | ((u64)((u64)((u64)v326) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e1786);
-                        strata_fault_[5u] = ((u32)((u64)(e1786 >> (32ul & 63))));
+                        const u32 e1766 = ((u32)e1758);
+                        strata_fault_[2u] = e1766;
+                        const u32 e1768 = ((u32)((u64)(e1758 >> (32ul & 63))));
+                        strata_fault_[3u] = e1768;
+                        const u64 e1790 = (((u64)v325) | ((u64)((u64)((u64)v326) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e1790);
+                        strata_fault_[5u] = ((u32)((u64)(e1790 >> (32ul & 63))));
                         const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                         strata_fault_[6u] = e50;
                         const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -2731,25 +2739,25 @@ extern "C" __global__ void matmul_tiled(
                         strata_fault_[8u] = e54;
                     }
                 } else {
-                    const u32 v329 = strata_atomic_load(&strata_a_tile_reader_[e1753]);
-                    const u32 e1791 = (v329 & 65535u);
-                    if (((e1791 != 0u) && (e1791 != e1772)) && (((v329 ^ e1771) & 2147418112u) == 0u)) {
+                    const u32 v329 = strata_atomic_load(&strata_a_tile_reader_[e1757]);
+                    const u32 e1795 = (v329 & 65535u);
+                    if (((e1795 != 0u) && (e1795 != e1776)) && (((v329 ^ e1775) & 2147418112u) == 0u)) {
                     } else {
-                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e1753], e1771);
-                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e1753], 100u);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e1757], e1775);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e1757], 100u);
                     }
                 }
             }
-            const float v117 = a_tile[e1753];
+            const float v117 = a_tile[e1757];
             strata_loaded0_ = v117;
         } else {
             const u32 v116 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v116 == 0u) {
                 strata_fault_[1u] = 34u;
-                const u32 e1762 = ((u32)e1754);
-                strata_fault_[2u] = e1762;
-                const u32 e1764 = ((u32)((u64)(e1754 >> (32ul & 63))));
-                strata_fault_[3u] = e1764;
+                const u32 e1766 = ((u32)e1758);
+                strata_fault_[2u] = e1766;
+                const u32 e1768 = ((u32)((u64)(e1758 >> (32ul & 63))));
+                strata_fault_[3u] = e1768;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -2761,20 +2769,19 @@ extern "C" __global__ void matmul_tiled(
             }
         }
         const float v45 = strata_loaded0_;
-        const u32 e1804 = (224u + e25);
-        const u64 e1805 = ((u64)e1804);
-        if (e1805 < 256ul) {
+        const u32 e1808 = (224u + e25);
+        const u64 e1809 = ((u64)e1808);
+        if (e1809 < 256ul) {
             const u32 v330 = strata_phase_;
-            const u32 v331 = strata_atomic_load(&strata_b_tile_writer_[e1804]);
-            const u32 v332 = strata_atomic_load(&strata_b_tile_writer_site_[e1804]);
+            const u32 v331 = strata_atomic_load(&strata_b_tile_writer_[e1808]);
             if ((v331 & 2147483648u) == 0u) {
                 const u32 v333 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v333 == 0u) {
                     strata_fault_[1u] = 101u;
-                    const u32 e1813 = ((u32)e1805);
-                    strata_fault_[2u] = e1813;
-                    const u32 e1815 = ((u32)((u64)(e1805 >> (32ul & 63))));
-                    strata_fault_[3u] = e1815;
+                    const u32 e1817 = ((u32)e1809);
+                    strata_fault_[2u] = e1817;
+                    const u32 e1819 = ((u32)((u64)(e1809 >> (32ul & 63))));
+                    strata_fault_[3u] = e1819;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -2785,21 +2792,22 @@ extern "C" __global__ void matmul_tiled(
                     strata_fault_[8u] = e54;
                 }
             } else {
-                const u32 e1816 = (v331 & 65535u);
+                const u32 e1820 = (v331 & 65535u);
                 const u32 e64 = (e2 + 1u);
-                const u32 e1822 = ((((u32)((u32)(v330 & 32767u) << (16u & 31))) | e64) | 2147483648u);
-                const u32 e1823 = (e1822 & 65535u);
-                if (((e1816 != 0u) && (e1816 != e1823)) && (((v331 ^ e1822) & 2147418112u) == 0u)) {
+                const u32 e1826 = ((((u32)((u32)(v330 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const u32 e1827 = (e1826 & 65535u);
+                if (((e1820 != 0u) && (e1820 != e1827)) && (((v331 ^ e1826) & 2147418112u) == 0u)) {
+                    const u32 v332 = strata_atomic_load(&strata_b_tile_writer_site_[e1808]);
                     const u32 v334 = strata_atomic_add(&strata_fault_[0u], 1u);
                     if (v334 == 0u) {
                         strata_fault_[1u] = 102u;
-                        const u32 e1813 = ((u32)e1805);
-                        strata_fault_[2u] = e1813;
-                        const u32 e1815 = ((u32)((u64)(e1805 >> (32ul & 63))));
-                        strata_fault_[3u] = e1815;
-                        const u64 e1837 = (((u64)v331) | ((u64)((u64)((u64)v332) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e1837);
-                        strata_fault_[5u] = ((u32)((u64)(e1837 >> (32ul & 63))));
+                        const u32 e1817 = ((u32)e1809);
+                        strata_fault_[2u] = e1817;
+                        const u32 e1819 = ((u32)((u64)(e1809 >> (32ul & 63))));
+                        strata_fault_[3u] = e1819;
+                        const u64 e1841 = (((u64)v331) | ((u64)((u64)((u64)v332) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e1841);
+                        strata_fault_[5u] = ((u32)((u64)(e1841 >> (32ul & 63))));
                         const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                         strata_fault_[6u] = e50;
                         const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -2808,25 +2816,25 @@ extern "C" __global__ void matmul_tiled(
                         strata_fault_[8u] = e54;
                     }
                 } else {
-                    const u32 v335 = strata_atomic_load(&strata_b_tile_reader_[e1804]);
-                    const u32 e1842 = (v335 & 65535u);
-                    if (((e1842 != 0u) && (e1842 != e1823)) && (((v335 ^ e1822) & 2147418112u) == 0u)) {
+                    const u32 v335 = strata_atomic_load(&strata_b_tile_reader_[e1808]);
+                    const u32 e1846 = (v335 & 65535u);
+                    if (((e1846 != 0u) && (e1846 != e1827)) && (((v335 ^ e1826) & 2147418112u) == 0u)) {
                     } else {
-                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e1804], e1822);
-                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e1804], 102u);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e1808], e1826);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e1808], 102u);
                     }
                 }
             }
-            const float v119 = b_tile[e1804];
+            const float v119 = b_tile[e1808];
             strata_loaded0_ = v119;
         } else {
             const u32 v118 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v118 == 0u) {
                 strata_fault_[1u] = 35u;
-                const u32 e1813 = ((u32)e1805);
-                strata_fault_[2u] = e1813;
-                const u32 e1815 = ((u32)((u64)(e1805 >> (32ul & 63))));
-                strata_fault_[3u] = e1815;
+                const u32 e1817 = ((u32)e1809);
+                strata_fault_[2u] = e1817;
+                const u32 e1819 = ((u32)((u64)(e1809 >> (32ul & 63))));
+                strata_fault_[3u] = e1819;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -2840,20 +2848,19 @@ extern "C" __global__ void matmul_tiled(
         const float v46 = strata_loaded0_;
         const float v47 = acc;
         acc = (v47 + (v45 * v46));
-        const u32 e1859 = (e55 + 15u);
-        const u64 e1860 = ((u64)e1859);
-        if (e1860 < 256ul) {
+        const u32 e1863 = (e55 + 15u);
+        const u64 e1864 = ((u64)e1863);
+        if (e1864 < 256ul) {
             const u32 v336 = strata_phase_;
-            const u32 v337 = strata_atomic_load(&strata_a_tile_writer_[e1859]);
-            const u32 v338 = strata_atomic_load(&strata_a_tile_writer_site_[e1859]);
+            const u32 v337 = strata_atomic_load(&strata_a_tile_writer_[e1863]);
             if ((v337 & 2147483648u) == 0u) {
                 const u32 v339 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v339 == 0u) {
                     strata_fault_[1u] = 103u;
-                    const u32 e1868 = ((u32)e1860);
-                    strata_fault_[2u] = e1868;
-                    const u32 e1870 = ((u32)((u64)(e1860 >> (32ul & 63))));
-                    strata_fault_[3u] = e1870;
+                    const u32 e1872 = ((u32)e1864);
+                    strata_fault_[2u] = e1872;
+                    const u32 e1874 = ((u32)((u64)(e1864 >> (32ul & 63))));
+                    strata_fault_[3u] = e1874;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -2864,21 +2871,22 @@ extern "C" __global__ void matmul_tiled(
                     strata_fault_[8u] = e54;
                 }
             } else {
-                const u32 e1871 = (v337 & 65535u);
+                const u32 e1875 = (v337 & 65535u);
                 const u32 e64 = (e2 + 1u);
-                const u32 e1877 = ((((u32)((u32)(v336 & 32767u) << (16u & 31))) | e64) | 2147483648u);
-                const u32 e1878 = (e1877 & 65535u);
-                if (((e1871 != 0u) && (e1871 != e1878)) && (((v337 ^ e1877) & 2147418112u) == 0u)) {
+                const u32 e1881 = ((((u32)((u32)(v336 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const u32 e1882 = (e1881 & 65535u);
+                if (((e1875 != 0u) && (e1875 != e1882)) && (((v337 ^ e1881) & 2147418112u) == 0u)) {
+                    const u32 v338 = strata_atomic_load(&strata_a_tile_writer_site_[e1863]);
                     const u32 v340 = strata_atomic_add(&strata_fault_[0u], 1u);
                     if (v340 == 0u) {
                         strata_fault_[1u] = 104u;
-                        const u32 e1868 = ((u32)e1860);
-                        strata_fault_[2u] = e1868;
-                        const u32 e1870 = ((u32)((u64)(e1860 >> (32ul & 63))));
-                        strata_fault_[3u] = e1870;
-                        const u64 e1892 = (((u64)v337) | ((u64)((u64)((u64)v338) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e1892);
-                        strata_fault_[5u] = ((u32)((u64)(e1892 >> (32ul & 63))));
+                        const u32 e1872 = ((u32)e1864);
+                        strata_fault_[2u] = e1872;
+                        const u32 e1874 = ((u32)((u64)(e1864 >> (32ul & 63))));
+                        strata_fault_[3u] = e1874;
+                        const u64 e1896 = (((u64)v337) | ((u64)((u64)((u64)v338) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e1896);
+                        strata_fault_[5u] = ((u32)((u64)(e1896 >> (32ul & 63))));
                         const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                         strata_fault_[6u] = e50;
                         const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -2887,25 +2895,25 @@ extern "C" __global__ void matmul_tiled(
                         strata_fault_[8u] = e54;
                     }
                 } else {
-                    const u32 v341 = strata_atomic_load(&strata_a_tile_reader_[e1859]);
-                    const u32 e1897 = (v341 & 65535u);
-                    if (((e1897 != 0u) && (e1897 != e1878)) && (((v341 ^ e1877) & 2147418112u) == 0u)) {
+                    const u32 v341 = strata_atomic_load(&strata_a_tile_reader_[e1863]);
+                    const u32 e1901 = (v341 & 65535u);
+                    if (((e1901 != 0u) && (e1901 != e1882)) && (((v341 ^ e1881) & 2147418112u) == 0u)) {
                     } else {
-                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e1859], e1877);
-                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e1859], 104u);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_[e1863], e1881);
+                        (void)strata_atomic_xchg(&strata_a_tile_reader_site_[e1863], 104u);
                     }
                 }
             }
-            const float v121 = a_tile[e1859];
+            const float v121 = a_tile[e1863];
             strata_loaded0_ = v121;
         } else {
             const u32 v120 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v120 == 0u) {
                 strata_fault_[1u] = 36u;
-                const u32 e1868 = ((u32)e1860);
-                strata_fault_[2u] = e1868;
-                const u32 e1870 = ((u32)((u64)(e1860 >> (32ul & 63))));
-                strata_fault_[3u] = e1870;
+                const u32 e1872 = ((u32)e1864);
+                strata_fault_[2u] = e1872;
+                const u32 e1874 = ((u32)((u64)(e1864 >> (32ul & 63))));
+                strata_fault_[3u] = e1874;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -2917,20 +2925,19 @@ extern "C" __global__ void matmul_tiled(
             }
         }
         const float v48 = strata_loaded0_;
-        const u32 e1910 = (240u + e25);
-        const u64 e1911 = ((u64)e1910);
-        if (e1911 < 256ul) {
+        const u32 e1914 = (240u + e25);
+        const u64 e1915 = ((u64)e1914);
+        if (e1915 < 256ul) {
             const u32 v342 = strata_phase_;
-            const u32 v343 = strata_atomic_load(&strata_b_tile_writer_[e1910]);
-            const u32 v344 = strata_atomic_load(&strata_b_tile_writer_site_[e1910]);
+            const u32 v343 = strata_atomic_load(&strata_b_tile_writer_[e1914]);
             if ((v343 & 2147483648u) == 0u) {
                 const u32 v345 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v345 == 0u) {
                     strata_fault_[1u] = 105u;
-                    const u32 e1919 = ((u32)e1911);
-                    strata_fault_[2u] = e1919;
-                    const u32 e1921 = ((u32)((u64)(e1911 >> (32ul & 63))));
-                    strata_fault_[3u] = e1921;
+                    const u32 e1923 = ((u32)e1915);
+                    strata_fault_[2u] = e1923;
+                    const u32 e1925 = ((u32)((u64)(e1915 >> (32ul & 63))));
+                    strata_fault_[3u] = e1925;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -2941,21 +2948,22 @@ extern "C" __global__ void matmul_tiled(
                     strata_fault_[8u] = e54;
                 }
             } else {
-                const u32 e1922 = (v343 & 65535u);
+                const u32 e1926 = (v343 & 65535u);
                 const u32 e64 = (e2 + 1u);
-                const u32 e1928 = ((((u32)((u32)(v342 & 32767u) << (16u & 31))) | e64) | 2147483648u);
-                const u32 e1929 = (e1928 & 65535u);
-                if (((e1922 != 0u) && (e1922 != e1929)) && (((v343 ^ e1928) & 2147418112u) == 0u)) {
+                const u32 e1932 = ((((u32)((u32)(v342 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const u32 e1933 = (e1932 & 65535u);
+                if (((e1926 != 0u) && (e1926 != e1933)) && (((v343 ^ e1932) & 2147418112u) == 0u)) {
+                    const u32 v344 = strata_atomic_load(&strata_b_tile_writer_site_[e1914]);
                     const u32 v346 = strata_atomic_add(&strata_fault_[0u], 1u);
                     if (v346 == 0u) {
                         strata_fault_[1u] = 106u;
-                        const u32 e1919 = ((u32)e1911);
-                        strata_fault_[2u] = e1919;
-                        const u32 e1921 = ((u32)((u64)(e1911 >> (32ul & 63))));
-                        strata_fault_[3u] = e1921;
-                        const u64 e1943 = (((u64)v343) | ((u64)((u64)((u64)v344) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e1943);
-                        strata_fault_[5u] = ((u32)((u64)(e1943 >> (32ul & 63))));
+                        const u32 e1923 = ((u32)e1915);
+                        strata_fault_[2u] = e1923;
+                        const u32 e1925 = ((u32)((u64)(e1915 >> (32ul & 63))));
+                        strata_fault_[3u] = e1925;
+                        const u64 e1947 = (((u64)v343) | ((u64)((u64)((u64)v344) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e1947);
+                        strata_fault_[5u] = ((u32)((u64)(e1947 >> (32ul & 63))));
                         const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                         strata_fault_[6u] = e50;
                         const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -2964,25 +2972,25 @@ extern "C" __global__ void matmul_tiled(
                         strata_fault_[8u] = e54;
                     }
                 } else {
-                    const u32 v347 = strata_atomic_load(&strata_b_tile_reader_[e1910]);
-                    const u32 e1948 = (v347 & 65535u);
-                    if (((e1948 != 0u) && (e1948 != e1929)) && (((v347 ^ e1928) & 2147418112u) == 0u)) {
+                    const u32 v347 = strata_atomic_load(&strata_b_tile_reader_[e1914]);
+                    const u32 e1952 = (v347 & 65535u);
+                    if (((e1952 != 0u) && (e1952 != e1933)) && (((v347 ^ e1932) & 2147418112u) == 0u)) {
                     } else {
-                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e1910], e1928);
-                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e1910], 106u);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_[e1914], e1932);
+                        (void)strata_atomic_xchg(&strata_b_tile_reader_site_[e1914], 106u);
                     }
                 }
             }
-            const float v123 = b_tile[e1910];
+            const float v123 = b_tile[e1914];
             strata_loaded0_ = v123;
         } else {
             const u32 v122 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v122 == 0u) {
                 strata_fault_[1u] = 37u;
-                const u32 e1919 = ((u32)e1911);
-                strata_fault_[2u] = e1919;
-                const u32 e1921 = ((u32)((u64)(e1911 >> (32ul & 63))));
-                strata_fault_[3u] = e1921;
+                const u32 e1923 = ((u32)e1915);
+                strata_fault_[2u] = e1923;
+                const u32 e1925 = ((u32)((u64)(e1915 >> (32ul & 63))));
+                strata_fault_[3u] = e1925;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -3004,33 +3012,33 @@ extern "C" __global__ void matmul_tiled(
     const u32 e20 = (((u32)blockIdx.y * 16u) + e19);
     const bool e22 = (e20 < m);
     const u32 e25 = (u32)threadIdx.x;
-    const u32 e167 = (((u32)blockIdx.x * 16u) + e25);
-    const bool e169 = (e167 < n);
-    if (e22 && e169) {
+    const u32 e169 = (((u32)blockIdx.x * 16u) + e25);
+    const bool e171 = (e169 < n);
+    if (e22 && e171) {
         const float v51 = acc;
-        const u32 e1969 = ((e20 * n) + e167);
-        const u64 e1970 = ((u64)e1969);
-        const u64 e1972 = ((u64)c_len);
-        if (e1970 < e1972) {
+        const u32 e1973 = ((e20 * n) + e169);
+        const u64 e1974 = ((u64)e1973);
+        const u64 e1976 = ((u64)c_len);
+        if (e1974 < e1976) {
             const u32 v349 = strata_phase_;
-            const u64 e1975 = (e1970 * 4ul);
-            const u32 e1976 = ((u32)blockIdx.x + (u32)gridDim.x * ((u32)blockIdx.y + (u32)gridDim.y * (u32)blockIdx.z));
-            const u32 e1979 = (((e1976 * e8) + e2) + 1u);
-            const u32 v350 = strata_atomic_xchg(&strata_c_shadow_[e1975], e1979);
-            const u32 e1985 = (((u32)((u32)v349 << (16u & 31))) | 107u);
-            const u32 v351 = strata_atomic_xchg(&strata_c_shadow_[(e1975 + 1ul)], e1985);
-            const bool e1992 = (((v350 - 1u) / e8) == e1976);
-            if (((v350 != 0u) && (v350 != e1979)) && ((!e1992) || (e1992 && (((u32)((v351 ^ e1985) >> (16u & 31))) == 0u)))) {
+            const u64 e1979 = (e1974 * 4ul);
+            const u32 e1980 = ((u32)blockIdx.x + (u32)gridDim.x * ((u32)blockIdx.y + (u32)gridDim.y * (u32)blockIdx.z));
+            const u32 e1983 = (((e1980 * e8) + e2) + 1u);
+            const u32 v350 = strata_atomic_xchg(&strata_c_shadow_[e1979], e1983);
+            const u32 e1989 = (((u32)((u32)v349 << (16u & 31))) | 107u);
+            const u32 v351 = strata_atomic_xchg(&strata_c_shadow_[(e1979 + 1ul)], e1989);
+            const bool e1996 = (((v350 - 1u) / e8) == e1980);
+            if (((v350 != 0u) && (v350 != e1983)) && ((!e1996) || (e1996 && (((u32)((v351 ^ e1989) >> (16u & 31))) == 0u)))) {
                 const u32 v352 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v352 == 0u) {
                     strata_fault_[1u] = 107u;
-                    const u32 e2003 = ((u32)e1970);
-                    strata_fault_[2u] = e2003;
-                    const u32 e2005 = ((u32)((u64)(e1970 >> (32ul & 63))));
-                    strata_fault_[3u] = e2005;
-                    const u64 e2009 = (((u64)v350) | ((u64)((u64)((u64)v351) << (32ul & 63))));
-                    strata_fault_[4u] = ((u32)e2009);
-                    strata_fault_[5u] = ((u32)((u64)(e2009 >> (32ul & 63))));
+                    const u32 e2007 = ((u32)e1974);
+                    strata_fault_[2u] = e2007;
+                    const u32 e2009 = ((u32)((u64)(e1974 >> (32ul & 63))));
+                    strata_fault_[3u] = e2009;
+                    const u64 e2013 = (((u64)v350) | ((u64)((u64)((u64)v351) << (32ul & 63))));
+                    strata_fault_[4u] = ((u32)e2013);
+                    strata_fault_[5u] = ((u32)((u64)(e2013 >> (32ul & 63))));
                     const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                     strata_fault_[6u] = e50;
                     const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -3039,42 +3047,45 @@ extern "C" __global__ void matmul_tiled(
                     strata_fault_[8u] = e54;
                 }
             } else {
-                const u64 e2014 = (e1975 + 2ul);
-                const u32 v353 = strata_atomic_load(&strata_c_shadow_[e2014]);
-                const u32 v354 = strata_atomic_load(&strata_c_shadow_[(e1975 + 3ul)]);
-                const bool e2023 = (((v353 - 1u) / e8) == e1976);
-                if (((v353 != 0u) && (v353 != e1979)) && ((!e2023) || (e2023 && (((u32)((v354 ^ e1985) >> (16u & 31))) == 0u)))) {
-                    const u32 v355 = strata_atomic_add(&strata_fault_[0u], 1u);
-                    if (v355 == 0u) {
-                        strata_fault_[1u] = 107u;
-                        const u32 e2003 = ((u32)e1970);
-                        strata_fault_[2u] = e2003;
-                        const u32 e2005 = ((u32)((u64)(e1970 >> (32ul & 63))));
-                        strata_fault_[3u] = e2005;
-                        const u64 e2037 = (((u64)v353) | ((u64)((u64)((u64)v354) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e2037);
-                        strata_fault_[5u] = ((u32)((u64)(e2037 >> (32ul & 63))));
-                        const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                        strata_fault_[6u] = e50;
-                        const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                        strata_fault_[7u] = e52;
-                        const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                        strata_fault_[8u] = e54;
+                const u64 e2018 = (e1979 + 2ul);
+                const u32 v353 = strata_atomic_load(&strata_c_shadow_[e2018]);
+                const bool e2020 = (v353 != 0u);
+                if (e2020) {
+                    const u32 v354 = strata_atomic_load(&strata_c_shadow_[(e1979 + 3ul)]);
+                    const bool e2027 = (((v353 - 1u) / e8) == e1980);
+                    if ((e2020 && (v353 != e1983)) && ((!e2027) || (e2027 && (((u32)((v354 ^ e1989) >> (16u & 31))) == 0u)))) {
+                        const u32 v355 = strata_atomic_add(&strata_fault_[0u], 1u);
+                        if (v355 == 0u) {
+                            strata_fault_[1u] = 107u;
+                            const u32 e2007 = ((u32)e1974);
+                            strata_fault_[2u] = e2007;
+                            const u32 e2009 = ((u32)((u64)(e1974 >> (32ul & 63))));
+                            strata_fault_[3u] = e2009;
+                            const u64 e2041 = (((u64)v353) | ((u64)((u64)((u64)v354) << (32ul & 63))));
+                            strata_fault_[4u] = ((u32)e2041);
+                            strata_fault_[5u] = ((u32)((u64)(e2041 >> (32ul & 63))));
+                            const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                            strata_fault_[6u] = e50;
+                            const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                            strata_fault_[7u] = e52;
+                            const u32 e54 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                            strata_fault_[8u] = e54;
+                        }
                     }
+                    (void)strata_atomic_xchg(&strata_c_shadow_[e2018], 0u);
                 }
-                (void)strata_atomic_xchg(&strata_c_shadow_[e2014], 0u);
             }
-            c[e1969] = v51;
+            c[e1973] = v51;
         } else {
             const u32 v124 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v124 == 0u) {
                 strata_fault_[1u] = 38u;
-                const u32 e2003 = ((u32)e1970);
-                strata_fault_[2u] = e2003;
-                const u32 e2005 = ((u32)((u64)(e1970 >> (32ul & 63))));
-                strata_fault_[3u] = e2005;
-                strata_fault_[4u] = ((u32)e1972);
-                strata_fault_[5u] = ((u32)((u64)(e1972 >> (32ul & 63))));
+                const u32 e2007 = ((u32)e1974);
+                strata_fault_[2u] = e2007;
+                const u32 e2009 = ((u32)((u64)(e1974 >> (32ul & 63))));
+                strata_fault_[3u] = e2009;
+                strata_fault_[4u] = ((u32)e1976);
+                strata_fault_[5u] = ((u32)((u64)(e1976 >> (32ul & 63))));
                 const u32 e50 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                 strata_fault_[6u] = e50;
                 const u32 e52 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);

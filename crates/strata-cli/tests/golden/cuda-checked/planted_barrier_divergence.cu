@@ -197,27 +197,30 @@ extern "C" __global__ void planted_barrier_divergence(
                 } else {
                     const u64 e87 = (e48 + 2ul);
                     const u32 v9 = strata_atomic_load(&strata_out_shadow_[e87]);
-                    const u32 v10 = strata_atomic_load(&strata_out_shadow_[(e48 + 3ul)]);
-                    const bool e96 = (((v9 - 1u) / e14) == e49);
-                    if (((v9 != 0u) && (v9 != e52)) && ((!e96) || (e96 && (((u32)((v10 ^ e58) >> (16u & 31))) == 0u)))) {
-                        const u32 v11 = strata_atomic_add(&strata_fault_[0u], 1u);
-                        if (v11 == 0u) {
-                            strata_fault_[1u] = 2u;
-                            const u32 e76 = ((u32)e41);
-                            strata_fault_[2u] = e76;
-                            const u32 e78 = ((u32)((u64)(e41 >> (32ul & 63))));
-                            strata_fault_[3u] = e78;
-                            const u64 e110 = (((u64)v9) | ((u64)((u64)((u64)v10) << (32ul & 63))));
-                            strata_fault_[4u] = ((u32)e110);
-                            strata_fault_[5u] = ((u32)((u64)(e110 >> (32ul & 63))));
-                            strata_fault_[6u] = e34;
-                            const u32 e36 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                            strata_fault_[7u] = e36;
-                            const u32 e38 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                            strata_fault_[8u] = e38;
+                    const bool e89 = (v9 != 0u);
+                    if (e89) {
+                        const u32 v10 = strata_atomic_load(&strata_out_shadow_[(e48 + 3ul)]);
+                        const bool e96 = (((v9 - 1u) / e14) == e49);
+                        if ((e89 && (v9 != e52)) && ((!e96) || (e96 && (((u32)((v10 ^ e58) >> (16u & 31))) == 0u)))) {
+                            const u32 v11 = strata_atomic_add(&strata_fault_[0u], 1u);
+                            if (v11 == 0u) {
+                                strata_fault_[1u] = 2u;
+                                const u32 e76 = ((u32)e41);
+                                strata_fault_[2u] = e76;
+                                const u32 e78 = ((u32)((u64)(e41 >> (32ul & 63))));
+                                strata_fault_[3u] = e78;
+                                const u64 e110 = (((u64)v9) | ((u64)((u64)((u64)v10) << (32ul & 63))));
+                                strata_fault_[4u] = ((u32)e110);
+                                strata_fault_[5u] = ((u32)((u64)(e110 >> (32ul & 63))));
+                                strata_fault_[6u] = e34;
+                                const u32 e36 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                                strata_fault_[7u] = e36;
+                                const u32 e38 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                                strata_fault_[8u] = e38;
+                            }
                         }
+                        (void)strata_atomic_xchg(&strata_out_shadow_[e87], 0u);
                     }
-                    (void)strata_atomic_xchg(&strata_out_shadow_[e87], 0u);
                 }
             }
             out[e34] = 1u;

@@ -181,27 +181,30 @@ extern "C" __global__ void planted_div_zero(
             } else {
                 const u64 e79 = (e37 + 2ul);
                 const u32 v9 = strata_atomic_load(&strata_out_shadow_[e79]);
-                const u32 v10 = strata_atomic_load(&strata_out_shadow_[(e37 + 3ul)]);
-                const bool e88 = (((v9 - 1u) / e43) == e38);
-                if (((v9 != 0u) && (v9 != e47)) && ((!e88) || (e88 && (((u32)((v10 ^ e53) >> (16u & 31))) == 0u)))) {
-                    const u32 v11 = strata_atomic_add(&strata_fault_[0u], 1u);
-                    if (v11 == 0u) {
-                        strata_fault_[1u] = 3u;
-                        const u32 e12 = ((u32)e3);
-                        strata_fault_[2u] = e12;
-                        const u32 e16 = ((u32)((u64)(e3 >> (32ul & 63))));
-                        strata_fault_[3u] = e16;
-                        const u64 e102 = (((u64)v9) | ((u64)((u64)((u64)v10) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e102);
-                        strata_fault_[5u] = ((u32)((u64)(e102 >> (32ul & 63))));
-                        strata_fault_[6u] = e2;
-                        const u32 e24 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                        strata_fault_[7u] = e24;
-                        const u32 e26 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                        strata_fault_[8u] = e26;
+                const bool e81 = (v9 != 0u);
+                if (e81) {
+                    const u32 v10 = strata_atomic_load(&strata_out_shadow_[(e37 + 3ul)]);
+                    const bool e88 = (((v9 - 1u) / e43) == e38);
+                    if ((e81 && (v9 != e47)) && ((!e88) || (e88 && (((u32)((v10 ^ e53) >> (16u & 31))) == 0u)))) {
+                        const u32 v11 = strata_atomic_add(&strata_fault_[0u], 1u);
+                        if (v11 == 0u) {
+                            strata_fault_[1u] = 3u;
+                            const u32 e12 = ((u32)e3);
+                            strata_fault_[2u] = e12;
+                            const u32 e16 = ((u32)((u64)(e3 >> (32ul & 63))));
+                            strata_fault_[3u] = e16;
+                            const u64 e102 = (((u64)v9) | ((u64)((u64)((u64)v10) << (32ul & 63))));
+                            strata_fault_[4u] = ((u32)e102);
+                            strata_fault_[5u] = ((u32)((u64)(e102 >> (32ul & 63))));
+                            strata_fault_[6u] = e2;
+                            const u32 e24 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                            strata_fault_[7u] = e24;
+                            const u32 e26 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                            strata_fault_[8u] = e26;
+                        }
                     }
+                    (void)strata_atomic_xchg(&strata_out_shadow_[e79], 0u);
                 }
-                (void)strata_atomic_xchg(&strata_out_shadow_[e79], 0u);
             }
         }
         out[e2] = strata_div_i32(100, v0);

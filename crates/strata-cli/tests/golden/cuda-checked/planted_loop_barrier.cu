@@ -211,27 +211,30 @@ extern "C" __global__ void planted_loop_barrier(
             } else {
                 const u64 e94 = (e55 + 2ul);
                 const u32 v12 = strata_atomic_load(&strata_out_shadow_[e94]);
-                const u32 v13 = strata_atomic_load(&strata_out_shadow_[(e55 + 3ul)]);
-                const bool e103 = (((v12 - 1u) / e17) == e56);
-                if (((v12 != 0u) && (v12 != e59)) && ((!e103) || (e103 && (((u32)((v13 ^ e65) >> (16u & 31))) == 0u)))) {
-                    const u32 v14 = strata_atomic_add(&strata_fault_[0u], 1u);
-                    if (v14 == 0u) {
-                        strata_fault_[1u] = 2u;
-                        const u32 e83 = ((u32)e48);
-                        strata_fault_[2u] = e83;
-                        const u32 e85 = ((u32)((u64)(e48 >> (32ul & 63))));
-                        strata_fault_[3u] = e85;
-                        const u64 e117 = (((u64)v12) | ((u64)((u64)((u64)v13) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e117);
-                        strata_fault_[5u] = ((u32)((u64)(e117 >> (32ul & 63))));
-                        strata_fault_[6u] = e37;
-                        const u32 e39 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                        strata_fault_[7u] = e39;
-                        const u32 e41 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                        strata_fault_[8u] = e41;
+                const bool e96 = (v12 != 0u);
+                if (e96) {
+                    const u32 v13 = strata_atomic_load(&strata_out_shadow_[(e55 + 3ul)]);
+                    const bool e103 = (((v12 - 1u) / e17) == e56);
+                    if ((e96 && (v12 != e59)) && ((!e103) || (e103 && (((u32)((v13 ^ e65) >> (16u & 31))) == 0u)))) {
+                        const u32 v14 = strata_atomic_add(&strata_fault_[0u], 1u);
+                        if (v14 == 0u) {
+                            strata_fault_[1u] = 2u;
+                            const u32 e83 = ((u32)e48);
+                            strata_fault_[2u] = e83;
+                            const u32 e85 = ((u32)((u64)(e48 >> (32ul & 63))));
+                            strata_fault_[3u] = e85;
+                            const u64 e117 = (((u64)v12) | ((u64)((u64)((u64)v13) << (32ul & 63))));
+                            strata_fault_[4u] = ((u32)e117);
+                            strata_fault_[5u] = ((u32)((u64)(e117 >> (32ul & 63))));
+                            strata_fault_[6u] = e37;
+                            const u32 e39 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                            strata_fault_[7u] = e39;
+                            const u32 e41 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                            strata_fault_[8u] = e41;
+                        }
                     }
+                    (void)strata_atomic_xchg(&strata_out_shadow_[e94], 0u);
                 }
-                (void)strata_atomic_xchg(&strata_out_shadow_[e94], 0u);
             }
         }
         out[e37] = v2;

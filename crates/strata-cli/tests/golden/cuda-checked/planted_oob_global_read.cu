@@ -164,27 +164,30 @@ extern "C" __global__ void planted_oob_global_read(
             } else {
                 const u64 e79 = (e34 + 2ul);
                 const u32 v8 = strata_atomic_load(&strata_out_shadow_[e79]);
-                const u32 v9 = strata_atomic_load(&strata_out_shadow_[(e34 + 3ul)]);
-                const bool e88 = (((v8 - 1u) / e40) == e35);
-                if (((v8 != 0u) && (v8 != e44)) && ((!e88) || (e88 && (((u32)((v9 ^ e50) >> (16u & 31))) == 0u)))) {
-                    const u32 v10 = strata_atomic_add(&strata_fault_[0u], 1u);
-                    if (v10 == 0u) {
-                        strata_fault_[1u] = 2u;
-                        const u32 e68 = ((u32)e27);
-                        strata_fault_[2u] = e68;
-                        const u32 e70 = ((u32)((u64)(e27 >> (32ul & 63))));
-                        strata_fault_[3u] = e70;
-                        const u64 e102 = (((u64)v8) | ((u64)((u64)((u64)v9) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e102);
-                        strata_fault_[5u] = ((u32)((u64)(e102 >> (32ul & 63))));
-                        strata_fault_[6u] = e1;
-                        const u32 e24 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                        strata_fault_[7u] = e24;
-                        const u32 e26 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                        strata_fault_[8u] = e26;
+                const bool e81 = (v8 != 0u);
+                if (e81) {
+                    const u32 v9 = strata_atomic_load(&strata_out_shadow_[(e34 + 3ul)]);
+                    const bool e88 = (((v8 - 1u) / e40) == e35);
+                    if ((e81 && (v8 != e44)) && ((!e88) || (e88 && (((u32)((v9 ^ e50) >> (16u & 31))) == 0u)))) {
+                        const u32 v10 = strata_atomic_add(&strata_fault_[0u], 1u);
+                        if (v10 == 0u) {
+                            strata_fault_[1u] = 2u;
+                            const u32 e68 = ((u32)e27);
+                            strata_fault_[2u] = e68;
+                            const u32 e70 = ((u32)((u64)(e27 >> (32ul & 63))));
+                            strata_fault_[3u] = e70;
+                            const u64 e102 = (((u64)v8) | ((u64)((u64)((u64)v9) << (32ul & 63))));
+                            strata_fault_[4u] = ((u32)e102);
+                            strata_fault_[5u] = ((u32)((u64)(e102 >> (32ul & 63))));
+                            strata_fault_[6u] = e1;
+                            const u32 e24 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                            strata_fault_[7u] = e24;
+                            const u32 e26 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                            strata_fault_[8u] = e26;
+                        }
                     }
+                    (void)strata_atomic_xchg(&strata_out_shadow_[e79], 0u);
                 }
-                (void)strata_atomic_xchg(&strata_out_shadow_[e79], 0u);
             }
         }
         out[e1] = v0;

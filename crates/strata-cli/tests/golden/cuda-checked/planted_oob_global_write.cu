@@ -141,27 +141,30 @@ extern "C" __global__ void planted_oob_global_write(
                 } else {
                     const u64 e68 = (e14 + 2ul);
                     const u32 v6 = strata_atomic_load(&strata_out_shadow_[e68]);
-                    const u32 v7 = strata_atomic_load(&strata_out_shadow_[(e14 + 3ul)]);
-                    const bool e77 = (((v6 - 1u) / e20) == e15);
-                    if (((v6 != 0u) && (v6 != e24)) && ((!e77) || (e77 && (((u32)((v7 ^ e31) >> (16u & 31))) == 0u)))) {
-                        const u32 v8 = strata_atomic_add(&strata_fault_[0u], 1u);
-                        if (v8 == 0u) {
-                            strata_fault_[1u] = 2u;
-                            const u32 e49 = ((u32)e6);
-                            strata_fault_[2u] = e49;
-                            const u32 e53 = ((u32)((u64)(e6 >> (32ul & 63))));
-                            strata_fault_[3u] = e53;
-                            const u64 e91 = (((u64)v6) | ((u64)((u64)((u64)v7) << (32ul & 63))));
-                            strata_fault_[4u] = ((u32)e91);
-                            strata_fault_[5u] = ((u32)((u64)(e91 >> (32ul & 63))));
-                            strata_fault_[6u] = e1;
-                            const u32 e64 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                            strata_fault_[7u] = e64;
-                            const u32 e66 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                            strata_fault_[8u] = e66;
+                    const bool e70 = (v6 != 0u);
+                    if (e70) {
+                        const u32 v7 = strata_atomic_load(&strata_out_shadow_[(e14 + 3ul)]);
+                        const bool e77 = (((v6 - 1u) / e20) == e15);
+                        if ((e70 && (v6 != e24)) && ((!e77) || (e77 && (((u32)((v7 ^ e31) >> (16u & 31))) == 0u)))) {
+                            const u32 v8 = strata_atomic_add(&strata_fault_[0u], 1u);
+                            if (v8 == 0u) {
+                                strata_fault_[1u] = 2u;
+                                const u32 e49 = ((u32)e6);
+                                strata_fault_[2u] = e49;
+                                const u32 e53 = ((u32)((u64)(e6 >> (32ul & 63))));
+                                strata_fault_[3u] = e53;
+                                const u64 e91 = (((u64)v6) | ((u64)((u64)((u64)v7) << (32ul & 63))));
+                                strata_fault_[4u] = ((u32)e91);
+                                strata_fault_[5u] = ((u32)((u64)(e91 >> (32ul & 63))));
+                                strata_fault_[6u] = e1;
+                                const u32 e64 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                                strata_fault_[7u] = e64;
+                                const u32 e66 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                                strata_fault_[8u] = e66;
+                            }
                         }
+                        (void)strata_atomic_xchg(&strata_out_shadow_[e68], 0u);
                     }
-                    (void)strata_atomic_xchg(&strata_out_shadow_[e68], 0u);
                 }
             }
             out[e5] = 1u;
@@ -220,27 +223,30 @@ extern "C" __global__ void planted_oob_global_write(
                 } else {
                     const u64 e135 = (e103 + 2ul);
                     const u32 v13 = strata_atomic_load(&strata_out_shadow_[e135]);
-                    const u32 v14 = strata_atomic_load(&strata_out_shadow_[(e103 + 3ul)]);
-                    const bool e143 = (((v13 - 1u) / e20) == e15);
-                    if (((v13 != 0u) && (v13 != e24)) && ((!e143) || (e143 && (((u32)((v14 ^ e107) >> (16u & 31))) == 0u)))) {
-                        const u32 v15 = strata_atomic_add(&strata_fault_[0u], 1u);
-                        if (v15 == 0u) {
-                            strata_fault_[1u] = 3u;
-                            const u32 e125 = ((u32)e101);
-                            strata_fault_[2u] = e125;
-                            const u32 e127 = ((u32)((u64)(e101 >> (32ul & 63))));
-                            strata_fault_[3u] = e127;
-                            const u64 e157 = (((u64)v13) | ((u64)((u64)((u64)v14) << (32ul & 63))));
-                            strata_fault_[4u] = ((u32)e157);
-                            strata_fault_[5u] = ((u32)((u64)(e157 >> (32ul & 63))));
-                            strata_fault_[6u] = e1;
-                            const u32 e64 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                            strata_fault_[7u] = e64;
-                            const u32 e66 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                            strata_fault_[8u] = e66;
+                    const bool e137 = (v13 != 0u);
+                    if (e137) {
+                        const u32 v14 = strata_atomic_load(&strata_out_shadow_[(e103 + 3ul)]);
+                        const bool e143 = (((v13 - 1u) / e20) == e15);
+                        if ((e137 && (v13 != e24)) && ((!e143) || (e143 && (((u32)((v14 ^ e107) >> (16u & 31))) == 0u)))) {
+                            const u32 v15 = strata_atomic_add(&strata_fault_[0u], 1u);
+                            if (v15 == 0u) {
+                                strata_fault_[1u] = 3u;
+                                const u32 e125 = ((u32)e101);
+                                strata_fault_[2u] = e125;
+                                const u32 e127 = ((u32)((u64)(e101 >> (32ul & 63))));
+                                strata_fault_[3u] = e127;
+                                const u64 e157 = (((u64)v13) | ((u64)((u64)((u64)v14) << (32ul & 63))));
+                                strata_fault_[4u] = ((u32)e157);
+                                strata_fault_[5u] = ((u32)((u64)(e157 >> (32ul & 63))));
+                                strata_fault_[6u] = e1;
+                                const u32 e64 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                                strata_fault_[7u] = e64;
+                                const u32 e66 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                                strata_fault_[8u] = e66;
+                            }
                         }
+                        (void)strata_atomic_xchg(&strata_out_shadow_[e135], 0u);
                     }
-                    (void)strata_atomic_xchg(&strata_out_shadow_[e135], 0u);
                 }
             }
             out[e1] = e1;

@@ -150,28 +150,30 @@ extern "C" __global__ void planted_oob_local_read(
             }
         } else {
             const u32 v10 = strata_atomic_load(&strata_tile_reader_[e9]);
-            const u32 v11 = strata_atomic_load(&strata_tile_reader_site_[e9]);
-            const u32 e59 = (v10 & 65535u);
-            if (((e59 != 0u) && (e59 != e28)) && (((v10 ^ e22) & 2147418112u) == 0u)) {
-                const u32 v12 = strata_atomic_add(&strata_fault_[0u], 1u);
-                if (v12 == 0u) {
-                    strata_fault_[1u] = 3u;
-                    const u32 e39 = ((u32)e10);
-                    strata_fault_[2u] = e39;
-                    const u32 e42 = ((u32)((u64)(e10 >> (32ul & 63))));
-                    strata_fault_[3u] = e42;
-                    const u64 e73 = (((u64)v10) | ((u64)((u64)((u64)v11) << (32ul & 63))));
-                    strata_fault_[4u] = ((u32)e73);
-                    strata_fault_[5u] = ((u32)((u64)(e73 >> (32ul & 63))));
-                    const u32 e54 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                    strata_fault_[6u] = e54;
-                    const u32 e56 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                    strata_fault_[7u] = e56;
-                    const u32 e57 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                    strata_fault_[8u] = e57;
+            if (v10 != 0u) {
+                const u32 e60 = (v10 & 65535u);
+                if (((e60 != 0u) && (e60 != e28)) && (((v10 ^ e22) & 2147418112u) == 0u)) {
+                    const u32 v11 = strata_atomic_load(&strata_tile_reader_site_[e9]);
+                    const u32 v12 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v12 == 0u) {
+                        strata_fault_[1u] = 3u;
+                        const u32 e39 = ((u32)e10);
+                        strata_fault_[2u] = e39;
+                        const u32 e42 = ((u32)((u64)(e10 >> (32ul & 63))));
+                        strata_fault_[3u] = e42;
+                        const u64 e74 = (((u64)v10) | ((u64)((u64)((u64)v11) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e74);
+                        strata_fault_[5u] = ((u32)((u64)(e74 >> (32ul & 63))));
+                        const u32 e54 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e54;
+                        const u32 e56 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e56;
+                        const u32 e57 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e57;
+                    }
                 }
+                (void)strata_atomic_xchg(&strata_tile_reader_[e9], 0u);
             }
-            (void)strata_atomic_xchg(&strata_tile_reader_[e9], 0u);
         }
         tile[e9] = (e9 + 1u);
     } else {
@@ -195,20 +197,19 @@ extern "C" __global__ void planted_oob_local_read(
     __syncthreads();
     const u32 v13 = strata_phase_;
     strata_phase_ = (v13 + 1u);
-    const u32 e83 = ((e9 == 6u) ? 8u : e9);
-    const u64 e84 = ((u64)e83);
-    if (e84 < 8ul) {
+    const u32 e84 = ((e9 == 6u) ? 8u : e9);
+    const u64 e85 = ((u64)e84);
+    if (e85 < 8ul) {
         const u32 v14 = strata_phase_;
-        const u32 v15 = strata_atomic_load(&strata_tile_writer_[e83]);
-        const u32 v16 = strata_atomic_load(&strata_tile_writer_site_[e83]);
+        const u32 v15 = strata_atomic_load(&strata_tile_writer_[e84]);
         if ((v15 & 2147483648u) == 0u) {
             const u32 v17 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v17 == 0u) {
                 strata_fault_[1u] = 4u;
-                const u32 e91 = ((u32)e84);
-                strata_fault_[2u] = e91;
-                const u32 e93 = ((u32)((u64)(e84 >> (32ul & 63))));
-                strata_fault_[3u] = e93;
+                const u32 e92 = ((u32)e85);
+                strata_fault_[2u] = e92;
+                const u32 e94 = ((u32)((u64)(e85 >> (32ul & 63))));
+                strata_fault_[3u] = e94;
                 strata_fault_[4u] = 0u;
                 strata_fault_[5u] = 0u;
                 const u32 e54 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -219,21 +220,22 @@ extern "C" __global__ void planted_oob_local_read(
                 strata_fault_[8u] = e57;
             }
         } else {
-            const u32 e94 = (v15 & 65535u);
+            const u32 e95 = (v15 & 65535u);
             const u32 e19 = (e1 + 1u);
-            const u32 e100 = ((((u32)((u32)(v14 & 32767u) << (16u & 31))) | e19) | 2147483648u);
-            const u32 e101 = (e100 & 65535u);
-            if (((e94 != 0u) && (e94 != e101)) && (((v15 ^ e100) & 2147418112u) == 0u)) {
+            const u32 e101 = ((((u32)((u32)(v14 & 32767u) << (16u & 31))) | e19) | 2147483648u);
+            const u32 e102 = (e101 & 65535u);
+            if (((e95 != 0u) && (e95 != e102)) && (((v15 ^ e101) & 2147418112u) == 0u)) {
+                const u32 v16 = strata_atomic_load(&strata_tile_writer_site_[e84]);
                 const u32 v18 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v18 == 0u) {
                     strata_fault_[1u] = 5u;
-                    const u32 e91 = ((u32)e84);
-                    strata_fault_[2u] = e91;
-                    const u32 e93 = ((u32)((u64)(e84 >> (32ul & 63))));
-                    strata_fault_[3u] = e93;
-                    const u64 e114 = (((u64)v15) | ((u64)((u64)((u64)v16) << (32ul & 63))));
-                    strata_fault_[4u] = ((u32)e114);
-                    strata_fault_[5u] = ((u32)((u64)(e114 >> (32ul & 63))));
+                    const u32 e92 = ((u32)e85);
+                    strata_fault_[2u] = e92;
+                    const u32 e94 = ((u32)((u64)(e85 >> (32ul & 63))));
+                    strata_fault_[3u] = e94;
+                    const u64 e115 = (((u64)v15) | ((u64)((u64)((u64)v16) << (32ul & 63))));
+                    strata_fault_[4u] = ((u32)e115);
+                    strata_fault_[5u] = ((u32)((u64)(e115 >> (32ul & 63))));
                     const u32 e54 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                     strata_fault_[6u] = e54;
                     const u32 e56 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -242,25 +244,25 @@ extern "C" __global__ void planted_oob_local_read(
                     strata_fault_[8u] = e57;
                 }
             } else {
-                const u32 v19 = strata_atomic_load(&strata_tile_reader_[e83]);
-                const u32 e119 = (v19 & 65535u);
-                if (((e119 != 0u) && (e119 != e101)) && (((v19 ^ e100) & 2147418112u) == 0u)) {
+                const u32 v19 = strata_atomic_load(&strata_tile_reader_[e84]);
+                const u32 e120 = (v19 & 65535u);
+                if (((e120 != 0u) && (e120 != e102)) && (((v19 ^ e101) & 2147418112u) == 0u)) {
                 } else {
-                    (void)strata_atomic_xchg(&strata_tile_reader_[e83], e100);
-                    (void)strata_atomic_xchg(&strata_tile_reader_site_[e83], 5u);
+                    (void)strata_atomic_xchg(&strata_tile_reader_[e84], e101);
+                    (void)strata_atomic_xchg(&strata_tile_reader_site_[e84], 5u);
                 }
             }
         }
-        const u32 v3 = tile[e83];
+        const u32 v3 = tile[e84];
         strata_loaded0_ = v3;
     } else {
         const u32 v2 = strata_atomic_add(&strata_fault_[0u], 1u);
         if (v2 == 0u) {
             strata_fault_[1u] = 1u;
-            const u32 e91 = ((u32)e84);
-            strata_fault_[2u] = e91;
-            const u32 e93 = ((u32)((u64)(e84 >> (32ul & 63))));
-            strata_fault_[3u] = e93;
+            const u32 e92 = ((u32)e85);
+            strata_fault_[2u] = e92;
+            const u32 e94 = ((u32)((u64)(e85 >> (32ul & 63))));
+            strata_fault_[3u] = e94;
             strata_fault_[4u] = 8u;
             strata_fault_[5u] = 0u;
             const u32 e54 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -273,29 +275,29 @@ extern "C" __global__ void planted_oob_local_read(
     }
     const u32 v0 = strata_loaded0_;
     const u32 e54 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-    const u64 e130 = ((u64)e54);
-    const u64 e132 = ((u64)out_len);
-    if (e130 < e132) {
+    const u64 e131 = ((u64)e54);
+    const u64 e133 = ((u64)out_len);
+    if (e131 < e133) {
         if (strata_out_shadow__len != 1u) {
             const u32 v20 = strata_phase_;
-            const u64 e137 = (e130 * 4ul);
-            const u32 e138 = ((u32)blockIdx.x + (u32)gridDim.x * ((u32)blockIdx.y + (u32)gridDim.y * (u32)blockIdx.z));
-            const u32 e141 = (((e138 * e7) + e1) + 1u);
-            const u32 v21 = strata_atomic_xchg(&strata_out_shadow_[e137], e141);
-            const u32 e146 = (((u32)((u32)v20 << (16u & 31))) | 6u);
-            const u32 v22 = strata_atomic_xchg(&strata_out_shadow_[(e137 + 1ul)], e146);
-            const bool e153 = (((v21 - 1u) / e7) == e138);
-            if (((v21 != 0u) && (v21 != e141)) && ((!e153) || (e153 && (((u32)((v22 ^ e146) >> (16u & 31))) == 0u)))) {
+            const u64 e138 = (e131 * 4ul);
+            const u32 e139 = ((u32)blockIdx.x + (u32)gridDim.x * ((u32)blockIdx.y + (u32)gridDim.y * (u32)blockIdx.z));
+            const u32 e142 = (((e139 * e7) + e1) + 1u);
+            const u32 v21 = strata_atomic_xchg(&strata_out_shadow_[e138], e142);
+            const u32 e147 = (((u32)((u32)v20 << (16u & 31))) | 6u);
+            const u32 v22 = strata_atomic_xchg(&strata_out_shadow_[(e138 + 1ul)], e147);
+            const bool e154 = (((v21 - 1u) / e7) == e139);
+            if (((v21 != 0u) && (v21 != e142)) && ((!e154) || (e154 && (((u32)((v22 ^ e147) >> (16u & 31))) == 0u)))) {
                 const u32 v23 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v23 == 0u) {
                     strata_fault_[1u] = 6u;
-                    const u32 e164 = ((u32)e130);
-                    strata_fault_[2u] = e164;
-                    const u32 e166 = ((u32)((u64)(e130 >> (32ul & 63))));
-                    strata_fault_[3u] = e166;
-                    const u64 e170 = (((u64)v21) | ((u64)((u64)((u64)v22) << (32ul & 63))));
-                    strata_fault_[4u] = ((u32)e170);
-                    strata_fault_[5u] = ((u32)((u64)(e170 >> (32ul & 63))));
+                    const u32 e165 = ((u32)e131);
+                    strata_fault_[2u] = e165;
+                    const u32 e167 = ((u32)((u64)(e131 >> (32ul & 63))));
+                    strata_fault_[3u] = e167;
+                    const u64 e171 = (((u64)v21) | ((u64)((u64)((u64)v22) << (32ul & 63))));
+                    strata_fault_[4u] = ((u32)e171);
+                    strata_fault_[5u] = ((u32)((u64)(e171 >> (32ul & 63))));
                     strata_fault_[6u] = e54;
                     const u32 e56 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
                     strata_fault_[7u] = e56;
@@ -303,29 +305,32 @@ extern "C" __global__ void planted_oob_local_read(
                     strata_fault_[8u] = e57;
                 }
             } else {
-                const u64 e175 = (e137 + 2ul);
-                const u32 v24 = strata_atomic_load(&strata_out_shadow_[e175]);
-                const u32 v25 = strata_atomic_load(&strata_out_shadow_[(e137 + 3ul)]);
-                const bool e184 = (((v24 - 1u) / e7) == e138);
-                if (((v24 != 0u) && (v24 != e141)) && ((!e184) || (e184 && (((u32)((v25 ^ e146) >> (16u & 31))) == 0u)))) {
-                    const u32 v26 = strata_atomic_add(&strata_fault_[0u], 1u);
-                    if (v26 == 0u) {
-                        strata_fault_[1u] = 6u;
-                        const u32 e164 = ((u32)e130);
-                        strata_fault_[2u] = e164;
-                        const u32 e166 = ((u32)((u64)(e130 >> (32ul & 63))));
-                        strata_fault_[3u] = e166;
-                        const u64 e198 = (((u64)v24) | ((u64)((u64)((u64)v25) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e198);
-                        strata_fault_[5u] = ((u32)((u64)(e198 >> (32ul & 63))));
-                        strata_fault_[6u] = e54;
-                        const u32 e56 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                        strata_fault_[7u] = e56;
-                        const u32 e57 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                        strata_fault_[8u] = e57;
+                const u64 e176 = (e138 + 2ul);
+                const u32 v24 = strata_atomic_load(&strata_out_shadow_[e176]);
+                const bool e178 = (v24 != 0u);
+                if (e178) {
+                    const u32 v25 = strata_atomic_load(&strata_out_shadow_[(e138 + 3ul)]);
+                    const bool e185 = (((v24 - 1u) / e7) == e139);
+                    if ((e178 && (v24 != e142)) && ((!e185) || (e185 && (((u32)((v25 ^ e147) >> (16u & 31))) == 0u)))) {
+                        const u32 v26 = strata_atomic_add(&strata_fault_[0u], 1u);
+                        if (v26 == 0u) {
+                            strata_fault_[1u] = 6u;
+                            const u32 e165 = ((u32)e131);
+                            strata_fault_[2u] = e165;
+                            const u32 e167 = ((u32)((u64)(e131 >> (32ul & 63))));
+                            strata_fault_[3u] = e167;
+                            const u64 e199 = (((u64)v24) | ((u64)((u64)((u64)v25) << (32ul & 63))));
+                            strata_fault_[4u] = ((u32)e199);
+                            strata_fault_[5u] = ((u32)((u64)(e199 >> (32ul & 63))));
+                            strata_fault_[6u] = e54;
+                            const u32 e56 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                            strata_fault_[7u] = e56;
+                            const u32 e57 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                            strata_fault_[8u] = e57;
+                        }
                     }
+                    (void)strata_atomic_xchg(&strata_out_shadow_[e176], 0u);
                 }
-                (void)strata_atomic_xchg(&strata_out_shadow_[e175], 0u);
             }
         }
         out[e54] = v0;
@@ -333,12 +338,12 @@ extern "C" __global__ void planted_oob_local_read(
         const u32 v4 = strata_atomic_add(&strata_fault_[0u], 1u);
         if (v4 == 0u) {
             strata_fault_[1u] = 2u;
-            const u32 e164 = ((u32)e130);
-            strata_fault_[2u] = e164;
-            const u32 e166 = ((u32)((u64)(e130 >> (32ul & 63))));
-            strata_fault_[3u] = e166;
-            strata_fault_[4u] = ((u32)e132);
-            strata_fault_[5u] = ((u32)((u64)(e132 >> (32ul & 63))));
+            const u32 e165 = ((u32)e131);
+            strata_fault_[2u] = e165;
+            const u32 e167 = ((u32)((u64)(e131 >> (32ul & 63))));
+            strata_fault_[3u] = e167;
+            strata_fault_[4u] = ((u32)e133);
+            strata_fault_[5u] = ((u32)((u64)(e133 >> (32ul & 63))));
             strata_fault_[6u] = e54;
             const u32 e56 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
             strata_fault_[7u] = e56;

@@ -150,28 +150,30 @@ extern "C" __global__ void planted_oob_local_write(
                 }
             } else {
                 const u32 v9 = strata_atomic_load(&strata_tile_reader_[e9]);
-                const u32 v10 = strata_atomic_load(&strata_tile_reader_site_[e9]);
-                const u32 e60 = (v9 & 65535u);
-                if (((e60 != 0u) && (e60 != e29)) && (((v9 ^ e23) & 2147418112u) == 0u)) {
-                    const u32 v11 = strata_atomic_add(&strata_fault_[0u], 1u);
-                    if (v11 == 0u) {
-                        strata_fault_[1u] = 3u;
-                        const u32 e40 = ((u32)e11);
-                        strata_fault_[2u] = e40;
-                        const u32 e43 = ((u32)((u64)(e11 >> (32ul & 63))));
-                        strata_fault_[3u] = e43;
-                        const u64 e74 = (((u64)v9) | ((u64)((u64)((u64)v10) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e74);
-                        strata_fault_[5u] = ((u32)((u64)(e74 >> (32ul & 63))));
-                        const u32 e54 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                        strata_fault_[6u] = e54;
-                        const u32 e56 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                        strata_fault_[7u] = e56;
-                        const u32 e58 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                        strata_fault_[8u] = e58;
+                if (v9 != 0u) {
+                    const u32 e61 = (v9 & 65535u);
+                    if (((e61 != 0u) && (e61 != e29)) && (((v9 ^ e23) & 2147418112u) == 0u)) {
+                        const u32 v10 = strata_atomic_load(&strata_tile_reader_site_[e9]);
+                        const u32 v11 = strata_atomic_add(&strata_fault_[0u], 1u);
+                        if (v11 == 0u) {
+                            strata_fault_[1u] = 3u;
+                            const u32 e40 = ((u32)e11);
+                            strata_fault_[2u] = e40;
+                            const u32 e43 = ((u32)((u64)(e11 >> (32ul & 63))));
+                            strata_fault_[3u] = e43;
+                            const u64 e75 = (((u64)v9) | ((u64)((u64)((u64)v10) << (32ul & 63))));
+                            strata_fault_[4u] = ((u32)e75);
+                            strata_fault_[5u] = ((u32)((u64)(e75 >> (32ul & 63))));
+                            const u32 e54 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                            strata_fault_[6u] = e54;
+                            const u32 e56 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                            strata_fault_[7u] = e56;
+                            const u32 e58 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                            strata_fault_[8u] = e58;
+                        }
                     }
+                    (void)strata_atomic_xchg(&strata_tile_reader_[e9], 0u);
                 }
-                (void)strata_atomic_xchg(&strata_tile_reader_[e9], 0u);
             }
             tile[e9] = e9;
         } else {
@@ -199,12 +201,12 @@ extern "C" __global__ void planted_oob_local_write(
         if (e13) {
             const u32 v12 = strata_phase_;
             const u32 e20 = (e1 + 1u);
-            const u32 e85 = ((((u32)((u32)(v12 & 32767u) << (16u & 31))) | e20) | 2147483648u);
-            const u32 v13 = strata_atomic_xchg(&strata_tile_writer_[e9], e85);
+            const u32 e86 = ((((u32)((u32)(v12 & 32767u) << (16u & 31))) | e20) | 2147483648u);
+            const u32 v13 = strata_atomic_xchg(&strata_tile_writer_[e9], e86);
             const u32 v14 = strata_atomic_xchg(&strata_tile_writer_site_[e9], 4u);
-            const u32 e87 = (v13 & 65535u);
-            const u32 e89 = (e85 & 65535u);
-            if (((e87 != 0u) && (e87 != e89)) && (((v13 ^ e85) & 2147418112u) == 0u)) {
+            const u32 e88 = (v13 & 65535u);
+            const u32 e90 = (e86 & 65535u);
+            if (((e88 != 0u) && (e88 != e90)) && (((v13 ^ e86) & 2147418112u) == 0u)) {
                 const u32 v15 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v15 == 0u) {
                     strata_fault_[1u] = 4u;
@@ -212,9 +214,9 @@ extern "C" __global__ void planted_oob_local_write(
                     strata_fault_[2u] = e40;
                     const u32 e43 = ((u32)((u64)(e11 >> (32ul & 63))));
                     strata_fault_[3u] = e43;
-                    const u64 e102 = (((u64)v13) | ((u64)((u64)((u64)v14) << (32ul & 63))));
-                    strata_fault_[4u] = ((u32)e102);
-                    strata_fault_[5u] = ((u32)((u64)(e102 >> (32ul & 63))));
+                    const u64 e103 = (((u64)v13) | ((u64)((u64)((u64)v14) << (32ul & 63))));
+                    strata_fault_[4u] = ((u32)e103);
+                    strata_fault_[5u] = ((u32)((u64)(e103 >> (32ul & 63))));
                     const u32 e54 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                     strata_fault_[6u] = e54;
                     const u32 e56 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -224,28 +226,30 @@ extern "C" __global__ void planted_oob_local_write(
                 }
             } else {
                 const u32 v16 = strata_atomic_load(&strata_tile_reader_[e9]);
-                const u32 v17 = strata_atomic_load(&strata_tile_reader_site_[e9]);
-                const u32 e107 = (v16 & 65535u);
-                if (((e107 != 0u) && (e107 != e89)) && (((v16 ^ e85) & 2147418112u) == 0u)) {
-                    const u32 v18 = strata_atomic_add(&strata_fault_[0u], 1u);
-                    if (v18 == 0u) {
-                        strata_fault_[1u] = 4u;
-                        const u32 e40 = ((u32)e11);
-                        strata_fault_[2u] = e40;
-                        const u32 e43 = ((u32)((u64)(e11 >> (32ul & 63))));
-                        strata_fault_[3u] = e43;
-                        const u64 e121 = (((u64)v16) | ((u64)((u64)((u64)v17) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e121);
-                        strata_fault_[5u] = ((u32)((u64)(e121 >> (32ul & 63))));
-                        const u32 e54 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                        strata_fault_[6u] = e54;
-                        const u32 e56 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                        strata_fault_[7u] = e56;
-                        const u32 e58 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                        strata_fault_[8u] = e58;
+                if (v16 != 0u) {
+                    const u32 e109 = (v16 & 65535u);
+                    if (((e109 != 0u) && (e109 != e90)) && (((v16 ^ e86) & 2147418112u) == 0u)) {
+                        const u32 v17 = strata_atomic_load(&strata_tile_reader_site_[e9]);
+                        const u32 v18 = strata_atomic_add(&strata_fault_[0u], 1u);
+                        if (v18 == 0u) {
+                            strata_fault_[1u] = 4u;
+                            const u32 e40 = ((u32)e11);
+                            strata_fault_[2u] = e40;
+                            const u32 e43 = ((u32)((u64)(e11 >> (32ul & 63))));
+                            strata_fault_[3u] = e43;
+                            const u64 e123 = (((u64)v16) | ((u64)((u64)((u64)v17) << (32ul & 63))));
+                            strata_fault_[4u] = ((u32)e123);
+                            strata_fault_[5u] = ((u32)((u64)(e123 >> (32ul & 63))));
+                            const u32 e54 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                            strata_fault_[6u] = e54;
+                            const u32 e56 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                            strata_fault_[7u] = e56;
+                            const u32 e58 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                            strata_fault_[8u] = e58;
+                        }
                     }
+                    (void)strata_atomic_xchg(&strata_tile_reader_[e9], 0u);
                 }
-                (void)strata_atomic_xchg(&strata_tile_reader_[e9], 0u);
             }
             tile[e9] = 99u;
         } else {
@@ -271,18 +275,17 @@ extern "C" __global__ void planted_oob_local_write(
     const u32 v19 = strata_phase_;
     strata_phase_ = (v19 + 1u);
     const u32 v20 = strata_phase_;
-    const u32 e130 = (e9 % 4u);
-    const u32 v21 = strata_atomic_load(&strata_tile_writer_[e130]);
-    const u32 v22 = strata_atomic_load(&strata_tile_writer_site_[e130]);
+    const u32 e132 = (e9 % 4u);
+    const u32 v21 = strata_atomic_load(&strata_tile_writer_[e132]);
     if ((v21 & 2147483648u) == 0u) {
         const u32 v23 = strata_atomic_add(&strata_fault_[0u], 1u);
         if (v23 == 0u) {
             strata_fault_[1u] = 5u;
-            const u64 e136 = ((u64)e130);
-            const u32 e137 = ((u32)e136);
-            strata_fault_[2u] = e137;
-            const u32 e139 = ((u32)((u64)(e136 >> (32ul & 63))));
-            strata_fault_[3u] = e139;
+            const u64 e138 = ((u64)e132);
+            const u32 e139 = ((u32)e138);
+            strata_fault_[2u] = e139;
+            const u32 e141 = ((u32)((u64)(e138 >> (32ul & 63))));
+            strata_fault_[3u] = e141;
             strata_fault_[4u] = 0u;
             strata_fault_[5u] = 0u;
             const u32 e54 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -293,22 +296,23 @@ extern "C" __global__ void planted_oob_local_write(
             strata_fault_[8u] = e58;
         }
     } else {
-        const u32 e140 = (v21 & 65535u);
+        const u32 e142 = (v21 & 65535u);
         const u32 e20 = (e1 + 1u);
-        const u32 e146 = ((((u32)((u32)(v20 & 32767u) << (16u & 31))) | e20) | 2147483648u);
-        const u32 e147 = (e146 & 65535u);
-        if (((e140 != 0u) && (e140 != e147)) && (((v21 ^ e146) & 2147418112u) == 0u)) {
+        const u32 e148 = ((((u32)((u32)(v20 & 32767u) << (16u & 31))) | e20) | 2147483648u);
+        const u32 e149 = (e148 & 65535u);
+        if (((e142 != 0u) && (e142 != e149)) && (((v21 ^ e148) & 2147418112u) == 0u)) {
+            const u32 v22 = strata_atomic_load(&strata_tile_writer_site_[e132]);
             const u32 v24 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v24 == 0u) {
                 strata_fault_[1u] = 6u;
-                const u64 e136 = ((u64)e130);
-                const u32 e137 = ((u32)e136);
-                strata_fault_[2u] = e137;
-                const u32 e139 = ((u32)((u64)(e136 >> (32ul & 63))));
-                strata_fault_[3u] = e139;
-                const u64 e160 = (((u64)v21) | ((u64)((u64)((u64)v22) << (32ul & 63))));
-                strata_fault_[4u] = ((u32)e160);
-                strata_fault_[5u] = ((u32)((u64)(e160 >> (32ul & 63))));
+                const u64 e138 = ((u64)e132);
+                const u32 e139 = ((u32)e138);
+                strata_fault_[2u] = e139;
+                const u32 e141 = ((u32)((u64)(e138 >> (32ul & 63))));
+                strata_fault_[3u] = e141;
+                const u64 e162 = (((u64)v21) | ((u64)((u64)((u64)v22) << (32ul & 63))));
+                strata_fault_[4u] = ((u32)e162);
+                strata_fault_[5u] = ((u32)((u64)(e162 >> (32ul & 63))));
                 const u32 e54 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                 strata_fault_[6u] = e54;
                 const u32 e56 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -317,40 +321,40 @@ extern "C" __global__ void planted_oob_local_write(
                 strata_fault_[8u] = e58;
             }
         } else {
-            const u32 v25 = strata_atomic_load(&strata_tile_reader_[e130]);
-            const u32 e165 = (v25 & 65535u);
-            if (((e165 != 0u) && (e165 != e147)) && (((v25 ^ e146) & 2147418112u) == 0u)) {
+            const u32 v25 = strata_atomic_load(&strata_tile_reader_[e132]);
+            const u32 e167 = (v25 & 65535u);
+            if (((e167 != 0u) && (e167 != e149)) && (((v25 ^ e148) & 2147418112u) == 0u)) {
             } else {
-                (void)strata_atomic_xchg(&strata_tile_reader_[e130], e146);
-                (void)strata_atomic_xchg(&strata_tile_reader_site_[e130], 6u);
+                (void)strata_atomic_xchg(&strata_tile_reader_[e132], e148);
+                (void)strata_atomic_xchg(&strata_tile_reader_site_[e132], 6u);
             }
         }
     }
-    const u32 v0 = tile[e130];
+    const u32 v0 = tile[e132];
     const u32 e54 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-    const u64 e173 = ((u64)e54);
-    const u64 e175 = ((u64)out_len);
-    if (e173 < e175) {
+    const u64 e175 = ((u64)e54);
+    const u64 e177 = ((u64)out_len);
+    if (e175 < e177) {
         if (strata_out_shadow__len != 1u) {
             const u32 v26 = strata_phase_;
-            const u64 e179 = (e173 * 4ul);
-            const u32 e180 = ((u32)blockIdx.x + (u32)gridDim.x * ((u32)blockIdx.y + (u32)gridDim.y * (u32)blockIdx.z));
-            const u32 e183 = (((e180 * e7) + e1) + 1u);
-            const u32 v27 = strata_atomic_xchg(&strata_out_shadow_[e179], e183);
-            const u32 e188 = (((u32)((u32)v26 << (16u & 31))) | 7u);
-            const u32 v28 = strata_atomic_xchg(&strata_out_shadow_[(e179 + 1ul)], e188);
-            const bool e195 = (((v27 - 1u) / e7) == e180);
-            if (((v27 != 0u) && (v27 != e183)) && ((!e195) || (e195 && (((u32)((v28 ^ e188) >> (16u & 31))) == 0u)))) {
+            const u64 e181 = (e175 * 4ul);
+            const u32 e182 = ((u32)blockIdx.x + (u32)gridDim.x * ((u32)blockIdx.y + (u32)gridDim.y * (u32)blockIdx.z));
+            const u32 e185 = (((e182 * e7) + e1) + 1u);
+            const u32 v27 = strata_atomic_xchg(&strata_out_shadow_[e181], e185);
+            const u32 e190 = (((u32)((u32)v26 << (16u & 31))) | 7u);
+            const u32 v28 = strata_atomic_xchg(&strata_out_shadow_[(e181 + 1ul)], e190);
+            const bool e197 = (((v27 - 1u) / e7) == e182);
+            if (((v27 != 0u) && (v27 != e185)) && ((!e197) || (e197 && (((u32)((v28 ^ e190) >> (16u & 31))) == 0u)))) {
                 const u32 v29 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v29 == 0u) {
                     strata_fault_[1u] = 7u;
-                    const u32 e206 = ((u32)e173);
-                    strata_fault_[2u] = e206;
-                    const u32 e208 = ((u32)((u64)(e173 >> (32ul & 63))));
-                    strata_fault_[3u] = e208;
-                    const u64 e212 = (((u64)v27) | ((u64)((u64)((u64)v28) << (32ul & 63))));
-                    strata_fault_[4u] = ((u32)e212);
-                    strata_fault_[5u] = ((u32)((u64)(e212 >> (32ul & 63))));
+                    const u32 e208 = ((u32)e175);
+                    strata_fault_[2u] = e208;
+                    const u32 e210 = ((u32)((u64)(e175 >> (32ul & 63))));
+                    strata_fault_[3u] = e210;
+                    const u64 e214 = (((u64)v27) | ((u64)((u64)((u64)v28) << (32ul & 63))));
+                    strata_fault_[4u] = ((u32)e214);
+                    strata_fault_[5u] = ((u32)((u64)(e214 >> (32ul & 63))));
                     strata_fault_[6u] = e54;
                     const u32 e56 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
                     strata_fault_[7u] = e56;
@@ -358,29 +362,32 @@ extern "C" __global__ void planted_oob_local_write(
                     strata_fault_[8u] = e58;
                 }
             } else {
-                const u64 e217 = (e179 + 2ul);
-                const u32 v30 = strata_atomic_load(&strata_out_shadow_[e217]);
-                const u32 v31 = strata_atomic_load(&strata_out_shadow_[(e179 + 3ul)]);
-                const bool e226 = (((v30 - 1u) / e7) == e180);
-                if (((v30 != 0u) && (v30 != e183)) && ((!e226) || (e226 && (((u32)((v31 ^ e188) >> (16u & 31))) == 0u)))) {
-                    const u32 v32 = strata_atomic_add(&strata_fault_[0u], 1u);
-                    if (v32 == 0u) {
-                        strata_fault_[1u] = 7u;
-                        const u32 e206 = ((u32)e173);
-                        strata_fault_[2u] = e206;
-                        const u32 e208 = ((u32)((u64)(e173 >> (32ul & 63))));
-                        strata_fault_[3u] = e208;
-                        const u64 e240 = (((u64)v30) | ((u64)((u64)((u64)v31) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e240);
-                        strata_fault_[5u] = ((u32)((u64)(e240 >> (32ul & 63))));
-                        strata_fault_[6u] = e54;
-                        const u32 e56 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                        strata_fault_[7u] = e56;
-                        const u32 e58 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                        strata_fault_[8u] = e58;
+                const u64 e219 = (e181 + 2ul);
+                const u32 v30 = strata_atomic_load(&strata_out_shadow_[e219]);
+                const bool e221 = (v30 != 0u);
+                if (e221) {
+                    const u32 v31 = strata_atomic_load(&strata_out_shadow_[(e181 + 3ul)]);
+                    const bool e228 = (((v30 - 1u) / e7) == e182);
+                    if ((e221 && (v30 != e185)) && ((!e228) || (e228 && (((u32)((v31 ^ e190) >> (16u & 31))) == 0u)))) {
+                        const u32 v32 = strata_atomic_add(&strata_fault_[0u], 1u);
+                        if (v32 == 0u) {
+                            strata_fault_[1u] = 7u;
+                            const u32 e208 = ((u32)e175);
+                            strata_fault_[2u] = e208;
+                            const u32 e210 = ((u32)((u64)(e175 >> (32ul & 63))));
+                            strata_fault_[3u] = e210;
+                            const u64 e242 = (((u64)v30) | ((u64)((u64)((u64)v31) << (32ul & 63))));
+                            strata_fault_[4u] = ((u32)e242);
+                            strata_fault_[5u] = ((u32)((u64)(e242 >> (32ul & 63))));
+                            strata_fault_[6u] = e54;
+                            const u32 e56 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                            strata_fault_[7u] = e56;
+                            const u32 e58 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                            strata_fault_[8u] = e58;
+                        }
                     }
+                    (void)strata_atomic_xchg(&strata_out_shadow_[e219], 0u);
                 }
-                (void)strata_atomic_xchg(&strata_out_shadow_[e217], 0u);
             }
         }
         out[e54] = v0;
@@ -388,12 +395,12 @@ extern "C" __global__ void planted_oob_local_write(
         const u32 v3 = strata_atomic_add(&strata_fault_[0u], 1u);
         if (v3 == 0u) {
             strata_fault_[1u] = 2u;
-            const u32 e206 = ((u32)e173);
-            strata_fault_[2u] = e206;
-            const u32 e208 = ((u32)((u64)(e173 >> (32ul & 63))));
-            strata_fault_[3u] = e208;
-            strata_fault_[4u] = ((u32)e175);
-            strata_fault_[5u] = ((u32)((u64)(e175 >> (32ul & 63))));
+            const u32 e208 = ((u32)e175);
+            strata_fault_[2u] = e208;
+            const u32 e210 = ((u32)((u64)(e175 >> (32ul & 63))));
+            strata_fault_[3u] = e210;
+            strata_fault_[4u] = ((u32)e177);
+            strata_fault_[5u] = ((u32)((u64)(e177 >> (32ul & 63))));
             strata_fault_[6u] = e54;
             const u32 e56 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
             strata_fault_[7u] = e56;

@@ -133,26 +133,29 @@ extern "C" __global__ void planted_race_across_groups(
                 }
             } else {
                 const u32 v5 = strata_atomic_load(&strata_out_shadow_[2ul]);
-                const u32 v6 = strata_atomic_load(&strata_out_shadow_[3ul]);
-                const bool e66 = (((v5 - 1u) / e12) == e7);
-                if (((v5 != 0u) && (v5 != e17)) && ((!e66) || (e66 && (((u32)((v6 ^ e22) >> (16u & 31))) == 0u)))) {
-                    const u32 v7 = strata_atomic_add(&strata_fault_[0u], 1u);
-                    if (v7 == 0u) {
-                        strata_fault_[1u] = 1u;
-                        strata_fault_[2u] = 0u;
-                        strata_fault_[3u] = 0u;
-                        const u64 e80 = (((u64)v5) | ((u64)((u64)((u64)v6) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e80);
-                        strata_fault_[5u] = ((u32)((u64)(e80 >> (32ul & 63))));
-                        const u32 e53 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                        strata_fault_[6u] = e53;
-                        const u32 e55 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                        strata_fault_[7u] = e55;
-                        const u32 e57 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                        strata_fault_[8u] = e57;
+                const bool e60 = (v5 != 0u);
+                if (e60) {
+                    const u32 v6 = strata_atomic_load(&strata_out_shadow_[3ul]);
+                    const bool e66 = (((v5 - 1u) / e12) == e7);
+                    if ((e60 && (v5 != e17)) && ((!e66) || (e66 && (((u32)((v6 ^ e22) >> (16u & 31))) == 0u)))) {
+                        const u32 v7 = strata_atomic_add(&strata_fault_[0u], 1u);
+                        if (v7 == 0u) {
+                            strata_fault_[1u] = 1u;
+                            strata_fault_[2u] = 0u;
+                            strata_fault_[3u] = 0u;
+                            const u64 e80 = (((u64)v5) | ((u64)((u64)((u64)v6) << (32ul & 63))));
+                            strata_fault_[4u] = ((u32)e80);
+                            strata_fault_[5u] = ((u32)((u64)(e80 >> (32ul & 63))));
+                            const u32 e53 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                            strata_fault_[6u] = e53;
+                            const u32 e55 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                            strata_fault_[7u] = e55;
+                            const u32 e57 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                            strata_fault_[8u] = e57;
+                        }
                     }
+                    (void)strata_atomic_xchg(&strata_out_shadow_[2ul], 0u);
                 }
-                (void)strata_atomic_xchg(&strata_out_shadow_[2ul], 0u);
             }
             out[0u] = (u32)blockIdx.x;
         } else {

@@ -202,27 +202,30 @@ extern "C" __global__ void planted_race_read_write(
         } else {
             const u64 e124 = (e92 + 2ul);
             const u32 v14 = strata_atomic_load(&strata_x_shadow_[e124]);
-            const u32 v15 = strata_atomic_load(&strata_x_shadow_[(e92 + 3ul)]);
-            const bool e132 = (((v14 - 1u) / e22) == e17);
-            if (((v14 != 0u) && (v14 != e26)) && ((!e132) || (e132 && (((u32)((v15 ^ e96) >> (16u & 31))) == 0u)))) {
-                const u32 v16 = strata_atomic_add(&strata_fault_[0u], 1u);
-                if (v16 == 0u) {
-                    strata_fault_[1u] = 3u;
-                    const u32 e114 = ((u32)e90);
-                    strata_fault_[2u] = e114;
-                    const u32 e116 = ((u32)((u64)(e90 >> (32ul & 63))));
-                    strata_fault_[3u] = e116;
-                    const u64 e146 = (((u64)v14) | ((u64)((u64)((u64)v15) << (32ul & 63))));
-                    strata_fault_[4u] = ((u32)e146);
-                    strata_fault_[5u] = ((u32)((u64)(e146 >> (32ul & 63))));
-                    strata_fault_[6u] = e1;
-                    const u32 e62 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                    strata_fault_[7u] = e62;
-                    const u32 e64 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                    strata_fault_[8u] = e64;
+            const bool e126 = (v14 != 0u);
+            if (e126) {
+                const u32 v15 = strata_atomic_load(&strata_x_shadow_[(e92 + 3ul)]);
+                const bool e132 = (((v14 - 1u) / e22) == e17);
+                if ((e126 && (v14 != e26)) && ((!e132) || (e132 && (((u32)((v15 ^ e96) >> (16u & 31))) == 0u)))) {
+                    const u32 v16 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v16 == 0u) {
+                        strata_fault_[1u] = 3u;
+                        const u32 e114 = ((u32)e90);
+                        strata_fault_[2u] = e114;
+                        const u32 e116 = ((u32)((u64)(e90 >> (32ul & 63))));
+                        strata_fault_[3u] = e116;
+                        const u64 e146 = (((u64)v14) | ((u64)((u64)((u64)v15) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e146);
+                        strata_fault_[5u] = ((u32)((u64)(e146 >> (32ul & 63))));
+                        strata_fault_[6u] = e1;
+                        const u32 e62 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e62;
+                        const u32 e64 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e64;
+                    }
                 }
+                (void)strata_atomic_xchg(&strata_x_shadow_[e124], 0u);
             }
-            (void)strata_atomic_xchg(&strata_x_shadow_[e124], 0u);
         }
         x[e1] = v0;
     } else {

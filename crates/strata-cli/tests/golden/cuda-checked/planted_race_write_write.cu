@@ -148,28 +148,30 @@ extern "C" __global__ void planted_race_write_write(
             }
         } else {
             const u32 v8 = strata_atomic_load(&strata_tile_reader_[e9]);
-            const u32 v9 = strata_atomic_load(&strata_tile_reader_site_[e9]);
-            const u32 e59 = (v8 & 65535u);
-            if (((e59 != 0u) && (e59 != e28)) && (((v8 ^ e22) & 2147418112u) == 0u)) {
-                const u32 v10 = strata_atomic_add(&strata_fault_[0u], 1u);
-                if (v10 == 0u) {
-                    strata_fault_[1u] = 2u;
-                    const u32 e38 = ((u32)e10);
-                    strata_fault_[2u] = e38;
-                    const u32 e42 = ((u32)((u64)(e10 >> (32ul & 63))));
-                    strata_fault_[3u] = e42;
-                    const u64 e73 = (((u64)v8) | ((u64)((u64)((u64)v9) << (32ul & 63))));
-                    strata_fault_[4u] = ((u32)e73);
-                    strata_fault_[5u] = ((u32)((u64)(e73 >> (32ul & 63))));
-                    const u32 e53 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                    strata_fault_[6u] = e53;
-                    const u32 e55 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                    strata_fault_[7u] = e55;
-                    const u32 e57 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                    strata_fault_[8u] = e57;
+            if (v8 != 0u) {
+                const u32 e60 = (v8 & 65535u);
+                if (((e60 != 0u) && (e60 != e28)) && (((v8 ^ e22) & 2147418112u) == 0u)) {
+                    const u32 v9 = strata_atomic_load(&strata_tile_reader_site_[e9]);
+                    const u32 v10 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v10 == 0u) {
+                        strata_fault_[1u] = 2u;
+                        const u32 e38 = ((u32)e10);
+                        strata_fault_[2u] = e38;
+                        const u32 e42 = ((u32)((u64)(e10 >> (32ul & 63))));
+                        strata_fault_[3u] = e42;
+                        const u64 e74 = (((u64)v8) | ((u64)((u64)((u64)v9) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e74);
+                        strata_fault_[5u] = ((u32)((u64)(e74 >> (32ul & 63))));
+                        const u32 e53 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e53;
+                        const u32 e55 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e55;
+                        const u32 e57 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e57;
+                    }
                 }
+                (void)strata_atomic_xchg(&strata_tile_reader_[e9], 0u);
             }
-            (void)strata_atomic_xchg(&strata_tile_reader_[e9], 0u);
         }
         tile[e9] = 0u;
     } else {
@@ -195,20 +197,20 @@ extern "C" __global__ void planted_race_write_write(
     strata_phase_ = (v11 + 1u);
     const u32 v12 = strata_phase_;
     const u32 e19 = (e1 + 1u);
-    const u32 e85 = ((((u32)((u32)(v12 & 32767u) << (16u & 31))) | e19) | 2147483648u);
-    const u32 v13 = strata_atomic_xchg(&strata_tile_writer_[0u], e85);
+    const u32 e86 = ((((u32)((u32)(v12 & 32767u) << (16u & 31))) | e19) | 2147483648u);
+    const u32 v13 = strata_atomic_xchg(&strata_tile_writer_[0u], e86);
     const u32 v14 = strata_atomic_xchg(&strata_tile_writer_site_[0u], 3u);
-    const u32 e87 = (v13 & 65535u);
-    const u32 e89 = (e85 & 65535u);
-    if (((e87 != 0u) && (e87 != e89)) && (((v13 ^ e85) & 2147418112u) == 0u)) {
+    const u32 e88 = (v13 & 65535u);
+    const u32 e90 = (e86 & 65535u);
+    if (((e88 != 0u) && (e88 != e90)) && (((v13 ^ e86) & 2147418112u) == 0u)) {
         const u32 v15 = strata_atomic_add(&strata_fault_[0u], 1u);
         if (v15 == 0u) {
             strata_fault_[1u] = 3u;
             strata_fault_[2u] = 0u;
             strata_fault_[3u] = 0u;
-            const u64 e102 = (((u64)v13) | ((u64)((u64)((u64)v14) << (32ul & 63))));
-            strata_fault_[4u] = ((u32)e102);
-            strata_fault_[5u] = ((u32)((u64)(e102 >> (32ul & 63))));
+            const u64 e103 = (((u64)v13) | ((u64)((u64)((u64)v14) << (32ul & 63))));
+            strata_fault_[4u] = ((u32)e103);
+            strata_fault_[5u] = ((u32)((u64)(e103 >> (32ul & 63))));
             const u32 e53 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
             strata_fault_[6u] = e53;
             const u32 e55 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -218,26 +220,28 @@ extern "C" __global__ void planted_race_write_write(
         }
     } else {
         const u32 v16 = strata_atomic_load(&strata_tile_reader_[0u]);
-        const u32 v17 = strata_atomic_load(&strata_tile_reader_site_[0u]);
-        const u32 e107 = (v16 & 65535u);
-        if (((e107 != 0u) && (e107 != e89)) && (((v16 ^ e85) & 2147418112u) == 0u)) {
-            const u32 v18 = strata_atomic_add(&strata_fault_[0u], 1u);
-            if (v18 == 0u) {
-                strata_fault_[1u] = 3u;
-                strata_fault_[2u] = 0u;
-                strata_fault_[3u] = 0u;
-                const u64 e121 = (((u64)v16) | ((u64)((u64)((u64)v17) << (32ul & 63))));
-                strata_fault_[4u] = ((u32)e121);
-                strata_fault_[5u] = ((u32)((u64)(e121 >> (32ul & 63))));
-                const u32 e53 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                strata_fault_[6u] = e53;
-                const u32 e55 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                strata_fault_[7u] = e55;
-                const u32 e57 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                strata_fault_[8u] = e57;
+        if (v16 != 0u) {
+            const u32 e109 = (v16 & 65535u);
+            if (((e109 != 0u) && (e109 != e90)) && (((v16 ^ e86) & 2147418112u) == 0u)) {
+                const u32 v17 = strata_atomic_load(&strata_tile_reader_site_[0u]);
+                const u32 v18 = strata_atomic_add(&strata_fault_[0u], 1u);
+                if (v18 == 0u) {
+                    strata_fault_[1u] = 3u;
+                    strata_fault_[2u] = 0u;
+                    strata_fault_[3u] = 0u;
+                    const u64 e123 = (((u64)v16) | ((u64)((u64)((u64)v17) << (32ul & 63))));
+                    strata_fault_[4u] = ((u32)e123);
+                    strata_fault_[5u] = ((u32)((u64)(e123 >> (32ul & 63))));
+                    const u32 e53 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                    strata_fault_[6u] = e53;
+                    const u32 e55 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                    strata_fault_[7u] = e55;
+                    const u32 e57 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                    strata_fault_[8u] = e57;
+                }
             }
+            (void)strata_atomic_xchg(&strata_tile_reader_[0u], 0u);
         }
-        (void)strata_atomic_xchg(&strata_tile_reader_[0u], 0u);
     }
     tile[0u] = e9;
     __syncthreads();
@@ -245,7 +249,6 @@ extern "C" __global__ void planted_race_write_write(
     strata_phase_ = (v19 + 1u);
     const u32 v20 = strata_phase_;
     const u32 v21 = strata_atomic_load(&strata_tile_writer_[0u]);
-    const u32 v22 = strata_atomic_load(&strata_tile_writer_site_[0u]);
     if ((v21 & 2147483648u) == 0u) {
         const u32 v23 = strata_atomic_add(&strata_fault_[0u], 1u);
         if (v23 == 0u) {
@@ -262,18 +265,19 @@ extern "C" __global__ void planted_race_write_write(
             strata_fault_[8u] = e57;
         }
     } else {
-        const u32 e132 = (v21 & 65535u);
-        const u32 e138 = ((((u32)((u32)(v20 & 32767u) << (16u & 31))) | e19) | 2147483648u);
-        const u32 e139 = (e138 & 65535u);
-        if (((e132 != 0u) && (e132 != e139)) && (((v21 ^ e138) & 2147418112u) == 0u)) {
+        const u32 e134 = (v21 & 65535u);
+        const u32 e140 = ((((u32)((u32)(v20 & 32767u) << (16u & 31))) | e19) | 2147483648u);
+        const u32 e141 = (e140 & 65535u);
+        if (((e134 != 0u) && (e134 != e141)) && (((v21 ^ e140) & 2147418112u) == 0u)) {
+            const u32 v22 = strata_atomic_load(&strata_tile_writer_site_[0u]);
             const u32 v24 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v24 == 0u) {
                 strata_fault_[1u] = 5u;
                 strata_fault_[2u] = 0u;
                 strata_fault_[3u] = 0u;
-                const u64 e152 = (((u64)v21) | ((u64)((u64)((u64)v22) << (32ul & 63))));
-                strata_fault_[4u] = ((u32)e152);
-                strata_fault_[5u] = ((u32)((u64)(e152 >> (32ul & 63))));
+                const u64 e154 = (((u64)v21) | ((u64)((u64)((u64)v22) << (32ul & 63))));
+                strata_fault_[4u] = ((u32)e154);
+                strata_fault_[5u] = ((u32)((u64)(e154 >> (32ul & 63))));
                 const u32 e53 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                 strata_fault_[6u] = e53;
                 const u32 e55 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -283,39 +287,39 @@ extern "C" __global__ void planted_race_write_write(
             }
         } else {
             const u32 v25 = strata_atomic_load(&strata_tile_reader_[0u]);
-            const u32 e157 = (v25 & 65535u);
-            if (((e157 != 0u) && (e157 != e139)) && (((v25 ^ e138) & 2147418112u) == 0u)) {
+            const u32 e159 = (v25 & 65535u);
+            if (((e159 != 0u) && (e159 != e141)) && (((v25 ^ e140) & 2147418112u) == 0u)) {
             } else {
-                (void)strata_atomic_xchg(&strata_tile_reader_[0u], e138);
+                (void)strata_atomic_xchg(&strata_tile_reader_[0u], e140);
                 (void)strata_atomic_xchg(&strata_tile_reader_site_[0u], 5u);
             }
         }
     }
     const u32 v0 = tile[0u];
     const u32 e53 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-    const u64 e165 = ((u64)e53);
-    const u64 e167 = ((u64)out_len);
-    if (e165 < e167) {
+    const u64 e167 = ((u64)e53);
+    const u64 e169 = ((u64)out_len);
+    if (e167 < e169) {
         if (strata_out_shadow__len != 1u) {
             const u32 v26 = strata_phase_;
-            const u64 e171 = (e165 * 4ul);
-            const u32 e172 = ((u32)blockIdx.x + (u32)gridDim.x * ((u32)blockIdx.y + (u32)gridDim.y * (u32)blockIdx.z));
-            const u32 e175 = (((e172 * e7) + e1) + 1u);
-            const u32 v27 = strata_atomic_xchg(&strata_out_shadow_[e171], e175);
-            const u32 e180 = (((u32)((u32)v26 << (16u & 31))) | 6u);
-            const u32 v28 = strata_atomic_xchg(&strata_out_shadow_[(e171 + 1ul)], e180);
-            const bool e187 = (((v27 - 1u) / e7) == e172);
-            if (((v27 != 0u) && (v27 != e175)) && ((!e187) || (e187 && (((u32)((v28 ^ e180) >> (16u & 31))) == 0u)))) {
+            const u64 e173 = (e167 * 4ul);
+            const u32 e174 = ((u32)blockIdx.x + (u32)gridDim.x * ((u32)blockIdx.y + (u32)gridDim.y * (u32)blockIdx.z));
+            const u32 e177 = (((e174 * e7) + e1) + 1u);
+            const u32 v27 = strata_atomic_xchg(&strata_out_shadow_[e173], e177);
+            const u32 e182 = (((u32)((u32)v26 << (16u & 31))) | 6u);
+            const u32 v28 = strata_atomic_xchg(&strata_out_shadow_[(e173 + 1ul)], e182);
+            const bool e189 = (((v27 - 1u) / e7) == e174);
+            if (((v27 != 0u) && (v27 != e177)) && ((!e189) || (e189 && (((u32)((v28 ^ e182) >> (16u & 31))) == 0u)))) {
                 const u32 v29 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v29 == 0u) {
                     strata_fault_[1u] = 6u;
-                    const u32 e198 = ((u32)e165);
-                    strata_fault_[2u] = e198;
-                    const u32 e200 = ((u32)((u64)(e165 >> (32ul & 63))));
-                    strata_fault_[3u] = e200;
-                    const u64 e204 = (((u64)v27) | ((u64)((u64)((u64)v28) << (32ul & 63))));
-                    strata_fault_[4u] = ((u32)e204);
-                    strata_fault_[5u] = ((u32)((u64)(e204 >> (32ul & 63))));
+                    const u32 e200 = ((u32)e167);
+                    strata_fault_[2u] = e200;
+                    const u32 e202 = ((u32)((u64)(e167 >> (32ul & 63))));
+                    strata_fault_[3u] = e202;
+                    const u64 e206 = (((u64)v27) | ((u64)((u64)((u64)v28) << (32ul & 63))));
+                    strata_fault_[4u] = ((u32)e206);
+                    strata_fault_[5u] = ((u32)((u64)(e206 >> (32ul & 63))));
                     strata_fault_[6u] = e53;
                     const u32 e55 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
                     strata_fault_[7u] = e55;
@@ -323,29 +327,32 @@ extern "C" __global__ void planted_race_write_write(
                     strata_fault_[8u] = e57;
                 }
             } else {
-                const u64 e209 = (e171 + 2ul);
-                const u32 v30 = strata_atomic_load(&strata_out_shadow_[e209]);
-                const u32 v31 = strata_atomic_load(&strata_out_shadow_[(e171 + 3ul)]);
-                const bool e218 = (((v30 - 1u) / e7) == e172);
-                if (((v30 != 0u) && (v30 != e175)) && ((!e218) || (e218 && (((u32)((v31 ^ e180) >> (16u & 31))) == 0u)))) {
-                    const u32 v32 = strata_atomic_add(&strata_fault_[0u], 1u);
-                    if (v32 == 0u) {
-                        strata_fault_[1u] = 6u;
-                        const u32 e198 = ((u32)e165);
-                        strata_fault_[2u] = e198;
-                        const u32 e200 = ((u32)((u64)(e165 >> (32ul & 63))));
-                        strata_fault_[3u] = e200;
-                        const u64 e232 = (((u64)v30) | ((u64)((u64)((u64)v31) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e232);
-                        strata_fault_[5u] = ((u32)((u64)(e232 >> (32ul & 63))));
-                        strata_fault_[6u] = e53;
-                        const u32 e55 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                        strata_fault_[7u] = e55;
-                        const u32 e57 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                        strata_fault_[8u] = e57;
+                const u64 e211 = (e173 + 2ul);
+                const u32 v30 = strata_atomic_load(&strata_out_shadow_[e211]);
+                const bool e213 = (v30 != 0u);
+                if (e213) {
+                    const u32 v31 = strata_atomic_load(&strata_out_shadow_[(e173 + 3ul)]);
+                    const bool e220 = (((v30 - 1u) / e7) == e174);
+                    if ((e213 && (v30 != e177)) && ((!e220) || (e220 && (((u32)((v31 ^ e182) >> (16u & 31))) == 0u)))) {
+                        const u32 v32 = strata_atomic_add(&strata_fault_[0u], 1u);
+                        if (v32 == 0u) {
+                            strata_fault_[1u] = 6u;
+                            const u32 e200 = ((u32)e167);
+                            strata_fault_[2u] = e200;
+                            const u32 e202 = ((u32)((u64)(e167 >> (32ul & 63))));
+                            strata_fault_[3u] = e202;
+                            const u64 e234 = (((u64)v30) | ((u64)((u64)((u64)v31) << (32ul & 63))));
+                            strata_fault_[4u] = ((u32)e234);
+                            strata_fault_[5u] = ((u32)((u64)(e234 >> (32ul & 63))));
+                            strata_fault_[6u] = e53;
+                            const u32 e55 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                            strata_fault_[7u] = e55;
+                            const u32 e57 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                            strata_fault_[8u] = e57;
+                        }
                     }
+                    (void)strata_atomic_xchg(&strata_out_shadow_[e211], 0u);
                 }
-                (void)strata_atomic_xchg(&strata_out_shadow_[e209], 0u);
             }
         }
         out[e53] = v0;
@@ -353,12 +360,12 @@ extern "C" __global__ void planted_race_write_write(
         const u32 v2 = strata_atomic_add(&strata_fault_[0u], 1u);
         if (v2 == 0u) {
             strata_fault_[1u] = 1u;
-            const u32 e198 = ((u32)e165);
-            strata_fault_[2u] = e198;
-            const u32 e200 = ((u32)((u64)(e165 >> (32ul & 63))));
-            strata_fault_[3u] = e200;
-            strata_fault_[4u] = ((u32)e167);
-            strata_fault_[5u] = ((u32)((u64)(e167 >> (32ul & 63))));
+            const u32 e200 = ((u32)e167);
+            strata_fault_[2u] = e200;
+            const u32 e202 = ((u32)((u64)(e167 >> (32ul & 63))));
+            strata_fault_[3u] = e202;
+            strata_fault_[4u] = ((u32)e169);
+            strata_fault_[5u] = ((u32)((u64)(e169 >> (32ul & 63))));
             strata_fault_[6u] = e53;
             const u32 e55 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
             strata_fault_[7u] = e55;

@@ -178,28 +178,30 @@ extern "C" __global__ void planted_return_barrier(
             }
         } else {
             const u32 v12 = strata_atomic_load(&strata_tile_reader_[e9]);
-            const u32 v13 = strata_atomic_load(&strata_tile_reader_site_[e9]);
-            const u32 e59 = (v12 & 65535u);
-            if (((e59 != 0u) && (e59 != e28)) && (((v12 ^ e22) & 2147418112u) == 0u)) {
-                const u32 v14 = strata_atomic_add(&strata_fault_[0u], 1u);
-                if (v14 == 0u) {
-                    strata_fault_[1u] = 4u;
-                    const u32 e39 = ((u32)e10);
-                    strata_fault_[2u] = e39;
-                    const u32 e43 = ((u32)((u64)(e10 >> (32ul & 63))));
-                    strata_fault_[3u] = e43;
-                    const u64 e73 = (((u64)v12) | ((u64)((u64)((u64)v13) << (32ul & 63))));
-                    strata_fault_[4u] = ((u32)e73);
-                    strata_fault_[5u] = ((u32)((u64)(e73 >> (32ul & 63))));
-                    const u32 e54 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                    strata_fault_[6u] = e54;
-                    const u32 e56 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                    strata_fault_[7u] = e56;
-                    const u32 e57 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                    strata_fault_[8u] = e57;
+            if (v12 != 0u) {
+                const u32 e60 = (v12 & 65535u);
+                if (((e60 != 0u) && (e60 != e28)) && (((v12 ^ e22) & 2147418112u) == 0u)) {
+                    const u32 v13 = strata_atomic_load(&strata_tile_reader_site_[e9]);
+                    const u32 v14 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v14 == 0u) {
+                        strata_fault_[1u] = 4u;
+                        const u32 e39 = ((u32)e10);
+                        strata_fault_[2u] = e39;
+                        const u32 e43 = ((u32)((u64)(e10 >> (32ul & 63))));
+                        strata_fault_[3u] = e43;
+                        const u64 e74 = (((u64)v12) | ((u64)((u64)((u64)v13) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e74);
+                        strata_fault_[5u] = ((u32)((u64)(e74 >> (32ul & 63))));
+                        const u32 e54 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e54;
+                        const u32 e56 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e56;
+                        const u32 e57 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e57;
+                    }
                 }
+                (void)strata_atomic_xchg(&strata_tile_reader_[e9], 0u);
             }
-            (void)strata_atomic_xchg(&strata_tile_reader_[e9], 0u);
         }
         tile[e9] = e9;
     } else {
@@ -220,8 +222,8 @@ extern "C" __global__ void planted_return_barrier(
             strata_fault_[8u] = e57;
         }
     }
-    const bool e79 = (e9 < 3u);
-    const u32 v2 = strata_group_reduce_add_u32((e79 ? 1u : 0u));
+    const bool e80 = (e9 < 3u);
+    const u32 v2 = strata_group_reduce_add_u32((e80 ? 1u : 0u));
     const u32 v15 = strata_phase_;
     strata_phase_ = (v15 + 1u);
     if ((v2 != 0u) && (v2 != e7)) {
@@ -229,12 +231,12 @@ extern "C" __global__ void planted_return_barrier(
             const u32 v3 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v3 == 0u) {
                 strata_fault_[1u] = 1u;
-                const u64 e91 = ((u64)(e7 - v2));
-                strata_fault_[2u] = ((u32)e91);
-                strata_fault_[3u] = ((u32)((u64)(e91 >> (32ul & 63))));
-                const u64 e95 = ((u64)e7);
-                strata_fault_[4u] = ((u32)e95);
-                strata_fault_[5u] = ((u32)((u64)(e95 >> (32ul & 63))));
+                const u64 e92 = ((u64)(e7 - v2));
+                strata_fault_[2u] = ((u32)e92);
+                strata_fault_[3u] = ((u32)((u64)(e92 >> (32ul & 63))));
+                const u64 e96 = ((u64)e7);
+                strata_fault_[4u] = ((u32)e96);
+                strata_fault_[5u] = ((u32)((u64)(e96 >> (32ul & 63))));
                 const u32 e54 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                 strata_fault_[6u] = e54;
                 const u32 e56 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -245,26 +247,25 @@ extern "C" __global__ void planted_return_barrier(
         }
         return;
     }
-    if (e79) {
+    if (e80) {
         return;
     }
     __syncthreads();
     const u32 v16 = strata_phase_;
     strata_phase_ = (v16 + 1u);
-    const u32 e101 = (7u - e9);
-    const u64 e102 = ((u64)e101);
-    if (e102 < 8ul) {
+    const u32 e102 = (7u - e9);
+    const u64 e103 = ((u64)e102);
+    if (e103 < 8ul) {
         const u32 v17 = strata_phase_;
-        const u32 v18 = strata_atomic_load(&strata_tile_writer_[e101]);
-        const u32 v19 = strata_atomic_load(&strata_tile_writer_site_[e101]);
+        const u32 v18 = strata_atomic_load(&strata_tile_writer_[e102]);
         if ((v18 & 2147483648u) == 0u) {
             const u32 v20 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v20 == 0u) {
                 strata_fault_[1u] = 5u;
-                const u32 e109 = ((u32)e102);
-                strata_fault_[2u] = e109;
-                const u32 e111 = ((u32)((u64)(e102 >> (32ul & 63))));
-                strata_fault_[3u] = e111;
+                const u32 e110 = ((u32)e103);
+                strata_fault_[2u] = e110;
+                const u32 e112 = ((u32)((u64)(e103 >> (32ul & 63))));
+                strata_fault_[3u] = e112;
                 strata_fault_[4u] = 0u;
                 strata_fault_[5u] = 0u;
                 const u32 e54 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -275,21 +276,22 @@ extern "C" __global__ void planted_return_barrier(
                 strata_fault_[8u] = e57;
             }
         } else {
-            const u32 e112 = (v18 & 65535u);
+            const u32 e113 = (v18 & 65535u);
             const u32 e19 = (e1 + 1u);
-            const u32 e118 = ((((u32)((u32)(v17 & 32767u) << (16u & 31))) | e19) | 2147483648u);
-            const u32 e119 = (e118 & 65535u);
-            if (((e112 != 0u) && (e112 != e119)) && (((v18 ^ e118) & 2147418112u) == 0u)) {
+            const u32 e119 = ((((u32)((u32)(v17 & 32767u) << (16u & 31))) | e19) | 2147483648u);
+            const u32 e120 = (e119 & 65535u);
+            if (((e113 != 0u) && (e113 != e120)) && (((v18 ^ e119) & 2147418112u) == 0u)) {
+                const u32 v19 = strata_atomic_load(&strata_tile_writer_site_[e102]);
                 const u32 v21 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v21 == 0u) {
                     strata_fault_[1u] = 6u;
-                    const u32 e109 = ((u32)e102);
-                    strata_fault_[2u] = e109;
-                    const u32 e111 = ((u32)((u64)(e102 >> (32ul & 63))));
-                    strata_fault_[3u] = e111;
-                    const u64 e132 = (((u64)v18) | ((u64)((u64)((u64)v19) << (32ul & 63))));
-                    strata_fault_[4u] = ((u32)e132);
-                    strata_fault_[5u] = ((u32)((u64)(e132 >> (32ul & 63))));
+                    const u32 e110 = ((u32)e103);
+                    strata_fault_[2u] = e110;
+                    const u32 e112 = ((u32)((u64)(e103 >> (32ul & 63))));
+                    strata_fault_[3u] = e112;
+                    const u64 e133 = (((u64)v18) | ((u64)((u64)((u64)v19) << (32ul & 63))));
+                    strata_fault_[4u] = ((u32)e133);
+                    strata_fault_[5u] = ((u32)((u64)(e133 >> (32ul & 63))));
                     const u32 e54 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                     strata_fault_[6u] = e54;
                     const u32 e56 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -298,25 +300,25 @@ extern "C" __global__ void planted_return_barrier(
                     strata_fault_[8u] = e57;
                 }
             } else {
-                const u32 v22 = strata_atomic_load(&strata_tile_reader_[e101]);
-                const u32 e137 = (v22 & 65535u);
-                if (((e137 != 0u) && (e137 != e119)) && (((v22 ^ e118) & 2147418112u) == 0u)) {
+                const u32 v22 = strata_atomic_load(&strata_tile_reader_[e102]);
+                const u32 e138 = (v22 & 65535u);
+                if (((e138 != 0u) && (e138 != e120)) && (((v22 ^ e119) & 2147418112u) == 0u)) {
                 } else {
-                    (void)strata_atomic_xchg(&strata_tile_reader_[e101], e118);
-                    (void)strata_atomic_xchg(&strata_tile_reader_site_[e101], 6u);
+                    (void)strata_atomic_xchg(&strata_tile_reader_[e102], e119);
+                    (void)strata_atomic_xchg(&strata_tile_reader_site_[e102], 6u);
                 }
             }
         }
-        const u32 v5 = tile[e101];
+        const u32 v5 = tile[e102];
         strata_loaded0_ = v5;
     } else {
         const u32 v4 = strata_atomic_add(&strata_fault_[0u], 1u);
         if (v4 == 0u) {
             strata_fault_[1u] = 2u;
-            const u32 e109 = ((u32)e102);
-            strata_fault_[2u] = e109;
-            const u32 e111 = ((u32)((u64)(e102 >> (32ul & 63))));
-            strata_fault_[3u] = e111;
+            const u32 e110 = ((u32)e103);
+            strata_fault_[2u] = e110;
+            const u32 e112 = ((u32)((u64)(e103 >> (32ul & 63))));
+            strata_fault_[3u] = e112;
             strata_fault_[4u] = 8u;
             strata_fault_[5u] = 0u;
             const u32 e54 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -329,29 +331,29 @@ extern "C" __global__ void planted_return_barrier(
     }
     const u32 v0 = strata_loaded0_;
     const u32 e54 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-    const u64 e148 = ((u64)e54);
-    const u64 e150 = ((u64)out_len);
-    if (e148 < e150) {
+    const u64 e149 = ((u64)e54);
+    const u64 e151 = ((u64)out_len);
+    if (e149 < e151) {
         if (strata_out_shadow__len != 1u) {
             const u32 v23 = strata_phase_;
-            const u64 e155 = (e148 * 4ul);
-            const u32 e156 = ((u32)blockIdx.x + (u32)gridDim.x * ((u32)blockIdx.y + (u32)gridDim.y * (u32)blockIdx.z));
-            const u32 e159 = (((e156 * e7) + e1) + 1u);
-            const u32 v24 = strata_atomic_xchg(&strata_out_shadow_[e155], e159);
-            const u32 e164 = (((u32)((u32)v23 << (16u & 31))) | 7u);
-            const u32 v25 = strata_atomic_xchg(&strata_out_shadow_[(e155 + 1ul)], e164);
-            const bool e171 = (((v24 - 1u) / e7) == e156);
-            if (((v24 != 0u) && (v24 != e159)) && ((!e171) || (e171 && (((u32)((v25 ^ e164) >> (16u & 31))) == 0u)))) {
+            const u64 e156 = (e149 * 4ul);
+            const u32 e157 = ((u32)blockIdx.x + (u32)gridDim.x * ((u32)blockIdx.y + (u32)gridDim.y * (u32)blockIdx.z));
+            const u32 e160 = (((e157 * e7) + e1) + 1u);
+            const u32 v24 = strata_atomic_xchg(&strata_out_shadow_[e156], e160);
+            const u32 e165 = (((u32)((u32)v23 << (16u & 31))) | 7u);
+            const u32 v25 = strata_atomic_xchg(&strata_out_shadow_[(e156 + 1ul)], e165);
+            const bool e172 = (((v24 - 1u) / e7) == e157);
+            if (((v24 != 0u) && (v24 != e160)) && ((!e172) || (e172 && (((u32)((v25 ^ e165) >> (16u & 31))) == 0u)))) {
                 const u32 v26 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v26 == 0u) {
                     strata_fault_[1u] = 7u;
-                    const u32 e182 = ((u32)e148);
-                    strata_fault_[2u] = e182;
-                    const u32 e184 = ((u32)((u64)(e148 >> (32ul & 63))));
-                    strata_fault_[3u] = e184;
-                    const u64 e188 = (((u64)v24) | ((u64)((u64)((u64)v25) << (32ul & 63))));
-                    strata_fault_[4u] = ((u32)e188);
-                    strata_fault_[5u] = ((u32)((u64)(e188 >> (32ul & 63))));
+                    const u32 e183 = ((u32)e149);
+                    strata_fault_[2u] = e183;
+                    const u32 e185 = ((u32)((u64)(e149 >> (32ul & 63))));
+                    strata_fault_[3u] = e185;
+                    const u64 e189 = (((u64)v24) | ((u64)((u64)((u64)v25) << (32ul & 63))));
+                    strata_fault_[4u] = ((u32)e189);
+                    strata_fault_[5u] = ((u32)((u64)(e189 >> (32ul & 63))));
                     strata_fault_[6u] = e54;
                     const u32 e56 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
                     strata_fault_[7u] = e56;
@@ -359,29 +361,32 @@ extern "C" __global__ void planted_return_barrier(
                     strata_fault_[8u] = e57;
                 }
             } else {
-                const u64 e193 = (e155 + 2ul);
-                const u32 v27 = strata_atomic_load(&strata_out_shadow_[e193]);
-                const u32 v28 = strata_atomic_load(&strata_out_shadow_[(e155 + 3ul)]);
-                const bool e202 = (((v27 - 1u) / e7) == e156);
-                if (((v27 != 0u) && (v27 != e159)) && ((!e202) || (e202 && (((u32)((v28 ^ e164) >> (16u & 31))) == 0u)))) {
-                    const u32 v29 = strata_atomic_add(&strata_fault_[0u], 1u);
-                    if (v29 == 0u) {
-                        strata_fault_[1u] = 7u;
-                        const u32 e182 = ((u32)e148);
-                        strata_fault_[2u] = e182;
-                        const u32 e184 = ((u32)((u64)(e148 >> (32ul & 63))));
-                        strata_fault_[3u] = e184;
-                        const u64 e216 = (((u64)v27) | ((u64)((u64)((u64)v28) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e216);
-                        strata_fault_[5u] = ((u32)((u64)(e216 >> (32ul & 63))));
-                        strata_fault_[6u] = e54;
-                        const u32 e56 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                        strata_fault_[7u] = e56;
-                        const u32 e57 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                        strata_fault_[8u] = e57;
+                const u64 e194 = (e156 + 2ul);
+                const u32 v27 = strata_atomic_load(&strata_out_shadow_[e194]);
+                const bool e196 = (v27 != 0u);
+                if (e196) {
+                    const u32 v28 = strata_atomic_load(&strata_out_shadow_[(e156 + 3ul)]);
+                    const bool e203 = (((v27 - 1u) / e7) == e157);
+                    if ((e196 && (v27 != e160)) && ((!e203) || (e203 && (((u32)((v28 ^ e165) >> (16u & 31))) == 0u)))) {
+                        const u32 v29 = strata_atomic_add(&strata_fault_[0u], 1u);
+                        if (v29 == 0u) {
+                            strata_fault_[1u] = 7u;
+                            const u32 e183 = ((u32)e149);
+                            strata_fault_[2u] = e183;
+                            const u32 e185 = ((u32)((u64)(e149 >> (32ul & 63))));
+                            strata_fault_[3u] = e185;
+                            const u64 e217 = (((u64)v27) | ((u64)((u64)((u64)v28) << (32ul & 63))));
+                            strata_fault_[4u] = ((u32)e217);
+                            strata_fault_[5u] = ((u32)((u64)(e217 >> (32ul & 63))));
+                            strata_fault_[6u] = e54;
+                            const u32 e56 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                            strata_fault_[7u] = e56;
+                            const u32 e57 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                            strata_fault_[8u] = e57;
+                        }
                     }
+                    (void)strata_atomic_xchg(&strata_out_shadow_[e194], 0u);
                 }
-                (void)strata_atomic_xchg(&strata_out_shadow_[e193], 0u);
             }
         }
         out[e54] = v0;
@@ -389,12 +394,12 @@ extern "C" __global__ void planted_return_barrier(
         const u32 v6 = strata_atomic_add(&strata_fault_[0u], 1u);
         if (v6 == 0u) {
             strata_fault_[1u] = 3u;
-            const u32 e182 = ((u32)e148);
-            strata_fault_[2u] = e182;
-            const u32 e184 = ((u32)((u64)(e148 >> (32ul & 63))));
-            strata_fault_[3u] = e184;
-            strata_fault_[4u] = ((u32)e150);
-            strata_fault_[5u] = ((u32)((u64)(e150 >> (32ul & 63))));
+            const u32 e183 = ((u32)e149);
+            strata_fault_[2u] = e183;
+            const u32 e185 = ((u32)((u64)(e149 >> (32ul & 63))));
+            strata_fault_[3u] = e185;
+            strata_fault_[4u] = ((u32)e151);
+            strata_fault_[5u] = ((u32)((u64)(e151 >> (32ul & 63))));
             strata_fault_[6u] = e54;
             const u32 e56 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
             strata_fault_[7u] = e56;

@@ -164,27 +164,30 @@ extern "C" __global__ void planted_uninit_buffer(
             } else {
                 const u64 e74 = (e32 + 2ul);
                 const u32 v8 = strata_atomic_load(&strata_out_shadow_[e74]);
-                const u32 v9 = strata_atomic_load(&strata_out_shadow_[(e32 + 3ul)]);
-                const bool e83 = (((v8 - 1u) / e38) == e33);
-                if (((v8 != 0u) && (v8 != e42)) && ((!e83) || (e83 && (((u32)((v9 ^ e48) >> (16u & 31))) == 0u)))) {
-                    const u32 v10 = strata_atomic_add(&strata_fault_[0u], 1u);
-                    if (v10 == 0u) {
-                        strata_fault_[1u] = 2u;
-                        const u32 e11 = ((u32)e2);
-                        strata_fault_[2u] = e11;
-                        const u32 e15 = ((u32)((u64)(e2 >> (32ul & 63))));
-                        strata_fault_[3u] = e15;
-                        const u64 e97 = (((u64)v8) | ((u64)((u64)((u64)v9) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e97);
-                        strata_fault_[5u] = ((u32)((u64)(e97 >> (32ul & 63))));
-                        strata_fault_[6u] = e1;
-                        const u32 e23 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                        strata_fault_[7u] = e23;
-                        const u32 e25 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                        strata_fault_[8u] = e25;
+                const bool e76 = (v8 != 0u);
+                if (e76) {
+                    const u32 v9 = strata_atomic_load(&strata_out_shadow_[(e32 + 3ul)]);
+                    const bool e83 = (((v8 - 1u) / e38) == e33);
+                    if ((e76 && (v8 != e42)) && ((!e83) || (e83 && (((u32)((v9 ^ e48) >> (16u & 31))) == 0u)))) {
+                        const u32 v10 = strata_atomic_add(&strata_fault_[0u], 1u);
+                        if (v10 == 0u) {
+                            strata_fault_[1u] = 2u;
+                            const u32 e11 = ((u32)e2);
+                            strata_fault_[2u] = e11;
+                            const u32 e15 = ((u32)((u64)(e2 >> (32ul & 63))));
+                            strata_fault_[3u] = e15;
+                            const u64 e97 = (((u64)v8) | ((u64)((u64)((u64)v9) << (32ul & 63))));
+                            strata_fault_[4u] = ((u32)e97);
+                            strata_fault_[5u] = ((u32)((u64)(e97 >> (32ul & 63))));
+                            strata_fault_[6u] = e1;
+                            const u32 e23 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                            strata_fault_[7u] = e23;
+                            const u32 e25 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                            strata_fault_[8u] = e25;
+                        }
                     }
+                    (void)strata_atomic_xchg(&strata_out_shadow_[e74], 0u);
                 }
-                (void)strata_atomic_xchg(&strata_out_shadow_[e74], 0u);
             }
         }
         out[e1] = v0;

@@ -150,49 +150,50 @@ extern "C" __global__ void planted_uninit_local(
             }
         } else {
             const u32 v9 = strata_atomic_load(&strata_tile_reader_[e9]);
-            const u32 v10 = strata_atomic_load(&strata_tile_reader_site_[e9]);
-            const u32 e58 = (v9 & 65535u);
-            if (((e58 != 0u) && (e58 != e27)) && (((v9 ^ e21) & 2147418112u) == 0u)) {
-                const u32 v11 = strata_atomic_add(&strata_fault_[0u], 1u);
-                if (v11 == 0u) {
-                    strata_fault_[1u] = 2u;
-                    const u64 e37 = ((u64)e9);
-                    const u32 e38 = ((u32)e37);
-                    strata_fault_[2u] = e38;
-                    const u32 e42 = ((u32)((u64)(e37 >> (32ul & 63))));
-                    strata_fault_[3u] = e42;
-                    const u64 e72 = (((u64)v9) | ((u64)((u64)((u64)v10) << (32ul & 63))));
-                    strata_fault_[4u] = ((u32)e72);
-                    strata_fault_[5u] = ((u32)((u64)(e72 >> (32ul & 63))));
-                    const u32 e53 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-                    strata_fault_[6u] = e53;
-                    const u32 e55 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                    strata_fault_[7u] = e55;
-                    const u32 e56 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                    strata_fault_[8u] = e56;
+            if (v9 != 0u) {
+                const u32 e59 = (v9 & 65535u);
+                if (((e59 != 0u) && (e59 != e27)) && (((v9 ^ e21) & 2147418112u) == 0u)) {
+                    const u32 v10 = strata_atomic_load(&strata_tile_reader_site_[e9]);
+                    const u32 v11 = strata_atomic_add(&strata_fault_[0u], 1u);
+                    if (v11 == 0u) {
+                        strata_fault_[1u] = 2u;
+                        const u64 e37 = ((u64)e9);
+                        const u32 e38 = ((u32)e37);
+                        strata_fault_[2u] = e38;
+                        const u32 e42 = ((u32)((u64)(e37 >> (32ul & 63))));
+                        strata_fault_[3u] = e42;
+                        const u64 e73 = (((u64)v9) | ((u64)((u64)((u64)v10) << (32ul & 63))));
+                        strata_fault_[4u] = ((u32)e73);
+                        strata_fault_[5u] = ((u32)((u64)(e73 >> (32ul & 63))));
+                        const u32 e53 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
+                        strata_fault_[6u] = e53;
+                        const u32 e55 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                        strata_fault_[7u] = e55;
+                        const u32 e56 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                        strata_fault_[8u] = e56;
+                    }
                 }
+                (void)strata_atomic_xchg(&strata_tile_reader_[e9], 0u);
             }
-            (void)strata_atomic_xchg(&strata_tile_reader_[e9], 0u);
         }
         tile[e9] = e9;
     }
     __syncthreads();
     const u32 v12 = strata_phase_;
     strata_phase_ = (v12 + 1u);
-    const u32 e78 = (7u - e9);
-    const u64 e79 = ((u64)e78);
-    if (e79 < 8ul) {
+    const u32 e79 = (7u - e9);
+    const u64 e80 = ((u64)e79);
+    if (e80 < 8ul) {
         const u32 v13 = strata_phase_;
-        const u32 v14 = strata_atomic_load(&strata_tile_writer_[e78]);
-        const u32 v15 = strata_atomic_load(&strata_tile_writer_site_[e78]);
+        const u32 v14 = strata_atomic_load(&strata_tile_writer_[e79]);
         if ((v14 & 2147483648u) == 0u) {
             const u32 v16 = strata_atomic_add(&strata_fault_[0u], 1u);
             if (v16 == 0u) {
                 strata_fault_[1u] = 3u;
-                const u32 e87 = ((u32)e79);
-                strata_fault_[2u] = e87;
-                const u32 e89 = ((u32)((u64)(e79 >> (32ul & 63))));
-                strata_fault_[3u] = e89;
+                const u32 e88 = ((u32)e80);
+                strata_fault_[2u] = e88;
+                const u32 e90 = ((u32)((u64)(e80 >> (32ul & 63))));
+                strata_fault_[3u] = e90;
                 strata_fault_[4u] = 0u;
                 strata_fault_[5u] = 0u;
                 const u32 e53 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -203,21 +204,22 @@ extern "C" __global__ void planted_uninit_local(
                 strata_fault_[8u] = e56;
             }
         } else {
-            const u32 e90 = (v14 & 65535u);
+            const u32 e91 = (v14 & 65535u);
             const u32 e18 = (e1 + 1u);
-            const u32 e96 = ((((u32)((u32)(v13 & 32767u) << (16u & 31))) | e18) | 2147483648u);
-            const u32 e97 = (e96 & 65535u);
-            if (((e90 != 0u) && (e90 != e97)) && (((v14 ^ e96) & 2147418112u) == 0u)) {
+            const u32 e97 = ((((u32)((u32)(v13 & 32767u) << (16u & 31))) | e18) | 2147483648u);
+            const u32 e98 = (e97 & 65535u);
+            if (((e91 != 0u) && (e91 != e98)) && (((v14 ^ e97) & 2147418112u) == 0u)) {
+                const u32 v15 = strata_atomic_load(&strata_tile_writer_site_[e79]);
                 const u32 v17 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v17 == 0u) {
                     strata_fault_[1u] = 4u;
-                    const u32 e87 = ((u32)e79);
-                    strata_fault_[2u] = e87;
-                    const u32 e89 = ((u32)((u64)(e79 >> (32ul & 63))));
-                    strata_fault_[3u] = e89;
-                    const u64 e110 = (((u64)v14) | ((u64)((u64)((u64)v15) << (32ul & 63))));
-                    strata_fault_[4u] = ((u32)e110);
-                    strata_fault_[5u] = ((u32)((u64)(e110 >> (32ul & 63))));
+                    const u32 e88 = ((u32)e80);
+                    strata_fault_[2u] = e88;
+                    const u32 e90 = ((u32)((u64)(e80 >> (32ul & 63))));
+                    strata_fault_[3u] = e90;
+                    const u64 e111 = (((u64)v14) | ((u64)((u64)((u64)v15) << (32ul & 63))));
+                    strata_fault_[4u] = ((u32)e111);
+                    strata_fault_[5u] = ((u32)((u64)(e111 >> (32ul & 63))));
                     const u32 e53 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
                     strata_fault_[6u] = e53;
                     const u32 e55 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
@@ -226,25 +228,25 @@ extern "C" __global__ void planted_uninit_local(
                     strata_fault_[8u] = e56;
                 }
             } else {
-                const u32 v18 = strata_atomic_load(&strata_tile_reader_[e78]);
-                const u32 e115 = (v18 & 65535u);
-                if (((e115 != 0u) && (e115 != e97)) && (((v18 ^ e96) & 2147418112u) == 0u)) {
+                const u32 v18 = strata_atomic_load(&strata_tile_reader_[e79]);
+                const u32 e116 = (v18 & 65535u);
+                if (((e116 != 0u) && (e116 != e98)) && (((v18 ^ e97) & 2147418112u) == 0u)) {
                 } else {
-                    (void)strata_atomic_xchg(&strata_tile_reader_[e78], e96);
-                    (void)strata_atomic_xchg(&strata_tile_reader_site_[e78], 4u);
+                    (void)strata_atomic_xchg(&strata_tile_reader_[e79], e97);
+                    (void)strata_atomic_xchg(&strata_tile_reader_site_[e79], 4u);
                 }
             }
         }
-        const u32 v2 = tile[e78];
+        const u32 v2 = tile[e79];
         strata_loaded0_ = v2;
     } else {
         const u32 v1 = strata_atomic_add(&strata_fault_[0u], 1u);
         if (v1 == 0u) {
             strata_fault_[1u] = 0u;
-            const u32 e87 = ((u32)e79);
-            strata_fault_[2u] = e87;
-            const u32 e89 = ((u32)((u64)(e79 >> (32ul & 63))));
-            strata_fault_[3u] = e89;
+            const u32 e88 = ((u32)e80);
+            strata_fault_[2u] = e88;
+            const u32 e90 = ((u32)((u64)(e80 >> (32ul & 63))));
+            strata_fault_[3u] = e90;
             strata_fault_[4u] = 8u;
             strata_fault_[5u] = 0u;
             const u32 e53 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
@@ -257,29 +259,29 @@ extern "C" __global__ void planted_uninit_local(
     }
     const u32 v0 = strata_loaded0_;
     const u32 e53 = (u32)(blockIdx.x * blockDim.x + threadIdx.x);
-    const u64 e126 = ((u64)e53);
-    const u64 e128 = ((u64)out_len);
-    if (e126 < e128) {
+    const u64 e127 = ((u64)e53);
+    const u64 e129 = ((u64)out_len);
+    if (e127 < e129) {
         if (strata_out_shadow__len != 1u) {
             const u32 v19 = strata_phase_;
-            const u64 e133 = (e126 * 4ul);
-            const u32 e134 = ((u32)blockIdx.x + (u32)gridDim.x * ((u32)blockIdx.y + (u32)gridDim.y * (u32)blockIdx.z));
-            const u32 e137 = (((e134 * e7) + e1) + 1u);
-            const u32 v20 = strata_atomic_xchg(&strata_out_shadow_[e133], e137);
-            const u32 e142 = (((u32)((u32)v19 << (16u & 31))) | 5u);
-            const u32 v21 = strata_atomic_xchg(&strata_out_shadow_[(e133 + 1ul)], e142);
-            const bool e149 = (((v20 - 1u) / e7) == e134);
-            if (((v20 != 0u) && (v20 != e137)) && ((!e149) || (e149 && (((u32)((v21 ^ e142) >> (16u & 31))) == 0u)))) {
+            const u64 e134 = (e127 * 4ul);
+            const u32 e135 = ((u32)blockIdx.x + (u32)gridDim.x * ((u32)blockIdx.y + (u32)gridDim.y * (u32)blockIdx.z));
+            const u32 e138 = (((e135 * e7) + e1) + 1u);
+            const u32 v20 = strata_atomic_xchg(&strata_out_shadow_[e134], e138);
+            const u32 e143 = (((u32)((u32)v19 << (16u & 31))) | 5u);
+            const u32 v21 = strata_atomic_xchg(&strata_out_shadow_[(e134 + 1ul)], e143);
+            const bool e150 = (((v20 - 1u) / e7) == e135);
+            if (((v20 != 0u) && (v20 != e138)) && ((!e150) || (e150 && (((u32)((v21 ^ e143) >> (16u & 31))) == 0u)))) {
                 const u32 v22 = strata_atomic_add(&strata_fault_[0u], 1u);
                 if (v22 == 0u) {
                     strata_fault_[1u] = 5u;
-                    const u32 e160 = ((u32)e126);
-                    strata_fault_[2u] = e160;
-                    const u32 e162 = ((u32)((u64)(e126 >> (32ul & 63))));
-                    strata_fault_[3u] = e162;
-                    const u64 e166 = (((u64)v20) | ((u64)((u64)((u64)v21) << (32ul & 63))));
-                    strata_fault_[4u] = ((u32)e166);
-                    strata_fault_[5u] = ((u32)((u64)(e166 >> (32ul & 63))));
+                    const u32 e161 = ((u32)e127);
+                    strata_fault_[2u] = e161;
+                    const u32 e163 = ((u32)((u64)(e127 >> (32ul & 63))));
+                    strata_fault_[3u] = e163;
+                    const u64 e167 = (((u64)v20) | ((u64)((u64)((u64)v21) << (32ul & 63))));
+                    strata_fault_[4u] = ((u32)e167);
+                    strata_fault_[5u] = ((u32)((u64)(e167 >> (32ul & 63))));
                     strata_fault_[6u] = e53;
                     const u32 e55 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
                     strata_fault_[7u] = e55;
@@ -287,29 +289,32 @@ extern "C" __global__ void planted_uninit_local(
                     strata_fault_[8u] = e56;
                 }
             } else {
-                const u64 e171 = (e133 + 2ul);
-                const u32 v23 = strata_atomic_load(&strata_out_shadow_[e171]);
-                const u32 v24 = strata_atomic_load(&strata_out_shadow_[(e133 + 3ul)]);
-                const bool e180 = (((v23 - 1u) / e7) == e134);
-                if (((v23 != 0u) && (v23 != e137)) && ((!e180) || (e180 && (((u32)((v24 ^ e142) >> (16u & 31))) == 0u)))) {
-                    const u32 v25 = strata_atomic_add(&strata_fault_[0u], 1u);
-                    if (v25 == 0u) {
-                        strata_fault_[1u] = 5u;
-                        const u32 e160 = ((u32)e126);
-                        strata_fault_[2u] = e160;
-                        const u32 e162 = ((u32)((u64)(e126 >> (32ul & 63))));
-                        strata_fault_[3u] = e162;
-                        const u64 e194 = (((u64)v23) | ((u64)((u64)((u64)v24) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e194);
-                        strata_fault_[5u] = ((u32)((u64)(e194 >> (32ul & 63))));
-                        strata_fault_[6u] = e53;
-                        const u32 e55 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                        strata_fault_[7u] = e55;
-                        const u32 e56 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                        strata_fault_[8u] = e56;
+                const u64 e172 = (e134 + 2ul);
+                const u32 v23 = strata_atomic_load(&strata_out_shadow_[e172]);
+                const bool e174 = (v23 != 0u);
+                if (e174) {
+                    const u32 v24 = strata_atomic_load(&strata_out_shadow_[(e134 + 3ul)]);
+                    const bool e181 = (((v23 - 1u) / e7) == e135);
+                    if ((e174 && (v23 != e138)) && ((!e181) || (e181 && (((u32)((v24 ^ e143) >> (16u & 31))) == 0u)))) {
+                        const u32 v25 = strata_atomic_add(&strata_fault_[0u], 1u);
+                        if (v25 == 0u) {
+                            strata_fault_[1u] = 5u;
+                            const u32 e161 = ((u32)e127);
+                            strata_fault_[2u] = e161;
+                            const u32 e163 = ((u32)((u64)(e127 >> (32ul & 63))));
+                            strata_fault_[3u] = e163;
+                            const u64 e195 = (((u64)v23) | ((u64)((u64)((u64)v24) << (32ul & 63))));
+                            strata_fault_[4u] = ((u32)e195);
+                            strata_fault_[5u] = ((u32)((u64)(e195 >> (32ul & 63))));
+                            strata_fault_[6u] = e53;
+                            const u32 e55 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                            strata_fault_[7u] = e55;
+                            const u32 e56 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                            strata_fault_[8u] = e56;
+                        }
                     }
+                    (void)strata_atomic_xchg(&strata_out_shadow_[e172], 0u);
                 }
-                (void)strata_atomic_xchg(&strata_out_shadow_[e171], 0u);
             }
         }
         out[e53] = v0;
@@ -317,12 +322,12 @@ extern "C" __global__ void planted_uninit_local(
         const u32 v3 = strata_atomic_add(&strata_fault_[0u], 1u);
         if (v3 == 0u) {
             strata_fault_[1u] = 1u;
-            const u32 e160 = ((u32)e126);
-            strata_fault_[2u] = e160;
-            const u32 e162 = ((u32)((u64)(e126 >> (32ul & 63))));
-            strata_fault_[3u] = e162;
-            strata_fault_[4u] = ((u32)e128);
-            strata_fault_[5u] = ((u32)((u64)(e128 >> (32ul & 63))));
+            const u32 e161 = ((u32)e127);
+            strata_fault_[2u] = e161;
+            const u32 e163 = ((u32)((u64)(e127 >> (32ul & 63))));
+            strata_fault_[3u] = e163;
+            strata_fault_[4u] = ((u32)e129);
+            strata_fault_[5u] = ((u32)((u64)(e129 >> (32ul & 63))));
             strata_fault_[6u] = e53;
             const u32 e55 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
             strata_fault_[7u] = e55;

@@ -167,27 +167,30 @@ extern "C" __global__ void planted_uninit_private(
             } else {
                 const u64 e74 = (e29 + 2ul);
                 const u32 v8 = strata_atomic_load(&strata_out_shadow_[e74]);
-                const u32 v9 = strata_atomic_load(&strata_out_shadow_[(e29 + 3ul)]);
-                const bool e83 = (((v8 - 1u) / e35) == e30);
-                if (((v8 != 0u) && (v8 != e39)) && ((!e83) || (e83 && (((u32)((v9 ^ e45) >> (16u & 31))) == 0u)))) {
-                    const u32 v10 = strata_atomic_add(&strata_fault_[0u], 1u);
-                    if (v10 == 0u) {
-                        strata_fault_[1u] = 2u;
-                        const u32 e63 = ((u32)e22);
-                        strata_fault_[2u] = e63;
-                        const u32 e65 = ((u32)((u64)(e22 >> (32ul & 63))));
-                        strata_fault_[3u] = e65;
-                        const u64 e97 = (((u64)v8) | ((u64)((u64)((u64)v9) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e97);
-                        strata_fault_[5u] = ((u32)((u64)(e97 >> (32ul & 63))));
-                        strata_fault_[6u] = e4;
-                        const u32 e19 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                        strata_fault_[7u] = e19;
-                        const u32 e21 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                        strata_fault_[8u] = e21;
+                const bool e76 = (v8 != 0u);
+                if (e76) {
+                    const u32 v9 = strata_atomic_load(&strata_out_shadow_[(e29 + 3ul)]);
+                    const bool e83 = (((v8 - 1u) / e35) == e30);
+                    if ((e76 && (v8 != e39)) && ((!e83) || (e83 && (((u32)((v9 ^ e45) >> (16u & 31))) == 0u)))) {
+                        const u32 v10 = strata_atomic_add(&strata_fault_[0u], 1u);
+                        if (v10 == 0u) {
+                            strata_fault_[1u] = 2u;
+                            const u32 e63 = ((u32)e22);
+                            strata_fault_[2u] = e63;
+                            const u32 e65 = ((u32)((u64)(e22 >> (32ul & 63))));
+                            strata_fault_[3u] = e65;
+                            const u64 e97 = (((u64)v8) | ((u64)((u64)((u64)v9) << (32ul & 63))));
+                            strata_fault_[4u] = ((u32)e97);
+                            strata_fault_[5u] = ((u32)((u64)(e97 >> (32ul & 63))));
+                            strata_fault_[6u] = e4;
+                            const u32 e19 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                            strata_fault_[7u] = e19;
+                            const u32 e21 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                            strata_fault_[8u] = e21;
+                        }
                     }
+                    (void)strata_atomic_xchg(&strata_out_shadow_[e74], 0u);
                 }
-                (void)strata_atomic_xchg(&strata_out_shadow_[e74], 0u);
             }
         }
         out[e4] = v0;

@@ -163,27 +163,30 @@ extern "C" __global__ void planted_zero_step(
             } else {
                 const u64 e74 = (e28 + 2ul);
                 const u32 v9 = strata_atomic_load(&strata_out_shadow_[e74]);
-                const u32 v10 = strata_atomic_load(&strata_out_shadow_[(e28 + 3ul)]);
-                const bool e83 = (((v9 - 1u) / e34) == e29);
-                if (((v9 != 0u) && (v9 != e38)) && ((!e83) || (e83 && (((u32)((v10 ^ e44) >> (16u & 31))) == 0u)))) {
-                    const u32 v11 = strata_atomic_add(&strata_fault_[0u], 1u);
-                    if (v11 == 0u) {
-                        strata_fault_[1u] = 2u;
-                        const u32 e62 = ((u32)e21);
-                        strata_fault_[2u] = e62;
-                        const u32 e65 = ((u32)((u64)(e21 >> (32ul & 63))));
-                        strata_fault_[3u] = e65;
-                        const u64 e97 = (((u64)v9) | ((u64)((u64)((u64)v10) << (32ul & 63))));
-                        strata_fault_[4u] = ((u32)e97);
-                        strata_fault_[5u] = ((u32)((u64)(e97 >> (32ul & 63))));
-                        strata_fault_[6u] = e1;
-                        const u32 e15 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
-                        strata_fault_[7u] = e15;
-                        const u32 e17 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
-                        strata_fault_[8u] = e17;
+                const bool e76 = (v9 != 0u);
+                if (e76) {
+                    const u32 v10 = strata_atomic_load(&strata_out_shadow_[(e28 + 3ul)]);
+                    const bool e83 = (((v9 - 1u) / e34) == e29);
+                    if ((e76 && (v9 != e38)) && ((!e83) || (e83 && (((u32)((v10 ^ e44) >> (16u & 31))) == 0u)))) {
+                        const u32 v11 = strata_atomic_add(&strata_fault_[0u], 1u);
+                        if (v11 == 0u) {
+                            strata_fault_[1u] = 2u;
+                            const u32 e62 = ((u32)e21);
+                            strata_fault_[2u] = e62;
+                            const u32 e65 = ((u32)((u64)(e21 >> (32ul & 63))));
+                            strata_fault_[3u] = e65;
+                            const u64 e97 = (((u64)v9) | ((u64)((u64)((u64)v10) << (32ul & 63))));
+                            strata_fault_[4u] = ((u32)e97);
+                            strata_fault_[5u] = ((u32)((u64)(e97 >> (32ul & 63))));
+                            strata_fault_[6u] = e1;
+                            const u32 e15 = (u32)(blockIdx.y * blockDim.y + threadIdx.y);
+                            strata_fault_[7u] = e15;
+                            const u32 e17 = (u32)(blockIdx.z * blockDim.z + threadIdx.z);
+                            strata_fault_[8u] = e17;
+                        }
                     }
+                    (void)strata_atomic_xchg(&strata_out_shadow_[e74], 0u);
                 }
-                (void)strata_atomic_xchg(&strata_out_shadow_[e74], 0u);
             }
         }
         out[e1] = v2;

@@ -127,27 +127,29 @@ __kernel void checked_clean_exchange(
             }
         } else {
             const uint v25 = atomic_or(&strata_tile_reader_[e90], (uint)0);
-            const uint v26 = atomic_or(&strata_tile_reader_site_[e90], (uint)0);
-            const uint e128 = (v25 & 65535u);
-            if (((e128 != 0u) && (e128 != e106)) && (((v25 ^ e101) & 2147418112u) == 0u)) {
-                const uint v27 = atomic_add(&strata_fault_[0u], 1u);
-                if (v27 == 0u) {
-                    strata_fault_[1u] = 8u;
-                    const uint e116 = ((uint)e91);
-                    strata_fault_[2u] = e116;
-                    const uint e118 = ((uint)((ulong)(e91 >> (32ul & 63))));
-                    strata_fault_[3u] = e118;
-                    const ulong e142 = (((ulong)v25) | ((ulong)((ulong)((ulong)v26) << (32ul & 63))));
-                    strata_fault_[4u] = ((uint)e142);
-                    strata_fault_[5u] = ((uint)((ulong)(e142 >> (32ul & 63))));
-                    strata_fault_[6u] = e9;
-                    const uint e63 = (uint)get_global_id(1);
-                    strata_fault_[7u] = e63;
-                    const uint e64 = (uint)get_global_id(2);
-                    strata_fault_[8u] = e64;
+            if (v25 != 0u) {
+                const uint e129 = (v25 & 65535u);
+                if (((e129 != 0u) && (e129 != e106)) && (((v25 ^ e101) & 2147418112u) == 0u)) {
+                    const uint v26 = atomic_or(&strata_tile_reader_site_[e90], (uint)0);
+                    const uint v27 = atomic_add(&strata_fault_[0u], 1u);
+                    if (v27 == 0u) {
+                        strata_fault_[1u] = 8u;
+                        const uint e116 = ((uint)e91);
+                        strata_fault_[2u] = e116;
+                        const uint e118 = ((uint)((ulong)(e91 >> (32ul & 63))));
+                        strata_fault_[3u] = e118;
+                        const ulong e143 = (((ulong)v25) | ((ulong)((ulong)((ulong)v26) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e143);
+                        strata_fault_[5u] = ((uint)((ulong)(e143 >> (32ul & 63))));
+                        strata_fault_[6u] = e9;
+                        const uint e63 = (uint)get_global_id(1);
+                        strata_fault_[7u] = e63;
+                        const uint e64 = (uint)get_global_id(2);
+                        strata_fault_[8u] = e64;
+                    }
                 }
+                (void)atomic_xchg(&strata_tile_reader_[e90], 0u);
             }
-            (void)atomic_xchg(&strata_tile_reader_[e90], 0u);
         }
         tile[e90] = v0;
     } else {
@@ -170,20 +172,19 @@ __kernel void checked_clean_exchange(
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
     const uint v28 = strata_phase_;
     strata_phase_ = (v28 + 1u);
-    const uint e151 = (7u - e90);
-    const ulong e152 = ((ulong)e151);
-    if (e152 < 8ul) {
+    const uint e152 = (7u - e90);
+    const ulong e153 = ((ulong)e152);
+    if (e153 < 8ul) {
         const uint v29 = strata_phase_;
-        const uint v30 = atomic_or(&strata_tile_writer_[e151], (uint)0);
-        const uint v31 = atomic_or(&strata_tile_writer_site_[e151], (uint)0);
+        const uint v30 = atomic_or(&strata_tile_writer_[e152], (uint)0);
         if ((v30 & 2147483648u) == 0u) {
             const uint v32 = atomic_add(&strata_fault_[0u], 1u);
             if (v32 == 0u) {
                 strata_fault_[1u] = 9u;
-                const uint e160 = ((uint)e152);
-                strata_fault_[2u] = e160;
-                const uint e162 = ((uint)((ulong)(e152 >> (32ul & 63))));
-                strata_fault_[3u] = e162;
+                const uint e161 = ((uint)e153);
+                strata_fault_[2u] = e161;
+                const uint e163 = ((uint)((ulong)(e153 >> (32ul & 63))));
+                strata_fault_[3u] = e163;
                 strata_fault_[4u] = 0u;
                 strata_fault_[5u] = 0u;
                 strata_fault_[6u] = e9;
@@ -193,21 +194,22 @@ __kernel void checked_clean_exchange(
                 strata_fault_[8u] = e64;
             }
         } else {
-            const uint e163 = (v30 & 65535u);
+            const uint e164 = (v30 & 65535u);
             const uint e98 = (e1 + 1u);
-            const uint e169 = ((((uint)((uint)(v29 & 32767u) << (16u & 31))) | e98) | 2147483648u);
-            const uint e170 = (e169 & 65535u);
-            if (((e163 != 0u) && (e163 != e170)) && (((v30 ^ e169) & 2147418112u) == 0u)) {
+            const uint e170 = ((((uint)((uint)(v29 & 32767u) << (16u & 31))) | e98) | 2147483648u);
+            const uint e171 = (e170 & 65535u);
+            if (((e164 != 0u) && (e164 != e171)) && (((v30 ^ e170) & 2147418112u) == 0u)) {
+                const uint v31 = atomic_or(&strata_tile_writer_site_[e152], (uint)0);
                 const uint v33 = atomic_add(&strata_fault_[0u], 1u);
                 if (v33 == 0u) {
                     strata_fault_[1u] = 10u;
-                    const uint e160 = ((uint)e152);
-                    strata_fault_[2u] = e160;
-                    const uint e162 = ((uint)((ulong)(e152 >> (32ul & 63))));
-                    strata_fault_[3u] = e162;
-                    const ulong e184 = (((ulong)v30) | ((ulong)((ulong)((ulong)v31) << (32ul & 63))));
-                    strata_fault_[4u] = ((uint)e184);
-                    strata_fault_[5u] = ((uint)((ulong)(e184 >> (32ul & 63))));
+                    const uint e161 = ((uint)e153);
+                    strata_fault_[2u] = e161;
+                    const uint e163 = ((uint)((ulong)(e153 >> (32ul & 63))));
+                    strata_fault_[3u] = e163;
+                    const ulong e185 = (((ulong)v30) | ((ulong)((ulong)((ulong)v31) << (32ul & 63))));
+                    strata_fault_[4u] = ((uint)e185);
+                    strata_fault_[5u] = ((uint)((ulong)(e185 >> (32ul & 63))));
                     strata_fault_[6u] = e9;
                     const uint e63 = (uint)get_global_id(1);
                     strata_fault_[7u] = e63;
@@ -215,25 +217,25 @@ __kernel void checked_clean_exchange(
                     strata_fault_[8u] = e64;
                 }
             } else {
-                const uint v34 = atomic_or(&strata_tile_reader_[e151], (uint)0);
-                const uint e189 = (v34 & 65535u);
-                if (((e189 != 0u) && (e189 != e170)) && (((v34 ^ e169) & 2147418112u) == 0u)) {
+                const uint v34 = atomic_or(&strata_tile_reader_[e152], (uint)0);
+                const uint e190 = (v34 & 65535u);
+                if (((e190 != 0u) && (e190 != e171)) && (((v34 ^ e170) & 2147418112u) == 0u)) {
                 } else {
-                    (void)atomic_xchg(&strata_tile_reader_[e151], e169);
-                    (void)atomic_xchg(&strata_tile_reader_site_[e151], 10u);
+                    (void)atomic_xchg(&strata_tile_reader_[e152], e170);
+                    (void)atomic_xchg(&strata_tile_reader_site_[e152], 10u);
                 }
             }
         }
-        const uint v8 = tile[e151];
+        const uint v8 = tile[e152];
         strata_loaded0_ = v8;
     } else {
         const uint v7 = atomic_add(&strata_fault_[0u], 1u);
         if (v7 == 0u) {
             strata_fault_[1u] = 2u;
-            const uint e160 = ((uint)e152);
-            strata_fault_[2u] = e160;
-            const uint e162 = ((uint)((ulong)(e152 >> (32ul & 63))));
-            strata_fault_[3u] = e162;
+            const uint e161 = ((uint)e153);
+            strata_fault_[2u] = e161;
+            const uint e163 = ((uint)((ulong)(e153 >> (32ul & 63))));
+            strata_fault_[3u] = e163;
             strata_fault_[4u] = 8u;
             strata_fault_[5u] = 0u;
             strata_fault_[6u] = e9;
@@ -250,12 +252,12 @@ __kernel void checked_clean_exchange(
     if (e93) {
         const uint v36 = strata_phase_;
         const uint e98 = (e1 + 1u);
-        const uint e206 = ((((uint)((uint)(v36 & 32767u) << (16u & 31))) | e98) | 2147483648u);
-        const uint v37 = atomic_xchg(&strata_tile_writer_[e90], e206);
+        const uint e207 = ((((uint)((uint)(v36 & 32767u) << (16u & 31))) | e98) | 2147483648u);
+        const uint v37 = atomic_xchg(&strata_tile_writer_[e90], e207);
         const uint v38 = atomic_xchg(&strata_tile_writer_site_[e90], 11u);
-        const uint e209 = (v37 & 65535u);
-        const uint e211 = (e206 & 65535u);
-        if (((e209 != 0u) && (e209 != e211)) && (((v37 ^ e206) & 2147418112u) == 0u)) {
+        const uint e210 = (v37 & 65535u);
+        const uint e212 = (e207 & 65535u);
+        if (((e210 != 0u) && (e210 != e212)) && (((v37 ^ e207) & 2147418112u) == 0u)) {
             const uint v39 = atomic_add(&strata_fault_[0u], 1u);
             if (v39 == 0u) {
                 strata_fault_[1u] = 11u;
@@ -263,9 +265,9 @@ __kernel void checked_clean_exchange(
                 strata_fault_[2u] = e116;
                 const uint e118 = ((uint)((ulong)(e91 >> (32ul & 63))));
                 strata_fault_[3u] = e118;
-                const ulong e224 = (((ulong)v37) | ((ulong)((ulong)((ulong)v38) << (32ul & 63))));
-                strata_fault_[4u] = ((uint)e224);
-                strata_fault_[5u] = ((uint)((ulong)(e224 >> (32ul & 63))));
+                const ulong e225 = (((ulong)v37) | ((ulong)((ulong)((ulong)v38) << (32ul & 63))));
+                strata_fault_[4u] = ((uint)e225);
+                strata_fault_[5u] = ((uint)((ulong)(e225 >> (32ul & 63))));
                 strata_fault_[6u] = e9;
                 const uint e63 = (uint)get_global_id(1);
                 strata_fault_[7u] = e63;
@@ -274,27 +276,29 @@ __kernel void checked_clean_exchange(
             }
         } else {
             const uint v40 = atomic_or(&strata_tile_reader_[e90], (uint)0);
-            const uint v41 = atomic_or(&strata_tile_reader_site_[e90], (uint)0);
-            const uint e229 = (v40 & 65535u);
-            if (((e229 != 0u) && (e229 != e211)) && (((v40 ^ e206) & 2147418112u) == 0u)) {
-                const uint v42 = atomic_add(&strata_fault_[0u], 1u);
-                if (v42 == 0u) {
-                    strata_fault_[1u] = 11u;
-                    const uint e116 = ((uint)e91);
-                    strata_fault_[2u] = e116;
-                    const uint e118 = ((uint)((ulong)(e91 >> (32ul & 63))));
-                    strata_fault_[3u] = e118;
-                    const ulong e243 = (((ulong)v40) | ((ulong)((ulong)((ulong)v41) << (32ul & 63))));
-                    strata_fault_[4u] = ((uint)e243);
-                    strata_fault_[5u] = ((uint)((ulong)(e243 >> (32ul & 63))));
-                    strata_fault_[6u] = e9;
-                    const uint e63 = (uint)get_global_id(1);
-                    strata_fault_[7u] = e63;
-                    const uint e64 = (uint)get_global_id(2);
-                    strata_fault_[8u] = e64;
+            if (v40 != 0u) {
+                const uint e231 = (v40 & 65535u);
+                if (((e231 != 0u) && (e231 != e212)) && (((v40 ^ e207) & 2147418112u) == 0u)) {
+                    const uint v41 = atomic_or(&strata_tile_reader_site_[e90], (uint)0);
+                    const uint v42 = atomic_add(&strata_fault_[0u], 1u);
+                    if (v42 == 0u) {
+                        strata_fault_[1u] = 11u;
+                        const uint e116 = ((uint)e91);
+                        strata_fault_[2u] = e116;
+                        const uint e118 = ((uint)((ulong)(e91 >> (32ul & 63))));
+                        strata_fault_[3u] = e118;
+                        const ulong e245 = (((ulong)v40) | ((ulong)((ulong)((ulong)v41) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e245);
+                        strata_fault_[5u] = ((uint)((ulong)(e245 >> (32ul & 63))));
+                        strata_fault_[6u] = e9;
+                        const uint e63 = (uint)get_global_id(1);
+                        strata_fault_[7u] = e63;
+                        const uint e64 = (uint)get_global_id(2);
+                        strata_fault_[8u] = e64;
+                    }
                 }
+                (void)atomic_xchg(&strata_tile_reader_[e90], 0u);
             }
-            (void)atomic_xchg(&strata_tile_reader_[e90], 0u);
         }
         tile[e90] = (v1 + 1u);
     } else {
@@ -320,7 +324,6 @@ __kernel void checked_clean_exchange(
     if (e93) {
         const uint v44 = strata_phase_;
         const uint v45 = atomic_or(&strata_tile_writer_[e90], (uint)0);
-        const uint v46 = atomic_or(&strata_tile_writer_site_[e90], (uint)0);
         if ((v45 & 2147483648u) == 0u) {
             const uint v47 = atomic_add(&strata_fault_[0u], 1u);
             if (v47 == 0u) {
@@ -338,11 +341,12 @@ __kernel void checked_clean_exchange(
                 strata_fault_[8u] = e64;
             }
         } else {
-            const uint e259 = (v45 & 65535u);
+            const uint e261 = (v45 & 65535u);
             const uint e98 = (e1 + 1u);
-            const uint e265 = ((((uint)((uint)(v44 & 32767u) << (16u & 31))) | e98) | 2147483648u);
-            const uint e266 = (e265 & 65535u);
-            if (((e259 != 0u) && (e259 != e266)) && (((v45 ^ e265) & 2147418112u) == 0u)) {
+            const uint e267 = ((((uint)((uint)(v44 & 32767u) << (16u & 31))) | e98) | 2147483648u);
+            const uint e268 = (e267 & 65535u);
+            if (((e261 != 0u) && (e261 != e268)) && (((v45 ^ e267) & 2147418112u) == 0u)) {
+                const uint v46 = atomic_or(&strata_tile_writer_site_[e90], (uint)0);
                 const uint v48 = atomic_add(&strata_fault_[0u], 1u);
                 if (v48 == 0u) {
                     strata_fault_[1u] = 13u;
@@ -350,9 +354,9 @@ __kernel void checked_clean_exchange(
                     strata_fault_[2u] = e116;
                     const uint e118 = ((uint)((ulong)(e91 >> (32ul & 63))));
                     strata_fault_[3u] = e118;
-                    const ulong e280 = (((ulong)v45) | ((ulong)((ulong)((ulong)v46) << (32ul & 63))));
-                    strata_fault_[4u] = ((uint)e280);
-                    strata_fault_[5u] = ((uint)((ulong)(e280 >> (32ul & 63))));
+                    const ulong e282 = (((ulong)v45) | ((ulong)((ulong)((ulong)v46) << (32ul & 63))));
+                    strata_fault_[4u] = ((uint)e282);
+                    strata_fault_[5u] = ((uint)((ulong)(e282 >> (32ul & 63))));
                     strata_fault_[6u] = e9;
                     const uint e63 = (uint)get_global_id(1);
                     strata_fault_[7u] = e63;
@@ -361,10 +365,10 @@ __kernel void checked_clean_exchange(
                 }
             } else {
                 const uint v49 = atomic_or(&strata_tile_reader_[e90], (uint)0);
-                const uint e285 = (v49 & 65535u);
-                if (((e285 != 0u) && (e285 != e266)) && (((v49 ^ e265) & 2147418112u) == 0u)) {
+                const uint e287 = (v49 & 65535u);
+                if (((e287 != 0u) && (e287 != e268)) && (((v49 ^ e267) & 2147418112u) == 0u)) {
                 } else {
-                    (void)atomic_xchg(&strata_tile_reader_[e90], e265);
+                    (void)atomic_xchg(&strata_tile_reader_[e90], e267);
                     (void)atomic_xchg(&strata_tile_reader_site_[e90], 13u);
                 }
             }
@@ -398,10 +402,10 @@ __kernel void checked_clean_exchange(
             const uint e26 = (((e23 * e7) + e1) + 1u);
             const uint v51 = atomic_xchg(&strata_x_shadow_[e18], e26);
             const ulong e20 = (e18 + 1ul);
-            const uint e299 = (((uint)((uint)v50 << (16u & 31))) | 14u);
-            const uint v52 = atomic_xchg(&strata_x_shadow_[e20], e299);
-            const bool e306 = (((v51 - 1u) / e7) == e23);
-            if (((v51 != 0u) && (v51 != e26)) && ((!e306) || (e306 && (((uint)((v52 ^ e299) >> (16u & 31))) == 0u)))) {
+            const uint e301 = (((uint)((uint)v50 << (16u & 31))) | 14u);
+            const uint v52 = atomic_xchg(&strata_x_shadow_[e20], e301);
+            const bool e308 = (((v51 - 1u) / e7) == e23);
+            if (((v51 != 0u) && (v51 != e26)) && ((!e308) || (e308 && (((uint)((v52 ^ e301) >> (16u & 31))) == 0u)))) {
                 const uint v53 = atomic_add(&strata_fault_[0u], 1u);
                 if (v53 == 0u) {
                     strata_fault_[1u] = 14u;
@@ -409,9 +413,9 @@ __kernel void checked_clean_exchange(
                     strata_fault_[2u] = e48;
                     const uint e52 = ((uint)((ulong)(e10 >> (32ul & 63))));
                     strata_fault_[3u] = e52;
-                    const ulong e320 = (((ulong)v51) | ((ulong)((ulong)((ulong)v52) << (32ul & 63))));
-                    strata_fault_[4u] = ((uint)e320);
-                    strata_fault_[5u] = ((uint)((ulong)(e320 >> (32ul & 63))));
+                    const ulong e322 = (((ulong)v51) | ((ulong)((ulong)((ulong)v52) << (32ul & 63))));
+                    strata_fault_[4u] = ((uint)e322);
+                    strata_fault_[5u] = ((uint)((ulong)(e322 >> (32ul & 63))));
                     strata_fault_[6u] = e9;
                     const uint e63 = (uint)get_global_id(1);
                     strata_fault_[7u] = e63;
@@ -421,28 +425,31 @@ __kernel void checked_clean_exchange(
             } else {
                 const ulong e66 = (e18 + 2ul);
                 const uint v54 = atomic_or(&strata_x_shadow_[e66], (uint)0);
-                const ulong e68 = (e18 + 3ul);
-                const uint v55 = atomic_or(&strata_x_shadow_[e68], (uint)0);
-                const bool e330 = (((v54 - 1u) / e7) == e23);
-                if (((v54 != 0u) && (v54 != e26)) && ((!e330) || (e330 && (((uint)((v55 ^ e299) >> (16u & 31))) == 0u)))) {
-                    const uint v56 = atomic_add(&strata_fault_[0u], 1u);
-                    if (v56 == 0u) {
-                        strata_fault_[1u] = 14u;
-                        const uint e48 = ((uint)e10);
-                        strata_fault_[2u] = e48;
-                        const uint e52 = ((uint)((ulong)(e10 >> (32ul & 63))));
-                        strata_fault_[3u] = e52;
-                        const ulong e344 = (((ulong)v54) | ((ulong)((ulong)((ulong)v55) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e344);
-                        strata_fault_[5u] = ((uint)((ulong)(e344 >> (32ul & 63))));
-                        strata_fault_[6u] = e9;
-                        const uint e63 = (uint)get_global_id(1);
-                        strata_fault_[7u] = e63;
-                        const uint e64 = (uint)get_global_id(2);
-                        strata_fault_[8u] = e64;
+                const bool e327 = (v54 != 0u);
+                if (e327) {
+                    const ulong e68 = (e18 + 3ul);
+                    const uint v55 = atomic_or(&strata_x_shadow_[e68], (uint)0);
+                    const bool e332 = (((v54 - 1u) / e7) == e23);
+                    if ((e327 && (v54 != e26)) && ((!e332) || (e332 && (((uint)((v55 ^ e301) >> (16u & 31))) == 0u)))) {
+                        const uint v56 = atomic_add(&strata_fault_[0u], 1u);
+                        if (v56 == 0u) {
+                            strata_fault_[1u] = 14u;
+                            const uint e48 = ((uint)e10);
+                            strata_fault_[2u] = e48;
+                            const uint e52 = ((uint)((ulong)(e10 >> (32ul & 63))));
+                            strata_fault_[3u] = e52;
+                            const ulong e346 = (((ulong)v54) | ((ulong)((ulong)((ulong)v55) << (32ul & 63))));
+                            strata_fault_[4u] = ((uint)e346);
+                            strata_fault_[5u] = ((uint)((ulong)(e346 >> (32ul & 63))));
+                            strata_fault_[6u] = e9;
+                            const uint e63 = (uint)get_global_id(1);
+                            strata_fault_[7u] = e63;
+                            const uint e64 = (uint)get_global_id(2);
+                            strata_fault_[8u] = e64;
+                        }
                     }
+                    (void)atomic_xchg(&strata_x_shadow_[e66], 0u);
                 }
-                (void)atomic_xchg(&strata_x_shadow_[e66], 0u);
             }
         }
         x[e9] = v2;
@@ -465,8 +472,8 @@ __kernel void checked_clean_exchange(
             strata_fault_[8u] = e64;
         }
     }
-    const ulong e353 = ((ulong)count_len);
-    if (0ul < e353) {
+    const ulong e355 = ((ulong)count_len);
+    if (0ul < e355) {
         (void)atomic_add(&count[0u], 1u);
     } else {
         const uint v13 = atomic_add(&strata_fault_[0u], 1u);
@@ -474,8 +481,8 @@ __kernel void checked_clean_exchange(
             strata_fault_[1u] = 6u;
             strata_fault_[2u] = 0u;
             strata_fault_[3u] = 0u;
-            strata_fault_[4u] = ((uint)e353);
-            strata_fault_[5u] = ((uint)((ulong)(e353 >> (32ul & 63))));
+            strata_fault_[4u] = ((uint)e355);
+            strata_fault_[5u] = ((uint)((ulong)(e355 >> (32ul & 63))));
             strata_fault_[6u] = e9;
             const uint e63 = (uint)get_global_id(1);
             strata_fault_[7u] = e63;

@@ -120,28 +120,30 @@ __kernel void checked_clean_loops(
                 }
             } else {
                 const uint v20 = atomic_or(&strata_tile_reader_[e12], (uint)0);
-                const uint v21 = atomic_or(&strata_tile_reader_site_[e12], (uint)0);
-                const uint e84 = (v20 & 65535u);
-                if (((e84 != 0u) && (e84 != e62)) && (((v20 ^ e57) & 2147418112u) == 0u)) {
-                    const uint v22 = atomic_add(&strata_fault_[0u], 1u);
-                    if (v22 == 0u) {
-                        strata_fault_[1u] = 6u;
-                        const uint e72 = ((uint)e46);
-                        strata_fault_[2u] = e72;
-                        const uint e74 = ((uint)((ulong)(e46 >> (32ul & 63))));
-                        strata_fault_[3u] = e74;
-                        const ulong e98 = (((ulong)v20) | ((ulong)((ulong)((ulong)v21) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e98);
-                        strata_fault_[5u] = ((uint)((ulong)(e98 >> (32ul & 63))));
-                        const uint e40 = (uint)get_global_id(0);
-                        strata_fault_[6u] = e40;
-                        const uint e42 = (uint)get_global_id(1);
-                        strata_fault_[7u] = e42;
-                        const uint e43 = (uint)get_global_id(2);
-                        strata_fault_[8u] = e43;
+                if (v20 != 0u) {
+                    const uint e85 = (v20 & 65535u);
+                    if (((e85 != 0u) && (e85 != e62)) && (((v20 ^ e57) & 2147418112u) == 0u)) {
+                        const uint v21 = atomic_or(&strata_tile_reader_site_[e12], (uint)0);
+                        const uint v22 = atomic_add(&strata_fault_[0u], 1u);
+                        if (v22 == 0u) {
+                            strata_fault_[1u] = 6u;
+                            const uint e72 = ((uint)e46);
+                            strata_fault_[2u] = e72;
+                            const uint e74 = ((uint)((ulong)(e46 >> (32ul & 63))));
+                            strata_fault_[3u] = e74;
+                            const ulong e99 = (((ulong)v20) | ((ulong)((ulong)((ulong)v21) << (32ul & 63))));
+                            strata_fault_[4u] = ((uint)e99);
+                            strata_fault_[5u] = ((uint)((ulong)(e99 >> (32ul & 63))));
+                            const uint e40 = (uint)get_global_id(0);
+                            strata_fault_[6u] = e40;
+                            const uint e42 = (uint)get_global_id(1);
+                            strata_fault_[7u] = e42;
+                            const uint e43 = (uint)get_global_id(2);
+                            strata_fault_[8u] = e43;
+                        }
                     }
+                    (void)atomic_xchg(&strata_tile_reader_[e12], 0u);
                 }
-                (void)atomic_xchg(&strata_tile_reader_[e12], 0u);
             }
             tile[e12] = i_0;
         } else {
@@ -166,20 +168,19 @@ __kernel void checked_clean_loops(
         const uint v23 = strata_phase_;
         strata_phase_ = (v23 + 1u);
         const uint v1 = v;
-        const uint e106 = (7u - e12);
-        const ulong e107 = ((ulong)e106);
-        if (e107 < 8ul) {
+        const uint e107 = (7u - e12);
+        const ulong e108 = ((ulong)e107);
+        if (e108 < 8ul) {
             const uint v24 = strata_phase_;
-            const uint v25 = atomic_or(&strata_tile_writer_[e106], (uint)0);
-            const uint v26 = atomic_or(&strata_tile_writer_site_[e106], (uint)0);
+            const uint v25 = atomic_or(&strata_tile_writer_[e107], (uint)0);
             if ((v25 & 2147483648u) == 0u) {
                 const uint v27 = atomic_add(&strata_fault_[0u], 1u);
                 if (v27 == 0u) {
                     strata_fault_[1u] = 7u;
-                    const uint e114 = ((uint)e107);
-                    strata_fault_[2u] = e114;
-                    const uint e116 = ((uint)((ulong)(e107 >> (32ul & 63))));
-                    strata_fault_[3u] = e116;
+                    const uint e115 = ((uint)e108);
+                    strata_fault_[2u] = e115;
+                    const uint e117 = ((uint)((ulong)(e108 >> (32ul & 63))));
+                    strata_fault_[3u] = e117;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const uint e40 = (uint)get_global_id(0);
@@ -190,21 +191,22 @@ __kernel void checked_clean_loops(
                     strata_fault_[8u] = e43;
                 }
             } else {
-                const uint e117 = (v25 & 65535u);
+                const uint e118 = (v25 & 65535u);
                 const uint e54 = (e1 + 1u);
-                const uint e123 = ((((uint)((uint)(v24 & 32767u) << (16u & 31))) | e54) | 2147483648u);
-                const uint e124 = (e123 & 65535u);
-                if (((e117 != 0u) && (e117 != e124)) && (((v25 ^ e123) & 2147418112u) == 0u)) {
+                const uint e124 = ((((uint)((uint)(v24 & 32767u) << (16u & 31))) | e54) | 2147483648u);
+                const uint e125 = (e124 & 65535u);
+                if (((e118 != 0u) && (e118 != e125)) && (((v25 ^ e124) & 2147418112u) == 0u)) {
+                    const uint v26 = atomic_or(&strata_tile_writer_site_[e107], (uint)0);
                     const uint v28 = atomic_add(&strata_fault_[0u], 1u);
                     if (v28 == 0u) {
                         strata_fault_[1u] = 8u;
-                        const uint e114 = ((uint)e107);
-                        strata_fault_[2u] = e114;
-                        const uint e116 = ((uint)((ulong)(e107 >> (32ul & 63))));
-                        strata_fault_[3u] = e116;
-                        const ulong e137 = (((ulong)v25) | ((ulong)((ulong)((ulong)v26) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e137);
-                        strata_fault_[5u] = ((uint)((ulong)(e137 >> (32ul & 63))));
+                        const uint e115 = ((uint)e108);
+                        strata_fault_[2u] = e115;
+                        const uint e117 = ((uint)((ulong)(e108 >> (32ul & 63))));
+                        strata_fault_[3u] = e117;
+                        const ulong e138 = (((ulong)v25) | ((ulong)((ulong)((ulong)v26) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e138);
+                        strata_fault_[5u] = ((uint)((ulong)(e138 >> (32ul & 63))));
                         const uint e40 = (uint)get_global_id(0);
                         strata_fault_[6u] = e40;
                         const uint e42 = (uint)get_global_id(1);
@@ -213,25 +215,25 @@ __kernel void checked_clean_loops(
                         strata_fault_[8u] = e43;
                     }
                 } else {
-                    const uint v29 = atomic_or(&strata_tile_reader_[e106], (uint)0);
-                    const uint e142 = (v29 & 65535u);
-                    if (((e142 != 0u) && (e142 != e124)) && (((v29 ^ e123) & 2147418112u) == 0u)) {
+                    const uint v29 = atomic_or(&strata_tile_reader_[e107], (uint)0);
+                    const uint e143 = (v29 & 65535u);
+                    if (((e143 != 0u) && (e143 != e125)) && (((v29 ^ e124) & 2147418112u) == 0u)) {
                     } else {
-                        (void)atomic_xchg(&strata_tile_reader_[e106], e123);
-                        (void)atomic_xchg(&strata_tile_reader_site_[e106], 8u);
+                        (void)atomic_xchg(&strata_tile_reader_[e107], e124);
+                        (void)atomic_xchg(&strata_tile_reader_site_[e107], 8u);
                     }
                 }
             }
-            const uint v7 = tile[e106];
+            const uint v7 = tile[e107];
             strata_loaded0_ = v7;
         } else {
             const uint v6 = atomic_add(&strata_fault_[0u], 1u);
             if (v6 == 0u) {
                 strata_fault_[1u] = 1u;
-                const uint e114 = ((uint)e107);
-                strata_fault_[2u] = e114;
-                const uint e116 = ((uint)((ulong)(e107 >> (32ul & 63))));
-                strata_fault_[3u] = e116;
+                const uint e115 = ((uint)e108);
+                strata_fault_[2u] = e115;
+                const uint e117 = ((uint)((ulong)(e108 >> (32ul & 63))));
+                strata_fault_[3u] = e117;
                 strata_fault_[4u] = 8u;
                 strata_fault_[5u] = 0u;
                 const uint e40 = (uint)get_global_id(0);
@@ -269,11 +271,11 @@ __kernel void checked_clean_loops(
         const uint v31 = strata_phase_;
         strata_phase_ = (v31 + 1u);
         const uint v3 = v;
-        const bool e165 = (v3 >= 0u);
+        const bool e166 = (v3 >= 0u);
         uint v11;
         {
             const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-            strata_scratch_uint[strata_lid] = (e165 ? 1u : 0u);
+            strata_scratch_uint[strata_lid] = (e166 ? 1u : 0u);
             barrier(CLK_LOCAL_MEM_FENCE);
             if (strata_lid == 0u) {
                 uint strata_acc = (uint)0;
@@ -296,9 +298,9 @@ __kernel void checked_clean_loops(
                 const uint v12 = atomic_add(&strata_fault_[0u], 1u);
                 if (v12 == 0u) {
                     strata_fault_[1u] = 4u;
-                    const ulong e176 = ((ulong)(e7 - v11));
-                    strata_fault_[2u] = ((uint)e176);
-                    strata_fault_[3u] = ((uint)((ulong)(e176 >> (32ul & 63))));
+                    const ulong e177 = ((ulong)(e7 - v11));
+                    strata_fault_[2u] = ((uint)e177);
+                    strata_fault_[3u] = ((uint)((ulong)(e177 >> (32ul & 63))));
                     const ulong e34 = ((ulong)e7);
                     const uint e35 = ((uint)e34);
                     strata_fault_[4u] = e35;
@@ -314,35 +316,35 @@ __kernel void checked_clean_loops(
             }
             return;
         }
-        if (e165) {
+        if (e166) {
             break;
         }
     }
     const uint v4 = v;
     const uint e40 = (uint)get_global_id(0);
-    const ulong e180 = ((ulong)e40);
-    const ulong e182 = ((ulong)x_len);
-    if (e180 < e182) {
+    const ulong e181 = ((ulong)e40);
+    const ulong e183 = ((ulong)x_len);
+    if (e181 < e183) {
         if (strata_x_shadow__len != 1u) {
             const uint v33 = strata_phase_;
-            const ulong e187 = (e180 * 4ul);
-            const uint e188 = ((uint)get_group_id(0) + (uint)get_num_groups(0) * ((uint)get_group_id(1) + (uint)get_num_groups(1) * (uint)get_group_id(2)));
-            const uint e191 = (((e188 * e7) + e1) + 1u);
-            const uint v34 = atomic_xchg(&strata_x_shadow_[e187], e191);
-            const uint e197 = (((uint)((uint)v33 << (16u & 31))) | 9u);
-            const uint v35 = atomic_xchg(&strata_x_shadow_[(e187 + 1ul)], e197);
-            const bool e204 = (((v34 - 1u) / e7) == e188);
-            if (((v34 != 0u) && (v34 != e191)) && ((!e204) || (e204 && (((uint)((v35 ^ e197) >> (16u & 31))) == 0u)))) {
+            const ulong e188 = (e181 * 4ul);
+            const uint e189 = ((uint)get_group_id(0) + (uint)get_num_groups(0) * ((uint)get_group_id(1) + (uint)get_num_groups(1) * (uint)get_group_id(2)));
+            const uint e192 = (((e189 * e7) + e1) + 1u);
+            const uint v34 = atomic_xchg(&strata_x_shadow_[e188], e192);
+            const uint e198 = (((uint)((uint)v33 << (16u & 31))) | 9u);
+            const uint v35 = atomic_xchg(&strata_x_shadow_[(e188 + 1ul)], e198);
+            const bool e205 = (((v34 - 1u) / e7) == e189);
+            if (((v34 != 0u) && (v34 != e192)) && ((!e205) || (e205 && (((uint)((v35 ^ e198) >> (16u & 31))) == 0u)))) {
                 const uint v36 = atomic_add(&strata_fault_[0u], 1u);
                 if (v36 == 0u) {
                     strata_fault_[1u] = 9u;
-                    const uint e215 = ((uint)e180);
-                    strata_fault_[2u] = e215;
-                    const uint e217 = ((uint)((ulong)(e180 >> (32ul & 63))));
-                    strata_fault_[3u] = e217;
-                    const ulong e221 = (((ulong)v34) | ((ulong)((ulong)((ulong)v35) << (32ul & 63))));
-                    strata_fault_[4u] = ((uint)e221);
-                    strata_fault_[5u] = ((uint)((ulong)(e221 >> (32ul & 63))));
+                    const uint e216 = ((uint)e181);
+                    strata_fault_[2u] = e216;
+                    const uint e218 = ((uint)((ulong)(e181 >> (32ul & 63))));
+                    strata_fault_[3u] = e218;
+                    const ulong e222 = (((ulong)v34) | ((ulong)((ulong)((ulong)v35) << (32ul & 63))));
+                    strata_fault_[4u] = ((uint)e222);
+                    strata_fault_[5u] = ((uint)((ulong)(e222 >> (32ul & 63))));
                     strata_fault_[6u] = e40;
                     const uint e42 = (uint)get_global_id(1);
                     strata_fault_[7u] = e42;
@@ -350,29 +352,32 @@ __kernel void checked_clean_loops(
                     strata_fault_[8u] = e43;
                 }
             } else {
-                const ulong e226 = (e187 + 2ul);
-                const uint v37 = atomic_or(&strata_x_shadow_[e226], (uint)0);
-                const uint v38 = atomic_or(&strata_x_shadow_[(e187 + 3ul)], (uint)0);
-                const bool e235 = (((v37 - 1u) / e7) == e188);
-                if (((v37 != 0u) && (v37 != e191)) && ((!e235) || (e235 && (((uint)((v38 ^ e197) >> (16u & 31))) == 0u)))) {
-                    const uint v39 = atomic_add(&strata_fault_[0u], 1u);
-                    if (v39 == 0u) {
-                        strata_fault_[1u] = 9u;
-                        const uint e215 = ((uint)e180);
-                        strata_fault_[2u] = e215;
-                        const uint e217 = ((uint)((ulong)(e180 >> (32ul & 63))));
-                        strata_fault_[3u] = e217;
-                        const ulong e249 = (((ulong)v37) | ((ulong)((ulong)((ulong)v38) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e249);
-                        strata_fault_[5u] = ((uint)((ulong)(e249 >> (32ul & 63))));
-                        strata_fault_[6u] = e40;
-                        const uint e42 = (uint)get_global_id(1);
-                        strata_fault_[7u] = e42;
-                        const uint e43 = (uint)get_global_id(2);
-                        strata_fault_[8u] = e43;
+                const ulong e227 = (e188 + 2ul);
+                const uint v37 = atomic_or(&strata_x_shadow_[e227], (uint)0);
+                const bool e229 = (v37 != 0u);
+                if (e229) {
+                    const uint v38 = atomic_or(&strata_x_shadow_[(e188 + 3ul)], (uint)0);
+                    const bool e236 = (((v37 - 1u) / e7) == e189);
+                    if ((e229 && (v37 != e192)) && ((!e236) || (e236 && (((uint)((v38 ^ e198) >> (16u & 31))) == 0u)))) {
+                        const uint v39 = atomic_add(&strata_fault_[0u], 1u);
+                        if (v39 == 0u) {
+                            strata_fault_[1u] = 9u;
+                            const uint e216 = ((uint)e181);
+                            strata_fault_[2u] = e216;
+                            const uint e218 = ((uint)((ulong)(e181 >> (32ul & 63))));
+                            strata_fault_[3u] = e218;
+                            const ulong e250 = (((ulong)v37) | ((ulong)((ulong)((ulong)v38) << (32ul & 63))));
+                            strata_fault_[4u] = ((uint)e250);
+                            strata_fault_[5u] = ((uint)((ulong)(e250 >> (32ul & 63))));
+                            strata_fault_[6u] = e40;
+                            const uint e42 = (uint)get_global_id(1);
+                            strata_fault_[7u] = e42;
+                            const uint e43 = (uint)get_global_id(2);
+                            strata_fault_[8u] = e43;
+                        }
                     }
+                    (void)atomic_xchg(&strata_x_shadow_[e227], 0u);
                 }
-                (void)atomic_xchg(&strata_x_shadow_[e226], 0u);
             }
         }
         x[e40] = v4;
@@ -380,12 +385,12 @@ __kernel void checked_clean_loops(
         const uint v13 = atomic_add(&strata_fault_[0u], 1u);
         if (v13 == 0u) {
             strata_fault_[1u] = 5u;
-            const uint e215 = ((uint)e180);
-            strata_fault_[2u] = e215;
-            const uint e217 = ((uint)((ulong)(e180 >> (32ul & 63))));
-            strata_fault_[3u] = e217;
-            strata_fault_[4u] = ((uint)e182);
-            strata_fault_[5u] = ((uint)((ulong)(e182 >> (32ul & 63))));
+            const uint e216 = ((uint)e181);
+            strata_fault_[2u] = e216;
+            const uint e218 = ((uint)((ulong)(e181 >> (32ul & 63))));
+            strata_fault_[3u] = e218;
+            strata_fault_[4u] = ((uint)e183);
+            strata_fault_[5u] = ((uint)((ulong)(e183 >> (32ul & 63))));
             strata_fault_[6u] = e40;
             const uint e42 = (uint)get_global_id(1);
             strata_fault_[7u] = e42;

@@ -104,26 +104,29 @@ __kernel void matmul_naive(
             } else {
                 const ulong e108 = (e63 + 2ul);
                 const uint v14 = atomic_or(&strata_c_shadow_[e108], (uint)0);
-                const uint v15 = atomic_or(&strata_c_shadow_[(e63 + 3ul)], (uint)0);
-                const bool e117 = (((v14 - 1u) / e69) == e64);
-                if (((v14 != 0u) && (v14 != e73)) && ((!e117) || (e117 && (((uint)((v15 ^ e79) >> (16u & 31))) == 0u)))) {
-                    const uint v16 = atomic_add(&strata_fault_[0u], 1u);
-                    if (v16 == 0u) {
-                        strata_fault_[1u] = 3u;
-                        const uint e97 = ((uint)e58);
-                        strata_fault_[2u] = e97;
-                        const uint e99 = ((uint)((ulong)(e58 >> (32ul & 63))));
-                        strata_fault_[3u] = e99;
-                        const ulong e131 = (((ulong)v14) | ((ulong)((ulong)((ulong)v15) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e131);
-                        strata_fault_[5u] = ((uint)((ulong)(e131 >> (32ul & 63))));
-                        strata_fault_[6u] = e5;
-                        strata_fault_[7u] = e2;
-                        const uint e35 = (uint)get_global_id(2);
-                        strata_fault_[8u] = e35;
+                const bool e110 = (v14 != 0u);
+                if (e110) {
+                    const uint v15 = atomic_or(&strata_c_shadow_[(e63 + 3ul)], (uint)0);
+                    const bool e117 = (((v14 - 1u) / e69) == e64);
+                    if ((e110 && (v14 != e73)) && ((!e117) || (e117 && (((uint)((v15 ^ e79) >> (16u & 31))) == 0u)))) {
+                        const uint v16 = atomic_add(&strata_fault_[0u], 1u);
+                        if (v16 == 0u) {
+                            strata_fault_[1u] = 3u;
+                            const uint e97 = ((uint)e58);
+                            strata_fault_[2u] = e97;
+                            const uint e99 = ((uint)((ulong)(e58 >> (32ul & 63))));
+                            strata_fault_[3u] = e99;
+                            const ulong e131 = (((ulong)v14) | ((ulong)((ulong)((ulong)v15) << (32ul & 63))));
+                            strata_fault_[4u] = ((uint)e131);
+                            strata_fault_[5u] = ((uint)((ulong)(e131 >> (32ul & 63))));
+                            strata_fault_[6u] = e5;
+                            strata_fault_[7u] = e2;
+                            const uint e35 = (uint)get_global_id(2);
+                            strata_fault_[8u] = e35;
+                        }
                     }
+                    (void)atomic_xchg(&strata_c_shadow_[e108], 0u);
                 }
-                (void)atomic_xchg(&strata_c_shadow_[e108], 0u);
             }
             c[e57] = v4;
         } else {

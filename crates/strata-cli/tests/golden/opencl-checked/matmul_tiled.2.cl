@@ -109,28 +109,30 @@ __kernel void matmul_tiled(
                     }
                 } else {
                     const uint v131 = atomic_or(&strata_a_tile_reader_[e55], (uint)0);
-                    const uint v132 = atomic_or(&strata_a_tile_reader_site_[e55], (uint)0);
-                    const uint e94 = (v131 & 65535u);
-                    if (((e94 != 0u) && (e94 != e72)) && (((v131 ^ e66) & 2147418112u) == 0u)) {
-                        const uint v133 = atomic_add(&strata_fault_[0u], 1u);
-                        if (v133 == 0u) {
-                            strata_fault_[1u] = 39u;
-                            const uint e82 = ((uint)e56);
-                            strata_fault_[2u] = e82;
-                            const uint e84 = ((uint)((ulong)(e56 >> (32ul & 63))));
-                            strata_fault_[3u] = e84;
-                            const ulong e108 = (((ulong)v131) | ((ulong)((ulong)((ulong)v132) << (32ul & 63))));
-                            strata_fault_[4u] = ((uint)e108);
-                            strata_fault_[5u] = ((uint)((ulong)(e108 >> (32ul & 63))));
-                            const uint e49 = (uint)get_global_id(0);
-                            strata_fault_[6u] = e49;
-                            const uint e51 = (uint)get_global_id(1);
-                            strata_fault_[7u] = e51;
-                            const uint e53 = (uint)get_global_id(2);
-                            strata_fault_[8u] = e53;
+                    if (v131 != 0u) {
+                        const uint e95 = (v131 & 65535u);
+                        if (((e95 != 0u) && (e95 != e72)) && (((v131 ^ e66) & 2147418112u) == 0u)) {
+                            const uint v132 = atomic_or(&strata_a_tile_reader_site_[e55], (uint)0);
+                            const uint v133 = atomic_add(&strata_fault_[0u], 1u);
+                            if (v133 == 0u) {
+                                strata_fault_[1u] = 39u;
+                                const uint e82 = ((uint)e56);
+                                strata_fault_[2u] = e82;
+                                const uint e84 = ((uint)((ulong)(e56 >> (32ul & 63))));
+                                strata_fault_[3u] = e84;
+                                const ulong e109 = (((ulong)v131) | ((ulong)((ulong)((ulong)v132) << (32ul & 63))));
+                                strata_fault_[4u] = ((uint)e109);
+                                strata_fault_[5u] = ((uint)((ulong)(e109 >> (32ul & 63))));
+                                const uint e49 = (uint)get_global_id(0);
+                                strata_fault_[6u] = e49;
+                                const uint e51 = (uint)get_global_id(1);
+                                strata_fault_[7u] = e51;
+                                const uint e53 = (uint)get_global_id(2);
+                                strata_fault_[8u] = e53;
+                            }
                         }
+                        (void)atomic_xchg(&strata_a_tile_reader_[e55], 0u);
                     }
-                    (void)atomic_xchg(&strata_a_tile_reader_[e55], 0u);
                 }
                 a_tile[e55] = v1;
             } else {
@@ -159,12 +161,12 @@ __kernel void matmul_tiled(
             if (e58) {
                 const uint v134 = strata_phase_;
                 const uint e63 = (e2 + 1u);
-                const uint e119 = ((((uint)((uint)(v134 & 32767u) << (16u & 31))) | e63) | 2147483648u);
-                const uint v135 = atomic_xchg(&strata_a_tile_writer_[e55], e119);
+                const uint e120 = ((((uint)((uint)(v134 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const uint v135 = atomic_xchg(&strata_a_tile_writer_[e55], e120);
                 const uint v136 = atomic_xchg(&strata_a_tile_writer_site_[e55], 40u);
-                const uint e122 = (v135 & 65535u);
-                const uint e124 = (e119 & 65535u);
-                if (((e122 != 0u) && (e122 != e124)) && (((v135 ^ e119) & 2147418112u) == 0u)) {
+                const uint e123 = (v135 & 65535u);
+                const uint e125 = (e120 & 65535u);
+                if (((e123 != 0u) && (e123 != e125)) && (((v135 ^ e120) & 2147418112u) == 0u)) {
                     const uint v137 = atomic_add(&strata_fault_[0u], 1u);
                     if (v137 == 0u) {
                         strata_fault_[1u] = 40u;
@@ -172,9 +174,9 @@ __kernel void matmul_tiled(
                         strata_fault_[2u] = e82;
                         const uint e84 = ((uint)((ulong)(e56 >> (32ul & 63))));
                         strata_fault_[3u] = e84;
-                        const ulong e137 = (((ulong)v135) | ((ulong)((ulong)((ulong)v136) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e137);
-                        strata_fault_[5u] = ((uint)((ulong)(e137 >> (32ul & 63))));
+                        const ulong e138 = (((ulong)v135) | ((ulong)((ulong)((ulong)v136) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e138);
+                        strata_fault_[5u] = ((uint)((ulong)(e138 >> (32ul & 63))));
                         const uint e49 = (uint)get_global_id(0);
                         strata_fault_[6u] = e49;
                         const uint e51 = (uint)get_global_id(1);
@@ -184,28 +186,30 @@ __kernel void matmul_tiled(
                     }
                 } else {
                     const uint v138 = atomic_or(&strata_a_tile_reader_[e55], (uint)0);
-                    const uint v139 = atomic_or(&strata_a_tile_reader_site_[e55], (uint)0);
-                    const uint e142 = (v138 & 65535u);
-                    if (((e142 != 0u) && (e142 != e124)) && (((v138 ^ e119) & 2147418112u) == 0u)) {
-                        const uint v140 = atomic_add(&strata_fault_[0u], 1u);
-                        if (v140 == 0u) {
-                            strata_fault_[1u] = 40u;
-                            const uint e82 = ((uint)e56);
-                            strata_fault_[2u] = e82;
-                            const uint e84 = ((uint)((ulong)(e56 >> (32ul & 63))));
-                            strata_fault_[3u] = e84;
-                            const ulong e156 = (((ulong)v138) | ((ulong)((ulong)((ulong)v139) << (32ul & 63))));
-                            strata_fault_[4u] = ((uint)e156);
-                            strata_fault_[5u] = ((uint)((ulong)(e156 >> (32ul & 63))));
-                            const uint e49 = (uint)get_global_id(0);
-                            strata_fault_[6u] = e49;
-                            const uint e51 = (uint)get_global_id(1);
-                            strata_fault_[7u] = e51;
-                            const uint e53 = (uint)get_global_id(2);
-                            strata_fault_[8u] = e53;
+                    if (v138 != 0u) {
+                        const uint e144 = (v138 & 65535u);
+                        if (((e144 != 0u) && (e144 != e125)) && (((v138 ^ e120) & 2147418112u) == 0u)) {
+                            const uint v139 = atomic_or(&strata_a_tile_reader_site_[e55], (uint)0);
+                            const uint v140 = atomic_add(&strata_fault_[0u], 1u);
+                            if (v140 == 0u) {
+                                strata_fault_[1u] = 40u;
+                                const uint e82 = ((uint)e56);
+                                strata_fault_[2u] = e82;
+                                const uint e84 = ((uint)((ulong)(e56 >> (32ul & 63))));
+                                strata_fault_[3u] = e84;
+                                const ulong e158 = (((ulong)v138) | ((ulong)((ulong)((ulong)v139) << (32ul & 63))));
+                                strata_fault_[4u] = ((uint)e158);
+                                strata_fault_[5u] = ((uint)((ulong)(e158 >> (32ul & 63))));
+                                const uint e49 = (uint)get_global_id(0);
+                                strata_fault_[6u] = e49;
+                                const uint e51 = (uint)get_global_id(1);
+                                strata_fault_[7u] = e51;
+                                const uint e53 = (uint)get_global_id(2);
+                                strata_fault_[8u] = e53;
+                            }
                         }
+                        (void)atomic_xchg(&strata_a_tile_reader_[e55], 0u);
                     }
-                    (void)atomic_xchg(&strata_a_tile_reader_[e55], 0u);
                 }
                 a_tile[e55] = 0.0f;
             } else {
@@ -227,24 +231,24 @@ __kernel void matmul_tiled(
                 }
             }
         }
-        const uint e162 = (e23 + e19);
-        const uint e166 = (((uint)get_group_id(0) * 16u) + e24);
-        const bool e167 = (e166 < n);
-        if ((e162 < n) && e167) {
-            const uint e170 = ((e162 * n) + e166);
-            const ulong e171 = ((ulong)e170);
-            const ulong e173 = ((ulong)b_len);
-            if (e171 < e173) {
-                const float v57 = b[e170];
+        const uint e164 = (e23 + e19);
+        const uint e168 = (((uint)get_group_id(0) * 16u) + e24);
+        const bool e169 = (e168 < n);
+        if ((e164 < n) && e169) {
+            const uint e172 = ((e164 * n) + e168);
+            const ulong e173 = ((ulong)e172);
+            const ulong e175 = ((ulong)b_len);
+            if (e173 < e175) {
+                const float v57 = b[e172];
                 strata_loaded0_ = v57;
             } else {
                 const uint v56 = atomic_add(&strata_fault_[0u], 1u);
                 if (v56 == 0u) {
                     strata_fault_[1u] = 3u;
-                    strata_fault_[2u] = ((uint)e171);
-                    strata_fault_[3u] = ((uint)((ulong)(e171 >> (32ul & 63))));
-                    strata_fault_[4u] = ((uint)e173);
-                    strata_fault_[5u] = ((uint)((ulong)(e173 >> (32ul & 63))));
+                    strata_fault_[2u] = ((uint)e173);
+                    strata_fault_[3u] = ((uint)((ulong)(e173 >> (32ul & 63))));
+                    strata_fault_[4u] = ((uint)e175);
+                    strata_fault_[5u] = ((uint)((ulong)(e175 >> (32ul & 63))));
                     const uint e49 = (uint)get_global_id(0);
                     strata_fault_[6u] = e49;
                     const uint e51 = (uint)get_global_id(1);
@@ -261,12 +265,12 @@ __kernel void matmul_tiled(
             if (e58) {
                 const uint v141 = strata_phase_;
                 const uint e63 = (e2 + 1u);
-                const uint e188 = ((((uint)((uint)(v141 & 32767u) << (16u & 31))) | e63) | 2147483648u);
-                const uint v142 = atomic_xchg(&strata_b_tile_writer_[e55], e188);
+                const uint e190 = ((((uint)((uint)(v141 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const uint v142 = atomic_xchg(&strata_b_tile_writer_[e55], e190);
                 const uint v143 = atomic_xchg(&strata_b_tile_writer_site_[e55], 41u);
-                const uint e191 = (v142 & 65535u);
-                const uint e193 = (e188 & 65535u);
-                if (((e191 != 0u) && (e191 != e193)) && (((v142 ^ e188) & 2147418112u) == 0u)) {
+                const uint e193 = (v142 & 65535u);
+                const uint e195 = (e190 & 65535u);
+                if (((e193 != 0u) && (e193 != e195)) && (((v142 ^ e190) & 2147418112u) == 0u)) {
                     const uint v144 = atomic_add(&strata_fault_[0u], 1u);
                     if (v144 == 0u) {
                         strata_fault_[1u] = 41u;
@@ -274,9 +278,9 @@ __kernel void matmul_tiled(
                         strata_fault_[2u] = e82;
                         const uint e84 = ((uint)((ulong)(e56 >> (32ul & 63))));
                         strata_fault_[3u] = e84;
-                        const ulong e206 = (((ulong)v142) | ((ulong)((ulong)((ulong)v143) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e206);
-                        strata_fault_[5u] = ((uint)((ulong)(e206 >> (32ul & 63))));
+                        const ulong e208 = (((ulong)v142) | ((ulong)((ulong)((ulong)v143) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e208);
+                        strata_fault_[5u] = ((uint)((ulong)(e208 >> (32ul & 63))));
                         const uint e49 = (uint)get_global_id(0);
                         strata_fault_[6u] = e49;
                         const uint e51 = (uint)get_global_id(1);
@@ -286,28 +290,30 @@ __kernel void matmul_tiled(
                     }
                 } else {
                     const uint v145 = atomic_or(&strata_b_tile_reader_[e55], (uint)0);
-                    const uint v146 = atomic_or(&strata_b_tile_reader_site_[e55], (uint)0);
-                    const uint e211 = (v145 & 65535u);
-                    if (((e211 != 0u) && (e211 != e193)) && (((v145 ^ e188) & 2147418112u) == 0u)) {
-                        const uint v147 = atomic_add(&strata_fault_[0u], 1u);
-                        if (v147 == 0u) {
-                            strata_fault_[1u] = 41u;
-                            const uint e82 = ((uint)e56);
-                            strata_fault_[2u] = e82;
-                            const uint e84 = ((uint)((ulong)(e56 >> (32ul & 63))));
-                            strata_fault_[3u] = e84;
-                            const ulong e225 = (((ulong)v145) | ((ulong)((ulong)((ulong)v146) << (32ul & 63))));
-                            strata_fault_[4u] = ((uint)e225);
-                            strata_fault_[5u] = ((uint)((ulong)(e225 >> (32ul & 63))));
-                            const uint e49 = (uint)get_global_id(0);
-                            strata_fault_[6u] = e49;
-                            const uint e51 = (uint)get_global_id(1);
-                            strata_fault_[7u] = e51;
-                            const uint e53 = (uint)get_global_id(2);
-                            strata_fault_[8u] = e53;
+                    if (v145 != 0u) {
+                        const uint e214 = (v145 & 65535u);
+                        if (((e214 != 0u) && (e214 != e195)) && (((v145 ^ e190) & 2147418112u) == 0u)) {
+                            const uint v146 = atomic_or(&strata_b_tile_reader_site_[e55], (uint)0);
+                            const uint v147 = atomic_add(&strata_fault_[0u], 1u);
+                            if (v147 == 0u) {
+                                strata_fault_[1u] = 41u;
+                                const uint e82 = ((uint)e56);
+                                strata_fault_[2u] = e82;
+                                const uint e84 = ((uint)((ulong)(e56 >> (32ul & 63))));
+                                strata_fault_[3u] = e84;
+                                const ulong e228 = (((ulong)v145) | ((ulong)((ulong)((ulong)v146) << (32ul & 63))));
+                                strata_fault_[4u] = ((uint)e228);
+                                strata_fault_[5u] = ((uint)((ulong)(e228 >> (32ul & 63))));
+                                const uint e49 = (uint)get_global_id(0);
+                                strata_fault_[6u] = e49;
+                                const uint e51 = (uint)get_global_id(1);
+                                strata_fault_[7u] = e51;
+                                const uint e53 = (uint)get_global_id(2);
+                                strata_fault_[8u] = e53;
+                            }
                         }
+                        (void)atomic_xchg(&strata_b_tile_reader_[e55], 0u);
                     }
-                    (void)atomic_xchg(&strata_b_tile_reader_[e55], 0u);
                 }
                 b_tile[e55] = v2;
             } else {
@@ -336,12 +342,12 @@ __kernel void matmul_tiled(
             if (e58) {
                 const uint v148 = strata_phase_;
                 const uint e63 = (e2 + 1u);
-                const uint e236 = ((((uint)((uint)(v148 & 32767u) << (16u & 31))) | e63) | 2147483648u);
-                const uint v149 = atomic_xchg(&strata_b_tile_writer_[e55], e236);
+                const uint e239 = ((((uint)((uint)(v148 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const uint v149 = atomic_xchg(&strata_b_tile_writer_[e55], e239);
                 const uint v150 = atomic_xchg(&strata_b_tile_writer_site_[e55], 42u);
-                const uint e239 = (v149 & 65535u);
-                const uint e241 = (e236 & 65535u);
-                if (((e239 != 0u) && (e239 != e241)) && (((v149 ^ e236) & 2147418112u) == 0u)) {
+                const uint e242 = (v149 & 65535u);
+                const uint e244 = (e239 & 65535u);
+                if (((e242 != 0u) && (e242 != e244)) && (((v149 ^ e239) & 2147418112u) == 0u)) {
                     const uint v151 = atomic_add(&strata_fault_[0u], 1u);
                     if (v151 == 0u) {
                         strata_fault_[1u] = 42u;
@@ -349,9 +355,9 @@ __kernel void matmul_tiled(
                         strata_fault_[2u] = e82;
                         const uint e84 = ((uint)((ulong)(e56 >> (32ul & 63))));
                         strata_fault_[3u] = e84;
-                        const ulong e254 = (((ulong)v149) | ((ulong)((ulong)((ulong)v150) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e254);
-                        strata_fault_[5u] = ((uint)((ulong)(e254 >> (32ul & 63))));
+                        const ulong e257 = (((ulong)v149) | ((ulong)((ulong)((ulong)v150) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e257);
+                        strata_fault_[5u] = ((uint)((ulong)(e257 >> (32ul & 63))));
                         const uint e49 = (uint)get_global_id(0);
                         strata_fault_[6u] = e49;
                         const uint e51 = (uint)get_global_id(1);
@@ -361,28 +367,30 @@ __kernel void matmul_tiled(
                     }
                 } else {
                     const uint v152 = atomic_or(&strata_b_tile_reader_[e55], (uint)0);
-                    const uint v153 = atomic_or(&strata_b_tile_reader_site_[e55], (uint)0);
-                    const uint e259 = (v152 & 65535u);
-                    if (((e259 != 0u) && (e259 != e241)) && (((v152 ^ e236) & 2147418112u) == 0u)) {
-                        const uint v154 = atomic_add(&strata_fault_[0u], 1u);
-                        if (v154 == 0u) {
-                            strata_fault_[1u] = 42u;
-                            const uint e82 = ((uint)e56);
-                            strata_fault_[2u] = e82;
-                            const uint e84 = ((uint)((ulong)(e56 >> (32ul & 63))));
-                            strata_fault_[3u] = e84;
-                            const ulong e273 = (((ulong)v152) | ((ulong)((ulong)((ulong)v153) << (32ul & 63))));
-                            strata_fault_[4u] = ((uint)e273);
-                            strata_fault_[5u] = ((uint)((ulong)(e273 >> (32ul & 63))));
-                            const uint e49 = (uint)get_global_id(0);
-                            strata_fault_[6u] = e49;
-                            const uint e51 = (uint)get_global_id(1);
-                            strata_fault_[7u] = e51;
-                            const uint e53 = (uint)get_global_id(2);
-                            strata_fault_[8u] = e53;
+                    if (v152 != 0u) {
+                        const uint e263 = (v152 & 65535u);
+                        if (((e263 != 0u) && (e263 != e244)) && (((v152 ^ e239) & 2147418112u) == 0u)) {
+                            const uint v153 = atomic_or(&strata_b_tile_reader_site_[e55], (uint)0);
+                            const uint v154 = atomic_add(&strata_fault_[0u], 1u);
+                            if (v154 == 0u) {
+                                strata_fault_[1u] = 42u;
+                                const uint e82 = ((uint)e56);
+                                strata_fault_[2u] = e82;
+                                const uint e84 = ((uint)((ulong)(e56 >> (32ul & 63))));
+                                strata_fault_[3u] = e84;
+                                const ulong e277 = (((ulong)v152) | ((ulong)((ulong)((ulong)v153) << (32ul & 63))));
+                                strata_fault_[4u] = ((uint)e277);
+                                strata_fault_[5u] = ((uint)((ulong)(e277 >> (32ul & 63))));
+                                const uint e49 = (uint)get_global_id(0);
+                                strata_fault_[6u] = e49;
+                                const uint e51 = (uint)get_global_id(1);
+                                strata_fault_[7u] = e51;
+                                const uint e53 = (uint)get_global_id(2);
+                                strata_fault_[8u] = e53;
+                            }
                         }
+                        (void)atomic_xchg(&strata_b_tile_reader_[e55], 0u);
                     }
-                    (void)atomic_xchg(&strata_b_tile_reader_[e55], 0u);
                 }
                 b_tile[e55] = 0.0f;
             } else {
@@ -408,19 +416,18 @@ __kernel void matmul_tiled(
         const uint v155 = strata_phase_;
         strata_phase_ = (v155 + 1u);
         const uint e54 = (e19 * 16u);
-        const ulong e281 = ((ulong)e54);
-        if (e281 < 256ul) {
+        const ulong e285 = ((ulong)e54);
+        if (e285 < 256ul) {
             const uint v156 = strata_phase_;
             const uint v157 = atomic_or(&strata_a_tile_writer_[e54], (uint)0);
-            const uint v158 = atomic_or(&strata_a_tile_writer_site_[e54], (uint)0);
             if ((v157 & 2147483648u) == 0u) {
                 const uint v159 = atomic_add(&strata_fault_[0u], 1u);
                 if (v159 == 0u) {
                     strata_fault_[1u] = 43u;
-                    const uint e289 = ((uint)e281);
-                    strata_fault_[2u] = e289;
-                    const uint e291 = ((uint)((ulong)(e281 >> (32ul & 63))));
-                    strata_fault_[3u] = e291;
+                    const uint e293 = ((uint)e285);
+                    strata_fault_[2u] = e293;
+                    const uint e295 = ((uint)((ulong)(e285 >> (32ul & 63))));
+                    strata_fault_[3u] = e295;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const uint e49 = (uint)get_global_id(0);
@@ -431,21 +438,22 @@ __kernel void matmul_tiled(
                     strata_fault_[8u] = e53;
                 }
             } else {
-                const uint e292 = (v157 & 65535u);
+                const uint e296 = (v157 & 65535u);
                 const uint e63 = (e2 + 1u);
-                const uint e298 = ((((uint)((uint)(v156 & 32767u) << (16u & 31))) | e63) | 2147483648u);
-                const uint e299 = (e298 & 65535u);
-                if (((e292 != 0u) && (e292 != e299)) && (((v157 ^ e298) & 2147418112u) == 0u)) {
+                const uint e302 = ((((uint)((uint)(v156 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const uint e303 = (e302 & 65535u);
+                if (((e296 != 0u) && (e296 != e303)) && (((v157 ^ e302) & 2147418112u) == 0u)) {
+                    const uint v158 = atomic_or(&strata_a_tile_writer_site_[e54], (uint)0);
                     const uint v160 = atomic_add(&strata_fault_[0u], 1u);
                     if (v160 == 0u) {
                         strata_fault_[1u] = 44u;
-                        const uint e289 = ((uint)e281);
-                        strata_fault_[2u] = e289;
-                        const uint e291 = ((uint)((ulong)(e281 >> (32ul & 63))));
-                        strata_fault_[3u] = e291;
-                        const ulong e313 = (((ulong)v157) | ((ulong)((ulong)((ulong)v158) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e313);
-                        strata_fault_[5u] = ((uint)((ulong)(e313 >> (32ul & 63))));
+                        const uint e293 = ((uint)e285);
+                        strata_fault_[2u] = e293;
+                        const uint e295 = ((uint)((ulong)(e285 >> (32ul & 63))));
+                        strata_fault_[3u] = e295;
+                        const ulong e317 = (((ulong)v157) | ((ulong)((ulong)((ulong)v158) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e317);
+                        strata_fault_[5u] = ((uint)((ulong)(e317 >> (32ul & 63))));
                         const uint e49 = (uint)get_global_id(0);
                         strata_fault_[6u] = e49;
                         const uint e51 = (uint)get_global_id(1);
@@ -455,10 +463,10 @@ __kernel void matmul_tiled(
                     }
                 } else {
                     const uint v161 = atomic_or(&strata_a_tile_reader_[e54], (uint)0);
-                    const uint e318 = (v161 & 65535u);
-                    if (((e318 != 0u) && (e318 != e299)) && (((v161 ^ e298) & 2147418112u) == 0u)) {
+                    const uint e322 = (v161 & 65535u);
+                    if (((e322 != 0u) && (e322 != e303)) && (((v161 ^ e302) & 2147418112u) == 0u)) {
                     } else {
-                        (void)atomic_xchg(&strata_a_tile_reader_[e54], e298);
+                        (void)atomic_xchg(&strata_a_tile_reader_[e54], e302);
                         (void)atomic_xchg(&strata_a_tile_reader_site_[e54], 44u);
                     }
                 }
@@ -469,10 +477,10 @@ __kernel void matmul_tiled(
             const uint v60 = atomic_add(&strata_fault_[0u], 1u);
             if (v60 == 0u) {
                 strata_fault_[1u] = 6u;
-                const uint e289 = ((uint)e281);
-                strata_fault_[2u] = e289;
-                const uint e291 = ((uint)((ulong)(e281 >> (32ul & 63))));
-                strata_fault_[3u] = e291;
+                const uint e293 = ((uint)e285);
+                strata_fault_[2u] = e293;
+                const uint e295 = ((uint)((ulong)(e285 >> (32ul & 63))));
+                strata_fault_[3u] = e295;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const uint e49 = (uint)get_global_id(0);
@@ -484,19 +492,18 @@ __kernel void matmul_tiled(
             }
         }
         const float v3 = strata_loaded0_;
-        const ulong e329 = ((ulong)e24);
-        if (e329 < 256ul) {
+        const ulong e333 = ((ulong)e24);
+        if (e333 < 256ul) {
             const uint v162 = strata_phase_;
             const uint v163 = atomic_or(&strata_b_tile_writer_[e24], (uint)0);
-            const uint v164 = atomic_or(&strata_b_tile_writer_site_[e24], (uint)0);
             if ((v163 & 2147483648u) == 0u) {
                 const uint v165 = atomic_add(&strata_fault_[0u], 1u);
                 if (v165 == 0u) {
                     strata_fault_[1u] = 45u;
-                    const uint e337 = ((uint)e329);
-                    strata_fault_[2u] = e337;
-                    const uint e339 = ((uint)((ulong)(e329 >> (32ul & 63))));
-                    strata_fault_[3u] = e339;
+                    const uint e341 = ((uint)e333);
+                    strata_fault_[2u] = e341;
+                    const uint e343 = ((uint)((ulong)(e333 >> (32ul & 63))));
+                    strata_fault_[3u] = e343;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const uint e49 = (uint)get_global_id(0);
@@ -507,21 +514,22 @@ __kernel void matmul_tiled(
                     strata_fault_[8u] = e53;
                 }
             } else {
-                const uint e340 = (v163 & 65535u);
+                const uint e344 = (v163 & 65535u);
                 const uint e63 = (e2 + 1u);
-                const uint e346 = ((((uint)((uint)(v162 & 32767u) << (16u & 31))) | e63) | 2147483648u);
-                const uint e347 = (e346 & 65535u);
-                if (((e340 != 0u) && (e340 != e347)) && (((v163 ^ e346) & 2147418112u) == 0u)) {
+                const uint e350 = ((((uint)((uint)(v162 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const uint e351 = (e350 & 65535u);
+                if (((e344 != 0u) && (e344 != e351)) && (((v163 ^ e350) & 2147418112u) == 0u)) {
+                    const uint v164 = atomic_or(&strata_b_tile_writer_site_[e24], (uint)0);
                     const uint v166 = atomic_add(&strata_fault_[0u], 1u);
                     if (v166 == 0u) {
                         strata_fault_[1u] = 46u;
-                        const uint e337 = ((uint)e329);
-                        strata_fault_[2u] = e337;
-                        const uint e339 = ((uint)((ulong)(e329 >> (32ul & 63))));
-                        strata_fault_[3u] = e339;
-                        const ulong e361 = (((ulong)v163) | ((ulong)((ulong)((ulong)v164) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e361);
-                        strata_fault_[5u] = ((uint)((ulong)(e361 >> (32ul & 63))));
+                        const uint e341 = ((uint)e333);
+                        strata_fault_[2u] = e341;
+                        const uint e343 = ((uint)((ulong)(e333 >> (32ul & 63))));
+                        strata_fault_[3u] = e343;
+                        const ulong e365 = (((ulong)v163) | ((ulong)((ulong)((ulong)v164) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e365);
+                        strata_fault_[5u] = ((uint)((ulong)(e365 >> (32ul & 63))));
                         const uint e49 = (uint)get_global_id(0);
                         strata_fault_[6u] = e49;
                         const uint e51 = (uint)get_global_id(1);
@@ -531,10 +539,10 @@ __kernel void matmul_tiled(
                     }
                 } else {
                     const uint v167 = atomic_or(&strata_b_tile_reader_[e24], (uint)0);
-                    const uint e366 = (v167 & 65535u);
-                    if (((e366 != 0u) && (e366 != e347)) && (((v167 ^ e346) & 2147418112u) == 0u)) {
+                    const uint e370 = (v167 & 65535u);
+                    if (((e370 != 0u) && (e370 != e351)) && (((v167 ^ e350) & 2147418112u) == 0u)) {
                     } else {
-                        (void)atomic_xchg(&strata_b_tile_reader_[e24], e346);
+                        (void)atomic_xchg(&strata_b_tile_reader_[e24], e350);
                         (void)atomic_xchg(&strata_b_tile_reader_site_[e24], 46u);
                     }
                 }
@@ -545,10 +553,10 @@ __kernel void matmul_tiled(
             const uint v62 = atomic_add(&strata_fault_[0u], 1u);
             if (v62 == 0u) {
                 strata_fault_[1u] = 7u;
-                const uint e337 = ((uint)e329);
-                strata_fault_[2u] = e337;
-                const uint e339 = ((uint)((ulong)(e329 >> (32ul & 63))));
-                strata_fault_[3u] = e339;
+                const uint e341 = ((uint)e333);
+                strata_fault_[2u] = e341;
+                const uint e343 = ((uint)((ulong)(e333 >> (32ul & 63))));
+                strata_fault_[3u] = e343;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const uint e49 = (uint)get_global_id(0);
@@ -562,20 +570,19 @@ __kernel void matmul_tiled(
         const float v4 = strata_loaded0_;
         const float v5 = v;
         v = (v5 + (v3 * v4));
-        const uint e382 = (e54 + 1u);
-        const ulong e383 = ((ulong)e382);
-        if (e383 < 256ul) {
+        const uint e386 = (e54 + 1u);
+        const ulong e387 = ((ulong)e386);
+        if (e387 < 256ul) {
             const uint v168 = strata_phase_;
-            const uint v169 = atomic_or(&strata_a_tile_writer_[e382], (uint)0);
-            const uint v170 = atomic_or(&strata_a_tile_writer_site_[e382], (uint)0);
+            const uint v169 = atomic_or(&strata_a_tile_writer_[e386], (uint)0);
             if ((v169 & 2147483648u) == 0u) {
                 const uint v171 = atomic_add(&strata_fault_[0u], 1u);
                 if (v171 == 0u) {
                     strata_fault_[1u] = 47u;
-                    const uint e391 = ((uint)e383);
-                    strata_fault_[2u] = e391;
-                    const uint e393 = ((uint)((ulong)(e383 >> (32ul & 63))));
-                    strata_fault_[3u] = e393;
+                    const uint e395 = ((uint)e387);
+                    strata_fault_[2u] = e395;
+                    const uint e397 = ((uint)((ulong)(e387 >> (32ul & 63))));
+                    strata_fault_[3u] = e397;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const uint e49 = (uint)get_global_id(0);
@@ -586,21 +593,22 @@ __kernel void matmul_tiled(
                     strata_fault_[8u] = e53;
                 }
             } else {
-                const uint e394 = (v169 & 65535u);
+                const uint e398 = (v169 & 65535u);
                 const uint e63 = (e2 + 1u);
-                const uint e400 = ((((uint)((uint)(v168 & 32767u) << (16u & 31))) | e63) | 2147483648u);
-                const uint e401 = (e400 & 65535u);
-                if (((e394 != 0u) && (e394 != e401)) && (((v169 ^ e400) & 2147418112u) == 0u)) {
+                const uint e404 = ((((uint)((uint)(v168 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const uint e405 = (e404 & 65535u);
+                if (((e398 != 0u) && (e398 != e405)) && (((v169 ^ e404) & 2147418112u) == 0u)) {
+                    const uint v170 = atomic_or(&strata_a_tile_writer_site_[e386], (uint)0);
                     const uint v172 = atomic_add(&strata_fault_[0u], 1u);
                     if (v172 == 0u) {
                         strata_fault_[1u] = 48u;
-                        const uint e391 = ((uint)e383);
-                        strata_fault_[2u] = e391;
-                        const uint e393 = ((uint)((ulong)(e383 >> (32ul & 63))));
-                        strata_fault_[3u] = e393;
-                        const ulong e415 = (((ulong)v169) | ((ulong)((ulong)((ulong)v170) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e415);
-                        strata_fault_[5u] = ((uint)((ulong)(e415 >> (32ul & 63))));
+                        const uint e395 = ((uint)e387);
+                        strata_fault_[2u] = e395;
+                        const uint e397 = ((uint)((ulong)(e387 >> (32ul & 63))));
+                        strata_fault_[3u] = e397;
+                        const ulong e419 = (((ulong)v169) | ((ulong)((ulong)((ulong)v170) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e419);
+                        strata_fault_[5u] = ((uint)((ulong)(e419 >> (32ul & 63))));
                         const uint e49 = (uint)get_global_id(0);
                         strata_fault_[6u] = e49;
                         const uint e51 = (uint)get_global_id(1);
@@ -609,25 +617,25 @@ __kernel void matmul_tiled(
                         strata_fault_[8u] = e53;
                     }
                 } else {
-                    const uint v173 = atomic_or(&strata_a_tile_reader_[e382], (uint)0);
-                    const uint e420 = (v173 & 65535u);
-                    if (((e420 != 0u) && (e420 != e401)) && (((v173 ^ e400) & 2147418112u) == 0u)) {
+                    const uint v173 = atomic_or(&strata_a_tile_reader_[e386], (uint)0);
+                    const uint e424 = (v173 & 65535u);
+                    if (((e424 != 0u) && (e424 != e405)) && (((v173 ^ e404) & 2147418112u) == 0u)) {
                     } else {
-                        (void)atomic_xchg(&strata_a_tile_reader_[e382], e400);
-                        (void)atomic_xchg(&strata_a_tile_reader_site_[e382], 48u);
+                        (void)atomic_xchg(&strata_a_tile_reader_[e386], e404);
+                        (void)atomic_xchg(&strata_a_tile_reader_site_[e386], 48u);
                     }
                 }
             }
-            const float v65 = a_tile[e382];
+            const float v65 = a_tile[e386];
             strata_loaded0_ = v65;
         } else {
             const uint v64 = atomic_add(&strata_fault_[0u], 1u);
             if (v64 == 0u) {
                 strata_fault_[1u] = 8u;
-                const uint e391 = ((uint)e383);
-                strata_fault_[2u] = e391;
-                const uint e393 = ((uint)((ulong)(e383 >> (32ul & 63))));
-                strata_fault_[3u] = e393;
+                const uint e395 = ((uint)e387);
+                strata_fault_[2u] = e395;
+                const uint e397 = ((uint)((ulong)(e387 >> (32ul & 63))));
+                strata_fault_[3u] = e397;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const uint e49 = (uint)get_global_id(0);
@@ -639,20 +647,19 @@ __kernel void matmul_tiled(
             }
         }
         const float v6 = strata_loaded0_;
-        const uint e431 = (16u + e24);
-        const ulong e432 = ((ulong)e431);
-        if (e432 < 256ul) {
+        const uint e435 = (16u + e24);
+        const ulong e436 = ((ulong)e435);
+        if (e436 < 256ul) {
             const uint v174 = strata_phase_;
-            const uint v175 = atomic_or(&strata_b_tile_writer_[e431], (uint)0);
-            const uint v176 = atomic_or(&strata_b_tile_writer_site_[e431], (uint)0);
+            const uint v175 = atomic_or(&strata_b_tile_writer_[e435], (uint)0);
             if ((v175 & 2147483648u) == 0u) {
                 const uint v177 = atomic_add(&strata_fault_[0u], 1u);
                 if (v177 == 0u) {
                     strata_fault_[1u] = 49u;
-                    const uint e440 = ((uint)e432);
-                    strata_fault_[2u] = e440;
-                    const uint e442 = ((uint)((ulong)(e432 >> (32ul & 63))));
-                    strata_fault_[3u] = e442;
+                    const uint e444 = ((uint)e436);
+                    strata_fault_[2u] = e444;
+                    const uint e446 = ((uint)((ulong)(e436 >> (32ul & 63))));
+                    strata_fault_[3u] = e446;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const uint e49 = (uint)get_global_id(0);
@@ -663,21 +670,22 @@ __kernel void matmul_tiled(
                     strata_fault_[8u] = e53;
                 }
             } else {
-                const uint e443 = (v175 & 65535u);
+                const uint e447 = (v175 & 65535u);
                 const uint e63 = (e2 + 1u);
-                const uint e449 = ((((uint)((uint)(v174 & 32767u) << (16u & 31))) | e63) | 2147483648u);
-                const uint e450 = (e449 & 65535u);
-                if (((e443 != 0u) && (e443 != e450)) && (((v175 ^ e449) & 2147418112u) == 0u)) {
+                const uint e453 = ((((uint)((uint)(v174 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const uint e454 = (e453 & 65535u);
+                if (((e447 != 0u) && (e447 != e454)) && (((v175 ^ e453) & 2147418112u) == 0u)) {
+                    const uint v176 = atomic_or(&strata_b_tile_writer_site_[e435], (uint)0);
                     const uint v178 = atomic_add(&strata_fault_[0u], 1u);
                     if (v178 == 0u) {
                         strata_fault_[1u] = 50u;
-                        const uint e440 = ((uint)e432);
-                        strata_fault_[2u] = e440;
-                        const uint e442 = ((uint)((ulong)(e432 >> (32ul & 63))));
-                        strata_fault_[3u] = e442;
-                        const ulong e464 = (((ulong)v175) | ((ulong)((ulong)((ulong)v176) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e464);
-                        strata_fault_[5u] = ((uint)((ulong)(e464 >> (32ul & 63))));
+                        const uint e444 = ((uint)e436);
+                        strata_fault_[2u] = e444;
+                        const uint e446 = ((uint)((ulong)(e436 >> (32ul & 63))));
+                        strata_fault_[3u] = e446;
+                        const ulong e468 = (((ulong)v175) | ((ulong)((ulong)((ulong)v176) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e468);
+                        strata_fault_[5u] = ((uint)((ulong)(e468 >> (32ul & 63))));
                         const uint e49 = (uint)get_global_id(0);
                         strata_fault_[6u] = e49;
                         const uint e51 = (uint)get_global_id(1);
@@ -686,25 +694,25 @@ __kernel void matmul_tiled(
                         strata_fault_[8u] = e53;
                     }
                 } else {
-                    const uint v179 = atomic_or(&strata_b_tile_reader_[e431], (uint)0);
-                    const uint e469 = (v179 & 65535u);
-                    if (((e469 != 0u) && (e469 != e450)) && (((v179 ^ e449) & 2147418112u) == 0u)) {
+                    const uint v179 = atomic_or(&strata_b_tile_reader_[e435], (uint)0);
+                    const uint e473 = (v179 & 65535u);
+                    if (((e473 != 0u) && (e473 != e454)) && (((v179 ^ e453) & 2147418112u) == 0u)) {
                     } else {
-                        (void)atomic_xchg(&strata_b_tile_reader_[e431], e449);
-                        (void)atomic_xchg(&strata_b_tile_reader_site_[e431], 50u);
+                        (void)atomic_xchg(&strata_b_tile_reader_[e435], e453);
+                        (void)atomic_xchg(&strata_b_tile_reader_site_[e435], 50u);
                     }
                 }
             }
-            const float v67 = b_tile[e431];
+            const float v67 = b_tile[e435];
             strata_loaded0_ = v67;
         } else {
             const uint v66 = atomic_add(&strata_fault_[0u], 1u);
             if (v66 == 0u) {
                 strata_fault_[1u] = 9u;
-                const uint e440 = ((uint)e432);
-                strata_fault_[2u] = e440;
-                const uint e442 = ((uint)((ulong)(e432 >> (32ul & 63))));
-                strata_fault_[3u] = e442;
+                const uint e444 = ((uint)e436);
+                strata_fault_[2u] = e444;
+                const uint e446 = ((uint)((ulong)(e436 >> (32ul & 63))));
+                strata_fault_[3u] = e446;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const uint e49 = (uint)get_global_id(0);
@@ -718,20 +726,19 @@ __kernel void matmul_tiled(
         const float v7 = strata_loaded0_;
         const float v8 = v;
         v = (v8 + (v6 * v7));
-        const uint e486 = (e54 + 2u);
-        const ulong e487 = ((ulong)e486);
-        if (e487 < 256ul) {
+        const uint e490 = (e54 + 2u);
+        const ulong e491 = ((ulong)e490);
+        if (e491 < 256ul) {
             const uint v180 = strata_phase_;
-            const uint v181 = atomic_or(&strata_a_tile_writer_[e486], (uint)0);
-            const uint v182 = atomic_or(&strata_a_tile_writer_site_[e486], (uint)0);
+            const uint v181 = atomic_or(&strata_a_tile_writer_[e490], (uint)0);
             if ((v181 & 2147483648u) == 0u) {
                 const uint v183 = atomic_add(&strata_fault_[0u], 1u);
                 if (v183 == 0u) {
                     strata_fault_[1u] = 51u;
-                    const uint e495 = ((uint)e487);
-                    strata_fault_[2u] = e495;
-                    const uint e497 = ((uint)((ulong)(e487 >> (32ul & 63))));
-                    strata_fault_[3u] = e497;
+                    const uint e499 = ((uint)e491);
+                    strata_fault_[2u] = e499;
+                    const uint e501 = ((uint)((ulong)(e491 >> (32ul & 63))));
+                    strata_fault_[3u] = e501;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const uint e49 = (uint)get_global_id(0);
@@ -742,21 +749,22 @@ __kernel void matmul_tiled(
                     strata_fault_[8u] = e53;
                 }
             } else {
-                const uint e498 = (v181 & 65535u);
+                const uint e502 = (v181 & 65535u);
                 const uint e63 = (e2 + 1u);
-                const uint e504 = ((((uint)((uint)(v180 & 32767u) << (16u & 31))) | e63) | 2147483648u);
-                const uint e505 = (e504 & 65535u);
-                if (((e498 != 0u) && (e498 != e505)) && (((v181 ^ e504) & 2147418112u) == 0u)) {
+                const uint e508 = ((((uint)((uint)(v180 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const uint e509 = (e508 & 65535u);
+                if (((e502 != 0u) && (e502 != e509)) && (((v181 ^ e508) & 2147418112u) == 0u)) {
+                    const uint v182 = atomic_or(&strata_a_tile_writer_site_[e490], (uint)0);
                     const uint v184 = atomic_add(&strata_fault_[0u], 1u);
                     if (v184 == 0u) {
                         strata_fault_[1u] = 52u;
-                        const uint e495 = ((uint)e487);
-                        strata_fault_[2u] = e495;
-                        const uint e497 = ((uint)((ulong)(e487 >> (32ul & 63))));
-                        strata_fault_[3u] = e497;
-                        const ulong e519 = (((ulong)v181) | ((ulong)((ulong)((ulong)v182) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e519);
-                        strata_fault_[5u] = ((uint)((ulong)(e519 >> (32ul & 63))));
+                        const uint e499 = ((uint)e491);
+                        strata_fault_[2u] = e499;
+                        const uint e501 = ((uint)((ulong)(e491 >> (32ul & 63))));
+                        strata_fault_[3u] = e501;
+                        const ulong e523 = (((ulong)v181) | ((ulong)((ulong)((ulong)v182) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e523);
+                        strata_fault_[5u] = ((uint)((ulong)(e523 >> (32ul & 63))));
                         const uint e49 = (uint)get_global_id(0);
                         strata_fault_[6u] = e49;
                         const uint e51 = (uint)get_global_id(1);
@@ -765,25 +773,25 @@ __kernel void matmul_tiled(
                         strata_fault_[8u] = e53;
                     }
                 } else {
-                    const uint v185 = atomic_or(&strata_a_tile_reader_[e486], (uint)0);
-                    const uint e524 = (v185 & 65535u);
-                    if (((e524 != 0u) && (e524 != e505)) && (((v185 ^ e504) & 2147418112u) == 0u)) {
+                    const uint v185 = atomic_or(&strata_a_tile_reader_[e490], (uint)0);
+                    const uint e528 = (v185 & 65535u);
+                    if (((e528 != 0u) && (e528 != e509)) && (((v185 ^ e508) & 2147418112u) == 0u)) {
                     } else {
-                        (void)atomic_xchg(&strata_a_tile_reader_[e486], e504);
-                        (void)atomic_xchg(&strata_a_tile_reader_site_[e486], 52u);
+                        (void)atomic_xchg(&strata_a_tile_reader_[e490], e508);
+                        (void)atomic_xchg(&strata_a_tile_reader_site_[e490], 52u);
                     }
                 }
             }
-            const float v69 = a_tile[e486];
+            const float v69 = a_tile[e490];
             strata_loaded0_ = v69;
         } else {
             const uint v68 = atomic_add(&strata_fault_[0u], 1u);
             if (v68 == 0u) {
                 strata_fault_[1u] = 10u;
-                const uint e495 = ((uint)e487);
-                strata_fault_[2u] = e495;
-                const uint e497 = ((uint)((ulong)(e487 >> (32ul & 63))));
-                strata_fault_[3u] = e497;
+                const uint e499 = ((uint)e491);
+                strata_fault_[2u] = e499;
+                const uint e501 = ((uint)((ulong)(e491 >> (32ul & 63))));
+                strata_fault_[3u] = e501;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const uint e49 = (uint)get_global_id(0);
@@ -795,20 +803,19 @@ __kernel void matmul_tiled(
             }
         }
         const float v9 = strata_loaded0_;
-        const uint e537 = (32u + e24);
-        const ulong e538 = ((ulong)e537);
-        if (e538 < 256ul) {
+        const uint e541 = (32u + e24);
+        const ulong e542 = ((ulong)e541);
+        if (e542 < 256ul) {
             const uint v186 = strata_phase_;
-            const uint v187 = atomic_or(&strata_b_tile_writer_[e537], (uint)0);
-            const uint v188 = atomic_or(&strata_b_tile_writer_site_[e537], (uint)0);
+            const uint v187 = atomic_or(&strata_b_tile_writer_[e541], (uint)0);
             if ((v187 & 2147483648u) == 0u) {
                 const uint v189 = atomic_add(&strata_fault_[0u], 1u);
                 if (v189 == 0u) {
                     strata_fault_[1u] = 53u;
-                    const uint e546 = ((uint)e538);
-                    strata_fault_[2u] = e546;
-                    const uint e548 = ((uint)((ulong)(e538 >> (32ul & 63))));
-                    strata_fault_[3u] = e548;
+                    const uint e550 = ((uint)e542);
+                    strata_fault_[2u] = e550;
+                    const uint e552 = ((uint)((ulong)(e542 >> (32ul & 63))));
+                    strata_fault_[3u] = e552;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const uint e49 = (uint)get_global_id(0);
@@ -819,21 +826,22 @@ __kernel void matmul_tiled(
                     strata_fault_[8u] = e53;
                 }
             } else {
-                const uint e549 = (v187 & 65535u);
+                const uint e553 = (v187 & 65535u);
                 const uint e63 = (e2 + 1u);
-                const uint e555 = ((((uint)((uint)(v186 & 32767u) << (16u & 31))) | e63) | 2147483648u);
-                const uint e556 = (e555 & 65535u);
-                if (((e549 != 0u) && (e549 != e556)) && (((v187 ^ e555) & 2147418112u) == 0u)) {
+                const uint e559 = ((((uint)((uint)(v186 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const uint e560 = (e559 & 65535u);
+                if (((e553 != 0u) && (e553 != e560)) && (((v187 ^ e559) & 2147418112u) == 0u)) {
+                    const uint v188 = atomic_or(&strata_b_tile_writer_site_[e541], (uint)0);
                     const uint v190 = atomic_add(&strata_fault_[0u], 1u);
                     if (v190 == 0u) {
                         strata_fault_[1u] = 54u;
-                        const uint e546 = ((uint)e538);
-                        strata_fault_[2u] = e546;
-                        const uint e548 = ((uint)((ulong)(e538 >> (32ul & 63))));
-                        strata_fault_[3u] = e548;
-                        const ulong e570 = (((ulong)v187) | ((ulong)((ulong)((ulong)v188) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e570);
-                        strata_fault_[5u] = ((uint)((ulong)(e570 >> (32ul & 63))));
+                        const uint e550 = ((uint)e542);
+                        strata_fault_[2u] = e550;
+                        const uint e552 = ((uint)((ulong)(e542 >> (32ul & 63))));
+                        strata_fault_[3u] = e552;
+                        const ulong e574 = (((ulong)v187) | ((ulong)((ulong)((ulong)v188) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e574);
+                        strata_fault_[5u] = ((uint)((ulong)(e574 >> (32ul & 63))));
                         const uint e49 = (uint)get_global_id(0);
                         strata_fault_[6u] = e49;
                         const uint e51 = (uint)get_global_id(1);
@@ -842,25 +850,25 @@ __kernel void matmul_tiled(
                         strata_fault_[8u] = e53;
                     }
                 } else {
-                    const uint v191 = atomic_or(&strata_b_tile_reader_[e537], (uint)0);
-                    const uint e575 = (v191 & 65535u);
-                    if (((e575 != 0u) && (e575 != e556)) && (((v191 ^ e555) & 2147418112u) == 0u)) {
+                    const uint v191 = atomic_or(&strata_b_tile_reader_[e541], (uint)0);
+                    const uint e579 = (v191 & 65535u);
+                    if (((e579 != 0u) && (e579 != e560)) && (((v191 ^ e559) & 2147418112u) == 0u)) {
                     } else {
-                        (void)atomic_xchg(&strata_b_tile_reader_[e537], e555);
-                        (void)atomic_xchg(&strata_b_tile_reader_site_[e537], 54u);
+                        (void)atomic_xchg(&strata_b_tile_reader_[e541], e559);
+                        (void)atomic_xchg(&strata_b_tile_reader_site_[e541], 54u);
                     }
                 }
             }
-            const float v71 = b_tile[e537];
+            const float v71 = b_tile[e541];
             strata_loaded0_ = v71;
         } else {
             const uint v70 = atomic_add(&strata_fault_[0u], 1u);
             if (v70 == 0u) {
                 strata_fault_[1u] = 11u;
-                const uint e546 = ((uint)e538);
-                strata_fault_[2u] = e546;
-                const uint e548 = ((uint)((ulong)(e538 >> (32ul & 63))));
-                strata_fault_[3u] = e548;
+                const uint e550 = ((uint)e542);
+                strata_fault_[2u] = e550;
+                const uint e552 = ((uint)((ulong)(e542 >> (32ul & 63))));
+                strata_fault_[3u] = e552;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const uint e49 = (uint)get_global_id(0);
@@ -874,20 +882,19 @@ __kernel void matmul_tiled(
         const float v10 = strata_loaded0_;
         const float v11 = v;
         v = (v11 + (v9 * v10));
-        const uint e592 = (e54 + 3u);
-        const ulong e593 = ((ulong)e592);
-        if (e593 < 256ul) {
+        const uint e596 = (e54 + 3u);
+        const ulong e597 = ((ulong)e596);
+        if (e597 < 256ul) {
             const uint v192 = strata_phase_;
-            const uint v193 = atomic_or(&strata_a_tile_writer_[e592], (uint)0);
-            const uint v194 = atomic_or(&strata_a_tile_writer_site_[e592], (uint)0);
+            const uint v193 = atomic_or(&strata_a_tile_writer_[e596], (uint)0);
             if ((v193 & 2147483648u) == 0u) {
                 const uint v195 = atomic_add(&strata_fault_[0u], 1u);
                 if (v195 == 0u) {
                     strata_fault_[1u] = 55u;
-                    const uint e601 = ((uint)e593);
-                    strata_fault_[2u] = e601;
-                    const uint e603 = ((uint)((ulong)(e593 >> (32ul & 63))));
-                    strata_fault_[3u] = e603;
+                    const uint e605 = ((uint)e597);
+                    strata_fault_[2u] = e605;
+                    const uint e607 = ((uint)((ulong)(e597 >> (32ul & 63))));
+                    strata_fault_[3u] = e607;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const uint e49 = (uint)get_global_id(0);
@@ -898,21 +905,22 @@ __kernel void matmul_tiled(
                     strata_fault_[8u] = e53;
                 }
             } else {
-                const uint e604 = (v193 & 65535u);
+                const uint e608 = (v193 & 65535u);
                 const uint e63 = (e2 + 1u);
-                const uint e610 = ((((uint)((uint)(v192 & 32767u) << (16u & 31))) | e63) | 2147483648u);
-                const uint e611 = (e610 & 65535u);
-                if (((e604 != 0u) && (e604 != e611)) && (((v193 ^ e610) & 2147418112u) == 0u)) {
+                const uint e614 = ((((uint)((uint)(v192 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const uint e615 = (e614 & 65535u);
+                if (((e608 != 0u) && (e608 != e615)) && (((v193 ^ e614) & 2147418112u) == 0u)) {
+                    const uint v194 = atomic_or(&strata_a_tile_writer_site_[e596], (uint)0);
                     const uint v196 = atomic_add(&strata_fault_[0u], 1u);
                     if (v196 == 0u) {
                         strata_fault_[1u] = 56u;
-                        const uint e601 = ((uint)e593);
-                        strata_fault_[2u] = e601;
-                        const uint e603 = ((uint)((ulong)(e593 >> (32ul & 63))));
-                        strata_fault_[3u] = e603;
-                        const ulong e625 = (((ulong)v193) | ((ulong)((ulong)((ulong)v194) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e625);
-                        strata_fault_[5u] = ((uint)((ulong)(e625 >> (32ul & 63))));
+                        const uint e605 = ((uint)e597);
+                        strata_fault_[2u] = e605;
+                        const uint e607 = ((uint)((ulong)(e597 >> (32ul & 63))));
+                        strata_fault_[3u] = e607;
+                        const ulong e629 = (((ulong)v193) | ((ulong)((ulong)((ulong)v194) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e629);
+                        strata_fault_[5u] = ((uint)((ulong)(e629 >> (32ul & 63))));
                         const uint e49 = (uint)get_global_id(0);
                         strata_fault_[6u] = e49;
                         const uint e51 = (uint)get_global_id(1);
@@ -921,25 +929,25 @@ __kernel void matmul_tiled(
                         strata_fault_[8u] = e53;
                     }
                 } else {
-                    const uint v197 = atomic_or(&strata_a_tile_reader_[e592], (uint)0);
-                    const uint e630 = (v197 & 65535u);
-                    if (((e630 != 0u) && (e630 != e611)) && (((v197 ^ e610) & 2147418112u) == 0u)) {
+                    const uint v197 = atomic_or(&strata_a_tile_reader_[e596], (uint)0);
+                    const uint e634 = (v197 & 65535u);
+                    if (((e634 != 0u) && (e634 != e615)) && (((v197 ^ e614) & 2147418112u) == 0u)) {
                     } else {
-                        (void)atomic_xchg(&strata_a_tile_reader_[e592], e610);
-                        (void)atomic_xchg(&strata_a_tile_reader_site_[e592], 56u);
+                        (void)atomic_xchg(&strata_a_tile_reader_[e596], e614);
+                        (void)atomic_xchg(&strata_a_tile_reader_site_[e596], 56u);
                     }
                 }
             }
-            const float v73 = a_tile[e592];
+            const float v73 = a_tile[e596];
             strata_loaded0_ = v73;
         } else {
             const uint v72 = atomic_add(&strata_fault_[0u], 1u);
             if (v72 == 0u) {
                 strata_fault_[1u] = 12u;
-                const uint e601 = ((uint)e593);
-                strata_fault_[2u] = e601;
-                const uint e603 = ((uint)((ulong)(e593 >> (32ul & 63))));
-                strata_fault_[3u] = e603;
+                const uint e605 = ((uint)e597);
+                strata_fault_[2u] = e605;
+                const uint e607 = ((uint)((ulong)(e597 >> (32ul & 63))));
+                strata_fault_[3u] = e607;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const uint e49 = (uint)get_global_id(0);
@@ -951,20 +959,19 @@ __kernel void matmul_tiled(
             }
         }
         const float v12 = strata_loaded0_;
-        const uint e642 = (48u + e24);
-        const ulong e643 = ((ulong)e642);
-        if (e643 < 256ul) {
+        const uint e646 = (48u + e24);
+        const ulong e647 = ((ulong)e646);
+        if (e647 < 256ul) {
             const uint v198 = strata_phase_;
-            const uint v199 = atomic_or(&strata_b_tile_writer_[e642], (uint)0);
-            const uint v200 = atomic_or(&strata_b_tile_writer_site_[e642], (uint)0);
+            const uint v199 = atomic_or(&strata_b_tile_writer_[e646], (uint)0);
             if ((v199 & 2147483648u) == 0u) {
                 const uint v201 = atomic_add(&strata_fault_[0u], 1u);
                 if (v201 == 0u) {
                     strata_fault_[1u] = 57u;
-                    const uint e651 = ((uint)e643);
-                    strata_fault_[2u] = e651;
-                    const uint e653 = ((uint)((ulong)(e643 >> (32ul & 63))));
-                    strata_fault_[3u] = e653;
+                    const uint e655 = ((uint)e647);
+                    strata_fault_[2u] = e655;
+                    const uint e657 = ((uint)((ulong)(e647 >> (32ul & 63))));
+                    strata_fault_[3u] = e657;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const uint e49 = (uint)get_global_id(0);
@@ -975,21 +982,22 @@ __kernel void matmul_tiled(
                     strata_fault_[8u] = e53;
                 }
             } else {
-                const uint e654 = (v199 & 65535u);
+                const uint e658 = (v199 & 65535u);
                 const uint e63 = (e2 + 1u);
-                const uint e660 = ((((uint)((uint)(v198 & 32767u) << (16u & 31))) | e63) | 2147483648u);
-                const uint e661 = (e660 & 65535u);
-                if (((e654 != 0u) && (e654 != e661)) && (((v199 ^ e660) & 2147418112u) == 0u)) {
+                const uint e664 = ((((uint)((uint)(v198 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const uint e665 = (e664 & 65535u);
+                if (((e658 != 0u) && (e658 != e665)) && (((v199 ^ e664) & 2147418112u) == 0u)) {
+                    const uint v200 = atomic_or(&strata_b_tile_writer_site_[e646], (uint)0);
                     const uint v202 = atomic_add(&strata_fault_[0u], 1u);
                     if (v202 == 0u) {
                         strata_fault_[1u] = 58u;
-                        const uint e651 = ((uint)e643);
-                        strata_fault_[2u] = e651;
-                        const uint e653 = ((uint)((ulong)(e643 >> (32ul & 63))));
-                        strata_fault_[3u] = e653;
-                        const ulong e675 = (((ulong)v199) | ((ulong)((ulong)((ulong)v200) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e675);
-                        strata_fault_[5u] = ((uint)((ulong)(e675 >> (32ul & 63))));
+                        const uint e655 = ((uint)e647);
+                        strata_fault_[2u] = e655;
+                        const uint e657 = ((uint)((ulong)(e647 >> (32ul & 63))));
+                        strata_fault_[3u] = e657;
+                        const ulong e679 = (((ulong)v199) | ((ulong)((ulong)((ulong)v200) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e679);
+                        strata_fault_[5u] = ((uint)((ulong)(e679 >> (32ul & 63))));
                         const uint e49 = (uint)get_global_id(0);
                         strata_fault_[6u] = e49;
                         const uint e51 = (uint)get_global_id(1);
@@ -998,25 +1006,25 @@ __kernel void matmul_tiled(
                         strata_fault_[8u] = e53;
                     }
                 } else {
-                    const uint v203 = atomic_or(&strata_b_tile_reader_[e642], (uint)0);
-                    const uint e680 = (v203 & 65535u);
-                    if (((e680 != 0u) && (e680 != e661)) && (((v203 ^ e660) & 2147418112u) == 0u)) {
+                    const uint v203 = atomic_or(&strata_b_tile_reader_[e646], (uint)0);
+                    const uint e684 = (v203 & 65535u);
+                    if (((e684 != 0u) && (e684 != e665)) && (((v203 ^ e664) & 2147418112u) == 0u)) {
                     } else {
-                        (void)atomic_xchg(&strata_b_tile_reader_[e642], e660);
-                        (void)atomic_xchg(&strata_b_tile_reader_site_[e642], 58u);
+                        (void)atomic_xchg(&strata_b_tile_reader_[e646], e664);
+                        (void)atomic_xchg(&strata_b_tile_reader_site_[e646], 58u);
                     }
                 }
             }
-            const float v75 = b_tile[e642];
+            const float v75 = b_tile[e646];
             strata_loaded0_ = v75;
         } else {
             const uint v74 = atomic_add(&strata_fault_[0u], 1u);
             if (v74 == 0u) {
                 strata_fault_[1u] = 13u;
-                const uint e651 = ((uint)e643);
-                strata_fault_[2u] = e651;
-                const uint e653 = ((uint)((ulong)(e643 >> (32ul & 63))));
-                strata_fault_[3u] = e653;
+                const uint e655 = ((uint)e647);
+                strata_fault_[2u] = e655;
+                const uint e657 = ((uint)((ulong)(e647 >> (32ul & 63))));
+                strata_fault_[3u] = e657;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const uint e49 = (uint)get_global_id(0);
@@ -1030,20 +1038,19 @@ __kernel void matmul_tiled(
         const float v13 = strata_loaded0_;
         const float v14 = v;
         v = (v14 + (v12 * v13));
-        const uint e697 = (e54 + 4u);
-        const ulong e698 = ((ulong)e697);
-        if (e698 < 256ul) {
+        const uint e701 = (e54 + 4u);
+        const ulong e702 = ((ulong)e701);
+        if (e702 < 256ul) {
             const uint v204 = strata_phase_;
-            const uint v205 = atomic_or(&strata_a_tile_writer_[e697], (uint)0);
-            const uint v206 = atomic_or(&strata_a_tile_writer_site_[e697], (uint)0);
+            const uint v205 = atomic_or(&strata_a_tile_writer_[e701], (uint)0);
             if ((v205 & 2147483648u) == 0u) {
                 const uint v207 = atomic_add(&strata_fault_[0u], 1u);
                 if (v207 == 0u) {
                     strata_fault_[1u] = 59u;
-                    const uint e706 = ((uint)e698);
-                    strata_fault_[2u] = e706;
-                    const uint e708 = ((uint)((ulong)(e698 >> (32ul & 63))));
-                    strata_fault_[3u] = e708;
+                    const uint e710 = ((uint)e702);
+                    strata_fault_[2u] = e710;
+                    const uint e712 = ((uint)((ulong)(e702 >> (32ul & 63))));
+                    strata_fault_[3u] = e712;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const uint e49 = (uint)get_global_id(0);
@@ -1054,21 +1061,22 @@ __kernel void matmul_tiled(
                     strata_fault_[8u] = e53;
                 }
             } else {
-                const uint e709 = (v205 & 65535u);
+                const uint e713 = (v205 & 65535u);
                 const uint e63 = (e2 + 1u);
-                const uint e715 = ((((uint)((uint)(v204 & 32767u) << (16u & 31))) | e63) | 2147483648u);
-                const uint e716 = (e715 & 65535u);
-                if (((e709 != 0u) && (e709 != e716)) && (((v205 ^ e715) & 2147418112u) == 0u)) {
+                const uint e719 = ((((uint)((uint)(v204 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const uint e720 = (e719 & 65535u);
+                if (((e713 != 0u) && (e713 != e720)) && (((v205 ^ e719) & 2147418112u) == 0u)) {
+                    const uint v206 = atomic_or(&strata_a_tile_writer_site_[e701], (uint)0);
                     const uint v208 = atomic_add(&strata_fault_[0u], 1u);
                     if (v208 == 0u) {
                         strata_fault_[1u] = 60u;
-                        const uint e706 = ((uint)e698);
-                        strata_fault_[2u] = e706;
-                        const uint e708 = ((uint)((ulong)(e698 >> (32ul & 63))));
-                        strata_fault_[3u] = e708;
-                        const ulong e730 = (((ulong)v205) | ((ulong)((ulong)((ulong)v206) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e730);
-                        strata_fault_[5u] = ((uint)((ulong)(e730 >> (32ul & 63))));
+                        const uint e710 = ((uint)e702);
+                        strata_fault_[2u] = e710;
+                        const uint e712 = ((uint)((ulong)(e702 >> (32ul & 63))));
+                        strata_fault_[3u] = e712;
+                        const ulong e734 = (((ulong)v205) | ((ulong)((ulong)((ulong)v206) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e734);
+                        strata_fault_[5u] = ((uint)((ulong)(e734 >> (32ul & 63))));
                         const uint e49 = (uint)get_global_id(0);
                         strata_fault_[6u] = e49;
                         const uint e51 = (uint)get_global_id(1);
@@ -1077,25 +1085,25 @@ __kernel void matmul_tiled(
                         strata_fault_[8u] = e53;
                     }
                 } else {
-                    const uint v209 = atomic_or(&strata_a_tile_reader_[e697], (uint)0);
-                    const uint e735 = (v209 & 65535u);
-                    if (((e735 != 0u) && (e735 != e716)) && (((v209 ^ e715) & 2147418112u) == 0u)) {
+                    const uint v209 = atomic_or(&strata_a_tile_reader_[e701], (uint)0);
+                    const uint e739 = (v209 & 65535u);
+                    if (((e739 != 0u) && (e739 != e720)) && (((v209 ^ e719) & 2147418112u) == 0u)) {
                     } else {
-                        (void)atomic_xchg(&strata_a_tile_reader_[e697], e715);
-                        (void)atomic_xchg(&strata_a_tile_reader_site_[e697], 60u);
+                        (void)atomic_xchg(&strata_a_tile_reader_[e701], e719);
+                        (void)atomic_xchg(&strata_a_tile_reader_site_[e701], 60u);
                     }
                 }
             }
-            const float v77 = a_tile[e697];
+            const float v77 = a_tile[e701];
             strata_loaded0_ = v77;
         } else {
             const uint v76 = atomic_add(&strata_fault_[0u], 1u);
             if (v76 == 0u) {
                 strata_fault_[1u] = 14u;
-                const uint e706 = ((uint)e698);
-                strata_fault_[2u] = e706;
-                const uint e708 = ((uint)((ulong)(e698 >> (32ul & 63))));
-                strata_fault_[3u] = e708;
+                const uint e710 = ((uint)e702);
+                strata_fault_[2u] = e710;
+                const uint e712 = ((uint)((ulong)(e702 >> (32ul & 63))));
+                strata_fault_[3u] = e712;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const uint e49 = (uint)get_global_id(0);
@@ -1107,20 +1115,19 @@ __kernel void matmul_tiled(
             }
         }
         const float v15 = strata_loaded0_;
-        const uint e748 = (64u + e24);
-        const ulong e749 = ((ulong)e748);
-        if (e749 < 256ul) {
+        const uint e752 = (64u + e24);
+        const ulong e753 = ((ulong)e752);
+        if (e753 < 256ul) {
             const uint v210 = strata_phase_;
-            const uint v211 = atomic_or(&strata_b_tile_writer_[e748], (uint)0);
-            const uint v212 = atomic_or(&strata_b_tile_writer_site_[e748], (uint)0);
+            const uint v211 = atomic_or(&strata_b_tile_writer_[e752], (uint)0);
             if ((v211 & 2147483648u) == 0u) {
                 const uint v213 = atomic_add(&strata_fault_[0u], 1u);
                 if (v213 == 0u) {
                     strata_fault_[1u] = 61u;
-                    const uint e757 = ((uint)e749);
-                    strata_fault_[2u] = e757;
-                    const uint e759 = ((uint)((ulong)(e749 >> (32ul & 63))));
-                    strata_fault_[3u] = e759;
+                    const uint e761 = ((uint)e753);
+                    strata_fault_[2u] = e761;
+                    const uint e763 = ((uint)((ulong)(e753 >> (32ul & 63))));
+                    strata_fault_[3u] = e763;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const uint e49 = (uint)get_global_id(0);
@@ -1131,21 +1138,22 @@ __kernel void matmul_tiled(
                     strata_fault_[8u] = e53;
                 }
             } else {
-                const uint e760 = (v211 & 65535u);
+                const uint e764 = (v211 & 65535u);
                 const uint e63 = (e2 + 1u);
-                const uint e766 = ((((uint)((uint)(v210 & 32767u) << (16u & 31))) | e63) | 2147483648u);
-                const uint e767 = (e766 & 65535u);
-                if (((e760 != 0u) && (e760 != e767)) && (((v211 ^ e766) & 2147418112u) == 0u)) {
+                const uint e770 = ((((uint)((uint)(v210 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const uint e771 = (e770 & 65535u);
+                if (((e764 != 0u) && (e764 != e771)) && (((v211 ^ e770) & 2147418112u) == 0u)) {
+                    const uint v212 = atomic_or(&strata_b_tile_writer_site_[e752], (uint)0);
                     const uint v214 = atomic_add(&strata_fault_[0u], 1u);
                     if (v214 == 0u) {
                         strata_fault_[1u] = 62u;
-                        const uint e757 = ((uint)e749);
-                        strata_fault_[2u] = e757;
-                        const uint e759 = ((uint)((ulong)(e749 >> (32ul & 63))));
-                        strata_fault_[3u] = e759;
-                        const ulong e781 = (((ulong)v211) | ((ulong)((ulong)((ulong)v212) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e781);
-                        strata_fault_[5u] = ((uint)((ulong)(e781 >> (32ul & 63))));
+                        const uint e761 = ((uint)e753);
+                        strata_fault_[2u] = e761;
+                        const uint e763 = ((uint)((ulong)(e753 >> (32ul & 63))));
+                        strata_fault_[3u] = e763;
+                        const ulong e785 = (((ulong)v211) | ((ulong)((ulong)((ulong)v212) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e785);
+                        strata_fault_[5u] = ((uint)((ulong)(e785 >> (32ul & 63))));
                         const uint e49 = (uint)get_global_id(0);
                         strata_fault_[6u] = e49;
                         const uint e51 = (uint)get_global_id(1);
@@ -1154,25 +1162,25 @@ __kernel void matmul_tiled(
                         strata_fault_[8u] = e53;
                     }
                 } else {
-                    const uint v215 = atomic_or(&strata_b_tile_reader_[e748], (uint)0);
-                    const uint e786 = (v215 & 65535u);
-                    if (((e786 != 0u) && (e786 != e767)) && (((v215 ^ e766) & 2147418112u) == 0u)) {
+                    const uint v215 = atomic_or(&strata_b_tile_reader_[e752], (uint)0);
+                    const uint e790 = (v215 & 65535u);
+                    if (((e790 != 0u) && (e790 != e771)) && (((v215 ^ e770) & 2147418112u) == 0u)) {
                     } else {
-                        (void)atomic_xchg(&strata_b_tile_reader_[e748], e766);
-                        (void)atomic_xchg(&strata_b_tile_reader_site_[e748], 62u);
+                        (void)atomic_xchg(&strata_b_tile_reader_[e752], e770);
+                        (void)atomic_xchg(&strata_b_tile_reader_site_[e752], 62u);
                     }
                 }
             }
-            const float v79 = b_tile[e748];
+            const float v79 = b_tile[e752];
             strata_loaded0_ = v79;
         } else {
             const uint v78 = atomic_add(&strata_fault_[0u], 1u);
             if (v78 == 0u) {
                 strata_fault_[1u] = 15u;
-                const uint e757 = ((uint)e749);
-                strata_fault_[2u] = e757;
-                const uint e759 = ((uint)((ulong)(e749 >> (32ul & 63))));
-                strata_fault_[3u] = e759;
+                const uint e761 = ((uint)e753);
+                strata_fault_[2u] = e761;
+                const uint e763 = ((uint)((ulong)(e753 >> (32ul & 63))));
+                strata_fault_[3u] = e763;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const uint e49 = (uint)get_global_id(0);
@@ -1186,20 +1194,19 @@ __kernel void matmul_tiled(
         const float v16 = strata_loaded0_;
         const float v17 = v;
         v = (v17 + (v15 * v16));
-        const uint e802 = (e54 + 5u);
-        const ulong e803 = ((ulong)e802);
-        if (e803 < 256ul) {
+        const uint e806 = (e54 + 5u);
+        const ulong e807 = ((ulong)e806);
+        if (e807 < 256ul) {
             const uint v216 = strata_phase_;
-            const uint v217 = atomic_or(&strata_a_tile_writer_[e802], (uint)0);
-            const uint v218 = atomic_or(&strata_a_tile_writer_site_[e802], (uint)0);
+            const uint v217 = atomic_or(&strata_a_tile_writer_[e806], (uint)0);
             if ((v217 & 2147483648u) == 0u) {
                 const uint v219 = atomic_add(&strata_fault_[0u], 1u);
                 if (v219 == 0u) {
                     strata_fault_[1u] = 63u;
-                    const uint e811 = ((uint)e803);
-                    strata_fault_[2u] = e811;
-                    const uint e813 = ((uint)((ulong)(e803 >> (32ul & 63))));
-                    strata_fault_[3u] = e813;
+                    const uint e815 = ((uint)e807);
+                    strata_fault_[2u] = e815;
+                    const uint e817 = ((uint)((ulong)(e807 >> (32ul & 63))));
+                    strata_fault_[3u] = e817;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const uint e49 = (uint)get_global_id(0);
@@ -1210,21 +1217,22 @@ __kernel void matmul_tiled(
                     strata_fault_[8u] = e53;
                 }
             } else {
-                const uint e814 = (v217 & 65535u);
+                const uint e818 = (v217 & 65535u);
                 const uint e63 = (e2 + 1u);
-                const uint e820 = ((((uint)((uint)(v216 & 32767u) << (16u & 31))) | e63) | 2147483648u);
-                const uint e821 = (e820 & 65535u);
-                if (((e814 != 0u) && (e814 != e821)) && (((v217 ^ e820) & 2147418112u) == 0u)) {
+                const uint e824 = ((((uint)((uint)(v216 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const uint e825 = (e824 & 65535u);
+                if (((e818 != 0u) && (e818 != e825)) && (((v217 ^ e824) & 2147418112u) == 0u)) {
+                    const uint v218 = atomic_or(&strata_a_tile_writer_site_[e806], (uint)0);
                     const uint v220 = atomic_add(&strata_fault_[0u], 1u);
                     if (v220 == 0u) {
                         strata_fault_[1u] = 64u;
-                        const uint e811 = ((uint)e803);
-                        strata_fault_[2u] = e811;
-                        const uint e813 = ((uint)((ulong)(e803 >> (32ul & 63))));
-                        strata_fault_[3u] = e813;
-                        const ulong e834 = (((ulong)v217) | ((ulong)((ulong)((ulong)v218) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e834);
-                        strata_fault_[5u] = ((uint)((ulong)(e834 >> (32ul & 63))));
+                        const uint e815 = ((uint)e807);
+                        strata_fault_[2u] = e815;
+                        const uint e817 = ((uint)((ulong)(e807 >> (32ul & 63))));
+                        strata_fault_[3u] = e817;
+                        const ulong e838 = (((ulong)v217) | ((ulong)((ulong)((ulong)v218) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e838);
+                        strata_fault_[5u] = ((uint)((ulong)(e838 >> (32ul & 63))));
                         const uint e49 = (uint)get_global_id(0);
                         strata_fault_[6u] = e49;
                         const uint e51 = (uint)get_global_id(1);
@@ -1233,25 +1241,25 @@ __kernel void matmul_tiled(
                         strata_fault_[8u] = e53;
                     }
                 } else {
-                    const uint v221 = atomic_or(&strata_a_tile_reader_[e802], (uint)0);
-                    const uint e839 = (v221 & 65535u);
-                    if (((e839 != 0u) && (e839 != e821)) && (((v221 ^ e820) & 2147418112u) == 0u)) {
+                    const uint v221 = atomic_or(&strata_a_tile_reader_[e806], (uint)0);
+                    const uint e843 = (v221 & 65535u);
+                    if (((e843 != 0u) && (e843 != e825)) && (((v221 ^ e824) & 2147418112u) == 0u)) {
                     } else {
-                        (void)atomic_xchg(&strata_a_tile_reader_[e802], e820);
-                        (void)atomic_xchg(&strata_a_tile_reader_site_[e802], 64u);
+                        (void)atomic_xchg(&strata_a_tile_reader_[e806], e824);
+                        (void)atomic_xchg(&strata_a_tile_reader_site_[e806], 64u);
                     }
                 }
             }
-            const float v81 = a_tile[e802];
+            const float v81 = a_tile[e806];
             strata_loaded0_ = v81;
         } else {
             const uint v80 = atomic_add(&strata_fault_[0u], 1u);
             if (v80 == 0u) {
                 strata_fault_[1u] = 16u;
-                const uint e811 = ((uint)e803);
-                strata_fault_[2u] = e811;
-                const uint e813 = ((uint)((ulong)(e803 >> (32ul & 63))));
-                strata_fault_[3u] = e813;
+                const uint e815 = ((uint)e807);
+                strata_fault_[2u] = e815;
+                const uint e817 = ((uint)((ulong)(e807 >> (32ul & 63))));
+                strata_fault_[3u] = e817;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const uint e49 = (uint)get_global_id(0);
@@ -1263,20 +1271,19 @@ __kernel void matmul_tiled(
             }
         }
         const float v18 = strata_loaded0_;
-        const uint e851 = (80u + e24);
-        const ulong e852 = ((ulong)e851);
-        if (e852 < 256ul) {
+        const uint e855 = (80u + e24);
+        const ulong e856 = ((ulong)e855);
+        if (e856 < 256ul) {
             const uint v222 = strata_phase_;
-            const uint v223 = atomic_or(&strata_b_tile_writer_[e851], (uint)0);
-            const uint v224 = atomic_or(&strata_b_tile_writer_site_[e851], (uint)0);
+            const uint v223 = atomic_or(&strata_b_tile_writer_[e855], (uint)0);
             if ((v223 & 2147483648u) == 0u) {
                 const uint v225 = atomic_add(&strata_fault_[0u], 1u);
                 if (v225 == 0u) {
                     strata_fault_[1u] = 65u;
-                    const uint e860 = ((uint)e852);
-                    strata_fault_[2u] = e860;
-                    const uint e862 = ((uint)((ulong)(e852 >> (32ul & 63))));
-                    strata_fault_[3u] = e862;
+                    const uint e864 = ((uint)e856);
+                    strata_fault_[2u] = e864;
+                    const uint e866 = ((uint)((ulong)(e856 >> (32ul & 63))));
+                    strata_fault_[3u] = e866;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const uint e49 = (uint)get_global_id(0);
@@ -1287,21 +1294,22 @@ __kernel void matmul_tiled(
                     strata_fault_[8u] = e53;
                 }
             } else {
-                const uint e863 = (v223 & 65535u);
+                const uint e867 = (v223 & 65535u);
                 const uint e63 = (e2 + 1u);
-                const uint e869 = ((((uint)((uint)(v222 & 32767u) << (16u & 31))) | e63) | 2147483648u);
-                const uint e870 = (e869 & 65535u);
-                if (((e863 != 0u) && (e863 != e870)) && (((v223 ^ e869) & 2147418112u) == 0u)) {
+                const uint e873 = ((((uint)((uint)(v222 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const uint e874 = (e873 & 65535u);
+                if (((e867 != 0u) && (e867 != e874)) && (((v223 ^ e873) & 2147418112u) == 0u)) {
+                    const uint v224 = atomic_or(&strata_b_tile_writer_site_[e855], (uint)0);
                     const uint v226 = atomic_add(&strata_fault_[0u], 1u);
                     if (v226 == 0u) {
                         strata_fault_[1u] = 66u;
-                        const uint e860 = ((uint)e852);
-                        strata_fault_[2u] = e860;
-                        const uint e862 = ((uint)((ulong)(e852 >> (32ul & 63))));
-                        strata_fault_[3u] = e862;
-                        const ulong e884 = (((ulong)v223) | ((ulong)((ulong)((ulong)v224) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e884);
-                        strata_fault_[5u] = ((uint)((ulong)(e884 >> (32ul & 63))));
+                        const uint e864 = ((uint)e856);
+                        strata_fault_[2u] = e864;
+                        const uint e866 = ((uint)((ulong)(e856 >> (32ul & 63))));
+                        strata_fault_[3u] = e866;
+                        const ulong e888 = (((ulong)v223) | ((ulong)((ulong)((ulong)v224) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e888);
+                        strata_fault_[5u] = ((uint)((ulong)(e888 >> (32ul & 63))));
                         const uint e49 = (uint)get_global_id(0);
                         strata_fault_[6u] = e49;
                         const uint e51 = (uint)get_global_id(1);
@@ -1310,25 +1318,25 @@ __kernel void matmul_tiled(
                         strata_fault_[8u] = e53;
                     }
                 } else {
-                    const uint v227 = atomic_or(&strata_b_tile_reader_[e851], (uint)0);
-                    const uint e889 = (v227 & 65535u);
-                    if (((e889 != 0u) && (e889 != e870)) && (((v227 ^ e869) & 2147418112u) == 0u)) {
+                    const uint v227 = atomic_or(&strata_b_tile_reader_[e855], (uint)0);
+                    const uint e893 = (v227 & 65535u);
+                    if (((e893 != 0u) && (e893 != e874)) && (((v227 ^ e873) & 2147418112u) == 0u)) {
                     } else {
-                        (void)atomic_xchg(&strata_b_tile_reader_[e851], e869);
-                        (void)atomic_xchg(&strata_b_tile_reader_site_[e851], 66u);
+                        (void)atomic_xchg(&strata_b_tile_reader_[e855], e873);
+                        (void)atomic_xchg(&strata_b_tile_reader_site_[e855], 66u);
                     }
                 }
             }
-            const float v83 = b_tile[e851];
+            const float v83 = b_tile[e855];
             strata_loaded0_ = v83;
         } else {
             const uint v82 = atomic_add(&strata_fault_[0u], 1u);
             if (v82 == 0u) {
                 strata_fault_[1u] = 17u;
-                const uint e860 = ((uint)e852);
-                strata_fault_[2u] = e860;
-                const uint e862 = ((uint)((ulong)(e852 >> (32ul & 63))));
-                strata_fault_[3u] = e862;
+                const uint e864 = ((uint)e856);
+                strata_fault_[2u] = e864;
+                const uint e866 = ((uint)((ulong)(e856 >> (32ul & 63))));
+                strata_fault_[3u] = e866;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const uint e49 = (uint)get_global_id(0);
@@ -1342,20 +1350,19 @@ __kernel void matmul_tiled(
         const float v19 = strata_loaded0_;
         const float v20 = v;
         v = (v20 + (v18 * v19));
-        const uint e906 = (e54 + 6u);
-        const ulong e907 = ((ulong)e906);
-        if (e907 < 256ul) {
+        const uint e910 = (e54 + 6u);
+        const ulong e911 = ((ulong)e910);
+        if (e911 < 256ul) {
             const uint v228 = strata_phase_;
-            const uint v229 = atomic_or(&strata_a_tile_writer_[e906], (uint)0);
-            const uint v230 = atomic_or(&strata_a_tile_writer_site_[e906], (uint)0);
+            const uint v229 = atomic_or(&strata_a_tile_writer_[e910], (uint)0);
             if ((v229 & 2147483648u) == 0u) {
                 const uint v231 = atomic_add(&strata_fault_[0u], 1u);
                 if (v231 == 0u) {
                     strata_fault_[1u] = 67u;
-                    const uint e915 = ((uint)e907);
-                    strata_fault_[2u] = e915;
-                    const uint e917 = ((uint)((ulong)(e907 >> (32ul & 63))));
-                    strata_fault_[3u] = e917;
+                    const uint e919 = ((uint)e911);
+                    strata_fault_[2u] = e919;
+                    const uint e921 = ((uint)((ulong)(e911 >> (32ul & 63))));
+                    strata_fault_[3u] = e921;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const uint e49 = (uint)get_global_id(0);
@@ -1366,21 +1373,22 @@ __kernel void matmul_tiled(
                     strata_fault_[8u] = e53;
                 }
             } else {
-                const uint e918 = (v229 & 65535u);
+                const uint e922 = (v229 & 65535u);
                 const uint e63 = (e2 + 1u);
-                const uint e924 = ((((uint)((uint)(v228 & 32767u) << (16u & 31))) | e63) | 2147483648u);
-                const uint e925 = (e924 & 65535u);
-                if (((e918 != 0u) && (e918 != e925)) && (((v229 ^ e924) & 2147418112u) == 0u)) {
+                const uint e928 = ((((uint)((uint)(v228 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const uint e929 = (e928 & 65535u);
+                if (((e922 != 0u) && (e922 != e929)) && (((v229 ^ e928) & 2147418112u) == 0u)) {
+                    const uint v230 = atomic_or(&strata_a_tile_writer_site_[e910], (uint)0);
                     const uint v232 = atomic_add(&strata_fault_[0u], 1u);
                     if (v232 == 0u) {
                         strata_fault_[1u] = 68u;
-                        const uint e915 = ((uint)e907);
-                        strata_fault_[2u] = e915;
-                        const uint e917 = ((uint)((ulong)(e907 >> (32ul & 63))));
-                        strata_fault_[3u] = e917;
-                        const ulong e939 = (((ulong)v229) | ((ulong)((ulong)((ulong)v230) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e939);
-                        strata_fault_[5u] = ((uint)((ulong)(e939 >> (32ul & 63))));
+                        const uint e919 = ((uint)e911);
+                        strata_fault_[2u] = e919;
+                        const uint e921 = ((uint)((ulong)(e911 >> (32ul & 63))));
+                        strata_fault_[3u] = e921;
+                        const ulong e943 = (((ulong)v229) | ((ulong)((ulong)((ulong)v230) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e943);
+                        strata_fault_[5u] = ((uint)((ulong)(e943 >> (32ul & 63))));
                         const uint e49 = (uint)get_global_id(0);
                         strata_fault_[6u] = e49;
                         const uint e51 = (uint)get_global_id(1);
@@ -1389,25 +1397,25 @@ __kernel void matmul_tiled(
                         strata_fault_[8u] = e53;
                     }
                 } else {
-                    const uint v233 = atomic_or(&strata_a_tile_reader_[e906], (uint)0);
-                    const uint e944 = (v233 & 65535u);
-                    if (((e944 != 0u) && (e944 != e925)) && (((v233 ^ e924) & 2147418112u) == 0u)) {
+                    const uint v233 = atomic_or(&strata_a_tile_reader_[e910], (uint)0);
+                    const uint e948 = (v233 & 65535u);
+                    if (((e948 != 0u) && (e948 != e929)) && (((v233 ^ e928) & 2147418112u) == 0u)) {
                     } else {
-                        (void)atomic_xchg(&strata_a_tile_reader_[e906], e924);
-                        (void)atomic_xchg(&strata_a_tile_reader_site_[e906], 68u);
+                        (void)atomic_xchg(&strata_a_tile_reader_[e910], e928);
+                        (void)atomic_xchg(&strata_a_tile_reader_site_[e910], 68u);
                     }
                 }
             }
-            const float v85 = a_tile[e906];
+            const float v85 = a_tile[e910];
             strata_loaded0_ = v85;
         } else {
             const uint v84 = atomic_add(&strata_fault_[0u], 1u);
             if (v84 == 0u) {
                 strata_fault_[1u] = 18u;
-                const uint e915 = ((uint)e907);
-                strata_fault_[2u] = e915;
-                const uint e917 = ((uint)((ulong)(e907 >> (32ul & 63))));
-                strata_fault_[3u] = e917;
+                const uint e919 = ((uint)e911);
+                strata_fault_[2u] = e919;
+                const uint e921 = ((uint)((ulong)(e911 >> (32ul & 63))));
+                strata_fault_[3u] = e921;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const uint e49 = (uint)get_global_id(0);
@@ -1419,20 +1427,19 @@ __kernel void matmul_tiled(
             }
         }
         const float v21 = strata_loaded0_;
-        const uint e957 = (96u + e24);
-        const ulong e958 = ((ulong)e957);
-        if (e958 < 256ul) {
+        const uint e961 = (96u + e24);
+        const ulong e962 = ((ulong)e961);
+        if (e962 < 256ul) {
             const uint v234 = strata_phase_;
-            const uint v235 = atomic_or(&strata_b_tile_writer_[e957], (uint)0);
-            const uint v236 = atomic_or(&strata_b_tile_writer_site_[e957], (uint)0);
+            const uint v235 = atomic_or(&strata_b_tile_writer_[e961], (uint)0);
             if ((v235 & 2147483648u) == 0u) {
                 const uint v237 = atomic_add(&strata_fault_[0u], 1u);
                 if (v237 == 0u) {
                     strata_fault_[1u] = 69u;
-                    const uint e966 = ((uint)e958);
-                    strata_fault_[2u] = e966;
-                    const uint e968 = ((uint)((ulong)(e958 >> (32ul & 63))));
-                    strata_fault_[3u] = e968;
+                    const uint e970 = ((uint)e962);
+                    strata_fault_[2u] = e970;
+                    const uint e972 = ((uint)((ulong)(e962 >> (32ul & 63))));
+                    strata_fault_[3u] = e972;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const uint e49 = (uint)get_global_id(0);
@@ -1443,21 +1450,22 @@ __kernel void matmul_tiled(
                     strata_fault_[8u] = e53;
                 }
             } else {
-                const uint e969 = (v235 & 65535u);
+                const uint e973 = (v235 & 65535u);
                 const uint e63 = (e2 + 1u);
-                const uint e975 = ((((uint)((uint)(v234 & 32767u) << (16u & 31))) | e63) | 2147483648u);
-                const uint e976 = (e975 & 65535u);
-                if (((e969 != 0u) && (e969 != e976)) && (((v235 ^ e975) & 2147418112u) == 0u)) {
+                const uint e979 = ((((uint)((uint)(v234 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const uint e980 = (e979 & 65535u);
+                if (((e973 != 0u) && (e973 != e980)) && (((v235 ^ e979) & 2147418112u) == 0u)) {
+                    const uint v236 = atomic_or(&strata_b_tile_writer_site_[e961], (uint)0);
                     const uint v238 = atomic_add(&strata_fault_[0u], 1u);
                     if (v238 == 0u) {
                         strata_fault_[1u] = 70u;
-                        const uint e966 = ((uint)e958);
-                        strata_fault_[2u] = e966;
-                        const uint e968 = ((uint)((ulong)(e958 >> (32ul & 63))));
-                        strata_fault_[3u] = e968;
-                        const ulong e990 = (((ulong)v235) | ((ulong)((ulong)((ulong)v236) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e990);
-                        strata_fault_[5u] = ((uint)((ulong)(e990 >> (32ul & 63))));
+                        const uint e970 = ((uint)e962);
+                        strata_fault_[2u] = e970;
+                        const uint e972 = ((uint)((ulong)(e962 >> (32ul & 63))));
+                        strata_fault_[3u] = e972;
+                        const ulong e994 = (((ulong)v235) | ((ulong)((ulong)((ulong)v236) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e994);
+                        strata_fault_[5u] = ((uint)((ulong)(e994 >> (32ul & 63))));
                         const uint e49 = (uint)get_global_id(0);
                         strata_fault_[6u] = e49;
                         const uint e51 = (uint)get_global_id(1);
@@ -1466,25 +1474,25 @@ __kernel void matmul_tiled(
                         strata_fault_[8u] = e53;
                     }
                 } else {
-                    const uint v239 = atomic_or(&strata_b_tile_reader_[e957], (uint)0);
-                    const uint e995 = (v239 & 65535u);
-                    if (((e995 != 0u) && (e995 != e976)) && (((v239 ^ e975) & 2147418112u) == 0u)) {
+                    const uint v239 = atomic_or(&strata_b_tile_reader_[e961], (uint)0);
+                    const uint e999 = (v239 & 65535u);
+                    if (((e999 != 0u) && (e999 != e980)) && (((v239 ^ e979) & 2147418112u) == 0u)) {
                     } else {
-                        (void)atomic_xchg(&strata_b_tile_reader_[e957], e975);
-                        (void)atomic_xchg(&strata_b_tile_reader_site_[e957], 70u);
+                        (void)atomic_xchg(&strata_b_tile_reader_[e961], e979);
+                        (void)atomic_xchg(&strata_b_tile_reader_site_[e961], 70u);
                     }
                 }
             }
-            const float v87 = b_tile[e957];
+            const float v87 = b_tile[e961];
             strata_loaded0_ = v87;
         } else {
             const uint v86 = atomic_add(&strata_fault_[0u], 1u);
             if (v86 == 0u) {
                 strata_fault_[1u] = 19u;
-                const uint e966 = ((uint)e958);
-                strata_fault_[2u] = e966;
-                const uint e968 = ((uint)((ulong)(e958 >> (32ul & 63))));
-                strata_fault_[3u] = e968;
+                const uint e970 = ((uint)e962);
+                strata_fault_[2u] = e970;
+                const uint e972 = ((uint)((ulong)(e962 >> (32ul & 63))));
+                strata_fault_[3u] = e972;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const uint e49 = (uint)get_global_id(0);
@@ -1498,20 +1506,19 @@ __kernel void matmul_tiled(
         const float v22 = strata_loaded0_;
         const float v23 = v;
         v = (v23 + (v21 * v22));
-        const uint e1012 = (e54 + 7u);
-        const ulong e1013 = ((ulong)e1012);
-        if (e1013 < 256ul) {
+        const uint e1016 = (e54 + 7u);
+        const ulong e1017 = ((ulong)e1016);
+        if (e1017 < 256ul) {
             const uint v240 = strata_phase_;
-            const uint v241 = atomic_or(&strata_a_tile_writer_[e1012], (uint)0);
-            const uint v242 = atomic_or(&strata_a_tile_writer_site_[e1012], (uint)0);
+            const uint v241 = atomic_or(&strata_a_tile_writer_[e1016], (uint)0);
             if ((v241 & 2147483648u) == 0u) {
                 const uint v243 = atomic_add(&strata_fault_[0u], 1u);
                 if (v243 == 0u) {
                     strata_fault_[1u] = 71u;
-                    const uint e1021 = ((uint)e1013);
-                    strata_fault_[2u] = e1021;
-                    const uint e1023 = ((uint)((ulong)(e1013 >> (32ul & 63))));
-                    strata_fault_[3u] = e1023;
+                    const uint e1025 = ((uint)e1017);
+                    strata_fault_[2u] = e1025;
+                    const uint e1027 = ((uint)((ulong)(e1017 >> (32ul & 63))));
+                    strata_fault_[3u] = e1027;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const uint e49 = (uint)get_global_id(0);
@@ -1522,21 +1529,22 @@ __kernel void matmul_tiled(
                     strata_fault_[8u] = e53;
                 }
             } else {
-                const uint e1024 = (v241 & 65535u);
+                const uint e1028 = (v241 & 65535u);
                 const uint e63 = (e2 + 1u);
-                const uint e1030 = ((((uint)((uint)(v240 & 32767u) << (16u & 31))) | e63) | 2147483648u);
-                const uint e1031 = (e1030 & 65535u);
-                if (((e1024 != 0u) && (e1024 != e1031)) && (((v241 ^ e1030) & 2147418112u) == 0u)) {
+                const uint e1034 = ((((uint)((uint)(v240 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const uint e1035 = (e1034 & 65535u);
+                if (((e1028 != 0u) && (e1028 != e1035)) && (((v241 ^ e1034) & 2147418112u) == 0u)) {
+                    const uint v242 = atomic_or(&strata_a_tile_writer_site_[e1016], (uint)0);
                     const uint v244 = atomic_add(&strata_fault_[0u], 1u);
                     if (v244 == 0u) {
                         strata_fault_[1u] = 72u;
-                        const uint e1021 = ((uint)e1013);
-                        strata_fault_[2u] = e1021;
-                        const uint e1023 = ((uint)((ulong)(e1013 >> (32ul & 63))));
-                        strata_fault_[3u] = e1023;
-                        const ulong e1045 = (((ulong)v241) | ((ulong)((ulong)((ulong)v242) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e1045);
-                        strata_fault_[5u] = ((uint)((ulong)(e1045 >> (32ul & 63))));
+                        const uint e1025 = ((uint)e1017);
+                        strata_fault_[2u] = e1025;
+                        const uint e1027 = ((uint)((ulong)(e1017 >> (32ul & 63))));
+                        strata_fault_[3u] = e1027;
+                        const ulong e1049 = (((ulong)v241) | ((ulong)((ulong)((ulong)v242) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e1049);
+                        strata_fault_[5u] = ((uint)((ulong)(e1049 >> (32ul & 63))));
                         const uint e49 = (uint)get_global_id(0);
                         strata_fault_[6u] = e49;
                         const uint e51 = (uint)get_global_id(1);
@@ -1545,25 +1553,25 @@ __kernel void matmul_tiled(
                         strata_fault_[8u] = e53;
                     }
                 } else {
-                    const uint v245 = atomic_or(&strata_a_tile_reader_[e1012], (uint)0);
-                    const uint e1050 = (v245 & 65535u);
-                    if (((e1050 != 0u) && (e1050 != e1031)) && (((v245 ^ e1030) & 2147418112u) == 0u)) {
+                    const uint v245 = atomic_or(&strata_a_tile_reader_[e1016], (uint)0);
+                    const uint e1054 = (v245 & 65535u);
+                    if (((e1054 != 0u) && (e1054 != e1035)) && (((v245 ^ e1034) & 2147418112u) == 0u)) {
                     } else {
-                        (void)atomic_xchg(&strata_a_tile_reader_[e1012], e1030);
-                        (void)atomic_xchg(&strata_a_tile_reader_site_[e1012], 72u);
+                        (void)atomic_xchg(&strata_a_tile_reader_[e1016], e1034);
+                        (void)atomic_xchg(&strata_a_tile_reader_site_[e1016], 72u);
                     }
                 }
             }
-            const float v89 = a_tile[e1012];
+            const float v89 = a_tile[e1016];
             strata_loaded0_ = v89;
         } else {
             const uint v88 = atomic_add(&strata_fault_[0u], 1u);
             if (v88 == 0u) {
                 strata_fault_[1u] = 20u;
-                const uint e1021 = ((uint)e1013);
-                strata_fault_[2u] = e1021;
-                const uint e1023 = ((uint)((ulong)(e1013 >> (32ul & 63))));
-                strata_fault_[3u] = e1023;
+                const uint e1025 = ((uint)e1017);
+                strata_fault_[2u] = e1025;
+                const uint e1027 = ((uint)((ulong)(e1017 >> (32ul & 63))));
+                strata_fault_[3u] = e1027;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const uint e49 = (uint)get_global_id(0);
@@ -1575,20 +1583,19 @@ __kernel void matmul_tiled(
             }
         }
         const float v24 = strata_loaded0_;
-        const uint e1063 = (112u + e24);
-        const ulong e1064 = ((ulong)e1063);
-        if (e1064 < 256ul) {
+        const uint e1067 = (112u + e24);
+        const ulong e1068 = ((ulong)e1067);
+        if (e1068 < 256ul) {
             const uint v246 = strata_phase_;
-            const uint v247 = atomic_or(&strata_b_tile_writer_[e1063], (uint)0);
-            const uint v248 = atomic_or(&strata_b_tile_writer_site_[e1063], (uint)0);
+            const uint v247 = atomic_or(&strata_b_tile_writer_[e1067], (uint)0);
             if ((v247 & 2147483648u) == 0u) {
                 const uint v249 = atomic_add(&strata_fault_[0u], 1u);
                 if (v249 == 0u) {
                     strata_fault_[1u] = 73u;
-                    const uint e1072 = ((uint)e1064);
-                    strata_fault_[2u] = e1072;
-                    const uint e1074 = ((uint)((ulong)(e1064 >> (32ul & 63))));
-                    strata_fault_[3u] = e1074;
+                    const uint e1076 = ((uint)e1068);
+                    strata_fault_[2u] = e1076;
+                    const uint e1078 = ((uint)((ulong)(e1068 >> (32ul & 63))));
+                    strata_fault_[3u] = e1078;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const uint e49 = (uint)get_global_id(0);
@@ -1599,21 +1606,22 @@ __kernel void matmul_tiled(
                     strata_fault_[8u] = e53;
                 }
             } else {
-                const uint e1075 = (v247 & 65535u);
+                const uint e1079 = (v247 & 65535u);
                 const uint e63 = (e2 + 1u);
-                const uint e1081 = ((((uint)((uint)(v246 & 32767u) << (16u & 31))) | e63) | 2147483648u);
-                const uint e1082 = (e1081 & 65535u);
-                if (((e1075 != 0u) && (e1075 != e1082)) && (((v247 ^ e1081) & 2147418112u) == 0u)) {
+                const uint e1085 = ((((uint)((uint)(v246 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const uint e1086 = (e1085 & 65535u);
+                if (((e1079 != 0u) && (e1079 != e1086)) && (((v247 ^ e1085) & 2147418112u) == 0u)) {
+                    const uint v248 = atomic_or(&strata_b_tile_writer_site_[e1067], (uint)0);
                     const uint v250 = atomic_add(&strata_fault_[0u], 1u);
                     if (v250 == 0u) {
                         strata_fault_[1u] = 74u;
-                        const uint e1072 = ((uint)e1064);
-                        strata_fault_[2u] = e1072;
-                        const uint e1074 = ((uint)((ulong)(e1064 >> (32ul & 63))));
-                        strata_fault_[3u] = e1074;
-                        const ulong e1096 = (((ulong)v247) | ((ulong)((ulong)((ulong)v248) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e1096);
-                        strata_fault_[5u] = ((uint)((ulong)(e1096 >> (32ul & 63))));
+                        const uint e1076 = ((uint)e1068);
+                        strata_fault_[2u] = e1076;
+                        const uint e1078 = ((uint)((ulong)(e1068 >> (32ul & 63))));
+                        strata_fault_[3u] = e1078;
+                        const ulong e1100 = (((ulong)v247) | ((ulong)((ulong)((ulong)v248) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e1100);
+                        strata_fault_[5u] = ((uint)((ulong)(e1100 >> (32ul & 63))));
                         const uint e49 = (uint)get_global_id(0);
                         strata_fault_[6u] = e49;
                         const uint e51 = (uint)get_global_id(1);
@@ -1622,25 +1630,25 @@ __kernel void matmul_tiled(
                         strata_fault_[8u] = e53;
                     }
                 } else {
-                    const uint v251 = atomic_or(&strata_b_tile_reader_[e1063], (uint)0);
-                    const uint e1101 = (v251 & 65535u);
-                    if (((e1101 != 0u) && (e1101 != e1082)) && (((v251 ^ e1081) & 2147418112u) == 0u)) {
+                    const uint v251 = atomic_or(&strata_b_tile_reader_[e1067], (uint)0);
+                    const uint e1105 = (v251 & 65535u);
+                    if (((e1105 != 0u) && (e1105 != e1086)) && (((v251 ^ e1085) & 2147418112u) == 0u)) {
                     } else {
-                        (void)atomic_xchg(&strata_b_tile_reader_[e1063], e1081);
-                        (void)atomic_xchg(&strata_b_tile_reader_site_[e1063], 74u);
+                        (void)atomic_xchg(&strata_b_tile_reader_[e1067], e1085);
+                        (void)atomic_xchg(&strata_b_tile_reader_site_[e1067], 74u);
                     }
                 }
             }
-            const float v91 = b_tile[e1063];
+            const float v91 = b_tile[e1067];
             strata_loaded0_ = v91;
         } else {
             const uint v90 = atomic_add(&strata_fault_[0u], 1u);
             if (v90 == 0u) {
                 strata_fault_[1u] = 21u;
-                const uint e1072 = ((uint)e1064);
-                strata_fault_[2u] = e1072;
-                const uint e1074 = ((uint)((ulong)(e1064 >> (32ul & 63))));
-                strata_fault_[3u] = e1074;
+                const uint e1076 = ((uint)e1068);
+                strata_fault_[2u] = e1076;
+                const uint e1078 = ((uint)((ulong)(e1068 >> (32ul & 63))));
+                strata_fault_[3u] = e1078;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const uint e49 = (uint)get_global_id(0);
@@ -1654,20 +1662,19 @@ __kernel void matmul_tiled(
         const float v25 = strata_loaded0_;
         const float v26 = v;
         v = (v26 + (v24 * v25));
-        const uint e1118 = (e54 + 8u);
-        const ulong e1119 = ((ulong)e1118);
-        if (e1119 < 256ul) {
+        const uint e1122 = (e54 + 8u);
+        const ulong e1123 = ((ulong)e1122);
+        if (e1123 < 256ul) {
             const uint v252 = strata_phase_;
-            const uint v253 = atomic_or(&strata_a_tile_writer_[e1118], (uint)0);
-            const uint v254 = atomic_or(&strata_a_tile_writer_site_[e1118], (uint)0);
+            const uint v253 = atomic_or(&strata_a_tile_writer_[e1122], (uint)0);
             if ((v253 & 2147483648u) == 0u) {
                 const uint v255 = atomic_add(&strata_fault_[0u], 1u);
                 if (v255 == 0u) {
                     strata_fault_[1u] = 75u;
-                    const uint e1127 = ((uint)e1119);
-                    strata_fault_[2u] = e1127;
-                    const uint e1129 = ((uint)((ulong)(e1119 >> (32ul & 63))));
-                    strata_fault_[3u] = e1129;
+                    const uint e1131 = ((uint)e1123);
+                    strata_fault_[2u] = e1131;
+                    const uint e1133 = ((uint)((ulong)(e1123 >> (32ul & 63))));
+                    strata_fault_[3u] = e1133;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const uint e49 = (uint)get_global_id(0);
@@ -1678,21 +1685,22 @@ __kernel void matmul_tiled(
                     strata_fault_[8u] = e53;
                 }
             } else {
-                const uint e1130 = (v253 & 65535u);
+                const uint e1134 = (v253 & 65535u);
                 const uint e63 = (e2 + 1u);
-                const uint e1136 = ((((uint)((uint)(v252 & 32767u) << (16u & 31))) | e63) | 2147483648u);
-                const uint e1137 = (e1136 & 65535u);
-                if (((e1130 != 0u) && (e1130 != e1137)) && (((v253 ^ e1136) & 2147418112u) == 0u)) {
+                const uint e1140 = ((((uint)((uint)(v252 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const uint e1141 = (e1140 & 65535u);
+                if (((e1134 != 0u) && (e1134 != e1141)) && (((v253 ^ e1140) & 2147418112u) == 0u)) {
+                    const uint v254 = atomic_or(&strata_a_tile_writer_site_[e1122], (uint)0);
                     const uint v256 = atomic_add(&strata_fault_[0u], 1u);
                     if (v256 == 0u) {
                         strata_fault_[1u] = 76u;
-                        const uint e1127 = ((uint)e1119);
-                        strata_fault_[2u] = e1127;
-                        const uint e1129 = ((uint)((ulong)(e1119 >> (32ul & 63))));
-                        strata_fault_[3u] = e1129;
-                        const ulong e1151 = (((ulong)v253) | ((ulong)((ulong)((ulong)v254) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e1151);
-                        strata_fault_[5u] = ((uint)((ulong)(e1151 >> (32ul & 63))));
+                        const uint e1131 = ((uint)e1123);
+                        strata_fault_[2u] = e1131;
+                        const uint e1133 = ((uint)((ulong)(e1123 >> (32ul & 63))));
+                        strata_fault_[3u] = e1133;
+                        const ulong e1155 = (((ulong)v253) | ((ulong)((ulong)((ulong)v254) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e1155);
+                        strata_fault_[5u] = ((uint)((ulong)(e1155 >> (32ul & 63))));
                         const uint e49 = (uint)get_global_id(0);
                         strata_fault_[6u] = e49;
                         const uint e51 = (uint)get_global_id(1);
@@ -1701,25 +1709,25 @@ __kernel void matmul_tiled(
                         strata_fault_[8u] = e53;
                     }
                 } else {
-                    const uint v257 = atomic_or(&strata_a_tile_reader_[e1118], (uint)0);
-                    const uint e1156 = (v257 & 65535u);
-                    if (((e1156 != 0u) && (e1156 != e1137)) && (((v257 ^ e1136) & 2147418112u) == 0u)) {
+                    const uint v257 = atomic_or(&strata_a_tile_reader_[e1122], (uint)0);
+                    const uint e1160 = (v257 & 65535u);
+                    if (((e1160 != 0u) && (e1160 != e1141)) && (((v257 ^ e1140) & 2147418112u) == 0u)) {
                     } else {
-                        (void)atomic_xchg(&strata_a_tile_reader_[e1118], e1136);
-                        (void)atomic_xchg(&strata_a_tile_reader_site_[e1118], 76u);
+                        (void)atomic_xchg(&strata_a_tile_reader_[e1122], e1140);
+                        (void)atomic_xchg(&strata_a_tile_reader_site_[e1122], 76u);
                     }
                 }
             }
-            const float v93 = a_tile[e1118];
+            const float v93 = a_tile[e1122];
             strata_loaded0_ = v93;
         } else {
             const uint v92 = atomic_add(&strata_fault_[0u], 1u);
             if (v92 == 0u) {
                 strata_fault_[1u] = 22u;
-                const uint e1127 = ((uint)e1119);
-                strata_fault_[2u] = e1127;
-                const uint e1129 = ((uint)((ulong)(e1119 >> (32ul & 63))));
-                strata_fault_[3u] = e1129;
+                const uint e1131 = ((uint)e1123);
+                strata_fault_[2u] = e1131;
+                const uint e1133 = ((uint)((ulong)(e1123 >> (32ul & 63))));
+                strata_fault_[3u] = e1133;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const uint e49 = (uint)get_global_id(0);
@@ -1731,20 +1739,19 @@ __kernel void matmul_tiled(
             }
         }
         const float v27 = strata_loaded0_;
-        const uint e1169 = (128u + e24);
-        const ulong e1170 = ((ulong)e1169);
-        if (e1170 < 256ul) {
+        const uint e1173 = (128u + e24);
+        const ulong e1174 = ((ulong)e1173);
+        if (e1174 < 256ul) {
             const uint v258 = strata_phase_;
-            const uint v259 = atomic_or(&strata_b_tile_writer_[e1169], (uint)0);
-            const uint v260 = atomic_or(&strata_b_tile_writer_site_[e1169], (uint)0);
+            const uint v259 = atomic_or(&strata_b_tile_writer_[e1173], (uint)0);
             if ((v259 & 2147483648u) == 0u) {
                 const uint v261 = atomic_add(&strata_fault_[0u], 1u);
                 if (v261 == 0u) {
                     strata_fault_[1u] = 77u;
-                    const uint e1178 = ((uint)e1170);
-                    strata_fault_[2u] = e1178;
-                    const uint e1180 = ((uint)((ulong)(e1170 >> (32ul & 63))));
-                    strata_fault_[3u] = e1180;
+                    const uint e1182 = ((uint)e1174);
+                    strata_fault_[2u] = e1182;
+                    const uint e1184 = ((uint)((ulong)(e1174 >> (32ul & 63))));
+                    strata_fault_[3u] = e1184;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const uint e49 = (uint)get_global_id(0);
@@ -1755,21 +1762,22 @@ __kernel void matmul_tiled(
                     strata_fault_[8u] = e53;
                 }
             } else {
-                const uint e1181 = (v259 & 65535u);
+                const uint e1185 = (v259 & 65535u);
                 const uint e63 = (e2 + 1u);
-                const uint e1187 = ((((uint)((uint)(v258 & 32767u) << (16u & 31))) | e63) | 2147483648u);
-                const uint e1188 = (e1187 & 65535u);
-                if (((e1181 != 0u) && (e1181 != e1188)) && (((v259 ^ e1187) & 2147418112u) == 0u)) {
+                const uint e1191 = ((((uint)((uint)(v258 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const uint e1192 = (e1191 & 65535u);
+                if (((e1185 != 0u) && (e1185 != e1192)) && (((v259 ^ e1191) & 2147418112u) == 0u)) {
+                    const uint v260 = atomic_or(&strata_b_tile_writer_site_[e1173], (uint)0);
                     const uint v262 = atomic_add(&strata_fault_[0u], 1u);
                     if (v262 == 0u) {
                         strata_fault_[1u] = 78u;
-                        const uint e1178 = ((uint)e1170);
-                        strata_fault_[2u] = e1178;
-                        const uint e1180 = ((uint)((ulong)(e1170 >> (32ul & 63))));
-                        strata_fault_[3u] = e1180;
-                        const ulong e1202 = (((ulong)v259) | ((ulong)((ulong)((ulong)v260) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e1202);
-                        strata_fault_[5u] = ((uint)((ulong)(e1202 >> (32ul & 63))));
+                        const uint e1182 = ((uint)e1174);
+                        strata_fault_[2u] = e1182;
+                        const uint e1184 = ((uint)((ulong)(e1174 >> (32ul & 63))));
+                        strata_fault_[3u] = e1184;
+                        const ulong e1206 = (((ulong)v259) | ((ulong)((ulong)((ulong)v260) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e1206);
+                        strata_fault_[5u] = ((uint)((ulong)(e1206 >> (32ul & 63))));
                         const uint e49 = (uint)get_global_id(0);
                         strata_fault_[6u] = e49;
                         const uint e51 = (uint)get_global_id(1);
@@ -1778,25 +1786,25 @@ __kernel void matmul_tiled(
                         strata_fault_[8u] = e53;
                     }
                 } else {
-                    const uint v263 = atomic_or(&strata_b_tile_reader_[e1169], (uint)0);
-                    const uint e1207 = (v263 & 65535u);
-                    if (((e1207 != 0u) && (e1207 != e1188)) && (((v263 ^ e1187) & 2147418112u) == 0u)) {
+                    const uint v263 = atomic_or(&strata_b_tile_reader_[e1173], (uint)0);
+                    const uint e1211 = (v263 & 65535u);
+                    if (((e1211 != 0u) && (e1211 != e1192)) && (((v263 ^ e1191) & 2147418112u) == 0u)) {
                     } else {
-                        (void)atomic_xchg(&strata_b_tile_reader_[e1169], e1187);
-                        (void)atomic_xchg(&strata_b_tile_reader_site_[e1169], 78u);
+                        (void)atomic_xchg(&strata_b_tile_reader_[e1173], e1191);
+                        (void)atomic_xchg(&strata_b_tile_reader_site_[e1173], 78u);
                     }
                 }
             }
-            const float v95 = b_tile[e1169];
+            const float v95 = b_tile[e1173];
             strata_loaded0_ = v95;
         } else {
             const uint v94 = atomic_add(&strata_fault_[0u], 1u);
             if (v94 == 0u) {
                 strata_fault_[1u] = 23u;
-                const uint e1178 = ((uint)e1170);
-                strata_fault_[2u] = e1178;
-                const uint e1180 = ((uint)((ulong)(e1170 >> (32ul & 63))));
-                strata_fault_[3u] = e1180;
+                const uint e1182 = ((uint)e1174);
+                strata_fault_[2u] = e1182;
+                const uint e1184 = ((uint)((ulong)(e1174 >> (32ul & 63))));
+                strata_fault_[3u] = e1184;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const uint e49 = (uint)get_global_id(0);
@@ -1810,20 +1818,19 @@ __kernel void matmul_tiled(
         const float v28 = strata_loaded0_;
         const float v29 = v;
         v = (v29 + (v27 * v28));
-        const uint e1224 = (e54 + 9u);
-        const ulong e1225 = ((ulong)e1224);
-        if (e1225 < 256ul) {
+        const uint e1228 = (e54 + 9u);
+        const ulong e1229 = ((ulong)e1228);
+        if (e1229 < 256ul) {
             const uint v264 = strata_phase_;
-            const uint v265 = atomic_or(&strata_a_tile_writer_[e1224], (uint)0);
-            const uint v266 = atomic_or(&strata_a_tile_writer_site_[e1224], (uint)0);
+            const uint v265 = atomic_or(&strata_a_tile_writer_[e1228], (uint)0);
             if ((v265 & 2147483648u) == 0u) {
                 const uint v267 = atomic_add(&strata_fault_[0u], 1u);
                 if (v267 == 0u) {
                     strata_fault_[1u] = 79u;
-                    const uint e1233 = ((uint)e1225);
-                    strata_fault_[2u] = e1233;
-                    const uint e1235 = ((uint)((ulong)(e1225 >> (32ul & 63))));
-                    strata_fault_[3u] = e1235;
+                    const uint e1237 = ((uint)e1229);
+                    strata_fault_[2u] = e1237;
+                    const uint e1239 = ((uint)((ulong)(e1229 >> (32ul & 63))));
+                    strata_fault_[3u] = e1239;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const uint e49 = (uint)get_global_id(0);
@@ -1834,21 +1841,22 @@ __kernel void matmul_tiled(
                     strata_fault_[8u] = e53;
                 }
             } else {
-                const uint e1236 = (v265 & 65535u);
+                const uint e1240 = (v265 & 65535u);
                 const uint e63 = (e2 + 1u);
-                const uint e1242 = ((((uint)((uint)(v264 & 32767u) << (16u & 31))) | e63) | 2147483648u);
-                const uint e1243 = (e1242 & 65535u);
-                if (((e1236 != 0u) && (e1236 != e1243)) && (((v265 ^ e1242) & 2147418112u) == 0u)) {
+                const uint e1246 = ((((uint)((uint)(v264 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const uint e1247 = (e1246 & 65535u);
+                if (((e1240 != 0u) && (e1240 != e1247)) && (((v265 ^ e1246) & 2147418112u) == 0u)) {
+                    const uint v266 = atomic_or(&strata_a_tile_writer_site_[e1228], (uint)0);
                     const uint v268 = atomic_add(&strata_fault_[0u], 1u);
                     if (v268 == 0u) {
                         strata_fault_[1u] = 80u;
-                        const uint e1233 = ((uint)e1225);
-                        strata_fault_[2u] = e1233;
-                        const uint e1235 = ((uint)((ulong)(e1225 >> (32ul & 63))));
-                        strata_fault_[3u] = e1235;
-                        const ulong e1256 = (((ulong)v265) | ((ulong)((ulong)((ulong)v266) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e1256);
-                        strata_fault_[5u] = ((uint)((ulong)(e1256 >> (32ul & 63))));
+                        const uint e1237 = ((uint)e1229);
+                        strata_fault_[2u] = e1237;
+                        const uint e1239 = ((uint)((ulong)(e1229 >> (32ul & 63))));
+                        strata_fault_[3u] = e1239;
+                        const ulong e1260 = (((ulong)v265) | ((ulong)((ulong)((ulong)v266) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e1260);
+                        strata_fault_[5u] = ((uint)((ulong)(e1260 >> (32ul & 63))));
                         const uint e49 = (uint)get_global_id(0);
                         strata_fault_[6u] = e49;
                         const uint e51 = (uint)get_global_id(1);
@@ -1857,25 +1865,25 @@ __kernel void matmul_tiled(
                         strata_fault_[8u] = e53;
                     }
                 } else {
-                    const uint v269 = atomic_or(&strata_a_tile_reader_[e1224], (uint)0);
-                    const uint e1261 = (v269 & 65535u);
-                    if (((e1261 != 0u) && (e1261 != e1243)) && (((v269 ^ e1242) & 2147418112u) == 0u)) {
+                    const uint v269 = atomic_or(&strata_a_tile_reader_[e1228], (uint)0);
+                    const uint e1265 = (v269 & 65535u);
+                    if (((e1265 != 0u) && (e1265 != e1247)) && (((v269 ^ e1246) & 2147418112u) == 0u)) {
                     } else {
-                        (void)atomic_xchg(&strata_a_tile_reader_[e1224], e1242);
-                        (void)atomic_xchg(&strata_a_tile_reader_site_[e1224], 80u);
+                        (void)atomic_xchg(&strata_a_tile_reader_[e1228], e1246);
+                        (void)atomic_xchg(&strata_a_tile_reader_site_[e1228], 80u);
                     }
                 }
             }
-            const float v97 = a_tile[e1224];
+            const float v97 = a_tile[e1228];
             strata_loaded0_ = v97;
         } else {
             const uint v96 = atomic_add(&strata_fault_[0u], 1u);
             if (v96 == 0u) {
                 strata_fault_[1u] = 24u;
-                const uint e1233 = ((uint)e1225);
-                strata_fault_[2u] = e1233;
-                const uint e1235 = ((uint)((ulong)(e1225 >> (32ul & 63))));
-                strata_fault_[3u] = e1235;
+                const uint e1237 = ((uint)e1229);
+                strata_fault_[2u] = e1237;
+                const uint e1239 = ((uint)((ulong)(e1229 >> (32ul & 63))));
+                strata_fault_[3u] = e1239;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const uint e49 = (uint)get_global_id(0);
@@ -1887,20 +1895,19 @@ __kernel void matmul_tiled(
             }
         }
         const float v30 = strata_loaded0_;
-        const uint e1274 = (144u + e24);
-        const ulong e1275 = ((ulong)e1274);
-        if (e1275 < 256ul) {
+        const uint e1278 = (144u + e24);
+        const ulong e1279 = ((ulong)e1278);
+        if (e1279 < 256ul) {
             const uint v270 = strata_phase_;
-            const uint v271 = atomic_or(&strata_b_tile_writer_[e1274], (uint)0);
-            const uint v272 = atomic_or(&strata_b_tile_writer_site_[e1274], (uint)0);
+            const uint v271 = atomic_or(&strata_b_tile_writer_[e1278], (uint)0);
             if ((v271 & 2147483648u) == 0u) {
                 const uint v273 = atomic_add(&strata_fault_[0u], 1u);
                 if (v273 == 0u) {
                     strata_fault_[1u] = 81u;
-                    const uint e1283 = ((uint)e1275);
-                    strata_fault_[2u] = e1283;
-                    const uint e1285 = ((uint)((ulong)(e1275 >> (32ul & 63))));
-                    strata_fault_[3u] = e1285;
+                    const uint e1287 = ((uint)e1279);
+                    strata_fault_[2u] = e1287;
+                    const uint e1289 = ((uint)((ulong)(e1279 >> (32ul & 63))));
+                    strata_fault_[3u] = e1289;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const uint e49 = (uint)get_global_id(0);
@@ -1911,21 +1918,22 @@ __kernel void matmul_tiled(
                     strata_fault_[8u] = e53;
                 }
             } else {
-                const uint e1286 = (v271 & 65535u);
+                const uint e1290 = (v271 & 65535u);
                 const uint e63 = (e2 + 1u);
-                const uint e1292 = ((((uint)((uint)(v270 & 32767u) << (16u & 31))) | e63) | 2147483648u);
-                const uint e1293 = (e1292 & 65535u);
-                if (((e1286 != 0u) && (e1286 != e1293)) && (((v271 ^ e1292) & 2147418112u) == 0u)) {
+                const uint e1296 = ((((uint)((uint)(v270 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const uint e1297 = (e1296 & 65535u);
+                if (((e1290 != 0u) && (e1290 != e1297)) && (((v271 ^ e1296) & 2147418112u) == 0u)) {
+                    const uint v272 = atomic_or(&strata_b_tile_writer_site_[e1278], (uint)0);
                     const uint v274 = atomic_add(&strata_fault_[0u], 1u);
                     if (v274 == 0u) {
                         strata_fault_[1u] = 82u;
-                        const uint e1283 = ((uint)e1275);
-                        strata_fault_[2u] = e1283;
-                        const uint e1285 = ((uint)((ulong)(e1275 >> (32ul & 63))));
-                        strata_fault_[3u] = e1285;
-                        const ulong e1307 = (((ulong)v271) | ((ulong)((ulong)((ulong)v272) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e1307);
-                        strata_fault_[5u] = ((uint)((ulong)(e1307 >> (32ul & 63))));
+                        const uint e1287 = ((uint)e1279);
+                        strata_fault_[2u] = e1287;
+                        const uint e1289 = ((uint)((ulong)(e1279 >> (32ul & 63))));
+                        strata_fault_[3u] = e1289;
+                        const ulong e1311 = (((ulong)v271) | ((ulong)((ulong)((ulong)v272) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e1311);
+                        strata_fault_[5u] = ((uint)((ulong)(e1311 >> (32ul & 63))));
                         const uint e49 = (uint)get_global_id(0);
                         strata_fault_[6u] = e49;
                         const uint e51 = (uint)get_global_id(1);
@@ -1934,25 +1942,25 @@ __kernel void matmul_tiled(
                         strata_fault_[8u] = e53;
                     }
                 } else {
-                    const uint v275 = atomic_or(&strata_b_tile_reader_[e1274], (uint)0);
-                    const uint e1312 = (v275 & 65535u);
-                    if (((e1312 != 0u) && (e1312 != e1293)) && (((v275 ^ e1292) & 2147418112u) == 0u)) {
+                    const uint v275 = atomic_or(&strata_b_tile_reader_[e1278], (uint)0);
+                    const uint e1316 = (v275 & 65535u);
+                    if (((e1316 != 0u) && (e1316 != e1297)) && (((v275 ^ e1296) & 2147418112u) == 0u)) {
                     } else {
-                        (void)atomic_xchg(&strata_b_tile_reader_[e1274], e1292);
-                        (void)atomic_xchg(&strata_b_tile_reader_site_[e1274], 82u);
+                        (void)atomic_xchg(&strata_b_tile_reader_[e1278], e1296);
+                        (void)atomic_xchg(&strata_b_tile_reader_site_[e1278], 82u);
                     }
                 }
             }
-            const float v99 = b_tile[e1274];
+            const float v99 = b_tile[e1278];
             strata_loaded0_ = v99;
         } else {
             const uint v98 = atomic_add(&strata_fault_[0u], 1u);
             if (v98 == 0u) {
                 strata_fault_[1u] = 25u;
-                const uint e1283 = ((uint)e1275);
-                strata_fault_[2u] = e1283;
-                const uint e1285 = ((uint)((ulong)(e1275 >> (32ul & 63))));
-                strata_fault_[3u] = e1285;
+                const uint e1287 = ((uint)e1279);
+                strata_fault_[2u] = e1287;
+                const uint e1289 = ((uint)((ulong)(e1279 >> (32ul & 63))));
+                strata_fault_[3u] = e1289;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const uint e49 = (uint)get_global_id(0);
@@ -1966,20 +1974,19 @@ __kernel void matmul_tiled(
         const float v31 = strata_loaded0_;
         const float v32 = v;
         v = (v32 + (v30 * v31));
-        const uint e1329 = (e54 + 10u);
-        const ulong e1330 = ((ulong)e1329);
-        if (e1330 < 256ul) {
+        const uint e1333 = (e54 + 10u);
+        const ulong e1334 = ((ulong)e1333);
+        if (e1334 < 256ul) {
             const uint v276 = strata_phase_;
-            const uint v277 = atomic_or(&strata_a_tile_writer_[e1329], (uint)0);
-            const uint v278 = atomic_or(&strata_a_tile_writer_site_[e1329], (uint)0);
+            const uint v277 = atomic_or(&strata_a_tile_writer_[e1333], (uint)0);
             if ((v277 & 2147483648u) == 0u) {
                 const uint v279 = atomic_add(&strata_fault_[0u], 1u);
                 if (v279 == 0u) {
                     strata_fault_[1u] = 83u;
-                    const uint e1338 = ((uint)e1330);
-                    strata_fault_[2u] = e1338;
-                    const uint e1340 = ((uint)((ulong)(e1330 >> (32ul & 63))));
-                    strata_fault_[3u] = e1340;
+                    const uint e1342 = ((uint)e1334);
+                    strata_fault_[2u] = e1342;
+                    const uint e1344 = ((uint)((ulong)(e1334 >> (32ul & 63))));
+                    strata_fault_[3u] = e1344;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const uint e49 = (uint)get_global_id(0);
@@ -1990,21 +1997,22 @@ __kernel void matmul_tiled(
                     strata_fault_[8u] = e53;
                 }
             } else {
-                const uint e1341 = (v277 & 65535u);
+                const uint e1345 = (v277 & 65535u);
                 const uint e63 = (e2 + 1u);
-                const uint e1347 = ((((uint)((uint)(v276 & 32767u) << (16u & 31))) | e63) | 2147483648u);
-                const uint e1348 = (e1347 & 65535u);
-                if (((e1341 != 0u) && (e1341 != e1348)) && (((v277 ^ e1347) & 2147418112u) == 0u)) {
+                const uint e1351 = ((((uint)((uint)(v276 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const uint e1352 = (e1351 & 65535u);
+                if (((e1345 != 0u) && (e1345 != e1352)) && (((v277 ^ e1351) & 2147418112u) == 0u)) {
+                    const uint v278 = atomic_or(&strata_a_tile_writer_site_[e1333], (uint)0);
                     const uint v280 = atomic_add(&strata_fault_[0u], 1u);
                     if (v280 == 0u) {
                         strata_fault_[1u] = 84u;
-                        const uint e1338 = ((uint)e1330);
-                        strata_fault_[2u] = e1338;
-                        const uint e1340 = ((uint)((ulong)(e1330 >> (32ul & 63))));
-                        strata_fault_[3u] = e1340;
-                        const ulong e1362 = (((ulong)v277) | ((ulong)((ulong)((ulong)v278) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e1362);
-                        strata_fault_[5u] = ((uint)((ulong)(e1362 >> (32ul & 63))));
+                        const uint e1342 = ((uint)e1334);
+                        strata_fault_[2u] = e1342;
+                        const uint e1344 = ((uint)((ulong)(e1334 >> (32ul & 63))));
+                        strata_fault_[3u] = e1344;
+                        const ulong e1366 = (((ulong)v277) | ((ulong)((ulong)((ulong)v278) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e1366);
+                        strata_fault_[5u] = ((uint)((ulong)(e1366 >> (32ul & 63))));
                         const uint e49 = (uint)get_global_id(0);
                         strata_fault_[6u] = e49;
                         const uint e51 = (uint)get_global_id(1);
@@ -2013,25 +2021,25 @@ __kernel void matmul_tiled(
                         strata_fault_[8u] = e53;
                     }
                 } else {
-                    const uint v281 = atomic_or(&strata_a_tile_reader_[e1329], (uint)0);
-                    const uint e1367 = (v281 & 65535u);
-                    if (((e1367 != 0u) && (e1367 != e1348)) && (((v281 ^ e1347) & 2147418112u) == 0u)) {
+                    const uint v281 = atomic_or(&strata_a_tile_reader_[e1333], (uint)0);
+                    const uint e1371 = (v281 & 65535u);
+                    if (((e1371 != 0u) && (e1371 != e1352)) && (((v281 ^ e1351) & 2147418112u) == 0u)) {
                     } else {
-                        (void)atomic_xchg(&strata_a_tile_reader_[e1329], e1347);
-                        (void)atomic_xchg(&strata_a_tile_reader_site_[e1329], 84u);
+                        (void)atomic_xchg(&strata_a_tile_reader_[e1333], e1351);
+                        (void)atomic_xchg(&strata_a_tile_reader_site_[e1333], 84u);
                     }
                 }
             }
-            const float v101 = a_tile[e1329];
+            const float v101 = a_tile[e1333];
             strata_loaded0_ = v101;
         } else {
             const uint v100 = atomic_add(&strata_fault_[0u], 1u);
             if (v100 == 0u) {
                 strata_fault_[1u] = 26u;
-                const uint e1338 = ((uint)e1330);
-                strata_fault_[2u] = e1338;
-                const uint e1340 = ((uint)((ulong)(e1330 >> (32ul & 63))));
-                strata_fault_[3u] = e1340;
+                const uint e1342 = ((uint)e1334);
+                strata_fault_[2u] = e1342;
+                const uint e1344 = ((uint)((ulong)(e1334 >> (32ul & 63))));
+                strata_fault_[3u] = e1344;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const uint e49 = (uint)get_global_id(0);
@@ -2043,20 +2051,19 @@ __kernel void matmul_tiled(
             }
         }
         const float v33 = strata_loaded0_;
-        const uint e1380 = (160u + e24);
-        const ulong e1381 = ((ulong)e1380);
-        if (e1381 < 256ul) {
+        const uint e1384 = (160u + e24);
+        const ulong e1385 = ((ulong)e1384);
+        if (e1385 < 256ul) {
             const uint v282 = strata_phase_;
-            const uint v283 = atomic_or(&strata_b_tile_writer_[e1380], (uint)0);
-            const uint v284 = atomic_or(&strata_b_tile_writer_site_[e1380], (uint)0);
+            const uint v283 = atomic_or(&strata_b_tile_writer_[e1384], (uint)0);
             if ((v283 & 2147483648u) == 0u) {
                 const uint v285 = atomic_add(&strata_fault_[0u], 1u);
                 if (v285 == 0u) {
                     strata_fault_[1u] = 85u;
-                    const uint e1389 = ((uint)e1381);
-                    strata_fault_[2u] = e1389;
-                    const uint e1391 = ((uint)((ulong)(e1381 >> (32ul & 63))));
-                    strata_fault_[3u] = e1391;
+                    const uint e1393 = ((uint)e1385);
+                    strata_fault_[2u] = e1393;
+                    const uint e1395 = ((uint)((ulong)(e1385 >> (32ul & 63))));
+                    strata_fault_[3u] = e1395;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const uint e49 = (uint)get_global_id(0);
@@ -2067,21 +2074,22 @@ __kernel void matmul_tiled(
                     strata_fault_[8u] = e53;
                 }
             } else {
-                const uint e1392 = (v283 & 65535u);
+                const uint e1396 = (v283 & 65535u);
                 const uint e63 = (e2 + 1u);
-                const uint e1398 = ((((uint)((uint)(v282 & 32767u) << (16u & 31))) | e63) | 2147483648u);
-                const uint e1399 = (e1398 & 65535u);
-                if (((e1392 != 0u) && (e1392 != e1399)) && (((v283 ^ e1398) & 2147418112u) == 0u)) {
+                const uint e1402 = ((((uint)((uint)(v282 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const uint e1403 = (e1402 & 65535u);
+                if (((e1396 != 0u) && (e1396 != e1403)) && (((v283 ^ e1402) & 2147418112u) == 0u)) {
+                    const uint v284 = atomic_or(&strata_b_tile_writer_site_[e1384], (uint)0);
                     const uint v286 = atomic_add(&strata_fault_[0u], 1u);
                     if (v286 == 0u) {
                         strata_fault_[1u] = 86u;
-                        const uint e1389 = ((uint)e1381);
-                        strata_fault_[2u] = e1389;
-                        const uint e1391 = ((uint)((ulong)(e1381 >> (32ul & 63))));
-                        strata_fault_[3u] = e1391;
-                        const ulong e1413 = (((ulong)v283) | ((ulong)((ulong)((ulong)v284) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e1413);
-                        strata_fault_[5u] = ((uint)((ulong)(e1413 >> (32ul & 63))));
+                        const uint e1393 = ((uint)e1385);
+                        strata_fault_[2u] = e1393;
+                        const uint e1395 = ((uint)((ulong)(e1385 >> (32ul & 63))));
+                        strata_fault_[3u] = e1395;
+                        const ulong e1417 = (((ulong)v283) | ((ulong)((ulong)((ulong)v284) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e1417);
+                        strata_fault_[5u] = ((uint)((ulong)(e1417 >> (32ul & 63))));
                         const uint e49 = (uint)get_global_id(0);
                         strata_fault_[6u] = e49;
                         const uint e51 = (uint)get_global_id(1);
@@ -2090,25 +2098,25 @@ __kernel void matmul_tiled(
                         strata_fault_[8u] = e53;
                     }
                 } else {
-                    const uint v287 = atomic_or(&strata_b_tile_reader_[e1380], (uint)0);
-                    const uint e1418 = (v287 & 65535u);
-                    if (((e1418 != 0u) && (e1418 != e1399)) && (((v287 ^ e1398) & 2147418112u) == 0u)) {
+                    const uint v287 = atomic_or(&strata_b_tile_reader_[e1384], (uint)0);
+                    const uint e1422 = (v287 & 65535u);
+                    if (((e1422 != 0u) && (e1422 != e1403)) && (((v287 ^ e1402) & 2147418112u) == 0u)) {
                     } else {
-                        (void)atomic_xchg(&strata_b_tile_reader_[e1380], e1398);
-                        (void)atomic_xchg(&strata_b_tile_reader_site_[e1380], 86u);
+                        (void)atomic_xchg(&strata_b_tile_reader_[e1384], e1402);
+                        (void)atomic_xchg(&strata_b_tile_reader_site_[e1384], 86u);
                     }
                 }
             }
-            const float v103 = b_tile[e1380];
+            const float v103 = b_tile[e1384];
             strata_loaded0_ = v103;
         } else {
             const uint v102 = atomic_add(&strata_fault_[0u], 1u);
             if (v102 == 0u) {
                 strata_fault_[1u] = 27u;
-                const uint e1389 = ((uint)e1381);
-                strata_fault_[2u] = e1389;
-                const uint e1391 = ((uint)((ulong)(e1381 >> (32ul & 63))));
-                strata_fault_[3u] = e1391;
+                const uint e1393 = ((uint)e1385);
+                strata_fault_[2u] = e1393;
+                const uint e1395 = ((uint)((ulong)(e1385 >> (32ul & 63))));
+                strata_fault_[3u] = e1395;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const uint e49 = (uint)get_global_id(0);
@@ -2122,20 +2130,19 @@ __kernel void matmul_tiled(
         const float v34 = strata_loaded0_;
         const float v35 = v;
         v = (v35 + (v33 * v34));
-        const uint e1435 = (e54 + 11u);
-        const ulong e1436 = ((ulong)e1435);
-        if (e1436 < 256ul) {
+        const uint e1439 = (e54 + 11u);
+        const ulong e1440 = ((ulong)e1439);
+        if (e1440 < 256ul) {
             const uint v288 = strata_phase_;
-            const uint v289 = atomic_or(&strata_a_tile_writer_[e1435], (uint)0);
-            const uint v290 = atomic_or(&strata_a_tile_writer_site_[e1435], (uint)0);
+            const uint v289 = atomic_or(&strata_a_tile_writer_[e1439], (uint)0);
             if ((v289 & 2147483648u) == 0u) {
                 const uint v291 = atomic_add(&strata_fault_[0u], 1u);
                 if (v291 == 0u) {
                     strata_fault_[1u] = 87u;
-                    const uint e1444 = ((uint)e1436);
-                    strata_fault_[2u] = e1444;
-                    const uint e1446 = ((uint)((ulong)(e1436 >> (32ul & 63))));
-                    strata_fault_[3u] = e1446;
+                    const uint e1448 = ((uint)e1440);
+                    strata_fault_[2u] = e1448;
+                    const uint e1450 = ((uint)((ulong)(e1440 >> (32ul & 63))));
+                    strata_fault_[3u] = e1450;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const uint e49 = (uint)get_global_id(0);
@@ -2146,21 +2153,22 @@ __kernel void matmul_tiled(
                     strata_fault_[8u] = e53;
                 }
             } else {
-                const uint e1447 = (v289 & 65535u);
+                const uint e1451 = (v289 & 65535u);
                 const uint e63 = (e2 + 1u);
-                const uint e1453 = ((((uint)((uint)(v288 & 32767u) << (16u & 31))) | e63) | 2147483648u);
-                const uint e1454 = (e1453 & 65535u);
-                if (((e1447 != 0u) && (e1447 != e1454)) && (((v289 ^ e1453) & 2147418112u) == 0u)) {
+                const uint e1457 = ((((uint)((uint)(v288 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const uint e1458 = (e1457 & 65535u);
+                if (((e1451 != 0u) && (e1451 != e1458)) && (((v289 ^ e1457) & 2147418112u) == 0u)) {
+                    const uint v290 = atomic_or(&strata_a_tile_writer_site_[e1439], (uint)0);
                     const uint v292 = atomic_add(&strata_fault_[0u], 1u);
                     if (v292 == 0u) {
                         strata_fault_[1u] = 88u;
-                        const uint e1444 = ((uint)e1436);
-                        strata_fault_[2u] = e1444;
-                        const uint e1446 = ((uint)((ulong)(e1436 >> (32ul & 63))));
-                        strata_fault_[3u] = e1446;
-                        const ulong e1468 = (((ulong)v289) | ((ulong)((ulong)((ulong)v290) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e1468);
-                        strata_fault_[5u] = ((uint)((ulong)(e1468 >> (32ul & 63))));
+                        const uint e1448 = ((uint)e1440);
+                        strata_fault_[2u] = e1448;
+                        const uint e1450 = ((uint)((ulong)(e1440 >> (32ul & 63))));
+                        strata_fault_[3u] = e1450;
+                        const ulong e1472 = (((ulong)v289) | ((ulong)((ulong)((ulong)v290) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e1472);
+                        strata_fault_[5u] = ((uint)((ulong)(e1472 >> (32ul & 63))));
                         const uint e49 = (uint)get_global_id(0);
                         strata_fault_[6u] = e49;
                         const uint e51 = (uint)get_global_id(1);
@@ -2169,25 +2177,25 @@ __kernel void matmul_tiled(
                         strata_fault_[8u] = e53;
                     }
                 } else {
-                    const uint v293 = atomic_or(&strata_a_tile_reader_[e1435], (uint)0);
-                    const uint e1473 = (v293 & 65535u);
-                    if (((e1473 != 0u) && (e1473 != e1454)) && (((v293 ^ e1453) & 2147418112u) == 0u)) {
+                    const uint v293 = atomic_or(&strata_a_tile_reader_[e1439], (uint)0);
+                    const uint e1477 = (v293 & 65535u);
+                    if (((e1477 != 0u) && (e1477 != e1458)) && (((v293 ^ e1457) & 2147418112u) == 0u)) {
                     } else {
-                        (void)atomic_xchg(&strata_a_tile_reader_[e1435], e1453);
-                        (void)atomic_xchg(&strata_a_tile_reader_site_[e1435], 88u);
+                        (void)atomic_xchg(&strata_a_tile_reader_[e1439], e1457);
+                        (void)atomic_xchg(&strata_a_tile_reader_site_[e1439], 88u);
                     }
                 }
             }
-            const float v105 = a_tile[e1435];
+            const float v105 = a_tile[e1439];
             strata_loaded0_ = v105;
         } else {
             const uint v104 = atomic_add(&strata_fault_[0u], 1u);
             if (v104 == 0u) {
                 strata_fault_[1u] = 28u;
-                const uint e1444 = ((uint)e1436);
-                strata_fault_[2u] = e1444;
-                const uint e1446 = ((uint)((ulong)(e1436 >> (32ul & 63))));
-                strata_fault_[3u] = e1446;
+                const uint e1448 = ((uint)e1440);
+                strata_fault_[2u] = e1448;
+                const uint e1450 = ((uint)((ulong)(e1440 >> (32ul & 63))));
+                strata_fault_[3u] = e1450;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const uint e49 = (uint)get_global_id(0);
@@ -2199,20 +2207,19 @@ __kernel void matmul_tiled(
             }
         }
         const float v36 = strata_loaded0_;
-        const uint e1486 = (176u + e24);
-        const ulong e1487 = ((ulong)e1486);
-        if (e1487 < 256ul) {
+        const uint e1490 = (176u + e24);
+        const ulong e1491 = ((ulong)e1490);
+        if (e1491 < 256ul) {
             const uint v294 = strata_phase_;
-            const uint v295 = atomic_or(&strata_b_tile_writer_[e1486], (uint)0);
-            const uint v296 = atomic_or(&strata_b_tile_writer_site_[e1486], (uint)0);
+            const uint v295 = atomic_or(&strata_b_tile_writer_[e1490], (uint)0);
             if ((v295 & 2147483648u) == 0u) {
                 const uint v297 = atomic_add(&strata_fault_[0u], 1u);
                 if (v297 == 0u) {
                     strata_fault_[1u] = 89u;
-                    const uint e1495 = ((uint)e1487);
-                    strata_fault_[2u] = e1495;
-                    const uint e1497 = ((uint)((ulong)(e1487 >> (32ul & 63))));
-                    strata_fault_[3u] = e1497;
+                    const uint e1499 = ((uint)e1491);
+                    strata_fault_[2u] = e1499;
+                    const uint e1501 = ((uint)((ulong)(e1491 >> (32ul & 63))));
+                    strata_fault_[3u] = e1501;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const uint e49 = (uint)get_global_id(0);
@@ -2223,21 +2230,22 @@ __kernel void matmul_tiled(
                     strata_fault_[8u] = e53;
                 }
             } else {
-                const uint e1498 = (v295 & 65535u);
+                const uint e1502 = (v295 & 65535u);
                 const uint e63 = (e2 + 1u);
-                const uint e1504 = ((((uint)((uint)(v294 & 32767u) << (16u & 31))) | e63) | 2147483648u);
-                const uint e1505 = (e1504 & 65535u);
-                if (((e1498 != 0u) && (e1498 != e1505)) && (((v295 ^ e1504) & 2147418112u) == 0u)) {
+                const uint e1508 = ((((uint)((uint)(v294 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const uint e1509 = (e1508 & 65535u);
+                if (((e1502 != 0u) && (e1502 != e1509)) && (((v295 ^ e1508) & 2147418112u) == 0u)) {
+                    const uint v296 = atomic_or(&strata_b_tile_writer_site_[e1490], (uint)0);
                     const uint v298 = atomic_add(&strata_fault_[0u], 1u);
                     if (v298 == 0u) {
                         strata_fault_[1u] = 90u;
-                        const uint e1495 = ((uint)e1487);
-                        strata_fault_[2u] = e1495;
-                        const uint e1497 = ((uint)((ulong)(e1487 >> (32ul & 63))));
-                        strata_fault_[3u] = e1497;
-                        const ulong e1519 = (((ulong)v295) | ((ulong)((ulong)((ulong)v296) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e1519);
-                        strata_fault_[5u] = ((uint)((ulong)(e1519 >> (32ul & 63))));
+                        const uint e1499 = ((uint)e1491);
+                        strata_fault_[2u] = e1499;
+                        const uint e1501 = ((uint)((ulong)(e1491 >> (32ul & 63))));
+                        strata_fault_[3u] = e1501;
+                        const ulong e1523 = (((ulong)v295) | ((ulong)((ulong)((ulong)v296) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e1523);
+                        strata_fault_[5u] = ((uint)((ulong)(e1523 >> (32ul & 63))));
                         const uint e49 = (uint)get_global_id(0);
                         strata_fault_[6u] = e49;
                         const uint e51 = (uint)get_global_id(1);
@@ -2246,25 +2254,25 @@ __kernel void matmul_tiled(
                         strata_fault_[8u] = e53;
                     }
                 } else {
-                    const uint v299 = atomic_or(&strata_b_tile_reader_[e1486], (uint)0);
-                    const uint e1524 = (v299 & 65535u);
-                    if (((e1524 != 0u) && (e1524 != e1505)) && (((v299 ^ e1504) & 2147418112u) == 0u)) {
+                    const uint v299 = atomic_or(&strata_b_tile_reader_[e1490], (uint)0);
+                    const uint e1528 = (v299 & 65535u);
+                    if (((e1528 != 0u) && (e1528 != e1509)) && (((v299 ^ e1508) & 2147418112u) == 0u)) {
                     } else {
-                        (void)atomic_xchg(&strata_b_tile_reader_[e1486], e1504);
-                        (void)atomic_xchg(&strata_b_tile_reader_site_[e1486], 90u);
+                        (void)atomic_xchg(&strata_b_tile_reader_[e1490], e1508);
+                        (void)atomic_xchg(&strata_b_tile_reader_site_[e1490], 90u);
                     }
                 }
             }
-            const float v107 = b_tile[e1486];
+            const float v107 = b_tile[e1490];
             strata_loaded0_ = v107;
         } else {
             const uint v106 = atomic_add(&strata_fault_[0u], 1u);
             if (v106 == 0u) {
                 strata_fault_[1u] = 29u;
-                const uint e1495 = ((uint)e1487);
-                strata_fault_[2u] = e1495;
-                const uint e1497 = ((uint)((ulong)(e1487 >> (32ul & 63))));
-                strata_fault_[3u] = e1497;
+                const uint e1499 = ((uint)e1491);
+                strata_fault_[2u] = e1499;
+                const uint e1501 = ((uint)((ulong)(e1491 >> (32ul & 63))));
+                strata_fault_[3u] = e1501;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const uint e49 = (uint)get_global_id(0);
@@ -2278,20 +2286,19 @@ __kernel void matmul_tiled(
         const float v37 = strata_loaded0_;
         const float v38 = v;
         v = (v38 + (v36 * v37));
-        const uint e1541 = (e54 + 12u);
-        const ulong e1542 = ((ulong)e1541);
-        if (e1542 < 256ul) {
+        const uint e1545 = (e54 + 12u);
+        const ulong e1546 = ((ulong)e1545);
+        if (e1546 < 256ul) {
             const uint v300 = strata_phase_;
-            const uint v301 = atomic_or(&strata_a_tile_writer_[e1541], (uint)0);
-            const uint v302 = atomic_or(&strata_a_tile_writer_site_[e1541], (uint)0);
+            const uint v301 = atomic_or(&strata_a_tile_writer_[e1545], (uint)0);
             if ((v301 & 2147483648u) == 0u) {
                 const uint v303 = atomic_add(&strata_fault_[0u], 1u);
                 if (v303 == 0u) {
                     strata_fault_[1u] = 91u;
-                    const uint e1550 = ((uint)e1542);
-                    strata_fault_[2u] = e1550;
-                    const uint e1552 = ((uint)((ulong)(e1542 >> (32ul & 63))));
-                    strata_fault_[3u] = e1552;
+                    const uint e1554 = ((uint)e1546);
+                    strata_fault_[2u] = e1554;
+                    const uint e1556 = ((uint)((ulong)(e1546 >> (32ul & 63))));
+                    strata_fault_[3u] = e1556;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const uint e49 = (uint)get_global_id(0);
@@ -2302,21 +2309,22 @@ __kernel void matmul_tiled(
                     strata_fault_[8u] = e53;
                 }
             } else {
-                const uint e1553 = (v301 & 65535u);
+                const uint e1557 = (v301 & 65535u);
                 const uint e63 = (e2 + 1u);
-                const uint e1559 = ((((uint)((uint)(v300 & 32767u) << (16u & 31))) | e63) | 2147483648u);
-                const uint e1560 = (e1559 & 65535u);
-                if (((e1553 != 0u) && (e1553 != e1560)) && (((v301 ^ e1559) & 2147418112u) == 0u)) {
+                const uint e1563 = ((((uint)((uint)(v300 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const uint e1564 = (e1563 & 65535u);
+                if (((e1557 != 0u) && (e1557 != e1564)) && (((v301 ^ e1563) & 2147418112u) == 0u)) {
+                    const uint v302 = atomic_or(&strata_a_tile_writer_site_[e1545], (uint)0);
                     const uint v304 = atomic_add(&strata_fault_[0u], 1u);
                     if (v304 == 0u) {
                         strata_fault_[1u] = 92u;
-                        const uint e1550 = ((uint)e1542);
-                        strata_fault_[2u] = e1550;
-                        const uint e1552 = ((uint)((ulong)(e1542 >> (32ul & 63))));
-                        strata_fault_[3u] = e1552;
-                        const ulong e1574 = (((ulong)v301) | ((ulong)((ulong)((ulong)v302) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e1574);
-                        strata_fault_[5u] = ((uint)((ulong)(e1574 >> (32ul & 63))));
+                        const uint e1554 = ((uint)e1546);
+                        strata_fault_[2u] = e1554;
+                        const uint e1556 = ((uint)((ulong)(e1546 >> (32ul & 63))));
+                        strata_fault_[3u] = e1556;
+                        const ulong e1578 = (((ulong)v301) | ((ulong)((ulong)((ulong)v302) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e1578);
+                        strata_fault_[5u] = ((uint)((ulong)(e1578 >> (32ul & 63))));
                         const uint e49 = (uint)get_global_id(0);
                         strata_fault_[6u] = e49;
                         const uint e51 = (uint)get_global_id(1);
@@ -2325,25 +2333,25 @@ __kernel void matmul_tiled(
                         strata_fault_[8u] = e53;
                     }
                 } else {
-                    const uint v305 = atomic_or(&strata_a_tile_reader_[e1541], (uint)0);
-                    const uint e1579 = (v305 & 65535u);
-                    if (((e1579 != 0u) && (e1579 != e1560)) && (((v305 ^ e1559) & 2147418112u) == 0u)) {
+                    const uint v305 = atomic_or(&strata_a_tile_reader_[e1545], (uint)0);
+                    const uint e1583 = (v305 & 65535u);
+                    if (((e1583 != 0u) && (e1583 != e1564)) && (((v305 ^ e1563) & 2147418112u) == 0u)) {
                     } else {
-                        (void)atomic_xchg(&strata_a_tile_reader_[e1541], e1559);
-                        (void)atomic_xchg(&strata_a_tile_reader_site_[e1541], 92u);
+                        (void)atomic_xchg(&strata_a_tile_reader_[e1545], e1563);
+                        (void)atomic_xchg(&strata_a_tile_reader_site_[e1545], 92u);
                     }
                 }
             }
-            const float v109 = a_tile[e1541];
+            const float v109 = a_tile[e1545];
             strata_loaded0_ = v109;
         } else {
             const uint v108 = atomic_add(&strata_fault_[0u], 1u);
             if (v108 == 0u) {
                 strata_fault_[1u] = 30u;
-                const uint e1550 = ((uint)e1542);
-                strata_fault_[2u] = e1550;
-                const uint e1552 = ((uint)((ulong)(e1542 >> (32ul & 63))));
-                strata_fault_[3u] = e1552;
+                const uint e1554 = ((uint)e1546);
+                strata_fault_[2u] = e1554;
+                const uint e1556 = ((uint)((ulong)(e1546 >> (32ul & 63))));
+                strata_fault_[3u] = e1556;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const uint e49 = (uint)get_global_id(0);
@@ -2355,20 +2363,19 @@ __kernel void matmul_tiled(
             }
         }
         const float v39 = strata_loaded0_;
-        const uint e1592 = (192u + e24);
-        const ulong e1593 = ((ulong)e1592);
-        if (e1593 < 256ul) {
+        const uint e1596 = (192u + e24);
+        const ulong e1597 = ((ulong)e1596);
+        if (e1597 < 256ul) {
             const uint v306 = strata_phase_;
-            const uint v307 = atomic_or(&strata_b_tile_writer_[e1592], (uint)0);
-            const uint v308 = atomic_or(&strata_b_tile_writer_site_[e1592], (uint)0);
+            const uint v307 = atomic_or(&strata_b_tile_writer_[e1596], (uint)0);
             if ((v307 & 2147483648u) == 0u) {
                 const uint v309 = atomic_add(&strata_fault_[0u], 1u);
                 if (v309 == 0u) {
                     strata_fault_[1u] = 93u;
-                    const uint e1601 = ((uint)e1593);
-                    strata_fault_[2u] = e1601;
-                    const uint e1603 = ((uint)((ulong)(e1593 >> (32ul & 63))));
-                    strata_fault_[3u] = e1603;
+                    const uint e1605 = ((uint)e1597);
+                    strata_fault_[2u] = e1605;
+                    const uint e1607 = ((uint)((ulong)(e1597 >> (32ul & 63))));
+                    strata_fault_[3u] = e1607;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const uint e49 = (uint)get_global_id(0);
@@ -2379,21 +2386,22 @@ __kernel void matmul_tiled(
                     strata_fault_[8u] = e53;
                 }
             } else {
-                const uint e1604 = (v307 & 65535u);
+                const uint e1608 = (v307 & 65535u);
                 const uint e63 = (e2 + 1u);
-                const uint e1610 = ((((uint)((uint)(v306 & 32767u) << (16u & 31))) | e63) | 2147483648u);
-                const uint e1611 = (e1610 & 65535u);
-                if (((e1604 != 0u) && (e1604 != e1611)) && (((v307 ^ e1610) & 2147418112u) == 0u)) {
+                const uint e1614 = ((((uint)((uint)(v306 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const uint e1615 = (e1614 & 65535u);
+                if (((e1608 != 0u) && (e1608 != e1615)) && (((v307 ^ e1614) & 2147418112u) == 0u)) {
+                    const uint v308 = atomic_or(&strata_b_tile_writer_site_[e1596], (uint)0);
                     const uint v310 = atomic_add(&strata_fault_[0u], 1u);
                     if (v310 == 0u) {
                         strata_fault_[1u] = 94u;
-                        const uint e1601 = ((uint)e1593);
-                        strata_fault_[2u] = e1601;
-                        const uint e1603 = ((uint)((ulong)(e1593 >> (32ul & 63))));
-                        strata_fault_[3u] = e1603;
-                        const ulong e1625 = (((ulong)v307) | ((ulong)((ulong)((ulong)v308) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e1625);
-                        strata_fault_[5u] = ((uint)((ulong)(e1625 >> (32ul & 63))));
+                        const uint e1605 = ((uint)e1597);
+                        strata_fault_[2u] = e1605;
+                        const uint e1607 = ((uint)((ulong)(e1597 >> (32ul & 63))));
+                        strata_fault_[3u] = e1607;
+                        const ulong e1629 = (((ulong)v307) | ((ulong)((ulong)((ulong)v308) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e1629);
+                        strata_fault_[5u] = ((uint)((ulong)(e1629 >> (32ul & 63))));
                         const uint e49 = (uint)get_global_id(0);
                         strata_fault_[6u] = e49;
                         const uint e51 = (uint)get_global_id(1);
@@ -2402,25 +2410,25 @@ __kernel void matmul_tiled(
                         strata_fault_[8u] = e53;
                     }
                 } else {
-                    const uint v311 = atomic_or(&strata_b_tile_reader_[e1592], (uint)0);
-                    const uint e1630 = (v311 & 65535u);
-                    if (((e1630 != 0u) && (e1630 != e1611)) && (((v311 ^ e1610) & 2147418112u) == 0u)) {
+                    const uint v311 = atomic_or(&strata_b_tile_reader_[e1596], (uint)0);
+                    const uint e1634 = (v311 & 65535u);
+                    if (((e1634 != 0u) && (e1634 != e1615)) && (((v311 ^ e1614) & 2147418112u) == 0u)) {
                     } else {
-                        (void)atomic_xchg(&strata_b_tile_reader_[e1592], e1610);
-                        (void)atomic_xchg(&strata_b_tile_reader_site_[e1592], 94u);
+                        (void)atomic_xchg(&strata_b_tile_reader_[e1596], e1614);
+                        (void)atomic_xchg(&strata_b_tile_reader_site_[e1596], 94u);
                     }
                 }
             }
-            const float v111 = b_tile[e1592];
+            const float v111 = b_tile[e1596];
             strata_loaded0_ = v111;
         } else {
             const uint v110 = atomic_add(&strata_fault_[0u], 1u);
             if (v110 == 0u) {
                 strata_fault_[1u] = 31u;
-                const uint e1601 = ((uint)e1593);
-                strata_fault_[2u] = e1601;
-                const uint e1603 = ((uint)((ulong)(e1593 >> (32ul & 63))));
-                strata_fault_[3u] = e1603;
+                const uint e1605 = ((uint)e1597);
+                strata_fault_[2u] = e1605;
+                const uint e1607 = ((uint)((ulong)(e1597 >> (32ul & 63))));
+                strata_fault_[3u] = e1607;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const uint e49 = (uint)get_global_id(0);
@@ -2434,20 +2442,19 @@ __kernel void matmul_tiled(
         const float v40 = strata_loaded0_;
         const float v41 = v;
         v = (v41 + (v39 * v40));
-        const uint e1647 = (e54 + 13u);
-        const ulong e1648 = ((ulong)e1647);
-        if (e1648 < 256ul) {
+        const uint e1651 = (e54 + 13u);
+        const ulong e1652 = ((ulong)e1651);
+        if (e1652 < 256ul) {
             const uint v312 = strata_phase_;
-            const uint v313 = atomic_or(&strata_a_tile_writer_[e1647], (uint)0);
-            const uint v314 = atomic_or(&strata_a_tile_writer_site_[e1647], (uint)0);
+            const uint v313 = atomic_or(&strata_a_tile_writer_[e1651], (uint)0);
             if ((v313 & 2147483648u) == 0u) {
                 const uint v315 = atomic_add(&strata_fault_[0u], 1u);
                 if (v315 == 0u) {
                     strata_fault_[1u] = 95u;
-                    const uint e1656 = ((uint)e1648);
-                    strata_fault_[2u] = e1656;
-                    const uint e1658 = ((uint)((ulong)(e1648 >> (32ul & 63))));
-                    strata_fault_[3u] = e1658;
+                    const uint e1660 = ((uint)e1652);
+                    strata_fault_[2u] = e1660;
+                    const uint e1662 = ((uint)((ulong)(e1652 >> (32ul & 63))));
+                    strata_fault_[3u] = e1662;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const uint e49 = (uint)get_global_id(0);
@@ -2458,21 +2465,22 @@ __kernel void matmul_tiled(
                     strata_fault_[8u] = e53;
                 }
             } else {
-                const uint e1659 = (v313 & 65535u);
+                const uint e1663 = (v313 & 65535u);
                 const uint e63 = (e2 + 1u);
-                const uint e1665 = ((((uint)((uint)(v312 & 32767u) << (16u & 31))) | e63) | 2147483648u);
-                const uint e1666 = (e1665 & 65535u);
-                if (((e1659 != 0u) && (e1659 != e1666)) && (((v313 ^ e1665) & 2147418112u) == 0u)) {
+                const uint e1669 = ((((uint)((uint)(v312 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const uint e1670 = (e1669 & 65535u);
+                if (((e1663 != 0u) && (e1663 != e1670)) && (((v313 ^ e1669) & 2147418112u) == 0u)) {
+                    const uint v314 = atomic_or(&strata_a_tile_writer_site_[e1651], (uint)0);
                     const uint v316 = atomic_add(&strata_fault_[0u], 1u);
                     if (v316 == 0u) {
                         strata_fault_[1u] = 96u;
-                        const uint e1656 = ((uint)e1648);
-                        strata_fault_[2u] = e1656;
-                        const uint e1658 = ((uint)((ulong)(e1648 >> (32ul & 63))));
-                        strata_fault_[3u] = e1658;
-                        const ulong e1679 = (((ulong)v313) | ((ulong)((ulong)((ulong)v314) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e1679);
-                        strata_fault_[5u] = ((uint)((ulong)(e1679 >> (32ul & 63))));
+                        const uint e1660 = ((uint)e1652);
+                        strata_fault_[2u] = e1660;
+                        const uint e1662 = ((uint)((ulong)(e1652 >> (32ul & 63))));
+                        strata_fault_[3u] = e1662;
+                        const ulong e1683 = (((ulong)v313) | ((ulong)((ulong)((ulong)v314) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e1683);
+                        strata_fault_[5u] = ((uint)((ulong)(e1683 >> (32ul & 63))));
                         const uint e49 = (uint)get_global_id(0);
                         strata_fault_[6u] = e49;
                         const uint e51 = (uint)get_global_id(1);
@@ -2481,25 +2489,25 @@ __kernel void matmul_tiled(
                         strata_fault_[8u] = e53;
                     }
                 } else {
-                    const uint v317 = atomic_or(&strata_a_tile_reader_[e1647], (uint)0);
-                    const uint e1684 = (v317 & 65535u);
-                    if (((e1684 != 0u) && (e1684 != e1666)) && (((v317 ^ e1665) & 2147418112u) == 0u)) {
+                    const uint v317 = atomic_or(&strata_a_tile_reader_[e1651], (uint)0);
+                    const uint e1688 = (v317 & 65535u);
+                    if (((e1688 != 0u) && (e1688 != e1670)) && (((v317 ^ e1669) & 2147418112u) == 0u)) {
                     } else {
-                        (void)atomic_xchg(&strata_a_tile_reader_[e1647], e1665);
-                        (void)atomic_xchg(&strata_a_tile_reader_site_[e1647], 96u);
+                        (void)atomic_xchg(&strata_a_tile_reader_[e1651], e1669);
+                        (void)atomic_xchg(&strata_a_tile_reader_site_[e1651], 96u);
                     }
                 }
             }
-            const float v113 = a_tile[e1647];
+            const float v113 = a_tile[e1651];
             strata_loaded0_ = v113;
         } else {
             const uint v112 = atomic_add(&strata_fault_[0u], 1u);
             if (v112 == 0u) {
                 strata_fault_[1u] = 32u;
-                const uint e1656 = ((uint)e1648);
-                strata_fault_[2u] = e1656;
-                const uint e1658 = ((uint)((ulong)(e1648 >> (32ul & 63))));
-                strata_fault_[3u] = e1658;
+                const uint e1660 = ((uint)e1652);
+                strata_fault_[2u] = e1660;
+                const uint e1662 = ((uint)((ulong)(e1652 >> (32ul & 63))));
+                strata_fault_[3u] = e1662;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const uint e49 = (uint)get_global_id(0);
@@ -2511,20 +2519,19 @@ __kernel void matmul_tiled(
             }
         }
         const float v42 = strata_loaded0_;
-        const uint e1696 = (208u + e24);
-        const ulong e1697 = ((ulong)e1696);
-        if (e1697 < 256ul) {
+        const uint e1700 = (208u + e24);
+        const ulong e1701 = ((ulong)e1700);
+        if (e1701 < 256ul) {
             const uint v318 = strata_phase_;
-            const uint v319 = atomic_or(&strata_b_tile_writer_[e1696], (uint)0);
-            const uint v320 = atomic_or(&strata_b_tile_writer_site_[e1696], (uint)0);
+            const uint v319 = atomic_or(&strata_b_tile_writer_[e1700], (uint)0);
             if ((v319 & 2147483648u) == 0u) {
                 const uint v321 = atomic_add(&strata_fault_[0u], 1u);
                 if (v321 == 0u) {
                     strata_fault_[1u] = 97u;
-                    const uint e1705 = ((uint)e1697);
-                    strata_fault_[2u] = e1705;
-                    const uint e1707 = ((uint)((ulong)(e1697 >> (32ul & 63))));
-                    strata_fault_[3u] = e1707;
+                    const uint e1709 = ((uint)e1701);
+                    strata_fault_[2u] = e1709;
+                    const uint e1711 = ((uint)((ulong)(e1701 >> (32ul & 63))));
+                    strata_fault_[3u] = e1711;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const uint e49 = (uint)get_global_id(0);
@@ -2535,21 +2542,22 @@ __kernel void matmul_tiled(
                     strata_fault_[8u] = e53;
                 }
             } else {
-                const uint e1708 = (v319 & 65535u);
+                const uint e1712 = (v319 & 65535u);
                 const uint e63 = (e2 + 1u);
-                const uint e1714 = ((((uint)((uint)(v318 & 32767u) << (16u & 31))) | e63) | 2147483648u);
-                const uint e1715 = (e1714 & 65535u);
-                if (((e1708 != 0u) && (e1708 != e1715)) && (((v319 ^ e1714) & 2147418112u) == 0u)) {
+                const uint e1718 = ((((uint)((uint)(v318 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const uint e1719 = (e1718 & 65535u);
+                if (((e1712 != 0u) && (e1712 != e1719)) && (((v319 ^ e1718) & 2147418112u) == 0u)) {
+                    const uint v320 = atomic_or(&strata_b_tile_writer_site_[e1700], (uint)0);
                     const uint v322 = atomic_add(&strata_fault_[0u], 1u);
                     if (v322 == 0u) {
                         strata_fault_[1u] = 98u;
-                        const uint e1705 = ((uint)e1697);
-                        strata_fault_[2u] = e1705;
-                        const uint e1707 = ((uint)((ulong)(e1697 >> (32ul & 63))));
-                        strata_fault_[3u] = e1707;
-                        const ulong e1729 = (((ulong)v319) | ((ulong)((ulong)((ulong)v320) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e1729);
-                        strata_fault_[5u] = ((uint)((ulong)(e1729 >> (32ul & 63))));
+                        const uint e1709 = ((uint)e1701);
+                        strata_fault_[2u] = e1709;
+                        const uint e1711 = ((uint)((ulong)(e1701 >> (32ul & 63))));
+                        strata_fault_[3u] = e1711;
+                        const ulong e1733 = (((ulong)v319) | ((ulong)((ulong)((ulong)v320) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e1733);
+                        strata_fault_[5u] = ((uint)((ulong)(e1733 >> (32ul & 63))));
                         const uint e49 = (uint)get_global_id(0);
                         strata_fault_[6u] = e49;
                         const uint e51 = (uint)get_global_id(1);
@@ -2558,25 +2566,25 @@ __kernel void matmul_tiled(
                         strata_fault_[8u] = e53;
                     }
                 } else {
-                    const uint v323 = atomic_or(&strata_b_tile_reader_[e1696], (uint)0);
-                    const uint e1734 = (v323 & 65535u);
-                    if (((e1734 != 0u) && (e1734 != e1715)) && (((v323 ^ e1714) & 2147418112u) == 0u)) {
+                    const uint v323 = atomic_or(&strata_b_tile_reader_[e1700], (uint)0);
+                    const uint e1738 = (v323 & 65535u);
+                    if (((e1738 != 0u) && (e1738 != e1719)) && (((v323 ^ e1718) & 2147418112u) == 0u)) {
                     } else {
-                        (void)atomic_xchg(&strata_b_tile_reader_[e1696], e1714);
-                        (void)atomic_xchg(&strata_b_tile_reader_site_[e1696], 98u);
+                        (void)atomic_xchg(&strata_b_tile_reader_[e1700], e1718);
+                        (void)atomic_xchg(&strata_b_tile_reader_site_[e1700], 98u);
                     }
                 }
             }
-            const float v115 = b_tile[e1696];
+            const float v115 = b_tile[e1700];
             strata_loaded0_ = v115;
         } else {
             const uint v114 = atomic_add(&strata_fault_[0u], 1u);
             if (v114 == 0u) {
                 strata_fault_[1u] = 33u;
-                const uint e1705 = ((uint)e1697);
-                strata_fault_[2u] = e1705;
-                const uint e1707 = ((uint)((ulong)(e1697 >> (32ul & 63))));
-                strata_fault_[3u] = e1707;
+                const uint e1709 = ((uint)e1701);
+                strata_fault_[2u] = e1709;
+                const uint e1711 = ((uint)((ulong)(e1701 >> (32ul & 63))));
+                strata_fault_[3u] = e1711;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const uint e49 = (uint)get_global_id(0);
@@ -2590,20 +2598,19 @@ __kernel void matmul_tiled(
         const float v43 = strata_loaded0_;
         const float v44 = v;
         v = (v44 + (v42 * v43));
-        const uint e1751 = (e54 + 14u);
-        const ulong e1752 = ((ulong)e1751);
-        if (e1752 < 256ul) {
+        const uint e1755 = (e54 + 14u);
+        const ulong e1756 = ((ulong)e1755);
+        if (e1756 < 256ul) {
             const uint v324 = strata_phase_;
-            const uint v325 = atomic_or(&strata_a_tile_writer_[e1751], (uint)0);
-            const uint v326 = atomic_or(&strata_a_tile_writer_site_[e1751], (uint)0);
+            const uint v325 = atomic_or(&strata_a_tile_writer_[e1755], (uint)0);
             if ((v325 & 2147483648u) == 0u) {
                 const uint v327 = atomic_add(&strata_fault_[0u], 1u);
                 if (v327 == 0u) {
                     strata_fault_[1u] = 99u;
-                    const uint e1760 = ((uint)e1752);
-                    strata_fault_[2u] = e1760;
-                    const uint e1762 = ((uint)((ulong)(e1752 >> (32ul & 63))));
-                    strata_fault_[3u] = e1762;
+                    const uint e1764 = ((uint)e1756);
+                    strata_fault_[2u] = e1764;
+                    const uint e1766 = ((uint)((ulong)(e1756 >> (32ul & 63))));
+                    strata_fault_[3u] = e1766;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const uint e49 = (uint)get_global_id(0);
@@ -2614,21 +2621,22 @@ __kernel void matmul_tiled(
                     strata_fault_[8u] = e53;
                 }
             } else {
-                const uint e1763 = (v325 & 65535u);
+                const uint e1767 = (v325 & 65535u);
                 const uint e63 = (e2 + 1u);
-                const uint e1769 = ((((uint)((uint)(v324 & 32767u) << (16u & 31))) | e63) | 2147483648u);
-                const uint e1770 = (e1769 & 65535u);
-                if (((e1763 != 0u) && (e1763 != e1770)) && (((v325 ^ e1769) & 2147418112u) == 0u)) {
+                const uint e1773 = ((((uint)((uint)(v324 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const uint e1774 = (e1773 & 65535u);
+                if (((e1767 != 0u) && (e1767 != e1774)) && (((v325 ^ e1773) & 2147418112u) == 0u)) {
+                    const uint v326 = atomic_or(&strata_a_tile_writer_site_[e1755], (uint)0);
                     const uint v328 = atomic_add(&strata_fault_[0u], 1u);
                     if (v328 == 0u) {
                         strata_fault_[1u] = 100u;
-                        const uint e1760 = ((uint)e1752);
-                        strata_fault_[2u] = e1760;
-                        const uint e1762 = ((uint)((ulong)(e1752 >> (32ul & 63))));
-                        strata_fault_[3u] = e1762;
-                        const ulong e1784 = (((ulong)v325) | ((ulong)((ulong)((ulong)v326) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e1784);
-                        strata_fault_[5u] = ((uint)((ulong)(e1784 >> (32ul & 63))));
+                        const uint e1764 = ((uint)e1756);
+                        strata_fault_[2u] = e1764;
+                        const uint e1766 = ((uint)((ulong)(e1756 >> (32ul & 63))));
+                        strata_fault_[3u] = e1766;
+                        const ulong e1788 = (((ulong)v325) | ((ulong)((ulong)((ulong)v326) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e1788);
+                        strata_fault_[5u] = ((uint)((ulong)(e1788 >> (32ul & 63))));
                         const uint e49 = (uint)get_global_id(0);
                         strata_fault_[6u] = e49;
                         const uint e51 = (uint)get_global_id(1);
@@ -2637,25 +2645,25 @@ __kernel void matmul_tiled(
                         strata_fault_[8u] = e53;
                     }
                 } else {
-                    const uint v329 = atomic_or(&strata_a_tile_reader_[e1751], (uint)0);
-                    const uint e1789 = (v329 & 65535u);
-                    if (((e1789 != 0u) && (e1789 != e1770)) && (((v329 ^ e1769) & 2147418112u) == 0u)) {
+                    const uint v329 = atomic_or(&strata_a_tile_reader_[e1755], (uint)0);
+                    const uint e1793 = (v329 & 65535u);
+                    if (((e1793 != 0u) && (e1793 != e1774)) && (((v329 ^ e1773) & 2147418112u) == 0u)) {
                     } else {
-                        (void)atomic_xchg(&strata_a_tile_reader_[e1751], e1769);
-                        (void)atomic_xchg(&strata_a_tile_reader_site_[e1751], 100u);
+                        (void)atomic_xchg(&strata_a_tile_reader_[e1755], e1773);
+                        (void)atomic_xchg(&strata_a_tile_reader_site_[e1755], 100u);
                     }
                 }
             }
-            const float v117 = a_tile[e1751];
+            const float v117 = a_tile[e1755];
             strata_loaded0_ = v117;
         } else {
             const uint v116 = atomic_add(&strata_fault_[0u], 1u);
             if (v116 == 0u) {
                 strata_fault_[1u] = 34u;
-                const uint e1760 = ((uint)e1752);
-                strata_fault_[2u] = e1760;
-                const uint e1762 = ((uint)((ulong)(e1752 >> (32ul & 63))));
-                strata_fault_[3u] = e1762;
+                const uint e1764 = ((uint)e1756);
+                strata_fault_[2u] = e1764;
+                const uint e1766 = ((uint)((ulong)(e1756 >> (32ul & 63))));
+                strata_fault_[3u] = e1766;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const uint e49 = (uint)get_global_id(0);
@@ -2667,20 +2675,19 @@ __kernel void matmul_tiled(
             }
         }
         const float v45 = strata_loaded0_;
-        const uint e1802 = (224u + e24);
-        const ulong e1803 = ((ulong)e1802);
-        if (e1803 < 256ul) {
+        const uint e1806 = (224u + e24);
+        const ulong e1807 = ((ulong)e1806);
+        if (e1807 < 256ul) {
             const uint v330 = strata_phase_;
-            const uint v331 = atomic_or(&strata_b_tile_writer_[e1802], (uint)0);
-            const uint v332 = atomic_or(&strata_b_tile_writer_site_[e1802], (uint)0);
+            const uint v331 = atomic_or(&strata_b_tile_writer_[e1806], (uint)0);
             if ((v331 & 2147483648u) == 0u) {
                 const uint v333 = atomic_add(&strata_fault_[0u], 1u);
                 if (v333 == 0u) {
                     strata_fault_[1u] = 101u;
-                    const uint e1811 = ((uint)e1803);
-                    strata_fault_[2u] = e1811;
-                    const uint e1813 = ((uint)((ulong)(e1803 >> (32ul & 63))));
-                    strata_fault_[3u] = e1813;
+                    const uint e1815 = ((uint)e1807);
+                    strata_fault_[2u] = e1815;
+                    const uint e1817 = ((uint)((ulong)(e1807 >> (32ul & 63))));
+                    strata_fault_[3u] = e1817;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const uint e49 = (uint)get_global_id(0);
@@ -2691,21 +2698,22 @@ __kernel void matmul_tiled(
                     strata_fault_[8u] = e53;
                 }
             } else {
-                const uint e1814 = (v331 & 65535u);
+                const uint e1818 = (v331 & 65535u);
                 const uint e63 = (e2 + 1u);
-                const uint e1820 = ((((uint)((uint)(v330 & 32767u) << (16u & 31))) | e63) | 2147483648u);
-                const uint e1821 = (e1820 & 65535u);
-                if (((e1814 != 0u) && (e1814 != e1821)) && (((v331 ^ e1820) & 2147418112u) == 0u)) {
+                const uint e1824 = ((((uint)((uint)(v330 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const uint e1825 = (e1824 & 65535u);
+                if (((e1818 != 0u) && (e1818 != e1825)) && (((v331 ^ e1824) & 2147418112u) == 0u)) {
+                    const uint v332 = atomic_or(&strata_b_tile_writer_site_[e1806], (uint)0);
                     const uint v334 = atomic_add(&strata_fault_[0u], 1u);
                     if (v334 == 0u) {
                         strata_fault_[1u] = 102u;
-                        const uint e1811 = ((uint)e1803);
-                        strata_fault_[2u] = e1811;
-                        const uint e1813 = ((uint)((ulong)(e1803 >> (32ul & 63))));
-                        strata_fault_[3u] = e1813;
-                        const ulong e1835 = (((ulong)v331) | ((ulong)((ulong)((ulong)v332) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e1835);
-                        strata_fault_[5u] = ((uint)((ulong)(e1835 >> (32ul & 63))));
+                        const uint e1815 = ((uint)e1807);
+                        strata_fault_[2u] = e1815;
+                        const uint e1817 = ((uint)((ulong)(e1807 >> (32ul & 63))));
+                        strata_fault_[3u] = e1817;
+                        const ulong e1839 = (((ulong)v331) | ((ulong)((ulong)((ulong)v332) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e1839);
+                        strata_fault_[5u] = ((uint)((ulong)(e1839 >> (32ul & 63))));
                         const uint e49 = (uint)get_global_id(0);
                         strata_fault_[6u] = e49;
                         const uint e51 = (uint)get_global_id(1);
@@ -2714,25 +2722,25 @@ __kernel void matmul_tiled(
                         strata_fault_[8u] = e53;
                     }
                 } else {
-                    const uint v335 = atomic_or(&strata_b_tile_reader_[e1802], (uint)0);
-                    const uint e1840 = (v335 & 65535u);
-                    if (((e1840 != 0u) && (e1840 != e1821)) && (((v335 ^ e1820) & 2147418112u) == 0u)) {
+                    const uint v335 = atomic_or(&strata_b_tile_reader_[e1806], (uint)0);
+                    const uint e1844 = (v335 & 65535u);
+                    if (((e1844 != 0u) && (e1844 != e1825)) && (((v335 ^ e1824) & 2147418112u) == 0u)) {
                     } else {
-                        (void)atomic_xchg(&strata_b_tile_reader_[e1802], e1820);
-                        (void)atomic_xchg(&strata_b_tile_reader_site_[e1802], 102u);
+                        (void)atomic_xchg(&strata_b_tile_reader_[e1806], e1824);
+                        (void)atomic_xchg(&strata_b_tile_reader_site_[e1806], 102u);
                     }
                 }
             }
-            const float v119 = b_tile[e1802];
+            const float v119 = b_tile[e1806];
             strata_loaded0_ = v119;
         } else {
             const uint v118 = atomic_add(&strata_fault_[0u], 1u);
             if (v118 == 0u) {
                 strata_fault_[1u] = 35u;
-                const uint e1811 = ((uint)e1803);
-                strata_fault_[2u] = e1811;
-                const uint e1813 = ((uint)((ulong)(e1803 >> (32ul & 63))));
-                strata_fault_[3u] = e1813;
+                const uint e1815 = ((uint)e1807);
+                strata_fault_[2u] = e1815;
+                const uint e1817 = ((uint)((ulong)(e1807 >> (32ul & 63))));
+                strata_fault_[3u] = e1817;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const uint e49 = (uint)get_global_id(0);
@@ -2746,20 +2754,19 @@ __kernel void matmul_tiled(
         const float v46 = strata_loaded0_;
         const float v47 = v;
         v = (v47 + (v45 * v46));
-        const uint e1857 = (e54 + 15u);
-        const ulong e1858 = ((ulong)e1857);
-        if (e1858 < 256ul) {
+        const uint e1861 = (e54 + 15u);
+        const ulong e1862 = ((ulong)e1861);
+        if (e1862 < 256ul) {
             const uint v336 = strata_phase_;
-            const uint v337 = atomic_or(&strata_a_tile_writer_[e1857], (uint)0);
-            const uint v338 = atomic_or(&strata_a_tile_writer_site_[e1857], (uint)0);
+            const uint v337 = atomic_or(&strata_a_tile_writer_[e1861], (uint)0);
             if ((v337 & 2147483648u) == 0u) {
                 const uint v339 = atomic_add(&strata_fault_[0u], 1u);
                 if (v339 == 0u) {
                     strata_fault_[1u] = 103u;
-                    const uint e1866 = ((uint)e1858);
-                    strata_fault_[2u] = e1866;
-                    const uint e1868 = ((uint)((ulong)(e1858 >> (32ul & 63))));
-                    strata_fault_[3u] = e1868;
+                    const uint e1870 = ((uint)e1862);
+                    strata_fault_[2u] = e1870;
+                    const uint e1872 = ((uint)((ulong)(e1862 >> (32ul & 63))));
+                    strata_fault_[3u] = e1872;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const uint e49 = (uint)get_global_id(0);
@@ -2770,21 +2777,22 @@ __kernel void matmul_tiled(
                     strata_fault_[8u] = e53;
                 }
             } else {
-                const uint e1869 = (v337 & 65535u);
+                const uint e1873 = (v337 & 65535u);
                 const uint e63 = (e2 + 1u);
-                const uint e1875 = ((((uint)((uint)(v336 & 32767u) << (16u & 31))) | e63) | 2147483648u);
-                const uint e1876 = (e1875 & 65535u);
-                if (((e1869 != 0u) && (e1869 != e1876)) && (((v337 ^ e1875) & 2147418112u) == 0u)) {
+                const uint e1879 = ((((uint)((uint)(v336 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const uint e1880 = (e1879 & 65535u);
+                if (((e1873 != 0u) && (e1873 != e1880)) && (((v337 ^ e1879) & 2147418112u) == 0u)) {
+                    const uint v338 = atomic_or(&strata_a_tile_writer_site_[e1861], (uint)0);
                     const uint v340 = atomic_add(&strata_fault_[0u], 1u);
                     if (v340 == 0u) {
                         strata_fault_[1u] = 104u;
-                        const uint e1866 = ((uint)e1858);
-                        strata_fault_[2u] = e1866;
-                        const uint e1868 = ((uint)((ulong)(e1858 >> (32ul & 63))));
-                        strata_fault_[3u] = e1868;
-                        const ulong e1890 = (((ulong)v337) | ((ulong)((ulong)((ulong)v338) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e1890);
-                        strata_fault_[5u] = ((uint)((ulong)(e1890 >> (32ul & 63))));
+                        const uint e1870 = ((uint)e1862);
+                        strata_fault_[2u] = e1870;
+                        const uint e1872 = ((uint)((ulong)(e1862 >> (32ul & 63))));
+                        strata_fault_[3u] = e1872;
+                        const ulong e1894 = (((ulong)v337) | ((ulong)((ulong)((ulong)v338) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e1894);
+                        strata_fault_[5u] = ((uint)((ulong)(e1894 >> (32ul & 63))));
                         const uint e49 = (uint)get_global_id(0);
                         strata_fault_[6u] = e49;
                         const uint e51 = (uint)get_global_id(1);
@@ -2793,25 +2801,25 @@ __kernel void matmul_tiled(
                         strata_fault_[8u] = e53;
                     }
                 } else {
-                    const uint v341 = atomic_or(&strata_a_tile_reader_[e1857], (uint)0);
-                    const uint e1895 = (v341 & 65535u);
-                    if (((e1895 != 0u) && (e1895 != e1876)) && (((v341 ^ e1875) & 2147418112u) == 0u)) {
+                    const uint v341 = atomic_or(&strata_a_tile_reader_[e1861], (uint)0);
+                    const uint e1899 = (v341 & 65535u);
+                    if (((e1899 != 0u) && (e1899 != e1880)) && (((v341 ^ e1879) & 2147418112u) == 0u)) {
                     } else {
-                        (void)atomic_xchg(&strata_a_tile_reader_[e1857], e1875);
-                        (void)atomic_xchg(&strata_a_tile_reader_site_[e1857], 104u);
+                        (void)atomic_xchg(&strata_a_tile_reader_[e1861], e1879);
+                        (void)atomic_xchg(&strata_a_tile_reader_site_[e1861], 104u);
                     }
                 }
             }
-            const float v121 = a_tile[e1857];
+            const float v121 = a_tile[e1861];
             strata_loaded0_ = v121;
         } else {
             const uint v120 = atomic_add(&strata_fault_[0u], 1u);
             if (v120 == 0u) {
                 strata_fault_[1u] = 36u;
-                const uint e1866 = ((uint)e1858);
-                strata_fault_[2u] = e1866;
-                const uint e1868 = ((uint)((ulong)(e1858 >> (32ul & 63))));
-                strata_fault_[3u] = e1868;
+                const uint e1870 = ((uint)e1862);
+                strata_fault_[2u] = e1870;
+                const uint e1872 = ((uint)((ulong)(e1862 >> (32ul & 63))));
+                strata_fault_[3u] = e1872;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const uint e49 = (uint)get_global_id(0);
@@ -2823,20 +2831,19 @@ __kernel void matmul_tiled(
             }
         }
         const float v48 = strata_loaded0_;
-        const uint e1908 = (240u + e24);
-        const ulong e1909 = ((ulong)e1908);
-        if (e1909 < 256ul) {
+        const uint e1912 = (240u + e24);
+        const ulong e1913 = ((ulong)e1912);
+        if (e1913 < 256ul) {
             const uint v342 = strata_phase_;
-            const uint v343 = atomic_or(&strata_b_tile_writer_[e1908], (uint)0);
-            const uint v344 = atomic_or(&strata_b_tile_writer_site_[e1908], (uint)0);
+            const uint v343 = atomic_or(&strata_b_tile_writer_[e1912], (uint)0);
             if ((v343 & 2147483648u) == 0u) {
                 const uint v345 = atomic_add(&strata_fault_[0u], 1u);
                 if (v345 == 0u) {
                     strata_fault_[1u] = 105u;
-                    const uint e1917 = ((uint)e1909);
-                    strata_fault_[2u] = e1917;
-                    const uint e1919 = ((uint)((ulong)(e1909 >> (32ul & 63))));
-                    strata_fault_[3u] = e1919;
+                    const uint e1921 = ((uint)e1913);
+                    strata_fault_[2u] = e1921;
+                    const uint e1923 = ((uint)((ulong)(e1913 >> (32ul & 63))));
+                    strata_fault_[3u] = e1923;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const uint e49 = (uint)get_global_id(0);
@@ -2847,21 +2854,22 @@ __kernel void matmul_tiled(
                     strata_fault_[8u] = e53;
                 }
             } else {
-                const uint e1920 = (v343 & 65535u);
+                const uint e1924 = (v343 & 65535u);
                 const uint e63 = (e2 + 1u);
-                const uint e1926 = ((((uint)((uint)(v342 & 32767u) << (16u & 31))) | e63) | 2147483648u);
-                const uint e1927 = (e1926 & 65535u);
-                if (((e1920 != 0u) && (e1920 != e1927)) && (((v343 ^ e1926) & 2147418112u) == 0u)) {
+                const uint e1930 = ((((uint)((uint)(v342 & 32767u) << (16u & 31))) | e63) | 2147483648u);
+                const uint e1931 = (e1930 & 65535u);
+                if (((e1924 != 0u) && (e1924 != e1931)) && (((v343 ^ e1930) & 2147418112u) == 0u)) {
+                    const uint v344 = atomic_or(&strata_b_tile_writer_site_[e1912], (uint)0);
                     const uint v346 = atomic_add(&strata_fault_[0u], 1u);
                     if (v346 == 0u) {
                         strata_fault_[1u] = 106u;
-                        const uint e1917 = ((uint)e1909);
-                        strata_fault_[2u] = e1917;
-                        const uint e1919 = ((uint)((ulong)(e1909 >> (32ul & 63))));
-                        strata_fault_[3u] = e1919;
-                        const ulong e1941 = (((ulong)v343) | ((ulong)((ulong)((ulong)v344) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e1941);
-                        strata_fault_[5u] = ((uint)((ulong)(e1941 >> (32ul & 63))));
+                        const uint e1921 = ((uint)e1913);
+                        strata_fault_[2u] = e1921;
+                        const uint e1923 = ((uint)((ulong)(e1913 >> (32ul & 63))));
+                        strata_fault_[3u] = e1923;
+                        const ulong e1945 = (((ulong)v343) | ((ulong)((ulong)((ulong)v344) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e1945);
+                        strata_fault_[5u] = ((uint)((ulong)(e1945 >> (32ul & 63))));
                         const uint e49 = (uint)get_global_id(0);
                         strata_fault_[6u] = e49;
                         const uint e51 = (uint)get_global_id(1);
@@ -2870,25 +2878,25 @@ __kernel void matmul_tiled(
                         strata_fault_[8u] = e53;
                     }
                 } else {
-                    const uint v347 = atomic_or(&strata_b_tile_reader_[e1908], (uint)0);
-                    const uint e1946 = (v347 & 65535u);
-                    if (((e1946 != 0u) && (e1946 != e1927)) && (((v347 ^ e1926) & 2147418112u) == 0u)) {
+                    const uint v347 = atomic_or(&strata_b_tile_reader_[e1912], (uint)0);
+                    const uint e1950 = (v347 & 65535u);
+                    if (((e1950 != 0u) && (e1950 != e1931)) && (((v347 ^ e1930) & 2147418112u) == 0u)) {
                     } else {
-                        (void)atomic_xchg(&strata_b_tile_reader_[e1908], e1926);
-                        (void)atomic_xchg(&strata_b_tile_reader_site_[e1908], 106u);
+                        (void)atomic_xchg(&strata_b_tile_reader_[e1912], e1930);
+                        (void)atomic_xchg(&strata_b_tile_reader_site_[e1912], 106u);
                     }
                 }
             }
-            const float v123 = b_tile[e1908];
+            const float v123 = b_tile[e1912];
             strata_loaded0_ = v123;
         } else {
             const uint v122 = atomic_add(&strata_fault_[0u], 1u);
             if (v122 == 0u) {
                 strata_fault_[1u] = 37u;
-                const uint e1917 = ((uint)e1909);
-                strata_fault_[2u] = e1917;
-                const uint e1919 = ((uint)((ulong)(e1909 >> (32ul & 63))));
-                strata_fault_[3u] = e1919;
+                const uint e1921 = ((uint)e1913);
+                strata_fault_[2u] = e1921;
+                const uint e1923 = ((uint)((ulong)(e1913 >> (32ul & 63))));
+                strata_fault_[3u] = e1923;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const uint e49 = (uint)get_global_id(0);
@@ -2910,34 +2918,34 @@ __kernel void matmul_tiled(
     const uint e20 = (((uint)get_group_id(1) * 16u) + e19);
     const bool e21 = (e20 < n);
     const uint e24 = (uint)get_local_id(0);
-    const uint e166 = (((uint)get_group_id(0) * 16u) + e24);
-    const bool e167 = (e166 < n);
-    if (e21 && e167) {
+    const uint e168 = (((uint)get_group_id(0) * 16u) + e24);
+    const bool e169 = (e168 < n);
+    if (e21 && e169) {
         const float v51 = v;
         const uint e28 = (e20 * n);
-        const uint e1966 = (e28 + e166);
-        const ulong e1967 = ((ulong)e1966);
-        const ulong e1969 = ((ulong)c_len);
-        if (e1967 < e1969) {
+        const uint e1970 = (e28 + e168);
+        const ulong e1971 = ((ulong)e1970);
+        const ulong e1973 = ((ulong)c_len);
+        if (e1971 < e1973) {
             const uint v349 = strata_phase_;
-            const ulong e1972 = (e1967 * 4ul);
-            const uint e1973 = ((uint)get_group_id(0) + (uint)get_num_groups(0) * ((uint)get_group_id(1) + (uint)get_num_groups(1) * (uint)get_group_id(2)));
-            const uint e1976 = (((e1973 * e8) + e2) + 1u);
-            const uint v350 = atomic_xchg(&strata_c_shadow_[e1972], e1976);
-            const uint e1982 = (((uint)((uint)v349 << (16u & 31))) | 107u);
-            const uint v351 = atomic_xchg(&strata_c_shadow_[(e1972 + 1ul)], e1982);
-            const bool e1989 = (((v350 - 1u) / e8) == e1973);
-            if (((v350 != 0u) && (v350 != e1976)) && ((!e1989) || (e1989 && (((uint)((v351 ^ e1982) >> (16u & 31))) == 0u)))) {
+            const ulong e1976 = (e1971 * 4ul);
+            const uint e1977 = ((uint)get_group_id(0) + (uint)get_num_groups(0) * ((uint)get_group_id(1) + (uint)get_num_groups(1) * (uint)get_group_id(2)));
+            const uint e1980 = (((e1977 * e8) + e2) + 1u);
+            const uint v350 = atomic_xchg(&strata_c_shadow_[e1976], e1980);
+            const uint e1986 = (((uint)((uint)v349 << (16u & 31))) | 107u);
+            const uint v351 = atomic_xchg(&strata_c_shadow_[(e1976 + 1ul)], e1986);
+            const bool e1993 = (((v350 - 1u) / e8) == e1977);
+            if (((v350 != 0u) && (v350 != e1980)) && ((!e1993) || (e1993 && (((uint)((v351 ^ e1986) >> (16u & 31))) == 0u)))) {
                 const uint v352 = atomic_add(&strata_fault_[0u], 1u);
                 if (v352 == 0u) {
                     strata_fault_[1u] = 107u;
-                    const uint e2000 = ((uint)e1967);
-                    strata_fault_[2u] = e2000;
-                    const uint e2002 = ((uint)((ulong)(e1967 >> (32ul & 63))));
-                    strata_fault_[3u] = e2002;
-                    const ulong e2006 = (((ulong)v350) | ((ulong)((ulong)((ulong)v351) << (32ul & 63))));
-                    strata_fault_[4u] = ((uint)e2006);
-                    strata_fault_[5u] = ((uint)((ulong)(e2006 >> (32ul & 63))));
+                    const uint e2004 = ((uint)e1971);
+                    strata_fault_[2u] = e2004;
+                    const uint e2006 = ((uint)((ulong)(e1971 >> (32ul & 63))));
+                    strata_fault_[3u] = e2006;
+                    const ulong e2010 = (((ulong)v350) | ((ulong)((ulong)((ulong)v351) << (32ul & 63))));
+                    strata_fault_[4u] = ((uint)e2010);
+                    strata_fault_[5u] = ((uint)((ulong)(e2010 >> (32ul & 63))));
                     const uint e49 = (uint)get_global_id(0);
                     strata_fault_[6u] = e49;
                     const uint e51 = (uint)get_global_id(1);
@@ -2946,42 +2954,45 @@ __kernel void matmul_tiled(
                     strata_fault_[8u] = e53;
                 }
             } else {
-                const ulong e2011 = (e1972 + 2ul);
-                const uint v353 = atomic_or(&strata_c_shadow_[e2011], (uint)0);
-                const uint v354 = atomic_or(&strata_c_shadow_[(e1972 + 3ul)], (uint)0);
-                const bool e2020 = (((v353 - 1u) / e8) == e1973);
-                if (((v353 != 0u) && (v353 != e1976)) && ((!e2020) || (e2020 && (((uint)((v354 ^ e1982) >> (16u & 31))) == 0u)))) {
-                    const uint v355 = atomic_add(&strata_fault_[0u], 1u);
-                    if (v355 == 0u) {
-                        strata_fault_[1u] = 107u;
-                        const uint e2000 = ((uint)e1967);
-                        strata_fault_[2u] = e2000;
-                        const uint e2002 = ((uint)((ulong)(e1967 >> (32ul & 63))));
-                        strata_fault_[3u] = e2002;
-                        const ulong e2034 = (((ulong)v353) | ((ulong)((ulong)((ulong)v354) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e2034);
-                        strata_fault_[5u] = ((uint)((ulong)(e2034 >> (32ul & 63))));
-                        const uint e49 = (uint)get_global_id(0);
-                        strata_fault_[6u] = e49;
-                        const uint e51 = (uint)get_global_id(1);
-                        strata_fault_[7u] = e51;
-                        const uint e53 = (uint)get_global_id(2);
-                        strata_fault_[8u] = e53;
+                const ulong e2015 = (e1976 + 2ul);
+                const uint v353 = atomic_or(&strata_c_shadow_[e2015], (uint)0);
+                const bool e2017 = (v353 != 0u);
+                if (e2017) {
+                    const uint v354 = atomic_or(&strata_c_shadow_[(e1976 + 3ul)], (uint)0);
+                    const bool e2024 = (((v353 - 1u) / e8) == e1977);
+                    if ((e2017 && (v353 != e1980)) && ((!e2024) || (e2024 && (((uint)((v354 ^ e1986) >> (16u & 31))) == 0u)))) {
+                        const uint v355 = atomic_add(&strata_fault_[0u], 1u);
+                        if (v355 == 0u) {
+                            strata_fault_[1u] = 107u;
+                            const uint e2004 = ((uint)e1971);
+                            strata_fault_[2u] = e2004;
+                            const uint e2006 = ((uint)((ulong)(e1971 >> (32ul & 63))));
+                            strata_fault_[3u] = e2006;
+                            const ulong e2038 = (((ulong)v353) | ((ulong)((ulong)((ulong)v354) << (32ul & 63))));
+                            strata_fault_[4u] = ((uint)e2038);
+                            strata_fault_[5u] = ((uint)((ulong)(e2038 >> (32ul & 63))));
+                            const uint e49 = (uint)get_global_id(0);
+                            strata_fault_[6u] = e49;
+                            const uint e51 = (uint)get_global_id(1);
+                            strata_fault_[7u] = e51;
+                            const uint e53 = (uint)get_global_id(2);
+                            strata_fault_[8u] = e53;
+                        }
                     }
+                    (void)atomic_xchg(&strata_c_shadow_[e2015], 0u);
                 }
-                (void)atomic_xchg(&strata_c_shadow_[e2011], 0u);
             }
-            c[e1966] = v51;
+            c[e1970] = v51;
         } else {
             const uint v124 = atomic_add(&strata_fault_[0u], 1u);
             if (v124 == 0u) {
                 strata_fault_[1u] = 38u;
-                const uint e2000 = ((uint)e1967);
-                strata_fault_[2u] = e2000;
-                const uint e2002 = ((uint)((ulong)(e1967 >> (32ul & 63))));
-                strata_fault_[3u] = e2002;
-                strata_fault_[4u] = ((uint)e1969);
-                strata_fault_[5u] = ((uint)((ulong)(e1969 >> (32ul & 63))));
+                const uint e2004 = ((uint)e1971);
+                strata_fault_[2u] = e2004;
+                const uint e2006 = ((uint)((ulong)(e1971 >> (32ul & 63))));
+                strata_fault_[3u] = e2006;
+                strata_fault_[4u] = ((uint)e1973);
+                strata_fault_[5u] = ((uint)((ulong)(e1973 >> (32ul & 63))));
                 const uint e49 = (uint)get_global_id(0);
                 strata_fault_[6u] = e49;
                 const uint e51 = (uint)get_global_id(1);

@@ -110,28 +110,30 @@ __kernel void matmul_tiled(
                     }
                 } else {
                     const uint v131 = atomic_or(&strata_a_tile_reader_[e56], (uint)0);
-                    const uint v132 = atomic_or(&strata_a_tile_reader_site_[e56], (uint)0);
-                    const uint e95 = (v131 & 65535u);
-                    if (((e95 != 0u) && (e95 != e73)) && (((v131 ^ e67) & 2147418112u) == 0u)) {
-                        const uint v133 = atomic_add(&strata_fault_[0u], 1u);
-                        if (v133 == 0u) {
-                            strata_fault_[1u] = 39u;
-                            const uint e83 = ((uint)e57);
-                            strata_fault_[2u] = e83;
-                            const uint e85 = ((uint)((ulong)(e57 >> (32ul & 63))));
-                            strata_fault_[3u] = e85;
-                            const ulong e109 = (((ulong)v131) | ((ulong)((ulong)((ulong)v132) << (32ul & 63))));
-                            strata_fault_[4u] = ((uint)e109);
-                            strata_fault_[5u] = ((uint)((ulong)(e109 >> (32ul & 63))));
-                            const uint e50 = (uint)get_global_id(0);
-                            strata_fault_[6u] = e50;
-                            const uint e52 = (uint)get_global_id(1);
-                            strata_fault_[7u] = e52;
-                            const uint e54 = (uint)get_global_id(2);
-                            strata_fault_[8u] = e54;
+                    if (v131 != 0u) {
+                        const uint e96 = (v131 & 65535u);
+                        if (((e96 != 0u) && (e96 != e73)) && (((v131 ^ e67) & 2147418112u) == 0u)) {
+                            const uint v132 = atomic_or(&strata_a_tile_reader_site_[e56], (uint)0);
+                            const uint v133 = atomic_add(&strata_fault_[0u], 1u);
+                            if (v133 == 0u) {
+                                strata_fault_[1u] = 39u;
+                                const uint e83 = ((uint)e57);
+                                strata_fault_[2u] = e83;
+                                const uint e85 = ((uint)((ulong)(e57 >> (32ul & 63))));
+                                strata_fault_[3u] = e85;
+                                const ulong e110 = (((ulong)v131) | ((ulong)((ulong)((ulong)v132) << (32ul & 63))));
+                                strata_fault_[4u] = ((uint)e110);
+                                strata_fault_[5u] = ((uint)((ulong)(e110 >> (32ul & 63))));
+                                const uint e50 = (uint)get_global_id(0);
+                                strata_fault_[6u] = e50;
+                                const uint e52 = (uint)get_global_id(1);
+                                strata_fault_[7u] = e52;
+                                const uint e54 = (uint)get_global_id(2);
+                                strata_fault_[8u] = e54;
+                            }
                         }
+                        (void)atomic_xchg(&strata_a_tile_reader_[e56], 0u);
                     }
-                    (void)atomic_xchg(&strata_a_tile_reader_[e56], 0u);
                 }
                 a_tile[e56] = v1;
             } else {
@@ -160,12 +162,12 @@ __kernel void matmul_tiled(
             if (e59) {
                 const uint v134 = strata_phase_;
                 const uint e64 = (e2 + 1u);
-                const uint e120 = ((((uint)((uint)(v134 & 32767u) << (16u & 31))) | e64) | 2147483648u);
-                const uint v135 = atomic_xchg(&strata_a_tile_writer_[e56], e120);
+                const uint e121 = ((((uint)((uint)(v134 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const uint v135 = atomic_xchg(&strata_a_tile_writer_[e56], e121);
                 const uint v136 = atomic_xchg(&strata_a_tile_writer_site_[e56], 40u);
-                const uint e123 = (v135 & 65535u);
-                const uint e125 = (e120 & 65535u);
-                if (((e123 != 0u) && (e123 != e125)) && (((v135 ^ e120) & 2147418112u) == 0u)) {
+                const uint e124 = (v135 & 65535u);
+                const uint e126 = (e121 & 65535u);
+                if (((e124 != 0u) && (e124 != e126)) && (((v135 ^ e121) & 2147418112u) == 0u)) {
                     const uint v137 = atomic_add(&strata_fault_[0u], 1u);
                     if (v137 == 0u) {
                         strata_fault_[1u] = 40u;
@@ -173,9 +175,9 @@ __kernel void matmul_tiled(
                         strata_fault_[2u] = e83;
                         const uint e85 = ((uint)((ulong)(e57 >> (32ul & 63))));
                         strata_fault_[3u] = e85;
-                        const ulong e138 = (((ulong)v135) | ((ulong)((ulong)((ulong)v136) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e138);
-                        strata_fault_[5u] = ((uint)((ulong)(e138 >> (32ul & 63))));
+                        const ulong e139 = (((ulong)v135) | ((ulong)((ulong)((ulong)v136) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e139);
+                        strata_fault_[5u] = ((uint)((ulong)(e139 >> (32ul & 63))));
                         const uint e50 = (uint)get_global_id(0);
                         strata_fault_[6u] = e50;
                         const uint e52 = (uint)get_global_id(1);
@@ -185,28 +187,30 @@ __kernel void matmul_tiled(
                     }
                 } else {
                     const uint v138 = atomic_or(&strata_a_tile_reader_[e56], (uint)0);
-                    const uint v139 = atomic_or(&strata_a_tile_reader_site_[e56], (uint)0);
-                    const uint e143 = (v138 & 65535u);
-                    if (((e143 != 0u) && (e143 != e125)) && (((v138 ^ e120) & 2147418112u) == 0u)) {
-                        const uint v140 = atomic_add(&strata_fault_[0u], 1u);
-                        if (v140 == 0u) {
-                            strata_fault_[1u] = 40u;
-                            const uint e83 = ((uint)e57);
-                            strata_fault_[2u] = e83;
-                            const uint e85 = ((uint)((ulong)(e57 >> (32ul & 63))));
-                            strata_fault_[3u] = e85;
-                            const ulong e157 = (((ulong)v138) | ((ulong)((ulong)((ulong)v139) << (32ul & 63))));
-                            strata_fault_[4u] = ((uint)e157);
-                            strata_fault_[5u] = ((uint)((ulong)(e157 >> (32ul & 63))));
-                            const uint e50 = (uint)get_global_id(0);
-                            strata_fault_[6u] = e50;
-                            const uint e52 = (uint)get_global_id(1);
-                            strata_fault_[7u] = e52;
-                            const uint e54 = (uint)get_global_id(2);
-                            strata_fault_[8u] = e54;
+                    if (v138 != 0u) {
+                        const uint e145 = (v138 & 65535u);
+                        if (((e145 != 0u) && (e145 != e126)) && (((v138 ^ e121) & 2147418112u) == 0u)) {
+                            const uint v139 = atomic_or(&strata_a_tile_reader_site_[e56], (uint)0);
+                            const uint v140 = atomic_add(&strata_fault_[0u], 1u);
+                            if (v140 == 0u) {
+                                strata_fault_[1u] = 40u;
+                                const uint e83 = ((uint)e57);
+                                strata_fault_[2u] = e83;
+                                const uint e85 = ((uint)((ulong)(e57 >> (32ul & 63))));
+                                strata_fault_[3u] = e85;
+                                const ulong e159 = (((ulong)v138) | ((ulong)((ulong)((ulong)v139) << (32ul & 63))));
+                                strata_fault_[4u] = ((uint)e159);
+                                strata_fault_[5u] = ((uint)((ulong)(e159 >> (32ul & 63))));
+                                const uint e50 = (uint)get_global_id(0);
+                                strata_fault_[6u] = e50;
+                                const uint e52 = (uint)get_global_id(1);
+                                strata_fault_[7u] = e52;
+                                const uint e54 = (uint)get_global_id(2);
+                                strata_fault_[8u] = e54;
+                            }
                         }
+                        (void)atomic_xchg(&strata_a_tile_reader_[e56], 0u);
                     }
-                    (void)atomic_xchg(&strata_a_tile_reader_[e56], 0u);
                 }
                 a_tile[e56] = 0.0f;
             } else {
@@ -228,24 +232,24 @@ __kernel void matmul_tiled(
                 }
             }
         }
-        const uint e163 = (e24 + e19);
-        const uint e167 = (((uint)get_group_id(0) * 16u) + e25);
-        const bool e169 = (e167 < n);
-        if ((e163 < k) && e169) {
-            const uint e172 = ((e163 * n) + e167);
-            const ulong e173 = ((ulong)e172);
-            const ulong e175 = ((ulong)b_len);
-            if (e173 < e175) {
-                const float v57 = b[e172];
+        const uint e165 = (e24 + e19);
+        const uint e169 = (((uint)get_group_id(0) * 16u) + e25);
+        const bool e171 = (e169 < n);
+        if ((e165 < k) && e171) {
+            const uint e174 = ((e165 * n) + e169);
+            const ulong e175 = ((ulong)e174);
+            const ulong e177 = ((ulong)b_len);
+            if (e175 < e177) {
+                const float v57 = b[e174];
                 strata_loaded0_ = v57;
             } else {
                 const uint v56 = atomic_add(&strata_fault_[0u], 1u);
                 if (v56 == 0u) {
                     strata_fault_[1u] = 3u;
-                    strata_fault_[2u] = ((uint)e173);
-                    strata_fault_[3u] = ((uint)((ulong)(e173 >> (32ul & 63))));
-                    strata_fault_[4u] = ((uint)e175);
-                    strata_fault_[5u] = ((uint)((ulong)(e175 >> (32ul & 63))));
+                    strata_fault_[2u] = ((uint)e175);
+                    strata_fault_[3u] = ((uint)((ulong)(e175 >> (32ul & 63))));
+                    strata_fault_[4u] = ((uint)e177);
+                    strata_fault_[5u] = ((uint)((ulong)(e177 >> (32ul & 63))));
                     const uint e50 = (uint)get_global_id(0);
                     strata_fault_[6u] = e50;
                     const uint e52 = (uint)get_global_id(1);
@@ -262,12 +266,12 @@ __kernel void matmul_tiled(
             if (e59) {
                 const uint v141 = strata_phase_;
                 const uint e64 = (e2 + 1u);
-                const uint e190 = ((((uint)((uint)(v141 & 32767u) << (16u & 31))) | e64) | 2147483648u);
-                const uint v142 = atomic_xchg(&strata_b_tile_writer_[e56], e190);
+                const uint e192 = ((((uint)((uint)(v141 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const uint v142 = atomic_xchg(&strata_b_tile_writer_[e56], e192);
                 const uint v143 = atomic_xchg(&strata_b_tile_writer_site_[e56], 41u);
-                const uint e193 = (v142 & 65535u);
-                const uint e195 = (e190 & 65535u);
-                if (((e193 != 0u) && (e193 != e195)) && (((v142 ^ e190) & 2147418112u) == 0u)) {
+                const uint e195 = (v142 & 65535u);
+                const uint e197 = (e192 & 65535u);
+                if (((e195 != 0u) && (e195 != e197)) && (((v142 ^ e192) & 2147418112u) == 0u)) {
                     const uint v144 = atomic_add(&strata_fault_[0u], 1u);
                     if (v144 == 0u) {
                         strata_fault_[1u] = 41u;
@@ -275,9 +279,9 @@ __kernel void matmul_tiled(
                         strata_fault_[2u] = e83;
                         const uint e85 = ((uint)((ulong)(e57 >> (32ul & 63))));
                         strata_fault_[3u] = e85;
-                        const ulong e208 = (((ulong)v142) | ((ulong)((ulong)((ulong)v143) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e208);
-                        strata_fault_[5u] = ((uint)((ulong)(e208 >> (32ul & 63))));
+                        const ulong e210 = (((ulong)v142) | ((ulong)((ulong)((ulong)v143) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e210);
+                        strata_fault_[5u] = ((uint)((ulong)(e210 >> (32ul & 63))));
                         const uint e50 = (uint)get_global_id(0);
                         strata_fault_[6u] = e50;
                         const uint e52 = (uint)get_global_id(1);
@@ -287,28 +291,30 @@ __kernel void matmul_tiled(
                     }
                 } else {
                     const uint v145 = atomic_or(&strata_b_tile_reader_[e56], (uint)0);
-                    const uint v146 = atomic_or(&strata_b_tile_reader_site_[e56], (uint)0);
-                    const uint e213 = (v145 & 65535u);
-                    if (((e213 != 0u) && (e213 != e195)) && (((v145 ^ e190) & 2147418112u) == 0u)) {
-                        const uint v147 = atomic_add(&strata_fault_[0u], 1u);
-                        if (v147 == 0u) {
-                            strata_fault_[1u] = 41u;
-                            const uint e83 = ((uint)e57);
-                            strata_fault_[2u] = e83;
-                            const uint e85 = ((uint)((ulong)(e57 >> (32ul & 63))));
-                            strata_fault_[3u] = e85;
-                            const ulong e227 = (((ulong)v145) | ((ulong)((ulong)((ulong)v146) << (32ul & 63))));
-                            strata_fault_[4u] = ((uint)e227);
-                            strata_fault_[5u] = ((uint)((ulong)(e227 >> (32ul & 63))));
-                            const uint e50 = (uint)get_global_id(0);
-                            strata_fault_[6u] = e50;
-                            const uint e52 = (uint)get_global_id(1);
-                            strata_fault_[7u] = e52;
-                            const uint e54 = (uint)get_global_id(2);
-                            strata_fault_[8u] = e54;
+                    if (v145 != 0u) {
+                        const uint e216 = (v145 & 65535u);
+                        if (((e216 != 0u) && (e216 != e197)) && (((v145 ^ e192) & 2147418112u) == 0u)) {
+                            const uint v146 = atomic_or(&strata_b_tile_reader_site_[e56], (uint)0);
+                            const uint v147 = atomic_add(&strata_fault_[0u], 1u);
+                            if (v147 == 0u) {
+                                strata_fault_[1u] = 41u;
+                                const uint e83 = ((uint)e57);
+                                strata_fault_[2u] = e83;
+                                const uint e85 = ((uint)((ulong)(e57 >> (32ul & 63))));
+                                strata_fault_[3u] = e85;
+                                const ulong e230 = (((ulong)v145) | ((ulong)((ulong)((ulong)v146) << (32ul & 63))));
+                                strata_fault_[4u] = ((uint)e230);
+                                strata_fault_[5u] = ((uint)((ulong)(e230 >> (32ul & 63))));
+                                const uint e50 = (uint)get_global_id(0);
+                                strata_fault_[6u] = e50;
+                                const uint e52 = (uint)get_global_id(1);
+                                strata_fault_[7u] = e52;
+                                const uint e54 = (uint)get_global_id(2);
+                                strata_fault_[8u] = e54;
+                            }
                         }
+                        (void)atomic_xchg(&strata_b_tile_reader_[e56], 0u);
                     }
-                    (void)atomic_xchg(&strata_b_tile_reader_[e56], 0u);
                 }
                 b_tile[e56] = v2;
             } else {
@@ -337,12 +343,12 @@ __kernel void matmul_tiled(
             if (e59) {
                 const uint v148 = strata_phase_;
                 const uint e64 = (e2 + 1u);
-                const uint e238 = ((((uint)((uint)(v148 & 32767u) << (16u & 31))) | e64) | 2147483648u);
-                const uint v149 = atomic_xchg(&strata_b_tile_writer_[e56], e238);
+                const uint e241 = ((((uint)((uint)(v148 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const uint v149 = atomic_xchg(&strata_b_tile_writer_[e56], e241);
                 const uint v150 = atomic_xchg(&strata_b_tile_writer_site_[e56], 42u);
-                const uint e241 = (v149 & 65535u);
-                const uint e243 = (e238 & 65535u);
-                if (((e241 != 0u) && (e241 != e243)) && (((v149 ^ e238) & 2147418112u) == 0u)) {
+                const uint e244 = (v149 & 65535u);
+                const uint e246 = (e241 & 65535u);
+                if (((e244 != 0u) && (e244 != e246)) && (((v149 ^ e241) & 2147418112u) == 0u)) {
                     const uint v151 = atomic_add(&strata_fault_[0u], 1u);
                     if (v151 == 0u) {
                         strata_fault_[1u] = 42u;
@@ -350,9 +356,9 @@ __kernel void matmul_tiled(
                         strata_fault_[2u] = e83;
                         const uint e85 = ((uint)((ulong)(e57 >> (32ul & 63))));
                         strata_fault_[3u] = e85;
-                        const ulong e256 = (((ulong)v149) | ((ulong)((ulong)((ulong)v150) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e256);
-                        strata_fault_[5u] = ((uint)((ulong)(e256 >> (32ul & 63))));
+                        const ulong e259 = (((ulong)v149) | ((ulong)((ulong)((ulong)v150) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e259);
+                        strata_fault_[5u] = ((uint)((ulong)(e259 >> (32ul & 63))));
                         const uint e50 = (uint)get_global_id(0);
                         strata_fault_[6u] = e50;
                         const uint e52 = (uint)get_global_id(1);
@@ -362,28 +368,30 @@ __kernel void matmul_tiled(
                     }
                 } else {
                     const uint v152 = atomic_or(&strata_b_tile_reader_[e56], (uint)0);
-                    const uint v153 = atomic_or(&strata_b_tile_reader_site_[e56], (uint)0);
-                    const uint e261 = (v152 & 65535u);
-                    if (((e261 != 0u) && (e261 != e243)) && (((v152 ^ e238) & 2147418112u) == 0u)) {
-                        const uint v154 = atomic_add(&strata_fault_[0u], 1u);
-                        if (v154 == 0u) {
-                            strata_fault_[1u] = 42u;
-                            const uint e83 = ((uint)e57);
-                            strata_fault_[2u] = e83;
-                            const uint e85 = ((uint)((ulong)(e57 >> (32ul & 63))));
-                            strata_fault_[3u] = e85;
-                            const ulong e275 = (((ulong)v152) | ((ulong)((ulong)((ulong)v153) << (32ul & 63))));
-                            strata_fault_[4u] = ((uint)e275);
-                            strata_fault_[5u] = ((uint)((ulong)(e275 >> (32ul & 63))));
-                            const uint e50 = (uint)get_global_id(0);
-                            strata_fault_[6u] = e50;
-                            const uint e52 = (uint)get_global_id(1);
-                            strata_fault_[7u] = e52;
-                            const uint e54 = (uint)get_global_id(2);
-                            strata_fault_[8u] = e54;
+                    if (v152 != 0u) {
+                        const uint e265 = (v152 & 65535u);
+                        if (((e265 != 0u) && (e265 != e246)) && (((v152 ^ e241) & 2147418112u) == 0u)) {
+                            const uint v153 = atomic_or(&strata_b_tile_reader_site_[e56], (uint)0);
+                            const uint v154 = atomic_add(&strata_fault_[0u], 1u);
+                            if (v154 == 0u) {
+                                strata_fault_[1u] = 42u;
+                                const uint e83 = ((uint)e57);
+                                strata_fault_[2u] = e83;
+                                const uint e85 = ((uint)((ulong)(e57 >> (32ul & 63))));
+                                strata_fault_[3u] = e85;
+                                const ulong e279 = (((ulong)v152) | ((ulong)((ulong)((ulong)v153) << (32ul & 63))));
+                                strata_fault_[4u] = ((uint)e279);
+                                strata_fault_[5u] = ((uint)((ulong)(e279 >> (32ul & 63))));
+                                const uint e50 = (uint)get_global_id(0);
+                                strata_fault_[6u] = e50;
+                                const uint e52 = (uint)get_global_id(1);
+                                strata_fault_[7u] = e52;
+                                const uint e54 = (uint)get_global_id(2);
+                                strata_fault_[8u] = e54;
+                            }
                         }
+                        (void)atomic_xchg(&strata_b_tile_reader_[e56], 0u);
                     }
-                    (void)atomic_xchg(&strata_b_tile_reader_[e56], 0u);
                 }
                 b_tile[e56] = 0.0f;
             } else {
@@ -409,19 +417,18 @@ __kernel void matmul_tiled(
         const uint v155 = strata_phase_;
         strata_phase_ = (v155 + 1u);
         const uint e55 = (e19 * 16u);
-        const ulong e283 = ((ulong)e55);
-        if (e283 < 256ul) {
+        const ulong e287 = ((ulong)e55);
+        if (e287 < 256ul) {
             const uint v156 = strata_phase_;
             const uint v157 = atomic_or(&strata_a_tile_writer_[e55], (uint)0);
-            const uint v158 = atomic_or(&strata_a_tile_writer_site_[e55], (uint)0);
             if ((v157 & 2147483648u) == 0u) {
                 const uint v159 = atomic_add(&strata_fault_[0u], 1u);
                 if (v159 == 0u) {
                     strata_fault_[1u] = 43u;
-                    const uint e291 = ((uint)e283);
-                    strata_fault_[2u] = e291;
-                    const uint e293 = ((uint)((ulong)(e283 >> (32ul & 63))));
-                    strata_fault_[3u] = e293;
+                    const uint e295 = ((uint)e287);
+                    strata_fault_[2u] = e295;
+                    const uint e297 = ((uint)((ulong)(e287 >> (32ul & 63))));
+                    strata_fault_[3u] = e297;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const uint e50 = (uint)get_global_id(0);
@@ -432,21 +439,22 @@ __kernel void matmul_tiled(
                     strata_fault_[8u] = e54;
                 }
             } else {
-                const uint e294 = (v157 & 65535u);
+                const uint e298 = (v157 & 65535u);
                 const uint e64 = (e2 + 1u);
-                const uint e300 = ((((uint)((uint)(v156 & 32767u) << (16u & 31))) | e64) | 2147483648u);
-                const uint e301 = (e300 & 65535u);
-                if (((e294 != 0u) && (e294 != e301)) && (((v157 ^ e300) & 2147418112u) == 0u)) {
+                const uint e304 = ((((uint)((uint)(v156 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const uint e305 = (e304 & 65535u);
+                if (((e298 != 0u) && (e298 != e305)) && (((v157 ^ e304) & 2147418112u) == 0u)) {
+                    const uint v158 = atomic_or(&strata_a_tile_writer_site_[e55], (uint)0);
                     const uint v160 = atomic_add(&strata_fault_[0u], 1u);
                     if (v160 == 0u) {
                         strata_fault_[1u] = 44u;
-                        const uint e291 = ((uint)e283);
-                        strata_fault_[2u] = e291;
-                        const uint e293 = ((uint)((ulong)(e283 >> (32ul & 63))));
-                        strata_fault_[3u] = e293;
-                        const ulong e315 = (((ulong)v157) | ((ulong)((ulong)((ulong)v158) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e315);
-                        strata_fault_[5u] = ((uint)((ulong)(e315 >> (32ul & 63))));
+                        const uint e295 = ((uint)e287);
+                        strata_fault_[2u] = e295;
+                        const uint e297 = ((uint)((ulong)(e287 >> (32ul & 63))));
+                        strata_fault_[3u] = e297;
+                        const ulong e319 = (((ulong)v157) | ((ulong)((ulong)((ulong)v158) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e319);
+                        strata_fault_[5u] = ((uint)((ulong)(e319 >> (32ul & 63))));
                         const uint e50 = (uint)get_global_id(0);
                         strata_fault_[6u] = e50;
                         const uint e52 = (uint)get_global_id(1);
@@ -456,10 +464,10 @@ __kernel void matmul_tiled(
                     }
                 } else {
                     const uint v161 = atomic_or(&strata_a_tile_reader_[e55], (uint)0);
-                    const uint e320 = (v161 & 65535u);
-                    if (((e320 != 0u) && (e320 != e301)) && (((v161 ^ e300) & 2147418112u) == 0u)) {
+                    const uint e324 = (v161 & 65535u);
+                    if (((e324 != 0u) && (e324 != e305)) && (((v161 ^ e304) & 2147418112u) == 0u)) {
                     } else {
-                        (void)atomic_xchg(&strata_a_tile_reader_[e55], e300);
+                        (void)atomic_xchg(&strata_a_tile_reader_[e55], e304);
                         (void)atomic_xchg(&strata_a_tile_reader_site_[e55], 44u);
                     }
                 }
@@ -470,10 +478,10 @@ __kernel void matmul_tiled(
             const uint v60 = atomic_add(&strata_fault_[0u], 1u);
             if (v60 == 0u) {
                 strata_fault_[1u] = 6u;
-                const uint e291 = ((uint)e283);
-                strata_fault_[2u] = e291;
-                const uint e293 = ((uint)((ulong)(e283 >> (32ul & 63))));
-                strata_fault_[3u] = e293;
+                const uint e295 = ((uint)e287);
+                strata_fault_[2u] = e295;
+                const uint e297 = ((uint)((ulong)(e287 >> (32ul & 63))));
+                strata_fault_[3u] = e297;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const uint e50 = (uint)get_global_id(0);
@@ -485,19 +493,18 @@ __kernel void matmul_tiled(
             }
         }
         const float v3 = strata_loaded0_;
-        const ulong e331 = ((ulong)e25);
-        if (e331 < 256ul) {
+        const ulong e335 = ((ulong)e25);
+        if (e335 < 256ul) {
             const uint v162 = strata_phase_;
             const uint v163 = atomic_or(&strata_b_tile_writer_[e25], (uint)0);
-            const uint v164 = atomic_or(&strata_b_tile_writer_site_[e25], (uint)0);
             if ((v163 & 2147483648u) == 0u) {
                 const uint v165 = atomic_add(&strata_fault_[0u], 1u);
                 if (v165 == 0u) {
                     strata_fault_[1u] = 45u;
-                    const uint e339 = ((uint)e331);
-                    strata_fault_[2u] = e339;
-                    const uint e341 = ((uint)((ulong)(e331 >> (32ul & 63))));
-                    strata_fault_[3u] = e341;
+                    const uint e343 = ((uint)e335);
+                    strata_fault_[2u] = e343;
+                    const uint e345 = ((uint)((ulong)(e335 >> (32ul & 63))));
+                    strata_fault_[3u] = e345;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const uint e50 = (uint)get_global_id(0);
@@ -508,21 +515,22 @@ __kernel void matmul_tiled(
                     strata_fault_[8u] = e54;
                 }
             } else {
-                const uint e342 = (v163 & 65535u);
+                const uint e346 = (v163 & 65535u);
                 const uint e64 = (e2 + 1u);
-                const uint e348 = ((((uint)((uint)(v162 & 32767u) << (16u & 31))) | e64) | 2147483648u);
-                const uint e349 = (e348 & 65535u);
-                if (((e342 != 0u) && (e342 != e349)) && (((v163 ^ e348) & 2147418112u) == 0u)) {
+                const uint e352 = ((((uint)((uint)(v162 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const uint e353 = (e352 & 65535u);
+                if (((e346 != 0u) && (e346 != e353)) && (((v163 ^ e352) & 2147418112u) == 0u)) {
+                    const uint v164 = atomic_or(&strata_b_tile_writer_site_[e25], (uint)0);
                     const uint v166 = atomic_add(&strata_fault_[0u], 1u);
                     if (v166 == 0u) {
                         strata_fault_[1u] = 46u;
-                        const uint e339 = ((uint)e331);
-                        strata_fault_[2u] = e339;
-                        const uint e341 = ((uint)((ulong)(e331 >> (32ul & 63))));
-                        strata_fault_[3u] = e341;
-                        const ulong e363 = (((ulong)v163) | ((ulong)((ulong)((ulong)v164) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e363);
-                        strata_fault_[5u] = ((uint)((ulong)(e363 >> (32ul & 63))));
+                        const uint e343 = ((uint)e335);
+                        strata_fault_[2u] = e343;
+                        const uint e345 = ((uint)((ulong)(e335 >> (32ul & 63))));
+                        strata_fault_[3u] = e345;
+                        const ulong e367 = (((ulong)v163) | ((ulong)((ulong)((ulong)v164) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e367);
+                        strata_fault_[5u] = ((uint)((ulong)(e367 >> (32ul & 63))));
                         const uint e50 = (uint)get_global_id(0);
                         strata_fault_[6u] = e50;
                         const uint e52 = (uint)get_global_id(1);
@@ -532,10 +540,10 @@ __kernel void matmul_tiled(
                     }
                 } else {
                     const uint v167 = atomic_or(&strata_b_tile_reader_[e25], (uint)0);
-                    const uint e368 = (v167 & 65535u);
-                    if (((e368 != 0u) && (e368 != e349)) && (((v167 ^ e348) & 2147418112u) == 0u)) {
+                    const uint e372 = (v167 & 65535u);
+                    if (((e372 != 0u) && (e372 != e353)) && (((v167 ^ e352) & 2147418112u) == 0u)) {
                     } else {
-                        (void)atomic_xchg(&strata_b_tile_reader_[e25], e348);
+                        (void)atomic_xchg(&strata_b_tile_reader_[e25], e352);
                         (void)atomic_xchg(&strata_b_tile_reader_site_[e25], 46u);
                     }
                 }
@@ -546,10 +554,10 @@ __kernel void matmul_tiled(
             const uint v62 = atomic_add(&strata_fault_[0u], 1u);
             if (v62 == 0u) {
                 strata_fault_[1u] = 7u;
-                const uint e339 = ((uint)e331);
-                strata_fault_[2u] = e339;
-                const uint e341 = ((uint)((ulong)(e331 >> (32ul & 63))));
-                strata_fault_[3u] = e341;
+                const uint e343 = ((uint)e335);
+                strata_fault_[2u] = e343;
+                const uint e345 = ((uint)((ulong)(e335 >> (32ul & 63))));
+                strata_fault_[3u] = e345;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const uint e50 = (uint)get_global_id(0);
@@ -563,20 +571,19 @@ __kernel void matmul_tiled(
         const float v4 = strata_loaded0_;
         const float v5 = acc;
         acc = (v5 + (v3 * v4));
-        const uint e384 = (e55 + 1u);
-        const ulong e385 = ((ulong)e384);
-        if (e385 < 256ul) {
+        const uint e388 = (e55 + 1u);
+        const ulong e389 = ((ulong)e388);
+        if (e389 < 256ul) {
             const uint v168 = strata_phase_;
-            const uint v169 = atomic_or(&strata_a_tile_writer_[e384], (uint)0);
-            const uint v170 = atomic_or(&strata_a_tile_writer_site_[e384], (uint)0);
+            const uint v169 = atomic_or(&strata_a_tile_writer_[e388], (uint)0);
             if ((v169 & 2147483648u) == 0u) {
                 const uint v171 = atomic_add(&strata_fault_[0u], 1u);
                 if (v171 == 0u) {
                     strata_fault_[1u] = 47u;
-                    const uint e393 = ((uint)e385);
-                    strata_fault_[2u] = e393;
-                    const uint e395 = ((uint)((ulong)(e385 >> (32ul & 63))));
-                    strata_fault_[3u] = e395;
+                    const uint e397 = ((uint)e389);
+                    strata_fault_[2u] = e397;
+                    const uint e399 = ((uint)((ulong)(e389 >> (32ul & 63))));
+                    strata_fault_[3u] = e399;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const uint e50 = (uint)get_global_id(0);
@@ -587,21 +594,22 @@ __kernel void matmul_tiled(
                     strata_fault_[8u] = e54;
                 }
             } else {
-                const uint e396 = (v169 & 65535u);
+                const uint e400 = (v169 & 65535u);
                 const uint e64 = (e2 + 1u);
-                const uint e402 = ((((uint)((uint)(v168 & 32767u) << (16u & 31))) | e64) | 2147483648u);
-                const uint e403 = (e402 & 65535u);
-                if (((e396 != 0u) && (e396 != e403)) && (((v169 ^ e402) & 2147418112u) == 0u)) {
+                const uint e406 = ((((uint)((uint)(v168 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const uint e407 = (e406 & 65535u);
+                if (((e400 != 0u) && (e400 != e407)) && (((v169 ^ e406) & 2147418112u) == 0u)) {
+                    const uint v170 = atomic_or(&strata_a_tile_writer_site_[e388], (uint)0);
                     const uint v172 = atomic_add(&strata_fault_[0u], 1u);
                     if (v172 == 0u) {
                         strata_fault_[1u] = 48u;
-                        const uint e393 = ((uint)e385);
-                        strata_fault_[2u] = e393;
-                        const uint e395 = ((uint)((ulong)(e385 >> (32ul & 63))));
-                        strata_fault_[3u] = e395;
-                        const ulong e417 = (((ulong)v169) | ((ulong)((ulong)((ulong)v170) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e417);
-                        strata_fault_[5u] = ((uint)((ulong)(e417 >> (32ul & 63))));
+                        const uint e397 = ((uint)e389);
+                        strata_fault_[2u] = e397;
+                        const uint e399 = ((uint)((ulong)(e389 >> (32ul & 63))));
+                        strata_fault_[3u] = e399;
+                        const ulong e421 = (((ulong)v169) | ((ulong)((ulong)((ulong)v170) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e421);
+                        strata_fault_[5u] = ((uint)((ulong)(e421 >> (32ul & 63))));
                         const uint e50 = (uint)get_global_id(0);
                         strata_fault_[6u] = e50;
                         const uint e52 = (uint)get_global_id(1);
@@ -610,25 +618,25 @@ __kernel void matmul_tiled(
                         strata_fault_[8u] = e54;
                     }
                 } else {
-                    const uint v173 = atomic_or(&strata_a_tile_reader_[e384], (uint)0);
-                    const uint e422 = (v173 & 65535u);
-                    if (((e422 != 0u) && (e422 != e403)) && (((v173 ^ e402) & 2147418112u) == 0u)) {
+                    const uint v173 = atomic_or(&strata_a_tile_reader_[e388], (uint)0);
+                    const uint e426 = (v173 & 65535u);
+                    if (((e426 != 0u) && (e426 != e407)) && (((v173 ^ e406) & 2147418112u) == 0u)) {
                     } else {
-                        (void)atomic_xchg(&strata_a_tile_reader_[e384], e402);
-                        (void)atomic_xchg(&strata_a_tile_reader_site_[e384], 48u);
+                        (void)atomic_xchg(&strata_a_tile_reader_[e388], e406);
+                        (void)atomic_xchg(&strata_a_tile_reader_site_[e388], 48u);
                     }
                 }
             }
-            const float v65 = a_tile[e384];
+            const float v65 = a_tile[e388];
             strata_loaded0_ = v65;
         } else {
             const uint v64 = atomic_add(&strata_fault_[0u], 1u);
             if (v64 == 0u) {
                 strata_fault_[1u] = 8u;
-                const uint e393 = ((uint)e385);
-                strata_fault_[2u] = e393;
-                const uint e395 = ((uint)((ulong)(e385 >> (32ul & 63))));
-                strata_fault_[3u] = e395;
+                const uint e397 = ((uint)e389);
+                strata_fault_[2u] = e397;
+                const uint e399 = ((uint)((ulong)(e389 >> (32ul & 63))));
+                strata_fault_[3u] = e399;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const uint e50 = (uint)get_global_id(0);
@@ -640,20 +648,19 @@ __kernel void matmul_tiled(
             }
         }
         const float v6 = strata_loaded0_;
-        const uint e433 = (16u + e25);
-        const ulong e434 = ((ulong)e433);
-        if (e434 < 256ul) {
+        const uint e437 = (16u + e25);
+        const ulong e438 = ((ulong)e437);
+        if (e438 < 256ul) {
             const uint v174 = strata_phase_;
-            const uint v175 = atomic_or(&strata_b_tile_writer_[e433], (uint)0);
-            const uint v176 = atomic_or(&strata_b_tile_writer_site_[e433], (uint)0);
+            const uint v175 = atomic_or(&strata_b_tile_writer_[e437], (uint)0);
             if ((v175 & 2147483648u) == 0u) {
                 const uint v177 = atomic_add(&strata_fault_[0u], 1u);
                 if (v177 == 0u) {
                     strata_fault_[1u] = 49u;
-                    const uint e442 = ((uint)e434);
-                    strata_fault_[2u] = e442;
-                    const uint e444 = ((uint)((ulong)(e434 >> (32ul & 63))));
-                    strata_fault_[3u] = e444;
+                    const uint e446 = ((uint)e438);
+                    strata_fault_[2u] = e446;
+                    const uint e448 = ((uint)((ulong)(e438 >> (32ul & 63))));
+                    strata_fault_[3u] = e448;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const uint e50 = (uint)get_global_id(0);
@@ -664,21 +671,22 @@ __kernel void matmul_tiled(
                     strata_fault_[8u] = e54;
                 }
             } else {
-                const uint e445 = (v175 & 65535u);
+                const uint e449 = (v175 & 65535u);
                 const uint e64 = (e2 + 1u);
-                const uint e451 = ((((uint)((uint)(v174 & 32767u) << (16u & 31))) | e64) | 2147483648u);
-                const uint e452 = (e451 & 65535u);
-                if (((e445 != 0u) && (e445 != e452)) && (((v175 ^ e451) & 2147418112u) == 0u)) {
+                const uint e455 = ((((uint)((uint)(v174 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const uint e456 = (e455 & 65535u);
+                if (((e449 != 0u) && (e449 != e456)) && (((v175 ^ e455) & 2147418112u) == 0u)) {
+                    const uint v176 = atomic_or(&strata_b_tile_writer_site_[e437], (uint)0);
                     const uint v178 = atomic_add(&strata_fault_[0u], 1u);
                     if (v178 == 0u) {
                         strata_fault_[1u] = 50u;
-                        const uint e442 = ((uint)e434);
-                        strata_fault_[2u] = e442;
-                        const uint e444 = ((uint)((ulong)(e434 >> (32ul & 63))));
-                        strata_fault_[3u] = e444;
-                        const ulong e466 = (((ulong)v175) | ((ulong)((ulong)((ulong)v176) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e466);
-                        strata_fault_[5u] = ((uint)((ulong)(e466 >> (32ul & 63))));
+                        const uint e446 = ((uint)e438);
+                        strata_fault_[2u] = e446;
+                        const uint e448 = ((uint)((ulong)(e438 >> (32ul & 63))));
+                        strata_fault_[3u] = e448;
+                        const ulong e470 = (((ulong)v175) | ((ulong)((ulong)((ulong)v176) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e470);
+                        strata_fault_[5u] = ((uint)((ulong)(e470 >> (32ul & 63))));
                         const uint e50 = (uint)get_global_id(0);
                         strata_fault_[6u] = e50;
                         const uint e52 = (uint)get_global_id(1);
@@ -687,25 +695,25 @@ __kernel void matmul_tiled(
                         strata_fault_[8u] = e54;
                     }
                 } else {
-                    const uint v179 = atomic_or(&strata_b_tile_reader_[e433], (uint)0);
-                    const uint e471 = (v179 & 65535u);
-                    if (((e471 != 0u) && (e471 != e452)) && (((v179 ^ e451) & 2147418112u) == 0u)) {
+                    const uint v179 = atomic_or(&strata_b_tile_reader_[e437], (uint)0);
+                    const uint e475 = (v179 & 65535u);
+                    if (((e475 != 0u) && (e475 != e456)) && (((v179 ^ e455) & 2147418112u) == 0u)) {
                     } else {
-                        (void)atomic_xchg(&strata_b_tile_reader_[e433], e451);
-                        (void)atomic_xchg(&strata_b_tile_reader_site_[e433], 50u);
+                        (void)atomic_xchg(&strata_b_tile_reader_[e437], e455);
+                        (void)atomic_xchg(&strata_b_tile_reader_site_[e437], 50u);
                     }
                 }
             }
-            const float v67 = b_tile[e433];
+            const float v67 = b_tile[e437];
             strata_loaded0_ = v67;
         } else {
             const uint v66 = atomic_add(&strata_fault_[0u], 1u);
             if (v66 == 0u) {
                 strata_fault_[1u] = 9u;
-                const uint e442 = ((uint)e434);
-                strata_fault_[2u] = e442;
-                const uint e444 = ((uint)((ulong)(e434 >> (32ul & 63))));
-                strata_fault_[3u] = e444;
+                const uint e446 = ((uint)e438);
+                strata_fault_[2u] = e446;
+                const uint e448 = ((uint)((ulong)(e438 >> (32ul & 63))));
+                strata_fault_[3u] = e448;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const uint e50 = (uint)get_global_id(0);
@@ -719,20 +727,19 @@ __kernel void matmul_tiled(
         const float v7 = strata_loaded0_;
         const float v8 = acc;
         acc = (v8 + (v6 * v7));
-        const uint e488 = (e55 + 2u);
-        const ulong e489 = ((ulong)e488);
-        if (e489 < 256ul) {
+        const uint e492 = (e55 + 2u);
+        const ulong e493 = ((ulong)e492);
+        if (e493 < 256ul) {
             const uint v180 = strata_phase_;
-            const uint v181 = atomic_or(&strata_a_tile_writer_[e488], (uint)0);
-            const uint v182 = atomic_or(&strata_a_tile_writer_site_[e488], (uint)0);
+            const uint v181 = atomic_or(&strata_a_tile_writer_[e492], (uint)0);
             if ((v181 & 2147483648u) == 0u) {
                 const uint v183 = atomic_add(&strata_fault_[0u], 1u);
                 if (v183 == 0u) {
                     strata_fault_[1u] = 51u;
-                    const uint e497 = ((uint)e489);
-                    strata_fault_[2u] = e497;
-                    const uint e499 = ((uint)((ulong)(e489 >> (32ul & 63))));
-                    strata_fault_[3u] = e499;
+                    const uint e501 = ((uint)e493);
+                    strata_fault_[2u] = e501;
+                    const uint e503 = ((uint)((ulong)(e493 >> (32ul & 63))));
+                    strata_fault_[3u] = e503;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const uint e50 = (uint)get_global_id(0);
@@ -743,21 +750,22 @@ __kernel void matmul_tiled(
                     strata_fault_[8u] = e54;
                 }
             } else {
-                const uint e500 = (v181 & 65535u);
+                const uint e504 = (v181 & 65535u);
                 const uint e64 = (e2 + 1u);
-                const uint e506 = ((((uint)((uint)(v180 & 32767u) << (16u & 31))) | e64) | 2147483648u);
-                const uint e507 = (e506 & 65535u);
-                if (((e500 != 0u) && (e500 != e507)) && (((v181 ^ e506) & 2147418112u) == 0u)) {
+                const uint e510 = ((((uint)((uint)(v180 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const uint e511 = (e510 & 65535u);
+                if (((e504 != 0u) && (e504 != e511)) && (((v181 ^ e510) & 2147418112u) == 0u)) {
+                    const uint v182 = atomic_or(&strata_a_tile_writer_site_[e492], (uint)0);
                     const uint v184 = atomic_add(&strata_fault_[0u], 1u);
                     if (v184 == 0u) {
                         strata_fault_[1u] = 52u;
-                        const uint e497 = ((uint)e489);
-                        strata_fault_[2u] = e497;
-                        const uint e499 = ((uint)((ulong)(e489 >> (32ul & 63))));
-                        strata_fault_[3u] = e499;
-                        const ulong e521 = (((ulong)v181) | ((ulong)((ulong)((ulong)v182) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e521);
-                        strata_fault_[5u] = ((uint)((ulong)(e521 >> (32ul & 63))));
+                        const uint e501 = ((uint)e493);
+                        strata_fault_[2u] = e501;
+                        const uint e503 = ((uint)((ulong)(e493 >> (32ul & 63))));
+                        strata_fault_[3u] = e503;
+                        const ulong e525 = (((ulong)v181) | ((ulong)((ulong)((ulong)v182) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e525);
+                        strata_fault_[5u] = ((uint)((ulong)(e525 >> (32ul & 63))));
                         const uint e50 = (uint)get_global_id(0);
                         strata_fault_[6u] = e50;
                         const uint e52 = (uint)get_global_id(1);
@@ -766,25 +774,25 @@ __kernel void matmul_tiled(
                         strata_fault_[8u] = e54;
                     }
                 } else {
-                    const uint v185 = atomic_or(&strata_a_tile_reader_[e488], (uint)0);
-                    const uint e526 = (v185 & 65535u);
-                    if (((e526 != 0u) && (e526 != e507)) && (((v185 ^ e506) & 2147418112u) == 0u)) {
+                    const uint v185 = atomic_or(&strata_a_tile_reader_[e492], (uint)0);
+                    const uint e530 = (v185 & 65535u);
+                    if (((e530 != 0u) && (e530 != e511)) && (((v185 ^ e510) & 2147418112u) == 0u)) {
                     } else {
-                        (void)atomic_xchg(&strata_a_tile_reader_[e488], e506);
-                        (void)atomic_xchg(&strata_a_tile_reader_site_[e488], 52u);
+                        (void)atomic_xchg(&strata_a_tile_reader_[e492], e510);
+                        (void)atomic_xchg(&strata_a_tile_reader_site_[e492], 52u);
                     }
                 }
             }
-            const float v69 = a_tile[e488];
+            const float v69 = a_tile[e492];
             strata_loaded0_ = v69;
         } else {
             const uint v68 = atomic_add(&strata_fault_[0u], 1u);
             if (v68 == 0u) {
                 strata_fault_[1u] = 10u;
-                const uint e497 = ((uint)e489);
-                strata_fault_[2u] = e497;
-                const uint e499 = ((uint)((ulong)(e489 >> (32ul & 63))));
-                strata_fault_[3u] = e499;
+                const uint e501 = ((uint)e493);
+                strata_fault_[2u] = e501;
+                const uint e503 = ((uint)((ulong)(e493 >> (32ul & 63))));
+                strata_fault_[3u] = e503;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const uint e50 = (uint)get_global_id(0);
@@ -796,20 +804,19 @@ __kernel void matmul_tiled(
             }
         }
         const float v9 = strata_loaded0_;
-        const uint e539 = (32u + e25);
-        const ulong e540 = ((ulong)e539);
-        if (e540 < 256ul) {
+        const uint e543 = (32u + e25);
+        const ulong e544 = ((ulong)e543);
+        if (e544 < 256ul) {
             const uint v186 = strata_phase_;
-            const uint v187 = atomic_or(&strata_b_tile_writer_[e539], (uint)0);
-            const uint v188 = atomic_or(&strata_b_tile_writer_site_[e539], (uint)0);
+            const uint v187 = atomic_or(&strata_b_tile_writer_[e543], (uint)0);
             if ((v187 & 2147483648u) == 0u) {
                 const uint v189 = atomic_add(&strata_fault_[0u], 1u);
                 if (v189 == 0u) {
                     strata_fault_[1u] = 53u;
-                    const uint e548 = ((uint)e540);
-                    strata_fault_[2u] = e548;
-                    const uint e550 = ((uint)((ulong)(e540 >> (32ul & 63))));
-                    strata_fault_[3u] = e550;
+                    const uint e552 = ((uint)e544);
+                    strata_fault_[2u] = e552;
+                    const uint e554 = ((uint)((ulong)(e544 >> (32ul & 63))));
+                    strata_fault_[3u] = e554;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const uint e50 = (uint)get_global_id(0);
@@ -820,21 +827,22 @@ __kernel void matmul_tiled(
                     strata_fault_[8u] = e54;
                 }
             } else {
-                const uint e551 = (v187 & 65535u);
+                const uint e555 = (v187 & 65535u);
                 const uint e64 = (e2 + 1u);
-                const uint e557 = ((((uint)((uint)(v186 & 32767u) << (16u & 31))) | e64) | 2147483648u);
-                const uint e558 = (e557 & 65535u);
-                if (((e551 != 0u) && (e551 != e558)) && (((v187 ^ e557) & 2147418112u) == 0u)) {
+                const uint e561 = ((((uint)((uint)(v186 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const uint e562 = (e561 & 65535u);
+                if (((e555 != 0u) && (e555 != e562)) && (((v187 ^ e561) & 2147418112u) == 0u)) {
+                    const uint v188 = atomic_or(&strata_b_tile_writer_site_[e543], (uint)0);
                     const uint v190 = atomic_add(&strata_fault_[0u], 1u);
                     if (v190 == 0u) {
                         strata_fault_[1u] = 54u;
-                        const uint e548 = ((uint)e540);
-                        strata_fault_[2u] = e548;
-                        const uint e550 = ((uint)((ulong)(e540 >> (32ul & 63))));
-                        strata_fault_[3u] = e550;
-                        const ulong e572 = (((ulong)v187) | ((ulong)((ulong)((ulong)v188) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e572);
-                        strata_fault_[5u] = ((uint)((ulong)(e572 >> (32ul & 63))));
+                        const uint e552 = ((uint)e544);
+                        strata_fault_[2u] = e552;
+                        const uint e554 = ((uint)((ulong)(e544 >> (32ul & 63))));
+                        strata_fault_[3u] = e554;
+                        const ulong e576 = (((ulong)v187) | ((ulong)((ulong)((ulong)v188) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e576);
+                        strata_fault_[5u] = ((uint)((ulong)(e576 >> (32ul & 63))));
                         const uint e50 = (uint)get_global_id(0);
                         strata_fault_[6u] = e50;
                         const uint e52 = (uint)get_global_id(1);
@@ -843,25 +851,25 @@ __kernel void matmul_tiled(
                         strata_fault_[8u] = e54;
                     }
                 } else {
-                    const uint v191 = atomic_or(&strata_b_tile_reader_[e539], (uint)0);
-                    const uint e577 = (v191 & 65535u);
-                    if (((e577 != 0u) && (e577 != e558)) && (((v191 ^ e557) & 2147418112u) == 0u)) {
+                    const uint v191 = atomic_or(&strata_b_tile_reader_[e543], (uint)0);
+                    const uint e581 = (v191 & 65535u);
+                    if (((e581 != 0u) && (e581 != e562)) && (((v191 ^ e561) & 2147418112u) == 0u)) {
                     } else {
-                        (void)atomic_xchg(&strata_b_tile_reader_[e539], e557);
-                        (void)atomic_xchg(&strata_b_tile_reader_site_[e539], 54u);
+                        (void)atomic_xchg(&strata_b_tile_reader_[e543], e561);
+                        (void)atomic_xchg(&strata_b_tile_reader_site_[e543], 54u);
                     }
                 }
             }
-            const float v71 = b_tile[e539];
+            const float v71 = b_tile[e543];
             strata_loaded0_ = v71;
         } else {
             const uint v70 = atomic_add(&strata_fault_[0u], 1u);
             if (v70 == 0u) {
                 strata_fault_[1u] = 11u;
-                const uint e548 = ((uint)e540);
-                strata_fault_[2u] = e548;
-                const uint e550 = ((uint)((ulong)(e540 >> (32ul & 63))));
-                strata_fault_[3u] = e550;
+                const uint e552 = ((uint)e544);
+                strata_fault_[2u] = e552;
+                const uint e554 = ((uint)((ulong)(e544 >> (32ul & 63))));
+                strata_fault_[3u] = e554;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const uint e50 = (uint)get_global_id(0);
@@ -875,20 +883,19 @@ __kernel void matmul_tiled(
         const float v10 = strata_loaded0_;
         const float v11 = acc;
         acc = (v11 + (v9 * v10));
-        const uint e594 = (e55 + 3u);
-        const ulong e595 = ((ulong)e594);
-        if (e595 < 256ul) {
+        const uint e598 = (e55 + 3u);
+        const ulong e599 = ((ulong)e598);
+        if (e599 < 256ul) {
             const uint v192 = strata_phase_;
-            const uint v193 = atomic_or(&strata_a_tile_writer_[e594], (uint)0);
-            const uint v194 = atomic_or(&strata_a_tile_writer_site_[e594], (uint)0);
+            const uint v193 = atomic_or(&strata_a_tile_writer_[e598], (uint)0);
             if ((v193 & 2147483648u) == 0u) {
                 const uint v195 = atomic_add(&strata_fault_[0u], 1u);
                 if (v195 == 0u) {
                     strata_fault_[1u] = 55u;
-                    const uint e603 = ((uint)e595);
-                    strata_fault_[2u] = e603;
-                    const uint e605 = ((uint)((ulong)(e595 >> (32ul & 63))));
-                    strata_fault_[3u] = e605;
+                    const uint e607 = ((uint)e599);
+                    strata_fault_[2u] = e607;
+                    const uint e609 = ((uint)((ulong)(e599 >> (32ul & 63))));
+                    strata_fault_[3u] = e609;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const uint e50 = (uint)get_global_id(0);
@@ -899,21 +906,22 @@ __kernel void matmul_tiled(
                     strata_fault_[8u] = e54;
                 }
             } else {
-                const uint e606 = (v193 & 65535u);
+                const uint e610 = (v193 & 65535u);
                 const uint e64 = (e2 + 1u);
-                const uint e612 = ((((uint)((uint)(v192 & 32767u) << (16u & 31))) | e64) | 2147483648u);
-                const uint e613 = (e612 & 65535u);
-                if (((e606 != 0u) && (e606 != e613)) && (((v193 ^ e612) & 2147418112u) == 0u)) {
+                const uint e616 = ((((uint)((uint)(v192 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const uint e617 = (e616 & 65535u);
+                if (((e610 != 0u) && (e610 != e617)) && (((v193 ^ e616) & 2147418112u) == 0u)) {
+                    const uint v194 = atomic_or(&strata_a_tile_writer_site_[e598], (uint)0);
                     const uint v196 = atomic_add(&strata_fault_[0u], 1u);
                     if (v196 == 0u) {
                         strata_fault_[1u] = 56u;
-                        const uint e603 = ((uint)e595);
-                        strata_fault_[2u] = e603;
-                        const uint e605 = ((uint)((ulong)(e595 >> (32ul & 63))));
-                        strata_fault_[3u] = e605;
-                        const ulong e627 = (((ulong)v193) | ((ulong)((ulong)((ulong)v194) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e627);
-                        strata_fault_[5u] = ((uint)((ulong)(e627 >> (32ul & 63))));
+                        const uint e607 = ((uint)e599);
+                        strata_fault_[2u] = e607;
+                        const uint e609 = ((uint)((ulong)(e599 >> (32ul & 63))));
+                        strata_fault_[3u] = e609;
+                        const ulong e631 = (((ulong)v193) | ((ulong)((ulong)((ulong)v194) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e631);
+                        strata_fault_[5u] = ((uint)((ulong)(e631 >> (32ul & 63))));
                         const uint e50 = (uint)get_global_id(0);
                         strata_fault_[6u] = e50;
                         const uint e52 = (uint)get_global_id(1);
@@ -922,25 +930,25 @@ __kernel void matmul_tiled(
                         strata_fault_[8u] = e54;
                     }
                 } else {
-                    const uint v197 = atomic_or(&strata_a_tile_reader_[e594], (uint)0);
-                    const uint e632 = (v197 & 65535u);
-                    if (((e632 != 0u) && (e632 != e613)) && (((v197 ^ e612) & 2147418112u) == 0u)) {
+                    const uint v197 = atomic_or(&strata_a_tile_reader_[e598], (uint)0);
+                    const uint e636 = (v197 & 65535u);
+                    if (((e636 != 0u) && (e636 != e617)) && (((v197 ^ e616) & 2147418112u) == 0u)) {
                     } else {
-                        (void)atomic_xchg(&strata_a_tile_reader_[e594], e612);
-                        (void)atomic_xchg(&strata_a_tile_reader_site_[e594], 56u);
+                        (void)atomic_xchg(&strata_a_tile_reader_[e598], e616);
+                        (void)atomic_xchg(&strata_a_tile_reader_site_[e598], 56u);
                     }
                 }
             }
-            const float v73 = a_tile[e594];
+            const float v73 = a_tile[e598];
             strata_loaded0_ = v73;
         } else {
             const uint v72 = atomic_add(&strata_fault_[0u], 1u);
             if (v72 == 0u) {
                 strata_fault_[1u] = 12u;
-                const uint e603 = ((uint)e595);
-                strata_fault_[2u] = e603;
-                const uint e605 = ((uint)((ulong)(e595 >> (32ul & 63))));
-                strata_fault_[3u] = e605;
+                const uint e607 = ((uint)e599);
+                strata_fault_[2u] = e607;
+                const uint e609 = ((uint)((ulong)(e599 >> (32ul & 63))));
+                strata_fault_[3u] = e609;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const uint e50 = (uint)get_global_id(0);
@@ -952,20 +960,19 @@ __kernel void matmul_tiled(
             }
         }
         const float v12 = strata_loaded0_;
-        const uint e644 = (48u + e25);
-        const ulong e645 = ((ulong)e644);
-        if (e645 < 256ul) {
+        const uint e648 = (48u + e25);
+        const ulong e649 = ((ulong)e648);
+        if (e649 < 256ul) {
             const uint v198 = strata_phase_;
-            const uint v199 = atomic_or(&strata_b_tile_writer_[e644], (uint)0);
-            const uint v200 = atomic_or(&strata_b_tile_writer_site_[e644], (uint)0);
+            const uint v199 = atomic_or(&strata_b_tile_writer_[e648], (uint)0);
             if ((v199 & 2147483648u) == 0u) {
                 const uint v201 = atomic_add(&strata_fault_[0u], 1u);
                 if (v201 == 0u) {
                     strata_fault_[1u] = 57u;
-                    const uint e653 = ((uint)e645);
-                    strata_fault_[2u] = e653;
-                    const uint e655 = ((uint)((ulong)(e645 >> (32ul & 63))));
-                    strata_fault_[3u] = e655;
+                    const uint e657 = ((uint)e649);
+                    strata_fault_[2u] = e657;
+                    const uint e659 = ((uint)((ulong)(e649 >> (32ul & 63))));
+                    strata_fault_[3u] = e659;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const uint e50 = (uint)get_global_id(0);
@@ -976,21 +983,22 @@ __kernel void matmul_tiled(
                     strata_fault_[8u] = e54;
                 }
             } else {
-                const uint e656 = (v199 & 65535u);
+                const uint e660 = (v199 & 65535u);
                 const uint e64 = (e2 + 1u);
-                const uint e662 = ((((uint)((uint)(v198 & 32767u) << (16u & 31))) | e64) | 2147483648u);
-                const uint e663 = (e662 & 65535u);
-                if (((e656 != 0u) && (e656 != e663)) && (((v199 ^ e662) & 2147418112u) == 0u)) {
+                const uint e666 = ((((uint)((uint)(v198 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const uint e667 = (e666 & 65535u);
+                if (((e660 != 0u) && (e660 != e667)) && (((v199 ^ e666) & 2147418112u) == 0u)) {
+                    const uint v200 = atomic_or(&strata_b_tile_writer_site_[e648], (uint)0);
                     const uint v202 = atomic_add(&strata_fault_[0u], 1u);
                     if (v202 == 0u) {
                         strata_fault_[1u] = 58u;
-                        const uint e653 = ((uint)e645);
-                        strata_fault_[2u] = e653;
-                        const uint e655 = ((uint)((ulong)(e645 >> (32ul & 63))));
-                        strata_fault_[3u] = e655;
-                        const ulong e677 = (((ulong)v199) | ((ulong)((ulong)((ulong)v200) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e677);
-                        strata_fault_[5u] = ((uint)((ulong)(e677 >> (32ul & 63))));
+                        const uint e657 = ((uint)e649);
+                        strata_fault_[2u] = e657;
+                        const uint e659 = ((uint)((ulong)(e649 >> (32ul & 63))));
+                        strata_fault_[3u] = e659;
+                        const ulong e681 = (((ulong)v199) | ((ulong)((ulong)((ulong)v200) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e681);
+                        strata_fault_[5u] = ((uint)((ulong)(e681 >> (32ul & 63))));
                         const uint e50 = (uint)get_global_id(0);
                         strata_fault_[6u] = e50;
                         const uint e52 = (uint)get_global_id(1);
@@ -999,25 +1007,25 @@ __kernel void matmul_tiled(
                         strata_fault_[8u] = e54;
                     }
                 } else {
-                    const uint v203 = atomic_or(&strata_b_tile_reader_[e644], (uint)0);
-                    const uint e682 = (v203 & 65535u);
-                    if (((e682 != 0u) && (e682 != e663)) && (((v203 ^ e662) & 2147418112u) == 0u)) {
+                    const uint v203 = atomic_or(&strata_b_tile_reader_[e648], (uint)0);
+                    const uint e686 = (v203 & 65535u);
+                    if (((e686 != 0u) && (e686 != e667)) && (((v203 ^ e666) & 2147418112u) == 0u)) {
                     } else {
-                        (void)atomic_xchg(&strata_b_tile_reader_[e644], e662);
-                        (void)atomic_xchg(&strata_b_tile_reader_site_[e644], 58u);
+                        (void)atomic_xchg(&strata_b_tile_reader_[e648], e666);
+                        (void)atomic_xchg(&strata_b_tile_reader_site_[e648], 58u);
                     }
                 }
             }
-            const float v75 = b_tile[e644];
+            const float v75 = b_tile[e648];
             strata_loaded0_ = v75;
         } else {
             const uint v74 = atomic_add(&strata_fault_[0u], 1u);
             if (v74 == 0u) {
                 strata_fault_[1u] = 13u;
-                const uint e653 = ((uint)e645);
-                strata_fault_[2u] = e653;
-                const uint e655 = ((uint)((ulong)(e645 >> (32ul & 63))));
-                strata_fault_[3u] = e655;
+                const uint e657 = ((uint)e649);
+                strata_fault_[2u] = e657;
+                const uint e659 = ((uint)((ulong)(e649 >> (32ul & 63))));
+                strata_fault_[3u] = e659;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const uint e50 = (uint)get_global_id(0);
@@ -1031,20 +1039,19 @@ __kernel void matmul_tiled(
         const float v13 = strata_loaded0_;
         const float v14 = acc;
         acc = (v14 + (v12 * v13));
-        const uint e699 = (e55 + 4u);
-        const ulong e700 = ((ulong)e699);
-        if (e700 < 256ul) {
+        const uint e703 = (e55 + 4u);
+        const ulong e704 = ((ulong)e703);
+        if (e704 < 256ul) {
             const uint v204 = strata_phase_;
-            const uint v205 = atomic_or(&strata_a_tile_writer_[e699], (uint)0);
-            const uint v206 = atomic_or(&strata_a_tile_writer_site_[e699], (uint)0);
+            const uint v205 = atomic_or(&strata_a_tile_writer_[e703], (uint)0);
             if ((v205 & 2147483648u) == 0u) {
                 const uint v207 = atomic_add(&strata_fault_[0u], 1u);
                 if (v207 == 0u) {
                     strata_fault_[1u] = 59u;
-                    const uint e708 = ((uint)e700);
-                    strata_fault_[2u] = e708;
-                    const uint e710 = ((uint)((ulong)(e700 >> (32ul & 63))));
-                    strata_fault_[3u] = e710;
+                    const uint e712 = ((uint)e704);
+                    strata_fault_[2u] = e712;
+                    const uint e714 = ((uint)((ulong)(e704 >> (32ul & 63))));
+                    strata_fault_[3u] = e714;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const uint e50 = (uint)get_global_id(0);
@@ -1055,21 +1062,22 @@ __kernel void matmul_tiled(
                     strata_fault_[8u] = e54;
                 }
             } else {
-                const uint e711 = (v205 & 65535u);
+                const uint e715 = (v205 & 65535u);
                 const uint e64 = (e2 + 1u);
-                const uint e717 = ((((uint)((uint)(v204 & 32767u) << (16u & 31))) | e64) | 2147483648u);
-                const uint e718 = (e717 & 65535u);
-                if (((e711 != 0u) && (e711 != e718)) && (((v205 ^ e717) & 2147418112u) == 0u)) {
+                const uint e721 = ((((uint)((uint)(v204 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const uint e722 = (e721 & 65535u);
+                if (((e715 != 0u) && (e715 != e722)) && (((v205 ^ e721) & 2147418112u) == 0u)) {
+                    const uint v206 = atomic_or(&strata_a_tile_writer_site_[e703], (uint)0);
                     const uint v208 = atomic_add(&strata_fault_[0u], 1u);
                     if (v208 == 0u) {
                         strata_fault_[1u] = 60u;
-                        const uint e708 = ((uint)e700);
-                        strata_fault_[2u] = e708;
-                        const uint e710 = ((uint)((ulong)(e700 >> (32ul & 63))));
-                        strata_fault_[3u] = e710;
-                        const ulong e732 = (((ulong)v205) | ((ulong)((ulong)((ulong)v206) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e732);
-                        strata_fault_[5u] = ((uint)((ulong)(e732 >> (32ul & 63))));
+                        const uint e712 = ((uint)e704);
+                        strata_fault_[2u] = e712;
+                        const uint e714 = ((uint)((ulong)(e704 >> (32ul & 63))));
+                        strata_fault_[3u] = e714;
+                        const ulong e736 = (((ulong)v205) | ((ulong)((ulong)((ulong)v206) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e736);
+                        strata_fault_[5u] = ((uint)((ulong)(e736 >> (32ul & 63))));
                         const uint e50 = (uint)get_global_id(0);
                         strata_fault_[6u] = e50;
                         const uint e52 = (uint)get_global_id(1);
@@ -1078,25 +1086,25 @@ __kernel void matmul_tiled(
                         strata_fault_[8u] = e54;
                     }
                 } else {
-                    const uint v209 = atomic_or(&strata_a_tile_reader_[e699], (uint)0);
-                    const uint e737 = (v209 & 65535u);
-                    if (((e737 != 0u) && (e737 != e718)) && (((v209 ^ e717) & 2147418112u) == 0u)) {
+                    const uint v209 = atomic_or(&strata_a_tile_reader_[e703], (uint)0);
+                    const uint e741 = (v209 & 65535u);
+                    if (((e741 != 0u) && (e741 != e722)) && (((v209 ^ e721) & 2147418112u) == 0u)) {
                     } else {
-                        (void)atomic_xchg(&strata_a_tile_reader_[e699], e717);
-                        (void)atomic_xchg(&strata_a_tile_reader_site_[e699], 60u);
+                        (void)atomic_xchg(&strata_a_tile_reader_[e703], e721);
+                        (void)atomic_xchg(&strata_a_tile_reader_site_[e703], 60u);
                     }
                 }
             }
-            const float v77 = a_tile[e699];
+            const float v77 = a_tile[e703];
             strata_loaded0_ = v77;
         } else {
             const uint v76 = atomic_add(&strata_fault_[0u], 1u);
             if (v76 == 0u) {
                 strata_fault_[1u] = 14u;
-                const uint e708 = ((uint)e700);
-                strata_fault_[2u] = e708;
-                const uint e710 = ((uint)((ulong)(e700 >> (32ul & 63))));
-                strata_fault_[3u] = e710;
+                const uint e712 = ((uint)e704);
+                strata_fault_[2u] = e712;
+                const uint e714 = ((uint)((ulong)(e704 >> (32ul & 63))));
+                strata_fault_[3u] = e714;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const uint e50 = (uint)get_global_id(0);
@@ -1108,20 +1116,19 @@ __kernel void matmul_tiled(
             }
         }
         const float v15 = strata_loaded0_;
-        const uint e750 = (64u + e25);
-        const ulong e751 = ((ulong)e750);
-        if (e751 < 256ul) {
+        const uint e754 = (64u + e25);
+        const ulong e755 = ((ulong)e754);
+        if (e755 < 256ul) {
             const uint v210 = strata_phase_;
-            const uint v211 = atomic_or(&strata_b_tile_writer_[e750], (uint)0);
-            const uint v212 = atomic_or(&strata_b_tile_writer_site_[e750], (uint)0);
+            const uint v211 = atomic_or(&strata_b_tile_writer_[e754], (uint)0);
             if ((v211 & 2147483648u) == 0u) {
                 const uint v213 = atomic_add(&strata_fault_[0u], 1u);
                 if (v213 == 0u) {
                     strata_fault_[1u] = 61u;
-                    const uint e759 = ((uint)e751);
-                    strata_fault_[2u] = e759;
-                    const uint e761 = ((uint)((ulong)(e751 >> (32ul & 63))));
-                    strata_fault_[3u] = e761;
+                    const uint e763 = ((uint)e755);
+                    strata_fault_[2u] = e763;
+                    const uint e765 = ((uint)((ulong)(e755 >> (32ul & 63))));
+                    strata_fault_[3u] = e765;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const uint e50 = (uint)get_global_id(0);
@@ -1132,21 +1139,22 @@ __kernel void matmul_tiled(
                     strata_fault_[8u] = e54;
                 }
             } else {
-                const uint e762 = (v211 & 65535u);
+                const uint e766 = (v211 & 65535u);
                 const uint e64 = (e2 + 1u);
-                const uint e768 = ((((uint)((uint)(v210 & 32767u) << (16u & 31))) | e64) | 2147483648u);
-                const uint e769 = (e768 & 65535u);
-                if (((e762 != 0u) && (e762 != e769)) && (((v211 ^ e768) & 2147418112u) == 0u)) {
+                const uint e772 = ((((uint)((uint)(v210 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const uint e773 = (e772 & 65535u);
+                if (((e766 != 0u) && (e766 != e773)) && (((v211 ^ e772) & 2147418112u) == 0u)) {
+                    const uint v212 = atomic_or(&strata_b_tile_writer_site_[e754], (uint)0);
                     const uint v214 = atomic_add(&strata_fault_[0u], 1u);
                     if (v214 == 0u) {
                         strata_fault_[1u] = 62u;
-                        const uint e759 = ((uint)e751);
-                        strata_fault_[2u] = e759;
-                        const uint e761 = ((uint)((ulong)(e751 >> (32ul & 63))));
-                        strata_fault_[3u] = e761;
-                        const ulong e783 = (((ulong)v211) | ((ulong)((ulong)((ulong)v212) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e783);
-                        strata_fault_[5u] = ((uint)((ulong)(e783 >> (32ul & 63))));
+                        const uint e763 = ((uint)e755);
+                        strata_fault_[2u] = e763;
+                        const uint e765 = ((uint)((ulong)(e755 >> (32ul & 63))));
+                        strata_fault_[3u] = e765;
+                        const ulong e787 = (((ulong)v211) | ((ulong)((ulong)((ulong)v212) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e787);
+                        strata_fault_[5u] = ((uint)((ulong)(e787 >> (32ul & 63))));
                         const uint e50 = (uint)get_global_id(0);
                         strata_fault_[6u] = e50;
                         const uint e52 = (uint)get_global_id(1);
@@ -1155,25 +1163,25 @@ __kernel void matmul_tiled(
                         strata_fault_[8u] = e54;
                     }
                 } else {
-                    const uint v215 = atomic_or(&strata_b_tile_reader_[e750], (uint)0);
-                    const uint e788 = (v215 & 65535u);
-                    if (((e788 != 0u) && (e788 != e769)) && (((v215 ^ e768) & 2147418112u) == 0u)) {
+                    const uint v215 = atomic_or(&strata_b_tile_reader_[e754], (uint)0);
+                    const uint e792 = (v215 & 65535u);
+                    if (((e792 != 0u) && (e792 != e773)) && (((v215 ^ e772) & 2147418112u) == 0u)) {
                     } else {
-                        (void)atomic_xchg(&strata_b_tile_reader_[e750], e768);
-                        (void)atomic_xchg(&strata_b_tile_reader_site_[e750], 62u);
+                        (void)atomic_xchg(&strata_b_tile_reader_[e754], e772);
+                        (void)atomic_xchg(&strata_b_tile_reader_site_[e754], 62u);
                     }
                 }
             }
-            const float v79 = b_tile[e750];
+            const float v79 = b_tile[e754];
             strata_loaded0_ = v79;
         } else {
             const uint v78 = atomic_add(&strata_fault_[0u], 1u);
             if (v78 == 0u) {
                 strata_fault_[1u] = 15u;
-                const uint e759 = ((uint)e751);
-                strata_fault_[2u] = e759;
-                const uint e761 = ((uint)((ulong)(e751 >> (32ul & 63))));
-                strata_fault_[3u] = e761;
+                const uint e763 = ((uint)e755);
+                strata_fault_[2u] = e763;
+                const uint e765 = ((uint)((ulong)(e755 >> (32ul & 63))));
+                strata_fault_[3u] = e765;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const uint e50 = (uint)get_global_id(0);
@@ -1187,20 +1195,19 @@ __kernel void matmul_tiled(
         const float v16 = strata_loaded0_;
         const float v17 = acc;
         acc = (v17 + (v15 * v16));
-        const uint e804 = (e55 + 5u);
-        const ulong e805 = ((ulong)e804);
-        if (e805 < 256ul) {
+        const uint e808 = (e55 + 5u);
+        const ulong e809 = ((ulong)e808);
+        if (e809 < 256ul) {
             const uint v216 = strata_phase_;
-            const uint v217 = atomic_or(&strata_a_tile_writer_[e804], (uint)0);
-            const uint v218 = atomic_or(&strata_a_tile_writer_site_[e804], (uint)0);
+            const uint v217 = atomic_or(&strata_a_tile_writer_[e808], (uint)0);
             if ((v217 & 2147483648u) == 0u) {
                 const uint v219 = atomic_add(&strata_fault_[0u], 1u);
                 if (v219 == 0u) {
                     strata_fault_[1u] = 63u;
-                    const uint e813 = ((uint)e805);
-                    strata_fault_[2u] = e813;
-                    const uint e815 = ((uint)((ulong)(e805 >> (32ul & 63))));
-                    strata_fault_[3u] = e815;
+                    const uint e817 = ((uint)e809);
+                    strata_fault_[2u] = e817;
+                    const uint e819 = ((uint)((ulong)(e809 >> (32ul & 63))));
+                    strata_fault_[3u] = e819;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const uint e50 = (uint)get_global_id(0);
@@ -1211,21 +1218,22 @@ __kernel void matmul_tiled(
                     strata_fault_[8u] = e54;
                 }
             } else {
-                const uint e816 = (v217 & 65535u);
+                const uint e820 = (v217 & 65535u);
                 const uint e64 = (e2 + 1u);
-                const uint e822 = ((((uint)((uint)(v216 & 32767u) << (16u & 31))) | e64) | 2147483648u);
-                const uint e823 = (e822 & 65535u);
-                if (((e816 != 0u) && (e816 != e823)) && (((v217 ^ e822) & 2147418112u) == 0u)) {
+                const uint e826 = ((((uint)((uint)(v216 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const uint e827 = (e826 & 65535u);
+                if (((e820 != 0u) && (e820 != e827)) && (((v217 ^ e826) & 2147418112u) == 0u)) {
+                    const uint v218 = atomic_or(&strata_a_tile_writer_site_[e808], (uint)0);
                     const uint v220 = atomic_add(&strata_fault_[0u], 1u);
                     if (v220 == 0u) {
                         strata_fault_[1u] = 64u;
-                        const uint e813 = ((uint)e805);
-                        strata_fault_[2u] = e813;
-                        const uint e815 = ((uint)((ulong)(e805 >> (32ul & 63))));
-                        strata_fault_[3u] = e815;
-                        const ulong e836 = (((ulong)v217) | ((ulong)((ulong)((ulong)v218) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e836);
-                        strata_fault_[5u] = ((uint)((ulong)(e836 >> (32ul & 63))));
+                        const uint e817 = ((uint)e809);
+                        strata_fault_[2u] = e817;
+                        const uint e819 = ((uint)((ulong)(e809 >> (32ul & 63))));
+                        strata_fault_[3u] = e819;
+                        const ulong e840 = (((ulong)v217) | ((ulong)((ulong)((ulong)v218) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e840);
+                        strata_fault_[5u] = ((uint)((ulong)(e840 >> (32ul & 63))));
                         const uint e50 = (uint)get_global_id(0);
                         strata_fault_[6u] = e50;
                         const uint e52 = (uint)get_global_id(1);
@@ -1234,25 +1242,25 @@ __kernel void matmul_tiled(
                         strata_fault_[8u] = e54;
                     }
                 } else {
-                    const uint v221 = atomic_or(&strata_a_tile_reader_[e804], (uint)0);
-                    const uint e841 = (v221 & 65535u);
-                    if (((e841 != 0u) && (e841 != e823)) && (((v221 ^ e822) & 2147418112u) == 0u)) {
+                    const uint v221 = atomic_or(&strata_a_tile_reader_[e808], (uint)0);
+                    const uint e845 = (v221 & 65535u);
+                    if (((e845 != 0u) && (e845 != e827)) && (((v221 ^ e826) & 2147418112u) == 0u)) {
                     } else {
-                        (void)atomic_xchg(&strata_a_tile_reader_[e804], e822);
-                        (void)atomic_xchg(&strata_a_tile_reader_site_[e804], 64u);
+                        (void)atomic_xchg(&strata_a_tile_reader_[e808], e826);
+                        (void)atomic_xchg(&strata_a_tile_reader_site_[e808], 64u);
                     }
                 }
             }
-            const float v81 = a_tile[e804];
+            const float v81 = a_tile[e808];
             strata_loaded0_ = v81;
         } else {
             const uint v80 = atomic_add(&strata_fault_[0u], 1u);
             if (v80 == 0u) {
                 strata_fault_[1u] = 16u;
-                const uint e813 = ((uint)e805);
-                strata_fault_[2u] = e813;
-                const uint e815 = ((uint)((ulong)(e805 >> (32ul & 63))));
-                strata_fault_[3u] = e815;
+                const uint e817 = ((uint)e809);
+                strata_fault_[2u] = e817;
+                const uint e819 = ((uint)((ulong)(e809 >> (32ul & 63))));
+                strata_fault_[3u] = e819;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const uint e50 = (uint)get_global_id(0);
@@ -1264,20 +1272,19 @@ __kernel void matmul_tiled(
             }
         }
         const float v18 = strata_loaded0_;
-        const uint e853 = (80u + e25);
-        const ulong e854 = ((ulong)e853);
-        if (e854 < 256ul) {
+        const uint e857 = (80u + e25);
+        const ulong e858 = ((ulong)e857);
+        if (e858 < 256ul) {
             const uint v222 = strata_phase_;
-            const uint v223 = atomic_or(&strata_b_tile_writer_[e853], (uint)0);
-            const uint v224 = atomic_or(&strata_b_tile_writer_site_[e853], (uint)0);
+            const uint v223 = atomic_or(&strata_b_tile_writer_[e857], (uint)0);
             if ((v223 & 2147483648u) == 0u) {
                 const uint v225 = atomic_add(&strata_fault_[0u], 1u);
                 if (v225 == 0u) {
                     strata_fault_[1u] = 65u;
-                    const uint e862 = ((uint)e854);
-                    strata_fault_[2u] = e862;
-                    const uint e864 = ((uint)((ulong)(e854 >> (32ul & 63))));
-                    strata_fault_[3u] = e864;
+                    const uint e866 = ((uint)e858);
+                    strata_fault_[2u] = e866;
+                    const uint e868 = ((uint)((ulong)(e858 >> (32ul & 63))));
+                    strata_fault_[3u] = e868;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const uint e50 = (uint)get_global_id(0);
@@ -1288,21 +1295,22 @@ __kernel void matmul_tiled(
                     strata_fault_[8u] = e54;
                 }
             } else {
-                const uint e865 = (v223 & 65535u);
+                const uint e869 = (v223 & 65535u);
                 const uint e64 = (e2 + 1u);
-                const uint e871 = ((((uint)((uint)(v222 & 32767u) << (16u & 31))) | e64) | 2147483648u);
-                const uint e872 = (e871 & 65535u);
-                if (((e865 != 0u) && (e865 != e872)) && (((v223 ^ e871) & 2147418112u) == 0u)) {
+                const uint e875 = ((((uint)((uint)(v222 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const uint e876 = (e875 & 65535u);
+                if (((e869 != 0u) && (e869 != e876)) && (((v223 ^ e875) & 2147418112u) == 0u)) {
+                    const uint v224 = atomic_or(&strata_b_tile_writer_site_[e857], (uint)0);
                     const uint v226 = atomic_add(&strata_fault_[0u], 1u);
                     if (v226 == 0u) {
                         strata_fault_[1u] = 66u;
-                        const uint e862 = ((uint)e854);
-                        strata_fault_[2u] = e862;
-                        const uint e864 = ((uint)((ulong)(e854 >> (32ul & 63))));
-                        strata_fault_[3u] = e864;
-                        const ulong e886 = (((ulong)v223) | ((ulong)((ulong)((ulong)v224) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e886);
-                        strata_fault_[5u] = ((uint)((ulong)(e886 >> (32ul & 63))));
+                        const uint e866 = ((uint)e858);
+                        strata_fault_[2u] = e866;
+                        const uint e868 = ((uint)((ulong)(e858 >> (32ul & 63))));
+                        strata_fault_[3u] = e868;
+                        const ulong e890 = (((ulong)v223) | ((ulong)((ulong)((ulong)v224) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e890);
+                        strata_fault_[5u] = ((uint)((ulong)(e890 >> (32ul & 63))));
                         const uint e50 = (uint)get_global_id(0);
                         strata_fault_[6u] = e50;
                         const uint e52 = (uint)get_global_id(1);
@@ -1311,25 +1319,25 @@ __kernel void matmul_tiled(
                         strata_fault_[8u] = e54;
                     }
                 } else {
-                    const uint v227 = atomic_or(&strata_b_tile_reader_[e853], (uint)0);
-                    const uint e891 = (v227 & 65535u);
-                    if (((e891 != 0u) && (e891 != e872)) && (((v227 ^ e871) & 2147418112u) == 0u)) {
+                    const uint v227 = atomic_or(&strata_b_tile_reader_[e857], (uint)0);
+                    const uint e895 = (v227 & 65535u);
+                    if (((e895 != 0u) && (e895 != e876)) && (((v227 ^ e875) & 2147418112u) == 0u)) {
                     } else {
-                        (void)atomic_xchg(&strata_b_tile_reader_[e853], e871);
-                        (void)atomic_xchg(&strata_b_tile_reader_site_[e853], 66u);
+                        (void)atomic_xchg(&strata_b_tile_reader_[e857], e875);
+                        (void)atomic_xchg(&strata_b_tile_reader_site_[e857], 66u);
                     }
                 }
             }
-            const float v83 = b_tile[e853];
+            const float v83 = b_tile[e857];
             strata_loaded0_ = v83;
         } else {
             const uint v82 = atomic_add(&strata_fault_[0u], 1u);
             if (v82 == 0u) {
                 strata_fault_[1u] = 17u;
-                const uint e862 = ((uint)e854);
-                strata_fault_[2u] = e862;
-                const uint e864 = ((uint)((ulong)(e854 >> (32ul & 63))));
-                strata_fault_[3u] = e864;
+                const uint e866 = ((uint)e858);
+                strata_fault_[2u] = e866;
+                const uint e868 = ((uint)((ulong)(e858 >> (32ul & 63))));
+                strata_fault_[3u] = e868;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const uint e50 = (uint)get_global_id(0);
@@ -1343,20 +1351,19 @@ __kernel void matmul_tiled(
         const float v19 = strata_loaded0_;
         const float v20 = acc;
         acc = (v20 + (v18 * v19));
-        const uint e908 = (e55 + 6u);
-        const ulong e909 = ((ulong)e908);
-        if (e909 < 256ul) {
+        const uint e912 = (e55 + 6u);
+        const ulong e913 = ((ulong)e912);
+        if (e913 < 256ul) {
             const uint v228 = strata_phase_;
-            const uint v229 = atomic_or(&strata_a_tile_writer_[e908], (uint)0);
-            const uint v230 = atomic_or(&strata_a_tile_writer_site_[e908], (uint)0);
+            const uint v229 = atomic_or(&strata_a_tile_writer_[e912], (uint)0);
             if ((v229 & 2147483648u) == 0u) {
                 const uint v231 = atomic_add(&strata_fault_[0u], 1u);
                 if (v231 == 0u) {
                     strata_fault_[1u] = 67u;
-                    const uint e917 = ((uint)e909);
-                    strata_fault_[2u] = e917;
-                    const uint e919 = ((uint)((ulong)(e909 >> (32ul & 63))));
-                    strata_fault_[3u] = e919;
+                    const uint e921 = ((uint)e913);
+                    strata_fault_[2u] = e921;
+                    const uint e923 = ((uint)((ulong)(e913 >> (32ul & 63))));
+                    strata_fault_[3u] = e923;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const uint e50 = (uint)get_global_id(0);
@@ -1367,21 +1374,22 @@ __kernel void matmul_tiled(
                     strata_fault_[8u] = e54;
                 }
             } else {
-                const uint e920 = (v229 & 65535u);
+                const uint e924 = (v229 & 65535u);
                 const uint e64 = (e2 + 1u);
-                const uint e926 = ((((uint)((uint)(v228 & 32767u) << (16u & 31))) | e64) | 2147483648u);
-                const uint e927 = (e926 & 65535u);
-                if (((e920 != 0u) && (e920 != e927)) && (((v229 ^ e926) & 2147418112u) == 0u)) {
+                const uint e930 = ((((uint)((uint)(v228 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const uint e931 = (e930 & 65535u);
+                if (((e924 != 0u) && (e924 != e931)) && (((v229 ^ e930) & 2147418112u) == 0u)) {
+                    const uint v230 = atomic_or(&strata_a_tile_writer_site_[e912], (uint)0);
                     const uint v232 = atomic_add(&strata_fault_[0u], 1u);
                     if (v232 == 0u) {
                         strata_fault_[1u] = 68u;
-                        const uint e917 = ((uint)e909);
-                        strata_fault_[2u] = e917;
-                        const uint e919 = ((uint)((ulong)(e909 >> (32ul & 63))));
-                        strata_fault_[3u] = e919;
-                        const ulong e941 = (((ulong)v229) | ((ulong)((ulong)((ulong)v230) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e941);
-                        strata_fault_[5u] = ((uint)((ulong)(e941 >> (32ul & 63))));
+                        const uint e921 = ((uint)e913);
+                        strata_fault_[2u] = e921;
+                        const uint e923 = ((uint)((ulong)(e913 >> (32ul & 63))));
+                        strata_fault_[3u] = e923;
+                        const ulong e945 = (((ulong)v229) | ((ulong)((ulong)((ulong)v230) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e945);
+                        strata_fault_[5u] = ((uint)((ulong)(e945 >> (32ul & 63))));
                         const uint e50 = (uint)get_global_id(0);
                         strata_fault_[6u] = e50;
                         const uint e52 = (uint)get_global_id(1);
@@ -1390,25 +1398,25 @@ __kernel void matmul_tiled(
                         strata_fault_[8u] = e54;
                     }
                 } else {
-                    const uint v233 = atomic_or(&strata_a_tile_reader_[e908], (uint)0);
-                    const uint e946 = (v233 & 65535u);
-                    if (((e946 != 0u) && (e946 != e927)) && (((v233 ^ e926) & 2147418112u) == 0u)) {
+                    const uint v233 = atomic_or(&strata_a_tile_reader_[e912], (uint)0);
+                    const uint e950 = (v233 & 65535u);
+                    if (((e950 != 0u) && (e950 != e931)) && (((v233 ^ e930) & 2147418112u) == 0u)) {
                     } else {
-                        (void)atomic_xchg(&strata_a_tile_reader_[e908], e926);
-                        (void)atomic_xchg(&strata_a_tile_reader_site_[e908], 68u);
+                        (void)atomic_xchg(&strata_a_tile_reader_[e912], e930);
+                        (void)atomic_xchg(&strata_a_tile_reader_site_[e912], 68u);
                     }
                 }
             }
-            const float v85 = a_tile[e908];
+            const float v85 = a_tile[e912];
             strata_loaded0_ = v85;
         } else {
             const uint v84 = atomic_add(&strata_fault_[0u], 1u);
             if (v84 == 0u) {
                 strata_fault_[1u] = 18u;
-                const uint e917 = ((uint)e909);
-                strata_fault_[2u] = e917;
-                const uint e919 = ((uint)((ulong)(e909 >> (32ul & 63))));
-                strata_fault_[3u] = e919;
+                const uint e921 = ((uint)e913);
+                strata_fault_[2u] = e921;
+                const uint e923 = ((uint)((ulong)(e913 >> (32ul & 63))));
+                strata_fault_[3u] = e923;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const uint e50 = (uint)get_global_id(0);
@@ -1420,20 +1428,19 @@ __kernel void matmul_tiled(
             }
         }
         const float v21 = strata_loaded0_;
-        const uint e959 = (96u + e25);
-        const ulong e960 = ((ulong)e959);
-        if (e960 < 256ul) {
+        const uint e963 = (96u + e25);
+        const ulong e964 = ((ulong)e963);
+        if (e964 < 256ul) {
             const uint v234 = strata_phase_;
-            const uint v235 = atomic_or(&strata_b_tile_writer_[e959], (uint)0);
-            const uint v236 = atomic_or(&strata_b_tile_writer_site_[e959], (uint)0);
+            const uint v235 = atomic_or(&strata_b_tile_writer_[e963], (uint)0);
             if ((v235 & 2147483648u) == 0u) {
                 const uint v237 = atomic_add(&strata_fault_[0u], 1u);
                 if (v237 == 0u) {
                     strata_fault_[1u] = 69u;
-                    const uint e968 = ((uint)e960);
-                    strata_fault_[2u] = e968;
-                    const uint e970 = ((uint)((ulong)(e960 >> (32ul & 63))));
-                    strata_fault_[3u] = e970;
+                    const uint e972 = ((uint)e964);
+                    strata_fault_[2u] = e972;
+                    const uint e974 = ((uint)((ulong)(e964 >> (32ul & 63))));
+                    strata_fault_[3u] = e974;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const uint e50 = (uint)get_global_id(0);
@@ -1444,21 +1451,22 @@ __kernel void matmul_tiled(
                     strata_fault_[8u] = e54;
                 }
             } else {
-                const uint e971 = (v235 & 65535u);
+                const uint e975 = (v235 & 65535u);
                 const uint e64 = (e2 + 1u);
-                const uint e977 = ((((uint)((uint)(v234 & 32767u) << (16u & 31))) | e64) | 2147483648u);
-                const uint e978 = (e977 & 65535u);
-                if (((e971 != 0u) && (e971 != e978)) && (((v235 ^ e977) & 2147418112u) == 0u)) {
+                const uint e981 = ((((uint)((uint)(v234 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const uint e982 = (e981 & 65535u);
+                if (((e975 != 0u) && (e975 != e982)) && (((v235 ^ e981) & 2147418112u) == 0u)) {
+                    const uint v236 = atomic_or(&strata_b_tile_writer_site_[e963], (uint)0);
                     const uint v238 = atomic_add(&strata_fault_[0u], 1u);
                     if (v238 == 0u) {
                         strata_fault_[1u] = 70u;
-                        const uint e968 = ((uint)e960);
-                        strata_fault_[2u] = e968;
-                        const uint e970 = ((uint)((ulong)(e960 >> (32ul & 63))));
-                        strata_fault_[3u] = e970;
-                        const ulong e992 = (((ulong)v235) | ((ulong)((ulong)((ulong)v236) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e992);
-                        strata_fault_[5u] = ((uint)((ulong)(e992 >> (32ul & 63))));
+                        const uint e972 = ((uint)e964);
+                        strata_fault_[2u] = e972;
+                        const uint e974 = ((uint)((ulong)(e964 >> (32ul & 63))));
+                        strata_fault_[3u] = e974;
+                        const ulong e996 = (((ulong)v235) | ((ulong)((ulong)((ulong)v236) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e996);
+                        strata_fault_[5u] = ((uint)((ulong)(e996 >> (32ul & 63))));
                         const uint e50 = (uint)get_global_id(0);
                         strata_fault_[6u] = e50;
                         const uint e52 = (uint)get_global_id(1);
@@ -1467,25 +1475,25 @@ __kernel void matmul_tiled(
                         strata_fault_[8u] = e54;
                     }
                 } else {
-                    const uint v239 = atomic_or(&strata_b_tile_reader_[e959], (uint)0);
-                    const uint e997 = (v239 & 65535u);
-                    if (((e997 != 0u) && (e997 != e978)) && (((v239 ^ e977) & 2147418112u) == 0u)) {
+                    const uint v239 = atomic_or(&strata_b_tile_reader_[e963], (uint)0);
+                    const uint e1001 = (v239 & 65535u);
+                    if (((e1001 != 0u) && (e1001 != e982)) && (((v239 ^ e981) & 2147418112u) == 0u)) {
                     } else {
-                        (void)atomic_xchg(&strata_b_tile_reader_[e959], e977);
-                        (void)atomic_xchg(&strata_b_tile_reader_site_[e959], 70u);
+                        (void)atomic_xchg(&strata_b_tile_reader_[e963], e981);
+                        (void)atomic_xchg(&strata_b_tile_reader_site_[e963], 70u);
                     }
                 }
             }
-            const float v87 = b_tile[e959];
+            const float v87 = b_tile[e963];
             strata_loaded0_ = v87;
         } else {
             const uint v86 = atomic_add(&strata_fault_[0u], 1u);
             if (v86 == 0u) {
                 strata_fault_[1u] = 19u;
-                const uint e968 = ((uint)e960);
-                strata_fault_[2u] = e968;
-                const uint e970 = ((uint)((ulong)(e960 >> (32ul & 63))));
-                strata_fault_[3u] = e970;
+                const uint e972 = ((uint)e964);
+                strata_fault_[2u] = e972;
+                const uint e974 = ((uint)((ulong)(e964 >> (32ul & 63))));
+                strata_fault_[3u] = e974;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const uint e50 = (uint)get_global_id(0);
@@ -1499,20 +1507,19 @@ __kernel void matmul_tiled(
         const float v22 = strata_loaded0_;
         const float v23 = acc;
         acc = (v23 + (v21 * v22));
-        const uint e1014 = (e55 + 7u);
-        const ulong e1015 = ((ulong)e1014);
-        if (e1015 < 256ul) {
+        const uint e1018 = (e55 + 7u);
+        const ulong e1019 = ((ulong)e1018);
+        if (e1019 < 256ul) {
             const uint v240 = strata_phase_;
-            const uint v241 = atomic_or(&strata_a_tile_writer_[e1014], (uint)0);
-            const uint v242 = atomic_or(&strata_a_tile_writer_site_[e1014], (uint)0);
+            const uint v241 = atomic_or(&strata_a_tile_writer_[e1018], (uint)0);
             if ((v241 & 2147483648u) == 0u) {
                 const uint v243 = atomic_add(&strata_fault_[0u], 1u);
                 if (v243 == 0u) {
                     strata_fault_[1u] = 71u;
-                    const uint e1023 = ((uint)e1015);
-                    strata_fault_[2u] = e1023;
-                    const uint e1025 = ((uint)((ulong)(e1015 >> (32ul & 63))));
-                    strata_fault_[3u] = e1025;
+                    const uint e1027 = ((uint)e1019);
+                    strata_fault_[2u] = e1027;
+                    const uint e1029 = ((uint)((ulong)(e1019 >> (32ul & 63))));
+                    strata_fault_[3u] = e1029;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const uint e50 = (uint)get_global_id(0);
@@ -1523,21 +1530,22 @@ __kernel void matmul_tiled(
                     strata_fault_[8u] = e54;
                 }
             } else {
-                const uint e1026 = (v241 & 65535u);
+                const uint e1030 = (v241 & 65535u);
                 const uint e64 = (e2 + 1u);
-                const uint e1032 = ((((uint)((uint)(v240 & 32767u) << (16u & 31))) | e64) | 2147483648u);
-                const uint e1033 = (e1032 & 65535u);
-                if (((e1026 != 0u) && (e1026 != e1033)) && (((v241 ^ e1032) & 2147418112u) == 0u)) {
+                const uint e1036 = ((((uint)((uint)(v240 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const uint e1037 = (e1036 & 65535u);
+                if (((e1030 != 0u) && (e1030 != e1037)) && (((v241 ^ e1036) & 2147418112u) == 0u)) {
+                    const uint v242 = atomic_or(&strata_a_tile_writer_site_[e1018], (uint)0);
                     const uint v244 = atomic_add(&strata_fault_[0u], 1u);
                     if (v244 == 0u) {
                         strata_fault_[1u] = 72u;
-                        const uint e1023 = ((uint)e1015);
-                        strata_fault_[2u] = e1023;
-                        const uint e1025 = ((uint)((ulong)(e1015 >> (32ul & 63))));
-                        strata_fault_[3u] = e1025;
-                        const ulong e1047 = (((ulong)v241) | ((ulong)((ulong)((ulong)v242) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e1047);
-                        strata_fault_[5u] = ((uint)((ulong)(e1047 >> (32ul & 63))));
+                        const uint e1027 = ((uint)e1019);
+                        strata_fault_[2u] = e1027;
+                        const uint e1029 = ((uint)((ulong)(e1019 >> (32ul & 63))));
+                        strata_fault_[3u] = e1029;
+                        const ulong e1051 = (((ulong)v241) | ((ulong)((ulong)((ulong)v242) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e1051);
+                        strata_fault_[5u] = ((uint)((ulong)(e1051 >> (32ul & 63))));
                         const uint e50 = (uint)get_global_id(0);
                         strata_fault_[6u] = e50;
                         const uint e52 = (uint)get_global_id(1);
@@ -1546,25 +1554,25 @@ __kernel void matmul_tiled(
                         strata_fault_[8u] = e54;
                     }
                 } else {
-                    const uint v245 = atomic_or(&strata_a_tile_reader_[e1014], (uint)0);
-                    const uint e1052 = (v245 & 65535u);
-                    if (((e1052 != 0u) && (e1052 != e1033)) && (((v245 ^ e1032) & 2147418112u) == 0u)) {
+                    const uint v245 = atomic_or(&strata_a_tile_reader_[e1018], (uint)0);
+                    const uint e1056 = (v245 & 65535u);
+                    if (((e1056 != 0u) && (e1056 != e1037)) && (((v245 ^ e1036) & 2147418112u) == 0u)) {
                     } else {
-                        (void)atomic_xchg(&strata_a_tile_reader_[e1014], e1032);
-                        (void)atomic_xchg(&strata_a_tile_reader_site_[e1014], 72u);
+                        (void)atomic_xchg(&strata_a_tile_reader_[e1018], e1036);
+                        (void)atomic_xchg(&strata_a_tile_reader_site_[e1018], 72u);
                     }
                 }
             }
-            const float v89 = a_tile[e1014];
+            const float v89 = a_tile[e1018];
             strata_loaded0_ = v89;
         } else {
             const uint v88 = atomic_add(&strata_fault_[0u], 1u);
             if (v88 == 0u) {
                 strata_fault_[1u] = 20u;
-                const uint e1023 = ((uint)e1015);
-                strata_fault_[2u] = e1023;
-                const uint e1025 = ((uint)((ulong)(e1015 >> (32ul & 63))));
-                strata_fault_[3u] = e1025;
+                const uint e1027 = ((uint)e1019);
+                strata_fault_[2u] = e1027;
+                const uint e1029 = ((uint)((ulong)(e1019 >> (32ul & 63))));
+                strata_fault_[3u] = e1029;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const uint e50 = (uint)get_global_id(0);
@@ -1576,20 +1584,19 @@ __kernel void matmul_tiled(
             }
         }
         const float v24 = strata_loaded0_;
-        const uint e1065 = (112u + e25);
-        const ulong e1066 = ((ulong)e1065);
-        if (e1066 < 256ul) {
+        const uint e1069 = (112u + e25);
+        const ulong e1070 = ((ulong)e1069);
+        if (e1070 < 256ul) {
             const uint v246 = strata_phase_;
-            const uint v247 = atomic_or(&strata_b_tile_writer_[e1065], (uint)0);
-            const uint v248 = atomic_or(&strata_b_tile_writer_site_[e1065], (uint)0);
+            const uint v247 = atomic_or(&strata_b_tile_writer_[e1069], (uint)0);
             if ((v247 & 2147483648u) == 0u) {
                 const uint v249 = atomic_add(&strata_fault_[0u], 1u);
                 if (v249 == 0u) {
                     strata_fault_[1u] = 73u;
-                    const uint e1074 = ((uint)e1066);
-                    strata_fault_[2u] = e1074;
-                    const uint e1076 = ((uint)((ulong)(e1066 >> (32ul & 63))));
-                    strata_fault_[3u] = e1076;
+                    const uint e1078 = ((uint)e1070);
+                    strata_fault_[2u] = e1078;
+                    const uint e1080 = ((uint)((ulong)(e1070 >> (32ul & 63))));
+                    strata_fault_[3u] = e1080;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const uint e50 = (uint)get_global_id(0);
@@ -1600,21 +1607,22 @@ __kernel void matmul_tiled(
                     strata_fault_[8u] = e54;
                 }
             } else {
-                const uint e1077 = (v247 & 65535u);
+                const uint e1081 = (v247 & 65535u);
                 const uint e64 = (e2 + 1u);
-                const uint e1083 = ((((uint)((uint)(v246 & 32767u) << (16u & 31))) | e64) | 2147483648u);
-                const uint e1084 = (e1083 & 65535u);
-                if (((e1077 != 0u) && (e1077 != e1084)) && (((v247 ^ e1083) & 2147418112u) == 0u)) {
+                const uint e1087 = ((((uint)((uint)(v246 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const uint e1088 = (e1087 & 65535u);
+                if (((e1081 != 0u) && (e1081 != e1088)) && (((v247 ^ e1087) & 2147418112u) == 0u)) {
+                    const uint v248 = atomic_or(&strata_b_tile_writer_site_[e1069], (uint)0);
                     const uint v250 = atomic_add(&strata_fault_[0u], 1u);
                     if (v250 == 0u) {
                         strata_fault_[1u] = 74u;
-                        const uint e1074 = ((uint)e1066);
-                        strata_fault_[2u] = e1074;
-                        const uint e1076 = ((uint)((ulong)(e1066 >> (32ul & 63))));
-                        strata_fault_[3u] = e1076;
-                        const ulong e1098 = (((ulong)v247) | ((ulong)((ulong)((ulong)v248) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e1098);
-                        strata_fault_[5u] = ((uint)((ulong)(e1098 >> (32ul & 63))));
+                        const uint e1078 = ((uint)e1070);
+                        strata_fault_[2u] = e1078;
+                        const uint e1080 = ((uint)((ulong)(e1070 >> (32ul & 63))));
+                        strata_fault_[3u] = e1080;
+                        const ulong e1102 = (((ulong)v247) | ((ulong)((ulong)((ulong)v248) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e1102);
+                        strata_fault_[5u] = ((uint)((ulong)(e1102 >> (32ul & 63))));
                         const uint e50 = (uint)get_global_id(0);
                         strata_fault_[6u] = e50;
                         const uint e52 = (uint)get_global_id(1);
@@ -1623,25 +1631,25 @@ __kernel void matmul_tiled(
                         strata_fault_[8u] = e54;
                     }
                 } else {
-                    const uint v251 = atomic_or(&strata_b_tile_reader_[e1065], (uint)0);
-                    const uint e1103 = (v251 & 65535u);
-                    if (((e1103 != 0u) && (e1103 != e1084)) && (((v251 ^ e1083) & 2147418112u) == 0u)) {
+                    const uint v251 = atomic_or(&strata_b_tile_reader_[e1069], (uint)0);
+                    const uint e1107 = (v251 & 65535u);
+                    if (((e1107 != 0u) && (e1107 != e1088)) && (((v251 ^ e1087) & 2147418112u) == 0u)) {
                     } else {
-                        (void)atomic_xchg(&strata_b_tile_reader_[e1065], e1083);
-                        (void)atomic_xchg(&strata_b_tile_reader_site_[e1065], 74u);
+                        (void)atomic_xchg(&strata_b_tile_reader_[e1069], e1087);
+                        (void)atomic_xchg(&strata_b_tile_reader_site_[e1069], 74u);
                     }
                 }
             }
-            const float v91 = b_tile[e1065];
+            const float v91 = b_tile[e1069];
             strata_loaded0_ = v91;
         } else {
             const uint v90 = atomic_add(&strata_fault_[0u], 1u);
             if (v90 == 0u) {
                 strata_fault_[1u] = 21u;
-                const uint e1074 = ((uint)e1066);
-                strata_fault_[2u] = e1074;
-                const uint e1076 = ((uint)((ulong)(e1066 >> (32ul & 63))));
-                strata_fault_[3u] = e1076;
+                const uint e1078 = ((uint)e1070);
+                strata_fault_[2u] = e1078;
+                const uint e1080 = ((uint)((ulong)(e1070 >> (32ul & 63))));
+                strata_fault_[3u] = e1080;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const uint e50 = (uint)get_global_id(0);
@@ -1655,20 +1663,19 @@ __kernel void matmul_tiled(
         const float v25 = strata_loaded0_;
         const float v26 = acc;
         acc = (v26 + (v24 * v25));
-        const uint e1120 = (e55 + 8u);
-        const ulong e1121 = ((ulong)e1120);
-        if (e1121 < 256ul) {
+        const uint e1124 = (e55 + 8u);
+        const ulong e1125 = ((ulong)e1124);
+        if (e1125 < 256ul) {
             const uint v252 = strata_phase_;
-            const uint v253 = atomic_or(&strata_a_tile_writer_[e1120], (uint)0);
-            const uint v254 = atomic_or(&strata_a_tile_writer_site_[e1120], (uint)0);
+            const uint v253 = atomic_or(&strata_a_tile_writer_[e1124], (uint)0);
             if ((v253 & 2147483648u) == 0u) {
                 const uint v255 = atomic_add(&strata_fault_[0u], 1u);
                 if (v255 == 0u) {
                     strata_fault_[1u] = 75u;
-                    const uint e1129 = ((uint)e1121);
-                    strata_fault_[2u] = e1129;
-                    const uint e1131 = ((uint)((ulong)(e1121 >> (32ul & 63))));
-                    strata_fault_[3u] = e1131;
+                    const uint e1133 = ((uint)e1125);
+                    strata_fault_[2u] = e1133;
+                    const uint e1135 = ((uint)((ulong)(e1125 >> (32ul & 63))));
+                    strata_fault_[3u] = e1135;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const uint e50 = (uint)get_global_id(0);
@@ -1679,21 +1686,22 @@ __kernel void matmul_tiled(
                     strata_fault_[8u] = e54;
                 }
             } else {
-                const uint e1132 = (v253 & 65535u);
+                const uint e1136 = (v253 & 65535u);
                 const uint e64 = (e2 + 1u);
-                const uint e1138 = ((((uint)((uint)(v252 & 32767u) << (16u & 31))) | e64) | 2147483648u);
-                const uint e1139 = (e1138 & 65535u);
-                if (((e1132 != 0u) && (e1132 != e1139)) && (((v253 ^ e1138) & 2147418112u) == 0u)) {
+                const uint e1142 = ((((uint)((uint)(v252 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const uint e1143 = (e1142 & 65535u);
+                if (((e1136 != 0u) && (e1136 != e1143)) && (((v253 ^ e1142) & 2147418112u) == 0u)) {
+                    const uint v254 = atomic_or(&strata_a_tile_writer_site_[e1124], (uint)0);
                     const uint v256 = atomic_add(&strata_fault_[0u], 1u);
                     if (v256 == 0u) {
                         strata_fault_[1u] = 76u;
-                        const uint e1129 = ((uint)e1121);
-                        strata_fault_[2u] = e1129;
-                        const uint e1131 = ((uint)((ulong)(e1121 >> (32ul & 63))));
-                        strata_fault_[3u] = e1131;
-                        const ulong e1153 = (((ulong)v253) | ((ulong)((ulong)((ulong)v254) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e1153);
-                        strata_fault_[5u] = ((uint)((ulong)(e1153 >> (32ul & 63))));
+                        const uint e1133 = ((uint)e1125);
+                        strata_fault_[2u] = e1133;
+                        const uint e1135 = ((uint)((ulong)(e1125 >> (32ul & 63))));
+                        strata_fault_[3u] = e1135;
+                        const ulong e1157 = (((ulong)v253) | ((ulong)((ulong)((ulong)v254) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e1157);
+                        strata_fault_[5u] = ((uint)((ulong)(e1157 >> (32ul & 63))));
                         const uint e50 = (uint)get_global_id(0);
                         strata_fault_[6u] = e50;
                         const uint e52 = (uint)get_global_id(1);
@@ -1702,25 +1710,25 @@ __kernel void matmul_tiled(
                         strata_fault_[8u] = e54;
                     }
                 } else {
-                    const uint v257 = atomic_or(&strata_a_tile_reader_[e1120], (uint)0);
-                    const uint e1158 = (v257 & 65535u);
-                    if (((e1158 != 0u) && (e1158 != e1139)) && (((v257 ^ e1138) & 2147418112u) == 0u)) {
+                    const uint v257 = atomic_or(&strata_a_tile_reader_[e1124], (uint)0);
+                    const uint e1162 = (v257 & 65535u);
+                    if (((e1162 != 0u) && (e1162 != e1143)) && (((v257 ^ e1142) & 2147418112u) == 0u)) {
                     } else {
-                        (void)atomic_xchg(&strata_a_tile_reader_[e1120], e1138);
-                        (void)atomic_xchg(&strata_a_tile_reader_site_[e1120], 76u);
+                        (void)atomic_xchg(&strata_a_tile_reader_[e1124], e1142);
+                        (void)atomic_xchg(&strata_a_tile_reader_site_[e1124], 76u);
                     }
                 }
             }
-            const float v93 = a_tile[e1120];
+            const float v93 = a_tile[e1124];
             strata_loaded0_ = v93;
         } else {
             const uint v92 = atomic_add(&strata_fault_[0u], 1u);
             if (v92 == 0u) {
                 strata_fault_[1u] = 22u;
-                const uint e1129 = ((uint)e1121);
-                strata_fault_[2u] = e1129;
-                const uint e1131 = ((uint)((ulong)(e1121 >> (32ul & 63))));
-                strata_fault_[3u] = e1131;
+                const uint e1133 = ((uint)e1125);
+                strata_fault_[2u] = e1133;
+                const uint e1135 = ((uint)((ulong)(e1125 >> (32ul & 63))));
+                strata_fault_[3u] = e1135;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const uint e50 = (uint)get_global_id(0);
@@ -1732,20 +1740,19 @@ __kernel void matmul_tiled(
             }
         }
         const float v27 = strata_loaded0_;
-        const uint e1171 = (128u + e25);
-        const ulong e1172 = ((ulong)e1171);
-        if (e1172 < 256ul) {
+        const uint e1175 = (128u + e25);
+        const ulong e1176 = ((ulong)e1175);
+        if (e1176 < 256ul) {
             const uint v258 = strata_phase_;
-            const uint v259 = atomic_or(&strata_b_tile_writer_[e1171], (uint)0);
-            const uint v260 = atomic_or(&strata_b_tile_writer_site_[e1171], (uint)0);
+            const uint v259 = atomic_or(&strata_b_tile_writer_[e1175], (uint)0);
             if ((v259 & 2147483648u) == 0u) {
                 const uint v261 = atomic_add(&strata_fault_[0u], 1u);
                 if (v261 == 0u) {
                     strata_fault_[1u] = 77u;
-                    const uint e1180 = ((uint)e1172);
-                    strata_fault_[2u] = e1180;
-                    const uint e1182 = ((uint)((ulong)(e1172 >> (32ul & 63))));
-                    strata_fault_[3u] = e1182;
+                    const uint e1184 = ((uint)e1176);
+                    strata_fault_[2u] = e1184;
+                    const uint e1186 = ((uint)((ulong)(e1176 >> (32ul & 63))));
+                    strata_fault_[3u] = e1186;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const uint e50 = (uint)get_global_id(0);
@@ -1756,21 +1763,22 @@ __kernel void matmul_tiled(
                     strata_fault_[8u] = e54;
                 }
             } else {
-                const uint e1183 = (v259 & 65535u);
+                const uint e1187 = (v259 & 65535u);
                 const uint e64 = (e2 + 1u);
-                const uint e1189 = ((((uint)((uint)(v258 & 32767u) << (16u & 31))) | e64) | 2147483648u);
-                const uint e1190 = (e1189 & 65535u);
-                if (((e1183 != 0u) && (e1183 != e1190)) && (((v259 ^ e1189) & 2147418112u) == 0u)) {
+                const uint e1193 = ((((uint)((uint)(v258 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const uint e1194 = (e1193 & 65535u);
+                if (((e1187 != 0u) && (e1187 != e1194)) && (((v259 ^ e1193) & 2147418112u) == 0u)) {
+                    const uint v260 = atomic_or(&strata_b_tile_writer_site_[e1175], (uint)0);
                     const uint v262 = atomic_add(&strata_fault_[0u], 1u);
                     if (v262 == 0u) {
                         strata_fault_[1u] = 78u;
-                        const uint e1180 = ((uint)e1172);
-                        strata_fault_[2u] = e1180;
-                        const uint e1182 = ((uint)((ulong)(e1172 >> (32ul & 63))));
-                        strata_fault_[3u] = e1182;
-                        const ulong e1204 = (((ulong)v259) | ((ulong)((ulong)((ulong)v260) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e1204);
-                        strata_fault_[5u] = ((uint)((ulong)(e1204 >> (32ul & 63))));
+                        const uint e1184 = ((uint)e1176);
+                        strata_fault_[2u] = e1184;
+                        const uint e1186 = ((uint)((ulong)(e1176 >> (32ul & 63))));
+                        strata_fault_[3u] = e1186;
+                        const ulong e1208 = (((ulong)v259) | ((ulong)((ulong)((ulong)v260) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e1208);
+                        strata_fault_[5u] = ((uint)((ulong)(e1208 >> (32ul & 63))));
                         const uint e50 = (uint)get_global_id(0);
                         strata_fault_[6u] = e50;
                         const uint e52 = (uint)get_global_id(1);
@@ -1779,25 +1787,25 @@ __kernel void matmul_tiled(
                         strata_fault_[8u] = e54;
                     }
                 } else {
-                    const uint v263 = atomic_or(&strata_b_tile_reader_[e1171], (uint)0);
-                    const uint e1209 = (v263 & 65535u);
-                    if (((e1209 != 0u) && (e1209 != e1190)) && (((v263 ^ e1189) & 2147418112u) == 0u)) {
+                    const uint v263 = atomic_or(&strata_b_tile_reader_[e1175], (uint)0);
+                    const uint e1213 = (v263 & 65535u);
+                    if (((e1213 != 0u) && (e1213 != e1194)) && (((v263 ^ e1193) & 2147418112u) == 0u)) {
                     } else {
-                        (void)atomic_xchg(&strata_b_tile_reader_[e1171], e1189);
-                        (void)atomic_xchg(&strata_b_tile_reader_site_[e1171], 78u);
+                        (void)atomic_xchg(&strata_b_tile_reader_[e1175], e1193);
+                        (void)atomic_xchg(&strata_b_tile_reader_site_[e1175], 78u);
                     }
                 }
             }
-            const float v95 = b_tile[e1171];
+            const float v95 = b_tile[e1175];
             strata_loaded0_ = v95;
         } else {
             const uint v94 = atomic_add(&strata_fault_[0u], 1u);
             if (v94 == 0u) {
                 strata_fault_[1u] = 23u;
-                const uint e1180 = ((uint)e1172);
-                strata_fault_[2u] = e1180;
-                const uint e1182 = ((uint)((ulong)(e1172 >> (32ul & 63))));
-                strata_fault_[3u] = e1182;
+                const uint e1184 = ((uint)e1176);
+                strata_fault_[2u] = e1184;
+                const uint e1186 = ((uint)((ulong)(e1176 >> (32ul & 63))));
+                strata_fault_[3u] = e1186;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const uint e50 = (uint)get_global_id(0);
@@ -1811,20 +1819,19 @@ __kernel void matmul_tiled(
         const float v28 = strata_loaded0_;
         const float v29 = acc;
         acc = (v29 + (v27 * v28));
-        const uint e1226 = (e55 + 9u);
-        const ulong e1227 = ((ulong)e1226);
-        if (e1227 < 256ul) {
+        const uint e1230 = (e55 + 9u);
+        const ulong e1231 = ((ulong)e1230);
+        if (e1231 < 256ul) {
             const uint v264 = strata_phase_;
-            const uint v265 = atomic_or(&strata_a_tile_writer_[e1226], (uint)0);
-            const uint v266 = atomic_or(&strata_a_tile_writer_site_[e1226], (uint)0);
+            const uint v265 = atomic_or(&strata_a_tile_writer_[e1230], (uint)0);
             if ((v265 & 2147483648u) == 0u) {
                 const uint v267 = atomic_add(&strata_fault_[0u], 1u);
                 if (v267 == 0u) {
                     strata_fault_[1u] = 79u;
-                    const uint e1235 = ((uint)e1227);
-                    strata_fault_[2u] = e1235;
-                    const uint e1237 = ((uint)((ulong)(e1227 >> (32ul & 63))));
-                    strata_fault_[3u] = e1237;
+                    const uint e1239 = ((uint)e1231);
+                    strata_fault_[2u] = e1239;
+                    const uint e1241 = ((uint)((ulong)(e1231 >> (32ul & 63))));
+                    strata_fault_[3u] = e1241;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const uint e50 = (uint)get_global_id(0);
@@ -1835,21 +1842,22 @@ __kernel void matmul_tiled(
                     strata_fault_[8u] = e54;
                 }
             } else {
-                const uint e1238 = (v265 & 65535u);
+                const uint e1242 = (v265 & 65535u);
                 const uint e64 = (e2 + 1u);
-                const uint e1244 = ((((uint)((uint)(v264 & 32767u) << (16u & 31))) | e64) | 2147483648u);
-                const uint e1245 = (e1244 & 65535u);
-                if (((e1238 != 0u) && (e1238 != e1245)) && (((v265 ^ e1244) & 2147418112u) == 0u)) {
+                const uint e1248 = ((((uint)((uint)(v264 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const uint e1249 = (e1248 & 65535u);
+                if (((e1242 != 0u) && (e1242 != e1249)) && (((v265 ^ e1248) & 2147418112u) == 0u)) {
+                    const uint v266 = atomic_or(&strata_a_tile_writer_site_[e1230], (uint)0);
                     const uint v268 = atomic_add(&strata_fault_[0u], 1u);
                     if (v268 == 0u) {
                         strata_fault_[1u] = 80u;
-                        const uint e1235 = ((uint)e1227);
-                        strata_fault_[2u] = e1235;
-                        const uint e1237 = ((uint)((ulong)(e1227 >> (32ul & 63))));
-                        strata_fault_[3u] = e1237;
-                        const ulong e1258 = (((ulong)v265) | ((ulong)((ulong)((ulong)v266) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e1258);
-                        strata_fault_[5u] = ((uint)((ulong)(e1258 >> (32ul & 63))));
+                        const uint e1239 = ((uint)e1231);
+                        strata_fault_[2u] = e1239;
+                        const uint e1241 = ((uint)((ulong)(e1231 >> (32ul & 63))));
+                        strata_fault_[3u] = e1241;
+                        const ulong e1262 = (((ulong)v265) | ((ulong)((ulong)((ulong)v266) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e1262);
+                        strata_fault_[5u] = ((uint)((ulong)(e1262 >> (32ul & 63))));
                         const uint e50 = (uint)get_global_id(0);
                         strata_fault_[6u] = e50;
                         const uint e52 = (uint)get_global_id(1);
@@ -1858,25 +1866,25 @@ __kernel void matmul_tiled(
                         strata_fault_[8u] = e54;
                     }
                 } else {
-                    const uint v269 = atomic_or(&strata_a_tile_reader_[e1226], (uint)0);
-                    const uint e1263 = (v269 & 65535u);
-                    if (((e1263 != 0u) && (e1263 != e1245)) && (((v269 ^ e1244) & 2147418112u) == 0u)) {
+                    const uint v269 = atomic_or(&strata_a_tile_reader_[e1230], (uint)0);
+                    const uint e1267 = (v269 & 65535u);
+                    if (((e1267 != 0u) && (e1267 != e1249)) && (((v269 ^ e1248) & 2147418112u) == 0u)) {
                     } else {
-                        (void)atomic_xchg(&strata_a_tile_reader_[e1226], e1244);
-                        (void)atomic_xchg(&strata_a_tile_reader_site_[e1226], 80u);
+                        (void)atomic_xchg(&strata_a_tile_reader_[e1230], e1248);
+                        (void)atomic_xchg(&strata_a_tile_reader_site_[e1230], 80u);
                     }
                 }
             }
-            const float v97 = a_tile[e1226];
+            const float v97 = a_tile[e1230];
             strata_loaded0_ = v97;
         } else {
             const uint v96 = atomic_add(&strata_fault_[0u], 1u);
             if (v96 == 0u) {
                 strata_fault_[1u] = 24u;
-                const uint e1235 = ((uint)e1227);
-                strata_fault_[2u] = e1235;
-                const uint e1237 = ((uint)((ulong)(e1227 >> (32ul & 63))));
-                strata_fault_[3u] = e1237;
+                const uint e1239 = ((uint)e1231);
+                strata_fault_[2u] = e1239;
+                const uint e1241 = ((uint)((ulong)(e1231 >> (32ul & 63))));
+                strata_fault_[3u] = e1241;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const uint e50 = (uint)get_global_id(0);
@@ -1888,20 +1896,19 @@ __kernel void matmul_tiled(
             }
         }
         const float v30 = strata_loaded0_;
-        const uint e1276 = (144u + e25);
-        const ulong e1277 = ((ulong)e1276);
-        if (e1277 < 256ul) {
+        const uint e1280 = (144u + e25);
+        const ulong e1281 = ((ulong)e1280);
+        if (e1281 < 256ul) {
             const uint v270 = strata_phase_;
-            const uint v271 = atomic_or(&strata_b_tile_writer_[e1276], (uint)0);
-            const uint v272 = atomic_or(&strata_b_tile_writer_site_[e1276], (uint)0);
+            const uint v271 = atomic_or(&strata_b_tile_writer_[e1280], (uint)0);
             if ((v271 & 2147483648u) == 0u) {
                 const uint v273 = atomic_add(&strata_fault_[0u], 1u);
                 if (v273 == 0u) {
                     strata_fault_[1u] = 81u;
-                    const uint e1285 = ((uint)e1277);
-                    strata_fault_[2u] = e1285;
-                    const uint e1287 = ((uint)((ulong)(e1277 >> (32ul & 63))));
-                    strata_fault_[3u] = e1287;
+                    const uint e1289 = ((uint)e1281);
+                    strata_fault_[2u] = e1289;
+                    const uint e1291 = ((uint)((ulong)(e1281 >> (32ul & 63))));
+                    strata_fault_[3u] = e1291;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const uint e50 = (uint)get_global_id(0);
@@ -1912,21 +1919,22 @@ __kernel void matmul_tiled(
                     strata_fault_[8u] = e54;
                 }
             } else {
-                const uint e1288 = (v271 & 65535u);
+                const uint e1292 = (v271 & 65535u);
                 const uint e64 = (e2 + 1u);
-                const uint e1294 = ((((uint)((uint)(v270 & 32767u) << (16u & 31))) | e64) | 2147483648u);
-                const uint e1295 = (e1294 & 65535u);
-                if (((e1288 != 0u) && (e1288 != e1295)) && (((v271 ^ e1294) & 2147418112u) == 0u)) {
+                const uint e1298 = ((((uint)((uint)(v270 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const uint e1299 = (e1298 & 65535u);
+                if (((e1292 != 0u) && (e1292 != e1299)) && (((v271 ^ e1298) & 2147418112u) == 0u)) {
+                    const uint v272 = atomic_or(&strata_b_tile_writer_site_[e1280], (uint)0);
                     const uint v274 = atomic_add(&strata_fault_[0u], 1u);
                     if (v274 == 0u) {
                         strata_fault_[1u] = 82u;
-                        const uint e1285 = ((uint)e1277);
-                        strata_fault_[2u] = e1285;
-                        const uint e1287 = ((uint)((ulong)(e1277 >> (32ul & 63))));
-                        strata_fault_[3u] = e1287;
-                        const ulong e1309 = (((ulong)v271) | ((ulong)((ulong)((ulong)v272) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e1309);
-                        strata_fault_[5u] = ((uint)((ulong)(e1309 >> (32ul & 63))));
+                        const uint e1289 = ((uint)e1281);
+                        strata_fault_[2u] = e1289;
+                        const uint e1291 = ((uint)((ulong)(e1281 >> (32ul & 63))));
+                        strata_fault_[3u] = e1291;
+                        const ulong e1313 = (((ulong)v271) | ((ulong)((ulong)((ulong)v272) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e1313);
+                        strata_fault_[5u] = ((uint)((ulong)(e1313 >> (32ul & 63))));
                         const uint e50 = (uint)get_global_id(0);
                         strata_fault_[6u] = e50;
                         const uint e52 = (uint)get_global_id(1);
@@ -1935,25 +1943,25 @@ __kernel void matmul_tiled(
                         strata_fault_[8u] = e54;
                     }
                 } else {
-                    const uint v275 = atomic_or(&strata_b_tile_reader_[e1276], (uint)0);
-                    const uint e1314 = (v275 & 65535u);
-                    if (((e1314 != 0u) && (e1314 != e1295)) && (((v275 ^ e1294) & 2147418112u) == 0u)) {
+                    const uint v275 = atomic_or(&strata_b_tile_reader_[e1280], (uint)0);
+                    const uint e1318 = (v275 & 65535u);
+                    if (((e1318 != 0u) && (e1318 != e1299)) && (((v275 ^ e1298) & 2147418112u) == 0u)) {
                     } else {
-                        (void)atomic_xchg(&strata_b_tile_reader_[e1276], e1294);
-                        (void)atomic_xchg(&strata_b_tile_reader_site_[e1276], 82u);
+                        (void)atomic_xchg(&strata_b_tile_reader_[e1280], e1298);
+                        (void)atomic_xchg(&strata_b_tile_reader_site_[e1280], 82u);
                     }
                 }
             }
-            const float v99 = b_tile[e1276];
+            const float v99 = b_tile[e1280];
             strata_loaded0_ = v99;
         } else {
             const uint v98 = atomic_add(&strata_fault_[0u], 1u);
             if (v98 == 0u) {
                 strata_fault_[1u] = 25u;
-                const uint e1285 = ((uint)e1277);
-                strata_fault_[2u] = e1285;
-                const uint e1287 = ((uint)((ulong)(e1277 >> (32ul & 63))));
-                strata_fault_[3u] = e1287;
+                const uint e1289 = ((uint)e1281);
+                strata_fault_[2u] = e1289;
+                const uint e1291 = ((uint)((ulong)(e1281 >> (32ul & 63))));
+                strata_fault_[3u] = e1291;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const uint e50 = (uint)get_global_id(0);
@@ -1967,20 +1975,19 @@ __kernel void matmul_tiled(
         const float v31 = strata_loaded0_;
         const float v32 = acc;
         acc = (v32 + (v30 * v31));
-        const uint e1331 = (e55 + 10u);
-        const ulong e1332 = ((ulong)e1331);
-        if (e1332 < 256ul) {
+        const uint e1335 = (e55 + 10u);
+        const ulong e1336 = ((ulong)e1335);
+        if (e1336 < 256ul) {
             const uint v276 = strata_phase_;
-            const uint v277 = atomic_or(&strata_a_tile_writer_[e1331], (uint)0);
-            const uint v278 = atomic_or(&strata_a_tile_writer_site_[e1331], (uint)0);
+            const uint v277 = atomic_or(&strata_a_tile_writer_[e1335], (uint)0);
             if ((v277 & 2147483648u) == 0u) {
                 const uint v279 = atomic_add(&strata_fault_[0u], 1u);
                 if (v279 == 0u) {
                     strata_fault_[1u] = 83u;
-                    const uint e1340 = ((uint)e1332);
-                    strata_fault_[2u] = e1340;
-                    const uint e1342 = ((uint)((ulong)(e1332 >> (32ul & 63))));
-                    strata_fault_[3u] = e1342;
+                    const uint e1344 = ((uint)e1336);
+                    strata_fault_[2u] = e1344;
+                    const uint e1346 = ((uint)((ulong)(e1336 >> (32ul & 63))));
+                    strata_fault_[3u] = e1346;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const uint e50 = (uint)get_global_id(0);
@@ -1991,21 +1998,22 @@ __kernel void matmul_tiled(
                     strata_fault_[8u] = e54;
                 }
             } else {
-                const uint e1343 = (v277 & 65535u);
+                const uint e1347 = (v277 & 65535u);
                 const uint e64 = (e2 + 1u);
-                const uint e1349 = ((((uint)((uint)(v276 & 32767u) << (16u & 31))) | e64) | 2147483648u);
-                const uint e1350 = (e1349 & 65535u);
-                if (((e1343 != 0u) && (e1343 != e1350)) && (((v277 ^ e1349) & 2147418112u) == 0u)) {
+                const uint e1353 = ((((uint)((uint)(v276 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const uint e1354 = (e1353 & 65535u);
+                if (((e1347 != 0u) && (e1347 != e1354)) && (((v277 ^ e1353) & 2147418112u) == 0u)) {
+                    const uint v278 = atomic_or(&strata_a_tile_writer_site_[e1335], (uint)0);
                     const uint v280 = atomic_add(&strata_fault_[0u], 1u);
                     if (v280 == 0u) {
                         strata_fault_[1u] = 84u;
-                        const uint e1340 = ((uint)e1332);
-                        strata_fault_[2u] = e1340;
-                        const uint e1342 = ((uint)((ulong)(e1332 >> (32ul & 63))));
-                        strata_fault_[3u] = e1342;
-                        const ulong e1364 = (((ulong)v277) | ((ulong)((ulong)((ulong)v278) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e1364);
-                        strata_fault_[5u] = ((uint)((ulong)(e1364 >> (32ul & 63))));
+                        const uint e1344 = ((uint)e1336);
+                        strata_fault_[2u] = e1344;
+                        const uint e1346 = ((uint)((ulong)(e1336 >> (32ul & 63))));
+                        strata_fault_[3u] = e1346;
+                        const ulong e1368 = (((ulong)v277) | ((ulong)((ulong)((ulong)v278) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e1368);
+                        strata_fault_[5u] = ((uint)((ulong)(e1368 >> (32ul & 63))));
                         const uint e50 = (uint)get_global_id(0);
                         strata_fault_[6u] = e50;
                         const uint e52 = (uint)get_global_id(1);
@@ -2014,25 +2022,25 @@ __kernel void matmul_tiled(
                         strata_fault_[8u] = e54;
                     }
                 } else {
-                    const uint v281 = atomic_or(&strata_a_tile_reader_[e1331], (uint)0);
-                    const uint e1369 = (v281 & 65535u);
-                    if (((e1369 != 0u) && (e1369 != e1350)) && (((v281 ^ e1349) & 2147418112u) == 0u)) {
+                    const uint v281 = atomic_or(&strata_a_tile_reader_[e1335], (uint)0);
+                    const uint e1373 = (v281 & 65535u);
+                    if (((e1373 != 0u) && (e1373 != e1354)) && (((v281 ^ e1353) & 2147418112u) == 0u)) {
                     } else {
-                        (void)atomic_xchg(&strata_a_tile_reader_[e1331], e1349);
-                        (void)atomic_xchg(&strata_a_tile_reader_site_[e1331], 84u);
+                        (void)atomic_xchg(&strata_a_tile_reader_[e1335], e1353);
+                        (void)atomic_xchg(&strata_a_tile_reader_site_[e1335], 84u);
                     }
                 }
             }
-            const float v101 = a_tile[e1331];
+            const float v101 = a_tile[e1335];
             strata_loaded0_ = v101;
         } else {
             const uint v100 = atomic_add(&strata_fault_[0u], 1u);
             if (v100 == 0u) {
                 strata_fault_[1u] = 26u;
-                const uint e1340 = ((uint)e1332);
-                strata_fault_[2u] = e1340;
-                const uint e1342 = ((uint)((ulong)(e1332 >> (32ul & 63))));
-                strata_fault_[3u] = e1342;
+                const uint e1344 = ((uint)e1336);
+                strata_fault_[2u] = e1344;
+                const uint e1346 = ((uint)((ulong)(e1336 >> (32ul & 63))));
+                strata_fault_[3u] = e1346;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const uint e50 = (uint)get_global_id(0);
@@ -2044,20 +2052,19 @@ __kernel void matmul_tiled(
             }
         }
         const float v33 = strata_loaded0_;
-        const uint e1382 = (160u + e25);
-        const ulong e1383 = ((ulong)e1382);
-        if (e1383 < 256ul) {
+        const uint e1386 = (160u + e25);
+        const ulong e1387 = ((ulong)e1386);
+        if (e1387 < 256ul) {
             const uint v282 = strata_phase_;
-            const uint v283 = atomic_or(&strata_b_tile_writer_[e1382], (uint)0);
-            const uint v284 = atomic_or(&strata_b_tile_writer_site_[e1382], (uint)0);
+            const uint v283 = atomic_or(&strata_b_tile_writer_[e1386], (uint)0);
             if ((v283 & 2147483648u) == 0u) {
                 const uint v285 = atomic_add(&strata_fault_[0u], 1u);
                 if (v285 == 0u) {
                     strata_fault_[1u] = 85u;
-                    const uint e1391 = ((uint)e1383);
-                    strata_fault_[2u] = e1391;
-                    const uint e1393 = ((uint)((ulong)(e1383 >> (32ul & 63))));
-                    strata_fault_[3u] = e1393;
+                    const uint e1395 = ((uint)e1387);
+                    strata_fault_[2u] = e1395;
+                    const uint e1397 = ((uint)((ulong)(e1387 >> (32ul & 63))));
+                    strata_fault_[3u] = e1397;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const uint e50 = (uint)get_global_id(0);
@@ -2068,21 +2075,22 @@ __kernel void matmul_tiled(
                     strata_fault_[8u] = e54;
                 }
             } else {
-                const uint e1394 = (v283 & 65535u);
+                const uint e1398 = (v283 & 65535u);
                 const uint e64 = (e2 + 1u);
-                const uint e1400 = ((((uint)((uint)(v282 & 32767u) << (16u & 31))) | e64) | 2147483648u);
-                const uint e1401 = (e1400 & 65535u);
-                if (((e1394 != 0u) && (e1394 != e1401)) && (((v283 ^ e1400) & 2147418112u) == 0u)) {
+                const uint e1404 = ((((uint)((uint)(v282 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const uint e1405 = (e1404 & 65535u);
+                if (((e1398 != 0u) && (e1398 != e1405)) && (((v283 ^ e1404) & 2147418112u) == 0u)) {
+                    const uint v284 = atomic_or(&strata_b_tile_writer_site_[e1386], (uint)0);
                     const uint v286 = atomic_add(&strata_fault_[0u], 1u);
                     if (v286 == 0u) {
                         strata_fault_[1u] = 86u;
-                        const uint e1391 = ((uint)e1383);
-                        strata_fault_[2u] = e1391;
-                        const uint e1393 = ((uint)((ulong)(e1383 >> (32ul & 63))));
-                        strata_fault_[3u] = e1393;
-                        const ulong e1415 = (((ulong)v283) | ((ulong)((ulong)((ulong)v284) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e1415);
-                        strata_fault_[5u] = ((uint)((ulong)(e1415 >> (32ul & 63))));
+                        const uint e1395 = ((uint)e1387);
+                        strata_fault_[2u] = e1395;
+                        const uint e1397 = ((uint)((ulong)(e1387 >> (32ul & 63))));
+                        strata_fault_[3u] = e1397;
+                        const ulong e1419 = (((ulong)v283) | ((ulong)((ulong)((ulong)v284) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e1419);
+                        strata_fault_[5u] = ((uint)((ulong)(e1419 >> (32ul & 63))));
                         const uint e50 = (uint)get_global_id(0);
                         strata_fault_[6u] = e50;
                         const uint e52 = (uint)get_global_id(1);
@@ -2091,25 +2099,25 @@ __kernel void matmul_tiled(
                         strata_fault_[8u] = e54;
                     }
                 } else {
-                    const uint v287 = atomic_or(&strata_b_tile_reader_[e1382], (uint)0);
-                    const uint e1420 = (v287 & 65535u);
-                    if (((e1420 != 0u) && (e1420 != e1401)) && (((v287 ^ e1400) & 2147418112u) == 0u)) {
+                    const uint v287 = atomic_or(&strata_b_tile_reader_[e1386], (uint)0);
+                    const uint e1424 = (v287 & 65535u);
+                    if (((e1424 != 0u) && (e1424 != e1405)) && (((v287 ^ e1404) & 2147418112u) == 0u)) {
                     } else {
-                        (void)atomic_xchg(&strata_b_tile_reader_[e1382], e1400);
-                        (void)atomic_xchg(&strata_b_tile_reader_site_[e1382], 86u);
+                        (void)atomic_xchg(&strata_b_tile_reader_[e1386], e1404);
+                        (void)atomic_xchg(&strata_b_tile_reader_site_[e1386], 86u);
                     }
                 }
             }
-            const float v103 = b_tile[e1382];
+            const float v103 = b_tile[e1386];
             strata_loaded0_ = v103;
         } else {
             const uint v102 = atomic_add(&strata_fault_[0u], 1u);
             if (v102 == 0u) {
                 strata_fault_[1u] = 27u;
-                const uint e1391 = ((uint)e1383);
-                strata_fault_[2u] = e1391;
-                const uint e1393 = ((uint)((ulong)(e1383 >> (32ul & 63))));
-                strata_fault_[3u] = e1393;
+                const uint e1395 = ((uint)e1387);
+                strata_fault_[2u] = e1395;
+                const uint e1397 = ((uint)((ulong)(e1387 >> (32ul & 63))));
+                strata_fault_[3u] = e1397;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const uint e50 = (uint)get_global_id(0);
@@ -2123,20 +2131,19 @@ __kernel void matmul_tiled(
         const float v34 = strata_loaded0_;
         const float v35 = acc;
         acc = (v35 + (v33 * v34));
-        const uint e1437 = (e55 + 11u);
-        const ulong e1438 = ((ulong)e1437);
-        if (e1438 < 256ul) {
+        const uint e1441 = (e55 + 11u);
+        const ulong e1442 = ((ulong)e1441);
+        if (e1442 < 256ul) {
             const uint v288 = strata_phase_;
-            const uint v289 = atomic_or(&strata_a_tile_writer_[e1437], (uint)0);
-            const uint v290 = atomic_or(&strata_a_tile_writer_site_[e1437], (uint)0);
+            const uint v289 = atomic_or(&strata_a_tile_writer_[e1441], (uint)0);
             if ((v289 & 2147483648u) == 0u) {
                 const uint v291 = atomic_add(&strata_fault_[0u], 1u);
                 if (v291 == 0u) {
                     strata_fault_[1u] = 87u;
-                    const uint e1446 = ((uint)e1438);
-                    strata_fault_[2u] = e1446;
-                    const uint e1448 = ((uint)((ulong)(e1438 >> (32ul & 63))));
-                    strata_fault_[3u] = e1448;
+                    const uint e1450 = ((uint)e1442);
+                    strata_fault_[2u] = e1450;
+                    const uint e1452 = ((uint)((ulong)(e1442 >> (32ul & 63))));
+                    strata_fault_[3u] = e1452;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const uint e50 = (uint)get_global_id(0);
@@ -2147,21 +2154,22 @@ __kernel void matmul_tiled(
                     strata_fault_[8u] = e54;
                 }
             } else {
-                const uint e1449 = (v289 & 65535u);
+                const uint e1453 = (v289 & 65535u);
                 const uint e64 = (e2 + 1u);
-                const uint e1455 = ((((uint)((uint)(v288 & 32767u) << (16u & 31))) | e64) | 2147483648u);
-                const uint e1456 = (e1455 & 65535u);
-                if (((e1449 != 0u) && (e1449 != e1456)) && (((v289 ^ e1455) & 2147418112u) == 0u)) {
+                const uint e1459 = ((((uint)((uint)(v288 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const uint e1460 = (e1459 & 65535u);
+                if (((e1453 != 0u) && (e1453 != e1460)) && (((v289 ^ e1459) & 2147418112u) == 0u)) {
+                    const uint v290 = atomic_or(&strata_a_tile_writer_site_[e1441], (uint)0);
                     const uint v292 = atomic_add(&strata_fault_[0u], 1u);
                     if (v292 == 0u) {
                         strata_fault_[1u] = 88u;
-                        const uint e1446 = ((uint)e1438);
-                        strata_fault_[2u] = e1446;
-                        const uint e1448 = ((uint)((ulong)(e1438 >> (32ul & 63))));
-                        strata_fault_[3u] = e1448;
-                        const ulong e1470 = (((ulong)v289) | ((ulong)((ulong)((ulong)v290) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e1470);
-                        strata_fault_[5u] = ((uint)((ulong)(e1470 >> (32ul & 63))));
+                        const uint e1450 = ((uint)e1442);
+                        strata_fault_[2u] = e1450;
+                        const uint e1452 = ((uint)((ulong)(e1442 >> (32ul & 63))));
+                        strata_fault_[3u] = e1452;
+                        const ulong e1474 = (((ulong)v289) | ((ulong)((ulong)((ulong)v290) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e1474);
+                        strata_fault_[5u] = ((uint)((ulong)(e1474 >> (32ul & 63))));
                         const uint e50 = (uint)get_global_id(0);
                         strata_fault_[6u] = e50;
                         const uint e52 = (uint)get_global_id(1);
@@ -2170,25 +2178,25 @@ __kernel void matmul_tiled(
                         strata_fault_[8u] = e54;
                     }
                 } else {
-                    const uint v293 = atomic_or(&strata_a_tile_reader_[e1437], (uint)0);
-                    const uint e1475 = (v293 & 65535u);
-                    if (((e1475 != 0u) && (e1475 != e1456)) && (((v293 ^ e1455) & 2147418112u) == 0u)) {
+                    const uint v293 = atomic_or(&strata_a_tile_reader_[e1441], (uint)0);
+                    const uint e1479 = (v293 & 65535u);
+                    if (((e1479 != 0u) && (e1479 != e1460)) && (((v293 ^ e1459) & 2147418112u) == 0u)) {
                     } else {
-                        (void)atomic_xchg(&strata_a_tile_reader_[e1437], e1455);
-                        (void)atomic_xchg(&strata_a_tile_reader_site_[e1437], 88u);
+                        (void)atomic_xchg(&strata_a_tile_reader_[e1441], e1459);
+                        (void)atomic_xchg(&strata_a_tile_reader_site_[e1441], 88u);
                     }
                 }
             }
-            const float v105 = a_tile[e1437];
+            const float v105 = a_tile[e1441];
             strata_loaded0_ = v105;
         } else {
             const uint v104 = atomic_add(&strata_fault_[0u], 1u);
             if (v104 == 0u) {
                 strata_fault_[1u] = 28u;
-                const uint e1446 = ((uint)e1438);
-                strata_fault_[2u] = e1446;
-                const uint e1448 = ((uint)((ulong)(e1438 >> (32ul & 63))));
-                strata_fault_[3u] = e1448;
+                const uint e1450 = ((uint)e1442);
+                strata_fault_[2u] = e1450;
+                const uint e1452 = ((uint)((ulong)(e1442 >> (32ul & 63))));
+                strata_fault_[3u] = e1452;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const uint e50 = (uint)get_global_id(0);
@@ -2200,20 +2208,19 @@ __kernel void matmul_tiled(
             }
         }
         const float v36 = strata_loaded0_;
-        const uint e1488 = (176u + e25);
-        const ulong e1489 = ((ulong)e1488);
-        if (e1489 < 256ul) {
+        const uint e1492 = (176u + e25);
+        const ulong e1493 = ((ulong)e1492);
+        if (e1493 < 256ul) {
             const uint v294 = strata_phase_;
-            const uint v295 = atomic_or(&strata_b_tile_writer_[e1488], (uint)0);
-            const uint v296 = atomic_or(&strata_b_tile_writer_site_[e1488], (uint)0);
+            const uint v295 = atomic_or(&strata_b_tile_writer_[e1492], (uint)0);
             if ((v295 & 2147483648u) == 0u) {
                 const uint v297 = atomic_add(&strata_fault_[0u], 1u);
                 if (v297 == 0u) {
                     strata_fault_[1u] = 89u;
-                    const uint e1497 = ((uint)e1489);
-                    strata_fault_[2u] = e1497;
-                    const uint e1499 = ((uint)((ulong)(e1489 >> (32ul & 63))));
-                    strata_fault_[3u] = e1499;
+                    const uint e1501 = ((uint)e1493);
+                    strata_fault_[2u] = e1501;
+                    const uint e1503 = ((uint)((ulong)(e1493 >> (32ul & 63))));
+                    strata_fault_[3u] = e1503;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const uint e50 = (uint)get_global_id(0);
@@ -2224,21 +2231,22 @@ __kernel void matmul_tiled(
                     strata_fault_[8u] = e54;
                 }
             } else {
-                const uint e1500 = (v295 & 65535u);
+                const uint e1504 = (v295 & 65535u);
                 const uint e64 = (e2 + 1u);
-                const uint e1506 = ((((uint)((uint)(v294 & 32767u) << (16u & 31))) | e64) | 2147483648u);
-                const uint e1507 = (e1506 & 65535u);
-                if (((e1500 != 0u) && (e1500 != e1507)) && (((v295 ^ e1506) & 2147418112u) == 0u)) {
+                const uint e1510 = ((((uint)((uint)(v294 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const uint e1511 = (e1510 & 65535u);
+                if (((e1504 != 0u) && (e1504 != e1511)) && (((v295 ^ e1510) & 2147418112u) == 0u)) {
+                    const uint v296 = atomic_or(&strata_b_tile_writer_site_[e1492], (uint)0);
                     const uint v298 = atomic_add(&strata_fault_[0u], 1u);
                     if (v298 == 0u) {
                         strata_fault_[1u] = 90u;
-                        const uint e1497 = ((uint)e1489);
-                        strata_fault_[2u] = e1497;
-                        const uint e1499 = ((uint)((ulong)(e1489 >> (32ul & 63))));
-                        strata_fault_[3u] = e1499;
-                        const ulong e1521 = (((ulong)v295) | ((ulong)((ulong)((ulong)v296) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e1521);
-                        strata_fault_[5u] = ((uint)((ulong)(e1521 >> (32ul & 63))));
+                        const uint e1501 = ((uint)e1493);
+                        strata_fault_[2u] = e1501;
+                        const uint e1503 = ((uint)((ulong)(e1493 >> (32ul & 63))));
+                        strata_fault_[3u] = e1503;
+                        const ulong e1525 = (((ulong)v295) | ((ulong)((ulong)((ulong)v296) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e1525);
+                        strata_fault_[5u] = ((uint)((ulong)(e1525 >> (32ul & 63))));
                         const uint e50 = (uint)get_global_id(0);
                         strata_fault_[6u] = e50;
                         const uint e52 = (uint)get_global_id(1);
@@ -2247,25 +2255,25 @@ __kernel void matmul_tiled(
                         strata_fault_[8u] = e54;
                     }
                 } else {
-                    const uint v299 = atomic_or(&strata_b_tile_reader_[e1488], (uint)0);
-                    const uint e1526 = (v299 & 65535u);
-                    if (((e1526 != 0u) && (e1526 != e1507)) && (((v299 ^ e1506) & 2147418112u) == 0u)) {
+                    const uint v299 = atomic_or(&strata_b_tile_reader_[e1492], (uint)0);
+                    const uint e1530 = (v299 & 65535u);
+                    if (((e1530 != 0u) && (e1530 != e1511)) && (((v299 ^ e1510) & 2147418112u) == 0u)) {
                     } else {
-                        (void)atomic_xchg(&strata_b_tile_reader_[e1488], e1506);
-                        (void)atomic_xchg(&strata_b_tile_reader_site_[e1488], 90u);
+                        (void)atomic_xchg(&strata_b_tile_reader_[e1492], e1510);
+                        (void)atomic_xchg(&strata_b_tile_reader_site_[e1492], 90u);
                     }
                 }
             }
-            const float v107 = b_tile[e1488];
+            const float v107 = b_tile[e1492];
             strata_loaded0_ = v107;
         } else {
             const uint v106 = atomic_add(&strata_fault_[0u], 1u);
             if (v106 == 0u) {
                 strata_fault_[1u] = 29u;
-                const uint e1497 = ((uint)e1489);
-                strata_fault_[2u] = e1497;
-                const uint e1499 = ((uint)((ulong)(e1489 >> (32ul & 63))));
-                strata_fault_[3u] = e1499;
+                const uint e1501 = ((uint)e1493);
+                strata_fault_[2u] = e1501;
+                const uint e1503 = ((uint)((ulong)(e1493 >> (32ul & 63))));
+                strata_fault_[3u] = e1503;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const uint e50 = (uint)get_global_id(0);
@@ -2279,20 +2287,19 @@ __kernel void matmul_tiled(
         const float v37 = strata_loaded0_;
         const float v38 = acc;
         acc = (v38 + (v36 * v37));
-        const uint e1543 = (e55 + 12u);
-        const ulong e1544 = ((ulong)e1543);
-        if (e1544 < 256ul) {
+        const uint e1547 = (e55 + 12u);
+        const ulong e1548 = ((ulong)e1547);
+        if (e1548 < 256ul) {
             const uint v300 = strata_phase_;
-            const uint v301 = atomic_or(&strata_a_tile_writer_[e1543], (uint)0);
-            const uint v302 = atomic_or(&strata_a_tile_writer_site_[e1543], (uint)0);
+            const uint v301 = atomic_or(&strata_a_tile_writer_[e1547], (uint)0);
             if ((v301 & 2147483648u) == 0u) {
                 const uint v303 = atomic_add(&strata_fault_[0u], 1u);
                 if (v303 == 0u) {
                     strata_fault_[1u] = 91u;
-                    const uint e1552 = ((uint)e1544);
-                    strata_fault_[2u] = e1552;
-                    const uint e1554 = ((uint)((ulong)(e1544 >> (32ul & 63))));
-                    strata_fault_[3u] = e1554;
+                    const uint e1556 = ((uint)e1548);
+                    strata_fault_[2u] = e1556;
+                    const uint e1558 = ((uint)((ulong)(e1548 >> (32ul & 63))));
+                    strata_fault_[3u] = e1558;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const uint e50 = (uint)get_global_id(0);
@@ -2303,21 +2310,22 @@ __kernel void matmul_tiled(
                     strata_fault_[8u] = e54;
                 }
             } else {
-                const uint e1555 = (v301 & 65535u);
+                const uint e1559 = (v301 & 65535u);
                 const uint e64 = (e2 + 1u);
-                const uint e1561 = ((((uint)((uint)(v300 & 32767u) << (16u & 31))) | e64) | 2147483648u);
-                const uint e1562 = (e1561 & 65535u);
-                if (((e1555 != 0u) && (e1555 != e1562)) && (((v301 ^ e1561) & 2147418112u) == 0u)) {
+                const uint e1565 = ((((uint)((uint)(v300 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const uint e1566 = (e1565 & 65535u);
+                if (((e1559 != 0u) && (e1559 != e1566)) && (((v301 ^ e1565) & 2147418112u) == 0u)) {
+                    const uint v302 = atomic_or(&strata_a_tile_writer_site_[e1547], (uint)0);
                     const uint v304 = atomic_add(&strata_fault_[0u], 1u);
                     if (v304 == 0u) {
                         strata_fault_[1u] = 92u;
-                        const uint e1552 = ((uint)e1544);
-                        strata_fault_[2u] = e1552;
-                        const uint e1554 = ((uint)((ulong)(e1544 >> (32ul & 63))));
-                        strata_fault_[3u] = e1554;
-                        const ulong e1576 = (((ulong)v301) | ((ulong)((ulong)((ulong)v302) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e1576);
-                        strata_fault_[5u] = ((uint)((ulong)(e1576 >> (32ul & 63))));
+                        const uint e1556 = ((uint)e1548);
+                        strata_fault_[2u] = e1556;
+                        const uint e1558 = ((uint)((ulong)(e1548 >> (32ul & 63))));
+                        strata_fault_[3u] = e1558;
+                        const ulong e1580 = (((ulong)v301) | ((ulong)((ulong)((ulong)v302) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e1580);
+                        strata_fault_[5u] = ((uint)((ulong)(e1580 >> (32ul & 63))));
                         const uint e50 = (uint)get_global_id(0);
                         strata_fault_[6u] = e50;
                         const uint e52 = (uint)get_global_id(1);
@@ -2326,25 +2334,25 @@ __kernel void matmul_tiled(
                         strata_fault_[8u] = e54;
                     }
                 } else {
-                    const uint v305 = atomic_or(&strata_a_tile_reader_[e1543], (uint)0);
-                    const uint e1581 = (v305 & 65535u);
-                    if (((e1581 != 0u) && (e1581 != e1562)) && (((v305 ^ e1561) & 2147418112u) == 0u)) {
+                    const uint v305 = atomic_or(&strata_a_tile_reader_[e1547], (uint)0);
+                    const uint e1585 = (v305 & 65535u);
+                    if (((e1585 != 0u) && (e1585 != e1566)) && (((v305 ^ e1565) & 2147418112u) == 0u)) {
                     } else {
-                        (void)atomic_xchg(&strata_a_tile_reader_[e1543], e1561);
-                        (void)atomic_xchg(&strata_a_tile_reader_site_[e1543], 92u);
+                        (void)atomic_xchg(&strata_a_tile_reader_[e1547], e1565);
+                        (void)atomic_xchg(&strata_a_tile_reader_site_[e1547], 92u);
                     }
                 }
             }
-            const float v109 = a_tile[e1543];
+            const float v109 = a_tile[e1547];
             strata_loaded0_ = v109;
         } else {
             const uint v108 = atomic_add(&strata_fault_[0u], 1u);
             if (v108 == 0u) {
                 strata_fault_[1u] = 30u;
-                const uint e1552 = ((uint)e1544);
-                strata_fault_[2u] = e1552;
-                const uint e1554 = ((uint)((ulong)(e1544 >> (32ul & 63))));
-                strata_fault_[3u] = e1554;
+                const uint e1556 = ((uint)e1548);
+                strata_fault_[2u] = e1556;
+                const uint e1558 = ((uint)((ulong)(e1548 >> (32ul & 63))));
+                strata_fault_[3u] = e1558;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const uint e50 = (uint)get_global_id(0);
@@ -2356,20 +2364,19 @@ __kernel void matmul_tiled(
             }
         }
         const float v39 = strata_loaded0_;
-        const uint e1594 = (192u + e25);
-        const ulong e1595 = ((ulong)e1594);
-        if (e1595 < 256ul) {
+        const uint e1598 = (192u + e25);
+        const ulong e1599 = ((ulong)e1598);
+        if (e1599 < 256ul) {
             const uint v306 = strata_phase_;
-            const uint v307 = atomic_or(&strata_b_tile_writer_[e1594], (uint)0);
-            const uint v308 = atomic_or(&strata_b_tile_writer_site_[e1594], (uint)0);
+            const uint v307 = atomic_or(&strata_b_tile_writer_[e1598], (uint)0);
             if ((v307 & 2147483648u) == 0u) {
                 const uint v309 = atomic_add(&strata_fault_[0u], 1u);
                 if (v309 == 0u) {
                     strata_fault_[1u] = 93u;
-                    const uint e1603 = ((uint)e1595);
-                    strata_fault_[2u] = e1603;
-                    const uint e1605 = ((uint)((ulong)(e1595 >> (32ul & 63))));
-                    strata_fault_[3u] = e1605;
+                    const uint e1607 = ((uint)e1599);
+                    strata_fault_[2u] = e1607;
+                    const uint e1609 = ((uint)((ulong)(e1599 >> (32ul & 63))));
+                    strata_fault_[3u] = e1609;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const uint e50 = (uint)get_global_id(0);
@@ -2380,21 +2387,22 @@ __kernel void matmul_tiled(
                     strata_fault_[8u] = e54;
                 }
             } else {
-                const uint e1606 = (v307 & 65535u);
+                const uint e1610 = (v307 & 65535u);
                 const uint e64 = (e2 + 1u);
-                const uint e1612 = ((((uint)((uint)(v306 & 32767u) << (16u & 31))) | e64) | 2147483648u);
-                const uint e1613 = (e1612 & 65535u);
-                if (((e1606 != 0u) && (e1606 != e1613)) && (((v307 ^ e1612) & 2147418112u) == 0u)) {
+                const uint e1616 = ((((uint)((uint)(v306 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const uint e1617 = (e1616 & 65535u);
+                if (((e1610 != 0u) && (e1610 != e1617)) && (((v307 ^ e1616) & 2147418112u) == 0u)) {
+                    const uint v308 = atomic_or(&strata_b_tile_writer_site_[e1598], (uint)0);
                     const uint v310 = atomic_add(&strata_fault_[0u], 1u);
                     if (v310 == 0u) {
                         strata_fault_[1u] = 94u;
-                        const uint e1603 = ((uint)e1595);
-                        strata_fault_[2u] = e1603;
-                        const uint e1605 = ((uint)((ulong)(e1595 >> (32ul & 63))));
-                        strata_fault_[3u] = e1605;
-                        const ulong e1627 = (((ulong)v307) | ((ulong)((ulong)((ulong)v308) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e1627);
-                        strata_fault_[5u] = ((uint)((ulong)(e1627 >> (32ul & 63))));
+                        const uint e1607 = ((uint)e1599);
+                        strata_fault_[2u] = e1607;
+                        const uint e1609 = ((uint)((ulong)(e1599 >> (32ul & 63))));
+                        strata_fault_[3u] = e1609;
+                        const ulong e1631 = (((ulong)v307) | ((ulong)((ulong)((ulong)v308) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e1631);
+                        strata_fault_[5u] = ((uint)((ulong)(e1631 >> (32ul & 63))));
                         const uint e50 = (uint)get_global_id(0);
                         strata_fault_[6u] = e50;
                         const uint e52 = (uint)get_global_id(1);
@@ -2403,25 +2411,25 @@ __kernel void matmul_tiled(
                         strata_fault_[8u] = e54;
                     }
                 } else {
-                    const uint v311 = atomic_or(&strata_b_tile_reader_[e1594], (uint)0);
-                    const uint e1632 = (v311 & 65535u);
-                    if (((e1632 != 0u) && (e1632 != e1613)) && (((v311 ^ e1612) & 2147418112u) == 0u)) {
+                    const uint v311 = atomic_or(&strata_b_tile_reader_[e1598], (uint)0);
+                    const uint e1636 = (v311 & 65535u);
+                    if (((e1636 != 0u) && (e1636 != e1617)) && (((v311 ^ e1616) & 2147418112u) == 0u)) {
                     } else {
-                        (void)atomic_xchg(&strata_b_tile_reader_[e1594], e1612);
-                        (void)atomic_xchg(&strata_b_tile_reader_site_[e1594], 94u);
+                        (void)atomic_xchg(&strata_b_tile_reader_[e1598], e1616);
+                        (void)atomic_xchg(&strata_b_tile_reader_site_[e1598], 94u);
                     }
                 }
             }
-            const float v111 = b_tile[e1594];
+            const float v111 = b_tile[e1598];
             strata_loaded0_ = v111;
         } else {
             const uint v110 = atomic_add(&strata_fault_[0u], 1u);
             if (v110 == 0u) {
                 strata_fault_[1u] = 31u;
-                const uint e1603 = ((uint)e1595);
-                strata_fault_[2u] = e1603;
-                const uint e1605 = ((uint)((ulong)(e1595 >> (32ul & 63))));
-                strata_fault_[3u] = e1605;
+                const uint e1607 = ((uint)e1599);
+                strata_fault_[2u] = e1607;
+                const uint e1609 = ((uint)((ulong)(e1599 >> (32ul & 63))));
+                strata_fault_[3u] = e1609;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const uint e50 = (uint)get_global_id(0);
@@ -2435,20 +2443,19 @@ __kernel void matmul_tiled(
         const float v40 = strata_loaded0_;
         const float v41 = acc;
         acc = (v41 + (v39 * v40));
-        const uint e1649 = (e55 + 13u);
-        const ulong e1650 = ((ulong)e1649);
-        if (e1650 < 256ul) {
+        const uint e1653 = (e55 + 13u);
+        const ulong e1654 = ((ulong)e1653);
+        if (e1654 < 256ul) {
             const uint v312 = strata_phase_;
-            const uint v313 = atomic_or(&strata_a_tile_writer_[e1649], (uint)0);
-            const uint v314 = atomic_or(&strata_a_tile_writer_site_[e1649], (uint)0);
+            const uint v313 = atomic_or(&strata_a_tile_writer_[e1653], (uint)0);
             if ((v313 & 2147483648u) == 0u) {
                 const uint v315 = atomic_add(&strata_fault_[0u], 1u);
                 if (v315 == 0u) {
                     strata_fault_[1u] = 95u;
-                    const uint e1658 = ((uint)e1650);
-                    strata_fault_[2u] = e1658;
-                    const uint e1660 = ((uint)((ulong)(e1650 >> (32ul & 63))));
-                    strata_fault_[3u] = e1660;
+                    const uint e1662 = ((uint)e1654);
+                    strata_fault_[2u] = e1662;
+                    const uint e1664 = ((uint)((ulong)(e1654 >> (32ul & 63))));
+                    strata_fault_[3u] = e1664;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const uint e50 = (uint)get_global_id(0);
@@ -2459,21 +2466,22 @@ __kernel void matmul_tiled(
                     strata_fault_[8u] = e54;
                 }
             } else {
-                const uint e1661 = (v313 & 65535u);
+                const uint e1665 = (v313 & 65535u);
                 const uint e64 = (e2 + 1u);
-                const uint e1667 = ((((uint)((uint)(v312 & 32767u) << (16u & 31))) | e64) | 2147483648u);
-                const uint e1668 = (e1667 & 65535u);
-                if (((e1661 != 0u) && (e1661 != e1668)) && (((v313 ^ e1667) & 2147418112u) == 0u)) {
+                const uint e1671 = ((((uint)((uint)(v312 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const uint e1672 = (e1671 & 65535u);
+                if (((e1665 != 0u) && (e1665 != e1672)) && (((v313 ^ e1671) & 2147418112u) == 0u)) {
+                    const uint v314 = atomic_or(&strata_a_tile_writer_site_[e1653], (uint)0);
                     const uint v316 = atomic_add(&strata_fault_[0u], 1u);
                     if (v316 == 0u) {
                         strata_fault_[1u] = 96u;
-                        const uint e1658 = ((uint)e1650);
-                        strata_fault_[2u] = e1658;
-                        const uint e1660 = ((uint)((ulong)(e1650 >> (32ul & 63))));
-                        strata_fault_[3u] = e1660;
-                        const ulong e1681 = (((ulong)v313) | ((ulong)((ulong)((ulong)v314) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e1681);
-                        strata_fault_[5u] = ((uint)((ulong)(e1681 >> (32ul & 63))));
+                        const uint e1662 = ((uint)e1654);
+                        strata_fault_[2u] = e1662;
+                        const uint e1664 = ((uint)((ulong)(e1654 >> (32ul & 63))));
+                        strata_fault_[3u] = e1664;
+                        const ulong e1685 = (((ulong)v313) | ((ulong)((ulong)((ulong)v314) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e1685);
+                        strata_fault_[5u] = ((uint)((ulong)(e1685 >> (32ul & 63))));
                         const uint e50 = (uint)get_global_id(0);
                         strata_fault_[6u] = e50;
                         const uint e52 = (uint)get_global_id(1);
@@ -2482,25 +2490,25 @@ __kernel void matmul_tiled(
                         strata_fault_[8u] = e54;
                     }
                 } else {
-                    const uint v317 = atomic_or(&strata_a_tile_reader_[e1649], (uint)0);
-                    const uint e1686 = (v317 & 65535u);
-                    if (((e1686 != 0u) && (e1686 != e1668)) && (((v317 ^ e1667) & 2147418112u) == 0u)) {
+                    const uint v317 = atomic_or(&strata_a_tile_reader_[e1653], (uint)0);
+                    const uint e1690 = (v317 & 65535u);
+                    if (((e1690 != 0u) && (e1690 != e1672)) && (((v317 ^ e1671) & 2147418112u) == 0u)) {
                     } else {
-                        (void)atomic_xchg(&strata_a_tile_reader_[e1649], e1667);
-                        (void)atomic_xchg(&strata_a_tile_reader_site_[e1649], 96u);
+                        (void)atomic_xchg(&strata_a_tile_reader_[e1653], e1671);
+                        (void)atomic_xchg(&strata_a_tile_reader_site_[e1653], 96u);
                     }
                 }
             }
-            const float v113 = a_tile[e1649];
+            const float v113 = a_tile[e1653];
             strata_loaded0_ = v113;
         } else {
             const uint v112 = atomic_add(&strata_fault_[0u], 1u);
             if (v112 == 0u) {
                 strata_fault_[1u] = 32u;
-                const uint e1658 = ((uint)e1650);
-                strata_fault_[2u] = e1658;
-                const uint e1660 = ((uint)((ulong)(e1650 >> (32ul & 63))));
-                strata_fault_[3u] = e1660;
+                const uint e1662 = ((uint)e1654);
+                strata_fault_[2u] = e1662;
+                const uint e1664 = ((uint)((ulong)(e1654 >> (32ul & 63))));
+                strata_fault_[3u] = e1664;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const uint e50 = (uint)get_global_id(0);
@@ -2512,20 +2520,19 @@ __kernel void matmul_tiled(
             }
         }
         const float v42 = strata_loaded0_;
-        const uint e1698 = (208u + e25);
-        const ulong e1699 = ((ulong)e1698);
-        if (e1699 < 256ul) {
+        const uint e1702 = (208u + e25);
+        const ulong e1703 = ((ulong)e1702);
+        if (e1703 < 256ul) {
             const uint v318 = strata_phase_;
-            const uint v319 = atomic_or(&strata_b_tile_writer_[e1698], (uint)0);
-            const uint v320 = atomic_or(&strata_b_tile_writer_site_[e1698], (uint)0);
+            const uint v319 = atomic_or(&strata_b_tile_writer_[e1702], (uint)0);
             if ((v319 & 2147483648u) == 0u) {
                 const uint v321 = atomic_add(&strata_fault_[0u], 1u);
                 if (v321 == 0u) {
                     strata_fault_[1u] = 97u;
-                    const uint e1707 = ((uint)e1699);
-                    strata_fault_[2u] = e1707;
-                    const uint e1709 = ((uint)((ulong)(e1699 >> (32ul & 63))));
-                    strata_fault_[3u] = e1709;
+                    const uint e1711 = ((uint)e1703);
+                    strata_fault_[2u] = e1711;
+                    const uint e1713 = ((uint)((ulong)(e1703 >> (32ul & 63))));
+                    strata_fault_[3u] = e1713;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const uint e50 = (uint)get_global_id(0);
@@ -2536,21 +2543,22 @@ __kernel void matmul_tiled(
                     strata_fault_[8u] = e54;
                 }
             } else {
-                const uint e1710 = (v319 & 65535u);
+                const uint e1714 = (v319 & 65535u);
                 const uint e64 = (e2 + 1u);
-                const uint e1716 = ((((uint)((uint)(v318 & 32767u) << (16u & 31))) | e64) | 2147483648u);
-                const uint e1717 = (e1716 & 65535u);
-                if (((e1710 != 0u) && (e1710 != e1717)) && (((v319 ^ e1716) & 2147418112u) == 0u)) {
+                const uint e1720 = ((((uint)((uint)(v318 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const uint e1721 = (e1720 & 65535u);
+                if (((e1714 != 0u) && (e1714 != e1721)) && (((v319 ^ e1720) & 2147418112u) == 0u)) {
+                    const uint v320 = atomic_or(&strata_b_tile_writer_site_[e1702], (uint)0);
                     const uint v322 = atomic_add(&strata_fault_[0u], 1u);
                     if (v322 == 0u) {
                         strata_fault_[1u] = 98u;
-                        const uint e1707 = ((uint)e1699);
-                        strata_fault_[2u] = e1707;
-                        const uint e1709 = ((uint)((ulong)(e1699 >> (32ul & 63))));
-                        strata_fault_[3u] = e1709;
-                        const ulong e1731 = (((ulong)v319) | ((ulong)((ulong)((ulong)v320) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e1731);
-                        strata_fault_[5u] = ((uint)((ulong)(e1731 >> (32ul & 63))));
+                        const uint e1711 = ((uint)e1703);
+                        strata_fault_[2u] = e1711;
+                        const uint e1713 = ((uint)((ulong)(e1703 >> (32ul & 63))));
+                        strata_fault_[3u] = e1713;
+                        const ulong e1735 = (((ulong)v319) | ((ulong)((ulong)((ulong)v320) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e1735);
+                        strata_fault_[5u] = ((uint)((ulong)(e1735 >> (32ul & 63))));
                         const uint e50 = (uint)get_global_id(0);
                         strata_fault_[6u] = e50;
                         const uint e52 = (uint)get_global_id(1);
@@ -2559,25 +2567,25 @@ __kernel void matmul_tiled(
                         strata_fault_[8u] = e54;
                     }
                 } else {
-                    const uint v323 = atomic_or(&strata_b_tile_reader_[e1698], (uint)0);
-                    const uint e1736 = (v323 & 65535u);
-                    if (((e1736 != 0u) && (e1736 != e1717)) && (((v323 ^ e1716) & 2147418112u) == 0u)) {
+                    const uint v323 = atomic_or(&strata_b_tile_reader_[e1702], (uint)0);
+                    const uint e1740 = (v323 & 65535u);
+                    if (((e1740 != 0u) && (e1740 != e1721)) && (((v323 ^ e1720) & 2147418112u) == 0u)) {
                     } else {
-                        (void)atomic_xchg(&strata_b_tile_reader_[e1698], e1716);
-                        (void)atomic_xchg(&strata_b_tile_reader_site_[e1698], 98u);
+                        (void)atomic_xchg(&strata_b_tile_reader_[e1702], e1720);
+                        (void)atomic_xchg(&strata_b_tile_reader_site_[e1702], 98u);
                     }
                 }
             }
-            const float v115 = b_tile[e1698];
+            const float v115 = b_tile[e1702];
             strata_loaded0_ = v115;
         } else {
             const uint v114 = atomic_add(&strata_fault_[0u], 1u);
             if (v114 == 0u) {
                 strata_fault_[1u] = 33u;
-                const uint e1707 = ((uint)e1699);
-                strata_fault_[2u] = e1707;
-                const uint e1709 = ((uint)((ulong)(e1699 >> (32ul & 63))));
-                strata_fault_[3u] = e1709;
+                const uint e1711 = ((uint)e1703);
+                strata_fault_[2u] = e1711;
+                const uint e1713 = ((uint)((ulong)(e1703 >> (32ul & 63))));
+                strata_fault_[3u] = e1713;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const uint e50 = (uint)get_global_id(0);
@@ -2591,20 +2599,19 @@ __kernel void matmul_tiled(
         const float v43 = strata_loaded0_;
         const float v44 = acc;
         acc = (v44 + (v42 * v43));
-        const uint e1753 = (e55 + 14u);
-        const ulong e1754 = ((ulong)e1753);
-        if (e1754 < 256ul) {
+        const uint e1757 = (e55 + 14u);
+        const ulong e1758 = ((ulong)e1757);
+        if (e1758 < 256ul) {
             const uint v324 = strata_phase_;
-            const uint v325 = atomic_or(&strata_a_tile_writer_[e1753], (uint)0);
-            const uint v326 = atomic_or(&strata_a_tile_writer_site_[e1753], (uint)0);
+            const uint v325 = atomic_or(&strata_a_tile_writer_[e1757], (uint)0);
             if ((v325 & 2147483648u) == 0u) {
                 const uint v327 = atomic_add(&strata_fault_[0u], 1u);
                 if (v327 == 0u) {
                     strata_fault_[1u] = 99u;
-                    const uint e1762 = ((uint)e1754);
-                    strata_fault_[2u] = e1762;
-                    const uint e1764 = ((uint)((ulong)(e1754 >> (32ul & 63))));
-                    strata_fault_[3u] = e1764;
+                    const uint e1766 = ((uint)e1758);
+                    strata_fault_[2u] = e1766;
+                    const uint e1768 = ((uint)((ulong)(e1758 >> (32ul & 63))));
+                    strata_fault_[3u] = e1768;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const uint e50 = (uint)get_global_id(0);
@@ -2615,21 +2622,22 @@ __kernel void matmul_tiled(
                     strata_fault_[8u] = e54;
                 }
             } else {
-                const uint e1765 = (v325 & 65535u);
+                const uint e1769 = (v325 & 65535u);
                 const uint e64 = (e2 + 1u);
-                const uint e1771 = ((((uint)((uint)(v324 & 32767u) << (16u & 31))) | e64) | 2147483648u);
-                const uint e1772 = (e1771 & 65535u);
-                if (((e1765 != 0u) && (e1765 != e1772)) && (((v325 ^ e1771) & 2147418112u) == 0u)) {
+                const uint e1775 = ((((uint)((uint)(v324 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const uint e1776 = (e1775 & 65535u);
+                if (((e1769 != 0u) && (e1769 != e1776)) && (((v325 ^ e1775) & 2147418112u) == 0u)) {
+                    const uint v326 = atomic_or(&strata_a_tile_writer_site_[e1757], (uint)0);
                     const uint v328 = atomic_add(&strata_fault_[0u], 1u);
                     if (v328 == 0u) {
                         strata_fault_[1u] = 100u;
-                        const uint e1762 = ((uint)e1754);
-                        strata_fault_[2u] = e1762;
-                        const uint e1764 = ((uint)((ulong)(e1754 >> (32ul & 63))));
-                        strata_fault_[3u] = e1764;
-                        const ulong e1786 = (((ulong)v325) | ((ulong)((ulong)((ulong)v326) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e1786);
-                        strata_fault_[5u] = ((uint)((ulong)(e1786 >> (32ul & 63))));
+                        const uint e1766 = ((uint)e1758);
+                        strata_fault_[2u] = e1766;
+                        const uint e1768 = ((uint)((ulong)(e1758 >> (32ul & 63))));
+                        strata_fault_[3u] = e1768;
+                        const ulong e1790 = (((ulong)v325) | ((ulong)((ulong)((ulong)v326) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e1790);
+                        strata_fault_[5u] = ((uint)((ulong)(e1790 >> (32ul & 63))));
                         const uint e50 = (uint)get_global_id(0);
                         strata_fault_[6u] = e50;
                         const uint e52 = (uint)get_global_id(1);
@@ -2638,25 +2646,25 @@ __kernel void matmul_tiled(
                         strata_fault_[8u] = e54;
                     }
                 } else {
-                    const uint v329 = atomic_or(&strata_a_tile_reader_[e1753], (uint)0);
-                    const uint e1791 = (v329 & 65535u);
-                    if (((e1791 != 0u) && (e1791 != e1772)) && (((v329 ^ e1771) & 2147418112u) == 0u)) {
+                    const uint v329 = atomic_or(&strata_a_tile_reader_[e1757], (uint)0);
+                    const uint e1795 = (v329 & 65535u);
+                    if (((e1795 != 0u) && (e1795 != e1776)) && (((v329 ^ e1775) & 2147418112u) == 0u)) {
                     } else {
-                        (void)atomic_xchg(&strata_a_tile_reader_[e1753], e1771);
-                        (void)atomic_xchg(&strata_a_tile_reader_site_[e1753], 100u);
+                        (void)atomic_xchg(&strata_a_tile_reader_[e1757], e1775);
+                        (void)atomic_xchg(&strata_a_tile_reader_site_[e1757], 100u);
                     }
                 }
             }
-            const float v117 = a_tile[e1753];
+            const float v117 = a_tile[e1757];
             strata_loaded0_ = v117;
         } else {
             const uint v116 = atomic_add(&strata_fault_[0u], 1u);
             if (v116 == 0u) {
                 strata_fault_[1u] = 34u;
-                const uint e1762 = ((uint)e1754);
-                strata_fault_[2u] = e1762;
-                const uint e1764 = ((uint)((ulong)(e1754 >> (32ul & 63))));
-                strata_fault_[3u] = e1764;
+                const uint e1766 = ((uint)e1758);
+                strata_fault_[2u] = e1766;
+                const uint e1768 = ((uint)((ulong)(e1758 >> (32ul & 63))));
+                strata_fault_[3u] = e1768;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const uint e50 = (uint)get_global_id(0);
@@ -2668,20 +2676,19 @@ __kernel void matmul_tiled(
             }
         }
         const float v45 = strata_loaded0_;
-        const uint e1804 = (224u + e25);
-        const ulong e1805 = ((ulong)e1804);
-        if (e1805 < 256ul) {
+        const uint e1808 = (224u + e25);
+        const ulong e1809 = ((ulong)e1808);
+        if (e1809 < 256ul) {
             const uint v330 = strata_phase_;
-            const uint v331 = atomic_or(&strata_b_tile_writer_[e1804], (uint)0);
-            const uint v332 = atomic_or(&strata_b_tile_writer_site_[e1804], (uint)0);
+            const uint v331 = atomic_or(&strata_b_tile_writer_[e1808], (uint)0);
             if ((v331 & 2147483648u) == 0u) {
                 const uint v333 = atomic_add(&strata_fault_[0u], 1u);
                 if (v333 == 0u) {
                     strata_fault_[1u] = 101u;
-                    const uint e1813 = ((uint)e1805);
-                    strata_fault_[2u] = e1813;
-                    const uint e1815 = ((uint)((ulong)(e1805 >> (32ul & 63))));
-                    strata_fault_[3u] = e1815;
+                    const uint e1817 = ((uint)e1809);
+                    strata_fault_[2u] = e1817;
+                    const uint e1819 = ((uint)((ulong)(e1809 >> (32ul & 63))));
+                    strata_fault_[3u] = e1819;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const uint e50 = (uint)get_global_id(0);
@@ -2692,21 +2699,22 @@ __kernel void matmul_tiled(
                     strata_fault_[8u] = e54;
                 }
             } else {
-                const uint e1816 = (v331 & 65535u);
+                const uint e1820 = (v331 & 65535u);
                 const uint e64 = (e2 + 1u);
-                const uint e1822 = ((((uint)((uint)(v330 & 32767u) << (16u & 31))) | e64) | 2147483648u);
-                const uint e1823 = (e1822 & 65535u);
-                if (((e1816 != 0u) && (e1816 != e1823)) && (((v331 ^ e1822) & 2147418112u) == 0u)) {
+                const uint e1826 = ((((uint)((uint)(v330 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const uint e1827 = (e1826 & 65535u);
+                if (((e1820 != 0u) && (e1820 != e1827)) && (((v331 ^ e1826) & 2147418112u) == 0u)) {
+                    const uint v332 = atomic_or(&strata_b_tile_writer_site_[e1808], (uint)0);
                     const uint v334 = atomic_add(&strata_fault_[0u], 1u);
                     if (v334 == 0u) {
                         strata_fault_[1u] = 102u;
-                        const uint e1813 = ((uint)e1805);
-                        strata_fault_[2u] = e1813;
-                        const uint e1815 = ((uint)((ulong)(e1805 >> (32ul & 63))));
-                        strata_fault_[3u] = e1815;
-                        const ulong e1837 = (((ulong)v331) | ((ulong)((ulong)((ulong)v332) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e1837);
-                        strata_fault_[5u] = ((uint)((ulong)(e1837 >> (32ul & 63))));
+                        const uint e1817 = ((uint)e1809);
+                        strata_fault_[2u] = e1817;
+                        const uint e1819 = ((uint)((ulong)(e1809 >> (32ul & 63))));
+                        strata_fault_[3u] = e1819;
+                        const ulong e1841 = (((ulong)v331) | ((ulong)((ulong)((ulong)v332) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e1841);
+                        strata_fault_[5u] = ((uint)((ulong)(e1841 >> (32ul & 63))));
                         const uint e50 = (uint)get_global_id(0);
                         strata_fault_[6u] = e50;
                         const uint e52 = (uint)get_global_id(1);
@@ -2715,25 +2723,25 @@ __kernel void matmul_tiled(
                         strata_fault_[8u] = e54;
                     }
                 } else {
-                    const uint v335 = atomic_or(&strata_b_tile_reader_[e1804], (uint)0);
-                    const uint e1842 = (v335 & 65535u);
-                    if (((e1842 != 0u) && (e1842 != e1823)) && (((v335 ^ e1822) & 2147418112u) == 0u)) {
+                    const uint v335 = atomic_or(&strata_b_tile_reader_[e1808], (uint)0);
+                    const uint e1846 = (v335 & 65535u);
+                    if (((e1846 != 0u) && (e1846 != e1827)) && (((v335 ^ e1826) & 2147418112u) == 0u)) {
                     } else {
-                        (void)atomic_xchg(&strata_b_tile_reader_[e1804], e1822);
-                        (void)atomic_xchg(&strata_b_tile_reader_site_[e1804], 102u);
+                        (void)atomic_xchg(&strata_b_tile_reader_[e1808], e1826);
+                        (void)atomic_xchg(&strata_b_tile_reader_site_[e1808], 102u);
                     }
                 }
             }
-            const float v119 = b_tile[e1804];
+            const float v119 = b_tile[e1808];
             strata_loaded0_ = v119;
         } else {
             const uint v118 = atomic_add(&strata_fault_[0u], 1u);
             if (v118 == 0u) {
                 strata_fault_[1u] = 35u;
-                const uint e1813 = ((uint)e1805);
-                strata_fault_[2u] = e1813;
-                const uint e1815 = ((uint)((ulong)(e1805 >> (32ul & 63))));
-                strata_fault_[3u] = e1815;
+                const uint e1817 = ((uint)e1809);
+                strata_fault_[2u] = e1817;
+                const uint e1819 = ((uint)((ulong)(e1809 >> (32ul & 63))));
+                strata_fault_[3u] = e1819;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const uint e50 = (uint)get_global_id(0);
@@ -2747,20 +2755,19 @@ __kernel void matmul_tiled(
         const float v46 = strata_loaded0_;
         const float v47 = acc;
         acc = (v47 + (v45 * v46));
-        const uint e1859 = (e55 + 15u);
-        const ulong e1860 = ((ulong)e1859);
-        if (e1860 < 256ul) {
+        const uint e1863 = (e55 + 15u);
+        const ulong e1864 = ((ulong)e1863);
+        if (e1864 < 256ul) {
             const uint v336 = strata_phase_;
-            const uint v337 = atomic_or(&strata_a_tile_writer_[e1859], (uint)0);
-            const uint v338 = atomic_or(&strata_a_tile_writer_site_[e1859], (uint)0);
+            const uint v337 = atomic_or(&strata_a_tile_writer_[e1863], (uint)0);
             if ((v337 & 2147483648u) == 0u) {
                 const uint v339 = atomic_add(&strata_fault_[0u], 1u);
                 if (v339 == 0u) {
                     strata_fault_[1u] = 103u;
-                    const uint e1868 = ((uint)e1860);
-                    strata_fault_[2u] = e1868;
-                    const uint e1870 = ((uint)((ulong)(e1860 >> (32ul & 63))));
-                    strata_fault_[3u] = e1870;
+                    const uint e1872 = ((uint)e1864);
+                    strata_fault_[2u] = e1872;
+                    const uint e1874 = ((uint)((ulong)(e1864 >> (32ul & 63))));
+                    strata_fault_[3u] = e1874;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const uint e50 = (uint)get_global_id(0);
@@ -2771,21 +2778,22 @@ __kernel void matmul_tiled(
                     strata_fault_[8u] = e54;
                 }
             } else {
-                const uint e1871 = (v337 & 65535u);
+                const uint e1875 = (v337 & 65535u);
                 const uint e64 = (e2 + 1u);
-                const uint e1877 = ((((uint)((uint)(v336 & 32767u) << (16u & 31))) | e64) | 2147483648u);
-                const uint e1878 = (e1877 & 65535u);
-                if (((e1871 != 0u) && (e1871 != e1878)) && (((v337 ^ e1877) & 2147418112u) == 0u)) {
+                const uint e1881 = ((((uint)((uint)(v336 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const uint e1882 = (e1881 & 65535u);
+                if (((e1875 != 0u) && (e1875 != e1882)) && (((v337 ^ e1881) & 2147418112u) == 0u)) {
+                    const uint v338 = atomic_or(&strata_a_tile_writer_site_[e1863], (uint)0);
                     const uint v340 = atomic_add(&strata_fault_[0u], 1u);
                     if (v340 == 0u) {
                         strata_fault_[1u] = 104u;
-                        const uint e1868 = ((uint)e1860);
-                        strata_fault_[2u] = e1868;
-                        const uint e1870 = ((uint)((ulong)(e1860 >> (32ul & 63))));
-                        strata_fault_[3u] = e1870;
-                        const ulong e1892 = (((ulong)v337) | ((ulong)((ulong)((ulong)v338) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e1892);
-                        strata_fault_[5u] = ((uint)((ulong)(e1892 >> (32ul & 63))));
+                        const uint e1872 = ((uint)e1864);
+                        strata_fault_[2u] = e1872;
+                        const uint e1874 = ((uint)((ulong)(e1864 >> (32ul & 63))));
+                        strata_fault_[3u] = e1874;
+                        const ulong e1896 = (((ulong)v337) | ((ulong)((ulong)((ulong)v338) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e1896);
+                        strata_fault_[5u] = ((uint)((ulong)(e1896 >> (32ul & 63))));
                         const uint e50 = (uint)get_global_id(0);
                         strata_fault_[6u] = e50;
                         const uint e52 = (uint)get_global_id(1);
@@ -2794,25 +2802,25 @@ __kernel void matmul_tiled(
                         strata_fault_[8u] = e54;
                     }
                 } else {
-                    const uint v341 = atomic_or(&strata_a_tile_reader_[e1859], (uint)0);
-                    const uint e1897 = (v341 & 65535u);
-                    if (((e1897 != 0u) && (e1897 != e1878)) && (((v341 ^ e1877) & 2147418112u) == 0u)) {
+                    const uint v341 = atomic_or(&strata_a_tile_reader_[e1863], (uint)0);
+                    const uint e1901 = (v341 & 65535u);
+                    if (((e1901 != 0u) && (e1901 != e1882)) && (((v341 ^ e1881) & 2147418112u) == 0u)) {
                     } else {
-                        (void)atomic_xchg(&strata_a_tile_reader_[e1859], e1877);
-                        (void)atomic_xchg(&strata_a_tile_reader_site_[e1859], 104u);
+                        (void)atomic_xchg(&strata_a_tile_reader_[e1863], e1881);
+                        (void)atomic_xchg(&strata_a_tile_reader_site_[e1863], 104u);
                     }
                 }
             }
-            const float v121 = a_tile[e1859];
+            const float v121 = a_tile[e1863];
             strata_loaded0_ = v121;
         } else {
             const uint v120 = atomic_add(&strata_fault_[0u], 1u);
             if (v120 == 0u) {
                 strata_fault_[1u] = 36u;
-                const uint e1868 = ((uint)e1860);
-                strata_fault_[2u] = e1868;
-                const uint e1870 = ((uint)((ulong)(e1860 >> (32ul & 63))));
-                strata_fault_[3u] = e1870;
+                const uint e1872 = ((uint)e1864);
+                strata_fault_[2u] = e1872;
+                const uint e1874 = ((uint)((ulong)(e1864 >> (32ul & 63))));
+                strata_fault_[3u] = e1874;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const uint e50 = (uint)get_global_id(0);
@@ -2824,20 +2832,19 @@ __kernel void matmul_tiled(
             }
         }
         const float v48 = strata_loaded0_;
-        const uint e1910 = (240u + e25);
-        const ulong e1911 = ((ulong)e1910);
-        if (e1911 < 256ul) {
+        const uint e1914 = (240u + e25);
+        const ulong e1915 = ((ulong)e1914);
+        if (e1915 < 256ul) {
             const uint v342 = strata_phase_;
-            const uint v343 = atomic_or(&strata_b_tile_writer_[e1910], (uint)0);
-            const uint v344 = atomic_or(&strata_b_tile_writer_site_[e1910], (uint)0);
+            const uint v343 = atomic_or(&strata_b_tile_writer_[e1914], (uint)0);
             if ((v343 & 2147483648u) == 0u) {
                 const uint v345 = atomic_add(&strata_fault_[0u], 1u);
                 if (v345 == 0u) {
                     strata_fault_[1u] = 105u;
-                    const uint e1919 = ((uint)e1911);
-                    strata_fault_[2u] = e1919;
-                    const uint e1921 = ((uint)((ulong)(e1911 >> (32ul & 63))));
-                    strata_fault_[3u] = e1921;
+                    const uint e1923 = ((uint)e1915);
+                    strata_fault_[2u] = e1923;
+                    const uint e1925 = ((uint)((ulong)(e1915 >> (32ul & 63))));
+                    strata_fault_[3u] = e1925;
                     strata_fault_[4u] = 0u;
                     strata_fault_[5u] = 0u;
                     const uint e50 = (uint)get_global_id(0);
@@ -2848,21 +2855,22 @@ __kernel void matmul_tiled(
                     strata_fault_[8u] = e54;
                 }
             } else {
-                const uint e1922 = (v343 & 65535u);
+                const uint e1926 = (v343 & 65535u);
                 const uint e64 = (e2 + 1u);
-                const uint e1928 = ((((uint)((uint)(v342 & 32767u) << (16u & 31))) | e64) | 2147483648u);
-                const uint e1929 = (e1928 & 65535u);
-                if (((e1922 != 0u) && (e1922 != e1929)) && (((v343 ^ e1928) & 2147418112u) == 0u)) {
+                const uint e1932 = ((((uint)((uint)(v342 & 32767u) << (16u & 31))) | e64) | 2147483648u);
+                const uint e1933 = (e1932 & 65535u);
+                if (((e1926 != 0u) && (e1926 != e1933)) && (((v343 ^ e1932) & 2147418112u) == 0u)) {
+                    const uint v344 = atomic_or(&strata_b_tile_writer_site_[e1914], (uint)0);
                     const uint v346 = atomic_add(&strata_fault_[0u], 1u);
                     if (v346 == 0u) {
                         strata_fault_[1u] = 106u;
-                        const uint e1919 = ((uint)e1911);
-                        strata_fault_[2u] = e1919;
-                        const uint e1921 = ((uint)((ulong)(e1911 >> (32ul & 63))));
-                        strata_fault_[3u] = e1921;
-                        const ulong e1943 = (((ulong)v343) | ((ulong)((ulong)((ulong)v344) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e1943);
-                        strata_fault_[5u] = ((uint)((ulong)(e1943 >> (32ul & 63))));
+                        const uint e1923 = ((uint)e1915);
+                        strata_fault_[2u] = e1923;
+                        const uint e1925 = ((uint)((ulong)(e1915 >> (32ul & 63))));
+                        strata_fault_[3u] = e1925;
+                        const ulong e1947 = (((ulong)v343) | ((ulong)((ulong)((ulong)v344) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e1947);
+                        strata_fault_[5u] = ((uint)((ulong)(e1947 >> (32ul & 63))));
                         const uint e50 = (uint)get_global_id(0);
                         strata_fault_[6u] = e50;
                         const uint e52 = (uint)get_global_id(1);
@@ -2871,25 +2879,25 @@ __kernel void matmul_tiled(
                         strata_fault_[8u] = e54;
                     }
                 } else {
-                    const uint v347 = atomic_or(&strata_b_tile_reader_[e1910], (uint)0);
-                    const uint e1948 = (v347 & 65535u);
-                    if (((e1948 != 0u) && (e1948 != e1929)) && (((v347 ^ e1928) & 2147418112u) == 0u)) {
+                    const uint v347 = atomic_or(&strata_b_tile_reader_[e1914], (uint)0);
+                    const uint e1952 = (v347 & 65535u);
+                    if (((e1952 != 0u) && (e1952 != e1933)) && (((v347 ^ e1932) & 2147418112u) == 0u)) {
                     } else {
-                        (void)atomic_xchg(&strata_b_tile_reader_[e1910], e1928);
-                        (void)atomic_xchg(&strata_b_tile_reader_site_[e1910], 106u);
+                        (void)atomic_xchg(&strata_b_tile_reader_[e1914], e1932);
+                        (void)atomic_xchg(&strata_b_tile_reader_site_[e1914], 106u);
                     }
                 }
             }
-            const float v123 = b_tile[e1910];
+            const float v123 = b_tile[e1914];
             strata_loaded0_ = v123;
         } else {
             const uint v122 = atomic_add(&strata_fault_[0u], 1u);
             if (v122 == 0u) {
                 strata_fault_[1u] = 37u;
-                const uint e1919 = ((uint)e1911);
-                strata_fault_[2u] = e1919;
-                const uint e1921 = ((uint)((ulong)(e1911 >> (32ul & 63))));
-                strata_fault_[3u] = e1921;
+                const uint e1923 = ((uint)e1915);
+                strata_fault_[2u] = e1923;
+                const uint e1925 = ((uint)((ulong)(e1915 >> (32ul & 63))));
+                strata_fault_[3u] = e1925;
                 strata_fault_[4u] = 256u;
                 strata_fault_[5u] = 0u;
                 const uint e50 = (uint)get_global_id(0);
@@ -2911,33 +2919,33 @@ __kernel void matmul_tiled(
     const uint e20 = (((uint)get_group_id(1) * 16u) + e19);
     const bool e22 = (e20 < m);
     const uint e25 = (uint)get_local_id(0);
-    const uint e167 = (((uint)get_group_id(0) * 16u) + e25);
-    const bool e169 = (e167 < n);
-    if (e22 && e169) {
+    const uint e169 = (((uint)get_group_id(0) * 16u) + e25);
+    const bool e171 = (e169 < n);
+    if (e22 && e171) {
         const float v51 = acc;
-        const uint e1969 = ((e20 * n) + e167);
-        const ulong e1970 = ((ulong)e1969);
-        const ulong e1972 = ((ulong)c_len);
-        if (e1970 < e1972) {
+        const uint e1973 = ((e20 * n) + e169);
+        const ulong e1974 = ((ulong)e1973);
+        const ulong e1976 = ((ulong)c_len);
+        if (e1974 < e1976) {
             const uint v349 = strata_phase_;
-            const ulong e1975 = (e1970 * 4ul);
-            const uint e1976 = ((uint)get_group_id(0) + (uint)get_num_groups(0) * ((uint)get_group_id(1) + (uint)get_num_groups(1) * (uint)get_group_id(2)));
-            const uint e1979 = (((e1976 * e8) + e2) + 1u);
-            const uint v350 = atomic_xchg(&strata_c_shadow_[e1975], e1979);
-            const uint e1985 = (((uint)((uint)v349 << (16u & 31))) | 107u);
-            const uint v351 = atomic_xchg(&strata_c_shadow_[(e1975 + 1ul)], e1985);
-            const bool e1992 = (((v350 - 1u) / e8) == e1976);
-            if (((v350 != 0u) && (v350 != e1979)) && ((!e1992) || (e1992 && (((uint)((v351 ^ e1985) >> (16u & 31))) == 0u)))) {
+            const ulong e1979 = (e1974 * 4ul);
+            const uint e1980 = ((uint)get_group_id(0) + (uint)get_num_groups(0) * ((uint)get_group_id(1) + (uint)get_num_groups(1) * (uint)get_group_id(2)));
+            const uint e1983 = (((e1980 * e8) + e2) + 1u);
+            const uint v350 = atomic_xchg(&strata_c_shadow_[e1979], e1983);
+            const uint e1989 = (((uint)((uint)v349 << (16u & 31))) | 107u);
+            const uint v351 = atomic_xchg(&strata_c_shadow_[(e1979 + 1ul)], e1989);
+            const bool e1996 = (((v350 - 1u) / e8) == e1980);
+            if (((v350 != 0u) && (v350 != e1983)) && ((!e1996) || (e1996 && (((uint)((v351 ^ e1989) >> (16u & 31))) == 0u)))) {
                 const uint v352 = atomic_add(&strata_fault_[0u], 1u);
                 if (v352 == 0u) {
                     strata_fault_[1u] = 107u;
-                    const uint e2003 = ((uint)e1970);
-                    strata_fault_[2u] = e2003;
-                    const uint e2005 = ((uint)((ulong)(e1970 >> (32ul & 63))));
-                    strata_fault_[3u] = e2005;
-                    const ulong e2009 = (((ulong)v350) | ((ulong)((ulong)((ulong)v351) << (32ul & 63))));
-                    strata_fault_[4u] = ((uint)e2009);
-                    strata_fault_[5u] = ((uint)((ulong)(e2009 >> (32ul & 63))));
+                    const uint e2007 = ((uint)e1974);
+                    strata_fault_[2u] = e2007;
+                    const uint e2009 = ((uint)((ulong)(e1974 >> (32ul & 63))));
+                    strata_fault_[3u] = e2009;
+                    const ulong e2013 = (((ulong)v350) | ((ulong)((ulong)((ulong)v351) << (32ul & 63))));
+                    strata_fault_[4u] = ((uint)e2013);
+                    strata_fault_[5u] = ((uint)((ulong)(e2013 >> (32ul & 63))));
                     const uint e50 = (uint)get_global_id(0);
                     strata_fault_[6u] = e50;
                     const uint e52 = (uint)get_global_id(1);
@@ -2946,42 +2954,45 @@ __kernel void matmul_tiled(
                     strata_fault_[8u] = e54;
                 }
             } else {
-                const ulong e2014 = (e1975 + 2ul);
-                const uint v353 = atomic_or(&strata_c_shadow_[e2014], (uint)0);
-                const uint v354 = atomic_or(&strata_c_shadow_[(e1975 + 3ul)], (uint)0);
-                const bool e2023 = (((v353 - 1u) / e8) == e1976);
-                if (((v353 != 0u) && (v353 != e1979)) && ((!e2023) || (e2023 && (((uint)((v354 ^ e1985) >> (16u & 31))) == 0u)))) {
-                    const uint v355 = atomic_add(&strata_fault_[0u], 1u);
-                    if (v355 == 0u) {
-                        strata_fault_[1u] = 107u;
-                        const uint e2003 = ((uint)e1970);
-                        strata_fault_[2u] = e2003;
-                        const uint e2005 = ((uint)((ulong)(e1970 >> (32ul & 63))));
-                        strata_fault_[3u] = e2005;
-                        const ulong e2037 = (((ulong)v353) | ((ulong)((ulong)((ulong)v354) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e2037);
-                        strata_fault_[5u] = ((uint)((ulong)(e2037 >> (32ul & 63))));
-                        const uint e50 = (uint)get_global_id(0);
-                        strata_fault_[6u] = e50;
-                        const uint e52 = (uint)get_global_id(1);
-                        strata_fault_[7u] = e52;
-                        const uint e54 = (uint)get_global_id(2);
-                        strata_fault_[8u] = e54;
+                const ulong e2018 = (e1979 + 2ul);
+                const uint v353 = atomic_or(&strata_c_shadow_[e2018], (uint)0);
+                const bool e2020 = (v353 != 0u);
+                if (e2020) {
+                    const uint v354 = atomic_or(&strata_c_shadow_[(e1979 + 3ul)], (uint)0);
+                    const bool e2027 = (((v353 - 1u) / e8) == e1980);
+                    if ((e2020 && (v353 != e1983)) && ((!e2027) || (e2027 && (((uint)((v354 ^ e1989) >> (16u & 31))) == 0u)))) {
+                        const uint v355 = atomic_add(&strata_fault_[0u], 1u);
+                        if (v355 == 0u) {
+                            strata_fault_[1u] = 107u;
+                            const uint e2007 = ((uint)e1974);
+                            strata_fault_[2u] = e2007;
+                            const uint e2009 = ((uint)((ulong)(e1974 >> (32ul & 63))));
+                            strata_fault_[3u] = e2009;
+                            const ulong e2041 = (((ulong)v353) | ((ulong)((ulong)((ulong)v354) << (32ul & 63))));
+                            strata_fault_[4u] = ((uint)e2041);
+                            strata_fault_[5u] = ((uint)((ulong)(e2041 >> (32ul & 63))));
+                            const uint e50 = (uint)get_global_id(0);
+                            strata_fault_[6u] = e50;
+                            const uint e52 = (uint)get_global_id(1);
+                            strata_fault_[7u] = e52;
+                            const uint e54 = (uint)get_global_id(2);
+                            strata_fault_[8u] = e54;
+                        }
                     }
+                    (void)atomic_xchg(&strata_c_shadow_[e2018], 0u);
                 }
-                (void)atomic_xchg(&strata_c_shadow_[e2014], 0u);
             }
-            c[e1969] = v51;
+            c[e1973] = v51;
         } else {
             const uint v124 = atomic_add(&strata_fault_[0u], 1u);
             if (v124 == 0u) {
                 strata_fault_[1u] = 38u;
-                const uint e2003 = ((uint)e1970);
-                strata_fault_[2u] = e2003;
-                const uint e2005 = ((uint)((ulong)(e1970 >> (32ul & 63))));
-                strata_fault_[3u] = e2005;
-                strata_fault_[4u] = ((uint)e1972);
-                strata_fault_[5u] = ((uint)((ulong)(e1972 >> (32ul & 63))));
+                const uint e2007 = ((uint)e1974);
+                strata_fault_[2u] = e2007;
+                const uint e2009 = ((uint)((ulong)(e1974 >> (32ul & 63))));
+                strata_fault_[3u] = e2009;
+                strata_fault_[4u] = ((uint)e1976);
+                strata_fault_[5u] = ((uint)((ulong)(e1976 >> (32ul & 63))));
                 const uint e50 = (uint)get_global_id(0);
                 strata_fault_[6u] = e50;
                 const uint e52 = (uint)get_global_id(1);

@@ -97,27 +97,30 @@ __kernel void planted_barrier_divergence(
                 } else {
                     const ulong e87 = (e48 + 2ul);
                     const uint v9 = atomic_or(&strata_out_shadow_[e87], (uint)0);
-                    const uint v10 = atomic_or(&strata_out_shadow_[(e48 + 3ul)], (uint)0);
-                    const bool e96 = (((v9 - 1u) / e14) == e49);
-                    if (((v9 != 0u) && (v9 != e52)) && ((!e96) || (e96 && (((uint)((v10 ^ e58) >> (16u & 31))) == 0u)))) {
-                        const uint v11 = atomic_add(&strata_fault_[0u], 1u);
-                        if (v11 == 0u) {
-                            strata_fault_[1u] = 2u;
-                            const uint e76 = ((uint)e41);
-                            strata_fault_[2u] = e76;
-                            const uint e78 = ((uint)((ulong)(e41 >> (32ul & 63))));
-                            strata_fault_[3u] = e78;
-                            const ulong e110 = (((ulong)v9) | ((ulong)((ulong)((ulong)v10) << (32ul & 63))));
-                            strata_fault_[4u] = ((uint)e110);
-                            strata_fault_[5u] = ((uint)((ulong)(e110 >> (32ul & 63))));
-                            strata_fault_[6u] = e34;
-                            const uint e36 = (uint)get_global_id(1);
-                            strata_fault_[7u] = e36;
-                            const uint e38 = (uint)get_global_id(2);
-                            strata_fault_[8u] = e38;
+                    const bool e89 = (v9 != 0u);
+                    if (e89) {
+                        const uint v10 = atomic_or(&strata_out_shadow_[(e48 + 3ul)], (uint)0);
+                        const bool e96 = (((v9 - 1u) / e14) == e49);
+                        if ((e89 && (v9 != e52)) && ((!e96) || (e96 && (((uint)((v10 ^ e58) >> (16u & 31))) == 0u)))) {
+                            const uint v11 = atomic_add(&strata_fault_[0u], 1u);
+                            if (v11 == 0u) {
+                                strata_fault_[1u] = 2u;
+                                const uint e76 = ((uint)e41);
+                                strata_fault_[2u] = e76;
+                                const uint e78 = ((uint)((ulong)(e41 >> (32ul & 63))));
+                                strata_fault_[3u] = e78;
+                                const ulong e110 = (((ulong)v9) | ((ulong)((ulong)((ulong)v10) << (32ul & 63))));
+                                strata_fault_[4u] = ((uint)e110);
+                                strata_fault_[5u] = ((uint)((ulong)(e110 >> (32ul & 63))));
+                                strata_fault_[6u] = e34;
+                                const uint e36 = (uint)get_global_id(1);
+                                strata_fault_[7u] = e36;
+                                const uint e38 = (uint)get_global_id(2);
+                                strata_fault_[8u] = e38;
+                            }
                         }
+                        (void)atomic_xchg(&strata_out_shadow_[e87], 0u);
                     }
-                    (void)atomic_xchg(&strata_out_shadow_[e87], 0u);
                 }
             }
             out[e34] = 1u;

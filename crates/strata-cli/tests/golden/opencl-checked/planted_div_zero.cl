@@ -88,27 +88,30 @@ __kernel void planted_div_zero(
             } else {
                 const ulong e79 = (e37 + 2ul);
                 const uint v9 = atomic_or(&strata_out_shadow_[e79], (uint)0);
-                const uint v10 = atomic_or(&strata_out_shadow_[(e37 + 3ul)], (uint)0);
-                const bool e88 = (((v9 - 1u) / e43) == e38);
-                if (((v9 != 0u) && (v9 != e47)) && ((!e88) || (e88 && (((uint)((v10 ^ e53) >> (16u & 31))) == 0u)))) {
-                    const uint v11 = atomic_add(&strata_fault_[0u], 1u);
-                    if (v11 == 0u) {
-                        strata_fault_[1u] = 3u;
-                        const uint e12 = ((uint)e3);
-                        strata_fault_[2u] = e12;
-                        const uint e16 = ((uint)((ulong)(e3 >> (32ul & 63))));
-                        strata_fault_[3u] = e16;
-                        const ulong e102 = (((ulong)v9) | ((ulong)((ulong)((ulong)v10) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e102);
-                        strata_fault_[5u] = ((uint)((ulong)(e102 >> (32ul & 63))));
-                        strata_fault_[6u] = e2;
-                        const uint e24 = (uint)get_global_id(1);
-                        strata_fault_[7u] = e24;
-                        const uint e26 = (uint)get_global_id(2);
-                        strata_fault_[8u] = e26;
+                const bool e81 = (v9 != 0u);
+                if (e81) {
+                    const uint v10 = atomic_or(&strata_out_shadow_[(e37 + 3ul)], (uint)0);
+                    const bool e88 = (((v9 - 1u) / e43) == e38);
+                    if ((e81 && (v9 != e47)) && ((!e88) || (e88 && (((uint)((v10 ^ e53) >> (16u & 31))) == 0u)))) {
+                        const uint v11 = atomic_add(&strata_fault_[0u], 1u);
+                        if (v11 == 0u) {
+                            strata_fault_[1u] = 3u;
+                            const uint e12 = ((uint)e3);
+                            strata_fault_[2u] = e12;
+                            const uint e16 = ((uint)((ulong)(e3 >> (32ul & 63))));
+                            strata_fault_[3u] = e16;
+                            const ulong e102 = (((ulong)v9) | ((ulong)((ulong)((ulong)v10) << (32ul & 63))));
+                            strata_fault_[4u] = ((uint)e102);
+                            strata_fault_[5u] = ((uint)((ulong)(e102 >> (32ul & 63))));
+                            strata_fault_[6u] = e2;
+                            const uint e24 = (uint)get_global_id(1);
+                            strata_fault_[7u] = e24;
+                            const uint e26 = (uint)get_global_id(2);
+                            strata_fault_[8u] = e26;
+                        }
                     }
+                    (void)atomic_xchg(&strata_out_shadow_[e79], 0u);
                 }
-                (void)atomic_xchg(&strata_out_shadow_[e79], 0u);
             }
         }
         out[e2] = strata_div_int(100, v0);

@@ -111,27 +111,30 @@ __kernel void planted_loop_barrier(
             } else {
                 const ulong e94 = (e55 + 2ul);
                 const uint v12 = atomic_or(&strata_out_shadow_[e94], (uint)0);
-                const uint v13 = atomic_or(&strata_out_shadow_[(e55 + 3ul)], (uint)0);
-                const bool e103 = (((v12 - 1u) / e17) == e56);
-                if (((v12 != 0u) && (v12 != e59)) && ((!e103) || (e103 && (((uint)((v13 ^ e65) >> (16u & 31))) == 0u)))) {
-                    const uint v14 = atomic_add(&strata_fault_[0u], 1u);
-                    if (v14 == 0u) {
-                        strata_fault_[1u] = 2u;
-                        const uint e83 = ((uint)e48);
-                        strata_fault_[2u] = e83;
-                        const uint e85 = ((uint)((ulong)(e48 >> (32ul & 63))));
-                        strata_fault_[3u] = e85;
-                        const ulong e117 = (((ulong)v12) | ((ulong)((ulong)((ulong)v13) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e117);
-                        strata_fault_[5u] = ((uint)((ulong)(e117 >> (32ul & 63))));
-                        strata_fault_[6u] = e37;
-                        const uint e39 = (uint)get_global_id(1);
-                        strata_fault_[7u] = e39;
-                        const uint e41 = (uint)get_global_id(2);
-                        strata_fault_[8u] = e41;
+                const bool e96 = (v12 != 0u);
+                if (e96) {
+                    const uint v13 = atomic_or(&strata_out_shadow_[(e55 + 3ul)], (uint)0);
+                    const bool e103 = (((v12 - 1u) / e17) == e56);
+                    if ((e96 && (v12 != e59)) && ((!e103) || (e103 && (((uint)((v13 ^ e65) >> (16u & 31))) == 0u)))) {
+                        const uint v14 = atomic_add(&strata_fault_[0u], 1u);
+                        if (v14 == 0u) {
+                            strata_fault_[1u] = 2u;
+                            const uint e83 = ((uint)e48);
+                            strata_fault_[2u] = e83;
+                            const uint e85 = ((uint)((ulong)(e48 >> (32ul & 63))));
+                            strata_fault_[3u] = e85;
+                            const ulong e117 = (((ulong)v12) | ((ulong)((ulong)((ulong)v13) << (32ul & 63))));
+                            strata_fault_[4u] = ((uint)e117);
+                            strata_fault_[5u] = ((uint)((ulong)(e117 >> (32ul & 63))));
+                            strata_fault_[6u] = e37;
+                            const uint e39 = (uint)get_global_id(1);
+                            strata_fault_[7u] = e39;
+                            const uint e41 = (uint)get_global_id(2);
+                            strata_fault_[8u] = e41;
+                        }
                     }
+                    (void)atomic_xchg(&strata_out_shadow_[e94], 0u);
                 }
-                (void)atomic_xchg(&strata_out_shadow_[e94], 0u);
             }
         }
         out[e37] = v2;

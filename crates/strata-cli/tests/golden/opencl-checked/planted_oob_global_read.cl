@@ -71,27 +71,30 @@ __kernel void planted_oob_global_read(
             } else {
                 const ulong e79 = (e34 + 2ul);
                 const uint v8 = atomic_or(&strata_out_shadow_[e79], (uint)0);
-                const uint v9 = atomic_or(&strata_out_shadow_[(e34 + 3ul)], (uint)0);
-                const bool e88 = (((v8 - 1u) / e40) == e35);
-                if (((v8 != 0u) && (v8 != e44)) && ((!e88) || (e88 && (((uint)((v9 ^ e50) >> (16u & 31))) == 0u)))) {
-                    const uint v10 = atomic_add(&strata_fault_[0u], 1u);
-                    if (v10 == 0u) {
-                        strata_fault_[1u] = 2u;
-                        const uint e68 = ((uint)e27);
-                        strata_fault_[2u] = e68;
-                        const uint e70 = ((uint)((ulong)(e27 >> (32ul & 63))));
-                        strata_fault_[3u] = e70;
-                        const ulong e102 = (((ulong)v8) | ((ulong)((ulong)((ulong)v9) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e102);
-                        strata_fault_[5u] = ((uint)((ulong)(e102 >> (32ul & 63))));
-                        strata_fault_[6u] = e1;
-                        const uint e24 = (uint)get_global_id(1);
-                        strata_fault_[7u] = e24;
-                        const uint e26 = (uint)get_global_id(2);
-                        strata_fault_[8u] = e26;
+                const bool e81 = (v8 != 0u);
+                if (e81) {
+                    const uint v9 = atomic_or(&strata_out_shadow_[(e34 + 3ul)], (uint)0);
+                    const bool e88 = (((v8 - 1u) / e40) == e35);
+                    if ((e81 && (v8 != e44)) && ((!e88) || (e88 && (((uint)((v9 ^ e50) >> (16u & 31))) == 0u)))) {
+                        const uint v10 = atomic_add(&strata_fault_[0u], 1u);
+                        if (v10 == 0u) {
+                            strata_fault_[1u] = 2u;
+                            const uint e68 = ((uint)e27);
+                            strata_fault_[2u] = e68;
+                            const uint e70 = ((uint)((ulong)(e27 >> (32ul & 63))));
+                            strata_fault_[3u] = e70;
+                            const ulong e102 = (((ulong)v8) | ((ulong)((ulong)((ulong)v9) << (32ul & 63))));
+                            strata_fault_[4u] = ((uint)e102);
+                            strata_fault_[5u] = ((uint)((ulong)(e102 >> (32ul & 63))));
+                            strata_fault_[6u] = e1;
+                            const uint e24 = (uint)get_global_id(1);
+                            strata_fault_[7u] = e24;
+                            const uint e26 = (uint)get_global_id(2);
+                            strata_fault_[8u] = e26;
+                        }
                     }
+                    (void)atomic_xchg(&strata_out_shadow_[e79], 0u);
                 }
-                (void)atomic_xchg(&strata_out_shadow_[e79], 0u);
             }
         }
         out[e1] = v0;

@@ -48,27 +48,30 @@ __kernel void planted_oob_global_write(
                 } else {
                     const ulong e68 = (e14 + 2ul);
                     const uint v6 = atomic_or(&strata_out_shadow_[e68], (uint)0);
-                    const uint v7 = atomic_or(&strata_out_shadow_[(e14 + 3ul)], (uint)0);
-                    const bool e77 = (((v6 - 1u) / e20) == e15);
-                    if (((v6 != 0u) && (v6 != e24)) && ((!e77) || (e77 && (((uint)((v7 ^ e31) >> (16u & 31))) == 0u)))) {
-                        const uint v8 = atomic_add(&strata_fault_[0u], 1u);
-                        if (v8 == 0u) {
-                            strata_fault_[1u] = 2u;
-                            const uint e49 = ((uint)e6);
-                            strata_fault_[2u] = e49;
-                            const uint e53 = ((uint)((ulong)(e6 >> (32ul & 63))));
-                            strata_fault_[3u] = e53;
-                            const ulong e91 = (((ulong)v6) | ((ulong)((ulong)((ulong)v7) << (32ul & 63))));
-                            strata_fault_[4u] = ((uint)e91);
-                            strata_fault_[5u] = ((uint)((ulong)(e91 >> (32ul & 63))));
-                            strata_fault_[6u] = e1;
-                            const uint e64 = (uint)get_global_id(1);
-                            strata_fault_[7u] = e64;
-                            const uint e66 = (uint)get_global_id(2);
-                            strata_fault_[8u] = e66;
+                    const bool e70 = (v6 != 0u);
+                    if (e70) {
+                        const uint v7 = atomic_or(&strata_out_shadow_[(e14 + 3ul)], (uint)0);
+                        const bool e77 = (((v6 - 1u) / e20) == e15);
+                        if ((e70 && (v6 != e24)) && ((!e77) || (e77 && (((uint)((v7 ^ e31) >> (16u & 31))) == 0u)))) {
+                            const uint v8 = atomic_add(&strata_fault_[0u], 1u);
+                            if (v8 == 0u) {
+                                strata_fault_[1u] = 2u;
+                                const uint e49 = ((uint)e6);
+                                strata_fault_[2u] = e49;
+                                const uint e53 = ((uint)((ulong)(e6 >> (32ul & 63))));
+                                strata_fault_[3u] = e53;
+                                const ulong e91 = (((ulong)v6) | ((ulong)((ulong)((ulong)v7) << (32ul & 63))));
+                                strata_fault_[4u] = ((uint)e91);
+                                strata_fault_[5u] = ((uint)((ulong)(e91 >> (32ul & 63))));
+                                strata_fault_[6u] = e1;
+                                const uint e64 = (uint)get_global_id(1);
+                                strata_fault_[7u] = e64;
+                                const uint e66 = (uint)get_global_id(2);
+                                strata_fault_[8u] = e66;
+                            }
                         }
+                        (void)atomic_xchg(&strata_out_shadow_[e68], 0u);
                     }
-                    (void)atomic_xchg(&strata_out_shadow_[e68], 0u);
                 }
             }
             out[e5] = 1u;
@@ -127,27 +130,30 @@ __kernel void planted_oob_global_write(
                 } else {
                     const ulong e135 = (e103 + 2ul);
                     const uint v13 = atomic_or(&strata_out_shadow_[e135], (uint)0);
-                    const uint v14 = atomic_or(&strata_out_shadow_[(e103 + 3ul)], (uint)0);
-                    const bool e143 = (((v13 - 1u) / e20) == e15);
-                    if (((v13 != 0u) && (v13 != e24)) && ((!e143) || (e143 && (((uint)((v14 ^ e107) >> (16u & 31))) == 0u)))) {
-                        const uint v15 = atomic_add(&strata_fault_[0u], 1u);
-                        if (v15 == 0u) {
-                            strata_fault_[1u] = 3u;
-                            const uint e125 = ((uint)e101);
-                            strata_fault_[2u] = e125;
-                            const uint e127 = ((uint)((ulong)(e101 >> (32ul & 63))));
-                            strata_fault_[3u] = e127;
-                            const ulong e157 = (((ulong)v13) | ((ulong)((ulong)((ulong)v14) << (32ul & 63))));
-                            strata_fault_[4u] = ((uint)e157);
-                            strata_fault_[5u] = ((uint)((ulong)(e157 >> (32ul & 63))));
-                            strata_fault_[6u] = e1;
-                            const uint e64 = (uint)get_global_id(1);
-                            strata_fault_[7u] = e64;
-                            const uint e66 = (uint)get_global_id(2);
-                            strata_fault_[8u] = e66;
+                    const bool e137 = (v13 != 0u);
+                    if (e137) {
+                        const uint v14 = atomic_or(&strata_out_shadow_[(e103 + 3ul)], (uint)0);
+                        const bool e143 = (((v13 - 1u) / e20) == e15);
+                        if ((e137 && (v13 != e24)) && ((!e143) || (e143 && (((uint)((v14 ^ e107) >> (16u & 31))) == 0u)))) {
+                            const uint v15 = atomic_add(&strata_fault_[0u], 1u);
+                            if (v15 == 0u) {
+                                strata_fault_[1u] = 3u;
+                                const uint e125 = ((uint)e101);
+                                strata_fault_[2u] = e125;
+                                const uint e127 = ((uint)((ulong)(e101 >> (32ul & 63))));
+                                strata_fault_[3u] = e127;
+                                const ulong e157 = (((ulong)v13) | ((ulong)((ulong)((ulong)v14) << (32ul & 63))));
+                                strata_fault_[4u] = ((uint)e157);
+                                strata_fault_[5u] = ((uint)((ulong)(e157 >> (32ul & 63))));
+                                strata_fault_[6u] = e1;
+                                const uint e64 = (uint)get_global_id(1);
+                                strata_fault_[7u] = e64;
+                                const uint e66 = (uint)get_global_id(2);
+                                strata_fault_[8u] = e66;
+                            }
                         }
+                        (void)atomic_xchg(&strata_out_shadow_[e135], 0u);
                     }
-                    (void)atomic_xchg(&strata_out_shadow_[e135], 0u);
                 }
             }
             out[e1] = e1;

@@ -57,28 +57,30 @@ __kernel void planted_oob_local_read(
             }
         } else {
             const uint v10 = atomic_or(&strata_tile_reader_[e9], (uint)0);
-            const uint v11 = atomic_or(&strata_tile_reader_site_[e9], (uint)0);
-            const uint e59 = (v10 & 65535u);
-            if (((e59 != 0u) && (e59 != e28)) && (((v10 ^ e22) & 2147418112u) == 0u)) {
-                const uint v12 = atomic_add(&strata_fault_[0u], 1u);
-                if (v12 == 0u) {
-                    strata_fault_[1u] = 3u;
-                    const uint e39 = ((uint)e10);
-                    strata_fault_[2u] = e39;
-                    const uint e42 = ((uint)((ulong)(e10 >> (32ul & 63))));
-                    strata_fault_[3u] = e42;
-                    const ulong e73 = (((ulong)v10) | ((ulong)((ulong)((ulong)v11) << (32ul & 63))));
-                    strata_fault_[4u] = ((uint)e73);
-                    strata_fault_[5u] = ((uint)((ulong)(e73 >> (32ul & 63))));
-                    const uint e54 = (uint)get_global_id(0);
-                    strata_fault_[6u] = e54;
-                    const uint e56 = (uint)get_global_id(1);
-                    strata_fault_[7u] = e56;
-                    const uint e57 = (uint)get_global_id(2);
-                    strata_fault_[8u] = e57;
+            if (v10 != 0u) {
+                const uint e60 = (v10 & 65535u);
+                if (((e60 != 0u) && (e60 != e28)) && (((v10 ^ e22) & 2147418112u) == 0u)) {
+                    const uint v11 = atomic_or(&strata_tile_reader_site_[e9], (uint)0);
+                    const uint v12 = atomic_add(&strata_fault_[0u], 1u);
+                    if (v12 == 0u) {
+                        strata_fault_[1u] = 3u;
+                        const uint e39 = ((uint)e10);
+                        strata_fault_[2u] = e39;
+                        const uint e42 = ((uint)((ulong)(e10 >> (32ul & 63))));
+                        strata_fault_[3u] = e42;
+                        const ulong e74 = (((ulong)v10) | ((ulong)((ulong)((ulong)v11) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e74);
+                        strata_fault_[5u] = ((uint)((ulong)(e74 >> (32ul & 63))));
+                        const uint e54 = (uint)get_global_id(0);
+                        strata_fault_[6u] = e54;
+                        const uint e56 = (uint)get_global_id(1);
+                        strata_fault_[7u] = e56;
+                        const uint e57 = (uint)get_global_id(2);
+                        strata_fault_[8u] = e57;
+                    }
                 }
+                (void)atomic_xchg(&strata_tile_reader_[e9], 0u);
             }
-            (void)atomic_xchg(&strata_tile_reader_[e9], 0u);
         }
         tile[e9] = (e9 + 1u);
     } else {
@@ -102,20 +104,19 @@ __kernel void planted_oob_local_read(
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
     const uint v13 = strata_phase_;
     strata_phase_ = (v13 + 1u);
-    const uint e83 = ((e9 == 6u) ? 8u : e9);
-    const ulong e84 = ((ulong)e83);
-    if (e84 < 8ul) {
+    const uint e84 = ((e9 == 6u) ? 8u : e9);
+    const ulong e85 = ((ulong)e84);
+    if (e85 < 8ul) {
         const uint v14 = strata_phase_;
-        const uint v15 = atomic_or(&strata_tile_writer_[e83], (uint)0);
-        const uint v16 = atomic_or(&strata_tile_writer_site_[e83], (uint)0);
+        const uint v15 = atomic_or(&strata_tile_writer_[e84], (uint)0);
         if ((v15 & 2147483648u) == 0u) {
             const uint v17 = atomic_add(&strata_fault_[0u], 1u);
             if (v17 == 0u) {
                 strata_fault_[1u] = 4u;
-                const uint e91 = ((uint)e84);
-                strata_fault_[2u] = e91;
-                const uint e93 = ((uint)((ulong)(e84 >> (32ul & 63))));
-                strata_fault_[3u] = e93;
+                const uint e92 = ((uint)e85);
+                strata_fault_[2u] = e92;
+                const uint e94 = ((uint)((ulong)(e85 >> (32ul & 63))));
+                strata_fault_[3u] = e94;
                 strata_fault_[4u] = 0u;
                 strata_fault_[5u] = 0u;
                 const uint e54 = (uint)get_global_id(0);
@@ -126,21 +127,22 @@ __kernel void planted_oob_local_read(
                 strata_fault_[8u] = e57;
             }
         } else {
-            const uint e94 = (v15 & 65535u);
+            const uint e95 = (v15 & 65535u);
             const uint e19 = (e1 + 1u);
-            const uint e100 = ((((uint)((uint)(v14 & 32767u) << (16u & 31))) | e19) | 2147483648u);
-            const uint e101 = (e100 & 65535u);
-            if (((e94 != 0u) && (e94 != e101)) && (((v15 ^ e100) & 2147418112u) == 0u)) {
+            const uint e101 = ((((uint)((uint)(v14 & 32767u) << (16u & 31))) | e19) | 2147483648u);
+            const uint e102 = (e101 & 65535u);
+            if (((e95 != 0u) && (e95 != e102)) && (((v15 ^ e101) & 2147418112u) == 0u)) {
+                const uint v16 = atomic_or(&strata_tile_writer_site_[e84], (uint)0);
                 const uint v18 = atomic_add(&strata_fault_[0u], 1u);
                 if (v18 == 0u) {
                     strata_fault_[1u] = 5u;
-                    const uint e91 = ((uint)e84);
-                    strata_fault_[2u] = e91;
-                    const uint e93 = ((uint)((ulong)(e84 >> (32ul & 63))));
-                    strata_fault_[3u] = e93;
-                    const ulong e114 = (((ulong)v15) | ((ulong)((ulong)((ulong)v16) << (32ul & 63))));
-                    strata_fault_[4u] = ((uint)e114);
-                    strata_fault_[5u] = ((uint)((ulong)(e114 >> (32ul & 63))));
+                    const uint e92 = ((uint)e85);
+                    strata_fault_[2u] = e92;
+                    const uint e94 = ((uint)((ulong)(e85 >> (32ul & 63))));
+                    strata_fault_[3u] = e94;
+                    const ulong e115 = (((ulong)v15) | ((ulong)((ulong)((ulong)v16) << (32ul & 63))));
+                    strata_fault_[4u] = ((uint)e115);
+                    strata_fault_[5u] = ((uint)((ulong)(e115 >> (32ul & 63))));
                     const uint e54 = (uint)get_global_id(0);
                     strata_fault_[6u] = e54;
                     const uint e56 = (uint)get_global_id(1);
@@ -149,25 +151,25 @@ __kernel void planted_oob_local_read(
                     strata_fault_[8u] = e57;
                 }
             } else {
-                const uint v19 = atomic_or(&strata_tile_reader_[e83], (uint)0);
-                const uint e119 = (v19 & 65535u);
-                if (((e119 != 0u) && (e119 != e101)) && (((v19 ^ e100) & 2147418112u) == 0u)) {
+                const uint v19 = atomic_or(&strata_tile_reader_[e84], (uint)0);
+                const uint e120 = (v19 & 65535u);
+                if (((e120 != 0u) && (e120 != e102)) && (((v19 ^ e101) & 2147418112u) == 0u)) {
                 } else {
-                    (void)atomic_xchg(&strata_tile_reader_[e83], e100);
-                    (void)atomic_xchg(&strata_tile_reader_site_[e83], 5u);
+                    (void)atomic_xchg(&strata_tile_reader_[e84], e101);
+                    (void)atomic_xchg(&strata_tile_reader_site_[e84], 5u);
                 }
             }
         }
-        const uint v3 = tile[e83];
+        const uint v3 = tile[e84];
         strata_loaded0_ = v3;
     } else {
         const uint v2 = atomic_add(&strata_fault_[0u], 1u);
         if (v2 == 0u) {
             strata_fault_[1u] = 1u;
-            const uint e91 = ((uint)e84);
-            strata_fault_[2u] = e91;
-            const uint e93 = ((uint)((ulong)(e84 >> (32ul & 63))));
-            strata_fault_[3u] = e93;
+            const uint e92 = ((uint)e85);
+            strata_fault_[2u] = e92;
+            const uint e94 = ((uint)((ulong)(e85 >> (32ul & 63))));
+            strata_fault_[3u] = e94;
             strata_fault_[4u] = 8u;
             strata_fault_[5u] = 0u;
             const uint e54 = (uint)get_global_id(0);
@@ -180,29 +182,29 @@ __kernel void planted_oob_local_read(
     }
     const uint v0 = strata_loaded0_;
     const uint e54 = (uint)get_global_id(0);
-    const ulong e130 = ((ulong)e54);
-    const ulong e132 = ((ulong)out_len);
-    if (e130 < e132) {
+    const ulong e131 = ((ulong)e54);
+    const ulong e133 = ((ulong)out_len);
+    if (e131 < e133) {
         if (strata_out_shadow__len != 1u) {
             const uint v20 = strata_phase_;
-            const ulong e137 = (e130 * 4ul);
-            const uint e138 = ((uint)get_group_id(0) + (uint)get_num_groups(0) * ((uint)get_group_id(1) + (uint)get_num_groups(1) * (uint)get_group_id(2)));
-            const uint e141 = (((e138 * e7) + e1) + 1u);
-            const uint v21 = atomic_xchg(&strata_out_shadow_[e137], e141);
-            const uint e146 = (((uint)((uint)v20 << (16u & 31))) | 6u);
-            const uint v22 = atomic_xchg(&strata_out_shadow_[(e137 + 1ul)], e146);
-            const bool e153 = (((v21 - 1u) / e7) == e138);
-            if (((v21 != 0u) && (v21 != e141)) && ((!e153) || (e153 && (((uint)((v22 ^ e146) >> (16u & 31))) == 0u)))) {
+            const ulong e138 = (e131 * 4ul);
+            const uint e139 = ((uint)get_group_id(0) + (uint)get_num_groups(0) * ((uint)get_group_id(1) + (uint)get_num_groups(1) * (uint)get_group_id(2)));
+            const uint e142 = (((e139 * e7) + e1) + 1u);
+            const uint v21 = atomic_xchg(&strata_out_shadow_[e138], e142);
+            const uint e147 = (((uint)((uint)v20 << (16u & 31))) | 6u);
+            const uint v22 = atomic_xchg(&strata_out_shadow_[(e138 + 1ul)], e147);
+            const bool e154 = (((v21 - 1u) / e7) == e139);
+            if (((v21 != 0u) && (v21 != e142)) && ((!e154) || (e154 && (((uint)((v22 ^ e147) >> (16u & 31))) == 0u)))) {
                 const uint v23 = atomic_add(&strata_fault_[0u], 1u);
                 if (v23 == 0u) {
                     strata_fault_[1u] = 6u;
-                    const uint e164 = ((uint)e130);
-                    strata_fault_[2u] = e164;
-                    const uint e166 = ((uint)((ulong)(e130 >> (32ul & 63))));
-                    strata_fault_[3u] = e166;
-                    const ulong e170 = (((ulong)v21) | ((ulong)((ulong)((ulong)v22) << (32ul & 63))));
-                    strata_fault_[4u] = ((uint)e170);
-                    strata_fault_[5u] = ((uint)((ulong)(e170 >> (32ul & 63))));
+                    const uint e165 = ((uint)e131);
+                    strata_fault_[2u] = e165;
+                    const uint e167 = ((uint)((ulong)(e131 >> (32ul & 63))));
+                    strata_fault_[3u] = e167;
+                    const ulong e171 = (((ulong)v21) | ((ulong)((ulong)((ulong)v22) << (32ul & 63))));
+                    strata_fault_[4u] = ((uint)e171);
+                    strata_fault_[5u] = ((uint)((ulong)(e171 >> (32ul & 63))));
                     strata_fault_[6u] = e54;
                     const uint e56 = (uint)get_global_id(1);
                     strata_fault_[7u] = e56;
@@ -210,29 +212,32 @@ __kernel void planted_oob_local_read(
                     strata_fault_[8u] = e57;
                 }
             } else {
-                const ulong e175 = (e137 + 2ul);
-                const uint v24 = atomic_or(&strata_out_shadow_[e175], (uint)0);
-                const uint v25 = atomic_or(&strata_out_shadow_[(e137 + 3ul)], (uint)0);
-                const bool e184 = (((v24 - 1u) / e7) == e138);
-                if (((v24 != 0u) && (v24 != e141)) && ((!e184) || (e184 && (((uint)((v25 ^ e146) >> (16u & 31))) == 0u)))) {
-                    const uint v26 = atomic_add(&strata_fault_[0u], 1u);
-                    if (v26 == 0u) {
-                        strata_fault_[1u] = 6u;
-                        const uint e164 = ((uint)e130);
-                        strata_fault_[2u] = e164;
-                        const uint e166 = ((uint)((ulong)(e130 >> (32ul & 63))));
-                        strata_fault_[3u] = e166;
-                        const ulong e198 = (((ulong)v24) | ((ulong)((ulong)((ulong)v25) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e198);
-                        strata_fault_[5u] = ((uint)((ulong)(e198 >> (32ul & 63))));
-                        strata_fault_[6u] = e54;
-                        const uint e56 = (uint)get_global_id(1);
-                        strata_fault_[7u] = e56;
-                        const uint e57 = (uint)get_global_id(2);
-                        strata_fault_[8u] = e57;
+                const ulong e176 = (e138 + 2ul);
+                const uint v24 = atomic_or(&strata_out_shadow_[e176], (uint)0);
+                const bool e178 = (v24 != 0u);
+                if (e178) {
+                    const uint v25 = atomic_or(&strata_out_shadow_[(e138 + 3ul)], (uint)0);
+                    const bool e185 = (((v24 - 1u) / e7) == e139);
+                    if ((e178 && (v24 != e142)) && ((!e185) || (e185 && (((uint)((v25 ^ e147) >> (16u & 31))) == 0u)))) {
+                        const uint v26 = atomic_add(&strata_fault_[0u], 1u);
+                        if (v26 == 0u) {
+                            strata_fault_[1u] = 6u;
+                            const uint e165 = ((uint)e131);
+                            strata_fault_[2u] = e165;
+                            const uint e167 = ((uint)((ulong)(e131 >> (32ul & 63))));
+                            strata_fault_[3u] = e167;
+                            const ulong e199 = (((ulong)v24) | ((ulong)((ulong)((ulong)v25) << (32ul & 63))));
+                            strata_fault_[4u] = ((uint)e199);
+                            strata_fault_[5u] = ((uint)((ulong)(e199 >> (32ul & 63))));
+                            strata_fault_[6u] = e54;
+                            const uint e56 = (uint)get_global_id(1);
+                            strata_fault_[7u] = e56;
+                            const uint e57 = (uint)get_global_id(2);
+                            strata_fault_[8u] = e57;
+                        }
                     }
+                    (void)atomic_xchg(&strata_out_shadow_[e176], 0u);
                 }
-                (void)atomic_xchg(&strata_out_shadow_[e175], 0u);
             }
         }
         out[e54] = v0;
@@ -240,12 +245,12 @@ __kernel void planted_oob_local_read(
         const uint v4 = atomic_add(&strata_fault_[0u], 1u);
         if (v4 == 0u) {
             strata_fault_[1u] = 2u;
-            const uint e164 = ((uint)e130);
-            strata_fault_[2u] = e164;
-            const uint e166 = ((uint)((ulong)(e130 >> (32ul & 63))));
-            strata_fault_[3u] = e166;
-            strata_fault_[4u] = ((uint)e132);
-            strata_fault_[5u] = ((uint)((ulong)(e132 >> (32ul & 63))));
+            const uint e165 = ((uint)e131);
+            strata_fault_[2u] = e165;
+            const uint e167 = ((uint)((ulong)(e131 >> (32ul & 63))));
+            strata_fault_[3u] = e167;
+            strata_fault_[4u] = ((uint)e133);
+            strata_fault_[5u] = ((uint)((ulong)(e133 >> (32ul & 63))));
             strata_fault_[6u] = e54;
             const uint e56 = (uint)get_global_id(1);
             strata_fault_[7u] = e56;

@@ -57,28 +57,30 @@ __kernel void planted_oob_local_write(
                 }
             } else {
                 const uint v9 = atomic_or(&strata_tile_reader_[e9], (uint)0);
-                const uint v10 = atomic_or(&strata_tile_reader_site_[e9], (uint)0);
-                const uint e60 = (v9 & 65535u);
-                if (((e60 != 0u) && (e60 != e29)) && (((v9 ^ e23) & 2147418112u) == 0u)) {
-                    const uint v11 = atomic_add(&strata_fault_[0u], 1u);
-                    if (v11 == 0u) {
-                        strata_fault_[1u] = 3u;
-                        const uint e40 = ((uint)e11);
-                        strata_fault_[2u] = e40;
-                        const uint e43 = ((uint)((ulong)(e11 >> (32ul & 63))));
-                        strata_fault_[3u] = e43;
-                        const ulong e74 = (((ulong)v9) | ((ulong)((ulong)((ulong)v10) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e74);
-                        strata_fault_[5u] = ((uint)((ulong)(e74 >> (32ul & 63))));
-                        const uint e54 = (uint)get_global_id(0);
-                        strata_fault_[6u] = e54;
-                        const uint e56 = (uint)get_global_id(1);
-                        strata_fault_[7u] = e56;
-                        const uint e58 = (uint)get_global_id(2);
-                        strata_fault_[8u] = e58;
+                if (v9 != 0u) {
+                    const uint e61 = (v9 & 65535u);
+                    if (((e61 != 0u) && (e61 != e29)) && (((v9 ^ e23) & 2147418112u) == 0u)) {
+                        const uint v10 = atomic_or(&strata_tile_reader_site_[e9], (uint)0);
+                        const uint v11 = atomic_add(&strata_fault_[0u], 1u);
+                        if (v11 == 0u) {
+                            strata_fault_[1u] = 3u;
+                            const uint e40 = ((uint)e11);
+                            strata_fault_[2u] = e40;
+                            const uint e43 = ((uint)((ulong)(e11 >> (32ul & 63))));
+                            strata_fault_[3u] = e43;
+                            const ulong e75 = (((ulong)v9) | ((ulong)((ulong)((ulong)v10) << (32ul & 63))));
+                            strata_fault_[4u] = ((uint)e75);
+                            strata_fault_[5u] = ((uint)((ulong)(e75 >> (32ul & 63))));
+                            const uint e54 = (uint)get_global_id(0);
+                            strata_fault_[6u] = e54;
+                            const uint e56 = (uint)get_global_id(1);
+                            strata_fault_[7u] = e56;
+                            const uint e58 = (uint)get_global_id(2);
+                            strata_fault_[8u] = e58;
+                        }
                     }
+                    (void)atomic_xchg(&strata_tile_reader_[e9], 0u);
                 }
-                (void)atomic_xchg(&strata_tile_reader_[e9], 0u);
             }
             tile[e9] = e9;
         } else {
@@ -106,12 +108,12 @@ __kernel void planted_oob_local_write(
         if (e13) {
             const uint v12 = strata_phase_;
             const uint e20 = (e1 + 1u);
-            const uint e85 = ((((uint)((uint)(v12 & 32767u) << (16u & 31))) | e20) | 2147483648u);
-            const uint v13 = atomic_xchg(&strata_tile_writer_[e9], e85);
+            const uint e86 = ((((uint)((uint)(v12 & 32767u) << (16u & 31))) | e20) | 2147483648u);
+            const uint v13 = atomic_xchg(&strata_tile_writer_[e9], e86);
             const uint v14 = atomic_xchg(&strata_tile_writer_site_[e9], 4u);
-            const uint e87 = (v13 & 65535u);
-            const uint e89 = (e85 & 65535u);
-            if (((e87 != 0u) && (e87 != e89)) && (((v13 ^ e85) & 2147418112u) == 0u)) {
+            const uint e88 = (v13 & 65535u);
+            const uint e90 = (e86 & 65535u);
+            if (((e88 != 0u) && (e88 != e90)) && (((v13 ^ e86) & 2147418112u) == 0u)) {
                 const uint v15 = atomic_add(&strata_fault_[0u], 1u);
                 if (v15 == 0u) {
                     strata_fault_[1u] = 4u;
@@ -119,9 +121,9 @@ __kernel void planted_oob_local_write(
                     strata_fault_[2u] = e40;
                     const uint e43 = ((uint)((ulong)(e11 >> (32ul & 63))));
                     strata_fault_[3u] = e43;
-                    const ulong e102 = (((ulong)v13) | ((ulong)((ulong)((ulong)v14) << (32ul & 63))));
-                    strata_fault_[4u] = ((uint)e102);
-                    strata_fault_[5u] = ((uint)((ulong)(e102 >> (32ul & 63))));
+                    const ulong e103 = (((ulong)v13) | ((ulong)((ulong)((ulong)v14) << (32ul & 63))));
+                    strata_fault_[4u] = ((uint)e103);
+                    strata_fault_[5u] = ((uint)((ulong)(e103 >> (32ul & 63))));
                     const uint e54 = (uint)get_global_id(0);
                     strata_fault_[6u] = e54;
                     const uint e56 = (uint)get_global_id(1);
@@ -131,28 +133,30 @@ __kernel void planted_oob_local_write(
                 }
             } else {
                 const uint v16 = atomic_or(&strata_tile_reader_[e9], (uint)0);
-                const uint v17 = atomic_or(&strata_tile_reader_site_[e9], (uint)0);
-                const uint e107 = (v16 & 65535u);
-                if (((e107 != 0u) && (e107 != e89)) && (((v16 ^ e85) & 2147418112u) == 0u)) {
-                    const uint v18 = atomic_add(&strata_fault_[0u], 1u);
-                    if (v18 == 0u) {
-                        strata_fault_[1u] = 4u;
-                        const uint e40 = ((uint)e11);
-                        strata_fault_[2u] = e40;
-                        const uint e43 = ((uint)((ulong)(e11 >> (32ul & 63))));
-                        strata_fault_[3u] = e43;
-                        const ulong e121 = (((ulong)v16) | ((ulong)((ulong)((ulong)v17) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e121);
-                        strata_fault_[5u] = ((uint)((ulong)(e121 >> (32ul & 63))));
-                        const uint e54 = (uint)get_global_id(0);
-                        strata_fault_[6u] = e54;
-                        const uint e56 = (uint)get_global_id(1);
-                        strata_fault_[7u] = e56;
-                        const uint e58 = (uint)get_global_id(2);
-                        strata_fault_[8u] = e58;
+                if (v16 != 0u) {
+                    const uint e109 = (v16 & 65535u);
+                    if (((e109 != 0u) && (e109 != e90)) && (((v16 ^ e86) & 2147418112u) == 0u)) {
+                        const uint v17 = atomic_or(&strata_tile_reader_site_[e9], (uint)0);
+                        const uint v18 = atomic_add(&strata_fault_[0u], 1u);
+                        if (v18 == 0u) {
+                            strata_fault_[1u] = 4u;
+                            const uint e40 = ((uint)e11);
+                            strata_fault_[2u] = e40;
+                            const uint e43 = ((uint)((ulong)(e11 >> (32ul & 63))));
+                            strata_fault_[3u] = e43;
+                            const ulong e123 = (((ulong)v16) | ((ulong)((ulong)((ulong)v17) << (32ul & 63))));
+                            strata_fault_[4u] = ((uint)e123);
+                            strata_fault_[5u] = ((uint)((ulong)(e123 >> (32ul & 63))));
+                            const uint e54 = (uint)get_global_id(0);
+                            strata_fault_[6u] = e54;
+                            const uint e56 = (uint)get_global_id(1);
+                            strata_fault_[7u] = e56;
+                            const uint e58 = (uint)get_global_id(2);
+                            strata_fault_[8u] = e58;
+                        }
                     }
+                    (void)atomic_xchg(&strata_tile_reader_[e9], 0u);
                 }
-                (void)atomic_xchg(&strata_tile_reader_[e9], 0u);
             }
             tile[e9] = 99u;
         } else {
@@ -178,18 +182,17 @@ __kernel void planted_oob_local_write(
     const uint v19 = strata_phase_;
     strata_phase_ = (v19 + 1u);
     const uint v20 = strata_phase_;
-    const uint e130 = (e9 % 4u);
-    const uint v21 = atomic_or(&strata_tile_writer_[e130], (uint)0);
-    const uint v22 = atomic_or(&strata_tile_writer_site_[e130], (uint)0);
+    const uint e132 = (e9 % 4u);
+    const uint v21 = atomic_or(&strata_tile_writer_[e132], (uint)0);
     if ((v21 & 2147483648u) == 0u) {
         const uint v23 = atomic_add(&strata_fault_[0u], 1u);
         if (v23 == 0u) {
             strata_fault_[1u] = 5u;
-            const ulong e136 = ((ulong)e130);
-            const uint e137 = ((uint)e136);
-            strata_fault_[2u] = e137;
-            const uint e139 = ((uint)((ulong)(e136 >> (32ul & 63))));
-            strata_fault_[3u] = e139;
+            const ulong e138 = ((ulong)e132);
+            const uint e139 = ((uint)e138);
+            strata_fault_[2u] = e139;
+            const uint e141 = ((uint)((ulong)(e138 >> (32ul & 63))));
+            strata_fault_[3u] = e141;
             strata_fault_[4u] = 0u;
             strata_fault_[5u] = 0u;
             const uint e54 = (uint)get_global_id(0);
@@ -200,22 +203,23 @@ __kernel void planted_oob_local_write(
             strata_fault_[8u] = e58;
         }
     } else {
-        const uint e140 = (v21 & 65535u);
+        const uint e142 = (v21 & 65535u);
         const uint e20 = (e1 + 1u);
-        const uint e146 = ((((uint)((uint)(v20 & 32767u) << (16u & 31))) | e20) | 2147483648u);
-        const uint e147 = (e146 & 65535u);
-        if (((e140 != 0u) && (e140 != e147)) && (((v21 ^ e146) & 2147418112u) == 0u)) {
+        const uint e148 = ((((uint)((uint)(v20 & 32767u) << (16u & 31))) | e20) | 2147483648u);
+        const uint e149 = (e148 & 65535u);
+        if (((e142 != 0u) && (e142 != e149)) && (((v21 ^ e148) & 2147418112u) == 0u)) {
+            const uint v22 = atomic_or(&strata_tile_writer_site_[e132], (uint)0);
             const uint v24 = atomic_add(&strata_fault_[0u], 1u);
             if (v24 == 0u) {
                 strata_fault_[1u] = 6u;
-                const ulong e136 = ((ulong)e130);
-                const uint e137 = ((uint)e136);
-                strata_fault_[2u] = e137;
-                const uint e139 = ((uint)((ulong)(e136 >> (32ul & 63))));
-                strata_fault_[3u] = e139;
-                const ulong e160 = (((ulong)v21) | ((ulong)((ulong)((ulong)v22) << (32ul & 63))));
-                strata_fault_[4u] = ((uint)e160);
-                strata_fault_[5u] = ((uint)((ulong)(e160 >> (32ul & 63))));
+                const ulong e138 = ((ulong)e132);
+                const uint e139 = ((uint)e138);
+                strata_fault_[2u] = e139;
+                const uint e141 = ((uint)((ulong)(e138 >> (32ul & 63))));
+                strata_fault_[3u] = e141;
+                const ulong e162 = (((ulong)v21) | ((ulong)((ulong)((ulong)v22) << (32ul & 63))));
+                strata_fault_[4u] = ((uint)e162);
+                strata_fault_[5u] = ((uint)((ulong)(e162 >> (32ul & 63))));
                 const uint e54 = (uint)get_global_id(0);
                 strata_fault_[6u] = e54;
                 const uint e56 = (uint)get_global_id(1);
@@ -224,40 +228,40 @@ __kernel void planted_oob_local_write(
                 strata_fault_[8u] = e58;
             }
         } else {
-            const uint v25 = atomic_or(&strata_tile_reader_[e130], (uint)0);
-            const uint e165 = (v25 & 65535u);
-            if (((e165 != 0u) && (e165 != e147)) && (((v25 ^ e146) & 2147418112u) == 0u)) {
+            const uint v25 = atomic_or(&strata_tile_reader_[e132], (uint)0);
+            const uint e167 = (v25 & 65535u);
+            if (((e167 != 0u) && (e167 != e149)) && (((v25 ^ e148) & 2147418112u) == 0u)) {
             } else {
-                (void)atomic_xchg(&strata_tile_reader_[e130], e146);
-                (void)atomic_xchg(&strata_tile_reader_site_[e130], 6u);
+                (void)atomic_xchg(&strata_tile_reader_[e132], e148);
+                (void)atomic_xchg(&strata_tile_reader_site_[e132], 6u);
             }
         }
     }
-    const uint v0 = tile[e130];
+    const uint v0 = tile[e132];
     const uint e54 = (uint)get_global_id(0);
-    const ulong e173 = ((ulong)e54);
-    const ulong e175 = ((ulong)out_len);
-    if (e173 < e175) {
+    const ulong e175 = ((ulong)e54);
+    const ulong e177 = ((ulong)out_len);
+    if (e175 < e177) {
         if (strata_out_shadow__len != 1u) {
             const uint v26 = strata_phase_;
-            const ulong e179 = (e173 * 4ul);
-            const uint e180 = ((uint)get_group_id(0) + (uint)get_num_groups(0) * ((uint)get_group_id(1) + (uint)get_num_groups(1) * (uint)get_group_id(2)));
-            const uint e183 = (((e180 * e7) + e1) + 1u);
-            const uint v27 = atomic_xchg(&strata_out_shadow_[e179], e183);
-            const uint e188 = (((uint)((uint)v26 << (16u & 31))) | 7u);
-            const uint v28 = atomic_xchg(&strata_out_shadow_[(e179 + 1ul)], e188);
-            const bool e195 = (((v27 - 1u) / e7) == e180);
-            if (((v27 != 0u) && (v27 != e183)) && ((!e195) || (e195 && (((uint)((v28 ^ e188) >> (16u & 31))) == 0u)))) {
+            const ulong e181 = (e175 * 4ul);
+            const uint e182 = ((uint)get_group_id(0) + (uint)get_num_groups(0) * ((uint)get_group_id(1) + (uint)get_num_groups(1) * (uint)get_group_id(2)));
+            const uint e185 = (((e182 * e7) + e1) + 1u);
+            const uint v27 = atomic_xchg(&strata_out_shadow_[e181], e185);
+            const uint e190 = (((uint)((uint)v26 << (16u & 31))) | 7u);
+            const uint v28 = atomic_xchg(&strata_out_shadow_[(e181 + 1ul)], e190);
+            const bool e197 = (((v27 - 1u) / e7) == e182);
+            if (((v27 != 0u) && (v27 != e185)) && ((!e197) || (e197 && (((uint)((v28 ^ e190) >> (16u & 31))) == 0u)))) {
                 const uint v29 = atomic_add(&strata_fault_[0u], 1u);
                 if (v29 == 0u) {
                     strata_fault_[1u] = 7u;
-                    const uint e206 = ((uint)e173);
-                    strata_fault_[2u] = e206;
-                    const uint e208 = ((uint)((ulong)(e173 >> (32ul & 63))));
-                    strata_fault_[3u] = e208;
-                    const ulong e212 = (((ulong)v27) | ((ulong)((ulong)((ulong)v28) << (32ul & 63))));
-                    strata_fault_[4u] = ((uint)e212);
-                    strata_fault_[5u] = ((uint)((ulong)(e212 >> (32ul & 63))));
+                    const uint e208 = ((uint)e175);
+                    strata_fault_[2u] = e208;
+                    const uint e210 = ((uint)((ulong)(e175 >> (32ul & 63))));
+                    strata_fault_[3u] = e210;
+                    const ulong e214 = (((ulong)v27) | ((ulong)((ulong)((ulong)v28) << (32ul & 63))));
+                    strata_fault_[4u] = ((uint)e214);
+                    strata_fault_[5u] = ((uint)((ulong)(e214 >> (32ul & 63))));
                     strata_fault_[6u] = e54;
                     const uint e56 = (uint)get_global_id(1);
                     strata_fault_[7u] = e56;
@@ -265,29 +269,32 @@ __kernel void planted_oob_local_write(
                     strata_fault_[8u] = e58;
                 }
             } else {
-                const ulong e217 = (e179 + 2ul);
-                const uint v30 = atomic_or(&strata_out_shadow_[e217], (uint)0);
-                const uint v31 = atomic_or(&strata_out_shadow_[(e179 + 3ul)], (uint)0);
-                const bool e226 = (((v30 - 1u) / e7) == e180);
-                if (((v30 != 0u) && (v30 != e183)) && ((!e226) || (e226 && (((uint)((v31 ^ e188) >> (16u & 31))) == 0u)))) {
-                    const uint v32 = atomic_add(&strata_fault_[0u], 1u);
-                    if (v32 == 0u) {
-                        strata_fault_[1u] = 7u;
-                        const uint e206 = ((uint)e173);
-                        strata_fault_[2u] = e206;
-                        const uint e208 = ((uint)((ulong)(e173 >> (32ul & 63))));
-                        strata_fault_[3u] = e208;
-                        const ulong e240 = (((ulong)v30) | ((ulong)((ulong)((ulong)v31) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e240);
-                        strata_fault_[5u] = ((uint)((ulong)(e240 >> (32ul & 63))));
-                        strata_fault_[6u] = e54;
-                        const uint e56 = (uint)get_global_id(1);
-                        strata_fault_[7u] = e56;
-                        const uint e58 = (uint)get_global_id(2);
-                        strata_fault_[8u] = e58;
+                const ulong e219 = (e181 + 2ul);
+                const uint v30 = atomic_or(&strata_out_shadow_[e219], (uint)0);
+                const bool e221 = (v30 != 0u);
+                if (e221) {
+                    const uint v31 = atomic_or(&strata_out_shadow_[(e181 + 3ul)], (uint)0);
+                    const bool e228 = (((v30 - 1u) / e7) == e182);
+                    if ((e221 && (v30 != e185)) && ((!e228) || (e228 && (((uint)((v31 ^ e190) >> (16u & 31))) == 0u)))) {
+                        const uint v32 = atomic_add(&strata_fault_[0u], 1u);
+                        if (v32 == 0u) {
+                            strata_fault_[1u] = 7u;
+                            const uint e208 = ((uint)e175);
+                            strata_fault_[2u] = e208;
+                            const uint e210 = ((uint)((ulong)(e175 >> (32ul & 63))));
+                            strata_fault_[3u] = e210;
+                            const ulong e242 = (((ulong)v30) | ((ulong)((ulong)((ulong)v31) << (32ul & 63))));
+                            strata_fault_[4u] = ((uint)e242);
+                            strata_fault_[5u] = ((uint)((ulong)(e242 >> (32ul & 63))));
+                            strata_fault_[6u] = e54;
+                            const uint e56 = (uint)get_global_id(1);
+                            strata_fault_[7u] = e56;
+                            const uint e58 = (uint)get_global_id(2);
+                            strata_fault_[8u] = e58;
+                        }
                     }
+                    (void)atomic_xchg(&strata_out_shadow_[e219], 0u);
                 }
-                (void)atomic_xchg(&strata_out_shadow_[e217], 0u);
             }
         }
         out[e54] = v0;
@@ -295,12 +302,12 @@ __kernel void planted_oob_local_write(
         const uint v3 = atomic_add(&strata_fault_[0u], 1u);
         if (v3 == 0u) {
             strata_fault_[1u] = 2u;
-            const uint e206 = ((uint)e173);
-            strata_fault_[2u] = e206;
-            const uint e208 = ((uint)((ulong)(e173 >> (32ul & 63))));
-            strata_fault_[3u] = e208;
-            strata_fault_[4u] = ((uint)e175);
-            strata_fault_[5u] = ((uint)((ulong)(e175 >> (32ul & 63))));
+            const uint e208 = ((uint)e175);
+            strata_fault_[2u] = e208;
+            const uint e210 = ((uint)((ulong)(e175 >> (32ul & 63))));
+            strata_fault_[3u] = e210;
+            strata_fault_[4u] = ((uint)e177);
+            strata_fault_[5u] = ((uint)((ulong)(e177 >> (32ul & 63))));
             strata_fault_[6u] = e54;
             const uint e56 = (uint)get_global_id(1);
             strata_fault_[7u] = e56;

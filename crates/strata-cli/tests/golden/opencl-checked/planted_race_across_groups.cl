@@ -40,26 +40,29 @@ __kernel void planted_race_across_groups(
                 }
             } else {
                 const uint v5 = atomic_or(&strata_out_shadow_[2ul], (uint)0);
-                const uint v6 = atomic_or(&strata_out_shadow_[3ul], (uint)0);
-                const bool e66 = (((v5 - 1u) / e12) == e7);
-                if (((v5 != 0u) && (v5 != e17)) && ((!e66) || (e66 && (((uint)((v6 ^ e22) >> (16u & 31))) == 0u)))) {
-                    const uint v7 = atomic_add(&strata_fault_[0u], 1u);
-                    if (v7 == 0u) {
-                        strata_fault_[1u] = 1u;
-                        strata_fault_[2u] = 0u;
-                        strata_fault_[3u] = 0u;
-                        const ulong e80 = (((ulong)v5) | ((ulong)((ulong)((ulong)v6) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e80);
-                        strata_fault_[5u] = ((uint)((ulong)(e80 >> (32ul & 63))));
-                        const uint e53 = (uint)get_global_id(0);
-                        strata_fault_[6u] = e53;
-                        const uint e55 = (uint)get_global_id(1);
-                        strata_fault_[7u] = e55;
-                        const uint e57 = (uint)get_global_id(2);
-                        strata_fault_[8u] = e57;
+                const bool e60 = (v5 != 0u);
+                if (e60) {
+                    const uint v6 = atomic_or(&strata_out_shadow_[3ul], (uint)0);
+                    const bool e66 = (((v5 - 1u) / e12) == e7);
+                    if ((e60 && (v5 != e17)) && ((!e66) || (e66 && (((uint)((v6 ^ e22) >> (16u & 31))) == 0u)))) {
+                        const uint v7 = atomic_add(&strata_fault_[0u], 1u);
+                        if (v7 == 0u) {
+                            strata_fault_[1u] = 1u;
+                            strata_fault_[2u] = 0u;
+                            strata_fault_[3u] = 0u;
+                            const ulong e80 = (((ulong)v5) | ((ulong)((ulong)((ulong)v6) << (32ul & 63))));
+                            strata_fault_[4u] = ((uint)e80);
+                            strata_fault_[5u] = ((uint)((ulong)(e80 >> (32ul & 63))));
+                            const uint e53 = (uint)get_global_id(0);
+                            strata_fault_[6u] = e53;
+                            const uint e55 = (uint)get_global_id(1);
+                            strata_fault_[7u] = e55;
+                            const uint e57 = (uint)get_global_id(2);
+                            strata_fault_[8u] = e57;
+                        }
                     }
+                    (void)atomic_xchg(&strata_out_shadow_[2ul], 0u);
                 }
-                (void)atomic_xchg(&strata_out_shadow_[2ul], 0u);
             }
             out[0u] = (uint)get_group_id(0);
         } else {

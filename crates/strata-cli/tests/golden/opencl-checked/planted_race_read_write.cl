@@ -109,27 +109,30 @@ __kernel void planted_race_read_write(
         } else {
             const ulong e124 = (e92 + 2ul);
             const uint v14 = atomic_or(&strata_x_shadow_[e124], (uint)0);
-            const uint v15 = atomic_or(&strata_x_shadow_[(e92 + 3ul)], (uint)0);
-            const bool e132 = (((v14 - 1u) / e22) == e17);
-            if (((v14 != 0u) && (v14 != e26)) && ((!e132) || (e132 && (((uint)((v15 ^ e96) >> (16u & 31))) == 0u)))) {
-                const uint v16 = atomic_add(&strata_fault_[0u], 1u);
-                if (v16 == 0u) {
-                    strata_fault_[1u] = 3u;
-                    const uint e114 = ((uint)e90);
-                    strata_fault_[2u] = e114;
-                    const uint e116 = ((uint)((ulong)(e90 >> (32ul & 63))));
-                    strata_fault_[3u] = e116;
-                    const ulong e146 = (((ulong)v14) | ((ulong)((ulong)((ulong)v15) << (32ul & 63))));
-                    strata_fault_[4u] = ((uint)e146);
-                    strata_fault_[5u] = ((uint)((ulong)(e146 >> (32ul & 63))));
-                    strata_fault_[6u] = e1;
-                    const uint e62 = (uint)get_global_id(1);
-                    strata_fault_[7u] = e62;
-                    const uint e64 = (uint)get_global_id(2);
-                    strata_fault_[8u] = e64;
+            const bool e126 = (v14 != 0u);
+            if (e126) {
+                const uint v15 = atomic_or(&strata_x_shadow_[(e92 + 3ul)], (uint)0);
+                const bool e132 = (((v14 - 1u) / e22) == e17);
+                if ((e126 && (v14 != e26)) && ((!e132) || (e132 && (((uint)((v15 ^ e96) >> (16u & 31))) == 0u)))) {
+                    const uint v16 = atomic_add(&strata_fault_[0u], 1u);
+                    if (v16 == 0u) {
+                        strata_fault_[1u] = 3u;
+                        const uint e114 = ((uint)e90);
+                        strata_fault_[2u] = e114;
+                        const uint e116 = ((uint)((ulong)(e90 >> (32ul & 63))));
+                        strata_fault_[3u] = e116;
+                        const ulong e146 = (((ulong)v14) | ((ulong)((ulong)((ulong)v15) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e146);
+                        strata_fault_[5u] = ((uint)((ulong)(e146 >> (32ul & 63))));
+                        strata_fault_[6u] = e1;
+                        const uint e62 = (uint)get_global_id(1);
+                        strata_fault_[7u] = e62;
+                        const uint e64 = (uint)get_global_id(2);
+                        strata_fault_[8u] = e64;
+                    }
                 }
+                (void)atomic_xchg(&strata_x_shadow_[e124], 0u);
             }
-            (void)atomic_xchg(&strata_x_shadow_[e124], 0u);
         }
         x[e1] = v0;
     } else {

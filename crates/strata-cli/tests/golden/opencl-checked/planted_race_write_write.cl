@@ -55,28 +55,30 @@ __kernel void planted_race_write_write(
             }
         } else {
             const uint v8 = atomic_or(&strata_tile_reader_[e9], (uint)0);
-            const uint v9 = atomic_or(&strata_tile_reader_site_[e9], (uint)0);
-            const uint e59 = (v8 & 65535u);
-            if (((e59 != 0u) && (e59 != e28)) && (((v8 ^ e22) & 2147418112u) == 0u)) {
-                const uint v10 = atomic_add(&strata_fault_[0u], 1u);
-                if (v10 == 0u) {
-                    strata_fault_[1u] = 2u;
-                    const uint e38 = ((uint)e10);
-                    strata_fault_[2u] = e38;
-                    const uint e42 = ((uint)((ulong)(e10 >> (32ul & 63))));
-                    strata_fault_[3u] = e42;
-                    const ulong e73 = (((ulong)v8) | ((ulong)((ulong)((ulong)v9) << (32ul & 63))));
-                    strata_fault_[4u] = ((uint)e73);
-                    strata_fault_[5u] = ((uint)((ulong)(e73 >> (32ul & 63))));
-                    const uint e53 = (uint)get_global_id(0);
-                    strata_fault_[6u] = e53;
-                    const uint e55 = (uint)get_global_id(1);
-                    strata_fault_[7u] = e55;
-                    const uint e57 = (uint)get_global_id(2);
-                    strata_fault_[8u] = e57;
+            if (v8 != 0u) {
+                const uint e60 = (v8 & 65535u);
+                if (((e60 != 0u) && (e60 != e28)) && (((v8 ^ e22) & 2147418112u) == 0u)) {
+                    const uint v9 = atomic_or(&strata_tile_reader_site_[e9], (uint)0);
+                    const uint v10 = atomic_add(&strata_fault_[0u], 1u);
+                    if (v10 == 0u) {
+                        strata_fault_[1u] = 2u;
+                        const uint e38 = ((uint)e10);
+                        strata_fault_[2u] = e38;
+                        const uint e42 = ((uint)((ulong)(e10 >> (32ul & 63))));
+                        strata_fault_[3u] = e42;
+                        const ulong e74 = (((ulong)v8) | ((ulong)((ulong)((ulong)v9) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e74);
+                        strata_fault_[5u] = ((uint)((ulong)(e74 >> (32ul & 63))));
+                        const uint e53 = (uint)get_global_id(0);
+                        strata_fault_[6u] = e53;
+                        const uint e55 = (uint)get_global_id(1);
+                        strata_fault_[7u] = e55;
+                        const uint e57 = (uint)get_global_id(2);
+                        strata_fault_[8u] = e57;
+                    }
                 }
+                (void)atomic_xchg(&strata_tile_reader_[e9], 0u);
             }
-            (void)atomic_xchg(&strata_tile_reader_[e9], 0u);
         }
         tile[e9] = 0u;
     } else {
@@ -102,20 +104,20 @@ __kernel void planted_race_write_write(
     strata_phase_ = (v11 + 1u);
     const uint v12 = strata_phase_;
     const uint e19 = (e1 + 1u);
-    const uint e85 = ((((uint)((uint)(v12 & 32767u) << (16u & 31))) | e19) | 2147483648u);
-    const uint v13 = atomic_xchg(&strata_tile_writer_[0u], e85);
+    const uint e86 = ((((uint)((uint)(v12 & 32767u) << (16u & 31))) | e19) | 2147483648u);
+    const uint v13 = atomic_xchg(&strata_tile_writer_[0u], e86);
     const uint v14 = atomic_xchg(&strata_tile_writer_site_[0u], 3u);
-    const uint e87 = (v13 & 65535u);
-    const uint e89 = (e85 & 65535u);
-    if (((e87 != 0u) && (e87 != e89)) && (((v13 ^ e85) & 2147418112u) == 0u)) {
+    const uint e88 = (v13 & 65535u);
+    const uint e90 = (e86 & 65535u);
+    if (((e88 != 0u) && (e88 != e90)) && (((v13 ^ e86) & 2147418112u) == 0u)) {
         const uint v15 = atomic_add(&strata_fault_[0u], 1u);
         if (v15 == 0u) {
             strata_fault_[1u] = 3u;
             strata_fault_[2u] = 0u;
             strata_fault_[3u] = 0u;
-            const ulong e102 = (((ulong)v13) | ((ulong)((ulong)((ulong)v14) << (32ul & 63))));
-            strata_fault_[4u] = ((uint)e102);
-            strata_fault_[5u] = ((uint)((ulong)(e102 >> (32ul & 63))));
+            const ulong e103 = (((ulong)v13) | ((ulong)((ulong)((ulong)v14) << (32ul & 63))));
+            strata_fault_[4u] = ((uint)e103);
+            strata_fault_[5u] = ((uint)((ulong)(e103 >> (32ul & 63))));
             const uint e53 = (uint)get_global_id(0);
             strata_fault_[6u] = e53;
             const uint e55 = (uint)get_global_id(1);
@@ -125,26 +127,28 @@ __kernel void planted_race_write_write(
         }
     } else {
         const uint v16 = atomic_or(&strata_tile_reader_[0u], (uint)0);
-        const uint v17 = atomic_or(&strata_tile_reader_site_[0u], (uint)0);
-        const uint e107 = (v16 & 65535u);
-        if (((e107 != 0u) && (e107 != e89)) && (((v16 ^ e85) & 2147418112u) == 0u)) {
-            const uint v18 = atomic_add(&strata_fault_[0u], 1u);
-            if (v18 == 0u) {
-                strata_fault_[1u] = 3u;
-                strata_fault_[2u] = 0u;
-                strata_fault_[3u] = 0u;
-                const ulong e121 = (((ulong)v16) | ((ulong)((ulong)((ulong)v17) << (32ul & 63))));
-                strata_fault_[4u] = ((uint)e121);
-                strata_fault_[5u] = ((uint)((ulong)(e121 >> (32ul & 63))));
-                const uint e53 = (uint)get_global_id(0);
-                strata_fault_[6u] = e53;
-                const uint e55 = (uint)get_global_id(1);
-                strata_fault_[7u] = e55;
-                const uint e57 = (uint)get_global_id(2);
-                strata_fault_[8u] = e57;
+        if (v16 != 0u) {
+            const uint e109 = (v16 & 65535u);
+            if (((e109 != 0u) && (e109 != e90)) && (((v16 ^ e86) & 2147418112u) == 0u)) {
+                const uint v17 = atomic_or(&strata_tile_reader_site_[0u], (uint)0);
+                const uint v18 = atomic_add(&strata_fault_[0u], 1u);
+                if (v18 == 0u) {
+                    strata_fault_[1u] = 3u;
+                    strata_fault_[2u] = 0u;
+                    strata_fault_[3u] = 0u;
+                    const ulong e123 = (((ulong)v16) | ((ulong)((ulong)((ulong)v17) << (32ul & 63))));
+                    strata_fault_[4u] = ((uint)e123);
+                    strata_fault_[5u] = ((uint)((ulong)(e123 >> (32ul & 63))));
+                    const uint e53 = (uint)get_global_id(0);
+                    strata_fault_[6u] = e53;
+                    const uint e55 = (uint)get_global_id(1);
+                    strata_fault_[7u] = e55;
+                    const uint e57 = (uint)get_global_id(2);
+                    strata_fault_[8u] = e57;
+                }
             }
+            (void)atomic_xchg(&strata_tile_reader_[0u], 0u);
         }
-        (void)atomic_xchg(&strata_tile_reader_[0u], 0u);
     }
     tile[0u] = e9;
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
@@ -152,7 +156,6 @@ __kernel void planted_race_write_write(
     strata_phase_ = (v19 + 1u);
     const uint v20 = strata_phase_;
     const uint v21 = atomic_or(&strata_tile_writer_[0u], (uint)0);
-    const uint v22 = atomic_or(&strata_tile_writer_site_[0u], (uint)0);
     if ((v21 & 2147483648u) == 0u) {
         const uint v23 = atomic_add(&strata_fault_[0u], 1u);
         if (v23 == 0u) {
@@ -169,18 +172,19 @@ __kernel void planted_race_write_write(
             strata_fault_[8u] = e57;
         }
     } else {
-        const uint e132 = (v21 & 65535u);
-        const uint e138 = ((((uint)((uint)(v20 & 32767u) << (16u & 31))) | e19) | 2147483648u);
-        const uint e139 = (e138 & 65535u);
-        if (((e132 != 0u) && (e132 != e139)) && (((v21 ^ e138) & 2147418112u) == 0u)) {
+        const uint e134 = (v21 & 65535u);
+        const uint e140 = ((((uint)((uint)(v20 & 32767u) << (16u & 31))) | e19) | 2147483648u);
+        const uint e141 = (e140 & 65535u);
+        if (((e134 != 0u) && (e134 != e141)) && (((v21 ^ e140) & 2147418112u) == 0u)) {
+            const uint v22 = atomic_or(&strata_tile_writer_site_[0u], (uint)0);
             const uint v24 = atomic_add(&strata_fault_[0u], 1u);
             if (v24 == 0u) {
                 strata_fault_[1u] = 5u;
                 strata_fault_[2u] = 0u;
                 strata_fault_[3u] = 0u;
-                const ulong e152 = (((ulong)v21) | ((ulong)((ulong)((ulong)v22) << (32ul & 63))));
-                strata_fault_[4u] = ((uint)e152);
-                strata_fault_[5u] = ((uint)((ulong)(e152 >> (32ul & 63))));
+                const ulong e154 = (((ulong)v21) | ((ulong)((ulong)((ulong)v22) << (32ul & 63))));
+                strata_fault_[4u] = ((uint)e154);
+                strata_fault_[5u] = ((uint)((ulong)(e154 >> (32ul & 63))));
                 const uint e53 = (uint)get_global_id(0);
                 strata_fault_[6u] = e53;
                 const uint e55 = (uint)get_global_id(1);
@@ -190,39 +194,39 @@ __kernel void planted_race_write_write(
             }
         } else {
             const uint v25 = atomic_or(&strata_tile_reader_[0u], (uint)0);
-            const uint e157 = (v25 & 65535u);
-            if (((e157 != 0u) && (e157 != e139)) && (((v25 ^ e138) & 2147418112u) == 0u)) {
+            const uint e159 = (v25 & 65535u);
+            if (((e159 != 0u) && (e159 != e141)) && (((v25 ^ e140) & 2147418112u) == 0u)) {
             } else {
-                (void)atomic_xchg(&strata_tile_reader_[0u], e138);
+                (void)atomic_xchg(&strata_tile_reader_[0u], e140);
                 (void)atomic_xchg(&strata_tile_reader_site_[0u], 5u);
             }
         }
     }
     const uint v0 = tile[0u];
     const uint e53 = (uint)get_global_id(0);
-    const ulong e165 = ((ulong)e53);
-    const ulong e167 = ((ulong)out_len);
-    if (e165 < e167) {
+    const ulong e167 = ((ulong)e53);
+    const ulong e169 = ((ulong)out_len);
+    if (e167 < e169) {
         if (strata_out_shadow__len != 1u) {
             const uint v26 = strata_phase_;
-            const ulong e171 = (e165 * 4ul);
-            const uint e172 = ((uint)get_group_id(0) + (uint)get_num_groups(0) * ((uint)get_group_id(1) + (uint)get_num_groups(1) * (uint)get_group_id(2)));
-            const uint e175 = (((e172 * e7) + e1) + 1u);
-            const uint v27 = atomic_xchg(&strata_out_shadow_[e171], e175);
-            const uint e180 = (((uint)((uint)v26 << (16u & 31))) | 6u);
-            const uint v28 = atomic_xchg(&strata_out_shadow_[(e171 + 1ul)], e180);
-            const bool e187 = (((v27 - 1u) / e7) == e172);
-            if (((v27 != 0u) && (v27 != e175)) && ((!e187) || (e187 && (((uint)((v28 ^ e180) >> (16u & 31))) == 0u)))) {
+            const ulong e173 = (e167 * 4ul);
+            const uint e174 = ((uint)get_group_id(0) + (uint)get_num_groups(0) * ((uint)get_group_id(1) + (uint)get_num_groups(1) * (uint)get_group_id(2)));
+            const uint e177 = (((e174 * e7) + e1) + 1u);
+            const uint v27 = atomic_xchg(&strata_out_shadow_[e173], e177);
+            const uint e182 = (((uint)((uint)v26 << (16u & 31))) | 6u);
+            const uint v28 = atomic_xchg(&strata_out_shadow_[(e173 + 1ul)], e182);
+            const bool e189 = (((v27 - 1u) / e7) == e174);
+            if (((v27 != 0u) && (v27 != e177)) && ((!e189) || (e189 && (((uint)((v28 ^ e182) >> (16u & 31))) == 0u)))) {
                 const uint v29 = atomic_add(&strata_fault_[0u], 1u);
                 if (v29 == 0u) {
                     strata_fault_[1u] = 6u;
-                    const uint e198 = ((uint)e165);
-                    strata_fault_[2u] = e198;
-                    const uint e200 = ((uint)((ulong)(e165 >> (32ul & 63))));
-                    strata_fault_[3u] = e200;
-                    const ulong e204 = (((ulong)v27) | ((ulong)((ulong)((ulong)v28) << (32ul & 63))));
-                    strata_fault_[4u] = ((uint)e204);
-                    strata_fault_[5u] = ((uint)((ulong)(e204 >> (32ul & 63))));
+                    const uint e200 = ((uint)e167);
+                    strata_fault_[2u] = e200;
+                    const uint e202 = ((uint)((ulong)(e167 >> (32ul & 63))));
+                    strata_fault_[3u] = e202;
+                    const ulong e206 = (((ulong)v27) | ((ulong)((ulong)((ulong)v28) << (32ul & 63))));
+                    strata_fault_[4u] = ((uint)e206);
+                    strata_fault_[5u] = ((uint)((ulong)(e206 >> (32ul & 63))));
                     strata_fault_[6u] = e53;
                     const uint e55 = (uint)get_global_id(1);
                     strata_fault_[7u] = e55;
@@ -230,29 +234,32 @@ __kernel void planted_race_write_write(
                     strata_fault_[8u] = e57;
                 }
             } else {
-                const ulong e209 = (e171 + 2ul);
-                const uint v30 = atomic_or(&strata_out_shadow_[e209], (uint)0);
-                const uint v31 = atomic_or(&strata_out_shadow_[(e171 + 3ul)], (uint)0);
-                const bool e218 = (((v30 - 1u) / e7) == e172);
-                if (((v30 != 0u) && (v30 != e175)) && ((!e218) || (e218 && (((uint)((v31 ^ e180) >> (16u & 31))) == 0u)))) {
-                    const uint v32 = atomic_add(&strata_fault_[0u], 1u);
-                    if (v32 == 0u) {
-                        strata_fault_[1u] = 6u;
-                        const uint e198 = ((uint)e165);
-                        strata_fault_[2u] = e198;
-                        const uint e200 = ((uint)((ulong)(e165 >> (32ul & 63))));
-                        strata_fault_[3u] = e200;
-                        const ulong e232 = (((ulong)v30) | ((ulong)((ulong)((ulong)v31) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e232);
-                        strata_fault_[5u] = ((uint)((ulong)(e232 >> (32ul & 63))));
-                        strata_fault_[6u] = e53;
-                        const uint e55 = (uint)get_global_id(1);
-                        strata_fault_[7u] = e55;
-                        const uint e57 = (uint)get_global_id(2);
-                        strata_fault_[8u] = e57;
+                const ulong e211 = (e173 + 2ul);
+                const uint v30 = atomic_or(&strata_out_shadow_[e211], (uint)0);
+                const bool e213 = (v30 != 0u);
+                if (e213) {
+                    const uint v31 = atomic_or(&strata_out_shadow_[(e173 + 3ul)], (uint)0);
+                    const bool e220 = (((v30 - 1u) / e7) == e174);
+                    if ((e213 && (v30 != e177)) && ((!e220) || (e220 && (((uint)((v31 ^ e182) >> (16u & 31))) == 0u)))) {
+                        const uint v32 = atomic_add(&strata_fault_[0u], 1u);
+                        if (v32 == 0u) {
+                            strata_fault_[1u] = 6u;
+                            const uint e200 = ((uint)e167);
+                            strata_fault_[2u] = e200;
+                            const uint e202 = ((uint)((ulong)(e167 >> (32ul & 63))));
+                            strata_fault_[3u] = e202;
+                            const ulong e234 = (((ulong)v30) | ((ulong)((ulong)((ulong)v31) << (32ul & 63))));
+                            strata_fault_[4u] = ((uint)e234);
+                            strata_fault_[5u] = ((uint)((ulong)(e234 >> (32ul & 63))));
+                            strata_fault_[6u] = e53;
+                            const uint e55 = (uint)get_global_id(1);
+                            strata_fault_[7u] = e55;
+                            const uint e57 = (uint)get_global_id(2);
+                            strata_fault_[8u] = e57;
+                        }
                     }
+                    (void)atomic_xchg(&strata_out_shadow_[e211], 0u);
                 }
-                (void)atomic_xchg(&strata_out_shadow_[e209], 0u);
             }
         }
         out[e53] = v0;
@@ -260,12 +267,12 @@ __kernel void planted_race_write_write(
         const uint v2 = atomic_add(&strata_fault_[0u], 1u);
         if (v2 == 0u) {
             strata_fault_[1u] = 1u;
-            const uint e198 = ((uint)e165);
-            strata_fault_[2u] = e198;
-            const uint e200 = ((uint)((ulong)(e165 >> (32ul & 63))));
-            strata_fault_[3u] = e200;
-            strata_fault_[4u] = ((uint)e167);
-            strata_fault_[5u] = ((uint)((ulong)(e167 >> (32ul & 63))));
+            const uint e200 = ((uint)e167);
+            strata_fault_[2u] = e200;
+            const uint e202 = ((uint)((ulong)(e167 >> (32ul & 63))));
+            strata_fault_[3u] = e202;
+            strata_fault_[4u] = ((uint)e169);
+            strata_fault_[5u] = ((uint)((ulong)(e169 >> (32ul & 63))));
             strata_fault_[6u] = e53;
             const uint e55 = (uint)get_global_id(1);
             strata_fault_[7u] = e55;

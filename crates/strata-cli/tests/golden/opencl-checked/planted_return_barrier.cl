@@ -61,28 +61,30 @@ __kernel void planted_return_barrier(
             }
         } else {
             const uint v12 = atomic_or(&strata_tile_reader_[e9], (uint)0);
-            const uint v13 = atomic_or(&strata_tile_reader_site_[e9], (uint)0);
-            const uint e59 = (v12 & 65535u);
-            if (((e59 != 0u) && (e59 != e28)) && (((v12 ^ e22) & 2147418112u) == 0u)) {
-                const uint v14 = atomic_add(&strata_fault_[0u], 1u);
-                if (v14 == 0u) {
-                    strata_fault_[1u] = 4u;
-                    const uint e39 = ((uint)e10);
-                    strata_fault_[2u] = e39;
-                    const uint e43 = ((uint)((ulong)(e10 >> (32ul & 63))));
-                    strata_fault_[3u] = e43;
-                    const ulong e73 = (((ulong)v12) | ((ulong)((ulong)((ulong)v13) << (32ul & 63))));
-                    strata_fault_[4u] = ((uint)e73);
-                    strata_fault_[5u] = ((uint)((ulong)(e73 >> (32ul & 63))));
-                    const uint e54 = (uint)get_global_id(0);
-                    strata_fault_[6u] = e54;
-                    const uint e56 = (uint)get_global_id(1);
-                    strata_fault_[7u] = e56;
-                    const uint e57 = (uint)get_global_id(2);
-                    strata_fault_[8u] = e57;
+            if (v12 != 0u) {
+                const uint e60 = (v12 & 65535u);
+                if (((e60 != 0u) && (e60 != e28)) && (((v12 ^ e22) & 2147418112u) == 0u)) {
+                    const uint v13 = atomic_or(&strata_tile_reader_site_[e9], (uint)0);
+                    const uint v14 = atomic_add(&strata_fault_[0u], 1u);
+                    if (v14 == 0u) {
+                        strata_fault_[1u] = 4u;
+                        const uint e39 = ((uint)e10);
+                        strata_fault_[2u] = e39;
+                        const uint e43 = ((uint)((ulong)(e10 >> (32ul & 63))));
+                        strata_fault_[3u] = e43;
+                        const ulong e74 = (((ulong)v12) | ((ulong)((ulong)((ulong)v13) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e74);
+                        strata_fault_[5u] = ((uint)((ulong)(e74 >> (32ul & 63))));
+                        const uint e54 = (uint)get_global_id(0);
+                        strata_fault_[6u] = e54;
+                        const uint e56 = (uint)get_global_id(1);
+                        strata_fault_[7u] = e56;
+                        const uint e57 = (uint)get_global_id(2);
+                        strata_fault_[8u] = e57;
+                    }
                 }
+                (void)atomic_xchg(&strata_tile_reader_[e9], 0u);
             }
-            (void)atomic_xchg(&strata_tile_reader_[e9], 0u);
         }
         tile[e9] = e9;
     } else {
@@ -103,11 +105,11 @@ __kernel void planted_return_barrier(
             strata_fault_[8u] = e57;
         }
     }
-    const bool e79 = (e9 < 3u);
+    const bool e80 = (e9 < 3u);
     uint v2;
     {
         const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        strata_scratch_uint[strata_lid] = (e79 ? 1u : 0u);
+        strata_scratch_uint[strata_lid] = (e80 ? 1u : 0u);
         barrier(CLK_LOCAL_MEM_FENCE);
         if (strata_lid == 0u) {
             uint strata_acc = (uint)0;
@@ -129,12 +131,12 @@ __kernel void planted_return_barrier(
             const uint v3 = atomic_add(&strata_fault_[0u], 1u);
             if (v3 == 0u) {
                 strata_fault_[1u] = 1u;
-                const ulong e91 = ((ulong)(e7 - v2));
-                strata_fault_[2u] = ((uint)e91);
-                strata_fault_[3u] = ((uint)((ulong)(e91 >> (32ul & 63))));
-                const ulong e95 = ((ulong)e7);
-                strata_fault_[4u] = ((uint)e95);
-                strata_fault_[5u] = ((uint)((ulong)(e95 >> (32ul & 63))));
+                const ulong e92 = ((ulong)(e7 - v2));
+                strata_fault_[2u] = ((uint)e92);
+                strata_fault_[3u] = ((uint)((ulong)(e92 >> (32ul & 63))));
+                const ulong e96 = ((ulong)e7);
+                strata_fault_[4u] = ((uint)e96);
+                strata_fault_[5u] = ((uint)((ulong)(e96 >> (32ul & 63))));
                 const uint e54 = (uint)get_global_id(0);
                 strata_fault_[6u] = e54;
                 const uint e56 = (uint)get_global_id(1);
@@ -145,26 +147,25 @@ __kernel void planted_return_barrier(
         }
         return;
     }
-    if (e79) {
+    if (e80) {
         return;
     }
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
     const uint v16 = strata_phase_;
     strata_phase_ = (v16 + 1u);
-    const uint e101 = (7u - e9);
-    const ulong e102 = ((ulong)e101);
-    if (e102 < 8ul) {
+    const uint e102 = (7u - e9);
+    const ulong e103 = ((ulong)e102);
+    if (e103 < 8ul) {
         const uint v17 = strata_phase_;
-        const uint v18 = atomic_or(&strata_tile_writer_[e101], (uint)0);
-        const uint v19 = atomic_or(&strata_tile_writer_site_[e101], (uint)0);
+        const uint v18 = atomic_or(&strata_tile_writer_[e102], (uint)0);
         if ((v18 & 2147483648u) == 0u) {
             const uint v20 = atomic_add(&strata_fault_[0u], 1u);
             if (v20 == 0u) {
                 strata_fault_[1u] = 5u;
-                const uint e109 = ((uint)e102);
-                strata_fault_[2u] = e109;
-                const uint e111 = ((uint)((ulong)(e102 >> (32ul & 63))));
-                strata_fault_[3u] = e111;
+                const uint e110 = ((uint)e103);
+                strata_fault_[2u] = e110;
+                const uint e112 = ((uint)((ulong)(e103 >> (32ul & 63))));
+                strata_fault_[3u] = e112;
                 strata_fault_[4u] = 0u;
                 strata_fault_[5u] = 0u;
                 const uint e54 = (uint)get_global_id(0);
@@ -175,21 +176,22 @@ __kernel void planted_return_barrier(
                 strata_fault_[8u] = e57;
             }
         } else {
-            const uint e112 = (v18 & 65535u);
+            const uint e113 = (v18 & 65535u);
             const uint e19 = (e1 + 1u);
-            const uint e118 = ((((uint)((uint)(v17 & 32767u) << (16u & 31))) | e19) | 2147483648u);
-            const uint e119 = (e118 & 65535u);
-            if (((e112 != 0u) && (e112 != e119)) && (((v18 ^ e118) & 2147418112u) == 0u)) {
+            const uint e119 = ((((uint)((uint)(v17 & 32767u) << (16u & 31))) | e19) | 2147483648u);
+            const uint e120 = (e119 & 65535u);
+            if (((e113 != 0u) && (e113 != e120)) && (((v18 ^ e119) & 2147418112u) == 0u)) {
+                const uint v19 = atomic_or(&strata_tile_writer_site_[e102], (uint)0);
                 const uint v21 = atomic_add(&strata_fault_[0u], 1u);
                 if (v21 == 0u) {
                     strata_fault_[1u] = 6u;
-                    const uint e109 = ((uint)e102);
-                    strata_fault_[2u] = e109;
-                    const uint e111 = ((uint)((ulong)(e102 >> (32ul & 63))));
-                    strata_fault_[3u] = e111;
-                    const ulong e132 = (((ulong)v18) | ((ulong)((ulong)((ulong)v19) << (32ul & 63))));
-                    strata_fault_[4u] = ((uint)e132);
-                    strata_fault_[5u] = ((uint)((ulong)(e132 >> (32ul & 63))));
+                    const uint e110 = ((uint)e103);
+                    strata_fault_[2u] = e110;
+                    const uint e112 = ((uint)((ulong)(e103 >> (32ul & 63))));
+                    strata_fault_[3u] = e112;
+                    const ulong e133 = (((ulong)v18) | ((ulong)((ulong)((ulong)v19) << (32ul & 63))));
+                    strata_fault_[4u] = ((uint)e133);
+                    strata_fault_[5u] = ((uint)((ulong)(e133 >> (32ul & 63))));
                     const uint e54 = (uint)get_global_id(0);
                     strata_fault_[6u] = e54;
                     const uint e56 = (uint)get_global_id(1);
@@ -198,25 +200,25 @@ __kernel void planted_return_barrier(
                     strata_fault_[8u] = e57;
                 }
             } else {
-                const uint v22 = atomic_or(&strata_tile_reader_[e101], (uint)0);
-                const uint e137 = (v22 & 65535u);
-                if (((e137 != 0u) && (e137 != e119)) && (((v22 ^ e118) & 2147418112u) == 0u)) {
+                const uint v22 = atomic_or(&strata_tile_reader_[e102], (uint)0);
+                const uint e138 = (v22 & 65535u);
+                if (((e138 != 0u) && (e138 != e120)) && (((v22 ^ e119) & 2147418112u) == 0u)) {
                 } else {
-                    (void)atomic_xchg(&strata_tile_reader_[e101], e118);
-                    (void)atomic_xchg(&strata_tile_reader_site_[e101], 6u);
+                    (void)atomic_xchg(&strata_tile_reader_[e102], e119);
+                    (void)atomic_xchg(&strata_tile_reader_site_[e102], 6u);
                 }
             }
         }
-        const uint v5 = tile[e101];
+        const uint v5 = tile[e102];
         strata_loaded0_ = v5;
     } else {
         const uint v4 = atomic_add(&strata_fault_[0u], 1u);
         if (v4 == 0u) {
             strata_fault_[1u] = 2u;
-            const uint e109 = ((uint)e102);
-            strata_fault_[2u] = e109;
-            const uint e111 = ((uint)((ulong)(e102 >> (32ul & 63))));
-            strata_fault_[3u] = e111;
+            const uint e110 = ((uint)e103);
+            strata_fault_[2u] = e110;
+            const uint e112 = ((uint)((ulong)(e103 >> (32ul & 63))));
+            strata_fault_[3u] = e112;
             strata_fault_[4u] = 8u;
             strata_fault_[5u] = 0u;
             const uint e54 = (uint)get_global_id(0);
@@ -229,29 +231,29 @@ __kernel void planted_return_barrier(
     }
     const uint v0 = strata_loaded0_;
     const uint e54 = (uint)get_global_id(0);
-    const ulong e148 = ((ulong)e54);
-    const ulong e150 = ((ulong)out_len);
-    if (e148 < e150) {
+    const ulong e149 = ((ulong)e54);
+    const ulong e151 = ((ulong)out_len);
+    if (e149 < e151) {
         if (strata_out_shadow__len != 1u) {
             const uint v23 = strata_phase_;
-            const ulong e155 = (e148 * 4ul);
-            const uint e156 = ((uint)get_group_id(0) + (uint)get_num_groups(0) * ((uint)get_group_id(1) + (uint)get_num_groups(1) * (uint)get_group_id(2)));
-            const uint e159 = (((e156 * e7) + e1) + 1u);
-            const uint v24 = atomic_xchg(&strata_out_shadow_[e155], e159);
-            const uint e164 = (((uint)((uint)v23 << (16u & 31))) | 7u);
-            const uint v25 = atomic_xchg(&strata_out_shadow_[(e155 + 1ul)], e164);
-            const bool e171 = (((v24 - 1u) / e7) == e156);
-            if (((v24 != 0u) && (v24 != e159)) && ((!e171) || (e171 && (((uint)((v25 ^ e164) >> (16u & 31))) == 0u)))) {
+            const ulong e156 = (e149 * 4ul);
+            const uint e157 = ((uint)get_group_id(0) + (uint)get_num_groups(0) * ((uint)get_group_id(1) + (uint)get_num_groups(1) * (uint)get_group_id(2)));
+            const uint e160 = (((e157 * e7) + e1) + 1u);
+            const uint v24 = atomic_xchg(&strata_out_shadow_[e156], e160);
+            const uint e165 = (((uint)((uint)v23 << (16u & 31))) | 7u);
+            const uint v25 = atomic_xchg(&strata_out_shadow_[(e156 + 1ul)], e165);
+            const bool e172 = (((v24 - 1u) / e7) == e157);
+            if (((v24 != 0u) && (v24 != e160)) && ((!e172) || (e172 && (((uint)((v25 ^ e165) >> (16u & 31))) == 0u)))) {
                 const uint v26 = atomic_add(&strata_fault_[0u], 1u);
                 if (v26 == 0u) {
                     strata_fault_[1u] = 7u;
-                    const uint e182 = ((uint)e148);
-                    strata_fault_[2u] = e182;
-                    const uint e184 = ((uint)((ulong)(e148 >> (32ul & 63))));
-                    strata_fault_[3u] = e184;
-                    const ulong e188 = (((ulong)v24) | ((ulong)((ulong)((ulong)v25) << (32ul & 63))));
-                    strata_fault_[4u] = ((uint)e188);
-                    strata_fault_[5u] = ((uint)((ulong)(e188 >> (32ul & 63))));
+                    const uint e183 = ((uint)e149);
+                    strata_fault_[2u] = e183;
+                    const uint e185 = ((uint)((ulong)(e149 >> (32ul & 63))));
+                    strata_fault_[3u] = e185;
+                    const ulong e189 = (((ulong)v24) | ((ulong)((ulong)((ulong)v25) << (32ul & 63))));
+                    strata_fault_[4u] = ((uint)e189);
+                    strata_fault_[5u] = ((uint)((ulong)(e189 >> (32ul & 63))));
                     strata_fault_[6u] = e54;
                     const uint e56 = (uint)get_global_id(1);
                     strata_fault_[7u] = e56;
@@ -259,29 +261,32 @@ __kernel void planted_return_barrier(
                     strata_fault_[8u] = e57;
                 }
             } else {
-                const ulong e193 = (e155 + 2ul);
-                const uint v27 = atomic_or(&strata_out_shadow_[e193], (uint)0);
-                const uint v28 = atomic_or(&strata_out_shadow_[(e155 + 3ul)], (uint)0);
-                const bool e202 = (((v27 - 1u) / e7) == e156);
-                if (((v27 != 0u) && (v27 != e159)) && ((!e202) || (e202 && (((uint)((v28 ^ e164) >> (16u & 31))) == 0u)))) {
-                    const uint v29 = atomic_add(&strata_fault_[0u], 1u);
-                    if (v29 == 0u) {
-                        strata_fault_[1u] = 7u;
-                        const uint e182 = ((uint)e148);
-                        strata_fault_[2u] = e182;
-                        const uint e184 = ((uint)((ulong)(e148 >> (32ul & 63))));
-                        strata_fault_[3u] = e184;
-                        const ulong e216 = (((ulong)v27) | ((ulong)((ulong)((ulong)v28) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e216);
-                        strata_fault_[5u] = ((uint)((ulong)(e216 >> (32ul & 63))));
-                        strata_fault_[6u] = e54;
-                        const uint e56 = (uint)get_global_id(1);
-                        strata_fault_[7u] = e56;
-                        const uint e57 = (uint)get_global_id(2);
-                        strata_fault_[8u] = e57;
+                const ulong e194 = (e156 + 2ul);
+                const uint v27 = atomic_or(&strata_out_shadow_[e194], (uint)0);
+                const bool e196 = (v27 != 0u);
+                if (e196) {
+                    const uint v28 = atomic_or(&strata_out_shadow_[(e156 + 3ul)], (uint)0);
+                    const bool e203 = (((v27 - 1u) / e7) == e157);
+                    if ((e196 && (v27 != e160)) && ((!e203) || (e203 && (((uint)((v28 ^ e165) >> (16u & 31))) == 0u)))) {
+                        const uint v29 = atomic_add(&strata_fault_[0u], 1u);
+                        if (v29 == 0u) {
+                            strata_fault_[1u] = 7u;
+                            const uint e183 = ((uint)e149);
+                            strata_fault_[2u] = e183;
+                            const uint e185 = ((uint)((ulong)(e149 >> (32ul & 63))));
+                            strata_fault_[3u] = e185;
+                            const ulong e217 = (((ulong)v27) | ((ulong)((ulong)((ulong)v28) << (32ul & 63))));
+                            strata_fault_[4u] = ((uint)e217);
+                            strata_fault_[5u] = ((uint)((ulong)(e217 >> (32ul & 63))));
+                            strata_fault_[6u] = e54;
+                            const uint e56 = (uint)get_global_id(1);
+                            strata_fault_[7u] = e56;
+                            const uint e57 = (uint)get_global_id(2);
+                            strata_fault_[8u] = e57;
+                        }
                     }
+                    (void)atomic_xchg(&strata_out_shadow_[e194], 0u);
                 }
-                (void)atomic_xchg(&strata_out_shadow_[e193], 0u);
             }
         }
         out[e54] = v0;
@@ -289,12 +294,12 @@ __kernel void planted_return_barrier(
         const uint v6 = atomic_add(&strata_fault_[0u], 1u);
         if (v6 == 0u) {
             strata_fault_[1u] = 3u;
-            const uint e182 = ((uint)e148);
-            strata_fault_[2u] = e182;
-            const uint e184 = ((uint)((ulong)(e148 >> (32ul & 63))));
-            strata_fault_[3u] = e184;
-            strata_fault_[4u] = ((uint)e150);
-            strata_fault_[5u] = ((uint)((ulong)(e150 >> (32ul & 63))));
+            const uint e183 = ((uint)e149);
+            strata_fault_[2u] = e183;
+            const uint e185 = ((uint)((ulong)(e149 >> (32ul & 63))));
+            strata_fault_[3u] = e185;
+            strata_fault_[4u] = ((uint)e151);
+            strata_fault_[5u] = ((uint)((ulong)(e151 >> (32ul & 63))));
             strata_fault_[6u] = e54;
             const uint e56 = (uint)get_global_id(1);
             strata_fault_[7u] = e56;

@@ -57,49 +57,50 @@ __kernel void planted_uninit_local(
             }
         } else {
             const uint v9 = atomic_or(&strata_tile_reader_[e9], (uint)0);
-            const uint v10 = atomic_or(&strata_tile_reader_site_[e9], (uint)0);
-            const uint e58 = (v9 & 65535u);
-            if (((e58 != 0u) && (e58 != e27)) && (((v9 ^ e21) & 2147418112u) == 0u)) {
-                const uint v11 = atomic_add(&strata_fault_[0u], 1u);
-                if (v11 == 0u) {
-                    strata_fault_[1u] = 2u;
-                    const ulong e37 = ((ulong)e9);
-                    const uint e38 = ((uint)e37);
-                    strata_fault_[2u] = e38;
-                    const uint e42 = ((uint)((ulong)(e37 >> (32ul & 63))));
-                    strata_fault_[3u] = e42;
-                    const ulong e72 = (((ulong)v9) | ((ulong)((ulong)((ulong)v10) << (32ul & 63))));
-                    strata_fault_[4u] = ((uint)e72);
-                    strata_fault_[5u] = ((uint)((ulong)(e72 >> (32ul & 63))));
-                    const uint e53 = (uint)get_global_id(0);
-                    strata_fault_[6u] = e53;
-                    const uint e55 = (uint)get_global_id(1);
-                    strata_fault_[7u] = e55;
-                    const uint e56 = (uint)get_global_id(2);
-                    strata_fault_[8u] = e56;
+            if (v9 != 0u) {
+                const uint e59 = (v9 & 65535u);
+                if (((e59 != 0u) && (e59 != e27)) && (((v9 ^ e21) & 2147418112u) == 0u)) {
+                    const uint v10 = atomic_or(&strata_tile_reader_site_[e9], (uint)0);
+                    const uint v11 = atomic_add(&strata_fault_[0u], 1u);
+                    if (v11 == 0u) {
+                        strata_fault_[1u] = 2u;
+                        const ulong e37 = ((ulong)e9);
+                        const uint e38 = ((uint)e37);
+                        strata_fault_[2u] = e38;
+                        const uint e42 = ((uint)((ulong)(e37 >> (32ul & 63))));
+                        strata_fault_[3u] = e42;
+                        const ulong e73 = (((ulong)v9) | ((ulong)((ulong)((ulong)v10) << (32ul & 63))));
+                        strata_fault_[4u] = ((uint)e73);
+                        strata_fault_[5u] = ((uint)((ulong)(e73 >> (32ul & 63))));
+                        const uint e53 = (uint)get_global_id(0);
+                        strata_fault_[6u] = e53;
+                        const uint e55 = (uint)get_global_id(1);
+                        strata_fault_[7u] = e55;
+                        const uint e56 = (uint)get_global_id(2);
+                        strata_fault_[8u] = e56;
+                    }
                 }
+                (void)atomic_xchg(&strata_tile_reader_[e9], 0u);
             }
-            (void)atomic_xchg(&strata_tile_reader_[e9], 0u);
         }
         tile[e9] = e9;
     }
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
     const uint v12 = strata_phase_;
     strata_phase_ = (v12 + 1u);
-    const uint e78 = (7u - e9);
-    const ulong e79 = ((ulong)e78);
-    if (e79 < 8ul) {
+    const uint e79 = (7u - e9);
+    const ulong e80 = ((ulong)e79);
+    if (e80 < 8ul) {
         const uint v13 = strata_phase_;
-        const uint v14 = atomic_or(&strata_tile_writer_[e78], (uint)0);
-        const uint v15 = atomic_or(&strata_tile_writer_site_[e78], (uint)0);
+        const uint v14 = atomic_or(&strata_tile_writer_[e79], (uint)0);
         if ((v14 & 2147483648u) == 0u) {
             const uint v16 = atomic_add(&strata_fault_[0u], 1u);
             if (v16 == 0u) {
                 strata_fault_[1u] = 3u;
-                const uint e87 = ((uint)e79);
-                strata_fault_[2u] = e87;
-                const uint e89 = ((uint)((ulong)(e79 >> (32ul & 63))));
-                strata_fault_[3u] = e89;
+                const uint e88 = ((uint)e80);
+                strata_fault_[2u] = e88;
+                const uint e90 = ((uint)((ulong)(e80 >> (32ul & 63))));
+                strata_fault_[3u] = e90;
                 strata_fault_[4u] = 0u;
                 strata_fault_[5u] = 0u;
                 const uint e53 = (uint)get_global_id(0);
@@ -110,21 +111,22 @@ __kernel void planted_uninit_local(
                 strata_fault_[8u] = e56;
             }
         } else {
-            const uint e90 = (v14 & 65535u);
+            const uint e91 = (v14 & 65535u);
             const uint e18 = (e1 + 1u);
-            const uint e96 = ((((uint)((uint)(v13 & 32767u) << (16u & 31))) | e18) | 2147483648u);
-            const uint e97 = (e96 & 65535u);
-            if (((e90 != 0u) && (e90 != e97)) && (((v14 ^ e96) & 2147418112u) == 0u)) {
+            const uint e97 = ((((uint)((uint)(v13 & 32767u) << (16u & 31))) | e18) | 2147483648u);
+            const uint e98 = (e97 & 65535u);
+            if (((e91 != 0u) && (e91 != e98)) && (((v14 ^ e97) & 2147418112u) == 0u)) {
+                const uint v15 = atomic_or(&strata_tile_writer_site_[e79], (uint)0);
                 const uint v17 = atomic_add(&strata_fault_[0u], 1u);
                 if (v17 == 0u) {
                     strata_fault_[1u] = 4u;
-                    const uint e87 = ((uint)e79);
-                    strata_fault_[2u] = e87;
-                    const uint e89 = ((uint)((ulong)(e79 >> (32ul & 63))));
-                    strata_fault_[3u] = e89;
-                    const ulong e110 = (((ulong)v14) | ((ulong)((ulong)((ulong)v15) << (32ul & 63))));
-                    strata_fault_[4u] = ((uint)e110);
-                    strata_fault_[5u] = ((uint)((ulong)(e110 >> (32ul & 63))));
+                    const uint e88 = ((uint)e80);
+                    strata_fault_[2u] = e88;
+                    const uint e90 = ((uint)((ulong)(e80 >> (32ul & 63))));
+                    strata_fault_[3u] = e90;
+                    const ulong e111 = (((ulong)v14) | ((ulong)((ulong)((ulong)v15) << (32ul & 63))));
+                    strata_fault_[4u] = ((uint)e111);
+                    strata_fault_[5u] = ((uint)((ulong)(e111 >> (32ul & 63))));
                     const uint e53 = (uint)get_global_id(0);
                     strata_fault_[6u] = e53;
                     const uint e55 = (uint)get_global_id(1);
@@ -133,25 +135,25 @@ __kernel void planted_uninit_local(
                     strata_fault_[8u] = e56;
                 }
             } else {
-                const uint v18 = atomic_or(&strata_tile_reader_[e78], (uint)0);
-                const uint e115 = (v18 & 65535u);
-                if (((e115 != 0u) && (e115 != e97)) && (((v18 ^ e96) & 2147418112u) == 0u)) {
+                const uint v18 = atomic_or(&strata_tile_reader_[e79], (uint)0);
+                const uint e116 = (v18 & 65535u);
+                if (((e116 != 0u) && (e116 != e98)) && (((v18 ^ e97) & 2147418112u) == 0u)) {
                 } else {
-                    (void)atomic_xchg(&strata_tile_reader_[e78], e96);
-                    (void)atomic_xchg(&strata_tile_reader_site_[e78], 4u);
+                    (void)atomic_xchg(&strata_tile_reader_[e79], e97);
+                    (void)atomic_xchg(&strata_tile_reader_site_[e79], 4u);
                 }
             }
         }
-        const uint v2 = tile[e78];
+        const uint v2 = tile[e79];
         strata_loaded0_ = v2;
     } else {
         const uint v1 = atomic_add(&strata_fault_[0u], 1u);
         if (v1 == 0u) {
             strata_fault_[1u] = 0u;
-            const uint e87 = ((uint)e79);
-            strata_fault_[2u] = e87;
-            const uint e89 = ((uint)((ulong)(e79 >> (32ul & 63))));
-            strata_fault_[3u] = e89;
+            const uint e88 = ((uint)e80);
+            strata_fault_[2u] = e88;
+            const uint e90 = ((uint)((ulong)(e80 >> (32ul & 63))));
+            strata_fault_[3u] = e90;
             strata_fault_[4u] = 8u;
             strata_fault_[5u] = 0u;
             const uint e53 = (uint)get_global_id(0);
@@ -164,29 +166,29 @@ __kernel void planted_uninit_local(
     }
     const uint v0 = strata_loaded0_;
     const uint e53 = (uint)get_global_id(0);
-    const ulong e126 = ((ulong)e53);
-    const ulong e128 = ((ulong)out_len);
-    if (e126 < e128) {
+    const ulong e127 = ((ulong)e53);
+    const ulong e129 = ((ulong)out_len);
+    if (e127 < e129) {
         if (strata_out_shadow__len != 1u) {
             const uint v19 = strata_phase_;
-            const ulong e133 = (e126 * 4ul);
-            const uint e134 = ((uint)get_group_id(0) + (uint)get_num_groups(0) * ((uint)get_group_id(1) + (uint)get_num_groups(1) * (uint)get_group_id(2)));
-            const uint e137 = (((e134 * e7) + e1) + 1u);
-            const uint v20 = atomic_xchg(&strata_out_shadow_[e133], e137);
-            const uint e142 = (((uint)((uint)v19 << (16u & 31))) | 5u);
-            const uint v21 = atomic_xchg(&strata_out_shadow_[(e133 + 1ul)], e142);
-            const bool e149 = (((v20 - 1u) / e7) == e134);
-            if (((v20 != 0u) && (v20 != e137)) && ((!e149) || (e149 && (((uint)((v21 ^ e142) >> (16u & 31))) == 0u)))) {
+            const ulong e134 = (e127 * 4ul);
+            const uint e135 = ((uint)get_group_id(0) + (uint)get_num_groups(0) * ((uint)get_group_id(1) + (uint)get_num_groups(1) * (uint)get_group_id(2)));
+            const uint e138 = (((e135 * e7) + e1) + 1u);
+            const uint v20 = atomic_xchg(&strata_out_shadow_[e134], e138);
+            const uint e143 = (((uint)((uint)v19 << (16u & 31))) | 5u);
+            const uint v21 = atomic_xchg(&strata_out_shadow_[(e134 + 1ul)], e143);
+            const bool e150 = (((v20 - 1u) / e7) == e135);
+            if (((v20 != 0u) && (v20 != e138)) && ((!e150) || (e150 && (((uint)((v21 ^ e143) >> (16u & 31))) == 0u)))) {
                 const uint v22 = atomic_add(&strata_fault_[0u], 1u);
                 if (v22 == 0u) {
                     strata_fault_[1u] = 5u;
-                    const uint e160 = ((uint)e126);
-                    strata_fault_[2u] = e160;
-                    const uint e162 = ((uint)((ulong)(e126 >> (32ul & 63))));
-                    strata_fault_[3u] = e162;
-                    const ulong e166 = (((ulong)v20) | ((ulong)((ulong)((ulong)v21) << (32ul & 63))));
-                    strata_fault_[4u] = ((uint)e166);
-                    strata_fault_[5u] = ((uint)((ulong)(e166 >> (32ul & 63))));
+                    const uint e161 = ((uint)e127);
+                    strata_fault_[2u] = e161;
+                    const uint e163 = ((uint)((ulong)(e127 >> (32ul & 63))));
+                    strata_fault_[3u] = e163;
+                    const ulong e167 = (((ulong)v20) | ((ulong)((ulong)((ulong)v21) << (32ul & 63))));
+                    strata_fault_[4u] = ((uint)e167);
+                    strata_fault_[5u] = ((uint)((ulong)(e167 >> (32ul & 63))));
                     strata_fault_[6u] = e53;
                     const uint e55 = (uint)get_global_id(1);
                     strata_fault_[7u] = e55;
@@ -194,29 +196,32 @@ __kernel void planted_uninit_local(
                     strata_fault_[8u] = e56;
                 }
             } else {
-                const ulong e171 = (e133 + 2ul);
-                const uint v23 = atomic_or(&strata_out_shadow_[e171], (uint)0);
-                const uint v24 = atomic_or(&strata_out_shadow_[(e133 + 3ul)], (uint)0);
-                const bool e180 = (((v23 - 1u) / e7) == e134);
-                if (((v23 != 0u) && (v23 != e137)) && ((!e180) || (e180 && (((uint)((v24 ^ e142) >> (16u & 31))) == 0u)))) {
-                    const uint v25 = atomic_add(&strata_fault_[0u], 1u);
-                    if (v25 == 0u) {
-                        strata_fault_[1u] = 5u;
-                        const uint e160 = ((uint)e126);
-                        strata_fault_[2u] = e160;
-                        const uint e162 = ((uint)((ulong)(e126 >> (32ul & 63))));
-                        strata_fault_[3u] = e162;
-                        const ulong e194 = (((ulong)v23) | ((ulong)((ulong)((ulong)v24) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e194);
-                        strata_fault_[5u] = ((uint)((ulong)(e194 >> (32ul & 63))));
-                        strata_fault_[6u] = e53;
-                        const uint e55 = (uint)get_global_id(1);
-                        strata_fault_[7u] = e55;
-                        const uint e56 = (uint)get_global_id(2);
-                        strata_fault_[8u] = e56;
+                const ulong e172 = (e134 + 2ul);
+                const uint v23 = atomic_or(&strata_out_shadow_[e172], (uint)0);
+                const bool e174 = (v23 != 0u);
+                if (e174) {
+                    const uint v24 = atomic_or(&strata_out_shadow_[(e134 + 3ul)], (uint)0);
+                    const bool e181 = (((v23 - 1u) / e7) == e135);
+                    if ((e174 && (v23 != e138)) && ((!e181) || (e181 && (((uint)((v24 ^ e143) >> (16u & 31))) == 0u)))) {
+                        const uint v25 = atomic_add(&strata_fault_[0u], 1u);
+                        if (v25 == 0u) {
+                            strata_fault_[1u] = 5u;
+                            const uint e161 = ((uint)e127);
+                            strata_fault_[2u] = e161;
+                            const uint e163 = ((uint)((ulong)(e127 >> (32ul & 63))));
+                            strata_fault_[3u] = e163;
+                            const ulong e195 = (((ulong)v23) | ((ulong)((ulong)((ulong)v24) << (32ul & 63))));
+                            strata_fault_[4u] = ((uint)e195);
+                            strata_fault_[5u] = ((uint)((ulong)(e195 >> (32ul & 63))));
+                            strata_fault_[6u] = e53;
+                            const uint e55 = (uint)get_global_id(1);
+                            strata_fault_[7u] = e55;
+                            const uint e56 = (uint)get_global_id(2);
+                            strata_fault_[8u] = e56;
+                        }
                     }
+                    (void)atomic_xchg(&strata_out_shadow_[e172], 0u);
                 }
-                (void)atomic_xchg(&strata_out_shadow_[e171], 0u);
             }
         }
         out[e53] = v0;
@@ -224,12 +229,12 @@ __kernel void planted_uninit_local(
         const uint v3 = atomic_add(&strata_fault_[0u], 1u);
         if (v3 == 0u) {
             strata_fault_[1u] = 1u;
-            const uint e160 = ((uint)e126);
-            strata_fault_[2u] = e160;
-            const uint e162 = ((uint)((ulong)(e126 >> (32ul & 63))));
-            strata_fault_[3u] = e162;
-            strata_fault_[4u] = ((uint)e128);
-            strata_fault_[5u] = ((uint)((ulong)(e128 >> (32ul & 63))));
+            const uint e161 = ((uint)e127);
+            strata_fault_[2u] = e161;
+            const uint e163 = ((uint)((ulong)(e127 >> (32ul & 63))));
+            strata_fault_[3u] = e163;
+            strata_fault_[4u] = ((uint)e129);
+            strata_fault_[5u] = ((uint)((ulong)(e129 >> (32ul & 63))));
             strata_fault_[6u] = e53;
             const uint e55 = (uint)get_global_id(1);
             strata_fault_[7u] = e55;

@@ -74,27 +74,30 @@ __kernel void planted_uninit_private(
             } else {
                 const ulong e74 = (e29 + 2ul);
                 const uint v8 = atomic_or(&strata_out_shadow_[e74], (uint)0);
-                const uint v9 = atomic_or(&strata_out_shadow_[(e29 + 3ul)], (uint)0);
-                const bool e83 = (((v8 - 1u) / e35) == e30);
-                if (((v8 != 0u) && (v8 != e39)) && ((!e83) || (e83 && (((uint)((v9 ^ e45) >> (16u & 31))) == 0u)))) {
-                    const uint v10 = atomic_add(&strata_fault_[0u], 1u);
-                    if (v10 == 0u) {
-                        strata_fault_[1u] = 2u;
-                        const uint e63 = ((uint)e22);
-                        strata_fault_[2u] = e63;
-                        const uint e65 = ((uint)((ulong)(e22 >> (32ul & 63))));
-                        strata_fault_[3u] = e65;
-                        const ulong e97 = (((ulong)v8) | ((ulong)((ulong)((ulong)v9) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e97);
-                        strata_fault_[5u] = ((uint)((ulong)(e97 >> (32ul & 63))));
-                        strata_fault_[6u] = e4;
-                        const uint e19 = (uint)get_global_id(1);
-                        strata_fault_[7u] = e19;
-                        const uint e21 = (uint)get_global_id(2);
-                        strata_fault_[8u] = e21;
+                const bool e76 = (v8 != 0u);
+                if (e76) {
+                    const uint v9 = atomic_or(&strata_out_shadow_[(e29 + 3ul)], (uint)0);
+                    const bool e83 = (((v8 - 1u) / e35) == e30);
+                    if ((e76 && (v8 != e39)) && ((!e83) || (e83 && (((uint)((v9 ^ e45) >> (16u & 31))) == 0u)))) {
+                        const uint v10 = atomic_add(&strata_fault_[0u], 1u);
+                        if (v10 == 0u) {
+                            strata_fault_[1u] = 2u;
+                            const uint e63 = ((uint)e22);
+                            strata_fault_[2u] = e63;
+                            const uint e65 = ((uint)((ulong)(e22 >> (32ul & 63))));
+                            strata_fault_[3u] = e65;
+                            const ulong e97 = (((ulong)v8) | ((ulong)((ulong)((ulong)v9) << (32ul & 63))));
+                            strata_fault_[4u] = ((uint)e97);
+                            strata_fault_[5u] = ((uint)((ulong)(e97 >> (32ul & 63))));
+                            strata_fault_[6u] = e4;
+                            const uint e19 = (uint)get_global_id(1);
+                            strata_fault_[7u] = e19;
+                            const uint e21 = (uint)get_global_id(2);
+                            strata_fault_[8u] = e21;
+                        }
                     }
+                    (void)atomic_xchg(&strata_out_shadow_[e74], 0u);
                 }
-                (void)atomic_xchg(&strata_out_shadow_[e74], 0u);
             }
         }
         out[e4] = v0;

@@ -70,27 +70,30 @@ __kernel void planted_zero_step(
             } else {
                 const ulong e74 = (e28 + 2ul);
                 const uint v9 = atomic_or(&strata_out_shadow_[e74], (uint)0);
-                const uint v10 = atomic_or(&strata_out_shadow_[(e28 + 3ul)], (uint)0);
-                const bool e83 = (((v9 - 1u) / e34) == e29);
-                if (((v9 != 0u) && (v9 != e38)) && ((!e83) || (e83 && (((uint)((v10 ^ e44) >> (16u & 31))) == 0u)))) {
-                    const uint v11 = atomic_add(&strata_fault_[0u], 1u);
-                    if (v11 == 0u) {
-                        strata_fault_[1u] = 2u;
-                        const uint e62 = ((uint)e21);
-                        strata_fault_[2u] = e62;
-                        const uint e65 = ((uint)((ulong)(e21 >> (32ul & 63))));
-                        strata_fault_[3u] = e65;
-                        const ulong e97 = (((ulong)v9) | ((ulong)((ulong)((ulong)v10) << (32ul & 63))));
-                        strata_fault_[4u] = ((uint)e97);
-                        strata_fault_[5u] = ((uint)((ulong)(e97 >> (32ul & 63))));
-                        strata_fault_[6u] = e1;
-                        const uint e15 = (uint)get_global_id(1);
-                        strata_fault_[7u] = e15;
-                        const uint e17 = (uint)get_global_id(2);
-                        strata_fault_[8u] = e17;
+                const bool e76 = (v9 != 0u);
+                if (e76) {
+                    const uint v10 = atomic_or(&strata_out_shadow_[(e28 + 3ul)], (uint)0);
+                    const bool e83 = (((v9 - 1u) / e34) == e29);
+                    if ((e76 && (v9 != e38)) && ((!e83) || (e83 && (((uint)((v10 ^ e44) >> (16u & 31))) == 0u)))) {
+                        const uint v11 = atomic_add(&strata_fault_[0u], 1u);
+                        if (v11 == 0u) {
+                            strata_fault_[1u] = 2u;
+                            const uint e62 = ((uint)e21);
+                            strata_fault_[2u] = e62;
+                            const uint e65 = ((uint)((ulong)(e21 >> (32ul & 63))));
+                            strata_fault_[3u] = e65;
+                            const ulong e97 = (((ulong)v9) | ((ulong)((ulong)((ulong)v10) << (32ul & 63))));
+                            strata_fault_[4u] = ((uint)e97);
+                            strata_fault_[5u] = ((uint)((ulong)(e97 >> (32ul & 63))));
+                            strata_fault_[6u] = e1;
+                            const uint e15 = (uint)get_global_id(1);
+                            strata_fault_[7u] = e15;
+                            const uint e17 = (uint)get_global_id(2);
+                            strata_fault_[8u] = e17;
+                        }
                     }
+                    (void)atomic_xchg(&strata_out_shadow_[e74], 0u);
                 }
-                (void)atomic_xchg(&strata_out_shadow_[e74], 0u);
             }
         }
         out[e1] = v2;

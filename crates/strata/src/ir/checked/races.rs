@@ -17,11 +17,12 @@
 //! differ and their phases are equal, the interpreter's rule for one work-group. A store
 //! exchanges the writer word (atomically: work-items of one group run at once on a GPU) and
 //! reports a race with the previous writer, else with an unordered reader, then clears the
-//! reader; a load reports a read of an element nobody wrote, else a race with the writer,
-//! else becomes the reader unless an unordered reader is recorded (the interpreter keeps
-//! two readers; one is kept here, so a write-after-read race whose only witness is a second
-//! reader is missed). An atomic sets the written bit and reports an uninitialized element;
-//! atomic loads report an uninitialized element; atomics race with nothing. Every access to
+//! reader where one is recorded (the sites are read only to report); a load reports a read
+//! of an element nobody wrote, else a race with the writer, else becomes the reader unless
+//! an unordered reader is recorded (the interpreter keeps two readers; one is kept here, so a
+//! write-after-read race whose only witness is a second reader is missed). An atomic sets
+//! the written bit and reports an uninitialized element; atomic loads report an
+//! uninitialized element; atomics race with nothing. Every access to
 //! the shadow after the zeroing is an atomic, so the interpreter, which runs the same
 //! instrumented kernel, sees no race in it.
 //!
@@ -601,18 +602,28 @@ impl Rewriter {
             let (rd_e, rdm_e) = (value(self, rd), value(self, rdm));
             let with_reader = self.unordered_global((rd_e, rdm_e), (me, meta), cross);
             let race_r = report(self, rd_e, rdm_e);
+            // The reader is cleared only where one is recorded: an element nobody read
+            // since its last write (every element of a buffer the kernel only writes) costs
+            // no third read-modify-write.
+            let read = self.bin(BinaryOp::Ne, rd_e, zero);
             out.push(Stmt::If {
                 cond: with_writer,
                 then: race_w,
                 otherwise: vec![
                     atomic_load(rd, buf, r),
-                    atomic_load(rdm, buf, rm),
                     Stmt::If {
-                        cond: with_reader,
-                        then: race_r,
+                        cond: read,
+                        then: vec![
+                            atomic_load(rdm, buf, rm),
+                            Stmt::If {
+                                cond: with_reader,
+                                then: race_r,
+                                otherwise: Vec::new(),
+                            },
+                            atomic(None, buf, r, AtomicOp::Exchange, zero),
+                        ],
                         otherwise: Vec::new(),
                     },
-                    atomic(None, buf, r, AtomicOp::Exchange, zero),
                 ],
             });
             return;
@@ -717,15 +728,22 @@ impl Rewriter {
             let rd_site_e = value(self, rd_site);
             let with_reader = self.unordered(rd_e, me);
             let race_r = self.report_race(site, index, rd_e, rd_site_e);
+            // As for buffers: the reader is cleared only where one is recorded.
+            let read = self.bin(BinaryOp::Ne, rd_e, zero);
             let otherwise = vec![
                 atomic_load(rd, r, index),
-                atomic_load(rd_site, rs, index),
                 Stmt::If {
-                    cond: with_reader,
-                    then: race_r,
+                    cond: read,
+                    then: vec![
+                        Stmt::If {
+                            cond: with_reader,
+                            then: [vec![atomic_load(rd_site, rs, index)], race_r].concat(),
+                            otherwise: Vec::new(),
+                        },
+                        atomic(None, r, index, AtomicOp::Exchange, zero),
+                    ],
                     otherwise: Vec::new(),
                 },
-                atomic(None, r, index, AtomicOp::Exchange, zero),
             ];
             out.push(Stmt::If {
                 cond: with_writer,
@@ -736,14 +754,18 @@ impl Rewriter {
         }
         // A read.
         let (wr, wr_site) = (self.new_value(Type::U32), self.new_value(Type::U32));
+        // The writer's site is read only to report a race with it.
         out.push(atomic_load(wr, w, index));
-        out.push(atomic_load(wr_site, ws, index));
-        let (wr, wr_site) = (value(self, wr), value(self, wr_site));
+        let (wr, wr_site_e) = (value(self, wr), value(self, wr_site));
         let bit = self.bin(BinaryOp::And, wr, init);
         let unwritten = self.bin(BinaryOp::Eq, bit, zero);
         let report_uninit = self.report_uninit(uninit_site.unwrap(), index);
         let with_writer = self.unordered(wr, me);
-        let race_w = self.report_race(site, index, wr, wr_site);
+        let race_w = [
+            vec![atomic_load(wr_site, ws, index)],
+            self.report_race(site, index, wr, wr_site_e),
+        ]
+        .concat();
         let rd = self.new_value(Type::U32);
         let rd_e = value(self, rd);
         let with_reader = self.unordered(rd_e, me);
