@@ -38,6 +38,12 @@
 //! its statements, [`expr`] its expressions, [`simd`] the four-lane variant of every region
 //! of a kernel of 32-bit values; [`run`] launches the program and runs the group level; [`helpers`] holds the Rust
 //! functions compiled code calls.
+//!
+//! **Compile time.** [`JitProgram::compile`] compiles the scalar code only. The vector
+//! variant costs several times as much (matmul's tiled kernel: every region again, each access
+//! with its lane-by-lane fallback), so it is compiled by the first launch whose work-groups
+//! can use it, once (a `OnceLock` on the program; concurrent launches wait for it), into a
+//! module and fault-site list of its own.
 
 mod expr;
 mod helpers;
@@ -45,6 +51,8 @@ mod lower;
 mod plan;
 mod run;
 mod simd;
+#[cfg(test)]
+mod tests;
 
 use crate::error::{Error, Result};
 use crate::ir::{self, Mem, Scalar, ValidFunction};
@@ -68,7 +76,7 @@ struct MemArg {
 #[repr(C)]
 #[derive(Clone, Copy, Default)]
 struct Fault {
-    /// Index into [`JitProgram::sites`].
+    /// Index into the sites of the variant that ran ([`Variant`]).
     site: u32,
     /// Local linear id of the work-item.
     lane: u32,
@@ -137,17 +145,33 @@ impl Drop for Code {
 pub(crate) struct JitProgram {
     decls: super::Decls,
     plan: Plan,
-    regions: Vec<RegionFn>,
-    /// The vector variants of the regions ([`simd`]), one per region when the kernel has
-    /// them, else none.
-    vectors: Vec<RegionFn>,
-    sites: Vec<Site>,
+    /// The scalar code: one function per region, and its fault sites.
+    scalar: Variant,
+    /// The four-lane variant ([`simd`]) of a kernel that has one, compiled at the first launch
+    /// that can use it ([`JitProgram::variant`]).
+    vector: Option<LazyVector>,
     stubs: ir::IdVec<ir::StubId, ir::StubDecl>,
+}
+
+/// One compiled variant of a kernel's regions: their functions, the fault sites their code
+/// names (site 0 is [`Site::Stopped`]) and the module that owns the code.
+struct Variant {
+    regions: Vec<RegionFn>,
+    sites: Vec<Site>,
     _code: Code,
 }
 
+/// The vector variant of a kernel, compiled once, by the first launch whose work-groups it
+/// fits (a kernel launched only with other sizes, or compiled and never launched, does not
+/// pay for it: it costs several times the scalar code's compile time).
+struct LazyVector {
+    f: ir::Function,
+    disasm: bool,
+    code: OnceLock<std::result::Result<Variant, String>>,
+}
+
 /// The host's instruction set, detected once.
-fn isa() -> Result<cranelift_codegen::isa::OwnedTargetIsa> {
+fn isa() -> std::result::Result<cranelift_codegen::isa::OwnedTargetIsa, String> {
     static ISA: OnceLock<std::result::Result<cranelift_codegen::isa::OwnedTargetIsa, String>> =
         OnceLock::new();
     ISA.get_or_init(|| {
@@ -176,35 +200,72 @@ fn isa() -> Result<cranelift_codegen::isa::OwnedTargetIsa> {
             .map_err(|e| format!("cranelift: {e}"))
     })
     .clone()
-    .map_err(|message| Error::Backend {
-        backend: "cpu",
-        message,
-    })
 }
 
 impl JitProgram {
-    /// Compiles a validated function; `disasm` prints each region's Cranelift IR and machine
-    /// code ([`crate::Settings::cpu_disasm`]).
+    /// Compiles a validated function's scalar code (the vector variant, where the kernel has
+    /// one, waits for a launch that uses it); `disasm` prints each region's Cranelift IR and
+    /// machine code ([`crate::Settings::cpu_disasm`]).
     pub(crate) fn compile(vf: &ValidFunction, disasm: bool) -> Result<JitProgram> {
         let f = vf.function();
         let decls = super::Decls::new(f)?;
         let plan = Plan::new(f);
-        let mut sites = vec![Site::Stopped];
-        let (code, mut regions) =
-            lower::compile(f, &plan, isa()?, &mut sites, disasm).map_err(|message| {
-                Error::Backend {
-                    backend: "cpu",
-                    message: format!("compiling kernel `{}`: {message}", f.name),
-                }
+        let scalar =
+            Variant::compile(f, &plan, disasm, false).map_err(|message| Error::Backend {
+                backend: "cpu",
+                message,
             })?;
-        let vectors = regions.split_off(plan.regions.len());
         Ok(JitProgram {
             decls,
+            vector: simd::vectorizable(f).then(|| LazyVector {
+                f: f.clone(),
+                disasm,
+                code: OnceLock::new(),
+            }),
             plan,
-            regions,
-            vectors,
-            sites,
+            scalar,
             stubs: f.stubs.clone(),
+        })
+    }
+
+    /// Whether the kernel has a four-lane variant ([`simd`]), used by launches whose
+    /// work-groups' first dimension is a multiple of four.
+    #[cfg(test)]
+    pub(crate) fn has_vector_variant(&self) -> bool {
+        self.vector.is_some()
+    }
+
+    /// The variant a launch with work-groups of `local` runs: the vector variant when the
+    /// kernel has one and `local[0]` is a multiple of four (compiled here by the first such
+    /// launch; concurrent launches wait for it), else the scalar code.
+    fn variant(&self, local: [usize; 3]) -> Result<&Variant> {
+        match &self.vector {
+            Some(v) if local[0].is_multiple_of(simd::LANES as usize) => v
+                .code
+                .get_or_init(|| Variant::compile(&v.f, &self.plan, v.disasm, true))
+                .as_ref()
+                .map_err(|message| Error::Backend {
+                    backend: "cpu",
+                    message: message.clone(),
+                }),
+            _ => Ok(&self.scalar),
+        }
+    }
+}
+
+impl Variant {
+    fn compile(
+        f: &ir::Function,
+        plan: &Plan,
+        disasm: bool,
+        vector: bool,
+    ) -> std::result::Result<Variant, String> {
+        let mut sites = vec![Site::Stopped];
+        let (code, regions) = lower::compile(f, plan, isa()?, &mut sites, disasm, vector)
+            .map_err(|message| format!("compiling kernel `{}`: {message}", f.name))?;
+        Ok(Variant {
+            regions,
+            sites,
             _code: Code(Some(code)),
         })
     }
