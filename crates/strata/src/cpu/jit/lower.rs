@@ -31,14 +31,16 @@ use cranelift_module::{Linkage, Module};
 use std::collections::{HashMap, HashSet};
 use std::mem::offset_of;
 
-/// Compiles every region of `plan`; fault sites are appended to `sites`; `dump` prints each
-/// region's Cranelift IR and machine code.
+/// Compiles every region of `plan`, one work-item at a time or (`vector`) as the four-lane
+/// variant ([`super::simd`]), into a module of its own; fault sites are appended to `sites`;
+/// `dump` prints each region's Cranelift IR and machine code.
 pub(super) fn compile(
     f: &Function,
     plan: &Plan,
     isa: OwnedTargetIsa,
     sites: &mut Vec<Site>,
     dump: bool,
+    vector: bool,
 ) -> Result<(JITModule, Vec<RegionFn>), String> {
     let builder = JITBuilder::with_isa(isa, cranelift_module::default_libcall_names());
     let mut module = JITModule::new(builder);
@@ -51,14 +53,7 @@ pub(super) fn compile(
     let mut fctx = FunctionBuilderContext::new();
     let mut ids = Vec::new();
     let proof = Proof::of(f);
-    // A kernel that vectorizes gets a second function per region: four work-items per
-    // iteration in SIMD lanes (used when the work-group's first dimension is a multiple of 4).
-    let n = plan.regions.len();
-    let mut jobs: Vec<(usize, bool)> = (0..n).map(|i| (i, false)).collect();
-    if super::simd::vectorizable(f) {
-        jobs.extend((0..n).map(|i| (i, true)));
-    }
-    for (i, vector) in jobs {
+    for i in 0..plan.regions.len() {
         let r = &plan.regions[i];
         let id = module
             .declare_function(

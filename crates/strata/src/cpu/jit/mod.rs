@@ -38,6 +38,12 @@
 //! its statements, [`expr`] its expressions, [`simd`] the four-lane variant of every region
 //! of a kernel of 32-bit values; [`run`] launches the program and runs the group level; [`helpers`] holds the Rust
 //! functions compiled code calls.
+//!
+//! **Compile time.** [`JitProgram::compile`] compiles the scalar code only. The vector
+//! variant costs several times as much (matmul's tiled kernel: every region again, each access
+//! with its lane-by-lane fallback), so it is compiled by the first launch whose work-groups
+//! can use it, once (a `OnceLock` on the program; concurrent launches wait for it), into a
+//! module and fault-site list of its own.
 
 mod expr;
 mod helpers;
@@ -68,7 +74,7 @@ struct MemArg {
 #[repr(C)]
 #[derive(Clone, Copy, Default)]
 struct Fault {
-    /// Index into [`JitProgram::sites`].
+    /// Index into the sites of the variant that ran ([`Variant`]).
     site: u32,
     /// Local linear id of the work-item.
     lane: u32,
@@ -137,17 +143,33 @@ impl Drop for Code {
 pub(crate) struct JitProgram {
     decls: super::Decls,
     plan: Plan,
-    regions: Vec<RegionFn>,
-    /// The vector variants of the regions ([`simd`]), one per region when the kernel has
-    /// them, else none.
-    vectors: Vec<RegionFn>,
-    sites: Vec<Site>,
+    /// The scalar code: one function per region, and its fault sites.
+    scalar: Variant,
+    /// The four-lane variant ([`simd`]) of a kernel that has one, compiled at the first launch
+    /// that can use it ([`JitProgram::variant`]).
+    vector: Option<LazyVector>,
     stubs: ir::IdVec<ir::StubId, ir::StubDecl>,
+}
+
+/// One compiled variant of a kernel's regions: their functions, the fault sites their code
+/// names (site 0 is [`Site::Stopped`]) and the module that owns the code.
+struct Variant {
+    regions: Vec<RegionFn>,
+    sites: Vec<Site>,
     _code: Code,
 }
 
+/// The vector variant of a kernel, compiled once, by the first launch whose work-groups it
+/// fits (a kernel launched only with other sizes, or compiled and never launched, does not
+/// pay for it: it costs several times the scalar code's compile time).
+struct LazyVector {
+    f: ir::Function,
+    disasm: bool,
+    code: OnceLock<std::result::Result<Variant, String>>,
+}
+
 /// The host's instruction set, detected once.
-fn isa() -> Result<cranelift_codegen::isa::OwnedTargetIsa> {
+fn isa() -> std::result::Result<cranelift_codegen::isa::OwnedTargetIsa, String> {
     static ISA: OnceLock<std::result::Result<cranelift_codegen::isa::OwnedTargetIsa, String>> =
         OnceLock::new();
     ISA.get_or_init(|| {
@@ -176,36 +198,158 @@ fn isa() -> Result<cranelift_codegen::isa::OwnedTargetIsa> {
             .map_err(|e| format!("cranelift: {e}"))
     })
     .clone()
-    .map_err(|message| Error::Backend {
-        backend: "cpu",
-        message,
-    })
 }
 
 impl JitProgram {
-    /// Compiles a validated function; `disasm` prints each region's Cranelift IR and machine
-    /// code ([`crate::Settings::cpu_disasm`]).
+    /// Compiles a validated function's scalar code (the vector variant, where the kernel has
+    /// one, waits for a launch that uses it); `disasm` prints each region's Cranelift IR and
+    /// machine code ([`crate::Settings::cpu_disasm`]).
     pub(crate) fn compile(vf: &ValidFunction, disasm: bool) -> Result<JitProgram> {
         let f = vf.function();
         let decls = super::Decls::new(f)?;
         let plan = Plan::new(f);
-        let mut sites = vec![Site::Stopped];
-        let (code, mut regions) =
-            lower::compile(f, &plan, isa()?, &mut sites, disasm).map_err(|message| {
-                Error::Backend {
-                    backend: "cpu",
-                    message: format!("compiling kernel `{}`: {message}", f.name),
-                }
+        let scalar =
+            Variant::compile(f, &plan, disasm, false).map_err(|message| Error::Backend {
+                backend: "cpu",
+                message,
             })?;
-        let vectors = regions.split_off(plan.regions.len());
         Ok(JitProgram {
             decls,
+            vector: simd::vectorizable(f).then(|| LazyVector {
+                f: f.clone(),
+                disasm,
+                code: OnceLock::new(),
+            }),
             plan,
-            regions,
-            vectors,
-            sites,
+            scalar,
             stubs: f.stubs.clone(),
+        })
+    }
+
+    /// Whether the kernel has a four-lane variant ([`simd`]), used by launches whose
+    /// work-groups' first dimension is a multiple of four.
+    #[cfg(test)]
+    pub(crate) fn has_vector_variant(&self) -> bool {
+        self.vector.is_some()
+    }
+
+    /// The variant a launch with work-groups of `local` runs: the vector variant when the
+    /// kernel has one and `local[0]` is a multiple of four (compiled here by the first such
+    /// launch; concurrent launches wait for it), else the scalar code.
+    fn variant(&self, local: [usize; 3]) -> Result<&Variant> {
+        match &self.vector {
+            Some(v) if local[0].is_multiple_of(simd::LANES as usize) => v
+                .code
+                .get_or_init(|| Variant::compile(&v.f, &self.plan, v.disasm, true))
+                .as_ref()
+                .map_err(|message| Error::Backend {
+                    backend: "cpu",
+                    message: message.clone(),
+                }),
+            _ => Ok(&self.scalar),
+        }
+    }
+}
+
+impl Variant {
+    fn compile(
+        f: &ir::Function,
+        plan: &Plan,
+        disasm: bool,
+        vector: bool,
+    ) -> std::result::Result<Variant, String> {
+        let mut sites = vec![Site::Stopped];
+        let (code, regions) = lower::compile(f, plan, isa()?, &mut sites, disasm, vector)
+            .map_err(|message| format!("compiling kernel `{}`: {message}", f.name))?;
+        Ok(Variant {
+            regions,
+            sites,
             _code: Code(Some(code)),
         })
+    }
+}
+
+/// Which kernels get the four-lane variant ([`simd`]), and when it is compiled: at the first
+/// launch whose work-groups can use it, not with the scalar code (here, not in a file of its own:
+/// `tests/layers.rs` lets a file's last `mod tests` use the builder).
+#[cfg(test)]
+mod tests {
+    use super::JitProgram;
+    use crate::prelude::*;
+
+    /// A tiled matrix product with two local arrays and barriers in a loop (the `matmul`
+    /// benchmark's shape, 8x8 tiles).
+    fn tiled() -> Kernel {
+        Kernel::build("tiled", |k| {
+            let a = k.read::<f32>("a");
+            let b = k.read::<f32>("b");
+            let c = k.write::<f32>("c");
+            let n = k.scalar::<u32>("n");
+            let at = k.local_array::<f32>("at", 64);
+            let bt = k.local_array::<f32>("bt", 64);
+            let (tx, ty) = (local_id(0), local_id(1));
+            let col = group_id(0) * 8u32 + tx;
+            let row = group_id(1) * 8u32 + ty;
+            let mut acc = var_named("acc", 0.0f32);
+            for_range(0u32, (n + 7u32) / 8u32, |t| {
+                at.set(ty * 8u32 + tx, a.at(row * n + t * 8u32 + tx));
+                bt.set(ty * 8u32 + tx, b.at((t * 8u32 + ty) * n + col));
+                barrier_local();
+                for p in 0..8u32 {
+                    acc += at.at(ty * 8u32 + p) * bt.at(p * 8u32 + tx);
+                }
+                barrier_local();
+            });
+            c.set(row * n + col, acc.get());
+        })
+        .unwrap()
+    }
+
+    fn compile(k: &Kernel) -> JitProgram {
+        JitProgram::compile(k.valid_function(), false).unwrap()
+    }
+
+    #[test]
+    fn the_vector_variant_waits_for_a_launch_that_uses_it() {
+        let p = compile(&tiled());
+        assert!(p.has_vector_variant());
+        let v = p.vector.as_ref().unwrap();
+        assert!(v.code.get().is_none(), "compiled with the scalar code");
+        // Work-groups of 6 run the scalar code and compile nothing.
+        assert!(std::ptr::eq(p.variant([6, 8, 1]).unwrap(), &p.scalar));
+        assert!(v.code.get().is_none());
+        let x = p.variant([8, 8, 1]).unwrap() as *const _;
+        assert!(!std::ptr::eq(x, &p.scalar));
+        assert_eq!(
+            x,
+            p.variant([4, 2, 1]).unwrap() as *const _,
+            "compiled once"
+        );
+    }
+
+    #[test]
+    fn the_vector_variant_is_compiled_once_by_concurrent_launches() {
+        let p = compile(&tiled());
+        let ptrs: Vec<usize> = std::thread::scope(|s| {
+            let hs: Vec<_> = (0..4)
+                .map(|_| s.spawn(|| p.variant([8, 8, 1]).unwrap() as *const _ as usize))
+                .collect();
+            hs.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert!(ptrs.iter().all(|&x| x == ptrs[0]));
+    }
+
+    /// The compile times of the two variants of the tiled kernel (printed, not asserted: run with
+    /// `--nocapture` in a release build to see what a launch that vectorizes adds).
+    #[test]
+    fn compile_times_of_the_two_variants() {
+        let k = tiled();
+        let t = std::time::Instant::now();
+        let p = compile(&k);
+        let scalar = t.elapsed();
+        let t = std::time::Instant::now();
+        p.variant([8, 8, 1]).unwrap();
+        let vector = t.elapsed();
+        eprintln!("tiled: scalar code {scalar:?}, vector variant {vector:?}");
     }
 }

@@ -13,7 +13,7 @@
 #![allow(clippy::needless_range_loop)] // lane loops index several per-work-item arrays
 
 use super::plan::{Node, Slot, QUAD};
-use super::{simd, Env, Fault, JitProgram, MemArg, RegionFn, Site};
+use super::{Env, Fault, JitProgram, MemArg, RegionFn, Site};
 use crate::cpu::cpu_mem;
 use crate::cpu::semantics::{self, collective};
 use crate::error::{Error, Result, WorkItem};
@@ -58,8 +58,11 @@ impl JitProgram {
                 ArgValue::Buffer { .. } => 0,
             })
             .collect();
+        let variant = self.variant(local)?;
         let stop = AtomicBool::new(false);
         let shared = Shared {
+            fns: &variant.regions,
+            sites: &variant.sites,
             bufs: bufs.as_ptr(),
             scalars: &scalars,
             args,
@@ -87,6 +90,9 @@ impl JitProgram {
 
 /// What every worker of a launch reads.
 struct Shared<'a> {
+    /// The regions this launch runs ([`JitProgram::variant`]) and their fault sites.
+    fns: &'a [RegionFn],
+    sites: &'a [Site],
     bufs: *const MemArg,
     scalars: &'a [u64],
     args: &'a [ArgValue],
@@ -121,9 +127,6 @@ struct Worker<'a> {
     frames: Vec<Frame>,
     masks: Vec<Vec<u8>>,
     all: Vec<u8>,
-    /// The regions this launch runs: the vector variants when the kernel has them and the
-    /// work-group's first dimension is a multiple of four, else the scalar functions.
-    fns: &'a [RegionFn],
 }
 
 impl<'a> Worker<'a> {
@@ -173,11 +176,6 @@ impl<'a> Worker<'a> {
             frames: Vec::new(),
             masks: Vec::new(),
             all: vec![1; lanes],
-            fns: if !p.vectors.is_empty() && s.local[0].is_multiple_of(simd::LANES as usize) {
-                &p.vectors
-            } else {
-                &p.regions
-            },
         }
     }
 
@@ -197,7 +195,7 @@ impl<'a> Worker<'a> {
     fn region_error(&mut self) -> Error {
         let f = *self.fault;
         let l = f.lane as usize;
-        match &self.p.sites[f.site as usize] {
+        match &self.s.sites[f.site as usize] {
             Site::OutOfBounds { mem, scalar, at } => {
                 let index = if *scalar == Scalar::U64 && f.index < 0 {
                     i64::MAX
@@ -234,7 +232,7 @@ impl<'a> Worker<'a> {
     }
 
     fn call(&mut self, region: usize, mask: &[u8]) -> Result<()> {
-        self.call_fn(self.fns[region], mask)
+        self.call_fn(self.s.fns[region], mask)
     }
 
     fn call_fn(&mut self, f: RegionFn, mask: &[u8]) -> Result<()> {

@@ -29,7 +29,8 @@
 //! collectives in local-id order, the same divergence errors.
 //!
 //! The launch uses this variant when the work-group's size in dimension 0 is a multiple of
-//! four, and the scalar functions otherwise. An index that all lanes share is one scalar load.
+//! four (the first such launch compiles it, [`super::JitProgram`]), and the scalar functions
+//! otherwise. An index that all lanes share is one scalar load.
 //! A fault names the first faulting lane's work-item.
 
 use super::expr::{direct_binary, from_bits};
