@@ -263,9 +263,7 @@ impl WorkerQueue {
                         });
                     if let Some(finish) = &mut finish_here {
                         finish(&ready, event, issued);
-                    } else if let Err(mpsc::SendError((event, _))) =
-                        done_tx.send((event, issued))
-                    {
+                    } else if let Err(mpsc::SendError((event, _))) = done_tx.send((event, issued)) {
                         event.complete(Err(Error::Backend {
                             backend,
                             message: "the queue's completion thread has stopped".into(),
