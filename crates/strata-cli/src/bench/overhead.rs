@@ -117,7 +117,9 @@ fn run_launch(
     Ok(BenchResult {
         bench: name,
         device: queue.device().spec(),
-        n: groups,
+        // Like every overhead row: the size option is ignored, n is 1 (the work-groups are
+        // in `groups`).
+        n: 1,
         reps,
         local_size: 1,
         groups,
