@@ -568,7 +568,7 @@ pub fn table(device: &Device, results: &[BenchResult]) -> String {
         if let Some(t) = &r.tuned {
             out.push_str(&format!("{}: {t}\n", r.bench));
         }
-        if r.baseline == "launch" {
+        if r.baseline == "launch" || r.bench.starts_with("overhead_launch") {
             out.push_str(&crate::bench::overhead::summary(r));
         }
     }

@@ -15,7 +15,19 @@
 //! the output, walking the views for the launch arguments and finding the kernel by their
 //! types, scratch buffers; the first call records the kernel, later ones do not: see
 //! `strata::patterns::Walk`).
-//! The size option is ignored: the point is the cost at 1 element.
+//!
+//! The launch rows (issue 31, item 5) time what one launch of a cached, empty kernel costs
+//! (`Kernel::enqueue`, then wait), beside rayon scheduling as much empty work from the same
+//! thread. The kernel is empty in effect (its one store is guarded by `i < n`, launched with
+//! n = 0).
+//!
+//! | bench                | launch (strata time)                  | baseline (`rayon`)                         |
+//! |----------------------|---------------------------------------|--------------------------------------------|
+//! | `overhead_launch1`   | an empty kernel, 1 work-group of 1    | `rayon::join` of two empty closures        |
+//! | `overhead_launch2`   | an empty kernel, 2 work-groups of 1   | `par_iter` over 2 items, empty body        |
+//! | `overhead_launch64`  | an empty kernel, 64 work-groups of 1  | `par_iter` over 64 items, empty body       |
+//!
+//! The size option is ignored: the point is the cost at 1 element (or of an empty launch).
 
 use crate::bench::{BenchError, BenchResult};
 use std::time::Instant;
@@ -23,7 +35,13 @@ use strata::patterns::{capture_launches, zip, CapturedLaunch, DeviceVec, Exec, V
 use strata::Queue;
 
 /// The overhead benchmarks.
-pub const BENCHES: [&str; 2] = ["overhead_map", "overhead_reduce"];
+pub const BENCHES: [&str; 5] = [
+    "overhead_map",
+    "overhead_reduce",
+    "overhead_launch1",
+    "overhead_launch2",
+    "overhead_launch64",
+];
 
 /// Calls timed per repetition.
 pub const CALLS: usize = 2000;
@@ -58,8 +76,73 @@ fn one_launch(
     Ok(launches.pop().unwrap())
 }
 
+/// The work-groups of launch row `name` (`overhead_launch<N>`), `None` for the other rows.
+fn launch_groups(name: &str) -> Option<usize> {
+    name.strip_prefix("overhead_launch")?.parse().ok()
+}
+
+/// Runs launch row `name` over `groups` work-groups (see the module docs).
+fn run_launch(
+    name: &'static str,
+    groups: usize,
+    queue: &Queue,
+    reps: usize,
+) -> Result<BenchResult, BenchError> {
+    use rayon::prelude::*;
+    use strata::prelude::*;
+    // Empty in effect: its one statement is guarded by `i < n` and the launch passes n = 0.
+    let empty = Kernel::build("empty", |k| {
+        let y = k.read_write::<u32>("y");
+        let n = k.scalar::<u32>("n");
+        let i = global_id(0);
+        if_(i.lt(n), || y.set(i, 1u32));
+    })?;
+    let y = Buffer::<u32>::new(queue.device(), 1)?;
+    let range = NdRange::new(groups).local(1);
+    empty.enqueue(queue, range, args![&y, 0u32], &[])?.wait()?;
+    let strata_s = per_call(reps, || {
+        empty.enqueue(queue, range, args![&y, 0u32], &[])?.wait()?;
+        Ok(())
+    })?;
+    let baseline_s = per_call(reps, || {
+        if groups == 1 {
+            rayon::join(|| std::hint::black_box(0), || std::hint::black_box(1));
+        } else {
+            (0..groups).into_par_iter().for_each(|i| {
+                std::hint::black_box(i);
+            });
+        }
+        Ok(())
+    })?;
+    Ok(BenchResult {
+        bench: name,
+        device: queue.device().spec(),
+        // Like every overhead row: the size option is ignored, n is 1 (the work-groups are
+        // in `groups`).
+        n: 1,
+        reps,
+        local_size: 1,
+        groups,
+        bytes: 0,
+        flops: 0,
+        strata_s,
+        baseline: "rayon",
+        baseline_s,
+        ratio: strata_s / baseline_s,
+        avx2_s: None,
+        ratio_avx2: None,
+        rel_error: 0.0,
+        compile_s: None,
+        compile_cached_s: None,
+        tuned: None,
+    })
+}
+
 /// Runs overhead benchmark `name` on `queue`.
 pub fn run(name: &'static str, queue: &Queue, reps: usize) -> Result<BenchResult, BenchError> {
+    if let Some(groups) = launch_groups(name) {
+        return run_launch(name, groups, queue, reps);
+    }
     let ex = Exec::new(queue).untuned();
     let x = DeviceVec::from_slice(&ex, &[1.5f32])?;
     let y = DeviceVec::from_slice(&ex, &[2.25f32])?;
@@ -137,6 +220,20 @@ pub fn run(name: &'static str, queue: &Queue, reps: usize) -> Result<BenchResult
 
 /// The line `strata bench` prints under its table for an overhead row.
 pub fn summary(r: &BenchResult) -> String {
+    if launch_groups(r.bench).is_some() {
+        let what = if r.groups == 1 {
+            "rayon::join of two empty closures".to_string()
+        } else {
+            format!("rayon par_iter over {} items", r.groups)
+        };
+        return format!(
+            "{}: {:.2} µs per launch of an empty kernel over {} work-group(s), enqueue and wait; {:.2} µs per {what}\n",
+            r.bench,
+            r.strata_s * 1e6,
+            r.groups,
+            r.baseline_s * 1e6,
+        );
+    }
     format!(
         "{}: {:.2} µs per pattern call, {:.2} µs per raw launch of the same kernel: {:.2} µs of host overhead per call\n",
         r.bench,

@@ -386,12 +386,22 @@ pub(crate) fn work_item(l: usize, local: [usize; 3], group: [u32; 3]) -> WorkIte
     }
 }
 
-/// Runs work-groups `0..total` over rayon's pool in contiguous chunks, one worker (`make`) per
-/// chunk, `run(worker, group)` for each: the launch loop of both CPU backends. The first
-/// failing chunk sets `stop`, which the others check between work-groups (and which a kernel
-/// spinning in a loop polls); `cancel` ends the launch with [`Error::Cancelled`]. Returns the
-/// first error in chunk order, leaving out the `Cancelled` of chunks that only stopped
-/// because another failed.
+/// Runs work-groups `0..total`, `run(worker, group)` for each, with one worker (`make`) per
+/// thread taking part: the launch loop of both CPU backends.
+///
+/// **Who runs what.** The calling thread (the queue's worker, or the caller of a blocking
+/// launch on an idle queue) runs work-groups itself: a launch of one work-group runs entirely
+/// on it, with no hand-over to rayon's pool and back. A larger launch also lends up to one
+/// task per other pool thread (never more than there are work-groups to share), and every
+/// participant claims work-groups from one atomic counter, [`claim_size`] consecutive ones
+/// at a time: both cores stay busy to the end of a small launch, and a launch of many tiny
+/// work-groups pays one atomic operation per claim, not per work-group.
+///
+/// **Errors.** A failing work-group sets `stop`, which a kernel spinning in a loop polls,
+/// and records its index; participants then skip every work-group after the first failure
+/// but still run those before it, so the error returned is the first in work-group order
+/// (the `Cancelled` of work-groups that only stopped because another failed left out).
+/// `cancel` ends the launch with [`Error::Cancelled`].
 fn run_groups<W>(
     total: usize,
     kernel: &str,
@@ -400,37 +410,80 @@ fn run_groups<W>(
     make: impl Fn() -> Result<W> + Sync,
     run: impl Fn(&mut W, usize) -> Result<()> + Sync,
 ) -> Result<()> {
-    use rayon::prelude::*;
+    use std::sync::atomic::AtomicUsize;
+    use std::sync::Mutex;
+    if total == 0 {
+        return Ok(());
+    }
     let threads = rayon::current_num_threads().max(1);
-    let chunks = total.min(threads * 4).max(1);
-    let cancelled = || Error::Cancelled {
-        kernel: kernel.to_string(),
+    let claim = claim_size(total, threads);
+    let next = AtomicUsize::new(0);
+    // The first failing work-group (usize::MAX while none has failed), and the errors.
+    let first_failed = AtomicUsize::new(usize::MAX);
+    let errors: Mutex<Vec<(usize, Error)>> = Mutex::new(Vec::new());
+    let fail = |g: usize, e: Error| {
+        stop.store(true, Ordering::Relaxed);
+        first_failed.fetch_min(g, Ordering::AcqRel);
+        errors.lock().unwrap().push((g, e));
     };
-    let results: Vec<Result<()>> = (0..chunks)
-        .into_par_iter()
-        .map(|c| {
-            let mut w = make()?;
-            for g in c * total / chunks..(c + 1) * total / chunks {
-                if stop.load(Ordering::Relaxed) {
-                    break;
+    let participate = || {
+        let mut worker: Option<W> = None;
+        loop {
+            let start = next.fetch_add(claim, Ordering::Relaxed);
+            if start >= total || start > first_failed.load(Ordering::Acquire) {
+                return;
+            }
+            let w = match &mut worker {
+                Some(w) => w,
+                None => match make() {
+                    Ok(w) => worker.insert(w),
+                    Err(e) => return fail(start, e),
+                },
+            };
+            for g in start..(start + claim).min(total) {
+                if g > first_failed.load(Ordering::Acquire) {
+                    return;
                 }
                 if cancel.load(Ordering::Acquire) {
-                    stop.store(true, Ordering::Relaxed);
-                    return Err(cancelled());
+                    return fail(
+                        g,
+                        Error::Cancelled {
+                            kernel: kernel.to_string(),
+                        },
+                    );
                 }
-                if let Err(e) = run(&mut w, g) {
-                    stop.store(true, Ordering::Relaxed);
-                    return Err(e);
+                if let Err(e) = run(w, g) {
+                    return fail(g, e);
                 }
             }
-            Ok(())
-        })
-        .collect();
+        }
+    };
+    let helpers = (threads - 1).min(total.div_ceil(claim) - 1);
+    if helpers == 0 {
+        participate();
+    } else {
+        rayon::in_place_scope(|s| {
+            for _ in 0..helpers {
+                s.spawn(|_| participate());
+            }
+            participate();
+        });
+    }
     let real = |e: &Error| !matches!(e, Error::Cancelled { .. }) || cancel.load(Ordering::Acquire);
-    match results.into_iter().filter_map(|r| r.err()).find(real) {
+    let mut errors = errors.into_inner().unwrap();
+    errors.sort_by_key(|(g, _)| *g);
+    match errors.into_iter().map(|(_, e)| e).find(real) {
         Some(e) => Err(e),
         None => Ok(()),
     }
+}
+
+/// How many consecutive work-groups a participant of [`run_groups`] claims at a time, for a
+/// launch of `total` work-groups on `threads` threads: one while there are few (so that the
+/// last claims balance the threads), up to a sixteenth of each thread's share when there
+/// are many (so that a streaming kernel of tiny work-groups pays for few claims).
+fn claim_size(total: usize, threads: usize) -> usize {
+    (total / (threads * 16)).clamp(1, 1024)
 }
 
 fn fits(mem: &Arc<dyn Memory>, offset: usize, len: usize) -> Result<()> {
@@ -614,5 +667,112 @@ fn run(cmd: Command) -> Result<()> {
             }
             .map_err(|e| crate::runtime::with_coords(e, function.function(), &pitched))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicUsize;
+
+    fn fault(g: usize) -> Error {
+        Error::KernelFault {
+            kernel: "k".into(),
+            message: format!("group {g}"),
+            item: work_item(0, [1, 1, 1], [g as u32, 0, 0]),
+        }
+    }
+
+    /// Every work-group runs exactly once, for launches smaller and larger than the pool.
+    #[test]
+    fn run_groups_runs_each_group_once() {
+        for total in [1, 2, 3, 7, 64, 1000, 40_000] {
+            let runs: Vec<AtomicUsize> = (0..total).map(|_| AtomicUsize::new(0)).collect();
+            let makes = AtomicUsize::new(0);
+            let (cancel, stop) = (AtomicBool::new(false), AtomicBool::new(false));
+            run_groups(
+                total,
+                "k",
+                &cancel,
+                &stop,
+                || Ok(makes.fetch_add(1, Ordering::Relaxed)),
+                |_, g| {
+                    runs[g].fetch_add(1, Ordering::Relaxed);
+                    Ok(())
+                },
+            )
+            .unwrap();
+            assert!(
+                runs.iter().all(|r| r.load(Ordering::Relaxed) == 1),
+                "{total}"
+            );
+            let makes = makes.load(Ordering::Relaxed);
+            assert!(makes >= 1 && makes <= rayon::current_num_threads().max(1));
+        }
+    }
+
+    /// The error returned is the first failing work-group's, in group order, however the
+    /// work-groups were shared out; the groups before it all ran.
+    #[test]
+    fn run_groups_reports_the_first_failure_in_group_order() {
+        for total in [2, 5, 64, 700] {
+            for first in [0, 1, total / 2, total - 1] {
+                let ran: Vec<AtomicBool> = (0..total).map(|_| AtomicBool::new(false)).collect();
+                let (cancel, stop) = (AtomicBool::new(false), AtomicBool::new(false));
+                let r = run_groups(
+                    total,
+                    "k",
+                    &cancel,
+                    &stop,
+                    || Ok(()),
+                    |_, g| {
+                        ran[g].store(true, Ordering::Relaxed);
+                        // Every group from `first` on fails; later ones fail faster.
+                        if g >= first {
+                            return Err(fault(g));
+                        }
+                        std::thread::yield_now();
+                        Ok(())
+                    },
+                );
+                let Err(Error::KernelFault { message, .. }) = r else {
+                    panic!("{total} {first}: {r:?}")
+                };
+                assert_eq!(message, format!("group {first}"));
+                assert!(ran[..first].iter().all(|r| r.load(Ordering::Relaxed)));
+                assert!(stop.load(Ordering::Relaxed));
+            }
+        }
+    }
+
+    /// A cancelled launch ends with `Cancelled`, and a `Cancelled` that only stopped a
+    /// work-group because another failed is not what the launch reports.
+    #[test]
+    fn run_groups_cancel_and_stopped_groups() {
+        let (cancel, stop) = (AtomicBool::new(true), AtomicBool::new(false));
+        let r = run_groups(100, "k", &cancel, &stop, || Ok(()), |_, _| Ok(()));
+        assert!(matches!(r, Err(Error::Cancelled { .. })), "{r:?}");
+        if rayon::current_num_threads() < 2 {
+            return; // group 0 would wait for a group 1 that nobody runs
+        }
+        let (cancel, stop) = (AtomicBool::new(false), AtomicBool::new(false));
+        let r = run_groups(
+            2,
+            "k",
+            &cancel,
+            &stop,
+            || Ok(()),
+            |_, g| match g {
+                // Group 0 stops as a kernel polling `stop` does, once group 1 has failed.
+                0 => {
+                    while !stop.load(Ordering::Relaxed) {
+                        std::thread::yield_now();
+                    }
+                    Err(Error::Cancelled { kernel: "k".into() })
+                }
+                _ => Err(fault(g)),
+            },
+        );
+        assert!(matches!(r, Err(Error::KernelFault { .. })), "{r:?}");
     }
 }

@@ -5,7 +5,10 @@
 //! A backend whose device runs commands asynchronously (CUDA streams) uses
 //! [`WorkerQueue::spawn_pipelined`]: the worker only *issues* each command and hands a
 //! [`Finish`] to a second thread, which waits for the device and completes the events in
-//! submission order. Issuing the next command then does not wait for the previous one.
+//! submission order. Issuing the next command then does not wait for the previous one. A
+//! synchronous backend ([`WorkerQueue::spawn`], the CPU's) has no completion thread: its
+//! worker completes each command's event as soon as it has run it, one thread hand-over less
+//! per command.
 //!
 //! Rules every backend gets from here: a blocking command on an idle queue runs on the
 //! caller's thread (see [`WorkerQueue`]); an event timed by the host starts no earlier than
@@ -214,21 +217,35 @@ impl WorkerQueue {
         let failure = Arc::new(Failure::default());
         let failure_done = failure.clone();
         let (init_done, in_flight_done) = (init.clone(), in_flight.clone());
-        std::thread::Builder::new()
-            .name(format!("strata-{backend}-done"))
-            .spawn(move || {
-                let ready = init_done();
-                let mut last_end = None;
-                for (event, issued) in done_rx {
-                    let r = match &ready {
-                        Err(e) => Err(e.clone()),
-                        Ok(()) => issued.and_then(|finish| caught(backend, finish)),
-                    };
-                    last_end = Some(complete(&failure_done, &event, r, last_end));
-                    in_flight_done.fetch_sub(1, Ordering::AcqRel);
-                }
-            })
-            .map_err(start_failed)?;
+        // The completion loop: the second thread of a pipelined queue; on a synchronous one
+        // the worker itself completes each command as it runs it (its finish has nothing left
+        // to wait for), a hand-over less per command.
+        let mut finish_one = {
+            let mut last_end = None;
+            move |ready: &Result<()>, event: Event, issued: Result<Finish>| {
+                let r = match ready {
+                    Err(e) => Err(e.clone()),
+                    Ok(()) => issued.and_then(|finish| caught(backend, finish)),
+                };
+                last_end = Some(complete(&failure_done, &event, r, last_end));
+                in_flight_done.fetch_sub(1, Ordering::AcqRel);
+            }
+        };
+        let mut finish_here = None;
+        if inline {
+            std::thread::Builder::new()
+                .name(format!("strata-{backend}-done"))
+                .spawn(move || {
+                    let ready = init_done();
+                    for (event, issued) in done_rx {
+                        finish_one(&ready, event, issued);
+                    }
+                })
+                .map_err(start_failed)?;
+        } else {
+            drop(done_rx);
+            finish_here = Some(finish_one);
+        }
         let (tx, rx) = mpsc::channel::<Job>();
         let (init_worker, issue_worker, queued_worker) =
             (init.clone(), issue.clone(), queued.clone());
@@ -244,7 +261,9 @@ impl WorkerQueue {
                             event.set_running();
                             issue_caught(backend, &issue_worker, cmd)
                         });
-                    if let Err(mpsc::SendError((event, _))) = done_tx.send((event, issued)) {
+                    if let Some(finish) = &mut finish_here {
+                        finish(&ready, event, issued);
+                    } else if let Err(mpsc::SendError((event, _))) = done_tx.send((event, issued)) {
                         event.complete(Err(Error::Backend {
                             backend,
                             message: "the queue's completion thread has stopped".into(),
