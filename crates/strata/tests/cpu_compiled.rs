@@ -986,3 +986,16 @@ fn random_simd_kernels_agree_with_the_interpreter() {
         }
     }
 }
+
+/// A kernel with no parameters and an empty body (no region to compile) runs on every
+/// device, `cpu` included (it indexed its empty list of region functions and panicked).
+#[test]
+fn an_empty_kernel_runs_everywhere() {
+    let k = Kernel::build("empty", |_k| {}).unwrap();
+    for dev in strata::devices() {
+        let q = Queue::new(&dev).unwrap();
+        k.launch(&q, NdRange::new(64).local(8), args![])
+            .and_then(|r| r.wait())
+            .unwrap_or_else(|e| panic!("{}: {e}", dev.spec()));
+    }
+}

@@ -59,6 +59,10 @@ impl JitProgram {
             })
             .collect();
         let variant = self.variant(local)?;
+        if variant.regions.is_empty() {
+            // A body the optimizer emptied (or an empty kernel): nothing runs.
+            return Ok(());
+        }
         let stop = AtomicBool::new(false);
         let shared = Shared {
             fns: &variant.regions,
