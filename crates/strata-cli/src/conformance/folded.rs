@@ -342,6 +342,7 @@ fma_zero_factor! {
 /// `i64` `add_sat` and `sub_sat` of sign-extended `i32` values (difftest program 4059 of seed
 /// 0x5EED2026 on lavapipe: the writer's sign test `y < 0` of a sign-extended negative `i32`
 /// was false there, so `add_sat(0, -1)` saturated to `i64::MAX`).
+#[allow(clippy::eq_op)] // `x | x`: the difftest program's own expression, kept as found.
 fn i64_sat_sign_extended(q: &Queue) -> Result<(), String> {
     let xs: Vec<i64> = vec![
         i64::MIN,
