@@ -404,6 +404,83 @@ pow_inf_base! {
     f64, pow_inf_base_f64;
 }
 
+/// `f64` `rootn` of subnormal, smallest-normal and huge arguments (difftest program 5662 of
+/// seed 0x5EED2026 on lavapipe: `rootn(2^-1022, -5)` was 47 ulp off, the Newton step skipped
+/// where `y^(n-1)` underflowed; the interpreter itself was 40-120 ulp off for subnormal and
+/// huge `|x|`, and `n = i32::MIN` was 2e8 ulp off in SPIR-V). The expected values are
+/// `exp(ln(x) / n)` computed with 60 decimal digits (Python's `decimal`, from the exact
+/// `f64` arguments), rounded to `f64`.
+fn rootn_extremes(q: &Queue) -> Result<(), String> {
+    if !has_f64(q) {
+        return Ok(());
+    }
+    let table: [(f64, i32, f64); 56] = [
+        (f64::MIN_POSITIVE, -5, 3.3925879384346574e+61),
+        (f64::MIN_POSITIVE, 3, 2.812644285236262e-103),
+        (f64::MIN_POSITIVE, -3, 3.5553731598732904e+102),
+        (f64::MIN_POSITIVE, 5, 2.9476022969692e-62),
+        (f64::MIN_POSITIVE, 7, 1.1210387714598537e-44),
+        (f64::MIN_POSITIVE, -64, 64131.69866097951),
+        (f64::MIN_POSITIVE, 63, 1.3080505109452405e-05),
+        (f64::MIN_POSITIVE, i32::MIN, 1.0000003298728426),
+        (1e-308, -5, 3.9810717055349727e+61),
+        (1e-308, 3, 2.1544346900318836e-103),
+        (1e-308, -3, 4.641588833612779e+102),
+        (1e-308, 5, 2.5118864315095802e-62),
+        (1e-308, 7, 1e-44),
+        (1e-308, -64, 64938.16315762113),
+        (1e-308, 63, 1.2915496650148839e-05),
+        (1e-308, i32::MIN, 1.000000330245274),
+        (5e-324, -5, 4.583983741703409e+64),
+        (5e-324, 3, 1.7031839360032603e-108),
+        (5e-324, -3, 5.871356456934583e+107),
+        (5e-324, 5, 2.181508609863437e-65),
+        (5e-324, 7, 6.507254735509544e-47),
+        (5e-324, -64, 112631.43432175471),
+        (5e-324, 63, 7.381681659880765e-06),
+        (5e-324, i32::MIN, 1.0000003466569822),
+        (f64::MAX, -5, 2.2338648165001596e-62),
+        (f64::MAX, 3, 5.643803094122362e+102),
+        (f64::MAX, -3, 1.7718548704178432e-103),
+        (f64::MAX, 5, 4.476546622757235e+61),
+        (f64::MAX, 7, 1.087396515837749e+44),
+        (f64::MAX, -64, 1.52587890625e-05),
+        (f64::MAX, 63, 78150.54176107043),
+        (f64::MAX, i32::MIN, 0.9999996694817228),
+        (2.5e-310, -5, 8.32553207401872e+61),
+        (2.5e-310, 3, 6.29960524947438e-104),
+        (2.5e-310, -3, 1.587401051968196e+103),
+        (2.5e-310, 5, 1.2011244339814328e-62),
+        (2.5e-310, 7, 5.903836027749971e-45),
+        (2.5e-310, -64, 68791.0894347777),
+        (2.5e-310, 63, 1.21809619741186e-05),
+        (2.5e-310, i32::MIN, 1.0000003319630428),
+        (7.0, -5, 0.677610913400481),
+        (7.0, 3, 1.9129311827723892),
+        (7.0, -3, 0.5227579585747102),
+        (7.0, 5, 1.475773161594552),
+        (7.0, 7, 1.3204692477561237),
+        (7.0, -64, 0.9700527319968274),
+        (7.0, 63, 1.0313694298072769),
+        (7.0, i32::MIN, 0.9999999990938649),
+        (3e-300, -5, 8.027415617602306e+59),
+        (3e-300, 3, 1.4422495703074084e-100),
+        (3e-300, -3, 6.933612743506347e+99),
+        (3e-300, 5, 1.2457309396155173e-60),
+        (3e-300, 7, 1.6256135930564984e-43),
+        (3e-300, -64, 47867.96671766607),
+        (3e-300, 63, 1.760632001313152e-05),
+        (3e-300, i32::MIN, 1.0000003211558919),
+    ];
+    let xs: Vec<f64> = table.iter().map(|t| t.0).collect();
+    let ns: Vec<f64> = table.iter().map(|t| f64::from(t.1)).collect();
+    let got = super::run3(q, "rootn_extremes", &xs, &ns, &xs, |x, n, _| {
+        [x.rootn(n.cast::<i32>())]
+    })?;
+    let want: Vec<f64> = table.iter().map(|t| t.2).collect();
+    expect_close("f64 rootn of extreme arguments", &got, &want, 2, 0.0)
+}
+
 /// The cases.
 pub(super) fn cases() -> Vec<Case> {
     vec![
@@ -424,5 +501,6 @@ pub(super) fn cases() -> Vec<Case> {
         case("int/i64_sat_sign_extended", i64_sat_sign_extended),
         case("math/f32_pow_inf_base", pow_inf_base_f32),
         case("math/f64_pow_inf_base", pow_inf_base_f64),
+        case("math/f64_rootn_extremes", rootn_extremes),
     ]
 }
