@@ -109,10 +109,14 @@ fn spin() -> Kernel {
     .unwrap()
 }
 
-/// Iterations that keep `device` busy for a while (the interpreter is slower).
+/// Iterations that keep `device` busy for a while (the interpreter is slower), under the
+/// driver's loop limit where it has one (lavapipe ends loops after 65,535 iterations, and
+/// strata reports that as a fault).
 fn busy(device: &Device) -> u32 {
     if device.spec().starts_with("interp") {
         4_000
+    } else if let Some(limit) = device.info().loop_iteration_limit {
+        (limit / 2) as u32
     } else {
         2_000_000
     }
