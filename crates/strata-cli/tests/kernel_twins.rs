@@ -295,6 +295,8 @@ const NOT_TWINNED: &[&str] = &[
     "float/zero_operands_",
     "math/f32_log_subnormal",
     "math/f32_trig_huge",
+    "float/f32_fmod_zero_dividend",
+    "float/f64_fmod_zero_dividend",
     "int/i64_sat_sign_extended",
     "math/f32_atan2_zero_x",
     "math/f32_fma_zero_factor",

@@ -481,6 +481,33 @@ fn rootn_extremes(q: &Queue) -> Result<(), String> {
     expect_close("f64 rootn of extreme arguments", &got, &want, 2, 0.0)
 }
 
+/// `fmod` of a literal zero dividend keeps its sign (difftest program 2850 of seed
+/// 0x5EED2027 on lavapipe: `-0.0 % 1.5` was +0 there, the negation of the writer's loop
+/// result lost when the dividend was a constant).
+macro_rules! fmod_zero_dividend {
+    ($($t:ident, $f:ident;)*) => {
+        $(
+        fn $f(q: &Queue) -> Result<(), String> {
+            type F = $t;
+            if std::mem::size_of::<F>() == 8 && !has_f64(q) {
+                return Ok(());
+            }
+            let ys: Vec<F> = vec![1.5, -2.0, F::INFINITY, F::MAX, F::MIN_POSITIVE, F::NAN, 0.0];
+            let got = super::run3(q, concat!("fmod_zero_dividend_", stringify!($t)), &ys, &ys, &ys, |y, _, _| {
+                [lit(-0.0 as F) % y, lit(0.0 as F) % y]
+            })?;
+            let want: Vec<F> = ys.iter().flat_map(|&y| [(-0.0 as F) % y, (0.0 as F) % y]).collect();
+            expect_same(concat!(stringify!($t), " fmod of a literal ±0"), &got, &want)
+        }
+        )*
+    };
+}
+
+fmod_zero_dividend! {
+    f32, fmod_zero_dividend_f32;
+    f64, fmod_zero_dividend_f64;
+}
+
 /// The cases.
 pub(super) fn cases() -> Vec<Case> {
     vec![
@@ -502,5 +529,7 @@ pub(super) fn cases() -> Vec<Case> {
         case("math/f32_pow_inf_base", pow_inf_base_f32),
         case("math/f64_pow_inf_base", pow_inf_base_f64),
         case("math/f64_rootn_extremes", rootn_extremes),
+        case("float/f32_fmod_zero_dividend", fmod_zero_dividend_f32),
+        case("float/f64_fmod_zero_dividend", fmod_zero_dividend_f64),
     ]
 }

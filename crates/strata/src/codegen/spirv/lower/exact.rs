@@ -744,6 +744,10 @@ impl Lower<'_> {
         let xneg = self.fcmp(at, op::F_ORD_LESS_THAN, sx, zero)?;
         let nr = self.op(op::F_NEGATE, t, &[r]);
         let r = self.sel(at, xneg, nr, r)?;
+        // A zero x is the result itself: lavapipe gave +0 for a literal `-0.0 % 1.5` (seed
+        // 0x5EED2027, program 2850), the negation of the loop's zero lost there.
+        let x0 = self.fcmp(at, op::F_ORD_EQUAL, x, zero)?;
+        let r = self.sel(at, x0, x, r)?;
         let r = self.sel(at, yi, x, r)?;
         let nan = self.float_const(at, f64::NAN)?;
         self.sel(at, nan_case, nan, r)
