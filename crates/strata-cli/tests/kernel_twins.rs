@@ -304,6 +304,7 @@ const NOT_TWINNED: &[&str] = &[
     "math/f64_asinh_after_barrier",
     "math/f64_atan2_zero_x",
     "math/f64_expm1_overflow",
+    "math/f64_fma_inf_addend",
     "math/f64_fma_zero_factor",
     "math/f64_pow_inf_base",
     "math/f64_rootn_extremes",

@@ -508,6 +508,39 @@ fmod_zero_dividend! {
     f64, fmod_zero_dividend_f64;
 }
 
+/// `f64` `fma` with an infinite addend and finite factors whose product overflows (difftest
+/// program 7300 of seed 0x5EED2027: `fma(1e300, 1e300, -inf)` was NaN in the SPIR-V writer,
+/// whose fallback computed `a * b + c`; the exact product is finite, so the result is `c`).
+fn fma_inf_addend(q: &Queue) -> Result<(), String> {
+    if !has_f64(q) {
+        return Ok(());
+    }
+    let a: Vec<f64> = vec![
+        1e300,
+        f64::MAX,
+        3.0,
+        f64::INFINITY,
+        f64::NAN,
+        -1e200,
+        1e300,
+        0.0,
+    ];
+    let b: Vec<f64> = vec![1e300, 2.0, 3.0, 2.0, 1.0, 1e200, -1e300, f64::INFINITY];
+    let c: Vec<f64> = vec![
+        f64::NEG_INFINITY,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::NEG_INFINITY,
+        f64::INFINITY,
+        f64::INFINITY,
+        f64::INFINITY,
+        f64::INFINITY,
+    ];
+    let got = super::run3(q, "fma_inf_addend", &a, &b, &c, |a, b, c| [a.fma(b, c)])?;
+    let want: Vec<f64> = (0..a.len()).map(|i| a[i].mul_add(b[i], c[i])).collect();
+    expect_same("f64 fma with an infinite addend", &got, &want)
+}
+
 /// The cases.
 pub(super) fn cases() -> Vec<Case> {
     vec![
@@ -531,5 +564,6 @@ pub(super) fn cases() -> Vec<Case> {
         case("math/f64_rootn_extremes", rootn_extremes),
         case("float/f32_fmod_zero_dividend", fmod_zero_dividend_f32),
         case("float/f64_fmod_zero_dividend", fmod_zero_dividend_f64),
+        case("math/f64_fma_inf_addend", fma_inf_addend),
     ]
 }

@@ -183,7 +183,19 @@ impl Lower<'_> {
         let cinf = self.is_inf(at, c)?;
         let cfin = self.not(at, cinf)?;
         let ok = self.and(at, ok, cfin)?;
-        self.sel(at, ok, r, plain)
+        let r = self.sel(at, ok, r, plain)?;
+        // An infinite c with finite a and b: c (the exact product is finite, where the plain
+        // a * b may overflow: fma(1e300, 1e300, -inf) is -inf, not NaN; seed 0x5EED2027,
+        // program 7300).
+        let mut fin = cinf;
+        for v in [a, b] {
+            let vi = self.is_inf(at, v)?;
+            let vn = self.is_nan(at, v)?;
+            let bad = self.or(at, vi, vn)?;
+            let ok_v = self.not(at, bad)?;
+            fin = self.and(at, fin, ok_v)?;
+        }
+        self.sel(at, fin, c, r)
     }
 
     /// `x` clamped to `[-lim, lim]` (NaN stays NaN through the caller's select).
