@@ -40,6 +40,7 @@ const BUDGETS: &[(&str, u32, u32)] = &[
     ("bench/bench_saxpy", 16, 0), // sm_90 10, sm_80 10
     ("bench/bench_sum", 32, 0), // sm_90 32, sm_80 32
     ("bench/bench_vadd", 16, 0), // sm_90 12, sm_80 12
+    ("bench/empty", 16, 0), // sm_90 10, sm_80 8
     ("bench/field_add", 16, 0), // sm_90 12, sm_80 12
     ("bench/field_divergence", 24, 0), // sm_90 18, sm_80 17
     ("bench/field_gradient_x", 16, 0), // sm_90 12, sm_80 12
