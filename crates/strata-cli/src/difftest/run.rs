@@ -47,9 +47,9 @@ impl Report {
 pub const PROGRAMS_PER_KERNEL: usize = 100;
 
 /// Programs per kernel on a device whose driver ends loops after a number of iterations in
-/// all (`DeviceInfo::loop_iteration_limit`: llvmpipe's 65,535 per sub-group): a kernel of
-/// [`PROGRAMS_PER_KERNEL`] programs, each with its loops, came near it, and a cut loop fails
-/// the whole kernel (or, with a barrier in it, hangs it).
+/// all (`DeviceInfo::loop_iteration_limit`: llvmpipe's 65,535 per sub-group): the loops of
+/// [`PROGRAMS_PER_KERNEL`] programs add up in one kernel, and a cut loop fails the whole
+/// kernel (or, with a barrier in it, could hang it).
 pub const PROGRAMS_PER_KERNEL_LOOP_LIMIT: usize = 10;
 
 /// The programs per kernel for a run comparing `a` and `b`.
