@@ -708,10 +708,6 @@ impl Rewriter {
         true
     }
 
-    /// A `for` loop holding a barrier or collective, as an endless loop over a private
-    /// counter with a count of the work-items still iterating before each iteration (see the
-    /// module docs). `body` is rewritten already.
-    #[allow(clippy::too_many_arguments)]
     /// Whether a `for` loop whose counter (of scalar type `s`) is `v` runs an iteration: as
     /// the writers test it, the step's sign decides the comparison with the bound.
     fn for_goes(&mut self, v: ExprId, end: ExprId, step: ExprId, s: Scalar) -> ExprId {
@@ -729,6 +725,10 @@ impl Rewriter {
         }
     }
 
+    /// A `for` loop holding a barrier or collective, as an endless loop over a private
+    /// counter with a count of the work-items still iterating before each iteration (see the
+    /// module docs). `body` is rewritten already.
+    #[allow(clippy::too_many_arguments)]
     fn counted_for(
         &mut self,
         (id, var): (super::LoopId, ValueId),

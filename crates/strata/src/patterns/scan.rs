@@ -126,15 +126,15 @@ pub(crate) struct Plan {
 }
 
 /// Blocks of at least `group_size * items_per_thread` elements, at most `max_groups` of them
-/// (more where the device's loop budget needs them: [`Exec::loop_budget`], two loop
+/// (more where the device's loop limit needs them: [`Exec::groups_for_loops`], two loop
 /// iterations per element of a work-item), none empty (`n > 0`).
 pub(crate) fn plan(ex: &Exec, n: usize) -> Plan {
     let st = ex.staging();
     let (gs, k) = (st.group_size as usize, st.items_per_thread as usize);
-    let mut groups = n.div_ceil(gs * k).clamp(1, st.max_groups as usize);
-    if let Some(b) = ex.loop_budget() {
-        groups = groups.max(n.div_ceil(gs * (b / 2).max(1)));
-    }
+    let groups = n
+        .div_ceil(gs * k)
+        .clamp(1, st.max_groups as usize)
+        .max(ex.groups_for_loops(n.div_ceil(gs), 2));
     let block = n.div_ceil(groups);
     Plan {
         n,

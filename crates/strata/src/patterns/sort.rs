@@ -333,12 +333,11 @@ fn sort_plan(ex: &Exec, n: usize, pair: u64) -> Result<SortPlan> {
     let tile = (gs * kpt) as usize;
     check_u32("sort", n.saturating_add(tile))?;
     let tiles = n.div_ceil(tile);
-    let mut groups = tiles.min(st.max_groups as usize);
-    if let Some(b) = ex.loop_budget() {
-        // A work-item's loop iterations per tile: a few per key and per digit it ranks.
-        let per_tile = 4 * kpt as usize + 4 * (1usize << bits).div_ceil(gs as usize) + 32;
-        groups = groups.max(tiles.div_ceil((b / per_tile).max(1))).min(tiles);
-    }
+    // A work-item's loop iterations per tile: a few per key and per digit it ranks.
+    let per_tile = 4 * kpt as usize + 4 * (1usize << bits).div_ceil(gs as usize) + 32;
+    let groups = tiles
+        .min(st.max_groups as usize)
+        .max(ex.groups_for_loops(tiles, per_tile).min(tiles));
     let per_group = tiles.div_ceil(groups);
     let mut lanes = MAX_LANES;
     while lanes > 1 && (4u64 << bits) * lanes as u64 > mem {
@@ -874,13 +873,11 @@ fn parts_plan(ex: &Exec, n: usize) -> Result<PartsPlan> {
         gs /= 2;
     }
     let min_part = 1usize << st.digit_bits;
-    let mut groups = n
+    // Two loops over a work-item's part (count, scatter).
+    let groups = n
         .div_ceil(gs as usize * min_part)
-        .clamp(1, st.max_groups as usize);
-    if let Some(b) = ex.loop_budget() {
-        // Two loops over a work-item's part (count, scatter).
-        groups = groups.max(n.div_ceil(gs as usize * (b / 2).max(1)));
-    }
+        .clamp(1, st.max_groups as usize)
+        .max(ex.groups_for_loops(n.div_ceil(gs as usize), 2));
     let block = n.div_ceil(groups);
     Ok(PartsPlan {
         n,

@@ -524,15 +524,21 @@ impl Exec {
         self.queue.device()
     }
 
-    /// How many loop iterations a pattern kernel may give one work-item for its main loops
-    /// where the device's driver ends loops after a number of iterations in all
-    /// ([`crate::DeviceInfo::loop_iteration_limit`], llvmpipe's 65,535): half of it, the rest
-    /// left to the kernels' short loops. The plans add work-groups until each work-item's
-    /// share fits; a kernel that still runs past the limit fails with the driver's fault
-    /// rather than giving a wrong result. `None` where there is no limit.
-    pub(crate) fn loop_budget(&self) -> Option<usize> {
-        let limit = self.device().info().loop_iteration_limit?;
-        Some((limit / 2).max(1) as usize)
+    /// The fewest work-groups a pattern kernel needs where the device's driver ends loops
+    /// after a number of iterations in all ([`crate::DeviceInfo::loop_iteration_limit`],
+    /// llvmpipe's 65,535), for work that gives each work-item of a single work-group `units`
+    /// units of `iters` loop iterations each (its share shrinks with more groups): its main
+    /// loops get half the limit, the rest is left to the kernels' short loops. A kernel that
+    /// still runs past the limit fails with the driver's fault rather than giving a wrong
+    /// result. 1 where there is no limit.
+    pub(crate) fn groups_for_loops(&self, units: usize, iters: usize) -> usize {
+        match self.device().info().loop_iteration_limit {
+            Some(limit) => {
+                let budget = (limit / 2).max(1) as usize;
+                units.div_ceil((budget / iters.max(1)).max(1))
+            }
+            None => 1,
+        }
     }
 
     /// The staged values.
