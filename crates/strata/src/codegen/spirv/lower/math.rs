@@ -228,21 +228,21 @@ impl Lower<'_> {
                 // [2^-|n|, 2^|n|], the root then by 2^m: the step's y^(n-1) stays in range
                 // (rootn(2^-1022, -5) was 47 ulp off, the step skipped where it underflowed).
                 let inv = self.f2(at, op::F_DIV, one, nf)?;
-                let ax_in = self.g1(at, op::GLSL_F_ABS, a[0])?;
-                let e = self.exponent(at, ax_in)?;
+                let ax = self.g1(at, op::GLSL_F_ABS, a[0])?;
+                let e = self.exponent(at, ax)?;
                 // (n = 0, NaN below, divides by 1 here: a division by zero traps on x86.)
                 let n0 = self.op(op::I_EQUAL, bi, &[n, zi]);
                 let n_div = self.sel(it, n0, onei, n)?;
                 let m = self.op(op::S_DIV, ui, &[e, n_div]);
                 let nm = self.op(op::I_MUL, ui, &[n, m]);
                 let neg_nm = self.op(op::S_NEGATE, ui, &[nm]);
-                let ax = self.ldexp(at, ax_in, neg_nm)?;
-                let y = self.glsl_f32(at, op::GLSL_POW, &[ax, inv], name)?;
+                let xs = self.ldexp(at, ax, neg_nm)?;
+                let y = self.glsl_f32(at, op::GLSL_POW, &[xs, inv], name)?;
                 // y - (y^n - |x|) / (n y^(n-1)) = y + (|x| / y^(n-1) - y) / n
                 // n - 1 in floats: as an i32, i32::MIN - 1 wrapped to i32::MAX.
                 let nm1f = self.f2(at, op::F_SUB, nf, one)?;
                 let yn1 = self.glsl_f32(at, op::GLSL_POW, &[y, nm1f], name)?;
-                let q = self.f2(at, op::F_DIV, ax, yn1)?;
+                let q = self.f2(at, op::F_DIV, xs, yn1)?;
                 let d = self.f2(at, op::F_SUB, q, y)?;
                 let d = self.f2(at, op::F_DIV, d, nf)?;
                 let yy = self.f2(at, op::F_ADD, y, d)?;
@@ -267,7 +267,6 @@ impl Lower<'_> {
                 let bad_step = self.or(at, bad_step, p_bad)?;
                 let r = self.sel(at, bad_step, y, yy)?;
                 let r = self.ldexp(at, r, m)?;
-                let ax = ax_in;
                 let ax0 = self.fcmp(at, op::F_ORD_EQUAL, ax, zero)?;
                 let nneg = self.op(op::S_LESS_THAN, bi, &[n, zi]);
                 let z = self.sel(at, nneg, inf, zero)?;
@@ -277,7 +276,6 @@ impl Lower<'_> {
                 let r = self.sel(at, axi, zi2, r)?;
                 let neg = self.copysign(at, r, a[0])?;
                 let r = self.sel(at, odd, neg, r)?;
-                let n0 = self.op(op::I_EQUAL, bi, &[n, zi]);
                 let xneg = self.fcmp(at, op::F_ORD_LESS_THAN, a[0], zero)?;
                 let even = self.not(at, odd)?;
                 let c = self.and(at, xneg, even)?;
