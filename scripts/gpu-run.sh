@@ -150,7 +150,8 @@ device() {
     export STRATA_CUDA_CACHE="$work/ptx-cache"
     # The ICD loader travels in case the image has none (NVIDIA's OpenCL driver is there).
     # So does the Vulkan loader; the loader finds NVIDIA's driver by its ICD file.
-    if ! ldconfig -p | grep -q 'libOpenCL\.so\.1' || ! ldconfig -p | grep -q 'libvulkan\.so\.1'; then
+    libs="$(ldconfig -p 2>/dev/null || true)" # read whole: `| grep -q` can SIGPIPE ldconfig
+    if ! grep -q 'libOpenCL\.so\.1' <<<"$libs" || ! grep -q 'libvulkan\.so\.1' <<<"$libs"; then
         export LD_LIBRARY_PATH="$work/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
     fi
     for icd in /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json /usr/share/vulkan/icd.d/nvidia_icd.json \
@@ -159,7 +160,7 @@ device() {
     done
     # OpenCL: NVIDIA's platform alone where it exists (the image also has PoCL, which CI runs;
     # here it would only slow every test down).
-    if STRATA_OPENCL_PLATFORM=nvidia strata devices --json 2>/dev/null | grep -q '"backend":"opencl"'; then
+    if grep -q '"backend":"opencl"' <<<"$(STRATA_OPENCL_PLATFORM=nvidia strata devices --json 2>/dev/null)"; then
         export STRATA_OPENCL_PLATFORM=nvidia
     fi
     {
@@ -222,7 +223,7 @@ run_steps() {
         vulkan)
             # Vulkan on the same GPU as CUDA: the suite, the differential tests and the
             # benchmark (its rows beside cuda:0's in bench.log).
-            if strata devices --json 2>/dev/null | grep -q '"backend":"vulkan"'; then
+            if grep -q '"backend":"vulkan"' <<<"$(strata devices --json 2>/dev/null)"; then
                 step 200 vulkan-check strata check --device vulkan:0
                 step 120 vulkan-difftest strata difftest --device vulkan:0 --programs 1000
                 step 200 vulkan-bench strata bench --device vulkan:0 --size "${STRATA_GPU_SIZE:-2^26}" \

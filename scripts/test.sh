@@ -13,10 +13,20 @@ if ! command -v cargo >/dev/null 2>&1; then
 fi
 rustup component add rustfmt clippy >/dev/null 2>&1 || true
 
+# Whether the dynamic linker's cache lists a library. The list is read whole before it is
+# searched: in `ldconfig -p | grep -q`, grep leaves at its first match, ldconfig may then die
+# of SIGPIPE, and under `pipefail` the pipeline fails now and then although the library is
+# there (seen: "lavapipe was installed but no Vulkan ICD" with every file in place).
+has_library() {
+    local cache
+    cache="$(ldconfig -p 2>/dev/null || /sbin/ldconfig -p 2>/dev/null || true)"
+    grep -q "$1" <<<"$cache"
+}
+
 # The OpenCL tests need an OpenCL library and a driver (ICD). Without one, install PoCL (OpenCL
 # on the CPU) with the ICD loader. The tests then require OpenCL: no OpenCL device is a failure.
 have_opencl() {
-    { ldconfig -p 2>/dev/null || /sbin/ldconfig -p 2>/dev/null; } | grep -q 'libOpenCL\.so\.1' &&
+    has_library 'libOpenCL\.so\.1' &&
         compgen -G '/etc/OpenCL/vendors/*.icd' >/dev/null
 }
 if have_opencl; then
@@ -52,7 +62,7 @@ nvrtc_dir() {
 }
 have_nvrtc() {
     [ -n "${STRATA_NVRTC:-}" ] ||
-        { ldconfig -p 2>/dev/null || /sbin/ldconfig -p 2>/dev/null; } | grep -q 'libnvrtc\.so' ||
+        has_library 'libnvrtc\.so' ||
         compgen -G '/usr/local/cuda/lib64/libnvrtc.so*' >/dev/null ||
         [ -n "$(nvrtc_dir)" ]
 }
@@ -93,7 +103,7 @@ echo "== ptxas: ${STRATA_PTXAS:-from PATH or /usr/local/cuda/bin}"
 # runtime's fixtures, `spirv-val` validates the generated SPIR-V). Without them, install
 # lavapipe (Mesa's Vulkan on the CPU), the loader and spirv-tools, as PoCL above.
 have_vulkan() {
-    { ldconfig -p 2>/dev/null || /sbin/ldconfig -p 2>/dev/null; } | grep -q 'libvulkan\.so\.1' &&
+    has_library 'libvulkan\.so\.1' &&
         compgen -G '/usr/share/vulkan/icd.d/*.json' >/dev/null &&
         command -v spirv-as >/dev/null 2>&1 && command -v spirv-val >/dev/null 2>&1
 }
@@ -160,7 +170,7 @@ RUSTDOCFLAGS="-D warnings" cargo doc --locked --no-deps --workspace
 echo "== mpi"
 have_mpi() {
     command -v mpirun >/dev/null 2>&1 && command -v mpicc >/dev/null 2>&1 &&
-        { ldconfig -p 2>/dev/null || /sbin/ldconfig -p 2>/dev/null; } | grep -q 'libclang'
+        has_library 'libclang'
 }
 if ! have_mpi; then
     echo "== mpi: OpenMPI or libclang missing; installing openmpi-bin libopenmpi-dev libclang-dev"
