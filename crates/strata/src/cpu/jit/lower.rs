@@ -259,7 +259,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             b.switch_to_block(h);
             let v = b.use_var(var);
             let go = b.ins().icmp(IntCC::UnsignedLessThan, v, n);
-            b.ins().brif(go, inner, &[], next, &[]);
+            loop_branch(b, go, inner, next);
         };
         header(&mut b, zh, lid[2], local[2], zb, done);
         b.switch_to_block(zb);
@@ -1035,7 +1035,7 @@ impl<'a, 'b> Gen<'a, 'b> {
                 let below = self.b.ins().icmp(lt, cur, e);
                 let above = self.b.ins().icmp(gt, cur, e);
                 let go = self.b.ins().select(up, below, above);
-                self.b.ins().brif(go, bodyb, &[], exit, &[]);
+                loop_branch(&mut self.b, go, bodyb, exit);
                 self.b.switch_to_block(bodyb);
                 self.loops.push((*id, latch, exit));
                 self.block(body);
@@ -1115,4 +1115,16 @@ fn depends(
     };
     memo.insert(e, d);
     d
+}
+
+/// A loop header's branch: to `body` while `go` is non-zero, else to `exit`, with the exit as
+/// the branch's first target. Cranelift's loop-invariant code motion (in its e-graph
+/// elaboration, 0.125) walks the dominator tree in the CFG's reverse post-order and forgets
+/// the loops it is in once it has visited a block outside them (it pops them and never pushes
+/// them again); with the body as the first target, the exit came first, and nothing in the
+/// body left the loop: in the vector variant an invariant `u32` to `f32` conversion, lane by
+/// lane, and the loads of parameters ran on every iteration of a loop.
+pub(super) fn loop_branch(b: &mut FunctionBuilder, go: Value, body: cl::Block, exit: cl::Block) {
+    let stop = b.ins().icmp_imm(IntCC::Equal, go, 0);
+    b.ins().brif(stop, exit, &[], body, &[]);
 }

@@ -879,7 +879,7 @@ impl Gen<'_, '_> {
                 let m = self.b.ins().band(m, go);
                 self.set_mask(m);
                 let any = self.b.ins().vany_true(m);
-                self.b.ins().brif(any, bodyb, &[], exit, &[]);
+                super::lower::loop_branch(&mut self.b, any, bodyb, exit);
                 self.b.switch_to_block(bodyb);
                 self.vloops.push((*id, brk, cont));
                 self.vblock(body);
@@ -920,7 +920,7 @@ impl Gen<'_, '_> {
                 self.b.switch_to_block(test);
                 let m = self.mask();
                 let any = self.b.ins().vany_true(m);
-                self.b.ins().brif(any, bodyb, &[], exit, &[]);
+                super::lower::loop_branch(&mut self.b, any, bodyb, exit);
                 self.b.switch_to_block(bodyb);
                 self.vloops.push((*id, brk, cont));
                 self.vblock(body);
