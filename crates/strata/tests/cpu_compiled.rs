@@ -999,3 +999,63 @@ fn an_empty_kernel_runs_everywhere() {
             .unwrap_or_else(|e| panic!("{}: {e}", dev.spec()));
     }
 }
+
+/// `u32` to `f32` in the vector variant (one vector conversion, two 16-bit halves added) and in
+/// the scalar code: rounded as the interpreter rounds, at the values where rounding shows
+/// (above 2^24, halfway cases, the top bit, `u32::MAX`), bit for bit.
+#[test]
+fn u32_to_f32_rounds_as_the_interpreter() {
+    let (cpu, interp) = queues();
+    let k = Kernel::build("u32_to_f32", |k| {
+        let x = k.read::<u32>("x");
+        let y = k.write::<f32>("y");
+        let i = global_id(0);
+        if_(i.lt(y.len()), || y.set(i, x.at(i).cast::<f32>()));
+    })
+    .unwrap();
+    let xs: Vec<u32> = vec![
+        0,
+        1,
+        65_535,
+        65_536,
+        (1 << 24) - 1,
+        1 << 24,
+        (1 << 24) + 1,
+        (1 << 24) + 3,
+        (1 << 25) + 2,
+        (1 << 25) + 6,
+        0x7fff_ff80,
+        0x7fff_ffc0,
+        0x7fff_ffff,
+        0x8000_0000,
+        0x8000_0001,
+        0x8000_0080,
+        0x8000_0180,
+        0xffff_ff7f,
+        0xffff_ff80,
+        0xffff_fffe,
+        u32::MAX,
+        0x1234_5678,
+        0x0f0f_0f0f,
+        0xdead_beef,
+    ];
+    let run = |q: &Queue, local: usize| {
+        let x = Buffer::from_slice(q, &xs).unwrap();
+        let y = Buffer::<f32>::new(q.device(), xs.len()).unwrap();
+        k.launch(q, NdRange::new(xs.len()).local(local), args![&x, &y])
+            .unwrap();
+        q.read(&y).unwrap()
+    };
+    let want = run(&interp, 4);
+    for (x, w) in xs.iter().zip(&want) {
+        assert_eq!(w.to_bits(), (*x as f32).to_bits(), "interp: {x}");
+    }
+    for local in [4, 8, 2, 3] {
+        let got = run(&cpu, local);
+        let (gb, wb): (Vec<u32>, Vec<u32>) = (
+            got.iter().map(|v| v.to_bits()).collect(),
+            want.iter().map(|v| v.to_bits()).collect(),
+        );
+        assert_eq!(gb, wb, "local size {local}");
+    }
+}

@@ -1142,6 +1142,9 @@ impl Gen<'_, '_> {
                 self.b.ins().fcvt_from_sint(types::F32X4, i)
             }
             (I32, F32) => self.b.ins().fcvt_from_sint(types::F32X4, x),
+            // Cranelift's sequence (the two 16-bit halves converted apart, one rounding in
+            // their sum) rounds as the scalar conversion does.
+            (U32, F32) => self.b.ins().fcvt_from_uint(types::F32X4, x),
             (F32, I32) => self.b.ins().fcvt_to_sint_sat(types::I32X4, x),
             _ => self.per_lane(&[x], &[from], to, |g, v| g.cast(v[0], from, to)),
         }
