@@ -139,6 +139,15 @@ impl Drop for Code {
     }
 }
 
+/// Whether the kernel `f` has a four-lane variant ([`simd`]): `Err` with the first reason it
+/// has none, in words (behind [`crate::Kernel::cpu_vector_variant`]).
+pub(crate) fn vector_variant(f: &ir::Function) -> std::result::Result<(), String> {
+    match simd::scalar_reason(f) {
+        None => Ok(()),
+        Some(why) => Err(why),
+    }
+}
+
 /// A kernel compiled to native code.
 pub(crate) struct JitProgram {
     decls: super::Decls,
@@ -215,7 +224,7 @@ impl JitProgram {
             })?;
         Ok(JitProgram {
             decls,
-            vector: simd::vectorizable(f).then(|| LazyVector {
+            vector: simd::scalar_reason(f).is_none().then(|| LazyVector {
                 f: f.clone(),
                 disasm,
                 code: OnceLock::new(),
