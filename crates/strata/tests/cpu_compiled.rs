@@ -1157,3 +1157,36 @@ fn an_empty_kernel_runs_everywhere() {
             .unwrap_or_else(|e| panic!("{}: {e}", dev.spec()));
     }
 }
+
+/// An `f64` axpy over `STRATA_AXPY_N` elements (default 2^20), launched twice in groups of 64:
+/// the streaming 64-bit kernel whose instructions per element docs/BENCHMARKS.md counts with
+/// callgrind (two sizes, the difference over the difference of elements). Not a check: run it
+/// by name with `--ignored`.
+#[test]
+#[ignore]
+fn f64_axpy_for_callgrind() {
+    let n: usize = std::env::var("STRATA_AXPY_N")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1 << 20);
+    let k = Kernel::build("axpy_f64", |k| {
+        let x = k.read::<f64>("x");
+        let y = k.read::<f64>("y");
+        let out = k.write::<f64>("out");
+        let a = k.scalar::<f64>("a");
+        let i = global_id(0);
+        if_(i.lt(out.len()), || out.set(i, a * x.at(i) + y.at(i)));
+    })
+    .unwrap();
+    let q = queues().0;
+    let xs: Vec<f64> = (0..n).map(|i| i as f64).collect();
+    let x = Buffer::from_slice(&q, &xs).unwrap();
+    let y = Buffer::from_slice(&q, &xs).unwrap();
+    let out = Buffer::<f64>::new(q.device(), n).unwrap();
+    for _ in 0..2 {
+        k.launch(&q, NdRange::covering(n, 64), args![&x, &y, &out, 2.0f64])
+            .and_then(|r| r.wait())
+            .unwrap();
+    }
+    assert_eq!(q.read(&out).unwrap()[n - 1], 3.0 * (n - 1) as f64);
+}
