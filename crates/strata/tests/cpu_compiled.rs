@@ -1158,10 +1158,11 @@ fn an_empty_kernel_runs_everywhere() {
     }
 }
 
-/// An `f64` axpy over `STRATA_AXPY_N` elements (default 2^20), launched twice in groups of 64:
-/// the streaming 64-bit kernel whose instructions per element docs/BENCHMARKS.md counts with
-/// callgrind (two sizes, the difference over the difference of elements). Not a check: run it
-/// by name with `--ignored`.
+/// An `f64` axpy over `STRATA_AXPY_N` elements (default 2^20), launched `STRATA_AXPY_LAUNCHES`
+/// times (default 2) in groups of `STRATA_AXPY_LOCAL` (default 64; one not a multiple of 4
+/// runs the scalar code): the streaming 64-bit kernel whose instructions per element
+/// docs/BENCHMARKS.md counts with callgrind (two launch counts, the difference over the
+/// difference of launches and elements). Not a check: run it by name with `--ignored`.
 #[test]
 #[ignore]
 fn f64_axpy_for_callgrind() {
@@ -1169,6 +1170,13 @@ fn f64_axpy_for_callgrind() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(1 << 20);
+    let var = |name: &str, default: usize| -> usize {
+        std::env::var(name)
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(default)
+    };
+    let (local, launches) = (var("STRATA_AXPY_LOCAL", 64), var("STRATA_AXPY_LAUNCHES", 2));
     let k = Kernel::build("axpy_f64", |k| {
         let x = k.read::<f64>("x");
         let y = k.read::<f64>("y");
@@ -1183,8 +1191,8 @@ fn f64_axpy_for_callgrind() {
     let x = Buffer::from_slice(&q, &xs).unwrap();
     let y = Buffer::from_slice(&q, &xs).unwrap();
     let out = Buffer::<f64>::new(q.device(), n).unwrap();
-    for _ in 0..2 {
-        k.launch(&q, NdRange::covering(n, 64), args![&x, &y, &out, 2.0f64])
+    for _ in 0..launches {
+        k.launch(&q, NdRange::covering(n, local), args![&x, &y, &out, 2.0f64])
             .and_then(|r| r.wait())
             .unwrap();
     }
