@@ -35,7 +35,6 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 
 pub(crate) use exec::Program;
-pub(crate) use jit::vector_variant;
 
 /// The sub-group size of both CPU backends: a sub-group is a run of this many consecutive
 /// work-items (see [`ir::GroupScope`]). 32, CUDA's warp size, so that sub-group code written

@@ -317,15 +317,6 @@ impl Kernel {
             .map(|(_, k)| k.clone())
     }
 
-    /// Whether the compiled CPU backend (`cpu`) has a vector variant of this kernel, which
-    /// runs four work-items per iteration in SIMD lanes (on launches whose work-groups' size
-    /// in dimension 0 is a multiple of four; others run the scalar code): `Ok(())`, or the
-    /// first reason it runs one work-item at a time, in words (`"a private array `acc`"`,
-    /// `"an atomic"`). A kernel that is slow on `cpu` may be so for this reason.
-    pub fn cpu_vector_variant(&self) -> std::result::Result<(), String> {
-        crate::cpu::vector_variant(self.ir())
-    }
-
     /// The parameters a launch passes, as `name: type` text.
     pub fn signature(&self) -> String {
         args_signature(self.ir())
