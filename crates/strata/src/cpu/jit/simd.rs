@@ -26,10 +26,10 @@
 //! **Regions.** A region of a kernel with barriers starts with the four work-items' bytes of
 //! the group level's mask as its lanes (none set: the next four). What crosses a barrier is
 //! in the work-items' records, which [`super::plan`] lays out in blocks of four work-items so
-//! that a slot's four lanes are side by side (a 64-bit slot's 32 bytes are two registers):
-//! a value another region reads, a private
-//! variable and an operand of the next group-level statement are one vector load or store
-//! (under the mask: the inactive lanes' scalars are kept), a `bool` or flag four bytes. A
+//! that a slot's four lanes are side by side (a 64-bit slot's 32 bytes are two registers): a
+//! value another region reads, a private variable and an operand of the next group-level
+//! statement are one vector load or store (under the mask: the inactive lanes' scalars are
+//! kept), a `bool` or flag four bytes. A
 //! `return`, or a `break` or `continue` of a group-level loop, sets the active lanes' flags.
 //! The group level ([`super::run`]) is the scalar path's: the same masks, the same
 //! collectives in local-id order, the same divergence errors.
