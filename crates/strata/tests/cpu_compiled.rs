@@ -315,13 +315,17 @@ mod random {
     };
 
     pub const N: u32 = 64;
-    pub const TYPES: [Scalar; 6] = [
+    pub const TYPES: [Scalar; 10] = [
         Scalar::I32,
         Scalar::U32,
         Scalar::F32,
         Scalar::I64,
         Scalar::U64,
         Scalar::F64,
+        Scalar::I8,
+        Scalar::U8,
+        Scalar::I16,
+        Scalar::U16,
     ];
     /// The parameter `k` (after an input and an output buffer of each type).
     const K: usize = 2 * TYPES.len();
@@ -605,6 +609,10 @@ mod random {
                 Scalar::F32 => (self.r.below(2000) as f32 / 16.0 - 60.0).to_bits() as u64,
                 Scalar::F64 => (self.r.below(2000) as f64 / 16.0 - 60.0).to_bits(),
                 Scalar::Bool => self.r.below(2),
+                Scalar::I8 | Scalar::U8 | Scalar::I16 | Scalar::U16 => match self.r.below(3) {
+                    0 => self.r.next(),
+                    _ => self.r.below(40),
+                },
                 Scalar::I64 | Scalar::U64 => match self.r.below(4) {
                     0 => self.r.next(),
                     1 => (self.r.below(80) as i64 - 40) as u64,
@@ -734,6 +742,10 @@ mod random {
                         Scalar::I64,
                         Scalar::U64,
                         Scalar::F64,
+                        Scalar::I8,
+                        Scalar::U8,
+                        Scalar::I16,
+                        Scalar::U16,
                         Scalar::Bool,
                     ]);
                     let a = self.expr(from, d);
@@ -844,9 +856,14 @@ mod random {
                     let id = LoopId::from_raw(self.f.loop_count);
                     self.f.loop_count += 1;
                     // Counters of 32 and 64 bits.
-                    let ct = self
-                        .r
-                        .pick(&[Scalar::U32, Scalar::U32, Scalar::I64, Scalar::U64]);
+                    let ct = self.r.pick(&[
+                        Scalar::U32,
+                        Scalar::U32,
+                        Scalar::I64,
+                        Scalar::U64,
+                        Scalar::I8,
+                        Scalar::U16,
+                    ]);
                     let var = self.f.new_value(Type::scalar(ct), None);
                     let x = self.expr(ct, 1);
                     let seven = self.e(Expr::Literal(Literal::from_bits(ct, 7)), ct);
@@ -961,7 +978,18 @@ mod random_run {
 
     /// The outputs of one run, floats as bits (every NaN one: the interpreter's and the
     /// backend's NaNs agree in being NaNs).
-    pub type Out = (Vec<i32>, Vec<u32>, Vec<u32>, Vec<i64>, Vec<u64>, Vec<u64>);
+    pub type Out = (
+        Vec<i32>,
+        Vec<u32>,
+        Vec<u32>,
+        Vec<i64>,
+        Vec<u64>,
+        Vec<u64>,
+        Vec<i8>,
+        Vec<u8>,
+        Vec<i16>,
+        Vec<u16>,
+    );
 
     pub struct Inputs {
         ints: Vec<i32>,
@@ -970,6 +998,10 @@ mod random_run {
         longs: Vec<i64>,
         ulongs: Vec<u64>,
         doubles: Vec<f64>,
+        i8s: Vec<i8>,
+        u8s: Vec<u8>,
+        i16s: Vec<i16>,
+        u16s: Vec<u16>,
     }
 
     impl Inputs {
@@ -997,6 +1029,10 @@ mod random_run {
                     .map(|i| i.wrapping_mul(0xC2B2_AE3D_27D4_EB4F) >> (i % 53))
                     .collect(),
                 doubles,
+                i8s: (0..n).map(|i| (i * 37 % 256) as u8 as i8).collect(),
+                u8s: (0..n).map(|i| (i * 91 % 256) as u8).collect(),
+                i16s: (0..n).map(|i| (i * 7919 % 65536) as u16 as i16).collect(),
+                u16s: (0..n).map(|i| (i * 40503 % 65536) as u16).collect(),
             }
         }
 
@@ -1023,6 +1059,14 @@ mod random_run {
             let ol = Buffer::<i64>::new(q.device(), n).unwrap();
             let oul = Buffer::<u64>::new(q.device(), n).unwrap();
             let od = Buffer::<f64>::new(q.device(), n).unwrap();
+            let b8 = Buffer::from_slice(q, &self.i8s).unwrap();
+            let bu8 = Buffer::from_slice(q, &self.u8s).unwrap();
+            let b16 = Buffer::from_slice(q, &self.i16s).unwrap();
+            let bu16 = Buffer::from_slice(q, &self.u16s).unwrap();
+            let o8 = Buffer::<i8>::new(q.device(), n).unwrap();
+            let ou8 = Buffer::<u8>::new(q.device(), n).unwrap();
+            let o16 = Buffer::<i16>::new(q.device(), n).unwrap();
+            let ou16 = Buffer::<u16>::new(q.device(), n).unwrap();
             let range = NdRange::new(global).local(local);
             let r = if barriers {
                 k.launch(
@@ -1035,12 +1079,20 @@ mod random_run {
                         &l,
                         &ul,
                         &d,
+                        &b8,
+                        &bu8,
+                        &b16,
+                        &bu16,
                         &oi,
                         &ou,
                         &of,
                         &ol,
                         &oul,
                         &od,
+                        &o8,
+                        &ou8,
+                        &o16,
+                        &ou16,
                         37u32,
                         LocalMem::<u32>::new(2 * local)
                     ],
@@ -1049,7 +1101,10 @@ mod random_run {
                 k.launch(
                     q,
                     range,
-                    args![&i, &u, &fl, &l, &ul, &d, &oi, &ou, &of, &ol, &oul, &od, 37u32],
+                    args![
+                        &i, &u, &fl, &l, &ul, &d, &b8, &bu8, &b16, &bu16, &oi, &ou, &of, &ol, &oul,
+                        &od, &o8, &ou8, &o16, &ou16, 37u32
+                    ],
                 )
             };
             r.map_err(|e| e.to_string())?;
@@ -1072,6 +1127,10 @@ mod random_run {
                 q.read(&ol).unwrap(),
                 q.read(&oul).unwrap(),
                 f64s,
+                q.read(&o8).unwrap(),
+                q.read(&ou8).unwrap(),
+                q.read(&o16).unwrap(),
+                q.read(&ou16).unwrap(),
             ))
         }
     }
@@ -1115,7 +1174,7 @@ fn random_simd_kernels_with_barriers_agree_with_the_interpreter() {
 }
 
 /// The random kernels of [`random::Gen::new`] (values, buffers, private variables and
-/// conversions of 32- and 64-bit integers and floats, divergent control flow): the vector
+/// conversions of 8-, 16-, 32- and 64-bit integers and of floats, divergent control flow): the vector
 /// variant (local sizes 8, 16) and the scalar code (2) against the interpreter, bit for bit.
 #[test]
 fn random_simd_kernels_agree_with_the_interpreter() {

@@ -1,11 +1,13 @@
 //! Four work-items per iteration in SIMD lanes: the vector variant of a kernel's regions.
 //!
-//! A kernel whose values are all 32- or 64-bit scalars or `bool`s, without private arrays,
-//! atomics, stubs or 64-bit indices, its local arrays of 32- or 64-bit elements (else
-//! [`scalar_reason`] says why not), is compiled a second time with every IR value a 4-lane
-//! vector (`f32x4`, `i32x4`; a `bool` is a lane mask of all ones or zeros; a 64-bit value is
-//! two registers, `f64x2` or `i64x2`, lanes 0 and 1 in the first, 2 and 3 in the second),
-//! one lane per work-item of four consecutive local ids; every region of it, when it has
+//! A kernel whose values are all integers, `f32`s, `f64`s or `bool`s (not `f16`, not vector
+//! types), without private arrays, atomics, stubs or 64-bit indices (else [`scalar_reason`]
+//! says why not), is compiled a second time with every IR value a 4-lane vector (`f32x4`,
+//! `i32x4`; a `bool` is a lane mask of all ones or zeros; a 64-bit value is two registers,
+//! `f64x2` or `i64x2`, lanes 0 and 1 in the first, 2 and 3 in the second; an 8- or 16-bit
+//! integer is an `i32x4` lane, sign- or zero-extended as its type is signed or not, wrapped
+//! to its width after every operation that may leave it, as the scalar code's arithmetic
+//! wraps), one lane per work-item of four consecutive local ids; every region of it, when it has
 //! barriers or collectives. A comparison of 64-bit lanes is narrowed to a lane mask, a lane
 //! mask widened to select 64-bit lanes; conversions between 32- and 64-bit lanes widen,
 //! narrow, promote or demote the halves where SSE has an instruction for it (the rest go lane
@@ -13,7 +15,8 @@
 //! columns do: an `if` runs each side for the lanes that take it (and skips a side no lane
 //! takes), a loop runs while any lane is in it, `break`, `continue` and `return` remove
 //! lanes. An access to a buffer or local array whose four indices are consecutive and whose
-//! lanes are all active is one vector load or store (two for 64-bit elements); otherwise each
+//! lanes are all active is one vector load or store (two for 64-bit elements; four 8-bit or
+//! 16-bit elements are loaded as 4 or 8 bytes and extended); otherwise each
 //! active lane accesses its element alone (a gather or scatter), so an inactive lane never
 //! touches memory. Bounds are checked for the active lanes, with the same error, except where
 //! [`crate::ir::ranges`] proves the access in bounds: then a consecutive access tests only
@@ -54,12 +57,16 @@ use std::collections::HashMap;
 /// Work-items per vector.
 pub(super) const LANES: u32 = 4;
 
-/// Whether `t` has lanes in the vector variant: a 32- or 64-bit scalar, or a `bool`.
+/// Whether `t` has lanes in the vector variant: an integer, an `f32` or `f64`, or a `bool`.
 fn lane_type(t: Type) -> bool {
     t.width == 1
         && matches!(
             t.scalar,
-            Scalar::I32
+            Scalar::I8
+                | Scalar::U8
+                | Scalar::I16
+                | Scalar::U16
+                | Scalar::I32
                 | Scalar::U32
                 | Scalar::F32
                 | Scalar::I64
@@ -75,7 +82,7 @@ pub(super) fn scalar_reason(f: &Function) -> Option<String> {
     if let Some(s) = f.stubs.iter().next() {
         return Some(format!("a call of the stub `{}`", s.name));
     }
-    // Local arrays of 32- or 64-bit elements (a `bool` element is a byte).
+    // Local arrays of integers and floats (not of `bool`s: a `bool` element is a byte).
     if let Some(d) = f
         .locals
         .iter()
@@ -172,6 +179,12 @@ pub(super) fn vty(s: Scalar) -> cl::Type {
         Scalar::I64 | Scalar::U64 => types::I64X2,
         _ => types::I32X4,
     }
+}
+
+/// Whether `s` is an 8- or 16-bit integer: kept in a 32-bit lane, sign- or zero-extended as
+/// its type is signed or not, and wrapped to its width after each operation that may leave it.
+fn narrow_int(s: Scalar) -> bool {
+    s.is_int() && s.size() < 4
 }
 
 /// Lanes per vector register of lane type `s`.
@@ -337,9 +350,8 @@ impl Gen<'_, '_> {
             let bytes = self.b.ins().load(types::I32, MEM, base, at);
             vec![bytes_to_lanes(&mut self.b, bytes)]
         } else {
-            (0..parts(s) as i32)
-                .map(|p| self.b.ins().load(vty(s), MEM, base, at + 16 * p))
-                .collect()
+            let a = self.b.ins().iadd_imm(base, at as i64);
+            self.load_parts(s, a)
         }
     }
 
@@ -358,13 +370,16 @@ impl Gen<'_, '_> {
             let new = self.b.ins().bor(keep, put);
             self.b.ins().store(MEM, new, base, at);
         } else {
+            let a = self.b.ins().iadd_imm(base, at as i64);
+            let old = self.load_parts(s, a);
             let ms = self.mask_parts(m, s);
-            for (p, (&x, ml)) in x.iter().zip(ms).enumerate() {
-                let at = at + 16 * p as i32;
-                let old = self.b.ins().load(vty(s), MEM, base, at);
-                let new = self.b.ins().bitselect(ml, x, old);
-                self.b.ins().store(MEM, new, base, at);
-            }
+            let new: Vec<Value> = x
+                .iter()
+                .zip(old)
+                .zip(ms)
+                .map(|((&x, old), ml)| self.b.ins().bitselect(ml, x, old))
+                .collect();
+            self.store_parts(&new, s, a);
         }
     }
 
@@ -403,7 +418,11 @@ impl Gen<'_, '_> {
     }
 
     fn vzero(&mut self, s: Scalar) -> Vec<Value> {
-        let z = self.zero(if s == Scalar::Bool { Scalar::I32 } else { s });
+        let z = self.zero(if s == Scalar::Bool || narrow_int(s) {
+            Scalar::I32
+        } else {
+            s
+        });
         let v = self.b.ins().splat(vty(s), z);
         vec![v; parts(s)]
     }
@@ -467,6 +486,7 @@ impl Gen<'_, '_> {
             let m = self.b.ins().ineg(w);
             return vec![self.b.ins().splat(types::I32X4, m)];
         }
+        let x = self.extend32(x, s);
         let v = self.b.ins().splat(vty(s), x);
         vec![v; parts(s)]
     }
@@ -478,6 +498,38 @@ impl Gen<'_, '_> {
         } else {
             self.b.ins().bitcast(ty, lanes_flags(), m)
         }
+    }
+
+    /// A scalar of an 8- or 16-bit integer type `s` as its 32-bit lane (sign- or
+    /// zero-extended); other scalars unchanged.
+    fn extend32(&mut self, x: Value, s: Scalar) -> Value {
+        if !narrow_int(s) {
+            x
+        } else if s.is_signed() {
+            self.b.ins().sextend(types::I32, x)
+        } else {
+            self.b.ins().uextend(types::I32, x)
+        }
+    }
+
+    /// The lanes `v` of an 8- or 16-bit integer type `s` wrapped to its width (the scalar
+    /// code's wrapping arithmetic); other types unchanged.
+    fn wrap(&mut self, s: Scalar, v: Vec<Value>) -> Vec<Value> {
+        if !narrow_int(s) {
+            return v;
+        }
+        let sh = 32 - 8 * s.size() as i64;
+        v.into_iter()
+            .map(|x| {
+                if s.is_signed() {
+                    let l = self.b.ins().ishl_imm(x, sh);
+                    self.b.ins().sshr_imm(l, sh)
+                } else {
+                    let m = self.splat_i32((1i64 << (8 * s.size())) - 1);
+                    self.b.ins().band(x, m)
+                }
+            })
+            .collect()
     }
 
     /// The variables of a value or private variable of lane type `s`, one per register.
@@ -524,6 +576,8 @@ impl Gen<'_, '_> {
                     if s == Scalar::Bool {
                         let b = self.b.ins().ireduce(types::I8, x);
                         self.b.ins().band_imm(b, 1)
+                    } else if narrow_int(s) {
+                        self.b.ins().ireduce(cl_ty(s), x)
                     } else {
                         x
                     }
@@ -536,7 +590,7 @@ impl Gen<'_, '_> {
                 let w = self.b.ins().uextend(types::I32, r);
                 self.b.ins().ineg(w)
             } else {
-                r
+                self.extend32(r, out)
             };
             let n = per_part(out);
             let a = &mut acc[(k / n) as usize];
@@ -670,16 +724,54 @@ impl Gen<'_, '_> {
         self.b.ins().iadd(base, off)
     }
 
-    /// The four lanes of `s` at `addr` (one register, or two 16 bytes apart).
+    /// The four lanes of `s` at `addr` (one register, or two 16 bytes apart; 8- and 16-bit
+    /// integers are four or eight bytes, extended to 32-bit lanes).
     fn load_parts(&mut self, s: Scalar, addr: Value) -> Vec<Value> {
-        (0..parts(s) as i32)
-            .map(|p| self.b.ins().load(vty(s), MEM, addr, 16 * p))
-            .collect()
+        match s.size() {
+            2 if s.is_signed() => vec![self.b.ins().sload16x4(MEM, addr, 0)],
+            2 => vec![self.b.ins().uload16x4(MEM, addr, 0)],
+            1 => {
+                let w = self.b.ins().load(types::I32, MEM, addr, 0);
+                let v = self.b.ins().scalar_to_vector(types::I32X4, w);
+                let v = self.as_bytes(v);
+                // Bytes to 16-bit lanes to 32-bit lanes.
+                let x = if s.is_signed() {
+                    let h = self.b.ins().swiden_low(v);
+                    self.b.ins().swiden_low(h)
+                } else {
+                    let h = self.b.ins().uwiden_low(v);
+                    self.b.ins().uwiden_low(h)
+                };
+                vec![x]
+            }
+            _ => (0..parts(s) as i32)
+                .map(|p| self.b.ins().load(vty(s), MEM, addr, 16 * p))
+                .collect(),
+        }
     }
 
-    fn store_parts(&mut self, v: &[Value], addr: Value) {
-        for (p, &x) in v.iter().enumerate() {
-            self.b.ins().store(MEM, x, addr, 16 * p as i32);
+    /// Stores the four lanes `v` of `s` at `addr` (the inverse of [`Gen::load_parts`]: 8-
+    /// and 16-bit integers keep the low bytes of each lane).
+    fn store_parts(&mut self, v: &[Value], s: Scalar, addr: Value) {
+        match s.size() {
+            2 => {
+                const LOW16: [u8; 16] = [0, 1, 4, 5, 8, 9, 12, 13, 0, 1, 4, 5, 8, 9, 12, 13];
+                let r = self.shuffle(v[0], v[0], LOW16);
+                let r = self.b.ins().bitcast(types::I64X2, lanes_flags(), r);
+                let w = self.b.ins().extractlane(r, 0);
+                self.b.ins().store(MEM, w, addr, 0);
+            }
+            1 => {
+                const LOW8: [u8; 16] = [0, 4, 8, 12, 0, 4, 8, 12, 0, 4, 8, 12, 0, 4, 8, 12];
+                let r = self.shuffle(v[0], v[0], LOW8);
+                let w = self.b.ins().extractlane(r, 0);
+                self.b.ins().store(MEM, w, addr, 0);
+            }
+            _ => {
+                for (p, &x) in v.iter().enumerate() {
+                    self.b.ins().store(MEM, x, addr, 16 * p as i32);
+                }
+            }
         }
     }
 
@@ -807,7 +899,8 @@ impl Gen<'_, '_> {
             );
             let addr = self.consecutive_access(mem, index, fast, slow);
             self.b.switch_to_block(fast);
-            self.store_parts(v, addr);
+            let s = self.f.mem_elem(mem).expect("validated memory").scalar;
+            self.store_parts(v, s, addr);
             self.b.ins().jump(merge, &[]);
             self.b.switch_to_block(slow);
             self.vstore_general(mem, index, v);
@@ -848,6 +941,7 @@ impl Gen<'_, '_> {
             let ik = self.b.ins().extractlane(idx, k as u8);
             let a = self.elem_addr(base, ik, size);
             let x = self.b.ins().load(ety, MEM, a, 0);
+            let x = self.extend32(x, s);
             let with = self.b.ins().insertlane(acc[part], x, (k % n) as u8);
             self.b.ins().jump(next, &[cl::BlockArg::Value(with)]);
             self.b.switch_to_block(next);
@@ -872,7 +966,7 @@ impl Gen<'_, '_> {
         self.b.switch_to_block(whole);
         let i0 = self.b.ins().extractlane(idx, 0);
         let a = self.elem_addr(base, i0, size);
-        self.store_parts(v, a);
+        self.store_parts(v, s, a);
         self.b.ins().jump(merge, &[]);
         self.b.switch_to_block(some);
         let m = self.mask();
@@ -884,6 +978,11 @@ impl Gen<'_, '_> {
             let ik = self.b.ins().extractlane(idx, k as u8);
             let a = self.elem_addr(base, ik, size);
             let x = self.b.ins().extractlane(v[(k / n) as usize], (k % n) as u8);
+            let x = if narrow_int(s) {
+                self.b.ins().ireduce(cl_ty(s), x)
+            } else {
+                x
+            };
             self.b.ins().store(MEM, x, a, 0);
             self.b.ins().jump(next, &[]);
             self.b.switch_to_block(next);
@@ -1061,6 +1160,7 @@ impl Gen<'_, '_> {
                     .zip(&st)
                     .map(|(&c, &d)| self.b.ins().iadd(c, d))
                     .collect();
+                let next = self.wrap(s, next);
                 self.define_lanes(*var, &next);
                 self.b.ins().jump(hdr, &[]);
                 self.b.switch_to_block(exit);
@@ -1200,13 +1300,15 @@ impl Gen<'_, '_> {
             Expr::Builtin(b) => vec![self.vbuiltin(b)],
             Expr::Unary(op, a) => {
                 let x = self.vexprs(a);
-                x.into_iter()
+                let r = x
+                    .into_iter()
                     .map(|x| match op {
                         UnaryOp::Neg if s.is_float() => self.b.ins().fneg(x),
                         UnaryOp::Neg => self.b.ins().ineg(x),
                         UnaryOp::Not => self.b.ins().bnot(x),
                     })
-                    .collect()
+                    .collect();
+                self.wrap(s, r)
             }
             Expr::Binary(op, a, b) => {
                 let os = self.f.exprs.ty(a).scalar;
@@ -1230,7 +1332,8 @@ impl Gen<'_, '_> {
                 let x = self.vexprs(a);
                 let from = vty(self.f.exprs.ty(a).scalar);
                 if from == vty(to.scalar) {
-                    x
+                    // `i8` and `u8` (16-bit alike) differ in their lanes' upper bits.
+                    self.wrap(to.scalar, x)
                 } else {
                     x.into_iter()
                         .map(|x| self.b.ins().bitcast(vty(to.scalar), lanes_flags(), x))
@@ -1292,7 +1395,7 @@ impl Gen<'_, '_> {
             return if op.is_comparison() {
                 vec![self.narrow(&v)]
             } else {
-                v
+                self.wrap(s, v)
             };
         }
         let out = if op.is_comparison() { Scalar::Bool } else { s };
@@ -1376,6 +1479,23 @@ impl Gen<'_, '_> {
             (I32, I64 | U64) => vec![self.b.ins().swiden_low(x0), self.b.ins().swiden_high(x0)],
             (U32, I64 | U64) => vec![self.b.ins().uwiden_low(x0), self.b.ins().uwiden_high(x0)],
             (I64 | U64, I32 | U32) => vec![self.narrow(&x)],
+            (a, b) if a.is_int() && b.is_int() && (narrow_int(a) || narrow_int(b)) => {
+                // An 8- or 16-bit lane is already extended as the scalar code extends it.
+                if b.size() == 8 {
+                    if a.is_signed() {
+                        vec![self.b.ins().swiden_low(x0), self.b.ins().swiden_high(x0)]
+                    } else {
+                        vec![self.b.ins().uwiden_low(x0), self.b.ins().uwiden_high(x0)]
+                    }
+                } else {
+                    let l = self.narrow(&x);
+                    self.wrap(b, vec![l])
+                }
+            }
+            (Bool, b) if narrow_int(b) => {
+                let one = self.splat_i32(1);
+                vec![self.b.ins().band(x0, one)]
+            }
             (F32, F64) => {
                 let h = self.high_down(x0);
                 vec![
@@ -1444,7 +1564,10 @@ impl Gen<'_, '_> {
                         self.b.ins().fdiv(one[p], r)
                     }
                     MathFn::Abs if s.is_float() => ins.fabs(x),
-                    MathFn::Abs if s.is_signed() => ins.iabs(x),
+                    MathFn::Abs if s.is_signed() => {
+                        let a = ins.iabs(x);
+                        self.wrap(s, vec![a])[0]
+                    }
                     MathFn::Abs => x,
                     MathFn::Floor => ins.floor(x),
                     MathFn::Ceil => ins.ceil(x),
