@@ -89,6 +89,77 @@ fn both_code_paths_agree_with_the_interpreter() {
     }
 }
 
+/// 64-bit integers and floats in a kernel: an `f64` axpy with `i64` and `u64` arithmetic and
+/// conversions between 32- and 64-bit lanes takes the vector variant
+/// ([`Kernel::cpu_vector_variant`]) and agrees with the interpreter bit for bit on both paths;
+/// a private array keeps a kernel to one work-item at a time, and says so.
+#[test]
+fn kernels_with_64_bit_values_take_the_vector_variant() {
+    let (cpu, interp) = queues();
+    let k = Kernel::build("axpy64", |k| {
+        let x = k.read::<f64>("x");
+        let y = k.read::<f64>("y");
+        let l = k.read::<i64>("l");
+        let out = k.write::<f64>("out");
+        let lo = k.write::<i64>("lo");
+        let uo = k.write::<u64>("uo");
+        let a = k.scalar::<f64>("a");
+        let i = global_id(0);
+        if_(i.lt(out.len()), || {
+            let v = l.at(i);
+            out.set(i, a * x.at(i) + y.at(i) + v.cast::<f64>() - i.cast::<f64>());
+            let w = (v * 3i64 - i.cast::<i64>()) ^ (v >> 7i64);
+            lo.set(i, select(v.gt(0i64), w, -w) / 5i64);
+            uo.set(
+                i,
+                v.cast::<u64>() + (x.at(i).cast::<f32>().cast::<u32>().cast::<u64>()),
+            );
+        });
+    })
+    .unwrap();
+    assert_eq!(k.cpu_vector_variant(), Ok(()));
+    let n = 203usize;
+    let xs: Vec<f64> = (0..n).map(|i| i as f64 * 0.37 - 11.0).collect();
+    let ys: Vec<f64> = (0..n).map(|i| (i as f64).sqrt() * 1e10).collect();
+    let ls: Vec<i64> = (0..n as i64)
+        .map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15u64 as i64) >> (i % 40))
+        .collect();
+    let run = |q: &Queue, local: usize| {
+        let x = Buffer::from_slice(q, &xs).unwrap();
+        let y = Buffer::from_slice(q, &ys).unwrap();
+        let l = Buffer::from_slice(q, &ls).unwrap();
+        let out = Buffer::<f64>::new(q.device(), n).unwrap();
+        let lo = Buffer::<i64>::new(q.device(), n).unwrap();
+        let uo = Buffer::<u64>::new(q.device(), n).unwrap();
+        k.launch(
+            q,
+            NdRange::covering(n, local),
+            args![&x, &y, &l, &out, &lo, &uo, 2.5f64],
+        )
+        .unwrap();
+        let bits: Vec<u64> = q.read(&out).unwrap().iter().map(|v| v.to_bits()).collect();
+        (bits, q.read(&lo).unwrap(), q.read(&uo).unwrap())
+    };
+    let want = run(&interp, 8);
+    for local in [4, 8, 64, 1, 3] {
+        assert_eq!(run(&cpu, local), want, "local size {local}");
+    }
+
+    let k = Kernel::build("private_array", |k| {
+        let out = k.write::<u32>("out");
+        let acc = private_array::<u32>("acc", 4);
+        for c in 0..4u32 {
+            acc.set(c, c);
+        }
+        out.set(global_id(0), acc.at(global_id(0) % 4u32));
+    })
+    .unwrap();
+    assert_eq!(
+        k.cpu_vector_variant(),
+        Err("a private array `acc`".to_string())
+    );
+}
+
 /// A store past the end by the last work-items: the same error and work-item on both
 /// backends and both paths.
 #[test]
@@ -244,7 +315,20 @@ mod random {
     };
 
     pub const N: u32 = 64;
-    pub const TYPES: [Scalar; 3] = [Scalar::I32, Scalar::U32, Scalar::F32];
+    pub const TYPES: [Scalar; 10] = [
+        Scalar::I32,
+        Scalar::U32,
+        Scalar::F32,
+        Scalar::I64,
+        Scalar::U64,
+        Scalar::F64,
+        Scalar::I8,
+        Scalar::U8,
+        Scalar::I16,
+        Scalar::U16,
+    ];
+    /// The parameter `k` (after an input and an output buffer of each type).
+    const K: usize = 2 * TYPES.len();
 
     /// A small deterministic generator (xorshift).
     pub struct Rng(pub u64);
@@ -376,7 +460,7 @@ mod random {
             let x = match self.r.below(3) {
                 0 => lid,
                 1 => {
-                    let k = self.e(Expr::Param(ParamId::new(6)), Scalar::U32);
+                    let k = self.e(Expr::Param(ParamId::new(K)), Scalar::U32);
                     self.e(Expr::Binary(BinaryOp::Add, lid, k), Scalar::U32)
                 }
                 _ => self.expr(Scalar::U32, 1),
@@ -437,7 +521,7 @@ mod random {
                 };
                 let arg = self.expr(t, 2);
                 let source = (op == Broadcast).then(|| {
-                    let k = self.e(Expr::Param(ParamId::new(6)), Scalar::U32);
+                    let k = self.e(Expr::Param(ParamId::new(K)), Scalar::U32);
                     let w = self.e(Expr::Builtin(Builtin::LocalSize(0)), Scalar::U32);
                     self.e(Expr::Binary(BinaryOp::Rem, k, w), Scalar::U32)
                 });
@@ -467,7 +551,7 @@ mod random {
             let var = self.f.new_value(Type::scalar(Scalar::U32), None);
             let zero = self.u32_lit(0);
             let one = self.u32_lit(1);
-            let k = self.e(Expr::Param(ParamId::new(6)), Scalar::U32);
+            let k = self.e(Expr::Param(ParamId::new(K)), Scalar::U32);
             let three = self.u32_lit(3);
             let m = self.e(Expr::Binary(BinaryOp::Rem, k, three), Scalar::U32);
             let end = self.e(Expr::Binary(BinaryOp::Add, m, one), Scalar::U32);
@@ -523,7 +607,17 @@ mod random {
         fn lit(&mut self, t: Scalar) -> ExprId {
             let bits = match t {
                 Scalar::F32 => (self.r.below(2000) as f32 / 16.0 - 60.0).to_bits() as u64,
+                Scalar::F64 => (self.r.below(2000) as f64 / 16.0 - 60.0).to_bits(),
                 Scalar::Bool => self.r.below(2),
+                Scalar::I8 | Scalar::U8 | Scalar::I16 | Scalar::U16 => match self.r.below(3) {
+                    0 => self.r.next(),
+                    _ => self.r.below(40),
+                },
+                Scalar::I64 | Scalar::U64 => match self.r.below(4) {
+                    0 => self.r.next(),
+                    1 => (self.r.below(80) as i64 - 40) as u64,
+                    _ => self.r.below(40),
+                },
                 _ => match self.r.below(4) {
                     0 => self.r.next() & 0xffff_ffff,
                     _ => self.r.below(40),
@@ -553,7 +647,7 @@ mod random {
             match self.r.below(3) {
                 0 => self.gid(),
                 1 => {
-                    let k = self.e(Expr::Param(ParamId::new(6)), Scalar::U32);
+                    let k = self.e(Expr::Param(ParamId::new(K)), Scalar::U32);
                     self.e(Expr::Binary(BinaryOp::Rem, k, n), Scalar::U32)
                 }
                 _ => {
@@ -621,13 +715,13 @@ mod random {
                 0..=3 => {
                     let a = self.expr(t, d);
                     let mut b = self.expr(t, d);
-                    let ops: &[BinaryOp] = if t == Scalar::F32 {
+                    let ops: &[BinaryOp] = if t.is_float() {
                         &[Add, Sub, Mul, Div]
                     } else {
                         &[Add, Sub, Mul, Div, Rem, And, Or, Xor, Shl, Shr]
                     };
                     let op = self.r.pick(ops);
-                    if t != Scalar::F32 && matches!(op, Div | Rem) {
+                    if !t.is_float() && matches!(op, Div | Rem) {
                         // Never by zero.
                         let one = self.e(Expr::Literal(Literal::from_bits(t, 1)), t);
                         b = self.e(Expr::Binary(Or, b, one), t);
@@ -641,9 +735,19 @@ mod random {
                     self.e(Expr::Select(c, a, b), t)
                 }
                 5 => {
-                    let from = self
-                        .r
-                        .pick(&[Scalar::I32, Scalar::U32, Scalar::F32, Scalar::Bool]);
+                    let from = self.r.pick(&[
+                        Scalar::I32,
+                        Scalar::U32,
+                        Scalar::F32,
+                        Scalar::I64,
+                        Scalar::U64,
+                        Scalar::F64,
+                        Scalar::I8,
+                        Scalar::U8,
+                        Scalar::I16,
+                        Scalar::U16,
+                        Scalar::Bool,
+                    ]);
                     let a = self.expr(from, d);
                     if from == t {
                         a
@@ -651,7 +755,7 @@ mod random {
                         self.e(Expr::Cast(a, t), t)
                     }
                 }
-                6 if t == Scalar::F32 => {
+                6 if t.is_float() => {
                     let m = self.r.pick(&[
                         MathFn::Sqrt,
                         MathFn::Abs,
@@ -728,7 +832,7 @@ mod random {
                     let e = self.expr(t, 2);
                     let i = self.gid();
                     self.emit(Stmt::Store {
-                        mem: Mem::Buffer(ParamId::new(3 + Self::ty_index(t))),
+                        mem: Mem::Buffer(ParamId::new(TYPES.len() + Self::ty_index(t))),
                         index: i,
                         value: e,
                         at: strata::ir::SourceLoc::NONE,
@@ -751,20 +855,24 @@ mod random {
                 8 if depth < 3 => {
                     let id = LoopId::from_raw(self.f.loop_count);
                     self.f.loop_count += 1;
-                    let var = self.f.new_value(Type::scalar(Scalar::U32), None);
-                    let x = self.expr(Scalar::U32, 1);
-                    let seven = self.e(
-                        Expr::Literal(Literal::from_bits(Scalar::U32, 7)),
+                    // Counters of 32 and 64 bits.
+                    let ct = self.r.pick(&[
                         Scalar::U32,
-                    );
-                    let end = self.e(Expr::Binary(BinaryOp::Rem, x, seven), Scalar::U32);
-                    let one = self.e(
-                        Expr::Literal(Literal::from_bits(Scalar::U32, 1)),
                         Scalar::U32,
-                    );
+                        Scalar::I64,
+                        Scalar::U64,
+                        Scalar::I8,
+                        Scalar::U16,
+                    ]);
+                    let var = self.f.new_value(Type::scalar(ct), None);
+                    let x = self.expr(ct, 1);
+                    let seven = self.e(Expr::Literal(Literal::from_bits(ct, 7)), ct);
+                    let end = self.e(Expr::Binary(BinaryOp::Rem, x, seven), ct);
+                    let one = self.e(Expr::Literal(Literal::from_bits(ct, 1)), ct);
+                    let zero = self.e(Expr::Literal(Literal::from_bits(ct, 0)), ct);
                     self.loops.push(id);
-                    let counter = self.e(Expr::Value(var), Scalar::U32);
-                    self.scope.push(vec![(counter, Scalar::U32)]);
+                    let counter = self.e(Expr::Value(var), ct);
+                    self.scope.push(vec![(counter, ct)]);
                     let body = self.block(depth + 1, 3);
                     self.scope.pop();
                     self.loops.pop();
@@ -849,7 +957,7 @@ mod random {
                 let x = self.e(Expr::Value(v), t);
                 let i = self.gid();
                 self.emit(Stmt::Store {
-                    mem: Mem::Buffer(ParamId::new(3 + p)),
+                    mem: Mem::Buffer(ParamId::new(TYPES.len() + p)),
                     index: i,
                     value: x,
                     at: strata::ir::SourceLoc::NONE,
@@ -857,6 +965,173 @@ mod random {
             }
             self.f.body = self.blocks.pop().unwrap();
             self.f
+        }
+    }
+}
+
+/// The inputs of the random kernels, one buffer of each type of [`random::TYPES`] (with a
+/// NaN, an infinity and a negative zero among the floats, large and negative 64-bit
+/// integers), and the run of one on a device.
+mod random_run {
+    use super::random::N;
+    use strata::prelude::*;
+
+    /// The outputs of one run, floats as bits (every NaN one: the interpreter's and the
+    /// backend's NaNs agree in being NaNs).
+    pub type Out = (
+        Vec<i32>,
+        Vec<u32>,
+        Vec<u32>,
+        Vec<i64>,
+        Vec<u64>,
+        Vec<u64>,
+        Vec<i8>,
+        Vec<u8>,
+        Vec<i16>,
+        Vec<u16>,
+    );
+
+    pub struct Inputs {
+        ints: Vec<i32>,
+        uints: Vec<u32>,
+        floats: Vec<f32>,
+        longs: Vec<i64>,
+        ulongs: Vec<u64>,
+        doubles: Vec<f64>,
+        i8s: Vec<i8>,
+        u8s: Vec<u8>,
+        i16s: Vec<i16>,
+        u16s: Vec<u16>,
+    }
+
+    impl Inputs {
+        pub fn new() -> Inputs {
+            let n = N as usize;
+            let mut floats: Vec<f32> = (0..n).map(|i| i as f32 * 1.25 - 30.0).collect();
+            floats[5] = f32::NAN;
+            floats[9] = f32::INFINITY;
+            floats[13] = -0.0;
+            let mut doubles: Vec<f64> = (0..n).map(|i| i as f64 * 0.75 - 20.0).collect();
+            doubles[3] = f64::NAN;
+            doubles[11] = f64::NEG_INFINITY;
+            doubles[17] = -0.0;
+            doubles[21] = 1e300;
+            Inputs {
+                ints: (0..n as i32).map(|i| (i * 7919) % 201 - 100).collect(),
+                uints: (0..N)
+                    .map(|i| i.wrapping_mul(2_654_435_761) >> (i % 29))
+                    .collect(),
+                floats,
+                longs: (0..n as i64)
+                    .map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15u64 as i64) >> (i % 61))
+                    .collect(),
+                ulongs: (0..n as u64)
+                    .map(|i| i.wrapping_mul(0xC2B2_AE3D_27D4_EB4F) >> (i % 53))
+                    .collect(),
+                doubles,
+                i8s: (0..n).map(|i| (i * 37 % 256) as u8 as i8).collect(),
+                u8s: (0..n).map(|i| (i * 91 % 256) as u8).collect(),
+                i16s: (0..n).map(|i| (i * 7919 % 65536) as u16 as i16).collect(),
+                u16s: (0..n).map(|i| (i * 40503 % 65536) as u16).collect(),
+            }
+        }
+
+        /// Runs `k` on `q` over `global` work-items in groups of `local` (a kernel with
+        /// barriers also gets its local array of `2 * local` elements).
+        pub fn run(
+            &self,
+            q: &Queue,
+            k: &Kernel,
+            global: usize,
+            local: usize,
+            barriers: bool,
+        ) -> Result<Out, String> {
+            let n = N as usize;
+            let i = Buffer::from_slice(q, &self.ints).unwrap();
+            let u = Buffer::from_slice(q, &self.uints).unwrap();
+            let fl = Buffer::from_slice(q, &self.floats).unwrap();
+            let l = Buffer::from_slice(q, &self.longs).unwrap();
+            let ul = Buffer::from_slice(q, &self.ulongs).unwrap();
+            let d = Buffer::from_slice(q, &self.doubles).unwrap();
+            let oi = Buffer::<i32>::new(q.device(), n).unwrap();
+            let ou = Buffer::<u32>::new(q.device(), n).unwrap();
+            let of = Buffer::<f32>::new(q.device(), n).unwrap();
+            let ol = Buffer::<i64>::new(q.device(), n).unwrap();
+            let oul = Buffer::<u64>::new(q.device(), n).unwrap();
+            let od = Buffer::<f64>::new(q.device(), n).unwrap();
+            let b8 = Buffer::from_slice(q, &self.i8s).unwrap();
+            let bu8 = Buffer::from_slice(q, &self.u8s).unwrap();
+            let b16 = Buffer::from_slice(q, &self.i16s).unwrap();
+            let bu16 = Buffer::from_slice(q, &self.u16s).unwrap();
+            let o8 = Buffer::<i8>::new(q.device(), n).unwrap();
+            let ou8 = Buffer::<u8>::new(q.device(), n).unwrap();
+            let o16 = Buffer::<i16>::new(q.device(), n).unwrap();
+            let ou16 = Buffer::<u16>::new(q.device(), n).unwrap();
+            let range = NdRange::new(global).local(local);
+            let r = if barriers {
+                k.launch(
+                    q,
+                    range,
+                    args![
+                        &i,
+                        &u,
+                        &fl,
+                        &l,
+                        &ul,
+                        &d,
+                        &b8,
+                        &bu8,
+                        &b16,
+                        &bu16,
+                        &oi,
+                        &ou,
+                        &of,
+                        &ol,
+                        &oul,
+                        &od,
+                        &o8,
+                        &ou8,
+                        &o16,
+                        &ou16,
+                        37u32,
+                        LocalMem::<u32>::new(2 * local)
+                    ],
+                )
+            } else {
+                k.launch(
+                    q,
+                    range,
+                    args![
+                        &i, &u, &fl, &l, &ul, &d, &b8, &bu8, &b16, &bu16, &oi, &ou, &of, &ol, &oul,
+                        &od, &o8, &ou8, &o16, &ou16, 37u32
+                    ],
+                )
+            };
+            r.map_err(|e| e.to_string())?;
+            let f32s = q
+                .read(&of)
+                .unwrap()
+                .iter()
+                .map(|x| if x.is_nan() { u32::MAX } else { x.to_bits() })
+                .collect();
+            let f64s = q
+                .read(&od)
+                .unwrap()
+                .iter()
+                .map(|x| if x.is_nan() { u64::MAX } else { x.to_bits() })
+                .collect();
+            Ok((
+                q.read(&oi).unwrap(),
+                q.read(&ou).unwrap(),
+                f32s,
+                q.read(&ol).unwrap(),
+                q.read(&oul).unwrap(),
+                f64s,
+                q.read(&o8).unwrap(),
+                q.read(&ou8).unwrap(),
+                q.read(&o16).unwrap(),
+                q.read(&ou16).unwrap(),
+            ))
         }
     }
 }
@@ -870,56 +1145,16 @@ fn random_simd_kernels_with_barriers_agree_with_the_interpreter() {
     use random::{Gen, N};
     let (cpu, interp) = queues();
     let n = N as usize;
-    let ints: Vec<i32> = (0..n as i32).map(|i| (i * 7919) % 201 - 100).collect();
-    let uints: Vec<u32> = (0..N)
-        .map(|i| i.wrapping_mul(2_654_435_761) >> (i % 29))
-        .collect();
-    let mut floats: Vec<f32> = (0..n).map(|i| i as f32 * 1.25 - 30.0).collect();
-    floats[5] = f32::NAN;
-    floats[13] = -0.0;
-    type Out = (Vec<i32>, Vec<u32>, Vec<u32>);
-    let (mut runs, mut failed) = (0, 0);
+    let inputs = random_run::Inputs::new();
+    let (mut runs, mut failed, mut vector) = (0, 0, 0);
     for seed in 1..=200u64 {
         let f = Gen::with_barriers(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15)).kernel(9);
         let text = f.to_string();
         let k = Kernel::from_ir(f).unwrap_or_else(|e| panic!("seed {seed}: {e}\n{text}"));
-        let run = |q: &Queue, local: usize| -> Result<Out, String> {
-            let i = Buffer::from_slice(q, &ints).unwrap();
-            let u = Buffer::from_slice(q, &uints).unwrap();
-            let fl = Buffer::from_slice(q, &floats).unwrap();
-            let (oi, ou, of) = (
-                Buffer::<i32>::new(q.device(), n).unwrap(),
-                Buffer::<u32>::new(q.device(), n).unwrap(),
-                Buffer::<f32>::new(q.device(), n).unwrap(),
-            );
-            k.launch(
-                q,
-                NdRange::new(n - n % local).local(local),
-                args![
-                    &i,
-                    &u,
-                    &fl,
-                    &oi,
-                    &ou,
-                    &of,
-                    37u32,
-                    LocalMem::<u32>::new(2 * local)
-                ],
-            )
-            .map_err(|e| e.to_string())?;
-            // Floats as bits, every NaN one (the interpreter's and the backend's NaNs agree
-            // in being NaNs).
-            let bits = q
-                .read(&of)
-                .unwrap()
-                .iter()
-                .map(|x| if x.is_nan() { u32::MAX } else { x.to_bits() })
-                .collect();
-            Ok((q.read(&oi).unwrap(), q.read(&ou).unwrap(), bits))
-        };
+        vector += k.cpu_vector_variant().is_ok() as u32;
         for local in [4, 8, 16, 2, 6] {
-            let want = run(&interp, local);
-            let got = run(&cpu, local);
+            let want = inputs.run(&interp, &k, n - n % local, local, true);
+            let got = inputs.run(&cpu, &k, n - n % local, local, true);
             runs += 1;
             failed += want.is_err() as u32;
             assert!(
@@ -931,56 +1166,38 @@ fn random_simd_kernels_with_barriers_agree_with_the_interpreter() {
     // Errors (a barrier some work-items skip after a `return`) agree too, but most runs
     // must compare results.
     assert!(failed * 4 < runs, "{failed} of {runs} runs failed");
+    // Most have the vector variant (the others gather lane by lane in a loop).
+    assert!(
+        vector > 150,
+        "{vector} of 200 kernels have the vector variant"
+    );
 }
 
+/// The random kernels of [`random::Gen::new`] (values, buffers, private variables and
+/// conversions of 8-, 16-, 32- and 64-bit integers and of floats, divergent control flow): the vector
+/// variant (local sizes 8, 16) and the scalar code (2) against the interpreter, bit for bit.
 #[test]
 fn random_simd_kernels_agree_with_the_interpreter() {
     use random::{Gen, N};
     let (cpu, interp) = queues();
     let n = N as usize;
-    let ints: Vec<i32> = (0..n as i32).map(|i| (i * 7919) % 201 - 100).collect();
-    let uints: Vec<u32> = (0..N)
-        .map(|i| i.wrapping_mul(2_654_435_761) >> (i % 29))
-        .collect();
-    let mut floats: Vec<f32> = (0..n).map(|i| i as f32 * 1.25 - 30.0).collect();
-    floats[5] = f32::NAN;
-    floats[9] = f32::INFINITY;
-    floats[13] = -0.0;
-    let same = |a: &[f32], b: &[f32]| {
-        a.iter()
-            .zip(b)
-            .all(|(x, y)| x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan()))
-    };
+    let inputs = random_run::Inputs::new();
     for seed in 1..=300u64 {
         let f = Gen::new(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15)).kernel(8);
         let text = f.to_string();
         let k = Kernel::from_ir(f).unwrap_or_else(|e| panic!("seed {seed}: {e}\n{text}"));
-        let run = |q: &Queue, local: usize| {
-            let i = Buffer::from_slice(q, &ints).unwrap();
-            let u = Buffer::from_slice(q, &uints).unwrap();
-            let fl = Buffer::from_slice(q, &floats).unwrap();
-            let (oi, ou, of) = (
-                Buffer::<i32>::new(q.device(), n).unwrap(),
-                Buffer::<u32>::new(q.device(), n).unwrap(),
-                Buffer::<f32>::new(q.device(), n).unwrap(),
-            );
-            k.launch(
-                q,
-                NdRange::new(n).local(local),
-                args![&i, &u, &fl, &oi, &ou, &of, 37u32],
-            )
+        // Every one of them has the vector variant (64-bit lanes included).
+        k.cpu_vector_variant()
+            .unwrap_or_else(|why| panic!("seed {seed}: no vector variant: {why}\n{text}"));
+        let want = inputs
+            .run(&interp, &k, n, 8, false)
             .unwrap_or_else(|e| panic!("seed {seed}: {e}\n{text}"));
-            (
-                q.read(&oi).unwrap(),
-                q.read(&ou).unwrap(),
-                q.read(&of).unwrap(),
-            )
-        };
-        let want = run(&interp, 8);
         for local in [8, 16, 2] {
-            let got = run(&cpu, local);
+            let got = inputs
+                .run(&cpu, &k, n, local, false)
+                .unwrap_or_else(|e| panic!("seed {seed}: {e}\n{text}"));
             assert!(
-                got.0 == want.0 && got.1 == want.1 && same(&got.2, &want.2),
+                got == want,
                 "seed {seed}, local size {local}: cpu {got:?}\ninterp {want:?}\n{text}"
             );
         }
@@ -1058,4 +1275,45 @@ fn u32_to_f32_rounds_as_the_interpreter() {
         );
         assert_eq!(gb, wb, "local size {local}");
     }
+}
+
+/// An `f64` axpy over `STRATA_AXPY_N` elements (default 2^20), launched `STRATA_AXPY_LAUNCHES`
+/// times (default 2) in groups of `STRATA_AXPY_LOCAL` (default 64; one not a multiple of 4
+/// runs the scalar code): the streaming 64-bit kernel whose instructions per element
+/// docs/BENCHMARKS.md counts with callgrind (two launch counts, the difference over the
+/// difference of launches and elements). Not a check: run it by name with `--ignored`.
+#[test]
+#[ignore]
+fn f64_axpy_for_callgrind() {
+    let n: usize = std::env::var("STRATA_AXPY_N")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1 << 20);
+    let var = |name: &str, default: usize| -> usize {
+        std::env::var(name)
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(default)
+    };
+    let (local, launches) = (var("STRATA_AXPY_LOCAL", 64), var("STRATA_AXPY_LAUNCHES", 2));
+    let k = Kernel::build("axpy_f64", |k| {
+        let x = k.read::<f64>("x");
+        let y = k.read::<f64>("y");
+        let out = k.write::<f64>("out");
+        let a = k.scalar::<f64>("a");
+        let i = global_id(0);
+        if_(i.lt(out.len()), || out.set(i, a * x.at(i) + y.at(i)));
+    })
+    .unwrap();
+    let q = queues().0;
+    let xs: Vec<f64> = (0..n).map(|i| i as f64).collect();
+    let x = Buffer::from_slice(&q, &xs).unwrap();
+    let y = Buffer::from_slice(&q, &xs).unwrap();
+    let out = Buffer::<f64>::new(q.device(), n).unwrap();
+    for _ in 0..launches {
+        k.launch(&q, NdRange::covering(n, local), args![&x, &y, &out, 2.0f64])
+            .and_then(|r| r.wait())
+            .unwrap();
+    }
+    assert_eq!(q.read(&out).unwrap()[n - 1], 3.0 * (n - 1) as f64);
 }

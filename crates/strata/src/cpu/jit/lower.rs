@@ -381,18 +381,18 @@ impl<'a, 'b> Gen<'a, 'b> {
             // The values the next group-level statement reads, for the lanes that reach the
             // end of the region.
             for (e, slot) in &r.exports {
-                let x = g.vexpr(*e);
+                let x = g.vexprs(*e);
                 let m = g.b.use_var(g.cur.expect("vector mode"));
-                g.vrec_store(slot.off, slot.ty.scalar, x, m);
+                g.vrec_store(slot.off, slot.ty.scalar, &x, m);
             }
             g.b.ins().jump(lane_end, &[]);
             g.b.switch_to_block(lane_end);
             if let Some(m) = g.entry_mask {
                 for &(p, off) in &synced {
                     let s = f.privates[p].elem.scalar;
-                    let v = g.vvar(VarOf::Private(p), s);
-                    let x = g.b.use_var(v);
-                    g.vrec_store(off, s, x, m);
+                    let vs = g.vvars(VarOf::Private(p), s);
+                    let x: Vec<Value> = vs.iter().map(|&v| g.b.use_var(v)).collect();
+                    g.vrec_store(off, s, &x, m);
                 }
             }
         } else {
@@ -663,7 +663,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         let mut done = Vec::new();
         for e in found {
             let vals = if self.cur.is_some() {
-                vec![self.vexpr(e)]
+                self.vexprs(e)
             } else {
                 self.expr(e)
             };

@@ -139,6 +139,23 @@ impl Drop for Code {
     }
 }
 
+// Here, not in `runtime/kernel.rs`: `runtime` may not use `cpu` (`tests/layers.rs`), and an
+// inherent `impl` may live in any module of the crate.
+impl crate::Kernel {
+    /// Whether the compiled CPU backend (`cpu`) has a vector variant of this kernel, which
+    /// runs four work-items per iteration in SIMD lanes (on launches whose work-groups' size
+    /// in dimension 0 is a multiple of four; others run the scalar code): `Ok(())`, or the
+    /// first reason it runs one work-item at a time, in words (`"a private array `acc`"`,
+    /// `"an atomic"`, `"the buffer `x` of f16"`). A kernel that is slow on `cpu` may be so
+    /// for this reason.
+    pub fn cpu_vector_variant(&self) -> std::result::Result<(), String> {
+        match simd::scalar_reason(self.ir()) {
+            None => Ok(()),
+            Some(why) => Err(why),
+        }
+    }
+}
+
 /// A kernel compiled to native code.
 pub(crate) struct JitProgram {
     decls: super::Decls,
@@ -215,7 +232,7 @@ impl JitProgram {
             })?;
         Ok(JitProgram {
             decls,
-            vector: simd::vectorizable(f).then(|| LazyVector {
+            vector: simd::scalar_reason(f).is_none().then(|| LazyVector {
                 f: f.clone(),
                 disasm,
                 code: OnceLock::new(),

@@ -1,14 +1,22 @@
 //! Four work-items per iteration in SIMD lanes: the vector variant of a kernel's regions.
 //!
-//! A kernel whose values are all 32-bit scalars or `bool`s, without private arrays, atomics or
-//! stubs, its local arrays of 32-bit elements ([`vectorizable`]), is compiled a second time
-//! with every IR value a 4-lane vector (`f32x4`, `i32x4`; a `bool` is a lane mask of all ones
-//! or zeros), one lane per work-item of four consecutive local ids; every region of it, when
-//! it has barriers or collectives. Divergent control flow runs under an execution mask, as
-//! the interpreter's columns do: an `if` runs each side for the lanes that take it (and skips
-//! a side no lane takes), a loop runs while any lane is in it, `break`, `continue` and
-//! `return` remove lanes. An access to a buffer or local array whose four indices are
-//! consecutive and whose lanes are all active is one vector load or store; otherwise each
+//! A kernel whose values are all integers, `f32`s, `f64`s or `bool`s (not `f16`, not vector
+//! types), without private arrays, atomics, stubs or 64-bit indices (else [`scalar_reason`]
+//! says why not), is compiled a second time with every IR value a 4-lane vector (`f32x4`,
+//! `i32x4`; a `bool` is a lane mask of all ones or zeros; a 64-bit value is two registers,
+//! `f64x2` or `i64x2`, lanes 0 and 1 in the first, 2 and 3 in the second; an 8- or 16-bit
+//! integer is an `i32x4` lane, sign- or zero-extended as its type is signed or not, wrapped
+//! to its width after every operation that may leave it, as the scalar code's arithmetic
+//! wraps), one lane per work-item of four consecutive local ids; every region of it, when it has
+//! barriers or collectives. A comparison of 64-bit lanes is narrowed to a lane mask, a lane
+//! mask widened to select 64-bit lanes; conversions between 32- and 64-bit lanes widen,
+//! narrow, promote or demote the halves where SSE has an instruction for it (the rest go lane
+//! by lane). Divergent control flow runs under an execution mask, as the interpreter's
+//! columns do: an `if` runs each side for the lanes that take it (and skips a side no lane
+//! takes), a loop runs while any lane is in it, `break`, `continue` and `return` remove
+//! lanes. An access to a buffer or local array whose four indices are consecutive and whose
+//! lanes are all active is one vector load or store (two for 64-bit elements; four 8-bit or
+//! 16-bit elements are loaded as 4 or 8 bytes and extended); otherwise each
 //! active lane accesses its element alone (a gather or scatter), so an inactive lane never
 //! touches memory. Bounds are checked for the active lanes, with the same error, except where
 //! [`crate::ir::ranges`] proves the access in bounds: then a consecutive access tests only
@@ -21,9 +29,10 @@
 //! **Regions.** A region of a kernel with barriers starts with the four work-items' bytes of
 //! the group level's mask as its lanes (none set: the next four). What crosses a barrier is
 //! in the work-items' records, which [`super::plan`] lays out in blocks of four work-items so
-//! that a slot's four lanes are side by side: a value another region reads, a private
-//! variable and an operand of the next group-level statement are one vector load or store
-//! (under the mask: the inactive lanes' scalars are kept), a `bool` or flag four bytes. A
+//! that a slot's four lanes are side by side (a 64-bit slot's 32 bytes are two registers): a
+//! value another region reads, a private variable and an operand of the next group-level
+//! statement are one vector load or store (under the mask: the inactive lanes' scalars are
+//! kept), a `bool` or flag four bytes. A
 //! `return`, or a `break` or `continue` of a group-level loop, sets the active lanes' flags.
 //! The group level ([`super::run`]) is the scalar path's: the same masks, the same
 //! collectives in local-id order, the same divergence errors.
@@ -48,67 +57,139 @@ use std::collections::HashMap;
 /// Work-items per vector.
 pub(super) const LANES: u32 = 4;
 
+/// Whether `t` has lanes in the vector variant: an integer, an `f32` or `f64`, or a `bool`.
 fn lane_type(t: Type) -> bool {
     t.width == 1
         && matches!(
             t.scalar,
-            Scalar::I32 | Scalar::U32 | Scalar::F32 | Scalar::Bool
+            Scalar::I8
+                | Scalar::U8
+                | Scalar::I16
+                | Scalar::U16
+                | Scalar::I32
+                | Scalar::U32
+                | Scalar::F32
+                | Scalar::I64
+                | Scalar::U64
+                | Scalar::F64
+                | Scalar::Bool
         )
 }
 
-/// Whether `f` has a vector variant (every region of it).
-pub(super) fn vectorizable(f: &Function) -> bool {
-    // Local arrays of 32-bit elements (a `bool` element is a byte).
-    if !f.stubs.is_empty()
-        || f.locals
-            .iter()
-            .any(|d| !lane_type(d.elem) || d.elem.scalar == Scalar::Bool)
-    {
-        return false;
+/// Why `f` has no vector variant (the first reason found, in words: "a private array
+/// `acc`"); `None` when it has one (every region of it).
+pub(super) fn scalar_reason(f: &Function) -> Option<String> {
+    if let Some(s) = f.stubs.iter().next() {
+        return Some(format!("a call of the stub `{}`", s.name));
     }
-    if f.privates
+    // Local arrays of integers and floats (not of `bool`s: a `bool` element is a byte).
+    if let Some(d) = f
+        .locals
         .iter()
-        .any(|d| d.len.is_some() || !lane_type(d.elem))
+        .find(|d| !lane_type(d.elem) || d.elem.scalar == Scalar::Bool)
     {
-        return false;
+        return Some(format!("the local array `{}` of {}", d.name, d.elem));
     }
-    let params_ok = f.params.iter().all(|p| match p.kind {
-        // Buffers of structs take the scalar path (their fields are strided).
-        ParamKind::Buffer { elem, .. } => elem
-            .value()
-            .is_some_and(|t| lane_type(t) && t.scalar != Scalar::Bool),
-        ParamKind::Scalar(t) => lane_type(t),
-        // Read only by the launch (an expression cannot read it).
-        ParamKind::LocalLen => true,
-    });
-    if !params_ok
-        || f.values.iter().any(|v| !lane_type(v.ty))
-        || f.exprs.iter().any(|(_, e, t)| {
-            !lane_type(t)
-                || matches!(e, Expr::Stub(..))
-                || matches!(e, Expr::Builtin(b) if b.is_sub_group())
-        })
-    {
-        return false;
+    for d in f.privates.iter() {
+        if d.len.is_some() {
+            return Some(format!("a private array `{}`", d.name));
+        }
+        if !lane_type(d.elem) {
+            return Some(format!("the private variable `{}` of {}", d.name, d.elem));
+        }
     }
-    let mut ok = true;
+    for p in &f.params {
+        match p.kind {
+            // Buffers of structs take the scalar path (their fields are strided).
+            ParamKind::Buffer { elem, .. } => match elem.value() {
+                None => return Some(format!("the buffer `{}` of structs", p.name)),
+                Some(t) if !lane_type(t) || t.scalar == Scalar::Bool => {
+                    return Some(format!("the buffer `{}` of {t}", p.name))
+                }
+                Some(_) => {}
+            },
+            ParamKind::Scalar(t) if !lane_type(t) => {
+                return Some(format!("the parameter `{}` of {t}", p.name))
+            }
+            // Read only by the launch (an expression cannot read it).
+            ParamKind::Scalar(_) | ParamKind::LocalLen => {}
+        }
+    }
+    if let Some(v) = f.values.iter().find(|v| !lane_type(v.ty)) {
+        return Some(match &v.name {
+            Some(n) => format!("the value `{n}` of {}", v.ty),
+            None => format!("a value of {}", v.ty),
+        });
+    }
+    for (_, e, t) in f.exprs.iter() {
+        if matches!(e, Expr::Stub(..)) {
+            return Some("a stub call".into());
+        }
+        if matches!(e, Expr::Builtin(b) if b.is_sub_group()) {
+            return Some("a sub-group built-in".into());
+        }
+        if !lane_type(t) {
+            return Some(format!("an expression of {t}"));
+        }
+    }
+    let mut why = None;
     walk_block(&f.body, &mut |s| {
-        // Barriers and collectives run at the group level, between the regions.
-        if matches!(s, Stmt::Atomic { .. } | Stmt::AtomicLoad { .. }) {
-            ok = false;
+        if why.is_some() {
+            return;
+        }
+        match s {
+            // Barriers and collectives run at the group level, between the regions.
+            Stmt::Atomic { .. } | Stmt::AtomicLoad { .. } => why = Some("an atomic".into()),
+            Stmt::Load { mem, index, .. } | Stmt::Store { mem, index, .. }
+                if f.exprs.ty(*index).scalar.size() == 8
+                    && matches!(mem, Mem::Buffer(_) | Mem::Local(_)) =>
+            {
+                why = Some(format!("an index of {}", f.exprs.ty(*index)))
+            }
+            _ => {}
         }
     });
-    ok && !(f.body.iter().any(super::plan::has_sync)
+    if why.is_some() {
+        return why;
+    }
+    (f.body.iter().any(super::plan::has_sync)
         && gathers_in_loops(f, &counters(f), &f.body, &mut Vec::new()))
+    .then(|| {
+        "a loop between barriers whose accesses gather lane by lane (one work-item at a time \
+         is faster)"
+            .into()
+    })
 }
 
-/// The vector type of a lane type.
-fn vty(s: Scalar) -> cl::Type {
-    if s == Scalar::F32 {
-        types::F32X4
+/// Vector registers per value of lane type `s`: two for a 64-bit scalar (lanes 0 and 1 in
+/// the first, 2 and 3 in the second), else one.
+pub(super) fn parts(s: Scalar) -> usize {
+    if s.size() == 8 {
+        2
     } else {
-        types::I32X4
+        1
     }
+}
+
+/// The type of each vector register of a lane type (a `bool` is an `i32x4` lane mask).
+pub(super) fn vty(s: Scalar) -> cl::Type {
+    match s {
+        Scalar::F32 => types::F32X4,
+        Scalar::F64 => types::F64X2,
+        Scalar::I64 | Scalar::U64 => types::I64X2,
+        _ => types::I32X4,
+    }
+}
+
+/// Whether `s` is an 8- or 16-bit integer: kept in a 32-bit lane, sign- or zero-extended as
+/// its type is signed or not, and wrapped to its width after each operation that may leave it.
+fn narrow_int(s: Scalar) -> bool {
+    s.is_int() && s.size() < 4
+}
+
+/// Lanes per vector register of lane type `s`.
+fn per_part(s: Scalar) -> u32 {
+    LANES / parts(s) as u32
 }
 
 /// The start and step of every `for` loop's counter: a counter whose start is uniform (or
@@ -253,28 +334,33 @@ impl Gen<'_, '_> {
                 Some(&(_, off)) => self.vrec_load(off, d.elem.scalar),
                 None => self.vzero(d.elem.scalar),
             };
-            let v = self.vvar(VarOf::Private(i), d.elem.scalar);
-            self.b.def_var(v, x);
+            let vs = self.vvars(VarOf::Private(i), d.elem.scalar);
+            for (v, x) in vs.into_iter().zip(x) {
+                self.b.def_var(v, x);
+            }
         }
         self.vblock(stmts);
     }
 
-    /// The four lanes' scalars of record slot `off` (a lane type).
-    fn vrec_load(&mut self, off: u32, s: Scalar) -> Value {
+    /// The four lanes' scalars of record slot `off` (a lane type; side by side, so a
+    /// 64-bit slot is two registers, 16 bytes apart).
+    fn vrec_load(&mut self, off: u32, s: Scalar) -> Vec<Value> {
         let (base, at) = self.rec_at(off, s.size());
         if s == Scalar::Bool {
             let bytes = self.b.ins().load(types::I32, MEM, base, at);
-            bytes_to_lanes(&mut self.b, bytes)
+            vec![bytes_to_lanes(&mut self.b, bytes)]
         } else {
-            self.b.ins().load(vty(s), MEM, base, at)
+            let a = self.b.ins().iadd_imm(base, at as i64);
+            self.load_parts(s, a)
         }
     }
 
     /// Stores the lanes of `x` selected by mask `m` into record slot `off` (a lane type);
     /// the other lanes' scalars are kept.
-    pub(super) fn vrec_store(&mut self, off: u32, s: Scalar, x: Value, m: Value) {
+    pub(super) fn vrec_store(&mut self, off: u32, s: Scalar, x: &[Value], m: Value) {
         let (base, at) = self.rec_at(off, s.size());
         if s == Scalar::Bool {
+            let x = x[0];
             let old = self.b.ins().load(types::I32, MEM, base, at);
             let vb = lanes_to_bytes(&mut self.b, x);
             let mb = lanes_to_bytes(&mut self.b, m);
@@ -284,11 +370,16 @@ impl Gen<'_, '_> {
             let new = self.b.ins().bor(keep, put);
             self.b.ins().store(MEM, new, base, at);
         } else {
-            let ty = vty(s);
-            let old = self.b.ins().load(ty, MEM, base, at);
-            let ml = self.as_lanes(m, ty);
-            let new = self.b.ins().bitselect(ml, x, old);
-            self.b.ins().store(MEM, new, base, at);
+            let a = self.b.ins().iadd_imm(base, at as i64);
+            let old = self.load_parts(s, a);
+            let ms = self.mask_parts(m, s);
+            let new: Vec<Value> = x
+                .iter()
+                .zip(old)
+                .zip(ms)
+                .map(|((&x, old), ml)| self.b.ins().bitselect(ml, x, old))
+                .collect();
+            self.store_parts(&new, s, a);
         }
     }
 
@@ -326,9 +417,60 @@ impl Gen<'_, '_> {
         self.b.ins().splat(types::I32X4, x)
     }
 
-    fn vzero(&mut self, s: Scalar) -> Value {
-        let z = self.zero(if s == Scalar::Bool { Scalar::I32 } else { s });
-        self.b.ins().splat(vty(s), z)
+    fn vzero(&mut self, s: Scalar) -> Vec<Value> {
+        let z = self.zero(if s == Scalar::Bool || narrow_int(s) {
+            Scalar::I32
+        } else {
+            s
+        });
+        let v = self.b.ins().splat(vty(s), z);
+        vec![v; parts(s)]
+    }
+
+    /// `m` (a lane mask) as masks of the registers of lane type `s`: for 64-bit lanes, each
+    /// 32-bit lane widened to 64 bits.
+    fn mask_parts(&mut self, m: Value, s: Scalar) -> Vec<Value> {
+        let ty = vty(s);
+        if parts(s) == 1 {
+            return vec![self.as_lanes(m, ty)];
+        }
+        let lo = self.b.ins().swiden_low(m);
+        let hi = self.b.ins().swiden_high(m);
+        [lo, hi].into_iter().map(|x| self.as_lanes(x, ty)).collect()
+    }
+
+    /// The bytes `idx` (0–15 of `a`, 16–31 of `b`) of two registers, as an `i32x4`.
+    fn shuffle(&mut self, a: Value, b: Value, idx: [u8; 16]) -> Value {
+        let (a, b) = (self.as_bytes(a), self.as_bytes(b));
+        let c = self.b.func.dfg.immediates.push(idx.to_vec().into());
+        let r = self.b.ins().shuffle(a, b, c);
+        self.b.ins().bitcast(types::I32X4, lanes_flags(), r)
+    }
+
+    fn as_bytes(&mut self, a: Value) -> Value {
+        self.b.ins().bitcast(types::I8X16, lanes_flags(), a)
+    }
+
+    /// The low 32 bits of each 64-bit lane of the registers `ab` as four 32-bit lanes (a
+    /// truncation, or the masks of 64-bit lanes as a lane mask).
+    fn narrow(&mut self, ab: &[Value]) -> Value {
+        if ab.len() == 1 {
+            return ab[0];
+        }
+        const LOW: [u8; 16] = [0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27];
+        self.shuffle(ab[0], ab[1], LOW)
+    }
+
+    /// The 32-bit lanes 2 and 3 of `x` moved to lanes 0 and 1.
+    fn high_down(&mut self, x: Value) -> Value {
+        const HIGH: [u8; 16] = [8, 9, 10, 11, 12, 13, 14, 15, 8, 9, 10, 11, 12, 13, 14, 15];
+        let r = self.shuffle(x, x, HIGH);
+        let ty = self.b.func.dfg.value_type(x);
+        if ty == types::I32X4 {
+            r
+        } else {
+            self.b.ins().bitcast(ty, lanes_flags(), r)
+        }
     }
 
     fn iota(&mut self) -> Value {
@@ -338,13 +480,15 @@ impl Gen<'_, '_> {
     }
 
     /// A scalar splat into the four lanes (`bool`s become masks).
-    fn splat(&mut self, x: Value, s: Scalar) -> Value {
+    fn splat(&mut self, x: Value, s: Scalar) -> Vec<Value> {
         if s == Scalar::Bool {
             let w = self.b.ins().uextend(types::I32, x);
             let m = self.b.ins().ineg(w);
-            return self.b.ins().splat(types::I32X4, m);
+            return vec![self.b.ins().splat(types::I32X4, m)];
         }
-        self.b.ins().splat(vty(s), x)
+        let x = self.extend32(x, s);
+        let v = self.b.ins().splat(vty(s), x);
+        vec![v; parts(s)]
     }
 
     /// `m` reinterpreted as lanes of `ty` (a mask selecting floats).
@@ -356,13 +500,54 @@ impl Gen<'_, '_> {
         }
     }
 
-    pub(super) fn vvar(&mut self, of: VarOf, s: Scalar) -> Variable {
-        if let Some(v) = self.vars.get(&(of, 0)) {
-            return *v;
+    /// A scalar of an 8- or 16-bit integer type `s` as its 32-bit lane (sign- or
+    /// zero-extended); other scalars unchanged.
+    fn extend32(&mut self, x: Value, s: Scalar) -> Value {
+        if !narrow_int(s) {
+            x
+        } else if s.is_signed() {
+            self.b.ins().sextend(types::I32, x)
+        } else {
+            self.b.ins().uextend(types::I32, x)
         }
-        let v = self.b.declare_var(vty(s));
-        self.vars.insert((of, 0), v);
-        v
+    }
+
+    /// The lanes `v` of an 8- or 16-bit integer type `s` wrapped to its width (the scalar
+    /// code's wrapping arithmetic); other types unchanged.
+    fn wrap(&mut self, s: Scalar, v: Vec<Value>) -> Vec<Value> {
+        if !narrow_int(s) {
+            return v;
+        }
+        let sh = 32 - 8 * s.size() as i64;
+        v.into_iter()
+            .map(|x| {
+                if s.is_signed() {
+                    let l = self.b.ins().ishl_imm(x, sh);
+                    self.b.ins().sshr_imm(l, sh)
+                } else {
+                    let m = self.splat_i32((1i64 << (8 * s.size())) - 1);
+                    self.b.ins().band(x, m)
+                }
+            })
+            .collect()
+    }
+
+    /// The variables of a value or private variable of lane type `s`, one per register.
+    pub(super) fn vvars(&mut self, of: VarOf, s: Scalar) -> Vec<Variable> {
+        (0..parts(s))
+            .map(|p| {
+                if let Some(v) = self.vars.get(&(of, p as u8)) {
+                    return *v;
+                }
+                let v = self.b.declare_var(vty(s));
+                self.vars.insert((of, p as u8), v);
+                v
+            })
+            .collect()
+    }
+
+    fn use_vars(&mut self, vs: &[Variable]) -> Vec<Value> {
+        vs.iter().map(|&v| self.b.use_var(v)).collect()
     }
 
     /// The local linear id of lane `k`.
@@ -375,21 +560,24 @@ impl Gen<'_, '_> {
     /// scalar code for what has no vector instruction. Faults name the lane's work-item.
     fn per_lane(
         &mut self,
-        args: &[Value],
+        args: &[Vec<Value>],
         ss: &[Scalar],
         out: Scalar,
         mut f: impl FnMut(&mut Self, &[Value]) -> Value,
-    ) -> Value {
+    ) -> Vec<Value> {
         let mut acc = self.vzero(out);
         for k in 0..LANES {
             let xs: Vec<Value> = args
                 .iter()
                 .zip(ss)
-                .map(|(&v, &s)| {
-                    let x = self.b.ins().extractlane(v, k as u8);
+                .map(|(v, &s)| {
+                    let n = per_part(s);
+                    let x = self.b.ins().extractlane(v[(k / n) as usize], (k % n) as u8);
                     if s == Scalar::Bool {
                         let b = self.b.ins().ireduce(types::I8, x);
                         self.b.ins().band_imm(b, 1)
+                    } else if narrow_int(s) {
+                        self.b.ins().ireduce(cl_ty(s), x)
                     } else {
                         x
                     }
@@ -402,9 +590,11 @@ impl Gen<'_, '_> {
                 let w = self.b.ins().uextend(types::I32, r);
                 self.b.ins().ineg(w)
             } else {
-                r
+                self.extend32(r, out)
             };
-            acc = self.b.ins().insertlane(acc, r, k as u8);
+            let n = per_part(out);
+            let a = &mut acc[(k / n) as usize];
+            *a = self.b.ins().insertlane(*a, r, (k % n) as u8);
         }
         self.fault_lane = None;
         acc
@@ -455,10 +645,12 @@ impl Gen<'_, '_> {
 
     /// Defines IR value `v` as `x`, in a register and, if another region reads it, in the
     /// active lanes' records.
-    fn define_lanes(&mut self, v: ValueId, x: Value) {
+    fn define_lanes(&mut self, v: ValueId, x: &[Value]) {
         let s = self.f.values[v].ty.scalar;
-        let var = self.vvar(VarOf::Value(v), s);
-        self.b.def_var(var, x);
+        let vars = self.vvars(VarOf::Value(v), s);
+        for (&var, &x) in vars.iter().zip(x) {
+            self.b.def_var(var, x);
+        }
         if let Some(slot) = self.plan.values.get(&v).copied() {
             let m = self.mask();
             self.vrec_store(slot.off, s, x, m);
@@ -526,10 +718,75 @@ impl Gen<'_, '_> {
         self.b.ins().vall_true(both)
     }
 
-    fn elem_addr(&mut self, base: Value, i: Value) -> Value {
+    fn elem_addr(&mut self, base: Value, i: Value, size: usize) -> Value {
         let i = self.b.ins().uextend(types::I64, i);
-        let off = self.b.ins().imul_imm(i, 4);
+        let off = self.b.ins().imul_imm(i, size as i64);
         self.b.ins().iadd(base, off)
+    }
+
+    /// The four lanes of `s` at `addr` (one register, or two 16 bytes apart; 8- and 16-bit
+    /// integers are four or eight bytes, extended to 32-bit lanes).
+    fn load_parts(&mut self, s: Scalar, addr: Value) -> Vec<Value> {
+        match s.size() {
+            2 if s.is_signed() => vec![self.b.ins().sload16x4(MEM, addr, 0)],
+            2 => vec![self.b.ins().uload16x4(MEM, addr, 0)],
+            1 => {
+                let w = self.b.ins().load(types::I32, MEM, addr, 0);
+                let v = self.b.ins().scalar_to_vector(types::I32X4, w);
+                let v = self.as_bytes(v);
+                // Bytes to 16-bit lanes to 32-bit lanes.
+                let x = if s.is_signed() {
+                    let h = self.b.ins().swiden_low(v);
+                    self.b.ins().swiden_low(h)
+                } else {
+                    let h = self.b.ins().uwiden_low(v);
+                    self.b.ins().uwiden_low(h)
+                };
+                vec![x]
+            }
+            _ => (0..parts(s) as i32)
+                .map(|p| self.b.ins().load(vty(s), MEM, addr, 16 * p))
+                .collect(),
+        }
+    }
+
+    /// Stores the four lanes `v` of `s` at `addr` (the inverse of [`Gen::load_parts`]: 8-
+    /// and 16-bit integers keep the low bytes of each lane).
+    fn store_parts(&mut self, v: &[Value], s: Scalar, addr: Value) {
+        match s.size() {
+            2 => {
+                const LOW16: [u8; 16] = [0, 1, 4, 5, 8, 9, 12, 13, 0, 1, 4, 5, 8, 9, 12, 13];
+                let r = self.shuffle(v[0], v[0], LOW16);
+                let r = self.b.ins().bitcast(types::I64X2, lanes_flags(), r);
+                let w = self.b.ins().extractlane(r, 0);
+                self.b.ins().store(MEM, w, addr, 0);
+            }
+            1 => {
+                const LOW8: [u8; 16] = [0, 4, 8, 12, 0, 4, 8, 12, 0, 4, 8, 12, 0, 4, 8, 12];
+                let r = self.shuffle(v[0], v[0], LOW8);
+                let w = self.b.ins().extractlane(r, 0);
+                self.b.ins().store(MEM, w, addr, 0);
+            }
+            _ => {
+                for (p, &x) in v.iter().enumerate() {
+                    self.b.ins().store(MEM, x, addr, 16 * p as i32);
+                }
+            }
+        }
+    }
+
+    /// A merge block with one parameter per register of `s`.
+    fn merge_block(&mut self, s: Scalar) -> (cl::Block, Vec<Value>) {
+        let m = self.b.create_block();
+        let out = (0..parts(s))
+            .map(|_| self.b.append_block_param(m, vty(s)))
+            .collect();
+        (m, out)
+    }
+
+    fn jump_with(&mut self, to: cl::Block, v: &[Value]) {
+        let args: Vec<cl::BlockArg> = v.iter().map(|&x| cl::BlockArg::Value(x)).collect();
+        self.b.ins().jump(to, &args);
     }
 
     /// The fast path of an access at consecutive indices: when every lane is active and the
@@ -570,29 +827,30 @@ impl Gen<'_, '_> {
         let m = self.mask();
         let full = self.b.ins().vall_true(m);
         let ok = self.b.ins().band(inside, full);
-        let off = self.b.ins().imul_imm(i0, 4);
+        let size = self
+            .f
+            .mem_elem(mem)
+            .expect("validated memory")
+            .scalar
+            .size();
+        let off = self.b.ins().imul_imm(i0, size as i64);
         let addr = self.b.ins().iadd(base, off);
         self.b.ins().brif(ok, fast, &[], slow, &[]);
         addr
     }
 
-    fn vload(&mut self, mem: Mem, index: ExprId) -> Value {
+    fn vload(&mut self, mem: Mem, index: ExprId) -> Vec<Value> {
         let s = self.f.mem_elem(mem).expect("validated memory").scalar;
-        let ty = vty(s);
         if consecutive(self.f, &self.counters, index) {
-            let (fast, slow, merge) = (
-                self.b.create_block(),
-                self.b.create_block(),
-                self.b.create_block(),
-            );
-            let out = self.b.append_block_param(merge, ty);
+            let (fast, slow) = (self.b.create_block(), self.b.create_block());
+            let (merge, out) = self.merge_block(s);
             let addr = self.consecutive_access(mem, index, fast, slow);
             self.b.switch_to_block(fast);
-            let v = self.b.ins().load(ty, MEM, addr, 0);
-            self.b.ins().jump(merge, &[cl::BlockArg::Value(v)]);
+            let v = self.load_parts(s, addr);
+            self.jump_with(merge, &v);
             self.b.switch_to_block(slow);
             let v = self.vload_general(mem, index);
-            self.b.ins().jump(merge, &[cl::BlockArg::Value(v)]);
+            self.jump_with(merge, &v);
             self.b.switch_to_block(merge);
             return out;
         }
@@ -616,27 +874,23 @@ impl Gen<'_, '_> {
             None => self.b.ins().icmp(IntCC::UnsignedLessThan, i0, len),
         };
         let ok = self.b.ins().band(all, inside);
-        let (fast, slow, merge) = (
-            self.b.create_block(),
-            self.b.create_block(),
-            self.b.create_block(),
-        );
-        let out = self.b.append_block_param(merge, ty);
+        let (fast, slow) = (self.b.create_block(), self.b.create_block());
+        let (merge, out) = self.merge_block(s);
         self.b.ins().brif(ok, fast, &[], slow, &[]);
         self.b.switch_to_block(fast);
-        let off = self.b.ins().imul_imm(i0, 4);
+        let off = self.b.ins().imul_imm(i0, s.size() as i64);
         let addr = self.b.ins().iadd(base, off);
         let x = self.b.ins().load(cl_ty(s), MEM, addr, 0);
-        let v = self.b.ins().splat(ty, x);
-        self.b.ins().jump(merge, &[cl::BlockArg::Value(v)]);
+        let v = self.splat(x, s);
+        self.jump_with(merge, &v);
         self.b.switch_to_block(slow);
         let v = self.vload_general(mem, index);
-        self.b.ins().jump(merge, &[cl::BlockArg::Value(v)]);
+        self.jump_with(merge, &v);
         self.b.switch_to_block(merge);
         out
     }
 
-    fn vstore(&mut self, mem: Mem, index: ExprId, v: Value) {
+    fn vstore(&mut self, mem: Mem, index: ExprId, v: &[Value]) {
         if consecutive(self.f, &self.counters, index) {
             let (fast, slow, merge) = (
                 self.b.create_block(),
@@ -645,7 +899,8 @@ impl Gen<'_, '_> {
             );
             let addr = self.consecutive_access(mem, index, fast, slow);
             self.b.switch_to_block(fast);
-            self.b.ins().store(MEM, v, addr, 0);
+            let s = self.f.mem_elem(mem).expect("validated memory").scalar;
+            self.store_parts(v, s, addr);
             self.b.ins().jump(merge, &[]);
             self.b.switch_to_block(slow);
             self.vstore_general(mem, index, v);
@@ -656,50 +911,50 @@ impl Gen<'_, '_> {
         self.vstore_general(mem, index, v)
     }
 
-    fn vload_general(&mut self, mem: Mem, index: ExprId) -> Value {
+    fn vload_general(&mut self, mem: Mem, index: ExprId) -> Vec<Value> {
         let s = self.f.mem_elem(mem).expect("validated memory").scalar;
-        let (ty, ety) = (vty(s), cl_ty(s));
+        let (size, ety, n) = (s.size(), cl_ty(s), per_part(s));
         let (base, idx) = self.lanes_index(mem, index);
-        let (whole, some, merge) = (
-            self.b.create_block(),
-            self.b.create_block(),
-            self.b.create_block(),
-        );
-        let out = self.b.append_block_param(merge, ty);
+        let (whole, some) = (self.b.create_block(), self.b.create_block());
+        let (merge, out) = self.merge_block(s);
         let whole_ok = self.whole_vector(idx);
         let z = self.vzero(s);
         self.b.ins().brif(whole_ok, whole, &[], some, &[]);
         self.b.switch_to_block(whole);
         let i0 = self.b.ins().extractlane(idx, 0);
-        let a = self.elem_addr(base, i0);
-        let v = self.b.ins().load(ty, MEM, a, 0);
-        self.b.ins().jump(merge, &[cl::BlockArg::Value(v)]);
+        let a = self.elem_addr(base, i0, size);
+        let v = self.load_parts(s, a);
+        self.jump_with(merge, &v);
         // Lane by lane, the active lanes only.
         self.b.switch_to_block(some);
         let m = self.mask();
         let mut acc = z;
         for k in 0..LANES {
             let (on, next) = (self.b.create_block(), self.b.create_block());
-            let p = self.b.append_block_param(next, ty);
+            let part = (k / n) as usize;
+            let p = self.b.append_block_param(next, vty(s));
             let mk = self.b.ins().extractlane(m, k as u8);
             self.b
                 .ins()
-                .brif(mk, on, &[], next, &[cl::BlockArg::Value(acc)]);
+                .brif(mk, on, &[], next, &[cl::BlockArg::Value(acc[part])]);
             self.b.switch_to_block(on);
             let ik = self.b.ins().extractlane(idx, k as u8);
-            let a = self.elem_addr(base, ik);
+            let a = self.elem_addr(base, ik, size);
             let x = self.b.ins().load(ety, MEM, a, 0);
-            let with = self.b.ins().insertlane(acc, x, k as u8);
+            let x = self.extend32(x, s);
+            let with = self.b.ins().insertlane(acc[part], x, (k % n) as u8);
             self.b.ins().jump(next, &[cl::BlockArg::Value(with)]);
             self.b.switch_to_block(next);
-            acc = p;
+            acc[part] = p;
         }
-        self.b.ins().jump(merge, &[cl::BlockArg::Value(acc)]);
+        self.jump_with(merge, &acc);
         self.b.switch_to_block(merge);
         out
     }
 
-    fn vstore_general(&mut self, mem: Mem, index: ExprId, v: Value) {
+    fn vstore_general(&mut self, mem: Mem, index: ExprId, v: &[Value]) {
+        let s = self.f.mem_elem(mem).expect("validated memory").scalar;
+        let (size, n) = (s.size(), per_part(s));
         let (base, idx) = self.lanes_index(mem, index);
         let (whole, some, merge) = (
             self.b.create_block(),
@@ -710,8 +965,8 @@ impl Gen<'_, '_> {
         self.b.ins().brif(whole_ok, whole, &[], some, &[]);
         self.b.switch_to_block(whole);
         let i0 = self.b.ins().extractlane(idx, 0);
-        let a = self.elem_addr(base, i0);
-        self.b.ins().store(MEM, v, a, 0);
+        let a = self.elem_addr(base, i0, size);
+        self.store_parts(v, s, a);
         self.b.ins().jump(merge, &[]);
         self.b.switch_to_block(some);
         let m = self.mask();
@@ -721,8 +976,13 @@ impl Gen<'_, '_> {
             self.b.ins().brif(mk, on, &[], next, &[]);
             self.b.switch_to_block(on);
             let ik = self.b.ins().extractlane(idx, k as u8);
-            let a = self.elem_addr(base, ik);
-            let x = self.b.ins().extractlane(v, k as u8);
+            let a = self.elem_addr(base, ik, size);
+            let x = self.b.ins().extractlane(v[(k / n) as usize], (k % n) as u8);
+            let x = if narrow_int(s) {
+                self.b.ins().ireduce(cl_ty(s), x)
+            } else {
+                x
+            };
             self.b.ins().store(MEM, x, a, 0);
             self.b.ins().jump(next, &[]);
             self.b.switch_to_block(next);
@@ -751,8 +1011,8 @@ impl Gen<'_, '_> {
         }
         match s {
             Stmt::Let { value, expr } => {
-                let x = self.vexpr(*expr);
-                self.define_lanes(*value, x);
+                let x = self.vexprs(*expr);
+                self.define_lanes(*value, &x);
             }
             Stmt::Load {
                 value, mem, index, ..
@@ -760,28 +1020,30 @@ impl Gen<'_, '_> {
                 let x = match self.private_var(*mem) {
                     Some(p) => {
                         let s = self.f.privates[p].elem.scalar;
-                        let v = self.vvar(VarOf::Private(p), s);
-                        self.b.use_var(v)
+                        let vs = self.vvars(VarOf::Private(p), s);
+                        self.use_vars(&vs)
                     }
                     None => self.vload(*mem, *index),
                 };
-                self.define_lanes(*value, x);
+                self.define_lanes(*value, &x);
             }
             Stmt::Store {
                 mem, index, value, ..
             } => {
-                let x = self.vexpr(*value);
+                let x = self.vexprs(*value);
                 match self.private_var(*mem) {
                     Some(p) => {
                         let s = self.f.privates[p].elem.scalar;
-                        let v = self.vvar(VarOf::Private(p), s);
-                        let old = self.b.use_var(v);
+                        let vs = self.vvars(VarOf::Private(p), s);
                         let m = self.mask();
-                        let m = self.as_lanes(m, vty(s));
-                        let new = self.b.ins().bitselect(m, x, old);
-                        self.b.def_var(v, new);
+                        let ms = self.mask_parts(m, s);
+                        for ((v, x), m) in vs.into_iter().zip(x).zip(ms) {
+                            let old = self.b.use_var(v);
+                            let new = self.b.ins().bitselect(m, x, old);
+                            self.b.def_var(v, new);
+                        }
                     }
-                    None => self.vstore(*mem, *index, x),
+                    None => self.vstore(*mem, *index, &x),
                 }
             }
             Stmt::If {
@@ -836,17 +1098,18 @@ impl Gen<'_, '_> {
                 body,
             } => {
                 let s = self.f.values[*var].ty.scalar;
-                let (v0, e, st) = (self.vexpr(*start), self.vexpr(*end), self.vexpr(*step));
-                let z = self.splat_i32(0);
-                let zero_step = self.b.ins().icmp(IntCC::Equal, st, z);
+                let (v0, e, st) = (self.vexprs(*start), self.vexprs(*end), self.vexprs(*step));
+                let zs = self.vzero(s);
+                let zero_step = self.vicmp(IntCC::Equal, &st, &zs);
                 self.lanes_fault_plain(zero_step, Site::ZeroStep);
                 let up = if s.is_signed() {
-                    self.b.ins().icmp(IntCC::SignedGreaterThan, st, z)
+                    self.vicmp(IntCC::SignedGreaterThan, &st, &zs)
                 } else {
                     self.splat_i32(-1)
                 };
+                let z = self.splat_i32(0);
                 self.hoist_divisions(body, Some(*var));
-                self.define_lanes(*var, v0);
+                self.define_lanes(*var, &v0);
                 let (brk, cont) = (
                     self.b.declare_var(types::I32X4),
                     self.b.declare_var(types::I32X4),
@@ -861,15 +1124,15 @@ impl Gen<'_, '_> {
                 );
                 self.b.ins().jump(hdr, &[]);
                 self.b.switch_to_block(hdr);
-                let vv = self.vvar(VarOf::Value(*var), s);
-                let cur = self.b.use_var(vv);
+                let vv = self.vvars(VarOf::Value(*var), s);
+                let cur = self.use_vars(&vv);
                 let (lt, gt) = if s.is_signed() {
                     (IntCC::SignedLessThan, IntCC::SignedGreaterThan)
                 } else {
                     (IntCC::UnsignedLessThan, IntCC::UnsignedGreaterThan)
                 };
-                let below = self.b.ins().icmp(lt, cur, e);
-                let above = self.b.ins().icmp(gt, cur, e);
+                let below = self.vicmp(lt, &cur, &e);
+                let above = self.vicmp(gt, &cur, &e);
                 let go = self.b.ins().bitselect(up, below, above);
                 let m = self.mask();
                 let leaving = self.b.ins().band_not(m, go);
@@ -891,9 +1154,14 @@ impl Gen<'_, '_> {
                 let m = self.b.ins().bor(m, c);
                 self.set_mask(m);
                 self.b.def_var(cont, z);
-                let cur = self.b.use_var(vv);
-                let next = self.b.ins().iadd(cur, st);
-                self.define_lanes(*var, next);
+                let cur = self.use_vars(&vv);
+                let next: Vec<Value> = cur
+                    .iter()
+                    .zip(&st)
+                    .map(|(&c, &d)| self.b.ins().iadd(c, d))
+                    .collect();
+                let next = self.wrap(s, next);
+                self.define_lanes(*var, &next);
                 self.b.ins().jump(hdr, &[]);
                 self.b.switch_to_block(exit);
                 let out = self.b.use_var(brk);
@@ -978,9 +1246,17 @@ impl Gen<'_, '_> {
 
     // ---- expressions ----
 
+    /// The lanes of a 32-bit or `bool` expression (one register).
     pub(super) fn vexpr(&mut self, e: ExprId) -> Value {
+        let v = self.vexprs(e);
+        debug_assert_eq!(v.len(), 1, "a 32-bit lane type");
+        v[0]
+    }
+
+    /// The lanes of an expression: one register, or two for a 64-bit type ([`parts`]).
+    pub(super) fn vexprs(&mut self, e: ExprId) -> Vec<Value> {
         if let Some(v) = self.lookup(e) {
-            return v[0];
+            return v;
         }
         let start = self.deferred_len();
         let ty = self.f.exprs.ty(e);
@@ -989,7 +1265,7 @@ impl Gen<'_, '_> {
         let v = match expr {
             Expr::Literal(l) => {
                 if s == Scalar::Bool {
-                    self.splat_i32(-(l.bits as i64))
+                    vec![self.splat_i32(-(l.bits as i64))]
                 } else {
                     let x = self.lit(l);
                     self.splat(x, s)
@@ -1005,7 +1281,11 @@ impl Gen<'_, '_> {
             }
             Expr::BufferLen(p) => {
                 let len = self.mem_arg(self.bufs_p, p.index()).1;
-                let x = self.b.ins().ireduce(types::I32, len);
+                let x = if s.size() == 8 {
+                    len
+                } else {
+                    self.b.ins().ireduce(types::I32, len)
+                };
                 self.splat(x, s)
             }
             Expr::Value(v) if !self.defined.contains(&v) => {
@@ -1014,53 +1294,73 @@ impl Gen<'_, '_> {
                 self.vrec_load(slot.off, s)
             }
             Expr::Value(v) => {
-                let var = self.vvar(VarOf::Value(v), s);
-                self.b.use_var(var)
+                let vs = self.vvars(VarOf::Value(v), s);
+                self.use_vars(&vs)
             }
-            Expr::Builtin(b) => self.vbuiltin(b),
+            Expr::Builtin(b) => vec![self.vbuiltin(b)],
             Expr::Unary(op, a) => {
-                let x = self.vexpr(a);
-                match op {
-                    UnaryOp::Neg if s.is_float() => self.b.ins().fneg(x),
-                    UnaryOp::Neg => self.b.ins().ineg(x),
-                    UnaryOp::Not => self.b.ins().bnot(x),
-                }
+                let x = self.vexprs(a);
+                let r = x
+                    .into_iter()
+                    .map(|x| match op {
+                        UnaryOp::Neg if s.is_float() => self.b.ins().fneg(x),
+                        UnaryOp::Neg => self.b.ins().ineg(x),
+                        UnaryOp::Not => self.b.ins().bnot(x),
+                    })
+                    .collect();
+                self.wrap(s, r)
             }
             Expr::Binary(op, a, b) => {
                 let os = self.f.exprs.ty(a).scalar;
-                let (x, y) = (self.vexpr(a), self.vexpr(b));
-                self.vbinary(op, os, x, y)
+                let (x, y) = (self.vexprs(a), self.vexprs(b));
+                self.vbinary(op, os, &x, &y)
             }
             Expr::Select(c, a, b) => {
-                let (c, x, y) = (self.vexpr(c), self.vexpr(a), self.vexpr(b));
-                let c = self.as_lanes(c, vty(s));
-                self.b.ins().bitselect(c, x, y)
+                let (c, x, y) = (self.vexpr(c), self.vexprs(a), self.vexprs(b));
+                let cs = self.mask_parts(c, s);
+                cs.into_iter()
+                    .zip(x.into_iter().zip(y))
+                    .map(|(c, (x, y))| self.b.ins().bitselect(c, x, y))
+                    .collect()
             }
             Expr::Cast(a, to) => {
                 let from = self.f.exprs.ty(a).scalar;
-                let x = self.vexpr(a);
+                let x = self.vexprs(a);
                 self.vcast(x, from, to)
             }
             Expr::Bitcast(a, to) => {
-                let x = self.vexpr(a);
+                let x = self.vexprs(a);
                 let from = vty(self.f.exprs.ty(a).scalar);
                 if from == vty(to.scalar) {
-                    x
+                    // `i8` and `u8` (16-bit alike) differ in their lanes' upper bits.
+                    self.wrap(to.scalar, x)
                 } else {
-                    self.b.ins().bitcast(vty(to.scalar), lanes_flags(), x)
+                    x.into_iter()
+                        .map(|x| self.b.ins().bitcast(vty(to.scalar), lanes_flags(), x))
+                        .collect()
                 }
             }
             Expr::Math(m, args) => {
                 let a = self.f.exprs.ty(args[0]).scalar;
-                let xs: Vec<Value> = args.iter().map(|&x| self.vexpr(x)).collect();
+                let xs: Vec<Vec<Value>> = args.iter().map(|&x| self.vexprs(x)).collect();
                 self.vmath(m, a, &xs)
             }
             Expr::Splat(..) | Expr::Compose(..) | Expr::Extract(..) | Expr::Stub(..) => {
                 unreachable!("not in vectorized kernels")
             }
         };
-        self.remember(e, vec![v], start);
+        self.remember(e, v.clone(), start);
         v
+    }
+
+    /// The lane mask of `cc` between the lanes of `x` and `y` (integers of any lane type).
+    fn vicmp(&mut self, cc: IntCC, x: &[Value], y: &[Value]) -> Value {
+        let r: Vec<Value> = x
+            .iter()
+            .zip(y)
+            .map(|(&a, &b)| self.b.ins().icmp(cc, a, b))
+            .collect();
+        self.narrow(&r)
     }
 
     fn vbuiltin(&mut self, b: Builtin) -> Value {
@@ -1083,110 +1383,210 @@ impl Gen<'_, '_> {
         }
     }
 
-    fn vbinary(&mut self, op: BinaryOp, s: Scalar, x: Value, y: Value) -> Value {
+    fn vbinary(&mut self, op: BinaryOp, s: Scalar, x: &[Value], y: &[Value]) -> Vec<Value> {
         use BinaryOp::*;
-        if let Some(v) = direct_binary(&mut self.b, op, s, x, y) {
-            return v;
+        let direct: Option<Vec<Value>> = x
+            .iter()
+            .zip(y)
+            .map(|(&a, &b)| direct_binary(&mut self.b, op, s, a, b))
+            .collect();
+        if let Some(v) = direct {
+            // A comparison of 64-bit lanes gives 64-bit masks: narrowed to a lane mask.
+            return if op.is_comparison() {
+                vec![self.narrow(&v)]
+            } else {
+                self.wrap(s, v)
+            };
         }
         let out = if op.is_comparison() { Scalar::Bool } else { s };
+        let x = x.to_vec();
         match op {
-            Rem if s.is_float() => {
-                self.per_lane(&[x, y], &[s, s], out, |g, v| g.binary(op, s, v[0], v[1]))
-            }
+            Rem if s.is_float() => self.per_lane(&[x, y.to_vec()], &[s, s], out, |g, v| {
+                g.binary(op, s, v[0], v[1])
+            }),
             Div | Rem => {
-                let one = self.splat_i32(1);
-                let y = if self.nofault.is_some() {
+                let one = self.iconst(cl_ty(s), 1);
+                let one = self.splat(one, s);
+                let y: Vec<Value> = if self.nofault.is_some() {
                     // Hoisted: every zero divisor becomes 1, the test waits for the use.
-                    let z = self.splat_i32(0);
-                    let zero = self.b.ins().icmp(IntCC::Equal, y, z);
+                    let z = self.vzero(s);
+                    let zero = self.vicmp(IntCC::Equal, y, &z);
                     self.nofault
                         .as_mut()
                         .expect("hoisting")
                         .push((zero, op == Div));
-                    self.b.ins().bitselect(zero, one, y)
+                    let zs = self.mask_parts(zero, s);
+                    zs.into_iter()
+                        .zip(one.into_iter().zip(y))
+                        .map(|(z, (o, &y))| self.b.ins().bitselect(z, o, y))
+                        .collect()
                 } else {
                     // Inactive lanes divide by 1: only an active lane's zero divisor is a fault.
                     let m = self.mask();
-                    self.b.ins().bitselect(m, y, one)
+                    let ms = self.mask_parts(m, s);
+                    ms.into_iter()
+                        .zip(one.into_iter().zip(y))
+                        .map(|(m, (o, &y))| self.b.ins().bitselect(m, y, o))
+                        .collect()
                 };
                 let saved = self.nofault.take();
                 let r = self.per_lane(&[x, y], &[s, s], out, |g, v| g.binary(op, s, v[0], v[1]));
                 self.nofault = saved;
                 r
             }
-            Shl | Shr => self.per_lane(&[x, y], &[s, s], out, |g, v| g.binary(op, s, v[0], v[1])),
+            Shl | Shr => self.per_lane(&[x, y.to_vec()], &[s, s], out, |g, v| {
+                g.binary(op, s, v[0], v[1])
+            }),
             _ => unreachable!("{} has one instruction", op.symbol()),
         }
     }
 
-    fn vcast(&mut self, x: Value, from: Scalar, to: Scalar) -> Value {
+    fn vcast(&mut self, x: Vec<Value>, from: Scalar, to: Scalar) -> Vec<Value> {
         use Scalar::*;
+        let x0 = x[0];
         match (from, to) {
             (a, b) if a == b => x,
-            (I32, U32) | (U32, I32) => x,
-            (F32, Bool) => {
-                let z = self.vzero(F32);
-                self.b.ins().fcmp(FloatCC::NotEqual, x, z)
+            (I32, U32) | (U32, I32) | (I64, U64) | (U64, I64) => x,
+            (F32 | F64, Bool) => {
+                let z = self.vzero(from);
+                let r: Vec<Value> = x
+                    .iter()
+                    .zip(z)
+                    .map(|(&a, z)| self.b.ins().fcmp(FloatCC::NotEqual, a, z))
+                    .collect();
+                vec![self.narrow(&r)]
             }
             (_, Bool) => {
-                let z = self.splat_i32(0);
-                self.b.ins().icmp(IntCC::NotEqual, x, z)
+                let z = self.vzero(from);
+                vec![self.vicmp(IntCC::NotEqual, &x, &z)]
             }
             (Bool, I32 | U32) => {
                 let one = self.splat_i32(1);
-                self.b.ins().band(x, one)
+                vec![self.b.ins().band(x0, one)]
+            }
+            (Bool, I64 | U64) => {
+                let one = self.splat_i32(1);
+                let i = self.b.ins().band(x0, one);
+                vec![self.b.ins().uwiden_low(i), self.b.ins().uwiden_high(i)]
             }
             (Bool, F32) => {
                 let one = self.splat_i32(1);
-                let i = self.b.ins().band(x, one);
-                self.b.ins().fcvt_from_sint(types::F32X4, i)
+                let i = self.b.ins().band(x0, one);
+                vec![self.b.ins().fcvt_from_sint(types::F32X4, i)]
             }
-            (I32, F32) => self.b.ins().fcvt_from_sint(types::F32X4, x),
+            (I32, F32) => vec![self.b.ins().fcvt_from_sint(types::F32X4, x0)],
             // Cranelift's sequence (the two 16-bit halves converted apart, one rounding in
             // their sum) rounds as the scalar conversion does.
-            (U32, F32) => self.b.ins().fcvt_from_uint(types::F32X4, x),
-            (F32, I32) => self.b.ins().fcvt_to_sint_sat(types::I32X4, x),
+            (U32, F32) => vec![self.b.ins().fcvt_from_uint(types::F32X4, x0)],
+            (F32, I32) => vec![self.b.ins().fcvt_to_sint_sat(types::I32X4, x0)],
+            (I32, I64 | U64) => vec![self.b.ins().swiden_low(x0), self.b.ins().swiden_high(x0)],
+            (U32, I64 | U64) => vec![self.b.ins().uwiden_low(x0), self.b.ins().uwiden_high(x0)],
+            (I64 | U64, I32 | U32) => vec![self.narrow(&x)],
+            (a, b) if a.is_int() && b.is_int() && (narrow_int(a) || narrow_int(b)) => {
+                // An 8- or 16-bit lane is already extended as the scalar code extends it.
+                if b.size() == 8 {
+                    if a.is_signed() {
+                        vec![self.b.ins().swiden_low(x0), self.b.ins().swiden_high(x0)]
+                    } else {
+                        vec![self.b.ins().uwiden_low(x0), self.b.ins().uwiden_high(x0)]
+                    }
+                } else {
+                    let l = self.narrow(&x);
+                    self.wrap(b, vec![l])
+                }
+            }
+            (Bool, b) if narrow_int(b) => {
+                let one = self.splat_i32(1);
+                vec![self.b.ins().band(x0, one)]
+            }
+            (F32, F64) => {
+                let h = self.high_down(x0);
+                vec![
+                    self.b.ins().fvpromote_low(x0),
+                    self.b.ins().fvpromote_low(h),
+                ]
+            }
+            (F64, F32) => {
+                let (a, b) = (self.b.ins().fvdemote(x0), self.b.ins().fvdemote(x[1]));
+                const PAIR: [u8; 16] = [0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23];
+                let r = self.shuffle(a, b, PAIR);
+                vec![self.b.ins().bitcast(types::F32X4, lanes_flags(), r)]
+            }
+            (I32, F64) => {
+                let h = self.high_down(x0);
+                // `cvtdq2pd`: the two low lanes of each.
+                [x0, h]
+                    .into_iter()
+                    .map(|x| {
+                        let w = self.b.ins().swiden_low(x);
+                        self.b.ins().fcvt_from_sint(types::F64X2, w)
+                    })
+                    .collect()
+            }
             _ => self.per_lane(&[x], &[from], to, |g, v| g.cast(v[0], from, to)),
         }
     }
 
-    fn vmath(&mut self, m: MathFn, s: Scalar, xs: &[Value]) -> Value {
-        let x = xs[0];
-        match m {
-            MathFn::Sqrt if s.is_float() => self.b.ins().sqrt(x),
-            MathFn::Rsqrt => {
-                let r = self.b.ins().sqrt(x);
-                let one = self.lit(Literal::from_bits(Scalar::F32, 1f32.to_bits() as u64));
-                let one = self.b.ins().splat(types::F32X4, one);
-                self.b.ins().fdiv(one, r)
+    fn vmath(&mut self, m: MathFn, s: Scalar, xs: &[Vec<Value>]) -> Vec<Value> {
+        let direct = match m {
+            MathFn::Sqrt | MathFn::Floor | MathFn::Ceil | MathFn::Trunc | MathFn::Mix => {
+                s.is_float()
             }
-            MathFn::Abs if s.is_float() => self.b.ins().fabs(x),
-            MathFn::Abs if s == Scalar::I32 => self.b.ins().iabs(x),
-            MathFn::Abs => x,
-            MathFn::Floor => self.b.ins().floor(x),
-            MathFn::Ceil => self.b.ins().ceil(x),
-            MathFn::Trunc => self.b.ins().trunc(x),
-            MathFn::Mix => {
-                let d = self.b.ins().fsub(xs[1], x);
-                let p = self.b.ins().fmul(d, xs[2]);
-                self.b.ins().fadd(x, p)
-            }
-            MathFn::Min if !s.is_float() => match s {
-                Scalar::I32 => self.b.ins().smin(x, xs[1]),
-                _ => self.b.ins().umin(x, xs[1]),
-            },
-            MathFn::Max if !s.is_float() => match s {
-                Scalar::I32 => self.b.ins().smax(x, xs[1]),
-                _ => self.b.ins().umax(x, xs[1]),
-            },
-            _ => {
-                let out = m.result_scalar(s);
-                let ss: Vec<Scalar> = (0..xs.len()).map(|i| m.arg_scalar(i, s)).collect();
-                self.per_lane(xs, &ss, out, |g, v| {
-                    let args: Vec<Vec<Value>> = v.iter().map(|&a| vec![a]).collect();
-                    g.math(m, s, 1, &args)[0]
-                })
-            }
+            MathFn::Rsqrt => true,
+            MathFn::Abs => true,
+            MathFn::Min | MathFn::Max => !s.is_float(),
+            _ => false,
+        };
+        if !direct {
+            let out = m.result_scalar(s);
+            let ss: Vec<Scalar> = (0..xs.len()).map(|i| m.arg_scalar(i, s)).collect();
+            return self.per_lane(xs, &ss, out, |g, v| {
+                let args: Vec<Vec<Value>> = v.iter().map(|&a| vec![a]).collect();
+                g.math(m, s, 1, &args)[0]
+            });
         }
+        let one = if s.is_float() {
+            let bits = match s {
+                Scalar::F32 => 1f32.to_bits() as u64,
+                _ => 1f64.to_bits(),
+            };
+            let one = self.lit(Literal::from_bits(s, bits));
+            self.splat(one, s)
+        } else {
+            Vec::new()
+        };
+        (0..parts(s))
+            .map(|p| {
+                let x = xs[0][p];
+                let y = |k: usize| xs[k][p];
+                let ins = self.b.ins();
+                match m {
+                    MathFn::Sqrt => ins.sqrt(x),
+                    MathFn::Rsqrt => {
+                        let r = ins.sqrt(x);
+                        self.b.ins().fdiv(one[p], r)
+                    }
+                    MathFn::Abs if s.is_float() => ins.fabs(x),
+                    MathFn::Abs if s.is_signed() => {
+                        let a = ins.iabs(x);
+                        self.wrap(s, vec![a])[0]
+                    }
+                    MathFn::Abs => x,
+                    MathFn::Floor => ins.floor(x),
+                    MathFn::Ceil => ins.ceil(x),
+                    MathFn::Trunc => ins.trunc(x),
+                    MathFn::Mix => {
+                        let d = ins.fsub(y(1), x);
+                        let q = self.b.ins().fmul(d, y(2));
+                        self.b.ins().fadd(x, q)
+                    }
+                    MathFn::Min if s.is_signed() => ins.smin(x, y(1)),
+                    MathFn::Min => ins.umin(x, y(1)),
+                    MathFn::Max if s.is_signed() => ins.smax(x, y(1)),
+                    MathFn::Max => ins.umax(x, y(1)),
+                    _ => unreachable!("computed lane by lane"),
+                }
+            })
+            .collect()
     }
 }
