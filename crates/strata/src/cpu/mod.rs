@@ -395,7 +395,10 @@ pub(crate) fn work_item(l: usize, local: [usize; 3], group: [u32; 3]) -> WorkIte
 /// task per other pool thread (never more than there are work-groups to share), and every
 /// participant claims work-groups from one atomic counter, [`claim_size`] consecutive ones
 /// at a time: both cores stay busy to the end of a small launch, and a launch of many tiny
-/// work-groups pays one atomic operation per claim, not per work-group.
+/// work-groups pays one atomic operation per claim, not per work-group. A pool task that
+/// starts only after the calling thread has run out of work-groups does nothing, and the
+/// launch does not wait for it ([`lend`]): a launch of two empty work-groups costs no
+/// wake-up of a pool thread on its way back.
 ///
 /// **Errors.** A failing work-group sets `stop`, which a kernel spinning in a loop polls,
 /// and records its index; participants then skip every work-group after the first failure

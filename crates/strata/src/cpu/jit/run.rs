@@ -136,6 +136,10 @@ struct Worker<'a> {
     p: &'a JitProgram,
     s: &'a Shared<'a>,
     lanes: usize,
+    /// Whether each work-group starts from zeroed records: not for a kernel of one region
+    /// whose privates all live in registers, whose code never reads its records (a streaming
+    /// kernel's work-groups then skip a memset as large as their records).
+    zero_records: bool,
     /// The scratch's frames, taken out of it (pushed while `p` is borrowed).
     frames: Vec<Frame>,
     /// Given back to the thread when the worker is dropped.
@@ -257,6 +261,7 @@ impl<'a> Worker<'a> {
             p,
             s,
             lanes,
+            zero_records: !(p.plan.simple && p.plan.privates.iter().all(Option::is_none)),
             frames: std::mem::take(&mut sc.frames),
             sc: ManuallyDrop::new(sc),
         }
@@ -331,7 +336,9 @@ impl<'a> Worker<'a> {
 
     fn run_group(&mut self, g: usize) -> Result<()> {
         self.env.group = semantics::group_id(g, self.s.groups);
-        self.records.fill(0);
+        if self.zero_records {
+            self.records.fill(0);
+        }
         for l in &mut self.locals {
             l.fill(0);
         }
