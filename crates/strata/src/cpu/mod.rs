@@ -395,7 +395,10 @@ pub(crate) fn work_item(l: usize, local: [usize; 3], group: [u32; 3]) -> WorkIte
 /// task per other pool thread (never more than there are work-groups to share), and every
 /// participant claims work-groups from one atomic counter, [`claim_size`] consecutive ones
 /// at a time: both cores stay busy to the end of a small launch, and a launch of many tiny
-/// work-groups pays one atomic operation per claim, not per work-group.
+/// work-groups pays one atomic operation per claim, not per work-group. A pool task that
+/// starts only after the calling thread has run out of work-groups does nothing, and the
+/// launch does not wait for it ([`lend`]): a launch of two empty work-groups costs no
+/// wake-up of a pool thread on its way back.
 ///
 /// **Errors.** A failing work-group sets `stop`, which a kernel spinning in a loop polls,
 /// and records its index; participants then skip every work-group after the first failure
@@ -462,12 +465,7 @@ fn run_groups<W>(
     if helpers == 0 {
         participate();
     } else {
-        rayon::in_place_scope(|s| {
-            for _ in 0..helpers {
-                s.spawn(|_| participate());
-            }
-            participate();
-        });
+        lend(helpers, &participate);
     }
     let real = |e: &Error| !matches!(e, Error::Cancelled { .. }) || cancel.load(Ordering::Acquire);
     let mut errors = errors.into_inner().unwrap();
@@ -475,6 +473,71 @@ fn run_groups<W>(
     match errors.into_iter().map(|(_, e)| e).find(real) {
         Some(e) => Err(e),
         None => Ok(()),
+    }
+}
+
+/// Runs `f` on this thread and lends it to up to `helpers` threads of rayon's pool, returning
+/// once every helper that started `f` has returned from it: [`run_groups`]'s hand-out.
+///
+/// A helper that rayon starts only after this thread has finished `f` (it found every
+/// work-group claimed) does not call `f` at all, and nobody waits for it: a launch whose
+/// work-groups the calling thread ran alone before a pool thread woke up costs no wait for
+/// that wake-up (what `rayon::scope` would wait for). The hand-over is one atomic word:
+/// the helpers running `f` counted below [`CLOSED`], which this thread sets when it is done
+/// with `f`; a helper that finds it set leaves `f` alone, so `f` (borrowed from this stack
+/// frame) is called only while this function has not returned. This thread waits for the
+/// helpers still running `f` by spinning briefly, then parking.
+fn lend(helpers: usize, f: &(dyn Fn() + Sync)) {
+    use std::sync::atomic::AtomicUsize;
+    /// Set in [`Lent::state`] once the lending thread is done with `f`.
+    const CLOSED: usize = 1 << (usize::BITS - 1);
+    struct Lent {
+        /// Helpers inside `f` (the low bits), and [`CLOSED`].
+        state: AtomicUsize,
+        /// `f`, its lifetime erased: called only by a helper that counted itself in before
+        /// [`CLOSED`] was set, and [`lend`] returns only once all of those have left.
+        f: *const (dyn Fn() + Sync + 'static),
+        /// The lending thread, unparked by the last helper to leave `f` after [`CLOSED`].
+        owner: std::thread::Thread,
+    }
+    // SAFETY: `f` is `Sync` and only called under the protocol above; the rest is atomics and
+    // a thread handle.
+    unsafe impl Send for Lent {}
+    unsafe impl Sync for Lent {}
+    // SAFETY: only the lifetime changes; see `Lent::f`.
+    let erased: *const (dyn Fn() + Sync + 'static) = unsafe { std::mem::transmute(f) };
+    let lent = Arc::new(Lent {
+        state: AtomicUsize::new(0),
+        f: erased,
+        owner: std::thread::current(),
+    });
+    for _ in 0..helpers {
+        let lent = lent.clone();
+        rayon::spawn(move || {
+            if lent.state.fetch_add(1, Ordering::AcqRel) & CLOSED == 0 {
+                // SAFETY: counted in before `CLOSED`: `lend` has not returned and waits for
+                // this helper to leave.
+                unsafe { (*lent.f)() };
+            }
+            if lent.state.fetch_sub(1, Ordering::AcqRel) == CLOSED | 1 {
+                lent.owner.unpark();
+            }
+        });
+    }
+    f();
+    if lent.state.fetch_or(CLOSED, Ordering::AcqRel) == 0 {
+        return;
+    }
+    // Helpers are still inside `f`: most finish within a work-group, so spin a little before
+    // sleeping (a park and unpark cost a few microseconds each).
+    let mut spins = 0u32;
+    while lent.state.load(Ordering::Acquire) != CLOSED {
+        if spins < 200 {
+            std::hint::spin_loop();
+            spins += 1;
+        } else {
+            std::thread::park();
+        }
     }
 }
 
@@ -742,6 +805,52 @@ mod tests {
                 assert!(ran[..first].iter().all(|r| r.load(Ordering::Relaxed)));
                 assert!(stop.load(Ordering::Relaxed));
             }
+        }
+    }
+
+    /// A launch whose work-groups the calling thread runs alone, while every thread of the
+    /// pool is busy elsewhere, returns without waiting for the pool: the helpers it lent
+    /// start later and find nothing to do (`rayon::scope` would wait for them to run).
+    #[test]
+    fn run_groups_does_not_wait_for_helpers_that_never_started() {
+        let threads = rayon::current_num_threads();
+        if threads < 2 {
+            return;
+        }
+        let release = Arc::new(AtomicBool::new(false));
+        let busy = Arc::new(AtomicUsize::new(0));
+        for _ in 0..threads {
+            let (release, busy) = (release.clone(), busy.clone());
+            rayon::spawn(move || {
+                busy.fetch_add(1, Ordering::AcqRel);
+                while !release.load(Ordering::Acquire) {
+                    std::thread::yield_now();
+                }
+                busy.fetch_sub(1, Ordering::AcqRel);
+            });
+        }
+        while busy.load(Ordering::Acquire) < threads {
+            std::thread::yield_now();
+        }
+        let runs: Vec<AtomicUsize> = (0..64).map(|_| AtomicUsize::new(0)).collect();
+        let (cancel, stop) = (AtomicBool::new(false), AtomicBool::new(false));
+        let r = run_groups(
+            64,
+            "k",
+            &cancel,
+            &stop,
+            || Ok(()),
+            |_, g| {
+                runs[g].fetch_add(1, Ordering::Relaxed);
+                Ok(())
+            },
+        );
+        release.store(true, Ordering::Release);
+        r.unwrap();
+        assert!(runs.iter().all(|r| r.load(Ordering::Relaxed) == 1));
+        // The late helpers run once the pool is free, and call nothing.
+        while busy.load(Ordering::Acquire) > 0 {
+            std::thread::yield_now();
         }
     }
 

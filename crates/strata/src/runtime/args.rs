@@ -39,7 +39,9 @@ impl Kernel {
         let dev = queue.device().info();
         let name = &f.name;
         self.check_features(dev)?;
-        let user: Vec<ParamId> = f.user_params().collect();
+        // Nothing here allocates on the common path (no struct by value, no 2-D buffer) but
+        // the launch's values, which the command takes.
+        let user_count = f.user_params().count();
         // A struct passed by value is its fields' scalars, one parameter each.
         let expanded: Vec<KernelArg<'_>>;
         let args = if args.iter().any(|a| matches!(a.0, ArgInner::Fields(_))) {
@@ -56,22 +58,21 @@ impl Kernel {
         } else {
             args
         };
-        if args.len() != user.len() {
+        if args.len() != user_count {
             return Err(Error::ArgumentCount {
                 kernel: name.clone(),
-                expected: user.len(),
+                expected: user_count,
                 got: args.len(),
                 signature: self.signature(),
             });
         }
         let range = range.resolve(name, dev, f)?;
         let mut values: IdVec<ParamId, Option<ArgValue>> = vec![None; launched.params.len()].into();
-        // The shapes of the 2-D and 3-D buffers passed, by parameter.
-        let mut shapes: IdVec<ParamId, Option<PitchedShape>> = vec![None; f.params.len()].into();
-        let mut buffers: Vec<(ParamId, &Arc<dyn Memory>)> = Vec::new();
+        // The shapes of the 2-D and 3-D buffers passed, in parameter order.
+        let mut pitched: Vec<(ParamId, PitchedShape)> = Vec::new();
         let mut dyn_local = 0u64;
         let mut constants = 0u32;
-        for (i, (&p, arg)) in user.iter().zip(args).enumerate() {
+        for (i, (p, arg)) in f.user_params().zip(args).enumerate() {
             let param = &f.params[p];
             let mismatch = |expected: String| Error::ArgumentType {
                 kernel: name.clone(),
@@ -115,7 +116,7 @@ impl Kernel {
                         )));
                     }
                 }
-                shapes[p] = Some(*s);
+                pitched.push((p, *s));
             }
             let v = match (param.kind, &arg.0) {
                 (
@@ -168,7 +169,6 @@ impl Kernel {
                             )));
                         }
                     }
-                    buffers.push((p, *mem));
                     ArgValue::Buffer {
                         mem: (*mem).clone(),
                         len: *blen as u64,
@@ -208,11 +208,18 @@ impl Kernel {
             };
             values[p] = Some(v);
         }
-        for &(w, wm) in &buffers {
+        // Every buffer parameter has been given a buffer by now.
+        let buffers = || {
+            f.user_params().zip(args).filter_map(|(p, a)| match &a.0 {
+                ArgInner::Buffer { mem, .. } => Some((p, *mem)),
+                _ => None,
+            })
+        };
+        for (w, wm) in buffers() {
             if !info.writes.contains(&w) {
                 continue;
             }
-            for &(r, rm) in &buffers {
+            for (r, rm) in buffers() {
                 let ro = matches!(
                     f.params[r].kind,
                     ParamKind::Buffer { access, .. } if access.is_read_only()
@@ -240,7 +247,10 @@ impl Kernel {
         for h in &launched.hidden {
             let v = match &h.role {
                 HiddenRole::Shape { buffer, part, .. } => {
-                    let s = shapes[*buffer]
+                    let s = pitched
+                        .iter()
+                        .find(|(p, _)| p == buffer)
+                        .map(|(_, s)| *s)
                         .expect("a 2-D or 3-D buffer parameter was given its shape above");
                     ArgValue::Scalar((s.part(*part) as u32).literal())
                 }
@@ -303,10 +313,6 @@ impl Kernel {
         let values = values
             .into_iter()
             .map(|v| v.expect("every parameter has a value"))
-            .collect();
-        let pitched = shapes
-            .iter_enumerated()
-            .filter_map(|(p, s)| s.map(|s| (p, s)))
             .collect();
         Ok(Prepared {
             values,

@@ -28,6 +28,9 @@ struct State {
     end: Option<Instant>,
     /// The tasks awaiting the event (its futures' wakers), woken when it completes.
     wakers: Vec<Waker>,
+    /// Threads asleep on the condition variable: the completion wakes them only if there
+    /// are any (a wake-up is a system call).
+    sleepers: u32,
 }
 
 #[derive(Debug)]
@@ -150,6 +153,7 @@ impl Event {
                     start: None,
                     end: None,
                     wakers: Vec::new(),
+                    sleepers: 0,
                 }),
                 cv: Condvar::new(),
                 queued: Instant::now(),
@@ -193,8 +197,11 @@ impl Event {
     /// Wakes the threads and tasks waiting for the event, which `s` has just completed.
     fn finished(&self, mut s: MutexGuard<'_, State>) {
         let wakers = std::mem::take(&mut s.wakers);
+        let sleepers = s.sleepers;
         drop(s);
-        self.inner.cv.notify_all();
+        if sleepers > 0 {
+            self.inner.cv.notify_all();
+        }
         for w in wakers {
             w.wake();
         }
@@ -270,19 +277,27 @@ impl Event {
                     waited: timeout,
                 });
             }
+            s.sleepers += 1;
             s = self.inner.cv.wait_timeout(s, left).unwrap().0;
+            s.sleepers -= 1;
         }
     }
 
     /// Waits like [`Event::wait`] without counting as the user's observation of a failure
     /// (for strata's own waits).
+    ///
+    /// It sleeps at once: spinning first (a few, or a few tens of, microseconds) made an
+    /// empty launch on `cpu` two to three times slower on a loaded 2-core machine, the spinning
+    /// caller taking the core the queue's thread needed (docs/BENCHMARKS.md).
     pub(crate) fn wait_unobserved(&self) -> Result<()> {
         let mut s = self.inner.state.lock().unwrap();
         loop {
             if let Status::Done(r) = &s.status {
                 return r.clone();
             }
+            s.sleepers += 1;
             s = self.inner.cv.wait(s).unwrap();
+            s.sleepers -= 1;
         }
     }
 

@@ -1,7 +1,9 @@
 //! Launching a compiled kernel, and the group level: what runs between regions.
 //!
 //! [`JitProgram::launch`] spreads the work-groups over rayon's thread pool, one [`Worker`] per
-//! thread. For each work-group the worker calls the regions' functions and runs what sits
+//! thread. A worker's buffers (records, local memory, masks, and what compiled code writes
+//! through) are its thread's [`Scratch`], kept between launches, so a repeated launch
+//! allocates nothing here. For each work-group the worker calls the regions' functions and runs what sits
 //! between them (barriers, collectives, and the `if`s and loops that contain them) under the
 //! same execution masks as the interpreter, reading and writing the work-items' records.
 //!
@@ -20,7 +22,17 @@ use crate::error::{Error, Result, WorkItem};
 use crate::ir::eval::{with_int, Column, Num};
 use crate::ir::{LoopId, Scalar};
 use crate::runtime::{ArgValue, NdRange};
+use std::cell::Cell;
+use std::mem::ManuallyDrop;
 use std::sync::atomic::{AtomicBool, Ordering};
+
+thread_local! {
+    /// This thread's worker buffers, between launches ([`Scratch`]).
+    static SCRATCH: Cell<Option<Scratch>> = const { Cell::new(None) };
+    /// The buffer and scalar arguments a launch from this thread passes to compiled code,
+    /// kept between launches.
+    static LAUNCH_ARGS: Cell<(Vec<MemArg>, Vec<u64>)> = const { Cell::new((Vec::new(), Vec::new())) };
+}
 
 impl JitProgram {
     /// Runs the program over `range` with resolved arguments; stops between work-groups (and
@@ -37,27 +49,26 @@ impl JitProgram {
         let local = range.local_size().expect("resolved range");
         let groups = range.groups();
         let total = range.group_count();
-        let bufs: Vec<MemArg> = args
-            .iter()
-            .map(|a| match a {
-                ArgValue::Buffer { mem, len, .. } => MemArg {
-                    base: cpu_mem(mem).base() as *mut u8,
-                    len: *len,
-                },
-                _ => MemArg {
-                    base: std::ptr::null_mut(),
-                    len: 0,
-                },
-            })
-            .collect();
-        let scalars: Vec<u64> = args
-            .iter()
-            .map(|a| match a {
-                ArgValue::Scalar(l) => l.bits,
-                ArgValue::LocalLen(n) => *n as u64,
-                ArgValue::Buffer { .. } => 0,
-            })
-            .collect();
+        // Reused from this thread's last launch (a launch from inside a launch, by a stub's
+        // body, finds them taken and makes its own).
+        let (mut bufs, mut scalars) = LAUNCH_ARGS.take();
+        bufs.clear();
+        bufs.extend(args.iter().map(|a| match a {
+            ArgValue::Buffer { mem, len, .. } => MemArg {
+                base: cpu_mem(mem).base() as *mut u8,
+                len: *len,
+            },
+            _ => MemArg {
+                base: std::ptr::null_mut(),
+                len: 0,
+            },
+        }));
+        scalars.clear();
+        scalars.extend(args.iter().map(|a| match a {
+            ArgValue::Scalar(l) => l.bits,
+            ArgValue::LocalLen(n) => *n as u64,
+            ArgValue::Buffer { .. } => 0,
+        }));
         let variant = self.variant(local)?;
         if variant.regions.is_empty() {
             // A body the optimizer emptied (or an empty kernel): nothing runs.
@@ -75,14 +86,16 @@ impl JitProgram {
             stop: &stop,
             cancel,
         };
-        crate::cpu::run_groups(
+        let r = crate::cpu::run_groups(
             total,
             &self.decls.name,
             cancel,
             &stop,
             || Ok(Worker::new(self, &shared)),
             |w, g| w.run_group(g),
-        )
+        );
+        LAUNCH_ARGS.set((bufs, scalars));
+        r
     }
 
     fn cancelled(&self) -> Error {
@@ -117,14 +130,28 @@ struct Frame {
     flags: (u32, u32),
 }
 
-/// One thread's state: the records, local memory and masks of the work-group it runs.
+/// One thread's state: the records, local memory and masks of the work-group it runs (its
+/// thread's [`Scratch`], which the worker's fields reach through `Deref`).
 struct Worker<'a> {
     p: &'a JitProgram,
     s: &'a Shared<'a>,
     lanes: usize,
+    /// Whether each work-group starts from zeroed records: not for a kernel of one region
+    /// whose privates all live in registers, whose code never reads its records (a streaming
+    /// kernel's work-groups then skip a memset as large as their records).
+    zero_records: bool,
+    /// The scratch's frames, taken out of it (pushed while `p` is borrowed).
+    frames: Vec<Frame>,
+    /// Given back to the thread when the worker is dropped.
+    sc: ManuallyDrop<Scratch>,
+}
+
+/// A worker's buffers, sized for a launch by [`Worker::new`] and kept by its thread between
+/// launches (of any program: nothing in them outlives a launch but their capacity).
+struct Scratch {
     records: Vec<u64>,
     locals: Vec<Vec<u64>>,
-    _local_args: Vec<MemArg>,
+    local_args: Vec<MemArg>,
     fault: Box<Fault>,
     panic: Box<Option<String>>,
     env: Box<Env>,
@@ -133,53 +160,110 @@ struct Worker<'a> {
     all: Vec<u8>,
 }
 
+impl Scratch {
+    fn new() -> Scratch {
+        Scratch {
+            records: Vec::new(),
+            locals: Vec::new(),
+            local_args: Vec::new(),
+            fault: Box::default(),
+            panic: Box::new(None),
+            env: Box::new(Env {
+                bufs: std::ptr::null(),
+                scalars: std::ptr::null(),
+                locals: std::ptr::null(),
+                records: std::ptr::null_mut(),
+                local: [0; 3],
+                group: [0; 3],
+                groups: [0; 3],
+                _pad: 0,
+                fault: std::ptr::null_mut(),
+                stop: std::ptr::null(),
+                cancel: std::ptr::null(),
+                program: std::ptr::null(),
+                panic: std::ptr::null_mut(),
+            }),
+            frames: Vec::new(),
+            masks: Vec::new(),
+            all: Vec::new(),
+        }
+    }
+}
+
+impl std::ops::Deref for Worker<'_> {
+    type Target = Scratch;
+    fn deref(&self) -> &Scratch {
+        &self.sc
+    }
+}
+
+impl std::ops::DerefMut for Worker<'_> {
+    fn deref_mut(&mut self) -> &mut Scratch {
+        &mut self.sc
+    }
+}
+
+impl Drop for Worker<'_> {
+    fn drop(&mut self) {
+        // SAFETY: `sc` is not used again.
+        let mut sc = unsafe { ManuallyDrop::take(&mut self.sc) };
+        sc.frames = std::mem::take(&mut self.frames);
+        SCRATCH.set(Some(sc));
+    }
+}
+
 impl<'a> Worker<'a> {
+    /// A worker for a launch, on its thread's [`Scratch`] (a new one if the thread has none
+    /// free: its first launch, or a launch from inside a launch).
     fn new(p: &'a JitProgram, s: &'a Shared<'a>) -> Worker<'a> {
         let lanes: usize = s.local.iter().product();
-        let mut locals = Vec::new();
-        let mut local_args = Vec::new();
-        for (i, (elem, _, _)) in p.decls.locals.iter_enumerated() {
+        let mut sc = SCRATCH.take().unwrap_or_else(Scratch::new);
+        let count = p.decls.locals.len();
+        sc.locals.resize_with(count, Vec::new);
+        sc.local_args.clear();
+        for ((i, (elem, _, _)), v) in p.decls.locals.iter_enumerated().zip(&mut sc.locals) {
             let n = p.decls.local_len(i, s.args);
-            let mut v = vec![0u64; (n as usize * elem.size()).div_ceil(8).max(1)];
-            local_args.push(MemArg {
+            v.clear();
+            v.resize((n as usize * elem.size()).div_ceil(8).max(1), 0);
+            sc.local_args.push(MemArg {
                 base: v.as_mut_ptr() as *mut u8,
                 len: n,
             });
-            locals.push(v);
         }
         // Whole blocks of four records (`super::plan`).
         let blocks = lanes.div_ceil(QUAD) * QUAD;
-        let mut records = vec![0u64; (blocks * p.plan.record).div_ceil(8).max(1)];
-        let mut fault = Box::new(Fault::default());
-        let mut panic = Box::new(None);
-        let env = Box::new(Env {
+        sc.records.clear();
+        sc.records
+            .resize((blocks * p.plan.record).div_ceil(8).max(1), 0);
+        *sc.fault = Fault::default();
+        *sc.panic = None;
+        *sc.env = Env {
             bufs: s.bufs,
             scalars: s.scalars.as_ptr(),
-            locals: local_args.as_ptr(),
-            records: records.as_mut_ptr() as *mut u8,
+            locals: sc.local_args.as_ptr(),
+            records: sc.records.as_mut_ptr() as *mut u8,
             local: s.local.map(|x| x as u32),
             group: [0; 3],
             groups: s.groups.map(|x| x as u32),
             _pad: 0,
-            fault: &mut *fault,
+            fault: &mut *sc.fault,
             stop: s.stop,
             cancel: s.cancel,
             program: p,
-            panic: &mut *panic,
-        });
+            panic: &mut *sc.panic,
+        };
+        sc.frames.clear();
+        // Masks are one byte per work-item: those of another work-group size go.
+        sc.masks.retain(|m| m.len() == lanes);
+        sc.all.clear();
+        sc.all.resize(lanes, 1);
         Worker {
             p,
             s,
             lanes,
-            records,
-            locals,
-            _local_args: local_args,
-            fault,
-            panic,
-            env,
-            frames: Vec::new(),
-            masks: Vec::new(),
-            all: vec![1; lanes],
+            zero_records: !(p.plan.simple && p.plan.privates.iter().all(Option::is_none)),
+            frames: std::mem::take(&mut sc.frames),
+            sc: ManuallyDrop::new(sc),
         }
     }
 
@@ -252,7 +336,9 @@ impl<'a> Worker<'a> {
 
     fn run_group(&mut self, g: usize) -> Result<()> {
         self.env.group = semantics::group_id(g, self.s.groups);
-        self.records.fill(0);
+        if self.zero_records {
+            self.records.fill(0);
+        }
         for l in &mut self.locals {
             l.fill(0);
         }
