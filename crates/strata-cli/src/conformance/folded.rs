@@ -508,6 +508,44 @@ fmod_zero_dividend! {
     f64, fmod_zero_dividend_f64;
 }
 
+/// `pown` of a NaN the compiler can prove (difftest program 2312 of seed 16 on PoCL 3.1:
+/// `pown(-9.8e13 - 0.5 % NaN, n)` was -1.0; its built-in is compiled for finite bases, so a
+/// known NaN is poison, as for the other built-ins the OpenCL dialect's `nan_guarded` lists).
+/// NaN to the power 0 is 1, to any other power NaN.
+macro_rules! pown_nan_base {
+    ($($t:ident, $f:ident;)*) => {
+        $(
+        fn $f(q: &Queue) -> Result<(), String> {
+            type F = $t;
+            if std::mem::size_of::<F>() == 8 && !has_f64(q) {
+                return Ok(());
+            }
+            let ns: Vec<F> = vec![0.0, 1.0, -1.0, 2.0, -2.0, 3.0, 63.0, -64.0];
+            let got = super::run3(q, concat!("pown_nan_base_", stringify!($t)), &ns, &ns, &ns, |n, _, _| {
+                let n = n.cast::<i32>();
+                [
+                    lit(F::NAN).pown(n),
+                    (lit(-9.8e13 as F) - lit(0.5 as F) % lit(F::NAN)).pown(n),
+                ]
+            })?;
+            let want: Vec<F> = ns
+                .iter()
+                .flat_map(|&n| {
+                    let p = F::NAN.powf(n);
+                    [p, p]
+                })
+                .collect();
+            expect_same(concat!(stringify!($t), " pown of a known NaN"), &got, &want)
+        }
+        )*
+    };
+}
+
+pown_nan_base! {
+    f32, pown_nan_base_f32;
+    f64, pown_nan_base_f64;
+}
+
 /// `f64` `fma` with an infinite addend and finite factors whose product overflows (difftest
 /// program 7300 of seed 0x5EED2027: `fma(1e300, 1e300, -inf)` was NaN in the SPIR-V writer,
 /// whose fallback computed `a * b + c`; the exact product is finite, so the result is `c`).
@@ -565,5 +603,7 @@ pub(super) fn cases() -> Vec<Case> {
         case("float/f32_fmod_zero_dividend", fmod_zero_dividend_f32),
         case("float/f64_fmod_zero_dividend", fmod_zero_dividend_f64),
         case("math/f64_fma_inf_addend", fma_inf_addend),
+        case("math/f32_pown_nan_base", pown_nan_base_f32),
+        case("math/f64_pown_nan_base", pown_nan_base_f64),
     ]
 }

@@ -134,7 +134,8 @@ pub struct Dialect {
     /// float built-in whose value at NaN is NaN (a compare and a select each), not only those
     /// seen failing: each new one was found by a random program, never by a user. Two
     /// helpers test more: `rootn`'s returns NaN for `n == 0` too (PoCL's `rootn` of a literal
-    /// 0 is poison, which lost the kernel's other stores), and `rsqrt`'s computes `1 / sqrt(x)`,
+    /// 0 is poison, which lost the kernel's other stores), `pown`'s returns 1 for a NaN to the
+    /// power 0 (PoCL's `pown` of a known NaN gave 1.0 and -1.0), and `rsqrt`'s computes `1 / sqrt(x)`,
     /// the evaluator's definition, not the target's `rsqrt` (NVIDIA's is an ulp off for
     /// `f64`).
     pub nan_guarded: &'static [MathFn],
@@ -280,6 +281,7 @@ pub static OPENCL: Dialect = Dialect {
         MathFn::Remainder,
         MathFn::Nextafter,
         MathFn::Rootn,
+        MathFn::Pown,
     ],
     options: &["-cl-std=CL1.2", "-cl-fp32-correctly-rounded-divide-sqrt"],
 };

@@ -2,6 +2,8 @@
 #pragma OPENCL FP_CONTRACT OFF
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 
+static inline double strata_pown_double(double x, int n) { return isnan(x) ? (n == 0 ? (double)1 : x) : pown(x, n); }
+
 __kernel void pown_f64(
     __global const double* x,
     const uint x_len,
@@ -14,6 +16,6 @@ __kernel void pown_f64(
     if (e0 < x_len) {
         const double v0 = x[e0];
         const int v1 = y[e0];
-        out[e0] = pown(v0, v1);
+        out[e0] = strata_pown_double(v0, v1);
     }
 }
