@@ -428,9 +428,156 @@ mod random {
                 elem: Type::scalar(Scalar::F32),
                 len: ArrayLen::Fixed(32),
             });
+            // `s`: a private every store of which is uniform (the bound of guarded blocks).
+            g.f.privates.push(PrivateDecl {
+                name: "s".into(),
+                elem: Type::scalar(Scalar::U32),
+                len: None,
+            });
             g.phase = Some(0);
             g.may_return = false;
             g
+        }
+
+        /// The uniform private `s` (kernels with barriers).
+        fn s_private(&self) -> Mem {
+            Mem::Private(PrivateId::new(TYPES.len()))
+        }
+
+        /// Sets `s` to a uniform value: `k % 13`, or `s / 2`, or `s * 3 + 1`.
+        fn set_s(&mut self) {
+            let k = self.e(Expr::Param(ParamId::new(K)), Scalar::U32);
+            let v = self.f.new_value(Type::scalar(Scalar::U32), None);
+            let zero = self.u32_lit(0);
+            self.emit(Stmt::Load {
+                value: v,
+                mem: self.s_private(),
+                index: zero,
+                at: strata::ir::SourceLoc::NONE,
+            });
+            let old = self.e(Expr::Value(v), Scalar::U32);
+            let value = match self.r.below(3) {
+                0 => {
+                    let m = self.u32_lit(13);
+                    self.e(Expr::Binary(BinaryOp::Rem, k, m), Scalar::U32)
+                }
+                1 => {
+                    let two = self.u32_lit(2);
+                    self.e(Expr::Binary(BinaryOp::Div, old, two), Scalar::U32)
+                }
+                _ => {
+                    let three = self.u32_lit(3);
+                    let one = self.u32_lit(1);
+                    let x = self.e(Expr::Binary(BinaryOp::Mul, old, three), Scalar::U32);
+                    self.e(Expr::Binary(BinaryOp::Add, x, one), Scalar::U32)
+                }
+            };
+            self.emit(Stmt::Store {
+                mem: self.s_private(),
+                index: zero,
+                value,
+                at: strata::ir::SourceLoc::NONE,
+            });
+        }
+
+        /// A block only the work-items below a uniform bound run (the `cpu` backend's
+        /// guarded regions): `lid < b`, `lid <= b`, `b > lid`, `b >= lid`, of the local id or
+        /// the linear one, as `u32` or `i32`, with `b` a literal (below, at and above the
+        /// group size, negative, `u32::MAX`), `k`, the local size, a uniform `let` (wrapping),
+        /// or the private `s`; or (no guard) a bound that is not uniform.
+        fn guarded(&mut self) {
+            let signed = self.r.below(3) == 0;
+            let t = if signed { Scalar::I32 } else { Scalar::U32 };
+            let id = if self.r.below(3) == 0 {
+                Builtin::LocalLinearId
+            } else {
+                Builtin::LocalId(0)
+            };
+            let mut lid = self.e(Expr::Builtin(id), Scalar::U32);
+            if signed {
+                lid = self.e(Expr::Cast(lid, Scalar::I32), Scalar::I32);
+            }
+            let k = self.e(Expr::Param(ParamId::new(K)), Scalar::U32);
+            let bound = match self.r.below(7) {
+                // Not uniform: the private `p_u32` (stored anything), or the id itself.
+                6 => {
+                    let v = self.f.new_value(Type::scalar(Scalar::U32), None);
+                    let zero = self.u32_lit(0);
+                    self.emit(Stmt::Load {
+                        value: v,
+                        mem: Mem::Private(PrivateId::new(Self::ty_index(Scalar::U32))),
+                        index: zero,
+                        at: strata::ir::SourceLoc::NONE,
+                    });
+                    let x = self.e(Expr::Value(v), Scalar::U32);
+                    let seven = self.u32_lit(7);
+                    let x = self.e(Expr::Binary(BinaryOp::Rem, x, seven), Scalar::U32);
+                    let mut x = self.value(x, Scalar::U32);
+                    if self.r.below(2) == 0 {
+                        let lid = self.e(Expr::Builtin(Builtin::LocalId(0)), Scalar::U32);
+                        let two = self.u32_lit(2);
+                        let l2 = self.e(Expr::Binary(BinaryOp::Rem, lid, two), Scalar::U32);
+                        x = self.value(l2, Scalar::U32);
+                    }
+                    if signed {
+                        x = self.e(Expr::Cast(x, Scalar::I32), Scalar::I32);
+                    }
+                    x
+                }
+                0 => {
+                    let bits: u64 =
+                        self.r
+                            .pick(&[0, 1, 2, 3, 4, 5, 6, 8, 9, 16, 17, 0xffff_ffff, 0xffff_fffe]);
+                    self.e(Expr::Literal(Literal::from_bits(t, bits)), t)
+                }
+                1 if !signed => k,
+                2 if !signed => self.e(Expr::Builtin(Builtin::LocalSize(0)), Scalar::U32),
+                3 => {
+                    // k - 40 (wraps, or -3), k / 5 (7), k % 6 (1), as a `let`.
+                    let op = self.r.pick(&[BinaryOp::Sub, BinaryOp::Div, BinaryOp::Rem]);
+                    let c = self.u32_lit(match op {
+                        BinaryOp::Sub => 40,
+                        BinaryOp::Div => 5,
+                        _ => 6,
+                    });
+                    let mut x = self.e(Expr::Binary(op, k, c), Scalar::U32);
+                    if signed {
+                        x = self.e(Expr::Cast(x, Scalar::I32), Scalar::I32);
+                    }
+                    let v = self.f.new_value(Type::scalar(t), None);
+                    self.emit(Stmt::Let { value: v, expr: x });
+                    self.e(Expr::Value(v), t)
+                }
+                _ => {
+                    let v = self.f.new_value(Type::scalar(Scalar::U32), None);
+                    let zero = self.u32_lit(0);
+                    self.emit(Stmt::Load {
+                        value: v,
+                        mem: self.s_private(),
+                        index: zero,
+                        at: strata::ir::SourceLoc::NONE,
+                    });
+                    let mut x = self.e(Expr::Value(v), Scalar::U32);
+                    if signed {
+                        x = self.e(Expr::Cast(x, Scalar::I32), Scalar::I32);
+                    }
+                    x
+                }
+            };
+            let op = self
+                .r
+                .pick(&[BinaryOp::Lt, BinaryOp::Le, BinaryOp::Gt, BinaryOp::Ge]);
+            let cond = if matches!(op, BinaryOp::Lt | BinaryOp::Le) {
+                self.e(Expr::Binary(op, lid, bound), Scalar::Bool)
+            } else {
+                self.e(Expr::Binary(op, bound, lid), Scalar::Bool)
+            };
+            let then = self.block(1, 3);
+            self.emit(Stmt::If {
+                cond,
+                then,
+                otherwise: Vec::new(),
+            });
         }
 
         fn u32_lit(&mut self, v: u32) -> ExprId {
@@ -501,6 +648,12 @@ mod random {
         /// A barrier (the next phase), or a collective whose value joins the scope, then a
         /// barrier.
         fn sync(&mut self) {
+            if self.r.below(3) == 0 {
+                self.set_s();
+            }
+            if self.r.below(2) == 0 {
+                self.guarded();
+            }
             if self.r.below(2) == 0 {
                 use GroupOp::*;
                 let op = self.r.pick(&[
@@ -548,16 +701,64 @@ mod random {
         fn group_loop(&mut self, n: u32) {
             let id = LoopId::from_raw(self.f.loop_count);
             self.f.loop_count += 1;
-            let var = self.f.new_value(Type::scalar(Scalar::U32), None);
-            let zero = self.u32_lit(0);
-            let one = self.u32_lit(1);
             let k = self.e(Expr::Param(ParamId::new(K)), Scalar::U32);
+            let one = self.u32_lit(1);
             let three = self.u32_lit(3);
-            let m = self.e(Expr::Binary(BinaryOp::Rem, k, three), Scalar::U32);
-            let end = self.e(Expr::Binary(BinaryOp::Add, m, one), Scalar::U32);
-            let counter = self.e(Expr::Value(var), Scalar::U32);
+            // Bounds the same in every work-item (one counter for the group on `cpu`),
+            // counting down in `i32`, wrapping, or (rarely: errors) different per work-item
+            // or with a zero step.
+            let lit = |g: &mut Self, t: Scalar, v: i64| {
+                g.e(
+                    Expr::Literal(Literal::from_bits(t, v as u64 & 0xffff_ffff)),
+                    t,
+                )
+            };
+            let (ct, start, end, step) = match self.r.below(12) {
+                0..=4 => {
+                    let zero = self.u32_lit(0);
+                    let m = self.e(Expr::Binary(BinaryOp::Rem, k, three), Scalar::U32);
+                    let end = self.e(Expr::Binary(BinaryOp::Add, m, one), Scalar::U32);
+                    (Scalar::U32, zero, end, one)
+                }
+                5 | 6 => {
+                    let five = self.u32_lit(5);
+                    let start = self.e(Expr::Binary(BinaryOp::Rem, k, five), Scalar::U32);
+                    (
+                        Scalar::U32,
+                        start,
+                        lit(self, Scalar::U32, 7),
+                        lit(self, Scalar::U32, 2),
+                    )
+                }
+                7 | 8 => (
+                    Scalar::I32,
+                    lit(self, Scalar::I32, 5),
+                    lit(self, Scalar::I32, -1),
+                    lit(self, Scalar::I32, -2),
+                ),
+                9 => (
+                    Scalar::U32,
+                    lit(self, Scalar::U32, 0xffff_fffd),
+                    lit(self, Scalar::U32, 0xffff_ffff),
+                    one,
+                ),
+                10 => {
+                    let lid = self.e(Expr::Builtin(Builtin::LocalId(0)), Scalar::U32);
+                    let two = self.u32_lit(2);
+                    let end = self.e(Expr::Binary(BinaryOp::Rem, lid, two), Scalar::U32);
+                    let end = self.e(Expr::Binary(BinaryOp::Add, end, one), Scalar::U32);
+                    (Scalar::U32, self.u32_lit(0), end, one)
+                }
+                _ => {
+                    let hundred = self.u32_lit(100);
+                    let zero_step = self.e(Expr::Binary(BinaryOp::Div, k, hundred), Scalar::U32);
+                    (Scalar::U32, self.u32_lit(0), three, zero_step)
+                }
+            };
+            let var = self.f.new_value(Type::scalar(ct), None);
+            let counter = self.e(Expr::Value(var), ct);
             self.blocks.push(Vec::new());
-            self.scope.push(vec![(counter, Scalar::U32)]);
+            self.scope.push(vec![(counter, ct)]);
             let phase = self.phase.unwrap();
             for _ in 0..n {
                 self.stmt(1);
@@ -566,20 +767,27 @@ mod random {
             for _ in 0..n {
                 self.stmt(1);
             }
-            // Leaves or ends the iteration together: a uniform condition.
-            let two = self.u32_lit(2);
-            let km = self.e(Expr::Binary(BinaryOp::Rem, k, two), Scalar::U32);
-            let cond = self.e(Expr::Binary(BinaryOp::Eq, counter, km), Scalar::Bool);
-            let jump = if self.r.below(2) == 0 {
-                Stmt::Break(id)
-            } else {
-                Stmt::Continue(id)
-            };
-            self.emit(Stmt::If {
-                cond,
-                then: vec![jump],
-                otherwise: Vec::new(),
-            });
+            // Leaves or ends the iteration together (a uniform condition), or not.
+            if self.r.below(3) != 0 {
+                let two = lit(self, ct, 2);
+                let kc = if ct == Scalar::U32 {
+                    k
+                } else {
+                    self.e(Expr::Cast(k, ct), ct)
+                };
+                let km = self.e(Expr::Binary(BinaryOp::Rem, kc, two), ct);
+                let cond = self.e(Expr::Binary(BinaryOp::Eq, counter, km), Scalar::Bool);
+                let jump = if self.r.below(2) == 0 {
+                    Stmt::Break(id)
+                } else {
+                    Stmt::Continue(id)
+                };
+                self.emit(Stmt::If {
+                    cond,
+                    then: vec![jump],
+                    otherwise: Vec::new(),
+                });
+            }
             self.emit(Stmt::Barrier(Fence {
                 local: true,
                 global: true,
@@ -591,9 +799,9 @@ mod random {
             self.emit(Stmt::For {
                 id,
                 var,
-                start: zero,
+                start,
                 end,
-                step: one,
+                step,
                 body,
             });
         }

@@ -226,6 +226,12 @@ impl<'a, 'b> Gen<'a, 'b> {
         let stop = ld(&mut b, ptr, env, offset_of!(Env, stop));
         let cancel = ld(&mut b, ptr, env, offset_of!(Env, cancel));
         let local = [0, 1, 2].map(|d| ld(&mut b, types::I32, env, offset_of!(Env, local) + 4 * d));
+        // A guarded region stops where its condition stops holding (`super::plan::Guard`).
+        let xn = if r.guard.is_some() {
+            b.ins().load(types::I32, ro, records, super::plan::LIMIT)
+        } else {
+            local[0]
+        };
 
         // The fault exit: records the site, work-item, index and length; returns 1.
         let fault = b.create_block();
@@ -269,7 +275,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         b.switch_to_block(yb);
         b.def_var(lid[0], zero);
         b.ins().jump(xh, &[]);
-        header(&mut b, xh, lid[0], local[0], xb, yn);
+        header(&mut b, xh, lid[0], xn, xb, yn);
         b.switch_to_block(xb);
         let (x, y, z) = (b.use_var(lid[0]), b.use_var(lid[1]), b.use_var(lid[2]));
         let zy = b.ins().imul(z, local[1]);

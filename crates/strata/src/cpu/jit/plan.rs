@@ -12,12 +12,25 @@
 //! `(l / 4) * 4 * record + 4 * off + (l % 4) * size`. So the four work-items of a vector
 //! ([`super::simd`]) have each slot side by side, one vector load or store, and one
 //! work-item's slots are still at constant offsets from one base per scalar size.
+//!
+//! **Guarded regions.** A region whose whole body is `if lid < bound { .. }`, with `lid` the
+//! local id in dimension 0 (or the linear one) and `bound` the same in every work-item
+//! ([`Uniform`]), is cut off from the statements before it into a region of its own with a
+//! [`Guard`]: the group level computes the bound, and the region's work-item loop stops there
+//! instead of visiting the work-items that have nothing to do (a tree reduction's levels).
 
-use crate::ir::{self, Block, ExprId, Function, GroupOp, GroupScope, LoopId, Stmt, Type, ValueId};
+use crate::ir::{
+    self, BinaryOp, Block, Builtin, Expr, ExprId, Function, GroupOp, GroupScope, LoopId, Mem,
+    PrivateId, Scalar, Stmt, Type, ValueId,
+};
 use std::collections::{HashMap, HashSet};
 
 /// Work-items per block of records (the vector variant's lanes).
 pub(super) const QUAD: usize = 4;
+
+/// Where a guarded region ([`Guard`]) finds the limit of its work-item loop in dimension 0:
+/// a `u32` at this offset from the records (in 8 bytes the group level keeps before them).
+pub(super) const LIMIT: i32 = -8;
 
 /// Where a value lives in a work-item's record.
 #[derive(Clone, Copy, Debug)]
@@ -62,6 +75,51 @@ pub(super) struct RegionPlan {
     pub(super) stmts: Vec<Stmt>,
     /// Expressions evaluated at the end of the region for the next group-level statement.
     pub(super) exports: Vec<(ExprId, Slot)>,
+    /// Where only a prefix of the work-items can do anything ([`Guard`]).
+    pub(super) guard: Option<Guard>,
+}
+
+/// A region that is one `if` whose condition holds only for work-items whose local id (in
+/// dimension 0, or the linear id) lies below a bound that every work-item of the group
+/// computes alike: the group level passes the bound ([`Guard::limit`]), the region's
+/// work-item loop stops there (at the next whole quad in the 4-lane variant, whose other
+/// lanes the condition itself leaves out).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Guard {
+    /// The linear local id rather than the id in dimension 0.
+    pub(super) linear: bool,
+    /// `lid <= bound` rather than `lid < bound`.
+    pub(super) inclusive: bool,
+    /// The comparison is of `i32`s (`lid as i32`) rather than of `u32`s.
+    pub(super) signed: bool,
+    pub(super) bound: Bound,
+}
+
+/// Where the group level finds a [`Guard`]'s bound (32 bits).
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Bound {
+    Literal(u32),
+    /// The scalar argument at this index.
+    Param(usize),
+    LocalSize(u8),
+    /// A value in the records, the same in every work-item that defined it.
+    Slot(Slot),
+}
+
+impl Guard {
+    /// The work-items in dimension 0 (the linear ids, `linear`) from which on the condition
+    /// is false, at most `local[0]`, given the bound's bits.
+    pub(super) fn limit(&self, bits: u32, local: [usize; 3]) -> usize {
+        if self.linear && local[1] * local[2] != 1 {
+            return local[0];
+        }
+        let end = if self.signed {
+            (bits as i32 as i64 + self.inclusive as i64).max(0) as u64
+        } else {
+            bits as u64 + self.inclusive as u64
+        };
+        end.min(local[0] as u64) as usize
+    }
 }
 
 /// The record layout and the cut of the kernel into regions.
@@ -84,6 +142,9 @@ pub(super) struct Plan {
     /// Per region: whether a work-item may leave it early (`return`, or `break`/`continue`
     /// of a group-level loop).
     pub(super) exits: Vec<bool>,
+    /// The record offsets of the values some region reads from the records (a group-level
+    /// `for` need not write its counter's column where none does).
+    pub(super) read: HashSet<u32>,
 }
 
 /// Whether `s` is or contains a barrier or collective.
@@ -100,6 +161,8 @@ pub(super) fn has_sync(s: &Stmt) -> bool {
 
 struct Planner<'a> {
     f: &'a Function,
+    /// Whether guarded regions are cut off ([`Guard`]): not in a kernel of one region.
+    uniform: Option<Uniform<'a>>,
     regions: Vec<RegionPlan>,
     record: usize,
     values: HashMap<ValueId, Slot>,
@@ -141,10 +204,32 @@ impl Planner<'_> {
         if pending.is_empty() && exports.is_empty() {
             return;
         }
-        self.regions.push(RegionPlan {
-            stmts: std::mem::take(pending),
-            exports,
-        });
+        let guard = match (self.uniform.as_mut(), pending.last()) {
+            (Some(u), Some(s)) if exports.is_empty() => u.guard(s),
+            _ => None,
+        };
+        if let Some(guard) = guard {
+            let last = pending.pop().expect("a guarded statement");
+            if !pending.is_empty() {
+                self.regions.push(RegionPlan {
+                    stmts: std::mem::take(pending),
+                    exports: Vec::new(),
+                    guard: None,
+                });
+                nodes.push(Node::Region(self.regions.len() - 1));
+            }
+            self.regions.push(RegionPlan {
+                stmts: vec![last],
+                exports,
+                guard: Some(guard),
+            });
+        } else {
+            self.regions.push(RegionPlan {
+                stmts: std::mem::take(pending),
+                exports,
+                guard: None,
+            });
+        }
         nodes.push(Node::Region(self.regions.len() - 1));
     }
 
@@ -291,26 +376,44 @@ pub(super) fn values_of(
 
 impl Plan {
     pub(super) fn new(f: &Function) -> Plan {
+        let simple = !f.body.iter().any(has_sync);
         let mut p = Planner {
             f,
+            uniform: (!simple).then(|| Uniform::new(f)),
             regions: Vec::new(),
             record: 0,
             values: HashMap::new(),
             loop_flags: HashMap::new(),
         };
-        let simple = !f.body.iter().any(has_sync);
         let returned = p.alloc(1, 1);
         let tree = p.block(&f.body);
         // A value read by a region that does not define it lives in the record.
         let mut spilled = Vec::new();
+        let mut read = HashSet::new();
         for r in &p.regions {
             let ex: Vec<ExprId> = r.exports.iter().map(|(e, _)| *e).collect();
             let (defs, uses) = values_of(f, &r.stmts, &ex);
             spilled.extend(uses.difference(&defs).copied());
+            read.extend(uses.difference(&defs).copied());
         }
         spilled.sort();
         for v in spilled {
             p.value_slot(v);
+        }
+        let read = read.iter().map(|v| p.values[v].off).collect();
+        // A guard's bound in the records (its value is defined by an earlier region).
+        for r in &mut p.regions {
+            if let Some(Guard {
+                bound: Bound::Slot(s),
+                ..
+            }) = &mut r.guard
+            {
+                let Some(Stmt::If { cond, .. }) = r.stmts.first() else {
+                    unreachable!("a guarded region is one `if`")
+                };
+                let v = guard_value(f, *cond).expect("a guard's bound is a value");
+                *s = p.values[&v];
+            }
         }
         let privates = f
             .privates
@@ -352,6 +455,7 @@ impl Plan {
             record,
             simple,
             exits,
+            read,
         }
     }
 
@@ -365,5 +469,237 @@ impl Plan {
             }
             Node::Barrier | Node::Group { .. } => false,
         }
+    }
+}
+
+/// The bound of a guard condition `lid < bound` (or `bound > lid`, `<=`, `>=`) whose bound is a
+/// value.
+fn guard_value(f: &Function, cond: ExprId) -> Option<ValueId> {
+    let Expr::Binary(op, a, b) = f.exprs.get(cond) else {
+        return None;
+    };
+    let bound = if matches!(op, BinaryOp::Lt | BinaryOp::Le) {
+        *b
+    } else {
+        *a
+    };
+    match f.exprs.get(bound) {
+        Expr::Value(v) => Some(*v),
+        _ => None,
+    }
+}
+
+/// How a value is defined, for [`Uniform`].
+#[derive(Clone, Copy)]
+enum Def {
+    Expr(ExprId),
+    Private(PrivateId),
+    /// A `for` counter: its start and step.
+    Counter(ExprId, ExprId),
+    /// Loaded from shared memory, an atomic's result, a collective's.
+    Other,
+}
+
+/// Which values are the same in every work-item of a group that computes them (at the same
+/// point of its run): literals, arguments, sizes and group ids and what is computed from them
+/// alone, `for` counters with such a start and step, and the scalar private variables that
+/// every store sets to such a value outside any condition or loop that work-items may take
+/// differently (none at all where a work-item may leave a loop or return on its own: from
+/// there on their paths differ). A greatest fixed point: every scalar private starts as
+/// uniform (all are zero at first), those stored otherwise are removed until nothing changes.
+pub(super) struct Uniform<'a> {
+    f: &'a Function,
+    defs: HashMap<ValueId, Def>,
+    privs: Vec<bool>,
+    memo: HashMap<ExprId, bool>,
+}
+
+impl<'a> Uniform<'a> {
+    pub(super) fn new(f: &'a Function) -> Uniform<'a> {
+        let mut defs = HashMap::new();
+        ir::walk_block(&f.body, &mut |s| match s {
+            Stmt::Let { value, expr } => {
+                defs.insert(*value, Def::Expr(*expr));
+            }
+            Stmt::Load {
+                value,
+                mem: Mem::Private(p),
+                ..
+            } if f.privates[*p].len.is_none() => {
+                defs.insert(*value, Def::Private(*p));
+            }
+            Stmt::For {
+                var, start, step, ..
+            } => {
+                defs.insert(*var, Def::Counter(*start, *step));
+            }
+            Stmt::Load { value, .. }
+            | Stmt::AtomicLoad { value, .. }
+            | Stmt::Group { value, .. }
+            | Stmt::Atomic {
+                result: Some(value),
+                ..
+            } => {
+                defs.insert(*value, Def::Other);
+            }
+            _ => {}
+        });
+        let privs = f.privates.iter().map(|d| d.len.is_none()).collect();
+        let mut u = Uniform {
+            f,
+            defs,
+            privs,
+            memo: HashMap::new(),
+        };
+        loop {
+            let before = u.privs.clone();
+            u.memo.clear();
+            if u.walk(&f.body, false) {
+                u.privs.iter_mut().for_each(|p| *p = false);
+            }
+            if u.privs == before {
+                break;
+            }
+        }
+        u.memo.clear();
+        u
+    }
+
+    /// Removes the privates stored non-uniformly in `block`; true where a work-item may leave
+    /// a loop or return on its own.
+    fn walk(&mut self, block: &[Stmt], div: bool) -> bool {
+        for s in block {
+            let split = match s {
+                Stmt::If {
+                    cond,
+                    then,
+                    otherwise,
+                } => {
+                    let d = div || !self.expr(*cond);
+                    self.walk(then, d) || self.walk(otherwise, d)
+                }
+                Stmt::For {
+                    start,
+                    end,
+                    step,
+                    body,
+                    ..
+                } => {
+                    let d = div || !(self.expr(*start) && self.expr(*end) && self.expr(*step));
+                    self.walk(body, d)
+                }
+                Stmt::Loop { body, .. } => self.walk(body, div),
+                Stmt::Break(_) | Stmt::Continue(_) | Stmt::Return => div,
+                Stmt::Store {
+                    mem: Mem::Private(p),
+                    value,
+                    ..
+                } => {
+                    if div || !self.expr(*value) {
+                        self.privs[p.index()] = false;
+                    }
+                    false
+                }
+                Stmt::Atomic {
+                    mem: Mem::Private(p),
+                    ..
+                } => {
+                    self.privs[p.index()] = false;
+                    false
+                }
+                _ => false,
+            };
+            if split {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Whether `e` is the same in every work-item of the group that computes it.
+    pub(super) fn expr(&mut self, e: ExprId) -> bool {
+        if let Some(&u) = self.memo.get(&e) {
+            return u;
+        }
+        let u = match self.f.exprs.get(e) {
+            Expr::Literal(_) | Expr::Param(_) | Expr::BufferLen(_) => true,
+            Expr::Builtin(b) => matches!(
+                b,
+                Builtin::GroupId(_)
+                    | Builtin::GlobalSize(_)
+                    | Builtin::LocalSize(_)
+                    | Builtin::NumGroups(_)
+                    | Builtin::GroupLinearId
+                    | Builtin::MaxSubGroupSize
+                    | Builtin::NumSubGroups
+            ),
+            Expr::Value(v) => match self.defs.get(v).copied() {
+                Some(Def::Expr(x)) => self.expr(x),
+                Some(Def::Private(p)) => self.privs[p.index()],
+                Some(Def::Counter(s, st)) => self.expr(s) && self.expr(st),
+                Some(Def::Other) | None => false,
+            },
+            Expr::Stub(..) => false,
+            x => ir::expr_operands(x).into_iter().all(|o| self.expr(o)),
+        };
+        self.memo.insert(e, u);
+        u
+    }
+
+    /// The [`Guard`] of `s`: an `if` without `else` whose condition compares the local id in
+    /// dimension 0 (or the linear one, perhaps as `i32`) with a uniform bound the group level
+    /// can read (a literal, an argument, `local_size(d)`, or a value in the records, whose
+    /// slot [`Plan::new`] fills in).
+    fn guard(&mut self, s: &Stmt) -> Option<Guard> {
+        let Stmt::If {
+            cond,
+            then,
+            otherwise,
+        } = s
+        else {
+            return None;
+        };
+        if !otherwise.is_empty() || then.is_empty() {
+            return None;
+        }
+        let Expr::Binary(op, a, b) = self.f.exprs.get(*cond) else {
+            return None;
+        };
+        let (inclusive, lid, bound) = match op {
+            BinaryOp::Lt => (false, *a, *b),
+            BinaryOp::Le => (true, *a, *b),
+            BinaryOp::Gt => (false, *b, *a),
+            BinaryOp::Ge => (true, *b, *a),
+            _ => return None,
+        };
+        let f = self.f;
+        let id = |e: ExprId| match f.exprs.get(e) {
+            Expr::Builtin(Builtin::LocalId(0)) => Some(false),
+            Expr::Builtin(Builtin::LocalLinearId) => Some(true),
+            _ => None,
+        };
+        let (linear, signed) = match self.f.exprs.get(lid) {
+            Expr::Cast(x, Scalar::I32) => (id(*x)?, true),
+            _ if self.f.exprs.ty(lid) == Type::U32 => (id(lid)?, false),
+            _ => return None,
+        };
+        let bound = match self.f.exprs.get(bound) {
+            Expr::Literal(l) => Bound::Literal(l.bits as u32),
+            Expr::Param(p) if matches!(self.f.params[*p].kind, ir::ParamKind::Scalar(_)) => {
+                Bound::Param(p.index())
+            }
+            Expr::Builtin(Builtin::LocalSize(d)) => Bound::LocalSize(*d),
+            Expr::Value(_) if self.expr(bound) => Bound::Slot(Slot {
+                off: 0,
+                ty: self.f.exprs.ty(bound),
+            }),
+            _ => return None,
+        };
+        Some(Guard {
+            linear,
+            inclusive,
+            signed,
+            bound,
+        })
     }
 }

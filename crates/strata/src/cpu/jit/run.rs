@@ -14,7 +14,7 @@
 
 #![allow(clippy::needless_range_loop)] // lane loops index several per-work-item arrays
 
-use super::plan::{Node, Slot, QUAD};
+use super::plan::{Bound, Guard, Node, Slot, QUAD};
 use super::{Env, Fault, JitProgram, MemArg, RegionFn, Site};
 use crate::cpu::cpu_mem;
 use crate::cpu::semantics::{self, collective};
@@ -230,18 +230,20 @@ impl<'a> Worker<'a> {
                 len: n,
             });
         }
-        // Whole blocks of four records (`super::plan`).
+        // Whole blocks of four records (`super::plan`), after 8 bytes for a guarded region's
+        // limit (`plan::LIMIT`).
         let blocks = lanes.div_ceil(QUAD) * QUAD;
         sc.records.clear();
         sc.records
-            .resize((blocks * p.plan.record).div_ceil(8).max(1), 0);
+            .resize(1 + (blocks * p.plan.record).div_ceil(8).max(1), 0);
         *sc.fault = Fault::default();
         *sc.panic = None;
         *sc.env = Env {
             bufs: s.bufs,
             scalars: s.scalars.as_ptr(),
             locals: sc.local_args.as_ptr(),
-            records: sc.records.as_mut_ptr() as *mut u8,
+            // SAFETY: the records hold at least two words.
+            records: unsafe { sc.records.as_mut_ptr().add(1) } as *mut u8,
             local: s.local.map(|x| x as u32),
             group: [0; 3],
             groups: s.groups.map(|x| x as u32),
@@ -356,7 +358,8 @@ impl<'a> Worker<'a> {
     /// Where work-item `l`'s scalar of `size` bytes at record offset `off` lies (records are
     /// kept in blocks of four work-items, [`super::plan`]).
     fn rec_index(&self, l: usize, off: u32, size: usize) -> usize {
-        (l / QUAD) * QUAD * self.p.plan.record + QUAD * off as usize + (l % QUAD) * size
+        // After the guard limit's word.
+        8 + (l / QUAD) * QUAD * self.p.plan.record + QUAD * off as usize + (l % QUAD) * size
     }
 
     fn rec(&self, l: usize, off: u32, size: usize) -> *const u8 {
@@ -456,6 +459,90 @@ impl<'a> Worker<'a> {
         }
     }
 
+    /// Where a guarded region's work-item loop stops in dimension 0 ([`Guard`]): its bound is
+    /// the same in every work-item, so it is read from the first active one.
+    fn guard_limit(&self, g: &Guard, mask: &[u8]) -> usize {
+        let bits = match g.bound {
+            Bound::Literal(b) => b,
+            Bound::Param(i) => self.s.scalars[i] as u32,
+            Bound::LocalSize(d) => self.s.local[d as usize] as u32,
+            Bound::Slot(s) => {
+                let Some(l) = mask.iter().position(|&m| m != 0) else {
+                    return 0;
+                };
+                // SAFETY: a 32-bit slot of lane `l`'s record.
+                unsafe { std::ptr::read_unaligned(self.rec(l, s.off, 4) as *const u32) }
+            }
+        };
+        g.limit(bits, self.s.local)
+    }
+
+    /// Whether a group-level `for`'s start, end and step are the same in every work-item of
+    /// `mask`.
+    fn uniform_bounds(&self, node: &Node, mask: &[u8]) -> bool {
+        let Node::For {
+            start, end, step, ..
+        } = node
+        else {
+            return false;
+        };
+        let Some(first) = mask.iter().position(|&m| m != 0) else {
+            return false;
+        };
+        let size = start.ty.scalar.size();
+        let at = |l: usize, s: &Slot| {
+            // SAFETY: a slot of `size` bytes in lane `l`'s record.
+            unsafe { std::slice::from_raw_parts(self.rec(l, s.off, size), size) }
+        };
+        (first + 1..self.lanes)
+            .filter(|&l| mask[l] != 0)
+            .all(|l| [start, end, step].iter().all(|s| at(l, s) == at(first, s)))
+    }
+
+    /// A group-level `for` whose bounds are the same in every work-item ([`Self::uniform_bounds`])
+    /// and whose body no work-item leaves on its own: one counter for the group, every
+    /// work-item of `mask` runs every iteration, so nothing reads or clears the loop's flags
+    /// or recomputes the mask; the counter's column is written where a region reads it. The
+    /// zero step was tested before.
+    fn uniform_for(&mut self, node: &'a Node, mask: &[u8]) -> Result<()> {
+        let Node::For {
+            var,
+            start,
+            end,
+            step,
+            body,
+            ..
+        } = node
+        else {
+            unreachable!("a `for` node")
+        };
+        let first = mask
+            .iter()
+            .position(|&m| m != 0)
+            .expect("an active work-item");
+        let read = self.p.plan.read.contains(&var.off);
+        with_int!(var.ty.scalar, T => {
+            let size = std::mem::size_of::<T>();
+            // SAFETY: the bounds' slots hold `T`s.
+            let get = |w: &Self, s: &Slot| unsafe { std::ptr::read_unaligned(w.rec(first, s.off, size) as *const T) };
+            let (mut v, e, st): (T, T, T) = (get(self, start), get(self, end), get(self, step));
+            loop {
+                let go = if st > T::zero() { v < e } else { v > e };
+                if !go {
+                    return Ok(());
+                }
+                if read {
+                    for l in (0..self.lanes).filter(|&l| mask[l] != 0) {
+                        // SAFETY: the counter's slot holds a `T`.
+                        unsafe { std::ptr::write_unaligned(self.rec_mut(l, var.off, size) as *mut T, v) };
+                    }
+                }
+                self.exec_block(body, mask)?;
+                v = v.add(st);
+            }
+        }, _ => unreachable!("validated: integer counter"))
+    }
+
     fn clear_flags(&mut self, id: LoopId, broken: bool) {
         let (b, c) = self.p.plan.loop_flags[&id];
         for l in 0..self.lanes {
@@ -470,7 +557,13 @@ impl<'a> Worker<'a> {
     fn exec(&mut self, node: &'a Node, mask: &[u8]) -> Result<()> {
         let n = self.lanes;
         match node {
-            Node::Region(i) => self.call(*i, mask),
+            Node::Region(i) => {
+                if let Some(g) = &self.p.plan.regions[*i].guard {
+                    let limit = self.guard_limit(g, mask);
+                    self.records[0] = limit as u64;
+                }
+                self.call(*i, mask)
+            }
             Node::Barrier => self.check_uniform(mask, "barrier"),
             Node::Group {
                 value,
@@ -568,6 +661,10 @@ impl<'a> Worker<'a> {
                         }
                     }
                 }, _ => unreachable!("validated: integer counter"));
+                if !body.iter().any(|n| self.p.plan.may_exit(n)) && self.uniform_bounds(node, mask)
+                {
+                    return self.uniform_for(node, mask);
+                }
                 self.frames.push(Frame {
                     flags: self.p.plan.loop_flags[id],
                 });
