@@ -696,6 +696,32 @@ mod random {
             *self.phase.as_mut().unwrap() += 1;
         }
 
+        /// Leaves or ends the iteration of group loop `id` together (a uniform condition on
+        /// its counter), or not.
+        fn group_jump(&mut self, id: LoopId, ct: Scalar, counter: ExprId) {
+            let k = self.e(Expr::Param(ParamId::new(K)), Scalar::U32);
+            if self.r.below(3) != 0 {
+                let two = self.e(Expr::Literal(Literal::from_bits(ct, 2)), ct);
+                let kc = if ct == Scalar::U32 {
+                    k
+                } else {
+                    self.e(Expr::Cast(k, ct), ct)
+                };
+                let km = self.e(Expr::Binary(BinaryOp::Rem, kc, two), ct);
+                let cond = self.e(Expr::Binary(BinaryOp::Eq, counter, km), Scalar::Bool);
+                let jump = if self.r.below(2) == 0 {
+                    Stmt::Break(id)
+                } else {
+                    Stmt::Continue(id)
+                };
+                self.emit(Stmt::If {
+                    cond,
+                    then: vec![jump],
+                    otherwise: Vec::new(),
+                });
+            }
+        }
+
         /// A loop at the group level (the same trip count in every work-item, a barrier in
         /// it) that every work-item leaves or continues together.
         fn group_loop(&mut self, n: u32) {
@@ -760,33 +786,21 @@ mod random {
             self.blocks.push(Vec::new());
             self.scope.push(vec![(counter, ct)]);
             let phase = self.phase.unwrap();
+            // The jump before the barrier in the middle (the rest of the body skipped) or at
+            // the end.
+            let early = self.r.below(2) == 0;
             for _ in 0..n {
                 self.stmt(1);
+            }
+            if early {
+                self.group_jump(id, ct, counter);
             }
             self.sync();
             for _ in 0..n {
                 self.stmt(1);
             }
-            // Leaves or ends the iteration together (a uniform condition), or not.
-            if self.r.below(3) != 0 {
-                let two = lit(self, ct, 2);
-                let kc = if ct == Scalar::U32 {
-                    k
-                } else {
-                    self.e(Expr::Cast(k, ct), ct)
-                };
-                let km = self.e(Expr::Binary(BinaryOp::Rem, kc, two), ct);
-                let cond = self.e(Expr::Binary(BinaryOp::Eq, counter, km), Scalar::Bool);
-                let jump = if self.r.below(2) == 0 {
-                    Stmt::Break(id)
-                } else {
-                    Stmt::Continue(id)
-                };
-                self.emit(Stmt::If {
-                    cond,
-                    then: vec![jump],
-                    otherwise: Vec::new(),
-                });
+            if !early {
+                self.group_jump(id, ct, counter);
             }
             self.emit(Stmt::Barrier(Fence {
                 local: true,

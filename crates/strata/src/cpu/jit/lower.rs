@@ -162,6 +162,9 @@ pub(super) struct Gen<'a, 'b> {
     /// The work-item's record, per scalar size (1, 2, 4, 8 bytes): the base that a slot of
     /// that size is addressed from ([`Gen::rec_at`]; see [`super::plan`] for the layout).
     pub(super) lrec: [Value; 4],
+    /// The group's records (before them the group level's words, `super::plan::LIMIT` and
+    /// `super::plan::EXITED`).
+    pub(super) records: Value,
     /// Vector mode: the lanes active when the region started.
     pub(super) entry_mask: Option<Value>,
     pub(super) vars: HashMap<(VarOf, u8), Variable>,
@@ -335,6 +338,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             lid,
             lane,
             lrec,
+            records,
             entry_mask,
             vars: HashMap::new(),
             memo: vec![HashMap::new()],
@@ -557,6 +561,19 @@ impl<'a, 'b> Gen<'a, 'b> {
         let one = self.b.ins().iconst(types::I8, 1);
         let (base, at) = self.rec_at(off, 1);
         self.b.ins().store(MEM, one, base, at);
+        self.mark_exit(off);
+    }
+
+    /// Tells the group level that a work-item set exit flag `off` (`super::plan::EXITED`,
+    /// `super::plan::RETURNED`): until then it neither reads nor clears the flags.
+    pub(super) fn mark_exit(&mut self, off: u32) {
+        let one = self.b.ins().iconst(types::I8, 1);
+        let at = if off == self.plan.returned {
+            super::plan::RETURNED
+        } else {
+            super::plan::EXITED
+        };
+        self.b.ins().store(MEM, one, self.records, at);
     }
 
     /// Base and length (`i64`) of entry `i` of a [`MemArg`] table.

@@ -32,6 +32,14 @@ pub(super) const QUAD: usize = 4;
 /// a `u32` at this offset from the records (in 8 bytes the group level keeps before them).
 pub(super) const LIMIT: i32 = -8;
 
+/// A byte before the records that region code sets whenever it sets the exit flag of a
+/// group-level loop (`break`, `continue`): until then the group level neither reads nor
+/// clears the loop's flags.
+pub(super) const EXITED: i32 = -4;
+
+/// The same for the `returned` flag.
+pub(super) const RETURNED: i32 = -3;
+
 /// Where a value lives in a work-item's record.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Slot {

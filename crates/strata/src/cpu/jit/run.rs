@@ -128,6 +128,9 @@ unsafe impl Sync for Shared<'_> {}
 struct Frame {
     /// Record offsets of the loop's `broken` and `continued` flags.
     flags: (u32, u32),
+    /// Whether a work-item may have set one of them since the loop started (a region said
+    /// so, `plan::EXITED`, or the `for` node itself): until then neither is read or cleared.
+    dirty: bool,
 }
 
 /// One thread's state: the records, local memory and masks of the work-group it runs (its
@@ -142,6 +145,8 @@ struct Worker<'a> {
     zero_records: bool,
     /// The scratch's frames, taken out of it (pushed while `p` is borrowed).
     frames: Vec<Frame>,
+    /// Whether a work-item of this group may have returned (`plan::RETURNED`).
+    returned: bool,
     /// Given back to the thread when the worker is dropped.
     sc: ManuallyDrop<Scratch>,
 }
@@ -265,6 +270,7 @@ impl<'a> Worker<'a> {
             lanes,
             zero_records: !(p.plan.simple && p.plan.privates.iter().all(Option::is_none)),
             frames: std::mem::take(&mut sc.frames),
+            returned: false,
             sc: ManuallyDrop::new(sc),
         }
     }
@@ -329,6 +335,17 @@ impl<'a> Worker<'a> {
         // SAFETY: the region was compiled for this program; `env` points at this worker's
         // records, local memory and the launch's buffers, all sized for this launch.
         let status = unsafe { f(&*self.env, mask.as_ptr()) };
+        // The exit markers (`plan::EXITED`, `plan::RETURNED`): bytes 4 and 5 of the word
+        // before the records.
+        let mut head = self.records[0].to_ne_bytes();
+        if head[4] | head[5] != 0 {
+            if head[4] != 0 {
+                self.frames.iter_mut().for_each(|f| f.dirty = true);
+            }
+            self.returned |= head[5] != 0;
+            (head[4], head[5]) = (0, 0);
+            self.records[0] = u64::from_ne_bytes(head);
+        }
         if status == 0 {
             Ok(())
         } else {
@@ -338,6 +355,7 @@ impl<'a> Worker<'a> {
 
     fn run_group(&mut self, g: usize) -> Result<()> {
         self.env.group = semantics::group_id(g, self.s.groups);
+        self.returned = false;
         if self.zero_records {
             self.records.fill(0);
         }
@@ -385,6 +403,9 @@ impl<'a> Worker<'a> {
     /// Clears in `mask` the work-items that returned, or left (or ended the iteration of) an
     /// enclosing group-level loop.
     fn keep_alive(&self, mask: &mut [u8]) {
+        if !self.returned && !self.frames.iter().any(|f| f.dirty) {
+            return;
+        }
         let plan = &self.p.plan;
         for (l, m) in mask.iter_mut().enumerate() {
             if *m == 0 {
@@ -560,7 +581,9 @@ impl<'a> Worker<'a> {
             Node::Region(i) => {
                 if let Some(g) = &self.p.plan.regions[*i].guard {
                     let limit = self.guard_limit(g, mask);
-                    self.records[0] = limit as u64;
+                    let mut head = self.records[0].to_ne_bytes();
+                    head[..4].copy_from_slice(&(limit as u32).to_ne_bytes());
+                    self.records[0] = u64::from_ne_bytes(head);
                 }
                 self.call(*i, mask)
             }
@@ -612,6 +635,7 @@ impl<'a> Worker<'a> {
             Node::Loop { id, body } => {
                 self.frames.push(Frame {
                     flags: self.p.plan.loop_flags[id],
+                    dirty: false,
                 });
                 self.clear_flags(*id, true);
                 let mut iter = self.take_mask();
@@ -629,7 +653,9 @@ impl<'a> Worker<'a> {
                             return Err(self.p.cancelled());
                         }
                         self.exec_block(body, &iter)?;
-                        self.clear_flags(*id, false);
+                        if self.frames.last().is_some_and(|f| f.dirty) {
+                            self.clear_flags(*id, false);
+                        }
                     }
                 })();
                 self.masks.push(iter);
@@ -667,6 +693,7 @@ impl<'a> Worker<'a> {
                 }
                 self.frames.push(Frame {
                     flags: self.p.plan.loop_flags[id],
+                    dirty: false,
                 });
                 self.clear_flags(*id, true);
                 let mut iter = self.take_mask();
@@ -696,6 +723,7 @@ impl<'a> Worker<'a> {
                                     iter[l] = 0;
                                     // SAFETY: the flag byte of lane `l`.
                                     unsafe { *self.rec_mut(l, broken, 1) = 1 };
+                                    self.frames.last_mut().expect("this loop's frame").dirty = true;
                                 }
                             }
                         }, _ => unreachable!());
@@ -703,7 +731,9 @@ impl<'a> Worker<'a> {
                             return Ok(());
                         }
                         self.exec_block(body, &iter)?;
-                        self.clear_flags(*id, false);
+                        if self.frames.last().is_some_and(|f| f.dirty) {
+                            self.clear_flags(*id, false);
+                        }
                         with_int!(s, T => {
                             for l in (0..n).filter(|&l| mask[l] != 0) {
                                 let p = self.rec_mut(l, var.off, std::mem::size_of::<T>()) as *mut T;

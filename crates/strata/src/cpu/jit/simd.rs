@@ -391,6 +391,7 @@ impl Gen<'_, '_> {
         let set = lanes_to_bytes(&mut self.b, m);
         let new = self.b.ins().bor(old, set);
         self.b.ins().store(MEM, new, base, at);
+        self.mark_exit(off);
     }
 
     /// Base and length of a buffer or local array.
