@@ -188,6 +188,55 @@ fn a_kernel_over_the_time_limit_is_a_failure_not_a_stuck_run() {
     }
 }
 
+/// The time limit counts time the kernel could run: past the limit, a process that had less
+/// than half of it on a CPU (a starved run) waits on, up to `STARVED_FACTOR` times the limit;
+/// one that had its CPU time, or whose CPU time is unknown, times out at the limit.
+#[test]
+fn a_starved_kernel_gets_longer_than_its_limit_a_running_one_does_not() {
+    use difftest::{wait_bounded, Waited, STARVED_FACTOR};
+    use std::time::{Duration, Instant};
+    let limit = Duration::from_millis(40);
+    let (_tx, rx) = std::sync::mpsc::channel::<u32>();
+    // No CPU time at all: starved until the factor.
+    let t = Instant::now();
+    let w = wait_bounded(&rx, limit, || Some(Duration::ZERO));
+    assert!(
+        matches!(w, Waited::TimedOut(d) if d >= limit * STARVED_FACTOR),
+        "{w:?}"
+    );
+    assert!(t.elapsed() >= limit * STARVED_FACTOR);
+    // CPU time as fast as the wall clock: the limit.
+    let start = Instant::now();
+    let w = wait_bounded(&rx, limit, || Some(start.elapsed()));
+    assert!(
+        matches!(w, Waited::TimedOut(d) if d >= limit && d < limit * STARVED_FACTOR),
+        "{w:?}"
+    );
+    // Unknown CPU time: the limit.
+    let w = wait_bounded(&rx, limit, || None);
+    assert!(
+        matches!(w, Waited::TimedOut(d) if d < limit * STARVED_FACTOR),
+        "{w:?}"
+    );
+    // A result that comes, and a sender that leaves.
+    let (tx, rx) = std::sync::mpsc::channel::<u32>();
+    std::thread::spawn(move || tx.send(7).unwrap());
+    assert_eq!(wait_bounded(&rx, limit * 100, || None), Waited::Done(7));
+    let (tx, rx) = std::sync::mpsc::channel::<u32>();
+    drop(tx);
+    assert_eq!(wait_bounded(&rx, limit, || None), Waited::Lost);
+    // This process's CPU time can be read here (Linux) and grows while it computes.
+    let a = difftest::process_cpu_time().expect("/proc/self/stat");
+    let mut x = 1u64;
+    let t = Instant::now();
+    while difftest::process_cpu_time().unwrap() == a && t.elapsed() < Duration::from_secs(20) {
+        for _ in 0..100_000 {
+            x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+        }
+    }
+    assert!(difftest::process_cpu_time().unwrap() > a, "{x}");
+}
+
 /// The compiled CPU backend against the interpreter: always present, so always run.
 #[test]
 fn compiled_cpu_agrees_with_interp() {

@@ -65,8 +65,9 @@ mod run;
 
 pub use compare::ulp_bound;
 pub use run::{
-    kernel_timeout, programs_per_kernel, run, run_one, run_with, run_with_timeout, Report,
-    PROGRAMS_PER_KERNEL, PROGRAMS_PER_KERNEL_LOOP_LIMIT,
+    kernel_timeout, process_cpu_time, programs_per_kernel, run, run_one, run_with,
+    run_with_timeout, wait_bounded, Report, Waited, PROGRAMS_PER_KERNEL,
+    PROGRAMS_PER_KERNEL_LOOP_LIMIT, STARVED_FACTOR,
 };
 
 use crate::conformance::Rng;

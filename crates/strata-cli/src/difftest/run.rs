@@ -5,6 +5,13 @@
 //! and a kernel that has not finished in time (a miscompiled loop that never ends, as PoCL's
 //! `rootn(x, 0)` made one) is a reported failure of its programs, not a stuck run. The queue
 //! it hangs on is left to it; the run goes on with a new queue on the same device.
+//!
+//! "In time" means that the kernel had its time ([`wait_bounded`]): the limit counts as
+//! reached once that much wall time has passed *and* the process has had at least half of it
+//! on a CPU meanwhile (where the process's CPU time can be read: Linux's `/proc/self/stat`).
+//! A run starved by a loaded machine (a low-priority sweep beside builds) waits longer, up to
+//! [`STARVED_FACTOR`] times the limit, instead of reporting a compile that was never
+//! scheduled as a hang; a kernel that spins forever gets its CPU time and fails at the limit.
 
 use super::compare::compare;
 use super::gen::build;
@@ -240,12 +247,78 @@ fn bounded(
             let _ = tx.send(r);
         })
         .map_err(|e| format!("no thread for the kernel: {e}"))?;
-    match rx.recv_timeout(limit) {
-        Ok(r) => r,
-        Err(_) => Err(format!(
-            "{TIMED_OUT}: the kernel did not finish within {limit:?} (a miscompiled loop that never ends?)"
+    match wait_bounded(&rx, limit, process_cpu_time) {
+        Waited::Done(r) => r,
+        Waited::Lost => Err("the kernel's thread ended without a result (a panic)".into()),
+        Waited::TimedOut(waited) => Err(format!(
+            "{TIMED_OUT}: the kernel did not finish within {limit:?} ({:.0?} waited; a miscompiled loop that never ends?)",
+            waited
         )),
     }
+}
+
+/// How much longer than its limit [`wait_bounded`] waits for a kernel whose process was
+/// starved of CPU time.
+pub const STARVED_FACTOR: u32 = 4;
+
+/// What [`wait_bounded`] saw.
+#[derive(Debug, PartialEq)]
+pub enum Waited<T> {
+    /// The result came in time.
+    Done(T),
+    /// The sender was dropped without sending.
+    Lost,
+    /// No result after the wall time given: the limit, with at least half of it on a CPU
+    /// (or with no CPU time to read), or [`STARVED_FACTOR`] times the limit.
+    TimedOut(Duration),
+}
+
+/// Waits for `rx`'s result for `limit`, counted as the module docs say: past `limit` of wall
+/// time, it goes on waiting while `cpu` (the process's CPU time, `None` where unknown) has
+/// advanced by less than half of `limit` since the start, up to [`STARVED_FACTOR`] times
+/// `limit`.
+pub fn wait_bounded<T>(
+    rx: &std::sync::mpsc::Receiver<T>,
+    limit: Duration,
+    cpu: impl Fn() -> Option<Duration>,
+) -> Waited<T> {
+    use std::sync::mpsc::RecvTimeoutError;
+    let (start, cpu0) = (std::time::Instant::now(), cpu());
+    let most = limit * STARVED_FACTOR;
+    // Past the limit, the CPU time is read again every slice.
+    let slice = (limit / 16).max(Duration::from_millis(10));
+    let mut next = limit;
+    loop {
+        match rx.recv_timeout(next.saturating_sub(start.elapsed())) {
+            Ok(r) => return Waited::Done(r),
+            Err(RecvTimeoutError::Disconnected) => return Waited::Lost,
+            Err(RecvTimeoutError::Timeout) => {}
+        }
+        let waited = start.elapsed();
+        if waited < next {
+            continue;
+        }
+        let had = match (cpu0, cpu()) {
+            (Some(a), Some(b)) => b.saturating_sub(a),
+            _ => Duration::MAX,
+        };
+        if waited >= most || had >= limit / 2 {
+            return Waited::TimedOut(waited);
+        }
+        next = (waited + slice).min(most);
+    }
+}
+
+/// This process's CPU time (user and system, all threads), from Linux's `/proc/self/stat`
+/// (in clock ticks of 1/100 s, the fixed `USER_HZ` that file reports in); `None` elsewhere.
+pub fn process_cpu_time() -> Option<Duration> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // The fields after the command name (which may contain spaces, but ends at the last ')'):
+    // state is field 3, utime 14 and stime 15.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let mut f = rest.split_whitespace().skip(11);
+    let (utime, stime): (u64, u64) = (f.next()?.parse().ok()?, f.next()?.parse().ok()?);
+    Some(Duration::from_millis((utime + stime) * 10))
 }
 
 /// A generated kernel's inputs: buffer contents and scalar arguments per type.
