@@ -174,6 +174,12 @@ pub(super) struct Gen<'a, 'b> {
     /// left it and the lanes that ended the iteration.
     pub(super) cur: Option<Variable>,
     pub(super) vloops: Vec<(LoopId, Variable, Variable)>,
+    /// Vector mode: whether the active lanes are known to be all four here (then accesses,
+    /// private variables and record slots need no mask).
+    pub(super) full: bool,
+    /// Vector mode: the tests of four active lanes enclosing the code being lowered
+    /// ([`super::simd`]'s `vblock_split`).
+    pub(super) splits: u32,
     /// The work-item a fault names, where it is not `lane` (a lane of a vector).
     pub(super) fault_lane: Option<Value>,
     /// Integer divisions computed before a loop that uses them ([`Gen::hoist_divisions`]):
@@ -338,6 +344,8 @@ impl<'a, 'b> Gen<'a, 'b> {
             defined,
             cur,
             vloops: Vec::new(),
+            full: false,
+            splits: 0,
             fault_lane: None,
             hoisted: HashMap::new(),
             at: crate::ir::SourceLoc::NONE,
