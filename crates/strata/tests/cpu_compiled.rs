@@ -324,6 +324,12 @@ fn shared_indices_agree_with_the_interpreter() {
         for_range(0u32, n, |j| {
             acc.set(acc.get() * 0.5f32 + a.at(row + j) + a.at(local_id(1) * 3u32 + j));
         });
+        // Four lanes entering a loop that some leave early (then the others go on alone).
+        for_range(0u32, n, |j| {
+            acc.set(acc.get() + a.at(j + local_id(2)));
+            if_(j.ge(x % 4u32), || break_());
+            acc.set(acc.get() * 0.75f32);
+        });
         // A partial mask: odd work-items only, and lanes leaving the loop early.
         if_((x & 1u32).eq(1u32), || {
             for_range(0u32, n, |j| {
@@ -414,6 +420,49 @@ fn shared_indices_agree_with_the_interpreter() {
         let bits: Vec<u32> = q.read(&c).unwrap().iter().map(|v| v.to_bits()).collect();
         Ok::<_, String>(bits)
     };
+    // The bench's shape: fixed 8x8 tiles, the inner product unrolled, `bt[p * 8 + tx]` in
+    // bounds when `local_size(0) <= 8` (tested once per launch); 16-wide groups fault.
+    let fixed = Kernel::build("tiled_fixed", |k| {
+        let a = k.read::<f32>("a");
+        let b = k.read::<f32>("b");
+        let c = k.write::<f32>("c");
+        let n = k.scalar::<u32>("n");
+        let at = k.local_array::<f32>("at", 64);
+        let bt = k.local_array::<f32>("bt", 64);
+        let (tx, ty) = (local_id(0), local_id(1));
+        let (col, row) = (global_id(0), global_id(1));
+        let acc = var_named("acc", 0.0f32);
+        for_range(0u32, n / 8u32, |t| {
+            at.set(ty * 8u32 + tx, a.at(row * n + t * 8u32 + tx));
+            bt.set(ty * 8u32 + tx, b.at((t * 8u32 + ty) * n + col));
+            barrier_local();
+            for p in 0..8u32 {
+                acc.set(acc.get() + at.at(ty * 8u32 + p) * bt.at(p * 8u32 + tx));
+            }
+            barrier_local();
+        });
+        c.set(row * n + col, acc.get());
+    })
+    .unwrap();
+    let run_fixed = |q: &Queue, local: [usize; 2]| {
+        let a = Buffer::from_slice(q, &am).unwrap();
+        let b = Buffer::from_slice(q, &bm).unwrap();
+        let c = Buffer::<f32>::new(q.device(), n * n).unwrap();
+        fixed
+            .launch(
+                q,
+                NdRange::new([n, n]).local(local),
+                args![&a, &b, &c, n as u32],
+            )
+            .map_err(|e| e.to_string())?;
+        let bits: Vec<u32> = q.read(&c).unwrap().iter().map(|v| v.to_bits()).collect();
+        Ok::<_, String>(bits)
+    };
+    for local in [[8, 8], [16, 4], [16, 8]] {
+        let want = run_fixed(&interp, local);
+        assert_eq!(want.is_ok(), local == [8, 8], "{want:?}");
+        assert_eq!(run_fixed(&cpu, local), want, "tiled_fixed, local {local:?}");
+    }
     // Tiles of 4x4 and 8x8 (the vector variant), 2x2 (the scalar code); local arrays one
     // element short: the same fault.
     for ts in [4, 8, 2] {

@@ -17,16 +17,17 @@
 //! the ids' and sizes' signs, `+ - *`, division and remainder by positive numbers, `&`,
 //! shifts by literals, exact casts, `min`, `max`, `select`; an operation that may wrap gives
 //! its type's whole range) and *symbolic upper bounds* `e <= t1 + t2 + ... + c`, whose terms
-//! are launch-uniform leaves (integer scalar parameters and buffer lengths), e.g. `i + off`
-//! under `i < n` is at most `n + off - 1`.
+//! are launch-uniform leaves (integer scalar parameters, buffer lengths and the work-group's
+//! sizes, which bound the local ids), e.g. `i + off` under `i < n` is at most `n + off - 1`.
 //!
 //! **Verdicts.** An access at `index` of memory with `len` elements is
 //! - [`Verdict::Proven`] when `index >= 0` and `index < len` follow from the facts (`len` a
 //!   literal, as for fixed-size local and private arrays; or a bound `len(buffer) - 1`);
 //! - [`Verdict::ProvenIf`] when it is in bounds provided conditions on the launch's
 //!   arguments hold ([`Precondition`]: `n <= len(a)` for `a[i]` under `i < n`; `len(c) <=
-//!   len(a)` for `a[i]` under `i < len(c)`), which a backend tests once (per launch or per
-//!   work-group) rather than per access;
+//!   len(a)` for `a[i]` under `i < len(c)`; `local_size(0) + 240 <= 256` for a fixed-size
+//!   local array's `tile[p * 16 + local_id(0)]` at `p = 15`), which a backend tests once (per
+//!   launch or per work-group) rather than per access;
 //! - [`Verdict::Unproven`] otherwise.
 //!
 //! An access is keyed by its memory and its index expression; where the same pair occurs more
@@ -53,19 +54,30 @@ pub enum Term {
     Param(ParamId),
     /// The element count of a buffer parameter, as [`Expr::BufferLen`] gives it (`u32`).
     Len(ParamId),
+    /// The work-group's size in a dimension (0 to 2), as [`Builtin::LocalSize`] gives it.
+    LocalSize(u8),
 }
 
-/// A condition on the launch's arguments: `terms[0] + terms[1] + ... + offset <= len(buffer)`,
-/// summed without wrapping (terms are at most 32-bit, `|offset| < 2^48`), with the buffer's
-/// real element count on the right.
+/// The right side of a [`Precondition`].
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum Limit {
+    /// The real element count of a buffer parameter.
+    Len(ParamId),
+    /// A fixed-size local array's element count.
+    Fixed(u32),
+}
+
+/// A condition on the launch's arguments: `terms[0] + terms[1] + ... + offset <= limit`,
+/// summed without wrapping (terms are at most 32-bit, `|offset| < 2^48`), with a buffer's
+/// real element count or a local array's on the right.
 #[derive(Clone, PartialEq, Eq, Hash, Debug)]
 pub struct Precondition {
     /// The summed terms.
     pub terms: Vec<Term>,
     /// The constant added.
     pub offset: i64,
-    /// The buffer whose length bounds the sum.
-    pub buffer: ParamId,
+    /// What bounds the sum.
+    pub limit: Limit,
 }
 
 /// What the analysis says of an access.
@@ -331,15 +343,15 @@ impl Analysis<'_> {
         if lo < 0 {
             return Verdict::Unproven;
         }
-        let buffer = match mem {
-            Mem::Buffer(p) => p,
-            Mem::Field(v) => self.f.fields[v].buffer,
-            Mem::Local(l) => {
-                return match self.f.locals[l].len {
-                    ArrayLen::Fixed(n) if hi < n as i128 => Verdict::Proven,
-                    _ => Verdict::Unproven,
-                }
-            }
+        let limit = match mem {
+            Mem::Buffer(p) => Limit::Len(p),
+            Mem::Field(v) => Limit::Len(self.f.fields[v].buffer),
+            Mem::Local(l) => match self.f.locals[l].len {
+                ArrayLen::Fixed(n) if hi < n as i128 => return Verdict::Proven,
+                // `tile[p * 16 + local_id(0)]`: when `local_size(0) + p * 16 <= 256`.
+                ArrayLen::Fixed(n) => Limit::Fixed(n),
+                _ => return Verdict::Unproven,
+            },
             Mem::Private(p) => {
                 let n = self.f.privates[p].count();
                 return if hi < n as i128 {
@@ -351,12 +363,23 @@ impl Analysis<'_> {
         };
         let mut best: Option<Precondition> = None;
         for b in self.upper(index) {
-            if b.terms == [Term::Len(buffer)] && b.c <= -1 {
-                return Verdict::Proven;
-            }
-            // `len(buffer) + k <= len(buffer)` never holds.
-            if b.terms.contains(&Term::Len(buffer)) {
-                continue;
+            match limit {
+                Limit::Len(buffer) => {
+                    if b.terms == [Term::Len(buffer)] && b.c <= -1 {
+                        return Verdict::Proven;
+                    }
+                    // `len(buffer) + k <= len(buffer)` never holds.
+                    if b.terms.contains(&Term::Len(buffer)) {
+                        continue;
+                    }
+                }
+                Limit::Fixed(n) if b.terms.is_empty() => {
+                    if b.c < n as i128 {
+                        return Verdict::Proven;
+                    }
+                    continue;
+                }
+                Limit::Fixed(_) => {}
             }
             if b.terms.is_empty() && b.c >= ANY.1 {
                 continue;
@@ -372,7 +395,7 @@ impl Analysis<'_> {
             let p = Precondition {
                 terms: b.terms,
                 offset,
-                buffer,
+                limit,
             };
             // The fewest terms first (the cheapest test); a constant (often a type's
             // maximum) only where nothing else bounds the index.
@@ -394,6 +417,7 @@ impl Analysis<'_> {
     fn term(&self, e: ExprId) -> Option<Term> {
         match *self.f.exprs.get(e) {
             Expr::BufferLen(p) => Some(Term::Len(p)),
+            Expr::Builtin(Builtin::LocalSize(d)) if d < 3 => Some(Term::LocalSize(d)),
             Expr::Param(p) => match self.f.params[p].kind {
                 // 32 bits at most, so that a backend sums them in 64 without wrapping.
                 ParamKind::Scalar(t)
@@ -638,6 +662,14 @@ impl Analysis<'_> {
                     add(&mut out, x);
                 }
             }
+            // A local id is below the work-group's size.
+            Expr::Builtin(Builtin::LocalId(d)) if d < 3 => add(
+                &mut out,
+                Bound {
+                    terms: vec![Term::LocalSize(d)],
+                    c: -1,
+                },
+            ),
             Expr::Value(v) => {
                 if let Some(&x) = self.lets.get(&v) {
                     for b in self.upper(x) {
@@ -742,8 +774,35 @@ mod tests {
         Verdict::ProvenIf(vec![Precondition {
             terms: terms.to_vec(),
             offset,
-            buffer: param(k, buffer),
+            limit: Limit::Len(param(k, buffer)),
         }])
+    }
+
+    #[test]
+    fn local_ids_are_below_the_work_group_size() {
+        // A fixed-size tile at `local_id(0) + 48` fits when the group is at most 16 wide; a
+        // buffer at `local_id(1)` when it has `local_size(1)` elements.
+        let k = Kernel::build("tiles", |k| {
+            let a = k.read::<f32>("a");
+            let out = k.write::<f32>("out");
+            let tile = k.local_array::<f32>("tile", 64);
+            tile.set(local_id(0) + 48u32, a.at(local_id(1)));
+            barrier();
+            out.set(global_id(0), tile.at(local_id(0) % 64u32));
+        })
+        .unwrap();
+        let v = verdicts(&k);
+        assert_eq!(v[0].1, needs(&k, &[Term::LocalSize(1)], 0, "a"), "{v:?}");
+        assert_eq!(
+            v[1].1,
+            Verdict::ProvenIf(vec![Precondition {
+                terms: vec![Term::LocalSize(0)],
+                offset: 48,
+                limit: Limit::Fixed(64),
+            }]),
+            "{v:?}"
+        );
+        assert_eq!(v[2].1, Verdict::Proven, "{v:?}");
     }
 
     #[test]

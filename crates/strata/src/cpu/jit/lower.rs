@@ -17,7 +17,7 @@
 use super::expr::from_bits;
 use super::plan::{Plan, RegionPlan};
 use super::{Env, Fault, MemArg, RegionFn, Site};
-use crate::ir::ranges::{Precondition, Proof, Term, Verdict};
+use crate::ir::ranges::{Limit, Precondition, Proof, Term, Verdict};
 use crate::ir::{
     BinaryOp, Expr, ExprId, Function, Literal, LoopId, Mem, PrivateId, Scalar, Stmt, Type, ValueId,
 };
@@ -847,6 +847,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         let mut sum = self.b.ins().iconst(types::I64, p.offset);
         for t in &p.terms {
             let v = match *t {
+                Term::LocalSize(d) => self.b.ins().uextend(types::I64, self.local[d as usize]),
                 Term::Len(q) => {
                     // As `Expr::BufferLen` gives it: the low 32 bits.
                     let len = self.mem_arg(self.bufs_p, q.index()).1;
@@ -872,7 +873,10 @@ impl<'a, 'b> Gen<'a, 'b> {
             };
             sum = self.b.ins().iadd(sum, v);
         }
-        let len = self.mem_arg(self.bufs_p, p.buffer.index()).1;
+        let len = match p.limit {
+            Limit::Len(q) => self.mem_arg(self.bufs_p, q.index()).1,
+            Limit::Fixed(n) => self.b.ins().iconst(types::I64, n as i64),
+        };
         // Lengths are below 2^63. A negative sum passes: then no work-item reaches the
         // access (its index is at least 0 and below the sum).
         self.b.ins().icmp(IntCC::SignedLessThanOrEqual, sum, len)

@@ -39,7 +39,19 @@
 //!
 //! The launch uses this variant when the work-group's size in dimension 0 is a multiple of
 //! four (the first such launch compiles it, [`super::JitProgram`]), and the scalar functions
-//! otherwise. An index that all lanes share is one scalar load.
+//! otherwise. So the four lanes share their ids in dimensions 1 and 2: those, literals,
+//! parameters, sizes, `for` counters with a uniform start and step and `let`s of them are
+//! *uniform* ([`uniform`]), and a load at a uniform index is one scalar load and a splat, with
+//! one scalar bounds test (or the proof's); an index that only turns out to be shared at run
+//! time is tested for it.
+//!
+//! **Four active lanes.** Where the mask is known to be all four lanes ([`Gen::full`]: the
+//! start of a one-region kernel, the sides of an `if` on a uniform condition, the body of a
+//! `for` with uniform bounds that no lane leaves early, and after any of them when nothing in
+//! them took lanes out), a private variable and a record slot are stored without the mask and
+//! a consecutive access does not test it. A region, or the side of an `if`, with a loop or
+//! eight or more accesses is lowered twice when the mask is not known there: one copy for
+//! four active lanes (one test on entry), one for the others.
 //! A fault names the first faulting lane's work-item.
 
 use super::expr::{direct_binary, from_bits};
@@ -403,16 +415,18 @@ impl Gen<'_, '_> {
         self.full = false;
     }
 
-    /// `stmts` under the current mask; where they have a loop and the mask is not known to
-    /// be full, twice: for four active lanes (tested once here), without masks where nothing
-    /// takes lanes out, and for the others. (At most two such tests on a path, so that
-    /// nested ones do not multiply the code.)
+    /// `stmts` under the current mask; where they have a loop or many accesses (an
+    /// unrolled loop: eight or more) and the mask is not known to be full, twice: for four
+    /// active lanes (tested once here), without masks where nothing takes lanes out, and for
+    /// the others. (At most two such tests on a path, so that nested ones do not multiply
+    /// the code.)
     fn vblock_split(&mut self, stmts: &[Stmt]) {
-        let mut has_loop = false;
+        let (mut has_loop, mut accesses) = (false, 0);
         walk_block(stmts, &mut |s| {
             has_loop |= matches!(s, Stmt::For { .. } | Stmt::Loop { .. });
+            accesses += matches!(s, Stmt::Load { .. } | Stmt::Store { .. }) as u32;
         });
-        if self.full || !has_loop || self.splits >= 2 {
+        if self.full || !(has_loop || accesses >= 8) || self.splits >= 2 {
             self.vblock(stmts);
             return;
         }
@@ -1307,6 +1321,15 @@ impl Gen<'_, '_> {
                     self.splat_i32(-1)
                 };
                 let z = self.splat_i32(0);
+                // Four lanes enter, a uniform test keeps all four, and the body returns
+                // them all to the latch: four lanes in every iteration, and the test is one
+                // scalar comparison (lane 0's, every lane's).
+                let full0 = self.full;
+                let body_full = full0
+                    && [*start, *end, *step]
+                        .iter()
+                        .all(|&x| uniform(self.f, &self.counters, x))
+                    && keeps_lanes(*id, body);
                 self.hoist_divisions(body, Some(*var));
                 self.define_lanes(*var, &v0);
                 let (brk, cont) = (
@@ -1330,27 +1353,41 @@ impl Gen<'_, '_> {
                 } else {
                     (IntCC::UnsignedLessThan, IntCC::UnsignedGreaterThan)
                 };
-                let below = self.vicmp(lt, &cur, &e);
-                let above = self.vicmp(gt, &cur, &e);
-                let go = self.b.ins().bitselect(up, below, above);
-                let m = self.mask();
-                let leaving = self.b.ins().band_not(m, go);
-                let bv = self.b.use_var(brk);
-                let bv = self.b.ins().bor(bv, leaving);
-                self.b.def_var(brk, bv);
-                let m = self.b.ins().band(m, go);
-                self.set_mask(m);
-                let any = self.b.ins().vany_true(m);
-                super::lower::loop_branch(&mut self.b, any, bodyb, exit);
+                if body_full {
+                    let lane0 = |g: &mut Self, x: &[Value]| g.b.ins().extractlane(x[0], 0);
+                    let (c0, e0) = (lane0(self, &cur), lane0(self, &e));
+                    let below = self.b.ins().icmp(lt, c0, e0);
+                    let go = if s.is_signed() {
+                        let above = self.b.ins().icmp(gt, c0, e0);
+                        let s0 = lane0(self, &st);
+                        let ty = self.b.func.dfg.value_type(s0);
+                        let zero = self.b.ins().iconst(ty, 0);
+                        let up = self.b.ins().icmp(IntCC::SignedGreaterThan, s0, zero);
+                        self.b.ins().select(up, below, above)
+                    } else {
+                        below
+                    };
+                    // The lanes all leave together, by the test: the exit's mask is the
+                    // entry's (`brk` stays unused).
+                    let m = self.mask();
+                    self.b.def_var(brk, m);
+                    super::lower::loop_branch(&mut self.b, go, bodyb, exit);
+                } else {
+                    let below = self.vicmp(lt, &cur, &e);
+                    let above = self.vicmp(gt, &cur, &e);
+                    let go = self.b.ins().bitselect(up, below, above);
+                    let m = self.mask();
+                    let leaving = self.b.ins().band_not(m, go);
+                    let bv = self.b.use_var(brk);
+                    let bv = self.b.ins().bor(bv, leaving);
+                    self.b.def_var(brk, bv);
+                    let m = self.b.ins().band(m, go);
+                    self.set_mask(m);
+                    let any = self.b.ins().vany_true(m);
+                    super::lower::loop_branch(&mut self.b, any, bodyb, exit);
+                }
                 self.b.switch_to_block(bodyb);
-                // Four lanes enter, a uniform test keeps all four, and the body returns
-                // them all to the latch: four lanes in every iteration.
-                let full0 = self.full;
-                self.full = full0
-                    && [*start, *end, *step]
-                        .iter()
-                        .all(|&x| uniform(self.f, &self.counters, x))
-                    && keeps_lanes(*id, body);
+                self.full = body_full;
                 self.vloops.push((*id, brk, cont));
                 self.vblock(body);
                 self.vloops.pop();
