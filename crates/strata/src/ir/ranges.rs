@@ -161,6 +161,10 @@ struct Fact {
 struct Bound {
     terms: Vec<Term>,
     c: i128,
+    /// Derived through an unsigned addition that may wrap. The bound still holds (a wrapped
+    /// sum is smaller), but only a limit below 2^32 ([`Limit::Fixed`]) rules the wrap out:
+    /// then every partial sum is below the limit, and the lanes of a vector are consecutive.
+    wraps: bool,
 }
 
 /// Bounds kept per expression, at most.
@@ -364,6 +368,7 @@ impl Analysis<'_> {
         let mut best: Option<Precondition> = None;
         for b in self.upper(index) {
             match limit {
+                Limit::Len(_) if b.wraps => continue,
                 Limit::Len(buffer) => {
                     if b.terms == [Term::Len(buffer)] && b.c <= -1 {
                         return Verdict::Proven;
@@ -604,6 +609,7 @@ impl Analysis<'_> {
                 Bound {
                     terms: vec![t],
                     c: 0,
+                    wraps: false,
                 },
             );
         }
@@ -617,14 +623,18 @@ impl Analysis<'_> {
                         Bound {
                             terms: b.terms,
                             c: b.c.saturating_add(c),
+                            wraps: b.wraps,
                         },
                     );
                 }
             }
         }
         let exact = self.exact(e).is_some();
+        let et = self.f.exprs.ty(e);
+        let unsigned = et.width == 1 && et.scalar.is_int() && !et.scalar.is_signed();
         match self.f.exprs.get(e).clone() {
-            Expr::Binary(BinaryOp::Add, a, b) if exact => {
+            // (An unsigned sum that wraps is smaller than its operands' sum.)
+            Expr::Binary(BinaryOp::Add, a, b) if exact || unsigned => {
                 let (ua, ub) = (self.upper(a), self.upper(b));
                 for x in &ua {
                     for y in &ub {
@@ -635,6 +645,7 @@ impl Analysis<'_> {
                             Bound {
                                 terms,
                                 c: x.c.saturating_add(y.c),
+                                wraps: x.wraps || y.wraps || !exact,
                             },
                         );
                     }
@@ -648,6 +659,7 @@ impl Analysis<'_> {
                         Bound {
                             terms: x.terms,
                             c: x.c.saturating_sub(bl),
+                            wraps: x.wraps,
                         },
                     );
                 }
@@ -668,6 +680,7 @@ impl Analysis<'_> {
                 Bound {
                     terms: vec![Term::LocalSize(d)],
                     c: -1,
+                    wraps: false,
                 },
             ),
             Expr::Value(v) => {
@@ -693,6 +706,7 @@ impl Analysis<'_> {
                                 Bound {
                                     terms: b.terms,
                                     c: b.c.saturating_sub(1),
+                                    wraps: b.wraps,
                                 },
                             );
                         }
@@ -708,6 +722,7 @@ impl Analysis<'_> {
             let b = Bound {
                 terms: Vec::new(),
                 c: hi,
+                wraps: false,
             };
             if !out.contains(&b) {
                 if out.len() == MAX_BOUNDS {
@@ -1035,9 +1050,9 @@ mod tests {
             let tile = k.local_array::<f32>("tile", 16);
             let acc = var(0.0f32);
             for_range(0u32, n.min(16u32), |p| acc.set(acc.get() + tile.at(p)));
-            // 17 elements: one past the end.
+            // 17 elements: one past the end, unless `n <= 16`.
             for_range(0u32, n.min(17u32), |p| acc.set(acc.get() + tile.at(p)));
-            // The local id is not bounded by the array's length.
+            // The local id: when the work-group is at most 16 wide.
             tile.set(local_id(0), acc.get());
             out.set(global_id(0), acc.get());
         })
@@ -1047,9 +1062,20 @@ mod tests {
             .filter(|(m, _)| m == "tile")
             .map(|(_, v)| v)
             .collect();
+        let fixed = |t: Term| {
+            Verdict::ProvenIf(vec![Precondition {
+                terms: vec![t],
+                offset: 0,
+                limit: Limit::Fixed(16),
+            }])
+        };
         assert_eq!(
             v,
-            [Verdict::Proven, Verdict::Unproven, Verdict::Unproven],
+            [
+                Verdict::Proven,
+                fixed(Term::Param(param(&k, "n"))),
+                fixed(Term::LocalSize(0))
+            ],
             "{}",
             crate::ir::print::function_to_string(k.ir())
         );
