@@ -180,6 +180,9 @@ pub(super) struct Gen<'a, 'b> {
     /// Vector mode: the tests of four active lanes enclosing the code being lowered
     /// ([`super::simd`]'s `vblock_split`).
     pub(super) splits: u32,
+    /// Vector mode: whether the preconditions of the proofs of the accesses being lowered
+    /// were tested on entry to this copy of them (then [`Gen::in_bounds`] needs no test).
+    pub(super) pre_ok: bool,
     /// The work-item a fault names, where it is not `lane` (a lane of a vector).
     pub(super) fault_lane: Option<Value>,
     /// Integer divisions computed before a loop that uses them ([`Gen::hoist_divisions`]):
@@ -346,6 +349,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             vloops: Vec::new(),
             full: false,
             splits: 0,
+            pre_ok: false,
             fault_lane: None,
             hoisted: HashMap::new(),
             at: crate::ir::SourceLoc::NONE,
@@ -827,6 +831,7 @@ impl<'a, 'b> Gen<'a, 'b> {
     pub(super) fn in_bounds(&mut self, mem: Mem, index: ExprId) -> Option<Value> {
         match self.proof.verdict(mem, index).clone() {
             Verdict::Proven => Some(self.b.ins().iconst(types::I8, 1)),
+            Verdict::ProvenIf(_) if self.pre_ok => Some(self.b.ins().iconst(types::I8, 1)),
             Verdict::Unproven => None,
             Verdict::ProvenIf(pre) => {
                 let mut all: Option<Value> = None;
@@ -842,8 +847,18 @@ impl<'a, 'b> Gen<'a, 'b> {
         }
     }
 
+    /// Whether the access at `index` of `mem` needs no bounds test here: proven, or proven
+    /// under preconditions tested on entry ([`Gen::pre_ok`]).
+    pub(super) fn proven_here(&self, mem: Mem, index: ExprId) -> bool {
+        match self.proof.verdict(mem, index) {
+            Verdict::Proven => true,
+            Verdict::ProvenIf(_) => self.pre_ok,
+            Verdict::Unproven => false,
+        }
+    }
+
     /// `sum(terms) + offset <= len(buffer)`, in 64 bits (no term exceeds 32).
-    fn precondition(&mut self, p: &Precondition) -> Value {
+    pub(super) fn precondition(&mut self, p: &Precondition) -> Value {
         let mut sum = self.b.ins().iconst(types::I64, p.offset);
         for t in &p.terms {
             let v = match *t {

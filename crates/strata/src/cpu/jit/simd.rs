@@ -431,7 +431,28 @@ impl Gen<'_, '_> {
             return;
         }
         let m = self.mask();
-        let all = self.b.ins().vall_true(m);
+        let mut all = self.b.ins().vall_true(m);
+        // The fast copy also takes the preconditions of its accesses' proofs as tested
+        // (they hold for the whole launch: the test leaves the work-item loop).
+        let mut pres = Vec::new();
+        walk_block(stmts, &mut |s| {
+            if let Stmt::Load { mem, index, .. } | Stmt::Store { mem, index, .. } = s {
+                if let crate::ir::ranges::Verdict::ProvenIf(ps) = self.proof.verdict(*mem, *index) {
+                    for p in ps {
+                        if !pres.contains(p) {
+                            pres.push(p.clone());
+                        }
+                    }
+                }
+            }
+        });
+        let pre_ok0 = self.pre_ok;
+        if !pre_ok0 {
+            for p in &pres {
+                let ok = self.precondition(p);
+                all = self.b.ins().band(all, ok);
+            }
+        }
         let (fast, general, join) = (
             self.b.create_block(),
             self.b.create_block(),
@@ -441,7 +462,9 @@ impl Gen<'_, '_> {
         self.splits += 1;
         self.b.switch_to_block(fast);
         self.full = true;
+        self.pre_ok = true;
         self.vblock(stmts);
+        self.pre_ok = pre_ok0;
         self.b.ins().jump(join, &[]);
         self.b.switch_to_block(general);
         self.full = false;
@@ -784,7 +807,7 @@ impl Gen<'_, '_> {
         let is = self.f.exprs.ty(index).scalar;
         let idx = self.vexpr(index);
         let (base, len) = self.mem_base_len(mem);
-        if self.proof.proven(mem, index) {
+        if self.proven_here(mem, index) {
             return (base, idx);
         }
         // Lengths beyond u32::MAX admit every unsigned 32-bit index.
@@ -1012,7 +1035,7 @@ impl Gen<'_, '_> {
             g.splat(x, s)
         };
         let ok = match self.in_bounds(mem, index) {
-            _ if self.full && self.proof.proven(mem, index) => return load(self),
+            _ if self.full && self.proven_here(mem, index) => return load(self),
             Some(ok) if self.full => ok,
             Some(ok) => {
                 let m = self.mask();
