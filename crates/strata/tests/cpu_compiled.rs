@@ -302,6 +302,182 @@ fn nested_loops_leave_each_other_as_on_the_interpreter() {
     }
 }
 
+/// Indices the four lanes of the vector variant share (one scalar load there): the ids in
+/// dimensions 1 and 2, `for` counters and `let`s of them, under four active lanes and under
+/// partial masks (a divergent `if`, lanes that left a loop), in a one-region kernel and in a
+/// tiled product between barriers with a launch-sized local array; 2-D and 3-D launches,
+/// against the interpreter bit for bit, and a shared index out of bounds for some work-items
+/// only: the same error, naming the same work-item.
+#[test]
+fn shared_indices_agree_with_the_interpreter() {
+    let (cpu, interp) = queues();
+    let rows = Kernel::build("rows", |k| {
+        let a = k.read::<f32>("a");
+        let out = k.write::<f32>("out");
+        let n = k.scalar::<u32>("n");
+        let lim = k.scalar::<u32>("lim");
+        let (x, y, z) = (global_id(0), global_id(1), global_id(2));
+        let w = global_size(0);
+        let row = y * n + z;
+        let acc = var_named("acc", 0.0f32);
+        // Four active lanes: the counter, the row, the local row.
+        for_range(0u32, n, |j| {
+            acc.set(acc.get() * 0.5f32 + a.at(row + j) + a.at(local_id(1) * 3u32 + j));
+        });
+        // Four lanes entering a loop that some leave early (then the others go on alone).
+        for_range(0u32, n, |j| {
+            acc.set(acc.get() + a.at(j + local_id(2)));
+            if_(j.ge(x % 4u32), || break_());
+            acc.set(acc.get() * 0.75f32);
+        });
+        // A partial mask: odd work-items only, and lanes leaving the loop early.
+        if_((x & 1u32).eq(1u32), || {
+            for_range(0u32, n, |j| {
+                if_(j.gt(x % 5u32), || break_());
+                acc.set(acc.get() + a.at(row * 2u32 + j) * a.at(j + group_id(0)));
+            });
+        });
+        // A shared index past the end for the work-items of rows `y >= lim` (under a mask).
+        if_((x % 3u32).eq(1u32), || {
+            acc.set(acc.get() + a.at(y * 64u32 + lim));
+        });
+        out.set((z * global_size(1) + y) * w + x, acc.get());
+    })
+    .unwrap();
+    let na = 200usize;
+    let av: Vec<f32> = (0..na).map(|i| (i as f32) * 0.25 - 7.0).collect();
+    let run = |q: &Queue, global: [usize; 3], local: [usize; 3], lim: u32| {
+        let a = Buffer::from_slice(q, &av).unwrap();
+        let out = Buffer::<f32>::new(q.device(), global.iter().product()).unwrap();
+        rows.launch(
+            q,
+            NdRange::new(global).local(local),
+            args![&a, &out, 5u32, lim],
+        )
+        .map_err(|e| e.to_string())?;
+        let bits: Vec<u32> = q.read(&out).unwrap().iter().map(|v| v.to_bits()).collect();
+        Ok::<_, String>(bits)
+    };
+    for (global, local) in [
+        ([16, 4, 2], [8, 2, 1]),
+        ([12, 3, 1], [4, 3, 1]),
+        ([8, 6, 2], [4, 1, 2]),
+        ([9, 4, 1], [3, 2, 1]),
+    ] {
+        for lim in [0u32, 2, 150] {
+            let want = run(&interp, global, local, lim);
+            let got = run(&cpu, global, local, lim);
+            assert_eq!(got, want, "global {global:?}, local {local:?}, lim {lim}");
+        }
+    }
+    // A tiled product: local arrays of launch size, the shared row of one tile, the
+    // consecutive column of the other, the accumulator a private variable.
+    let tiled = Kernel::build("tiled_dyn", |k| {
+        let a = k.read::<f32>("a");
+        let b = k.read::<f32>("b");
+        let c = k.write::<f32>("c");
+        let n = k.scalar::<u32>("n");
+        let at = k.local_array_dyn::<f32>("at");
+        let bt = k.local_array_dyn::<f32>("bt");
+        let (tx, ty) = (local_id(0), local_id(1));
+        let ts = local_size(0);
+        let col = global_id(0);
+        let row = global_id(1);
+        let acc = var_named("acc", 0.0f32);
+        for_range(0u32, n / ts, |t| {
+            at.set(ty * ts + tx, a.at(row * n + t * ts + tx));
+            bt.set(ty * ts + tx, b.at((t * ts + ty) * n + col));
+            barrier_local();
+            for_range(0u32, ts, |p| {
+                acc.set(acc.get() + at.at(ty * ts + p) * bt.at(p * ts + tx));
+            });
+            barrier_local();
+        });
+        c.set(row * n + col, acc.get());
+    })
+    .unwrap();
+    let n = 16usize;
+    let am: Vec<f32> = (0..n * n).map(|i| ((i * 7) % 13) as f32 - 6.0).collect();
+    let bm: Vec<f32> = (0..n * n).map(|i| ((i * 5) % 11) as f32 * 0.5).collect();
+    let run = |q: &Queue, ts: usize, tile: usize| {
+        let a = Buffer::from_slice(q, &am).unwrap();
+        let b = Buffer::from_slice(q, &bm).unwrap();
+        let c = Buffer::<f32>::new(q.device(), n * n).unwrap();
+        tiled
+            .launch(
+                q,
+                NdRange::new([n, n]).local([ts, ts]),
+                args![
+                    &a,
+                    &b,
+                    &c,
+                    n as u32,
+                    LocalMem::<f32>::new(tile),
+                    LocalMem::<f32>::new(tile)
+                ],
+            )
+            .map_err(|e| e.to_string())?;
+        let bits: Vec<u32> = q.read(&c).unwrap().iter().map(|v| v.to_bits()).collect();
+        Ok::<_, String>(bits)
+    };
+    // The bench's shape: fixed 8x8 tiles, the inner product unrolled, `bt[p * 8 + tx]` in
+    // bounds when `local_size(0) <= 8` (tested once per launch); 16-wide groups fault.
+    let fixed = Kernel::build("tiled_fixed", |k| {
+        let a = k.read::<f32>("a");
+        let b = k.read::<f32>("b");
+        let c = k.write::<f32>("c");
+        let n = k.scalar::<u32>("n");
+        let at = k.local_array::<f32>("at", 64);
+        let bt = k.local_array::<f32>("bt", 64);
+        let (tx, ty) = (local_id(0), local_id(1));
+        let (col, row) = (global_id(0), global_id(1));
+        let acc = var_named("acc", 0.0f32);
+        for_range(0u32, n / 8u32, |t| {
+            at.set(ty * 8u32 + tx, a.at(row * n + t * 8u32 + tx));
+            bt.set(ty * 8u32 + tx, b.at((t * 8u32 + ty) * n + col));
+            barrier_local();
+            for p in 0..8u32 {
+                acc.set(acc.get() + at.at(ty * 8u32 + p) * bt.at(p * 8u32 + tx));
+            }
+            barrier_local();
+        });
+        c.set(row * n + col, acc.get());
+    })
+    .unwrap();
+    let run_fixed = |q: &Queue, local: [usize; 2]| {
+        let a = Buffer::from_slice(q, &am).unwrap();
+        let b = Buffer::from_slice(q, &bm).unwrap();
+        let c = Buffer::<f32>::new(q.device(), n * n).unwrap();
+        fixed
+            .launch(
+                q,
+                NdRange::new([n, n]).local(local),
+                args![&a, &b, &c, n as u32],
+            )
+            .map_err(|e| e.to_string())?;
+        let bits: Vec<u32> = q.read(&c).unwrap().iter().map(|v| v.to_bits()).collect();
+        Ok::<_, String>(bits)
+    };
+    for local in [[8, 8], [16, 4], [16, 8]] {
+        let want = run_fixed(&interp, local);
+        assert_eq!(want.is_ok(), local == [8, 8], "{want:?}");
+        assert_eq!(run_fixed(&cpu, local), want, "tiled_fixed, local {local:?}");
+    }
+    // Tiles of 4x4 and 8x8 (the vector variant), 2x2 (the scalar code); local arrays one
+    // element short: the same fault.
+    for ts in [4, 8, 2] {
+        for tile in [ts * ts, ts * ts - 1] {
+            let want = run(&interp, ts, tile);
+            assert_eq!(want.is_ok(), tile == ts * ts, "{want:?}");
+            assert_eq!(
+                run(&cpu, ts, tile),
+                want,
+                "tile {ts}, local arrays of {tile}"
+            );
+        }
+    }
+}
+
 /// Random kernels the SIMD variant takes (32-bit values and `bool`s only, no barriers): every
 /// kind of divergence, loads at consecutive, shared and random indices, private variables,
 /// integer division and shifts, casts, selects and built-ins. (The difftest generator's
@@ -353,6 +529,8 @@ mod random {
         blocks: Vec<Vec<Stmt>>,
         scope: Vec<Vec<(ExprId, Scalar)>>,
         loops: Vec<LoopId>,
+        /// The `u32` counters of the enclosing `for` loops (indices the lanes share).
+        counters: Vec<ExprId>,
         /// Kernels with barriers: the phase (segments between barriers), which picks the
         /// half of each local array this phase writes (its own element) and the half it
         /// reads (any element), so no two work-items race.
@@ -405,6 +583,7 @@ mod random {
                 blocks: vec![Vec::new()],
                 scope: vec![Vec::new()],
                 loops: Vec::new(),
+                counters: Vec::new(),
                 phase: None,
                 may_return: true,
             }
@@ -785,6 +964,9 @@ mod random {
             let counter = self.e(Expr::Value(var), ct);
             self.blocks.push(Vec::new());
             self.scope.push(vec![(counter, ct)]);
+            if ct == Scalar::U32 {
+                self.counters.push(counter);
+            }
             let phase = self.phase.unwrap();
             // The jump before the barrier in the middle (the rest of the body skipped) or at
             // the end.
@@ -809,6 +991,9 @@ mod random {
             // Every iteration starts in the same phase.
             self.phase = Some(phase);
             self.scope.pop();
+            if ct == Scalar::U32 {
+                self.counters.pop();
+            }
             let body = self.blocks.pop().unwrap();
             self.emit(Stmt::For {
                 id,
@@ -866,11 +1051,34 @@ mod random {
                 Expr::Literal(Literal::from_bits(Scalar::U32, N as u64)),
                 Scalar::U32,
             );
-            match self.r.below(3) {
+            match self.r.below(5) {
                 0 => self.gid(),
                 1 => {
                     let k = self.e(Expr::Param(ParamId::new(K)), Scalar::U32);
                     self.e(Expr::Binary(BinaryOp::Rem, k, n), Scalar::U32)
+                }
+                // Shared by the lanes without a division: a counter (below 7) or the
+                // work-group's size in dimension 1 (1: the results must not depend on the
+                // local size), plus the ids in dimension 1 and 2 (0 here) and a literal; or
+                // a `let` of it.
+                k @ (2 | 3) => {
+                    let c = match self.counters.clone().as_slice() {
+                        [] => self.e(Expr::Builtin(Builtin::LocalSize(1)), Scalar::U32),
+                        cs => self.r.pick(cs),
+                    };
+                    let d = self.r.pick(&[1u8, 2]);
+                    let y = self.e(Expr::Builtin(Builtin::GlobalId(d)), Scalar::U32);
+                    let l = self.e(Expr::Builtin(Builtin::LocalId(d)), Scalar::U32);
+                    let y = self.e(Expr::Binary(BinaryOp::Add, y, l), Scalar::U32);
+                    let o = self.r.below(24) as u32;
+                    let o = self.u32_lit(o);
+                    let x = self.e(Expr::Binary(BinaryOp::Add, c, y), Scalar::U32);
+                    let x = self.e(Expr::Binary(BinaryOp::Add, x, o), Scalar::U32);
+                    if k == 2 {
+                        x
+                    } else {
+                        self.value(x, Scalar::U32)
+                    }
                 }
                 _ => {
                     let x = self.expr(Scalar::U32, 2);
@@ -1095,7 +1303,13 @@ mod random {
                     self.loops.push(id);
                     let counter = self.e(Expr::Value(var), ct);
                     self.scope.push(vec![(counter, ct)]);
+                    if ct == Scalar::U32 {
+                        self.counters.push(counter);
+                    }
                     let body = self.block(depth + 1, 3);
+                    if ct == Scalar::U32 {
+                        self.counters.pop();
+                    }
                     self.scope.pop();
                     self.loops.pop();
                     self.emit(Stmt::For {

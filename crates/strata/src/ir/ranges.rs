@@ -17,16 +17,17 @@
 //! the ids' and sizes' signs, `+ - *`, division and remainder by positive numbers, `&`,
 //! shifts by literals, exact casts, `min`, `max`, `select`; an operation that may wrap gives
 //! its type's whole range) and *symbolic upper bounds* `e <= t1 + t2 + ... + c`, whose terms
-//! are launch-uniform leaves (integer scalar parameters and buffer lengths), e.g. `i + off`
-//! under `i < n` is at most `n + off - 1`.
+//! are launch-uniform leaves (integer scalar parameters, buffer lengths and the work-group's
+//! sizes, which bound the local ids), e.g. `i + off` under `i < n` is at most `n + off - 1`.
 //!
 //! **Verdicts.** An access at `index` of memory with `len` elements is
 //! - [`Verdict::Proven`] when `index >= 0` and `index < len` follow from the facts (`len` a
 //!   literal, as for fixed-size local and private arrays; or a bound `len(buffer) - 1`);
 //! - [`Verdict::ProvenIf`] when it is in bounds provided conditions on the launch's
 //!   arguments hold ([`Precondition`]: `n <= len(a)` for `a[i]` under `i < n`; `len(c) <=
-//!   len(a)` for `a[i]` under `i < len(c)`), which a backend tests once (per launch or per
-//!   work-group) rather than per access;
+//!   len(a)` for `a[i]` under `i < len(c)`; `local_size(0) + 240 <= 256` for a fixed-size
+//!   local array's `tile[p * 16 + local_id(0)]` at `p = 15`), which a backend tests once (per
+//!   launch or per work-group) rather than per access;
 //! - [`Verdict::Unproven`] otherwise.
 //!
 //! An access is keyed by its memory and its index expression; where the same pair occurs more
@@ -53,19 +54,30 @@ pub enum Term {
     Param(ParamId),
     /// The element count of a buffer parameter, as [`Expr::BufferLen`] gives it (`u32`).
     Len(ParamId),
+    /// The work-group's size in a dimension (0 to 2), as [`Builtin::LocalSize`] gives it.
+    LocalSize(u8),
 }
 
-/// A condition on the launch's arguments: `terms[0] + terms[1] + ... + offset <= len(buffer)`,
-/// summed without wrapping (terms are at most 32-bit, `|offset| < 2^48`), with the buffer's
-/// real element count on the right.
+/// The right side of a [`Precondition`].
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum Limit {
+    /// The real element count of a buffer parameter.
+    Len(ParamId),
+    /// A fixed-size local array's element count.
+    Fixed(u32),
+}
+
+/// A condition on the launch's arguments: `terms[0] + terms[1] + ... + offset <= limit`,
+/// summed without wrapping (terms are at most 32-bit, `|offset| < 2^48`), with a buffer's
+/// real element count or a local array's on the right.
 #[derive(Clone, PartialEq, Eq, Hash, Debug)]
 pub struct Precondition {
     /// The summed terms.
     pub terms: Vec<Term>,
     /// The constant added.
     pub offset: i64,
-    /// The buffer whose length bounds the sum.
-    pub buffer: ParamId,
+    /// What bounds the sum.
+    pub limit: Limit,
 }
 
 /// What the analysis says of an access.
@@ -149,6 +161,10 @@ struct Fact {
 struct Bound {
     terms: Vec<Term>,
     c: i128,
+    /// Derived through an unsigned addition that may wrap. The bound still holds (a wrapped
+    /// sum is smaller), but only a limit below 2^32 ([`Limit::Fixed`]) rules the wrap out:
+    /// then every partial sum is below the limit, and the lanes of a vector are consecutive.
+    wraps: bool,
 }
 
 /// Bounds kept per expression, at most.
@@ -331,15 +347,15 @@ impl Analysis<'_> {
         if lo < 0 {
             return Verdict::Unproven;
         }
-        let buffer = match mem {
-            Mem::Buffer(p) => p,
-            Mem::Field(v) => self.f.fields[v].buffer,
-            Mem::Local(l) => {
-                return match self.f.locals[l].len {
-                    ArrayLen::Fixed(n) if hi < n as i128 => Verdict::Proven,
-                    _ => Verdict::Unproven,
-                }
-            }
+        let limit = match mem {
+            Mem::Buffer(p) => Limit::Len(p),
+            Mem::Field(v) => Limit::Len(self.f.fields[v].buffer),
+            Mem::Local(l) => match self.f.locals[l].len {
+                ArrayLen::Fixed(n) if hi < n as i128 => return Verdict::Proven,
+                // `tile[p * 16 + local_id(0)]`: when `local_size(0) + p * 16 <= 256`.
+                ArrayLen::Fixed(n) => Limit::Fixed(n),
+                _ => return Verdict::Unproven,
+            },
             Mem::Private(p) => {
                 let n = self.f.privates[p].count();
                 return if hi < n as i128 {
@@ -351,12 +367,24 @@ impl Analysis<'_> {
         };
         let mut best: Option<Precondition> = None;
         for b in self.upper(index) {
-            if b.terms == [Term::Len(buffer)] && b.c <= -1 {
-                return Verdict::Proven;
-            }
-            // `len(buffer) + k <= len(buffer)` never holds.
-            if b.terms.contains(&Term::Len(buffer)) {
-                continue;
+            match limit {
+                Limit::Len(_) if b.wraps => continue,
+                Limit::Len(buffer) => {
+                    if b.terms == [Term::Len(buffer)] && b.c <= -1 {
+                        return Verdict::Proven;
+                    }
+                    // `len(buffer) + k <= len(buffer)` never holds.
+                    if b.terms.contains(&Term::Len(buffer)) {
+                        continue;
+                    }
+                }
+                Limit::Fixed(n) if b.terms.is_empty() => {
+                    if b.c < n as i128 {
+                        return Verdict::Proven;
+                    }
+                    continue;
+                }
+                Limit::Fixed(_) => {}
             }
             if b.terms.is_empty() && b.c >= ANY.1 {
                 continue;
@@ -372,7 +400,7 @@ impl Analysis<'_> {
             let p = Precondition {
                 terms: b.terms,
                 offset,
-                buffer,
+                limit,
             };
             // The fewest terms first (the cheapest test); a constant (often a type's
             // maximum) only where nothing else bounds the index.
@@ -394,6 +422,7 @@ impl Analysis<'_> {
     fn term(&self, e: ExprId) -> Option<Term> {
         match *self.f.exprs.get(e) {
             Expr::BufferLen(p) => Some(Term::Len(p)),
+            Expr::Builtin(Builtin::LocalSize(d)) if d < 3 => Some(Term::LocalSize(d)),
             Expr::Param(p) => match self.f.params[p].kind {
                 // 32 bits at most, so that a backend sums them in 64 without wrapping.
                 ParamKind::Scalar(t)
@@ -580,6 +609,7 @@ impl Analysis<'_> {
                 Bound {
                     terms: vec![t],
                     c: 0,
+                    wraps: false,
                 },
             );
         }
@@ -593,14 +623,18 @@ impl Analysis<'_> {
                         Bound {
                             terms: b.terms,
                             c: b.c.saturating_add(c),
+                            wraps: b.wraps,
                         },
                     );
                 }
             }
         }
         let exact = self.exact(e).is_some();
+        let et = self.f.exprs.ty(e);
+        let unsigned = et.width == 1 && et.scalar.is_int() && !et.scalar.is_signed();
         match self.f.exprs.get(e).clone() {
-            Expr::Binary(BinaryOp::Add, a, b) if exact => {
+            // (An unsigned sum that wraps is smaller than its operands' sum.)
+            Expr::Binary(BinaryOp::Add, a, b) if exact || unsigned => {
                 let (ua, ub) = (self.upper(a), self.upper(b));
                 for x in &ua {
                     for y in &ub {
@@ -611,6 +645,7 @@ impl Analysis<'_> {
                             Bound {
                                 terms,
                                 c: x.c.saturating_add(y.c),
+                                wraps: x.wraps || y.wraps || !exact,
                             },
                         );
                     }
@@ -624,6 +659,7 @@ impl Analysis<'_> {
                         Bound {
                             terms: x.terms,
                             c: x.c.saturating_sub(bl),
+                            wraps: x.wraps,
                         },
                     );
                 }
@@ -638,6 +674,15 @@ impl Analysis<'_> {
                     add(&mut out, x);
                 }
             }
+            // A local id is below the work-group's size.
+            Expr::Builtin(Builtin::LocalId(d)) if d < 3 => add(
+                &mut out,
+                Bound {
+                    terms: vec![Term::LocalSize(d)],
+                    c: -1,
+                    wraps: false,
+                },
+            ),
             Expr::Value(v) => {
                 if let Some(&x) = self.lets.get(&v) {
                     for b in self.upper(x) {
@@ -661,6 +706,7 @@ impl Analysis<'_> {
                                 Bound {
                                     terms: b.terms,
                                     c: b.c.saturating_sub(1),
+                                    wraps: b.wraps,
                                 },
                             );
                         }
@@ -676,6 +722,7 @@ impl Analysis<'_> {
             let b = Bound {
                 terms: Vec::new(),
                 c: hi,
+                wraps: false,
             };
             if !out.contains(&b) {
                 if out.len() == MAX_BOUNDS {
@@ -742,8 +789,35 @@ mod tests {
         Verdict::ProvenIf(vec![Precondition {
             terms: terms.to_vec(),
             offset,
-            buffer: param(k, buffer),
+            limit: Limit::Len(param(k, buffer)),
         }])
+    }
+
+    #[test]
+    fn local_ids_are_below_the_work_group_size() {
+        // A fixed-size tile at `local_id(0) + 48` fits when the group is at most 16 wide; a
+        // buffer at `local_id(1)` when it has `local_size(1)` elements.
+        let k = Kernel::build("tiles", |k| {
+            let a = k.read::<f32>("a");
+            let out = k.write::<f32>("out");
+            let tile = k.local_array::<f32>("tile", 64);
+            tile.set(local_id(0) + 48u32, a.at(local_id(1)));
+            barrier();
+            out.set(global_id(0), tile.at(local_id(0) % 64u32));
+        })
+        .unwrap();
+        let v = verdicts(&k);
+        assert_eq!(v[0].1, needs(&k, &[Term::LocalSize(1)], 0, "a"), "{v:?}");
+        assert_eq!(
+            v[1].1,
+            Verdict::ProvenIf(vec![Precondition {
+                terms: vec![Term::LocalSize(0)],
+                offset: 48,
+                limit: Limit::Fixed(64),
+            }]),
+            "{v:?}"
+        );
+        assert_eq!(v[2].1, Verdict::Proven, "{v:?}");
     }
 
     #[test]
@@ -976,9 +1050,9 @@ mod tests {
             let tile = k.local_array::<f32>("tile", 16);
             let acc = var(0.0f32);
             for_range(0u32, n.min(16u32), |p| acc.set(acc.get() + tile.at(p)));
-            // 17 elements: one past the end.
+            // 17 elements: one past the end, unless `n <= 16`.
             for_range(0u32, n.min(17u32), |p| acc.set(acc.get() + tile.at(p)));
-            // The local id is not bounded by the array's length.
+            // The local id: when the work-group is at most 16 wide.
             tile.set(local_id(0), acc.get());
             out.set(global_id(0), acc.get());
         })
@@ -988,9 +1062,20 @@ mod tests {
             .filter(|(m, _)| m == "tile")
             .map(|(_, v)| v)
             .collect();
+        let fixed = |t: Term| {
+            Verdict::ProvenIf(vec![Precondition {
+                terms: vec![t],
+                offset: 0,
+                limit: Limit::Fixed(16),
+            }])
+        };
         assert_eq!(
             v,
-            [Verdict::Proven, Verdict::Unproven, Verdict::Unproven],
+            [
+                Verdict::Proven,
+                fixed(Term::Param(param(&k, "n"))),
+                fixed(Term::LocalSize(0))
+            ],
             "{}",
             crate::ir::print::function_to_string(k.ir())
         );

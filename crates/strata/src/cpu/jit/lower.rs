@@ -17,7 +17,7 @@
 use super::expr::from_bits;
 use super::plan::{Plan, RegionPlan};
 use super::{Env, Fault, MemArg, RegionFn, Site};
-use crate::ir::ranges::{Precondition, Proof, Term, Verdict};
+use crate::ir::ranges::{Limit, Precondition, Proof, Term, Verdict};
 use crate::ir::{
     BinaryOp, Expr, ExprId, Function, Literal, LoopId, Mem, PrivateId, Scalar, Stmt, Type, ValueId,
 };
@@ -177,6 +177,15 @@ pub(super) struct Gen<'a, 'b> {
     /// left it and the lanes that ended the iteration.
     pub(super) cur: Option<Variable>,
     pub(super) vloops: Vec<(LoopId, Variable, Variable)>,
+    /// Vector mode: whether the active lanes are known to be all four here (then accesses,
+    /// private variables and record slots need no mask).
+    pub(super) full: bool,
+    /// Vector mode: the tests of four active lanes enclosing the code being lowered
+    /// ([`super::simd`]'s `vblock_split`).
+    pub(super) splits: u32,
+    /// Vector mode: whether the preconditions of the proofs of the accesses being lowered
+    /// were tested on entry to this copy of them (then [`Gen::in_bounds`] needs no test).
+    pub(super) pre_ok: bool,
     /// The work-item a fault names, where it is not `lane` (a lane of a vector).
     pub(super) fault_lane: Option<Value>,
     /// Integer divisions computed before a loop that uses them ([`Gen::hoist_divisions`]):
@@ -348,6 +357,9 @@ impl<'a, 'b> Gen<'a, 'b> {
             defined,
             cur,
             vloops: Vec::new(),
+            full: false,
+            splits: 0,
+            pre_ok: false,
             fault_lane: None,
             hoisted: HashMap::new(),
             at: crate::ir::SourceLoc::NONE,
@@ -842,6 +854,7 @@ impl<'a, 'b> Gen<'a, 'b> {
     pub(super) fn in_bounds(&mut self, mem: Mem, index: ExprId) -> Option<Value> {
         match self.proof.verdict(mem, index).clone() {
             Verdict::Proven => Some(self.b.ins().iconst(types::I8, 1)),
+            Verdict::ProvenIf(_) if self.pre_ok => Some(self.b.ins().iconst(types::I8, 1)),
             Verdict::Unproven => None,
             Verdict::ProvenIf(pre) => {
                 let mut all: Option<Value> = None;
@@ -857,11 +870,22 @@ impl<'a, 'b> Gen<'a, 'b> {
         }
     }
 
+    /// Whether the access at `index` of `mem` needs no bounds test here: proven, or proven
+    /// under preconditions tested on entry ([`Gen::pre_ok`]).
+    pub(super) fn proven_here(&self, mem: Mem, index: ExprId) -> bool {
+        match self.proof.verdict(mem, index) {
+            Verdict::Proven => true,
+            Verdict::ProvenIf(_) => self.pre_ok,
+            Verdict::Unproven => false,
+        }
+    }
+
     /// `sum(terms) + offset <= len(buffer)`, in 64 bits (no term exceeds 32).
-    fn precondition(&mut self, p: &Precondition) -> Value {
+    pub(super) fn precondition(&mut self, p: &Precondition) -> Value {
         let mut sum = self.b.ins().iconst(types::I64, p.offset);
         for t in &p.terms {
             let v = match *t {
+                Term::LocalSize(d) => self.b.ins().uextend(types::I64, self.local[d as usize]),
                 Term::Len(q) => {
                     // As `Expr::BufferLen` gives it: the low 32 bits.
                     let len = self.mem_arg(self.bufs_p, q.index()).1;
@@ -887,7 +911,10 @@ impl<'a, 'b> Gen<'a, 'b> {
             };
             sum = self.b.ins().iadd(sum, v);
         }
-        let len = self.mem_arg(self.bufs_p, p.buffer.index()).1;
+        let len = match p.limit {
+            Limit::Len(q) => self.mem_arg(self.bufs_p, q.index()).1,
+            Limit::Fixed(n) => self.b.ins().iconst(types::I64, n as i64),
+        };
         // Lengths are below 2^63. A negative sum passes: then no work-item reaches the
         // access (its index is at least 0 and below the sum).
         self.b.ins().icmp(IntCC::SignedLessThanOrEqual, sum, len)

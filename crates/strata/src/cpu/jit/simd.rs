@@ -39,7 +39,19 @@
 //!
 //! The launch uses this variant when the work-group's size in dimension 0 is a multiple of
 //! four (the first such launch compiles it, [`super::JitProgram`]), and the scalar functions
-//! otherwise. An index that all lanes share is one scalar load.
+//! otherwise. So the four lanes share their ids in dimensions 1 and 2: those, literals,
+//! parameters, sizes, `for` counters with a uniform start and step and `let`s of them are
+//! *uniform* ([`uniform`]), and a load at a uniform index is one scalar load and a splat, with
+//! one scalar bounds test (or the proof's); an index that only turns out to be shared at run
+//! time is tested for it.
+//!
+//! **Four active lanes.** Where the mask is known to be all four lanes ([`Gen::full`]: the
+//! start of a one-region kernel, the sides of an `if` on a uniform condition, the body of a
+//! `for` with uniform bounds that no lane leaves early, and after any of them when nothing in
+//! them took lanes out), a private variable and a record slot are stored without the mask and
+//! a consecutive access does not test it. A region, or the side of an `if`, with a loop or
+//! eight or more accesses is lowered twice when the mask is not known there: one copy for
+//! four active lanes (one test on entry), one for the others.
 //! A fault names the first faulting lane's work-item.
 
 use super::expr::{direct_binary, from_bits};
@@ -192,36 +204,56 @@ fn per_part(s: Scalar) -> u32 {
     LANES / parts(s) as u32
 }
 
-/// The start and step of every `for` loop's counter: a counter whose start is uniform (or
-/// consecutive) and whose step is uniform stays so in every iteration (all lanes step
-/// together, in a region's vector loop as at the group level).
-pub(super) type Counters = HashMap<ValueId, (ExprId, ExprId)>;
+/// What makes a value uniform or consecutive: every `for` loop's counter with its start and
+/// step (a counter whose start is uniform, or consecutive, and whose step is uniform stays so
+/// in every iteration: all lanes step together, in a region's vector loop as at the group
+/// level), and every `let` with its expression.
+#[derive(Default)]
+pub(super) struct Counters {
+    fors: HashMap<ValueId, (ExprId, ExprId)>,
+    lets: HashMap<ValueId, ExprId>,
+}
 
 pub(super) fn counters(f: &Function) -> Counters {
-    let mut c = HashMap::new();
-    walk_block(&f.body, &mut |s| {
-        if let Stmt::For {
+    let mut c = Counters::default();
+    walk_block(&f.body, &mut |s| match s {
+        Stmt::For {
             var, start, step, ..
-        } = s
-        {
-            c.insert(*var, (*start, *step));
+        } => {
+            c.fors.insert(*var, (*start, *step));
         }
+        Stmt::Let { value, expr } => {
+            c.lets.insert(*value, *expr);
+        }
+        _ => {}
     });
     c
 }
 
-/// Whether `e` has no lane-dependent part: literals, parameters, lengths, work-group ids and
-/// sizes, counters with a uniform start and step, and pure operations on them.
-fn uniform(f: &Function, c: &Counters, e: ExprId) -> bool {
+/// Whether a built-in has the same value in the four lanes of a vector: all but the ids in
+/// dimension 0 and the linear id. The variant runs only when the work-group's size in
+/// dimension 0 is a multiple of four ([`super::JitProgram`]) and takes four consecutive
+/// local ids in dimension 0 ([`super::lower`]'s work-item loop steps `x` by four), so the
+/// lanes share their ids in dimensions 1 and 2 (and [`Gen::vbuiltin`] splats them).
+fn uniform_builtin(b: Builtin) -> bool {
+    !matches!(
+        b,
+        Builtin::GlobalId(0) | Builtin::LocalId(0) | Builtin::LocalLinearId
+    )
+}
+
+/// Whether `e` has no lane-dependent part (the active lanes hold the same value): literals,
+/// parameters, lengths, work-group ids and sizes, the ids in dimensions 1 and 2, counters with
+/// a uniform start and step, `let`s of uniform expressions, and pure operations on them.
+pub(super) fn uniform(f: &Function, c: &Counters, e: ExprId) -> bool {
     match f.exprs.get(e) {
         Expr::Literal(_) | Expr::Param(_) | Expr::BufferLen(_) => true,
-        Expr::Builtin(b) => !matches!(
-            b,
-            Builtin::GlobalId(_) | Builtin::LocalId(_) | Builtin::LocalLinearId
-        ),
-        Expr::Value(v) => c
-            .get(v)
-            .is_some_and(|&(s, st)| uniform(f, c, s) && uniform(f, c, st)),
+        Expr::Builtin(b) => uniform_builtin(*b),
+        Expr::Value(v) => match (c.fors.get(v), c.lets.get(v)) {
+            (Some(&(s, st)), _) => uniform(f, c, s) && uniform(f, c, st),
+            (None, Some(&x)) => uniform(f, c, x),
+            (None, None) => false,
+        },
         Expr::Unary(_, a) | Expr::Cast(a, _) => uniform(f, c, *a),
         Expr::Binary(_, a, b) => uniform(f, c, *a) && uniform(f, c, *b),
         _ => false,
@@ -234,9 +266,11 @@ fn uniform(f: &Function, c: &Counters, e: ExprId) -> bool {
 fn consecutive(f: &Function, c: &Counters, e: ExprId) -> bool {
     match f.exprs.get(e) {
         Expr::Builtin(Builtin::GlobalId(0) | Builtin::LocalId(0) | Builtin::LocalLinearId) => true,
-        Expr::Value(v) => c
-            .get(v)
-            .is_some_and(|&(s, st)| consecutive(f, c, s) && uniform(f, c, st)),
+        Expr::Value(v) => match (c.fors.get(v), c.lets.get(v)) {
+            (Some(&(s, st)), _) => consecutive(f, c, s) && uniform(f, c, st),
+            (None, Some(&x)) => consecutive(f, c, x),
+            (None, None) => false,
+        },
         Expr::Binary(BinaryOp::Add, a, b) => {
             (consecutive(f, c, *a) && uniform(f, c, *b))
                 || (uniform(f, c, *a) && consecutive(f, c, *b))
@@ -249,6 +283,42 @@ fn consecutive(f: &Function, c: &Counters, e: ExprId) -> bool {
         }
         _ => false,
     }
+}
+
+/// Whether `block` takes lanes out of the mask for good, as seen from outside it: a `return`,
+/// or a `break` or `continue` of a loop that encloses `block` (`inner`: the loops inside).
+fn leaves(block: &[Stmt], inner: &mut Vec<crate::ir::LoopId>) -> bool {
+    block.iter().any(|s| match s {
+        Stmt::Return => true,
+        Stmt::Break(id) | Stmt::Continue(id) => !inner.contains(id),
+        Stmt::If {
+            then, otherwise, ..
+        } => leaves(then, inner) || leaves(otherwise, inner),
+        Stmt::For { id, body, .. } | Stmt::Loop { id, body } => {
+            inner.push(*id);
+            let l = leaves(body, inner);
+            inner.pop();
+            l
+        }
+        _ => false,
+    })
+}
+
+/// Whether a loop's body (of loop `id`) keeps every lane that starts an iteration until the
+/// next: no `return`, no `break` of it or of an enclosing loop, no `continue` of an
+/// enclosing loop (its own `continue`s rejoin at the latch).
+fn keeps_lanes(id: crate::ir::LoopId, body: &[Stmt]) -> bool {
+    fn breaks(block: &[Stmt], id: crate::ir::LoopId) -> bool {
+        block.iter().any(|s| match s {
+            Stmt::Break(b) => *b == id,
+            Stmt::If {
+                then, otherwise, ..
+            } => breaks(then, id) || breaks(otherwise, id),
+            Stmt::For { body, .. } | Stmt::Loop { body, .. } => breaks(body, id),
+            _ => false,
+        })
+    }
+    !breaks(body, id) && !leaves(body, &mut vec![id])
 }
 
 /// Whether `e` reads one of `vars` (through expressions).
@@ -339,7 +409,70 @@ impl Gen<'_, '_> {
                 self.b.def_var(v, x);
             }
         }
+        // Every work-item of the group reached the barrier, usually: four lanes.
+        self.full = self.entry_mask.is_none();
+        self.vblock_split(stmts);
+        self.full = false;
+    }
+
+    /// `stmts` under the current mask; where they have a loop or many accesses (an
+    /// unrolled loop: eight or more) and the mask is not known to be full, twice: for four
+    /// active lanes (tested once here), without masks where nothing takes lanes out, and for
+    /// the others. (At most two such tests on a path, so that nested ones do not multiply
+    /// the code.)
+    fn vblock_split(&mut self, stmts: &[Stmt]) {
+        let (mut has_loop, mut accesses) = (false, 0);
+        walk_block(stmts, &mut |s| {
+            has_loop |= matches!(s, Stmt::For { .. } | Stmt::Loop { .. });
+            accesses += matches!(s, Stmt::Load { .. } | Stmt::Store { .. }) as u32;
+        });
+        if self.full || !(has_loop || accesses >= 8) || self.splits >= 2 {
+            self.vblock(stmts);
+            return;
+        }
+        let m = self.mask();
+        let mut all = self.b.ins().vall_true(m);
+        // The fast copy also takes the preconditions of its accesses' proofs as tested
+        // (they hold for the whole launch: the test leaves the work-item loop).
+        let mut pres = Vec::new();
+        walk_block(stmts, &mut |s| {
+            if let Stmt::Load { mem, index, .. } | Stmt::Store { mem, index, .. } = s {
+                if let crate::ir::ranges::Verdict::ProvenIf(ps) = self.proof.verdict(*mem, *index) {
+                    for p in ps {
+                        if !pres.contains(p) {
+                            pres.push(p.clone());
+                        }
+                    }
+                }
+            }
+        });
+        let pre_ok0 = self.pre_ok;
+        if !pre_ok0 {
+            for p in &pres {
+                let ok = self.precondition(p);
+                all = self.b.ins().band(all, ok);
+            }
+        }
+        let (fast, general, join) = (
+            self.b.create_block(),
+            self.b.create_block(),
+            self.b.create_block(),
+        );
+        self.b.ins().brif(all, fast, &[], general, &[]);
+        self.splits += 1;
+        self.b.switch_to_block(fast);
+        self.full = true;
+        self.pre_ok = true;
         self.vblock(stmts);
+        self.pre_ok = pre_ok0;
+        self.b.ins().jump(join, &[]);
+        self.b.switch_to_block(general);
+        self.full = false;
+        self.vblock(stmts);
+        self.b.ins().jump(join, &[]);
+        self.b.switch_to_block(join);
+        self.splits -= 1;
+        self.full = false;
     }
 
     /// The four lanes' scalars of record slot `off` (a lane type; side by side, so a
@@ -359,6 +492,17 @@ impl Gen<'_, '_> {
     /// the other lanes' scalars are kept.
     pub(super) fn vrec_store(&mut self, off: u32, s: Scalar, x: &[Value], m: Value) {
         let (base, at) = self.rec_at(off, s.size());
+        if self.full {
+            // All four lanes active: nothing to keep.
+            if s == Scalar::Bool {
+                let vb = lanes_to_bytes(&mut self.b, x[0]);
+                self.b.ins().store(MEM, vb, base, at);
+            } else {
+                let a = self.b.ins().iadd_imm(base, at as i64);
+                self.store_parts(x, s, a);
+            }
+            return;
+        }
         if s == Scalar::Bool {
             let x = x[0];
             let old = self.b.ins().load(types::I32, MEM, base, at);
@@ -664,7 +808,7 @@ impl Gen<'_, '_> {
         let is = self.f.exprs.ty(index).scalar;
         let idx = self.vexpr(index);
         let (base, len) = self.mem_base_len(mem);
-        if self.proof.proven(mem, index) {
+        if self.proven_here(mem, index) {
             return (base, idx);
         }
         // Lengths beyond u32::MAX admit every unsigned 32-bit index.
@@ -825,9 +969,13 @@ impl Gen<'_, '_> {
                 self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, end, lim)
             }
         };
-        let m = self.mask();
-        let full = self.b.ins().vall_true(m);
-        let ok = self.b.ins().band(inside, full);
+        let ok = if self.full {
+            inside
+        } else {
+            let m = self.mask();
+            let full = self.b.ins().vall_true(m);
+            self.b.ins().band(inside, full)
+        };
         let size = self
             .f
             .mem_elem(mem)
@@ -840,8 +988,81 @@ impl Gen<'_, '_> {
         addr
     }
 
+    /// Whether all four lanes of `e`'s registers hold the same value, the inactive lanes'
+    /// included, so that lane 0 is every active lane's: [`uniform`], where every value read
+    /// is this region's (its registers are computed for all lanes, while a record slot's
+    /// inactive lanes may be stale) and no division takes the mask (an inactive lane divides
+    /// by 1). Under four active lanes ([`Gen::full`]), [`uniform`] is enough.
+    fn agree(&self, e: ExprId) -> bool {
+        if self.full {
+            return uniform(self.f, &self.counters, e);
+        }
+        let c = &self.counters;
+        match self.f.exprs.get(e) {
+            Expr::Literal(_) | Expr::Param(_) | Expr::BufferLen(_) => true,
+            Expr::Builtin(b) => uniform_builtin(*b),
+            Expr::Value(v) if self.defined.contains(v) => match (c.fors.get(v), c.lets.get(v)) {
+                (Some(&(s, st)), _) => self.agree(s) && self.agree(st),
+                (None, Some(&x)) => self.agree(x),
+                (None, None) => false,
+            },
+            Expr::Unary(_, a) | Expr::Cast(a, _) => self.agree(*a),
+            Expr::Binary(op, a, b) => {
+                !matches!(op, BinaryOp::Div | BinaryOp::Rem) && self.agree(*a) && self.agree(*b)
+            }
+            _ => false,
+        }
+    }
+
+    /// A load at an index the lanes share ([`Gen::agree`]): one scalar load, splat. Its
+    /// bounds test is one scalar comparison (an element in bounds may be read whatever the
+    /// mask); a proof stands for it when some lane is active (known where four are).
+    /// Out of bounds, the lane-by-lane access faults for the first active lane.
+    fn vload_uniform(&mut self, mem: Mem, index: ExprId) -> Vec<Value> {
+        let s = self.f.mem_elem(mem).expect("validated memory").scalar;
+        let is = self.f.exprs.ty(index).scalar;
+        let idx = self.vexpr(index);
+        let (base, len) = self.mem_base_len(mem);
+        let i0 = self.b.ins().extractlane(idx, 0);
+        let i0 = if is.is_signed() {
+            self.b.ins().sextend(types::I64, i0)
+        } else {
+            self.b.ins().uextend(types::I64, i0)
+        };
+        let load = |g: &mut Self| {
+            let off = g.b.ins().imul_imm(i0, s.size() as i64);
+            let addr = g.b.ins().iadd(base, off);
+            let x = g.b.ins().load(cl_ty(s), MEM, addr, 0);
+            g.splat(x, s)
+        };
+        let ok = match self.in_bounds(mem, index) {
+            _ if self.full && self.proven_here(mem, index) => return load(self),
+            Some(ok) if self.full => ok,
+            Some(ok) => {
+                let m = self.mask();
+                let any = self.b.ins().vany_true(m);
+                self.b.ins().band(ok, any)
+            }
+            None => self.b.ins().icmp(IntCC::UnsignedLessThan, i0, len),
+        };
+        let (fast, slow) = (self.b.create_block(), self.b.create_block());
+        let (merge, out) = self.merge_block(s);
+        self.b.ins().brif(ok, fast, &[], slow, &[]);
+        self.b.switch_to_block(fast);
+        let v = load(self);
+        self.jump_with(merge, &v);
+        self.b.switch_to_block(slow);
+        let v = self.vload_general(mem, index);
+        self.jump_with(merge, &v);
+        self.b.switch_to_block(merge);
+        out
+    }
+
     fn vload(&mut self, mem: Mem, index: ExprId) -> Vec<Value> {
         let s = self.f.mem_elem(mem).expect("validated memory").scalar;
+        if !consecutive(self.f, &self.counters, index) && self.agree(index) {
+            return self.vload_uniform(mem, index);
+        }
         if consecutive(self.f, &self.counters, index) {
             let (fast, slow) = (self.b.create_block(), self.b.create_block());
             let (merge, out) = self.merge_block(s);
@@ -1033,6 +1254,13 @@ impl Gen<'_, '_> {
             } => {
                 let x = self.vexprs(*value);
                 match self.private_var(*mem) {
+                    Some(p) if self.full => {
+                        let s = self.f.privates[p].elem.scalar;
+                        let vs = self.vvars(VarOf::Private(p), s);
+                        for (v, x) in vs.into_iter().zip(x) {
+                            self.b.def_var(v, x);
+                        }
+                    }
                     Some(p) => {
                         let s = self.f.privates[p].elem.scalar;
                         let vs = self.vvars(VarOf::Private(p), s);
@@ -1053,6 +1281,9 @@ impl Gen<'_, '_> {
                 otherwise,
             } => {
                 let c = self.vexpr(*cond);
+                let full0 = self.full;
+                // Under four active lanes, a uniform condition sends all four one way.
+                let side_full = full0 && uniform(self.f, &self.counters, *cond);
                 let m0 = self.mask();
                 let t = self.b.ins().band(m0, c);
                 let e = self.b.ins().band_not(m0, c);
@@ -1070,7 +1301,8 @@ impl Gen<'_, '_> {
                     let any_t = self.b.ins().vany_true(t);
                     self.b.ins().brif(any_t, tb, &[], j1, &[]);
                     self.b.switch_to_block(tb);
-                    self.vblock(then);
+                    self.full = side_full;
+                    self.vblock_split(then);
                     self.b.ins().jump(j1, &[]);
                 }
                 self.b.switch_to_block(j1);
@@ -1082,13 +1314,17 @@ impl Gen<'_, '_> {
                     let any_e = self.b.ins().vany_true(e);
                     self.b.ins().brif(any_e, eb, &[], j2, &[]);
                     self.b.switch_to_block(eb);
-                    self.vblock(otherwise);
+                    self.full = side_full;
+                    self.vblock_split(otherwise);
                     self.b.ins().jump(j2, &[]);
                 }
                 self.b.switch_to_block(j2);
                 let after_else = self.mask();
                 let m = self.b.ins().bor(after_then, after_else);
                 self.set_mask(m);
+                // The two sides' lanes are the entry's again unless one took some out.
+                self.full =
+                    full0 && !leaves(then, &mut Vec::new()) && !leaves(otherwise, &mut Vec::new());
             }
             Stmt::For {
                 id,
@@ -1109,6 +1345,15 @@ impl Gen<'_, '_> {
                     self.splat_i32(-1)
                 };
                 let z = self.splat_i32(0);
+                // Four lanes enter, a uniform test keeps all four, and the body returns
+                // them all to the latch: four lanes in every iteration, and the test is one
+                // scalar comparison (lane 0's, every lane's).
+                let full0 = self.full;
+                let body_full = full0
+                    && [*start, *end, *step]
+                        .iter()
+                        .all(|&x| uniform(self.f, &self.counters, x))
+                    && keeps_lanes(*id, body);
                 self.hoist_divisions(body, Some(*var));
                 self.define_lanes(*var, &v0);
                 let (brk, cont) = (
@@ -1132,22 +1377,45 @@ impl Gen<'_, '_> {
                 } else {
                     (IntCC::UnsignedLessThan, IntCC::UnsignedGreaterThan)
                 };
-                let below = self.vicmp(lt, &cur, &e);
-                let above = self.vicmp(gt, &cur, &e);
-                let go = self.b.ins().bitselect(up, below, above);
-                let m = self.mask();
-                let leaving = self.b.ins().band_not(m, go);
-                let bv = self.b.use_var(brk);
-                let bv = self.b.ins().bor(bv, leaving);
-                self.b.def_var(brk, bv);
-                let m = self.b.ins().band(m, go);
-                self.set_mask(m);
-                let any = self.b.ins().vany_true(m);
-                super::lower::loop_branch(&mut self.b, any, bodyb, exit);
+                if body_full {
+                    let lane0 = |g: &mut Self, x: &[Value]| g.b.ins().extractlane(x[0], 0);
+                    let (c0, e0) = (lane0(self, &cur), lane0(self, &e));
+                    let below = self.b.ins().icmp(lt, c0, e0);
+                    let go = if s.is_signed() {
+                        let above = self.b.ins().icmp(gt, c0, e0);
+                        let s0 = lane0(self, &st);
+                        let ty = self.b.func.dfg.value_type(s0);
+                        let zero = self.b.ins().iconst(ty, 0);
+                        let up = self.b.ins().icmp(IntCC::SignedGreaterThan, s0, zero);
+                        self.b.ins().select(up, below, above)
+                    } else {
+                        below
+                    };
+                    // The lanes all leave together, by the test: the exit's mask is the
+                    // entry's (`brk` stays unused).
+                    let m = self.mask();
+                    self.b.def_var(brk, m);
+                    super::lower::loop_branch(&mut self.b, go, bodyb, exit);
+                } else {
+                    let below = self.vicmp(lt, &cur, &e);
+                    let above = self.vicmp(gt, &cur, &e);
+                    let go = self.b.ins().bitselect(up, below, above);
+                    let m = self.mask();
+                    let leaving = self.b.ins().band_not(m, go);
+                    let bv = self.b.use_var(brk);
+                    let bv = self.b.ins().bor(bv, leaving);
+                    self.b.def_var(brk, bv);
+                    let m = self.b.ins().band(m, go);
+                    self.set_mask(m);
+                    let any = self.b.ins().vany_true(m);
+                    super::lower::loop_branch(&mut self.b, any, bodyb, exit);
+                }
                 self.b.switch_to_block(bodyb);
+                self.full = body_full;
                 self.vloops.push((*id, brk, cont));
                 self.vblock(body);
                 self.vloops.pop();
+                self.full = false;
                 self.b.ins().jump(latch, &[]);
                 self.b.switch_to_block(latch);
                 let m = self.mask();
@@ -1167,8 +1435,12 @@ impl Gen<'_, '_> {
                 self.b.switch_to_block(exit);
                 let out = self.b.use_var(brk);
                 self.set_mask(out);
+                // Every lane leaves by the test or a `break`: the entry's lanes again.
+                self.full = full0 && !leaves(body, &mut vec![*id]);
             }
             Stmt::Loop { id, body } => {
+                let full0 = self.full;
+                self.full = false;
                 self.hoist_divisions(body, None);
                 let z = self.splat_i32(0);
                 let (brk, cont) = (
@@ -1203,6 +1475,7 @@ impl Gen<'_, '_> {
                 self.b.switch_to_block(exit);
                 let out = self.b.use_var(brk);
                 self.set_mask(out);
+                self.full = full0 && !leaves(body, &mut vec![*id]);
             }
             Stmt::Break(id) | Stmt::Continue(id) if !self.vloops.iter().any(|l| l.0 == *id) => {
                 // A group-level loop: the lanes leave the region, the group level sees their
@@ -1211,6 +1484,7 @@ impl Gen<'_, '_> {
                 self.vset_flag(if matches!(s, Stmt::Break(_)) { b } else { c });
                 let z = self.splat_i32(0);
                 self.set_mask(z);
+                self.full = false;
             }
             Stmt::Break(id) | Stmt::Continue(id) => {
                 let (brk, cont) = self.vloop_vars(*id);
@@ -1225,6 +1499,7 @@ impl Gen<'_, '_> {
                 self.b.def_var(target, t);
                 let z = self.splat_i32(0);
                 self.set_mask(z);
+                self.full = false;
             }
             Stmt::Return => {
                 if !self.plan.simple {
@@ -1232,6 +1507,7 @@ impl Gen<'_, '_> {
                 }
                 let z = self.splat_i32(0);
                 self.set_mask(z);
+                self.full = false;
             }
             Stmt::MemFence { .. } => {
                 self.b.ins().fence();
