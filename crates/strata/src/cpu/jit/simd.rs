@@ -212,6 +212,10 @@ fn per_part(s: Scalar) -> u32 {
 pub(super) struct Counters {
     fors: HashMap<ValueId, (ExprId, ExprId)>,
     lets: HashMap<ValueId, ExprId>,
+    /// [`uniform`]'s verdicts so far: expressions and `let`s share subexpressions, which a
+    /// walk without them would visit once per path (exponentially many in a chain of
+    /// `let`s that each read the one before twice).
+    memo: std::cell::RefCell<HashMap<ExprId, bool>>,
 }
 
 pub(super) fn counters(f: &Function) -> Counters {
@@ -246,7 +250,10 @@ fn uniform_builtin(b: Builtin) -> bool {
 /// parameters, lengths, work-group ids and sizes, the ids in dimensions 1 and 2, counters with
 /// a uniform start and step, `let`s of uniform expressions, and pure operations on them.
 pub(super) fn uniform(f: &Function, c: &Counters, e: ExprId) -> bool {
-    match f.exprs.get(e) {
+    if let Some(&u) = c.memo.borrow().get(&e) {
+        return u;
+    }
+    let u = match f.exprs.get(e) {
         Expr::Literal(_) | Expr::Param(_) | Expr::BufferLen(_) => true,
         Expr::Builtin(b) => uniform_builtin(*b),
         Expr::Value(v) => match (c.fors.get(v), c.lets.get(v)) {
@@ -257,7 +264,9 @@ pub(super) fn uniform(f: &Function, c: &Counters, e: ExprId) -> bool {
         Expr::Unary(_, a) | Expr::Cast(a, _) => uniform(f, c, *a),
         Expr::Binary(_, a, b) => uniform(f, c, *a) && uniform(f, c, *b),
         _ => false,
-    }
+    };
+    c.memo.borrow_mut().insert(e, u);
+    u
 }
 
 /// Whether the four lanes of `e` are consecutive integers (the first lane's value plus
