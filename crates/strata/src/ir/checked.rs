@@ -687,16 +687,8 @@ impl Rewriter {
         while let Some(e) = stack.pop() {
             match self.f.exprs.get(e) {
                 Expr::Literal(_) | Expr::Param(_) | Expr::BufferLen(_) => {}
-                Expr::Builtin(b) => match b {
-                    Builtin::GroupId(_)
-                    | Builtin::GlobalSize(_)
-                    | Builtin::LocalSize(_)
-                    | Builtin::NumGroups(_)
-                    | Builtin::GroupLinearId
-                    | Builtin::MaxSubGroupSize
-                    | Builtin::NumSubGroups => {}
-                    _ => return false,
-                },
+                Expr::Builtin(b) if b.same_in_group() => {}
+                Expr::Builtin(_) => return false,
                 Expr::Unary(_, a) | Expr::Cast(a, _) | Expr::Bitcast(a, _) => stack.push(*a),
                 Expr::Splat(a, _) | Expr::Extract(a, _) => stack.push(*a),
                 Expr::Binary(_, a, b) => stack.extend([*a, *b]),

@@ -74,6 +74,21 @@ impl Builtin {
         })
     }
 
+    /// Whether this built-in has the same value in every work-item of a work-group: the
+    /// work-group's ids and the launch's sizes.
+    pub fn same_in_group(self) -> bool {
+        matches!(
+            self,
+            Builtin::GroupId(_)
+                | Builtin::GlobalSize(_)
+                | Builtin::LocalSize(_)
+                | Builtin::NumGroups(_)
+                | Builtin::GroupLinearId
+                | Builtin::MaxSubGroupSize
+                | Builtin::NumSubGroups
+        )
+    }
+
     /// Whether this is one of the sub-group built-ins, whose values depend on the device's
     /// sub-group size.
     pub fn is_sub_group(self) -> bool {

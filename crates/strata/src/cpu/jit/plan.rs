@@ -631,16 +631,7 @@ impl<'a> Uniform<'a> {
         }
         let u = match self.f.exprs.get(e) {
             Expr::Literal(_) | Expr::Param(_) | Expr::BufferLen(_) => true,
-            Expr::Builtin(b) => matches!(
-                b,
-                Builtin::GroupId(_)
-                    | Builtin::GlobalSize(_)
-                    | Builtin::LocalSize(_)
-                    | Builtin::NumGroups(_)
-                    | Builtin::GroupLinearId
-                    | Builtin::MaxSubGroupSize
-                    | Builtin::NumSubGroups
-            ),
+            Expr::Builtin(b) => b.same_in_group(),
             Expr::Value(v) => match self.defs.get(v).copied() {
                 Some(Def::Expr(x)) => self.expr(x),
                 Some(Def::Private(p)) => self.privs[p.index()],

@@ -957,11 +957,7 @@ impl Gen<'_, '_> {
         let idx = self.vexpr(index);
         let (base, len) = self.mem_base_len(mem);
         let i0 = self.b.ins().extractlane(idx, 0);
-        let i0 = if is.is_signed() {
-            self.b.ins().sextend(types::I64, i0)
-        } else {
-            self.b.ins().uextend(types::I64, i0)
-        };
+        let i0 = self.widen_index(i0, is);
         // Proven in bounds for every active lane (without wrapping, so the lanes' elements
         // are consecutive in memory): only the mask is tested, and the proof's
         // preconditions, which do not change in the work-group (they leave the loop).
@@ -1023,6 +1019,16 @@ impl Gen<'_, '_> {
         }
     }
 
+    /// An index `i` (one lane's) of type `is` as a 64-bit offset (sign- or zero-extended as its
+    /// type says), to compare with a length and scale into an address.
+    fn widen_index(&mut self, i: Value, is: Scalar) -> Value {
+        if is.is_signed() {
+            self.b.ins().sextend(types::I64, i)
+        } else {
+            self.b.ins().uextend(types::I64, i)
+        }
+    }
+
     /// A load at an index the lanes share ([`Gen::agree`]): one scalar load, splat. Its
     /// bounds test is one scalar comparison (an element in bounds may be read whatever the
     /// mask); a proof stands for it when some lane is active (known where four are).
@@ -1033,11 +1039,7 @@ impl Gen<'_, '_> {
         let idx = self.vexpr(index);
         let (base, len) = self.mem_base_len(mem);
         let i0 = self.b.ins().extractlane(idx, 0);
-        let i0 = if is.is_signed() {
-            self.b.ins().sextend(types::I64, i0)
-        } else {
-            self.b.ins().uextend(types::I64, i0)
-        };
+        let i0 = self.widen_index(i0, is);
         let load = |g: &mut Self| {
             let off = g.b.ins().imul_imm(i0, s.size() as i64);
             let addr = g.b.ins().iadd(base, off);
@@ -1095,11 +1097,7 @@ impl Gen<'_, '_> {
         let m = self.mask();
         let same = self.b.ins().band(same, m);
         let all = self.b.ins().vall_true(same);
-        let i0 = if is.is_signed() {
-            self.b.ins().sextend(types::I64, i0)
-        } else {
-            self.b.ins().uextend(types::I64, i0)
-        };
+        let i0 = self.widen_index(i0, is);
         let inside = match self.in_bounds(mem, index) {
             Some(ok) => ok,
             None => self.b.ins().icmp(IntCC::UnsignedLessThan, i0, len),
