@@ -28,9 +28,18 @@ use std::collections::{HashMap, HashSet};
 /// Work-items per block of records (the vector variant's lanes).
 pub(super) const QUAD: usize = 4;
 
+/// Bytes the group level keeps before the records, one word: [`LIMIT`], [`EXITED`] and
+/// [`RETURNED`] are offsets into them from the records' start.
+pub(super) const HEAD: usize = 8;
+
 /// Where a guarded region ([`Guard`]) finds the limit of its work-item loop in dimension 0:
-/// a `u32` at this offset from the records (in 8 bytes the group level keeps before them).
+/// a `u32` at this offset from the records (in the [`HEAD`] before them).
 pub(super) const LIMIT: i32 = -8;
+
+/// The byte of the [`HEAD`] word at `offset` from the records.
+pub(super) const fn head_byte(offset: i32) -> usize {
+    (HEAD as i32 + offset) as usize
+}
 
 /// A byte before the records that region code sets whenever it sets the exit flag of a
 /// group-level loop (`break`, `continue`): until then the group level neither reads nor

@@ -14,7 +14,7 @@
 
 #![allow(clippy::needless_range_loop)] // lane loops index several per-work-item arrays
 
-use super::plan::{Bound, Guard, Node, Slot, QUAD};
+use super::plan::{head_byte, Bound, Guard, Node, Slot, EXITED, HEAD, LIMIT, QUAD, RETURNED};
 use super::{Env, Fault, JitProgram, MemArg, RegionFn, Site};
 use crate::cpu::cpu_mem;
 use crate::cpu::semantics::{self, collective};
@@ -235,12 +235,12 @@ impl<'a> Worker<'a> {
                 len: n,
             });
         }
-        // Whole blocks of four records (`super::plan`), after 8 bytes for a guarded region's
-        // limit (`plan::LIMIT`).
+        // Whole blocks of four records (`super::plan`), after the `plan::HEAD` word (a
+        // guarded region's limit, the exit markers).
         let blocks = lanes.div_ceil(QUAD) * QUAD;
         sc.records.clear();
         sc.records
-            .resize(1 + (blocks * p.plan.record).div_ceil(8).max(1), 0);
+            .resize(HEAD / 8 + (blocks * p.plan.record).div_ceil(8).max(1), 0);
         *sc.fault = Fault::default();
         *sc.panic = None;
         *sc.env = Env {
@@ -248,7 +248,7 @@ impl<'a> Worker<'a> {
             scalars: s.scalars.as_ptr(),
             locals: sc.local_args.as_ptr(),
             // SAFETY: the records hold at least two words.
-            records: unsafe { sc.records.as_mut_ptr().add(1) } as *mut u8,
+            records: unsafe { sc.records.as_mut_ptr().add(HEAD / 8) } as *mut u8,
             local: s.local.map(|x| x as u32),
             group: [0; 3],
             groups: s.groups.map(|x| x as u32),
@@ -335,15 +335,15 @@ impl<'a> Worker<'a> {
         // SAFETY: the region was compiled for this program; `env` points at this worker's
         // records, local memory and the launch's buffers, all sized for this launch.
         let status = unsafe { f(&*self.env, mask.as_ptr()) };
-        // The exit markers (`plan::EXITED`, `plan::RETURNED`): bytes 4 and 5 of the word
-        // before the records.
+        // The exit markers (`plan::EXITED`, `plan::RETURNED`) in the word before the records.
+        let (exited, returned) = (head_byte(EXITED), head_byte(RETURNED));
         let mut head = self.records[0].to_ne_bytes();
-        if head[4] | head[5] != 0 {
-            if head[4] != 0 {
+        if head[exited] | head[returned] != 0 {
+            if head[exited] != 0 {
                 self.frames.iter_mut().for_each(|f| f.dirty = true);
             }
-            self.returned |= head[5] != 0;
-            (head[4], head[5]) = (0, 0);
+            self.returned |= head[returned] != 0;
+            (head[exited], head[returned]) = (0, 0);
             self.records[0] = u64::from_ne_bytes(head);
         }
         if status == 0 {
@@ -377,7 +377,7 @@ impl<'a> Worker<'a> {
     /// kept in blocks of four work-items, [`super::plan`]).
     fn rec_index(&self, l: usize, off: u32, size: usize) -> usize {
         // After the guard limit's word.
-        8 + (l / QUAD) * QUAD * self.p.plan.record + QUAD * off as usize + (l % QUAD) * size
+        HEAD + (l / QUAD) * QUAD * self.p.plan.record + QUAD * off as usize + (l % QUAD) * size
     }
 
     fn rec(&self, l: usize, off: u32, size: usize) -> *const u8 {
@@ -582,7 +582,8 @@ impl<'a> Worker<'a> {
                 if let Some(g) = &self.p.plan.regions[*i].guard {
                     let limit = self.guard_limit(g, mask);
                     let mut head = self.records[0].to_ne_bytes();
-                    head[..4].copy_from_slice(&(limit as u32).to_ne_bytes());
+                    let at = head_byte(LIMIT);
+                    head[at..at + 4].copy_from_slice(&(limit as u32).to_ne_bytes());
                     self.records[0] = u64::from_ne_bytes(head);
                 }
                 self.call(*i, mask)
