@@ -18,7 +18,10 @@
 //! shifts by literals, exact casts, `min`, `max`, `select`; an operation that may wrap gives
 //! its type's whole range) and *symbolic upper bounds* `e <= t1 + t2 + ... + c`, whose terms
 //! are launch-uniform leaves (integer scalar parameters, buffer lengths and the work-group's
-//! sizes, which bound the local ids), e.g. `i + off` under `i < n` is at most `n + off - 1`.
+//! sizes, which bound the local ids), e.g. `i + off` under `i < n` is at most `n + off - 1`,
+//! and a constant `k > 0` times a non-negative value (or shifted left by a literal) is at most
+//! `k` times its bounds, a term repeated `k` times (`local_id(1) * 16 + p` is at most
+//! `16 * local_size(1) - 16 + p`; at most 64 terms in all).
 //!
 //! **Verdicts.** An access at `index` of memory with `len` elements is
 //! - [`Verdict::Proven`] when `index >= 0` and `index < len` follow from the facts (`len` a
@@ -36,8 +39,8 @@
 //! for each work-item that runs the access, whatever the others do: it is valid for every
 //! active lane of a vector and for every work-item of a work-group.
 //!
-//! What it does not prove: two-dimensional indices `row * w + col` (the bound `h * w` is not
-//! linear in the terms), indices loaded from memory, launch-sized local arrays, and anything
+//! What it does not prove: two-dimensional indices `row * w + col` with `w` not a constant
+//! (the bound `h * w` is not linear in the terms), indices loaded from memory, launch-sized local arrays, and anything
 //! that may wrap (`i - 1` at `i = 0`, `i + off` where `off` is unbounded unless the bound is
 //! taken as a precondition).
 
@@ -68,11 +71,12 @@ pub enum Limit {
 }
 
 /// A condition on the launch's arguments: `terms[0] + terms[1] + ... + offset <= limit`,
-/// summed without wrapping (terms are at most 32-bit, `|offset| < 2^48`), with a buffer's
-/// real element count or a local array's on the right.
+/// summed without wrapping (at most 64 terms, each at most 32-bit, `|offset| < 2^48`), with a
+/// buffer's real element count or a local array's on the right.
 #[derive(Clone, PartialEq, Eq, Hash, Debug)]
 pub struct Precondition {
-    /// The summed terms.
+    /// The summed terms, sorted; a term repeats where a constant multiplies it (`16 *
+    /// local_size(1) + local_size(0)` is sixteen `LocalSize(1)` and one `LocalSize(0)`).
     pub terms: Vec<Term>,
     /// The constant added.
     pub offset: i64,
@@ -113,6 +117,8 @@ impl Verdict {
 #[derive(Clone, Debug, Default)]
 pub struct Proof {
     accesses: HashMap<(Mem, ExprId), Verdict>,
+    /// [`Proof::offset`]'s answers (`None` where an occurrence had none).
+    offsets: HashMap<(Mem, ExprId), Option<(ExprId, u32)>>,
 }
 
 const UNPROVEN: Verdict = Verdict::Unproven;
@@ -131,9 +137,22 @@ impl Proof {
             busy_upper: HashSet::new(),
             cycle: false,
             out: HashMap::new(),
+            offsets: HashMap::new(),
         };
         a.block(&f.body);
-        Proof { accesses: a.out }
+        Proof {
+            accesses: a.out,
+            offsets: a.offsets,
+        }
+    }
+
+    /// Where the access at `index` of `mem` is at `a + k` (`k` a constant) and, wherever its
+    /// verdict holds, `a` is at least 0 and `a + k` does not wrap in its type: `(a, k)`, so
+    /// that a backend may address element `a` and add `k` elements as a constant offset (one
+    /// address for `tile[r + 0]` to `tile[r + 15]`). Only for an access the verdict proves
+    /// (once its preconditions are tested), or whose sum cannot wrap at all.
+    pub fn offset(&self, mem: Mem, index: ExprId) -> Option<(ExprId, u32)> {
+        self.offsets.get(&(mem, index)).copied().flatten()
     }
 
     /// The verdict of the access at `index` of `mem` ([`Verdict::Unproven`] for an access the
@@ -161,14 +180,20 @@ struct Fact {
 struct Bound {
     terms: Vec<Term>,
     c: i128,
-    /// Derived through an unsigned addition that may wrap. The bound still holds (a wrapped
-    /// sum is smaller), but only a limit below 2^32 ([`Limit::Fixed`]) rules the wrap out:
-    /// then every partial sum is below the limit, and the lanes of a vector are consecutive.
+    /// Derived through an unsigned addition or product that may wrap. The bound still holds
+    /// (a wrapped sum or product is smaller), but only a limit below 2^32 ([`Limit::Fixed`])
+    /// rules the wrap out: then every partial sum and product is below the limit, and the
+    /// lanes of a vector are consecutive.
     wraps: bool,
 }
 
 /// Bounds kept per expression, at most.
 const MAX_BOUNDS: usize = 6;
+
+/// Terms of a bound, at most (a term repeats where a constant multiplies it: `16 *
+/// local_size(1)` is sixteen terms), so that a backend sums them (each at most 32 bits) and an
+/// offset below 2^48 in 64 bits without wrapping.
+const MAX_TERMS: usize = 64;
 
 struct Analysis<'f> {
     f: &'f Function,
@@ -185,6 +210,7 @@ struct Analysis<'f> {
     busy_upper: HashSet<ExprId>,
     cycle: bool,
     out: HashMap<(Mem, ExprId), Verdict>,
+    offsets: HashMap<(Mem, ExprId), Option<(ExprId, u32)>>,
 }
 
 /// The values of integer scalar type `s`; `None` for other types.
@@ -237,12 +263,18 @@ impl Analysis<'_> {
             | Stmt::Store { mem, index, .. }
             | Stmt::Atomic { mem, index, .. }
             | Stmt::AtomicLoad { mem, index, .. } => {
-                let v = self.judge(*mem, *index);
+                let (v, off) = self.judge(*mem, *index);
                 let v = match self.out.remove(&(*mem, *index)) {
                     Some(old) => old.meet(v),
                     None => v,
                 };
                 self.out.insert((*mem, *index), v);
+                // Every occurrence must give the offset (each holds where its facts do).
+                let off = match self.offsets.get(&(*mem, *index)) {
+                    Some(&old) if old != off => None,
+                    _ => off,
+                };
+                self.offsets.insert((*mem, *index), off);
             }
             Stmt::If {
                 cond,
@@ -337,36 +369,93 @@ impl Analysis<'_> {
         }
     }
 
-    /// The verdict of one access at `index` of `mem`, under the current facts.
-    fn judge(&mut self, mem: Mem, index: ExprId) -> Verdict {
+    /// The verdict of one access at `index` of `mem`, under the current facts, and its
+    /// [`Proof::offset`].
+    fn judge(&mut self, mem: Mem, index: ExprId) -> (Verdict, Option<(ExprId, u32)>) {
         let t = self.f.exprs.ty(index);
         if t.width != 1 || !t.scalar.is_int() {
-            return Verdict::Unproven;
+            return (Verdict::Unproven, None);
         }
         let (lo, hi) = self.range(index);
         if lo < 0 {
-            return Verdict::Unproven;
+            return (Verdict::Unproven, None);
         }
         let limit = match mem {
             Mem::Buffer(p) => Limit::Len(p),
             Mem::Field(v) => Limit::Len(self.f.fields[v].buffer),
             Mem::Local(l) => match self.f.locals[l].len {
-                ArrayLen::Fixed(n) if hi < n as i128 => return Verdict::Proven,
                 // `tile[p * 16 + local_id(0)]`: when `local_size(0) + p * 16 <= 256`.
                 ArrayLen::Fixed(n) => Limit::Fixed(n),
-                _ => return Verdict::Unproven,
+                _ => return (Verdict::Unproven, None),
             },
             Mem::Private(p) => {
                 let n = self.f.privates[p].count();
                 return if hi < n as i128 {
-                    Verdict::Proven
+                    (Verdict::Proven, None)
                 } else {
-                    Verdict::Unproven
+                    (Verdict::Unproven, None)
                 };
             }
         };
+        let mut v = match limit {
+            Limit::Fixed(n) if hi < n as i128 => Verdict::Proven,
+            _ => {
+                let bounds = self.upper(index);
+                self.from_bounds(bounds, limit)
+            }
+        };
+        // `a + k`, `a` at least 0: the sum does not wrap where no values make it (the range
+        // is exact), or where `a`'s bounds plus `k` prove the access (below the limit,
+        // below 2^31: so is the sum, in either type).
+        let Some((a, k)) = self.split(index) else {
+            return (v, None);
+        };
+        if self.exact(index).is_some() {
+            return (v, Some((a, k)));
+        }
+        if !matches!(limit, Limit::Fixed(n) if n <= i32::MAX as u32) {
+            return (v, None);
+        }
+        let shifted: Vec<Bound> = self
+            .upper(a)
+            .into_iter()
+            .map(|b| Bound {
+                c: b.c.saturating_add(k as i128),
+                ..b
+            })
+            .collect();
+        let vs = self.from_bounds(shifted, limit);
+        match (&v, &vs) {
+            (_, Verdict::Unproven) | (Verdict::Proven, Verdict::ProvenIf(_)) => (v, None),
+            _ => {
+                v = vs;
+                (v, Some((a, k)))
+            }
+        }
+    }
+
+    /// `e` as `a + k`, `k` a constant in `0..2^31`, `a` a 32-bit integer at least 0.
+    fn split(&mut self, e: ExprId) -> Option<(ExprId, u32)> {
+        let Expr::Binary(BinaryOp::Add, x, y) = *self.f.exprs.get(e) else {
+            return None;
+        };
+        let s = self.f.exprs.ty(e).scalar;
+        if !matches!(s, Scalar::I32 | Scalar::U32) {
+            return None;
+        }
+        let (a, kr) = match (self.range(x), self.range(y)) {
+            (_, (l, h)) if l == h => (x, l),
+            ((l, h), _) if l == h => (y, l),
+            _ => return None,
+        };
+        let k = u32::try_from(kr).ok().filter(|&k| k <= i32::MAX as u32)?;
+        (self.range(a).0 >= 0).then_some((a, k))
+    }
+
+    /// The verdict that the best of `bounds` (an index's) gives against `limit`.
+    fn from_bounds(&mut self, bounds: Vec<Bound>, limit: Limit) -> Verdict {
         let mut best: Option<Precondition> = None;
-        for b in self.upper(index) {
+        for b in bounds {
             match limit {
                 Limit::Len(_) if b.wraps => continue,
                 Limit::Len(buffer) => {
@@ -638,6 +727,9 @@ impl Analysis<'_> {
                 let (ua, ub) = (self.upper(a), self.upper(b));
                 for x in &ua {
                     for y in &ub {
+                        if x.terms.len() + y.terms.len() > MAX_TERMS {
+                            continue;
+                        }
                         let mut terms = [x.terms.clone(), y.terms.clone()].concat();
                         terms.sort();
                         add(
@@ -662,6 +754,59 @@ impl Analysis<'_> {
                             wraps: x.wraps,
                         },
                     );
+                }
+            }
+            // A constant `k > 0` times a non-negative `x` (or `x << s`, `k = 2^s`): `k` times
+            // each of `x`'s bounds, its terms `k` times over. (An unsigned product that wraps
+            // is smaller than the true one, which the bound bounds: marked as wrapping.)
+            Expr::Binary(op @ (BinaryOp::Mul | BinaryOp::Shl), a, b) if exact || unsigned => {
+                let (al, ah) = self.range(a);
+                let (bl, bh) = self.range(b);
+                let scaled = match op {
+                    BinaryOp::Mul if bl == bh => Some((a, bl)),
+                    BinaryOp::Mul if al == ah => Some((b, al)),
+                    // (A shift by 32 or more is not `x * 2^s`.)
+                    BinaryOp::Shl if bl == bh && bl >= 0 && bl < et.scalar.bits() as i128 => {
+                        Some((a, 1i128 << bl))
+                    }
+                    _ => None,
+                };
+                if let Some((x, k)) = scaled.filter(|&(x, k)| k > 0 && self.range(x).0 >= 0) {
+                    for bx in self.upper(x) {
+                        if bx.terms.is_empty() {
+                            // The numeric bound: the range's maximum below covers it when the
+                            // product is exact; else it is the wrapped product's bound.
+                            add(
+                                &mut out,
+                                Bound {
+                                    terms: Vec::new(),
+                                    c: bx.c.saturating_mul(k),
+                                    wraps: bx.wraps || !exact,
+                                },
+                            );
+                            continue;
+                        }
+                        let Some(n) = usize::try_from(k)
+                            .ok()
+                            .and_then(|k| k.checked_mul(bx.terms.len()))
+                            .filter(|&n| n <= MAX_TERMS)
+                        else {
+                            continue;
+                        };
+                        let mut terms = Vec::with_capacity(n);
+                        for t in &bx.terms {
+                            terms.extend(std::iter::repeat_n(*t, k as usize));
+                        }
+                        terms.sort();
+                        add(
+                            &mut out,
+                            Bound {
+                                terms,
+                                c: bx.c.saturating_mul(k),
+                                wraps: bx.wraps || !exact,
+                            },
+                        );
+                    }
                 }
             }
             Expr::Cast(a, _) if exact => {
@@ -1108,6 +1253,153 @@ mod tests {
             "{}",
             crate::ir::print::function_to_string(k.ir())
         );
+    }
+
+    #[test]
+    fn constant_times_a_local_id() {
+        // The tiled matmul's rows of a 16 x 16 tile: `ly * 16 + p` is at most
+        // `16 * local_size(1) - 16 + p`, in bounds when the group is at most 16 high.
+        let k = Kernel::build("mm", |k| {
+            let out = k.write::<f32>("out");
+            let tile = k.local_array::<f32>("tile", 256);
+            let (lx, ly) = (local_id(0), local_id(1));
+            tile.set(ly * 16u32 + lx, 1.0f32);
+            barrier();
+            let x = tile.at(ly * 16u32 + 15u32);
+            let y = tile.at((ly << 4u32) + 3u32);
+            out.set(global_id(0), x + y);
+        })
+        .unwrap();
+        let ir = crate::ir::print::function_to_string(k.ir());
+        let v: Vec<Verdict> = verdicts(&k)
+            .into_iter()
+            .filter(|(m, _)| m == "tile")
+            .map(|(_, v)| v)
+            .collect();
+        let fixed = |terms: Vec<Term>, offset: i64| {
+            Verdict::ProvenIf(vec![Precondition {
+                terms,
+                offset,
+                limit: Limit::Fixed(256),
+            }])
+        };
+        let ls1 = |n: usize| vec![Term::LocalSize(1); n];
+        assert_eq!(
+            v,
+            [
+                // local_size(0) - 1 + 16 * local_size(1) - 16 <= 255.
+                fixed([vec![Term::LocalSize(0)], ls1(16)].concat(), -16),
+                // 16 * local_size(1) - 16 + 15 <= 255.
+                fixed(ls1(16), 0),
+                // The shift by 4: 16 * local_size(1) - 16 + 3 <= 255.
+                fixed(ls1(16), -12),
+            ],
+            "{ir}"
+        );
+    }
+
+    #[test]
+    fn products_that_may_wrap() {
+        // `i * 4` under `i < n` may wrap past 2^32 (n near 2^31): then the lanes are not
+        // where the bound says. Not proven into a buffer, whose length may exceed 2^32.
+        let k = Kernel::build("w", |k| {
+            let a = k.read_write::<u32>("a");
+            let n = k.scalar::<u32>("n");
+            let i = global_id(0);
+            if_(i.lt(n), || a.set(i * 4u32, 1u32));
+        })
+        .unwrap();
+        assert_eq!(verdict_of(&k, "a"), Verdict::Unproven);
+        // A signed product may wrap to a negative index: not proven even into a tile.
+        let k = Kernel::build("w", |k| {
+            let out = k.write::<f32>("out");
+            let tile = k.local_array::<f32>("tile", 256);
+            let ly = local_id(1).cast::<i32>();
+            tile.set(ly * 16 + 3, 1.0f32);
+            out.set(global_id(0), tile.at(3u32));
+        })
+        .unwrap();
+        assert_eq!(verdicts(&k)[0], ("tile".into(), Verdict::Unproven));
+        // A constant too large to repeat a term (100 > 64 terms), and a negative one.
+        let k = Kernel::build("w", |k| {
+            let out = k.write::<f32>("out");
+            let tile = k.local_array::<f32>("tile", 256);
+            tile.set(local_id(1) * 100u32, 1.0f32);
+            let j = local_id(1).cast::<i32>();
+            if_(j.lt(4), || tile.set((j * -16).cast::<u32>(), 2.0f32));
+            out.set(global_id(0), tile.at(3u32));
+        })
+        .unwrap();
+        let v = verdicts(&k);
+        assert_eq!(v[0], ("tile".into(), Verdict::Unproven), "{v:?}");
+        assert_eq!(v[1], ("tile".into(), Verdict::Unproven), "{v:?}");
+        // With a small numeric range the product is exact: proven outright.
+        let k = Kernel::build("w", |k| {
+            let out = k.write::<f32>("out");
+            let tile = k.local_array::<f32>("tile", 256);
+            let j = local_id(1);
+            if_(j.lt(16u32), || tile.set(j * 16u32 + 15u32, 1.0f32));
+            out.set(global_id(0), tile.at(3u32));
+        })
+        .unwrap();
+        assert_eq!(verdicts(&k)[0], ("tile".into(), Verdict::Proven));
+    }
+
+    /// The constant offsets ([`Proof::offset`]) of `k`'s accesses to `mem`, in order.
+    fn offsets(k: &Kernel, mem: &str) -> Vec<Option<u32>> {
+        let f = k.ir();
+        let proof = Proof::of(f);
+        let mut out = Vec::new();
+        walk_block(&f.body, &mut |s| {
+            if let Stmt::Load { mem: m, index, .. } | Stmt::Store { mem: m, index, .. } = s {
+                if f.mem_name(*m) == mem {
+                    out.push(proof.offset(*m, *index).map(|(_, k)| k));
+                }
+            }
+        });
+        out
+    }
+
+    #[test]
+    fn constant_offsets_where_the_sum_cannot_wrap() {
+        // `ly * 16 + 15` may wrap as far as the types go, but not where the precondition
+        // `16 * local_size(1) <= 256` holds: one address for the row, offset 15.
+        let k = Kernel::build("mm", |k| {
+            let out = k.write::<f32>("out");
+            let a = k.read::<f32>("a");
+            let tile = k.local_array::<f32>("tile", 256);
+            let (lx, ly) = (local_id(0), local_id(1));
+            tile.set(ly * 16u32 + lx, 1.0f32);
+            barrier();
+            let x = tile.at(ly * 16u32 + 15u32);
+            // Wraps at `lx` = 2^32 - 1 to element 0, which is in bounds: proven by the
+            // guard on the sum, without an offset (`lx + 1` is not below 2^32).
+            let y = var(0.0f32);
+            if_((lx + 1u32).lt(16u32), || y.set(tile.at(lx + 1u32)));
+            // A sum whose range cannot wrap: an offset whatever the verdict.
+            if_(lx.lt(100u32), || y.set(y.get() + a.at(lx + 7u32)));
+            out.set(global_id(0), x + y.get());
+        })
+        .unwrap();
+        let ir = crate::ir::print::function_to_string(k.ir());
+        assert_eq!(offsets(&k, "tile"), [None, Some(15), None], "{ir}");
+        assert_eq!(offsets(&k, "a"), [Some(7)], "{ir}");
+        assert!(matches!(verdict_of(&k, "a"), Verdict::ProvenIf(_)), "{ir}");
+        let v: Vec<Verdict> = verdicts(&k)
+            .into_iter()
+            .filter(|(m, _)| m == "tile")
+            .map(|(_, v)| v)
+            .collect();
+        assert_eq!(v[2], Verdict::Proven, "{ir}");
+        // A signed row: `(ly as i32) * 16` may be negative, no offset (nor a proof).
+        let k = Kernel::build("mm", |k| {
+            let out = k.write::<f32>("out");
+            let tile = k.local_array::<f32>("tile", 256);
+            let ly = local_id(1).cast::<i32>();
+            out.set(global_id(0), tile.at(ly * 16 + 5));
+        })
+        .unwrap();
+        assert_eq!(offsets(&k, "tile"), [None]);
     }
 
     #[test]

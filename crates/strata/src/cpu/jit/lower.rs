@@ -186,6 +186,11 @@ pub(super) struct Gen<'a, 'b> {
     /// Vector mode: whether the preconditions of the proofs of the accesses being lowered
     /// were tested on entry to this copy of them (then [`Gen::in_bounds`] needs no test).
     pub(super) pre_ok: bool,
+    /// Vector mode: the preconditions the enclosing copy for four lanes tested on entry, each
+    /// the strongest of those with its terms and limit ([`super::simd`]'s `vblock_split`).
+    /// The other copy tests them in place of its accesses' own (which they imply): the same
+    /// values, computed once, rather than one test per access.
+    pub(super) pres: Vec<Precondition>,
     /// The work-item a fault names, where it is not `lane` (a lane of a vector).
     pub(super) fault_lane: Option<Value>,
     /// Integer divisions computed before a loop that uses them ([`Gen::hoist_divisions`]):
@@ -360,6 +365,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             full: false,
             splits: 0,
             pre_ok: false,
+            pres: Vec::new(),
             fault_lane: None,
             hoisted: HashMap::new(),
             at: crate::ir::SourceLoc::NONE,
@@ -859,7 +865,13 @@ impl<'a, 'b> Gen<'a, 'b> {
             Verdict::ProvenIf(pre) => {
                 let mut all: Option<Value> = None;
                 for p in &pre {
-                    let ok = self.precondition(p);
+                    let p = self
+                        .pres
+                        .iter()
+                        .find(|q| q.terms == p.terms && q.limit == p.limit && q.offset >= p.offset)
+                        .cloned()
+                        .unwrap_or_else(|| p.clone());
+                    let ok = self.precondition(&p);
                     all = Some(match all {
                         None => ok,
                         Some(a) => self.b.ins().band(a, ok),
@@ -880,10 +892,15 @@ impl<'a, 'b> Gen<'a, 'b> {
         }
     }
 
-    /// `sum(terms) + offset <= len(buffer)`, in 64 bits (no term exceeds 32).
+    /// `sum(terms) + offset <= len(buffer)`, in 64 bits (no term exceeds 32, at most 64 of
+    /// them; a term repeated `k` times is multiplied by `k`).
     pub(super) fn precondition(&mut self, p: &Precondition) -> Value {
         let mut sum = self.b.ins().iconst(types::I64, p.offset);
-        for t in &p.terms {
+        let mut i = 0;
+        while i < p.terms.len() {
+            let t = &p.terms[i];
+            let k = p.terms[i..].iter().take_while(|&u| u == t).count();
+            i += k;
             let v = match *t {
                 Term::LocalSize(d) => self.b.ins().uextend(types::I64, self.local[d as usize]),
                 Term::Len(q) => {
@@ -908,6 +925,10 @@ impl<'a, 'b> Gen<'a, 'b> {
                         _ => self.b.ins().uextend(types::I64, x),
                     }
                 }
+            };
+            let v = match k {
+                1 => v,
+                k => self.b.ins().imul_imm(v, k as i64),
             };
             sum = self.b.ins().iadd(sum, v);
         }
