@@ -478,6 +478,98 @@ fn shared_indices_agree_with_the_interpreter() {
     }
 }
 
+/// The showcase's tiled matmul (16 x 16 tiles of fixed size, the inner product unrolled):
+/// `a_tile[ty * 16 + p]` is in bounds when `16 * local_size(1) <= 256`, `b_tile[p * 16 + tx]`
+/// when `local_size(0) + 240 <= 256` (tested once per work-group, so that the 32 loads of the
+/// inner product are plain vector loads). Full and partial tiles (`n` not a multiple of 16),
+/// groups of other shapes, and groups too large for the tiles (the interpreter's fault, same
+/// work-item and line); a skewed row of `a_tile` faults in the inner product itself.
+#[test]
+fn tiled_matmul_with_fixed_tiles_agrees_with_the_interpreter() {
+    const TILE: u32 = 16;
+    let (cpu, interp) = queues();
+    let k = Kernel::build("matmul_tiled", |k| {
+        let a = k.read::<f32>("a");
+        let b = k.read::<f32>("b");
+        let c = k.write::<f32>("c");
+        let n = k.scalar::<u32>("n");
+        let skew = k.scalar::<u32>("skew");
+        let a_tile = k.local_array::<f32>("a_tile", TILE * TILE);
+        let b_tile = k.local_array::<f32>("b_tile", TILE * TILE);
+        let (tx, ty) = (local_id(0), local_id(1));
+        let col = group_id(0) * TILE + tx;
+        let row = group_id(1) * TILE + ty;
+        let acc = var_named("acc", 0.0f32);
+        for_range(0u32, (n + (TILE - 1)) / TILE, |t| {
+            let (a_col, b_row) = (t * TILE + tx, t * TILE + ty);
+            if_(row.lt(n).and(a_col.lt(n)), || {
+                a_tile.set(ty * TILE + tx, a.at(row * n + a_col))
+            })
+            .else_(|| a_tile.set(ty * TILE + tx, 0.0f32));
+            if_(b_row.lt(n).and(col.lt(n)), || {
+                b_tile.set(ty * TILE + tx, b.at(b_row * n + col))
+            })
+            .else_(|| b_tile.set(ty * TILE + tx, 0.0f32));
+            barrier_local();
+            for p in 0..TILE {
+                acc.set(acc.get() + a_tile.at(ty * TILE + p + skew) * b_tile.at(p * TILE + tx));
+            }
+            barrier_local();
+        });
+        if_(row.lt(n).and(col.lt(n)), || c.set(row * n + col, acc.get()));
+    })
+    .unwrap();
+    let run = |q: &Queue, n: usize, local: [usize; 2], skew: u32| {
+        let am: Vec<f32> = (0..n * n)
+            .map(|i| ((i * 37) % 17) as f32 / 8.0 - 1.0)
+            .collect();
+        let bm: Vec<f32> = (0..n * n)
+            .map(|i| ((i * 11) % 13) as f32 / 6.0 - 1.0)
+            .collect();
+        let a = Buffer::from_slice(q, &am).unwrap();
+        let b = Buffer::from_slice(q, &bm).unwrap();
+        let c = Buffer::<f32>::new(q.device(), n * n).unwrap();
+        // Whole groups covering `n` rounded up to the tile's edge.
+        let t = n.div_ceil(TILE as usize) * TILE as usize;
+        let global = local.map(|l| t.div_ceil(l) * l);
+        k.launch(
+            q,
+            NdRange::new(global).local(local),
+            args![&a, &b, &c, n as u32, skew],
+        )
+        .map_err(|e| e.to_string())?;
+        let bits: Vec<u32> = q.read(&c).unwrap().iter().map(|v| v.to_bits()).collect();
+        Ok::<_, String>(bits)
+    };
+    for (n, local, skew, ok) in [
+        // Whole tiles, then partial ones, on the vector variant.
+        (32, [16, 16], 0, true),
+        (45, [16, 16], 0, true),
+        (16, [16, 16], 0, true),
+        // Narrower and lower groups (tiles partly filled), and the scalar code (6 wide).
+        (32, [8, 16], 0, true),
+        (40, [16, 8], 0, true),
+        (20, [6, 16], 0, true),
+        // Rows of `a_tile` shifted: in bounds for the first rows, past the end for the last.
+        (32, [16, 16], 3, false),
+        (32, [16, 4], 3, true),
+        (32, [6, 16], 3, false),
+        // Groups too high or too wide for the tiles: out of bounds.
+        (32, [16, 32], 0, false),
+        (32, [32, 16], 0, false),
+        (64, [32, 8], 0, false),
+    ] {
+        let want = run(&interp, n, local, skew);
+        assert_eq!(
+            want.is_ok(),
+            ok,
+            "n {n}, local {local:?}, skew {skew}: {want:?}"
+        );
+        let got = run(&cpu, n, local, skew);
+        assert_eq!(got, want, "n {n}, local {local:?}, skew {skew}");
+    }
+}
+
 /// Random kernels the SIMD variant takes (32-bit values and `bool`s only, no barriers): every
 /// kind of divergence, loads at consecutive, shared and random indices, private variables,
 /// integer division and shifts, casts, selects and built-ins. (The difftest generator's

@@ -21,7 +21,13 @@
 //! touches memory. Bounds are checked for the active lanes, with the same error, except where
 //! [`crate::ir::ranges`] proves the access in bounds: then a consecutive access tests only
 //! that the mask is full (and the proof's preconditions on the launch's arguments, which
-//! leave the work-item loop), and a lane-by-lane access tests nothing. What has no vector
+//! leave the work-item loop), and a lane-by-lane access tests nothing. Where the mask is
+//! known to be full and the proof holds (its preconditions tested on entry to the copy for
+//! four lanes, below), a consecutive access is only its vector load or store and a uniform
+//! one its scalar load, without a branch to the lane-by-lane code (whose join made every
+//! value loaded a block parameter); an index `r + k` proven not to wrap
+//! ([`crate::ir::ranges::Proof::offset`]) is addressed at `r`'s element plus `k` elements,
+//! so a tile's row of loads shares one address register. What has no vector
 //! instruction (integer division, shifts by per-lane amounts, the transcendental built-ins,
 //! some conversions) is computed lane by lane with the scalar code, so the results are the
 //! scalar backend's, bit for bit.
@@ -448,8 +454,15 @@ impl Gen<'_, '_> {
             if let Stmt::Load { mem, index, .. } | Stmt::Store { mem, index, .. } = s {
                 if let crate::ir::ranges::Verdict::ProvenIf(ps) = self.proof.verdict(*mem, *index) {
                     for p in ps {
-                        if !pres.contains(p) {
-                            pres.push(p.clone());
+                        // Of the same sum against the same limit (a tile's row at offsets
+                        // 0 to 15), the largest offset stands for the others.
+                        match pres
+                            .iter_mut()
+                            .find(|q: &&mut crate::ir::ranges::Precondition| {
+                                q.terms == p.terms && q.limit == p.limit
+                            }) {
+                            Some(q) => q.offset = q.offset.max(p.offset),
+                            None => pres.push(p.clone()),
                         }
                     }
                 }
@@ -462,6 +475,7 @@ impl Gen<'_, '_> {
                 all = self.b.ins().band(all, ok);
             }
         }
+        let pres0 = std::mem::replace(&mut self.pres, pres);
         let (fast, general, join) = (
             self.b.create_block(),
             self.b.create_block(),
@@ -480,6 +494,7 @@ impl Gen<'_, '_> {
         self.vblock(stmts);
         self.b.ins().jump(join, &[]);
         self.b.switch_to_block(join);
+        self.pres = pres0;
         self.splits -= 1;
         self.full = false;
     }
@@ -862,7 +877,7 @@ impl Gen<'_, '_> {
     /// Whether the four indices are consecutive and every lane is active: then the access is
     /// one vector access at the first index.
     fn whole_vector(&mut self, idx: Value) -> Value {
-        let i0 = self.b.ins().extractlane(idx, 0);
+        let i0 = self.lane0(idx);
         let s0 = self.b.ins().splat(types::I32X4, i0);
         let io = self.iota();
         let seq = self.b.ins().iadd(s0, io);
@@ -943,6 +958,94 @@ impl Gen<'_, '_> {
         self.b.ins().jump(to, &args);
     }
 
+    /// The address of the first of the four elements of an access at consecutive indices
+    /// where it needs no test: four active lanes ([`Gen::full`]) and the access proven in
+    /// bounds here ([`Gen::proven_here`]: without wrapping, so the elements are consecutive
+    /// in memory). `None` elsewhere ([`Gen::consecutive_access`] tests it).
+    fn proven_vector(&mut self, mem: Mem, index: ExprId) -> Option<Value> {
+        if !(self.full && self.proven_here(mem, index)) {
+            return None;
+        }
+        Some(self.proven_addr(mem, index))
+    }
+
+    /// The address of element `index` (lane 0's) of `mem`, for an access proven in bounds
+    /// here: where the proof gives the index as `a + k` without wrapping
+    /// ([`crate::ir::ranges::Proof::offset`]), `a`'s element plus `k` elements as a
+    /// constant, so that the accesses at `r + 0`, `r + 1`, ... share `r`'s address (a row of
+    /// a tile: one register, the offsets in the instructions).
+    fn proven_addr(&mut self, mem: Mem, index: ExprId) -> Value {
+        let size = self
+            .f
+            .mem_elem(mem)
+            .expect("validated memory")
+            .scalar
+            .size() as i64;
+        let base = self.mem_base_len(mem).0;
+        let (at, k) = match self.proof.offset(mem, index) {
+            Some((a, k)) if k as i64 * size <= i32::MAX as i64 => (a, k as i64),
+            _ => (index, 0),
+        };
+        let is = self.f.exprs.ty(at).scalar;
+        let idx = self.vexpr(at);
+        let i0 = self.lane0(idx);
+        let i0 = self.widen_index(i0, is);
+        let off = self.b.ins().imul_imm(i0, size);
+        let addr = self.b.ins().iadd(base, off);
+        match k {
+            0 => addr,
+            k => self.b.ins().iadd_imm(addr, k * size),
+        }
+    }
+
+    /// Lane 0 of the `i32x4` `v`: where `v` is a splat, a constant, or a sum, difference or
+    /// product of them (an index as [`Gen::vexpr`] computes it: `splat(y) * 16`,
+    /// `splat(x) + iota`), computed as a scalar, which Cranelift does not do for
+    /// `extractlane`; else the lane extracted.
+    fn lane0(&mut self, v: Value) -> Value {
+        match self.lane0_of(v, 4) {
+            Some(x) => x,
+            None => self.b.ins().extractlane(v, 0),
+        }
+    }
+
+    fn lane0_of(&mut self, v: Value, depth: u32) -> Option<Value> {
+        let dfg = &self.b.func.dfg;
+        if dfg.value_type(v) != types::I32X4 {
+            return None;
+        }
+        let cl::ValueDef::Result(inst, 0) = dfg.value_def(v) else {
+            return None;
+        };
+        match dfg.insts[inst] {
+            cl::InstructionData::Unary {
+                opcode: cl::Opcode::Splat,
+                arg,
+            } if dfg.value_type(arg) == types::I32 => Some(arg),
+            cl::InstructionData::UnaryConst {
+                opcode: cl::Opcode::Vconst,
+                constant_handle,
+            } => {
+                let bytes = dfg.constants.get(constant_handle).as_slice();
+                let x = u32::from_le_bytes(bytes.get(0..4)?.try_into().ok()?);
+                Some(self.b.ins().iconst(types::I32, x as i64))
+            }
+            cl::InstructionData::Binary {
+                opcode: op @ (cl::Opcode::Iadd | cl::Opcode::Isub | cl::Opcode::Imul),
+                args: [a, b],
+            } if depth > 0 => {
+                let x = self.lane0_of(a, depth - 1)?;
+                let y = self.lane0_of(b, depth - 1)?;
+                Some(match op {
+                    cl::Opcode::Iadd => self.b.ins().iadd(x, y),
+                    cl::Opcode::Isub => self.b.ins().isub(x, y),
+                    _ => self.b.ins().imul(x, y),
+                })
+            }
+            _ => None,
+        }
+    }
+
     /// The fast path of an access at consecutive indices: when every lane is active and the
     /// four elements lie inside the buffer (without wrapping), branches to `fast` with the
     /// address of the first element; else to `slow`.
@@ -956,7 +1059,7 @@ impl Gen<'_, '_> {
         let is = self.f.exprs.ty(index).scalar;
         let idx = self.vexpr(index);
         let (base, len) = self.mem_base_len(mem);
-        let i0 = self.b.ins().extractlane(idx, 0);
+        let i0 = self.lane0(idx);
         let i0 = self.widen_index(i0, is);
         // Proven in bounds for every active lane (without wrapping, so the lanes' elements
         // are consecutive in memory): only the mask is tested, and the proof's
@@ -1035,10 +1138,15 @@ impl Gen<'_, '_> {
     /// Out of bounds, the lane-by-lane access faults for the first active lane.
     fn vload_uniform(&mut self, mem: Mem, index: ExprId) -> Vec<Value> {
         let s = self.f.mem_elem(mem).expect("validated memory").scalar;
+        if self.full && self.proven_here(mem, index) {
+            let addr = self.proven_addr(mem, index);
+            let x = self.b.ins().load(cl_ty(s), MEM, addr, 0);
+            return self.splat(x, s);
+        }
         let is = self.f.exprs.ty(index).scalar;
         let idx = self.vexpr(index);
         let (base, len) = self.mem_base_len(mem);
-        let i0 = self.b.ins().extractlane(idx, 0);
+        let i0 = self.lane0(idx);
         let i0 = self.widen_index(i0, is);
         let load = |g: &mut Self| {
             let off = g.b.ins().imul_imm(i0, s.size() as i64);
@@ -1047,7 +1155,6 @@ impl Gen<'_, '_> {
             g.splat(x, s)
         };
         let ok = match self.in_bounds(mem, index) {
-            _ if self.full && self.proven_here(mem, index) => return load(self),
             Some(ok) if self.full => ok,
             Some(ok) => {
                 let m = self.mask();
@@ -1075,6 +1182,9 @@ impl Gen<'_, '_> {
             return self.vload_uniform(mem, index);
         }
         if consecutive(self.f, &self.counters, index) {
+            if let Some(addr) = self.proven_vector(mem, index) {
+                return self.load_parts(s, addr);
+            }
             let (fast, slow) = (self.b.create_block(), self.b.create_block());
             let (merge, out) = self.merge_block(s);
             let addr = self.consecutive_access(mem, index, fast, slow);
@@ -1091,7 +1201,7 @@ impl Gen<'_, '_> {
         let is = self.f.exprs.ty(index).scalar;
         let idx = self.vexpr(index);
         let (base, len) = self.mem_base_len(mem);
-        let i0 = self.b.ins().extractlane(idx, 0);
+        let i0 = self.lane0(idx);
         let s0 = self.b.ins().splat(types::I32X4, i0);
         let same = self.b.ins().icmp(IntCC::Equal, idx, s0);
         let m = self.mask();
@@ -1121,6 +1231,11 @@ impl Gen<'_, '_> {
 
     fn vstore(&mut self, mem: Mem, index: ExprId, v: &[Value]) {
         if consecutive(self.f, &self.counters, index) {
+            if let Some(addr) = self.proven_vector(mem, index) {
+                let s = self.f.mem_elem(mem).expect("validated memory").scalar;
+                self.store_parts(v, s, addr);
+                return;
+            }
             let (fast, slow, merge) = (
                 self.b.create_block(),
                 self.b.create_block(),
@@ -1150,7 +1265,7 @@ impl Gen<'_, '_> {
         let z = self.vzero(s);
         self.b.ins().brif(whole_ok, whole, &[], some, &[]);
         self.b.switch_to_block(whole);
-        let i0 = self.b.ins().extractlane(idx, 0);
+        let i0 = self.lane0(idx);
         let a = self.elem_addr(base, i0, size);
         let v = self.load_parts(s, a);
         self.jump_with(merge, &v);
@@ -1193,7 +1308,7 @@ impl Gen<'_, '_> {
         let whole_ok = self.whole_vector(idx);
         self.b.ins().brif(whole_ok, whole, &[], some, &[]);
         self.b.switch_to_block(whole);
-        let i0 = self.b.ins().extractlane(idx, 0);
+        let i0 = self.lane0(idx);
         let a = self.elem_addr(base, i0, size);
         self.store_parts(v, s, a);
         self.b.ins().jump(merge, &[]);
