@@ -401,7 +401,7 @@ impl Analysis<'_> {
             Limit::Fixed(n) if hi < n as i128 => Verdict::Proven,
             _ => {
                 let bounds = self.upper(index);
-                self.from_bounds(bounds, limit)
+                Self::bounds_verdict(bounds, limit)
             }
         };
         // `a + k`, `a` at least 0: the sum does not wrap where no values make it (the range
@@ -424,7 +424,7 @@ impl Analysis<'_> {
                 ..b
             })
             .collect();
-        let vs = self.from_bounds(shifted, limit);
+        let vs = Self::bounds_verdict(shifted, limit);
         match (&v, &vs) {
             (_, Verdict::Unproven) | (Verdict::Proven, Verdict::ProvenIf(_)) => (v, None),
             _ => {
@@ -453,7 +453,7 @@ impl Analysis<'_> {
     }
 
     /// The verdict that the best of `bounds` (an index's) gives against `limit`.
-    fn from_bounds(&mut self, bounds: Vec<Bound>, limit: Limit) -> Verdict {
+    fn bounds_verdict(bounds: Vec<Bound>, limit: Limit) -> Verdict {
         let mut best: Option<Precondition> = None;
         for b in bounds {
             match limit {
