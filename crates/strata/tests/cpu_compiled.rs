@@ -1151,12 +1151,19 @@ mod random {
                 }
                 // Shared by the lanes without a division: a counter (below 7) or the
                 // work-group's size in dimension 1 (1: the results must not depend on the
-                // local size), plus the ids in dimension 1 and 2 (0 here) and a literal; or
-                // a `let` of it.
+                // local size), times 1, 2, 3 or 5 (a tile's row), plus the ids in dimension
+                // 1 and 2 (0 here) and a literal; or a `let` of it.
                 k @ (2 | 3) => {
                     let c = match self.counters.clone().as_slice() {
                         [] => self.e(Expr::Builtin(Builtin::LocalSize(1)), Scalar::U32),
                         cs => self.r.pick(cs),
+                    };
+                    let c = match self.r.pick(&[1u32, 2, 3, 5]) {
+                        1 => c,
+                        m => {
+                            let m = self.u32_lit(m);
+                            self.e(Expr::Binary(BinaryOp::Mul, c, m), Scalar::U32)
+                        }
                     };
                     let d = self.r.pick(&[1u8, 2]);
                     let y = self.e(Expr::Builtin(Builtin::GlobalId(d)), Scalar::U32);
@@ -1164,7 +1171,12 @@ mod random {
                     let y = self.e(Expr::Binary(BinaryOp::Add, y, l), Scalar::U32);
                     let o = self.r.below(24) as u32;
                     let o = self.u32_lit(o);
-                    let x = self.e(Expr::Binary(BinaryOp::Add, c, y), Scalar::U32);
+                    // Without the ids, sometimes: an index proven in bounds under its
+                    // counter's range, at a constant offset from `c * m`.
+                    let x = match self.r.below(3) {
+                        0 => c,
+                        _ => self.e(Expr::Binary(BinaryOp::Add, c, y), Scalar::U32),
+                    };
                     let x = self.e(Expr::Binary(BinaryOp::Add, x, o), Scalar::U32);
                     if k == 2 {
                         x
