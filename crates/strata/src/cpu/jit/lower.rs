@@ -405,24 +405,11 @@ impl<'a, 'b> Gen<'a, 'b> {
         let lane_end = g.b.create_block();
         g.lane_next = lane_end;
         if vector {
-            g.vector_body(&r.stmts, &synced);
-            // The values the next group-level statement reads, for the lanes that reach the
-            // end of the region.
-            for (e, slot) in &r.exports {
-                let x = g.vexprs(*e);
-                let m = g.b.use_var(g.cur.expect("vector mode"));
-                g.vrec_store(slot.off, slot.ty.scalar, &x, m);
-            }
+            // With the values the next group-level statement reads, for the lanes that
+            // reach the end of the region, and the private variables kept in the record.
+            g.vector_body(&r.stmts, &synced, &r.exports);
             g.b.ins().jump(lane_end, &[]);
             g.b.switch_to_block(lane_end);
-            if let Some(m) = g.entry_mask {
-                for &(p, off) in &synced {
-                    let s = f.privates[p].elem.scalar;
-                    let vs = g.vvars(VarOf::Private(p), s);
-                    let x: Vec<Value> = vs.iter().map(|&v| g.b.use_var(v)).collect();
-                    g.vrec_store(off, s, &x, m);
-                }
-            }
         } else {
             for &(p, off) in &synced {
                 let elem = f.privates[p].elem;

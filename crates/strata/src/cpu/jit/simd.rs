@@ -407,8 +407,16 @@ fn lanes_to_bytes(b: &mut FunctionBuilder, m: Value) -> Value {
 impl Gen<'_, '_> {
     /// The body of the vector variant: `stmts` for four work-items, those of the region's
     /// mask active at the start (all of them in a one-region kernel); the private variables
-    /// `synced` are loaded from the record (the others start at zero).
-    pub(super) fn vector_body(&mut self, stmts: &[Stmt], synced: &[(crate::ir::PrivateId, u32)]) {
+    /// `synced` are loaded from the record (the others start at zero) and stored back at the
+    /// end for the lanes that started the region, with the values `exports` (for the lanes
+    /// that reach the end). In the copy for four active lanes those stores keep nothing of
+    /// the slots' old contents (all four lanes started the region).
+    pub(super) fn vector_body(
+        &mut self,
+        stmts: &[Stmt],
+        synced: &[(crate::ir::PrivateId, u32)],
+        exports: &[(ExprId, super::plan::Slot)],
+    ) {
         let m = match self.entry_mask {
             Some(m) => m,
             None => self.splat_i32(-1),
@@ -426,8 +434,41 @@ impl Gen<'_, '_> {
         }
         // Every work-item of the group reached the barrier, usually: four lanes.
         self.full = self.entry_mask.is_none();
-        self.vblock_split(stmts);
+        let end = |g: &mut Self, entry_full: bool| g.vregion_end(synced, exports, entry_full);
+        self.vblock_split_then(stmts, Some(&end));
         self.full = false;
+    }
+
+    /// The end of a region: the values `exports` into the records of the active lanes, and
+    /// the private variables `synced` into those of the lanes that started the region (all
+    /// four where `entry_full`).
+    fn vregion_end(
+        &mut self,
+        synced: &[(crate::ir::PrivateId, u32)],
+        exports: &[(ExprId, super::plan::Slot)],
+        entry_full: bool,
+    ) {
+        for (e, slot) in exports {
+            let x = self.vexprs(*e);
+            let m = self.mask();
+            self.vrec_store(slot.off, slot.ty.scalar, &x, m);
+        }
+        if let Some(m) = self.entry_mask {
+            for &(p, off) in synced {
+                let s = self.f.privates[p].elem.scalar;
+                let vs = self.vvars(VarOf::Private(p), s);
+                let x = self.use_vars(&vs);
+                let full = self.full;
+                self.full |= entry_full;
+                self.vrec_store(off, s, &x, m);
+                self.full = full;
+            }
+        }
+    }
+
+    /// [`Gen::vblock_split_then`] with nothing after `stmts`.
+    fn vblock_split(&mut self, stmts: &[Stmt]) {
+        self.vblock_split_then(stmts, None)
     }
 
     /// `stmts` under the current mask; where they have a loop or many accesses (an
@@ -435,14 +476,27 @@ impl Gen<'_, '_> {
     /// active lanes (tested once here), without masks where nothing takes lanes out, and for
     /// the others. (At most two such tests on a path, so that nested ones do not multiply
     /// the code.)
-    fn vblock_split(&mut self, stmts: &[Stmt]) {
+    ///
+    /// `then`, where given, follows `stmts` in each copy (told whether all four lanes
+    /// entered it), in a scope of its own.
+    #[allow(clippy::type_complexity)]
+    fn vblock_split_then(&mut self, stmts: &[Stmt], then: Option<&dyn Fn(&mut Self, bool)>) {
+        let then_in_scope = |g: &mut Self, entry_full: bool| {
+            if let Some(t) = then {
+                g.memo.push(Default::default());
+                t(g, entry_full);
+                g.pop_scope();
+            }
+        };
         let (mut has_loop, mut accesses) = (false, 0);
         walk_block(stmts, &mut |s| {
             has_loop |= matches!(s, Stmt::For { .. } | Stmt::Loop { .. });
             accesses += matches!(s, Stmt::Load { .. } | Stmt::Store { .. }) as u32;
         });
         if self.full || !(has_loop || accesses >= 8) || self.splits >= 2 {
+            let entry_full = self.full;
             self.vblock(stmts);
+            then_in_scope(self, entry_full);
             return;
         }
         let m = self.mask();
@@ -487,11 +541,13 @@ impl Gen<'_, '_> {
         self.full = true;
         self.pre_ok = true;
         self.vblock(stmts);
+        then_in_scope(self, true);
         self.pre_ok = pre_ok0;
         self.b.ins().jump(join, &[]);
         self.b.switch_to_block(general);
         self.full = false;
         self.vblock(stmts);
+        then_in_scope(self, false);
         self.b.ins().jump(join, &[]);
         self.b.switch_to_block(join);
         self.pres = pres0;
