@@ -90,8 +90,13 @@ enum Command {
         json: bool,
         /// Run only program N of the run (alone in its kernel, with the same inputs): to
         /// reproduce a reported mismatch.
-        #[arg(long, value_name = "N")]
+        #[arg(long, value_name = "N", conflicts_with = "from")]
         only: Option<usize>,
+        /// Start at program N of the run: programs N .. N + PROGRAMS, the same programs
+        /// with the same inputs as in a run from 0 (to go on where an earlier run stopped;
+        /// a multiple of 100 also gives the same kernels).
+        #[arg(long, value_name = "N", default_value = "0")]
+        from: usize,
     },
     /// Time strata kernels against a baseline (rayon, CUDA C, cuBLAS).
     ///
@@ -413,20 +418,25 @@ fn check(spec: &str, filter: Option<&str>) -> ExitCode {
     }
 }
 
-fn difftest(spec: &str, seed: u64, programs: usize, json: bool) -> ExitCode {
+fn difftest(spec: &str, seed: u64, first: usize, programs: usize, json: bool) -> ExitCode {
     let (interp, other) = match interp_and(spec) {
         Ok(qs) => qs,
         Err(e) => return fail(&e.to_string()),
     };
     let info = other.device().info();
+    let which = if first == 0 {
+        format!("{programs} programs")
+    } else {
+        format!("{programs} programs from program {first}")
+    };
     note!(
-        "differential test of {} ({}) against interp (the reference), seed {seed}, {programs} programs",
+        "differential test of {} ({}) against interp (the reference), seed {seed}, {which}",
         other.device().spec(),
         info.name
     );
     let progress = Progress::new("programs", programs as u64);
     let mut shown = 0;
-    let report = difftest::run_with(&interp, &other, seed, programs, |done, r| {
+    let report = difftest::run_from(&interp, &other, seed, first, programs, |done, r| {
         progress.suspend(|| {
             for m in &r.failed[shown..] {
                 out(&format!("FAIL {}", m.replace('\n', "\n    ")));
@@ -447,6 +457,7 @@ fn difftest(spec: &str, seed: u64, programs: usize, json: bool) -> ExitCode {
                 out(&report::line(&DifftestLine {
                     device: other.device().spec(),
                     seed,
+                    first,
                     programs,
                     passed: r.passed,
                     failed_programs: r.failed_programs,
@@ -887,9 +898,10 @@ fn main() -> ExitCode {
             programs,
             json,
             only,
+            from,
         } => match only {
             Some(index) => difftest_one(&device, seed, index),
-            None => difftest(&device, seed, programs, json),
+            None => difftest(&device, seed, from, programs, json),
         },
         Command::Bench {
             json,

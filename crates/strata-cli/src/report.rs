@@ -255,10 +255,13 @@ pub struct GpuLimitsLine {
 /// The outcome of `strata difftest --json`.
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
 pub struct DifftestLine {
-    /// The device compared with the CPU backend.
+    /// The device compared with the interpreter (the reference).
     pub device: String,
     /// The seed the programs were generated from.
     pub seed: u64,
+    /// The index of the first program run (`--from`; 0 when absent in older output).
+    #[serde(default)]
+    pub first: usize,
     /// Programs run.
     pub programs: usize,
     /// Programs whose every output agreed.

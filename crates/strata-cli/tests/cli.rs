@@ -649,6 +649,29 @@ fn difftest_on_cpu_passes_and_reports_counts() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert_eq!(stdout(&o).lines().last(), Some("1 passed, 0 failed"));
 
+    // --from starts at a program of the run (its JSON line says where).
+    let o = strata(&[
+        "difftest",
+        "--device",
+        "cpu",
+        "--seed",
+        "0x2a",
+        "--from",
+        "17",
+        "--programs",
+        "3",
+        "--json",
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("3 programs from program 17"),
+        "{}",
+        stderr(&o)
+    );
+    let r: strata_cli::report::DifftestLine =
+        serde_json::from_str(stdout(&o).lines().last().unwrap()).unwrap();
+    assert_eq!((r.first, r.programs, r.passed), (17, 3, 3));
+
     // With --json, the summary is also one JSON object, last.
     let o = strata(&["difftest", "--device", "cpu", "--programs", "8", "--json"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
@@ -673,6 +696,8 @@ fn difftest_rejects_bad_arguments() {
         &["difftest", "--seed", "x"][..],
         &["difftest", "--programs", "0"][..],
         &["difftest", "--filter", "a"][..],
+        &["difftest", "--only", "3", "--from", "2"][..],
+        &["difftest", "--from", "-1"][..],
     ] {
         let o = strata(args);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));

@@ -65,7 +65,7 @@ mod run;
 
 pub use compare::ulp_bound;
 pub use run::{
-    kernel_timeout, process_cpu_time, programs_per_kernel, run, run_one, run_with,
+    kernel_timeout, process_cpu_time, programs_per_kernel, run, run_from, run_one, run_with,
     run_with_timeout, wait_bounded, Report, Waited, PROGRAMS_PER_KERNEL,
     PROGRAMS_PER_KERNEL_LOOP_LIMIT, STARVED_FACTOR,
 };
