@@ -436,19 +436,28 @@ fn difftest(spec: &str, seed: u64, first: usize, programs: usize, json: bool) ->
     );
     let progress = Progress::new("programs", programs as u64);
     let mut shown = 0;
-    let report = difftest::run_from(&interp, &other, seed, first, programs, |done, r| {
-        progress.suspend(|| {
-            for m in &r.failed[shown..] {
-                out(&format!("FAIL {}", m.replace('\n', "\n    ")));
-            }
-            out(&format!(
-                "{done}/{programs} programs: {} passed, {} failed",
-                r.passed, r.failed_programs
-            ));
-        });
-        shown = r.failed.len();
-        progress.set(done as u64, format!("{} failed", r.failed_programs));
-    });
+    let timeout = difftest::kernel_timeout;
+    let report = difftest::run_from(
+        &interp,
+        &other,
+        seed,
+        first,
+        programs,
+        timeout,
+        |done, r| {
+            progress.suspend(|| {
+                for m in &r.failed[shown..] {
+                    out(&format!("FAIL {}", m.replace('\n', "\n    ")));
+                }
+                out(&format!(
+                    "{done}/{programs} programs: {} passed, {} failed",
+                    r.passed, r.failed_programs
+                ));
+            });
+            shown = r.failed.len();
+            progress.set(done as u64, format!("{} failed", r.failed_programs));
+        },
+    );
     progress.finish();
     match report {
         Ok(r) => {

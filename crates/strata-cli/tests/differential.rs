@@ -341,30 +341,31 @@ fn interp_agrees_with_itself() {
     assert!(report.compared > 150 * 64);
 }
 
-/// `run_from` runs the programs a run from 0 has at those indices: the values compared add up
-/// (each program compares its own outputs), and a range that starts elsewhere compares
-/// different programs.
+/// `run_from` runs the programs a run from 0 has at those indices: its programs pass alone,
+/// and the failures of a run whose kernels all time out name those indices and their
+/// program seeds.
 #[test]
 fn a_run_from_an_index_runs_that_part_of_the_whole_run() {
     let interp = Queue::new(&Device::from_spec("interp").unwrap()).unwrap();
     let cpu = Queue::new(&Device::from_spec("cpu").unwrap()).unwrap();
     let seed = 0x2a;
-    let counts = |first: usize, n: usize| {
-        let r = difftest::run_from(&interp, &cpu, seed, first, n, |_, _| {}).unwrap();
-        assert_eq!((r.passed, r.failed_programs), (n, 0), "{:?}", r.failed);
-        r.compared
-    };
-    let whole = difftest::run_with(&interp, &cpu, seed, 30, |_, _| {})
-        .unwrap()
-        .compared;
-    let (head, tail) = (counts(0, 17), counts(17, 13));
-    assert_eq!(head + tail, whole, "0..17 and 17..30 against 0..30");
-    assert_ne!(
-        counts(17, 13),
-        counts(0, 13),
-        "17..30 compared as 0..13 did"
-    );
+    let limit = difftest::kernel_timeout;
+    let r = difftest::run_from(&interp, &cpu, seed, 117, 13, limit, |_, _| {}).unwrap();
+    assert_eq!((r.passed, r.failed_programs), (13, 0), "{:?}", r.failed);
+    // Kernels that all time out fail whole, each named by its first program.
+    let zero = |_| std::time::Duration::ZERO;
+    let r = difftest::run_from(&interp, &cpu, seed, 117, 113, zero, |_, _| {}).unwrap();
+    assert_eq!((r.passed, r.failed_programs), (0, 113));
+    for (f, (a, b)) in r.failed.iter().zip([(117, 216), (217, 229)]) {
+        let ps = difftest::program_seed(seed, a);
+        assert!(
+            f.contains(&format!("programs {a}..={b}"))
+                && f.contains(&format!("program {a} (program seed {ps:#x}")),
+            "{f}"
+        );
+    }
+    assert_eq!(r.failed.len(), 2, "one failure per kernel");
     // A range past the last index is an error, not a wrapped index.
-    let e = difftest::run_from(&interp, &cpu, seed, usize::MAX, 2, |_, _| {}).unwrap_err();
+    let e = difftest::run_from(&interp, &cpu, seed, usize::MAX, 2, limit, |_, _| {}).unwrap_err();
     assert!(e.contains("past the last program index"), "{e}");
 }

@@ -120,20 +120,22 @@ pub fn run_with_timeout(
 /// Like [`run_with`], for programs `first .. first + programs` of the run with `seed`: the
 /// programs a longer run has at those indices, with the same inputs, so that a sweep can go on
 /// where an earlier run stopped. With `first` a multiple of [`programs_per_kernel`], the
-/// kernels are the longer run's too (each holds the same programs).
+/// kernels are the longer run's too (each holds the same programs). `timeout` is as for
+/// [`run_with_timeout`] (the CLI passes [`kernel_timeout`]).
 pub fn run_from(
     reference: &Queue,
     other: &Queue,
     seed: u64,
     first: usize,
     programs: usize,
+    timeout: impl Fn(usize) -> Duration,
     progress: impl FnMut(usize, &Report),
 ) -> Result<Report, String> {
     let end = first
         .checked_add(programs)
         .ok_or_else(|| format!("programs {first} + {programs}: past the last program index"))?;
     let indices: Vec<usize> = (first..end).collect();
-    run_programs(reference, other, seed, &indices, kernel_timeout, progress)
+    run_programs(reference, other, seed, &indices, timeout, progress)
 }
 
 /// Runs only program `index` of the run with seed `seed`, alone in its kernel (with the same
