@@ -85,8 +85,8 @@ fn best_of_three(mut f: impl FnMut()) -> Duration {
 /// backend compiling its 4-lane variant) and two more by `again`. Each launch is timed by its
 /// event (start to end on the device).
 fn kernel_best_of_three(
-    first: &Run,
-    mut again: impl FnMut() -> strata::Result<Run>,
+    first: &strata::Run,
+    mut again: impl FnMut() -> strata::Result<strata::Run>,
 ) -> BoxResult<Duration> {
     first.wait()?;
     let mut best = first.event().duration()?;
