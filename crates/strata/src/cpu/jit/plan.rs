@@ -17,7 +17,8 @@
 //! local id in dimension 0 (or the linear one) and `bound` the same in every work-item
 //! ([`Uniform`]), is cut off from the statements before it into a region of its own with a
 //! [`Guard`]: the group level computes the bound, and the region's work-item loop stops there
-//! instead of visiting the work-items that have nothing to do (a tree reduction's levels).
+//! instead of visiting the work-items that have nothing to do (a tree reduction's levels; with
+//! `lid == bound`, after work-item `bound`: work-item 0's work visits one work-item).
 
 use crate::ir::{
     self, BinaryOp, Block, Builtin, Expr, ExprId, Function, GroupOp, GroupScope, LoopId, Mem,

@@ -10,7 +10,9 @@
 //! A region that faults returns 1 after writing its [`Fault`] (the site, the
 //! work-item, the index and the length), from which the worker builds the interpreter's
 //! error. Masks are recomputed only after a node that a work-item can leave (a `return`,
-//! `break` or `continue` inside it).
+//! `break` or `continue` inside it). A group-level `loop` that keeps turning (a work-group
+//! waiting for another's status word) yields its thread now and then, so that a descheduled
+//! thread running the work-group it waits for gets a core back sooner.
 
 #![allow(clippy::needless_range_loop)] // lane loops index several per-work-item arrays
 
