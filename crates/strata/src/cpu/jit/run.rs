@@ -716,7 +716,7 @@ impl<'a> Worker<'a> {
                         // gets it back sooner (a spin would hold the core to the end of
                         // its time slice).
                         turns = turns.saturating_add(1);
-                        if turns > SPIN_TURNS && turns % YIELD_EVERY == 0 {
+                        if turns > SPIN_TURNS && turns.is_multiple_of(YIELD_EVERY) {
                             std::thread::yield_now();
                         }
                         if self.s.stop.load(Ordering::Relaxed) {
