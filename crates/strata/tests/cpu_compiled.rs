@@ -1857,3 +1857,144 @@ fn f64_axpy_for_callgrind() {
     }
     assert_eq!(q.read(&out).unwrap()[n - 1], 3.0 * (n - 1) as f64);
 }
+
+/// Work-item 0's work (`if l == 0`, and `1 == l` with the literal first: regions whose
+/// work-item loop stops after that work-item) and a loop of the whole group with barriers, a
+/// collective and an exit read from local memory (the look-back scan's shape), on work-group
+/// sizes with and without a partial last block of four work-items: the interpreter's results,
+/// and a fault in a work-item's own region names the same work-item.
+#[test]
+fn one_work_items_regions_and_group_loops_agree_with_the_interpreter() {
+    let (cpu, interp) = queues();
+    let k = Kernel::build("leader_loop", |k| {
+        let x = k.read::<u32>("x");
+        let out = k.write::<u32>("out");
+        let bad = k.scalar::<u32>("bad");
+        let sh = k.local_array::<u32>("sh", 4);
+        let l = local_id(0);
+        let g = global_id(0);
+        let v = x.at(g);
+        if_(l.eq(0u32), || {
+            sh.set(0u32, v);
+            sh.set(1u32, 0u32);
+            sh.set(3u32, 0u32);
+        });
+        barrier();
+        if_(lit(1u32).eq(l), || sh.set(1u32, v * 3u32));
+        barrier();
+        let acc = var_named("acc", 0u32);
+        // At most 9 turns (the same in every work-item), whatever the local memory holds.
+        let turns = var_named("turns", 0u32);
+        loop_(|| {
+            if_(
+                sh.at(3u32).gt(sh.at(0u32) % 7u32) | turns.get().gt(8u32),
+                break_,
+            );
+            turns.set(turns.get() + 1u32);
+            let s = group_reduce_add(v ^ sh.at(3u32));
+            acc.set(acc.get() + s + sh.at(1u32));
+            barrier();
+            if_(l.eq(0u32), || sh.set(3u32, sh.at(3u32) + 1u32));
+            barrier();
+        });
+        // Only work-item `bad` writes past the end.
+        if_(l.eq(bad), || out.set(g + out.len(), 1u32));
+        out.set(g, acc.get() * 31u32 + sh.at(3u32));
+    })
+    .unwrap();
+    let run = |q: &Queue, local: usize, bad: u32| {
+        let n = local * 5;
+        let xs: Vec<u32> = (0..n as u32)
+            .map(|i| i.wrapping_mul(2654435761) >> 7)
+            .collect();
+        let x = Buffer::from_slice(q, &xs).unwrap();
+        let out = Buffer::<u32>::new(q.device(), n).unwrap();
+        k.launch(q, NdRange::new(n).local(local), args![&x, &out, bad])
+            .map(|_| q.read(&out).unwrap())
+    };
+    for local in [1, 3, 6, 8, 64] {
+        let want = run(&interp, local, u32::MAX).unwrap();
+        assert!(want.iter().any(|&v| v != 0));
+        assert_eq!(
+            run(&cpu, local, u32::MAX).unwrap(),
+            want,
+            "local size {local}"
+        );
+        let bad = (local as u32 - 1).min(2);
+        let want = run(&interp, local, bad).unwrap_err();
+        assert!(matches!(want, Error::OutOfBounds { .. }), "{want}");
+        let got = run(&cpu, local, bad).unwrap_err();
+        assert_eq!(got.to_string(), want.to_string(), "local size {local}");
+    }
+}
+
+/// A work-group that waits for another (spinning in a group-level loop on a word the
+/// work-group before it in ticket order writes, as the look-back scan does), with many more
+/// work-groups than threads: every wait ends, and the results are the interpreter's.
+#[test]
+fn work_groups_waiting_for_each_other_finish() {
+    let (cpu, interp) = queues();
+    let k = Kernel::build("chain", |k| {
+        let x = k.read::<u32>("x");
+        let out = k.write::<u32>("out");
+        let status = k.read_write::<u32>("status");
+        let counter = k.read_write::<u32>("counter");
+        let sh = k.local_array::<u32>("sh", 3);
+        let l = local_id(0);
+        if_(l.eq(0u32), || {
+            sh.set(0u32, counter.atomic_add(0u32, 1u32));
+            sh.set(2u32, 0u32);
+        });
+        barrier();
+        let t = sh.at(0u32);
+        let mine = group_reduce_add(x.at(t * local_size(0) + l));
+        // Wait until the ticket before has published its running total (plus one).
+        loop_(|| {
+            if_(sh.at(2u32).ne(0u32), break_);
+            if_(l.eq(0u32), || {
+                if_(t.eq(0u32), || sh.set(1u32, 0u32)).else_(|| {
+                    sh.set(1u32, status.atomic_load(t - 1u32));
+                });
+                if_(t.eq(0u32) | sh.at(1u32).ne(0u32), || sh.set(2u32, 1u32));
+            });
+            barrier();
+        });
+        let before = select(t.eq(0u32), lit(0u32), sh.at(1u32) - 1u32);
+        if_(l.eq(0u32), || {
+            status.atomic_exchange(t, before + mine + 1u32);
+        });
+        out.set(t * local_size(0) + l, before + mine);
+    })
+    .unwrap();
+    let (groups, local) = (97usize, 4usize);
+    let xs: Vec<u32> = (0..(groups * local) as u32).map(|i| i % 13).collect();
+    let run = |q: &Queue| {
+        let x = Buffer::from_slice(q, &xs).unwrap();
+        let out = Buffer::<u32>::new(q.device(), xs.len()).unwrap();
+        let status = Buffer::<u32>::new(q.device(), groups).unwrap();
+        let counter = Buffer::<u32>::new(q.device(), 1).unwrap();
+        k.launch(
+            q,
+            NdRange::new(xs.len()).local(local),
+            args![&x, &out, &status, &counter],
+        )
+        .unwrap();
+        q.read(&out).unwrap()
+    };
+    let want = run(&interp);
+    let mut total = 0u32;
+    let sums: Vec<u32> = xs
+        .chunks(local)
+        .map(|c| {
+            total += c.iter().sum::<u32>();
+            total
+        })
+        .collect();
+    assert_eq!(
+        want.iter().step_by(local).copied().collect::<Vec<_>>(),
+        sums
+    );
+    for _ in 0..3 {
+        assert_eq!(run(&cpu), want);
+    }
+}

@@ -11,7 +11,8 @@
 //!    work-group has taken its number by then.
 //! 2. It loads the tile coalesced (work-item `l` reads elements `l, l + group_size, ...`; all
 //!    `scan_items_per_thread` loads issued before any store, so that they are in flight
-//!    together) into local memory (padded by one word in 32 against bank conflicts), and each
+//!    together) into local memory (padded by one word in 32 against bank conflicts, except on
+//!    the strata CPU backends, which have no banks), and each
 //!    work-item combines its `scan_items_per_thread` consecutive elements in order, writing the
 //!    running values back in place (they are not kept in registers across the look-back).
 //! 3. The work-group scans the work-items' totals: a work-group scan collective for built-in
@@ -146,6 +147,7 @@ where
     let builtin = recognize(op);
     let scratch = take_scratch(ex, tiles)?;
     let tag = scratch.sequence << 2;
+    let padded = !ex.device().info().backend.is_builtin_cpu();
     let event = launch(
         ex,
         "pattern_scan_lookback",
@@ -181,8 +183,14 @@ where
             // All `k` loads first, unconditionally (past the end of the last tile they read its
             // last element), so that they are in flight together: guarded loads interleaved
             // with their stores went out in 3 dependent batches (ptxas, sm_90).
-            let data = cx.local::<T>("tile_data", tile_len + tile_len / 32);
-            let pad = |p: Expr<u32>| p + (p >> 5u32);
+            // Padded against bank conflicts on GPUs; not on the strata CPU backends, which
+            // have no banks (and then save the index arithmetic of every access).
+            let data = if padded {
+                cx.local::<T>("tile_data", tile_len + tile_len / 32)
+            } else {
+                cx.local::<T>("tile_data", tile_len)
+            };
+            let pad = |p: Expr<u32>| if padded { p + (p >> 5u32) } else { p };
             let last = (count - 1u32).named("tile_last");
             let loaded: Vec<Expr<T>> = (0..k)
                 .map(|j| {

@@ -17,7 +17,8 @@
 //! local id in dimension 0 (or the linear one) and `bound` the same in every work-item
 //! ([`Uniform`]), is cut off from the statements before it into a region of its own with a
 //! [`Guard`]: the group level computes the bound, and the region's work-item loop stops there
-//! instead of visiting the work-items that have nothing to do (a tree reduction's levels).
+//! instead of visiting the work-items that have nothing to do (a tree reduction's levels; with
+//! `lid == bound`, after work-item `bound`: work-item 0's work visits one work-item).
 
 use crate::ir::{
     self, BinaryOp, Block, Builtin, Expr, ExprId, Function, GroupOp, GroupScope, LoopId, Mem,
@@ -495,10 +496,12 @@ fn guard_value(f: &Function, cond: ExprId) -> Option<ValueId> {
     let Expr::Binary(op, a, b) = f.exprs.get(cond) else {
         return None;
     };
-    let bound = if matches!(op, BinaryOp::Lt | BinaryOp::Le) {
-        *b
-    } else {
-        *a
+    let bound = match op {
+        BinaryOp::Lt | BinaryOp::Le => *b,
+        // The local id is a built-in (or its cast), never a value.
+        BinaryOp::Eq if matches!(f.exprs.get(*a), Expr::Value(_)) => *a,
+        BinaryOp::Eq => *b,
+        _ => *a,
     };
     match f.exprs.get(bound) {
         Expr::Value(v) => Some(*v),
@@ -673,18 +676,32 @@ impl<'a> Uniform<'a> {
         let Expr::Binary(op, a, b) = self.f.exprs.get(*cond) else {
             return None;
         };
-        let (inclusive, lid, bound) = match op {
-            BinaryOp::Lt => (false, *a, *b),
-            BinaryOp::Le => (true, *a, *b),
-            BinaryOp::Gt => (false, *b, *a),
-            BinaryOp::Ge => (true, *b, *a),
-            _ => return None,
-        };
         let f = self.f;
         let id = |e: ExprId| match f.exprs.get(e) {
             Expr::Builtin(Builtin::LocalId(0)) => Some(false),
             Expr::Builtin(Builtin::LocalLinearId) => Some(true),
             _ => None,
+        };
+        let (inclusive, lid, bound) = match op {
+            BinaryOp::Lt => (false, *a, *b),
+            BinaryOp::Le => (true, *a, *b),
+            BinaryOp::Gt => (false, *b, *a),
+            BinaryOp::Ge => (true, *b, *a),
+            // `lid == bound` holds for no work-item past `bound` (`lid <= bound`): the loop
+            // stops after it, the condition itself leaves out those before (work-item 0's
+            // work, `lid == 0`, visits one work-item, not the whole group).
+            BinaryOp::Eq => {
+                let is_id = |e: ExprId| match f.exprs.get(e) {
+                    Expr::Cast(x, Scalar::I32) => id(*x).is_some(),
+                    _ => id(e).is_some(),
+                };
+                if is_id(*a) {
+                    (true, *a, *b)
+                } else {
+                    (true, *b, *a)
+                }
+            }
+            _ => return None,
         };
         let (linear, signed) = match self.f.exprs.get(lid) {
             Expr::Cast(x, Scalar::I32) => (id(*x)?, true),

@@ -10,7 +10,9 @@
 //! A region that faults returns 1 after writing its [`Fault`] (the site, the
 //! work-item, the index and the length), from which the worker builds the interpreter's
 //! error. Masks are recomputed only after a node that a work-item can leave (a `return`,
-//! `break` or `continue` inside it).
+//! `break` or `continue` inside it). A group-level `loop` that keeps turning (a work-group
+//! waiting for another's status word) yields its thread now and then, so that a descheduled
+//! thread running the work-group it waits for gets a core back sooner.
 
 #![allow(clippy::needless_range_loop)] // lane loops index several per-work-item arrays
 
@@ -217,6 +219,25 @@ impl Drop for Worker<'_> {
     }
 }
 
+/// Iterations of a group-level `loop` in one work-group before its thread starts yielding
+/// between iterations ([`Worker::exec`]'s `Node::Loop`).
+const SPIN_TURNS: u32 = 64;
+
+/// Past [`SPIN_TURNS`], a group-level `loop` yields its thread once every this many
+/// iterations.
+const YIELD_EVERY: u32 = 4;
+
+/// Whether any work-item of `mask` is active: eight mask bytes at a time (the group level
+/// tests its masks before every node, and work-groups of the pattern kernels have 1024
+/// work-items).
+fn any_set(mask: &[u8]) -> bool {
+    let (words, rest) = mask.split_at(mask.len() / 8 * 8);
+    words
+        .chunks_exact(8)
+        .any(|w| u64::from_ne_bytes(w.try_into().expect("8 bytes")) != 0)
+        || rest.iter().any(|&m| m != 0)
+}
+
 impl<'a> Worker<'a> {
     /// A worker for a launch, on its thread's [`Scratch`] (a new one if the thread has none
     /// free: its first launch, or a launch from inside a launch).
@@ -407,17 +428,30 @@ impl<'a> Worker<'a> {
             return;
         }
         let plan = &self.p.plan;
-        for (l, m) in mask.iter_mut().enumerate() {
-            if *m == 0 {
+        // A block's four flag bytes of one flag lie side by side (`super::plan`): one word
+        // per flag and block, its byte `k` the flag of the block's work-item `k`.
+        let word = |l: usize, off: u32| {
+            // SAFETY: the flag bytes of the four work-items of `l`'s block (records are whole
+            // blocks, `Worker::new`).
+            unsafe { std::ptr::read_unaligned(self.rec(l, off, 1) as *const [u8; QUAD]) }
+        };
+        for (q, m) in mask.chunks_mut(QUAD).enumerate() {
+            let l = q * QUAD;
+            if m.iter().all(|&m| m == 0) {
                 continue;
             }
-            let mut gone = self.flag(l, plan.returned);
+            let mut gone = u32::from_ne_bytes(word(l, plan.returned));
             for f in &self.frames {
                 let (b, c) = f.flags;
-                gone |= self.flag(l, b) | self.flag(l, c);
+                gone |= u32::from_ne_bytes(word(l, b)) | u32::from_ne_bytes(word(l, c));
             }
-            if gone {
-                *m = 0;
+            if gone != 0 {
+                let gone = gone.to_ne_bytes();
+                for (m, g) in m.iter_mut().zip(gone) {
+                    if g != 0 {
+                        *m = 0;
+                    }
+                }
             }
         }
     }
@@ -427,7 +461,7 @@ impl<'a> Worker<'a> {
         mask.copy_from_slice(entry);
         let mut r = Ok(());
         for n in nodes {
-            if !mask.iter().any(|&m| m != 0) {
+            if !any_set(&mask) {
                 break;
             }
             r = self.exec(n, &mask);
@@ -454,14 +488,18 @@ impl<'a> Worker<'a> {
         let size = s.ty.scalar.size();
         let mut c = Column::zeroed(n * s.ty.size());
         let out = c.bytes_mut();
-        for l in 0..n {
-            for k in 0..s.ty.width as usize {
-                // SAFETY: component `k` of the slot in lane `l`'s record.
-                let src = unsafe {
-                    std::slice::from_raw_parts(self.rec(l, s.off + (k * size) as u32, size), size)
-                };
+        for k in 0..s.ty.width as usize {
+            let off = s.off + (k * size) as u32;
+            // A block's four scalars of one component lie side by side (`super::plan`): one
+            // copy per block (of the lanes the group has, in its last block).
+            for l in (0..n).step_by(QUAD) {
+                let lanes = QUAD.min(n - l);
+                // SAFETY: component `k` of the slot in the records of lanes `l..l + lanes`,
+                // which follow each other in `l`'s block.
+                let src =
+                    unsafe { std::slice::from_raw_parts(self.rec(l, off, size), lanes * size) };
                 let to = (k * n + l) * size;
-                out[to..to + size].copy_from_slice(src);
+                out[to..to + lanes * size].copy_from_slice(src);
             }
         }
         c
@@ -470,12 +508,33 @@ impl<'a> Worker<'a> {
     fn set_column(&mut self, s: Slot, c: &Column, mask: &[u8]) {
         let n = self.lanes;
         let size = s.ty.scalar.size();
-        for l in (0..n).filter(|&l| mask[l] != 0) {
-            for k in 0..s.ty.width as usize {
-                let from = (k * n + l) * size;
-                let dst = self.rec_mut(l, s.off + (k * size) as u32, size);
-                // SAFETY: component `k` of the slot in lane `l`'s record.
-                unsafe { std::ptr::copy_nonoverlapping(c.bytes()[from..].as_ptr(), dst, size) };
+        for k in 0..s.ty.width as usize {
+            let off = s.off + (k * size) as u32;
+            for l in (0..n).step_by(QUAD) {
+                let lanes = QUAD.min(n - l);
+                let from = &c.bytes()[(k * n + l) * size..(k * n + l + lanes) * size];
+                if mask[l..l + lanes].iter().all(|&m| m != 0) {
+                    // SAFETY: component `k` of the slot in the records of lanes
+                    // `l..l + lanes`, side by side in `l`'s block.
+                    unsafe {
+                        std::ptr::copy_nonoverlapping(
+                            from.as_ptr(),
+                            self.rec_mut(l, off, size),
+                            lanes * size,
+                        )
+                    };
+                    continue;
+                }
+                for j in (0..lanes).filter(|&j| mask[l + j] != 0) {
+                    // SAFETY: component `k` of the slot in lane `l + j`'s record.
+                    unsafe {
+                        std::ptr::copy_nonoverlapping(
+                            from[j * size..].as_ptr(),
+                            self.rec_mut(l + j, off, size),
+                            size,
+                        )
+                    };
+                }
             }
         }
     }
@@ -566,12 +625,14 @@ impl<'a> Worker<'a> {
 
     fn clear_flags(&mut self, id: LoopId, broken: bool) {
         let (b, c) = self.p.plan.loop_flags[&id];
-        for l in 0..self.lanes {
+        // A block's four flag bytes side by side (`super::plan`), cleared together.
+        for l in (0..self.lanes).step_by(QUAD) {
             if broken {
-                // SAFETY: flag bytes of lane `l`'s record.
-                unsafe { *self.rec_mut(l, b, 1) = 0 };
+                // SAFETY: the flag bytes of the four work-items of `l`'s block (records are
+                // whole blocks, `Worker::new`).
+                unsafe { std::ptr::write_unaligned(self.rec_mut(l, b, 1) as *mut u32, 0) };
             }
-            unsafe { *self.rec_mut(l, c, 1) = 0 };
+            unsafe { std::ptr::write_unaligned(self.rec_mut(l, c, 1) as *mut u32, 0) };
         }
     }
 
@@ -623,10 +684,10 @@ impl<'a> Worker<'a> {
                     no[l] = (mask[l] != 0 && !c) as u8;
                 }
                 let mut r = Ok(());
-                if yes.iter().any(|&m| m != 0) {
+                if any_set(&yes) {
                     r = self.exec_block(then, &yes);
                 }
-                if r.is_ok() && no.iter().any(|&m| m != 0) {
+                if r.is_ok() && any_set(&no) {
                     r = self.exec_block(els, &no);
                 }
                 self.masks.push(yes);
@@ -640,12 +701,23 @@ impl<'a> Worker<'a> {
                 });
                 self.clear_flags(*id, true);
                 let mut iter = self.take_mask();
+                let mut turns = 0u32;
                 let r = (|| -> Result<()> {
                     loop {
                         iter.copy_from_slice(mask);
                         self.keep_alive(&mut iter);
-                        if !iter.iter().any(|&m| m != 0) {
+                        if !any_set(&iter) {
                             return Ok(());
+                        }
+                        // A loop that goes on turning may be waiting for another work-group
+                        // (a look-back reading a predecessor's status again): past
+                        // `SPIN_TURNS`, its thread yields every few iterations, so that the
+                        // thread running that work-group, if the OS took its core away,
+                        // gets it back sooner (a spin would hold the core to the end of
+                        // its time slice).
+                        turns = turns.saturating_add(1);
+                        if turns > SPIN_TURNS && turns.is_multiple_of(YIELD_EVERY) {
+                            std::thread::yield_now();
                         }
                         if self.s.stop.load(Ordering::Relaxed) {
                             return Ok(());
