@@ -322,6 +322,35 @@ mod tests {
         .unwrap()
     }
 
+    /// A group-level loop yields its thread only where it may wait for another work-group:
+    /// where it reads or updates a buffer atomically, not a local array.
+    #[test]
+    fn only_loops_that_poll_a_buffer_may_be_waits() {
+        let waits = |global: bool| {
+            let k = Kernel::build("waits", |k| {
+                let flags = k.read_write::<u32>("flags");
+                let tile = k.local_array::<u32>("tile", 8);
+                loop_(|| {
+                    barrier_local();
+                    let seen = if global {
+                        flags.atomic_load(0u32)
+                    } else {
+                        tile.atomic_load(0u32)
+                    };
+                    if_(seen.eq(1u32), break_);
+                });
+            })
+            .unwrap();
+            let body = &k.ir().body;
+            let crate::ir::Stmt::Loop { body, .. } = &body[body.len() - 1] else {
+                panic!("no loop last in {}", k.ir());
+            };
+            super::plan::polls_buffers(body)
+        };
+        assert!(waits(true));
+        assert!(!waits(false));
+    }
+
     fn compile(k: &Kernel) -> JitProgram {
         JitProgram::compile(k.valid_function(), false).unwrap()
     }

@@ -21,8 +21,8 @@
 //! `lid == bound`, after work-item `bound`: work-item 0's work visits one work-item).
 
 use crate::ir::{
-    self, BinaryOp, Block, Builtin, Expr, ExprId, Function, GroupOp, GroupScope, LoopId, Mem,
-    PrivateId, Scalar, Stmt, Type, ValueId,
+    self, walk_block, BinaryOp, Block, Builtin, Expr, ExprId, Function, GroupOp, GroupScope,
+    LoopId, Mem, PrivateId, Scalar, Stmt, Type, ValueId,
 };
 use std::collections::{HashMap, HashSet};
 
@@ -77,6 +77,9 @@ pub(super) enum Node {
     Loop {
         id: LoopId,
         body: Vec<Node>,
+        /// Whether the loop's body reads or updates a buffer atomically: it may be waiting
+        /// for another work-group ([`polls_buffers`]).
+        polls: bool,
     },
     Barrier,
     Group {
@@ -175,6 +178,26 @@ pub(super) fn has_sync(s: &Stmt) -> bool {
         Stmt::For { body, .. } | Stmt::Loop { body, .. } => body.iter().any(has_sync),
         _ => false,
     }
+}
+
+/// Whether `block` reads or updates an element of a buffer atomically: the only way a
+/// work-group can see another's progress, so a loop around it may be a wait (a look-back
+/// polling its predecessor's status word).
+pub(super) fn polls_buffers(block: &[Stmt]) -> bool {
+    let mut polls = false;
+    walk_block(block, &mut |s| {
+        polls |= matches!(
+            s,
+            Stmt::Atomic {
+                mem: Mem::Buffer(_),
+                ..
+            } | Stmt::AtomicLoad {
+                mem: Mem::Buffer(_),
+                ..
+            }
+        )
+    });
+    polls
 }
 
 struct Planner<'a> {
@@ -330,8 +353,13 @@ impl Planner<'_> {
                 Stmt::Loop { id, body } => {
                     self.flush(&mut nodes, &mut pending, Vec::new());
                     self.loop_flag(*id);
+                    let polls = polls_buffers(body);
                     let body = self.block(body);
-                    nodes.push(Node::Loop { id: *id, body });
+                    nodes.push(Node::Loop {
+                        id: *id,
+                        body,
+                        polls,
+                    });
                 }
                 _ => unreachable!("only the statements above contain synchronization"),
             }

@@ -10,8 +10,9 @@
 //! A region that faults returns 1 after writing its [`Fault`] (the site, the
 //! work-item, the index and the length), from which the worker builds the interpreter's
 //! error. Masks are recomputed only after a node that a work-item can leave (a `return`,
-//! `break` or `continue` inside it). A group-level `loop` that keeps turning (a work-group
-//! waiting for another's status word) yields its thread now and then, so that a descheduled
+//! `break` or `continue` inside it). A group-level `loop` that polls a buffer atomically and
+//! keeps turning (a work-group waiting for another's status word) yields its thread now and
+//! then, so that a descheduled
 //! thread running the work-group it waits for gets a core back sooner.
 
 #![allow(clippy::needless_range_loop)] // lane loops index several per-work-item arrays
@@ -219,7 +220,8 @@ impl Drop for Worker<'_> {
     }
 }
 
-/// Iterations of a group-level `loop` in one work-group before its thread starts yielding
+/// Iterations of a group-level `loop` that polls a buffer ([`super::plan::polls_buffers`])
+/// in one work-group before its thread starts yielding
 /// between iterations ([`Worker::exec`]'s `Node::Loop`).
 const SPIN_TURNS: u32 = 64;
 
@@ -694,7 +696,7 @@ impl<'a> Worker<'a> {
                 self.masks.push(no);
                 r
             }
-            Node::Loop { id, body } => {
+            Node::Loop { id, body, polls } => {
                 self.frames.push(Frame {
                     flags: self.p.plan.loop_flags[id],
                     dirty: false,
@@ -709,14 +711,14 @@ impl<'a> Worker<'a> {
                         if !any_set(&iter) {
                             return Ok(());
                         }
-                        // A loop that goes on turning may be waiting for another work-group
-                        // (a look-back reading a predecessor's status again): past
-                        // `SPIN_TURNS`, its thread yields every few iterations, so that the
-                        // thread running that work-group, if the OS took its core away,
-                        // gets it back sooner (a spin would hold the core to the end of
-                        // its time slice).
+                        // A loop that polls a buffer and goes on turning may be waiting
+                        // for another work-group (a look-back reading a predecessor's status
+                        // again): past `SPIN_TURNS`, its thread yields every few iterations,
+                        // so that the thread running that work-group, if the OS took its
+                        // core away, gets it back sooner (a spin would hold the core to the
+                        // end of its time slice). Other loops never yield.
                         turns = turns.saturating_add(1);
-                        if turns > SPIN_TURNS && turns.is_multiple_of(YIELD_EVERY) {
+                        if *polls && turns > SPIN_TURNS && turns.is_multiple_of(YIELD_EVERY) {
                             std::thread::yield_now();
                         }
                         if self.s.stop.load(Ordering::Relaxed) {
