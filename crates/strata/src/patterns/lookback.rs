@@ -12,7 +12,8 @@
 //! 2. It loads the tile coalesced (work-item `l` reads elements `l, l + group_size, ...`; all
 //!    `scan_items_per_thread` loads issued before any store, so that they are in flight
 //!    together) into local memory (padded by one word in 32 against bank conflicts, except on
-//!    the strata CPU backends, which have no banks), and each
+//!    the compiled CPU backend `cpu`, which has no banks; the interpreter keeps the padding, so
+//!    that it runs the kernel the GPUs run), and each
 //!    work-item combines its `scan_items_per_thread` consecutive elements in order, writing the
 //!    running values back in place (they are not kept in registers across the look-back).
 //! 3. The work-group scans the work-items' totals: a work-group scan collective for built-in
@@ -147,7 +148,8 @@ where
     let builtin = recognize(op);
     let scratch = take_scratch(ex, tiles)?;
     let tag = scratch.sequence << 2;
-    let padded = !ex.device().info().backend.is_builtin_cpu();
+    // The interpreter, the reference, runs the GPUs' kernel (the golden files record it there).
+    let padded = ex.device().info().backend != crate::BackendKind::Cpu;
     let event = launch(
         ex,
         "pattern_scan_lookback",
@@ -183,8 +185,8 @@ where
             // All `k` loads first, unconditionally (past the end of the last tile they read its
             // last element), so that they are in flight together: guarded loads interleaved
             // with their stores went out in 3 dependent batches (ptxas, sm_90).
-            // Padded against bank conflicts on GPUs; not on the strata CPU backends, which
-            // have no banks (and then save the index arithmetic of every access).
+            // Padded against bank conflicts on GPUs; not on the compiled CPU backend, which
+            // has no banks (and then save the index arithmetic of every access).
             let data = if padded {
                 cx.local::<T>("tile_data", tile_len + tile_len / 32)
             } else {
