@@ -84,6 +84,15 @@ pub struct Precondition {
     pub limit: Limit,
 }
 
+impl Precondition {
+    /// Whether `other` sums the same terms against the same limit: then the one with the
+    /// larger offset implies the other (a tile's row at offsets 0 to 15 needs only offset 15's
+    /// test).
+    pub fn same_sum(&self, other: &Precondition) -> bool {
+        self.terms == other.terms && self.limit == other.limit
+    }
+}
+
 /// What the analysis says of an access.
 #[derive(Clone, PartialEq, Eq, Debug)]
 pub enum Verdict {

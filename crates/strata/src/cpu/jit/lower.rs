@@ -855,7 +855,7 @@ impl<'a, 'b> Gen<'a, 'b> {
                     let p = self
                         .pres
                         .iter()
-                        .find(|q| q.terms == p.terms && q.limit == p.limit && q.offset >= p.offset)
+                        .find(|q| q.same_sum(p) && q.offset >= p.offset)
                         .cloned()
                         .unwrap_or_else(|| p.clone());
                     let ok = self.precondition(&p);

@@ -710,6 +710,13 @@ impl<'a> Uniform<'a> {
             Expr::Builtin(Builtin::LocalLinearId) => Some(true),
             _ => None,
         };
+        // The local id `e` is (`(linear, signed)`): dimension 0's or the linear one, as a `u32`
+        // or cast to `i32`.
+        let lid_of = |e: ExprId| match f.exprs.get(e) {
+            Expr::Cast(x, Scalar::I32) => Some((id(*x)?, true)),
+            _ if f.exprs.ty(e) == Type::U32 => Some((id(e)?, false)),
+            _ => None,
+        };
         let (inclusive, lid, bound) = match op {
             BinaryOp::Lt => (false, *a, *b),
             BinaryOp::Le => (true, *a, *b),
@@ -718,24 +725,11 @@ impl<'a> Uniform<'a> {
             // `lid == bound` holds for no work-item past `bound` (`lid <= bound`): the loop
             // stops after it, the condition itself leaves out those before (work-item 0's
             // work, `lid == 0`, visits one work-item, not the whole group).
-            BinaryOp::Eq => {
-                let is_id = |e: ExprId| match f.exprs.get(e) {
-                    Expr::Cast(x, Scalar::I32) => id(*x).is_some(),
-                    _ => id(e).is_some(),
-                };
-                if is_id(*a) {
-                    (true, *a, *b)
-                } else {
-                    (true, *b, *a)
-                }
-            }
+            BinaryOp::Eq if lid_of(*a).is_some() => (true, *a, *b),
+            BinaryOp::Eq => (true, *b, *a),
             _ => return None,
         };
-        let (linear, signed) = match self.f.exprs.get(lid) {
-            Expr::Cast(x, Scalar::I32) => (id(*x)?, true),
-            _ if self.f.exprs.ty(lid) == Type::U32 => (id(lid)?, false),
-            _ => return None,
-        };
+        let (linear, signed) = lid_of(lid)?;
         let bound = match self.f.exprs.get(bound) {
             Expr::Literal(l) => Bound::Literal(l.bits as u32),
             Expr::Param(p) if matches!(self.f.params[*p].kind, ir::ParamKind::Scalar(_)) => {

@@ -503,18 +503,14 @@ impl Gen<'_, '_> {
         let mut all = self.b.ins().vall_true(m);
         // The fast copy also takes the preconditions of its accesses' proofs as tested
         // (they hold for the whole launch: the test leaves the work-item loop).
-        let mut pres = Vec::new();
+        let mut pres: Vec<crate::ir::ranges::Precondition> = Vec::new();
         walk_block(stmts, &mut |s| {
             if let Stmt::Load { mem, index, .. } | Stmt::Store { mem, index, .. } = s {
                 if let crate::ir::ranges::Verdict::ProvenIf(ps) = self.proof.verdict(*mem, *index) {
                     for p in ps {
                         // Of the same sum against the same limit (a tile's row at offsets
                         // 0 to 15), the largest offset stands for the others.
-                        match pres
-                            .iter_mut()
-                            .find(|q: &&mut crate::ir::ranges::Precondition| {
-                                q.terms == p.terms && q.limit == p.limit
-                            }) {
+                        match pres.iter_mut().find(|q| q.same_sum(p)) {
                             Some(q) => q.offset = q.offset.max(p.offset),
                             None => pres.push(p.clone()),
                         }
@@ -1014,11 +1010,11 @@ impl Gen<'_, '_> {
         self.b.ins().jump(to, &args);
     }
 
-    /// The address of the first of the four elements of an access at consecutive indices
-    /// where it needs no test: four active lanes ([`Gen::full`]) and the access proven in
-    /// bounds here ([`Gen::proven_here`]: without wrapping, so the elements are consecutive
-    /// in memory). `None` elsewhere ([`Gen::consecutive_access`] tests it).
-    fn proven_vector(&mut self, mem: Mem, index: ExprId) -> Option<Value> {
+    /// The address of lane 0's element of an access that needs no test: four active lanes
+    /// ([`Gen::full`]) and the access proven in bounds here ([`Gen::proven_here`]: without
+    /// wrapping, so the elements of consecutive indices are consecutive in memory). `None`
+    /// elsewhere ([`Gen::consecutive_access`] and [`Gen::vload_uniform`] test it).
+    fn proven_address(&mut self, mem: Mem, index: ExprId) -> Option<Value> {
         if !(self.full && self.proven_here(mem, index)) {
             return None;
         }
@@ -1194,8 +1190,7 @@ impl Gen<'_, '_> {
     /// Out of bounds, the lane-by-lane access faults for the first active lane.
     fn vload_uniform(&mut self, mem: Mem, index: ExprId) -> Vec<Value> {
         let s = self.f.mem_elem(mem).expect("validated memory").scalar;
-        if self.full && self.proven_here(mem, index) {
-            let addr = self.proven_addr(mem, index);
+        if let Some(addr) = self.proven_address(mem, index) {
             let x = self.b.ins().load(cl_ty(s), MEM, addr, 0);
             return self.splat(x, s);
         }
@@ -1238,7 +1233,7 @@ impl Gen<'_, '_> {
             return self.vload_uniform(mem, index);
         }
         if consecutive(self.f, &self.counters, index) {
-            if let Some(addr) = self.proven_vector(mem, index) {
+            if let Some(addr) = self.proven_address(mem, index) {
                 return self.load_parts(s, addr);
             }
             let (fast, slow) = (self.b.create_block(), self.b.create_block());
@@ -1287,7 +1282,7 @@ impl Gen<'_, '_> {
 
     fn vstore(&mut self, mem: Mem, index: ExprId, v: &[Value]) {
         if consecutive(self.f, &self.counters, index) {
-            if let Some(addr) = self.proven_vector(mem, index) {
+            if let Some(addr) = self.proven_address(mem, index) {
                 let s = self.f.mem_elem(mem).expect("validated memory").scalar;
                 self.store_parts(v, s, addr);
                 return;
