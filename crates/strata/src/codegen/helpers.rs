@@ -42,6 +42,16 @@ impl Writer<'_> {
         }
         let t = self.ty(s);
         let name = format!("strata_{}_{t}", m.name());
+        // `rootn` scales by powers of two with the `f64` `ldexp` the writer defines where the
+        // target's cannot be called (see `Ldexp` below), and reads an exponent from the bits.
+        let (ldexp, u64_t) = if m == MathFn::Rootn {
+            let l = self
+                .defined_helper(MathFn::Ldexp, Scalar::F64)
+                .unwrap_or_else(|| self.fname(MathFn::Ldexp).to_string());
+            (l, self.ty(Scalar::U64))
+        } else {
+            Default::default()
+        };
         let lit = |v: f64| {
             if s == Scalar::F32 {
                 format!("{:?}f", v as f32)
@@ -175,12 +185,19 @@ impl Writer<'_> {
                 xn.clone(),
                 format!("return ({t})pow({wide}x, (double)n);"),
             ),
-            MathFn::Rootn => (
-                xn.clone(),
-                format!(
-                    "if (n == 0 || x != x || (x < {z} && n % 2 == 0)) return {nan};\n    bool neg = n % 2 != 0 && signbit(x);\n    double ax = fabs((double)x), y;\n    if (ax == 0.0) y = n < 0 ? (double){inf} : 0.0;\n    else if (isinf(ax)) y = n < 0 ? 0.0 : (double){inf};\n    else {{\n        y = pow(ax, 1.0 / (double)n);\n        double q = pow(y, (double)n) / ax;\n        if (!isinf(q) && q != 0.0 && q == q && ax >= 2.2250738585072014e-308 && y >= 2.2250738585072014e-308) y = y - y * (q - 1.0) / (double)n;\n    }}\n    return ({t})(neg ? -y : y);",
-                ),
-            ),
+            // The evaluator's algorithm (`ir::special::rootn`): `|x|` scaled into
+            // [2^-|n|, 2^|n|] by 2^(-n m), `pow`, one Newton step, the root scaled by 2^m. Without
+            // the scaling a subnormal or huge `|x|` skipped the step, and CUDA's `pow` of a
+            // subnormal is far from the root: rootn(1e-308, -5) was 54 ulp off on an H200.
+            MathFn::Rootn => {
+                let bits = self.bits_as(u64_t, "an");
+                (
+                    xn.clone(),
+                    format!(
+                        "if (n == 0 || x != x || (x < {z} && n % 2 == 0)) return {nan};\n    bool neg = n % 2 != 0 && signbit(x);\n    double ax = fabs((double)x), y;\n    if (ax == 0.0) y = n < 0 ? (double){inf} : 0.0;\n    else if (isinf(ax)) y = n < 0 ? 0.0 : (double){inf};\n    else {{\n        bool sub = ax < 2.2250738585072014e-308;\n        double an = sub ? ax * 0x1p64 : ax;\n        int e = (int)(({bits} >> 52) & 0x7ff) - 1022 - (sub ? 64 : 0);\n        int m = (e - 1) / n;\n        double xs = {ldexp}(ax, -(n * m));\n        double y0 = pow(xs, 1.0 / (double)n);\n        double q = pow(y0, (double)n) / xs;\n        y = (!isinf(q) && q != 0.0 && q == q && xs >= 2.2250738585072014e-308 && y0 >= 2.2250738585072014e-308) ? y0 - y0 * (q - 1.0) / (double)n : y0;\n        y = {ldexp}(y, m);\n    }}\n    return ({t})(neg ? -y : y);",
+                    ),
+                )
+            }
             MathFn::MadSat => {
                 let bodies = self.d.mad_sat?;
                 let body = match s {

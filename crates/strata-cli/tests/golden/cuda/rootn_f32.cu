@@ -94,6 +94,12 @@ static __device__ inline u64 strata_atomic_min(volatile u64* p, u64 v) { return 
 static __device__ inline u64 strata_atomic_max(volatile u64* p, u64 v) { return (u64)atomicMax((unsigned long long*)p, (unsigned long long)v); }
 template <typename T> static __device__ inline T strata_atomic_load(const volatile T* p) { return *p; }
 
+static __device__ inline double strata_ldexp_double(double x, i32 n) {
+    if (n > 1023) { x *= 0x1p1023; n -= 1023; if (n > 1023) { x *= 0x1p1023; n -= 1023; if (n > 1023) n = 1023; } }
+    else if (n < -1022) { x *= 0x1p-969; n += 969; if (n < -1022) { x *= 0x1p-969; n += 969; if (n < -1022) n = -1022; } }
+    return x * strata_as<double>(((u64)(1023 + n) << 52));
+}
+
 static __device__ inline float strata_rootn_float(float x, i32 n) {
     if (n == 0 || x != x || (x < 0.0f && n % 2 == 0)) return strata_as<float>(0x7fc00000u);
     bool neg = n % 2 != 0 && signbit(x);
@@ -101,9 +107,15 @@ static __device__ inline float strata_rootn_float(float x, i32 n) {
     if (ax == 0.0) y = n < 0 ? (double)strata_as<float>(0x7f800000u) : 0.0;
     else if (isinf(ax)) y = n < 0 ? 0.0 : (double)strata_as<float>(0x7f800000u);
     else {
-        y = pow(ax, 1.0 / (double)n);
-        double q = pow(y, (double)n) / ax;
-        if (!isinf(q) && q != 0.0 && q == q && ax >= 2.2250738585072014e-308 && y >= 2.2250738585072014e-308) y = y - y * (q - 1.0) / (double)n;
+        bool sub = ax < 2.2250738585072014e-308;
+        double an = sub ? ax * 0x1p64 : ax;
+        int e = (int)((strata_as<u64>(an) >> 52) & 0x7ff) - 1022 - (sub ? 64 : 0);
+        int m = (e - 1) / n;
+        double xs = strata_ldexp_double(ax, -(n * m));
+        double y0 = pow(xs, 1.0 / (double)n);
+        double q = pow(y0, (double)n) / xs;
+        y = (!isinf(q) && q != 0.0 && q == q && xs >= 2.2250738585072014e-308 && y0 >= 2.2250738585072014e-308) ? y0 - y0 * (q - 1.0) / (double)n : y0;
+        y = strata_ldexp_double(y, m);
     }
     return (float)(neg ? -y : y);
 }
