@@ -245,8 +245,11 @@ static CELLS: std::sync::Mutex<Vec<Arc<CtxCell>>> = std::sync::Mutex::new(Vec::n
 /// function, and the runtime compiles a kernel whose module was lost again
 /// ([`CompiledKernel::stale`]). The reset spoils memory other code made in the same primary
 /// context (the handles of [`crate::Device::cuda_handles`]). Where the driver cannot reset
-/// the context (some faults last for the life of the process), every later use of the device
-/// is an error that says so.
+/// the context, every later use of the device is an error that says so. CUDA documents an
+/// illegal address as leaving the process unable to do further CUDA work, and so it was on
+/// an H200 with driver 580 (2026-11-27): after the fault, the reset succeeded but every new
+/// context (the primary one retained again, after releasing it to zero, or one made with
+/// `cuCtxCreate`) was refused with the fault's own error.
 pub(crate) struct CtxCell {
     dev: sys::CUdevice,
     label: String,
