@@ -23,16 +23,24 @@
 # The device machine has CUDA 13 (its own NVRTC), the driver, Python with CuPy and PyTorch, and
 # no Rust: everything Rust is built here. The binaries are packed with xz to stay far under the
 # 64 MiB that travels. Environment for `device`: STRATA_GPU_STEPS (space-separated subset of
-# `devices check bench baselines difftest tests opencl vulkan loadab`, default all but loadab, run in the
+# `devices check bench baselines difftest tests opencl vulkan vulkanbench loadab`, default all but
+# loadab, run in the
 # order given), STRATA_GPU_PROGRAMS (difftest programs, default 2000), STRATA_GPU_SIZE (bench
-# size, default 2^26), STRATA_GPU_FILTER (bench filter), STRATA_GPU_TESTS (words: run only the
-# test binaries whose names contain one; default `cuda cublas gpu_backends wait`, `.` for all),
+# size, default 2^26), STRATA_GPU_FILTER (bench filter), STRATA_GPU_TESTS (words: pack and run only the
+# test binaries whose names contain one; default `cuda cublas gpu_backends wait checked`, `.`
+# for all, which is over the 64 MiB that travels: give `build` and `device` the same words),
 # STRATA_GPU_DEADLINE (seconds for the whole run, default 540: the call's 600 less the unpacking
 # and the archive of the logs).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root="$(pwd)"
 mode="${1:-}"
+
+# The words naming the test binaries of the `tests` step (`.`: all of them), for `build`
+# (which packs only those) and `device` (which runs them).
+test_words() {
+    echo "${STRATA_GPU_TESTS:-cuda cublas gpu_backends wait checked}"
+}
 
 build() {
     set -e
@@ -44,9 +52,11 @@ build() {
         >"$target/gpu-tests.json"
     rm -rf .gpu && mkdir -p .gpu/stage/tests
     cp "$target/release/strata" .gpu/stage/strata
-    python3 - "$root" "$target" <<'EOF'
+    # Only the test binaries the `tests` step will run (the same words as there): all of them
+    # are over 500 MB, far more than the 64 MiB that travels to the device machine.
+    python3 - "$root" "$target" "$(test_words)" <<'EOF'
 import json, shutil, sys, os
-root, target = sys.argv[1], sys.argv[2]
+root, target, words = sys.argv[1], sys.argv[2], sys.argv[3].split()
 seen = set()
 for line in open(os.path.join(target, "gpu-tests.json")):
     m = json.loads(line)
@@ -60,6 +70,8 @@ for line in open(os.path.join(target, "gpu-tests.json")):
     if name == "kernel_ui" or kind == "proc-macro":
         continue
     out = f"{kind}-{name}"
+    if "." not in words and not any(w in out for w in words):
+        continue
     if out in seen:
         continue
     seen.add(out)
@@ -72,19 +84,25 @@ EOF
         dpkg -x ocl-icd-libopencl1_*.deb icd && rm -f ocl-icd-libopencl1_*.deb &&
         cp -L icd/usr/lib/x86_64-linux-gnu/libOpenCL.so.1 stage/lib/ && rm -rf icd) ||
         echo "note: could not fetch the OpenCL ICD loader; the opencl step needs one there"
-    # The Vulkan loader (libvulkan1), in case the GPU machine has NVIDIA's Vulkan driver (its ICD
-    # file) but no loader: the device machine's notes say to carry it and to point the loader
-    # at NVIDIA's ICD file.
-    (cd .gpu && apt-get download libvulkan1 >/dev/null 2>&1 &&
-        dpkg -x libvulkan1_*.deb vk && rm -f libvulkan1_*.deb &&
-        cp -L vk/usr/lib/x86_64-linux-gnu/libvulkan.so.1 stage/lib/ && rm -rf vk) ||
-        echo "note: could not fetch the Vulkan loader; the vulkan step needs one there"
+    # Vulkan on the GPU machine (no loader there): the device machine's recipe, as run on the
+    # H200 on 2026-11-27. The loader alone (or with GLVND's libGLdispatch on LD_LIBRARY_PATH)
+    # found "no Vulkan driver": NVIDIA's ICD (libGLX_nvidia.so.0) answers vkCreateInstance only
+    # with GLVND's libraries installed and its EGL vendor file named. The packages travel as
+    # they are and `device` unpacks them into / there.
+    mkdir -p .gpu/stage/gl
+    (cd .gpu/stage/gl && apt-get download libvulkan1 libegl1 libglvnd0 libopengl0 libgl1 libglx0 \
+        libgles2 >/dev/null 2>&1) ||
+        echo "note: could not fetch the Vulkan loader and GLVND; the vulkan step needs them there"
     # The tests find the CLI and their data through paths fixed at build time.
     echo "$root" >.gpu/stage/build-root
     echo "$target" >.gpu/stage/build-target
     tar -C .gpu/stage -cJf .gpu/bundle.tar.xz .
     rm -rf .gpu/stage
     ls -la .gpu
+    if [ "$(stat -c %s .gpu/bundle.tar.xz)" -gt $((64 * 1024 * 1024)) ]; then
+        echo "error: .gpu/bundle.tar.xz is over the 64 MiB that travels; name fewer test binaries in STRATA_GPU_TESTS" >&2
+        exit 1
+    fi
     echo "built; now: run(command=\"bash scripts/gpu-run.sh device\", carry=[\".gpu\"])"
 }
 
@@ -149,15 +167,35 @@ device() {
     export PATH="$work:$PATH"
     export STRATA_CUDA_CACHE="$work/ptx-cache"
     # The ICD loader travels in case the image has none (NVIDIA's OpenCL driver is there).
-    # So does the Vulkan loader; the loader finds NVIDIA's driver by its ICD file.
+    # So do the Vulkan loader and GLVND (see `build`); the loader finds NVIDIA's driver by its
+    # ICD file.
     libs="$(ldconfig -p 2>/dev/null || true)" # read whole: `| grep -q` can SIGPIPE ldconfig
-    if ! grep -q 'libOpenCL\.so\.1' <<<"$libs" || ! grep -q 'libvulkan\.so\.1' <<<"$libs"; then
+    if ! grep -q 'libOpenCL\.so\.1' <<<"$libs"; then
         export LD_LIBRARY_PATH="$work/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
     fi
+    if ! grep -q 'libvulkan\.so\.1' <<<"$libs" && [ -z "${DRY:-}" ] && [ "$(id -u)" = 0 ]; then
+        for deb in "$work"/gl/*.deb; do dpkg -x "$deb" / || echo "note: could not unpack $deb"; done
+        ldconfig
+    fi
+    for egl in /usr/local/nvidia/share/glvnd/egl_vendor.d/10_nvidia.json \
+        /usr/share/glvnd/egl_vendor.d/10_nvidia.json; do
+        if [ -z "${__EGL_VENDOR_LIBRARY_FILENAMES:-}" ] && [ -f "$egl" ]; then
+            export __EGL_VENDOR_LIBRARY_FILENAMES="$egl"
+        fi
+    done
     for icd in /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json /usr/share/vulkan/icd.d/nvidia_icd.json \
         /etc/vulkan/icd.d/nvidia_icd.json; do
         if [ -z "${VK_DRIVER_FILES:-}" ] && [ -f "$icd" ]; then export VK_DRIVER_FILES="$icd"; fi
     done
+    # NVIDIA's OpenCL driver without its ICD file (the H200 image of 2026-11-27 lists only
+    # PoCL in /etc/OpenCL/vendors): the loaders read the vendor files of OCL_ICD_VENDORS.
+    if grep -q 'libnvidia-opencl\.so\.1' <<<"$libs" &&
+        ! grep -qs 'libnvidia-opencl' /etc/OpenCL/vendors/*.icd; then
+        mkdir -p "$work/vendors"
+        cp /etc/OpenCL/vendors/*.icd "$work/vendors/" 2>/dev/null
+        echo libnvidia-opencl.so.1 >"$work/vendors/nvidia.icd"
+        export OCL_ICD_VENDORS="$work/vendors"
+    fi
     # OpenCL: NVIDIA's platform alone where it exists (the image also has PoCL, which CI runs;
     # here it would only slow every test down).
     if grep -q '"backend":"opencl"' <<<"$(STRATA_OPENCL_PLATFORM=nvidia strata devices --json 2>/dev/null)"; then
@@ -183,6 +221,17 @@ device() {
     cat "$LOGS/summary.txt"
 }
 
+# The benchmark on vulkan:0 (part of the `vulkan` step unless the steps name `vulkanbench`,
+# which runs it where it stands in the list).
+vulkan_bench() {
+    if grep -q '"backend":"vulkan"' <<<"$(strata devices --json 2>/dev/null)"; then
+        step 200 vulkan-bench strata bench --device vulkan:0 --size "${STRATA_GPU_SIZE:-2^26}" \
+            --json ${STRATA_GPU_FILTER:+--filter "$STRATA_GPU_FILTER"}
+    else
+        echo "vulkan-bench: no Vulkan device" | tee -a "$LOGS/summary.txt"
+    fi
+}
+
 # The steps (second argument) with their time limits; the unpacked bundle is in the first.
 run_steps() {
     local work="$1" steps="$2"
@@ -194,7 +243,8 @@ run_steps() {
             step "${STRATA_GPU_DIFF_LIMIT:-120}" difftest strata difftest --device cuda:0 --programs "${STRATA_GPU_PROGRAMS:-2000}"
             ;;
         tests)
-            local words="${STRATA_GPU_TESTS:-cuda cublas gpu_backends wait}"
+            local words
+            words="$(test_words)"
             for t in "$work"/tests/*; do
                 # Only the test binaries whose names contain one of the words.
                 grep -qE "${words// /|}" <<<"$(basename "$t")" || continue
@@ -202,7 +252,7 @@ run_steps() {
             done
             ;;
         bench)
-            step 240 bench strata bench --device cuda:0 --size "${STRATA_GPU_SIZE:-2^26}" --json \
+            step 300 bench strata bench --device cuda:0 --size "${STRATA_GPU_SIZE:-2^26}" --json \
                 ${STRATA_GPU_FILTER:+--filter "$STRATA_GPU_FILTER"}
             ;;
         baselines) step 90 baselines python3 scripts/gpu_baselines.py ;;
@@ -226,13 +276,16 @@ run_steps() {
             if grep -q '"backend":"vulkan"' <<<"$(strata devices --json 2>/dev/null)"; then
                 step 200 vulkan-check strata check --device vulkan:0
                 step 120 vulkan-difftest strata difftest --device vulkan:0 --programs 1000
-                step 200 vulkan-bench strata bench --device vulkan:0 --size "${STRATA_GPU_SIZE:-2^26}" \
-                    --json ${STRATA_GPU_FILTER:+--filter "$STRATA_GPU_FILTER"}
+                case " $steps " in
+                *" vulkanbench "*) ;; # later, where the steps name it
+                *) vulkan_bench ;;
+                esac
             else
                 echo "vulkan: no Vulkan device ($(strata devices --why 2>&1 | grep -i vulkan | head -1))" |
                     tee -a "$LOGS/summary.txt"
             fi
             ;;
+        vulkanbench) vulkan_bench ;;
         *) echo "unknown step $s" | tee -a "$LOGS/summary.txt" ;;
         esac
     done
