@@ -968,22 +968,34 @@ impl Lower<'_> {
                 let opc = if o == Div { op::U_DIV } else { op::U_MOD };
                 return Ok(self.op(opc, t, &[x, y]));
             }
-            Div | Rem => {
-                // `MIN / -1` wraps to `MIN` and `MIN % -1` is 0: divide by 1 instead of -1.
+            Rem => {
+                // Vulkan's SPIR-V environment leaves `OpSRem` and `OpSMod` undefined when an
+                // operand is negative (NVIDIA's driver gave the remainder the divisor's sign,
+                // and MIN % (MIN | 1) = MIN): the remainder of the magnitudes (`OpUMod`; every
+                // integer type here is unsigned in SPIR-V), with the dividend's sign. |MIN| is
+                // 2^(n-1) as unsigned, and MIN % -1 = 0 comes out of the rule.
+                let zero = self.const_of(at, 0)?;
+                let bt = self.vty(at.with_scalar(Scalar::Bool))?;
+                let [ax, ay] = [x, y].map(|v| {
+                    let neg = self.op(op::S_LESS_THAN, bt, &[v, zero]);
+                    let minus = self.op(op::S_NEGATE, t, &[v]);
+                    self.op(op::SELECT, t, &[neg, minus, v])
+                });
+                let r = self.op(op::U_MOD, t, &[ax, ay]);
+                let minus = self.op(op::S_NEGATE, t, &[r]);
+                let xneg = self.op(op::S_LESS_THAN, bt, &[x, zero]);
+                return Ok(self.op(op::SELECT, t, &[xneg, minus, r]));
+            }
+            Div => {
+                // `MIN / -1` wraps to `MIN`: divide by 1 instead of -1 and negate.
                 let m1 = self.const_of(at, u64::MAX)?;
                 let one = self.const_of(at, 1)?;
                 let bt = self.vty(at.with_scalar(Scalar::Bool))?;
                 let is_m1 = self.op(op::I_EQUAL, bt, &[y, m1]);
                 let d = self.op(op::SELECT, t, &[is_m1, one, y]);
-                return Ok(if o == Div {
-                    let q = self.op(op::S_DIV, t, &[x, d]);
-                    let neg = self.op(op::S_NEGATE, t, &[x]);
-                    self.op(op::SELECT, t, &[is_m1, neg, q])
-                } else {
-                    let r = self.op(op::S_REM, t, &[x, d]);
-                    let zero = self.const_of(at, 0)?;
-                    self.op(op::SELECT, t, &[is_m1, zero, r])
-                });
+                let q = self.op(op::S_DIV, t, &[x, d]);
+                let neg = self.op(op::S_NEGATE, t, &[x]);
+                return Ok(self.op(op::SELECT, t, &[is_m1, neg, q]));
             }
         };
         Ok(self.op(opc, t, &[x, y]))
