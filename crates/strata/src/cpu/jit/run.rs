@@ -584,8 +584,8 @@ impl<'a> Worker<'a> {
     /// A group-level `for` whose bounds are the same in every work-item ([`Self::uniform_bounds`])
     /// and whose body no work-item leaves on its own: one counter for the group, every
     /// work-item of `mask` runs every iteration, so nothing reads or clears the loop's flags
-    /// or recomputes the mask; the counter's column is written where a region reads it. The
-    /// zero step was tested before.
+    /// or recomputes the mask; the counter's column is written where a region reads it (four
+    /// work-items' at a time where a block is all in `mask`). The zero step was tested before.
     fn uniform_for(&mut self, node: &'a Node, mask: &[u8]) -> Result<()> {
         let Node::For {
             var,
@@ -614,9 +614,19 @@ impl<'a> Worker<'a> {
                     return Ok(());
                 }
                 if read {
-                    for l in (0..self.lanes).filter(|&l| mask[l] != 0) {
-                        // SAFETY: the counter's slot holds a `T`.
-                        unsafe { std::ptr::write_unaligned(self.rec_mut(l, var.off, size) as *mut T, v) };
+                    // A block's four counters lie side by side (`super::plan`): one store of
+                    // four where the block's work-items are all in `mask`.
+                    for (q, m) in mask.chunks(QUAD).enumerate() {
+                        let l = q * QUAD;
+                        if m.len() == QUAD && m.iter().all(|&m| m != 0) {
+                            // SAFETY: the counter's slots of `l`'s block, side by side.
+                            unsafe { std::ptr::write_unaligned(self.rec_mut(l, var.off, size) as *mut [T; QUAD], [v; QUAD]) };
+                            continue;
+                        }
+                        for j in (0..m.len()).filter(|&j| m[j] != 0) {
+                            // SAFETY: the counter's slot holds a `T`.
+                            unsafe { std::ptr::write_unaligned(self.rec_mut(l + j, var.off, size) as *mut T, v) };
+                        }
                     }
                 }
                 self.exec_block(body, mask)?;
