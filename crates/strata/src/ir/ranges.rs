@@ -29,7 +29,9 @@
 //! - [`Verdict::ProvenIf`] when it is in bounds provided conditions on the launch's
 //!   arguments hold ([`Precondition`]: `n <= len(a)` for `a[i]` under `i < n`; `len(c) <=
 //!   len(a)` for `a[i]` under `i < len(c)`; `local_size(0) + 240 <= 256` for a fixed-size
-//!   local array's `tile[p * 16 + local_id(0)]` at `p = 15`), which a backend tests once (per
+//!   local array's `tile[p * 16 + local_id(0)]` at `p = 15`; for a *pitched* index `row * w
+//!   + col` of a buffer under `row < h && col < w`, `w` and `h` terms, `h * w <= len(a)` and
+//!   `h * w <= 2^31` (no wrap), a [`Term::Product`]), which a backend tests once (per
 //!   launch or per work-group) rather than per access;
 //! - [`Verdict::Unproven`] otherwise.
 //!
@@ -40,9 +42,10 @@
 //! active lane of a vector and for every work-item of a work-group.
 //!
 //! What it does not prove: two-dimensional indices `row * w + col` with `w` not a constant
-//! (the bound `h * w` is not linear in the terms), indices loaded from memory, launch-sized local arrays, and anything
-//! that may wrap (`i - 1` at `i = 0`, `i + off` where `off` is unbounded unless the bound is
-//! taken as a precondition).
+//! other than the pitched form above (the bound `h * w` is not linear in the terms: only that
+//! form's is taken, as one product term), indices loaded from memory, launch-sized local
+//! arrays, and anything that may wrap (`i - 1` at `i = 0`, `i + off` where `off` is unbounded
+//! unless the bound is taken as a precondition).
 
 use super::{
     ArrayLen, BinaryOp, Builtin, Expr, ExprId, Function, MathFn, Mem, ParamId, ParamKind, Scalar,
