@@ -29,10 +29,10 @@
 //! - [`Verdict::ProvenIf`] when it is in bounds provided conditions on the launch's
 //!   arguments hold ([`Precondition`]: `n <= len(a)` for `a[i]` under `i < n`; `len(c) <=
 //!   len(a)` for `a[i]` under `i < len(c)`; `local_size(0) + 240 <= 256` for a fixed-size
-//!   local array's `tile[p * 16 + local_id(0)]` at `p = 15`; for a *pitched* index `row * w
-//!   + col` of a buffer under `row < h && col < w`, `w` and `h` terms, `h * w <= len(a)` and
-//!   `h * w <= 2^31` (no wrap), a [`Term::Product`]), which a backend tests once (per
-//!   launch or per work-group) rather than per access;
+//!   local array's `tile[p * 16 + local_id(0)]` at `p = 15`; for a *pitched* index
+//!   `row * w + col` of a buffer under `row < h && col < w`, `w` and `h` terms, `h * w <=
+//!   len(a)` and `h * w <= 2^31` (no wrap), a [`Term::Product`]), which a backend tests once
+//!   (per launch or per work-group) rather than per access;
 //! - [`Verdict::Unproven`] otherwise.
 //!
 //! An access is keyed by its memory and its index expression; where the same pair occurs more
