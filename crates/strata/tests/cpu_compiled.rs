@@ -570,6 +570,150 @@ fn tiled_matmul_with_fixed_tiles_agrees_with_the_interpreter() {
     }
 }
 
+/// The tile loads of a tiled matmul, `a[row * n + col]` under `row < n && col < n`: proven
+/// in bounds (the analysis's pitched indices) when `a` holds `n * n` elements, so the 4-lane
+/// variant loads four elements without a test; with `a` one element short, or a guard that
+/// lets `col` reach `n` (`slack`), or a pitch other than the guard's bound, tested per access:
+/// the interpreter's results, and its error (same work-item, same line) where one faults.
+#[test]
+fn pitched_tile_loads_agree_with_the_interpreter() {
+    const TILE: u32 = 16;
+    let (cpu, interp) = queues();
+    let k = Kernel::build("tile_loads", |k| {
+        let a = k.read::<f32>("a");
+        // `a`'s elements again (a verdict holds for every occurrence of an access: the
+        // unproven load at `row * n + a_col` must not be of `a`).
+        let s = k.read::<f32>("s");
+        let c = k.write::<f32>("c");
+        let n = k.scalar::<u32>("n");
+        let slack = k.scalar::<u32>("slack");
+        let pitch = k.scalar::<u32>("pitch");
+        let tile = k.local_array::<f32>("tile", TILE * TILE);
+        let (tx, ty) = (local_id(0), local_id(1));
+        let col = group_id(0) * TILE + tx;
+        let row = group_id(1) * TILE + ty;
+        let acc = var_named("acc", 0.0f32);
+        for_range(0u32, (n + (TILE - 1)) / TILE, |t| {
+            let a_col = t * TILE + tx;
+            // Proven where `a` has `n * n` elements.
+            if_(row.lt(n).and(a_col.lt(n)), || {
+                tile.set(ty * TILE + tx, a.at(row * n + a_col))
+            })
+            .else_(|| tile.set(ty * TILE + tx, 0.0f32));
+            barrier_local();
+            acc.set(acc.get() + tile.at(tx * TILE + ty) * 2.0f32);
+            barrier_local();
+            // Not proven: `a_col` may reach `n + slack - 1`; `pitch` is not the guard's bound.
+            if_(row.lt(n).and(a_col.lt(n + slack)), || {
+                acc.set(acc.get() + s.at(row * n + a_col))
+            });
+            if_(row.lt(n).and(a_col.lt(n)), || {
+                acc.set(acc.get() - a.at(row * pitch + a_col))
+            });
+        });
+        if_(row.lt(n).and(col.lt(n)), || c.set(row * n + col, acc.get()));
+    })
+    .unwrap();
+    let run = |q: &Queue, n: usize, short: usize, slack: u32, pitch: u32| {
+        let am: Vec<f32> = (0..n * n - short)
+            .map(|i| ((i * 37) % 17) as f32 / 8.0 - 1.0)
+            .collect();
+        let a = Buffer::from_slice(q, &am).unwrap();
+        let sm: Vec<f32> = (0..n * n).map(|i| (i % 5) as f32).collect();
+        let s = Buffer::from_slice(q, &sm).unwrap();
+        let c = Buffer::<f32>::new(q.device(), n * n).unwrap();
+        let t = n.div_ceil(TILE as usize) * TILE as usize;
+        k.launch(
+            q,
+            NdRange::new([t, t]).local([16, 16]),
+            args![&a, &s, &c, n as u32, slack, pitch],
+        )
+        .map_err(|e| e.to_string())?;
+        let bits: Vec<u32> = q.read(&c).unwrap().iter().map(|v| v.to_bits()).collect();
+        Ok::<_, String>(bits)
+    };
+    for (n, short, slack, pitch, ok) in [
+        // Whole tiles, then partial ones (lanes that fail the guard load nothing).
+        (32, 0, 0, 32, true),
+        (45, 0, 0, 45, true),
+        (20, 0, 0, 19, true),
+        // `a` one element short: the last row's last element faults in the first load.
+        (32, 1, 0, 32, false),
+        (45, 1, 0, 45, false),
+        // The guard lets `a_col` reach `n`: in bounds but for the last row.
+        (20, 0, 1, 20, false),
+        (36, 0, 1, 36, false),
+        // A pitch past `n`: the last rows fault in the third load.
+        (32, 0, 0, 33, false),
+        (40, 0, 0, 41, false),
+    ] {
+        let want = run(&interp, n, short, slack, pitch);
+        assert_eq!(
+            want.is_ok(),
+            ok,
+            "n {n}, short {short}, slack {slack}, pitch {pitch}: {want:?}"
+        );
+        let got = run(&cpu, n, short, slack, pitch);
+        assert_eq!(
+            got, want,
+            "n {n}, short {short}, slack {slack}, pitch {pitch}"
+        );
+    }
+}
+
+/// A group-level `for` whose bounds every work-item shares (one counter for the group,
+/// written into the records of the work-items that read it) across barriers: trip counts that
+/// differ per launch (zero among them), local sizes that fill the blocks of four and sizes
+/// that do not, and a counter read in two regions and after a barrier. The interpreter's
+/// results, and its error for a counter that indexes past the end.
+#[test]
+fn uniform_loop_counters_across_barriers_agree_with_the_interpreter() {
+    let (cpu, interp) = queues();
+    let k = Kernel::build("uniform_counter", |k| {
+        let out = k.write::<u32>("out");
+        let trips = k.scalar::<u32>("trips");
+        let start = k.scalar::<u32>("start");
+        let sh = k.local_array::<u32>("sh", 64);
+        let l = local_id(0);
+        let ls = local_size(0);
+        let acc = var_named("acc", 7u32);
+        for_range(start, start + trips, |i| {
+            sh.set(l, i * 3u32 + l);
+            barrier();
+            acc.set(acc.get() * 5u32 + sh.at((l + i) % ls) + i);
+            barrier();
+            for_range(0u32, i % 3u32, |j| {
+                sh.set(l, acc.get() ^ j);
+                barrier();
+                acc.set(acc.get() + sh.at((l + 1u32) % ls) * (i + j));
+                barrier();
+            });
+        });
+        out.set(global_id(0) * 8u32 + start, acc.get());
+    })
+    .unwrap();
+    let run = |q: &Queue, local: usize, trips: u32, start: u32| {
+        let n = local * 3;
+        let out = Buffer::<u32>::new(q.device(), n * 8).unwrap();
+        k.launch(q, NdRange::new(n).local(local), args![&out, trips, start])
+            .map_err(|e| e.to_string())?;
+        Ok::<_, String>(q.read(&out).unwrap())
+    };
+    for local in [4, 6, 8, 13, 64] {
+        for (trips, start) in [(0, 0), (1, 2), (5, 1), (3, 7), (0, 5), (9, 4)] {
+            let want = run(&interp, local, trips, start).unwrap();
+            assert_eq!(
+                run(&cpu, local, trips, start).unwrap(),
+                want,
+                "local {local}, trips {trips}, start {start}"
+            );
+        }
+        // `start` 8: the last work-item's store lies past the end.
+        let want = run(&interp, local, 2, 8).unwrap_err();
+        assert_eq!(run(&cpu, local, 2, 8).unwrap_err(), want, "local {local}");
+    }
+}
+
 /// Random kernels the SIMD variant takes (32-bit values and `bool`s only, no barriers): every
 /// kind of divergence, loads at consecutive, shared and random indices, private variables,
 /// integer division and shifts, casts, selects and built-ins. (The difftest generator's

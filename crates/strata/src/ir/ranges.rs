@@ -29,8 +29,10 @@
 //! - [`Verdict::ProvenIf`] when it is in bounds provided conditions on the launch's
 //!   arguments hold ([`Precondition`]: `n <= len(a)` for `a[i]` under `i < n`; `len(c) <=
 //!   len(a)` for `a[i]` under `i < len(c)`; `local_size(0) + 240 <= 256` for a fixed-size
-//!   local array's `tile[p * 16 + local_id(0)]` at `p = 15`), which a backend tests once (per
-//!   launch or per work-group) rather than per access;
+//!   local array's `tile[p * 16 + local_id(0)]` at `p = 15`; for a *pitched* index
+//!   `row * w + col` of a buffer under `row < h && col < w`, `w` and `h` terms, `h * w <=
+//!   len(a)` and `h * w <= 2^31` (no wrap), a [`Term::Product`]), which a backend tests once
+//!   (per launch or per work-group) rather than per access;
 //! - [`Verdict::Unproven`] otherwise.
 //!
 //! An access is keyed by its memory and its index expression; where the same pair occurs more
@@ -40,9 +42,10 @@
 //! active lane of a vector and for every work-item of a work-group.
 //!
 //! What it does not prove: two-dimensional indices `row * w + col` with `w` not a constant
-//! (the bound `h * w` is not linear in the terms), indices loaded from memory, launch-sized local arrays, and anything
-//! that may wrap (`i - 1` at `i = 0`, `i + off` where `off` is unbounded unless the bound is
-//! taken as a precondition).
+//! other than the pitched form above (the bound `h * w` is not linear in the terms: only that
+//! form's is taken, as one product term), indices loaded from memory, launch-sized local
+//! arrays, and anything that may wrap (`i - 1` at `i = 0`, `i + off` where `off` is unbounded
+//! unless the bound is taken as a precondition).
 
 use super::{
     ArrayLen, BinaryOp, Builtin, Expr, ExprId, Function, MathFn, Mem, ParamId, ParamKind, Scalar,
@@ -59,6 +62,42 @@ pub enum Term {
     Len(ParamId),
     /// The work-group's size in a dimension (0 to 2), as [`Builtin::LocalSize`] gives it.
     LocalSize(u8),
+    /// The product of two of the above (not products themselves), each as it gives it: the
+    /// area `h * w` of a pitched two-dimensional index `row * w + col` (see
+    /// [`Verdict::ProvenIf`]). Up to 64 bits; a backend sums a precondition with one in more
+    /// than 64.
+    Product(Factor, Factor),
+}
+
+/// A [`Term`] that is not a product, as a factor of [`Term::Product`].
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
+pub enum Factor {
+    /// As [`Term::Param`].
+    Param(ParamId),
+    /// As [`Term::Len`].
+    Len(ParamId),
+    /// As [`Term::LocalSize`].
+    LocalSize(u8),
+}
+
+impl Factor {
+    /// The one factor `terms` are (`None` for several, or a product).
+    fn of_terms(terms: &[Term]) -> Option<Factor> {
+        match terms {
+            [t] => Factor::of(*t),
+            _ => None,
+        }
+    }
+
+    /// `t` as a factor (`None` for a product).
+    fn of(t: Term) -> Option<Factor> {
+        match t {
+            Term::Param(p) => Some(Factor::Param(p)),
+            Term::Len(p) => Some(Factor::Len(p)),
+            Term::LocalSize(d) => Some(Factor::LocalSize(d)),
+            Term::Product(..) => None,
+        }
+    }
 }
 
 /// The right side of a [`Precondition`].
@@ -413,6 +452,11 @@ impl Analysis<'_> {
                 Self::bounds_verdict(bounds, limit)
             }
         };
+        if v == Verdict::Unproven {
+            if let Some(pitched) = self.pitched(index, limit) {
+                return (pitched, None);
+            }
+        }
         // `a + k`, `a` at least 0: the sum does not wrap where no values make it (the range
         // is exact), or where `a`'s bounds plus `k` prove the access (below the limit,
         // below 2^31: so is the sum, in either type).
@@ -441,6 +485,80 @@ impl Analysis<'_> {
                 (v, Some((a, k)))
             }
         }
+    }
+
+    /// A pitched two-dimensional index `x * w + y` (in either order of either operation) of a
+    /// buffer, `w` a term at least 0, `x` and `y` at least 0 with the bounds `x <= X - 1`
+    /// (`X` a term) and `y <= w + c`, `c <= -1`: the index is at most `(X - 1) * w + w + c =
+    /// X * w + c`. In bounds when `X * w + c + 1 <= len`, and without wrapping (in `i32` or
+    /// `u32`, so the lanes of a vector are consecutive) when `X * w + c + 1 <= 2^31`: the two
+    /// preconditions (a negative `X * w` passes both: no work-item reaches the access, as
+    /// `0 <= x <= X - 1` would not hold).
+    fn pitched(&mut self, index: ExprId, limit: Limit) -> Option<Verdict> {
+        if !matches!(limit, Limit::Len(_)) {
+            return None;
+        }
+        let t = self.f.exprs.ty(index);
+        if t.width != 1 || !matches!(t.scalar, Scalar::I32 | Scalar::U32) {
+            return None;
+        }
+        let Expr::Binary(BinaryOp::Add, p, q) = *self.f.exprs.get(self.resolve(index)) else {
+            return None;
+        };
+        for (prod, y) in [(p, q), (q, p)] {
+            let Expr::Binary(BinaryOp::Mul, m1, m2) = *self.f.exprs.get(self.resolve(prod)) else {
+                continue;
+            };
+            for (x, w) in [(m1, m2), (m2, m1)] {
+                let Some(wt) = self.term(self.resolve(w)).and_then(Factor::of) else {
+                    continue;
+                };
+                if self.range(w).0 < 0 || self.range(x).0 < 0 || self.range(y).0 < 0 {
+                    continue;
+                }
+                let xs: Vec<Factor> = self
+                    .upper(x)
+                    .into_iter()
+                    .filter(|b| !b.wraps && b.terms.len() == 1 && b.c <= -1)
+                    .filter_map(|b| Factor::of(b.terms[0]))
+                    .collect();
+                let cy = self
+                    .upper(y)
+                    .into_iter()
+                    .filter(|b| !b.wraps && b.c <= -1 && Factor::of_terms(&b.terms) == Some(wt))
+                    .map(|b| b.c)
+                    .min();
+                let (Some(&xt), Some(cy)) = (xs.first(), cy) else {
+                    continue;
+                };
+                let terms = vec![Term::Product(xt.min(wt), xt.max(wt))];
+                let offset = i64::try_from(cy + 1).ok()?;
+                return Some(Verdict::ProvenIf(vec![
+                    Precondition {
+                        terms: terms.clone(),
+                        offset,
+                        limit,
+                    },
+                    Precondition {
+                        terms,
+                        offset,
+                        limit: Limit::Fixed(1 << 31),
+                    },
+                ]));
+            }
+        }
+        None
+    }
+
+    /// The expression `e` names, through `let`s.
+    fn resolve(&self, mut e: ExprId) -> ExprId {
+        while let Expr::Value(v) = *self.f.exprs.get(e) {
+            match self.lets.get(&v) {
+                Some(&x) => e = x,
+                None => break,
+            }
+        }
+        e
     }
 
     /// `e` as `a + k`, `k` a constant in `0..2^31`, `a` a 32-bit integer at least 0.
@@ -1237,12 +1355,73 @@ mod tests {
 
     #[test]
     fn pitched_two_dimensional_indices() {
-        // `row * w + col` under `row < h && col < w`: at most h * w - 1, not a sum of terms.
+        // `row * w + col` under `row < h && col < w`: at most h * w - 1, in bounds when
+        // `h * w <= len(img)`, without wrapping when `h * w <= 2^31`; in either order.
+        let pitched = |k: &Kernel, offset: i64| {
+            let (w, h) = (param(k, "w"), param(k, "h"));
+            let terms = vec![Term::Product(
+                Factor::Param(w.min(h)),
+                Factor::Param(w.max(h)),
+            )];
+            Verdict::ProvenIf(vec![
+                Precondition {
+                    terms: terms.clone(),
+                    offset,
+                    limit: Limit::Len(param(k, "img")),
+                },
+                Precondition {
+                    terms,
+                    offset,
+                    limit: Limit::Fixed(1 << 31),
+                },
+            ])
+        };
         let k = Kernel::build("p", |k| {
             let img = k.read_write::<f32>("img");
             let w = k.scalar::<u32>("w");
             let h = k.scalar::<u32>("h");
             let (col, row) = (global_id(0), global_id(1));
+            if_(row.lt(h).and(col.lt(w)), || img.set(row * w + col, 0.0f32));
+        })
+        .unwrap();
+        assert_eq!(verdict_of(&k, "img"), pitched(&k, 0));
+        // In the other order, through `let`s.
+        let k = Kernel::build("p", |k| {
+            let img = k.read_write::<f32>("img");
+            let w = k.scalar::<u32>("w");
+            let h = k.scalar::<u32>("h");
+            let (col, row) = (global_id(0).named("col"), global_id(1).named("row"));
+            if_(col.lt(w).and(row.lt(h)), || {
+                let at = (col + w * row).named("at");
+                img.set(at, 0.0f32)
+            });
+        })
+        .unwrap();
+        assert_eq!(verdict_of(&k, "img"), pitched(&k, 0));
+        // Not proven: `col` up to `w` (not below it), `row` unbounded, `col` bounded by
+        // another value than the pitch, a signed pitch that may be negative.
+        let k = Kernel::build("p", |k| {
+            let img = k.read_write::<f32>("img");
+            let w = k.scalar::<u32>("w");
+            let h = k.scalar::<u32>("h");
+            let (col, row) = (global_id(0), global_id(1));
+            let (img2, img3) = (k.read_write::<f32>("img2"), k.read_write::<f32>("img3"));
+            if_(row.lt(h).and(col.le(w)), || img.set(row * w + col, 0.0f32));
+            if_(col.lt(w), || img2.set(row * w + col, 0.0f32));
+            if_(row.lt(h).and(col.lt(h)), || img3.set(row * w + col, 0.0f32));
+        })
+        .unwrap();
+        assert_eq!(
+            verdicts(&k),
+            ["img", "img2", "img3"].map(|m| (m.to_string(), Verdict::Unproven)),
+            "{}",
+            crate::ir::print::function_to_string(k.ir())
+        );
+        let k = Kernel::build("p", |k| {
+            let img = k.read_write::<f32>("img");
+            let w = k.scalar::<i32>("w");
+            let h = k.scalar::<i32>("h");
+            let (col, row) = (global_id(0).cast::<i32>(), global_id(1).cast::<i32>());
             if_(row.lt(h).and(col.lt(w)), || img.set(row * w + col, 0.0f32));
         })
         .unwrap();

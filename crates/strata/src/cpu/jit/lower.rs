@@ -17,7 +17,7 @@
 use super::expr::from_bits;
 use super::plan::{Plan, RegionPlan};
 use super::{Env, Fault, MemArg, RegionFn, Site};
-use crate::ir::ranges::{Limit, Precondition, Proof, Term, Verdict};
+use crate::ir::ranges::{Factor, Limit, Precondition, Proof, Term, Verdict};
 use crate::ir::{
     BinaryOp, Expr, ExprId, Function, Literal, LoopId, Mem, PrivateId, Scalar, Stmt, Type, ValueId,
 };
@@ -880,38 +880,25 @@ impl<'a, 'b> Gen<'a, 'b> {
     }
 
     /// `sum(terms) + offset <= len(buffer)`, in 64 bits (no term exceeds 32, at most 64 of
-    /// them; a term repeated `k` times is multiplied by `k`).
+    /// them; a term repeated `k` times is multiplied by `k`), in 128 where a term is a
+    /// product.
     pub(super) fn precondition(&mut self, p: &Precondition) -> Value {
         let mut sum = self.b.ins().iconst(types::I64, p.offset);
+        // Products ([`Term::Product`], up to 64 bits each): summed in 128 bits after the rest.
+        let mut products: Vec<(Factor, Factor, usize)> = Vec::new();
         let mut i = 0;
         while i < p.terms.len() {
             let t = &p.terms[i];
             let k = p.terms[i..].iter().take_while(|&u| u == t).count();
             i += k;
             let v = match *t {
-                Term::LocalSize(d) => self.b.ins().uextend(types::I64, self.local[d as usize]),
-                Term::Len(q) => {
-                    // As `Expr::BufferLen` gives it: the low 32 bits.
-                    let len = self.mem_arg(self.bufs_p, q.index()).1;
-                    let len = self.b.ins().ireduce(types::I32, len);
-                    self.b.ins().uextend(types::I64, len)
+                Term::Product(x, y) => {
+                    products.push((x, y, k));
+                    continue;
                 }
-                Term::Param(q) => {
-                    let bits =
-                        self.b
-                            .ins()
-                            .load(types::I64, TABLE, self.scal_p, q.index() as i32 * 8);
-                    let s = match self.f.params[q].kind {
-                        crate::ir::ParamKind::Scalar(t) => t.scalar,
-                        _ => unreachable!("preconditions sum integer scalars"),
-                    };
-                    let x = from_bits(&mut self.b, bits, s);
-                    match s.size() {
-                        8 => x,
-                        _ if s.is_signed() => self.b.ins().sextend(types::I64, x),
-                        _ => self.b.ins().uextend(types::I64, x),
-                    }
-                }
+                Term::LocalSize(d) => self.factor(Factor::LocalSize(d)),
+                Term::Len(q) => self.factor(Factor::Len(q)),
+                Term::Param(q) => self.factor(Factor::Param(q)),
             };
             let v = match k {
                 1 => v,
@@ -925,7 +912,54 @@ impl<'a, 'b> Gen<'a, 'b> {
         };
         // Lengths are below 2^63. A negative sum passes: then no work-item reaches the
         // access (its index is at least 0 and below the sum).
+        if products.is_empty() {
+            return self.b.ins().icmp(IntCC::SignedLessThanOrEqual, sum, len);
+        }
+        let mut sum = self.b.ins().sextend(types::I128, sum);
+        for (x, y, k) in products {
+            let x = self.factor(x);
+            let y = self.factor(y);
+            let x = self.b.ins().sextend(types::I128, x);
+            let y = self.b.ins().sextend(types::I128, y);
+            let mut v = self.b.ins().imul(x, y);
+            if k > 1 {
+                let kk = self.b.ins().iconst(types::I64, k as i64);
+                let kk = self.b.ins().sextend(types::I128, kk);
+                v = self.b.ins().imul(v, kk);
+            }
+            sum = self.b.ins().iadd(sum, v);
+        }
+        let len = self.b.ins().sextend(types::I128, len);
         self.b.ins().icmp(IntCC::SignedLessThanOrEqual, sum, len)
+    }
+
+    /// A precondition's factor, as an `i64` (sign- or zero-extended as its type says).
+    fn factor(&mut self, t: Factor) -> Value {
+        match t {
+            Factor::LocalSize(d) => self.b.ins().uextend(types::I64, self.local[d as usize]),
+            Factor::Len(q) => {
+                // As `Expr::BufferLen` gives it: the low 32 bits.
+                let len = self.mem_arg(self.bufs_p, q.index()).1;
+                let len = self.b.ins().ireduce(types::I32, len);
+                self.b.ins().uextend(types::I64, len)
+            }
+            Factor::Param(q) => {
+                let bits = self
+                    .b
+                    .ins()
+                    .load(types::I64, TABLE, self.scal_p, q.index() as i32 * 8);
+                let s = match self.f.params[q].kind {
+                    crate::ir::ParamKind::Scalar(t) => t.scalar,
+                    _ => unreachable!("preconditions sum integer scalars"),
+                };
+                let x = from_bits(&mut self.b, bits, s);
+                match s.size() {
+                    8 => x,
+                    _ if s.is_signed() => self.b.ins().sextend(types::I64, x),
+                    _ => self.b.ins().uextend(types::I64, x),
+                }
+            }
+        }
     }
 
     pub(super) fn private_var(&self, mem: Mem) -> Option<PrivateId> {

@@ -240,6 +240,17 @@ fn any_set(mask: &[u8]) -> bool {
         || rest.iter().any(|&m| m != 0)
 }
 
+/// Whether every work-item of `mask` is active, eight mask bytes at a time (a word has a zero
+/// byte where `(w - 0x01..01) & !w & 0x80..80` is not zero).
+fn all_set(mask: &[u8]) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    let (words, rest) = mask.split_at(mask.len() / 8 * 8);
+    words.chunks_exact(8).all(|w| {
+        let w = u64::from_ne_bytes(w.try_into().expect("8 bytes"));
+        w.wrapping_sub(ONES) & !w & (ONES << 7) == 0
+    }) && rest.iter().all(|&m| m != 0)
+}
+
 impl<'a> Worker<'a> {
     /// A worker for a launch, on its thread's [`Scratch`] (a new one if the thread has none
     /// free: its first launch, or a launch from inside a launch).
@@ -479,6 +490,9 @@ impl<'a> Worker<'a> {
     }
 
     fn check_uniform(&self, mask: &[u8], what: &str) -> Result<()> {
+        if all_set(mask) {
+            return Ok(());
+        }
         let reached = mask.iter().filter(|&&m| m != 0).count();
         let name = &self.p.decls.name;
         semantics::check_uniform(name, what, reached, self.lanes, self.env.group)
@@ -573,8 +587,16 @@ impl<'a> Worker<'a> {
         };
         let size = start.ty.scalar.size();
         let at = |l: usize, s: &Slot| {
-            // SAFETY: a slot of `size` bytes in lane `l`'s record.
-            unsafe { std::slice::from_raw_parts(self.rec(l, s.off, size), size) }
+            let p = self.rec(l, s.off, size);
+            // SAFETY: a slot of `size` bytes (an integer counter's) in lane `l`'s record.
+            unsafe {
+                match size {
+                    1 => *p as u64,
+                    2 => std::ptr::read_unaligned(p as *const u16) as u64,
+                    4 => std::ptr::read_unaligned(p as *const u32) as u64,
+                    _ => std::ptr::read_unaligned(p as *const u64),
+                }
+            }
         };
         (first + 1..self.lanes)
             .filter(|&l| mask[l] != 0)
@@ -584,8 +606,8 @@ impl<'a> Worker<'a> {
     /// A group-level `for` whose bounds are the same in every work-item ([`Self::uniform_bounds`])
     /// and whose body no work-item leaves on its own: one counter for the group, every
     /// work-item of `mask` runs every iteration, so nothing reads or clears the loop's flags
-    /// or recomputes the mask; the counter's column is written where a region reads it. The
-    /// zero step was tested before.
+    /// or recomputes the mask; the counter's column is written where a region reads it (four
+    /// work-items' at a time where a block is all in `mask`). The zero step was tested before.
     fn uniform_for(&mut self, node: &'a Node, mask: &[u8]) -> Result<()> {
         let Node::For {
             var,
@@ -603,6 +625,11 @@ impl<'a> Worker<'a> {
             .position(|&m| m != 0)
             .expect("an active work-item");
         let read = self.p.plan.read.contains(&var.off);
+        // Every work-item in `mask` (the usual case): the counters of all blocks, one store
+        // of four per block (the last block's records past the group's work-items are unused).
+        let full = all_set(mask);
+        let blocks = self.lanes.div_ceil(QUAD);
+        let stride = QUAD * self.p.plan.record;
         with_int!(var.ty.scalar, T => {
             let size = std::mem::size_of::<T>();
             // SAFETY: the bounds' slots hold `T`s.
@@ -613,10 +640,27 @@ impl<'a> Worker<'a> {
                 if !go {
                     return Ok(());
                 }
-                if read {
-                    for l in (0..self.lanes).filter(|&l| mask[l] != 0) {
-                        // SAFETY: the counter's slot holds a `T`.
-                        unsafe { std::ptr::write_unaligned(self.rec_mut(l, var.off, size) as *mut T, v) };
+                if read && full {
+                    let p = self.rec_mut(0, var.off, size);
+                    for q in 0..blocks {
+                        // SAFETY: the counter's slots of block `q`, side by side, `stride`
+                        // bytes after block `q - 1`'s (records are whole blocks).
+                        unsafe { std::ptr::write_unaligned(p.add(q * stride) as *mut [T; QUAD], [v; QUAD]) };
+                    }
+                } else if read {
+                    // A block's four counters lie side by side (`super::plan`): one store of
+                    // four where the block's work-items are all in `mask`.
+                    for (q, m) in mask.chunks(QUAD).enumerate() {
+                        let l = q * QUAD;
+                        if m.len() == QUAD && m.iter().all(|&m| m != 0) {
+                            // SAFETY: the counter's slots of `l`'s block, side by side.
+                            unsafe { std::ptr::write_unaligned(self.rec_mut(l, var.off, size) as *mut [T; QUAD], [v; QUAD]) };
+                            continue;
+                        }
+                        for j in (0..m.len()).filter(|&j| m[j] != 0) {
+                            // SAFETY: the counter's slot holds a `T`.
+                            unsafe { std::ptr::write_unaligned(self.rec_mut(l + j, var.off, size) as *mut T, v) };
+                        }
                     }
                 }
                 self.exec_block(body, mask)?;

@@ -471,8 +471,10 @@ impl Gen<'_, '_> {
         self.vblock_split_then(stmts, None)
     }
 
-    /// `stmts` under the current mask; where they have a loop or many accesses (an
-    /// unrolled loop: eight or more) and the mask is not known to be full, twice: for four
+    /// `stmts` under the current mask; where they have a loop, many accesses (an unrolled
+    /// loop: eight or more) or an access proven in bounds (a tile's load under a guard that
+    /// bounds its index: in the first copy, one load without a test) and the mask is not
+    /// known to be full, twice: for four
     /// active lanes (tested once here), without masks where nothing takes lanes out, and for
     /// the others. (At most two such tests on a path, so that nested ones do not multiply
     /// the code.)
@@ -488,12 +490,16 @@ impl Gen<'_, '_> {
                 g.pop_scope();
             }
         };
-        let (mut has_loop, mut accesses) = (false, 0);
+        let (mut has_loop, mut accesses, mut proven) = (false, 0, false);
         walk_block(stmts, &mut |s| {
             has_loop |= matches!(s, Stmt::For { .. } | Stmt::Loop { .. });
             accesses += matches!(s, Stmt::Load { .. } | Stmt::Store { .. }) as u32;
+            if let Stmt::Load { mem, index, .. } | Stmt::Store { mem, index, .. } = s {
+                proven |= self.private_var(*mem).is_none()
+                    && *self.proof.verdict(*mem, *index) != crate::ir::ranges::Verdict::Unproven;
+            }
         });
-        if self.full || !(has_loop || accesses >= 8) || self.splits >= 2 {
+        if self.full || !(has_loop || accesses >= 8 || proven) || self.splits >= 2 {
             let entry_full = self.full;
             self.vblock(stmts);
             then_in_scope(self, entry_full);
