@@ -1401,17 +1401,30 @@ mod random {
                     let var = self.f.new_value(Type::scalar(ct), None);
                     let x = self.expr(ct, 1);
                     let seven = self.e(Expr::Literal(Literal::from_bits(ct, 7)), ct);
-                    let end = self.e(Expr::Binary(BinaryOp::Rem, x, seven), ct);
+                    let trips = self.e(Expr::Binary(BinaryOp::Rem, x, seven), ct);
                     let one = self.e(Expr::Literal(Literal::from_bits(ct, 1)), ct);
-                    let zero = self.e(Expr::Literal(Literal::from_bits(ct, 0)), ct);
+                    // From 0, or from a value of each work-item's own (a chunk's start:
+                    // the lanes run the same iterations where their trip counts agree).
+                    let from_zero = self.r.below(2) == 0;
+                    let (zero, end) = if from_zero {
+                        let zero = self.e(Expr::Literal(Literal::from_bits(ct, 0)), ct);
+                        (zero, trips)
+                    } else {
+                        let x = self.expr(ct, 1);
+                        let nine = self.e(Expr::Literal(Literal::from_bits(ct, 9)), ct);
+                        let start = self.e(Expr::Binary(BinaryOp::Rem, x, nine), ct);
+                        (start, self.e(Expr::Binary(BinaryOp::Add, start, trips), ct))
+                    };
                     self.loops.push(id);
                     let counter = self.e(Expr::Value(var), ct);
                     self.scope.push(vec![(counter, ct)]);
-                    if ct == Scalar::U32 {
+                    // (A counter from a work-item's own start is no shared index below 7.)
+                    let shared = ct == Scalar::U32 && from_zero;
+                    if shared {
                         self.counters.push(counter);
                     }
                     let body = self.block(depth + 1, 3);
-                    if ct == Scalar::U32 {
+                    if shared {
                         self.counters.pop();
                     }
                     self.scope.pop();
