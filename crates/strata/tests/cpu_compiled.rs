@@ -2020,15 +2020,17 @@ fn work_groups_waiting_for_each_other_finish() {
 /// work-items' additions in one vector. Each work-item's own order of additions stays the
 /// interpreter's: its sum (written out) and the gathered total agree bit for bit, on
 /// lengths where every chunk is whole, where the last ones are short or empty, and with a
-/// `continue` in the loop; a copy of the chunk (a scatter at the same indices) too.
+/// `continue` in the loop. With a collective, the sum takes the vector variant and the dot
+/// (two such loads per iteration, slower so when measured) the scalar code; without one
+/// (always the vector variant), the dot and a copy of the chunk (a scatter) too.
 #[test]
 fn chunked_reductions_take_the_vector_variant_and_agree_with_the_interpreter() {
     let (cpu, interp) = queues();
-    let build = |dot: bool, skip: bool| {
+    let build = |dot: bool, skip: bool, copy: bool, synced: bool| {
         Kernel::build("chunked", |k| {
             let x = k.read::<f32>("x");
             let y = k.read::<f32>("y");
-            let copy = k.write::<f32>("copy");
+            let out = k.write::<f32>("copy");
             let sums = k.write::<f32>("sums");
             let acc = var_named("acc", 0.0f32);
             let chunk = (x.len() + global_size(0) - 1u32) / global_size(0);
@@ -2041,7 +2043,9 @@ fn chunked_reductions_take_the_vector_variant_and_agree_with_the_interpreter() {
                     if skip {
                         if_(v.gt(0.75f32), continue_);
                     }
-                    copy.set(i, v * 2.0f32);
+                    if copy {
+                        out.set(i, v * 2.0f32);
+                    }
                     if dot {
                         acc.set(acc.get() + v * y.at(i));
                     } else {
@@ -2050,13 +2054,26 @@ fn chunked_reductions_take_the_vector_variant_and_agree_with_the_interpreter() {
                 },
             );
             sums.set(global_id(0), acc.get());
-            k.gather_add(acc.get());
+            if synced {
+                k.gather_add(acc.get());
+            }
         })
         .unwrap()
     };
-    for (dot, skip) in [(false, false), (true, false), (false, true)] {
-        let k = build(dot, skip);
-        assert_eq!(k.cpu_vector_variant(), Ok(()), "dot {dot}, skip {skip}");
+    for (dot, skip, copy, synced) in [
+        (false, false, false, true),
+        (false, true, false, true),
+        (true, false, false, true),
+        (true, true, true, false),
+    ] {
+        let case = format!("dot {dot}, skip {skip}, copy {copy}, synced {synced}");
+        let k = build(dot, skip, copy, synced);
+        assert_eq!(
+            k.cpu_vector_variant().is_ok(),
+            !(dot && synced),
+            "{case}: {:?}",
+            k.cpu_vector_variant()
+        );
         // 64 work-items: 4096 and 6400 elements give every one a whole chunk; 4001 leaves
         // the last chunk short, 3000 the last few empty, 50 most of them empty.
         for n in [4096usize, 6400, 4001, 3000, 50] {
@@ -2069,31 +2086,33 @@ fn chunked_reductions_take_the_vector_variant_and_agree_with_the_interpreter() {
             let run = |q: &Queue| {
                 let x = Buffer::from_slice(q, &xs).unwrap();
                 let y = Buffer::from_slice(q, &ys).unwrap();
-                let copy = Buffer::<f32>::new(q.device(), n).unwrap();
+                let out = Buffer::<f32>::new(q.device(), n).unwrap();
                 let sums = Buffer::<f32>::new(q.device(), 64).unwrap();
                 let r = k
                     .enqueue(
                         q,
                         NdRange::new(64).local(16),
-                        args![&x, &y, &copy, &sums],
+                        args![&x, &y, &out, &sums],
                         &[],
                     )
                     .unwrap();
-                let total = r.gather::<f32>(0).unwrap().get().unwrap();
+                let total = if synced {
+                    r.gather::<f32>(0).unwrap().get().unwrap().to_bits()
+                } else {
+                    r.wait().unwrap();
+                    0
+                };
                 let bits = |v: Vec<f32>| v.into_iter().map(f32::to_bits).collect::<Vec<_>>();
                 (
-                    total.to_bits(),
+                    total,
                     bits(sums.to_vec(q).unwrap()),
-                    bits(copy.to_vec(q).unwrap()),
+                    bits(out.to_vec(q).unwrap()),
                 )
             };
             let (want, got) = (run(&interp), run(&cpu));
-            assert_eq!(
-                got.1, want.1,
-                "per-work-item sums, dot {dot}, skip {skip}, n {n}"
-            );
-            assert_eq!(got.2, want.2, "copy, dot {dot}, skip {skip}, n {n}");
-            assert_eq!(got.0, want.0, "total, dot {dot}, skip {skip}, n {n}");
+            assert_eq!(got.1, want.1, "per-work-item sums, {case}, n {n}");
+            assert_eq!(got.2, want.2, "copy, {case}, n {n}");
+            assert_eq!(got.0, want.0, "total, {case}, n {n}");
         }
     }
 }

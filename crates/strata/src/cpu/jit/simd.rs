@@ -55,7 +55,15 @@
 //! start of a one-region kernel, the sides of an `if` on a uniform condition, the body of a
 //! `for` with uniform bounds that no lane leaves early, and after any of them when nothing in
 //! them took lanes out), a private variable and a record slot are stored without the mask and
-//! a consecutive access does not test it. A region, or the side of an `if`, with a loop or
+//! a consecutive access does not test it. A `for` loop whose bounds differ between the lanes
+//! but whose step is uniform (a chunk per work-item: `for i in id * chunk .. (id + 1) *
+//! chunk`) is tested on entry ([`Gen::vfor`]): step 1, every lane below its end by the same
+//! distance; then the four lanes run the same iterations, and a second copy of the loop runs
+//! them as four active lanes (lane 0's test; the others take the general loop). There an
+//! access proven in bounds at four unrelated indices (the four chunks) is four scalar loads
+//! or stores into or out of the lanes, without tests or branches, so four work-items'
+//! dependent chains (a sum's additions, each in its own order) advance in one vector
+//! instruction. A region, or the side of an `if`, with a loop or
 //! eight or more accesses is lowered twice when the mask is not known there: one copy for
 //! four active lanes (one test on entry), one for the others.
 //! A fault names the first faulting lane's work-item.
@@ -170,19 +178,21 @@ pub(super) fn scalar_reason(f: &Function) -> Option<String> {
     if why.is_some() {
         return why;
     }
+    let strided_loads = std::cell::Cell::new(0);
     (f.body.iter().any(super::plan::has_sync)
-        && gathers_in_loops(
+        && (gathers_in_loops(
             f,
             &counters(f),
             &crate::ir::ranges::Proof::of(f),
+            &strided_loads,
             &f.body,
             &mut Vec::new(),
-        ))
-    .then(|| {
-        "a loop between barriers whose accesses gather lane by lane (one work-item at a time \
+        ) || strided_loads.get() > 1))
+        .then(|| {
+            "a loop between barriers whose accesses gather lane by lane (one work-item at a time \
          is faster)"
-            .into()
-    })
+                .into()
+        })
 }
 
 /// Vector registers per value of lane type `s`: two for a 64-bit scalar (lanes 0 and 1 in
@@ -356,33 +366,42 @@ fn reads_any(f: &Function, e: ExprId, vars: &[ValueId]) -> bool {
 /// lane by lane (neither consecutive nor uniform: each work-item walks its own stretch, as
 /// in a reduction that gives every work-item a contiguous chunk) where the vector code
 /// would test the lanes one by one. Such a loop runs faster one work-item at a time than as
-/// four-lane gathers, so the kernel keeps the scalar code. Not counted: an access proven in
+/// four-lane gathers, so the kernel keeps the scalar code. Not counted: a load proven in
 /// bounds ([`crate::ir::ranges`]) at the counter (plus something uniform) of a loop with a
-/// uniform step that keeps its lanes ([`keeps_lanes`]): where the four lanes run the same
-/// iterations ([`Gen::vfor`] tests it on entry) it is four scalar loads without tests or
-/// mask work, and the four work-items' chains (a sum's additions) overlap.
+/// uniform step that keeps its lanes ([`keeps_lanes`]), counted in `strided_loads`: where
+/// the four lanes run the same iterations ([`Gen::vfor`] tests it on entry) it is four
+/// scalar loads without tests or mask work, and the four work-items' chains (a sum's
+/// additions) overlap. [`scalar_reason`] lets one such load through, not two: measured on a
+/// 2-core AMD EPYC VM (issue 31), the chunked sum ran faster so and the chunked dot (two
+/// streams, eight lanes' loads per iteration) slower than one work-item at a time, though
+/// in fewer instructions.
 fn gathers_in_loops(
     f: &Function,
     c: &Counters,
     proof: &crate::ir::ranges::Proof,
+    strided_loads: &std::cell::Cell<u32>,
     block: &[Stmt],
     vars: &mut Vec<(ValueId, bool)>,
 ) -> bool {
     let loop_vars: Vec<ValueId> = vars.iter().map(|&(v, _)| v).collect();
     block.iter().any(|s| match s {
         Stmt::Load { mem, index, .. } | Stmt::Store { mem, index, .. } => {
-            matches!(mem, Mem::Buffer(_) | Mem::Local(_))
+            let gather = matches!(mem, Mem::Buffer(_) | Mem::Local(_))
                 && reads_any(f, *index, &loop_vars)
                 && !consecutive(f, c, *index)
-                && !uniform(f, c, *index)
-                && !(proof.verdict(*mem, *index) != &crate::ir::ranges::Verdict::Unproven
-                    && strided(f, c, *index, vars))
+                && !uniform(f, c, *index);
+            let exempt = gather
+                && matches!(s, Stmt::Load { .. })
+                && proof.verdict(*mem, *index) != &crate::ir::ranges::Verdict::Unproven
+                && strided(f, c, *index, vars);
+            strided_loads.set(strided_loads.get() + exempt as u32);
+            gather && !exempt
         }
         Stmt::If {
             then, otherwise, ..
         } => {
-            gathers_in_loops(f, c, proof, then, vars)
-                || gathers_in_loops(f, c, proof, otherwise, vars)
+            gathers_in_loops(f, c, proof, strided_loads, then, vars)
+                || gathers_in_loops(f, c, proof, strided_loads, otherwise, vars)
         }
         Stmt::For {
             id,
@@ -396,13 +415,13 @@ fn gathers_in_loops(
                 let together = uniform(f, c, *step) && keeps_lanes(*id, body);
                 vars.push((*var, together));
             }
-            let g = gathers_in_loops(f, c, proof, body, vars);
+            let g = gathers_in_loops(f, c, proof, strided_loads, body, vars);
             if local {
                 vars.pop();
             }
             g
         }
-        Stmt::Loop { body, .. } => gathers_in_loops(f, c, proof, body, vars),
+        Stmt::Loop { body, .. } => gathers_in_loops(f, c, proof, strided_loads, body, vars),
         _ => false,
     })
 }
