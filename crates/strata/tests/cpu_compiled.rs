@@ -1545,17 +1545,30 @@ mod random {
                     let var = self.f.new_value(Type::scalar(ct), None);
                     let x = self.expr(ct, 1);
                     let seven = self.e(Expr::Literal(Literal::from_bits(ct, 7)), ct);
-                    let end = self.e(Expr::Binary(BinaryOp::Rem, x, seven), ct);
+                    let trips = self.e(Expr::Binary(BinaryOp::Rem, x, seven), ct);
                     let one = self.e(Expr::Literal(Literal::from_bits(ct, 1)), ct);
-                    let zero = self.e(Expr::Literal(Literal::from_bits(ct, 0)), ct);
+                    // From 0, or from a value of each work-item's own (a chunk's start:
+                    // the lanes run the same iterations where their trip counts agree).
+                    let from_zero = self.r.below(2) == 0;
+                    let (zero, end) = if from_zero {
+                        let zero = self.e(Expr::Literal(Literal::from_bits(ct, 0)), ct);
+                        (zero, trips)
+                    } else {
+                        let x = self.expr(ct, 1);
+                        let nine = self.e(Expr::Literal(Literal::from_bits(ct, 9)), ct);
+                        let start = self.e(Expr::Binary(BinaryOp::Rem, x, nine), ct);
+                        (start, self.e(Expr::Binary(BinaryOp::Add, start, trips), ct))
+                    };
                     self.loops.push(id);
                     let counter = self.e(Expr::Value(var), ct);
                     self.scope.push(vec![(counter, ct)]);
-                    if ct == Scalar::U32 {
+                    // (A counter from a work-item's own start is no shared index below 7.)
+                    let shared = ct == Scalar::U32 && from_zero;
+                    if shared {
                         self.counters.push(counter);
                     }
                     let body = self.block(depth + 1, 3);
-                    if ct == Scalar::U32 {
+                    if shared {
                         self.counters.pop();
                     }
                     self.scope.pop();
@@ -2140,5 +2153,163 @@ fn work_groups_waiting_for_each_other_finish() {
     );
     for _ in 0..3 {
         assert_eq!(run(&cpu), want);
+    }
+}
+
+/// The chunked reduction of `strata bench` (`sum`, `dot` on CPU devices): each work-item
+/// adds its own contiguous chunk (`x[id * chunk + j]`, the bounds clamped to the length)
+/// into a private `f32`, writes it and `gather_add`s it. The four lanes gather from four
+/// chunks; where they run the same iterations (all but the work-items at the end) the vector
+/// variant runs the loop as one of four lanes, four scalar loads without tests, four
+/// work-items' additions in one vector. Each work-item's own order of additions stays the
+/// interpreter's: its sum (written out) and the gathered total agree bit for bit, on
+/// lengths where every chunk is whole, where the last ones are short or empty, and with a
+/// `continue` in the loop. With a collective, the sum takes the vector variant and the dot
+/// (two such loads per iteration, slower so when measured) the scalar code; without one
+/// (always the vector variant), the dot and a copy of the chunk (a scatter) too.
+#[test]
+fn chunked_reductions_take_the_vector_variant_and_agree_with_the_interpreter() {
+    let (cpu, interp) = queues();
+    let build = |dot: bool, skip: bool, copy: bool, synced: bool| {
+        Kernel::build("chunked", |k| {
+            let x = k.read::<f32>("x");
+            let y = k.read::<f32>("y");
+            let out = k.write::<f32>("copy");
+            let sums = k.write::<f32>("sums");
+            let acc = var_named("acc", 0.0f32);
+            let chunk = (x.len() + global_size(0) - 1u32) / global_size(0);
+            let start = global_id(0) * chunk;
+            for_range(
+                start.min(x.len()),
+                (start + chunk).min(x.len()),
+                |i: Expr<u32>| {
+                    let v = x.at(i);
+                    if skip {
+                        if_(v.gt(0.75f32), continue_);
+                    }
+                    if copy {
+                        out.set(i, v * 2.0f32);
+                    }
+                    if dot {
+                        acc.set(acc.get() + v * y.at(i));
+                    } else {
+                        acc.set(acc.get() + v);
+                    }
+                },
+            );
+            sums.set(global_id(0), acc.get());
+            if synced {
+                k.gather_add(acc.get());
+            }
+        })
+        .unwrap()
+    };
+    for (dot, skip, copy, synced) in [
+        (false, false, false, true),
+        (false, true, false, true),
+        (true, false, false, true),
+        (true, true, true, false),
+    ] {
+        let case = format!("dot {dot}, skip {skip}, copy {copy}, synced {synced}");
+        let k = build(dot, skip, copy, synced);
+        assert_eq!(
+            k.cpu_vector_variant().is_ok(),
+            !(dot && synced),
+            "{case}: {:?}",
+            k.cpu_vector_variant()
+        );
+        // 64 work-items: 4096 and 6400 elements give every one a whole chunk; 4001 leaves
+        // the last chunk short, 3000 the last few empty, 50 most of them empty.
+        for n in [4096usize, 6400, 4001, 3000, 50] {
+            let xs: Vec<f32> = (0..n)
+                .map(|i| ((i * 7919) % 1009) as f32 / 1009.0)
+                .collect();
+            let ys: Vec<f32> = (0..n)
+                .map(|i| ((i * 31) % 97) as f32 * 0.173 - 5.0)
+                .collect();
+            let run = |q: &Queue| {
+                let x = Buffer::from_slice(q, &xs).unwrap();
+                let y = Buffer::from_slice(q, &ys).unwrap();
+                let out = Buffer::<f32>::new(q.device(), n).unwrap();
+                let sums = Buffer::<f32>::new(q.device(), 64).unwrap();
+                let r = k
+                    .enqueue(
+                        q,
+                        NdRange::new(64).local(16),
+                        args![&x, &y, &out, &sums],
+                        &[],
+                    )
+                    .unwrap();
+                let total = if synced {
+                    r.gather::<f32>(0).unwrap().get().unwrap().to_bits()
+                } else {
+                    r.wait().unwrap();
+                    0
+                };
+                let bits = |v: Vec<f32>| v.into_iter().map(f32::to_bits).collect::<Vec<_>>();
+                (
+                    total,
+                    bits(sums.to_vec(q).unwrap()),
+                    bits(out.to_vec(q).unwrap()),
+                )
+            };
+            let (want, got) = (run(&interp), run(&cpu));
+            assert_eq!(got.1, want.1, "per-work-item sums, {case}, n {n}");
+            assert_eq!(got.2, want.2, "copy, {case}, n {n}");
+            assert_eq!(got.0, want.0, "total, {case}, n {n}");
+        }
+    }
+}
+
+/// A chunk per work-item read one past its end: not proven in bounds (the loop's end is
+/// clamped to the length, the index is the counter plus one), so the lanes are tested and
+/// the fault is the interpreter's (the same work-item, line and index), with and without a
+/// barrier after the loop, on the vector variant (local size 16) and the scalar code (6).
+#[test]
+fn chunked_loops_one_past_the_end_fault_as_on_the_interpreter() {
+    let (cpu, interp) = queues();
+    for synced in [false, true] {
+        let k = Kernel::build("chunked_past", |k| {
+            let x = k.read::<f32>("x");
+            let sums = k.write::<f32>("sums");
+            let acc = var_named("acc", 0.0f32);
+            let chunk = (x.len() + global_size(0) - 1u32) / global_size(0);
+            let start = global_id(0) * chunk;
+            for_range(
+                start.min(x.len()),
+                (start + chunk).min(x.len()),
+                |i: Expr<u32>| {
+                    acc.set(acc.get() + x.at(i + 1u32));
+                },
+            );
+            sums.set(global_id(0), acc.get());
+            if synced {
+                k.gather_add(acc.get());
+            }
+        })
+        .unwrap();
+        for (n, local) in [(4096usize, 16usize), (4096, 6), (1000, 16)] {
+            let fail = |q: &Queue| {
+                let x = Buffer::from_slice(q, &vec![1.0f32; n]).unwrap();
+                let sums = Buffer::<f32>::new(q.device(), 96).unwrap();
+                k.launch(
+                    q,
+                    NdRange::new(96 / local * local).local(local),
+                    args![&x, &sums],
+                )
+                .unwrap_err()
+            };
+            let want = fail(&interp);
+            assert!(
+                matches!(want, Error::OutOfBounds { index, .. } if index == n as i64),
+                "{want}"
+            );
+            let got = fail(&cpu);
+            assert_eq!(
+                got.to_string(),
+                want.to_string(),
+                "synced {synced}, n {n}, local {local}"
+            );
+        }
     }
 }

@@ -55,7 +55,15 @@
 //! start of a one-region kernel, the sides of an `if` on a uniform condition, the body of a
 //! `for` with uniform bounds that no lane leaves early, and after any of them when nothing in
 //! them took lanes out), a private variable and a record slot are stored without the mask and
-//! a consecutive access does not test it. A region, or the side of an `if`, with a loop or
+//! a consecutive access does not test it. A `for` loop whose bounds differ between the lanes
+//! but whose step is uniform (a chunk per work-item: `for i in id * chunk .. (id + 1) *
+//! chunk`) is tested on entry ([`Gen::vfor`]): step 1, every lane below its end by the same
+//! distance; then the four lanes run the same iterations, and a second copy of the loop runs
+//! them as four active lanes (lane 0's test; the others take the general loop). There an
+//! access proven in bounds at four unrelated indices (the four chunks) is four scalar loads
+//! or stores into or out of the lanes, without tests or branches, so four work-items'
+//! dependent chains (a sum's additions, each in its own order) advance in one vector
+//! instruction. A region, or the side of an `if`, with a loop or
 //! eight or more accesses is lowered twice when the mask is not known there: one copy for
 //! four active lanes (one test on entry), one for the others.
 //! A fault names the first faulting lane's work-item.
@@ -170,13 +178,21 @@ pub(super) fn scalar_reason(f: &Function) -> Option<String> {
     if why.is_some() {
         return why;
     }
+    let strided_loads = std::cell::Cell::new(0);
     (f.body.iter().any(super::plan::has_sync)
-        && gathers_in_loops(f, &counters(f), &f.body, &mut Vec::new()))
-    .then(|| {
-        "a loop between barriers whose accesses gather lane by lane (one work-item at a time \
+        && (gathers_in_loops(
+            f,
+            &counters(f),
+            &crate::ir::ranges::Proof::of(f),
+            &strided_loads,
+            &f.body,
+            &mut Vec::new(),
+        ) || strided_loads.get() > 1))
+        .then(|| {
+            "a loop between barriers whose accesses gather lane by lane (one work-item at a time \
          is faster)"
-            .into()
-    })
+                .into()
+        })
 }
 
 /// Vector registers per value of lane type `s`: two for a 64-bit scalar (lanes 0 and 1 in
@@ -348,33 +364,80 @@ fn reads_any(f: &Function, e: ExprId, vars: &[ValueId]) -> bool {
 
 /// Whether a loop inside a region of a kernel with barriers indexes memory with its counter
 /// lane by lane (neither consecutive nor uniform: each work-item walks its own stretch, as
-/// in a reduction that gives every work-item a contiguous chunk). Such a loop runs faster one
-/// work-item at a time than as four-lane gathers, so the kernel keeps the scalar code.
-fn gathers_in_loops(f: &Function, c: &Counters, block: &[Stmt], vars: &mut Vec<ValueId>) -> bool {
+/// in a reduction that gives every work-item a contiguous chunk) where the vector code
+/// would test the lanes one by one. Such a loop runs faster one work-item at a time than as
+/// four-lane gathers, so the kernel keeps the scalar code. Not counted: a load proven in
+/// bounds ([`crate::ir::ranges`]) at the counter (plus something uniform) of a loop with a
+/// uniform step that keeps its lanes ([`keeps_lanes`]), counted in `strided_loads`: where
+/// the four lanes run the same iterations ([`Gen::vfor`] tests it on entry) it is four
+/// scalar loads without tests or mask work, and the four work-items' chains (a sum's
+/// additions) overlap. [`scalar_reason`] lets one such load through, not two: measured on a
+/// 2-core AMD EPYC VM (issue 31), the chunked sum ran faster so and the chunked dot (two
+/// streams, eight lanes' loads per iteration) slower than one work-item at a time, though
+/// in fewer instructions.
+fn gathers_in_loops(
+    f: &Function,
+    c: &Counters,
+    proof: &crate::ir::ranges::Proof,
+    strided_loads: &std::cell::Cell<u32>,
+    block: &[Stmt],
+    vars: &mut Vec<(ValueId, bool)>,
+) -> bool {
+    let loop_vars: Vec<ValueId> = vars.iter().map(|&(v, _)| v).collect();
     block.iter().any(|s| match s {
         Stmt::Load { mem, index, .. } | Stmt::Store { mem, index, .. } => {
-            matches!(mem, Mem::Buffer(_) | Mem::Local(_))
-                && reads_any(f, *index, vars)
+            let gather = matches!(mem, Mem::Buffer(_) | Mem::Local(_))
+                && reads_any(f, *index, &loop_vars)
                 && !consecutive(f, c, *index)
-                && !uniform(f, c, *index)
+                && !uniform(f, c, *index);
+            let exempt = gather
+                && matches!(s, Stmt::Load { .. })
+                && proof.verdict(*mem, *index) != &crate::ir::ranges::Verdict::Unproven
+                && strided(f, c, *index, vars);
+            strided_loads.set(strided_loads.get() + exempt as u32);
+            gather && !exempt
         }
         Stmt::If {
             then, otherwise, ..
-        } => gathers_in_loops(f, c, then, vars) || gathers_in_loops(f, c, otherwise, vars),
-        Stmt::For { var, body, .. } => {
+        } => {
+            gathers_in_loops(f, c, proof, strided_loads, then, vars)
+                || gathers_in_loops(f, c, proof, strided_loads, otherwise, vars)
+        }
+        Stmt::For {
+            id,
+            var,
+            step,
+            body,
+            ..
+        } => {
             let local = !super::plan::has_sync(s);
             if local {
-                vars.push(*var);
+                let together = uniform(f, c, *step) && keeps_lanes(*id, body);
+                vars.push((*var, together));
             }
-            let g = gathers_in_loops(f, c, body, vars);
+            let g = gathers_in_loops(f, c, proof, strided_loads, body, vars);
             if local {
                 vars.pop();
             }
             g
         }
-        Stmt::Loop { body, .. } => gathers_in_loops(f, c, body, vars),
+        Stmt::Loop { body, .. } => gathers_in_loops(f, c, proof, strided_loads, body, vars),
         _ => false,
     })
+}
+
+/// Whether `e` is the counter of one of the loops `vars` whose lanes may run together (the
+/// flag), plus or minus something uniform, and reads no other counter of `vars`.
+fn strided(f: &Function, c: &Counters, e: ExprId, vars: &[(ValueId, bool)]) -> bool {
+    match f.exprs.get(e) {
+        Expr::Value(v) => vars.iter().any(|&(w, t)| w == *v && t),
+        Expr::Binary(BinaryOp::Add, a, b) => {
+            (strided(f, c, *a, vars) && uniform(f, c, *b))
+                || (uniform(f, c, *a) && strided(f, c, *b, vars))
+        }
+        Expr::Binary(BinaryOp::Sub, a, b) => strided(f, c, *a, vars) && uniform(f, c, *b),
+        _ => false,
+    }
 }
 
 fn lanes_flags() -> MemFlags {
@@ -1254,6 +1317,9 @@ impl Gen<'_, '_> {
             self.b.switch_to_block(merge);
             return out;
         }
+        if self.full && self.proven_here(mem, index) {
+            return self.vgather_proven(mem, index);
+        }
         // The same index in every active lane (a loop counter, say): one scalar load.
         let is = self.f.exprs.ty(index).scalar;
         let idx = self.vexpr(index);
@@ -1309,7 +1375,50 @@ impl Gen<'_, '_> {
             self.b.switch_to_block(merge);
             return;
         }
+        if self.full && self.proven_here(mem, index) {
+            return self.vscatter_proven(mem, index, v);
+        }
         self.vstore_general(mem, index, v)
+    }
+
+    /// A load at four indices of no known pattern (a chunk per work-item: `x[id * chunk +
+    /// j]`) with four active lanes ([`Gen::full`]) and proven in bounds
+    /// ([`Gen::proven_here`]): four scalar loads into the lanes, without tests or branches.
+    fn vgather_proven(&mut self, mem: Mem, index: ExprId) -> Vec<Value> {
+        let s = self.f.mem_elem(mem).expect("validated memory").scalar;
+        let (size, ety, n) = (s.size(), cl_ty(s), per_part(s));
+        let idx = self.vexpr(index);
+        let base = self.mem_base_len(mem).0;
+        let mut acc = self.vzero(s);
+        for k in 0..LANES {
+            let ik = self.b.ins().extractlane(idx, k as u8);
+            let a = self.elem_addr(base, ik, size);
+            let x = self.b.ins().load(ety, MEM, a, 0);
+            let x = self.extend32(x, s);
+            let part = &mut acc[(k / n) as usize];
+            *part = self.b.ins().insertlane(*part, x, (k % n) as u8);
+        }
+        acc
+    }
+
+    /// The store of [`Gen::vgather_proven`]: four scalar stores, lane 0's first (as the
+    /// lane-by-lane code, so that of lanes with the same index the last one's value stays).
+    fn vscatter_proven(&mut self, mem: Mem, index: ExprId, v: &[Value]) {
+        let s = self.f.mem_elem(mem).expect("validated memory").scalar;
+        let (size, n) = (s.size(), per_part(s));
+        let idx = self.vexpr(index);
+        let base = self.mem_base_len(mem).0;
+        for k in 0..LANES {
+            let ik = self.b.ins().extractlane(idx, k as u8);
+            let a = self.elem_addr(base, ik, size);
+            let x = self.b.ins().extractlane(v[(k / n) as usize], (k % n) as u8);
+            let x = if narrow_int(s) {
+                self.b.ins().ireduce(cl_ty(s), x)
+            } else {
+                x
+            };
+            self.b.ins().store(MEM, x, a, 0);
+        }
     }
 
     fn vload_general(&mut self, mem: Mem, index: ExprId) -> Vec<Value> {
@@ -1512,111 +1621,7 @@ impl Gen<'_, '_> {
                 end,
                 step,
                 body,
-            } => {
-                let s = self.f.values[*var].ty.scalar;
-                let (v0, e, st) = (self.vexprs(*start), self.vexprs(*end), self.vexprs(*step));
-                let zs = self.vzero(s);
-                let zero_step = self.vicmp(IntCC::Equal, &st, &zs);
-                self.lanes_fault_plain(zero_step, Site::ZeroStep);
-                let up = if s.is_signed() {
-                    self.vicmp(IntCC::SignedGreaterThan, &st, &zs)
-                } else {
-                    self.splat_i32(-1)
-                };
-                let z = self.splat_i32(0);
-                // Four lanes enter, a uniform test keeps all four, and the body returns
-                // them all to the latch: four lanes in every iteration, and the test is one
-                // scalar comparison (lane 0's, every lane's).
-                let full0 = self.full;
-                let body_full = full0
-                    && [*start, *end, *step]
-                        .iter()
-                        .all(|&x| uniform(self.f, &self.counters, x))
-                    && keeps_lanes(*id, body);
-                self.hoist_divisions(body, Some(*var));
-                self.define_lanes(*var, &v0);
-                let (brk, cont) = (
-                    self.b.declare_var(types::I32X4),
-                    self.b.declare_var(types::I32X4),
-                );
-                self.b.def_var(brk, z);
-                self.b.def_var(cont, z);
-                let (hdr, bodyb, latch, exit) = (
-                    self.b.create_block(),
-                    self.b.create_block(),
-                    self.b.create_block(),
-                    self.b.create_block(),
-                );
-                self.b.ins().jump(hdr, &[]);
-                self.b.switch_to_block(hdr);
-                let vv = self.vvars(VarOf::Value(*var), s);
-                let cur = self.use_vars(&vv);
-                let (lt, gt) = if s.is_signed() {
-                    (IntCC::SignedLessThan, IntCC::SignedGreaterThan)
-                } else {
-                    (IntCC::UnsignedLessThan, IntCC::UnsignedGreaterThan)
-                };
-                if body_full {
-                    let lane0 = |g: &mut Self, x: &[Value]| g.b.ins().extractlane(x[0], 0);
-                    let (c0, e0) = (lane0(self, &cur), lane0(self, &e));
-                    let below = self.b.ins().icmp(lt, c0, e0);
-                    let go = if s.is_signed() {
-                        let above = self.b.ins().icmp(gt, c0, e0);
-                        let s0 = lane0(self, &st);
-                        let ty = self.b.func.dfg.value_type(s0);
-                        let zero = self.b.ins().iconst(ty, 0);
-                        let up = self.b.ins().icmp(IntCC::SignedGreaterThan, s0, zero);
-                        self.b.ins().select(up, below, above)
-                    } else {
-                        below
-                    };
-                    // The lanes all leave together, by the test: the exit's mask is the
-                    // entry's (`brk` stays unused).
-                    let m = self.mask();
-                    self.b.def_var(brk, m);
-                    super::lower::loop_branch(&mut self.b, go, bodyb, exit);
-                } else {
-                    let below = self.vicmp(lt, &cur, &e);
-                    let above = self.vicmp(gt, &cur, &e);
-                    let go = self.b.ins().bitselect(up, below, above);
-                    let m = self.mask();
-                    let leaving = self.b.ins().band_not(m, go);
-                    let bv = self.b.use_var(brk);
-                    let bv = self.b.ins().bor(bv, leaving);
-                    self.b.def_var(brk, bv);
-                    let m = self.b.ins().band(m, go);
-                    self.set_mask(m);
-                    let any = self.b.ins().vany_true(m);
-                    super::lower::loop_branch(&mut self.b, any, bodyb, exit);
-                }
-                self.b.switch_to_block(bodyb);
-                self.full = body_full;
-                self.vloops.push((*id, brk, cont));
-                self.vblock(body);
-                self.vloops.pop();
-                self.full = false;
-                self.b.ins().jump(latch, &[]);
-                self.b.switch_to_block(latch);
-                let m = self.mask();
-                let c = self.b.use_var(cont);
-                let m = self.b.ins().bor(m, c);
-                self.set_mask(m);
-                self.b.def_var(cont, z);
-                let cur = self.use_vars(&vv);
-                let next: Vec<Value> = cur
-                    .iter()
-                    .zip(&st)
-                    .map(|(&c, &d)| self.b.ins().iadd(c, d))
-                    .collect();
-                let next = self.wrap(s, next);
-                self.define_lanes(*var, &next);
-                self.b.ins().jump(hdr, &[]);
-                self.b.switch_to_block(exit);
-                let out = self.b.use_var(brk);
-                self.set_mask(out);
-                // Every lane leaves by the test or a `break`: the entry's lanes again.
-                self.full = full0 && !leaves(body, &mut vec![*id]);
-            }
+            } => self.vfor(*id, *var, *start, *end, *step, body),
             Stmt::Loop { id, body } => {
                 let full0 = self.full;
                 self.full = false;
@@ -1703,6 +1708,191 @@ impl Gen<'_, '_> {
     // ---- expressions ----
 
     /// The lanes of a 32-bit or `bool` expression (one register).
+    /// A `for` loop in the vector variant: `v0`, `e`, `st` are the lanes of its start, end and
+    /// step. Where four lanes enter ([`Gen::full`]), the bounds or only the step are uniform,
+    /// the body keeps its lanes ([`keeps_lanes`]) and the counter is one register, the
+    /// lanes' trip counts are compared on entry: when the step is 1 and every lane starts
+    /// below its end by the same distance (a chunk per work-item: `start = id * chunk`), all
+    /// four lanes run the same iterations, so the loop is lowered a second time as one of
+    /// four active lanes (lane 0's test, no mask work, accesses without mask tests); the
+    /// others take the general loop.
+    #[allow(clippy::too_many_arguments)]
+    fn vfor(
+        &mut self,
+        id: crate::ir::LoopId,
+        var: ValueId,
+        start: ExprId,
+        end: ExprId,
+        step: ExprId,
+        body: &[Stmt],
+    ) {
+        let s = self.f.values[var].ty.scalar;
+        let (v0, e, st) = (self.vexprs(start), self.vexprs(end), self.vexprs(step));
+        let uniform_bounds = [start, end, step]
+            .iter()
+            .all(|&x| uniform(self.f, &self.counters, x));
+        let same_trips = self.full
+            && !uniform_bounds
+            && parts(s) == 1
+            && uniform(self.f, &self.counters, step)
+            && keeps_lanes(id, body);
+        if !same_trips {
+            self.vfor_copy(id, var, &v0, &e, &st, body, uniform_bounds);
+            return;
+        }
+        // Step 1 (lane 0's is every lane's), every lane below its end, by the same distance.
+        let st0 = self.b.ins().extractlane(st[0], 0);
+        let one = self.b.ins().icmp_imm(IntCC::Equal, st0, 1);
+        let lt = if s.is_signed() {
+            IntCC::SignedLessThan
+        } else {
+            IntCC::UnsignedLessThan
+        };
+        let below = self.b.ins().icmp(lt, v0[0], e[0]);
+        let below = self.b.ins().vall_true(below);
+        let d = self.b.ins().isub(e[0], v0[0]);
+        let d0 = self.b.ins().extractlane(d, 0);
+        let d0 = self.b.ins().splat(types::I32X4, d0);
+        let same = self.b.ins().icmp(IntCC::Equal, d, d0);
+        let same = self.b.ins().vall_true(same);
+        let ok = self.b.ins().band(one, below);
+        let ok = self.b.ins().band(ok, same);
+        let (fast, general, join) = (
+            self.b.create_block(),
+            self.b.create_block(),
+            self.b.create_block(),
+        );
+        self.b.ins().brif(ok, fast, &[], general, &[]);
+        let full0 = self.full;
+        for (block, together) in [(fast, true), (general, false)] {
+            self.b.switch_to_block(block);
+            self.full = full0;
+            self.memo.push(Default::default());
+            self.vfor_copy(id, var, &v0, &e, &st, body, together);
+            self.pop_scope();
+            self.b.ins().jump(join, &[]);
+        }
+        self.b.switch_to_block(join);
+        // Both copies end with the entry's lanes unless the body takes some out (it does
+        // not: [`keeps_lanes`]), as [`Gen::vfor_copy`] says.
+        self.full = full0 && !leaves(body, &mut vec![id]);
+    }
+
+    /// One lowering of a `for` loop ([`Gen::vfor`]); `together`: the lanes run the same
+    /// iterations (uniform bounds, or a test on entry), so where four enter, lane 0's test
+    /// is every lane's and the body runs for four.
+    #[allow(clippy::too_many_arguments)]
+    fn vfor_copy(
+        &mut self,
+        id: crate::ir::LoopId,
+        var: ValueId,
+        v0: &[Value],
+        e: &[Value],
+        st: &[Value],
+        body: &[Stmt],
+        together: bool,
+    ) {
+        let (id, var) = (&id, &var);
+        let s = self.f.values[*var].ty.scalar;
+        let zs = self.vzero(s);
+        let zero_step = self.vicmp(IntCC::Equal, st, &zs);
+        self.lanes_fault_plain(zero_step, Site::ZeroStep);
+        let up = if s.is_signed() {
+            self.vicmp(IntCC::SignedGreaterThan, st, &zs)
+        } else {
+            self.splat_i32(-1)
+        };
+        let z = self.splat_i32(0);
+        // Four lanes enter, a uniform test keeps all four, and the body returns
+        // them all to the latch: four lanes in every iteration, and the test is one
+        // scalar comparison (lane 0's, every lane's).
+        let full0 = self.full;
+        let body_full = full0 && together && keeps_lanes(*id, body);
+        self.hoist_divisions(body, Some(*var));
+        self.define_lanes(*var, v0);
+        let (brk, cont) = (
+            self.b.declare_var(types::I32X4),
+            self.b.declare_var(types::I32X4),
+        );
+        self.b.def_var(brk, z);
+        self.b.def_var(cont, z);
+        let (hdr, bodyb, latch, exit) = (
+            self.b.create_block(),
+            self.b.create_block(),
+            self.b.create_block(),
+            self.b.create_block(),
+        );
+        self.b.ins().jump(hdr, &[]);
+        self.b.switch_to_block(hdr);
+        let vv = self.vvars(VarOf::Value(*var), s);
+        let cur = self.use_vars(&vv);
+        let (lt, gt) = if s.is_signed() {
+            (IntCC::SignedLessThan, IntCC::SignedGreaterThan)
+        } else {
+            (IntCC::UnsignedLessThan, IntCC::UnsignedGreaterThan)
+        };
+        if body_full {
+            let lane0 = |g: &mut Self, x: &[Value]| g.b.ins().extractlane(x[0], 0);
+            let (c0, e0) = (lane0(self, &cur), lane0(self, e));
+            let below = self.b.ins().icmp(lt, c0, e0);
+            let go = if s.is_signed() {
+                let above = self.b.ins().icmp(gt, c0, e0);
+                let s0 = lane0(self, st);
+                let ty = self.b.func.dfg.value_type(s0);
+                let zero = self.b.ins().iconst(ty, 0);
+                let up = self.b.ins().icmp(IntCC::SignedGreaterThan, s0, zero);
+                self.b.ins().select(up, below, above)
+            } else {
+                below
+            };
+            // The lanes all leave together, by the test: the exit's mask is the
+            // entry's (`brk` stays unused).
+            let m = self.mask();
+            self.b.def_var(brk, m);
+            super::lower::loop_branch(&mut self.b, go, bodyb, exit);
+        } else {
+            let below = self.vicmp(lt, &cur, e);
+            let above = self.vicmp(gt, &cur, e);
+            let go = self.b.ins().bitselect(up, below, above);
+            let m = self.mask();
+            let leaving = self.b.ins().band_not(m, go);
+            let bv = self.b.use_var(brk);
+            let bv = self.b.ins().bor(bv, leaving);
+            self.b.def_var(brk, bv);
+            let m = self.b.ins().band(m, go);
+            self.set_mask(m);
+            let any = self.b.ins().vany_true(m);
+            super::lower::loop_branch(&mut self.b, any, bodyb, exit);
+        }
+        self.b.switch_to_block(bodyb);
+        self.full = body_full;
+        self.vloops.push((*id, brk, cont));
+        self.vblock(body);
+        self.vloops.pop();
+        self.full = false;
+        self.b.ins().jump(latch, &[]);
+        self.b.switch_to_block(latch);
+        let m = self.mask();
+        let c = self.b.use_var(cont);
+        let m = self.b.ins().bor(m, c);
+        self.set_mask(m);
+        self.b.def_var(cont, z);
+        let cur = self.use_vars(&vv);
+        let next: Vec<Value> = cur
+            .iter()
+            .zip(st)
+            .map(|(&c, &d)| self.b.ins().iadd(c, d))
+            .collect();
+        let next = self.wrap(s, next);
+        self.define_lanes(*var, &next);
+        self.b.ins().jump(hdr, &[]);
+        self.b.switch_to_block(exit);
+        let out = self.b.use_var(brk);
+        self.set_mask(out);
+        // Every lane leaves by the test or a `break`: the entry's lanes again.
+        self.full = full0 && !leaves(body, &mut vec![*id]);
+    }
+
     pub(super) fn vexpr(&mut self, e: ExprId) -> Value {
         let v = self.vexprs(e);
         debug_assert_eq!(v.len(), 1, "a 32-bit lane type");
