@@ -823,6 +823,19 @@ impl Gen<'_, '_> {
     }
 
     /// The variables of a value or private variable of lane type `s`, one per register.
+    /// A loop's break and continue masks (lanes that left it, lanes that skip the rest of
+    /// this iteration), no lane set yet.
+    fn loop_masks(&mut self) -> (Variable, Variable) {
+        let z = self.splat_i32(0);
+        let (brk, cont) = (
+            self.b.declare_var(types::I32X4),
+            self.b.declare_var(types::I32X4),
+        );
+        self.b.def_var(brk, z);
+        self.b.def_var(cont, z);
+        (brk, cont)
+    }
+
     pub(super) fn vvars(&mut self, of: VarOf, s: Scalar) -> Vec<Variable> {
         (0..parts(s))
             .map(|p| {
@@ -1626,13 +1639,7 @@ impl Gen<'_, '_> {
                 let full0 = self.full;
                 self.full = false;
                 self.hoist_divisions(body, None);
-                let z = self.splat_i32(0);
-                let (brk, cont) = (
-                    self.b.declare_var(types::I32X4),
-                    self.b.declare_var(types::I32X4),
-                );
-                self.b.def_var(brk, z);
-                self.b.def_var(cont, z);
+                let (brk, cont) = self.loop_masks();
                 let (hdr, test, bodyb, exit) = (
                     self.b.create_block(),
                     self.b.create_block(),
@@ -1654,6 +1661,7 @@ impl Gen<'_, '_> {
                 let c = self.b.use_var(cont);
                 let m = self.b.ins().bor(m, c);
                 self.set_mask(m);
+                let z = self.splat_i32(0);
                 self.b.def_var(cont, z);
                 self.b.ins().jump(hdr, &[]);
                 self.b.switch_to_block(exit);
@@ -1810,12 +1818,7 @@ impl Gen<'_, '_> {
         let body_full = full0 && together && keeps_lanes(*id, body);
         self.hoist_divisions(body, Some(*var));
         self.define_lanes(*var, v0);
-        let (brk, cont) = (
-            self.b.declare_var(types::I32X4),
-            self.b.declare_var(types::I32X4),
-        );
-        self.b.def_var(brk, z);
-        self.b.def_var(cont, z);
+        let (brk, cont) = self.loop_masks();
         let (hdr, bodyb, latch, exit) = (
             self.b.create_block(),
             self.b.create_block(),
