@@ -189,8 +189,8 @@ fn a_kernel_over_the_time_limit_is_a_failure_not_a_stuck_run() {
 }
 
 /// The time limit counts time the kernel could run: past the limit, a process that had less
-/// than half of it on a CPU (a starved run) waits on, up to `STARVED_FACTOR` times the limit;
-/// one that had its CPU time, or whose CPU time is unknown, times out at the limit.
+/// of it on a CPU (a starved run) waits on, up to `STARVED_FACTOR` times the limit; one that
+/// had its CPU time, or whose CPU time is unknown, times out at the limit.
 #[test]
 fn a_starved_kernel_gets_longer_than_its_limit_a_running_one_does_not() {
     use difftest::{wait_bounded, Waited, STARVED_FACTOR};
@@ -210,6 +210,13 @@ fn a_starved_kernel_gets_longer_than_its_limit_a_running_one_does_not() {
     let w = wait_bounded(&rx, limit, || Some(start.elapsed()));
     assert!(
         matches!(w, Waited::TimedOut(d) if d >= limit && d < limit * STARVED_FACTOR),
+        "{w:?}"
+    );
+    // Half a CPU (a loaded machine): until the CPU time reaches the limit, twice as long.
+    let start = Instant::now();
+    let w = wait_bounded(&rx, limit, || Some(start.elapsed() / 2));
+    assert!(
+        matches!(w, Waited::TimedOut(d) if d >= limit * 2 && d < limit * STARVED_FACTOR),
         "{w:?}"
     );
     // Unknown CPU time: the limit.
