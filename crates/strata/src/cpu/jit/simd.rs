@@ -1394,20 +1394,41 @@ impl Gen<'_, '_> {
         self.vstore_general(mem, index, v)
     }
 
+    /// Lane `k`'s element of `base` at lane `k` of the index vector `idx`, widened to its
+    /// lane type (no test: the caller's lane is active and in bounds).
+    fn load_lane(&mut self, base: Value, idx: Value, k: u32, s: Scalar) -> Value {
+        let ik = self.b.ins().extractlane(idx, k as u8);
+        let a = self.elem_addr(base, ik, s.size());
+        let x = self.b.ins().load(cl_ty(s), MEM, a, 0);
+        self.extend32(x, s)
+    }
+
+    /// Stores lane `k` of the value `v` at lane `k` of the index vector `idx` (no test, as
+    /// [`Gen::load_lane`]).
+    fn store_lane(&mut self, base: Value, idx: Value, v: &[Value], k: u32, s: Scalar) {
+        let n = per_part(s);
+        let ik = self.b.ins().extractlane(idx, k as u8);
+        let a = self.elem_addr(base, ik, s.size());
+        let x = self.b.ins().extractlane(v[(k / n) as usize], (k % n) as u8);
+        let x = if narrow_int(s) {
+            self.b.ins().ireduce(cl_ty(s), x)
+        } else {
+            x
+        };
+        self.b.ins().store(MEM, x, a, 0);
+    }
+
     /// A load at four indices of no known pattern (a chunk per work-item: `x[id * chunk +
     /// j]`) with four active lanes ([`Gen::full`]) and proven in bounds
     /// ([`Gen::proven_here`]): four scalar loads into the lanes, without tests or branches.
     fn vgather_proven(&mut self, mem: Mem, index: ExprId) -> Vec<Value> {
         let s = self.f.mem_elem(mem).expect("validated memory").scalar;
-        let (size, ety, n) = (s.size(), cl_ty(s), per_part(s));
+        let n = per_part(s);
         let idx = self.vexpr(index);
         let base = self.mem_base_len(mem).0;
         let mut acc = self.vzero(s);
         for k in 0..LANES {
-            let ik = self.b.ins().extractlane(idx, k as u8);
-            let a = self.elem_addr(base, ik, size);
-            let x = self.b.ins().load(ety, MEM, a, 0);
-            let x = self.extend32(x, s);
+            let x = self.load_lane(base, idx, k, s);
             let part = &mut acc[(k / n) as usize];
             *part = self.b.ins().insertlane(*part, x, (k % n) as u8);
         }
@@ -1418,25 +1439,16 @@ impl Gen<'_, '_> {
     /// lane-by-lane code, so that of lanes with the same index the last one's value stays).
     fn vscatter_proven(&mut self, mem: Mem, index: ExprId, v: &[Value]) {
         let s = self.f.mem_elem(mem).expect("validated memory").scalar;
-        let (size, n) = (s.size(), per_part(s));
         let idx = self.vexpr(index);
         let base = self.mem_base_len(mem).0;
         for k in 0..LANES {
-            let ik = self.b.ins().extractlane(idx, k as u8);
-            let a = self.elem_addr(base, ik, size);
-            let x = self.b.ins().extractlane(v[(k / n) as usize], (k % n) as u8);
-            let x = if narrow_int(s) {
-                self.b.ins().ireduce(cl_ty(s), x)
-            } else {
-                x
-            };
-            self.b.ins().store(MEM, x, a, 0);
+            self.store_lane(base, idx, v, k, s);
         }
     }
 
     fn vload_general(&mut self, mem: Mem, index: ExprId) -> Vec<Value> {
         let s = self.f.mem_elem(mem).expect("validated memory").scalar;
-        let (size, ety, n) = (s.size(), cl_ty(s), per_part(s));
+        let (size, n) = (s.size(), per_part(s));
         let (base, idx) = self.lanes_index(mem, index);
         let (whole, some) = (self.b.create_block(), self.b.create_block());
         let (merge, out) = self.merge_block(s);
@@ -1461,10 +1473,7 @@ impl Gen<'_, '_> {
                 .ins()
                 .brif(mk, on, &[], next, &[cl::BlockArg::Value(acc[part])]);
             self.b.switch_to_block(on);
-            let ik = self.b.ins().extractlane(idx, k as u8);
-            let a = self.elem_addr(base, ik, size);
-            let x = self.b.ins().load(ety, MEM, a, 0);
-            let x = self.extend32(x, s);
+            let x = self.load_lane(base, idx, k, s);
             let with = self.b.ins().insertlane(acc[part], x, (k % n) as u8);
             self.b.ins().jump(next, &[cl::BlockArg::Value(with)]);
             self.b.switch_to_block(next);
@@ -1477,7 +1486,7 @@ impl Gen<'_, '_> {
 
     fn vstore_general(&mut self, mem: Mem, index: ExprId, v: &[Value]) {
         let s = self.f.mem_elem(mem).expect("validated memory").scalar;
-        let (size, n) = (s.size(), per_part(s));
+        let size = s.size();
         let (base, idx) = self.lanes_index(mem, index);
         let (whole, some, merge) = (
             self.b.create_block(),
@@ -1498,15 +1507,7 @@ impl Gen<'_, '_> {
             let mk = self.b.ins().extractlane(m, k as u8);
             self.b.ins().brif(mk, on, &[], next, &[]);
             self.b.switch_to_block(on);
-            let ik = self.b.ins().extractlane(idx, k as u8);
-            let a = self.elem_addr(base, ik, size);
-            let x = self.b.ins().extractlane(v[(k / n) as usize], (k % n) as u8);
-            let x = if narrow_int(s) {
-                self.b.ins().ireduce(cl_ty(s), x)
-            } else {
-                x
-            };
-            self.b.ins().store(MEM, x, a, 0);
+            self.store_lane(base, idx, v, k, s);
             self.b.ins().jump(next, &[]);
             self.b.switch_to_block(next);
         }
