@@ -97,6 +97,79 @@ fn spirv_checked_golden_files() {
     spirv_golden(&functions, "spirv-checked");
 }
 
+/// The targets the runtime builds for particular drivers (lavapipe's float fixes and relaxed
+/// atomics; NVIDIA's `f32` cores in `f64` and the denormal-preserving mode) write every
+/// conformance kernel as SPIR-V that `spirv-val` accepts. Their output is not kept as golden
+/// files (the baseline's are); the runs on those drivers check the results.
+#[test]
+fn spirv_driver_targets_validate() {
+    if !tools_present() {
+        return;
+    }
+    let base = SpirvTarget::vulkan_1_2_baseline();
+    let lavapipe = SpirvTarget {
+        llvmpipe_float_fixes: true,
+        relaxed_atomic_semantics: true,
+        ..base.clone()
+    };
+    let nvidia = SpirvTarget {
+        f32_core_in_f64: true,
+        denorm_preserve: [true; 3],
+        subgroup_size: 32,
+        ..base.clone()
+    };
+    let tmp = std::env::temp_dir().join(format!("strata-spirv-drivers-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap();
+    let mut invalid = Vec::new();
+    let mut written = 0;
+    let mut nvidia_farith = (0, 0, false);
+    for (name, k) in super::all_kernels() {
+        let f = k.valid_function();
+        for (driver, target) in [("lavapipe", &lavapipe), ("nvidia", &nvidia)] {
+            match spirv::write(f, target) {
+                Ok(m) => {
+                    written += 1;
+                    let env = target.target_env();
+                    let file = format!("{driver}-{name}").replace('/', "_");
+                    if let Err(e) =
+                        run_tool("spirv-val", &["--target-env", env], &m.bytes(), &tmp, &file)
+                    {
+                        invalid.push(format!("{driver} {name}: {e}"));
+                    }
+                    if driver == "nvidia" && name == "farith_f32" {
+                        // The f32 quotients are f64 ones there, and subnormals are kept.
+                        let text = run_tool("spirv-dis", &["--no-header"], &m.bytes(), &tmp, &file)
+                            .unwrap_or_default();
+                        nvidia_farith = (
+                            text.matches("OpFDiv %double").count(),
+                            text.matches("OpFDiv %float").count(),
+                            text.contains("OpExecutionMode %main DenormPreserve 32"),
+                        );
+                    }
+                }
+                Err(strata::Error::Unsupported { .. }) => {}
+                Err(e) => panic!("{driver} {name}: {e}"),
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
+    assert!(
+        written > 200,
+        "expected the conformance suite's kernels, wrote {written}"
+    );
+    assert_eq!(
+        nvidia_farith,
+        (2, 0, true),
+        "farith_f32 for NVIDIA: (f64 divisions, f32 divisions, DenormPreserve 32)"
+    );
+    assert!(
+        invalid.is_empty(),
+        "{} driver-specific SPIR-V module(s) failed spirv-val:\n{}",
+        invalid.len(),
+        invalid.join("\n\n")
+    );
+}
+
 /// Writes, validates and compares (or blesses) the SPIR-V of `functions` in
 /// `tests/golden/<dir_name>/`.
 fn spirv_golden(functions: &BTreeMap<String, Arc<ValidFunction>>, dir_name: &str) {

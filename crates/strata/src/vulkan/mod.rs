@@ -116,6 +116,11 @@ pub(crate) struct Caps {
     pub llvmpipe: bool,
     /// `shaderSignedZeroInfNanPreserveFloat16/32/64` (float controls).
     pub signed_zero_inf_nan_preserve: [bool; 3],
+    /// `shaderDenormPreserveFloat16/32/64` (float controls).
+    pub denorm_preserve: [bool; 3],
+    /// NVIDIA's driver (vendor id 0x10de): its `f32` division, square root and sine are
+    /// computed in `f64` ([`crate::codegen::spirv::SpirvTarget::f32_core_in_f64`]).
+    pub nvidia: bool,
 }
 
 impl Caps {
@@ -178,6 +183,30 @@ impl Caps {
         .flatten()
         .collect::<Vec<_>>()
         .join(" ")
+    }
+
+    /// The float controls the writer asks for, per width: `f32: inf/nan, denormals` means
+    /// that `SignedZeroInfNanPreserve` and `DenormPreserve` are offered for `f32`.
+    fn float_controls_line(&self) -> String {
+        let line: Vec<String> = ["f16", "f32", "f64"]
+            .iter()
+            .enumerate()
+            .filter_map(|(i, w)| {
+                let v: Vec<&str> = [
+                    self.signed_zero_inf_nan_preserve[i].then_some("inf/nan"),
+                    self.denorm_preserve[i].then_some("denormals"),
+                ]
+                .into_iter()
+                .flatten()
+                .collect();
+                (!v.is_empty()).then(|| format!("{w}: {}", v.join(", ")))
+            })
+            .collect();
+        if line.is_empty() {
+            "none".into()
+        } else {
+            line.join("; ")
+        }
     }
 
     fn atomics_line(&self) -> String {
@@ -490,6 +519,12 @@ impl VulkanDevice {
                 on(p12.shader_signed_zero_inf_nan_preserve_float32),
                 on(p12.shader_signed_zero_inf_nan_preserve_float64),
             ],
+            denorm_preserve: [
+                on(p12.shader_denorm_preserve_float16),
+                on(p12.shader_denorm_preserve_float32),
+                on(p12.shader_denorm_preserve_float64),
+            ],
+            nvidia: props.vendor_id == 0x10de,
         };
         // Extensions to enable: those the features above need, the memory budget, and the
         // portability subset where the driver has it (it must then be enabled).
@@ -605,6 +640,7 @@ impl VulkanDevice {
             ),
             ("types".into(), caps.types_line()),
             ("atomics".into(), caps.atomics_line()),
+            ("float controls".into(), caps.float_controls_line()),
             (
                 "memory".into(),
                 if mapped {

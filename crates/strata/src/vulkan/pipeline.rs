@@ -140,6 +140,8 @@ pub(crate) fn target(caps: &super::Caps) -> SpirvTarget {
         max_push_constants: caps.max_push_constants,
         relaxed_atomic_semantics: caps.llvmpipe,
         signed_zero_inf_nan_preserve: caps.signed_zero_inf_nan_preserve,
+        denorm_preserve: caps.denorm_preserve,
+        f32_core_in_f64: caps.nvidia && caps.float64,
         llvmpipe_float_fixes: caps.llvmpipe,
     }
 }

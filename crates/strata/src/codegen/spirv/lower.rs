@@ -162,9 +162,10 @@ fn bits_lit(l: Literal) -> Vec<u32> {
 }
 
 impl Lower<'_> {
-    /// `SignedZeroInfNanPreserve` for every float width the module uses (32 always) where the
-    /// target offers it: without it a driver may assume no NaN or infinity (lavapipe folded
-    /// `x - x` and `0 * x` to 0 and `x / 0` to 0), and the IR's floats are IEEE's.
+    /// `SignedZeroInfNanPreserve` and `DenormPreserve` for every float width the module uses
+    /// (32 always) where the target offers them: without them a driver may assume no NaN or
+    /// infinity (lavapipe folded `x - x` and `0 * x` to 0 and `x / 0` to 0) or flush
+    /// subnormals (NVIDIA), and the IR's floats are IEEE's.
     fn float_controls(&mut self, main: u32) {
         let widths = [
             (16, self.m.capabilities.contains(&op::CAP_FLOAT16)),
@@ -172,16 +173,26 @@ impl Lower<'_> {
             (64, self.m.capabilities.contains(&op::CAP_FLOAT64)),
         ];
         for (i, (bits, used)) in widths.into_iter().enumerate() {
-            if used && self.t.signed_zero_inf_nan_preserve[i] {
-                self.m.cap(op::CAP_SIGNED_ZERO_INF_NAN_PRESERVE);
-                if self.t.spirv_version < (1, 4) {
-                    self.m.extensions.insert("SPV_KHR_float_controls");
+            let modes = [
+                (
+                    self.t.signed_zero_inf_nan_preserve[i],
+                    op::CAP_SIGNED_ZERO_INF_NAN_PRESERVE,
+                    op::MODE_SIGNED_ZERO_INF_NAN_PRESERVE,
+                ),
+                (
+                    self.t.denorm_preserve[i],
+                    op::CAP_DENORM_PRESERVE,
+                    op::MODE_DENORM_PRESERVE,
+                ),
+            ];
+            for (offered, cap, mode) in modes {
+                if used && offered {
+                    self.m.cap(cap);
+                    if self.t.spirv_version < (1, 4) {
+                        self.m.extensions.insert("SPV_KHR_float_controls");
+                    }
+                    inst(&mut self.m.modes, op::EXECUTION_MODE, &[main, mode, bits]);
                 }
-                inst(
-                    &mut self.m.modes,
-                    op::EXECUTION_MODE,
-                    &[main, op::MODE_SIGNED_ZERO_INF_NAN_PRESERVE, bits],
-                );
             }
         }
     }
@@ -926,6 +937,9 @@ impl Lower<'_> {
             if o == Rem {
                 return self.fmod(at, x, y);
             }
+            if o == Div && self.core_in_f64(s) {
+                return self.via_f64(at, &[x, y], |l, dt, w| l.f2(dt, op::F_DIV, w[0], w[1]));
+            }
             if self.t.llvmpipe_float_fixes && matches!(o, Add | Sub | Mul | Div) {
                 let r = self.fop(opc, t, &[x, y]);
                 return self.llvmpipe_fix(o, at, x, y, r);
@@ -976,11 +990,8 @@ impl Lower<'_> {
                 // 2^(n-1) as unsigned, and MIN % -1 = 0 comes out of the rule.
                 let zero = self.const_of(at, 0)?;
                 let bt = self.vty(at.with_scalar(Scalar::Bool))?;
-                let [ax, ay] = [x, y].map(|v| {
-                    let neg = self.op(op::S_LESS_THAN, bt, &[v, zero]);
-                    let minus = self.op(op::S_NEGATE, t, &[v]);
-                    self.op(op::SELECT, t, &[neg, minus, v])
-                });
+                let ax = self.int_magnitude(at, x)?;
+                let ay = self.int_magnitude(at, y)?;
                 let r = self.op(op::U_MOD, t, &[ax, ay]);
                 let minus = self.op(op::S_NEGATE, t, &[r]);
                 let xneg = self.op(op::S_LESS_THAN, bt, &[x, zero]);
@@ -1053,6 +1064,18 @@ impl Lower<'_> {
             }
             (true, false) => self.float_to_int(from, to, x)?,
         })
+    }
+
+    /// `|x|` of a signed integer `x` (of type `at`), `MIN` for `MIN` (2^(n-1) as unsigned):
+    /// `(x ^ m) - m` with `m = x >> (n - 1)`, not GLSL's `SAbs`, which a compiler may take
+    /// to be non-negative: NVIDIA's folded `abs(MIN) < 0` to false for `i32` (its `i64`
+    /// `abs(MIN) % (MIN | 1)` is still wrong, docs/BENCHMARKS.md).
+    fn int_magnitude(&mut self, at: Type, x: u32) -> R<u32> {
+        let t = self.vty(at)?;
+        let sh = self.const_of(at, at.scalar.bits() as u64 - 1)?;
+        let m = self.op(op::SHIFT_RIGHT_ARITHMETIC, t, &[x, sh]);
+        let flipped = self.op(op::BITWISE_XOR, t, &[x, m]);
+        Ok(self.op(op::I_SUB, t, &[flipped, m]))
     }
 
     fn one(&mut self, t: Type) -> R<u32> {
@@ -1140,6 +1163,9 @@ impl Lower<'_> {
                 MathFn::Max => Some(op::GLSL_N_MAX),
                 _ => None,
             };
+            if m == MathFn::Sqrt && self.core_in_f64(s) {
+                return self.via_f64(at, a, |l, dt, w| l.g1(dt, op::GLSL_SQRT, w[0]));
+            }
             if let Some(f) = simple {
                 return Ok(g(self, f));
             }
@@ -1162,7 +1188,8 @@ impl Lower<'_> {
                     return self.glsl64(at, f, a);
                 }
                 let trig = matches!(f, op::GLSL_SIN | op::GLSL_COS | op::GLSL_TAN);
-                let r = if f == op::GLSL_LOG || f == op::GLSL_LOG2 {
+                let r = if f == op::GLSL_LOG || f == op::GLSL_LOG2 || (trig && self.core_in_f64(s))
+                {
                     self.glsl_f32(at, f, a, "log")?
                 } else if trig && s == Scalar::F32 && self.t.llvmpipe_float_fixes && self.t.float64
                 {
@@ -1380,11 +1407,8 @@ impl Lower<'_> {
         }
         let signed = s.is_signed();
         match m {
-            MathFn::Abs => Ok(if signed {
-                g(self, op::GLSL_S_ABS)
-            } else {
-                a[0]
-            }),
+            MathFn::Abs if signed => self.int_magnitude(at, a[0]),
+            MathFn::Abs => Ok(a[0]),
             MathFn::Min => Ok(g(
                 self,
                 if signed {

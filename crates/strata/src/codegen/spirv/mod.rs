@@ -102,6 +102,19 @@ pub struct SpirvTarget {
     /// uses where the device offers it. Without it a driver may assume that no value is NaN
     /// or infinite: lavapipe then folds `x - x` and `0 * x` to 0.
     pub signed_zero_inf_nan_preserve: [bool; 3],
+    /// `shaderDenormPreserveFloat16/32/64` (float controls, Vulkan 1.2): the module asks for
+    /// the `DenormPreserve` execution mode for each float width it uses where the device
+    /// offers it. Without it a driver may flush subnormals to zero (NVIDIA's `ldexp` of a
+    /// subnormal result was `-0.0`, its `f64` to `f32` conversion rounded a subnormal wrong),
+    /// and the IR's floats keep them.
+    pub denorm_preserve: [bool; 3],
+    /// Compute `f32` `/`, `sqrt`, `sin`, `cos` and `tan` in `f64` and round once, where the
+    /// target has `f64`. For NVIDIA (set by the runtime from the vendor id), whose `f32`
+    /// `OpFDiv` and `Sqrt` are 1 ulp off (Vulkan allows 2.5 ulp; the IR's are correctly
+    /// rounded) and whose `Sin` is up to 229 ulp off (0 for `sin(1.2e-7)`). `f64` has more
+    /// than twice `f32`'s precision plus two bits, so a correctly rounded `f64` quotient or
+    /// root rounded again to `f32` is the correctly rounded `f32` one.
+    pub f32_core_in_f64: bool,
     /// Follow every float `+ - * /` by the IEEE result in the cases where lavapipe's code
     /// generator takes shortcuts for constant zeros and equal operands (`x * 0.0` is 0 there,
     /// even for an infinite `x`; `x / 0.0` is 0; `x - x` is 0 for a NaN `x`). For lavapipe only
@@ -142,6 +155,8 @@ impl SpirvTarget {
             max_push_constants: 128,
             relaxed_atomic_semantics: false,
             signed_zero_inf_nan_preserve: [true; 3],
+            denorm_preserve: [false; 3],
+            f32_core_in_f64: false,
             llvmpipe_float_fixes: false,
         }
     }

@@ -13,6 +13,8 @@ pub const ENTRY_POINT: u32 = 15;
 pub const EXECUTION_MODE: u32 = 16;
 /// The execution mode `SignedZeroInfNanPreserve` (float controls), with a width operand.
 pub const MODE_SIGNED_ZERO_INF_NAN_PRESERVE: u32 = 4461;
+/// The execution mode `DenormPreserve` (float controls), with a width operand.
+pub const MODE_DENORM_PRESERVE: u32 = 4459;
 pub const CAPABILITY: u32 = 17;
 pub const TYPE_VOID: u32 = 19;
 pub const TYPE_BOOL: u32 = 20;
@@ -156,6 +158,7 @@ pub const CAP_GROUP_NON_UNIFORM_SHUFFLE_RELATIVE: u32 = 66;
 pub const CAP_STORAGE_BUFFER_16BIT_ACCESS: u32 = 4433;
 pub const CAP_STORAGE_BUFFER_8BIT_ACCESS: u32 = 4448;
 pub const CAP_SIGNED_ZERO_INF_NAN_PRESERVE: u32 = 4466;
+pub const CAP_DENORM_PRESERVE: u32 = 4464;
 pub const CAP_ATOMIC_FLOAT32_MIN_MAX: u32 = 5612;
 pub const CAP_ATOMIC_FLOAT64_MIN_MAX: u32 = 5613;
 pub const CAP_ATOMIC_FLOAT32_ADD: u32 = 6033;

@@ -67,6 +67,10 @@ impl Lower<'_> {
             // GLSL's `Pow` is up to 21 ulp off on lavapipe: the f64 core, rounded once.
             return self.glsl_via_f64(at, f, args);
         }
+        if matches!(f, op::GLSL_SIN | op::GLSL_COS | op::GLSL_TAN) && self.core_in_f64(at.scalar) {
+            // NVIDIA's are up to 229 ulp off, and 0 for tiny arguments: the f64 core.
+            return self.glsl_via_f64(at, f, args);
+        }
         let t = self.vty(at)?;
         if (f == op::GLSL_LOG || f == op::GLSL_LOG2) && at.scalar == Scalar::F32 {
             // lavapipe's `Log`/`Log2` read a subnormal argument as the smallest normal

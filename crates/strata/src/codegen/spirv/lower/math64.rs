@@ -109,15 +109,32 @@ impl Lower<'_> {
     /// A GLSL.std.450 function of `f32` arguments computed by [`Lower::glsl64`] and rounded
     /// to `f32` once.
     pub(super) fn glsl_via_f64(&mut self, at: Type, f: u32, a: &[u32]) -> R<u32> {
+        self.via_f64(at, a, |l, dt, w| l.glsl64(dt, f, w))
+    }
+
+    /// `core` of the operands `a` (of float type `at`) converted to `f64` (its type is the
+    /// second argument), rounded once back to `at`.
+    pub(super) fn via_f64(
+        &mut self,
+        at: Type,
+        a: &[u32],
+        core: impl FnOnce(&mut Self, Type, &[u32]) -> R<u32>,
+    ) -> R<u32> {
         let dt = at.with_scalar(Scalar::F64);
         let d = self.vty(dt)?;
         let wide: Vec<u32> = a
             .iter()
             .map(|&x| self.fop(op::F_CONVERT, d, &[x]))
             .collect();
-        let r = self.glsl64(dt, f, &wide)?;
+        let r = core(self, dt, &wide)?;
         let t = self.vty(at)?;
         Ok(self.fop(op::F_CONVERT, t, &[r]))
+    }
+
+    /// Whether `s` (a float type) has its `/`, `sqrt` and trigonometry computed in `f64`
+    /// ([`crate::codegen::spirv::SpirvTarget::f32_core_in_f64`]).
+    pub(super) fn core_in_f64(&self, s: Scalar) -> bool {
+        self.t.f32_core_in_f64 && self.t.float64 && matches!(s, Scalar::F32 | Scalar::F16)
     }
 
     /// The `f64` lowerings of IR built-ins that the generic path would compute less
