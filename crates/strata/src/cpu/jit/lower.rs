@@ -31,17 +31,18 @@ use cranelift_module::{Linkage, Module};
 use std::collections::{HashMap, HashSet};
 use std::mem::offset_of;
 
-/// Compiles every region of `plan`, one work-item at a time or (`vector`) as the four-lane
-/// variant ([`super::simd`]), into a module of its own; fault sites are appended to `sites`;
-/// `dump` prints each region's Cranelift IR and machine code.
+/// Compiles every region of `plan`, one work-item at a time (`lanes` 1) or as the four- or
+/// eight-lane variant ([`super::simd`], `lanes` 4 or 8), into a module of its own; fault
+/// sites are appended to `sites`; `dump` prints each region's Cranelift IR and machine code.
 pub(super) fn compile(
     f: &Function,
     plan: &Plan,
     isa: OwnedTargetIsa,
     sites: &mut Vec<Site>,
     dump: bool,
-    vector: bool,
+    lanes: u32,
 ) -> Result<(JITModule, Vec<RegionFn>), String> {
+    let vector = lanes > 1;
     let builder = JITBuilder::with_isa(isa, cranelift_module::default_libcall_names());
     let mut module = JITModule::new(builder);
     let ptr = module.target_config().pointer_type();
@@ -57,14 +58,14 @@ pub(super) fn compile(
         let r = &plan.regions[i];
         let id = module
             .declare_function(
-                &format!("region{i}{}", if vector { "_x4" } else { "" }),
+                &format!("region{i}{}", if vector { format!("_x{lanes}") } else { String::new() }),
                 Linkage::Local,
                 &sig,
             )
             .map_err(|e| e.to_string())?;
         ctx.func.signature = sig.clone();
         let b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
-        Gen::emit(b, f, &proof, plan, r, sites, ptr, vector);
+        Gen::emit(b, f, &proof, plan, r, sites, ptr, lanes);
         ctx.set_disasm(dump);
         module
             .define_function(id, &mut ctx)
@@ -77,7 +78,7 @@ pub(super) fn compile(
             eprintln!(
                 "; kernel `{}`, region {i}{}\n{}\n{code}",
                 f.name,
-                if vector { " (4 lanes)" } else { "" },
+                if vector { format!(" ({lanes} lanes)") } else { String::new() },
                 ctx.func.display()
             );
         }
@@ -176,6 +177,12 @@ pub(super) struct Gen<'a, 'b> {
     /// Vector mode ([`super::simd`]): the active lanes, and per enclosing loop the lanes that
     /// left it and the lanes that ended the iteration.
     pub(super) cur: Option<Variable>,
+    /// Vector mode: eight lanes ([`super::simd`]'s eight-lane variant: every 32-bit value two
+    /// registers, the mask and a `bool` one `i16x8`), not four.
+    pub(super) wide: bool,
+    /// Eight-lane mode, while an access is lowered: the half (lanes 0–3 or 4–7) it is
+    /// lowered for, as four lanes ([`super::simd`]).
+    pub(super) half: Option<u8>,
     pub(super) vloops: Vec<(LoopId, Variable, Variable)>,
     /// Vector mode: whether the active lanes are known to be all four here (then accesses,
     /// private variables and record slots need no mask).
@@ -226,8 +233,11 @@ impl<'a, 'b> Gen<'a, 'b> {
         r: &'a RegionPlan,
         sites: &'a mut Vec<Site>,
         ptr: cl::Type,
-        vector: bool,
+        lanes: u32,
     ) {
+        let vector = lanes > 1;
+        let wide = lanes == 8;
+        debug_assert!(!wide || plan.simple, "eight lanes in one-region kernels only");
         let entry = b.create_block();
         b.append_block_params_for_function_params(entry);
         b.switch_to_block(entry);
@@ -323,7 +333,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         });
 
         let (defined, _) = super::plan::values_of(f, &r.stmts, &[]);
-        let cur = vector.then(|| b.declare_var(types::I32X4));
+        let cur = vector.then(|| b.declare_var(if wide { types::I16X8 } else { types::I32X4 }));
         let mut entry_mask = None;
         if vector && !plan.simple {
             // The four work-items' mask bytes as lanes; none active: the next four.
@@ -361,6 +371,8 @@ impl<'a, 'b> Gen<'a, 'b> {
             fault,
             defined,
             cur,
+            wide,
+            half: None,
             vloops: Vec::new(),
             full: false,
             splits: 0,
@@ -442,7 +454,7 @@ impl<'a, 'b> Gen<'a, 'b> {
 
         b.switch_to_block(lane_next);
         let x = b.use_var(lid[0]);
-        let x1 = b.ins().iadd_imm(x, if vector { 4 } else { 1 });
+        let x1 = b.ins().iadd_imm(x, lanes as i64);
         b.def_var(lid[0], x1);
         b.ins().jump(xh, &[]);
         b.switch_to_block(yn);

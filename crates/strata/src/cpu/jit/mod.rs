@@ -183,6 +183,11 @@ struct LazyVector {
     f: ir::Function,
     disasm: bool,
     code: OnceLock<std::result::Result<Variant, String>>,
+    /// Whether the kernel has the eight-lane variant too ([`simd::wide_reason`]).
+    wide: bool,
+    /// The eight-lane variant, compiled by the first launch whose work-groups' size in
+    /// dimension 0 is a multiple of eight.
+    code8: OnceLock<std::result::Result<Variant, String>>,
 }
 
 /// The host's instruction set, detected once.
@@ -226,7 +231,7 @@ impl JitProgram {
         let decls = super::Decls::new(f)?;
         let plan = Plan::new(f);
         let scalar =
-            Variant::compile(f, &plan, disasm, false).map_err(|message| Error::Backend {
+            Variant::compile(f, &plan, disasm, 1).map_err(|message| Error::Backend {
                 backend: "cpu",
                 message,
             })?;
@@ -236,6 +241,8 @@ impl JitProgram {
                 f: f.clone(),
                 disasm,
                 code: OnceLock::new(),
+                wide: simd::wide_reason(f).is_none(),
+                code8: OnceLock::new(),
             }),
             plan,
             scalar,
@@ -250,21 +257,32 @@ impl JitProgram {
         self.vector.is_some()
     }
 
-    /// The variant a launch with work-groups of `local` runs: the vector variant when the
-    /// kernel has one and `local[0]` is a multiple of four (compiled here by the first such
-    /// launch; concurrent launches wait for it), else the scalar code.
+    /// Whether the kernel has the eight-lane variant ([`simd::wide_reason`]), used by
+    /// launches whose work-groups' first dimension is a multiple of eight.
+    #[cfg(test)]
+    pub(crate) fn has_wide_variant(&self) -> bool {
+        self.vector.as_ref().is_some_and(|v| v.wide)
+    }
+
+    /// The variant a launch with work-groups of `local` runs: the eight-lane variant when the
+    /// kernel has one and `local[0]` is a multiple of eight, else the four-lane variant when
+    /// the kernel has one and `local[0]` is a multiple of four (each compiled here by the
+    /// first such launch; concurrent launches wait for it), else the scalar code.
     fn variant(&self, local: [usize; 3]) -> Result<&Variant> {
-        match &self.vector {
-            Some(v) if local[0].is_multiple_of(simd::LANES as usize) => v
-                .code
-                .get_or_init(|| Variant::compile(&v.f, &self.plan, v.disasm, true))
-                .as_ref()
-                .map_err(|message| Error::Backend {
-                    backend: "cpu",
-                    message: message.clone(),
-                }),
-            _ => Ok(&self.scalar),
-        }
+        let (code, lanes) = match &self.vector {
+            Some(v) if v.wide && local[0].is_multiple_of(2 * simd::LANES as usize) => {
+                (&v.code8, 2 * simd::LANES)
+            }
+            Some(v) if local[0].is_multiple_of(simd::LANES as usize) => (&v.code, simd::LANES),
+            _ => return Ok(&self.scalar),
+        };
+        let v = self.vector.as_ref().expect("a vector variant");
+        code.get_or_init(|| Variant::compile(&v.f, &self.plan, v.disasm, lanes))
+            .as_ref()
+            .map_err(|message| Error::Backend {
+                backend: "cpu",
+                message: message.clone(),
+            })
     }
 }
 
@@ -273,10 +291,10 @@ impl Variant {
         f: &ir::Function,
         plan: &Plan,
         disasm: bool,
-        vector: bool,
+        lanes: u32,
     ) -> std::result::Result<Variant, String> {
         let mut sites = vec![Site::Stopped];
-        let (code, regions) = lower::compile(f, plan, isa()?, &mut sites, disasm, vector)
+        let (code, regions) = lower::compile(f, plan, isa()?, &mut sites, disasm, lanes)
             .map_err(|message| format!("compiling kernel `{}`: {message}", f.name))?;
         Ok(Variant {
             regions,
