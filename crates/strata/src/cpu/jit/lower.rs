@@ -58,7 +58,14 @@ pub(super) fn compile(
         let r = &plan.regions[i];
         let id = module
             .declare_function(
-                &format!("region{i}{}", if vector { format!("_x{lanes}") } else { String::new() }),
+                &format!(
+                    "region{i}{}",
+                    if vector {
+                        format!("_x{lanes}")
+                    } else {
+                        String::new()
+                    }
+                ),
                 Linkage::Local,
                 &sig,
             )
@@ -78,7 +85,11 @@ pub(super) fn compile(
             eprintln!(
                 "; kernel `{}`, region {i}{}\n{}\n{code}",
                 f.name,
-                if vector { format!(" ({lanes} lanes)") } else { String::new() },
+                if vector {
+                    format!(" ({lanes} lanes)")
+                } else {
+                    String::new()
+                },
                 ctx.func.display()
             );
         }
@@ -180,6 +191,12 @@ pub(super) struct Gen<'a, 'b> {
     /// Vector mode: eight lanes ([`super::simd`]'s eight-lane variant: every 32-bit value two
     /// registers, the mask and a `bool` one `i16x8`), not four.
     pub(super) wide: bool,
+    /// The loop iterations left until the next poll of the stop and cancel flags
+    /// ([`Gen::poll_stop`]).
+    pub(super) polls: Variable,
+    /// Vector mode: the private variables whose stores need no mask here (the top level of
+    /// the body of a loop that only it reads them in, [`super::simd`]'s `Stmt::Loop`).
+    pub(super) loop_private: Vec<PrivateId>,
     /// Eight-lane mode, while an access is lowered: the half (lanes 0–3 or 4–7) it is
     /// lowered for, as four lanes ([`super::simd`]).
     pub(super) half: Option<u8>,
@@ -215,6 +232,9 @@ pub(super) struct Gen<'a, 'b> {
     pub(super) counters: super::simd::Counters,
 }
 
+/// Loop iterations between two polls of the stop and cancel flags ([`Gen::poll_stop`]).
+pub(super) const POLL_EVERY: u32 = 64;
+
 /// An expression computed ahead of the loop that uses it.
 #[derive(Clone)]
 pub(super) struct Hoisted {
@@ -237,7 +257,10 @@ impl<'a, 'b> Gen<'a, 'b> {
     ) {
         let vector = lanes > 1;
         let wide = lanes == 8;
-        debug_assert!(!wide || plan.simple, "eight lanes in one-region kernels only");
+        debug_assert!(
+            !wide || plan.simple,
+            "eight lanes in one-region kernels only"
+        );
         let entry = b.create_block();
         b.append_block_params_for_function_params(entry);
         b.switch_to_block(entry);
@@ -265,6 +288,10 @@ impl<'a, 'b> Gen<'a, 'b> {
         b.set_cold_block(fault);
         let lane = b.declare_var(types::I32);
         let lid = [0, 1, 2].map(|_| b.declare_var(types::I32));
+        // The first loop iteration polls the flags.
+        let polls = b.declare_var(types::I32);
+        let one = b.ins().iconst(types::I32, 1);
+        b.def_var(polls, one);
         let (site_v, lane_v, idx_v, len_v) = (
             b.append_block_param(fault, types::I32),
             b.append_block_param(fault, types::I32),
@@ -372,6 +399,8 @@ impl<'a, 'b> Gen<'a, 'b> {
             defined,
             cur,
             wide,
+            polls,
+            loop_private: Vec::new(),
             half: None,
             vloops: Vec::new(),
             full: false,
@@ -750,8 +779,19 @@ impl<'a, 'b> Gen<'a, 'b> {
     }
 
     /// Leaves with the `Stopped` fault when the launch was cancelled or another work-group
-    /// failed; else continues in `next`.
+    /// failed; else continues in `next`. Called once per loop iteration, it reads the flags
+    /// once every [`POLL_EVERY`] calls (a counter, one decrement and branch per iteration):
+    /// a loop that never ends still stops, after at most that many more iterations.
     pub(super) fn poll_stop(&mut self, next: cl::Block) {
+        let c = self.b.use_var(self.polls);
+        let c = self.b.ins().iadd_imm(c, -1);
+        self.b.def_var(self.polls, c);
+        let poll = self.b.create_block();
+        self.b.set_cold_block(poll);
+        self.b.ins().brif(c, next, &[], poll, &[]);
+        self.b.switch_to_block(poll);
+        let every = self.b.ins().iconst(types::I32, POLL_EVERY as i64);
+        self.b.def_var(self.polls, every);
         let s = self.b.ins().load(types::I8, MEM, self.stop, 0);
         let c = self.b.ins().load(types::I8, MEM, self.cancel, 0);
         let any = self.b.ins().bor(s, c);

@@ -154,6 +154,19 @@ impl crate::Kernel {
             Some(why) => Err(why),
         }
     }
+
+    /// Whether the compiled CPU backend (`cpu`) has an eight-lane variant of this kernel,
+    /// which runs eight work-items per iteration as two SIMD vectors, so that their
+    /// dependency chains overlap (on launches whose work-groups' size in dimension 0 is a
+    /// multiple of eight; a multiple of four runs the four-lane variant): `Ok(())`, or the
+    /// first reason it has not, in words (`"barriers or collectives"`, `"a value of f64"`).
+    pub fn cpu_eight_lane_variant(&self) -> std::result::Result<(), String> {
+        self.cpu_vector_variant()?;
+        match simd::wide_reason(self.ir()) {
+            None => Ok(()),
+            Some(why) => Err(why),
+        }
+    }
 }
 
 /// A kernel compiled to native code.
@@ -230,11 +243,10 @@ impl JitProgram {
         let f = vf.function();
         let decls = super::Decls::new(f)?;
         let plan = Plan::new(f);
-        let scalar =
-            Variant::compile(f, &plan, disasm, 1).map_err(|message| Error::Backend {
-                backend: "cpu",
-                message,
-            })?;
+        let scalar = Variant::compile(f, &plan, disasm, 1).map_err(|message| Error::Backend {
+            backend: "cpu",
+            message,
+        })?;
         Ok(JitProgram {
             decls,
             vector: simd::scalar_reason(f).is_none().then(|| LazyVector {

@@ -197,11 +197,16 @@ pub(super) fn scalar_reason(f: &Function) -> Option<String> {
 
 /// Why a kernel with a four-lane variant ([`scalar_reason`] `None`) has no eight-lane one
 /// (the first reason found, in words); `None` when it has one: one region (no barriers or
-/// collectives), and every value, expression, private variable, parameter and buffer
-/// element a 32-bit integer, an `f32` or a `bool`.
+/// collectives), no local arrays, and every value and expression a 32-bit integer, an `f32`
+/// or a `bool`. (A parameter or private variable of another type that the kernel reads or
+/// writes gives a value or expression of its type; one it never touches costs nothing.)
 pub(super) fn wide_reason(f: &Function) -> Option<String> {
     let ok = |t: Type| {
-        t.width == 1 && matches!(t.scalar, Scalar::I32 | Scalar::U32 | Scalar::F32 | Scalar::Bool)
+        t.width == 1
+            && matches!(
+                t.scalar,
+                Scalar::I32 | Scalar::U32 | Scalar::F32 | Scalar::Bool
+            )
     };
     if f.body.iter().any(super::plan::has_sync) {
         return Some("barriers or collectives".into());
@@ -209,23 +214,11 @@ pub(super) fn wide_reason(f: &Function) -> Option<String> {
     if let Some(d) = f.locals.iter().next() {
         return Some(format!("the local array `{}`", d.name));
     }
-    if let Some(d) = f.privates.iter().find(|d| !ok(d.elem)) {
-        return Some(format!("the private variable `{}` of {}", d.name, d.elem));
-    }
-    for p in &f.params {
-        match p.kind {
-            ParamKind::Buffer { elem, .. } => match elem.value() {
-                Some(t) if ok(t) => {}
-                _ => return Some(format!("the buffer `{}`", p.name)),
-            },
-            ParamKind::Scalar(t) if !ok(t) => {
-                return Some(format!("the parameter `{}` of {t}", p.name))
-            }
-            ParamKind::Scalar(_) | ParamKind::LocalLen => {}
-        }
-    }
     if let Some(v) = f.values.iter().find(|v| !ok(v.ty)) {
-        return Some(format!("a value of {}", v.ty));
+        return Some(match &v.name {
+            Some(n) => format!("the value `{n}` of {}", v.ty),
+            None => format!("a value of {}", v.ty),
+        });
     }
     f.exprs
         .iter()
@@ -801,11 +794,7 @@ impl Gen<'_, '_> {
         if s == Scalar::Bool {
             return vec![self.mask_splat(0)];
         }
-        let z = self.zero(if narrow_int(s) {
-            Scalar::I32
-        } else {
-            s
-        });
+        let z = self.zero(if narrow_int(s) { Scalar::I32 } else { s });
         let ty = self.vty(s);
         let v = self.b.ins().splat(ty, z);
         vec![v; self.parts(s)]
@@ -1669,6 +1658,59 @@ impl Gen<'_, '_> {
     }
 
     fn vstmt(&mut self, s: &Stmt) {
+        // Only the top level of a loop's body stores its own private variables unmasked.
+        let outer = if matches!(s, Stmt::If { .. } | Stmt::For { .. } | Stmt::Loop { .. }) {
+            Some(std::mem::take(&mut self.loop_private))
+        } else {
+            None
+        };
+        self.vstmt_inner(s);
+        if let Some(o) = outer {
+            self.loop_private = o;
+        }
+    }
+
+    /// The private variables that a `loop` at the top of a one-region kernel may store
+    /// without a mask at the top level of its body: those read nowhere else. The lanes not
+    /// active there have left the loop (by a `break` or `return`: the body has no `continue`
+    /// of it, which would keep a lane in the loop, inactive, for the next iteration) or never
+    /// entered it, and none of them reads the variable again, so their values do not
+    /// matter (as in the rayon baseline's escape loop, whose finished lanes keep
+    /// iterating). The mandelbrot loop's `x` and `y` are stored so; its count, read after
+    /// the loop, keeps its mask.
+    fn loop_privates(&self, id: crate::ir::LoopId, body: &[Stmt]) -> Vec<crate::ir::PrivateId> {
+        if !self.plan.simple || !self.vloops.is_empty() {
+            return Vec::new();
+        }
+        let mut cont = false;
+        walk_block(body, &mut |s| {
+            cont |= matches!(s, Stmt::Continue(c) if *c == id)
+        });
+        if cont {
+            return Vec::new();
+        }
+        let loads = |block: &[Stmt]| {
+            let mut n: HashMap<crate::ir::PrivateId, u32> = HashMap::new();
+            walk_block(block, &mut |s| {
+                if let Stmt::Load { mem, .. } = s {
+                    if let Some(p) = self.private_var(*mem) {
+                        *n.entry(p).or_default() += 1;
+                    }
+                }
+            });
+            n
+        };
+        let (all, inside) = (loads(&self.f.body), loads(body));
+        self.f
+            .privates
+            .iter_enumerated()
+            .map(|(p, _)| p)
+            .filter(|p| self.private_var(Mem::Private(*p)).is_some())
+            .filter(|p| all.get(p) == inside.get(p))
+            .collect()
+    }
+
+    fn vstmt_inner(&mut self, s: &Stmt) {
         if let Stmt::Load { at, .. }
         | Stmt::Store { at, .. }
         | Stmt::Atomic { at, .. }
@@ -1699,7 +1741,7 @@ impl Gen<'_, '_> {
             } => {
                 let x = self.vexprs(*value);
                 match self.private_var(*mem) {
-                    Some(p) if self.full => {
+                    Some(p) if self.full || self.loop_private.contains(&p) => {
                         let s = self.f.privates[p].elem.scalar;
                         let vs = self.vvars(VarOf::Private(p), s);
                         for (v, x) in vs.into_iter().zip(x) {
@@ -1798,9 +1840,11 @@ impl Gen<'_, '_> {
                 let any = self.b.ins().vany_true(m);
                 super::lower::loop_branch(&mut self.b, any, bodyb, exit);
                 self.b.switch_to_block(bodyb);
+                self.loop_private = self.loop_privates(*id, body);
                 self.vloops.push((*id, brk, cont));
                 self.vblock(body);
                 self.vloops.pop();
+                self.loop_private.clear();
                 let m = self.mask();
                 let c = self.b.use_var(cont);
                 let m = self.b.ins().bor(m, c);
@@ -2158,7 +2202,14 @@ impl Gen<'_, '_> {
                 unreachable!("not in vectorized kernels")
             }
         };
-        debug_assert_eq!(v.len(), self.parts(s), "{:?} {s:?} wide {} half {:?}", self.f.exprs.get(e), self.wide, self.half);
+        debug_assert_eq!(
+            v.len(),
+            self.parts(s),
+            "{:?} {s:?} wide {} half {:?}",
+            self.f.exprs.get(e),
+            self.wide,
+            self.half
+        );
         self.remember(e, v.clone(), start);
         v
     }
