@@ -36,7 +36,8 @@
 //! (the [`Env`] a region reads, the [`Fault`] it reports, the fault [`Site`]s). [`plan`] cuts
 //! the kernel into regions and lays out the records; [`lower`] emits a region's function and
 //! its statements, [`expr`] its expressions, [`simd`] the four-lane variant of every region
-//! of a kernel of 32-bit values; [`run`] launches the program and runs the group level; [`helpers`] holds the Rust
+//! of a kernel of 32-bit values (and the eight-lane one of a one-region kernel of 32-bit
+//! values); [`run`] launches the program and runs the group level; [`helpers`] holds the Rust
 //! functions compiled code calls.
 //!
 //! **Compile time.** [`JitProgram::compile`] compiles the scalar code only. The vector
@@ -175,7 +176,8 @@ pub(crate) struct JitProgram {
     plan: Plan,
     /// The scalar code: one function per region, and its fault sites.
     scalar: Variant,
-    /// The four-lane variant ([`simd`]) of a kernel that has one, compiled at the first launch
+    /// The four-lane variant ([`simd`]) of a kernel that has one (and its eight-lane one, where
+    /// it has that too), compiled at the first launch
     /// that can use it ([`JitProgram::variant`]).
     vector: Option<LazyVector>,
     stubs: ir::IdVec<ir::StubId, ir::StubDecl>,

@@ -1,4 +1,5 @@
-//! Four work-items per iteration in SIMD lanes: the vector variant of a kernel's regions.
+//! Four (or eight) work-items per iteration in SIMD lanes: the vector variant of a kernel's
+//! regions.
 //!
 //! A kernel whose values are all integers, `f32`s, `f64`s or `bool`s (not `f16`, not vector
 //! types), without private arrays, atomics, stubs or 64-bit indices (else [`scalar_reason`]
@@ -67,6 +68,28 @@
 //! eight or more accesses is lowered twice when the mask is not known there: one copy for
 //! four active lanes (one test on entry), one for the others.
 //! A fault names the first faulting lane's work-item.
+//!
+//! **Eight lanes** (issue 31, item 4). A kernel of one region (no barriers or collectives)
+//! whose values and expressions are all 32-bit integers, `f32`s or `bool`s ([`wide_reason`]
+//! says why not) is also compiled with eight work-items per iteration, for launches whose
+//! work-group's size in dimension 0 is a multiple of eight (the first such launch compiles
+//! it; multiples of four only run the four-lane variant): every 32-bit value is two
+//! registers (lanes 0–3 and 4–7), as a 64-bit value is two in the four-lane code, through
+//! the same code ([`Gen::parts`], [`Gen::vty`]), and the mask and a `bool` are one `i16x8`
+//! (a comparison's two `i32x4` masks packed with `packssdw`; widened back per register where
+//! a mask selects 32-bit lanes). So a divergent loop runs both halves in the same iteration,
+//! while any of the eight lanes is in it, and the two halves' dependency chains (the
+//! Mandelbrot iteration's multiply-adds) overlap, as in the rayon baseline's eight pixels.
+//! A memory access is lowered for each half in turn as four lanes ([`Gen::half`]: the half's
+//! register of each index and value, its four mask lanes, its lanes' work-items), lanes
+//! 0–3 first, so a fault still names the first faulting lane.
+//!
+//! **Loops.** A loop polls the launch's stop and cancel flags once every
+//! [`super::lower::POLL_EVERY`] iterations (a counter). In a one-region kernel, a `loop`
+//! (not inside another) stores the private variables that only it reads without a mask at the
+//! top level of its body (no `continue` of it): the lanes not active there have left the
+//! loop for good or never entered it, and nothing reads their values again (the Mandelbrot
+//! loop's `x` and `y`; its count, read after the loop, keeps the mask).
 
 use super::expr::{direct_binary, from_bits};
 use super::lower::{cl_ty, Gen, VarOf, MEM, TABLE};
