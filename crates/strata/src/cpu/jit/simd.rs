@@ -1442,6 +1442,9 @@ impl Gen<'_, '_> {
         if !self.wide {
             return self.vload(mem, index);
         }
+        if !consecutive(self.f, &self.counters, index) && self.agree(index) {
+            return self.vload_uniform_eight(mem, index);
+        }
         let mut out = Vec::new();
         for h in 0..2 {
             self.half = Some(h);
@@ -1449,6 +1452,53 @@ impl Gen<'_, '_> {
         }
         self.half = None;
         debug_assert_eq!(out.len(), 2, "load");
+        out
+    }
+
+    /// [`Gen::vload_uniform`] for eight lanes: one scalar load for both halves (in bounds,
+    /// some of the eight lanes active), else each half lane by lane.
+    fn vload_uniform_eight(&mut self, mem: Mem, index: ExprId) -> Vec<Value> {
+        let s = self.f.mem_elem(mem).expect("validated memory").scalar;
+        let is = self.f.exprs.ty(index).scalar;
+        self.half = Some(0);
+        let idx = self.vexpr(index);
+        self.half = None;
+        let (base, len) = self.mem_base_len(mem);
+        let i0 = self.lane0(idx);
+        let i0 = self.widen_index(i0, is);
+        let load = |g: &mut Self| {
+            let off = g.b.ins().imul_imm(i0, s.size() as i64);
+            let addr = g.b.ins().iadd(base, off);
+            let x = g.b.ins().load(cl_ty(s), MEM, addr, 0);
+            g.splat(x, s)
+        };
+        if self.full && self.proven_here(mem, index) {
+            return load(self);
+        }
+        let ok = match self.in_bounds(mem, index) {
+            Some(ok) if self.full => ok,
+            Some(ok) => {
+                let m = self.mask();
+                let any = self.b.ins().vany_true(m);
+                self.b.ins().band(ok, any)
+            }
+            None => self.b.ins().icmp(IntCC::UnsignedLessThan, i0, len),
+        };
+        let (fast, slow) = (self.b.create_block(), self.b.create_block());
+        let (merge, out) = self.merge_block(s);
+        self.b.ins().brif(ok, fast, &[], slow, &[]);
+        self.b.switch_to_block(fast);
+        let v = load(self);
+        self.jump_with(merge, &v);
+        self.b.switch_to_block(slow);
+        let mut v = Vec::new();
+        for h in 0..2 {
+            self.half = Some(h);
+            v.extend(self.vload_general(mem, index));
+        }
+        self.half = None;
+        self.jump_with(merge, &v);
+        self.b.switch_to_block(merge);
         out
     }
 
