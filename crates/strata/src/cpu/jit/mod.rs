@@ -271,13 +271,6 @@ impl JitProgram {
         self.vector.is_some()
     }
 
-    /// Whether the kernel has the eight-lane variant ([`simd::wide_reason`]), used by
-    /// launches whose work-groups' first dimension is a multiple of eight.
-    #[cfg(test)]
-    pub(crate) fn has_wide_variant(&self) -> bool {
-        self.vector.as_ref().is_some_and(|v| v.wide)
-    }
-
     /// The variant a launch with work-groups of `local` runs: the eight-lane variant when the
     /// kernel has one and `local[0]` is a multiple of eight, else the four-lane variant when
     /// the kernel has one and `local[0]` is a multiple of four (each compiled here by the
