@@ -118,6 +118,41 @@ fn finish_timeout_leaves_the_commands_running() {
     q.finish().unwrap();
 }
 
+/// A launch whose work-items never leave a loop (a `while` on a word nothing changes) is
+/// stopped inside the loop by `cancel` (the compiled code polls the flag there): on the
+/// eight-lane variant (work-groups of 8), the four-lane one (4) and the scalar code (3).
+#[test]
+fn a_cpu_launch_spinning_in_a_loop_stops_when_cancelled() {
+    let k = Kernel::build("forever", |k| {
+        let x = k.read_write::<u32>("x");
+        let i = global_id(0);
+        let n = var(0u32);
+        while_(|| x.at(0u32).eq(0u32), || n.set(n.get() + i + 1u32));
+        x.set(i, n.get());
+    })
+    .unwrap();
+    assert_eq!(k.cpu_eight_lane_variant(), Ok(()));
+    for local in [8, 4, 3] {
+        let q = cpu();
+        let x = Buffer::from_slice(&q, &vec![0u32; 2 * local]).unwrap();
+        let run = k
+            .enqueue(&q, NdRange::new(2 * local).local(local), args![&x], &[])
+            .unwrap();
+        let err = run.wait_timeout(Duration::from_millis(20)).unwrap_err();
+        assert!(
+            matches!(err, Error::TimedOut { .. }),
+            "local {local}: {err:?}"
+        );
+        run.cancel();
+        // Bounded, not a hang, should the loop not poll.
+        let err = run.wait_timeout(Duration::from_secs(60)).unwrap_err();
+        assert!(
+            matches!(&err, Error::Cancelled { kernel } if kernel == "forever"),
+            "local {local}: {err:?}"
+        );
+    }
+}
+
 /// On every device, a wait with a time limit returns a completed launch's result, and
 /// cancelling a completed launch changes nothing.
 #[test]

@@ -773,6 +773,9 @@ mod random {
         phase: Option<u32>,
         /// Whether a `return` may be generated (not before a barrier: a divergence error).
         may_return: bool,
+        /// The types of the values, variables and stores it generates ([`TYPES`], or its
+        /// 32-bit ones for [`Gen::new_32`]).
+        types: &'static [Scalar],
     }
 
     /// The local arrays of a kernel with barriers: `u32`, launch-sized (two halves of the
@@ -822,7 +825,18 @@ mod random {
                 counters: Vec::new(),
                 phase: None,
                 may_return: true,
+                types: &TYPES,
             }
+        }
+
+        /// A generator of kernels whose values are 32-bit (`i32`, `u32`, `f32`) or `bool`:
+        /// those the eight-lane variant takes (the buffers and private variables of the other
+        /// types are declared, never used).
+        pub fn new_32(seed: u64) -> Gen {
+            let mut g = Gen::new(seed);
+            g.f.name = "random_simd_32".into();
+            g.types = &TYPES[..3];
+            g
         }
 
         /// A generator of kernels with barriers, collectives and local memory.
@@ -1085,7 +1099,7 @@ mod random {
                 let t = if matches!(op, Any | All) {
                     Scalar::Bool
                 } else {
-                    self.r.pick(&TYPES)
+                    self.r.pick(self.types)
                 };
                 let arg = self.expr(t, 2);
                 let source = (op == Broadcast).then(|| {
@@ -1381,7 +1395,7 @@ mod random {
                         self.e(Expr::Unary(UnaryOp::Not, a), t)
                     }
                     _ => {
-                        let s = self.r.pick(&TYPES);
+                        let s = self.r.pick(self.types);
                         let a = self.expr(s, d);
                         let b = self.expr(s, d);
                         let op = self.r.pick(&[Eq, Ne, Lt, Le, Gt, Ge]);
@@ -1413,7 +1427,7 @@ mod random {
                     self.e(Expr::Select(c, a, b), t)
                 }
                 5 => {
-                    let from = self.r.pick(&[
+                    let froms: Vec<Scalar> = [
                         Scalar::I32,
                         Scalar::U32,
                         Scalar::F32,
@@ -1425,7 +1439,11 @@ mod random {
                         Scalar::I16,
                         Scalar::U16,
                         Scalar::Bool,
-                    ]);
+                    ]
+                    .into_iter()
+                    .filter(|s| *s == Scalar::Bool || self.types.contains(s))
+                    .collect();
+                    let from = self.r.pick(&froms);
                     let a = self.expr(from, d);
                     if from == t {
                         a
@@ -1491,12 +1509,12 @@ mod random {
             );
             match self.r.below(12) {
                 0..=2 => {
-                    let t = self.r.pick(&TYPES);
+                    let t = self.r.pick(self.types);
                     let e = self.expr(t, 3);
                     self.value(e, t);
                 }
                 3 | 4 => {
-                    let t = self.r.pick(&TYPES);
+                    let t = self.r.pick(self.types);
                     let e = self.expr(t, 3);
                     self.emit(Stmt::Store {
                         mem: Mem::Private(PrivateId::new(Self::ty_index(t))),
@@ -1506,7 +1524,7 @@ mod random {
                     });
                 }
                 5 => {
-                    let t = self.r.pick(&TYPES);
+                    let t = self.r.pick(self.types);
                     let e = self.expr(t, 2);
                     let i = self.gid();
                     self.emit(Stmt::Store {
@@ -1533,15 +1551,19 @@ mod random {
                 8 if depth < 3 => {
                     let id = LoopId::from_raw(self.f.loop_count);
                     self.f.loop_count += 1;
-                    // Counters of 32 and 64 bits.
-                    let ct = self.r.pick(&[
-                        Scalar::U32,
-                        Scalar::U32,
-                        Scalar::I64,
-                        Scalar::U64,
-                        Scalar::I8,
-                        Scalar::U16,
-                    ]);
+                    // Counters of 8 to 64 bits (32 for [`Gen::new_32`]).
+                    let ct = if self.types.len() == TYPES.len() {
+                        self.r.pick(&[
+                            Scalar::U32,
+                            Scalar::U32,
+                            Scalar::I64,
+                            Scalar::U64,
+                            Scalar::I8,
+                            Scalar::U16,
+                        ])
+                    } else {
+                        self.r.pick(&[Scalar::U32, Scalar::U32, Scalar::I32])
+                    };
                     let var = self.f.new_value(Type::scalar(ct), None);
                     let x = self.expr(ct, 1);
                     let seven = self.e(Expr::Literal(Literal::from_bits(ct, 7)), ct);
@@ -1606,7 +1628,7 @@ mod random {
                     });
                 }
                 _ => {
-                    let t = self.r.pick(&TYPES);
+                    let t = self.r.pick(self.types);
                     self.load(t);
                 }
             }
@@ -1638,7 +1660,7 @@ mod random {
                     self.stmt(0);
                 }
             }
-            for t in TYPES {
+            for &t in self.types {
                 let p = Self::ty_index(t);
                 let v = self.f.new_value(Type::scalar(t), None);
                 let zero = self.e(
@@ -1897,6 +1919,245 @@ fn random_simd_kernels_agree_with_the_interpreter() {
                 got == want,
                 "seed {seed}, local size {local}: cpu {got:?}\ninterp {want:?}\n{text}"
             );
+        }
+    }
+}
+
+/// The random kernels of [`random::Gen::new_32`] (32-bit values and `bool`s: divergent
+/// control flow, loops whose lanes leave at different iterations, gathers, shifts, integer
+/// division, casts, selects): every one has the eight-lane variant, which runs where the
+/// work-group's size in dimension 0 is a multiple of 8 (8, 16, 24, 64); 4 and 12 run the
+/// four-lane variant and 2 the scalar code; each against the interpreter at the same launch,
+/// bit for bit.
+#[test]
+fn random_kernels_of_32_bit_values_take_eight_lanes_and_agree_with_the_interpreter() {
+    use random::{Gen, N};
+    let (cpu, interp) = queues();
+    let n = N as usize;
+    let inputs = random_run::Inputs::new();
+    for seed in 1..=150u64 {
+        let f = Gen::new_32(seed.wrapping_mul(0xD6E8_FEB8_6659_FD93)).kernel(8);
+        let text = f.to_string();
+        let k = Kernel::from_ir(f).unwrap_or_else(|e| panic!("seed {seed}: {e}\n{text}"));
+        k.cpu_eight_lane_variant()
+            .unwrap_or_else(|why| panic!("seed {seed}: no eight-lane variant: {why}\n{text}"));
+        for local in [8, 16, 24, 64, 4, 12, 2] {
+            let global = n - n % local;
+            let want = inputs.run(&interp, &k, global, local, false);
+            let got = inputs.run(&cpu, &k, global, local, false);
+            assert!(
+                got == want,
+                "seed {seed}, local size {local}: cpu {got:?}\ninterp {want:?}\n{text}"
+            );
+        }
+    }
+}
+
+/// Which kernels have the eight-lane variant: 32-bit values and `bool`s in one region; not a
+/// kernel with a 64-bit or 8-bit value, nor one with a barrier (each with the reason).
+#[test]
+fn eight_lanes_take_one_region_kernels_of_32_bit_values() {
+    let plain = Kernel::build("plain", |k| {
+        let x = k.read::<f32>("x");
+        let y = k.write::<f32>("y");
+        let i = global_id(0);
+        y.set(i, x.at(i) * 2.0f32);
+    })
+    .unwrap();
+    assert_eq!(plain.cpu_eight_lane_variant(), Ok(()));
+    let wide = Kernel::build("wide", |k| {
+        let x = k.read::<f64>("x");
+        let y = k.write::<f64>("y");
+        let i = global_id(0);
+        y.set(i, x.at(i) * 2.0f64);
+    })
+    .unwrap();
+    assert_eq!(wide.cpu_vector_variant(), Ok(()));
+    let why = wide.cpu_eight_lane_variant().unwrap_err();
+    assert!(why.contains("f64"), "{why}");
+    let bytes = Kernel::build("bytes", |k| {
+        let x = k.read::<u8>("x");
+        let y = k.write::<u8>("y");
+        let i = global_id(0);
+        y.set(i, x.at(i) + 1u8);
+    })
+    .unwrap();
+    let why = bytes.cpu_eight_lane_variant().unwrap_err();
+    assert!(why.contains("u8"), "{why}");
+    let synced = Kernel::build("synced", |k| {
+        let x = k.read::<u32>("x");
+        let y = k.write::<u32>("y");
+        let i = global_id(0);
+        let v = x.at(i);
+        barrier();
+        y.set(i, v + 1u32);
+    })
+    .unwrap();
+    assert_eq!(synced.cpu_vector_variant(), Ok(()));
+    assert_eq!(
+        synced.cpu_eight_lane_variant(),
+        Err("barriers or collectives".to_string())
+    );
+}
+
+/// An escape-time loop (the Mandelbrot iteration) and a counted `while` whose lanes leave at
+/// different iterations in either half of eight (one half all done before the other starts,
+/// alternate lanes, one lane far longer, none entering), with a `break` and a `continue`:
+/// the eight-lane variant (8, 16, 24, 64), the four-lane one (4, 12) and the scalar code (1)
+/// against the interpreter, bit for bit.
+#[test]
+fn eight_lanes_run_divergent_loops_as_the_interpreter() {
+    let (cpu, interp) = queues();
+    let k = Kernel::build("escape", |k| {
+        let trips = k.read::<u32>("trips");
+        let out = k.write::<u32>("out");
+        let fo = k.write::<f32>("fo");
+        let w = k.scalar::<u32>("w");
+        let i = global_id(0);
+        if_(i.lt(out.len()), || {
+            let cx = (i % w).cast::<f32>() * 0.125f32 - 2.0f32;
+            let cy = (i / w).cast::<f32>() * 0.1875f32 - 1.5f32;
+            let x = var_named("x", 0.0f32);
+            let y = var_named("y", 0.0f32);
+            let it = var_named("it", 0u32);
+            while_(
+                || {
+                    let (zx, zy) = (x.get(), y.get());
+                    it.get().lt(64u32).and((zx * zx + zy * zy).le(4.0f32))
+                },
+                || {
+                    let (zx, zy) = (x.get(), y.get());
+                    x.set(zx * zx - zy * zy + cx);
+                    y.set(2.0f32 * zx * zy + cy);
+                    it.set(it.get() + 1u32);
+                },
+            );
+            let n = trips.at(i);
+            let j = var_named("j", 0u32);
+            let acc = var_named("acc", 0.0f32);
+            while_(
+                || j.get().lt(n),
+                || {
+                    j.set(j.get() + 1u32);
+                    if_((j.get() % 5u32).eq(0u32), continue_);
+                    acc.set(acc.get() * 0.75f32 + j.get().cast::<f32>());
+                    if_(j.get().eq(n / 2u32 + 7u32), break_);
+                },
+            );
+            out.set(i, it.get() * 1000u32 + j.get());
+            fo.set(i, acc.get() + x.get());
+        });
+    })
+    .unwrap();
+    assert_eq!(k.cpu_eight_lane_variant(), Ok(()));
+    let n = 384usize;
+    // Per group of eight: a pattern of trip counts.
+    let patterns: [[u32; 8]; 7] = [
+        [0, 0, 0, 0, 5, 9, 1, 30],
+        [30, 2, 9, 4, 0, 0, 0, 0],
+        [3, 3, 3, 3, 3, 3, 3, 3],
+        [0; 8],
+        [1, 0, 2, 0, 3, 0, 40, 0],
+        [0, 25, 0, 1, 0, 2, 0, 3],
+        [50, 1, 1, 1, 1, 1, 1, 19],
+    ];
+    let ts: Vec<u32> = (0..n)
+        .map(|i| patterns[(i / 8 + i / 64) % patterns.len()][i % 8])
+        .collect();
+    let run = |q: &Queue, local: usize| {
+        let t = Buffer::from_slice(q, &ts).unwrap();
+        let out = Buffer::<u32>::new(q.device(), n).unwrap();
+        let fo = Buffer::<f32>::new(q.device(), n).unwrap();
+        k.launch(q, NdRange::new(n).local(local), args![&t, &out, &fo, 24u32])
+            .unwrap();
+        let f: Vec<u32> = q.read(&fo).unwrap().iter().map(|x| x.to_bits()).collect();
+        (q.read(&out).unwrap(), f)
+    };
+    let want = run(&interp, 8);
+    // Lanes left the escape loop at many different iterations.
+    let its: std::collections::BTreeSet<u32> = want.0.iter().map(|v| v / 1000).collect();
+    assert!(its.len() > 10, "{its:?}");
+    for local in [8, 16, 24, 64, 4, 12, 1] {
+        assert_eq!(run(&cpu, local), want, "local size {local}");
+    }
+}
+
+/// Out-of-bounds loads and stores in either half of eight lanes, in straight-line code and in
+/// a divergent loop: the error names the interpreter's work-item (the first faulting one in
+/// local-id order) and line, on the eight-lane variant (8, 16, 24), the four-lane one (4,
+/// 12) and the scalar code (1).
+#[test]
+fn eight_lanes_fault_as_the_interpreter_in_either_half() {
+    let (cpu, interp) = queues();
+    let k = Kernel::build("halves", |k| {
+        let x = k.read::<u32>("x");
+        let idx = k.read::<u32>("idx");
+        let y = k.write::<u32>("y");
+        let at = k.read::<u32>("at");
+        let i = global_id(0);
+        let v = x.at(idx.at(i));
+        y.set(at.at(i), v + 1u32);
+        let j = var_named("j", 0u32);
+        let s = var_named("s", 0u32);
+        while_(
+            || j.get().lt(i % 5u32 + 1u32),
+            || {
+                s.set(s.get() + x.at(idx.at(i) + j.get() * 20u32));
+                j.set(j.get() + 1u32);
+            },
+        );
+        y.set(i, s.get());
+    })
+    .unwrap();
+    assert_eq!(k.cpu_eight_lane_variant(), Ok(()));
+    // `idx[w] = bad` (a load past the end at `w`), `at[w] = bad` (a store), `idx[w] = 70`
+    // (in bounds until the loop's third turn, `70 + 2 * 20`); the other work-items stay in
+    // bounds (at most `6 + 4 * 20`).
+    let run = |q: &Queue, local: usize, faults: &[(usize, u32, u32)]| {
+        let n = local;
+        let xs: Vec<u32> = (0..100).collect();
+        let mut idx: Vec<u32> = (0..n as u32).map(|i| i % 7).collect();
+        let mut at: Vec<u32> = (0..n as u32).collect();
+        for &(w, kind, bad) in faults {
+            if w < n {
+                match kind {
+                    0 => idx[w] = bad,
+                    1 => at[w] = bad,
+                    _ => idx[w] = 70,
+                }
+            }
+        }
+        let x = Buffer::from_slice(q, &xs).unwrap();
+        let ib = Buffer::from_slice(q, &idx).unwrap();
+        let ab = Buffer::from_slice(q, &at).unwrap();
+        let y = Buffer::<u32>::new(q.device(), n).unwrap();
+        k.launch(q, NdRange::new(n).local(local), args![&x, &ib, &y, &ab])
+            .map(|_| q.read(&y).unwrap())
+            .map_err(|e| e.to_string())
+    };
+    // (Faults at different statements in one work-group are left out: the interpreter runs
+    // each statement for the whole group, the compiled code a vector of work-items at a
+    // time, so they may name different work-items, on four lanes as on eight.)
+    let cases: [&[(usize, u32, u32)]; 10] = [
+        &[],
+        &[(5, 0, 100)],
+        &[(6, 0, 1000), (2, 0, 100)],
+        &[(7, 1, 500)],
+        &[(4, 1, u32::MAX), (13, 1, 200)],
+        &[(12, 0, 100)],
+        &[(21, 1, 99), (22, 0, 500)],
+        // In the loop: work-items 7 (3 turns) and 3 (4 turns) at their third.
+        &[(7, 2, 0)],
+        &[(3, 2, 0), (8, 2, 0)],
+        &[(13, 2, 0), (22, 2, 0)],
+    ];
+    for local in [8, 16, 24, 4, 12, 1] {
+        for (c, faults) in cases.iter().enumerate() {
+            let want = run(&interp, local, faults);
+            if faults.iter().any(|&(w, ..)| w < local) {
+                assert!(want.is_err(), "local {local}, case {c}: {want:?}");
+            }
+            assert_eq!(run(&cpu, local, faults), want, "local {local}, case {c}");
         }
     }
 }

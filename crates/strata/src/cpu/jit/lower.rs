@@ -31,17 +31,18 @@ use cranelift_module::{Linkage, Module};
 use std::collections::{HashMap, HashSet};
 use std::mem::offset_of;
 
-/// Compiles every region of `plan`, one work-item at a time or (`vector`) as the four-lane
-/// variant ([`super::simd`]), into a module of its own; fault sites are appended to `sites`;
-/// `dump` prints each region's Cranelift IR and machine code.
+/// Compiles every region of `plan`, one work-item at a time (`lanes` 1) or as the four- or
+/// eight-lane variant ([`super::simd`], `lanes` 4 or 8), into a module of its own; fault
+/// sites are appended to `sites`; `dump` prints each region's Cranelift IR and machine code.
 pub(super) fn compile(
     f: &Function,
     plan: &Plan,
     isa: OwnedTargetIsa,
     sites: &mut Vec<Site>,
     dump: bool,
-    vector: bool,
+    lanes: u32,
 ) -> Result<(JITModule, Vec<RegionFn>), String> {
+    let vector = lanes > 1;
     let builder = JITBuilder::with_isa(isa, cranelift_module::default_libcall_names());
     let mut module = JITModule::new(builder);
     let ptr = module.target_config().pointer_type();
@@ -57,14 +58,21 @@ pub(super) fn compile(
         let r = &plan.regions[i];
         let id = module
             .declare_function(
-                &format!("region{i}{}", if vector { "_x4" } else { "" }),
+                &format!(
+                    "region{i}{}",
+                    if vector {
+                        format!("_x{lanes}")
+                    } else {
+                        String::new()
+                    }
+                ),
                 Linkage::Local,
                 &sig,
             )
             .map_err(|e| e.to_string())?;
         ctx.func.signature = sig.clone();
         let b = FunctionBuilder::new(&mut ctx.func, &mut fctx);
-        Gen::emit(b, f, &proof, plan, r, sites, ptr, vector);
+        Gen::emit(b, f, &proof, plan, r, sites, ptr, lanes);
         ctx.set_disasm(dump);
         module
             .define_function(id, &mut ctx)
@@ -77,7 +85,11 @@ pub(super) fn compile(
             eprintln!(
                 "; kernel `{}`, region {i}{}\n{}\n{code}",
                 f.name,
-                if vector { " (4 lanes)" } else { "" },
+                if vector {
+                    format!(" ({lanes} lanes)")
+                } else {
+                    String::new()
+                },
                 ctx.func.display()
             );
         }
@@ -176,6 +188,18 @@ pub(super) struct Gen<'a, 'b> {
     /// Vector mode ([`super::simd`]): the active lanes, and per enclosing loop the lanes that
     /// left it and the lanes that ended the iteration.
     pub(super) cur: Option<Variable>,
+    /// Vector mode: eight lanes ([`super::simd`]'s eight-lane variant: every 32-bit value two
+    /// registers, the mask and a `bool` one `i16x8`), not four.
+    pub(super) wide: bool,
+    /// The loop iterations left until the next poll of the stop and cancel flags
+    /// ([`Gen::poll_stop`]).
+    pub(super) polls: Variable,
+    /// Vector mode: the private variables whose stores need no mask here (the top level of
+    /// the body of a loop that only it reads them in, [`super::simd`]'s `Stmt::Loop`).
+    pub(super) loop_private: Vec<PrivateId>,
+    /// Eight-lane mode, while an access is lowered: the half (lanes 0–3 or 4–7) it is
+    /// lowered for, as four lanes ([`super::simd`]).
+    pub(super) half: Option<u8>,
     pub(super) vloops: Vec<(LoopId, Variable, Variable)>,
     /// Vector mode: whether the active lanes are known to be all four here (then accesses,
     /// private variables and record slots need no mask).
@@ -208,6 +232,9 @@ pub(super) struct Gen<'a, 'b> {
     pub(super) counters: super::simd::Counters,
 }
 
+/// Loop iterations between two polls of the stop and cancel flags ([`Gen::poll_stop`]).
+pub(super) const POLL_EVERY: u32 = 64;
+
 /// An expression computed ahead of the loop that uses it.
 #[derive(Clone)]
 pub(super) struct Hoisted {
@@ -226,8 +253,14 @@ impl<'a, 'b> Gen<'a, 'b> {
         r: &'a RegionPlan,
         sites: &'a mut Vec<Site>,
         ptr: cl::Type,
-        vector: bool,
+        lanes: u32,
     ) {
+        let vector = lanes > 1;
+        let wide = lanes == 8;
+        debug_assert!(
+            !wide || plan.simple,
+            "eight lanes in one-region kernels only"
+        );
         let entry = b.create_block();
         b.append_block_params_for_function_params(entry);
         b.switch_to_block(entry);
@@ -255,6 +288,10 @@ impl<'a, 'b> Gen<'a, 'b> {
         b.set_cold_block(fault);
         let lane = b.declare_var(types::I32);
         let lid = [0, 1, 2].map(|_| b.declare_var(types::I32));
+        // The first loop iteration polls the flags.
+        let polls = b.declare_var(types::I32);
+        let one = b.ins().iconst(types::I32, 1);
+        b.def_var(polls, one);
         let (site_v, lane_v, idx_v, len_v) = (
             b.append_block_param(fault, types::I32),
             b.append_block_param(fault, types::I32),
@@ -323,7 +360,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         });
 
         let (defined, _) = super::plan::values_of(f, &r.stmts, &[]);
-        let cur = vector.then(|| b.declare_var(types::I32X4));
+        let cur = vector.then(|| b.declare_var(if wide { types::I16X8 } else { types::I32X4 }));
         let mut entry_mask = None;
         if vector && !plan.simple {
             // The four work-items' mask bytes as lanes; none active: the next four.
@@ -361,6 +398,10 @@ impl<'a, 'b> Gen<'a, 'b> {
             fault,
             defined,
             cur,
+            wide,
+            polls,
+            loop_private: Vec::new(),
+            half: None,
             vloops: Vec::new(),
             full: false,
             splits: 0,
@@ -442,7 +483,7 @@ impl<'a, 'b> Gen<'a, 'b> {
 
         b.switch_to_block(lane_next);
         let x = b.use_var(lid[0]);
-        let x1 = b.ins().iadd_imm(x, if vector { 4 } else { 1 });
+        let x1 = b.ins().iadd_imm(x, lanes as i64);
         b.def_var(lid[0], x1);
         b.ins().jump(xh, &[]);
         b.switch_to_block(yn);
@@ -738,8 +779,19 @@ impl<'a, 'b> Gen<'a, 'b> {
     }
 
     /// Leaves with the `Stopped` fault when the launch was cancelled or another work-group
-    /// failed; else continues in `next`.
+    /// failed; else continues in `next`. Called once per loop iteration, it reads the flags
+    /// once every [`POLL_EVERY`] calls (a counter, one decrement and branch per iteration):
+    /// a loop that never ends still stops, after at most that many more iterations.
     pub(super) fn poll_stop(&mut self, next: cl::Block) {
+        let c = self.b.use_var(self.polls);
+        let c = self.b.ins().iadd_imm(c, -1);
+        self.b.def_var(self.polls, c);
+        let poll = self.b.create_block();
+        self.b.set_cold_block(poll);
+        self.b.ins().brif(c, next, &[], poll, &[]);
+        self.b.switch_to_block(poll);
+        let every = self.b.ins().iconst(types::I32, POLL_EVERY as i64);
+        self.b.def_var(self.polls, every);
         let s = self.b.ins().load(types::I8, MEM, self.stop, 0);
         let c = self.b.ins().load(types::I8, MEM, self.cancel, 0);
         let any = self.b.ins().bor(s, c);

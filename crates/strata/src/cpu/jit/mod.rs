@@ -36,7 +36,8 @@
 //! (the [`Env`] a region reads, the [`Fault`] it reports, the fault [`Site`]s). [`plan`] cuts
 //! the kernel into regions and lays out the records; [`lower`] emits a region's function and
 //! its statements, [`expr`] its expressions, [`simd`] the four-lane variant of every region
-//! of a kernel of 32-bit values; [`run`] launches the program and runs the group level; [`helpers`] holds the Rust
+//! of a kernel of 32-bit values (and the eight-lane one of a one-region kernel of 32-bit
+//! values); [`run`] launches the program and runs the group level; [`helpers`] holds the Rust
 //! functions compiled code calls.
 //!
 //! **Compile time.** [`JitProgram::compile`] compiles the scalar code only. The vector
@@ -154,6 +155,19 @@ impl crate::Kernel {
             Some(why) => Err(why),
         }
     }
+
+    /// Whether the compiled CPU backend (`cpu`) has an eight-lane variant of this kernel,
+    /// which runs eight work-items per iteration as two SIMD vectors, so that their
+    /// dependency chains overlap (on launches whose work-groups' size in dimension 0 is a
+    /// multiple of eight; a multiple of four runs the four-lane variant): `Ok(())`, or the
+    /// first reason it has not, in words (`"barriers or collectives"`, `"a value of f64"`).
+    pub fn cpu_eight_lane_variant(&self) -> std::result::Result<(), String> {
+        self.cpu_vector_variant()?;
+        match simd::wide_reason(self.ir()) {
+            None => Ok(()),
+            Some(why) => Err(why),
+        }
+    }
 }
 
 /// A kernel compiled to native code.
@@ -162,7 +176,8 @@ pub(crate) struct JitProgram {
     plan: Plan,
     /// The scalar code: one function per region, and its fault sites.
     scalar: Variant,
-    /// The four-lane variant ([`simd`]) of a kernel that has one, compiled at the first launch
+    /// The four-lane variant ([`simd`]) of a kernel that has one (and its eight-lane one, where
+    /// it has that too), compiled at the first launch
     /// that can use it ([`JitProgram::variant`]).
     vector: Option<LazyVector>,
     stubs: ir::IdVec<ir::StubId, ir::StubDecl>,
@@ -183,6 +198,11 @@ struct LazyVector {
     f: ir::Function,
     disasm: bool,
     code: OnceLock<std::result::Result<Variant, String>>,
+    /// Whether the kernel has the eight-lane variant too ([`simd::wide_reason`]).
+    wide: bool,
+    /// The eight-lane variant, compiled by the first launch whose work-groups' size in
+    /// dimension 0 is a multiple of eight.
+    code8: OnceLock<std::result::Result<Variant, String>>,
 }
 
 /// The host's instruction set, detected once.
@@ -225,17 +245,18 @@ impl JitProgram {
         let f = vf.function();
         let decls = super::Decls::new(f)?;
         let plan = Plan::new(f);
-        let scalar =
-            Variant::compile(f, &plan, disasm, false).map_err(|message| Error::Backend {
-                backend: "cpu",
-                message,
-            })?;
+        let scalar = Variant::compile(f, &plan, disasm, 1).map_err(|message| Error::Backend {
+            backend: "cpu",
+            message,
+        })?;
         Ok(JitProgram {
             decls,
             vector: simd::scalar_reason(f).is_none().then(|| LazyVector {
                 f: f.clone(),
                 disasm,
                 code: OnceLock::new(),
+                wide: simd::wide_reason(f).is_none(),
+                code8: OnceLock::new(),
             }),
             plan,
             scalar,
@@ -250,21 +271,25 @@ impl JitProgram {
         self.vector.is_some()
     }
 
-    /// The variant a launch with work-groups of `local` runs: the vector variant when the
-    /// kernel has one and `local[0]` is a multiple of four (compiled here by the first such
-    /// launch; concurrent launches wait for it), else the scalar code.
+    /// The variant a launch with work-groups of `local` runs: the eight-lane variant when the
+    /// kernel has one and `local[0]` is a multiple of eight, else the four-lane variant when
+    /// the kernel has one and `local[0]` is a multiple of four (each compiled here by the
+    /// first such launch; concurrent launches wait for it), else the scalar code.
     fn variant(&self, local: [usize; 3]) -> Result<&Variant> {
-        match &self.vector {
-            Some(v) if local[0].is_multiple_of(simd::LANES as usize) => v
-                .code
-                .get_or_init(|| Variant::compile(&v.f, &self.plan, v.disasm, true))
-                .as_ref()
-                .map_err(|message| Error::Backend {
-                    backend: "cpu",
-                    message: message.clone(),
-                }),
-            _ => Ok(&self.scalar),
-        }
+        let (code, lanes) = match &self.vector {
+            Some(v) if v.wide && local[0].is_multiple_of(2 * simd::LANES as usize) => {
+                (&v.code8, 2 * simd::LANES)
+            }
+            Some(v) if local[0].is_multiple_of(simd::LANES as usize) => (&v.code, simd::LANES),
+            _ => return Ok(&self.scalar),
+        };
+        let v = self.vector.as_ref().expect("a vector variant");
+        code.get_or_init(|| Variant::compile(&v.f, &self.plan, v.disasm, lanes))
+            .as_ref()
+            .map_err(|message| Error::Backend {
+                backend: "cpu",
+                message: message.clone(),
+            })
     }
 }
 
@@ -273,10 +298,10 @@ impl Variant {
         f: &ir::Function,
         plan: &Plan,
         disasm: bool,
-        vector: bool,
+        lanes: u32,
     ) -> std::result::Result<Variant, String> {
         let mut sites = vec![Site::Stopped];
-        let (code, regions) = lower::compile(f, plan, isa()?, &mut sites, disasm, vector)
+        let (code, regions) = lower::compile(f, plan, isa()?, &mut sites, disasm, lanes)
             .map_err(|message| format!("compiling kernel `{}`: {message}", f.name))?;
         Ok(Variant {
             regions,

@@ -1,4 +1,5 @@
-//! Four work-items per iteration in SIMD lanes: the vector variant of a kernel's regions.
+//! Four (or eight) work-items per iteration in SIMD lanes: the vector variant of a kernel's
+//! regions.
 //!
 //! A kernel whose values are all integers, `f32`s, `f64`s or `bool`s (not `f16`, not vector
 //! types), without private arrays, atomics, stubs or 64-bit indices (else [`scalar_reason`]
@@ -67,6 +68,28 @@
 //! eight or more accesses is lowered twice when the mask is not known there: one copy for
 //! four active lanes (one test on entry), one for the others.
 //! A fault names the first faulting lane's work-item.
+//!
+//! **Eight lanes** (issue 31, item 4). A kernel of one region (no barriers or collectives)
+//! whose values and expressions are all 32-bit integers, `f32`s or `bool`s ([`wide_reason`]
+//! says why not) is also compiled with eight work-items per iteration, for launches whose
+//! work-group's size in dimension 0 is a multiple of eight (the first such launch compiles
+//! it; multiples of four only run the four-lane variant): every 32-bit value is two
+//! registers (lanes 0–3 and 4–7), as a 64-bit value is two in the four-lane code, through
+//! the same code ([`Gen::parts`], [`Gen::vty`]), and the mask and a `bool` are one `i16x8`
+//! (a comparison's two `i32x4` masks packed with `packssdw`; widened back per register where
+//! a mask selects 32-bit lanes). So a divergent loop runs both halves in the same iteration,
+//! while any of the eight lanes is in it, and the two halves' dependency chains (the
+//! Mandelbrot iteration's multiply-adds) overlap, as in the rayon baseline's eight pixels.
+//! A memory access is lowered for each half in turn as four lanes ([`Gen::half`]: the half's
+//! register of each index and value, its four mask lanes, its lanes' work-items), lanes
+//! 0–3 first, so a fault still names the first faulting lane.
+//!
+//! **Loops.** A loop polls the launch's stop and cancel flags once every
+//! [`super::lower::POLL_EVERY`] iterations (a counter). In a one-region kernel, a `loop`
+//! (not inside another) stores the private variables that only it reads without a mask at the
+//! top level of its body (no `continue` of it): the lanes not active there have left the
+//! loop for good or never entered it, and nothing reads their values again (the Mandelbrot
+//! loop's `x` and `y`; its count, read after the loop, keeps the mask).
 
 use super::expr::{direct_binary, from_bits};
 use super::lower::{cl_ty, Gen, VarOf, MEM, TABLE};
@@ -195,6 +218,37 @@ pub(super) fn scalar_reason(f: &Function) -> Option<String> {
         })
 }
 
+/// Why a kernel with a four-lane variant ([`scalar_reason`] `None`) has no eight-lane one
+/// (the first reason found, in words); `None` when it has one: one region (no barriers or
+/// collectives), no local arrays, and every value and expression a 32-bit integer, an `f32`
+/// or a `bool`. (A parameter or private variable of another type that the kernel reads or
+/// writes gives a value or expression of its type; one it never touches costs nothing.)
+pub(super) fn wide_reason(f: &Function) -> Option<String> {
+    let ok = |t: Type| {
+        t.width == 1
+            && matches!(
+                t.scalar,
+                Scalar::I32 | Scalar::U32 | Scalar::F32 | Scalar::Bool
+            )
+    };
+    if f.body.iter().any(super::plan::has_sync) {
+        return Some("barriers or collectives".into());
+    }
+    if let Some(d) = f.locals.iter().next() {
+        return Some(format!("the local array `{}`", d.name));
+    }
+    if let Some(v) = f.values.iter().find(|v| !ok(v.ty)) {
+        return Some(match &v.name {
+            Some(n) => format!("the value `{n}` of {}", v.ty),
+            None => format!("a value of {}", v.ty),
+        });
+    }
+    f.exprs
+        .iter()
+        .find(|(_, _, t)| !ok(*t))
+        .map(|(_, _, t)| format!("an expression of {t}"))
+}
+
 /// Vector registers per value of lane type `s`: two for a 64-bit scalar (lanes 0 and 1 in
 /// the first, 2 and 3 in the second), else one.
 pub(super) fn parts(s: Scalar) -> usize {
@@ -219,11 +273,6 @@ pub(super) fn vty(s: Scalar) -> cl::Type {
 /// its type is signed or not, and wrapped to its width after each operation that may leave it.
 fn narrow_int(s: Scalar) -> bool {
     s.is_int() && s.size() < 4
-}
-
-/// Lanes per vector register of lane type `s`.
-fn per_part(s: Scalar) -> u32 {
-    LANES / parts(s) as u32
 }
 
 /// What makes a value uniform or consecutive: every `for` loop's counter with its start and
@@ -482,7 +531,7 @@ impl Gen<'_, '_> {
     ) {
         let m = match self.entry_mask {
             Some(m) => m,
-            None => self.splat_i32(-1),
+            None => self.mask_splat(-1),
         };
         self.set_mask(m);
         for (i, d) in self.f.privates.iter_enumerated() {
@@ -692,14 +741,71 @@ impl Gen<'_, '_> {
         }
     }
 
+    /// The active lanes: a lane mask, `i32x4` (`i16x8` for eight lanes; in a half
+    /// ([`Gen::half`]) its four lanes as an `i32x4`).
     fn mask(&mut self) -> Value {
         let c = self.cur.expect("vector mode");
-        self.b.use_var(c)
+        let m = self.b.use_var(c);
+        match self.half {
+            Some(0) => self.b.ins().swiden_low(m),
+            Some(_) => self.b.ins().swiden_high(m),
+            None => m,
+        }
     }
 
     fn set_mask(&mut self, m: Value) {
+        debug_assert!(self.half.is_none(), "the mask of all eight lanes");
         let c = self.cur.expect("vector mode");
         self.b.def_var(c, m);
+    }
+
+    /// Whether values are eight lanes here: the eight-lane variant outside a half.
+    fn eight(&self) -> bool {
+        self.wide && self.half.is_none()
+    }
+
+    /// Work-items per vector value here: eight in the eight-lane variant (four in a half).
+    fn nlanes(&self) -> u32 {
+        if self.eight() {
+            2 * LANES
+        } else {
+            LANES
+        }
+    }
+
+    /// Registers per value of lane type `s` ([`parts`]; with eight lanes two per 32-bit
+    /// value, one `i16x8` per `bool`).
+    fn parts(&self, s: Scalar) -> usize {
+        match s {
+            Scalar::Bool => 1,
+            _ if self.eight() => 2 * parts(s),
+            _ => parts(s),
+        }
+    }
+
+    /// The type of each register of lane type `s` ([`vty`]; with eight lanes a `bool` is an
+    /// `i16x8` lane mask).
+    fn vty(&self, s: Scalar) -> cl::Type {
+        if s == Scalar::Bool && self.eight() {
+            types::I16X8
+        } else {
+            vty(s)
+        }
+    }
+
+    /// Lanes per register of lane type `s`.
+    fn per_part(&self, s: Scalar) -> u32 {
+        self.nlanes() / self.parts(s) as u32
+    }
+
+    /// A lane mask with every lane `v` (0 or -1).
+    fn mask_splat(&mut self, v: i64) -> Value {
+        if self.eight() {
+            let x = self.b.ins().iconst(types::I16, v & 0xffff);
+            self.b.ins().splat(types::I16X8, x)
+        } else {
+            self.splat_i32(v)
+        }
     }
 
     fn splat_i32(&mut self, v: i64) -> Value {
@@ -708,21 +814,24 @@ impl Gen<'_, '_> {
     }
 
     fn vzero(&mut self, s: Scalar) -> Vec<Value> {
-        let z = self.zero(if s == Scalar::Bool || narrow_int(s) {
-            Scalar::I32
-        } else {
-            s
-        });
-        let v = self.b.ins().splat(vty(s), z);
-        vec![v; parts(s)]
+        if s == Scalar::Bool {
+            return vec![self.mask_splat(0)];
+        }
+        let z = self.zero(if narrow_int(s) { Scalar::I32 } else { s });
+        let ty = self.vty(s);
+        let v = self.b.ins().splat(ty, z);
+        vec![v; self.parts(s)]
     }
 
     /// `m` (a lane mask) as masks of the registers of lane type `s`: for 64-bit lanes, each
     /// 32-bit lane widened to 64 bits.
     fn mask_parts(&mut self, m: Value, s: Scalar) -> Vec<Value> {
-        let ty = vty(s);
-        if parts(s) == 1 {
+        let ty = self.vty(s);
+        if self.parts(s) == 1 {
             return vec![self.as_lanes(m, ty)];
+        }
+        if self.parts(s) == 4 {
+            unreachable!("eight lanes of 64 bits: not in the eight-lane variant");
         }
         let lo = self.b.ins().swiden_low(m);
         let hi = self.b.ins().swiden_high(m);
@@ -747,6 +856,11 @@ impl Gen<'_, '_> {
         if ab.len() == 1 {
             return ab[0];
         }
+        if self.eight() {
+            // Eight lanes: two `i32x4` masks (all ones or zeros) packed into one `i16x8`.
+            debug_assert_eq!(self.b.func.dfg.value_type(ab[0]), types::I32X4);
+            return self.b.ins().snarrow(ab[0], ab[1]);
+        }
         const LOW: [u8; 16] = [0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27];
         self.shuffle(ab[0], ab[1], LOW)
     }
@@ -763,8 +877,14 @@ impl Gen<'_, '_> {
         }
     }
 
+    /// The offsets 0, 1, 2, 3 of four lanes from the first.
     fn iota(&mut self) -> Value {
-        let bytes: Vec<u8> = (0..LANES).flat_map(|i| i.to_le_bytes()).collect();
+        self.iota_from(0)
+    }
+
+    /// `k0`, `k0 + 1`, `k0 + 2`, `k0 + 3` in four lanes.
+    fn iota_from(&mut self, k0: u32) -> Value {
+        let bytes: Vec<u8> = (k0..k0 + LANES).flat_map(|i| i.to_le_bytes()).collect();
         let c = self.b.func.dfg.constants.insert(bytes.into());
         self.b.ins().vconst(types::I32X4, c)
     }
@@ -772,18 +892,20 @@ impl Gen<'_, '_> {
     /// A scalar splat into the four lanes (`bool`s become masks).
     fn splat(&mut self, x: Value, s: Scalar) -> Vec<Value> {
         if s == Scalar::Bool {
-            let w = self.b.ins().uextend(types::I32, x);
+            let ty = self.vty(s);
+            let w = self.b.ins().uextend(ty.lane_type(), x);
             let m = self.b.ins().ineg(w);
-            return vec![self.b.ins().splat(types::I32X4, m)];
+            return vec![self.b.ins().splat(ty, m)];
         }
         let x = self.extend32(x, s);
-        let v = self.b.ins().splat(vty(s), x);
-        vec![v; parts(s)]
+        let ty = self.vty(s);
+        let v = self.b.ins().splat(ty, x);
+        vec![v; self.parts(s)]
     }
 
     /// `m` reinterpreted as lanes of `ty` (a mask selecting floats).
     fn as_lanes(&mut self, m: Value, ty: cl::Type) -> Value {
-        if ty == types::I32X4 {
+        if ty == self.b.func.dfg.value_type(m) {
             m
         } else {
             self.b.ins().bitcast(ty, lanes_flags(), m)
@@ -826,23 +948,21 @@ impl Gen<'_, '_> {
     /// A loop's break and continue masks (lanes that left it, lanes that skip the rest of
     /// this iteration), no lane set yet.
     fn loop_masks(&mut self) -> (Variable, Variable) {
-        let z = self.splat_i32(0);
-        let (brk, cont) = (
-            self.b.declare_var(types::I32X4),
-            self.b.declare_var(types::I32X4),
-        );
+        let z = self.mask_splat(0);
+        let ty = self.vty(Scalar::Bool);
+        let (brk, cont) = (self.b.declare_var(ty), self.b.declare_var(ty));
         self.b.def_var(brk, z);
         self.b.def_var(cont, z);
         (brk, cont)
     }
 
     pub(super) fn vvars(&mut self, of: VarOf, s: Scalar) -> Vec<Variable> {
-        (0..parts(s))
+        (0..self.parts(s))
             .map(|p| {
                 if let Some(v) = self.vars.get(&(of, p as u8)) {
                     return *v;
                 }
-                let v = self.b.declare_var(vty(s));
+                let v = self.b.declare_var(self.vty(s));
                 self.vars.insert((of, p as u8), v);
                 v
             })
@@ -856,6 +976,7 @@ impl Gen<'_, '_> {
     /// The local linear id of lane `k`.
     fn lane_id(&mut self, k: u32) -> Value {
         let l = self.b.use_var(self.lane);
+        let k = k + self.half.map_or(0, |h| h as u32 * LANES);
         self.b.ins().iadd_imm(l, k as i64)
     }
 
@@ -869,12 +990,12 @@ impl Gen<'_, '_> {
         mut f: impl FnMut(&mut Self, &[Value]) -> Value,
     ) -> Vec<Value> {
         let mut acc = self.vzero(out);
-        for k in 0..LANES {
+        for k in 0..self.nlanes() {
             let xs: Vec<Value> = args
                 .iter()
                 .zip(ss)
                 .map(|(v, &s)| {
-                    let n = per_part(s);
+                    let n = self.per_part(s);
                     let x = self.b.ins().extractlane(v[(k / n) as usize], (k % n) as u8);
                     if s == Scalar::Bool {
                         let b = self.b.ins().ireduce(types::I8, x);
@@ -890,12 +1011,13 @@ impl Gen<'_, '_> {
             self.fault_lane = Some(lane);
             let r = f(self, &xs);
             let r = if out == Scalar::Bool {
-                let w = self.b.ins().uextend(types::I32, r);
+                let ty = self.vty(out).lane_type();
+                let w = self.b.ins().uextend(ty, r);
                 self.b.ins().ineg(w)
             } else {
                 self.extend32(r, out)
             };
-            let n = per_part(out);
+            let n = self.per_part(out);
             let a = &mut acc[(k / n) as usize];
             *a = self.b.ins().insertlane(*a, r, (k % n) as u8);
         }
@@ -928,7 +1050,7 @@ impl Gen<'_, '_> {
         self.b.set_cold_block(cold);
         self.b.ins().brif(any, cold, &[], ok, &[]);
         self.b.switch_to_block(cold);
-        for k in 0..LANES as u8 {
+        for k in 0..self.nlanes() as u8 {
             let bk = self.b.ins().extractlane(bad, k);
             let (index, len) = detail(self, k);
             let lane = self.lane_id(k as u32);
@@ -1047,8 +1169,11 @@ impl Gen<'_, '_> {
                 };
                 vec![x]
             }
-            _ => (0..parts(s) as i32)
-                .map(|p| self.b.ins().load(vty(s), MEM, addr, 16 * p))
+            _ => (0..self.parts(s) as i32)
+                .map(|p| {
+                    let ty = self.vty(s);
+                    self.b.ins().load(ty, MEM, addr, 16 * p)
+                })
                 .collect(),
         }
     }
@@ -1081,8 +1206,8 @@ impl Gen<'_, '_> {
     /// A merge block with one parameter per register of `s`.
     fn merge_block(&mut self, s: Scalar) -> (cl::Block, Vec<Value>) {
         let m = self.b.create_block();
-        let out = (0..parts(s))
-            .map(|_| self.b.append_block_param(m, vty(s)))
+        let out = (0..self.parts(s))
+            .map(|_| self.b.append_block_param(m, self.vty(s)))
             .collect();
         (m, out)
     }
@@ -1207,7 +1332,8 @@ impl Gen<'_, '_> {
                     .ins()
                     .iconst(types::I64, if is.is_signed() { 1 << 31 } else { 1 << 32 });
                 let lim = self.b.ins().umin(len, wrap);
-                let end = self.b.ins().iadd_imm(i0, LANES as i64);
+                let n = self.nlanes() as i64;
+                let end = self.b.ins().iadd_imm(i0, n);
                 self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, end, lim)
             }
         };
@@ -1309,6 +1435,85 @@ impl Gen<'_, '_> {
         out
     }
 
+    /// [`Gen::vload`]; with eight lanes, for each half in turn as four lanes (lanes 0–3
+    /// first, so that a fault names the first faulting lane), the halves' registers side by
+    /// side.
+    fn vload_halves(&mut self, mem: Mem, index: ExprId) -> Vec<Value> {
+        if !self.wide {
+            return self.vload(mem, index);
+        }
+        if !consecutive(self.f, &self.counters, index) && self.agree(index) {
+            return self.vload_uniform_eight(mem, index);
+        }
+        let mut out = Vec::new();
+        for h in 0..2 {
+            self.half = Some(h);
+            out.extend(self.vload(mem, index));
+        }
+        self.half = None;
+        debug_assert_eq!(out.len(), 2, "load");
+        out
+    }
+
+    /// [`Gen::vload_uniform`] for eight lanes: one scalar load for both halves (in bounds,
+    /// some of the eight lanes active), else each half lane by lane.
+    fn vload_uniform_eight(&mut self, mem: Mem, index: ExprId) -> Vec<Value> {
+        let s = self.f.mem_elem(mem).expect("validated memory").scalar;
+        let is = self.f.exprs.ty(index).scalar;
+        self.half = Some(0);
+        let idx = self.vexpr(index);
+        self.half = None;
+        let (base, len) = self.mem_base_len(mem);
+        let i0 = self.lane0(idx);
+        let i0 = self.widen_index(i0, is);
+        let load = |g: &mut Self| {
+            let off = g.b.ins().imul_imm(i0, s.size() as i64);
+            let addr = g.b.ins().iadd(base, off);
+            let x = g.b.ins().load(cl_ty(s), MEM, addr, 0);
+            g.splat(x, s)
+        };
+        if self.full && self.proven_here(mem, index) {
+            return load(self);
+        }
+        let ok = match self.in_bounds(mem, index) {
+            Some(ok) if self.full => ok,
+            Some(ok) => {
+                let m = self.mask();
+                let any = self.b.ins().vany_true(m);
+                self.b.ins().band(ok, any)
+            }
+            None => self.b.ins().icmp(IntCC::UnsignedLessThan, i0, len),
+        };
+        let (fast, slow) = (self.b.create_block(), self.b.create_block());
+        let (merge, out) = self.merge_block(s);
+        self.b.ins().brif(ok, fast, &[], slow, &[]);
+        self.b.switch_to_block(fast);
+        let v = load(self);
+        self.jump_with(merge, &v);
+        self.b.switch_to_block(slow);
+        let mut v = Vec::new();
+        for h in 0..2 {
+            self.half = Some(h);
+            v.extend(self.vload_general(mem, index));
+        }
+        self.half = None;
+        self.jump_with(merge, &v);
+        self.b.switch_to_block(merge);
+        out
+    }
+
+    /// [`Gen::vstore`]; with eight lanes, as [`Gen::vload_halves`].
+    fn vstore_halves(&mut self, mem: Mem, index: ExprId, v: &[Value]) {
+        if !self.wide {
+            return self.vstore(mem, index, v);
+        }
+        for h in 0..2u8 {
+            self.half = Some(h);
+            self.vstore(mem, index, &v[h as usize..h as usize + 1]);
+        }
+        self.half = None;
+    }
+
     fn vload(&mut self, mem: Mem, index: ExprId) -> Vec<Value> {
         let s = self.f.mem_elem(mem).expect("validated memory").scalar;
         if !consecutive(self.f, &self.counters, index) && self.agree(index) {
@@ -1406,7 +1611,7 @@ impl Gen<'_, '_> {
     /// Stores lane `k` of the value `v` at lane `k` of the index vector `idx` (no test, as
     /// [`Gen::load_lane`]).
     fn store_lane(&mut self, base: Value, idx: Value, v: &[Value], k: u32, s: Scalar) {
-        let n = per_part(s);
+        let n = self.per_part(s);
         let ik = self.b.ins().extractlane(idx, k as u8);
         let a = self.elem_addr(base, ik, s.size());
         let x = self.b.ins().extractlane(v[(k / n) as usize], (k % n) as u8);
@@ -1423,11 +1628,11 @@ impl Gen<'_, '_> {
     /// ([`Gen::proven_here`]): four scalar loads into the lanes, without tests or branches.
     fn vgather_proven(&mut self, mem: Mem, index: ExprId) -> Vec<Value> {
         let s = self.f.mem_elem(mem).expect("validated memory").scalar;
-        let n = per_part(s);
+        let n = self.per_part(s);
         let idx = self.vexpr(index);
         let base = self.mem_base_len(mem).0;
         let mut acc = self.vzero(s);
-        for k in 0..LANES {
+        for k in 0..self.nlanes() {
             let x = self.load_lane(base, idx, k, s);
             let part = &mut acc[(k / n) as usize];
             *part = self.b.ins().insertlane(*part, x, (k % n) as u8);
@@ -1441,14 +1646,14 @@ impl Gen<'_, '_> {
         let s = self.f.mem_elem(mem).expect("validated memory").scalar;
         let idx = self.vexpr(index);
         let base = self.mem_base_len(mem).0;
-        for k in 0..LANES {
+        for k in 0..self.nlanes() {
             self.store_lane(base, idx, v, k, s);
         }
     }
 
     fn vload_general(&mut self, mem: Mem, index: ExprId) -> Vec<Value> {
         let s = self.f.mem_elem(mem).expect("validated memory").scalar;
-        let (size, n) = (s.size(), per_part(s));
+        let (size, n) = (s.size(), self.per_part(s));
         let (base, idx) = self.lanes_index(mem, index);
         let (whole, some) = (self.b.create_block(), self.b.create_block());
         let (merge, out) = self.merge_block(s);
@@ -1464,10 +1669,10 @@ impl Gen<'_, '_> {
         self.b.switch_to_block(some);
         let m = self.mask();
         let mut acc = z;
-        for k in 0..LANES {
+        for k in 0..self.nlanes() {
             let (on, next) = (self.b.create_block(), self.b.create_block());
             let part = (k / n) as usize;
-            let p = self.b.append_block_param(next, vty(s));
+            let p = self.b.append_block_param(next, self.vty(s));
             let mk = self.b.ins().extractlane(m, k as u8);
             self.b
                 .ins()
@@ -1502,7 +1707,7 @@ impl Gen<'_, '_> {
         self.b.ins().jump(merge, &[]);
         self.b.switch_to_block(some);
         let m = self.mask();
-        for k in 0..LANES {
+        for k in 0..self.nlanes() {
             let (on, next) = (self.b.create_block(), self.b.create_block());
             let mk = self.b.ins().extractlane(m, k as u8);
             self.b.ins().brif(mk, on, &[], next, &[]);
@@ -1526,6 +1731,59 @@ impl Gen<'_, '_> {
     }
 
     fn vstmt(&mut self, s: &Stmt) {
+        // Only the top level of a loop's body stores its own private variables unmasked.
+        let outer = if matches!(s, Stmt::If { .. } | Stmt::For { .. } | Stmt::Loop { .. }) {
+            Some(std::mem::take(&mut self.loop_private))
+        } else {
+            None
+        };
+        self.vstmt_inner(s);
+        if let Some(o) = outer {
+            self.loop_private = o;
+        }
+    }
+
+    /// The private variables that a `loop` at the top of a one-region kernel may store
+    /// without a mask at the top level of its body: those read nowhere else. The lanes not
+    /// active there have left the loop (by a `break` or `return`: the body has no `continue`
+    /// of it, which would keep a lane in the loop, inactive, for the next iteration) or never
+    /// entered it, and none of them reads the variable again, so their values do not
+    /// matter (as in the rayon baseline's escape loop, whose finished lanes keep
+    /// iterating). The mandelbrot loop's `x` and `y` are stored so; its count, read after
+    /// the loop, keeps its mask.
+    fn loop_privates(&self, id: crate::ir::LoopId, body: &[Stmt]) -> Vec<crate::ir::PrivateId> {
+        if !self.plan.simple || !self.vloops.is_empty() {
+            return Vec::new();
+        }
+        let mut cont = false;
+        walk_block(body, &mut |s| {
+            cont |= matches!(s, Stmt::Continue(c) if *c == id)
+        });
+        if cont {
+            return Vec::new();
+        }
+        let loads = |block: &[Stmt]| {
+            let mut n: HashMap<crate::ir::PrivateId, u32> = HashMap::new();
+            walk_block(block, &mut |s| {
+                if let Stmt::Load { mem, .. } = s {
+                    if let Some(p) = self.private_var(*mem) {
+                        *n.entry(p).or_default() += 1;
+                    }
+                }
+            });
+            n
+        };
+        let (all, inside) = (loads(&self.f.body), loads(body));
+        self.f
+            .privates
+            .iter_enumerated()
+            .map(|(p, _)| p)
+            .filter(|p| self.private_var(Mem::Private(*p)).is_some())
+            .filter(|p| all.get(p) == inside.get(p))
+            .collect()
+    }
+
+    fn vstmt_inner(&mut self, s: &Stmt) {
         if let Stmt::Load { at, .. }
         | Stmt::Store { at, .. }
         | Stmt::Atomic { at, .. }
@@ -1547,7 +1805,7 @@ impl Gen<'_, '_> {
                         let vs = self.vvars(VarOf::Private(p), s);
                         self.use_vars(&vs)
                     }
-                    None => self.vload(*mem, *index),
+                    None => self.vload_halves(*mem, *index),
                 };
                 self.define_lanes(*value, &x);
             }
@@ -1556,7 +1814,7 @@ impl Gen<'_, '_> {
             } => {
                 let x = self.vexprs(*value);
                 match self.private_var(*mem) {
-                    Some(p) if self.full => {
+                    Some(p) if self.full || self.loop_private.contains(&p) => {
                         let s = self.f.privates[p].elem.scalar;
                         let vs = self.vvars(VarOf::Private(p), s);
                         for (v, x) in vs.into_iter().zip(x) {
@@ -1574,7 +1832,7 @@ impl Gen<'_, '_> {
                             self.b.def_var(v, new);
                         }
                     }
-                    None => self.vstore(*mem, *index, &x),
+                    None => self.vstore_halves(*mem, *index, &x),
                 }
             }
             Stmt::If {
@@ -1655,14 +1913,16 @@ impl Gen<'_, '_> {
                 let any = self.b.ins().vany_true(m);
                 super::lower::loop_branch(&mut self.b, any, bodyb, exit);
                 self.b.switch_to_block(bodyb);
+                self.loop_private = self.loop_privates(*id, body);
                 self.vloops.push((*id, brk, cont));
                 self.vblock(body);
                 self.vloops.pop();
+                self.loop_private.clear();
                 let m = self.mask();
                 let c = self.b.use_var(cont);
                 let m = self.b.ins().bor(m, c);
                 self.set_mask(m);
-                let z = self.splat_i32(0);
+                let z = self.mask_splat(0);
                 self.b.def_var(cont, z);
                 self.b.ins().jump(hdr, &[]);
                 self.b.switch_to_block(exit);
@@ -1675,7 +1935,7 @@ impl Gen<'_, '_> {
                 // flags.
                 let (b, c) = self.plan.loop_flags[id];
                 self.vset_flag(if matches!(s, Stmt::Break(_)) { b } else { c });
-                let z = self.splat_i32(0);
+                let z = self.mask_splat(0);
                 self.set_mask(z);
                 self.full = false;
             }
@@ -1690,7 +1950,7 @@ impl Gen<'_, '_> {
                 let t = self.b.use_var(target);
                 let t = self.b.ins().bor(t, m);
                 self.b.def_var(target, t);
-                let z = self.splat_i32(0);
+                let z = self.mask_splat(0);
                 self.set_mask(z);
                 self.full = false;
             }
@@ -1698,7 +1958,7 @@ impl Gen<'_, '_> {
                 if !self.plan.simple {
                     self.vset_flag(self.plan.returned);
                 }
-                let z = self.splat_i32(0);
+                let z = self.mask_splat(0);
                 self.set_mask(z);
                 self.full = false;
             }
@@ -1742,7 +2002,7 @@ impl Gen<'_, '_> {
             .all(|&x| uniform(self.f, &self.counters, x));
         let same_trips = self.full
             && !uniform_bounds
-            && parts(s) == 1
+            && self.parts(s) == 1
             && uniform(self.f, &self.counters, step)
             && keeps_lanes(id, body);
         if !same_trips {
@@ -1809,9 +2069,9 @@ impl Gen<'_, '_> {
         let up = if s.is_signed() {
             self.vicmp(IntCC::SignedGreaterThan, st, &zs)
         } else {
-            self.splat_i32(-1)
+            self.mask_splat(-1)
         };
-        let z = self.splat_i32(0);
+        let z = self.mask_splat(0);
         // Four lanes enter, a uniform test keeps all four, and the body returns
         // them all to the latch: four lanes in every iteration, and the test is one
         // scalar comparison (lane 0's, every lane's).
@@ -1905,6 +2165,18 @@ impl Gen<'_, '_> {
 
     /// The lanes of an expression: one register, or two for a 64-bit type ([`parts`]).
     pub(super) fn vexprs(&mut self, e: ExprId) -> Vec<Value> {
+        if let Some(h) = self.half {
+            // A half of eight lanes: the part of the eight lanes' value.
+            self.half = None;
+            let v = self.vexprs(e);
+            self.half = Some(h);
+            return match v.len() {
+                2 => vec![v[h as usize]],
+                // A `bool`'s `i16x8`: its half widened to an `i32x4` mask.
+                _ if h == 0 => vec![self.b.ins().swiden_low(v[0])],
+                _ => vec![self.b.ins().swiden_high(v[0])],
+            };
+        }
         if let Some(v) = self.lookup(e) {
             return v;
         }
@@ -1915,7 +2187,7 @@ impl Gen<'_, '_> {
         let v = match expr {
             Expr::Literal(l) => {
                 if s == Scalar::Bool {
-                    vec![self.splat_i32(-(l.bits as i64))]
+                    vec![self.mask_splat(-(l.bits as i64))]
                 } else {
                     let x = self.lit(l);
                     self.splat(x, s)
@@ -1945,9 +2217,10 @@ impl Gen<'_, '_> {
             }
             Expr::Value(v) => {
                 let vs = self.vvars(VarOf::Value(v), s);
+                debug_assert_eq!(vs.len(), self.parts(s), "vars");
                 self.use_vars(&vs)
             }
-            Expr::Builtin(b) => vec![self.vbuiltin(b)],
+            Expr::Builtin(b) => self.vbuiltin(b),
             Expr::Unary(op, a) => {
                 let x = self.vexprs(a);
                 let r = x
@@ -1980,13 +2253,16 @@ impl Gen<'_, '_> {
             }
             Expr::Bitcast(a, to) => {
                 let x = self.vexprs(a);
-                let from = vty(self.f.exprs.ty(a).scalar);
-                if from == vty(to.scalar) {
+                let from = self.vty(self.f.exprs.ty(a).scalar);
+                if from == self.vty(to.scalar) {
                     // `i8` and `u8` (16-bit alike) differ in their lanes' upper bits.
                     self.wrap(to.scalar, x)
                 } else {
                     x.into_iter()
-                        .map(|x| self.b.ins().bitcast(vty(to.scalar), lanes_flags(), x))
+                        .map(|x| {
+                            let ty = self.vty(to.scalar);
+                            self.b.ins().bitcast(ty, lanes_flags(), x)
+                        })
                         .collect()
                 }
             }
@@ -1999,6 +2275,14 @@ impl Gen<'_, '_> {
                 unreachable!("not in vectorized kernels")
             }
         };
+        debug_assert_eq!(
+            v.len(),
+            self.parts(s),
+            "{:?} {s:?} wide {} half {:?}",
+            self.f.exprs.get(e),
+            self.wide,
+            self.half
+        );
         self.remember(e, v.clone(), start);
         v
     }
@@ -2013,22 +2297,28 @@ impl Gen<'_, '_> {
         self.narrow(&r)
     }
 
-    fn vbuiltin(&mut self, b: Builtin) -> Value {
+    /// A built-in's lanes (eight: two registers, lanes 4 to 7 in the second).
+    fn vbuiltin(&mut self, b: Builtin) -> Vec<Value> {
         let lane_base = match b {
             Builtin::LocalId(0) => Some(self.b.use_var(self.lid[0])),
             Builtin::LocalLinearId => Some(self.b.use_var(self.lane)),
             Builtin::GlobalId(0) => Some(self.builtin(b)),
             _ => None,
         };
+        let n = self.parts(Scalar::U32);
         match lane_base {
             Some(x) => {
                 let v = self.b.ins().splat(types::I32X4, x);
-                let io = self.iota();
-                self.b.ins().iadd(v, io)
+                (0..n as u32)
+                    .map(|p| {
+                        let io = self.iota_from(p * LANES);
+                        self.b.ins().iadd(v, io)
+                    })
+                    .collect()
             }
             None => {
                 let x = self.builtin(b);
-                self.b.ins().splat(types::I32X4, x)
+                vec![self.b.ins().splat(types::I32X4, x); n]
             }
         }
     }
@@ -2112,7 +2402,8 @@ impl Gen<'_, '_> {
             }
             (Bool, I32 | U32) => {
                 let one = self.splat_i32(1);
-                vec![self.b.ins().band(x0, one)]
+                let ms = self.mask_parts(x0, to);
+                ms.into_iter().map(|m| self.b.ins().band(m, one)).collect()
             }
             (Bool, I64 | U64) => {
                 let one = self.splat_i32(1);
@@ -2121,14 +2412,28 @@ impl Gen<'_, '_> {
             }
             (Bool, F32) => {
                 let one = self.splat_i32(1);
-                let i = self.b.ins().band(x0, one);
-                vec![self.b.ins().fcvt_from_sint(types::F32X4, i)]
+                let ms = self.mask_parts(x0, I32);
+                ms.into_iter()
+                    .map(|m| {
+                        let i = self.b.ins().band(m, one);
+                        self.b.ins().fcvt_from_sint(types::F32X4, i)
+                    })
+                    .collect()
             }
-            (I32, F32) => vec![self.b.ins().fcvt_from_sint(types::F32X4, x0)],
+            (I32, F32) => x
+                .iter()
+                .map(|&p| self.b.ins().fcvt_from_sint(types::F32X4, p))
+                .collect(),
             // Cranelift's sequence (the two 16-bit halves converted apart, one rounding in
             // their sum) rounds as the scalar conversion does.
-            (U32, F32) => vec![self.b.ins().fcvt_from_uint(types::F32X4, x0)],
-            (F32, I32) => vec![self.b.ins().fcvt_to_sint_sat(types::I32X4, x0)],
+            (U32, F32) => x
+                .iter()
+                .map(|&p| self.b.ins().fcvt_from_uint(types::F32X4, p))
+                .collect(),
+            (F32, I32) => x
+                .iter()
+                .map(|&p| self.b.ins().fcvt_to_sint_sat(types::I32X4, p))
+                .collect(),
             (I32, I64 | U64) => vec![self.b.ins().swiden_low(x0), self.b.ins().swiden_high(x0)],
             (U32, I64 | U64) => vec![self.b.ins().uwiden_low(x0), self.b.ins().uwiden_high(x0)],
             (I64 | U64, I32 | U32) => vec![self.narrow(&x)],
@@ -2205,7 +2510,7 @@ impl Gen<'_, '_> {
         } else {
             Vec::new()
         };
-        (0..parts(s))
+        (0..self.parts(s))
             .map(|p| {
                 let x = xs[0][p];
                 let y = |k: usize| xs[k][p];
