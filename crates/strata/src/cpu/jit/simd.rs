@@ -1404,15 +1404,34 @@ impl Gen<'_, '_> {
         }
         let is = self.f.exprs.ty(index).scalar;
         let idx = self.vexpr(index);
-        let (base, len) = self.mem_base_len(mem);
         let i0 = self.lane0(idx);
         let i0 = self.widen_index(i0, is);
+        self.shared_load(mem, index, i0, false, |g| g.vload_general(mem, index))
+    }
+
+    /// The load of element `i0` (lane 0's index, shared by the lanes, widened) of `mem`: one
+    /// scalar load and a splat, directly where `proven` (a proof holding here, all lanes
+    /// active), else where the index is in bounds and some lane is active; otherwise `slow`,
+    /// the lanes one by one (which faults for the first active lane).
+    fn shared_load(
+        &mut self,
+        mem: Mem,
+        index: ExprId,
+        i0: Value,
+        proven: bool,
+        slow: impl FnOnce(&mut Self) -> Vec<Value>,
+    ) -> Vec<Value> {
+        let s = self.f.mem_elem(mem).expect("validated memory").scalar;
+        let (base, len) = self.mem_base_len(mem);
         let load = |g: &mut Self| {
             let off = g.b.ins().imul_imm(i0, s.size() as i64);
             let addr = g.b.ins().iadd(base, off);
             let x = g.b.ins().load(cl_ty(s), MEM, addr, 0);
             g.splat(x, s)
         };
+        if proven {
+            return load(self);
+        }
         let ok = match self.in_bounds(mem, index) {
             Some(ok) if self.full => ok,
             Some(ok) => {
@@ -1422,14 +1441,14 @@ impl Gen<'_, '_> {
             }
             None => self.b.ins().icmp(IntCC::UnsignedLessThan, i0, len),
         };
-        let (fast, slow) = (self.b.create_block(), self.b.create_block());
+        let (fast, slow_block) = (self.b.create_block(), self.b.create_block());
         let (merge, out) = self.merge_block(s);
-        self.b.ins().brif(ok, fast, &[], slow, &[]);
+        self.b.ins().brif(ok, fast, &[], slow_block, &[]);
         self.b.switch_to_block(fast);
         let v = load(self);
         self.jump_with(merge, &v);
-        self.b.switch_to_block(slow);
-        let v = self.vload_general(mem, index);
+        self.b.switch_to_block(slow_block);
+        let v = slow(self);
         self.jump_with(merge, &v);
         self.b.switch_to_block(merge);
         out
@@ -1458,48 +1477,22 @@ impl Gen<'_, '_> {
     /// [`Gen::vload_uniform`] for eight lanes: one scalar load for both halves (in bounds,
     /// some of the eight lanes active), else each half lane by lane.
     fn vload_uniform_eight(&mut self, mem: Mem, index: ExprId) -> Vec<Value> {
-        let s = self.f.mem_elem(mem).expect("validated memory").scalar;
         let is = self.f.exprs.ty(index).scalar;
         self.half = Some(0);
         let idx = self.vexpr(index);
         self.half = None;
-        let (base, len) = self.mem_base_len(mem);
         let i0 = self.lane0(idx);
         let i0 = self.widen_index(i0, is);
-        let load = |g: &mut Self| {
-            let off = g.b.ins().imul_imm(i0, s.size() as i64);
-            let addr = g.b.ins().iadd(base, off);
-            let x = g.b.ins().load(cl_ty(s), MEM, addr, 0);
-            g.splat(x, s)
-        };
-        if self.full && self.proven_here(mem, index) {
-            return load(self);
-        }
-        let ok = match self.in_bounds(mem, index) {
-            Some(ok) if self.full => ok,
-            Some(ok) => {
-                let m = self.mask();
-                let any = self.b.ins().vany_true(m);
-                self.b.ins().band(ok, any)
+        let proven = self.full && self.proven_here(mem, index);
+        self.shared_load(mem, index, i0, proven, |g| {
+            let mut v = Vec::new();
+            for h in 0..2 {
+                g.half = Some(h);
+                v.extend(g.vload_general(mem, index));
             }
-            None => self.b.ins().icmp(IntCC::UnsignedLessThan, i0, len),
-        };
-        let (fast, slow) = (self.b.create_block(), self.b.create_block());
-        let (merge, out) = self.merge_block(s);
-        self.b.ins().brif(ok, fast, &[], slow, &[]);
-        self.b.switch_to_block(fast);
-        let v = load(self);
-        self.jump_with(merge, &v);
-        self.b.switch_to_block(slow);
-        let mut v = Vec::new();
-        for h in 0..2 {
-            self.half = Some(h);
-            v.extend(self.vload_general(mem, index));
-        }
-        self.half = None;
-        self.jump_with(merge, &v);
-        self.b.switch_to_block(merge);
-        out
+            g.half = None;
+            v
+        })
     }
 
     /// [`Gen::vstore`]; with eight lanes, as [`Gen::vload_halves`].
