@@ -1190,7 +1190,7 @@ impl Lower<'_> {
                 let trig = matches!(f, op::GLSL_SIN | op::GLSL_COS | op::GLSL_TAN);
                 let r = if f == op::GLSL_LOG || f == op::GLSL_LOG2 || (trig && self.core_in_f64(s))
                 {
-                    self.glsl_f32(at, f, a, "log")?
+                    self.glsl_f32(at, f, a, m.name())?
                 } else if trig && s == Scalar::F32 && self.t.llvmpipe_float_fixes && self.t.float64
                 {
                     // lavapipe's f32 `Sin`/`Cos`/`Tan` are 1 or -1 from |x| of about 1e10 on:

@@ -276,14 +276,13 @@ impl JitProgram {
     /// the kernel has one and `local[0]` is a multiple of four (each compiled here by the
     /// first such launch; concurrent launches wait for it), else the scalar code.
     fn variant(&self, local: [usize; 3]) -> Result<&Variant> {
-        let (code, lanes) = match &self.vector {
+        let (v, code, lanes) = match &self.vector {
             Some(v) if v.wide && local[0].is_multiple_of(2 * simd::LANES as usize) => {
-                (&v.code8, 2 * simd::LANES)
+                (v, &v.code8, 2 * simd::LANES)
             }
-            Some(v) if local[0].is_multiple_of(simd::LANES as usize) => (&v.code, simd::LANES),
+            Some(v) if local[0].is_multiple_of(simd::LANES as usize) => (v, &v.code, simd::LANES),
             _ => return Ok(&self.scalar),
         };
-        let v = self.vector.as_ref().expect("a vector variant");
         code.get_or_init(|| Variant::compile(&v.f, &self.plan, v.disasm, lanes))
             .as_ref()
             .map_err(|message| Error::Backend {
