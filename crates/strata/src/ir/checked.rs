@@ -26,9 +26,11 @@
 //! work-items reach it, the length word the work-group's size) and the whole group returns,
 //! so the divergent barrier never runs: on a GPU it would hang or be undefined. The same count
 //! guards:
-//! - every `if` whose branches leave early (a `return`, or a `break` or `continue` of a loop
-//!   around the `if`) where a barrier or collective may run afterwards (later in the kernel,
-//!   or in a later iteration of a loop holding one): the work-items that leave would miss it;
+//! - every `if` whose branches leave early where a barrier or collective may run that the
+//!   work-items leaving would miss: after a `return`, any later in the kernel (or in a later
+//!   iteration of a loop around it); after a `break`, any in the loop's body (its later
+//!   iterations; after the loop the work-items are together again); after a `continue`, any
+//!   later in the same iteration of the loop's body;
 //! - every iteration of a `for` loop holding a barrier or collective: the loop becomes an
 //!   endless loop over a private counter that counts the work-items whose counter is still
 //!   in range before each iteration, so trip counts that differ between work-items are found
@@ -116,11 +118,77 @@ pub fn div_by_zero(div: bool) -> String {
 #[derive(Clone, Debug)]
 struct Ctx {
     /// The first barrier or collective that may run after the statement (later in the
-    /// kernel, or in a later iteration of an enclosing loop).
+    /// kernel, or in a later iteration of an enclosing loop): what a `return` there misses.
     after: Option<String>,
     /// Whether every work-item of the work-group runs the statement (or none does), so a
     /// count over the work-group may be taken there.
     uniform: bool,
+    /// The loops around the statement, outermost first: what a `break` or `continue` of
+    /// each misses.
+    loops: Vec<LoopCtx>,
+}
+
+/// An enclosing loop, for the divergence checks of the `break`s and `continue`s that
+/// leave it: a work-item that leaves a loop by `break` rejoins the others after it, so it
+/// misses only the barriers and collectives of the loop's later iterations (any in its
+/// body); one that `continue`s misses those later in the current iteration.
+#[derive(Clone, Debug)]
+struct LoopCtx {
+    id: super::LoopId,
+    /// The first barrier or collective in the loop's body.
+    body: Option<String>,
+    /// The first barrier or collective after the statement, up to the end of the loop's
+    /// body.
+    rest: Option<String>,
+}
+
+impl Ctx {
+    /// The context of a loop's body: `self`'s, with the loop `id` (whose body is `body`)
+    /// innermost, and `after` what may run after the body's last statement.
+    fn enter_loop(
+        &self,
+        id: super::LoopId,
+        body: &[Stmt],
+        after: Option<String>,
+        uniform: bool,
+    ) -> Ctx {
+        let mut loops = self.loops.clone();
+        loops.push(LoopCtx {
+            id,
+            body: first_sync(body),
+            rest: None,
+        });
+        Ctx {
+            after,
+            uniform,
+            loops,
+        }
+    }
+
+    /// The first barrier or collective a work-item misses when it leaves `b` early (a
+    /// `return`, or a `break` or `continue` of a loop outside `b`) where this context runs
+    /// `b`; `None` when nothing it leaves for can be missed. (`inner`: the loops around the
+    /// statement being looked at, inside `b`.)
+    fn missed(&self, b: &[Stmt], inner: &mut Vec<super::LoopId>) -> Option<String> {
+        let of_loop = |id: &super::LoopId| self.loops.iter().find(|l| l.id == *id);
+        b.iter().find_map(|s| match s {
+            Stmt::Return => self.after.clone(),
+            Stmt::Break(id) if !inner.contains(id) => of_loop(id).and_then(|l| l.body.clone()),
+            Stmt::Continue(id) if !inner.contains(id) => of_loop(id).and_then(|l| l.rest.clone()),
+            Stmt::If {
+                then, otherwise, ..
+            } => self
+                .missed(then, inner)
+                .or_else(|| self.missed(otherwise, inner)),
+            Stmt::For { id, body, .. } | Stmt::Loop { id, body } => {
+                inner.push(*id);
+                let r = self.missed(body, inner);
+                inner.pop();
+                r
+            }
+            _ => None,
+        })
+    }
 }
 
 /// A kernel rewritten for checked mode.
@@ -264,6 +332,7 @@ fn rewrite(f: &Function, full: bool, cuts: bool) -> Instrumented {
         after: None,
         // Bounds only: no counts are taken anywhere.
         uniform: full,
+        loops: Vec::new(),
     };
     let mut body = r.block(body, &top);
     r.flush(&mut body);
@@ -772,16 +841,26 @@ impl Rewriter {
 
     /// Rewrites block `b`, run in context `ctx` (whose `after` is what may follow the block).
     fn block(&mut self, b: Block, ctx: &Ctx) -> Block {
-        // What may run after each statement: the first sync later in the block, else ctx's.
-        let mut after = vec![ctx.after.clone(); b.len()];
+        // What may run after each statement in the block: the first sync later in it.
+        let mut later: Vec<Option<String>> = vec![None; b.len()];
         for i in (0..b.len().saturating_sub(1)).rev() {
-            after[i] = first_sync(std::slice::from_ref(&b[i + 1])).or(after[i + 1].clone());
+            later[i] = first_sync(std::slice::from_ref(&b[i + 1])).or(later[i + 1].clone());
         }
         let mut out = Vec::with_capacity(b.len());
-        for (s, after) in b.into_iter().zip(after) {
+        for (s, later) in b.into_iter().zip(later) {
+            // After the statement: the sync later in the block, else what follows the block
+            // (in the kernel, and up to the end of each enclosing loop's body).
             let c = Ctx {
-                after,
+                after: later.clone().or(ctx.after.clone()),
                 uniform: ctx.uniform,
+                loops: ctx
+                    .loops
+                    .iter()
+                    .map(|l| LoopCtx {
+                        rest: later.clone().or(l.rest.clone()),
+                        ..l.clone()
+                    })
+                    .collect(),
             };
             self.stmt(s, &mut out, &c);
         }
@@ -876,21 +955,24 @@ impl Rewriter {
                 then,
                 otherwise,
             } => {
-                // A count where a branch holds a barrier or leaves early before one.
-                let leaves = |b: &Block| ctx.after.is_some() && leaves_early(b, &mut Vec::new());
+                // A count where a branch holds a barrier or leaves early before one (that
+                // the work-items leaving would miss: [`Ctx::missed`]).
+                let missed = |b: &Block| ctx.missed(b, &mut Vec::new());
                 let what = match (first_sync(&then), first_sync(&otherwise)) {
                     (Some(w), _) => Some((w, true)),
                     (None, Some(w)) => Some((w, false)),
-                    (None, None) if leaves(&then) => ctx.after.clone().map(|w| (w, false)),
-                    (None, None) if leaves(&otherwise) => ctx.after.clone().map(|w| (w, true)),
-                    (None, None) => None,
+                    (None, None) => match (missed(&then), missed(&otherwise)) {
+                        (Some(w), _) => Some((w, false)),
+                        (None, Some(w)) => Some((w, true)),
+                        (None, None) => None,
+                    },
                 };
                 let what = what.filter(|_| ctx.uniform);
                 // A condition the same for the whole work-group needs no count.
                 let same = self.same_in_group(cond);
                 let inner = Ctx {
-                    after: ctx.after.clone(),
                     uniform: ctx.uniform && (what.is_some() || same),
+                    ..ctx.clone()
                 };
                 let known = self.proven.len();
                 self.prove(cond);
@@ -927,10 +1009,12 @@ impl Rewriter {
                 let sync = first_sync(&body).filter(|_| ctx.uniform);
                 // Trip counts the same for the whole work-group need no count.
                 let same = [start, end, step].iter().all(|&e| self.same_in_group(e));
-                let inner = Ctx {
-                    after: sync.clone().or(ctx.after.clone()),
-                    uniform: ctx.uniform && (sync.is_some() || same),
-                };
+                let inner = ctx.enter_loop(
+                    id,
+                    &body,
+                    sync.clone().or(ctx.after.clone()),
+                    ctx.uniform && (sync.is_some() || same),
+                );
                 let body = self.block(body, &inner);
                 let mut lp = Vec::new();
                 match sync.filter(|_| !same) {
@@ -960,10 +1044,12 @@ impl Rewriter {
             }
             Stmt::Loop { id, body } => {
                 let sync = first_sync(&body).filter(|_| ctx.uniform);
-                let inner = Ctx {
-                    after: sync.clone().or(ctx.after.clone()),
-                    uniform: sync.is_some(),
-                };
+                let inner = ctx.enter_loop(
+                    id,
+                    &body,
+                    sync.clone().or(ctx.after.clone()),
+                    sync.is_some(),
+                );
                 let body = self.block(body, &inner);
                 if self.cuts {
                     self.cut_checked(Stmt::Loop { id, body }, out);
@@ -983,25 +1069,6 @@ impl Rewriter {
             | Stmt::Group { .. }) => out.push(s),
         }
     }
-}
-
-/// Whether `b` leaves early: a `return`, or a `break` or `continue` of a loop outside `b`
-/// (`inner`: the loops around the statement being looked at, inside `b`).
-fn leaves_early(b: &[Stmt], inner: &mut Vec<super::LoopId>) -> bool {
-    b.iter().any(|s| match s {
-        Stmt::Return => true,
-        Stmt::Break(id) | Stmt::Continue(id) => !inner.contains(id),
-        Stmt::If {
-            then, otherwise, ..
-        } => leaves_early(then, inner) || leaves_early(otherwise, inner),
-        Stmt::For { id, body, .. } | Stmt::Loop { id, body } => {
-            inner.push(*id);
-            let r = leaves_early(body, inner);
-            inner.pop();
-            r
-        }
-        _ => false,
-    })
 }
 
 /// The name of the first barrier or collective in `b`, at any depth.
