@@ -438,7 +438,8 @@ fn reads_any(f: &Function, e: ExprId, vars: &[ValueId]) -> bool {
 /// streams, eight lanes' loads per iteration) slower than one work-item at a time, though
 /// in fewer instructions; still so with the loads read as tiles ([`Gen::vfor_tiled`]: 2.6
 /// instructions an element against 12.6) at the bench's chunks of 512 elements (2 KB a
-/// lane: eight short streams at once), while twice as fast at chunks of 4096.
+/// lane: eight streams at once, two lanes' in each 4 KB page), though 1.3-1.9x faster from
+/// chunks of 1024.
 fn gathers_in_loops(
     f: &Function,
     c: &Counters,
