@@ -230,6 +230,9 @@ pub(super) struct Gen<'a, 'b> {
     pub(super) proof: &'a Proof,
     /// Vector mode: the `for` counters' starts and steps ([`super::simd::counters`]).
     pub(super) counters: super::simd::Counters,
+    /// Vector mode, in a copy of a tiled loop's body ([`super::simd`]'s `vfor_tiled`): the
+    /// loads that are a column of the tiles read for it, with their lanes.
+    pub(super) tiled: HashMap<ValueId, Value>,
 }
 
 /// Loop iterations between two polls of the stop and cancel flags ([`Gen::poll_stop`]).
@@ -418,6 +421,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             },
             nofault: None,
             checks_of: HashMap::new(),
+            tiled: HashMap::new(),
         };
         // Private variables kept in registers start at zero, like every private.
         for (i, d) in f.privates.iter_enumerated() {
