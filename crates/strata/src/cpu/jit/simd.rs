@@ -743,7 +743,7 @@ impl Gen<'_, '_> {
 
     /// The active lanes: a lane mask, `i32x4` (`i16x8` for eight lanes; in a half
     /// ([`Gen::half`]) its four lanes as an `i32x4`).
-    fn mask(&mut self) -> Value {
+    pub(super) fn mask(&mut self) -> Value {
         let c = self.cur.expect("vector mode");
         let m = self.b.use_var(c);
         match self.half {
@@ -1723,6 +1723,49 @@ impl Gen<'_, '_> {
         (brk, cont)
     }
 
+    /// `x` in the lanes of `m` (a lane mask of `old`'s lane width), `old` in the others. A
+    /// count's step `x = old + k` (integer lanes) is `old + (k & m)`, and `old - m` for
+    /// `k = 1` (a mask lane is -1): one or two instructions where the select is three
+    /// (the escape loop's iteration count).
+    fn masked_update(&mut self, m: Value, x: Value, old: Value) -> Value {
+        let dfg = &self.b.func.dfg;
+        let step = match dfg.value_def(x).inst() {
+            Some(i) if dfg.insts[i].opcode() == cl::Opcode::Iadd => match *dfg.inst_args(i) {
+                [a, k] if a == old => Some(k),
+                [k, a] if a == old => Some(k),
+                _ => None,
+            },
+            _ => None,
+        };
+        let Some(k) = step else {
+            return self.b.ins().bitselect(m, x, old);
+        };
+        let one = |v: Value| {
+            let Some(i) = dfg.value_def(v).inst() else {
+                return false;
+            };
+            if dfg.insts[i].opcode() != cl::Opcode::Splat {
+                return false;
+            }
+            let a = dfg.inst_args(i)[0];
+            dfg.value_def(a).inst().is_some_and(|c| {
+                matches!(dfg.insts[c], cl::InstructionData::UnaryImm { opcode: cl::Opcode::Iconst, imm } if imm.bits() == 1)
+            })
+        };
+        if one(k) {
+            self.b.ins().isub(old, m)
+        } else {
+            let k = self.b.ins().band(k, m);
+            self.b.ins().iadd(old, k)
+        }
+    }
+
+    /// Whether `block` is only a `break` of an enclosing `loop` whose breaks are not recorded
+    /// ([`Gen::quiet_breaks`]): its lanes leave the mask, nothing else happens.
+    fn quiet_break(&self, block: &[Stmt]) -> bool {
+        matches!(block, [Stmt::Break(id)] if self.quiet_breaks.contains(id))
+    }
+
     fn vstmt(&mut self, s: &Stmt) {
         // Only the top level of a loop's body stores its own private variables unmasked.
         let outer = if matches!(s, Stmt::If { .. } | Stmt::For { .. } | Stmt::Loop { .. }) {
@@ -1821,7 +1864,7 @@ impl Gen<'_, '_> {
                         let ms = self.mask_parts(m, s);
                         for ((v, x), m) in vs.into_iter().zip(x).zip(ms) {
                             let old = self.b.use_var(v);
-                            let new = self.b.ins().bitselect(m, x, old);
+                            let new = self.masked_update(m, x, old);
                             self.b.def_var(v, new);
                         }
                     }
@@ -1850,6 +1893,11 @@ impl Gen<'_, '_> {
                 self.set_mask(t);
                 if then.is_empty() {
                     self.b.ins().jump(j1, &[]);
+                } else if self.quiet_break(then) {
+                    // Its lanes leave the loop, nothing to record: no branch.
+                    let z = self.mask_splat(0);
+                    self.set_mask(z);
+                    self.b.ins().jump(j1, &[]);
                 } else {
                     let any_t = self.b.ins().vany_true(t);
                     self.b.ins().brif(any_t, tb, &[], j1, &[]);
@@ -1863,6 +1911,10 @@ impl Gen<'_, '_> {
                 self.set_mask(e);
                 if otherwise.is_empty() {
                     self.b.ins().jump(j2, &[]);
+                } else if self.quiet_break(otherwise) {
+                    let z = self.mask_splat(0);
+                    self.set_mask(z);
+                    self.b.ins().jump(j2, &[]);
                 } else {
                     let any_e = self.b.ins().vany_true(e);
                     self.b.ins().brif(any_e, eb, &[], j2, &[]);
@@ -1873,7 +1925,13 @@ impl Gen<'_, '_> {
                 }
                 self.b.switch_to_block(j2);
                 let after_else = self.mask();
-                let m = self.b.ins().bor(after_then, after_else);
+                let m = if self.quiet_break(then) {
+                    after_else
+                } else if self.quiet_break(otherwise) {
+                    after_then
+                } else {
+                    self.b.ins().bor(after_then, after_else)
+                };
                 self.set_mask(m);
                 // The two sides' lanes are the entry's again unless one took some out.
                 self.full =
@@ -1890,6 +1948,14 @@ impl Gen<'_, '_> {
             Stmt::Loop { id, body } => {
                 let full0 = self.full;
                 self.full = false;
+                // Lanes that leave only by this loop's `break` all leave it, and only so: the
+                // mask after it is the one before it, and its breaks need not be recorded.
+                let quiet = !leaves(body, &mut vec![*id]);
+                let mut cont_used = false;
+                walk_block(body, &mut |s| {
+                    cont_used |= matches!(s, Stmt::Continue(c) if c == id)
+                });
+                let m0 = self.mask();
                 self.hoist_divisions(body, None);
                 let (brk, cont) = self.loop_masks();
                 let (hdr, test, bodyb, exit) = (
@@ -1908,18 +1974,27 @@ impl Gen<'_, '_> {
                 self.b.switch_to_block(bodyb);
                 self.loop_private = self.loop_privates(*id, body);
                 self.vloops.push((*id, brk, cont));
+                if quiet {
+                    self.quiet_breaks.push(*id);
+                }
                 self.vblock(body);
+                if quiet {
+                    self.quiet_breaks.pop();
+                }
                 self.vloops.pop();
                 self.loop_private.clear();
-                let m = self.mask();
-                let c = self.b.use_var(cont);
-                let m = self.b.ins().bor(m, c);
-                self.set_mask(m);
-                let z = self.mask_splat(0);
-                self.b.def_var(cont, z);
+                if cont_used {
+                    // The lanes that skipped the rest of this iteration rejoin.
+                    let m = self.mask();
+                    let c = self.b.use_var(cont);
+                    let m = self.b.ins().bor(m, c);
+                    self.set_mask(m);
+                    let z = self.mask_splat(0);
+                    self.b.def_var(cont, z);
+                }
                 self.b.ins().jump(hdr, &[]);
                 self.b.switch_to_block(exit);
-                let out = self.b.use_var(brk);
+                let out = if quiet { m0 } else { self.b.use_var(brk) };
                 self.set_mask(out);
                 self.full = full0 && !leaves(body, &mut vec![*id]);
             }
@@ -1939,10 +2014,12 @@ impl Gen<'_, '_> {
                 } else {
                     cont
                 };
-                let m = self.mask();
-                let t = self.b.use_var(target);
-                let t = self.b.ins().bor(t, m);
-                self.b.def_var(target, t);
+                if !(matches!(s, Stmt::Break(_)) && self.quiet_breaks.contains(id)) {
+                    let m = self.mask();
+                    let t = self.b.use_var(target);
+                    let t = self.b.ins().bor(t, m);
+                    self.b.def_var(target, t);
+                }
                 let z = self.mask_splat(0);
                 self.set_mask(z);
                 self.full = false;
