@@ -747,8 +747,7 @@ impl Gen<'_, '_> {
         let c = self.cur.expect("vector mode");
         let m = self.b.use_var(c);
         match self.half {
-            Some(0) => self.b.ins().swiden_low(m),
-            Some(_) => self.b.ins().swiden_high(m),
+            Some(h) => self.widen_mask(m, h != 0),
             None => m,
         }
     }
@@ -833,9 +832,32 @@ impl Gen<'_, '_> {
         if self.parts(s) == 4 {
             unreachable!("eight lanes of 64 bits: not in the eight-lane variant");
         }
-        let lo = self.b.ins().swiden_low(m);
-        let hi = self.b.ins().swiden_high(m);
+        let lo = self.widen_mask(m, false);
+        let hi = self.widen_mask(m, true);
         [lo, hi].into_iter().map(|x| self.as_lanes(x, ty)).collect()
+    }
+
+    /// The low or high half of lane mask `m` (an `i16x8` or `i32x4`), each lane widened to
+    /// twice its bits: the low half sign-extended, the high half each lane beside itself
+    /// (`punpckhwd m, m`: one instruction where the sign extension of the high half is two).
+    fn widen_mask(&mut self, m: Value, high: bool) -> Value {
+        if !high {
+            return self.b.ins().swiden_low(m);
+        }
+        let ty = self.b.func.dfg.value_type(m);
+        let (idx, wide): ([u8; 16], _) = if ty == types::I16X8 {
+            (
+                [8, 9, 24, 25, 10, 11, 26, 27, 12, 13, 28, 29, 14, 15, 30, 31],
+                types::I32X4,
+            )
+        } else {
+            (
+                [8, 9, 10, 11, 24, 25, 26, 27, 12, 13, 14, 15, 28, 29, 30, 31],
+                types::I64X2,
+            )
+        };
+        let r = self.shuffle(m, m, idx);
+        self.as_lanes(r, wide)
     }
 
     /// The bytes `idx` (0–15 of `a`, 16–31 of `b`) of two registers, as an `i32x4`.
@@ -2243,8 +2265,7 @@ impl Gen<'_, '_> {
             return match v.len() {
                 2 => vec![v[h as usize]],
                 // A `bool`'s `i16x8`: its half widened to an `i32x4` mask.
-                _ if h == 0 => vec![self.b.ins().swiden_low(v[0])],
-                _ => vec![self.b.ins().swiden_high(v[0])],
+                _ => vec![self.widen_mask(v[0], h != 0)],
             };
         }
         if let Some(v) = self.lookup(e) {
@@ -2303,6 +2324,13 @@ impl Gen<'_, '_> {
                     .collect();
                 self.wrap(s, r)
             }
+            Expr::Binary(BinaryOp::Mul, a, b) if self.two(a) || self.two(b) => {
+                // `2 * x` as `x + x`: the same bits (doubling is exact, or overflows to the
+                // same infinity; a NaN comes back quieted from either), without the constant's
+                // register.
+                let x = self.vexprs(if self.two(a) { b } else { a });
+                x.into_iter().map(|x| self.b.ins().fadd(x, x)).collect()
+            }
             Expr::Binary(op, a, b) => {
                 let os = self.f.exprs.ty(a).scalar;
                 let (x, y) = (self.vexprs(a), self.vexprs(b));
@@ -2355,6 +2383,15 @@ impl Gen<'_, '_> {
         );
         self.remember(e, v.clone(), start);
         v
+    }
+
+    /// Whether `e` is the float literal 2.
+    fn two(&self, e: ExprId) -> bool {
+        match self.f.exprs.get(e) {
+            Expr::Literal(l) if l.scalar == Scalar::F32 => l.bits == 2.0f32.to_bits() as u64,
+            Expr::Literal(l) if l.scalar == Scalar::F64 => l.bits == 2.0f64.to_bits(),
+            _ => false,
+        }
     }
 
     /// The lane mask of `cc` between the lanes of `x` and `y` (integers of any lane type).
