@@ -2368,6 +2368,71 @@ fn loops_that_lose_lanes_by_break_or_otherwise_keep_the_interpreters_masks() {
     }
 }
 
+/// Unsigned `<` and `>` of `u32` lanes (`!(max(x, y) == x)`, `!(min(x, y) == x)`) at the
+/// edges of the sign bit (0, 1, 2^31 - 1, 2^31, 2^31 + 1, 2^32 - 1), each way round, as
+/// values, as `if` conditions, in `select`, negated, and as a divergent loop's condition
+/// against a uniform bound: eight lanes, four and the scalar code against the interpreter.
+#[test]
+fn unsigned_compares_at_the_sign_bit_agree_with_the_interpreter() {
+    let (cpu, interp) = queues();
+    let k = Kernel::build("ucmp", |k| {
+        let a = k.read::<u32>("a");
+        let b = k.read::<u32>("b");
+        let out = k.write::<u32>("out");
+        let lim = k.scalar::<u32>("lim");
+        let i = global_id(0);
+        let (x, y) = (a.at(i), b.at(i));
+        let r = var_named("r", 0u32);
+        r.set(
+            x.lt(y).cast::<u32>()
+                | (x.gt(y).cast::<u32>() << 1u32)
+                | (x.le(y).cast::<u32>() << 2u32)
+                | (x.ge(y).cast::<u32>() << 3u32),
+        );
+        if_(x.lt(y), || r.set(r.get() + 16u32));
+        if_(x.gt(y).not(), || r.set(r.get() + 32u32));
+        r.set(r.get() + select(y.gt(x), 64u32, 128u32));
+        let j = var_named("j", x);
+        let n = var_named("n", 0u32);
+        while_(
+            || j.get().lt(lim).and(n.get().lt(6u32)),
+            || {
+                j.set(j.get() + 0x4000_0000u32);
+                n.set(n.get() + 1u32);
+            },
+        );
+        out.set(i, r.get() + (n.get() << 8u32));
+    })
+    .unwrap();
+    assert_eq!(k.cpu_eight_lane_variant(), Ok(()));
+    let edges = [0u32, 1, 0x7fff_ffff, 0x8000_0000, 0x8000_0001, u32::MAX];
+    let (mut xs, mut ys) = (Vec::new(), Vec::new());
+    for &x in &edges {
+        for &y in &edges {
+            xs.push(x);
+            ys.push(y);
+        }
+    }
+    xs.extend([5u32, 0x7fff_fffe, 0xc000_0000, 3]);
+    ys.extend([5u32, 0x8000_0000, 0x4000_0000, 0xffff_fff0]);
+    let n = xs.len();
+    assert_eq!(n % 8, 0);
+    let run = |q: &Queue, local: usize, lim: u32| {
+        let a = Buffer::from_slice(q, &xs).unwrap();
+        let b = Buffer::from_slice(q, &ys).unwrap();
+        let out = Buffer::<u32>::new(q.device(), n).unwrap();
+        k.launch(q, NdRange::new(n).local(local), args![&a, &b, &out, lim])
+            .unwrap();
+        q.read(&out).unwrap()
+    };
+    for lim in [0u32, 0x8000_0000, 0xc000_0001] {
+        let want = run(&interp, 8, lim);
+        for local in [8, 40, 4, 20, 1] {
+            assert_eq!(run(&cpu, local, lim), want, "local {local}, lim {lim:#x}");
+        }
+    }
+}
+
 /// A kernel with no parameters and an empty body (no region to compile) runs on every
 /// device, `cpu` included (it indexed its empty list of region functions and panicked).
 #[test]

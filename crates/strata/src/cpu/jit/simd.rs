@@ -881,6 +881,17 @@ impl Gen<'_, '_> {
         if self.eight() {
             // Eight lanes: two `i32x4` masks (all ones or zeros) packed into one `i16x8`.
             debug_assert_eq!(self.b.func.dfg.value_type(ab[0]), types::I32X4);
+            // `!a` and `!b` (unsigned `<`, [`direct_binary`]) packed as `!(a, b)`: the `!`
+            // left outside, to fold into the `and` that follows.
+            let inner = |g: &Self, v: Value| {
+                let dfg = &g.b.func.dfg;
+                let i = dfg.value_def(v).inst()?;
+                (dfg.insts[i].opcode() == cl::Opcode::Bnot).then(|| dfg.inst_args(i)[0])
+            };
+            if let (Some(a), Some(b)) = (inner(self, ab[0]), inner(self, ab[1])) {
+                let p = self.b.ins().snarrow(a, b);
+                return self.b.ins().bnot(p);
+            }
             return self.b.ins().snarrow(ab[0], ab[1]);
         }
         const LOW: [u8; 16] = [0, 1, 2, 3, 8, 9, 10, 11, 16, 17, 18, 19, 24, 25, 26, 27];
