@@ -90,6 +90,29 @@
 //! top level of its body (no `continue` of it): the lanes not active there have left the
 //! loop for good or never entered it, and nothing reads their values again (the Mandelbrot
 //! loop's `x` and `y`; its count, read after the loop, keeps the mask).
+//!
+//! What a divergent loop pays per iteration beyond its body (issue 31): the test that a lane
+//! is still in it (one `ptest` of the mask), the poll counter, and its condition's masks.
+//! A `loop` whose lanes leave it only by its own `break` (no `return`, no `break` or
+//! `continue` of an enclosing loop: [`Gen::quiet_breaks`]) has every lane that entered it
+//! active again after it, so its mask after it is the one before it and its breaks record
+//! nothing: a side of an `if` that is only such a `break` is no branch, its lanes just leave
+//! the mask (the `while` condition's test). Without a `continue` of it, there is no continue
+//! mask to merge at the end of each iteration. A masked store of a count's step, `x = x + k`
+//! in integer lanes, is `x + (k & mask)`, and `x - mask` for `k = 1` (a mask lane is -1),
+//! where the select is three instructions. The zero-divisor tests of the divisions hoisted out
+//! of the loop ([`Gen::hoist_divisions`]) are made once where they are hoisted, for the lanes
+//! entering the loop (only those can be active in it): a scalar `any`, and at each use the
+//! tests of the active lanes run only where it is set (a branch on a byte in a register,
+//! where the test of the active lanes was a vector `and`, `ptest` and branch), so a fault
+//! still comes where, when and for whom the interpreter's does, and a lane that leaves
+//! before the division (a loop run zero times) never faults. With eight lanes, a mask's
+//! high half is widened to select 32-bit lanes by `punpckhwd` (one instruction); `u32` lanes'
+//! `<` and `>` are `!(max(x, y) == x)` and `!(min(x, y) == x)` (`pmaxud`, `pcmpeqd`: no
+//! constant, no flipped copy of a loop-invariant side), the `!` kept outside the eight-lane
+//! pack so that it folds into the `and` of the mask (`pandn`); `2 * x` is `x + x` (the same
+//! bits). The escape loop of the Mandelbrot benchmark: about 52 instructions per iteration of
+//! eight pixels, 75 before.
 
 use super::expr::{direct_binary, from_bits};
 use super::lower::{cl_ty, Gen, VarOf, MEM, TABLE};
