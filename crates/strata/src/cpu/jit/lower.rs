@@ -10,10 +10,10 @@
 //! **Loops.** Integer divisions whose operands do not change in a loop are computed once
 //! before it ([`Gen::hoist_divisions`]), their zero-divisor tests left at the first use, where
 //! the unhoisted division would have faulted (in vector code, only where a lane entering the
-//! loop has a zero divisor, which is tested once before it); Cranelift's own loop-invariant code motion moves
-//! the pure rest. Loads from the tables a region reads (buffer bases and lengths, scalars,
-//! ids) are marked read-only and movable, so they leave loops too. A `loop` polls the
-//! launch's cancel flag and the flag another work-group's failure sets.
+//! loop has a zero divisor, which is tested once before it); Cranelift's own loop-invariant
+//! code motion moves the pure rest. Loads from the tables a region reads (buffer bases and
+//! lengths, scalars, ids) are marked read-only and movable, so they leave loops too. A `loop`
+//! polls the launch's cancel flag and the flag another work-group's failure sets.
 
 use super::expr::from_bits;
 use super::plan::{Plan, RegionPlan};
