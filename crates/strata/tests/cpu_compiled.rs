@@ -2162,6 +2162,277 @@ fn eight_lanes_fault_as_the_interpreter_in_either_half() {
     }
 }
 
+/// Divisions hoisted out of a divergent loop (`i / d` at the top of the body, `i % e` under an
+/// `if` on odd turns), their zero-divisor tests made once before the loop (which lanes could
+/// fault) and at the uses only then: a zero divisor faults where and when the interpreter's
+/// does (the work-item, the message, the line), and not in a lane that leaves the loop (or
+/// skips the `if`) before the division would run; a loop that runs zero times with a zero
+/// divisor, for some lanes or all, does not fault. The eight-lane variant (8, 16, 24), the
+/// four-lane one (4, 12) and the scalar code (1) against the interpreter.
+#[test]
+fn hoisted_divisions_in_divergent_loops_fault_as_the_interpreter() {
+    let (cpu, interp) = queues();
+    let k = Kernel::build("hoisted", |k| {
+        let d = k.read::<u32>("d");
+        let e = k.read::<u32>("e");
+        let t = k.read::<u32>("t");
+        let out = k.write::<u32>("out");
+        let i = global_id(0);
+        if_(i.lt(out.len()), || {
+            let (dv, ev, n) = (d.at(i), e.at(i), t.at(i));
+            let j = var_named("j", 0u32);
+            let s = var_named("s", 0u32);
+            while_(
+                || j.get().lt(n),
+                || {
+                    s.set(s.get() + (i + 100u32) / dv + j.get());
+                    if_((j.get() & 1u32).eq(1u32), || {
+                        s.set(s.get() ^ ((i * 7u32 + 3u32) % ev));
+                    });
+                    j.set(j.get() + 1u32);
+                },
+            );
+            out.set(i, s.get() * 3u32 + j.get());
+        });
+    })
+    .unwrap();
+    assert_eq!(k.cpu_eight_lane_variant(), Ok(()));
+    let n = 48usize;
+    // Trip counts `i % 5`; `(w, 0)`: `d[w] = 0`, `(w, 1)`: `e[w] = 0`; `all_d`: every `d`
+    // zero, `trips`: every trip count this. The flag: whether the interpreter faults.
+    type Case = (&'static [(usize, u32)], bool, Option<u32>, bool);
+    let cases: [Case; 12] = [
+        (&[], false, None, false),
+        // Zero trips (work-item 5): the division never runs.
+        (&[(5, 0)], false, None, false),
+        // One trip (6): the remainder's `if` (odd turns) never runs.
+        (&[(6, 1)], false, None, false),
+        // Two trips (7): the remainder faults on the second turn.
+        (&[(7, 1)], false, None, true),
+        (&[(3, 0)], false, None, true),
+        // Both halves of eight, on the first turn: the first work-item.
+        (&[(9, 0), (2, 0)], false, None, true),
+        (&[(12, 0)], false, None, true),
+        // A zero remainder divisor that faults, a zero divisor that never runs.
+        (&[(13, 1), (20, 0)], false, None, true),
+        // Every divisor zero: no trips, then the trips of `i % 5`.
+        (&[], true, Some(0), false),
+        (&[], true, None, true),
+        // Every divisor zero, one trip each: the division faults for work-item 0.
+        (&[], true, Some(1), true),
+        // Zero trips everywhere but the upper half of the second eight.
+        (&[(12, 0), (13, 0)], false, Some(0), false),
+    ];
+    let run = |q: &Queue, local: usize, c: &Case| {
+        let (zeros, all_d, trips, _) = *c;
+        let mut d: Vec<u32> = (0..n as u32).map(|i| i % 3 + 1).collect();
+        let mut e: Vec<u32> = (0..n as u32).map(|i| i % 4 + 1).collect();
+        let t: Vec<u32> = (0..n as u32).map(|i| trips.unwrap_or(i % 5)).collect();
+        if all_d {
+            d.fill(0);
+        }
+        for &(w, which) in zeros {
+            if which == 0 {
+                d[w] = 0;
+            } else {
+                e[w] = 0;
+            }
+        }
+        let db = Buffer::from_slice(q, &d).unwrap();
+        let eb = Buffer::from_slice(q, &e).unwrap();
+        let tb = Buffer::from_slice(q, &t).unwrap();
+        let out = Buffer::<u32>::new(q.device(), n).unwrap();
+        k.launch(q, NdRange::new(n).local(local), args![&db, &eb, &tb, &out])
+            .map(|_| q.read(&out).unwrap())
+            .map_err(|e| e.to_string())
+    };
+    for local in [8, 16, 24, 4, 12, 1] {
+        for (ci, c) in cases.iter().enumerate() {
+            let want = run(&interp, local, c);
+            assert_eq!(want.is_err(), c.3, "local {local}, case {ci}: {want:?}");
+            if let Err(e) = &want {
+                assert!(e.contains("by zero"), "{e}");
+            }
+            assert_eq!(run(&cpu, local, c), want, "local {local}, case {ci}");
+        }
+    }
+}
+
+/// Loops whose lanes leave only by their own `break` (the mask after them is the one before,
+/// their breaks not recorded) beside loops that lose lanes otherwise (a `return` inside, an
+/// inner loop's `break` of the outer one): counts stepped by 1 and by 3 and a float
+/// accumulated under the loop's mask (a count's step is `old - mask` or `old + (k & mask)`),
+/// then divergent code after each loop, on 32-bit values (eight lanes, four, scalar) and
+/// 64-bit ones (four lanes, scalar), against the interpreter, bit for bit.
+#[test]
+fn loops_that_lose_lanes_by_break_or_otherwise_keep_the_interpreters_masks() {
+    let (cpu, interp) = queues();
+    let k = Kernel::build("leaving", |k| {
+        let t = k.read::<u32>("t");
+        let out = k.write::<u32>("out");
+        let fo = k.write::<f32>("fo");
+        let i = global_id(0);
+        let n = t.at(i);
+        let c = var_named("c", 0u32);
+        let a = var_named("a", 5u32);
+        let f = var_named("f", 0.5f32);
+        loop_(|| {
+            if_(c.get().ge(n), break_);
+            c.set(c.get() + 1u32);
+            a.set(a.get() + 3u32);
+            f.set(f.get() * 1.5f32 + 0.25f32);
+        });
+        if_((i & 1u32).eq(0u32), || a.set(a.get() + 100u32));
+        let m = var_named("m", 0u32);
+        let g = var_named("g", 0u32);
+        while_(
+            || m.get().lt(n + 2u32),
+            || {
+                m.set(m.get() + 1u32);
+                if_(m.get().eq(3u32).and((i % 3u32).eq(0u32)), || {
+                    out.set(i, 7777u32 + g.get());
+                    fo.set(i, f.get());
+                    return_();
+                });
+                g.set(g.get() + m.get() * 2u32);
+            },
+        );
+        let o = var_named("o", 0u32);
+        let p = var_named("p", 0u32);
+        let q = var_named("q", 0u32);
+        loop_(|| {
+            let outer = current_loop();
+            o.set(o.get() + 1u32);
+            p.set(0u32);
+            loop_(|| {
+                p.set(p.get() + 1u32);
+                q.set(q.get() + 1u32);
+                if_(p.get().gt(o.get()), break_);
+                if_((o.get() + p.get()).gt(n + 3u32), || outer.break_());
+            });
+            if_(o.get().gt(12u32), break_);
+        });
+        if_((i % 4u32).eq(1u32), || q.set(q.get() * 5u32));
+        out.set(
+            i,
+            c.get() * 1_000_000u32 + a.get() * 1000u32 + g.get() + o.get() * 7u32 + q.get(),
+        );
+        fo.set(i, f.get());
+    })
+    .unwrap();
+    assert_eq!(k.cpu_eight_lane_variant(), Ok(()));
+    let k64 = Kernel::build("leaving64", |k| {
+        let t = k.read::<u64>("t");
+        let out = k.write::<u64>("out");
+        let i = global_id(0);
+        let n = t.at(i);
+        let c = var_named("c", 0u64);
+        let a = var_named("a", u64::MAX - 4);
+        loop_(|| {
+            if_(c.get().ge(n), break_);
+            c.set(c.get() + 1u64);
+            a.set(a.get() + 3u64);
+        });
+        if_((i & 1u32).eq(0u32), || c.set(c.get() + 100u64));
+        out.set(i, c.get() * 1000u64 + a.get());
+    })
+    .unwrap();
+    let n = 96usize;
+    let patterns: [[u32; 8]; 5] = [
+        [0, 0, 0, 0, 5, 9, 1, 30],
+        [30, 2, 9, 4, 0, 0, 0, 0],
+        [3, 3, 3, 3, 3, 3, 3, 3],
+        [0; 8],
+        [1, 0, 2, 0, 3, 0, 20, 0],
+    ];
+    let ts: Vec<u32> = (0..n)
+        .map(|i| patterns[(i / 8) % patterns.len()][i % 8])
+        .collect();
+    let run = |q: &Queue, local: usize| {
+        let t = Buffer::from_slice(q, &ts).unwrap();
+        let out = Buffer::<u32>::new(q.device(), n).unwrap();
+        let fo = Buffer::<f32>::new(q.device(), n).unwrap();
+        k.launch(q, NdRange::new(n).local(local), args![&t, &out, &fo])
+            .unwrap();
+        let f: Vec<u32> = q.read(&fo).unwrap().iter().map(|x| x.to_bits()).collect();
+        let t64: Vec<u64> = ts.iter().map(|&x| x as u64).collect();
+        let t64 = Buffer::from_slice(q, &t64).unwrap();
+        let out64 = Buffer::<u64>::new(q.device(), n).unwrap();
+        k64.launch(q, NdRange::new(n).local(local), args![&t64, &out64])
+            .unwrap();
+        (q.read(&out).unwrap(), f, q.read(&out64).unwrap())
+    };
+    let want = run(&interp, 8);
+    for local in [8, 16, 24, 4, 12, 1] {
+        assert_eq!(run(&cpu, local), want, "local size {local}");
+    }
+}
+
+/// Unsigned `<` and `>` of `u32` lanes (`!(max(x, y) == x)`, `!(min(x, y) == x)`) at the
+/// edges of the sign bit (0, 1, 2^31 - 1, 2^31, 2^31 + 1, 2^32 - 1), each way round, as
+/// values, as `if` conditions, in `select`, negated, and as a divergent loop's condition
+/// against a uniform bound: eight lanes, four and the scalar code against the interpreter.
+#[test]
+fn unsigned_compares_at_the_sign_bit_agree_with_the_interpreter() {
+    let (cpu, interp) = queues();
+    let k = Kernel::build("ucmp", |k| {
+        let a = k.read::<u32>("a");
+        let b = k.read::<u32>("b");
+        let out = k.write::<u32>("out");
+        let lim = k.scalar::<u32>("lim");
+        let i = global_id(0);
+        let (x, y) = (a.at(i), b.at(i));
+        let r = var_named("r", 0u32);
+        r.set(
+            x.lt(y).cast::<u32>()
+                | (x.gt(y).cast::<u32>() << 1u32)
+                | (x.le(y).cast::<u32>() << 2u32)
+                | (x.ge(y).cast::<u32>() << 3u32),
+        );
+        if_(x.lt(y), || r.set(r.get() + 16u32));
+        if_(x.gt(y).not(), || r.set(r.get() + 32u32));
+        r.set(r.get() + select(y.gt(x), 64u32, 128u32));
+        let j = var_named("j", x);
+        let n = var_named("n", 0u32);
+        while_(
+            || j.get().lt(lim).and(n.get().lt(6u32)),
+            || {
+                j.set(j.get() + 0x4000_0000u32);
+                n.set(n.get() + 1u32);
+            },
+        );
+        out.set(i, r.get() + (n.get() << 8u32));
+    })
+    .unwrap();
+    assert_eq!(k.cpu_eight_lane_variant(), Ok(()));
+    let edges = [0u32, 1, 0x7fff_ffff, 0x8000_0000, 0x8000_0001, u32::MAX];
+    let (mut xs, mut ys) = (Vec::new(), Vec::new());
+    for &x in &edges {
+        for &y in &edges {
+            xs.push(x);
+            ys.push(y);
+        }
+    }
+    xs.extend([5u32, 0x7fff_fffe, 0xc000_0000, 3]);
+    ys.extend([5u32, 0x8000_0000, 0x4000_0000, 0xffff_fff0]);
+    let n = xs.len();
+    assert_eq!(n % 8, 0);
+    let run = |q: &Queue, local: usize, lim: u32| {
+        let a = Buffer::from_slice(q, &xs).unwrap();
+        let b = Buffer::from_slice(q, &ys).unwrap();
+        let out = Buffer::<u32>::new(q.device(), n).unwrap();
+        k.launch(q, NdRange::new(n).local(local), args![&a, &b, &out, lim])
+            .unwrap();
+        q.read(&out).unwrap()
+    };
+    for lim in [0u32, 0x8000_0000, 0xc000_0001] {
+        let want = run(&interp, 8, lim);
+        for local in [8, 40, 4, 20, 1] {
+            assert_eq!(run(&cpu, local, lim), want, "local {local}, lim {lim:#x}");
+        }
+    }
+}
+
 /// A kernel with no parameters and an empty body (no region to compile) runs on every
 /// device, `cpu` included (it indexed its empty list of region functions and panicked).
 #[test]

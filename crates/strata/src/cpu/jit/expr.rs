@@ -614,19 +614,17 @@ pub(super) fn direct_binary(
         && !s.is_signed()
         && b.func.dfg.value_type(x) == types::I32X4
     {
-        // `x < y` unsigned as `x ^ 2^31 < y ^ 2^31` signed: x86 has no unsigned compare of
-        // 32-bit lanes, and Cranelift's (min, equal, not) is four instructions where this is
-        // three, two where `y` is the same in every iteration (a guard's `n`: its flip leaves
-        // the loop).
-        let k = b.ins().iconst(types::I32, 0x8000_0000);
-        let k = b.ins().splat(types::I32X4, k);
-        let xf = b.ins().bxor(x, k);
-        let yf = b.ins().bxor(y, k);
+        // `x < y` unsigned as `!(max(x, y) == x)` (`x > y` as `!(min(x, y) == x)`): x86 has
+        // no unsigned compare of 32-bit lanes; `pmaxud`/`pminud` and `pcmpeqd` need no
+        // constant and no flipped copy of `y` beside `y` (registers a loop runs short of),
+        // and the `!` folds into the `and` of a mask (`pandn`) where one follows, as it
+        // does for a condition (Cranelift's own `<` keeps the `!`).
         let cc = match op {
-            Lt => IntCC::SignedLessThan,
-            _ => IntCC::SignedGreaterThan,
+            Lt => IntCC::UnsignedGreaterThanOrEqual,
+            _ => IntCC::UnsignedLessThanOrEqual,
         };
-        return Some(b.ins().icmp(cc, xf, yf));
+        let not = b.ins().icmp(cc, x, y);
+        return Some(b.ins().bnot(not));
     }
     let ins = b.ins();
     if s == Scalar::Bool {

@@ -9,10 +9,11 @@
 //!
 //! **Loops.** Integer divisions whose operands do not change in a loop are computed once
 //! before it ([`Gen::hoist_divisions`]), their zero-divisor tests left at the first use, where
-//! the unhoisted division would have faulted; Cranelift's own loop-invariant code motion moves
-//! the pure rest. Loads from the tables a region reads (buffer bases and lengths, scalars,
-//! ids) are marked read-only and movable, so they leave loops too. A `loop` polls the
-//! launch's cancel flag and the flag another work-group's failure sets.
+//! the unhoisted division would have faulted (in vector code, only where a lane entering the
+//! loop has a zero divisor, which is tested once before it); Cranelift's own loop-invariant
+//! code motion moves the pure rest. Loads from the tables a region reads (buffer bases and
+//! lengths, scalars, ids) are marked read-only and movable, so they leave loops too. A `loop`
+//! polls the launch's cancel flag and the flag another work-group's failure sets.
 
 use super::expr::from_bits;
 use super::plan::{Plan, RegionPlan};
@@ -201,6 +202,10 @@ pub(super) struct Gen<'a, 'b> {
     /// lowered for, as four lanes ([`super::simd`]).
     pub(super) half: Option<u8>,
     pub(super) vloops: Vec<(LoopId, Variable, Variable)>,
+    /// Vector mode: the enclosing `loop`s whose lanes leave only by their own `break`
+    /// ([`super::simd`]'s `Stmt::Loop`): their breaks are not recorded (the mask after the
+    /// loop is the one before it).
+    pub(super) quiet_breaks: Vec<LoopId>,
     /// Vector mode: whether the active lanes are known to be all four here (then accesses,
     /// private variables and record slots need no mask).
     pub(super) full: bool,
@@ -243,6 +248,10 @@ pub(super) const POLL_EVERY: u32 = 64;
 pub(super) struct Hoisted {
     vals: Vec<Value>,
     checks: Vec<(Value, bool)>,
+    /// Vector mode: whether a test of `checks` holds for a lane active where the division
+    /// was hoisted (an `i8`, computed there). Only those lanes can be active in the loop, so
+    /// where it is 0 the tests at the uses cannot fault and are skipped (one scalar branch).
+    any: Option<Value>,
     depth: usize,
 }
 
@@ -406,6 +415,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             loop_private: Vec::new(),
             half: None,
             vloops: Vec::new(),
+            quiet_breaks: Vec::new(),
             full: false,
             splits: 0,
             pre_ok: false,
@@ -667,7 +677,19 @@ impl<'a, 'b> Gen<'a, 'b> {
         match self.nofault.as_mut() {
             Some(acc) => acc.extend(h.checks.iter().copied()),
             None => {
-                self.emit_checks(&h.checks);
+                match h.any {
+                    Some(any) => {
+                        // Only when a lane active before the loop has a zero divisor.
+                        let (cold, ok) = (self.b.create_block(), self.b.create_block());
+                        self.b.set_cold_block(cold);
+                        self.b.ins().brif(any, cold, &[], ok, &[]);
+                        self.b.switch_to_block(cold);
+                        self.emit_checks(&h.checks);
+                        self.b.ins().jump(ok, &[]);
+                        self.b.switch_to_block(ok);
+                    }
+                    None => self.emit_checks(&h.checks),
+                }
                 self.memo
                     .last_mut()
                     .expect("a scope")
@@ -748,11 +770,29 @@ impl<'a, 'b> Gen<'a, 'b> {
         self.memo.pop();
         let depth = self.memo.len();
         for (e, vals, checks) in done {
+            // Vector mode: whether any test can hold for a lane of the loop (those active
+            // here), tested once here; the uses test the active lanes only then.
+            let any = match (self.cur.is_some(), checks.is_empty()) {
+                (true, false) => {
+                    let m = self.mask();
+                    let mut bad = self.b.ins().band(checks[0].0, m);
+                    for &(z, _) in &checks[1..] {
+                        let z = self.b.ins().band(z, m);
+                        bad = self.b.ins().bor(bad, z);
+                    }
+                    let any = self.b.ins().vany_true(bad);
+                    // Kept as a byte here: a `vany_true` used once would be sunk into the
+                    // branch at the use, in the loop.
+                    Some(self.b.ins().band_imm(any, 1))
+                }
+                _ => None,
+            };
             self.hoisted.insert(
                 e,
                 Hoisted {
                     vals,
                     checks,
+                    any,
                     depth,
                 },
             );
