@@ -791,7 +791,7 @@ fn checked_specs_are_accepted_everywhere() {
     ]);
     let text = stdout(&o);
     assert_eq!(o.status.code(), Some(0), "{text}\n{}", stderr(&o));
-    assert_eq!(text.lines().last(), Some("17 passed, 0 failed"), "{text}");
+    assert_eq!(text.lines().last(), Some("19 passed, 0 failed"), "{text}");
     assert!(stderr(&o).contains("interp+checked"), "{}", stderr(&o));
     // `difftest`: the checked compiled backend against the interpreter.
     let o = strata(&[
