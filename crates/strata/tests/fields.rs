@@ -13,6 +13,11 @@ use strata::fields::{Border, Field, FieldError, Fields, Shape, Tensor};
 use strata::prelude::*;
 use strata::{BackendKind, Error};
 
+/// Taken for reading by every test, for writing by the one that counts compilations: a
+/// device's compilation count counts every user of the device (the other tests of this file
+/// compile on the same `cpu` device at the same time).
+static COMPILES: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
 fn required(what: &str) -> bool {
     std::env::var("STRATA_REQUIRE").is_ok_and(|v| v.split(',').any(|b| b.trim() == what))
 }
@@ -54,6 +59,7 @@ fn data(n: usize, seed: u32) -> Vec<f32> {
 
 #[test]
 fn host_round_trip_in_every_dimension_and_tensor_type() {
+    let _compiles = COMPILES.read().unwrap_or_else(|p| p.into_inner());
     for fx in contexts() {
         for shape in [
             Shape::d0(),
@@ -83,6 +89,7 @@ fn half<T: Tensor<Elem = f32>>(f: &Field<T>) -> Field<T> {
 
 #[test]
 fn one_operator_serves_scalar_vector_matrix_and_colour_fields() {
+    let _compiles = COMPILES.read().unwrap_or_else(|p| p.into_inner());
     for fx in contexts() {
         let shape = Shape::d2(6, 7);
         let n = shape.points();
@@ -117,6 +124,7 @@ fn one_operator_serves_scalar_vector_matrix_and_colour_fields() {
 
 #[test]
 fn a_point_wise_chain_is_one_kernel_and_unfused_is_one_per_operator() {
+    let _compiles = COMPILES.read().unwrap_or_else(|p| p.into_inner());
     for fx in contexts() {
         for fuse in [true, false] {
             let fx = fx.with_fusion(fuse);
@@ -177,6 +185,7 @@ fn border(i: i64, n: i64, b: Border) -> Option<usize> {
 
 #[test]
 fn relative_and_absolute_reads_with_every_border_policy() {
+    let _compiles = COMPILES.read().unwrap_or_else(|p| p.into_inner());
     for fx in contexts() {
         let (rows, cols) = (5usize, 7usize);
         let shape = Shape::d2(rows, cols);
@@ -252,6 +261,7 @@ fn relative_and_absolute_reads_with_every_border_policy() {
 
 #[test]
 fn a_non_local_read_of_a_computed_field_materializes_it_once() {
+    let _compiles = COMPILES.read().unwrap_or_else(|p| p.into_inner());
     for fx in contexts() {
         let shape = Shape::d2(9, 11);
         let src = data(shape.points(), 6);
@@ -283,6 +293,8 @@ fn a_non_local_read_of_a_computed_field_materializes_it_once() {
 
 #[test]
 fn fused_kernels_are_cached() {
+    // Alone: the other tests compile on the same devices, which count for all users.
+    let _alone = COMPILES.write().unwrap_or_else(|p| p.into_inner());
     let fx = Fields::new(&Queue::new(&Device::from_spec("cpu").unwrap()).unwrap());
     let run = |shape: Shape, seed: u32| {
         let a = fx.from_slice(shape, &data(shape.points(), seed)).unwrap();
@@ -305,6 +317,7 @@ fn fused_kernels_are_cached() {
 
 #[test]
 fn several_outputs_of_different_shapes_and_types() {
+    let _compiles = COMPILES.read().unwrap_or_else(|p| p.into_inner());
     for fx in contexts() {
         let shape = Shape::d2(7, 10);
         let src = data(shape.points(), 7);
@@ -373,6 +386,7 @@ fn several_outputs_of_different_shapes_and_types() {
 
 #[test]
 fn thread_allocation_and_local_memory_tiles() {
+    let _compiles = COMPILES.read().unwrap_or_else(|p| p.into_inner());
     for fx in contexts() {
         // Block sums of 8 x 8 tiles: one work-item per input point in 8 x 8 work-groups, the
         // tile in local memory, one work-item per group writes its block's sum and maximum.
@@ -442,6 +456,7 @@ fn thread_allocation_and_local_memory_tiles() {
 
 #[test]
 fn built_ins_reductions_convolution_transpose_resampling() {
+    let _compiles = COMPILES.read().unwrap_or_else(|p| p.into_inner());
     for fx in contexts() {
         let (rows, cols) = (6usize, 9usize);
         let shape = Shape::d2(rows, cols);
@@ -548,6 +563,7 @@ fn built_ins_reductions_convolution_transpose_resampling() {
 
 #[test]
 fn bad_input_gets_typed_errors() {
+    let _compiles = COMPILES.read().unwrap_or_else(|p| p.into_inner());
     let fx = Fields::new(&Queue::new(&Device::from_spec("cpu").unwrap()).unwrap());
     let a = fx.from_slice(Shape::d2(2, 3), &[0.0f32; 6]).unwrap();
     let b = fx.from_slice(Shape::d2(3, 2), &[0.0f32; 6]).unwrap();
@@ -703,6 +719,7 @@ fn bad_input_gets_typed_errors() {
 
 #[test]
 fn field_kernels_compile_with_nvrtc() {
+    let _compiles = COMPILES.read().unwrap_or_else(|p| p.into_inner());
     #[cfg(feature = "cuda")]
     {
         if let Err(why) = strata::cuda::nvrtc_path() {
@@ -735,6 +752,7 @@ fn field_kernels_compile_with_nvrtc() {
 
 #[test]
 fn big_tensor_fields_element_by_element() {
+    let _compiles = COMPILES.read().unwrap_or_else(|p| p.into_inner());
     for fx in contexts() {
         let shape = Shape::d2(4, 6);
         let n = shape.points();
@@ -852,6 +870,7 @@ fn big_tensor_fields_element_by_element() {
 
 #[test]
 fn fields_of_other_queues_are_waited_for_and_any_name_is_a_kernel_name() {
+    let _compiles = COMPILES.read().unwrap_or_else(|p| p.into_inner());
     let dev = Device::from_spec("cpu").unwrap();
     let (qa, qb) = (Queue::new(&dev).unwrap(), Queue::new(&dev).unwrap());
     let (fa, fb) = (Fields::new(&qa), Fields::new(&qb));
@@ -871,6 +890,7 @@ fn fields_of_other_queues_are_waited_for_and_any_name_is_a_kernel_name() {
 
 #[test]
 fn fields_can_be_shared_between_threads() {
+    let _compiles = COMPILES.read().unwrap_or_else(|p| p.into_inner());
     fn shareable<T: Send + Sync>() {}
     shareable::<Field<f32>>();
     shareable::<Field<[u8; 4]>>();
