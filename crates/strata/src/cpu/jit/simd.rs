@@ -437,6 +437,15 @@ fn keeps_lanes(id: crate::ir::LoopId, body: &[Stmt]) -> bool {
     !breaks(body, id) && !leaves(body, &mut vec![id])
 }
 
+/// Whether the body of loop `id` holds a `continue` of it (at any depth).
+fn continues(id: crate::ir::LoopId, body: &[Stmt]) -> bool {
+    let mut cont = false;
+    walk_block(body, &mut |s| {
+        cont |= matches!(s, Stmt::Continue(c) if *c == id)
+    });
+    cont
+}
+
 /// Whether `e` reads one of `vars` (through expressions).
 fn reads_any(f: &Function, e: ExprId, vars: &[ValueId]) -> bool {
     match f.exprs.get(e) {
@@ -1929,11 +1938,7 @@ impl Gen<'_, '_> {
         if !self.plan.simple || !self.vloops.is_empty() {
             return Vec::new();
         }
-        let mut cont = false;
-        walk_block(body, &mut |s| {
-            cont |= matches!(s, Stmt::Continue(c) if *c == id)
-        });
-        if cont {
+        if continues(id, body) {
             return Vec::new();
         }
         let loads = |block: &[Stmt]| {
@@ -2093,10 +2098,7 @@ impl Gen<'_, '_> {
                 // Lanes that leave only by this loop's `break` all leave it, and only so: the
                 // mask after it is the one before it, and its breaks need not be recorded.
                 let quiet = !leaves(body, &mut vec![*id]);
-                let mut cont_used = false;
-                walk_block(body, &mut |s| {
-                    cont_used |= matches!(s, Stmt::Continue(c) if c == id)
-                });
+                let cont_used = continues(*id, body);
                 let m0 = self.mask();
                 self.hoist_divisions(body, None);
                 let (brk, cont) = self.loop_masks();
@@ -2138,7 +2140,7 @@ impl Gen<'_, '_> {
                 self.b.switch_to_block(exit);
                 let out = if quiet { m0 } else { self.b.use_var(brk) };
                 self.set_mask(out);
-                self.full = full0 && !leaves(body, &mut vec![*id]);
+                self.full = full0 && quiet;
             }
             Stmt::Break(id) | Stmt::Continue(id) if !self.vloops.iter().any(|l| l.0 == *id) => {
                 // A group-level loop: the lanes leave the region, the group level sees their
