@@ -1572,29 +1572,115 @@ mod random {
                     // From 0, or from a value of each work-item's own (a chunk's start:
                     // the lanes run the same iterations where their trip counts agree).
                     let from_zero = self.r.below(2) == 0;
+                    // Or a loop unrolled by hand (a 32-bit counter from each work-item's
+                    // own start, step 4, trips the same for the lanes or not): a row of four
+                    // loads of consecutive elements at the top of its body.
+                    let row = !from_zero
+                        && matches!(ct, Scalar::U32 | Scalar::I32)
+                        && self.r.below(4) != 0;
                     let (zero, end) = if from_zero {
                         let zero = self.e(Expr::Literal(Literal::from_bits(ct, 0)), ct);
                         (zero, trips)
                     } else {
-                        let x = self.expr(ct, 1);
+                        let mut x = self.expr(ct, 1);
+                        let as_ct = |g: &mut Self, e: ExprId| match ct {
+                            Scalar::U32 => e,
+                            _ => g.e(Expr::Cast(e, ct), ct),
+                        };
+                        if row {
+                            // Each work-item's own start (the rows' fast loop needs four
+                            // lanes whose bounds differ).
+                            let id = self.gid();
+                            let id = as_ct(self, id);
+                            x = self.e(Expr::Binary(BinaryOp::Add, id, x), ct);
+                        }
                         let nine = self.e(Expr::Literal(Literal::from_bits(ct, 9)), ct);
                         let start = self.e(Expr::Binary(BinaryOp::Rem, x, nine), ct);
+                        let trips = match row {
+                            true => {
+                                // Mostly the same for the lanes: `k % 7 + 1`.
+                                let trips = match self.r.below(4) {
+                                    0 => trips,
+                                    _ => {
+                                        let k = self.e(Expr::Param(ParamId::new(K)), Scalar::U32);
+                                        let k = as_ct(self, k);
+                                        let r = self.e(Expr::Binary(BinaryOp::Rem, k, seven), ct);
+                                        self.e(Expr::Binary(BinaryOp::Add, r, one), ct)
+                                    }
+                                };
+                                let four = self.e(Expr::Literal(Literal::from_bits(ct, 4)), ct);
+                                self.e(Expr::Binary(BinaryOp::Mul, trips, four), ct)
+                            }
+                            false => trips,
+                        };
                         (start, self.e(Expr::Binary(BinaryOp::Add, start, trips), ct))
+                    };
+                    let one = match row {
+                        true => self.e(Expr::Literal(Literal::from_bits(ct, 4)), ct),
+                        false => one,
                     };
                     self.loops.push(id);
                     let counter = self.e(Expr::Value(var), ct);
                     self.scope.push(vec![(counter, ct)]);
+                    // The row's loads: `in[(counter + o) + j]`, below 8 + 28 + 23 + 3.
+                    let mut row_loads = Vec::new();
+                    let mut row_values = Vec::new();
+                    let t = self.r.pick(&[Scalar::I32, Scalar::U32, Scalar::F32]);
+                    if row {
+                        let o = self.r.below(24);
+                        let o = self.e(Expr::Literal(Literal::from_bits(ct, o)), ct);
+                        let base = self.e(Expr::Binary(BinaryOp::Add, counter, o), ct);
+                        for j in 0..4 {
+                            let j = self.e(Expr::Literal(Literal::from_bits(ct, j)), ct);
+                            let index = self.e(Expr::Binary(BinaryOp::Add, base, j), ct);
+                            let v = self.f.new_value(Type::scalar(t), None);
+                            row_loads.push(Stmt::Load {
+                                value: v,
+                                mem: Mem::Buffer(ParamId::new(Self::ty_index(t))),
+                                index,
+                                at: strata::ir::SourceLoc::NONE,
+                            });
+                            let x = self.e(Expr::Value(v), t);
+                            self.scope.last_mut().unwrap().push((x, t));
+                            row_values.push(x);
+                        }
+                    }
                     // (A counter from a work-item's own start is no shared index below 7.)
                     let shared = ct == Scalar::U32 && from_zero;
                     if shared {
                         self.counters.push(counter);
                     }
-                    let body = self.block(depth + 1, 3);
+                    let mut body = self.block(depth + 1, 3);
                     if shared {
                         self.counters.pop();
                     }
                     self.scope.pop();
                     self.loops.pop();
+                    row_loads.append(&mut body);
+                    if let Some(&first) = row_values.first() {
+                        // The row's sum added to the private variable of its type (which the
+                        // kernel writes out), so that every element read counts.
+                        let p = Mem::Private(PrivateId::new(Self::ty_index(t)));
+                        let zero = self.u32_lit(0);
+                        let old = self.f.new_value(Type::scalar(t), None);
+                        row_loads.push(Stmt::Load {
+                            value: old,
+                            mem: p,
+                            index: zero,
+                            at: strata::ir::SourceLoc::NONE,
+                        });
+                        let mut sum = self.e(Expr::Value(old), t);
+                        for &x in std::iter::once(&first).chain(&row_values[1..]) {
+                            sum = self.e(Expr::Binary(BinaryOp::Add, sum, x), t);
+                        }
+                        row_loads.push(Stmt::Store {
+                            mem: p,
+                            index: zero,
+                            value: sum,
+                            at: strata::ir::SourceLoc::NONE,
+                        });
+                    }
+                    let body = row_loads;
                     self.emit(Stmt::For {
                         id,
                         var,
@@ -3057,5 +3143,205 @@ fn tiled_chunk_loops_fault_as_on_the_interpreter() {
                 "synced {synced}, n {n}, local {local}"
             );
         }
+    }
+}
+
+/// A chunk loop unrolled by hand, as the patterns' block passes write it: step `k` (4, 8,
+/// 16), `k` loads of consecutive elements per iteration at `off + (i + j)` (not proven in
+/// bounds: `off` is any `u32`) and `k` stores of a running value at `off + (i + j)` of
+/// another buffer (a scan's), then the last iterations one at a time; with a barrier and
+/// a collective (a kernel of regions, which takes the vector variant only because the
+/// unrolled loads are one stream, read as rows of 4x4 tiles, and the stores a row written
+/// as tiles) and without. Bit for bit the interpreter's, per work-item, in the written
+/// buffer and in the total, for chunks from 0 to 37 elements, `off` 0 and 3, and an `i32`
+/// counter and index beside the `u32` ones; and where the last chunks read or write past
+/// a buffer's end (the test on entry fails, the general loop faults), the interpreter's
+/// error.
+#[test]
+fn unrolled_rows_agree_with_the_interpreter() {
+    let (cpu, interp) = queues();
+    let build = |k: u32, synced: bool, signed: bool| {
+        Kernel::build("unrolled_rows", |kb| {
+            let x = kb.read::<f32>("x");
+            let xi = kb.read::<i32>("xi");
+            let ys = kb.write::<f32>("ys");
+            let sums = kb.write::<f32>("sums");
+            let isums = kb.write::<i32>("isums");
+            let chunk = kb.scalar::<u32>("chunk");
+            let off = kb.scalar::<u32>("off");
+            let n = kb.scalar::<u32>("n");
+            let acc = var_named("acc", 0.0f32);
+            let iacc = var_named("iacc", 0i32);
+            let start = (global_id(0) * chunk).min(n);
+            let end = (start + chunk).min(n);
+            let count = select(end.gt(start), end - start, 0u32);
+            let main = start + count / k * k;
+            // A second row (two streams) only in the kernel of one region: with barriers,
+            // two streams keep the scalar code.
+            let body = |i: Expr<u32>| {
+                acc.set(acc.get() * 0.5f32 + x.at(off + i));
+                ys.set(off + i, acc.get());
+                if !synced {
+                    iacc.set(iacc.get() * 3i32 + xi.at(off + i));
+                }
+            };
+            if signed {
+                let (s, m, e) = (start.cast::<i32>(), main.cast::<i32>(), end.cast::<i32>());
+                let o = off.cast::<i32>();
+                let body = |at: Expr<i32>| {
+                    acc.set(acc.get() * 0.5f32 + x.at(at));
+                    ys.set(at, acc.get());
+                    if !synced {
+                        iacc.set(iacc.get() * 3i32 + xi.at(at));
+                    }
+                };
+                for_step(s, m, k as i32, |i: Expr<i32>| {
+                    for j in 0..k as i32 {
+                        body(o + (i + j));
+                    }
+                });
+                for_range(m, e, |i: Expr<i32>| body(o + i));
+            } else {
+                for_step(start, main, k, |i: Expr<u32>| {
+                    for j in 0..k {
+                        body(i + j);
+                    }
+                });
+                for_range(main, end, body);
+            }
+            sums.set(global_id(0), acc.get());
+            isums.set(global_id(0), iacc.get());
+            if synced {
+                kb.gather_add(acc.get());
+            }
+        })
+        .unwrap()
+    };
+    for (k, synced, signed) in [
+        (4, true, false),
+        (4, false, false),
+        (8, true, false),
+        (16, false, false),
+        (4, false, true),
+        (8, true, true),
+    ] {
+        let kernel = build(k, synced, signed);
+        let case = format!("k {k}, synced {synced}, signed {signed}");
+        assert!(
+            kernel.cpu_vector_variant().is_ok(),
+            "{case}: {:?}",
+            kernel.cpu_vector_variant()
+        );
+        for (chunk, off) in [0u32, 1, 3, 4, 5, 8, 16, 17, 37]
+            .into_iter()
+            .flat_map(|c| [(c, 0u32), (c, 3)])
+        {
+            for n in [64 * chunk, (64 * chunk).saturating_sub(5), 50] {
+                // `x` and `ys` hold `n + off` elements: every access in bounds; one less
+                // (`x`, then `ys`): the last element read or written is one past the end
+                // (when anything is).
+                for short in [0, 1, 2] {
+                    let len = ((n + off) as usize).saturating_sub((short == 1) as usize);
+                    let ylen = ((n + off) as usize).saturating_sub((short == 2) as usize);
+                    let xs: Vec<f32> = (0..len)
+                        .map(|i| ((i * 7919) % 1009) as f32 / 1009.0)
+                        .collect();
+                    let is: Vec<i32> = (0..len)
+                        .map(|i| (i as i32).wrapping_mul(0x3779_b1f1))
+                        .collect();
+                    type Out = (u32, Vec<u32>, Vec<i32>, Vec<u32>);
+                    let run = |q: &Queue| -> strata::Result<Out> {
+                        let x = Buffer::from_slice(q, &xs)?;
+                        let xi = Buffer::from_slice(q, &is)?;
+                        let ys = Buffer::from_slice(q, &vec![-1.0f32; ylen])?;
+                        let sums = Buffer::<f32>::new(q.device(), 64)?;
+                        let isums = Buffer::<i32>::new(q.device(), 64)?;
+                        let r = kernel.enqueue(
+                            q,
+                            NdRange::new(64).local(16),
+                            args![&x, &xi, &ys, &sums, &isums, chunk, off, n],
+                            &[],
+                        )?;
+                        let total = if synced {
+                            r.gather::<f32>(0)?.get()?.to_bits()
+                        } else {
+                            r.wait()?;
+                            0
+                        };
+                        let bits = |v: Vec<f32>| v.into_iter().map(f32::to_bits).collect();
+                        Ok((
+                            total,
+                            bits(sums.to_vec(q)?),
+                            isums.to_vec(q)?,
+                            bits(ys.to_vec(q)?),
+                        ))
+                    };
+                    let at = format!("{case}, chunk {chunk}, off {off}, n {n}, short {short}");
+                    match (run(&interp), run(&cpu)) {
+                        (Ok(want), Ok(got)) => assert_eq!(got, want, "{at}"),
+                        (Err(want), Err(got)) => {
+                            assert!(matches!(want, Error::OutOfBounds { .. }), "{at}: {want}");
+                            assert_eq!(got.to_string(), want.to_string(), "{at}");
+                        }
+                        (want, got) => panic!("{at}: interpreter {want:?}, cpu {got:?}"),
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Work-item layouts (issue 31): `tid / 8`, `tid % 8`, `tid & 15`, a warp layout
+/// `(tid / 32) * 8 + tid % 32 % 8`, `tid >> 3` and their neighbours that are not aligned
+/// (`tid % 6`, `tid / 6`, `(tid + 1) % 8`), as indices of a buffer and a local array and as
+/// branch conditions: the vector variant reads an aligned run of four modulo a multiple of
+/// four as consecutive and divided by one as uniform; every layout agrees with the
+/// interpreter bit for bit, with work-groups of 4, 8, 12, 16, 64 and 3.
+#[test]
+fn work_item_layouts_agree_with_the_interpreter() {
+    let (cpu, interp) = queues();
+    let k = Kernel::build("layouts", |k| {
+        let x = k.read::<u32>("x");
+        let out = k.write::<u32>("out");
+        let tile = k.local_array::<u32>("tile", 64);
+        let (g, tid, ls) = (global_id(0), local_id(0), local_size(0));
+        tile.set(tid, x.at(g) * 3u32);
+        barrier_local();
+        let idx: Vec<Expr<u32>> = vec![
+            tid / 8u32,
+            tid % 8u32,
+            tid & 15u32,
+            (tid / 32u32) * 8u32 + tid % 32u32 % 8u32,
+            tid >> 3u32,
+            tid % 6u32,
+            tid / 6u32,
+            (tid + 1u32) % 8u32,
+            g % 4u32 + (g / 4u32) * 4u32,
+        ];
+        let mut acc = lit(0u32);
+        for (j, &i) in idx.iter().enumerate() {
+            let i = i % ls;
+            acc = acc * 7u32 + tile.at(i) + x.at((g - tid) + i);
+            let v = var(acc);
+            if_((i & 1u32).eq(1u32), || v.set(v.get() + j as u32));
+            acc = v.get();
+        }
+        out.set(g, acc);
+    })
+    .unwrap();
+    assert_eq!(k.cpu_vector_variant(), Ok(()));
+    let n = 192usize;
+    let xs: Vec<u32> = (0..n as u32)
+        .map(|i| i.wrapping_mul(2654435761) % 1013)
+        .collect();
+    let run = |q: &Queue, local: usize| {
+        let x = Buffer::from_slice(q, &xs).unwrap();
+        let out = Buffer::<u32>::new(q.device(), n).unwrap();
+        k.launch(q, NdRange::new(n).local(local), args![&x, &out])
+            .unwrap();
+        q.read(&out).unwrap()
+    };
+    for local in [4, 8, 12, 16, 64, 3] {
+        assert_eq!(run(&cpu, local), run(&interp, local), "local size {local}");
     }
 }

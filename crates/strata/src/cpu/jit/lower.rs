@@ -238,6 +238,9 @@ pub(super) struct Gen<'a, 'b> {
     /// Vector mode, in a copy of a tiled loop's body ([`super::simd`]'s `vfor_tiled`): the
     /// loads that are a column of the tiles read for it, with their lanes.
     pub(super) tiled: HashMap<ValueId, Value>,
+    /// Vector mode, in the body of a loop whose stores are rows (`vfor_rows`): the stores
+    /// written as tiles after the body, with the lanes of the value each stores once lowered.
+    pub(super) deferred: HashMap<(Mem, ExprId), Option<Value>>,
 }
 
 /// Loop iterations between two polls of the stop and cancel flags ([`Gen::poll_stop`]).
@@ -432,6 +435,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             nofault: None,
             checks_of: HashMap::new(),
             tiled: HashMap::new(),
+            deferred: HashMap::new(),
         };
         // Private variables kept in registers start at zero, like every private.
         for (i, d) in f.privates.iter_enumerated() {

@@ -76,7 +76,15 @@
 //! iterations in its own order (bit for bit the interpreter's); the tile reads only
 //! iterations the loop runs, all in bounds by the proof, and no store of the kernel can
 //! change what it read ahead. The chunked sum so takes about 1.4 instructions an element
-//! (4 loads, 8 shuffles and 4 additions per 16), against 6.5 lane by lane. A region, or
+//! (4 loads, 8 shuffles and 4 additions per 16), against 6.5 lane by lane. A chunk loop
+//! unrolled by hand (step a literal 4, 8 or 16, as the patterns' block passes write theirs:
+//! `k` loads of `x[off + (i + j)]` for `j` in `0..k`) reads its loads as rows of tiles
+//! ([`tile_rows`], [`Gen::vfor_rows`]): `k / 4` vector loads per lane and iteration,
+//! transposed, and the body lowered once; a row of stores to consecutive elements is kept
+//! in registers and written the same way, transposed, after the body. Nothing needs to be
+//! proven there: a test on entry (every lane below its end by the same distance, no
+//! counter wrapping, every element each lane will read or write in bounds) picks the
+//! tiled loop or the general one, which faults as the interpreter does. A region, or
 //! the side of an `if`, with a loop or
 //! eight or more accesses is lowered twice when the mask is not known there: one copy for
 //! four active lanes (one test on entry), one for the others.
@@ -237,16 +245,16 @@ pub(super) fn scalar_reason(f: &Function) -> Option<String> {
     if why.is_some() {
         return why;
     }
-    let strided_loads = std::cell::Cell::new(0);
+    let streams = Streams::default();
     (f.body.iter().any(super::plan::has_sync)
         && (gathers_in_loops(
             f,
             &counters(f),
             &crate::ir::ranges::Proof::of(f),
-            &strided_loads,
+            &streams,
             &f.body,
             &mut Vec::new(),
-        ) || strided_loads.get() > 1))
+        ) || streams.peak.get() > 1))
         .then(|| {
             "a loop between barriers whose accesses gather lane by lane (one work-item at a time \
          is faster)"
@@ -456,13 +464,30 @@ fn reads_any(f: &Function, e: ExprId, vars: &[ValueId]) -> bool {
     }
 }
 
+/// What [`gathers_in_loops`] counts: the streams read at once that a tile or four scalar
+/// loads stand for.
+#[derive(Default)]
+struct Streams {
+    /// In the loop being walked (and those inside it, so far).
+    open: std::cell::Cell<u32>,
+    /// The most in any loop.
+    peak: std::cell::Cell<u32>,
+    /// The loads of rows ([`tile_rows`]) of the loops walked, each `true` for its row's
+    /// first (the one that counts).
+    rowed: std::cell::RefCell<HashMap<ValueId, bool>>,
+    /// The ends of the loops with rows: a loop that starts at one runs its last iterations.
+    row_ends: std::cell::RefCell<Vec<ExprId>>,
+    /// The stores of rows of the loops walked (written as whole vectors: not counted).
+    stored: std::cell::RefCell<Vec<(Mem, ExprId)>>,
+}
+
 /// Whether a loop inside a region of a kernel with barriers indexes memory with its counter
 /// lane by lane (neither consecutive nor uniform: each work-item walks its own stretch, as
 /// in a reduction that gives every work-item a contiguous chunk) where the vector code
 /// would test the lanes one by one. Such a loop runs faster one work-item at a time than as
 /// four-lane gathers, so the kernel keeps the scalar code. Not counted: a load proven in
 /// bounds ([`crate::ir::ranges`]) at the counter (plus something uniform) of a loop with a
-/// uniform step that keeps its lanes ([`keeps_lanes`]), counted in `strided_loads`: where
+/// uniform step that keeps its lanes ([`keeps_lanes`]), counted in `streams`: where
 /// the four lanes run the same iterations ([`Gen::vfor`] tests it on entry) it is four
 /// scalar loads without tests or mask work, and the four work-items' chains (a sum's
 /// additions) overlap. [`scalar_reason`] lets one such load through, not two: measured on a
@@ -471,17 +496,29 @@ fn reads_any(f: &Function, e: ExprId, vars: &[ValueId]) -> bool {
 /// in fewer instructions; still so with the loads read as tiles ([`Gen::vfor_tiled`]: 2.6
 /// instructions an element against 12.6) at the bench's chunks of 512 elements (2 KB a
 /// lane: eight streams at once, two lanes' in each 4 KB page), though 1.3-1.9x faster from
-/// chunks of 1024.
+/// chunks of 1024. A row of loads of a loop unrolled by hand ([`tile_rows`]: `k`
+/// consecutive elements per lane and iteration, read as tiles whether proven or not) is one
+/// stream, a row of stores none (written as whole vectors), and the loop of its last
+/// iterations (a loop without barriers that starts where it ends) is not counted; loops that run one after another do not add their streams up
+/// (the most any loop has, with the loops inside it, counts).
 fn gathers_in_loops(
     f: &Function,
     c: &Counters,
     proof: &crate::ir::ranges::Proof,
-    strided_loads: &std::cell::Cell<u32>,
+    streams: &Streams,
     block: &[Stmt],
     vars: &mut Vec<(ValueId, bool)>,
 ) -> bool {
     let loop_vars: Vec<ValueId> = vars.iter().map(|&(v, _)| v).collect();
     block.iter().any(|s| match s {
+        Stmt::Load { value, .. } if streams.rowed.borrow().contains_key(value) => {
+            let first = streams.rowed.borrow()[value];
+            streams.open.set(streams.open.get() + first as u32);
+            false
+        }
+        Stmt::Store { mem, index, .. } if streams.stored.borrow().contains(&(*mem, *index)) => {
+            false
+        }
         Stmt::Load { mem, index, .. } | Stmt::Store { mem, index, .. } => {
             let gather = matches!(mem, Mem::Buffer(_) | Mem::Local(_))
                 && reads_any(f, *index, &loop_vars)
@@ -491,34 +528,61 @@ fn gathers_in_loops(
                 && matches!(s, Stmt::Load { .. })
                 && proof.verdict(*mem, *index) != &crate::ir::ranges::Verdict::Unproven
                 && strided(f, c, *index, vars);
-            strided_loads.set(strided_loads.get() + exempt as u32);
+            streams.open.set(streams.open.get() + exempt as u32);
             gather && !exempt
         }
         Stmt::If {
             then, otherwise, ..
         } => {
-            gathers_in_loops(f, c, proof, strided_loads, then, vars)
-                || gathers_in_loops(f, c, proof, strided_loads, otherwise, vars)
+            gathers_in_loops(f, c, proof, streams, then, vars)
+                || gathers_in_loops(f, c, proof, streams, otherwise, vars)
         }
         Stmt::For {
             id,
             var,
+            start,
+            end,
             step,
             body,
-            ..
         } => {
             let local = !super::plan::has_sync(s);
+            if local && streams.row_ends.borrow().contains(start) {
+                // The last iterations of a loop unrolled by hand (fewer than its step, one
+                // at a time): their gathers cost less than running one work-item at a time.
+                return false;
+            }
+            let outer = streams.open.replace(0);
             if local {
                 let together = uniform(f, c, *step) && keeps_lanes(*id, body);
                 vars.push((*var, together));
+                let k = literal_i64(f, *step).and_then(|k| u32::try_from(k).ok());
+                if let Some(k) = k.filter(|_| together) {
+                    let rows = tile_rows(f, c, proof, *var, k, body);
+                    if !rows.is_empty() {
+                        streams.row_ends.borrow_mut().push(*end);
+                    }
+                    let mut rowed = streams.rowed.borrow_mut();
+                    for r in rows {
+                        for (j, v) in r.values.into_iter().enumerate() {
+                            rowed.insert(v, j == 0);
+                        }
+                        let mem = r.mem;
+                        let stores = r.stores.into_iter().map(|i| (mem, i));
+                        streams.stored.borrow_mut().extend(stores);
+                    }
+                }
             }
-            let g = gathers_in_loops(f, c, proof, strided_loads, body, vars);
+            let g = gathers_in_loops(f, c, proof, streams, body, vars);
             if local {
                 vars.pop();
             }
+            // This loop's streams, with those of the loops inside it.
+            let mine = streams.open.get();
+            streams.peak.set(streams.peak.get().max(mine));
+            streams.open.set(outer + mine);
             g
         }
-        Stmt::Loop { body, .. } => gathers_in_loops(f, c, proof, strided_loads, body, vars),
+        Stmt::Loop { body, .. } => gathers_in_loops(f, c, proof, streams, body, vars),
         _ => false,
     })
 }
@@ -601,6 +665,228 @@ pub(super) fn tile_loads(
             _ => None,
         })
         .collect()
+}
+
+/// Elements per lane that one iteration of a loop unrolled by hand may read as a row of
+/// tiles ([`tile_rows`]): the step's literal, one of these.
+const ROW_STEPS: [u32; 3] = [4, 8, 16];
+
+/// Statements at most in the body of a loop whose loads [`Gen::vfor_rows`] reads as rows
+/// (lowered twice: once in the tiled loop, once in the loop for the other lanes).
+const ROW_BODY: usize = 64;
+
+/// A row of loads or stores in the body of a loop unrolled by hand ([`tile_rows`]): in
+/// every iteration, the loads (or the stores) of the elements `first`, `first + 1`, ...,
+/// `first + k - 1` of one buffer, `k` the loop's step.
+pub(super) struct TileRow {
+    pub(super) mem: Mem,
+    /// The index of the row's first element (its smallest constant).
+    pub(super) first: ExprId,
+    /// The loads' values, the first element's first (none for a row of stores).
+    pub(super) values: Vec<ValueId>,
+    /// The stores' indices, the first element's first (none for a row of loads).
+    pub(super) stores: Vec<ExprId>,
+}
+
+/// The 32-bit integer literal `e`, if it is one (as an `i64`, sign-extended for `i32`).
+fn literal_i64(f: &Function, e: ExprId) -> Option<i64> {
+    match f.exprs.get(e) {
+        Expr::Literal(l) if l.scalar == Scalar::U32 => Some(l.bits as u32 as i64),
+        Expr::Literal(l) if l.scalar == Scalar::I32 => Some(l.bits as u32 as i32 as i64),
+        _ => None,
+    }
+}
+
+/// `e` as a sum: its addends that are not literals (in `terms`) and the literals' sum
+/// (returned), through additions and subtractions of literals of its 32-bit integer type.
+/// Two indices with the same `terms` differ by the difference of their constants (modulo
+/// 2^32, as the indices wrap).
+fn addends(f: &Function, e: ExprId, terms: &mut Vec<ExprId>) -> i64 {
+    let ty = f.exprs.ty(e);
+    if let Some(k) = literal_i64(f, e) {
+        return k;
+    }
+    match *f.exprs.get(e) {
+        Expr::Binary(BinaryOp::Add, a, b) if f.exprs.ty(a) == ty && f.exprs.ty(b) == ty => {
+            addends(f, a, terms) + addends(f, b, terms)
+        }
+        Expr::Binary(BinaryOp::Sub, a, b) if f.exprs.ty(a) == ty => match literal_i64(f, b) {
+            Some(k) => addends(f, a, terms) - k,
+            None => {
+                terms.push(e);
+                0
+            }
+        },
+        _ => {
+            terms.push(e);
+            0
+        }
+    }
+}
+
+/// The rows of loads of a `for` loop unrolled by hand (loop counter `var`, step the literal
+/// `k`, one of [`ROW_STEPS`]): in the body (at its top level, so run in every iteration),
+/// `k` loads of one buffer that the kernel only reads (`Read` or `Constant`: no store of the
+/// kernel changes what a row reads ahead), of 32-bit elements, at 32-bit indices that are
+/// the counter plus something uniform that the body does not define ([`strided`]) and that
+/// differ only in a constant, by 0, 1, ..., `k - 1`: the `k` consecutive elements each lane
+/// reads in an iteration, `k / 4` 4x4 tiles ([`Gen::vfor_rows`]). Nothing needs to be
+/// proven: [`Gen::vfor_rows`] tests on entry that every element the loop will read is in
+/// bounds. The body must keep its lanes and be straight (no `break`, `continue` or
+/// `return`, no inner loop, no barrier or collective, at most [`ROW_BODY`] statements).
+///
+/// Likewise a row of stores (to a buffer the kernel writes, of 32-bit elements, at such
+/// indices), written as tiles at the end of each iteration: only where the body stores to
+/// that buffer nowhere else and reads it nowhere (nothing in the iteration sees the stores
+/// late), and where nothing else in the body can fault (every other access to memory proven
+/// in bounds, no integer division or remainder: no fault finds a row's stores of its
+/// iteration not yet made).
+pub(super) fn tile_rows(
+    f: &Function,
+    c: &Counters,
+    proof: &crate::ir::ranges::Proof,
+    var: ValueId,
+    k: u32,
+    body: &[Stmt],
+) -> Vec<TileRow> {
+    let (mut n, mut plain) = (0, true);
+    walk_block(body, &mut |s| {
+        n += 1;
+        plain &= !matches!(
+            s,
+            Stmt::For { .. }
+                | Stmt::Loop { .. }
+                | Stmt::Break(_)
+                | Stmt::Continue(_)
+                | Stmt::Return
+        ) && !super::plan::has_sync(s);
+    });
+    if !plain || n > ROW_BODY || !ROW_STEPS.contains(&k) {
+        return Vec::new();
+    }
+    let (inner, _) = super::plan::values_of(f, body, &[]);
+    let inner: Vec<ValueId> = inner.into_iter().collect();
+    // The candidate loads and stores, by buffer, kind and non-constant addends: (constant,
+    // the load's value or `None`, index).
+    type Group = Vec<(i64, Option<ValueId>, ExprId)>;
+    type Key = (Mem, bool, Vec<ExprId>);
+    let mut groups: Vec<(Key, Group)> = Vec::new();
+    for s in body {
+        let (value, mem, p, index) = match *s {
+            Stmt::Load {
+                value,
+                mem: mem @ Mem::Buffer(p),
+                index,
+                ..
+            } => (Some(value), mem, p, index),
+            Stmt::Store {
+                mem: mem @ Mem::Buffer(p),
+                index,
+                ..
+            } => (None, mem, p, index),
+            _ => continue,
+        };
+        let access_ok = match f.params[p].kind {
+            ParamKind::Buffer { access, .. } => access.is_read_only() == value.is_some(),
+            _ => false,
+        };
+        let elem = f.mem_elem(mem).map(|t| t.scalar);
+        let it = f.exprs.ty(index);
+        if !(access_ok
+            && matches!(elem, Some(Scalar::I32 | Scalar::U32 | Scalar::F32))
+            && it.width == 1
+            && matches!(it.scalar, Scalar::I32 | Scalar::U32)
+            && strided(f, c, index, &[(var, true)])
+            && !reads_any(f, index, &inner))
+        {
+            continue;
+        }
+        let mut terms = Vec::new();
+        let k0 = addends(f, index, &mut terms);
+        terms.sort();
+        let key = (mem, value.is_some(), terms);
+        match groups.iter_mut().find(|(g, _)| *g == key) {
+            Some((_, g)) => g.push((k0, value, index)),
+            None => groups.push((key, vec![(k0, value, index)])),
+        }
+    }
+    let mut rows: Vec<TileRow> = groups
+        .into_iter()
+        .filter_map(|((mem, _, _), mut g)| {
+            g.sort_by_key(|&(k0, ..)| k0);
+            let c0 = g.first()?.0;
+            let whole = g.len() == k as usize
+                && g.iter()
+                    .enumerate()
+                    .all(|(j, &(kj, ..))| kj == c0 + j as i64);
+            whole.then(|| TileRow {
+                mem,
+                first: g[0].2,
+                values: g.iter().filter_map(|&(_, v, _)| v).collect(),
+                stores: match g[0].1 {
+                    Some(_) => Vec::new(),
+                    None => g.iter().map(|&(.., i)| i).collect(),
+                },
+            })
+        })
+        .collect();
+    if rows.iter().any(|r| !r.stores.is_empty()) {
+        // Rows of stores: their buffers touched nowhere else, nothing else that faults.
+        let mut faults = false;
+        let mut touched: HashMap<Mem, u32> = HashMap::new();
+        walk_block(body, &mut |s| {
+            let (in_row, mem, index) = match *s {
+                Stmt::Load {
+                    value, mem, index, ..
+                } => (rows.iter().any(|r| r.values.contains(&value)), mem, index),
+                Stmt::Store { mem, index, .. } => (
+                    rows.iter()
+                        .any(|r| r.mem == mem && r.stores.contains(&index)),
+                    mem,
+                    index,
+                ),
+                Stmt::Let { .. } | Stmt::If { .. } => return,
+                _ => {
+                    faults = true;
+                    return;
+                }
+            };
+            if matches!(mem, Mem::Buffer(_) | Mem::Local(_)) {
+                *touched.entry(mem).or_default() += 1;
+                faults |= !in_row && !proof.proven(mem, index);
+            }
+        });
+        faults |= stmt_exprs(body).into_iter().any(|e| divides(f, e));
+        rows.retain(|r| {
+            r.stores.is_empty()
+                || (!faults && touched.get(&r.mem).copied() == Some(r.stores.len() as u32))
+        });
+    }
+    rows
+}
+
+/// The expressions that the `let`s, loads, stores and `if`s of `block` (at any depth) read
+/// directly.
+fn stmt_exprs(block: &[Stmt]) -> Vec<ExprId> {
+    let mut out = Vec::new();
+    walk_block(block, &mut |s| match *s {
+        Stmt::Let { expr, .. } => out.push(expr),
+        Stmt::Load { index, .. } => out.push(index),
+        Stmt::Store { index, value, .. } => out.extend([index, value]),
+        Stmt::If { cond, .. } => out.push(cond),
+        _ => {}
+    });
+    out
+}
+
+/// Whether `e` divides integers (a division or remainder: a divisor of zero faults).
+fn divides(f: &Function, e: ExprId) -> bool {
+    match f.exprs.get(e) {
+        Expr::Binary(BinaryOp::Div | BinaryOp::Rem, ..) if f.exprs.ty(e).scalar.is_int() => true,
+        x => crate::ir::expr_operands(x)
+            .into_iter()
+            .any(|o| divides(f, o)),
+    }
 }
 
 fn lanes_flags() -> MemFlags {
@@ -1996,6 +2282,11 @@ impl Gen<'_, '_> {
                 mem, index, value, ..
             } => {
                 let x = self.vexprs(*value);
+                if let Some(slot) = self.deferred.get_mut(&(*mem, *index)) {
+                    // A row's store: written with its row after the body (`vfor_rows`).
+                    *slot = Some(x[0]);
+                    return;
+                }
                 match self.private_var(*mem) {
                     Some(p) if self.full || self.loop_private.contains(&p) => {
                         let s = self.f.privates[p].elem.scalar;
@@ -2224,6 +2515,15 @@ impl Gen<'_, '_> {
             self.vfor_copy(id, var, &v0, &e, &st, body, uniform_bounds);
             return;
         }
+        // A loop unrolled by hand: its step a literal, its loads rows of tiles.
+        let k = literal_i64(self.f, step).and_then(|k| u32::try_from(k).ok());
+        if let Some(k) = k.filter(|k| ROW_STEPS.contains(k)) {
+            let rows = tile_rows(self.f, &self.counters, self.proof, var, k, body);
+            if !rows.is_empty() {
+                self.vfor_rows(id, var, (&v0, &e, &st), k, body, &rows);
+                return;
+            }
+        }
         // Step 1 (lane 0's is every lane's), every lane below its end, by the same distance.
         let st0 = self.b.ins().extractlane(st[0], 0);
         let one = self.b.ins().icmp_imm(IntCC::Equal, st0, 1);
@@ -2371,6 +2671,187 @@ impl Gen<'_, '_> {
         self.b.ins().jump(hdr, &[]);
         self.b.switch_to_block(exit);
         self.use_vars(&vv)[0]
+    }
+
+    /// A `for` loop unrolled by hand ([`Gen::vfor`]: four lanes enter, the bounds differ
+    /// between them, the step is the literal `k`) whose body reads `rows` ([`tile_rows`]):
+    /// tested on entry that the four lanes run the same iterations (every lane below its
+    /// end by the same distance, and no counter wraps past its type's end on its last
+    /// step) and that every element the rows will read is in bounds: the loop runs all its
+    /// iterations (its body has no exit) and each reads `k` consecutive elements of each
+    /// row per lane, so those are the elements `first` to `first + k * trips - 1` of each
+    /// lane, which the test sums without wrapping (and, for a signed index, from 0). Then
+    /// each iteration reads each row's `k` elements per lane as `k / 4` vector loads per
+    /// lane, transposed into `k / 4` 4x4 tiles whose columns are the row's loads, and
+    /// lowers the body once, for four active lanes, without the rows' loads or bounds
+    /// tests. Otherwise (a lane would fault, or the lanes differ) the general loop runs,
+    /// with its tests, so a fault is the interpreter's. No store of the kernel changes what
+    /// a row reads ahead (its buffer is only read), and every work-item still runs its own
+    /// iterations in its own order.
+    fn vfor_rows(
+        &mut self,
+        id: crate::ir::LoopId,
+        var: ValueId,
+        (v0, e, st): (&[Value], &[Value], &[Value]),
+        k: u32,
+        body: &[Stmt],
+        rows: &[TileRow],
+    ) {
+        let s = self.f.values[var].ty.scalar;
+        let signed = s.is_signed();
+        let (lt, le) = if signed {
+            (IntCC::SignedLessThan, IntCC::SignedLessThanOrEqual)
+        } else {
+            (IntCC::UnsignedLessThan, IntCC::UnsignedLessThanOrEqual)
+        };
+        // Every lane below its end, by the same distance, and its end at most `MAX - (k -
+        // 1)`: no step wraps the counter (the lanes' trip counts are then all `ceil(d / k)`).
+        let below = self.b.ins().icmp(lt, v0[0], e[0]);
+        let mut ok = self.b.ins().vall_true(below);
+        let d = self.b.ins().isub(e[0], v0[0]);
+        let d0 = self.b.ins().extractlane(d, 0);
+        let d0s = self.b.ins().splat(types::I32X4, d0);
+        let same = self.b.ins().icmp(IntCC::Equal, d, d0s);
+        let same = self.b.ins().vall_true(same);
+        ok = self.b.ins().band(ok, same);
+        let top = if signed {
+            i32::MAX as i64
+        } else {
+            u32::MAX as i64
+        } - (k as i64 - 1);
+        let top = self.splat_i32(top);
+        let room = self.b.ins().icmp(le, e[0], top);
+        let room = self.b.ins().vall_true(room);
+        ok = self.b.ins().band(ok, room);
+        // The elements per lane of each row: `ceil(d / k) * k` (`d` below 2^32).
+        let d64 = self.b.ins().uextend(types::I64, d0);
+        let n = self.b.ins().iadd_imm(d64, k as i64 - 1);
+        let n = self.b.ins().band_imm(n, -(k as i64));
+        // Each row's lanes' first elements' addresses, each lane's elements tested.
+        self.memo.push(Default::default());
+        self.define_lanes(var, v0);
+        let index_end = if signed { 1i64 << 31 } else { 1i64 << 32 };
+        let mut addrs: Vec<[Value; 4]> = Vec::new();
+        for r in rows {
+            let idx = self.vexpr(r.first);
+            let (base, len) = self.mem_base_len(r.mem);
+            let mut lanes = [idx; 4];
+            for (l, lane) in lanes.iter_mut().enumerate() {
+                let i = self.b.ins().extractlane(idx, l as u8);
+                let i64v = if signed {
+                    self.b.ins().sextend(types::I64, i)
+                } else {
+                    self.b.ins().uextend(types::I64, i)
+                };
+                let last = self.b.ins().iadd(i64v, n);
+                let fits = self.b.ins().icmp(IntCC::SignedLessThanOrEqual, last, len);
+                let no_wrap = self
+                    .b
+                    .ins()
+                    .icmp_imm(IntCC::SignedLessThanOrEqual, last, index_end);
+                let from0 = self
+                    .b
+                    .ins()
+                    .icmp_imm(IntCC::SignedGreaterThanOrEqual, i64v, 0);
+                let t = self.b.ins().band(fits, no_wrap);
+                let t = self.b.ins().band(t, from0);
+                ok = self.b.ins().band(ok, t);
+                let off = self.b.ins().imul_imm(i64v, 4);
+                *lane = self.b.ins().iadd(base, off);
+            }
+            addrs.push(lanes);
+        }
+        self.pop_scope();
+        let (fast, general, join) = (
+            self.b.create_block(),
+            self.b.create_block(),
+            self.b.create_block(),
+        );
+        self.b.ins().brif(ok, fast, &[], general, &[]);
+        let full0 = self.full;
+
+        self.b.switch_to_block(general);
+        self.memo.push(Default::default());
+        self.vfor_copy(id, var, v0, e, st, body, false);
+        self.pop_scope();
+        self.b.ins().jump(join, &[]);
+
+        self.b.switch_to_block(fast);
+        self.full = full0;
+        self.memo.push(Default::default());
+        self.hoist_divisions(body, Some(var));
+        self.define_lanes(var, v0);
+        let end = self.b.ins().imul_imm(n, 4);
+        let off = self.b.declare_var(types::I64);
+        let zero = self.b.ins().iconst(types::I64, 0);
+        self.b.def_var(off, zero);
+        let (hdr, bodyb, exit) = (
+            self.b.create_block(),
+            self.b.create_block(),
+            self.b.create_block(),
+        );
+        self.b.ins().jump(hdr, &[]);
+        self.b.switch_to_block(hdr);
+        let o = self.b.use_var(off);
+        let go = self.b.ins().icmp(IntCC::UnsignedLessThan, o, end);
+        super::lower::loop_branch(&mut self.b, go, bodyb, exit);
+        self.b.switch_to_block(bodyb);
+        let mut tiled = HashMap::new();
+        for (r, lanes) in rows.iter().zip(&addrs) {
+            let ty = self.vty(self.f.mem_elem(r.mem).expect("validated memory").scalar);
+            if r.values.is_empty() {
+                continue;
+            }
+            for q in 0..(k / 4) as usize {
+                let t: [Value; 4] = std::array::from_fn(|l| {
+                    let a = self.b.ins().iadd(lanes[l], o);
+                    self.b.ins().load(ty, MEM, a, 16 * q as i32)
+                });
+                let cols = self.transpose(t, ty);
+                for (j, col) in cols.into_iter().enumerate() {
+                    tiled.insert(r.values[4 * q + j], col);
+                }
+            }
+        }
+        let vv = self.vvars(VarOf::Value(var), s);
+        let cur = self.use_vars(&vv)[0];
+        self.define_lanes(var, &[cur]);
+        self.tiled = tiled;
+        self.deferred = rows
+            .iter()
+            .flat_map(|r| r.stores.iter().map(|&i| ((r.mem, i), None)))
+            .collect();
+        self.full = true;
+        self.vblock(body);
+        self.tiled.clear();
+        // The rows of stores: each quarter's four columns transposed into the lanes' rows.
+        let deferred = std::mem::take(&mut self.deferred);
+        for (r, lanes) in rows.iter().zip(&addrs) {
+            let ty = self.vty(self.f.mem_elem(r.mem).expect("validated memory").scalar);
+            for q in 0..r.stores.len() / 4 {
+                let cols: [Value; 4] = std::array::from_fn(|j| {
+                    deferred[&(r.mem, r.stores[4 * q + j])].expect("a row's store, lowered")
+                });
+                let t = self.transpose(cols, ty);
+                for (l, x) in t.into_iter().enumerate() {
+                    let a = self.b.ins().iadd(lanes[l], o);
+                    self.b.ins().store(MEM, x, a, 16 * q as i32);
+                }
+            }
+        }
+        let step = self.splat_i32(k as i64);
+        let next = self.b.ins().iadd(cur, step);
+        self.define_lanes(var, &[next]);
+        let o = self.b.ins().iadd_imm(o, 4 * k as i64);
+        self.b.def_var(off, o);
+        self.b.ins().jump(hdr, &[]);
+        self.b.switch_to_block(exit);
+        self.pop_scope();
+        self.b.ins().jump(join, &[]);
+
+        self.b.switch_to_block(join);
+        // Both copies end with the entry's lanes (the body keeps them: [`tile_rows`]).
+        self.full = full0 && !leaves(body, &mut vec![id]);
     }
 
     /// The 4x4 transpose of the rows `r` (of type `ty`, `f32x4` or `i32x4`): column `k` has
