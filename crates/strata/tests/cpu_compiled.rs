@@ -3291,57 +3291,83 @@ fn unrolled_rows_agree_with_the_interpreter() {
     }
 }
 
-/// Work-item layouts (issue 31): `tid / 8`, `tid % 8`, `tid & 15`, a warp layout
-/// `(tid / 32) * 8 + tid % 32 % 8`, `tid >> 3` and their neighbours that are not aligned
-/// (`tid % 6`, `tid / 6`, `(tid + 1) % 8`), as indices of a buffer and a local array and as
-/// branch conditions: the vector variant reads an aligned run of four modulo a multiple of
-/// four as consecutive and divided by one as uniform; every layout agrees with the
-/// interpreter bit for bit, with work-groups of 4, 8, 12, 16, 64 and 3.
+/// A kernel of the one-work-item-at-a-time code (a private array: no vector variant) whose
+/// loop reads `a[off + j]` over the work-item's part `start..end` of `0..n` (proven in bounds
+/// where `n + off <= len(a)`, the sum below `u32::MAX`) and counts digits into a fixed local
+/// table `counts[d * 8 + local_id(0)]` (proven where the group is at most 8 wide), then moves
+/// each element to its digit's next position through the private array (the radix sort's
+/// scatter, issue 31). The loop runs in two copies, the preconditions tested on entry: with
+/// them met, the interpreter's results bit for bit; with `a` one element short, an offset
+/// past it, an offset that wraps the `u32` index around (in bounds again but for the first
+/// element), or a group too wide for the table, the interpreter's results or error (same
+/// work-item, same line).
 #[test]
-fn work_item_layouts_agree_with_the_interpreter() {
+fn loops_proven_under_preconditions_agree_with_the_interpreter() {
+    const DIGITS: u32 = 16;
+    const WIDTH: u32 = 8;
     let (cpu, interp) = queues();
-    let k = Kernel::build("layouts", |k| {
-        let x = k.read::<u32>("x");
+    let k = Kernel::build("parts", |k| {
+        let a = k.read::<u32>("a");
         let out = k.write::<u32>("out");
-        let tile = k.local_array::<u32>("tile", 64);
-        let (g, tid, ls) = (global_id(0), local_id(0), local_size(0));
-        tile.set(tid, x.at(g) * 3u32);
-        barrier_local();
-        let idx: Vec<Expr<u32>> = vec![
-            tid / 8u32,
-            tid % 8u32,
-            tid & 15u32,
-            (tid / 32u32) * 8u32 + tid % 32u32 % 8u32,
-            tid >> 3u32,
-            tid % 6u32,
-            tid / 6u32,
-            (tid + 1u32) % 8u32,
-            g % 4u32 + (g / 4u32) * 4u32,
-        ];
-        let mut acc = lit(0u32);
-        for (j, &i) in idx.iter().enumerate() {
-            let i = i % ls;
-            acc = acc * 7u32 + tile.at(i) + x.at((g - tid) + i);
-            let v = var(acc);
-            if_((i & 1u32).eq(1u32), || v.set(v.get() + j as u32));
-            acc = v.get();
-        }
-        out.set(g, acc);
+        let n = k.scalar::<u32>("n");
+        let off = k.scalar::<u32>("off");
+        let per = k.scalar::<u32>("per");
+        let counts = k.local_array::<u32>("counts", DIGITS * WIDTH);
+        let l = local_id(0);
+        let start: Expr<u32> = (global_id(0) * per).min(n);
+        let end = (start + per).min(n);
+        for_range(0u32, DIGITS, |d: Expr<u32>| counts.set(d * WIDTH + l, 0u32));
+        for_range(start, end, |j: Expr<u32>| {
+            let at = (a.at(off + j) & (DIGITS - 1)) * WIDTH + l;
+            counts.set(at, counts.at(at) + 1u32);
+        });
+        let pos = private_array::<u32>("pos", DIGITS);
+        let first = var_named::<u32>("first", start);
+        for_range(0u32, DIGITS, |d: Expr<u32>| {
+            pos.set(d, first.get());
+            first.set(first.get() + counts.at(d * WIDTH + l));
+        });
+        for_range(start, end, |j: Expr<u32>| {
+            let x = a.at(off + j);
+            let d = x & (DIGITS - 1);
+            out.set(pos.at(d), x);
+            pos.set(d, pos.at(d) + 1u32);
+        });
     })
     .unwrap();
-    assert_eq!(k.cpu_vector_variant(), Ok(()));
-    let n = 192usize;
-    let xs: Vec<u32> = (0..n as u32)
-        .map(|i| i.wrapping_mul(2654435761) % 1013)
-        .collect();
-    let run = |q: &Queue, local: usize| {
-        let x = Buffer::from_slice(q, &xs).unwrap();
-        let out = Buffer::<u32>::new(q.device(), n).unwrap();
-        k.launch(q, NdRange::new(n).local(local), args![&x, &out])
-            .unwrap();
-        q.read(&out).unwrap()
+    assert!(k.cpu_vector_variant().is_err());
+    let run = |q: &Queue, len: usize, n: u32, off: u32, local: usize| {
+        let am: Vec<u32> = (0..len as u32)
+            .map(|i| i.wrapping_mul(2_654_435_761) >> 7)
+            .collect();
+        let a = Buffer::from_slice(q, &am).unwrap();
+        let out = Buffer::from_slice(q, &vec![7u32; n as usize]).unwrap();
+        let items = 16;
+        let per = n.div_ceil(items as u32);
+        k.launch(
+            q,
+            NdRange::new(items).local(local),
+            args![&a, &out, n, off, per],
+        )
+        .map_err(|e| e.to_string())?;
+        Ok::<_, String>(q.read(&out).unwrap())
     };
-    for local in [4, 8, 12, 16, 64, 3] {
-        assert_eq!(run(&cpu, local), run(&interp, local), "local size {local}");
+    for (len, n, off, local, ok) in [
+        // `n + off <= len(a)`: the copy without tests.
+        (100, 100, 0, 8, true),
+        (130, 100, 30, 4, true),
+        (130, 97, 33, 2, true),
+        // `a` one element short: the last work-item's last load faults.
+        (100, 100, 1, 8, false),
+        (99, 100, 0, 4, false),
+        // An offset that wraps `off + j` around to `j - 1`: in bounds but for `j = 0`.
+        (100, 60, u32::MAX, 8, false),
+        // A group of 16 is too wide for the table (`counts[d * 8 + l]`).
+        (100, 100, 0, 16, false),
+    ] {
+        let want = run(&interp, len, n, off, local);
+        assert_eq!(want.is_ok(), ok, "len {len}, n {n}, off {off}: {want:?}");
+        let got = run(&cpu, len, n, off, local);
+        assert_eq!(got, want, "len {len}, n {n}, off {off}, local {local}");
     }
 }

@@ -14,6 +14,14 @@
 //! code motion moves the pure rest. Loads from the tables a region reads (buffer bases and
 //! lengths, scalars, ids) are marked read-only and movable, so they leave loops too. A `loop`
 //! polls the launch's cancel flag and the flag another work-group's failure sets.
+//!
+//! **Bounds.** An access [`crate::ir::ranges`] proves in bounds has no test. A loop (not
+//! inside another such one) with accesses proven under preconditions on the launch's
+//! arguments ([`Verdict::ProvenIf`]: `off + n <= len(a)` for `a[off + j]`, `j < n`) is
+//! emitted twice ([`Gen::split_loop`]): the preconditions tested once on entry, then a copy
+//! whose accesses have no test and, for the launches that fail them, one that tests every
+//! access, with the interpreter's error (the radix sort's count and scatter loops: a key's
+//! load and its digit's counter without a test, issue 31).
 
 use super::expr::from_bits;
 use super::plan::{Plan, RegionPlan};
@@ -209,11 +217,12 @@ pub(super) struct Gen<'a, 'b> {
     /// Vector mode: whether the active lanes are known to be all four here (then accesses,
     /// private variables and record slots need no mask).
     pub(super) full: bool,
-    /// Vector mode: the tests of four active lanes enclosing the code being lowered
-    /// ([`super::simd`]'s `vblock_split`).
+    /// The tests of four active lanes enclosing the code being lowered ([`super::simd`]'s
+    /// `vblock_split`); in the scalar code, of a loop's preconditions ([`Gen::split_loop`]).
     pub(super) splits: u32,
-    /// Vector mode: whether the preconditions of the proofs of the accesses being lowered
-    /// were tested on entry to this copy of them (then [`Gen::in_bounds`] needs no test).
+    /// Whether the preconditions of the proofs of the accesses being lowered were tested on
+    /// entry to this copy of them (then [`Gen::in_bounds`] needs no test; in the scalar
+    /// code, a loop's copy, [`Gen::split_loop`]).
     pub(super) pre_ok: bool,
     /// Vector mode: the preconditions the enclosing copy for four lanes tested on entry, each
     /// the strongest of those with its terms and limit ([`super::simd`]'s `vblock_split`).
@@ -566,22 +575,27 @@ impl<'a, 'b> Gen<'a, 'b> {
         }
     }
 
-    /// Jumps to the fault exit with `site` when `bad` is set.
+    /// Jumps to the fault exit with `site` when `bad` is set: through a cold block of its own
+    /// that names the site, so that the hot path only tests and branches (no register holds
+    /// the site's number, no move sets it before every test).
     pub(super) fn fault_if(&mut self, bad: Value, site: Site, index: Value, len: Value) {
         self.sites.push(site);
-        let s = self.b.ins().iconst(types::I32, self.sites.len() as i64 - 1);
-        let cont = self.b.create_block();
+        let (cold, cont) = (self.b.create_block(), self.b.create_block());
+        self.b.set_cold_block(cold);
         let lane = match self.fault_lane {
             Some(l) => l,
             None => self.b.use_var(self.lane),
         };
+        self.b.ins().brif(bad, cold, &[], cont, &[]);
+        self.b.switch_to_block(cold);
+        let s = self.b.ins().iconst(types::I32, self.sites.len() as i64 - 1);
         let args = [
             BlockArg::Value(s),
             BlockArg::Value(lane),
             BlockArg::Value(index),
             BlockArg::Value(len),
         ];
-        self.b.ins().brif(bad, self.fault, &args, cont, &[]);
+        self.b.ins().jump(self.fault, &args);
         self.b.switch_to_block(cont);
     }
 
@@ -917,7 +931,7 @@ impl<'a, 'b> Gen<'a, 'b> {
                 (base, len)
             }
         };
-        if !self.proof.proven(mem, index) {
+        if !self.proven_here(mem, index) {
             let bad = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, i, len);
             let at = self.at;
             self.fault_if(
@@ -1069,7 +1083,87 @@ impl<'a, 'b> Gen<'a, 'b> {
         }
     }
 
+    /// The preconditions of the proofs ([`Verdict::ProvenIf`]) of the accesses in `stmts`
+    /// that go through memory (not a private variable in registers), each the strongest of
+    /// those with its terms and limit.
+    pub(super) fn preconditions_in(&self, stmts: &[Stmt]) -> Vec<Precondition> {
+        let mut pres: Vec<Precondition> = Vec::new();
+        crate::ir::walk_block(stmts, &mut |s| {
+            if let Stmt::Load { mem, index, .. }
+            | Stmt::Store { mem, index, .. }
+            | Stmt::Atomic { mem, index, .. }
+            | Stmt::AtomicLoad { mem, index, .. } = s
+            {
+                if self.private_var(*mem).is_some() {
+                    return;
+                }
+                if let Verdict::ProvenIf(ps) = self.proof.verdict(*mem, *index) {
+                    for p in ps {
+                        // Of the same sum against the same limit, the largest offset stands
+                        // for the others.
+                        match pres.iter_mut().find(|q| q.same_sum(p)) {
+                            Some(q) => q.offset = q.offset.max(p.offset),
+                            None => pres.push(p.clone()),
+                        }
+                    }
+                }
+            }
+        });
+        pres
+    }
+
+    /// A loop (`s`, a `for` or `loop` not inside another such copy) with accesses proven in
+    /// bounds under preconditions on the launch's arguments: the preconditions tested once
+    /// on entry (launch-uniform, so the test leaves the work-item loop), then one copy of the
+    /// loop whose accesses take the proofs ([`Gen::pre_ok`]: no bounds test) and one, for
+    /// launches that fail them, that tests every access as before. Returns false (nothing
+    /// emitted) where the loop has no such access.
+    fn split_loop(&mut self, s: &Stmt) -> bool {
+        if self.pre_ok || self.splits > 0 {
+            return false;
+        }
+        let pres = self.preconditions_in(std::slice::from_ref(s));
+        if pres.is_empty() {
+            return false;
+        }
+        let mut all: Option<Value> = None;
+        for p in &pres {
+            let ok = self.precondition(p);
+            all = Some(match all {
+                None => ok,
+                Some(a) => self.b.ins().band(a, ok),
+            });
+        }
+        let all = all.expect("a precondition");
+        let (fast, general, join) = (
+            self.b.create_block(),
+            self.b.create_block(),
+            self.b.create_block(),
+        );
+        self.b.ins().brif(all, fast, &[], general, &[]);
+        self.splits += 1;
+        for (blk, ok) in [(fast, true), (general, false)] {
+            self.b.switch_to_block(blk);
+            self.pre_ok = ok;
+            self.memo.push(HashMap::new());
+            self.stmt_here(s);
+            self.pop_scope();
+            self.b.ins().jump(join, &[]);
+        }
+        self.pre_ok = false;
+        self.splits -= 1;
+        self.b.switch_to_block(join);
+        true
+    }
+
     fn stmt(&mut self, s: &Stmt) {
+        if matches!(s, Stmt::For { .. } | Stmt::Loop { .. }) && self.split_loop(s) {
+            return;
+        }
+        self.stmt_here(s);
+    }
+
+    fn stmt_here(&mut self, s: &Stmt) {
         if let Stmt::Load { at, .. }
         | Stmt::Store { at, .. }
         | Stmt::Atomic { at, .. }

@@ -28,8 +28,8 @@
 //! float-to-integer casts, and every transcendental built-in through the same Rust function
 //! the evaluator calls (`ir::eval::Float`), so the compiled backend and the interpreter give
 //! the same bits. Every access is bounds-checked with the interpreter's error, unless
-//! [`crate::ir::ranges`] proves it in bounds (then it has no test; the vector variant's
-//! consecutive accesses also take its proofs that hold given a test of the launch's arguments);
+//! [`crate::ir::ranges`] proves it in bounds (then it has no test; proofs that hold given a
+//! test of the launch's arguments are taken by a copy of the loop or region that tested it);
 //! a `loop` polls the launch's cancel flag.
 //!
 //! **Files.** This file holds the program and the interface between compiled code and Rust
