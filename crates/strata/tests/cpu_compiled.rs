@@ -3059,3 +3059,245 @@ fn tiled_chunk_loops_fault_as_on_the_interpreter() {
         }
     }
 }
+
+/// Vector values (issue 31): `f32`, `u32`, `i32`, `f64` and `i64` vectors of widths 2, 3
+/// and 4, built from components, splats and swizzles, with element-wise operators, compares,
+/// selects, casts, bit casts and built-ins (`fma`, `min`, `sqrt`), a vector private variable
+/// updated in a divergent loop with `continue` and `break`, and `any`/`all` of a compare as
+/// a divergent condition: the kernel takes the vector variant ([`Kernel::cpu_vector_variant`],
+/// its vector types split into components) and agrees with the interpreter bit for bit on
+/// both paths.
+#[test]
+fn vector_values_take_the_vector_variant_and_agree_with_the_interpreter() {
+    let (cpu, interp) = queues();
+    let k = Kernel::build("vectors", |k| {
+        let x = k.read::<f32>("x");
+        let u = k.read::<u32>("u");
+        let d = k.read::<f64>("d");
+        let fo = k.write::<f32>("fo");
+        let uo = k.write::<u32>("uo");
+        let io = k.write::<i32>("io");
+        let dout = k.write::<f64>("dout");
+        let lo = k.write::<i64>("lo");
+        let i = global_id(0);
+        if_(i.lt(u.len()), || {
+            let (xi, ui, di) = (x.at(i), u.at(i), d.at(i));
+            // f32x4: construction, swizzle, fma, compare and select, min and sqrt.
+            let a = vec4(xi, xi * 2.0f32, -xi, xi + 0.5f32);
+            let b = a.wzyx() + splat::<f32, 4>(0.25f32);
+            let c = a.fma(b, splat(1.5f32));
+            let s = select_each(c.lt(b), c, b * splat::<f32, 4>(2.0f32));
+            let acc = var_named("acc", splat::<f32, 4>(0.0f32));
+            for_range(0u32, ui % 7u32, |j| {
+                if_((j & 1u32).eq(1u32), continue_);
+                acc.set(acc.get() + s * j.cast::<f32>());
+                if_(acc.get().x().gt(6.0f32), break_);
+            });
+            let r = acc.get().min(s).abs().sqrt();
+            for c in 0..4u8 {
+                fo.set(i * 4u32 + c as u32, r.get(c));
+            }
+            // u32x3 and i32x2: shifts, remainders, xor, casts between them, bit casts.
+            let v = vec3(ui, ui * 3u32, ui ^ 0x55u32);
+            let w = v.zxy();
+            let m = (v << splat::<u32, 3>(3u32)) + w % (v + splat::<u32, 3>(1u32)) ^ w.yyx();
+            let p = vec2(ui.cast::<i32>() - 40i32, -(ui.cast::<i32>()));
+            let q = select_each(p.gt(splat(0i32)), p * p.yx(), p - splat::<i32, 2>(7i32));
+            // `any` of a vector compare as a divergent condition, a vector value set in it.
+            let z = var_named("z", m);
+            if_(m.gt(splat(100u32)).any(), || z.set(m.zyx() / splat::<u32, 3>(3u32)));
+            for c in 0..3u8 {
+                uo.set(i * 4u32 + c as u32, z.get().get(c));
+            }
+            uo.set(i * 4u32 + 3u32, a.bitcast::<[u32; 4]>().w());
+            let qf = q.cast::<[f32; 2]>() * splat::<f32, 2>(0.5f32);
+            io.set(i * 2u32, qf.cast::<[i32; 2]>().x() + q.y());
+            io.set(i * 2u32 + 1u32, (a.xy().cast::<[i32; 2]>() + q).y());
+            // f64x4 and i64x2 (two registers per component).
+            let e = vec4(di, di * 3.0f64, di - 1.0f64, ui.cast::<f64>());
+            let f = e.zwxy().fma(e, splat(0.125f64)) / (e.abs() + splat::<f64, 4>(1.0f64));
+            let g = select_each(f.lt(e), f, e.yxwz());
+            for c in 0..4u8 {
+                dout.set(i * 4u32 + c as u32, g.get(c));
+            }
+            let l = vec2(di.cast::<i64>(), ui.cast::<i64>() * -3i64);
+            let h = (l * l.yx() + splat::<i64, 2>(5i64)) >> splat(2i64);
+            if_(h.lt(splat(0i64)).all(), || lo.set(i * 2u32, h.x()));
+            if_(!h.lt(splat(0i64)).all(), || lo.set(i * 2u32, h.y()));
+            lo.set(i * 2u32 + 1u32, g.cast::<[i64; 4]>().z() ^ h.x());
+        });
+    })
+    .unwrap();
+    assert_eq!(k.cpu_vector_variant(), Ok(()));
+    let n = 203usize;
+    let xs: Vec<f32> = (0..n).map(|i| i as f32 * 0.37 - 11.0).collect();
+    let us: Vec<u32> = (0..n as u32).map(|i| i.wrapping_mul(2654435761) % 97).collect();
+    let ds: Vec<f64> = (0..n).map(|i| (i as f64).sqrt() * 1e3 - 7e3).collect();
+    let run = |q: &Queue, local: usize| {
+        let x = Buffer::from_slice(q, &xs).unwrap();
+        let u = Buffer::from_slice(q, &us).unwrap();
+        let d = Buffer::from_slice(q, &ds).unwrap();
+        let fo = Buffer::<f32>::new(q.device(), 4 * n).unwrap();
+        let uo = Buffer::<u32>::new(q.device(), 4 * n).unwrap();
+        let io = Buffer::<i32>::new(q.device(), 2 * n).unwrap();
+        let dout = Buffer::<f64>::new(q.device(), 4 * n).unwrap();
+        let lo = Buffer::<i64>::new(q.device(), 2 * n).unwrap();
+        k.launch(
+            q,
+            NdRange::covering(n, local),
+            args![&x, &u, &d, &fo, &uo, &io, &dout, &lo],
+        )
+        .unwrap();
+        let fb: Vec<u32> = q.read(&fo).unwrap().iter().map(|v| v.to_bits()).collect();
+        let db: Vec<u64> = q.read(&dout).unwrap().iter().map(|v| v.to_bits()).collect();
+        (
+            fb,
+            q.read(&uo).unwrap(),
+            q.read(&io).unwrap(),
+            db,
+            q.read(&lo).unwrap(),
+        )
+    };
+    let want = run(&interp, 8);
+    for local in [4, 8, 64, 1, 3] {
+        assert_eq!(run(&cpu, local), want, "local size {local}");
+    }
+}
+
+/// Local arrays of vectors (issue 31), kept as a structure of arrays in the vector variant:
+/// stores and loads at consecutive, reversed and scattered indices, across barriers, under
+/// divergent control flow, a vector value read in one region and used in the next, and a
+/// `u32` local array beside them: the interpreter's results bit for bit on both paths.
+#[test]
+fn local_arrays_of_vectors_agree_with_the_interpreter() {
+    let (cpu, interp) = queues();
+    let k = Kernel::build("vector_tiles", |k| {
+        let x = k.read::<f32>("x");
+        let u = k.read::<u32>("u");
+        let out = k.write::<f32>("out");
+        let uo = k.write::<u32>("uo");
+        let tile = k.local_array::<[f32; 4]>("tile", 64);
+        let pairs = k.local_array::<[u32; 2]>("pairs", 64);
+        let plain = k.local_array::<u32>("plain", 64);
+        let (g, l, ls) = (global_id(0), local_id(0), local_size(0));
+        let xi = x.at(g);
+        let ui = u.at(g);
+        tile.set(l, vec4(xi, xi * 2.0f32, xi - 3.0f32, ui.cast::<f32>()));
+        pairs.set(ls - 1u32 - l, vec2(ui, l));
+        plain.set(l, ui * 7u32);
+        barrier_local();
+        let a = tile.at(l);
+        let b = tile.at((l * 5u32 + 3u32) % ls);
+        let p = pairs.at((l + 1u32) % ls);
+        let acc = var_named("acc", a * b.yzwx());
+        if_((ui % 3u32).eq(0u32), || {
+            let c = tile.at((ls - 1u32) - l);
+            acc.set(acc.get().fma(c, splat(0.5f32)));
+        });
+        acc.set(acc.get() + tile.at((l + ui) % ls).xxyy());
+        barrier_local();
+        // Stored back by part of the group, at scattered indices.
+        if_(p.x().gt(30u32), || {
+            tile.set((l * 3u32) % ls, acc.get() - splat::<f32, 4>(1.0f32));
+        });
+        pairs.set(l, p.yx() + vec2(plain.at((l + 2u32) % ls), 1u32));
+        barrier_local();
+        let r = tile.at(l) + acc.get();
+        for c in 0..4u8 {
+            out.set(g * 4u32 + c as u32, r.get(c));
+        }
+        let q = pairs.at(l);
+        uo.set(g * 2u32, q.x());
+        uo.set(g * 2u32 + 1u32, q.y() + a.bitcast::<[u32; 4]>().z());
+    })
+    .unwrap();
+    assert_eq!(k.cpu_vector_variant(), Ok(()));
+    let n = 192usize;
+    let xs: Vec<f32> = (0..n).map(|i| i as f32 * 0.37 - 11.0).collect();
+    let us: Vec<u32> = (0..n as u32).map(|i| i.wrapping_mul(2654435761) % 97).collect();
+    let run = |q: &Queue, local: usize| {
+        let x = Buffer::from_slice(q, &xs).unwrap();
+        let u = Buffer::from_slice(q, &us).unwrap();
+        let out = Buffer::<f32>::new(q.device(), 4 * n).unwrap();
+        let uo = Buffer::<u32>::new(q.device(), 2 * n).unwrap();
+        k.launch(q, NdRange::new(n).local(local), args![&x, &u, &out, &uo])
+            .unwrap();
+        let bits: Vec<u32> = q.read(&out).unwrap().iter().map(|v| v.to_bits()).collect();
+        (bits, q.read(&uo).unwrap())
+    };
+    for local in [64, 16, 8, 4, 32, 3, 6] {
+        let want = run(&interp, local);
+        assert_eq!(run(&cpu, local), want, "local size {local}");
+    }
+}
+
+/// An access out of bounds of a local array of vectors (a load, then a store, by the last
+/// work-items of each group): the interpreter's error, naming the user's array, index,
+/// length, work-item and line, on both paths.
+#[test]
+fn out_of_bounds_vector_local_access_is_the_interpreters_error() {
+    let (cpu, interp) = queues();
+    for store in [false, true] {
+        let k = Kernel::build("vector_tile_oob", |k| {
+            let out = k.write::<f32>("out");
+            // Split before `tile`: its components are not the split kernel's first arrays.
+            let pad = k.local_array::<[u32; 2]>("pad", 4);
+            let tile = k.local_array::<[f32; 4]>("tile", 8);
+            let (g, l) = (global_id(0), local_id(0));
+            pad.set(l % 4u32, splat(l));
+            tile.set(l % 8u32, splat(g.cast::<f32>() + pad.at(0u32).y().cast::<f32>()));
+            barrier_local();
+            if store {
+                tile.set(l + 6u32, vec4(1.0f32, 2.0f32, 3.0f32, 4.0f32));
+                out.set(g, tile.at(l).y());
+            } else {
+                out.set(g, tile.at(l + 6u32).z());
+            }
+        })
+        .unwrap();
+        assert_eq!(k.cpu_vector_variant(), Ok(()));
+        let fail = |q: &Queue, local: usize| {
+            let out = Buffer::<f32>::new(q.device(), 24).unwrap();
+            k.launch(q, NdRange::new(24).local(local), args![&out])
+                .unwrap_err()
+        };
+        for local in [8, 4, 12, 6] {
+            let want = fail(&interp, local);
+            assert!(
+                matches!(&want, Error::OutOfBounds { len: 8, .. }),
+                "{want}"
+            );
+            let msg = want.to_string();
+            assert!(msg.contains("tile"), "{msg}");
+            let got = fail(&cpu, local);
+            assert_eq!(got.to_string(), msg, "local size {local}, store {store}");
+        }
+    }
+}
+
+/// What keeps a kernel with vector types on the scalar path says so: a buffer of vectors, a
+/// reducing built-in of vectors.
+#[test]
+fn vector_types_that_stay_scalar_say_why() {
+    let k = Kernel::build("vector_buffer", |k| {
+        let v = k.read::<[f32; 4]>("v");
+        let out = k.write::<f32>("out");
+        out.set(global_id(0), v.at(global_id(0)).x());
+    })
+    .unwrap();
+    assert_eq!(
+        k.cpu_vector_variant(),
+        Err("the buffer `v` of f32x4".to_string())
+    );
+    let k = Kernel::build("vector_dot", |k| {
+        let x = k.read::<f32>("x");
+        let out = k.write::<f32>("out");
+        let a = vec4(x.at(global_id(0)), 1.0f32, 2.0f32, 3.0f32);
+        out.set(global_id(0), a.dot(a.wzyx()));
+    })
+    .unwrap();
+    assert_eq!(
+        k.cpu_vector_variant(),
+        Err("the built-in `dot` of f32x4".to_string())
+    );
+}

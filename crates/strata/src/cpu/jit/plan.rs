@@ -166,6 +166,9 @@ pub(super) struct Plan {
     /// The record offsets of the values some region reads from the records (a group-level
     /// `for` need not write its counter's column where none does).
     pub(super) read: HashSet<u32>,
+    /// For a kernel with its vector types split ([`super::split`]), the user's local array
+    /// and component behind each local array; empty otherwise.
+    pub(super) local_parts: Vec<(ir::LocalId, u32)>,
 }
 
 /// Whether `s` is or contains a barrier or collective.
@@ -502,6 +505,7 @@ impl Plan {
             simple,
             exits,
             read,
+            local_parts: Vec::new(),
         }
     }
 

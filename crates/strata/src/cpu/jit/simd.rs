@@ -850,7 +850,7 @@ impl Gen<'_, '_> {
     fn mem_base_len(&mut self, mem: Mem) -> (Value, Value) {
         match mem {
             Mem::Buffer(p) => self.mem_arg(self.bufs_p, p.index()),
-            Mem::Local(l) => self.mem_arg(self.locs_p, l.index()),
+            Mem::Local(l) => self.local_arg(l),
             _ => unreachable!("vectorized kernels use buffers and local arrays only"),
         }
     }
