@@ -3105,7 +3105,9 @@ fn vector_values_take_the_vector_variant_and_agree_with_the_interpreter() {
             let q = select_each(p.gt(splat(0i32)), p * p.yx(), p - splat::<i32, 2>(7i32));
             // `any` of a vector compare as a divergent condition, a vector value set in it.
             let z = var_named("z", m);
-            if_(m.gt(splat(100u32)).any(), || z.set(m.zyx() / splat::<u32, 3>(3u32)));
+            if_(m.gt(splat(100u32)).any(), || {
+                z.set(m.zyx() / splat::<u32, 3>(3u32))
+            });
             for c in 0..3u8 {
                 uo.set(i * 4u32 + c as u32, z.get().get(c));
             }
@@ -3131,7 +3133,9 @@ fn vector_values_take_the_vector_variant_and_agree_with_the_interpreter() {
     assert_eq!(k.cpu_vector_variant(), Ok(()));
     let n = 203usize;
     let xs: Vec<f32> = (0..n).map(|i| i as f32 * 0.37 - 11.0).collect();
-    let us: Vec<u32> = (0..n as u32).map(|i| i.wrapping_mul(2654435761) % 97).collect();
+    let us: Vec<u32> = (0..n as u32)
+        .map(|i| i.wrapping_mul(2654435761) % 97)
+        .collect();
     let ds: Vec<f64> = (0..n).map(|i| (i as f64).sqrt() * 1e3 - 7e3).collect();
     let run = |q: &Queue, local: usize| {
         let x = Buffer::from_slice(q, &xs).unwrap();
@@ -3214,7 +3218,9 @@ fn local_arrays_of_vectors_agree_with_the_interpreter() {
     assert_eq!(k.cpu_vector_variant(), Ok(()));
     let n = 192usize;
     let xs: Vec<f32> = (0..n).map(|i| i as f32 * 0.37 - 11.0).collect();
-    let us: Vec<u32> = (0..n as u32).map(|i| i.wrapping_mul(2654435761) % 97).collect();
+    let us: Vec<u32> = (0..n as u32)
+        .map(|i| i.wrapping_mul(2654435761) % 97)
+        .collect();
     let run = |q: &Queue, local: usize| {
         let x = Buffer::from_slice(q, &xs).unwrap();
         let u = Buffer::from_slice(q, &us).unwrap();
@@ -3245,7 +3251,10 @@ fn out_of_bounds_vector_local_access_is_the_interpreters_error() {
             let tile = k.local_array::<[f32; 4]>("tile", 8);
             let (g, l) = (global_id(0), local_id(0));
             pad.set(l % 4u32, splat(l));
-            tile.set(l % 8u32, splat(g.cast::<f32>() + pad.at(0u32).y().cast::<f32>()));
+            tile.set(
+                l % 8u32,
+                splat(g.cast::<f32>() + pad.at(0u32).y().cast::<f32>()),
+            );
             barrier_local();
             if store {
                 tile.set(l + 6u32, vec4(1.0f32, 2.0f32, 3.0f32, 4.0f32));
@@ -3263,10 +3272,7 @@ fn out_of_bounds_vector_local_access_is_the_interpreters_error() {
         };
         for local in [8, 4, 12, 6] {
             let want = fail(&interp, local);
-            assert!(
-                matches!(&want, Error::OutOfBounds { len: 8, .. }),
-                "{want}"
-            );
+            assert!(matches!(&want, Error::OutOfBounds { len: 8, .. }), "{want}");
             let msg = want.to_string();
             assert!(msg.contains("tile"), "{msg}");
             let got = fail(&cpu, local);
@@ -3300,4 +3306,57 @@ fn vector_types_that_stay_scalar_say_why() {
         k.cpu_vector_variant(),
         Err("the built-in `dot` of f32x4".to_string())
     );
+}
+
+/// Work-item layouts (issue 31): `tid / 8`, `tid % 8`, `tid & 15`, a warp layout
+/// `(tid / 32) * 8 + tid % 32 % 8`, `tid >> 3` and their neighbours that are not aligned
+/// (`tid % 6`, `tid / 6`, `(tid + 1) % 8`), as indices of a buffer and a local array and in
+/// branch conditions: the vector variant reads an aligned run of four modulo a multiple of
+/// four as consecutive and divided by one as uniform; every layout agrees with the
+/// interpreter bit for bit, with work-groups of 4, 8, 12, 16, 64 and 3.
+#[test]
+fn work_item_layouts_agree_with_the_interpreter() {
+    let (cpu, interp) = queues();
+    let k = Kernel::build("layouts", |k| {
+        let x = k.read::<u32>("x");
+        let out = k.write::<u32>("out");
+        let tile = k.local_array::<u32>("tile", 64);
+        let (g, tid, ls) = (global_id(0), local_id(0), local_size(0));
+        tile.set(tid, x.at(g) * 3u32);
+        barrier_local();
+        let idx: Vec<Expr<u32>> = vec![
+            tid / 8u32,
+            tid % 8u32,
+            tid & 15u32,
+            (tid / 32u32) * 8u32 + tid % 32u32 % 8u32,
+            tid >> 3u32,
+            tid % 6u32,
+            tid / 6u32,
+            (tid + 1u32) % 8u32,
+            g % 4u32 + (g / 4u32) * 4u32,
+        ];
+        let acc = var_named("acc", 0u32);
+        for (j, &i) in idx.iter().enumerate() {
+            let i = i % ls;
+            acc.set(acc.get() * 7u32 + tile.at(i) + x.at((g - tid) + i));
+            if_((i & 1u32).eq(1u32), || acc.set(acc.get() + j as u32));
+        }
+        out.set(g, acc.get());
+    })
+    .unwrap();
+    assert_eq!(k.cpu_vector_variant(), Ok(()));
+    let n = 192usize;
+    let xs: Vec<u32> = (0..n as u32)
+        .map(|i| i.wrapping_mul(2654435761) % 1013)
+        .collect();
+    let run = |q: &Queue, local: usize| {
+        let x = Buffer::from_slice(q, &xs).unwrap();
+        let out = Buffer::<u32>::new(q.device(), n).unwrap();
+        k.launch(q, NdRange::new(n).local(local), args![&x, &out])
+            .unwrap();
+        q.read(&out).unwrap()
+    };
+    for local in [4, 8, 12, 16, 64, 3] {
+        assert_eq!(run(&cpu, local), run(&interp, local), "local size {local}");
+    }
 }

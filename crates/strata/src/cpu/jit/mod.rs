@@ -36,7 +36,8 @@
 //! (the [`Env`] a region reads, the [`Fault`] it reports, the fault [`Site`]s). [`plan`] cuts
 //! the kernel into regions and lays out the records; [`lower`] emits a region's function and
 //! its statements, [`expr`] its expressions, [`simd`] the four-lane variant of every region
-//! of a kernel of 32-bit values (and the eight-lane one of a one-region kernel of 32-bit
+//! of a kernel of 32-bit values (of a kernel with vector types, of its [`split`] into
+//! components, with its own [`Plan`], which the group level of its launches walks) (and the eight-lane one of a one-region kernel of 32-bit
 //! values); [`run`] launches the program and runs the group level; [`helpers`] holds the Rust
 //! functions compiled code calls.
 //!

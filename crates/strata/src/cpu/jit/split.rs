@@ -184,8 +184,7 @@ pub(super) fn split(f: &Function) -> Result<Split, String> {
                 .collect(),
             Expr::Math(m, args) => {
                 let at = f.exprs.ty(args[0]);
-                if at.is_vector() && matches!(m.kind(), MathKind::Reduce | MathKind::Geometric)
-                {
+                if at.is_vector() && matches!(m.kind(), MathKind::Reduce | MathKind::Geometric) {
                     return Err(format!("the built-in `{}` of {at}", m.name()));
                 }
                 let args: Vec<Vec<ExprId>> = args.iter().map(comps).collect();
