@@ -3100,7 +3100,7 @@ fn vector_values_take_the_vector_variant_and_agree_with_the_interpreter() {
             // u32x3 and i32x2: shifts, remainders, xor, casts between them, bit casts.
             let v = vec3(ui, ui * 3u32, ui ^ 0x55u32);
             let w = v.zxy();
-            let m = (v << splat::<u32, 3>(3u32)) + w % (v + splat::<u32, 3>(1u32)) ^ w.yyx();
+            let m = ((v << splat::<u32, 3>(3u32)) + w % (v + splat::<u32, 3>(1u32))) ^ w.yyx();
             let p = vec2(ui.cast::<i32>() - 40i32, -(ui.cast::<i32>()));
             let q = select_each(p.gt(splat(0i32)), p * p.yx(), p - splat::<i32, 2>(7i32));
             // `any` of a vector compare as a divergent condition, a vector value set in it.
