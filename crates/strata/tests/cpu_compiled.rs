@@ -776,6 +776,8 @@ mod random {
         /// The types of the values, variables and stores it generates ([`TYPES`], or its
         /// 32-bit ones for [`Gen::new_32`]).
         types: &'static [Scalar],
+        /// Whether expressions may go through vectors ([`Gen::vector_expr`]).
+        pub vectors: bool,
     }
 
     /// The local arrays of a kernel with barriers: `u32`, launch-sized (two halves of the
@@ -826,6 +828,7 @@ mod random {
                 phase: None,
                 may_return: true,
                 types: &TYPES,
+                vectors: false,
             }
         }
 
@@ -1488,8 +1491,57 @@ mod random {
                     });
                     self.e(Expr::Value(v), t)
                 }
+                8 if self.vectors => self.vector_expr(t, d),
                 _ => self.leaf(t),
             }
+        }
+
+        /// A scalar of type `t` (not `bool`) through a vector of width 2 to 4: composed of
+        /// random expressions, a swizzle of it (extracts composed), a splat, an element-wise
+        /// operator, a compare into a `bool` vector selecting between them, a cast to
+        /// another lane type and back (where the kernel has one), the vector a value of its
+        /// own (`let`), and one of its components.
+        fn vector_expr(&mut self, t: Scalar, d: u32) -> ExprId {
+            use BinaryOp::*;
+            let w = 2 + self.r.below(3) as u8;
+            let vt = Type::vector(t, w);
+            let parts: Vec<ExprId> = (0..w).map(|_| self.expr(t, d)).collect();
+            let a = self.f.exprs.intern(Expr::Compose(parts), vt);
+            let s = self.expr(t, d);
+            let b = self.f.exprs.intern(Expr::Splat(s, w), vt);
+            let sw: Vec<ExprId> = (0..w)
+                .map(|_| {
+                    let k = self.r.below(w as u64) as u8;
+                    self.e(Expr::Extract(a, k), t)
+                })
+                .collect();
+            let c = self.f.exprs.intern(Expr::Compose(sw), vt);
+            let ops: &[BinaryOp] = if t.is_float() {
+                &[Add, Sub, Mul]
+            } else {
+                &[Add, Sub, Mul, And, Or, Xor, Shl, Shr]
+            };
+            let op = self.r.pick(ops);
+            let x = self.f.exprs.intern(Expr::Binary(op, b, c), vt);
+            let cmp = self.r.pick(&[Eq, Ne, Lt, Le, Gt, Ge]);
+            let m = self
+                .f
+                .exprs
+                .intern(Expr::Binary(cmp, a, x), Type::vector(Scalar::Bool, w));
+            let mut y = self.f.exprs.intern(Expr::Select(m, x, a), vt);
+            let other = self.r.pick(self.types);
+            if other != t && self.r.below(2) == 0 {
+                let z = self
+                    .f
+                    .exprs
+                    .intern(Expr::Cast(y, other), Type::vector(other, w));
+                y = self.f.exprs.intern(Expr::Cast(z, t), vt);
+            }
+            let v = self.f.new_value(vt, None);
+            self.emit(Stmt::Let { value: v, expr: y });
+            let vy = self.f.exprs.intern(Expr::Value(v), vt);
+            let k = self.r.below(w as u64) as u8;
+            self.e(Expr::Extract(vy, k), t)
         }
 
         fn block(&mut self, depth: u32, n: u32) -> Vec<Stmt> {
@@ -1889,6 +1941,56 @@ fn random_simd_kernels_with_barriers_agree_with_the_interpreter() {
     assert!(
         vector > 150,
         "{vector} of 200 kernels have the vector variant"
+    );
+}
+
+/// The random kernels of [`random::Gen::new`] and [`random::Gen::with_barriers`] with
+/// expressions through vectors ([`random::Gen::vector_expr`]: every lane type, widths 2 to
+/// 4, swizzles, splats, element-wise operators, compares and selects of vectors, casts,
+/// vector values): every one without barriers has the vector variant (the vector types
+/// split), and the vector variant and the scalar code agree with the interpreter bit for bit.
+#[test]
+fn random_simd_kernels_with_vector_types_agree_with_the_interpreter() {
+    use random::{Gen, N};
+    let (cpu, interp) = queues();
+    let n = N as usize;
+    let inputs = random_run::Inputs::new();
+    let mut vector = 0;
+    for seed in 1..=120u64 {
+        let barriers = seed % 2 == 0;
+        let s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0x5eed;
+        let mut g = if barriers {
+            Gen::with_barriers(s)
+        } else {
+            Gen::new(s)
+        };
+        g.vectors = true;
+        let f = g.kernel(8);
+        let text = f.to_string();
+        assert!(
+            text.contains("x4") || text.contains("x2") || text.contains("x3"),
+            "{text}"
+        );
+        let k = Kernel::from_ir(f).unwrap_or_else(|e| panic!("seed {seed}: {e}\n{text}"));
+        if !barriers {
+            k.cpu_vector_variant()
+                .unwrap_or_else(|why| panic!("seed {seed}: no vector variant: {why}\n{text}"));
+        }
+        vector += k.cpu_vector_variant().is_ok() as u32;
+        let locals: &[usize] = if barriers { &[4, 8, 2] } else { &[8, 16, 2] };
+        for &local in locals {
+            let len = n - n % local;
+            let want = inputs.run(&interp, &k, len, local, barriers);
+            let got = inputs.run(&cpu, &k, len, local, barriers);
+            assert!(
+                got == want,
+                "seed {seed}, local size {local}: cpu {got:?}\ninterp {want:?}\n{text}"
+            );
+        }
+    }
+    assert!(
+        vector > 90,
+        "{vector} of 120 kernels have the vector variant"
     );
 }
 
