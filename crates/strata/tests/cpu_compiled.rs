@@ -3408,6 +3408,19 @@ fn vector_types_that_stay_scalar_say_why() {
         k.cpu_vector_variant(),
         Err("the built-in `dot` of f32x4".to_string())
     );
+    // A private array of vectors is split too (its components keep the user's name), and
+    // private arrays take the scalar path.
+    let k = Kernel::build("vector_private_array", |k| {
+        let out = k.write::<f32>("out");
+        let pa = private_array::<[f32; 4]>("pa", 3);
+        pa.set(1u32, splat(global_id(0).cast::<f32>()));
+        out.set(global_id(0), pa.at(global_id(0) % 3u32).y());
+    })
+    .unwrap();
+    assert_eq!(
+        k.cpu_vector_variant(),
+        Err("a private array `pa`".to_string())
+    );
 }
 
 /// Work-item layouts (issue 31): `tid / 8`, `tid % 8`, `tid & 15`, a warp layout

@@ -279,6 +279,7 @@ impl JitProgram {
             Ok(Some(s)) if simd::scalar_reason(&s.g).is_none() => {
                 let mut plan = Plan::new(&s.g);
                 plan.local_parts = s.locals;
+                plan.private_parts = s.privates;
                 Some(LazyVector {
                     wide: simd::wide_reason(&s.g).is_none(),
                     f: s.g,
@@ -343,7 +344,7 @@ impl Variant {
         // A split kernel's component arrays are the user's arrays to the user.
         for s in &mut sites {
             if let Site::OutOfBounds { mem, .. } = s {
-                *mem = split::Split::site_mem(&plan.local_parts, *mem);
+                *mem = split::Split::site_mem(&plan.local_parts, &plan.private_parts, *mem);
             }
         }
         Ok(Variant {

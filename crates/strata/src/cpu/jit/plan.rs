@@ -169,6 +169,8 @@ pub(super) struct Plan {
     /// For a kernel with its vector types split ([`super::split`]), the user's local array
     /// and component behind each local array; empty otherwise.
     pub(super) local_parts: Vec<(ir::LocalId, u32)>,
+    /// The same for the user's private behind each private (empty otherwise).
+    pub(super) private_parts: Vec<ir::PrivateId>,
 }
 
 /// Whether `s` is or contains a barrier or collective.
@@ -506,6 +508,7 @@ impl Plan {
             exits,
             read,
             local_parts: Vec::new(),
+            private_parts: Vec::new(),
         }
     }
 

@@ -21,6 +21,8 @@
 //! user's array's name and length, and a fault site names the user's array
 //! ([`Split::site_mem`]): an access out of bounds is the first component's, the same error as
 //! the interpreter's (the index, the length, the array's name, the work-item, the line).
+//! A private variable or array of `[T; w]` becomes `w` of `T` with the user's name and
+//! length, mapped back the same way ([`Split::privates`]).
 //!
 //! The split kernel has its own regions and record layout ([`super::plan::Plan`] of it): the
 //! group level of a launch that runs the vector variant walks that plan. What is not split,
@@ -39,13 +41,16 @@ pub(super) struct Split {
     pub(super) g: Function,
     /// For each local array of `g`, the user's array and the component it holds.
     pub(super) locals: Vec<(LocalId, u32)>,
+    /// For each private of `g`, the user's private it is a component of.
+    pub(super) privates: Vec<PrivateId>,
 }
 
 impl Split {
     /// The user's memory behind memory `mem` of the split kernel (a fault site's).
-    pub(super) fn site_mem(locals: &[(LocalId, u32)], mem: Mem) -> Mem {
+    pub(super) fn site_mem(locals: &[(LocalId, u32)], privates: &[PrivateId], mem: Mem) -> Mem {
         match mem {
             Mem::Local(l) => locals.get(l.index()).map_or(mem, |&(u, _)| Mem::Local(u)),
+            Mem::Private(p) => privates.get(p.index()).map_or(mem, |&u| Mem::Private(u)),
             _ => mem,
         }
     }
@@ -124,16 +129,16 @@ pub(super) fn split(f: &Function) -> Result<Split, String> {
                 .collect()
         })
         .collect();
+    let mut privates = Vec::new();
     let private_map: IdVec<PrivateId, Vec<Mem>> = f
         .privates
-        .iter()
-        .map(|d| {
+        .iter_enumerated()
+        .map(|(p, d)| {
             (0..d.elem.width)
-                .map(|c| {
+                .map(|_| {
+                    // The user's name (a reason or a fault names it).
                     let mut d = d.clone();
-                    if d.elem.is_vector() {
-                        d.name = format!("{}.{c}", d.name);
-                    }
+                    privates.push(p);
                     d.elem = d.elem.component();
                     Mem::Private(g.privates.push(d))
                 })
@@ -217,7 +222,11 @@ pub(super) fn split(f: &Function) -> Result<Split, String> {
         privates: &private_map,
     };
     g.body = s.block(&f.body)?;
-    Ok(Split { g, locals })
+    Ok(Split {
+        g,
+        locals,
+        privates,
+    })
 }
 
 struct Splitter<'a> {
