@@ -238,3 +238,48 @@ fn the_tiling_is_staged_into_the_kernel() {
         "{cuda}"
     );
 }
+
+/// On the compiled CPU backend every SGEMM tiling runs four work-items per instruction: the
+/// kernel's `[f32; 4]` tiles and vectors are split into components for its vector variant
+/// (issue 31), so [`Kernel::cpu_vector_variant`] is `Ok` (it named "the local array `a_tile`
+/// of f32x4" before); and `cpu` (work-groups of `threads()`, multiples of four: the vector
+/// variant) agrees with the interpreter bit for bit.
+#[test]
+fn sgemm_takes_the_cpu_vector_variant_and_agrees_with_the_interpreter() {
+    let configs = [
+        SgemmConfig::DEFAULT,
+        SgemmConfig::DEFAULT.with_group_m(1),
+        SgemmConfig::new(128, 128, 16, 8, 8),
+        SgemmConfig::new(64, 64, 8, 8, 8),
+        SgemmConfig::new(128, 128, 8, 8, 16),
+    ];
+    for c in configs.iter().chain(&SMALL) {
+        let s = Sgemm::new(*c).unwrap();
+        assert_eq!(s.kernel().cpu_vector_variant(), Ok(()), "{}", c.name());
+    }
+    let q = |spec: &str| Queue::new(&Device::from_spec(spec).unwrap()).unwrap();
+    let (cpu, interp) = (q("cpu"), q("interp"));
+    for c in [
+        SMALL[0],
+        SMALL[1],
+        SMALL[4],
+        SgemmConfig::new(64, 64, 8, 8, 8),
+    ] {
+        let s = Sgemm::new(c).unwrap();
+        let (m, n, k) = (
+            2 * c.block_m as usize,
+            c.block_n as usize,
+            3 * c.block_k as usize,
+        );
+        let (a, b) = (matrix(m * k, 3), matrix(k * n, 4));
+        let run = |q: &Queue| {
+            let da = Buffer::from_slice(q, &a).unwrap();
+            let db = Buffer::from_slice(q, &b).unwrap();
+            let dc = Buffer::<f32>::new(q.device(), m * n).unwrap();
+            s.launch(q, &da, &db, &dc, m, n, k).unwrap();
+            let c: Vec<u32> = q.read(&dc).unwrap().iter().map(|v| v.to_bits()).collect();
+            c
+        };
+        assert_eq!(run(&cpu), run(&interp), "{}", c.name());
+    }
+}

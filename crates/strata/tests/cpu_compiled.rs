@@ -776,6 +776,8 @@ mod random {
         /// The types of the values, variables and stores it generates ([`TYPES`], or its
         /// 32-bit ones for [`Gen::new_32`]).
         types: &'static [Scalar],
+        /// Whether expressions may go through vectors ([`Gen::vector_expr`]).
+        pub vectors: bool,
     }
 
     /// The local arrays of a kernel with barriers: `u32`, launch-sized (two halves of the
@@ -826,6 +828,7 @@ mod random {
                 phase: None,
                 may_return: true,
                 types: &TYPES,
+                vectors: false,
             }
         }
 
@@ -1488,8 +1491,57 @@ mod random {
                     });
                     self.e(Expr::Value(v), t)
                 }
+                8 if self.vectors => self.vector_expr(t, d),
                 _ => self.leaf(t),
             }
+        }
+
+        /// A scalar of type `t` (not `bool`) through a vector of width 2 to 4: composed of
+        /// random expressions, a swizzle of it (extracts composed), a splat, an element-wise
+        /// operator, a compare into a `bool` vector selecting between them, a cast to
+        /// another lane type and back (where the kernel has one), the vector a value of its
+        /// own (`let`), and one of its components.
+        fn vector_expr(&mut self, t: Scalar, d: u32) -> ExprId {
+            use BinaryOp::*;
+            let w = 2 + self.r.below(3) as u8;
+            let vt = Type::vector(t, w);
+            let parts: Vec<ExprId> = (0..w).map(|_| self.expr(t, d)).collect();
+            let a = self.f.exprs.intern(Expr::Compose(parts), vt);
+            let s = self.expr(t, d);
+            let b = self.f.exprs.intern(Expr::Splat(s, w), vt);
+            let sw: Vec<ExprId> = (0..w)
+                .map(|_| {
+                    let k = self.r.below(w as u64) as u8;
+                    self.e(Expr::Extract(a, k), t)
+                })
+                .collect();
+            let c = self.f.exprs.intern(Expr::Compose(sw), vt);
+            let ops: &[BinaryOp] = if t.is_float() {
+                &[Add, Sub, Mul]
+            } else {
+                &[Add, Sub, Mul, And, Or, Xor, Shl, Shr]
+            };
+            let op = self.r.pick(ops);
+            let x = self.f.exprs.intern(Expr::Binary(op, b, c), vt);
+            let cmp = self.r.pick(&[Eq, Ne, Lt, Le, Gt, Ge]);
+            let m = self
+                .f
+                .exprs
+                .intern(Expr::Binary(cmp, a, x), Type::vector(Scalar::Bool, w));
+            let mut y = self.f.exprs.intern(Expr::Select(m, x, a), vt);
+            let other = self.r.pick(self.types);
+            if other != t && self.r.below(2) == 0 {
+                let z = self
+                    .f
+                    .exprs
+                    .intern(Expr::Cast(y, other), Type::vector(other, w));
+                y = self.f.exprs.intern(Expr::Cast(z, t), vt);
+            }
+            let v = self.f.new_value(vt, None);
+            self.emit(Stmt::Let { value: v, expr: y });
+            let vy = self.f.exprs.intern(Expr::Value(v), vt);
+            let k = self.r.below(w as u64) as u8;
+            self.e(Expr::Extract(vy, k), t)
         }
 
         fn block(&mut self, depth: u32, n: u32) -> Vec<Stmt> {
@@ -1975,6 +2027,56 @@ fn random_simd_kernels_with_barriers_agree_with_the_interpreter() {
     assert!(
         vector > 150,
         "{vector} of 200 kernels have the vector variant"
+    );
+}
+
+/// The random kernels of [`random::Gen::new`] and [`random::Gen::with_barriers`] with
+/// expressions through vectors ([`random::Gen::vector_expr`]: every lane type, widths 2 to
+/// 4, swizzles, splats, element-wise operators, compares and selects of vectors, casts,
+/// vector values): every one without barriers has the vector variant (the vector types
+/// split), and the vector variant and the scalar code agree with the interpreter bit for bit.
+#[test]
+fn random_simd_kernels_with_vector_types_agree_with_the_interpreter() {
+    use random::{Gen, N};
+    let (cpu, interp) = queues();
+    let n = N as usize;
+    let inputs = random_run::Inputs::new();
+    let mut vector = 0;
+    for seed in 1..=120u64 {
+        let barriers = seed % 2 == 0;
+        let s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0x5eed;
+        let mut g = if barriers {
+            Gen::with_barriers(s)
+        } else {
+            Gen::new(s)
+        };
+        g.vectors = true;
+        let f = g.kernel(8);
+        let text = f.to_string();
+        assert!(
+            text.contains("x4") || text.contains("x2") || text.contains("x3"),
+            "{text}"
+        );
+        let k = Kernel::from_ir(f).unwrap_or_else(|e| panic!("seed {seed}: {e}\n{text}"));
+        if !barriers {
+            k.cpu_vector_variant()
+                .unwrap_or_else(|why| panic!("seed {seed}: no vector variant: {why}\n{text}"));
+        }
+        vector += k.cpu_vector_variant().is_ok() as u32;
+        let locals: &[usize] = if barriers { &[4, 8, 2] } else { &[8, 16, 2] };
+        for &local in locals {
+            let len = n - n % local;
+            let want = inputs.run(&interp, &k, len, local, barriers);
+            let got = inputs.run(&cpu, &k, len, local, barriers);
+            assert!(
+                got == want,
+                "seed {seed}, local size {local}: cpu {got:?}\ninterp {want:?}\n{text}"
+            );
+        }
+    }
+    assert!(
+        vector > 90,
+        "{vector} of 120 kernels have the vector variant"
     );
 }
 
@@ -3291,6 +3393,227 @@ fn unrolled_rows_agree_with_the_interpreter() {
     }
 }
 
+/// Vector values (issue 31): `f32`, `u32`, `i32`, `f64` and `i64` vectors of widths 2, 3
+/// and 4, built from components, splats and swizzles, with element-wise operators, compares,
+/// selects, casts, bit casts and built-ins (`fma`, `min`, `sqrt`), a vector private variable
+/// updated in a divergent loop with `continue` and `break`, and `any`/`all` of a compare as
+/// a divergent condition: the kernel takes the vector variant ([`Kernel::cpu_vector_variant`],
+/// its vector types split into components) and agrees with the interpreter bit for bit on
+/// both paths.
+#[test]
+fn vector_values_take_the_vector_variant_and_agree_with_the_interpreter() {
+    let (cpu, interp) = queues();
+    let k = Kernel::build("vectors", |k| {
+        let x = k.read::<f32>("x");
+        let u = k.read::<u32>("u");
+        let d = k.read::<f64>("d");
+        let fo = k.write::<f32>("fo");
+        let uo = k.write::<u32>("uo");
+        let io = k.write::<i32>("io");
+        let dout = k.write::<f64>("dout");
+        let lo = k.write::<i64>("lo");
+        let i = global_id(0);
+        if_(i.lt(u.len()), || {
+            let (xi, ui, di) = (x.at(i), u.at(i), d.at(i));
+            // f32x4: construction, swizzle, fma, compare and select, min and sqrt.
+            let a = vec4(xi, xi * 2.0f32, -xi, xi + 0.5f32);
+            let b = a.wzyx() + splat::<f32, 4>(0.25f32);
+            let c = a.fma(b, splat(1.5f32));
+            let s = select_each(c.lt(b), c, b * splat::<f32, 4>(2.0f32));
+            let acc = var_named("acc", splat::<f32, 4>(0.0f32));
+            for_range(0u32, ui % 7u32, |j| {
+                if_((j & 1u32).eq(1u32), continue_);
+                acc.set(acc.get() + s * j.cast::<f32>());
+                if_(acc.get().x().gt(6.0f32), break_);
+            });
+            let r = acc.get().min(s).abs().sqrt();
+            for c in 0..4u8 {
+                fo.set(i * 4u32 + c as u32, r.get(c));
+            }
+            // u32x3 and i32x2: shifts, remainders, xor, casts between them, bit casts.
+            let v = vec3(ui, ui * 3u32, ui ^ 0x55u32);
+            let w = v.zxy();
+            let m = ((v << splat::<u32, 3>(3u32)) + w % (v + splat::<u32, 3>(1u32))) ^ w.yyx();
+            let p = vec2(ui.cast::<i32>() - 40i32, -(ui.cast::<i32>()));
+            let q = select_each(p.gt(splat(0i32)), p * p.yx(), p - splat::<i32, 2>(7i32));
+            // `any` of a vector compare as a divergent condition, a vector value set in it.
+            let z = var_named("z", m);
+            if_(m.gt(splat(100u32)).any(), || {
+                z.set(m.zyx() / splat::<u32, 3>(3u32))
+            });
+            for c in 0..3u8 {
+                uo.set(i * 4u32 + c as u32, z.get().get(c));
+            }
+            uo.set(i * 4u32 + 3u32, a.bitcast::<[u32; 4]>().w());
+            let qf = q.cast::<[f32; 2]>() * splat::<f32, 2>(0.5f32);
+            io.set(i * 2u32, qf.cast::<[i32; 2]>().x() + q.y());
+            io.set(i * 2u32 + 1u32, (a.xy().cast::<[i32; 2]>() + q).y());
+            // f64x4 and i64x2 (two registers per component).
+            let e = vec4(di, di * 3.0f64, di - 1.0f64, ui.cast::<f64>());
+            let f = e.zwxy().fma(e, splat(0.125f64)) / (e.abs() + splat::<f64, 4>(1.0f64));
+            let g = select_each(f.lt(e), f, e.yxwz());
+            for c in 0..4u8 {
+                dout.set(i * 4u32 + c as u32, g.get(c));
+            }
+            let l = vec2(di.cast::<i64>(), ui.cast::<i64>() * -3i64);
+            let h = (l * l.yx() + splat::<i64, 2>(5i64)) >> splat(2i64);
+            if_(h.lt(splat(0i64)).all(), || lo.set(i * 2u32, h.x()));
+            if_(!h.lt(splat(0i64)).all(), || lo.set(i * 2u32, h.y()));
+            lo.set(i * 2u32 + 1u32, g.cast::<[i64; 4]>().z() ^ h.x());
+        });
+    })
+    .unwrap();
+    assert_eq!(k.cpu_vector_variant(), Ok(()));
+    let n = 203usize;
+    let xs: Vec<f32> = (0..n).map(|i| i as f32 * 0.37 - 11.0).collect();
+    let us: Vec<u32> = (0..n as u32)
+        .map(|i| i.wrapping_mul(2654435761) % 97)
+        .collect();
+    let ds: Vec<f64> = (0..n).map(|i| (i as f64).sqrt() * 1e3 - 7e3).collect();
+    let run = |q: &Queue, local: usize| {
+        let x = Buffer::from_slice(q, &xs).unwrap();
+        let u = Buffer::from_slice(q, &us).unwrap();
+        let d = Buffer::from_slice(q, &ds).unwrap();
+        let fo = Buffer::<f32>::new(q.device(), 4 * n).unwrap();
+        let uo = Buffer::<u32>::new(q.device(), 4 * n).unwrap();
+        let io = Buffer::<i32>::new(q.device(), 2 * n).unwrap();
+        let dout = Buffer::<f64>::new(q.device(), 4 * n).unwrap();
+        let lo = Buffer::<i64>::new(q.device(), 2 * n).unwrap();
+        k.launch(
+            q,
+            NdRange::covering(n, local),
+            args![&x, &u, &d, &fo, &uo, &io, &dout, &lo],
+        )
+        .unwrap();
+        let fb: Vec<u32> = q.read(&fo).unwrap().iter().map(|v| v.to_bits()).collect();
+        let db: Vec<u64> = q.read(&dout).unwrap().iter().map(|v| v.to_bits()).collect();
+        (
+            fb,
+            q.read(&uo).unwrap(),
+            q.read(&io).unwrap(),
+            db,
+            q.read(&lo).unwrap(),
+        )
+    };
+    let want = run(&interp, 8);
+    for local in [4, 8, 64, 1, 3] {
+        assert_eq!(run(&cpu, local), want, "local size {local}");
+    }
+}
+
+/// Local arrays of vectors (issue 31), kept as a structure of arrays in the vector variant:
+/// stores and loads at consecutive, reversed and scattered indices, across barriers, under
+/// divergent control flow, a vector value read in one region and used in the next, and a
+/// `u32` local array beside them: the interpreter's results bit for bit on both paths.
+#[test]
+fn local_arrays_of_vectors_agree_with_the_interpreter() {
+    let (cpu, interp) = queues();
+    let k = Kernel::build("vector_tiles", |k| {
+        let x = k.read::<f32>("x");
+        let u = k.read::<u32>("u");
+        let out = k.write::<f32>("out");
+        let uo = k.write::<u32>("uo");
+        let tile = k.local_array::<[f32; 4]>("tile", 64);
+        let pairs = k.local_array::<[u32; 2]>("pairs", 64);
+        let plain = k.local_array::<u32>("plain", 64);
+        let (g, l, ls) = (global_id(0), local_id(0), local_size(0));
+        let xi = x.at(g);
+        let ui = u.at(g);
+        tile.set(l, vec4(xi, xi * 2.0f32, xi - 3.0f32, ui.cast::<f32>()));
+        pairs.set(ls - 1u32 - l, vec2(ui, l));
+        plain.set(l, ui * 7u32);
+        barrier_local();
+        let a = tile.at(l);
+        let b = tile.at((l * 5u32 + 3u32) % ls);
+        let p = pairs.at((l + 1u32) % ls);
+        let acc = var_named("acc", a * b.yzwx());
+        if_((ui % 3u32).eq(0u32), || {
+            let c = tile.at((ls - 1u32) - l);
+            acc.set(acc.get().fma(c, splat(0.5f32)));
+        });
+        acc.set(acc.get() + tile.at((l + ui) % ls).xxyy());
+        barrier_local();
+        // Stored back by part of the group, at scattered indices.
+        if_(p.x().gt(30u32), || {
+            tile.set((l * 3u32) % ls, acc.get() - splat::<f32, 4>(1.0f32));
+        });
+        pairs.set(l, p.yx() + vec2(plain.at((l + 2u32) % ls), 1u32));
+        barrier_local();
+        let r = tile.at(l) + acc.get();
+        for c in 0..4u8 {
+            out.set(g * 4u32 + c as u32, r.get(c));
+        }
+        let q = pairs.at(l);
+        uo.set(g * 2u32, q.x());
+        uo.set(g * 2u32 + 1u32, q.y() + a.bitcast::<[u32; 4]>().z());
+    })
+    .unwrap();
+    assert_eq!(k.cpu_vector_variant(), Ok(()));
+    let n = 192usize;
+    let xs: Vec<f32> = (0..n).map(|i| i as f32 * 0.37 - 11.0).collect();
+    let us: Vec<u32> = (0..n as u32)
+        .map(|i| i.wrapping_mul(2654435761) % 97)
+        .collect();
+    let run = |q: &Queue, local: usize| {
+        let x = Buffer::from_slice(q, &xs).unwrap();
+        let u = Buffer::from_slice(q, &us).unwrap();
+        let out = Buffer::<f32>::new(q.device(), 4 * n).unwrap();
+        let uo = Buffer::<u32>::new(q.device(), 2 * n).unwrap();
+        k.launch(q, NdRange::new(n).local(local), args![&x, &u, &out, &uo])
+            .unwrap();
+        let bits: Vec<u32> = q.read(&out).unwrap().iter().map(|v| v.to_bits()).collect();
+        (bits, q.read(&uo).unwrap())
+    };
+    for local in [64, 16, 8, 4, 32, 3, 6] {
+        let want = run(&interp, local);
+        assert_eq!(run(&cpu, local), want, "local size {local}");
+    }
+}
+
+/// An access out of bounds of a local array of vectors (a load, then a store, by the last
+/// work-items of each group): the interpreter's error, naming the user's array, index,
+/// length, work-item and line, on both paths.
+#[test]
+fn out_of_bounds_vector_local_access_is_the_interpreters_error() {
+    let (cpu, interp) = queues();
+    for store in [false, true] {
+        let k = Kernel::build("vector_tile_oob", |k| {
+            let out = k.write::<f32>("out");
+            // Split before `tile`: its components are not the split kernel's first arrays.
+            let pad = k.local_array::<[u32; 2]>("pad", 4);
+            let tile = k.local_array::<[f32; 4]>("tile", 8);
+            let (g, l) = (global_id(0), local_id(0));
+            pad.set(l % 4u32, splat(l));
+            tile.set(
+                l % 8u32,
+                splat(g.cast::<f32>() + pad.at(0u32).y().cast::<f32>()),
+            );
+            barrier_local();
+            if store {
+                tile.set(l + 6u32, vec4(1.0f32, 2.0f32, 3.0f32, 4.0f32));
+                out.set(g, tile.at(l).y());
+            } else {
+                out.set(g, tile.at(l + 6u32).z());
+            }
+        })
+        .unwrap();
+        assert_eq!(k.cpu_vector_variant(), Ok(()));
+        let fail = |q: &Queue, local: usize| {
+            let out = Buffer::<f32>::new(q.device(), 24).unwrap();
+            k.launch(q, NdRange::new(24).local(local), args![&out])
+                .unwrap_err()
+        };
+        for local in [8, 4, 12, 6] {
+            let want = fail(&interp, local);
+            assert!(matches!(&want, Error::OutOfBounds { len: 8, .. }), "{want}");
+            let msg = want.to_string();
+            assert!(msg.contains("tile"), "{msg}");
+            let got = fail(&cpu, local);
+            assert_eq!(got.to_string(), msg, "local size {local}, store {store}");
+        }
+    }
+}
+
 /// A kernel of the one-work-item-at-a-time code (a private array: no vector variant) whose
 /// loop reads `a[off + j]` over the work-item's part `start..end` of `0..n` (proven in bounds
 /// where `n + off <= len(a)`, the sum below `u32::MAX`) and counts digits into a fixed local
@@ -3369,5 +3692,98 @@ fn loops_proven_under_preconditions_agree_with_the_interpreter() {
         assert_eq!(want.is_ok(), ok, "len {len}, n {n}, off {off}: {want:?}");
         let got = run(&cpu, len, n, off, local);
         assert_eq!(got, want, "len {len}, n {n}, off {off}, local {local}");
+    }
+}
+
+/// What keeps a kernel with vector types on the scalar path says so: a buffer of vectors, a
+/// reducing built-in of vectors.
+#[test]
+fn vector_types_that_stay_scalar_say_why() {
+    let k = Kernel::build("vector_buffer", |k| {
+        let v = k.read::<[f32; 4]>("v");
+        let out = k.write::<f32>("out");
+        out.set(global_id(0), v.at(global_id(0)).x());
+    })
+    .unwrap();
+    assert_eq!(
+        k.cpu_vector_variant(),
+        Err("the buffer `v` of f32x4".to_string())
+    );
+    let k = Kernel::build("vector_dot", |k| {
+        let x = k.read::<f32>("x");
+        let out = k.write::<f32>("out");
+        let a = vec4(x.at(global_id(0)), 1.0f32, 2.0f32, 3.0f32);
+        out.set(global_id(0), a.dot(a.wzyx()));
+    })
+    .unwrap();
+    assert_eq!(
+        k.cpu_vector_variant(),
+        Err("the built-in `dot` of f32x4".to_string())
+    );
+    // A private array of vectors is split too (its components keep the user's name), and
+    // private arrays take the scalar path.
+    let k = Kernel::build("vector_private_array", |k| {
+        let out = k.write::<f32>("out");
+        let pa = private_array::<[f32; 4]>("pa", 3);
+        pa.set(1u32, splat(global_id(0).cast::<f32>()));
+        out.set(global_id(0), pa.at(global_id(0) % 3u32).y());
+    })
+    .unwrap();
+    assert_eq!(
+        k.cpu_vector_variant(),
+        Err("a private array `pa`".to_string())
+    );
+}
+
+/// Work-item layouts (issue 31): `tid / 8`, `tid % 8`, `tid & 15`, a warp layout
+/// `(tid / 32) * 8 + tid % 32 % 8`, `tid >> 3` and their neighbours that are not aligned
+/// (`tid % 6`, `tid / 6`, `(tid + 1) % 8`), as indices of a buffer and a local array and in
+/// branch conditions: the vector variant reads an aligned run of four modulo a multiple of
+/// four as consecutive and divided by one as uniform; every layout agrees with the
+/// interpreter bit for bit, with work-groups of 4, 8, 12, 16, 64 and 3.
+#[test]
+fn work_item_layouts_agree_with_the_interpreter() {
+    let (cpu, interp) = queues();
+    let k = Kernel::build("layouts", |k| {
+        let x = k.read::<u32>("x");
+        let out = k.write::<u32>("out");
+        let tile = k.local_array::<u32>("tile", 64);
+        let (g, tid, ls) = (global_id(0), local_id(0), local_size(0));
+        tile.set(tid, x.at(g) * 3u32);
+        barrier_local();
+        let idx: Vec<Expr<u32>> = vec![
+            tid / 8u32,
+            tid % 8u32,
+            tid & 15u32,
+            (tid / 32u32) * 8u32 + tid % 32u32 % 8u32,
+            tid >> 3u32,
+            tid % 6u32,
+            tid / 6u32,
+            (tid + 1u32) % 8u32,
+            g % 4u32 + (g / 4u32) * 4u32,
+        ];
+        let acc = var_named("acc", 0u32);
+        for (j, &i) in idx.iter().enumerate() {
+            let i = i % ls;
+            acc.set(acc.get() * 7u32 + tile.at(i) + x.at((g - tid) + i));
+            if_((i & 1u32).eq(1u32), || acc.set(acc.get() + j as u32));
+        }
+        out.set(g, acc.get());
+    })
+    .unwrap();
+    assert_eq!(k.cpu_vector_variant(), Ok(()));
+    let n = 192usize;
+    let xs: Vec<u32> = (0..n as u32)
+        .map(|i| i.wrapping_mul(2654435761) % 1013)
+        .collect();
+    let run = |q: &Queue, local: usize| {
+        let x = Buffer::from_slice(q, &xs).unwrap();
+        let out = Buffer::<u32>::new(q.device(), n).unwrap();
+        k.launch(q, NdRange::new(n).local(local), args![&x, &out])
+            .unwrap();
+        q.read(&out).unwrap()
+    };
+    for local in [4, 8, 12, 16, 64, 3] {
+        assert_eq!(run(&cpu, local), run(&interp, local), "local size {local}");
     }
 }

@@ -673,6 +673,26 @@ impl<'a, 'b> Gen<'a, 'b> {
         (base, len)
     }
 
+    /// Base and length of local array `l`: in a kernel with its vector types split
+    /// ([`super::split`]), component `c` of a user's array of `n` elements starts `c * n`
+    /// elements into the user's array.
+    pub(super) fn local_arg(&mut self, l: crate::ir::LocalId) -> (Value, Value) {
+        let Some(&(user, c)) = self.plan.local_parts.get(l.index()) else {
+            return self.mem_arg(self.locs_p, l.index());
+        };
+        let (base, len) = self.mem_arg(self.locs_p, user.index());
+        if c == 0 {
+            return (base, len);
+        }
+        let size = self.f.locals[l].elem.size() as i64 * c as i64;
+        let off = match self.f.locals[l].len {
+            crate::ir::ArrayLen::Fixed(n) => self.b.ins().iconst(types::I64, n as i64 * size),
+            crate::ir::ArrayLen::Param(_) => self.b.ins().imul_imm(len, size),
+        };
+        let base = self.b.ins().iadd(base, off);
+        (base, len)
+    }
+
     /// Component `d` of a `[u32; 3]` of the environment.
     pub(super) fn env_dim(&mut self, off: usize, d: usize) -> Value {
         self.b
@@ -918,7 +938,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         let (base, len) = match mem {
             Mem::Buffer(p) => self.mem_arg(self.bufs_p, p.index()),
             Mem::Field(v) => self.mem_arg(self.bufs_p, self.f.fields[v].buffer.index()),
-            Mem::Local(l) => self.mem_arg(self.locs_p, l.index()),
+            Mem::Local(l) => self.local_arg(l),
             Mem::Private(p) => {
                 let off = self.plan.privates[p].expect("private array in the record");
                 // In the record's four-work-item blocks, every byte is four apart.

@@ -36,7 +36,8 @@
 //! (the [`Env`] a region reads, the [`Fault`] it reports, the fault [`Site`]s). [`plan`] cuts
 //! the kernel into regions and lays out the records; [`lower`] emits a region's function and
 //! its statements, [`expr`] its expressions, [`simd`] the four-lane variant of every region
-//! of a kernel of 32-bit values (and the eight-lane one of a one-region kernel of 32-bit
+//! of a kernel of 32-bit values (of a kernel with vector types, of its [`split`] into
+//! components, with its own [`Plan`], which the group level of its launches walks) (and the eight-lane one of a one-region kernel of 32-bit
 //! values); [`run`] launches the program and runs the group level; [`helpers`] holds the Rust
 //! functions compiled code calls.
 //!
@@ -52,6 +53,7 @@ mod lower;
 mod plan;
 mod run;
 mod simd;
+mod split;
 
 use crate::error::{Error, Result};
 use crate::ir::{self, Mem, Scalar, ValidFunction};
@@ -150,7 +152,8 @@ impl crate::Kernel {
     /// `"an atomic"`, `"the buffer `x` of f16"`). A kernel that is slow on `cpu` may be so
     /// for this reason.
     pub fn cpu_vector_variant(&self) -> std::result::Result<(), String> {
-        match simd::scalar_reason(self.ir()) {
+        let s = vector_kernel(self.ir())?;
+        match simd::scalar_reason(s.as_ref().map_or(self.ir(), |s| &s.g)) {
             None => Ok(()),
             Some(why) => Err(why),
         }
@@ -163,10 +166,21 @@ impl crate::Kernel {
     /// first reason it has not, in words (`"barriers or collectives"`, `"a value of f64"`).
     pub fn cpu_eight_lane_variant(&self) -> std::result::Result<(), String> {
         self.cpu_vector_variant()?;
-        match simd::wide_reason(self.ir()) {
+        let s = vector_kernel(self.ir())?;
+        match simd::wide_reason(s.as_ref().map_or(self.ir(), |s| &s.g)) {
             None => Ok(()),
             Some(why) => Err(why),
         }
+    }
+}
+
+/// The kernel the vector variant compiles: `None` for `f` itself, or `f` with its vector
+/// types split into components ([`split`]) where it has any; or why it cannot be split.
+fn vector_kernel(f: &ir::Function) -> std::result::Result<Option<split::Split>, String> {
+    if split::has_vectors(f) {
+        split::split(f).map(Some)
+    } else {
+        Ok(None)
     }
 }
 
@@ -195,7 +209,11 @@ struct Variant {
 /// fits (a kernel launched only with other sizes, or compiled and never launched, does not
 /// pay for it: it costs several times the scalar code's compile time).
 struct LazyVector {
+    /// The kernel it compiles: the program's, or that with its vector types split
+    /// ([`split`]).
     f: ir::Function,
+    /// The regions and records of a split kernel (`None`: the program's).
+    plan: Option<Plan>,
     disasm: bool,
     code: OnceLock<std::result::Result<Variant, String>>,
     /// Whether the kernel has the eight-lane variant too ([`simd::wide_reason`]).
@@ -249,15 +267,33 @@ impl JitProgram {
             backend: "cpu",
             message,
         })?;
-        Ok(JitProgram {
-            decls,
-            vector: simd::scalar_reason(f).is_none().then(|| LazyVector {
+        let vector = match vector_kernel(f) {
+            Ok(None) => simd::scalar_reason(f).is_none().then(|| LazyVector {
                 f: f.clone(),
+                plan: None,
                 disasm,
                 code: OnceLock::new(),
                 wide: simd::wide_reason(f).is_none(),
                 code8: OnceLock::new(),
             }),
+            Ok(Some(s)) if simd::scalar_reason(&s.g).is_none() => {
+                let mut plan = Plan::new(&s.g);
+                plan.local_parts = s.locals;
+                plan.private_parts = s.privates;
+                Some(LazyVector {
+                    wide: simd::wide_reason(&s.g).is_none(),
+                    f: s.g,
+                    plan: Some(plan),
+                    disasm,
+                    code: OnceLock::new(),
+                    code8: OnceLock::new(),
+                })
+            }
+            _ => None,
+        };
+        Ok(JitProgram {
+            decls,
+            vector,
             plan,
             scalar,
             stubs: f.stubs.clone(),
@@ -271,20 +307,23 @@ impl JitProgram {
         self.vector.is_some()
     }
 
-    /// The variant a launch with work-groups of `local` runs: the eight-lane variant when the
+    /// The variant a launch with work-groups of `local` runs, with the plan its group level
+    /// walks: the eight-lane variant when the
     /// kernel has one and `local[0]` is a multiple of eight, else the four-lane variant when
     /// the kernel has one and `local[0]` is a multiple of four (each compiled here by the
     /// first such launch; concurrent launches wait for it), else the scalar code.
-    fn variant(&self, local: [usize; 3]) -> Result<&Variant> {
+    fn variant(&self, local: [usize; 3]) -> Result<(&Variant, &Plan)> {
         let (v, code, lanes) = match &self.vector {
             Some(v) if v.wide && local[0].is_multiple_of(2 * simd::LANES as usize) => {
                 (v, &v.code8, 2 * simd::LANES)
             }
             Some(v) if local[0].is_multiple_of(simd::LANES as usize) => (v, &v.code, simd::LANES),
-            _ => return Ok(&self.scalar),
+            _ => return Ok((&self.scalar, &self.plan)),
         };
-        code.get_or_init(|| Variant::compile(&v.f, &self.plan, v.disasm, lanes))
+        let plan = v.plan.as_ref().unwrap_or(&self.plan);
+        code.get_or_init(|| Variant::compile(&v.f, plan, v.disasm, lanes))
             .as_ref()
+            .map(|x| (x, plan))
             .map_err(|message| Error::Backend {
                 backend: "cpu",
                 message: message.clone(),
@@ -302,6 +341,12 @@ impl Variant {
         let mut sites = vec![Site::Stopped];
         let (code, regions) = lower::compile(f, plan, isa()?, &mut sites, disasm, lanes)
             .map_err(|message| format!("compiling kernel `{}`: {message}", f.name))?;
+        // A split kernel's component arrays are the user's arrays to the user.
+        for s in &mut sites {
+            if let Site::OutOfBounds { mem, .. } = s {
+                *mem = split::Split::site_mem(&plan.local_parts, &plan.private_parts, *mem);
+            }
+        }
         Ok(Variant {
             regions,
             sites,
@@ -386,13 +431,13 @@ mod tests {
         let v = p.vector.as_ref().unwrap();
         assert!(v.code.get().is_none(), "compiled with the scalar code");
         // Work-groups of 6 run the scalar code and compile nothing.
-        assert!(std::ptr::eq(p.variant([6, 8, 1]).unwrap(), &p.scalar));
+        assert!(std::ptr::eq(p.variant([6, 8, 1]).unwrap().0, &p.scalar));
         assert!(v.code.get().is_none());
-        let x = p.variant([8, 8, 1]).unwrap() as *const _;
+        let x = p.variant([8, 8, 1]).unwrap().0 as *const _;
         assert!(!std::ptr::eq(x, &p.scalar));
         assert_eq!(
             x,
-            p.variant([4, 2, 1]).unwrap() as *const _,
+            p.variant([4, 2, 1]).unwrap().0 as *const _,
             "compiled once"
         );
     }
@@ -402,7 +447,7 @@ mod tests {
         let p = compile(&tiled());
         let ptrs: Vec<usize> = std::thread::scope(|s| {
             let hs: Vec<_> = (0..4)
-                .map(|_| s.spawn(|| p.variant([8, 8, 1]).unwrap() as *const _ as usize))
+                .map(|_| s.spawn(|| p.variant([8, 8, 1]).unwrap().0 as *const _ as usize))
                 .collect();
             hs.into_iter().map(|h| h.join().unwrap()).collect()
         });

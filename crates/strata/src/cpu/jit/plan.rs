@@ -166,6 +166,11 @@ pub(super) struct Plan {
     /// The record offsets of the values some region reads from the records (a group-level
     /// `for` need not write its counter's column where none does).
     pub(super) read: HashSet<u32>,
+    /// For a kernel with its vector types split ([`super::split`]), the user's local array
+    /// and component behind each local array; empty otherwise.
+    pub(super) local_parts: Vec<(ir::LocalId, u32)>,
+    /// The same for the user's private behind each private (empty otherwise).
+    pub(super) private_parts: Vec<ir::PrivateId>,
 }
 
 /// Whether `s` is or contains a barrier or collective.
@@ -502,6 +507,8 @@ impl Plan {
             simple,
             exits,
             read,
+            local_parts: Vec::new(),
+            private_parts: Vec::new(),
         }
     }
 

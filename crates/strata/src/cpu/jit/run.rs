@@ -72,7 +72,7 @@ impl JitProgram {
             ArgValue::LocalLen(n) => *n as u64,
             ArgValue::Buffer { .. } => 0,
         }));
-        let variant = self.variant(local)?;
+        let (variant, plan) = self.variant(local)?;
         if variant.regions.is_empty() {
             // A body the optimizer emptied (or an empty kernel): nothing runs.
             return Ok(());
@@ -81,6 +81,7 @@ impl JitProgram {
         let shared = Shared {
             fns: &variant.regions,
             sites: &variant.sites,
+            plan,
             bufs: bufs.as_ptr(),
             scalars: &scalars,
             args,
@@ -113,6 +114,9 @@ struct Shared<'a> {
     /// The regions this launch runs ([`JitProgram::variant`]) and their fault sites.
     fns: &'a [RegionFn],
     sites: &'a [Site],
+    /// The regions and records of the variant ([`JitProgram::variant`]: the vector variant
+    /// of a kernel with vector types has its own).
+    plan: &'a super::plan::Plan,
     bufs: *const MemArg,
     scalars: &'a [u64],
     args: &'a [ArgValue],
@@ -274,7 +278,7 @@ impl<'a> Worker<'a> {
         let blocks = lanes.div_ceil(QUAD) * QUAD;
         sc.records.clear();
         sc.records
-            .resize(HEAD / 8 + (blocks * p.plan.record).div_ceil(8).max(1), 0);
+            .resize(HEAD / 8 + (blocks * s.plan.record).div_ceil(8).max(1), 0);
         *sc.fault = Fault::default();
         *sc.panic = None;
         *sc.env = Env {
@@ -302,7 +306,7 @@ impl<'a> Worker<'a> {
             p,
             s,
             lanes,
-            zero_records: !(p.plan.simple && p.plan.privates.iter().all(Option::is_none)),
+            zero_records: !(s.plan.simple && s.plan.privates.iter().all(Option::is_none)),
             frames: std::mem::take(&mut sc.frames),
             returned: false,
             sc: ManuallyDrop::new(sc),
@@ -397,10 +401,10 @@ impl<'a> Worker<'a> {
             l.fill(0);
         }
         let all = std::mem::take(&mut self.all);
-        let r = if self.p.plan.simple {
+        let r = if self.s.plan.simple {
             self.call(0, &all)
         } else {
-            let tree = &self.p.plan.tree;
+            let tree = &self.s.plan.tree;
             self.exec_block(tree, &all)
         };
         self.all = all;
@@ -411,7 +415,7 @@ impl<'a> Worker<'a> {
     /// kept in blocks of four work-items, [`super::plan`]).
     fn rec_index(&self, l: usize, off: u32, size: usize) -> usize {
         // After the guard limit's word.
-        HEAD + (l / QUAD) * QUAD * self.p.plan.record + QUAD * off as usize + (l % QUAD) * size
+        HEAD + (l / QUAD) * QUAD * self.s.plan.record + QUAD * off as usize + (l % QUAD) * size
     }
 
     fn rec(&self, l: usize, off: u32, size: usize) -> *const u8 {
@@ -440,7 +444,7 @@ impl<'a> Worker<'a> {
         if !self.returned && !self.frames.iter().any(|f| f.dirty) {
             return;
         }
-        let plan = &self.p.plan;
+        let plan = &self.s.plan;
         // A block's four flag bytes of one flag lie side by side (`super::plan`): one word
         // per flag and block, its byte `k` the flag of the block's work-item `k`.
         let word = |l: usize, off: u32| {
@@ -481,7 +485,7 @@ impl<'a> Worker<'a> {
             if r.is_err() {
                 break;
             }
-            if self.p.plan.may_exit(n) {
+            if self.s.plan.may_exit(n) {
                 self.keep_alive(&mut mask);
             }
         }
@@ -624,12 +628,12 @@ impl<'a> Worker<'a> {
             .iter()
             .position(|&m| m != 0)
             .expect("an active work-item");
-        let read = self.p.plan.read.contains(&var.off);
+        let read = self.s.plan.read.contains(&var.off);
         // Every work-item in `mask` (the usual case): the counters of all blocks, one store
         // of four per block (the last block's records past the group's work-items are unused).
         let full = all_set(mask);
         let blocks = self.lanes.div_ceil(QUAD);
-        let stride = QUAD * self.p.plan.record;
+        let stride = QUAD * self.s.plan.record;
         with_int!(var.ty.scalar, T => {
             let size = std::mem::size_of::<T>();
             // SAFETY: the bounds' slots hold `T`s.
@@ -670,7 +674,7 @@ impl<'a> Worker<'a> {
     }
 
     fn clear_flags(&mut self, id: LoopId, broken: bool) {
-        let (b, c) = self.p.plan.loop_flags[&id];
+        let (b, c) = self.s.plan.loop_flags[&id];
         // A block's four flag bytes side by side (`super::plan`), cleared together.
         for l in (0..self.lanes).step_by(QUAD) {
             if broken {
@@ -686,7 +690,7 @@ impl<'a> Worker<'a> {
         let n = self.lanes;
         match node {
             Node::Region(i) => {
-                if let Some(g) = &self.p.plan.regions[*i].guard {
+                if let Some(g) = &self.s.plan.regions[*i].guard {
                     let limit = self.guard_limit(g, mask);
                     let mut head = self.records[0].to_ne_bytes();
                     let at = head_byte(LIMIT);
@@ -742,7 +746,7 @@ impl<'a> Worker<'a> {
             }
             Node::Loop { id, body, polls } => {
                 self.frames.push(Frame {
-                    flags: self.p.plan.loop_flags[id],
+                    flags: self.s.plan.loop_flags[id],
                     dirty: false,
                 });
                 self.clear_flags(*id, true);
@@ -806,17 +810,17 @@ impl<'a> Worker<'a> {
                         }
                     }
                 }, _ => unreachable!("validated: integer counter"));
-                if !body.iter().any(|n| self.p.plan.may_exit(n)) && self.uniform_bounds(node, mask)
+                if !body.iter().any(|n| self.s.plan.may_exit(n)) && self.uniform_bounds(node, mask)
                 {
                     return self.uniform_for(node, mask);
                 }
                 self.frames.push(Frame {
-                    flags: self.p.plan.loop_flags[id],
+                    flags: self.s.plan.loop_flags[id],
                     dirty: false,
                 });
                 self.clear_flags(*id, true);
                 let mut iter = self.take_mask();
-                let (broken, _) = self.p.plan.loop_flags[id];
+                let (broken, _) = self.s.plan.loop_flags[id];
                 let r = (|| -> Result<()> {
                     loop {
                         iter.copy_from_slice(mask);

@@ -1,9 +1,10 @@
 //! Four (or eight) work-items per iteration in SIMD lanes: the vector variant of a kernel's
 //! regions.
 //!
-//! A kernel whose values are all integers, `f32`s, `f64`s or `bool`s (not `f16`, not vector
-//! types), without private arrays, atomics, stubs or 64-bit indices (else [`scalar_reason`]
-//! says why not), is compiled a second time with every IR value a 4-lane vector (`f32x4`,
+//! A kernel whose values are all integers, `f32`s, `f64`s or `bool`s (not `f16`; vector
+//! types are split into their components first, [`super::split`]: a kernel with them is
+//! compiled here as the split kernel), without private arrays, atomics, stubs or 64-bit
+//! indices (else [`scalar_reason`] says why not), is compiled a second time with every IR value a 4-lane vector (`f32x4`,
 //! `i32x4`; a `bool` is a lane mask of all ones or zeros; a 64-bit value is two registers,
 //! `f64x2` or `i64x2`, lanes 0 and 1 in the first, 2 and 3 in the second; an 8- or 16-bit
 //! integer is an `i32x4` lane, sign- or zero-extended as its type is signed or not, wrapped
@@ -15,7 +16,12 @@
 //! by lane). Divergent control flow runs under an execution mask, as the interpreter's
 //! columns do: an `if` runs each side for the lanes that take it (and skips a side no lane
 //! takes), a loop runs while any lane is in it, `break`, `continue` and `return` remove
-//! lanes. An access to a buffer or local array whose four indices are consecutive and whose
+//! lanes. An index is consecutive in the four lanes where it is the local, linear or global
+//! id in dimension 0, or one of those modulo a multiple of four or masked by `2^k - 1`
+//! ([`aligned`]: the four lanes are `4q` to `4q + 3`), plus something uniform; such an
+//! aligned id divided by a multiple of four is uniform (a work-item layout's `tid % cols`
+//! and `tid / cols`: SGEMM's tile reads). An access to a buffer or local array whose four
+//! indices are consecutive and whose
 //! lanes are all active is one vector load or store (two for 64-bit elements; four 8-bit or
 //! 16-bit elements are loaded as 4 or 8 bytes and extended); otherwise each
 //! active lane accesses its element alone (a gather or scatter), so an inactive lane never
@@ -30,8 +36,10 @@
 //! ([`crate::ir::ranges::Proof::offset`]) is addressed at `r`'s element plus `k` elements,
 //! so a tile's row of loads shares one address register. What has no vector
 //! instruction (integer division, shifts by per-lane amounts, the transcendental built-ins,
-//! some conversions) is computed lane by lane with the scalar code, so the results are the
-//! scalar backend's, bit for bit.
+//! some conversions; `fma` where the host has no vector FMA) is computed lane by lane with
+//! the scalar code, so the results are the scalar backend's, bit for bit; a float `fma` is
+//! one vector fused multiply-add (`vfmadd` on x86-64 with FMA), correctly rounded as the
+//! scalar one.
 //!
 //! **Regions.** A region of a kernel with barriers starts with the four work-items' bytes of
 //! the group level's mask as its lanes (none set: the next four). What crosses a barrier is
@@ -149,6 +157,24 @@ use std::collections::HashMap;
 
 /// Work-items per vector.
 pub(super) const LANES: u32 = 4;
+
+/// Whether the host has a vector fused multiply-add (x86-64 with FMA, which the code
+/// generator uses as it detects the host's features; AArch64 always): else a vector `fma`
+/// goes lane by lane.
+fn vector_fma() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("fma")
+    }
+    #[cfg(target_arch = "aarch64")]
+    {
+        true
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    {
+        false
+    }
+}
 
 /// Whether `t` has lanes in the vector variant: an integer, an `f32` or `f64`, or a `bool`.
 fn lane_type(t: Type) -> bool {
@@ -377,6 +403,18 @@ pub(super) fn uniform(f: &Function, c: &Counters, e: ExprId) -> bool {
             (None, None) => false,
         },
         Expr::Unary(_, a) | Expr::Cast(a, _) => uniform(f, c, *a),
+        // An aligned run of four divided by a multiple of four: the work-item layouts'
+        // `tid / cols` (SGEMM's row of register tiles).
+        Expr::Binary(BinaryOp::Div, a, b)
+            if u32_lit(f, *b).is_some_and(|k| k > 0 && k % 4 == 0) =>
+        {
+            uniform(f, c, *a) || aligned(f, c, *a)
+        }
+        Expr::Binary(BinaryOp::Shr, a, b)
+            if u32_lit(f, *b).is_some_and(|k| (2..32).contains(&k)) =>
+        {
+            uniform(f, c, *a) || aligned(f, c, *a)
+        }
         Expr::Binary(_, a, b) => uniform(f, c, *a) && uniform(f, c, *b),
         _ => false,
     };
@@ -384,10 +422,65 @@ pub(super) fn uniform(f: &Function, c: &Counters, e: ExprId) -> bool {
     u
 }
 
+/// The value of a `u32` literal.
+fn u32_lit(f: &Function, e: ExprId) -> Option<u32> {
+    f.exprs
+        .literal(e)
+        .filter(|l| l.scalar == Scalar::U32)
+        .map(|l| l.as_i128() as u32)
+}
+
+/// Whether `e` is a `u32` the same in the four lanes and a multiple of four: a literal, or a
+/// uniform value times one, or shifted left by two or more.
+fn uniform_times_4(f: &Function, c: &Counters, e: ExprId) -> bool {
+    match f.exprs.get(e) {
+        Expr::Literal(_) => u32_lit(f, e).is_some_and(|k| k % 4 == 0),
+        Expr::Binary(BinaryOp::Mul, a, b) if f.exprs.ty(e) == crate::ir::Type::U32 => {
+            (uniform_times_4(f, c, *a) && uniform(f, c, *b))
+                || (uniform(f, c, *a) && uniform_times_4(f, c, *b))
+        }
+        Expr::Binary(BinaryOp::Shl, a, b) => {
+            uniform(f, c, *a) && u32_lit(f, *b).is_some_and(|k| (2..32).contains(&k))
+        }
+        _ => false,
+    }
+}
+
+/// Whether the four lanes of `e` (a `u32`) are `4q`, `4q + 1`, `4q + 2`, `4q + 3` for some
+/// `q`: the local id in dimension 0, the linear one and the global one (the work-item loop
+/// visits four consecutive local ids from a multiple of four, and the work-group's size in
+/// dimension 0 is a multiple of four), one of them modulo a multiple of four or masked by
+/// `2^k - 1` (`k >= 2`), plus a multiple of four the lanes share (wrapping keeps both).
+fn aligned(f: &Function, c: &Counters, e: ExprId) -> bool {
+    if f.exprs.ty(e) != crate::ir::Type::U32 {
+        return false;
+    }
+    match f.exprs.get(e) {
+        Expr::Builtin(Builtin::GlobalId(0) | Builtin::LocalId(0) | Builtin::LocalLinearId) => true,
+        Expr::Value(v) => c.lets.get(v).is_some_and(|&x| aligned(f, c, x)),
+        Expr::Binary(BinaryOp::Rem, a, b) => {
+            u32_lit(f, *b).is_some_and(|k| k % 4 == 0 && k > 0) && aligned(f, c, *a)
+        }
+        Expr::Binary(BinaryOp::And, a, b) => {
+            u32_lit(f, *b).is_some_and(|k| k >= 3 && (k as u64 + 1).is_power_of_two())
+                && aligned(f, c, *a)
+        }
+        Expr::Binary(BinaryOp::Add, a, b) => {
+            (aligned(f, c, *a) && uniform_times_4(f, c, *b))
+                || (uniform_times_4(f, c, *a) && aligned(f, c, *b))
+        }
+        _ => false,
+    }
+}
+
 /// Whether the four lanes of `e` are consecutive integers (the first lane's value plus
-/// 0, 1, 2, 3, up to wrapping): the local or global id in dimension 0, plus or minus
-/// something uniform, or a counter starting there with a uniform step.
+/// 0, 1, 2, 3, up to wrapping): the local or global id in dimension 0 ([`aligned`]: or one
+/// of them modulo a multiple of four), plus or minus something uniform, or a counter
+/// starting there with a uniform step.
 fn consecutive(f: &Function, c: &Counters, e: ExprId) -> bool {
+    if aligned(f, c, e) {
+        return true;
+    }
     match f.exprs.get(e) {
         Expr::Builtin(Builtin::GlobalId(0) | Builtin::LocalId(0) | Builtin::LocalLinearId) => true,
         Expr::Value(v) => match (c.fors.get(v), c.lets.get(v)) {
@@ -1136,7 +1229,7 @@ impl Gen<'_, '_> {
     fn mem_base_len(&mut self, mem: Mem) -> (Value, Value) {
         match mem {
             Mem::Buffer(p) => self.mem_arg(self.bufs_p, p.index()),
-            Mem::Local(l) => self.mem_arg(self.locs_p, l.index()),
+            Mem::Local(l) => self.local_arg(l),
             _ => unreachable!("vectorized kernels use buffers and local arrays only"),
         }
     }
@@ -3340,6 +3433,9 @@ impl Gen<'_, '_> {
             MathFn::Rsqrt => true,
             MathFn::Abs => true,
             MathFn::Min | MathFn::Max => !s.is_float(),
+            // One fused multiply-add per register where the machine has the instruction
+            // (correctly rounded, as the scalar code's): SGEMM's inner step.
+            MathFn::Fma => s.is_float() && vector_fma(),
             _ => false,
         };
         if !direct {
@@ -3380,6 +3476,7 @@ impl Gen<'_, '_> {
                     MathFn::Floor => ins.floor(x),
                     MathFn::Ceil => ins.ceil(x),
                     MathFn::Trunc => ins.trunc(x),
+                    MathFn::Fma => ins.fma(x, y(1), y(2)),
                     MathFn::Mix => {
                         let d = ins.fsub(y(1), x);
                         let q = self.b.ins().fmul(d, y(2));
