@@ -781,6 +781,15 @@ pub(super) struct TileRow {
     pub(super) stores: Vec<ExprId>,
 }
 
+/// A loop over byte offsets ([`Gen::bytes_loop`]): the offset's variable, its value in the
+/// body, the header and the block after the loop.
+struct BytesLoop {
+    off: Variable,
+    o: Value,
+    hdr: cl::Block,
+    exit: cl::Block,
+}
+
 /// The 32-bit integer literal `e`, if it is one (as an `i64`, sign-extended for `i32`).
 fn literal_i64(f: &Function, e: ExprId) -> Option<i64> {
     match f.exprs.get(e) {
@@ -2713,28 +2722,10 @@ impl Gen<'_, '_> {
         let n = self.b.ins().uextend(types::I64, n);
         let n = self.b.ins().band_imm(n, !3);
         let end = self.b.ins().imul_imm(n, 4);
-        let off = self.b.declare_var(types::I64);
-        let zero = self.b.ins().iconst(types::I64, 0);
-        self.b.def_var(off, zero);
-        let (hdr, bodyb, exit) = (
-            self.b.create_block(),
-            self.b.create_block(),
-            self.b.create_block(),
-        );
-        self.b.ins().jump(hdr, &[]);
-        self.b.switch_to_block(hdr);
-        let o = self.b.use_var(off);
-        let go = self.b.ins().icmp(IntCC::UnsignedLessThan, o, end);
-        super::lower::loop_branch(&mut self.b, go, bodyb, exit);
-        self.b.switch_to_block(bodyb);
+        let lp = self.bytes_loop(end);
         let mut cols: Vec<[Value; 4]> = Vec::new();
         for (&(_, mem, _), row) in tiles.iter().zip(&rows) {
-            let ty = self.vty(self.f.mem_elem(mem).expect("validated memory").scalar);
-            let r: [Value; 4] = std::array::from_fn(|l| {
-                let a = self.b.ins().iadd(row[l], o);
-                self.b.ins().load(ty, MEM, a, 0)
-            });
-            cols.push(self.transpose(r, ty));
+            cols.push(self.load_tile(mem, row, lp.o, 0));
         }
         let vv = self.vvars(VarOf::Value(var), s);
         let cur = self.use_vars(&vv)[0];
@@ -2759,11 +2750,50 @@ impl Gen<'_, '_> {
         let four = self.splat_i32(4);
         let next = self.b.ins().iadd(cur, four);
         self.define_lanes(var, &[next]);
-        let o = self.b.ins().iadd_imm(o, 16);
-        self.b.def_var(off, o);
-        self.b.ins().jump(hdr, &[]);
-        self.b.switch_to_block(exit);
+        self.bytes_loop_next(lp, 16);
         self.use_vars(&vv)[0]
+    }
+
+    /// A loop over byte offsets from 0 while below `end` (an `i64`): its header tests the
+    /// offset, and the builder is left in its body ([`BytesLoop::o`] the offset there), which
+    /// [`Gen::bytes_loop_next`] ends.
+    fn bytes_loop(&mut self, end: Value) -> BytesLoop {
+        let off = self.b.declare_var(types::I64);
+        let zero = self.b.ins().iconst(types::I64, 0);
+        self.b.def_var(off, zero);
+        let (hdr, body, exit) = (
+            self.b.create_block(),
+            self.b.create_block(),
+            self.b.create_block(),
+        );
+        self.b.ins().jump(hdr, &[]);
+        self.b.switch_to_block(hdr);
+        let o = self.b.use_var(off);
+        let go = self.b.ins().icmp(IntCC::UnsignedLessThan, o, end);
+        super::lower::loop_branch(&mut self.b, go, body, exit);
+        self.b.switch_to_block(body);
+        BytesLoop { off, o, hdr, exit }
+    }
+
+    /// Ends the body of a [`Gen::bytes_loop`]: the offset steps by `bytes`, back to the
+    /// header; the builder is left after the loop.
+    fn bytes_loop_next(&mut self, lp: BytesLoop, bytes: i64) {
+        let o = self.b.ins().iadd_imm(lp.o, bytes);
+        self.b.def_var(lp.off, o);
+        self.b.ins().jump(lp.hdr, &[]);
+        self.b.switch_to_block(lp.exit);
+    }
+
+    /// The 4x4 tile of 32-bit elements of `mem` whose row `l` is the four elements at lane
+    /// `l`'s address `row[l]` plus `o` plus `at` bytes, transposed: column `j` holds each
+    /// lane's element `j`.
+    fn load_tile(&mut self, mem: Mem, row: &[Value; 4], o: Value, at: i32) -> [Value; 4] {
+        let ty = self.vty(self.f.mem_elem(mem).expect("validated memory").scalar);
+        let r: [Value; 4] = std::array::from_fn(|l| {
+            let a = self.b.ins().iadd(row[l], o);
+            self.b.ins().load(ty, MEM, a, at)
+        });
+        self.transpose(r, ty)
     }
 
     /// A `for` loop unrolled by hand ([`Gen::vfor`]: four lanes enter, the bounds differ
@@ -2875,32 +2905,12 @@ impl Gen<'_, '_> {
         self.hoist_divisions(body, Some(var));
         self.define_lanes(var, v0);
         let end = self.b.ins().imul_imm(n, 4);
-        let off = self.b.declare_var(types::I64);
-        let zero = self.b.ins().iconst(types::I64, 0);
-        self.b.def_var(off, zero);
-        let (hdr, bodyb, exit) = (
-            self.b.create_block(),
-            self.b.create_block(),
-            self.b.create_block(),
-        );
-        self.b.ins().jump(hdr, &[]);
-        self.b.switch_to_block(hdr);
-        let o = self.b.use_var(off);
-        let go = self.b.ins().icmp(IntCC::UnsignedLessThan, o, end);
-        super::lower::loop_branch(&mut self.b, go, bodyb, exit);
-        self.b.switch_to_block(bodyb);
+        let lp = self.bytes_loop(end);
+        let o = lp.o;
         let mut tiled = HashMap::new();
         for (r, lanes) in rows.iter().zip(&addrs) {
-            let ty = self.vty(self.f.mem_elem(r.mem).expect("validated memory").scalar);
-            if r.values.is_empty() {
-                continue;
-            }
-            for q in 0..(k / 4) as usize {
-                let t: [Value; 4] = std::array::from_fn(|l| {
-                    let a = self.b.ins().iadd(lanes[l], o);
-                    self.b.ins().load(ty, MEM, a, 16 * q as i32)
-                });
-                let cols = self.transpose(t, ty);
+            for q in 0..r.values.len() / 4 {
+                let cols = self.load_tile(r.mem, lanes, o, 16 * q as i32);
                 for (j, col) in cols.into_iter().enumerate() {
                     tiled.insert(r.values[4 * q + j], col);
                 }
@@ -2935,10 +2945,7 @@ impl Gen<'_, '_> {
         let step = self.splat_i32(k as i64);
         let next = self.b.ins().iadd(cur, step);
         self.define_lanes(var, &[next]);
-        let o = self.b.ins().iadd_imm(o, 4 * k as i64);
-        self.b.def_var(off, o);
-        self.b.ins().jump(hdr, &[]);
-        self.b.switch_to_block(exit);
+        self.bytes_loop_next(lp, 4 * k as i64);
         self.pop_scope();
         self.b.ins().jump(join, &[]);
 
