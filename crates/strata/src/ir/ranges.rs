@@ -31,11 +31,8 @@
 //!   len(a)` for `a[i]` under `i < len(c)`; `local_size(0) + 240 <= 256` for a fixed-size
 //!   local array's `tile[p * 16 + local_id(0)]` at `p = 15`; for a *pitched* index
 //!   `row * w + col` of a buffer under `row < h && col < w`, `w` and `h` terms, `h * w <=
-//!   len(a)` and `h * w <= 2^31` (no wrap), a [`Term::Product`]; for an unsigned index
-//!   whose sum or product may wrap, `i + off` under `i < n`, the bound's sum twice: `n + off
-//!   <= len(a)` and `n + off <= u32::MAX`, which rules the wrap out, as a fixed-size array's
-//!   length below 2^32 does), which a backend tests once (per launch, per work-group or per
-//!   loop) rather than per access;
+//!   len(a)` and `h * w <= 2^31` (no wrap), a [`Term::Product`]), which a backend tests once
+//!   (per launch or per work-group) rather than per access;
 //! - [`Verdict::Unproven`] otherwise.
 //!
 //! An access is keyed by its memory and its index expression; where the same pair occurs more
@@ -584,15 +581,12 @@ impl Analysis<'_> {
 
     /// The verdict that the best of `bounds` (an index's) gives against `limit`.
     fn bounds_verdict(bounds: Vec<Bound>, limit: Limit) -> Verdict {
-        let mut best: Option<(Precondition, bool)> = None;
+        let mut best: Option<Precondition> = None;
         for b in bounds {
-            // A bound through an unsigned sum or product that may wrap still bounds the index
-            // (a wrapped value is smaller), but against a buffer's length, which may exceed
-            // 2^32, it also needs a limit that rules the wrap out (below).
-            let wraps = b.wraps && matches!(limit, Limit::Len(_));
             match limit {
+                Limit::Len(_) if b.wraps => continue,
                 Limit::Len(buffer) => {
-                    if b.terms == [Term::Len(buffer)] && b.c <= -1 && !wraps {
+                    if b.terms == [Term::Len(buffer)] && b.c <= -1 {
                         return Verdict::Proven;
                     }
                     // `len(buffer) + k <= len(buffer)` never holds.
@@ -619,11 +613,6 @@ impl Analysis<'_> {
             if offset.unsigned_abs() >= 1 << 48 {
                 continue;
             }
-            // (A wrapping bound above `u32::MAX`, through an operand's numeric range: its
-            // no-wrap test could only fail.)
-            if wraps && offset >= u32::MAX as i64 {
-                continue;
-            }
             let p = Precondition {
                 terms: b.terms,
                 offset,
@@ -631,33 +620,16 @@ impl Analysis<'_> {
             };
             // The fewest terms first (the cheapest test); a constant (often a type's
             // maximum) only where nothing else bounds the index.
-            // (Where as many, one that cannot wrap: one test, not two.)
-            let rank = |p: &Precondition, w: bool| {
-                let n = match p.terms.len() {
-                    0 => usize::MAX,
-                    n => n,
-                };
-                (n, w)
+            let rank = |p: &Precondition| match p.terms.len() {
+                0 => usize::MAX,
+                n => n,
             };
-            if best
-                .as_ref()
-                .is_none_or(|(q, qw)| rank(&p, wraps) < rank(q, *qw))
-            {
-                best = Some((p, wraps));
+            if best.as_ref().is_none_or(|q| rank(&p) < rank(q)) {
+                best = Some(p);
             }
         }
         match best {
-            // The same sum below `u32::MAX` too: then no partial sum or product wraps (as
-            // against a fixed-size array's length), so the index is its true value and the
-            // lanes of a vector are consecutive.
-            Some((p, true)) => {
-                let nowrap = Precondition {
-                    limit: Limit::Fixed(u32::MAX),
-                    ..p.clone()
-                };
-                Verdict::ProvenIf(vec![p, nowrap])
-            }
-            Some((p, false)) => Verdict::ProvenIf(vec![p]),
+            Some(p) => Verdict::ProvenIf(vec![p]),
             None => Verdict::Unproven,
         }
     }
@@ -1252,43 +1224,15 @@ mod tests {
         assert_eq!(verdict_of(&k, "a"), needs(&k, &[Term::Param(n)], 0, "a"));
     }
 
-    /// [`needs`] for an index whose sum may wrap: also the same sum below `u32::MAX`.
-    fn needs_nowrap(k: &Kernel, terms: &[Term], offset: i64, buffer: &str) -> Verdict {
-        let Verdict::ProvenIf(mut ps) = needs(k, terms, offset, buffer) else {
-            unreachable!()
-        };
-        ps.push(Precondition {
-            terms: terms.to_vec(),
-            offset,
-            limit: Limit::Fixed(u32::MAX),
-        });
-        Verdict::ProvenIf(ps)
-    }
-
     #[test]
     fn uniform_offsets() {
-        // `i + off` under `i < n`: in bounds when `n + off <= len(a)` (summed without
-        // wrapping); the `u32` addition itself may wrap unless `off` is bounded, so also when
-        // `n + off <= u32::MAX` (then it does not: the index is its true value).
+        // `i + off` under `i < n`: in bounds when `n + off <= len(a)` (summed without wrapping);
+        // the addition itself may wrap unless `off` is bounded, so it is not proven at all.
         let k = Kernel::build("o", |k| {
             let a = k.read_write::<u32>("a");
             let n = k.scalar::<u32>("n");
             let off = k.scalar::<u32>("off");
             let i = global_id(0);
-            if_(i.lt(n), || a.set(i + off, 1u32));
-        })
-        .unwrap();
-        let (n, off) = (param(&k, "n"), param(&k, "off"));
-        let mut terms = vec![Term::Param(n), Term::Param(off)];
-        terms.sort();
-        assert_eq!(verdict_of(&k, "a"), needs_nowrap(&k, &terms, 0, "a"));
-        // A near miss: the same sum in `i32`, which may wrap to a negative index (no bound
-        // is taken through a signed sum that may wrap).
-        let k = Kernel::build("o", |k| {
-            let a = k.read_write::<u32>("a");
-            let n = k.scalar::<i32>("n");
-            let off = k.scalar::<i32>("off");
-            let i = global_id(0).cast::<i32>();
             if_(i.lt(n), || a.set(i + off, 1u32));
         })
         .unwrap();
@@ -1545,8 +1489,7 @@ mod tests {
     #[test]
     fn products_that_may_wrap() {
         // `i * 4` under `i < n` may wrap past 2^32 (n near 2^31): then the lanes are not
-        // where the bound says. Into a buffer, whose length may exceed 2^32, proven only where
-        // the bound is also below `u32::MAX` (no wrap).
+        // where the bound says. Not proven into a buffer, whose length may exceed 2^32.
         let k = Kernel::build("w", |k| {
             let a = k.read_write::<u32>("a");
             let n = k.scalar::<u32>("n");
@@ -1554,11 +1497,7 @@ mod tests {
             if_(i.lt(n), || a.set(i * 4u32, 1u32));
         })
         .unwrap();
-        let n = param(&k, "n");
-        assert_eq!(
-            verdict_of(&k, "a"),
-            needs_nowrap(&k, &[Term::Param(n); 4], -3, "a")
-        );
+        assert_eq!(verdict_of(&k, "a"), Verdict::Unproven);
         // A signed product may wrap to a negative index: not proven even into a tile.
         let k = Kernel::build("w", |k| {
             let out = k.write::<f32>("out");

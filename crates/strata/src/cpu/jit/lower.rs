@@ -17,11 +17,11 @@
 //!
 //! **Bounds.** An access [`crate::ir::ranges`] proves in bounds has no test. A loop (not
 //! inside another such one) with accesses proven under preconditions on the launch's
-//! arguments ([`Verdict::ProvenIf`]: `off + n <= len(a)` for `a[off + j]`, `j < n`) is
-//! emitted twice ([`Gen::split_loop`]): the preconditions tested once on entry, then a copy
-//! whose accesses have no test and, for the launches that fail them, one that tests every
-//! access, with the interpreter's error (the radix sort's count and scatter loops: a key's
-//! load and its digit's counter without a test, issue 31).
+//! arguments ([`Verdict::ProvenIf`]: `local_size(0) <= 8` for `counts[d * 8 +
+//! local_id(0)]`) is emitted twice ([`Gen::split_loop`]): the preconditions tested once on
+//! entry, then a copy whose accesses have no test and, for the launches that fail them, one
+//! that tests every access, with the interpreter's error (the radix sort's count and scatter
+//! loops: a digit's counter without a test, issue 31).
 
 use super::expr::from_bits;
 use super::plan::{Plan, RegionPlan};
@@ -575,19 +575,28 @@ impl<'a, 'b> Gen<'a, 'b> {
         }
     }
 
-    /// Jumps to the fault exit with `site` when `bad` is set: through a cold block of its own
-    /// that names the site, so that the hot path only tests and branches (no register holds
-    /// the site's number, no move sets it before every test).
+    /// Jumps to the fault exit with `site` when `bad` is set. In the scalar code, through a
+    /// cold block of its own that names the site, so that the hot path only tests and
+    /// branches (no register holds the site's number, no move sets it before every test: the
+    /// radix sort's scatter loop ran out of registers). The vector variant branches to the
+    /// exit directly: there the cold blocks made the Mandelbrot loop 2.4x slower (its
+    /// deferred division tests), measured on a 2-core AMD EPYC VM (issue 31, session 13).
     pub(super) fn fault_if(&mut self, bad: Value, site: Site, index: Value, len: Value) {
         self.sites.push(site);
-        let (cold, cont) = (self.b.create_block(), self.b.create_block());
-        self.b.set_cold_block(cold);
         let lane = match self.fault_lane {
             Some(l) => l,
             None => self.b.use_var(self.lane),
         };
-        self.b.ins().brif(bad, cold, &[], cont, &[]);
-        self.b.switch_to_block(cold);
+        let cont = self.b.create_block();
+        let from = if self.cur.is_some() {
+            None
+        } else {
+            let cold = self.b.create_block();
+            self.b.set_cold_block(cold);
+            self.b.ins().brif(bad, cold, &[], cont, &[]);
+            self.b.switch_to_block(cold);
+            Some(cold)
+        };
         let s = self.b.ins().iconst(types::I32, self.sites.len() as i64 - 1);
         let args = [
             BlockArg::Value(s),
@@ -595,7 +604,14 @@ impl<'a, 'b> Gen<'a, 'b> {
             BlockArg::Value(index),
             BlockArg::Value(len),
         ];
-        self.b.ins().jump(self.fault, &args);
+        match from {
+            Some(_) => {
+                self.b.ins().jump(self.fault, &args);
+            }
+            None => {
+                self.b.ins().brif(bad, self.fault, &args, cont, &[]);
+            }
+        }
         self.b.switch_to_block(cont);
     }
 
