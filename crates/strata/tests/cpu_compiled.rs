@@ -3615,8 +3615,8 @@ fn out_of_bounds_vector_local_access_is_the_interpreters_error() {
 }
 
 /// A kernel of the one-work-item-at-a-time code (a private array: no vector variant) whose
-/// loop reads `a[off + j]` over the work-item's part `start..end` of `0..n` (proven in bounds
-/// where `n + off <= len(a)`, the sum below `u32::MAX`) and counts digits into a fixed local
+/// loop reads `a[off + j]` over the work-item's part `start..end` of `0..n` (tested: a sum
+/// that may wrap is not proven) and counts digits into a fixed local
 /// table `counts[d * 8 + local_id(0)]` (proven where the group is at most 8 wide), then moves
 /// each element to its digit's next position through the private array (the radix sort's
 /// scatter, issue 31). The loop runs in two copies, the preconditions tested on entry: with
@@ -3676,7 +3676,7 @@ fn loops_proven_under_preconditions_agree_with_the_interpreter() {
         Ok::<_, String>(q.read(&out).unwrap())
     };
     for (len, n, off, local, ok) in [
-        // `n + off <= len(a)`: the copy without tests.
+        // Every access in bounds, the group at most 8 wide: the copy without the table's tests.
         (100, 100, 0, 8, true),
         (130, 100, 30, 4, true),
         (130, 97, 33, 2, true),
