@@ -588,15 +588,13 @@ impl<'a, 'b> Gen<'a, 'b> {
             None => self.b.use_var(self.lane),
         };
         let cont = self.b.create_block();
-        let from = if self.cur.is_some() {
-            None
-        } else {
-            let cold = self.b.create_block();
-            self.b.set_cold_block(cold);
-            self.b.ins().brif(bad, cold, &[], cont, &[]);
-            self.b.switch_to_block(cold);
-            Some(cold)
-        };
+        let cold = self.cur.is_none();
+        if cold {
+            let block = self.b.create_block();
+            self.b.set_cold_block(block);
+            self.b.ins().brif(bad, block, &[], cont, &[]);
+            self.b.switch_to_block(block);
+        }
         let s = self.b.ins().iconst(types::I32, self.sites.len() as i64 - 1);
         let args = [
             BlockArg::Value(s),
@@ -604,13 +602,10 @@ impl<'a, 'b> Gen<'a, 'b> {
             BlockArg::Value(index),
             BlockArg::Value(len),
         ];
-        match from {
-            Some(_) => {
-                self.b.ins().jump(self.fault, &args);
-            }
-            None => {
-                self.b.ins().brif(bad, self.fault, &args, cont, &[]);
-            }
+        if cold {
+            self.b.ins().jump(self.fault, &args);
+        } else {
+            self.b.ins().brif(bad, self.fault, &args, cont, &[]);
         }
         self.b.switch_to_block(cont);
     }

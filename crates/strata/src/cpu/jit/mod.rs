@@ -153,10 +153,7 @@ impl crate::Kernel {
     /// for this reason.
     pub fn cpu_vector_variant(&self) -> std::result::Result<(), String> {
         let s = vector_kernel(self.ir())?;
-        match simd::scalar_reason(s.as_ref().map_or(self.ir(), |s| &s.g)) {
-            None => Ok(()),
-            Some(why) => Err(why),
-        }
+        vector_reason(s.as_ref().map_or(self.ir(), |s| &s.g))
     }
 
     /// Whether the compiled CPU backend (`cpu`) has an eight-lane variant of this kernel,
@@ -165,12 +162,22 @@ impl crate::Kernel {
     /// multiple of eight; a multiple of four runs the four-lane variant): `Ok(())`, or the
     /// first reason it has not, in words (`"barriers or collectives"`, `"a value of f64"`).
     pub fn cpu_eight_lane_variant(&self) -> std::result::Result<(), String> {
-        self.cpu_vector_variant()?;
         let s = vector_kernel(self.ir())?;
-        match simd::wide_reason(s.as_ref().map_or(self.ir(), |s| &s.g)) {
+        let g = s.as_ref().map_or(self.ir(), |s| &s.g);
+        vector_reason(g)?;
+        match simd::wide_reason(g) {
             None => Ok(()),
             Some(why) => Err(why),
         }
+    }
+}
+
+/// Whether the kernel the vector variant compiles (`g`, [`vector_kernel`]'s) has it, or why
+/// not ([`simd::scalar_reason`]).
+fn vector_reason(g: &ir::Function) -> std::result::Result<(), String> {
+    match simd::scalar_reason(g) {
+        None => Ok(()),
+        Some(why) => Err(why),
     }
 }
 
@@ -267,30 +274,26 @@ impl JitProgram {
             backend: "cpu",
             message,
         })?;
-        let vector = match vector_kernel(f) {
-            Ok(None) => simd::scalar_reason(f).is_none().then(|| LazyVector {
-                f: f.clone(),
-                plan: None,
-                disasm,
-                code: OnceLock::new(),
-                wide: simd::wide_reason(f).is_none(),
-                code8: OnceLock::new(),
-            }),
-            Ok(Some(s)) if simd::scalar_reason(&s.g).is_none() => {
+        // The kernel the vector variant compiles (with its own plan where it is the split),
+        // where it has the variant.
+        let kernel = match vector_kernel(f) {
+            Ok(None) => simd::scalar_reason(f).is_none().then(|| (f.clone(), None)),
+            Ok(Some(s)) => simd::scalar_reason(&s.g).is_none().then(|| {
                 let mut plan = Plan::new(&s.g);
                 plan.local_parts = s.locals;
                 plan.private_parts = s.privates;
-                Some(LazyVector {
-                    wide: simd::wide_reason(&s.g).is_none(),
-                    f: s.g,
-                    plan: Some(plan),
-                    disasm,
-                    code: OnceLock::new(),
-                    code8: OnceLock::new(),
-                })
-            }
-            _ => None,
+                (s.g, Some(plan))
+            }),
+            Err(_) => None,
         };
+        let vector = kernel.map(|(g, plan)| LazyVector {
+            wide: simd::wide_reason(&g).is_none(),
+            f: g,
+            plan,
+            disasm,
+            code: OnceLock::new(),
+            code8: OnceLock::new(),
+        });
         Ok(JitProgram {
             decls,
             vector,

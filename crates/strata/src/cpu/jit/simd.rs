@@ -648,8 +648,7 @@ fn gathers_in_loops(
             if local {
                 let together = uniform(f, c, *step) && keeps_lanes(*id, body);
                 vars.push((*var, together));
-                let k = literal_i64(f, *step).and_then(|k| u32::try_from(k).ok());
-                if let Some(k) = k.filter(|_| together) {
+                if let Some(k) = row_step(f, *step).filter(|_| together) {
                     let rows = tile_rows(f, c, proof, *var, k, body);
                     if !rows.is_empty() {
                         streams.row_ends.borrow_mut().push(*end);
@@ -718,19 +717,7 @@ pub(super) fn tile_loads(
     var: ValueId,
     body: &[Stmt],
 ) -> Vec<(ValueId, Mem, ExprId)> {
-    let (mut n, mut plain) = (0, true);
-    walk_block(body, &mut |s| {
-        n += 1;
-        plain &= !matches!(
-            s,
-            Stmt::For { .. }
-                | Stmt::Loop { .. }
-                | Stmt::Break(_)
-                | Stmt::Continue(_)
-                | Stmt::Return
-        ) && !super::plan::has_sync(s);
-    });
-    if !plain || n > TILE_BODY {
+    if straight_body(body).is_none_or(|n| n > TILE_BODY) {
         return Vec::new();
     }
     let (inner, _) = super::plan::values_of(f, body, &[]);
@@ -792,11 +779,37 @@ struct BytesLoop {
 
 /// The 32-bit integer literal `e`, if it is one (as an `i64`, sign-extended for `i32`).
 fn literal_i64(f: &Function, e: ExprId) -> Option<i64> {
-    match f.exprs.get(e) {
-        Expr::Literal(l) if l.scalar == Scalar::U32 => Some(l.bits as u32 as i64),
-        Expr::Literal(l) if l.scalar == Scalar::I32 => Some(l.bits as u32 as i32 as i64),
-        _ => None,
-    }
+    f.exprs
+        .literal(e)
+        .filter(|l| matches!(l.scalar, Scalar::U32 | Scalar::I32))
+        .map(|l| l.as_i128() as i64)
+}
+
+/// The step of a loop unrolled by hand whose loads [`tile_rows`] may read as rows: a literal,
+/// one of [`ROW_STEPS`].
+fn row_step(f: &Function, step: ExprId) -> Option<u32> {
+    literal_i64(f, step)
+        .and_then(|k| u32::try_from(k).ok())
+        .filter(|k| ROW_STEPS.contains(k))
+}
+
+/// The number of statements of `body` (at any depth) if it is straight enough to lower
+/// again or as tiles: no `break`, `continue` or `return`, no inner loop, no barrier or
+/// collective.
+fn straight_body(body: &[Stmt]) -> Option<usize> {
+    let (mut n, mut plain) = (0, true);
+    walk_block(body, &mut |s| {
+        n += 1;
+        plain &= !matches!(
+            s,
+            Stmt::For { .. }
+                | Stmt::Loop { .. }
+                | Stmt::Break(_)
+                | Stmt::Continue(_)
+                | Stmt::Return
+        ) && !super::plan::has_sync(s);
+    });
+    plain.then_some(n)
 }
 
 /// `e` as a sum: its addends that are not literals (in `terms`) and the literals' sum
@@ -851,19 +864,7 @@ pub(super) fn tile_rows(
     k: u32,
     body: &[Stmt],
 ) -> Vec<TileRow> {
-    let (mut n, mut plain) = (0, true);
-    walk_block(body, &mut |s| {
-        n += 1;
-        plain &= !matches!(
-            s,
-            Stmt::For { .. }
-                | Stmt::Loop { .. }
-                | Stmt::Break(_)
-                | Stmt::Continue(_)
-                | Stmt::Return
-        ) && !super::plan::has_sync(s);
-    });
-    if !plain || n > ROW_BODY || !ROW_STEPS.contains(&k) {
+    if straight_body(body).is_none_or(|n| n > ROW_BODY) || !ROW_STEPS.contains(&k) {
         return Vec::new();
     }
     let (inner, _) = super::plan::values_of(f, body, &[]);
@@ -2618,8 +2619,7 @@ impl Gen<'_, '_> {
             return;
         }
         // A loop unrolled by hand: its step a literal, its loads rows of tiles.
-        let k = literal_i64(self.f, step).and_then(|k| u32::try_from(k).ok());
-        if let Some(k) = k.filter(|k| ROW_STEPS.contains(k)) {
+        if let Some(k) = row_step(self.f, step) {
             let rows = tile_rows(self.f, &self.counters, self.proof, var, k, body);
             if !rows.is_empty() {
                 self.vfor_rows(id, var, (&v0, &e, &st), k, body, &rows);
@@ -2879,8 +2879,8 @@ impl Gen<'_, '_> {
                 let t = self.b.ins().band(fits, no_wrap);
                 let t = self.b.ins().band(t, from0);
                 ok = self.b.ins().band(ok, t);
-                let off = self.b.ins().imul_imm(i64v, 4);
-                *lane = self.b.ins().iadd(base, off);
+                // (Used only where `from0` holds: zero-extended whatever its type.)
+                *lane = self.elem_addr(base, i, 4);
             }
             addrs.push(lanes);
         }
@@ -2918,7 +2918,6 @@ impl Gen<'_, '_> {
         }
         let vv = self.vvars(VarOf::Value(var), s);
         let cur = self.use_vars(&vv)[0];
-        self.define_lanes(var, &[cur]);
         self.tiled = tiled;
         self.deferred = rows
             .iter()
