@@ -2876,6 +2876,72 @@ fn work_groups_waiting_for_each_other_finish() {
     }
 }
 
+/// A work-group that waits for a later one which fails before publishing (the wait of a
+/// look-back whose predecessor faulted) does not hang the launch: it is stopped once the
+/// grace an earlier work-group gets to reach a fault of its own has passed, and the launch
+/// reports the later work-group's fault, on `cpu` (the wait in compiled code and in a
+/// group-level loop) and on the interpreter.
+#[test]
+fn a_work_group_waiting_for_a_failed_one_is_stopped() {
+    if rayon::current_num_threads() < 2 {
+        return; // work-group 0 would wait for a work-group 1 that nobody runs
+    }
+    let (cpu, interp) = queues();
+    for group_level in [false, true] {
+        let k = Kernel::build("waits", |k| {
+            let x = k.read::<u32>("x");
+            let status = k.read_write::<u32>("status");
+            let sh = k.local_array::<u32>("sh", 1);
+            let (l, g) = (local_id(0), group_id(0));
+            // Work-group 1 reads out of bounds before it publishes.
+            let mine = x.at(g * local_size(0) + l + select(g.eq(1u32), lit(1000u32), lit(0u32)));
+            if_(g.eq(0u32), || {
+                if group_level {
+                    // Every work-item turns, with a barrier in the loop: the group level.
+                    loop_(|| {
+                        if_(l.eq(0u32), || sh.set(0u32, status.atomic_load(1u32)));
+                        barrier();
+                        if_(sh.at(0u32).ne(0u32), break_);
+                        barrier();
+                    });
+                } else {
+                    // Work-item 0 alone spins: a loop in compiled code.
+                    if_(l.eq(0u32), || {
+                        loop_(|| {
+                            if_(status.atomic_load(1u32).ne(0u32), break_);
+                        });
+                    });
+                }
+            })
+            .else_(|| {
+                status.atomic_exchange(1u32, mine + 1u32);
+            });
+        })
+        .unwrap();
+        for q in [&cpu, &interp] {
+            let x = Buffer::from_slice(q, &[1u32; 8]).unwrap();
+            let status = Buffer::<u32>::new(q.device(), 2).unwrap();
+            let run = k
+                .enqueue(q, NdRange::new(8).local(4), args![&x, &status], &[])
+                .unwrap();
+            // Bounded, not a hang, should the wait not be stopped.
+            let err = run
+                .wait_timeout(std::time::Duration::from_secs(60))
+                .unwrap_err();
+            assert!(
+                matches!(err, Error::OutOfBounds { .. }),
+                "{} group level {group_level}: {err}",
+                q.device().name()
+            );
+            assert!(
+                err.to_string().contains("work-group (1, 0, 0)"),
+                "{} group level {group_level}: {err}",
+                q.device().name()
+            );
+        }
+    }
+}
+
 /// The chunked reduction of `strata bench` (`sum`, `dot` on CPU devices): each work-item
 /// adds its own contiguous chunk (`x[id * chunk + j]`, the bounds clamped to the length)
 /// into a private `f32`, writes it and `gather_add`s it. The four lanes gather from four

@@ -386,6 +386,59 @@ pub(crate) fn work_item(l: usize, local: [usize; 3], group: [u32; 3]) -> WorkIte
     }
 }
 
+/// How the work-groups of one launch learn that another failed ([`run_groups`]).
+///
+/// `#[repr(C)]` with the flag first: compiled code polls that byte through a pointer to the
+/// whole, and calls [`Stop::stops`] only once it is set.
+#[repr(C)]
+pub(crate) struct Stop {
+    /// Set once a work-group failed.
+    flag: AtomicBool,
+    /// The first failing work-group in group order (`usize::MAX` while none failed).
+    first: std::sync::atomic::AtomicUsize,
+    /// When the first failure was recorded.
+    since: std::sync::OnceLock<std::time::Instant>,
+}
+
+impl Stop {
+    /// How long a work-group before the first failure keeps running after it: long enough
+    /// to reach a fault of its own on a busy machine, which is then the one reported; short
+    /// enough that a work-group waiting for a later one that failed (a look-back reading
+    /// the status of a tile that will never be published) ends the launch soon.
+    pub(crate) const GRACE: std::time::Duration = std::time::Duration::from_millis(500);
+
+    /// No work-group has failed.
+    pub(crate) fn new() -> Self {
+        Stop {
+            flag: AtomicBool::new(false),
+            first: std::sync::atomic::AtomicUsize::new(usize::MAX),
+            since: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// Records the failure of work-group `group`.
+    fn fail(&self, group: usize) {
+        self.since.get_or_init(std::time::Instant::now);
+        self.first.fetch_min(group, Ordering::AcqRel);
+        self.flag.store(true, Ordering::Release);
+    }
+
+    /// The first failing work-group (`usize::MAX` while none failed).
+    fn first(&self) -> usize {
+        self.first.load(Ordering::Acquire)
+    }
+
+    /// Whether work-group `group` (its index in `0..total`), polling in a loop, should stop
+    /// because another failed: a work-group after the first failure stops at once, one
+    /// before it only once [`Stop::GRACE`] has passed since the failure.
+    pub(crate) fn stops(&self, group: usize) -> bool {
+        if !self.flag.load(Ordering::Acquire) {
+            return false;
+        }
+        group > self.first() || self.since.get().is_some_and(|t| t.elapsed() >= Self::GRACE)
+    }
+}
+
 /// Runs work-groups `0..total`, `run(worker, group)` for each, with one worker (`make`) per
 /// thread taking part: the launch loop of both CPU backends.
 ///
@@ -400,16 +453,19 @@ pub(crate) fn work_item(l: usize, local: [usize; 3], group: [u32; 3]) -> WorkIte
 /// launch does not wait for it ([`lend`]): a launch of two empty work-groups costs no
 /// wake-up of a pool thread on its way back.
 ///
-/// **Errors.** A failing work-group sets `stop`, which a kernel spinning in a loop polls,
-/// and records its index; participants then skip every work-group after the first failure
-/// but still run those before it, so the error returned is the first in work-group order
-/// (the `Cancelled` of work-groups that only stopped because another failed left out).
-/// `cancel` ends the launch with [`Error::Cancelled`].
+/// **Errors.** A failing work-group records itself in `stop` ([`Stop`]); participants then
+/// skip every work-group after the first failure but still run those before it, and a
+/// work-group spinning in a loop asks [`Stop::stops`] whether to give up: at once if it comes
+/// after the first failure, only after [`Stop::GRACE`] if it comes before (it may be on its
+/// way to a fault of its own, or waiting for a later work-group that failed). So the error
+/// returned is the first in work-group order (the `Cancelled` of work-groups that only
+/// stopped because another failed left out), and a launch never hangs on a failed
+/// work-group. `cancel` ends the launch with [`Error::Cancelled`].
 fn run_groups<W>(
     total: usize,
     kernel: &str,
     cancel: &AtomicBool,
-    stop: &AtomicBool,
+    stop: &Stop,
     make: impl Fn() -> Result<W> + Sync,
     run: impl Fn(&mut W, usize) -> Result<()> + Sync,
 ) -> Result<()> {
@@ -421,19 +477,16 @@ fn run_groups<W>(
     let threads = rayon::current_num_threads().max(1);
     let claim = claim_size(total, threads);
     let next = AtomicUsize::new(0);
-    // The first failing work-group (usize::MAX while none has failed), and the errors.
-    let first_failed = AtomicUsize::new(usize::MAX);
     let errors: Mutex<Vec<(usize, Error)>> = Mutex::new(Vec::new());
     let fail = |g: usize, e: Error| {
-        stop.store(true, Ordering::Relaxed);
-        first_failed.fetch_min(g, Ordering::AcqRel);
+        stop.fail(g);
         errors.lock().unwrap().push((g, e));
     };
     let participate = || {
         let mut worker: Option<W> = None;
         loop {
             let start = next.fetch_add(claim, Ordering::Relaxed);
-            if start >= total || start > first_failed.load(Ordering::Acquire) {
+            if start >= total || start > stop.first() {
                 return;
             }
             let w = match &mut worker {
@@ -444,7 +497,7 @@ fn run_groups<W>(
                 },
             };
             for g in start..(start + claim).min(total) {
-                if g > first_failed.load(Ordering::Acquire) {
+                if g > stop.first() {
                     return;
                 }
                 if cancel.load(Ordering::Acquire) {
@@ -752,7 +805,7 @@ mod tests {
         for total in [1, 2, 3, 7, 64, 1000, 40_000] {
             let runs: Vec<AtomicUsize> = (0..total).map(|_| AtomicUsize::new(0)).collect();
             let makes = AtomicUsize::new(0);
-            let (cancel, stop) = (AtomicBool::new(false), AtomicBool::new(false));
+            let (cancel, stop) = (AtomicBool::new(false), Stop::new());
             run_groups(
                 total,
                 "k",
@@ -781,7 +834,7 @@ mod tests {
         for total in [2, 5, 64, 700] {
             for first in [0, 1, total / 2, total - 1] {
                 let ran: Vec<AtomicBool> = (0..total).map(|_| AtomicBool::new(false)).collect();
-                let (cancel, stop) = (AtomicBool::new(false), AtomicBool::new(false));
+                let (cancel, stop) = (AtomicBool::new(false), Stop::new());
                 let r = run_groups(
                     total,
                     "k",
@@ -803,7 +856,7 @@ mod tests {
                 };
                 assert_eq!(message, format!("group {first}"));
                 assert!(ran[..first].iter().all(|r| r.load(Ordering::Relaxed)));
-                assert!(stop.load(Ordering::Relaxed));
+                assert!(stop.flag.load(Ordering::Relaxed));
             }
         }
     }
@@ -833,7 +886,7 @@ mod tests {
             std::thread::yield_now();
         }
         let runs: Vec<AtomicUsize> = (0..64).map(|_| AtomicUsize::new(0)).collect();
-        let (cancel, stop) = (AtomicBool::new(false), AtomicBool::new(false));
+        let (cancel, stop) = (AtomicBool::new(false), Stop::new());
         let r = run_groups(
             64,
             "k",
@@ -858,13 +911,13 @@ mod tests {
     /// work-group because another failed is not what the launch reports.
     #[test]
     fn run_groups_cancel_and_stopped_groups() {
-        let (cancel, stop) = (AtomicBool::new(true), AtomicBool::new(false));
+        let (cancel, stop) = (AtomicBool::new(true), Stop::new());
         let r = run_groups(100, "k", &cancel, &stop, || Ok(()), |_, _| Ok(()));
         assert!(matches!(r, Err(Error::Cancelled { .. })), "{r:?}");
         if rayon::current_num_threads() < 2 {
             return; // group 0 would wait for a group 1 that nobody runs
         }
-        let (cancel, stop) = (AtomicBool::new(false), AtomicBool::new(false));
+        let (cancel, stop) = (AtomicBool::new(false), Stop::new());
         let r = run_groups(
             2,
             "k",
@@ -872,9 +925,10 @@ mod tests {
             &stop,
             || Ok(()),
             |_, g| match g {
-                // Group 0 stops as a kernel polling `stop` does, once group 1 has failed.
+                // Group 0 waits for group 1 (as a look-back does), which fails; it stops as a
+                // kernel polling `stop` does, after the grace period.
                 0 => {
-                    while !stop.load(Ordering::Relaxed) {
+                    while !stop.stops(0) {
                         std::thread::yield_now();
                     }
                     Err(Error::Cancelled { kernel: "k".into() })
@@ -882,6 +936,46 @@ mod tests {
                 _ => Err(fault(g)),
             },
         );
-        assert!(matches!(r, Err(Error::KernelFault { .. })), "{r:?}");
+        let Err(Error::KernelFault { message, .. }) = r else {
+            panic!("{r:?}")
+        };
+        assert_eq!(message, "group 1");
+    }
+
+    /// A work-group before the first failure keeps running for the grace period, so that its
+    /// own fault, reached later, is the one reported; one after it stops at once.
+    #[test]
+    fn run_groups_lets_earlier_groups_reach_their_own_fault() {
+        let stop = Stop::new();
+        assert!(!stop.stops(0) && !stop.stops(7));
+        stop.fail(3);
+        assert!(stop.stops(4) && !stop.stops(2));
+        if rayon::current_num_threads() < 2 {
+            return; // group 0 would wait for a group 1 that nobody runs
+        }
+        let (cancel, stop) = (AtomicBool::new(false), Stop::new());
+        let r = run_groups(
+            2,
+            "k",
+            &cancel,
+            &stop,
+            || Ok(()),
+            |_, g| match g {
+                // Group 0 is still running when group 1 fails; it is not told to stop, and
+                // faults itself.
+                0 => {
+                    while !stop.flag.load(Ordering::Acquire) {
+                        std::thread::yield_now();
+                    }
+                    assert!(!stop.stops(0));
+                    Err(fault(0))
+                }
+                _ => Err(fault(g)),
+            },
+        );
+        let Err(Error::KernelFault { message, .. }) = r else {
+            panic!("{r:?}")
+        };
+        assert_eq!(message, "group 0");
     }
 }

@@ -40,6 +40,12 @@ pub(super) fn group_id(g: usize, groups: [usize; 3]) -> [u32; 3] {
     ]
 }
 
+/// The index in `0..total` of the work-group with ids `group`: the inverse of [`group_id`].
+pub(super) fn group_index(group: [u32; 3], groups: [usize; 3]) -> usize {
+    let [gx, gy, _] = groups;
+    group[0] as usize + gx * (group[1] as usize + gy * group[2] as usize)
+}
+
 /// Checks that every one of the `size` work-items of work-group `group` of kernel `kernel`
 /// reached a barrier or collective (`what`), `reached` of them did: a barrier reached by part of
 /// a work-group is an error on the CPU backends, where on a GPU it would hang or be undefined.

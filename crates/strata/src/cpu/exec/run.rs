@@ -5,8 +5,9 @@
 //! or the kernel ends. A barrier or collective reached by only part of the work-group is an
 //! error. Work-groups are spread over rayon's thread pool by [`crate::cpu::run_groups`], one
 //! [`Worker`] (registers, local and private memory, masks) per thread. The first failing
-//! work-group in group order is reported, and the other threads stop between work-groups;
-//! the launch's cancel flag is checked before each work-group.
+//! work-group in group order is reported: the other threads stop between work-groups, and a
+//! loop stops when [`Stop::stops`](crate::cpu::Stop::stops) says so; the launch's cancel flag
+//! is checked before each work-group.
 
 #![allow(clippy::needless_range_loop)] // lane loops index several parallel columns
 
@@ -56,7 +57,7 @@ impl Program {
                 },
             })
             .collect();
-        let stop = AtomicBool::new(false);
+        let stop = crate::cpu::Stop::new();
         let mems: IdVec<ParamId, Option<&crate::cpu::CpuMem>> = args
             .iter()
             .map(|a| match a {
@@ -109,7 +110,7 @@ pub(super) struct Ctx<'a> {
     pub(super) local: [usize; 3],
     groups: [usize; 3],
     global: [usize; 3],
-    stop: &'a AtomicBool,
+    stop: &'a crate::cpu::Stop,
 }
 
 /// Loop state: which work-items left the loop or ended the iteration.
@@ -1012,8 +1013,16 @@ impl<'a> Worker<'a> {
                         if !iter.iter().any(|&m| m) {
                             return Ok(());
                         }
-                        if self.c.stop.load(Ordering::Relaxed) {
-                            return Ok(());
+                        // Another work-group failed: this one's results no longer matter
+                        // (it ends as cancelled, which the launch does not report).
+                        if self
+                            .c
+                            .stop
+                            .stops(semantics::group_index(self.group, self.c.groups))
+                        {
+                            return Err(Error::Cancelled {
+                                kernel: self.c.prog.decls.name.clone(),
+                            });
                         }
                         self.exec_block(body, &iter)?;
                         self.frames.last_mut().expect("frame").continued.fill(false);

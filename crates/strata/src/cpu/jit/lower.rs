@@ -871,8 +871,8 @@ impl<'a, 'b> Gen<'a, 'b> {
         self.b.inst_results(call).first().copied()
     }
 
-    /// Leaves with the `Stopped` fault when the launch was cancelled or another work-group
-    /// failed; else continues in `next`. Called once per loop iteration, it reads the flags
+    /// Leaves with the `Stopped` fault when the launch was cancelled, or another work-group
+    /// failed and [`Stop::stops`](crate::cpu::Stop::stops) this one; else continues in `next`. Called once per loop iteration, it reads the flags
     /// once every [`POLL_EVERY`] calls (a counter, one decrement and branch per iteration):
     /// a loop that never ends still stops, after at most that many more iterations.
     pub(super) fn poll_stop(&mut self, next: cl::Block) {
@@ -885,9 +885,28 @@ impl<'a, 'b> Gen<'a, 'b> {
         self.b.switch_to_block(poll);
         let every = self.b.ins().iconst(types::I32, POLL_EVERY as i64);
         self.b.def_var(self.polls, every);
-        let s = self.b.ins().load(types::I8, MEM, self.stop, 0);
+        let s = self.b.ins().load(
+            types::I8,
+            MEM,
+            self.stop,
+            offset_of!(crate::cpu::Stop, flag) as i32,
+        );
         let c = self.b.ins().load(types::I8, MEM, self.cancel, 0);
         let any = self.b.ins().bor(s, c);
+        // A flag is set: whether this work-group stops is `helpers::stopping`'s call.
+        let ask = self.b.create_block();
+        self.b.set_cold_block(ask);
+        self.b.ins().brif(any, ask, &[], next, &[]);
+        self.b.switch_to_block(ask);
+        let env = self.env;
+        let stops = self
+            .call(
+                super::helpers::stopping as *const () as usize,
+                &[self.ptr],
+                Some(types::I8),
+                &[env],
+            )
+            .expect("a result");
         let stopped = self.b.ins().iconst(types::I32, 0);
         let lane = self.b.use_var(self.lane);
         let zi = self.b.ins().iconst(types::I64, 0);
@@ -897,7 +916,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             BlockArg::Value(zi),
             BlockArg::Value(zi),
         ];
-        self.b.ins().brif(any, self.fault, &args, next, &[]);
+        self.b.ins().brif(stops, self.fault, &args, next, &[]);
     }
 
     // ---- statements ----

@@ -99,7 +99,7 @@ struct Env {
     groups: [u32; 3],
     _pad: u32,
     fault: *mut Fault,
-    stop: *const AtomicBool,
+    stop: *const crate::cpu::Stop,
     cancel: *const AtomicBool,
     program: *const JitProgram,
     /// A panic of a stub's body, kept until the launch reports it.

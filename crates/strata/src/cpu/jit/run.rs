@@ -77,7 +77,7 @@ impl JitProgram {
             // A body the optimizer emptied (or an empty kernel): nothing runs.
             return Ok(());
         }
-        let stop = AtomicBool::new(false);
+        let stop = crate::cpu::Stop::new();
         let shared = Shared {
             fns: &variant.regions,
             sites: &variant.sites,
@@ -122,7 +122,7 @@ struct Shared<'a> {
     args: &'a [ArgValue],
     local: [usize; 3],
     groups: [usize; 3],
-    stop: &'a AtomicBool,
+    stop: &'a crate::cpu::Stop,
     cancel: &'a AtomicBool,
 }
 
@@ -769,8 +769,11 @@ impl<'a> Worker<'a> {
                         if *polls && turns > SPIN_TURNS && turns.is_multiple_of(YIELD_EVERY) {
                             std::thread::yield_now();
                         }
-                        if self.s.stop.load(Ordering::Relaxed) {
-                            return Ok(());
+                        // Another work-group failed: this one's results no longer matter
+                        // (it ends as cancelled, which the launch does not report).
+                        let group = semantics::group_index(self.env.group, self.s.groups);
+                        if self.s.stop.stops(group) {
+                            return Err(self.p.cancelled());
                         }
                         if self.s.cancel.load(Ordering::Acquire) {
                             return Err(self.p.cancelled());
