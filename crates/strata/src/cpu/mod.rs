@@ -536,7 +536,7 @@ fn run_groups<W>(
 /// work-group claimed) does not call `f` at all, and nobody waits for it: a launch whose
 /// work-groups the calling thread ran alone before a pool thread woke up costs no wait for
 /// that wake-up (what `rayon::scope` would wait for). The hand-over is one atomic word:
-/// the helpers running `f` counted below [`CLOSED`], which this thread sets when it is done
+/// the helpers running `f` counted below `CLOSED`, which this thread sets when it is done
 /// with `f`; a helper that finds it set leaves `f` alone, so `f` (borrowed from this stack
 /// frame) is called only while this function has not returned. This thread waits for the
 /// helpers still running `f` by spinning briefly, then parking.

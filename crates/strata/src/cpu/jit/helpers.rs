@@ -124,8 +124,8 @@ pub(super) unsafe extern "C" fn stub(
 /// [`Stop::stops`](crate::cpu::Stop::stops) says so (another work-group failed).
 ///
 /// # Safety
-/// `env` is the [`Env`](super::Env) of a running launch (its flag pointers live).
-pub(super) unsafe extern "C" fn stopping(env: *const super::Env) -> u8 {
+/// `env` is the [`Env`] of a running launch (its flag pointers live).
+pub(super) unsafe extern "C" fn stopping(env: *const Env) -> u8 {
     // SAFETY: the caller's contract.
     let env = unsafe { &*env };
     let cancelled = unsafe { &*env.cancel }.load(std::sync::atomic::Ordering::Acquire);
