@@ -1632,6 +1632,19 @@ mod random {
                         && self.r.below(4) != 0;
                     let (zero, end) = if from_zero {
                         let zero = self.e(Expr::Literal(Literal::from_bits(ct, 0)), ct);
+                        // Sometimes bounds the lanes share (`k % 7`): one counter for all
+                        // lanes where they all enter.
+                        let trips = match self.r.below(3) {
+                            0 => {
+                                let k = self.e(Expr::Param(ParamId::new(K)), Scalar::U32);
+                                let k = match ct {
+                                    Scalar::U32 => k,
+                                    _ => self.e(Expr::Cast(k, ct), ct),
+                                };
+                                self.e(Expr::Binary(BinaryOp::Rem, k, seven), ct)
+                            }
+                            _ => trips,
+                        };
                         (zero, trips)
                     } else {
                         let mut x = self.expr(ct, 1);

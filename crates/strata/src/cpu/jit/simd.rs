@@ -2615,7 +2615,7 @@ impl Gen<'_, '_> {
             && uniform(self.f, &self.counters, step)
             && keeps_lanes(id, body);
         if !same_trips {
-            self.vfor_copy(id, var, &v0, &e, &st, body, uniform_bounds);
+            self.vfor_copy(id, var, &v0, &e, &st, body, uniform_bounds, uniform_bounds);
             return;
         }
         // A loop unrolled by hand: its step a literal, its loads rows of tiles.
@@ -2664,9 +2664,9 @@ impl Gen<'_, '_> {
             };
             if !tiles.is_empty() {
                 let v = self.vfor_tiled(var, &v0, &e, body, &tiles);
-                self.vfor_copy(id, var, &[v], &e, &st, body, together);
+                self.vfor_copy(id, var, &[v], &e, &st, body, together, false);
             } else {
-                self.vfor_copy(id, var, &v0, &e, &st, body, together);
+                self.vfor_copy(id, var, &v0, &e, &st, body, together, false);
             }
             self.pop_scope();
             self.b.ins().jump(join, &[]);
@@ -2895,7 +2895,7 @@ impl Gen<'_, '_> {
 
         self.b.switch_to_block(general);
         self.memo.push(Default::default());
-        self.vfor_copy(id, var, v0, e, st, body, false);
+        self.vfor_copy(id, var, v0, e, st, body, false, false);
         self.pop_scope();
         self.b.ins().jump(join, &[]);
 
@@ -2983,7 +2983,10 @@ impl Gen<'_, '_> {
 
     /// One lowering of a `for` loop ([`Gen::vfor`]); `together`: the lanes run the same
     /// iterations (uniform bounds, or a test on entry), so where four enter, lane 0's test
-    /// is every lane's and the body runs for four.
+    /// is every lane's and the body runs for four. `shared`: the bounds are uniform, so the
+    /// lanes' counters are equal too; where four enter, the counter is then one scalar
+    /// (stepped and compared as such, splat where the body reads its lanes), and a body
+    /// without a `continue` of the loop leaves the mask alone at the latch.
     #[allow(clippy::too_many_arguments)]
     fn vfor_copy(
         &mut self,
@@ -2994,6 +2997,7 @@ impl Gen<'_, '_> {
         st: &[Value],
         body: &[Stmt],
         together: bool,
+        shared: bool,
     ) {
         let (id, var) = (&id, &var);
         let s = self.f.values[*var].ty.scalar;
@@ -3012,7 +3016,20 @@ impl Gen<'_, '_> {
         let full0 = self.full;
         let body_full = full0 && together && keeps_lanes(*id, body);
         self.hoist_divisions(body, Some(*var));
-        self.define_lanes(*var, v0);
+        let lane0 = |g: &mut Self, x: &[Value]| g.b.ins().extractlane(x[0], 0);
+        // The counter as one scalar (see the doc): its start, end and step, lane 0's.
+        let scalar = (body_full && shared && !narrow_int(s)).then(|| {
+            let v = self
+                .b
+                .declare_var(self.b.func.dfg.value_type(v0[0]).lane_type());
+            let c0 = lane0(self, v0);
+            self.b.def_var(v, c0);
+            (v, lane0(self, e), lane0(self, st))
+        });
+        if scalar.is_none() {
+            self.define_lanes(*var, v0);
+        }
+        let quiet_latch = body_full && !continues(*id, body);
         let (brk, cont) = self.loop_masks();
         let (hdr, bodyb, latch, exit) = (
             self.b.create_block(),
@@ -3023,15 +3040,19 @@ impl Gen<'_, '_> {
         self.b.ins().jump(hdr, &[]);
         self.b.switch_to_block(hdr);
         let vv = self.vvars(VarOf::Value(*var), s);
-        let cur = self.use_vars(&vv);
         let (lt, gt) = if s.is_signed() {
             (IntCC::SignedLessThan, IntCC::SignedGreaterThan)
         } else {
             (IntCC::UnsignedLessThan, IntCC::UnsignedGreaterThan)
         };
         if body_full {
-            let lane0 = |g: &mut Self, x: &[Value]| g.b.ins().extractlane(x[0], 0);
-            let (c0, e0) = (lane0(self, &cur), lane0(self, e));
+            let (c0, e0) = match scalar {
+                Some((v, e0, _)) => (self.b.use_var(v), e0),
+                None => {
+                    let cur = self.use_vars(&vv);
+                    (lane0(self, &cur), lane0(self, e))
+                }
+            };
             let below = self.b.ins().icmp(lt, c0, e0);
             let go = if s.is_signed() {
                 let above = self.b.ins().icmp(gt, c0, e0);
@@ -3049,6 +3070,7 @@ impl Gen<'_, '_> {
             self.b.def_var(brk, m);
             super::lower::loop_branch(&mut self.b, go, bodyb, exit);
         } else {
+            let cur = self.use_vars(&vv);
             let below = self.vicmp(lt, &cur, e);
             let above = self.vicmp(gt, &cur, e);
             let go = self.b.ins().bitselect(up, below, above);
@@ -3063,6 +3085,11 @@ impl Gen<'_, '_> {
             super::lower::loop_branch(&mut self.b, any, bodyb, exit);
         }
         self.b.switch_to_block(bodyb);
+        if let Some((v, _, _)) = scalar {
+            let c0 = self.b.use_var(v);
+            let lanes = self.splat(c0, s);
+            self.define_lanes(*var, &lanes);
+        }
         self.full = body_full;
         self.vloops.push((*id, brk, cont));
         self.vblock(body);
@@ -3070,21 +3097,39 @@ impl Gen<'_, '_> {
         self.full = false;
         self.b.ins().jump(latch, &[]);
         self.b.switch_to_block(latch);
-        let m = self.mask();
-        let c = self.b.use_var(cont);
-        let m = self.b.ins().bor(m, c);
-        self.set_mask(m);
-        self.b.def_var(cont, z);
-        let cur = self.use_vars(&vv);
-        let next: Vec<Value> = cur
-            .iter()
-            .zip(st)
-            .map(|(&c, &d)| self.b.ins().iadd(c, d))
-            .collect();
-        let next = self.wrap(s, next);
-        self.define_lanes(*var, &next);
+        if !quiet_latch {
+            // The lanes that ended the iteration by `continue` go on with the others.
+            let m = self.mask();
+            let c = self.b.use_var(cont);
+            let m = self.b.ins().bor(m, c);
+            self.set_mask(m);
+            self.b.def_var(cont, z);
+        }
+        match scalar {
+            Some((v, _, s0)) => {
+                let c0 = self.b.use_var(v);
+                let next = self.b.ins().iadd(c0, s0);
+                self.b.def_var(v, next);
+            }
+            None => {
+                let cur = self.use_vars(&vv);
+                let next: Vec<Value> = cur
+                    .iter()
+                    .zip(st)
+                    .map(|(&c, &d)| self.b.ins().iadd(c, d))
+                    .collect();
+                let next = self.wrap(s, next);
+                self.define_lanes(*var, &next);
+            }
+        }
         self.b.ins().jump(hdr, &[]);
         self.b.switch_to_block(exit);
+        if let Some((v, _, _)) = scalar {
+            // The counter after the loop, where something reads it (a record slot).
+            let c0 = self.b.use_var(v);
+            let lanes = self.splat(c0, s);
+            self.define_lanes(*var, &lanes);
+        }
         let out = self.b.use_var(brk);
         self.set_mask(out);
         // Every lane leaves by the test or a `break`: the entry's lanes again.
