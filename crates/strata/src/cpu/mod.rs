@@ -388,16 +388,16 @@ pub(crate) fn work_item(l: usize, local: [usize; 3], group: [u32; 3]) -> WorkIte
 
 /// How the work-groups of one launch learn that another failed ([`run_groups`]).
 ///
-/// `#[repr(C)]` with the flag first: compiled code polls that byte through a pointer to the
-/// whole, and calls [`Stop::stops`] only once it is set.
+/// `#[repr(C)]`: compiled code reads its words directly (`jit::lower`'s `poll_stop`), no
+/// call in a loop.
 #[repr(C)]
 pub(crate) struct Stop {
     /// Set once a work-group failed.
     flag: AtomicBool,
+    /// Set [`Stop::GRACE`] after the first failure (by a timer thread).
+    expired: AtomicBool,
     /// The first failing work-group in group order (`usize::MAX` while none failed).
     first: std::sync::atomic::AtomicUsize,
-    /// When the first failure was recorded.
-    since: std::sync::OnceLock<std::time::Instant>,
 }
 
 impl Stop {
@@ -408,19 +408,32 @@ impl Stop {
     pub(crate) const GRACE: std::time::Duration = std::time::Duration::from_millis(500);
 
     /// No work-group has failed.
-    pub(crate) fn new() -> Self {
-        Stop {
+    pub(crate) fn new() -> Arc<Self> {
+        Arc::new(Stop {
             flag: AtomicBool::new(false),
+            expired: AtomicBool::new(false),
             first: std::sync::atomic::AtomicUsize::new(usize::MAX),
-            since: std::sync::OnceLock::new(),
-        }
+        })
     }
 
-    /// Records the failure of work-group `group`.
-    fn fail(&self, group: usize) {
-        self.since.get_or_init(std::time::Instant::now);
+    /// Records the failure of work-group `group`; the first failure starts the grace
+    /// period's timer (a thread that sleeps, then sets [`Stop::expired`]; where no thread
+    /// can be started, the grace period ends at once).
+    fn fail(self: &Arc<Self>, group: usize) {
         self.first.fetch_min(group, Ordering::AcqRel);
-        self.flag.store(true, Ordering::Release);
+        if self.flag.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let stop = self.clone();
+        let timer = std::thread::Builder::new()
+            .name("strata-grace".into())
+            .spawn(move || {
+                std::thread::sleep(Self::GRACE);
+                stop.expired.store(true, Ordering::Release);
+            });
+        if timer.is_err() {
+            self.expired.store(true, Ordering::Release);
+        }
     }
 
     /// The first failing work-group (`usize::MAX` while none failed).
@@ -430,12 +443,11 @@ impl Stop {
 
     /// Whether work-group `group` (its index in `0..total`), polling in a loop, should stop
     /// because another failed: a work-group after the first failure stops at once, one
-    /// before it only once [`Stop::GRACE`] has passed since the failure.
+    /// before it only once [`Stop::GRACE`] has passed since the failure. (Compiled code
+    /// makes the same test inline.)
     pub(crate) fn stops(&self, group: usize) -> bool {
-        if !self.flag.load(Ordering::Acquire) {
-            return false;
-        }
-        group > self.first() || self.since.get().is_some_and(|t| t.elapsed() >= Self::GRACE)
+        self.flag.load(Ordering::Acquire)
+            && (group > self.first() || self.expired.load(Ordering::Acquire))
     }
 }
 
@@ -465,7 +477,7 @@ fn run_groups<W>(
     total: usize,
     kernel: &str,
     cancel: &AtomicBool,
-    stop: &Stop,
+    stop: &Arc<Stop>,
     make: impl Fn() -> Result<W> + Sync,
     run: impl Fn(&mut W, usize) -> Result<()> + Sync,
 ) -> Result<()> {

@@ -110,7 +110,7 @@ pub(super) struct Ctx<'a> {
     pub(super) local: [usize; 3],
     groups: [usize; 3],
     global: [usize; 3],
-    stop: &'a crate::cpu::Stop,
+    stop: &'a std::sync::Arc<crate::cpu::Stop>,
 }
 
 /// Loop state: which work-items left the loop or ended the iteration.

@@ -118,18 +118,3 @@ pub(super) unsafe extern "C" fn stub(
         }
     }
 }
-
-/// Whether the work-group that compiled code runs for `env` stops polling in a loop, once
-/// the cancel or stop flag is set: when the launch was cancelled, or
-/// [`Stop::stops`](crate::cpu::Stop::stops) says so (another work-group failed).
-///
-/// # Safety
-/// `env` is the [`Env`] of a running launch (its flag pointers live).
-pub(super) unsafe extern "C" fn stopping(env: *const Env) -> u8 {
-    // SAFETY: the caller's contract.
-    let env = unsafe { &*env };
-    let cancelled = unsafe { &*env.cancel }.load(std::sync::atomic::Ordering::Acquire);
-    let groups = env.groups.map(|n| n as usize);
-    let group = crate::cpu::semantics::group_index(env.group, groups);
-    u8::from(cancelled || unsafe { &*env.stop }.stops(group))
-}

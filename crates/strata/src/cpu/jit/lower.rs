@@ -872,7 +872,8 @@ impl<'a, 'b> Gen<'a, 'b> {
     }
 
     /// Leaves with the `Stopped` fault when the launch was cancelled, or another work-group
-    /// failed and [`Stop::stops`](crate::cpu::Stop::stops) this one; else continues in `next`. Called once per loop iteration, it reads the flags
+    /// failed and [`Stop::stops`](crate::cpu::Stop::stops) would stop this one; else
+    /// continues in `next`. Called once per loop iteration, it reads the flags
     /// once every [`POLL_EVERY`] calls (a counter, one decrement and branch per iteration):
     /// a loop that never ends still stops, after at most that many more iterations.
     pub(super) fn poll_stop(&mut self, next: cl::Block) {
@@ -885,28 +886,34 @@ impl<'a, 'b> Gen<'a, 'b> {
         self.b.switch_to_block(poll);
         let every = self.b.ins().iconst(types::I32, POLL_EVERY as i64);
         self.b.def_var(self.polls, every);
-        let s = self.b.ins().load(
-            types::I8,
-            MEM,
-            self.stop,
-            offset_of!(crate::cpu::Stop, flag) as i32,
-        );
+        use crate::cpu::Stop;
+        let flag = |g: &mut Self, off: usize| g.b.ins().load(types::I8, MEM, g.stop, off as i32);
+        let s = flag(self, offset_of!(Stop, flag));
         let c = self.b.ins().load(types::I8, MEM, self.cancel, 0);
         let any = self.b.ins().bor(s, c);
-        // A flag is set: whether this work-group stops is `helpers::stopping`'s call.
+        // A flag is set: cancelled, or this work-group comes after the first that failed, or
+        // the grace period of the work-groups before it is over (`Stop::stops`, inline: no
+        // call in a loop, whose registers a call would clobber).
         let ask = self.b.create_block();
         self.b.set_cold_block(ask);
         self.b.ins().brif(any, ask, &[], next, &[]);
         self.b.switch_to_block(ask);
-        let env = self.env;
-        let stops = self
-            .call(
-                super::helpers::stopping as *const () as usize,
-                &[self.ptr],
-                Some(types::I8),
-                &[env],
-            )
-            .expect("a result");
+        let first = self
+            .b
+            .ins()
+            .load(self.ptr, MEM, self.stop, offset_of!(Stop, first) as i32);
+        let index = self.b.ins().load(
+            self.ptr,
+            MEM.with_readonly(),
+            self.env,
+            offset_of!(super::Env, index) as i32,
+        );
+        let after = self.b.ins().icmp(IntCC::UnsignedGreaterThan, index, first);
+        let expired = flag(self, offset_of!(Stop, expired));
+        let expired = self.b.ins().icmp_imm(IntCC::NotEqual, expired, 0);
+        let cancelled = self.b.ins().icmp_imm(IntCC::NotEqual, c, 0);
+        let stops = self.b.ins().bor(after, expired);
+        let stops = self.b.ins().bor(stops, cancelled);
         let stopped = self.b.ins().iconst(types::I32, 0);
         let lane = self.b.use_var(self.lane);
         let zi = self.b.ins().iconst(types::I64, 0);

@@ -104,6 +104,8 @@ struct Env {
     program: *const JitProgram,
     /// A panic of a stub's body, kept until the launch reports it.
     panic: *mut Option<String>,
+    /// The work-group's index in `0..total` (what [`crate::cpu::Stop`] compares).
+    index: usize,
 }
 
 /// What a fault site in compiled code is.

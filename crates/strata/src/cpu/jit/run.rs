@@ -122,7 +122,7 @@ struct Shared<'a> {
     args: &'a [ArgValue],
     local: [usize; 3],
     groups: [usize; 3],
-    stop: &'a crate::cpu::Stop,
+    stop: &'a std::sync::Arc<crate::cpu::Stop>,
     cancel: &'a AtomicBool,
 }
 
@@ -194,6 +194,7 @@ impl Scratch {
                 cancel: std::ptr::null(),
                 program: std::ptr::null(),
                 panic: std::ptr::null_mut(),
+                index: 0,
             }),
             frames: Vec::new(),
             masks: Vec::new(),
@@ -292,10 +293,11 @@ impl<'a> Worker<'a> {
             groups: s.groups.map(|x| x as u32),
             _pad: 0,
             fault: &mut *sc.fault,
-            stop: s.stop,
+            stop: std::sync::Arc::as_ptr(s.stop),
             cancel: s.cancel,
             program: p,
             panic: &mut *sc.panic,
+            index: 0,
         };
         sc.frames.clear();
         // Masks are one byte per work-item: those of another work-group size go.
@@ -393,6 +395,7 @@ impl<'a> Worker<'a> {
 
     fn run_group(&mut self, g: usize) -> Result<()> {
         self.env.group = semantics::group_id(g, self.s.groups);
+        self.env.index = g;
         self.returned = false;
         if self.zero_records {
             self.records.fill(0);
@@ -771,8 +774,7 @@ impl<'a> Worker<'a> {
                         }
                         // Another work-group failed: this one's results no longer matter
                         // (it ends as cancelled, which the launch does not report).
-                        let group = semantics::group_index(self.env.group, self.s.groups);
-                        if self.s.stop.stops(group) {
+                        if self.s.stop.stops(self.env.index) {
                             return Err(self.p.cancelled());
                         }
                         if self.s.cancel.load(Ordering::Acquire) {
