@@ -777,7 +777,13 @@ impl<'a, 'b> Gen<'a, 'b> {
     /// not depend on anything the loop defines, once before the loop, with their zero-divisor
     /// tests deferred to where the loop uses them: faults stay where and when they were, and
     /// the division (which Cranelift does not move, as it may trap) leaves the loop.
-    pub(super) fn hoist_divisions(&mut self, body: &[Stmt], counter: Option<ValueId>) {
+    ///
+    /// Returns the expressions hoisted (for [`Gen::hoisted_may_fault`]).
+    pub(super) fn hoist_divisions(
+        &mut self,
+        body: &[Stmt],
+        counter: Option<ValueId>,
+    ) -> Vec<ExprId> {
         let (mut inner, _) = super::plan::values_of(self.f, body, &[]);
         inner.extend(counter);
         let mut roots = Vec::new();
@@ -799,7 +805,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             roots.extend(crate::ir::expr_operands(expr));
         }
         if found.is_empty() {
-            return;
+            return found;
         }
         found.sort();
         self.memo.push(HashMap::new());
@@ -818,6 +824,7 @@ impl<'a, 'b> Gen<'a, 'b> {
         self.checks_of.clear();
         self.memo.pop();
         let depth = self.memo.len();
+        let hoisted = done.iter().map(|d| d.0).collect();
         for (e, vals, checks) in done {
             // Vector mode: whether any test can hold for a lane of the loop (those active
             // here), tested once here; the uses test the active lanes only then.
@@ -846,6 +853,39 @@ impl<'a, 'b> Gen<'a, 'b> {
                 },
             );
         }
+        hoisted
+    }
+
+    /// Vector mode: whether a lane active before the loop has a zero divisor in one of the
+    /// divisions `hoisted` ahead of it ([`Gen::hoist_divisions`]): their flags or'ed (an
+    /// `i8`), `None` where none of them has a test.
+    pub(super) fn hoisted_may_fault(&mut self, hoisted: &[ExprId]) -> Option<Value> {
+        let anys: Vec<Value> = hoisted
+            .iter()
+            .filter_map(|e| self.hoisted.get(e).and_then(|h| h.any))
+            .collect();
+        let (&first, rest) = anys.split_first()?;
+        Some(rest.iter().fold(first, |a, &b| self.b.ins().bor(a, b)))
+    }
+
+    /// Where [`Gen::hoisted_may_fault`] said no, the divisions `hoisted` cannot fault: their
+    /// tests go; returns what [`Gen::restore_hoisted`] puts back.
+    pub(super) fn hoisted_without_tests(&mut self, hoisted: &[ExprId]) -> Vec<(ExprId, Hoisted)> {
+        hoisted
+            .iter()
+            .filter_map(|&e| {
+                let h = self.hoisted.get_mut(&e)?;
+                let old = h.clone();
+                h.checks.clear();
+                h.any = None;
+                Some((e, old))
+            })
+            .collect()
+    }
+
+    /// Puts back the hoisted divisions [`Gen::hoisted_without_tests`] took the tests of.
+    pub(super) fn restore_hoisted(&mut self, saved: Vec<(ExprId, Hoisted)>) {
+        self.hoisted.extend(saved);
     }
 
     /// Leaves a scope: its memoized and hoisted expressions go out of scope.

@@ -2489,52 +2489,38 @@ impl Gen<'_, '_> {
             Stmt::Loop { id, body } => {
                 let full0 = self.full;
                 self.full = false;
-                // Lanes that leave only by this loop's `break` all leave it, and only so: the
-                // mask after it is the one before it, and its breaks need not be recorded.
-                let quiet = !leaves(body, &mut vec![*id]);
-                let cont_used = continues(*id, body);
                 let m0 = self.mask();
-                self.hoist_divisions(body, None);
-                let (brk, cont) = self.loop_masks();
-                let (hdr, test, bodyb, exit) = (
-                    self.b.create_block(),
-                    self.b.create_block(),
-                    self.b.create_block(),
-                    self.b.create_block(),
-                );
-                self.b.ins().jump(hdr, &[]);
-                self.b.switch_to_block(hdr);
-                self.poll_stop(test);
-                self.b.switch_to_block(test);
-                let m = self.mask();
-                let any = self.b.ins().vany_true(m);
-                super::lower::loop_branch(&mut self.b, any, bodyb, exit);
-                self.b.switch_to_block(bodyb);
-                self.loop_private = self.loop_privates(*id, body);
-                self.vloops.push((*id, brk, cont));
-                if quiet {
-                    self.quiet_breaks.push(*id);
+                let hoisted = self.hoist_divisions(body, None);
+                match self.hoisted_may_fault(&hoisted) {
+                    // The loop twice: without the hoisted divisions' tests where no lane
+                    // active here has a zero divisor (one scalar test here, none in the
+                    // loop), with them where one has.
+                    Some(may_fault) => {
+                        let (safe, tested, join) = (
+                            self.b.create_block(),
+                            self.b.create_block(),
+                            self.b.create_block(),
+                        );
+                        self.b.set_cold_block(tested);
+                        self.b.ins().brif(may_fault, tested, &[], safe, &[]);
+                        self.b.switch_to_block(safe);
+                        let saved = self.hoisted_without_tests(&hoisted);
+                        self.memo.push(Default::default());
+                        self.vloop(*id, body, m0);
+                        self.pop_scope();
+                        self.restore_hoisted(saved);
+                        self.b.ins().jump(join, &[]);
+                        self.b.switch_to_block(tested);
+                        self.memo.push(Default::default());
+                        self.vloop(*id, body, m0);
+                        self.pop_scope();
+                        self.b.ins().jump(join, &[]);
+                        self.b.switch_to_block(join);
+                    }
+                    None => self.vloop(*id, body, m0),
                 }
-                self.vblock(body);
-                if quiet {
-                    self.quiet_breaks.pop();
-                }
-                self.vloops.pop();
-                self.loop_private.clear();
-                if cont_used {
-                    // The lanes that skipped the rest of this iteration rejoin.
-                    let m = self.mask();
-                    let c = self.b.use_var(cont);
-                    let m = self.b.ins().bor(m, c);
-                    self.set_mask(m);
-                    let z = self.mask_splat(0);
-                    self.b.def_var(cont, z);
-                }
-                self.b.ins().jump(hdr, &[]);
-                self.b.switch_to_block(exit);
-                let out = if quiet { m0 } else { self.b.use_var(brk) };
-                self.set_mask(out);
-                self.full = full0 && quiet;
+                // Lanes that leave only by this loop's `break` all leave it: the entry's.
+                self.full = full0 && !leaves(body, &mut vec![*id]);
             }
             Stmt::Break(id) | Stmt::Continue(id) if !self.vloops.iter().any(|l| l.0 == *id) => {
                 // A group-level loop: the lanes leave the region, the group level sees their
@@ -2580,6 +2566,54 @@ impl Gen<'_, '_> {
                 unreachable!("barriers and collectives are between regions")
             }
         }
+    }
+
+    /// One lowering of a `loop` (its divisions hoisted ahead of it) entered with mask `m0`;
+    /// leaves the mask after it set.
+    fn vloop(&mut self, id: crate::ir::LoopId, body: &[Stmt], m0: Value) {
+        // Lanes that leave only by this loop's `break` all leave it, and only so: the
+        // mask after it is the one before it, and its breaks need not be recorded.
+        let quiet = !leaves(body, &mut vec![id]);
+        let cont_used = continues(id, body);
+        let (brk, cont) = self.loop_masks();
+        let (hdr, test, bodyb, exit) = (
+            self.b.create_block(),
+            self.b.create_block(),
+            self.b.create_block(),
+            self.b.create_block(),
+        );
+        self.b.ins().jump(hdr, &[]);
+        self.b.switch_to_block(hdr);
+        self.poll_stop(test);
+        self.b.switch_to_block(test);
+        let m = self.mask();
+        let any = self.b.ins().vany_true(m);
+        super::lower::loop_branch(&mut self.b, any, bodyb, exit);
+        self.b.switch_to_block(bodyb);
+        self.loop_private = self.loop_privates(id, body);
+        self.vloops.push((id, brk, cont));
+        if quiet {
+            self.quiet_breaks.push(id);
+        }
+        self.vblock(body);
+        if quiet {
+            self.quiet_breaks.pop();
+        }
+        self.vloops.pop();
+        self.loop_private.clear();
+        if cont_used {
+            // The lanes that skipped the rest of this iteration rejoin.
+            let m = self.mask();
+            let c = self.b.use_var(cont);
+            let m = self.b.ins().bor(m, c);
+            self.set_mask(m);
+            let z = self.mask_splat(0);
+            self.b.def_var(cont, z);
+        }
+        self.b.ins().jump(hdr, &[]);
+        self.b.switch_to_block(exit);
+        let out = if quiet { m0 } else { self.b.use_var(brk) };
+        self.set_mask(out);
     }
 
     // ---- expressions ----
