@@ -31,8 +31,11 @@
 //!   len(a)` for `a[i]` under `i < len(c)`; `local_size(0) + 240 <= 256` for a fixed-size
 //!   local array's `tile[p * 16 + local_id(0)]` at `p = 15`; for a *pitched* index
 //!   `row * w + col` of a buffer under `row < h && col < w`, `w` and `h` terms, `h * w <=
-//!   len(a)` and `h * w <= 2^31` (no wrap), a [`Term::Product`]), which a backend tests once
-//!   (per launch or per work-group) rather than per access;
+//!   len(a)` and `h * w <= 2^31` (no wrap), a [`Term::Product`]; for an unsigned index
+//!   whose sum or product may wrap, `i + off` under `i < n`, the bound's sum twice: `n + off
+//!   <= len(a)` and `n + off <= u32::MAX`, which rules the wrap out, as a fixed-size array's
+//!   length below 2^32 does), which a backend tests once (per launch, per work-group or per
+//!   loop) rather than per access;
 //! - [`Verdict::Unproven`] otherwise.
 //!
 //! An access is keyed by its memory and its index expression; where the same pair occurs more
@@ -581,12 +584,15 @@ impl Analysis<'_> {
 
     /// The verdict that the best of `bounds` (an index's) gives against `limit`.
     fn bounds_verdict(bounds: Vec<Bound>, limit: Limit) -> Verdict {
-        let mut best: Option<Precondition> = None;
+        let mut best: Option<(Precondition, bool)> = None;
         for b in bounds {
+            // A bound through an unsigned sum or product that may wrap still bounds the index
+            // (a wrapped value is smaller), but against a buffer's length, which may exceed
+            // 2^32, it also needs a limit that rules the wrap out (below).
+            let wraps = b.wraps && matches!(limit, Limit::Len(_));
             match limit {
-                Limit::Len(_) if b.wraps => continue,
                 Limit::Len(buffer) => {
-                    if b.terms == [Term::Len(buffer)] && b.c <= -1 {
+                    if b.terms == [Term::Len(buffer)] && b.c <= -1 && !wraps {
                         return Verdict::Proven;
                     }
                     // `len(buffer) + k <= len(buffer)` never holds.
@@ -613,6 +619,14 @@ impl Analysis<'_> {
             if offset.unsigned_abs() >= 1 << 48 {
                 continue;
             }
+            // (A wrapping bound of 2^31 or more comes through an operand's numeric range, a
+            // counter below a `u32` end, say: its tests pass only for buffers of 2^31
+            // elements and more, and fail everywhere else, where they would take the fast
+            // copy of a whole block away from the accesses they do not concern, the
+            // patterns' reduce and scan passes 3x slower on `cpu`.)
+            if wraps && offset > i32::MAX as i64 {
+                continue;
+            }
             let p = Precondition {
                 terms: b.terms,
                 offset,
@@ -620,16 +634,33 @@ impl Analysis<'_> {
             };
             // The fewest terms first (the cheapest test); a constant (often a type's
             // maximum) only where nothing else bounds the index.
-            let rank = |p: &Precondition| match p.terms.len() {
-                0 => usize::MAX,
-                n => n,
+            // (Where as many, one that cannot wrap: one test, not two.)
+            let rank = |p: &Precondition, w: bool| {
+                let n = match p.terms.len() {
+                    0 => usize::MAX,
+                    n => n,
+                };
+                (n, w)
             };
-            if best.as_ref().is_none_or(|q| rank(&p) < rank(q)) {
-                best = Some(p);
+            if best
+                .as_ref()
+                .is_none_or(|(q, qw)| rank(&p, wraps) < rank(q, *qw))
+            {
+                best = Some((p, wraps));
             }
         }
         match best {
-            Some(p) => Verdict::ProvenIf(vec![p]),
+            // The same sum below `u32::MAX` too: then no partial sum or product wraps (as
+            // against a fixed-size array's length), so the index is its true value and the
+            // lanes of a vector are consecutive.
+            Some((p, true)) => {
+                let nowrap = Precondition {
+                    limit: Limit::Fixed(u32::MAX),
+                    ..p.clone()
+                };
+                Verdict::ProvenIf(vec![p, nowrap])
+            }
+            Some((p, false)) => Verdict::ProvenIf(vec![p]),
             None => Verdict::Unproven,
         }
     }
@@ -1224,15 +1255,43 @@ mod tests {
         assert_eq!(verdict_of(&k, "a"), needs(&k, &[Term::Param(n)], 0, "a"));
     }
 
+    /// [`needs`] for an index whose sum may wrap: also the same sum below `u32::MAX`.
+    fn needs_nowrap(k: &Kernel, terms: &[Term], offset: i64, buffer: &str) -> Verdict {
+        let Verdict::ProvenIf(mut ps) = needs(k, terms, offset, buffer) else {
+            unreachable!()
+        };
+        ps.push(Precondition {
+            terms: terms.to_vec(),
+            offset,
+            limit: Limit::Fixed(u32::MAX),
+        });
+        Verdict::ProvenIf(ps)
+    }
+
     #[test]
     fn uniform_offsets() {
-        // `i + off` under `i < n`: in bounds when `n + off <= len(a)` (summed without wrapping);
-        // the addition itself may wrap unless `off` is bounded, so it is not proven at all.
+        // `i + off` under `i < n`: in bounds when `n + off <= len(a)` (summed without
+        // wrapping); the `u32` addition itself may wrap unless `off` is bounded, so also when
+        // `n + off <= u32::MAX` (then it does not: the index is its true value).
         let k = Kernel::build("o", |k| {
             let a = k.read_write::<u32>("a");
             let n = k.scalar::<u32>("n");
             let off = k.scalar::<u32>("off");
             let i = global_id(0);
+            if_(i.lt(n), || a.set(i + off, 1u32));
+        })
+        .unwrap();
+        let (n, off) = (param(&k, "n"), param(&k, "off"));
+        let mut terms = vec![Term::Param(n), Term::Param(off)];
+        terms.sort();
+        assert_eq!(verdict_of(&k, "a"), needs_nowrap(&k, &terms, 0, "a"));
+        // A near miss: the same sum in `i32`, which may wrap to a negative index (no bound
+        // is taken through a signed sum that may wrap).
+        let k = Kernel::build("o", |k| {
+            let a = k.read_write::<u32>("a");
+            let n = k.scalar::<i32>("n");
+            let off = k.scalar::<i32>("off");
+            let i = global_id(0).cast::<i32>();
             if_(i.lt(n), || a.set(i + off, 1u32));
         })
         .unwrap();
@@ -1251,6 +1310,43 @@ mod tests {
         // The fewest terms: `n + 1023 <= len(a)`.
         let n = param(&k, "n");
         assert_eq!(verdict_of(&k, "a"), needs(&k, &[Term::Param(n)], 1023, "a"));
+    }
+
+    /// Of two wrapping bounds of as many terms, the one whose constant is 2^31 or more (an
+    /// operand bounded by its type only: the patterns' reduce pass gave `off + (i + 3)`,
+    /// with `i` below `min(start + per, n)`, `per + off + 4294967294` beside `n + off`) is
+    /// no precondition, whichever comes first: it would fail for every buffer below 2^31
+    /// elements and take the fast copy of a whole block away from the other accesses.
+    #[test]
+    fn bounds_through_a_type_range_are_no_preconditions() {
+        let (per, n, off) = (ParamId::new(0), ParamId::new(1), ParamId::new(2));
+        let a = ParamId::new(3);
+        let bound = |terms: Vec<Term>, c: i128| Bound {
+            terms,
+            c,
+            wraps: true,
+        };
+        let huge = || bound(vec![Term::Param(per), Term::Param(off)], 4294967294 - 1);
+        let fair = || bound(vec![Term::Param(n), Term::Param(off)], -1);
+        let want = Verdict::ProvenIf(vec![
+            Precondition {
+                terms: vec![Term::Param(n), Term::Param(off)],
+                offset: 0,
+                limit: Limit::Len(a),
+            },
+            Precondition {
+                terms: vec![Term::Param(n), Term::Param(off)],
+                offset: 0,
+                limit: Limit::Fixed(u32::MAX),
+            },
+        ]);
+        for bounds in [vec![huge(), fair()], vec![fair(), huge()]] {
+            assert_eq!(Analysis::bounds_verdict(bounds, Limit::Len(a)), want);
+        }
+        assert_eq!(
+            Analysis::bounds_verdict(vec![huge()], Limit::Len(a)),
+            Verdict::Unproven
+        );
     }
 
     #[test]
@@ -1489,7 +1585,8 @@ mod tests {
     #[test]
     fn products_that_may_wrap() {
         // `i * 4` under `i < n` may wrap past 2^32 (n near 2^31): then the lanes are not
-        // where the bound says. Not proven into a buffer, whose length may exceed 2^32.
+        // where the bound says. Into a buffer, whose length may exceed 2^32, proven only where
+        // the bound is also below `u32::MAX` (no wrap).
         let k = Kernel::build("w", |k| {
             let a = k.read_write::<u32>("a");
             let n = k.scalar::<u32>("n");
@@ -1497,7 +1594,11 @@ mod tests {
             if_(i.lt(n), || a.set(i * 4u32, 1u32));
         })
         .unwrap();
-        assert_eq!(verdict_of(&k, "a"), Verdict::Unproven);
+        let n = param(&k, "n");
+        assert_eq!(
+            verdict_of(&k, "a"),
+            needs_nowrap(&k, &[Term::Param(n); 4], -3, "a")
+        );
         // A signed product may wrap to a negative index: not proven even into a tile.
         let k = Kernel::build("w", |k| {
             let out = k.write::<f32>("out");
