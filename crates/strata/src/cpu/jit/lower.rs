@@ -15,6 +15,13 @@
 //! lengths, scalars, ids) are marked read-only and movable, so they leave loops too. A `loop`
 //! polls the launch's cancel flag and the flag another work-group's failure sets.
 //!
+//! **Atomics** ([`Gen::atomic_inline`], issue 31) are Cranelift instructions, no call: on a
+//! buffer a sequentially consistent `atomic_rmw` (`lock xadd`, `lock add` where the old
+//! value is unused, a `cmpxchg` loop for min and max) or `atomic_cas`, a float add a loop of
+//! `fadd` and `atomic_cas` on the bits; on local memory, which only its work-group's thread
+//! ever touches, a plain load, operation and store. Float min and max still call
+//! [`super::helpers::atomic`] (`Num::min_`'s NaN and signed-zero rules).
+//!
 //! **Bounds.** An access [`crate::ir::ranges`] proves in bounds has no test. A loop (not
 //! inside another such one) with accesses proven under preconditions on the launch's
 //! arguments ([`Verdict::ProvenIf`]: `local_size(0) <= 8` for `counts[d * 8 +
@@ -1156,9 +1163,12 @@ impl<'a, 'b> Gen<'a, 'b> {
     /// On local memory (`local`), a plain load, operation and store. A work-group's local
     /// memory is its worker's own (`run::Scratch::locals`, allocated per thread and filled
     /// with zeros per group by `Worker::run_group`), and a work-group runs on one thread from
-    /// start to end, its work-items one after the other in the interpreter's order (in a region
-    /// and between them): nothing else reads or writes that memory while the operation runs,
-    /// so the result and the order are the atomic's.
+    /// start to end (its regions and the group level between them): nothing else reads or
+    /// writes that memory while the operation runs, so the result is the atomic's, in the
+    /// order this code runs the work-items (one after the other through a region, as with the
+    /// helper's call before; the interpreter runs a statement for every work-item in turn,
+    /// so a region with two atomics on one element can see another interleaving, which
+    /// atomics allow).
     pub(super) fn atomic_inline(
         &mut self,
         local: bool,
