@@ -802,7 +802,12 @@ mod random {
                     name: format!("out_{t}"),
                     kind: ParamKind::Buffer {
                         elem: strata::ir::Elem::Value(Type::scalar(t)),
-                        access: Access::Write,
+                        // The 32- and 64-bit outputs also take atomics ([`Gen::atomic`]).
+                        access: if t.size() >= 4 {
+                            Access::ReadWrite
+                        } else {
+                            Access::Write
+                        },
                         len: None,
                     },
                 });
@@ -1554,6 +1559,52 @@ mod random {
             self.blocks.pop().unwrap()
         }
 
+        /// An atomic on the work-item's own element of a 32- or 64-bit output (so its old
+        /// values do not depend on the order of the work-items): any operation its type
+        /// allows, the old value kept as a value for later expressions. Only in kernels of
+        /// [`Gen::new`], which take four lanes with it (an atomic keeps a kernel from eight
+        /// lanes, and one with barriers from the vector variant: `simd::scalar_reason`).
+        fn atomic(&mut self) {
+            use strata::ir::{AtomicOp, AtomicOrder};
+            let t = self.r.pick(&TYPES[..6]);
+            let op = if t.is_float() {
+                self.r.pick(&[
+                    AtomicOp::Add,
+                    AtomicOp::Min,
+                    AtomicOp::Max,
+                    AtomicOp::Exchange,
+                ])
+            } else {
+                self.r.pick(&[
+                    AtomicOp::Add,
+                    AtomicOp::Sub,
+                    AtomicOp::Min,
+                    AtomicOp::Max,
+                    AtomicOp::And,
+                    AtomicOp::Or,
+                    AtomicOp::Xor,
+                    AtomicOp::Exchange,
+                    AtomicOp::CompareExchange,
+                ])
+            };
+            let operand = self.expr(t, 2);
+            let compare = (op == AtomicOp::CompareExchange).then(|| self.expr(t, 1));
+            let index = self.gid();
+            let v = self.f.new_value(Type::scalar(t), None);
+            self.emit(Stmt::Atomic {
+                result: Some(v),
+                mem: Mem::Buffer(ParamId::new(TYPES.len() + Self::ty_index(t))),
+                index,
+                op,
+                operand,
+                compare,
+                order: AtomicOrder::RELAXED,
+                at: strata::ir::SourceLoc::NONE,
+            });
+            let x = self.e(Expr::Value(v), t);
+            self.scope.last_mut().unwrap().push((x, t));
+        }
+
         pub fn stmt(&mut self, depth: u32) {
             let zero = self.e(
                 Expr::Literal(Literal::from_bits(Scalar::U32, 0)),
@@ -1574,6 +1625,12 @@ mod random {
                         value: e,
                         at: strata::ir::SourceLoc::NONE,
                     });
+                }
+                5 if self.types.len() == TYPES.len()
+                    && self.phase.is_none()
+                    && self.r.below(3) == 0 =>
+                {
+                    self.atomic()
                 }
                 5 => {
                     let t = self.r.pick(self.types);
@@ -3869,6 +3926,10 @@ macro_rules! int_atomics_test {
             };
             for used in [true, false] {
                 let k = build(used);
+                assert_eq!(
+                    k.cpu_vector_variant(),
+                    Err("an atomic in a kernel with barriers or collectives".into())
+                );
                 let run = |q: &Queue, local: usize, bad: u32| {
                     let groups = 5;
                     let n = groups * local;
@@ -4036,7 +4097,8 @@ float_atomics_test!(inline_atomics_on_f32_agree_with_the_interpreter, f32);
 float_atomics_test!(inline_atomics_on_f64_agree_with_the_interpreter, f64);
 
 /// Atomics from many work-groups at once (more than threads, so they run concurrently on
-/// `cpu`), with no barrier (the kernel is one region): a ticket counter (the old values
+/// `cpu`), with no barrier (the kernel is one region, in four lanes: `simd::Gen::vatomic`,
+/// lane by lane): a ticket counter (the old values
 /// returned are 0 to n - 1, once each), sub, min, max, and, or and xor, a compare-exchange
 /// loop counting to n, and float adds of whole numbers (exact, so any order gives the same
 /// sum): every final value is the interpreter's and the host's.
@@ -4071,6 +4133,9 @@ fn contended_inline_atomics_agree_with_the_interpreter() {
         d.atomic_add(0u32, (v >> 20i64).cast::<f64>());
     })
     .unwrap();
+    // Four lanes, each active lane's atomic in turn; not eight.
+    assert_eq!(k.cpu_vector_variant(), Ok(()));
+    assert_eq!(k.cpu_eight_lane_variant(), Err("an atomic".into()));
     let n = 64 * 1024;
     let xs: Vec<i64> = (0..n as u64).map(|i| (spread(i) as i64) >> 20).collect();
     let run = |q: &Queue| {

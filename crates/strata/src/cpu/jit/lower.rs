@@ -1150,6 +1150,33 @@ impl<'a, 'b> Gen<'a, 'b> {
         pres
     }
 
+    /// Atomic `op` through [`super::helpers::atomic`] (what [`Gen::atomic_inline`] leaves).
+    pub(super) fn atomic_call(
+        &mut self,
+        s: Scalar,
+        op: crate::ir::AtomicOp,
+        a: Value,
+        v: Value,
+        c: Option<Value>,
+    ) -> Value {
+        let v = self.bits_of(v, s);
+        let c = match c {
+            Some(c) => self.bits_of(c, s),
+            None => self.b.ins().iconst(types::I64, 0),
+        };
+        let si = self.b.ins().iconst(types::I32, scalar_index(s));
+        let oi = self.b.ins().iconst(types::I32, atomic_index(op));
+        let old = self
+            .call(
+                super::helpers::atomic as *const () as usize,
+                &[self.ptr, types::I32, types::I32, types::I64, types::I64],
+                Some(types::I64),
+                &[a, si, oi, v, c],
+            )
+            .expect("a result");
+        from_bits(&mut self.b, old, s)
+    }
+
     /// Atomic `op` on the element of scalar `s` at `a` with operand `v` (and `c`, the value
     /// compare-exchange expects) in Cranelift code; returns the old value, or `None` where the
     /// [`super::helpers::atomic`] call stays (float min and max: `Num::min_` and `max_`, Rust's
@@ -1390,24 +1417,7 @@ impl<'a, 'b> Gen<'a, 'b> {
                 let (a, _) = self.address(*mem, *index);
                 let old = match self.atomic_inline(matches!(mem, Mem::Local(_)), s, *op, a, v, c) {
                     Some(old) => old,
-                    None => {
-                        let v = self.bits_of(v, s);
-                        let c = match c {
-                            Some(c) => self.bits_of(c, s),
-                            None => self.b.ins().iconst(types::I64, 0),
-                        };
-                        let si = self.b.ins().iconst(types::I32, scalar_index(s));
-                        let oi = self.b.ins().iconst(types::I32, atomic_index(*op));
-                        let old = self
-                            .call(
-                                super::helpers::atomic as *const () as usize,
-                                &[self.ptr, types::I32, types::I32, types::I64, types::I64],
-                                Some(types::I64),
-                                &[a, si, oi, v, c],
-                            )
-                            .expect("a result");
-                        from_bits(&mut self.b, old, s)
-                    }
+                    None => self.atomic_call(s, *op, a, v, c),
                 };
                 if let Some(r) = result {
                     self.define(*r, &[old]);
