@@ -802,7 +802,12 @@ mod random {
                     name: format!("out_{t}"),
                     kind: ParamKind::Buffer {
                         elem: strata::ir::Elem::Value(Type::scalar(t)),
-                        access: Access::Write,
+                        // The 32- and 64-bit outputs also take atomics ([`Gen::atomic`]).
+                        access: if t.size() >= 4 {
+                            Access::ReadWrite
+                        } else {
+                            Access::Write
+                        },
                         len: None,
                     },
                 });
@@ -1554,6 +1559,52 @@ mod random {
             self.blocks.pop().unwrap()
         }
 
+        /// An atomic on the work-item's own element of a 32- or 64-bit output (so its old
+        /// values do not depend on the order of the work-items): any operation its type
+        /// allows, the old value kept as a value for later expressions. Only in kernels of
+        /// [`Gen::new`], which take four lanes with it (an atomic keeps a kernel from eight
+        /// lanes, and one with barriers from the vector variant: `simd::scalar_reason`).
+        fn atomic(&mut self) {
+            use strata::ir::{AtomicOp, AtomicOrder};
+            let t = self.r.pick(&TYPES[..6]);
+            let op = if t.is_float() {
+                self.r.pick(&[
+                    AtomicOp::Add,
+                    AtomicOp::Min,
+                    AtomicOp::Max,
+                    AtomicOp::Exchange,
+                ])
+            } else {
+                self.r.pick(&[
+                    AtomicOp::Add,
+                    AtomicOp::Sub,
+                    AtomicOp::Min,
+                    AtomicOp::Max,
+                    AtomicOp::And,
+                    AtomicOp::Or,
+                    AtomicOp::Xor,
+                    AtomicOp::Exchange,
+                    AtomicOp::CompareExchange,
+                ])
+            };
+            let operand = self.expr(t, 2);
+            let compare = (op == AtomicOp::CompareExchange).then(|| self.expr(t, 1));
+            let index = self.gid();
+            let v = self.f.new_value(Type::scalar(t), None);
+            self.emit(Stmt::Atomic {
+                result: Some(v),
+                mem: Mem::Buffer(ParamId::new(TYPES.len() + Self::ty_index(t))),
+                index,
+                op,
+                operand,
+                compare,
+                order: AtomicOrder::RELAXED,
+                at: strata::ir::SourceLoc::NONE,
+            });
+            let x = self.e(Expr::Value(v), t);
+            self.scope.last_mut().unwrap().push((x, t));
+        }
+
         pub fn stmt(&mut self, depth: u32) {
             let zero = self.e(
                 Expr::Literal(Literal::from_bits(Scalar::U32, 0)),
@@ -1574,6 +1625,12 @@ mod random {
                         value: e,
                         at: strata::ir::SourceLoc::NONE,
                     });
+                }
+                5 if self.types.len() == TYPES.len()
+                    && self.phase.is_none()
+                    && self.r.below(3) == 0 =>
+                {
+                    self.atomic()
                 }
                 5 => {
                     let t = self.r.pick(self.types);
@@ -3864,5 +3921,342 @@ fn work_item_layouts_agree_with_the_interpreter() {
     };
     for local in [4, 8, 12, 16, 64, 3] {
         assert_eq!(run(&cpu, local), run(&interp, local), "local size {local}");
+    }
+}
+
+/// `x`'s bits spread over 64 bits (test data: a type's values through `as`).
+fn spread(i: u64) -> u64 {
+    let x = i
+        .wrapping_add(0x9e37_79b9_7f4a_7c15)
+        .wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x ^ (x >> 29)
+}
+
+/// Every integer atomic (add, sub, min, max, and, or, xor, exchange, compare-exchange) on a
+/// buffer and on local memory, inline in the compiled code (`Gen::atomic_inline`: a
+/// sequentially consistent `atomic_rmw`/`atomic_cas` on buffers, a plain load, operation and
+/// store on local memory), against the interpreter bit for bit: each work-group works on four
+/// slots per operation of its own (four work-items on each, in work-item order, so the old
+/// values returned are the interpreter's), with results used and unused; compare-exchange both
+/// succeeds and fails; an out-of-bounds atomic on either memory is the interpreter's error.
+macro_rules! int_atomics_test {
+    ($name:ident, $t:ty) => {
+        #[test]
+        fn $name() {
+            let (cpu, interp) = queues();
+            const OPS: u32 = 9;
+            let build = |used: bool| {
+                Kernel::build("atomics", |k| {
+                    let x = k.read::<$t>("x");
+                    let e = k.read::<$t>("e");
+                    let g = k.read_write::<$t>("g");
+                    let out = k.write::<$t>("out");
+                    let lo = k.write::<$t>("lo");
+                    let bad = k.scalar::<u32>("bad");
+                    let sh = k.local_array::<$t>("sh", OPS * 4);
+                    let (i, l, gr) = (global_id(0), local_id(0), group_id(0));
+                    for_range(0u32, OPS * 4, |j| {
+                        if_((j % local_size(0)).eq(l), || {
+                            sh.set(j, g.at(gr * (OPS * 4) + j))
+                        });
+                    });
+                    barrier();
+                    let s = l % 4u32;
+                    let v = x.at(i);
+                    let c = e.at(i);
+                    let gs = |op: u32| gr * (OPS * 4) + op * 4 + s;
+                    let ls = |op: u32| s + op * 4;
+                    // Past the end of `g` for work-item `bad`, of `sh` for `bad - 100`.
+                    let og = select(l.eq(bad), g.len(), lit(0u32));
+                    let ol = select((l + 100u32).eq(bad), lit(OPS * 4), lit(0u32));
+                    let olds = [
+                        g.atomic_add(gs(0) + og, v),
+                        g.atomic_sub(gs(1), v),
+                        g.atomic_min(gs(2), v),
+                        g.atomic_max(gs(3), v),
+                        g.atomic_and(gs(4), v),
+                        g.atomic_or(gs(5), v),
+                        g.atomic_xor(gs(6), v),
+                        g.atomic_exchange(gs(7), v),
+                        g.atomic_compare_exchange(gs(8), c, v),
+                        sh.atomic_add(ls(0), v),
+                        sh.atomic_sub(ls(1), v),
+                        sh.atomic_min(ls(2), v),
+                        sh.atomic_max(ls(3), v),
+                        sh.atomic_and(ls(4), v),
+                        sh.atomic_or(ls(5), v),
+                        sh.atomic_xor(ls(6) + ol, v),
+                        sh.atomic_exchange(ls(7), v),
+                        sh.atomic_compare_exchange(ls(8), c, v),
+                    ];
+                    if used {
+                        for (n, o) in olds.into_iter().enumerate() {
+                            out.set(i * 18u32 + n as u32, o);
+                        }
+                    }
+                    barrier();
+                    for_range(0u32, OPS * 4, |j| {
+                        if_((j % local_size(0)).eq(l), || {
+                            lo.set(gr * (OPS * 4) + j, sh.at(j))
+                        });
+                    });
+                })
+                .unwrap()
+            };
+            for used in [true, false] {
+                let k = build(used);
+                assert_eq!(
+                    k.cpu_vector_variant(),
+                    Err("an atomic in a kernel with barriers or collectives".into())
+                );
+                let run = |q: &Queue, local: usize, bad: u32| {
+                    let groups = 5;
+                    let n = groups * local;
+                    let xs: Vec<$t> = (0..n as u64).map(|i| spread(i) as $t).collect();
+                    // Compare-exchange expects what the work-item four before it stored
+                    // (the slot's first value for the first four), every third time off.
+                    let init: Vec<$t> = (0..groups as u64 * OPS as u64 * 4)
+                        .map(|i| spread(i + 1000) as $t)
+                        .collect();
+                    let es: Vec<$t> = (0..n)
+                        .map(|i| {
+                            let (gr, l) = (i / local, i % local);
+                            let want = if l < 4 {
+                                init[gr * OPS as usize * 4 + 8 * 4 + l % 4]
+                            } else {
+                                xs[i - 4]
+                            };
+                            if i % 3 == 2 {
+                                want ^ 1
+                            } else {
+                                want
+                            }
+                        })
+                        .collect();
+                    let x = Buffer::from_slice(q, &xs).unwrap();
+                    let e = Buffer::from_slice(q, &es).unwrap();
+                    let g = Buffer::from_slice(q, &init).unwrap();
+                    let out = Buffer::<$t>::new(q.device(), n * 18).unwrap();
+                    let lo = Buffer::<$t>::new(q.device(), init.len()).unwrap();
+                    k.launch(
+                        q,
+                        NdRange::new(n).local(local),
+                        args![&x, &e, &g, &out, &lo, bad],
+                    )
+                    .map(|_| {
+                        (
+                            q.read(&g).unwrap(),
+                            q.read(&out).unwrap(),
+                            q.read(&lo).unwrap(),
+                            es,
+                        )
+                    })
+                };
+                for local in [1, 3, 8, 64] {
+                    let want = run(&interp, local, u32::MAX).unwrap();
+                    if used && local == 64 {
+                        // Compare-exchange succeeded and failed, on both memories.
+                        for op in [8, 17] {
+                            let hits = (0..want.1.len() / 18)
+                                .filter(|&i| want.1[i * 18 + op] == want.3[i])
+                                .count();
+                            assert!(hits > 0 && hits < want.3.len(), "{op}: {hits}");
+                        }
+                    }
+                    assert!(run(&cpu, local, u32::MAX).unwrap() == want, "local {local}");
+                    // The buffer's atomic (work-item 2 or 0), then the local one (1 or 0).
+                    for bad in [local.min(3) as u32 - 1, 100 + local.min(2) as u32 - 1] {
+                        let want = run(&interp, local, bad).unwrap_err();
+                        assert!(matches!(want, Error::OutOfBounds { .. }), "{want}");
+                        let got = run(&cpu, local, bad).unwrap_err();
+                        assert_eq!(got.to_string(), want.to_string(), "local {local}");
+                    }
+                }
+            }
+        }
+    };
+}
+int_atomics_test!(inline_atomics_on_i32_agree_with_the_interpreter, i32);
+int_atomics_test!(inline_atomics_on_u32_agree_with_the_interpreter, u32);
+int_atomics_test!(inline_atomics_on_i64_agree_with_the_interpreter, i64);
+int_atomics_test!(inline_atomics_on_u64_agree_with_the_interpreter, u64);
+
+/// The float atomics (add, min, max, exchange) on a buffer and on local memory against the
+/// interpreter bit for bit, as the integer ones above: add (a loop of `fadd` and
+/// compare-exchange on the bits on a buffer, a plain `fadd` on local memory) and exchange
+/// inline, min and max through the helper (`Num::min_`'s rules), with NaN, -0.0, 0.0 and
+/// infinity among the operands and the slots' first values, results used and unused.
+macro_rules! float_atomics_test {
+    ($name:ident, $t:ty) => {
+        #[test]
+        fn $name() {
+            let (cpu, interp) = queues();
+            const OPS: u32 = 4;
+            let build = |used: bool| {
+                Kernel::build("float_atomics", |k| {
+                    let x = k.read::<$t>("x");
+                    let g = k.read_write::<$t>("g");
+                    let out = k.write::<$t>("out");
+                    let lo = k.write::<$t>("lo");
+                    let sh = k.local_array::<$t>("sh", OPS * 4);
+                    let (i, l, gr) = (global_id(0), local_id(0), group_id(0));
+                    for_range(0u32, OPS * 4, |j| {
+                        if_((j % local_size(0)).eq(l), || {
+                            sh.set(j, g.at(gr * (OPS * 4) + j))
+                        });
+                    });
+                    barrier();
+                    let s = l % 4u32;
+                    let v = x.at(i);
+                    let gs = |op: u32| gr * (OPS * 4) + op * 4 + s;
+                    let ls = |op: u32| s + op * 4;
+                    let olds = [
+                        g.atomic_add(gs(0), v),
+                        g.atomic_min(gs(1), v),
+                        g.atomic_max(gs(2), v),
+                        g.atomic_exchange(gs(3), v),
+                        sh.atomic_add(ls(0), v),
+                        sh.atomic_min(ls(1), v),
+                        sh.atomic_max(ls(2), v),
+                        sh.atomic_exchange(ls(3), v),
+                    ];
+                    if used {
+                        for (n, o) in olds.into_iter().enumerate() {
+                            out.set(i * 8u32 + n as u32, o);
+                        }
+                    }
+                    barrier();
+                    for_range(0u32, OPS * 4, |j| {
+                        if_((j % local_size(0)).eq(l), || {
+                            lo.set(gr * (OPS * 4) + j, sh.at(j))
+                        });
+                    });
+                })
+                .unwrap()
+            };
+            // One NaN (an add of two NaNs then has one answer whichever operand it keeps).
+            let special = [<$t>::NAN, -0.0, 0.0, <$t>::INFINITY, 1.5, -2.25];
+            let val = |i: u64| match spread(i) % 9 {
+                n @ 0..=5 => special[n as usize],
+                _ => (spread(i + 7) % 2001) as $t * 0.125 - 125.0,
+            };
+            for used in [true, false] {
+                let k = build(used);
+                let run = |q: &Queue, local: usize| {
+                    let groups = 5;
+                    let n = groups * local;
+                    let xs: Vec<$t> = (0..n as u64).map(val).collect();
+                    let init: Vec<$t> = (0..groups as u64 * OPS as u64 * 4)
+                        .map(|i| val(i + 1000))
+                        .collect();
+                    let x = Buffer::from_slice(q, &xs).unwrap();
+                    let g = Buffer::from_slice(q, &init).unwrap();
+                    let out = Buffer::<$t>::new(q.device(), n * 8).unwrap();
+                    let lo = Buffer::<$t>::new(q.device(), init.len()).unwrap();
+                    k.launch(q, NdRange::new(n).local(local), args![&x, &g, &out, &lo])
+                        .unwrap();
+                    let bits = |b: &Buffer<$t>| -> Vec<u64> {
+                        q.read(b)
+                            .unwrap()
+                            .iter()
+                            .map(|v| v.to_bits() as u64)
+                            .collect()
+                    };
+                    (bits(&g), bits(&out), bits(&lo))
+                };
+                for local in [1, 3, 8, 64] {
+                    let want = run(&interp, local);
+                    assert_eq!(run(&cpu, local), want, "local {local}");
+                }
+            }
+        }
+    };
+}
+float_atomics_test!(inline_atomics_on_f32_agree_with_the_interpreter, f32);
+float_atomics_test!(inline_atomics_on_f64_agree_with_the_interpreter, f64);
+
+/// Atomics from many work-groups at once (more than threads, so they run concurrently on
+/// `cpu`), with no barrier (the kernel is one region, in four lanes: `simd::Gen::vatomic`,
+/// lane by lane): a ticket counter (the old values
+/// returned are 0 to n - 1, once each), sub, min, max, and, or and xor, a compare-exchange
+/// loop counting to n, and float adds of whole numbers (exact, so any order gives the same
+/// sum): every final value is the interpreter's and the host's.
+#[test]
+fn contended_inline_atomics_agree_with_the_interpreter() {
+    let (cpu, interp) = queues();
+    let k = Kernel::build("contended", |k| {
+        let x = k.read::<i64>("x");
+        let c = k.read_write::<u32>("c");
+        let w = k.read_write::<i64>("w");
+        let f = k.read_write::<f32>("f");
+        let d = k.read_write::<f64>("d");
+        let tickets = k.write::<u32>("tickets");
+        let i = global_id(0);
+        let v = x.at(i);
+        tickets.set(i, c.atomic_add(0u32, 1u32));
+        c.atomic_sub(1u32, 3u32);
+        w.atomic_min(0u32, v);
+        w.atomic_max(1u32, v);
+        w.atomic_and(2u32, v);
+        w.atomic_or(3u32, v);
+        w.atomic_xor(4u32, v);
+        w.atomic_add(5u32, v);
+        loop_(|| {
+            let cur = c.atomic_load(2u32);
+            if_(
+                c.atomic_compare_exchange(2u32, cur, cur + 1u32).eq(cur),
+                break_,
+            );
+        });
+        f.atomic_add(0u32, (v & 255i64).cast::<f32>());
+        d.atomic_add(0u32, (v >> 20i64).cast::<f64>());
+    })
+    .unwrap();
+    // Four lanes, each active lane's atomic in turn; not eight.
+    assert_eq!(k.cpu_vector_variant(), Ok(()));
+    assert_eq!(k.cpu_eight_lane_variant(), Err("an atomic".into()));
+    let n = 64 * 1024;
+    let xs: Vec<i64> = (0..n as u64).map(|i| (spread(i) as i64) >> 20).collect();
+    let run = |q: &Queue| {
+        let x = Buffer::from_slice(q, &xs).unwrap();
+        let c = Buffer::<u32>::new(q.device(), 3).unwrap();
+        let w = Buffer::from_slice(q, &[i64::MAX, i64::MIN, -1, 0, 0, 0]).unwrap();
+        let f = Buffer::<f32>::new(q.device(), 1).unwrap();
+        let d = Buffer::<f64>::new(q.device(), 1).unwrap();
+        let t = Buffer::<u32>::new(q.device(), n).unwrap();
+        k.launch(q, NdRange::new(n).local(64), args![&x, &c, &w, &f, &d, &t])
+            .unwrap();
+        let mut t = q.read(&t).unwrap();
+        t.sort_unstable();
+        (
+            q.read(&c).unwrap(),
+            q.read(&w).unwrap(),
+            q.read(&f).unwrap()[0].to_bits(),
+            q.read(&d).unwrap()[0].to_bits(),
+            t,
+        )
+    };
+    let want = run(&interp);
+    let host = (
+        vec![
+            n as u32,
+            (n as u32).wrapping_mul(3).wrapping_neg(),
+            n as u32,
+        ],
+        vec![
+            *xs.iter().min().unwrap(),
+            *xs.iter().max().unwrap(),
+            xs.iter().fold(-1, |a, &b| a & b),
+            xs.iter().fold(0, |a, &b| a | b),
+            xs.iter().fold(0, |a, &b| a ^ b),
+            xs.iter().fold(0i64, |a, &b| a.wrapping_add(b)),
+        ],
+        (xs.iter().map(|&v| v & 255).sum::<i64>() as f32).to_bits(),
+        (xs.iter().map(|&v| v >> 20).sum::<i64>() as f64).to_bits(),
+        (0..n as u32).collect::<Vec<_>>(),
+    );
+    assert_eq!(want, host);
+    for _ in 0..3 {
+        assert_eq!(run(&cpu), want);
     }
 }

@@ -1,7 +1,8 @@
 //! The Rust functions that compiled code calls: the transcendental and integer built-ins and
 //! conversions through the evaluator's own code (so both CPU backends give the same bits),
-//! atomics through [`semantics`](crate::cpu::semantics), and stubs' CPU bodies (catching
-//! their panics).
+//! the float atomics that compiled code does not do inline (min and max, through
+//! [`semantics`](crate::cpu::semantics); the others are Cranelift instructions,
+//! `lower::Gen::atomic_inline`), and stubs' CPU bodies (catching their panics).
 //!
 //! Each is `extern "C"` and takes and returns plain numbers or bits; compiled code passes a
 //! built-in, scalar or atomic operation as its index in `MathFn::ALL`, `Scalar::ALL` or
@@ -59,6 +60,7 @@ pub(super) extern "C" fn cast_bits(from: u32, to: u32, bits: u64) -> u64 {
 }
 
 /// An atomic read-modify-write of the element at `ptr` (of scalar `s`); returns the old bits.
+/// Compiled code calls it for float min and max only; it does every operation.
 ///
 /// # Safety
 /// `ptr` points at a bounds-checked element of a buffer or local array.

@@ -15,6 +15,13 @@
 //! lengths, scalars, ids) are marked read-only and movable, so they leave loops too. A `loop`
 //! polls the launch's cancel flag and the flag another work-group's failure sets.
 //!
+//! **Atomics** ([`Gen::atomic_inline`], issue 31) are Cranelift instructions, no call: on a
+//! buffer a sequentially consistent `atomic_rmw` (`lock xadd`, `lock add` where the old
+//! value is unused, a `cmpxchg` loop for min and max) or `atomic_cas`, a float add a loop of
+//! `fadd` and `atomic_cas` on the bits; on local memory, which only its work-group's thread
+//! ever touches, a plain load, operation and store. Float min and max still call
+//! [`super::helpers::atomic`] (`Num::min_`'s NaN and signed-zero rules).
+//!
 //! **Bounds.** An access [`crate::ir::ranges`] proves in bounds has no test. A loop (not
 //! inside another such one) with accesses proven under preconditions on the launch's
 //! arguments ([`Verdict::ProvenIf`]: `local_size(0) <= 8` for `counts[d * 8 +
@@ -1209,6 +1216,156 @@ impl<'a, 'b> Gen<'a, 'b> {
         pres
     }
 
+    /// Atomic `op` through [`super::helpers::atomic`] (what [`Gen::atomic_inline`] leaves).
+    pub(super) fn atomic_call(
+        &mut self,
+        s: Scalar,
+        op: crate::ir::AtomicOp,
+        a: Value,
+        v: Value,
+        c: Option<Value>,
+    ) -> Value {
+        let v = self.bits_of(v, s);
+        let c = match c {
+            Some(c) => self.bits_of(c, s),
+            None => self.b.ins().iconst(types::I64, 0),
+        };
+        let si = self.b.ins().iconst(types::I32, scalar_index(s));
+        let oi = self.b.ins().iconst(types::I32, atomic_index(op));
+        let old = self
+            .call(
+                super::helpers::atomic as *const () as usize,
+                &[self.ptr, types::I32, types::I32, types::I64, types::I64],
+                Some(types::I64),
+                &[a, si, oi, v, c],
+            )
+            .expect("a result");
+        from_bits(&mut self.b, old, s)
+    }
+
+    /// Atomic `op` on the element of scalar `s` at `a` with operand `v` (and `c`, the value
+    /// compare-exchange expects) in Cranelift code; returns the old value, or `None` where the
+    /// [`super::helpers::atomic`] call stays (float min and max: `Num::min_` and `max_`, Rust's
+    /// `f32::min`, have NaN and signed-zero rules that no inline sequence is proven to match).
+    ///
+    /// On buffers, a sequentially consistent `atomic_rmw` (integers; a float's exchange on its
+    /// bits) or `atomic_cas` (compare-exchange, which compares bits as `semantics::apply_atomic`
+    /// does), and for a float's add a loop of `fadd` and `atomic_cas` on the bits, as
+    /// `semantics::atomic_rmw`'s loop.
+    ///
+    /// On local memory (`local`), a plain load, operation and store. A work-group's local
+    /// memory is its worker's own (`run::Scratch::locals`, allocated per thread and filled
+    /// with zeros per group by `Worker::run_group`), and a work-group runs on one thread from
+    /// start to end (its regions and the group level between them): nothing else reads or
+    /// writes that memory while the operation runs, so the result is the atomic's, in the
+    /// order this code runs the work-items (one after the other through a region, as with the
+    /// helper's call before; the interpreter runs a statement for every work-item in turn,
+    /// so a region with two atomics on one element can see another interleaving, which
+    /// atomics allow).
+    pub(super) fn atomic_inline(
+        &mut self,
+        local: bool,
+        s: Scalar,
+        op: crate::ir::AtomicOp,
+        a: Value,
+        v: Value,
+        c: Option<Value>,
+    ) -> Option<Value> {
+        use crate::ir::AtomicOp as A;
+        use cl::AtomicRmwOp as R;
+        let ty = cl_ty(s);
+        let flags = MemFlags::trusted();
+        if s.is_float() {
+            let ity = types::Type::int(ty.bits() as u16).expect("32 or 64 bits");
+            return match (op, local) {
+                (A::Add, true) => {
+                    let old = self.b.ins().load(ty, MEM, a, 0);
+                    let new = self.b.ins().fadd(old, v);
+                    self.b.ins().store(MEM, new, a, 0);
+                    Some(old)
+                }
+                (A::Add, false) => {
+                    let first = self.b.ins().atomic_load(ity, flags, a);
+                    let (again, done) = (self.b.create_block(), self.b.create_block());
+                    self.b.append_block_param(again, ity);
+                    self.b.append_block_param(done, ity);
+                    self.b.ins().jump(again, &[BlockArg::Value(first)]);
+                    self.b.switch_to_block(again);
+                    let cur = self.b.block_params(again)[0];
+                    let f = self.b.ins().bitcast(ty, MemFlags::new(), cur);
+                    let sum = self.b.ins().fadd(f, v);
+                    let new = self.b.ins().bitcast(ity, MemFlags::new(), sum);
+                    let got = self.b.ins().atomic_cas(flags, a, cur, new);
+                    let same = self.b.ins().icmp(IntCC::Equal, got, cur);
+                    self.b.ins().brif(
+                        same,
+                        done,
+                        &[BlockArg::Value(got)],
+                        again,
+                        &[BlockArg::Value(got)],
+                    );
+                    self.b.switch_to_block(done);
+                    let old = self.b.block_params(done)[0];
+                    Some(self.b.ins().bitcast(ty, MemFlags::new(), old))
+                }
+                (A::Exchange, true) => {
+                    let old = self.b.ins().load(ty, MEM, a, 0);
+                    self.b.ins().store(MEM, v, a, 0);
+                    Some(old)
+                }
+                (A::Exchange, false) => {
+                    let v = self.b.ins().bitcast(ity, MemFlags::new(), v);
+                    let old = self.b.ins().atomic_rmw(ity, flags, R::Xchg, a, v);
+                    Some(self.b.ins().bitcast(ty, MemFlags::new(), old))
+                }
+                _ => None,
+            };
+        }
+        if !matches!(ty, types::I32 | types::I64) {
+            return None;
+        }
+        let signed = s.is_signed();
+        if local {
+            let old = self.b.ins().load(ty, MEM, a, 0);
+            let new = match op {
+                A::Add => self.b.ins().iadd(old, v),
+                A::Sub => self.b.ins().isub(old, v),
+                A::Min if signed => self.b.ins().smin(old, v),
+                A::Min => self.b.ins().umin(old, v),
+                A::Max if signed => self.b.ins().smax(old, v),
+                A::Max => self.b.ins().umax(old, v),
+                A::And => self.b.ins().band(old, v),
+                A::Or => self.b.ins().bor(old, v),
+                A::Xor => self.b.ins().bxor(old, v),
+                A::Exchange => v,
+                A::CompareExchange => {
+                    let c = c.expect("validated compare value");
+                    let same = self.b.ins().icmp(IntCC::Equal, old, c);
+                    self.b.ins().select(same, v, old)
+                }
+            };
+            self.b.ins().store(MEM, new, a, 0);
+            return Some(old);
+        }
+        let rmw = match op {
+            A::Add => R::Add,
+            A::Sub => R::Sub,
+            A::Min if signed => R::Smin,
+            A::Min => R::Umin,
+            A::Max if signed => R::Smax,
+            A::Max => R::Umax,
+            A::And => R::And,
+            A::Or => R::Or,
+            A::Xor => R::Xor,
+            A::Exchange => R::Xchg,
+            A::CompareExchange => {
+                let c = c.expect("validated compare value");
+                return Some(self.b.ins().atomic_cas(flags, a, c, v));
+            }
+        };
+        Some(self.b.ins().atomic_rmw(ty, flags, rmw, a, v))
+    }
+
     /// A loop (`s`, a `for` or `loop` not inside another such copy) with accesses proven in
     /// bounds under preconditions on the launch's arguments: the preconditions tested once
     /// on entry (launch-uniform, so the test leaves the work-item loop), then one copy of the
@@ -1322,27 +1479,13 @@ impl<'a, 'b> Gen<'a, 'b> {
             } => {
                 let s = self.f.mem_elem(*mem).expect("validated memory").scalar;
                 let v = self.expr(*operand)[0];
-                let v = self.bits_of(v, s);
-                let c = match compare {
-                    Some(c) => {
-                        let c = self.expr(*c)[0];
-                        self.bits_of(c, s)
-                    }
-                    None => self.b.ins().iconst(types::I64, 0),
-                };
+                let c = compare.map(|c| self.expr(c)[0]);
                 let (a, _) = self.address(*mem, *index);
-                let si = self.b.ins().iconst(types::I32, scalar_index(s));
-                let oi = self.b.ins().iconst(types::I32, atomic_index(*op));
-                let old = self
-                    .call(
-                        super::helpers::atomic as *const () as usize,
-                        &[self.ptr, types::I32, types::I32, types::I64, types::I64],
-                        Some(types::I64),
-                        &[a, si, oi, v, c],
-                    )
-                    .expect("a result");
+                let old = match self.atomic_inline(matches!(mem, Mem::Local(_)), s, *op, a, v, c) {
+                    Some(old) => old,
+                    None => self.atomic_call(s, *op, a, v, c),
+                };
                 if let Some(r) = result {
-                    let old = from_bits(&mut self.b, old, s);
                     self.define(*r, &[old]);
                 }
             }

@@ -3,8 +3,9 @@
 //!
 //! A kernel whose values are all integers, `f32`s, `f64`s or `bool`s (not `f16`; vector
 //! types are split into their components first, [`super::split`]: a kernel with them is
-//! compiled here as the split kernel), without private arrays, atomics, stubs or 64-bit
-//! indices (else [`scalar_reason`] says why not), is compiled a second time with every IR value a 4-lane vector (`f32x4`,
+//! compiled here as the split kernel), without private arrays, stubs, 64-bit indices or
+//! atomics in a kernel with barriers or collectives (else [`scalar_reason`] says why not), is
+//! compiled a second time with every IR value a 4-lane vector (`f32x4`,
 //! `i32x4`; a `bool` is a lane mask of all ones or zeros; a 64-bit value is two registers,
 //! `f64x2` or `i64x2`, lanes 0 and 1 in the first, 2 and 3 in the second; an 8- or 16-bit
 //! integer is an `i32x4` lane, sign- or zero-extended as its type is signed or not, wrapped
@@ -98,6 +99,13 @@
 //! four active lanes (one test on entry), one for the others.
 //! A fault names the first faulting lane's work-item.
 //!
+//! **Atomics** ([`Gen::vatomic`], issue 31) run lane by lane: the active lanes' indices tested
+//! as any access's, then each active lane's operation in turn, lane 0 first, as the scalar
+//! code's ([`Gen::atomic_inline`]), its old value put in the lane. Only in kernels without
+//! barriers or collectives: the patterns' look-back scans and radix sorts, which have both,
+//! took three to four times the instructions in four lanes (callgrind, 2^18 keys), their
+//! tiles' local accesses gathering lane by lane.
+//!
 //! **Eight lanes** (issue 31, item 4). A kernel of one region (no barriers or collectives)
 //! whose values and expressions are all 32-bit integers, `f32`s or `bool`s ([`wide_reason`]
 //! says why not) is also compiled with eight work-items per iteration, for launches whose
@@ -151,7 +159,9 @@ use crate::ir::{
     Stmt, Type, UnaryOp, ValueId,
 };
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
-use cranelift_codegen::ir::{self as cl, types, Endianness, InstBuilder, MemFlags, Value};
+use cranelift_codegen::ir::{
+    self as cl, types, BlockArg, Endianness, InstBuilder, MemFlags, Value,
+};
 use cranelift_frontend::{FunctionBuilder, Variable};
 use std::collections::HashMap;
 
@@ -258,8 +268,10 @@ pub(super) fn scalar_reason(f: &Function) -> Option<String> {
         }
         match s {
             // Barriers and collectives run at the group level, between the regions.
-            Stmt::Atomic { .. } | Stmt::AtomicLoad { .. } => why = Some("an atomic".into()),
-            Stmt::Load { mem, index, .. } | Stmt::Store { mem, index, .. }
+            Stmt::Load { mem, index, .. }
+            | Stmt::Store { mem, index, .. }
+            | Stmt::Atomic { mem, index, .. }
+            | Stmt::AtomicLoad { mem, index, .. }
                 if f.exprs.ty(*index).scalar.size() == 8
                     && matches!(mem, Mem::Buffer(_) | Mem::Local(_)) =>
             {
@@ -270,6 +282,16 @@ pub(super) fn scalar_reason(f: &Function) -> Option<String> {
     });
     if why.is_some() {
         return why;
+    }
+    let synced = f.body.iter().any(super::plan::has_sync);
+    let mut atomic = false;
+    walk_block(&f.body, &mut |s| {
+        atomic |= matches!(s, Stmt::Atomic { .. } | Stmt::AtomicLoad { .. });
+    });
+    if synced && atomic {
+        // Measured (callgrind, issue 31): the patterns' look-back scans and radix sorts,
+        // whose kernels have both, take three to four times the instructions in four lanes.
+        return Some("an atomic in a kernel with barriers or collectives".into());
     }
     let streams = Streams::default();
     (f.body.iter().any(super::plan::has_sync)
@@ -306,6 +328,13 @@ pub(super) fn wide_reason(f: &Function) -> Option<String> {
     }
     if let Some(d) = f.locals.iter().next() {
         return Some(format!("the local array `{}`", d.name));
+    }
+    let mut atomic = false;
+    walk_block(&f.body, &mut |s| {
+        atomic |= matches!(s, Stmt::Atomic { .. } | Stmt::AtomicLoad { .. });
+    });
+    if atomic {
+        return Some("an atomic".into());
     }
     if let Some(v) = f.values.iter().find(|v| !ok(v.ty)) {
         return Some(match &v.name {
@@ -2152,6 +2181,60 @@ impl Gen<'_, '_> {
         self.b.ins().store(MEM, x, a, 0);
     }
 
+    /// An atomic (`op` with its operand and compare value; `None`: an atomic load) lane by
+    /// lane: the active lanes' bounds tested as any access's, then for each active lane in
+    /// order, lane 0 first, the scalar code's operation ([`Gen::atomic_inline`], or the
+    /// helper's call), its old value put in the lane (zero in the inactive ones).
+    #[allow(clippy::type_complexity)]
+    fn vatomic(
+        &mut self,
+        mem: Mem,
+        index: ExprId,
+        op: Option<(crate::ir::AtomicOp, ExprId, Option<ExprId>)>,
+    ) -> Vec<Value> {
+        let s = self.f.mem_elem(mem).expect("validated memory").scalar;
+        let n = self.per_part(s);
+        let operands = op.map(|(o, v, c)| (o, self.vexprs(v), c.map(|c| self.vexprs(c))));
+        let (base, idx) = self.lanes_index(mem, index);
+        let local = matches!(mem, Mem::Local(_));
+        let m = self.mask();
+        let mut acc = self.vzero(s);
+        let tys: Vec<cl::Type> = acc.iter().map(|&v| self.b.func.dfg.value_type(v)).collect();
+        for k in 0..self.nlanes() {
+            let (on, next) = (self.b.create_block(), self.b.create_block());
+            for &t in &tys {
+                self.b.append_block_param(next, t);
+            }
+            let args: Vec<BlockArg> = acc.iter().map(|&v| BlockArg::Value(v)).collect();
+            let mk = self.b.ins().extractlane(m, k as u8);
+            self.b.ins().brif(mk, on, &[], next, &args);
+            self.b.switch_to_block(on);
+            let ik = self.b.ins().extractlane(idx, k as u8);
+            let a = self.elem_addr(base, ik, s.size());
+            let lane = |g: &mut Self, v: &[Value]| {
+                g.b.ins().extractlane(v[(k / n) as usize], (k % n) as u8)
+            };
+            let old = match &operands {
+                Some((o, v, c)) => {
+                    let vk = lane(self, v);
+                    let ck = c.as_ref().map(|c| lane(self, c));
+                    match self.atomic_inline(local, s, *o, a, vk, ck) {
+                        Some(old) => old,
+                        None => self.atomic_call(s, *o, a, vk, ck),
+                    }
+                }
+                None => self.b.ins().atomic_load(cl_ty(s), MemFlags::new(), a),
+            };
+            let part = &mut acc[(k / n) as usize];
+            *part = self.b.ins().insertlane(*part, old, (k % n) as u8);
+            let args: Vec<BlockArg> = acc.iter().map(|&v| BlockArg::Value(v)).collect();
+            self.b.ins().jump(next, &args);
+            self.b.switch_to_block(next);
+            acc = self.b.block_params(next).to_vec();
+        }
+        acc
+    }
+
     /// A load at four indices of no known pattern (a chunk per work-item: `x[id * chunk +
     /// j]`) with four active lanes ([`Gen::full`]) and proven in bounds
     /// ([`Gen::proven_here`]): four scalar loads into the lanes, without tests or branches.
@@ -2559,8 +2642,25 @@ impl Gen<'_, '_> {
             Stmt::MemFence { .. } => {
                 self.b.ins().fence();
             }
-            Stmt::Atomic { .. } | Stmt::AtomicLoad { .. } => {
-                unreachable!("not in vectorized kernels")
+            Stmt::Atomic {
+                result,
+                mem,
+                index,
+                op,
+                operand,
+                compare,
+                ..
+            } => {
+                let x = self.vatomic(*mem, *index, Some((*op, *operand, *compare)));
+                if let Some(r) = result {
+                    self.define_lanes(*r, &x);
+                }
+            }
+            Stmt::AtomicLoad {
+                value, mem, index, ..
+            } => {
+                let x = self.vatomic(*mem, *index, None);
+                self.define_lanes(*value, &x);
             }
             Stmt::Barrier(_) | Stmt::Group { .. } => {
                 unreachable!("barriers and collectives are between regions")
