@@ -661,6 +661,81 @@ fn pitched_tile_loads_agree_with_the_interpreter() {
     }
 }
 
+/// A stencil's neighbours clamped at the borders (`min(max(col + dc, 0), hi)`, the rows'
+/// likewise, as the tensor fields read them): the vector code loads four (or eight)
+/// neighbours at once where no clamp binds and they lie in the buffer, lane by lane
+/// elsewhere. The interpreter's results at every border and local size (4 and 8 lanes, and
+/// the one-work-item code), and its error where the clamp's bound `hi` lets the last row's
+/// last column read one element past the end (consecutive lanes, the last out of bounds).
+#[test]
+fn clamped_neighbour_loads_agree_with_the_interpreter() {
+    let (cpu, interp) = queues();
+    let k = Kernel::build("clamped", |k| {
+        let x = k.read::<f32>("x");
+        let y = k.write::<f32>("y");
+        let rows = k.scalar::<i32>("rows");
+        let cols = k.scalar::<i32>("cols");
+        let hi = k.scalar::<i32>("hi");
+        let (c, r) = (global_id(0).cast::<i32>(), global_id(1).cast::<i32>());
+        let at = |dr: i32, dc: i32| {
+            let rr = (r + dr).max(lit(0i32)).min(rows - 1i32);
+            let cc = (c + dc).max(lit(0i32)).min(hi);
+            x.at((rr * cols + cc).cast::<u32>())
+        };
+        // Unsigned, one clamp: `min(col + 1, hi)`.
+        let right = x.at((r.min(rows - 1i32) * cols).cast::<u32>()
+            + (c.cast::<u32>() + 1u32).min(hi.cast::<u32>()));
+        if_(r.lt(rows).and(c.lt(cols)), || {
+            let v = at(0, 1) - at(0, -1) * 2.0f32 + at(1, 0) * 3.0f32 - at(-1, 0) + right * 0.5f32;
+            y.set((r * cols + c).cast::<u32>(), v);
+        });
+    })
+    .unwrap();
+    let run = |q: &Queue, rows: usize, cols: usize, hi: i32, local: [usize; 2]| {
+        let xm: Vec<f32> = (0..rows * cols)
+            .map(|i| ((i * 37) % 23) as f32 / 8.0 - 1.0)
+            .collect();
+        let x = Buffer::from_slice(q, &xm).unwrap();
+        let y = Buffer::from_slice(q, &vec![0.0f32; rows * cols]).unwrap();
+        let range = NdRange::new([
+            cols.div_ceil(local[0]) * local[0],
+            rows.div_ceil(local[1]) * local[1],
+        ])
+        .local(local);
+        k.launch(
+            q,
+            range,
+            args![&x, &y, rows as i32, cols as i32, hi],
+        )
+        .map_err(|e| e.to_string())?;
+        let bits: Vec<u32> = q.read(&y).unwrap().iter().map(|v| v.to_bits()).collect();
+        Ok::<_, String>(bits)
+    };
+    for local in [[4, 2], [8, 2], [32, 1], [3, 2]] {
+        for (rows, cols, hi_off, ok) in [
+            (5, 16, -1, true),
+            (7, 13, -1, true),
+            (3, 40, -1, true),
+            (6, 5, -1, true),
+            // Clamped short of the last column: the neighbours repeat it.
+            (4, 20, -3, true),
+            // `hi = cols`: the last row's last column reads past the end.
+            (5, 16, 0, false),
+            (7, 13, 0, false),
+        ] {
+            let hi = cols as i32 + hi_off;
+            let want = run(&interp, rows, cols, hi, local);
+            assert_eq!(
+                want.is_ok(),
+                ok,
+                "{rows}x{cols}, hi {hi}, local {local:?}: {want:?}"
+            );
+            let got = run(&cpu, rows, cols, hi, local);
+            assert_eq!(got, want, "{rows}x{cols}, hi {hi}, local {local:?}");
+        }
+    }
+}
+
 /// A group-level `for` whose bounds every work-item shares (one counter for the group,
 /// written into the records of the work-items that read it) across barriers: trip counts that
 /// differ per launch (zero among them), local sizes that fill the blocks of four and sizes
