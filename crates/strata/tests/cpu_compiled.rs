@@ -853,6 +853,8 @@ mod random {
         types: &'static [Scalar],
         /// Whether expressions may go through vectors ([`Gen::vector_expr`]).
         pub vectors: bool,
+        /// Whether an index may be the id clamped at borders (`min(max(gid + o, lo), hi)`).
+        pub clamps: bool,
     }
 
     /// The local arrays of a kernel with barriers: `u32`, launch-sized (two halves of the
@@ -904,6 +906,7 @@ mod random {
                 may_return: true,
                 types: &TYPES,
                 vectors: false,
+                clamps: false,
             }
         }
 
@@ -1380,6 +1383,20 @@ mod random {
                 Scalar::U32,
             );
             match self.r.below(5) {
+                // Sometimes a stencil's neighbour clamped at the borders, `min(max(gid + o,
+                // lo), hi)`: consecutive lanes where no clamp binds (one vector load).
+                0 if self.clamps && self.r.below(3) == 0 => {
+                    let g = self.gid();
+                    let o = self.r.below(4) as u32;
+                    let o = self.u32_lit(o);
+                    let x = self.e(Expr::Binary(BinaryOp::Add, g, o), Scalar::U32);
+                    let lo = self.r.below(8) as u32;
+                    let lo = self.u32_lit(lo);
+                    let x = self.e(Expr::Math(MathFn::Max, vec![x, lo]), Scalar::U32);
+                    let hi = N - 1 - self.r.below(6) as u32;
+                    let hi = self.u32_lit(hi);
+                    self.e(Expr::Math(MathFn::Min, vec![x, hi]), Scalar::U32)
+                }
                 0 => self.gid(),
                 1 => {
                     let k = self.e(Expr::Param(ParamId::new(K)), Scalar::U32);
@@ -2165,7 +2182,9 @@ fn random_simd_kernels_agree_with_the_interpreter() {
     let n = N as usize;
     let inputs = random_run::Inputs::new();
     for seed in 1..=300u64 {
-        let f = Gen::new(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15)).kernel(8);
+        let mut g = Gen::new(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        g.clamps = true;
+        let f = g.kernel(8);
         let text = f.to_string();
         let k = Kernel::from_ir(f).unwrap_or_else(|e| panic!("seed {seed}: {e}\n{text}"));
         // Every one of them has the vector variant (64-bit lanes included).
@@ -2199,7 +2218,9 @@ fn random_kernels_of_32_bit_values_take_eight_lanes_and_agree_with_the_interpret
     let n = N as usize;
     let inputs = random_run::Inputs::new();
     for seed in 1..=150u64 {
-        let f = Gen::new_32(seed.wrapping_mul(0xD6E8_FEB8_6659_FD93)).kernel(8);
+        let mut g = Gen::new_32(seed.wrapping_mul(0xD6E8_FEB8_6659_FD93));
+        g.clamps = true;
+        let f = g.kernel(8);
         let text = f.to_string();
         let k = Kernel::from_ir(f).unwrap_or_else(|e| panic!("seed {seed}: {e}\n{text}"));
         k.cpu_eight_lane_variant()
