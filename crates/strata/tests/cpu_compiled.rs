@@ -702,12 +702,8 @@ fn clamped_neighbour_loads_agree_with_the_interpreter() {
             rows.div_ceil(local[1]) * local[1],
         ])
         .local(local);
-        k.launch(
-            q,
-            range,
-            args![&x, &y, rows as i32, cols as i32, hi],
-        )
-        .map_err(|e| e.to_string())?;
+        k.launch(q, range, args![&x, &y, rows as i32, cols as i32, hi])
+            .map_err(|e| e.to_string())?;
         let bits: Vec<u32> = q.read(&y).unwrap().iter().map(|v| v.to_bits()).collect();
         Ok::<_, String>(bits)
     };

@@ -58,7 +58,10 @@
 //! parameters, sizes, `for` counters with a uniform start and step and `let`s of them are
 //! *uniform* ([`uniform`]), and a load at a uniform index is one scalar load and a splat, with
 //! one scalar bounds test (or the proof's); an index that only turns out to be shared at run
-//! time is tested for it.
+//! time is tested for it. A load at an index consecutive where no clamp binds
+//! ([`clamped_consecutive`]: the id under `min`/`max` with uniform bounds, as a stencil reads
+//! its neighbours at the borders) tests once that the four indices are consecutive and their
+//! elements in the buffer: one vector load, else lane by lane with the tests.
 //!
 //! **Four active lanes.** Where the mask is known to be all four lanes ([`Gen::full`]: the
 //! start of a one-region kernel, the sides of an `if` on a uniform condition, the body of a
