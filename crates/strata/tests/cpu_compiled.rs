@@ -661,6 +661,77 @@ fn pitched_tile_loads_agree_with_the_interpreter() {
     }
 }
 
+/// A stencil's neighbours clamped at the borders (`min(max(col + dc, 0), hi)`, the rows'
+/// likewise, as the tensor fields read them): the vector code loads four (or eight)
+/// neighbours at once where no clamp binds and they lie in the buffer, lane by lane
+/// elsewhere. The interpreter's results at every border and local size (4 and 8 lanes, and
+/// the one-work-item code), and its error where the clamp's bound `hi` lets the last row's
+/// last column read one element past the end (consecutive lanes, the last out of bounds).
+#[test]
+fn clamped_neighbour_loads_agree_with_the_interpreter() {
+    let (cpu, interp) = queues();
+    let k = Kernel::build("clamped", |k| {
+        let x = k.read::<f32>("x");
+        let y = k.write::<f32>("y");
+        let rows = k.scalar::<i32>("rows");
+        let cols = k.scalar::<i32>("cols");
+        let hi = k.scalar::<i32>("hi");
+        let (c, r) = (global_id(0).cast::<i32>(), global_id(1).cast::<i32>());
+        let at = |dr: i32, dc: i32| {
+            let rr = (r + dr).max(lit(0i32)).min(rows - 1i32);
+            let cc = (c + dc).max(lit(0i32)).min(hi);
+            x.at((rr * cols + cc).cast::<u32>())
+        };
+        // Unsigned, one clamp: `min(col + 1, hi)`.
+        let right = x.at((r.min(rows - 1i32) * cols).cast::<u32>()
+            + (c.cast::<u32>() + 1u32).min(hi.cast::<u32>()));
+        if_(r.lt(rows).and(c.lt(cols)), || {
+            let v = at(0, 1) - at(0, -1) * 2.0f32 + at(1, 0) * 3.0f32 - at(-1, 0) + right * 0.5f32;
+            y.set((r * cols + c).cast::<u32>(), v);
+        });
+    })
+    .unwrap();
+    let run = |q: &Queue, rows: usize, cols: usize, hi: i32, local: [usize; 2]| {
+        let xm: Vec<f32> = (0..rows * cols)
+            .map(|i| ((i * 37) % 23) as f32 / 8.0 - 1.0)
+            .collect();
+        let x = Buffer::from_slice(q, &xm).unwrap();
+        let y = Buffer::from_slice(q, &vec![0.0f32; rows * cols]).unwrap();
+        let range = NdRange::new([
+            cols.div_ceil(local[0]) * local[0],
+            rows.div_ceil(local[1]) * local[1],
+        ])
+        .local(local);
+        k.launch(q, range, args![&x, &y, rows as i32, cols as i32, hi])
+            .map_err(|e| e.to_string())?;
+        let bits: Vec<u32> = q.read(&y).unwrap().iter().map(|v| v.to_bits()).collect();
+        Ok::<_, String>(bits)
+    };
+    for local in [[4, 2], [8, 2], [32, 1], [3, 2]] {
+        for (rows, cols, hi_off, ok) in [
+            (5, 16, -1, true),
+            (7, 13, -1, true),
+            (3, 40, -1, true),
+            (6, 5, -1, true),
+            // Clamped short of the last column: the neighbours repeat it.
+            (4, 20, -3, true),
+            // `hi = cols`: the last row's last column reads past the end.
+            (5, 16, 0, false),
+            (7, 13, 0, false),
+        ] {
+            let hi = cols as i32 + hi_off;
+            let want = run(&interp, rows, cols, hi, local);
+            assert_eq!(
+                want.is_ok(),
+                ok,
+                "{rows}x{cols}, hi {hi}, local {local:?}: {want:?}"
+            );
+            let got = run(&cpu, rows, cols, hi, local);
+            assert_eq!(got, want, "{rows}x{cols}, hi {hi}, local {local:?}");
+        }
+    }
+}
+
 /// A group-level `for` whose bounds every work-item shares (one counter for the group,
 /// written into the records of the work-items that read it) across barriers: trip counts that
 /// differ per launch (zero among them), local sizes that fill the blocks of four and sizes
@@ -778,6 +849,8 @@ mod random {
         types: &'static [Scalar],
         /// Whether expressions may go through vectors ([`Gen::vector_expr`]).
         pub vectors: bool,
+        /// Whether an index may be the id clamped at borders (`min(max(gid + o, lo), hi)`).
+        pub clamps: bool,
     }
 
     /// The local arrays of a kernel with barriers: `u32`, launch-sized (two halves of the
@@ -834,6 +907,7 @@ mod random {
                 may_return: true,
                 types: &TYPES,
                 vectors: false,
+                clamps: false,
             }
         }
 
@@ -1310,6 +1384,20 @@ mod random {
                 Scalar::U32,
             );
             match self.r.below(5) {
+                // Sometimes a stencil's neighbour clamped at the borders, `min(max(gid + o,
+                // lo), hi)`: consecutive lanes where no clamp binds (one vector load).
+                0 if self.clamps && self.r.below(3) == 0 => {
+                    let g = self.gid();
+                    let o = self.r.below(4) as u32;
+                    let o = self.u32_lit(o);
+                    let x = self.e(Expr::Binary(BinaryOp::Add, g, o), Scalar::U32);
+                    let lo = self.r.below(8) as u32;
+                    let lo = self.u32_lit(lo);
+                    let x = self.e(Expr::Math(MathFn::Max, vec![x, lo]), Scalar::U32);
+                    let hi = N - 1 - self.r.below(6) as u32;
+                    let hi = self.u32_lit(hi);
+                    self.e(Expr::Math(MathFn::Min, vec![x, hi]), Scalar::U32)
+                }
                 0 => self.gid(),
                 1 => {
                     let k = self.e(Expr::Param(ParamId::new(K)), Scalar::U32);
@@ -2160,7 +2248,9 @@ fn random_simd_kernels_agree_with_the_interpreter() {
     let n = N as usize;
     let inputs = random_run::Inputs::new();
     for seed in 1..=300u64 {
-        let f = Gen::new(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15)).kernel(8);
+        let mut g = Gen::new(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        g.clamps = true;
+        let f = g.kernel(8);
         let text = f.to_string();
         let k = Kernel::from_ir(f).unwrap_or_else(|e| panic!("seed {seed}: {e}\n{text}"));
         // Every one of them has the vector variant (64-bit lanes included).
@@ -2194,7 +2284,9 @@ fn random_kernels_of_32_bit_values_take_eight_lanes_and_agree_with_the_interpret
     let n = N as usize;
     let inputs = random_run::Inputs::new();
     for seed in 1..=150u64 {
-        let f = Gen::new_32(seed.wrapping_mul(0xD6E8_FEB8_6659_FD93)).kernel(8);
+        let mut g = Gen::new_32(seed.wrapping_mul(0xD6E8_FEB8_6659_FD93));
+        g.clamps = true;
+        let f = g.kernel(8);
         let text = f.to_string();
         let k = Kernel::from_ir(f).unwrap_or_else(|e| panic!("seed {seed}: {e}\n{text}"));
         k.cpu_eight_lane_variant()

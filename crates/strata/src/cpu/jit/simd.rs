@@ -59,7 +59,10 @@
 //! parameters, sizes, `for` counters with a uniform start and step and `let`s of them are
 //! *uniform* ([`uniform`]), and a load at a uniform index is one scalar load and a splat, with
 //! one scalar bounds test (or the proof's); an index that only turns out to be shared at run
-//! time is tested for it.
+//! time is tested for it. A load at an index consecutive where no clamp binds
+//! ([`clamped_consecutive`]: the id under `min`/`max` with uniform bounds, as a stencil reads
+//! its neighbours at the borders) tests once that the four indices are consecutive and their
+//! elements in the buffer: one vector load, else lane by lane with the tests.
 //!
 //! **Four active lanes.** Where the mask is known to be all four lanes ([`Gen::full`]: the
 //! start of a one-region kernel, the sides of an `if` on a uniform condition, the body of a
@@ -445,6 +448,8 @@ pub(super) fn uniform(f: &Function, c: &Counters, e: ExprId) -> bool {
             uniform(f, c, *a) || aligned(f, c, *a)
         }
         Expr::Binary(_, a, b) => uniform(f, c, *a) && uniform(f, c, *b),
+        // A clamped row of a stencil: `min(max(row + 1, 0), rows - 1)`.
+        Expr::Math(MathFn::Min | MathFn::Max, xs) => xs.iter().all(|&x| uniform(f, c, x)),
         _ => false,
     };
     c.memo.borrow_mut().insert(e, u);
@@ -526,6 +531,36 @@ fn consecutive(f: &Function, c: &Counters, e: ExprId) -> bool {
             matches!(to, Scalar::I32 | Scalar::U32)
                 && matches!(f.exprs.ty(*a).scalar, Scalar::I32 | Scalar::U32)
                 && consecutive(f, c, *a)
+        }
+        _ => false,
+    }
+}
+
+/// Whether the lanes of `e` (not [`consecutive`] itself) are consecutive wherever a clamp
+/// in it does not bind: a [`consecutive`] index under `min` or `max` with a uniform bound
+/// (a stencil's neighbour at a border, `min(max(x + 1, 0), n - 1)`), plus or minus
+/// something uniform, cast between 32-bit integers. Such an access is tested at run time
+/// ([`Gen::vload_clamped`]): one vector access when the four indices turn out consecutive.
+fn clamped_consecutive(f: &Function, c: &Counters, e: ExprId) -> bool {
+    let near = |x: ExprId| consecutive(f, c, x) || clamped_consecutive(f, c, x);
+    match f.exprs.get(e) {
+        Expr::Value(v) => match (c.fors.get(v), c.lets.get(v)) {
+            (None, Some(&x)) => clamped_consecutive(f, c, x),
+            _ => false,
+        },
+        Expr::Math(MathFn::Min | MathFn::Max, xs) if xs.len() == 2 => {
+            matches!(f.exprs.ty(e).scalar, Scalar::I32 | Scalar::U32)
+                && ((near(xs[0]) && uniform(f, c, xs[1])) || (uniform(f, c, xs[0]) && near(xs[1])))
+        }
+        Expr::Binary(BinaryOp::Add, a, b) => {
+            (clamped_consecutive(f, c, *a) && uniform(f, c, *b))
+                || (uniform(f, c, *a) && clamped_consecutive(f, c, *b))
+        }
+        Expr::Binary(BinaryOp::Sub, a, b) => clamped_consecutive(f, c, *a) && uniform(f, c, *b),
+        Expr::Cast(a, to) => {
+            matches!(to, Scalar::I32 | Scalar::U32)
+                && matches!(f.exprs.ty(*a).scalar, Scalar::I32 | Scalar::U32)
+                && clamped_consecutive(f, c, *a)
         }
         _ => false,
     }
@@ -2093,6 +2128,9 @@ impl Gen<'_, '_> {
             self.b.switch_to_block(merge);
             return out;
         }
+        if clamped_consecutive(self.f, &self.counters, index) {
+            return self.vload_clamped(mem, index);
+        }
         if self.full && self.proven_here(mem, index) {
             return self.vgather_proven(mem, index);
         }
@@ -2126,6 +2164,47 @@ impl Gen<'_, '_> {
         self.jump_with(merge, &v);
         self.b.switch_to_block(merge);
         out
+    }
+
+    /// A load at a [`clamped_consecutive`] index: when every lane is active, the four
+    /// indices are consecutive (no clamp binds) and their elements lie inside the buffer
+    /// without wrapping, one vector load at the first; else the lane-by-lane load with its
+    /// tests ([`Gen::vload_general`]), which faults as the interpreter does.
+    fn vload_clamped(&mut self, mem: Mem, index: ExprId) -> Vec<Value> {
+        let s = self.f.mem_elem(mem).expect("validated memory").scalar;
+        let is = self.f.exprs.ty(index).scalar;
+        let idx = self.vexpr(index);
+        let (base, len) = self.mem_base_len(mem);
+        let seq = self.whole_vector(idx);
+        let i0 = self.lane0(idx);
+        let i0 = self.widen_index(i0, is);
+        // Lanes past 2^31 (2^32 unsigned) would wrap: not consecutive in memory.
+        let wrap = self
+            .b
+            .ins()
+            .iconst(types::I64, if is.is_signed() { 1 << 31 } else { 1 << 32 });
+        let lim = self.b.ins().umin(len, wrap);
+        let end = self.b.ins().iadd_imm(i0, LANES as i64);
+        let inside = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, end, lim);
+        let ok = self.b.ins().band(seq, inside);
+        let (fast, slow) = (self.b.create_block(), self.b.create_block());
+        let (merge, out) = self.merge_block(s);
+        self.b.ins().brif(ok, fast, &[], slow, &[]);
+        self.b.switch_to_block(fast);
+        let addr = self.elem_addr_wide(base, i0, s.size());
+        let v = self.load_parts(s, addr);
+        self.jump_with(merge, &v);
+        self.b.switch_to_block(slow);
+        let v = self.vload_general(mem, index);
+        self.jump_with(merge, &v);
+        self.b.switch_to_block(merge);
+        out
+    }
+
+    /// The address of element `i` (a 64-bit index) of `base`.
+    fn elem_addr_wide(&mut self, base: Value, i: Value, size: usize) -> Value {
+        let off = self.b.ins().imul_imm(i, size as i64);
+        self.b.ins().iadd(base, off)
     }
 
     fn vstore(&mut self, mem: Mem, index: ExprId, v: &[Value]) {
