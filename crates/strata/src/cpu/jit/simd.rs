@@ -522,15 +522,23 @@ fn consecutive(f: &Function, c: &Counters, e: ExprId) -> bool {
             (None, Some(&x)) => consecutive(f, c, x),
             (None, None) => false,
         },
+        _ => shifted(f, c, e, &|x| consecutive(f, c, x)),
+    }
+}
+
+/// Whether `e` is `x + u`, `u + x` or `x - u` (`u` uniform) or a cast between 32-bit
+/// integers of `x`, for an `x` that `inner` accepts: what keeps a pattern of the lanes
+/// ([`consecutive`], [`clamped_consecutive`]).
+fn shifted(f: &Function, c: &Counters, e: ExprId, inner: &dyn Fn(ExprId) -> bool) -> bool {
+    match f.exprs.get(e) {
         Expr::Binary(BinaryOp::Add, a, b) => {
-            (consecutive(f, c, *a) && uniform(f, c, *b))
-                || (uniform(f, c, *a) && consecutive(f, c, *b))
+            (inner(*a) && uniform(f, c, *b)) || (uniform(f, c, *a) && inner(*b))
         }
-        Expr::Binary(BinaryOp::Sub, a, b) => consecutive(f, c, *a) && uniform(f, c, *b),
+        Expr::Binary(BinaryOp::Sub, a, b) => inner(*a) && uniform(f, c, *b),
         Expr::Cast(a, to) => {
             matches!(to, Scalar::I32 | Scalar::U32)
                 && matches!(f.exprs.ty(*a).scalar, Scalar::I32 | Scalar::U32)
-                && consecutive(f, c, *a)
+                && inner(*a)
         }
         _ => false,
     }
@@ -552,17 +560,7 @@ fn clamped_consecutive(f: &Function, c: &Counters, e: ExprId) -> bool {
             matches!(f.exprs.ty(e).scalar, Scalar::I32 | Scalar::U32)
                 && ((near(xs[0]) && uniform(f, c, xs[1])) || (uniform(f, c, xs[0]) && near(xs[1])))
         }
-        Expr::Binary(BinaryOp::Add, a, b) => {
-            (clamped_consecutive(f, c, *a) && uniform(f, c, *b))
-                || (uniform(f, c, *a) && clamped_consecutive(f, c, *b))
-        }
-        Expr::Binary(BinaryOp::Sub, a, b) => clamped_consecutive(f, c, *a) && uniform(f, c, *b),
-        Expr::Cast(a, to) => {
-            matches!(to, Scalar::I32 | Scalar::U32)
-                && matches!(f.exprs.ty(*a).scalar, Scalar::I32 | Scalar::U32)
-                && clamped_consecutive(f, c, *a)
-        }
-        _ => false,
+        _ => shifted(f, c, e, &|x| clamped_consecutive(f, c, x)),
     }
 }
 
@@ -1915,6 +1913,15 @@ impl Gen<'_, '_> {
         fast: cl::Block,
         slow: cl::Block,
     ) -> Value {
+        let (ok, addr) = self.consecutive_fits(mem, index);
+        self.b.ins().brif(ok, fast, &[], slow, &[]);
+        addr
+    }
+
+    /// Whether every lane is active and the four elements from lane 0's index on lie inside
+    /// the buffer (without wrapping), and the address of the first
+    /// ([`Gen::consecutive_access`]'s test).
+    fn consecutive_fits(&mut self, mem: Mem, index: ExprId) -> (Value, Value) {
         let is = self.f.exprs.ty(index).scalar;
         let idx = self.vexpr(index);
         let (base, len) = self.mem_base_len(mem);
@@ -1952,8 +1959,7 @@ impl Gen<'_, '_> {
             .size();
         let off = self.b.ins().imul_imm(i0, size as i64);
         let addr = self.b.ins().iadd(base, off);
-        self.b.ins().brif(ok, fast, &[], slow, &[]);
-        addr
+        (ok, addr)
     }
 
     /// Whether all four lanes of `e`'s registers hold the same value, the inactive lanes'
@@ -2172,26 +2178,14 @@ impl Gen<'_, '_> {
     /// tests ([`Gen::vload_general`]), which faults as the interpreter does.
     fn vload_clamped(&mut self, mem: Mem, index: ExprId) -> Vec<Value> {
         let s = self.f.mem_elem(mem).expect("validated memory").scalar;
-        let is = self.f.exprs.ty(index).scalar;
         let idx = self.vexpr(index);
-        let (base, len) = self.mem_base_len(mem);
         let seq = self.whole_vector(idx);
-        let i0 = self.lane0(idx);
-        let i0 = self.widen_index(i0, is);
-        // Lanes past 2^31 (2^32 unsigned) would wrap: not consecutive in memory.
-        let wrap = self
-            .b
-            .ins()
-            .iconst(types::I64, if is.is_signed() { 1 << 31 } else { 1 << 32 });
-        let lim = self.b.ins().umin(len, wrap);
-        let end = self.b.ins().iadd_imm(i0, LANES as i64);
-        let inside = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, end, lim);
-        let ok = self.b.ins().band(seq, inside);
+        let (fits, addr) = self.consecutive_fits(mem, index);
+        let ok = self.b.ins().band(seq, fits);
         let (fast, slow) = (self.b.create_block(), self.b.create_block());
         let (merge, out) = self.merge_block(s);
         self.b.ins().brif(ok, fast, &[], slow, &[]);
         self.b.switch_to_block(fast);
-        let addr = self.elem_addr_wide(base, i0, s.size());
         let v = self.load_parts(s, addr);
         self.jump_with(merge, &v);
         self.b.switch_to_block(slow);
@@ -2199,12 +2193,6 @@ impl Gen<'_, '_> {
         self.jump_with(merge, &v);
         self.b.switch_to_block(merge);
         out
-    }
-
-    /// The address of element `i` (a 64-bit index) of `base`.
-    fn elem_addr_wide(&mut self, base: Value, i: Value, size: usize) -> Value {
-        let off = self.b.ins().imul_imm(i, size as i64);
-        self.b.ins().iadd(base, off)
     }
 
     fn vstore(&mut self, mem: Mem, index: ExprId, v: &[Value]) {
