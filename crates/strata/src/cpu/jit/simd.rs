@@ -1913,14 +1913,21 @@ impl Gen<'_, '_> {
         fast: cl::Block,
         slow: cl::Block,
     ) -> Value {
-        let (ok, addr) = self.consecutive_fits(mem, index);
+        let (inside, addr) = self.consecutive_fits(mem, index);
+        let ok = if self.full {
+            inside
+        } else {
+            let m = self.mask();
+            let full = self.b.ins().vall_true(m);
+            self.b.ins().band(inside, full)
+        };
         self.b.ins().brif(ok, fast, &[], slow, &[]);
         addr
     }
 
-    /// Whether every lane is active and the four elements from lane 0's index on lie inside
-    /// the buffer (without wrapping), and the address of the first
-    /// ([`Gen::consecutive_access`]'s test).
+    /// Whether the four elements from lane 0's index on lie inside the buffer (without
+    /// wrapping), and the address of the first ([`Gen::consecutive_access`]'s test, less the
+    /// mask's).
     fn consecutive_fits(&mut self, mem: Mem, index: ExprId) -> (Value, Value) {
         let is = self.f.exprs.ty(index).scalar;
         let idx = self.vexpr(index);
@@ -1944,13 +1951,6 @@ impl Gen<'_, '_> {
                 self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, end, lim)
             }
         };
-        let ok = if self.full {
-            inside
-        } else {
-            let m = self.mask();
-            let full = self.b.ins().vall_true(m);
-            self.b.ins().band(inside, full)
-        };
         let size = self
             .f
             .mem_elem(mem)
@@ -1959,7 +1959,7 @@ impl Gen<'_, '_> {
             .size();
         let off = self.b.ins().imul_imm(i0, size as i64);
         let addr = self.b.ins().iadd(base, off);
-        (ok, addr)
+        (inside, addr)
     }
 
     /// Whether all four lanes of `e`'s registers hold the same value, the inactive lanes'
@@ -2179,6 +2179,7 @@ impl Gen<'_, '_> {
     fn vload_clamped(&mut self, mem: Mem, index: ExprId) -> Vec<Value> {
         let s = self.f.mem_elem(mem).expect("validated memory").scalar;
         let idx = self.vexpr(index);
+        // (Every lane active included.)
         let seq = self.whole_vector(idx);
         let (fits, addr) = self.consecutive_fits(mem, index);
         let ok = self.b.ins().band(seq, fits);
