@@ -283,3 +283,79 @@ fn sgemm_takes_the_cpu_vector_variant_and_agrees_with_the_interpreter() {
         assert_eq!(run(&cpu), run(&interp), "{}", c.name());
     }
 }
+
+/// The tiling picked for a size: the largest candidate whose blocks divide the sizes and, on
+/// CPU-type devices, give every compute unit a block; the default where none divides (its
+/// launch then refuses the sizes); and every pick computes the host's product.
+#[test]
+fn the_tiling_picked_for_a_size_divides_it_and_keeps_the_cores_busy() {
+    let big = SgemmConfig::DEFAULT;
+    let mid = SgemmConfig::new(128, 64, 8, 8, 8);
+    let small = SgemmConfig::new(64, 64, 8, 8, 8);
+    for d in devices() {
+        let info = d.info();
+        let units = info.compute_units.max(1) as usize;
+        let blocks = |c: &SgemmConfig, m: usize, n: usize| {
+            (m / c.block_m as usize) * (n / c.block_n as usize)
+        };
+        for (m, n) in [
+            (128, 128),
+            (128, 64),
+            (64, 192),
+            (256, 256),
+            (1024, 1024),
+            (640, 128),
+        ] {
+            let c = SgemmConfig::for_size(info, m, n);
+            let at = format!("{m} x {n} on {}", info.spec());
+            assert_eq!(m % c.block_m as usize, 0, "{at}: {}", c.name());
+            assert_eq!(n % c.block_n as usize, 0, "{at}: {}", c.name());
+            // The first candidate (largest first) that divides and, on CPUs, fills the units.
+            let fits = |t: &SgemmConfig| m % t.block_m as usize == 0 && n % t.block_n as usize == 0;
+            let dividing: Vec<SgemmConfig> = [big, mid, small].into_iter().filter(fits).collect();
+            let want = if !info.is_cpu() {
+                dividing[0]
+            } else {
+                dividing
+                    .iter()
+                    .copied()
+                    .find(|t| blocks(t, m, n) >= units)
+                    .unwrap_or_else(|| {
+                        dividing.iter().copied().fold(dividing[0], |b, t| {
+                            if blocks(&t, m, n) > blocks(&b, m, n) {
+                                t
+                            } else {
+                                b
+                            }
+                        })
+                    })
+            };
+            assert_eq!(c, want, "{at}");
+            if info.is_cpu() && units >= 2 && (m, n) == (128, 128) {
+                assert_ne!(c, big, "{at}: one 128 x 128 block leaves a core idle");
+            }
+            if m * n <= 256 * 256 {
+                check(&Queue::new(&d).unwrap(), &Sgemm::new(c).unwrap(), m, n, 16);
+            }
+        }
+        // Nothing divides 100 x 100: the default, whose launch refuses the size.
+        let c = SgemmConfig::for_size(info, 100, 100);
+        assert_eq!(c, big, "{}", info.spec());
+        let q = Queue::new(&d).unwrap();
+        let buf = |len| Buffer::<f32>::new(&q, len).unwrap();
+        let e = Sgemm::new(c)
+            .unwrap()
+            .launch(
+                &q,
+                &buf(100 * 8),
+                &buf(8 * 100),
+                &buf(100 * 100),
+                100,
+                100,
+                8,
+            )
+            .unwrap_err();
+        assert!(matches!(e, Error::InvalidWorkSize { .. }), "{e}");
+        assert!(e.to_string().contains("100"), "{e}");
+    }
+}

@@ -4,7 +4,7 @@
 //!
 //! | bench                    | tiling ([`SgemmConfig`])                                  |
 //! |--------------------------|-----------------------------------------------------------|
-//! | `sgemm`                  | [`SgemmConfig::DEFAULT`]: 128 x 128 x 8, 8 x 8 per work-item, bands of 8 block rows |
+//! | `sgemm`                  | [`SgemmConfig::for_size`] of the device and size: [`SgemmConfig::DEFAULT`] (128 x 128 x 8, 8 x 8 per work-item, bands of 8 block rows) on GPUs; on CPU-type devices the largest of 128 x 128, 128 x 64, 64 x 64 that gives every core a block (at 128^2 on 2 cores: 128 x 64) |
 //! | `sgemm_128x128x8_8x8_g1` | the same, blocks in plain row order                       |
 //! | `sgemm_128x128x16_8x8`   | `k` steps of 16 (half the barriers, twice the local memory) |
 //! | `sgemm_128x64x8_8x8`     | 128 x 64 blocks (128 work-items)                          |
@@ -107,12 +107,18 @@ impl Runs {
         cuda: Option<&CudaBaseline>,
         reps: usize,
     ) -> Result<BenchResult, BenchError> {
-        let config = config(name).ok_or_else(|| {
+        let named = config(name).ok_or_else(|| {
             BenchError::InvalidOptions(format!("`{name}` is not an SGEMM benchmark"))
         })?;
+        let info = q.device().info();
+        // `sgemm` runs the tiling strata picks for the size on the device.
+        let config = if name == "sgemm" {
+            SgemmConfig::for_size(info, edge(info, &named), edge(info, &named))
+        } else {
+            named
+        };
         // A tiling whose tiles exceed the device's local memory cannot run there (lavapipe
         // has 32 KiB; 128x128x16 needs 33,280 bytes): a row the device does not support.
-        let info = q.device().info();
         if config.local_mem_bytes() > info.local_mem_size {
             return Err(BenchError::Strata(Error::Unsupported {
                 kernel: name.to_string(),
