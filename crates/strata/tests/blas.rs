@@ -311,7 +311,9 @@ fn the_tiling_picked_for_a_size_divides_it_and_keeps_the_cores_busy() {
             assert_eq!(m % c.block_m as usize, 0, "{at}: {}", c.name());
             assert_eq!(n % c.block_n as usize, 0, "{at}: {}", c.name());
             // The first candidate (largest first) that divides and, on CPUs, fills the units.
-            let fits = |t: &SgemmConfig| m % t.block_m as usize == 0 && n % t.block_n as usize == 0;
+            let fits = |t: &SgemmConfig| {
+                m.is_multiple_of(t.block_m as usize) && n.is_multiple_of(t.block_n as usize)
+            };
             let dividing: Vec<SgemmConfig> = [big, mid, small].into_iter().filter(fits).collect();
             let want = if !info.is_cpu() {
                 dividing[0]

@@ -122,7 +122,10 @@ impl SgemmConfig {
             SgemmConfig::new(64, 64, 8, 8, 8),
         ];
         let divides = |c: &&SgemmConfig| {
-            m > 0 && n > 0 && m % c.block_m as usize == 0 && n % c.block_n as usize == 0
+            m > 0
+                && n > 0
+                && m.is_multiple_of(c.block_m as usize)
+                && n.is_multiple_of(c.block_n as usize)
         };
         let blocks =
             |c: &SgemmConfig| (m / c.block_m as usize).saturating_mul(n / c.block_n as usize);
