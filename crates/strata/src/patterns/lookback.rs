@@ -185,41 +185,57 @@ where
             // All `k` loads first, unconditionally (past the end of the last tile they read its
             // last element), so that they are in flight together: guarded loads interleaved
             // with their stores went out in 3 dependent batches (ptxas, sm_90).
-            // Padded against bank conflicts on GPUs; not on the compiled CPU backend, which
-            // has no banks (and then save the index arithmetic of every access).
-            let data = if padded {
-                cx.local::<T>("tile_data", tile_len + tile_len / 32)
-            } else {
-                cx.local::<T>("tile_data", tile_len)
-            };
-            let pad = |p: Expr<u32>| if padded { p + (p >> 5u32) } else { p };
+            // Padded against bank conflicts. Not on the compiled CPU backend, which has no
+            // banks and runs a work-item's accesses one after another (one work-item at a
+            // time, as the kernel has atomics and barriers): there the tile would only be
+            // copied in and out, so each work-item loads its own elements instead.
             let last = (count - 1u32).named("tile_last");
-            let loaded: Vec<Expr<T>> = (0..k)
-                .map(|j| {
-                    let p = l + j * gs;
-                    view.at(cx, t0 + p.min(last)).named("loaded")
-                })
-                .collect();
-            for (j, v) in loaded.into_iter().enumerate() {
-                let p = l + j as u32 * gs;
-                // Past the end of the last tile: zeros, so that the reads below (whose values
-                // are then discarded) read defined values.
-                let zero = lit(<T as bytemuck::Zeroable>::zeroed());
-                data.set(pad(p), select(p.lt(count), v, zero));
-            }
-            barrier();
             let base = (l * k).named("item_start");
-            let mut run = data.at(pad(base)).named("running");
-            for j in 1..k {
-                // Written back in place of the elements (only this work-item reads them): the
-                // `k` running values are not live in registers across the look-back (ptxas,
-                // sm_90: 77 registers with them, 3 work-groups per SM).
-                data.set(pad(base + j - 1), run);
-                let v = data.at(pad(base + j));
-                // Positions past the tile's end leave the running value as it is.
-                run = select((base + j).lt(count), op(run, v), run).named("running");
-            }
-            data.set(pad(base + k - 1), run);
+            let zero = lit(<T as bytemuck::Zeroable>::zeroed());
+            let (data, running) = if padded {
+                let data = cx.local::<T>("tile_data", tile_len + tile_len / 32);
+                let pad = |p: Expr<u32>| p + (p >> 5u32);
+                let loaded: Vec<Expr<T>> = (0..k)
+                    .map(|j| {
+                        let p = l + j * gs;
+                        view.at(cx, t0 + p.min(last)).named("loaded")
+                    })
+                    .collect();
+                for (j, v) in loaded.into_iter().enumerate() {
+                    let p = l + j as u32 * gs;
+                    // Past the end of the last tile: zeros, so that the reads below (whose
+                    // values are then discarded) read defined values.
+                    data.set(pad(p), select(p.lt(count), v, zero));
+                }
+                barrier();
+                let mut run = data.at(pad(base)).named("running");
+                for j in 1..k {
+                    // Written back in place of the elements (only this work-item reads
+                    // them): the `k` running values are not live in registers across the
+                    // look-back (ptxas, sm_90: 77 registers with them, 3 work-groups per SM).
+                    data.set(pad(base + j - 1), run);
+                    let v = data.at(pad(base + j));
+                    // Positions past the tile's end leave the running value as it is.
+                    run = select((base + j).lt(count), op(run, v), run).named("running");
+                }
+                data.set(pad(base + k - 1), run);
+                (Some((data, pad)), vec![run])
+            } else {
+                // Each work-item's `k` consecutive elements and running values (kept in its
+                // record across the barriers), with the padded tile's zeros past the end.
+                let mut running: Vec<Expr<T>> = Vec::with_capacity(k as usize);
+                for j in 0..k {
+                    let p = base + j;
+                    let v = select(p.lt(count), view.at(cx, t0 + p.min(last)), zero);
+                    let run = match running.last() {
+                        None => v,
+                        Some(&r) => select(p.lt(count), op(r, v), r),
+                    };
+                    running.push(run.named("running"));
+                }
+                (None, running)
+            };
+            let run = *running.last().expect("k >= 1");
 
             // 3. Inclusive scan of the work-items' totals.
             let totals = cx.local::<T>("item_totals", gs);
@@ -345,12 +361,8 @@ where
             )
             .named("prefix");
             let has_prefix = has_before | has_carry;
-            // The running values back from local memory, all read before the first write.
-            let running: Vec<Expr<T>> = (0..k)
-                .map(|j| data.at(pad(base + j)).named("running"))
-                .collect();
-            for (j, &r) in running.iter().enumerate() {
-                let v = if init.is_some() {
+            let result = |j: usize, running: &[Expr<T>]| {
+                if init.is_some() {
                     // Exclusive: the prefix, then the running values shifted by one.
                     if j == 0 {
                         prefix
@@ -358,14 +370,34 @@ where
                         op(prefix, running[j - 1])
                     }
                 } else {
-                    select(has_prefix, op(prefix, r), r)
-                };
-                data.set(pad(base + j as u32), v);
-            }
-            barrier();
-            for j in 0..k {
-                let p = l + j * gs;
-                if_(p.lt(count), || out.set(out_off + t0 + p, data.at(pad(p))));
+                    select(has_prefix, op(prefix, running[j]), running[j])
+                }
+            };
+            match data {
+                Some((data, pad)) => {
+                    // The running values back from local memory, all read before the first
+                    // write; the results through local memory to coalesced stores.
+                    let running: Vec<Expr<T>> = (0..k)
+                        .map(|j| data.at(pad(base + j)).named("running"))
+                        .collect();
+                    for j in 0..k as usize {
+                        data.set(pad(base + j as u32), result(j, &running));
+                    }
+                    barrier();
+                    for j in 0..k {
+                        let p = l + j * gs;
+                        if_(p.lt(count), || out.set(out_off + t0 + p, data.at(pad(p))));
+                    }
+                }
+                None => {
+                    // Each work-item stores its own elements' results.
+                    for j in 0..k as usize {
+                        let p = base + j as u32;
+                        if_(p.lt(count), || {
+                            out.set(out_off + t0 + p, result(j, &running));
+                        });
+                    }
+                }
             }
         },
     );
