@@ -4352,3 +4352,63 @@ fn contended_inline_atomics_agree_with_the_interpreter() {
         assert_eq!(run(&cpu), want);
     }
 }
+
+/// A 2-D launch of a kernel whose barriers sit in a `for` loop runs its work-groups in bands
+/// of rows on `cpu` (the tiled matmul's order): the results are the interpreter's, and of
+/// several failing work-groups the error is still the first in index order, also where a
+/// later one (in index order) runs first (work-group (0, 5) comes before (1, 0) in a band of
+/// eight rows).
+#[test]
+fn work_groups_in_bands_fault_as_the_interpreter() {
+    let (cpu, interp) = queues();
+    let k = Kernel::build("banded_tiles", |k| {
+        let x = k.read::<u32>("x");
+        let bad = k.read::<u32>("bad");
+        let y = k.write::<u32>("y");
+        // A run-time trip count: a loop of literal bounds is unrolled, and then the kernel
+        // has no loop with barriers (nor the bands).
+        let tiles = k.scalar::<u32>("tiles");
+        let tile = k.local_array::<u32>("tile", 16);
+        let gx = num_groups(0);
+        let g = group_id(1) * gx + group_id(0);
+        let l = local_id(1) * 4u32 + local_id(0);
+        let acc = var_named("acc", 0u32);
+        for_range(0u32, tiles, |t| {
+            // A failing work-group reads past the end of `x` in its second tile.
+            let i = (g * 16u32 + l) * 3u32 + t + bad.at(g) * t * 100_000u32;
+            tile.set(l, x.at(i));
+            barrier_local();
+            acc.set(acc.get() + tile.at(15u32 - l));
+            barrier_local();
+        });
+        y.set(g * 16u32 + l, acc.get());
+    })
+    .unwrap();
+    let (gx, gy) = (3usize, 10usize);
+    let run = |q: &Queue, failing: &[usize]| {
+        let n = gx * gy * 16;
+        let xs: Vec<u32> = (0..3 * n as u32)
+            .map(|i| i.wrapping_mul(2654435761))
+            .collect();
+        let mut flags = vec![0u32; gx * gy];
+        for &f in failing {
+            flags[f] = 1;
+        }
+        let x = Buffer::from_slice(q, &xs).unwrap();
+        let b = Buffer::from_slice(q, &flags).unwrap();
+        let y = Buffer::<u32>::new(q.device(), n).unwrap();
+        k.launch(
+            q,
+            NdRange::new([gx * 4, gy * 4]).local([4, 4]),
+            args![&x, &b, &y, 3u32],
+        )
+        .map_err(|e| e.to_string())?;
+        Ok::<_, String>(q.read(&y).unwrap())
+    };
+    // Group index = row * 3 + column: (1, 0) is 1, (0, 5) is 15, (2, 9) is 29.
+    for failing in [vec![], vec![1, 15], vec![15, 29], vec![29], vec![1]] {
+        let want = run(&interp, &failing);
+        assert_eq!(want.is_ok(), failing.is_empty(), "{failing:?}: {want:?}");
+        assert_eq!(run(&cpu, &failing), want, "{failing:?}");
+    }
+}

@@ -481,6 +481,59 @@ fn run_groups<W>(
     make: impl Fn() -> Result<W> + Sync,
     run: impl Fn(&mut W, usize) -> Result<()> + Sync,
 ) -> Result<()> {
+    run_groups_in(GroupOrder::Linear, total, kernel, cancel, stop, make, run)
+}
+
+/// The order in which [`run_groups_in`] hands out a launch's work-groups (what each
+/// participant claims is a run of consecutive positions in it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum GroupOrder {
+    /// By index: dimension 0 fastest.
+    Linear,
+    /// A 2-D grid (`groups[2] == 1`) in bands of `rows` rows of work-groups: down a band's
+    /// rows, then one column right, band after band. Work-groups that walk a shared
+    /// dimension in tiles (a tiled matrix product: a row of work-groups reads the same rows
+    /// of `A`, a column the same columns of `B`) then find both operands' tiles in the cache
+    /// from the work-groups just before; in index order the column strips of `B` are read
+    /// again from memory by every work-group.
+    Bands {
+        /// Work-groups per dimension.
+        groups: [usize; 3],
+        /// Rows per band (at least 1).
+        rows: usize,
+    },
+}
+
+impl GroupOrder {
+    /// The index (dimension 0 fastest) of the work-group at position `p` of the order.
+    pub(crate) fn index(self, p: usize) -> usize {
+        match self {
+            GroupOrder::Linear => p,
+            GroupOrder::Bands { groups, rows } => {
+                let [gx, gy, _] = groups;
+                let band = p / (rows * gx);
+                let r = p % (rows * gx);
+                // The last band may have fewer rows.
+                let height = rows.min(gy - band * rows);
+                let (x, y) = (r / height, band * rows + r % height);
+                y * gx + x
+            }
+        }
+    }
+}
+
+/// [`run_groups`] with the work-groups handed out in `order`; `run` gets each work-group's
+/// index. Errors are still the first in index order: a participant skips the work-groups
+/// whose index comes after the first failure and runs the others.
+fn run_groups_in<W>(
+    order: GroupOrder,
+    total: usize,
+    kernel: &str,
+    cancel: &AtomicBool,
+    stop: &Arc<Stop>,
+    make: impl Fn() -> Result<W> + Sync,
+    run: impl Fn(&mut W, usize) -> Result<()> + Sync,
+) -> Result<()> {
     use std::sync::atomic::AtomicUsize;
     use std::sync::Mutex;
     if total == 0 {
@@ -498,7 +551,9 @@ fn run_groups<W>(
         let mut worker: Option<W> = None;
         loop {
             let start = next.fetch_add(claim, Ordering::Relaxed);
-            if start >= total || start > stop.first() {
+            // In index order, every later position comes after the first failure too.
+            let linear = order == GroupOrder::Linear;
+            if start >= total || (linear && start > stop.first()) {
                 return;
             }
             let w = match &mut worker {
@@ -508,9 +563,13 @@ fn run_groups<W>(
                     Err(e) => return fail(start, e),
                 },
             };
-            for g in start..(start + claim).min(total) {
+            for p in start..(start + claim).min(total) {
+                let g = order.index(p);
                 if g > stop.first() {
-                    return;
+                    if linear {
+                        return;
+                    }
+                    continue;
                 }
                 if cancel.load(Ordering::Acquire) {
                     return fail(
@@ -521,7 +580,11 @@ fn run_groups<W>(
                     );
                 }
                 if let Err(e) = run(w, g) {
-                    return fail(g, e);
+                    fail(g, e);
+                    // Later positions may hold earlier work-groups (not in index order).
+                    if linear {
+                        return;
+                    }
                 }
             }
         }
@@ -837,6 +900,94 @@ mod tests {
             let makes = makes.load(Ordering::Relaxed);
             assert!(makes >= 1 && makes <= rayon::current_num_threads().max(1));
         }
+    }
+
+    /// Bands visit every work-group once: down a band's rows, then right, the last band
+    /// shorter where the rows do not divide.
+    #[test]
+    fn group_bands_visit_each_group_once_down_the_band_first() {
+        for (gx, gy) in [(1, 2), (3, 8), (5, 9), (64, 64), (7, 17)] {
+            for rows in [1, 2, 8, 20] {
+                let order = GroupOrder::Bands {
+                    groups: [gx, gy, 1],
+                    rows,
+                };
+                let total = gx * gy;
+                let seen: Vec<usize> = (0..total).map(|p| order.index(p)).collect();
+                let mut sorted = seen.clone();
+                sorted.sort_unstable();
+                assert_eq!(
+                    sorted,
+                    (0..total).collect::<Vec<_>>(),
+                    "{gx}x{gy} by {rows}"
+                );
+                let h = rows.min(gy);
+                // The first band's first column, then its second.
+                let want: Vec<usize> = (0..h).map(|y| y * gx).collect();
+                assert_eq!(seen[..h], want, "{gx}x{gy} by {rows}");
+                if gx > 1 {
+                    assert_eq!(seen[h], 1, "{gx}x{gy} by {rows}");
+                }
+            }
+        }
+        assert_eq!(GroupOrder::Linear.index(17), 17);
+    }
+
+    /// In bands too, the error is the first failing work-group's in index order, and every
+    /// work-group before it ran, wherever it lies in the order.
+    #[test]
+    fn run_groups_in_bands_reports_the_first_failure_in_index_order() {
+        let (gx, gy) = (9, 13);
+        let total = gx * gy;
+        let order = GroupOrder::Bands {
+            groups: [gx, gy, 1],
+            rows: 4,
+        };
+        for first in [0, 1, gx, 2 * gx + 3, total / 2, total - 1] {
+            let ran: Vec<AtomicBool> = (0..total).map(|_| AtomicBool::new(false)).collect();
+            let (cancel, stop) = (AtomicBool::new(false), Stop::new());
+            let r = run_groups_in(
+                order,
+                total,
+                "k",
+                &cancel,
+                &stop,
+                || Ok(()),
+                |_, g| {
+                    ran[g].store(true, Ordering::Relaxed);
+                    if g >= first {
+                        return Err(fault(g));
+                    }
+                    std::thread::yield_now();
+                    Ok(())
+                },
+            );
+            let Err(Error::KernelFault { message, .. }) = r else {
+                panic!("{first}: {r:?}")
+            };
+            assert_eq!(message, format!("group {first}"));
+            assert!(
+                ran[..first].iter().all(|r| r.load(Ordering::Relaxed)),
+                "{first}"
+            );
+        }
+        // Without failures every group runs once.
+        let runs: Vec<AtomicUsize> = (0..total).map(|_| AtomicUsize::new(0)).collect();
+        let (cancel, stop) = (AtomicBool::new(false), Stop::new());
+        run_groups_in(
+            order,
+            total,
+            "k",
+            &cancel,
+            &stop,
+            || Ok(()),
+            |_, g| {
+                runs[g].fetch_add(1, Ordering::Relaxed);
+                Ok(())
+            },
+        )
+        .unwrap();
+        assert!(runs.iter().all(|r| r.load(Ordering::Relaxed) == 1));
     }
 
     /// The error returned is the first failing work-group's, in group order, however the

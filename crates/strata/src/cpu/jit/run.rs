@@ -90,7 +90,8 @@ impl JitProgram {
             stop: &stop,
             cancel,
         };
-        let r = crate::cpu::run_groups(
+        let r = crate::cpu::run_groups_in(
+            group_order(plan, groups),
             total,
             &self.decls.name,
             cancel,
@@ -106,6 +107,32 @@ impl JitProgram {
         Error::Cancelled {
             kernel: self.decls.name.clone(),
         }
+    }
+}
+
+/// Rows of work-groups per band of [`group_order`].
+const BAND_ROWS: usize = 8;
+
+/// The order a launch's work-groups run in: bands of [`BAND_ROWS`] rows
+/// ([`GroupOrder::Bands`]) for a 2-D grid of more than one row whose kernel walks tiles in
+/// a group-level `for` loop (a loop with barriers: a tiled matrix product's loop over the
+/// tiles of `k`), index order otherwise. Measured (`strata bench --device cpu --filter
+/// matmul`, 1024^2 in 16 x 16 tiles, machine loaded, alternating runs of one build,
+/// 2026-11-28): 606–808 ms in bands of 8 against 950–1,114 ms in index order; the same bands
+/// made the fused ROF stencils (2-D, no loop) slower, 1,050–1,745 ms against 735–1,391:
+/// a stencil streams its rows, which index order reads in sequence.
+fn group_order(plan: &super::plan::Plan, groups: [usize; 3]) -> crate::cpu::GroupOrder {
+    let tiles = plan
+        .tree
+        .iter()
+        .any(|n| matches!(n, super::plan::Node::For { .. }));
+    if tiles && groups[1] > 1 && groups[2] == 1 {
+        crate::cpu::GroupOrder::Bands {
+            groups,
+            rows: BAND_ROWS,
+        }
+    } else {
+        crate::cpu::GroupOrder::Linear
     }
 }
 
