@@ -571,18 +571,38 @@ impl<'a> Worker<'a> {
     fn reduce(&mut self, op: GroupOp, arg: Slot, value: Slot) {
         let n = self.lanes;
         let stride = QUAD * self.s.plan.record;
-        with_scalar!(arg.ty.scalar, T => {
-            let size = std::mem::size_of::<T>();
-            let (mut acc, f) = semantics::fold_op::<T>(op);
-            let p = self.rec(0, arg.off, size);
+        /// The slot's scalars of the `n` work-items (blocks `stride` bytes apart from `p`)
+        /// folded with `f` from `acc`, in local-id order: `f` inlined (through
+        /// [`semantics::fold_op`]'s pointer, a call per work-item).
+        fn fold<T: Num>(
+            p: *const u8,
+            n: usize,
+            stride: usize,
+            mut acc: T,
+            f: impl Fn(T, T) -> T,
+        ) -> T {
             for l in (0..n).step_by(QUAD) {
                 // SAFETY: the slot's scalars of the work-items of `l`'s block, side by side,
                 // `stride` bytes after the block before (records are whole blocks).
-                let four = unsafe { std::ptr::read_unaligned(p.add(l / QUAD * stride) as *const [T; QUAD]) };
+                let four = unsafe {
+                    std::ptr::read_unaligned(p.add(l / QUAD * stride) as *const [T; QUAD])
+                };
                 for &x in &four[..QUAD.min(n - l)] {
                     acc = f(acc, x);
                 }
             }
+            acc
+        }
+        with_scalar!(arg.ty.scalar, T => {
+            let size = std::mem::size_of::<T>();
+            // The interpreter's identity and operation.
+            let (init, _) = semantics::fold_op::<T>(op);
+            let p = self.rec(0, arg.off, size);
+            let acc = match op {
+                GroupOp::ReduceAdd => fold(p, n, stride, init, T::add),
+                GroupOp::ReduceMin => fold(p, n, stride, init, T::min_),
+                _ => fold(p, n, stride, init, T::max_),
+            };
             let p = self.rec_mut(0, value.off, size);
             for q in 0..n.div_ceil(QUAD) {
                 // SAFETY: the value slots of block `q` (those past the group's work-items, in
