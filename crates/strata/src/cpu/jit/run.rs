@@ -5,7 +5,11 @@
 //! through) are its thread's [`Scratch`], kept between launches, so a repeated launch
 //! allocates nothing here. For each work-group the worker calls the regions' functions and runs what sits
 //! between them (barriers, collectives, and the `if`s and loops that contain them) under the
-//! same execution masks as the interpreter, reading and writing the work-items' records.
+//! same execution masks as the interpreter, reading and writing the work-items' records. A
+//! work-group reduction of a scalar (`group_reduce_add`, `_min`, `_max`: a `gather_add`'s
+//! first step) is folded straight from the records in local-id order and its result stored
+//! four work-items at a time ([`Worker::reduce`]); the other collectives go through
+//! [`semantics::collective`] on columns copied out of the records and back.
 //!
 //! A region that faults returns 1 after writing its [`Fault`] (the site, the
 //! work-item, the index and the length), from which the worker builds the interpreter's

@@ -38,7 +38,10 @@
 //! so a tile's row of loads shares one address register. What has no vector
 //! instruction (integer division, shifts by per-lane amounts, the transcendental built-ins,
 //! some conversions; `fma` where the host has no vector FMA) is computed lane by lane with
-//! the scalar code, so the results are the scalar backend's, bit for bit; a float `fma` is
+//! the scalar code, so the results are the scalar backend's, bit for bit (an integer division
+//! or remainder of uniform operands where all lanes are active, a chunk's length
+//! `(n + size - 1) / size`, is lane 0's one scalar division, splat: lane 0 is the first
+//! work-item a zero divisor would name); a float `fma` is
 //! one vector fused multiply-add (`vfmadd` on x86-64 with FMA), correctly rounded as the
 //! scalar one.
 //!
