@@ -4403,6 +4403,12 @@ fn uniform_divisions_agree_with_the_interpreter() {
             "{:?}",
             k.cpu_vector_variant()
         );
+        assert_eq!(
+            k.cpu_eight_lane_variant().is_ok(),
+            wide && !synced,
+            "{:?}",
+            k.cpu_eight_lane_variant()
+        );
         let n = 48usize;
         let xs: Vec<u32> = (0..n as u32).map(|i| i.wrapping_mul(2654435761)).collect();
         let run = |q: &Queue, local: usize, d: u32, a: i32, di: i32, dz: i32| {
