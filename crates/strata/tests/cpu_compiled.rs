@@ -4412,3 +4412,240 @@ fn work_groups_in_bands_fault_as_the_interpreter() {
         assert_eq!(run(&cpu, &failing), want, "{failing:?}");
     }
 }
+
+/// Integer divisions and remainders whose operands are the same in every work-item (a
+/// chunk's length, `(len + size - 1) / size`, of `u32`, `i32`, `u16` and `i64` operands,
+/// `i32::MIN / -1` among them), where all four or eight lanes are active: one scalar
+/// division for the lanes (issue 31). Bit for bit the interpreter's, on the eight-lane
+/// variant (a kernel of 32-bit values, local size 8), the four-lane one (64-bit values, or
+/// a barrier: regions) and the scalar code (local size 6); a zero divisor is the
+/// interpreter's error: work-item 0 where every work-item divides, and the first work-item
+/// that divides where a divergent `if` holds the division (there the lanes are not all
+/// active: lane by lane).
+#[test]
+fn uniform_divisions_agree_with_the_interpreter() {
+    let (cpu, interp) = queues();
+    let build = |wide: bool, synced: bool| {
+        Kernel::build("uniform_div", |k| {
+            let x = k.read::<u32>("x");
+            let out = k.write::<u32>("out");
+            let side = k.write::<i32>("side");
+            let d = k.scalar::<u32>("d");
+            let a = k.scalar::<i32>("a");
+            let di = k.scalar::<i32>("di");
+            let dz = k.scalar::<i32>("dz");
+            let g = global_id(0);
+            let chunk = (x.len() + d - 1u32) / d;
+            let r = (x.len() * 7u32) % d;
+            let qi = a / di;
+            let ri = a % di;
+            let mut v = chunk * 1000u32 + r * 10u32 + qi.cast::<u32>() * 3u32 + ri.cast::<u32>();
+            if !wide {
+                let h = ((x.len() + 5u32).cast::<u16>() / d.cast::<u16>()).cast::<u32>();
+                let w = (a.cast::<i64>() * 100_003i64 / di.cast::<i64>()).cast::<u32>();
+                v = v + h * 17u32 + w;
+            }
+            if synced {
+                barrier();
+            }
+            out.set(g, v + x.at(g));
+            // Not every lane active: lane by lane, the first active lane's fault.
+            if_((g % 3u32).eq(1u32), || {
+                side.set(g, a / dz + g.cast::<i32>())
+            });
+        })
+        .unwrap()
+    };
+    for (wide, synced) in [(true, false), (false, false), (true, true)] {
+        let k = build(wide, synced);
+        assert!(
+            k.cpu_vector_variant().is_ok(),
+            "{:?}",
+            k.cpu_vector_variant()
+        );
+        assert_eq!(
+            k.cpu_eight_lane_variant().is_ok(),
+            wide && !synced,
+            "{:?}",
+            k.cpu_eight_lane_variant()
+        );
+        let n = 48usize;
+        let xs: Vec<u32> = (0..n as u32).map(|i| i.wrapping_mul(2654435761)).collect();
+        let run = |q: &Queue, local: usize, d: u32, a: i32, di: i32, dz: i32| {
+            let x = Buffer::from_slice(q, &xs).unwrap();
+            let out = Buffer::<u32>::new(q.device(), n).unwrap();
+            let side = Buffer::<i32>::new(q.device(), n).unwrap();
+            k.launch(
+                q,
+                NdRange::new(n).local(local),
+                args![&x, &out, &side, d, a, di, dz],
+            )
+            .map(|_| (q.read(&out).unwrap(), q.read(&side).unwrap()))
+        };
+        for local in [8usize, 4, 6, 16] {
+            let case = format!("wide {wide}, synced {synced}, local {local}");
+            for (d, a, di) in [(7u32, -1000i32, 3i32), (5, i32::MIN, -1), (48, 77, -9)] {
+                let want = run(&interp, local, d, a, di, 3).unwrap();
+                assert_eq!(
+                    run(&cpu, local, d, a, di, 3).unwrap(),
+                    want,
+                    "{case}, d {d}"
+                );
+            }
+            // Every work-item divides by `d` and `di`: work-item 0 faults; `dz` divides only
+            // in the work-items of the `if` (the first is 1).
+            for (d, di, dz, item) in [(0u32, 3i32, 3i32, 0usize), (7, 0, 3, 0), (7, 3, 0, 1)] {
+                let want = run(&interp, local, d, 5, di, dz).unwrap_err();
+                assert!(
+                    want.to_string().contains("division by zero")
+                        && want.to_string().contains(&format!("global ({item}")),
+                    "{want}"
+                );
+                let got = run(&cpu, local, d, 5, di, dz).unwrap_err();
+                let at = format!("{case}, d {d}, di {di}, dz {dz}");
+                assert_eq!(got.to_string(), want.to_string(), "{at}");
+            }
+        }
+    }
+}
+
+/// Work-group reductions (`group_reduce_add`, `_min`, `_max`) of `f32`, `f64`, `i32`
+/// (wrapping) and `u32` values, which the group level folds straight from the records
+/// (issue 31): the interpreter's results bit for bit (a float sum's order is the local-id
+/// order: values of mixed magnitude and sign make any other order round differently), on
+/// work-groups of 4, 6 (a last block of records half full, the scalar code), 64 and 1024;
+/// and a reduction that not every work-item reaches is the interpreter's error.
+#[test]
+fn group_reductions_fold_in_local_id_order_as_the_interpreter() {
+    let (cpu, interp) = queues();
+    let k = Kernel::build("group_reductions", |k| {
+        let x = k.read::<f32>("x");
+        let xd = k.read::<f64>("xd");
+        let xi = k.read::<i32>("xi");
+        let out = k.write::<f32>("out");
+        let outd = k.write::<f64>("outd");
+        let outi = k.write::<i32>("outi");
+        let outu = k.write::<u32>("outu");
+        let skip = k.scalar::<u32>("skip");
+        let g = global_id(0);
+        if_(g.eq(skip), return_);
+        let v = x.at(g);
+        let s = group_reduce_add(v);
+        let lo = group_reduce_min(v);
+        let hi = group_reduce_max(v);
+        out.set(g, s + lo * 3.0f32 - hi);
+        outd.set(g, group_reduce_add(xd.at(g)) + group_reduce_max(xd.at(g)));
+        outi.set(g, group_reduce_add(xi.at(g)) ^ group_reduce_min(xi.at(g)));
+        outu.set(g, group_reduce_max(xi.at(g).cast::<u32>()) + local_id(0));
+    })
+    .unwrap();
+    let run = |q: &Queue, n: usize, local: usize, skip: u32| {
+        let xs: Vec<f32> = (0..n)
+            .map(|i| {
+                let m = ((i * 7919) % 1013) as f32 / 7.0;
+                let big = if i % 5 == 0 { 1.0e7 } else { 1.0 };
+                if i % 3 == 0 {
+                    -m * big
+                } else {
+                    m * big
+                }
+            })
+            .collect();
+        let xd: Vec<f64> = xs.iter().map(|&v| v as f64 * 1.0e10 + 0.1).collect();
+        let xi: Vec<i32> = (0..n as i32).map(|i| i.wrapping_mul(0x3779_b1f1)).collect();
+        let x = Buffer::from_slice(q, &xs).unwrap();
+        let xd = Buffer::from_slice(q, &xd).unwrap();
+        let xi = Buffer::from_slice(q, &xi).unwrap();
+        let out = Buffer::<f32>::new(q.device(), n).unwrap();
+        let outd = Buffer::<f64>::new(q.device(), n).unwrap();
+        let outi = Buffer::<i32>::new(q.device(), n).unwrap();
+        let outu = Buffer::<u32>::new(q.device(), n).unwrap();
+        k.launch(
+            q,
+            NdRange::new(n).local(local),
+            args![&x, &xd, &xi, &out, &outd, &outi, &outu, skip],
+        )
+        .map(|_| {
+            (
+                q.read(&out)
+                    .unwrap()
+                    .into_iter()
+                    .map(f32::to_bits)
+                    .collect::<Vec<_>>(),
+                q.read(&outd)
+                    .unwrap()
+                    .into_iter()
+                    .map(f64::to_bits)
+                    .collect::<Vec<_>>(),
+                q.read(&outi).unwrap(),
+                q.read(&outu).unwrap(),
+            )
+        })
+    };
+    for local in [4usize, 6, 64, 1024] {
+        let n = local * 3;
+        let want = run(&interp, n, local, u32::MAX).unwrap();
+        assert_eq!(
+            run(&cpu, n, local, u32::MAX).unwrap(),
+            want,
+            "local {local}"
+        );
+        let want = run(&interp, n, local, 1).unwrap_err();
+        assert!(matches!(want, Error::BarrierDivergence { .. }), "{want}");
+        let got = run(&cpu, n, local, 1).unwrap_err();
+        assert_eq!(got.to_string(), want.to_string(), "local {local}");
+    }
+}
+
+/// Fills on the CPU backends (a gather's reset of its partials before every launch is one):
+/// whole elements of 1, 8 and 12 bytes (a pattern that does not divide the 64 KiB the fill
+/// writes at a time), over ranges shorter than an element's pattern repeated a few times
+/// and longer than 64 KiB, from offsets inside the buffer: the pattern everywhere in the
+/// range, and nothing outside it.
+#[test]
+fn fills_write_whole_patterns_on_the_cpu_backends() {
+    let (cpu, interp) = queues();
+    for q in [cpu, interp] {
+        for (len, range) in [(10usize, 3..5), (7000, 1..6999), (30_000, 5..29_000)] {
+            let b = Buffer::<[f32; 3]>::new(q.device(), len).unwrap();
+            q.fill(&b, [1.5, -2.0, 3.25], range.clone()).unwrap();
+            let v = q.read(&b).unwrap();
+            for (i, e) in v.iter().enumerate() {
+                let want = if range.contains(&i) {
+                    [1.5, -2.0, 3.25]
+                } else {
+                    [0.0; 3]
+                };
+                assert_eq!(
+                    *e,
+                    want,
+                    "{}: [f32; 3], element {i} of {len}",
+                    q.device().name()
+                );
+            }
+            let b = Buffer::<u8>::new(q.device(), len * 12).unwrap();
+            q.fill(&b, 0xa7, range.start * 12 + 1..range.end * 12 - 1)
+                .unwrap();
+            let v = q.read(&b).unwrap();
+            for (i, &e) in v.iter().enumerate() {
+                let want = if (range.start * 12 + 1..range.end * 12 - 1).contains(&i) {
+                    0xa7
+                } else {
+                    0
+                };
+                assert_eq!(e, want, "{}: u8, element {i}", q.device().name());
+            }
+            let b = Buffer::<f64>::new(q.device(), len * 2).unwrap();
+            q.fill(&b, -0.5, range.start..len * 2 - 1).unwrap();
+            let v = q.read(&b).unwrap();
+            for (i, &e) in v.iter().enumerate() {
+                let want = if (range.start..len * 2 - 1).contains(&i) {
+                    -0.5
+                } else {
+                    0.0
+                };
+                assert_eq!(e, want, "{}: f64, element {i}", q.device().name());
+            }
+        }
+    }
+}

@@ -185,11 +185,7 @@ pub(super) fn collective(
     with_scalar!(s, T => {
         let a = arg.slice::<T>(n);
         let o = out.slice_mut::<T>(n);
-        let (init, f): (T, fn(T, T) -> T) = match op {
-            GroupOp::ReduceAdd | GroupOp::ScanInclusiveAdd | GroupOp::ScanExclusiveAdd => (T::zero(), T::add),
-            GroupOp::ReduceMin | GroupOp::ScanInclusiveMin | GroupOp::ScanExclusiveMin => (T::greatest(), T::min_),
-            _ => (T::least(), T::max_),
-        };
+        let (init, f) = fold_op::<T>(op);
         for g in groups {
             let mut acc = init;
             if op.is_reduce() {
@@ -211,6 +207,21 @@ pub(super) fn collective(
         }
     });
     Ok(())
+}
+
+/// The identity and the function with which a reduction or scan `op` folds its values, in
+/// local-id order (the compiled backend's group level folds records with them directly,
+/// [`crate::cpu::jit`]).
+pub(super) fn fold_op<T: Num>(op: GroupOp) -> (T, fn(T, T) -> T) {
+    match op {
+        GroupOp::ReduceAdd | GroupOp::ScanInclusiveAdd | GroupOp::ScanExclusiveAdd => {
+            (T::zero(), T::add)
+        }
+        GroupOp::ReduceMin | GroupOp::ScanInclusiveMin | GroupOp::ScanExclusiveMin => {
+            (T::greatest(), T::min_)
+        }
+        _ => (T::least(), T::max_),
+    }
 }
 
 /// The new value of an atomic `op` on `old` with operand `v` (and, for a compare-exchange, the

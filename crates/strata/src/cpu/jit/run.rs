@@ -5,7 +5,11 @@
 //! through) are its thread's [`Scratch`], kept between launches, so a repeated launch
 //! allocates nothing here. For each work-group the worker calls the regions' functions and runs what sits
 //! between them (barriers, collectives, and the `if`s and loops that contain them) under the
-//! same execution masks as the interpreter, reading and writing the work-items' records.
+//! same execution masks as the interpreter, reading and writing the work-items' records. A
+//! work-group reduction of a scalar (`group_reduce_add`, `_min`, `_max`: a `gather_add`'s
+//! first step) is folded straight from the records in local-id order and its result stored
+//! four work-items at a time ([`Worker::reduce`]); the other collectives go through
+//! [`semantics::collective`] on columns copied out of the records and back.
 //!
 //! A region that faults returns 1 after writing its [`Fault`] (the site, the
 //! work-item, the index and the length), from which the worker builds the interpreter's
@@ -22,8 +26,8 @@ use super::{Env, Fault, JitProgram, MemArg, RegionFn, Site};
 use crate::cpu::cpu_mem;
 use crate::cpu::semantics::{self, collective};
 use crate::error::{Error, Result, WorkItem};
-use crate::ir::eval::{with_int, Column, Num};
-use crate::ir::{LoopId, Scalar};
+use crate::ir::eval::{with_int, with_scalar, Column, Num};
+use crate::ir::{GroupOp, GroupScope, LoopId, Scalar};
 use crate::runtime::{ArgValue, NdRange};
 use std::cell::Cell;
 use std::mem::ManuallyDrop;
@@ -589,6 +593,56 @@ impl<'a> Worker<'a> {
         }
     }
 
+    /// A work-group reduction of a scalar (`group_reduce_add`, `_min`, `_max`; every
+    /// work-item reached it, [`Self::check_uniform`]) folded straight from the records, in
+    /// local-id order with the interpreter's operation ([`semantics::fold_op`]: the same
+    /// bits), its result stored into every work-item's `value` slot four at a time: no
+    /// columns copied out and back as [`semantics::collective`] takes them (issue 31: with
+    /// them, 14 instructions a work-item at the group level).
+    fn reduce(&mut self, op: GroupOp, arg: Slot, value: Slot) {
+        let n = self.lanes;
+        let stride = QUAD * self.s.plan.record;
+        /// The slot's scalars of the `n` work-items (blocks `stride` bytes apart from `p`)
+        /// folded with `f` from `acc`, in local-id order: `f` inlined (through
+        /// [`semantics::fold_op`]'s pointer, a call per work-item).
+        fn fold<T: Num>(
+            p: *const u8,
+            n: usize,
+            stride: usize,
+            mut acc: T,
+            f: impl Fn(T, T) -> T,
+        ) -> T {
+            for l in (0..n).step_by(QUAD) {
+                // SAFETY: the slot's scalars of the work-items of `l`'s block, side by side,
+                // `stride` bytes after the block before (records are whole blocks).
+                let four = unsafe {
+                    std::ptr::read_unaligned(p.add(l / QUAD * stride) as *const [T; QUAD])
+                };
+                for &x in &four[..QUAD.min(n - l)] {
+                    acc = f(acc, x);
+                }
+            }
+            acc
+        }
+        with_scalar!(arg.ty.scalar, T => {
+            let size = std::mem::size_of::<T>();
+            // The interpreter's identity and operation.
+            let (init, _) = semantics::fold_op::<T>(op);
+            let p = self.rec(0, arg.off, size);
+            let acc = match op {
+                GroupOp::ReduceAdd => fold(p, n, stride, init, T::add),
+                GroupOp::ReduceMin => fold(p, n, stride, init, T::min_),
+                _ => fold(p, n, stride, init, T::max_),
+            };
+            let p = self.rec_mut(0, value.off, size);
+            for q in 0..n.div_ceil(QUAD) {
+                // SAFETY: the value slots of block `q` (those past the group's work-items, in
+                // its last block, are unused).
+                unsafe { std::ptr::write_unaligned(p.add(q * stride) as *mut [T; QUAD], [acc; QUAD]) };
+            }
+        });
+    }
+
     /// Where a guarded region's work-item loop stops in dimension 0 ([`Guard`]): its bound is
     /// the same in every work-item, so it is read from the first active one.
     fn guard_limit(&self, g: &Guard, mask: &[u8]) -> usize {
@@ -738,6 +792,16 @@ impl<'a> Worker<'a> {
                 source,
             } => {
                 self.check_uniform(mask, op.name(*scope))?;
+                if *scope == GroupScope::WorkGroup
+                    && op.is_reduce()
+                    && source.is_none()
+                    && arg.ty.width == 1
+                    && value.ty == arg.ty
+                    && arg.ty.scalar != Scalar::Bool
+                {
+                    self.reduce(*op, *arg, *value);
+                    return Ok(());
+                }
                 let a = self.column(*arg);
                 let src = source.map(|s| self.column(s));
                 let mut out = Column::default();

@@ -38,7 +38,10 @@
 //! so a tile's row of loads shares one address register. What has no vector
 //! instruction (integer division, shifts by per-lane amounts, the transcendental built-ins,
 //! some conversions; `fma` where the host has no vector FMA) is computed lane by lane with
-//! the scalar code, so the results are the scalar backend's, bit for bit; a float `fma` is
+//! the scalar code, so the results are the scalar backend's, bit for bit (an integer division
+//! or remainder of uniform operands where all lanes are active, a chunk's length
+//! `(n + size - 1) / size`, is lane 0's one scalar division, splat: lane 0 is the first
+//! work-item a zero divisor would name); a float `fma` is
 //! one vector fused multiply-add (`vfmadd` on x86-64 with FMA), correctly rounded as the
 //! scalar one.
 //!
@@ -1621,6 +1624,16 @@ impl Gen<'_, '_> {
         }
         self.fault_lane = None;
         acc
+    }
+
+    /// Lane 0's scalar of `x` (an integer of lane type `s`), as [`Gen::per_lane`] extracts it.
+    fn lane0_int(&mut self, x: &[Value], s: Scalar) -> Value {
+        let x = self.b.ins().extractlane(x[0], 0);
+        if narrow_int(s) {
+            self.b.ins().ireduce(cl_ty(s), x)
+        } else {
+            x
+        }
     }
 
     // ---- statements ----
@@ -3419,6 +3432,24 @@ impl Gen<'_, '_> {
                 // register.
                 let x = self.vexprs(if self.two(a) { b } else { a });
                 x.into_iter().map(|x| self.b.ins().fadd(x, x)).collect()
+            }
+            // An integer division of uniform operands under all lanes active (a chunk's
+            // length, `(n + size - 1) / size`): one scalar division, lane 0's (the first
+            // lane, so a zero divisor names the work-item the interpreter's does), for all.
+            Expr::Binary(op @ (BinaryOp::Div | BinaryOp::Rem), a, b)
+                if s.is_int()
+                    && self.full
+                    && self.nofault.is_none()
+                    && uniform(self.f, &self.counters, a)
+                    && uniform(self.f, &self.counters, b) =>
+            {
+                let (x, y) = (self.vexprs(a), self.vexprs(b));
+                let (x0, y0) = (self.lane0_int(&x, s), self.lane0_int(&y, s));
+                let lane = self.lane_id(0);
+                self.fault_lane = Some(lane);
+                let r = self.binary(op, s, x0, y0);
+                self.fault_lane = None;
+                self.splat(r, s)
             }
             Expr::Binary(op, a, b) => {
                 let os = self.f.exprs.ty(a).scalar;
