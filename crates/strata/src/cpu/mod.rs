@@ -942,32 +942,7 @@ mod tests {
             rows: 4,
         };
         for first in [0, 1, gx, 2 * gx + 3, total / 2, total - 1] {
-            let ran: Vec<AtomicBool> = (0..total).map(|_| AtomicBool::new(false)).collect();
-            let (cancel, stop) = (AtomicBool::new(false), Stop::new());
-            let r = run_groups_in(
-                order,
-                total,
-                "k",
-                &cancel,
-                &stop,
-                || Ok(()),
-                |_, g| {
-                    ran[g].store(true, Ordering::Relaxed);
-                    if g >= first {
-                        return Err(fault(g));
-                    }
-                    std::thread::yield_now();
-                    Ok(())
-                },
-            );
-            let Err(Error::KernelFault { message, .. }) = r else {
-                panic!("{first}: {r:?}")
-            };
-            assert_eq!(message, format!("group {first}"));
-            assert!(
-                ran[..first].iter().all(|r| r.load(Ordering::Relaxed)),
-                "{first}"
-            );
+            first_failure_is_reported(order, total, first);
         }
         // Without failures every group runs once.
         let runs: Vec<AtomicUsize> = (0..total).map(|_| AtomicUsize::new(0)).collect();
@@ -988,36 +963,45 @@ mod tests {
         assert!(runs.iter().all(|r| r.load(Ordering::Relaxed) == 1));
     }
 
+    /// Runs `total` work-groups in `order`, every one from `first` on failing (later ones
+    /// faster), and checks that the error is `first`'s and that every work-group before it ran.
+    fn first_failure_is_reported(order: GroupOrder, total: usize, first: usize) {
+        let ran: Vec<AtomicBool> = (0..total).map(|_| AtomicBool::new(false)).collect();
+        let (cancel, stop) = (AtomicBool::new(false), Stop::new());
+        let r = run_groups_in(
+            order,
+            total,
+            "k",
+            &cancel,
+            &stop,
+            || Ok(()),
+            |_, g| {
+                ran[g].store(true, Ordering::Relaxed);
+                if g >= first {
+                    return Err(fault(g));
+                }
+                std::thread::yield_now();
+                Ok(())
+            },
+        );
+        let Err(Error::KernelFault { message, .. }) = r else {
+            panic!("{order:?} {total} {first}: {r:?}")
+        };
+        assert_eq!(message, format!("group {first}"), "{order:?}");
+        assert!(
+            ran[..first].iter().all(|r| r.load(Ordering::Relaxed)),
+            "{order:?} {first}"
+        );
+        assert!(stop.flag.load(Ordering::Relaxed));
+    }
+
     /// The error returned is the first failing work-group's, in group order, however the
     /// work-groups were shared out; the groups before it all ran.
     #[test]
     fn run_groups_reports_the_first_failure_in_group_order() {
         for total in [2, 5, 64, 700] {
             for first in [0, 1, total / 2, total - 1] {
-                let ran: Vec<AtomicBool> = (0..total).map(|_| AtomicBool::new(false)).collect();
-                let (cancel, stop) = (AtomicBool::new(false), Stop::new());
-                let r = run_groups(
-                    total,
-                    "k",
-                    &cancel,
-                    &stop,
-                    || Ok(()),
-                    |_, g| {
-                        ran[g].store(true, Ordering::Relaxed);
-                        // Every group from `first` on fails; later ones fail faster.
-                        if g >= first {
-                            return Err(fault(g));
-                        }
-                        std::thread::yield_now();
-                        Ok(())
-                    },
-                );
-                let Err(Error::KernelFault { message, .. }) = r else {
-                    panic!("{total} {first}: {r:?}")
-                };
-                assert_eq!(message, format!("group {first}"));
-                assert!(ran[..first].iter().all(|r| r.load(Ordering::Relaxed)));
-                assert!(stop.flag.load(Ordering::Relaxed));
+                first_failure_is_reported(GroupOrder::Linear, total, first);
             }
         }
     }
