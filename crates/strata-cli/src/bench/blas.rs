@@ -5,6 +5,7 @@
 //! | bench                    | tiling ([`SgemmConfig`])                                  |
 //! |--------------------------|-----------------------------------------------------------|
 //! | `sgemm`                  | [`SgemmConfig::for_size`] of the device and size: [`SgemmConfig::DEFAULT`] (128 x 128 x 8, 8 x 8 per work-item, bands of 8 block rows) on GPUs; on CPU-type devices the largest of 128 x 128, 128 x 64, 64 x 64 that gives every core a block (at 128^2 on 2 cores: 128 x 64) |
+//! | `sgemm_128x128x8_8x8`    | [`SgemmConfig::DEFAULT`] everywhere                       |
 //! | `sgemm_128x128x8_8x8_g1` | the same, blocks in plain row order                       |
 //! | `sgemm_128x128x16_8x8`   | `k` steps of 16 (half the barriers, twice the local memory) |
 //! | `sgemm_128x64x8_8x8`     | 128 x 64 blocks (128 work-items)                          |
@@ -44,8 +45,9 @@ use strata::prelude::*;
 use strata::{BackendKind, DeviceInfo, Error};
 
 /// The SGEMM benchmarks, in the order they run.
-pub const BENCHES: [&str; 6] = [
+pub const BENCHES: [&str; 7] = [
     "sgemm",
+    "sgemm_128x128x8_8x8",
     "sgemm_128x128x8_8x8_g1",
     "sgemm_128x128x16_8x8",
     "sgemm_128x64x8_8x8",
@@ -64,7 +66,7 @@ const SAMPLES: usize = 1024;
 pub fn config(bench: &str) -> Option<SgemmConfig> {
     let c = SgemmConfig::DEFAULT;
     Some(match bench {
-        "sgemm" => c,
+        "sgemm" | "sgemm_128x128x8_8x8" => c,
         "sgemm_128x128x8_8x8_g1" => c.with_group_m(1),
         "sgemm_128x128x16_8x8" => SgemmConfig::new(128, 128, 16, 8, 8),
         "sgemm_128x64x8_8x8" => SgemmConfig::new(128, 64, 8, 8, 8),
