@@ -11,8 +11,6 @@
 //!
 //! Buffers are arrays of atomic words accessed with relaxed atomics (plain loads and stores on
 //! x86-64), so even a kernel with data races between work-groups has defined behaviour here.
-//! A buffer of 2 MiB or more is, on Linux, a mapping of its own on huge pages, zeroed by the
-//! kernel where it is first touched ([`words`]).
 //!
 //! `cpu` is what the spec `best` falls back to on a machine without a GPU; `interp` is the
 //! reference that `cpu` is held to (the differential tests, `tests/cpu_compiled.rs`), and in
@@ -24,7 +22,6 @@
 mod exec;
 mod jit;
 mod semantics;
-mod words;
 
 use crate::error::{Error, Result, WorkItem};
 use crate::ir::ValidFunction;
@@ -38,7 +35,6 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
 
 pub(crate) use exec::Program;
-use words::Words;
 
 /// The sub-group size of both CPU backends: a sub-group is a run of this many consecutive
 /// work-items (see [`ir::GroupScope`]). 32, CUDA's warp size, so that sub-group code written
@@ -47,7 +43,7 @@ pub(crate) const SUB_GROUP_SIZE: u32 = 32;
 
 /// Global memory of the CPU backend.
 pub(crate) struct CpuMem {
-    words: Words,
+    words: Box<[AtomicU64]>,
     bytes: usize,
     /// For memory allocated uninitialized ([`crate::Buffer::uninit`]): one bit per byte, set
     /// once the byte has been written (by the host, a copy, a fill, or a kernel), which
@@ -91,13 +87,16 @@ impl CpuMem {
     }
 
     fn new(bytes: usize, device: &str) -> Result<CpuMem> {
-        let words = Words::zeroed(bytes.div_ceil(8)).map_err(|reason| Error::OutOfMemory {
+        let n = bytes.div_ceil(8);
+        let mut v: Vec<AtomicU64> = Vec::new();
+        v.try_reserve_exact(n).map_err(|e| Error::OutOfMemory {
             device: device.into(),
             requested: bytes as u64,
-            reason,
+            reason: e.to_string(),
         })?;
+        v.resize_with(n, || AtomicU64::new(0));
         Ok(CpuMem {
-            words,
+            words: v.into_boxed_slice(),
             bytes,
             written: None,
         })
