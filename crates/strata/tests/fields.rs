@@ -1007,7 +1007,13 @@ fn cpu_devices_run_field_kernels_in_row_strips() {
     // The local size seen where a kernel asks for it: the 32 x 8 default.
     let shape = Shape::d2(10, 300);
     for fx in [&cpu, &interp] {
-        let l = fx.op("local_size", shape, |p| p.local_dim(1) * 100i32 + p.local_dim(2));
-        assert!(l.to_vec().unwrap().iter().all(|&v| v == 832), "{}", name(fx));
+        let l = fx.op("local_size", shape, |p| {
+            p.local_dim(1) * 100i32 + p.local_dim(2)
+        });
+        assert!(
+            l.to_vec().unwrap().iter().all(|&v| v == 832),
+            "{}",
+            name(fx)
+        );
     }
 }

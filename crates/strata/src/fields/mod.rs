@@ -684,12 +684,12 @@ pub(crate) const ROW_STRIP: usize = 256;
 /// strata CPU backends, an OpenCL or Vulkan CPU device), for a kernel whose results cannot
 /// depend on the work-group's shape (of the work-item built-ins only the global id: no local
 /// or group ids, no sizes, which the rounding up changes; no local memory, no barrier or
-/// collective). A CPU runs a work-group as loops over its rows; the GPU-shaped
-/// 32 x 8 group made a stencil's work-group eight rows of 128 bytes (8 KiB apart at 2048
-/// columns) in every buffer it reads and writes, and `strata bench`'s `rof_fused` took 2.3
-/// times the CPU time of its rayon loop in compiled code (0.99 to 1.1 times in row strips) at
-/// 7 % more instructions (issue 31). `cpu` and `interp` take the same shape, so a fault's
-/// work-item is the same on both.
+/// collective). A CPU runs a work-group as loops over its rows; the GPU-shaped 32 x 8 group
+/// made a stencil's work-group eight rows of 128 bytes (8 KiB apart at 2048 columns) in each
+/// of the five buffers it reads and writes, and `strata bench`'s `rof_fused` spent 2.0 to
+/// 2.4 times the CPU time of its rayon loop in compiled code (1.0 to 1.2 times in row
+/// strips), at only 7 % more instructions (issue 31). `cpu` and `interp` take the same
+/// shape, so a fault's work-item is the same on both.
 pub(crate) fn row_groups(device: &crate::Device, f: &crate::ir::Function) -> bool {
     use crate::ir::{Builtin, Expr, Stmt};
     fn sync(b: &[Stmt]) -> bool {
@@ -705,9 +705,9 @@ pub(crate) fn row_groups(device: &crate::Device, f: &crate::ir::Function) -> boo
     device.info().is_cpu()
         && f.locals.is_empty()
         && !sync(&f.body)
-        && f.exprs.iter().all(|(_, e, _)| {
-            !matches!(e, Expr::Builtin(b) if !matches!(b, Builtin::GlobalId(_)))
-        })
+        && f.exprs
+            .iter()
+            .all(|(_, e, _)| !matches!(e, Expr::Builtin(b) if !matches!(b, Builtin::GlobalId(_))))
 }
 
 /// Kernels run with `Kernel` and `NdRange` (re-exported for the point module).
