@@ -906,3 +906,114 @@ fn fields_can_be_shared_between_threads() {
         .unwrap();
     assert_eq!(got, vec![2.0, 4.0, 6.0, 8.0]);
 }
+
+/// One step of Chambolle's ROF iteration (the `strata bench` rows `rof_fused`/`rof_unfused`):
+/// a divergence at `Border::Zero`, a forward gradient at `Border::Clamp` and an eager
+/// operator with two outputs; the next dual field `(px, py)`.
+fn rof_step(
+    f: &Field<f32>,
+    px: &Field<f32>,
+    py: &Field<f32>,
+) -> strata::Result<(Field<f32>, Field<f32>)> {
+    let (x, y, shape) = (px.clone(), py.clone(), f.shape());
+    let div = f.fields().op("divergence", shape, move |p| {
+        let dx = p.read(&x) - p.read_rel(&x, &[0, -1], Border::Zero);
+        let dy = p.read(&y) - p.read_rel(&y, &[-1, 0], Border::Zero);
+        dx + dy
+    });
+    let v = &div - &f.map(|x| x / 0.1f32);
+    let (a, b) = (v.clone(), v.clone());
+    let gx = f.fields().op("gx", shape, move |p| {
+        p.read_rel(&a, &[0, 1], Border::Clamp) - p.read(&a)
+    });
+    let gy = f.fields().op("gy", shape, move |p| {
+        p.read_rel(&b, &[1, 0], Border::Clamp) - p.read(&b)
+    });
+    let den = gx
+        .zip_map(&gy, |a, b| (a * a + b * b).sqrt())
+        .map(|n| n * 0.25f32 + 1.0f32);
+    let nx = px + &gx.map(|g| g * 0.25f32);
+    let ny = py + &gy.map(|g| g * 0.25f32);
+    let mut op = f.fields().operator("rof_update", shape);
+    let (ox, oy) = (op.output::<f32>(shape), op.output::<f32>(shape));
+    let outs = op.run(|p| {
+        let d = p.read(&den);
+        let (x, y) = (p.read(&nx), p.read(&ny));
+        p.write(ox, x / d);
+        p.write(oy, y / d);
+    })?;
+    Ok((outs.get(ox)?, outs.get(oy)?))
+}
+
+/// On a CPU device a 2-D field kernel that does not see its work-group runs in row strips
+/// (at most 256 columns, more rows for a narrow field; issue 31): the ROF iteration, fused
+/// and not, at shapes wider and narrower than a strip, gives `cpu` bit for bit the results of
+/// `interp`; a fault names the same work-item on both, in its row strip; a kernel that reads
+/// its local size keeps the 32 x 8 group.
+#[test]
+fn cpu_devices_run_field_kernels_in_row_strips() {
+    let _compiles = COMPILES.read().unwrap_or_else(|p| p.into_inner());
+    let cpu = Fields::new(&Queue::new(&Device::from_spec("cpu").unwrap()).unwrap());
+    let interp = Fields::new(&Queue::new(&Device::from_spec("interp").unwrap()).unwrap());
+    for (rows, cols) in [(37, 300), (5, 7), (70, 20), (3, 256), (9, 513)] {
+        let shape = Shape::d2(rows, cols);
+        let src = data(shape.points(), 11);
+        let run = |fx: &Fields, fused: bool| -> Vec<u32> {
+            let fx = fx.with_fusion(fused);
+            let f = fx.from_slice(shape, &src).unwrap();
+            let (mut px, mut py) = (fx.zeros::<f32>(shape).unwrap(), fx.zeros(shape).unwrap());
+            for _ in 0..3 {
+                (px, py) = rof_step(&f, &px, &py).unwrap();
+            }
+            let mut out = px.to_vec().unwrap();
+            out.extend(py.to_vec().unwrap());
+            out.iter().map(|x| x.to_bits()).collect()
+        };
+        let want = run(&interp, true);
+        assert!(want.iter().any(|&b| b != 0), "{rows}x{cols}");
+        assert_eq!(run(&interp, false), want, "{rows}x{cols} interp unfused");
+        assert_eq!(run(&cpu, true), want, "{rows}x{cols} cpu fused");
+        assert_eq!(run(&cpu, false), want, "{rows}x{cols} cpu unfused");
+    }
+    // An integer division by zero at column 270 of row 9: in the second of the row's two
+    // 152-column strips on both devices; at (35, 3) of an 8-column field: 8 x 32 strips.
+    for ((rows, cols), (r, c), item) in [
+        (
+            (20, 300),
+            (9, 270),
+            "global (270, 9, 0), local (118, 0, 0) in work-group (1, 9, 0)",
+        ),
+        (
+            (40, 8),
+            (35, 3),
+            "global (3, 35, 0), local (3, 3, 0) in work-group (0, 1, 0)",
+        ),
+    ] {
+        let shape = Shape::d2(rows, cols);
+        let mut den = vec![1i32; shape.points()];
+        den[r * cols + c] = 0;
+        let fault = |fx: &Fields| {
+            let a = fx.from_slice(shape, &vec![7i32; shape.points()]).unwrap();
+            let b = fx.from_slice(shape, &den).unwrap();
+            match a.zip_map(&b, |a, b| a / b).to_vec() {
+                Err(e @ Error::KernelFault { .. }) => e.to_string(),
+                r => panic!("{}: {r:?}", name(fx)),
+            }
+        };
+        let e = fault(&interp);
+        assert!(e.contains(item), "{e}");
+        assert_eq!(fault(&cpu), e);
+    }
+    // The local size seen where a kernel asks for it: the 32 x 8 default.
+    let shape = Shape::d2(10, 300);
+    for fx in [&cpu, &interp] {
+        let l = fx.op("local_size", shape, |p| {
+            p.local_dim(1) * 100i32 + p.local_dim(2)
+        });
+        assert!(
+            l.to_vec().unwrap().iter().all(|&v| v == 832),
+            "{}",
+            name(fx)
+        );
+    }
+}

@@ -649,14 +649,25 @@ impl<T: ScalarType> ArgSource for ScalarArg<T> {
 }
 
 /// The launch covering `threads` (launch order: columns, rows, layers) with `local` work-groups
-/// (outermost first), or the default: 64 work-items in 1-D, 32 x 8 in 2-D, 32 x 4 x 2 in 3-D.
-pub(crate) fn range_for(threads: Shape, local: Option<&[usize]>) -> NdRange {
+/// (outermost first), or the default: 64 work-items in 1-D, 32 x 8 in 2-D, 32 x 4 x 2 in 3-D;
+/// with `rows` ([`row_groups`]: a CPU device, a kernel that does not see its work-group) a
+/// 2-D default of row strips instead: a row cut into the fewest strips of at most
+/// [`ROW_STRIP`] columns, of equal width rounded up to a multiple of 8 (2048 columns: 8 of
+/// 256; 300: 2 of 152), by as many rows as fit in [`ROW_STRIP`] work-items (one, but 32 of 8
+/// columns).
+pub(crate) fn range_for(threads: Shape, local: Option<&[usize]>, rows: bool) -> NdRange {
     let [l, r, c] = threads.full();
     match threads.ndim() {
         0 => NdRange::new(1).local(1),
         1 => NdRange::covering(c, local.map_or(64, |d| d[0])),
         2 => {
-            let lc = local.map_or([32, 8], |d| [d[1], d[0]]);
+            let default = if rows {
+                let w = c.div_ceil(c.div_ceil(ROW_STRIP).max(1)).next_multiple_of(8);
+                [w, (ROW_STRIP / w).min(r.max(1))]
+            } else {
+                [32, 8]
+            };
+            let lc = local.map_or(default, |d| [d[1], d[0]]);
             NdRange::covering([c, r], lc)
         }
         _ => {
@@ -664,6 +675,39 @@ pub(crate) fn range_for(threads: Shape, local: Option<&[usize]>) -> NdRange {
             NdRange::covering([c, r, l], lc)
         }
     }
+}
+
+/// Work-items in a CPU device's default 2-D work-group, one row strip ([`range_for`]).
+pub(crate) const ROW_STRIP: usize = 256;
+
+/// Whether a 2-D field kernel `f` on `device` runs in row strips ([`range_for`]): on a CPU (the
+/// strata CPU backends, an OpenCL or Vulkan CPU device), for a kernel whose results cannot
+/// depend on the work-group's shape (of the work-item built-ins only the global id: no local
+/// or group ids, no sizes, which the rounding up changes; no local memory, no barrier or
+/// collective). A CPU runs a work-group as loops over its rows; the GPU-shaped 32 x 8 group
+/// made a stencil's work-group eight rows of 128 bytes (8 KiB apart at 2048 columns) in each
+/// of the five buffers it reads and writes, and `strata bench`'s `rof_fused` spent 2.0 to
+/// 2.4 times the CPU time of its rayon loop in compiled code (1.0 to 1.2 times in row
+/// strips), at only 7 % more instructions (issue 31). `cpu` and `interp` take the same
+/// shape, so a fault's work-item is the same on both.
+pub(crate) fn row_groups(device: &crate::Device, f: &crate::ir::Function) -> bool {
+    use crate::ir::{Builtin, Expr, Stmt};
+    fn sync(b: &[Stmt]) -> bool {
+        b.iter().any(|s| match s {
+            Stmt::Barrier(_) | Stmt::Group { .. } => true,
+            Stmt::If {
+                then, otherwise, ..
+            } => sync(then) || sync(otherwise),
+            Stmt::For { body, .. } | Stmt::Loop { body, .. } => sync(body),
+            _ => false,
+        })
+    }
+    device.info().is_cpu()
+        && f.locals.is_empty()
+        && !sync(&f.body)
+        && f.exprs
+            .iter()
+            .all(|(_, e, _)| !matches!(e, Expr::Builtin(b) if !matches!(b, Builtin::GlobalId(_))))
 }
 
 /// Kernels run with `Kernel` and `NdRange` (re-exported for the point module).

@@ -4,7 +4,9 @@
 //! into them; their outputs are data.
 //!
 //! Outputs are allocated when the operator runs, zero where nothing writes. The default
-//! work-group is 64 work-items in 1-D, 8 x 32 in 2-D and 2 x 4 x 32 in 3-D. The body is
+//! work-group is 64 work-items in 1-D, 8 x 32 in 2-D (on a CPU device, for a body that does
+//! not read local or group ids or sizes, use local memory or barriers: row strips of at
+//! most 256 columns, `super::row_groups`) and 2 x 4 x 32 in 3-D. The body is
 //! recorded without the in-bounds guard, so that barriers and local memory work; implicit
 //! reads by the work-items that the rounding up adds are clamped to the nearest point, and
 //! writes are guarded (`write` at the point, `write_at` anywhere inside the output).
@@ -93,7 +95,9 @@ impl Operator {
     }
 
     /// The work-group shape, outermost first, one size per dimension of the thread shape (Cog's
-    /// `_localThreads`). The default is 64 in 1-D, 8 x 32 in 2-D and 2 x 4 x 32 in 3-D.
+    /// `_localThreads`). The default is 64 in 1-D, 8 x 32 in 2-D (on a CPU device, for a
+    /// body that cannot see its work-group, row strips of at most 256 work-items) and 2 x 4 x 32
+    /// in 3-D.
     pub fn local_threads(mut self, dims: &[usize]) -> Operator {
         self.local = Some(dims.to_vec());
         self

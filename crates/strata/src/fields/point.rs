@@ -114,7 +114,8 @@ pub(crate) fn run_kernel_mode(
         return Err(e);
     }
     let kernel = built?;
-    super::launch(fx, &kernel, range_for(threads, local), &args, &waits)
+    let rows = super::row_groups(fx.device(), kernel.ir());
+    super::launch(fx, &kernel, range_for(threads, local, rows), &args, &waits)
 }
 
 impl<'k> Point<'k> {
