@@ -105,7 +105,7 @@ extern "C" __global__ void pattern_reduce(
     const u32 b1_len,
     const u32 off
 ) {
-    __shared__ float scan[1024];
+    __shared__ float scan[32];
     float acc = 0;
     const u32 e0 = (u32)blockIdx.x;
     const u32 blk_start_0 = (e0 * block);
@@ -172,38 +172,8 @@ extern "C" __global__ void pattern_reduce(
     __syncthreads();
     scan[e7] = (e90 ? fmax(v27, v26) : v26);
     __syncthreads();
-    const float v28 = scan[e7];
-    const bool e98 = (e7 >= 32u);
-    const float v29 = scan[(e98 ? (e7 - 32u) : e7)];
-    __syncthreads();
-    scan[e7] = (e98 ? fmax(v29, v28) : v28);
-    __syncthreads();
-    const float v30 = scan[e7];
-    const bool e106 = (e7 >= 64u);
-    const float v31 = scan[(e106 ? (e7 - 64u) : e7)];
-    __syncthreads();
-    scan[e7] = (e106 ? fmax(v31, v30) : v30);
-    __syncthreads();
-    const float v32 = scan[e7];
-    const bool e114 = (e7 >= 128u);
-    const float v33 = scan[(e114 ? (e7 - 128u) : e7)];
-    __syncthreads();
-    scan[e7] = (e114 ? fmax(v33, v32) : v32);
-    __syncthreads();
-    const float v34 = scan[e7];
-    const bool e122 = (e7 >= 256u);
-    const float v35 = scan[(e122 ? (e7 - 256u) : e7)];
-    __syncthreads();
-    scan[e7] = (e122 ? fmax(v35, v34) : v34);
-    __syncthreads();
-    const float v36 = scan[e7];
-    const bool e130 = (e7 >= 512u);
-    const float v37 = scan[(e130 ? (e7 - 512u) : e7)];
-    __syncthreads();
-    scan[e7] = (e130 ? fmax(v37, v36) : v36);
-    __syncthreads();
-    const float v38 = scan[(min(((((blk_end_1 - blk_start_0) + per) - 1u) / per), 1024u) - 1u)];
+    const float v28 = scan[(min(((((blk_end_1 - blk_start_0) + per) - 1u) / per), 32u) - 1u)];
     if (e7 == 0u) {
-        b0[(out_off + e0)] = v38;
+        b0[(out_off + e0)] = v28;
     }
 }

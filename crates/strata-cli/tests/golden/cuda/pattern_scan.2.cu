@@ -105,7 +105,7 @@ extern "C" __global__ void pattern_scan(
     const u32 per,
     const u32 off
 ) {
-    __shared__ float scan[1024];
+    __shared__ float scan[32];
     float acc = 0;
     float run = 0;
     const u32 e0 = (u32)blockIdx.x;
@@ -176,81 +176,51 @@ extern "C" __global__ void pattern_scan(
     __syncthreads();
     scan[e7] = (e90 ? fmax(v27, v26) : v26);
     __syncthreads();
-    const float v28 = scan[e7];
-    const bool e98 = (e7 >= 32u);
-    const float v29 = scan[(e98 ? (e7 - 32u) : e7)];
-    __syncthreads();
-    scan[e7] = (e98 ? fmax(v29, v28) : v28);
-    __syncthreads();
-    const float v30 = scan[e7];
-    const bool e106 = (e7 >= 64u);
-    const float v31 = scan[(e106 ? (e7 - 64u) : e7)];
-    __syncthreads();
-    scan[e7] = (e106 ? fmax(v31, v30) : v30);
-    __syncthreads();
-    const float v32 = scan[e7];
-    const bool e114 = (e7 >= 128u);
-    const float v33 = scan[(e114 ? (e7 - 128u) : e7)];
-    __syncthreads();
-    scan[e7] = (e114 ? fmax(v33, v32) : v32);
-    __syncthreads();
-    const float v34 = scan[e7];
-    const bool e122 = (e7 >= 256u);
-    const float v35 = scan[(e122 ? (e7 - 256u) : e7)];
-    __syncthreads();
-    scan[e7] = (e122 ? fmax(v35, v34) : v34);
-    __syncthreads();
-    const float v36 = scan[e7];
-    const bool e130 = (e7 >= 512u);
-    const float v37 = scan[(e130 ? (e7 - 512u) : e7)];
-    __syncthreads();
-    scan[e7] = (e130 ? fmax(v37, v36) : v36);
-    __syncthreads();
-    const bool e137 = (e0 > 0u);
-    const float v38 = b1[(e137 ? (e0 - 1u) : 0u)];
-    const bool e140 = (e7 > 0u);
-    const float v39 = scan[(e140 ? e61 : 0u)];
-    const float e146 = (e140 ? (e137 ? fmax(v38, v39) : v39) : v38);
-    run = e146;
+    const bool e97 = (e0 > 0u);
+    const float v28 = b1[(e97 ? (e0 - 1u) : 0u)];
+    const bool e100 = (e7 > 0u);
+    const float v29 = scan[(e100 ? e61 : 0u)];
+    const float e106 = (e100 ? (e97 ? fmax(v28, v29) : v29) : v28);
+    run = e106;
     if (e19) {
         const u32 e21 = (off + part_start_2);
-        const float v40 = b0[e21];
-        const float e152 = ((e140 || e137) ? fmax(e146, v40) : v40);
-        b0[(out_off + part_start_2)] = e152;
-        run = e152;
+        const float v30 = b0[e21];
+        const float e112 = ((e100 || e97) ? fmax(e106, v30) : v30);
+        b0[(out_off + part_start_2)] = e112;
+        run = e112;
         const u32 e24 = (part_start_2 + 1u);
         const u32 e31 = (e24 + ((((part_end_3 > e24) ? (part_end_3 - e24) : 0u) / 4u) * 4u));
-        for (u32 i_41 = e24; i_41 < e31; i_41 += 4u) {
-            const float v42 = run;
-            const float v43 = b0[(off + i_41)];
-            const float e158 = fmax(v42, v43);
-            b0[(out_off + i_41)] = e158;
-            run = e158;
-            const float v44 = run;
-            const u32 e159 = (i_41 + 1u);
-            const float v45 = b0[(off + e159)];
-            const float e164 = fmax(v44, v45);
-            b0[(out_off + e159)] = e164;
-            run = e164;
-            const float v46 = run;
-            const u32 e165 = (i_41 + 2u);
-            const float v47 = b0[(off + e165)];
-            const float e170 = fmax(v46, v47);
-            b0[(out_off + e165)] = e170;
-            run = e170;
-            const float v48 = run;
-            const u32 e171 = (i_41 + 3u);
-            const float v49 = b0[(off + e171)];
-            const float e176 = fmax(v48, v49);
-            b0[(out_off + e171)] = e176;
-            run = e176;
+        for (u32 i_31 = e24; i_31 < e31; i_31 += 4u) {
+            const float v32 = run;
+            const float v33 = b0[(off + i_31)];
+            const float e118 = fmax(v32, v33);
+            b0[(out_off + i_31)] = e118;
+            run = e118;
+            const float v34 = run;
+            const u32 e119 = (i_31 + 1u);
+            const float v35 = b0[(off + e119)];
+            const float e124 = fmax(v34, v35);
+            b0[(out_off + e119)] = e124;
+            run = e124;
+            const float v36 = run;
+            const u32 e125 = (i_31 + 2u);
+            const float v37 = b0[(off + e125)];
+            const float e130 = fmax(v36, v37);
+            b0[(out_off + e125)] = e130;
+            run = e130;
+            const float v38 = run;
+            const u32 e131 = (i_31 + 3u);
+            const float v39 = b0[(off + e131)];
+            const float e136 = fmax(v38, v39);
+            b0[(out_off + e131)] = e136;
+            run = e136;
         }
-        for (u32 i_50 = e31; i_50 < part_end_3; i_50++) {
-            const float v51 = run;
-            const float v52 = b0[(off + i_50)];
-            const float e182 = fmax(v51, v52);
-            b0[(out_off + i_50)] = e182;
-            run = e182;
+        for (u32 i_40 = e31; i_40 < part_end_3; i_40++) {
+            const float v41 = run;
+            const float v42 = b0[(off + i_40)];
+            const float e142 = fmax(v41, v42);
+            b0[(out_off + i_40)] = e142;
+            run = e142;
         }
     }
 }

@@ -105,7 +105,7 @@ extern "C" __global__ void pattern_scan(
     const u32 b1_len,
     const u32 off
 ) {
-    __shared__ float scan[1024];
+    __shared__ float scan[32];
     float acc = 0;
     float run = 0;
     const u32 blk_start_0 = ((u32)blockIdx.x * block);
@@ -175,79 +175,49 @@ extern "C" __global__ void pattern_scan(
     __syncthreads();
     scan[e7] = (e90 ? fmax(v27, v26) : v26);
     __syncthreads();
-    const float v28 = scan[e7];
-    const bool e98 = (e7 >= 32u);
-    const float v29 = scan[(e98 ? (e7 - 32u) : e7)];
-    __syncthreads();
-    scan[e7] = (e98 ? fmax(v29, v28) : v28);
-    __syncthreads();
-    const float v30 = scan[e7];
-    const bool e106 = (e7 >= 64u);
-    const float v31 = scan[(e106 ? (e7 - 64u) : e7)];
-    __syncthreads();
-    scan[e7] = (e106 ? fmax(v31, v30) : v30);
-    __syncthreads();
-    const float v32 = scan[e7];
-    const bool e114 = (e7 >= 128u);
-    const float v33 = scan[(e114 ? (e7 - 128u) : e7)];
-    __syncthreads();
-    scan[e7] = (e114 ? fmax(v33, v32) : v32);
-    __syncthreads();
-    const float v34 = scan[e7];
-    const bool e122 = (e7 >= 256u);
-    const float v35 = scan[(e122 ? (e7 - 256u) : e7)];
-    __syncthreads();
-    scan[e7] = (e122 ? fmax(v35, v34) : v34);
-    __syncthreads();
-    const float v36 = scan[e7];
-    const bool e130 = (e7 >= 512u);
-    const float v37 = scan[(e130 ? (e7 - 512u) : e7)];
-    __syncthreads();
-    scan[e7] = (e130 ? fmax(v37, v36) : v36);
-    __syncthreads();
-    const bool e137 = (e7 > 0u);
-    const float v38 = scan[(e137 ? e61 : 0u)];
-    const float e140 = (e137 ? v38 : 0.0f);
-    run = e140;
+    const bool e97 = (e7 > 0u);
+    const float v28 = scan[(e97 ? e61 : 0u)];
+    const float e100 = (e97 ? v28 : 0.0f);
+    run = e100;
     if (e19) {
         const u32 e21 = (off + part_start_2);
-        const float v39 = b1[e21];
-        const float e147 = ((e137 || false) ? fmax(e140, v39) : v39);
-        b0[(out_off + part_start_2)] = e147;
-        run = e147;
+        const float v29 = b1[e21];
+        const float e107 = ((e97 || false) ? fmax(e100, v29) : v29);
+        b0[(out_off + part_start_2)] = e107;
+        run = e107;
         const u32 e24 = (part_start_2 + 1u);
         const u32 e31 = (e24 + ((((part_end_3 > e24) ? (part_end_3 - e24) : 0u) / 4u) * 4u));
-        for (u32 i_40 = e24; i_40 < e31; i_40 += 4u) {
-            const float v41 = run;
-            const float v42 = b1[(off + i_40)];
-            const float e153 = fmax(v41, v42);
-            b0[(out_off + i_40)] = e153;
-            run = e153;
-            const float v43 = run;
-            const u32 e154 = (i_40 + 1u);
-            const float v44 = b1[(off + e154)];
-            const float e159 = fmax(v43, v44);
-            b0[(out_off + e154)] = e159;
-            run = e159;
-            const float v45 = run;
-            const u32 e160 = (i_40 + 2u);
-            const float v46 = b1[(off + e160)];
-            const float e165 = fmax(v45, v46);
-            b0[(out_off + e160)] = e165;
-            run = e165;
-            const float v47 = run;
-            const u32 e166 = (i_40 + 3u);
-            const float v48 = b1[(off + e166)];
-            const float e171 = fmax(v47, v48);
-            b0[(out_off + e166)] = e171;
-            run = e171;
+        for (u32 i_30 = e24; i_30 < e31; i_30 += 4u) {
+            const float v31 = run;
+            const float v32 = b1[(off + i_30)];
+            const float e113 = fmax(v31, v32);
+            b0[(out_off + i_30)] = e113;
+            run = e113;
+            const float v33 = run;
+            const u32 e114 = (i_30 + 1u);
+            const float v34 = b1[(off + e114)];
+            const float e119 = fmax(v33, v34);
+            b0[(out_off + e114)] = e119;
+            run = e119;
+            const float v35 = run;
+            const u32 e120 = (i_30 + 2u);
+            const float v36 = b1[(off + e120)];
+            const float e125 = fmax(v35, v36);
+            b0[(out_off + e120)] = e125;
+            run = e125;
+            const float v37 = run;
+            const u32 e126 = (i_30 + 3u);
+            const float v38 = b1[(off + e126)];
+            const float e131 = fmax(v37, v38);
+            b0[(out_off + e126)] = e131;
+            run = e131;
         }
-        for (u32 i_49 = e31; i_49 < part_end_3; i_49++) {
-            const float v50 = run;
-            const float v51 = b1[(off + i_49)];
-            const float e177 = fmax(v50, v51);
-            b0[(out_off + i_49)] = e177;
-            run = e177;
+        for (u32 i_39 = e31; i_39 < part_end_3; i_39++) {
+            const float v40 = run;
+            const float v41 = b1[(off + i_39)];
+            const float e137 = fmax(v40, v41);
+            b0[(out_off + i_39)] = e137;
+            run = e137;
         }
     }
 }

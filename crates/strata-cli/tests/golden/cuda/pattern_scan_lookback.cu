@@ -162,199 +162,199 @@ extern "C" __global__ void pattern_scan_lookback(
     const u32 tile_count_5 = min((n - tile_start_4), 4096u);
     const u32 e17 = (tile_count_5 - 1u);
     const u32 tile_last_6 = e17;
-    const u32 v7 = b3[(off + (tile_start_4 + min(e0, tile_last_6)))];
-    const u32 loaded_8 = v7;
-    const u32 e25 = (e0 + 256u);
-    const u32 v9 = b3[(off + (tile_start_4 + min(e25, tile_last_6)))];
-    const u32 loaded_10 = v9;
-    const u32 e31 = (e0 + 512u);
-    const u32 v11 = b3[(off + (tile_start_4 + min(e31, tile_last_6)))];
-    const u32 loaded_12 = v11;
-    const u32 e37 = (e0 + 768u);
-    const u32 v13 = b3[(off + (tile_start_4 + min(e37, tile_last_6)))];
-    const u32 loaded_14 = v13;
-    const u32 e43 = (e0 + 1024u);
-    const u32 v15 = b3[(off + (tile_start_4 + min(e43, tile_last_6)))];
-    const u32 loaded_16 = v15;
-    const u32 e49 = (e0 + 1280u);
-    const u32 v17 = b3[(off + (tile_start_4 + min(e49, tile_last_6)))];
-    const u32 loaded_18 = v17;
-    const u32 e55 = (e0 + 1536u);
-    const u32 v19 = b3[(off + (tile_start_4 + min(e55, tile_last_6)))];
-    const u32 loaded_20 = v19;
-    const u32 e61 = (e0 + 1792u);
-    const u32 v21 = b3[(off + (tile_start_4 + min(e61, tile_last_6)))];
-    const u32 loaded_22 = v21;
-    const u32 e67 = (e0 + 2048u);
-    const u32 v23 = b3[(off + (tile_start_4 + min(e67, tile_last_6)))];
-    const u32 loaded_24 = v23;
-    const u32 e73 = (e0 + 2304u);
-    const u32 v25 = b3[(off + (tile_start_4 + min(e73, tile_last_6)))];
-    const u32 loaded_26 = v25;
-    const u32 e79 = (e0 + 2560u);
-    const u32 v27 = b3[(off + (tile_start_4 + min(e79, tile_last_6)))];
-    const u32 loaded_28 = v27;
-    const u32 e85 = (e0 + 2816u);
-    const u32 v29 = b3[(off + (tile_start_4 + min(e85, tile_last_6)))];
-    const u32 loaded_30 = v29;
-    const u32 e91 = (e0 + 3072u);
-    const u32 v31 = b3[(off + (tile_start_4 + min(e91, tile_last_6)))];
-    const u32 loaded_32 = v31;
-    const u32 e97 = (e0 + 3328u);
-    const u32 v33 = b3[(off + (tile_start_4 + min(e97, tile_last_6)))];
-    const u32 loaded_34 = v33;
-    const u32 e103 = (e0 + 3584u);
-    const u32 v35 = b3[(off + (tile_start_4 + min(e103, tile_last_6)))];
-    const u32 loaded_36 = v35;
-    const u32 e109 = (e0 + 3840u);
-    const u32 v37 = b3[(off + (tile_start_4 + min(e109, tile_last_6)))];
-    const u32 loaded_38 = v37;
-    const u32 e116 = (e0 + ((u32)(e0 >> (5u & 31))));
-    const bool e117 = (e0 < tile_count_5);
-    tile_data[e116] = (e117 ? loaded_8 : 0u);
-    const u32 e121 = (e25 + ((u32)(e25 >> (5u & 31))));
-    const bool e122 = (e25 < tile_count_5);
-    tile_data[e121] = (e122 ? loaded_10 : 0u);
-    const u32 e126 = (e31 + ((u32)(e31 >> (5u & 31))));
-    const bool e127 = (e31 < tile_count_5);
-    tile_data[e126] = (e127 ? loaded_12 : 0u);
-    const u32 e131 = (e37 + ((u32)(e37 >> (5u & 31))));
-    const bool e132 = (e37 < tile_count_5);
-    tile_data[e131] = (e132 ? loaded_14 : 0u);
-    const u32 e136 = (e43 + ((u32)(e43 >> (5u & 31))));
-    const bool e137 = (e43 < tile_count_5);
-    tile_data[e136] = (e137 ? loaded_16 : 0u);
-    const u32 e141 = (e49 + ((u32)(e49 >> (5u & 31))));
-    const bool e142 = (e49 < tile_count_5);
-    tile_data[e141] = (e142 ? loaded_18 : 0u);
-    const u32 e146 = (e55 + ((u32)(e55 >> (5u & 31))));
-    const bool e147 = (e55 < tile_count_5);
-    tile_data[e146] = (e147 ? loaded_20 : 0u);
-    const u32 e151 = (e61 + ((u32)(e61 >> (5u & 31))));
-    const bool e152 = (e61 < tile_count_5);
-    tile_data[e151] = (e152 ? loaded_22 : 0u);
-    const u32 e156 = (e67 + ((u32)(e67 >> (5u & 31))));
-    const bool e157 = (e67 < tile_count_5);
-    tile_data[e156] = (e157 ? loaded_24 : 0u);
-    const u32 e161 = (e73 + ((u32)(e73 >> (5u & 31))));
-    const bool e162 = (e73 < tile_count_5);
-    tile_data[e161] = (e162 ? loaded_26 : 0u);
-    const u32 e166 = (e79 + ((u32)(e79 >> (5u & 31))));
-    const bool e167 = (e79 < tile_count_5);
-    tile_data[e166] = (e167 ? loaded_28 : 0u);
-    const u32 e171 = (e85 + ((u32)(e85 >> (5u & 31))));
-    const bool e172 = (e85 < tile_count_5);
-    tile_data[e171] = (e172 ? loaded_30 : 0u);
-    const u32 e176 = (e91 + ((u32)(e91 >> (5u & 31))));
-    const bool e177 = (e91 < tile_count_5);
-    tile_data[e176] = (e177 ? loaded_32 : 0u);
-    const u32 e181 = (e97 + ((u32)(e97 >> (5u & 31))));
-    const bool e182 = (e97 < tile_count_5);
-    tile_data[e181] = (e182 ? loaded_34 : 0u);
-    const u32 e186 = (e103 + ((u32)(e103 >> (5u & 31))));
-    const bool e187 = (e103 < tile_count_5);
-    tile_data[e186] = (e187 ? loaded_36 : 0u);
-    const u32 e191 = (e109 + ((u32)(e109 >> (5u & 31))));
-    const bool e192 = (e109 < tile_count_5);
-    tile_data[e191] = (e192 ? loaded_38 : 0u);
+    const u32 item_start_7 = (e0 * 16u);
+    const u32 v8 = b3[(off + (tile_start_4 + min(e0, tile_last_6)))];
+    const u32 loaded_9 = v8;
+    const u32 e27 = (e0 + 256u);
+    const u32 v10 = b3[(off + (tile_start_4 + min(e27, tile_last_6)))];
+    const u32 loaded_11 = v10;
+    const u32 e33 = (e0 + 512u);
+    const u32 v12 = b3[(off + (tile_start_4 + min(e33, tile_last_6)))];
+    const u32 loaded_13 = v12;
+    const u32 e39 = (e0 + 768u);
+    const u32 v14 = b3[(off + (tile_start_4 + min(e39, tile_last_6)))];
+    const u32 loaded_15 = v14;
+    const u32 e45 = (e0 + 1024u);
+    const u32 v16 = b3[(off + (tile_start_4 + min(e45, tile_last_6)))];
+    const u32 loaded_17 = v16;
+    const u32 e51 = (e0 + 1280u);
+    const u32 v18 = b3[(off + (tile_start_4 + min(e51, tile_last_6)))];
+    const u32 loaded_19 = v18;
+    const u32 e57 = (e0 + 1536u);
+    const u32 v20 = b3[(off + (tile_start_4 + min(e57, tile_last_6)))];
+    const u32 loaded_21 = v20;
+    const u32 e63 = (e0 + 1792u);
+    const u32 v22 = b3[(off + (tile_start_4 + min(e63, tile_last_6)))];
+    const u32 loaded_23 = v22;
+    const u32 e69 = (e0 + 2048u);
+    const u32 v24 = b3[(off + (tile_start_4 + min(e69, tile_last_6)))];
+    const u32 loaded_25 = v24;
+    const u32 e75 = (e0 + 2304u);
+    const u32 v26 = b3[(off + (tile_start_4 + min(e75, tile_last_6)))];
+    const u32 loaded_27 = v26;
+    const u32 e81 = (e0 + 2560u);
+    const u32 v28 = b3[(off + (tile_start_4 + min(e81, tile_last_6)))];
+    const u32 loaded_29 = v28;
+    const u32 e87 = (e0 + 2816u);
+    const u32 v30 = b3[(off + (tile_start_4 + min(e87, tile_last_6)))];
+    const u32 loaded_31 = v30;
+    const u32 e93 = (e0 + 3072u);
+    const u32 v32 = b3[(off + (tile_start_4 + min(e93, tile_last_6)))];
+    const u32 loaded_33 = v32;
+    const u32 e99 = (e0 + 3328u);
+    const u32 v34 = b3[(off + (tile_start_4 + min(e99, tile_last_6)))];
+    const u32 loaded_35 = v34;
+    const u32 e105 = (e0 + 3584u);
+    const u32 v36 = b3[(off + (tile_start_4 + min(e105, tile_last_6)))];
+    const u32 loaded_37 = v36;
+    const u32 e111 = (e0 + 3840u);
+    const u32 v38 = b3[(off + (tile_start_4 + min(e111, tile_last_6)))];
+    const u32 loaded_39 = v38;
+    const u32 e118 = (e0 + ((u32)(e0 >> (5u & 31))));
+    const bool e119 = (e0 < tile_count_5);
+    tile_data[e118] = (e119 ? loaded_9 : 0u);
+    const u32 e123 = (e27 + ((u32)(e27 >> (5u & 31))));
+    const bool e124 = (e27 < tile_count_5);
+    tile_data[e123] = (e124 ? loaded_11 : 0u);
+    const u32 e128 = (e33 + ((u32)(e33 >> (5u & 31))));
+    const bool e129 = (e33 < tile_count_5);
+    tile_data[e128] = (e129 ? loaded_13 : 0u);
+    const u32 e133 = (e39 + ((u32)(e39 >> (5u & 31))));
+    const bool e134 = (e39 < tile_count_5);
+    tile_data[e133] = (e134 ? loaded_15 : 0u);
+    const u32 e138 = (e45 + ((u32)(e45 >> (5u & 31))));
+    const bool e139 = (e45 < tile_count_5);
+    tile_data[e138] = (e139 ? loaded_17 : 0u);
+    const u32 e143 = (e51 + ((u32)(e51 >> (5u & 31))));
+    const bool e144 = (e51 < tile_count_5);
+    tile_data[e143] = (e144 ? loaded_19 : 0u);
+    const u32 e148 = (e57 + ((u32)(e57 >> (5u & 31))));
+    const bool e149 = (e57 < tile_count_5);
+    tile_data[e148] = (e149 ? loaded_21 : 0u);
+    const u32 e153 = (e63 + ((u32)(e63 >> (5u & 31))));
+    const bool e154 = (e63 < tile_count_5);
+    tile_data[e153] = (e154 ? loaded_23 : 0u);
+    const u32 e158 = (e69 + ((u32)(e69 >> (5u & 31))));
+    const bool e159 = (e69 < tile_count_5);
+    tile_data[e158] = (e159 ? loaded_25 : 0u);
+    const u32 e163 = (e75 + ((u32)(e75 >> (5u & 31))));
+    const bool e164 = (e75 < tile_count_5);
+    tile_data[e163] = (e164 ? loaded_27 : 0u);
+    const u32 e168 = (e81 + ((u32)(e81 >> (5u & 31))));
+    const bool e169 = (e81 < tile_count_5);
+    tile_data[e168] = (e169 ? loaded_29 : 0u);
+    const u32 e173 = (e87 + ((u32)(e87 >> (5u & 31))));
+    const bool e174 = (e87 < tile_count_5);
+    tile_data[e173] = (e174 ? loaded_31 : 0u);
+    const u32 e178 = (e93 + ((u32)(e93 >> (5u & 31))));
+    const bool e179 = (e93 < tile_count_5);
+    tile_data[e178] = (e179 ? loaded_33 : 0u);
+    const u32 e183 = (e99 + ((u32)(e99 >> (5u & 31))));
+    const bool e184 = (e99 < tile_count_5);
+    tile_data[e183] = (e184 ? loaded_35 : 0u);
+    const u32 e188 = (e105 + ((u32)(e105 >> (5u & 31))));
+    const bool e189 = (e105 < tile_count_5);
+    tile_data[e188] = (e189 ? loaded_37 : 0u);
+    const u32 e193 = (e111 + ((u32)(e111 >> (5u & 31))));
+    const bool e194 = (e111 < tile_count_5);
+    tile_data[e193] = (e194 ? loaded_39 : 0u);
     __syncthreads();
-    const u32 item_start_39 = (e0 * 16u);
-    const u32 e199 = (item_start_39 + ((u32)(item_start_39 >> (5u & 31))));
+    const u32 e199 = (item_start_7 + ((u32)(item_start_7 >> (5u & 31))));
     const u32 v40 = tile_data[e199];
     const u32 running_41 = v40;
-    const u32 e201 = (item_start_39 + 1u);
+    const u32 e201 = (item_start_7 + 1u);
     const u32 e202 = (e201 - 1u);
     tile_data[(e202 + ((u32)(e202 >> (5u & 31))))] = running_41;
     const u32 e207 = (e201 + ((u32)(e201 >> (5u & 31))));
     const u32 v42 = tile_data[e207];
     const u32 running_43 = ((e201 < tile_count_5) ? (running_41 + v42) : running_41);
-    const u32 e213 = (item_start_39 + 2u);
+    const u32 e213 = (item_start_7 + 2u);
     const u32 e214 = (e213 - 1u);
     tile_data[(e214 + ((u32)(e214 >> (5u & 31))))] = running_43;
     const u32 e219 = (e213 + ((u32)(e213 >> (5u & 31))));
     const u32 v44 = tile_data[e219];
     const u32 running_45 = ((e213 < tile_count_5) ? (running_43 + v44) : running_43);
-    const u32 e225 = (item_start_39 + 3u);
+    const u32 e225 = (item_start_7 + 3u);
     const u32 e226 = (e225 - 1u);
     tile_data[(e226 + ((u32)(e226 >> (5u & 31))))] = running_45;
     const u32 e231 = (e225 + ((u32)(e225 >> (5u & 31))));
     const u32 v46 = tile_data[e231];
     const u32 running_47 = ((e225 < tile_count_5) ? (running_45 + v46) : running_45);
-    const u32 e237 = (item_start_39 + 4u);
+    const u32 e237 = (item_start_7 + 4u);
     const u32 e238 = (e237 - 1u);
     tile_data[(e238 + ((u32)(e238 >> (5u & 31))))] = running_47;
     const u32 e243 = (e237 + ((u32)(e237 >> (5u & 31))));
     const u32 v48 = tile_data[e243];
     const u32 running_49 = ((e237 < tile_count_5) ? (running_47 + v48) : running_47);
-    const u32 e248 = (item_start_39 + 5u);
+    const u32 e248 = (item_start_7 + 5u);
     const u32 e249 = (e248 - 1u);
     tile_data[(e249 + ((u32)(e249 >> (5u & 31))))] = running_49;
     const u32 e254 = (e248 + ((u32)(e248 >> (5u & 31))));
     const u32 v50 = tile_data[e254];
     const u32 running_51 = ((e248 < tile_count_5) ? (running_49 + v50) : running_49);
-    const u32 e260 = (item_start_39 + 6u);
+    const u32 e260 = (item_start_7 + 6u);
     const u32 e261 = (e260 - 1u);
     tile_data[(e261 + ((u32)(e261 >> (5u & 31))))] = running_51;
     const u32 e266 = (e260 + ((u32)(e260 >> (5u & 31))));
     const u32 v52 = tile_data[e266];
     const u32 running_53 = ((e260 < tile_count_5) ? (running_51 + v52) : running_51);
-    const u32 e272 = (item_start_39 + 7u);
+    const u32 e272 = (item_start_7 + 7u);
     const u32 e273 = (e272 - 1u);
     tile_data[(e273 + ((u32)(e273 >> (5u & 31))))] = running_53;
     const u32 e278 = (e272 + ((u32)(e272 >> (5u & 31))));
     const u32 v54 = tile_data[e278];
     const u32 running_55 = ((e272 < tile_count_5) ? (running_53 + v54) : running_53);
-    const u32 e284 = (item_start_39 + 8u);
+    const u32 e284 = (item_start_7 + 8u);
     const u32 e285 = (e284 - 1u);
     tile_data[(e285 + ((u32)(e285 >> (5u & 31))))] = running_55;
     const u32 e290 = (e284 + ((u32)(e284 >> (5u & 31))));
     const u32 v56 = tile_data[e290];
     const u32 running_57 = ((e284 < tile_count_5) ? (running_55 + v56) : running_55);
-    const u32 e296 = (item_start_39 + 9u);
+    const u32 e296 = (item_start_7 + 9u);
     const u32 e297 = (e296 - 1u);
     tile_data[(e297 + ((u32)(e297 >> (5u & 31))))] = running_57;
     const u32 e302 = (e296 + ((u32)(e296 >> (5u & 31))));
     const u32 v58 = tile_data[e302];
     const u32 running_59 = ((e296 < tile_count_5) ? (running_57 + v58) : running_57);
-    const u32 e308 = (item_start_39 + 10u);
+    const u32 e308 = (item_start_7 + 10u);
     const u32 e309 = (e308 - 1u);
     tile_data[(e309 + ((u32)(e309 >> (5u & 31))))] = running_59;
     const u32 e314 = (e308 + ((u32)(e308 >> (5u & 31))));
     const u32 v60 = tile_data[e314];
     const u32 running_61 = ((e308 < tile_count_5) ? (running_59 + v60) : running_59);
-    const u32 e320 = (item_start_39 + 11u);
+    const u32 e320 = (item_start_7 + 11u);
     const u32 e321 = (e320 - 1u);
     tile_data[(e321 + ((u32)(e321 >> (5u & 31))))] = running_61;
     const u32 e326 = (e320 + ((u32)(e320 >> (5u & 31))));
     const u32 v62 = tile_data[e326];
     const u32 running_63 = ((e320 < tile_count_5) ? (running_61 + v62) : running_61);
-    const u32 e332 = (item_start_39 + 12u);
+    const u32 e332 = (item_start_7 + 12u);
     const u32 e333 = (e332 - 1u);
     tile_data[(e333 + ((u32)(e333 >> (5u & 31))))] = running_63;
     const u32 e338 = (e332 + ((u32)(e332 >> (5u & 31))));
     const u32 v64 = tile_data[e338];
     const u32 running_65 = ((e332 < tile_count_5) ? (running_63 + v64) : running_63);
-    const u32 e344 = (item_start_39 + 13u);
+    const u32 e344 = (item_start_7 + 13u);
     const u32 e345 = (e344 - 1u);
     tile_data[(e345 + ((u32)(e345 >> (5u & 31))))] = running_65;
     const u32 e350 = (e344 + ((u32)(e344 >> (5u & 31))));
     const u32 v66 = tile_data[e350];
     const u32 running_67 = ((e344 < tile_count_5) ? (running_65 + v66) : running_65);
-    const u32 e356 = (item_start_39 + 14u);
+    const u32 e356 = (item_start_7 + 14u);
     const u32 e357 = (e356 - 1u);
     tile_data[(e357 + ((u32)(e357 >> (5u & 31))))] = running_67;
     const u32 e362 = (e356 + ((u32)(e356 >> (5u & 31))));
     const u32 v68 = tile_data[e362];
     const u32 running_69 = ((e356 < tile_count_5) ? (running_67 + v68) : running_67);
-    const u32 e368 = (item_start_39 + 15u);
+    const u32 e368 = (item_start_7 + 15u);
     const u32 e369 = (e368 - 1u);
     tile_data[(e369 + ((u32)(e369 >> (5u & 31))))] = running_69;
     const u32 e374 = (e368 + ((u32)(e368 >> (5u & 31))));
     const u32 v70 = tile_data[e374];
     const u32 running_71 = ((e368 < tile_count_5) ? (running_69 + v70) : running_69);
-    const u32 e380 = ((item_start_39 + 16u) - 1u);
+    const u32 e380 = ((item_start_7 + 16u) - 1u);
     tile_data[(e380 + ((u32)(e380 >> (5u & 31))))] = running_71;
-    const u32 v72 = strata_group_scan_inclusive_add_u32(((item_start_39 < tile_count_5) ? running_71 : 0u));
+    const u32 v72 = strata_group_scan_inclusive_add_u32(((item_start_7 < tile_count_5) ? running_71 : 0u));
     item_totals[e0] = v72;
     __syncthreads();
     const u32 v73 = item_totals[(e17 / 16u)];
@@ -579,84 +579,84 @@ extern "C" __global__ void pattern_scan_lookback(
     tile_data[e362] = (e690 ? (prefix_171 + running_201) : running_201);
     tile_data[e374] = (e690 ? (prefix_171 + running_203) : running_203);
     __syncthreads();
-    if (e117) {
-        const u32 v204 = tile_data[e116];
+    if (e119) {
+        const u32 v204 = tile_data[e118];
         const u32 e741 = (out_off + tile_start_4);
         b0[(e741 + e0)] = v204;
     }
-    if (e122) {
-        const u32 v205 = tile_data[e121];
+    if (e124) {
+        const u32 v205 = tile_data[e123];
         const u32 e741 = (out_off + tile_start_4);
-        b0[(e741 + e25)] = v205;
+        b0[(e741 + e27)] = v205;
     }
-    if (e127) {
-        const u32 v206 = tile_data[e126];
+    if (e129) {
+        const u32 v206 = tile_data[e128];
         const u32 e741 = (out_off + tile_start_4);
-        b0[(e741 + e31)] = v206;
+        b0[(e741 + e33)] = v206;
     }
-    if (e132) {
-        const u32 v207 = tile_data[e131];
+    if (e134) {
+        const u32 v207 = tile_data[e133];
         const u32 e741 = (out_off + tile_start_4);
-        b0[(e741 + e37)] = v207;
+        b0[(e741 + e39)] = v207;
     }
-    if (e137) {
-        const u32 v208 = tile_data[e136];
+    if (e139) {
+        const u32 v208 = tile_data[e138];
         const u32 e741 = (out_off + tile_start_4);
-        b0[(e741 + e43)] = v208;
+        b0[(e741 + e45)] = v208;
     }
-    if (e142) {
-        const u32 v209 = tile_data[e141];
+    if (e144) {
+        const u32 v209 = tile_data[e143];
         const u32 e741 = (out_off + tile_start_4);
-        b0[(e741 + e49)] = v209;
+        b0[(e741 + e51)] = v209;
     }
-    if (e147) {
-        const u32 v210 = tile_data[e146];
+    if (e149) {
+        const u32 v210 = tile_data[e148];
         const u32 e741 = (out_off + tile_start_4);
-        b0[(e741 + e55)] = v210;
+        b0[(e741 + e57)] = v210;
     }
-    if (e152) {
-        const u32 v211 = tile_data[e151];
+    if (e154) {
+        const u32 v211 = tile_data[e153];
         const u32 e741 = (out_off + tile_start_4);
-        b0[(e741 + e61)] = v211;
+        b0[(e741 + e63)] = v211;
     }
-    if (e157) {
-        const u32 v212 = tile_data[e156];
+    if (e159) {
+        const u32 v212 = tile_data[e158];
         const u32 e741 = (out_off + tile_start_4);
-        b0[(e741 + e67)] = v212;
+        b0[(e741 + e69)] = v212;
     }
-    if (e162) {
-        const u32 v213 = tile_data[e161];
+    if (e164) {
+        const u32 v213 = tile_data[e163];
         const u32 e741 = (out_off + tile_start_4);
-        b0[(e741 + e73)] = v213;
+        b0[(e741 + e75)] = v213;
     }
-    if (e167) {
-        const u32 v214 = tile_data[e166];
+    if (e169) {
+        const u32 v214 = tile_data[e168];
         const u32 e741 = (out_off + tile_start_4);
-        b0[(e741 + e79)] = v214;
+        b0[(e741 + e81)] = v214;
     }
-    if (e172) {
-        const u32 v215 = tile_data[e171];
+    if (e174) {
+        const u32 v215 = tile_data[e173];
         const u32 e741 = (out_off + tile_start_4);
-        b0[(e741 + e85)] = v215;
+        b0[(e741 + e87)] = v215;
     }
-    if (e177) {
-        const u32 v216 = tile_data[e176];
+    if (e179) {
+        const u32 v216 = tile_data[e178];
         const u32 e741 = (out_off + tile_start_4);
-        b0[(e741 + e91)] = v216;
+        b0[(e741 + e93)] = v216;
     }
-    if (e182) {
-        const u32 v217 = tile_data[e181];
+    if (e184) {
+        const u32 v217 = tile_data[e183];
         const u32 e741 = (out_off + tile_start_4);
-        b0[(e741 + e97)] = v217;
+        b0[(e741 + e99)] = v217;
     }
-    if (e187) {
-        const u32 v218 = tile_data[e186];
+    if (e189) {
+        const u32 v218 = tile_data[e188];
         const u32 e741 = (out_off + tile_start_4);
-        b0[(e741 + e103)] = v218;
+        b0[(e741 + e105)] = v218;
     }
-    if (e192) {
-        const u32 v219 = tile_data[e191];
+    if (e194) {
+        const u32 v219 = tile_data[e193];
         const u32 e741 = (out_off + tile_start_4);
-        b0[(e741 + e109)] = v219;
+        b0[(e741 + e111)] = v219;
     }
 }

@@ -103,28 +103,28 @@ extern "C" __global__ void pattern_transform(
     const u32 b1_len,
     const u32 off
 ) {
-    const u32 e4 = (((u32)blockIdx.x * 4096u) + (u32)threadIdx.x);
+    const u32 e4 = (((u32)blockIdx.x * 128u) + (u32)threadIdx.x);
     if (e4 < n) {
         const u32 e8 = (off + e4);
         const float v0 = b1[e8];
         const float v1 = b0[e8];
         b0[(dst_off + e4)] = ((v0 * 2.0f) + v1);
     }
-    const u32 e17 = (e4 + 1024u);
+    const u32 e17 = (e4 + 32u);
     if (e17 < n) {
         const u32 e19 = (off + e17);
         const float v2 = b1[e19];
         const float v3 = b0[e19];
         b0[(dst_off + e17)] = ((v2 * 2.0f) + v3);
     }
-    const u32 e26 = (e4 + 2048u);
+    const u32 e26 = (e4 + 64u);
     if (e26 < n) {
         const u32 e28 = (off + e26);
         const float v4 = b1[e28];
         const float v5 = b0[e28];
         b0[(dst_off + e26)] = ((v4 * 2.0f) + v5);
     }
-    const u32 e35 = (e4 + 3072u);
+    const u32 e35 = (e4 + 96u);
     if (e35 < n) {
         const u32 e37 = (off + e35);
         const float v6 = b1[e37];

@@ -12,7 +12,7 @@ __kernel void pattern_reduce(
     const uint b1_len,
     const uint off
 ) {
-    __local float scan[1024];
+    __local float scan[32];
     float acc = 0;
     const uint e0 = (uint)get_group_id(0);
     const uint blk_start_0 = (e0 * block);
@@ -79,38 +79,8 @@ __kernel void pattern_reduce(
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
     scan[e7] = (e90 ? fmax(v27, v26) : v26);
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const float v28 = scan[e7];
-    const bool e98 = (e7 >= 32u);
-    const float v29 = scan[(e98 ? (e7 - 32u) : e7)];
-    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    scan[e7] = (e98 ? fmax(v29, v28) : v28);
-    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const float v30 = scan[e7];
-    const bool e106 = (e7 >= 64u);
-    const float v31 = scan[(e106 ? (e7 - 64u) : e7)];
-    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    scan[e7] = (e106 ? fmax(v31, v30) : v30);
-    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const float v32 = scan[e7];
-    const bool e114 = (e7 >= 128u);
-    const float v33 = scan[(e114 ? (e7 - 128u) : e7)];
-    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    scan[e7] = (e114 ? fmax(v33, v32) : v32);
-    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const float v34 = scan[e7];
-    const bool e122 = (e7 >= 256u);
-    const float v35 = scan[(e122 ? (e7 - 256u) : e7)];
-    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    scan[e7] = (e122 ? fmax(v35, v34) : v34);
-    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const float v36 = scan[e7];
-    const bool e130 = (e7 >= 512u);
-    const float v37 = scan[(e130 ? (e7 - 512u) : e7)];
-    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    scan[e7] = (e130 ? fmax(v37, v36) : v36);
-    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const float v38 = scan[(min(((((blk_end_1 - blk_start_0) + per) - 1u) / per), 1024u) - 1u)];
+    const float v28 = scan[(min(((((blk_end_1 - blk_start_0) + per) - 1u) / per), 32u) - 1u)];
     if (e7 == 0u) {
-        b0[(out_off + e0)] = v38;
+        b0[(out_off + e0)] = v28;
     }
 }

@@ -44,197 +44,197 @@ __kernel void pattern_scan_lookback(
     const uint tile_count_5 = min((n - tile_start_4), 4096u);
     const uint e17 = (tile_count_5 - 1u);
     const uint tile_last_6 = e17;
-    const uint v7 = b3[(off + (tile_start_4 + min(e0, tile_last_6)))];
-    const float loaded_8 = ((float)v7);
-    const uint e26 = (e0 + 256u);
-    const uint v9 = b3[(off + (tile_start_4 + min(e26, tile_last_6)))];
-    const float loaded_10 = ((float)v9);
-    const uint e33 = (e0 + 512u);
-    const uint v11 = b3[(off + (tile_start_4 + min(e33, tile_last_6)))];
-    const float loaded_12 = ((float)v11);
-    const uint e40 = (e0 + 768u);
-    const uint v13 = b3[(off + (tile_start_4 + min(e40, tile_last_6)))];
-    const float loaded_14 = ((float)v13);
-    const uint e47 = (e0 + 1024u);
-    const uint v15 = b3[(off + (tile_start_4 + min(e47, tile_last_6)))];
-    const float loaded_16 = ((float)v15);
-    const uint e54 = (e0 + 1280u);
-    const uint v17 = b3[(off + (tile_start_4 + min(e54, tile_last_6)))];
-    const float loaded_18 = ((float)v17);
-    const uint e61 = (e0 + 1536u);
-    const uint v19 = b3[(off + (tile_start_4 + min(e61, tile_last_6)))];
-    const float loaded_20 = ((float)v19);
-    const uint e68 = (e0 + 1792u);
-    const uint v21 = b3[(off + (tile_start_4 + min(e68, tile_last_6)))];
-    const float loaded_22 = ((float)v21);
-    const uint e75 = (e0 + 2048u);
-    const uint v23 = b3[(off + (tile_start_4 + min(e75, tile_last_6)))];
-    const float loaded_24 = ((float)v23);
-    const uint e82 = (e0 + 2304u);
-    const uint v25 = b3[(off + (tile_start_4 + min(e82, tile_last_6)))];
-    const float loaded_26 = ((float)v25);
-    const uint e89 = (e0 + 2560u);
-    const uint v27 = b3[(off + (tile_start_4 + min(e89, tile_last_6)))];
-    const float loaded_28 = ((float)v27);
-    const uint e96 = (e0 + 2816u);
-    const uint v29 = b3[(off + (tile_start_4 + min(e96, tile_last_6)))];
-    const float loaded_30 = ((float)v29);
-    const uint e103 = (e0 + 3072u);
-    const uint v31 = b3[(off + (tile_start_4 + min(e103, tile_last_6)))];
-    const float loaded_32 = ((float)v31);
-    const uint e110 = (e0 + 3328u);
-    const uint v33 = b3[(off + (tile_start_4 + min(e110, tile_last_6)))];
-    const float loaded_34 = ((float)v33);
-    const uint e117 = (e0 + 3584u);
-    const uint v35 = b3[(off + (tile_start_4 + min(e117, tile_last_6)))];
-    const float loaded_36 = ((float)v35);
-    const uint e124 = (e0 + 3840u);
-    const uint v37 = b3[(off + (tile_start_4 + min(e124, tile_last_6)))];
-    const float loaded_38 = ((float)v37);
-    const uint e132 = (e0 + ((uint)(e0 >> (5u & 31))));
-    const bool e133 = (e0 < tile_count_5);
-    tile_data[e132] = (e133 ? loaded_8 : 0.0f);
-    const uint e138 = (e26 + ((uint)(e26 >> (5u & 31))));
-    const bool e139 = (e26 < tile_count_5);
-    tile_data[e138] = (e139 ? loaded_10 : 0.0f);
-    const uint e143 = (e33 + ((uint)(e33 >> (5u & 31))));
-    const bool e144 = (e33 < tile_count_5);
-    tile_data[e143] = (e144 ? loaded_12 : 0.0f);
-    const uint e148 = (e40 + ((uint)(e40 >> (5u & 31))));
-    const bool e149 = (e40 < tile_count_5);
-    tile_data[e148] = (e149 ? loaded_14 : 0.0f);
-    const uint e153 = (e47 + ((uint)(e47 >> (5u & 31))));
-    const bool e154 = (e47 < tile_count_5);
-    tile_data[e153] = (e154 ? loaded_16 : 0.0f);
-    const uint e158 = (e54 + ((uint)(e54 >> (5u & 31))));
-    const bool e159 = (e54 < tile_count_5);
-    tile_data[e158] = (e159 ? loaded_18 : 0.0f);
-    const uint e163 = (e61 + ((uint)(e61 >> (5u & 31))));
-    const bool e164 = (e61 < tile_count_5);
-    tile_data[e163] = (e164 ? loaded_20 : 0.0f);
-    const uint e168 = (e68 + ((uint)(e68 >> (5u & 31))));
-    const bool e169 = (e68 < tile_count_5);
-    tile_data[e168] = (e169 ? loaded_22 : 0.0f);
-    const uint e173 = (e75 + ((uint)(e75 >> (5u & 31))));
-    const bool e174 = (e75 < tile_count_5);
-    tile_data[e173] = (e174 ? loaded_24 : 0.0f);
-    const uint e178 = (e82 + ((uint)(e82 >> (5u & 31))));
-    const bool e179 = (e82 < tile_count_5);
-    tile_data[e178] = (e179 ? loaded_26 : 0.0f);
-    const uint e183 = (e89 + ((uint)(e89 >> (5u & 31))));
-    const bool e184 = (e89 < tile_count_5);
-    tile_data[e183] = (e184 ? loaded_28 : 0.0f);
-    const uint e188 = (e96 + ((uint)(e96 >> (5u & 31))));
-    const bool e189 = (e96 < tile_count_5);
-    tile_data[e188] = (e189 ? loaded_30 : 0.0f);
-    const uint e193 = (e103 + ((uint)(e103 >> (5u & 31))));
-    const bool e194 = (e103 < tile_count_5);
-    tile_data[e193] = (e194 ? loaded_32 : 0.0f);
-    const uint e198 = (e110 + ((uint)(e110 >> (5u & 31))));
-    const bool e199 = (e110 < tile_count_5);
-    tile_data[e198] = (e199 ? loaded_34 : 0.0f);
-    const uint e203 = (e117 + ((uint)(e117 >> (5u & 31))));
-    const bool e204 = (e117 < tile_count_5);
-    tile_data[e203] = (e204 ? loaded_36 : 0.0f);
-    const uint e208 = (e124 + ((uint)(e124 >> (5u & 31))));
-    const bool e209 = (e124 < tile_count_5);
-    tile_data[e208] = (e209 ? loaded_38 : 0.0f);
+    const uint item_start_7 = (e0 * 16u);
+    const uint v8 = b3[(off + (tile_start_4 + min(e0, tile_last_6)))];
+    const float loaded_9 = ((float)v8);
+    const uint e28 = (e0 + 256u);
+    const uint v10 = b3[(off + (tile_start_4 + min(e28, tile_last_6)))];
+    const float loaded_11 = ((float)v10);
+    const uint e35 = (e0 + 512u);
+    const uint v12 = b3[(off + (tile_start_4 + min(e35, tile_last_6)))];
+    const float loaded_13 = ((float)v12);
+    const uint e42 = (e0 + 768u);
+    const uint v14 = b3[(off + (tile_start_4 + min(e42, tile_last_6)))];
+    const float loaded_15 = ((float)v14);
+    const uint e49 = (e0 + 1024u);
+    const uint v16 = b3[(off + (tile_start_4 + min(e49, tile_last_6)))];
+    const float loaded_17 = ((float)v16);
+    const uint e56 = (e0 + 1280u);
+    const uint v18 = b3[(off + (tile_start_4 + min(e56, tile_last_6)))];
+    const float loaded_19 = ((float)v18);
+    const uint e63 = (e0 + 1536u);
+    const uint v20 = b3[(off + (tile_start_4 + min(e63, tile_last_6)))];
+    const float loaded_21 = ((float)v20);
+    const uint e70 = (e0 + 1792u);
+    const uint v22 = b3[(off + (tile_start_4 + min(e70, tile_last_6)))];
+    const float loaded_23 = ((float)v22);
+    const uint e77 = (e0 + 2048u);
+    const uint v24 = b3[(off + (tile_start_4 + min(e77, tile_last_6)))];
+    const float loaded_25 = ((float)v24);
+    const uint e84 = (e0 + 2304u);
+    const uint v26 = b3[(off + (tile_start_4 + min(e84, tile_last_6)))];
+    const float loaded_27 = ((float)v26);
+    const uint e91 = (e0 + 2560u);
+    const uint v28 = b3[(off + (tile_start_4 + min(e91, tile_last_6)))];
+    const float loaded_29 = ((float)v28);
+    const uint e98 = (e0 + 2816u);
+    const uint v30 = b3[(off + (tile_start_4 + min(e98, tile_last_6)))];
+    const float loaded_31 = ((float)v30);
+    const uint e105 = (e0 + 3072u);
+    const uint v32 = b3[(off + (tile_start_4 + min(e105, tile_last_6)))];
+    const float loaded_33 = ((float)v32);
+    const uint e112 = (e0 + 3328u);
+    const uint v34 = b3[(off + (tile_start_4 + min(e112, tile_last_6)))];
+    const float loaded_35 = ((float)v34);
+    const uint e119 = (e0 + 3584u);
+    const uint v36 = b3[(off + (tile_start_4 + min(e119, tile_last_6)))];
+    const float loaded_37 = ((float)v36);
+    const uint e126 = (e0 + 3840u);
+    const uint v38 = b3[(off + (tile_start_4 + min(e126, tile_last_6)))];
+    const float loaded_39 = ((float)v38);
+    const uint e134 = (e0 + ((uint)(e0 >> (5u & 31))));
+    const bool e135 = (e0 < tile_count_5);
+    tile_data[e134] = (e135 ? loaded_9 : 0.0f);
+    const uint e140 = (e28 + ((uint)(e28 >> (5u & 31))));
+    const bool e141 = (e28 < tile_count_5);
+    tile_data[e140] = (e141 ? loaded_11 : 0.0f);
+    const uint e145 = (e35 + ((uint)(e35 >> (5u & 31))));
+    const bool e146 = (e35 < tile_count_5);
+    tile_data[e145] = (e146 ? loaded_13 : 0.0f);
+    const uint e150 = (e42 + ((uint)(e42 >> (5u & 31))));
+    const bool e151 = (e42 < tile_count_5);
+    tile_data[e150] = (e151 ? loaded_15 : 0.0f);
+    const uint e155 = (e49 + ((uint)(e49 >> (5u & 31))));
+    const bool e156 = (e49 < tile_count_5);
+    tile_data[e155] = (e156 ? loaded_17 : 0.0f);
+    const uint e160 = (e56 + ((uint)(e56 >> (5u & 31))));
+    const bool e161 = (e56 < tile_count_5);
+    tile_data[e160] = (e161 ? loaded_19 : 0.0f);
+    const uint e165 = (e63 + ((uint)(e63 >> (5u & 31))));
+    const bool e166 = (e63 < tile_count_5);
+    tile_data[e165] = (e166 ? loaded_21 : 0.0f);
+    const uint e170 = (e70 + ((uint)(e70 >> (5u & 31))));
+    const bool e171 = (e70 < tile_count_5);
+    tile_data[e170] = (e171 ? loaded_23 : 0.0f);
+    const uint e175 = (e77 + ((uint)(e77 >> (5u & 31))));
+    const bool e176 = (e77 < tile_count_5);
+    tile_data[e175] = (e176 ? loaded_25 : 0.0f);
+    const uint e180 = (e84 + ((uint)(e84 >> (5u & 31))));
+    const bool e181 = (e84 < tile_count_5);
+    tile_data[e180] = (e181 ? loaded_27 : 0.0f);
+    const uint e185 = (e91 + ((uint)(e91 >> (5u & 31))));
+    const bool e186 = (e91 < tile_count_5);
+    tile_data[e185] = (e186 ? loaded_29 : 0.0f);
+    const uint e190 = (e98 + ((uint)(e98 >> (5u & 31))));
+    const bool e191 = (e98 < tile_count_5);
+    tile_data[e190] = (e191 ? loaded_31 : 0.0f);
+    const uint e195 = (e105 + ((uint)(e105 >> (5u & 31))));
+    const bool e196 = (e105 < tile_count_5);
+    tile_data[e195] = (e196 ? loaded_33 : 0.0f);
+    const uint e200 = (e112 + ((uint)(e112 >> (5u & 31))));
+    const bool e201 = (e112 < tile_count_5);
+    tile_data[e200] = (e201 ? loaded_35 : 0.0f);
+    const uint e205 = (e119 + ((uint)(e119 >> (5u & 31))));
+    const bool e206 = (e119 < tile_count_5);
+    tile_data[e205] = (e206 ? loaded_37 : 0.0f);
+    const uint e210 = (e126 + ((uint)(e126 >> (5u & 31))));
+    const bool e211 = (e126 < tile_count_5);
+    tile_data[e210] = (e211 ? loaded_39 : 0.0f);
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const uint item_start_39 = (e0 * 16u);
-    const uint e216 = (item_start_39 + ((uint)(item_start_39 >> (5u & 31))));
+    const uint e216 = (item_start_7 + ((uint)(item_start_7 >> (5u & 31))));
     const float v40 = tile_data[e216];
     const float running_41 = v40;
-    const uint e218 = (item_start_39 + 1u);
+    const uint e218 = (item_start_7 + 1u);
     const uint e219 = (e218 - 1u);
     tile_data[(e219 + ((uint)(e219 >> (5u & 31))))] = running_41;
     const uint e224 = (e218 + ((uint)(e218 >> (5u & 31))));
     const float v42 = tile_data[e224];
     const float running_43 = ((e218 < tile_count_5) ? fmax(running_41, v42) : running_41);
-    const uint e230 = (item_start_39 + 2u);
+    const uint e230 = (item_start_7 + 2u);
     const uint e231 = (e230 - 1u);
     tile_data[(e231 + ((uint)(e231 >> (5u & 31))))] = running_43;
     const uint e236 = (e230 + ((uint)(e230 >> (5u & 31))));
     const float v44 = tile_data[e236];
     const float running_45 = ((e230 < tile_count_5) ? fmax(running_43, v44) : running_43);
-    const uint e242 = (item_start_39 + 3u);
+    const uint e242 = (item_start_7 + 3u);
     const uint e243 = (e242 - 1u);
     tile_data[(e243 + ((uint)(e243 >> (5u & 31))))] = running_45;
     const uint e248 = (e242 + ((uint)(e242 >> (5u & 31))));
     const float v46 = tile_data[e248];
     const float running_47 = ((e242 < tile_count_5) ? fmax(running_45, v46) : running_45);
-    const uint e254 = (item_start_39 + 4u);
+    const uint e254 = (item_start_7 + 4u);
     const uint e255 = (e254 - 1u);
     tile_data[(e255 + ((uint)(e255 >> (5u & 31))))] = running_47;
     const uint e260 = (e254 + ((uint)(e254 >> (5u & 31))));
     const float v48 = tile_data[e260];
     const float running_49 = ((e254 < tile_count_5) ? fmax(running_47, v48) : running_47);
-    const uint e265 = (item_start_39 + 5u);
+    const uint e265 = (item_start_7 + 5u);
     const uint e266 = (e265 - 1u);
     tile_data[(e266 + ((uint)(e266 >> (5u & 31))))] = running_49;
     const uint e271 = (e265 + ((uint)(e265 >> (5u & 31))));
     const float v50 = tile_data[e271];
     const float running_51 = ((e265 < tile_count_5) ? fmax(running_49, v50) : running_49);
-    const uint e277 = (item_start_39 + 6u);
+    const uint e277 = (item_start_7 + 6u);
     const uint e278 = (e277 - 1u);
     tile_data[(e278 + ((uint)(e278 >> (5u & 31))))] = running_51;
     const uint e283 = (e277 + ((uint)(e277 >> (5u & 31))));
     const float v52 = tile_data[e283];
     const float running_53 = ((e277 < tile_count_5) ? fmax(running_51, v52) : running_51);
-    const uint e289 = (item_start_39 + 7u);
+    const uint e289 = (item_start_7 + 7u);
     const uint e290 = (e289 - 1u);
     tile_data[(e290 + ((uint)(e290 >> (5u & 31))))] = running_53;
     const uint e295 = (e289 + ((uint)(e289 >> (5u & 31))));
     const float v54 = tile_data[e295];
     const float running_55 = ((e289 < tile_count_5) ? fmax(running_53, v54) : running_53);
-    const uint e301 = (item_start_39 + 8u);
+    const uint e301 = (item_start_7 + 8u);
     const uint e302 = (e301 - 1u);
     tile_data[(e302 + ((uint)(e302 >> (5u & 31))))] = running_55;
     const uint e307 = (e301 + ((uint)(e301 >> (5u & 31))));
     const float v56 = tile_data[e307];
     const float running_57 = ((e301 < tile_count_5) ? fmax(running_55, v56) : running_55);
-    const uint e313 = (item_start_39 + 9u);
+    const uint e313 = (item_start_7 + 9u);
     const uint e314 = (e313 - 1u);
     tile_data[(e314 + ((uint)(e314 >> (5u & 31))))] = running_57;
     const uint e319 = (e313 + ((uint)(e313 >> (5u & 31))));
     const float v58 = tile_data[e319];
     const float running_59 = ((e313 < tile_count_5) ? fmax(running_57, v58) : running_57);
-    const uint e325 = (item_start_39 + 10u);
+    const uint e325 = (item_start_7 + 10u);
     const uint e326 = (e325 - 1u);
     tile_data[(e326 + ((uint)(e326 >> (5u & 31))))] = running_59;
     const uint e331 = (e325 + ((uint)(e325 >> (5u & 31))));
     const float v60 = tile_data[e331];
     const float running_61 = ((e325 < tile_count_5) ? fmax(running_59, v60) : running_59);
-    const uint e337 = (item_start_39 + 11u);
+    const uint e337 = (item_start_7 + 11u);
     const uint e338 = (e337 - 1u);
     tile_data[(e338 + ((uint)(e338 >> (5u & 31))))] = running_61;
     const uint e343 = (e337 + ((uint)(e337 >> (5u & 31))));
     const float v62 = tile_data[e343];
     const float running_63 = ((e337 < tile_count_5) ? fmax(running_61, v62) : running_61);
-    const uint e349 = (item_start_39 + 12u);
+    const uint e349 = (item_start_7 + 12u);
     const uint e350 = (e349 - 1u);
     tile_data[(e350 + ((uint)(e350 >> (5u & 31))))] = running_63;
     const uint e355 = (e349 + ((uint)(e349 >> (5u & 31))));
     const float v64 = tile_data[e355];
     const float running_65 = ((e349 < tile_count_5) ? fmax(running_63, v64) : running_63);
-    const uint e361 = (item_start_39 + 13u);
+    const uint e361 = (item_start_7 + 13u);
     const uint e362 = (e361 - 1u);
     tile_data[(e362 + ((uint)(e362 >> (5u & 31))))] = running_65;
     const uint e367 = (e361 + ((uint)(e361 >> (5u & 31))));
     const float v66 = tile_data[e367];
     const float running_67 = ((e361 < tile_count_5) ? fmax(running_65, v66) : running_65);
-    const uint e373 = (item_start_39 + 14u);
+    const uint e373 = (item_start_7 + 14u);
     const uint e374 = (e373 - 1u);
     tile_data[(e374 + ((uint)(e374 >> (5u & 31))))] = running_67;
     const uint e379 = (e373 + ((uint)(e373 >> (5u & 31))));
     const float v68 = tile_data[e379];
     const float running_69 = ((e373 < tile_count_5) ? fmax(running_67, v68) : running_67);
-    const uint e385 = (item_start_39 + 15u);
+    const uint e385 = (item_start_7 + 15u);
     const uint e386 = (e385 - 1u);
     tile_data[(e386 + ((uint)(e386 >> (5u & 31))))] = running_69;
     const uint e391 = (e385 + ((uint)(e385 >> (5u & 31))));
     const float v70 = tile_data[e391];
     const float running_71 = ((e385 < tile_count_5) ? fmax(running_69, v70) : running_69);
-    const uint e397 = ((item_start_39 + 16u) - 1u);
+    const uint e397 = ((item_start_7 + 16u) - 1u);
     tile_data[(e397 + ((uint)(e397 >> (5u & 31))))] = running_71;
     item_totals[e0] = running_71;
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
@@ -504,84 +504,84 @@ __kernel void pattern_scan_lookback(
     tile_data[e379] = fmax(prefix_186, running_214);
     tile_data[e391] = fmax(prefix_186, running_216);
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    if (e133) {
-        const float v219 = tile_data[e132];
+    if (e135) {
+        const float v219 = tile_data[e134];
         const uint e795 = (out_off + tile_start_4);
         b0[(e795 + e0)] = v219;
     }
-    if (e139) {
-        const float v220 = tile_data[e138];
+    if (e141) {
+        const float v220 = tile_data[e140];
         const uint e795 = (out_off + tile_start_4);
-        b0[(e795 + e26)] = v220;
+        b0[(e795 + e28)] = v220;
     }
-    if (e144) {
-        const float v221 = tile_data[e143];
+    if (e146) {
+        const float v221 = tile_data[e145];
         const uint e795 = (out_off + tile_start_4);
-        b0[(e795 + e33)] = v221;
+        b0[(e795 + e35)] = v221;
     }
-    if (e149) {
-        const float v222 = tile_data[e148];
+    if (e151) {
+        const float v222 = tile_data[e150];
         const uint e795 = (out_off + tile_start_4);
-        b0[(e795 + e40)] = v222;
+        b0[(e795 + e42)] = v222;
     }
-    if (e154) {
-        const float v223 = tile_data[e153];
+    if (e156) {
+        const float v223 = tile_data[e155];
         const uint e795 = (out_off + tile_start_4);
-        b0[(e795 + e47)] = v223;
+        b0[(e795 + e49)] = v223;
     }
-    if (e159) {
-        const float v224 = tile_data[e158];
+    if (e161) {
+        const float v224 = tile_data[e160];
         const uint e795 = (out_off + tile_start_4);
-        b0[(e795 + e54)] = v224;
+        b0[(e795 + e56)] = v224;
     }
-    if (e164) {
-        const float v225 = tile_data[e163];
+    if (e166) {
+        const float v225 = tile_data[e165];
         const uint e795 = (out_off + tile_start_4);
-        b0[(e795 + e61)] = v225;
+        b0[(e795 + e63)] = v225;
     }
-    if (e169) {
-        const float v226 = tile_data[e168];
+    if (e171) {
+        const float v226 = tile_data[e170];
         const uint e795 = (out_off + tile_start_4);
-        b0[(e795 + e68)] = v226;
+        b0[(e795 + e70)] = v226;
     }
-    if (e174) {
-        const float v227 = tile_data[e173];
+    if (e176) {
+        const float v227 = tile_data[e175];
         const uint e795 = (out_off + tile_start_4);
-        b0[(e795 + e75)] = v227;
+        b0[(e795 + e77)] = v227;
     }
-    if (e179) {
-        const float v228 = tile_data[e178];
+    if (e181) {
+        const float v228 = tile_data[e180];
         const uint e795 = (out_off + tile_start_4);
-        b0[(e795 + e82)] = v228;
+        b0[(e795 + e84)] = v228;
     }
-    if (e184) {
-        const float v229 = tile_data[e183];
+    if (e186) {
+        const float v229 = tile_data[e185];
         const uint e795 = (out_off + tile_start_4);
-        b0[(e795 + e89)] = v229;
+        b0[(e795 + e91)] = v229;
     }
-    if (e189) {
-        const float v230 = tile_data[e188];
+    if (e191) {
+        const float v230 = tile_data[e190];
         const uint e795 = (out_off + tile_start_4);
-        b0[(e795 + e96)] = v230;
+        b0[(e795 + e98)] = v230;
     }
-    if (e194) {
-        const float v231 = tile_data[e193];
+    if (e196) {
+        const float v231 = tile_data[e195];
         const uint e795 = (out_off + tile_start_4);
-        b0[(e795 + e103)] = v231;
+        b0[(e795 + e105)] = v231;
     }
-    if (e199) {
-        const float v232 = tile_data[e198];
+    if (e201) {
+        const float v232 = tile_data[e200];
         const uint e795 = (out_off + tile_start_4);
-        b0[(e795 + e110)] = v232;
+        b0[(e795 + e112)] = v232;
     }
-    if (e204) {
-        const float v233 = tile_data[e203];
+    if (e206) {
+        const float v233 = tile_data[e205];
         const uint e795 = (out_off + tile_start_4);
-        b0[(e795 + e117)] = v233;
+        b0[(e795 + e119)] = v233;
     }
-    if (e209) {
-        const float v234 = tile_data[e208];
+    if (e211) {
+        const float v234 = tile_data[e210];
         const uint e795 = (out_off + tile_start_4);
-        b0[(e795 + e124)] = v234;
+        b0[(e795 + e126)] = v234;
     }
 }

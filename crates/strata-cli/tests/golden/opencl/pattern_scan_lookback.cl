@@ -47,202 +47,202 @@ __kernel void pattern_scan_lookback(
     const uint tile_count_5 = min((n - tile_start_4), 4096u);
     const uint e17 = (tile_count_5 - 1u);
     const uint tile_last_6 = e17;
-    const uint v7 = b3[(off + (tile_start_4 + min(e0, tile_last_6)))];
-    const uint loaded_8 = v7;
-    const uint e25 = (e0 + 256u);
-    const uint v9 = b3[(off + (tile_start_4 + min(e25, tile_last_6)))];
-    const uint loaded_10 = v9;
-    const uint e31 = (e0 + 512u);
-    const uint v11 = b3[(off + (tile_start_4 + min(e31, tile_last_6)))];
-    const uint loaded_12 = v11;
-    const uint e37 = (e0 + 768u);
-    const uint v13 = b3[(off + (tile_start_4 + min(e37, tile_last_6)))];
-    const uint loaded_14 = v13;
-    const uint e43 = (e0 + 1024u);
-    const uint v15 = b3[(off + (tile_start_4 + min(e43, tile_last_6)))];
-    const uint loaded_16 = v15;
-    const uint e49 = (e0 + 1280u);
-    const uint v17 = b3[(off + (tile_start_4 + min(e49, tile_last_6)))];
-    const uint loaded_18 = v17;
-    const uint e55 = (e0 + 1536u);
-    const uint v19 = b3[(off + (tile_start_4 + min(e55, tile_last_6)))];
-    const uint loaded_20 = v19;
-    const uint e61 = (e0 + 1792u);
-    const uint v21 = b3[(off + (tile_start_4 + min(e61, tile_last_6)))];
-    const uint loaded_22 = v21;
-    const uint e67 = (e0 + 2048u);
-    const uint v23 = b3[(off + (tile_start_4 + min(e67, tile_last_6)))];
-    const uint loaded_24 = v23;
-    const uint e73 = (e0 + 2304u);
-    const uint v25 = b3[(off + (tile_start_4 + min(e73, tile_last_6)))];
-    const uint loaded_26 = v25;
-    const uint e79 = (e0 + 2560u);
-    const uint v27 = b3[(off + (tile_start_4 + min(e79, tile_last_6)))];
-    const uint loaded_28 = v27;
-    const uint e85 = (e0 + 2816u);
-    const uint v29 = b3[(off + (tile_start_4 + min(e85, tile_last_6)))];
-    const uint loaded_30 = v29;
-    const uint e91 = (e0 + 3072u);
-    const uint v31 = b3[(off + (tile_start_4 + min(e91, tile_last_6)))];
-    const uint loaded_32 = v31;
-    const uint e97 = (e0 + 3328u);
-    const uint v33 = b3[(off + (tile_start_4 + min(e97, tile_last_6)))];
-    const uint loaded_34 = v33;
-    const uint e103 = (e0 + 3584u);
-    const uint v35 = b3[(off + (tile_start_4 + min(e103, tile_last_6)))];
-    const uint loaded_36 = v35;
-    const uint e109 = (e0 + 3840u);
-    const uint v37 = b3[(off + (tile_start_4 + min(e109, tile_last_6)))];
-    const uint loaded_38 = v37;
-    const uint e116 = (e0 + ((uint)(e0 >> (5u & 31))));
-    const bool e117 = (e0 < tile_count_5);
-    tile_data[e116] = (e117 ? loaded_8 : 0u);
-    const uint e121 = (e25 + ((uint)(e25 >> (5u & 31))));
-    const bool e122 = (e25 < tile_count_5);
-    tile_data[e121] = (e122 ? loaded_10 : 0u);
-    const uint e126 = (e31 + ((uint)(e31 >> (5u & 31))));
-    const bool e127 = (e31 < tile_count_5);
-    tile_data[e126] = (e127 ? loaded_12 : 0u);
-    const uint e131 = (e37 + ((uint)(e37 >> (5u & 31))));
-    const bool e132 = (e37 < tile_count_5);
-    tile_data[e131] = (e132 ? loaded_14 : 0u);
-    const uint e136 = (e43 + ((uint)(e43 >> (5u & 31))));
-    const bool e137 = (e43 < tile_count_5);
-    tile_data[e136] = (e137 ? loaded_16 : 0u);
-    const uint e141 = (e49 + ((uint)(e49 >> (5u & 31))));
-    const bool e142 = (e49 < tile_count_5);
-    tile_data[e141] = (e142 ? loaded_18 : 0u);
-    const uint e146 = (e55 + ((uint)(e55 >> (5u & 31))));
-    const bool e147 = (e55 < tile_count_5);
-    tile_data[e146] = (e147 ? loaded_20 : 0u);
-    const uint e151 = (e61 + ((uint)(e61 >> (5u & 31))));
-    const bool e152 = (e61 < tile_count_5);
-    tile_data[e151] = (e152 ? loaded_22 : 0u);
-    const uint e156 = (e67 + ((uint)(e67 >> (5u & 31))));
-    const bool e157 = (e67 < tile_count_5);
-    tile_data[e156] = (e157 ? loaded_24 : 0u);
-    const uint e161 = (e73 + ((uint)(e73 >> (5u & 31))));
-    const bool e162 = (e73 < tile_count_5);
-    tile_data[e161] = (e162 ? loaded_26 : 0u);
-    const uint e166 = (e79 + ((uint)(e79 >> (5u & 31))));
-    const bool e167 = (e79 < tile_count_5);
-    tile_data[e166] = (e167 ? loaded_28 : 0u);
-    const uint e171 = (e85 + ((uint)(e85 >> (5u & 31))));
-    const bool e172 = (e85 < tile_count_5);
-    tile_data[e171] = (e172 ? loaded_30 : 0u);
-    const uint e176 = (e91 + ((uint)(e91 >> (5u & 31))));
-    const bool e177 = (e91 < tile_count_5);
-    tile_data[e176] = (e177 ? loaded_32 : 0u);
-    const uint e181 = (e97 + ((uint)(e97 >> (5u & 31))));
-    const bool e182 = (e97 < tile_count_5);
-    tile_data[e181] = (e182 ? loaded_34 : 0u);
-    const uint e186 = (e103 + ((uint)(e103 >> (5u & 31))));
-    const bool e187 = (e103 < tile_count_5);
-    tile_data[e186] = (e187 ? loaded_36 : 0u);
-    const uint e191 = (e109 + ((uint)(e109 >> (5u & 31))));
-    const bool e192 = (e109 < tile_count_5);
-    tile_data[e191] = (e192 ? loaded_38 : 0u);
+    const uint item_start_7 = (e0 * 16u);
+    const uint v8 = b3[(off + (tile_start_4 + min(e0, tile_last_6)))];
+    const uint loaded_9 = v8;
+    const uint e27 = (e0 + 256u);
+    const uint v10 = b3[(off + (tile_start_4 + min(e27, tile_last_6)))];
+    const uint loaded_11 = v10;
+    const uint e33 = (e0 + 512u);
+    const uint v12 = b3[(off + (tile_start_4 + min(e33, tile_last_6)))];
+    const uint loaded_13 = v12;
+    const uint e39 = (e0 + 768u);
+    const uint v14 = b3[(off + (tile_start_4 + min(e39, tile_last_6)))];
+    const uint loaded_15 = v14;
+    const uint e45 = (e0 + 1024u);
+    const uint v16 = b3[(off + (tile_start_4 + min(e45, tile_last_6)))];
+    const uint loaded_17 = v16;
+    const uint e51 = (e0 + 1280u);
+    const uint v18 = b3[(off + (tile_start_4 + min(e51, tile_last_6)))];
+    const uint loaded_19 = v18;
+    const uint e57 = (e0 + 1536u);
+    const uint v20 = b3[(off + (tile_start_4 + min(e57, tile_last_6)))];
+    const uint loaded_21 = v20;
+    const uint e63 = (e0 + 1792u);
+    const uint v22 = b3[(off + (tile_start_4 + min(e63, tile_last_6)))];
+    const uint loaded_23 = v22;
+    const uint e69 = (e0 + 2048u);
+    const uint v24 = b3[(off + (tile_start_4 + min(e69, tile_last_6)))];
+    const uint loaded_25 = v24;
+    const uint e75 = (e0 + 2304u);
+    const uint v26 = b3[(off + (tile_start_4 + min(e75, tile_last_6)))];
+    const uint loaded_27 = v26;
+    const uint e81 = (e0 + 2560u);
+    const uint v28 = b3[(off + (tile_start_4 + min(e81, tile_last_6)))];
+    const uint loaded_29 = v28;
+    const uint e87 = (e0 + 2816u);
+    const uint v30 = b3[(off + (tile_start_4 + min(e87, tile_last_6)))];
+    const uint loaded_31 = v30;
+    const uint e93 = (e0 + 3072u);
+    const uint v32 = b3[(off + (tile_start_4 + min(e93, tile_last_6)))];
+    const uint loaded_33 = v32;
+    const uint e99 = (e0 + 3328u);
+    const uint v34 = b3[(off + (tile_start_4 + min(e99, tile_last_6)))];
+    const uint loaded_35 = v34;
+    const uint e105 = (e0 + 3584u);
+    const uint v36 = b3[(off + (tile_start_4 + min(e105, tile_last_6)))];
+    const uint loaded_37 = v36;
+    const uint e111 = (e0 + 3840u);
+    const uint v38 = b3[(off + (tile_start_4 + min(e111, tile_last_6)))];
+    const uint loaded_39 = v38;
+    const uint e118 = (e0 + ((uint)(e0 >> (5u & 31))));
+    const bool e119 = (e0 < tile_count_5);
+    tile_data[e118] = (e119 ? loaded_9 : 0u);
+    const uint e123 = (e27 + ((uint)(e27 >> (5u & 31))));
+    const bool e124 = (e27 < tile_count_5);
+    tile_data[e123] = (e124 ? loaded_11 : 0u);
+    const uint e128 = (e33 + ((uint)(e33 >> (5u & 31))));
+    const bool e129 = (e33 < tile_count_5);
+    tile_data[e128] = (e129 ? loaded_13 : 0u);
+    const uint e133 = (e39 + ((uint)(e39 >> (5u & 31))));
+    const bool e134 = (e39 < tile_count_5);
+    tile_data[e133] = (e134 ? loaded_15 : 0u);
+    const uint e138 = (e45 + ((uint)(e45 >> (5u & 31))));
+    const bool e139 = (e45 < tile_count_5);
+    tile_data[e138] = (e139 ? loaded_17 : 0u);
+    const uint e143 = (e51 + ((uint)(e51 >> (5u & 31))));
+    const bool e144 = (e51 < tile_count_5);
+    tile_data[e143] = (e144 ? loaded_19 : 0u);
+    const uint e148 = (e57 + ((uint)(e57 >> (5u & 31))));
+    const bool e149 = (e57 < tile_count_5);
+    tile_data[e148] = (e149 ? loaded_21 : 0u);
+    const uint e153 = (e63 + ((uint)(e63 >> (5u & 31))));
+    const bool e154 = (e63 < tile_count_5);
+    tile_data[e153] = (e154 ? loaded_23 : 0u);
+    const uint e158 = (e69 + ((uint)(e69 >> (5u & 31))));
+    const bool e159 = (e69 < tile_count_5);
+    tile_data[e158] = (e159 ? loaded_25 : 0u);
+    const uint e163 = (e75 + ((uint)(e75 >> (5u & 31))));
+    const bool e164 = (e75 < tile_count_5);
+    tile_data[e163] = (e164 ? loaded_27 : 0u);
+    const uint e168 = (e81 + ((uint)(e81 >> (5u & 31))));
+    const bool e169 = (e81 < tile_count_5);
+    tile_data[e168] = (e169 ? loaded_29 : 0u);
+    const uint e173 = (e87 + ((uint)(e87 >> (5u & 31))));
+    const bool e174 = (e87 < tile_count_5);
+    tile_data[e173] = (e174 ? loaded_31 : 0u);
+    const uint e178 = (e93 + ((uint)(e93 >> (5u & 31))));
+    const bool e179 = (e93 < tile_count_5);
+    tile_data[e178] = (e179 ? loaded_33 : 0u);
+    const uint e183 = (e99 + ((uint)(e99 >> (5u & 31))));
+    const bool e184 = (e99 < tile_count_5);
+    tile_data[e183] = (e184 ? loaded_35 : 0u);
+    const uint e188 = (e105 + ((uint)(e105 >> (5u & 31))));
+    const bool e189 = (e105 < tile_count_5);
+    tile_data[e188] = (e189 ? loaded_37 : 0u);
+    const uint e193 = (e111 + ((uint)(e111 >> (5u & 31))));
+    const bool e194 = (e111 < tile_count_5);
+    tile_data[e193] = (e194 ? loaded_39 : 0u);
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    const uint item_start_39 = (e0 * 16u);
-    const uint e199 = (item_start_39 + ((uint)(item_start_39 >> (5u & 31))));
+    const uint e199 = (item_start_7 + ((uint)(item_start_7 >> (5u & 31))));
     const uint v40 = tile_data[e199];
     const uint running_41 = v40;
-    const uint e201 = (item_start_39 + 1u);
+    const uint e201 = (item_start_7 + 1u);
     const uint e202 = (e201 - 1u);
     tile_data[(e202 + ((uint)(e202 >> (5u & 31))))] = running_41;
     const uint e207 = (e201 + ((uint)(e201 >> (5u & 31))));
     const uint v42 = tile_data[e207];
     const uint running_43 = ((e201 < tile_count_5) ? (running_41 + v42) : running_41);
-    const uint e213 = (item_start_39 + 2u);
+    const uint e213 = (item_start_7 + 2u);
     const uint e214 = (e213 - 1u);
     tile_data[(e214 + ((uint)(e214 >> (5u & 31))))] = running_43;
     const uint e219 = (e213 + ((uint)(e213 >> (5u & 31))));
     const uint v44 = tile_data[e219];
     const uint running_45 = ((e213 < tile_count_5) ? (running_43 + v44) : running_43);
-    const uint e225 = (item_start_39 + 3u);
+    const uint e225 = (item_start_7 + 3u);
     const uint e226 = (e225 - 1u);
     tile_data[(e226 + ((uint)(e226 >> (5u & 31))))] = running_45;
     const uint e231 = (e225 + ((uint)(e225 >> (5u & 31))));
     const uint v46 = tile_data[e231];
     const uint running_47 = ((e225 < tile_count_5) ? (running_45 + v46) : running_45);
-    const uint e237 = (item_start_39 + 4u);
+    const uint e237 = (item_start_7 + 4u);
     const uint e238 = (e237 - 1u);
     tile_data[(e238 + ((uint)(e238 >> (5u & 31))))] = running_47;
     const uint e243 = (e237 + ((uint)(e237 >> (5u & 31))));
     const uint v48 = tile_data[e243];
     const uint running_49 = ((e237 < tile_count_5) ? (running_47 + v48) : running_47);
-    const uint e248 = (item_start_39 + 5u);
+    const uint e248 = (item_start_7 + 5u);
     const uint e249 = (e248 - 1u);
     tile_data[(e249 + ((uint)(e249 >> (5u & 31))))] = running_49;
     const uint e254 = (e248 + ((uint)(e248 >> (5u & 31))));
     const uint v50 = tile_data[e254];
     const uint running_51 = ((e248 < tile_count_5) ? (running_49 + v50) : running_49);
-    const uint e260 = (item_start_39 + 6u);
+    const uint e260 = (item_start_7 + 6u);
     const uint e261 = (e260 - 1u);
     tile_data[(e261 + ((uint)(e261 >> (5u & 31))))] = running_51;
     const uint e266 = (e260 + ((uint)(e260 >> (5u & 31))));
     const uint v52 = tile_data[e266];
     const uint running_53 = ((e260 < tile_count_5) ? (running_51 + v52) : running_51);
-    const uint e272 = (item_start_39 + 7u);
+    const uint e272 = (item_start_7 + 7u);
     const uint e273 = (e272 - 1u);
     tile_data[(e273 + ((uint)(e273 >> (5u & 31))))] = running_53;
     const uint e278 = (e272 + ((uint)(e272 >> (5u & 31))));
     const uint v54 = tile_data[e278];
     const uint running_55 = ((e272 < tile_count_5) ? (running_53 + v54) : running_53);
-    const uint e284 = (item_start_39 + 8u);
+    const uint e284 = (item_start_7 + 8u);
     const uint e285 = (e284 - 1u);
     tile_data[(e285 + ((uint)(e285 >> (5u & 31))))] = running_55;
     const uint e290 = (e284 + ((uint)(e284 >> (5u & 31))));
     const uint v56 = tile_data[e290];
     const uint running_57 = ((e284 < tile_count_5) ? (running_55 + v56) : running_55);
-    const uint e296 = (item_start_39 + 9u);
+    const uint e296 = (item_start_7 + 9u);
     const uint e297 = (e296 - 1u);
     tile_data[(e297 + ((uint)(e297 >> (5u & 31))))] = running_57;
     const uint e302 = (e296 + ((uint)(e296 >> (5u & 31))));
     const uint v58 = tile_data[e302];
     const uint running_59 = ((e296 < tile_count_5) ? (running_57 + v58) : running_57);
-    const uint e308 = (item_start_39 + 10u);
+    const uint e308 = (item_start_7 + 10u);
     const uint e309 = (e308 - 1u);
     tile_data[(e309 + ((uint)(e309 >> (5u & 31))))] = running_59;
     const uint e314 = (e308 + ((uint)(e308 >> (5u & 31))));
     const uint v60 = tile_data[e314];
     const uint running_61 = ((e308 < tile_count_5) ? (running_59 + v60) : running_59);
-    const uint e320 = (item_start_39 + 11u);
+    const uint e320 = (item_start_7 + 11u);
     const uint e321 = (e320 - 1u);
     tile_data[(e321 + ((uint)(e321 >> (5u & 31))))] = running_61;
     const uint e326 = (e320 + ((uint)(e320 >> (5u & 31))));
     const uint v62 = tile_data[e326];
     const uint running_63 = ((e320 < tile_count_5) ? (running_61 + v62) : running_61);
-    const uint e332 = (item_start_39 + 12u);
+    const uint e332 = (item_start_7 + 12u);
     const uint e333 = (e332 - 1u);
     tile_data[(e333 + ((uint)(e333 >> (5u & 31))))] = running_63;
     const uint e338 = (e332 + ((uint)(e332 >> (5u & 31))));
     const uint v64 = tile_data[e338];
     const uint running_65 = ((e332 < tile_count_5) ? (running_63 + v64) : running_63);
-    const uint e344 = (item_start_39 + 13u);
+    const uint e344 = (item_start_7 + 13u);
     const uint e345 = (e344 - 1u);
     tile_data[(e345 + ((uint)(e345 >> (5u & 31))))] = running_65;
     const uint e350 = (e344 + ((uint)(e344 >> (5u & 31))));
     const uint v66 = tile_data[e350];
     const uint running_67 = ((e344 < tile_count_5) ? (running_65 + v66) : running_65);
-    const uint e356 = (item_start_39 + 14u);
+    const uint e356 = (item_start_7 + 14u);
     const uint e357 = (e356 - 1u);
     tile_data[(e357 + ((uint)(e357 >> (5u & 31))))] = running_67;
     const uint e362 = (e356 + ((uint)(e356 >> (5u & 31))));
     const uint v68 = tile_data[e362];
     const uint running_69 = ((e356 < tile_count_5) ? (running_67 + v68) : running_67);
-    const uint e368 = (item_start_39 + 15u);
+    const uint e368 = (item_start_7 + 15u);
     const uint e369 = (e368 - 1u);
     tile_data[(e369 + ((uint)(e369 >> (5u & 31))))] = running_69;
     const uint e374 = (e368 + ((uint)(e368 >> (5u & 31))));
     const uint v70 = tile_data[e374];
     const uint running_71 = ((e368 < tile_count_5) ? (running_69 + v70) : running_69);
-    const uint e380 = ((item_start_39 + 16u) - 1u);
+    const uint e380 = ((item_start_7 + 16u) - 1u);
     tile_data[(e380 + ((uint)(e380 >> (5u & 31))))] = running_71;
     uint v72;
     {
         const uint strata_lid = ((uint)get_local_id(0) + (uint)get_local_size(0) * ((uint)get_local_id(1) + (uint)get_local_size(1) * (uint)get_local_id(2)));
-        strata_scratch_uint[strata_lid] = ((item_start_39 < tile_count_5) ? running_71 : 0u);
+        strata_scratch_uint[strata_lid] = ((item_start_7 < tile_count_5) ? running_71 : 0u);
         barrier(CLK_LOCAL_MEM_FENCE);
         if (strata_lid == 0u) {
             uint strata_acc = (uint)0;
@@ -482,84 +482,84 @@ __kernel void pattern_scan_lookback(
     tile_data[e362] = (e690 ? (prefix_171 + running_201) : running_201);
     tile_data[e374] = (e690 ? (prefix_171 + running_203) : running_203);
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    if (e117) {
-        const uint v204 = tile_data[e116];
+    if (e119) {
+        const uint v204 = tile_data[e118];
         const uint e741 = (out_off + tile_start_4);
         b0[(e741 + e0)] = v204;
     }
-    if (e122) {
-        const uint v205 = tile_data[e121];
+    if (e124) {
+        const uint v205 = tile_data[e123];
         const uint e741 = (out_off + tile_start_4);
-        b0[(e741 + e25)] = v205;
+        b0[(e741 + e27)] = v205;
     }
-    if (e127) {
-        const uint v206 = tile_data[e126];
+    if (e129) {
+        const uint v206 = tile_data[e128];
         const uint e741 = (out_off + tile_start_4);
-        b0[(e741 + e31)] = v206;
+        b0[(e741 + e33)] = v206;
     }
-    if (e132) {
-        const uint v207 = tile_data[e131];
+    if (e134) {
+        const uint v207 = tile_data[e133];
         const uint e741 = (out_off + tile_start_4);
-        b0[(e741 + e37)] = v207;
+        b0[(e741 + e39)] = v207;
     }
-    if (e137) {
-        const uint v208 = tile_data[e136];
+    if (e139) {
+        const uint v208 = tile_data[e138];
         const uint e741 = (out_off + tile_start_4);
-        b0[(e741 + e43)] = v208;
+        b0[(e741 + e45)] = v208;
     }
-    if (e142) {
-        const uint v209 = tile_data[e141];
+    if (e144) {
+        const uint v209 = tile_data[e143];
         const uint e741 = (out_off + tile_start_4);
-        b0[(e741 + e49)] = v209;
+        b0[(e741 + e51)] = v209;
     }
-    if (e147) {
-        const uint v210 = tile_data[e146];
+    if (e149) {
+        const uint v210 = tile_data[e148];
         const uint e741 = (out_off + tile_start_4);
-        b0[(e741 + e55)] = v210;
+        b0[(e741 + e57)] = v210;
     }
-    if (e152) {
-        const uint v211 = tile_data[e151];
+    if (e154) {
+        const uint v211 = tile_data[e153];
         const uint e741 = (out_off + tile_start_4);
-        b0[(e741 + e61)] = v211;
+        b0[(e741 + e63)] = v211;
     }
-    if (e157) {
-        const uint v212 = tile_data[e156];
+    if (e159) {
+        const uint v212 = tile_data[e158];
         const uint e741 = (out_off + tile_start_4);
-        b0[(e741 + e67)] = v212;
+        b0[(e741 + e69)] = v212;
     }
-    if (e162) {
-        const uint v213 = tile_data[e161];
+    if (e164) {
+        const uint v213 = tile_data[e163];
         const uint e741 = (out_off + tile_start_4);
-        b0[(e741 + e73)] = v213;
+        b0[(e741 + e75)] = v213;
     }
-    if (e167) {
-        const uint v214 = tile_data[e166];
+    if (e169) {
+        const uint v214 = tile_data[e168];
         const uint e741 = (out_off + tile_start_4);
-        b0[(e741 + e79)] = v214;
+        b0[(e741 + e81)] = v214;
     }
-    if (e172) {
-        const uint v215 = tile_data[e171];
+    if (e174) {
+        const uint v215 = tile_data[e173];
         const uint e741 = (out_off + tile_start_4);
-        b0[(e741 + e85)] = v215;
+        b0[(e741 + e87)] = v215;
     }
-    if (e177) {
-        const uint v216 = tile_data[e176];
+    if (e179) {
+        const uint v216 = tile_data[e178];
         const uint e741 = (out_off + tile_start_4);
-        b0[(e741 + e91)] = v216;
+        b0[(e741 + e93)] = v216;
     }
-    if (e182) {
-        const uint v217 = tile_data[e181];
+    if (e184) {
+        const uint v217 = tile_data[e183];
         const uint e741 = (out_off + tile_start_4);
-        b0[(e741 + e97)] = v217;
+        b0[(e741 + e99)] = v217;
     }
-    if (e187) {
-        const uint v218 = tile_data[e186];
+    if (e189) {
+        const uint v218 = tile_data[e188];
         const uint e741 = (out_off + tile_start_4);
-        b0[(e741 + e103)] = v218;
+        b0[(e741 + e105)] = v218;
     }
-    if (e192) {
-        const uint v219 = tile_data[e191];
+    if (e194) {
+        const uint v219 = tile_data[e193];
         const uint e741 = (out_off + tile_start_4);
-        b0[(e741 + e109)] = v219;
+        b0[(e741 + e111)] = v219;
     }
 }

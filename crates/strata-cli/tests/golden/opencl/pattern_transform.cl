@@ -10,28 +10,28 @@ __kernel void pattern_transform(
     const uint b1_len,
     const uint off
 ) {
-    const uint e4 = (((uint)get_group_id(0) * 4096u) + (uint)get_local_id(0));
+    const uint e4 = (((uint)get_group_id(0) * 128u) + (uint)get_local_id(0));
     if (e4 < n) {
         const uint e8 = (off + e4);
         const float v0 = b1[e8];
         const float v1 = b0[e8];
         b0[(dst_off + e4)] = ((v0 * 2.0f) + v1);
     }
-    const uint e17 = (e4 + 1024u);
+    const uint e17 = (e4 + 32u);
     if (e17 < n) {
         const uint e19 = (off + e17);
         const float v2 = b1[e19];
         const float v3 = b0[e19];
         b0[(dst_off + e17)] = ((v2 * 2.0f) + v3);
     }
-    const uint e26 = (e4 + 2048u);
+    const uint e26 = (e4 + 64u);
     if (e26 < n) {
         const uint e28 = (off + e26);
         const float v4 = b1[e28];
         const float v5 = b0[e28];
         b0[(dst_off + e26)] = ((v4 * 2.0f) + v5);
     }
-    const uint e35 = (e4 + 3072u);
+    const uint e35 = (e4 + 96u);
     if (e35 < n) {
         const uint e37 = (off + e35);
         const float v6 = b1[e37];
