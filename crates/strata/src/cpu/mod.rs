@@ -51,6 +51,60 @@ pub(crate) struct CpuMem {
     written: Option<Box<[AtomicU64]>>,
 }
 
+impl Drop for CpuMem {
+    fn drop(&mut self) {
+        kept::keep(std::mem::take(&mut self.words));
+    }
+}
+
+/// Large buffers of the CPU backends kept for reuse once dropped: a buffer of 1 MiB or more
+/// comes from the heap as fresh pages (glibc maps it on its own), and its first touch, a
+/// page fault and the kernel's zeroing for every 4 KiB, then the zero fill, cost more than
+/// the kernel that writes it. Chambolle's iteration on fields (`strata bench`'s
+/// `rof_fused`) allocates three 16 MiB fields an iteration and drops them the next one.
+/// A new buffer of the same length as a kept one takes it and zeroes it (resident pages, no
+/// faults). At most [`kept::LIMIT`] bytes are kept, process-wide; the memory budget
+/// ([`crate::Device::memory_in_use`]) counts only buffers in use.
+mod kept {
+    use std::sync::atomic::AtomicU64;
+    use std::sync::Mutex;
+
+    /// Buffers below this many words are not kept (the heap reuses small blocks itself).
+    const MIN_WORDS: usize = (1 << 20) / 8;
+    /// Bytes kept at most, process-wide.
+    pub(super) const LIMIT: usize = 256 << 20;
+
+    static KEPT: Mutex<Vec<Box<[AtomicU64]>>> = Mutex::new(Vec::new());
+
+    /// A kept buffer of exactly `words` words, zeroed, if there is one.
+    pub(super) fn take(words: usize) -> Option<Box<[AtomicU64]>> {
+        if words < MIN_WORDS {
+            return None;
+        }
+        let w = {
+            let mut kept = KEPT.lock().unwrap_or_else(|e| e.into_inner());
+            let i = kept.iter().position(|b| b.len() == words)?;
+            kept.swap_remove(i)
+        };
+        // SAFETY: `w` is owned here, no one else refers to it; all-zero bytes are a valid
+        // `AtomicU64`.
+        unsafe { std::ptr::write_bytes(w.as_ptr() as *mut AtomicU64, 0, w.len()) };
+        Some(w)
+    }
+
+    /// Keeps `w` for reuse if it is large and the limit allows; frees it otherwise.
+    pub(super) fn keep(w: Box<[AtomicU64]>) {
+        if w.len() < MIN_WORDS {
+            return;
+        }
+        let mut kept = KEPT.lock().unwrap_or_else(|e| e.into_inner());
+        let held: usize = kept.iter().map(|b| b.len() * 8).sum();
+        if held + w.len() * 8 <= LIMIT {
+            kept.push(w);
+        }
+    }
+}
+
 impl CpuMem {
     /// Memory whose bytes count as unwritten until something writes them (still zeroed).
     fn new_uninit(bytes: usize, device: &str) -> Result<CpuMem> {
@@ -88,6 +142,13 @@ impl CpuMem {
 
     fn new(bytes: usize, device: &str) -> Result<CpuMem> {
         let n = bytes.div_ceil(8);
+        if let Some(words) = kept::take(n) {
+            return Ok(CpuMem {
+                words,
+                bytes,
+                written: None,
+            });
+        }
         let mut v: Vec<AtomicU64> = Vec::new();
         v.try_reserve_exact(n).map_err(|e| Error::OutOfMemory {
             device: device.into(),
@@ -898,6 +959,24 @@ mod tests {
             let makes = makes.load(Ordering::Relaxed);
             assert!(makes >= 1 && makes <= rayon::current_num_threads().max(1));
         }
+    }
+
+    /// A large buffer dropped is kept and handed to the next allocation of its length,
+    /// zeroed again; small ones are not kept.
+    #[test]
+    fn large_buffers_are_reused_zeroed() {
+        // A length no other test allocates.
+        let bytes = (1 << 20) + 8 * 12_347;
+        let m = CpuMem::new(bytes, "cpu").unwrap();
+        for w in m.words.iter() {
+            w.store(u64::MAX, Ordering::Relaxed);
+        }
+        let base = m.base();
+        drop(m);
+        let again = CpuMem::new(bytes, "cpu").unwrap();
+        assert_eq!(again.base(), base, "the dropped buffer is reused");
+        assert!(again.words.iter().all(|w| w.load(Ordering::Relaxed) == 0));
+        assert!(kept::take(8 * 3).is_none());
     }
 
     /// Bands visit every work-group once: down a band's rows, then right, the last band
