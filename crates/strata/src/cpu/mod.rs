@@ -76,6 +76,20 @@ mod kept {
 
     static KEPT: Mutex<Vec<Box<[AtomicU64]>>> = Mutex::new(Vec::new());
 
+    /// Bytes kept now.
+    #[cfg(test)]
+    pub(super) fn held() -> usize {
+        let kept = KEPT.lock().unwrap_or_else(|e| e.into_inner());
+        kept.iter().map(|b| b.len() * 8).sum()
+    }
+
+    /// Whether a buffer of `words` words is kept.
+    #[cfg(test)]
+    pub(super) fn holds(words: usize) -> bool {
+        let kept = KEPT.lock().unwrap_or_else(|e| e.into_inner());
+        kept.iter().any(|b| b.len() == words)
+    }
+
     /// A kept buffer of exactly `words` words, zeroed, if there is one.
     pub(super) fn take(words: usize) -> Option<Box<[AtomicU64]>> {
         if words < MIN_WORDS {
@@ -92,16 +106,28 @@ mod kept {
         Some(w)
     }
 
-    /// Keeps `w` for reuse if it is large and the limit allows; frees it otherwise.
+    /// Keeps `w` for reuse if it is large, freeing the longest-kept buffers as needed to
+    /// stay within [`LIMIT`] (what a program allocates now is what it will allocate next:
+    /// an earlier phase's buffers of other lengths must not take the room); frees `w`
+    /// itself if it alone exceeds the limit.
     pub(super) fn keep(w: Box<[AtomicU64]>) {
-        if w.len() < MIN_WORDS {
+        if w.len() < MIN_WORDS || w.len() * 8 > LIMIT {
             return;
         }
-        let mut kept = KEPT.lock().unwrap_or_else(|e| e.into_inner());
-        let held: usize = kept.iter().map(|b| b.len() * 8).sum();
-        if held + w.len() * 8 <= LIMIT {
+        let freed = {
+            let mut kept = KEPT.lock().unwrap_or_else(|e| e.into_inner());
+            let mut held: usize = kept.iter().map(|b| b.len() * 8).sum();
+            let mut n = 0;
+            while held + w.len() * 8 > LIMIT {
+                held -= kept[n].len() * 8;
+                n += 1;
+            }
+            let freed: Vec<Box<[AtomicU64]>> = kept.drain(..n).collect();
             kept.push(w);
-        }
+            freed
+        };
+        // Freed outside the lock.
+        drop(freed);
     }
 }
 
@@ -977,6 +1003,22 @@ mod tests {
         assert_eq!(again.base(), base, "the dropped buffer is reused");
         assert!(again.words.iter().all(|w| w.load(Ordering::Relaxed) == 0));
         assert!(kept::take(8 * 3).is_none());
+        drop(again);
+        // Buffers kept later push out the longest-kept ones: after more than the limit of
+        // other lengths, the first one is gone (the limit holds).
+        let mut other: Vec<CpuMem> = (0..=kept::LIMIT / (2 << 20))
+            .map(|i| CpuMem::new((2 << 20) + 8 * (i + 1), "cpu").unwrap())
+            .collect();
+        let last = other.last().unwrap().words.len();
+        other.clear();
+        assert!(
+            !kept::holds(bytes.div_ceil(8)),
+            "the longest-kept buffer was freed"
+        );
+        assert!(kept::holds(last), "the last one dropped is kept");
+        let fresh = CpuMem::new(bytes, "cpu").unwrap();
+        assert!(fresh.words.iter().all(|w| w.load(Ordering::Relaxed) == 0));
+        assert!(kept::held() <= kept::LIMIT);
     }
 
     /// Bands visit every work-group once: down a band's rows, then right, the last band
