@@ -115,7 +115,8 @@ impl Runs {
         let info = q.device().info();
         // `sgemm` runs the tiling strata picks for the size on the device.
         let config = if name == "sgemm" {
-            SgemmConfig::for_size(info, edge(info, &named), edge(info, &named))
+            let e = edge(info, &named);
+            SgemmConfig::for_size(info, e, e)
         } else {
             named
         };

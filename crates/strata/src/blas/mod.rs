@@ -121,7 +121,7 @@ impl SgemmConfig {
             SgemmConfig::new(128, 64, 8, 8, 8),
             SgemmConfig::new(64, 64, 8, 8, 8),
         ];
-        let divides = |c: &&SgemmConfig| {
+        let divides = |c: &SgemmConfig| {
             m > 0
                 && n > 0
                 && m.is_multiple_of(c.block_m as usize)
@@ -129,22 +129,22 @@ impl SgemmConfig {
         };
         let blocks =
             |c: &SgemmConfig| (m / c.block_m as usize).saturating_mul(n / c.block_n as usize);
-        let mut fitting = candidates.iter().filter(divides);
-        let Some(first) = fitting.clone().next() else {
+        let fitting: Vec<SgemmConfig> = candidates.into_iter().filter(divides).collect();
+        let Some(&first) = fitting.first() else {
             return SgemmConfig::DEFAULT;
         };
         if !info.is_cpu() {
-            return *first;
+            return first;
         }
         let units = info.compute_units.max(1) as usize;
-        match fitting.clone().find(|c| blocks(c) >= units) {
-            Some(c) => *c,
-            // The most blocks; the larger tiling where two give as many.
-            None => *fitting.by_ref().fold(
-                first,
-                |best, c| if blocks(c) > blocks(best) { c } else { best },
-            ),
+        if let Some(&c) = fitting.iter().find(|c| blocks(c) >= units) {
+            return c;
         }
+        // None gives every unit a block: the one with the most (the larger where two tie).
+        fitting.into_iter().fold(
+            first,
+            |best, c| if blocks(&c) > blocks(&best) { c } else { best },
+        )
     }
 
     /// A tiling with `group_m` 8 (see [`SgemmConfig::with_group_m`]).

@@ -634,12 +634,12 @@ fn run_groups_in<W>(
         stop.fail(g);
         errors.lock().unwrap().push((g, e));
     };
+    // In index order, every later position comes after the first failure too.
+    let linear = order == GroupOrder::Linear;
     let participate = || {
         let mut worker: Option<W> = None;
         loop {
             let start = next.fetch_add(claim, Ordering::Relaxed);
-            // In index order, every later position comes after the first failure too.
-            let linear = order == GroupOrder::Linear;
             if start >= total || (linear && start > stop.first()) {
                 return;
             }

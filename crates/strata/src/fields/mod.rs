@@ -691,20 +691,14 @@ pub(crate) const ROW_STRIP: usize = 256;
 /// strips), at only 7 % more instructions (issue 31). `cpu` and `interp` take the same
 /// shape, so a fault's work-item is the same on both.
 pub(crate) fn row_groups(device: &crate::Device, f: &crate::ir::Function) -> bool {
-    use crate::ir::{Builtin, Expr, Stmt};
-    fn sync(b: &[Stmt]) -> bool {
-        b.iter().any(|s| match s {
-            Stmt::Barrier(_) | Stmt::Group { .. } => true,
-            Stmt::If {
-                then, otherwise, ..
-            } => sync(then) || sync(otherwise),
-            Stmt::For { body, .. } | Stmt::Loop { body, .. } => sync(body),
-            _ => false,
-        })
-    }
+    use crate::ir::{walk_block, Builtin, Expr, Stmt};
+    let mut sync = false;
+    walk_block(&f.body, &mut |s| {
+        sync |= matches!(s, Stmt::Barrier(_) | Stmt::Group { .. })
+    });
     device.info().is_cpu()
         && f.locals.is_empty()
-        && !sync(&f.body)
+        && !sync
         && f.exprs
             .iter()
             .all(|(_, e, _)| !matches!(e, Expr::Builtin(b) if !matches!(b, Builtin::GlobalId(_))))
