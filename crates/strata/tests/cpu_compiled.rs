@@ -3112,16 +3112,18 @@ fn a_work_group_waiting_for_a_failed_one_is_stopped() {
 /// work-items' additions in one vector. Each work-item's own order of additions stays the
 /// interpreter's: its sum (written out) and the gathered total agree bit for bit, on
 /// lengths where every chunk is whole, where the last ones are short or empty, and with a
-/// `continue` in the loop. With a collective, the sum takes the vector variant and the dot
-/// (two such loads per iteration, slower so when measured, also with tiles) the scalar code;
-/// without one (always the vector variant), the dot and a copy of the chunk (a scatter) too.
+/// `continue` in the loop. With a collective, the sum and the dot (two such loads per
+/// iteration) take the vector variant and a product of three chunks (three streams) the
+/// scalar code; without one (always the vector variant), the dot and a copy of the chunk (a
+/// scatter) too.
 #[test]
 fn chunked_reductions_take_the_vector_variant_and_agree_with_the_interpreter() {
     let (cpu, interp) = queues();
-    let build = |dot: bool, skip: bool, copy: bool, synced: bool| {
+    let build = |dot: bool, skip: bool, copy: bool, synced: bool, third: bool| {
         Kernel::build("chunked", |k| {
             let x = k.read::<f32>("x");
             let y = k.read::<f32>("y");
+            let z = k.read::<f32>("z");
             let out = k.write::<f32>("copy");
             let sums = k.write::<f32>("sums");
             let acc = var_named("acc", 0.0f32);
@@ -3138,7 +3140,9 @@ fn chunked_reductions_take_the_vector_variant_and_agree_with_the_interpreter() {
                     if copy {
                         out.set(i, v * 2.0f32);
                     }
-                    if dot {
+                    if third {
+                        acc.set(acc.get() + v * y.at(i) * z.at(i));
+                    } else if dot {
                         acc.set(acc.get() + v * y.at(i));
                     } else {
                         acc.set(acc.get() + v);
@@ -3152,20 +3156,26 @@ fn chunked_reductions_take_the_vector_variant_and_agree_with_the_interpreter() {
         })
         .unwrap()
     };
-    for (dot, skip, copy, synced) in [
-        (false, false, false, true),
-        (false, true, false, true),
-        (true, false, false, true),
-        (true, true, true, false),
+    for (dot, skip, copy, synced, third) in [
+        (false, false, false, true, false),
+        (false, true, false, true, false),
+        (true, false, false, true, false),
+        (true, true, false, true, false),
+        (true, false, false, true, true),
+        (true, true, true, false, false),
     ] {
-        let case = format!("dot {dot}, skip {skip}, copy {copy}, synced {synced}");
-        let k = build(dot, skip, copy, synced);
+        let case = format!("dot {dot}, skip {skip}, copy {copy}, synced {synced}, three {third}");
+        let k = build(dot, skip, copy, synced, third);
         assert_eq!(
             k.cpu_vector_variant().is_ok(),
-            !(dot && synced),
+            !(third && synced),
             "{case}: {:?}",
             k.cpu_vector_variant()
         );
+        if third && synced {
+            let why = k.cpu_vector_variant().unwrap_err();
+            assert!(why.contains("gather lane by lane"), "{case}: {why}");
+        }
         // 64 work-items: 4096 and 6400 elements give every one a whole chunk; 4001 leaves
         // the last chunk short, 3000 the last few empty, 50 most of them empty.
         for n in [4096usize, 6400, 4001, 3000, 50] {
@@ -3178,13 +3188,14 @@ fn chunked_reductions_take_the_vector_variant_and_agree_with_the_interpreter() {
             let run = |q: &Queue| {
                 let x = Buffer::from_slice(q, &xs).unwrap();
                 let y = Buffer::from_slice(q, &ys).unwrap();
+                let z = Buffer::from_slice(q, &xs).unwrap();
                 let out = Buffer::<f32>::new(q.device(), n).unwrap();
                 let sums = Buffer::<f32>::new(q.device(), 64).unwrap();
                 let r = k
                     .enqueue(
                         q,
                         NdRange::new(64).local(16),
-                        args![&x, &y, &out, &sums],
+                        args![&x, &y, &z, &out, &sums],
                         &[],
                     )
                     .unwrap();
@@ -3269,8 +3280,7 @@ fn chunked_loops_one_past_the_end_fault_as_on_the_interpreter() {
 /// 7, 8 and 37 iterations (all whole, the last ones clamped short at the buffer's end, most
 /// of them empty), with one, two and three tiles (an `f32` sum, a dot, an `i32` sum that
 /// wraps), with and without a store in the body, with and without a collective (with one,
-/// a second load lane by lane keeps the scalar code, as the assertion says; a store lane by
-/// lane too). A buffer the kernel also writes (read at the counter, written one ahead: a
+/// a third stream keeps the scalar code, as the assertion says; a store lane by lane too). A buffer the kernel also writes (read at the counter, written one ahead: a
 /// tile read before the write would see the old value) is read in every iteration, as the
 /// interpreter does.
 #[test]
@@ -3332,12 +3342,14 @@ fn tiled_chunk_loops_agree_with_the_interpreter() {
         (true, true, true, false),
         (false, false, true, false),
         (true, false, false, true),
+        (false, true, false, true),
+        (true, true, false, true),
     ] {
         let case = format!("dot {dot}, i32 {int}, store {store}, synced {synced}");
         let k = build(dot, int, store, synced);
         assert_eq!(
             k.cpu_vector_variant().is_ok(),
-            !(synced && (dot || int)),
+            !(synced && dot && int),
             "{case}: {:?}",
             k.cpu_vector_variant()
         );
@@ -3432,13 +3444,8 @@ fn tiled_chunk_loops_fault_as_on_the_interpreter() {
             }
         })
         .unwrap();
-        // With the collective, the load lane by lane keeps the scalar code.
-        assert_eq!(
-            k.cpu_vector_variant().is_ok(),
-            !synced,
-            "{:?}",
-            k.cpu_vector_variant()
-        );
+        // With the collective too (two streams: the tile and the load lane by lane).
+        assert_eq!(k.cpu_vector_variant(), Ok(()), "synced {synced}");
         // Chunks of 64 (a multiple of four), 43 and 11; without the collective, the
         // four-lane variant with the tiled loop (local size 4), the eight-lane one (16) and
         // the scalar code (6).

@@ -308,7 +308,7 @@ pub(super) fn scalar_reason(f: &Function) -> Option<String> {
             &streams,
             &f.body,
             &mut Vec::new(),
-        ) || streams.peak.get() > 1))
+        ) || streams.peak.get() > 2))
         .then(|| {
             "a loop between barriers whose accesses gather lane by lane (one work-item at a time \
          is faster)"
@@ -648,13 +648,15 @@ struct Streams {
 /// uniform step that keeps its lanes ([`keeps_lanes`]), counted in `streams`: where
 /// the four lanes run the same iterations ([`Gen::vfor`] tests it on entry) it is four
 /// scalar loads without tests or mask work, and the four work-items' chains (a sum's
-/// additions) overlap. [`scalar_reason`] lets one such load through, not two: measured on a
-/// 2-core AMD EPYC VM (issue 31), the chunked sum ran faster so and the chunked dot (two
-/// streams, eight lanes' loads per iteration) slower than one work-item at a time, though
-/// in fewer instructions; still so with the loads read as tiles ([`Gen::vfor_tiled`]: 2.6
-/// instructions an element against 12.6) at the bench's chunks of 512 elements (2 KB a
-/// lane: eight streams at once, two lanes' in each 4 KB page), though 1.3-1.9x faster from
-/// chunks of 1024. A row of loads of a loop unrolled by hand ([`tile_rows`]: `k`
+/// additions) overlap. [`scalar_reason`] lets two such loads through (a dot product's two
+/// streams), not three: measured on a 2-core AMD EPYC VM (issue 31, 2026-11-28, idle), the
+/// chunked dot with its loads read as tiles ([`Gen::vfor_tiled`]: 2.6 instructions an
+/// element against 12.6) took 0.42 against 0.86-0.90 ms one work-item at a time at 2^20
+/// `f32` (chunks of 512 elements, in the caches), 2.0 against 3.5-4.2 ms at 2^22 (chunks
+/// of 2,048), 4.9-7.0 against 8.4-9.1 ms at 2^24 (chunks of 8,192); only chunks of 512 at
+/// 2^24, eight streams of 2 KB from memory at once (two lanes' in each 4 KB page), ran
+/// slower in four lanes: 9.5-10.8 against 8.6-9.2 ms. The bench's reductions now run
+/// chunks of 8,192 on CPU devices (`CPU_REDUCE_GROUP` in the CLI). A row of loads of a loop unrolled by hand ([`tile_rows`]: `k`
 /// consecutive elements per lane and iteration, read as tiles whether proven or not) is one
 /// stream, a row of stores none (written as whole vectors), and the loop of its last
 /// iterations (a loop without barriers that starts where it ends) is not counted; loops that run one after another do not add their streams up
