@@ -91,8 +91,7 @@ fn both_code_paths_agree_with_the_interpreter() {
 
 /// 64-bit integers and floats in a kernel: an `f64` axpy with `i64` and `u64` arithmetic and
 /// conversions between 32- and 64-bit lanes takes the vector variant
-/// ([`Kernel::cpu_vector_variant`]) and agrees with the interpreter bit for bit on both paths;
-/// a private array keeps a kernel to one work-item at a time, and says so.
+/// ([`Kernel::cpu_vector_variant`]) and agrees with the interpreter bit for bit on both paths.
 #[test]
 fn kernels_with_64_bit_values_take_the_vector_variant() {
     let (cpu, interp) = queues();
@@ -144,20 +143,6 @@ fn kernels_with_64_bit_values_take_the_vector_variant() {
     for local in [4, 8, 64, 1, 3] {
         assert_eq!(run(&cpu, local), want, "local size {local}");
     }
-
-    let k = Kernel::build("private_array", |k| {
-        let out = k.write::<u32>("out");
-        let acc = private_array::<u32>("acc", 4);
-        for c in 0..4u32 {
-            acc.set(c, c);
-        }
-        out.set(global_id(0), acc.at(global_id(0) % 4u32));
-    })
-    .unwrap();
-    assert_eq!(
-        k.cpu_vector_variant(),
-        Err("a private array `acc`".to_string())
-    );
 }
 
 /// A store past the end by the last work-items: the same error and work-item on both
@@ -3849,8 +3834,8 @@ fn out_of_bounds_vector_local_access_is_the_interpreters_error() {
     }
 }
 
-/// A kernel of the one-work-item-at-a-time code (a private array: no vector variant) whose
-/// loop reads `a[off + j]` over the work-item's part `start..end` of `0..n` (tested: a sum
+/// A kernel of the one-work-item-at-a-time code (a private array of `bool`s: no vector
+/// variant), and the same kernel without it (the vector variant), whose loop reads `a[off + j]` over the work-item's part `start..end` of `0..n` (tested: a sum
 /// that may wrap is not proven) and counts digits into a fixed local
 /// table `counts[d * 8 + local_id(0)]` (proven where the group is at most 8 wide), then moves
 /// each element to its digit's next position through the private array (the radix sort's
@@ -3864,69 +3849,82 @@ fn loops_proven_under_preconditions_agree_with_the_interpreter() {
     const DIGITS: u32 = 16;
     const WIDTH: u32 = 8;
     let (cpu, interp) = queues();
-    let k = Kernel::build("parts", |k| {
-        let a = k.read::<u32>("a");
-        let out = k.write::<u32>("out");
-        let n = k.scalar::<u32>("n");
-        let off = k.scalar::<u32>("off");
-        let per = k.scalar::<u32>("per");
-        let counts = k.local_array::<u32>("counts", DIGITS * WIDTH);
-        let l = local_id(0);
-        let start: Expr<u32> = (global_id(0) * per).min(n);
-        let end = (start + per).min(n);
-        for_range(0u32, DIGITS, |d: Expr<u32>| counts.set(d * WIDTH + l, 0u32));
-        for_range(start, end, |j: Expr<u32>| {
-            let at = (a.at(off + j) & (DIGITS - 1)) * WIDTH + l;
-            counts.set(at, counts.at(at) + 1u32);
-        });
-        let pos = private_array::<u32>("pos", DIGITS);
-        let first = var_named::<u32>("first", start);
-        for_range(0u32, DIGITS, |d: Expr<u32>| {
-            pos.set(d, first.get());
-            first.set(first.get() + counts.at(d * WIDTH + l));
-        });
-        for_range(start, end, |j: Expr<u32>| {
-            let x = a.at(off + j);
-            let d = x & (DIGITS - 1);
-            out.set(pos.at(d), x);
-            pos.set(d, pos.at(d) + 1u32);
-        });
-    })
-    .unwrap();
-    assert!(k.cpu_vector_variant().is_err());
-    let run = |q: &Queue, len: usize, n: u32, off: u32, local: usize| {
-        let am: Vec<u32> = (0..len as u32)
-            .map(|i| i.wrapping_mul(2_654_435_761) >> 7)
-            .collect();
-        let a = Buffer::from_slice(q, &am).unwrap();
-        let out = Buffer::from_slice(q, &vec![7u32; n as usize]).unwrap();
-        let items = 16;
-        let per = n.div_ceil(items as u32);
-        k.launch(
-            q,
-            NdRange::new(items).local(local),
-            args![&a, &out, n, off, per],
-        )
-        .map_err(|e| e.to_string())?;
-        Ok::<_, String>(q.read(&out).unwrap())
-    };
-    for (len, n, off, local, ok) in [
-        // Every access in bounds, the group at most 8 wide: the copy without the table's tests.
-        (100, 100, 0, 8, true),
-        (130, 100, 30, 4, true),
-        (130, 97, 33, 2, true),
-        // `a` one element short: the last work-item's last load faults.
-        (100, 100, 1, 8, false),
-        (99, 100, 0, 4, false),
-        // An offset that wraps `off + j` around to `j - 1`: in bounds but for `j = 0`.
-        (100, 60, u32::MAX, 8, false),
-        // A group of 16 is too wide for the table (`counts[d * 8 + l]`).
-        (100, 100, 0, 16, false),
-    ] {
-        let want = run(&interp, len, n, off, local);
-        assert_eq!(want.is_ok(), ok, "len {len}, n {n}, off {off}: {want:?}");
-        let got = run(&cpu, len, n, off, local);
-        assert_eq!(got, want, "len {len}, n {n}, off {off}, local {local}");
+    for scalar in [true, false] {
+        let k = Kernel::build("parts", |k| {
+            let a = k.read::<u32>("a");
+            let out = k.write::<u32>("out");
+            let n = k.scalar::<u32>("n");
+            let off = k.scalar::<u32>("off");
+            let per = k.scalar::<u32>("per");
+            let counts = k.local_array::<u32>("counts", DIGITS * WIDTH);
+            let l = local_id(0);
+            let start: Expr<u32> = (global_id(0) * per).min(n);
+            let end = (start + per).min(n);
+            for_range(0u32, DIGITS, |d: Expr<u32>| counts.set(d * WIDTH + l, 0u32));
+            for_range(start, end, |j: Expr<u32>| {
+                let at = (a.at(off + j) & (DIGITS - 1)) * WIDTH + l;
+                counts.set(at, counts.at(at) + 1u32);
+            });
+            let pos = private_array::<u32>("pos", DIGITS);
+            // A `bool` element is no lane type: the scalar code.
+            let zero = if scalar {
+                let keep = private_array::<bool>("keep", 1);
+                keep.set(0u32, global_id(0).lt(n));
+                select(keep.at(0u32), 0u32, 0u32 * n)
+            } else {
+                lit(0u32)
+            };
+            let first = var_named::<u32>("first", start + zero);
+            for_range(0u32, DIGITS, |d: Expr<u32>| {
+                pos.set(d, first.get());
+                first.set(first.get() + counts.at(d * WIDTH + l));
+            });
+            for_range(start, end, |j: Expr<u32>| {
+                let x = a.at(off + j);
+                let d = x & (DIGITS - 1);
+                out.set(pos.at(d), x);
+                pos.set(d, pos.at(d) + 1u32);
+            });
+        })
+        .unwrap();
+        assert_eq!(k.cpu_vector_variant().is_err(), scalar);
+        let run = |q: &Queue, len: usize, n: u32, off: u32, local: usize| {
+            let am: Vec<u32> = (0..len as u32)
+                .map(|i| i.wrapping_mul(2_654_435_761) >> 7)
+                .collect();
+            let a = Buffer::from_slice(q, &am).unwrap();
+            let out = Buffer::from_slice(q, &vec![7u32; n as usize]).unwrap();
+            let items = 16;
+            let per = n.div_ceil(items as u32);
+            k.launch(
+                q,
+                NdRange::new(items).local(local),
+                args![&a, &out, n, off, per],
+            )
+            .map_err(|e| e.to_string())?;
+            Ok::<_, String>(q.read(&out).unwrap())
+        };
+        for (len, n, off, local, ok) in [
+            // Every access in bounds, the group at most 8 wide: the copy without the table's tests.
+            (100, 100, 0, 8, true),
+            (130, 100, 30, 4, true),
+            (130, 97, 33, 2, true),
+            // `a` one element short: the last work-item's last load faults.
+            (100, 100, 1, 8, false),
+            (99, 100, 0, 4, false),
+            // An offset that wraps `off + j` around to `j - 1`: in bounds but for `j = 0`.
+            (100, 60, u32::MAX, 8, false),
+            // A group of 16 is too wide for the table (`counts[d * 8 + l]`).
+            (100, 100, 0, 16, false),
+        ] {
+            let want = run(&interp, len, n, off, local);
+            assert_eq!(want.is_ok(), ok, "len {len}, n {n}, off {off}: {want:?}");
+            let got = run(&cpu, len, n, off, local);
+            assert_eq!(
+                got, want,
+                "len {len}, n {n}, off {off}, local {local}, scalar {scalar}"
+            );
+        }
     }
 }
 
@@ -3955,8 +3953,8 @@ fn vector_types_that_stay_scalar_say_why() {
         k.cpu_vector_variant(),
         Err("the built-in `dot` of f32x4".to_string())
     );
-    // A private array of vectors is split too (its components keep the user's name), and
-    // private arrays take the scalar path.
+    // A private array of vectors is split too (its components keep the user's name), into
+    // private arrays of `f32`, which take the vector variant (tests/cpu_private.rs).
     let k = Kernel::build("vector_private_array", |k| {
         let out = k.write::<f32>("out");
         let pa = private_array::<[f32; 4]>("pa", 3);
@@ -3964,10 +3962,14 @@ fn vector_types_that_stay_scalar_say_why() {
         out.set(global_id(0), pa.at(global_id(0) % 3u32).y());
     })
     .unwrap();
-    assert_eq!(
-        k.cpu_vector_variant(),
-        Err("a private array `pa`".to_string())
-    );
+    assert_eq!(k.cpu_vector_variant(), Ok(()));
+    let (cpu, interp) = queues();
+    let run = |q: &Queue| {
+        let out = Buffer::<f32>::new(q.device(), 64).unwrap();
+        k.launch(q, NdRange::new(64).local(8), args![&out]).unwrap();
+        q.read(&out).unwrap()
+    };
+    assert_eq!(run(&cpu), run(&interp));
 }
 
 /// Work-item layouts (issue 31): `tid / 8`, `tid % 8`, `tid & 15`, a warp layout

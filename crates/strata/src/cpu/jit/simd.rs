@@ -3,8 +3,9 @@
 //!
 //! A kernel whose values are all integers, `f32`s, `f64`s or `bool`s (not `f16`; vector
 //! types are split into their components first, [`super::split`]: a kernel with them is
-//! compiled here as the split kernel), without private arrays, stubs, 64-bit indices or
-//! atomics in a kernel with barriers or collectives (else [`scalar_reason`] says why not), is
+//! compiled here as the split kernel), without private arrays of `bool`s, stubs, 64-bit
+//! indices or atomics in a kernel with barriers or collectives (else [`scalar_reason`] says
+//! why not), is
 //! compiled a second time with every IR value a 4-lane vector (`f32x4`,
 //! `i32x4`; a `bool` is a lane mask of all ones or zeros; a 64-bit value is two registers,
 //! `f64x2` or `i64x2`, lanes 0 and 1 in the first, 2 and 3 in the second; an 8- or 16-bit
@@ -104,6 +105,12 @@
 //! eight or more accesses is lowered twice when the mask is not known there: one copy for
 //! four active lanes (one test on entry), one for the others.
 //! A fault names the first faulting lane's work-item.
+//!
+//! **Private arrays** ([`Gen::vload_private`], issue 31) live in the records, each element's
+//! four lanes side by side as any slot's: at an index the lanes share (a loop counter, a
+//! literal) an element is one vector load or store (under the mask: the inactive lanes'
+//! elements kept), after one scalar bounds test or the proof; at an index of the lanes' own
+//! each active lane's element alone, tested as any access's. Not in the eight-lane variant.
 //!
 //! **Atomics** ([`Gen::vatomic`], issue 31) run lane by lane: the active lanes' indices tested
 //! as any access's, then each active lane's operation in turn, lane 0 first, as the scalar
@@ -226,8 +233,10 @@ pub(super) fn scalar_reason(f: &Function) -> Option<String> {
         return Some(format!("the local array `{}` of {}", d.name, d.elem));
     }
     for d in f.privates.iter() {
-        if d.len.is_some() {
-            return Some(format!("a private array `{}`", d.name));
+        // A private array of integers or floats lives in the records, each element's four
+        // lanes side by side ([`Gen::vload_private`]); of `bool`s (a byte an element) not.
+        if d.len.is_some() && (!lane_type(d.elem) || d.elem.scalar == Scalar::Bool) {
+            return Some(format!("the private array `{}` of {}", d.name, d.elem));
         }
         if !lane_type(d.elem) {
             return Some(format!("the private variable `{}` of {}", d.name, d.elem));
@@ -278,8 +287,7 @@ pub(super) fn scalar_reason(f: &Function) -> Option<String> {
             | Stmt::Store { mem, index, .. }
             | Stmt::Atomic { mem, index, .. }
             | Stmt::AtomicLoad { mem, index, .. }
-                if f.exprs.ty(*index).scalar.size() == 8
-                    && matches!(mem, Mem::Buffer(_) | Mem::Local(_)) =>
+                if f.exprs.ty(*index).scalar.size() == 8 && in_memory(f, *mem) =>
             {
                 why = Some(format!("an index of {}", f.exprs.ty(*index)))
             }
@@ -316,9 +324,19 @@ pub(super) fn scalar_reason(f: &Function) -> Option<String> {
         })
 }
 
+/// Whether an access to `mem` goes through memory with an index: a buffer, a local array or
+/// a private array (not a private variable, which the vector code keeps in registers).
+fn in_memory(f: &Function, mem: Mem) -> bool {
+    match mem {
+        Mem::Buffer(_) | Mem::Local(_) => true,
+        Mem::Private(p) => f.privates[p].len.is_some(),
+        Mem::Field(_) => false,
+    }
+}
+
 /// Why a kernel with a four-lane variant ([`scalar_reason`] `None`) has no eight-lane one
 /// (the first reason found, in words); `None` when it has one: one region (no barriers or
-/// collectives), no local arrays, and every value and expression a 32-bit integer, an `f32`
+/// collectives), no local or private arrays, and every value and expression a 32-bit integer, an `f32`
 /// or a `bool`. (A parameter or private variable of another type that the kernel reads or
 /// writes gives a value or expression of its type; one it never touches costs nothing.)
 pub(super) fn wide_reason(f: &Function) -> Option<String> {
@@ -334,6 +352,10 @@ pub(super) fn wide_reason(f: &Function) -> Option<String> {
     }
     if let Some(d) = f.locals.iter().next() {
         return Some(format!("the local array `{}`", d.name));
+    }
+    // (A private array's elements are laid out for blocks of four work-items.)
+    if let Some(d) = f.privates.iter().find(|d| d.len.is_some()) {
+        return Some(format!("the private array `{}`", d.name));
     }
     let mut atomic = false;
     walk_block(&f.body, &mut |s| {
@@ -1021,7 +1043,7 @@ pub(super) fn tile_rows(
                     return;
                 }
             };
-            if matches!(mem, Mem::Buffer(_) | Mem::Local(_)) {
+            if in_memory(f, mem) {
                 *touched.entry(mem).or_default() += 1;
                 faults |= !in_row && !proof.proven(mem, index);
             }
@@ -1302,12 +1324,22 @@ impl Gen<'_, '_> {
         self.mark_exit(off);
     }
 
-    /// Base and length of a buffer or local array.
+    /// Base and length of a buffer, local array or private array (of a private array: its
+    /// place in the four work-items' record block, element 0 of lane 0; see
+    /// [`Gen::lane_elem_addr`]).
     fn mem_base_len(&mut self, mem: Mem) -> (Value, Value) {
         match mem {
             Mem::Buffer(p) => self.mem_arg(self.bufs_p, p.index()),
             Mem::Local(l) => self.local_arg(l),
-            _ => unreachable!("vectorized kernels use buffers and local arrays only"),
+            Mem::Private(p) => {
+                let off = self.plan.privates[p].expect("private array in the record");
+                let size = self.f.privates[p].elem.scalar.size();
+                let (rb, at) = self.rec_at(off, size);
+                let base = self.b.ins().iadd_imm(rb, at as i64);
+                let n = self.f.privates[p].count();
+                (base, self.b.ins().iconst(types::I64, n as i64))
+            }
+            Mem::Field(_) => unreachable!("vectorized kernels have no buffers of structs"),
         }
     }
 
@@ -2013,6 +2045,111 @@ impl Gen<'_, '_> {
         }
     }
 
+    /// A load from a private array. Its elements are in the work-items' records, each
+    /// element's four lanes side by side ([`Gen::lane_elem_addr`]): at an index the lanes
+    /// share ([`Gen::agree`], a loop counter or a literal) the four lanes' elements are one
+    /// vector load, after one scalar bounds test (or the proof); at an index of no known
+    /// pattern, each active lane's element alone, proven or tested as any access's (a fault
+    /// names the first active lane out of bounds, as the interpreter's).
+    fn vload_private(&mut self, mem: Mem, index: ExprId) -> Vec<Value> {
+        let s = self.f.mem_elem(mem).expect("validated memory").scalar;
+        if self.agree(index) {
+            let (fast, slow) = (self.b.create_block(), self.b.create_block());
+            let (merge, out) = self.merge_block(s);
+            let addr = self.private_shared(mem, index, fast, slow);
+            self.b.switch_to_block(fast);
+            let v = self.load_parts(s, addr);
+            self.jump_with(merge, &v);
+            self.b.switch_to_block(slow);
+            let v = self.vload_general(mem, index);
+            self.jump_with(merge, &v);
+            self.b.switch_to_block(merge);
+            return out;
+        }
+        if self.full && self.proven_here(mem, index) {
+            return self.vgather_proven(mem, index);
+        }
+        self.vload_general(mem, index)
+    }
+
+    /// The store of [`Gen::vload_private`]: at a shared index one vector store (the
+    /// inactive lanes' elements kept, unless all four are active), else lane by lane.
+    fn vstore_private(&mut self, mem: Mem, index: ExprId, v: &[Value]) {
+        let s = self.f.mem_elem(mem).expect("validated memory").scalar;
+        if self.agree(index) {
+            let (fast, slow, merge) = (
+                self.b.create_block(),
+                self.b.create_block(),
+                self.b.create_block(),
+            );
+            let addr = self.private_shared(mem, index, fast, slow);
+            self.b.switch_to_block(fast);
+            if self.full {
+                self.store_parts(v, s, addr);
+            } else {
+                let old = self.load_parts(s, addr);
+                let m = self.mask();
+                let ms = self.mask_parts(m, s);
+                let new: Vec<Value> = v
+                    .iter()
+                    .zip(old)
+                    .zip(ms)
+                    .map(|((&x, old), ml)| self.b.ins().bitselect(ml, x, old))
+                    .collect();
+                self.store_parts(&new, s, addr);
+            }
+            self.b.ins().jump(merge, &[]);
+            self.b.switch_to_block(slow);
+            self.vstore_general(mem, index, v);
+            self.b.ins().jump(merge, &[]);
+            self.b.switch_to_block(merge);
+            return;
+        }
+        if self.full && self.proven_here(mem, index) {
+            return self.vscatter_proven(mem, index, v);
+        }
+        self.vstore_general(mem, index, v)
+    }
+
+    /// For a private array's index that the lanes share: branches to `fast` where it is in
+    /// bounds (proven with some lane active, or one scalar test of lane 0's), else to `slow`
+    /// (the lanes one by one, which fault as the interpreter does); returns the address of
+    /// the element's four lanes.
+    fn private_shared(
+        &mut self,
+        mem: Mem,
+        index: ExprId,
+        fast: cl::Block,
+        slow: cl::Block,
+    ) -> Value {
+        let size = self
+            .f
+            .mem_elem(mem)
+            .expect("validated memory")
+            .scalar
+            .size();
+        let is = self.f.exprs.ty(index).scalar;
+        let idx = self.vexpr(index);
+        let i0 = self.lane0(idx);
+        let i0 = self.widen_index(i0, is);
+        let (base, len) = self.mem_base_len(mem);
+        let off = self.b.ins().imul_imm(i0, (size * super::plan::QUAD) as i64);
+        let addr = self.b.ins().iadd(base, off);
+        // A proof holds for the lanes that run the access: with some lane active, for the
+        // index they share.
+        let ok = match self.in_bounds(mem, index) {
+            Some(ok) if self.full => ok,
+            Some(ok) => {
+                let m = self.mask();
+                let any = self.b.ins().vany_true(m);
+                self.b.ins().band(ok, any)
+            }
+            None => self.b.ins().icmp(IntCC::UnsignedLessThan, i0, len),
+        };
+        self.b.ins().brif(ok, fast, &[], slow, &[]);
+        addr
+    }
+
     /// A load at an index the lanes share ([`Gen::agree`]): one scalar load, splat. Its
     /// bounds test is one scalar comparison (an element in bounds may be read whatever the
     /// mask); a proof stands for it when some lane is active (known where four are).
@@ -2129,6 +2266,9 @@ impl Gen<'_, '_> {
     }
 
     fn vload(&mut self, mem: Mem, index: ExprId) -> Vec<Value> {
+        if matches!(mem, Mem::Private(_)) {
+            return self.vload_private(mem, index);
+        }
         let s = self.f.mem_elem(mem).expect("validated memory").scalar;
         if !consecutive(self.f, &self.counters, index) && self.agree(index) {
             return self.vload_uniform(mem, index);
@@ -2212,6 +2352,9 @@ impl Gen<'_, '_> {
     }
 
     fn vstore(&mut self, mem: Mem, index: ExprId, v: &[Value]) {
+        if matches!(mem, Mem::Private(_)) {
+            return self.vstore_private(mem, index, v);
+        }
         if consecutive(self.f, &self.counters, index) {
             if let Some(addr) = self.proven_address(mem, index) {
                 let s = self.f.mem_elem(mem).expect("validated memory").scalar;
@@ -2240,21 +2383,35 @@ impl Gen<'_, '_> {
         self.vstore_general(mem, index, v)
     }
 
-    /// Lane `k`'s element of `base` at lane `k` of the index vector `idx`, widened to its
-    /// lane type (no test: the caller's lane is active and in bounds).
-    fn load_lane(&mut self, base: Value, idx: Value, k: u32, s: Scalar) -> Value {
+    /// The address of lane `k`'s element at `ik` (its lane of the index vector) in `mem`
+    /// based at `base`: `base + ik * size` in a buffer or local array; in a private array,
+    /// whose elements sit in the four work-items' record block with each element's four
+    /// lanes side by side (as any slot's, [`super::plan`]), `base + (ik * 4 + k) * size`.
+    fn lane_elem_addr(&mut self, mem: Mem, base: Value, ik: Value, k: u32, size: usize) -> Value {
+        match mem {
+            Mem::Private(_) => {
+                let a = self.elem_addr(base, ik, size * super::plan::QUAD);
+                self.b.ins().iadd_imm(a, (k as usize * size) as i64)
+            }
+            _ => self.elem_addr(base, ik, size),
+        }
+    }
+
+    /// Lane `k`'s element of `mem` (based at `base`) at lane `k` of the index vector `idx`,
+    /// widened to its lane type (no test: the caller's lane is active and in bounds).
+    fn load_lane(&mut self, mem: Mem, base: Value, idx: Value, k: u32, s: Scalar) -> Value {
         let ik = self.b.ins().extractlane(idx, k as u8);
-        let a = self.elem_addr(base, ik, s.size());
+        let a = self.lane_elem_addr(mem, base, ik, k, s.size());
         let x = self.b.ins().load(cl_ty(s), MEM, a, 0);
         self.extend32(x, s)
     }
 
     /// Stores lane `k` of the value `v` at lane `k` of the index vector `idx` (no test, as
     /// [`Gen::load_lane`]).
-    fn store_lane(&mut self, base: Value, idx: Value, v: &[Value], k: u32, s: Scalar) {
+    fn store_lane(&mut self, mem: Mem, base: Value, idx: Value, v: &[Value], k: u32, s: Scalar) {
         let n = self.per_part(s);
         let ik = self.b.ins().extractlane(idx, k as u8);
-        let a = self.elem_addr(base, ik, s.size());
+        let a = self.lane_elem_addr(mem, base, ik, k, s.size());
         let x = self.b.ins().extractlane(v[(k / n) as usize], (k % n) as u8);
         let x = if narrow_int(s) {
             self.b.ins().ireduce(cl_ty(s), x)
@@ -2328,7 +2485,7 @@ impl Gen<'_, '_> {
         let base = self.mem_base_len(mem).0;
         let mut acc = self.vzero(s);
         for k in 0..self.nlanes() {
-            let x = self.load_lane(base, idx, k, s);
+            let x = self.load_lane(mem, base, idx, k, s);
             let part = &mut acc[(k / n) as usize];
             *part = self.b.ins().insertlane(*part, x, (k % n) as u8);
         }
@@ -2342,7 +2499,7 @@ impl Gen<'_, '_> {
         let idx = self.vexpr(index);
         let base = self.mem_base_len(mem).0;
         for k in 0..self.nlanes() {
-            self.store_lane(base, idx, v, k, s);
+            self.store_lane(mem, base, idx, v, k, s);
         }
     }
 
@@ -2352,7 +2509,11 @@ impl Gen<'_, '_> {
         let (base, idx) = self.lanes_index(mem, index);
         let (whole, some) = (self.b.create_block(), self.b.create_block());
         let (merge, out) = self.merge_block(s);
-        let whole_ok = self.whole_vector(idx);
+        // (Consecutive indices of a private array are not consecutive addresses.)
+        let whole_ok = match mem {
+            Mem::Private(_) => self.b.ins().iconst(types::I8, 0),
+            _ => self.whole_vector(idx),
+        };
         let z = self.vzero(s);
         self.b.ins().brif(whole_ok, whole, &[], some, &[]);
         self.b.switch_to_block(whole);
@@ -2373,7 +2534,7 @@ impl Gen<'_, '_> {
                 .ins()
                 .brif(mk, on, &[], next, &[cl::BlockArg::Value(acc[part])]);
             self.b.switch_to_block(on);
-            let x = self.load_lane(base, idx, k, s);
+            let x = self.load_lane(mem, base, idx, k, s);
             let with = self.b.ins().insertlane(acc[part], x, (k % n) as u8);
             self.b.ins().jump(next, &[cl::BlockArg::Value(with)]);
             self.b.switch_to_block(next);
@@ -2393,7 +2554,10 @@ impl Gen<'_, '_> {
             self.b.create_block(),
             self.b.create_block(),
         );
-        let whole_ok = self.whole_vector(idx);
+        let whole_ok = match mem {
+            Mem::Private(_) => self.b.ins().iconst(types::I8, 0),
+            _ => self.whole_vector(idx),
+        };
         self.b.ins().brif(whole_ok, whole, &[], some, &[]);
         self.b.switch_to_block(whole);
         let i0 = self.lane0(idx);
@@ -2407,7 +2571,7 @@ impl Gen<'_, '_> {
             let mk = self.b.ins().extractlane(m, k as u8);
             self.b.ins().brif(mk, on, &[], next, &[]);
             self.b.switch_to_block(on);
-            self.store_lane(base, idx, v, k, s);
+            self.store_lane(mem, base, idx, v, k, s);
             self.b.ins().jump(next, &[]);
             self.b.switch_to_block(next);
         }
