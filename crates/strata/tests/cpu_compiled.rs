@@ -3866,11 +3866,11 @@ fn loops_proven_under_preconditions_agree_with_the_interpreter() {
                 counts.set(at, counts.at(at) + 1u32);
             });
             let pos = private_array::<u32>("pos", DIGITS);
-            // A `bool` element is no lane type: the scalar code.
+            // A private array of `bool`s (no lane type: the scalar code), which adds 0.
             let zero = if scalar {
                 let keep = private_array::<bool>("keep", 1);
-                keep.set(0u32, global_id(0).lt(n));
-                select(keep.at(0u32), 0u32, 0u32 * n)
+                keep.set(0u32, lit(true));
+                select(keep.at(0u32), 0u32, n)
             } else {
                 lit(0u32)
             };
