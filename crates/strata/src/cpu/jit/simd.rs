@@ -2052,24 +2052,38 @@ impl Gen<'_, '_> {
     /// pattern, each active lane's element alone, proven or tested as any access's (a fault
     /// names the first active lane out of bounds, as the interpreter's).
     fn vload_private(&mut self, mem: Mem, index: ExprId) -> Vec<Value> {
-        let s = self.f.mem_elem(mem).expect("validated memory").scalar;
         if self.agree(index) {
             let (fast, slow) = (self.b.create_block(), self.b.create_block());
-            let (merge, out) = self.merge_block(s);
             let addr = self.private_shared(mem, index, fast, slow);
-            self.b.switch_to_block(fast);
-            let v = self.load_parts(s, addr);
-            self.jump_with(merge, &v);
-            self.b.switch_to_block(slow);
-            let v = self.vload_general(mem, index);
-            self.jump_with(merge, &v);
-            self.b.switch_to_block(merge);
-            return out;
+            return self.load_fast_or_lanes(mem, index, addr, fast, slow);
         }
         if self.full && self.proven_here(mem, index) {
             return self.vgather_proven(mem, index);
         }
         self.vload_general(mem, index)
+    }
+
+    /// The end of a load whose test branched to `fast` (the four lanes' elements one vector
+    /// load at `addr`) or to `slow` (lane by lane, [`Gen::vload_general`]): their lanes,
+    /// merged.
+    fn load_fast_or_lanes(
+        &mut self,
+        mem: Mem,
+        index: ExprId,
+        addr: Value,
+        fast: cl::Block,
+        slow: cl::Block,
+    ) -> Vec<Value> {
+        let s = self.f.mem_elem(mem).expect("validated memory").scalar;
+        let (merge, out) = self.merge_block(s);
+        self.b.switch_to_block(fast);
+        let v = self.load_parts(s, addr);
+        self.jump_with(merge, &v);
+        self.b.switch_to_block(slow);
+        let v = self.vload_general(mem, index);
+        self.jump_with(merge, &v);
+        self.b.switch_to_block(merge);
+        out
     }
 
     /// The store of [`Gen::vload_private`]: at a shared index one vector store (the
@@ -2278,16 +2292,8 @@ impl Gen<'_, '_> {
                 return self.load_parts(s, addr);
             }
             let (fast, slow) = (self.b.create_block(), self.b.create_block());
-            let (merge, out) = self.merge_block(s);
             let addr = self.consecutive_access(mem, index, fast, slow);
-            self.b.switch_to_block(fast);
-            let v = self.load_parts(s, addr);
-            self.jump_with(merge, &v);
-            self.b.switch_to_block(slow);
-            let v = self.vload_general(mem, index);
-            self.jump_with(merge, &v);
-            self.b.switch_to_block(merge);
-            return out;
+            return self.load_fast_or_lanes(mem, index, addr, fast, slow);
         }
         if clamped_consecutive(self.f, &self.counters, index) {
             return self.vload_clamped(mem, index);
