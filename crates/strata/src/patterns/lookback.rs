@@ -57,9 +57,10 @@
 //! differently (the grouping differs).
 
 use super::scan::{group_scan, recognize};
-use super::{launch, mem_id, DeviceVec, Exec, Reads, Staging, View};
+use super::{launch, mem_id, Cx, DeviceVec, Exec, Reads, Staging, View};
 use crate::builder::{
-    barrier, if_, lit, local_id, loop_, select, var_named, Expr, KernelType, Numeric,
+    barrier, for_range, for_step, if_, lit, local_id, loop_, select, var_named, Expr, KernelType,
+    Numeric,
 };
 use crate::error::Result;
 use crate::Buffer;
@@ -150,6 +151,7 @@ where
     let st = ex.staging();
     let (gs, k) = (st.group_size, st.scan_items_per_thread);
     let tile_len = gs * k;
+    let unroll = unroll_for(k);
     let n = view.len();
     let tiles = n.div_ceil(tile_len as usize);
     let builtin = recognize(op);
@@ -198,6 +200,10 @@ where
             // copied in and out, so each work-item loads its own elements instead.
             let last = (count - 1u32).named("tile_last");
             let base = (l * k).named("item_start");
+            // This work-item's elements (`item_start == item_end` past the tile's end), for
+            // the compiled CPU backend's loops.
+            let item_start = (t0 + base.min(count)).named("item_first");
+            let item_end = (t0 + (base + k).min(count)).named("item_end");
             let zero = lit(<T as bytemuck::Zeroable>::zeroed());
             let (data, running) = if padded {
                 let data = cx.local::<T>("tile_data", tile_len + tile_len / 32);
@@ -228,21 +234,21 @@ where
                 data.set(pad(base + k - 1), run);
                 (Some((data, pad)), vec![run])
             } else {
-                // Each work-item's `k` consecutive elements and running values (kept in its
-                // record across the barriers), with the padded tile's zeros past the end.
-                let mut running: Vec<Expr<T>> = Vec::with_capacity(k as usize);
-                for j in 0..k {
-                    let p = base + j;
-                    let v = select(p.lt(count), view.at(cx, t0 + p.min(last)), zero);
-                    let run = match running.last() {
-                        None => v,
-                        Some(&r) => select(p.lt(count), op(r, v), r),
+                // Each work-item's total of its `k` consecutive elements, in order (a loop the
+                // vector variant reads as rows of tiles); the elements are read again in step 5.
+                // Work-items past the tile's end keep the padded tile's zero.
+                let total = var_named("item_total", zero);
+                seq_first(cx, item_start, item_end, unroll, &mut |cx, j, first| {
+                    let v = view.at(cx, j);
+                    let next = match first {
+                        Some(f) => select(f, v, op(total.get(), v)),
+                        None => op(total.get(), v),
                     };
-                    running.push(run.named("running"));
-                }
-                (None, running)
+                    total.set(next);
+                });
+                (None, vec![total.get()])
             };
-            let run = *running.last().expect("k >= 1");
+            let run = *running.last().expect("one total at least");
 
             // 3. Inclusive scan of the work-items' totals.
             let totals = cx.local::<T>("item_totals", gs);
@@ -397,13 +403,51 @@ where
                     }
                 }
                 None => {
-                    // Each work-item stores its own elements' results.
-                    for j in 0..k as usize {
-                        let p = base + j as u32;
-                        if_(p.lt(count), || {
-                            out.set(out_off + t0 + p, result(j, &running));
-                        });
-                    }
+                    // Each work-item reads its elements again (from L1: a tile is 4 KiB at
+                    // `k = 32`) and stores its results. Integer operators are exact, so the
+                    // running value starts from the prefix (one operation an element); a float
+                    // operator keeps the tile's grouping, `op(prefix, running)`, so the bits
+                    // are the GPU kernel's (the interpreter's).
+                    let exact = T::TYPE.scalar.is_int();
+                    let run = var_named("item_run", if exact { prefix } else { zero });
+                    seq_first(cx, item_start, item_end, unroll, &mut |cx, j, first| {
+                        let v = view.at(cx, j);
+                        match (exact, init.is_some()) {
+                            (true, true) => {
+                                out.set(out_off + j, run.get());
+                                run.set(op(run.get(), v));
+                            }
+                            (true, false) => {
+                                let next = op(run.get(), v);
+                                let next = match first {
+                                    Some(f) => select(f & !has_prefix, v, next),
+                                    None => next,
+                                };
+                                out.set(out_off + j, next);
+                                run.set(next);
+                            }
+                            (false, true) => {
+                                let r = run.get();
+                                let (o, next) = match first {
+                                    Some(f) => {
+                                        (select(f, prefix, op(prefix, r)), select(f, v, op(r, v)))
+                                    }
+                                    None => (op(prefix, r), op(r, v)),
+                                };
+                                out.set(out_off + j, o);
+                                run.set(next);
+                            }
+                            (false, false) => {
+                                let next = op(run.get(), v);
+                                let next = match first {
+                                    Some(f) => select(f, v, next),
+                                    None => next,
+                                };
+                                run.set(next);
+                                out.set(out_off + j, select(has_prefix, op(prefix, next), next));
+                            }
+                        }
+                    });
                 }
             }
         },
@@ -414,6 +458,41 @@ where
     let bytes = scratch.status.len() * 8 + 4;
     ex.scratch().keep_sized(bytes, scratch);
     Ok(())
+}
+
+/// Records `body(j, first)` for `j` in `start..end`, in order, in the shape of
+/// [`seq`](super::scan::seq) (a loop stepping by `unroll` with as many copies of the body,
+/// which the compiled CPU backend's vector variant reads as rows of tiles, then the
+/// remainder); `first` is `Some(j == start)` in the copies where `j` can be `start` (the
+/// loop's first copy and the remainder), `None` in the others.
+fn seq_first(
+    cx: &mut Cx,
+    start: Expr<u32>,
+    end: Expr<u32>,
+    unroll: u32,
+    body: &mut dyn FnMut(&mut Cx, Expr<u32>, Option<Expr<bool>>),
+) {
+    let count = select(end.gt(start), end - start, 0u32);
+    let main_end = (start + count / unroll * unroll).named("item_main_end");
+    if unroll > 1 {
+        for_step(start, main_end, lit(unroll), |j: Expr<u32>| {
+            for t in 0..unroll {
+                let first = (t == 0).then(|| j.eq(start));
+                body(cx, j + t, first)
+            }
+        });
+    }
+    for_range(main_end, end, |j: Expr<u32>| body(cx, j, Some(j.eq(start))));
+}
+
+/// The loop unrolling of a work-item's `k` elements on the compiled CPU backend: the largest
+/// of 16, 8 and 4 that divides `k` (so that no remainder loop runs in full tiles), 4 for
+/// other `k` of at least 4, else 1.
+fn unroll_for(k: u32) -> u32 {
+    [16, 8, 4]
+        .into_iter()
+        .find(|u| k % u == 0)
+        .unwrap_or(if k >= 4 { 4 } else { 1 })
 }
 
 /// The 32 bits of a 4-byte value.

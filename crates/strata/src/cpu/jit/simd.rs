@@ -290,14 +290,27 @@ pub(super) fn scalar_reason(f: &Function) -> Option<String> {
         return why;
     }
     let synced = f.body.iter().any(super::plan::has_sync);
-    let mut atomic = false;
+    let mut local_atomic = false;
     walk_block(&f.body, &mut |s| {
-        atomic |= matches!(s, Stmt::Atomic { .. } | Stmt::AtomicLoad { .. });
+        local_atomic |= matches!(
+            s,
+            Stmt::Atomic {
+                mem: Mem::Local(_),
+                ..
+            } | Stmt::AtomicLoad {
+                mem: Mem::Local(_),
+                ..
+            }
+        );
     });
-    if synced && atomic {
-        // Measured (callgrind, issue 31): the patterns' look-back scans and radix sorts,
-        // whose kernels have both, take three to four times the instructions in four lanes.
-        return Some("an atomic in a kernel with barriers or collectives".into());
+    if synced && local_atomic {
+        // Measured (callgrind, issue 31): the patterns' radix sorts (tile and Onesweep
+        // kernels, counting digits with local atomics, their tiles' local accesses gathering
+        // lane by lane) take more instructions in four lanes (Onesweep at 2^18 keys: 728 M
+        // against 595 M in compiled code) and far longer to compile. Atomics on buffers (the
+        // look-back scan's tile counter and status words: a few a work-group) run lane by
+        // lane: that scan takes half the instructions in four lanes.
+        return Some("a local atomic in a kernel with barriers or collectives".into());
     }
     let streams = Streams::default();
     (f.body.iter().any(super::plan::has_sync)
