@@ -1021,7 +1021,7 @@ fn repeated_calls_find_the_right_kernel() {
 /// read its own elements twice: for its total, then for its results) against the
 /// interpreter (`interp`, which runs the GPUs' kernel with the tile in local memory), bit for
 /// bit, with the stagings of the bench rows (`k` elements per work-item, work-groups of 32
-/// and 512): sizes of 0 and 1 element, less than one tile, exactly one, and several with a
+/// and 512; and `k` of 1 and 2, unrolled by nothing, by work-groups of 8 and 12): sizes of 0 and 1 element, less than one tile, exactly one, and several with a
 /// partial last tile; `i32`, `u32` and `f32` (floats whose sums round, so a change in the
 /// grouping of the additions shows); built-in operators (`+`, `max`) and users' (a wrapping
 /// product, the non-commutative `last`, `+` on floats, an affine map before the scan),
@@ -1044,7 +1044,16 @@ fn lookback_scan_cpu_against_interp() {
         ex
     };
     let mut rng = Rng(31);
-    for (gs, k) in [(32, 32), (32, 4), (32, 8), (32, 12), (512, 8), (512, 16)] {
+    for (gs, k) in [
+        (32, 32),
+        (32, 4),
+        (32, 8),
+        (32, 12),
+        (512, 8),
+        (512, 16),
+        (8, 1),
+        (12, 2),
+    ] {
         let (cpu, interp) = (exec("cpu", gs, k), exec("interp", gs, k));
         let tile = (gs * k) as usize;
         let sizes = [0, 1, 2, k as usize + 1, tile - 3, tile, 3 * tile + 5];

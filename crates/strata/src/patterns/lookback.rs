@@ -271,93 +271,138 @@ where
             // memory, work-item 0 combines them in order. The loop is the work-group's (its
             // barriers are reached by all), so work-item 0 keeps no window in registers.
             let carry_at = cx.local::<T>("carry", 1);
-            // At most one status word per work-item (small work-groups read fewer at a time).
-            let win = WINDOW.min(gs);
-            // The window's values, and each word's kind: 0 nothing yet, 1 aggregate, 2 prefix.
-            let window = cx.local::<u32>("look_values", win);
-            let kinds = cx.local::<u32>("look_kinds", win);
-            // The next tile to read, and 1 once the exclusive prefix is known.
-            let look = cx.local::<u32>("look_state", 2);
             let pack = |flag: u32, v: Expr<T>| status_word(tag, flag, bits(v));
-            if_(l.eq(0u32), || {
-                if_(tile.eq(0u32), || {
-                    let p = match init {
-                        Some(i) => {
-                            carry_at.set(0u32, i);
-                            op(i, tile_total)
-                        }
-                        None => {
-                            // Read below by every tile (and discarded by tile 0): written, so
-                            // that no work-item reads local memory nobody wrote.
-                            carry_at.set(0u32, tile_total);
-                            tile_total
-                        }
-                    };
-                    status.atomic_exchange(tile, pack(PREFIX, p));
-                    look.set(1u32, 1u32);
-                })
-                .else_(|| {
-                    status.atomic_exchange(tile, pack(AGGREGATE, tile_total));
-                    look.set(0u32, tile - 1u32);
-                    look.set(1u32, 0u32);
-                });
-            });
-            barrier();
-            // The combination of the tiles read so far (work-item 0's).
-            let acc = var_named("look_acc", tile_total);
-            let has = var_named("look_has", false);
-            loop_(|| {
-                if_(look.at(1u32).ne(0u32), crate::builder::break_);
-                let at = look.at(0u32).named("look");
-                // Each of the first `win` work-items reads and decodes one predecessor's word.
-                if_(l.lt(win), || {
-                    let word = status
-                        .atomic_load(select(at.ge(l), at - l, 0u32))
-                        .named("look_word");
-                    let high = (word >> 32u64).cast::<u32>();
-                    let ready = (high & !3u32).eq(tag) & (high & 3u32).ne(0u32);
-                    window.set(l, word.cast::<u32>());
-                    kinds.set(l, select(ready, high & 3u32, 0u32));
-                });
-                barrier();
+            if padded {
+                // At most one status word per work-item (small work-groups read fewer at a time).
+                let win = WINDOW.min(gs);
+                // The window's values, and each word's kind: 0 nothing yet, 1 aggregate, 2 prefix.
+                let window = cx.local::<u32>("look_values", win);
+                let kinds = cx.local::<u32>("look_kinds", win);
+                // The next tile to read, and 1 once the exclusive prefix is known.
+                let look = cx.local::<u32>("look_state", 2);
                 if_(l.eq(0u32), || {
-                    // The first word that stops the walk (nothing yet, or an inclusive prefix;
-                    // `win` if none does), as a tree of minimums over independent reads.
-                    let kind: Vec<Expr<u32>> =
-                        (0..win).map(|w| kinds.at(w).named("look_kind")).collect();
-                    let mut stops: Vec<Expr<u32>> = (0..win)
-                        .map(|w| select(kind[w as usize].eq(AGGREGATE), lit(win), lit(w)))
-                        .collect();
-                    while stops.len() > 1 {
-                        stops = stops
-                            .chunks(2)
-                            .map(|c| if c.len() == 2 { c[0].min(c[1]) } else { c[0] })
-                            .collect();
-                    }
-                    let first = stops[0].named("look_first");
-                    let done = (first.lt(win) & kinds.at(first.min(lit(win - 1))).eq(PREFIX))
-                        .named("look_done");
-                    // The words taken: the aggregates before the stop, and a prefix there.
-                    let taken = (first + select(done, 1u32, 0u32)).named("look_taken");
-                    // Combined newest first, as `op(earlier, later)`.
-                    let (mut a, mut h) = (acc.get(), has.get());
-                    for w in 0..win {
-                        let v = from_bits::<T>(window.at(w));
-                        let take = lit(w).lt(taken);
-                        a = select(take, select(h, op(v, a), v), a).named("look_a");
-                        h = (h | take).named("look_h");
-                    }
-                    acc.set(a);
-                    has.set(h);
-                    if_(done, || {
-                        status.atomic_exchange(tile, pack(PREFIX, op(a, tile_total)));
-                        carry_at.set(0u32, a);
+                    if_(tile.eq(0u32), || {
+                        let p = match init {
+                            Some(i) => {
+                                carry_at.set(0u32, i);
+                                op(i, tile_total)
+                            }
+                            None => {
+                                // Read below by every tile (and discarded by tile 0): written, so
+                                // that no work-item reads local memory nobody wrote.
+                                carry_at.set(0u32, tile_total);
+                                tile_total
+                            }
+                        };
+                        status.atomic_exchange(tile, pack(PREFIX, p));
                         look.set(1u32, 1u32);
                     })
-                    .else_(|| look.set(0u32, at - taken));
+                    .else_(|| {
+                        status.atomic_exchange(tile, pack(AGGREGATE, tile_total));
+                        look.set(0u32, tile - 1u32);
+                        look.set(1u32, 0u32);
+                    });
                 });
                 barrier();
-            });
+                // The combination of the tiles read so far (work-item 0's).
+                let acc = var_named("look_acc", tile_total);
+                let has = var_named("look_has", false);
+                loop_(|| {
+                    if_(look.at(1u32).ne(0u32), crate::builder::break_);
+                    let at = look.at(0u32).named("look");
+                    // Each of the first `win` work-items reads and decodes one predecessor's word.
+                    if_(l.lt(win), || {
+                        let word = status
+                            .atomic_load(select(at.ge(l), at - l, 0u32))
+                            .named("look_word");
+                        let high = (word >> 32u64).cast::<u32>();
+                        let ready = (high & !3u32).eq(tag) & (high & 3u32).ne(0u32);
+                        window.set(l, word.cast::<u32>());
+                        kinds.set(l, select(ready, high & 3u32, 0u32));
+                    });
+                    barrier();
+                    if_(l.eq(0u32), || {
+                        // The first word that stops the walk (nothing yet, or an inclusive prefix;
+                        // `win` if none does), as a tree of minimums over independent reads.
+                        let kind: Vec<Expr<u32>> =
+                            (0..win).map(|w| kinds.at(w).named("look_kind")).collect();
+                        let mut stops: Vec<Expr<u32>> = (0..win)
+                            .map(|w| select(kind[w as usize].eq(AGGREGATE), lit(win), lit(w)))
+                            .collect();
+                        while stops.len() > 1 {
+                            stops = stops
+                                .chunks(2)
+                                .map(|c| if c.len() == 2 { c[0].min(c[1]) } else { c[0] })
+                                .collect();
+                        }
+                        let first = stops[0].named("look_first");
+                        let done = (first.lt(win) & kinds.at(first.min(lit(win - 1))).eq(PREFIX))
+                            .named("look_done");
+                        // The words taken: the aggregates before the stop, and a prefix there.
+                        let taken = (first + select(done, 1u32, 0u32)).named("look_taken");
+                        // Combined newest first, as `op(earlier, later)`.
+                        let (mut a, mut h) = (acc.get(), has.get());
+                        for w in 0..win {
+                            let v = from_bits::<T>(window.at(w));
+                            let take = lit(w).lt(taken);
+                            a = select(take, select(h, op(v, a), v), a).named("look_a");
+                            h = (h | take).named("look_h");
+                        }
+                        acc.set(a);
+                        has.set(h);
+                        if_(done, || {
+                            status.atomic_exchange(tile, pack(PREFIX, op(a, tile_total)));
+                            carry_at.set(0u32, a);
+                            look.set(1u32, 1u32);
+                        })
+                        .else_(|| look.set(0u32, at - taken));
+                    });
+                    barrier();
+                });
+            } else {
+                // On the compiled CPU backend, work-item 0 walks back alone, one status word
+                // at a time (the same words combined in the same order, `op(earlier, later)`),
+                // waiting on a word not yet published: no work-group loop, whose barriers cost
+                // a pass over the work-group each (issue 31).
+                if_(l.eq(0u32), || {
+                    if_(tile.eq(0u32), || {
+                        let p = match init {
+                            Some(i) => {
+                                carry_at.set(0u32, i);
+                                op(i, tile_total)
+                            }
+                            None => {
+                                carry_at.set(0u32, tile_total);
+                                tile_total
+                            }
+                        };
+                        status.atomic_exchange(tile, pack(PREFIX, p));
+                    })
+                    .else_(|| {
+                        status.atomic_exchange(tile, pack(AGGREGATE, tile_total));
+                        let at = var_named("look", tile - 1u32);
+                        let acc = var_named("look_acc", tile_total);
+                        let has = var_named("look_has", false);
+                        loop_(|| {
+                            let word = status.atomic_load(at.get()).named("look_word");
+                            let high = (word >> 32u64).cast::<u32>();
+                            let kind = select((high & !3u32).eq(tag), high & 3u32, 0u32)
+                                .named("look_kind");
+                            if_(kind.ne(0u32), || {
+                                let v = from_bits::<T>(word.cast::<u32>());
+                                acc.set(select(has.get(), op(v, acc.get()), v));
+                                has.set(true);
+                                if_(kind.eq(PREFIX), crate::builder::break_);
+                                at.set(at.get() - 1u32);
+                            });
+                        });
+                        let a = acc.get();
+                        status.atomic_exchange(tile, pack(PREFIX, op(a, tile_total)));
+                        carry_at.set(0u32, a);
+                    });
+                });
+                barrier();
+            }
 
             // 5. Each work-item's prefix (the tiles before, then the work-items before), its
             // results into local memory, then coalesced stores.
@@ -472,16 +517,19 @@ fn seq_first(
     unroll: u32,
     body: &mut dyn FnMut(&mut Cx, Expr<u32>, Option<Expr<bool>>),
 ) {
-    let count = select(end.gt(start), end - start, 0u32);
-    let main_end = (start + count / unroll * unroll).named("item_main_end");
-    if unroll > 1 {
+    let main_end = if unroll > 1 {
+        let count = select(end.gt(start), end - start, 0u32);
+        let main_end = (start + count / unroll * unroll).named("item_main_end");
         for_step(start, main_end, lit(unroll), |j: Expr<u32>| {
             for t in 0..unroll {
                 let first = (t == 0).then(|| j.eq(start));
                 body(cx, j + t, first)
             }
         });
-    }
+        main_end
+    } else {
+        start
+    };
     for_range(main_end, end, |j: Expr<u32>| body(cx, j, Some(j.eq(start))));
 }
 
