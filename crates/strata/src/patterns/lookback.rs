@@ -30,13 +30,23 @@
 //! 5. Every work-item combines the prefix with its running values; the results go back through
 //!    local memory and are stored coalesced.
 //!
-//! On the compiled CPU backend (`cpu`) there is no tile in local memory: a work-group's
-//! work-items run one at a time there (the kernel has atomics and barriers), so coalescing
-//! buys nothing, and each work-item loads its own `k` consecutive elements in step 2, keeps
-//! its running values (in its record across the barriers) and stores its own results in
-//! step 5: 165 M -> 130 M instructions in compiled code at 2^20 `u32` (callgrind, one
-//! thread, 2026-11-28). The values and their order of combination are the tile's, so the
-//! results are the same bits.
+//! On the compiled CPU backend (`cpu`) there is no tile in local memory (no banks, no
+//! coalescing: the tile would only be copied in and out). In step 2 each work-item combines
+//! its own `k` consecutive elements into its total in a loop (unrolled by 16, 8 or 4, the
+//! shape the vector variant reads as rows of tiles, four work-items' elements a vector),
+//! keeping nothing but the total across the barriers; in step 4 work-item 0 walks back
+//! alone, one status word at a time, as far as the words are published (no window through
+//! local memory, no barriers: each costs a pass over the work-group), and only a wait goes
+//! round the work-group's loop (whose thread yields now and then); in step 5 each work-item
+//! reads its elements again (from L1: a tile is 4 KiB at `k = 32`) and stores its results.
+//! The values and their order of combination are the tile's: the running values of the
+//! work-item's elements, then `op(prefix, running)`, so a float operator's results are the
+//! GPU kernel's (the interpreter's) bits; an integer operator is exact in any grouping, so
+//! there the running value starts from the prefix (one operation an element). The kernel has
+//! atomics on buffers only, so the vector variant runs it (four work-items an iteration, the
+//! atomics lane by lane; see `cpu/jit/simd.rs`). Compiled code at 2^18 `u32`, `k = 32`
+//! (callgrind, one thread, two scans, 2026-11-28): 27.1 M instructions before, 18.3 M with
+//! the loops one work-item at a time, 8.4 M in four lanes.
 //!
 //! Why these shapes (docs/BENCHMARKS.md, "The look-back scan in PTX and SASS"): loads guarded
 //! one by one went out in 3 dependent batches, and the running values and a window of 16
@@ -362,8 +372,35 @@ where
             } else {
                 // On the compiled CPU backend, work-item 0 walks back alone, one status word
                 // at a time (the same words combined in the same order, `op(earlier, later)`),
-                // waiting on a word not yet published: no work-group loop, whose barriers cost
-                // a pass over the work-group each (issue 31).
+                // right after publishing its aggregate, until its exclusive prefix is known or
+                // a word is not published yet: no window through local memory, no barriers
+                // while the words it reads are ready (issue 31). Only a wait goes round the
+                // work-group's loop, which yields its thread now and then (`cpu/jit/run.rs`).
+                let done = cx.local::<u32>("look_done", 1);
+                let at = var_named("look", select(tile.gt(0u32), tile - 1u32, 0u32));
+                let acc = var_named("look_acc", tile_total);
+                let has = var_named("look_has", false);
+                let walk = || {
+                    loop_(|| {
+                        let word = status.atomic_load(at.get()).named("look_word");
+                        let high = (word >> 32u64).cast::<u32>();
+                        let kind =
+                            select((high & !3u32).eq(tag), high & 3u32, 0u32).named("look_kind");
+                        // Not published yet: read again after the work-group's barrier.
+                        if_(kind.eq(0u32), crate::builder::break_);
+                        let v = from_bits::<T>(word.cast::<u32>());
+                        acc.set(select(has.get(), op(v, acc.get()), v));
+                        has.set(true);
+                        if_(kind.eq(PREFIX), || {
+                            let a = acc.get();
+                            status.atomic_exchange(tile, pack(PREFIX, op(a, tile_total)));
+                            carry_at.set(0u32, a);
+                            done.set(0u32, 1u32);
+                            crate::builder::break_();
+                        });
+                        at.set(at.get() - 1u32);
+                    });
+                };
                 if_(l.eq(0u32), || {
                     if_(tile.eq(0u32), || {
                         let p = match init {
@@ -377,31 +414,20 @@ where
                             }
                         };
                         status.atomic_exchange(tile, pack(PREFIX, p));
+                        done.set(0u32, 1u32);
                     })
                     .else_(|| {
                         status.atomic_exchange(tile, pack(AGGREGATE, tile_total));
-                        let at = var_named("look", tile - 1u32);
-                        let acc = var_named("look_acc", tile_total);
-                        let has = var_named("look_has", false);
-                        loop_(|| {
-                            let word = status.atomic_load(at.get()).named("look_word");
-                            let high = (word >> 32u64).cast::<u32>();
-                            let kind = select((high & !3u32).eq(tag), high & 3u32, 0u32)
-                                .named("look_kind");
-                            if_(kind.ne(0u32), || {
-                                let v = from_bits::<T>(word.cast::<u32>());
-                                acc.set(select(has.get(), op(v, acc.get()), v));
-                                has.set(true);
-                                if_(kind.eq(PREFIX), crate::builder::break_);
-                                at.set(at.get() - 1u32);
-                            });
-                        });
-                        let a = acc.get();
-                        status.atomic_exchange(tile, pack(PREFIX, op(a, tile_total)));
-                        carry_at.set(0u32, a);
+                        done.set(0u32, 0u32);
+                        walk();
                     });
                 });
                 barrier();
+                loop_(|| {
+                    if_(done.at(0u32).ne(0u32), crate::builder::break_);
+                    if_(l.eq(0u32), walk);
+                    barrier();
+                });
             }
 
             // 5. Each work-item's prefix (the tiles before, then the work-items before), its
