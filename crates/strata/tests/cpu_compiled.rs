@@ -4195,10 +4195,12 @@ macro_rules! buffer_atomics_with_barriers_test {
                 let bad = k.scalar::<u32>("bad");
                 let (i, l, gr) = (global_id(0), local_id(0), group_id(0));
                 let ticket = k.local_array::<u32>("ticket", 1);
-                // Past the end of `counter` for work-item 0 of the work-group `bad`.
-                if_(l.eq(0u32), || {
+                // Each work-group's own counter (work-groups run in any order), past the end of
+                // `counter` for the work-group `bad`: the even work-items count in order.
+                if_((l % 2u32).eq(0u32), || {
                     let oc = select(gr.eq(bad), counter.len() + 1000u32, lit(0u32));
-                    ticket.set(0u32, counter.atomic_add(oc, 1u32));
+                    let old = counter.atomic_add(gr + oc, 1u32);
+                    if_(l.eq(2u32), || ticket.set(0u32, old));
                 });
                 barrier();
                 let t = ticket.at(0u32);
@@ -4263,7 +4265,7 @@ macro_rules! buffer_atomics_with_barriers_test {
                 let x = Buffer::from_slice(q, &xs).unwrap();
                 let e = Buffer::from_slice(q, &es).unwrap();
                 let g = Buffer::from_slice(q, &init).unwrap();
-                let counter = Buffer::from_slice(q, &[0u32]).unwrap();
+                let counter = Buffer::from_slice(q, &vec![0u32; groups]).unwrap();
                 let out = Buffer::<$t>::new(q.device(), n * 11).unwrap();
                 k.launch(
                     q,
@@ -4280,7 +4282,7 @@ macro_rules! buffer_atomics_with_barriers_test {
             };
             for local in [4, 8, 12, 64, 3] {
                 let want = run(&interp, local, u32::MAX).unwrap();
-                assert_eq!(want.2, [5], "local {local}");
+                assert_eq!(want.2, [local.div_ceil(2) as u32; 5], "local {local}");
                 assert!(run(&cpu, local, u32::MAX).unwrap() == want, "local {local}");
                 // The counter of work-group 2 (before the barrier), then `g` for the
                 // work-item `local + 2` (after it).
