@@ -210,10 +210,15 @@ where
             // copied in and out, so each work-item loads its own elements instead.
             let last = (count - 1u32).named("tile_last");
             let base = (l * k).named("item_start");
-            // This work-item's elements (`item_start == item_end` past the tile's end), for
-            // the compiled CPU backend's loops.
-            let item_start = (t0 + base.min(count)).named("item_first");
-            let item_end = (t0 + (base + k).min(count)).named("item_end");
+            // This work-item's elements (`first == end` past the tile's end), for the compiled
+            // CPU backend's loops (not recorded for the GPUs' kernel, whose golden files are
+            // its values' numbering).
+            let items = (!padded).then(|| {
+                (
+                    (t0 + base.min(count)).named("item_first"),
+                    (t0 + (base + k).min(count)).named("item_end"),
+                )
+            });
             let zero = lit(<T as bytemuck::Zeroable>::zeroed());
             let (data, running) = if padded {
                 let data = cx.local::<T>("tile_data", tile_len + tile_len / 32);
@@ -248,7 +253,8 @@ where
                 // vector variant reads as rows of tiles); the elements are read again in step 5.
                 // Work-items past the tile's end keep the padded tile's zero.
                 let total = var_named("item_total", zero);
-                seq_first(cx, item_start, item_end, unroll, &mut |cx, j, first| {
+                let (first, end) = items.expect("the compiled CPU backend's kernel");
+                seq_first(cx, first, end, unroll, &mut |cx, j, first| {
                     let v = view.at(cx, j);
                     let next = match first {
                         Some(f) => select(f, v, op(total.get(), v)),
@@ -481,7 +487,8 @@ where
                     // are the GPU kernel's (the interpreter's).
                     let exact = T::TYPE.scalar.is_int();
                     let run = var_named("item_run", if exact { prefix } else { zero });
-                    seq_first(cx, item_start, item_end, unroll, &mut |cx, j, first| {
+                    let (first, end) = items.expect("the compiled CPU backend's kernel");
+                    seq_first(cx, first, end, unroll, &mut |cx, j, first| {
                         let v = view.at(cx, j);
                         match (exact, init.is_some()) {
                             (true, true) => {
