@@ -1086,7 +1086,7 @@ fn lookback_scan_cpu_against_interp() {
                 ];
                 // Chained: the scan of a scan's result, on the same exec.
                 let twice = u[0].inclusive_scan(ex, |a, b| a + b).unwrap();
-                let i = vec![
+                let i = [
                     di.inclusive_scan(ex, |a, b| a + b).unwrap(),
                     di.exclusive_scan(ex, -5, |a, b| a + b).unwrap(),
                     di.inclusive_scan(ex, |a, b| a.min(b)).unwrap(),

@@ -538,18 +538,15 @@ where
     Ok(())
 }
 
+/// What [`seq_first`] records for each element: `body(cx, j, first)`.
+type ItemBody<'a> = dyn FnMut(&mut Cx, Expr<u32>, Option<Expr<bool>>) + 'a;
+
 /// Records `body(j, first)` for `j` in `start..end`, in order, in the shape of
 /// [`seq`](super::scan::seq) (a loop stepping by `unroll` with as many copies of the body,
 /// which the compiled CPU backend's vector variant reads as rows of tiles, then the
 /// remainder); `first` is `Some(j == start)` in the copies where `j` can be `start` (the
 /// loop's first copy and the remainder), `None` in the others.
-fn seq_first(
-    cx: &mut Cx,
-    start: Expr<u32>,
-    end: Expr<u32>,
-    unroll: u32,
-    body: &mut dyn FnMut(&mut Cx, Expr<u32>, Option<Expr<bool>>),
-) {
+fn seq_first(cx: &mut Cx, start: Expr<u32>, end: Expr<u32>, unroll: u32, body: &mut ItemBody<'_>) {
     let main_end = if unroll > 1 {
         let count = select(end.gt(start), end - start, 0u32);
         let main_end = (start + count / unroll * unroll).named("item_main_end");
@@ -572,7 +569,7 @@ fn seq_first(
 fn unroll_for(k: u32) -> u32 {
     [16, 8, 4]
         .into_iter()
-        .find(|u| k % u == 0)
+        .find(|u| k.is_multiple_of(*u))
         .unwrap_or(if k >= 4 { 4 } else { 1 })
 }
 
