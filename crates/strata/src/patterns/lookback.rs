@@ -44,9 +44,9 @@
 //! GPU kernel's (the interpreter's) bits; an integer operator is exact in any grouping, so
 //! there the running value starts from the prefix (one operation an element). The kernel has
 //! atomics on buffers only, so the vector variant runs it (four work-items an iteration, the
-//! atomics lane by lane; see `cpu/jit/simd.rs`). Compiled code at 2^18 `u32`, `k = 32`
-//! (callgrind, one thread, two scans, 2026-11-28): 27.1 M instructions before, 18.3 M with
-//! the loops one work-item at a time, 8.4 M in four lanes.
+//! atomics lane by lane; see `cpu/jit/simd.rs`). Compiled code for two scans of 2^18 `u32`,
+//! `k = 32` (callgrind, one thread, 2026-11-28): 27.1 M instructions with the running values
+//! in the records, one work-item at a time; 6.8 M now (docs/BENCHMARKS.md, session 16).
 //!
 //! Why these shapes (docs/BENCHMARKS.md, "The look-back scan in PTX and SASS"): loads guarded
 //! one by one went out in 3 dependent batches, and the running values and a window of 16
