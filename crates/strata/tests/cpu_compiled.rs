@@ -4108,7 +4108,7 @@ macro_rules! int_atomics_test {
                 let k = build(used);
                 assert_eq!(
                     k.cpu_vector_variant(),
-                    Err("an atomic in a kernel with barriers or collectives".into())
+                    Err("a local atomic in a kernel with barriers or collectives".into())
                 );
                 let run = |q: &Queue, local: usize, bad: u32| {
                     let groups = 5;
@@ -4181,6 +4181,138 @@ int_atomics_test!(inline_atomics_on_i32_agree_with_the_interpreter, i32);
 int_atomics_test!(inline_atomics_on_u32_agree_with_the_interpreter, u32);
 int_atomics_test!(inline_atomics_on_i64_agree_with_the_interpreter, i64);
 int_atomics_test!(inline_atomics_on_u64_agree_with_the_interpreter, u64);
+
+/// Atomics on a buffer in a kernel with barriers (the look-back scan's shape: a tile number
+/// taken by work-item 0 and shared through local memory, status words exchanged and read),
+/// which the vector variant runs lane by lane in its regions (only local atomics keep such a
+/// kernel scalar): every integer atomic, by all work-items and by a divergent subset, old
+/// values used across a barrier, against the interpreter bit for bit, with work-groups of 4,
+/// 8, 12 and 64 (four lanes) and 3 (one work-item at a time); an out-of-bounds atomic is the
+/// interpreter's error, in the first region and after a barrier.
+macro_rules! buffer_atomics_with_barriers_test {
+    ($name:ident, $t:ty) => {
+        #[test]
+        fn $name() {
+            let (cpu, interp) = queues();
+            const OPS: u32 = 9;
+            let k = Kernel::build("buffer_atomics_barriers", |k| {
+                let x = k.read::<$t>("x");
+                let e = k.read::<$t>("e");
+                let g = k.read_write::<$t>("g");
+                let counter = k.read_write::<u32>("counter");
+                let out = k.write::<$t>("out");
+                let bad = k.scalar::<u32>("bad");
+                let (i, l, gr) = (global_id(0), local_id(0), group_id(0));
+                let ticket = k.local_array::<u32>("ticket", 1);
+                // Each work-group's own counter (work-groups run in any order), past the end of
+                // `counter` for the work-group `bad`: the even work-items count in order.
+                if_((l % 2u32).eq(0u32), || {
+                    let oc = select(gr.eq(bad), counter.len() + 1000u32, lit(0u32));
+                    let old = counter.atomic_add(gr + oc, 1u32);
+                    if_(l.eq(2u32), || ticket.set(0u32, old));
+                });
+                barrier();
+                let t = ticket.at(0u32);
+                let s = l % 4u32;
+                let v = x.at(i);
+                let c = e.at(i);
+                let gs = |op: u32| gr * (OPS * 4) + op * 4 + s;
+                // Past the end of `g` for work-item `bad - 100` (after the barrier).
+                let og = select(i.eq(bad - 100u32), g.len(), lit(0u32));
+                let olds = [
+                    g.atomic_add(gs(0) + og, v),
+                    g.atomic_sub(gs(1), v),
+                    g.atomic_min(gs(2), v),
+                    g.atomic_max(gs(3), v),
+                    g.atomic_and(gs(4), v),
+                    g.atomic_or(gs(5), v),
+                    g.atomic_xor(gs(6), v),
+                    g.atomic_exchange(gs(7), v),
+                    g.atomic_compare_exchange(gs(8), c, v),
+                ];
+                let kept: Vec<Expr<$t>> = olds.iter().map(|o| o.named("old")).collect();
+                barrier();
+                for (n, o) in kept.into_iter().enumerate() {
+                    out.set(i * 11u32 + n as u32, o);
+                }
+                // A divergent subset (every third work-item) reads and swaps a status word.
+                let w = var_named::<$t>("w", lit(<$t>::default()));
+                if_((l % 3u32).eq(1u32), || {
+                    w.set(g.atomic_load(gr * (OPS * 4) + s));
+                    g.atomic_exchange(gr * (OPS * 4) + 4u32 + s, w.get());
+                });
+                barrier();
+                out.set(i * 11u32 + 9u32, w.get());
+                out.set(i * 11u32 + 10u32, t.cast::<$t>());
+            })
+            .unwrap();
+            assert_eq!(k.cpu_vector_variant(), Ok(()));
+            let run = |q: &Queue, local: usize, bad: u32| {
+                let groups = 5;
+                let n = groups * local;
+                let xs: Vec<$t> = (0..n as u64).map(|i| spread(i) as $t).collect();
+                let init: Vec<$t> = (0..groups as u64 * OPS as u64 * 4)
+                    .map(|i| spread(i + 1000) as $t)
+                    .collect();
+                // Compare-exchange expects what the work-item four before it stored, every
+                // third time off.
+                let es: Vec<$t> = (0..n)
+                    .map(|i| {
+                        let (gr, l) = (i / local, i % local);
+                        let want = if l < 4 {
+                            init[gr * OPS as usize * 4 + 8 * 4 + l % 4]
+                        } else {
+                            xs[i - 4]
+                        };
+                        if i % 3 == 2 {
+                            want ^ (1 as $t)
+                        } else {
+                            want
+                        }
+                    })
+                    .collect();
+                let x = Buffer::from_slice(q, &xs).unwrap();
+                let e = Buffer::from_slice(q, &es).unwrap();
+                let g = Buffer::from_slice(q, &init).unwrap();
+                let counter = Buffer::from_slice(q, &vec![0u32; groups]).unwrap();
+                let out = Buffer::<$t>::new(q.device(), n * 11).unwrap();
+                k.launch(
+                    q,
+                    NdRange::new(n).local(local),
+                    args![&x, &e, &g, &counter, &out, bad],
+                )
+                .map(|_| {
+                    (
+                        q.read(&g).unwrap(),
+                        q.read(&out).unwrap(),
+                        q.read(&counter).unwrap(),
+                    )
+                })
+            };
+            for local in [4, 8, 12, 64, 3] {
+                let want = run(&interp, local, u32::MAX).unwrap();
+                assert_eq!(want.2, [local.div_ceil(2) as u32; 5], "local {local}");
+                assert!(run(&cpu, local, u32::MAX).unwrap() == want, "local {local}");
+                // The counter of work-group 2 (before the barrier), then `g` for the
+                // work-item `local + 2` (after it).
+                for bad in [2, 100 + local as u32 + 2] {
+                    let want = run(&interp, local, bad).unwrap_err();
+                    assert!(matches!(want, Error::OutOfBounds { .. }), "{want}");
+                    let got = run(&cpu, local, bad).unwrap_err();
+                    assert_eq!(got.to_string(), want.to_string(), "local {local} bad {bad}");
+                }
+            }
+        }
+    };
+}
+buffer_atomics_with_barriers_test!(
+    buffer_atomics_with_barriers_agree_with_the_interpreter_u32,
+    u32
+);
+buffer_atomics_with_barriers_test!(
+    buffer_atomics_with_barriers_agree_with_the_interpreter_i64,
+    i64
+);
 
 /// The float atomics (add, min, max, exchange) on a buffer and on local memory against the
 /// interpreter bit for bit, as the integer ones above: add (a loop of `fadd` and

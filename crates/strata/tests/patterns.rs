@@ -1016,3 +1016,118 @@ fn repeated_calls_find_the_right_kernel() {
         }
     }
 }
+
+/// The look-back scan on the compiled CPU backend (`cpu`, whose kernel has each work-item
+/// read its own elements twice: for its total, then for its results) against the
+/// interpreter (`interp`, which runs the GPUs' kernel with the tile in local memory), bit for
+/// bit, with the stagings of the bench rows (`k` elements per work-item, work-groups of 32
+/// and 512; and `k` of 1 and 2, unrolled by nothing, by work-groups of 8 and 12): sizes of 0 and 1 element, less than one tile, exactly one, and several with a
+/// partial last tile; `i32`, `u32` and `f32` (floats whose sums round, so a change in the
+/// grouping of the additions shows); built-in operators (`+`, `max`) and users' (a wrapping
+/// product, the non-commutative `last`, `+` on floats, an affine map before the scan),
+/// inclusive and exclusive; and scans chained on one exec (each takes a new sequence tag).
+#[test]
+fn lookback_scan_cpu_against_interp() {
+    let exec = |spec: &str, gs: u32, k: u32| {
+        let d = Device::from_spec(spec).unwrap();
+        let ex = Exec::new(&Queue::new(&d).unwrap());
+        let ex = ex
+            .with_staging(Staging {
+                group_size: gs,
+                scan_items_per_thread: k,
+                ..ex.staging()
+            })
+            .unwrap()
+            .with_scan_algorithm(ScanAlgorithm::LookBack)
+            .unwrap();
+        assert_eq!(ex.scan_algorithm_for(4), ScanAlgorithm::LookBack, "{spec}");
+        ex
+    };
+    let mut rng = Rng(31);
+    for (gs, k) in [
+        (32, 32),
+        (32, 4),
+        (32, 8),
+        (32, 12),
+        (512, 8),
+        (512, 16),
+        (8, 1),
+        (12, 2),
+    ] {
+        let (cpu, interp) = (exec("cpu", gs, k), exec("interp", gs, k));
+        let tile = (gs * k) as usize;
+        let sizes = [0, 1, 2, k as usize + 1, tile - 3, tile, 3 * tile + 5];
+        for n in sizes {
+            let at = format!("group {gs} k {k} n {n}");
+            let xu = rng.u32s(n, u32::MAX);
+            let xi = rng.i32s(n);
+            // Floats of 24 significant bits and various exponents: their sums round.
+            let xf: Vec<f32> = rng
+                .u32s(n, 1 << 24)
+                .iter()
+                .map(|v| *v as f32 / 3.0e3 - 2.0e3)
+                .collect();
+            let run = |ex: &Exec| {
+                let du = DeviceVec::from_slice(ex, &xu).unwrap();
+                let di = DeviceVec::from_slice(ex, &xi).unwrap();
+                let df = DeviceVec::from_slice(ex, &xf).unwrap();
+                let u = vec![
+                    du.inclusive_scan(ex, |a, b| a + b).unwrap(),
+                    du.exclusive_scan(ex, 7, |a, b| a + b).unwrap(),
+                    du.inclusive_scan(ex, |a, b| a.max(b)).unwrap(),
+                    du.inclusive_scan(ex, |a, b| a * b).unwrap(),
+                    du.exclusive_scan(ex, 3, |a, b| a * b).unwrap(),
+                    du.inclusive_scan(ex, |_, b| b).unwrap(),
+                    du.exclusive_scan(ex, 9, |_, b| b).unwrap(),
+                    (&du)
+                        .map(|v| v * 3u32 + 1u32)
+                        .inclusive_scan(ex, |a, b| a + b)
+                        .unwrap(),
+                ];
+                // Chained: the scan of a scan's result, on the same exec.
+                let twice = u[0].inclusive_scan(ex, |a, b| a + b).unwrap();
+                let i = [
+                    di.inclusive_scan(ex, |a, b| a + b).unwrap(),
+                    di.exclusive_scan(ex, -5, |a, b| a + b).unwrap(),
+                    di.inclusive_scan(ex, |a, b| a.min(b)).unwrap(),
+                    di.inclusive_scan(ex, |a, b| a ^ b).unwrap(),
+                ];
+                let f = vec![
+                    df.inclusive_scan(ex, |a, b| a + b).unwrap(),
+                    df.exclusive_scan(ex, 0.25, |a, b| a + b).unwrap(),
+                    df.inclusive_scan(ex, |a, b| a.max(b)).unwrap(),
+                    df.inclusive_scan(ex, |_, b| b).unwrap(),
+                    (&df)
+                        .map(|v| v * 1.5f32)
+                        .inclusive_scan(ex, |a, b| a + b)
+                        .unwrap(),
+                ];
+                let host = |v: Vec<DeviceVec<u32>>| -> Vec<Vec<u32>> {
+                    v.iter().map(|d| d.to_vec().unwrap()).collect()
+                };
+                let bits = |v: Vec<DeviceVec<f32>>| -> Vec<Vec<u32>> {
+                    v.iter()
+                        .map(|d| d.to_vec().unwrap().iter().map(|x| x.to_bits()).collect())
+                        .collect()
+                };
+                let ints: Vec<Vec<i32>> = i.iter().map(|d| d.to_vec().unwrap()).collect();
+                (host(u), host(vec![twice]), ints, bits(f))
+            };
+            let (c, i) = (run(&cpu), run(&interp));
+            assert_eq!(c.0, i.0, "u32 {at}");
+            assert_eq!(c.1, i.1, "chained u32 {at}");
+            assert_eq!(c.2, i.2, "i32 {at}");
+            assert_eq!(c.3, i.3, "f32 bits {at}");
+            // And against Rust, for the sums of u32.
+            let mut acc = 0u32;
+            let want: Vec<u32> = xu
+                .iter()
+                .map(|v| {
+                    acc = acc.wrapping_add(*v);
+                    acc
+                })
+                .collect();
+            assert_eq!(c.0[0], want, "u32 + {at}");
+        }
+    }
+}

@@ -30,13 +30,23 @@
 //! 5. Every work-item combines the prefix with its running values; the results go back through
 //!    local memory and are stored coalesced.
 //!
-//! On the compiled CPU backend (`cpu`) there is no tile in local memory: a work-group's
-//! work-items run one at a time there (the kernel has atomics and barriers), so coalescing
-//! buys nothing, and each work-item loads its own `k` consecutive elements in step 2, keeps
-//! its running values (in its record across the barriers) and stores its own results in
-//! step 5: 165 M -> 130 M instructions in compiled code at 2^20 `u32` (callgrind, one
-//! thread, 2026-11-28). The values and their order of combination are the tile's, so the
-//! results are the same bits.
+//! On the compiled CPU backend (`cpu`) there is no tile in local memory (no banks, no
+//! coalescing: the tile would only be copied in and out). In step 2 each work-item combines
+//! its own `k` consecutive elements into its total in a loop (unrolled by 16, 8 or 4, the
+//! shape the vector variant reads as rows of tiles, four work-items' elements a vector),
+//! keeping nothing but the total across the barriers; in step 4 work-item 0 walks back
+//! alone, one status word at a time, as far as the words are published (no window through
+//! local memory, no barriers: each costs a pass over the work-group), and only a wait goes
+//! round the work-group's loop (whose thread yields now and then); in step 5 each work-item
+//! reads its elements again (from L1: a tile is 4 KiB at `k = 32`) and stores its results.
+//! The values and their order of combination are the tile's: the running values of the
+//! work-item's elements, then `op(prefix, running)`, so a float operator's results are the
+//! GPU kernel's (the interpreter's) bits; an integer operator is exact in any grouping, so
+//! there the running value starts from the prefix (one operation an element). The kernel has
+//! atomics on buffers only, so the vector variant runs it (four work-items an iteration, the
+//! atomics lane by lane; see `cpu/jit/simd.rs`). Compiled code for two scans of 2^18 `u32`,
+//! `k = 32` (callgrind, one thread, 2026-11-28): 27.1 M instructions with the running values
+//! in the records, one work-item at a time; 6.8 M now (docs/BENCHMARKS.md, session 16).
 //!
 //! Why these shapes (docs/BENCHMARKS.md, "The look-back scan in PTX and SASS"): loads guarded
 //! one by one went out in 3 dependent batches, and the running values and a window of 16
@@ -57,9 +67,10 @@
 //! differently (the grouping differs).
 
 use super::scan::{group_scan, recognize};
-use super::{launch, mem_id, DeviceVec, Exec, Reads, Staging, View};
+use super::{launch, mem_id, Cx, DeviceVec, Exec, Reads, Staging, View};
 use crate::builder::{
-    barrier, if_, lit, local_id, loop_, select, var_named, Expr, KernelType, Numeric,
+    barrier, for_range, for_step, if_, lit, local_id, loop_, select, var_named, Expr, KernelType,
+    Numeric,
 };
 use crate::error::Result;
 use crate::Buffer;
@@ -150,6 +161,7 @@ where
     let st = ex.staging();
     let (gs, k) = (st.group_size, st.scan_items_per_thread);
     let tile_len = gs * k;
+    let unroll = unroll_for(k);
     let n = view.len();
     let tiles = n.div_ceil(tile_len as usize);
     let builtin = recognize(op);
@@ -198,6 +210,15 @@ where
             // copied in and out, so each work-item loads its own elements instead.
             let last = (count - 1u32).named("tile_last");
             let base = (l * k).named("item_start");
+            // This work-item's elements (`first == end` past the tile's end), for the compiled
+            // CPU backend's loops (not recorded for the GPUs' kernel, whose golden files are
+            // its values' numbering).
+            let items = (!padded).then(|| {
+                (
+                    (t0 + base.min(count)).named("item_first"),
+                    (t0 + (base + k).min(count)).named("item_end"),
+                )
+            });
             let zero = lit(<T as bytemuck::Zeroable>::zeroed());
             let (data, running) = if padded {
                 let data = cx.local::<T>("tile_data", tile_len + tile_len / 32);
@@ -228,21 +249,22 @@ where
                 data.set(pad(base + k - 1), run);
                 (Some((data, pad)), vec![run])
             } else {
-                // Each work-item's `k` consecutive elements and running values (kept in its
-                // record across the barriers), with the padded tile's zeros past the end.
-                let mut running: Vec<Expr<T>> = Vec::with_capacity(k as usize);
-                for j in 0..k {
-                    let p = base + j;
-                    let v = select(p.lt(count), view.at(cx, t0 + p.min(last)), zero);
-                    let run = match running.last() {
-                        None => v,
-                        Some(&r) => select(p.lt(count), op(r, v), r),
+                // Each work-item's total of its `k` consecutive elements, in order (a loop the
+                // vector variant reads as rows of tiles); the elements are read again in step 5.
+                // Work-items past the tile's end keep the padded tile's zero.
+                let total = var_named("item_total", zero);
+                let (first, end) = items.expect("the compiled CPU backend's kernel");
+                seq_first(cx, first, end, unroll, &mut |cx, j, first| {
+                    let v = view.at(cx, j);
+                    let next = match first {
+                        Some(f) => select(f, v, op(total.get(), v)),
+                        None => op(total.get(), v),
                     };
-                    running.push(run.named("running"));
-                }
-                (None, running)
+                    total.set(next);
+                });
+                (None, vec![total.get()])
             };
-            let run = *running.last().expect("k >= 1");
+            let run = *running.last().expect("one total at least");
 
             // 3. Inclusive scan of the work-items' totals.
             let totals = cx.local::<T>("item_totals", gs);
@@ -265,93 +287,154 @@ where
             // memory, work-item 0 combines them in order. The loop is the work-group's (its
             // barriers are reached by all), so work-item 0 keeps no window in registers.
             let carry_at = cx.local::<T>("carry", 1);
-            // At most one status word per work-item (small work-groups read fewer at a time).
-            let win = WINDOW.min(gs);
-            // The window's values, and each word's kind: 0 nothing yet, 1 aggregate, 2 prefix.
-            let window = cx.local::<u32>("look_values", win);
-            let kinds = cx.local::<u32>("look_kinds", win);
-            // The next tile to read, and 1 once the exclusive prefix is known.
-            let look = cx.local::<u32>("look_state", 2);
             let pack = |flag: u32, v: Expr<T>| status_word(tag, flag, bits(v));
-            if_(l.eq(0u32), || {
-                if_(tile.eq(0u32), || {
-                    let p = match init {
-                        Some(i) => {
-                            carry_at.set(0u32, i);
-                            op(i, tile_total)
-                        }
-                        None => {
-                            // Read below by every tile (and discarded by tile 0): written, so
-                            // that no work-item reads local memory nobody wrote.
-                            carry_at.set(0u32, tile_total);
-                            tile_total
-                        }
-                    };
-                    status.atomic_exchange(tile, pack(PREFIX, p));
-                    look.set(1u32, 1u32);
-                })
-                .else_(|| {
-                    status.atomic_exchange(tile, pack(AGGREGATE, tile_total));
-                    look.set(0u32, tile - 1u32);
-                    look.set(1u32, 0u32);
-                });
-            });
-            barrier();
-            // The combination of the tiles read so far (work-item 0's).
-            let acc = var_named("look_acc", tile_total);
-            let has = var_named("look_has", false);
-            loop_(|| {
-                if_(look.at(1u32).ne(0u32), crate::builder::break_);
-                let at = look.at(0u32).named("look");
-                // Each of the first `win` work-items reads and decodes one predecessor's word.
-                if_(l.lt(win), || {
-                    let word = status
-                        .atomic_load(select(at.ge(l), at - l, 0u32))
-                        .named("look_word");
-                    let high = (word >> 32u64).cast::<u32>();
-                    let ready = (high & !3u32).eq(tag) & (high & 3u32).ne(0u32);
-                    window.set(l, word.cast::<u32>());
-                    kinds.set(l, select(ready, high & 3u32, 0u32));
-                });
-                barrier();
+            if padded {
+                // At most one status word per work-item (small work-groups read fewer at a time).
+                let win = WINDOW.min(gs);
+                // The window's values, and each word's kind: 0 nothing yet, 1 aggregate, 2 prefix.
+                let window = cx.local::<u32>("look_values", win);
+                let kinds = cx.local::<u32>("look_kinds", win);
+                // The next tile to read, and 1 once the exclusive prefix is known.
+                let look = cx.local::<u32>("look_state", 2);
                 if_(l.eq(0u32), || {
-                    // The first word that stops the walk (nothing yet, or an inclusive prefix;
-                    // `win` if none does), as a tree of minimums over independent reads.
-                    let kind: Vec<Expr<u32>> =
-                        (0..win).map(|w| kinds.at(w).named("look_kind")).collect();
-                    let mut stops: Vec<Expr<u32>> = (0..win)
-                        .map(|w| select(kind[w as usize].eq(AGGREGATE), lit(win), lit(w)))
-                        .collect();
-                    while stops.len() > 1 {
-                        stops = stops
-                            .chunks(2)
-                            .map(|c| if c.len() == 2 { c[0].min(c[1]) } else { c[0] })
-                            .collect();
-                    }
-                    let first = stops[0].named("look_first");
-                    let done = (first.lt(win) & kinds.at(first.min(lit(win - 1))).eq(PREFIX))
-                        .named("look_done");
-                    // The words taken: the aggregates before the stop, and a prefix there.
-                    let taken = (first + select(done, 1u32, 0u32)).named("look_taken");
-                    // Combined newest first, as `op(earlier, later)`.
-                    let (mut a, mut h) = (acc.get(), has.get());
-                    for w in 0..win {
-                        let v = from_bits::<T>(window.at(w));
-                        let take = lit(w).lt(taken);
-                        a = select(take, select(h, op(v, a), v), a).named("look_a");
-                        h = (h | take).named("look_h");
-                    }
-                    acc.set(a);
-                    has.set(h);
-                    if_(done, || {
-                        status.atomic_exchange(tile, pack(PREFIX, op(a, tile_total)));
-                        carry_at.set(0u32, a);
+                    if_(tile.eq(0u32), || {
+                        let p = match init {
+                            Some(i) => {
+                                carry_at.set(0u32, i);
+                                op(i, tile_total)
+                            }
+                            None => {
+                                // Read below by every tile (and discarded by tile 0): written, so
+                                // that no work-item reads local memory nobody wrote.
+                                carry_at.set(0u32, tile_total);
+                                tile_total
+                            }
+                        };
+                        status.atomic_exchange(tile, pack(PREFIX, p));
                         look.set(1u32, 1u32);
                     })
-                    .else_(|| look.set(0u32, at - taken));
+                    .else_(|| {
+                        status.atomic_exchange(tile, pack(AGGREGATE, tile_total));
+                        look.set(0u32, tile - 1u32);
+                        look.set(1u32, 0u32);
+                    });
                 });
                 barrier();
-            });
+                // The combination of the tiles read so far (work-item 0's).
+                let acc = var_named("look_acc", tile_total);
+                let has = var_named("look_has", false);
+                loop_(|| {
+                    if_(look.at(1u32).ne(0u32), crate::builder::break_);
+                    let at = look.at(0u32).named("look");
+                    // Each of the first `win` work-items reads and decodes one predecessor's word.
+                    if_(l.lt(win), || {
+                        let word = status
+                            .atomic_load(select(at.ge(l), at - l, 0u32))
+                            .named("look_word");
+                        let high = (word >> 32u64).cast::<u32>();
+                        let ready = (high & !3u32).eq(tag) & (high & 3u32).ne(0u32);
+                        window.set(l, word.cast::<u32>());
+                        kinds.set(l, select(ready, high & 3u32, 0u32));
+                    });
+                    barrier();
+                    if_(l.eq(0u32), || {
+                        // The first word that stops the walk (nothing yet, or an inclusive prefix;
+                        // `win` if none does), as a tree of minimums over independent reads.
+                        let kind: Vec<Expr<u32>> =
+                            (0..win).map(|w| kinds.at(w).named("look_kind")).collect();
+                        let mut stops: Vec<Expr<u32>> = (0..win)
+                            .map(|w| select(kind[w as usize].eq(AGGREGATE), lit(win), lit(w)))
+                            .collect();
+                        while stops.len() > 1 {
+                            stops = stops
+                                .chunks(2)
+                                .map(|c| if c.len() == 2 { c[0].min(c[1]) } else { c[0] })
+                                .collect();
+                        }
+                        let first = stops[0].named("look_first");
+                        let done = (first.lt(win) & kinds.at(first.min(lit(win - 1))).eq(PREFIX))
+                            .named("look_done");
+                        // The words taken: the aggregates before the stop, and a prefix there.
+                        let taken = (first + select(done, 1u32, 0u32)).named("look_taken");
+                        // Combined newest first, as `op(earlier, later)`.
+                        let (mut a, mut h) = (acc.get(), has.get());
+                        for w in 0..win {
+                            let v = from_bits::<T>(window.at(w));
+                            let take = lit(w).lt(taken);
+                            a = select(take, select(h, op(v, a), v), a).named("look_a");
+                            h = (h | take).named("look_h");
+                        }
+                        acc.set(a);
+                        has.set(h);
+                        if_(done, || {
+                            status.atomic_exchange(tile, pack(PREFIX, op(a, tile_total)));
+                            carry_at.set(0u32, a);
+                            look.set(1u32, 1u32);
+                        })
+                        .else_(|| look.set(0u32, at - taken));
+                    });
+                    barrier();
+                });
+            } else {
+                // On the compiled CPU backend, work-item 0 walks back alone, one status word
+                // at a time (the same words combined in the same order, `op(earlier, later)`),
+                // right after publishing its aggregate, until its exclusive prefix is known or
+                // a word is not published yet: no window through local memory, no barriers
+                // while the words it reads are ready (issue 31). Only a wait goes round the
+                // work-group's loop, which yields its thread now and then (`cpu/jit/run.rs`).
+                let done = cx.local::<u32>("look_done", 1);
+                let at = var_named("look", select(tile.gt(0u32), tile - 1u32, 0u32));
+                let acc = var_named("look_acc", tile_total);
+                let has = var_named("look_has", false);
+                let walk = || {
+                    loop_(|| {
+                        let word = status.atomic_load(at.get()).named("look_word");
+                        let high = (word >> 32u64).cast::<u32>();
+                        let kind =
+                            select((high & !3u32).eq(tag), high & 3u32, 0u32).named("look_kind");
+                        // Not published yet: read again after the work-group's barrier.
+                        if_(kind.eq(0u32), crate::builder::break_);
+                        let v = from_bits::<T>(word.cast::<u32>());
+                        acc.set(select(has.get(), op(v, acc.get()), v));
+                        has.set(true);
+                        if_(kind.eq(PREFIX), || {
+                            let a = acc.get();
+                            status.atomic_exchange(tile, pack(PREFIX, op(a, tile_total)));
+                            carry_at.set(0u32, a);
+                            done.set(0u32, 1u32);
+                            crate::builder::break_();
+                        });
+                        at.set(at.get() - 1u32);
+                    });
+                };
+                if_(l.eq(0u32), || {
+                    if_(tile.eq(0u32), || {
+                        let p = match init {
+                            Some(i) => {
+                                carry_at.set(0u32, i);
+                                op(i, tile_total)
+                            }
+                            None => {
+                                carry_at.set(0u32, tile_total);
+                                tile_total
+                            }
+                        };
+                        status.atomic_exchange(tile, pack(PREFIX, p));
+                        done.set(0u32, 1u32);
+                    })
+                    .else_(|| {
+                        status.atomic_exchange(tile, pack(AGGREGATE, tile_total));
+                        done.set(0u32, 0u32);
+                        walk();
+                    });
+                });
+                barrier();
+                loop_(|| {
+                    if_(done.at(0u32).ne(0u32), crate::builder::break_);
+                    if_(l.eq(0u32), walk);
+                    barrier();
+                });
+            }
 
             // 5. Each work-item's prefix (the tiles before, then the work-items before), its
             // results into local memory, then coalesced stores.
@@ -397,13 +480,52 @@ where
                     }
                 }
                 None => {
-                    // Each work-item stores its own elements' results.
-                    for j in 0..k as usize {
-                        let p = base + j as u32;
-                        if_(p.lt(count), || {
-                            out.set(out_off + t0 + p, result(j, &running));
-                        });
-                    }
+                    // Each work-item reads its elements again (from L1: a tile is 4 KiB at
+                    // `k = 32`) and stores its results. Integer operators are exact, so the
+                    // running value starts from the prefix (one operation an element); a float
+                    // operator keeps the tile's grouping, `op(prefix, running)`, so the bits
+                    // are the GPU kernel's (the interpreter's).
+                    let exact = T::TYPE.scalar.is_int();
+                    let run = var_named("item_run", if exact { prefix } else { zero });
+                    let (first, end) = items.expect("the compiled CPU backend's kernel");
+                    seq_first(cx, first, end, unroll, &mut |cx, j, first| {
+                        let v = view.at(cx, j);
+                        match (exact, init.is_some()) {
+                            (true, true) => {
+                                out.set(out_off + j, run.get());
+                                run.set(op(run.get(), v));
+                            }
+                            (true, false) => {
+                                let next = op(run.get(), v);
+                                let next = match first {
+                                    Some(f) => select(f & !has_prefix, v, next),
+                                    None => next,
+                                };
+                                out.set(out_off + j, next);
+                                run.set(next);
+                            }
+                            (false, true) => {
+                                let r = run.get();
+                                let (o, next) = match first {
+                                    Some(f) => {
+                                        (select(f, prefix, op(prefix, r)), select(f, v, op(r, v)))
+                                    }
+                                    None => (op(prefix, r), op(r, v)),
+                                };
+                                out.set(out_off + j, o);
+                                run.set(next);
+                            }
+                            (false, false) => {
+                                let next = op(run.get(), v);
+                                let next = match first {
+                                    Some(f) => select(f, v, next),
+                                    None => next,
+                                };
+                                run.set(next);
+                                out.set(out_off + j, select(has_prefix, op(prefix, next), next));
+                            }
+                        }
+                    });
                 }
             }
         },
@@ -414,6 +536,41 @@ where
     let bytes = scratch.status.len() * 8 + 4;
     ex.scratch().keep_sized(bytes, scratch);
     Ok(())
+}
+
+/// What [`seq_first`] records for each element: `body(cx, j, first)`.
+type ItemBody<'a> = dyn FnMut(&mut Cx, Expr<u32>, Option<Expr<bool>>) + 'a;
+
+/// Records `body(j, first)` for `j` in `start..end`, in order, in the shape of
+/// [`seq`](super::scan::seq) (a loop stepping by `unroll` with as many copies of the body,
+/// which the compiled CPU backend's vector variant reads as rows of tiles, then the
+/// remainder); `first` is `Some(j == start)` in the copies where `j` can be `start` (the
+/// loop's first copy and the remainder), `None` in the others.
+fn seq_first(cx: &mut Cx, start: Expr<u32>, end: Expr<u32>, unroll: u32, body: &mut ItemBody<'_>) {
+    let main_end = if unroll > 1 {
+        let count = select(end.gt(start), end - start, 0u32);
+        let main_end = (start + count / unroll * unroll).named("item_main_end");
+        for_step(start, main_end, lit(unroll), |j: Expr<u32>| {
+            for t in 0..unroll {
+                let first = (t == 0).then(|| j.eq(start));
+                body(cx, j + t, first)
+            }
+        });
+        main_end
+    } else {
+        start
+    };
+    for_range(main_end, end, |j: Expr<u32>| body(cx, j, Some(j.eq(start))));
+}
+
+/// The loop unrolling of a work-item's `k` elements on the compiled CPU backend: the largest
+/// of 16, 8 and 4 that divides `k` (so that no remainder loop runs in full tiles), 4 for
+/// other `k` of at least 4, else 1.
+fn unroll_for(k: u32) -> u32 {
+    [16, 8, 4]
+        .into_iter()
+        .find(|u| k.is_multiple_of(*u))
+        .unwrap_or(if k >= 4 { 4 } else { 1 })
 }
 
 /// The 32 bits of a 4-byte value.

@@ -151,7 +151,7 @@ impl crate::Kernel {
     /// runs four work-items per iteration in SIMD lanes (on launches whose work-groups' size
     /// in dimension 0 is a multiple of four; others run the scalar code): `Ok(())`, or the
     /// first reason it runs one work-item at a time, in words (`"a private array `acc`"`,
-    /// `"an atomic in a kernel with barriers or collectives"`, `"the buffer `x` of f16"`). A
+    /// `"a local atomic in a kernel with barriers or collectives"`, `"the buffer `x` of f16"`). A
     /// kernel that is slow on `cpu` may be so for this reason.
     pub fn cpu_vector_variant(&self) -> std::result::Result<(), String> {
         let s = vector_kernel(self.ir())?;

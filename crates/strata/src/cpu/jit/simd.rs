@@ -4,8 +4,8 @@
 //! A kernel whose values are all integers, `f32`s, `f64`s or `bool`s (not `f16`; vector
 //! types are split into their components first, [`super::split`]: a kernel with them is
 //! compiled here as the split kernel), without private arrays of `bool`s, stubs, 64-bit
-//! indices or atomics in a kernel with barriers or collectives (else [`scalar_reason`] says
-//! why not), is
+//! indices or local atomics in a kernel with barriers or collectives (else
+//! [`scalar_reason`] says why not), is
 //! compiled a second time with every IR value a 4-lane vector (`f32x4`,
 //! `i32x4`; a `bool` is a lane mask of all ones or zeros; a 64-bit value is two registers,
 //! `f64x2` or `i64x2`, lanes 0 and 1 in the first, 2 and 3 in the second; an 8- or 16-bit
@@ -114,10 +114,14 @@
 //!
 //! **Atomics** ([`Gen::vatomic`], issue 31) run lane by lane: the active lanes' indices tested
 //! as any access's, then each active lane's operation in turn, lane 0 first, as the scalar
-//! code's ([`Gen::atomic_inline`]), its old value put in the lane. Only in kernels without
-//! barriers or collectives: the patterns' look-back scans and radix sorts, which have both,
-//! took three to four times the instructions in four lanes (callgrind, 2^18 keys), their
-//! tiles' local accesses gathering lane by lane.
+//! code's ([`Gen::atomic_inline`]), its old value put in the lane. In a kernel with barriers
+//! or collectives only atomics on buffers: a local atomic there keeps the kernel scalar. The
+//! patterns' radix sorts (tile and Onesweep kernels: digits counted with local atomics, their
+//! tiles' local accesses gathering lane by lane) took more instructions in four lanes
+//! (callgrind, 2^18 keys, compiled code: Onesweep 728 M against 595 M, tiles 683 M against
+//! 555 M) and four times as long to compile; the look-back scan (a tile number and status
+//! words on buffers, a few atomics a work-group, each work-item's elements in loops) takes
+//! half the instructions of its scalar code (`patterns/lookback.rs`).
 //!
 //! **Eight lanes** (issue 31, item 4). A kernel of one region (no barriers or collectives)
 //! whose values and expressions are all 32-bit integers, `f32`s or `bool`s ([`wide_reason`]
@@ -298,14 +302,27 @@ pub(super) fn scalar_reason(f: &Function) -> Option<String> {
         return why;
     }
     let synced = f.body.iter().any(super::plan::has_sync);
-    let mut atomic = false;
+    let mut local_atomic = false;
     walk_block(&f.body, &mut |s| {
-        atomic |= matches!(s, Stmt::Atomic { .. } | Stmt::AtomicLoad { .. });
+        local_atomic |= matches!(
+            s,
+            Stmt::Atomic {
+                mem: Mem::Local(_),
+                ..
+            } | Stmt::AtomicLoad {
+                mem: Mem::Local(_),
+                ..
+            }
+        );
     });
-    if synced && atomic {
-        // Measured (callgrind, issue 31): the patterns' look-back scans and radix sorts,
-        // whose kernels have both, take three to four times the instructions in four lanes.
-        return Some("an atomic in a kernel with barriers or collectives".into());
+    if synced && local_atomic {
+        // Measured (callgrind, issue 31): the patterns' radix sorts (tile and Onesweep
+        // kernels, counting digits with local atomics, their tiles' local accesses gathering
+        // lane by lane) take more instructions in four lanes (Onesweep at 2^18 keys: 728 M
+        // against 595 M in compiled code) and far longer to compile. Atomics on buffers (the
+        // look-back scan's tile counter and status words: a few a work-group) run lane by
+        // lane: that scan takes half the instructions in four lanes.
+        return Some("a local atomic in a kernel with barriers or collectives".into());
     }
     let streams = Streams::default();
     (f.body.iter().any(super::plan::has_sync)
