@@ -331,41 +331,33 @@ impl<'a, 'b> Gen<'a, 'b> {
         );
         let lane_next = b.create_block();
         let done = b.create_block();
-        let (zh, zb, yh, yb, xh, xb, body, yn, zn) = (
-            b.create_block(),
-            b.create_block(),
-            b.create_block(),
-            b.create_block(),
+        let (xh, xb, body, yn, zn) = (
             b.create_block(),
             b.create_block(),
             b.create_block(),
             b.create_block(),
             b.create_block(),
         );
+        // The work-items of the group in local-linear-id order, as one loop (not a loop over
+        // `z`, `y` and `x` nested): what does not change in the group leaves it whole, where
+        // Cranelift's loop-invariant code motion left the nested loops' invariants (a proof's
+        // preconditions, the constants they pinned) in the row loop, paid once per row of
+        // four work-items in a 16 x 16 group (issue 31). `x` steps by the lanes; past the
+        // row's end it goes back to 0 and `y` to the next row (`z` to the next plane), and
+        // the row's first linear id steps by `local_size(0)` either way.
+        let row = b.declare_var(types::I32);
         let zero = b.ins().iconst(types::I32, 0);
-        b.def_var(lid[2], zero);
-        b.ins().jump(zh, &[]);
-        // for z, for y, for x: the work-items of the group in local-linear-id order.
-        let header = |b: &mut FunctionBuilder, h, var: Variable, n: Value, inner, next| {
-            b.switch_to_block(h);
-            let v = b.use_var(var);
-            let go = b.ins().icmp(IntCC::UnsignedLessThan, v, n);
-            loop_branch(b, go, inner, next);
-        };
-        header(&mut b, zh, lid[2], local[2], zb, done);
-        b.switch_to_block(zb);
-        b.def_var(lid[1], zero);
-        b.ins().jump(yh, &[]);
-        header(&mut b, yh, lid[1], local[1], yb, zn);
-        b.switch_to_block(yb);
-        b.def_var(lid[0], zero);
+        for v in [lid[0], lid[1], lid[2], row] {
+            b.def_var(v, zero);
+        }
         b.ins().jump(xh, &[]);
-        header(&mut b, xh, lid[0], xn, xb, yn);
+        b.switch_to_block(xh);
+        let x = b.use_var(lid[0]);
+        let go = b.ins().icmp(IntCC::UnsignedLessThan, x, xn);
+        loop_branch(&mut b, go, xb, yn);
         b.switch_to_block(xb);
-        let (x, y, z) = (b.use_var(lid[0]), b.use_var(lid[1]), b.use_var(lid[2]));
-        let zy = b.ins().imul(z, local[1]);
-        let zy = b.ins().iadd(zy, y);
-        let l = b.ins().imul(zy, local[0]);
+        let x = b.use_var(lid[0]);
+        let l = b.use_var(row);
         let l = b.ins().iadd(l, x);
         b.def_var(lane, l);
         let l64 = b.ins().uextend(ptr, l);
@@ -520,16 +512,26 @@ impl<'a, 'b> Gen<'a, 'b> {
         let x1 = b.ins().iadd_imm(x, lanes as i64);
         b.def_var(lid[0], x1);
         b.ins().jump(xh, &[]);
+        // The next row: `x` back to 0, the row's first linear id one row on.
         b.switch_to_block(yn);
+        let zero = b.ins().iconst(types::I32, 0);
+        b.def_var(lid[0], zero);
+        let r = b.use_var(row);
+        let r1 = b.ins().iadd(r, local[0]);
+        b.def_var(row, r1);
         let y = b.use_var(lid[1]);
         let y1 = b.ins().iadd_imm(y, 1);
         b.def_var(lid[1], y1);
-        b.ins().jump(yh, &[]);
+        let go = b.ins().icmp(IntCC::UnsignedLessThan, y1, local[1]);
+        loop_branch(&mut b, go, xh, zn);
+        // The next plane: `y` back to 0.
         b.switch_to_block(zn);
+        b.def_var(lid[1], zero);
         let z = b.use_var(lid[2]);
         let z1 = b.ins().iadd_imm(z, 1);
         b.def_var(lid[2], z1);
-        b.ins().jump(zh, &[]);
+        let go = b.ins().icmp(IntCC::UnsignedLessThan, z1, local[2]);
+        loop_branch(&mut b, go, xh, done);
         b.switch_to_block(done);
         let ok = b.ins().iconst(types::I32, 0);
         b.ins().return_(&[ok]);
