@@ -195,6 +195,9 @@ pub(super) struct Gen<'a, 'b> {
     pub(super) records: Value,
     /// Vector mode: the lanes active when the region started.
     pub(super) entry_mask: Option<Value>,
+    /// Vector mode: whether the four bytes of [`Gen::entry_mask`] are all 1 (an `i8`), taken
+    /// by [`Gen::vector_body`] for its first test for four active lanes.
+    pub(super) entry_all: Option<Value>,
     pub(super) vars: HashMap<(VarOf, u8), Variable>,
     pub(super) memo: Vec<HashMap<ExprId, Vec<Value>>>,
     pub(super) loops: Vec<(LoopId, cl::Block, cl::Block)>,
@@ -373,28 +376,39 @@ impl<'a, 'b> Gen<'a, 'b> {
         b.switch_to_block(body);
         // Records in blocks of four work-items (`super::plan`): the block, then the
         // work-item's place in it per scalar size.
-        let quad = b.ins().band_imm(l64, !3);
-        let off = b.ins().imul_imm(quad, plan.record as i64);
-        let blk = b.ins().iadd(records, off);
-        let q = b.ins().band_imm(l64, 3);
-        let lrec = [0, 1, 2, 3].map(|k| {
-            let qk = b.ins().ishl_imm(q, k);
-            b.ins().iadd(blk, qk)
-        });
+        let lrec = if vector {
+            // The lanes' first work-item starts a block: `x` steps by the lanes from 0 in
+            // rows of a multiple of four (the variant's launches), so `l` is a multiple of
+            // four, its block `l * record` bytes on and its place in it 0.
+            let off = b.ins().imul_imm(l64, plan.record as i64);
+            [b.ins().iadd(records, off); 4]
+        } else {
+            let quad = b.ins().band_imm(l64, !3);
+            let off = b.ins().imul_imm(quad, plan.record as i64);
+            let blk = b.ins().iadd(records, off);
+            let q = b.ins().band_imm(l64, 3);
+            [0, 1, 2, 3].map(|k| {
+                let qk = b.ins().ishl_imm(q, k);
+                b.ins().iadd(blk, qk)
+            })
+        };
 
         let (defined, _) = super::plan::values_of(f, &r.stmts, &[]);
         let cur = vector.then(|| b.declare_var(if wide { types::I16X8 } else { types::I32X4 }));
-        let mut entry_mask = None;
+        let (mut entry_mask, mut entry_all) = (None, None);
         if vector && !plan.simple {
             // The four work-items' mask bytes as lanes; none active: the next four.
             let ma = b.ins().iadd(mask, l64);
             let bytes = b.ins().load(types::I32, MEM.with_readonly(), ma, 0);
-            let m = super::simd::bytes_to_lanes(&mut b, bytes);
-            let any = b.ins().vany_true(m);
+            // Tested as a word: any byte set, and all four set (the group level's mask bytes
+            // are 0 or 1), for the region's split into the copy for four active lanes
+            // ([`Gen::vector_body`]); the lane mask is only built where the other copy uses it.
             let go = b.create_block();
-            b.ins().brif(any, go, &[], lane_next, &[]);
+            b.ins().brif(bytes, go, &[], lane_next, &[]);
             b.switch_to_block(go);
+            let m = super::simd::bytes_to_lanes(&mut b, bytes);
             entry_mask = Some(m);
+            entry_all = Some(b.ins().icmp_imm(IntCC::Equal, bytes, 0x0101_0101));
         }
         let mut g = Gen {
             b,
@@ -414,6 +428,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             lrec,
             records,
             entry_mask,
+            entry_all,
             vars: HashMap::new(),
             memo: vec![HashMap::new()],
             loops: Vec::new(),
