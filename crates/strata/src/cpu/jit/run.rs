@@ -14,7 +14,10 @@
 //! A region that faults returns 1 after writing its [`Fault`] (the site, the
 //! work-item, the index and the length), from which the worker builds the interpreter's
 //! error. Masks are recomputed only after a node that a work-item can leave (a `return`,
-//! `break` or `continue` inside it). A group-level `loop` that polls a buffer atomically and
+//! `break` or `continue` inside it); while every work-item of the group is in the mask
+//! (known from the start of the group, or of a `for` with the same bounds in every
+//! work-item), nothing scans it ([`Worker::exec_block_known`]: no any-set test before each
+//! node, no barrier's divergence test). A group-level `loop` that polls a buffer atomically and
 //! keeps turning (a work-group waiting for another's status word) yields its thread now and
 //! then, so that a descheduled
 //! thread running the work-group it waits for gets a core back sooner.
@@ -118,7 +121,7 @@ impl JitProgram {
 const BAND_ROWS: usize = 8;
 
 /// The order a launch's work-groups run in: bands of [`BAND_ROWS`] rows
-/// ([`GroupOrder::Bands`]) for a 2-D grid of more than one row whose kernel walks tiles in
+/// ([`GroupOrder::Bands`](crate::cpu::GroupOrder::Bands)) for a 2-D grid of more than one row whose kernel walks tiles in
 /// a group-level `for` loop (a loop with barriers: a tiled matrix product's loop over the
 /// tiles of `k`), index order otherwise. Measured (`strata bench --device cpu --filter
 /// matmul`, 1024^2 in 16 x 16 tiles, machine loaded, alternating runs of one build,

@@ -46,7 +46,10 @@
 //! scalar one.
 //!
 //! **Regions.** A region of a kernel with barriers starts with the four work-items' bytes of
-//! the group level's mask as its lanes (none set: the next four). What crosses a barrier is
+//! the group level's mask as its lanes (none set: the next four; the four bytes are tested as
+//! one word, and all four set, `0x01010101`, picks the region's copy for four active lanes
+//! without the vector test, [`Gen::vector_body`]). In a copy for four active lanes the mask
+//! is a constant, so the lane mask of the word is built only on the other path. What crosses a barrier is
 //! in the work-items' records, which [`super::plan`] lays out in blocks of four work-items so
 //! that a slot's four lanes are side by side (a 64-bit slot's 32 bytes are two registers): a
 //! value another region reads, a private variable and an operand of the next group-level
