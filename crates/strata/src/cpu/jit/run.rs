@@ -906,6 +906,29 @@ impl<'a> Worker<'a> {
                 body,
             } => {
                 let s = var.ty.scalar;
+                let zero_step = |w: &Self, l: usize| {
+                    with_int!(s, T => {
+                        // SAFETY: the step slot holds a `T`.
+                        let st: T = unsafe { std::ptr::read_unaligned(w.rec(l, step.off, std::mem::size_of::<T>()) as *const T) };
+                        st.is_zero()
+                    }, _ => unreachable!("validated: integer counter"))
+                };
+                if !body.iter().any(|n| self.s.plan.may_exit(n)) && self.uniform_bounds(node, mask)
+                {
+                    // The same bounds in every work-item of `mask`: the first one's step
+                    // stands for all (a zero step is the interpreter's fault there, the first
+                    // work-item it tests), and `uniform_for` writes the counter where a region
+                    // reads it (issue 31: no copy of the start and test of the step per
+                    // work-item, 256 of them a group in the tiled matmul).
+                    let first = mask
+                        .iter()
+                        .position(|&m| m != 0)
+                        .expect("an active work-item");
+                    if zero_step(self, first) {
+                        return Err(self.fault(first, semantics::ZERO_STEP));
+                    }
+                    return self.uniform_for(node, mask);
+                }
                 for l in (0..n).filter(|&l| mask[l] != 0) {
                     let size = s.size();
                     let src = self.rec(l, start.off, size);
@@ -913,18 +936,10 @@ impl<'a> Worker<'a> {
                     // SAFETY: two slots of the same scalar type in lane `l`'s record.
                     unsafe { std::ptr::copy_nonoverlapping(src, dst, size) };
                 }
-                with_int!(s, T => {
-                    for l in (0..n).filter(|&l| mask[l] != 0) {
-                        // SAFETY: the step slot holds a `T`.
-                        let st: T = unsafe { std::ptr::read_unaligned(self.rec(l, step.off, std::mem::size_of::<T>()) as *const T) };
-                        if st.is_zero() {
-                            return Err(self.fault(l, semantics::ZERO_STEP));
-                        }
+                for l in (0..n).filter(|&l| mask[l] != 0) {
+                    if zero_step(self, l) {
+                        return Err(self.fault(l, semantics::ZERO_STEP));
                     }
-                }, _ => unreachable!("validated: integer counter"));
-                if !body.iter().any(|n| self.s.plan.may_exit(n)) && self.uniform_bounds(node, mask)
-                {
-                    return self.uniform_for(node, mask);
                 }
                 self.frames.push(Frame {
                     flags: self.s.plan.loop_flags[id],
