@@ -4790,3 +4790,74 @@ fn fills_write_whole_patterns_on_the_cpu_backends() {
         }
     }
 }
+
+/// A kernel of two regions on 3-D work-groups (issue 31: a region's work-items run as one
+/// loop, `x` in steps of the lanes, then the next row, then the next plane, the row's first
+/// linear id carried along): every work-item writes its own element, from a local array its
+/// neighbour filled; groups whose rows are four or eight wide (the vector variant), one
+/// row of four (`y` and `z` of one), and odd ones (the scalar code). A fault in either
+/// region, in a later plane of a later group, names the interpreter's work-item.
+#[test]
+fn regions_of_3d_groups_agree_with_the_interpreter() {
+    let (cpu, interp) = queues();
+    let k = Kernel::build("planes", |k| {
+        let x = k.read::<f32>("x");
+        let out = k.write::<f32>("out");
+        let bad_load = k.scalar::<u32>("bad_load");
+        let bad_tile = k.scalar::<u32>("bad_tile");
+        let tile = k.local_array::<f32>("tile", 64);
+        let (w, h) = (global_size(0), global_size(1));
+        let gi = (global_id(2) * h + global_id(1)) * w + global_id(0);
+        let lin = local_linear_id();
+        let size = local_size(0) * local_size(1) * local_size(2);
+        let far = select(gi.eq(bad_load), 1_000_000u32, 0u32);
+        tile.set(lin, x.at(gi + far) * 2.0f32 + lin.cast::<f32>());
+        barrier_local();
+        let next = select(gi.eq(bad_tile), 64u32, (lin + 1u32) % size);
+        out.set(
+            gi,
+            tile.at(next) - tile.at(lin) * 0.5f32 + local_id(2).cast::<f32>(),
+        );
+    })
+    .unwrap();
+    let run = |q: &Queue, local: [usize; 3], bad: (u32, u32)| {
+        let global = [local[0] * 2, local[1] * 3, local[2] * 2];
+        let n: usize = global.iter().product();
+        let xs: Vec<f32> = (0..n)
+            .map(|i| ((i * 29) % 23) as f32 * 0.25 - 2.0)
+            .collect();
+        let xb = Buffer::from_slice(q, &xs).unwrap();
+        let out = Buffer::<f32>::new(q.device(), n).unwrap();
+        k.launch(
+            q,
+            NdRange::new(global).local(local),
+            args![&xb, &out, bad.0, bad.1],
+        )
+        .map_err(|e| e.to_string())?;
+        let bits: Vec<u32> = q.read(&out).unwrap().iter().map(|v| v.to_bits()).collect();
+        Ok::<_, String>(bits)
+    };
+    for local in [
+        [4, 3, 2],
+        [8, 2, 3],
+        [4, 1, 1],
+        [16, 2, 2],
+        [3, 2, 2],
+        [6, 1, 3],
+    ] {
+        let n: u32 = local.iter().product::<usize>() as u32 * 12;
+        // The last work-item of the launch, one in the middle of a later plane, none.
+        for bad in [n - 1, n / 2 + 5, u32::MAX] {
+            for faults in [(bad, u32::MAX), (u32::MAX, bad)] {
+                let want = run(&interp, local, faults);
+                assert_eq!(
+                    want.is_ok(),
+                    bad == u32::MAX,
+                    "{local:?} {faults:?}: {want:?}"
+                );
+                let got = run(&cpu, local, faults);
+                assert_eq!(got, want, "local {local:?}, faults {faults:?}");
+            }
+        }
+    }
+}

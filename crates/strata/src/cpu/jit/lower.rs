@@ -7,6 +7,13 @@
 //! and its statements; [`super::expr`] lowers the expressions, [`super::simd`] the statements
 //! and expressions of the four-lane variant.
 //!
+//! **The work-item loop** is one loop over the group's work-items in local-linear-id order
+//! (`x` by the lanes, then the next row, then the next plane; issue 31), not three nested
+//! ones: Cranelift's loop-invariant code motion then takes what does not change in the group
+//! (a proof's preconditions, the constants they pin) out of the whole loop, where with nested
+//! loops it stayed in the row loop, about 100 instructions a row of four work-items in the
+//! tiled matmul's regions.
+//!
 //! **Loops.** Integer divisions whose operands do not change in a loop are computed once
 //! before it ([`Gen::hoist_divisions`]), their zero-divisor tests left at the first use, where
 //! the unhoisted division would have faulted (in vector code, only where a lane entering the
@@ -195,6 +202,9 @@ pub(super) struct Gen<'a, 'b> {
     pub(super) records: Value,
     /// Vector mode: the lanes active when the region started.
     pub(super) entry_mask: Option<Value>,
+    /// Vector mode: whether the four bytes of [`Gen::entry_mask`] are all 1 (an `i8`), taken
+    /// by [`Gen::vector_body`] for its first test for four active lanes.
+    pub(super) entry_all: Option<Value>,
     pub(super) vars: HashMap<(VarOf, u8), Variable>,
     pub(super) memo: Vec<HashMap<ExprId, Vec<Value>>>,
     pub(super) loops: Vec<(LoopId, cl::Block, cl::Block)>,
@@ -331,41 +341,33 @@ impl<'a, 'b> Gen<'a, 'b> {
         );
         let lane_next = b.create_block();
         let done = b.create_block();
-        let (zh, zb, yh, yb, xh, xb, body, yn, zn) = (
-            b.create_block(),
-            b.create_block(),
-            b.create_block(),
-            b.create_block(),
+        let (xh, xb, body, yn, zn) = (
             b.create_block(),
             b.create_block(),
             b.create_block(),
             b.create_block(),
             b.create_block(),
         );
+        // The work-items of the group in local-linear-id order, as one loop (not a loop over
+        // `z`, `y` and `x` nested): what does not change in the group leaves it whole, where
+        // Cranelift's loop-invariant code motion left the nested loops' invariants (a proof's
+        // preconditions, the constants they pinned) in the row loop, paid once per row of
+        // four work-items in a 16 x 16 group (issue 31). `x` steps by the lanes; past the
+        // row's end it goes back to 0 and `y` to the next row (`z` to the next plane), and
+        // the row's first linear id steps by `local_size(0)` either way.
+        let row = b.declare_var(types::I32);
         let zero = b.ins().iconst(types::I32, 0);
-        b.def_var(lid[2], zero);
-        b.ins().jump(zh, &[]);
-        // for z, for y, for x: the work-items of the group in local-linear-id order.
-        let header = |b: &mut FunctionBuilder, h, var: Variable, n: Value, inner, next| {
-            b.switch_to_block(h);
-            let v = b.use_var(var);
-            let go = b.ins().icmp(IntCC::UnsignedLessThan, v, n);
-            loop_branch(b, go, inner, next);
-        };
-        header(&mut b, zh, lid[2], local[2], zb, done);
-        b.switch_to_block(zb);
-        b.def_var(lid[1], zero);
-        b.ins().jump(yh, &[]);
-        header(&mut b, yh, lid[1], local[1], yb, zn);
-        b.switch_to_block(yb);
-        b.def_var(lid[0], zero);
+        for v in [lid[0], lid[1], lid[2], row] {
+            b.def_var(v, zero);
+        }
         b.ins().jump(xh, &[]);
-        header(&mut b, xh, lid[0], xn, xb, yn);
+        b.switch_to_block(xh);
+        let x = b.use_var(lid[0]);
+        let go = b.ins().icmp(IntCC::UnsignedLessThan, x, xn);
+        loop_branch(&mut b, go, xb, yn);
         b.switch_to_block(xb);
-        let (x, y, z) = (b.use_var(lid[0]), b.use_var(lid[1]), b.use_var(lid[2]));
-        let zy = b.ins().imul(z, local[1]);
-        let zy = b.ins().iadd(zy, y);
-        let l = b.ins().imul(zy, local[0]);
+        let x = b.use_var(lid[0]);
+        let l = b.use_var(row);
         let l = b.ins().iadd(l, x);
         b.def_var(lane, l);
         let l64 = b.ins().uextend(ptr, l);
@@ -381,28 +383,39 @@ impl<'a, 'b> Gen<'a, 'b> {
         b.switch_to_block(body);
         // Records in blocks of four work-items (`super::plan`): the block, then the
         // work-item's place in it per scalar size.
-        let quad = b.ins().band_imm(l64, !3);
-        let off = b.ins().imul_imm(quad, plan.record as i64);
-        let blk = b.ins().iadd(records, off);
-        let q = b.ins().band_imm(l64, 3);
-        let lrec = [0, 1, 2, 3].map(|k| {
-            let qk = b.ins().ishl_imm(q, k);
-            b.ins().iadd(blk, qk)
-        });
+        let lrec = if vector {
+            // The lanes' first work-item starts a block: `x` steps by the lanes from 0 in
+            // rows of a multiple of four (the variant's launches), so `l` is a multiple of
+            // four, its block `l * record` bytes on and its place in it 0.
+            let off = b.ins().imul_imm(l64, plan.record as i64);
+            [b.ins().iadd(records, off); 4]
+        } else {
+            let quad = b.ins().band_imm(l64, !3);
+            let off = b.ins().imul_imm(quad, plan.record as i64);
+            let blk = b.ins().iadd(records, off);
+            let q = b.ins().band_imm(l64, 3);
+            [0, 1, 2, 3].map(|k| {
+                let qk = b.ins().ishl_imm(q, k);
+                b.ins().iadd(blk, qk)
+            })
+        };
 
         let (defined, _) = super::plan::values_of(f, &r.stmts, &[]);
         let cur = vector.then(|| b.declare_var(if wide { types::I16X8 } else { types::I32X4 }));
-        let mut entry_mask = None;
+        let (mut entry_mask, mut entry_all) = (None, None);
         if vector && !plan.simple {
             // The four work-items' mask bytes as lanes; none active: the next four.
             let ma = b.ins().iadd(mask, l64);
             let bytes = b.ins().load(types::I32, MEM.with_readonly(), ma, 0);
-            let m = super::simd::bytes_to_lanes(&mut b, bytes);
-            let any = b.ins().vany_true(m);
+            // Tested as a word: any byte set, and all four set (the group level's mask bytes
+            // are 0 or 1), for the region's split into the copy for four active lanes
+            // ([`Gen::vector_body`]); the lane mask is only built where the other copy uses it.
             let go = b.create_block();
-            b.ins().brif(any, go, &[], lane_next, &[]);
+            b.ins().brif(bytes, go, &[], lane_next, &[]);
             b.switch_to_block(go);
+            let m = super::simd::bytes_to_lanes(&mut b, bytes);
             entry_mask = Some(m);
+            entry_all = Some(b.ins().icmp_imm(IntCC::Equal, bytes, 0x0101_0101));
         }
         let mut g = Gen {
             b,
@@ -422,6 +435,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             lrec,
             records,
             entry_mask,
+            entry_all,
             vars: HashMap::new(),
             memo: vec![HashMap::new()],
             loops: Vec::new(),
@@ -520,16 +534,26 @@ impl<'a, 'b> Gen<'a, 'b> {
         let x1 = b.ins().iadd_imm(x, lanes as i64);
         b.def_var(lid[0], x1);
         b.ins().jump(xh, &[]);
+        // The next row: `x` back to 0, the row's first linear id one row on.
         b.switch_to_block(yn);
+        let zero = b.ins().iconst(types::I32, 0);
+        b.def_var(lid[0], zero);
+        let r = b.use_var(row);
+        let r1 = b.ins().iadd(r, local[0]);
+        b.def_var(row, r1);
         let y = b.use_var(lid[1]);
         let y1 = b.ins().iadd_imm(y, 1);
         b.def_var(lid[1], y1);
-        b.ins().jump(yh, &[]);
+        let go = b.ins().icmp(IntCC::UnsignedLessThan, y1, local[1]);
+        loop_branch(&mut b, go, xh, zn);
+        // The next plane: `y` back to 0.
         b.switch_to_block(zn);
+        b.def_var(lid[1], zero);
         let z = b.use_var(lid[2]);
         let z1 = b.ins().iadd_imm(z, 1);
         b.def_var(lid[2], z1);
-        b.ins().jump(zh, &[]);
+        let go = b.ins().icmp(IntCC::UnsignedLessThan, z1, local[2]);
+        loop_branch(&mut b, go, xh, done);
         b.switch_to_block(done);
         let ok = b.ins().iconst(types::I32, 0);
         b.ins().return_(&[ok]);

@@ -14,7 +14,10 @@
 //! A region that faults returns 1 after writing its [`Fault`] (the site, the
 //! work-item, the index and the length), from which the worker builds the interpreter's
 //! error. Masks are recomputed only after a node that a work-item can leave (a `return`,
-//! `break` or `continue` inside it). A group-level `loop` that polls a buffer atomically and
+//! `break` or `continue` inside it); while every work-item of the group is in the mask
+//! (known from the start of the group, or of a `for` with the same bounds in every
+//! work-item), nothing scans it ([`Worker::exec_block_known`]: no any-set test before each
+//! node, no barrier's divergence test). A group-level `loop` that polls a buffer atomically and
 //! keeps turning (a work-group waiting for another's status word) yields its thread now and
 //! then, so that a descheduled
 //! thread running the work-group it waits for gets a core back sooner.
@@ -118,7 +121,7 @@ impl JitProgram {
 const BAND_ROWS: usize = 8;
 
 /// The order a launch's work-groups run in: bands of [`BAND_ROWS`] rows
-/// ([`GroupOrder::Bands`]) for a 2-D grid of more than one row whose kernel walks tiles in
+/// ([`GroupOrder::Bands`](crate::cpu::GroupOrder::Bands)) for a 2-D grid of more than one row whose kernel walks tiles in
 /// a group-level `for` loop (a loop with barriers: a tiled matrix product's loop over the
 /// tiles of `k`), index order otherwise. Measured (`strata bench --device cpu --filter
 /// matmul`, 1024^2 in 16 x 16 tiles, machine loaded, alternating runs of one build,
@@ -439,7 +442,7 @@ impl<'a> Worker<'a> {
             self.call(0, &all)
         } else {
             let tree = &self.s.plan.tree;
-            self.exec_block(tree, &all)
+            self.exec_block_known(tree, &all, true)
         };
         self.all = all;
         r
@@ -508,19 +511,28 @@ impl<'a> Worker<'a> {
     }
 
     fn exec_block(&mut self, nodes: &'a [Node], entry: &[u8]) -> Result<()> {
+        self.exec_block_known(nodes, entry, all_set(entry))
+    }
+
+    /// [`Self::exec_block`] where the caller knows whether every work-item of the group is in
+    /// `entry` (`full`): then, until a node may take work-items out, nothing scans the mask
+    /// (the `any_set` before each node, a barrier's `check_uniform`: a 16 x 16 group's
+    /// 256 mask bytes, four times per tile of a tiled product, issue 31).
+    fn exec_block_known(&mut self, nodes: &'a [Node], entry: &[u8], mut full: bool) -> Result<()> {
         let mut mask = self.take_mask();
         mask.copy_from_slice(entry);
         let mut r = Ok(());
         for n in nodes {
-            if !any_set(&mask) {
+            if !full && !any_set(&mask) {
                 break;
             }
-            r = self.exec(n, &mask);
+            r = self.exec(n, &mask, full);
             if r.is_err() {
                 break;
             }
             if self.s.plan.may_exit(n) {
                 self.keep_alive(&mut mask);
+                full = full && all_set(&mask);
             }
         }
         self.masks.push(mask);
@@ -751,7 +763,7 @@ impl<'a> Worker<'a> {
                         }
                     }
                 }
-                self.exec_block(body, mask)?;
+                self.exec_block_known(body, mask, full)?;
                 v = v.add(st);
             }
         }, _ => unreachable!("validated: integer counter"))
@@ -770,7 +782,8 @@ impl<'a> Worker<'a> {
         }
     }
 
-    fn exec(&mut self, node: &'a Node, mask: &[u8]) -> Result<()> {
+    /// Runs `node` for the work-items of `mask`; `full`: every work-item of the group is in it.
+    fn exec(&mut self, node: &'a Node, mask: &[u8], full: bool) -> Result<()> {
         let n = self.lanes;
         match node {
             Node::Region(i) => {
@@ -783,6 +796,7 @@ impl<'a> Worker<'a> {
                 }
                 self.call(*i, mask)
             }
+            Node::Barrier if full => Ok(()),
             Node::Barrier => self.check_uniform(mask, "barrier"),
             Node::Group {
                 value,
@@ -791,7 +805,9 @@ impl<'a> Worker<'a> {
                 arg,
                 source,
             } => {
-                self.check_uniform(mask, op.name(*scope))?;
+                if !full {
+                    self.check_uniform(mask, op.name(*scope))?;
+                }
                 if *scope == GroupScope::WorkGroup
                     && op.is_reduce()
                     && source.is_none()
@@ -890,6 +906,29 @@ impl<'a> Worker<'a> {
                 body,
             } => {
                 let s = var.ty.scalar;
+                let zero_step = |w: &Self, l: usize| {
+                    with_int!(s, T => {
+                        // SAFETY: the step slot holds a `T`.
+                        let st: T = unsafe { std::ptr::read_unaligned(w.rec(l, step.off, std::mem::size_of::<T>()) as *const T) };
+                        st.is_zero()
+                    }, _ => unreachable!("validated: integer counter"))
+                };
+                if !body.iter().any(|n| self.s.plan.may_exit(n)) && self.uniform_bounds(node, mask)
+                {
+                    // The same bounds in every work-item of `mask`: the first one's step
+                    // stands for all (a zero step is the interpreter's fault there, the first
+                    // work-item it tests), and `uniform_for` writes the counter where a region
+                    // reads it (issue 31: no copy of the start and test of the step per
+                    // work-item, 256 of them a group in the tiled matmul).
+                    let first = mask
+                        .iter()
+                        .position(|&m| m != 0)
+                        .expect("an active work-item");
+                    if zero_step(self, first) {
+                        return Err(self.fault(first, semantics::ZERO_STEP));
+                    }
+                    return self.uniform_for(node, mask);
+                }
                 for l in (0..n).filter(|&l| mask[l] != 0) {
                     let size = s.size();
                     let src = self.rec(l, start.off, size);
@@ -897,18 +936,10 @@ impl<'a> Worker<'a> {
                     // SAFETY: two slots of the same scalar type in lane `l`'s record.
                     unsafe { std::ptr::copy_nonoverlapping(src, dst, size) };
                 }
-                with_int!(s, T => {
-                    for l in (0..n).filter(|&l| mask[l] != 0) {
-                        // SAFETY: the step slot holds a `T`.
-                        let st: T = unsafe { std::ptr::read_unaligned(self.rec(l, step.off, std::mem::size_of::<T>()) as *const T) };
-                        if st.is_zero() {
-                            return Err(self.fault(l, semantics::ZERO_STEP));
-                        }
+                for l in (0..n).filter(|&l| mask[l] != 0) {
+                    if zero_step(self, l) {
+                        return Err(self.fault(l, semantics::ZERO_STEP));
                     }
-                }, _ => unreachable!("validated: integer counter"));
-                if !body.iter().any(|n| self.s.plan.may_exit(n)) && self.uniform_bounds(node, mask)
-                {
-                    return self.uniform_for(node, mask);
                 }
                 self.frames.push(Frame {
                     flags: self.s.plan.loop_flags[id],

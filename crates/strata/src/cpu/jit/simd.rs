@@ -47,7 +47,10 @@
 //! scalar one.
 //!
 //! **Regions.** A region of a kernel with barriers starts with the four work-items' bytes of
-//! the group level's mask as its lanes (none set: the next four). What crosses a barrier is
+//! the group level's mask as its lanes (none set: the next four; the four bytes are tested as
+//! one word, and all four set, `0x01010101`, picks the region's copy for four active lanes
+//! without the vector test, [`Gen::vector_body`]). In a copy for four active lanes the mask
+//! is a constant, so the lane mask of the word is built only on the other path. What crosses a barrier is
 //! in the work-items' records, which [`super::plan`] lays out in blocks of four work-items so
 //! that a slot's four lanes are side by side (a 64-bit slot's 32 bytes are two registers): a
 //! value another region reads, a private variable and an operand of the next group-level
@@ -1156,7 +1159,10 @@ impl Gen<'_, '_> {
         // Every work-item of the group reached the barrier, usually: four lanes.
         self.full = self.entry_mask.is_none();
         let end = |g: &mut Self, entry_full: bool| g.vregion_end(synced, exports, entry_full);
-        self.vblock_split_then(stmts, Some(&end));
+        // The mask is still the entry's: its word's test for four active lanes, where it has
+        // one, stands for the vector test.
+        let all = self.entry_all.take();
+        self.vblock_split_with(stmts, Some(&end), all);
         self.full = false;
     }
 
@@ -1204,6 +1210,18 @@ impl Gen<'_, '_> {
     /// entered it), in a scope of its own.
     #[allow(clippy::type_complexity)]
     fn vblock_split_then(&mut self, stmts: &[Stmt], then: Option<&dyn Fn(&mut Self, bool)>) {
+        self.vblock_split_with(stmts, then, None)
+    }
+
+    /// [`Gen::vblock_split_then`], with `all` (an `i8`), where given, as the test that the
+    /// current mask has its four lanes set.
+    #[allow(clippy::type_complexity)]
+    fn vblock_split_with(
+        &mut self,
+        stmts: &[Stmt],
+        then: Option<&dyn Fn(&mut Self, bool)>,
+        all: Option<Value>,
+    ) {
         let then_in_scope = |g: &mut Self, entry_full: bool| {
             if let Some(t) = then {
                 g.memo.push(Default::default());
@@ -1226,8 +1244,13 @@ impl Gen<'_, '_> {
             then_in_scope(self, entry_full);
             return;
         }
-        let m = self.mask();
-        let mut all = self.b.ins().vall_true(m);
+        let mut all = match all {
+            Some(all) => all,
+            None => {
+                let m = self.mask();
+                self.b.ins().vall_true(m)
+            }
+        };
         // The fast copy also takes the preconditions of its accesses' proofs as tested
         // (they hold for the whole launch: the test leaves the work-item loop).
         let mut pres: Vec<crate::ir::ranges::Precondition> = Vec::new();
@@ -1258,16 +1281,23 @@ impl Gen<'_, '_> {
             self.b.create_block(),
             self.b.create_block(),
         );
+        let m = self.mask();
         self.b.ins().brif(all, fast, &[], general, &[]);
         self.splits += 1;
         self.b.switch_to_block(fast);
         self.full = true;
         self.pre_ok = true;
+        // The mask is all four lanes here: a constant, so that what it selects or is
+        // combined with folds away and the entry's mask word is never widened into lanes
+        // on this path (issue 31).
+        let ones = self.mask_splat(-1);
+        self.set_mask(ones);
         self.vblock(stmts);
         then_in_scope(self, true);
         self.pre_ok = pre_ok0;
         self.b.ins().jump(join, &[]);
         self.b.switch_to_block(general);
+        self.set_mask(m);
         self.full = false;
         self.vblock(stmts);
         then_in_scope(self, false);
