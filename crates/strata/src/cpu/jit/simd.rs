@@ -2385,23 +2385,14 @@ impl Gen<'_, '_> {
     /// without wrapping, one vector load at the first; else the lane-by-lane load with its
     /// tests ([`Gen::vload_general`]), which faults as the interpreter does.
     fn vload_clamped(&mut self, mem: Mem, index: ExprId) -> Vec<Value> {
-        let s = self.f.mem_elem(mem).expect("validated memory").scalar;
         let idx = self.vexpr(index);
         // (Every lane active included.)
         let seq = self.whole_vector(idx);
         let (fits, addr) = self.consecutive_fits(mem, index);
         let ok = self.b.ins().band(seq, fits);
         let (fast, slow) = (self.b.create_block(), self.b.create_block());
-        let (merge, out) = self.merge_block(s);
         self.b.ins().brif(ok, fast, &[], slow, &[]);
-        self.b.switch_to_block(fast);
-        let v = self.load_parts(s, addr);
-        self.jump_with(merge, &v);
-        self.b.switch_to_block(slow);
-        let v = self.vload_general(mem, index);
-        self.jump_with(merge, &v);
-        self.b.switch_to_block(merge);
-        out
+        self.load_fast_or_lanes(mem, index, addr, fast, slow)
     }
 
     fn vstore(&mut self, mem: Mem, index: ExprId, v: &[Value]) {
