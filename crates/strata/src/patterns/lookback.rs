@@ -288,6 +288,22 @@ where
             // barriers are reached by all), so work-item 0 keeps no window in registers.
             let carry_at = cx.local::<T>("carry", 1);
             let pack = |flag: u32, v: Expr<T>| status_word(tag, flag, bits(v));
+            // Tile 0 publishes its inclusive prefix at once; its carry is read below by every
+            // tile (and discarded by tile 0): written, so that no work-item reads local memory
+            // nobody wrote.
+            let publish_first = || {
+                let p = match init {
+                    Some(i) => {
+                        carry_at.set(0u32, i);
+                        op(i, tile_total)
+                    }
+                    None => {
+                        carry_at.set(0u32, tile_total);
+                        tile_total
+                    }
+                };
+                status.atomic_exchange(tile, pack(PREFIX, p));
+            };
             if padded {
                 // At most one status word per work-item (small work-groups read fewer at a time).
                 let win = WINDOW.min(gs);
@@ -298,19 +314,7 @@ where
                 let look = cx.local::<u32>("look_state", 2);
                 if_(l.eq(0u32), || {
                     if_(tile.eq(0u32), || {
-                        let p = match init {
-                            Some(i) => {
-                                carry_at.set(0u32, i);
-                                op(i, tile_total)
-                            }
-                            None => {
-                                // Read below by every tile (and discarded by tile 0): written, so
-                                // that no work-item reads local memory nobody wrote.
-                                carry_at.set(0u32, tile_total);
-                                tile_total
-                            }
-                        };
-                        status.atomic_exchange(tile, pack(PREFIX, p));
+                        publish_first();
                         look.set(1u32, 1u32);
                     })
                     .else_(|| {
@@ -409,17 +413,7 @@ where
                 };
                 if_(l.eq(0u32), || {
                     if_(tile.eq(0u32), || {
-                        let p = match init {
-                            Some(i) => {
-                                carry_at.set(0u32, i);
-                                op(i, tile_total)
-                            }
-                            None => {
-                                carry_at.set(0u32, tile_total);
-                                tile_total
-                            }
-                        };
-                        status.atomic_exchange(tile, pack(PREFIX, p));
+                        publish_first();
                         done.set(0u32, 1u32);
                     })
                     .else_(|| {
