@@ -2133,38 +2133,50 @@ impl Gen<'_, '_> {
         out
     }
 
+    /// The store of [`Gen::load_fast_or_lanes`]: `store` in `fast`, lane by lane
+    /// ([`Gen::vstore_general`]) in `slow`, both joining after.
+    fn store_fast_or_lanes(
+        &mut self,
+        mem: Mem,
+        index: ExprId,
+        v: &[Value],
+        fast: cl::Block,
+        slow: cl::Block,
+        store: impl FnOnce(&mut Self),
+    ) {
+        let merge = self.b.create_block();
+        self.b.switch_to_block(fast);
+        store(self);
+        self.b.ins().jump(merge, &[]);
+        self.b.switch_to_block(slow);
+        self.vstore_general(mem, index, v);
+        self.b.ins().jump(merge, &[]);
+        self.b.switch_to_block(merge);
+    }
+
     /// The store of [`Gen::vload_private`]: at a shared index one vector store (the
     /// inactive lanes' elements kept, unless all four are active), else lane by lane.
     fn vstore_private(&mut self, mem: Mem, index: ExprId, v: &[Value]) {
         let s = self.f.mem_elem(mem).expect("validated memory").scalar;
         if self.agree(index) {
-            let (fast, slow, merge) = (
-                self.b.create_block(),
-                self.b.create_block(),
-                self.b.create_block(),
-            );
+            let (fast, slow) = (self.b.create_block(), self.b.create_block());
             let addr = self.private_shared(mem, index, fast, slow);
-            self.b.switch_to_block(fast);
-            if self.full {
-                self.store_parts(v, s, addr);
-            } else {
-                let old = self.load_parts(s, addr);
-                let m = self.mask();
-                let ms = self.mask_parts(m, s);
-                let new: Vec<Value> = v
-                    .iter()
-                    .zip(old)
-                    .zip(ms)
-                    .map(|((&x, old), ml)| self.b.ins().bitselect(ml, x, old))
-                    .collect();
-                self.store_parts(&new, s, addr);
-            }
-            self.b.ins().jump(merge, &[]);
-            self.b.switch_to_block(slow);
-            self.vstore_general(mem, index, v);
-            self.b.ins().jump(merge, &[]);
-            self.b.switch_to_block(merge);
-            return;
+            return self.store_fast_or_lanes(mem, index, v, fast, slow, |g| {
+                if g.full {
+                    g.store_parts(v, s, addr);
+                } else {
+                    let old = g.load_parts(s, addr);
+                    let m = g.mask();
+                    let ms = g.mask_parts(m, s);
+                    let new: Vec<Value> = v
+                        .iter()
+                        .zip(old)
+                        .zip(ms)
+                        .map(|((&x, old), ml)| g.b.ins().bitselect(ml, x, old))
+                        .collect();
+                    g.store_parts(&new, s, addr);
+                }
+            });
         }
         if self.full && self.proven_here(mem, index) {
             return self.vscatter_proven(mem, index, v);
@@ -2405,21 +2417,11 @@ impl Gen<'_, '_> {
                 self.store_parts(v, s, addr);
                 return;
             }
-            let (fast, slow, merge) = (
-                self.b.create_block(),
-                self.b.create_block(),
-                self.b.create_block(),
-            );
+            let (fast, slow) = (self.b.create_block(), self.b.create_block());
             let addr = self.consecutive_access(mem, index, fast, slow);
-            self.b.switch_to_block(fast);
             let s = self.f.mem_elem(mem).expect("validated memory").scalar;
-            self.store_parts(v, s, addr);
-            self.b.ins().jump(merge, &[]);
-            self.b.switch_to_block(slow);
-            self.vstore_general(mem, index, v);
-            self.b.ins().jump(merge, &[]);
-            self.b.switch_to_block(merge);
-            return;
+            return self
+                .store_fast_or_lanes(mem, index, v, fast, slow, |g| g.store_parts(v, s, addr));
         }
         if self.full && self.proven_here(mem, index) {
             return self.vscatter_proven(mem, index, v);
