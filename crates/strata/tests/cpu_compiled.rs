@@ -4033,6 +4033,40 @@ fn spread(i: u64) -> u64 {
     x ^ (x >> 29)
 }
 
+/// The operands of the integer atomics tests for `groups` work-groups of `local`: each
+/// work-item's value, the slots' first values (`ops` slots of four a work-group) and what
+/// each work-item's compare-exchange (slot `ops - 1`) expects: what the work-item four before
+/// it stored (the slot's first value for the first four), every third time off by `flip`.
+fn atomic_operands<T: Copy>(
+    groups: usize,
+    local: usize,
+    ops: usize,
+    of: impl Fn(u64) -> T,
+    flip: impl Fn(T) -> T,
+) -> (Vec<T>, Vec<T>, Vec<T>) {
+    let n = groups * local;
+    let xs: Vec<T> = (0..n as u64).map(|i| of(spread(i))).collect();
+    let init: Vec<T> = (0..(groups * ops * 4) as u64)
+        .map(|i| of(spread(i + 1000)))
+        .collect();
+    let es = (0..n)
+        .map(|i| {
+            let (gr, l) = (i / local, i % local);
+            let want = if l < 4 {
+                init[gr * ops * 4 + (ops - 1) * 4 + l % 4]
+            } else {
+                xs[i - 4]
+            };
+            if i % 3 == 2 {
+                flip(want)
+            } else {
+                want
+            }
+        })
+        .collect();
+    (xs, init, es)
+}
+
 /// Every integer atomic (add, sub, min, max, and, or, xor, exchange, compare-exchange) on a
 /// buffer and on local memory, inline in the compiled code (`Gen::atomic_inline`: a
 /// sequentially consistent `atomic_rmw`/`atomic_cas` on buffers, a plain load, operation and
@@ -4113,27 +4147,8 @@ macro_rules! int_atomics_test {
                 let run = |q: &Queue, local: usize, bad: u32| {
                     let groups = 5;
                     let n = groups * local;
-                    let xs: Vec<$t> = (0..n as u64).map(|i| spread(i) as $t).collect();
-                    // Compare-exchange expects what the work-item four before it stored
-                    // (the slot's first value for the first four), every third time off.
-                    let init: Vec<$t> = (0..groups as u64 * OPS as u64 * 4)
-                        .map(|i| spread(i + 1000) as $t)
-                        .collect();
-                    let es: Vec<$t> = (0..n)
-                        .map(|i| {
-                            let (gr, l) = (i / local, i % local);
-                            let want = if l < 4 {
-                                init[gr * OPS as usize * 4 + 8 * 4 + l % 4]
-                            } else {
-                                xs[i - 4]
-                            };
-                            if i % 3 == 2 {
-                                want ^ 1
-                            } else {
-                                want
-                            }
-                        })
-                        .collect();
+                    let (xs, init, es) =
+                        atomic_operands(groups, local, OPS as usize, |v| v as $t, |v| v ^ 1);
                     let x = Buffer::from_slice(q, &xs).unwrap();
                     let e = Buffer::from_slice(q, &es).unwrap();
                     let g = Buffer::from_slice(q, &init).unwrap();
@@ -4250,27 +4265,8 @@ macro_rules! buffer_atomics_with_barriers_test {
             let run = |q: &Queue, local: usize, bad: u32| {
                 let groups = 5;
                 let n = groups * local;
-                let xs: Vec<$t> = (0..n as u64).map(|i| spread(i) as $t).collect();
-                let init: Vec<$t> = (0..groups as u64 * OPS as u64 * 4)
-                    .map(|i| spread(i + 1000) as $t)
-                    .collect();
-                // Compare-exchange expects what the work-item four before it stored, every
-                // third time off.
-                let es: Vec<$t> = (0..n)
-                    .map(|i| {
-                        let (gr, l) = (i / local, i % local);
-                        let want = if l < 4 {
-                            init[gr * OPS as usize * 4 + 8 * 4 + l % 4]
-                        } else {
-                            xs[i - 4]
-                        };
-                        if i % 3 == 2 {
-                            want ^ (1 as $t)
-                        } else {
-                            want
-                        }
-                    })
-                    .collect();
+                let (xs, init, es) =
+                    atomic_operands(groups, local, OPS as usize, |v| v as $t, |v| v ^ 1);
                 let x = Buffer::from_slice(q, &xs).unwrap();
                 let e = Buffer::from_slice(q, &es).unwrap();
                 let g = Buffer::from_slice(q, &init).unwrap();
