@@ -4857,3 +4857,84 @@ fn regions_of_3d_groups_agree_with_the_interpreter() {
         }
     }
 }
+
+/// Integer multiplication, division and remainder by literal powers of two (shifts and
+/// masks in the vector variants, issue 31: a division lane by lane took four `div`s a
+/// vector) against the interpreter bit for bit: every integer type, powers from `2^0` up to
+/// the type's top bit (the signed types' `MIN`, a negative literal, takes the general path),
+/// the literal on either side of a product, negative dividends (their quotients rounded
+/// towards zero, remainders negative) and the types' extremes, in four lanes, in eight
+/// (32-bit types) and one work-item at a time.
+macro_rules! pow2_arith_test {
+    ($name:ident, $t:ty, $bits:expr) => {
+        #[test]
+        fn $name() {
+            let (cpu, interp) = queues();
+            let ks: Vec<u32> = (0..$bits).collect();
+            let per = ks.len() as u32 * 4;
+            let k = Kernel::build("pow2", |kb| {
+                let x = kb.read::<$t>("x");
+                let out = kb.write::<$t>("out");
+                let i = global_id(0);
+                let v = x.at(i);
+                for (j, &e) in ks.iter().enumerate() {
+                    let p: $t = (1 as $t).wrapping_shl(e);
+                    let at = i * per + j as u32 * 4;
+                    out.set(at, v / p);
+                    out.set(at + 1u32, v % p);
+                    out.set(at + 2u32, v * p);
+                    out.set(at + 3u32, lit(p) * v);
+                }
+            })
+            .unwrap();
+            assert_eq!(k.cpu_vector_variant(), Ok(()));
+            // Work-groups of 8, 4 and 3.
+            let n = 48usize;
+            let mut xs: Vec<$t> = vec![
+                0,
+                1,
+                <$t>::MAX,
+                <$t>::MIN,
+                <$t>::MIN.wrapping_add(1),
+                <$t>::MAX.wrapping_sub(1),
+                (0 as $t).wrapping_sub(1),
+                (0 as $t).wrapping_sub(2),
+                (0 as $t).wrapping_sub(8),
+                (0 as $t).wrapping_sub(9),
+                7,
+                8,
+            ];
+            xs.extend((0..(n - xs.len()) as u64).map(|i| spread(i) as $t));
+            let run = |q: &Queue, local: usize| {
+                let x = Buffer::from_slice(q, &xs).unwrap();
+                let out = Buffer::<$t>::new(q.device(), n * per as usize).unwrap();
+                k.launch(q, NdRange::new(n).local(local), args![&x, &out])
+                    .unwrap();
+                q.read(&out).unwrap()
+            };
+            let want = run(&interp, 8);
+            for local in [8, 4, 3] {
+                let got = run(&cpu, local);
+                if let Some(at) = (0..want.len()).find(|&i| got[i] != want[i]) {
+                    let (item, j) = (at / per as usize, at % per as usize);
+                    panic!(
+                        "local {local}: x = {}, 2^{} op {}: {} (interp {})",
+                        xs[item],
+                        j / 4,
+                        j % 4,
+                        got[at],
+                        want[at]
+                    );
+                }
+            }
+        }
+    };
+}
+pow2_arith_test!(pow2_arithmetic_on_u8_agrees_with_the_interpreter, u8, 8);
+pow2_arith_test!(pow2_arithmetic_on_i8_agrees_with_the_interpreter, i8, 8);
+pow2_arith_test!(pow2_arithmetic_on_u16_agrees_with_the_interpreter, u16, 16);
+pow2_arith_test!(pow2_arithmetic_on_i16_agrees_with_the_interpreter, i16, 16);
+pow2_arith_test!(pow2_arithmetic_on_u32_agrees_with_the_interpreter, u32, 32);
+pow2_arith_test!(pow2_arithmetic_on_i32_agrees_with_the_interpreter, i32, 32);
+pow2_arith_test!(pow2_arithmetic_on_u64_agrees_with_the_interpreter, u64, 64);
+pow2_arith_test!(pow2_arithmetic_on_i64_agrees_with_the_interpreter, i64, 64);

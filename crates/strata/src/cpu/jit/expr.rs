@@ -217,6 +217,14 @@ impl Gen<'_, '_> {
                     self.fault_if(is_zero, Site::DivByZero(op == Div), zi, zi);
                     y
                 };
+                if signed && op == Div && self.is_signed_min(y, ty) {
+                    // A literal `MIN` divisor: Cranelift (0.125) reads the constant as the
+                    // unsigned power of two `2^(bits - 1)` and divides by that (`MIN / MIN`
+                    // gave -1). The quotient is 1 for `MIN`, else 0.
+                    let min = self.b.ins().icmp(IntCC::Equal, x, y);
+                    let one = self.iconst(ty, 1);
+                    return self.b.ins().select(min, one, z);
+                }
                 if signed {
                     // `MIN / -1` wraps to `MIN` and `MIN % -1` is 0; the hardware traps.
                     let m1 = self.iconst(ty, -1);
@@ -238,6 +246,30 @@ impl Gen<'_, '_> {
                 }
             }
             _ => unreachable!("{} has one instruction", op.symbol()),
+        }
+    }
+
+    /// Whether `v` is a constant, the smallest value of the signed integer type `ty`.
+    fn is_signed_min(&self, v: Value, ty: types::Type) -> bool {
+        let dfg = &self.b.func.dfg;
+        let Some(i) = dfg.value_def(v).inst() else {
+            return false;
+        };
+        match dfg.insts[i] {
+            cranelift_codegen::ir::InstructionData::UnaryImm {
+                opcode: cranelift_codegen::ir::Opcode::Iconst,
+                imm,
+            } => {
+                let bits = ty.bits();
+                let min = 1u64 << (bits - 1);
+                let mask = if bits == 64 {
+                    u64::MAX
+                } else {
+                    (1u64 << bits) - 1
+                };
+                (imm.bits() as u64) & mask == min
+            }
+            _ => false,
         }
     }
 
