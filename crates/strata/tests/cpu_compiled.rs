@@ -4888,7 +4888,10 @@ macro_rules! pow2_arith_test {
             })
             .unwrap();
             assert_eq!(k.cpu_vector_variant(), Ok(()));
-            // Work-groups of 8, 4 and 3.
+            // Work-groups of 8 (eight lanes for the 32-bit types), 4 and 3.
+            if $bits == 32 {
+                assert_eq!(k.cpu_eight_lane_variant(), Ok(()));
+            }
             let n = 48usize;
             let mut xs: Vec<$t> = vec![
                 0,

@@ -36,7 +36,9 @@
 //! one its scalar load, without a branch to the lane-by-lane code (whose join made every
 //! value loaded a block parameter); an index `r + k` proven not to wrap
 //! ([`crate::ir::ranges::Proof::offset`]) is addressed at `r`'s element plus `k` elements,
-//! so a tile's row of loads shares one address register. What has no vector
+//! so a tile's row of loads shares one address register. An integer multiplication,
+//! division or remainder by a literal power of two is a shift or a mask ([`Gen::vpow2`]; a
+//! signed quotient rounded towards zero). What has no vector
 //! instruction (integer division, shifts by per-lane amounts, the transcendental built-ins,
 //! some conversions; `fma` where the host has no vector FMA) is computed lane by lane with
 //! the scalar code, so the results are the scalar backend's, bit for bit (an integer division
@@ -3645,6 +3647,21 @@ impl Gen<'_, '_> {
                 let x = self.vexprs(if self.two(a) { b } else { a });
                 x.into_iter().map(|x| self.b.ins().fadd(x, x)).collect()
             }
+            // An integer multiplication, division or remainder by a literal power of two: a
+            // shift or a mask, with the operation's bits (no division lane by lane: the
+            // patterns' `count / unroll * unroll` took four `div`s a vector, issue 31).
+            Expr::Binary(op @ (BinaryOp::Mul | BinaryOp::Div | BinaryOp::Rem), a, b)
+                if s.is_int()
+                    && (self.pow2(b).is_some()
+                        || (op == BinaryOp::Mul && self.pow2(a).is_some())) =>
+            {
+                let (x, k) = match self.pow2(b) {
+                    Some(k) => (a, k),
+                    None => (b, self.pow2(a).expect("a power of two")),
+                };
+                let x = self.vexprs(x);
+                self.vpow2(op, s, x, k)
+            }
             // An integer division of uniform operands under all lanes active (a chunk's
             // length, `(n + size - 1) / size`): one scalar division, lane 0's (the first
             // lane, so a zero divisor names the work-item the interpreter's does), for all.
@@ -3718,6 +3735,56 @@ impl Gen<'_, '_> {
     }
 
     /// Whether `e` is the float literal 2.
+    /// `k` where `e` is an integer literal `2^k` (positive).
+    fn pow2(&self, e: ExprId) -> Option<u32> {
+        let l = self.f.exprs.literal(e)?;
+        let v = l.as_i128();
+        (l.scalar.is_int() && v > 0 && (v as u128).is_power_of_two()).then(|| v.trailing_zeros())
+    }
+
+    /// `x op 2^k` for an integer multiplication, division or remainder of lane type `s`
+    /// (`x`'s registers: 32-bit lanes, narrow integers sign- or zero-extended in them, or
+    /// 64-bit lanes): `x << k` (wrapped to `s`'s width); unsigned `x >> k` and `x & (2^k -
+    /// 1)`; signed, rounded towards zero as the division is, `q = (x + b) >> k` (arithmetic)
+    /// with the bias `b = 2^k - 1` where `x` is negative, else 0, and `x - (q << k)`.
+    fn vpow2(&mut self, op: BinaryOp, s: Scalar, x: Vec<Value>, k: u32) -> Vec<Value> {
+        let k = k as i64;
+        let bits = if s.size() == 8 { 64 } else { 32 };
+        match op {
+            BinaryOp::Mul => {
+                let r = x.into_iter().map(|x| self.b.ins().ishl_imm(x, k)).collect();
+                self.wrap(s, r)
+            }
+            BinaryOp::Div if k == 0 => x,
+            BinaryOp::Rem if k == 0 => self.vzero(s),
+            BinaryOp::Div if !s.is_signed() => {
+                x.into_iter().map(|x| self.b.ins().ushr_imm(x, k)).collect()
+            }
+            BinaryOp::Rem if !s.is_signed() => {
+                let ones = ((1u64 << k) - 1) as i64;
+                let m = self.iconst(if bits == 64 { types::I64 } else { types::I32 }, ones);
+                let ty = self.b.func.dfg.value_type(x[0]);
+                let m = self.b.ins().splat(ty, m);
+                x.into_iter().map(|x| self.b.ins().band(x, m)).collect()
+            }
+            _ => x
+                .into_iter()
+                .map(|x| {
+                    let sign = self.b.ins().sshr_imm(x, bits - 1);
+                    let bias = self.b.ins().ushr_imm(sign, bits - k);
+                    let t = self.b.ins().iadd(x, bias);
+                    let q = self.b.ins().sshr_imm(t, k);
+                    if op == BinaryOp::Div {
+                        q
+                    } else {
+                        let back = self.b.ins().ishl_imm(q, k);
+                        self.b.ins().isub(x, back)
+                    }
+                })
+                .collect(),
+        }
+    }
+
     fn two(&self, e: ExprId) -> bool {
         match self.f.exprs.get(e) {
             Expr::Literal(l) if l.scalar == Scalar::F32 => l.bits == 2.0f32.to_bits() as u64,
