@@ -4941,3 +4941,65 @@ pow2_arith_test!(pow2_arithmetic_on_u32_agrees_with_the_interpreter, u32, 32);
 pow2_arith_test!(pow2_arithmetic_on_i32_agrees_with_the_interpreter, i32, 32);
 pow2_arith_test!(pow2_arithmetic_on_u64_agrees_with_the_interpreter, u64, 64);
 pow2_arith_test!(pow2_arithmetic_on_i64_agrees_with_the_interpreter, i64, 64);
+
+/// A division and a remainder of consecutive `u32`s by a uniform divisor (a row-major
+/// image's `i / width`, `i % width`; `Gen::consecutive_div`: one division a register, the
+/// other lanes from it) against the interpreter bit for bit: divisors 1 to 9, 16 and 1000,
+/// ids offset so that a register's lanes wrap past `u32::MAX` (lane by lane there), in four
+/// and eight lanes and one work-item at a time; a zero divisor is the interpreter's error.
+#[test]
+fn consecutive_division_by_a_uniform_divisor_agrees_with_the_interpreter() {
+    let (cpu, interp) = queues();
+    // At the top of the kernel (every lane active), and as the Mandelbrot kernel's pixels:
+    // under an `if` on the lanes' own condition whose side has a loop (lowered a second
+    // time for four active lanes).
+    let build = |guarded: bool| {
+        Kernel::build("rows", |kb| {
+            let out = kb.write::<u32>("out");
+            let width = kb.scalar::<u32>("width");
+            let off = kb.scalar::<u32>("off");
+            let i = global_id(0);
+            let p = i + off;
+            let body = || {
+                let (q, r) = (p / width, p % width);
+                let t = var_named("t", 0u32);
+                for_range(0u32, i % 3u32, |j| t.set(t.get() + j));
+                out.set(i * 2u32, q + t.get() * 0u32);
+                out.set(i * 2u32 + 1u32, r);
+            };
+            if guarded {
+                if_(i.lt(out.len() / 2u32), body);
+            } else {
+                body();
+            }
+        })
+        .unwrap()
+    };
+    let n = 96usize;
+    for guarded in [false, true] {
+        let k = build(guarded);
+        assert_eq!(k.cpu_eight_lane_variant(), Ok(()));
+        let run = |q: &Queue, local: usize, width: u32, off: u32| {
+            let out = Buffer::<u32>::new(q.device(), 2 * n).unwrap();
+            k.launch(q, NdRange::new(n).local(local), args![&out, width, off])
+                .map(|_| q.read(&out).unwrap())
+        };
+        for width in [1, 2, 3, 4, 5, 6, 7, 8, 9, 16, 1000] {
+            for off in [0, 5, u32::MAX - 40, u32::MAX - 50] {
+                let want = run(&interp, 8, width, off).unwrap();
+                for local in [8, 4, 3] {
+                    assert!(
+                        run(&cpu, local, width, off).unwrap() == want,
+                        "guarded {guarded} width {width} off {off} local {local}"
+                    );
+                }
+            }
+        }
+        let want = run(&interp, 8, 0, 0).unwrap_err();
+        assert!(matches!(want, Error::KernelFault { .. }), "{want}");
+        for local in [8, 4, 3] {
+            let got = run(&cpu, local, 0, 0).unwrap_err();
+            assert_eq!(got.to_string(), want.to_string(), "local {local}");
+        }
+    }
+}

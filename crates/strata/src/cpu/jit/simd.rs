@@ -3662,6 +3662,19 @@ impl Gen<'_, '_> {
                 let x = self.vexprs(x);
                 self.vpow2(op, s, x, k)
             }
+            // A division or remainder of consecutive `u32`s by a uniform divisor under all
+            // lanes active (a row-major image's pixel, `i / width` and `i % width`):
+            // [`Gen::consecutive_div`], one scalar division a register.
+            Expr::Binary(op @ (BinaryOp::Div | BinaryOp::Rem), a, b)
+                if s == Scalar::U32
+                    && self.full
+                    && self.nofault.is_none()
+                    && consecutive(self.f, &self.counters, a)
+                    && uniform(self.f, &self.counters, b) =>
+            {
+                let (x, y) = (self.vexprs(a), self.vexprs(b));
+                self.consecutive_div(op, &x, &y)
+            }
             // An integer division of uniform operands under all lanes active (a chunk's
             // length, `(n + size - 1) / size`): one scalar division, lane 0's (the first
             // lane, so a zero divisor names the work-item the interpreter's does), for all.
@@ -3735,6 +3748,62 @@ impl Gen<'_, '_> {
     }
 
     /// Whether `e` is the float literal 2.
+    /// `x / d` or `x % d` (`op`) of `u32` lanes where each register's lanes are `x0`,
+    /// `x0 + 1`, ... and `d` is the same in every lane, all lanes active: lane 0's division
+    /// (a zero divisor faults there, the first work-item the interpreter's division names),
+    /// `q0 = x0 / d`, `r0 = x0 - q0 * d`; then lane `j`'s remainder `r0 + j` less `d` and
+    /// its quotient `q0` plus one as long as the remainder is at least `d` (`LANES - 1` times
+    /// at most, for `d = 1`): one scalar division a register instead of one a lane (two, with
+    /// the remainder beside). Where a register's lanes wrap past `u32::MAX` (`x0 > u32::MAX
+    /// - 3`), the general division lane by lane ([`Gen::vbinary`]).
+    fn consecutive_div(&mut self, op: BinaryOp, x: &[Value], y: &[Value]) -> Vec<Value> {
+        let s = Scalar::U32;
+        let d = self.lane0_int(y, s);
+        let x0s: Vec<Value> = x.iter().map(|&p| self.b.ins().extractlane(p, 0)).collect();
+        let lane = self.lane_id(0);
+        self.fault_lane = Some(lane);
+        let q0 = self.binary(BinaryOp::Div, s, x0s[0], d);
+        self.fault_lane = None;
+        let last = self.iconst(types::I32, (u32::MAX - (LANES - 1)) as i64);
+        let mut ok = None;
+        for &x0 in &x0s {
+            let c = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, x0, last);
+            ok = Some(match ok {
+                None => c,
+                Some(o) => self.b.ins().band(o, c),
+            });
+        }
+        let ok = ok.expect("a register at least");
+        let (fast, slow) = (self.b.create_block(), self.b.create_block());
+        self.b.ins().brif(ok, fast, &[], slow, &[]);
+        let (merge, out) = self.merge_block(s);
+        self.b.switch_to_block(fast);
+        let dv = self.b.ins().splat(types::I32X4, d);
+        let iota = self.iota_from(0);
+        let mut v = Vec::with_capacity(x0s.len());
+        for (p, &x0) in x0s.iter().enumerate() {
+            let q = if p == 0 { q0 } else { self.b.ins().udiv(x0, d) };
+            let qd = self.b.ins().imul(q, d);
+            let r0 = self.b.ins().isub(x0, qd);
+            let r0 = self.b.ins().splat(types::I32X4, r0);
+            let mut r = self.b.ins().iadd(r0, iota);
+            let mut qv = self.b.ins().splat(types::I32X4, q);
+            for _ in 1..LANES {
+                let ge = self.b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, r, dv);
+                let back = self.b.ins().band(dv, ge);
+                r = self.b.ins().isub(r, back);
+                qv = self.b.ins().isub(qv, ge);
+            }
+            v.push(if op == BinaryOp::Div { qv } else { r });
+        }
+        self.jump_with(merge, &v);
+        self.b.switch_to_block(slow);
+        let v = self.vbinary(op, s, x, y);
+        self.jump_with(merge, &v);
+        self.b.switch_to_block(merge);
+        out
+    }
+
     /// `k` where `e` is an integer literal `2^k` (positive).
     fn pow2(&self, e: ExprId) -> Option<u32> {
         let l = self.f.exprs.literal(e)?;
