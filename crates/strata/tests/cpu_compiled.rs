@@ -4964,11 +4964,12 @@ fn consecutive_division_by_a_uniform_divisor_agrees_with_the_interpreter() {
                 let (q, r) = (p / width, p % width);
                 let t = var_named("t", 0u32);
                 for_range(0u32, i % 3u32, |j| t.set(t.get() + j));
-                out.set(i * 2u32, q + t.get() * 0u32);
-                out.set(i * 2u32 + 1u32, r);
+                out.set(i * 3u32, q);
+                out.set(i * 3u32 + 1u32, r);
+                out.set(i * 3u32 + 2u32, t.get());
             };
             if guarded {
-                if_(i.lt(out.len() / 2u32), body);
+                if_(i.lt(out.len() / 3u32), body);
             } else {
                 body();
             }
@@ -4980,7 +4981,7 @@ fn consecutive_division_by_a_uniform_divisor_agrees_with_the_interpreter() {
         let k = build(guarded);
         assert_eq!(k.cpu_eight_lane_variant(), Ok(()));
         let run = |q: &Queue, local: usize, width: u32, off: u32| {
-            let out = Buffer::<u32>::new(q.device(), 2 * n).unwrap();
+            let out = Buffer::<u32>::new(q.device(), 3 * n).unwrap();
             k.launch(q, NdRange::new(n).local(local), args![&out, width, off])
                 .map(|_| q.read(&out).unwrap())
         };
