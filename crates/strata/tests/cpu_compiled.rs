@@ -4881,10 +4881,7 @@ fn scans_agree<T: strata::builder::Numeric + std::fmt::Debug>(xs: impl Fn(u32) -
     ];
     let k = Kernel::build("scans", |k| {
         let x = k.read::<T>("x");
-        let outs: Vec<_> = ops
-            .iter()
-            .map(|(name, _)| k.write::<T>(name))
-            .collect();
+        let outs: Vec<_> = ops.iter().map(|(name, _)| k.write::<T>(name)).collect();
         let g = global_id(0);
         let v = x.at(g);
         barrier();

@@ -979,8 +979,7 @@ impl<'a> Worker<'a> {
                         st.is_zero()
                     }, _ => unreachable!("validated: integer counter"))
                 };
-                if !*exits && self.uniform_bounds(node, mask)
-                {
+                if !*exits && self.uniform_bounds(node, mask) {
                     // The same bounds in every work-item of `mask`: the first one's step
                     // stands for all (a zero step is the interpreter's fault there, the first
                     // work-item it tests), and `uniform_for` writes the counter where a region
