@@ -5004,3 +5004,92 @@ fn consecutive_division_by_a_uniform_divisor_agrees_with_the_interpreter() {
         }
     }
 }
+/// The six work-group scans of `T` (inclusive and exclusive; add, min, max), each into its
+/// own output, around a barrier so that they sit at the group level between regions, for
+/// work-groups of 4, 6 (a partial last block of four records), 32 and 64 work-items: bit for
+/// bit the interpreter's (floats folded in local-id order: the values below make the order
+/// show in the sums).
+fn scans_agree<T: strata::builder::Numeric + std::fmt::Debug>(xs: impl Fn(u32) -> T) {
+    use strata::builder::Expr;
+    let (cpu, interp) = queues();
+    type Scan<T> = fn(Expr<T>) -> Expr<T>;
+    let ops: [(&str, Scan<T>); 6] = [
+        ("inclusive_add", group_scan_inclusive_add),
+        ("exclusive_add", group_scan_exclusive_add),
+        ("inclusive_min", group_scan_inclusive_min),
+        ("exclusive_min", group_scan_exclusive_min),
+        ("inclusive_max", group_scan_inclusive_max),
+        ("exclusive_max", group_scan_exclusive_max),
+    ];
+    let k = Kernel::build("scans", |k| {
+        let x = k.read::<T>("x");
+        let outs: Vec<_> = ops.iter().map(|(name, _)| k.write::<T>(name)).collect();
+        let g = global_id(0);
+        let v = x.at(g);
+        barrier();
+        for ((_, op), out) in ops.iter().zip(&outs) {
+            out.set(g, op(v));
+        }
+    })
+    .unwrap();
+    let run = |q: &Queue, local: usize| -> Vec<Vec<u8>> {
+        let n = local * 3;
+        let x = Buffer::from_slice(q, &(0..n as u32).map(&xs).collect::<Vec<T>>()).unwrap();
+        let outs: Vec<Buffer<T>> = (0..ops.len())
+            .map(|_| Buffer::<T>::new(q.device(), n).unwrap())
+            .collect();
+        let mut a = vec![strata::KernelArg::from(&x)];
+        a.extend(outs.iter().map(strata::KernelArg::from));
+        k.launch(q, NdRange::new(n).local(local), &a[..]).unwrap();
+        outs.iter()
+            .map(|o| bytemuck::cast_slice(&q.read(o).unwrap()).to_vec())
+            .collect()
+    };
+    for local in [4, 6, 32, 64] {
+        let (got, want) = (run(&cpu, local), run(&interp, local));
+        for ((name, _), (g, w)) in ops.iter().zip(got.iter().zip(&want)) {
+            assert_eq!(g, w, "{name}, local size {local}");
+        }
+    }
+}
+
+#[test]
+fn work_group_scans_agree_with_the_interpreter() {
+    // Large and negative values: additions wrap.
+    scans_agree(|i| (i.wrapping_mul(2654435761) as i32) >> (i % 3));
+    scans_agree(|i| i.wrapping_mul(2654435761) >> (i % 5));
+    // Magnitudes from 1e-3 to 1e7 and both signs: a sum in another order rounds otherwise.
+    scans_agree(|i| {
+        let h = i.wrapping_mul(2654435761);
+        let m = (h >> 8) as f32 / 16_777_216.0;
+        let s = if h & 1 == 0 { 1.0 } else { -1.0 };
+        s * m * [1e-3, 1.0, 1e7][(h >> 1) as usize % 3]
+    });
+}
+
+/// A work-group scan that only some work-items reach fails with the interpreter's message.
+#[test]
+fn work_group_scans_in_divergent_code_fail_as_on_the_interpreter() {
+    let (cpu, interp) = queues();
+    let k = Kernel::build("half_scan", |k| {
+        let x = k.read_write::<u32>("x");
+        let l = local_id(0);
+        if_(l.ge(5u32), || {
+            let s = group_scan_exclusive_add(l);
+            x.set(global_id(0), s);
+        });
+    })
+    .unwrap();
+    let run = |q: &Queue| {
+        let x = Buffer::<u32>::new(q.device(), 16).unwrap();
+        k.launch(q, NdRange::new(16).local(8), args![&x])
+            .unwrap_err()
+            .to_string()
+    };
+    let want = run(&interp);
+    assert!(
+        want.contains("group_scan_exclusive_add reached by only 3 of the 8 work-items"),
+        "{want}"
+    );
+    assert_eq!(run(&cpu), want);
+}

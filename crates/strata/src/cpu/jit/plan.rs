@@ -57,7 +57,9 @@ pub(super) struct Slot {
     pub(super) ty: Type,
 }
 
-/// The group-level program: what runs between regions.
+/// The group-level program: what runs between regions. What the group level looks up for a
+/// node is in it, resolved once by [`Plan::new`] (issue 31: no hash lookup of a loop's flags,
+/// no walk of a subtree for [`Plan::may_exit`], per work-group).
 #[derive(Debug)]
 pub(super) enum Node {
     Region(usize),
@@ -65,21 +67,29 @@ pub(super) enum Node {
         cond: Slot,
         then: Vec<Node>,
         els: Vec<Node>,
+        /// [`Plan::may_exit`] of the node.
+        exits: bool,
     },
     For {
-        id: LoopId,
         var: Slot,
         start: Slot,
         end: Slot,
         step: Slot,
         body: Vec<Node>,
+        /// Record offsets of the loop's `broken` and `continued` flags ([`Plan::loop_flags`]).
+        flags: (u32, u32),
+        /// [`Plan::may_exit`] of the node (of its body: a `break` of the loop itself leaves
+        /// the loop, not the block around it, and is still counted).
+        exits: bool,
     },
     Loop {
-        id: LoopId,
         body: Vec<Node>,
         /// Whether the loop's body reads or updates a buffer atomically: it may be waiting
         /// for another work-group ([`polls_buffers`]).
         polls: bool,
+        /// As in `For`.
+        flags: (u32, u32),
+        exits: bool,
     },
     Barrier,
     Group {
@@ -326,6 +336,7 @@ impl Planner<'_> {
                         cond: c.1,
                         then,
                         els,
+                        exits: false,
                     });
                 }
                 Stmt::For {
@@ -344,26 +355,28 @@ impl Planner<'_> {
                     let (start, end, step) = (ex[0].1, ex[1].1, ex[2].1);
                     self.flush(&mut nodes, &mut pending, ex);
                     let var = self.value_slot(*var);
-                    self.loop_flag(*id);
+                    let flags = self.loop_flag(*id);
                     let body = self.block(body);
                     nodes.push(Node::For {
-                        id: *id,
                         var,
                         start,
                         end,
                         step,
                         body,
+                        flags,
+                        exits: false,
                     });
                 }
                 Stmt::Loop { id, body } => {
                     self.flush(&mut nodes, &mut pending, Vec::new());
-                    self.loop_flag(*id);
+                    let flags = self.loop_flag(*id);
                     let polls = polls_buffers(body);
                     let body = self.block(body);
                     nodes.push(Node::Loop {
-                        id: *id,
                         body,
                         polls,
+                        flags,
+                        exits: false,
                     });
                 }
                 _ => unreachable!("only the statements above contain synchronization"),
@@ -373,10 +386,11 @@ impl Planner<'_> {
         nodes
     }
 
-    fn loop_flag(&mut self, id: LoopId) {
+    fn loop_flag(&mut self, id: LoopId) -> (u32, u32) {
         let b = self.alloc(1, 1);
         let c = self.alloc(1, 1);
         self.loop_flags.insert(id, (b, c));
+        (b, c)
     }
 }
 
@@ -479,7 +493,7 @@ impl Plan {
             })
             .collect();
         let record = p.record.div_ceil(8) * 8;
-        let exits = p
+        let exits: Vec<bool> = p
             .regions
             .iter()
             .map(|r| {
@@ -496,6 +510,8 @@ impl Plan {
                 exits
             })
             .collect();
+        let mut tree = tree;
+        mark_exits(&mut tree, &exits);
         Plan {
             regions: p.regions,
             tree,
@@ -512,17 +528,41 @@ impl Plan {
         }
     }
 
-    /// Whether running `node` may remove work-items from the enclosing block's mask.
+    /// Whether running `node` may remove work-items from the enclosing block's mask (a
+    /// region that may return or leave a loop, or a node containing one: resolved once,
+    /// [`mark_exits`]).
     pub(super) fn may_exit(&self, node: &Node) -> bool {
         match node {
             Node::Region(i) => self.exits[*i],
-            Node::If { then, els, .. } => then.iter().chain(els).any(|n| self.may_exit(n)),
-            Node::For { body, .. } | Node::Loop { body, .. } => {
-                body.iter().any(|n| self.may_exit(n))
-            }
+            Node::If { exits, .. } | Node::For { exits, .. } | Node::Loop { exits, .. } => *exits,
             Node::Barrier | Node::Group { .. } => false,
         }
     }
+}
+
+/// Sets the `exits` of the `if`s and loops of `nodes` (whether a region inside may return or
+/// leave a loop, by the regions' `exits`); returns whether any node of `nodes` may.
+fn mark_exits(nodes: &mut [Node], regions: &[bool]) -> bool {
+    let mut any = false;
+    for n in nodes {
+        any |= match n {
+            Node::Region(i) => regions[*i],
+            Node::If {
+                then, els, exits, ..
+            } => {
+                // Both branches marked (no short cut).
+                let t = mark_exits(then, regions);
+                *exits = mark_exits(els, regions) | t;
+                *exits
+            }
+            Node::For { body, exits, .. } | Node::Loop { body, exits, .. } => {
+                *exits = mark_exits(body, regions);
+                *exits
+            }
+            Node::Barrier | Node::Group { .. } => false,
+        };
+    }
+    any
 }
 
 /// The bound of a guard condition `lid < bound` (or `bound > lid`, `<=`, `>=`) whose bound is a

@@ -6,9 +6,10 @@
 //! allocates nothing here. For each work-group the worker calls the regions' functions and runs what sits
 //! between them (barriers, collectives, and the `if`s and loops that contain them) under the
 //! same execution masks as the interpreter, reading and writing the work-items' records. A
-//! work-group reduction of a scalar (`group_reduce_add`, `_min`, `_max`: a `gather_add`'s
-//! first step) is folded straight from the records in local-id order and its result stored
-//! four work-items at a time ([`Worker::reduce`]); the other collectives go through
+//! work-group reduction or scan of a scalar (`group_reduce_add`, `_min`, `_max`: a
+//! `gather_add`'s first step; `group_scan_*`, inclusive or exclusive: a look-back scan's
+//! tile) is folded straight from the records in local-id order and its results stored four
+//! work-items at a time ([`Worker::fold`]); the other collectives go through
 //! [`semantics::collective`] on columns copied out of the records and back.
 //!
 //! A region that faults returns 1 after writing its [`Fault`] (the site, the
@@ -30,7 +31,7 @@ use crate::cpu::cpu_mem;
 use crate::cpu::semantics::{self, collective};
 use crate::error::{Error, Result, WorkItem};
 use crate::ir::eval::{with_int, with_scalar, Column, Num};
-use crate::ir::{GroupOp, GroupScope, LoopId, Scalar};
+use crate::ir::{GroupOp, GroupScope, Scalar};
 use crate::runtime::{ArgValue, NdRange};
 use std::cell::Cell;
 use std::mem::ManuallyDrop;
@@ -487,24 +488,39 @@ impl<'a> Worker<'a> {
         let word = |l: usize, off: u32| {
             // SAFETY: the flag bytes of the four work-items of `l`'s block (records are whole
             // blocks, `Worker::new`).
-            unsafe { std::ptr::read_unaligned(self.rec(l, off, 1) as *const [u8; QUAD]) }
+            u32::from_ne_bytes(unsafe {
+                std::ptr::read_unaligned(self.rec(l, off, 1) as *const [u8; QUAD])
+            })
         };
+        const LOW: u32 = 0x0101_0101;
         for (q, m) in mask.chunks_mut(QUAD).enumerate() {
             let l = q * QUAD;
-            if m.iter().all(|&m| m == 0) {
+            // The mask bytes of the block as a word, the last block's missing ones 0.
+            let keep = match <&[u8; QUAD]>::try_from(&*m) {
+                Ok(four) => u32::from_ne_bytes(*four),
+                Err(_) => {
+                    let mut bytes = [0u8; QUAD];
+                    bytes[..m.len()].copy_from_slice(m);
+                    u32::from_ne_bytes(bytes)
+                }
+            };
+            if keep == 0 {
                 continue;
             }
-            let mut gone = u32::from_ne_bytes(word(l, plan.returned));
+            let mut gone = word(l, plan.returned);
             for f in &self.frames {
                 let (b, c) = f.flags;
-                gone |= u32::from_ne_bytes(word(l, b)) | u32::from_ne_bytes(word(l, c));
+                gone |= word(l, b) | word(l, c);
             }
             if gone != 0 {
-                let gone = gone.to_ne_bytes();
-                for (m, g) in m.iter_mut().zip(gone) {
-                    if g != 0 {
-                        *m = 0;
-                    }
+                // 0xff in each byte where a flag byte is not zero (its low seven bits carried
+                // into the high bit, or the high bit itself), 0 elsewhere.
+                let high = (((gone & !(LOW << 7)) + !(LOW << 7)) | gone) & (LOW << 7);
+                let set = (high >> 7) * 0xff;
+                let left = (keep & !set).to_ne_bytes();
+                match <&mut [u8; QUAD]>::try_from(&mut *m) {
+                    Ok(four) => *four = left,
+                    Err(_) => m.copy_from_slice(&left[..m.len()]),
                 }
             }
         }
@@ -605,19 +621,20 @@ impl<'a> Worker<'a> {
         }
     }
 
-    /// A work-group reduction of a scalar (`group_reduce_add`, `_min`, `_max`; every
-    /// work-item reached it, [`Self::check_uniform`]) folded straight from the records, in
-    /// local-id order with the interpreter's operation ([`semantics::fold_op`]: the same
-    /// bits), its result stored into every work-item's `value` slot four at a time: no
-    /// columns copied out and back as [`semantics::collective`] takes them (issue 31: with
-    /// them, 14 instructions a work-item at the group level).
-    fn reduce(&mut self, op: GroupOp, arg: Slot, value: Slot) {
+    /// A work-group reduction or scan of a scalar (`group_reduce_add`, `_min`, `_max`, the
+    /// inclusive and exclusive `group_scan_*`; every work-item reached it,
+    /// [`Self::check_uniform`]) folded straight from the records, in local-id order with the
+    /// interpreter's operation ([`semantics::fold_op`]: the same bits), its results stored
+    /// into the work-items' `value` slots four at a time: no columns copied out and back as
+    /// [`semantics::collective`] takes them (issue 31: with them, 14 instructions a work-item
+    /// at the group level, and an allocation per collective).
+    fn fold(&mut self, op: GroupOp, arg: Slot, value: Slot) {
         let n = self.lanes;
         let stride = QUAD * self.s.plan.record;
         /// The slot's scalars of the `n` work-items (blocks `stride` bytes apart from `p`)
         /// folded with `f` from `acc`, in local-id order: `f` inlined (through
         /// [`semantics::fold_op`]'s pointer, a call per work-item).
-        fn fold<T: Num>(
+        fn reduce<T: Num>(
             p: *const u8,
             n: usize,
             stride: usize,
@@ -636,21 +653,63 @@ impl<'a> Worker<'a> {
             }
             acc
         }
+        /// The scan of the slot's scalars at `src` into the slots at `dst` (both as in
+        /// `reduce`), inclusive or `exclusive`, four work-items read and written at a time
+        /// (the last block's slots past the group's work-items get what the fold has there,
+        /// unused).
+        fn scan<T: Num>(
+            src: *const u8,
+            dst: *mut u8,
+            n: usize,
+            stride: usize,
+            exclusive: bool,
+            mut acc: T,
+            f: impl Fn(T, T) -> T,
+        ) {
+            for l in (0..n).step_by(QUAD) {
+                let at = l / QUAD * stride;
+                // SAFETY: as in `reduce`; `dst` is another slot of the same records (read
+                // before written: the same slot is not a problem either).
+                let four = unsafe { std::ptr::read_unaligned(src.add(at) as *const [T; QUAD]) };
+                let mut out = [acc; QUAD];
+                for j in 0..QUAD.min(n - l) {
+                    if exclusive {
+                        out[j] = acc;
+                        acc = f(acc, four[j]);
+                    } else {
+                        acc = f(acc, four[j]);
+                        out[j] = acc;
+                    }
+                }
+                // SAFETY: the value slots of `l`'s block.
+                unsafe { std::ptr::write_unaligned(dst.add(at) as *mut [T; QUAD], out) };
+            }
+        }
         with_scalar!(arg.ty.scalar, T => {
             let size = std::mem::size_of::<T>();
             // The interpreter's identity and operation.
             let (init, _) = semantics::fold_op::<T>(op);
             let p = self.rec(0, arg.off, size);
-            let acc = match op {
-                GroupOp::ReduceAdd => fold(p, n, stride, init, T::add),
-                GroupOp::ReduceMin => fold(p, n, stride, init, T::min_),
-                _ => fold(p, n, stride, init, T::max_),
-            };
-            let p = self.rec_mut(0, value.off, size);
-            for q in 0..n.div_ceil(QUAD) {
-                // SAFETY: the value slots of block `q` (those past the group's work-items, in
-                // its last block, are unused).
-                unsafe { std::ptr::write_unaligned(p.add(q * stride) as *mut [T; QUAD], [acc; QUAD]) };
+            if op.is_reduce() {
+                let acc = match op {
+                    GroupOp::ReduceAdd => reduce(p, n, stride, init, T::add),
+                    GroupOp::ReduceMin => reduce(p, n, stride, init, T::min_),
+                    _ => reduce(p, n, stride, init, T::max_),
+                };
+                let p = self.rec_mut(0, value.off, size);
+                for q in 0..n.div_ceil(QUAD) {
+                    // SAFETY: the value slots of block `q` (those past the group's work-items,
+                    // in its last block, are unused).
+                    unsafe { std::ptr::write_unaligned(p.add(q * stride) as *mut [T; QUAD], [acc; QUAD]) };
+                }
+                return;
+            }
+            let dst = self.rec_mut(0, value.off, size);
+            let ex = op.is_exclusive();
+            match op {
+                GroupOp::ScanInclusiveAdd | GroupOp::ScanExclusiveAdd => scan(p, dst, n, stride, ex, init, T::add),
+                GroupOp::ScanInclusiveMin | GroupOp::ScanExclusiveMin => scan(p, dst, n, stride, ex, init, T::min_),
+                _ => scan(p, dst, n, stride, ex, init, T::max_),
             }
         });
     }
@@ -769,8 +828,10 @@ impl<'a> Worker<'a> {
         }, _ => unreachable!("validated: integer counter"))
     }
 
-    fn clear_flags(&mut self, id: LoopId, broken: bool) {
-        let (b, c) = self.s.plan.loop_flags[&id];
+    /// Clears a loop's `continued` flags (`flags`, [`Node::For`]), and its `broken` flags
+    /// too where `broken`.
+    fn clear_flags(&mut self, flags: (u32, u32), broken: bool) {
+        let (b, c) = flags;
         // A block's four flag bytes side by side (`super::plan`), cleared together.
         for l in (0..self.lanes).step_by(QUAD) {
             if broken {
@@ -809,13 +870,13 @@ impl<'a> Worker<'a> {
                     self.check_uniform(mask, op.name(*scope))?;
                 }
                 if *scope == GroupScope::WorkGroup
-                    && op.is_reduce()
+                    && op.is_fold()
                     && source.is_none()
                     && arg.ty.width == 1
                     && value.ty == arg.ty
                     && arg.ty.scalar != Scalar::Bool
                 {
-                    self.reduce(*op, *arg, *value);
+                    self.fold(*op, *arg, *value);
                     return Ok(());
                 }
                 let a = self.column(*arg);
@@ -836,7 +897,9 @@ impl<'a> Worker<'a> {
                 self.set_column(*value, &out, mask);
                 Ok(())
             }
-            Node::If { cond, then, els } => {
+            Node::If {
+                cond, then, els, ..
+            } => {
                 let (mut yes, mut no) = (self.take_mask(), self.take_mask());
                 for l in 0..n {
                     let c = self.flag(l, cond.off);
@@ -854,12 +917,14 @@ impl<'a> Worker<'a> {
                 self.masks.push(no);
                 r
             }
-            Node::Loop { id, body, polls } => {
+            Node::Loop {
+                body, polls, flags, ..
+            } => {
                 self.frames.push(Frame {
-                    flags: self.s.plan.loop_flags[id],
+                    flags: *flags,
                     dirty: false,
                 });
-                self.clear_flags(*id, true);
+                self.clear_flags(*flags, true);
                 let mut iter = self.take_mask();
                 let mut turns = 0u32;
                 let r = (|| -> Result<()> {
@@ -889,7 +954,7 @@ impl<'a> Worker<'a> {
                         }
                         self.exec_block(body, &iter)?;
                         if self.frames.last().is_some_and(|f| f.dirty) {
-                            self.clear_flags(*id, false);
+                            self.clear_flags(*flags, false);
                         }
                     }
                 })();
@@ -898,12 +963,13 @@ impl<'a> Worker<'a> {
                 r
             }
             Node::For {
-                id,
                 var,
                 start,
                 end,
                 step,
                 body,
+                flags,
+                exits,
             } => {
                 let s = var.ty.scalar;
                 let zero_step = |w: &Self, l: usize| {
@@ -913,8 +979,7 @@ impl<'a> Worker<'a> {
                         st.is_zero()
                     }, _ => unreachable!("validated: integer counter"))
                 };
-                if !body.iter().any(|n| self.s.plan.may_exit(n)) && self.uniform_bounds(node, mask)
-                {
+                if !*exits && self.uniform_bounds(node, mask) {
                     // The same bounds in every work-item of `mask`: the first one's step
                     // stands for all (a zero step is the interpreter's fault there, the first
                     // work-item it tests), and `uniform_for` writes the counter where a region
@@ -942,12 +1007,12 @@ impl<'a> Worker<'a> {
                     }
                 }
                 self.frames.push(Frame {
-                    flags: self.s.plan.loop_flags[id],
+                    flags: *flags,
                     dirty: false,
                 });
-                self.clear_flags(*id, true);
+                self.clear_flags(*flags, true);
                 let mut iter = self.take_mask();
-                let (broken, _) = self.s.plan.loop_flags[id];
+                let (broken, _) = *flags;
                 let r = (|| -> Result<()> {
                     loop {
                         iter.copy_from_slice(mask);
@@ -982,7 +1047,7 @@ impl<'a> Worker<'a> {
                         }
                         self.exec_block(body, &iter)?;
                         if self.frames.last().is_some_and(|f| f.dirty) {
-                            self.clear_flags(*id, false);
+                            self.clear_flags(*flags, false);
                         }
                         with_int!(s, T => {
                             for l in (0..n).filter(|&l| mask[l] != 0) {
