@@ -5004,6 +5004,7 @@ fn consecutive_division_by_a_uniform_divisor_agrees_with_the_interpreter() {
         }
     }
 }
+
 /// The six work-group scans of `T` (inclusive and exclusive; add, min, max), each into its
 /// own output, around a barrier so that they sit at the group level between regions, for
 /// work-groups of 4, 6 (a partial last block of four records), 32 and 64 work-items: bit for
