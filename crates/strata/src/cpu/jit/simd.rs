@@ -3667,10 +3667,12 @@ impl Gen<'_, '_> {
             // [`Gen::consecutive_div`], one scalar division a register.
             Expr::Binary(op @ (BinaryOp::Div | BinaryOp::Rem), a, b)
                 if s == Scalar::U32
-                    && self.full
-                    && self.nofault.is_none()
-                    && consecutive(self.f, &self.counters, a)
-                    && uniform(self.f, &self.counters, b) =>
+                    && ((self.full
+                        && consecutive(self.f, &self.counters, a)
+                        && uniform(self.f, &self.counters, b))
+                        || (self.nofault.is_some()
+                            && self.consecutive_here(a)
+                            && self.agree(b))) =>
             {
                 let (x, y) = (self.vexprs(a), self.vexprs(b));
                 self.consecutive_div(op, &x, &y)
@@ -3756,14 +3758,40 @@ impl Gen<'_, '_> {
     /// at most, for `d = 1`): one scalar division a register instead of one a lane (two, with
     /// the remainder beside). Where a register's lanes wrap past `u32::MAX` (`x0 > u32::MAX
     /// - 3`), the general division lane by lane ([`Gen::vbinary`]).
+    ///
+    /// A division hoisted out of a loop ([`Gen::hoist_divisions`]) defers its zero test to
+    /// the use, as [`Gen::vbinary`]'s: the lanes' zero mask is recorded and the division is
+    /// by 1 meanwhile.
     fn consecutive_div(&mut self, op: BinaryOp, x: &[Value], y: &[Value]) -> Vec<Value> {
         let s = Scalar::U32;
         let d = self.lane0_int(y, s);
         let x0s: Vec<Value> = x.iter().map(|&p| self.b.ins().extractlane(p, 0)).collect();
-        let lane = self.lane_id(0);
-        self.fault_lane = Some(lane);
-        let q0 = self.binary(BinaryOp::Div, s, x0s[0], d);
-        self.fault_lane = None;
+        // Hoisted: the divisors with every zero replaced by 1, for the lanes' path below.
+        let (d, q0, safe) = if self.nofault.is_some() {
+            let z = self.vzero(s);
+            let zero = self.vicmp(IntCC::Equal, y, &z);
+            self.nofault
+                .as_mut()
+                .expect("hoisting")
+                .push((zero, op == BinaryOp::Div));
+            let one = self.iconst(types::I32, 1);
+            let is_zero = self.b.ins().icmp_imm(IntCC::Equal, d, 0);
+            let d = self.b.ins().select(is_zero, one, d);
+            let ones = self.splat(one, s);
+            let zs = self.mask_parts(zero, s);
+            let safe: Vec<Value> = zs
+                .into_iter()
+                .zip(ones.into_iter().zip(y))
+                .map(|(z, (o, &y))| self.b.ins().bitselect(z, o, y))
+                .collect();
+            (d, self.b.ins().udiv(x0s[0], d), Some(safe))
+        } else {
+            let lane = self.lane_id(0);
+            self.fault_lane = Some(lane);
+            let q0 = self.binary(BinaryOp::Div, s, x0s[0], d);
+            self.fault_lane = None;
+            (d, q0, None)
+        };
         let last = self.iconst(types::I32, (u32::MAX - (LANES - 1)) as i64);
         let mut ok = None;
         for &x0 in &x0s {
@@ -3798,10 +3826,35 @@ impl Gen<'_, '_> {
         }
         self.jump_with(merge, &v);
         self.b.switch_to_block(slow);
-        let v = self.vbinary(op, s, x, y);
+        // (Hoisted: by the safe divisors, none zero, its test already recorded above.)
+        let saved = self.nofault.take();
+        let v = self.vbinary(op, s, x, safe.as_deref().unwrap_or(y));
+        self.nofault = saved;
         self.jump_with(merge, &v);
         self.b.switch_to_block(merge);
         out
+    }
+
+    /// Whether `e`'s lanes are `x0`, `x0 + 1`, ... in every lane, the inactive ones
+    /// included ([`Gen::agree`]'s counterpart of [`consecutive`]): an id in dimension 0 plus
+    /// or minus what [`Gen::agree`]s, or a `let` of one defined in this region.
+    fn consecutive_here(&self, e: ExprId) -> bool {
+        match self.f.exprs.get(e) {
+            Expr::Builtin(Builtin::GlobalId(0) | Builtin::LocalId(0) | Builtin::LocalLinearId) => {
+                true
+            }
+            Expr::Value(v) if self.defined.contains(v) => self
+                .counters
+                .lets
+                .get(v)
+                .is_some_and(|&x| self.consecutive_here(x)),
+            Expr::Binary(BinaryOp::Add, a, b) => {
+                (self.consecutive_here(*a) && self.agree(*b))
+                    || (self.agree(*a) && self.consecutive_here(*b))
+            }
+            Expr::Binary(BinaryOp::Sub, a, b) => self.consecutive_here(*a) && self.agree(*b),
+            _ => false,
+        }
     }
 
     /// `k` where `e` is an integer literal `2^k` (positive).
