@@ -5095,3 +5095,41 @@ fn work_group_scans_in_divergent_code_fail_as_on_the_interpreter() {
     );
     assert_eq!(run(&cpu), want);
 }
+
+/// A signed division by a literal `MIN` hoisted out of a loop (its divisor under the
+/// hoisting's `select`), in the one-work-item code and in four and eight lanes: the
+/// interpreter's quotients (1 for `MIN`, else 0; Cranelift 0.125 computed -1 for `MIN`).
+#[test]
+fn hoisted_division_by_min_agrees_with_the_interpreter() {
+    let (cpu, interp) = queues();
+    let k = Kernel::build("min_div", |kb| {
+        let x = kb.read::<i32>("x");
+        let out = kb.write::<i32>("out");
+        let i = global_id(0);
+        let v = x.at(i);
+        let acc = var_named("acc", 0i32);
+        for_range(0u32, i % 3u32 + 1u32, |_| acc.set(acc.get() + v / i32::MIN));
+        out.set(i, acc.get());
+    })
+    .unwrap();
+    let xs: Vec<i32> = (0..24)
+        .map(|i| match i % 4 {
+            0 => i32::MIN,
+            1 => i32::MIN + 1,
+            2 => -1,
+            _ => i32::MAX - i,
+        })
+        .collect();
+    let run = |q: &Queue, local: usize| {
+        let x = Buffer::from_slice(q, &xs).unwrap();
+        let out = Buffer::<i32>::new(q.device(), xs.len()).unwrap();
+        k.launch(q, NdRange::new(xs.len()).local(local), args![&x, &out])
+            .unwrap();
+        q.read(&out).unwrap()
+    };
+    let want = run(&interp, 8);
+    assert_eq!(want[0], 1, "{want:?}");
+    for local in [8, 4, 3] {
+        assert_eq!(run(&cpu, local), want, "local {local}");
+    }
+}

@@ -206,6 +206,9 @@ impl Gen<'_, '_> {
             Div | Rem => {
                 let ty = cl_ty(s);
                 let z = self.iconst(ty, 0);
+                // (Read before a hoisted division puts its divisor under a `select`, which
+                // Cranelift folds back to the constant.)
+                let min_divisor = signed && op == Div && self.is_signed_min(y, ty);
                 let is_zero = self.b.ins().icmp(IntCC::Equal, y, z);
                 let y = if let Some(acc) = self.nofault.as_mut() {
                     // Hoisted: the test is deferred to the use; divide by 1 meanwhile.
@@ -217,7 +220,7 @@ impl Gen<'_, '_> {
                     self.fault_if(is_zero, Site::DivByZero(op == Div), zi, zi);
                     y
                 };
-                if signed && op == Div && self.is_signed_min(y, ty) {
+                if min_divisor {
                     // A literal `MIN` divisor: Cranelift (0.125) reads the constant as the
                     // unsigned power of two `2^(bits - 1)` and divides by that (`MIN / MIN`
                     // gave -1). The quotient is 1 for `MIN`, else 0.
