@@ -1350,15 +1350,7 @@ impl Gen<'_, '_> {
             self.b.ins().store(MEM, new, base, at);
         } else {
             let a = self.b.ins().iadd_imm(base, at as i64);
-            let old = self.load_parts(s, a);
-            let ms = self.mask_parts(m, s);
-            let new: Vec<Value> = x
-                .iter()
-                .zip(old)
-                .zip(ms)
-                .map(|((&x, old), ml)| self.b.ins().bitselect(ml, x, old))
-                .collect();
-            self.store_parts(&new, s, a);
+            self.store_parts_masked(x, s, a, m);
         }
     }
 
@@ -1897,6 +1889,20 @@ impl Gen<'_, '_> {
         }
     }
 
+    /// Stores the lanes of `v` selected by mask `m` at `addr` ([`Gen::store_parts`]); the
+    /// other lanes' values there are kept (read, blended, written back).
+    fn store_parts_masked(&mut self, v: &[Value], s: Scalar, addr: Value, m: Value) {
+        let old = self.load_parts(s, addr);
+        let ms = self.mask_parts(m, s);
+        let new: Vec<Value> = v
+            .iter()
+            .zip(old)
+            .zip(ms)
+            .map(|((&x, old), ml)| self.b.ins().bitselect(ml, x, old))
+            .collect();
+        self.store_parts(&new, s, addr);
+    }
+
     /// A merge block with one parameter per register of `s`.
     fn merge_block(&mut self, s: Scalar) -> (cl::Block, Vec<Value>) {
         let m = self.b.create_block();
@@ -2167,16 +2173,8 @@ impl Gen<'_, '_> {
                 if g.full {
                     g.store_parts(v, s, addr);
                 } else {
-                    let old = g.load_parts(s, addr);
                     let m = g.mask();
-                    let ms = g.mask_parts(m, s);
-                    let new: Vec<Value> = v
-                        .iter()
-                        .zip(old)
-                        .zip(ms)
-                        .map(|((&x, old), ml)| g.b.ins().bitselect(ml, x, old))
-                        .collect();
-                    g.store_parts(&new, s, addr);
+                    g.store_parts_masked(v, s, addr, m);
                 }
             });
         }
