@@ -3762,33 +3762,21 @@ impl Gen<'_, '_> {
     /// by 1 meanwhile.
     fn consecutive_div(&mut self, op: BinaryOp, x: &[Value], y: &[Value]) -> Vec<Value> {
         let s = Scalar::U32;
-        let d = self.lane0_int(y, s);
         let x0s: Vec<Value> = x.iter().map(|&p| self.b.ins().extractlane(p, 0)).collect();
-        // Hoisted: the divisors with every zero replaced by 1, for the lanes' path below.
-        let (d, q0, safe) = if self.nofault.is_some() {
-            let z = self.vzero(s);
-            let zero = self.vicmp(IntCC::Equal, y, &z);
-            self.nofault
-                .as_mut()
-                .expect("hoisting")
-                .push((zero, op == BinaryOp::Div));
-            let one = self.iconst(types::I32, 1);
-            let is_zero = self.b.ins().icmp_imm(IntCC::Equal, d, 0);
-            let d = self.b.ins().select(is_zero, one, d);
-            let ones = self.splat(one, s);
-            let zs = self.mask_parts(zero, s);
-            let safe: Vec<Value> = zs
-                .into_iter()
-                .zip(ones.into_iter().zip(y))
-                .map(|(z, (o, &y))| self.b.ins().bitselect(z, o, y))
-                .collect();
-            (d, self.b.ins().udiv(x0s[0], d), Some(safe))
+        // Hoisted: the divisors with every zero replaced by 1, for both paths below.
+        let safe = self
+            .nofault
+            .is_some()
+            .then(|| self.hoisted_divisors(op, s, y));
+        let d = self.lane0_int(safe.as_deref().unwrap_or(y), s);
+        let q0 = if safe.is_some() {
+            self.b.ins().udiv(x0s[0], d)
         } else {
             let lane = self.lane_id(0);
             self.fault_lane = Some(lane);
             let q0 = self.binary(BinaryOp::Div, s, x0s[0], d);
             self.fault_lane = None;
-            (d, q0, None)
+            q0
         };
         let last = self.iconst(types::I32, (u32::MAX - (LANES - 1)) as i64);
         let mut ok = None;
@@ -3971,23 +3959,12 @@ impl Gen<'_, '_> {
                 g.binary(op, s, v[0], v[1])
             }),
             Div | Rem => {
-                let one = self.iconst(cl_ty(s), 1);
-                let one = self.splat(one, s);
                 let y: Vec<Value> = if self.nofault.is_some() {
-                    // Hoisted: every zero divisor becomes 1, the test waits for the use.
-                    let z = self.vzero(s);
-                    let zero = self.vicmp(IntCC::Equal, y, &z);
-                    self.nofault
-                        .as_mut()
-                        .expect("hoisting")
-                        .push((zero, op == Div));
-                    let zs = self.mask_parts(zero, s);
-                    zs.into_iter()
-                        .zip(one.into_iter().zip(y))
-                        .map(|(z, (o, &y))| self.b.ins().bitselect(z, o, y))
-                        .collect()
+                    self.hoisted_divisors(op, s, y)
                 } else {
                     // Inactive lanes divide by 1: only an active lane's zero divisor is a fault.
+                    let one = self.iconst(cl_ty(s), 1);
+                    let one = self.splat(one, s);
                     let m = self.mask();
                     let ms = self.mask_parts(m, s);
                     ms.into_iter()
@@ -4005,6 +3982,25 @@ impl Gen<'_, '_> {
             }),
             _ => unreachable!("{} has one instruction", op.symbol()),
         }
+    }
+
+    /// The divisors `y` of a division hoisted out of a loop ([`Gen::hoist_divisions`]): the
+    /// lanes' zero test recorded for the use (`nofault`), every zero divisor replaced by 1
+    /// meanwhile.
+    fn hoisted_divisors(&mut self, op: BinaryOp, s: Scalar, y: &[Value]) -> Vec<Value> {
+        let z = self.vzero(s);
+        let zero = self.vicmp(IntCC::Equal, y, &z);
+        self.nofault
+            .as_mut()
+            .expect("hoisting")
+            .push((zero, op == BinaryOp::Div));
+        let one = self.iconst(cl_ty(s), 1);
+        let one = self.splat(one, s);
+        let zs = self.mask_parts(zero, s);
+        zs.into_iter()
+            .zip(one.into_iter().zip(y))
+            .map(|(z, (o, &y))| self.b.ins().bitselect(z, o, y))
+            .collect()
     }
 
     fn vcast(&mut self, x: Vec<Value>, from: Scalar, to: Scalar) -> Vec<Value> {
