@@ -3928,6 +3928,108 @@ fn loops_proven_under_preconditions_agree_with_the_interpreter() {
     }
 }
 
+/// Local-array indices that only a bound on the work-group's width keeps in bounds (issue
+/// 31): SGEMM's layout of register tiles, a row `ty` and column `tx` from `local_id(0)` by
+/// divisions and remainders, into a double-buffered padded tile; proven for groups up to 256
+/// wide (`local_size(0) <= 256` tested once on entry, not each access). Bit for bit the
+/// interpreter's results on the vector path (groups of 256, 64, 12) and the scalar one
+/// (groups of 6, 30); a group of 512, too wide, runs the tested code: in bounds in the first
+/// buffer (`t = 0`), and in the second faults where the interpreter does (same work-item,
+/// same line).
+#[test]
+fn local_indices_bounded_by_the_group_width_agree_with_the_interpreter() {
+    let (cpu, interp) = queues();
+    let k = Kernel::build("layout", |k| {
+        let a = k.read::<f32>("a");
+        let out = k.write::<f32>("out");
+        let t = k.scalar::<u32>("t");
+        let tile = k.local_array::<f32>("tile", 2 * 16 * 17);
+        let l = local_id(0);
+        let (lane, warp) = (l % 32u32, l / 32u32);
+        let ty = warp / 2u32 * 4u32 + lane / 8u32;
+        let tx = warp % 2u32 * 8u32 + lane % 8u32;
+        let buf = (t & 1u32) * (16 * 17);
+        tile.set(buf + ty * 17u32 + tx, a.at(global_id(0)));
+        barrier();
+        let s = var_named("s", 0.0f32);
+        for kk in 0..4u32 {
+            s.set(s.get() * 0.5f32 + tile.at(buf + ty * 17u32 + (tx + kk) % 16u32));
+        }
+        out.set(global_id(0), s.get());
+    })
+    .unwrap();
+    assert_eq!(k.cpu_vector_variant(), Ok(()));
+    let run = |q: &Queue, n: usize, local: usize, t: u32| {
+        let am: Vec<f32> = (0..n).map(|i| (i as f32 * 0.37).sin()).collect();
+        let a = Buffer::from_slice(q, &am).unwrap();
+        let out = Buffer::from_slice(q, &vec![f32::NAN; n]).unwrap();
+        k.launch(q, NdRange::new(n).local(local), args![&a, &out, t])
+            .map_err(|e| e.to_string())?;
+        Ok::<_, String>(
+            q.read(&out)
+                .unwrap()
+                .iter()
+                .map(|x| x.to_bits())
+                .collect::<Vec<_>>(),
+        )
+    };
+    for (n, local, ok) in [
+        (512, 256, true),
+        (256, 64, true),
+        (48, 12, true),
+        (36, 6, true),
+        (60, 30, true),
+        (512, 512, false),
+    ] {
+        for t in [0, 1] {
+            let want = run(&interp, n, local, t);
+            assert_eq!(want.is_ok(), ok || t == 0, "local {local}, t {t}: {want:?}");
+            assert_eq!(run(&cpu, n, local, t), want, "local {local}, t {t}");
+        }
+    }
+}
+
+/// An atomic whose index is proven under a precondition of its own (`i + off` under `i < n`:
+/// `n + off <= len(h)`), in a loop whose copy for four active lanes takes the preconditions
+/// of its accesses as tested on entry: the atomic's is among them, so a histogram too short
+/// faults where the interpreter does (same work-item, same line) rather than writing past
+/// it; in bounds, the interpreter's counts.
+#[test]
+fn atomics_proven_under_preconditions_agree_with_the_interpreter() {
+    let (cpu, interp) = queues();
+    let k = Kernel::build("hist", |k| {
+        let x = k.read::<u32>("x");
+        let h = k.read_write::<u32>("h");
+        let n = k.scalar::<u32>("n");
+        let off = k.scalar::<u32>("off");
+        let i = global_id(0);
+        if_(i.lt(n), || {
+            for_range(0u32, 3u32, |j: Expr<u32>| {
+                h.atomic_add(i + off, x.at(i) + j);
+            });
+        });
+    })
+    .unwrap();
+    assert_eq!(k.cpu_vector_variant(), Ok(()));
+    let run = |q: &Queue, n: u32, off: u32, len: usize| {
+        let x = Buffer::from_slice(q, &(0..64u32).collect::<Vec<_>>()).unwrap();
+        let h = Buffer::from_slice(q, &vec![0u32; len]).unwrap();
+        k.launch(q, NdRange::new(64).local(16), args![&x, &h, n, off])
+            .map_err(|e| e.to_string())?;
+        Ok::<_, String>(q.read(&h).unwrap())
+    };
+    for (n, off, len, ok) in [
+        (64, 0, 64, true),
+        (40, 8, 48, true),
+        (40, 9, 48, false),
+        (64, 4, 64, false),
+    ] {
+        let want = run(&interp, n, off, len);
+        assert_eq!(want.is_ok(), ok, "n {n}, off {off}: {want:?}");
+        assert_eq!(run(&cpu, n, off, len), want, "n {n}, off {off}, len {len}");
+    }
+}
+
 /// What keeps a kernel with vector types on the scalar path says so: a buffer of vectors, a
 /// reducing built-in of vectors.
 #[test]

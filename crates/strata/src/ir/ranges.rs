@@ -36,6 +36,13 @@
 //!   <= len(a)` and `n + off <= u32::MAX`, which rules the wrap out, as a fixed-size array's
 //!   length below 2^32 does), which a backend tests once (per launch, per work-group or per
 //!   loop) rather than per access;
+//! - where neither holds, for a fixed-size array, [`Verdict::ProvenIf`] with `local_size(d)
+//!   <= 2^e` for the dimensions whose local id or size the index reads, when the index's
+//!   numeric range with every such local id below `2^e` (and each size at most `2^e`) lies in
+//!   bounds: the largest such `2^e` up to `2^12`, found by bisection (the ranges only widen
+//!   as it grows). This proves the indices that divisions and remainders derive from the
+//!   local ids, which no sum of terms bounds: SGEMM's layout of register tiles, `ty = l / 32
+//!   / 2 * 4 + l % 32 / 8` into a double-buffered padded tile (issue 31);
 //! - [`Verdict::Unproven`] otherwise.
 //!
 //! An access is keyed by its memory and its index expression; where the same pair occurs more
@@ -133,6 +140,31 @@ impl Precondition {
     pub fn same_sum(&self, other: &Precondition) -> bool {
         self.terms == other.terms && self.limit == other.limit
     }
+
+    /// Whether `self` implies `other`: the same sum against the same limit with an offset at
+    /// least `other`'s, or against a constant with at least `other`'s offset minus its
+    /// constant (`local_size(0) <= 256` implies `local_size(0) <= 1024`).
+    pub fn implies(&self, other: &Precondition) -> bool {
+        if self.terms != other.terms {
+            return false;
+        }
+        match (self.limit, other.limit) {
+            (Limit::Fixed(a), Limit::Fixed(b)) => {
+                self.offset as i128 - a as i128 >= other.offset as i128 - b as i128
+            }
+            (a, b) => a == b && self.offset >= other.offset,
+        }
+    }
+
+    /// Adds `self` to a set of preconditions kept without one that another implies (a
+    /// tile's row at offsets 0 to 15 needs only offset 15's test).
+    pub fn add_to(&self, set: &mut Vec<Precondition>) {
+        if set.iter().any(|q| q.implies(self)) {
+            return;
+        }
+        set.retain(|q| !self.implies(q));
+        set.push(self.clone());
+    }
 }
 
 /// What the analysis says of an access.
@@ -187,6 +219,7 @@ impl Proof {
             busy: HashSet::new(),
             busy_upper: HashSet::new(),
             cycle: false,
+            group_max: [None; 3],
             out: HashMap::new(),
             offsets: HashMap::new(),
         };
@@ -260,6 +293,10 @@ struct Analysis<'f> {
     busy: HashSet<ExprId>,
     busy_upper: HashSet<ExprId>,
     cycle: bool,
+    /// While [`Analysis::within_group`] tries bounds on the work-group's size: in each
+    /// dimension with one, the local size at most this (so the local id below it), in the
+    /// ranges computed meanwhile.
+    group_max: [Option<i128>; 3],
     out: HashMap<(Mem, ExprId), Verdict>,
     offsets: HashMap<(Mem, ExprId), Option<(ExprId, u32)>>,
 }
@@ -459,6 +496,11 @@ impl Analysis<'_> {
             if let Some(pitched) = self.pitched(index, limit) {
                 return (pitched, None);
             }
+            if let Limit::Fixed(n) = limit {
+                if let Some(within) = self.within_group(index, n) {
+                    return within;
+                }
+            }
         }
         // `a + k`, `a` at least 0: the sum does not wrap where no values make it (the range
         // is exact), or where `a`'s bounds plus `k` prove the access (below the limit,
@@ -488,6 +530,113 @@ impl Analysis<'_> {
                 (v, Some((a, k)))
             }
         }
+    }
+
+    /// An index into an array of `n` elements that its numeric range keeps in bounds when
+    /// the work-group is at most `2^e` work-items wide in each dimension whose local id or size
+    /// the index reads: the largest such `2^e` up to `2^12`, as preconditions
+    /// `local_size(d) <= 2^e` on those dimensions (SGEMM's `a_tile[(t & 1) * 528 + ty + 33 *
+    /// kk]`, its row `ty` of register tiles derived from `local_id(0)` by divisions, which no
+    /// sum of terms bounds). `None` where no such bound does (nor `2^0`). With the verdict,
+    /// the access's [`Proof::offset`] where its sum cannot wrap under that bound.
+    fn within_group(&mut self, index: ExprId, n: u32) -> Option<(Verdict, Option<(ExprId, u32)>)> {
+        let dims = self.local_dims(index);
+        if !dims.contains(&true) {
+            return None;
+        }
+        // Whether the index fits under the bound `2^e` in the dimensions `on`, and its offset
+        // there.
+        let fits = |a: &mut Self, e: u32, on: [bool; 3]| {
+            a.group_max = on.map(|d| d.then_some(1i128 << e));
+            a.ranges.clear();
+            a.uppers.clear();
+            let (lo, hi) = a.range(index);
+            let ok = lo >= 0 && hi < n as i128;
+            let off = if ok && a.exact(index).is_some() {
+                a.split(index)
+            } else {
+                None
+            };
+            a.group_max = [None; 3];
+            a.ranges.clear();
+            a.uppers.clear();
+            (ok, off)
+        };
+        // The ranges only widen as the bound grows: the largest exponent that fits, by
+        // bisection (`ok` fits, `bad` does not).
+        let (fit, mut off) = fits(self, 0, dims);
+        if !fit {
+            return None;
+        }
+        let (mut ok, mut bad) = (0u32, 13u32);
+        while bad - ok > 1 {
+            let mid = (ok + bad) / 2;
+            match fits(self, mid, dims) {
+                (true, o) => (ok, off) = (mid, o),
+                (false, _) => bad = mid,
+            }
+        }
+        // A dimension whose bound the proof does not need is left free (`local_id(1) % 4`).
+        let mut dims = dims;
+        for d in 0..3 {
+            if dims[d] {
+                let mut without = dims;
+                without[d] = false;
+                if let (true, o) = fits(self, ok, without) {
+                    (dims, off) = (without, o);
+                }
+            }
+        }
+        let pres = (0..3u8)
+            .filter(|&d| dims[d as usize])
+            .map(|d| Precondition {
+                terms: vec![Term::LocalSize(d)],
+                offset: 0,
+                limit: Limit::Fixed(1 << ok),
+            })
+            .collect();
+        Some((Verdict::ProvenIf(pres), off))
+    }
+
+    /// The dimensions whose local id or size `e` reads (through `let`s and loop counters'
+    /// starts, ends and steps; the linear local id reads all three).
+    fn local_dims(&self, e: ExprId) -> [bool; 3] {
+        let mut dims = [false; 3];
+        let mut seen = HashSet::new();
+        let mut todo = vec![e];
+        while let Some(e) = todo.pop() {
+            if !seen.insert(e) {
+                continue;
+            }
+            match self.f.exprs.get(e) {
+                Expr::Builtin(Builtin::LocalId(d) | Builtin::LocalSize(d)) => {
+                    if let Some(x) = dims.get_mut(*d as usize) {
+                        *x = true;
+                    }
+                }
+                Expr::Builtin(Builtin::LocalLinearId) => dims = [true; 3],
+                Expr::Builtin(_) | Expr::Literal(_) | Expr::Param(_) | Expr::BufferLen(_) => {}
+                Expr::Value(v) => {
+                    if let Some(&x) = self.lets.get(v) {
+                        todo.push(x);
+                    }
+                    if let Some(&(a, b, c)) = self.loops.get(v) {
+                        todo.extend([a, b, c]);
+                    }
+                }
+                Expr::Unary(_, a)
+                | Expr::Cast(a, _)
+                | Expr::Bitcast(a, _)
+                | Expr::Splat(a, _)
+                | Expr::Extract(a, _) => todo.push(*a),
+                Expr::Binary(_, a, b) => todo.extend([*a, *b]),
+                Expr::Select(a, b, c) => todo.extend([*a, *b, *c]),
+                Expr::Math(_, xs) | Expr::Compose(xs) | Expr::Stub(_, xs) => {
+                    todo.extend(xs.iter().copied())
+                }
+            }
+        }
+        dims
     }
 
     /// A pitched two-dimensional index `x * w + y` (in either order of either operation) of a
@@ -697,14 +846,25 @@ impl Analysis<'_> {
                 (v, v)
             }
             Expr::BufferLen(_) => (0, u32::MAX as i128),
-            Expr::Builtin(b) => match b {
-                Builtin::LocalSize(_)
-                | Builtin::GlobalSize(_)
-                | Builtin::NumGroups(_)
-                | Builtin::SubGroupSize
-                | Builtin::MaxSubGroupSize
-                | Builtin::NumSubGroups => (1, thi),
-                _ => (0, thi),
+            Expr::Builtin(b) => match (b, self.group_max) {
+                (Builtin::LocalSize(d), g) if d < 3 && g[d as usize].is_some() => {
+                    (1, g[d as usize].unwrap_or(0).min(thi))
+                }
+                (Builtin::LocalId(d), g) if d < 3 && g[d as usize].is_some() => {
+                    (0, (g[d as usize].unwrap_or(0) - 1).min(thi))
+                }
+                (Builtin::LocalLinearId, [Some(x), Some(y), Some(z)]) => {
+                    (0, (x * y * z - 1).min(thi))
+                }
+                (_, _) => match b {
+                    Builtin::LocalSize(_)
+                    | Builtin::GlobalSize(_)
+                    | Builtin::NumGroups(_)
+                    | Builtin::SubGroupSize
+                    | Builtin::MaxSubGroupSize
+                    | Builtin::NumSubGroups => (1, thi),
+                    _ => (0, thi),
+                },
             },
             Expr::Value(v) => {
                 if let Some(&x) = self.lets.get(&v) {
@@ -1094,6 +1254,59 @@ mod tests {
             offset,
             limit: Limit::Len(param(k, buffer)),
         }])
+    }
+
+    #[test]
+    fn local_ids_through_divisions_bound_the_work_group() {
+        // SGEMM's layout: a row `ty` and column `tx` of register tiles from `local_id(0)` by
+        // divisions and remainders (no sum of terms bounds `l / 32`), into a 2 x 16 x 17 tile
+        // (double buffered, padded): in bounds for groups up to 256 wide, which the
+        // numeric ranges show with the local ids below 256 (not below 512).
+        let k = Kernel::build("layout", |k| {
+            let a = k.read::<f32>("a");
+            let out = k.write::<f32>("out");
+            let t = k.scalar::<u32>("t");
+            let tile = k.local_array::<f32>("tile", 2 * 16 * 17);
+            let l = local_id(0);
+            let (lane, warp) = (l % 32u32, l / 32u32);
+            let ty = warp / 2u32 * 4u32 + lane / 8u32;
+            let tx = warp % 2u32 * 8u32 + lane % 8u32;
+            let buf = (t & 1u32) * (16 * 17);
+            tile.set(buf + ty * 17u32 + tx, a.at(global_id(0)));
+            barrier();
+            // Reads the rows 0..15 of `buf` at the work-item's column `tx + 1` or `tx`: past
+            // 16 x 17 for a group of 512 (ty up to 31).
+            out.set(global_id(0), tile.at(buf + tx + ty * 17u32 + 1u32));
+            // The local id in dimension 1 plays no part: no condition on its size.
+            out.set(global_id(0), tile.at(local_id(1) % 4u32 + l / 2u32));
+        })
+        .unwrap();
+        let v = verdicts(&k);
+        let within = |limit| {
+            Verdict::ProvenIf(vec![Precondition {
+                terms: vec![Term::LocalSize(0)],
+                offset: 0,
+                limit: Limit::Fixed(limit),
+            }])
+        };
+        assert_eq!(v[1], ("tile".into(), within(256)), "{v:?}");
+        assert_eq!(v[2], ("tile".into(), within(256)), "{v:?}");
+        // `local_id(1) % 4 + l / 2 <= 543`: groups up to 1024 wide (`3 + 1023 / 2 = 514`),
+        // bounded in dimension 0 only.
+        assert_eq!(v[4], ("tile".into(), within(1024)), "{v:?}");
+        // An index the local ids do not bound stays unproven.
+        let k = Kernel::build("free", |k| {
+            let at = k.read::<u32>("at");
+            let out = k.write::<f32>("out");
+            let tile = k.local_array::<f32>("tile", 64);
+            tile.set(local_id(0) / 4u32 + at.at(global_id(0)), 1.0f32);
+            barrier();
+            out.set(global_id(0), tile.at(local_id(0) / 4u32));
+        })
+        .unwrap();
+        let v = verdicts(&k);
+        assert_eq!(v[1], ("tile".into(), Verdict::Unproven), "{v:?}");
+        assert_eq!(v[2], ("tile".into(), within(256)), "{v:?}");
     }
 
     #[test]
@@ -1619,9 +1832,18 @@ mod tests {
             out.set(global_id(0), tile.at(3u32));
         })
         .unwrap();
+        // No sum of terms bounds them, but their numeric ranges do where the group is narrow
+        // in dimension 1: `local_id(1) * 100 <= 255` for two rows, `j * -16` for one.
         let v = verdicts(&k);
-        assert_eq!(v[0], ("tile".into(), Verdict::Unproven), "{v:?}");
-        assert_eq!(v[1], ("tile".into(), Verdict::Unproven), "{v:?}");
+        let narrow = |limit| {
+            Verdict::ProvenIf(vec![Precondition {
+                terms: vec![Term::LocalSize(1)],
+                offset: 0,
+                limit: Limit::Fixed(limit),
+            }])
+        };
+        assert_eq!(v[0], ("tile".into(), narrow(2)), "{v:?}");
+        assert_eq!(v[1], ("tile".into(), narrow(1)), "{v:?}");
         // With a small numeric range the product is exact: proven outright.
         let k = Kernel::build("w", |k| {
             let out = k.write::<f32>("out");

@@ -1097,7 +1097,7 @@ impl<'a, 'b> Gen<'a, 'b> {
                     let p = self
                         .pres
                         .iter()
-                        .find(|q| q.same_sum(p) && q.offset >= p.offset)
+                        .find(|q| q.implies(p))
                         .cloned()
                         .unwrap_or_else(|| p.clone());
                     let ok = self.precondition(&p);
@@ -1227,12 +1227,7 @@ impl<'a, 'b> Gen<'a, 'b> {
                 }
                 if let Verdict::ProvenIf(ps) = self.proof.verdict(*mem, *index) {
                     for p in ps {
-                        // Of the same sum against the same limit, the largest offset stands
-                        // for the others.
-                        match pres.iter_mut().find(|q| q.same_sum(p)) {
-                            Some(q) => q.offset = q.offset.max(p.offset),
-                            None => pres.push(p.clone()),
-                        }
+                        p.add_to(&mut pres);
                     }
                 }
             }

@@ -1254,22 +1254,9 @@ impl Gen<'_, '_> {
             }
         };
         // The fast copy also takes the preconditions of its accesses' proofs as tested
-        // (they hold for the whole launch: the test leaves the work-item loop).
-        let mut pres: Vec<crate::ir::ranges::Precondition> = Vec::new();
-        walk_block(stmts, &mut |s| {
-            if let Stmt::Load { mem, index, .. } | Stmt::Store { mem, index, .. } = s {
-                if let crate::ir::ranges::Verdict::ProvenIf(ps) = self.proof.verdict(*mem, *index) {
-                    for p in ps {
-                        // Of the same sum against the same limit (a tile's row at offsets
-                        // 0 to 15), the largest offset stands for the others.
-                        match pres.iter_mut().find(|q| q.same_sum(p)) {
-                            Some(q) => q.offset = q.offset.max(p.offset),
-                            None => pres.push(p.clone()),
-                        }
-                    }
-                }
-            }
-        });
+        // (they hold for the whole launch: the test leaves the work-item loop). Every
+        // access's, atomics' too: the copy tests none of them again.
+        let pres = self.preconditions_in(stmts);
         let pre_ok0 = self.pre_ok;
         if !pre_ok0 {
             for p in &pres {
