@@ -63,6 +63,58 @@ macro_rules! int_suite {
                 )
             }
 
+            /// Division and remainder by literals, which compilers turn into shifts and
+            /// multiplications: the type's edge (`MIN` where signed: Cranelift 0.125 read an
+            /// `i32` literal `MIN` divisor as `2^31`, so `MIN / MIN` gave -1 on `cpu`, issue
+            /// 31; `MAX` where unsigned), a power of two, its negation (a large unsigned
+            /// literal), and 7; in work-groups of 64 and of 3 (on `cpu`, the vector code
+            /// and the one-work-item-at-a-time code).
+            pub(super) fn literal_divisors(q: &Queue) -> Result<(), String> {
+                let (mut a, _) = pairs::<T>(41, 300);
+                a.extend([T::MIN, T::MAX, 0 as T, 1 as T, (0 as T).wrapping_sub(1 as T)]);
+                let edge: T = if T::MIN < (0 as T) { T::MIN } else { T::MAX };
+                let p2: T = 16 as T;
+                let neg: T = (0 as T).wrapping_sub(16 as T);
+                let seven: T = 7 as T;
+                let z = vec![0 as T; a.len()];
+                let body = |x: Expr<T>, _, _| {
+                    [
+                        x / lit(edge),
+                        x % lit(edge),
+                        x / lit(p2),
+                        x % lit(p2),
+                        x / lit(neg),
+                        x % lit(neg),
+                        x / lit(seven),
+                        x % lit(seven),
+                    ]
+                };
+                let name = concat!("litdiv_", stringify!($t));
+                let got = crate::conformance::run3_in(q, name, &a, &z, &z, 64, body)?;
+                let got3 = crate::conformance::run3_in(q, name, &a, &z, &z, 3, body)?;
+                let mut want = Vec::new();
+                for &x in &a {
+                    want.extend([
+                        x.wrapping_div(edge),
+                        x.wrapping_rem(edge),
+                        x.wrapping_div(p2),
+                        x.wrapping_rem(p2),
+                        x.wrapping_div(neg),
+                        x.wrapping_rem(neg),
+                        x.wrapping_div(seven),
+                        x.wrapping_rem(seven),
+                    ]);
+                }
+                let names = ["a/EDGE", "a%EDGE", "a/16", "a%16", "a/-16", "a%-16", "a/7", "a%7"];
+                expect_eq_k(concat!(stringify!($t), " division by literals"), &names, &got, &want)?;
+                expect_eq_k(
+                    concat!(stringify!($t), " division by literals, groups of 3"),
+                    &names,
+                    &got3,
+                    &want,
+                )
+            }
+
             pub(super) fn bits(q: &Queue) -> Result<(), String> {
                 let (a, _) = pairs::<T>(21, 300);
                 let mut r = Rng::new(22);
@@ -211,6 +263,7 @@ macro_rules! int_suite {
             vec![
                 $(
                     case(concat!("int/", stringify!($t), "_arith"), $t::arith),
+                    case(concat!("int/", stringify!($t), "_literal_divisors"), $t::literal_divisors),
                     case(concat!("int/", stringify!($t), "_bits"), $t::bits),
                     case(concat!("int/", stringify!($t), "_builtins"), $t::builtins),
                     case(concat!("int/", stringify!($t), "_composed"), $t::composed),

@@ -220,6 +220,20 @@ pub(crate) fn run3<T: strata::builder::Value, const K: usize>(
     c: &[T],
     body: impl FnOnce(Expr<T>, Expr<T>, Expr<T>) -> [Expr<T>; K],
 ) -> Result<Vec<T>, String> {
+    run3_in(q, name, a, b, c, 64, body)
+}
+
+/// [`run3`] in work-groups of `local` work-items (on `cpu`, a multiple of four runs the
+/// vector code, others the one-work-item-at-a-time code).
+pub(crate) fn run3_in<T: strata::builder::Value, const K: usize>(
+    q: &Queue,
+    name: &str,
+    a: &[T],
+    b: &[T],
+    c: &[T],
+    local: usize,
+    body: impl FnOnce(Expr<T>, Expr<T>, Expr<T>) -> [Expr<T>; K],
+) -> Result<Vec<T>, String> {
     let k = Kernel::build(name, |k| {
         let xa = k.read::<T>("a");
         let xb = k.read::<T>("b");
@@ -238,8 +252,12 @@ pub(crate) fn run3<T: strata::builder::Value, const K: usize>(
     let bb = Buffer::from_slice(q, b).map_err(e)?;
     let cb = Buffer::from_slice(q, c).map_err(e)?;
     let ob = Buffer::<T>::new(q.device(), a.len() * K).map_err(e)?;
-    k.launch(q, NdRange::covering(a.len(), 64), args![&ab, &bb, &cb, &ob])
-        .map_err(e)?;
+    k.launch(
+        q,
+        NdRange::covering(a.len(), local),
+        args![&ab, &bb, &cb, &ob],
+    )
+    .map_err(e)?;
     q.read(&ob).map_err(e)
 }
 
