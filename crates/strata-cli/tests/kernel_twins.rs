@@ -246,6 +246,9 @@ fn all_twins() -> Vec<(String, Vec<Kernel>)> {
 ///   are methods in both styles;
 /// - `queue/copy`, `queue/fill`, `queue/read_into`, `queue/range_errors`: these cases launch no
 ///   kernel, so there is nothing to twin;
+/// - `int/*_literal_divisors`: division and remainder by literal divisors (the type's edge,
+///   16, its negation, 7), operators in both styles, the kernel the same as `int/*_arith`'s
+///   shape but for its divisors; not twinned yet (added in session 18);
 /// - `int/*_composed`: narrow-integer `min`/`max`/`clamp`/`abs` results fed into further
 ///   operations (regressions from the H100's NVRTC), all of them `#[kernel]` built-ins too;
 /// - `float/*_nan_literal`: floor, ceil, trunc, round, exp, exp2, tanh and sin of a NaN the
@@ -274,6 +277,14 @@ const NOT_TWINNED: &[&str] = &[
     // Rectangular transfers of 2-D and 3-D buffers: no kernel.
     "pitched/regions_",
     "pitched/region_errors",
+    "int/i8_literal_divisors",
+    "int/u8_literal_divisors",
+    "int/i16_literal_divisors",
+    "int/u16_literal_divisors",
+    "int/i32_literal_divisors",
+    "int/u32_literal_divisors",
+    "int/i64_literal_divisors",
+    "int/u64_literal_divisors",
     "int/i8_composed",
     "int/u8_composed",
     "int/i16_composed",
