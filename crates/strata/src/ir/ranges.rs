@@ -134,13 +134,6 @@ pub struct Precondition {
 }
 
 impl Precondition {
-    /// Whether `other` sums the same terms against the same limit: then the one with the
-    /// larger offset implies the other (a tile's row at offsets 0 to 15 needs only offset 15's
-    /// test).
-    pub fn same_sum(&self, other: &Precondition) -> bool {
-        self.terms == other.terms && self.limit == other.limit
-    }
-
     /// Whether `self` implies `other`: the same sum against the same limit with an offset at
     /// least `other`'s, or against a constant with at least `other`'s offset minus its
     /// constant (`local_size(0) <= 256` implies `local_size(0) <= 1024`).

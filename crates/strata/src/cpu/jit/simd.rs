@@ -409,12 +409,9 @@ pub(super) fn wide_reason(f: &Function) -> Option<String> {
             body,
         } = s
         {
-            let bounds = [*start, *end, *step].iter().all(|&x| uniform(f, &c, x));
-            if !bounds
-                && !together
+            if !together
                 && row_step(f, *step).is_none()
-                && uniform(f, &c, *step)
-                && keeps_lanes(*id, body)
+                && own_starts(f, &c, *id, [*start, *end, *step], body)
             {
                 let proof = proof.get_or_insert_with(|| crate::ir::ranges::Proof::of(f));
                 together = !tile_loads(f, &c, proof, *var, body).is_empty();
@@ -687,6 +684,20 @@ fn keeps_lanes(id: crate::ir::LoopId, body: &[Stmt]) -> bool {
         })
     }
     !breaks(body, id) && !leaves(body, &mut vec![id])
+}
+
+/// Whether the lanes of `for` loop `id` (its start, end and step `bounds`) may run it
+/// together from their own starts: bounds not all uniform, a uniform step, and no lane
+/// leaving it early ([`keeps_lanes`]). [`Gen::vfor`] then tests on entry that they run the
+/// same iterations.
+fn own_starts(
+    f: &Function,
+    c: &Counters,
+    id: crate::ir::LoopId,
+    bounds: [ExprId; 3],
+    body: &[Stmt],
+) -> bool {
+    !bounds.iter().all(|&x| uniform(f, c, x)) && uniform(f, c, bounds[2]) && keeps_lanes(id, body)
 }
 
 /// Whether the body of loop `id` holds a `continue` of it (at any depth).
@@ -3066,10 +3077,8 @@ impl Gen<'_, '_> {
             .iter()
             .all(|&x| uniform(self.f, &self.counters, x));
         let same_trips = self.full
-            && !uniform_bounds
             && self.parts(s) == 1
-            && uniform(self.f, &self.counters, step)
-            && keeps_lanes(id, body);
+            && own_starts(self.f, &self.counters, id, [start, end, step], body);
         if !same_trips {
             self.vfor_copy(id, var, &v0, &e, &st, body, uniform_bounds, uniform_bounds);
             return;
