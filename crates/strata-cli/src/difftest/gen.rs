@@ -544,7 +544,8 @@ impl Gen<'_> {
         });
     }
 
-    /// `loop { if c >= n { break } c += 1; ... }` with a private counter.
+    /// `loop { if c >= n { break } c += 1; ... }` with a private counter, written out with the
+    /// other private variables.
     fn endless(&mut self, depth: u32) {
         let index = PrivateId::new(self.f.privates.len());
         self.f.privates.push(PrivateDecl {
@@ -592,6 +593,24 @@ impl Gen<'_> {
         });
         self.loops.pop();
         self.emit(Stmt::Loop { id, body });
+        // The count is a result (the `cpu` vector code keeps it as one scalar in the loop and
+        // gives each lane its own as it leaves); later statements may store it. Stored at the
+        // start of the kernel too, for work-items that never reach the loop.
+        let zero0 = self.u32(0);
+        self.blocks[0].insert(
+            0,
+            Stmt::Store {
+                mem: Mem::Private(index),
+                index: zero0,
+                value: zero0,
+                at: strata::ir::SourceLoc::NONE,
+            },
+        );
+        self.privates.push(Private {
+            index,
+            ty: Scalar::U32,
+            len: None,
+        });
     }
 
     /// `if cond { break | continue }` of the innermost or an enclosing loop.

@@ -231,6 +231,10 @@ pub(super) struct Gen<'a, 'b> {
     /// ([`super::simd`]'s `Stmt::Loop`): their breaks are not recorded (the mask after the
     /// loop is the one before it).
     pub(super) quiet_breaks: Vec<LoopId>,
+    /// Vector mode: the private variables that count the iterations of an enclosing `loop`
+    /// ([`super::simd`]'s `trip_counters`), each with that loop and the scalar that is its
+    /// value in every lane active there.
+    pub(super) trips: HashMap<PrivateId, (LoopId, Variable)>,
     /// Vector mode: whether the active lanes are known to be all four here (then accesses,
     /// private variables and record slots need no mask).
     pub(super) full: bool,
@@ -449,6 +453,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             half: None,
             vloops: Vec::new(),
             quiet_breaks: Vec::new(),
+            trips: HashMap::new(),
             full: false,
             splits: 0,
             pre_ok: false,
@@ -965,9 +970,15 @@ impl<'a, 'b> Gen<'a, 'b> {
         // A flag is set: cancelled, or this work-group comes after the first that failed, or
         // the grace period of the work-groups before it is over (`Stop::stops`, inline: no
         // call in a loop, whose registers a call would clobber).
+        // Both ways back to `next` from the cold blocks go through one cold block of their
+        // own: were they edges into `next` from blocks with two successors, the register
+        // moves each edge needs would sit in blocks of their own between the hot ones (a
+        // taken jump more an iteration).
+        let resume = self.b.create_block();
+        self.b.set_cold_block(resume);
         let ask = self.b.create_block();
         self.b.set_cold_block(ask);
-        self.b.ins().brif(any, ask, &[], next, &[]);
+        self.b.ins().brif(any, ask, &[], resume, &[]);
         self.b.switch_to_block(ask);
         let first = self
             .b
@@ -994,7 +1005,9 @@ impl<'a, 'b> Gen<'a, 'b> {
             BlockArg::Value(zi),
             BlockArg::Value(zi),
         ];
-        self.b.ins().brif(stops, self.fault, &args, next, &[]);
+        self.b.ins().brif(stops, self.fault, &args, resume, &[]);
+        self.b.switch_to_block(resume);
+        self.b.ins().jump(next, &[]);
     }
 
     // ---- statements ----
