@@ -2134,14 +2134,13 @@ impl Gen<'_, '_> {
         if dfg.value_type(v) != types::I32X4 {
             return None;
         }
+        if let Some(arg) = self.splat_arg(v, types::I32) {
+            return Some(arg);
+        }
         let cl::ValueDef::Result(inst, 0) = dfg.value_def(v) else {
             return None;
         };
         match dfg.insts[inst] {
-            cl::InstructionData::Unary {
-                opcode: cl::Opcode::Splat,
-                arg,
-            } if dfg.value_type(arg) == types::I32 => Some(arg),
             cl::InstructionData::UnaryConst {
                 opcode: cl::Opcode::Vconst,
                 constant_handle,
@@ -4236,19 +4235,24 @@ impl Gen<'_, '_> {
 
     /// The scalar whose splat every register of `x` (lanes of `s`) is.
     fn splat_of(&self, x: &[Value], s: Scalar) -> Option<Value> {
-        let dfg = &self.b.func.dfg;
         let first = *x.first()?;
         if x.iter().any(|&v| v != first) {
             return None;
         }
-        let cl::ValueDef::Result(inst, 0) = dfg.value_def(first) else {
+        self.splat_arg(first, cl_ty(s))
+    }
+
+    /// The scalar (of type `ty`) that `v` is a `splat` of, where it is one.
+    fn splat_arg(&self, v: Value, ty: cl::Type) -> Option<Value> {
+        let dfg = &self.b.func.dfg;
+        let cl::ValueDef::Result(inst, 0) = dfg.value_def(v) else {
             return None;
         };
         match dfg.insts[inst] {
             cl::InstructionData::Unary {
                 opcode: cl::Opcode::Splat,
                 arg,
-            } if dfg.value_type(arg) == cl_ty(s) => Some(arg),
+            } if dfg.value_type(arg) == ty => Some(arg),
             _ => None,
         }
     }
