@@ -723,8 +723,9 @@ fn continues(id: crate::ir::LoopId, body: &[Stmt]) -> bool {
 }
 
 /// The private variables that count the iterations of loop `id` (`body`), which follows
-/// `before` in its block and which lanes leave only by its own `break`s: a 32-bit integer whose last store before the loop is at the top
-/// level of `before` and stores a uniform expression ([`uniform`]), and whose only store in
+/// `before` in its block and which lanes leave only by its own `break`s: a 32-bit integer
+/// whose last store before the loop is at the top level of `before` and stores a uniform
+/// expression ([`uniform`]), and whose only store in
 /// the loop, at the top level of its body, adds a literal or a parameter to (or subtracts
 /// one from) its value loaded at the top level of the body before it; the body has no
 /// `continue` of the loop. Every lane active in an iteration entered the loop holding the
@@ -770,13 +771,17 @@ fn trip_counters(
             continue;
         }
         // The loaded value: a top-level load of `p` before the store.
-        let loaded = |x: ExprId| {
-            match f.exprs.get(x) {
-            Expr::Value(v) => body[..j].iter().any(|s| {
-                matches!(s, Stmt::Load { value, mem: Mem::Private(q), .. } if value == v && q == p)
-            }),
+        let loads_p = |s: &Stmt, v: ValueId| match s {
+            Stmt::Load {
+                value,
+                mem: Mem::Private(q),
+                ..
+            } => *value == v && q == p,
             _ => false,
-        }
+        };
+        let loaded = |x: ExprId| match f.exprs.get(x) {
+            Expr::Value(v) => body[..j].iter().any(|s| loads_p(s, *v)),
+            _ => false,
         };
         let steps = match f.exprs.get(*e) {
             Expr::Binary(BinaryOp::Add, a, b) => {
@@ -1858,22 +1863,20 @@ impl Gen<'_, '_> {
         for (i, s) in stmts.iter().enumerate() {
             let trips = match s {
                 Stmt::Loop { id, body } => {
-                    trip_counters(self.f, &self.counters, &stmts[..i], *id, body)
+                    let trips = trip_counters(self.f, &self.counters, &stmts[..i], *id, body);
+                    for &(p, e0) in &trips {
+                        // The value every lane entering the loop holds: the uniform
+                        // expression it stored last (pure: the same value here), as a scalar.
+                        let x = self.vexprs(e0)[0];
+                        let x = self.lane0(x);
+                        let v = self.b.declare_var(types::I32);
+                        self.b.def_var(v, x);
+                        self.trips.insert(p, (*id, v));
+                    }
+                    trips
                 }
                 _ => Vec::new(),
             };
-            for &(p, e0) in &trips {
-                // The value every lane entering the loop holds: the uniform expression it
-                // stored last (pure: the same value here), as a scalar.
-                let x = self.vexprs(e0)[0];
-                let x = self.lane0(x);
-                let v = self.b.declare_var(types::I32);
-                self.b.def_var(v, x);
-                let Stmt::Loop { id, .. } = s else {
-                    unreachable!()
-                };
-                self.trips.insert(p, (*id, v));
-            }
             self.vstmt(s);
             for (p, _) in trips {
                 self.trips.remove(&p);
