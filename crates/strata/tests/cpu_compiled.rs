@@ -2985,6 +2985,120 @@ fn loops_that_lose_lanes_by_break_or_otherwise_keep_the_interpreters_masks() {
     }
 }
 
+/// Small `if`s reached with every lane active (a tile's guarded loads): where the condition
+/// holds in all lanes, the vector code runs only the `then` side, for all of them; where it
+/// holds in some or none, both sides under their masks. Conditions true in every lane of
+/// some blocks (of four and of eight work-items), in part of others, in none of the rest;
+/// `then` sides that store, update a private, load a buffer, `return`, `break` a loop or
+/// `continue` it, with and without an `else`; in a one-region kernel (four and eight lanes)
+/// and around a barrier; one side's load out of bounds in some launches (the interpreter's
+/// error, same work-item). Bit for bit with `interp`, on every group size.
+#[test]
+fn small_ifs_taken_by_every_lane_agree_with_the_interpreter() {
+    let (cpu, interp) = queues();
+    let body = |t: &BufferParam<u32>,
+                f: &BufferParam<f32>,
+                out: &BufferParam<u32>,
+                fo: &BufferParam<f32>,
+                lim: Expr<u32>,
+                i: Expr<u32>| {
+        let v = t.at(i);
+        let acc = var_named("acc", 1u32);
+        let s = var_named("s", 0.25f32);
+        // Stores and a load on each side.
+        if_(v.lt(lim), || out.set(i, v * 3u32)).else_(|| out.set(i, 7u32));
+        if_(v.lt(lim).and(i.ge(4u32)), || {
+            s.set(s.get() + f.at(v));
+            acc.set(acc.get() * 5u32 + v);
+        });
+        // A side that leaves a loop, or ends its iteration.
+        for_range(0u32, 6u32, |j| {
+            if_((v + j).gt(lim), break_);
+            if_((v ^ j).lt(2u32), continue_);
+            acc.set(acc.get() + j * 11u32);
+        });
+        fo.set(i, s.get());
+        // A side that returns (after its store).
+        if_(v.ge(lim / 2u32), || {
+            out.set(i, out.at(i) + acc.get() * 1000u32);
+            return_();
+        });
+        out.set(i, out.at(i) + acc.get());
+    };
+    let k = Kernel::build("small_ifs", |k| {
+        let t = k.read::<u32>("t");
+        let f = k.read::<f32>("f");
+        let out = k.read_write::<u32>("out");
+        let fo = k.write::<f32>("fo");
+        let lim = k.scalar::<u32>("lim");
+        body(&t, &f, &out, &fo, lim, global_id(0));
+    })
+    .unwrap();
+    assert_eq!(k.cpu_eight_lane_variant(), Ok(()));
+    let kb = Kernel::build("small_ifs_barrier", |k| {
+        let t = k.read::<u32>("t");
+        let f = k.read::<f32>("f");
+        let out = k.read_write::<u32>("out");
+        let fo = k.write::<f32>("fo");
+        let lim = k.scalar::<u32>("lim");
+        let i = global_id(0);
+        let seen = k.local_array::<u32>("seen", 64);
+        if_(t.at(i).lt(lim), || seen.set(local_id(0), 1u32)).else_(|| seen.set(local_id(0), 0u32));
+        barrier_local();
+        body(
+            &t,
+            &f,
+            &out,
+            &fo,
+            lim + seen.at((local_id(0) + 1u32) % local_size(0)),
+            i,
+        );
+    })
+    .unwrap();
+    assert!(kb.cpu_vector_variant().is_ok());
+    let n = 96usize;
+    // Per block of eight: all below `lim`, none, half, one, all but one ...
+    let patterns: [[u32; 8]; 6] = [
+        [1, 2, 3, 4, 5, 6, 7, 8],
+        [40, 41, 42, 43, 44, 45, 46, 47],
+        [1, 40, 2, 41, 3, 42, 4, 43],
+        [1, 2, 3, 4, 40, 41, 42, 43],
+        [40, 2, 3, 4, 5, 6, 7, 8],
+        [9, 9, 9, 9, 9, 9, 9, 39],
+    ];
+    let ts: Vec<u32> = (0..n)
+        .map(|i| patterns[(i / 8) % patterns.len()][i % 8])
+        .collect();
+    let fs: Vec<f32> = (0..48).map(|i| i as f32 * 0.75 - 3.0).collect();
+    let run = |q: &Queue, k: &Kernel, local: usize, lim: u32| {
+        let t = Buffer::from_slice(q, &ts).unwrap();
+        // `f` one element short of the largest `t` below `lim` at 48 and 10: a fault in a
+        // side (in the lanes' first block that reaches it).
+        let f = Buffer::from_slice(q, &fs[..(lim as usize - 1).min(fs.len())]).unwrap();
+        let out = Buffer::<u32>::new(q.device(), n).unwrap();
+        let fo = Buffer::<f32>::new(q.device(), n).unwrap();
+        k.launch(
+            q,
+            NdRange::new(n).local(local),
+            args![&t, &f, &out, &fo, lim],
+        )
+        .map_err(|e| e.to_string())?;
+        let bits: Vec<u32> = q.read(&fo).unwrap().iter().map(|x| x.to_bits()).collect();
+        Ok::<_, String>((q.read(&out).unwrap(), bits))
+    };
+    for kern in [&k, &kb] {
+        for (lim, ok) in [(30u32, true), (48, false), (10, false), (100, true)] {
+            for local in [8, 16, 32, 4, 12, 1] {
+                // The error names the work-item's place in its work-group.
+                let want = run(&interp, kern, local, lim);
+                assert_eq!(want.is_ok(), ok, "{}: lim {lim}: {want:?}", kern.name());
+                let got = run(&cpu, kern, local, lim);
+                assert_eq!(got, want, "{}: local size {local}, lim {lim}", kern.name());
+            }
+        }
+    }
+}
+
 /// Unsigned `<` and `>` of `u32` lanes (`!(max(x, y) == x)`, `!(min(x, y) == x)`) at the
 /// edges of the sign bit (0, 1, 2^31 - 1, 2^31, 2^31 + 1, 2^32 - 1), each way round, as
 /// values, as `if` conditions, in `select`, negated, and as a divergent loop's condition

@@ -1398,6 +1398,21 @@ impl<'a, 'b> Gen<'a, 'b> {
         Some(self.b.ins().atomic_rmw(ty, flags, rmw, a, v))
     }
 
+    /// The start of code lowered twice: branches on `all` (an `i8`) to a fast copy (taken
+    /// where it is set) or a general one, and counts the split (at most two on a path, so
+    /// that nested copies do not multiply the code); returns the two copies' blocks and the
+    /// block where they join (the caller ends the split: `splits -= 1` there).
+    pub(super) fn split_on(&mut self, all: Value) -> (cl::Block, cl::Block, cl::Block) {
+        let (fast, general, join) = (
+            self.b.create_block(),
+            self.b.create_block(),
+            self.b.create_block(),
+        );
+        self.b.ins().brif(all, fast, &[], general, &[]);
+        self.splits += 1;
+        (fast, general, join)
+    }
+
     /// A loop (`s`, a `for` or `loop` not inside another such copy) with accesses proven in
     /// bounds under preconditions on the launch's arguments: the preconditions tested once
     /// on entry (launch-uniform, so the test leaves the work-item loop), then one copy of the
@@ -1421,13 +1436,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             });
         }
         let all = all.expect("a precondition");
-        let (fast, general, join) = (
-            self.b.create_block(),
-            self.b.create_block(),
-            self.b.create_block(),
-        );
-        self.b.ins().brif(all, fast, &[], general, &[]);
-        self.splits += 1;
+        let (fast, general, join) = self.split_on(all);
         for (blk, ok) in [(fast, true), (general, false)] {
             self.b.switch_to_block(blk);
             self.pre_ok = ok;
