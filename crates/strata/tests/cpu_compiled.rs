@@ -3099,6 +3099,60 @@ fn small_ifs_taken_by_every_lane_agree_with_the_interpreter() {
     }
 }
 
+/// A guarded streaming kernel, `if i < n { out[i] = a[i] * 2 + b[i] }`, whose accesses are
+/// proven in bounds given `n <= len(a)` (and `b`, `out`): where every lane takes the guard,
+/// the accesses have no test only where the launch's arguments pass those preconditions.
+/// With `a` or `out` shorter than `n`, the interpreter's error (same work-item, same
+/// buffer); with `n` below the launch's size, the lanes past it skip the body.
+#[test]
+fn guarded_accesses_proven_under_preconditions_fault_as_the_interpreter() {
+    let (cpu, interp) = queues();
+    let k = Kernel::build("guarded_axpb", |k| {
+        let a = k.read::<f32>("a");
+        let b = k.read::<f32>("b");
+        let out = k.write::<f32>("out");
+        let n = k.scalar::<u32>("n");
+        let i = global_id(0);
+        if_(i.lt(n), || out.set(i, a.at(i) * 2.0f32 + b.at(i)));
+    })
+    .unwrap();
+    assert_eq!(k.cpu_eight_lane_variant(), Ok(()));
+    let global = 96usize;
+    let run = |q: &Queue, local: usize, n: u32, la: usize, lo: usize| {
+        let av: Vec<f32> = (0..la).map(|i| i as f32 * 0.5 - 7.0).collect();
+        let bv: Vec<f32> = (0..global).map(|i| i as f32 * 0.25).collect();
+        let a = Buffer::from_slice(q, &av).unwrap();
+        let b = Buffer::from_slice(q, &bv).unwrap();
+        let out = Buffer::from_slice(q, &vec![-1.0f32; lo]).unwrap();
+        k.launch(q, NdRange::new(global).local(local), args![&a, &b, &out, n])
+            .map_err(|e| e.to_string())?;
+        let bits: Vec<u32> = q.read(&out).unwrap().iter().map(|x| x.to_bits()).collect();
+        Ok::<_, String>(bits)
+    };
+    for (n, la, lo, ok) in [
+        (96u32, 96usize, 96usize, true),
+        (61, 96, 96, true),
+        (96, 61, 96, false),
+        (96, 96, 70, false),
+        (64, 63, 96, false),
+        (40, 41, 40, true),
+    ] {
+        for local in [8, 16, 4, 12, 1] {
+            let want = run(&interp, local, n, la, lo);
+            assert_eq!(
+                want.is_ok(),
+                ok,
+                "n {n}, len(a) {la}, len(out) {lo}: {want:?}"
+            );
+            let got = run(&cpu, local, n, la, lo);
+            assert_eq!(
+                got, want,
+                "local {local}, n {n}, len(a) {la}, len(out) {lo}"
+            );
+        }
+    }
+}
+
 /// Unsigned `<` and `>` of `u32` lanes (`!(max(x, y) == x)`, `!(min(x, y) == x)`) at the
 /// edges of the sign bit (0, 1, 2^31 - 1, 2^31, 2^31 + 1, 2^32 - 1), each way round, as
 /// values, as `if` conditions, in `select`, negated, and as a divergent loop's condition

@@ -1420,25 +1420,15 @@ impl Gen<'_, '_> {
             then_in_scope(self, entry_full);
             return;
         }
-        let mut all = match all {
+        let all = match all {
             Some(all) => all,
             None => {
                 let m = self.mask();
                 self.b.ins().vall_true(m)
             }
         };
-        // The fast copy also takes the preconditions of its accesses' proofs as tested
-        // (they hold for the whole launch: the test leaves the work-item loop). Every
-        // access's, atomics' too: the copy tests none of them again.
-        let pres = self.preconditions_in(stmts);
         let pre_ok0 = self.pre_ok;
-        if !pre_ok0 {
-            for p in &pres {
-                let ok = self.precondition(p);
-                all = self.b.ins().band(all, ok);
-            }
-        }
-        let pres0 = std::mem::replace(&mut self.pres, pres);
+        let (all, pres0) = self.with_preconditions(stmts, all);
         let m = self.mask();
         let (fast, general, join) = self.split_on(all);
         self.b.switch_to_block(fast);
@@ -1463,6 +1453,27 @@ impl Gen<'_, '_> {
         self.pres = pres0;
         self.splits -= 1;
         self.full = false;
+    }
+
+    /// The test `all` (an `i8`) of a fast copy of `stmts`, with the preconditions of their
+    /// accesses' proofs ([`Gen::preconditions_in`]) added where the enclosing copy has not
+    /// tested them: they hold for the whole launch (the test leaves the work-item loop), and
+    /// the fast copy (lowered with [`Gen::pre_ok`] set) tests none of its accesses again,
+    /// atomics' included. The preconditions become [`Gen::pres`] for both copies; returns
+    /// the test and the `pres` to restore where the copies join.
+    fn with_preconditions(
+        &mut self,
+        stmts: &[Stmt],
+        mut all: Value,
+    ) -> (Value, Vec<crate::ir::ranges::Precondition>) {
+        let pres = self.preconditions_in(stmts);
+        if !self.pre_ok {
+            for p in &pres {
+                let ok = self.precondition(p);
+                all = self.b.ins().band(all, ok);
+            }
+        }
+        (all, std::mem::replace(&mut self.pres, pres))
     }
 
     /// The four lanes' scalars of record slot `off` (a lane type; side by side, so a
@@ -3114,12 +3125,18 @@ impl Gen<'_, '_> {
                     // load under `row < n && col < n`), the `then` side alone, for all lanes,
                     // without the sides' masks or the test for lanes taking the `else` side
                     // (issue 31); otherwise both sides under their masks ([`Gen::vif`]).
+                    // The `then` side's proofs' preconditions are tested with the condition,
+                    // as by a fast copy of a block ([`Gen::vblock_split`]).
                     let all = self.b.ins().vall_true(c);
+                    let pre_ok0 = self.pre_ok;
+                    let (all, pres0) = self.with_preconditions(then, all);
                     let (fast, general, join) = self.split_on(all);
                     self.b.switch_to_block(fast);
                     let ones = self.mask_splat(-1);
                     self.set_mask(ones);
+                    self.pre_ok = true;
                     self.vblock(then);
+                    self.pre_ok = pre_ok0;
                     self.b.ins().jump(join, &[]);
                     self.b.switch_to_block(general);
                     self.full = full0;
@@ -3128,6 +3145,7 @@ impl Gen<'_, '_> {
                     self.vif(c, *cond, then, otherwise);
                     self.b.ins().jump(join, &[]);
                     self.b.switch_to_block(join);
+                    self.pres = pres0;
                     self.splits -= 1;
                     self.full = full0
                         && !leaves(then, &mut Vec::new())
