@@ -3127,29 +3127,28 @@ impl Gen<'_, '_> {
                     // (issue 31); otherwise both sides under their masks ([`Gen::vif`]).
                     // The `then` side's proofs' preconditions are tested with the condition,
                     // as by a fast copy of a block ([`Gen::vblock_split`]).
+                    // The mask is all lanes in both copies: a constant, so that what it
+                    // selects or is combined with folds away.
+                    let ones = self.mask_splat(-1);
+                    self.set_mask(ones);
                     let all = self.b.ins().vall_true(c);
                     let pre_ok0 = self.pre_ok;
                     let (all, pres0) = self.with_preconditions(then, all);
                     let (fast, general, join) = self.split_on(all);
                     self.b.switch_to_block(fast);
-                    let ones = self.mask_splat(-1);
-                    self.set_mask(ones);
                     self.pre_ok = true;
                     self.vblock(then);
                     self.pre_ok = pre_ok0;
                     self.b.ins().jump(join, &[]);
                     self.b.switch_to_block(general);
                     self.full = full0;
-                    let ones = self.mask_splat(-1);
-                    self.set_mask(ones);
+                    // `vif` leaves `full` as it is after both sides, which holds after the
+                    // fast copy too (it runs only the `then` side).
                     self.vif(c, *cond, then, otherwise);
                     self.b.ins().jump(join, &[]);
                     self.b.switch_to_block(join);
                     self.pres = pres0;
                     self.splits -= 1;
-                    self.full = full0
-                        && !leaves(then, &mut Vec::new())
-                        && !leaves(otherwise, &mut Vec::new());
                 } else {
                     self.vif(c, *cond, then, otherwise);
                 }
