@@ -2948,39 +2948,29 @@ impl Gen<'_, '_> {
             self.b.create_block(),
             self.b.create_block(),
         );
-        // Each side runs when a lane takes it (an empty side is not tested).
-        self.set_mask(t);
-        if then.is_empty() {
-            self.b.ins().jump(j1, &[]);
-        } else if self.quiet_break(then) {
-            // Its lanes leave the loop, nothing to record (but iteration counts, when
-            // a lane leaves): no branch.
-            self.leave_quietly(then, t, tb, j1);
-        } else {
-            let any_t = self.b.ins().vany_true(t);
-            self.b.ins().brif(any_t, tb, &[], j1, &[]);
-            self.b.switch_to_block(tb);
-            self.full = side_full;
-            self.vblock_split(then);
-            self.b.ins().jump(j1, &[]);
-        }
-        self.b.switch_to_block(j1);
-        let after_then = self.mask();
-        self.set_mask(e);
-        if otherwise.is_empty() {
-            self.b.ins().jump(j2, &[]);
-        } else if self.quiet_break(otherwise) {
-            self.leave_quietly(otherwise, e, eb, j2);
-        } else {
-            let any_e = self.b.ins().vany_true(e);
-            self.b.ins().brif(any_e, eb, &[], j2, &[]);
-            self.b.switch_to_block(eb);
-            self.full = side_full;
-            self.vblock_split(otherwise);
-            self.b.ins().jump(j2, &[]);
-        }
-        self.b.switch_to_block(j2);
-        let after_else = self.mask();
+        // Each side runs when a lane takes it (an empty side is not tested); the mask after
+        // it.
+        let side = |g: &mut Self, block: &[Stmt], m: Value, b: cl::Block, j: cl::Block| {
+            g.set_mask(m);
+            if block.is_empty() {
+                g.b.ins().jump(j, &[]);
+            } else if g.quiet_break(block) {
+                // Its lanes leave the loop, nothing to record (but iteration counts, when a
+                // lane leaves): no branch.
+                g.leave_quietly(block, m, b, j);
+            } else {
+                let any = g.b.ins().vany_true(m);
+                g.b.ins().brif(any, b, &[], j, &[]);
+                g.b.switch_to_block(b);
+                g.full = side_full;
+                g.vblock_split(block);
+                g.b.ins().jump(j, &[]);
+            }
+            g.b.switch_to_block(j);
+            g.mask()
+        };
+        let after_then = side(self, then, t, tb, j1);
+        let after_else = side(self, otherwise, e, eb, j2);
         let m = if self.quiet_break(then) {
             after_else
         } else if self.quiet_break(otherwise) {
