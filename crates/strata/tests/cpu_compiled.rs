@@ -5685,3 +5685,244 @@ fn hoisted_division_by_min_agrees_with_the_interpreter() {
         assert_eq!(run(&cpu, local), want, "local {local}");
     }
 }
+
+/// A striped loop: each work-group reads its stretch of a buffer with the work-items side
+/// by side (`for i in (start + local_id .. end).step_by(step)`, `start` the group's stretch,
+/// `step` the group's size or a parameter), so that the four lanes' loads are consecutive.
+/// Where the lanes run the same number of iterations, the vector variant runs them together
+/// (one test on entry); where they do not (a stretch that is not a multiple of the step, the
+/// last one clamped short at the buffer's end, a step of 1 or 3 that makes the lanes
+/// overlap) or a counter could wrap, the general loop. Bit for bit the interpreter's, per
+/// work-item (sum and trip count) and in the gathered total, for `u32` and `i32` counters,
+/// one region and with a collective after the loop, groups of 4, 8, 16 (the vector
+/// variant) and 6 (the scalar code).
+#[test]
+fn striped_loops_agree_with_the_interpreter() {
+    let (cpu, interp) = queues();
+    let build = |signed: bool, synced: bool, param_step: bool| {
+        Kernel::build("striped", |k| {
+            let x = k.read::<f32>("x");
+            let sums = k.write::<f32>("sums");
+            let trips = k.write::<u32>("trips");
+            let chunk = k.scalar::<u32>("chunk");
+            let step = k.scalar::<u32>("step");
+            let acc = var_named("acc", 0.0f32);
+            let count = var_named("count", 0u32);
+            let start = group_id(0) * chunk;
+            let end = (start + chunk).min(x.len());
+            let st = if param_step { step } else { local_size(0) };
+            let body = |i: Expr<u32>| {
+                acc.set(acc.get() + x.at(i) * (i % 7u32).cast::<f32>());
+                count.set(count.get() + 1u32);
+            };
+            if signed {
+                for_step(
+                    (start + local_id(0)).cast::<i32>(),
+                    end.cast::<i32>(),
+                    st.cast::<i32>(),
+                    |i: Expr<i32>| body(i.cast::<u32>()),
+                );
+            } else {
+                for_step(start + local_id(0), end, st, body);
+            }
+            sums.set(global_id(0), acc.get());
+            trips.set(global_id(0), count.get());
+            if synced {
+                k.gather_add(acc.get());
+            }
+        })
+        .unwrap()
+    };
+    let groups = 6usize;
+    for signed in [false, true] {
+        for synced in [false, true] {
+            for param_step in [false, true] {
+                let k = build(signed, synced, param_step);
+                assert!(
+                    k.cpu_vector_variant().is_ok(),
+                    "{:?}",
+                    k.cpu_vector_variant()
+                );
+                for local in [4usize, 8, 16, 6] {
+                    let steps: &[u32] = if param_step { &[1, 3, 4, 8, 64] } else { &[0] };
+                    for &step in steps {
+                        // Whole multiples of the group (the lanes together), not (the last
+                        // lanes one iteration short), and stretches clamped at the end.
+                        for (chunk, n) in [
+                            (local * 40, groups * local * 40),
+                            (local * 40 + 3, groups * (local * 40 + 3)),
+                            (local * 40, groups * local * 40 - 5),
+                            (local * 9, local * 20),
+                            (1, 3),
+                        ] {
+                            let case = format!(
+                                "signed {signed}, synced {synced}, local {local}, step {step}, \
+                                 chunk {chunk}, n {n}"
+                            );
+                            let xs: Vec<f32> = (0..n)
+                                .map(|i| ((i * 7919) % 1009) as f32 / 1009.0 - 0.25)
+                                .collect();
+                            let run = |q: &Queue| {
+                                let x = Buffer::from_slice(q, &xs).unwrap();
+                                let g = groups * local;
+                                let sums = Buffer::<f32>::new(q.device(), g).unwrap();
+                                let trips = Buffer::<u32>::new(q.device(), g).unwrap();
+                                let r = k
+                                    .enqueue(
+                                        q,
+                                        NdRange::new(g).local(local),
+                                        args![&x, &sums, &trips, chunk as u32, step],
+                                        &[],
+                                    )
+                                    .unwrap();
+                                let total = if synced {
+                                    r.gather::<f32>(0).unwrap().get().unwrap().to_bits()
+                                } else {
+                                    r.wait().unwrap();
+                                    0
+                                };
+                                let sums = sums.to_vec(q).unwrap();
+                                let sums: Vec<u32> = sums.into_iter().map(f32::to_bits).collect();
+                                (total, sums, trips.to_vec(q).unwrap())
+                            };
+                            let (want, got) = (run(&interp), run(&cpu));
+                            assert_eq!(got.2, want.2, "trips, {case}");
+                            assert_eq!(got.1, want.1, "sums, {case}");
+                            assert_eq!(got.0, want.0, "total, {case}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Striped loops whose counters wrap: with `step` 0x9000_0000 from 0xE000_0000 + local id
+/// below 0xF000_0000, each lane's counter wraps and comes back below the end eight times
+/// before it passes it (nine iterations; one if the counter did not wrap); with a step of
+/// 0x1000_0000 from 0xEFFF_FFF0 it passes the end without wrapping (one iteration); with a
+/// step of 0x0FFF_FFFE from 0xF000_0000 below 0xF000_0010 the counters of local ids 0 and 1
+/// pass the end without wrapping (one iteration), the others wrap (seventeen). The lanes
+/// run the same number of iterations without wrapping only in the second case, the only
+/// one that may run them together. A zero step is the interpreter's fault.
+#[test]
+fn striped_loops_that_wrap_agree_with_the_interpreter() {
+    let (cpu, interp) = queues();
+    let k = Kernel::build("striped_wrap", |k| {
+        let trips = k.write::<u32>("trips");
+        let seen = k.write::<u32>("seen");
+        let base = k.scalar::<u32>("base");
+        let end = k.scalar::<u32>("end");
+        let step = k.scalar::<u32>("step");
+        let count = var_named("count", 0u32);
+        let sum = var_named("sum", 0u32);
+        for_step(base + local_id(0), end, step, |i: Expr<u32>| {
+            count.set(count.get() + 1u32);
+            sum.set(sum.get() ^ (i >> 28u32) << (count.get() % 8u32 * 4u32));
+        });
+        trips.set(global_id(0), count.get());
+        seen.set(global_id(0), sum.get());
+    })
+    .unwrap();
+    assert!(
+        k.cpu_vector_variant().is_ok(),
+        "{:?}",
+        k.cpu_vector_variant()
+    );
+    for (base, end, step, iterations) in [
+        (0xE000_0000u32, 0xF000_0000u32, 0x9000_0000u32, [9u32, 9]),
+        (0xEFFF_FFF0, 0xF000_0000, 0x1000_0000, [1, 1]),
+        (0xF000_0000, 0xF000_0010, 0x0FFF_FFFE, [1, 17]),
+    ] {
+        for local in [4usize, 8, 6] {
+            let run = |q: &Queue| {
+                let trips = Buffer::<u32>::new(q.device(), 24).unwrap();
+                let seen = Buffer::<u32>::new(q.device(), 24).unwrap();
+                k.launch(
+                    q,
+                    NdRange::new(24 / local * local).local(local),
+                    args![&trips, &seen, base, end, step],
+                )
+                .unwrap();
+                (trips.to_vec(q).unwrap(), seen.to_vec(q).unwrap())
+            };
+            let (want, got) = (run(&interp), run(&cpu));
+            let expected: Vec<u32> = (0..24 / local * local)
+                .map(|g| iterations[(g % local >= 2) as usize])
+                .collect();
+            assert_eq!(
+                want.0[..expected.len()],
+                expected[..],
+                "interpreter, local {local}"
+            );
+            assert_eq!(got, want, "base {base:#x}, step {step:#x}, local {local}");
+        }
+    }
+    for local in [4usize, 6] {
+        let fail = |q: &Queue| {
+            let trips = Buffer::<u32>::new(q.device(), 24).unwrap();
+            let seen = Buffer::<u32>::new(q.device(), 24).unwrap();
+            k.launch(
+                q,
+                NdRange::new(24 / local * local).local(local),
+                args![&trips, &seen, 0u32, 100u32, 0u32],
+            )
+            .unwrap_err()
+        };
+        let want = fail(&interp);
+        assert!(want.to_string().contains("step"), "{want}");
+        assert_eq!(fail(&cpu).to_string(), want.to_string(), "local {local}");
+    }
+}
+
+/// A striped loop reading one past its stretch: not proven in bounds, so the lanes are
+/// tested in the copy that runs them together as in the general loop, and the fault is the
+/// interpreter's (the same work-item, line and index), with and without a collective after
+/// the loop, on the vector variant (groups of 4 and 16) and the scalar code (6).
+#[test]
+fn striped_loops_one_past_the_end_fault_as_on_the_interpreter() {
+    let (cpu, interp) = queues();
+    for synced in [false, true] {
+        let k = Kernel::build("striped_past", |k| {
+            let x = k.read::<f32>("x");
+            let sums = k.write::<f32>("sums");
+            let acc = var_named("acc", 0.0f32);
+            let chunk = (x.len() + num_groups(0) - 1u32) / num_groups(0);
+            let start = group_id(0) * chunk;
+            for_step(
+                start + local_id(0),
+                (start + chunk).min(x.len()),
+                local_size(0),
+                |i: Expr<u32>| acc.set(acc.get() + x.at(i + 1u32)),
+            );
+            sums.set(global_id(0), acc.get());
+            if synced {
+                k.gather_add(acc.get());
+            }
+        })
+        .unwrap();
+        for (n, local) in [(4096usize, 4usize), (4096, 16), (4096, 6), (1000, 4)] {
+            let fail = |q: &Queue| {
+                let x = Buffer::from_slice(q, &vec![1.0f32; n]).unwrap();
+                let sums = Buffer::<f32>::new(q.device(), 96).unwrap();
+                k.launch(
+                    q,
+                    NdRange::new(96 / local * local).local(local),
+                    args![&x, &sums],
+                )
+                .unwrap_err()
+            };
+            let want = fail(&interp);
+            assert!(
+                matches!(want, Error::OutOfBounds { index, .. } if index == n as i64),
+                "{want}"
+            );
+            let got = fail(&cpu);
+            assert_eq!(
+                got.to_string(),
+                want.to_string(),
+                "synced {synced}, n {n}, local {local}"
+            );
+        }
+    }
+}

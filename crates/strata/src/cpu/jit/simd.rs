@@ -86,7 +86,13 @@
 //! but whose step is uniform (a chunk per work-item: `for i in id * chunk .. (id + 1) *
 //! chunk`) is tested on entry ([`Gen::vfor`]): step 1, every lane below its end by the same
 //! distance; then the four lanes run the same iterations, and a second copy of the loop runs
-//! them as four active lanes (lane 0's test; the others take the general loop). There an
+//! them as four active lanes (lane 0's test; the others take the general loop). So is a
+//! *striped* loop ([`striped_counter`]: a work-group's stretch read with the work-items side
+//! by side, `for i in (start + local_id .. end).step_by(local_size)`, the counter a 32-bit
+//! integer consecutive in the lanes) where its lanes run the same number of iterations and
+//! no counter wraps on its last step ([`Gen::same_trip_counts`]: one scalar division on
+//! entry); its loads at the counter are then one vector load each, with no mask test (the
+//! benchmark's `dot` on 2^24 `f32`s: 2.1-2.9 ms, 7.2 as a divergent loop). There an
 //! access proven in bounds at four unrelated indices (the four chunks) is four scalar loads
 //! or stores into or out of the lanes, without tests or branches, so four work-items'
 //! dependent chains (a sum's additions, each in its own order) advance in one vector
@@ -409,8 +415,9 @@ pub(super) fn wide_reason(f: &Function) -> Option<String> {
     }
     // A loop of step 1 whose lanes the four-lane code runs together from their own starts
     // ([`Gen::vfor`]: the same iterations, its loads of each lane's stretch read as tiles,
-    // [`Gen::vfor_tiled`]); eight lanes run it as a divergent loop, each half's loads lane
-    // by lane under the mask. Measured (2-core AMD EPYC VM, 2026-11-28, idle): a sum of
+    // [`Gen::vfor_tiled`]), or a striped one (its loads consecutive, with no mask test);
+    // eight lanes run it as a divergent loop, each half's loads lane by lane or tested
+    // under the mask. Measured (2-core AMD EPYC VM, 2026-11-28, idle): a sum of
     // chunks of 8,192 `f32` per work-item at 2^24, 11.6 ms in eight lanes against 1.7 in
     // four (4.9 one work-item at a time). (A loop unrolled by hand, read as rows, runs well
     // in eight lanes: the patterns' reductions, 1.4 against 7.3 ms.)
@@ -432,14 +439,15 @@ pub(super) fn wide_reason(f: &Function) -> Option<String> {
                 && own_starts(f, &c, *id, [*start, *end, *step], body)
             {
                 let proof = proof.get_or_insert_with(|| crate::ir::ranges::Proof::of(f));
-                together = !tile_loads(f, &c, proof, *var, body).is_empty();
+                together = striped_counter(f, &c, *var, *start)
+                    || !tile_loads(f, &c, proof, *var, body).is_empty();
             }
         }
     });
     if together {
         return Some(
-            "a loop whose lanes run the same iterations from their own starts (four lanes read \
-             its loads as tiles)"
+            "a loop whose lanes run the same iterations from their own starts (four lanes run \
+             it together)"
                 .into(),
         );
     }
@@ -727,6 +735,18 @@ fn own_starts(
     body: &[Stmt],
 ) -> bool {
     !bounds.iter().all(|&x| uniform(f, c, x)) && uniform(f, c, bounds[2]) && keeps_lanes(id, body)
+}
+
+/// Whether a `for` loop's counter `var` (starting at `start`) is a 32-bit integer
+/// consecutive in the lanes ([`consecutive`]): a striped loop, each lane starting at its
+/// id's element of a stretch (`group_start + local_id`) and all stepping by the same amount
+/// (the group's size), so that the lanes' loads at the counter are consecutive already.
+/// Where its lanes run the same number of iterations ([`Gen::same_trip_counts`]), the four
+/// lanes run it together ([`Gen::vfor`]), its loads one vector load each.
+fn striped_counter(f: &Function, c: &Counters, var: ValueId, start: ExprId) -> bool {
+    matches!(f.values[var].ty.scalar, Scalar::I32 | Scalar::U32)
+        && f.values[var].ty.width == 1
+        && consecutive(f, c, start)
 }
 
 /// Whether the body of loop `id` holds a `continue` of it (at any depth).
@@ -3309,11 +3329,13 @@ impl Gen<'_, '_> {
     /// step. Where four lanes enter ([`Gen::full`]), the bounds or only the step are uniform,
     /// the body keeps its lanes ([`keeps_lanes`]) and the counter is one register, the
     /// lanes' trip counts are compared on entry: when the step is 1 and every lane starts
-    /// below its end by the same distance (a chunk per work-item: `start = id * chunk`), all
-    /// four lanes run the same iterations, so the loop is lowered a second time as one of
-    /// four active lanes (lane 0's test, no mask work, accesses without mask tests), its
-    /// iterations four at a time where loads can be read as tiles ([`Gen::vfor_tiled`]); the
-    /// others take the general loop.
+    /// below its end by the same distance (a chunk per work-item: `start = id * chunk`), or
+    /// the loop is striped ([`striped_counter`]) and its lanes run the same number of
+    /// iterations without wrapping ([`Gen::same_trip_counts`]), all four lanes run the same
+    /// iterations, so the loop is lowered a second time as one of four active lanes (lane
+    /// 0's test, no mask work, accesses without mask tests), a chunk's iterations four at a
+    /// time where loads can be read as tiles ([`Gen::vfor_tiled`]); the others take the
+    /// general loop.
     #[allow(clippy::too_many_arguments)]
     fn vfor(
         &mut self,
@@ -3344,23 +3366,25 @@ impl Gen<'_, '_> {
                 return;
             }
         }
-        // Step 1 (lane 0's is every lane's), every lane below its end, by the same distance.
-        let st0 = self.b.ins().extractlane(st[0], 0);
-        let one = self.b.ins().icmp_imm(IntCC::Equal, st0, 1);
-        let lt = if s.is_signed() {
-            IntCC::SignedLessThan
+        // A striped loop (its counter consecutive in the lanes: a work-group's stretch read
+        // with the group's size as the step) has its loads consecutive already: no tiles.
+        let striped = striped_counter(self.f, &self.counters, var, start);
+        let ok = if striped {
+            self.same_trip_counts(s, v0[0], e[0], st[0])
         } else {
-            IntCC::UnsignedLessThan
+            // Step 1 (lane 0's is every lane's), every lane below its end, by the same
+            // distance.
+            let st0 = self.b.ins().extractlane(st[0], 0);
+            let one = self.b.ins().icmp_imm(IntCC::Equal, st0, 1);
+            let below = self.lanes_below(s, v0[0], e[0]);
+            let d = self.b.ins().isub(e[0], v0[0]);
+            let d0 = self.b.ins().extractlane(d, 0);
+            let d0 = self.b.ins().splat(types::I32X4, d0);
+            let same = self.b.ins().icmp(IntCC::Equal, d, d0);
+            let same = self.b.ins().vall_true(same);
+            let ok = self.b.ins().band(one, below);
+            self.b.ins().band(ok, same)
         };
-        let below = self.b.ins().icmp(lt, v0[0], e[0]);
-        let below = self.b.ins().vall_true(below);
-        let d = self.b.ins().isub(e[0], v0[0]);
-        let d0 = self.b.ins().extractlane(d, 0);
-        let d0 = self.b.ins().splat(types::I32X4, d0);
-        let same = self.b.ins().icmp(IntCC::Equal, d, d0);
-        let same = self.b.ins().vall_true(same);
-        let ok = self.b.ins().band(one, below);
-        let ok = self.b.ins().band(ok, same);
         let (fast, general, join) = (
             self.b.create_block(),
             self.b.create_block(),
@@ -3373,7 +3397,7 @@ impl Gen<'_, '_> {
             self.full = full0;
             self.memo.push(Default::default());
             // The same iterations: the loads a tile can stand for, proven here.
-            let tiles: Vec<_> = match together {
+            let tiles: Vec<_> = match together && !striped {
                 true => tile_loads(self.f, &self.counters, self.proof, var, body)
                     .into_iter()
                     .filter(|&(_, mem, index)| self.proven_here(mem, index))
@@ -3393,6 +3417,74 @@ impl Gen<'_, '_> {
         // Both copies end with the entry's lanes unless the body takes some out (it does
         // not: [`keeps_lanes`]), as [`Gen::vfor_copy`] says.
         self.full = full0 && !leaves(body, &mut vec![id]);
+    }
+
+    /// Whether every lane's counter `v` (a 32-bit register of lanes) starts below its end
+    /// `e`, compared as the counter's type `s`: one scalar.
+    fn lanes_below(&mut self, s: Scalar, v: Value, e: Value) -> Value {
+        let lt = if s.is_signed() {
+            IntCC::SignedLessThan
+        } else {
+            IntCC::UnsignedLessThan
+        };
+        let below = self.b.ins().icmp(lt, v, e);
+        self.b.ins().vall_true(below)
+    }
+
+    /// Whether the four lanes of a `for` loop with a uniform step `st` (lane 0's is every
+    /// lane's) run the same number of iterations from their starts `v` to their ends `e`,
+    /// at least one, upwards: the step positive, every lane below its end, and every lane's
+    /// distance `d` to it in the same run of `step` values as lane 0's (`(d - 1) / step`
+    /// the same: one scalar division on entry, then `lo <= d - 1 < lo + step` in the lanes
+    /// with `lo = (d0 - 1) / step * step`, unsigned, which cannot wrap). A distance is
+    /// exact in 32 unsigned bits where the lane is below its end. One scalar.
+    fn same_trip_counts(&mut self, s: Scalar, v: Value, e: Value, st: Value) -> Value {
+        let st0 = self.b.ins().extractlane(st, 0);
+        let up = if s.is_signed() {
+            self.b.ins().icmp_imm(IntCC::SignedGreaterThan, st0, 0)
+        } else {
+            self.b.ins().icmp_imm(IntCC::NotEqual, st0, 0)
+        };
+        let below = self.lanes_below(s, v, e);
+        // The divisor where the step fails the test anyway: 1 (no trap; `up` says no).
+        let one = self.b.ins().iconst(types::I32, 1);
+        let div = self.b.ins().select(up, st0, one);
+        let d = self.b.ins().isub(e, v);
+        let ones = self.splat_i32(1);
+        let dm1 = self.b.ins().isub(d, ones);
+        let d0 = self.b.ins().extractlane(dm1, 0);
+        let q0 = self.b.ins().udiv(d0, div);
+        let lo = self.b.ins().imul(q0, div);
+        let lo = self.b.ins().splat(types::I32X4, lo);
+        let divs = self.b.ins().splat(types::I32X4, div);
+        let ge = self
+            .b
+            .ins()
+            .icmp(IntCC::UnsignedGreaterThanOrEqual, dm1, lo);
+        let r = self.b.ins().isub(dm1, lo);
+        let lt = self.b.ins().icmp(IntCC::UnsignedLessThan, r, divs);
+        let same = self.b.ins().band(ge, lt);
+        // The last step does not wrap (a wrapped counter would be below its end again):
+        // `v + lo <= MAX - step`, `v + lo` being the last counter the body sees.
+        let last = self.b.ins().iadd(v, lo);
+        let max = if s.is_signed() {
+            i32::MAX as i64
+        } else {
+            u32::MAX as i64
+        };
+        let max = self.b.ins().iconst(types::I32, max);
+        let room = self.b.ins().isub(max, div);
+        let room = self.b.ins().splat(types::I32X4, room);
+        let le = if s.is_signed() {
+            IntCC::SignedLessThanOrEqual
+        } else {
+            IntCC::UnsignedLessThanOrEqual
+        };
+        let fits = self.b.ins().icmp(le, last, room);
+        let same = self.b.ins().band(same, fits);
+        let same = self.b.ins().vall_true(same);
+        let ok = self.b.ins().band(up, below);
+        self.b.ins().band(ok, same)
     }
 
     /// The iterations of a `for` loop whose four lanes run the same ones ([`Gen::vfor`]'s
