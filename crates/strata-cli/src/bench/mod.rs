@@ -54,10 +54,12 @@
 //! reduction that writes one partial per group), and the partials are combined on the host
 //! when the result is read ([`Gathered::get`](strata::Gathered::get)). The grid has at most
 //! [`REDUCE_GROUPS_PER_UNIT`] groups per compute unit, so each work-item adds several elements
-//! and the partials stay few. On CPU devices (the compiled backend and OpenCL CPU drivers,
-//! which run a work-item's loop to its end before the next) each work-item instead adds one
-//! contiguous chunk, and the work-groups have at most [`CPU_REDUCE_GROUP`] work-items, so
-//! that the chunks are long streams (see there).
+//! and the partials stay few. On CPU devices the layout follows how the device runs a
+//! work-group ([`ReduceLayout`]): OpenCL and Vulkan CPU drivers, which run a work-item's loop
+//! to its end before the next, give each work-item one contiguous chunk, in work-groups of
+//! at most [`CPU_REDUCE_GROUP`] work-items so that the chunks are long streams; the compiled
+//! backend, which runs four work-items side by side in SIMD lanes, gives each work-group of
+//! [`CPU_STRIPED_GROUP`] one contiguous stretch that its work-items read side by side.
 
 pub mod blas;
 pub mod builds;
@@ -89,17 +91,63 @@ pub const DEFAULT_REPS: usize = 10;
 /// Largest number of work-groups per compute unit in the reduction kernels (`dot`, `sum`).
 pub const REDUCE_GROUPS_PER_UNIT: usize = 16;
 
-/// Largest work-group of the reduction kernels (`dot`, `sum`) on CPU devices, where each
-/// work-item adds one contiguous chunk: with [`REDUCE_GROUPS_PER_UNIT`] groups per compute
-/// unit, 2^24 elements on 2 cores are chunks of 8,192 (32 KiB). A CPU runs four or eight
+/// Largest work-group of the reduction kernels (`dot`, `sum`) on OpenCL and Vulkan CPU
+/// devices, where each work-item adds one contiguous chunk ([`ReduceLayout::Chunk`]): with
+/// [`REDUCE_GROUPS_PER_UNIT`] groups per compute unit, 2^24 elements on 2 cores are chunks
+/// of 8,192 (32 KiB). A CPU runs four or eight
 /// work-items side by side in SIMD lanes (the compiled backend's vector variant, PoCL's
 /// work-group vectorizer), each lane reading its own chunk: with the preferred work-group
 /// of 1,024 the chunks were 512 elements, four to eight streams of 2 KiB at once, which the
 /// hardware prefetchers follow badly. Measured on `cpu` (2-core AMD EPYC VM, 2026-11-28,
 /// idle, `--reps 10`, two rounds): `sum` 3.9-4.6 ms with groups of 1,024, 2.6 with 256,
 /// 2.4-2.5 with 64 (rayon 1.7-2.3 ms); a hand-written SSE loop of the same four-chunk access
-/// pattern ran as fast as `cpu` at each length.
+/// pattern ran as fast as `cpu` at each length. (`cpu` now reads striped stretches,
+/// [`CPU_STRIPED_GROUP`].)
 pub const CPU_REDUCE_GROUP: usize = 64;
+
+/// The work-group of the reduction kernels (`dot`, `sum`) on the compiled CPU backend: its
+/// SIMD block. `cpu` runs four work-items side by side in SIMD lanes through the whole
+/// kernel before the next four (the vector variant; a kernel with a collective, as these,
+/// has four lanes), so a group of four reading its stretch striped (work-item `l` reads
+/// elements `l`, `l + 4`, ...) loads four consecutive elements per step, one vector, and each
+/// thread reads one stream per array. A larger group reads its stretch once per block of
+/// four lanes, each block every `group / 4`-th vector. Measured on `cpu` (2-core AMD EPYC
+/// VM, 2026-11-29, idle, `--reps 10`): `dot` 2.1 ms with groups of 4, 4.2 with 8, 8.5 with
+/// 16 and 13.6 with 64 (rayon 1.9-3.0 ms), against 3.6 for a chunk per work-item (groups
+/// of 64, [`CPU_REDUCE_GROUP`]: eight streams a thread).
+pub const CPU_STRIPED_GROUP: usize = 4;
+
+/// How the reduction kernels (`dot`, `sum`) read their input on a device: as the device
+/// runs a work-group's work-items.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReduceLayout {
+    /// Each work-item adds elements `g`, `g + G`, ... (`G` the global size): consecutive
+    /// work-items read consecutive elements at once. GPUs (coalesced loads) and the
+    /// interpreter (one column per work-group).
+    GridStride,
+    /// Each work-item adds one contiguous chunk: OpenCL and Vulkan CPU drivers (PoCL,
+    /// lavapipe), which run a work-item's loop to its end before the next work-item. Groups
+    /// of at most [`CPU_REDUCE_GROUP`].
+    Chunk,
+    /// Each work-group adds one contiguous stretch, its work-items side by side in it (work-item
+    /// `l` reads elements `l`, `l + L`, ... of the stretch, `L` the group's size): the
+    /// compiled CPU backend, which runs a group's work-items four at a time in SIMD lanes.
+    /// Groups of [`CPU_STRIPED_GROUP`].
+    Striped,
+}
+
+impl ReduceLayout {
+    /// The layout for `device`. On PoCL the striped layout ran slower than the chunks
+    /// (2-core AMD EPYC VM, 2026-11-29: `dot` 6.2 against 4.5 ms, `sum` 4.9 against 4.5).
+    pub fn of(device: &strata::DeviceInfo) -> ReduceLayout {
+        match device.backend {
+            BackendKind::Cpu => ReduceLayout::Striped,
+            BackendKind::Interp => ReduceLayout::GridStride,
+            _ if device.is_cpu() => ReduceLayout::Chunk,
+            _ => ReduceLayout::GridStride,
+        }
+    }
+}
 
 /// Relative error allowed between the strata and baseline results of `dot` and `sum`.
 pub const REDUCTION_TOLERANCE: f64 = 1e-3;
@@ -987,11 +1035,7 @@ fn bench_reduce(
 ) -> Result<BenchResult, BenchError> {
     let n = x.len();
     let name = which.name();
-    // Staged on the device: OpenCL CPU drivers (PoCL) run a work-item's loop to the end before
-    // the next work-item, as does the compiled CPU backend, so there each work-item sums one
-    // contiguous chunk; GPUs (coalesced loads) and the interpreter (one column per
-    // work-group) use a grid-stride loop.
-    let chunked = q.device().info().is_cpu() && q.device().info().backend != BackendKind::Interp;
+    let layout = ReduceLayout::of(q.device().info());
     let k = Kernel::build(&format!("bench_{name}"), |k| {
         let x = k.read::<f32>("x");
         let y = (which == Reduction::Dot).then(|| k.read::<f32>("y"));
@@ -1000,21 +1044,32 @@ fn bench_reduce(
             Some(y) => acc.set(acc.get() + x.at(i) * y.at(i)),
             None => acc.set(acc.get() + x.at(i)),
         };
-        if chunked {
-            let chunk = (x.len() + global_size(0) - 1u32) / global_size(0);
-            let start = global_id(0) * chunk;
-            for_range(start.min(x.len()), (start + chunk).min(x.len()), add);
-        } else {
-            // Work-item g adds elements g, g + G, g + 2G, ... (G = global size), so
-            // consecutive work-items read consecutive elements.
-            for_step(global_id(0), x.len(), global_size(0), add);
+        match layout {
+            ReduceLayout::Chunk => {
+                let chunk = (x.len() + global_size(0) - 1u32) / global_size(0);
+                let start = global_id(0) * chunk;
+                for_range(start.min(x.len()), (start + chunk).min(x.len()), add);
+            }
+            ReduceLayout::Striped => {
+                // The group's stretch, its work-items side by side in each step.
+                let chunk = (x.len() + num_groups(0) - 1u32) / num_groups(0);
+                let chunk = (chunk + local_size(0) - 1u32) / local_size(0) * local_size(0);
+                let start = group_id(0) * chunk;
+                let end = (start + chunk).min(x.len());
+                for_step(start + local_id(0), end, local_size(0), add);
+            }
+            ReduceLayout::GridStride => {
+                // Work-item g adds elements g, g + G, g + 2G, ... (G = global size), so
+                // consecutive work-items read consecutive elements.
+                for_step(global_id(0), x.len(), global_size(0), add);
+            }
         }
         k.gather_add(acc.get());
     })?;
-    let local = if chunked {
-        group_size(q.device()).min(CPU_REDUCE_GROUP)
-    } else {
-        group_size(q.device())
+    let local = match layout {
+        ReduceLayout::Chunk => group_size(q.device()).min(CPU_REDUCE_GROUP),
+        ReduceLayout::Striped => CPU_STRIPED_GROUP,
+        ReduceLayout::GridStride => group_size(q.device()),
     };
     let units = (q.device().info().compute_units as usize).max(1);
     let groups = n.div_ceil(local).min(units * REDUCE_GROUPS_PER_UNIT).max(1);
