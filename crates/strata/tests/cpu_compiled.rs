@@ -1888,7 +1888,47 @@ mod random {
                     let row = !from_zero
                         && matches!(ct, Scalar::U32 | Scalar::I32)
                         && self.r.below(4) != 0;
-                    let (zero, end) = if from_zero {
+                    // Or a striped loop (a 32-bit counter from the global id plus something
+                    // uniform, a uniform step of 4, 8 or `k % 3 + 3`, an end the lanes share
+                    // or not).
+                    let striped = !from_zero
+                        && !row
+                        && matches!(ct, Scalar::U32 | Scalar::I32)
+                        && self.r.below(2) == 0;
+                    let mut striped_step = None;
+                    let (zero, end) = if striped {
+                        let as_ct = |g: &mut Self, e: ExprId| match ct {
+                            Scalar::U32 => e,
+                            _ => g.e(Expr::Cast(e, ct), ct),
+                        };
+                        let k = self.e(Expr::Param(ParamId::new(K)), Scalar::U32);
+                        let k = as_ct(self, k);
+                        let nine = self.e(Expr::Literal(Literal::from_bits(ct, 9)), ct);
+                        let u = self.e(Expr::Binary(BinaryOp::Rem, k, nine), ct);
+                        // (The global id: the results must not depend on the local size.)
+                        let id = self.gid();
+                        let id = as_ct(self, id);
+                        let start = self.e(Expr::Binary(BinaryOp::Add, id, u), ct);
+                        let step = match self.r.below(3) {
+                            0 => self.e(Expr::Literal(Literal::from_bits(ct, 4)), ct),
+                            1 => self.e(Expr::Literal(Literal::from_bits(ct, 8)), ct),
+                            _ => {
+                                let three = self.e(Expr::Literal(Literal::from_bits(ct, 3)), ct);
+                                let r = self.e(Expr::Binary(BinaryOp::Rem, k, three), ct);
+                                self.e(Expr::Binary(BinaryOp::Add, r, three), ct)
+                            }
+                        };
+                        striped_step = Some(step);
+                        let trips = match self.r.below(3) {
+                            0 => trips,
+                            _ => {
+                                let r = self.e(Expr::Binary(BinaryOp::Rem, k, seven), ct);
+                                self.e(Expr::Binary(BinaryOp::Add, r, one), ct)
+                            }
+                        };
+                        let span = self.e(Expr::Binary(BinaryOp::Mul, trips, step), ct);
+                        (start, self.e(Expr::Binary(BinaryOp::Add, u, span), ct))
+                    } else if from_zero {
                         let zero = self.e(Expr::Literal(Literal::from_bits(ct, 0)), ct);
                         // Sometimes bounds the lanes share (`k % 7`): one counter for all
                         // lanes where they all enter.
@@ -1938,11 +1978,21 @@ mod random {
                         };
                         (start, self.e(Expr::Binary(BinaryOp::Add, start, trips), ct))
                     };
-                    let one = match row {
-                        true => self.e(Expr::Literal(Literal::from_bits(ct, 4)), ct),
-                        false => one,
+                    let one = match (row, striped_step) {
+                        (true, _) => self.e(Expr::Literal(Literal::from_bits(ct, 4)), ct),
+                        (false, Some(step)) => step,
+                        (false, None) => one,
                     };
-                    self.loops.push(id);
+                    // A striped loop's body leaves neither it nor a loop around it, nor the
+                    // kernel (a `break`, `continue` or `return` would send it to the
+                    // general loop): its lanes run together wherever their trip counts agree.
+                    let hidden = striped_step.map(|_| {
+                        let ret = std::mem::replace(&mut self.may_return, false);
+                        (std::mem::take(&mut self.loops), ret)
+                    });
+                    if hidden.is_none() {
+                        self.loops.push(id);
+                    }
                     let counter = self.e(Expr::Value(var), ct);
                     self.scope.push(vec![(counter, ct)]);
                     // The row's loads: `in[(counter + o) + j]`, below 8 + 28 + 23 + 3.
@@ -1978,8 +2028,37 @@ mod random {
                         self.counters.pop();
                     }
                     self.scope.pop();
-                    self.loops.pop();
+                    match hidden {
+                        Some((loops, ret)) => {
+                            self.loops = loops;
+                            self.may_return = ret;
+                        }
+                        None => {
+                            self.loops.pop();
+                        }
+                    }
                     row_loads.append(&mut body);
+                    if striped_step.is_some() {
+                        // Every iteration counts: the counter added to the private variable
+                        // of its type (which the kernel writes out).
+                        let p = Mem::Private(PrivateId::new(Self::ty_index(ct)));
+                        let zero = self.u32_lit(0);
+                        let old = self.f.new_value(Type::scalar(ct), None);
+                        row_loads.push(Stmt::Load {
+                            value: old,
+                            mem: p,
+                            index: zero,
+                            at: strata::ir::SourceLoc::NONE,
+                        });
+                        let old = self.e(Expr::Value(old), ct);
+                        let sum = self.e(Expr::Binary(BinaryOp::Add, old, counter), ct);
+                        row_loads.push(Stmt::Store {
+                            mem: p,
+                            index: zero,
+                            value: sum,
+                            at: strata::ir::SourceLoc::NONE,
+                        });
+                    }
                     if let Some(&first) = row_values.first() {
                         // The row's sum added to the private variable of its type (which the
                         // kernel writes out), so that every element read counts.
