@@ -6,7 +6,8 @@
 //! cargo run --release --example showcase -- --help
 //! ```
 //!
-//! Prints the device's summary, then runs saxpy, a sum reduction (local-memory tree with
+//! Prints the device's summary, then runs saxpy, a sum reduction (each work-group adds its
+//! stretch of the input, its work-items side by side, then a local-memory tree with
 //! barriers), a tiled matrix multiplication (local-memory tiles) and a Mandelbrot set (a
 //! divergent `while` loop per pixel), verifies each against plain Rust, and times each kernel
 //! (from its launch events, the best of three launches) beside the same computation written
@@ -147,7 +148,14 @@ fn reduce(q: &Queue, n: usize) -> BoxResult<Step> {
         let tile = k.local_array::<u32>("tile", LOCAL);
         let l = local_id(0);
         let mut acc = var(0u32);
-        for_step::<u32>(global_id(0), x.len(), global_size(0), |j| acc += x.at(j));
+        // The group's stretch of `x`, its work-items side by side in each step: consecutive
+        // work-items read consecutive elements (coalesced on a GPU, one vector on the CPU
+        // backend) and each group streams through memory of its own.
+        let chunk = (x.len() + num_groups(0) - 1u32) / num_groups(0);
+        let chunk = (chunk + (LOCAL - 1)) / LOCAL * LOCAL;
+        let start = group_id(0) * chunk;
+        let end = (start + chunk).min(x.len());
+        for_step::<u32>(start + l, end, LOCAL, |j| acc += x.at(j));
         tile.set(l, acc.get());
         barrier();
         let mut s = LOCAL / 2;
@@ -387,7 +395,11 @@ fn reduce_fn(x: &[u32], #[write] partials: &mut [u32]) {
     let tile = local_array::<u32>(LOCAL);
     let l = local_id(0);
     let mut acc = var(0u32);
-    for j in (global_id(0)..x.len()).step_by(global_size(0)) {
+    let chunk = (x.len() + num_groups(0) - 1u32) / num_groups(0);
+    let chunk = (chunk + (LOCAL - 1)) / LOCAL * LOCAL;
+    let start = group_id(0) * chunk;
+    let end = (start + chunk).min(x.len());
+    for j in (start + l..end).step_by(LOCAL) {
         acc += x[j];
     }
     tile[l] = acc;

@@ -103,65 +103,69 @@ extern "C" __global__ void reduce(
     __shared__ u32 tile[256];
     u32 v = 0;
     v = 0u;
-    for (u32 i_0 = (u32)(blockIdx.x * blockDim.x + threadIdx.x); i_0 < x_len; i_0 += (u32)(gridDim.x * blockDim.x)) {
+    const u32 e1 = (u32)blockIdx.x;
+    const u32 e3 = (u32)gridDim.x;
+    const u32 e12 = ((((((x_len + e3) - 1u) / e3) + 255u) / 256u) * 256u);
+    const u32 e13 = (e1 * e12);
+    const u32 e14 = (u32)threadIdx.x;
+    for (u32 i_0 = (e13 + e14); i_0 < min((e13 + e12), x_len); i_0 += 256u) {
         const u32 v1 = x[i_0];
         const u32 v2 = v;
         v = (v2 + v1);
     }
     const u32 v3 = v;
-    const u32 e8 = (u32)threadIdx.x;
-    tile[e8] = v3;
+    tile[e14] = v3;
     __syncthreads();
-    if (e8 < 128u) {
-        const u32 v4 = tile[e8];
-        const u32 v5 = tile[(e8 + 128u)];
-        tile[e8] = (v4 + v5);
+    if (e14 < 128u) {
+        const u32 v4 = tile[e14];
+        const u32 v5 = tile[(e14 + 128u)];
+        tile[e14] = (v4 + v5);
     }
     __syncthreads();
-    if (e8 < 64u) {
-        const u32 v6 = tile[e8];
-        const u32 v7 = tile[(e8 + 64u)];
-        tile[e8] = (v6 + v7);
+    if (e14 < 64u) {
+        const u32 v6 = tile[e14];
+        const u32 v7 = tile[(e14 + 64u)];
+        tile[e14] = (v6 + v7);
     }
     __syncthreads();
-    if (e8 < 32u) {
-        const u32 v8 = tile[e8];
-        const u32 v9 = tile[(e8 + 32u)];
-        tile[e8] = (v8 + v9);
+    if (e14 < 32u) {
+        const u32 v8 = tile[e14];
+        const u32 v9 = tile[(e14 + 32u)];
+        tile[e14] = (v8 + v9);
     }
     __syncthreads();
-    if (e8 < 16u) {
-        const u32 v10 = tile[e8];
-        const u32 v11 = tile[(e8 + 16u)];
-        tile[e8] = (v10 + v11);
+    if (e14 < 16u) {
+        const u32 v10 = tile[e14];
+        const u32 v11 = tile[(e14 + 16u)];
+        tile[e14] = (v10 + v11);
     }
     __syncthreads();
-    if (e8 < 8u) {
-        const u32 v12 = tile[e8];
-        const u32 v13 = tile[(e8 + 8u)];
-        tile[e8] = (v12 + v13);
+    if (e14 < 8u) {
+        const u32 v12 = tile[e14];
+        const u32 v13 = tile[(e14 + 8u)];
+        tile[e14] = (v12 + v13);
     }
     __syncthreads();
-    if (e8 < 4u) {
-        const u32 v14 = tile[e8];
-        const u32 v15 = tile[(e8 + 4u)];
-        tile[e8] = (v14 + v15);
+    if (e14 < 4u) {
+        const u32 v14 = tile[e14];
+        const u32 v15 = tile[(e14 + 4u)];
+        tile[e14] = (v14 + v15);
     }
     __syncthreads();
-    if (e8 < 2u) {
-        const u32 v16 = tile[e8];
-        const u32 v17 = tile[(e8 + 2u)];
-        tile[e8] = (v16 + v17);
+    if (e14 < 2u) {
+        const u32 v16 = tile[e14];
+        const u32 v17 = tile[(e14 + 2u)];
+        tile[e14] = (v16 + v17);
     }
     __syncthreads();
-    if (e8 < 1u) {
-        const u32 v18 = tile[e8];
-        const u32 v19 = tile[(e8 + 1u)];
-        tile[e8] = (v18 + v19);
+    if (e14 < 1u) {
+        const u32 v18 = tile[e14];
+        const u32 v19 = tile[(e14 + 1u)];
+        tile[e14] = (v18 + v19);
     }
     __syncthreads();
-    if (e8 == 0u) {
+    if (e14 == 0u) {
         const u32 v20 = tile[0u];
-        partials[(u32)blockIdx.x] = v20;
+        partials[e1] = v20;
     }
 }

@@ -10,65 +10,69 @@ __kernel void reduce(
     __local uint tile[256];
     uint v = 0;
     v = 0u;
-    for (uint i_0 = (uint)get_global_id(0); i_0 < x_len; i_0 += (uint)get_global_size(0)) {
+    const uint e1 = (uint)get_group_id(0);
+    const uint e3 = (uint)get_num_groups(0);
+    const uint e12 = ((((((x_len + e3) - 1u) / e3) + 255u) / 256u) * 256u);
+    const uint e13 = (e1 * e12);
+    const uint e14 = (uint)get_local_id(0);
+    for (uint i_0 = (e13 + e14); i_0 < min((e13 + e12), x_len); i_0 += 256u) {
         const uint v1 = x[i_0];
         const uint v2 = v;
         v = (v2 + v1);
     }
     const uint v3 = v;
-    const uint e8 = (uint)get_local_id(0);
-    tile[e8] = v3;
+    tile[e14] = v3;
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    if (e8 < 128u) {
-        const uint v4 = tile[e8];
-        const uint v5 = tile[(e8 + 128u)];
-        tile[e8] = (v4 + v5);
+    if (e14 < 128u) {
+        const uint v4 = tile[e14];
+        const uint v5 = tile[(e14 + 128u)];
+        tile[e14] = (v4 + v5);
     }
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    if (e8 < 64u) {
-        const uint v6 = tile[e8];
-        const uint v7 = tile[(e8 + 64u)];
-        tile[e8] = (v6 + v7);
+    if (e14 < 64u) {
+        const uint v6 = tile[e14];
+        const uint v7 = tile[(e14 + 64u)];
+        tile[e14] = (v6 + v7);
     }
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    if (e8 < 32u) {
-        const uint v8 = tile[e8];
-        const uint v9 = tile[(e8 + 32u)];
-        tile[e8] = (v8 + v9);
+    if (e14 < 32u) {
+        const uint v8 = tile[e14];
+        const uint v9 = tile[(e14 + 32u)];
+        tile[e14] = (v8 + v9);
     }
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    if (e8 < 16u) {
-        const uint v10 = tile[e8];
-        const uint v11 = tile[(e8 + 16u)];
-        tile[e8] = (v10 + v11);
+    if (e14 < 16u) {
+        const uint v10 = tile[e14];
+        const uint v11 = tile[(e14 + 16u)];
+        tile[e14] = (v10 + v11);
     }
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    if (e8 < 8u) {
-        const uint v12 = tile[e8];
-        const uint v13 = tile[(e8 + 8u)];
-        tile[e8] = (v12 + v13);
+    if (e14 < 8u) {
+        const uint v12 = tile[e14];
+        const uint v13 = tile[(e14 + 8u)];
+        tile[e14] = (v12 + v13);
     }
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    if (e8 < 4u) {
-        const uint v14 = tile[e8];
-        const uint v15 = tile[(e8 + 4u)];
-        tile[e8] = (v14 + v15);
+    if (e14 < 4u) {
+        const uint v14 = tile[e14];
+        const uint v15 = tile[(e14 + 4u)];
+        tile[e14] = (v14 + v15);
     }
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    if (e8 < 2u) {
-        const uint v16 = tile[e8];
-        const uint v17 = tile[(e8 + 2u)];
-        tile[e8] = (v16 + v17);
+    if (e14 < 2u) {
+        const uint v16 = tile[e14];
+        const uint v17 = tile[(e14 + 2u)];
+        tile[e14] = (v16 + v17);
     }
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    if (e8 < 1u) {
-        const uint v18 = tile[e8];
-        const uint v19 = tile[(e8 + 1u)];
-        tile[e8] = (v18 + v19);
+    if (e14 < 1u) {
+        const uint v18 = tile[e14];
+        const uint v19 = tile[(e14 + 1u)];
+        tile[e14] = (v18 + v19);
     }
     barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    if (e8 == 0u) {
+    if (e14 == 0u) {
         const uint v20 = tile[0u];
-        partials[(uint)get_group_id(0)] = v20;
+        partials[e1] = v20;
     }
 }
