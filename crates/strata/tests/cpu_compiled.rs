@@ -5774,7 +5774,8 @@ fn hoisted_division_by_min_agrees_with_the_interpreter() {
 /// overlap) or a counter could wrap, the general loop. Bit for bit the interpreter's, per
 /// work-item (sum and trip count) and in the gathered total, for `u32` and `i32` counters,
 /// one region and with a collective after the loop, groups of 4, 8, 16 (the vector
-/// variant) and 6 (the scalar code).
+/// variant: eight lanes for 8 and 16 in one region, each register of lanes tested) and 6
+/// (the scalar code).
 #[test]
 fn striped_loops_agree_with_the_interpreter() {
     let (cpu, interp) = queues();

@@ -415,9 +415,8 @@ pub(super) fn wide_reason(f: &Function) -> Option<String> {
     }
     // A loop of step 1 whose lanes the four-lane code runs together from their own starts
     // ([`Gen::vfor`]: the same iterations, its loads of each lane's stretch read as tiles,
-    // [`Gen::vfor_tiled`]), or a striped one (its loads consecutive, with no mask test);
-    // eight lanes run it as a divergent loop, each half's loads lane by lane or tested
-    // under the mask. Measured (2-core AMD EPYC VM, 2026-11-28, idle): a sum of
+    // [`Gen::vfor_tiled`]); eight lanes run it as a divergent loop, each half's loads lane
+    // by lane under the mask. (A striped loop runs together in eight lanes as in four.) Measured (2-core AMD EPYC VM, 2026-11-28, idle): a sum of
     // chunks of 8,192 `f32` per work-item at 2^24, 11.6 ms in eight lanes against 1.7 in
     // four (4.9 one work-item at a time). (A loop unrolled by hand, read as rows, runs well
     // in eight lanes: the patterns' reductions, 1.4 against 7.3 ms.)
@@ -439,15 +438,17 @@ pub(super) fn wide_reason(f: &Function) -> Option<String> {
                 && own_starts(f, &c, *id, [*start, *end, *step], body)
             {
                 let proof = proof.get_or_insert_with(|| crate::ir::ranges::Proof::of(f));
-                together = striped_counter(f, &c, *var, *start)
-                    || !tile_loads(f, &c, proof, *var, body).is_empty();
+                // (A striped loop runs together in eight lanes too: its loads are
+                // consecutive, one vector per half.)
+                together = !striped_counter(f, &c, *var, *start)
+                    && !tile_loads(f, &c, proof, *var, body).is_empty();
             }
         }
     });
     if together {
         return Some(
-            "a loop whose lanes run the same iterations from their own starts (four lanes run \
-             it together)"
+            "a loop whose lanes run the same iterations from their own starts (four lanes read \
+             its loads as tiles)"
                 .into(),
         );
     }
@@ -742,7 +743,8 @@ fn own_starts(
 /// id's element of a stretch (`group_start + local_id`) and all stepping by the same amount
 /// (the group's size), so that the lanes' loads at the counter are consecutive already.
 /// Where its lanes run the same number of iterations ([`Gen::same_trip_counts`]), the four
-/// lanes run it together ([`Gen::vfor`]), its loads one vector load each.
+/// (or eight) lanes run it together ([`Gen::vfor`]), its loads one vector load each (per
+/// half with eight lanes).
 fn striped_counter(f: &Function, c: &Counters, var: ValueId, start: ExprId) -> bool {
     matches!(f.values[var].ty.scalar, Scalar::I32 | Scalar::U32)
         && f.values[var].ty.width == 1
@@ -3351,26 +3353,27 @@ impl Gen<'_, '_> {
         let uniform_bounds = [start, end, step]
             .iter()
             .all(|&x| uniform(self.f, &self.counters, x));
+        // A striped loop (its counter consecutive in the lanes: a work-group's stretch read
+        // with the group's size as the step) has its loads consecutive already: no tiles,
+        // and with eight lanes each half's loads one vector.
+        let striped = striped_counter(self.f, &self.counters, var, start);
         let same_trips = self.full
-            && self.parts(s) == 1
+            && (self.parts(s) == 1 || striped)
             && own_starts(self.f, &self.counters, id, [start, end, step], body);
         if !same_trips {
             self.vfor_copy(id, var, &v0, &e, &st, body, uniform_bounds, uniform_bounds);
             return;
         }
-        // A loop unrolled by hand: its step a literal, its loads rows of tiles.
-        if let Some(k) = row_step(self.f, step) {
+        // A loop unrolled by hand: its step a literal, its loads rows of tiles (four lanes).
+        if let Some(k) = row_step(self.f, step).filter(|_| self.parts(s) == 1) {
             let rows = tile_rows(self.f, &self.counters, self.proof, var, k, body);
             if !rows.is_empty() {
                 self.vfor_rows(id, var, (&v0, &e, &st), k, body, &rows);
                 return;
             }
         }
-        // A striped loop (its counter consecutive in the lanes: a work-group's stretch read
-        // with the group's size as the step) has its loads consecutive already: no tiles.
-        let striped = striped_counter(self.f, &self.counters, var, start);
         let ok = if striped {
-            self.same_trip_counts(s, v0[0], e[0], st[0])
+            self.same_trip_counts(s, &v0, &e, &st)
         } else {
             // Step 1 (lane 0's is every lane's), every lane below its end, by the same
             // distance.
@@ -3431,42 +3434,34 @@ impl Gen<'_, '_> {
         self.b.ins().vall_true(below)
     }
 
-    /// Whether the four lanes of a `for` loop with a uniform step `st` (lane 0's is every
-    /// lane's) run the same number of iterations from their starts `v` to their ends `e`,
+    /// Whether the four (or eight: each register of lanes in turn) lanes of a `for` loop with
+    /// a uniform step `st` (lane 0's is every lane's) run the same number of iterations from
+    /// their starts `v` to their ends `e`,
     /// at least one, upwards: the step positive, every lane below its end, and every lane's
     /// distance `d` to it in the same run of `step` values as lane 0's (`(d - 1) / step`
     /// the same: one scalar division on entry, then `lo <= d - 1 < lo + step` in the lanes
     /// with `lo = (d0 - 1) / step * step`, unsigned, which cannot wrap). A distance is
     /// exact in 32 unsigned bits where the lane is below its end. One scalar.
-    fn same_trip_counts(&mut self, s: Scalar, v: Value, e: Value, st: Value) -> Value {
-        let st0 = self.b.ins().extractlane(st, 0);
+    fn same_trip_counts(&mut self, s: Scalar, v: &[Value], e: &[Value], st: &[Value]) -> Value {
+        let st0 = self.b.ins().extractlane(st[0], 0);
         let up = if s.is_signed() {
             self.b.ins().icmp_imm(IntCC::SignedGreaterThan, st0, 0)
         } else {
             self.b.ins().icmp_imm(IntCC::NotEqual, st0, 0)
         };
-        let below = self.lanes_below(s, v, e);
         // The divisor where the step fails the test anyway: 1 (no trap; `up` says no).
         let one = self.b.ins().iconst(types::I32, 1);
         let div = self.b.ins().select(up, st0, one);
-        let d = self.b.ins().isub(e, v);
         let ones = self.splat_i32(1);
-        let dm1 = self.b.ins().isub(d, ones);
-        let d0 = self.b.ins().extractlane(dm1, 0);
+        let d0 = self.b.ins().isub(e[0], v[0]);
+        let d0 = self.b.ins().isub(d0, ones);
+        let d0 = self.b.ins().extractlane(d0, 0);
         let q0 = self.b.ins().udiv(d0, div);
         let lo = self.b.ins().imul(q0, div);
-        let lo = self.b.ins().splat(types::I32X4, lo);
+        let los = self.b.ins().splat(types::I32X4, lo);
         let divs = self.b.ins().splat(types::I32X4, div);
-        let ge = self
-            .b
-            .ins()
-            .icmp(IntCC::UnsignedGreaterThanOrEqual, dm1, lo);
-        let r = self.b.ins().isub(dm1, lo);
-        let lt = self.b.ins().icmp(IntCC::UnsignedLessThan, r, divs);
-        let same = self.b.ins().band(ge, lt);
         // The last step does not wrap (a wrapped counter would be below its end again):
         // `v + lo <= MAX - step`, `v + lo` being the last counter the body sees.
-        let last = self.b.ins().iadd(v, lo);
         let max = if s.is_signed() {
             i32::MAX as i64
         } else {
@@ -3475,16 +3470,32 @@ impl Gen<'_, '_> {
         let max = self.b.ins().iconst(types::I32, max);
         let room = self.b.ins().isub(max, div);
         let room = self.b.ins().splat(types::I32X4, room);
-        let le = if s.is_signed() {
-            IntCC::SignedLessThanOrEqual
+        let (lt, le) = if s.is_signed() {
+            (IntCC::SignedLessThan, IntCC::SignedLessThanOrEqual)
         } else {
-            IntCC::UnsignedLessThanOrEqual
+            (IntCC::UnsignedLessThan, IntCC::UnsignedLessThanOrEqual)
         };
-        let fits = self.b.ins().icmp(le, last, room);
-        let same = self.b.ins().band(same, fits);
-        let same = self.b.ins().vall_true(same);
-        let ok = self.b.ins().band(up, below);
-        self.b.ins().band(ok, same)
+        let mut ok = up;
+        // Each register of lanes (two with eight lanes) against lane 0's run.
+        for (&v, &e) in v.iter().zip(e) {
+            let below = self.b.ins().icmp(lt, v, e);
+            let d = self.b.ins().isub(e, v);
+            let dm1 = self.b.ins().isub(d, ones);
+            let ge = self
+                .b
+                .ins()
+                .icmp(IntCC::UnsignedGreaterThanOrEqual, dm1, los);
+            let r = self.b.ins().isub(dm1, los);
+            let within = self.b.ins().icmp(IntCC::UnsignedLessThan, r, divs);
+            let last = self.b.ins().iadd(v, los);
+            let fits = self.b.ins().icmp(le, last, room);
+            let all = self.b.ins().band(below, ge);
+            let all = self.b.ins().band(all, within);
+            let all = self.b.ins().band(all, fits);
+            let all = self.b.ins().vall_true(all);
+            ok = self.b.ins().band(ok, all);
+        }
+        ok
     }
 
     /// The iterations of a `for` loop whose four lanes run the same ones ([`Gen::vfor`]'s
