@@ -58,8 +58,9 @@
 //! work-group ([`ReduceLayout`]): OpenCL and Vulkan CPU drivers, which run a work-item's loop
 //! to its end before the next, give each work-item one contiguous chunk, in work-groups of
 //! at most [`CPU_REDUCE_GROUP`] work-items so that the chunks are long streams; the compiled
-//! backend, which runs four work-items side by side in SIMD lanes, gives each work-group of
-//! [`CPU_STRIPED_GROUP`] one contiguous stretch that its work-items read side by side.
+//! backend, which runs eight work-items side by side in SIMD lanes, gives each work-group of
+//! [`CPU_STRIPED_GROUP`] one contiguous stretch that its work-items read side by side, and
+//! adds the work-items' partials on the host.
 
 pub mod blas;
 pub mod builds;
@@ -106,16 +107,20 @@ pub const REDUCE_GROUPS_PER_UNIT: usize = 16;
 pub const CPU_REDUCE_GROUP: usize = 64;
 
 /// The work-group of the reduction kernels (`dot`, `sum`) on the compiled CPU backend: its
-/// SIMD block. `cpu` runs four work-items side by side in SIMD lanes through the whole
-/// kernel before the next four (the vector variant; a kernel with a collective, as these,
-/// has four lanes), so a group of four reading its stretch striped (work-item `l` reads
-/// elements `l`, `l + 4`, ...) loads four consecutive elements per step, one vector, and each
-/// thread reads one stream per array. A larger group reads its stretch once per block of
-/// four lanes, each block every `group / 4`-th vector. Measured on `cpu` (2-core AMD EPYC
-/// VM, 2026-11-29, idle, `--reps 10`): `dot` 2.1 ms with groups of 4, 4.2 with 8, 8.5 with
-/// 16 and 13.6 with 64 (rayon 1.9-3.0 ms), against 3.6 for a chunk per work-item (groups
-/// of 64, [`CPU_REDUCE_GROUP`]: eight streams a thread).
-pub const CPU_STRIPED_GROUP: usize = 4;
+/// SIMD block. `cpu` runs a block of work-items side by side in SIMD lanes through the whole
+/// kernel before the next block: eight in a kernel of one region and 32-bit values (the
+/// eight-lane variant, two vectors per step: two independent chains of additions), four in
+/// a kernel with a collective. The striped kernel writes one partial per work-item (added on
+/// the host), so it has one region, and a group of eight reading its stretch striped (work-item
+/// `l` reads elements `l`, `l + 8`, ...) loads eight consecutive elements per step and each
+/// thread reads one stream per array. A group larger than the block reads its stretch once per
+/// block, each block every few vectors. Measured on `cpu` (2-core AMD EPYC VM, 2026-11-29,
+/// idle, `--reps 10`): `dot` 2.1-2.9 ms with groups of 4 (a collective, four lanes), 4.2 with
+/// 8, 8.5 with 16 and 13.6 with 64 (rayon 1.9-3.0 ms), against 3.6 for a chunk per work-item
+/// (groups of 64, [`CPU_REDUCE_GROUP`]: eight streams a thread); then groups of 8 in eight
+/// lanes (partials, one region): `sum` 1.16-1.42 ms against 1.31-1.39 in four lanes, `dot`
+/// 2.4-2.6 against 2.3-2.6.
+pub const CPU_STRIPED_GROUP: usize = 8;
 
 /// How the reduction kernels (`dot`, `sum`) read their input on a device: as the device
 /// runs a work-group's work-items.
@@ -130,9 +135,9 @@ pub enum ReduceLayout {
     /// of at most [`CPU_REDUCE_GROUP`].
     Chunk,
     /// Each work-group adds one contiguous stretch, its work-items side by side in it (work-item
-    /// `l` reads elements `l`, `l + L`, ... of the stretch, `L` the group's size): the
-    /// compiled CPU backend, which runs a group's work-items four at a time in SIMD lanes.
-    /// Groups of [`CPU_STRIPED_GROUP`].
+    /// `l` reads elements `l`, `l + L`, ... of the stretch, `L` the group's size), and each
+    /// work-item writes its partial, which the host adds: the compiled CPU backend, which runs
+    /// a group's work-items eight at a time in SIMD lanes. Groups of [`CPU_STRIPED_GROUP`].
     Striped,
 }
 
@@ -1039,6 +1044,8 @@ fn bench_reduce(
     let k = Kernel::build(&format!("bench_{name}"), |k| {
         let x = k.read::<f32>("x");
         let y = (which == Reduction::Dot).then(|| k.read::<f32>("y"));
+        // Striped: one partial per work-item, added on the host (a kernel of one region).
+        let partials = (layout == ReduceLayout::Striped).then(|| k.write::<f32>("partials"));
         let acc = var(0.0f32);
         let add = |i: Expr<u32>| match y {
             Some(y) => acc.set(acc.get() + x.at(i) * y.at(i)),
@@ -1064,7 +1071,12 @@ fn bench_reduce(
                 for_step(global_id(0), x.len(), global_size(0), add);
             }
         }
-        k.gather_add(acc.get());
+        match partials {
+            Some(p) => p.set(global_id(0), acc.get()),
+            None => {
+                k.gather_add(acc.get());
+            }
+        }
     })?;
     let local = match layout {
         ReduceLayout::Chunk => group_size(q.device()).min(CPU_REDUCE_GROUP),
@@ -1076,6 +1088,10 @@ fn bench_reduce(
     let range = NdRange::new(groups * local).local(local);
     let xb = Buffer::from_slice(q, x)?;
     let yb = Buffer::from_slice(q, y)?;
+    let pb = match layout {
+        ReduceLayout::Striped => Some(Buffer::<f32>::new(q, range.global_size()[0])?),
+        _ => None,
+    };
 
     let baseline = |build| -> f32 {
         match which {
@@ -1106,12 +1122,23 @@ fn bench_reduce(
     let mut worst = 0.0f64;
     let strata_s = timed(reps, || -> Result<f64, BenchError> {
         let t = Instant::now();
-        let run = match which {
-            Reduction::Dot => k.enqueue(q, range, args![&xb, &yb], &[])?,
-            Reduction::Sum => k.enqueue(q, range, args![&xb], &[])?,
+        let got = match &pb {
+            Some(pb) => {
+                match which {
+                    Reduction::Dot => k.launch(q, range, args![&xb, &yb, pb])?,
+                    Reduction::Sum => k.launch(q, range, args![&xb, pb])?,
+                };
+                q.read(pb)?.iter().sum::<f32>()
+            }
+            None => {
+                let run = match which {
+                    Reduction::Dot => k.enqueue(q, range, args![&xb, &yb], &[])?,
+                    Reduction::Sum => k.enqueue(q, range, args![&xb], &[])?,
+                };
+                let total: Gathered<f32> = run.gather::<f32>(0)?;
+                total.get()?
+            }
         };
-        let total: Gathered<f32> = run.gather::<f32>(0)?;
-        let got = total.get()?;
         let dt = t.elapsed().as_secs_f64();
         worst = worst.max(check_close(name, got, want)?);
         Ok(dt)
