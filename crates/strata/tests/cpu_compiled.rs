@@ -3740,7 +3740,6 @@ fn chunked_reductions_take_the_vector_variant_and_agree_with_the_interpreter() {
 /// barrier after the loop, on the vector variant (local size 16) and the scalar code (6).
 #[test]
 fn chunked_loops_one_past_the_end_fault_as_on_the_interpreter() {
-    let (cpu, interp) = queues();
     for synced in [false, true] {
         let k = Kernel::build("chunked_past", |k| {
             let x = k.read::<f32>("x");
@@ -3761,29 +3760,8 @@ fn chunked_loops_one_past_the_end_fault_as_on_the_interpreter() {
             }
         })
         .unwrap();
-        for (n, local) in [(4096usize, 16usize), (4096, 6), (1000, 16)] {
-            let fail = |q: &Queue| {
-                let x = Buffer::from_slice(q, &vec![1.0f32; n]).unwrap();
-                let sums = Buffer::<f32>::new(q.device(), 96).unwrap();
-                k.launch(
-                    q,
-                    NdRange::new(96 / local * local).local(local),
-                    args![&x, &sums],
-                )
-                .unwrap_err()
-            };
-            let want = fail(&interp);
-            assert!(
-                matches!(want, Error::OutOfBounds { index, .. } if index == n as i64),
-                "{want}"
-            );
-            let got = fail(&cpu);
-            assert_eq!(
-                got.to_string(),
-                want.to_string(),
-                "synced {synced}, n {n}, local {local}"
-            );
-        }
+        let cases = [(4096usize, 16usize), (4096, 6), (1000, 16)];
+        faults_one_past_the_end_as_the_interpreter(&k, &cases, synced);
     }
 }
 
@@ -5961,7 +5939,6 @@ fn striped_loops_that_wrap_agree_with_the_interpreter() {
 /// the loop, on the vector variant (groups of 4 and 16) and the scalar code (6).
 #[test]
 fn striped_loops_one_past_the_end_fault_as_on_the_interpreter() {
-    let (cpu, interp) = queues();
     for synced in [false, true] {
         let k = Kernel::build("striped_past", |k| {
             let x = k.read::<f32>("x");
@@ -5981,28 +5958,37 @@ fn striped_loops_one_past_the_end_fault_as_on_the_interpreter() {
             }
         })
         .unwrap();
-        for (n, local) in [(4096usize, 4usize), (4096, 16), (4096, 6), (1000, 4)] {
-            let fail = |q: &Queue| {
-                let x = Buffer::from_slice(q, &vec![1.0f32; n]).unwrap();
-                let sums = Buffer::<f32>::new(q.device(), 96).unwrap();
-                k.launch(
-                    q,
-                    NdRange::new(96 / local * local).local(local),
-                    args![&x, &sums],
-                )
-                .unwrap_err()
-            };
-            let want = fail(&interp);
-            assert!(
-                matches!(want, Error::OutOfBounds { index, .. } if index == n as i64),
-                "{want}"
-            );
-            let got = fail(&cpu);
-            assert_eq!(
-                got.to_string(),
-                want.to_string(),
-                "synced {synced}, n {n}, local {local}"
-            );
-        }
+        let cases = [(4096usize, 4usize), (4096, 16), (4096, 6), (1000, 4)];
+        faults_one_past_the_end_as_the_interpreter(&k, &cases, synced);
+    }
+}
+
+/// Launches `k` (a buffer `x` of `n` ones it reads one past the end, 96 sums) with 96 work-items
+/// (rounded down to the local size) for each `(n, local)`: the interpreter's fault is the
+/// out-of-bounds read of element `n`, and `cpu`'s is the same, word for word.
+fn faults_one_past_the_end_as_the_interpreter(k: &Kernel, cases: &[(usize, usize)], synced: bool) {
+    let (cpu, interp) = queues();
+    for &(n, local) in cases {
+        let fail = |q: &Queue| {
+            let x = Buffer::from_slice(q, &vec![1.0f32; n]).unwrap();
+            let sums = Buffer::<f32>::new(q.device(), 96).unwrap();
+            k.launch(
+                q,
+                NdRange::new(96 / local * local).local(local),
+                args![&x, &sums],
+            )
+            .unwrap_err()
+        };
+        let want = fail(&interp);
+        assert!(
+            matches!(want, Error::OutOfBounds { index, .. } if index == n as i64),
+            "{want}"
+        );
+        let got = fail(&cpu);
+        assert_eq!(
+            got.to_string(),
+            want.to_string(),
+            "synced {synced}, n {n}, local {local}"
+        );
     }
 }
