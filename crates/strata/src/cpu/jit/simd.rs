@@ -416,10 +416,11 @@ pub(super) fn wide_reason(f: &Function) -> Option<String> {
     // A loop of step 1 whose lanes the four-lane code runs together from their own starts
     // ([`Gen::vfor`]: the same iterations, its loads of each lane's stretch read as tiles,
     // [`Gen::vfor_tiled`]); eight lanes run it as a divergent loop, each half's loads lane
-    // by lane under the mask. (A striped loop runs together in eight lanes as in four.) Measured (2-core AMD EPYC VM, 2026-11-28, idle): a sum of
+    // by lane under the mask. Measured (2-core AMD EPYC VM, 2026-11-28, idle): a sum of
     // chunks of 8,192 `f32` per work-item at 2^24, 11.6 ms in eight lanes against 1.7 in
     // four (4.9 one work-item at a time). (A loop unrolled by hand, read as rows, runs well
-    // in eight lanes: the patterns' reductions, 1.4 against 7.3 ms.)
+    // in eight lanes: the patterns' reductions, 1.4 against 7.3 ms. A striped loop runs
+    // together in eight lanes as in four.)
     let c = counters(f);
     let mut proof = None;
     let mut together = false;
