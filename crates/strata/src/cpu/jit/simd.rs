@@ -3471,15 +3471,16 @@ impl Gen<'_, '_> {
         let max = self.b.ins().iconst(types::I32, max);
         let room = self.b.ins().isub(max, div);
         let room = self.b.ins().splat(types::I32X4, room);
-        let (lt, le) = if s.is_signed() {
-            (IntCC::SignedLessThan, IntCC::SignedLessThanOrEqual)
+        let le = if s.is_signed() {
+            IntCC::SignedLessThanOrEqual
         } else {
-            (IntCC::UnsignedLessThan, IntCC::UnsignedLessThanOrEqual)
+            IntCC::UnsignedLessThanOrEqual
         };
         let mut ok = up;
         // Each register of lanes (two with eight lanes) against lane 0's run.
         for (&v, &e) in v.iter().zip(e) {
-            let below = self.b.ins().icmp(lt, v, e);
+            let below = self.lanes_below(s, v, e);
+            ok = self.b.ins().band(ok, below);
             let d = self.b.ins().isub(e, v);
             let dm1 = self.b.ins().isub(d, ones);
             let ge = self
@@ -3490,8 +3491,7 @@ impl Gen<'_, '_> {
             let within = self.b.ins().icmp(IntCC::UnsignedLessThan, r, divs);
             let last = self.b.ins().iadd(v, los);
             let fits = self.b.ins().icmp(le, last, room);
-            let all = self.b.ins().band(below, ge);
-            let all = self.b.ins().band(all, within);
+            let all = self.b.ins().band(ge, within);
             let all = self.b.ins().band(all, fits);
             let all = self.b.ins().vall_true(all);
             ok = self.b.ins().band(ok, all);
