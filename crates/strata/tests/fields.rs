@@ -384,6 +384,78 @@ fn several_outputs_of_different_shapes_and_types() {
     }
 }
 
+/// Leaves memory of `points` `f32`s holding 7.0 for the next allocation of that size (the
+/// CPU backends keep a dropped buffer of 1 MiB or more and hand it to the next allocation of
+/// its length, not zeroed where the next command writes all of it).
+fn leave_sevens(fx: &Fields, points: usize) {
+    let junk = Buffer::<f32>::from_slice(fx.queue(), &vec![7.0f32; points]).unwrap();
+    fx.queue().finish().unwrap();
+    drop(junk);
+}
+
+/// Outputs are allocated without zeroing only where the kernel writes every point: an
+/// operator's output written under a condition, a lazy operator or a big field that returns
+/// early at some points, are zero where nothing wrote, even in reused memory.
+#[test]
+fn outputs_are_zero_where_nothing_writes_even_in_reused_memory() {
+    let _compiles = COMPILES.read().unwrap_or_else(|p| p.into_inner());
+    for fx in contexts() {
+        // 1 MiB and more (kept for reuse on the CPU backends), a length no other test uses.
+        let shape = Shape::d2(513, 517);
+        let n = shape.points();
+        let src = data(n, 21);
+        let x = fx.from_slice(shape, &src).unwrap();
+        let mut op = fx.operator("even_columns", shape);
+        let (even, all) = (op.output::<f32>(shape), op.output::<f32>(shape));
+        leave_sevens(&fx, n);
+        let outs = op
+            .run(|p| {
+                let v = p.read(&x);
+                p.write(all, v + 1.0f32);
+                if_((p.column() % 2i32).eq(0i32), || p.write(even, v));
+            })
+            .unwrap();
+        let (e, a) = (
+            outs.get(even).unwrap().to_vec().unwrap(),
+            outs.get(all).unwrap().to_vec().unwrap(),
+        );
+        for i in 0..n {
+            let want = if (i % 517) % 2 == 0 { src[i] } else { 0.0 };
+            assert_eq!(e[i], want, "{} point {i}", name(&fx));
+            assert_eq!(a[i], src[i] + 1.0, "{} point {i}", name(&fx));
+        }
+        // A lazy operator whose work-items of column 0 return before storing.
+        leave_sevens(&fx, n);
+        let x2 = x.clone();
+        let ret = fx.op("return_at_column_0", shape, move |p| {
+            if_(p.column().eq(0i32), return_);
+            p.read(&x2) * 2.0f32
+        });
+        let got = ret.to_vec().unwrap();
+        for i in 0..n {
+            let want = if i % 517 == 0 { 0.0 } else { src[i] * 2.0 };
+            assert_eq!(got[i], want, "{} point {i}", name(&fx));
+        }
+        // A big field (2 elements per point) whose operator returns at column 0 too.
+        let half = Shape::d2(513, 517 / 2 + 1);
+        let m = half.points();
+        leave_sevens(&fx, 2 * m);
+        let big = fx.big_op("big_return", half, &[2], move |p, e| {
+            if_(p.column().eq(0i32), return_);
+            (p.column() + e.cast::<i32>()).cast::<f32>()
+        });
+        let got = big.to_vec().unwrap();
+        let cols = 517 / 2 + 1;
+        for i in 0..m {
+            for e in 0..2 {
+                let c = i % cols;
+                let want = if c == 0 { 0.0 } else { (c + e) as f32 };
+                assert_eq!(got[2 * i + e], want, "{} point {i} element {e}", name(&fx));
+            }
+        }
+    }
+}
+
 #[test]
 fn thread_allocation_and_local_memory_tiles() {
     let _compiles = COMPILES.read().unwrap_or_else(|p| p.into_inner());

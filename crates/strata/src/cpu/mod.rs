@@ -59,11 +59,12 @@ impl Drop for CpuMem {
 
 /// Large buffers of the CPU backends kept for reuse once dropped: a buffer of 1 MiB or more
 /// comes from the heap as fresh pages (glibc maps it on its own), and its first touch, a
-/// page fault and the kernel's zeroing for every 4 KiB, then the zero fill, cost more than
-/// the kernel that writes it. Chambolle's iteration on fields (`strata bench`'s
-/// `rof_fused`) allocates three 16 MiB fields an iteration and drops them the next one.
-/// A new buffer of the same length as a kept one takes it and zeroes it (resident pages, no
-/// faults). At most [`kept::LIMIT`] bytes are kept, process-wide; the memory budget
+/// page fault and the kernel's zeroing for every 4 KiB, cost more than the kernel that
+/// writes it. Chambolle's iteration on fields (`strata bench`'s `rof_fused`) allocates three
+/// 16 MiB fields an iteration and drops them the next one. A new buffer of the same length
+/// as a kept one takes it (resident pages, no faults) and zeroes it, unless its first
+/// command overwrites it in full ([`crate::Buffer::overwritten`]: the fields' outputs). At
+/// most [`kept::LIMIT`] bytes are kept, process-wide; the memory budget
 /// ([`crate::Device::memory_in_use`]) counts only buffers in use.
 mod kept {
     use std::sync::atomic::AtomicU64;
@@ -90,8 +91,9 @@ mod kept {
         kept.iter().any(|b| b.len() == words)
     }
 
-    /// A kept buffer of exactly `words` words, zeroed, if there is one.
-    pub(super) fn take(words: usize) -> Option<Box<[AtomicU64]>> {
+    /// A kept buffer of exactly `words` words, if there is one: zeroed where `zero`, else
+    /// with whatever its last user left in it.
+    pub(super) fn take(words: usize, zero: bool) -> Option<Box<[AtomicU64]>> {
         if words < MIN_WORDS {
             return None;
         }
@@ -100,9 +102,11 @@ mod kept {
             let i = kept.iter().position(|b| b.len() == words)?;
             kept.swap_remove(i)
         };
-        // SAFETY: `w` is owned here, no one else refers to it; all-zero bytes are a valid
-        // `AtomicU64`.
-        unsafe { std::ptr::write_bytes(w.as_ptr() as *mut AtomicU64, 0, w.len()) };
+        if zero {
+            // SAFETY: `w` is owned here, no one else refers to it; all-zero bytes are a valid
+            // `AtomicU64`.
+            unsafe { std::ptr::write_bytes(w.as_ptr() as *mut AtomicU64, 0, w.len()) };
+        }
         Some(w)
     }
 
@@ -128,6 +132,26 @@ mod kept {
         };
         // Freed outside the lock.
         drop(freed);
+    }
+}
+
+/// `n` zeroed words from the allocator's zeroed allocation: a large block comes as fresh
+/// pages that the system zeroes when they are first touched (by the kernel that writes them,
+/// on the threads running it), not in a pass over them here.
+fn zeroed_words(n: usize) -> std::result::Result<Box<[AtomicU64]>, String> {
+    if n == 0 {
+        return Ok(Box::new([]));
+    }
+    let layout = std::alloc::Layout::array::<AtomicU64>(n).map_err(|e| e.to_string())?;
+    // SAFETY: `layout` has a non-zero size. All-zero bytes are a valid `AtomicU64`, and the
+    // block has `n` of them with `AtomicU64`'s alignment: a `Box<[AtomicU64]>` of length `n`
+    // owns it and frees it with the same layout.
+    unsafe {
+        let p = std::alloc::alloc_zeroed(layout) as *mut AtomicU64;
+        if p.is_null() {
+            return Err(format!("the allocator refused {} bytes", layout.size()));
+        }
+        Ok(Box::from_raw(std::ptr::slice_from_raw_parts_mut(p, n)))
     }
 }
 
@@ -167,23 +191,23 @@ impl CpuMem {
     }
 
     fn new(bytes: usize, device: &str) -> Result<CpuMem> {
+        CpuMem::new_as(bytes, device, true)
+    }
+
+    /// [`CpuMem::new`], or with `zero` false memory that its first command overwrites in
+    /// full ([`crate::Buffer::overwritten`]): a kept buffer is then not zeroed again.
+    fn new_as(bytes: usize, device: &str, zero: bool) -> Result<CpuMem> {
         let n = bytes.div_ceil(8);
-        if let Some(words) = kept::take(n) {
-            return Ok(CpuMem {
-                words,
-                bytes,
-                written: None,
-            });
-        }
-        let mut v: Vec<AtomicU64> = Vec::new();
-        v.try_reserve_exact(n).map_err(|e| Error::OutOfMemory {
-            device: device.into(),
-            requested: bytes as u64,
-            reason: e.to_string(),
-        })?;
-        v.resize_with(n, || AtomicU64::new(0));
+        let words = match kept::take(n, zero) {
+            Some(words) => words,
+            None => zeroed_words(n).map_err(|reason| Error::OutOfMemory {
+                device: device.into(),
+                requested: bytes as u64,
+                reason,
+            })?,
+        };
         Ok(CpuMem {
-            words: v.into_boxed_slice(),
+            words,
             bytes,
             written: None,
         })
@@ -369,6 +393,10 @@ impl DeviceBackend for CpuDevice {
 
     fn alloc_uninit(&self, bytes: usize) -> Result<Arc<dyn Memory>> {
         Ok(Arc::new(CpuMem::new_uninit(bytes, &self.info.spec())?))
+    }
+
+    fn alloc_overwritten(&self, bytes: usize) -> Result<Arc<dyn Memory>> {
+        Ok(Arc::new(CpuMem::new_as(bytes, &self.info.spec(), false)?))
     }
 
     fn compile(
@@ -1011,7 +1039,19 @@ mod tests {
         let again = CpuMem::new(bytes, "cpu").unwrap();
         assert_eq!(again.base(), base, "the dropped buffer is reused");
         assert!(again.words.iter().all(|w| w.load(Ordering::Relaxed) == 0));
-        assert!(kept::take(8 * 3).is_none());
+        assert!(kept::take(8 * 3, true).is_none());
+        // Memory its first command overwrites is not zeroed again.
+        for w in again.words.iter() {
+            w.store(7, Ordering::Relaxed);
+        }
+        drop(again);
+        let over = CpuMem::new_as(bytes, "cpu", false).unwrap();
+        assert_eq!(over.base(), base, "reused again");
+        assert!(over.words.iter().all(|w| w.load(Ordering::Relaxed) == 7));
+        drop(over);
+        let again = CpuMem::new(bytes, "cpu").unwrap();
+        assert_eq!(again.base(), base, "reused once more");
+        assert!(again.words.iter().all(|w| w.load(Ordering::Relaxed) == 0));
         drop(again);
         // Buffers kept later push out the longest-kept ones: after more than the limit of
         // other lengths, the first one is gone (the limit holds).

@@ -182,18 +182,31 @@ impl<T: Tensor> BigField<T> {
         };
         let (shape, k) = (self.shape(), self.tensor_elements() as u32);
         let fx = &self.node.fx;
-        let out = Buffer::<T>::new(&fx.queue, shape.points() * k as usize)?;
-        let result = super::point::run_kernel(fx, &super::kernel_name(&name), shape, None, |p| {
-            let o = p.output_param(&out);
-            let (inside, lin) = (p.inside(), p.linear());
-            if_(inside, || {
-                // `_forEachTensorElement`: the operator's only statement.
-                for_range(0u32, k, |e| {
-                    let v = op(p, e);
-                    o.set(lin * k + e, v);
+        // Not zeroed: the kernel stores every element of every point, unless the operator's
+        // recording returns early or leaves a loop somewhere (then zeroed first, on the
+        // queue).
+        let out = Buffer::<T>::overwritten(&fx.queue, shape.points() * k as usize)?;
+        let result = super::point::run_kernel(
+            fx,
+            &super::kernel_name(&name),
+            shape,
+            None,
+            |p| {
+                let o = p.output_param(&out);
+                let (inside, lin) = (p.inside(), p.linear());
+                if_(inside, || {
+                    // `_forEachTensorElement`: the operator's only statement.
+                    for_range(0u32, k, |e| {
+                        let v = op(p, e);
+                        o.set(lin * k + e, v);
+                    });
                 });
-            });
-        });
+            },
+            |c| match c.returns || c.breaks {
+                true => super::zero_fill(fx, &out),
+                false => Ok(()),
+            },
+        );
         BigState::settle(&self.node.state, out, result)
     }
 

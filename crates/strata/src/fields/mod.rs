@@ -533,15 +533,27 @@ impl<T: Tensor> Field<T> {
         };
         let shape = self.node.shape;
         let fx = &self.node.fx;
-        let out = Buffer::<T>::new(&fx.queue, shape.points())?;
-        let result = point::run_kernel(fx, &kernel_name(&name), shape, None, |p| {
-            let o = p.output_param(&out);
-            let (inside, lin) = (p.inside(), p.linear());
-            crate::builder::if_(inside, || {
-                let v = op(p);
-                o.set(lin, v);
-            });
-        });
+        // Not zeroed: the kernel stores every point, unless the operator's recording returns
+        // early somewhere (then zeroed first, on the queue).
+        let out = Buffer::<T>::overwritten(&fx.queue, shape.points())?;
+        let result = point::run_kernel(
+            fx,
+            &kernel_name(&name),
+            shape,
+            None,
+            |p| {
+                let o = p.output_param(&out);
+                let (inside, lin) = (p.inside(), p.linear());
+                crate::builder::if_(inside, || {
+                    let v = op(p);
+                    o.set(lin, v);
+                });
+            },
+            |c| match c.returns {
+                true => zero_fill(fx, &out),
+                false => Ok(()),
+            },
+        );
         State::settle(&self.node.state, out, result)
     }
 
@@ -705,6 +717,14 @@ pub(crate) fn row_groups(device: &crate::Device, f: &crate::ir::Function) -> boo
 }
 
 /// Kernels run with `Kernel` and `NdRange` (re-exported for the point module).
+/// Zeroes `buf` on the context's queue (before the kernels enqueued after it): an output
+/// allocated without zeroing ([`Buffer::overwritten`]) whose kernel may leave points unwritten.
+pub(crate) fn zero_fill<T: Tensor>(fx: &Fields, buf: &Buffer<T>) -> Result<()> {
+    fx.queue
+        .enqueue_fill(buf, bytemuck::Zeroable::zeroed(), .., &[])
+        .map(drop)
+}
+
 pub(crate) fn launch(
     fx: &Fields,
     kernel: &Kernel,

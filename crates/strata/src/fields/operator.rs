@@ -3,7 +3,9 @@
 //! barriers, and non-local writes. Lazy fields they read at the current point are still fused
 //! into them; their outputs are data.
 //!
-//! Outputs are allocated when the operator runs, zero where nothing writes. The default
+//! Outputs are allocated when the operator runs, zero where nothing writes (an output that a
+//! `write` at the top of the body stores at every point, with no `return_` anywhere, is not
+//! zeroed first: the kernel overwrites all of it). The default
 //! work-group is 64 work-items in 1-D, 8 x 32 in 2-D (on a CPU device, for a body that does
 //! not read local or group ids or sizes, use local memory or barriers: row strips of at
 //! most 256 columns, `super::row_groups`) and 2 x 4 x 32 in 3-D. The body is
@@ -33,6 +35,8 @@ impl<T> Copy for Out<T> {}
 
 type Alloc = Box<dyn Fn(&Fields, Shape) -> Result<Box<dyn Any>>>;
 type Declare = Box<dyn Fn(&mut Point, Shape, &dyn Any)>;
+/// Zeroes an output's buffer on the queue (one the kernel may not write in full).
+type Zero = Box<dyn Fn(&Fields, &dyn Any) -> Result<()>>;
 
 /// An eager operator: a kernel over a thread shape (one work-item per point; the work size
 /// rounded up to whole work-groups) that writes outputs.
@@ -61,7 +65,7 @@ pub struct Operator {
     name: String,
     threads: Shape,
     local: Option<Vec<usize>>,
-    outputs: Vec<(Shape, Alloc, Declare)>,
+    outputs: Vec<(Shape, Alloc, Declare, Zero)>,
 }
 
 impl Operator {
@@ -79,15 +83,22 @@ impl Operator {
     pub fn output<T: Tensor>(&mut self, shape: Shape) -> Out<T> {
         let alloc: Alloc = Box::new(|fx: &Fields, shape: Shape| {
             shape.check("Operator::output")?;
-            let b = Buffer::<T>::new(fx.queue(), shape.points())?;
+            // Zeroed after the recording, unless the kernel writes every point of it.
+            let b = Buffer::<T>::overwritten(fx.queue(), shape.points())?;
             Ok(Box::new(b) as Box<dyn Any>)
         });
+        let zero: Zero = Box::new(
+            |fx: &Fields, b: &dyn Any| match b.downcast_ref::<Buffer<T>>() {
+                Some(b) => super::zero_fill(fx, b),
+                None => Ok(()),
+            },
+        );
         let declare: Declare = Box::new(|p: &mut Point, shape: Shape, b: &dyn Any| {
             if let Some(b) = b.downcast_ref::<Buffer<T>>() {
                 p.declare_output::<T>(shape, b);
             }
         });
-        self.outputs.push((shape, alloc, declare));
+        self.outputs.push((shape, alloc, declare, zero));
         Out {
             index: self.outputs.len() - 1,
             _t: PhantomData,
@@ -128,12 +139,12 @@ impl Operator {
             }
         }
         let mut bufs = Vec::with_capacity(self.outputs.len());
-        for (shape, alloc, _) in &self.outputs {
+        for (shape, alloc, _, _) in &self.outputs {
             bufs.push((*shape, alloc(&self.fx, *shape)?));
         }
         let makers: Vec<&Box<dyn Any>> = bufs.iter().map(|(_, b)| b).collect();
         let declare = |p: &mut Point| {
-            for ((shape, _, declare), b) in self.outputs.iter().zip(&makers) {
+            for ((shape, _, declare, _), b) in self.outputs.iter().zip(&makers) {
                 declare(p, *shape, b.as_ref());
             }
         };
@@ -146,6 +157,15 @@ impl Operator {
             |p| {
                 declare(p);
                 body(p);
+            },
+            // Zero where nothing writes: each output the kernel does not write in full.
+            |c| {
+                for (i, ((_, _, _, zero), b)) in self.outputs.iter().zip(&makers).enumerate() {
+                    if !c.writes_all(i) {
+                        zero(&self.fx, b.as_ref())?;
+                    }
+                }
+                Ok(())
             },
         )?;
         Ok(Outputs {

@@ -77,6 +77,32 @@ pub struct Point<'k> {
     errors: Vec<Error>,
     outputs: Vec<usize>,
     pub(crate) out_params: Vec<(Shape, Box<dyn Any>)>,
+    /// The block path of the kernel's body ([`block_path`]): a `write` recorded there runs in
+    /// every work-item (unless one returns early).
+    top: Vec<u64>,
+    /// The outputs (their `Out` indices) that a `write` at [`Point::top`] stores to.
+    covered: Vec<usize>,
+}
+
+/// What a recorded field kernel writes, for the buffers its outputs were allocated in
+/// without zeroing ([`Buffer::overwritten`]): the kernel's first command on them.
+pub(crate) struct Coverage {
+    /// Whether a work-item can return early (the body has a `return` anywhere): then no
+    /// store is certain to run.
+    pub(crate) returns: bool,
+    /// Whether the body has a `break` or `continue` anywhere (which may leave a loop of the
+    /// fields layer's own before its last store).
+    pub(crate) breaks: bool,
+    /// The outputs (their `Out` indices) that a `write` at the top of the body stores to,
+    /// at every point of the thread shape (which is theirs).
+    pub(crate) covered: Vec<usize>,
+}
+
+impl Coverage {
+    /// Whether the kernel writes every point of output `index`.
+    pub(crate) fn writes_all(&self, index: usize) -> bool {
+        !self.returns && self.covered.contains(&index)
+    }
 }
 
 fn mem_id<T>(b: &Buffer<T>) -> usize {
@@ -84,14 +110,16 @@ fn mem_id<T>(b: &Buffer<T>) -> usize {
 }
 
 /// Records and enqueues one field kernel over `threads`; `body` records everything inside.
+/// `prepare` sees what the kernel writes before it is enqueued (to zero what it does not).
 pub(crate) fn run_kernel(
     fx: &Fields,
     name: &str,
     threads: Shape,
     local: Option<&[usize]>,
     body: impl FnOnce(&mut Point),
+    prepare: impl FnOnce(&Coverage) -> Result<()>,
 ) -> Result<Event> {
-    run_kernel_mode(fx, name, threads, local, Mode::Lazy, body)
+    run_kernel_mode(fx, name, threads, local, Mode::Lazy, body, prepare)
 }
 
 pub(crate) fn run_kernel_mode(
@@ -101,19 +129,30 @@ pub(crate) fn run_kernel_mode(
     local: Option<&[usize]>,
     mode: Mode,
     body: impl FnOnce(&mut Point),
+    prepare: impl FnOnce(&Coverage) -> Result<()>,
 ) -> Result<Event> {
-    type Recorded = (Vec<Box<dyn ArgSource>>, Vec<Event>, Vec<Error>);
+    type Recorded = (Vec<Box<dyn ArgSource>>, Vec<Event>, Vec<Error>, Vec<usize>);
     let mut done: Option<Recorded> = None;
     let built = Kernel::build(name, |kd| {
         let mut p = Point::new(kd, fx, threads, mode);
         body(&mut p);
-        done = Some((p.args, p.waits, p.errors));
+        done = Some((p.args, p.waits, p.errors, p.covered));
     });
-    let (args, waits, errors) = done.expect("the kernel body ran");
+    let (args, waits, errors, covered) = done.expect("the kernel body ran");
     if let Some(e) = errors.into_iter().next() {
         return Err(e);
     }
     let kernel = built?;
+    let (mut returns, mut breaks) = (false, false);
+    crate::ir::walk_block(&kernel.ir().body, &mut |s| {
+        returns |= matches!(s, crate::ir::Stmt::Return);
+        breaks |= matches!(s, crate::ir::Stmt::Break(_) | crate::ir::Stmt::Continue(_));
+    });
+    prepare(&Coverage {
+        returns,
+        breaks,
+        covered,
+    })?;
     let rows = super::row_groups(fx.device(), kernel.ir());
     super::launch(fx, &kernel, range_for(threads, local, rows), &args, &waits)
 }
@@ -138,6 +177,8 @@ impl<'k> Point<'k> {
             errors: Vec::new(),
             outputs: Vec::new(),
             out_params: Vec::new(),
+            top: block_path(),
+            covered: Vec::new(),
         };
         let nd = threads.ndim();
         let full = threads.full();
@@ -544,6 +585,9 @@ impl<'k> Point<'k> {
         }
         let (inside, lin) = (self.inside, self.linear);
         if_(inside, || param.set(lin, value));
+        if block_path() == self.top {
+            self.covered.push(out.index);
+        }
     }
 
     /// Writes `value` into output `out` at absolute coordinates (one `i32` per dimension of the

@@ -257,6 +257,12 @@ pub(crate) trait DeviceBackend: Send + Sync {
     fn alloc_uninit(&self, bytes: usize) -> Result<Arc<dyn Memory>> {
         self.alloc(bytes)
     }
+    /// Allocates `bytes` bytes that a command will write in full before anything reads them
+    /// ([`crate::Buffer::overwritten`]): zeroed ([`DeviceBackend::alloc`]) where that costs
+    /// little; the CPU backends' memory reused from a dropped buffer keeps its old bytes.
+    fn alloc_overwritten(&self, bytes: usize) -> Result<Arc<dyn Memory>> {
+        self.alloc(bytes)
+    }
     /// Compiles a validated kernel, printing what `settings` asks for.
     fn compile(
         &self,

@@ -5,7 +5,7 @@
 //! [`Queue`], a pattern's `Exec`) and charges the device's memory budget; constructors that
 //! upload data take a [`Queue`] ([`Buffer::from_slice`]), which orders the upload.
 
-use super::{Device, Memory, Queue};
+use super::{Contents, Device, Memory, Queue};
 use crate::builder::Element;
 use crate::error::{Error, Result};
 use std::marker::PhantomData;
@@ -53,7 +53,7 @@ impl<T: Element> Buffer<T> {
     /// Allocation takes anything that names a device; constructors that upload data
     /// ([`Buffer::from_slice`]) take a [`Queue`], which they need to copy.
     pub fn new(device: impl AsRef<Device>, len: usize) -> Result<Buffer<T>> {
-        Buffer::allocate(device.as_ref(), len, false)
+        Buffer::allocate(device.as_ref(), len, Contents::Zeroed)
     }
 
     /// A buffer of `len` elements whose contents are unspecified until written: a kernel must
@@ -61,10 +61,19 @@ impl<T: Element> Buffer<T> {
     /// `interp+checked` reports such a read ([`Error::UninitializedRead`]); the memory is in
     /// fact zeroed on every backend today, so the cost is that of [`Buffer::new`].
     pub fn uninit(device: impl AsRef<Device>, len: usize) -> Result<Buffer<T>> {
-        Buffer::allocate(device.as_ref(), len, true)
+        Buffer::allocate(device.as_ref(), len, Contents::Uninit)
     }
 
-    fn allocate(device: &Device, len: usize, uninit: bool) -> Result<Buffer<T>> {
+    /// A buffer of `len` elements that the next command using it (a kernel that stores
+    /// every element) writes in full before anything reads it, so its contents need not be
+    /// zeroed: on the CPU backends, memory reused from a dropped buffer keeps its old bytes
+    /// (no pass over it on the allocating thread); elsewhere as [`Buffer::new`]. The fields
+    /// layer allocates its outputs so where the kernel is known to write every point.
+    pub(crate) fn overwritten(device: impl AsRef<Device>, len: usize) -> Result<Buffer<T>> {
+        Buffer::allocate(device.as_ref(), len, Contents::Overwritten)
+    }
+
+    fn allocate(device: &Device, len: usize, contents: Contents) -> Result<Buffer<T>> {
         let info = device.info();
         let bytes =
             len.checked_mul(std::mem::size_of::<T>())
@@ -86,11 +95,7 @@ impl<T: Element> Buffer<T> {
                 ),
             });
         }
-        let mem = if uninit {
-            device.alloc_uninit(bytes)?
-        } else {
-            device.alloc(bytes)?
-        };
+        let mem = device.alloc_as(bytes, contents)?;
         Ok(Buffer {
             mem,
             len,

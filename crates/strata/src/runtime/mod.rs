@@ -340,6 +340,18 @@ impl KernelCache {
     }
 }
 
+/// What a new allocation's bytes are ([`Device::alloc_as`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Contents {
+    /// Zero ([`Buffer::new`]).
+    Zeroed,
+    /// Zero, but counted as unwritten until something writes them ([`Buffer::uninit`]).
+    Uninit,
+    /// Whatever they are: a command writes every byte before anything reads them
+    /// ([`Buffer::overwritten`]).
+    Overwritten,
+}
+
 /// Memory charged to its device's budget while it lives: the backend's memory, which backends
 /// still downcast to their own type through [`backend::Memory::as_any`].
 struct Charged {
@@ -655,15 +667,15 @@ impl Device {
     /// Allocates `bytes` of device memory, zeroed, charged to the device's budget while it
     /// lives ([`Device::memory_budget`]).
     pub(crate) fn alloc(&self, bytes: usize) -> Result<Arc<dyn backend::Memory>> {
-        self.alloc_as(bytes, false)
+        self.alloc_as(bytes, Contents::Zeroed)
     }
 
-    /// [`Device::alloc`] of memory whose bytes count as unwritten ([`Buffer::uninit`]).
-    pub(crate) fn alloc_uninit(&self, bytes: usize) -> Result<Arc<dyn backend::Memory>> {
-        self.alloc_as(bytes, true)
-    }
-
-    fn alloc_as(&self, bytes: usize, uninit: bool) -> Result<Arc<dyn backend::Memory>> {
+    /// [`Device::alloc`] with the contents `contents` promises or needs.
+    pub(crate) fn alloc_as(
+        &self,
+        bytes: usize,
+        contents: Contents,
+    ) -> Result<Arc<dyn backend::Memory>> {
         let want = bytes as u64;
         let info = self.info();
         let oom = |reason: String| Error::OutOfMemory {
@@ -696,10 +708,10 @@ impl Device {
                 }
             }
         }
-        let mem = if uninit {
-            self.inner.backend.alloc_uninit(bytes)
-        } else {
-            self.inner.backend.alloc(bytes)
+        let mem = match contents {
+            Contents::Zeroed => self.inner.backend.alloc(bytes),
+            Contents::Uninit => self.inner.backend.alloc_uninit(bytes),
+            Contents::Overwritten => self.inner.backend.alloc_overwritten(bytes),
         };
         match mem {
             Ok(inner) => Ok(Arc::new(Charged {
