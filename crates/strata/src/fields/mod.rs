@@ -716,7 +716,6 @@ pub(crate) fn row_groups(device: &crate::Device, f: &crate::ir::Function) -> boo
             .all(|(_, e, _)| !matches!(e, Expr::Builtin(b) if !matches!(b, Builtin::GlobalId(_))))
 }
 
-/// Kernels run with `Kernel` and `NdRange` (re-exported for the point module).
 /// Zeroes `buf` on the context's queue (before the kernels enqueued after it): an output
 /// allocated without zeroing ([`Buffer::overwritten`]) whose kernel may leave points unwritten.
 pub(crate) fn zero_fill<T: Tensor>(fx: &Fields, buf: &Buffer<T>) -> Result<()> {
@@ -725,6 +724,7 @@ pub(crate) fn zero_fill<T: Tensor>(fx: &Fields, buf: &Buffer<T>) -> Result<()> {
         .map(drop)
 }
 
+/// Kernels run with `Kernel` and `NdRange` (re-exported for the point module).
 pub(crate) fn launch(
     fx: &Fields,
     kernel: &Kernel,
