@@ -45,6 +45,12 @@ thread_local! {
     static LAUNCH_ARGS: Cell<(Vec<MemArg>, Vec<u64>)> = const { Cell::new((Vec::new(), Vec::new())) };
 }
 
+/// What the group level's steps return: the error boxed, so that a step's result is one
+/// word (returned in a register). Unboxed, each region call's `Result<(), Error>` went
+/// through the stack, written by parts and read whole: a failed store forwarding after each
+/// call (`perf annotate`, issue 31).
+type Flow = std::result::Result<(), Box<Error>>;
+
 impl JitProgram {
     /// Runs the program over `range` with resolved arguments; stops between work-groups (and
     /// in every `loop` iteration) with [`Error::Cancelled`] once `cancel` is set.
@@ -402,11 +408,11 @@ impl<'a> Worker<'a> {
         }
     }
 
-    fn call(&mut self, region: usize, mask: &[u8]) -> Result<()> {
+    fn call(&mut self, region: usize, mask: &[u8]) -> Flow {
         self.call_fn(self.s.fns[region], mask)
     }
 
-    fn call_fn(&mut self, f: RegionFn, mask: &[u8]) -> Result<()> {
+    fn call_fn(&mut self, f: RegionFn, mask: &[u8]) -> Flow {
         // SAFETY: the region was compiled for this program; `env` points at this worker's
         // records, local memory and the launch's buffers, all sized for this launch.
         let status = unsafe { f(&*self.env, mask.as_ptr()) };
@@ -424,7 +430,7 @@ impl<'a> Worker<'a> {
         if status == 0 {
             Ok(())
         } else {
-            Err(self.region_error())
+            Err(Box::new(self.region_error()))
         }
     }
 
@@ -446,7 +452,7 @@ impl<'a> Worker<'a> {
             self.exec_block_known(tree, &all, true)
         };
         self.all = all;
-        r
+        r.map_err(|e| *e)
     }
 
     /// Where work-item `l`'s scalar of `size` bytes at record offset `off` lies (records are
@@ -526,7 +532,7 @@ impl<'a> Worker<'a> {
         }
     }
 
-    fn exec_block(&mut self, nodes: &'a [Node], entry: &[u8]) -> Result<()> {
+    fn exec_block(&mut self, nodes: &'a [Node], entry: &[u8]) -> Flow {
         self.exec_block_known(nodes, entry, all_set(entry))
     }
 
@@ -534,7 +540,7 @@ impl<'a> Worker<'a> {
     /// `entry` (`full`): then, until a node may take work-items out, nothing scans the mask
     /// (the `any_set` before each node, a barrier's `check_uniform`: a 16 x 16 group's
     /// 256 mask bytes, four times per tile of a tiled product, issue 31).
-    fn exec_block_known(&mut self, nodes: &'a [Node], entry: &[u8], mut full: bool) -> Result<()> {
+    fn exec_block_known(&mut self, nodes: &'a [Node], entry: &[u8], mut full: bool) -> Flow {
         let mut mask = self.take_mask();
         mask.copy_from_slice(entry);
         let mut r = Ok(());
@@ -555,13 +561,13 @@ impl<'a> Worker<'a> {
         r
     }
 
-    fn check_uniform(&self, mask: &[u8], what: &str) -> Result<()> {
+    fn check_uniform(&self, mask: &[u8], what: &str) -> Flow {
         if all_set(mask) {
             return Ok(());
         }
         let reached = mask.iter().filter(|&&m| m != 0).count();
         let name = &self.p.decls.name;
-        semantics::check_uniform(name, what, reached, self.lanes, self.env.group)
+        semantics::check_uniform(name, what, reached, self.lanes, self.env.group).map_err(Box::new)
     }
 
     /// The column (component-major, as the interpreter keeps it) of a record slot.
@@ -767,7 +773,7 @@ impl<'a> Worker<'a> {
     /// work-item of `mask` runs every iteration, so nothing reads or clears the loop's flags
     /// or recomputes the mask; the counter's column is written where a region reads it (four
     /// work-items' at a time where a block is all in `mask`). The zero step was tested before.
-    fn uniform_for(&mut self, node: &'a Node, mask: &[u8]) -> Result<()> {
+    fn uniform_for(&mut self, node: &'a Node, mask: &[u8]) -> Flow {
         let Node::For {
             var,
             start,
@@ -844,7 +850,7 @@ impl<'a> Worker<'a> {
     }
 
     /// Runs `node` for the work-items of `mask`; `full`: every work-item of the group is in it.
-    fn exec(&mut self, node: &'a Node, mask: &[u8], full: bool) -> Result<()> {
+    fn exec(&mut self, node: &'a Node, mask: &[u8], full: bool) -> Flow {
         let n = self.lanes;
         match node {
             Node::Region(i) => {
@@ -892,7 +898,7 @@ impl<'a> Worker<'a> {
                     &mut out,
                 );
                 if let Err((l, message)) = r {
-                    return Err(self.fault(l, message));
+                    return Err(Box::new(self.fault(l, message)));
                 }
                 self.set_column(*value, &out, mask);
                 Ok(())
@@ -927,7 +933,7 @@ impl<'a> Worker<'a> {
                 self.clear_flags(*flags, true);
                 let mut iter = self.take_mask();
                 let mut turns = 0u32;
-                let r = (|| -> Result<()> {
+                let r = (|| -> Flow {
                     loop {
                         iter.copy_from_slice(mask);
                         self.keep_alive(&mut iter);
@@ -947,10 +953,10 @@ impl<'a> Worker<'a> {
                         // Another work-group failed: this one's results no longer matter
                         // (it ends as cancelled, which the launch does not report).
                         if self.s.stop.stops(self.env.index) {
-                            return Err(self.p.cancelled());
+                            return Err(Box::new(self.p.cancelled()));
                         }
                         if self.s.cancel.load(Ordering::Acquire) {
-                            return Err(self.p.cancelled());
+                            return Err(Box::new(self.p.cancelled()));
                         }
                         self.exec_block(body, &iter)?;
                         if self.frames.last().is_some_and(|f| f.dirty) {
@@ -990,7 +996,7 @@ impl<'a> Worker<'a> {
                         .position(|&m| m != 0)
                         .expect("an active work-item");
                     if zero_step(self, first) {
-                        return Err(self.fault(first, semantics::ZERO_STEP));
+                        return Err(Box::new(self.fault(first, semantics::ZERO_STEP)));
                     }
                     return self.uniform_for(node, mask);
                 }
@@ -1003,7 +1009,7 @@ impl<'a> Worker<'a> {
                 }
                 for l in (0..n).filter(|&l| mask[l] != 0) {
                     if zero_step(self, l) {
-                        return Err(self.fault(l, semantics::ZERO_STEP));
+                        return Err(Box::new(self.fault(l, semantics::ZERO_STEP)));
                     }
                 }
                 self.frames.push(Frame {
@@ -1013,7 +1019,7 @@ impl<'a> Worker<'a> {
                 self.clear_flags(*flags, true);
                 let mut iter = self.take_mask();
                 let (broken, _) = *flags;
-                let r = (|| -> Result<()> {
+                let r = (|| -> Flow {
                     loop {
                         iter.copy_from_slice(mask);
                         self.keep_alive(&mut iter);
