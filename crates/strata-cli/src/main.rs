@@ -16,7 +16,7 @@ use std::process::ExitCode;
 use strata::{Device, Queue};
 use strata_cli::bench::{self, BenchOptions, BenchResult};
 use strata_cli::progress::Progress;
-use strata_cli::report::{self, BenchLine, DeviceLine, DifftestLine, GpuLimitsLine};
+use strata_cli::report::{self, BenchLine, DeviceLine, DifftestLine, GpuLimitsLine, HostLine};
 use strata_cli::{conformance, difftest};
 
 const SPECS: &str = "\
@@ -117,7 +117,8 @@ enum Command {
     /// percentile and max.
     #[command(after_help = SPECS)]
     Bench {
-        /// One JSON object per benchmark (and per CUDA device, one of its limits).
+        /// One JSON object per benchmark (and per CUDA device, one of its limits; per CPU device,
+        /// one of the host's core-to-core handover before and after the benchmarks).
         #[arg(long)]
         json: bool,
         /// Only the benchmarks whose name contains this text (`pat_sort` runs every sort).
@@ -650,6 +651,10 @@ fn bench_one(json: bool, device: &Device, opts: &BenchOptions) -> Result<Vec<Ben
         suite_compile(json, device)?;
         return Ok(Vec::new());
     }
+    // On a CPU device, how fast the host's cores hand a cache line over, before and after the
+    // rows: on a virtual machine it changes from one minute to the next, and with it the rows
+    // whose work-groups hand data to each other (the look-back scans).
+    let host = device.info().is_cpu().then(bench::core_round_trip_ns);
     let progress = Progress::new(
         "benchmarks",
         bench::selected(opts.filter.as_deref()).len() as u64,
@@ -682,6 +687,28 @@ fn bench_one(json: bool, device: &Device, opts: &BenchOptions) -> Result<Vec<Ben
     let rs = results.map_err(|e| e.to_string())?;
     if !json {
         out(bench::table(device, &rs).trim_end());
+    }
+    if let Some(before) = host {
+        let after = bench::core_round_trip_ns();
+        if json {
+            out(&report::line(&HostLine {
+                device: device.spec(),
+                round_trip_before_ns: before,
+                round_trip_after_ns: after,
+            }));
+        } else {
+            let ns = |x: Option<f64>| {
+                x.map_or(
+                    "not measured (two threads could not run side by side)".to_string(),
+                    |x| format!("{x:.0} ns"),
+                )
+            };
+            out(&format!(
+                "host: a cache line from one thread to another and back took {} before the benchmarks, {} after (a handover between work-groups costs about that: the look-back scans pay one per tile)",
+                ns(before),
+                ns(after)
+            ));
+        }
     }
     unsupported_note(json, device, "benchmarks", &unsupported);
     if opts.filter.is_none() {

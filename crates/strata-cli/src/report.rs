@@ -5,7 +5,7 @@
 //! - `strata devices --json`: a [`DeviceLine`] per device; with `--why`, an [`Unavailable`] per
 //!   backend without devices and a [`Problem`] per device that could not be opened.
 //! - `strata bench --json`: a [`BenchLine`] per benchmark, then on CUDA devices one
-//!   [`GpuLimitsLine`].
+//!   [`GpuLimitsLine`], on CPU devices one [`HostLine`].
 //! - `strata difftest --json`: one [`DifftestLine`] at the end.
 
 use crate::bench::BenchResult;
@@ -250,6 +250,19 @@ pub struct GpuLimitsLine {
     /// Why cuBLAS could not be loaded.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub cublas_missing: Option<String>,
+}
+
+/// The host's core-to-core handover around a CPU device's benchmarks
+/// ([`crate::bench::core_round_trip_ns`]), as `strata bench --json` prints it after them.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+pub struct HostLine {
+    /// The device's spec.
+    pub device: String,
+    /// A cache line from one thread to another and back before the benchmarks, nanoseconds
+    /// (`null` where two threads could not run side by side).
+    pub round_trip_before_ns: Option<f64>,
+    /// The same after the benchmarks.
+    pub round_trip_after_ns: Option<f64>,
 }
 
 /// The outcome of `strata difftest --json`.

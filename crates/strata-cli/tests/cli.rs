@@ -273,6 +273,23 @@ fn bench_json_has_one_line_per_benchmark() {
         compile.contains("\"device\":\"cpu\"") && compile.contains("\"compile_median_s\":"),
         "{compile}"
     );
+    // Before it, the host's core-to-core handover around the rows (a CPU device): numbers
+    // where two threads can run side by side.
+    let host = lines.pop().unwrap_or_default();
+    let two = std::thread::available_parallelism().map_or(1, |n| n.get()) >= 2;
+    for key in ["round_trip_before_ns", "round_trip_after_ns"] {
+        let null = host.contains(&format!("\"{key}\":null"));
+        assert!(
+            host.contains(&format!("\"{key}\":")) && null != two,
+            "{host}"
+        );
+    }
+    let host: strata_cli::report::HostLine = serde_json::from_str(host).unwrap();
+    assert_eq!(host.device, "cpu");
+    for ns in [host.round_trip_before_ns, host.round_trip_after_ns] {
+        // A handover takes tens to hundreds of nanoseconds: not 0, not milliseconds.
+        assert!(ns.is_none_or(|ns| ns > 1.0 && ns < 100_000.0), "{host:?}");
+    }
     let names = bench::selected(None);
     assert_eq!(lines.len(), names.len(), "{text}");
     let cpu = Device::from_spec("cpu").unwrap();
@@ -719,14 +736,21 @@ fn bench_runs_several_devices_in_one_run() {
     );
     let text = String::from_utf8_lossy(&out.stdout);
     // One line per benchmark and device; a CUDA device adds one line of device figures (copy
-    // bandwidth, launch cost) after its benchmarks.
+    // bandwidth, launch cost) after its benchmarks, a CPU device one of the host's
+    // core-to-core handover.
     let (lines, device_lines): (Vec<&str>, Vec<&str>) =
         text.lines().partition(|l| l.contains("\"bench\":"));
     // And, without a filter, one line of compile times per device.
     assert!(
+        device_lines.iter().all(|l| l.contains("\"copy_gbps\":")
+            || l.contains("\"compile_kernels\":")
+            || l.contains("\"round_trip_before_ns\":")),
+        "{text}"
+    );
+    assert!(
         device_lines
             .iter()
-            .all(|l| l.contains("\"copy_gbps\":") || l.contains("\"compile_kernels\":")),
+            .any(|l| l.contains("\"device\":\"cpu\"") && l.contains("\"round_trip_after_ns\":")),
         "{text}"
     );
     assert_eq!(

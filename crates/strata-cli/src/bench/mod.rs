@@ -498,6 +498,73 @@ pub fn gpu_limits(device: &Device, opts: &BenchOptions) -> Result<Option<GpuLimi
     }))
 }
 
+/// How long a cache line takes to go from one thread to another and back (nanoseconds, the
+/// median of ten batches of 2,000 round trips), measured on two threads of this process; `None`
+/// where the two could not run side by side (one CPU, or the round trips took over a second:
+/// other processes hold the cores). A wait spins, and yields its core now and then, so that on
+/// a busy machine the other thread gets to run; its turns then count in the figure.
+///
+/// A kernel that hands data from one work-group to another while both run (the look-back
+/// scans, Onesweep: a status word per tile, read on the other thread) pays about one such
+/// handover per tile, and on a virtual machine it is not a constant: on the 2-core VM of
+/// docs/BENCHMARKS.md it moved between about 100 ns and about 430 ns from one minute to the
+/// next, and `pat_scan_k4` between 36 and 70 ms with it (issue 31). `strata bench` measures it
+/// before and after a CPU device's rows and prints both.
+pub fn core_round_trip_ns() -> Option<f64> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    const ROUNDS: u64 = 2_000;
+    const BATCHES: usize = 10;
+    /// The line the two threads hand over, alone in its cache line.
+    #[repr(align(128))]
+    struct Line(AtomicU64);
+    if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
+        return None;
+    }
+    let line = Line(AtomicU64::new(0));
+    let deadline = Instant::now() + std::time::Duration::from_secs(1);
+    // Waits until the line holds `want` (false past the deadline: the other thread gave up or
+    // cannot run).
+    let wait = |want: u64| {
+        let mut spins = 0u32;
+        while line.0.load(Ordering::Acquire) != want {
+            std::hint::spin_loop();
+            spins += 1;
+            if spins.is_multiple_of(1024) {
+                if Instant::now() > deadline {
+                    return false;
+                }
+                std::thread::yield_now();
+            }
+        }
+        true
+    };
+    let total = ROUNDS * BATCHES as u64;
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            for i in 0..total {
+                if !wait(2 * i + 1) {
+                    return;
+                }
+                line.0.store(2 * i + 2, Ordering::Release);
+            }
+        });
+        let mut batches = Vec::with_capacity(BATCHES);
+        for b in 0..BATCHES as u64 {
+            let t = Instant::now();
+            for i in b * ROUNDS..(b + 1) * ROUNDS {
+                line.0.store(2 * i + 1, Ordering::Release);
+                if !wait(2 * i + 2) {
+                    // Lets the helper's wait end too.
+                    line.0.store(u64::MAX, Ordering::Release);
+                    return None;
+                }
+            }
+            batches.push(t.elapsed().as_secs_f64() * 1e9 / ROUNDS as f64);
+        }
+        Some(median(batches))
+    })
+}
+
 /// What a baseline name stands for, in the table's header.
 fn baseline_text(name: &str) -> String {
     match name {
