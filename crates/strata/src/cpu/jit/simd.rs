@@ -3373,6 +3373,22 @@ impl Gen<'_, '_> {
                 return;
             }
         }
+        // A step of 1 (a literal) and no lane below its end: no iteration anywhere (a
+        // remainder loop after whole chunks, most often), so neither copy, nor their tests.
+        let one_step = self.f.exprs.literal(step).is_some_and(|l| l.as_i128() == 1);
+        let skip = (!striped && one_step).then(|| {
+            let lt = if s.is_signed() {
+                IntCC::SignedLessThan
+            } else {
+                IntCC::UnsignedLessThan
+            };
+            let below = self.b.ins().icmp(lt, v0[0], e[0]);
+            let any = self.b.ins().vany_true(below);
+            let (tests, past) = (self.b.create_block(), self.b.create_block());
+            self.b.ins().brif(any, tests, &[], past, &[]);
+            self.b.switch_to_block(tests);
+            past
+        });
         let ok = if striped {
             self.same_trip_counts(s, &v0, &e, &st)
         } else {
@@ -3418,6 +3434,10 @@ impl Gen<'_, '_> {
             self.b.ins().jump(join, &[]);
         }
         self.b.switch_to_block(join);
+        if let Some(past) = skip {
+            self.b.ins().jump(past, &[]);
+            self.b.switch_to_block(past);
+        }
         // Both copies end with the entry's lanes unless the body takes some out (it does
         // not: [`keeps_lanes`]), as [`Gen::vfor_copy`] says.
         self.full = full0 && !leaves(body, &mut vec![id]);
@@ -3652,6 +3672,12 @@ impl Gen<'_, '_> {
         // Every lane below its end, by the same distance, and its end at most `MAX - (k -
         // 1)`: no step wraps the counter (the lanes' trip counts are then all `ceil(d / k)`).
         let below = self.b.ins().icmp(lt, v0[0], e[0]);
+        // No lane with an iteration (a remainder loop after whole rows, most often): past
+        // both copies at once, without the rows' tests.
+        let (tests, join) = (self.b.create_block(), self.b.create_block());
+        let any = self.b.ins().vany_true(below);
+        self.b.ins().brif(any, tests, &[], join, &[]);
+        self.b.switch_to_block(tests);
         let mut ok = self.b.ins().vall_true(below);
         let d = self.b.ins().isub(e[0], v0[0]);
         let d0 = self.b.ins().extractlane(d, 0);
@@ -3680,38 +3706,42 @@ impl Gen<'_, '_> {
         for r in rows {
             let idx = self.vexpr(r.first);
             let (base, len) = self.mem_base_len(r.mem);
-            let mut lanes = [idx; 4];
-            for (l, lane) in lanes.iter_mut().enumerate() {
-                let i = self.b.ins().extractlane(idx, l as u8);
-                let i64v = if signed {
-                    self.b.ins().sextend(types::I64, i)
-                } else {
-                    self.b.ins().uextend(types::I64, i)
-                };
-                let last = self.b.ins().iadd(i64v, n);
-                let fits = self.b.ins().icmp(IntCC::SignedLessThanOrEqual, last, len);
-                let no_wrap = self
-                    .b
-                    .ins()
-                    .icmp_imm(IntCC::SignedLessThanOrEqual, last, index_end);
+            // Each lane's elements `i .. i + n` lie in the memory and below the index type's
+            // end: `0 <= i <= lim` with `lim = min(len, index_end) - n`, one vector compare
+            // for the four lanes (`lim` is below `index_end`, so it fits the lanes' type; a
+            // negative `lim` fails the row by itself).
+            let end = self.b.ins().iconst(types::I64, index_end);
+            let room = self.b.ins().smin(len, end);
+            let lim = self.b.ins().isub(room, n);
+            let lim_ok = self
+                .b
+                .ins()
+                .icmp_imm(IntCC::SignedGreaterThanOrEqual, lim, 0);
+            ok = self.b.ins().band(ok, lim_ok);
+            let lim = self.b.ins().ireduce(types::I32, lim);
+            let lims = self.b.ins().splat(types::I32X4, lim);
+            let fits = self.b.ins().icmp(le, idx, lims);
+            let mut fits = self.b.ins().vall_true(fits);
+            if signed {
+                let zero = self.splat_i32(0);
                 let from0 = self
                     .b
                     .ins()
-                    .icmp_imm(IntCC::SignedGreaterThanOrEqual, i64v, 0);
-                let t = self.b.ins().band(fits, no_wrap);
-                let t = self.b.ins().band(t, from0);
-                ok = self.b.ins().band(ok, t);
-                // (Used only where `from0` holds: zero-extended whatever its type.)
+                    .icmp(IntCC::SignedGreaterThanOrEqual, idx, zero);
+                let from0 = self.b.ins().vall_true(from0);
+                fits = self.b.ins().band(fits, from0);
+            }
+            ok = self.b.ins().band(ok, fits);
+            let mut lanes = [idx; 4];
+            for (l, lane) in lanes.iter_mut().enumerate() {
+                let i = self.b.ins().extractlane(idx, l as u8);
+                // (Used only where `i >= 0` holds: zero-extended whatever its type.)
                 *lane = self.elem_addr(base, i, 4);
             }
             addrs.push(lanes);
         }
         self.pop_scope();
-        let (fast, general, join) = (
-            self.b.create_block(),
-            self.b.create_block(),
-            self.b.create_block(),
-        );
+        let (fast, general) = (self.b.create_block(), self.b.create_block());
         self.b.ins().brif(ok, fast, &[], general, &[]);
         let full0 = self.full;
 
@@ -3894,8 +3924,15 @@ impl Gen<'_, '_> {
         } else {
             let cur = self.use_vars(&vv);
             let below = self.vicmp(lt, &cur, e);
-            let above = self.vicmp(gt, &cur, e);
-            let go = self.b.ins().bitselect(up, below, above);
+            // An unsigned counter only counts up: no test of the other direction, and no
+            // select by the step's sign (which Cranelift leaves in for an all-ones mask: a
+            // compare and a blend per lane test and iteration, issue 31).
+            let go = if s.is_signed() {
+                let above = self.vicmp(gt, &cur, e);
+                self.b.ins().bitselect(up, below, above)
+            } else {
+                below
+            };
             let m = self.mask();
             let leaving = self.b.ins().band_not(m, go);
             let bv = self.b.use_var(brk);
