@@ -507,9 +507,9 @@ pub fn gpu_limits(device: &Device, opts: &BenchOptions) -> Result<Option<GpuLimi
 /// A kernel that hands data from one work-group to another while both run (the look-back
 /// scans, Onesweep: a status word per tile, read on the other thread) pays about one such
 /// handover per tile, and on a virtual machine it is not a constant: on the 2-core VM of
-/// docs/BENCHMARKS.md it moved between about 100 ns and about 430 ns from one minute to the
-/// next, and `pat_scan_k4` between 36 and 70 ms with it (issue 31). `strata bench` measures it
-/// before and after a CPU device's rows and prints both.
+/// docs/BENCHMARKS.md this figure moved between about 55 ns and about 430 ns from one minute
+/// to the next, and `pat_scan_k4` between 36 and 70 ms with it (issue 31). `strata bench`
+/// measures it before and after a CPU device's rows and prints both.
 pub fn core_round_trip_ns() -> Option<f64> {
     use std::sync::atomic::{AtomicU64, Ordering};
     const ROUNDS: u64 = 2_000;
