@@ -3373,21 +3373,12 @@ impl Gen<'_, '_> {
                 return;
             }
         }
-        // A step of 1 (a literal) and no lane below its end: no iteration anywhere (a
-        // remainder loop after whole chunks, most often), so neither copy, nor their tests.
+        // A step of 1 (a literal: it cannot fault) and no lane below its end: no iteration
+        // anywhere, so neither copy, nor their tests.
         let one_step = self.f.exprs.literal(step).is_some_and(|l| l.as_i128() == 1);
         let skip = (!striped && one_step).then(|| {
-            let lt = if s.is_signed() {
-                IntCC::SignedLessThan
-            } else {
-                IntCC::UnsignedLessThan
-            };
-            let below = self.b.ins().icmp(lt, v0[0], e[0]);
-            let any = self.b.ins().vany_true(below);
-            let (tests, past) = (self.b.create_block(), self.b.create_block());
-            self.b.ins().brif(any, tests, &[], past, &[]);
-            self.b.switch_to_block(tests);
-            past
+            let below = self.below_mask(s, v0[0], e[0]);
+            self.enter_if_any(below)
         });
         let ok = if striped {
             self.same_trip_counts(s, &v0, &e, &st)
@@ -3446,13 +3437,30 @@ impl Gen<'_, '_> {
     /// Whether every lane's counter `v` (a 32-bit register of lanes) starts below its end
     /// `e`, compared as the counter's type `s`: one scalar.
     fn lanes_below(&mut self, s: Scalar, v: Value, e: Value) -> Value {
+        let below = self.below_mask(s, v, e);
+        self.b.ins().vall_true(below)
+    }
+
+    /// The lanes whose counter `v` lies below its end `e` (a mask).
+    fn below_mask(&mut self, s: Scalar, v: Value, e: Value) -> Value {
         let lt = if s.is_signed() {
             IntCC::SignedLessThan
         } else {
             IntCC::UnsignedLessThan
         };
-        let below = self.b.ins().icmp(lt, v, e);
-        self.b.ins().vall_true(below)
+        self.b.ins().icmp(lt, v, e)
+    }
+
+    /// Goes on in a new block where some lane of the mask `below` has an iteration, and
+    /// returns the block that the loop's lowering jumps to at its end, which the other case
+    /// reaches at once: no copy of the loop, no test of it (a remainder loop after whole rows
+    /// or chunks, empty in every full tile, issue 31).
+    fn enter_if_any(&mut self, below: Value) -> cl::Block {
+        let any = self.b.ins().vany_true(below);
+        let (tests, past) = (self.b.create_block(), self.b.create_block());
+        self.b.ins().brif(any, tests, &[], past, &[]);
+        self.b.switch_to_block(tests);
+        past
     }
 
     /// Whether the four (or eight: each register of lanes in turn) lanes of a `for` loop with
@@ -3664,20 +3672,16 @@ impl Gen<'_, '_> {
     ) {
         let s = self.f.values[var].ty.scalar;
         let signed = s.is_signed();
-        let (lt, le) = if signed {
-            (IntCC::SignedLessThan, IntCC::SignedLessThanOrEqual)
+        let le = if signed {
+            IntCC::SignedLessThanOrEqual
         } else {
-            (IntCC::UnsignedLessThan, IntCC::UnsignedLessThanOrEqual)
+            IntCC::UnsignedLessThanOrEqual
         };
         // Every lane below its end, by the same distance, and its end at most `MAX - (k -
         // 1)`: no step wraps the counter (the lanes' trip counts are then all `ceil(d / k)`).
-        let below = self.b.ins().icmp(lt, v0[0], e[0]);
-        // No lane with an iteration (a remainder loop after whole rows, most often): past
-        // both copies at once, without the rows' tests.
-        let (tests, join) = (self.b.create_block(), self.b.create_block());
-        let any = self.b.ins().vany_true(below);
-        self.b.ins().brif(any, tests, &[], join, &[]);
-        self.b.switch_to_block(tests);
+        let below = self.below_mask(s, v0[0], e[0]);
+        // No lane with an iteration: past both copies at once (the step `k` cannot fault).
+        let join = self.enter_if_any(below);
         let mut ok = self.b.ins().vall_true(below);
         let d = self.b.ins().isub(e[0], v0[0]);
         let d0 = self.b.ins().extractlane(d, 0);
@@ -3856,11 +3860,11 @@ impl Gen<'_, '_> {
         let zs = self.vzero(s);
         let zero_step = self.vicmp(IntCC::Equal, st, &zs);
         self.lanes_fault_plain(zero_step, Site::ZeroStep);
-        let up = if s.is_signed() {
-            self.vicmp(IntCC::SignedGreaterThan, st, &zs)
-        } else {
-            self.mask_splat(-1)
-        };
+        // The lanes that count up (a signed counter's step may be negative; an unsigned
+        // counter only counts up).
+        let up = s
+            .is_signed()
+            .then(|| self.vicmp(IntCC::SignedGreaterThan, st, &zs));
         let z = self.mask_splat(0);
         // Four lanes enter, a uniform test keeps all four, and the body returns
         // them all to the latch: four lanes in every iteration, and the test is one
@@ -3924,14 +3928,15 @@ impl Gen<'_, '_> {
         } else {
             let cur = self.use_vars(&vv);
             let below = self.vicmp(lt, &cur, e);
-            // An unsigned counter only counts up: no test of the other direction, and no
-            // select by the step's sign (which Cranelift leaves in for an all-ones mask: a
-            // compare and a blend per lane test and iteration, issue 31).
-            let go = if s.is_signed() {
-                let above = self.vicmp(gt, &cur, e);
-                self.b.ins().bitselect(up, below, above)
-            } else {
-                below
+            // An unsigned counter: no test of the other direction, and no select by the
+            // step's sign (Cranelift keeps the select of an all-ones mask: a compare and a
+            // blend per test and iteration, issue 31).
+            let go = match up {
+                Some(up) => {
+                    let above = self.vicmp(gt, &cur, e);
+                    self.b.ins().bitselect(up, below, above)
+                }
+                None => below,
             };
             let m = self.mask();
             let leaving = self.b.ins().band_not(m, go);
