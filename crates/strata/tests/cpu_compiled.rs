@@ -836,6 +836,8 @@ mod random {
         pub vectors: bool,
         /// Whether an index may be the id clamped at borders (`min(max(gid + o, lo), hi)`).
         pub clamps: bool,
+        /// Whether a top-level statement may be a register tile ([`Gen::tile`]).
+        pub tiles: bool,
     }
 
     /// The local arrays of a kernel with barriers: `u32`, launch-sized (two halves of the
@@ -893,6 +895,7 @@ mod random {
                 types: &TYPES,
                 vectors: false,
                 clamps: false,
+                tiles: false,
             }
         }
 
@@ -1632,6 +1635,88 @@ mod random {
             self.blocks.pop().unwrap()
         }
 
+        /// A register tile (with [`Gen::tiles`]): twelve private variables of the kernel's
+        /// types, declared here and set, then each updated once in each of three steps from
+        /// the step's loads (`v + y`, `v * y`, `v - y`, for floats also `fma(y, z, v)` and
+        /// `fma(z, y, v)` with `z` one load the step's updates share), then added into the
+        /// variable of its type that the kernel writes out: the run that the `cpu` backend's
+        /// vector variant lowers a group of variables at a time (`cpu/jit/sched.rs`).
+        fn tile(&mut self) {
+            let zero = self.u32_lit(0);
+            let vars: Vec<(Mem, Scalar)> = (0..12)
+                .map(|_| {
+                    let t = self.r.pick(self.types);
+                    let name = format!("tile{}", self.f.privates.len());
+                    let p = self.f.privates.push(PrivateDecl {
+                        name,
+                        elem: Type::scalar(t),
+                        len: None,
+                    });
+                    (Mem::Private(p), t)
+                })
+                .collect();
+            let read = |g: &mut Self, mem: Mem, t: Scalar| {
+                let v = g.f.new_value(Type::scalar(t), None);
+                g.emit(Stmt::Load {
+                    value: v,
+                    mem,
+                    index: zero,
+                    at: strata::ir::SourceLoc::NONE,
+                });
+                g.e(Expr::Value(v), t)
+            };
+            let write = |g: &mut Self, mem: Mem, value: ExprId| {
+                g.emit(Stmt::Store {
+                    mem,
+                    index: zero,
+                    value,
+                    at: strata::ir::SourceLoc::NONE,
+                })
+            };
+            for &(m, t) in &vars {
+                let e = self.leaf(t);
+                write(self, m, e);
+            }
+            for _ in 0..3 {
+                let mut shared: Vec<(Scalar, ExprId)> = Vec::new();
+                for &(m, t) in &vars {
+                    let old = read(self, m, t);
+                    let y = self.load(t);
+                    let e = match self.r.below(if t.is_float() { 5 } else { 3 }) {
+                        k @ (0..=2) => {
+                            let op = [BinaryOp::Add, BinaryOp::Mul, BinaryOp::Sub][k as usize];
+                            Expr::Binary(op, old, y)
+                        }
+                        k => {
+                            let z = match shared.iter().find(|&&(st, _)| st == t) {
+                                Some(&(_, z)) => z,
+                                None => {
+                                    let z = self.load(t);
+                                    shared.push((t, z));
+                                    z
+                                }
+                            };
+                            let args = if k == 3 {
+                                vec![y, z, old]
+                            } else {
+                                vec![z, y, old]
+                            };
+                            Expr::Math(MathFn::Fma, args)
+                        }
+                    };
+                    let e = self.e(e, t);
+                    write(self, m, e);
+                }
+            }
+            for &(m, t) in &vars {
+                let x = read(self, m, t);
+                let out = Mem::Private(PrivateId::new(Self::ty_index(t)));
+                let old = read(self, out, t);
+                let sum = self.e(Expr::Binary(BinaryOp::Add, old, x), t);
+                write(self, out, sum);
+            }
+        }
+
         /// An atomic on the work-item's own element of a 32- or 64-bit output (so its old
         /// values do not depend on the order of the work-items): any operation its type
         /// allows, the old value kept as a value for later expressions. Only in kernels of
@@ -1801,6 +1886,9 @@ mod random {
         }
 
         pub fn stmt(&mut self, depth: u32) {
+            if self.tiles && depth == 0 && self.r.below(4) == 0 {
+                return self.tile();
+            }
             let zero = self.e(
                 Expr::Literal(Literal::from_bits(Scalar::U32, 0)),
                 Scalar::U32,
@@ -2461,6 +2549,51 @@ fn random_simd_kernels_agree_with_the_interpreter() {
             );
         }
     }
+}
+
+/// The random kernels of [`random::Gen::new`] and [`random::Gen::with_barriers`] with
+/// register tiles ([`random::Gen::tile`]: twelve private variables of random types, each
+/// updated in three steps, the run that the vector variant lowers a group of variables at a
+/// time): the vector variant (four and eight lanes) and the scalar code against the
+/// interpreter, bit for bit.
+#[test]
+fn random_register_tiles_agree_with_the_interpreter() {
+    use random::{Gen, N};
+    let (cpu, interp) = queues();
+    let n = N as usize;
+    let inputs = random_run::Inputs::new();
+    let mut tiles = 0;
+    for seed in 1..=80u64 {
+        let barriers = seed % 3 == 0;
+        let s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0x711e;
+        let mut g = if barriers {
+            Gen::with_barriers(s)
+        } else if seed % 3 == 1 {
+            Gen::new_32(s)
+        } else {
+            Gen::new(s)
+        };
+        g.tiles = true;
+        let f = g.kernel(6);
+        let text = f.to_string();
+        tiles += text.contains("tile") as u32;
+        let k = Kernel::from_ir(f).unwrap_or_else(|e| panic!("seed {seed}: {e}\n{text}"));
+        if !barriers {
+            k.cpu_vector_variant()
+                .unwrap_or_else(|why| panic!("seed {seed}: no vector variant: {why}\n{text}"));
+        }
+        let locals: &[usize] = if barriers { &[4, 8, 2] } else { &[8, 4, 16, 2] };
+        for &local in locals {
+            let len = n - n % local;
+            let want = inputs.run(&interp, &k, len, local, barriers);
+            let got = inputs.run(&cpu, &k, len, local, barriers);
+            assert!(
+                got == want,
+                "seed {seed}, local size {local}: cpu {got:?}\ninterp {want:?}\n{text}"
+            );
+        }
+    }
+    assert!(tiles > 40, "{tiles} of 80 kernels have a register tile");
 }
 
 /// The random kernels of [`random::Gen::new_32`] (32-bit values and `bool`s: divergent
@@ -5990,5 +6123,115 @@ fn faults_one_past_the_end_as_the_interpreter(k: &Kernel, cases: &[(usize, usize
             want.to_string(),
             "synced {synced}, n {n}, local {local}"
         );
+    }
+}
+
+/// Register tiles: many accumulators, each updated once per step of a loop unrolled when
+/// the kernel was built (SGEMM's shape), which the vector variant lowers a group of
+/// accumulators at a time (`cpu/jit/sched.rs`): twenty `f32` accumulators (eight a group
+/// in four lanes) and ten `f64` ones (four a group), fused multiply-adds with the shared
+/// factor first and second, one accumulator that reads another mid-way, a load the proof
+/// cannot put in bounds (at a parameter's offset: it ends the movable runs and faults as the
+/// interpreter's), the values kept across a barrier or written before it. Bit for bit the
+/// interpreter's on four, eight and twelve lanes a group, and one, three; the same fault.
+#[test]
+fn register_tiles_lowered_group_by_group_agree_with_the_interpreter() {
+    let (cpu, interp) = queues();
+    let build = |cross: bool| {
+        Kernel::build("register_tile", move |k| {
+            let a = k.read::<f32>("a");
+            let b = k.read::<f32>("b");
+            let c = k.read::<f64>("c");
+            let out = k.write::<f32>("out");
+            let out64 = k.write::<f64>("out64");
+            let off = k.scalar::<u32>("off");
+            let tile = k.local_array::<f32>("tile", 64);
+            let (l, g) = (local_id(0), global_id(0));
+            tile.set(l, a.at(g));
+            barrier_local();
+            let acc: Vec<Var<f32>> = (0..20)
+                .map(|j| var_named(&format!("c{j}"), j as f32 * 0.5))
+                .collect();
+            let acc64: Vec<Var<f64>> = (0..10)
+                .map(|j| var_named(&format!("d{j}"), j as f64 - 3.0))
+                .collect();
+            for s in 0..6u32 {
+                let x = tile.at((l + s) % 64u32);
+                for (j, v) in acc.iter().enumerate() {
+                    let y = b.at(lit(s * 20 + j as u32));
+                    if j % 2 == 0 {
+                        v.set(x.fma(y, v.get()));
+                    } else {
+                        v.set(y.fma(x, v.get()));
+                    }
+                }
+                if s == 3 {
+                    acc[5].set(acc[5].get() + acc[19].get());
+                }
+                let w = c.at(off + s);
+                for (j, v) in acc64.iter().enumerate() {
+                    let y = c.at(lit(s * 10 + j as u32));
+                    v.set(w.fma(y, v.get()) + x.cast::<f64>());
+                }
+            }
+            if cross {
+                barrier_local();
+            }
+            for (j, v) in acc.iter().enumerate() {
+                out.set(g * 20u32 + j as u32, v.get());
+            }
+            for (j, v) in acc64.iter().enumerate() {
+                out64.set(g * 10u32 + j as u32, v.get());
+            }
+        })
+        .unwrap()
+    };
+    let global = 48usize;
+    let av: Vec<f32> = (0..global).map(|i| (i as f32 * 0.37).sin()).collect();
+    let bv: Vec<f32> = (0..120).map(|i| 1.0 + (i as f32 * 0.11).cos()).collect();
+    let cv: Vec<f64> = (0..64).map(|i| 0.5 + (i as f64 * 0.23).sin()).collect();
+    for cross in [false, true] {
+        let k = build(cross);
+        assert_eq!(k.cpu_vector_variant(), Ok(()));
+        let run = |q: &Queue, local: usize, off: u32| {
+            let a = Buffer::from_slice(q, &av).unwrap();
+            let b = Buffer::from_slice(q, &bv).unwrap();
+            let c = Buffer::from_slice(q, &cv).unwrap();
+            let out = Buffer::<f32>::new(q.device(), global * 20).unwrap();
+            let out64 = Buffer::<f64>::new(q.device(), global * 10).unwrap();
+            k.launch(
+                q,
+                NdRange::new(global).local(local),
+                args![&a, &b, &c, &out, &out64, off],
+            )
+            .map_err(|e| e.to_string())?;
+            let mut bits: Vec<u64> = q
+                .read(&out)
+                .unwrap()
+                .iter()
+                .map(|x| x.to_bits() as u64)
+                .collect();
+            bits.extend(q.read(&out64).unwrap().iter().map(|x| x.to_bits()));
+            Ok::<_, String>(bits)
+        };
+        for local in [4, 8, 12, 16, 48, 1, 3] {
+            for off in [0u32, 58, 59] {
+                let want = run(&interp, local, off);
+                assert_eq!(want.is_ok(), off < 59, "off {off}: {want:?}");
+                let got = run(&cpu, local, off);
+                // The first difference, not both vectors: they are 1,440 numbers long.
+                let first = match (&got, &want) {
+                    (Ok(g), Ok(w)) => g.iter().zip(w).position(|(x, y)| x != y),
+                    _ => None,
+                };
+                assert!(
+                    got.is_ok() == want.is_ok() && first.is_none() && (got.is_ok() || got == want),
+                    "barrier {cross}, local {local}, off {off}: first difference at {first:?}, \
+                     errors {:?} against {:?}",
+                    got.as_ref().err(),
+                    want.as_ref().err()
+                );
+            }
+        }
     }
 }

@@ -250,6 +250,9 @@ pub(super) struct Gen<'a, 'b> {
     /// The other copy tests them in place of its accesses' own (which they imply): the same
     /// values, computed once, rather than one test per access.
     pub(super) pres: Vec<Precondition>,
+    /// The stack slot that the vector variant's scheduled runs store each update to, so
+    /// that it is computed where it was scheduled ([`super::simd::Gen::anchor`]).
+    pub(super) anchor_slot: Option<cl::StackSlot>,
     /// The work-item a fault names, where it is not `lane` (a lane of a vector).
     pub(super) fault_lane: Option<Value>,
     /// Integer divisions computed before a loop that uses them ([`Gen::hoist_divisions`]):
@@ -458,6 +461,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             splits: 0,
             pre_ok: false,
             pres: Vec::new(),
+            anchor_slot: None,
             fault_lane: None,
             hoisted: HashMap::new(),
             at: crate::ir::SourceLoc::NONE,

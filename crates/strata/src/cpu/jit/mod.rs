@@ -52,6 +52,7 @@ mod helpers;
 mod lower;
 mod plan;
 mod run;
+mod sched;
 mod simd;
 mod split;
 
