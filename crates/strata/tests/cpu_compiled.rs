@@ -2286,6 +2286,29 @@ mod random_run {
         Vec<u16>,
     );
 
+    /// Runs `k` (the random kernel of `seed`, printed as `text`) on `cpu` and `interp` over
+    /// the largest multiple of each local size in `locals` up to `N` work-items, and fails
+    /// where the two differ (results or errors).
+    pub fn agree(
+        (cpu, interp): &(&Queue, &Queue),
+        inputs: &Inputs,
+        k: &Kernel,
+        (seed, text): (u64, &str),
+        locals: &[usize],
+        barriers: bool,
+    ) {
+        let n = N as usize;
+        for &local in locals {
+            let len = n - n % local;
+            let want = inputs.run(interp, k, len, local, barriers);
+            let got = inputs.run(cpu, k, len, local, barriers);
+            assert!(
+                got == want,
+                "seed {seed}, local size {local}: cpu {got:?}\ninterp {want:?}\n{text}"
+            );
+        }
+    }
+
     pub struct Inputs {
         ints: Vec<i32>,
         uints: Vec<u32>,
@@ -2475,9 +2498,8 @@ fn random_simd_kernels_with_barriers_agree_with_the_interpreter() {
 /// split), and the vector variant and the scalar code agree with the interpreter bit for bit.
 #[test]
 fn random_simd_kernels_with_vector_types_agree_with_the_interpreter() {
-    use random::{Gen, N};
+    use random::Gen;
     let (cpu, interp) = queues();
-    let n = N as usize;
     let inputs = random_run::Inputs::new();
     let mut vector = 0;
     for seed in 1..=120u64 {
@@ -2502,15 +2524,14 @@ fn random_simd_kernels_with_vector_types_agree_with_the_interpreter() {
         }
         vector += k.cpu_vector_variant().is_ok() as u32;
         let locals: &[usize] = if barriers { &[4, 8, 2] } else { &[8, 16, 2] };
-        for &local in locals {
-            let len = n - n % local;
-            let want = inputs.run(&interp, &k, len, local, barriers);
-            let got = inputs.run(&cpu, &k, len, local, barriers);
-            assert!(
-                got == want,
-                "seed {seed}, local size {local}: cpu {got:?}\ninterp {want:?}\n{text}"
-            );
-        }
+        random_run::agree(
+            &(&cpu, &interp),
+            &inputs,
+            &k,
+            (seed, &text),
+            locals,
+            barriers,
+        );
     }
     assert!(
         vector > 90,
@@ -2558,9 +2579,8 @@ fn random_simd_kernels_agree_with_the_interpreter() {
 /// interpreter, bit for bit.
 #[test]
 fn random_register_tiles_agree_with_the_interpreter() {
-    use random::{Gen, N};
+    use random::Gen;
     let (cpu, interp) = queues();
-    let n = N as usize;
     let inputs = random_run::Inputs::new();
     let mut tiles = 0;
     for seed in 1..=80u64 {
@@ -2583,15 +2603,14 @@ fn random_register_tiles_agree_with_the_interpreter() {
                 .unwrap_or_else(|why| panic!("seed {seed}: no vector variant: {why}\n{text}"));
         }
         let locals: &[usize] = if barriers { &[4, 8, 2] } else { &[8, 4, 16, 2] };
-        for &local in locals {
-            let len = n - n % local;
-            let want = inputs.run(&interp, &k, len, local, barriers);
-            let got = inputs.run(&cpu, &k, len, local, barriers);
-            assert!(
-                got == want,
-                "seed {seed}, local size {local}: cpu {got:?}\ninterp {want:?}\n{text}"
-            );
-        }
+        random_run::agree(
+            &(&cpu, &interp),
+            &inputs,
+            &k,
+            (seed, &text),
+            locals,
+            barriers,
+        );
     }
     assert!(tiles > 40, "{tiles} of 80 kernels have a register tile");
 }
