@@ -3,24 +3,24 @@
 //! the kernel was built, as SGEMM's `8 x 8` accumulators, each updated once per step of
 //! `k` (`crate::blas`).
 //!
-//! Written step by step (every accumulator once, then the next step), such a run keeps all
-//! its accumulators live at once. Sixty-four of them in four lanes want sixty-four vector
-//! registers where x86-64 has sixteen, so every update reloaded its accumulator from the
-//! stack and spilled it again: a fused multiply-add cost two memory operations and a copy
-//! besides itself, and the region's code (about 27 bytes an update) outgrew the
-//! instruction cache at sixteen steps a tile (`sgemm_128x128x16_8x8` ran 1.4-1.6 times as
-//! long as the eight-step tiling for as many instructions). [`chain_order`] lowers the run
-//! group by group instead: the first group of accumulators (as many as fill half the
-//! registers, [`GROUP_REGISTERS`]) through every step, then the next group, so that a
-//! group stays in registers from its first update to its last. Each group loads what it
-//! reads of local memory and of buffers the kernel only reads again (an element of `B`
-//! that every row of the tile multiplies is one load per row, from the L1 cache, instead
-//! of a value kept across the whole run, spilled and reloaded), and ends with its
-//! variables stored to a stack slot that nothing reads ([`Schedule::groups`]): Cranelift
-//! computes a pure value where it is first used, so without a use there every update
-//! would sink to the region's end (where the records are written) and every load of the
-//! run would wait for it in a register or on the stack; the store also keeps Cranelift
-//! from merging a group's loads with the same loads of the group before.
+//! Written step by step (every accumulator once, then the next step), such a run lowered
+//! badly: Cranelift computes a pure value where it is first used, so every update (a fused
+//! multiply-add) sank to the region's end, where the accumulators are written to the
+//! records, while the run's loads stayed where they were written. All the operands of the
+//! run (256 a tile of sixteen steps in SGEMM's `8 x 8`) were live at once, spilled and
+//! reloaded: two memory operations and a copy per update besides the update, about 27 bytes
+//! of code, and the sixteen-step region outgrew the instruction cache
+//! (`sgemm_128x128x16_8x8` ran 1.4-1.6 times as long as the eight-step tiling for as many
+//! instructions). [`chain_order`] lowers the run group by group instead: the first group of
+//! accumulators (as many as fill half the registers, [`GROUP_REGISTERS`]) through every
+//! step, then the next group, so that a group stays in registers from its first update to
+//! its last. Each group loads again what it reads of local memory and of buffers the kernel
+//! only reads (an element of `B` that every row of the tile multiplies is one load per row,
+//! from the L1 cache, instead of a value kept across the run); and the caller stores each
+//! update to a stack slot that nothing reads (`Gen::anchor`), which pins it where it was
+//! scheduled, right after its operands' loads, and keeps Cranelift from merging a group's
+//! loads with the same loads of the group before. Per update: a load, the fused
+//! multiply-add and that store.
 //!
 //! Only the order changes, never what a statement computes: each private variable's loads
 //! and stores keep their order, a statement comes after every statement of the run whose
@@ -161,25 +161,36 @@ struct Emitter<'a> {
 }
 
 impl Emitter<'_> {
-    fn emit(&mut self, i: usize) {
-        // A reloadable load again in each group that reads it; the rest once.
-        // (After the groups, what a group loaded is still bound: once is enough.)
-        let emitted = if self.reload[i] && self.grouping {
+    /// Whether statement `i` needs no emitting now: a reloadable load already emitted in
+    /// this group (after the groups, emitted at all: what a group loaded is still bound),
+    /// anything else already emitted.
+    fn emitted(&self, i: usize) -> bool {
+        if self.reload[i] && self.grouping {
             self.in_group.contains(&i)
         } else {
             self.done[i]
-        };
-        if emitted {
-            return;
         }
-        for k in 0..self.preds[i].len() {
-            self.emit(self.preds[i][k]);
+    }
+
+    /// Emits statement `root` after what it depends on (depth first, with a stack of its
+    /// own: a run may be thousands of statements long).
+    fn emit(&mut self, root: usize) {
+        let mut stack = vec![(root, 0usize)];
+        while let Some((i, k)) = stack.pop() {
+            if k == 0 && self.emitted(i) {
+                continue;
+            }
+            if let Some(&p) = self.preds[i].get(k) {
+                stack.push((i, k + 1));
+                stack.push((p, 0));
+                continue;
+            }
+            self.done[i] = true;
+            if self.reload[i] {
+                self.in_group.insert(i);
+            }
+            self.out.push(i);
         }
-        self.done[i] = true;
-        if self.reload[i] {
-            self.in_group.insert(i);
-        }
-        self.out.push(i);
     }
 }
 
