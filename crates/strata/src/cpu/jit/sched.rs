@@ -31,7 +31,8 @@
 //! run executes). So every work-item computes the same bits in the same order of
 //! additions per accumulator (the interpreter's), and faults where it did.
 
-use crate::ir::{expr_operands, ExprId, Function, Mem, PrivateId, Stmt, ValueId};
+use super::plan::values_of;
+use crate::ir::{Function, Mem, PrivateId, Stmt, ValueId};
 use std::collections::{HashMap, HashSet};
 
 /// The vector registers one group of accumulators may take (half of x86-64's sixteen: the
@@ -69,15 +70,13 @@ pub(super) fn chain_order(f: &Function, run: &[Stmt], info: &RunInfo<'_>) -> Opt
     let mut vars: Vec<PrivateId> = Vec::new();
     let mut stores: HashMap<PrivateId, Vec<usize>> = HashMap::new();
     for (i, s) in run.iter().enumerate() {
-        let (exprs, var): (Vec<ExprId>, Option<PrivateId>) = match *s {
-            Stmt::Let { expr, .. } => (vec![expr], None),
-            Stmt::Load { mem, index, .. } => (vec![index], (info.private_var)(mem)),
-            Stmt::Store {
-                mem, index, value, ..
-            } => (vec![index, value], (info.private_var)(mem)),
+        let var = match *s {
+            Stmt::Let { .. } => None,
+            Stmt::Load { mem, .. } | Stmt::Store { mem, .. } => (info.private_var)(mem),
             _ => unreachable!("only lets, loads and stores are in a run"),
         };
-        let mut before: Vec<usize> = values_read(f, &exprs)
+        let (_, reads) = values_of(f, std::slice::from_ref(s), &[]);
+        let mut before: Vec<usize> = reads
             .into_iter()
             .filter_map(|v| defined.get(&v).copied())
             .collect();
@@ -194,21 +193,6 @@ impl Emitter<'_> {
     }
 }
 
-/// The values that `exprs` read.
-fn values_read(f: &Function, exprs: &[ExprId]) -> Vec<ValueId> {
-    let (mut out, mut seen, mut stack) = (Vec::new(), HashSet::new(), exprs.to_vec());
-    while let Some(e) = stack.pop() {
-        if !seen.insert(e) {
-            continue;
-        }
-        match f.exprs.get(e) {
-            crate::ir::Expr::Value(v) => out.push(*v),
-            x => stack.extend(expr_operands(x)),
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::{chain_order, RunInfo, Schedule};
@@ -295,16 +279,11 @@ mod tests {
         let mut defined = std::collections::HashSet::new();
         for &i in &flat {
             seen[i] += 1;
-            let mut exprs = Vec::new();
             match run[i] {
-                Stmt::Let { value, expr } => {
-                    exprs.push(expr);
+                Stmt::Let { value, .. } => {
                     defined.insert(value);
                 }
-                Stmt::Load {
-                    value, mem, index, ..
-                } => {
-                    exprs.push(index);
+                Stmt::Load { value, mem, .. } => {
                     if let Some(p) = var(mem) {
                         // After the variable's previous access in the written order.
                         let prev = last.insert(p, i);
@@ -312,17 +291,14 @@ mod tests {
                     }
                     defined.insert(value);
                 }
-                Stmt::Store {
-                    mem, index, value, ..
-                } => {
-                    exprs.extend([index, value]);
+                Stmt::Store { mem, .. } => {
                     let p = var(mem).expect("a private variable");
                     let prev = last.insert(p, i);
                     assert!(prev.is_none_or(|j| j < i), "{p:?} out of order");
                 }
                 _ => unreachable!(),
             }
-            for v in super::values_read(f, &exprs) {
+            for v in super::values_of(f, std::slice::from_ref(&run[i]), &[]).1 {
                 let in_run = run.iter().any(|s| {
                     matches!(s, Stmt::Let { value, .. } | Stmt::Load { value, .. } if *value == v)
                 });
