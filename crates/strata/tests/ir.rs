@@ -646,6 +646,55 @@ fn dead_code_pass_on_hand_built_ir() {
     ir::validate(g).unwrap();
 }
 
+/// Adjacent `if`s on one condition become one (`if c { a } else { b }` then `if c { x } else
+/// { y }`: `if c { a; x } else { b; y }`), so that what both compute is computed once (the
+/// field operators' guarded writes of one point); after a side that returns, what the second
+/// `if` adds to it is unreachable and dropped. A condition that calls a stub is evaluated as
+/// often as written: those `if`s stay apart. The results are those of the `if`s as written.
+#[test]
+fn adjacent_ifs_on_one_condition_become_one() {
+    let k = Kernel::build("merged_ifs", |k| {
+        let x = k.read_write::<u32>("x");
+        let n = k.scalar::<u32>("n");
+        let i = global_id(0);
+        if_(i.lt(n), || x.set(i, i * 3u32)).else_(|| x.set(i, 7u32));
+        if_(i.lt(n), || x.set(i, x.at(i) + 1u32)).else_(|| x.set(i, x.at(i) * 2u32));
+        if_(i.lt(n), || {
+            x.set(i, x.at(i) + 100u32);
+            return_();
+        });
+        if_(i.lt(n), || x.set(i, 0u32));
+        x.set(i, x.at(i) + 1000u32);
+    })
+    .unwrap();
+    let t = k.ir_text();
+    assert_eq!(lines_with(t, "if ("), 1, "{t}");
+    assert!(
+        !t.contains("= 0u32"),
+        "the store after the return is dropped: {t}"
+    );
+    let (_guard, d, q) = cpu();
+    let x = Buffer::<u32>::new(&d, 8).unwrap();
+    k.launch(&q, NdRange::new(8), args![&x, 5u32]).unwrap();
+    let want: Vec<u32> = (0..8u32)
+        .map(|i| if i < 5 { i * 3 + 1 + 100 } else { 14 + 1000 })
+        .collect();
+    assert_eq!(q.read(&x).unwrap(), want);
+
+    let stub = Stub::<(u32,), u32>::new("g")
+        .source("opencl", "uint g(uint x) { return x + 1u; }")
+        .cpu(|x: u32| x + 1);
+    let k = Kernel::build("stub_ifs", |k| {
+        let x = k.read_write::<u32>("x");
+        let i = global_id(0);
+        if_(stub.call((i,)).lt(4u32), || x.set(i, 1u32));
+        if_(stub.call((i,)).lt(4u32), || x.set(i, x.at(i) + 1u32));
+    })
+    .unwrap();
+    let t = k.ir_text();
+    assert_eq!(lines_with(t, "if ("), 2, "{t}");
+}
+
 // ---------------------------------------------------------------------------------------------
 // Unrolling
 

@@ -622,8 +622,32 @@ fn used_values(f: &Function) -> HashSet<ValueId> {
     used
 }
 
-fn prune(block: Block, used: &HashSet<ValueId>, changed: &mut bool) -> Block {
-    let mut out = Vec::with_capacity(block.len());
+/// What [`prune`] reads besides the block: the values used, and which conditions may be
+/// evaluated once for two `if`s ([`repeatable`]).
+struct Prune<'a> {
+    used: &'a HashSet<ValueId>,
+    exprs: &'a ExprArena,
+}
+
+/// Whether evaluating `e` once gives what evaluating it again later in the same work-item
+/// gives: no call of a stub (whose CPU body may have effects). Everything else an expression
+/// reads is immutable (a statement's value, an argument, an id), and where its evaluation
+/// faults, it faults the first time.
+fn repeatable(exprs: &ExprArena, e: ExprId) -> bool {
+    let mut stack = vec![e];
+    while let Some(e) = stack.pop() {
+        let x = exprs.get(e);
+        if matches!(x, Expr::Stub(..)) {
+            return false;
+        }
+        stack.extend(expr_operands(x));
+    }
+    true
+}
+
+fn prune(block: Block, p: &Prune, changed: &mut bool) -> Block {
+    let used = p.used;
+    let mut out: Vec<Stmt> = Vec::with_capacity(block.len());
     for s in block {
         let ends = block_ends(&s);
         match s {
@@ -633,10 +657,35 @@ fn prune(block: Block, used: &HashSet<ValueId>, changed: &mut bool) -> Block {
                 then,
                 otherwise,
             } => {
-                let then = prune(then, used, changed);
-                let otherwise = prune(otherwise, used, changed);
+                let then = prune(then, p, changed);
+                let otherwise = prune(otherwise, p, changed);
                 if then.is_empty() && otherwise.is_empty() {
                     *changed = true;
+                } else if let Some(Stmt::If {
+                    cond: c0,
+                    then: t0,
+                    otherwise: o0,
+                }) = out.last_mut().filter(|_| repeatable(p.exprs, cond))
+                {
+                    if *c0 == cond {
+                        // `if c { a } else { b }` then `if c { x } else { y }`: one `if`,
+                        // `if c { a; x } else { b; y }` (`c` is the same both times), so
+                        // that what both sides compute is computed once (the field
+                        // operators' guarded writes of one point, ROF's update). A side that
+                        // ends in `return`, `break` or `continue` never reached the second.
+                        for (to, from) in [(t0, then), (o0, otherwise)] {
+                            if !to.last().is_some_and(block_ends) {
+                                to.extend(from);
+                            }
+                        }
+                        *changed = true;
+                    } else {
+                        out.push(Stmt::If {
+                            cond,
+                            then,
+                            otherwise,
+                        });
+                    }
                 } else {
                     out.push(Stmt::If {
                         cond,
@@ -653,7 +702,7 @@ fn prune(block: Block, used: &HashSet<ValueId>, changed: &mut bool) -> Block {
                 step,
                 body,
             } => {
-                let body = prune(body, used, changed);
+                let body = prune(body, p, changed);
                 out.push(Stmt::For {
                     id,
                     var,
@@ -665,7 +714,7 @@ fn prune(block: Block, used: &HashSet<ValueId>, changed: &mut bool) -> Block {
             }
             Stmt::Loop { id, body } => out.push(Stmt::Loop {
                 id,
-                body: prune(body, used, changed),
+                body: prune(body, p, changed),
             }),
             Stmt::Atomic {
                 result: Some(r),
@@ -699,13 +748,20 @@ fn prune(block: Block, used: &HashSet<ValueId>, changed: &mut bool) -> Block {
 }
 
 /// Removes `let`s whose value is never used, statements after `return`, `break` or
-/// `continue`, and `if`s with two empty branches, then compacts the expression arena. Loads are
+/// `continue`, and `if`s with two empty branches, merges adjacent `if`s on one condition
+/// (`if c { a } else { b }` then `if c { x } else { y }` becomes `if c { a; x } else { b; y
+/// }`, unless `c` calls a stub), then compacts the expression arena. Loads are
 /// kept even when unused, so that the CPU backend still reports their out-of-bounds accesses.
 pub fn eliminate_dead_code(mut f: Function) -> Function {
     loop {
         let used = used_values(&f);
         let mut changed = false;
-        f.body = prune(std::mem::take(&mut f.body), &used, &mut changed);
+        let body = std::mem::take(&mut f.body);
+        let p = Prune {
+            used: &used,
+            exprs: &f.exprs,
+        };
+        f.body = prune(body, &p, &mut changed);
         if !changed {
             break;
         }
