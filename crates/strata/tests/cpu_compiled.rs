@@ -1373,18 +1373,60 @@ mod random {
             );
             match self.r.below(5) {
                 // Sometimes a stencil's neighbour clamped at the borders, `min(max(gid + o,
-                // lo), hi)`: consecutive lanes where no clamp binds (one vector load).
+                // lo), hi)`: consecutive lanes where no clamp binds (one vector load, in
+                // the copy of the region for blocks where none binds). Also in `i32`, with
+                // `gid - o` (binding below 0), and with an offset that wraps `gid + o`
+                // around 2^32 (lanes not consecutive there: no clamp may count as free).
                 0 if self.clamps && self.r.below(3) == 0 => {
                     let g = self.gid();
-                    let o = self.r.below(4) as u32;
-                    let o = self.u32_lit(o);
-                    let x = self.e(Expr::Binary(BinaryOp::Add, g, o), Scalar::U32);
-                    let lo = self.r.below(8) as u32;
-                    let lo = self.u32_lit(lo);
-                    let x = self.e(Expr::Math(MathFn::Max, vec![x, lo]), Scalar::U32);
                     let hi = N - 1 - self.r.below(6) as u32;
-                    let hi = self.u32_lit(hi);
-                    self.e(Expr::Math(MathFn::Min, vec![x, hi]), Scalar::U32)
+                    let lo = self.r.below(8) as u32;
+                    match self.r.below(4) {
+                        0 => {
+                            let o = self.r.below(4) as i64;
+                            let g = self.e(Expr::Cast(g, Scalar::I32), Scalar::I32);
+                            let o = self.e(
+                                Expr::Literal(Literal::from_bits(Scalar::I32, o as u64)),
+                                Scalar::I32,
+                            );
+                            let x = self.e(Expr::Binary(BinaryOp::Sub, g, o), Scalar::I32);
+                            let [lo, hi] = [lo as i64, hi as i64].map(|v| {
+                                self.e(
+                                    Expr::Literal(Literal::from_bits(Scalar::I32, v as u64)),
+                                    Scalar::I32,
+                                )
+                            });
+                            let x = self.e(Expr::Math(MathFn::Max, vec![x, lo]), Scalar::I32);
+                            let x = self.e(Expr::Math(MathFn::Min, vec![hi, x]), Scalar::I32);
+                            self.e(Expr::Cast(x, Scalar::U32), Scalar::U32)
+                        }
+                        // `max(gid + (2^32 - 1 - r), lo) + r + 1`: the lanes' sums wrap
+                        // (`gid` for the large ids), and the first `r + 1` ids' do not, so
+                        // that there `max` keeps a lane past 2^32 beside one it raised to
+                        // `lo`: not consecutive, and every index in bounds.
+                        3 => {
+                            let r = self.r.below(4) as u32;
+                            let o = self.u32_lit(u32::MAX - r);
+                            let x = self.e(Expr::Binary(BinaryOp::Add, g, o), Scalar::U32);
+                            let lo = self.u32_lit(lo);
+                            let x = self.e(Expr::Math(MathFn::Max, vec![x, lo]), Scalar::U32);
+                            let k = self.u32_lit(r + 1);
+                            self.e(Expr::Binary(BinaryOp::Add, x, k), Scalar::U32)
+                        }
+                        k => {
+                            let o = if k == 1 {
+                                u32::MAX - self.r.below(6) as u32
+                            } else {
+                                self.r.below(4) as u32
+                            };
+                            let o = self.u32_lit(o);
+                            let x = self.e(Expr::Binary(BinaryOp::Add, g, o), Scalar::U32);
+                            let lo = self.u32_lit(lo);
+                            let x = self.e(Expr::Math(MathFn::Max, vec![x, lo]), Scalar::U32);
+                            let hi = self.u32_lit(hi);
+                            self.e(Expr::Math(MathFn::Min, vec![x, hi]), Scalar::U32)
+                        }
+                    }
                 }
                 0 => self.gid(),
                 1 => {

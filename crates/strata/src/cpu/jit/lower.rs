@@ -274,6 +274,9 @@ pub(super) struct Gen<'a, 'b> {
     /// Vector mode, in the body of a loop whose stores are rows (`vfor_rows`): the stores
     /// written as tiles after the body, with the lanes of the value each stores once lowered.
     pub(super) deferred: HashMap<(Mem, ExprId), Option<Value>>,
+    /// Vector mode, in the copy of a region for blocks where no clamp of its stencil loads
+    /// binds ([`super::simd`]'s `vregion_clamps`): the indices of those loads.
+    pub(super) free_clamps: Vec<ExprId>,
 }
 
 /// Loop iterations between two polls of the stop and cancel flags ([`Gen::poll_stop`]).
@@ -475,6 +478,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             checks_of: HashMap::new(),
             tiled: HashMap::new(),
             deferred: HashMap::new(),
+            free_clamps: Vec::new(),
         };
         // Private variables kept in registers start at zero, like every private.
         for (i, d) in f.privates.iter_enumerated() {

@@ -75,8 +75,13 @@
 //! one scalar bounds test (or the proof's); an index that only turns out to be shared at run
 //! time is tested for it. A load at an index consecutive where no clamp binds
 //! ([`clamped_consecutive`]: the id under `min`/`max` with uniform bounds, as a stencil reads
-//! its neighbours at the borders) tests once that the four indices are consecutive and their
-//! elements in the buffer: one vector load, else lane by lane with the tests.
+//! its neighbours at the borders) tests on lane 0's scalars that no clamp binds in the four
+//! lanes ([`Gen::unclamped_lane0`]) and that their elements lie in the buffer: one vector
+//! load, else lane by lane with the tests. Where such indices depend only on the ids and the
+//! launch's arguments ([`early`]), the region is lowered twice ([`Gen::vregion_clamps`]):
+//! the clamps of all of them tested once on entry, and in the copy for the blocks where
+//! none binds each such load is its unclamped consecutive load (ROF's update: 25
+//! instructions a load before, 8 after).
 //!
 //! **Four active lanes.** Where the mask is known to be all four lanes ([`Gen::full`]: the
 //! start of a one-region kernel, the sides of an `if` on a uniform condition, the body of a
@@ -687,6 +692,23 @@ fn clamped_consecutive(f: &Function, c: &Counters, e: ExprId) -> bool {
                 && ((near(xs[0]) && uniform(f, c, xs[1])) || (uniform(f, c, xs[0]) && near(xs[1])))
         }
         _ => shifted(f, c, e, &|x| clamped_consecutive(f, c, x)),
+    }
+}
+
+/// Whether `e` can be computed on a region's entry, ahead of its statements: it reads only
+/// literals, the launch's arguments, buffer lengths and the work-item's ids and sizes (no
+/// statement's value), through operations that cannot fault (no integer division) or call
+/// out (no stub).
+fn early(f: &Function, e: ExprId) -> bool {
+    match f.exprs.get(e) {
+        Expr::Literal(_) | Expr::Param(_) | Expr::BufferLen(_) | Expr::Builtin(_) => true,
+        Expr::Value(_) | Expr::Stub(..) => false,
+        Expr::Binary(BinaryOp::Div | BinaryOp::Rem, ..) => false,
+        Expr::Binary(_, a, b) => early(f, *a) && early(f, *b),
+        Expr::Unary(_, a) | Expr::Cast(a, _) | Expr::Bitcast(a, _) => early(f, *a),
+        Expr::Select(c, a, b) => early(f, *c) && early(f, *a) && early(f, *b),
+        Expr::Math(MathFn::Min | MathFn::Max, xs) => xs.iter().all(|&x| early(f, x)),
+        _ => false,
     }
 }
 
@@ -1373,8 +1395,83 @@ impl Gen<'_, '_> {
         // The mask is still the entry's: its word's test for four active lanes, where it has
         // one, stands for the vector test.
         let all = self.entry_all.take();
-        self.vblock_split_with(stmts, Some(&end), all);
+        self.vregion_clamps(stmts, &end, all);
         self.full = false;
+    }
+
+    /// The region's statements ([`Gen::vblock_split_with`]); where they load at
+    /// [`clamped_consecutive`] indices that depend only on the ids and the launch's
+    /// arguments ([`early`]: a stencil's neighbours, `min(max(x + 1, 0), n - 1)`), twice:
+    /// one copy for the blocks of lanes where none of those clamps binds, tested once on
+    /// entry ([`Gen::unclamped_lane0`], for both halves of eight lanes), whose loads at them
+    /// are consecutive ([`Gen::vload_clamped`]: no clamp tested again, one bounds test or
+    /// the proof), and one for the others (a work-group's first and last blocks of a row).
+    /// Both copies compute the same bits: where no clamp binds, a clamped index is its
+    /// unclamped one.
+    #[allow(clippy::type_complexity)]
+    fn vregion_clamps(
+        &mut self,
+        stmts: &[Stmt],
+        end: &dyn Fn(&mut Self, bool),
+        all: Option<Value>,
+    ) {
+        let mut clamps: Vec<ExprId> = Vec::new();
+        walk_block(stmts, &mut |s| {
+            if let Stmt::Load { mem, index, .. } = s {
+                if self.private_var(*mem).is_none()
+                    && !consecutive(self.f, &self.counters, *index)
+                    && clamped_consecutive(self.f, &self.counters, *index)
+                    && early(self.f, *index)
+                    && !clamps.contains(index)
+                {
+                    clamps.push(*index);
+                }
+            }
+        });
+        if clamps.is_empty() || self.splits >= 2 {
+            return self.vblock_split_with(stmts, Some(end), all);
+        }
+        let mut free: Option<Value> = None;
+        let halves: &[Option<u8>] = if self.wide {
+            &[Some(0), Some(1)]
+        } else {
+            &[None]
+        };
+        for &h in halves {
+            self.half = h;
+            for &i in &clamps {
+                let Some((_, ok)) = self.unclamped_lane0(i) else {
+                    self.half = None;
+                    return self.vblock_split_with(stmts, Some(end), all);
+                };
+                free = Some(match free {
+                    None => ok,
+                    Some(f) => self.b.ins().band(f, ok),
+                });
+            }
+        }
+        self.half = None;
+        let Some(free) = free else {
+            return self.vblock_split_with(stmts, Some(end), all);
+        };
+        let (full0, m) = (self.full, self.mask());
+        let (fast, general, join) = self.split_on(free);
+        self.b.switch_to_block(fast);
+        self.memo.push(Default::default());
+        self.free_clamps = clamps;
+        self.vblock_split_with(stmts, Some(end), all);
+        self.free_clamps = Vec::new();
+        self.pop_scope();
+        self.b.ins().jump(join, &[]);
+        self.b.switch_to_block(general);
+        self.full = full0;
+        self.set_mask(m);
+        self.memo.push(Default::default());
+        self.vblock_split_with(stmts, Some(end), all);
+        self.pop_scope();
+        self.b.ins().jump(join, &[]);
+        self.b.switch_to_block(join);
+        self.splits -= 1;
     }
 
     /// The end of a region: the values `exports` into the records of the active lanes, and
@@ -2371,10 +2468,16 @@ impl Gen<'_, '_> {
     /// wrapping), and the address of the first ([`Gen::consecutive_access`]'s test, less the
     /// mask's).
     fn consecutive_fits(&mut self, mem: Mem, index: ExprId) -> (Value, Value) {
-        let is = self.f.exprs.ty(index).scalar;
         let idx = self.vexpr(index);
-        let (base, len) = self.mem_base_len(mem);
         let i0 = self.lane0(idx);
+        self.consecutive_fits_at(mem, index, i0)
+    }
+
+    /// [`Gen::consecutive_fits`] for the four lanes `i0`, `i0 + 1`, `i0 + 2`, `i0 + 3` of
+    /// `index` (`i0` its first lane, in the index's 32-bit type).
+    fn consecutive_fits_at(&mut self, mem: Mem, index: ExprId, i0: Value) -> (Value, Value) {
+        let is = self.f.exprs.ty(index).scalar;
+        let (base, len) = self.mem_base_len(mem);
         let i0 = self.widen_index(i0, is);
         // Proven in bounds for every active lane (without wrapping, so the lanes' elements
         // are consecutive in memory): only the mask is tested, and the proof's
@@ -2736,15 +2839,131 @@ impl Gen<'_, '_> {
     /// indices are consecutive (no clamp binds) and their elements lie inside the buffer
     /// without wrapping, one vector load at the first; else the lane-by-lane load with its
     /// tests ([`Gen::vload_general`]), which faults as the interpreter does.
+    ///
+    /// Whether no clamp binds is tested on lane 0's scalars ([`Gen::unclamped_lane0`]), not
+    /// by computing the four clamped indices and comparing them with consecutive ones: a
+    /// stencil's neighbours share their clamps' tests (one comparison each), and the clamped
+    /// lanes are computed only on the slow path (Cranelift places a pure value where it is
+    /// used). ROF's update kernel (`strata bench --filter rof`) reads four such neighbours.
     fn vload_clamped(&mut self, mem: Mem, index: ExprId) -> Vec<Value> {
+        // The lanes, for the slow path: computed ahead of the branch, so that what the slow
+        // path lowers of the index is in scope after it.
         let idx = self.vexpr(index);
-        // (Every lane active included.)
-        let seq = self.whole_vector(idx);
-        let (fits, addr) = self.consecutive_fits(mem, index);
-        let ok = self.b.ins().band(seq, fits);
+        if self.free_clamps.contains(&index) {
+            // No clamp binds here ([`Gen::vregion_clamps`]): consecutive.
+            if let Some((i0, _)) = self.unclamped_lane0(index) {
+                let (fits, addr) = self.consecutive_fits_at(mem, index, i0);
+                if self.proven_here(mem, index) {
+                    let s = self.f.mem_elem(mem).expect("validated memory").scalar;
+                    return self.load_parts(s, addr);
+                }
+                let ok = if self.full {
+                    fits
+                } else {
+                    let m = self.mask();
+                    let all = self.b.ins().vall_true(m);
+                    self.b.ins().band(fits, all)
+                };
+                let (fast, slow) = (self.b.create_block(), self.b.create_block());
+                self.b.ins().brif(ok, fast, &[], slow, &[]);
+                return self.load_fast_or_lanes(mem, index, addr, fast, slow);
+            }
+        }
+        let (i0, free) = match self.unclamped_lane0(index) {
+            Some(x) => x,
+            None => {
+                // (Not reached for a clamped consecutive index.)
+                let seq = self.whole_vector(idx);
+                let i0 = self.lane0(idx);
+                (i0, seq)
+            }
+        };
+        let (fits, addr) = self.consecutive_fits_at(mem, index, i0);
+        let ok = self.b.ins().band(free, fits);
+        let ok = if self.full {
+            ok
+        } else {
+            let m = self.mask();
+            let all = self.b.ins().vall_true(m);
+            self.b.ins().band(ok, all)
+        };
         let (fast, slow) = (self.b.create_block(), self.b.create_block());
         self.b.ins().brif(ok, fast, &[], slow, &[]);
         self.load_fast_or_lanes(mem, index, addr, fast, slow)
+    }
+
+    /// For a [`consecutive`] or [`clamped_consecutive`] index `e`: lane 0 of `e` with every
+    /// clamp of a consecutive operand left out (a scalar of `e`'s 32-bit type), and whether
+    /// none of those clamps binds in any of the four lanes (an `i8`). Where none binds, the
+    /// lanes of `e` are that lane 0 plus 0, 1, 2, 3 (wrapping in 32 bits): a clamp's operand
+    /// `c` has lanes `c0 + j`, and `max(c, u)` (`u` uniform) leaves them as they are where
+    /// `c0 >= u` and `c0 + 3` does not wrap in the type, `min(c, u)` where `c0 + 3 <= u`
+    /// (compared in 64 bits, signed or unsigned as the clamp); adding or subtracting
+    /// something uniform, or a cast between 32-bit integers, keeps the lanes consecutive.
+    fn unclamped_lane0(&mut self, e: ExprId) -> Option<(Value, Value)> {
+        let f = self.f;
+        if consecutive(f, &self.counters, e) {
+            let v = self.vexpr(e);
+            let yes = self.b.ins().iconst(types::I8, 1);
+            return Some((self.lane0(v), yes));
+        }
+        let near = |g: &Self, x: ExprId| {
+            consecutive(f, &g.counters, x) || clamped_consecutive(f, &g.counters, x)
+        };
+        match f.exprs.get(e) {
+            Expr::Value(v) => {
+                let x = *self.counters.lets.get(v)?;
+                self.unclamped_lane0(x)
+            }
+            Expr::Math(op @ (MathFn::Min | MathFn::Max), xs) => {
+                let (op, xs) = (*op, xs.clone());
+                let (c, u) = if near(self, xs[0]) && uniform(f, &self.counters, xs[1]) {
+                    (xs[0], xs[1])
+                } else {
+                    (xs[1], xs[0])
+                };
+                let (c0, free) = self.unclamped_lane0(c)?;
+                let uv = self.vexpr(u);
+                let u0 = self.lane0(uv);
+                let ty = f.exprs.ty(e).scalar;
+                let signed = ty.is_signed();
+                let (c0, u0) = (self.widen_index(c0, ty), self.widen_index(u0, ty));
+                let last = self.b.ins().iadd_imm(c0, LANES as i64 - 1);
+                let top = if signed {
+                    i32::MAX as i64
+                } else {
+                    u32::MAX as i64
+                };
+                let no_wrap = self
+                    .b
+                    .ins()
+                    .icmp_imm(IntCC::SignedLessThanOrEqual, last, top);
+                let holds = match op {
+                    MathFn::Max => self.b.ins().icmp(IntCC::SignedGreaterThanOrEqual, c0, u0),
+                    _ => self.b.ins().icmp(IntCC::SignedLessThanOrEqual, last, u0),
+                };
+                let ok = self.b.ins().band(no_wrap, holds);
+                let free = self.b.ins().band(free, ok);
+                let c0 = self.b.ins().ireduce(types::I32, c0);
+                Some((c0, free))
+            }
+            Expr::Binary(op @ (BinaryOp::Add | BinaryOp::Sub), a, b) => {
+                let (op, a, b) = (*op, *a, *b);
+                let a_first = op == BinaryOp::Sub || near(self, a);
+                let (x, u) = if a_first { (a, b) } else { (b, a) };
+                let (x0, free) = self.unclamped_lane0(x)?;
+                let uv = self.vexpr(u);
+                let u0 = self.lane0(uv);
+                let y = if op == BinaryOp::Sub {
+                    self.b.ins().isub(x0, u0)
+                } else {
+                    self.b.ins().iadd(x0, u0)
+                };
+                Some((y, free))
+            }
+            Expr::Cast(a, _) => self.unclamped_lane0(*a),
+            _ => None,
+        }
     }
 
     fn vstore(&mut self, mem: Mem, index: ExprId, v: &[Value]) {
