@@ -1403,7 +1403,7 @@ impl Gen<'_, '_> {
     /// [`clamped_consecutive`] indices that depend only on the ids and the launch's
     /// arguments ([`early`]: a stencil's neighbours, `min(max(x + 1, 0), n - 1)`), twice:
     /// one copy for the blocks of lanes where none of those clamps binds, tested once on
-    /// entry ([`Gen::unclamped_lane0`], for both halves of eight lanes), whose loads at them
+    /// entry ([`Gen::unclamped_lane0`], over all eight lanes of eight), whose loads at them
     /// are consecutive ([`Gen::vload_clamped`]: no clamp tested again, one bounds test or
     /// the proof), and one for the others (a work-group's first and last blocks of a row).
     /// Both copies compute the same bits: where no clamp binds, a clamped index is its
@@ -1431,24 +1431,20 @@ impl Gen<'_, '_> {
         if clamps.is_empty() || self.splits >= 2 {
             return self.vblock_split_with(stmts, Some(end), all);
         }
+        // With eight lanes, from the first half's lane 0 over all eight: the indices' lanes
+        // are eight consecutive work-items' (early: ids, arguments).
         let mut free: Option<Value> = None;
-        let halves: &[Option<u8>] = if self.wide {
-            &[Some(0), Some(1)]
-        } else {
-            &[None]
-        };
-        for &h in halves {
-            self.half = h;
-            for &i in &clamps {
-                let Some((_, ok)) = self.unclamped_lane0(i) else {
-                    self.half = None;
-                    return self.vblock_split_with(stmts, Some(end), all);
-                };
-                free = Some(match free {
-                    None => ok,
-                    Some(f) => self.b.ins().band(f, ok),
-                });
-            }
+        let span = self.nlanes();
+        self.half = self.wide.then_some(0);
+        for &i in &clamps {
+            let Some((_, ok)) = self.unclamped_lane0(i, span) else {
+                self.half = None;
+                return self.vblock_split_with(stmts, Some(end), all);
+            };
+            free = Some(match free {
+                None => ok,
+                Some(f) => self.b.ins().band(f, ok),
+            });
         }
         self.half = None;
         let Some(free) = free else {
@@ -2851,7 +2847,7 @@ impl Gen<'_, '_> {
         let idx = self.vexpr(index);
         if self.free_clamps.contains(&index) {
             // No clamp binds here ([`Gen::vregion_clamps`]): consecutive.
-            if let Some((i0, _)) = self.unclamped_lane0(index) {
+            if let Some((i0, _)) = self.unclamped_lane0(index, LANES) {
                 let (fits, addr) = self.consecutive_fits_at(mem, index, i0);
                 if self.proven_here(mem, index) {
                     let s = self.f.mem_elem(mem).expect("validated memory").scalar;
@@ -2869,7 +2865,7 @@ impl Gen<'_, '_> {
                 return self.load_fast_or_lanes(mem, index, addr, fast, slow);
             }
         }
-        let (i0, free) = match self.unclamped_lane0(index) {
+        let (i0, free) = match self.unclamped_lane0(index, LANES) {
             Some(x) => x,
             None => {
                 // (Not reached for a clamped consecutive index.)
@@ -2894,13 +2890,15 @@ impl Gen<'_, '_> {
 
     /// For a [`consecutive`] or [`clamped_consecutive`] index `e`: lane 0 of `e` with every
     /// clamp of a consecutive operand left out (a scalar of `e`'s 32-bit type), and whether
-    /// none of those clamps binds in any of the four lanes (an `i8`). Where none binds, the
-    /// lanes of `e` are that lane 0 plus 0, 1, 2, 3 (wrapping in 32 bits): a clamp's operand
-    /// `c` has lanes `c0 + j`, and `max(c, u)` (`u` uniform) leaves them as they are where
-    /// `c0 >= u` and `c0 + 3` does not wrap in the type, `min(c, u)` where `c0 + 3 <= u`
-    /// (compared in 64 bits, signed or unsigned as the clamp); adding or subtracting
-    /// something uniform, or a cast between 32-bit integers, keeps the lanes consecutive.
-    fn unclamped_lane0(&mut self, e: ExprId) -> Option<(Value, Value)> {
+    /// none of those clamps binds in any of the `span` lanes from lane 0 on (an `i8`; four,
+    /// or eight from the first half's lane 0). Where none binds, the lanes of `e` are that
+    /// lane 0 plus 0, 1, ..., `span - 1` (wrapping in 32 bits): a clamp's operand `c` has
+    /// lanes `c0 + j`, and `max(c, u)` (`u` uniform) leaves them as they are where `c0 >= u`
+    /// and `c0 + span - 1` does not wrap in the type, `min(c, u)` where `c0 + span - 1 <= u`
+    /// (which rules the wrap out; compared in 64 bits, signed or unsigned as the clamp);
+    /// adding or subtracting something uniform, or a cast between 32-bit integers, keeps the
+    /// lanes consecutive.
+    fn unclamped_lane0(&mut self, e: ExprId, span: u32) -> Option<(Value, Value)> {
         let f = self.f;
         if consecutive(f, &self.counters, e) {
             let v = self.vexpr(e);
@@ -2913,7 +2911,7 @@ impl Gen<'_, '_> {
         match f.exprs.get(e) {
             Expr::Value(v) => {
                 let x = *self.counters.lets.get(v)?;
-                self.unclamped_lane0(x)
+                self.unclamped_lane0(x, span)
             }
             Expr::Math(op @ (MathFn::Min | MathFn::Max), xs) => {
                 let (op, xs) = (*op, xs.clone());
@@ -2922,27 +2920,29 @@ impl Gen<'_, '_> {
                 } else {
                     (xs[1], xs[0])
                 };
-                let (c0, free) = self.unclamped_lane0(c)?;
+                let (c0, free) = self.unclamped_lane0(c, span)?;
                 let uv = self.vexpr(u);
                 let u0 = self.lane0(uv);
                 let ty = f.exprs.ty(e).scalar;
                 let signed = ty.is_signed();
                 let (c0, u0) = (self.widen_index(c0, ty), self.widen_index(u0, ty));
-                let last = self.b.ins().iadd_imm(c0, LANES as i64 - 1);
-                let top = if signed {
-                    i32::MAX as i64
-                } else {
-                    u32::MAX as i64
-                };
-                let no_wrap = self
-                    .b
-                    .ins()
-                    .icmp_imm(IntCC::SignedLessThanOrEqual, last, top);
-                let holds = match op {
-                    MathFn::Max => self.b.ins().icmp(IntCC::SignedGreaterThanOrEqual, c0, u0),
+                let last = self.b.ins().iadd_imm(c0, span as i64 - 1);
+                let ok = match op {
+                    MathFn::Max => {
+                        let top = if signed {
+                            i32::MAX as i64
+                        } else {
+                            u32::MAX as i64
+                        };
+                        let no_wrap =
+                            self.b
+                                .ins()
+                                .icmp_imm(IntCC::SignedLessThanOrEqual, last, top);
+                        let holds = self.b.ins().icmp(IntCC::SignedGreaterThanOrEqual, c0, u0);
+                        self.b.ins().band(no_wrap, holds)
+                    }
                     _ => self.b.ins().icmp(IntCC::SignedLessThanOrEqual, last, u0),
                 };
-                let ok = self.b.ins().band(no_wrap, holds);
                 let free = self.b.ins().band(free, ok);
                 let c0 = self.b.ins().ireduce(types::I32, c0);
                 Some((c0, free))
@@ -2951,7 +2951,7 @@ impl Gen<'_, '_> {
                 let (op, a, b) = (*op, *a, *b);
                 let a_first = op == BinaryOp::Sub || near(self, a);
                 let (x, u) = if a_first { (a, b) } else { (b, a) };
-                let (x0, free) = self.unclamped_lane0(x)?;
+                let (x0, free) = self.unclamped_lane0(x, span)?;
                 let uv = self.vexpr(u);
                 let u0 = self.lane0(uv);
                 let y = if op == BinaryOp::Sub {
@@ -2961,7 +2961,7 @@ impl Gen<'_, '_> {
                 };
                 Some((y, free))
             }
-            Expr::Cast(a, _) => self.unclamped_lane0(*a),
+            Expr::Cast(a, _) => self.unclamped_lane0(*a, span),
             _ => None,
         }
     }
