@@ -2845,27 +2845,10 @@ impl Gen<'_, '_> {
         // The lanes, for the slow path: computed ahead of the branch, so that what the slow
         // path lowers of the index is in scope after it.
         let idx = self.vexpr(index);
-        if self.free_clamps.contains(&index) {
-            // No clamp binds here ([`Gen::vregion_clamps`]): consecutive.
-            if let Some((i0, _)) = self.unclamped_lane0(index, LANES) {
-                let (fits, addr) = self.consecutive_fits_at(mem, index, i0);
-                if self.proven_here(mem, index) {
-                    let s = self.f.mem_elem(mem).expect("validated memory").scalar;
-                    return self.load_parts(s, addr);
-                }
-                let ok = if self.full {
-                    fits
-                } else {
-                    let m = self.mask();
-                    let all = self.b.ins().vall_true(m);
-                    self.b.ins().band(fits, all)
-                };
-                let (fast, slow) = (self.b.create_block(), self.b.create_block());
-                self.b.ins().brif(ok, fast, &[], slow, &[]);
-                return self.load_fast_or_lanes(mem, index, addr, fast, slow);
-            }
-        }
-        let (i0, free) = match self.unclamped_lane0(index, LANES) {
+        let lane0 = self.unclamped_lane0(index, LANES);
+        // No clamp binds here ([`Gen::vregion_clamps`]): consecutive.
+        let free_here = lane0.is_some() && self.free_clamps.contains(&index);
+        let (i0, free) = match lane0 {
             Some(x) => x,
             None => {
                 // (Not reached for a clamped consecutive index.)
@@ -2875,7 +2858,15 @@ impl Gen<'_, '_> {
             }
         };
         let (fits, addr) = self.consecutive_fits_at(mem, index, i0);
-        let ok = self.b.ins().band(free, fits);
+        if free_here && self.full && self.proven_here(mem, index) {
+            let s = self.f.mem_elem(mem).expect("validated memory").scalar;
+            return self.load_parts(s, addr);
+        }
+        let ok = if free_here {
+            fits
+        } else {
+            self.b.ins().band(free, fits)
+        };
         let ok = if self.full {
             ok
         } else {
