@@ -659,33 +659,31 @@ fn prune(block: Block, p: &Prune, changed: &mut bool) -> Block {
             } => {
                 let then = prune(then, p, changed);
                 let otherwise = prune(otherwise, p, changed);
+                // After an `if` on the same condition (the stub test only there).
+                let after_same = matches!(out.last(), Some(Stmt::If { cond: c, .. }) if *c == cond);
+                let after_same = after_same && repeatable(p.exprs, cond);
                 if then.is_empty() && otherwise.is_empty() {
                     *changed = true;
-                } else if let Some(Stmt::If {
-                    cond: c0,
-                    then: t0,
-                    otherwise: o0,
-                }) = out.last_mut().filter(|_| repeatable(p.exprs, cond))
+                } else if let (
+                    true,
+                    Some(Stmt::If {
+                        then: t0,
+                        otherwise: o0,
+                        ..
+                    }),
+                ) = (after_same, out.last_mut())
                 {
-                    if *c0 == cond {
-                        // `if c { a } else { b }` then `if c { x } else { y }`: one `if`,
-                        // `if c { a; x } else { b; y }` (`c` is the same both times), so
-                        // that what both sides compute is computed once (the field
-                        // operators' guarded writes of one point, ROF's update). A side that
-                        // ends in `return`, `break` or `continue` never reached the second.
-                        for (to, from) in [(t0, then), (o0, otherwise)] {
-                            if !to.last().is_some_and(block_ends) {
-                                to.extend(from);
-                            }
+                    // `if c { a } else { b }` then `if c { x } else { y }`: one `if`, `if c {
+                    // a; x } else { b; y }` (`c` is the same both times), so that what both
+                    // sides compute is computed once (the field operators' guarded writes of
+                    // one point, ROF's update). A side that ends in `return`, `break` or
+                    // `continue` never reached the second.
+                    for (to, from) in [(t0, then), (o0, otherwise)] {
+                        if !to.last().is_some_and(block_ends) {
+                            to.extend(from);
                         }
-                        *changed = true;
-                    } else {
-                        out.push(Stmt::If {
-                            cond,
-                            then,
-                            otherwise,
-                        });
                     }
+                    *changed = true;
                 } else {
                     out.push(Stmt::If {
                         cond,

@@ -697,18 +697,18 @@ fn clamped_consecutive(f: &Function, c: &Counters, e: ExprId) -> bool {
 
 /// Whether `e` can be computed on a region's entry, ahead of its statements: it reads only
 /// literals, the launch's arguments, buffer lengths and the work-item's ids and sizes (no
-/// statement's value), through operations that cannot fault (no integer division) or call
-/// out (no stub).
+/// statement's value), through scalar operations that cannot fault (no integer division) or
+/// call out (no stub; of the built-in functions only `min` and `max`).
 fn early(f: &Function, e: ExprId) -> bool {
     match f.exprs.get(e) {
-        Expr::Literal(_) | Expr::Param(_) | Expr::BufferLen(_) | Expr::Builtin(_) => true,
-        Expr::Value(_) | Expr::Stub(..) => false,
-        Expr::Binary(BinaryOp::Div | BinaryOp::Rem, ..) => false,
-        Expr::Binary(_, a, b) => early(f, *a) && early(f, *b),
-        Expr::Unary(_, a) | Expr::Cast(a, _) | Expr::Bitcast(a, _) => early(f, *a),
-        Expr::Select(c, a, b) => early(f, *c) && early(f, *a) && early(f, *b),
-        Expr::Math(MathFn::Min | MathFn::Max, xs) => xs.iter().all(|&x| early(f, x)),
-        _ => false,
+        Expr::Value(_)
+        | Expr::Stub(..)
+        | Expr::Splat(..)
+        | Expr::Compose(..)
+        | Expr::Extract(..)
+        | Expr::Binary(BinaryOp::Div | BinaryOp::Rem, ..) => false,
+        Expr::Math(m, _) if !matches!(m, MathFn::Min | MathFn::Max) => false,
+        x => crate::ir::expr_operands(x).into_iter().all(|o| early(f, o)),
     }
 }
 
@@ -1433,23 +1433,20 @@ impl Gen<'_, '_> {
         }
         // With eight lanes, from the first half's lane 0 over all eight: the indices' lanes
         // are eight consecutive work-items' (early: ids, arguments).
-        let mut free: Option<Value> = None;
         let span = self.nlanes();
         self.half = self.wide.then_some(0);
-        for &i in &clamps {
-            let Some((_, ok)) = self.unclamped_lane0(i, span) else {
-                self.half = None;
-                return self.vblock_split_with(stmts, Some(end), all);
-            };
-            free = Some(match free {
-                None => ok,
-                Some(f) => self.b.ins().band(f, ok),
-            });
-        }
+        let oks: Option<Vec<Value>> = clamps
+            .iter()
+            .map(|&i| self.unclamped_lane0(i, span).map(|(_, ok)| ok))
+            .collect();
         self.half = None;
-        let Some(free) = free else {
+        let Some(oks) = oks else {
             return self.vblock_split_with(stmts, Some(end), all);
         };
+        let free = oks
+            .into_iter()
+            .reduce(|a, b| self.b.ins().band(a, b))
+            .expect("a clamped index");
         let (full0, m) = (self.full, self.mask());
         let (fast, general, join) = self.split_on(free);
         self.b.switch_to_block(fast);
@@ -2449,15 +2446,20 @@ impl Gen<'_, '_> {
         slow: cl::Block,
     ) -> Value {
         let (inside, addr) = self.consecutive_fits(mem, index);
-        let ok = if self.full {
-            inside
-        } else {
-            let m = self.mask();
-            let full = self.b.ins().vall_true(m);
-            self.b.ins().band(inside, full)
-        };
+        let ok = self.and_every_lane(inside);
         self.b.ins().brif(ok, fast, &[], slow, &[]);
         addr
+    }
+
+    /// `ok` (an `i8`) and, unless every lane is known to be active ([`Gen::full`]), the
+    /// mask's test that all of them are.
+    fn and_every_lane(&mut self, ok: Value) -> Value {
+        if self.full {
+            return ok;
+        }
+        let m = self.mask();
+        let all = self.b.ins().vall_true(m);
+        self.b.ins().band(ok, all)
     }
 
     /// Whether the four elements from lane 0's index on lie inside the buffer (without
@@ -2867,13 +2869,7 @@ impl Gen<'_, '_> {
         } else {
             self.b.ins().band(free, fits)
         };
-        let ok = if self.full {
-            ok
-        } else {
-            let m = self.mask();
-            let all = self.b.ins().vall_true(m);
-            self.b.ins().band(ok, all)
-        };
+        let ok = self.and_every_lane(ok);
         let (fast, slow) = (self.b.create_block(), self.b.create_block());
         self.b.ins().brif(ok, fast, &[], slow, &[]);
         self.load_fast_or_lanes(mem, index, addr, fast, slow)
