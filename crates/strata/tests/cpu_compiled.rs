@@ -6301,3 +6301,86 @@ fn register_tiles_lowered_group_by_group_agree_with_the_interpreter() {
         }
     }
 }
+
+/// A loop that reads more of the launch's tables than registers hold (four buffers, a local
+/// array and five scalar arguments: the sorts' `Parts` scatter's shape), whose scalar code
+/// loads them in its body each iteration instead of keeping them across it
+/// (`cpu/jit/lower.rs`, `Gen::reload_tables`), with a `while` loop of the same kind nested in
+/// it: results bit for bit the interpreter's on both code paths, and where the scatter's
+/// index passes the end of its buffer in the middle of the loop, the interpreter's error.
+#[test]
+fn loops_reading_many_table_entries_agree_with_the_interpreter() {
+    let (cpu, interp) = queues();
+    let k = Kernel::build("scatter_many", |k| {
+        let keys = k.read::<u32>("keys");
+        let vals = k.read::<f32>("vals");
+        let keys_out = k.write::<u32>("keys_out");
+        let vals_out = k.write::<f32>("vals_out");
+        let koff = k.scalar::<u32>("koff");
+        let voff = k.scalar::<u32>("voff");
+        let ooff = k.scalar::<u32>("ooff");
+        let shift = k.scalar::<u32>("shift");
+        let per = k.scalar::<u32>("per");
+        let seen = k.local_array::<u32>("seen", 64);
+        seen.set(local_id(0), 0u32);
+        barrier();
+        let start = global_id(0) * per;
+        for_range(start, start + per, |i| {
+            let key = keys.at(koff + i);
+            let d = (key >> shift) & 7u32;
+            let at = ooff + i * 8u32 + d;
+            keys_out.set(at, key + seen.at(d));
+            let j = var_named("j", 0u32);
+            let s = var_named("s", vals.at(voff + i));
+            while_(
+                || j.get().lt(d),
+                || {
+                    s.set(s.get() * 0.5f32 + vals.at(voff + i + j.get()));
+                    j.set(j.get() + 1u32);
+                },
+            );
+            vals_out.set(at, s.get());
+        });
+    })
+    .unwrap();
+    let (items, per) = (24u32, 5u32);
+    let n = items * per;
+    let keys: Vec<u32> = (0..n + 16).map(|i| i.wrapping_mul(2654435761)).collect();
+    let vals: Vec<f32> = (0..n + 32).map(|i| i as f32 * 0.25 - 3.0).collect();
+    let run = |q: &Queue, local: usize, out_len: u32| {
+        let kb = Buffer::from_slice(q, &keys).unwrap();
+        let vb = Buffer::from_slice(q, &vals).unwrap();
+        let ko = Buffer::<u32>::new(q.device(), out_len as usize).unwrap();
+        let vo = Buffer::<f32>::new(q.device(), out_len as usize).unwrap();
+        let r = k.launch(
+            q,
+            NdRange::new(items as usize).local(local),
+            args![&kb, &vb, &ko, &vo, 16u32, 7u32, 3u32, 29u32, per],
+        );
+        r.map(|_| {
+            let bits: Vec<u32> = q.read(&vo).unwrap().iter().map(|v| v.to_bits()).collect();
+            (q.read(&ko).unwrap(), bits)
+        })
+        .map_err(|e| e.to_string())
+    };
+    let full = 3 + 8 * n;
+    let want = run(&interp, 4, full).unwrap();
+    for local in [4, 8, 1, 3, 6] {
+        assert_eq!(run(&cpu, local, full).unwrap(), want, "local size {local}");
+    }
+    // The last work-item's third element writes past the end of `keys_out` (where its
+    // digit is 2 or more, else its fourth); no other work-item passes the end.
+    let short = 3 + 8 * ((items - 1) * per + 2) + 2;
+    for local in [4, 8, 1, 3, 6] {
+        let want = run(&interp, local, short).unwrap_err();
+        assert!(
+            want.contains("out of bounds for buffer `keys_out`"),
+            "{want}"
+        );
+        assert_eq!(
+            run(&cpu, local, short).unwrap_err(),
+            want,
+            "local size {local}"
+        );
+    }
+}

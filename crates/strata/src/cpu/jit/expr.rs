@@ -4,7 +4,7 @@
 //! conversions without a Cranelift instruction call the evaluator's code ([`super::helpers`]).
 
 use super::lower::VarOf;
-use super::lower::{cl_ty, scalar_index, Gen, TABLE};
+use super::lower::{cl_ty, scalar_index, Gen};
 use super::Env;
 use super::Site;
 use crate::ir::{
@@ -51,10 +51,11 @@ impl Gen<'_, '_> {
         let vals = match expr {
             Expr::Literal(l) => vec![self.lit(l)],
             Expr::Param(p) => {
+                let fl = self.table_flags();
                 let bits = self
                     .b
                     .ins()
-                    .load(types::I64, TABLE, self.scal_p, p.index() as i32 * 8);
+                    .load(types::I64, fl, self.scal_p, p.index() as i32 * 8);
                 vec![match self.f.params[p].kind {
                     crate::ir::ParamKind::Scalar(t) => from_bits(&mut self.b, bits, t.scalar),
                     _ => self.b.ins().ireduce(types::I32, bits),

@@ -277,6 +277,56 @@ pub(super) struct Gen<'a, 'b> {
     /// Vector mode, in the copy of a region for blocks where no clamp of its stencil loads
     /// binds ([`super::simd`]'s `vregion_clamps`): the indices of those loads.
     pub(super) free_clamps: Vec<ExprId>,
+    /// Scalar code, in the body of a loop that reads more of the launch's tables than
+    /// registers hold ([`table_demand`] above [`RELOAD_ABOVE`]): its table loads stay in
+    /// the body ([`Gen::table_flags`]). Hoisted, they are live across the loop; regalloc2
+    /// spills them and stores them back to their slots every iteration (four stores a key
+    /// in the sorts' `Parts` scatter: its loop read four buffers and five arguments), where
+    /// loads from the tables cost no store.
+    pub(super) reload_tables: bool,
+}
+
+/// The [`table_demand`] above which a scalar loop loads the tables in its body: of the 14
+/// general registers x86-64 allocates, the loop's counter and end, a private array's record
+/// and lane, and the body's temporaries take about five.
+const RELOAD_ABOVE: usize = 9;
+
+/// How many table entries the statements of `body` read: two for each buffer or local array
+/// they access (base and length), one for each scalar argument.
+fn table_demand(f: &Function, body: &[Stmt]) -> usize {
+    let mut mems: HashSet<Mem> = HashSet::new();
+    let mut params: HashSet<crate::ir::ParamId> = HashSet::new();
+    let mut seen: HashSet<ExprId> = HashSet::new();
+    let mut todo: Vec<ExprId> = Vec::new();
+    crate::ir::walk_block(body, &mut |s| {
+        todo.extend(crate::ir::stmt_operands(s));
+        if let Stmt::Load { mem, .. }
+        | Stmt::Store { mem, .. }
+        | Stmt::Atomic { mem, .. }
+        | Stmt::AtomicLoad { mem, .. } = s
+        {
+            match *mem {
+                Mem::Buffer(_) | Mem::Local(_) => {
+                    mems.insert(*mem);
+                }
+                Mem::Field(v) => {
+                    mems.insert(Mem::Buffer(f.fields[v].buffer));
+                }
+                Mem::Private(_) => {}
+            }
+        }
+    });
+    while let Some(e) = todo.pop() {
+        if !seen.insert(e) {
+            continue;
+        }
+        let x = f.exprs.get(e);
+        if let Expr::Param(p) = x {
+            params.insert(*p);
+        }
+        todo.extend(crate::ir::expr_operands(x));
+    }
+    2 * mems.len() + params.len()
 }
 
 /// Loop iterations between two polls of the stop and cancel flags ([`Gen::poll_stop`]).
@@ -479,6 +529,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             tiled: HashMap::new(),
             deferred: HashMap::new(),
             free_clamps: Vec::new(),
+            reload_tables: false,
         };
         // Private variables kept in registers start at zero, like every private.
         for (i, d) in f.privates.iter_enumerated() {
@@ -709,10 +760,21 @@ impl<'a, 'b> Gen<'a, 'b> {
         self.b.ins().store(MEM, one, self.records, at);
     }
 
+    /// The flags of a load of the launch's tables: [`TABLE`] (hoisted out of loops), or in
+    /// the body of a loop with [`Gen::reload_tables`] set, flags that keep the load in the
+    /// body (loaded again each iteration).
+    pub(super) fn table_flags(&self) -> MemFlags {
+        if self.reload_tables {
+            MemFlags::new().with_notrap()
+        } else {
+            TABLE
+        }
+    }
+
     /// Base and length (`i64`) of entry `i` of a [`MemArg`] table.
     pub(super) fn mem_arg(&mut self, table: Value, i: usize) -> (Value, Value) {
         let m = std::mem::size_of::<MemArg>() as i32;
-        let ro = TABLE;
+        let ro = self.table_flags();
         let base = self.b.ins().load(
             self.ptr,
             ro,
@@ -1459,6 +1521,15 @@ impl<'a, 'b> Gen<'a, 'b> {
         true
     }
 
+    /// The body of a scalar loop, with [`Gen::reload_tables`] set where it reads many table
+    /// entries.
+    fn loop_body(&mut self, body: &[Stmt]) {
+        let outer = self.reload_tables;
+        self.reload_tables |= table_demand(self.f, body) > RELOAD_ABOVE;
+        self.block(body);
+        self.reload_tables = outer;
+    }
+
     fn stmt(&mut self, s: &Stmt) {
         if matches!(s, Stmt::For { .. } | Stmt::Loop { .. }) && self.split_loop(s) {
             return;
@@ -1613,7 +1684,7 @@ impl<'a, 'b> Gen<'a, 'b> {
                 loop_branch(&mut self.b, go, bodyb, exit);
                 self.b.switch_to_block(bodyb);
                 self.loops.push((*id, latch, exit));
-                self.block(body);
+                self.loop_body(body);
                 self.loops.pop();
                 self.b.ins().jump(latch, &[]);
                 self.b.switch_to_block(latch);
@@ -1636,7 +1707,7 @@ impl<'a, 'b> Gen<'a, 'b> {
                 self.poll_stop(bodyb);
                 self.b.switch_to_block(bodyb);
                 self.loops.push((*id, hdr, exit));
-                self.block(body);
+                self.loop_body(body);
                 self.loops.pop();
                 self.b.ins().jump(hdr, &[]);
                 self.b.switch_to_block(exit);
