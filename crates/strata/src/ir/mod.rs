@@ -77,6 +77,6 @@ pub use id::{
 };
 pub use math::{MathFn, MathKind};
 pub use memory::{AtomicOp, AtomicOrder, Fence, Mem, MemOrder, MemScope};
-pub use stmt::{source_suffix, stmt_operands, walk_block, Block, SourceLoc, Stmt};
+pub use stmt::{source_suffix, stmt_operands, walk_block, walk_exprs, Block, SourceLoc, Stmt};
 pub use types::{Access, AddressSpace, Literal, Scalar, Type};
 pub use validate::{validate, validate_keeping, ValidFunction, ValidationError, ValidationErrors};

@@ -606,19 +606,11 @@ fn block_ends(s: &Stmt) -> bool {
 
 fn used_values(f: &Function) -> HashSet<ValueId> {
     let mut used = HashSet::new();
-    let mut seen = HashSet::new();
-    let mut stack = Vec::new();
-    walk_block(&f.body, &mut |s| stack.extend(stmt_operands(s)));
-    while let Some(id) = stack.pop() {
-        if !seen.insert(id) {
-            continue;
-        }
-        let e = f.exprs.get(id);
+    walk_exprs(&f.exprs, &f.body, &mut |e| {
         if let Expr::Value(v) = e {
             used.insert(*v);
         }
-        stack.extend(expr_operands(e));
-    }
+    });
     used
 }
 

@@ -1,7 +1,10 @@
 //! Statements: the tree of side effects and control flow ([`Stmt`], [`Block`]), the source
 //! locations they carry ([`SourceLoc`]), and walks over them.
 
-use super::{AtomicOp, AtomicOrder, ExprId, Fence, GroupOp, GroupScope, LoopId, Mem, ValueId};
+use super::{
+    expr_operands, AtomicOp, AtomicOrder, Expr, ExprArena, ExprId, Fence, GroupOp, GroupScope,
+    LoopId, Mem, ValueId,
+};
 use std::fmt;
 
 /// A sequence of statements.
@@ -235,6 +238,22 @@ pub fn walk_block(block: &[Stmt], f: &mut impl FnMut(&Stmt)) {
             | Stmt::MemFence { .. }
             | Stmt::Group { .. } => {}
         }
+    }
+}
+
+/// Calls `f` once on every expression that the statements of `block` (nested blocks
+/// included) read, directly or through other expressions.
+pub fn walk_exprs(exprs: &ExprArena, block: &[Stmt], f: &mut impl FnMut(&Expr)) {
+    let mut seen = std::collections::HashSet::new();
+    let mut stack = Vec::new();
+    walk_block(block, &mut |s| stack.extend(stmt_operands(s)));
+    while let Some(id) = stack.pop() {
+        if !seen.insert(id) {
+            continue;
+        }
+        let e = exprs.get(id);
+        f(e);
+        stack.extend(expr_operands(e));
     }
 }
 

@@ -296,10 +296,7 @@ const RELOAD_ABOVE: usize = 9;
 fn table_demand(f: &Function, body: &[Stmt]) -> usize {
     let mut mems: HashSet<Mem> = HashSet::new();
     let mut params: HashSet<crate::ir::ParamId> = HashSet::new();
-    let mut seen: HashSet<ExprId> = HashSet::new();
-    let mut todo: Vec<ExprId> = Vec::new();
     crate::ir::walk_block(body, &mut |s| {
-        todo.extend(crate::ir::stmt_operands(s));
         if let Stmt::Load { mem, .. }
         | Stmt::Store { mem, .. }
         | Stmt::Atomic { mem, .. }
@@ -316,16 +313,11 @@ fn table_demand(f: &Function, body: &[Stmt]) -> usize {
             }
         }
     });
-    while let Some(e) = todo.pop() {
-        if !seen.insert(e) {
-            continue;
-        }
-        let x = f.exprs.get(e);
-        if let Expr::Param(p) = x {
+    crate::ir::walk_exprs(&f.exprs, body, &mut |e| {
+        if let Expr::Param(p) = e {
             params.insert(*p);
         }
-        todo.extend(crate::ir::expr_operands(x));
-    }
+    });
     2 * mems.len() + params.len()
 }
 
