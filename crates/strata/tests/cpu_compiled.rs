@@ -6303,11 +6303,12 @@ fn register_tiles_lowered_group_by_group_agree_with_the_interpreter() {
 }
 
 /// A loop that reads more of the launch's tables than registers hold (four buffers, a local
-/// array and five scalar arguments: the sorts' `Parts` scatter's shape), whose scalar code
+/// array and four scalar arguments: the sorts' `Parts` scatter's shape), whose scalar code
 /// loads them in its body each iteration instead of keeping them across it
 /// (`cpu/jit/lower.rs`, `Gen::reload_tables`), with a `while` loop of the same kind nested in
-/// it: results bit for bit the interpreter's on both code paths, and where the scatter's
-/// index passes the end of its buffer in the middle of the loop, the interpreter's error.
+/// it: results bit for bit the interpreter's at every local size (the kernel runs one
+/// work-item at a time: its loop gathers lane by lane), and where the scatter's index passes
+/// the end of its buffer in the middle of the loop, the interpreter's error.
 #[test]
 fn loops_reading_many_table_entries_agree_with_the_interpreter() {
     let (cpu, interp) = queues();
@@ -6343,6 +6344,8 @@ fn loops_reading_many_table_entries_agree_with_the_interpreter() {
         });
     })
     .unwrap();
+    // The scalar code is what this test is about.
+    assert!(k.cpu_vector_variant().is_err());
     let (items, per) = (24u32, 5u32);
     let n = items * per;
     let keys: Vec<u32> = (0..n + 16).map(|i| i.wrapping_mul(2654435761)).collect();
