@@ -695,6 +695,27 @@ fn adjacent_ifs_on_one_condition_become_one() {
     assert_eq!(lines_with(t, "if ("), 2, "{t}");
 }
 
+/// Two `if`s on a condition whose expression shares its operands sixty levels deep (`c = c +
+/// c`): merged, and the test for a stub in it visits each expression once (walked as a tree,
+/// it took 31 s at 28 levels, and doubled with each level).
+#[test]
+fn adjacent_ifs_on_a_deeply_shared_condition_merge_at_once() {
+    let k = Kernel::build("shared_condition", |k| {
+        let x = k.read_write::<u32>("x");
+        let n = k.scalar::<u32>("n");
+        let i = global_id(0);
+        let mut c = n;
+        for _ in 0..60 {
+            c = c + c;
+        }
+        if_(i.lt(c), || x.set(i, 1u32));
+        if_(i.lt(c), || x.set(i, x.at(i) + 1u32));
+    })
+    .unwrap();
+    let t = k.ir_text();
+    assert_eq!(lines_with(t, "if ("), 1, "{t}");
+}
+
 // ---------------------------------------------------------------------------------------------
 // Unrolling
 

@@ -2,7 +2,7 @@
 //! interning arena ([`ExprArena`]) in which identical expressions are one [`ExprId`].
 
 use super::{ExprId, IdVec, Literal, MathFn, ParamId, Scalar, StubId, Type, ValueId};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// Work-item coordinates and sizes. The dimension is 0, 1 or 2; dimensions beyond the launch's
 /// have id 0 and size 1.
@@ -289,6 +289,34 @@ impl ExprArena {
             _ => None,
         }
     }
+}
+
+/// Calls `visit` on every expression `roots` read, themselves included, each once, until it
+/// returns `false`; returns whether it never did. Operands are shared (`x + x`, a value used
+/// twice), so a walk of the tree instead of the graph can take time exponential in its size.
+pub fn visit_exprs(
+    exprs: &ExprArena,
+    roots: Vec<ExprId>,
+    visit: &mut impl FnMut(&Expr) -> bool,
+) -> bool {
+    let mut seen = HashSet::new();
+    let mut stack = roots;
+    while let Some(id) = stack.pop() {
+        if !seen.insert(id) {
+            continue;
+        }
+        let e = exprs.get(id);
+        if !visit(e) {
+            return false;
+        }
+        stack.extend(expr_operands(e));
+    }
+    true
+}
+
+/// Whether `ok` holds for `root` and every expression it reads ([`visit_exprs`]).
+pub fn all_exprs(exprs: &ExprArena, root: ExprId, mut ok: impl FnMut(&Expr) -> bool) -> bool {
+    visit_exprs(exprs, vec![root], &mut ok)
 }
 
 /// The operands of an expression.

@@ -65,7 +65,9 @@ pub mod types;
 pub mod validate;
 
 pub use abi::{ElementLayout, Gather, GatherOp, HiddenParam, HiddenRole, ShapePart};
-pub use expr::{expr_operands, BinaryOp, Builtin, Expr, ExprArena, UnaryOp};
+pub use expr::{
+    all_exprs, expr_operands, visit_exprs, BinaryOp, Builtin, Expr, ExprArena, UnaryOp,
+};
 pub use function::{
     expr_uses, ArrayLen, Elem, FieldDecl, FieldStep, FieldView, Function, LocalDecl, Param,
     ParamKind, PrivateDecl, StructDecl, StubCpuBody, StubDecl, ValueDecl,

@@ -626,15 +626,7 @@ struct Prune<'a> {
 /// reads is immutable (a statement's value, an argument, an id), and where its evaluation
 /// faults, it faults the first time.
 fn repeatable(exprs: &ExprArena, e: ExprId) -> bool {
-    let mut stack = vec![e];
-    while let Some(e) = stack.pop() {
-        let x = exprs.get(e);
-        if matches!(x, Expr::Stub(..)) {
-            return false;
-        }
-        stack.extend(expr_operands(x));
-    }
-    true
+    all_exprs(exprs, e, |x| !matches!(x, Expr::Stub(..)))
 }
 
 fn prune(block: Block, p: &Prune, changed: &mut bool) -> Block {

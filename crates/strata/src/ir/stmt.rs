@@ -2,7 +2,7 @@
 //! locations they carry ([`SourceLoc`]), and walks over them.
 
 use super::{
-    expr_operands, AtomicOp, AtomicOrder, Expr, ExprArena, ExprId, Fence, GroupOp, GroupScope,
+    visit_exprs, AtomicOp, AtomicOrder, Expr, ExprArena, ExprId, Fence, GroupOp, GroupScope,
     LoopId, Mem, ValueId,
 };
 use std::fmt;
@@ -244,17 +244,12 @@ pub fn walk_block(block: &[Stmt], f: &mut impl FnMut(&Stmt)) {
 /// Calls `f` once on every expression that the statements of `block` (nested blocks
 /// included) read, directly or through other expressions.
 pub fn walk_exprs(exprs: &ExprArena, block: &[Stmt], f: &mut impl FnMut(&Expr)) {
-    let mut seen = std::collections::HashSet::new();
-    let mut stack = Vec::new();
-    walk_block(block, &mut |s| stack.extend(stmt_operands(s)));
-    while let Some(id) = stack.pop() {
-        if !seen.insert(id) {
-            continue;
-        }
-        let e = exprs.get(id);
+    let mut roots = Vec::new();
+    walk_block(block, &mut |s| roots.extend(stmt_operands(s)));
+    visit_exprs(exprs, roots, &mut |e| {
         f(e);
-        stack.extend(expr_operands(e));
-    }
+        true
+    });
 }
 
 /// The expressions a statement uses directly (not those of nested blocks).

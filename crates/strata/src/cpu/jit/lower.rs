@@ -1518,7 +1518,7 @@ impl<'a, 'b> Gen<'a, 'b> {
     /// entries.
     fn loop_body(&mut self, body: &[Stmt]) {
         let outer = self.reload_tables;
-        self.reload_tables |= table_demand(self.f, body) > RELOAD_ABOVE;
+        self.reload_tables = outer || table_demand(self.f, body) > RELOAD_ABOVE;
         self.block(body);
         self.reload_tables = outer;
     }

@@ -700,16 +700,16 @@ fn clamped_consecutive(f: &Function, c: &Counters, e: ExprId) -> bool {
 /// statement's value), through scalar operations that cannot fault (no integer division) or
 /// call out (no stub; of the built-in functions only `min` and `max`).
 fn early(f: &Function, e: ExprId) -> bool {
-    match f.exprs.get(e) {
+    crate::ir::all_exprs(&f.exprs, e, |x| match x {
         Expr::Value(_)
         | Expr::Stub(..)
         | Expr::Splat(..)
         | Expr::Compose(..)
         | Expr::Extract(..)
         | Expr::Binary(BinaryOp::Div | BinaryOp::Rem, ..) => false,
-        Expr::Math(m, _) if !matches!(m, MathFn::Min | MathFn::Max) => false,
-        x => crate::ir::expr_operands(x).into_iter().all(|o| early(f, o)),
-    }
+        Expr::Math(m, _) => matches!(m, MathFn::Min | MathFn::Max),
+        _ => true,
+    })
 }
 
 /// Whether the side of an `if` is small enough to be lowered once more for all lanes taking
