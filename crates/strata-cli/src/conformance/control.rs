@@ -24,6 +24,7 @@ pub(super) fn cases() -> Vec<Case> {
         case("control/early_return", early_return),
         case("control/staging_unrolled", staging_unrolled),
         case("control/staged_constants", staged_constants),
+        case("control/deeply_shared_expressions", deeply_shared),
     ]
 }
 
@@ -798,6 +799,164 @@ fn staged_constants(q: &Queue) -> Result<(), String> {
             .collect();
         expect_eq(
             &format!("staged c = {c}, {shift} steps"),
+            &q.read(&ob).map_err(e)?,
+            &want,
+        )?;
+    }
+    Ok(())
+}
+
+/// Rust-level staging that shares each value with the next levels (`a, b = b, a + b`; `c = c *
+/// c + c`) builds expressions whose trees are exponential in their depth and whose graphs are
+/// linear: every pass and writer must walk the graph. Sixty levels (a tree of 10^12 nodes and
+/// more) as an `if` condition, a local memory index across a barrier, a loop bound and a
+/// `select`, in the kernel's every region.
+fn deeply_shared(q: &Queue) -> Result<(), String> {
+    const DEPTH: usize = 60;
+    const L: u32 = 64;
+    let n = L as usize * 4;
+    let xs = inputs::<u32>(761, n, true);
+    let k = Kernel::build("deeply_shared", |k| {
+        let x = k.read::<u32>("x");
+        let out = k.write::<u32>("out");
+        let tile = k.local_array::<u32>("tile", L);
+        let i = global_id(0);
+        let l = local_id(0);
+        let v = x.at(i);
+        let (mut a, mut b) = (v, v ^ 0x9e37_79b9u32);
+        let mut c = v;
+        // `i * 2^60`, 0 in 32 bits: an index the backends see as affine in the id.
+        let mut z = i;
+        // `i < len` and itself sixty times: a guard the bounds analysis takes apart.
+        let mut g = i.lt(x.len());
+        for _ in 0..DEPTH {
+            let s = a + b;
+            a = b;
+            b = s;
+            c = c * c + c;
+            z = z + z;
+            g = g.and(g);
+        }
+        let r = var_named("r", 0u32);
+        if_(g, || r.set(x.at(i) ^ x.at(z)));
+        if_((a & 1u32).eq(0u32), || r.set(r.get() + b)).else_(|| r.set(r.get() + c));
+        // An adjacent `if` on the same condition (the two may merge).
+        if_((a & 1u32).eq(0u32), || r.set(r.get() + 1u32));
+        tile.set(l, r.get() ^ c);
+        barrier();
+        let acc = var_named("acc", tile.at(b & (L - 1)));
+        for_range(0u32, c & 7u32, |j| acc.set(acc.get() * 3u32 + j));
+        out.set(i + z, acc.get() + select(c.lt(b), a, b));
+    })
+    .map_err(e)?;
+    let xb = Buffer::from_slice(q, &xs).map_err(e)?;
+    let ob = Buffer::<u32>::new(q.device(), n).map_err(e)?;
+    k.launch(q, NdRange::new(n).local(L as usize), args![&xb, &ob])
+        .map_err(e)?;
+    let chains: Vec<(u32, u32, u32)> = xs
+        .iter()
+        .map(|&v| {
+            let (mut a, mut b, mut c) = (v, v ^ 0x9e37_79b9, v);
+            for _ in 0..DEPTH {
+                (a, b) = (b, a.wrapping_add(b));
+                c = c.wrapping_mul(c).wrapping_add(c);
+            }
+            (a, b, c)
+        })
+        .collect();
+    let tile: Vec<u32> = chains
+        .iter()
+        .zip(&xs)
+        .map(|(&(a, b, c), &x)| {
+            let r = x ^ xs[0];
+            let r = if a & 1 == 0 {
+                r.wrapping_add(b).wrapping_add(1)
+            } else {
+                r.wrapping_add(c)
+            };
+            r ^ c
+        })
+        .collect();
+    let want: Vec<u32> = (0..n)
+        .map(|i| {
+            let (a, b, c) = chains[i];
+            let group = i - i % L as usize;
+            let mut acc = tile[group + (b & (L - 1)) as usize];
+            for j in 0..c & 7 {
+                acc = acc.wrapping_mul(3).wrapping_add(j);
+            }
+            acc.wrapping_add(if c < b { a } else { b })
+        })
+        .collect();
+    expect_eq("deeply shared", &q.read(&ob).map_err(e)?, &want)?;
+    deeply_shared_uniform(q)
+}
+
+/// [`deeply_shared`]'s chains on a scalar argument (the same in every work-item), in 64 bits
+/// and through a variable assigned sixty times (which passes may turn into `let`s): offsets
+/// of consecutive, clamped and strided indices, which the backends' patterns (lanes
+/// consecutive, a uniform offset, rows of a loop) take apart.
+fn deeply_shared_uniform(q: &Queue) -> Result<(), String> {
+    const DEPTH: usize = 60;
+    let n = 200usize;
+    let xs = inputs::<u32>(762, n + 64, true);
+    let k = Kernel::build("deeply_shared_uniform", |k| {
+        let x = k.read::<u32>("x");
+        let out = k.write::<u32>("out");
+        let m = k.scalar::<u32>("m");
+        let i = global_id(0);
+        let (mut a, mut b, mut u) = (m, m ^ 0x9e37_79b9u32, m);
+        let mut w = m.cast::<u64>();
+        let y = var_named("y", m);
+        for _ in 0..DEPTH {
+            let s = a + b;
+            a = b;
+            b = s;
+            u = u * u + u;
+            w = w * w + w;
+            let t = y.get();
+            y.set(t * t + (t ^ 5u32));
+        }
+        let off = (u & 16u32) + (b & 8u32) + (a & 4u32) + (y.get() & 2u32);
+        if_(i.lt(out.len()), || {
+            let j = i + off;
+            let acc = var_named("acc", x.at(j) + x.at((j + 1u32).min(x.len() - 1u32)));
+            for_range(0u32, 4u32, |t| {
+                acc.set(acc.get() * 5u32 + x.at(j + t + (u & 32u32)))
+            });
+            out.set(i, acc.get() ^ (w >> 32u64).cast::<u32>() ^ w.cast::<u32>());
+        });
+    })
+    .map_err(e)?;
+    let xb = Buffer::from_slice(q, &xs).map_err(e)?;
+    let ob = Buffer::<u32>::new(q.device(), n).map_err(e)?;
+    for m in [0u32, 3, 0x8000_0001, u32::MAX] {
+        k.launch(q, NdRange::covering(n, 64), args![&xb, &ob, m])
+            .map_err(e)?;
+        let (mut a, mut b, mut u) = (m, m ^ 0x9e37_79b9, m);
+        let mut w = m as u64;
+        let mut y = m;
+        for _ in 0..DEPTH {
+            (a, b) = (b, a.wrapping_add(b));
+            u = u.wrapping_mul(u).wrapping_add(u);
+            w = w.wrapping_mul(w).wrapping_add(w);
+            y = y.wrapping_mul(y).wrapping_add(y ^ 5);
+        }
+        let off = ((u & 16) + (b & 8) + (a & 4) + (y & 2)) as usize;
+        let want: Vec<u32> = (0..n)
+            .map(|i| {
+                let j = i + off;
+                let mut acc = xs[j].wrapping_add(xs[(j + 1).min(xs.len() - 1)]);
+                for t in 0..4 {
+                    acc = acc
+                        .wrapping_mul(5)
+                        .wrapping_add(xs[j + t + (u & 32) as usize]);
+                }
+                acc ^ (w >> 32) as u32 ^ w as u32
+            })
+            .collect();
+        expect_eq(
+            &format!("deeply shared, m = {m}"),
             &q.read(&ob).map_err(e)?,
             &want,
         )?;

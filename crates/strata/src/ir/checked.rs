@@ -735,38 +735,33 @@ impl Rewriter {
     /// Adds the accesses `cond` (true) proves in bounds to [`Rewriter::proven`]: each
     /// conjunct `index < len(buffer)`.
     fn prove(&mut self, cond: ExprId) {
-        match *self.f.exprs.get(cond) {
-            Expr::Binary(BinaryOp::And, a, b) => {
-                self.prove(a);
-                self.prove(b);
+        // Each conjunct once (conditions share operands: `g && g`).
+        let mut seen = std::collections::HashSet::new();
+        let mut todo = vec![cond];
+        while let Some(cond) = todo.pop() {
+            if !seen.insert(cond) {
+                continue;
             }
-            Expr::Binary(BinaryOp::Lt, index, len) => {
-                if let Expr::BufferLen(p) = *self.f.exprs.get(len) {
-                    self.proven.push((index, p));
+            match *self.f.exprs.get(cond) {
+                Expr::Binary(BinaryOp::And, a, b) => todo.extend([b, a]),
+                Expr::Binary(BinaryOp::Lt, index, len) => {
+                    if let Expr::BufferLen(p) = *self.f.exprs.get(len) {
+                        self.proven.push((index, p));
+                    }
                 }
+                _ => {}
             }
-            _ => {}
         }
     }
 
     /// Whether `e` has the same value in every work-item of a work-group: it reads only
     /// literals, scalar parameters, buffer lengths and the work-group's ids and sizes.
     fn same_in_group(&self, e: ExprId) -> bool {
-        let mut stack = vec![e];
-        while let Some(e) = stack.pop() {
-            match self.f.exprs.get(e) {
-                Expr::Literal(_) | Expr::Param(_) | Expr::BufferLen(_) => {}
-                Expr::Builtin(b) if b.same_in_group() => {}
-                Expr::Builtin(_) => return false,
-                Expr::Unary(_, a) | Expr::Cast(a, _) | Expr::Bitcast(a, _) => stack.push(*a),
-                Expr::Splat(a, _) | Expr::Extract(a, _) => stack.push(*a),
-                Expr::Binary(_, a, b) => stack.extend([*a, *b]),
-                Expr::Select(c, a, b) => stack.extend([*c, *a, *b]),
-                Expr::Math(_, xs) | Expr::Compose(xs) => stack.extend(xs.iter().copied()),
-                Expr::Value(_) | Expr::Stub(..) => return false,
-            }
-        }
-        true
+        super::all_exprs(&self.f.exprs, e, |x| match x {
+            Expr::Builtin(b) => b.same_in_group(),
+            Expr::Value(_) | Expr::Stub(..) => false,
+            _ => true,
+        })
     }
 
     /// Whether a `for` loop whose counter (of scalar type `s`) is `v` runs an iteration: as

@@ -209,9 +209,11 @@ impl Proof {
             loops: HashMap::new(),
             ranges: HashMap::new(),
             uppers: HashMap::new(),
-            busy: HashSet::new(),
-            busy_upper: HashSet::new(),
-            cycle: false,
+            busy: HashMap::new(),
+            busy_upper: HashMap::new(),
+            cycle: None,
+            cycle_ranges: HashMap::new(),
+            cycle_uppers: HashMap::new(),
             group_max: [None; 3],
             out: HashMap::new(),
             offsets: HashMap::new(),
@@ -281,11 +283,19 @@ struct Analysis<'f> {
     /// Memoized ranges and bounds under the current facts (cleared when they change).
     ranges: HashMap<ExprId, (i128, i128)>,
     uppers: HashMap<ExprId, Vec<Bound>>,
-    /// The expressions whose range (bounds) is being computed, and whether one of them was
-    /// met again (a cycle) since the current computation began.
-    busy: HashSet<ExprId>,
-    busy_upper: HashSet<ExprId>,
-    cycle: bool,
+    /// The expressions whose range (bounds) is being computed, each with its depth among
+    /// the computations under way (from 1), and the least depth of those met again (a
+    /// cycle) since the current computation began.
+    busy: HashMap<ExprId, usize>,
+    busy_upper: HashMap<ExprId, usize>,
+    cycle: Option<usize>,
+    /// The ranges (bounds) computed inside a cycle, each with the depth of the computation
+    /// the cycle returned to, kept until that computation ends: not for good (they may be
+    /// less precise than they will be outside the cycle), but a walk that computed them again
+    /// would compute a shared operand once per path (`z + z`, `z` another such sum:
+    /// exponentially often).
+    cycle_ranges: HashMap<ExprId, ((i128, i128), usize)>,
+    cycle_uppers: HashMap<ExprId, (Vec<Bound>, usize)>,
     /// While [`Analysis::within_group`] tries bounds on the work-group's size: in each
     /// dimension with one, the local size at most this (so the local id below it), in the
     /// ranges computed meanwhile.
@@ -401,21 +411,32 @@ impl Analysis<'_> {
 
     /// Adds the facts `cond == positive` gives.
     fn assume(&mut self, cond: ExprId, positive: bool) {
+        // Each conjunct once: conditions share operands (`g && g`, `g` another such
+        // condition), so a walk of the tree could meet one exponentially often.
+        let mut seen = HashSet::new();
+        let mut todo = vec![(cond, positive)];
+        while let Some((cond, positive)) = todo.pop() {
+            if seen.insert((cond, positive)) {
+                self.assume_one(cond, positive, &mut todo);
+            }
+        }
+    }
+
+    /// [`Analysis::assume`]'s step: the facts `cond` gives, or its conjuncts in `todo`.
+    fn assume_one(&mut self, cond: ExprId, positive: bool, todo: &mut Vec<(ExprId, bool)>) {
         match *self.f.exprs.get(cond) {
             Expr::Unary(UnaryOp::Not, a) if self.f.exprs.ty(a).scalar == Scalar::Bool => {
-                self.assume(a, !positive)
+                todo.push((a, !positive))
             }
             Expr::Binary(BinaryOp::And, a, b)
                 if positive && self.f.exprs.ty(cond).scalar == Scalar::Bool =>
             {
-                self.assume(a, true);
-                self.assume(b, true);
+                todo.extend([(b, true), (a, true)]);
             }
             Expr::Binary(BinaryOp::Or, a, b)
                 if !positive && self.f.exprs.ty(cond).scalar == Scalar::Bool =>
             {
-                self.assume(a, false);
-                self.assume(b, false);
+                todo.extend([(b, false), (a, false)]);
             }
             Expr::Binary(op, x, y) if op.is_comparison() => {
                 let t = self.f.exprs.ty(x);
@@ -950,6 +971,10 @@ impl Analysis<'_> {
         if let Some(&r) = self.ranges.get(&e) {
             return r;
         }
+        if let Some(&(r, root)) = self.cycle_ranges.get(&e) {
+            self.met_cycle(root);
+            return r;
+        }
         let t = self.f.exprs.ty(e);
         let whole = if t.width == 1 {
             type_range(t.scalar).unwrap_or(ANY)
@@ -958,11 +983,13 @@ impl Analysis<'_> {
         };
         // A cycle of facts (`x == y`) ends at the type's range; what is computed inside one
         // is not remembered (it may be less precise than it will be outside).
-        if !self.busy.insert(e) {
-            self.cycle = true;
+        if let Some(&root) = self.busy.get(&e) {
+            self.met_cycle(root);
             return whole;
         }
-        let outer = std::mem::replace(&mut self.cycle, false);
+        let depth = self.depth() + 1;
+        self.busy.insert(e, depth);
+        let outer = self.cycle.take();
         let (mut lo, mut hi) = self.exact(e).unwrap_or(whole);
         // (A copy: the loop computes ranges, which borrows the analysis.)
         let facts = self.facts.clone();
@@ -979,10 +1006,10 @@ impl Analysis<'_> {
             (lo, hi) = whole;
         }
         self.busy.remove(&e);
-        if !self.cycle {
-            self.ranges.insert(e, (lo, hi));
-        }
-        self.cycle |= outer;
+        match self.end_computation(depth, outer) {
+            None => self.ranges.insert(e, (lo, hi)),
+            Some(root) => self.cycle_ranges.insert(e, ((lo, hi), root)).map(|x| x.0),
+        };
         (lo, hi)
     }
 
@@ -992,11 +1019,18 @@ impl Analysis<'_> {
         if let Some(b) = self.uppers.get(&e) {
             return b.clone();
         }
-        if !self.busy_upper.insert(e) {
-            self.cycle = true;
+        if let Some((b, root)) = self.cycle_uppers.get(&e) {
+            let (b, root) = (b.clone(), *root);
+            self.met_cycle(root);
+            return b;
+        }
+        if let Some(&root) = self.busy_upper.get(&e) {
+            self.met_cycle(root);
             return Vec::new();
         }
-        let outer = std::mem::replace(&mut self.cycle, false);
+        let depth = self.depth() + 1;
+        self.busy_upper.insert(e, depth);
+        let outer = self.cycle.take();
         let mut out: Vec<Bound> = Vec::new();
         let add = |out: &mut Vec<Bound>, b: Bound| {
             if out.len() < MAX_BOUNDS && !out.contains(&b) {
@@ -1188,11 +1222,39 @@ impl Analysis<'_> {
             }
         }
         self.busy_upper.remove(&e);
-        if !self.cycle {
-            self.uppers.insert(e, out.clone());
-        }
-        self.cycle |= outer;
+        match self.end_computation(depth, outer) {
+            None => self.uppers.insert(e, out.clone()),
+            Some(root) => self
+                .cycle_uppers
+                .insert(e, (out.clone(), root))
+                .map(|x| x.0),
+        };
         out
+    }
+
+    /// How many ranges and bounds are being computed, one inside the other.
+    fn depth(&self) -> usize {
+        self.busy.len() + self.busy_upper.len()
+    }
+
+    /// Notes a cycle back to the computation at depth `root`.
+    fn met_cycle(&mut self, root: usize) {
+        self.cycle = Some(self.cycle.map_or(root, |c| c.min(root)));
+    }
+
+    /// Ends the computation at `depth` (`outer`: the cycle noted before it began): forgets
+    /// what was computed in cycles back to it, and returns the depth of the outermost
+    /// computation a cycle in it returned to, if one is still under way (then its result is
+    /// kept only until that one ends).
+    fn end_computation(&mut self, depth: usize, outer: Option<usize>) -> Option<usize> {
+        self.cycle_ranges.retain(|_, (_, root)| *root < depth);
+        self.cycle_uppers.retain(|_, (_, root)| *root < depth);
+        let inner = self.cycle.filter(|&root| root < depth);
+        self.cycle = match (outer, inner) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        inner
     }
 }
 

@@ -228,7 +228,7 @@ use cranelift_codegen::ir::{
     self as cl, types, BlockArg, Endianness, InstBuilder, MemFlags, Value,
 };
 use cranelift_frontend::{FunctionBuilder, Variable};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// Work-items per vector.
 pub(super) const LANES: u32 = 4;
@@ -516,10 +516,47 @@ fn narrow_int(s: Scalar) -> bool {
 pub(super) struct Counters {
     fors: HashMap<ValueId, (ExprId, ExprId)>,
     lets: HashMap<ValueId, ExprId>,
-    /// [`uniform`]'s verdicts so far: expressions and `let`s share subexpressions, which a
+    /// The verdicts of [`uniform`], [`uniform_times_4`], [`aligned`], [`consecutive`] and
+    /// [`clamped_consecutive`] so far: expressions and `let`s share subexpressions, which a
     /// walk without them would visit once per path (exponentially many in a chain of
-    /// `let`s that each read the one before twice).
-    memo: std::cell::RefCell<HashMap<ExprId, bool>>,
+    /// `let`s or expressions that each read the one before twice, `c = c + c`).
+    memo: std::cell::RefCell<HashMap<(Pattern, ExprId), bool>>,
+}
+
+/// The lane patterns [`Counters`] remembers.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+enum Pattern {
+    Uniform,
+    UniformTimes4,
+    Aligned,
+    Consecutive,
+    ClampedConsecutive,
+}
+
+impl Counters {
+    /// Whether `e` has `pattern`: remembered, else `test`ed once.
+    fn memo(&self, pattern: Pattern, e: ExprId, test: impl FnOnce() -> bool) -> bool {
+        if let Some(&u) = self.memo.borrow().get(&(pattern, e)) {
+            return u;
+        }
+        let u = test();
+        self.memo.borrow_mut().insert((pattern, e), u);
+        u
+    }
+}
+
+/// A walk's verdicts on the expressions it has seen, for a question that depends on more
+/// than the expression (what a region defines, the loops at hand): kept for one walk.
+type Seen = std::cell::RefCell<HashMap<ExprId, bool>>;
+
+/// `test` of `e`, remembered in `seen`.
+fn seen_or(seen: &Seen, e: ExprId, test: impl FnOnce() -> bool) -> bool {
+    if let Some(&u) = seen.borrow().get(&e) {
+        return u;
+    }
+    let u = test();
+    seen.borrow_mut().insert(e, u);
+    u
 }
 
 pub(super) fn counters(f: &Function) -> Counters {
@@ -554,10 +591,7 @@ fn uniform_builtin(b: Builtin) -> bool {
 /// parameters, lengths, work-group ids and sizes, the ids in dimensions 1 and 2, counters with
 /// a uniform start and step, `let`s of uniform expressions, and pure operations on them.
 pub(super) fn uniform(f: &Function, c: &Counters, e: ExprId) -> bool {
-    if let Some(&u) = c.memo.borrow().get(&e) {
-        return u;
-    }
-    let u = match f.exprs.get(e) {
+    c.memo(Pattern::Uniform, e, || match f.exprs.get(e) {
         Expr::Literal(_) | Expr::Param(_) | Expr::BufferLen(_) => true,
         Expr::Builtin(b) => uniform_builtin(*b),
         Expr::Value(v) => match (c.fors.get(v), c.lets.get(v)) {
@@ -582,9 +616,7 @@ pub(super) fn uniform(f: &Function, c: &Counters, e: ExprId) -> bool {
         // A clamped row of a stencil: `min(max(row + 1, 0), rows - 1)`.
         Expr::Math(MathFn::Min | MathFn::Max, xs) => xs.iter().all(|&x| uniform(f, c, x)),
         _ => false,
-    };
-    c.memo.borrow_mut().insert(e, u);
-    u
+    })
 }
 
 /// The value of a `u32` literal.
@@ -598,7 +630,7 @@ fn u32_lit(f: &Function, e: ExprId) -> Option<u32> {
 /// Whether `e` is a `u32` the same in the four lanes and a multiple of four: a literal, or a
 /// uniform value times one, or shifted left by two or more.
 fn uniform_times_4(f: &Function, c: &Counters, e: ExprId) -> bool {
-    match f.exprs.get(e) {
+    c.memo(Pattern::UniformTimes4, e, || match f.exprs.get(e) {
         Expr::Literal(_) => u32_lit(f, e).is_some_and(|k| k % 4 == 0),
         Expr::Binary(BinaryOp::Mul, a, b) if f.exprs.ty(e) == crate::ir::Type::U32 => {
             (uniform_times_4(f, c, *a) && uniform(f, c, *b))
@@ -608,7 +640,7 @@ fn uniform_times_4(f: &Function, c: &Counters, e: ExprId) -> bool {
             uniform(f, c, *a) && u32_lit(f, *b).is_some_and(|k| (2..32).contains(&k))
         }
         _ => false,
-    }
+    })
 }
 
 /// Whether the four lanes of `e` (a `u32`) are `4q`, `4q + 1`, `4q + 2`, `4q + 3` for some
@@ -620,7 +652,7 @@ fn aligned(f: &Function, c: &Counters, e: ExprId) -> bool {
     if f.exprs.ty(e) != crate::ir::Type::U32 {
         return false;
     }
-    match f.exprs.get(e) {
+    c.memo(Pattern::Aligned, e, || match f.exprs.get(e) {
         Expr::Builtin(Builtin::GlobalId(0) | Builtin::LocalId(0) | Builtin::LocalLinearId) => true,
         Expr::Value(v) => c.lets.get(v).is_some_and(|&x| aligned(f, c, x)),
         Expr::Binary(BinaryOp::Rem, a, b) => {
@@ -635,7 +667,7 @@ fn aligned(f: &Function, c: &Counters, e: ExprId) -> bool {
                 || (uniform_times_4(f, c, *a) && aligned(f, c, *b))
         }
         _ => false,
-    }
+    })
 }
 
 /// Whether the four lanes of `e` are consecutive integers (the first lane's value plus
@@ -646,7 +678,7 @@ fn consecutive(f: &Function, c: &Counters, e: ExprId) -> bool {
     if aligned(f, c, e) {
         return true;
     }
-    match f.exprs.get(e) {
+    c.memo(Pattern::Consecutive, e, || match f.exprs.get(e) {
         Expr::Builtin(Builtin::GlobalId(0) | Builtin::LocalId(0) | Builtin::LocalLinearId) => true,
         Expr::Value(v) => match (c.fors.get(v), c.lets.get(v)) {
             (Some(&(s, st)), _) => consecutive(f, c, s) && uniform(f, c, st),
@@ -654,7 +686,7 @@ fn consecutive(f: &Function, c: &Counters, e: ExprId) -> bool {
             (None, None) => false,
         },
         _ => shifted(f, c, e, &|x| consecutive(f, c, x)),
-    }
+    })
 }
 
 /// Whether `e` is `x + u`, `u + x` or `x - u` (`u` uniform) or a cast between 32-bit
@@ -682,7 +714,7 @@ fn shifted(f: &Function, c: &Counters, e: ExprId, inner: &dyn Fn(ExprId) -> bool
 /// ([`Gen::vload_clamped`]): one vector access when the four indices turn out consecutive.
 fn clamped_consecutive(f: &Function, c: &Counters, e: ExprId) -> bool {
     let near = |x: ExprId| consecutive(f, c, x) || clamped_consecutive(f, c, x);
-    match f.exprs.get(e) {
+    c.memo(Pattern::ClampedConsecutive, e, || match f.exprs.get(e) {
         Expr::Value(v) => match (c.fors.get(v), c.lets.get(v)) {
             (None, Some(&x)) => clamped_consecutive(f, c, x),
             _ => false,
@@ -692,7 +724,7 @@ fn clamped_consecutive(f: &Function, c: &Counters, e: ExprId) -> bool {
                 && ((near(xs[0]) && uniform(f, c, xs[1])) || (uniform(f, c, xs[0]) && near(xs[1])))
         }
         _ => shifted(f, c, e, &|x| clamped_consecutive(f, c, x)),
-    }
+    })
 }
 
 /// Whether `e` can be computed on a region's entry, ahead of its statements: it reads only
@@ -889,12 +921,11 @@ fn trip_counters(
 
 /// Whether `e` reads one of `vars` (through expressions).
 fn reads_any(f: &Function, e: ExprId, vars: &[ValueId]) -> bool {
-    match f.exprs.get(e) {
-        Expr::Value(v) => vars.contains(v),
-        x => crate::ir::expr_operands(x)
-            .into_iter()
-            .any(|o| reads_any(f, o, vars)),
-    }
+    !crate::ir::all_exprs(
+        &f.exprs,
+        e,
+        |x| !matches!(x, Expr::Value(v) if vars.contains(v)),
+    )
 }
 
 /// What [`gathers_in_loops`] counts: the streams read at once that a tile or four scalar
@@ -1024,15 +1055,18 @@ fn gathers_in_loops(
 /// Whether `e` is the counter of one of the loops `vars` whose lanes may run together (the
 /// flag), plus or minus something uniform, and reads no other counter of `vars`.
 fn strided(f: &Function, c: &Counters, e: ExprId, vars: &[(ValueId, bool)]) -> bool {
-    match f.exprs.get(e) {
-        Expr::Value(v) => vars.iter().any(|&(w, t)| w == *v && t),
-        Expr::Binary(BinaryOp::Add, a, b) => {
-            (strided(f, c, *a, vars) && uniform(f, c, *b))
-                || (uniform(f, c, *a) && strided(f, c, *b, vars))
-        }
-        Expr::Binary(BinaryOp::Sub, a, b) => strided(f, c, *a, vars) && uniform(f, c, *b),
-        _ => false,
+    fn walk(f: &Function, c: &Counters, e: ExprId, vars: &[(ValueId, bool)], seen: &Seen) -> bool {
+        let go = |x| walk(f, c, x, vars, seen);
+        seen_or(seen, e, || match f.exprs.get(e) {
+            Expr::Value(v) => vars.iter().any(|&(w, t)| w == *v && t),
+            Expr::Binary(BinaryOp::Add, a, b) => {
+                (go(*a) && uniform(f, c, *b)) || (uniform(f, c, *a) && go(*b))
+            }
+            Expr::Binary(BinaryOp::Sub, a, b) => go(*a) && uniform(f, c, *b),
+            _ => false,
+        })
     }
+    walk(f, c, e, vars, &Seen::default())
 }
 
 /// Statements at most in the body of a loop that [`Gen::vfor_tiled`] unrolls (lowered five
@@ -1158,28 +1192,42 @@ fn straight_body(body: &[Stmt]) -> Option<usize> {
 /// (returned), through additions and subtractions of literals of its 32-bit integer type.
 /// Two indices with the same `terms` differ by the difference of their constants (modulo
 /// 2^32, as the indices wrap).
+///
+/// At most [`MAX_ADDENDS`] steps: a sum that shares its addends (`c + c`, each `c` another
+/// such sum) has exponentially many, and one past the limit is a term as it is.
 fn addends(f: &Function, e: ExprId, terms: &mut Vec<ExprId>) -> i64 {
-    let ty = f.exprs.ty(e);
-    if let Some(k) = literal_i64(f, e) {
-        return k;
-    }
-    match *f.exprs.get(e) {
-        Expr::Binary(BinaryOp::Add, a, b) if f.exprs.ty(a) == ty && f.exprs.ty(b) == ty => {
-            addends(f, a, terms) + addends(f, b, terms)
+    fn walk(f: &Function, e: ExprId, terms: &mut Vec<ExprId>, steps: &mut u32) -> i64 {
+        let ty = f.exprs.ty(e);
+        if let Some(k) = literal_i64(f, e) {
+            return k;
         }
-        Expr::Binary(BinaryOp::Sub, a, b) if f.exprs.ty(a) == ty => match literal_i64(f, b) {
-            Some(k) => addends(f, a, terms) - k,
-            None => {
+        *steps += 1;
+        if *steps > MAX_ADDENDS {
+            terms.push(e);
+            return 0;
+        }
+        match *f.exprs.get(e) {
+            Expr::Binary(BinaryOp::Add, a, b) if f.exprs.ty(a) == ty && f.exprs.ty(b) == ty => {
+                walk(f, a, terms, steps).wrapping_add(walk(f, b, terms, steps))
+            }
+            Expr::Binary(BinaryOp::Sub, a, b) if f.exprs.ty(a) == ty => match literal_i64(f, b) {
+                Some(k) => walk(f, a, terms, steps).wrapping_sub(k),
+                None => {
+                    terms.push(e);
+                    0
+                }
+            },
+            _ => {
                 terms.push(e);
                 0
             }
-        },
-        _ => {
-            terms.push(e);
-            0
         }
     }
+    walk(f, e, terms, &mut 0)
 }
+
+/// The most expressions [`addends`] takes apart.
+const MAX_ADDENDS: u32 = 64;
 
 /// The rows of loads of a `for` loop unrolled by hand (loop counter `var`, step the literal
 /// `k`, one of [`ROW_STEPS`]): in the body (at its top level, so run in every iteration),
@@ -1326,12 +1374,10 @@ fn stmt_exprs(block: &[Stmt]) -> Vec<ExprId> {
 
 /// Whether `e` divides integers (a division or remainder: a divisor of zero faults).
 fn divides(f: &Function, e: ExprId) -> bool {
-    match f.exprs.get(e) {
-        Expr::Binary(BinaryOp::Div | BinaryOp::Rem, ..) if f.exprs.ty(e).scalar.is_int() => true,
-        x => crate::ir::expr_operands(x)
-            .into_iter()
-            .any(|o| divides(f, o)),
-    }
+    !crate::ir::all_exprs(&f.exprs, e, |x| match x {
+        Expr::Binary(BinaryOp::Div | BinaryOp::Rem, a, _) => !f.exprs.ty(*a).scalar.is_int(),
+        _ => true,
+    })
 }
 
 fn lanes_flags() -> MemFlags {
@@ -2514,21 +2560,33 @@ impl Gen<'_, '_> {
         if self.full {
             return uniform(self.f, &self.counters, e);
         }
+        // Every expression `e` reads, through the `let`s and counters this region defines,
+        // each once.
         let c = &self.counters;
-        match self.f.exprs.get(e) {
-            Expr::Literal(_) | Expr::Param(_) | Expr::BufferLen(_) => true,
-            Expr::Builtin(b) => uniform_builtin(*b),
-            Expr::Value(v) if self.defined.contains(v) => match (c.fors.get(v), c.lets.get(v)) {
-                (Some(&(s, st)), _) => self.agree(s) && self.agree(st),
-                (None, Some(&x)) => self.agree(x),
-                (None, None) => false,
-            },
-            Expr::Unary(_, a) | Expr::Cast(a, _) => self.agree(*a),
-            Expr::Binary(op, a, b) => {
-                !matches!(op, BinaryOp::Div | BinaryOp::Rem) && self.agree(*a) && self.agree(*b)
+        let mut seen = HashSet::new();
+        let mut todo = vec![e];
+        while let Some(e) = todo.pop() {
+            if !seen.insert(e) {
+                continue;
             }
-            _ => false,
+            match self.f.exprs.get(e) {
+                Expr::Literal(_) | Expr::Param(_) | Expr::BufferLen(_) => {}
+                Expr::Builtin(b) if uniform_builtin(*b) => {}
+                Expr::Value(v) if self.defined.contains(v) => {
+                    match (c.fors.get(v), c.lets.get(v)) {
+                        (Some(&(s, st)), _) => todo.extend([s, st]),
+                        (None, Some(&x)) => todo.push(x),
+                        (None, None) => return false,
+                    }
+                }
+                Expr::Unary(_, a) | Expr::Cast(a, _) => todo.push(*a),
+                Expr::Binary(op, a, b) if !matches!(op, BinaryOp::Div | BinaryOp::Rem) => {
+                    todo.extend([*a, *b])
+                }
+                _ => return false,
+            }
         }
+        true
     }
 
     /// An index `i` (one lane's) of type `is` as a 64-bit offset (sign- or zero-extended as its
@@ -4614,22 +4672,24 @@ impl Gen<'_, '_> {
     /// included ([`Gen::agree`]'s counterpart of [`consecutive`]): an id in dimension 0 plus
     /// or minus what [`Gen::agree`]s, or a `let` of one defined in this region.
     fn consecutive_here(&self, e: ExprId) -> bool {
-        match self.f.exprs.get(e) {
+        self.consecutive_walk(e, &Seen::default())
+    }
+
+    fn consecutive_walk(&self, e: ExprId, seen: &Seen) -> bool {
+        let go = |x| self.consecutive_walk(x, seen);
+        seen_or(seen, e, || match self.f.exprs.get(e) {
             Expr::Builtin(Builtin::GlobalId(0) | Builtin::LocalId(0) | Builtin::LocalLinearId) => {
                 true
             }
-            Expr::Value(v) if self.defined.contains(v) => self
-                .counters
-                .lets
-                .get(v)
-                .is_some_and(|&x| self.consecutive_here(x)),
-            Expr::Binary(BinaryOp::Add, a, b) => {
-                (self.consecutive_here(*a) && self.agree(*b))
-                    || (self.agree(*a) && self.consecutive_here(*b))
+            Expr::Value(v) if self.defined.contains(v) => {
+                self.counters.lets.get(v).is_some_and(|&x| go(x))
             }
-            Expr::Binary(BinaryOp::Sub, a, b) => self.consecutive_here(*a) && self.agree(*b),
+            Expr::Binary(BinaryOp::Add, a, b) => {
+                (go(*a) && self.agree(*b)) || (self.agree(*a) && go(*b))
+            }
+            Expr::Binary(BinaryOp::Sub, a, b) => go(*a) && self.agree(*b),
             _ => false,
-        }
+        })
     }
 
     /// `k` where `e` is an integer literal `2^k` (positive).

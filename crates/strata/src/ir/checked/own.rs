@@ -11,6 +11,8 @@
 //! shadow costs neither memory nor zeroing. A 2-D launch of a kernel that indexes by
 //! `global_id(0)` keeps them (work-items `(x, 0)` and `(x, 1)` share elements).
 
+use std::collections::HashMap;
+
 use crate::ir::{BinaryOp, Builtin, Expr, ExprId, Function, Mem, ParamId, Stmt};
 
 /// How every access of a kernel to one buffer indexes it: `u + group × group_id(dim) +
@@ -142,27 +144,42 @@ impl Affine {
 /// Whether `e` has the same value in every work-item of a launch: it reads only literals,
 /// scalar parameters, buffer lengths and the launch's sizes.
 fn launch_uniform(f: &Function, e: ExprId) -> bool {
-    let mut stack = vec![e];
-    while let Some(e) = stack.pop() {
-        match f.exprs.get(e) {
-            Expr::Literal(_) | Expr::Param(_) | Expr::BufferLen(_) => {}
-            Expr::Builtin(b) => match b {
-                Builtin::GlobalSize(_) | Builtin::LocalSize(_) | Builtin::NumGroups(_) => {}
-                _ => return false,
-            },
-            Expr::Unary(_, a) | Expr::Cast(a, _) | Expr::Bitcast(a, _) => stack.push(*a),
-            Expr::Splat(a, _) | Expr::Extract(a, _) => stack.push(*a),
-            Expr::Binary(_, a, b) => stack.extend([*a, *b]),
-            Expr::Select(c, a, b) => stack.extend([*c, *a, *b]),
-            Expr::Math(_, xs) | Expr::Compose(xs) => stack.extend(xs.iter().copied()),
-            Expr::Value(_) | Expr::Stub(..) => return false,
-        }
-    }
-    true
+    crate::ir::all_exprs(&f.exprs, e, |x| match x {
+        Expr::Builtin(b) => matches!(
+            b,
+            Builtin::GlobalSize(_) | Builtin::LocalSize(_) | Builtin::NumGroups(_)
+        ),
+        Expr::Value(_) | Expr::Stub(..) => false,
+        _ => true,
+    })
 }
 
 /// `e` as an [`Affine`] index, if it is one.
 fn affine(f: &Function, e: ExprId) -> Option<Affine> {
+    affine_in(f, e, &mut HashMap::new())
+}
+
+/// [`affine`], with the forms of the expressions seen so far in `memo`: indices share
+/// operands (`z + z`, `z` another such sum), which a walk of the tree would decompose once
+/// per path, exponentially often.
+fn affine_in(
+    f: &Function,
+    e: ExprId,
+    memo: &mut HashMap<ExprId, Option<Affine>>,
+) -> Option<Affine> {
+    if let Some(&a) = memo.get(&e) {
+        return a;
+    }
+    let a = affine_step(f, e, memo);
+    memo.insert(e, a);
+    a
+}
+
+fn affine_step(
+    f: &Function,
+    e: ExprId,
+    memo: &mut HashMap<ExprId, Option<Affine>>,
+) -> Option<Affine> {
     let ty = f.exprs.ty(e);
     if ty.width != 1 || !ty.scalar.is_int() {
         return None;
@@ -191,22 +208,22 @@ fn affine(f: &Function, e: ExprId) -> Option<Affine> {
         Expr::Builtin(Builtin::GroupId(d)) => id(d, 2),
         Expr::Builtin(Builtin::LocalLinearId) => id(0, 1),
         Expr::Builtin(Builtin::GroupLinearId) => id(0, 2),
-        Expr::Binary(BinaryOp::Add, a, b) => affine(f, a)?.add(affine(f, b)?, 1),
-        Expr::Binary(BinaryOp::Sub, a, b) => affine(f, a)?.add(affine(f, b)?, -1),
+        Expr::Binary(BinaryOp::Add, a, b) => affine_in(f, a, memo)?.add(affine_in(f, b, memo)?, 1),
+        Expr::Binary(BinaryOp::Sub, a, b) => affine_in(f, a, memo)?.add(affine_in(f, b, memo)?, -1),
         Expr::Binary(BinaryOp::Mul, a, b) => {
             let (x, k) = match (f.exprs.literal(a), f.exprs.literal(b)) {
                 (_, Some(k)) => (a, k),
                 (Some(k), None) => (b, k),
                 (None, None) => return None,
             };
-            affine(f, x)?.scale(k.as_i128())
+            affine_in(f, x, memo)?.scale(k.as_i128())
         }
         Expr::Binary(BinaryOp::Shl, a, b) => {
             let k = f.exprs.literal(b)?.as_i128();
             if !(0..20).contains(&k) {
                 return None;
             }
-            affine(f, a)?.scale(1 << k)
+            affine_in(f, a, memo)?.scale(1 << k)
         }
         // A widening (or same-width) integer conversion keeps distinct values distinct.
         Expr::Cast(a, _) => {
@@ -214,7 +231,7 @@ fn affine(f: &Function, e: ExprId) -> Option<Affine> {
             if !from.scalar.is_int() || from.scalar.bits() > bits {
                 return None;
             }
-            affine(f, a)
+            affine_in(f, a, memo)
         }
         _ => None,
     }
