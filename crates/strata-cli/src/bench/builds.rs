@@ -84,6 +84,39 @@ macro_rules! two_builds {
 }
 pub(crate) use two_builds;
 
+/// Times strata and a baseline in both builds by turns ([`alternate`](crate::bench::alternate):
+/// one warm-up run of each, then `reps` rounds of strata, the default build and the AVX2+FMA
+/// build), so that the ratios compare runs made under the same conditions. `strata` times one
+/// run of strata's kernel; `baseline(build, result)` times one run of the baseline in `build`,
+/// leaving its result in `result` (one per build, `T::default()` before the first run). The
+/// AVX2+FMA build runs only where the CPU has it, and its result must pass `same` against the
+/// default build's. Returns the median seconds of strata, of the default build and of the
+/// AVX2+FMA build (`None` where it is unavailable), and the default build's result.
+pub(crate) fn alternating<T: Default, E>(
+    reps: usize,
+    mut strata: impl FnMut() -> Result<f64, E>,
+    baseline: impl Fn(Build, &mut T) -> Result<f64, E>,
+    same: impl FnOnce(&T, &T) -> Result<(), E>,
+) -> Result<(f64, f64, Option<f64>, T), E> {
+    let (mut want, mut avx2_want) = (T::default(), T::default());
+    let mut default = || baseline(Build::Default, &mut want);
+    let (strata_s, default_s, avx2_s) = match Build::avx2_fma() {
+        Some(b) => {
+            let mut avx2 = || baseline(b, &mut avx2_want);
+            let [s, d, a] = crate::bench::alternate(reps, [&mut strata, &mut default, &mut avx2])?;
+            (s, d, Some(a))
+        }
+        None => {
+            let [s, d] = crate::bench::alternate(reps, [&mut strata, &mut default])?;
+            (s, d, None)
+        }
+    };
+    if avx2_s.is_some() {
+        same(&avx2_want, &want)?;
+    }
+    Ok((strata_s, default_s, avx2_s, want))
+}
+
 /// Times a baseline in both builds. `run(build)` times one build and returns its median
 /// seconds and its result. The AVX2+FMA build runs only where the CPU has it, and its result
 /// must pass `same` against the default build's. Returns the default build's seconds, the

@@ -73,7 +73,7 @@ use crate::bench::{group_size, host_data, timed, BenchError, BenchResult, DEFAUL
 use rayon::prelude::*;
 use std::time::Instant;
 use strata::prelude::*;
-use strata::{BackendKind, DeviceInfo, Error};
+use strata::{BackendKind, DeviceInfo};
 
 /// The compute-bound benchmarks, in the order they run.
 pub const BENCHES: [&str; 3] = ["mandelbrot", "nbody", "matmul"];
@@ -361,29 +361,24 @@ fn bench_mandelbrot(q: &Queue, edge: usize, reps: usize) -> Result<BenchResult, 
     let (x0, y0, d) = mandelbrot_view(edge);
     let range = NdRange::covering(pixels, group_size(q.device()));
     let out = Buffer::<u32>::new(q.device(), pixels)?;
-    let strata_s = timed(reps, || -> Result<f64, Error> {
-        q.fill(&out, u32::MAX, 0..pixels)?;
-        let t = Instant::now();
-        k.launch(q, range, args![&out, edge as u32, x0, y0, d, max_iter])?;
-        Ok(t.elapsed().as_secs_f64())
-    })?;
-    let got = q.read(&out)?;
-
-    let (baseline_s, avx2_s, want) = builds::both(
-        |build| -> Result<(f64, Vec<u32>), BenchError> {
-            let mut want = Vec::new();
-            let s = timed(reps, || -> Result<f64, Error> {
-                // The previous result is freed before the clock starts.
-                drop(std::mem::take(&mut want));
-                let t = Instant::now();
-                want = std::hint::black_box(mandelbrot_rayon(build, edge, max_iter));
-                Ok(t.elapsed().as_secs_f64())
-            })?;
-            Ok((s, want))
+    let (strata_s, baseline_s, avx2_s, want) = builds::alternating(
+        reps,
+        || -> Result<f64, BenchError> {
+            q.fill(&out, u32::MAX, 0..pixels)?;
+            let t = Instant::now();
+            k.launch(q, range, args![&out, edge as u32, x0, y0, d, max_iter])?;
+            Ok(t.elapsed().as_secs_f64())
+        },
+        |build, want: &mut Vec<u32>| -> Result<f64, BenchError> {
+            // The previous result is freed before the clock starts.
+            drop(std::mem::take(want));
+            let t = Instant::now();
+            *want = std::hint::black_box(mandelbrot_rayon(build, edge, max_iter));
+            Ok(t.elapsed().as_secs_f64())
         },
         |got, want| check_counts("mandelbrot (the AVX2+FMA baseline)", got, want).map(|_| ()),
     )?;
-    let rel_error = check_counts("mandelbrot", &got, &want)?;
+    let rel_error = check_counts("mandelbrot", &q.read(&out)?, &want)?;
     let iterations: u64 = want.par_iter().map(|&c| c as u64).sum();
     Ok(BenchResult {
         flops: MANDELBROT_FLOPS * iterations,
@@ -581,28 +576,23 @@ fn bench_nbody(q: &Queue, n: usize, reps: usize) -> Result<BenchResult, BenchErr
         Buffer::<f32>::new(q.device(), n)?,
     ];
     let [ax, ay, az] = &out;
-    let strata_s = timed(reps, || -> Result<f64, Error> {
-        for o in &out {
-            q.fill(o, f32::NAN, 0..n)?;
-        }
-        let t = Instant::now();
-        k.launch(q, range, args![&x, &y, &z, &m, ax, ay, az, NBODY_EPS2])?;
-        Ok(t.elapsed().as_secs_f64())
-    })?;
-    let got = [q.read(ax)?, q.read(ay)?, q.read(az)?];
-
     let b = [&bodies.x[..], &bodies.y, &bodies.z, &bodies.m];
-    let (baseline_s, avx2_s, want) = builds::both(
-        |build| -> Result<(f64, [Vec<f32>; 3]), BenchError> {
-            let mut want = [Vec::new(), Vec::new(), Vec::new()];
-            let s = timed(reps, || -> Result<f64, Error> {
-                // The previous result is freed before the clock starts.
-                drop(std::mem::take(&mut want));
-                let t = Instant::now();
-                want = std::hint::black_box(nbody_rayon(build, b, NBODY_EPS2));
-                Ok(t.elapsed().as_secs_f64())
-            })?;
-            Ok((s, want))
+    let (strata_s, baseline_s, avx2_s, want) = builds::alternating(
+        reps,
+        || -> Result<f64, BenchError> {
+            for o in &out {
+                q.fill(o, f32::NAN, 0..n)?;
+            }
+            let t = Instant::now();
+            k.launch(q, range, args![&x, &y, &z, &m, ax, ay, az, NBODY_EPS2])?;
+            Ok(t.elapsed().as_secs_f64())
+        },
+        |build, want: &mut [Vec<f32>; 3]| -> Result<f64, BenchError> {
+            // The previous result is freed before the clock starts.
+            drop(std::mem::take(want));
+            let t = Instant::now();
+            *want = std::hint::black_box(nbody_rayon(build, b, NBODY_EPS2));
+            Ok(t.elapsed().as_secs_f64())
         },
         |got, want| {
             check_vectors(
@@ -613,6 +603,7 @@ fn bench_nbody(q: &Queue, n: usize, reps: usize) -> Result<BenchResult, BenchErr
             .map(|_| ())
         },
     )?;
+    let got = [q.read(ax)?, q.read(ay)?, q.read(az)?];
     let rel_error = check_vectors(
         "nbody",
         [&got[0], &got[1], &got[2]],
@@ -682,28 +673,24 @@ fn bench_matmul(q: &Queue, n: usize, reps: usize) -> Result<BenchResult, BenchEr
     let range = matmul_range(n);
     let (da, db) = (Buffer::from_slice(q, &a)?, Buffer::from_slice(q, &b)?);
     let dc = Buffer::<f32>::new(q.device(), n * n)?;
-    let strata_s = timed(reps, || -> Result<f64, Error> {
-        q.fill(&dc, f32::NAN, 0..n * n)?;
-        let t = Instant::now();
-        k.launch(q, range, args![&da, &db, &dc, n as u32])?;
-        Ok(t.elapsed().as_secs_f64())
-    })?;
-    let got = q.read(&dc)?;
-
-    let (baseline_s, avx2_s, want) = builds::both(
-        |build| -> Result<(f64, Vec<f32>), BenchError> {
-            let mut want = Vec::new();
-            let s = timed(reps, || -> Result<f64, Error> {
-                // The previous result is freed before the clock starts.
-                drop(std::mem::take(&mut want));
-                let t = Instant::now();
-                want = std::hint::black_box(rayon_sgemm(build, &a, &b, n));
-                Ok(t.elapsed().as_secs_f64())
-            })?;
-            Ok((s, want))
+    let (strata_s, baseline_s, avx2_s, want) = builds::alternating(
+        reps,
+        || -> Result<f64, BenchError> {
+            q.fill(&dc, f32::NAN, 0..n * n)?;
+            let t = Instant::now();
+            k.launch(q, range, args![&da, &db, &dc, n as u32])?;
+            Ok(t.elapsed().as_secs_f64())
+        },
+        |build, want: &mut Vec<f32>| -> Result<f64, BenchError> {
+            // The previous result is freed before the clock starts.
+            drop(std::mem::take(want));
+            let t = Instant::now();
+            *want = std::hint::black_box(rayon_sgemm(build, &a, &b, n));
+            Ok(t.elapsed().as_secs_f64())
         },
         |got, want| crate::bench::check_exact("matmul (the AVX2+FMA baseline)", got, want),
     )?;
+    let got = q.read(&dc)?;
     let rel_error = rel_frobenius_par(&got, &want);
     if rel_error.is_nan() || rel_error > TOLERANCE {
         let i = got

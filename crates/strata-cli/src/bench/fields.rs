@@ -109,27 +109,6 @@ pub fn rof_rayon(f: &[f32], n: usize, lambda: f32, tau: f32, iters: usize) -> Ve
         .collect()
 }
 
-/// Runs `a` and `b` once each to warm up, then alternately `reps` times each; returns their
-/// median seconds. Alternating keeps a change in the machine's load from favouring one side.
-fn alternate<E>(
-    reps: usize,
-    mut a: impl FnMut() -> Result<f64, E>,
-    mut b: impl FnMut() -> Result<f64, E>,
-) -> Result<(f64, f64), E> {
-    a()?;
-    b()?;
-    let (mut ta, mut tb) = (Vec::with_capacity(reps), Vec::with_capacity(reps));
-    for _ in 0..reps {
-        ta.push(a()?);
-        tb.push(b()?);
-    }
-    let median = |mut t: Vec<f64>| {
-        t.sort_by(f64::total_cmp);
-        t[t.len() / 2]
-    };
-    Ok((median(ta), median(tb)))
-}
-
 /// Runs `rof_fused` or `rof_unfused` on `q` for a `--size` of `size`.
 pub(crate) fn run(
     name: &'static str,
@@ -155,24 +134,27 @@ pub(crate) fn run(
     let (mut fused, mut other) = (None, None);
     let (strata_s, baseline, baseline_s, rel_error) = if name == "rof_fused" {
         let mut want = Vec::new();
-        let (fused_s, rayon_s) = alternate(
+        let [fused_s, rayon_s] = crate::bench::alternate(
             reps,
-            || denoise_on(&fx, &mut fused).map_err(BenchError::from),
-            || {
-                drop(std::mem::take(&mut want));
-                let t = Instant::now();
-                want = std::hint::black_box(rof_rayon(&f, n, LAMBDA, TAU, ITERS));
-                Ok(t.elapsed().as_secs_f64())
-            },
+            [
+                &mut || denoise_on(&fx, &mut fused).map_err(BenchError::from),
+                &mut || {
+                    drop(std::mem::take(&mut want));
+                    let t = Instant::now();
+                    want = std::hint::black_box(rof_rayon(&f, n, LAMBDA, TAU, ITERS));
+                    Ok(t.elapsed().as_secs_f64())
+                },
+            ],
         )?;
         let got = fused.expect("ran").to_vec()?;
         (fused_s, "rayon", rayon_s, check(name, &got, &want)?)
     } else {
         let unfused_fx = fx.with_fusion(false);
-        let (unfused_s, fused_s) = alternate(
+        let [unfused_s, fused_s] = crate::bench::alternate(
             reps,
-            || denoise_on(&unfused_fx, &mut other),
-            || denoise_on(&fx, &mut fused),
+            [&mut || denoise_on(&unfused_fx, &mut other), &mut || {
+                denoise_on(&fx, &mut fused)
+            }],
         )?;
         let (got, want) = (other.expect("ran").to_vec()?, fused.expect("ran").to_vec()?);
         (unfused_s, "rof_fused", fused_s, check(name, &got, &want)?)

@@ -10,6 +10,10 @@
 //!
 //! All data is `f32` (2^24 elements by default). Each benchmark runs once to warm up (which also
 //! compiles the kernel), then [`BenchOptions::reps`] times; the reported times are medians.
+//! Where strata runs beside a rayon baseline (`vadd`, `saxpy`, `dot`, `sum`, `mandelbrot`,
+//! `nbody`, `matmul`, `rof_*`), the sides take turns: one repetition of strata, then one of each
+//! baseline build, round after round (`builds::alternating`), so that a change in the
+//! machine's state during the run falls on both sides of the ratio.
 //!
 //! `strata bench` also runs the pattern benchmarks (`pat_*`, [`crate::bench::patterns`]) and
 //! the compute-bound SGEMM benchmarks (`sgemm*`, [`crate::bench::blas`]: square matrices whose
@@ -825,12 +829,28 @@ fn group_size(device: &Device) -> usize {
 
 /// Times `f` once to warm up, then `reps` times; returns the median, in seconds.
 pub(crate) fn timed<E>(reps: usize, mut f: impl FnMut() -> Result<f64, E>) -> Result<f64, E> {
-    f()?;
-    let mut t = Vec::with_capacity(reps);
-    for _ in 0..reps {
-        t.push(f()?);
+    let [s] = alternate(reps, [&mut f])?;
+    Ok(s)
+}
+
+/// Times each of `runs` (each returns the seconds of one run) once to warm up, then `reps`
+/// rounds of all of them in turn; returns each one's median, in seconds. Taking turns keeps a
+/// change in the machine's state between the first repetitions and the last (its load, the
+/// other core's clock, a neighbour's traffic) from falling on one side of a comparison.
+pub(crate) fn alternate<E, const N: usize>(
+    reps: usize,
+    mut runs: [&mut dyn FnMut() -> Result<f64, E>; N],
+) -> Result<[f64; N], E> {
+    for run in &mut runs {
+        run()?;
     }
-    Ok(median(t))
+    let mut t: [Vec<f64>; N] = std::array::from_fn(|_| Vec::with_capacity(reps));
+    for _ in 0..reps {
+        for (run, t) in runs.iter_mut().zip(&mut t) {
+            t.push(run()?);
+        }
+    }
+    Ok(t.map(median))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -886,28 +906,24 @@ fn bench_vadd(
     let a = Buffer::from_slice(q, x)?;
     let b = Buffer::from_slice(q, y)?;
     let c = Buffer::<f32>::new(q.device(), n)?;
-    let strata_s = timed(reps, || -> Result<f64, Error> {
-        q.fill(&c, f32::NAN, 0..n)?;
-        let t = Instant::now();
-        k.launch(q, range, args![&a, &b, &c])?;
-        Ok(t.elapsed().as_secs_f64())
-    })?;
-    let got = q.read(&c)?;
-
-    let (baseline_s, avx2_s, want) = builds::both(
-        |build| -> Result<(f64, Vec<f32>), BenchError> {
-            let mut want = vec![0.0f32; n];
-            let s = timed(reps, || -> Result<f64, Error> {
-                want.fill(f32::NAN);
-                let t = Instant::now();
-                rayon_vadd(build, &mut want, x, y);
-                Ok(t.elapsed().as_secs_f64())
-            })?;
-            Ok((s, want))
+    let (strata_s, baseline_s, avx2_s, want) = builds::alternating(
+        reps,
+        || -> Result<f64, BenchError> {
+            q.fill(&c, f32::NAN, 0..n)?;
+            let t = Instant::now();
+            k.launch(q, range, args![&a, &b, &c])?;
+            Ok(t.elapsed().as_secs_f64())
+        },
+        |build, want: &mut Vec<f32>| -> Result<f64, BenchError> {
+            want.resize(n, 0.0);
+            want.fill(f32::NAN);
+            let t = Instant::now();
+            rayon_vadd(build, want, x, y);
+            Ok(t.elapsed().as_secs_f64())
         },
         |got, want| check_exact("vadd (the AVX2+FMA baseline)", got, want),
     )?;
-    check_exact("vadd", &got, &want)?;
+    check_exact("vadd", &q.read(&c)?, &want)?;
     let (baseline, avx2_s) = match cuda {
         Some(b) => {
             let (s, base) = b.vadd(x, y, reps)?;
@@ -948,28 +964,24 @@ fn bench_saxpy(
     let range = NdRange::covering(n, group_size(q.device()));
     let xb = Buffer::from_slice(q, x)?;
     let yb = Buffer::<f32>::new(q.device(), n)?;
-    let strata_s = timed(reps, || -> Result<f64, Error> {
-        q.write(&yb, 0.., y0)?;
-        let t = Instant::now();
-        k.launch(q, range, args![SAXPY_A, &xb, &yb])?;
-        Ok(t.elapsed().as_secs_f64())
-    })?;
-    let got = q.read(&yb)?;
-
-    let (baseline_s, avx2_s, want) = builds::both(
-        |build| -> Result<(f64, Vec<f32>), BenchError> {
-            let mut want = vec![0.0f32; n];
-            let s = timed(reps, || -> Result<f64, Error> {
-                want.copy_from_slice(y0);
-                let t = Instant::now();
-                rayon_saxpy(build, &mut want, x);
-                Ok(t.elapsed().as_secs_f64())
-            })?;
-            Ok((s, want))
+    let (strata_s, baseline_s, avx2_s, want) = builds::alternating(
+        reps,
+        || -> Result<f64, BenchError> {
+            q.write(&yb, 0.., y0)?;
+            let t = Instant::now();
+            k.launch(q, range, args![SAXPY_A, &xb, &yb])?;
+            Ok(t.elapsed().as_secs_f64())
+        },
+        |build, want: &mut Vec<f32>| -> Result<f64, BenchError> {
+            want.resize(n, 0.0);
+            want.copy_from_slice(y0);
+            let t = Instant::now();
+            rayon_saxpy(build, want, x);
+            Ok(t.elapsed().as_secs_f64())
         },
         |got, want| check_exact("saxpy (the AVX2+FMA baseline)", got, want),
     )?;
-    check_exact("saxpy", &got, &want)?;
+    check_exact("saxpy", &q.read(&yb)?, &want)?;
     let (baseline, avx2_s) = match cuda {
         Some(b) => {
             let (s, base) = b.saxpy(SAXPY_A, x, y0, reps)?;
@@ -1166,15 +1178,37 @@ fn bench_reduce(
             Reduction::Sum => rayon_sum(build, x),
         }
     };
-    let (baseline_s, avx2_s, want) = builds::both(
-        |build| -> Result<(f64, f32), BenchError> {
-            let mut want = 0.0f32;
-            let s = timed(reps, || -> Result<f64, Error> {
-                let t = Instant::now();
-                want = std::hint::black_box(baseline(build));
-                Ok(t.elapsed().as_secs_f64())
-            })?;
-            Ok((s, want))
+    // strata's sums, checked against the baseline's after the runs.
+    let mut sums = Vec::with_capacity(reps + 1);
+    let (strata_s, baseline_s, avx2_s, want) = builds::alternating(
+        reps,
+        || -> Result<f64, BenchError> {
+            let t = Instant::now();
+            let got = match &pb {
+                Some(pb) => {
+                    match which {
+                        Reduction::Dot => k.launch(q, range, args![&xb, &yb, pb])?,
+                        Reduction::Sum => k.launch(q, range, args![&xb, pb])?,
+                    };
+                    q.read(pb)?.iter().sum::<f32>()
+                }
+                None => {
+                    let run = match which {
+                        Reduction::Dot => k.enqueue(q, range, args![&xb, &yb], &[])?,
+                        Reduction::Sum => k.enqueue(q, range, args![&xb], &[])?,
+                    };
+                    let total: Gathered<f32> = run.gather::<f32>(0)?;
+                    total.get()?
+                }
+            };
+            let dt = t.elapsed().as_secs_f64();
+            sums.push(got);
+            Ok(dt)
+        },
+        |build, want: &mut f32| -> Result<f64, BenchError> {
+            let t = Instant::now();
+            *want = std::hint::black_box(baseline(build));
+            Ok(t.elapsed().as_secs_f64())
         },
         |&got, &want| {
             check_close(name, got, want)
@@ -1185,31 +1219,10 @@ fn bench_reduce(
                 })
         },
     )?;
-
     let mut worst = 0.0f64;
-    let strata_s = timed(reps, || -> Result<f64, BenchError> {
-        let t = Instant::now();
-        let got = match &pb {
-            Some(pb) => {
-                match which {
-                    Reduction::Dot => k.launch(q, range, args![&xb, &yb, pb])?,
-                    Reduction::Sum => k.launch(q, range, args![&xb, pb])?,
-                };
-                q.read(pb)?.iter().sum::<f32>()
-            }
-            None => {
-                let run = match which {
-                    Reduction::Dot => k.enqueue(q, range, args![&xb, &yb], &[])?,
-                    Reduction::Sum => k.enqueue(q, range, args![&xb], &[])?,
-                };
-                let total: Gathered<f32> = run.gather::<f32>(0)?;
-                total.get()?
-            }
-        };
-        let dt = t.elapsed().as_secs_f64();
+    for got in sums {
         worst = worst.max(check_close(name, got, want)?);
-        Ok(dt)
-    })?;
+    }
     let (baseline, avx2_s) = match cuda {
         Some(b) => {
             let ys = (which == Reduction::Dot).then_some(y);
@@ -1234,4 +1247,35 @@ fn bench_reduce(
         worst,
     )
     .with_avx2(avx2_s))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::alternate;
+    use std::cell::RefCell;
+
+    /// The runs take turns (each warmed up once, then one of each per round) and each gets
+    /// the median of its own times, not of the warm-up.
+    #[test]
+    fn alternate_takes_turns_and_returns_each_median() {
+        let order = RefCell::new(Vec::new());
+        let run = |side: usize, times: Vec<f64>| {
+            let order = &order;
+            let mut times = times.into_iter();
+            move || -> Result<f64, ()> {
+                order.borrow_mut().push(side);
+                Ok(times.next().expect("a time for every run"))
+            }
+        };
+        let mut a = run(0, vec![100.0, 3.0, 1.0, 2.0]);
+        let mut b = run(1, vec![100.0, 10.0, 30.0, 20.0]);
+        let mut c = run(2, vec![100.0, 5.0, 6.0, 7.0]);
+        let [sa, sb, sc] = alternate(3, [&mut a, &mut b, &mut c]).unwrap();
+        assert_eq!((sa, sb, sc), (2.0, 20.0, 6.0));
+        assert_eq!(*order.borrow(), [0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2]);
+        // A failed run fails the whole measurement.
+        let mut ok = || -> Result<f64, &str> { Ok(1.0) };
+        let mut fails = || -> Result<f64, &str> { Err("no") };
+        assert_eq!(alternate(2, [&mut ok, &mut fails]), Err("no"));
+    }
 }
