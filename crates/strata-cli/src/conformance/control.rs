@@ -961,5 +961,50 @@ fn deeply_shared_uniform(q: &Queue) -> Result<(), String> {
             &want,
         )?;
     }
-    Ok(())
+    deeply_shared_kinds(q)
+}
+
+/// Sixty levels of shared `select`s, `min`s and `max`s, `f32` and vector (`[u32; 4]`)
+/// arithmetic.
+fn deeply_shared_kinds(q: &Queue) -> Result<(), String> {
+    const DEPTH: usize = 60;
+    let xs = inputs::<u32>(763, 300, true);
+    let got = map1(q, "deeply_shared_kinds", &xs, |x: Expr<u32>| {
+        let (mut s, mut m) = (x, x);
+        let mut f = (x & 0xffffu32).cast::<f32>() * (1.0f32 / 65536.0);
+        let mut v = vec4::<u32>(x, x + 1u32, x ^ 7u32, x >> 3u32);
+        for _ in 0..DEPTH {
+            s = select(s.lt(x ^ 0x5555_5555u32), s + 1u32, s * 3u32);
+            m = (m * 5u32 + 1u32).min(m ^ 0xdead_beefu32).max(m >> 1u32);
+            f = f * f * 0.25f32 + f * 0.5f32;
+            v = v * v + v;
+        }
+        s ^ m ^ f.bitcast::<u32>() ^ v.x() ^ v.w()
+    })?;
+    let want: Vec<u32> = xs
+        .iter()
+        .map(|&x| {
+            let (mut s, mut m) = (x, x);
+            let mut f = (x & 0xffff) as f32 * (1.0f32 / 65536.0);
+            let mut v = [x, x.wrapping_add(1), x ^ 7, x >> 3];
+            for _ in 0..DEPTH {
+                s = if s < x ^ 0x5555_5555 {
+                    s.wrapping_add(1)
+                } else {
+                    s.wrapping_mul(3)
+                };
+                m = (m.wrapping_mul(5).wrapping_add(1))
+                    .min(m ^ 0xdead_beef)
+                    .max(m >> 1);
+                f = f * f * 0.25 + f * 0.5;
+                v = v.map(|c| c.wrapping_mul(c).wrapping_add(c));
+            }
+            s ^ m ^ f.to_bits() ^ v[0] ^ v[3]
+        })
+        .collect();
+    expect_eq(
+        "deeply shared selects, min, max, f32, [u32; 4]",
+        &got,
+        &want,
+    )
 }
