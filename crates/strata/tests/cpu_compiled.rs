@@ -6387,3 +6387,55 @@ fn loops_reading_many_table_entries_agree_with_the_interpreter() {
         );
     }
 }
+
+/// A long chain of arithmetic on a private variable, stored every tenth step: plainly (the
+/// store's vector path and its lane-by-lane paths each used the value) or from both sides of
+/// an `if` (the sides and the code after it each used it). Cranelift computes a pure value
+/// in every block that uses it unless a block above them does, so each store (each `if`)
+/// computed the whole chain again: at 1,000 steps the eight-lane variant of the plain kernel
+/// did not fit Cranelift's limit on a function's size (`CodeTooLarge`, a failed launch).
+/// Both must launch at every local size and agree with the interpreter bit for bit. (The
+/// `if` kernel's vector variants still grow with the square of its length, anchored only in
+/// the one-work-item code: 150 steps keep the test short.)
+#[test]
+fn long_chains_stored_in_branches_compile_once() {
+    let chain = |steps: usize, with_if: bool| {
+        Kernel::build(if with_if { "chain_if" } else { "chain" }, |k| {
+            let x = k.read_write::<u32>("x");
+            let i = global_id(0);
+            let a = var_named("a", x.at(i));
+            for j in 0..steps {
+                a.set(a.get() * 3u32 + j as u32);
+                if j % 10 == 0 {
+                    if with_if {
+                        if_((i & 1u32).eq(0u32), || x.set(i, a.get()))
+                            .else_(|| x.set(i, a.get() ^ 1u32));
+                    } else {
+                        x.set(i, a.get());
+                    }
+                }
+            }
+            x.set(i, x.at(i) + a.get());
+        })
+        .unwrap()
+    };
+    let (cpu, interp) = queues();
+    let xs: Vec<u32> = (0..48u32).map(|i| i.wrapping_mul(0x9e37_79b9)).collect();
+    for (steps, with_if) in [(1000, false), (150, true)] {
+        let k = chain(steps, with_if);
+        assert_eq!(k.cpu_eight_lane_variant(), Ok(()), "{steps} {with_if}");
+        for local in [8, 4, 3] {
+            let run = |q: &Queue| {
+                let x = Buffer::from_slice(q, &xs).unwrap();
+                k.launch(q, NdRange::new(48).local(local), args![&x])
+                    .unwrap_or_else(|e| panic!("{steps} steps, if {with_if}, local {local}: {e}"));
+                q.read(&x).unwrap()
+            };
+            assert_eq!(
+                run(&cpu),
+                run(&interp),
+                "{steps} steps, if {with_if}, local {local}"
+            );
+        }
+    }
+}

@@ -253,6 +253,9 @@ pub(super) struct Gen<'a, 'b> {
     /// The stack slot that the vector variant's scheduled runs store each update to, so
     /// that it is computed where it was scheduled ([`super::simd::Gen::anchor`]).
     pub(super) anchor_slot: Option<cl::StackSlot>,
+    /// The values stored to [`Gen::anchor_slot`] so far (`simd.rs`' `anchor_values`): where
+    /// Cranelift computes them is settled.
+    pub(super) anchored: HashSet<Value>,
     /// The work-item a fault names, where it is not `lane` (a lane of a vector).
     pub(super) fault_lane: Option<Value>,
     /// Integer divisions computed before a loop that uses them ([`Gen::hoist_divisions`]):
@@ -508,6 +511,7 @@ impl<'a, 'b> Gen<'a, 'b> {
             pre_ok: false,
             pres: Vec::new(),
             anchor_slot: None,
+            anchored: HashSet::new(),
             fault_lane: None,
             hoisted: HashMap::new(),
             at: crate::ir::SourceLoc::NONE,
@@ -1616,6 +1620,7 @@ impl<'a, 'b> Gen<'a, 'b> {
                 then,
                 otherwise,
             } => {
+                self.anchor_reads(&[then, otherwise]);
                 let c = self.expr(*cond)[0];
                 let (t, e, merge) = (
                     self.b.create_block(),

@@ -1069,6 +1069,10 @@ fn strided(f: &Function, c: &Counters, e: ExprId, vars: &[(ValueId, bool)]) -> b
     walk(f, c, e, vars, &Seen::default())
 }
 
+/// The most instructions a value may take to compute ([`Gen::deep`]) and still be left for
+/// Cranelift to place where it is used, in each branch that uses it.
+const ANCHOR_ABOVE: usize = 24;
+
 /// Statements at most in the body of a loop that [`Gen::vfor_tiled`] unrolls (lowered five
 /// times: four in the tiled loop, one in the loop of the last iterations; and once more in
 /// the loop for the other lanes).
@@ -2156,6 +2160,68 @@ impl Gen<'_, '_> {
         let Some(p) = self.private_var(mem) else {
             return;
         };
+        let s = self.f.privates[p].elem.scalar;
+        let vs = self.vvars(VarOf::Private(p), s);
+        let xs = self.use_vars(&vs);
+        self.anchor_values(&xs, false);
+    }
+
+    /// Anchors ([`Gen::anchor_values`]) the values in registers that `sides` (an `if`'s,
+    /// in the one-work-item code) read: the `let`s and loads defined so far and the private
+    /// variables they load, where many arithmetic instructions computed them. Cranelift would
+    /// compute each one in every side that reads it and again after the `if` where that reads
+    /// it too, with the whole chain of arithmetic that only they read: `a = a * 3 + j` 400
+    /// times with an `if` storing `a` every tenth step compiled in time growing with the
+    /// square of its length. (Not in the vector variants: there the same anchors before the
+    /// `if`s of the patterns' reduce and dot passes doubled their time, measured; their
+    /// `if`s on long chains keep the quadratic growth, see `long_chains_stored_in_branches`.)
+    pub(super) fn anchor_reads(&mut self, sides: &[&[Stmt]]) {
+        let mut roots = Vec::new();
+        let mut of = HashSet::new();
+        for side in sides {
+            walk_block(side, &mut |s| {
+                roots.extend(crate::ir::stmt_operands(s));
+                if let Stmt::Load { mem, .. } = s {
+                    if let Some(p) = self.private_var(*mem) {
+                        of.insert(VarOf::Private(p));
+                    }
+                }
+            });
+        }
+        crate::ir::visit_exprs(&self.f.exprs, roots, &mut |e| {
+            if let Expr::Value(v) = e {
+                if self.defined.contains(v) {
+                    of.insert(VarOf::Value(*v));
+                }
+            }
+            true
+        });
+        if of.is_empty() {
+            return;
+        }
+        let mut vars: Vec<((VarOf, u8), Variable)> = self
+            .vars
+            .iter()
+            .filter(|((o, _), _)| of.contains(o))
+            .map(|(&k, &v)| (k, v))
+            .collect();
+        // In a fixed order: the generated code does not depend on the map's.
+        vars.sort_by_key(|&(_, v)| cranelift_codegen::entity::EntityRef::index(v));
+        let vals: Vec<Value> = vars.into_iter().map(|(_, v)| self.b.use_var(v)).collect();
+        self.anchor_values(&vals, true);
+    }
+
+    /// Stores `vals` to the stack slot that nothing reads, so that Cranelift computes them
+    /// here ([`Gen::anchor`]); with `deep_only`, only those that Cranelift would compute
+    /// with more than [`ANCHOR_ABOVE`] arithmetic instructions ([`Gen::deep`]). A store's
+    /// value must be anchored before its lowering branches into a vector path and a path
+    /// per lane: Cranelift's e-graph pass computes a pure value in each block that uses it,
+    /// unless a block above uses it (wasmtime issue 8959), with everything only it reads, so
+    /// a chain of arithmetic that only the stores read was computed again in every branch
+    /// of every store: a `let` chain of 1,000 steps with a store every 10 did not fit
+    /// Cranelift's limit on a function's size. A short computation is left to move (into
+    /// the one branch that needs it, say): copies of it cost less than the store.
+    fn anchor_values(&mut self, vals: &[Value], deep_only: bool) {
         let slot = *self.anchor_slot.get_or_insert_with(|| {
             self.b.create_sized_stack_slot(cl::StackSlotData::new(
                 cl::StackSlotKind::ExplicitSlot,
@@ -2163,11 +2229,37 @@ impl Gen<'_, '_> {
                 4,
             ))
         });
-        let s = self.f.privates[p].elem.scalar;
-        let vs = self.vvars(VarOf::Private(p), s);
-        for x in self.use_vars(&vs) {
-            self.b.ins().stack_store(x, slot, 0);
+        for &x in vals {
+            if !deep_only || self.deep(x) {
+                self.b.ins().stack_store(x, slot, 0);
+                self.anchored.insert(x);
+            }
         }
+    }
+
+    /// Whether more than [`ANCHOR_ABOVE`] instructions compute `x` from loads, block
+    /// parameters and anchored values: what Cranelift would compute again in each block
+    /// that uses `x`, were it not anchored.
+    fn deep(&self, x: Value) -> bool {
+        let dfg = &self.b.func.dfg;
+        let mut seen = HashSet::new();
+        let mut todo = vec![x];
+        while let Some(v) = todo.pop() {
+            if self.anchored.contains(&v) {
+                continue;
+            }
+            let cl::ValueDef::Result(inst, _) = dfg.value_def(v) else {
+                continue;
+            };
+            if dfg.insts[inst].opcode().can_load() || !seen.insert(inst) {
+                continue;
+            }
+            if seen.len() > ANCHOR_ABOVE {
+                return true;
+            }
+            todo.extend(dfg.inst_values(inst));
+        }
+        false
     }
 
     /// Whether `s` may move within a straight-line run lowered with all four lanes active
@@ -2666,6 +2758,7 @@ impl Gen<'_, '_> {
     fn vstore_private(&mut self, mem: Mem, index: ExprId, v: &[Value]) {
         let s = self.f.mem_elem(mem).expect("validated memory").scalar;
         if self.agree(index) {
+            self.anchor_values(v, true);
             let (fast, slow) = (self.b.create_block(), self.b.create_block());
             let addr = self.private_shared(mem, index, fast, slow);
             return self.store_fast_or_lanes(mem, index, v, fast, slow, |g| {
@@ -2680,6 +2773,7 @@ impl Gen<'_, '_> {
         if self.full && self.proven_here(mem, index) {
             return self.vscatter_proven(mem, index, v);
         }
+        self.anchor_values(v, true);
         self.vstore_general(mem, index, v)
     }
 
@@ -3021,6 +3115,7 @@ impl Gen<'_, '_> {
                 self.store_parts(v, s, addr);
                 return;
             }
+            self.anchor_values(v, true);
             let (fast, slow) = (self.b.create_block(), self.b.create_block());
             let addr = self.consecutive_access(mem, index, fast, slow);
             let s = self.f.mem_elem(mem).expect("validated memory").scalar;
@@ -3030,6 +3125,7 @@ impl Gen<'_, '_> {
         if self.full && self.proven_here(mem, index) {
             return self.vscatter_proven(mem, index, v);
         }
+        self.anchor_values(v, true);
         self.vstore_general(mem, index, v)
     }
 
