@@ -2222,6 +2222,14 @@ impl Gen<'_, '_> {
     /// Cranelift's limit on a function's size. A short computation is left to move (into
     /// the one branch that needs it, say): copies of it cost less than the store.
     fn anchor_values(&mut self, vals: &[Value], deep_only: bool) {
+        let vals: Vec<Value> = vals
+            .iter()
+            .copied()
+            .filter(|&x| !deep_only || self.deep(x))
+            .collect();
+        if vals.is_empty() {
+            return;
+        }
         let slot = *self.anchor_slot.get_or_insert_with(|| {
             self.b.create_sized_stack_slot(cl::StackSlotData::new(
                 cl::StackSlotKind::ExplicitSlot,
@@ -2229,11 +2237,9 @@ impl Gen<'_, '_> {
                 4,
             ))
         });
-        for &x in vals {
-            if !deep_only || self.deep(x) {
-                self.b.ins().stack_store(x, slot, 0);
-                self.anchored.insert(x);
-            }
+        for x in vals {
+            self.b.ins().stack_store(x, slot, 0);
+            self.anchored.insert(x);
         }
     }
 
