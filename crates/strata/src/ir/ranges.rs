@@ -982,7 +982,8 @@ impl Analysis<'_> {
             ANY
         };
         // A cycle of facts (`x == y`) ends at the type's range; what is computed inside one
-        // is not remembered (it may be less precise than it will be outside).
+        // is kept only until the computation the cycle returned to ends (it may be less
+        // precise than it will be outside; `cycle_ranges`).
         if let Some(&root) = self.busy.get(&e) {
             self.met_cycle(root);
             return whole;
