@@ -299,7 +299,10 @@ pub enum Error {
         index: i64,
         /// The memory's length in elements.
         len: u64,
-        /// Which work-item.
+        /// Which work-item. Where several fault in one launch, one of them, with its own
+        /// index and line; which one may differ between backends (the interpreter runs a
+        /// work-group in lockstep, `cpu` may run it one work-item at a time, a GPU names
+        /// whichever thread recorded first).
         item: WorkItem,
         /// The line of the kernel's source that made the access, where known.
         at: crate::ir::SourceLoc,
@@ -369,7 +372,7 @@ pub enum Error {
         kernel: String,
         /// What happened.
         message: String,
-        /// Which work-item.
+        /// Which work-item (one of them where several fault: see [`Error::OutOfBounds`]).
         item: WorkItem,
     },
 
