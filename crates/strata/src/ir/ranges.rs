@@ -1008,9 +1008,13 @@ impl Analysis<'_> {
         }
         self.busy.remove(&e);
         match self.end_computation(depth, outer) {
-            None => self.ranges.insert(e, (lo, hi)),
-            Some(root) => self.cycle_ranges.insert(e, ((lo, hi), root)).map(|x| x.0),
-        };
+            None => {
+                self.ranges.insert(e, (lo, hi));
+            }
+            Some(root) => {
+                self.cycle_ranges.insert(e, ((lo, hi), root));
+            }
+        }
         (lo, hi)
     }
 
@@ -1224,12 +1228,13 @@ impl Analysis<'_> {
         }
         self.busy_upper.remove(&e);
         match self.end_computation(depth, outer) {
-            None => self.uppers.insert(e, out.clone()),
-            Some(root) => self
-                .cycle_uppers
-                .insert(e, (out.clone(), root))
-                .map(|x| x.0),
-        };
+            None => {
+                self.uppers.insert(e, out.clone());
+            }
+            Some(root) => {
+                self.cycle_uppers.insert(e, (out.clone(), root));
+            }
+        }
         out
     }
 
@@ -1251,10 +1256,7 @@ impl Analysis<'_> {
         self.cycle_ranges.retain(|_, (_, root)| *root < depth);
         self.cycle_uppers.retain(|_, (_, root)| *root < depth);
         let inner = self.cycle.filter(|&root| root < depth);
-        self.cycle = match (outer, inner) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
+        self.cycle = outer.into_iter().chain(inner).min();
         inner
     }
 }

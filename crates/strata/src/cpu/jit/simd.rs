@@ -536,12 +536,7 @@ enum Pattern {
 impl Counters {
     /// Whether `e` has `pattern`: remembered, else `test`ed once.
     fn memo(&self, pattern: Pattern, e: ExprId, test: impl FnOnce() -> bool) -> bool {
-        if let Some(&u) = self.memo.borrow().get(&(pattern, e)) {
-            return u;
-        }
-        let u = test();
-        self.memo.borrow_mut().insert((pattern, e), u);
-        u
+        remembered(&self.memo, (pattern, e), test)
     }
 }
 
@@ -549,13 +544,18 @@ impl Counters {
 /// than the expression (what a region defines, the loops at hand): kept for one walk.
 type Seen = std::cell::RefCell<HashMap<ExprId, bool>>;
 
-/// `test` of `e`, remembered in `seen`.
-fn seen_or(seen: &Seen, e: ExprId, test: impl FnOnce() -> bool) -> bool {
-    if let Some(&u) = seen.borrow().get(&e) {
+/// The verdict `memo` holds for `key`, else `test`'s, kept there. (The borrow ends before
+/// `test` runs: it may ask `memo` about other keys.)
+fn remembered<K: std::hash::Hash + Eq>(
+    memo: &std::cell::RefCell<HashMap<K, bool>>,
+    key: K,
+    test: impl FnOnce() -> bool,
+) -> bool {
+    if let Some(&u) = memo.borrow().get(&key) {
         return u;
     }
     let u = test();
-    seen.borrow_mut().insert(e, u);
+    memo.borrow_mut().insert(key, u);
     u
 }
 
@@ -1057,7 +1057,7 @@ fn gathers_in_loops(
 fn strided(f: &Function, c: &Counters, e: ExprId, vars: &[(ValueId, bool)]) -> bool {
     fn walk(f: &Function, c: &Counters, e: ExprId, vars: &[(ValueId, bool)], seen: &Seen) -> bool {
         let go = |x| walk(f, c, x, vars, seen);
-        seen_or(seen, e, || match f.exprs.get(e) {
+        remembered(seen, e, || match f.exprs.get(e) {
             Expr::Value(v) => vars.iter().any(|&(w, t)| w == *v && t),
             Expr::Binary(BinaryOp::Add, a, b) => {
                 (go(*a) && uniform(f, c, *b)) || (uniform(f, c, *a) && go(*b))
@@ -2176,26 +2176,23 @@ impl Gen<'_, '_> {
     /// `if`s of the patterns' reduce and dot passes doubled their time, measured; their
     /// `if`s on long chains keep the quadratic growth, see `long_chains_stored_in_branches`.)
     pub(super) fn anchor_reads(&mut self, sides: &[&[Stmt]]) {
-        let mut roots = Vec::new();
         let mut of = HashSet::new();
         for side in sides {
             walk_block(side, &mut |s| {
-                roots.extend(crate::ir::stmt_operands(s));
                 if let Stmt::Load { mem, .. } = s {
                     if let Some(p) = self.private_var(*mem) {
                         of.insert(VarOf::Private(p));
                     }
                 }
             });
-        }
-        crate::ir::visit_exprs(&self.f.exprs, roots, &mut |e| {
-            if let Expr::Value(v) = e {
-                if self.defined.contains(v) {
-                    of.insert(VarOf::Value(*v));
+            crate::ir::walk_exprs(&self.f.exprs, side, &mut |e| {
+                if let Expr::Value(v) = e {
+                    if self.defined.contains(v) {
+                        of.insert(VarOf::Value(*v));
+                    }
                 }
-            }
-            true
-        });
+            });
+        }
         if of.is_empty() {
             return;
         }
@@ -4779,7 +4776,7 @@ impl Gen<'_, '_> {
 
     fn consecutive_walk(&self, e: ExprId, seen: &Seen) -> bool {
         let go = |x| self.consecutive_walk(x, seen);
-        seen_or(seen, e, || match self.f.exprs.get(e) {
+        remembered(seen, e, || match self.f.exprs.get(e) {
             Expr::Builtin(Builtin::GlobalId(0) | Builtin::LocalId(0) | Builtin::LocalLinearId) => {
                 true
             }
