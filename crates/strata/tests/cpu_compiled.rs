@@ -6439,3 +6439,178 @@ fn long_chains_stored_in_branches_compile_once() {
         }
     }
 }
+
+/// A group-level `for` counter that every work-item holds alike, read by the regions of the
+/// loop's body from the group's shared word (`cpu`'s shared counters): counters of 8-, 16-,
+/// 32- and 64-bit types, signed ones stepping down, bounds from the launch's arguments (zero
+/// trips among them); the loop run by the group level's one counter, and, with a `break`
+/// every work-item takes at the same counter, by its general loop, which steps each
+/// work-item's counter. Local sizes that fill the blocks of four (the vector code) and one
+/// that does not (the scalar code); the interpreter's results bit for bit.
+#[test]
+fn shared_loop_counters_of_every_type_agree_with_the_interpreter() {
+    macro_rules! counters {
+        ($t:ty, $brk:expr, $cases:expr) => {{
+            let k = Kernel::build("shared_counter", |k| {
+                let out = k.write::<u32>("out");
+                let start = k.scalar::<$t>("start");
+                let end = k.scalar::<$t>("end");
+                let step = k.scalar::<$t>("step");
+                let stop = k.scalar::<$t>("stop");
+                let sh = k.local_array::<u32>("sh", 64);
+                let l = local_id(0);
+                let ls = local_size(0);
+                let acc = var_named("acc", 7u32);
+                for_step::<$t>(start, end, step, |i| {
+                    let iu = i.cast::<u32>();
+                    sh.set(l, iu * 3u32 + l);
+                    barrier();
+                    acc.set(acc.get() * 5u32 + sh.at((l + iu) % ls) + iu);
+                    barrier();
+                    if $brk {
+                        if_(i.le(stop).and(i.ge(stop)), || break_());
+                    }
+                });
+                out.set(global_id(0), acc.get());
+            })
+            .unwrap();
+            let cases: Vec<[$t; 4]> = $cases;
+            let (cpu, interp) = queues();
+            for local in [8usize, 4, 3] {
+                for &[start, end, step, stop] in &cases {
+                    let run = |q: &Queue| {
+                        let out = Buffer::<u32>::new(q.device(), local * 3).unwrap();
+                        k.launch(
+                            q,
+                            NdRange::new(local * 3).local(local),
+                            args![&out, start, end, step, stop],
+                        )
+                        .unwrap();
+                        q.read(&out).unwrap()
+                    };
+                    assert_eq!(
+                        run(&cpu),
+                        run(&interp),
+                        "{} break {}, local {local}, {start}..{end} by {step}, stop {stop}",
+                        stringify!($t),
+                        $brk
+                    );
+                }
+            }
+        }};
+    }
+    for brk in [false, true] {
+        counters!(
+            i8,
+            brk,
+            vec![[5, -3, -1, 0], [-100, 100, 37, 11], [3, 3, 1, 0]]
+        );
+        counters!(u8, brk, vec![[250, 255, 1, 253], [0, 200, 45, 90]]);
+        counters!(i16, brk, vec![[-7, 9, 4, 1], [300, -300, -123, 54]]);
+        counters!(u16, brk, vec![[65530, 65535, 1, 65534], [10, 0, 1, 0]]);
+        counters!(u32, brk, vec![[0, 9, 1, 4], [u32::MAX - 6, u32::MAX, 2, 0]]);
+        counters!(
+            i64,
+            brk,
+            vec![[1 << 40, (1 << 40) - 9, -2, (1 << 40) - 4], [-5, 5, 3, 1]]
+        );
+        counters!(
+            u64,
+            brk,
+            vec![[(1 << 33) - 2, (1 << 33) + 3, 1, 1 << 33], [7, 7, 1, 7]]
+        );
+    }
+}
+
+/// A shared counter that is also the bound of a guarded region (`if local_id < i`, a region
+/// of its own whose work-item loop stops at the bound, which the group level reads from the
+/// records) and read by it: the interpreter's results at every local size.
+#[test]
+fn a_shared_counter_bounding_a_guarded_region_agrees_with_the_interpreter() {
+    let k = Kernel::build("guarded_by_counter", |k| {
+        let out = k.write::<u32>("out");
+        let trips = k.scalar::<u32>("trips");
+        let sh = k.local_array::<u32>("sh", 64);
+        let l = local_id(0);
+        let ls = local_size(0);
+        let acc = var_named("acc", 1u32);
+        for_range(0u32, trips, |i| {
+            sh.set(l, l * 7u32 + i);
+            barrier();
+            if_(l.lt(i), || {
+                acc.set(acc.get() * 3u32 + sh.at((l + i) % ls) + i)
+            });
+            barrier();
+        });
+        out.set(global_id(0), acc.get());
+    })
+    .unwrap();
+    let (cpu, interp) = queues();
+    for local in [16usize, 8, 4, 5] {
+        for trips in [0u32, 3, 9, 20] {
+            let run = |q: &Queue| {
+                let out = Buffer::<u32>::new(q.device(), local * 2).unwrap();
+                k.launch(q, NdRange::new(local * 2).local(local), args![&out, trips])
+                    .unwrap();
+                q.read(&out).unwrap()
+            };
+            assert_eq!(run(&cpu), run(&interp), "local {local}, trips {trips}");
+        }
+    }
+}
+
+/// Conditions of small `if`s that every lane reaches, which the vector code tests on
+/// scalars where they compare consecutive indices with a bound every lane shares (the first
+/// or last lane against the bound) or two shared values: below, above and at the bounds,
+/// where the four lanes' indices wrap past `u32::MAX` or `i32::MAX` (the scalar test must
+/// then leave the decision to the lanes), flipped comparisons and conjunctions. The
+/// interpreter's results at local sizes of eight, four and three.
+#[test]
+fn scalar_tests_of_every_lane_agree_with_the_interpreter_at_wrapping_indices() {
+    let k = Kernel::build("every_lane", |k| {
+        let x = k.read_write::<u32>("x");
+        let off = k.scalar::<u32>("off");
+        let n = k.scalar::<u32>("n");
+        let so = k.scalar::<i32>("so");
+        let sn = k.scalar::<i32>("sn");
+        let i = global_id(0);
+        let g = group_id(0);
+        if_((i + off).lt(n), || x.set(i, x.at(i) + 1u32));
+        if_((i + off).ge(n), || x.set(i, x.at(i) ^ 2u32));
+        if_(n.gt(off + i), || x.set(i, x.at(i) + 4u32));
+        if_(n.le(i - off), || x.set(i, x.at(i) ^ 8u32));
+        if_((i.cast::<i32>() + so).lt(sn), || x.set(i, x.at(i) + 16u32));
+        if_((i.cast::<i32>() + so).gt(sn), || x.set(i, x.at(i) ^ 32u32));
+        if_(sn.ge(so - i.cast::<i32>()), || x.set(i, x.at(i) + 64u32));
+        if_((i + off).lt(n).and(g.lt(n)).and((g * 4u32).ne(off)), || {
+            x.set(i, x.at(i) + 128u32)
+        });
+        if_((g + off).eq(n), || x.set(i, x.at(i) ^ 256u32));
+    })
+    .unwrap();
+    let (cpu, interp) = queues();
+    let xs: Vec<u32> = (0..48u32).map(|i| i.wrapping_mul(0x9e37_79b9)).collect();
+    let offs = [0, 3, 10, u32::MAX - 1, u32::MAX - 3, u32::MAX - 20, 1 << 31];
+    let ns = [0, 5, 12, 13, 100, u32::MAX, u32::MAX - 2];
+    let sos = [0, -3, i32::MAX - 1, i32::MAX - 20, i32::MIN, i32::MIN + 2];
+    let sns = [0, 10, i32::MAX, i32::MIN, -5];
+    for local in [8usize, 4, 3] {
+        for (c, &off) in offs.iter().enumerate() {
+            for (d, &n) in ns.iter().enumerate() {
+                let so = sos[(c + d) % sos.len()];
+                let sn = sns[(c * 3 + d) % sns.len()];
+                let run = |q: &Queue| {
+                    let x = Buffer::from_slice(q, &xs).unwrap();
+                    k.launch(q, NdRange::new(48).local(local), args![&x, off, n, so, sn])
+                        .unwrap();
+                    q.read(&x).unwrap()
+                };
+                assert_eq!(
+                    run(&cpu),
+                    run(&interp),
+                    "local {local}, off {off}, n {n}, so {so}, sn {sn}"
+                );
+            }
+        }
+    }
+}

@@ -73,6 +73,8 @@ impl Gen<'_, '_> {
                             self.b.use_var(var)
                         })
                         .collect()
+                } else if let Some(&at) = self.plan.shared.get(&v) {
+                    vec![self.load_shared(at, ty.scalar)]
                 } else {
                     let slot = self.plan.values[&v];
                     self.load_rec(slot.off, slot.ty)

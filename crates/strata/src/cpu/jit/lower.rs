@@ -174,6 +174,9 @@ pub(super) const TABLE: MemFlags = MemFlags::new()
 pub(super) enum VarOf {
     Value(ValueId),
     Private(PrivateId),
+    /// Vector mode: lane 0 of a `let` of 32-bit integers, as a scalar ([`super::simd`]'s
+    /// `lane0_expr`).
+    Lane0(ValueId),
 }
 
 pub(super) struct Gen<'a, 'b> {
@@ -717,6 +720,15 @@ impl<'a, 'b> Gen<'a, 'b> {
             self.lrec[size.trailing_zeros() as usize],
             (off as usize * super::plan::QUAD) as i32,
         )
+    }
+
+    /// A shared counter ([`super::plan::Plan::shared`]) of integer type `s`, from the first
+    /// bytes of its word `at` bytes from the records. The group level writes it between
+    /// region calls, never during one: a load that may leave loops (the work-item loop among
+    /// them) like the tables' ([`Gen::table_flags`]).
+    pub(super) fn load_shared(&mut self, at: i32, s: Scalar) -> Value {
+        let fl = self.table_flags();
+        self.b.ins().load(cl_ty(s), fl, self.records, at)
     }
 
     fn store_rec(&mut self, off: u32, ty: Type, vals: &[Value]) {

@@ -19,6 +19,13 @@
 //! [`Guard`]: the group level computes the bound, and the region's work-item loop stops there
 //! instead of visiting the work-items that have nothing to do (a tree reduction's levels; with
 //! `lid == bound`, after work-item `bound`: work-item 0's work visits one work-item).
+//!
+//! **Shared counters.** The counter of a group-level `for` whose start and step are the same
+//! in every work-item ([`Uniform`]: a tiled matrix product's tile index) is the same in every
+//! work-item that runs an iteration: the group level writes it to a word of its own before
+//! the records ([`Plan::shared`]), and a region reads it from there, once per call, where it
+//! would read each work-item's copy (in the four-lane code, a vector load per block of four
+//! and every index computed from it as a vector).
 
 use crate::ir::{
     self, walk_block, BinaryOp, Block, Builtin, Expr, ExprId, Function, GroupOp, GroupScope,
@@ -40,6 +47,12 @@ pub(super) const LIMIT: i32 = -8;
 /// The byte of the [`HEAD`] word at `offset` from the records.
 pub(super) const fn head_byte(offset: i32) -> usize {
     (HEAD as i32 + offset) as usize
+}
+
+/// The word before the records of the `k`-th shared counter ([`Plan::shared`]): below the
+/// [`HEAD`] word.
+const fn shared_at(k: usize) -> i32 {
+    -((HEAD + 8 * (k + 1)) as i32)
 }
 
 /// A byte before the records that region code sets whenever it sets the exit flag of a
@@ -72,6 +85,9 @@ pub(super) enum Node {
     },
     For {
         var: Slot,
+        /// Where the group level also writes the counter for the regions to read, where it
+        /// is the same in every work-item ([`Plan::shared`]): an offset from the records.
+        shared: Option<i32>,
         start: Slot,
         end: Slot,
         step: Slot,
@@ -159,6 +175,12 @@ pub(super) struct Plan {
     pub(super) tree: Vec<Node>,
     /// Record slot of every value another region (or the group level) uses.
     pub(super) values: HashMap<ValueId, Slot>,
+    /// The counters of group-level `for`s that are the same in every work-item running an
+    /// iteration, each with the word before the records that holds it (an offset from the
+    /// records; the counter in its first bytes): regions read them there.
+    pub(super) shared: HashMap<ValueId, i32>,
+    /// Bytes before the records: the shared counters' words, then the [`HEAD`] word.
+    pub(super) head: usize,
     /// Record offset of every private; `None` for private variables kept in registers (a
     /// kernel of one region).
     pub(super) privates: ir::IdVec<ir::PrivateId, Option<u32>>,
@@ -222,6 +244,7 @@ struct Planner<'a> {
     regions: Vec<RegionPlan>,
     record: usize,
     values: HashMap<ValueId, Slot>,
+    shared: HashMap<ValueId, i32>,
     loop_flags: HashMap<LoopId, (u32, u32)>,
 }
 
@@ -354,11 +377,19 @@ impl Planner<'_> {
                     ];
                     let (start, end, step) = (ex[0].1, ex[1].1, ex[2].1);
                     self.flush(&mut nodes, &mut pending, ex);
+                    let shared = if self.uniform.as_mut().is_some_and(|u| u.counter(*var)) {
+                        let at = shared_at(self.shared.len());
+                        self.shared.insert(*var, at);
+                        Some(at)
+                    } else {
+                        None
+                    };
                     let var = self.value_slot(*var);
                     let flags = self.loop_flag(*id);
                     let body = self.block(body);
                     nodes.push(Node::For {
                         var,
+                        shared,
                         start,
                         end,
                         step,
@@ -448,6 +479,7 @@ impl Plan {
             regions: Vec::new(),
             record: 0,
             values: HashMap::new(),
+            shared: HashMap::new(),
             loop_flags: HashMap::new(),
         };
         let returned = p.alloc(1, 1);
@@ -459,13 +491,17 @@ impl Plan {
             let ex: Vec<ExprId> = r.exports.iter().map(|(e, _)| *e).collect();
             let (defs, uses) = values_of(f, &r.stmts, &ex);
             spilled.extend(uses.difference(&defs).copied());
-            read.extend(uses.difference(&defs).copied());
+            // (A shared counter is read from its word, not from the records.)
+            read.extend(
+                uses.difference(&defs)
+                    .filter(|v| !p.shared.contains_key(v))
+                    .copied(),
+            );
         }
         spilled.sort();
         for v in spilled {
             p.value_slot(v);
         }
-        let read = read.iter().map(|v| p.values[v].off).collect();
         // A guard's bound in the records (its value is defined by an earlier region).
         for r in &mut p.regions {
             if let Some(Guard {
@@ -478,8 +514,11 @@ impl Plan {
                 };
                 let v = guard_value(f, *cond).expect("a guard's bound is a value");
                 *s = p.values[&v];
+                // The group level reads a guard's bound from the records.
+                read.insert(v);
             }
         }
+        let read = read.iter().map(|v| p.values[v].off).collect();
         let privates = f
             .privates
             .iter()
@@ -516,6 +555,8 @@ impl Plan {
             regions: p.regions,
             tree,
             values: p.values,
+            head: HEAD + 8 * p.shared.len(),
+            shared: p.shared,
             privates,
             returned,
             loop_flags: p.loop_flags,
@@ -709,6 +750,16 @@ impl<'a> Uniform<'a> {
             }
         }
         false
+    }
+
+    /// Whether `v` is a `for` counter with a start and step the same in every work-item of
+    /// the group: then it is the same in every work-item that runs an iteration (they step
+    /// together; one that left the loop runs no more of it).
+    fn counter(&mut self, v: ValueId) -> bool {
+        match self.defs.get(&v).copied() {
+            Some(Def::Counter(s, st)) => self.expr(s) && self.expr(st),
+            _ => false,
+        }
     }
 
     /// Whether `e` is the same in every work-item of the group that computes it.

@@ -25,7 +25,7 @@
 
 #![allow(clippy::needless_range_loop)] // lane loops index several per-work-item arrays
 
-use super::plan::{head_byte, Bound, Guard, Node, Slot, EXITED, HEAD, LIMIT, QUAD, RETURNED};
+use super::plan::{head_byte, Bound, Guard, Node, Slot, EXITED, LIMIT, QUAD, RETURNED};
 use super::{Env, Fault, JitProgram, MemArg, RegionFn, Site};
 use crate::cpu::cpu_mem;
 use crate::cpu::semantics::{self, collective};
@@ -315,12 +315,13 @@ impl<'a> Worker<'a> {
                 len: n,
             });
         }
-        // Whole blocks of four records (`super::plan`), after the `plan::HEAD` word (a
-        // guarded region's limit, the exit markers).
+        // Whole blocks of four records (`super::plan`), after the shared counters' words and
+        // the `plan::HEAD` word (a guarded region's limit, the exit markers).
         let blocks = lanes.div_ceil(QUAD) * QUAD;
+        let head = s.plan.head / 8;
         sc.records.clear();
         sc.records
-            .resize(HEAD / 8 + (blocks * s.plan.record).div_ceil(8).max(1), 0);
+            .resize(head + (blocks * s.plan.record).div_ceil(8).max(1), 0);
         *sc.fault = Fault::default();
         *sc.panic = None;
         *sc.env = Env {
@@ -328,7 +329,7 @@ impl<'a> Worker<'a> {
             scalars: s.scalars.as_ptr(),
             locals: sc.local_args.as_ptr(),
             // SAFETY: the records hold at least two words.
-            records: unsafe { sc.records.as_mut_ptr().add(HEAD / 8) } as *mut u8,
+            records: unsafe { sc.records.as_mut_ptr().add(head) } as *mut u8,
             local: s.local.map(|x| x as u32),
             group: [0; 3],
             groups: s.groups.map(|x| x as u32),
@@ -418,14 +419,15 @@ impl<'a> Worker<'a> {
         let status = unsafe { f(&*self.env, mask.as_ptr()) };
         // The exit markers (`plan::EXITED`, `plan::RETURNED`) in the word before the records.
         let (exited, returned) = (head_byte(EXITED), head_byte(RETURNED));
-        let mut head = self.records[0].to_ne_bytes();
+        let w = self.head_word();
+        let mut head = self.records[w].to_ne_bytes();
         if head[exited] | head[returned] != 0 {
             if head[exited] != 0 {
                 self.frames.iter_mut().for_each(|f| f.dirty = true);
             }
             self.returned |= head[returned] != 0;
             (head[exited], head[returned]) = (0, 0);
-            self.records[0] = u64::from_ne_bytes(head);
+            self.records[w] = u64::from_ne_bytes(head);
         }
         if status == 0 {
             Ok(())
@@ -458,8 +460,26 @@ impl<'a> Worker<'a> {
     /// Where work-item `l`'s scalar of `size` bytes at record offset `off` lies (records are
     /// kept in blocks of four work-items, [`super::plan`]).
     fn rec_index(&self, l: usize, off: u32, size: usize) -> usize {
-        // After the guard limit's word.
-        HEAD + (l / QUAD) * QUAD * self.s.plan.record + QUAD * off as usize + (l % QUAD) * size
+        // After the shared counters' words and the guard limit's word.
+        self.s.plan.head
+            + (l / QUAD) * QUAD * self.s.plan.record
+            + QUAD * off as usize
+            + (l % QUAD) * size
+    }
+
+    /// The index in `records` of the `plan::HEAD` word (just before the records).
+    fn head_word(&self) -> usize {
+        self.s.plan.head / 8 - 1
+    }
+
+    /// Writes a shared counter's word ([`super::plan::Plan::shared`], `at` bytes from the
+    /// records): the counter's bytes (at most eight, in memory order) first, where region
+    /// code loads the counter's type.
+    fn set_shared(&mut self, at: i32, bytes: &[u8]) {
+        let w = (self.s.plan.head as i32 + at) as usize / 8;
+        let mut word = [0u8; 8];
+        word[..bytes.len()].copy_from_slice(bytes);
+        self.records[w] = u64::from_ne_bytes(word);
     }
 
     fn rec(&self, l: usize, off: u32, size: usize) -> *const u8 {
@@ -776,6 +796,7 @@ impl<'a> Worker<'a> {
     fn uniform_for(&mut self, node: &'a Node, mask: &[u8]) -> Flow {
         let Node::For {
             var,
+            shared,
             start,
             end,
             step,
@@ -804,6 +825,11 @@ impl<'a> Worker<'a> {
                 let go = if st > T::zero() { v < e } else { v > e };
                 if !go {
                     return Ok(());
+                }
+                if let Some(at) = *shared {
+                    // SAFETY: `v` is a plain integer of `size` bytes.
+                    let bytes = unsafe { std::slice::from_raw_parts((&v as *const T).cast::<u8>(), size) };
+                    self.set_shared(at, bytes);
                 }
                 if read && full {
                     let p = self.rec_mut(0, var.off, size);
@@ -856,10 +882,11 @@ impl<'a> Worker<'a> {
             Node::Region(i) => {
                 if let Some(g) = &self.s.plan.regions[*i].guard {
                     let limit = self.guard_limit(g, mask);
-                    let mut head = self.records[0].to_ne_bytes();
+                    let w = self.head_word();
+                    let mut head = self.records[w].to_ne_bytes();
                     let at = head_byte(LIMIT);
                     head[at..at + 4].copy_from_slice(&(limit as u32).to_ne_bytes());
-                    self.records[0] = u64::from_ne_bytes(head);
+                    self.records[w] = u64::from_ne_bytes(head);
                 }
                 self.call(*i, mask)
             }
@@ -970,6 +997,7 @@ impl<'a> Worker<'a> {
             }
             Node::For {
                 var,
+                shared,
                 start,
                 end,
                 step,
@@ -1050,6 +1078,25 @@ impl<'a> Worker<'a> {
                         }, _ => unreachable!());
                         if !any {
                             return Ok(());
+                        }
+                        if let Some(at) = *shared {
+                            // Every work-item running the iteration has the same counter
+                            // (`plan::Plan::shared`): the first one's.
+                            let l = iter
+                                .iter()
+                                .position(|&m| m != 0)
+                                .expect("an active work-item");
+                            let size = s.size();
+                            let mut bytes = [0u8; 8];
+                            // SAFETY: the counter's slot of lane `l` holds `size` bytes.
+                            unsafe {
+                                std::ptr::copy_nonoverlapping(
+                                    self.rec(l, var.off, size),
+                                    bytes.as_mut_ptr(),
+                                    size,
+                                )
+                            };
+                            self.set_shared(at, &bytes[..size]);
                         }
                         self.exec_block(body, &iter)?;
                         if self.frames.last().is_some_and(|f| f.dirty) {

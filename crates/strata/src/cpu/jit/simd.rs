@@ -502,6 +502,9 @@ pub(super) fn vty(s: Scalar) -> cl::Type {
     }
 }
 
+/// How deep [`Gen::lane0_expr`] follows an index's arithmetic.
+const LANE0_DEPTH: u32 = 8;
+
 /// Whether `s` is an 8- or 16-bit integer: kept in a 32-bit lane, sign- or zero-extended as
 /// its type is signed or not, and wrapped to its width after each operation that may leave it.
 fn narrow_int(s: Scalar) -> bool {
@@ -2519,7 +2522,7 @@ impl Gen<'_, '_> {
         };
         let is = self.f.exprs.ty(at).scalar;
         let idx = self.vexpr(at);
-        let i0 = self.lane0(idx);
+        let i0 = self.lane0_of_expr(at, idx);
         let i0 = self.widen_index(i0, is);
         let off = self.b.ins().imul_imm(i0, size);
         let addr = self.b.ins().iadd(base, off);
@@ -2527,6 +2530,210 @@ impl Gen<'_, '_> {
             0 => addr,
             k => self.b.ins().iadd_imm(addr, k * size),
         }
+    }
+
+    /// Whether condition `cond` (its lanes `c`) holds in all four lanes, every lane active,
+    /// as an `i8`. A conjunction's comparisons of uniform values, or of consecutive ones
+    /// against a uniform one (a tile's guard, `row < n && col < n`), are tested on scalars:
+    /// the first or last lane against the bound, where the lanes do not wrap (where they
+    /// may, the test fails and the lanes' own test decides: it need only be sufficient).
+    fn all_lanes_take(&mut self, cond: ExprId, c: Value) -> Value {
+        if self.wide {
+            return self.b.ins().vall_true(c);
+        }
+        self.all_lanes_at(cond, c, &mut HashMap::new())
+    }
+
+    /// [`Gen::all_lanes_take`]; `seen` holds the conjuncts tested so far in this call (a
+    /// condition's shared operands once each).
+    fn all_lanes_at(&mut self, cond: ExprId, c: Value, seen: &mut HashMap<ExprId, Value>) -> Value {
+        if let Some(&x) = seen.get(&cond) {
+            return x;
+        }
+        let x = match *self.f.exprs.get(cond) {
+            Expr::Binary(BinaryOp::And, a, b) if self.f.exprs.ty(cond) == Type::BOOL => {
+                let (ca, cb) = (self.vexpr(a), self.vexpr(b));
+                let x = self.all_lanes_at(a, ca, seen);
+                let y = self.all_lanes_at(b, cb, seen);
+                self.b.ins().band(x, y)
+            }
+            Expr::Binary(op, a, b) => match self.scalar_compare(op, a, b) {
+                Some(x) => x,
+                None => self.b.ins().vall_true(c),
+            },
+            _ => self.b.ins().vall_true(c),
+        };
+        seen.insert(cond, x);
+        x
+    }
+
+    /// [`Gen::all_lanes_take`] of the comparison `a op b` of 32-bit integers, where each
+    /// side is uniform or consecutive (not both consecutive): an `i8`, or `None`.
+    fn scalar_compare(&mut self, op: BinaryOp, a: ExprId, b: ExprId) -> Option<Value> {
+        let s = self.f.exprs.ty(a).scalar;
+        if !matches!(s, Scalar::I32 | Scalar::U32) || self.f.exprs.ty(a).width != 1 {
+            return None;
+        }
+        let (f, c) = (self.f, &self.counters);
+        let (ua, ub) = (uniform(f, c, a), uniform(f, c, b));
+        // The consecutive side on the left.
+        let (op, a, b, ua, ub) = if !ua && ub {
+            (op, a, b, ua, ub)
+        } else if ua && !ub {
+            let flipped = match op {
+                BinaryOp::Lt => BinaryOp::Gt,
+                BinaryOp::Le => BinaryOp::Ge,
+                BinaryOp::Gt => BinaryOp::Lt,
+                BinaryOp::Ge => BinaryOp::Le,
+                _ => return None,
+            };
+            (flipped, b, a, ub, ua)
+        } else {
+            (op, a, b, ua, ub)
+        };
+        let signed = s.is_signed();
+        let cc = |op: BinaryOp| match (op, signed) {
+            (BinaryOp::Lt, false) => Some(IntCC::UnsignedLessThan),
+            (BinaryOp::Le, false) => Some(IntCC::UnsignedLessThanOrEqual),
+            (BinaryOp::Gt, false) => Some(IntCC::UnsignedGreaterThan),
+            (BinaryOp::Ge, false) => Some(IntCC::UnsignedGreaterThanOrEqual),
+            (BinaryOp::Lt, true) => Some(IntCC::SignedLessThan),
+            (BinaryOp::Le, true) => Some(IntCC::SignedLessThanOrEqual),
+            (BinaryOp::Gt, true) => Some(IntCC::SignedGreaterThan),
+            (BinaryOp::Ge, true) => Some(IntCC::SignedGreaterThanOrEqual),
+            (BinaryOp::Eq, _) => Some(IntCC::Equal),
+            (BinaryOp::Ne, _) => Some(IntCC::NotEqual),
+            _ => None,
+        };
+        let code = cc(op)?;
+        if ua && ub {
+            let (va, vb) = (self.vexpr(a), self.vexpr(b));
+            let (x, y) = (self.lane0_of_expr(a, va), self.lane0_of_expr(b, vb));
+            return Some(self.b.ins().icmp(code, x, y));
+        }
+        if !ub || !consecutive(f, c, a) {
+            return None;
+        }
+        // Lanes `x0 + k`, k = 0..3, not wrapping where `x0 <= MAX - 3`: below a bound where
+        // the last is, above one where the first is.
+        let last = match op {
+            BinaryOp::Lt | BinaryOp::Le => true,
+            BinaryOp::Gt | BinaryOp::Ge => false,
+            _ => return None,
+        };
+        let (va, vb) = (self.vexpr(a), self.vexpr(b));
+        let (x0, y) = (self.lane0_of_expr(a, va), self.lane0_of_expr(b, vb));
+        let max = if signed {
+            i32::MAX as i64
+        } else {
+            u32::MAX as i64
+        };
+        let room = self.b.ins().icmp_imm(
+            if signed {
+                IntCC::SignedLessThanOrEqual
+            } else {
+                IntCC::UnsignedLessThanOrEqual
+            },
+            x0,
+            max - 3,
+        );
+        let x = if last {
+            self.b.ins().iadd_imm(x0, 3)
+        } else {
+            x0
+        };
+        let holds = self.b.ins().icmp(code, x, y);
+        Some(self.b.ins().band(room, holds))
+    }
+
+    /// Lane 0 of expression `e`, whose lanes are `v` ([`Gen::vexpr`]'s), as a scalar: see
+    /// [`Gen::lane0_expr`]; else [`Gen::lane0`] of the lanes.
+    fn lane0_of_expr(&mut self, e: ExprId, v: Value) -> Value {
+        match self.lane0_expr(e) {
+            Some(x) => x,
+            None => self.lane0(v),
+        }
+    }
+
+    /// Lane 0 of `e` computed on scalars, where `e` is a sum, difference or product of
+    /// 32-bit integers, a shift left by a literal, a cast between `i32` and `u32`, or a `let`
+    /// of one (a tile's index, `row * n + t * 16 + tx`: a scalar, where the lanes would be
+    /// computed and one extracted, which Cranelift does not fold); its operands by the same
+    /// rule ([`LANE0_DEPTH`] deep), else lane 0 of their lanes ([`Gen::lane0`]). Same bits
+    /// as the lanes': these operations wrap alike in every lane. Four lanes only (the
+    /// eight-lane code lowers an index per half).
+    fn lane0_expr(&mut self, e: ExprId) -> Option<Value> {
+        self.lane0_at(e, LANE0_DEPTH, &mut HashMap::new())
+    }
+
+    /// [`Gen::lane0_expr`] `depth` deep; `seen` holds the operands computed so far in this
+    /// call (a DAG's shared operands once each, all in the block being lowered).
+    fn lane0_at(
+        &mut self,
+        e: ExprId,
+        depth: u32,
+        seen: &mut HashMap<ExprId, Value>,
+    ) -> Option<Value> {
+        let ty = self.f.exprs.ty(e);
+        if self.wide || ty.width != 1 || !matches!(ty.scalar, Scalar::I32 | Scalar::U32) {
+            return None;
+        }
+        match *self.f.exprs.get(e) {
+            Expr::Binary(op @ (BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul), a, b)
+                if depth > 0 =>
+            {
+                let x = self.lane0_operand(a, depth - 1, seen);
+                let y = self.lane0_operand(b, depth - 1, seen);
+                Some(match op {
+                    BinaryOp::Add => self.b.ins().iadd(x, y),
+                    BinaryOp::Sub => self.b.ins().isub(x, y),
+                    _ => self.b.ins().imul(x, y),
+                })
+            }
+            Expr::Binary(BinaryOp::Shl, a, b) if depth > 0 => {
+                let k = u32_lit(self.f, b).filter(|&k| k < 32)?;
+                let x = self.lane0_operand(a, depth - 1, seen);
+                Some(self.b.ins().ishl_imm(x, k as i64))
+            }
+            Expr::Cast(a, Scalar::I32 | Scalar::U32)
+                if depth > 0 && matches!(self.f.exprs.ty(a), Type::I32 | Type::U32) =>
+            {
+                Some(self.lane0_operand(a, depth - 1, seen))
+            }
+            Expr::Value(v) => self
+                .vars
+                .get(&(VarOf::Lane0(v), 0))
+                .copied()
+                .map(|var| self.b.use_var(var)),
+            _ => None,
+        }
+    }
+
+    /// An operand's lane 0 for [`Gen::lane0_at`]. An operand whose lanes are not at hand is
+    /// computed in a scope of its own: [`Gen::lane0_expr`] is also called on the path of
+    /// one branch (an access's vector path), where a value remembered for the rest of the
+    /// IR block would be used later from blocks that path does not dominate.
+    fn lane0_operand(&mut self, e: ExprId, depth: u32, seen: &mut HashMap<ExprId, Value>) -> Value {
+        if let Some(&x) = seen.get(&e) {
+            return x;
+        }
+        let x = match self.lane0_at(e, depth, seen) {
+            Some(x) => x,
+            None => {
+                let v = match self.lookup(e) {
+                    Some(v) => v[0],
+                    None => {
+                        self.memo.push(Default::default());
+                        let v = self.vexpr(e);
+                        self.pop_scope();
+                        v
+                    }
+                };
+                self.lane0(v)
+            }
+        };
+        seen.insert(e, x);
+        x
     }
 
     /// Lane 0 of the `i32x4` `v`: where `v` is a splat, a constant, or a sum, difference or
@@ -2608,7 +2815,7 @@ impl Gen<'_, '_> {
     /// mask's).
     fn consecutive_fits(&mut self, mem: Mem, index: ExprId) -> (Value, Value) {
         let idx = self.vexpr(index);
-        let i0 = self.lane0(idx);
+        let i0 = self.lane0_of_expr(index, idx);
         self.consecutive_fits_at(mem, index, i0)
     }
 
@@ -2799,7 +3006,7 @@ impl Gen<'_, '_> {
             .size();
         let is = self.f.exprs.ty(index).scalar;
         let idx = self.vexpr(index);
-        let i0 = self.lane0(idx);
+        let i0 = self.lane0_of_expr(index, idx);
         let i0 = self.widen_index(i0, is);
         let (base, len) = self.mem_base_len(mem);
         let off = self.b.ins().imul_imm(i0, (size * super::plan::QUAD) as i64);
@@ -2831,7 +3038,7 @@ impl Gen<'_, '_> {
         }
         let is = self.f.exprs.ty(index).scalar;
         let idx = self.vexpr(index);
-        let i0 = self.lane0(idx);
+        let i0 = self.lane0_of_expr(index, idx);
         let i0 = self.widen_index(i0, is);
         self.shared_load(mem, index, i0, false, |g| g.vload_general(mem, index))
     }
@@ -2960,7 +3167,7 @@ impl Gen<'_, '_> {
         let is = self.f.exprs.ty(index).scalar;
         let idx = self.vexpr(index);
         let (base, len) = self.mem_base_len(mem);
-        let i0 = self.lane0(idx);
+        let i0 = self.lane0_of_expr(index, idx);
         let s0 = self.b.ins().splat(types::I32X4, i0);
         let same = self.b.ins().icmp(IntCC::Equal, idx, s0);
         let m = self.mask();
@@ -3266,7 +3473,7 @@ impl Gen<'_, '_> {
         let z = self.vzero(s);
         self.b.ins().brif(whole_ok, whole, &[], some, &[]);
         self.b.switch_to_block(whole);
-        let i0 = self.lane0(idx);
+        let i0 = self.lane0_of_expr(index, idx);
         let a = self.elem_addr(base, i0, size);
         let v = self.load_parts(s, a);
         self.jump_with(merge, &v);
@@ -3309,7 +3516,7 @@ impl Gen<'_, '_> {
         };
         self.b.ins().brif(whole_ok, whole, &[], some, &[]);
         self.b.switch_to_block(whole);
-        let i0 = self.lane0(idx);
+        let i0 = self.lane0_of_expr(index, idx);
         let a = self.elem_addr(base, i0, size);
         self.store_parts(v, s, a);
         self.b.ins().jump(merge, &[]);
@@ -3563,6 +3770,19 @@ impl Gen<'_, '_> {
             Stmt::Let { value, expr } => {
                 let x = self.vexprs(*expr);
                 self.define_lanes(*value, &x);
+                // Its lane 0 as a scalar too, where it is an index's arithmetic (unused, it
+                // is removed).
+                if let Some(x0) = self.lane0_expr(*expr) {
+                    let v = match self.vars.get(&(VarOf::Lane0(*value), 0)) {
+                        Some(v) => *v,
+                        None => {
+                            let v = self.b.declare_var(types::I32);
+                            self.vars.insert((VarOf::Lane0(*value), 0), v);
+                            v
+                        }
+                    };
+                    self.b.def_var(v, x0);
+                }
             }
             Stmt::Load { value, .. } if self.tiled.contains_key(value) => {
                 let x = self.tiled[value];
@@ -3640,7 +3860,7 @@ impl Gen<'_, '_> {
                     // selects or is combined with folds away.
                     let ones = self.mask_splat(-1);
                     self.set_mask(ones);
-                    let all = self.b.ins().vall_true(c);
+                    let all = self.all_lanes_take(*cond, c);
                     let pre_ok0 = self.pre_ok;
                     let (all, pres0) = self.with_preconditions(then, all);
                     let (fast, general, join) = self.split_on(all);
@@ -4546,6 +4766,11 @@ impl Gen<'_, '_> {
                 } else {
                     self.b.ins().ireduce(types::I32, len)
                 };
+                self.splat(x, s)
+            }
+            Expr::Value(v) if self.plan.shared.contains_key(&v) => {
+                // A counter the same in every work-item: one scalar for the region's call.
+                let x = self.load_shared(self.plan.shared[&v], s);
                 self.splat(x, s)
             }
             Expr::Value(v) if !self.defined.contains(&v) => {
