@@ -179,8 +179,6 @@ pub(super) struct Plan {
     /// iteration, each with the word before the records that holds it (an offset from the
     /// records; the counter in its first bytes): regions read them there.
     pub(super) shared: HashMap<ValueId, i32>,
-    /// Bytes before the records: the shared counters' words, then the [`HEAD`] word.
-    pub(super) head: usize,
     /// Record offset of every private; `None` for private variables kept in registers (a
     /// kernel of one region).
     pub(super) privates: ir::IdVec<ir::PrivateId, Option<u32>>,
@@ -555,7 +553,6 @@ impl Plan {
             regions: p.regions,
             tree,
             values: p.values,
-            head: HEAD + 8 * p.shared.len(),
             shared: p.shared,
             privates,
             returned,
@@ -567,6 +564,11 @@ impl Plan {
             local_parts: Vec::new(),
             private_parts: Vec::new(),
         }
+    }
+
+    /// Bytes before the records: the shared counters' words, then the [`HEAD`] word.
+    pub(super) fn head(&self) -> usize {
+        HEAD + 8 * self.shared.len()
     }
 
     /// Whether running `node` may remove work-items from the enclosing block's mask (a

@@ -318,7 +318,7 @@ impl<'a> Worker<'a> {
         // Whole blocks of four records (`super::plan`), after the shared counters' words and
         // the `plan::HEAD` word (a guarded region's limit, the exit markers).
         let blocks = lanes.div_ceil(QUAD) * QUAD;
-        let head = s.plan.head / 8;
+        let head = s.plan.head() / 8;
         sc.records.clear();
         sc.records
             .resize(head + (blocks * s.plan.record).div_ceil(8).max(1), 0);
@@ -461,7 +461,7 @@ impl<'a> Worker<'a> {
     /// kept in blocks of four work-items, [`super::plan`]).
     fn rec_index(&self, l: usize, off: u32, size: usize) -> usize {
         // After the shared counters' words and the guard limit's word.
-        self.s.plan.head
+        self.s.plan.head()
             + (l / QUAD) * QUAD * self.s.plan.record
             + QUAD * off as usize
             + (l % QUAD) * size
@@ -469,14 +469,14 @@ impl<'a> Worker<'a> {
 
     /// The index in `records` of the `plan::HEAD` word (just before the records).
     fn head_word(&self) -> usize {
-        self.s.plan.head / 8 - 1
+        self.s.plan.head() / 8 - 1
     }
 
     /// Writes a shared counter's word ([`super::plan::Plan::shared`], `at` bytes from the
     /// records): the counter's bytes (at most eight, in memory order) first, where region
     /// code loads the counter's type.
     fn set_shared(&mut self, at: i32, bytes: &[u8]) {
-        let w = (self.s.plan.head as i32 + at) as usize / 8;
+        let w = (self.s.plan.head() as i32 + at) as usize / 8;
         let mut word = [0u8; 8];
         word[..bytes.len()].copy_from_slice(bytes);
         self.records[w] = u64::from_ne_bytes(word);

@@ -2571,47 +2571,27 @@ impl Gen<'_, '_> {
     /// side is uniform or consecutive (not both consecutive): an `i8`, or `None`.
     fn scalar_compare(&mut self, op: BinaryOp, a: ExprId, b: ExprId) -> Option<Value> {
         let s = self.f.exprs.ty(a).scalar;
-        if !matches!(s, Scalar::I32 | Scalar::U32) || self.f.exprs.ty(a).width != 1 {
+        if !matches!(self.f.exprs.ty(a), Type::I32 | Type::U32) {
             return None;
         }
         let (f, c) = (self.f, &self.counters);
-        let (ua, ub) = (uniform(f, c, a), uniform(f, c, b));
-        // The consecutive side on the left.
-        let (op, a, b, ua, ub) = if !ua && ub {
-            (op, a, b, ua, ub)
-        } else if ua && !ub {
-            let flipped = match op {
-                BinaryOp::Lt => BinaryOp::Gt,
-                BinaryOp::Le => BinaryOp::Ge,
-                BinaryOp::Gt => BinaryOp::Lt,
-                BinaryOp::Ge => BinaryOp::Le,
+        // The consecutive side on the left, the uniform bound on the right.
+        let (op, a, b) = match (uniform(f, c, a), uniform(f, c, b)) {
+            (true, true) => {
+                let (x, y) = (self.lane0_scalar(a), self.lane0_scalar(b));
+                return direct_binary(&mut self.b, op, s, x, y);
+            }
+            (false, true) => (op, a, b),
+            (true, false) => match op {
+                BinaryOp::Lt => (BinaryOp::Gt, b, a),
+                BinaryOp::Le => (BinaryOp::Ge, b, a),
+                BinaryOp::Gt => (BinaryOp::Lt, b, a),
+                BinaryOp::Ge => (BinaryOp::Le, b, a),
                 _ => return None,
-            };
-            (flipped, b, a, ub, ua)
-        } else {
-            (op, a, b, ua, ub)
+            },
+            (false, false) => return None,
         };
-        let signed = s.is_signed();
-        let cc = |op: BinaryOp| match (op, signed) {
-            (BinaryOp::Lt, false) => Some(IntCC::UnsignedLessThan),
-            (BinaryOp::Le, false) => Some(IntCC::UnsignedLessThanOrEqual),
-            (BinaryOp::Gt, false) => Some(IntCC::UnsignedGreaterThan),
-            (BinaryOp::Ge, false) => Some(IntCC::UnsignedGreaterThanOrEqual),
-            (BinaryOp::Lt, true) => Some(IntCC::SignedLessThan),
-            (BinaryOp::Le, true) => Some(IntCC::SignedLessThanOrEqual),
-            (BinaryOp::Gt, true) => Some(IntCC::SignedGreaterThan),
-            (BinaryOp::Ge, true) => Some(IntCC::SignedGreaterThanOrEqual),
-            (BinaryOp::Eq, _) => Some(IntCC::Equal),
-            (BinaryOp::Ne, _) => Some(IntCC::NotEqual),
-            _ => None,
-        };
-        let code = cc(op)?;
-        if ua && ub {
-            let (va, vb) = (self.vexpr(a), self.vexpr(b));
-            let (x, y) = (self.lane0_of_expr(a, va), self.lane0_of_expr(b, vb));
-            return Some(self.b.ins().icmp(code, x, y));
-        }
-        if !ub || !consecutive(f, c, a) {
+        if !consecutive(f, c, a) {
             return None;
         }
         // Lanes `x0 + k`, k = 0..3, not wrapping where `x0 <= MAX - 3`: below a bound where
@@ -2621,29 +2601,26 @@ impl Gen<'_, '_> {
             BinaryOp::Gt | BinaryOp::Ge => false,
             _ => return None,
         };
-        let (va, vb) = (self.vexpr(a), self.vexpr(b));
-        let (x0, y) = (self.lane0_of_expr(a, va), self.lane0_of_expr(b, vb));
-        let max = if signed {
-            i32::MAX as i64
+        let (x0, y) = (self.lane0_scalar(a), self.lane0_scalar(b));
+        let (cc, max) = if s.is_signed() {
+            (IntCC::SignedLessThanOrEqual, i32::MAX as i64)
         } else {
-            u32::MAX as i64
+            (IntCC::UnsignedLessThanOrEqual, u32::MAX as i64)
         };
-        let room = self.b.ins().icmp_imm(
-            if signed {
-                IntCC::SignedLessThanOrEqual
-            } else {
-                IntCC::UnsignedLessThanOrEqual
-            },
-            x0,
-            max - 3,
-        );
+        let room = self.b.ins().icmp_imm(cc, x0, max - 3);
         let x = if last {
             self.b.ins().iadd_imm(x0, 3)
         } else {
             x0
         };
-        let holds = self.b.ins().icmp(code, x, y);
+        let holds = direct_binary(&mut self.b, op, s, x, y)?;
         Some(self.b.ins().band(room, holds))
+    }
+
+    /// Lane 0 of `e`, whose lanes are computed here, as a scalar ([`Gen::lane0_of_expr`]).
+    fn lane0_scalar(&mut self, e: ExprId) -> Value {
+        let v = self.vexpr(e);
+        self.lane0_of_expr(e, v)
     }
 
     /// Lane 0 of expression `e`, whose lanes are `v` ([`Gen::vexpr`]'s), as a scalar: see
@@ -2675,7 +2652,7 @@ impl Gen<'_, '_> {
         seen: &mut HashMap<ExprId, Value>,
     ) -> Option<Value> {
         let ty = self.f.exprs.ty(e);
-        if self.wide || ty.width != 1 || !matches!(ty.scalar, Scalar::I32 | Scalar::U32) {
+        if self.wide || !matches!(ty, Type::I32 | Type::U32) {
             return None;
         }
         match *self.f.exprs.get(e) {
@@ -2684,11 +2661,7 @@ impl Gen<'_, '_> {
             {
                 let x = self.lane0_operand(a, depth - 1, seen);
                 let y = self.lane0_operand(b, depth - 1, seen);
-                Some(match op {
-                    BinaryOp::Add => self.b.ins().iadd(x, y),
-                    BinaryOp::Sub => self.b.ins().isub(x, y),
-                    _ => self.b.ins().imul(x, y),
-                })
+                direct_binary(&mut self.b, op, ty.scalar, x, y)
             }
             Expr::Binary(BinaryOp::Shl, a, b) if depth > 0 => {
                 let k = u32_lit(self.f, b).filter(|&k| k < 32)?;
@@ -3773,14 +3746,7 @@ impl Gen<'_, '_> {
                 // Its lane 0 as a scalar too, where it is an index's arithmetic (unused, it
                 // is removed).
                 if let Some(x0) = self.lane0_expr(*expr) {
-                    let v = match self.vars.get(&(VarOf::Lane0(*value), 0)) {
-                        Some(v) => *v,
-                        None => {
-                            let v = self.b.declare_var(types::I32);
-                            self.vars.insert((VarOf::Lane0(*value), 0), v);
-                            v
-                        }
-                    };
+                    let v = self.var(VarOf::Lane0(*value), 0, Scalar::U32);
                     self.b.def_var(v, x0);
                 }
             }
