@@ -9,9 +9,10 @@
 //!
 //! The image is `n x n` `f32` pixels with `n = sqrt(size / 4)` (2048 at the default `--size`
 //! of 2^24; on the interpreter [`crate::bench::compute::INTERP_WORK_DIVISOR`] times fewer
-//! pixels), a smooth pattern plus deterministic noise. The two sides of a row run
-//! alternately (after one warm-up run each), so a change in the machine's load falls on both;
-//! the times are medians. **strata time**: from the first
+//! pixels), a smooth pattern plus deterministic noise. The sides of a row run by turns (after
+//! one warm-up run each), so a change in the machine's load falls on all of them; the times
+//! are medians. `rof_fused`'s rayon baseline has two builds ([`builds`]: the default
+//! target's and AVX2+FMA, its `avx2` columns; the same bits, checked). **strata time**: from the first
 //! enqueue until the denoised image is complete on the device (the dual field's zero
 //! allocation included; the upload of the noisy image before, and the read back after, are
 //! not timed). **baseline time**: the same algorithm in `f32` on host slices, rows in parallel
@@ -24,6 +25,7 @@
 /// fields, not part of the library).
 mod denoise;
 
+use crate::bench::builds::{self, two_builds, Build};
 use crate::bench::compute::INTERP_WORK_DIVISOR;
 use crate::bench::{BenchError, BenchResult, DEFAULT_SIZE};
 use rayon::prelude::*;
@@ -74,39 +76,77 @@ pub fn picture(n: usize) -> Vec<f32> {
         .collect()
 }
 
+/// The divergence of the dual field `p` at pixel `i` of an `n`-wide image (backward
+/// differences, zero past the image's top and left edges).
+#[inline(always)]
+fn div(p: &[[f32; 2]], i: usize, n: usize) -> f32 {
+    let (x, y) = (i % n, i / n);
+    let left = if x > 0 { p[i - 1][0] } else { 0.0 };
+    let up = if y > 0 { p[i - n][1] } else { 0.0 };
+    (p[i][0] - left) + (p[i][1] - up)
+}
+
+two_builds! {
+    /// Row `y` of the first pass of an iteration: `v = div p - f / λ`, compiled for `build`.
+    pub fn rof_row_v(y: usize, row: &mut [f32], p: &[[f32; 2]], f: &[f32], n: usize, lambda: f32) {
+        for (x, v) in row.iter_mut().enumerate() {
+            let i = y * n + x;
+            *v = div(p, i, n) - f[i] / lambda;
+        }
+    }
+}
+
+two_builds! {
+    /// Row `y` of the second pass: the gradient of `v` and the update of `p`, compiled for
+    /// `build`.
+    pub fn rof_row_p(y: usize, row: &mut [[f32; 2]], v: &[f32], n: usize, tau: f32) {
+        for (x, pi) in row.iter_mut().enumerate() {
+            let i = y * n + x;
+            let c = v[i];
+            let gx = if x + 1 < n { v[i + 1] - c } else { 0.0 };
+            let gy = if y + 1 < n { v[i + n] - c } else { 0.0 };
+            let d = (gx * gx + gy * gy).sqrt() * tau + 1.0;
+            *pi = [(pi[0] + gx * tau) / d, (pi[1] + gy * tau) / d];
+        }
+    }
+}
+
+two_builds! {
+    /// Row `y` of the output `u = f - λ div p`, compiled for `build`.
+    pub fn rof_row_out(y: usize, row: &mut [f32], p: &[[f32; 2]], f: &[f32], n: usize, lambda: f32) {
+        for (x, u) in row.iter_mut().enumerate() {
+            let i = y * n + x;
+            *u = f[i] - div(p, i, n) * lambda;
+        }
+    }
+}
+
 /// Chambolle's algorithm in `f32` on the host, rows in parallel: `iters` iterations and the
-/// output `u = f - λ div p`.
-pub fn rof_rayon(f: &[f32], n: usize, lambda: f32, tau: f32, iters: usize) -> Vec<f32> {
+/// output `u = f - λ div p`, the rows' loops compiled for `build` ([`rof_row_v`],
+/// [`rof_row_p`], [`rof_row_out`]).
+pub fn rof_rayon(
+    build: Build,
+    f: &[f32],
+    n: usize,
+    lambda: f32,
+    tau: f32,
+    iters: usize,
+) -> Vec<f32> {
     let mut p = vec![[0.0f32; 2]; n * n];
     let mut v = vec![0.0f32; n * n];
-    let div = |p: &[[f32; 2]], i: usize| {
-        let (x, y) = (i % n, i / n);
-        let left = if x > 0 { p[i - 1][0] } else { 0.0 };
-        let up = if y > 0 { p[i - n][1] } else { 0.0 };
-        (p[i][0] - left) + (p[i][1] - up)
-    };
     for _ in 0..iters {
-        v.par_chunks_mut(n).enumerate().for_each(|(y, row)| {
-            for (x, v) in row.iter_mut().enumerate() {
-                let i = y * n + x;
-                *v = div(&p, i) - f[i] / lambda;
-            }
-        });
-        p.par_chunks_mut(n).enumerate().for_each(|(y, row)| {
-            for (x, pi) in row.iter_mut().enumerate() {
-                let i = y * n + x;
-                let c = v[i];
-                let gx = if x + 1 < n { v[i + 1] - c } else { 0.0 };
-                let gy = if y + 1 < n { v[i + n] - c } else { 0.0 };
-                let d = (gx * gx + gy * gy).sqrt() * tau + 1.0;
-                *pi = [(pi[0] + gx * tau) / d, (pi[1] + gy * tau) / d];
-            }
-        });
+        v.par_chunks_mut(n)
+            .enumerate()
+            .for_each(|(y, row)| rof_row_v(build, y, row, &p, f, n, lambda));
+        p.par_chunks_mut(n)
+            .enumerate()
+            .for_each(|(y, row)| rof_row_p(build, y, row, &v, n, tau));
     }
-    (0..n * n)
-        .into_par_iter()
-        .map(|i| f[i] - div(&p, i) * lambda)
-        .collect()
+    let mut u = vec![0.0f32; n * n];
+    u.par_chunks_mut(n)
+        .enumerate()
+        .for_each(|(y, row)| rof_row_out(build, y, row, &p, f, n, lambda));
+    u
 }
 
 /// Runs `rof_fused` or `rof_unfused` on `q` for a `--size` of `size`.
@@ -132,20 +172,36 @@ pub(crate) fn run(
         Ok(s)
     };
     let (mut fused, mut other) = (None, None);
+    let mut avx2_s = None;
     let (strata_s, baseline, baseline_s, rel_error) = if name == "rof_fused" {
-        let mut want = Vec::new();
-        let [fused_s, rayon_s] = crate::bench::alternate(
+        let (fused_s, rayon_s, avx2, want) = builds::alternating(
             reps,
-            [
-                &mut || denoise_on(&fx, &mut fused).map_err(BenchError::from),
-                &mut || {
-                    drop(std::mem::take(&mut want));
-                    let t = Instant::now();
-                    want = std::hint::black_box(rof_rayon(&f, n, LAMBDA, TAU, ITERS));
-                    Ok(t.elapsed().as_secs_f64())
-                },
-            ],
+            || denoise_on(&fx, &mut fused).map_err(BenchError::from),
+            |build, want: &mut Vec<f32>| {
+                drop(std::mem::take(want));
+                let t = Instant::now();
+                *want = std::hint::black_box(rof_rayon(build, &f, n, LAMBDA, TAU, ITERS));
+                Ok(t.elapsed().as_secs_f64())
+            },
+            |fast, want| {
+                // The same operations in the same order: the same bits.
+                match fast
+                    .iter()
+                    .zip(want)
+                    .position(|(a, b)| a.to_bits() != b.to_bits())
+                {
+                    None => Ok(()),
+                    Some(i) => Err(BenchError::WrongResult {
+                        bench: "rof_fused",
+                        detail: format!(
+                            "the AVX2+FMA baseline's pixel {i} is {}, the default build's {}",
+                            fast[i], want[i]
+                        ),
+                    }),
+                }
+            },
         )?;
+        avx2_s = avx2;
         let got = fused.expect("ran").to_vec()?;
         (fused_s, "rayon", rayon_s, check(name, &got, &want)?)
     } else {
@@ -178,7 +234,8 @@ pub(crate) fn run(
         compile_s: None,
         compile_cached_s: None,
         tuned: None,
-    })
+    }
+    .with_avx2(avx2_s))
 }
 
 /// The largest difference relative to the largest pixel; fails past [`TOLERANCE`].

@@ -57,14 +57,20 @@
 //! exactly for `vadd`, `saxpy`, `scan` and `sort`, within
 //! [`REDUCTION_TOLERANCE`](crate::bench::REDUCTION_TOLERANCE) for the reductions.
 //!
-//! Baselines: rayon over host slices: chunked element-wise loops; chunked reductions; a
-//! two-pass chunked scan (chunk totals in parallel, their prefix, then the chunks in parallel);
-//! `par_sort_unstable`.
+//! Baselines: rayon over host slices: chunked element-wise loops (`vadd`'s and `saxpy`'s,
+//! [`rayon_vadd`], [`rayon_saxpy`]); chunked reductions ([`rayon_dot`], [`rayon_sum`]); a
+//! two-pass chunked scan ([`rayon_scan`]: chunk totals in parallel, their prefix, then the
+//! chunks in parallel); `par_sort_unstable`. The loops of all but the sort have two builds
+//! ([`builds`]: the default target's and AVX2+FMA, its `avx2` columns), timed by turns with
+//! strata's run (one repetition of each per round); the sort is rayon's library code, which
+//! no target feature of ours reaches: one build, timed once per run and size for every sort
+//! row (its `avx2` columns are empty).
 
-use crate::bench::builds::Build;
+use crate::bench::builds::{self, two_builds, Build};
 use crate::bench::cuda::CudaBaseline;
 use crate::bench::{
-    check_close, check_exact, rayon_dot, rayon_sum, BenchError, BenchResult, SAXPY_A,
+    check_close, check_exact, rayon_dot, rayon_saxpy, rayon_sum, rayon_vadd, BenchError,
+    BenchResult, SAXPY_A,
 };
 use rayon::prelude::*;
 use std::time::Instant;
@@ -300,11 +306,30 @@ fn exact_u32(bench: &'static str, got: &[u32], want: &[u32]) -> Result<(), Bench
     }
 }
 
-fn rayon_scan(x: &[u32], out: &mut [u32]) {
-    let totals: Vec<u32> = x
-        .par_chunks(CHUNK)
-        .map(|c| c.iter().fold(0u32, |a, b| a.wrapping_add(*b)))
-        .collect();
+two_builds! {
+    /// The wrapping sum of one chunk of `u32`s, compiled for `build`.
+    pub fn chunk_total(x: &[u32]) -> u32 {
+        x.iter().fold(0u32, |a, b| a.wrapping_add(*b))
+    }
+}
+
+two_builds! {
+    /// The inclusive `+` scan of one chunk of `u32`s into `out`, starting from `carry`,
+    /// compiled for `build`.
+    pub fn chunk_scan(out: &mut [u32], x: &[u32], carry: u32) {
+        let mut acc = carry;
+        for (o, v) in out.iter_mut().zip(x) {
+            acc = acc.wrapping_add(*v);
+            *o = acc;
+        }
+    }
+}
+
+/// The scans' baseline: the inclusive `+` scan of `x` into `out` with rayon in two passes
+/// over chunks (the chunks' totals in parallel, their prefix, then the chunks in parallel),
+/// the loops compiled for `build` ([`chunk_total`], [`chunk_scan`]).
+pub fn rayon_scan(build: Build, x: &[u32], out: &mut [u32]) {
+    let totals: Vec<u32> = x.par_chunks(CHUNK).map(|c| chunk_total(build, c)).collect();
     let mut carry = Vec::with_capacity(totals.len());
     let mut acc = 0u32;
     for t in totals {
@@ -314,12 +339,7 @@ fn rayon_scan(x: &[u32], out: &mut [u32]) {
     out.par_chunks_mut(CHUNK)
         .zip(x.par_chunks(CHUNK))
         .zip(carry)
-        .for_each(|((o, c), mut acc)| {
-            for (o, v) in o.iter_mut().zip(c) {
-                acc = acc.wrapping_add(*v);
-                *o = acc;
-            }
-        });
+        .for_each(|((o, c), carry)| chunk_scan(build, o, c, carry));
 }
 
 /// Runs pattern benchmark `name` on `queue` with the inputs `x`, `y` (values in [0, 1)).
@@ -377,26 +397,28 @@ fn run_with(
     let scan_ex = scan_exec(&ex, name).transpose()?;
     // The sorts' own work-group size and work-groups per pass.
     let mut sort_shape: Option<LaunchShape> = None;
+    // The AVX2+FMA build's median, where the row's rayon baseline has one (the loops of
+    // `vadd`, `saxpy`, the reductions and the scans; not the sorts').
+    let mut avx2_s: Option<f64> = None;
     let (strata_s, baseline_s, rel_error, bytes) = match name {
         "pat_vadd" => {
             let z = DeviceVec::<f32>::zeroed(&ex, n)?;
-            let s = timed(reps, || {
-                let t = Instant::now();
-                zip(&dx, &dy).map(|(a, b)| a + b).collect_into(&ex, &z)?;
-                Ok(secs(t))
-            })?;
-            let mut want = vec![0.0f32; n];
-            let b = timed(reps, || {
-                let t = Instant::now();
-                want.par_chunks_mut(CHUNK)
-                    .zip(x.par_chunks(CHUNK).zip(y.par_chunks(CHUNK)))
-                    .for_each(|(o, (a, b))| {
-                        for ((o, a), b) in o.iter_mut().zip(a).zip(b) {
-                            *o = a + b
-                        }
-                    });
-                Ok(secs(t))
-            })?;
+            let (s, b, avx2, want) = builds::alternating(
+                reps,
+                || {
+                    let t = Instant::now();
+                    zip(&dx, &dy).map(|(a, b)| a + b).collect_into(&ex, &z)?;
+                    Ok(secs(t))
+                },
+                |build, want: &mut Vec<f32>| {
+                    want.resize(n, 0.0);
+                    let t = Instant::now();
+                    rayon_vadd(build, want, x, y);
+                    Ok(secs(t))
+                },
+                |got, want| check_exact("pat_vadd (the AVX2+FMA baseline)", got, want),
+            )?;
+            avx2_s = avx2;
             check_exact(name, &z.to_vec()?, &want)?;
             let b = on_gpu(b, &|c| {
                 let (s, v) = c.vadd(x, y, reps)?;
@@ -406,27 +428,26 @@ fn run_with(
             (s, b, 0.0, 12 * n as u64)
         }
         "pat_saxpy" => {
-            let s = timed(reps, || {
-                dy.copy_from_slice(y)?;
-                let t = Instant::now();
-                zip(&dx, &dy)
-                    .map(|(x, y)| x * SAXPY_A + y)
-                    .collect_into(&ex, &dy)?;
-                Ok(secs(t))
-            })?;
-            let mut want = y.to_vec();
-            let b = timed(reps, || {
-                want.copy_from_slice(y);
-                let t = Instant::now();
-                want.par_chunks_mut(CHUNK)
-                    .zip(x.par_chunks(CHUNK))
-                    .for_each(|(o, a)| {
-                        for (o, a) in o.iter_mut().zip(a) {
-                            *o += SAXPY_A * a
-                        }
-                    });
-                Ok(secs(t))
-            })?;
+            let (s, b, avx2, want) = builds::alternating(
+                reps,
+                || {
+                    dy.copy_from_slice(y)?;
+                    let t = Instant::now();
+                    zip(&dx, &dy)
+                        .map(|(x, y)| x * SAXPY_A + y)
+                        .collect_into(&ex, &dy)?;
+                    Ok(secs(t))
+                },
+                |build, want: &mut Vec<f32>| {
+                    want.resize(n, 0.0);
+                    want.copy_from_slice(y);
+                    let t = Instant::now();
+                    rayon_saxpy(build, want, x);
+                    Ok(secs(t))
+                },
+                |got, want| check_exact("pat_saxpy (the AVX2+FMA baseline)", got, want),
+            )?;
+            avx2_s = avx2;
             check_exact(name, &dy.to_vec()?, &want)?;
             let b = on_gpu(b, &|c| {
                 let (s, v) = c.saxpy(SAXPY_A, x, y, reps)?;
@@ -438,22 +459,26 @@ fn run_with(
         "pat_dot" | "pat_dot_unfused" => {
             let tmp = DeviceVec::<f32>::zeroed(&ex, n)?;
             let mut got = 0.0f32;
-            let s = timed(reps, || {
-                let t = Instant::now();
-                got = if name == "pat_dot" {
-                    zip(&dx, &dy).map(|(a, b)| a * b).sum(&ex)?
-                } else {
-                    zip(&dx, &dy).map(|(a, b)| a * b).collect_into(&ex, &tmp)?;
-                    tmp.sum(&ex)?
-                };
-                Ok(secs(t))
-            })?;
-            let mut want = 0.0;
-            let b = timed(reps, || {
-                let t = Instant::now();
-                want = rayon_dot(Build::Default, x, y);
-                Ok(secs(t))
-            })?;
+            let (s, b, avx2, want) = builds::alternating(
+                reps,
+                || {
+                    let t = Instant::now();
+                    got = if name == "pat_dot" {
+                        zip(&dx, &dy).map(|(a, b)| a * b).sum(&ex)?
+                    } else {
+                        zip(&dx, &dy).map(|(a, b)| a * b).collect_into(&ex, &tmp)?;
+                        tmp.sum(&ex)?
+                    };
+                    Ok(secs(t))
+                },
+                |build, want: &mut f32| {
+                    let t = Instant::now();
+                    *want = std::hint::black_box(rayon_dot(build, x, y));
+                    Ok(secs(t))
+                },
+                |&fast, &want| avx2_close(name, fast, want),
+            )?;
+            avx2_s = avx2;
             let b = on_gpu(b, &|c| {
                 let (s, v) = c.reduce(x, Some(y), reps)?;
                 check_close(name, v, want)?;
@@ -463,17 +488,21 @@ fn run_with(
         }
         "pat_sum" => {
             let mut got = 0.0f32;
-            let s = timed(reps, || {
-                let t = Instant::now();
-                got = dx.sum(&ex)?;
-                Ok(secs(t))
-            })?;
-            let mut want = 0.0;
-            let b = timed(reps, || {
-                let t = Instant::now();
-                want = rayon_sum(Build::Default, x);
-                Ok(secs(t))
-            })?;
+            let (s, b, avx2, want) = builds::alternating(
+                reps,
+                || {
+                    let t = Instant::now();
+                    got = dx.sum(&ex)?;
+                    Ok(secs(t))
+                },
+                |build, want: &mut f32| {
+                    let t = Instant::now();
+                    *want = std::hint::black_box(rayon_sum(build, x));
+                    Ok(secs(t))
+                },
+                |&fast, &want| avx2_close(name, fast, want),
+            )?;
+            avx2_s = avx2;
             let b = on_gpu(b, &|c| {
                 let (s, v) = c.reduce(x, None, reps)?;
                 check_close(name, v, want)?;
@@ -486,17 +515,22 @@ fn run_with(
             let xu: Vec<u32> = x.iter().map(|v| (v * 1000.0) as u32).collect();
             let du = DeviceVec::from_slice(&sex, &xu)?;
             let out = DeviceVec::<u32>::zeroed(&sex, n)?;
-            let s = timed(reps, || {
-                let t = Instant::now();
-                du.inclusive_scan_into(&sex, &out, |a, b| a + b)?;
-                Ok(secs(t))
-            })?;
-            let mut want = vec![0u32; n];
-            let b = timed(reps, || {
-                let t = Instant::now();
-                rayon_scan(&xu, &mut want);
-                Ok(secs(t))
-            })?;
+            let (s, b, avx2, want) = builds::alternating(
+                reps,
+                || {
+                    let t = Instant::now();
+                    du.inclusive_scan_into(&sex, &out, |a, b| a + b)?;
+                    Ok(secs(t))
+                },
+                |build, want: &mut Vec<u32>| {
+                    want.resize(n, 0);
+                    let t = Instant::now();
+                    rayon_scan(build, &xu, want);
+                    Ok(secs(t))
+                },
+                |got, want| exact_u32("pat_scan (the AVX2+FMA baseline)", got, want),
+            )?;
+            avx2_s = avx2;
             exact_u32(name, &out.to_vec()?, &want)?;
             (s, b, 0.0, 8 * n as u64)
         }
@@ -608,6 +642,8 @@ fn run_with(
         }
     };
     let (local_size, groups) = (shape.local_size, shape.groups);
+    // A CUDA device's rows are compared with CUDA C, which has no second build.
+    let avx2_s = avx2_s.filter(|_| baseline == "rayon");
     Ok(BenchResult {
         bench: name,
         device: queue.device().spec(),
@@ -627,5 +663,18 @@ fn run_with(
         compile_s: None,
         compile_cached_s: None,
         tuned: None,
-    })
+    }
+    .with_avx2(avx2_s))
+}
+
+/// Checks a reduction's AVX2+FMA baseline against its default build, within
+/// [`REDUCTION_TOLERANCE`](crate::bench::REDUCTION_TOLERANCE) (rayon adds the chunks' partials
+/// in an order that depends on the scheduling).
+fn avx2_close(bench: &'static str, fast: f32, want: f32) -> Result<(), BenchError> {
+    check_close(bench, fast, want)
+        .map(|_| ())
+        .map_err(|e| BenchError::WrongResult {
+            bench,
+            detail: format!("the AVX2+FMA baseline differs: {e}"),
+        })
 }
