@@ -866,12 +866,12 @@ fn run(cmd: Command) -> Result<()> {
             out,
         } => {
             let host = RectSide::packed(region);
-            let mut v = vec![0u8; region.iter().product()];
+            let mut out = out.lock().unwrap();
+            let v = out.bytes();
             for_rows(region, |row, slice| {
                 let h = host.row_offset(row, slice);
                 cpu_mem(&mem).read(at.row_offset(row, slice), &mut v[h..h + region[0]]);
             });
-            *out.lock().unwrap() = v;
             Ok(())
         }
         Command::CopyRect {
@@ -898,9 +898,8 @@ fn run(cmd: Command) -> Result<()> {
             len,
             out,
         } => {
-            let mut v = vec![0u8; len];
-            cpu_mem(&mem).read(offset, &mut v);
-            *out.lock().unwrap() = v;
+            // Straight into the reader's vector (`HostOut`: `len` bytes).
+            cpu_mem(&mem).read(offset, &mut out.lock().unwrap().bytes()[..len]);
             Ok(())
         }
         Command::Copy {

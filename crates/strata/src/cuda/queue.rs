@@ -306,7 +306,7 @@ impl Worker {
                     unsafe { cu::memcpy_dtoh_async(&mut host, src, self.stream.0) }
                         .map_err(|e| cu_error(call, e))?;
                 }
-                after = Some(Box::new(move || *out.lock().unwrap() = host));
+                after = Some(Box::new(move || out.lock().unwrap().deliver(&host)));
                 Box::new(mem)
             }
             Command::Copy {
@@ -365,7 +365,7 @@ impl Worker {
                 // and is moved (its heap memory stays put) into the finish, which runs after
                 // the copy has completed.
                 unsafe { memcpy_3d(self.stream.0, dev, to, region) }?;
-                after = Some(Box::new(move || *out.lock().unwrap() = host));
+                after = Some(Box::new(move || out.lock().unwrap().deliver(&host)));
                 Box::new(m)
             }
             Command::CopyRect {

@@ -197,7 +197,7 @@ impl Worker {
                 fits(&mem, offset, len)?;
                 let mut v = vec![0u8; len];
                 if len == 0 {
-                    *out.lock().unwrap() = v;
+                    out.lock().unwrap().deliver(&v);
                     return Ok(None);
                 }
                 // SAFETY: the range fits the buffer; `v` has `len` bytes and is neither moved
@@ -216,7 +216,7 @@ impl Worker {
                 }
                 .map_err(|e| cl_error("clEnqueueReadBuffer", e))?;
                 let t = self.finish("clEnqueueReadBuffer", &[e])?;
-                *out.lock().unwrap() = v;
+                out.lock().unwrap().deliver(&v);
                 Ok(t)
             }
             Command::Copy {
@@ -356,7 +356,7 @@ impl Worker {
             } => {
                 let mut v = vec![0u8; region.iter().product()];
                 if v.is_empty() {
-                    *out.lock().unwrap() = v;
+                    out.lock().unwrap().deliver(&v);
                     return Ok(None);
                 }
                 let host = RectSide::packed(region);
@@ -381,7 +381,7 @@ impl Worker {
                 }
                 .map_err(|e| cl_error("clEnqueueReadBufferRect", e))?;
                 let t = self.finish("clEnqueueReadBufferRect", &[e])?;
-                *out.lock().unwrap() = v;
+                out.lock().unwrap().deliver(&v);
                 Ok(t)
             }
             Command::CopyRect {

@@ -9,7 +9,7 @@ use crate::error::Error;
 use crate::ir::{Literal, Scalar};
 use crate::runtime::{ArgValue, Command, DeviceBackend, Memory, NdRange};
 use crate::Kernel;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 
 /// The first OpenCL device, opened once for all tests.
 fn device() -> Option<&'static OpenClDevice> {
@@ -30,7 +30,7 @@ fn write(q: &dyn crate::runtime::QueueBackend, mem: &Arc<dyn Memory>, offset: us
         Command::Write {
             mem: mem.clone(),
             offset,
-            data: data.to_vec(),
+            data: crate::runtime::HostData::Owned(data.to_vec()),
         },
         vec![],
     )
@@ -39,7 +39,7 @@ fn write(q: &dyn crate::runtime::QueueBackend, mem: &Arc<dyn Memory>, offset: us
 }
 
 fn read(q: &dyn crate::runtime::QueueBackend, mem: &Arc<dyn Memory>) -> Vec<u8> {
-    let out = Arc::new(Mutex::new(Vec::new()));
+    let out = crate::runtime::HostOut::new::<u8>(mem.size());
     q.submit(
         Command::Read {
             mem: mem.clone(),
@@ -51,7 +51,7 @@ fn read(q: &dyn crate::runtime::QueueBackend, mem: &Arc<dyn Memory>) -> Vec<u8> 
     )
     .wait()
     .unwrap();
-    let v = out.lock().unwrap().clone();
+    let v = out.lock().unwrap().take::<u8>().unwrap();
     v
 }
 

@@ -54,20 +54,142 @@ pub(crate) enum ArgValue {
     LocalLen(u32),
 }
 
+/// The host bytes of a write ([`Command::Write`]): a copy the command owns (a non-blocking
+/// write, whose caller may drop its data at once), or the caller's own slice, borrowed for a
+/// blocking write ([`crate::Queue::write`]), which returns only once the command has completed:
+/// no copy of the data on the way (on the CPU backend a write was a fresh allocation, its page
+/// faults and a copy more than the write itself).
+pub(crate) enum HostData {
+    Owned(Vec<u8>),
+    /// `len` bytes at `ptr`, valid until the command's event has completed: only
+    /// [`HostData::borrowed`] makes one, for a caller that waits for that.
+    Borrowed {
+        ptr: *const u8,
+        len: usize,
+    },
+}
+
+// SAFETY: the bytes are only read, and a borrowed slice outlives every use (see `Borrowed`).
+unsafe impl Send for HostData {}
+
+impl HostData {
+    /// The caller's `data`, for a command whose completion the caller waits for before
+    /// `data`'s borrow ends.
+    ///
+    /// # Safety
+    /// The command made with it must complete (its event) before `data` is dropped or
+    /// changed; no backend reads the bytes after the command's event has completed.
+    pub(crate) unsafe fn borrowed(data: &[u8]) -> HostData {
+        HostData::Borrowed {
+            ptr: data.as_ptr(),
+            len: data.len(),
+        }
+    }
+}
+
+impl std::ops::Deref for HostData {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            HostData::Owned(v) => v,
+            // SAFETY: valid while the command runs (`HostData::borrowed`).
+            HostData::Borrowed { ptr, len } => unsafe { std::slice::from_raw_parts(*ptr, *len) },
+        }
+    }
+}
+
+/// The destination of a read ([`Command::Read`], [`Command::ReadRect`]): the very vector
+/// the reader gets back ([`crate::PendingRead`]), allocated (zeroed, untouched) with the
+/// read's length before the command runs, or the caller's own slice for a blocking read into
+/// it ([`crate::Queue::read_into`]), so that a backend writes the bytes in place and nothing
+/// copies them again after the read.
+pub(crate) struct HostOut {
+    buf: Option<Box<dyn OutBuf>>,
+    /// The caller's slice (see [`HostOut::borrowed`]), where `buf` is `None`.
+    into: Option<(*mut u8, usize)>,
+}
+
+// SAFETY: the borrowed slice is written only while the command runs (`HostOut::borrowed`).
+unsafe impl Send for HostOut {}
+
+/// A typed vector that a read fills as bytes.
+trait OutBuf: Send {
+    fn bytes(&mut self) -> &mut [u8];
+    fn into_any(self: Box<Self>) -> Box<dyn std::any::Any>;
+}
+
+impl<T: crate::builder::Element> OutBuf for Vec<T> {
+    fn bytes(&mut self) -> &mut [u8] {
+        bytemuck::cast_slice_mut(self)
+    }
+    fn into_any(self: Box<Self>) -> Box<dyn std::any::Any> {
+        self
+    }
+}
+
+impl HostOut {
+    /// The destination of a read of `len` elements of `T`, shared with its command.
+    pub(crate) fn new<T: crate::builder::Element>(len: usize) -> Arc<std::sync::Mutex<HostOut>> {
+        // Zeroed by the allocator (fresh pages), not written here: the read writes it.
+        let v: Vec<T> = bytemuck::zeroed_vec(len);
+        Arc::new(std::sync::Mutex::new(HostOut {
+            buf: Some(Box::new(v)),
+            into: None,
+        }))
+    }
+
+    /// The caller's `out` as the destination of a read of `out.len()` bytes.
+    ///
+    /// # Safety
+    /// The command made with it must complete (its event) before `out`'s borrow ends; no
+    /// backend writes the bytes after the command's event has completed.
+    pub(crate) unsafe fn borrowed(out: &mut [u8]) -> Arc<std::sync::Mutex<HostOut>> {
+        Arc::new(std::sync::Mutex::new(HostOut {
+            buf: None,
+            into: Some((out.as_mut_ptr(), out.len())),
+        }))
+    }
+
+    /// The bytes the read fills: all of the destination (the read's length in bytes).
+    pub(crate) fn bytes(&mut self) -> &mut [u8] {
+        match (&mut self.buf, self.into) {
+            (Some(b), _) => b.bytes(),
+            // SAFETY: valid while the command runs (`HostOut::borrowed`).
+            (None, Some((ptr, len))) => unsafe { std::slice::from_raw_parts_mut(ptr, len) },
+            (None, None) => &mut [],
+        }
+    }
+
+    /// Fills the destination with `data`, the read's bytes from a buffer of the backend's own.
+    pub(crate) fn deliver(&mut self, data: &[u8]) {
+        self.bytes().copy_from_slice(data);
+    }
+
+    /// The filled vector, taken out (once; `None` after).
+    pub(crate) fn take<T: crate::builder::Element>(&mut self) -> Option<Vec<T>> {
+        self.buf.take().map(|b| {
+            *b.into_any()
+                .downcast::<Vec<T>>()
+                .expect("the read's own type")
+        })
+    }
+}
+
 /// One command of a queue.
 pub(crate) enum Command {
     /// Host data to device memory at a byte offset.
     Write {
         mem: Arc<dyn Memory>,
         offset: usize,
-        data: Vec<u8>,
+        data: HostData,
     },
-    /// Device memory to host: `len` bytes at a byte offset, delivered into `out`.
+    /// Device memory to host: `len` bytes at a byte offset, delivered into `out` (whose
+    /// [`HostOut::bytes`] are `len` bytes).
     Read {
         mem: Arc<dyn Memory>,
         offset: usize,
         len: usize,
-        out: Arc<std::sync::Mutex<Vec<u8>>>,
+        out: Arc<std::sync::Mutex<HostOut>>,
     },
     /// Device to device copy of `len` bytes.
     Copy {
@@ -97,7 +219,7 @@ pub(crate) enum Command {
         mem: Arc<dyn Memory>,
         at: RectSide,
         region: [usize; 3],
-        out: Arc<std::sync::Mutex<Vec<u8>>>,
+        out: Arc<std::sync::Mutex<HostOut>>,
     },
     /// A box of memory to another (device to device); the boxes do not overlap.
     CopyRect {

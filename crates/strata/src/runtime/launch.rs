@@ -116,7 +116,8 @@ impl Kernel {
 /// docs), with what decoding them needs.
 pub(crate) struct FaultWords {
     read: Event,
-    out: Arc<Mutex<Vec<u8>>>,
+    /// The words, as read ([`super::HostOut`] of `u32`).
+    out: Arc<Mutex<super::HostOut>>,
     instrumented: Arc<super::kernel::CheckedKernel>,
     kernel: String,
     /// The launch's work-group size and global size.
@@ -134,7 +135,7 @@ impl FaultWords {
         sizes: [[usize; 3]; 2],
         pitched: Vec<(crate::ir::ParamId, super::args::PitchedShape)>,
     ) -> FaultWords {
-        let out = Arc::new(Mutex::new(Vec::new()));
+        let out = super::HostOut::new::<u32>(crate::ir::checked::FAULT_WORDS);
         let read = queue.submit(
             Command::Read {
                 mem,
@@ -173,7 +174,7 @@ impl FaultWords {
 
     /// The error of the fault the words read back record, if any.
     fn decode(&self) -> Result<()> {
-        let bytes = self.out.lock().unwrap().clone();
+        let bytes = self.out.lock().unwrap().bytes().to_vec();
         let w: Vec<u32> = bytes
             .chunks_exact(4)
             .map(|b| u32::from_ne_bytes([b[0], b[1], b[2], b[3]]))

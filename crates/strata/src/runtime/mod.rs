@@ -39,8 +39,8 @@ pub use args::KernelArg;
 #[cfg(any(feature = "opencl", feature = "cuda", feature = "vulkan"))]
 pub(crate) use backend::check_range;
 pub(crate) use backend::{
-    ArgValue, BackendEntry, Command, CompiledKernel, DeviceBackend, Devices, Found, Memory,
-    QueueBackend, RectSide,
+    ArgValue, BackendEntry, Command, CompiledKernel, DeviceBackend, Devices, Found, HostData,
+    HostOut, Memory, QueueBackend, RectSide,
 };
 pub use buffer::{Buffer, LocalMem};
 pub use event::{Event, Profile, Wait};

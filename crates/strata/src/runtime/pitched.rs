@@ -13,11 +13,10 @@
 //! padding is left alone; a whole-buffer fill is the ordinary fill of the allocation.
 
 use super::args::PitchedShape;
-use super::{Buffer, Command, Device, Event, PendingRead, Queue, RectSide};
+use super::{Buffer, Command, Device, Event, HostOut, PendingRead, Queue, RectSide};
 use crate::builder::Element;
 use crate::error::{Coords, Error, Result};
 use crate::ir::{self, ParamId};
-use std::sync::{Arc, Mutex};
 
 /// The row pitch, in elements, of rows of `width` elements of `elem_size` bytes on a device
 /// whose rows start at multiples of `align` bytes ([`DeviceInfo::pitch_alignment`](crate::DeviceInfo::pitch_alignment)):
@@ -265,7 +264,7 @@ impl Queue {
     ) -> Result<PendingRead<T>> {
         self.check_device("read_region", &buf.buf)?;
         buf.check_region("read_region", origin, size)?;
-        let out = Arc::new(Mutex::new(Vec::new()));
+        let out = HostOut::new::<T>(size.iter().product());
         let event = self.submit(
             Command::ReadRect {
                 mem: buf.buf.mem.clone(),
@@ -275,7 +274,7 @@ impl Queue {
             },
             wait,
         );
-        Ok(PendingRead::new(event, out, size.iter().product()))
+        Ok(PendingRead::new(event, out))
     }
 
     /// Reads a region of `buf`, packed tightly (see [`Queue::enqueue_read_region`]).

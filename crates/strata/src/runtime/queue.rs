@@ -8,7 +8,7 @@
 //! [`Kernel::enqueue`](super::Kernel::enqueue). A non-blocking read returns a [`PendingRead`]
 //! that owns its destination, so no borrowed host memory outlives the call.
 
-use super::{ArgValue, Buffer, Command, Device, Event, QueueBackend, Wait};
+use super::{ArgValue, Buffer, Command, Device, Event, HostData, HostOut, QueueBackend, Wait};
 use crate::builder::Element;
 use crate::error::{Error, Result};
 use std::ops::{Range, RangeBounds};
@@ -37,18 +37,17 @@ pub struct Queue {
 /// [`Future`](std::future::Future) whose output is the data.
 pub struct PendingRead<T> {
     event: Event,
-    out: Arc<Mutex<Vec<u8>>>,
-    len: usize,
+    /// The vector the read fills ([`HostOut::new`] with `T`), handed out as it is.
+    out: Arc<Mutex<HostOut>>,
     _t: std::marker::PhantomData<T>,
 }
 
 impl<T: Element> PendingRead<T> {
-    /// The read of `len` elements that `event` delivers into `out`.
-    pub(crate) fn new(event: Event, out: Arc<Mutex<Vec<u8>>>, len: usize) -> Self {
+    /// The read that `event` delivers into `out` (a [`HostOut::new`] of `T`).
+    pub(crate) fn new(event: Event, out: Arc<Mutex<HostOut>>) -> Self {
         PendingRead {
             event,
             out,
-            len,
             _t: std::marker::PhantomData,
         }
     }
@@ -63,17 +62,13 @@ impl<T: Element> PendingRead<T> {
         Ok(self.take())
     }
 
-    /// The data of the completed read, taken out of its host buffer.
+    /// The data of the completed read: the vector it was read into.
     fn take(&self) -> Vec<T> {
-        let bytes = std::mem::take(&mut *self.out.lock().unwrap());
-        let mut v = vec![T::zeroed(); self.len];
-        let dst = bytemuck::cast_slice_mut::<T, u8>(&mut v);
-        assert!(
-            bytes.len() == dst.len(),
-            "a PendingRead was polled after it completed"
-        );
-        dst.copy_from_slice(&bytes);
-        v
+        self.out
+            .lock()
+            .unwrap()
+            .take()
+            .expect("a PendingRead was polled after it completed")
     }
 
     /// Waits for the read at most `timeout` (see [`Wait::wait_timeout`]); the data is then
@@ -339,7 +334,7 @@ impl Queue {
             Command::Write {
                 mem: buf.mem.clone(),
                 offset: range.start * sz,
-                data: bytemuck::cast_slice(data).to_vec(),
+                data: HostData::Owned(bytemuck::cast_slice(data).to_vec()),
             },
             wait,
         ))
@@ -353,7 +348,24 @@ impl Queue {
         range: impl RangeBounds<usize>,
         data: &[T],
     ) -> Result<()> {
-        blocking(|| self.enqueue_write(buf, range, data, &[]))?.wait()
+        self.check_device("write", buf)?;
+        let range = sized("write", range, data.len(), "the data")?;
+        range_check("write", &range, buf.len())?;
+        let sz = std::mem::size_of::<T>();
+        // SAFETY: a blocking command: `run_now` returns only once it has completed, and the
+        // event's wait below comes before `data`'s borrow ends.
+        let data = unsafe { HostData::borrowed(bytemuck::cast_slice(data)) };
+        blocking(|| {
+            self.submit(
+                Command::Write {
+                    mem: buf.mem.clone(),
+                    offset: range.start * sz,
+                    data,
+                },
+                &[],
+            )
+        })
+        .wait()
     }
 
     /// Reads elements `range` of `buf` without blocking: any range, `..` for the whole
@@ -368,8 +380,8 @@ impl Queue {
         let range = bounded(range, buf.len());
         range_check("read", &range, buf.len())?;
         let sz = std::mem::size_of::<T>();
-        let out = Arc::new(Mutex::new(Vec::new()));
         let len = range.end - range.start;
+        let out = HostOut::new::<T>(len);
         let event = self.submit(
             Command::Read {
                 mem: buf.mem.clone(),
@@ -379,12 +391,7 @@ impl Queue {
             },
             wait,
         );
-        Ok(PendingRead {
-            event,
-            out,
-            len,
-            _t: std::marker::PhantomData,
-        })
+        Ok(PendingRead::new(event, out))
     }
 
     /// Reads elements `range` of `buf`: any range, `10..` to its end.
@@ -409,8 +416,23 @@ impl Queue {
                 detail: format!("the destination slice has {} elements but the buffer has {}; use read_range for part of a buffer", out.len(), buf.len()),
             });
         }
-        out.copy_from_slice(&self.read(buf)?);
-        Ok(())
+        self.check_device("read", buf)?;
+        let sz = std::mem::size_of::<T>();
+        // SAFETY: a blocking command: `run_now` returns only once it has completed, and the
+        // event's wait below comes before `out`'s borrow ends.
+        let dst = unsafe { HostOut::borrowed(bytemuck::cast_slice_mut(out)) };
+        blocking(|| {
+            self.submit(
+                Command::Read {
+                    mem: buf.mem.clone(),
+                    offset: 0,
+                    len: buf.len() * sz,
+                    out: dst,
+                },
+                &[],
+            )
+        })
+        .wait()
     }
 
     /// Copies elements `src_range` of `src` to elements `dst_range` of `dst`, without

@@ -332,7 +332,7 @@ impl Worker {
                 } else {
                     self.read(&mem, &mut v, &[(offset, 0, len)])?
                 };
-                *out.lock().unwrap() = v;
+                out.lock().unwrap().deliver(&v);
                 Ok(t)
             }
             Command::Copy {
@@ -400,7 +400,7 @@ impl Worker {
                 } else {
                     self.read(&mem, &mut v, &rows(&at, region))?
                 };
-                *out.lock().unwrap() = v;
+                out.lock().unwrap().deliver(&v);
                 Ok(t)
             }
             Command::CopyRect {

@@ -20,7 +20,7 @@ use crate::error::Error;
 use crate::ir::{Literal, Scalar};
 use crate::runtime::{ArgValue, Command, DeviceBackend, Memory, NdRange, QueueBackend, RectSide};
 use crate::Kernel;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 
 /// The first Vulkan device, opened once for all tests; `None` (skipped) without one unless
 /// `STRATA_REQUIRE` names `vulkan`.
@@ -82,7 +82,7 @@ fn write(q: &dyn QueueBackend, mem: &Arc<dyn Memory>, offset: usize, data: &[u8]
         Command::Write {
             mem: mem.clone(),
             offset,
-            data: data.to_vec(),
+            data: crate::runtime::HostData::Owned(data.to_vec()),
         },
         vec![],
     )
@@ -91,7 +91,7 @@ fn write(q: &dyn QueueBackend, mem: &Arc<dyn Memory>, offset: usize, data: &[u8]
 }
 
 fn read(q: &dyn QueueBackend, mem: &Arc<dyn Memory>) -> Vec<u8> {
-    let out = Arc::new(Mutex::new(Vec::new()));
+    let out = crate::runtime::HostOut::new::<u8>(mem.size());
     q.submit(
         Command::Read {
             mem: mem.clone(),
@@ -103,7 +103,7 @@ fn read(q: &dyn QueueBackend, mem: &Arc<dyn Memory>) -> Vec<u8> {
     )
     .wait()
     .unwrap();
-    let v = out.lock().unwrap().clone();
+    let v = out.lock().unwrap().take::<u8>().unwrap();
     v
 }
 
@@ -270,7 +270,7 @@ fn transfers(dev: &VulkanDevice) {
     assert_eq!(&all[6..9], &[1, 2, 3]);
     assert_eq!(&all[11..14], &[4, 5, 6]);
     assert_eq!(&all[21..24], &[7, 8, 9]);
-    let out = Arc::new(Mutex::new(Vec::new()));
+    let out = crate::runtime::HostOut::new::<u8>(3 * 2 * 2);
     q.submit(
         Command::ReadRect {
             mem: r.clone(),
@@ -282,7 +282,7 @@ fn transfers(dev: &VulkanDevice) {
     )
     .wait()
     .unwrap();
-    assert_eq!(*out.lock().unwrap(), boxed);
+    assert_eq!(out.lock().unwrap().take::<u8>().unwrap(), boxed);
 }
 
 /// A launch cancelled before it is issued does not run, and fails with `Cancelled`.
