@@ -112,7 +112,10 @@ enum Command {
     /// matrices of 4096 (CUDA), 1024 (other GPUs) or 128 (CPU devices), whatever the size;
     /// and the compute kernels mandelbrot (2048 x 2048 pixels), nbody (16384 bodies) and
     /// matmul (1024 x 1024, local-memory tiles), with their compile times, scaled down by a
-    /// size below 2^24 (and 16 times on interp). Without a filter (or with `--filter compile`,
+    /// size below 2^24 (and 16 times on interp); the host overhead of a pattern call and of a
+    /// launch (overhead_map, overhead_reduce, overhead_launch1, 2, 64); and the transfers
+    /// transfer_write, transfer_read and transfer_read_into (the vector size, against one host
+    /// thread's copy of the same bytes). Without a filter (or with `--filter compile`,
     /// alone) also the compile time of every conformance kernel on the device: median, 90th
     /// percentile and max.
     #[command(after_help = SPECS)]

@@ -24,7 +24,10 @@
 //! device's kernel cache: [`BenchResult::compile_s`], [`BenchResult::compile_cached_s`]),
 //! and the tensor-field benchmarks `rof_fused` and `rof_unfused` ([`crate::bench::fields`]:
 //! ROF denoising with and without operator fusion; the `rof_unfused` row's baseline is
-//! `rof_fused`, so its ratio is what fusion gains).
+//! `rof_fused`, so its ratio is what fusion gains), the host overhead of a pattern call and
+//! of a launch (`overhead_*`, [`crate::bench::overhead`]) and the transfers between host
+//! slices and buffers (`transfer_*`, [`crate::bench::transfer`], against one host thread's
+//! copy of the same bytes).
 //!
 //! - **strata time**: from the launch call until the result is complete. For `vadd` and `saxpy`
 //!   that is until the kernel has finished; for `dot` and `sum` until the scalar is on the host.
@@ -75,6 +78,7 @@ pub mod fields;
 pub mod overhead;
 pub mod patterns;
 pub mod plot;
+pub mod transfer;
 
 use crate::bench::builds::{two_builds, Build};
 use crate::bench::cuda::CudaBaseline;
@@ -335,6 +339,7 @@ pub fn selected(filter: Option<&str>) -> Vec<&'static str> {
         .chain(crate::bench::compute::BENCHES.iter())
         .chain(crate::bench::fields::BENCHES.iter())
         .chain(crate::bench::overhead::BENCHES.iter())
+        .chain(crate::bench::transfer::BENCHES.iter())
         .copied()
         .filter(|b| filter.is_none_or(|f| b.contains(f)))
         .collect()
@@ -429,6 +434,10 @@ pub fn run_rows(
                 // The host overhead of a pattern call (`overhead_*`): overhead.rs.
                 o if crate::bench::overhead::BENCHES.contains(&o) => {
                     crate::bench::overhead::run(o, &queue, opts.reps)?
+                }
+                // Host to buffer and back (`transfer_*`): transfer.rs.
+                t if crate::bench::transfer::BENCHES.contains(&t) => {
+                    crate::bench::transfer::run(t, &queue, &x, opts.reps)?
                 }
                 // The pattern benchmarks (`pat_*`): patterns.rs.
                 other => crate::bench::patterns::run(other, &queue, &x, &y, opts.reps)?,
@@ -575,6 +584,7 @@ fn baseline_text(name: &str) -> String {
         "cuda" => "hand-written CUDA C through NVRTC on the same GPU".into(),
         "cublas" => "cuBLAS (cublasSgemm, fp32) on the same GPU".into(),
         "launch" => "a raw launch of the pattern's own cached kernel with the same arguments, waited for (`overhead_*`)".into(),
+        "memcpy" => "one host thread copying the same bytes between host vectors (`transfer_*`)".into(),
         "rayon" => format!(
             "rayon on {} thread(s), built for the default target{}; avx2: {}",
             rayon::current_num_threads(),
