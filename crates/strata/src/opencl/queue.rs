@@ -195,13 +195,15 @@ impl Worker {
                 out,
             } => {
                 fits(&mem, offset, len)?;
-                let mut v = vec![0u8; len];
                 if len == 0 {
-                    out.lock().unwrap().deliver(&v);
                     return Ok(None);
                 }
+                // Straight into the reader's destination (`HostOut`: `len` bytes), held
+                // locked until the command has completed.
+                let mut dst = out.lock().unwrap();
+                let v = dst.bytes();
                 // SAFETY: the range fits the buffer; `v` has `len` bytes and is neither moved
-                // nor dropped until the command has completed.
+                // nor dropped until the command has completed (`finish` waits for it).
                 let e = unsafe {
                     cl3::command_queue::enqueue_read_buffer(
                         q,
@@ -215,9 +217,7 @@ impl Worker {
                     )
                 }
                 .map_err(|e| cl_error("clEnqueueReadBuffer", e))?;
-                let t = self.finish("clEnqueueReadBuffer", &[e])?;
-                out.lock().unwrap().deliver(&v);
-                Ok(t)
+                self.finish("clEnqueueReadBuffer", &[e])
             }
             Command::Copy {
                 src,

@@ -326,14 +326,11 @@ impl Worker {
                 out,
             } => {
                 fits(&mem, offset, len)?;
-                let mut v = vec![0u8; len];
-                let t = if len == 0 {
-                    None
-                } else {
-                    self.read(&mem, &mut v, &[(offset, 0, len)])?
-                };
-                out.lock().unwrap().deliver(&v);
-                Ok(t)
+                if len == 0 {
+                    return Ok(None);
+                }
+                // Straight into the reader's destination (`HostOut`: `len` bytes).
+                self.read(&mem, out.lock().unwrap().bytes(), &[(offset, 0, len)])
             }
             Command::Copy {
                 src,
